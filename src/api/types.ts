@@ -1,0 +1,170 @@
+/**
+ * The subset of Kubernetes core/v1 types the kubelet reads and writes, with the API's JSON names.
+ * Unknown fields are preserved by the decoders (pods round-trip through /pods unchanged).
+ */
+
+/** metav1.ObjectMeta. */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: unknown[];
+  [extra: string]: unknown;
+}
+
+/** core/v1 EnvVar. */
+export interface EnvVar { name: string; value?: string; valueFrom?: unknown }
+
+/** core/v1 ContainerPort. */
+export interface ContainerPort { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }
+
+/** core/v1 ResourceRequirements. */
+export interface ResourceRequirements { limits?: Record<string, string>; requests?: Record<string, string> }
+
+/** core/v1 Container (fields the kubelet uses; the rest pass through). */
+export interface Container {
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  workingDir?: string;
+  env?: EnvVar[];
+  ports?: ContainerPort[];
+  resources?: ResourceRequirements;
+  imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  terminationMessagePath?: string;
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
+  restartPolicy?: 'Always';
+  stdin?: boolean;
+  stdinOnce?: boolean;
+  tty?: boolean;
+  livenessProbe?: unknown;
+  readinessProbe?: unknown;
+  startupProbe?: unknown;
+  lifecycle?: unknown;
+  securityContext?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+/** core/v1 PodSpec. */
+export interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  terminationGracePeriodSeconds?: number;
+  activeDeadlineSeconds?: number;
+  dnsPolicy?: string;
+  nodeName?: string;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  hostname?: string;
+  subdomain?: string;
+  schedulerName?: string;
+  securityContext?: Record<string, unknown>;
+  enableServiceLinks?: boolean;
+  priority?: number;
+  tolerations?: unknown[];
+  volumes?: unknown[];
+  [extra: string]: unknown;
+}
+
+/** core/v1 PodCondition. */
+export interface PodCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastProbeTime?: string | null;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+/** core/v1 ContainerState: exactly one member is set. */
+export interface ContainerState {
+  waiting?: { reason?: string; message?: string };
+  running?: { startedAt?: string };
+  terminated?: {
+    exitCode: number;
+    signal?: number;
+    reason?: string;
+    message?: string;
+    startedAt?: string;
+    finishedAt?: string;
+    containerID?: string;
+  };
+}
+
+/** core/v1 ContainerStatus. */
+export interface ContainerStatus {
+  name: string;
+  state: ContainerState;
+  lastState: ContainerState;
+  ready: boolean;
+  restartCount: number;
+  image: string;
+  imageID: string;
+  containerID?: string;
+  started?: boolean;
+}
+
+/** The pod phase. */
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+/** core/v1 PodStatus. */
+export interface PodStatus {
+  phase?: PodPhase;
+  conditions?: PodCondition[];
+  message?: string;
+  reason?: string;
+  hostIP?: string;
+  hostIPs?: { ip: string }[];
+  podIP?: string;
+  podIPs?: { ip: string }[];
+  startTime?: string;
+  initContainerStatuses?: ContainerStatus[];
+  containerStatuses?: ContainerStatus[];
+  qosClass?: string;
+}
+
+/** core/v1 Pod. */
+export interface Pod {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: PodSpec;
+  status?: PodStatus;
+}
+
+/** core/v1 PodList. */
+export interface PodList {
+  kind: 'PodList';
+  apiVersion: 'v1';
+  metadata: { resourceVersion?: string };
+  items: Pod[];
+}
+
+/** metav1.Status, the body of every API error. */
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: unknown;
+  code?: number;
+}
+
+/** "namespace/name" → the pod's full name as the kubelet uses it ("name_namespace"). */
+export function podFullName(pod: Pod): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}`;
+}

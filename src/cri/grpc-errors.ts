@@ -1,0 +1,42 @@
+/** Translation between gRPC status codes and the error catalog, in both directions. */
+import { status as Code, type ServiceError } from '@grpc/grpc-js';
+import { KubeletError, type ErrorCode } from '../lib/errors.js';
+
+const toCatalog: Partial<Record<number, ErrorCode>> = {
+  [Code.NOT_FOUND]: 'NotFound',
+  [Code.INVALID_ARGUMENT]: 'BadRequest',
+  [Code.FAILED_PRECONDITION]: 'BadRequest',
+  [Code.UNIMPLEMENTED]: 'NotImplemented',
+  [Code.UNAVAILABLE]: 'Unavailable',
+  [Code.DEADLINE_EXCEEDED]: 'Timeout',
+  [Code.ALREADY_EXISTS]: 'AlreadyExists',
+  [Code.PERMISSION_DENIED]: 'Forbidden',
+  [Code.UNAUTHENTICATED]: 'Unauthorized',
+};
+
+const toGrpc: Record<ErrorCode, number> = {
+  NotFound: Code.NOT_FOUND,
+  BadRequest: Code.INVALID_ARGUMENT,
+  Invalid: Code.INVALID_ARGUMENT,
+  MethodNotAllowed: Code.UNIMPLEMENTED,
+  NotImplemented: Code.UNIMPLEMENTED,
+  Unavailable: Code.UNAVAILABLE,
+  Unauthorized: Code.UNAUTHENTICATED,
+  Forbidden: Code.PERMISSION_DENIED,
+  Conflict: Code.ABORTED,
+  AlreadyExists: Code.ALREADY_EXISTS,
+  Timeout: Code.DEADLINE_EXCEEDED,
+  Internal: Code.INTERNAL,
+};
+
+/** A gRPC client error as a KubeletError (message = the runtime's details). */
+export function fromGrpcError(err: ServiceError, method: string): KubeletError {
+  const code = toCatalog[err.code] ?? 'Internal';
+  return new KubeletError(code, `${method}: ${err.details || err.message}`, { cause: err });
+}
+
+/** Any thrown value as a gRPC status for a server response. */
+export function toGrpcError(err: unknown): Partial<ServiceError> {
+  if (err instanceof KubeletError) return { code: toGrpc[err.code], details: err.message, message: err.message };
+  return { code: Code.UNKNOWN, details: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,75 @@
+/**
+ * Serves a RuntimeService/ImageService implementation over gRPC (used by the process-runtime
+ * daemon). Each RPC unwraps the request into the interface's arguments and wraps the answer back
+ * into the response message; thrown KubeletErrors become gRPC statuses.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { criServices } from './proto.js';
+import { toGrpcError } from './grpc-errors.js';
+import type { ImageService, RuntimeService } from './services.js';
+
+type Handler = (req: any) => Promise<unknown>;
+
+function unary(fn: Handler): grpc.handleUnaryCall<any, any> {
+  return (call, cb) => {
+    fn(call.request).then((res) => cb(null, res ?? {}), (err) => cb(toGrpcError(err) as grpc.ServiceError));
+  };
+}
+
+function unimplemented(name: string, streaming: boolean): grpc.UntypedHandleCall {
+  const error = { code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented` } as grpc.ServiceError;
+  if (streaming) return ((call: grpc.ServerWritableStream<any, any>) => call.emit('error', error)) as grpc.UntypedHandleCall;
+  return ((_call: unknown, cb: grpc.sendUnaryData<any>) => cb(error)) as grpc.UntypedHandleCall;
+}
+
+/** Builds the gRPC handler maps for both services. */
+export function criHandlers(rt: RuntimeService, img: ImageService) {
+  const runtime: Record<string, Handler> = {
+    Version: (q) => rt.version(q.version),
+    Status: (q) => rt.status(q.verbose),
+    RunPodSandbox: async (q) => ({ pod_sandbox_id: await rt.runPodSandbox(q.config, q.runtime_handler) }),
+    StopPodSandbox: (q) => rt.stopPodSandbox(q.pod_sandbox_id),
+    RemovePodSandbox: (q) => rt.removePodSandbox(q.pod_sandbox_id),
+    PodSandboxStatus: (q) => rt.podSandboxStatus(q.pod_sandbox_id, q.verbose),
+    ListPodSandbox: async (q) => ({ items: await rt.listPodSandbox(q.filter ?? undefined) }),
+    CreateContainer: async (q) => ({ container_id: await rt.createContainer(q.pod_sandbox_id, q.config, q.sandbox_config) }),
+    StartContainer: (q) => rt.startContainer(q.container_id),
+    StopContainer: (q) => rt.stopContainer(q.container_id, Number(q.timeout)),
+    RemoveContainer: (q) => rt.removeContainer(q.container_id),
+    ListContainers: async (q) => ({ containers: await rt.listContainers(q.filter ?? undefined) }),
+    ContainerStatus: (q) => rt.containerStatus(q.container_id, q.verbose),
+    ExecSync: (q) => rt.execSync(q.container_id, q.cmd, Number(q.timeout)),
+    Exec: async (q) => ({ url: await rt.exec(q) }),
+    Attach: async (q) => ({ url: await rt.attach(q) }),
+    PortForward: async (q) => ({ url: await rt.portForward(q) }),
+    ListContainerStats: async (q) => ({ stats: await rt.listContainerStats(q.filter ?? undefined) }),
+    ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
+  };
+  const image: Record<string, Handler> = {
+    ListImages: async (q) => ({ images: await img.listImages(q.filter?.image ?? undefined) }),
+    ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),
+    PullImage: async (q) => ({ image_ref: await img.pullImage(q.image, q.auth, q.sandbox_config) }),
+    RemoveImage: (q) => img.removeImage(q.image),
+    ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
+  };
+  const wrap = (svc: grpc.ServiceClientConstructor, impl: Record<string, Handler>) => {
+    const out: grpc.UntypedServiceImplementation = {};
+    for (const [name, def] of Object.entries(svc.service)) out[name] = impl[name] ? unary(impl[name]) : unimplemented(name, def.responseStream);
+    return out;
+  };
+  const { RuntimeService, ImageService } = criServices();
+  return { runtime: wrap(RuntimeService, runtime), image: wrap(ImageService, image) };
+}
+
+/** Starts a gRPC server for the runtime on `address` (e.g. "unix:///run/x.sock"). */
+export async function serveCri(address: string, rt: RuntimeService, img: ImageService): Promise<grpc.Server> {
+  const server = new grpc.Server();
+  const { RuntimeService, ImageService } = criServices();
+  const h = criHandlers(rt, img);
+  server.addService(RuntimeService.service, h.runtime);
+  server.addService(ImageService.service, h.image);
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
+  return server;
+}

@@ -1,0 +1,51 @@
+/**
+ * The CRI seams the agent consumes: RuntimeService and ImageService, method for method the gRPC
+ * services of runtime.v1 with the request unwrapped into arguments. Implemented by the gRPC client
+ * (containerd, the process-runtime daemon) and, in-process, by the process runtime itself.
+ *
+ * Contract (as CRI's): StopX and RemoveX calls are idempotent and succeed for unknown ids; Status, List*
+ * and *Status never block on container work; StopContainer blocks up to `timeoutSeconds`;
+ * errors are KubeletErrors (NotFound for unknown ids on *Status, Unavailable when the runtime
+ * cannot be reached, NotImplemented for unsupported calls).
+ */
+import type * as cri from './types.js';
+
+/** runtime.v1.RuntimeService. */
+export interface RuntimeService {
+  version(apiVersion: string): Promise<cri.VersionResponse>;
+  status(verbose?: boolean): Promise<cri.StatusResponse>;
+  runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler?: string): Promise<string>;
+  stopPodSandbox(podSandboxId: string): Promise<void>;
+  removePodSandbox(podSandboxId: string): Promise<void>;
+  podSandboxStatus(podSandboxId: string, verbose?: boolean): Promise<cri.PodSandboxStatusResponse>;
+  listPodSandbox(filter?: cri.PodSandboxFilter): Promise<cri.PodSandbox[]>;
+  createContainer(podSandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string>;
+  startContainer(containerId: string): Promise<void>;
+  stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
+  removeContainer(containerId: string): Promise<void>;
+  listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]>;
+  containerStatus(containerId: string, verbose?: boolean): Promise<cri.ContainerStatusResponse>;
+  execSync(containerId: string, cmd: string[], timeoutSeconds?: number): Promise<cri.ExecSyncResponse>;
+  exec(req: cri.ExecRequest): Promise<string>;
+  attach(req: cri.AttachRequest): Promise<string>;
+  portForward(req: cri.PortForwardRequest): Promise<string>;
+  listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]>;
+  reopenContainerLog(containerId: string): Promise<void>;
+}
+
+/** runtime.v1.ImageService. */
+export interface ImageService {
+  listImages(filter?: cri.ImageSpec): Promise<cri.Image[]>;
+  /** The image, or null when it is not present. */
+  imageStatus(image: cri.ImageSpec): Promise<cri.Image | null>;
+  /** Pulls and returns the image ref. */
+  pullImage(image: cri.ImageSpec, auth?: cri.AuthConfig, sandboxConfig?: cri.PodSandboxConfig): Promise<string>;
+  removeImage(image: cri.ImageSpec): Promise<void>;
+  imageFsInfo(): Promise<cri.FilesystemUsage[]>;
+}
+
+/** Both services, as one runtime endpoint provides them. */
+export interface CriRuntime { runtime: RuntimeService; images: ImageService; close?(): void }
+
+/** The CRI API version we speak. */
+export const CRI_API_VERSION = 'v1';

@@ -1,0 +1,203 @@
+/**
+ * TypeScript shapes of the CRI v1 messages (proto/runtime/v1/api.proto) as @grpc/proto-loader
+ * presents them with `keepCase, enums: String, longs: Number`. Request fields are optional (a
+ * server fills proto3 defaults); int64 fields are numbers (nanosecond timestamps lose < 256 ns).
+ */
+
+export type Labels = Record<string, string>;
+
+export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
+export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
+export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+export interface VersionResponse { version: string; runtime_name: string; runtime_version: string; runtime_api_version: string }
+
+export interface PodSandboxMetadata { name: string; uid: string; namespace: string; attempt?: number }
+export interface DNSConfig { servers?: string[]; searches?: string[]; options?: string[] }
+export interface PortMapping { protocol?: Protocol; container_port?: number; host_port?: number; host_ip?: string }
+export interface Int64Value { value: number }
+export interface NamespaceOption { network?: NamespaceMode; pid?: NamespaceMode; ipc?: NamespaceMode; target_id?: string }
+
+export interface LinuxSandboxSecurityContext {
+  namespace_options?: NamespaceOption;
+  run_as_user?: Int64Value | null;
+  run_as_group?: Int64Value | null;
+  readonly_rootfs?: boolean;
+  supplemental_groups?: number[];
+  privileged?: boolean;
+}
+
+export interface LinuxContainerResources {
+  cpu_period?: number;
+  cpu_quota?: number;
+  cpu_shares?: number;
+  memory_limit_in_bytes?: number;
+  oom_score_adj?: number;
+  cpuset_cpus?: string;
+  cpuset_mems?: string;
+  unified?: Labels;
+  memory_swap_limit_in_bytes?: number;
+}
+
+export interface LinuxPodSandboxConfig {
+  cgroup_parent?: string;
+  security_context?: LinuxSandboxSecurityContext;
+  sysctls?: Labels;
+  overhead?: LinuxContainerResources | null;
+  resources?: LinuxContainerResources | null;
+}
+
+export interface PodSandboxConfig {
+  metadata: PodSandboxMetadata;
+  hostname?: string;
+  log_directory?: string;
+  dns_config?: DNSConfig | null;
+  port_mappings?: PortMapping[];
+  labels?: Labels;
+  annotations?: Labels;
+  linux?: LinuxPodSandboxConfig | null;
+}
+
+export interface PodSandboxNetworkStatus { ip: string; additional_ips?: { ip: string }[] }
+
+export interface PodSandboxStatus {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  created_at: number;
+  network?: PodSandboxNetworkStatus | null;
+  linux?: { namespaces?: { options?: NamespaceOption | null } | null } | null;
+  labels: Labels;
+  annotations: Labels;
+  runtime_handler?: string;
+}
+
+export interface PodSandboxStatusResponse { status: PodSandboxStatus; info?: Labels; containers_statuses?: ContainerStatus[]; timestamp?: number }
+
+export interface PodSandboxFilter { id?: string; state?: { state: PodSandboxState } | null; label_selector?: Labels }
+
+export interface PodSandbox {
+  id: string;
+  metadata: PodSandboxMetadata;
+  state: PodSandboxState;
+  created_at: number;
+  labels: Labels;
+  annotations: Labels;
+  runtime_handler?: string;
+}
+
+export interface ImageSpec { image: string; annotations?: Labels; user_specified_image?: string; runtime_handler?: string }
+export interface KeyValue { key: string; value: string }
+export interface Mount { container_path: string; host_path: string; readonly?: boolean; selinux_relabel?: boolean; propagation?: string }
+export interface ContainerMetadata { name: string; attempt?: number }
+
+export interface Capability { add_capabilities?: string[]; drop_capabilities?: string[] }
+
+export interface LinuxContainerSecurityContext {
+  capabilities?: Capability | null;
+  privileged?: boolean;
+  namespace_options?: NamespaceOption | null;
+  run_as_user?: Int64Value | null;
+  run_as_group?: Int64Value | null;
+  run_as_username?: string;
+  readonly_rootfs?: boolean;
+  supplemental_groups?: number[];
+  no_new_privs?: boolean;
+  masked_paths?: string[];
+  readonly_paths?: string[];
+}
+
+export interface ContainerConfig {
+  metadata: ContainerMetadata;
+  image: ImageSpec;
+  command?: string[];
+  args?: string[];
+  working_dir?: string;
+  envs?: KeyValue[];
+  mounts?: Mount[];
+  labels?: Labels;
+  annotations?: Labels;
+  log_path?: string;
+  stdin?: boolean;
+  stdin_once?: boolean;
+  tty?: boolean;
+  linux?: { resources?: LinuxContainerResources | null; security_context?: LinuxContainerSecurityContext | null } | null;
+}
+
+export interface ContainerFilter { id?: string; state?: { state: ContainerState } | null; pod_sandbox_id?: string; label_selector?: Labels }
+
+export interface Container {
+  id: string;
+  pod_sandbox_id: string;
+  metadata: ContainerMetadata;
+  image: ImageSpec;
+  image_ref: string;
+  state: ContainerState;
+  created_at: number;
+  labels: Labels;
+  annotations: Labels;
+  image_id?: string;
+}
+
+export interface ContainerStatus {
+  id: string;
+  metadata: ContainerMetadata;
+  state: ContainerState;
+  created_at: number;
+  started_at: number;
+  finished_at: number;
+  exit_code: number;
+  image: ImageSpec;
+  image_ref: string;
+  reason: string;
+  message: string;
+  labels: Labels;
+  annotations: Labels;
+  mounts?: Mount[];
+  log_path: string;
+  image_id?: string;
+}
+
+export interface ContainerStatusResponse { status: ContainerStatus; info?: Labels }
+
+export interface ExecSyncResponse { stdout: Buffer; stderr: Buffer; exit_code: number }
+
+export interface ExecRequest { container_id: string; cmd: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }
+export interface AttachRequest { container_id: string; stdin?: boolean; tty?: boolean; stdout?: boolean; stderr?: boolean }
+export interface PortForwardRequest { pod_sandbox_id: string; port?: number[] }
+
+export interface RuntimeCondition { type: string; status: boolean; reason?: string; message?: string }
+export interface StatusResponse { status: { conditions: RuntimeCondition[] }; info?: Labels }
+
+export interface UInt64Value { value: number }
+export interface CpuUsage { timestamp: number; usage_core_nano_seconds?: UInt64Value | null; usage_nano_cores?: UInt64Value | null }
+export interface MemoryUsage {
+  timestamp: number;
+  working_set_bytes?: UInt64Value | null;
+  available_bytes?: UInt64Value | null;
+  usage_bytes?: UInt64Value | null;
+  rss_bytes?: UInt64Value | null;
+  page_faults?: UInt64Value | null;
+  major_page_faults?: UInt64Value | null;
+}
+export interface ContainerStats {
+  attributes: { id: string; metadata: ContainerMetadata; labels: Labels; annotations: Labels };
+  cpu?: CpuUsage | null;
+  memory?: MemoryUsage | null;
+  writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
+}
+export interface ContainerStatsFilter { id?: string; pod_sandbox_id?: string; label_selector?: Labels }
+
+export interface Image {
+  id: string;
+  repo_tags: string[];
+  repo_digests: string[];
+  size: number;
+  uid?: Int64Value | null;
+  username?: string;
+  spec?: ImageSpec | null;
+  pinned?: boolean;
+}
+export interface AuthConfig { username?: string; password?: string; auth?: string; server_address?: string; identity_token?: string; registry_token?: string }
+export interface FilesystemUsage { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null }

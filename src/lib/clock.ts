@@ -1,0 +1,62 @@
+/**
+ * Time as a dependency. Components read `now()` and schedule with `setTimer` through a Clock so
+ * tests can drive time; production uses `realClock`.
+ */
+
+/** A cancel function returned by `setTimer`. */
+export type CancelTimer = () => void;
+
+/** Source of time and timers. `now` never blocks; timers fire at most once. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Runs `fn` after `ms` milliseconds unless cancelled. */
+  setTimer(fn: () => void, ms: number): CancelTimer;
+}
+
+/** The wall clock. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimer(fn, ms) {
+    const t = setTimeout(fn, Math.max(0, ms));
+    t.unref?.();
+    return () => clearTimeout(t);
+  },
+};
+
+/** Resolves after `ms` or when `signal` aborts (never rejects). */
+export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const onAbort = () => { cancel(); resolve(); };
+    const cancel = clock.setTimer(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A clock whose time moves only when a test calls `advance`. */
+export class FakeClock implements Clock {
+  private t: number;
+  private timers: { at: number; fn: () => void; id: number }[] = [];
+  private seq = 0;
+  constructor(start = Date.UTC(2025, 0, 1)) { this.t = start; }
+  now(): number { return this.t; }
+  setTimer(fn: () => void, ms: number): CancelTimer {
+    const id = ++this.seq;
+    this.timers.push({ at: this.t + Math.max(0, ms), fn, id });
+    return () => { this.timers = this.timers.filter((x) => x.id !== id); };
+  }
+  /** Moves time forward by `ms`, firing due timers in order. */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      this.timers.sort((a, b) => a.at - b.at);
+      const next = this.timers[0];
+      if (!next || next.at > end) break;
+      this.timers.shift();
+      this.t = next.at;
+      next.fn();
+    }
+    this.t = end;
+  }
+}

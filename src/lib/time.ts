@@ -1,0 +1,32 @@
+/** Timestamps in the formats Kubernetes uses. */
+
+/** RFC3339 with second precision, UTC ("2025-01-01T00:00:00Z"): metav1.Time. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** RFC3339Nano in UTC with trailing zeros trimmed, from nanoseconds since the epoch. */
+export function rfc3339NanoFromNs(ns: bigint): string {
+  const ms = Number(ns / 1_000_000n);
+  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
+  const base = new Date(Math.floor(ms / 1000) * 1000).toISOString().slice(0, 19);
+  return frac ? `${base}.${frac}Z` : `${base}Z`;
+}
+
+const hrStart = process.hrtime.bigint();
+const wallStartNs = BigInt(Date.now()) * 1_000_000n;
+
+/** Wall-clock nanoseconds with sub-millisecond resolution (monotonic offset from start-up). */
+export function nowNs(): bigint {
+  return wallStartNs + (process.hrtime.bigint() - hrStart);
+}
+
+/** Parses RFC3339 / RFC3339Nano into nanoseconds since the epoch; undefined when malformed. */
+export function parseRfc3339Ns(text: string): bigint | undefined {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  if (!m) return undefined;
+  const secMs = Date.parse(`${m[1]}${m[3]}`);
+  if (Number.isNaN(secMs)) return undefined;
+  const frac = BigInt((m[2] ?? '').padEnd(9, '0') || '0');
+  return BigInt(secMs) * 1_000_000n + frac;
+}

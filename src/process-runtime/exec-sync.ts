@@ -1,0 +1,28 @@
+/** ExecSync for the process runtime: runs a command in a container's context and captures output. */
+import { spawn } from 'node:child_process';
+import type * as cri from '../cri/types.js';
+import { signalGroup } from './proc.js';
+
+/** Output cap per stream, as CRI asks (16 MiB). */
+export const EXEC_OUTPUT_CAP = 16 * 1024 * 1024;
+
+/** Runs `cmd`; a timeout kills the command's group and answers exit code 124-like failure as a Timeout. */
+export function execSyncProcess(cmd: string[], opts: { env: Record<string, string>; cwd: string; timeoutSeconds: number; uid?: number; gid?: number }): Promise<cri.ExecSyncResponse & { timedOut: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd[0], cmd.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], uid: opts.uid, gid: opts.gid });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let outLen = 0;
+    let errLen = 0;
+    let timedOut = false;
+    child.stdout.on('data', (d: Buffer) => { if (outLen < EXEC_OUTPUT_CAP) { out.push(d.subarray(0, EXEC_OUTPUT_CAP - outLen)); outLen += d.length; } });
+    child.stderr.on('data', (d: Buffer) => { if (errLen < EXEC_OUTPUT_CAP) { err.push(d.subarray(0, EXEC_OUTPUT_CAP - errLen)); errLen += d.length; } });
+    const timer = opts.timeoutSeconds > 0 ? setTimeout(() => { timedOut = true; if (child.pid) signalGroup(child.pid, 'SIGKILL'); }, opts.timeoutSeconds * 1000) : undefined;
+    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      if (child.pid) signalGroup(child.pid, 'SIGKILL');
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: code ?? 128 + (signal === 'SIGKILL' ? 9 : 15), timedOut });
+    });
+  });
+}

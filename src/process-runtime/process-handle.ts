@@ -1,0 +1,105 @@
+/**
+ * One running container process: a host process group started with pipes or a node-pty TTY,
+ * its output fed to a CriLogWriter, and its exit observed.
+ *
+ *   spawn ──► running ──(main process exits)──► group SIGKILLed (as a PID namespace would be)
+ *                                               ──► logs flushed ──► exited(code, signal)
+ */
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import type { Writable } from 'node:stream';
+import { CriLogWriter } from './cri-log-writer.js';
+import { processStartTime, signalGroup } from './proc.js';
+
+/** How a container process ended. */
+export interface ProcessExit { exitCode: number; signal?: string; finishedAtNs: bigint }
+
+/** What to start. */
+export interface ProcessSpec {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  tty: boolean;
+  stdin: boolean;
+  logPath: string;
+  uid?: number;
+  gid?: number;
+}
+
+/** A started process; `exited` resolves once and never rejects. */
+export interface ProcessHandle {
+  pid: number;
+  startTime: number | undefined;
+  exited: Promise<ProcessExit>;
+  stdin?: Writable;
+  log: CriLogWriter;
+  resize?(cols: number, rows: number): void;
+}
+
+function exitCodeOf(code: number | null, signal: NodeJS.Signals | null | number): number {
+  if (code !== null && code !== undefined) return code;
+  const num = typeof signal === 'number' ? signal : signal ? osConstants.signals[signal] ?? 0 : 0;
+  return 128 + num;
+}
+
+/** Starts the process; rejects when it cannot be started (e.g. executable not found). */
+export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Promise<ProcessHandle> {
+  const log = new CriLogWriter(spec.logPath);
+  if (spec.tty) return startPty(spec, log, nowNs);
+  const child = spawn(spec.argv[0], spec.argv.slice(1), {
+    cwd: spec.cwd,
+    env: spec.env,
+    detached: true,
+    stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    uid: spec.uid,
+    gid: spec.gid,
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', async (err) => { await log.close(); reject(err); });
+  });
+  const pid = child.pid!;
+  const startTime = processStartTime(pid);
+  child.stdout!.on('data', (d: Buffer) => log.write('stdout', d));
+  child.stderr!.on('data', (d: Buffer) => log.write('stderr', d));
+  const streamsDone = Promise.all([
+    new Promise((r) => child.stdout!.once('close', r)),
+    new Promise((r) => child.stderr!.once('close', r)),
+  ]);
+  const exited = new Promise<ProcessExit>((resolve) => {
+    child.once('exit', async (code, signal) => {
+      const finishedAtNs = nowNs();
+      signalGroup(pid, 'SIGKILL');
+      await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))]);
+      await log.close();
+      resolve({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs });
+    });
+  });
+  child.stdin?.on('error', () => {});
+  return { pid, startTime, exited, stdin: child.stdin ?? undefined, log };
+}
+
+async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigint): Promise<ProcessHandle> {
+  const pty = await import('node-pty');
+  const term = pty.spawn(spec.argv[0], spec.argv.slice(1), {
+    name: 'xterm',
+    cols: 80,
+    rows: 24,
+    cwd: spec.cwd,
+    env: spec.env,
+    uid: spec.uid,
+    gid: spec.gid,
+  });
+  const pid = term.pid;
+  const startTime = processStartTime(pid);
+  term.onData((d) => log.write('stdout', Buffer.from(d, 'utf8')));
+  const exited = new Promise<ProcessExit>((resolve) => {
+    term.onExit(async ({ exitCode, signal }) => {
+      const finishedAtNs = nowNs();
+      signalGroup(pid, 'SIGKILL');
+      await log.close();
+      resolve({ exitCode: signal ? 128 + signal : exitCode, signal: signal ? String(signal) : undefined, finishedAtNs });
+    });
+  });
+  return { pid, startTime, exited, log, resize: (c, r) => term.resize(c, r) };
+}

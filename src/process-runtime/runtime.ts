@@ -1,0 +1,285 @@
+/**
+ * The process runtime: a CRI RuntimeService whose containers are host process groups.
+ * A sandbox is a directory; a container is `command + args` run with the container's env and
+ * working dir, stdout/stderr written as CRI log files at the kubelet's path, exit codes recorded.
+ * Images are not used (see images.ts). State is persisted under `stateDir` (state.ts).
+ *
+ * Modes: 'in-process' (the kubelet calls it directly; on start it kills and forgets whatever an
+ * earlier run left behind, on shutdown it stops its processes) and 'daemon' (served over gRPC by
+ * `tskubelet process-runtime`; containers outlive kubelet restarts).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join, isAbsolute } from 'node:path';
+import { KubeletError, badRequest, notFound, notImplemented, messageOf } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { nowNs } from '../lib/time.js';
+import { CRI_API_VERSION, type RuntimeService } from '../cri/services.js';
+import type * as cri from '../cri/types.js';
+import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
+import { containerMatches, sandboxMatches } from './filters.js';
+import { startProcess, type ProcessHandle } from './process-handle.js';
+import { isSameProcessAlive, signalGroup } from './proc.js';
+import { resolveExecutable } from './executable.js';
+import { execSyncProcess } from './exec-sync.js';
+import { imageIdOf } from './images.js';
+
+/** The runtime name reported by Version and used in container IDs ("process://<id>"). */
+export const PROCESS_RUNTIME_NAME = 'process';
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** What the runtime needs. */
+export interface ProcessRuntimeDeps {
+  stateDir: string;
+  /** The IP reported for every sandbox (host processes share the node's network). */
+  podIP: string;
+  mode: 'in-process' | 'daemon';
+  logger: Logger;
+  version: string;
+}
+
+const newId = () => randomBytes(32).toString('hex');
+
+/** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
+export class ProcessRuntime implements RuntimeService {
+  private readonly sandboxes = new Map<string, SandboxRecord>();
+  private readonly containers = new Map<string, ContainerRecord>();
+  private readonly handles = new Map<string, ProcessHandle>();
+  private readonly store: StateStore;
+
+  constructor(private readonly deps: ProcessRuntimeDeps) {
+    this.store = new StateStore(deps.stateDir);
+  }
+
+  /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */
+  async start(): Promise<void> {
+    await mkdir(this.deps.stateDir, { recursive: true });
+    const { sandboxes, containers } = await this.store.loadAll();
+    for (const c of containers) {
+      if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
+        this.deps.logger.info({ containerId: c.id, pid: c.pid }, 'process runtime: killing container process left by an earlier run');
+        signalGroup(c.pid, 'SIGKILL');
+      }
+    }
+    if (this.deps.mode === 'in-process') {
+      for (const c of containers) await this.store.deleteContainer(c.id);
+      for (const s of sandboxes) { await this.store.deleteSandbox(s.id); await rm(s.dir, { recursive: true, force: true }); }
+      return;
+    }
+    for (const s of sandboxes) this.sandboxes.set(s.id, s);
+    for (const c of containers) {
+      if (c.state === 'CONTAINER_RUNNING') {
+        Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error', message: 'process runtime restarted', finishedAtNs: nowNs().toString() });
+        await this.store.saveContainer(c);
+      }
+      this.containers.set(c.id, c);
+    }
+  }
+
+  /** Stops every container (in-process mode: also forgets them). */
+  async shutdown(graceSeconds = 5): Promise<void> {
+    await Promise.all([...this.handles.keys()].map((id) => this.stopContainer(id, graceSeconds)));
+    if (this.deps.mode === 'in-process') {
+      for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
+    }
+  }
+
+  async version(): Promise<cri.VersionResponse> {
+    return { version: '0.1.0', runtime_name: PROCESS_RUNTIME_NAME, runtime_version: this.deps.version, runtime_api_version: CRI_API_VERSION };
+  }
+
+  async status(): Promise<cri.StatusResponse> {
+    return { status: { conditions: [
+      { type: 'RuntimeReady', status: true, reason: '', message: '' },
+      { type: 'NetworkReady', status: true, reason: '', message: '' },
+    ] }, info: {} };
+  }
+
+  async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
+    if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');
+    const id = newId();
+    const dir = join(this.deps.stateDir, 'pods', id);
+    await mkdir(dir, { recursive: true });
+    if (config.log_directory) await mkdir(config.log_directory, { recursive: true });
+    const rec: SandboxRecord = { id, config, state: 'SANDBOX_READY', createdAtNs: nowNs().toString(), dir, ip: this.deps.podIP, runtimeHandler };
+    this.sandboxes.set(id, rec);
+    await this.store.saveSandbox(rec);
+    return id;
+  }
+
+  async stopPodSandbox(id: string): Promise<void> {
+    const s = this.sandboxes.get(id);
+    if (!s) return;
+    const inside = [...this.containers.values()].filter((c) => c.sandboxId === id);
+    await Promise.all(inside.map((c) => this.stopContainer(c.id, 0)));
+    s.state = 'SANDBOX_NOTREADY';
+    await this.store.saveSandbox(s);
+  }
+
+  async removePodSandbox(id: string): Promise<void> {
+    const s = this.sandboxes.get(id);
+    if (!s) return;
+    for (const c of [...this.containers.values()].filter((x) => x.sandboxId === id)) await this.removeContainer(c.id);
+    this.sandboxes.delete(id);
+    await this.store.deleteSandbox(id);
+    await rm(s.dir, { recursive: true, force: true });
+  }
+
+  private sandboxView(s: SandboxRecord): cri.PodSandbox {
+    return { id: s.id, metadata: { attempt: 0, ...s.config.metadata }, state: s.state, created_at: Number(s.createdAtNs), labels: s.config.labels ?? {}, annotations: s.config.annotations ?? {}, runtime_handler: s.runtimeHandler };
+  }
+
+  async podSandboxStatus(id: string): Promise<cri.PodSandboxStatusResponse> {
+    const s = this.sandboxes.get(id);
+    if (!s) throw notFound(`an error occurred when try to find sandbox "${id}": not found`);
+    const ns = s.config.linux?.security_context?.namespace_options;
+    return {
+      status: { ...this.sandboxView(s), network: { ip: s.ip, additional_ips: [] }, linux: { namespaces: { options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' } } } },
+      info: {},
+      timestamp: Number(nowNs()),
+    };
+  }
+
+  async listPodSandbox(filter?: cri.PodSandboxFilter): Promise<cri.PodSandbox[]> {
+    return [...this.sandboxes.values()].map((s) => this.sandboxView(s)).filter((s) => sandboxMatches(s, filter));
+  }
+
+  async createContainer(sandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string> {
+    const s = this.sandboxes.get(sandboxId);
+    if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
+    if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
+    if (!config?.metadata?.name) throw badRequest('container config metadata is required');
+    const logDir = sandboxConfig?.log_directory || s.config.log_directory || join(s.dir, 'logs');
+    const logPath = config.log_path ? (isAbsolute(config.log_path) ? config.log_path : join(logDir, config.log_path)) : join(s.dir, 'logs', `${config.metadata.name}.log`);
+    const id = newId();
+    const image = config.image?.image ?? '';
+    const rec: ContainerRecord = {
+      id, sandboxId, config, imageRef: imageIdOf(image), logPath, state: 'CONTAINER_CREATED', createdAtNs: nowNs().toString(),
+      startedAtNs: '0', finishedAtNs: '0', exitCode: 0, reason: '', message: '',
+    };
+    this.containers.set(id, rec);
+    await this.store.saveContainer(rec);
+    return id;
+  }
+
+  private envOf(c: ContainerRecord): Record<string, string> {
+    const s = this.sandboxes.get(c.sandboxId);
+    const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: s?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
+    for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
+    return env;
+  }
+
+  private userOf(c: ContainerRecord): { uid?: number; gid?: number } {
+    const sc = c.config.linux?.security_context;
+    if (process.getuid?.() !== 0) return {};
+    return { uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined };
+  }
+
+  private cwdOf(c: ContainerRecord): string {
+    return c.config.working_dir || this.sandboxes.get(c.sandboxId)?.dir || '/';
+  }
+
+  private async failStart(c: ContainerRecord, message: string): Promise<never> {
+    Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 128, reason: 'StartError', message, startedAtNs: '0', finishedAtNs: nowNs().toString() });
+    await this.store.saveContainer(c);
+    throw new KubeletError('BadRequest', message);
+  }
+
+  async startContainer(id: string): Promise<void> {
+    const c = this.containers.get(id);
+    if (!c) throw notFound(`container "${id}" not found`);
+    if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
+    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+    if (argv.length === 0) return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
+    const env = this.envOf(c);
+    const cwd = this.cwdOf(c);
+    if (!(await stat(cwd).then((s) => s.isDirectory(), () => false))) return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
+    const exe = resolveExecutable(argv[0], env.PATH, cwd);
+    if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
+    let h: ProcessHandle;
+    try {
+      h = await startProcess({ argv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...this.userOf(c) }, nowNs);
+    } catch (err) {
+      return this.failStart(c, `failed to start container process: ${messageOf(err)}`);
+    }
+    this.handles.set(id, h);
+    Object.assign(c, { state: 'CONTAINER_RUNNING', startedAtNs: nowNs().toString(), pid: h.pid, pidStartTime: h.startTime });
+    await this.store.saveContainer(c);
+    void h.exited.then(async (exit) => {
+      this.handles.delete(id);
+      if (!this.containers.has(id)) return;
+      Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: exit.exitCode, finishedAtNs: exit.finishedAtNs.toString(), reason: exit.exitCode === 0 ? 'Completed' : 'Error', pid: undefined });
+      await this.store.saveContainer(c).catch(() => {});
+    });
+  }
+
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    const h = this.handles.get(id);
+    if (!h) return;
+    const waitExit = (ms: number) => Promise.race([h.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    if (timeoutSeconds > 0) {
+      signalGroup(h.pid, 'SIGTERM');
+      if (await waitExit(timeoutSeconds * 1000)) return;
+    }
+    signalGroup(h.pid, 'SIGKILL');
+    await waitExit(10_000);
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    if (!this.containers.has(id)) return;
+    await this.stopContainer(id, 0);
+    this.containers.delete(id);
+    await this.store.deleteContainer(id);
+  }
+
+  private containerView(c: ContainerRecord): cri.Container {
+    return {
+      id: c.id, pod_sandbox_id: c.sandboxId, metadata: { attempt: 0, ...c.config.metadata }, image: { image: c.config.image?.image ?? '' },
+      image_ref: c.imageRef, image_id: c.imageRef, state: c.state, created_at: Number(c.createdAtNs), labels: c.config.labels ?? {}, annotations: c.config.annotations ?? {},
+    };
+  }
+
+  async listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]> {
+    return [...this.containers.values()].map((c) => this.containerView(c)).filter((c) => containerMatches(c, filter));
+  }
+
+  async containerStatus(id: string): Promise<cri.ContainerStatusResponse> {
+    const c = this.containers.get(id);
+    if (!c) throw notFound(`an error occurred when try to find container "${id}": not found`);
+    const v = this.containerView(c);
+    return {
+      status: {
+        id: c.id, metadata: v.metadata, state: c.state, created_at: v.created_at, started_at: Number(c.startedAtNs), finished_at: Number(c.finishedAtNs),
+        exit_code: c.exitCode, image: v.image, image_ref: c.imageRef, image_id: c.imageRef, reason: c.reason, message: c.message, labels: v.labels, annotations: v.annotations,
+        mounts: [], log_path: c.logPath,
+      },
+      info: {},
+    };
+  }
+
+  async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
+    const c = this.containers.get(id);
+    if (!c) throw notFound(`container "${id}" not found`);
+    if (c.state !== 'CONTAINER_RUNNING') throw badRequest(`container "${id}" is not running`);
+    if (!cmd?.length) throw badRequest('command is required');
+    const env = this.envOf(c);
+    const cwd = this.cwdOf(c);
+    if (!resolveExecutable(cmd[0], env.PATH, cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
+    const res = await execSyncProcess(cmd, { env, cwd, timeoutSeconds, ...this.userOf(c) });
+    if (res.timedOut) throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
+    return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
+  }
+
+  async exec(): Promise<string> { throw notImplemented('process runtime: Exec streaming is not implemented yet'); }
+  async attach(): Promise<string> { throw notImplemented('process runtime: Attach streaming is not implemented yet'); }
+  async portForward(): Promise<string> { throw notImplemented('process runtime: PortForward streaming is not implemented yet'); }
+
+  async listContainerStats(): Promise<cri.ContainerStats[]> { return []; }
+
+  async reopenContainerLog(id: string): Promise<void> {
+    const h = this.handles.get(id);
+    if (!h) throw badRequest(`container "${id}" is not running`);
+    h.log.reopen();
+  }
+}

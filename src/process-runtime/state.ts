@@ -1,0 +1,67 @@
+/**
+ * The process runtime's records of sandboxes and containers, kept in memory and persisted as one
+ * JSON file per object under the state dir, so a daemon restart (or the next in-process start)
+ * knows what it left behind.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readJsonIfExists, writeFileAtomic } from '../lib/fs-util.js';
+import type * as cri from '../cri/types.js';
+
+/** A sandbox record: the pod directory plus the config it was created with. */
+export interface SandboxRecord {
+  id: string;
+  config: cri.PodSandboxConfig;
+  state: cri.PodSandboxState;
+  createdAtNs: string;
+  dir: string;
+  ip: string;
+  runtimeHandler: string;
+}
+
+/** A container record. Times are nanoseconds since the epoch as decimal strings. */
+export interface ContainerRecord {
+  id: string;
+  sandboxId: string;
+  config: cri.ContainerConfig;
+  imageRef: string;
+  logPath: string;
+  state: cri.ContainerState;
+  createdAtNs: string;
+  startedAtNs: string;
+  finishedAtNs: string;
+  exitCode: number;
+  reason: string;
+  message: string;
+  pid?: number;
+  pidStartTime?: number;
+}
+
+/** Loads, saves and deletes records; all writes are atomic. */
+export class StateStore {
+  constructor(readonly dir: string) {}
+
+  private path(kind: 'sandboxes' | 'containers', id: string) { return join(this.dir, kind, `${id}.json`); }
+
+  async saveSandbox(r: SandboxRecord): Promise<void> { await writeFileAtomic(this.path('sandboxes', r.id), JSON.stringify(r)); }
+  async saveContainer(r: ContainerRecord): Promise<void> { await writeFileAtomic(this.path('containers', r.id), JSON.stringify(r)); }
+  async deleteSandbox(id: string): Promise<void> { await rm(this.path('sandboxes', id), { force: true }); }
+  async deleteContainer(id: string): Promise<void> { await rm(this.path('containers', id), { force: true }); }
+
+  /** Every persisted record (unreadable files are skipped). */
+  async loadAll(): Promise<{ sandboxes: SandboxRecord[]; containers: ContainerRecord[] }> {
+    const read = async <T>(kind: 'sandboxes' | 'containers'): Promise<T[]> => {
+      let names: string[] = [];
+      try { names = await readdir(join(this.dir, kind)); } catch { return []; }
+      const out: T[] = [];
+      for (const n of names.filter((x) => x.endsWith('.json'))) {
+        try {
+          const r = await readJsonIfExists<T>(join(this.dir, kind, n));
+          if (r) out.push(r);
+        } catch { /* a torn file from a crash is ignored */ }
+      }
+      return out;
+    };
+    return { sandboxes: await read<SandboxRecord>('sandboxes'), containers: await read<ContainerRecord>('containers') };
+  }
+}
