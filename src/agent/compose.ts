@@ -1,0 +1,129 @@
+/**
+ * The composition root of the agent: builds every manager from the agent config and wires them.
+ *
+ *  sources ─► PodConfig ─► SyncLoop ─► PodWorkers ─► PodSync ─► executor ─► CRI runtime
+ *                 ▲            ▲                        │
+ *                 │          PLEG ◄──── relist ─────────┘
+ *
+ * The CRI runtime is the embedded process runtime (in-process) when no endpoint is configured,
+ * otherwise a gRPC client for the endpoint (containerd, or `tskubelet process-runtime`).
+ */
+import { join } from 'node:path';
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { messageOf, unavailable } from '../lib/errors.js';
+import { createCriClient } from '../cri/client.js';
+import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
+import { ProcessRuntime } from '../process-runtime/runtime.js';
+import { ProcessImages } from '../process-runtime/images.js';
+import { FileSource } from './podconfig/file.js';
+import { HttpSource } from './podconfig/http.js';
+import { PodConfig } from './podconfig/pod-config.js';
+import type { PodSource } from './podconfig/types.js';
+import { PodManager } from './pods/pod-manager.js';
+import { RuntimeManager } from './runtime/runtime-manager.js';
+import { PodActionExecutor } from './runtime/executor.js';
+import { ImageManager } from './images/image-manager.js';
+import { StatusManager } from './status/status-manager.js';
+import { ReasonCache } from './status/reason-cache.js';
+import { BackoffTable } from './sync/backoff.js';
+import { WorkQueue } from './sync/work-queue.js';
+import { PodWorkers } from './sync/pod-workers.js';
+import { PodSync } from './sync/pod-sync.js';
+import { SyncLoop } from './sync/sync-loop.js';
+import { housekeeping } from './sync/housekeeping.js';
+import { GenericPleg } from './pleg/generic-pleg.js';
+import { createAgentHost } from './host.js';
+
+/** Everything the agent needs to know (resolved from flags + config file by src/config). */
+export interface AgentConfig {
+  nodeName: string;
+  nodeIP: string;
+  rootDir: string;
+  podLogsDir: string;
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader: Record<string, string[]>;
+  fileCheckFrequencyMs: number;
+  httpCheckFrequencyMs: number;
+  syncFrequencyMs: number;
+  /** Empty: the embedded process runtime, in-process. */
+  containerRuntimeEndpoint: string;
+  version: string;
+}
+
+/** A composed agent. */
+export interface Agent {
+  host: ReturnType<typeof createAgentHost>;
+  /** Connects to the runtime and starts every loop. */
+  start(): Promise<void>;
+  /** Stops loops (and the in-process runtime's containers). */
+  stop(): Promise<void>;
+  /** For tests and benchmarks. */
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime };
+}
+
+/** Builds the agent; does no I/O until `start`. */
+export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime }): Agent {
+  const { logger, clock } = deps;
+  let processRuntime: ProcessRuntime | undefined;
+  let runtime: CriRuntime;
+  if (deps.runtime) runtime = deps.runtime;
+  else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
+  else {
+    processRuntime = new ProcessRuntime({ stateDir: join(cfg.rootDir, 'process-runtime'), podIP: cfg.nodeIP, mode: 'in-process', logger, version: cfg.version });
+    runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
+  }
+
+  const sources: PodSource[] = [];
+  if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
+  if (cfg.staticPodURL) sources.push(new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }));
+
+  const podConfig = new PodConfig({ sources, logger, clock });
+  const podManager = new PodManager();
+  const statusManager = new StatusManager();
+  const reasons = new ReasonCache();
+  const backoff = new BackoffTable();
+  const workQueue = new WorkQueue();
+  const runtimeManager = new RuntimeManager(runtime.runtime);
+  const images = new ImageManager({ images: runtime.images, clock });
+  const executor = new PodActionExecutor({ runtime: runtime.runtime, images, backoff, clock, podLogsDir: cfg.podLogsDir });
+  const pleg = new GenericPleg({ runtime: runtime.runtime, clock, logger, periodMs: 1000 });
+  let runtimeName = 'process';
+  const syncer = new PodSync({
+    runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
+    nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
+    isDesired: (uid) => !!podManager.getPodByUid(uid),
+  });
+  const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
+  const syncLoop = new SyncLoop({
+    podConfig, podManager, workers, pleg, workQueue, clock, logger,
+    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir }),
+  });
+  const host = createAgentHost({ nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs });
+  const abort = new AbortController();
+
+  return {
+    host,
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime },
+    async start() {
+      if (processRuntime) await processRuntime.start();
+      try {
+        const v = await runtime.runtime.version(CRI_API_VERSION);
+        runtimeName = v.runtime_name;
+        logger.info({ runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }, 'connected to container runtime');
+      } catch (err) {
+        throw unavailable(`container runtime is not reachable at ${cfg.containerRuntimeEndpoint || '(embedded)'}: ${messageOf(err)}`, err);
+      }
+      pleg.start({ signal: abort.signal });
+      syncLoop.start({ signal: abort.signal });
+      podConfig.start({ signal: abort.signal });
+    },
+    async stop() {
+      abort.abort();
+      await Promise.race([workers.whenIdle(), new Promise((r) => setTimeout(r, 5000))]);
+      if (processRuntime) await processRuntime.shutdown();
+      runtime.close?.();
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * The agent's side of the routes' host interface: read-only views over the pod manager, the
+ * status manager and the runtime. Structurally a `KubeletHost` (the agent does not import
+ * routes; main.ts checks the fit at compile time).
+ */
+import type { Writable } from 'node:stream';
+import type { Pod } from '../api/types.js';
+import { badRequest, notFound } from '../lib/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { PodManager } from './pods/pod-manager.js';
+import type { StatusManager } from './status/status-manager.js';
+import type { RuntimeManager } from './runtime/runtime-manager.js';
+import { containerInstances } from './runtime/pod-runtime-status.js';
+import { readLogs } from './runtime/logs/read-logs.js';
+import type { SyncLoop } from './sync/sync-loop.js';
+import type { GenericPleg } from './pleg/generic-pleg.js';
+
+/** What the host view needs. */
+export interface AgentHostDeps {
+  nodeName: string;
+  podManager: PodManager;
+  statusManager: StatusManager;
+  runtimeManager: RuntimeManager;
+  syncLoop: SyncLoop;
+  pleg: GenericPleg;
+  clock: Clock;
+  syncFrequencyMs: number;
+}
+
+/** Log options as the host accepts them. */
+export interface LogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
+
+/** Builds the host view. */
+export function createAgentHost(d: AgentHostDeps) {
+  const withStatus = (p: Pod): Pod => {
+    const status = d.statusManager.get(p.metadata.uid!);
+    return status ? { ...p, status } : p;
+  };
+  return {
+    nodeName: d.nodeName,
+    getPods: (): Pod[] => d.podManager.getPods().map(withStatus),
+    getPodByName: (ns: string, name: string): Pod | undefined => {
+      const p = d.podManager.getPodByName(ns, name);
+      return p && withStatus(p);
+    },
+    async getRunningPods(): Promise<Pod[]> {
+      const pods = await d.runtimeManager.listRuntimePods();
+      return pods.map((rp) => ({
+        metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid, creationTimestamp: null as unknown as string },
+        spec: { containers: rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => ({ name: c.metadata.name, image: c.image?.user_specified_image || c.image?.image || c.image_ref, resources: {} })) },
+        status: {},
+      }));
+    },
+    async getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: LogOptions; out: Writable; signal: AbortSignal }): Promise<void> {
+      const pod = d.podManager.getPodByName(req.namespace, req.podName);
+      if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
+      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
+      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+      const inst = containerInstances(rs, req.containerName);
+      const target = req.options.previous ? inst[1] : inst[0];
+      if (!target) {
+        if (req.options.previous) throw badRequest(`previous terminated container "${req.containerName}" in pod "${req.podName}" not found`);
+        const waiting = d.statusManager.get(pod.metadata.uid!)?.containerStatuses?.find((c) => c.name === req.containerName)?.state.waiting?.reason ?? 'ContainerCreating';
+        throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is waiting to start: ${waiting}`);
+      }
+      const isRunning = async () => {
+        const now = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+        return now.containers.some((c) => c.id === target.id && c.state === 'running');
+      };
+      try {
+        await readLogs(target.logPath, req.options, req.out, { isRunning, signal: req.signal });
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw badRequest(`failed to try resolving symlinks in path "${target.logPath}": no such file or directory`);
+        throw err;
+      }
+    },
+    healthChecks: () => [
+      {
+        name: 'syncloop',
+        check: () => {
+          const threshold = Math.max(5 * 60_000, 2 * d.syncFrequencyMs);
+          const last = d.syncLoop.lastIterationAt();
+          const age = d.clock.now() - last;
+          return last && age <= threshold ? undefined : `sync Loop took longer than expected (last iteration ${last ? Math.round(age / 1000) + 's ago' : 'never'})`;
+        },
+      },
+      {
+        name: 'pleg',
+        check: () => {
+          const last = d.pleg.lastRelistAt();
+          const age = d.clock.now() - last;
+          return last && age <= 3 * 60_000 ? undefined : `pleg was last seen active ${last ? Math.round(age / 1000) + 's ago' : 'never'}; threshold is 3m0s`;
+        },
+      },
+    ],
+  };
+}
+
+/** The host view's type. */
+export type AgentHost = ReturnType<typeof createAgentHost>;

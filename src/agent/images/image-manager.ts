@@ -1,0 +1,52 @@
+/**
+ * Makes sure a container's image is present according to its pull policy (upstream
+ * images.imageManager.EnsureImageExists): ImageStatus first; Never → ErrImageNeverPull when
+ * absent; a present image is never re-pulled unless Always; failed pulls back off per image
+ * (ErrImagePull, then ImagePullBackOff while waiting).
+ */
+import type { Container, Pod } from '../../api/types.js';
+import type { ImageService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/errors.js';
+import { defaultPullPolicy } from '../../api/defaults.js';
+import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
+
+/** The outcome: the image ref to run, or the waiting reason and message. */
+export type EnsureImageResult = { ok: true; imageRef: string; pulled: boolean } | { ok: false; reason: string; message: string };
+
+/** What the image manager needs. */
+export interface ImageManagerDeps { images: ImageService; clock: Clock }
+
+/** Pulls images per policy. */
+export class ImageManager {
+  private readonly backoff = new BackoffTable();
+  constructor(private readonly deps: ImageManagerDeps) {}
+
+  async ensureImageExists(pod: Pod, c: Container, sandboxConfig?: cri.PodSandboxConfig): Promise<EnsureImageResult> {
+    const image = c.image ?? '';
+    const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
+    const spec: cri.ImageSpec = { image, user_specified_image: image };
+    let present: cri.Image | null = null;
+    try { present = await this.deps.images.imageStatus(spec); } catch (err) {
+      return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
+    }
+    if (present && policy !== 'Always') return { ok: true, imageRef: present.id, pulled: false };
+    if (!present && policy === 'Never') {
+      return { ok: false, reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never` };
+    }
+    const key = `${pod.metadata.uid}/${image}`;
+    const now = this.deps.clock.now();
+    const entry = this.backoff.snapshot().get(key);
+    if (entry && backoffRemaining(entry, entry.lastUpdateMs, now) > 0) {
+      return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` };
+    }
+    try {
+      const ref = await this.deps.images.pullImage(spec, undefined, sandboxConfig);
+      return { ok: true, imageRef: ref || image, pulled: true };
+    } catch (err) {
+      this.backoff.next(key, now, now);
+      return { ok: false, reason: 'ErrImagePull', message: `Failed to pull image "${image}": ${messageOf(err)}` };
+    }
+  }
+}

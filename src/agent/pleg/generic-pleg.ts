@@ -1,0 +1,78 @@
+/**
+ * The generic PLEG: relists the runtime every `periodMs` and reports which pods changed
+ * (a sandbox or container appeared, changed state or vanished). Upstream's event kinds are
+ * reduced to "this pod changed"; the pod worker reads the fresh status itself.
+ */
+import type { RuntimeService } from '../../cri/services.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { PodUidLabel } from '../runtime/labels.js';
+
+/** A pod lifecycle event. */
+export interface PlegEvent { uid: string; type: 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'SandboxChanged' }
+
+/** Computes events between two relists (pure): keys are `<uid>|<kind>|<id>` → state. */
+export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<string, string>): PlegEvent[] {
+  const out = new Map<string, PlegEvent>();
+  const typeOf = (kind: string, before: string | undefined, after: string | undefined): PlegEvent['type'] => {
+    if (kind === 's') return 'SandboxChanged';
+    if (after === undefined) return 'ContainerRemoved';
+    if (after === 'CONTAINER_RUNNING') return 'ContainerStarted';
+    if (after === 'CONTAINER_EXITED') return 'ContainerDied';
+    return before === undefined ? 'ContainerChanged' : 'ContainerChanged';
+  };
+  for (const key of new Set([...prev.keys(), ...next.keys()])) {
+    const a = prev.get(key);
+    const b = next.get(key);
+    if (a === b) continue;
+    const [uid, kind] = key.split('|');
+    if (!out.has(uid) || kind === 'c') out.set(uid, { uid, type: typeOf(kind, a, b) });
+  }
+  return [...out.values()];
+}
+
+/** What the PLEG needs. */
+export interface PlegDeps { runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number }
+
+/** Relist loop. */
+export class GenericPleg {
+  private last = new Map<string, string>();
+  private listeners: ((e: PlegEvent) => void)[] = [];
+  private lastRelistMs = 0;
+
+  constructor(private readonly deps: PlegDeps) {}
+
+  /** Subscribes to events. */
+  onEvent(fn: (e: PlegEvent) => void): void { this.listeners.push(fn); }
+
+  /** When the last relist finished (ms), for health checks. */
+  lastRelistAt(): number { return this.lastRelistMs; }
+
+  /** One relist; returns the events it emitted. */
+  async relist(): Promise<PlegEvent[]> {
+    const [sandboxes, containers] = await Promise.all([this.deps.runtime.listPodSandbox(), this.deps.runtime.listContainers()]);
+    const next = new Map<string, string>();
+    for (const s of sandboxes) { const uid = s.labels[PodUidLabel]; if (uid) next.set(`${uid}|s|${s.id}`, s.state); }
+    for (const c of containers) { const uid = c.labels[PodUidLabel]; if (uid) next.set(`${uid}|c|${c.id}`, c.state); }
+    const events = diffRelist(this.last, next);
+    this.last = next;
+    this.lastRelistMs = this.deps.clock.now();
+    for (const e of events) for (const l of this.listeners) l(e);
+    return events;
+  }
+
+  /** Starts relisting until `signal` aborts. */
+  start({ signal }: { signal: AbortSignal }): void {
+    let failing = false;
+    const tick = async () => {
+      if (signal.aborted) return;
+      try { await this.relist(); failing = false; } catch (err) {
+        if (!failing) this.deps.logger.warn({ err: messageOf(err) }, 'PLEG relist failed');
+        failing = true;
+      }
+      if (!signal.aborted) this.deps.clock.setTimer(() => void tick(), this.deps.periodMs);
+    };
+    void tick();
+  }
+}

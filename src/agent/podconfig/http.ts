@@ -1,0 +1,60 @@
+/**
+ * The static pod URL source: GETs `url` every `periodMs` (with the configured extra headers) and
+ * decodes a Pod or PodList. An unreachable URL or a bad body is reported and the last good set is
+ * kept; an empty 2xx body means no pods.
+ */
+import type { Pod } from '../../api/types.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Clock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/errors.js';
+import { decodeManifests } from './decode.js';
+import { toStaticPod } from './static-pod.js';
+import type { PodSource } from './types.js';
+
+/** What the URL source needs. */
+export interface HttpSourceDeps { url: string; headers: Record<string, string[]>; nodeName: string; periodMs: number; logger: Logger; clock: Clock }
+
+/** PodSource over a manifest URL. */
+export class HttpSource implements PodSource {
+  readonly name = 'http';
+  private lastBody: string | undefined;
+  private lastError: string | undefined;
+
+  constructor(private readonly deps: HttpSourceDeps) {}
+
+  start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
+    const tick = async () => {
+      if (signal.aborted) return;
+      const pods = await this.poll(signal);
+      if (pods && !signal.aborted) emit(pods);
+      if (!signal.aborted) this.deps.clock.setTimer(() => void tick(), this.deps.periodMs);
+    };
+    void tick();
+  }
+
+  private report(msg: string) {
+    if (msg !== this.lastError) this.deps.logger.error({ url: this.deps.url }, msg);
+    this.lastError = msg;
+  }
+
+  /** One GET; the pods when the body changed and decoded, undefined when nothing is to be sent. */
+  async poll(signal?: AbortSignal): Promise<Pod[] | undefined> {
+    const headers = new Headers();
+    for (const [k, vs] of Object.entries(this.deps.headers)) for (const v of vs) headers.append(k, v);
+    let body: string;
+    try {
+      const res = await fetch(this.deps.url, { headers, signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]) });
+      body = await res.text();
+      if (!res.ok) { this.report(`manifest URL answered ${res.status}`); return undefined; }
+    } catch (err) {
+      this.report(`unable to read manifest URL: ${messageOf(err)}`);
+      return undefined;
+    }
+    if (body === this.lastBody) return undefined;
+    const r = decodeManifests(body, this.deps.url);
+    if (r.errors.length) { this.report(`invalid manifest from URL: ${r.errors.join('; ')}`); if (!r.pods.length) return undefined; }
+    else this.lastError = undefined;
+    this.lastBody = body;
+    return r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }));
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The pod manager: the desired pods, indexed by UID and by full name. Single writer (the sync
+ * loop); readers get copies of the index, never the maps.
+ */
+import type { Pod } from '../../api/types.js';
+
+/** Desired pods. All methods are synchronous and O(1) except `getPods`. */
+export class PodManager {
+  private readonly byUid = new Map<string, Pod>();
+  private readonly byFullName = new Map<string, string>();
+
+  /** Adds or replaces a pod. */
+  addOrUpdate(pod: Pod): void {
+    const uid = pod.metadata.uid!;
+    const old = this.byUid.get(uid);
+    if (old) this.byFullName.delete(`${old.metadata.name}_${old.metadata.namespace}`);
+    this.byUid.set(uid, pod);
+    this.byFullName.set(`${pod.metadata.name}_${pod.metadata.namespace}`, uid);
+  }
+
+  /** Forgets a pod. */
+  remove(pod: Pod): void {
+    const uid = pod.metadata.uid!;
+    const cur = this.byUid.get(uid);
+    if (!cur) return;
+    this.byUid.delete(uid);
+    const key = `${cur.metadata.name}_${cur.metadata.namespace}`;
+    if (this.byFullName.get(key) === uid) this.byFullName.delete(key);
+  }
+
+  /** Every desired pod. */
+  getPods(): Pod[] { return [...this.byUid.values()]; }
+  /** The pod with this UID. */
+  getPodByUid(uid: string): Pod | undefined { return this.byUid.get(uid); }
+  /** The pod with this namespace and name. */
+  getPodByName(namespace: string, name: string): Pod | undefined {
+    const uid = this.byFullName.get(`${name}_${namespace}`);
+    return uid ? this.byUid.get(uid) : undefined;
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * computePodActions: what must change for the pod's runtime state to match its spec (upstream
+ * kuberuntime computePodActions + the doBackOff decision). Pure: everything it needs is in its
+ * arguments; the executor (executor.ts) applies the plan.
+ *
+ * 1. Sandbox: none, not ready, or more than one ready → create a new one (attempt + 1) after
+ *    killing the pod; a finished pod that must not restart gets no new sandbox.
+ * 2. Init containers, in order: start the first not yet succeeded; a failed one restarts
+ *    (or fails the pod when restartPolicy is Never); a running one is waited for.
+ * 3. Regular containers: start the ones that should (re)start, replace running ones whose spec
+ *    hash changed; a restart of a crashed container waits for its backoff (CrashLoopBackOff).
+ * 4. Nothing running and nothing to start → kill the pod (release the sandbox).
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { formatDuration } from '../../lib/duration.js';
+import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
+import { containerHash } from './labels.js';
+import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from './pod-runtime-status.js';
+
+/** Inputs that are not the pod or its runtime state. */
+export interface PodActionsSnapshot { nowMs: number; backoff: ReadonlyMap<string, BackoffEntry> }
+
+/** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
+export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number } }
+/** A running container to stop. */
+export interface ContainerToKill { id: string; name: string; reason: string; message: string }
+/** A container held back by crash-loop backoff. */
+export interface BackoffHold { name: string; init: boolean; message: string; remainingMs: number }
+
+/** The plan for one sync of one pod. */
+export interface PodActions {
+  killPod: boolean;
+  createSandbox: boolean;
+  sandboxId: string;
+  attempt: number;
+  start: ContainerToStart[];
+  kill: ContainerToKill[];
+  backoff: BackoffHold[];
+  /** The pod cannot make progress (init container failed with restartPolicy Never). */
+  failed: boolean;
+}
+
+function restartsOnFailure(pod: Pod): boolean { return pod.spec.restartPolicy !== 'Never'; }
+
+/** Upstream ShouldContainerBeRestarted. */
+export function shouldContainerBeRestarted(pod: Pod, inst: RuntimeContainer | undefined): boolean {
+  if (pod.metadata.deletionTimestamp) return false;
+  if (!inst) return true;
+  if (inst.state === 'running') return false;
+  if (inst.state === 'created' || inst.state === 'unknown') return true;
+  if (pod.spec.restartPolicy === 'Never') return false;
+  if (pod.spec.restartPolicy === 'OnFailure' && inst.exitCode === 0) return false;
+  return true;
+}
+
+function succeeded(status: PodRuntimeStatus, name: string): boolean {
+  const inst = latestContainer(status, name);
+  return !!inst && inst.state === 'exited' && inst.exitCode === 0;
+}
+
+/** Computes the plan. */
+export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodActionsSnapshot): PodActions {
+  const uid = pod.metadata.uid!;
+  const latestSandbox = status.sandboxes[0];
+  const readySandboxes = status.sandboxes.filter((s) => s.ready).length;
+  const actions: PodActions = {
+    killPod: false, createSandbox: false, sandboxId: latestSandbox?.id ?? '', attempt: latestSandbox?.attempt ?? 0,
+    start: [], kill: [], backoff: [], failed: false,
+  };
+  const hasRunning = status.containers.some((c) => c.state === 'running');
+
+  const startOrHold = (c: Container, init: boolean) => {
+    const latest = latestContainer(status, c.name);
+    const restartCount = latest ? latest.restartCount + 1 : 0;
+    const lastExited = containerInstances(status, c.name).find((x) => x.state === 'exited');
+    if (!lastExited) { actions.start.push({ name: c.name, init, restartCount }); return; }
+    const key = backoffKey(uid, c.name, containerHash(c));
+    const entry = snap.backoff.get(key);
+    const remaining = backoffRemaining(entry, lastExited.finishedAt, snap.nowMs);
+    if (remaining > 0) {
+      const message = `back-off ${formatDuration(entry!.delayMs)} restarting failed container=${c.name} pod=${pod.metadata.name}_${pod.metadata.namespace}(${uid})`;
+      actions.backoff.push({ name: c.name, init, message, remainingMs: remaining });
+      return;
+    }
+    actions.start.push({ name: c.name, init, restartCount, backoff: { key, eventMs: lastExited.finishedAt } });
+  };
+
+  const initContainers = pod.spec.initContainers ?? [];
+
+  // 1. Sandbox.
+  if (!latestSandbox || !latestSandbox.ready || readySandboxes > 1) {
+    actions.createSandbox = true;
+    actions.killPod = status.sandboxes.length > 0 || hasRunning;
+    actions.attempt = latestSandbox ? latestSandbox.attempt + 1 : 0;
+    actions.sandboxId = '';
+    if (!restartsOnFailure(pod) && latestSandbox && status.containers.length > 0) {
+      actions.createSandbox = false;
+      return actions;
+    }
+    const toStart = pod.spec.containers.filter((c) => !(pod.spec.restartPolicy === 'OnFailure' && succeeded(status, c.name)));
+    if (toStart.length === 0 && initContainers.length === 0) { actions.createSandbox = false; return actions; }
+    if (initContainers.length > 0) startOrHold(initContainers[0], true);
+    else for (const c of toStart) startOrHold(c, false);
+    return actions;
+  }
+
+  // 2. Init containers.
+  const regularStarted = pod.spec.containers.some((c) => latestContainer(status, c.name));
+  if (!regularStarted) {
+    for (const c of initContainers) {
+      const inst = latestContainer(status, c.name);
+      if (inst && inst.state === 'exited' && inst.exitCode === 0) continue;
+      if (inst && inst.state === 'running') return actions;
+      if (inst && inst.state === 'exited' && !restartsOnFailure(pod)) {
+        actions.failed = true;
+        actions.killPod = true;
+        return actions;
+      }
+      startOrHold(c, true);
+      return actions;
+    }
+  }
+
+  // 3. Regular containers.
+  let keep = 0;
+  for (const c of pod.spec.containers) {
+    const inst = latestContainer(status, c.name);
+    if (!inst || inst.state !== 'running') {
+      if (shouldContainerBeRestarted(pod, inst)) startOrHold(c, false);
+      continue;
+    }
+    if (inst.hash && inst.hash !== containerHash(c)) {
+      actions.kill.push({ id: inst.id, name: c.name, reason: 'Container spec hash changed', message: `Container ${c.name} definition changed, will be restarted` });
+      actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
+      continue;
+    }
+    keep++;
+  }
+
+  // 4. Nothing left to run.
+  if (keep === 0 && actions.start.length === 0 && actions.backoff.length === 0) actions.killPod = true;
+  return actions;
+}

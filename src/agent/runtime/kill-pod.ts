@@ -1,0 +1,43 @@
+/**
+ * Stopping a pod (upstream killPodWithSyncResult): every running container is stopped in
+ * parallel with the pod's grace period, then every sandbox is stopped. Failures are returned,
+ * not thrown; the next sync retries.
+ */
+import type { Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import { messageOf } from '../../lib/errors.js';
+import type { PodRuntimeStatus } from './pod-runtime-status.js';
+import type { StepResult } from './step-result.js';
+
+/** The smallest grace period the kubelet gives (upstream minimumGracePeriodInSeconds). */
+export const MIN_GRACE_SECONDS = 2;
+
+/** The grace period for killing `pod`: override, deletion grace, spec, default 30 s. */
+export function gracePeriodOf(pod: Pod, override?: number): number {
+  const g = override ?? pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+  return g === 0 ? 0 : Math.max(MIN_GRACE_SECONDS, g);
+}
+
+/** Stops containers then sandboxes; returns one result per step. */
+export async function killPod(runtime: RuntimeService, pod: Pod, status: PodRuntimeStatus, graceOverride?: number): Promise<StepResult[]> {
+  const grace = gracePeriodOf(pod, graceOverride);
+  const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+  const results = await Promise.all(running.map(async (c): Promise<StepResult> => {
+    try {
+      await runtime.stopContainer(c.id, grace);
+      return { action: 'KillContainer', target: c.name, ok: true };
+    } catch (err) {
+      return { action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: messageOf(err) };
+    }
+  }));
+  for (const s of status.sandboxes) {
+    if (!s.ready) continue;
+    try {
+      await runtime.stopPodSandbox(s.id);
+      results.push({ action: 'KillPodSandbox', target: s.id, ok: true });
+    } catch (err) {
+      results.push({ action: 'KillPodSandbox', target: s.id, ok: false, reason: 'KillPodSandboxError', message: messageOf(err) });
+    }
+  }
+  return results;
+}

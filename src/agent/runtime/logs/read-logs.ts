@@ -1,0 +1,106 @@
+/**
+ * Reads a container's CRI log file for /containerLogs (upstream kuberuntime/logs ReadLogs):
+ * tailLines, sinceTime, timestamps, limitBytes and follow. With follow it keeps reading as the
+ * file grows and stops when the container is no longer running and the file is drained, or when
+ * `signal` aborts (the client went away).
+ */
+import { open, stat } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { sleep } from '../../../lib/clock.js';
+import { parseCriLogLine, type CriLogRecord } from './cri-log.js';
+
+/** v1.PodLogOptions as the kubelet applies it (sinceSeconds already turned into sinceNs). */
+export interface LogReadOptions { follow?: boolean; tailLines?: number; sinceNs?: bigint; timestamps?: boolean; limitBytes?: number }
+
+/** What follow mode needs from the runtime. */
+export interface FollowDeps { isRunning(): Promise<boolean>; signal?: AbortSignal; pollMs?: number }
+
+class LimitedWriter {
+  written = 0;
+  constructor(private readonly out: Writable, private readonly limit: number | undefined) {}
+  get full() { return this.limit !== undefined && this.written >= this.limit; }
+  async write(buf: Buffer): Promise<void> {
+    if (this.full) return;
+    const room = this.limit === undefined ? buf.length : Math.min(buf.length, this.limit - this.written);
+    const chunk = room < buf.length ? buf.subarray(0, room) : buf;
+    this.written += chunk.length;
+    if (!this.out.write(chunk)) await new Promise<void>((r) => { this.out.once('drain', r); this.out.once('close', r); });
+  }
+}
+
+function render(rec: CriLogRecord, timestamps: boolean): Buffer {
+  const parts: Buffer[] = [];
+  if (timestamps) parts.push(Buffer.from(`${rec.timestamp} `));
+  parts.push(rec.content);
+  if (!rec.partial) parts.push(Buffer.from('\n'));
+  return Buffer.concat(parts);
+}
+
+/** Index of the first byte of the last `n` lines of `buf`. */
+export function tailStart(buf: Buffer, n: number): number {
+  if (n <= 0) return buf.length;
+  let pos = buf.length;
+  if (pos > 0 && buf[pos - 1] === 0x0a) pos--;
+  let count = 0;
+  while (pos > 0) {
+    const nl = buf.lastIndexOf(0x0a, pos - 1);
+    count++;
+    if (count === n) return nl + 1;
+    if (nl < 0) return 0;
+    pos = nl;
+  }
+  return 0;
+}
+
+/** Streams the log at `path` to `out` with `opts`. */
+export async function readLogs(path: string, opts: LogReadOptions, out: Writable, follow?: FollowDeps): Promise<void> {
+  const w = new LimitedWriter(out, opts.limitBytes);
+  const fh = await open(path, 'r');
+  try {
+    let offset = 0;
+    let pending = Buffer.alloc(0);
+    const size = (await fh.stat()).size;
+    if (opts.tailLines !== undefined) {
+      const all = Buffer.alloc(size);
+      await fh.read(all, 0, size, 0);
+      offset = tailStart(all, opts.tailLines);
+    }
+    const emit = async (lines: Buffer) => {
+      let start = 0;
+      let nl: number;
+      while ((nl = lines.indexOf(0x0a, start)) >= 0) {
+        const rec = parseCriLogLine(lines.subarray(start, nl));
+        start = nl + 1;
+        if (!rec) continue;
+        if (opts.sinceNs !== undefined && rec.tsNs < opts.sinceNs) continue;
+        await w.write(render(rec, !!opts.timestamps));
+        if (w.full) return;
+      }
+    };
+    const chunk = Buffer.alloc(64 * 1024);
+    let idleChecks = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(chunk, 0, chunk.length, offset);
+      if (bytesRead > 0) {
+        offset += bytesRead;
+        const data = Buffer.concat([pending, chunk.subarray(0, bytesRead)]);
+        const last = data.lastIndexOf(0x0a);
+        pending = last >= 0 ? Buffer.from(data.subarray(last + 1)) : data;
+        if (last >= 0) await emit(data.subarray(0, last + 1));
+        if (w.full) return;
+        idleChecks = 0;
+        continue;
+      }
+      if (!opts.follow || !follow || follow.signal?.aborted) return;
+      // At EOF: stop once the container is gone and nothing more arrived.
+      if (idleChecks % 5 === 0 && !(await follow.isRunning())) {
+        const grown = (await stat(path).catch(() => undefined))?.size ?? offset;
+        if (grown <= offset) return;
+      }
+      idleChecks++;
+      await sleep(follow.pollMs ?? 200, follow.signal);
+    }
+  } finally {
+    await fh.close();
+  }
+}

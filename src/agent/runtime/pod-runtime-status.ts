@@ -1,0 +1,52 @@
+/**
+ * The kubelet's view of one pod in the runtime (upstream kubecontainer.PodStatus): its sandboxes
+ * and container instances, newest first, decoded from CRI plus the kubelet's labels.
+ */
+
+/** A container instance as the runtime reports it. Times are ms since the epoch (0 = unset). */
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  state: 'created' | 'running' | 'exited' | 'unknown';
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  reason: string;
+  message: string;
+  image: string;
+  imageRef: string;
+  hash: string;
+  restartCount: number;
+  logPath: string;
+  sandboxId: string;
+}
+
+/** A pod sandbox as the runtime reports it. */
+export interface RuntimeSandbox { id: string; ready: boolean; createdAt: number; attempt: number; ip: string }
+
+/** Everything the runtime knows about one pod. */
+export interface PodRuntimeStatus {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Newest first. */
+  sandboxes: RuntimeSandbox[];
+  /** Newest first (by creation time). */
+  containers: RuntimeContainer[];
+}
+
+/** The newest instance of container `name`, if any. */
+export function latestContainer(s: PodRuntimeStatus, name: string): RuntimeContainer | undefined {
+  return s.containers.find((c) => c.name === name);
+}
+
+/** All instances of container `name`, newest first. */
+export function containerInstances(s: PodRuntimeStatus, name: string): RuntimeContainer[] {
+  return s.containers.filter((c) => c.name === name);
+}
+
+/** An empty status for a pod the runtime does not know. */
+export function emptyRuntimeStatus(uid: string, name: string, namespace: string): PodRuntimeStatus {
+  return { uid, name, namespace, sandboxes: [], containers: [] };
+}

@@ -1,0 +1,49 @@
+/** Builds the CRI PodSandboxConfig for a pod (pure; upstream generatePodSandboxConfig). */
+import { join } from 'node:path';
+import type { Pod } from '../../api/types.js';
+import type * as cri from '../../cri/types.js';
+import { sandboxLabels } from './labels.js';
+
+/** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
+export function podLogDir(podLogsDir: string, pod: Pod): string {
+  return join(podLogsDir, `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
+}
+
+/** The sandbox hostname: empty for hostNetwork (the node's), else spec.hostname or the pod name (≤ 63 chars). */
+export function podHostname(pod: Pod): string {
+  if (pod.spec.hostNetwork) return '';
+  const h = (pod.spec.hostname as string | undefined) || pod.metadata.name!;
+  return h.slice(0, 63).replace(/[-.]+$/, '');
+}
+
+/** The PodSandboxConfig for `attempt`. */
+export function generateSandboxConfig(pod: Pod, attempt: number, opts: { podLogsDir: string }): cri.PodSandboxConfig {
+  const ports: cri.PortMapping[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      ports.push({ protocol: (p.protocol ?? 'TCP') as cri.Protocol, container_port: p.containerPort, host_port: p.hostPort, host_ip: p.hostIP ?? '' });
+    }
+  }
+  const sc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
+  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true);
+  return {
+    metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid: pod.metadata.uid!, attempt },
+    hostname: podHostname(pod),
+    log_directory: podLogDir(opts.podLogsDir, pod),
+    port_mappings: ports,
+    labels: sandboxLabels(pod),
+    annotations: { ...(pod.metadata.annotations ?? {}) },
+    linux: {
+      cgroup_parent: '',
+      security_context: {
+        namespace_options: { network: pod.spec.hostNetwork ? 'NODE' : 'POD', pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.spec.hostIPC ? 'NODE' : 'POD' },
+        privileged,
+        run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
+        run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
+        supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
+      },
+      sysctls: {},
+    },
+  };
+}

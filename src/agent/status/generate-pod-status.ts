@@ -1,0 +1,140 @@
+/**
+ * The API PodStatus from the runtime's view (upstream generateAPIPodStatus, getPhase,
+ * convertToAPIContainerStatuses, and the status/generate.go conditions). Pure.
+ */
+import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../api/types.js';
+import { rfc3339 } from '../../lib/time.js';
+import { shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
+import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
+import type { WaitingReason } from './reason-cache.js';
+
+/** Inputs besides the pod and its runtime status. */
+export interface PodStatusContext {
+  nowMs: number;
+  nodeIP: string;
+  runtimeName: string;
+  reasons: ReadonlyMap<string, WaitingReason>;
+  previous?: PodStatus;
+}
+
+function stateOf(c: RuntimeContainer, runtimeName: string): ContainerState {
+  if (c.state === 'running') return { running: { startedAt: rfc3339(c.startedAt || c.createdAt) } };
+  if (c.state === 'exited') {
+    return { terminated: {
+      exitCode: c.exitCode, reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'), ...(c.message ? { message: c.message } : {}),
+      startedAt: c.startedAt ? rfc3339(c.startedAt) : undefined, finishedAt: c.finishedAt ? rfc3339(c.finishedAt) : undefined,
+      containerID: `${runtimeName}://${c.id}`,
+    } };
+  }
+  return { waiting: { reason: 'ContainerCreating' } };
+}
+
+function containerStatuses(pod: Pod, specs: Container[], rs: PodRuntimeStatus, ctx: PodStatusContext, defaultWaiting: string, init: boolean): ContainerStatus[] {
+  return specs.map((spec) => {
+    const [cur, prev] = containerInstances(rs, spec.name);
+    const st: ContainerStatus = {
+      name: spec.name, state: { waiting: { reason: defaultWaiting } }, lastState: {}, ready: false, restartCount: 0,
+      image: spec.image ?? '', imageID: '', started: false,
+    };
+    if (cur) {
+      st.state = stateOf(cur, ctx.runtimeName);
+      st.restartCount = cur.restartCount;
+      st.containerID = `${ctx.runtimeName}://${cur.id}`;
+      st.imageID = cur.imageRef;
+      st.ready = cur.state === 'running';
+      st.started = cur.state === 'running';
+      if (prev?.state === 'exited') st.lastState = stateOf(prev, ctx.runtimeName);
+    }
+    const reason = ctx.reasons.get(spec.name);
+    const skipInit = init && cur?.state === 'exited' && cur.exitCode === 0;
+    if (reason && !skipInit && shouldContainerBeRestarted(pod, cur)) {
+      if (st.state.terminated) st.lastState = st.state;
+      st.state = { waiting: { reason: reason.reason, ...(reason.message ? { message: reason.message } : {}) } };
+      st.ready = false;
+      st.started = false;
+    }
+    return st;
+  });
+}
+
+/** Upstream getPhase. */
+export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[]): PodPhase {
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const s of init) {
+    if (s.state.terminated) { if (s.state.terminated.exitCode !== 0) failedInit++; }
+    else if (s.state.waiting && s.lastState.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
+    else pendingInit++;
+  }
+  let running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  for (const s of regular) {
+    if (s.state.running) running++;
+    else if (s.state.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
+    else if (s.state.waiting) { if (s.lastState.terminated) stopped++; else waiting++; }
+  }
+  const policy = pod.spec.restartPolicy ?? 'Always';
+  if (failedInit > 0 && policy === 'Never') return 'Failed';
+  if (pendingInit > 0 || failedInit > 0) return 'Pending';
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped > 0) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+function condition(type: string, ok: boolean, ctx: PodStatusContext, reason?: string, message?: string): PodCondition {
+  const status = ok ? 'True' : 'False';
+  const old = ctx.previous?.conditions?.find((c) => c.type === type);
+  const lastTransitionTime = old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(ctx.nowMs);
+  return { type, status, lastProbeTime: null, lastTransitionTime, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+}
+
+/** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
+export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const cs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
+  if (cs.every((c) => !has(c, 'requests', 'cpu') && !has(c, 'requests', 'memory') && !has(c, 'limits', 'cpu') && !has(c, 'limits', 'memory'))) return 'BestEffort';
+  const guaranteed = cs.every((c) => ['cpu', 'memory'].every((r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r])));
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+/** Generates the pod's status. */
+export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatusContext): PodStatus {
+  const initSpecs = pod.spec.initContainers ?? [];
+  const initDone = initSpecs.every((c) => { const i = latestContainer(rs, c.name); return i?.state === 'exited' && i.exitCode === 0; })
+    || pod.spec.containers.some((c) => latestContainer(rs, c.name));
+  const init = containerStatuses(pod, initSpecs, rs, ctx, 'PodInitializing', true);
+  const regular = containerStatuses(pod, pod.spec.containers, rs, ctx, initSpecs.length && !initDone ? 'PodInitializing' : 'ContainerCreating', false);
+  const phase = podPhase(pod, init, regular);
+  const sandbox = rs.sandboxes[0];
+  const podIP = pod.spec.hostNetwork ? ctx.nodeIP : sandbox?.ready ? sandbox.ip : '';
+  const incompleteInit = initSpecs.filter((c) => { const i = latestContainer(rs, c.name); return !(i?.state === 'exited' && i.exitCode === 0); }).map((c) => c.name);
+  const unready = regular.filter((s) => !s.ready).map((s) => s.name);
+  const completed = phase === 'Succeeded';
+  const initialized = incompleteInit.length === 0 || initDone || completed;
+  const ready = unready.length === 0 && !completed;
+  const notReadyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
+  const notReadyMsg = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  const status: PodStatus = {
+    phase,
+    conditions: [
+      condition('PodReadyToStartContainers', !!sandbox?.ready, ctx),
+      condition('Initialized', initialized, ctx, initialized ? (completed && initSpecs.length ? 'PodCompleted' : undefined) : 'ContainersNotInitialized', initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`),
+      condition('Ready', ready, ctx, ready ? undefined : notReadyReason, ready ? undefined : notReadyMsg),
+      condition('ContainersReady', ready, ctx, ready ? undefined : notReadyReason, ready ? undefined : notReadyMsg),
+      condition('PodScheduled', true, ctx),
+    ],
+    hostIP: ctx.nodeIP,
+    hostIPs: [{ ip: ctx.nodeIP }],
+    startTime: ctx.previous?.startTime ?? rfc3339(ctx.nowMs),
+    containerStatuses: regular,
+    qosClass: qosClass(pod),
+  };
+  if (podIP) { status.podIP = podIP; status.podIPs = [{ ip: podIP }]; }
+  if (init.length) status.initContainerStatuses = init;
+  return status;
+}

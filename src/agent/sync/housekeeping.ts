@@ -1,0 +1,44 @@
+/**
+ * Housekeeping (upstream HandlePodCleanups): 1. forget workers of removed pods that finished
+ * terminating; 2. kill and remove runtime pods that no source wants and no worker owns (left by an
+ * earlier run, or removed while the kubelet was down); 3. garbage-collect backoff entries.
+ */
+import type { RuntimeService } from '../../cri/services.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { PodManager } from '../pods/pod-manager.js';
+import type { RuntimeManager } from '../runtime/runtime-manager.js';
+import { podLogDir } from '../runtime/sandbox-config.js';
+import { killPod } from '../runtime/kill-pod.js';
+import type { BackoffTable } from './backoff.js';
+import type { PodWorkers } from './pod-workers.js';
+import { removePodFromRuntime } from './pod-sync.js';
+
+/** What housekeeping needs. */
+export interface HousekeepingDeps {
+  podManager: PodManager;
+  workers: PodWorkers;
+  runtime: RuntimeService;
+  runtimeManager: RuntimeManager;
+  backoff: BackoffTable;
+  clock: Clock;
+  logger: Logger;
+  podLogsDir: string;
+}
+
+/** One housekeeping pass. */
+export async function housekeeping(d: HousekeepingDeps): Promise<void> {
+  for (const uid of d.workers.uids()) {
+    if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === 'terminated') d.workers.forget(uid);
+  }
+  const known = new Set(d.workers.uids());
+  for (const rp of await d.runtimeManager.listRuntimePods()) {
+    if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
+    d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');
+    const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
+    const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
+    await killPod(d.runtime, pod, status, 2);
+    await removePodFromRuntime(d.runtime, status, podLogDir(d.podLogsDir, pod));
+  }
+  d.backoff.gc(d.clock.now());
+}

@@ -1,0 +1,128 @@
+/**
+ * The work a pod worker does in each state (PodSyncer):
+ * syncPod — 1. read the runtime status; 2. generate and store the API status; 3. a finished
+ *   (Succeeded/Failed) or deleted pod is terminal; 4. compute the plan; 5. apply it; 6. record
+ *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
+ *   (backoff expiry or syncFrequency).
+ * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
+ * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs.
+ */
+import { rm } from 'node:fs/promises';
+import type { Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { deadContainersToRemove } from '../gc/container-gc.js';
+import { computePodActions } from '../runtime/compute-pod-actions.js';
+import type { PodActionExecutor } from '../runtime/executor.js';
+import { killPod } from '../runtime/kill-pod.js';
+import type { PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
+import type { RuntimeManager } from '../runtime/runtime-manager.js';
+import { podLogDir } from '../runtime/sandbox-config.js';
+import { generatePodStatus } from '../status/generate-pod-status.js';
+import type { ReasonCache } from '../status/reason-cache.js';
+import type { StatusManager } from '../status/status-manager.js';
+import type { BackoffTable } from './backoff.js';
+import type { PodSyncer } from './pod-workers.js';
+import type { WorkQueue } from './work-queue.js';
+
+/** What the syncer needs. */
+export interface PodSyncDeps {
+  runtime: RuntimeService;
+  runtimeManager: RuntimeManager;
+  executor: PodActionExecutor;
+  statusManager: StatusManager;
+  reasons: ReasonCache;
+  backoff: BackoffTable;
+  workQueue: WorkQueue;
+  clock: Clock;
+  logger: Logger;
+  nodeIP: string;
+  runtimeName: string;
+  podLogsDir: string;
+  syncFrequencyMs: number;
+  isDesired(uid: string): boolean;
+}
+
+/** Removes a pod's runtime objects and log directory (idempotent). */
+export async function removePodFromRuntime(runtime: RuntimeService, status: PodRuntimeStatus, logDir: string): Promise<void> {
+  for (const c of status.containers) {
+    await runtime.removeContainer(c.id);
+  }
+  for (const s of status.sandboxes) {
+    await runtime.stopPodSandbox(s.id);
+    await runtime.removePodSandbox(s.id);
+  }
+  await rm(logDir, { recursive: true, force: true });
+}
+
+/** PodSyncer over the runtime manager. */
+export class PodSync implements PodSyncer {
+  constructor(private readonly d: PodSyncDeps) {}
+
+  private status(pod: Pod) { return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!); }
+
+  private publish(pod: Pod, rs: PodRuntimeStatus) {
+    const uid = pod.metadata.uid!;
+    const st = generatePodStatus(pod, rs, {
+      nowMs: this.d.clock.now(), nodeIP: this.d.nodeIP, runtimeName: this.d.runtimeName,
+      reasons: this.d.reasons.snapshot(uid), previous: this.d.statusManager.get(uid),
+    });
+    this.d.statusManager.set(uid, st);
+    return st;
+  }
+
+  async syncPod(pod: Pod): Promise<{ terminal: boolean }> {
+    const uid = pod.metadata.uid!;
+    const now = this.d.clock.now();
+    // 1–2.
+    const rs = await this.status(pod);
+    const st = this.publish(pod, rs);
+    // 3.
+    if (pod.metadata.deletionTimestamp || st.phase === 'Succeeded' || st.phase === 'Failed') return { terminal: true };
+    // 4–5.
+    const plan = computePodActions(pod, rs, { nowMs: now, backoff: this.d.backoff.snapshot() });
+    const results = await this.d.executor.apply(pod, rs, plan);
+    // 6.
+    this.d.reasons.update(uid, results);
+    for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
+      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, action: r.action, target: r.target, reason: r.reason }, r.message ?? 'step failed');
+    }
+    // 7–8.
+    if (results.length) {
+      let fresh = await this.status(pod);
+      const dead = deadContainersToRemove(fresh);
+      for (const c of dead) {
+        await this.d.runtime.removeContainer(c.id).catch(() => {});
+        if (c.logPath) await rm(c.logPath, { force: true });
+      }
+      if (dead.length) fresh = await this.status(pod);
+      const after = this.publish(pod, fresh);
+      if (plan.failed || after.phase === 'Failed' || after.phase === 'Succeeded') return { terminal: true };
+    }
+    // 9.
+    const retry = results.map((r) => r.retryAfterMs).filter((x): x is number => x !== undefined);
+    const delay = retry.length ? Math.min(...retry) + 50 : this.d.syncFrequencyMs;
+    this.d.workQueue.enqueue(uid, now + delay);
+    return { terminal: false };
+  }
+
+  async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
+    for (let i = 0; i < 3; i++) {
+      const rs = await this.status(pod);
+      if (!rs.containers.some((c) => c.state === 'running') && !rs.sandboxes.some((s) => s.ready)) break;
+      await killPod(this.d.runtime, pod, rs, gracePeriodSeconds);
+    }
+    this.publish(pod, await this.status(pod));
+  }
+
+  async syncTerminatedPod(pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid!;
+    if (this.d.isDesired(uid)) return;
+    await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
+    this.d.reasons.remove(uid);
+    this.d.statusManager.remove(uid);
+    this.d.backoff.forgetPod(uid);
+    this.d.workQueue.remove(uid);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Pod workers: one serial worker per pod UID. Updates are coalesced (the latest wins) and
+ * processed one at a time. Each pod moves through one lifecycle:
+ *
+ *      update(create/update/sync)                kill, or sync says terminal
+ *   ┌──────────────┐   ──────────────────────────────►  ┌─────────────┐   stopped   ┌────────────┐
+ *   │    sync      │                                    │ terminating │ ──────────► │ terminated │
+ *   └──────────────┘   ◄── (never goes back) ─────────  └─────────────┘             └────────────┘
+ *
+ * `sync` runs the pod; `terminating` stops its containers with the grace period; `terminated`
+ * releases what it holds. A pod forgotten (`forget`) after it is terminated and removed.
+ */
+import type { Pod } from '../../api/types.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+
+/** A worker's lifecycle state. */
+export type WorkerState = 'sync' | 'terminating' | 'terminated';
+
+/** What a caller asks of a worker. */
+export interface WorkUpdate { pod: Pod; kind: 'create' | 'update' | 'sync' | 'kill'; gracePeriodSeconds?: number }
+
+/** The per-state work, supplied by the composition (pod-sync.ts). */
+export interface PodSyncer {
+  /** Runs the pod; returns `terminal` when it is finished for good. */
+  syncPod(pod: Pod): Promise<{ terminal: boolean }>;
+  /** Stops every container of the pod. */
+  syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void>;
+  /** Releases the pod's remaining resources after it has stopped. */
+  syncTerminatedPod(pod: Pod): Promise<void>;
+}
+
+interface Worker {
+  pod: Pod;
+  terminatingAt?: number;
+  terminatedAt?: number;
+  grace?: number;
+  pending?: WorkUpdate;
+  busy: boolean;
+  lastSyncAt: number;
+}
+
+/** Derives a worker's state from its timestamps (the one place that decides it). */
+function stateOf(w: Worker): WorkerState {
+  if (w.terminatedAt !== undefined) return 'terminated';
+  if (w.terminatingAt !== undefined) return 'terminating';
+  return 'sync';
+}
+
+/** The pod workers. */
+export class PodWorkers {
+  private readonly workers = new Map<string, Worker>();
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number }) {}
+
+  /** Queues work for a pod; never blocks. */
+  update(u: WorkUpdate): void {
+    const uid = u.pod.metadata.uid!;
+    let w = this.workers.get(uid);
+    if (!w) { w = { pod: u.pod, busy: false, lastSyncAt: 0 }; this.workers.set(uid, w); }
+    if (stateOf(w) === 'terminated') return;
+    if (u.kind === 'kill' && w.terminatingAt === undefined) { w.terminatingAt = this.deps.now(); w.grace = u.gracePeriodSeconds; }
+    if (u.kind !== 'kill' || !w.pending) w.pending = u;
+    w.pending = { ...w.pending, pod: u.pod };
+    void this.run(uid, w);
+  }
+
+  private async run(uid: string, w: Worker): Promise<void> {
+    if (w.busy) return;
+    w.busy = true;
+    try {
+      while (w.pending) {
+        const u = w.pending;
+        w.pending = undefined;
+        w.pod = u.pod;
+        try {
+          const state = stateOf(w);
+          if (state === 'sync') {
+            const r = await this.deps.syncer.syncPod(w.pod);
+            w.lastSyncAt = this.deps.now();
+            if (r.terminal && w.terminatingAt === undefined) { w.terminatingAt = this.deps.now(); w.pending ??= { pod: w.pod, kind: 'sync' }; }
+          } else if (state === 'terminating') {
+            await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
+            w.terminatedAt = this.deps.now();
+            await this.deps.syncer.syncTerminatedPod(w.pod);
+          }
+        } catch (err) {
+          this.deps.logger.error({ pod: `${w.pod.metadata.namespace}/${w.pod.metadata.name}`, err: messageOf(err) }, 'pod worker step failed; will retry on next sync');
+          if (stateOf(w) === 'terminating') { w.terminatedAt = undefined; }
+        }
+      }
+    } finally {
+      w.busy = false;
+      if (![...this.workers.values()].some((x) => x.busy)) { const ws = this.idleWaiters; this.idleWaiters = []; for (const f of ws) f(); }
+    }
+  }
+
+  /** The state of a pod's worker, if it has one. */
+  stateOf(uid: string): WorkerState | undefined { const w = this.workers.get(uid); return w ? stateOf(w) : undefined; }
+
+  /** True unless the pod's worker has finished terminating (upstream CouldHaveRunningContainers). */
+  couldHaveRunningContainers(uid: string): boolean { const w = this.workers.get(uid); return !w || stateOf(w) !== 'terminated'; }
+
+  /** UIDs with a worker. */
+  uids(): string[] { return [...this.workers.keys()]; }
+
+  /** Drops a terminated pod's worker. */
+  forget(uid: string): void { const w = this.workers.get(uid); if (w && stateOf(w) === 'terminated' && !w.busy) this.workers.delete(uid); }
+
+  /** Resolves when no worker is busy (tests, shutdown). */
+  whenIdle(): Promise<void> {
+    if (![...this.workers.values()].some((x) => x.busy)) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+}
