@@ -1,0 +1,113 @@
+/**
+ * Command-line flags with the Go kubelet's names (pflag syntax: `--name=value`, `--name value`,
+ * `--bool`, `--bool=false`). Implemented flags map onto KubeletConfiguration paths or kubelet
+ * flags; known-but-unimplemented flags are collected for a warning; anything else is an error.
+ */
+import { booleanFlags, unimplementedFlags } from './known-names.js';
+
+type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers';
+
+/** Flags that set a config field (path into KubeletConfiguration). */
+const configFlags: Record<string, { path: string[]; kind: Kind }> = {
+  'pod-manifest-path': { path: ['staticPodPath'], kind: 'string' },
+  'manifest-url': { path: ['staticPodURL'], kind: 'string' },
+  'manifest-url-header': { path: ['staticPodURLHeader'], kind: 'headers' },
+  'file-check-frequency': { path: ['fileCheckFrequency'], kind: 'duration' },
+  'http-check-frequency': { path: ['httpCheckFrequency'], kind: 'duration' },
+  'sync-frequency': { path: ['syncFrequency'], kind: 'duration' },
+  address: { path: ['address'], kind: 'string' },
+  port: { path: ['port'], kind: 'int' },
+  'read-only-port': { path: ['readOnlyPort'], kind: 'int' },
+  'healthz-port': { path: ['healthzPort'], kind: 'int' },
+  'healthz-bind-address': { path: ['healthzBindAddress'], kind: 'string' },
+  'tls-cert-file': { path: ['tlsCertFile'], kind: 'string' },
+  'tls-private-key-file': { path: ['tlsPrivateKeyFile'], kind: 'string' },
+  'client-ca-file': { path: ['authentication', 'x509', 'clientCAFile'], kind: 'string' },
+  'max-pods': { path: ['maxPods'], kind: 'int' },
+  'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
+  'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
+};
+
+/** Flags that are not part of KubeletConfiguration. */
+const kubeletFlags: Record<string, Kind> = {
+  config: 'string', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
+};
+
+/** The parsed command line. */
+export interface ParsedFlags {
+  /** Partial KubeletConfiguration set by flags (overrides the file). */
+  config: Record<string, unknown>;
+  /** Kubelet flags by name. */
+  flags: { config?: string; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
+  /** Known upstream flags that are accepted but not implemented. */
+  unimplemented: string[];
+  /** Positional arguments (subcommands). */
+  positional: string[];
+}
+
+/** A flag error: the message names the flag and the reason. */
+export class FlagError extends Error {}
+
+function convert(name: string, kind: Kind, raw: string): unknown {
+  if (kind === 'int') {
+    if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be an integer`);
+    return Number(raw);
+  }
+  if (kind === 'bool') {
+    if (!/^(true|false|1|0|t|f|TRUE|FALSE|True|False)$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
+    return /^(true|1|t|TRUE|True)$/.test(raw);
+  }
+  return raw;
+}
+
+function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
+  let o = obj;
+  for (const k of path.slice(0, -1)) { o[k] = (o[k] as Record<string, unknown>) ?? {}; o = o[k] as Record<string, unknown>; }
+  o[path[path.length - 1]] = value;
+}
+
+const camel = (s: string) => s.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Parses argv (without node and script). */
+export function parseFlags(argv: string[]): ParsedFlags {
+  const out: ParsedFlags = { config: {}, flags: {}, unimplemented: [], positional: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('-') || arg === '-') { out.positional.push(arg); continue; }
+    const body = arg.replace(/^--?/, '');
+    const eq = body.indexOf('=');
+    const name = eq >= 0 ? body.slice(0, eq) : body;
+    let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
+    const known: { kind: Kind; path?: string[] } | undefined = configFlags[name] ?? (kubeletFlags[name] ? { kind: kubeletFlags[name] } : undefined);
+    const isBool = known ? known.kind === 'bool' : booleanFlags.has(name);
+    if (!known && !unimplementedFlags.has(name) && !booleanFlags.has(name)) throw new FlagError(`unknown flag: --${name}`);
+    if (value === undefined) {
+      if (isBool) value = 'true';
+      else {
+        if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: --${name}`);
+        value = argv[++i];
+      }
+    }
+    if (!known) { out.unimplemented.push(name); continue; }
+    if (known.path) {
+      if (known.kind === 'headers') {
+        const cur = (out.config.staticPodURLHeader as Record<string, string[]>) ?? {};
+        for (const pair of value.split(',')) {
+          const c = pair.indexOf(':');
+          if (c <= 0) throw new FlagError(`invalid argument "${value}" for "--${name}" flag: want "Key:Value"`);
+          (cur[pair.slice(0, c)] ??= []).push(pair.slice(c + 1));
+        }
+        out.config.staticPodURLHeader = cur;
+      } else setPath(out.config, known.path, convert(name, known.kind, value!));
+    } else {
+      (out.flags as Record<string, unknown>)[camel(name)] = convert(name, known.kind, value!);
+    }
+  }
+  return out;
+}
+
+/** The implemented flags, for --help. */
+export function flagHelp(): string {
+  const lines = Object.keys(configFlags).concat(Object.keys(kubeletFlags)).sort().map((f) => `  --${f}`);
+  return `Usage: tskubelet [flags]\n       tskubelet process-runtime --listen unix:///path.sock [--root-dir DIR]\n\nFlags (Go kubelet names):\n${lines.join('\n')}\n\nOther Go kubelet flags are accepted and reported as not implemented.\n`;
+}

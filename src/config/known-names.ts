@@ -1,0 +1,62 @@
+/**
+ * Names the Go kubelet accepts that tskubelet does not implement yet. They are accepted (the
+ * drop-in rule: an existing node's config must start) with one warning each; names upstream does
+ * not know are errors.
+ */
+
+/** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
+export const unimplementedConfigFields = new Set([
+  'enableServer', 'tlsCipherSuites', 'tlsMinVersion', 'rotateCertificates', 'serverTLSBootstrap', 'registryPullQPS',
+  'registryBurst', 'imagePullCredentialsVerificationPolicy', 'preloadedImagesVerificationAllowlist', 'eventRecordQPS',
+  'eventBurst', 'enableContentionProfiling', 'oomScoreAdj', 'clusterDomain', 'clusterDNS', 'streamingConnectionIdleTimeout',
+  'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'imageMinimumGCAge', 'imageMaximumGCAge',
+  'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'volumeStatsAggPeriod', 'kubeletCgroups', 'systemCgroups',
+  'cgroupRoot', 'cgroupsPerQOS', 'cgroupDriver', 'cpuManagerPolicy', 'singleProcessOOMKill', 'cpuManagerPolicyOptions',
+  'cpuManagerReconcilePeriod', 'memoryManagerPolicy', 'topologyManagerPolicy', 'topologyManagerScope',
+  'topologyManagerPolicyOptions', 'qosReserved', 'runtimeRequestTimeout', 'hairpinMode', 'podCIDR', 'podPidsLimit',
+  'resolvConf', 'runOnce', 'cpuCFSQuota', 'cpuCFSQuotaPeriod', 'nodeStatusMaxImages', 'maxOpenFiles', 'contentType',
+  'kubeAPIQPS', 'kubeAPIBurst', 'serializeImagePulls', 'maxParallelImagePulls', 'evictionHard', 'evictionSoft',
+  'evictionSoftGracePeriod', 'evictionPressureTransitionPeriod', 'evictionMaxPodGracePeriod', 'evictionMinimumReclaim',
+  'podsPerCore', 'enableControllerAttachDetach', 'protectKernelDefaults', 'makeIPTablesUtilChains', 'iptablesMasqueradeBit',
+  'iptablesDropBit', 'featureGates', 'failSwapOn', 'memorySwap', 'containerLogMaxSize', 'containerLogMaxFiles',
+  'containerLogMaxWorkers', 'containerLogMonitorInterval', 'configMapAndSecretChangeDetectionStrategy', 'systemReserved',
+  'kubeReserved', 'reservedSystemCPUs', 'showHiddenMetricsForVersion', 'systemReservedCgroup', 'kubeReservedCgroup',
+  'enforceNodeAllocatable', 'allowedUnsafeSysctls', 'volumePluginDir', 'providerID', 'kernelMemcgNotification', 'logging',
+  'enableSystemLogHandler', 'enableSystemLogQuery', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
+  'shutdownGracePeriodByPodPriority', 'crashLoopBackOff', 'reservedMemory', 'enableProfilingHandler', 'enableDebugFlagsHandler',
+  'seccompDefault', 'memoryThrottlingFactor', 'registerWithTaints', 'registerNode', 'tracing', 'localStorageCapacityIsolation',
+  'imageServiceEndpoint', 'failCgroupV1', 'userNamespaces', 'mergeDefaultEvictionSettings', 'authorization',
+]);
+
+/** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
+export const unimplementedFlags = new Set([
+  'kubeconfig', 'bootstrap-kubeconfig', 'cert-dir', 'node-labels', 'register-node', 'register-with-taints', 'register-schedulable',
+  'cloud-provider', 'cloud-config', 'provider-id', 'runtime-cgroups', 'kubelet-cgroups', 'system-cgroups', 'cgroup-root',
+  'cgroup-driver', 'cgroups-per-qos', 'image-gc-high-threshold', 'image-gc-low-threshold', 'image-service-endpoint',
+  'eviction-hard', 'eviction-soft', 'eviction-soft-grace-period', 'eviction-pressure-transition-period', 'eviction-max-pod-grace-period',
+  'eviction-minimum-reclaim', 'fail-swap-on', 'feature-gates', 'kube-reserved', 'system-reserved', 'tls-min-version',
+  'tls-cipher-suites', 'rotate-certificates', 'rotate-server-certificates', 'resolv-conf', 'runtime-request-timeout',
+  'serialize-image-pulls', 'max-open-files', 'cluster-dns', 'cluster-domain', 'node-status-update-frequency',
+  'authentication-token-webhook', 'authentication-token-webhook-cache-ttl', 'authorization-mode',
+  'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl', 'anonymous-auth',
+  'enable-debugging-handlers', 'enable-server', 'event-qps', 'event-burst', 'kube-api-qps', 'kube-api-burst', 'kube-api-content-type',
+  'lock-file', 'exit-on-lock-contention', 'seccomp-default', 'pod-infra-container-image', 'pod-cidr', 'pods-per-core',
+  'pod-max-pids', 'protect-kernel-defaults', 'make-iptables-util-chains', 'hairpin-mode', 'oom-score-adj', 'volume-plugin-dir',
+  'volume-stats-agg-period', 'streaming-connection-idle-timeout', 'node-status-max-images', 'minimum-container-ttl-duration',
+  'maximum-dead-containers', 'maximum-dead-containers-per-container', 'logging-format', 'log-flush-frequency',
+  'log-json-split-stream', 'log-json-info-buffer-size', 'vmodule', 'contention-profiling', 'profiling', 'topology-manager-policy',
+  'cpu-manager-policy', 'memory-manager-policy', 'reserved-cpus', 'container-log-max-size', 'container-log-max-files',
+  'keep-terminated-pod-volumes', 'experimental-allocatable-ignore-eviction', 'local-storage-capacity-isolation',
+  'allowed-unsafe-sysctls', 'enforce-node-allocatable', 'shutdown-grace-period', 'seccomp-profile-root', 'image-credential-provider-config',
+  'image-credential-provider-bin-dir', 'tls-sni-cert-key', 'system-reserved-cgroup', 'kube-reserved-cgroup', 'runonce',
+  'node-labels', 'cpu-cfs-quota', 'cpu-cfs-quota-period', 'registry-qps', 'registry-burst', 'max-parallel-image-pulls',
+]);
+
+/** Flags that take no value (`--flag` means true). */
+export const booleanFlags = new Set([
+  'help', 'version', 'register-node', 'register-schedulable', 'cgroups-per-qos', 'fail-swap-on', 'rotate-certificates',
+  'rotate-server-certificates', 'serialize-image-pulls', 'authentication-token-webhook', 'anonymous-auth',
+  'enable-debugging-handlers', 'enable-server', 'exit-on-lock-contention', 'seccomp-default', 'protect-kernel-defaults',
+  'make-iptables-util-chains', 'contention-profiling', 'profiling', 'keep-terminated-pod-volumes', 'local-storage-capacity-isolation',
+  'log-json-split-stream', 'runonce', 'cpu-cfs-quota', 'experimental-allocatable-ignore-eviction',
+]);

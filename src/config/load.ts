@@ -1,0 +1,116 @@
+/**
+ * Resolves the effective configuration: the config file (YAML/JSON) with the flags on top,
+ * validated by the zod schema, plus the kubelet-only flags (node name, node IP, root dir).
+ * Precedence is upstream's: flags over file over defaults. Note the upstream quirk kept here:
+ * `--read-only-port` defaults to 10255 as a flag, but to 0 (disabled) in a config file.
+ */
+import { readFile, access, constants } from 'node:fs/promises';
+import { hostname, networkInterfaces, homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { parseDuration } from '../lib/duration.js';
+import { messageOf } from '../lib/errors.js';
+import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
+import { unimplementedConfigFields } from './known-names.js';
+import type { ParsedFlags } from './flags.js';
+
+/** A configuration error: start-up stops with this message and exit code 1. */
+export class ConfigError extends Error {}
+
+/** Everything main needs to run. */
+export interface ResolvedConfig {
+  kc: KubeletConfiguration;
+  nodeName: string;
+  nodeIP: string;
+  rootDir: string;
+  podLogsDir: string;
+  verbosity: number;
+  fileCheckFrequencyMs: number;
+  httpCheckFrequencyMs: number;
+  syncFrequencyMs: number;
+  /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
+  warnings: string[];
+}
+
+function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const cur = out[k];
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur) ? deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>) : v;
+  }
+  return out;
+}
+
+/** The first non-internal IPv4 address of the host, else 127.0.0.1. */
+export function defaultNodeIP(): string {
+  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '127.0.0.1';
+}
+
+async function writable(dir: string): Promise<boolean> {
+  let d = dir;
+  for (;;) {
+    try { await access(d, constants.W_OK); return true; } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+      const up = dirname(d);
+      if (up === d) return false;
+      d = up;
+    }
+  }
+}
+
+/** Reads and validates the file and flags. */
+export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
+  const warnings: string[] = [];
+  let file: Record<string, unknown> = {};
+  let configDir = process.cwd();
+  if (parsed.flags.config) {
+    const path = resolve(parsed.flags.config);
+    configDir = dirname(path);
+    let text: string;
+    try { text = await readFile(path, 'utf8'); } catch (err) { throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`); }
+    let obj: unknown;
+    try { obj = parseYaml(text); } catch (err) { throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`); }
+    if (obj === null || obj === undefined) obj = {};
+    if (typeof obj !== 'object' || Array.isArray(obj)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
+    file = obj as Record<string, unknown>;
+    const known = kubeletConfigSchema.shape;
+    for (const key of Object.keys(file)) {
+      if (key in known) continue;
+      if (unimplementedConfigFields.has(key)) { warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`); delete file[key]; continue; }
+      throw new ConfigError(`kubelet config file "${path}": unknown field "${key}"`);
+    }
+    // Relative paths in the file are relative to the file (as upstream resolves them).
+    for (const k of ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'podLogsDir'] as const) {
+      if (typeof file[k] === 'string' && file[k] && !(file[k] as string).startsWith('/')) file[k] = join(configDir, file[k] as string);
+    }
+    const auth = file.authentication as { x509?: { clientCAFile?: string } } | undefined;
+    if (auth?.x509?.clientCAFile && !auth.x509.clientCAFile.startsWith('/')) auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
+  } else if (parsed.config.readOnlyPort === undefined) {
+    file.readOnlyPort = 10255;
+  }
+  for (const f of parsed.unimplemented) warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
+  const merged = deepMerge(file, parsed.config);
+  const res = kubeletConfigSchema.safeParse(merged);
+  if (!res.success) {
+    const i = res.error.issues[0];
+    const field = i.path.join('.');
+    if (i.code === 'unrecognized_keys') throw new ConfigError(`unknown field "${[field, ...i.keys].filter(Boolean).join('.')}"`);
+    throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
+  }
+  const kc = res.data;
+  const isRoot = process.getuid?.() === 0;
+  let rootDir = parsed.flags.rootDir ? resolve(parsed.flags.rootDir) : '/var/lib/kubelet';
+  let podLogsDir = kc.podLogsDir;
+  if (!isRoot) {
+    const base = join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'tskubelet');
+    if (!parsed.flags.rootDir && !(await writable(rootDir))) { rootDir = join(base, 'root'); warnings.push(`not running as root: using root dir ${rootDir} instead of /var/lib/kubelet`); }
+    if (podLogsDir === '/var/log/pods' && !(await writable(podLogsDir))) { podLogsDir = join(base, 'pods'); warnings.push(`not running as root: writing pod logs to ${podLogsDir} instead of /var/log/pods`); }
+  }
+  const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
+  return {
+    kc, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
+    fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
+    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings,
+  };
+}

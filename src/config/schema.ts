@@ -1,0 +1,40 @@
+/**
+ * KubeletConfiguration (kubelet.config.k8s.io/v1beta1) as a zod schema: the fields tskubelet
+ * implements, with upstream names and defaults. Durations are Go duration strings.
+ */
+import { z } from 'zod';
+import { parseDuration } from '../lib/duration.js';
+
+const duration = z.string().refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, { message: 'must be a Go duration such as "20s" or "1m0s"' });
+const port = z.number().int().min(0).max(65535);
+
+/** The implemented fields (strict: unknown names are checked against known-names.ts first). */
+export const kubeletConfigSchema = z.object({
+  apiVersion: z.literal('kubelet.config.k8s.io/v1beta1').optional(),
+  kind: z.literal('KubeletConfiguration').optional(),
+  staticPodPath: z.string().optional(),
+  staticPodURL: z.string().url().optional(),
+  staticPodURLHeader: z.record(z.string(), z.array(z.string())).default({}),
+  fileCheckFrequency: duration.default('20s'),
+  httpCheckFrequency: duration.default('20s'),
+  syncFrequency: duration.default('1m0s'),
+  address: z.string().default('0.0.0.0'),
+  port: port.default(10250),
+  readOnlyPort: port.default(0),
+  healthzPort: port.default(10248),
+  healthzBindAddress: z.string().default('127.0.0.1'),
+  tlsCertFile: z.string().optional(),
+  tlsPrivateKeyFile: z.string().optional(),
+  authentication: z.object({
+    x509: z.object({ clientCAFile: z.string().optional() }).strict().default({}),
+    webhook: z.object({ enabled: z.boolean().optional(), cacheTTL: duration.optional() }).strict().default({}),
+    anonymous: z.object({ enabled: z.boolean().default(false) }).strict().default({ enabled: false }),
+  }).strict().default({ x509: {}, webhook: {}, anonymous: { enabled: false } }),
+  podLogsDir: z.string().default('/var/log/pods'),
+  maxPods: z.number().int().min(1).default(110),
+  containerRuntimeEndpoint: z.string().default(''),
+  enableDebuggingHandlers: z.boolean().default(true),
+}).strict();
+
+/** The parsed configuration with defaults applied. */
+export type KubeletConfiguration = z.infer<typeof kubeletConfigSchema>;

@@ -1,0 +1,101 @@
+/**
+ * The tskubelet command: 1. parse flags (Go kubelet names); 2. load and validate the config
+ * file, flags over file; 3. prepare TLS (local CA + admin cert in standalone mode); 4. compose
+ * and start the agent; 5. start the servers (10250, 10255, 10248); 6. stop cleanly on
+ * SIGINT/SIGTERM. `tskubelet process-runtime` runs the embedded runtime as a CRI daemon.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseFlags, flagHelp, FlagError } from './config/flags.js';
+import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
+import { createLogger } from './lib/logger.js';
+import { realClock } from './lib/clock.js';
+import { messageOf } from './lib/errors.js';
+import { composeAgent } from './agent/compose.js';
+import { ensureLocalPki } from './server/pki.js';
+import { buildHealthzServer, buildReadOnlyServer, buildSecureServer } from './server/servers.js';
+import { x509Authenticator } from './server/authn/x509.js';
+import { alwaysAllow } from './server/authz/authorizer.js';
+import type { KubeletHost } from './routes/host.js';
+import type { AgentHost } from './agent/host.js';
+import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
+import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
+
+// Compile-time check that the agent's host view fits the routes' interface.
+const _hostFits = (h: AgentHost): KubeletHost => h;
+void _hostFits;
+
+async function processRuntimeMain(argv: string[]): Promise<number> {
+  const args = new Map<string, string>();
+  for (let i = 0; i < argv.length; i++) {
+    const [k, v] = argv[i].replace(/^--/, '').split('=', 2);
+    args.set(k, v ?? argv[++i]);
+  }
+  const listen = args.get('listen');
+  if (!listen) { process.stderr.write('error: --listen unix:///path.sock is required\n'); return 1; }
+  const logger = createLogger({ verbosity: Number(args.get('v') ?? 0) });
+  const stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
+  await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+  await stop();
+  return 0;
+}
+
+/** Runs the CLI; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'process-runtime') return processRuntimeMain(argv.slice(1));
+  let parsed;
+  try { parsed = parseFlags(argv); } catch (err) {
+    if (err instanceof FlagError) { process.stderr.write(`error: ${err.message}\n${flagHelp()}`); return 1; }
+    throw err;
+  }
+  if (parsed.flags.help) { process.stdout.write(flagHelp()); return 0; }
+  if (parsed.flags.version) { process.stdout.write(`Kubernetes ${KUBERNETES_VERSION} (tskubelet ${TSKUBELET_VERSION})\n`); return 0; }
+  let cfg;
+  try { cfg = await loadConfig(parsed); } catch (err) {
+    if (err instanceof ConfigError) { process.stderr.write(`error: ${err.message}\n`); return 1; }
+    throw err;
+  }
+  const logger = createLogger({ verbosity: cfg.verbosity });
+  for (const w of cfg.warnings) logger.warn(w);
+  const kc = cfg.kc;
+
+  const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || !kc.authentication.x509.clientCAFile;
+  const pki = needPki ? await ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] }) : undefined;
+  const certFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert;
+  const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
+  const clientCA = kc.authentication.x509.clientCAFile ?? pki!.caCert;
+
+  const agent = composeAgent({
+    nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, staticPodPath: kc.staticPodPath,
+    staticPodURL: kc.staticPodURL, staticPodURLHeader: kc.staticPodURLHeader, fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+    httpCheckFrequencyMs: cfg.httpCheckFrequencyMs, syncFrequencyMs: cfg.syncFrequencyMs, containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
+    version: TSKUBELET_VERSION,
+  }, { logger, clock: realClock });
+  try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
+
+  const host: KubeletHost = agent.host;
+  const servers = [];
+  try {
+    const secure = await buildSecureServer({
+      host, logger, tls: { key: await readFile(keyFile), cert: await readFile(certFile), ca: await readFile(clientCA) },
+      authenticator: x509Authenticator, authorizer: alwaysAllow, enableDebuggingHandlers: kc.enableDebuggingHandlers,
+    });
+    await secure.listen({ port: kc.port, host: kc.address });
+    servers.push(secure);
+    if (kc.readOnlyPort > 0) { const ro = await buildReadOnlyServer({ host, logger }); await ro.listen({ port: kc.readOnlyPort, host: kc.address }); servers.push(ro); }
+    if (kc.healthzPort > 0) { const hz = await buildHealthzServer({ host, logger }); await hz.listen({ port: kc.healthzPort, host: kc.healthzBindAddress }); servers.push(hz); }
+  } catch (err) {
+    logger.error(`failed to start servers: ${messageOf(err)}`);
+    await agent.stop();
+    return 1;
+  }
+  logger.info({ node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath }, 'tskubelet started');
+  if (pki && !kc.authentication.x509.clientCAFile) {
+    logger.info(`standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`);
+  }
+  await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+  logger.info('shutting down');
+  await Promise.all(servers.map((s) => s.close()));
+  await agent.stop();
+  return 0;
+}

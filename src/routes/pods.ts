@@ -1,0 +1,27 @@
+/** GET /pods: the pods the kubelet wants, as a v1 PodList. */
+import type { FastifyInstance } from 'fastify';
+import type { PodList } from '../api/types.js';
+import { methodNotAllowed } from '../server/status-errors.js';
+import type { KubeletHost } from './host.js';
+
+/** Registers /pods (and /pods/). */
+export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
+  for (const url of ['/pods', '/pods/']) {
+    app.get(url, async (_req, reply) => {
+      const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: opts.host.getPods() };
+      return reply.type('application/json').send(JSON.stringify(body));
+    });
+    methodNotAllowed(app, url, ['GET']);
+  }
+}
+
+/** GET /runningpods/: the pods as the container runtime has them. */
+export async function runningPodsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
+  for (const url of ['/runningpods', '/runningpods/']) {
+    app.get(url, async (_req, reply) => {
+      const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await opts.host.getRunningPods() };
+      return reply.type('application/json').send(JSON.stringify(body));
+    });
+    methodNotAllowed(app, url, ['GET']);
+  }
+}

@@ -1,0 +1,33 @@
+/** The one mapping from errors to HTTP: a Kubernetes Status body with the right code. */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { Status } from '../api/types.js';
+import { KubeletError, httpStatusOf, statusReasonOf, type ErrorCode } from '../lib/errors.js';
+
+/** A Failure Status body. */
+export function statusBody(code: ErrorCode, message: string): Status {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: statusReasonOf[code], code: httpStatusOf[code] };
+}
+
+/** Sends a Failure Status. */
+export function sendStatus(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+  return reply.code(httpStatusOf[code]).type('application/json').send(statusBody(code, message));
+}
+
+/** Installs the error and not-found handlers on an app. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | KubeletError, req, reply) => {
+    if (err instanceof KubeletError) return sendStatus(reply, err.code, err.message);
+    if ((err as FastifyError).validation) return sendStatus(reply, 'BadRequest', err.message);
+    const sc = (err as FastifyError).statusCode;
+    if (sc && sc >= 400 && sc < 500) return sendStatus(reply, sc === 404 ? 'NotFound' : sc === 405 ? 'MethodNotAllowed' : 'BadRequest', err.message);
+    req.log.error({ err: err.message }, 'request failed');
+    return sendStatus(reply, 'Internal', err.message);
+  });
+  app.setNotFoundHandler((req, reply) => sendStatus(reply, 'NotFound', `the server could not find the requested resource (${req.method} ${req.url.split('?')[0]})`));
+}
+
+/** Answers 405 with an Allow header for every method of `path` not in `allowed`. */
+export function methodNotAllowed(app: FastifyInstance, path: string, allowed: string[]): void {
+  const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
+  app.route({ method: others as never, url: path, handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`) });
+}
