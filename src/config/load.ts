@@ -85,7 +85,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       if (typeof file[k] === 'string' && file[k] && !(file[k] as string).startsWith('/')) file[k] = join(configDir, file[k] as string);
     }
     const auth = file.authentication as { x509?: { clientCAFile?: string } } | undefined;
-    if (auth?.x509?.clientCAFile && !auth.x509.clientCAFile.startsWith('/')) auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
+    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/')) auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
   } else if (parsed.config.readOnlyPort === undefined) {
     file.readOnlyPort = 10255;
   }

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseFlags, FlagError } from '../../src/config/flags.js';
+import { loadConfig, ConfigError } from '../../src/config/load.js';
+import { parseDuration, formatDuration } from '../../src/lib/duration.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-cfg-'));
+const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+
+describe('flags', () => {
+  it('parses Go kubelet flag syntax', () => {
+    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on']);
+    expect(p.config).toEqual({ staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] } });
+    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3 });
+    expect(p.unimplemented).toEqual(['cgroup-driver', 'fail-swap-on']);
+  });
+  it('rejects unknown flags and bad values', () => {
+    expect(() => parseFlags(['--no-such-flag'])).toThrow(FlagError);
+    expect(() => parseFlags(['--port=abc'])).toThrow(/invalid argument "abc" for "--port"/);
+    expect(() => parseFlags(['--port'])).toThrow(/needs an argument/);
+  });
+});
+
+describe('loadConfig', () => {
+  it('uses upstream defaults; flags override the file', async () => {
+    const f = file('a.yaml', 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: 11000\nsyncFrequency: 30s\nstaticPodPath: manifests\n');
+    const c = await loadConfig(parseFlags(['--config', f, '--port=12000']));
+    expect(c.kc.port).toBe(12000);
+    expect(c.syncFrequencyMs).toBe(30_000);
+    expect(c.fileCheckFrequencyMs).toBe(20_000);
+    expect(c.kc.healthzPort).toBe(10248);
+    expect(c.kc.readOnlyPort).toBe(0);
+    expect(c.kc.staticPodPath).toBe(join(dir, 'manifests'));
+  });
+  it('defaults the read-only port to 10255 without a config file (flag default)', async () => {
+    expect((await loadConfig(parseFlags([]))).kc.readOnlyPort).toBe(10255);
+  });
+  it('accepts known upstream fields it does not implement, with a warning', async () => {
+    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'cgroupDriver: systemd\nclusterDNS: [10.0.0.10]\n')]));
+    expect(c.warnings.join('\n')).toMatch(/"cgroupDriver" is accepted but not implemented/);
+  });
+  const bad: [string, RegExp][] = [
+    ['bogusField: 1\n', /unknown field "bogusField"/],
+    ['port: 99999\n', /invalid value for field "port"/],
+    ['syncFrequency: soon\n', /invalid value for field "syncFrequency": must be a Go duration/],
+    ['authentication: {x509: {clientCAFile: 3}}\n', /authentication.x509.clientCAFile/],
+    ['authentication: {x509: {nope: 1}}\n', /unknown field "authentication.x509.nope"/],
+    ['port: [\n', /failed to decode/],
+  ];
+  for (const [text, re] of bad) {
+    it(`rejects ${JSON.stringify(text.trim())}`, async () => {
+      await expect(loadConfig(parseFlags(['--config', file(`bad-${Math.random()}.yaml`, text)]))).rejects.toThrow(re);
+      await expect(loadConfig(parseFlags(['--config', file(`bad-${Math.random()}.yaml`, text)]))).rejects.toBeInstanceOf(ConfigError);
+    });
+  }
+});
+
+describe('durations', () => {
+  it('parses and formats Go durations', () => {
+    expect(parseDuration('1m30s')).toBe(90_000);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('1h')).toBe(3_600_000);
+    expect(parseDuration('10')).toBeUndefined();
+    expect(formatDuration(10_000)).toBe('10s');
+    expect(formatDuration(80_000)).toBe('1m20s');
+    expect(formatDuration(300_000)).toBe('5m0s');
+  });
+});

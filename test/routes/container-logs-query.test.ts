@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { parseLogQuery } from '../../src/routes/container-logs-query.js';
+import { KubeletError } from '../../src/lib/errors.js';
+
+const NOW = 1_700_000_000_000_000_000n;
+const err = (q: Record<string, string>) => { try { parseLogQuery(q, NOW); return undefined; } catch (e) { return e as KubeletError; } };
+
+describe('parseLogQuery', () => {
+  const ok: [Record<string, string>, object][] = [
+    [{}, {}],
+    [{ follow: 'true', timestamps: '1', previous: 'false' }, { follow: true, timestamps: true, previous: false }],
+    [{ tailLines: '5' }, { tailLines: 5 }],
+    [{ tail: '7' }, { tailLines: 7 }],
+    [{ tail: 'all', tailLines: '3' }, {}],
+    [{ limitBytes: '10' }, { limitBytes: 10 }],
+    [{ sinceSeconds: '10' }, { sinceNs: NOW - 10_000_000_000n }],
+    [{ sinceTime: '2023-11-14T22:13:20Z' }, { sinceNs: 1_700_000_000_000_000_000n }],
+  ];
+  for (const [q, want] of ok) it(`accepts ${JSON.stringify(q)}`, () => expect(parseLogQuery(q, NOW)).toEqual(want));
+  const bad: [Record<string, string>, string, number][] = [
+    [{ follow: 'yes' }, 'Unable to decode query.', 400],
+    [{ tailLines: 'x' }, 'Unable to decode query.', 400],
+    [{ sinceTime: 'yesterday' }, 'Unable to decode query.', 400],
+    [{ tailLines: '-1' }, 'tailLines', 422],
+    [{ limitBytes: '0' }, 'limitBytes', 422],
+    [{ sinceSeconds: '0' }, 'sinceSeconds', 422],
+    [{ sinceSeconds: '5', sinceTime: '2023-11-14T22:13:20Z' }, 'at most one of `sinceTime` or `sinceSeconds`', 422],
+  ];
+  for (const [q, msg, code] of bad) {
+    it(`rejects ${JSON.stringify(q)} with ${code}`, () => {
+      const e = err(q);
+      expect(e).toBeInstanceOf(KubeletError);
+      expect(e!.code).toBe(code === 400 ? 'BadRequest' : 'Invalid');
+      expect(e!.message).toContain(msg);
+    });
+  }
+});
