@@ -10,7 +10,6 @@ import type { Clock } from '../lib/clock.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
 import type { RuntimeManager } from './runtime/runtime-manager.js';
-import { containerInstances } from './runtime/pod-runtime-status.js';
 import { readLogs } from './runtime/logs/read-logs.js';
 import type { SyncLoop } from './sync/sync-loop.js';
 import type { GenericPleg } from './pleg/generic-pleg.js';
@@ -56,14 +55,26 @@ export function createAgentHost(d: AgentHostDeps) {
       if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
       const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
       if (!all.some((c) => c.name === req.containerName)) throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
-      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
-      const inst = containerInstances(rs, req.containerName);
-      const target = req.options.previous ? inst[1] : inst[0];
-      if (!target) {
-        if (req.options.previous) throw badRequest(`previous terminated container "${req.containerName}" in pod "${req.podName}" not found`);
-        const waiting = d.statusManager.get(pod.metadata.uid!)?.containerStatuses?.find((c) => c.name === req.containerName)?.state.waiting?.reason ?? 'ContainerCreating';
-        throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is waiting to start: ${waiting}`);
+      // Which instance: upstream validateContainerLogStatus, over the API status.
+      const st = d.statusManager.get(pod.metadata.uid!);
+      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])].find((c) => c.name === req.containerName);
+      const last = cs?.lastState.terminated;
+      let cid: string | undefined;
+      if (req.options.previous) {
+        if (!last?.containerID) throw badRequest(`previous terminated container "${req.containerName}" in pod "${req.podName}" not found`);
+        cid = last.containerID;
+      } else if (cs?.state.running) cid = cs.containerID;
+      else if (cs?.state.terminated) cid = cs.state.terminated.containerID || last?.containerID;
+      else if (last) cid = last.containerID;
+      else {
+        const reason = cs?.state.waiting?.reason ?? 'ContainerCreating';
+        const why = reason === 'ErrImagePull' ? 'image can\'t be pulled' : reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason;
+        throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is waiting to start: ${why}`);
       }
+      if (!cid) throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is terminated`);
+      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+      const target = rs.containers.find((c) => cid!.endsWith(`://${c.id}`));
+      if (!target) throw badRequest(`container "${req.containerName}" in pod "${req.podName}": instance ${cid} is no longer present`);
       const isRunning = async () => {
         const now = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
         return now.containers.some((c) => c.id === target.id && c.state === 'running');

@@ -1,0 +1,68 @@
+/** Helpers for end-to-end tests: the real tskubelet CLI as a child process, real HTTPS clients. */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import http from 'node:http';
+import { join } from 'node:path';
+
+export const repoRoot = join(import.meta.dirname, '..', '..');
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
+}
+
+/** Polls `fn` until it returns a truthy value. */
+export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try { const v = await fn(); if (v) return v; } catch (err) { last = err; }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A running kubelet. */
+export interface Kubelet { proc: ChildProcess; output: () => string; stop: () => Promise<number | null> }
+
+/** Starts the built CLI with `args`. */
+export function startKubelet(args: string[]): Kubelet {
+  const proc = spawn(process.execPath, [join(repoRoot, 'bin', 'tskubelet.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (d) => { out += d; });
+  proc.stderr!.on('data', (d) => { out += d; });
+  return {
+    proc,
+    output: () => out,
+    stop: () => new Promise((resolve) => { if (proc.exitCode !== null) return resolve(proc.exitCode); proc.once('exit', (c) => resolve(c)); proc.kill('SIGTERM'); }),
+  };
+}
+
+/** Runs the CLI to completion. */
+export function runKubelet(args: string[]): Promise<{ code: number | null; output: string }> {
+  const k = startKubelet(args);
+  return new Promise((resolve) => k.proc.once('exit', (code) => resolve({ code, output: k.output() })));
+}
+
+/** A plain HTTP GET. */
+export function httpGet(url: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b, headers: res.headers })); }).on('error', reject);
+  });
+}
+
+/** An HTTPS GET with optional client certificate, trusting `ca`. */
+export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: string }): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    https.get(url, { ca: readFileSync(opts.ca), cert: opts.cert ? readFileSync(opts.cert) : undefined, key: opts.key ? readFileSync(opts.key) : undefined }, (res) => {
+      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+    }).on('error', reject);
+  });
+}
+
+/** Number of live processes whose command line contains `marker`. */
+export function countProcesses(marker: string): number {
+  try { return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).length; } catch { return 0; }
+}

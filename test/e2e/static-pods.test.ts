@@ -1,0 +1,173 @@
+/**
+ * End to end: the real CLI with the embedded process runtime, real processes, real TLS.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, PodList } from '../../src/api/types.js';
+import { countProcesses, freePort, httpGet, httpsGet, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
+
+const tag = `e2e${process.pid}`;
+const dir = mkdtempSync(join(tmpdir(), 'tsk-e2e-'));
+const manifests = join(dir, 'manifests');
+const root = join(dir, 'root');
+mkdirSync(manifests);
+let ports: { port: number; ro: number; hz: number };
+let kubelet: Kubelet;
+const node = 'e2e-node';
+
+const loopPod = (name: string, marker: string, extra = '') => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  terminationGracePeriodSeconds: 3
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "trap 'echo got TERM; exit 0' TERM; i=0; while true; do echo ${marker} line $i ${extra}; i=$((i+1)); sleep 0.2; done"]
+`;
+
+async function pods(): Promise<Pod[]> {
+  const r = await httpGet(`http://127.0.0.1:${ports.ro}/pods`);
+  return (JSON.parse(r.body) as PodList).items;
+}
+const podNamed = async (n: string) => (await pods()).find((p) => p.metadata.name === `${n}-${node}`);
+const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
+const args = () => ['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node, '--node-ip', '127.0.0.1', '--file-check-frequency', '1s'];
+
+beforeAll(async () => {
+  ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+  writeFileSync(join(manifests, 'loop.yaml'), loopPod('loop', `${tag}-loop`));
+  writeFileSync(join(manifests, 'crash.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`);
+  writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n');
+  writeFileSync(join(manifests, '.hidden.yaml'), loopPod('hidden', `${tag}-hidden`));
+  kubelet = startKubelet(args());
+  await until(async () => (await podNamed('loop'))?.status?.phase === 'Running', 20_000, 'loop pod Running');
+}, 30_000);
+
+afterAll(async () => {
+  await kubelet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('static pods on the process runtime', () => {
+  it('lists static pods Running on the read-only port with upstream status fields', async () => {
+    const p = (await podNamed('loop'))!;
+    expect(p.metadata.annotations).toMatchObject({ 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': p.metadata.uid });
+    expect(p.spec.nodeName).toBe(node);
+    const cs = p.status!.containerStatuses![0];
+    expect(cs).toMatchObject({ name: 'main', ready: true, started: true, restartCount: 0 });
+    expect(cs.state.running?.startedAt).toMatch(/Z$/);
+    expect(cs.containerID).toMatch(/^process:\/\/[0-9a-f]{64}$/);
+    expect(p.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
+    expect(p.status!.podIP).toBe('127.0.0.1');
+    expect(countProcesses(`${tag}-loop`)).toBe(1);
+  });
+
+  it('reports a broken manifest with its file and keeps the others running; hidden files are ignored', async () => {
+    expect(kubelet.output()).toMatch(/broken\.yaml.*spec\.containers\.0\.image/);
+    expect(await podNamed('broken')).toBeUndefined();
+    expect(await podNamed('hidden')).toBeUndefined();
+  });
+
+  it('answers 401 on 10250 without a client certificate, 200 with the admin certificate', async () => {
+    const { ca } = pki();
+    expect((await httpsGet(`https://127.0.0.1:${ports.port}/pods`, { ca })).status).toBe(401);
+    const ok = await httpsGet(`https://127.0.0.1:${ports.port}/pods`, pki());
+    expect(ok.status).toBe(200);
+    expect((JSON.parse(ok.body) as PodList).items.map((p) => p.metadata.name)).toContain(`loop-${node}`);
+  });
+
+  it('serves container logs over 10250 with tailLines, timestamps and limitBytes', async () => {
+    const base = `https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main`;
+    await until(async () => (await httpsGet(`${base}`, pki())).body.split('\n').length > 4, 10_000, 'some log lines');
+    const tail = await httpsGet(`${base}?tailLines=2`, pki());
+    expect(tail.status).toBe(200);
+    const lines = tail.body.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^${tag}-loop line \\d+`));
+    const ts = await httpsGet(`${base}?tailLines=1&timestamps=true`, pki());
+    expect(ts.body).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z ${tag}-loop line`));
+    expect((await httpsGet(`${base}?limitBytes=5`, pki())).body).toBe(`${tag}`.slice(0, 5));
+  });
+
+  it('answers log errors with Status JSON and the upstream codes', async () => {
+    const url = (p: string) => `https://127.0.0.1:${ports.port}/containerLogs/${p}`;
+    const cases: [string, number, string][] = [
+      [`default/nope-${node}/main`, 404, 'NotFound'],
+      [`default/loop-${node}/nope`, 404, 'NotFound'],
+      [`default/loop-${node}/main?tailLines=abc`, 400, 'BadRequest'],
+      [`default/loop-${node}/main?limitBytes=0`, 422, 'Invalid'],
+      [`default/loop-${node}/main?sinceSeconds=1&sinceTime=2024-01-01T00:00:00Z`, 422, 'Invalid'],
+      [`default/..%2F..%2Fetc/main`, 400, 'BadRequest'],
+    ];
+    for (const [p, code, reason] of cases) {
+      const r = await httpsGet(url(p), pki());
+      expect(r.status, p).toBe(code);
+      expect(JSON.parse(r.body), p).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason });
+    }
+  });
+
+  it('shows CrashLoopBackOff with growing delays for a container that exits non-zero', async () => {
+    const p = await until(async () => {
+      const x = await podNamed('crash');
+      const s = x?.status?.containerStatuses?.[0];
+      return s?.state.waiting?.reason === 'CrashLoopBackOff' && s.restartCount >= 2 ? x : undefined;
+    }, 25_000, 'CrashLoopBackOff');
+    const s = p.status!.containerStatuses![0];
+    expect(s.state.waiting!.message).toMatch(/^back-off (10|20)s restarting failed container=c pod=crash-e2e-node_default\(/);
+    expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(p.status!.phase).toBe('Running');
+    const prev = await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/crash-${node}/c?previous=true`, pki());
+    expect(prev.body).toBe('crashing\n');
+  }, 30_000);
+
+  it('restarts a pod with the new spec when its manifest is edited', async () => {
+    const before = (await podNamed('loop'))!.metadata.uid;
+    writeFileSync(join(manifests, 'loop.yaml'), loopPod('loop', `${tag}-loop`, 'v2'));
+    const after = await until(async () => { const p = await podNamed('loop'); return p && p.metadata.uid !== before && p.status?.phase === 'Running' ? p : undefined; }, 15_000, 'new loop pod');
+    await until(async () => (await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main?tailLines=1`, pki())).body.includes('v2'), 10_000, 'v2 output');
+    await until(() => countProcesses(`${tag}-loop`) === 1, 10_000, 'one loop process');
+    expect(after.metadata.uid).not.toBe(before);
+  });
+
+  it('keeps exactly one set of processes across a kubelet restart', async () => {
+    const code = await kubelet.stop();
+    expect(code).toBe(0);
+    expect(countProcesses(`${tag}-loop`)).toBe(0);
+    kubelet = startKubelet(args());
+    await until(async () => (await podNamed('loop').catch(() => undefined))?.status?.phase === 'Running', 20_000, 'loop Running again');
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(countProcesses(`${tag}-loop`)).toBe(1);
+  }, 40_000);
+
+  it('stops a pod within its grace period when its manifest is deleted', async () => {
+    rmSync(join(manifests, 'loop.yaml'));
+    const t0 = Date.now();
+    await until(() => countProcesses(`${tag}-loop`) === 0, 10_000, 'loop processes gone');
+    expect(Date.now() - t0).toBeLessThan(3000 + 2000 + 1000);
+    await until(async () => !(await podNamed('loop')), 5000, 'pod gone from /pods');
+  });
+
+  it('answers healthz on the healthz port', async () => {
+    const r = await httpGet(`http://127.0.0.1:${ports.hz}/healthz?verbose`);
+    expect(r.status).toBe(200);
+    expect(r.body).toContain('[+]syncloop ok');
+  });
+});
+
+describe('start-up errors', () => {
+  it('exits 1 naming the field for an invalid config file', async () => {
+    const f = join(dir, 'bad.yaml');
+    writeFileSync(f, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nsyncFrequency: often\n');
+    const r = await runKubelet(['--config', f]);
+    expect(r.code).toBe(1);
+    expect(r.output).toMatch(/invalid value for field "syncFrequency"/);
+  });
+  it('exits 1 for an unknown flag', async () => {
+    const r = await runKubelet(['--definitely-not-a-flag']);
+    expect(r.code).toBe(1);
+    expect(r.output).toMatch(/unknown flag: --definitely-not-a-flag/);
+  });
+});
