@@ -38,6 +38,7 @@ export function createAgentHost(d: AgentHostDeps) {
   return {
     nodeName: d.nodeName,
     getPods: (): Pod[] => d.podManager.getPods().map(withStatus),
+    podsVersion: (): string => `${d.podManager.generation}.${d.statusManager.generation}`,
     getPodByName: (ns: string, name: string): Pod | undefined => {
       const p = d.podManager.getPodByName(ns, name);
       return p && withStatus(p);

@@ -17,6 +17,8 @@ export interface KubeletHost {
   readonly nodeName: string;
   /** The pods the kubelet wants, with their latest status. */
   getPods(): Pod[];
+  /** Changes whenever `getPods()` would answer differently; lets callers cache what they derive. */
+  podsVersion(): string;
   /** One desired pod by namespace and name. */
   getPodByName(namespace: string, name: string): Pod | undefined;
   /** Pods as the container runtime has them. May block on the runtime. */

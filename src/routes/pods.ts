@@ -6,11 +6,18 @@ import type { KubeletHost } from './host.js';
 
 /** Registers /pods (and /pods/). */
 export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  for (const url of ['/pods', '/pods/']) {
-    app.get(url, async (_req, reply) => {
+  // The serialized list is cached until the host says the pods changed.
+  let cache: { version: string; json: string } | undefined;
+  const podListJson = (): string => {
+    const version = opts.host.podsVersion();
+    if (cache?.version !== version) {
       const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: opts.host.getPods() };
-      return reply.type('application/json').send(JSON.stringify(body));
-    });
+      cache = { version, json: JSON.stringify(body) };
+    }
+    return cache.json;
+  };
+  for (const url of ['/pods', '/pods/']) {
+    app.get(url, async (_req, reply) => reply.type('application/json').send(podListJson()));
     methodNotAllowed(app, url, ['GET']);
   }
 }

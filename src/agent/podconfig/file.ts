@@ -13,6 +13,8 @@ import type { Clock } from '../../lib/clock.js';
 import { decodeManifests } from './decode.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
+/** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
+const WATCH_SETTLE_MS = 30;
 
 /** What the file source needs. */
 export interface FileSourceDeps { path: string; nodeName: string; periodMs: number; logger: Logger; clock: Clock }
@@ -41,7 +43,7 @@ export class FileSource implements PodSource {
     const tryWatch = () => {
       if (watcher) return;
       try {
-        watcher = watch(this.deps.path, { persistent: false }, () => schedule(100));
+        watcher = watch(this.deps.path, { persistent: false }, () => schedule(WATCH_SETTLE_MS));
         watcher.on('error', () => { watcher?.close(); watcher = undefined; });
       } catch { /* path missing: the periodic check retries */ }
     };

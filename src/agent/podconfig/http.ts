@@ -52,8 +52,9 @@ export class HttpSource implements PodSource {
     }
     if (body === this.lastBody) return undefined;
     const r = decodeManifests(body, this.deps.url);
-    if (r.errors.length) { this.report(`invalid manifest from URL: ${r.errors.join('; ')}`); if (!r.pods.length) return undefined; }
-    else this.lastError = undefined;
+    // As upstream: a response with any invalid pod is rejected whole; the last good set stays.
+    if (r.errors.length) { this.report(`invalid manifest from URL: ${r.errors.join('; ')}`); return undefined; }
+    this.lastError = undefined;
     this.lastBody = body;
     return r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }));
   }

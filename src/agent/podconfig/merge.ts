@@ -5,7 +5,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import { ConfigSeenAnnotation, ConfigSourceAnnotation } from './types.js';
-import { stableJson } from './static-pod.js';
+import { deepEqual } from '../../lib/deep-equal.js';
 
 /** The outcome of merging one snapshot. */
 export interface MergeResult {
@@ -24,9 +24,9 @@ function annotationsWithoutSeen(p: Pod): Record<string, string> {
 
 /** True when the change needs the pod to be synced again (spec, labels, annotations, deletion). */
 function needsUpdate(oldPod: Pod, newPod: Pod): boolean {
-  return stableJson(oldPod.spec) !== stableJson(newPod.spec)
-    || stableJson(oldPod.metadata.labels ?? {}) !== stableJson(newPod.metadata.labels ?? {})
-    || stableJson(annotationsWithoutSeen(oldPod)) !== stableJson(annotationsWithoutSeen(newPod))
+  return !deepEqual(oldPod.spec, newPod.spec)
+    || !deepEqual(oldPod.metadata.labels ?? {}, newPod.metadata.labels ?? {})
+    || !deepEqual(annotationsWithoutSeen(oldPod), annotationsWithoutSeen(newPod))
     || oldPod.metadata.deletionTimestamp !== newPod.metadata.deletionTimestamp
     || oldPod.metadata.deletionGracePeriodSeconds !== newPod.metadata.deletionGracePeriodSeconds;
 }
@@ -61,7 +61,7 @@ export function mergeSnapshot(previous: ReadonlyMap<string, Pod>, snapshot: Pod[
     } else if (needsUpdate(old, annotated)) {
       res.updates.push(annotated);
       res.next.set(uid, annotated);
-    } else if (stableJson(old.status ?? {}) !== stableJson(annotated.status ?? {})) {
+    } else if (!deepEqual(old.status ?? {}, annotated.status ?? {})) {
       res.reconciles.push(annotated);
       res.next.set(uid, annotated);
     } else {

@@ -8,6 +8,7 @@ import type { Pod } from '../../api/types.js';
 export class PodManager {
   private readonly byUid = new Map<string, Pod>();
   private readonly byFullName = new Map<string, string>();
+  private gen = 0;
 
   /** Adds or replaces a pod. */
   addOrUpdate(pod: Pod): void {
@@ -16,6 +17,7 @@ export class PodManager {
     if (old) this.byFullName.delete(`${old.metadata.name}_${old.metadata.namespace}`);
     this.byUid.set(uid, pod);
     this.byFullName.set(`${pod.metadata.name}_${pod.metadata.namespace}`, uid);
+    this.gen++;
   }
 
   /** Forgets a pod. */
@@ -24,10 +26,13 @@ export class PodManager {
     const cur = this.byUid.get(uid);
     if (!cur) return;
     this.byUid.delete(uid);
+    this.gen++;
     const key = `${cur.metadata.name}_${cur.metadata.namespace}`;
     if (this.byFullName.get(key) === uid) this.byFullName.delete(key);
   }
 
+  /** A number that changes whenever the set of pods or any pod changes. */
+  get generation(): number { return this.gen; }
   /** Every desired pod. */
   getPods(): Pod[] { return [...this.byUid.values()]; }
   /** The pod with this UID. */

@@ -1,0 +1,55 @@
+/** Shared pieces for benchmarks: percentiles, process sampling, a keep-alive load generator. */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+
+/** The p-th percentile (0–100) of `xs`, nearest-rank. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
+}
+
+/** RSS in bytes and CPU time in seconds (user + system) of process `pid`, from /proc. */
+export function sampleProcess(pid: number): { rss: number; cpuSeconds: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15 of stat)
+  return { rss: rssKb * 1024, cpuSeconds: ticks / 100 };
+}
+
+/** The machine the numbers come from. */
+export function machine(): Record<string, string | number> {
+  return { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(), node: process.version };
+}
+
+/** Options for {@link load}. */
+export interface LoadOptions { url: string; connections: number; seconds: number; tls?: { ca: Buffer; cert: Buffer; key: Buffer } }
+
+/** Sends GETs over `connections` keep-alive connections for `seconds`; returns requests/s and latency percentiles. */
+export async function load(o: LoadOptions): Promise<{ requests: number; perSecond: number; p50Ms: number; p99Ms: number; errors: number }> {
+  const agent = o.tls ? new https.Agent({ keepAlive: true, maxSockets: o.connections, ...o.tls }) : new http.Agent({ keepAlive: true, maxSockets: o.connections });
+  const get = o.tls ? https.get : http.get;
+  const lat: number[] = [];
+  let errors = 0;
+  const end = Date.now() + o.seconds * 1000;
+  const one = () => new Promise<void>((resolve) => {
+    const t0 = performance.now();
+    get(o.url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => { if (res.statusCode === 200) lat.push(performance.now() - t0); else errors++; resolve(); });
+    }).on('error', () => { errors++; resolve(); });
+  });
+  const worker = async () => { while (Date.now() < end) await one(); };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: o.connections }, worker));
+  const elapsed = (Date.now() - started) / 1000;
+  agent.destroy();
+  return { requests: lat.length, perSecond: Math.round(lat.length / elapsed), p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)), errors };
+}
+
+/** Rounds to two decimals. */
+export const round = (x: number) => Math.round(x * 100) / 100;
