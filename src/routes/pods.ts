@@ -3,6 +3,10 @@ import type { FastifyInstance } from 'fastify';
 import type { PodList } from '../api/types.js';
 import { methodNotAllowed } from '../server/status-errors.js';
 import type { KubeletHost } from './host.js';
+import { jsonResponse } from './schemas.js';
+
+const podsSchema = { summary: 'The pods this kubelet runs, with their latest status', tags: ['pods'], response: { 200: jsonResponse('The desired pods (static and API pods) as a v1 PodList.', 'PodList') } };
+const runningPodsSchema = { summary: 'The pods as the container runtime has them', tags: ['pods'], description: 'Metadata and running containers only, derived from the runtime (CRI) state; a debugging endpoint (secure port only).', response: { 200: jsonResponse('Runtime pods as a v1 PodList.', 'PodList') } };
 
 /** Registers /pods (and /pods/). */
 export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
@@ -17,7 +21,7 @@ export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost
     return cache.json;
   };
   for (const url of ['/pods', '/pods/']) {
-    app.get(url, async (_req, reply) => reply.type('application/json').send(podListJson()));
+    app.get(url, { schema: podsSchema }, async (_req, reply) => reply.type('application/json').send(podListJson()));
     methodNotAllowed(app, url, ['GET']);
   }
 }
@@ -25,7 +29,7 @@ export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost
 /** GET /runningpods/: the pods as the container runtime has them. */
 export async function runningPodsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
   for (const url of ['/runningpods', '/runningpods/']) {
-    app.get(url, async (_req, reply) => {
+    app.get(url, { schema: runningPodsSchema }, async (_req, reply) => {
       const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await opts.host.getRunningPods() };
       return reply.type('application/json').send(JSON.stringify(body));
     });

@@ -1,6 +1,7 @@
 /** The one mapping from errors to HTTP: a Kubernetes Status body with the right code. */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Status } from '../api/types.js';
+import { hidden } from '../routes/schemas.js';
 import { KubeletError, httpStatusOf, statusReasonOf, type ErrorCode } from '../lib/errors.js';
 
 /** A Failure Status body. */
@@ -29,5 +30,5 @@ export function installErrorHandlers(app: FastifyInstance): void {
 /** Answers 405 with an Allow header for every method of `path` not in `allowed`. */
 export function methodNotAllowed(app: FastifyInstance, path: string, allowed: string[]): void {
   const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
-  app.route({ method: others as never, url: path, handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`) });
+  app.route({ method: others as never, url: path, schema: hidden, handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`) });
 }

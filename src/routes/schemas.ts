@@ -1,0 +1,36 @@
+/**
+ * Route schema fragments. Route schemas document the node API (they generate `openapi/`); the
+ * handlers validate input themselves so that errors carry the Go kubelet's exact codes and
+ * messages, which is why the servers do not compile these schemas into validators.
+ */
+import type { FastifySchema } from 'fastify';
+
+/** A JSON Schema reference to a component in the generated document. */
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** A JSON response. */
+export const jsonResponse = (description: string, schemaName: string) => ({ description, content: { 'application/json': { schema: ref(schemaName) } } });
+
+/** A text/plain response. */
+export const textResponse = (description: string) => ({ description, content: { 'text/plain': { schema: { type: 'string' } } } });
+
+/** A Kubernetes Status error response. */
+export const statusResponse = (description: string) => jsonResponse(description, 'Status');
+
+/** Shared component schemas (abridged: the full Pod type is core/v1's). */
+export const componentSchemas = {
+  Status: {
+    type: 'object',
+    description: 'meta/v1 Status: the body of every error answer with a JSON body.',
+    required: ['kind', 'apiVersion', 'status', 'code'],
+    properties: {
+      kind: { const: 'Status' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' },
+      status: { enum: ['Success', 'Failure'] }, message: { type: 'string' }, reason: { type: 'string' }, code: { type: 'integer' },
+    },
+  },
+  Pod: { type: 'object', description: 'core/v1 Pod (see the Kubernetes API reference).', properties: { metadata: { type: 'object' }, spec: { type: 'object' }, status: { type: 'object' } } },
+  PodList: { type: 'object', description: 'core/v1 PodList.', required: ['kind', 'apiVersion', 'items'], properties: { kind: { const: 'PodList' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' }, items: { type: 'array', items: ref('Pod') } } },
+} as const;
+
+/** Marks a helper route (405 answers, disabled-endpoint catch-alls) as not part of the document. */
+export const hidden = { hide: true } as { hide: true } & FastifySchema;
