@@ -4,7 +4,6 @@
  * and start the agent; 5. start the servers (10250, 10255, 10248); 6. stop cleanly on
  * SIGINT/SIGTERM. `tskubelet process-runtime` runs the embedded runtime as a CRI daemon.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
@@ -14,8 +13,9 @@ import { messageOf } from './lib/errors.js';
 import { composeAgent } from './agent/compose.js';
 import { ensureLocalPki } from './server/pki.js';
 import { buildHealthzServer, buildReadOnlyServer, buildSecureServer } from './server/servers.js';
-import { x509Authenticator } from './server/authn/x509.js';
-import { alwaysAllow } from './server/authz/authorizer.js';
+import { buildAuth } from './server/build-auth.js';
+import { createApiClient } from './lib/api-client.js';
+import { loadKubeconfig } from './lib/kubeconfig.js';
 import type { KubeletHost } from './routes/host.js';
 import type { AgentHost } from './agent/host.js';
 import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
@@ -59,11 +59,18 @@ export async function main(argv: string[]): Promise<number> {
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
 
-  const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || !kc.authentication.x509.clientCAFile;
+  // Standalone (no apiserver) without a client CA: a local CA and an admin certificate.
+  const standalone = !cfg.kubeconfig;
+  const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || (standalone && !kc.authentication.x509.clientCAFile);
   const pki = needPki ? await ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] }) : undefined;
   const certFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert;
   const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
-  const clientCA = kc.authentication.x509.clientCAFile ?? pki!.caCert;
+  const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
+  let auth;
+  try {
+    const api = cfg.kubeconfig ? createApiClient(await loadKubeconfig(cfg.kubeconfig), { timeoutMs: 10_000 }) : undefined;
+    auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
+  } catch (err) { logger.error(messageOf(err)); return 1; }
 
   const agent = composeAgent({
     nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, staticPodPath: kc.staticPodPath,
@@ -77,8 +84,8 @@ export async function main(argv: string[]): Promise<number> {
   const servers = [];
   try {
     const secure = await buildSecureServer({
-      host, logger, tls: { key: await readFile(keyFile), cert: await readFile(certFile), ca: await readFile(clientCA) },
-      authenticator: x509Authenticator, authorizer: alwaysAllow, enableDebuggingHandlers: kc.enableDebuggingHandlers,
+      host, logger, tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
+      ...auth, enableDebuggingHandlers: kc.enableDebuggingHandlers, configz: kc,
     });
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);

@@ -5,7 +5,7 @@
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 
-type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers';
+type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers' | 'list';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -23,6 +23,14 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'tls-cert-file': { path: ['tlsCertFile'], kind: 'string' },
   'tls-private-key-file': { path: ['tlsPrivateKeyFile'], kind: 'string' },
   'client-ca-file': { path: ['authentication', 'x509', 'clientCAFile'], kind: 'string' },
+  'tls-min-version': { path: ['tlsMinVersion'], kind: 'string' },
+  'tls-cipher-suites': { path: ['tlsCipherSuites'], kind: 'list' },
+  'authentication-token-webhook': { path: ['authentication', 'webhook', 'enabled'], kind: 'bool' },
+  'authentication-token-webhook-cache-ttl': { path: ['authentication', 'webhook', 'cacheTTL'], kind: 'duration' },
+  'anonymous-auth': { path: ['authentication', 'anonymous', 'enabled'], kind: 'bool' },
+  'authorization-mode': { path: ['authorization', 'mode'], kind: 'string' },
+  'authorization-webhook-cache-authorized-ttl': { path: ['authorization', 'webhook', 'cacheAuthorizedTTL'], kind: 'duration' },
+  'authorization-webhook-cache-unauthorized-ttl': { path: ['authorization', 'webhook', 'cacheUnauthorizedTTL'], kind: 'duration' },
   'max-pods': { path: ['maxPods'], kind: 'int' },
   'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
@@ -30,7 +38,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
 
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
-  config: 'string', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
+  config: 'string', kubeconfig: 'string', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
 };
 
 /** The parsed command line. */
@@ -38,7 +46,7 @@ export interface ParsedFlags {
   /** Partial KubeletConfiguration set by flags (overrides the file). */
   config: Record<string, unknown>;
   /** Kubelet flags by name. */
-  flags: { config?: string; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
+  flags: { config?: string; kubeconfig?: string; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];
   /** Positional arguments (subcommands). */
@@ -57,6 +65,7 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     if (!/^(true|false|1|0|t|f|TRUE|FALSE|True|False)$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
     return /^(true|1|t|TRUE|True)$/.test(raw);
   }
+  if (kind === 'list') return raw.split(',').map((x) => x.trim()).filter(Boolean);
   return raw;
 }
 

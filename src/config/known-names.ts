@@ -6,7 +6,7 @@
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
-  'enableServer', 'tlsCipherSuites', 'tlsMinVersion', 'rotateCertificates', 'serverTLSBootstrap', 'registryPullQPS',
+  'enableServer', 'rotateCertificates', 'serverTLSBootstrap', 'registryPullQPS',
   'registryBurst', 'imagePullCredentialsVerificationPolicy', 'preloadedImagesVerificationAllowlist', 'eventRecordQPS',
   'eventBurst', 'enableContentionProfiling', 'oomScoreAdj', 'clusterDomain', 'clusterDNS', 'streamingConnectionIdleTimeout',
   'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'imageMinimumGCAge', 'imageMaximumGCAge',
@@ -25,20 +25,17 @@ export const unimplementedConfigFields = new Set([
   'enableSystemLogHandler', 'enableSystemLogQuery', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
   'shutdownGracePeriodByPodPriority', 'crashLoopBackOff', 'reservedMemory', 'enableProfilingHandler', 'enableDebugFlagsHandler',
   'seccompDefault', 'memoryThrottlingFactor', 'registerWithTaints', 'registerNode', 'tracing', 'localStorageCapacityIsolation',
-  'imageServiceEndpoint', 'failCgroupV1', 'userNamespaces', 'mergeDefaultEvictionSettings', 'authorization',
+  'imageServiceEndpoint', 'failCgroupV1', 'userNamespaces', 'mergeDefaultEvictionSettings',
 ]);
 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
-  'kubeconfig', 'bootstrap-kubeconfig', 'cert-dir', 'node-labels', 'register-node', 'register-with-taints', 'register-schedulable',
+  'bootstrap-kubeconfig', 'cert-dir', 'node-labels', 'register-node', 'register-with-taints', 'register-schedulable',
   'cloud-provider', 'cloud-config', 'provider-id', 'runtime-cgroups', 'kubelet-cgroups', 'system-cgroups', 'cgroup-root',
   'cgroup-driver', 'cgroups-per-qos', 'image-gc-high-threshold', 'image-gc-low-threshold', 'image-service-endpoint',
   'eviction-hard', 'eviction-soft', 'eviction-soft-grace-period', 'eviction-pressure-transition-period', 'eviction-max-pod-grace-period',
-  'eviction-minimum-reclaim', 'fail-swap-on', 'feature-gates', 'kube-reserved', 'system-reserved', 'tls-min-version',
-  'tls-cipher-suites', 'rotate-certificates', 'rotate-server-certificates', 'resolv-conf', 'runtime-request-timeout',
+  'eviction-minimum-reclaim', 'fail-swap-on', 'feature-gates', 'kube-reserved', 'system-reserved', 'rotate-certificates', 'rotate-server-certificates', 'resolv-conf', 'runtime-request-timeout',
   'serialize-image-pulls', 'max-open-files', 'cluster-dns', 'cluster-domain', 'node-status-update-frequency',
-  'authentication-token-webhook', 'authentication-token-webhook-cache-ttl', 'authorization-mode',
-  'authorization-webhook-cache-authorized-ttl', 'authorization-webhook-cache-unauthorized-ttl', 'anonymous-auth',
   'enable-debugging-handlers', 'enable-server', 'event-qps', 'event-burst', 'kube-api-qps', 'kube-api-burst', 'kube-api-content-type',
   'lock-file', 'exit-on-lock-contention', 'seccomp-default', 'pod-infra-container-image', 'pod-cidr', 'pods-per-core',
   'pod-max-pids', 'protect-kernel-defaults', 'make-iptables-util-chains', 'hairpin-mode', 'oom-score-adj', 'volume-plugin-dir',

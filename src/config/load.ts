@@ -12,6 +12,7 @@ import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
 import { unimplementedConfigFields } from './known-names.js';
+import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
@@ -20,6 +21,8 @@ export class ConfigError extends Error {}
 /** Everything main needs to run. */
 export interface ResolvedConfig {
   kc: KubeletConfiguration;
+  /** The --kubeconfig path (absolute), when given. */
+  kubeconfig?: string;
   nodeName: string;
   nodeIP: string;
   rootDir: string;
@@ -86,8 +89,12 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
     const auth = file.authentication as { x509?: { clientCAFile?: string } } | undefined;
     if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/')) auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
-  } else if (parsed.config.readOnlyPort === undefined) {
+  } else {
+    // Upstream's legacy flag defaults (applyLegacyDefaults) when there is no config file — except
+    // anonymous auth, which upstream enables here and tskubelet never enables by default.
     file.readOnlyPort = 10255;
+    file.authentication = { webhook: { enabled: false } };
+    file.authorization = { mode: 'AlwaysAllow' };
   }
   for (const f of parsed.unimplemented) warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
   const merged = deepMerge(file, parsed.config);
@@ -99,6 +106,13 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
   }
   const kc = res.data;
+  if (kc.tlsMinVersion !== undefined && !goTlsVersions[kc.tlsMinVersion]) throw new ConfigError(`invalid value for field "tlsMinVersion": unknown TLS version "${kc.tlsMinVersion}" (want one of ${Object.keys(goTlsVersions).join(', ')})`);
+  if (kc.tlsCipherSuites) { try { opensslCiphers(kc.tlsCipherSuites); } catch (err) { throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`); } }
+  const kubeconfig = parsed.flags.kubeconfig ? resolve(parsed.flags.kubeconfig) : undefined;
+  const needsApi = [kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true', kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook'].filter(Boolean);
+  if (needsApi.length && !kubeconfig) {
+    throw new ConfigError(`${needsApi.join(' and ')} need an apiserver: pass --kubeconfig, or for a standalone kubelet set authentication.webhook.enabled=false and authorization.mode=AlwaysAllow`);
+  }
   const isRoot = process.getuid?.() === 0;
   let rootDir = parsed.flags.rootDir ? resolve(parsed.flags.rootDir) : '/var/lib/kubelet';
   let podLogsDir = kc.podLogsDir;
@@ -109,7 +123,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
   return {
-    kc, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
+    kc, kubeconfig, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings,
   };

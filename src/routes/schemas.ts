@@ -29,6 +29,7 @@ export const componentSchemas = {
     },
   },
   Pod: { type: 'object', description: 'core/v1 Pod (see the Kubernetes API reference).', properties: { metadata: { type: 'object' }, spec: { type: 'object' }, status: { type: 'object' } } },
+  Configz: { type: 'object', required: ['kubeletconfig'], properties: { kubeletconfig: { type: 'object', description: 'KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1 names).' } } },
   PodList: { type: 'object', description: 'core/v1 PodList.', required: ['kind', 'apiVersion', 'items'], properties: { kind: { const: 'PodList' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' }, items: { type: 'array', items: ref('Pod') } } },
 } as const;
 

@@ -17,12 +17,12 @@ function newKey() {
   return forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
 }
 
-function certFor(opts: { cn: string; o?: string; key: forge.pki.rsa.PrivateKey; issuer?: { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey }; ca?: boolean; server?: boolean; sans?: { dns: string[]; ips: string[] }; years: number }) {
+function certFor(opts: { cn: string; o?: string; key: forge.pki.rsa.PrivateKey; issuer?: { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey }; ca?: boolean; server?: boolean; sans?: { dns: string[]; ips: string[] }; years: number; notAfter?: Date }) {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(opts.key.n, opts.key.e);
   cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + opts.years * 365 * 86_400_000);
+  cert.validity.notBefore = new Date(Date.now() - 86_400_000);
+  cert.validity.notAfter = opts.notAfter ?? new Date(Date.now() + opts.years * 365 * 86_400_000);
   const subject = [{ name: 'commonName', value: opts.cn }, ...(opts.o ? [{ name: 'organizationName', value: opts.o }] : [])];
   cert.setSubject(subject);
   cert.setIssuer(opts.issuer ? opts.issuer.cert.subject.attributes : subject);
@@ -33,6 +33,23 @@ function certFor(opts: { cn: string; o?: string; key: forge.pki.rsa.PrivateKey; 
   cert.setExtensions(ext);
   cert.sign(opts.issuer?.key ?? opts.key, forge.md.sha256.create());
   return cert;
+}
+
+/** A certificate and key in PEM, plus what is needed to sign with it when it is a CA. */
+export interface PemPair { cert: string; key: string; forge: { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey } }
+
+/** A new self-signed CA. */
+export function createCa(cn: string): PemPair {
+  const key = newKey();
+  const cert = certFor({ cn, key, ca: true, years: 10 });
+  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(key), forge: { cert, key } };
+}
+
+/** A leaf certificate signed by `ca`: client (default) or server, optionally already expired. */
+export function issueCert(ca: PemPair, o: { cn: string; org?: string; server?: boolean; sans?: { dns: string[]; ips: string[] }; expired?: boolean }): PemPair {
+  const key = newKey();
+  const cert = certFor({ cn: o.cn, o: o.org, key, issuer: ca.forge, server: o.server, sans: o.sans, years: 1, notAfter: o.expired ? new Date(Date.now() - 3_600_000) : undefined });
+  return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(key), forge: { cert, key } };
 }
 
 async function exists(p: string) { try { await readFile(p); return true; } catch { return false; } }

@@ -10,16 +10,21 @@ import type { KubeletHost } from '../routes/host.js';
 import { podsRoutes, runningPodsRoutes } from '../routes/pods.js';
 import { healthzRoutes } from '../routes/healthz.js';
 import { containerLogsRoutes } from '../routes/container-logs.js';
-import { installErrorHandlers, sendStatus } from './status-errors.js';
+import { configzRoutes } from '../routes/configz.js';
+import { installErrorHandlers } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
-import type { Authenticator } from './authn/authenticator.js';
-import { requestAttributes, type Authorizer } from './authz/authorizer.js';
+import type { Server as HttpsServer } from 'node:https';
+import type { SecureContextOptions } from 'node:tls';
+import { messageOf } from '../lib/errors.js';
+import type { Authenticator, UserInfo } from './authn/authenticator.js';
+import { authorizationErrorMessage, forbiddenMessage, requestAttributes, type Authorizer } from './authz/authorizer.js';
+import { reloadTlsOnChange, tlsOptions, type TlsFiles } from './tls.js';
 
-function base(logger: Logger, https?: { key: Buffer; cert: Buffer; ca?: Buffer }): FastifyInstance {
+function base(logger: Logger, https?: SecureContextOptions & { requestCert: true; rejectUnauthorized: false }): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as never,
     logController: new LogController({ disableRequestLogging: true }),
-    ...(https ? { https: { key: https.key, cert: https.cert, ca: https.ca, requestCert: true, rejectUnauthorized: false } } : {}),
+    ...(https ? { https } : {}),
   } as never) as unknown as FastifyInstance;
   installErrorHandlers(app);
   // Route schemas are documentation (they generate openapi/); handlers validate with upstream messages.
@@ -30,18 +35,48 @@ function base(logger: Logger, https?: { key: Buffer; cert: Buffer; ca?: Buffer }
 
 const debuggingPrefixes = ['/containerLogs', '/exec', '/attach', '/portForward', '/run', '/runningpods', '/logs', '/configz', '/debug', '/checkpoint'];
 
-/** The secure server on 10250. */
-export async function buildSecureServer(opts: { host: KubeletHost; logger: Logger; tls: { key: Buffer; cert: Buffer; ca?: Buffer }; authenticator: Authenticator; authorizer: Authorizer; enableDebuggingHandlers: boolean }): Promise<FastifyInstance> {
-  const app = base(opts.logger, opts.tls);
+/** What the secure server needs. */
+export interface SecureServerOptions {
+  host: KubeletHost;
+  logger: Logger;
+  tls: TlsFiles;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  enableDebuggingHandlers: boolean;
+  /** What /configz serves (the effective configuration). */
+  configz?: Record<string, unknown>;
+  /** How often the TLS files are checked for changes (ms). */
+  tlsReloadIntervalMs?: number;
+}
+
+/**
+ * The secure server on 10250. Every request, matched route or not:
+ *  1. authenticate → 401 `Unauthorized` (no or bad credentials);
+ *  2. map to attributes and authorize → 403 `Forbidden (…)`, 500 when the authorizer fails;
+ *  3. route.
+ */
+export async function buildSecureServer(opts: SecureServerOptions): Promise<FastifyInstance> {
+  const app = base(opts.logger, await tlsOptions(opts.tls));
   app.addHook('onRequest', async (req, reply) => {
-    const user = await opts.authenticator.authenticate(req);
+    let user: UserInfo | null = null;
+    try { user = await opts.authenticator.authenticate(req); } catch (err) {
+      req.log.info({ reason: messageOf(err) }, 'Unable to authenticate the request');
+    }
     if (!user) return reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
     const attrs = requestAttributes(user, req.method, req.url, opts.host.nodeName);
-    const d = await opts.authorizer.authorize(attrs);
+    let d;
+    try { d = await opts.authorizer.authorize(attrs); } catch (err) {
+      const msg = authorizationErrorMessage(attrs);
+      req.log.error({ err: messageOf(err) }, msg);
+      return reply.code(500).type('text/plain; charset=utf-8').send(msg);
+    }
     if (!d.allowed) {
-      return reply.code(403).type('text/plain; charset=utf-8').send(`Forbidden (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource(s)=[${attrs.subresource}])`);
+      req.log.debug({ user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'forbidden');
+      return reply.code(403).type('text/plain; charset=utf-8').send(forbiddenMessage(attrs));
     }
   });
+  const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });
+  app.addHook('onClose', async () => stop());
   await secureRoutes(app, opts);
   return app;
 }
@@ -60,15 +95,17 @@ export async function buildHealthzServer(opts: { host: KubeletHost; logger: Logg
   return app;
 }
 
-const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { schema: hidden }, (_r, reply) => sendStatus(reply, 'MethodNotAllowed', 'Debug endpoints are disabled.'));
+// As upstream (http.Error): plain text, 405.
+const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { schema: hidden }, (_r, reply) => reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'));
 
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
-export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean }): Promise<void> {
+export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown> }): Promise<void> {
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
   if (opts.enableDebuggingHandlers) {
     await app.register(runningPodsRoutes, { host: opts.host });
     await app.register(containerLogsRoutes, { host: opts.host });
+    await app.register(configzRoutes, { config: opts.configz ?? {} });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

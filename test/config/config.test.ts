@@ -26,7 +26,10 @@ describe('flags', () => {
 describe('loadConfig', () => {
   it('uses upstream defaults; flags override the file', async () => {
     const f = file('a.yaml', 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: 11000\nsyncFrequency: 30s\nstaticPodPath: manifests\n');
-    const c = await loadConfig(parseFlags(['--config', f, '--port=12000']));
+    const c = await loadConfig(parseFlags(['--config', f, '--port=12000', '--kubeconfig', '/etc/kubernetes/kubelet.conf']));
+    expect(c.kubeconfig).toBe('/etc/kubernetes/kubelet.conf');
+    expect(c.kc.authentication).toEqual({ x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } });
+    expect(c.kc.authorization).toEqual({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } });
     expect(c.kc.port).toBe(12000);
     expect(c.syncFrequencyMs).toBe(30_000);
     expect(c.fileCheckFrequencyMs).toBe(20_000);
@@ -34,11 +37,26 @@ describe('loadConfig', () => {
     expect(c.kc.readOnlyPort).toBe(0);
     expect(c.kc.staticPodPath).toBe(join(dir, 'manifests'));
   });
-  it('defaults the read-only port to 10255 without a config file (flag default)', async () => {
-    expect((await loadConfig(parseFlags([]))).kc.readOnlyPort).toBe(10255);
+  it('uses the flags\' legacy defaults without a config file, except anonymous auth (never on by default)', async () => {
+    const c = await loadConfig(parseFlags([]));
+    expect(c.kc.readOnlyPort).toBe(10255);
+    expect(c.kc.authentication.webhook.enabled).toBe(false);
+    expect(c.kc.authentication.anonymous.enabled).toBe(false);
+    expect(c.kc.authorization.mode).toBe('AlwaysAllow');
+  });
+  it('maps the auth and TLS flags onto the configuration', async () => {
+    const c = await loadConfig(parseFlags(['--kubeconfig=/k', '--anonymous-auth', '--authentication-token-webhook', '--authentication-token-webhook-cache-ttl=1m', '--authorization-mode=Webhook',
+      '--authorization-webhook-cache-authorized-ttl=10s', '--authorization-webhook-cache-unauthorized-ttl=5s', '--client-ca-file=/ca.crt', '--tls-min-version=VersionTLS13', '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256']));
+    expect(c.kc.authentication).toEqual({ x509: { clientCAFile: '/ca.crt' }, webhook: { enabled: true, cacheTTL: '1m' }, anonymous: { enabled: true } });
+    expect(c.kc.authorization).toEqual({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '10s', cacheUnauthorizedTTL: '5s' } });
+    expect([c.kc.tlsMinVersion, c.kc.tlsCipherSuites]).toEqual(['VersionTLS13', ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256']]);
+  });
+  it('stops when a webhook mode has no apiserver, naming the fields and the way out', async () => {
+    await expect(loadConfig(parseFlags(['--config', file('nokube.yaml', 'port: 10250\n')]))).rejects.toThrow(/authentication.webhook.enabled=true and authorization.mode=Webhook need an apiserver: pass --kubeconfig/);
+    await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(/authorization.mode=Webhook need an apiserver/);
   });
   it('accepts known upstream fields it does not implement, with a warning', async () => {
-    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'cgroupDriver: systemd\nclusterDNS: [10.0.0.10]\n')]));
+    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'cgroupDriver: systemd\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
     expect(c.warnings.join('\n')).toMatch(/"cgroupDriver" is accepted but not implemented/);
   });
   const bad: [string, RegExp][] = [
@@ -48,6 +66,9 @@ describe('loadConfig', () => {
     ['authentication: {x509: {clientCAFile: 3}}\n', /authentication.x509.clientCAFile/],
     ['authentication: {x509: {nope: 1}}\n', /unknown field "authentication.x509.nope"/],
     ['port: [\n', /failed to decode/],
+    ['tlsCipherSuites: [TLS_FAKE_WITH_NOTHING]\n', /invalid value for field "tlsCipherSuites": unknown cipher suite "TLS_FAKE_WITH_NOTHING"/],
+    ['tlsMinVersion: VersionSSL3\n', /invalid value for field "tlsMinVersion": unknown TLS version "VersionSSL3"/],
+    ['authorization: {mode: RBAC}\n', /invalid value for field "authorization.mode"/],
   ];
   for (const [text, re] of bad) {
     it(`rejects ${JSON.stringify(text.trim())}`, async () => {

@@ -1,0 +1,14 @@
+/** GET /configz: the effective KubeletConfiguration as `{"kubeletconfig": {...}}` (upstream shape). */
+import type { FastifyInstance } from 'fastify';
+import { methodNotAllowed } from '../server/status-errors.js';
+import { jsonResponse } from './schemas.js';
+
+const schema = { summary: 'The running configuration', tags: ['config'], description: 'A debugging endpoint (secure port only).', response: { 200: jsonResponse('`{"kubeletconfig": KubeletConfiguration}` (kubelet.config.k8s.io/v1beta1 field names).', 'Configz') } };
+
+/** Registers /configz serving `config` (already free of secrets: the config holds paths, not keys). */
+export async function configzRoutes(app: FastifyInstance, opts: { config: Record<string, unknown> }): Promise<void> {
+  const { apiVersion: _a, kind: _k, ...rest } = opts.config;
+  const body = JSON.stringify({ kubeletconfig: rest });
+  app.get('/configz', { schema }, async (_req, reply) => reply.type('application/json').send(body));
+  methodNotAllowed(app, '/configz', ['GET']);
+}
