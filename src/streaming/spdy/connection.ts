@@ -1,0 +1,297 @@
+/**
+ * A SPDY/3.1 connection over a byte stream (the upgraded socket), either side.
+ *
+ *   socket ──► FrameDecoder ──► frames in order ──► streams (Duplex) / PING reply / GOAWAY
+ *   streams ──► DATA, SYN_STREAM, SYN_REPLY, RST ──► one write queue ──► socket
+ *
+ * Flow control: we grant the peer a receive window per stream and send WINDOW_UPDATE as our
+ * readers consume, so a slow reader slows the peer. For sending we follow the peer's windows only
+ * once it shows it does flow control (a WINDOW_UPDATE or an INITIAL_WINDOW_SIZE setting): Go's
+ * spdystream, which every Kubernetes client uses, never sends WINDOW_UPDATE and relies on TCP,
+ * so there the socket's own backpressure is what paces us.
+ */
+import { EventEmitter } from 'node:events';
+import { Duplex } from 'node:stream';
+import { encodeFrame, FLAG_FIN, FrameDecoder, GoAwayStatus, RstStatus, SettingsId, type Frame } from './frames.js';
+import { HeaderCodec, type HeaderMap } from './header-block.js';
+
+const DEFAULT_WINDOW = 64 * 1024;
+const MAX_DATA_FRAME = 16 * 1024;
+
+/** One SPDY stream as a Duplex: readable = DATA from the peer, writable = DATA to the peer. */
+export class SpdyStream extends Duplex {
+  /** Headers the stream was opened with (SYN_STREAM) — for streams the peer opened. */
+  headers: HeaderMap = new Map();
+  /** @internal */ sendWindow: number;
+  /** @internal */ recvUnacked = 0;
+  /** @internal */ remoteFin = false;
+  private replied = false;
+  private waiters: (() => void)[] = [];
+
+  constructor(readonly id: number, private readonly conn: SpdyConnection, sendWindow: number) {
+    super({ allowHalfOpen: true, highWaterMark: DEFAULT_WINDOW });
+    this.sendWindow = sendWindow;
+  }
+
+  /** The first value of a header (names are lower case). */
+  header(name: string): string | undefined { return this.headers.get(name)?.[0]; }
+
+  /** Sends SYN_REPLY (once). */
+  async reply(headers: Iterable<[string, string | string[]]> = [], fin = false): Promise<void> {
+    if (this.replied) return;
+    this.replied = true;
+    await this.conn.sendHeaders('syn_reply', this.id, headers, fin);
+  }
+
+  /** Aborts the stream with RST_STREAM. */
+  reset(status: number = RstStatus.CANCEL): void {
+    this.conn.sendFrame({ type: 'rst_stream', streamId: this.id, status });
+    this.conn.forget(this.id);
+    this.destroy();
+  }
+
+  /** @internal the window grew */
+  windowOpened(): void { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
+
+  override _read(): void { this.conn.acknowledge(this); }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    void this.writeData(chunk).then(() => cb(), cb);
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
+    this.conn.localFinished(this);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
+    this.conn.forget(this.id);
+    this.windowOpened();
+    cb(err);
+  }
+
+  private async writeData(chunk: Buffer): Promise<void> {
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.destroyed) throw new Error('stream closed');
+      let n = Math.min(MAX_DATA_FRAME, chunk.length - off);
+      if (this.conn.peerDoesFlowControl) {
+        while (this.sendWindow <= 0 && !this.destroyed) await new Promise<void>((r) => this.waiters.push(r));
+        n = Math.min(n, this.sendWindow);
+        this.sendWindow -= n;
+      }
+      await this.conn.sendFrameDrained({ type: 'data', streamId: this.id, flags: 0, data: chunk.subarray(off, off + n) });
+      off += n;
+    }
+  }
+}
+
+/** Options for a connection. */
+export interface SpdyConnectionOptions { server: boolean; onStream?: (s: SpdyStream) => void }
+
+/**
+ * Events: 'stream' (a stream the peer opened, headers decoded; reply to accept it),
+ * 'goaway', 'close', 'protocolError' (message).
+ */
+export class SpdyConnection extends EventEmitter {
+  /** True once the peer has shown it does SPDY flow control. */
+  peerDoesFlowControl = false;
+  private readonly decoder = new FrameDecoder();
+  private readonly codec = new HeaderCodec();
+  private readonly streams = new Map<number, SpdyStream>();
+  private nextId: number;
+  private lastPeerId = 0;
+  private peerInitialWindow = DEFAULT_WINDOW;
+  private inbound: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly pings = new Map<number, () => void>();
+  private nextPing: number;
+
+  constructor(private readonly socket: Duplex, private readonly opts: SpdyConnectionOptions) {
+    super();
+    this.nextId = opts.server ? 2 : 1;
+    this.nextPing = opts.server ? 2 : 1;
+    socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
+    socket.on('close', () => this.teardown());
+    socket.on('error', () => this.teardown());
+  }
+
+  /** Opens a stream (client side, or server push); resolves once SYN_STREAM is written. */
+  async openStream(headers: Iterable<[string, string | string[]]>, fin = false): Promise<SpdyStream> {
+    const id = this.nextId;
+    this.nextId += 2;
+    const s = new SpdyStream(id, this, this.peerInitialWindow);
+    this.streams.set(id, s);
+    const block = await this.codec.compress(headers);
+    this.sendFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: fin ? FLAG_FIN : 0, headerBlock: block });
+    return s;
+  }
+
+  /** Sends PING and resolves when the peer echoes it. */
+  ping(): Promise<void> {
+    const id = this.nextPing;
+    this.nextPing += 2;
+    return new Promise((resolve) => { this.pings.set(id, resolve); this.sendFrame({ type: 'ping', id }); });
+  }
+
+  /** Sends GOAWAY, flushes what is queued and closes the socket. */
+  async close(status: number = GoAwayStatus.OK): Promise<void> {
+    if (this.closed) return;
+    this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status });
+    const flushed = new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 1000);
+      this.socket.end(() => { clearTimeout(t); resolve(); });
+    });
+    this.teardown(false);
+    await flushed;
+    this.socket.destroy();
+  }
+
+  /** @internal */
+  async sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): Promise<void> {
+    const block = await this.codec.compress(headers);
+    this.sendFrame({ type: kind, streamId, flags: fin ? FLAG_FIN : 0, headerBlock: block });
+  }
+
+  /** @internal queue a frame; order is kept */
+  sendFrame(f: Parameters<typeof encodeFrame>[0]): void {
+    if (this.closed || this.socket.destroyed) return;
+    this.socket.write(encodeFrame(f));
+  }
+
+  /** @internal queue a frame and resolve when the socket can take more */
+  sendFrameDrained(f: Parameters<typeof encodeFrame>[0]): Promise<void> {
+    if (this.closed || this.socket.destroyed) return Promise.reject(new Error('connection closed'));
+    if (this.socket.write(encodeFrame(f))) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => { this.socket.off('drain', done); this.socket.off('close', done); resolve(); };
+      this.socket.once('drain', done);
+      this.socket.once('close', done);
+    });
+  }
+
+  /** @internal the reader consumed data: grant the peer more window */
+  acknowledge(s: SpdyStream): void {
+    if (s.recvUnacked > 0 && !s.remoteFin && !s.destroyed) {
+      this.sendFrame({ type: 'window_update', streamId: s.id, delta: s.recvUnacked });
+      s.recvUnacked = 0;
+    }
+  }
+
+  /** @internal */
+  localFinished(s: SpdyStream): void { if (s.remoteFin) this.streams.delete(s.id); }
+
+  /** @internal */
+  forget(id: number): void { this.streams.delete(id); }
+
+  /** Number of open streams. */
+  get streamCount(): number { return this.streams.size; }
+
+  private onBytes(chunk: Buffer): void {
+    const { frames, error } = this.decoder.push(chunk);
+    for (const f of frames) this.inbound = this.inbound.then(() => this.handle(f)).catch((err: Error) => this.fail(`bad header block: ${err.message}`));
+    if (error) this.inbound = this.inbound.then(() => this.fail(error.error));
+  }
+
+  private fail(message: string): void {
+    this.emit('protocolError', message);
+    void this.close(GoAwayStatus.PROTOCOL_ERROR);
+  }
+
+  private async handle(f: Frame): Promise<void> {
+    if (this.closed) return;
+    switch (f.type) {
+      case 'syn_stream': {
+        const headers = await this.codec.decompress(f.headerBlock);
+        const peerOdd = this.opts.server ? 1 : 0;
+        if (f.streamId % 2 !== peerOdd || f.streamId <= this.lastPeerId || this.streams.has(f.streamId)) {
+          this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.PROTOCOL_ERROR });
+          return;
+        }
+        this.lastPeerId = f.streamId;
+        const s = new SpdyStream(f.streamId, this, this.peerInitialWindow);
+        s.headers = headers;
+        this.streams.set(f.streamId, s);
+        if (f.flags & FLAG_FIN) { s.remoteFin = true; s.push(null); }
+        this.opts.onStream?.(s);
+        this.emit('stream', s);
+        return;
+      }
+      case 'syn_reply':
+      case 'headers': {
+        const headers = await this.codec.decompress(f.headerBlock);
+        const s = this.streams.get(f.streamId);
+        if (!s) return;
+        for (const [k, v] of headers) s.headers.set(k, v);
+        if (f.type === 'syn_reply') s.emit('reply', headers);
+        if (f.flags & FLAG_FIN) this.remoteFinish(s);
+        return;
+      }
+      case 'data': {
+        const s = this.streams.get(f.streamId);
+        if (!s || s.remoteFin) {
+          if (!s) this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.INVALID_STREAM });
+          return;
+        }
+        if (f.data.length) {
+          s.recvUnacked += f.data.length;
+          if (s.push(f.data)) this.acknowledge(s);
+        }
+        if (f.flags & FLAG_FIN) this.remoteFinish(s);
+        return;
+      }
+      case 'rst_stream': {
+        const s = this.streams.get(f.streamId);
+        if (s) { this.streams.delete(f.streamId); s.emit('reset', f.status); s.destroy(); }
+        return;
+      }
+      case 'settings': {
+        for (const e of f.entries) {
+          if (e.id === SettingsId.INITIAL_WINDOW_SIZE) {
+            this.peerDoesFlowControl = true;
+            const delta = e.value - this.peerInitialWindow;
+            this.peerInitialWindow = e.value;
+            for (const s of this.streams.values()) { s.sendWindow += delta; s.windowOpened(); }
+          }
+        }
+        return;
+      }
+      case 'window_update': {
+        this.peerDoesFlowControl = true;
+        const s = this.streams.get(f.streamId);
+        if (s) { s.sendWindow += f.delta; s.windowOpened(); }
+        return;
+      }
+      case 'ping': {
+        const mine = (f.id % 2 === 0) === this.opts.server;
+        if (mine) { this.pings.get(f.id)?.(); this.pings.delete(f.id); } else this.sendFrame({ type: 'ping', id: f.id });
+        return;
+      }
+      case 'goaway':
+        this.emit('goaway', f.status);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private remoteFinish(s: SpdyStream): void {
+    if (s.remoteFin) return;
+    s.remoteFin = true;
+    s.push(null);
+    if (s.writableFinished) this.streams.delete(s.id);
+  }
+
+  private teardown(destroySocket = true): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const s of this.streams.values()) s.destroy();
+    this.streams.clear();
+    for (const resolve of this.pings.values()) resolve();
+    this.pings.clear();
+    this.codec.close();
+    if (destroySocket && !this.socket.destroyed) this.socket.destroy();
+    this.emit('close');
+  }
+}

@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import net from 'node:net';
+import { once } from 'node:events';
+import { SpdyConnection, type SpdyStream } from '../../../src/streaming/spdy/connection.js';
+import { encodeFrame } from '../../../src/streaming/spdy/frames.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => { for (const c of cleanups.splice(0)) c(); });
+
+/** A real TCP pair with a SPDY connection on each end. */
+async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; serverSocket: net.Socket; clientSocket: net.Socket }> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const accepted = once(srv, 'connection');
+  const clientSocket = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
+  const [serverSocket] = (await accepted) as [net.Socket];
+  cleanups.push(() => { clientSocket.destroy(); serverSocket.destroy(); srv.close(); });
+  return { client: new SpdyConnection(clientSocket, { server: false }), server: new SpdyConnection(serverSocket, { server: true }), serverSocket, clientSocket };
+}
+
+// Events, not for-await: async iteration destroys a Duplex when it ends, closing our write side too.
+const collect = (s: SpdyStream) => new Promise<Buffer>((resolve, reject) => { const parts: Buffer[] = []; s.on('data', (c: Buffer) => parts.push(c)); s.once('end', () => resolve(Buffer.concat(parts))); s.once('error', reject); });
+
+describe('SpdyConnection', () => {
+  it('opens streams with headers, replies, carries data both ways and half-closes', async () => {
+    const { client, server } = await pair();
+    server.on('stream', async (s: SpdyStream) => {
+      await s.reply([['x-ok', '1']]);
+      const got = await collect(s);
+      s.end(`echo:${s.header('streamtype')}:${got.toString()}`);
+    });
+    const c = await client.openStream([['streamtype', 'stdin'], ['port', '80']]);
+    const replied = once(c, 'reply');
+    c.end('hello');
+    const [headers] = (await replied) as [Map<string, string[]>];
+    expect(headers.get('x-ok')).toEqual(['1']);
+    expect((await collect(c)).toString()).toBe('echo:stdin:hello');
+    const ids: number[] = [];
+    for (let i = 0; i < 3; i++) { const s = await client.openStream([['streamtype', `s${i}`]]); ids.push(s.id); s.end(); await collect(s); }
+    expect(ids).toEqual([3, 5, 7]);
+  });
+
+  it('answers PING and resets streams', async () => {
+    const { client, server } = await pair();
+    await client.ping();
+    await server.ping();
+    const got = once(server, 'stream');
+    const c = await client.openStream([['streamtype', 'data']]);
+    const [s] = (await got) as [SpdyStream];
+    const reset = once(s, 'reset');
+    c.reset(5);
+    expect((await reset)[0]).toBe(5);
+  });
+
+  it('moves 32 MiB without loss, paced by a slow reader (flow control honoured when the peer does it)', async () => {
+    const { client, server } = await pair();
+    const chunk = Buffer.alloc(1 << 20);
+    for (let i = 0; i < chunk.length; i++) chunk[i] = i % 251;
+    server.on('stream', async (s: SpdyStream) => {
+      await s.reply();
+      for (let i = 0; i < 32; i++) if (!s.write(chunk)) await once(s, 'drain');
+      s.end();
+    });
+    const c = await client.openStream([['streamtype', 'stdout']]);
+    c.end();
+    let total = 0;
+    let ok = true;
+    let paused = false;
+    for await (const part of c) {
+      const b = part as Buffer;
+      for (let i = 0; i < b.length; i += 4099) if (b[i] !== ((total + i) % (1 << 20)) % 251) ok = false;
+      total += b.length;
+      if (!paused && total > 4 << 20) { paused = true; await new Promise((r) => setTimeout(r, 200)); }
+    }
+    expect([total, ok]).toEqual([32 << 20, true]);
+    expect(server.peerDoesFlowControl).toBe(true); // our client sends WINDOW_UPDATE as it reads
+  });
+
+  it('answers a malformed frame with GOAWAY and closes, without throwing', async () => {
+    const { server, clientSocket } = await pair();
+    const errors: string[] = [];
+    server.on('protocolError', (m: string) => errors.push(m));
+    const received: Buffer[] = [];
+    clientSocket.on('data', (d: Buffer) => received.push(d));
+    clientSocket.write(encodeFrame({ type: 'ping', id: 1 }));
+    clientSocket.write(Buffer.from('8003000300000004ffffffff', 'hex')); // RST_STREAM with a bad length
+    await once(clientSocket, 'close');
+    expect(errors[0]).toMatch(/RST_STREAM length/);
+    const all = Buffer.concat(received).toString('hex');
+    expect(all.startsWith('8003000600000004' + '00000001')).toBe(true); // the PING was answered first
+    expect(all).toContain('8003000700000008'); // then GOAWAY
+  });
+
+  it('rejects a header block that does not inflate', async () => {
+    const { server, clientSocket } = await pair();
+    const err = once(server, 'protocolError');
+    clientSocket.write(encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: Buffer.from('not zlib at all') }));
+    expect(String((await err)[0])).toMatch(/bad header block/);
+  });
+});
