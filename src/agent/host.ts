@@ -26,6 +26,12 @@ export interface AgentHostDeps {
   syncFrequencyMs: number;
 }
 
+/** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
+export type StreamRequest =
+  | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
+  | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
+  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string };
+
 /** Log options as the host accepts them. */
 export interface LogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
 
@@ -50,6 +56,21 @@ export function createAgentHost(d: AgentHostDeps) {
         spec: { containers: rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => ({ name: c.metadata.name, image: c.image?.user_specified_image || c.image?.image || c.image_ref, resources: {} })) },
         status: {},
       }));
+    },
+    async getStreamUrl(req: StreamRequest): Promise<string> {
+      const pod = d.podManager.getPodByName(req.namespace, req.podName);
+      if (!pod || (req.podUid && req.podUid !== pod.metadata.uid)) throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
+      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+      if (req.kind === 'portForward') {
+        const sandbox = rs.sandboxes.find((s) => s.ready);
+        if (!sandbox) throw badRequest(`pod ${req.namespace}/${req.podName} has no running sandbox`);
+        return d.runtimeManager.portForwardUrl(sandbox.id);
+      }
+      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
+      const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
+      if (!running) throw badRequest(`container ${req.containerName} is not valid for pod ${req.podName}: container not running`);
+      return req.kind === 'exec' ? d.runtimeManager.execUrl(running.id, req.command, req.flags) : d.runtimeManager.attachUrl(running.id, req.flags);
     },
     async getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: LogOptions; out: Writable; signal: AbortSignal }): Promise<void> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);

@@ -12,6 +12,7 @@ const toCatalog: Partial<Record<number, ErrorCode>> = {
   [Code.ALREADY_EXISTS]: 'AlreadyExists',
   [Code.PERMISSION_DENIED]: 'Forbidden',
   [Code.UNAUTHENTICATED]: 'Unauthorized',
+  [Code.RESOURCE_EXHAUSTED]: 'TooManyRequests',
 };
 
 const toGrpc: Record<ErrorCode, number> = {
@@ -26,6 +27,7 @@ const toGrpc: Record<ErrorCode, number> = {
   Conflict: Code.ABORTED,
   AlreadyExists: Code.ALREADY_EXISTS,
   Timeout: Code.DEADLINE_EXCEEDED,
+  TooManyRequests: Code.RESOURCE_EXHAUSTED,
   Internal: Code.INTERNAL,
 };
 

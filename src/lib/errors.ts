@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'Conflict'
   | 'AlreadyExists'
   | 'Timeout'
+  | 'TooManyRequests'
   | 'Internal';
 
 /** A coded error; `cause` keeps the original error for logs. */
@@ -42,6 +43,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   Conflict: 409,
   AlreadyExists: 409,
   Timeout: 504,
+  TooManyRequests: 429,
   Internal: 500,
 };
 
@@ -58,6 +60,7 @@ export const statusReasonOf: Record<ErrorCode, string> = {
   Conflict: 'Conflict',
   AlreadyExists: 'AlreadyExists',
   Timeout: 'Timeout',
+  TooManyRequests: 'TooManyRequests',
   Internal: 'InternalError',
 };
 

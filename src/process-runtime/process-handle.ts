@@ -6,6 +6,8 @@
  *                                               ──► logs flushed ──► exited(code, signal)
  */
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { Writable as WritableStream } from 'node:stream';
 import { constants as osConstants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { CriLogWriter } from './cri-log-writer.js';
@@ -33,6 +35,8 @@ export interface ProcessHandle {
   exited: Promise<ProcessExit>;
   stdin?: Writable;
   log: CriLogWriter;
+  /** Live output for attach: emits 'stdout' / 'stderr' with each Buffer as it is logged. */
+  output: EventEmitter;
   resize?(cols: number, rows: number): void;
 }
 
@@ -60,8 +64,9 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
   });
   const pid = child.pid!;
   const startTime = processStartTime(pid);
-  child.stdout!.on('data', (d: Buffer) => log.write('stdout', d));
-  child.stderr!.on('data', (d: Buffer) => log.write('stderr', d));
+  const output = new EventEmitter();
+  child.stdout!.on('data', (d: Buffer) => { log.write('stdout', d); output.emit('stdout', d); });
+  child.stderr!.on('data', (d: Buffer) => { log.write('stderr', d); output.emit('stderr', d); });
   const streamsDone = Promise.all([
     new Promise((r) => child.stdout!.once('close', r)),
     new Promise((r) => child.stderr!.once('close', r)),
@@ -76,7 +81,7 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
     });
   });
   child.stdin?.on('error', () => {});
-  return { pid, startTime, exited, stdin: child.stdin ?? undefined, log };
+  return { pid, startTime, exited, stdin: child.stdin ?? undefined, log, output };
 }
 
 async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigint): Promise<ProcessHandle> {
@@ -92,7 +97,8 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
   });
   const pid = term.pid;
   const startTime = processStartTime(pid);
-  term.onData((d) => log.write('stdout', Buffer.from(d, 'utf8')));
+  const output = new EventEmitter();
+  term.onData((d) => { const b = Buffer.from(d, 'utf8'); log.write('stdout', b); output.emit('stdout', b); });
   const exited = new Promise<ProcessExit>((resolve) => {
     term.onExit(async ({ exitCode, signal }) => {
       const finishedAtNs = nowNs();
@@ -101,5 +107,6 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
       resolve({ exitCode: signal ? 128 + signal : exitCode, signal: signal ? String(signal) : undefined, finishedAtNs });
     });
   });
-  return { pid, startTime, exited, log, resize: (c, r) => term.resize(c, r) };
+  const stdin = spec.stdin ? new WritableStream({ write(chunk: Buffer, _e, cb) { term.write(chunk.toString('utf8')); cb(); } }) : undefined;
+  return { pid, startTime, exited, log, output, stdin, resize: (c, r) => { if (c > 0 && r > 0) term.resize(c, r); } };
 }

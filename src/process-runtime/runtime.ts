@@ -24,6 +24,9 @@ import { isSameProcessAlive, signalGroup } from './proc.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
+import { StreamingServer } from './streaming-server.js';
+import { runAttach, runExec } from './stream-runners.js';
+import { serveRemoteCommand } from '../streaming/remote-command/serve.js';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
 export const PROCESS_RUNTIME_NAME = 'process';
@@ -47,14 +50,17 @@ export class ProcessRuntime implements RuntimeService {
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly handles = new Map<string, ProcessHandle>();
   private readonly store: StateStore;
+  private readonly streaming: StreamingServer;
 
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
+    this.streaming = new StreamingServer({ logger: deps.logger });
   }
 
   /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */
   async start(): Promise<void> {
     await mkdir(this.deps.stateDir, { recursive: true });
+    await this.streaming.start();
     const { sandboxes, containers } = await this.store.loadAll();
     for (const c of containers) {
       if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
@@ -79,6 +85,7 @@ export class ProcessRuntime implements RuntimeService {
 
   /** Stops every container (in-process mode: also forgets them). */
   async shutdown(graceSeconds = 5): Promise<void> {
+    await this.streaming.stop();
     await Promise.all([...this.handles.keys()].map((id) => this.stopContainer(id, graceSeconds)));
     if (this.deps.mode === 'in-process') {
       for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
@@ -271,8 +278,42 @@ export class ProcessRuntime implements RuntimeService {
     return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
   }
 
-  async exec(): Promise<string> { throw notImplemented('process runtime: Exec streaming is not implemented yet'); }
-  async attach(): Promise<string> { throw notImplemented('process runtime: Attach streaming is not implemented yet'); }
+  private runningContainer(id: string): ContainerRecord {
+    const c = this.containers.get(id);
+    if (!c) throw notFound(`container "${id}" not found`);
+    if (c.state !== 'CONTAINER_RUNNING') throw badRequest(`container "${id}" is not running (state: ${c.state})`);
+    return c;
+  }
+
+  /** CRI Exec: a URL on the streaming server where the session will run the command. */
+  async exec(req: cri.ExecRequest): Promise<string> {
+    const c = this.runningContainer(req.container_id);
+    if (!req.cmd?.length) throw badRequest('command is required');
+    if (!req.stdin && !req.stdout && !req.stderr) throw badRequest('one of stdin, stdout, or stderr must be set');
+    const ctx = { env: this.envOf(c), cwd: this.cwdOf(c), ...this.userOf(c) };
+    const opts = { stdin: !!req.stdin, stdout: !!req.stdout, stderr: !!req.stderr && !req.tty, tty: !!req.tty };
+    return this.streaming.register({
+      kind: 'exec',
+      serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, {
+        opts, command: req.cmd,
+        run: (io) => (resolveExecutable(req.cmd[0], ctx.env.PATH, ctx.cwd)
+          ? runExec(io, req.cmd, ctx)
+          : Promise.resolve({ error: `failed to exec in container: exec: "${req.cmd[0]}": executable file not found in $PATH` })),
+      }),
+    });
+  }
+
+  /** CRI Attach: a URL where the session joins the container's stdio. */
+  async attach(req: cri.AttachRequest): Promise<string> {
+    const c = this.runningContainer(req.container_id);
+    const h = this.handles.get(c.id);
+    if (!h) throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
+    if (req.stdin && !c.config.stdin) throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
+    if (!!req.tty !== !!c.config.tty) throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
+    const opts = { stdin: !!req.stdin, stdout: !!req.stdout, stderr: !!req.stderr && !req.tty, tty: !!req.tty };
+    return this.streaming.register({ kind: 'attach', serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, { opts, command: [], run: (io) => runAttach(io, h) }) });
+  }
+
   async portForward(): Promise<string> { throw notImplemented('process runtime: PortForward streaming is not implemented yet'); }
 
   async listContainerStats(): Promise<cri.ContainerStats[]> { return []; }

@@ -8,6 +8,15 @@ import type { Pod } from '../api/types.js';
 /** v1.PodLogOptions after validation (sinceSeconds/sinceTime turned into sinceNs). */
 export interface ContainerLogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
 
+/** Which streams an exec/attach asked for. */
+export interface StreamFlags { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }
+
+/** An exec / attach / port-forward request, after path and query validation. */
+export type StreamUrlRequest =
+  | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: StreamFlags }
+  | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: StreamFlags }
+  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string };
+
 /** A named health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck { name: string; check(): string | undefined }
 
@@ -25,6 +34,12 @@ export interface KubeletHost {
   getRunningPods(): Promise<Pod[]>;
   /** Streams a container's logs to `out`; rejects with a KubeletError before writing anything when it cannot. */
   getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: ContainerLogOptions; out: Writable; signal: AbortSignal }): Promise<void>;
+  /**
+   * The runtime's streaming URL for an exec / attach / port-forward session (CRI Exec / Attach /
+   * PortForward). Rejects with a KubeletError (NotFound, BadRequest…) before any upgrade. May block
+   * on the runtime.
+   */
+  getStreamUrl(req: StreamUrlRequest): Promise<string>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
 }

@@ -5,20 +5,11 @@
  * fails when it drifts.
  */
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
-import type { KubeletHost } from '../routes/host.js';
+import { inertHost } from '../routes/inert-host.js';
 import { componentSchemas } from '../routes/schemas.js';
 import { healthzPortRoutes, readOnlyRoutes, secureRoutes } from './servers.js';
 
-/** A host that answers nothing; registration never calls it. */
-const inertHost: KubeletHost = {
-  nodeName: 'node',
-  getPods: () => [],
-  podsVersion: () => '0',
-  getPodByName: () => undefined,
-  getRunningPods: async () => [],
-  getContainerLogs: async () => undefined,
-  healthChecks: () => [],
-};
+const host = inertHost();
 
 interface Collected { method: string; url: string; schema: Record<string, unknown>; port: string }
 
@@ -45,9 +36,9 @@ export async function undocumentedRoutes(): Promise<string[]> {
 
 async function allRoutes(): Promise<Collected[]> {
   return [
-    ...(await collect('10250', (app) => secureRoutes(app, { host: inertHost, enableDebuggingHandlers: true }))),
-    ...(await collect('10255', (app) => readOnlyRoutes(app, { host: inertHost }))),
-    ...(await collect('10248', (app) => healthzPortRoutes(app, { host: inertHost }))),
+    ...(await collect('10250', (app) => secureRoutes(app, { host: host, enableDebuggingHandlers: true }))),
+    ...(await collect('10255', (app) => readOnlyRoutes(app, { host }))),
+    ...(await collect('10248', (app) => healthzPortRoutes(app, { host }))),
   ];
 }
 

@@ -11,13 +11,18 @@ import { podsRoutes, runningPodsRoutes } from '../routes/pods.js';
 import { healthzRoutes } from '../routes/healthz.js';
 import { containerLogsRoutes } from '../routes/container-logs.js';
 import { configzRoutes } from '../routes/configz.js';
+import { streamingRoutes } from '../routes/streaming.js';
 import { installErrorHandlers } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
-import { messageOf } from '../lib/errors.js';
-import type { Authenticator, UserInfo } from './authn/authenticator.js';
-import { authorizationErrorMessage, forbiddenMessage, requestAttributes, type Authorizer } from './authz/authorizer.js';
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import type { Authenticator } from './authn/authenticator.js';
+import type { Authorizer } from './authz/authorizer.js';
+import { authFilter } from './auth-filter.js';
+import { handleStreamingUpgrade } from './streaming-proxy.js';
 import { reloadTlsOnChange, tlsOptions, type TlsFiles } from './tls.js';
 
 function base(logger: Logger, https?: SecureContextOptions & { requestCert: true; rejectUnauthorized: false }): FastifyInstance {
@@ -57,23 +62,13 @@ export interface SecureServerOptions {
  */
 export async function buildSecureServer(opts: SecureServerOptions): Promise<FastifyInstance> {
   const app = base(opts.logger, await tlsOptions(opts.tls));
+  const filter = { authenticator: opts.authenticator, authorizer: opts.authorizer, nodeName: opts.host.nodeName, log: opts.logger.child({ component: 'auth' }) };
   app.addHook('onRequest', async (req, reply) => {
-    let user: UserInfo | null = null;
-    try { user = await opts.authenticator.authenticate(req); } catch (err) {
-      req.log.info({ reason: messageOf(err) }, 'Unable to authenticate the request');
-    }
-    if (!user) return reply.code(401).type('text/plain; charset=utf-8').send('Unauthorized');
-    const attrs = requestAttributes(user, req.method, req.url, opts.host.nodeName);
-    let d;
-    try { d = await opts.authorizer.authorize(attrs); } catch (err) {
-      const msg = authorizationErrorMessage(attrs);
-      req.log.error({ err: messageOf(err) }, msg);
-      return reply.code(500).type('text/plain; charset=utf-8').send(msg);
-    }
-    if (!d.allowed) {
-      req.log.debug({ user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: d.reason }, 'forbidden');
-      return reply.code(403).type('text/plain; charset=utf-8').send(forbiddenMessage(attrs));
-    }
+    const r = await authFilter(filter, { method: req.method, url: req.url, headers: req.headers, socket: req.raw.socket });
+    if (!r.ok) return reply.code(r.code).type('text/plain; charset=utf-8').send(r.body);
+  });
+  app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    void handleStreamingUpgrade({ filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger }, req, socket as Socket, head);
   });
   const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });
   app.addHook('onClose', async () => stop());
@@ -106,6 +101,7 @@ export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHo
     await app.register(runningPodsRoutes, { host: opts.host });
     await app.register(containerLogsRoutes, { host: opts.host });
     await app.register(configzRoutes, { config: opts.configz ?? {} });
+    await app.register(streamingRoutes);
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

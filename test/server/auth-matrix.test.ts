@@ -22,8 +22,7 @@ import { createApiClient } from '../../src/lib/api-client.js';
 import { loadKubeconfig } from '../../src/lib/kubeconfig.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { FakeClock, realClock, type Clock } from '../../src/lib/clock.js';
-import { notFound } from '../../src/lib/errors.js';
-import type { KubeletHost } from '../../src/routes/host.js';
+import { inertHost } from '../../src/routes/inert-host.js';
 import { startFakeApiserver, type FakeApiserver } from '../fixtures/fake-apiserver.js';
 
 const node = 'matrix-node';
@@ -34,15 +33,7 @@ const invalidToken = 'invalid-token-z9y8x7w6';
 let logText = '';
 const logSink = new Writable({ write(chunk, _e, cb) { logText += chunk.toString(); cb(); } });
 
-const host = {
-  nodeName: node,
-  getPods: () => [],
-  podsVersion: () => '0',
-  getPodByName: () => undefined,
-  getRunningPods: async () => [],
-  getContainerLogs: async (r) => { throw notFound(`pod "${r.podName}" does not exist`); },
-  healthChecks: () => [],
-} satisfies KubeletHost;
+const host = inertHost(node);
 
 let clusterCa: PemPair;
 let pem: Record<'alice' | 'mallory' | 'expired' | 'serverOnly' | 'kubelet', PemPair>;
@@ -117,7 +108,7 @@ const paths: { path: string; subresource: string; admitted: number }[] = [
   { path: '/metrics', subresource: 'metrics', admitted: 404 },
   { path: '/logs/', subresource: 'log', admitted: 404 },
   { path: `/containerLogs/default/web-${node}/main`, subresource: 'proxy', admitted: 404 },
-  { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresource: 'proxy', admitted: 404 },
+  { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresource: 'proxy', admitted: 400 }, // not an upgrade
   { path: '/configz', subresource: 'proxy', admitted: 200 },
   { path: '/healthz', subresource: 'proxy', admitted: 200 },
 ];

@@ -16,13 +16,10 @@ import { buildAuth } from '../../src/server/build-auth.js';
 import { kubeletConfigSchema } from '../../src/config/schema.js';
 import { realClock } from '../../src/lib/clock.js';
 import { silentLogger } from '../../src/lib/logger.js';
-import type { KubeletHost } from '../../src/routes/host.js';
+import { inertHost } from '../../src/routes/inert-host.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-tls-'));
-const host = {
-  nodeName: 'tls-node', getPods: () => [], podsVersion: () => '0', getPodByName: () => undefined,
-  getRunningPods: async () => [], getContainerLogs: async () => undefined, healthChecks: () => [],
-} satisfies KubeletHost;
+const host = inertHost('tls-node');
 let ca: PemPair;
 let client: PemPair;
 const apps: FastifyInstance[] = [];

@@ -58,6 +58,21 @@ export class RuntimeManager {
     return { uid, name, namespace, sandboxes: sboxes, containers: list };
   }
 
+  /** CRI Exec: the runtime's streaming URL for a session in container `containerId`. */
+  execUrl(containerId: string, cmd: string[], o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
+    return this.runtime.exec({ container_id: containerId, cmd, ...o });
+  }
+
+  /** CRI Attach: the runtime's streaming URL for attaching to `containerId`. */
+  attachUrl(containerId: string, o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
+    return this.runtime.attach({ container_id: containerId, ...o });
+  }
+
+  /** CRI PortForward: the runtime's streaming URL for forwarding into sandbox `sandboxId`. */
+  portForwardUrl(sandboxId: string, ports: number[] = []): Promise<string> {
+    return this.runtime.portForward({ pod_sandbox_id: sandboxId, port: ports });
+  }
+
   /** Every pod in the runtime that carries the kubelet's labels. */
   async listRuntimePods(): Promise<RuntimePod[]> {
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);

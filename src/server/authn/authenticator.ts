@@ -7,13 +7,17 @@
  * down). Any rejection answers 401 — a bad credential never falls through to anonymous, as
  * upstream (union.NewFailOnError in front of the anonymous authenticator).
  */
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 
 /** An authenticated user (authentication.k8s.io UserInfo). */
 export interface UserInfo { name: string; uid?: string; groups: string[]; extra?: Record<string, string[]> }
 
+/** What authenticators see of a request: its headers and the (TLS) socket it came on. */
+export interface AuthnRequest { headers: IncomingHttpHeaders; socket: Socket }
+
 /** Authenticates requests. May block (webhooks); idempotent. */
-export interface Authenticator { authenticate(req: FastifyRequest): Promise<UserInfo | null> }
+export interface Authenticator { authenticate(req: AuthnRequest): Promise<UserInfo | null> }
 
 /** Why credentials were rejected (logged, never sent to the client). */
 export class AuthenticationError extends Error {}

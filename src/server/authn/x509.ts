@@ -12,7 +12,7 @@ const list = (v: string | string[] | undefined) => (v === undefined ? [] : Array
 /** The x509 authenticator. */
 export const x509Authenticator: Authenticator = {
   async authenticate(req): Promise<UserInfo | null> {
-    const sock = req.raw.socket as TLSSocket;
+    const sock = req.socket as TLSSocket;
     if (!sock.encrypted) return null;
     const cert = sock.getPeerCertificate();
     if (!cert || Object.keys(cert).length === 0) return null;

@@ -37,10 +37,10 @@ export class SpdyStream extends Duplex {
   header(name: string): string | undefined { return this.headers.get(name)?.[0]; }
 
   /** Sends SYN_REPLY (once). */
-  async reply(headers: Iterable<[string, string | string[]]> = [], fin = false): Promise<void> {
+  reply(headers: Iterable<[string, string | string[]]> = [], fin = false): void {
     if (this.replied) return;
     this.replied = true;
-    await this.conn.sendHeaders('syn_reply', this.id, headers, fin);
+    this.conn.sendHeaders('syn_reply', this.id, headers, fin);
   }
 
   /** Aborts the stream with RST_STREAM. */
@@ -103,8 +103,8 @@ export class SpdyConnection extends EventEmitter {
   private nextId: number;
   private lastPeerId = 0;
   private peerInitialWindow = DEFAULT_WINDOW;
-  private inbound: Promise<void> = Promise.resolve();
   private closed = false;
+  private inbound: Promise<void> = Promise.resolve();
   private readonly pings = new Map<number, () => void>();
   private nextPing: number;
 
@@ -117,13 +117,13 @@ export class SpdyConnection extends EventEmitter {
     socket.on('error', () => this.teardown());
   }
 
-  /** Opens a stream (client side, or server push); resolves once SYN_STREAM is written. */
-  async openStream(headers: Iterable<[string, string | string[]]>, fin = false): Promise<SpdyStream> {
+  /** Opens a stream (client side, or server push); SYN_STREAM is queued at once. */
+  openStream(headers: Iterable<[string, string | string[]]>, fin = false): SpdyStream {
     const id = this.nextId;
     this.nextId += 2;
     const s = new SpdyStream(id, this, this.peerInitialWindow);
     this.streams.set(id, s);
-    const block = await this.codec.compress(headers);
+    const block = this.codec.compress(headers);
     this.sendFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: fin ? FLAG_FIN : 0, headerBlock: block });
     return s;
   }
@@ -149,8 +149,8 @@ export class SpdyConnection extends EventEmitter {
   }
 
   /** @internal */
-  async sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): Promise<void> {
-    const block = await this.codec.compress(headers);
+  sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): void {
+    const block = this.codec.compress(headers);
     this.sendFrame({ type: kind, streamId, flags: fin ? FLAG_FIN : 0, headerBlock: block });
   }
 
@@ -190,6 +190,7 @@ export class SpdyConnection extends EventEmitter {
 
   private onBytes(chunk: Buffer): void {
     const { frames, error } = this.decoder.push(chunk);
+    // Frames are handled strictly in order; only header blocks make handling asynchronous.
     for (const f of frames) this.inbound = this.inbound.then(() => this.handle(f)).catch((err: Error) => this.fail(`bad header block: ${err.message}`));
     if (error) this.inbound = this.inbound.then(() => this.fail(error.error));
   }

@@ -1,8 +1,7 @@
 /**
  * SPDY/3 name/value header blocks: the plain layout (count, then length-prefixed names and
- * values; several values of one name joined by NUL) and the per-connection zlib contexts — one
- * deflate for what we send and one inflate for what we receive, both seeded with the SPDY/3
- * dictionary and flushed with Z_SYNC_FLUSH after every block, as the protocol requires.
+ * values; several values of one name joined by NUL) and the per-connection zlib streams, one per
+ * direction, both with the SPDY/3 dictionary, each block ending on a sync-flush boundary.
  */
 import zlib from 'node:zlib';
 import { spdy3Dictionary } from './dictionary.js';
@@ -48,21 +47,78 @@ export function decodeNameValues(b: Buffer): HeaderMap {
   return out;
 }
 
-/** One direction's zlib context; `process` calls run strictly in order. */
-class ZlibContext {
+/**
+ * Our outgoing zlib stream, written without compression: a zlib header naming the SPDY/3
+ * dictionary (FDICT, DICTID = adler32 of it), then each header block as stored deflate blocks.
+ * Stored blocks are byte-aligned, so every block ends where a Z_SYNC_FLUSH would, and any inflater
+ * seeded with the dictionary reads the stream. Synchronous: a frame's header block exists the
+ * moment the frame is queued, so frames keep their order.
+ */
+class StoredDeflate {
+  private started = false;
+
+  process(input: Buffer): Buffer {
+    const parts: Buffer[] = [];
+    if (!this.started) {
+      this.started = true;
+      const cmf = 0x78;
+      let flg = 0x20; // FDICT, level bits 0
+      flg += 31 - ((cmf * 256 + flg) % 31);
+      const dictId = Buffer.alloc(4);
+      dictId.writeUInt32BE(adler32(spdy3Dictionary));
+      parts.push(Buffer.from([cmf, flg]), dictId);
+    }
+    for (let off = 0; off === 0 || off < input.length; off += 0xffff) {
+      const chunk = input.subarray(off, off + 0xffff);
+      const h = Buffer.alloc(5);
+      h[0] = 0x00; // BFINAL=0, BTYPE=00 (stored)
+      h.writeUInt16LE(chunk.length, 1);
+      h.writeUInt16LE(~chunk.length & 0xffff, 3);
+      parts.push(h, chunk);
+      if (input.length === 0) break;
+    }
+    return Buffer.concat(parts);
+  }
+}
+
+/** adler32 (RFC 1950). */
+export function adler32(b: Buffer): number {
+  let a = 1;
+  let c = 0;
+  for (const x of b) { a = (a + x) % 65521; c = (c + a) % 65521; }
+  return ((c << 16) | a) >>> 0;
+}
+
+/**
+ * The peer's zlib stream, inflated in order. Output is collected by one persistent listener and
+ * handed over a turn after each Z_SYNC_FLUSH completes, once everything it produced has been
+ * emitted.
+ */
+class OrderedInflate {
+  private readonly z = zlib.createInflate({ dictionary: spdy3Dictionary });
   private chain: Promise<unknown> = Promise.resolve();
-  constructor(private readonly z: zlib.Deflate | zlib.Inflate) { z.on('error', () => undefined); }
+  private out: Buffer[] = [];
+  private error: Error | undefined;
+
+  constructor() {
+    this.z.on('data', (c: Buffer) => this.out.push(c));
+    this.z.on('error', (e: Error) => { this.error = e; });
+  }
 
   process(input: Buffer): Promise<Buffer> {
     const run = () => new Promise<Buffer>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      const onData = (c: Buffer) => chunks.push(c);
-      const onError = (e: Error) => { cleanup(); reject(e); };
-      const cleanup = () => { this.z.off('data', onData); this.z.off('error', onError); };
-      this.z.on('data', onData);
+      if (this.error) return reject(this.error);
+      // A corrupt stream errors instead of calling the flush callback.
+      const onError = (e: Error) => reject(e);
       this.z.once('error', onError);
       this.z.write(input);
-      this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => { cleanup(); resolve(Buffer.concat(chunks)); });
+      this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => setImmediate(() => {
+        this.z.off('error', onError);
+        if (this.error) return reject(this.error);
+        const b = Buffer.concat(this.out);
+        this.out = [];
+        resolve(b);
+      }));
     });
     const p = this.chain.then(run, run);
     this.chain = p.catch(() => undefined);
@@ -74,19 +130,19 @@ class ZlibContext {
 
 /** The compression state of one SPDY connection. */
 export class HeaderCodec {
-  private readonly deflate = new ZlibContext(zlib.createDeflate({ dictionary: spdy3Dictionary }));
-  private readonly inflate = new ZlibContext(zlib.createInflate({ dictionary: spdy3Dictionary }));
+  private readonly deflate = new StoredDeflate();
+  private readonly inflate = new OrderedInflate();
 
-  /** Compresses headers for a SYN_STREAM / SYN_REPLY / HEADERS frame we send. */
-  async compress(headers: Iterable<[string, string | string[]]>): Promise<Buffer> {
+  /** The header block for a SYN_STREAM / SYN_REPLY / HEADERS frame we send (synchronous). */
+  compress(headers: Iterable<[string, string | string[]]>): Buffer {
     return this.deflate.process(encodeNameValues(headers));
   }
 
-  /** Decompresses and decodes a received block; rejects on corrupt input (a connection error). */
+  /** Inflates and decodes a received block, in arrival order; rejects on corrupt input. */
   async decompress(block: Buffer): Promise<HeaderMap> {
     return decodeNameValues(await this.inflate.process(block));
   }
 
-  /** Releases the zlib contexts. */
-  close(): void { this.deflate.close(); this.inflate.close(); }
+  /** Releases the zlib context. */
+  close(): void { this.inflate.close(); }
 }

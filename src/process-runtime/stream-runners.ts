@@ -1,0 +1,84 @@
+/**
+ * What exec and attach do on the process runtime once a client is connected (the protocol side is
+ * in src/streaming): exec starts the command in the container's context (env, working dir, user)
+ * with pipes or a TTY; attach joins the running container's stdio.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { CommandResult } from '../streaming/remote-command/protocol.js';
+import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
+import type { ProcessHandle } from './process-handle.js';
+
+/** The container context an exec runs in. */
+export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number }
+
+/** Ends `w` and resolves once everything written has been handed on. */
+const finish = (w: Writable | undefined) => (w && !w.writableFinished && !w.destroyed ? new Promise<void>((r) => { w.once('error', () => r()); w.end(() => r()); }) : Promise.resolve());
+
+/** Writes with backpressure: pauses `src` while `w` is full. */
+function forward(src: Readable, w: Writable): void {
+  src.on('data', (d: Buffer) => { if (!w.destroyed && !w.write(d)) { src.pause(); w.once('drain', () => src.resume()); } });
+}
+
+/** Runs `argv` for an exec session; resolves with its exit code once its output is delivered. */
+export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
+  if (io.tty) return runExecTty(io, argv, ctx);
+  const child = spawn(argv[0], argv.slice(1), { cwd: ctx.cwd, env: ctx.env, uid: ctx.uid, gid: ctx.gid, stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'] });
+  const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([e]) => e as Error)]);
+  if (spawned) return { error: `failed to exec in container: ${spawned.message}` };
+  const onAbort = () => child.kill('SIGKILL');
+  io.signal.addEventListener('abort', onAbort, { once: true });
+  if (io.stdin && child.stdin) { child.stdin.on('error', () => undefined); io.stdin.pipe(child.stdin); }
+  const outputs = [
+    io.stdout && child.stdout ? pipeline(child.stdout, io.stdout).catch(() => undefined) : undefined,
+    io.stderr && child.stderr ? pipeline(child.stderr, io.stderr).catch(() => undefined) : undefined,
+  ];
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  await Promise.all(outputs);
+  io.signal.removeEventListener('abort', onAbort);
+  io.stdin?.unpipe();
+  return { exitCode: code ?? 128 + (signal ? (await import('node:os')).constants.signals[signal] ?? 0 : 0) };
+}
+
+async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
+  const pty = await import('node-pty');
+  const size = io.resize.last;
+  let term: import('node-pty').IPty;
+  try {
+    term = pty.spawn(argv[0], argv.slice(1), { name: 'xterm', cols: size?.width || 80, rows: size?.height || 24, cwd: ctx.cwd, env: ctx.env, uid: ctx.uid, gid: ctx.gid });
+  } catch (err) {
+    return { error: `failed to exec in container: ${(err as Error).message}` };
+  }
+  const onResize = (s: { width: number; height: number }) => { if (s.width > 0 && s.height > 0) term.resize(s.width, s.height); };
+  io.resize.on('resize', onResize);
+  const onAbort = () => term.kill('SIGKILL');
+  io.signal.addEventListener('abort', onAbort, { once: true });
+  term.onData((d) => { if (io.stdout && !io.stdout.destroyed && !io.stdout.write(Buffer.from(d, 'utf8'))) { term.pause(); io.stdout.once('drain', () => term.resume()); } });
+  io.stdin?.on('data', (d: Buffer) => term.write(d.toString('utf8')));
+  const exit = await new Promise<{ exitCode: number; signal?: number }>((resolve) => term.onExit(resolve));
+  io.resize.off('resize', onResize);
+  io.signal.removeEventListener('abort', onAbort);
+  await finish(io.stdout);
+  return { exitCode: exit.signal ? 128 + exit.signal : exit.exitCode };
+}
+
+/** Joins a running container's stdio until it exits or the client leaves; upstream answers Success. */
+export async function runAttach(io: RemoteCommandIO, h: ProcessHandle): Promise<CommandResult> {
+  const onStdout = (d: Buffer) => { if (io.stdout && !io.stdout.destroyed) io.stdout.write(d); };
+  const onStderr = (d: Buffer) => { if (io.stderr && !io.stderr.destroyed) io.stderr.write(d); };
+  h.output.on('stdout', onStdout);
+  h.output.on('stderr', onStderr);
+  const onResize = (s: { width: number; height: number }) => h.resize?.(s.width, s.height);
+  io.resize.on('resize', onResize);
+  if (io.resize.last) onResize(io.resize.last);
+  if (io.stdin && h.stdin) forward(io.stdin, h.stdin);
+  await Promise.race([h.exited, new Promise((r) => io.signal.addEventListener('abort', r, { once: true }))]);
+  h.output.off('stdout', onStdout);
+  h.output.off('stderr', onStderr);
+  io.resize.off('resize', onResize);
+  io.stdin?.removeAllListeners('data');
+  await Promise.all([finish(io.stdout), finish(io.stderr)]);
+  return { exitCode: 0 };
+}

@@ -1,0 +1,85 @@
+/**
+ * exec / attach / port-forward on 10250, as upgrades (SPDY/3.1 or WebSocket, whatever the client
+ * sent):
+ *  1. the auth filter (401 / 403 / 500, plain text as for every request);
+ *  2. path and query validation, pod and container lookup, CRI Exec / Attach / PortForward —
+ *     errors answered before the upgrade as a Kubernetes Status;
+ *  3. the connection is proxied raw to the runtime's streaming URL (request line rewritten,
+ *     headers kept except Host and Authorization), bytes both ways.
+ */
+import type { IncomingMessage } from 'node:http';
+import net from 'node:net';
+import type { Socket } from 'node:net';
+import { KubeletError, httpStatusOf, type ErrorCode } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
+import { streamOptionsFromQuery } from '../streaming/remote-command/serve.js';
+import { rejectUpgrade } from '../streaming/upgrade.js';
+import { authFilter, type AuthFilterDeps } from './auth-filter.js';
+import { statusBody } from './status-errors.js';
+
+const segment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** Parses an upgrade path into a request, or a Status error (pure). */
+export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {
+  const url = new URL(rawUrl, 'http://x');
+  const parts = url.pathname.split('/').filter(Boolean).map((p) => { try { return decodeURIComponent(p); } catch { return '\0'; } });
+  const [kind, namespace, podName, ...rest] = parts;
+  const bad = (message: string) => ({ code: 'BadRequest' as const, message });
+  const notFound = { code: 'NotFound' as const, message: `the server could not find the requested resource (${method} ${url.pathname})` };
+  if (kind !== 'exec' && kind !== 'attach' && kind !== 'portForward') return notFound;
+  if (kind === 'portForward' ? rest.length > 1 : rest.length < 1 || rest.length > 2) return notFound;
+  for (const [what, v] of [['podNamespace', namespace], ['podID', podName], ...rest.map((r) => ['segment', r])] as const) {
+    if (!v || v.length > 253 || !segment.test(v)) return bad(`invalid ${what} "${v ?? ''}"`);
+  }
+  if (kind === 'portForward') return { kind, namespace, podName, podUid: rest[0] };
+  const [podUid, containerName] = rest.length === 2 ? rest : [undefined, rest[0]];
+  const flags = streamOptionsFromQuery(url.searchParams);
+  if ('error' in flags) return bad(flags.error);
+  if (kind === 'attach') return { kind, namespace, podName, podUid, containerName, flags };
+  const command = url.searchParams.getAll('command');
+  if (!command.length) return bad('command is required');
+  return { kind, namespace, podName, podUid, containerName, command, flags };
+}
+
+function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
+  const body = JSON.stringify(statusBody(code, message));
+  const status = httpStatusOf[code];
+  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : status === 400 ? 'Bad Request' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** Handles one upgrade request on the secure port. Never throws. */
+export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: KubeletHost; enabled: boolean; log: Logger }, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+  socket.on('error', () => undefined);
+  const method = req.method ?? 'GET';
+  const r = await authFilter(d.filter, { method, url: req.url ?? '/', headers: req.headers, socket });
+  if (!r.ok) return rejectUpgrade(socket, r.code, r.body.replace(/\n$/, ''));
+  const parsed = parseStreamPath(method, req.url ?? '/');
+  if ('code' in parsed) return sendStatus(socket, parsed.code, parsed.message);
+  if (!d.enabled) return rejectUpgrade(socket, 405, 'Debug endpoints are disabled.');
+  let target: URL;
+  try {
+    target = new URL(await d.host.getStreamUrl(parsed));
+  } catch (err) {
+    if (err instanceof KubeletError) return sendStatus(socket, err.code, err.message);
+    d.log.error({ err: String(err) }, 'streaming request failed');
+    return sendStatus(socket, 'Internal', String((err as Error)?.message ?? err));
+  }
+  const upstream = net.connect(Number(target.port), target.hostname);
+  upstream.on('error', (err) => { if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`); });
+  upstream.once('connect', () => {
+    upstream.removeAllListeners('error');
+    upstream.on('error', () => socket.destroy());
+    const lines = [`${method} ${target.pathname}${target.search} HTTP/1.1`, `Host: ${target.host}`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const k = req.rawHeaders[i].toLowerCase();
+      if (k !== 'host' && k !== 'authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+    }
+    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+    if (head.length) upstream.write(head);
+    socket.pipe(upstream);
+    upstream.pipe(socket);
+    socket.on('close', () => upstream.destroy());
+    upstream.on('close', () => socket.destroy());
+  });
+}

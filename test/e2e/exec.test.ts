@@ -1,0 +1,153 @@
+/**
+ * End to end: exec and attach through the real CLI's 10250 (TLS, client certificate) into the
+ * embedded process runtime's streaming server, with real WebSocket and SPDY/3.1 clients.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, PodList } from '../../src/api/types.js';
+import { freePort, httpGet, startKubelet, until, type Kubelet } from './helpers.js';
+import { rawUpgrade, spdyExec, wsSession, type ClientPki } from './streaming-helpers.js';
+import { sampleProcess } from '../../bench/lib.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-exec-'));
+const manifests = join(dir, 'manifests');
+const root = join(dir, 'root');
+mkdirSync(manifests);
+const node = 'exec-node';
+let ports: { port: number; ro: number; hz: number };
+let kubelet: Kubelet;
+let pki: ClientPki;
+
+const base = () => `wss://127.0.0.1:${ports.port}`;
+const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') => `/exec/default/${pod}/${c}?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
+const status = (r: { channels: Map<number, Buffer> }) => JSON.parse(r.channels.get(3)!.toString());
+
+beforeAll(async () => {
+  ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+  writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: from-the-pod}], workingDir: /tmp}\n');
+  writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
+  kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node]);
+  pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
+  await until(async () => {
+    const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
+    return items.length === 2 && items.every((p) => p.status?.phase === 'Running');
+  }, 20_000, 'pods Running');
+}, 30_000);
+
+afterAll(async () => {
+  await kubelet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('exec over WebSocket', () => {
+  it('v5: stdout, stderr, the ready frame and a NonZeroExitCode Status; runs in the container context', async () => {
+    const r = await wsSession(base() + execPath(['sh', '-c', 'echo $GREETING; pwd; echo oops >&2; exit 3'], 'output=1&error=1'), ['v5.channel.k8s.io'], pki);
+    expect(r.protocol).toBe('v5.channel.k8s.io');
+    expect(r.frames[0]).toEqual({ ch: 1, len: 0 });
+    expect(r.channels.get(1)!.toString()).toBe('from-the-pod\n/tmp\n');
+    expect(r.channels.get(2)!.toString()).toBe('oops\n');
+    expect(status(r)).toEqual({
+      metadata: {}, status: 'Failure', reason: 'NonZeroExitCode',
+      message: 'command terminated with non-zero exit code: error executing command [sh -c echo $GREETING; pwd; echo oops >&2; exit 3], exit code 3',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
+  });
+
+  it('v4 base64: text frames; Success status on exit 0', async () => {
+    const r = await wsSession(base() + execPath(['echo', 'hi'], 'output=1'), ['v4.base64.channel.k8s.io'], pki);
+    expect(r.protocol).toBe('v4.base64.channel.k8s.io');
+    expect(r.channels.get(1)!.toString()).toBe('hi\n');
+    expect(status(r)).toEqual({ metadata: {}, status: 'Success' });
+  });
+
+  it('channel.k8s.io (v1): plain-text error, nothing on success', async () => {
+    const bad = await wsSession(base() + execPath(['sh', '-c', 'exit 4'], 'output=1'), ['channel.k8s.io'], pki);
+    expect(bad.channels.get(3)!.toString()).toMatch(/exit code 4$/);
+    const good = await wsSession(base() + execPath(['true'], 'output=1'), ['channel.k8s.io'], pki);
+    expect(good.channels.has(3)).toBe(false);
+  });
+
+  it('v5 stdin with CLOSE: the command sees EOF', async () => {
+    const r = await wsSession(base() + execPath(['cat'], 'input=1&output=1'), ['v5.channel.k8s.io'], pki, { input: [[0, 'hello stdin'], [255, Buffer.from([0])]] });
+    expect(r.channels.get(1)!.toString()).toBe('hello stdin');
+    expect(status(r).status).toBe('Success');
+  });
+
+  it('TTY: resize reaches the terminal', async () => {
+    const r = await wsSession(base() + execPath(['sh', '-c', 'sleep 0.5; stty size'], 'output=1&tty=1&input=1'), ['v4.channel.k8s.io'], pki, { input: [[4, '{"Width":100,"Height":30}']] });
+    expect(r.channels.get(1)!.toString().trim()).toBe('30 100');
+    expect(r.channels.has(2)).toBe(false);
+  });
+
+  it('moves 100 MiB through stdout without loss, with the kubelet\'s memory flat (backpressure)', async () => {
+    const before = sampleProcess(kubelet.proc.pid!).rss;
+    let peak = before;
+    let bytes = 0;
+    let n = 0;
+    const r = await wsSession(base() + execPath(['head', '-c', String(100 << 20), '/dev/zero'], 'output=1'), ['v5.channel.k8s.io'], pki, {
+      onMessage: (ch, data) => { if (ch === 1) { bytes += data.length; if (++n % 200 === 0) peak = Math.max(peak, sampleProcess(kubelet.proc.pid!).rss); } },
+    });
+    r.channels.delete(1);
+    expect(bytes).toBe(100 << 20);
+    expect(status(r).status).toBe('Success');
+    expect((peak - before) / 2 ** 20).toBeLessThan(64);
+  }, 60_000);
+
+  it('serves 50 concurrent sessions', async () => {
+    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => wsSession(base() + execPath(['sh', '-c', `echo session-${i}`], 'output=1'), ['v5.channel.k8s.io'], pki)));
+    expect(rs.map((r) => r.channels.get(1)!.toString())).toEqual(Array.from({ length: 50 }, (_, i) => `session-${i}\n`));
+  }, 60_000);
+});
+
+describe('exec over SPDY/3.1', () => {
+  it('negotiates the client\'s first supported version and streams error/stdout/stderr', async () => {
+    const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'echo out; echo err >&2; exit 2'], 'output=1&error=1'), pki, {
+      protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'], streams: ['error', 'stdout', 'stderr'],
+    });
+    expect(r.protocol).toBe('v5.channel.k8s.io');
+    expect(r.out.stdout).toBe('out\n');
+    expect(r.out.stderr).toBe('err\n');
+    expect(JSON.parse(r.out.error)).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '2' }] } });
+  });
+
+  it('v2: stdin and a plain-text error', async () => {
+    const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'cat; exit 5'], 'input=1&output=1'), pki, { protocols: ['v2.channel.k8s.io'], streams: ['error', 'stdin', 'stdout'], stdin: 'through spdy' });
+    expect(r.protocol).toBe('v2.channel.k8s.io');
+    expect(r.out.stdout).toBe('through spdy');
+    expect(r.out.error).toMatch(/exit code 5$/);
+  });
+
+  it('answers 400 without X-Stream-Protocol-Version and 403 with the accepted list when none matches', async () => {
+    const none = await rawUpgrade('127.0.0.1', ports.port, execPath(['true'], 'output=1'), [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1']], pki);
+    expect([none.status, none.body]).toEqual([400, 'unable to upgrade: X-Stream-Protocol-Version is required\n']);
+    const bad = await rawUpgrade('127.0.0.1', ports.port, execPath(['true'], 'output=1'), [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ['X-Stream-Protocol-Version', 'v9.channel.k8s.io']], pki);
+    expect(bad.status).toBe(403);
+    expect(bad.headers).toContain('X-Accepted-Stream-Protocol-Versions: v4.channel.k8s.io');
+  });
+});
+
+describe('errors before the upgrade, and attach', () => {
+  it('answers Status JSON for a missing pod or container, bad flags, and 401 without a certificate', async () => {
+    const up = (path: string, p: ClientPki = pki) => rawUpgrade('127.0.0.1', ports.port, path, [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ['X-Stream-Protocol-Version', 'v4.channel.k8s.io']], p);
+    const nopod = await up(execPath(['true'], 'output=1', 'nope'));
+    expect(nopod.status).toBe(404);
+    expect(JSON.parse(nopod.body)).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
+    const noc = await up(execPath(['true'], 'output=1', `shell-${node}`, 'nope'));
+    expect(JSON.parse(noc.body)).toMatchObject({ code: 404, message: 'container not found ("nope")' });
+    const noflags = await up(execPath(['true'], 'tty=0'));
+    expect(JSON.parse(noflags.body)).toMatchObject({ code: 400, message: 'you must specify at least 1 of stdin, stdout, stderr' });
+    const anon = await up(execPath(['true'], 'output=1'), { ...pki, cert: join(root, 'pki', 'kubelet.crt'), key: join(root, 'pki', 'kubelet.key') });
+    expect(anon.status).toBe(401);
+  });
+
+  it('attach joins the running container\'s stdin and stdout', async () => {
+    let sentLine = false;
+    const r = await wsSession(`${base()}/attach/default/cat-${node}/main?input=1&output=1`, ['v5.channel.k8s.io'], pki, {
+      input: [[0, 'ping\n']],
+      onMessage: (ch, data, ws) => { if (ch === 1 && data.toString().includes('got ping') && !sentLine) { sentLine = true; ws.close(); } },
+    });
+    expect(r.channels.get(1)!.toString()).toContain('got ping');
+  });
+});

@@ -1,0 +1,92 @@
+/** Streaming clients for tests: a `ws` channel client and a SPDY/3.1 client built on our connection. */
+import { readFileSync } from 'node:fs';
+import tls from 'node:tls';
+import { WebSocket } from 'ws';
+import { SpdyConnection, type SpdyStream } from '../../src/streaming/spdy/connection.js';
+
+/** Client TLS material. */
+export interface ClientPki { ca: string; cert: string; key: string }
+const tlsOf = (p: ClientPki) => ({ ca: readFileSync(p.ca), cert: readFileSync(p.cert), key: readFileSync(p.key) });
+
+/** What a channel session produced. */
+export interface ChannelResult { protocol: string; channels: Map<number, Buffer>; frames: { ch: number; len: number }[] }
+
+/**
+ * Runs a WebSocket channel session: sends `input` frames (channel, data) after the first message,
+ * collects everything per channel until the server closes.
+ */
+export function wsSession(url: string, protocols: string[], pki: ClientPki, o: { input?: [number, Buffer | string][]; onMessage?: (ch: number, data: Buffer, ws: WebSocket) => void } = {}): Promise<ChannelResult> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols, { ...tlsOf(pki), perMessageDeflate: false });
+    const parts = new Map<number, Buffer[]>();
+    const frames: { ch: number; len: number }[] = [];
+    let sent = false;
+    ws.on('message', (raw: Buffer, isBinary) => {
+      let ch: number;
+      let data: Buffer;
+      if (!isBinary) { const s = raw.toString('latin1'); ch = s.charCodeAt(0) - 48; data = Buffer.from(s.slice(1), 'base64'); } else { ch = raw[0]; data = raw.subarray(1); }
+      frames.push({ ch, len: data.length });
+      if (!parts.has(ch)) parts.set(ch, []);
+      parts.get(ch)!.push(data);
+      o.onMessage?.(ch, data, ws);
+      if (!sent) {
+        sent = true;
+        const b64 = ws.protocol.includes('base64');
+        for (const [c, d] of o.input ?? []) {
+          const buf = Buffer.from(d);
+          ws.send(b64 ? `${String.fromCharCode(48 + c)}${buf.toString('base64')}` : Buffer.concat([Buffer.from([c]), buf]));
+        }
+      }
+    });
+    ws.on('close', () => resolve({ protocol: ws.protocol, channels: new Map([...parts].map(([c, p]) => [c, Buffer.concat(p)])), frames }));
+    ws.on('error', reject);
+    ws.on('unexpected-response', (_req, res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${b}`), { status: res.statusCode, body: b, headers: res.headers }))); });
+  });
+}
+
+/** A raw HTTPS upgrade: resolves the status line, headers and the socket positioned after them. */
+export function rawUpgrade(host: string, port: number, path: string, headers: [string, string][], pki: ClientPki, method = 'POST'): Promise<{ status: number; headers: string; body: string; socket: tls.TLSSocket }> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, () => {
+      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+    });
+    let buf = Buffer.alloc(0);
+    const onData = (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      socket.off('data', onData);
+      const head = buf.subarray(0, end).toString('latin1');
+      const rest = buf.subarray(end + 4);
+      const status = Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0);
+      if (status === 101) { if (rest.length) socket.unshift(rest); resolve({ status, headers: head, body: '', socket }); return; }
+      let body = rest.toString('utf8');
+      socket.on('data', (x: Buffer) => (body += x.toString('utf8')));
+      socket.on('end', () => resolve({ status, headers: head, body, socket }));
+    };
+    socket.on('data', onData);
+    socket.on('error', reject);
+  });
+}
+
+/** Collects a SPDY stream's data until FIN. */
+export const collectStream = (s: SpdyStream) => new Promise<Buffer>((resolve) => { const parts: Buffer[] = []; s.on('data', (c: Buffer) => parts.push(c)); s.once('end', () => resolve(Buffer.concat(parts))); s.once('close', () => resolve(Buffer.concat(parts))); });
+
+/** Runs a SPDY remote-command session as Go clients do: one stream per channel. */
+export async function spdyExec(host: string, port: number, path: string, pki: ClientPki, o: { protocols?: string[]; streams: string[]; stdin?: string }): Promise<{ status: number; protocol?: string; out: Record<string, string> }> {
+  const up = await rawUpgrade(host, port, path, [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ...(o.protocols ?? ['v4.channel.k8s.io']).map((p) => ['X-Stream-Protocol-Version', p] as [string, string])], pki);
+  if (up.status !== 101) return { status: up.status, out: { body: up.body, headers: up.headers } };
+  const protocol = /X-Stream-Protocol-Version: (\S+)/i.exec(up.headers)?.[1];
+  const conn = new SpdyConnection(up.socket, { server: false });
+  const out: Record<string, string> = {};
+  const reads: Promise<void>[] = [];
+  for (const type of o.streams) {
+    const s = await conn.openStream([['streamtype', type]]);
+    if (type === 'stdin') { if (o.stdin !== undefined) s.end(o.stdin); continue; }
+    s.end();
+    reads.push(collectStream(s).then((b) => { out[type] = b.toString('utf8'); }));
+  }
+  await Promise.all(reads);
+  up.socket.destroy();
+  return { status: 101, protocol, out };
+}
