@@ -49,9 +49,9 @@ export function decodeNameValues(b: Buffer): HeaderMap {
 
 /**
  * Our outgoing zlib stream, written without compression: a zlib header naming the SPDY/3
- * dictionary (FDICT, DICTID = adler32 of it), then each header block as stored deflate blocks.
- * Stored blocks are byte-aligned, so every block ends where a Z_SYNC_FLUSH would, and any inflater
- * seeded with the dictionary reads the stream. Synchronous: a frame's header block exists the
+ * dictionary (FDICT, DICTID = adler32 of it), then each header block as stored deflate blocks
+ * followed by the empty stored block that Z_SYNC_FLUSH writes; any inflater seeded with the
+ * dictionary reads the stream. Synchronous: a frame's header block exists the
  * moment the frame is queued, so frames keep their order.
  */
 class StoredDeflate {
@@ -68,15 +68,17 @@ class StoredDeflate {
       dictId.writeUInt32BE(adler32(spdy3Dictionary));
       parts.push(Buffer.from([cmf, flg]), dictId);
     }
-    for (let off = 0; off === 0 || off < input.length; off += 0xffff) {
-      const chunk = input.subarray(off, off + 0xffff);
+    const stored = (chunk: Buffer) => {
       const h = Buffer.alloc(5);
-      h[0] = 0x00; // BFINAL=0, BTYPE=00 (stored)
+      h[0] = 0x00; // BFINAL=0, BTYPE=00 (stored), padded to the byte
       h.writeUInt16LE(chunk.length, 1);
       h.writeUInt16LE(~chunk.length & 0xffff, 3);
       parts.push(h, chunk);
-      if (input.length === 0) break;
-    }
+    };
+    for (let off = 0; off < input.length; off += 0xffff) stored(input.subarray(off, off + 0xffff));
+    // The sync-flush marker (an empty stored block), exactly as zlib's Z_SYNC_FLUSH ends: some
+    // inflaters (Go's compress/flate) hand the block's bytes over only when they reach it.
+    stored(Buffer.alloc(0));
     return Buffer.concat(parts);
   }
 }
