@@ -30,7 +30,7 @@ export interface AgentHostDeps {
 export type StreamRequest =
   | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
   | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
-  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string };
+  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** Log options as the host accepts them. */
 export interface LogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
@@ -64,7 +64,7 @@ export function createAgentHost(d: AgentHostDeps) {
       if (req.kind === 'portForward') {
         const sandbox = rs.sandboxes.find((s) => s.ready);
         if (!sandbox) throw badRequest(`pod ${req.namespace}/${req.podName} has no running sandbox`);
-        return d.runtimeManager.portForwardUrl(sandbox.id);
+        return d.runtimeManager.portForwardUrl(sandbox.id, req.ports);
       }
       const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
       if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);

@@ -27,6 +27,8 @@ import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
 import { runAttach, runExec } from './stream-runners.js';
 import { serveRemoteCommand } from '../streaming/remote-command/serve.js';
+import { servePortForward } from '../streaming/port-forward/serve.js';
+import { connect, type Socket } from 'node:net';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
 export const PROCESS_RUNTIME_NAME = 'process';
@@ -314,7 +316,19 @@ export class ProcessRuntime implements RuntimeService {
     return this.streaming.register({ kind: 'attach', serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, { opts, command: [], run: (io) => runAttach(io, h) }) });
   }
 
-  async portForward(): Promise<string> { throw notImplemented('process runtime: PortForward streaming is not implemented yet'); }
+  /** CRI PortForward: a URL where the session forwards to ports on the host (the pod's network). */
+  async portForward(req: cri.PortForwardRequest): Promise<string> {
+    const sb = this.sandboxes.get(req.pod_sandbox_id);
+    if (!sb) throw notFound(`pod sandbox "${req.pod_sandbox_id}" not found`);
+    if (sb.state !== 'SANDBOX_READY') throw badRequest(`pod sandbox "${sb.id}" is not ready`);
+    const describe = () => `pod ${sb.config.metadata?.namespace}/${sb.config.metadata?.name}, uid ${sb.config.metadata?.uid}`;
+    const dial = (port: number) => new Promise<Socket>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => { s.removeAllListeners('error'); resolve(s); });
+      s.once('error', (err) => reject(new Error(`dial tcp4 127.0.0.1:${port}: ${err.message}`)));
+    });
+    return this.streaming.register({ kind: 'portforward', serve: (hreq, socket, head) => servePortForward(hreq, socket, head, { dial, describe, ports: req.port ?? [] }) });
+  }
 
   async listContainerStats(): Promise<cri.ContainerStats[]> { return []; }
 

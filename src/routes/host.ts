@@ -15,7 +15,7 @@ export interface StreamFlags { stdin: boolean; stdout: boolean; stderr: boolean;
 export type StreamUrlRequest =
   | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: StreamFlags }
   | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: StreamFlags }
-  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string };
+  | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** A named health check; `check` returns an error message when unhealthy. */
 export interface HealthCheck { name: string; check(): string | undefined }

@@ -14,6 +14,7 @@ import { KubeletError, httpStatusOf, type ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
 import { streamOptionsFromQuery } from '../streaming/remote-command/serve.js';
+import { portsFromQuery } from '../streaming/port-forward/serve.js';
 import { rejectUpgrade } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import { statusBody } from './status-errors.js';
@@ -32,7 +33,11 @@ export function parseStreamPath(method: string, rawUrl: string): StreamUrlReques
   for (const [what, v] of [['podNamespace', namespace], ['podID', podName], ...rest.map((r) => ['segment', r])] as const) {
     if (!v || v.length > 253 || !segment.test(v)) return bad(`invalid ${what} "${v ?? ''}"`);
   }
-  if (kind === 'portForward') return { kind, namespace, podName, podUid: rest[0] };
+  if (kind === 'portForward') {
+    const ports = portsFromQuery(url.searchParams);
+    if ('error' in ports) return bad(ports.error);
+    return { kind, namespace, podName, podUid: rest[0], ports };
+  }
   const [podUid, containerName] = rest.length === 2 ? rest : [undefined, rest[0]];
   const flags = streamOptionsFromQuery(url.searchParams);
   if ('error' in flags) return bad(flags.error);
@@ -69,17 +74,22 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
   upstream.on('error', (err) => { if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`); });
   upstream.once('connect', () => {
     upstream.removeAllListeners('error');
-    upstream.on('error', () => socket.destroy());
-    const lines = [`${method} ${target.pathname}${target.search} HTTP/1.1`, `Host: ${target.host}`];
+    // As upstream's upgrade-aware proxy: the client's query goes along when the runtime's URL has none.
+    const search = target.search || (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
+    const lines = [`${method} ${target.pathname}${search} HTTP/1.1`, `Host: ${target.host}`];
     for (let i = 0; i < req.rawHeaders.length; i += 2) {
       const k = req.rawHeaders[i].toLowerCase();
       if (k !== 'host' && k !== 'authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
     }
     upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (head.length) upstream.write(head);
+    // pipe() ends each side when the other ends, after what is buffered is written; a reset on
+    // either side (error) tears both down.
     socket.pipe(upstream);
     upstream.pipe(socket);
-    socket.on('close', () => upstream.destroy());
-    upstream.on('close', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+    upstream.on('error', () => socket.destroy());
+    socket.on('close', () => upstream.end());
+    upstream.on('close', () => socket.end());
   });
 }

@@ -19,6 +19,7 @@ const node = 'exec-node';
 let ports: { port: number; ro: number; hz: number };
 let kubelet: Kubelet;
 let pki: ClientPki;
+let webPort: number;
 
 const base = () => `wss://127.0.0.1:${ports.port}`;
 const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') => `/exec/default/${pod}/${c}?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
@@ -28,11 +29,13 @@ beforeAll(async () => {
   ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
   writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: from-the-pod}], workingDir: /tmp}\n');
   writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
+  webPort = await freePort();
+  writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`);
   kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node]);
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
   await until(async () => {
     const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
-    return items.length === 2 && items.every((p) => p.status?.phase === 'Running');
+    return items.length === 3 && items.every((p) => p.status?.phase === 'Running');
   }, 20_000, 'pods Running');
 }, 30_000);
 
@@ -125,6 +128,29 @@ describe('exec over SPDY/3.1', () => {
     const bad = await rawUpgrade('127.0.0.1', ports.port, execPath(['true'], 'output=1'), [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ['X-Stream-Protocol-Version', 'v9.channel.k8s.io']], pki);
     expect(bad.status).toBe(403);
     expect(bad.headers).toContain('X-Accepted-Stream-Protocol-Versions: v4.channel.k8s.io');
+  });
+});
+
+describe('port-forward over plain WebSocket', () => {
+  for (const protocol of ['v4.channel.k8s.io', 'v4.base64.channel.k8s.io']) {
+    it(`${protocol}: port prefix frames, then the bytes of the pod's port`, async () => {
+      const r = await wsSession(`${base()}/portForward/default/web-${node}?port=${webPort}`, [protocol], pki, {
+        input: [[0, 'GET / HTTP/1.0\r\nHost: x\r\n\r\n']],
+      });
+      const le = Buffer.alloc(2);
+      le.writeUInt16LE(webPort);
+      expect(r.frames.slice(0, 2)).toEqual([{ ch: 0, len: 2 }, { ch: 1, len: 2 }]);
+      expect(r.channels.get(1)).toEqual(le);
+      const data = r.channels.get(0)!;
+      expect(data.subarray(0, 2)).toEqual(le);
+      expect(data.subarray(2).toString()).toMatch(/^HTTP\/1\.1 200 OK[\s\S]*web says hi$/);
+    });
+  }
+  it('reports a closed port on the error channel and rejects a bad port before the upgrade', async () => {
+    const closed = await freePort();
+    const r = await wsSession(`${base()}/portForward/default/web-${node}?port=${closed}`, ['v4.channel.k8s.io'], pki, { onMessage: (ch, d, ws) => { if (ch === 1 && d.length > 2) ws.close(); } });
+    expect(r.channels.get(1)!.subarray(2).toString()).toMatch(new RegExp(`^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`));
+    await expect(wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki)).rejects.toMatchObject({ status: 400 });
   });
 });
 

@@ -21,6 +21,7 @@ const node = 'kubectl-node';
 let kubelet: Kubelet;
 let api: KubectlApiserver;
 let kubeconfig: string;
+let webPort: number;
 
 function kubectl(args: string[], o: { spdy: boolean; input?: string; killWhen?: RegExp }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -42,9 +43,11 @@ beforeAll(async () => {
   const ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
   writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
   writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
+  webPort = await freePort();
+  writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('hello from web ' + q.url)).listen(${webPort}, '127.0.0.1')"]}\n`);
   kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node]);
   const readOnlyUrl = `http://127.0.0.1:${ports.ro}/pods`;
-  await until(async () => { const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items; return items.length === 2 && items.every((p) => p.status?.phase === 'Running'); }, 20_000, 'pods Running');
+  await until(async () => { const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items; return items.length === 3 && items.every((p) => p.status?.phase === 'Running'); }, 20_000, 'pods Running');
   const apiCa = createCa('apiserver-ca');
   const pki = (f: string) => readFileSync(join(root, 'pki', f));
   api = await startKubectlApiserver({ serving: issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') }, readOnlyUrl });
@@ -88,6 +91,32 @@ for (const spdy of [false, true]) {
       await until(() => out.includes('hi-42') && /30 100/.test(out), 10_000, 'command output and the terminal size');
       term.write('exit 7\r');
       expect(await exit).toBe(7);
+    });
+
+    it('port-forward: curl through the forwarded port, then an error for a closed port', async () => {
+      const local = await freePort();
+      const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECTL_PORT_FORWARD_WEBSOCKETS: spdy ? 'false' : 'true' };
+      const pf = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local}:${webPort}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      pf.stdout.on('data', (d) => (out += d));
+      pf.stderr.on('data', (d) => (out += d));
+      try {
+        await until(() => out.includes(`Forwarding from 127.0.0.1:${local} -> ${webPort}`), 10_000, 'kubectl port-forward ready');
+        for (let i = 0; i < 3; i++) expect((await httpGet(`http://127.0.0.1:${local}/try-${i}`)).body).toBe(`hello from web /try-${i}`);
+        expect(api.upgrades.some((u) => u.startsWith(spdy ? 'SPDY/3.1 /portForward/' : 'websocket /portForward/'))).toBe(true);
+      } finally { pf.kill('SIGTERM'); }
+      const closed = await freePort();
+      const local2 = await freePort();
+      const pf2 = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local2}:${closed}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out2 = '';
+      pf2.stdout.on('data', (d) => (out2 += d));
+      pf2.stderr.on('data', (d) => (out2 += d));
+      try {
+        await until(() => out2.includes('Forwarding from'), 10_000, 'second port-forward ready');
+        await httpGet(`http://127.0.0.1:${local2}/`).catch(() => undefined);
+        await until(() => out2.includes(`error forwarding port ${closed}`), 10_000, 'the dial error reported by kubectl');
+        expect(out2).toMatch(/connect ECONNREFUSED|connection refused/);
+      } finally { pf2.kill('SIGTERM'); }
     });
 
     it('attach -i: joins the running container', async () => {

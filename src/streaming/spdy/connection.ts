@@ -113,8 +113,10 @@ export class SpdyConnection extends EventEmitter {
     this.nextId = opts.server ? 2 : 1;
     this.nextPing = opts.server ? 2 : 1;
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
-    socket.on('close', () => this.teardown());
-    socket.on('error', () => this.teardown());
+    // Frames already received are handled before the streams are torn down.
+    const done = () => { void this.inbound.then(() => this.teardown()); };
+    socket.on('close', done);
+    socket.on('error', done);
   }
 
   /** Opens a stream (client side, or server push); SYN_STREAM is queued at once. */

@@ -1,0 +1,46 @@
+/**
+ * Port-forward over plain WebSocket (v4.channel.k8s.io, v4.base64.channel.k8s.io, or no
+ * protocol): `?port=p1,p2` names the ports; channels come in pairs (2i data, 2i+1 error) for port
+ * i, and the first frame we send on each channel is the port as a little-endian uint16. One
+ * connection per port for the session.
+ */
+import type { RawData, WebSocket } from 'ws';
+import type { Socket } from 'node:net';
+import type { PortDialer } from './spdy.js';
+
+/** Serves the session; resolves when the WebSocket closes. */
+export async function serveWebSocketPortForward(ws: WebSocket, o: { protocol: string; ports: number[]; dial: PortDialer; describe: (port: number) => string }): Promise<void> {
+  const base64 = o.protocol.includes('base64');
+  const send = (ch: number, data: Buffer) => {
+    if (ws.readyState !== ws.OPEN) return;
+    ws.send(base64 ? `${String.fromCharCode(48 + ch)}${data.toString('base64')}` : Buffer.concat([Buffer.from([ch]), data]), { binary: !base64 });
+  };
+  const le16 = (p: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(p); return b; };
+  const sockets: (Socket | undefined)[] = [];
+  const pending: Buffer[][] = o.ports.map(() => []);
+  o.ports.forEach((port, i) => { send(2 * i, le16(port)); send(2 * i + 1, le16(port)); });
+  ws.on('message', (raw: RawData, isBinary: boolean) => {
+    let b = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+    if (!b.length) return;
+    let ch: number;
+    if (base64 && !isBinary) { ch = b[0] - 48; b = Buffer.from(b.subarray(1).toString('latin1'), 'base64'); } else { ch = b[0]; b = b.subarray(1); }
+    if (ch % 2 !== 0 || ch / 2 >= o.ports.length) return;
+    const i = ch / 2;
+    if (sockets[i]) sockets[i]!.write(b); else pending[i].push(b);
+  });
+  await Promise.all(o.ports.map(async (port, i) => {
+    try {
+      const s = await o.dial(port);
+      sockets[i] = s;
+      s.on('error', () => undefined);
+      for (const b of pending[i]) s.write(b);
+      pending[i] = [];
+      s.on('data', (d: Buffer) => send(2 * i, d));
+      s.on('close', () => { if (ws.readyState === ws.OPEN) ws.close(1000); });
+    } catch (err) {
+      send(2 * i + 1, Buffer.from(`error forwarding port ${port} to ${o.describe(port)}: ${(err as Error).message}`));
+    }
+  }));
+  await new Promise<void>((resolve) => { if (ws.readyState === ws.CLOSED) resolve(); else ws.once('close', () => resolve()); });
+  for (const s of sockets) s?.destroy();
+}
