@@ -13,6 +13,7 @@ import { messageOf } from './lib/errors.js';
 import { composeAgent } from './agent/compose.js';
 import { ensureLocalPki } from './server/pki.js';
 import { buildHealthzServer, buildReadOnlyServer, buildSecureServer } from './server/servers.js';
+import { parseDuration } from './lib/duration.js';
 import { buildAuth } from './server/build-auth.js';
 import { createApiClient } from './lib/api-client.js';
 import { loadKubeconfig } from './lib/kubeconfig.js';
@@ -76,7 +77,7 @@ export async function main(argv: string[]): Promise<number> {
     nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, staticPodPath: kc.staticPodPath,
     staticPodURL: kc.staticPodURL, staticPodURLHeader: kc.staticPodURLHeader, fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs, syncFrequencyMs: cfg.syncFrequencyMs, containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
-    version: TSKUBELET_VERSION,
+    version: TSKUBELET_VERSION, streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
   }, { logger, clock: realClock });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
 

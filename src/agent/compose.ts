@@ -50,6 +50,8 @@ export interface AgentConfig {
   /** Empty: the embedded process runtime, in-process. */
   containerRuntimeEndpoint: string;
   version: string;
+  /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
+  streamingIdleTimeoutMs?: number;
 }
 
 /** A composed agent. */
@@ -71,7 +73,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   if (deps.runtime) runtime = deps.runtime;
   else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
   else {
-    processRuntime = new ProcessRuntime({ stateDir: join(cfg.rootDir, 'process-runtime'), podIP: cfg.nodeIP, mode: 'in-process', logger, version: cfg.version });
+    processRuntime = new ProcessRuntime({ stateDir: join(cfg.rootDir, 'process-runtime'), podIP: cfg.nodeIP, mode: 'in-process', logger, version: cfg.version, streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs });
     runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
   }
 

@@ -34,6 +34,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'max-pods': { path: ['maxPods'], kind: 'int' },
   'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
+  'streaming-connection-idle-timeout': { path: ['streamingConnectionIdleTimeout'], kind: 'duration' },
 };
 
 /** Flags that are not part of KubeletConfiguration. */

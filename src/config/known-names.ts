@@ -8,7 +8,7 @@
 export const unimplementedConfigFields = new Set([
   'enableServer', 'rotateCertificates', 'serverTLSBootstrap', 'registryPullQPS',
   'registryBurst', 'imagePullCredentialsVerificationPolicy', 'preloadedImagesVerificationAllowlist', 'eventRecordQPS',
-  'eventBurst', 'enableContentionProfiling', 'oomScoreAdj', 'clusterDomain', 'clusterDNS', 'streamingConnectionIdleTimeout',
+  'eventBurst', 'enableContentionProfiling', 'oomScoreAdj', 'clusterDomain', 'clusterDNS',
   'nodeStatusUpdateFrequency', 'nodeStatusReportFrequency', 'nodeLeaseDurationSeconds', 'imageMinimumGCAge', 'imageMaximumGCAge',
   'imageGCHighThresholdPercent', 'imageGCLowThresholdPercent', 'volumeStatsAggPeriod', 'kubeletCgroups', 'systemCgroups',
   'cgroupRoot', 'cgroupsPerQOS', 'cgroupDriver', 'cpuManagerPolicy', 'singleProcessOOMKill', 'cpuManagerPolicyOptions',
@@ -39,7 +39,7 @@ export const unimplementedFlags = new Set([
   'enable-debugging-handlers', 'enable-server', 'event-qps', 'event-burst', 'kube-api-qps', 'kube-api-burst', 'kube-api-content-type',
   'lock-file', 'exit-on-lock-contention', 'seccomp-default', 'pod-infra-container-image', 'pod-cidr', 'pods-per-core',
   'pod-max-pids', 'protect-kernel-defaults', 'make-iptables-util-chains', 'hairpin-mode', 'oom-score-adj', 'volume-plugin-dir',
-  'volume-stats-agg-period', 'streaming-connection-idle-timeout', 'node-status-max-images', 'minimum-container-ttl-duration',
+  'volume-stats-agg-period', 'node-status-max-images', 'minimum-container-ttl-duration',
   'maximum-dead-containers', 'maximum-dead-containers-per-container', 'logging-format', 'log-flush-frequency',
   'log-json-split-stream', 'log-json-info-buffer-size', 'vmodule', 'contention-profiling', 'profiling', 'topology-manager-policy',
   'cpu-manager-policy', 'memory-manager-policy', 'reserved-cpus', 'container-log-max-size', 'container-log-max-files',

@@ -42,6 +42,8 @@ export interface ProcessRuntimeDeps {
   mode: 'in-process' | 'daemon';
   logger: Logger;
   version: string;
+  /** streamingConnectionIdleTimeout for exec/attach/port-forward sessions (ms; default 4h). */
+  streamingIdleTimeoutMs?: number;
 }
 
 const newId = () => randomBytes(32).toString('hex');
@@ -56,7 +58,7 @@ export class ProcessRuntime implements RuntimeService {
 
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
-    this.streaming = new StreamingServer({ logger: deps.logger });
+    this.streaming = new StreamingServer({ logger: deps.logger, idleTimeoutMs: deps.streamingIdleTimeoutMs });
   }
 
   /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { KubeletError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -17,7 +17,7 @@ import { rejectUpgrade } from '../streaming/upgrade.js';
 export interface PendingStream { kind: 'exec' | 'attach' | 'portforward'; serve(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> }
 
 /** Options. */
-export interface StreamingServerOptions { logger: Logger; address?: string; port?: number; tokenTtlMs?: number; maxInFlight?: number }
+export interface StreamingServerOptions { logger: Logger; address?: string; port?: number; tokenTtlMs?: number; maxInFlight?: number; /** Sessions idle this long are closed (streamingConnectionIdleTimeout; 0 = never). */ idleTimeoutMs?: number }
 
 /** The server. `start` before `register`; `stop` closes it and every session. */
 export class StreamingServer {
@@ -62,6 +62,8 @@ export class StreamingServer {
     }
     this.pending.delete(m[2]);
     this.sockets.add(socket);
+    const idle = this.o.idleTimeoutMs ?? 4 * 3600_000;
+    if (idle > 0 && 'setTimeout' in socket) (socket as Socket).setTimeout(idle, () => { this.o.logger.info({ kind: p.stream.kind }, 'closing an idle streaming connection'); socket.destroy(); });
     socket.once('close', () => this.sockets.delete(socket));
     p.stream.serve(req, socket, head).catch((err: Error) => {
       this.o.logger.warn({ err: err.message, kind: p.stream.kind }, 'streaming session failed');

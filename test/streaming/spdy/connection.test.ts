@@ -98,3 +98,33 @@ describe('SpdyConnection', () => {
     expect(String((await err)[0])).toMatch(/bad header block/);
   });
 });
+
+describe('SpdyConnection under random input (fuzz)', () => {
+  it('never throws and always ends up closed or alive, for 300 random byte streams', async () => {
+    let seed = 7;
+    const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      for (let i = 0; i < 300; i++) {
+        const { PassThrough } = await import('node:stream');
+        const sock = new PassThrough();
+        const conn = new SpdyConnection(sock, { server: true });
+        conn.on('stream', (s: SpdyStream) => { s.reply(); s.on('data', () => undefined); });
+        conn.on('protocolError', () => undefined);
+        // Valid-looking frame starts mixed with garbage.
+        const parts: Buffer[] = [];
+        for (let j = 0; j < 1 + Math.floor(rnd() * 6); j++) {
+          if (rnd() < 0.5) parts.push(encodeFrame({ type: 'ping', id: Math.floor(rnd() * 100) }));
+          parts.push(Buffer.from(Array.from({ length: Math.floor(rnd() * 40) }, (_, k) => (k === 0 && rnd() < 0.5 ? 0x80 : k === 1 ? 3 : Math.floor(rnd() * 256)))));
+        }
+        sock.write(Buffer.concat(parts));
+        await new Promise((r) => setImmediate(r));
+        sock.destroy();
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    } finally { process.off('uncaughtException', onUncaught); }
+    expect(uncaught).toEqual([]);
+  });
+});
