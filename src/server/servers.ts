@@ -67,9 +67,14 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
     const r = await authFilter(filter, { method: req.method, url: req.url, headers: req.headers, socket: req.raw.socket });
     if (!r.ok) return reply.code(r.code).type('text/plain; charset=utf-8').send(r.body);
   });
+  // Upgraded connections leave the HTTP server's bookkeeping; they are closed with the server.
+  const upgraded = new Set<Duplex>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     void handleStreamingUpgrade({ filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger }, req, socket as Socket, head);
   });
+  app.addHook('preClose', async () => { for (const s of upgraded) s.destroy(); });
   const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });
   app.addHook('onClose', async () => stop());
   await secureRoutes(app, opts);

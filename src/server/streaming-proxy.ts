@@ -83,13 +83,13 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
     }
     upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (head.length) upstream.write(head);
-    // pipe() ends each side when the other ends, after what is buffered is written; a reset on
-    // either side (error) tears both down.
+    // pipe() ends each side when the other ends, after everything read has been written (a
+    // 'close' can come while pipe still holds data, so it must not end the other side); a reset
+    // tears both down, and a client that is gone takes the runtime side with it.
     socket.pipe(upstream);
     upstream.pipe(socket);
     socket.on('error', () => upstream.destroy());
     upstream.on('error', () => socket.destroy());
-    socket.on('close', () => upstream.end());
-    upstream.on('close', () => socket.end());
+    socket.on('close', () => upstream.destroy());
   });
 }

@@ -137,16 +137,22 @@ export class SpdyConnection extends EventEmitter {
     return new Promise((resolve) => { this.pings.set(id, resolve); this.sendFrame({ type: 'ping', id }); });
   }
 
-  /** Sends GOAWAY, flushes what is queued and closes the socket. */
-  async close(status: number = GoAwayStatus.OK): Promise<void> {
+  /**
+   * Sends GOAWAY, flushes what is queued and half-closes; the socket is released when the peer
+   * closes too (or after `lingerMs`). Destroying it at once would let late peer bytes hit a
+   * closed socket, and the reset that follows can discard our last frames in flight.
+   */
+  async close(status: number = GoAwayStatus.OK, lingerMs = 5000): Promise<void> {
     if (this.closed) return;
     this.sendFrame({ type: 'goaway', lastGoodStreamId: this.lastPeerId, status });
-    const flushed = new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, 1000);
-      this.socket.end(() => { clearTimeout(t); resolve(); });
-    });
     this.teardown(false);
-    await flushed;
+    if (this.socket.destroyed) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, lingerMs);
+      this.socket.once('close', () => { clearTimeout(t); resolve(); });
+      this.socket.resume();
+      this.socket.end();
+    });
     this.socket.destroy();
   }
 

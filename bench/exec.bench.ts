@@ -1,0 +1,57 @@
+/**
+ * Streaming benchmarks against the real CLI (dist/) on the embedded process runtime, through
+ * 10250 (TLS, client certificate) and the runtime's streaming server:
+ *  1. exec stdout throughput: `head -c 256 MiB /dev/zero`, per protocol (MiB/s);
+ *  2. exec round trip: connect → run `true` → status, 100 sequential sessions per protocol (p50/p99).
+ * Prints a table and writes bench/results/exec.json. Not part of the tests.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, httpGet, startKubelet, until } from '../test/e2e/helpers.js';
+import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
+import { machine, percentile, round } from './lib.js';
+
+const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
+const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 100);
+const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-exec-'));
+const manifests = join(dir, 'manifests');
+const root = join(dir, 'root');
+mkdirSync(manifests);
+writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
+const ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+const kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', 'bench']);
+const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
+const path = (cmd: string[], q: string) => `/exec/default/shell-bench/main?${cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${q}`;
+const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
+try {
+  await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.phase === 'Running', 30_000, 'pod Running');
+  const big = ['head', '-c', String(MIB << 20), '/dev/zero'];
+  for (const protocol of ['v5.channel.k8s.io', 'v4.base64.channel.k8s.io']) {
+    let bytes = 0;
+    const t0 = performance.now();
+    await wsSession(`wss://127.0.0.1:${ports.port}${path(big, 'output=1')}`, [protocol], pki, { onMessage: (ch, d) => { if (ch === 1) bytes += d.length; } });
+    const s = (performance.now() - t0) / 1000;
+    results[`throughput ws ${protocol}`] = { MiB: round(bytes / 2 ** 20), seconds: round(s), MiBps: round(bytes / 2 ** 20 / s) };
+  }
+  {
+    const t0 = performance.now();
+    const r = await spdyExec('127.0.0.1', ports.port, path(big, 'output=1'), pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdout'] });
+    const s = (performance.now() - t0) / 1000;
+    const bytes = Buffer.byteLength(r.out.stdout ?? '', 'latin1');
+    results['throughput spdy v4.channel.k8s.io'] = { MiB: round(bytes / 2 ** 20), seconds: round(s), MiBps: round(bytes / 2 ** 20 / s) };
+  }
+  const rt = async (name: string, once: () => Promise<unknown>) => {
+    const lat: number[] = [];
+    for (let i = 0; i < ROUNDS; i++) { const t0 = performance.now(); await once(); lat.push(performance.now() - t0); }
+    results[`round trip ${name}`] = { sessions: ROUNDS, p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)) };
+  };
+  await rt('ws v5', () => wsSession(`wss://127.0.0.1:${ports.port}${path(['true'], 'output=1')}`, ['v5.channel.k8s.io'], pki));
+  await rt('spdy v4', () => spdyExec('127.0.0.1', ports.port, path(['true'], 'output=1'), pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdout'] }));
+} finally {
+  await kubelet.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== 'date').map(([k, v]) => [k, v as object])));
+mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+writeFileSync(join(import.meta.dirname, 'results', 'exec.json'), JSON.stringify(results, null, 2) + '\n');
