@@ -70,6 +70,10 @@ describe('exec over WebSocket', () => {
     expect(bad.channels.get(3)!.toString()).toMatch(/exit code 4$/);
     const good = await wsSession(base() + execPath(['true'], 'output=1'), ['channel.k8s.io'], pki);
     expect(good.channels.has(3)).toBe(false);
+    const b64 = await wsSession(base() + execPath(['sh', '-c', 'echo b64; exit 6'], 'output=1'), ['base64.channel.k8s.io'], pki);
+    expect(b64.protocol).toBe('base64.channel.k8s.io');
+    expect(b64.channels.get(1)!.toString()).toBe('b64\n');
+    expect(b64.channels.get(3)!.toString()).toMatch(/exit code 6$/);
   });
 
   it('v5 stdin with CLOSE: the command sees EOF', async () => {

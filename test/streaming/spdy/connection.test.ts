@@ -91,6 +91,20 @@ describe('SpdyConnection', () => {
     expect(all).toContain('8003000700000008'); // then GOAWAY
   });
 
+  it('resets a stream opened with an id of the wrong parity or reused', async () => {
+    const { clientSocket } = await pair();
+    const got: Buffer[] = [];
+    clientSocket.on('data', (d: Buffer) => got.push(d));
+    const { HeaderCodec } = await import('../../../src/streaming/spdy/header-block.js');
+    const codec = new HeaderCodec();
+    const syn = (id: number) => encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
+    clientSocket.write(Buffer.concat([syn(2), syn(5), syn(5), syn(3)]));
+    await new Promise((r) => setTimeout(r, 100));
+    const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
+    const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
+    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(['rst 2 1', 'rst 5 1', 'rst 3 1']);
+  });
+
   it('rejects a header block that does not inflate', async () => {
     const { server, clientSocket } = await pair();
     const err = once(server, 'protocolError');
