@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, httpGet, startKubelet, until } from '../test/e2e/helpers.js';
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
-import { machine, percentile, round } from './lib.js';
+import { machine, percentile, report, round } from './lib.js';
 
 const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
 const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 100);
@@ -52,6 +52,4 @@ try {
   await kubelet.stop();
   rmSync(dir, { recursive: true, force: true });
 }
-console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== 'date').map(([k, v]) => [k, v as object])));
-mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(join(import.meta.dirname, 'results', 'exec.json'), JSON.stringify(results, null, 2) + '\n');
+report('exec', results);

@@ -1,5 +1,6 @@
 /** Shared pieces for benchmarks: percentiles, process sampling, a keep-alive load generator. */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
@@ -53,3 +54,10 @@ export async function load(o: LoadOptions): Promise<{ requests: number; perSecon
 
 /** Rounds to two decimals. */
 export const round = (x: number) => Math.round(x * 100) / 100;
+
+/** Prints `results` as a table and writes them to bench/results/<name>.json. */
+export function report(name: string, results: Record<string, unknown>): void {
+  console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== 'date').map(([k, v]) => [k, v as object])));
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', `${name}.json`), JSON.stringify(results, null, 2) + '\n');
+}

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../src/api/types.js';
 import { freePort, httpGet, startKubelet } from '../test/e2e/helpers.js';
-import { load, machine, percentile, round, sampleProcess } from './lib.js';
+import { load, machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SEQUENTIAL = 50;
 const BURST = 50;
@@ -98,6 +98,4 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== 'date').map(([k, v]) => [k, v as object])));
-mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
-writeFileSync(join(import.meta.dirname, 'results', 'pods.json'), JSON.stringify(results, null, 2) + '\n');
+report('pods', results);

@@ -15,7 +15,7 @@ import type { Logger } from '../lib/logger.js';
 import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
 import { streamOptionsFromQuery } from '../streaming/remote-command/serve.js';
 import { portsFromQuery } from '../streaming/port-forward/serve.js';
-import { rejectUpgrade } from '../streaming/upgrade.js';
+import { rejectUpgrade, relayUpgrade } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import { statusBody } from './status-errors.js';
 
@@ -76,20 +76,6 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
     upstream.removeAllListeners('error');
     // As upstream's upgrade-aware proxy: the client's query goes along when the runtime's URL has none.
     const search = target.search || (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
-    const lines = [`${method} ${target.pathname}${search} HTTP/1.1`, `Host: ${target.host}`];
-    for (let i = 0; i < req.rawHeaders.length; i += 2) {
-      const k = req.rawHeaders[i].toLowerCase();
-      if (k !== 'host' && k !== 'authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
-    }
-    upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
-    if (head.length) upstream.write(head);
-    // pipe() ends each side when the other ends, after everything read has been written (a
-    // 'close' can come while pipe still holds data, so it must not end the other side); a reset
-    // tears both down, and a client that is gone takes the runtime side with it.
-    socket.pipe(upstream);
-    upstream.pipe(socket);
-    socket.on('error', () => upstream.destroy());
-    upstream.on('error', () => socket.destroy());
-    socket.on('close', () => upstream.destroy());
+    relayUpgrade(req, head, socket, upstream, { path: `${target.pathname}${search}`, host: target.host });
   });
 }

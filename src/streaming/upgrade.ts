@@ -1,5 +1,5 @@
 /** HTTP/1.1 upgrade plumbing shared by remote command and port-forward (raw sockets, no framework). */
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 
 /** All values of a header, split on commas. */
@@ -18,4 +18,26 @@ export function rejectUpgrade(socket: Duplex, code: number, message: string, ext
   const body = `${message}\n`;
   const headers = [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ...extraHeaders, ['Content-Length', String(Buffer.byteLength(body))], ['Connection', 'close']];
   socket.end(`HTTP/1.1 ${code} ${reason}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * Relays an upgrade request to a connected `upstream` as `method path` (headers kept except Host
+ * and Authorization, then `head`) and joins the two connections. pipe() ends each side when the
+ * other ends, after everything read has been written (a 'close' can come while pipe still holds
+ * data, so it must not end the other side); a reset tears both down, and a client that is gone
+ * takes the upstream side with it.
+ */
+export function relayUpgrade(req: IncomingMessage, head: Buffer, client: Duplex, upstream: Duplex, target: { path: string; host: string }): void {
+  const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`, `Host: ${target.host}`];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const k = req.rawHeaders[i].toLowerCase();
+    if (k !== 'host' && k !== 'authorization') lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
+  }
+  upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+  if (head.length) upstream.write(head);
+  client.pipe(upstream);
+  upstream.pipe(client);
+  client.on('error', () => upstream.destroy());
+  upstream.on('error', () => client.destroy());
+  client.on('close', () => upstream.destroy());
 }
