@@ -41,6 +41,21 @@ export function createAgentHost(d: AgentHostDeps) {
     const status = d.statusManager.get(p.metadata.uid!);
     return status ? { ...p, status } : p;
   };
+  const podFor = (req: { namespace: string; podName: string; podUid?: string }): Pod => {
+    const pod = d.podManager.getPodByName(req.namespace, req.podName);
+    if (!pod || (req.podUid && req.podUid !== pod.metadata.uid)) throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
+    return pod;
+  };
+  /** The running instance of a container (upstream findContainer + the running check). */
+  const runningContainer = async (req: { namespace: string; podName: string; podUid?: string; containerName: string }) => {
+    const pod = podFor(req);
+    const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+    if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
+    const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+    const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
+    if (!running) throw badRequest(`container ${req.containerName} is not valid for pod ${req.podName}: container not running`);
+    return running;
+  };
   return {
     nodeName: d.nodeName,
     getPods: (): Pod[] => d.podManager.getPods().map(withStatus),
@@ -58,19 +73,20 @@ export function createAgentHost(d: AgentHostDeps) {
       }));
     },
     async getStreamUrl(req: StreamRequest): Promise<string> {
-      const pod = d.podManager.getPodByName(req.namespace, req.podName);
-      if (!pod || (req.podUid && req.podUid !== pod.metadata.uid)) throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
-      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
       if (req.kind === 'portForward') {
+        const pod = podFor(req);
+        const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
         const sandbox = rs.sandboxes.find((s) => s.ready);
         if (!sandbox) throw badRequest(`pod ${req.namespace}/${req.podName} has no running sandbox`);
         return d.runtimeManager.portForwardUrl(sandbox.id, req.ports);
       }
-      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
-      const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
-      if (!running) throw badRequest(`container ${req.containerName} is not valid for pod ${req.podName}: container not running`);
+      const running = await runningContainer(req);
       return req.kind === 'exec' ? d.runtimeManager.execUrl(running.id, req.command, req.flags) : d.runtimeManager.attachUrl(running.id, req.flags);
+    },
+    async runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer> {
+      const running = await runningContainer(req);
+      const r = await d.runtimeManager.execSync(running.id, req.command);
+      return Buffer.concat([r.stdout, r.stderr]);
     },
     async getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: LogOptions; out: Writable; signal: AbortSignal }): Promise<void> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);

@@ -8,10 +8,10 @@ import { Transform } from 'node:stream';
 import { badRequest } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import { parseLogQuery } from './container-logs-query.js';
-import { statusResponse, textResponse } from './schemas.js';
+import { pathSegment, statusResponse, textResponse } from './schemas.js';
 import type { KubeletHost } from './host.js';
 
-const segment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const segment = pathSegment;
 
 const name = (description: string) => ({ type: 'string', pattern: segment.source, maxLength: 253, description });
 const bool = (description: string) => ({ type: 'boolean', description });

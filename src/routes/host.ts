@@ -40,6 +40,8 @@ export interface KubeletHost {
    * on the runtime.
    */
   getStreamUrl(req: StreamUrlRequest): Promise<string>;
+  /** Runs a command in a running container to completion (CRI ExecSync); stdout then stderr. May block. */
+  runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
 }

@@ -12,6 +12,7 @@ export function inertHost(nodeName = 'node', overrides: Partial<KubeletHost> = {
     getRunningPods: async () => [],
     getContainerLogs: async (r) => { throw notFound(`pod "${r.podName}" does not exist`); },
     getStreamUrl: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
+    runInContainer: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
     healthChecks: () => [],
     ...overrides,
   };

@@ -5,6 +5,9 @@
  */
 import type { FastifySchema } from 'fastify';
 
+/** A valid pod namespace / name / container name / uid path segment (DNS-1123-ish, as upstream validates). */
+export const pathSegment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
 /** A JSON Schema reference to a component in the generated document. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 

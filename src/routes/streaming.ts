@@ -5,9 +5,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../lib/errors.js';
-import { statusResponse } from './schemas.js';
+import { pathSegment, statusResponse } from './schemas.js';
 
-const name = { type: 'string', pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 };
+const name = { type: 'string', pattern: pathSegment.source, maxLength: 253 };
 const flag = (d: string) => ({ type: 'string', enum: ['0', '1'], description: d });
 const streamQuery = {
   type: 'object',

@@ -12,6 +12,7 @@ import { healthzRoutes } from '../routes/healthz.js';
 import { containerLogsRoutes } from '../routes/container-logs.js';
 import { configzRoutes } from '../routes/configz.js';
 import { streamingRoutes } from '../routes/streaming.js';
+import { runRoutes } from '../routes/run.js';
 import { installErrorHandlers } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -107,6 +108,7 @@ export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHo
     await app.register(containerLogsRoutes, { host: opts.host });
     await app.register(configzRoutes, { config: opts.configz ?? {} });
     await app.register(streamingRoutes);
+    await app.register(runRoutes, { host: opts.host });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

@@ -18,8 +18,9 @@ import { portsFromQuery } from '../streaming/port-forward/serve.js';
 import { rejectUpgrade, relayUpgrade } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import { statusBody } from './status-errors.js';
+import { pathSegment } from '../routes/schemas.js';
 
-const segment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const segment = pathSegment;
 
 /** Parses an upgrade path into a request, or a Status error (pure). */
 export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {

@@ -3,7 +3,8 @@
  * embedded process runtime's streaming server, with real WebSocket and SPDY/3.1 clients.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
@@ -155,6 +156,27 @@ describe('port-forward over plain WebSocket', () => {
     const r = await wsSession(`${base()}/portForward/default/web-${node}?port=${closed}`, ['v4.channel.k8s.io'], pki, { onMessage: (ch, d, ws) => { if (ch === 1 && d.length > 2) ws.close(); } });
     expect(r.channels.get(1)!.subarray(2).toString()).toMatch(new RegExp(`^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`));
     await expect(wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki)).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('/run (ExecSync over HTTP)', () => {
+  const post = (path: string) => new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: ports.port, path, method: 'POST', ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
+      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: b }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  it('returns stdout then stderr, with cmd split on spaces as upstream', async () => {
+    const ok = await post(`/run/default/shell-${node}/main?cmd=${encodeURIComponent('echo hello run')}`);
+    expect([ok.status, ok.body]).toEqual([200, 'hello run\n']);
+    expect(ok.type).toMatch(/^application\/json/);
+    const both = await post(`/run/default/shell-${node}/main?cmd=${encodeURIComponent('ls /tmp /definitely-missing')}`);
+    expect(both.body).toMatch(/definitely-missing/);
+  });
+  it('answers Status errors for a missing container and a missing cmd', async () => {
+    expect(JSON.parse((await post(`/run/default/shell-${node}/nope?cmd=true`)).body)).toMatchObject({ kind: 'Status', code: 404 });
+    expect(JSON.parse((await post(`/run/default/shell-${node}/main`)).body)).toMatchObject({ code: 400, message: 'cmd is required' });
   });
 });
 

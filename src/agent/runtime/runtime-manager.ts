@@ -58,6 +58,12 @@ export class RuntimeManager {
     return { uid, name, namespace, sandboxes: sboxes, containers: list };
   }
 
+  /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output. */
+  async execSync(containerId: string, cmd: string[]): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    const r = await this.runtime.execSync(containerId, cmd, 0);
+    return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exit_code };
+  }
+
   /** CRI Exec: the runtime's streaming URL for a session in container `containerId`. */
   execUrl(containerId: string, cmd: string[], o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
     return this.runtime.exec({ container_id: containerId, cmd, ...o });

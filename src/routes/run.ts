@@ -1,0 +1,39 @@
+/**
+ * POST /run/{podNamespace}/{podID}[/{uid}]/{containerName}?cmd=…: runs a command in a running
+ * container to completion (CRI ExecSync) and answers its stdout then stderr. As upstream, `cmd` is
+ * split on single spaces and the body is sent as application/json whatever it holds.
+ */
+import type { FastifyInstance } from 'fastify';
+import { badRequest } from '../lib/errors.js';
+import type { KubeletHost } from './host.js';
+import { pathSegment, statusResponse } from './schemas.js';
+
+const name = { type: 'string', pattern: pathSegment.source, maxLength: 253 };
+const schema = (withUid: boolean) => ({
+  summary: 'Run a command in a container and return its output (ExecSync)', tags: ['streaming'],
+  params: { type: 'object', properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name } },
+  querystring: { type: 'object', required: ['cmd'], properties: { cmd: { type: 'string', description: 'The command line, split on single spaces.' } } },
+  response: {
+    200: { description: 'stdout followed by stderr.', content: { 'application/json': { schema: { type: 'string' } } } },
+    400: statusResponse('Bad path segment, missing cmd, or the container is not running.'),
+    404: statusResponse('No such pod (or uid mismatch) or container.'),
+  },
+});
+
+/** Registers /run. */
+export async function runRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
+  type Req = { Params: { podNamespace: string; podID: string; uid?: string; containerName: string }; Querystring: Record<string, string | string[]> };
+  const handler = async (req: import('fastify').FastifyRequest<Req>, reply: import('fastify').FastifyReply) => {
+    const { podNamespace, podID, uid, containerName } = req.params;
+    for (const [what, v] of [['podNamespace', podNamespace], ['podID', podID], ['uid', uid], ['containerName', containerName]] as const) {
+      if (v !== undefined && (!pathSegment.test(v) || v.length > 253)) throw badRequest(`invalid ${what} "${v}"`);
+    }
+    const raw = req.query.cmd;
+    const cmd = (Array.isArray(raw) ? raw[0] : raw) ?? '';
+    if (!cmd) throw badRequest('cmd is required');
+    const out = await opts.host.runInContainer({ namespace: podNamespace, podName: podID, podUid: uid, containerName, command: cmd.split(' ') });
+    return reply.type('application/json').send(out);
+  };
+  app.post<Req>('/run/:podNamespace/:podID/:containerName', { schema: schema(false) }, handler);
+  app.post<Req>('/run/:podNamespace/:podID/:uid/:containerName', { schema: schema(true) }, handler);
+}
