@@ -86,7 +86,7 @@ export async function main(argv: string[]): Promise<number> {
   try {
     const secure = await buildSecureServer({
       host, logger, tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
-      ...auth, enableDebuggingHandlers: kc.enableDebuggingHandlers, configz: kc,
+      ...auth, enableDebuggingHandlers: kc.enableDebuggingHandlers, enableSystemLogHandler: kc.enableSystemLogHandler, configz: kc,
     });
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);

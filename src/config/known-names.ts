@@ -22,7 +22,7 @@ export const unimplementedConfigFields = new Set([
   'containerLogMaxWorkers', 'containerLogMonitorInterval', 'configMapAndSecretChangeDetectionStrategy', 'systemReserved',
   'kubeReserved', 'reservedSystemCPUs', 'showHiddenMetricsForVersion', 'systemReservedCgroup', 'kubeReservedCgroup',
   'enforceNodeAllocatable', 'allowedUnsafeSysctls', 'volumePluginDir', 'providerID', 'kernelMemcgNotification', 'logging',
-  'enableSystemLogHandler', 'enableSystemLogQuery', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
+  'enableSystemLogQuery', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
   'shutdownGracePeriodByPodPriority', 'crashLoopBackOff', 'reservedMemory', 'enableProfilingHandler', 'enableDebugFlagsHandler',
   'seccompDefault', 'memoryThrottlingFactor', 'registerWithTaints', 'registerNode', 'tracing', 'localStorageCapacityIsolation',
   'imageServiceEndpoint', 'failCgroupV1', 'userNamespaces', 'mergeDefaultEvictionSettings',

@@ -40,6 +40,7 @@ export const kubeletConfigSchema = z.object({
   maxPods: z.number().int().min(1).default(110),
   containerRuntimeEndpoint: z.string().default(''),
   enableDebuggingHandlers: z.boolean().default(true),
+  enableSystemLogHandler: z.boolean().default(true),
   streamingConnectionIdleTimeout: duration.default('4h0m0s'),
 }).strict();
 

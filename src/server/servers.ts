@@ -13,6 +13,7 @@ import { containerLogsRoutes } from '../routes/container-logs.js';
 import { configzRoutes } from '../routes/configz.js';
 import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
+import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { installErrorHandlers } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -49,6 +50,9 @@ export interface SecureServerOptions {
   authenticator: Authenticator;
   authorizer: Authorizer;
   enableDebuggingHandlers: boolean;
+  /** /logs/ (enableSystemLogHandler, default true) and the directory it serves (default /var/log). */
+  enableSystemLogHandler?: boolean;
+  systemLogDir?: string;
   /** What /configz serves (the effective configuration). */
   configz?: Record<string, unknown>;
   /** How often the TLS files are checked for changes (ms). */
@@ -100,7 +104,7 @@ export async function buildHealthzServer(opts: { host: KubeletHost; logger: Logg
 const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { schema: hidden }, (_r, reply) => reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'));
 
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
-export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown> }): Promise<void> {
+export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown>; enableSystemLogHandler?: boolean; systemLogDir?: string }): Promise<void> {
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
   if (opts.enableDebuggingHandlers) {
@@ -109,6 +113,7 @@ export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHo
     await app.register(configzRoutes, { config: opts.configz ?? {} });
     await app.register(streamingRoutes);
     await app.register(runRoutes, { host: opts.host });
+    if (opts.enableSystemLogHandler ?? true) await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log' });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

@@ -106,7 +106,7 @@ const paths: { path: string; subresource: string; admitted: number }[] = [
   { path: '/pods', subresource: 'proxy', admitted: 200 },
   { path: '/stats/summary', subresource: 'stats', admitted: 404 },
   { path: '/metrics', subresource: 'metrics', admitted: 404 },
-  { path: '/logs/', subresource: 'log', admitted: 404 },
+  { path: '/logs/', subresource: 'log', admitted: 200 },
   { path: `/containerLogs/default/web-${node}/main`, subresource: 'proxy', admitted: 404 },
   { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresource: 'proxy', admitted: 400 }, // not an upgrade
   { path: '/configz', subresource: 'proxy', admitted: 200 },
