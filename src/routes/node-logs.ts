@@ -33,7 +33,8 @@ export async function resolveInside(root: string, requested: string): Promise<st
 /** Registers /logs and /logs/* over `root`. */
 export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string }): Promise<void> {
   const notFound = (reply: import('fastify').FastifyReply) => reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
-  app.get('/logs', { schema: { ...schema, params: undefined } }, async (_req, reply) => reply.redirect('/logs/', 301));
+  const { params: _params, ...rootSchema } = schema;
+  app.get('/logs', { schema: rootSchema }, async (_req, reply) => reply.redirect('/logs/', 301));
   app.get<{ Params: { '*': string } }>('/logs/*', { schema }, async (req, reply) => {
     const rel = req.params['*'] ?? '';
     const target = await resolveInside(opts.root, rel);
