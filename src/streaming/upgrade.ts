@@ -1,10 +1,58 @@
 /** HTTP/1.1 upgrade plumbing shared by remote command and port-forward (raw sockets, no framework). */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
 
 /** All values of a header, split on commas. */
 export function headerValues(h: IncomingHttpHeaders[string]): string[] {
   return [h ?? []].flat().flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
+}
+
+/** Picks the first client protocol we support (upstream negotiateProtocol: client order wins). */
+export function negotiate(clientProtocols: readonly string[], serverProtocols: readonly string[]): string | undefined {
+  for (const p of clientProtocols.flatMap((x) => x.split(',')).map((x) => x.trim())) if (serverProtocols.includes(p)) return p;
+  return undefined;
+}
+
+/** Which upgrade a request asks for. */
+export function upgradeKind(req: IncomingMessage): 'websocket' | 'spdy' | undefined {
+  const u = String(req.headers.upgrade ?? '').toLowerCase();
+  return u === 'websocket' ? 'websocket' : u.startsWith('spdy/3.1') ? 'spdy' : undefined;
+}
+
+/**
+ * The SPDY/3.1 handshake (upstream httpstream.Handshake): negotiates `X-Stream-Protocol-Version`
+ * and answers 101 with it; a missing header is 400, no common version 403 with
+ * `X-Accepted-Stream-Protocol-Versions`. Returns the protocol, or undefined once it has refused.
+ */
+export function acceptSpdy(req: IncomingMessage, socket: Duplex, supported: readonly string[]): string | undefined {
+  const offered = headerValues(req.headers['x-stream-protocol-version']);
+  if (!offered.length) { rejectUpgrade(socket, 400, 'unable to upgrade: X-Stream-Protocol-Version is required'); return undefined; }
+  const protocol = negotiate(offered, supported);
+  if (!protocol) {
+    rejectUpgrade(socket, 403, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${supported.join(' ')}]`,
+      supported.map((p) => ['X-Accepted-Stream-Protocol-Versions', p]));
+    return undefined;
+  }
+  socket.write(spdyUpgradeResponse(protocol));
+  return protocol;
+}
+
+/** The WebSocket subprotocol to use (`fallback` when the client offers none), or undefined once refused with 400. */
+export function webSocketProtocol(req: IncomingMessage, socket: Duplex, supported: readonly string[], fallback: string): string | undefined {
+  const offered = headerValues(req.headers['sec-websocket-protocol']);
+  const protocol = offered.length ? negotiate(offered, supported) : fallback;
+  if (!protocol) rejectUpgrade(socket, 400, `requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${supported.join(' ')}]`);
+  return protocol;
+}
+
+const chosen = new WeakMap<IncomingMessage, string>();
+const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 << 20, handleProtocols: (_offered, req) => chosen.get(req) ?? false });
+
+/** Completes a WebSocket upgrade answering `protocol` (from webSocketProtocol). */
+export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string): Promise<WebSocket> {
+  chosen.set(req, protocol);
+  return new Promise((resolve) => wss.handleUpgrade(req, socket, Buffer.alloc(0), resolve));
 }
 
 /** The 101 response for a SPDY/3.1 upgrade with the negotiated protocol. */

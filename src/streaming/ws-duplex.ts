@@ -1,6 +1,7 @@
 /** A WebSocket as a byte stream (binary messages in and out), for protocols tunneled through it. */
 import { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
+import { messageBytes } from './ws-channel.js';
 
 /** Wraps `ws`: each binary message is a chunk; writes become binary messages. */
 export function webSocketDuplex(ws: WebSocket): Duplex {
@@ -11,8 +12,7 @@ export function webSocketDuplex(ws: WebSocket): Duplex {
     destroy(err, cb) { if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.terminate(); cb(err); },
   });
   ws.on('message', (raw: RawData) => {
-    const b = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
-    if (!d.push(b)) ws.pause();
+    if (!d.push(messageBytes(raw))) ws.pause();
   });
   ws.on('close', () => { d.push(null); d.destroy(); });
   ws.on('error', (err) => d.destroy(err));

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { WebSocket } from 'ws';
 import { SpdyConnection, type SpdyStream } from '../../src/streaming/spdy/connection.js';
+import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../../src/streaming/ws-channel.js';
 
 /** Client TLS material. */
 export interface ClientPki { ca: string; cert: string; key: string }
@@ -22,20 +23,16 @@ export function wsSession(url: string, protocols: string[], pki: ClientPki, o: {
     const frames: { ch: number; len: number }[] = [];
     let sent = false;
     ws.on('message', (raw: Buffer, isBinary) => {
-      let ch: number;
-      let data: Buffer;
-      if (!isBinary) { const s = raw.toString('latin1'); ch = s.charCodeAt(0) - 48; data = Buffer.from(s.slice(1), 'base64'); } else { ch = raw[0]; data = raw.subarray(1); }
+      const frame = decodeChannelFrame(raw, isBinary, true);
+      if (!frame) return;
+      const { ch, data } = frame;
       frames.push({ ch, len: data.length });
       if (!parts.has(ch)) parts.set(ch, []);
       parts.get(ch)!.push(data);
       o.onMessage?.(ch, data, ws);
       if (!sent) {
         sent = true;
-        const b64 = ws.protocol.includes('base64');
-        for (const [c, d] of o.input ?? []) {
-          const buf = Buffer.from(d);
-          ws.send(b64 ? `${String.fromCharCode(48 + c)}${buf.toString('base64')}` : Buffer.concat([Buffer.from([c]), buf]));
-        }
+        for (const [c, d] of o.input ?? []) ws.send(encodeChannelFrame(c, Buffer.from(d), isBase64Protocol(ws.protocol)).frame);
       }
     });
     ws.on('close', () => resolve({ protocol: ws.protocol, channels: new Map([...parts].map(([c, p]) => [c, Buffer.concat(p)])), frames }));

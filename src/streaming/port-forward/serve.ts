@@ -7,9 +7,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { SpdyConnection } from '../spdy/connection.js';
-import { headerValues, rejectUpgrade, spdyUpgradeResponse } from '../upgrade.js';
+import { acceptSpdy, acceptWebSocket, rejectUpgrade, upgradeKind, webSocketProtocol } from '../upgrade.js';
 import { webSocketDuplex } from '../ws-duplex.js';
 import { serveSpdyPortForward, type PortDialer } from './spdy.js';
 import { serveWebSocketPortForward } from './websocket.js';
@@ -19,8 +18,6 @@ export const PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
 /** The WebSocket subprotocol of the SPDY tunnel. */
 export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 const wsProtocols = [PORT_FORWARD_TUNNEL_PROTOCOL, 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io'];
-
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 << 20 });
 
 /** Parses `?port=` (comma-separated or repeated) for WebSocket clients. */
 export function portsFromQuery(q: URLSearchParams): number[] | { error: string } {
@@ -37,33 +34,23 @@ export function portsFromQuery(q: URLSearchParams): number[] | { error: string }
 /** Serves a port-forward upgrade; resolves when the session is over. */
 export async function servePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, o: { dial: PortDialer; describe: (port: number) => string; ports?: number[] }): Promise<void> {
   if (head.length) socket.unshift(head);
-  const upgrade = String(req.headers.upgrade ?? '').toLowerCase();
-  if (upgrade === 'websocket') {
-    const offered = headerValues(req.headers['sec-websocket-protocol']);
-    const protocol = offered.length ? offered.find((p) => wsProtocols.includes(p)) : 'v4.channel.k8s.io';
-    if (!protocol) return rejectUpgrade(socket, 400, `requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${wsProtocols.join(' ')}]`);
-    let ports: number[] = [];
-    if (protocol !== PORT_FORWARD_TUNNEL_PROTOCOL) {
-      // The ports of the CRI request, else the query's.
-      const p = o.ports?.length ? o.ports : portsFromQuery(new URL(req.url ?? '/', 'http://x').searchParams);
-      if ('error' in p) return rejectUpgrade(socket, 400, p.error);
-      if (!p.length) return rejectUpgrade(socket, 400, 'query parameter "port" is required');
-      ports = p;
-    }
-    const ws = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(req, socket, Buffer.alloc(0), resolve));
+  const forward = { dial: o.dial, describe: o.describe };
+  const kind = upgradeKind(req);
+  if (kind === 'websocket') {
+    const protocol = webSocketProtocol(req, socket, wsProtocols, 'v4.channel.k8s.io');
+    if (!protocol) return;
     if (protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
-      return serveSpdyPortForward(new SpdyConnection(webSocketDuplex(ws), { server: true }), { dial: o.dial, describe: o.describe });
+      return serveSpdyPortForward(new SpdyConnection(webSocketDuplex(await acceptWebSocket(req, socket, protocol)), { server: true }), forward);
     }
-    return serveWebSocketPortForward(ws, { protocol, ports, dial: o.dial, describe: o.describe });
+    // The ports of the CRI request, else the query's.
+    const ports = o.ports?.length ? o.ports : portsFromQuery(new URL(req.url ?? '/', 'http://x').searchParams);
+    if ('error' in ports) return rejectUpgrade(socket, 400, ports.error);
+    if (!ports.length) return rejectUpgrade(socket, 400, 'query parameter "port" is required');
+    return serveWebSocketPortForward(await acceptWebSocket(req, socket, protocol), { protocol, ports, ...forward });
   }
-  if (upgrade.startsWith('spdy/3.1')) {
-    const offered = headerValues(req.headers['x-stream-protocol-version']);
-    if (!offered.length) return rejectUpgrade(socket, 400, 'unable to upgrade: X-Stream-Protocol-Version is required');
-    if (!offered.includes(PORT_FORWARD_PROTOCOL)) {
-      return rejectUpgrade(socket, 403, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${PORT_FORWARD_PROTOCOL}]`, [['X-Accepted-Stream-Protocol-Versions', PORT_FORWARD_PROTOCOL]]);
-    }
-    socket.write(spdyUpgradeResponse(PORT_FORWARD_PROTOCOL));
-    return serveSpdyPortForward(new SpdyConnection(socket, { server: true }), { dial: o.dial, describe: o.describe });
+  if (kind === 'spdy') {
+    if (!acceptSpdy(req, socket, [PORT_FORWARD_PROTOCOL])) return;
+    return serveSpdyPortForward(new SpdyConnection(socket, { server: true }), forward);
   }
   return rejectUpgrade(socket, 400, 'Upgrade request required');
 }

@@ -7,23 +7,24 @@
 import type { RawData, WebSocket } from 'ws';
 import type { Socket } from 'node:net';
 import type { PortDialer } from './spdy.js';
+import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../ws-channel.js';
 
 /** Serves the session; resolves when the WebSocket closes. */
 export async function serveWebSocketPortForward(ws: WebSocket, o: { protocol: string; ports: number[]; dial: PortDialer; describe: (port: number) => string }): Promise<void> {
-  const base64 = o.protocol.includes('base64');
+  const base64 = isBase64Protocol(o.protocol);
   const send = (ch: number, data: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
-    ws.send(base64 ? `${String.fromCharCode(48 + ch)}${data.toString('base64')}` : Buffer.concat([Buffer.from([ch]), data]), { binary: !base64 });
+    const { frame, binary } = encodeChannelFrame(ch, data, base64);
+    ws.send(frame, { binary });
   };
   const le16 = (p: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(p); return b; };
   const sockets: (Socket | undefined)[] = [];
   const pending: Buffer[][] = o.ports.map(() => []);
   o.ports.forEach((port, i) => { send(2 * i, le16(port)); send(2 * i + 1, le16(port)); });
   ws.on('message', (raw: RawData, isBinary: boolean) => {
-    let b = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
-    if (!b.length) return;
-    let ch: number;
-    if (base64 && !isBinary) { ch = b[0] - 48; b = Buffer.from(b.subarray(1).toString('latin1'), 'base64'); } else { ch = b[0]; b = b.subarray(1); }
+    const frame = decodeChannelFrame(raw, isBinary, base64);
+    if (!frame) return;
+    const { ch, data: b } = frame;
     if (ch % 2 !== 0 || ch / 2 >= o.ports.length) return;
     const i = ch / 2;
     if (sockets[i]) sockets[i]!.write(b); else pending[i].push(b);

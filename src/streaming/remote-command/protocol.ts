@@ -18,12 +18,6 @@ export function protocolVersion(protocol: string): number {
   return m ? Number(m[1]) : 1;
 }
 
-/** Picks the first client protocol we support (upstream negotiateProtocol: client order wins). */
-export function negotiate(clientProtocols: readonly string[], serverProtocols: readonly string[]): string | undefined {
-  for (const p of clientProtocols.flatMap((x) => x.split(',')).map((x) => x.trim())) if (serverProtocols.includes(p)) return p;
-  return undefined;
-}
-
 /** How the command ended. */
 export type CommandResult = { exitCode: number } | { error: string };
 

@@ -1,7 +1,6 @@
 /**
  * Remote command over WebSocket channel protocols (channel.k8s.io, base64.channel.k8s.io,
- * v4.channel.k8s.io, v4.base64.channel.k8s.io, v5.channel.k8s.io):
- *   binary: [channel byte][data]; base64: text "<'0'+channel><base64 data>";
+ * v4.channel.k8s.io, v4.base64.channel.k8s.io, v5.channel.k8s.io), framed as ws-channel.ts says:
  *   on open an empty frame on the lowest writable channel says "ready";
  *   v5: the client sends [255, channel] to close one of its channels (stdin EOF).
  */
@@ -9,6 +8,7 @@ import { PassThrough, Writable } from 'node:stream';
 import type { WebSocket, RawData } from 'ws';
 import { Channel, parseResizeMessages, protocolVersion, statusPayload, type StreamOptions } from './protocol.js';
 import { ResizeEvents, type RemoteCommandRunner } from './session.js';
+import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../ws-channel.js';
 
 /** Bytes queued in the socket above which writers wait. */
 const HIGH_WATER = 1 << 20;
@@ -17,8 +17,8 @@ const HIGH_WATER = 1 << 20;
 function channelSender(ws: WebSocket, base64: boolean) {
   return (ch: number, data: Buffer): Promise<void> => new Promise((resolve, reject) => {
     if (ws.readyState !== ws.OPEN) return reject(new Error('websocket closed'));
-    const frame = base64 ? `${String.fromCharCode(48 + ch)}${data.toString('base64')}` : Buffer.concat([Buffer.from([ch]), data]);
-    ws.send(frame, { binary: !base64 }, (err) => {
+    const { frame, binary } = encodeChannelFrame(ch, data, base64);
+    ws.send(frame, { binary }, (err) => {
       if (err) return reject(err);
       if (ws.bufferedAmount < HIGH_WATER) return resolve();
       const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < HIGH_WATER ? resolve() : setTimeout(wait, 5));
@@ -29,7 +29,7 @@ function channelSender(ws: WebSocket, base64: boolean) {
 
 /** Serves one session on an accepted WebSocket; resolves when it is over. */
 export async function serveWebSocketRemoteCommand(ws: WebSocket, o: { protocol: string; opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner }): Promise<void> {
-  const base64 = o.protocol.includes('base64');
+  const base64 = isBase64Protocol(o.protocol);
   const version = protocolVersion(o.protocol);
   const send = channelSender(ws, base64);
   const ac = new AbortController();
@@ -39,10 +39,9 @@ export async function serveWebSocketRemoteCommand(ws: WebSocket, o: { protocol: 
   const out = (ch: number) => new Writable({ write(chunk: Buffer, _e, cb) { send(ch, chunk).then(() => cb(), cb); } });
 
   ws.on('message', (raw: RawData, isBinary: boolean) => {
-    let buf = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
-    if (buf.length === 0) return;
-    let ch: number;
-    if (base64 && !isBinary) { ch = buf[0] - 48; buf = Buffer.from(buf.subarray(1).toString('latin1'), 'base64'); } else { ch = buf[0]; buf = buf.subarray(1); }
+    const frame = decodeChannelFrame(raw, isBinary, base64);
+    if (!frame) return;
+    const { ch, data: buf } = frame;
     if (ch === Channel.stdin && stdin && !stdin.writableEnded) {
       if (!stdin.write(buf)) { ws.pause(); stdin.once('drain', () => ws.resume()); }
     } else if (ch === Channel.resize) {
