@@ -7,7 +7,7 @@
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import { inertHost } from '../routes/inert-host.js';
 import { componentSchemas } from '../routes/schemas.js';
-import { healthzPortRoutes, readOnlyRoutes, secureRoutes } from './servers.js';
+import { healthzPortRoutes, readOnlyRoutes, schemasAsDocumentation, secureRoutes } from './servers.js';
 
 const host = inertHost();
 
@@ -15,8 +15,7 @@ interface Collected { method: string; url: string; schema: Record<string, unknow
 
 async function collect(port: string, register: (app: FastifyInstance) => Promise<void>): Promise<Collected[]> {
   const app = Fastify();
-  app.setValidatorCompiler(() => () => true);
-  app.setSerializerCompiler(() => (d) => JSON.stringify(d));
+  schemasAsDocumentation(app);
   const out: Collected[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
     const schema = (r.schema ?? {}) as Record<string, unknown>;

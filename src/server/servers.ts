@@ -34,10 +34,14 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
     ...(https ? { https } : {}),
   } as never) as unknown as FastifyInstance;
   installErrorHandlers(app);
-  // Route schemas are documentation (they generate openapi/); handlers validate with upstream messages.
+  schemasAsDocumentation(app);
+  return app;
+}
+
+/** Route schemas are documentation (they generate openapi/); handlers validate with upstream messages. */
+export function schemasAsDocumentation(app: FastifyInstance): void {
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  return app;
 }
 
 const debuggingPrefixes = ['/containerLogs', '/exec', '/attach', '/portForward', '/run', '/runningpods', '/logs', '/configz', '/debug', '/checkpoint'];

@@ -15,7 +15,7 @@ import type { Logger } from '../lib/logger.js';
 import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
 import { streamOptionsFromQuery } from '../streaming/remote-command/serve.js';
 import { portsFromQuery } from '../streaming/port-forward/serve.js';
-import { rejectUpgrade, relayUpgrade } from '../streaming/upgrade.js';
+import { rejectUpgrade, relayUpgrade, writeResponse } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import { statusBody } from './status-errors.js';
 import { pathSegment } from '../routes/schemas.js';
@@ -49,9 +49,7 @@ export function parseStreamPath(method: string, rawUrl: string): StreamUrlReques
 }
 
 function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
-  const body = JSON.stringify(statusBody(code, message));
-  const status = httpStatusOf[code];
-  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : status === 400 ? 'Bad Request' : 'Error'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  writeResponse(socket, httpStatusOf[code], JSON.stringify(statusBody(code, message)), [['Content-Type', 'application/json']]);
 }
 
 /** Handles one upgrade request on the secure port. Never throws. */

@@ -1,5 +1,5 @@
 /** HTTP/1.1 upgrade plumbing shared by remote command and port-forward (raw sockets, no framework). */
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -62,10 +62,13 @@ export function spdyUpgradeResponse(protocol: string): string {
 
 /** Answers an upgrade with an error (plain text, as Go's http.Error) and closes the socket. */
 export function rejectUpgrade(socket: Duplex, code: number, message: string, extraHeaders: [string, string][] = []): void {
-  const reason = ({ 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 500: 'Internal Server Error' } as Record<number, string>)[code] ?? 'Error';
-  const body = `${message}\n`;
-  const headers = [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ...extraHeaders, ['Content-Length', String(Buffer.byteLength(body))], ['Connection', 'close']];
-  socket.end(`HTTP/1.1 ${code} ${reason}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+  writeResponse(socket, code, `${message}\n`, [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ...extraHeaders]);
+}
+
+/** Writes a whole HTTP/1.1 response on a raw socket (before any upgrade) and closes it. */
+export function writeResponse(socket: Duplex, code: number, body: string, headers: [string, string][]): void {
+  const all = [...headers, ['Content-Length', String(Buffer.byteLength(body))], ['Connection', 'close']];
+  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\n${all.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
 }
 
 /**
