@@ -173,7 +173,8 @@ export class FrameDecoder {
       const len = this.buf.readUInt32BE(off + 4) & 0xffffff;
       if (len > this.maxPayload) { this.failed = true; return { frames, error: { error: `frame payload ${len} exceeds ${this.maxPayload}`, streamId: first & 0x80000000 ? undefined : first & 0x7fffffff } }; }
       if (this.buf.length - off < 8 + len) break;
-      const payload = Buffer.from(this.buf.subarray(off + 8, off + 8 + len));
+      // A view, not a copy: buffers given to push() are never written to afterwards.
+      const payload = this.buf.subarray(off + 8, off + 8 + len);
       off += 8 + len;
       const f = decodePayload(first, flags, payload);
       if ('error' in f) { this.failed = true; this.buf = Buffer.alloc(0); return { frames, error: f }; }
