@@ -10,9 +10,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { join, isAbsolute } from 'node:path';
-import { KubeletError, badRequest, notFound, notImplemented, messageOf } from '../lib/errors.js';
+import { KubeletError, badRequest, notFound, messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
 import { CRI_API_VERSION, type RuntimeService } from '../cri/services.js';
@@ -25,14 +24,11 @@ import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
-import { runAttach, runExec } from './stream-runners.js';
-import { serveRemoteCommand } from '../streaming/remote-command/serve.js';
-import { servePortForward } from '../streaming/port-forward/serve.js';
-import { connect, type Socket } from 'node:net';
+import { containerContext, type ExecContext } from './container-context.js';
+import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
 export const PROCESS_RUNTIME_NAME = 'process';
-const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** What the runtime needs. */
 export interface ProcessRuntimeDeps {
@@ -174,22 +170,6 @@ export class ProcessRuntime implements RuntimeService {
     return id;
   }
 
-  private envOf(c: ContainerRecord): Record<string, string> {
-    const s = this.sandboxes.get(c.sandboxId);
-    const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: s?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
-    for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
-    return env;
-  }
-
-  private userOf(c: ContainerRecord): { uid?: number; gid?: number } {
-    const sc = c.config.linux?.security_context;
-    if (process.getuid?.() !== 0) return {};
-    return { uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined };
-  }
-
-  private cwdOf(c: ContainerRecord): string {
-    return c.config.working_dir || this.sandboxes.get(c.sandboxId)?.dir || '/';
-  }
 
   private async failStart(c: ContainerRecord, message: string): Promise<never> {
     Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 128, reason: 'StartError', message, startedAtNs: '0', finishedAtNs: nowNs().toString() });
@@ -203,14 +183,13 @@ export class ProcessRuntime implements RuntimeService {
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
     if (argv.length === 0) return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
-    const env = this.envOf(c);
-    const cwd = this.cwdOf(c);
+    const { env, cwd, uid, gid } = this.execContextOf(c);
     if (!(await stat(cwd).then((s) => s.isDirectory(), () => false))) return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
     const exe = resolveExecutable(argv[0], env.PATH, cwd);
     if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
     let h: ProcessHandle;
     try {
-      h = await startProcess({ argv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...this.userOf(c) }, nowNs);
+      h = await startProcess({ argv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, uid, gid }, nowNs);
     } catch (err) {
       return this.failStart(c, `failed to start container process: ${messageOf(err)}`);
     }
@@ -270,16 +249,18 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
-    const c = this.containers.get(id);
-    if (!c) throw notFound(`container "${id}" not found`);
-    if (c.state !== 'CONTAINER_RUNNING') throw badRequest(`container "${id}" is not running`);
+    const c = this.runningContainer(id);
     if (!cmd?.length) throw badRequest('command is required');
-    const env = this.envOf(c);
-    const cwd = this.cwdOf(c);
-    if (!resolveExecutable(cmd[0], env.PATH, cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
-    const res = await execSyncProcess(cmd, { env, cwd, timeoutSeconds, ...this.userOf(c) });
+    const ctx = this.execContextOf(c);
+    if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
+    const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds });
     if (res.timedOut) throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
     return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
+  }
+
+  /** The context commands run in inside container `c`. */
+  private execContextOf(c: ContainerRecord): ExecContext {
+    return containerContext(c, this.sandboxes.get(c.sandboxId));
   }
 
   private runningContainer(id: string): ContainerRecord {
@@ -294,17 +275,7 @@ export class ProcessRuntime implements RuntimeService {
     const c = this.runningContainer(req.container_id);
     if (!req.cmd?.length) throw badRequest('command is required');
     if (!req.stdin && !req.stdout && !req.stderr) throw badRequest('one of stdin, stdout, or stderr must be set');
-    const ctx = { env: this.envOf(c), cwd: this.cwdOf(c), ...this.userOf(c) };
-    const opts = { stdin: !!req.stdin, stdout: !!req.stdout, stderr: !!req.stderr && !req.tty, tty: !!req.tty };
-    return this.streaming.register({
-      kind: 'exec',
-      serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, {
-        opts, command: req.cmd,
-        run: (io) => (resolveExecutable(req.cmd[0], ctx.env.PATH, ctx.cwd)
-          ? runExec(io, req.cmd, ctx)
-          : Promise.resolve({ error: `failed to exec in container: exec: "${req.cmd[0]}": executable file not found in $PATH` })),
-      }),
-    });
+    return this.streaming.register(execSession(req.cmd, streamOptionsOf(req), this.execContextOf(c)));
   }
 
   /** CRI Attach: a URL where the session joins the container's stdio. */
@@ -314,8 +285,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!h) throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
     if (req.stdin && !c.config.stdin) throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
     if (!!req.tty !== !!c.config.tty) throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
-    const opts = { stdin: !!req.stdin, stdout: !!req.stdout, stderr: !!req.stderr && !req.tty, tty: !!req.tty };
-    return this.streaming.register({ kind: 'attach', serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, { opts, command: [], run: (io) => runAttach(io, h) }) });
+    return this.streaming.register(attachSession(streamOptionsOf(req), h));
   }
 
   /** CRI PortForward: a URL where the session forwards to ports on the host (the pod's network). */
@@ -323,13 +293,7 @@ export class ProcessRuntime implements RuntimeService {
     const sb = this.sandboxes.get(req.pod_sandbox_id);
     if (!sb) throw notFound(`pod sandbox "${req.pod_sandbox_id}" not found`);
     if (sb.state !== 'SANDBOX_READY') throw badRequest(`pod sandbox "${sb.id}" is not ready`);
-    const describe = () => `pod ${sb.config.metadata?.namespace}/${sb.config.metadata?.name}, uid ${sb.config.metadata?.uid}`;
-    const dial = (port: number) => new Promise<Socket>((resolve, reject) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => { s.removeAllListeners('error'); resolve(s); });
-      s.once('error', (err) => reject(new Error(`dial tcp4 127.0.0.1:${port}: ${err.message}`)));
-    });
-    return this.streaming.register({ kind: 'portforward', serve: (hreq, socket, head) => servePortForward(hreq, socket, head, { dial, describe, ports: req.port ?? [] }) });
+    return this.streaming.register(portForwardSession(sb, req));
   }
 
   async listContainerStats(): Promise<cri.ContainerStats[]> { return []; }

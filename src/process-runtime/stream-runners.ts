@@ -10,9 +10,8 @@ import { pipeline } from 'node:stream/promises';
 import type { CommandResult } from '../streaming/remote-command/protocol.js';
 import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
+import type { ExecContext } from './container-context.js';
 
-/** The container context an exec runs in. */
-export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number }
 
 /** Ends `w` and resolves once everything written has been handed on. */
 const finish = (w: Writable | undefined) => (w && !w.writableFinished && !w.destroyed ? new Promise<void>((r) => { w.once('error', () => r()); w.end(() => r()); }) : Promise.resolve());

@@ -1,0 +1,21 @@
+/**
+ * The context a container's processes run in (its main process, exec and ExecSync alike): env
+ * (a default PATH, HOSTNAME, HOME, then the container's own), working directory (else the
+ * sandbox directory) and user (runAsUser / runAsGroup, only when we are root and can switch).
+ */
+import { hostname } from 'node:os';
+import type { ContainerRecord, SandboxRecord } from './state.js';
+
+/** Env, working dir and user of a container's processes. */
+export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number }
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The context of container `c` in `sandbox`. */
+export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined): ExecContext {
+  const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: sandbox?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
+  for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
+  const sc = c.config.linux?.security_context;
+  const user = process.getuid?.() !== 0 ? {} : { uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined };
+  return { env, cwd: c.config.working_dir || sandbox?.dir || '/', ...user };
+}
