@@ -1,0 +1,98 @@
+/**
+ * One SPDY stream as a Duplex: readable = DATA from the peer, writable = DATA to the peer (frames
+ * of at most 16 KiB, within the peer's window when it does flow control). The connection that
+ * owns it is seen through the narrow StreamHost interface.
+ */
+import { Duplex } from 'node:stream';
+import { encodeFrame, FLAG_FIN, RstStatus } from './frames.js';
+import type { HeaderMap } from './header-block.js';
+
+const DEFAULT_WINDOW = 64 * 1024;
+const MAX_DATA_FRAME = 16 * 1024;
+
+/** What a stream needs of its connection. */
+export interface StreamHost {
+  /** True once the peer has shown it does SPDY flow control. */
+  readonly peerDoesFlowControl: boolean;
+  /** Queues a frame (order kept). */
+  sendFrame(f: Parameters<typeof encodeFrame>[0]): void;
+  /** Queues a frame; resolves when the socket can take more. */
+  sendFrameDrained(f: Parameters<typeof encodeFrame>[0]): Promise<void>;
+  /** Sends SYN_REPLY / HEADERS with a header block. */
+  sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): void;
+  /** The reader consumed data: grant the peer more window. */
+  acknowledge(s: SpdyStream): void;
+  /** Our side sent FIN. */
+  localFinished(s: SpdyStream): void;
+  /** The stream is gone. */
+  forget(id: number): void;
+}
+
+/** One SPDY stream as a Duplex: readable = DATA from the peer, writable = DATA to the peer. */
+export class SpdyStream extends Duplex {
+  /** Headers the stream was opened with (SYN_STREAM) — for streams the peer opened. */
+  headers: HeaderMap = new Map();
+  /** @internal */ sendWindow: number;
+  /** @internal */ recvUnacked = 0;
+  /** @internal */ remoteFin = false;
+  private replied = false;
+  private waiters: (() => void)[] = [];
+
+  constructor(readonly id: number, private readonly conn: StreamHost, sendWindow: number) {
+    super({ allowHalfOpen: true, highWaterMark: DEFAULT_WINDOW });
+    this.sendWindow = sendWindow;
+  }
+
+  /** The first value of a header (names are lower case). */
+  header(name: string): string | undefined { return this.headers.get(name)?.[0]; }
+
+  /** Sends SYN_REPLY (once). */
+  reply(headers: Iterable<[string, string | string[]]> = [], fin = false): void {
+    if (this.replied) return;
+    this.replied = true;
+    this.conn.sendHeaders('syn_reply', this.id, headers, fin);
+  }
+
+  /** Aborts the stream with RST_STREAM. */
+  reset(status: number = RstStatus.CANCEL): void {
+    this.conn.sendFrame({ type: 'rst_stream', streamId: this.id, status });
+    this.conn.forget(this.id);
+    this.destroy();
+  }
+
+  /** @internal the window grew */
+  windowOpened(): void { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
+
+  override _read(): void { this.conn.acknowledge(this); }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    void this.writeData(chunk).then(() => cb(), cb);
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
+    this.conn.localFinished(this);
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err: Error | null) => void): void {
+    this.conn.forget(this.id);
+    this.windowOpened();
+    cb(err);
+  }
+
+  private async writeData(chunk: Buffer): Promise<void> {
+    let off = 0;
+    while (off < chunk.length) {
+      if (this.destroyed) throw new Error('stream closed');
+      let n = Math.min(MAX_DATA_FRAME, chunk.length - off);
+      if (this.conn.peerDoesFlowControl) {
+        while (this.sendWindow <= 0 && !this.destroyed) await new Promise<void>((r) => this.waiters.push(r));
+        n = Math.min(n, this.sendWindow);
+        this.sendWindow -= n;
+      }
+      await this.conn.sendFrameDrained({ type: 'data', streamId: this.id, flags: 0, data: chunk.subarray(off, off + n) });
+      off += n;
+    }
+  }
+}
