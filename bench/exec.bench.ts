@@ -8,7 +8,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, httpGet, startKubelet, until } from '../test/e2e/helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
 import { machine, percentile, report, round } from './lib.js';
 
@@ -19,8 +19,8 @@ const manifests = join(dir, 'manifests');
 const root = join(dir, 'root');
 mkdirSync(manifests);
 writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
-const ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
-const kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', 'bench']);
+const ports = await freeKubeletPorts();
+const kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'bench', manifests }));
 const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
 const path = (cmd: string[], q: string) => `/exec/default/shell-bench/main?${cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${q}`;
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };

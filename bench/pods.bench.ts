@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../src/api/types.js';
-import { freePort, httpGet, startKubelet } from '../test/e2e/helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
 import { load, machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SEQUENTIAL = 50;
@@ -27,7 +27,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-'));
 const manifests = join(dir, 'manifests');
 const root = join(dir, 'root');
 mkdirSync(manifests);
-const ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+const ports = await freeKubeletPorts();
 
 const manifest = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`;
 const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
@@ -38,7 +38,7 @@ async function runningNames(): Promise<Set<string>> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const spawnedAt = performance.now();
-const kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node, '--node-ip', '127.0.0.1']);
+const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip', '127.0.0.1'] }));
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
   // 0. start-up: spawn to the first 200 from /healthz (empty manifest dir, fresh root dir with PKI generation)

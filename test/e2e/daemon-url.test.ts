@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freePort, httpGet, httpsGet, startKubelet, until, type Kubelet } from './helpers.js';
+import { countProcesses, freeKubeletPorts, freePort, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 
 const tag = `durl${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-durl-'));
@@ -39,15 +39,15 @@ const podList = (...docs: string[]) => JSON.stringify({ kind: 'PodList', apiVers
 const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
 async function pods(): Promise<Pod[]> { return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items; }
 const podNamed = async (n: string) => (await pods()).find((p) => p.metadata.name === `${n}-${node}`);
-const kubeletArgs = () => ['--container-runtime-endpoint', `unix://${socket}`, '--manifest-url', `http://127.0.0.1:${ports.url}/pods`, '--manifest-url-header', 'X-Test:secret-ish,X-Other:1', '--http-check-frequency', '1s', '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node, '--node-ip', '127.0.0.1'];
+const args = () => kubeletArgs({ dir, ports, node, extra: ['--container-runtime-endpoint', `unix://${socket}`, '--manifest-url', `http://127.0.0.1:${ports.url}/pods`, '--manifest-url-header', 'X-Test:secret-ish,X-Other:1', '--http-check-frequency', '1s', '--node-ip', '127.0.0.1'] });
 
 beforeAll(async () => {
-  ports = { port: await freePort(), ro: await freePort(), hz: await freePort(), url: await freePort() };
+  ports = { ...(await freeKubeletPorts()), url: await freePort() };
   served = podYaml('a', `${tag}-a`);
   manifestServer = createServer((req, res) => { seenHeaders.push(String(req.headers['x-test'])); res.end(served); });
   await new Promise<void>((r) => manifestServer.listen(ports.url, '127.0.0.1', r));
   daemon = startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', join(dir, 'runtime'), '--node-ip', '127.0.0.1']);
-  kubelet = startKubelet(kubeletArgs());
+  kubelet = startKubelet(args());
   await until(async () => (await podNamed('a'))?.status?.phase === 'Running', 20_000, 'pod a Running');
 }, 30_000);
 
@@ -106,7 +106,7 @@ describe('process runtime daemon + manifest URL', () => {
     expect(await kubelet.stop()).toBe(0);
     await new Promise((r) => setTimeout(r, 500));
     expect(countProcesses(`${tag}-a`)).toBe(1);
-    kubelet = startKubelet(kubeletArgs());
+    kubelet = startKubelet(args());
     const after = await until(async () => (await podNamed('a').catch(() => undefined))?.status?.containerStatuses?.[0], 20_000, 'status after restart');
     expect(after.containerID).toBe(before.containerID);
     expect(after.restartCount).toBe(0);

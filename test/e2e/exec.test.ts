@@ -8,7 +8,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { freePort, httpGet, startKubelet, until, type Kubelet } from './helpers.js';
+import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 import { rawUpgrade, spdyExec, wsSession, type ClientPki } from './streaming-helpers.js';
 import { sampleProcess } from '../../bench/lib.js';
 
@@ -27,12 +27,12 @@ const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') =
 const status = (r: { channels: Map<number, Buffer> }) => JSON.parse(r.channels.get(3)!.toString());
 
 beforeAll(async () => {
-  ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+  ports = await freeKubeletPorts();
   writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: from-the-pod}], workingDir: /tmp}\n');
   writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
   webPort = await freePort();
   writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`);
-  kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node]);
+  kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
   await until(async () => {
     const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];

@@ -9,7 +9,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, httpGet, httpsGet, startKubelet, until, type Kubelet } from './helpers.js';
+import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-fuzz-'));
 const root = join(dir, 'root');
@@ -61,8 +61,8 @@ function send(port: number, payload: Buffer, plain = false): Promise<number> {
 }
 
 beforeAll(async () => {
-  ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
-  kubelet = startKubelet(['--pod-manifest-path', join(dir, 'manifests'), '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', 'fuzz-node']);
+  ports = await freeKubeletPorts();
+  kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'fuzz-node', manifests: join(dir, 'manifests') }));
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');
 }, 30_000);
 

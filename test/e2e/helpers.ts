@@ -13,6 +13,24 @@ export function freePort(): Promise<number> {
   return new Promise((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
 }
 
+/** The kubelet's three ports. */
+export interface KubeletPorts { port: number; ro: number; hz: number }
+
+/** Three free ports for a test kubelet. */
+export async function freeKubeletPorts(): Promise<KubeletPorts> {
+  return { port: await freePort(), ro: await freePort(), hz: await freePort() };
+}
+
+/** The flags of a test kubelet: its dirs under `dir` (root, logs), its ports, its node name, then `extra`. */
+export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string; manifests?: string; extra?: string[] }): string[] {
+  return [
+    ...(o.manifests ? ['--pod-manifest-path', o.manifests] : []),
+    '--root-dir', join(o.dir, 'root'), '--pod-logs-dir', join(o.dir, 'logs'),
+    '--port', String(o.ports.port), '--read-only-port', String(o.ports.ro), '--healthz-port', String(o.ports.hz),
+    '--hostname-override', o.node, ...(o.extra ?? []),
+  ];
+}
+
 /** Polls `fn` until it returns a truthy value. */
 export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, what = 'condition'): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { PodList } from '../../src/api/types.js';
 import { createCa, issueCert } from '../../src/server/pki.js';
 import { startKubectlApiserver, type KubectlApiserver } from '../fixtures/kubectl-apiserver.js';
-import { freePort, httpGet, startKubelet, until, type Kubelet } from './helpers.js';
+import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-kubectl-'));
 const manifests = join(dir, 'manifests');
@@ -40,12 +40,12 @@ function kubectl(args: string[], o: { spdy: boolean; input?: string; killWhen?: 
 
 beforeAll(async () => {
   await new Promise<void>((resolve, reject) => execFile('kubectl', ['version', '--client'], (err) => (err ? reject(new Error('kubectl is required for these tests (it is installed on the CI machines)')) : resolve())));
-  const ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+  const ports = await freeKubeletPorts();
   writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
   writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
   webPort = await freePort();
   writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('hello from web ' + q.url)).listen(${webPort}, '127.0.0.1')"]}\n`);
-  kubelet = startKubelet(['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node]);
+  kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   const readOnlyUrl = `http://127.0.0.1:${ports.ro}/pods`;
   await until(async () => { const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items; return items.length === 3 && items.every((p) => p.status?.phase === 'Running'); }, 20_000, 'pods Running');
   const apiCa = createCa('apiserver-ca');

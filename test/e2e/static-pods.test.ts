@@ -6,7 +6,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freePort, httpGet, httpsGet, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
+import { countProcesses, freeKubeletPorts, httpGet, httpsGet, kubeletArgs, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
 
 const tag = `e2e${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-e2e-'));
@@ -34,10 +34,10 @@ async function pods(): Promise<Pod[]> {
 }
 const podNamed = async (n: string) => (await pods()).find((p) => p.metadata.name === `${n}-${node}`);
 const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
-const args = () => ['--pod-manifest-path', manifests, '--root-dir', root, '--pod-logs-dir', join(dir, 'logs'), '--port', String(ports.port), '--read-only-port', String(ports.ro), '--healthz-port', String(ports.hz), '--hostname-override', node, '--node-ip', '127.0.0.1', '--file-check-frequency', '1s'];
+const args = () => kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip', '127.0.0.1', '--file-check-frequency', '1s'] });
 
 beforeAll(async () => {
-  ports = { port: await freePort(), ro: await freePort(), hz: await freePort() };
+  ports = await freeKubeletPorts();
   writeFileSync(join(manifests, 'loop.yaml'), loopPod('loop', `${tag}-loop`));
   writeFileSync(join(manifests, 'crash.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`);
   writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n');
