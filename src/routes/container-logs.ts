@@ -8,12 +8,11 @@ import { Transform } from 'node:stream';
 import { badRequest } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import { parseLogQuery } from './container-logs-query.js';
-import { pathSegment, statusResponse, textResponse } from './schemas.js';
+import { invalidPathSegment, pathSegment, statusResponse, textResponse } from './schemas.js';
 import type { KubeletHost } from './host.js';
 
-const segment = pathSegment;
 
-const name = (description: string) => ({ type: 'string', pattern: segment.source, maxLength: 253, description });
+const name = (description: string) => ({ type: 'string', pattern: pathSegment.source, maxLength: 253, description });
 const bool = (description: string) => ({ type: 'boolean', description });
 const int = (description: string, minimum: number) => ({ type: 'integer', minimum, description });
 const schema = {
@@ -48,10 +47,9 @@ export async function containerLogsRoutes(app: FastifyInstance, opts: { host: Ku
     { schema },
     async (req, reply) => {
       const { podNamespace: ns, podID: pod, containerName: container } = req.params;
-      for (const [what, v] of [['podNamespace', ns], ['podID', pod], ['containerName', container]] as const) {
-        if (!v) throw badRequest(`Missing ${what}.`);
-        if (!segment.test(v) || v.length > 253) throw badRequest(`invalid ${what} "${v}"`);
-      }
+      for (const [what, v] of [['podNamespace', ns], ['podID', pod], ['containerName', container]] as const) if (!v) throw badRequest(`Missing ${what}.`);
+      const invalid = invalidPathSegment([['podNamespace', ns], ['podID', pod], ['containerName', container]]);
+      if (invalid) throw badRequest(invalid);
       const options = parseLogQuery(req.query, nowNs());
       const ac = new AbortController();
       req.raw.on('close', () => ac.abort());

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../lib/errors.js';
 import type { KubeletHost } from './host.js';
-import { pathSegment, statusResponse } from './schemas.js';
+import { invalidPathSegment, pathSegment, statusResponse } from './schemas.js';
 
 const name = { type: 'string', pattern: pathSegment.source, maxLength: 253 };
 const schema = (withUid: boolean) => ({
@@ -25,9 +25,8 @@ export async function runRoutes(app: FastifyInstance, opts: { host: KubeletHost 
   type Req = { Params: { podNamespace: string; podID: string; uid?: string; containerName: string }; Querystring: Record<string, string | string[]> };
   const handler = async (req: import('fastify').FastifyRequest<Req>, reply: import('fastify').FastifyReply) => {
     const { podNamespace, podID, uid, containerName } = req.params;
-    for (const [what, v] of [['podNamespace', podNamespace], ['podID', podID], ['uid', uid], ['containerName', containerName]] as const) {
-      if (v !== undefined && (!pathSegment.test(v) || v.length > 253)) throw badRequest(`invalid ${what} "${v}"`);
-    }
+    const invalid = invalidPathSegment([['podNamespace', podNamespace], ['podID', podID], ['uid', uid], ['containerName', containerName]]);
+    if (invalid) throw badRequest(invalid);
     const raw = req.query.cmd;
     const cmd = (Array.isArray(raw) ? raw[0] : raw) ?? '';
     if (!cmd) throw badRequest('cmd is required');

@@ -8,6 +8,12 @@ import type { FastifySchema } from 'fastify';
 /** A valid pod namespace / name / container name / uid path segment (DNS-1123-ish, as upstream validates). */
 export const pathSegment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
+/** The first invalid one of named path segments (`invalid <name> "<value>"`); absent ones are skipped. */
+export function invalidPathSegment(segments: [name: string, value: string | undefined][]): string | undefined {
+  for (const [what, v] of segments) if (v !== undefined && (v.length > 253 || !pathSegment.test(v))) return `invalid ${what} "${v}"`;
+  return undefined;
+}
+
 /** A JSON Schema reference to a component in the generated document. */
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 

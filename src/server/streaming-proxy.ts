@@ -18,9 +18,8 @@ import { portsFromQuery } from '../streaming/port-forward/serve.js';
 import { rejectUpgrade, relayUpgrade, writeResponse } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import { statusBody } from './status-errors.js';
-import { pathSegment } from '../routes/schemas.js';
+import { invalidPathSegment } from '../routes/schemas.js';
 
-const segment = pathSegment;
 
 /** Parses an upgrade path into a request, or a Status error (pure). */
 export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {
@@ -31,9 +30,8 @@ export function parseStreamPath(method: string, rawUrl: string): StreamUrlReques
   const notFound = { code: 'NotFound' as const, message: `the server could not find the requested resource (${method} ${url.pathname})` };
   if (kind !== 'exec' && kind !== 'attach' && kind !== 'portForward') return notFound;
   if (kind === 'portForward' ? rest.length > 1 : rest.length < 1 || rest.length > 2) return notFound;
-  for (const [what, v] of [['podNamespace', namespace], ['podID', podName], ...rest.map((r) => ['segment', r])] as const) {
-    if (!v || v.length > 253 || !segment.test(v)) return bad(`invalid ${what} "${v ?? ''}"`);
-  }
+  const invalid = invalidPathSegment([['podNamespace', namespace ?? ''], ['podID', podName ?? ''], ...rest.map((r): [string, string] => ['segment', r])]);
+  if (invalid) return bad(invalid);
   if (kind === 'portForward') {
     const ports = portsFromQuery(url.searchParams);
     if ('error' in ports) return bad(ports.error);
