@@ -78,6 +78,11 @@ export async function main(argv: string[]): Promise<number> {
     staticPodURL: kc.staticPodURL, staticPodURLHeader: kc.staticPodURLHeader, fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs, syncFrequencyMs: cfg.syncFrequencyMs, containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
     version: TSKUBELET_VERSION, streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
+    clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, resolvConf: kc.resolvConf,
+    cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
+    cpuCFSQuota: kc.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
+    serializeImagePulls: kc.serializeImagePulls, containerGc: cfg.containerGc, podInfraContainerImage: cfg.podInfraContainerImage,
+    imageGc: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: parseDuration(kc.imageMinimumGCAge)! },
   }, { logger, clock: realClock });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
 

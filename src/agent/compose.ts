@@ -9,6 +9,7 @@
  * otherwise a gRPC client for the endpoint (containerd, or `tskubelet process-runtime`).
  */
 import { join } from 'node:path';
+import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf, unavailable } from '../lib/errors.js';
@@ -34,6 +35,11 @@ import { SyncLoop } from './sync/sync-loop.js';
 import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { createAgentHost } from './host.js';
+import { RuntimeState } from './runtime/runtime-state.js';
+import type { CgroupContext } from './runtime/linux-resources.js';
+import { ImageGc, type ImageGcPolicy } from './gc/image-gc.js';
+import { GarbageCollector } from './gc/garbage-collector.js';
+import { defaultContainerGcPolicy, type ContainerGcPolicy } from './gc/container-gc-plan.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -52,6 +58,32 @@ export interface AgentConfig {
   version: string;
   /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
   streamingIdleTimeoutMs?: number;
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** --resolv-conf ("" → none). */
+  resolvConf: string;
+  cgroups: CgroupContext;
+  cpuCFSQuota: boolean;
+  cpuCFSQuotaPeriodUs: number;
+  serializeImagePulls: boolean;
+  imageGc: ImageGcPolicy;
+  containerGc: ContainerGcPolicy;
+  /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
+  podInfraContainerImage?: string;
+}
+
+/** The defaults of the node-level settings (upstream's), for tests and embedders. */
+export const defaultNodeSettings = {
+  clusterDNS: [] as string[], clusterDomain: '', resolvConf: '/etc/resolv.conf',
+  cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' } as CgroupContext,
+  cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, serializeImagePulls: true,
+  imageGc: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000 } as ImageGcPolicy,
+  containerGc: defaultContainerGcPolicy,
+} satisfies Partial<AgentConfig>;
+
+/** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
+export function sandboxImageFromInfo(info: Record<string, string> | undefined): string | undefined {
+  try { return (JSON.parse(info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined; } catch { return undefined; }
 }
 
 /** A composed agent. */
@@ -62,7 +94,7 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers). */
   stop(): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState };
 }
 
 /** Builds the agent; does no I/O until `start`. */
@@ -88,13 +120,28 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = new ImageManager({ images: runtime.images, clock });
-  const executor = new PodActionExecutor({ runtime: runtime.runtime, images, backoff, clock, podLogsDir: cfg.podLogsDir });
+  const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls });
+  const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
+  const executor = new PodActionExecutor({
+    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(),
+    node: {
+      nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain,
+      resolvConfPath: cfg.resolvConf, cgroups: cfg.cgroups,
+      resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
+    },
+  });
+  let protectedImages: Promise<string[]> | undefined;
+  const imageGc = new ImageGc({
+    runtime: runtime.runtime, images: runtime.images, clock, logger, policy: cfg.imageGc,
+    protectedImages: () => (protectedImages ??= runtime.runtime.status(true).then((s) => [cfg.podInfraContainerImage, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x), () => { protectedImages = undefined; return [cfg.podInfraContainerImage].filter((x): x is string => !!x); })),
+  });
+  const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const pleg = new GenericPleg({ runtime: runtime.runtime, clock, logger, periodMs: 1000 });
   let runtimeName = 'process';
   const syncer = new PodSync({
     runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
     nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
+    rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
     isDesired: (uid) => !!podManager.getPodByUid(uid),
   });
   const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
@@ -102,12 +149,17 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
     housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir }),
   });
-  const host = createAgentHost({ nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs });
+  const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
+  const gc = new GarbageCollector({
+    runtime: runtime.runtime, runtimeManager, imageGc, clock, logger, policy: cfg.containerGc, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir,
+    cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, isActive,
+  });
+  const host = createAgentHost({ runtimeState, nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs });
   const abort = new AbortController();
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState },
     async start() {
       if (processRuntime) await processRuntime.start();
       try {
@@ -117,7 +169,10 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       } catch (err) {
         throw unavailable(`container runtime is not reachable at ${cfg.containerRuntimeEndpoint || '(embedded)'}: ${messageOf(err)}`, err);
       }
+      await runtimeState.update();
+      runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
+      gc.start({ signal: abort.signal });
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
     },

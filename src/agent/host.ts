@@ -24,6 +24,8 @@ export interface AgentHostDeps {
   pleg: GenericPleg;
   clock: Clock;
   syncFrequencyMs: number;
+  /** The runtime's health (CRI Status), for /healthz. */
+  runtimeState: { runtimeError(): string | undefined };
 }
 
 /** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
@@ -142,6 +144,7 @@ export function createAgentHost(d: AgentHostDeps) {
           return last && age <= 3 * 60_000 ? undefined : `pleg was last seen active ${last ? Math.round(age / 1000) + 's ago' : 'never'}; threshold is 3m0s`;
         },
       },
+      { name: 'runtime', check: () => d.runtimeState.runtimeError() },
     ],
   };
 }

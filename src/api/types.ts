@@ -68,6 +68,8 @@ export interface PodSpec {
   hostIPC?: boolean;
   hostname?: string;
   subdomain?: string;
+  dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
+  hostAliases?: { ip: string; hostnames?: string[] }[];
   schedulerName?: string;
   securityContext?: Record<string, unknown>;
   enableServiceLinks?: boolean;

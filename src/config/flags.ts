@@ -35,11 +35,24 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
   'streaming-connection-idle-timeout': { path: ['streamingConnectionIdleTimeout'], kind: 'duration' },
+  'cluster-dns': { path: ['clusterDNS'], kind: 'list' },
+  'cluster-domain': { path: ['clusterDomain'], kind: 'string' },
+  'resolv-conf': { path: ['resolvConf'], kind: 'string' },
+  'cgroups-per-qos': { path: ['cgroupsPerQOS'], kind: 'bool' },
+  'cgroup-root': { path: ['cgroupRoot'], kind: 'string' },
+  'cgroup-driver': { path: ['cgroupDriver'], kind: 'string' },
+  'cpu-cfs-quota': { path: ['cpuCFSQuota'], kind: 'bool' },
+  'cpu-cfs-quota-period': { path: ['cpuCFSQuotaPeriod'], kind: 'duration' },
+  'serialize-image-pulls': { path: ['serializeImagePulls'], kind: 'bool' },
+  'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
+  'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },
+  'minimum-image-ttl-duration': { path: ['imageMinimumGCAge'], kind: 'duration' },
 };
 
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
-  config: 'string', kubeconfig: 'string', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
+  config: 'string', kubeconfig: 'string', 'pod-infra-container-image': 'string',
+  'minimum-container-ttl-duration': 'duration', 'maximum-dead-containers-per-container': 'int', 'maximum-dead-containers': 'int', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
 };
 
 /** The parsed command line. */
@@ -47,7 +60,9 @@ export interface ParsedFlags {
   /** Partial KubeletConfiguration set by flags (overrides the file). */
   config: Record<string, unknown>;
   /** Kubelet flags by name. */
-  flags: { config?: string; kubeconfig?: string; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
+  flags: {
+    config?: string; kubeconfig?: string; podInfraContainerImage?: string;
+    minimumContainerTtlDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];
   /** Positional arguments (subcommands). */

@@ -31,6 +31,10 @@ export interface ResolvedConfig {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   syncFrequencyMs: number;
+  /** --minimum-container-ttl-duration, --maximum-dead-containers-per-container, --maximum-dead-containers. */
+  containerGc: { minAgeMs: number; maxPerPodContainer: number; maxContainers: number };
+  /** --pod-infra-container-image: never garbage-collected. */
+  podInfraContainerImage?: string;
   /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
   warnings: string[];
 }
@@ -108,6 +112,11 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   const kc = res.data;
   if (kc.tlsMinVersion !== undefined && !goTlsVersions[kc.tlsMinVersion]) throw new ConfigError(`invalid value for field "tlsMinVersion": unknown TLS version "${kc.tlsMinVersion}" (want one of ${Object.keys(goTlsVersions).join(', ')})`);
   if (kc.tlsCipherSuites) { try { opensslCiphers(kc.tlsCipherSuites); } catch (err) { throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`); } }
+  if (kc.imageGCHighThresholdPercent < 100 && kc.imageGCLowThresholdPercent >= kc.imageGCHighThresholdPercent) {
+    throw new ConfigError(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`);
+  }
+  const minTtl = parsed.flags.minimumContainerTtlDuration ?? '0s';
+  if (parseDuration(minTtl) === undefined) throw new ConfigError(`invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`);
   const kubeconfig = parsed.flags.kubeconfig ? resolve(parsed.flags.kubeconfig) : undefined;
   const needsApi = [kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true', kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook'].filter(Boolean);
   if (needsApi.length && !kubeconfig) {
@@ -125,6 +134,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   return {
     kc, kubeconfig, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
-    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings,
+    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings, podInfraContainerImage: parsed.flags.podInfraContainerImage,
+    containerGc: { minAgeMs: parseDuration(minTtl)!, maxPerPodContainer: parsed.flags.maximumDeadContainersPerContainer ?? 1, maxContainers: parsed.flags.maximumDeadContainers ?? -1 },
   };
 }

@@ -42,6 +42,18 @@ export const kubeletConfigSchema = z.object({
   enableDebuggingHandlers: z.boolean().default(true),
   enableSystemLogHandler: z.boolean().default(true),
   streamingConnectionIdleTimeout: duration.default('4h0m0s'),
+  clusterDNS: z.array(z.string()).default([]),
+  clusterDomain: z.string().default(''),
+  resolvConf: z.string().default('/etc/resolv.conf'),
+  cgroupsPerQOS: z.boolean().default(true),
+  cgroupRoot: z.string().default(''),
+  cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs'),
+  cpuCFSQuota: z.boolean().default(true),
+  cpuCFSQuotaPeriod: duration.default('100ms'),
+  serializeImagePulls: z.boolean().default(true),
+  imageGCHighThresholdPercent: z.number().int().min(0).max(100).default(85),
+  imageGCLowThresholdPercent: z.number().int().min(0).max(100).default(80),
+  imageMinimumGCAge: duration.default('2m0s'),
 }).strict();
 
 /** The parsed configuration with defaults applied. */

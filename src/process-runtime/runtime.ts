@@ -242,7 +242,7 @@ export class ProcessRuntime implements RuntimeService {
       status: {
         id: c.id, metadata: v.metadata, state: c.state, created_at: v.created_at, started_at: Number(c.startedAtNs), finished_at: Number(c.finishedAtNs),
         exit_code: c.exitCode, image: v.image, image_ref: c.imageRef, image_id: c.imageRef, reason: c.reason, message: c.message, labels: v.labels, annotations: v.annotations,
-        mounts: [], log_path: c.logPath,
+        mounts: c.config.mounts ?? [], log_path: c.logPath,
       },
       info: {},
     };

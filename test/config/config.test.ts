@@ -11,10 +11,10 @@ const file = (name: string, text: string) => { const p = join(dir, name); writeF
 
 describe('flags', () => {
   it('parses Go kubelet flag syntax', () => {
-    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on']);
-    expect(p.config).toEqual({ staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] } });
+    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on', '--kube-reserved=cpu=1']);
+    expect(p.config).toEqual({ staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] }, cgroupDriver: 'systemd' });
     expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3 });
-    expect(p.unimplemented).toEqual(['cgroup-driver', 'fail-swap-on']);
+    expect(p.unimplemented).toEqual(['fail-swap-on', 'kube-reserved']);
   });
   it('rejects unknown flags and bad values', () => {
     expect(() => parseFlags(['--no-such-flag'])).toThrow(FlagError);
@@ -56,8 +56,18 @@ describe('loadConfig', () => {
     await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(/authorization.mode=Webhook need an apiserver/);
   });
   it('accepts known upstream fields it does not implement, with a warning', async () => {
-    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'cgroupDriver: systemd\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
-    expect(c.warnings.join('\n')).toMatch(/"cgroupDriver" is accepted but not implemented/);
+    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'systemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
+    expect(c.warnings.join('\n')).toMatch(/"systemReserved" is accepted but not implemented/);
+    expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
+  });
+  it('reads the runtime-facing settings with upstream defaults and checks the image GC thresholds', async () => {
+    const d = await loadConfig(parseFlags(['--config', file('d.yaml', 'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
+    expect([d.kc.cgroupsPerQOS, d.kc.cgroupDriver, d.kc.resolvConf, d.kc.serializeImagePulls, d.kc.imageGCHighThresholdPercent, d.kc.imageGCLowThresholdPercent, d.kc.imageMinimumGCAge, d.kc.cpuCFSQuotaPeriod])
+      .toEqual([true, 'cgroupfs', '/etc/resolv.conf', true, 85, 80, '2m0s', '100ms']);
+    expect(d.containerGc).toEqual({ minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 });
+    const f = await loadConfig(parseFlags(['--cluster-dns=10.0.0.10,10.0.0.11', '--cluster-domain=cluster.local', '--maximum-dead-containers=5', '--minimum-container-ttl-duration=1m', '--pod-infra-container-image=reg/pause:3', '--serialize-image-pulls=false']));
+    expect([f.kc.clusterDNS, f.kc.clusterDomain, f.containerGc, f.podInfraContainerImage, f.kc.serializeImagePulls]).toEqual([['10.0.0.10', '10.0.0.11'], 'cluster.local', { minAgeMs: 60_000, maxPerPodContainer: 1, maxContainers: 5 }, 'reg/pause:3', false]);
+    await expect(loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60']))).rejects.toThrow(/imageGCLowThresholdPercent \(--image-gc-low-threshold\) 60 must be less than imageGCHighThresholdPercent/);
   });
   const bad: [string, RegExp][] = [
     ['bogusField: 1\n', /unknown field "bogusField"/],

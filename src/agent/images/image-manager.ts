@@ -1,8 +1,9 @@
 /**
  * Makes sure a container's image is present according to its pull policy (upstream
  * images.imageManager.EnsureImageExists): ImageStatus first; Never → ErrImageNeverPull when
- * absent; a present image is never re-pulled unless Always; failed pulls back off per image
- * (ErrImagePull, then ImagePullBackOff while waiting).
+ * absent; a present image is never re-pulled unless Always; failed pulls back off per pod and
+ * image (ErrImagePull, then ImagePullBackOff while waiting); with serializeImagePulls (the
+ * default) one pull runs at a time, as upstream's serial puller.
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { ImageService } from '../../cri/services.js';
@@ -12,16 +13,27 @@ import { messageOf } from '../../lib/errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
 
-/** The outcome: the image ref to run, or the waiting reason and message. */
-export type EnsureImageResult = { ok: true; imageRef: string; pulled: boolean } | { ok: false; reason: string; message: string };
+/** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
+export type EnsureImageResult =
+  | { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean }
+  | { ok: false; reason: string; message: string; retryAfterMs?: number };
 
 /** What the image manager needs. */
-export interface ImageManagerDeps { images: ImageService; clock: Clock }
+export interface ImageManagerDeps { images: ImageService; clock: Clock; serializeImagePulls: boolean }
 
 /** Pulls images per policy. */
 export class ImageManager {
   private readonly backoff = new BackoffTable();
+  private queue: Promise<unknown> = Promise.resolve();
   constructor(private readonly deps: ImageManagerDeps) {}
+
+  private pull(spec: cri.ImageSpec, sandboxConfig?: cri.PodSandboxConfig): Promise<string> {
+    const run = () => this.deps.images.pullImage(spec, undefined, sandboxConfig);
+    if (!this.deps.serializeImagePulls) return run();
+    const next = this.queue.then(run, run);
+    this.queue = next.catch(() => {});
+    return next;
+  }
 
   async ensureImageExists(pod: Pod, c: Container, sandboxConfig?: cri.PodSandboxConfig): Promise<EnsureImageResult> {
     const image = c.image ?? '';
@@ -31,22 +43,25 @@ export class ImageManager {
     try { present = await this.deps.images.imageStatus(spec); } catch (err) {
       return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
     }
-    if (present && policy !== 'Always') return { ok: true, imageRef: present.id, pulled: false };
+    if (present && policy !== 'Always') return { ok: true, imageRef: present.id, image: present, pulled: false };
     if (!present && policy === 'Never') {
       return { ok: false, reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never` };
     }
     const key = `${pod.metadata.uid}/${image}`;
     const now = this.deps.clock.now();
     const entry = this.backoff.snapshot().get(key);
-    if (entry && backoffRemaining(entry, entry.lastUpdateMs, now) > 0) {
-      return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"` };
-    }
+    const remaining = entry ? backoffRemaining(entry, entry.lastUpdateMs, now) : 0;
+    if (remaining > 0) return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, retryAfterMs: remaining };
     try {
-      const ref = await this.deps.images.pullImage(spec, undefined, sandboxConfig);
-      return { ok: true, imageRef: ref || image, pulled: true };
+      const ref = await this.pull(spec, sandboxConfig);
+      const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
+      return { ok: true, imageRef: ref || image, image: pulled, pulled: true };
     } catch (err) {
       this.backoff.next(key, now, now);
-      return { ok: false, reason: 'ErrImagePull', message: `Failed to pull image "${image}": ${messageOf(err)}` };
+      return { ok: false, reason: 'ErrImagePull', message: `Failed to pull image "${image}": ${messageOf(err)}`, retryAfterMs: this.backoff.snapshot().get(key)!.delayMs };
     }
   }
+
+  /** Forgets a pod's pull backoff. */
+  forgetPod(uid: string): void { this.backoff.forgetPod(uid); }
 }

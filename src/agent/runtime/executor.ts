@@ -2,27 +2,66 @@
  * Applies a PodActions plan over CRI (upstream SyncPod, the side-effect half). Steps in order:
  * 1. kill the pod when asked (containers with grace, then sandboxes); stop unless a sandbox is due;
  * 2. kill containers that must be replaced;
- * 3. create the sandbox when asked (a failure ends this sync);
+ * 3. create the sandbox when asked — not for a non-hostNetwork pod while the runtime's network is
+ *    not ready (upstream "network is not ready: …"); a failure ends this sync;
  * 4. report containers held by backoff (CrashLoopBackOff);
- * 5. for each container to start: ensure the image, record the restart in the backoff table,
- *    create, start. A failed step is recorded with its upstream reason; later containers still run.
+ * 5. for each container to start: ensure the image, write the pod's managed /etc/hosts, create
+ *    the termination-log file, build the config (CreateContainerConfigError), record the restart
+ *    in the backoff table, create, start. A failed step is recorded with its upstream reason;
+ *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import type { ImageManager } from '../images/image-manager.js';
 import type { BackoffTable } from '../sync/backoff.js';
 import type { PodActions } from './compute-pod-actions.js';
 import { generateContainerConfig } from './container-config.js';
+import { hostsFileContent } from './hosts-file.js';
 import { killPod, gracePeriodOf } from './kill-pod.js';
+import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
-import { generateSandboxConfig } from './sandbox-config.js';
+import { generateSandboxConfig, podHostname } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 
+/** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
+export interface NodeFacts {
+  nodeName: string;
+  nodeIP: string;
+  rootDir: string;
+  podLogsDir: string;
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** --resolv-conf ("" → no host DNS). */
+  resolvConfPath: string;
+  cgroups: CgroupContext;
+  resources: ResourceContext;
+}
+
 /** What the executor needs. */
-export interface ExecutorDeps { runtime: RuntimeService; images: ImageManager; backoff: BackoffTable; clock: Clock; podLogsDir: string }
+export interface ExecutorDeps {
+  runtime: RuntimeService;
+  images: ImageManager;
+  backoff: BackoffTable;
+  clock: Clock;
+  node: NodeFacts;
+  /** The runtime's network error (NetworkReady=false), if any. */
+  networkError(): string | undefined;
+}
+
+/** The pod's directory under the root dir (upstream getPodDir). */
+export function podDir(rootDir: string, uid: string): string { return join(rootDir, 'pods', uid); }
+
+async function readText(path: string): Promise<string> {
+  if (!path) return '';
+  try { return await readFile(path, 'utf8'); } catch { return ''; }
+}
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? pod.spec.initContainers ?? [] : pod.spec.containers).find((c) => c.name === name);
@@ -33,7 +72,7 @@ export class PodActionExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   async apply(pod: Pod, status: PodRuntimeStatus, plan: PodActions): Promise<StepResult[]> {
-    const { runtime } = this.deps;
+    const { runtime, node } = this.deps;
     const results: StepResult[] = [];
     // 1.
     if (plan.killPod) {
@@ -51,10 +90,21 @@ export class PodActionExecutor {
     }));
     // 3.
     let sandboxId = plan.sandboxId;
-    const sandboxConfig = generateSandboxConfig(pod, plan.attempt, { podLogsDir: this.deps.podLogsDir });
+    let podIP = pod.spec.hostNetwork ? node.nodeIP : status.sandboxes[0]?.ip ?? '';
+    const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
+      podLogsDir: node.podLogsDir, cgroups: node.cgroups,
+      dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
+    });
     if (plan.createSandbox) {
+      const netErr = pod.spec.hostNetwork ? undefined : this.deps.networkError();
+      if (netErr) {
+        results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'NetworkNotReady', message: `network is not ready: ${netErr}`, retryAfterMs: 5000 });
+        return results;
+      }
       try {
+        await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
         sandboxId = await runtime.runPodSandbox(sandboxConfig);
+        if (!pod.spec.hostNetwork) podIP = (await runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '';
         results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true });
       } catch (err) {
         results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'CreatePodSandboxError', message: `Failed to create pod sandbox: ${messageOf(err)}` });
@@ -66,22 +116,58 @@ export class PodActionExecutor {
       results.push({ action: 'StartContainer', target: h.name, init: h.init, ok: false, reason: 'CrashLoopBackOff', message: h.message, retryAfterMs: h.remainingMs });
     }
     // 5.
+    if (!plan.start.length) return results;
+    const hostsFile = podIP ? await this.writeHostsFile(pod, podIP) : undefined;
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
       if (!spec) continue;
-      results.push(await this.startContainer(pod, spec, s, sandboxId, sandboxConfig));
+      results.push(await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile }));
     }
     return results;
   }
 
-  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], sandboxId: string, sandboxConfig: ReturnType<typeof generateSandboxConfig>): Promise<StepResult> {
+  private async writeHostsFile(pod: Pod, podIP: string): Promise<string> {
+    const { node } = this.deps;
+    const path = join(podDir(node.rootDir, pod.metadata.uid!), 'etc-hosts');
+    const content = hostsFileContent(pod, {
+      podIPs: [podIP], hostname: podHostname(pod) || node.nodeName, clusterDomain: node.clusterDomain,
+      nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
+    });
+    await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
+    await writeFile(path, content, { mode: 0o644 });
+    return path;
+  }
+
+  private async terminationLogFile(pod: Pod, c: Container): Promise<string | undefined> {
+    if (!c.terminationMessagePath) return undefined;
+    const dir = join(podDir(this.deps.node.rootDir, pod.metadata.uid!), 'containers', c.name);
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, randomBytes(4).toString('hex'));
+    await writeFile(file, '');
+    await chmod(file, 0o666);
+    return file;
+  }
+
+  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string }): Promise<StepResult> {
+    const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
-    const img = await this.deps.images.ensureImageExists(pod, c, sandboxConfig);
-    if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: 10_000 };
+    const img = await this.deps.images.ensureImageExists(pod, c, o.sandboxConfig);
+    if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
+    let config: cri.ContainerConfig;
+    try {
+      const built = generateContainerConfig(pod, c, s.restartCount, img.imageRef, {
+        podIPs: o.podIP ? [o.podIP] : [], hostIPs: [node.nodeIP], nodeName: node.nodeName,
+        hostsFile: o.hostsFile, terminationLogFile: await this.terminationLogFile(pod, c), resources: node.resources, image: img.image,
+      });
+      if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
+      config = built.config;
+    } catch (err) {
+      return { ...base, ok: false, reason: 'CreateContainerConfigError', message: messageOf(err), retryAfterMs: 10_000 };
+    }
     if (s.backoff) this.deps.backoff.next(s.backoff.key, s.backoff.eventMs, this.deps.clock.now());
     let id: string;
     try {
-      id = await this.deps.runtime.createContainer(sandboxId, generateContainerConfig(pod, c, s.restartCount, img.imageRef), sandboxConfig);
+      id = await this.deps.runtime.createContainer(o.sandboxId, config, o.sandboxConfig);
     } catch (err) {
       return { ...base, ok: false, reason: 'CreateContainerError', message: messageOf(err) };
     }

@@ -6,6 +6,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
 import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel, PodUidLabel } from './labels.js';
+import { terminationMessage } from './termination-message.js';
 import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-runtime-status.js';
 
 const nsToMs = (ns: number) => (ns ? Math.floor(ns / 1e6) : 0);
@@ -49,7 +50,12 @@ export class RuntimeManager {
       sboxes.push({ id: s.id, ready: s.state === 'SANDBOX_READY', createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip });
     }
     const statuses = await Promise.all(containers.map(async (c) => {
-      try { return toRuntimeContainer((await this.runtime.containerStatus(c.id)).status, c.pod_sandbox_id); } catch (err) {
+      try {
+        const s = (await this.runtime.containerStatus(c.id)).status;
+        const rc = toRuntimeContainer(s, c.pod_sandbox_id);
+        if (rc.state === 'exited') rc.message = await terminationMessage(s);
+        return rc;
+      } catch (err) {
         if (isCode(err, 'NotFound')) return undefined;
         throw err;
       }

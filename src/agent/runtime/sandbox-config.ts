@@ -2,7 +2,9 @@
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
+import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
+import { podCgroupParent, type CgroupContext } from './linux-resources.js';
 
 /** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
 export function podLogDir(podLogsDir: string, pod: Pod): string {
@@ -16,8 +18,11 @@ export function podHostname(pod: Pod): string {
   return h.slice(0, 63).replace(/[-.]+$/, '');
 }
 
+/** Node facts the sandbox config needs. */
+export interface SandboxContext { podLogsDir: string; dns: NodeDns; cgroups: CgroupContext }
+
 /** The PodSandboxConfig for `attempt`. */
-export function generateSandboxConfig(pod: Pod, attempt: number, opts: { podLogsDir: string }): cri.PodSandboxConfig {
+export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxContext): cri.PodSandboxConfig {
   const ports: cri.PortMapping[] = [];
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
@@ -27,15 +32,17 @@ export function generateSandboxConfig(pod: Pod, attempt: number, opts: { podLogs
   }
   const sc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
   const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true);
+  const sysctls = Object.fromEntries(((sc.sysctls as { name: string; value: string }[] | undefined) ?? []).map((s) => [s.name, s.value]));
   return {
     metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid: pod.metadata.uid!, attempt },
     hostname: podHostname(pod),
-    log_directory: podLogDir(opts.podLogsDir, pod),
+    log_directory: podLogDir(ctx.podLogsDir, pod),
+    dns_config: podDnsConfig(pod, ctx.dns),
     port_mappings: ports,
     labels: sandboxLabels(pod),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
-      cgroup_parent: '',
+      cgroup_parent: podCgroupParent(pod, ctx.cgroups),
       security_context: {
         namespace_options: { network: pod.spec.hostNetwork ? 'NODE' : 'POD', pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.spec.hostIPC ? 'NODE' : 'POD' },
         privileged,
@@ -43,7 +50,7 @@ export function generateSandboxConfig(pod: Pod, attempt: number, opts: { podLogs
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
         supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
       },
-      sysctls: {},
+      sysctls,
     },
   };
 }

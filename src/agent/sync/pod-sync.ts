@@ -14,7 +14,9 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
-import type { PodActionExecutor } from '../runtime/executor.js';
+import { podDir, type PodActionExecutor } from '../runtime/executor.js';
+import type { ImageManager } from '../images/image-manager.js';
+import { removeOrphanedPodCgroups } from '../gc/pod-cgroups.js';
 import { killPod } from '../runtime/kill-pod.js';
 import type { PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
@@ -41,6 +43,11 @@ export interface PodSyncDeps {
   runtimeName: string;
   podLogsDir: string;
   syncFrequencyMs: number;
+  rootDir: string;
+  /** /sys/fs/cgroup, or "" when the runtime makes no pod cgroups. */
+  cgroupFsRoot: string;
+  cgroupRoot: string;
+  images: ImageManager;
   isDesired(uid: string): boolean;
 }
 
@@ -120,6 +127,9 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     if (this.d.isDesired(uid)) return;
     await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
+    await rm(podDir(this.d.rootDir, uid), { recursive: true, force: true });
+    if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, (u) => u !== uid, this.d.cgroupRoot);
+    this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);
     this.d.statusManager.remove(uid);
     this.d.backoff.forgetPod(uid);

@@ -1,0 +1,82 @@
+/**
+ * The garbage collection loops (upstream StartGarbageCollection + housekeeping's orphan cleanup):
+ * every minute — 1. dead containers and sandboxes per the container GC plan; 2. pod log
+ * directories, pod directories and pod cgroups of pods neither wanted nor in the runtime;
+ * at start and every 5 minutes — 3. image GC by disk usage.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RuntimeService } from '../../cri/services.js';
+import { sleep, type Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import type { RuntimeManager } from '../runtime/runtime-manager.js';
+import { containerGcPlan, type ContainerGcPolicy } from './container-gc-plan.js';
+import type { ImageGc } from './image-gc.js';
+import { removeOrphanedPodCgroups } from './pod-cgroups.js';
+
+/** Upstream ContainerGCPeriod and ImageGCPeriod. */
+export const CONTAINER_GC_PERIOD_MS = 60_000;
+export const IMAGE_GC_PERIOD_MS = 5 * 60_000;
+
+/** What the collector needs. */
+export interface GarbageCollectorDeps {
+  runtime: RuntimeService;
+  runtimeManager: RuntimeManager;
+  imageGc: ImageGc;
+  clock: Clock;
+  logger: Logger;
+  policy: ContainerGcPolicy;
+  podLogsDir: string;
+  rootDir: string;
+  /** /sys/fs/cgroup, or "" to leave cgroups alone (the process runtime makes none). */
+  cgroupFsRoot: string;
+  cgroupRoot: string;
+  /** Whether a source (or a worker still finishing it) wants the pod. */
+  isActive(uid: string): boolean;
+}
+
+/** The pod UID of a log dir name <namespace>_<name>_<uid>. */
+export function uidOfLogDir(name: string): string | undefined {
+  const i = name.lastIndexOf('_');
+  return i > 0 ? name.slice(i + 1) : undefined;
+}
+
+/** Runs the collections. */
+export class GarbageCollector {
+  constructor(private readonly d: GarbageCollectorDeps) {}
+
+  /** 1–2 once. */
+  async collectContainers(): Promise<void> {
+    const pods = await this.d.runtimeManager.listRuntimePods();
+    const plan = containerGcPlan(pods, (uid) => this.d.isActive(uid), this.d.clock.now(), this.d.policy);
+    for (const id of plan.containers) await this.d.runtime.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
+    for (const id of plan.sandboxes) {
+      await this.d.runtime.stopPodSandbox(id).catch(() => {});
+      await this.d.runtime.removePodSandbox(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
+    }
+    const inRuntime = new Set(pods.map((p) => p.uid));
+    const keep = (uid: string) => this.d.isActive(uid) || inRuntime.has(uid);
+    for (const name of await readdir(this.d.podLogsDir).catch(() => [] as string[])) {
+      const uid = uidOfLogDir(name);
+      if (uid && !keep(uid)) await rm(join(this.d.podLogsDir, name), { recursive: true, force: true });
+    }
+    const podsDir = join(this.d.rootDir, 'pods');
+    for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
+      if (!keep(uid)) await rm(join(podsDir, uid), { recursive: true, force: true });
+    }
+    if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot);
+  }
+
+  start({ signal }: { signal: AbortSignal }): void {
+    const loop = (periodMs: number, first: boolean, fn: () => Promise<unknown>, what: string) => void (async () => {
+      if (!first) await sleep(periodMs, signal, this.d.clock);
+      while (!signal.aborted) {
+        try { await fn(); } catch (err) { this.d.logger.warn({ err: messageOf(err) }, `${what} failed`); }
+        await sleep(periodMs, signal, this.d.clock);
+      }
+    })();
+    loop(CONTAINER_GC_PERIOD_MS, false, () => this.collectContainers(), 'container garbage collection');
+    loop(IMAGE_GC_PERIOD_MS, true, () => this.d.imageGc.garbageCollect(), 'image garbage collection');
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * Image garbage collection by disk usage (upstream realImageGCManager): when the image
+ * filesystem's usage reaches imageGCHighThresholdPercent, unused images are removed — least
+ * recently used first, none younger than imageMinimumGCAge, never pinned or sandbox images — until
+ * usage is back at imageGCLowThresholdPercent.
+ *
+ *   detect (list images + containers) → usage (statfs of ImageFsInfo's mountpoint)
+ *     → bytesToFree (pure) → imagesToFree (pure) → RemoveImage each
+ */
+import { statfs } from 'node:fs/promises';
+import type { ImageService, RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+
+/** The thresholds (KubeletConfiguration names). */
+export interface ImageGcPolicy { highThresholdPercent: number; lowThresholdPercent: number; minAgeMs: number }
+
+/** What the manager remembers per image (upstream imageRecord). */
+export interface ImageRecord { firstDetectedMs: number; lastUsedMs: number; size: number; pinned: boolean }
+
+/** Bytes to free for `capacity`/`available` under `policy` (0 below the high threshold). */
+export function bytesToFree(capacity: number, available: number, policy: ImageGcPolicy): number {
+  if (capacity <= 0 || policy.highThresholdPercent >= 100) return 0;
+  const usagePercent = 100 - Math.floor((available * 100) / capacity);
+  if (usagePercent < policy.highThresholdPercent) return 0;
+  return Math.max(0, Math.floor((capacity * (100 - policy.lowThresholdPercent)) / 100) - available);
+}
+
+/** The images to remove to free `amount` bytes (pure): unused, unpinned, old enough; LRU first. */
+export function imagesToFree(records: ReadonlyMap<string, ImageRecord>, inUse: ReadonlySet<string>, amount: number, nowMs: number, minAgeMs: number): string[] {
+  const candidates = [...records.entries()]
+    .filter(([id, r]) => !inUse.has(id) && !r.pinned && nowMs - r.firstDetectedMs >= minAgeMs)
+    .sort((a, b) => a[1].lastUsedMs - b[1].lastUsedMs || a[1].firstDetectedMs - b[1].firstDetectedMs);
+  const out: string[] = [];
+  let freed = 0;
+  for (const [id, r] of candidates) {
+    if (freed >= amount) break;
+    out.push(id);
+    freed += r.size;
+  }
+  return out;
+}
+
+/** What the image GC needs. */
+export interface ImageGcDeps {
+  runtime: RuntimeService;
+  images: ImageService;
+  clock: Clock;
+  logger: Logger;
+  policy: ImageGcPolicy;
+  /** Images never removed besides pinned ones (the sandbox image). */
+  protectedImages(): Promise<string[]>;
+}
+
+/** Tracks images and frees space when asked. */
+export class ImageGc {
+  private readonly records = new Map<string, ImageRecord>();
+  constructor(private readonly deps: ImageGcDeps) {}
+
+  /** Updates the records; returns the ids in use by any container. */
+  private async detect(): Promise<{ inUse: Set<string>; byName: Map<string, string> }> {
+    const now = this.deps.clock.now();
+    const [images, containers, protectedNames] = await Promise.all([this.deps.images.listImages(), this.deps.runtime.listContainers(), this.deps.protectedImages()]);
+    const byName = new Map<string, string>();
+    for (const img of images) for (const n of [img.id, ...(img.repo_tags ?? []), ...(img.repo_digests ?? [])]) byName.set(n, img.id);
+    const inUse = new Set<string>();
+    for (const c of containers) {
+      const id = byName.get(c.image_ref) ?? byName.get(c.image?.image ?? '') ?? c.image_ref;
+      inUse.add(id);
+    }
+    for (const n of protectedNames) { const id = byName.get(n); if (id) inUse.add(id); }
+    const seen = new Set<string>();
+    for (const img of images) {
+      seen.add(img.id);
+      const r = this.records.get(img.id) ?? { firstDetectedMs: now, lastUsedMs: 0, size: Number(img.size) || 0, pinned: false };
+      r.pinned = !!img.pinned;
+      r.size = Number(img.size) || 0;
+      if (inUse.has(img.id)) r.lastUsedMs = now;
+      this.records.set(img.id, r);
+    }
+    for (const id of [...this.records.keys()]) if (!seen.has(id)) this.records.delete(id);
+    return { inUse, byName };
+  }
+
+  /** One pass: detect, and free space if usage is above the high threshold. Returns the removed ids. */
+  async garbageCollect(): Promise<string[]> {
+    const { inUse } = await this.detect();
+    const fs = (await this.deps.images.imageFsInfo())[0] as cri.FilesystemUsage | undefined;
+    const mount = fs?.fs_id?.mountpoint;
+    if (!mount) return [];
+    const st = await statfs(mount);
+    const capacity = st.blocks * st.bsize;
+    const available = st.bavail * st.bsize;
+    const amount = bytesToFree(capacity, available, this.deps.policy);
+    if (amount <= 0) return [];
+    const ids = imagesToFree(this.records, inUse, amount, this.deps.clock.now(), this.deps.policy.minAgeMs);
+    const removed: string[] = [];
+    for (const id of ids) {
+      try {
+        await this.deps.images.removeImage({ image: id });
+        this.records.delete(id);
+        removed.push(id);
+      } catch (err) {
+        this.deps.logger.warn({ image: id, err: messageOf(err) }, 'failed to remove image');
+      }
+    }
+    this.deps.logger.info({ wantedBytes: amount, removed: removed.length }, 'image garbage collection');
+    return removed;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * Orphaned pod cgroups (upstream cleanupOrphanedPodCgroups, cgroupfs layout): the runtime
+ * creates /kubepods[/burstable|/besteffort]/pod<uid> under each hierarchy as the sandbox's
+ * parent, but removes only the containers' own cgroups; the kubelet removes the pod level once
+ * the pod is gone. Empty directories only (rmdir), children first.
+ */
+import { readdir, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const QOS_DIRS = ['', 'burstable', 'besteffort'];
+
+/** Pod cgroup dirs under `cgroupFsRoot` (v1: every hierarchy; v2: the unified one), by pod UID. */
+export async function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  let hierarchies: string[];
+  try { hierarchies = [cgroupFsRoot, ...(await readdir(cgroupFsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(cgroupFsRoot, d.name))]; } catch { return out; }
+  for (const h of hierarchies) {
+    for (const q of QOS_DIRS) {
+      const dir = join(h, cgroupRoot, 'kubepods', q);
+      let entries;
+      try { entries = await readdir(dir, { withFileTypes: true }); } catch { continue; }
+      for (const e of entries) {
+        if (!e.isDirectory() || !e.name.startsWith('pod')) continue;
+        const uid = e.name.slice(3);
+        (out.get(uid) ?? out.set(uid, []).get(uid)!).push(join(dir, e.name));
+      }
+    }
+  }
+  return out;
+}
+
+async function rmdirTree(dir: string): Promise<void> {
+  let entries;
+  try { entries = await readdir(dir, { withFileTypes: true }); } catch { return; }
+  for (const e of entries) if (e.isDirectory()) await rmdirTree(join(dir, e.name));
+  await rmdir(dir).catch(() => {});
+}
+
+/** Removes the cgroups of pods for which `keep(uid)` is false; returns the UIDs touched. */
+export async function removeOrphanedPodCgroups(cgroupFsRoot: string, keep: (uid: string) => boolean, cgroupRoot = '/'): Promise<string[]> {
+  const removed: string[] = [];
+  for (const [uid, dirs] of await findPodCgroups(cgroupFsRoot, cgroupRoot)) {
+    if (keep(uid)) continue;
+    for (const d of dirs) await rmdirTree(d);
+    removed.push(uid);
+  }
+  return removed;
+}

@@ -1,0 +1,72 @@
+/**
+ * Resources → CRI Linux resources, OOM score and the pod's cgroup parent (upstream
+ * kuberuntime generateLinuxContainerResources, qos.GetContainerOOMScoreAdjust and the pod
+ * container manager's cgroup names, cgroup v1/cgroupfs semantics). Pure.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { bytes, milliCpu } from '../../api/quantity.js';
+import type * as cri from '../../cri/types.js';
+import { qosClass } from '../status/generate-pod-status.js';
+
+/** Upstream constants. */
+export const MIN_SHARES = 2;
+export const MAX_SHARES = 262144;
+export const MIN_QUOTA_PERIOD = 1000;
+export const GUARANTEED_OOM_SCORE_ADJ = -997;
+export const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
+
+/** Node facts the computation needs. */
+export interface ResourceContext { memoryCapacityBytes: number; cpuCFSQuota: boolean; cpuCFSQuotaPeriodUs: number }
+
+/** Upstream MilliCPUToShares. */
+export function milliCpuToShares(milli: number): number {
+  if (milli === 0) return MIN_SHARES;
+  return Math.min(MAX_SHARES, Math.max(MIN_SHARES, Math.floor((milli * 1024) / 1000)));
+}
+
+/** Upstream milliCPUToQuota. */
+export function milliCpuToQuota(milli: number, periodUs: number): number {
+  if (milli === 0) return 0;
+  return Math.max(MIN_QUOTA_PERIOD, Math.floor((milli * periodUs) / 1000));
+}
+
+/** Upstream GetContainerOOMScoreAdjust. */
+export function oomScoreAdj(pod: Pod, c: Container, memoryCapacityBytes: number): number {
+  const qos = qosClass(pod);
+  if (qos === 'Guaranteed') return GUARANTEED_OOM_SCORE_ADJ;
+  if (qos === 'BestEffort') return BEST_EFFORT_OOM_SCORE_ADJ;
+  const request = bytes(c.resources?.requests?.memory) ?? 0;
+  const adj = 1000 - Math.floor((1000 * request) / memoryCapacityBytes);
+  if (adj < 1000 + GUARANTEED_OOM_SCORE_ADJ) return 1000 + GUARANTEED_OOM_SCORE_ADJ;
+  if (adj === BEST_EFFORT_OOM_SCORE_ADJ) return adj - 1;
+  return adj;
+}
+
+/** The container's LinuxContainerResources. */
+export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceContext): cri.LinuxContainerResources {
+  const limitCpu = milliCpu(c.resources?.limits?.cpu);
+  const requestCpu = milliCpu(c.resources?.requests?.cpu) ?? limitCpu ?? 0;
+  const memory = bytes(c.resources?.limits?.memory);
+  const out: cri.LinuxContainerResources = { cpu_shares: milliCpuToShares(requestCpu), oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes) };
+  if (memory !== undefined) out.memory_limit_in_bytes = memory;
+  if (ctx.cpuCFSQuota && limitCpu !== undefined) {
+    out.cpu_period = ctx.cpuCFSQuotaPeriodUs;
+    out.cpu_quota = milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs);
+  }
+  return out;
+}
+
+/** How pod cgroups are named. */
+export interface CgroupContext { cgroupsPerQOS: boolean; cgroupRoot: string; cgroupDriver: 'cgroupfs' | 'systemd' }
+
+/** The pod's cgroup parent as the runtime expects it ("/kubepods/burstable/pod<uid>" or the systemd slice). */
+export function podCgroupParent(pod: Pod, ctx: CgroupContext): string {
+  const root = ctx.cgroupRoot || '/';
+  if (!ctx.cgroupsPerQOS) return ctx.cgroupDriver === 'systemd' ? '' : root;
+  const qos = qosClass(pod);
+  const parts = ['kubepods', ...(qos === 'Guaranteed' ? [] : [qos.toLowerCase()]), `pod${pod.metadata.uid}`];
+  if (ctx.cgroupDriver === 'systemd') {
+    return `${parts.map((p) => p.replace(/-/g, '_')).join('-')}.slice`;
+  }
+  return `${root.replace(/\/$/, '')}/${parts.join('/')}`;
+}

@@ -1,0 +1,67 @@
+/**
+ * The runtime's health as the kubelet tracks it (upstream runtimeState + updateRuntimeUp):
+ * CRI Status polled every few seconds; RuntimeReady=false or an unreachable runtime is a runtime
+ * error (/healthz, later node readiness), NetworkReady=false a network error (pods that are not
+ * hostNetwork wait). The messages are upstream's.
+ */
+import type { RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
+import { sleep, type Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+
+/** Upstream's condition String(): "NetworkReady=false reason:X message:Y". */
+export function formatCondition(c: cri.RuntimeCondition): string {
+  return `${c.type}=${c.status} reason:${c.reason ?? ''} message:${c.message ?? ''}`;
+}
+
+/** The errors a Status response implies (pure). */
+export function runtimeErrors(status: cri.StatusResponse["status"] | undefined): { runtime?: string; network?: string } {
+  const conds = status?.conditions ?? [];
+  const rt = conds.find((c) => c.type === 'RuntimeReady');
+  const net = conds.find((c) => c.type === 'NetworkReady');
+  return {
+    runtime: !rt || !rt.status ? `container runtime not ready: ${rt ? formatCondition(rt) : 'RuntimeReady missing'}` : undefined,
+    network: !net || !net.status ? `container runtime network not ready: ${net ? formatCondition(net) : 'NetworkReady missing'}` : undefined,
+  };
+}
+
+/** What the tracker needs. */
+export interface RuntimeStateDeps { runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number }
+
+/** Polls CRI Status; the last answer decides. */
+export class RuntimeState {
+  private runtime?: string = 'container runtime status check may not have completed yet';
+  private network?: string = 'container runtime network status check may not have completed yet';
+  constructor(private readonly deps: RuntimeStateDeps) {}
+
+  /** One poll (also used once before the loops start). */
+  async update(): Promise<void> {
+    let next: { runtime?: string; network?: string };
+    try {
+      next = runtimeErrors((await this.deps.runtime.status(false)).status);
+    } catch (err) {
+      next = { runtime: `container runtime is down: ${messageOf(err)}`, network: 'container runtime is down' };
+    }
+    if (next.runtime !== this.runtime || next.network !== this.network) {
+      if (next.runtime || next.network) this.deps.logger.warn({ runtime: next.runtime, network: next.network }, 'container runtime not ready');
+      else this.deps.logger.info('container runtime ready');
+    }
+    this.runtime = next.runtime;
+    this.network = next.network;
+  }
+
+  start({ signal }: { signal: AbortSignal }): void {
+    void (async () => {
+      while (!signal.aborted) {
+        await sleep(this.deps.periodMs, signal, this.deps.clock).catch(() => {});
+        if (!signal.aborted) await this.update();
+      }
+    })();
+  }
+
+  /** Why the runtime is not usable, if it is not. */
+  runtimeError(): string | undefined { return this.runtime; }
+  /** Why pod networking is not ready, if it is not. */
+  networkError(): string | undefined { return this.network; }
+}

@@ -1,0 +1,68 @@
+/**
+ * A real containerd WITHOUT a CNI config (NetworkReady=false): pods that are not hostNetwork wait
+ * with upstream's message and get no sandbox; hostNetwork pods run. Then image garbage collection
+ * by disk-usage thresholds on the same node: unused images go, in-use and sandbox images stay.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCriClient } from '../../src/cri/client.js';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import { cstatus, waitPod, writePod } from './containerd-helpers.js';
+
+const node = 'nocni-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-nocni-'));
+const manifests = join(dir, 'manifests');
+mkdirSync(manifests);
+const UNUSED = 'tskubelet.test/unused:1';
+let ctrd: Containerd;
+let cri: CriRuntime;
+let ports: KubeletPorts;
+let kubelet: Kubelet;
+const args = (extra: string[] = []) => kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', ...extra] });
+const imageNames = async () => (await cri.images.listImages()).flatMap((i) => i.repo_tags ?? []).sort();
+
+beforeAll(async () => {
+  ctrd = await startContainerd({ cni: false, images: [{ name: UNUSED, cmd: ['true'] }] });
+  cri = createCriClient(ctrd.endpoint);
+  ports = await freeKubeletPorts();
+  writePod(manifests, 'podnet', { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
+  writePod(manifests, 'hostnet', { hostNetwork: true, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
+  kubelet = startKubelet(args());
+}, 60_000);
+
+afterAll(async () => {
+  await kubelet?.stop();
+  cri?.close?.();
+  await ctrd?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe('NetworkReady=false', () => {
+  it('keeps a pod-network pod pending without a sandbox, runs a hostNetwork pod, and stays healthy', async () => {
+    await waitPod(ports.ro, `hostnet-${node}`, (p) => p.status?.phase === 'Running');
+    const p = await waitPod(ports.ro, `podnet-${node}`, (x) => !!x.status);
+    await until(() => kubelet.output().includes('network is not ready'), 15_000, 'network error logged');
+    expect(kubelet.output()).toContain('network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized');
+    const again = await waitPod(ports.ro, `podnet-${node}`, () => true);
+    expect(again.status!.phase).toBe('Pending');
+    expect(cstatus(again)!.state.waiting!.reason).toBe('ContainerCreating');
+    expect(await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid! } })).toEqual([]);
+    expect((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body).toBe('ok');
+  });
+});
+
+describe('image garbage collection', () => {
+  it('above the high threshold removes unused images, keeping those in use and the sandbox image', async () => {
+    expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.echo, TEST_IMAGES.nonroot, TEST_IMAGES.pause, UNUSED].sort());
+    await kubelet.stop();
+    kubelet = startKubelet(args(['--image-gc-high-threshold=1', '--image-gc-low-threshold=0', '--minimum-image-ttl-duration=0s']));
+    await until(async () => (await imageNames()).length === 2, 30_000, 'unused images removed').catch(async (err) => { throw new Error(`${err.message}: ${(await imageNames()).join(' ')}\n${kubelet.output().split('\n').filter((l) => /image|garbage/.test(l)).join('\n')}`); });
+    expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.pause]);
+    const p = await waitPod(ports.ro, `hostnet-${node}`, (x) => !!cstatus(x)?.state.running);
+    expect(cstatus(p)!.restartCount).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,316 @@
+/**
+ * The CRI runtime manager against a REAL containerd (Debian's containerd + runc + CNI plugins),
+ * driven through the real tskubelet CLI: a private containerd with its own socket, CNI bridge and
+ * locally built busybox images (test/fixtures/containerd.ts). A machine without containerd fails
+ * here; it is never skipped.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCriClient } from '../../src/cri/client.js';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
+import { bareId, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
+
+const node = 'ctrd-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-it-'));
+const manifests = join(dir, 'manifests');
+mkdirSync(manifests);
+let ctrd: Containerd;
+let cri: CriRuntime;
+let ports: KubeletPorts;
+let kubelet: Kubelet;
+let pki: ClientPki;
+const podName = (n: string) => `${n}-${node}`;
+const sh = (script: string) => ({ command: ['sh', '-c', script] });
+const bb = TEST_IMAGES.busybox;
+const kubeletFlags = () => kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s'] });
+const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
+const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
+
+beforeAll(async () => {
+  ctrd = await startContainerd();
+  cri = createCriClient(ctrd.endpoint);
+  ports = await freeKubeletPorts();
+  kubelet = startKubelet(kubeletFlags());
+  pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
+  await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 20_000, 'healthz');
+}, 60_000);
+
+afterAll(async () => {
+  await kubelet?.stop();
+  cri?.close?.();
+  await ctrd?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+describe('pods as real containers', () => {
+  it.concurrent('a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env', async () => {
+    writePod(manifests, 'probe', {
+      hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.local', 'bar.local'] }],
+      dnsPolicy: 'None', dnsConfig: { nameservers: ['1.2.3.4'], searches: ['team.example'], options: [{ name: 'ndots', value: '2' }] },
+      securityContext: { runAsUser: 1234, runAsGroup: 2345 },
+      containers: [{
+        name: 'main', image: bb, command: ['sleep', '3600'],
+        env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, { name: 'GREETING', value: 'hi $(POD_IP)' }],
+        resources: { requests: { cpu: '250m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+      }],
+    });
+    const p = await waitPod(ports.ro, podName('probe'), (x) => x.status?.phase === 'Running' && !!x.status.podIP, 40_000, 'Running');
+    const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
+    expect(p.status!.podIP!.startsWith(`${prefix}.`)).toBe(true);
+    expect(p.status!.qosClass).toBe('Burstable');
+    const st = cstatus(p)!;
+    expect(st.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+    expect(st.imageID).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(st.state.running).toBeDefined();
+    // Resources → cgroups (cgroupfs, /kubepods/burstable/pod<uid>/<container>).
+    const cdir = (ctrl: string) => join(podCgroupDir(ctrl, 'burstable', p.metadata.uid!), bareId(st.containerID));
+    expect(cgroupValue(join(cdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
+    expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
+    expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
+    expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
+    // Inside the container.
+    const hosts = await run(ports.port, pki, podName('probe'), 'cat /etc/hosts');
+    expect(hosts).toContain('# Kubernetes-managed hosts file.');
+    expect(hosts).toContain(`${p.status!.podIP}\t${podName('probe')}`);
+    expect(hosts).toContain('# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local');
+    const resolv = await run(ports.port, pki, podName('probe'), 'cat /etc/resolv.conf');
+    expect(resolv).toMatch(/nameserver 1\.2\.3\.4/);
+    expect(resolv).toMatch(/search team\.example/);
+    expect(resolv).toMatch(/options ndots:2/);
+    expect(await run(ports.port, pki, podName('probe'), 'id -u')).toBe('1234\n');
+    expect(await run(ports.port, pki, podName('probe'), 'id -g')).toBe('2345\n');
+    const env = (await run(ports.port, pki, podName('probe'), 'env')).split('\n');
+    expect(env).toContain(`POD_IP=${p.status!.podIP}`);
+    expect(env).toContain(`GREETING=hi ${p.status!.podIP}`);
+    expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
+  });
+
+  it.concurrent('a hostNetwork pod: the node IP as pod IP, the node\'s hosts file plus aliases', async () => {
+    writePod(manifests, 'hostnet', { hostNetwork: true, hostAliases: [{ ip: '10.9.9.9', hostnames: ['alias.local'] }], containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    const p = await waitPod(ports.ro, podName('hostnet'), (x) => x.status?.phase === 'Running');
+    expect(p.status!.podIP).toBe(p.status!.hostIP);
+    const hosts = await run(ports.port, pki, podName('hostnet'), 'cat /etc/hosts');
+    expect(hosts).toMatch(/^# Kubernetes-managed hosts file \(host network\)\./);
+    expect(hosts).toContain('10.9.9.9\talias.local');
+  });
+
+  it.concurrent('command and args against the image entrypoint and cmd', async () => {
+    writePod(manifests, 'entry', {
+      restartPolicy: 'Never',
+      containers: [
+        { name: 'main', image: TEST_IMAGES.echo },
+        { name: 'args', image: TEST_IMAGES.echo, args: ['from-args'] },
+        { name: 'cmd', image: TEST_IMAGES.echo, command: ['/bin/echo', 'from-command'] },
+      ],
+    });
+    await waitPod(ports.ro, podName('entry'), (x) => x.status?.phase === 'Succeeded');
+    expect((await logs('entry')).body).toBe('entrypoint default-arg\n');
+    expect((await logs('entry', '', 'args')).body).toBe('entrypoint from-args\n');
+    expect((await logs('entry', '', 'cmd')).body).toBe('from-command\n');
+  });
+
+  it.concurrent('exit codes and restart policies: Never → Failed with the code, OnFailure exit 0 → Succeeded/Completed', async () => {
+    writePod(manifests, 'never', { restartPolicy: 'Never', containers: [{ name: 'main', image: bb, ...sh('exit 3') }] });
+    writePod(manifests, 'onfail', { restartPolicy: 'OnFailure', containers: [{ name: 'main', image: bb, ...sh('exit 0') }] });
+    const f = await waitPod(ports.ro, podName('never'), (x) => x.status?.phase === 'Failed');
+    expect(cstatus(f)!.state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    expect(cstatus(f)!.restartCount).toBe(0);
+    const s = await waitPod(ports.ro, podName('onfail'), (x) => x.status?.phase === 'Succeeded');
+    expect(cstatus(s)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+  });
+
+  it.concurrent('CrashLoopBackOff: restarts with backoff, last state kept, previous logs, dead instances collected', async () => {
+    writePod(manifests, 'crash', { containers: [{ name: 'main', image: bb, ...sh('echo "crash in $(hostname)"; exit 1') }] });
+    const p = await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)?.state.waiting?.reason === 'CrashLoopBackOff' && cstatus(x)!.restartCount >= 1, 40_000, 'CrashLoopBackOff');
+    const st = cstatus(p)!;
+    expect(st.state.waiting!.message).toMatch(/^back-off 10s restarting failed container=main pod=crash-ctrd-node_default\(/);
+    expect(st.lastState.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+    expect(p.status!.phase).toBe('Running');
+    const prev = await logs('crash', '?previous=true');
+    expect(prev.status).toBe(200);
+    expect(prev.body).toBe(`crash in ${podName('crash')}\n`);
+    await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)!.restartCount >= 2, 40_000, 'second restart');
+    expect((await criContainersOf(p.metadata.uid!)).length).toBeLessThanOrEqual(2);
+  });
+
+  it.concurrent('init containers run in order before the app; a failed one with restartPolicy Never fails the pod', async () => {
+    writePod(manifests, 'init', {
+      initContainers: [{ name: 'one', image: bb, ...sh('echo one') }, { name: 'two', image: bb, ...sh('echo two') }],
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+    });
+    writePod(manifests, 'initfail', { restartPolicy: 'Never', initContainers: [{ name: 'one', image: bb, ...sh('exit 5') }], containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    const p = await waitPod(ports.ro, podName('init'), (x) => x.status?.phase === 'Running');
+    for (const n of ['one', 'two']) expect(cstatus(p, n, true)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(new Date(cstatus(p, 'two', true)!.state.terminated!.startedAt!).getTime()).toBeGreaterThanOrEqual(new Date(cstatus(p, 'one', true)!.state.terminated!.finishedAt!).getTime());
+    expect((await logs('init', '', 'two')).body).toBe('two\n');
+    const f = await waitPod(ports.ro, podName('initfail'), (x) => x.status?.phase === 'Failed');
+    expect(cstatus(f, 'one', true)!.state.terminated).toMatchObject({ exitCode: 5, reason: 'Error' });
+    expect(cstatus(f)!.state.waiting?.reason).toBe('PodInitializing');
+  });
+
+  it.concurrent('OOMKilled with a small memory limit', async () => {
+    writePod(manifests, 'oom', { restartPolicy: 'Never', containers: [{ name: 'main', image: bb, command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }] });
+    const p = await waitPod(ports.ro, podName('oom'), (x) => x.status?.phase === 'Failed', 40_000);
+    expect(cstatus(p)!.state.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+  });
+
+  it.concurrent('termination message from the file, and from the logs with FallbackToLogsOnError', async () => {
+    writePod(manifests, 'msg', {
+      restartPolicy: 'Never',
+      containers: [
+        { name: 'main', image: bb, ...sh('printf "bye from file" > /dev/termination-log; exit 2') },
+        { name: 'custom', image: bb, terminationMessagePath: '/tmp/why', ...sh('printf "custom path" > /tmp/why; exit 0') },
+        { name: 'logs', image: bb, terminationMessagePolicy: 'FallbackToLogsOnError', ...sh('echo first; echo "fatal: boom"; exit 4') },
+        { name: 'quiet', image: bb, terminationMessagePolicy: 'FallbackToLogsOnError', ...sh('echo not-a-message; exit 0') },
+      ],
+    });
+    const p = await waitPod(ports.ro, podName('msg'), (x) => x.status?.phase === 'Failed');
+    expect(cstatus(p, 'main')!.state.terminated).toMatchObject({ exitCode: 2, message: 'bye from file' });
+    expect(cstatus(p, 'custom')!.state.terminated).toMatchObject({ exitCode: 0, message: 'custom path' });
+    expect(cstatus(p, 'logs')!.state.terminated).toMatchObject({ exitCode: 4, message: 'first\nfatal: boom\n' });
+    expect(cstatus(p, 'quiet')!.state.terminated!.message).toBeUndefined();
+  });
+
+  it.concurrent('readOnlyRootFilesystem and runAsNonRoot', async () => {
+    writePod(manifests, 'secure', {
+      restartPolicy: 'Never',
+      containers: [
+        { name: 'main', image: bb, securityContext: { readOnlyRootFilesystem: true }, ...sh('touch /x 2>/dev/null && exit 0; exit 9') },
+        { name: 'writable', image: bb, ...sh('touch /x && exit 0; exit 9') },
+      ],
+    });
+    writePod(manifests, 'nonroot', {
+      securityContext: { runAsNonRoot: true },
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }, { name: 'ok', image: TEST_IMAGES.nonroot, command: ['sleep', '3600'] }],
+    });
+    const p = await waitPod(ports.ro, podName('secure'), (x) => x.status?.phase === 'Failed');
+    expect(cstatus(p)!.state.terminated!.exitCode).toBe(9);
+    expect(cstatus(p, 'writable')!.state.terminated!.exitCode).toBe(0);
+    const n = await waitPod(ports.ro, podName('nonroot'), (x) => !!cstatus(x)?.state.waiting?.message && !!cstatus(x, 'ok')?.state.running);
+    expect(cstatus(n)!.state.waiting).toEqual({ reason: 'CreateContainerConfigError', message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)` });
+    expect(await run(ports.port, pki, podName('nonroot'), 'id -u', 'ok')).toBe('1000\n');
+  });
+
+  it.concurrent('image pull policies: Never, IfNotPresent and Always against a node without a registry', async () => {
+    writePod(manifests, 'images', {
+      containers: [
+        { name: 'never', image: 'tskubelet.test/absent:1', imagePullPolicy: 'Never' },
+        { name: 'absent', image: 'tskubelet.test/absent:1', imagePullPolicy: 'IfNotPresent' },
+        { name: 'always', image: bb, imagePullPolicy: 'Always', command: ['sleep', '3600'] },
+        { name: 'present', image: bb, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] },
+      ],
+    });
+    const p = await waitPod(ports.ro, podName('images'), (x) => ['absent', 'always'].every((c) => cstatus(x, c)?.state.waiting?.reason === 'ImagePullBackOff'), 40_000, 'ImagePullBackOff');
+    expect(cstatus(p, 'never')!.state.waiting).toEqual({ reason: 'ErrImageNeverPull', message: 'Container image "tskubelet.test/absent:1" is not present with pull policy of Never' });
+    expect(cstatus(p, 'absent')!.state.waiting!.message).toBe('Back-off pulling image "tskubelet.test/absent:1"');
+    expect(cstatus(p, 'present')!.state.running).toBeDefined();
+    expect(kubelet.output()).toMatch(/Failed to pull image \\"tskubelet\.test\/busybox:1\\"/);
+  });
+
+  it.concurrent('graceful stop: SIGTERM reaches the container, then the pod\'s containers, sandbox, logs, dirs and cgroups go', async () => {
+    let got = '';
+    const srv = createServer((s) => s.on('data', (d) => { got += d; }));
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const port = (srv.address() as { port: number }).port;
+    writePod(manifests, 'graceful', {
+      hostNetwork: true, terminationGracePeriodSeconds: 20,
+      containers: [{ name: 'main', image: bb, ...sh(`trap 'echo term | nc 127.0.0.1 ${port}; exit 0' TERM; echo ready; while true; do sleep 0.2; done`) }],
+    });
+    const p = await waitPod(ports.ro, podName('graceful'), (x) => x.status?.phase === 'Running');
+    const uid = p.metadata.uid!;
+    await until(async () => (await logs('graceful')).body.includes('ready'), 10_000, 'trap installed');
+    expect(existsSync(podCgroupDir('memory', 'besteffort', uid))).toBe(true);
+    const logDir = join(dir, 'logs', `default_${podName('graceful')}_${uid}`);
+    expect(existsSync(logDir)).toBe(true);
+    removePod(manifests, 'graceful');
+    await until(() => got.includes('term'), 20_000, 'SIGTERM handler ran');
+    await until(async () => !(await pods(ports.ro)).some((x) => x.metadata.uid === uid), 20_000, 'pod gone');
+    await until(async () => (await criContainersOf(uid)).length === 0 && (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 20_000, 'runtime objects removed');
+    await until(() => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)), 10_000, 'log dir, pod dir and cgroups removed');
+    srv.close();
+  });
+});
+
+describe('streaming and logs through 10250, proxied to containerd', () => {
+  beforeAll(async () => {
+    writePod(manifests, 'shell', { containers: [{ name: 'main', image: bb, ...sh('i=0; while true; do i=$((i+1)); echo "line $i"; sleep 0.2; done') }] });
+    await waitPod(ports.ro, podName('shell'), (x) => x.status?.phase === 'Running');
+  }, 60_000);
+
+  const exec = (cmd: string[], q: string) => `wss://127.0.0.1:${ports.port}/exec/default/${podName('shell')}/main?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
+
+  it('exec with a WebSocket client (v4 and base64), stdin included', async () => {
+    const r = await wsSession(exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'), ['v4.channel.k8s.io'], pki);
+    expect(r.protocol).toBe('v4.channel.k8s.io');
+    expect(r.channels.get(1)!.toString()).toBe('out\n');
+    expect(r.channels.get(2)!.toString()).toBe('err\n');
+    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
+    const b = await wsSession(exec(['hostname'], 'output=1'), ['v4.base64.channel.k8s.io'], pki);
+    expect(b.channels.get(1)!.toString()).toBe(`${podName('shell')}\n`);
+  });
+
+  it('exec with a SPDY client, stdin to stdout', async () => {
+    const path = `/exec/default/${podName('shell')}/main?command=cat&input=1&output=1&error=1`;
+    const r = await spdyExec('127.0.0.1', ports.port, path, pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdin', 'stdout', 'stderr'], stdin: 'through containerd\n' });
+    expect(r.status).toBe(101);
+    expect(r.out.stdout).toBe('through containerd\n');
+    expect(JSON.parse(r.out.error)).toMatchObject({ status: 'Success' });
+  });
+
+  it('logs: tail, limitBytes and follow', async () => {
+    await until(async () => (await logs('shell')).body.split('\n').length > 5, 10_000, 'some lines');
+    const tail = (await logs('shell', '?tailLines=2')).body.trim().split('\n');
+    expect(tail.length).toBe(2);
+    const [a, b] = tail.map((l) => Number(l.split(' ')[1]));
+    expect(b).toBe(a + 1);
+    expect((await logs('shell', '?limitBytes=7')).body).toBe('line 1\n');
+    const seen = await new Promise<string>((resolve, reject) => {
+      let buf = '';
+      const req = https.get({ host: '127.0.0.1', port: ports.port, path: `/containerLogs/default/${podName('shell')}/main?follow=true&tailLines=1`, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
+        res.on('data', (d) => { buf += d; if (buf.split('\n').length > 4) { req.destroy(); resolve(buf); } });
+      });
+      req.on('error', (e) => (buf ? resolve(buf) : reject(e)));
+    });
+    const nums = seen.trim().split('\n').slice(0, 4).map((l) => Number(l.split(' ')[1]));
+    expect(nums).toEqual([nums[0], nums[0] + 1, nums[0] + 2, nums[0] + 3]);
+  });
+});
+
+describe('restarts', () => {
+  it('a kubelet restart with pods running recreates no container', async () => {
+    const before = await pods(ports.ro);
+    const running = before.filter((p) => p.status?.phase === 'Running' && cstatus(p)?.state.running);
+    expect(running.length).toBeGreaterThanOrEqual(3);
+    const ids = new Map(running.map((p) => [p.metadata.uid!, cstatus(p)!.containerID]));
+    await kubelet.stop();
+    kubelet = startKubelet(kubeletFlags());
+    for (const [uid, id] of ids) {
+      const name = running.find((p) => p.metadata.uid === uid)!.metadata.name!;
+      const p = await waitPod(ports.ro, name, (x) => !!cstatus(x)?.state.running, 30_000, 'running after restart');
+      expect(cstatus(p)!.containerID).toBe(id);
+    }
+  }, 60_000);
+
+  it('a containerd restart: containers keep running, the kubelet recovers and starts new pods', async () => {
+    const p = await waitPod(ports.ro, podName('shell'), (x) => !!cstatus(x)?.state.running);
+    await ctrd.down();
+    const hz = await until(async () => { const r = await httpGet(`http://127.0.0.1:${ports.hz}/healthz?verbose`); return r.status === 500 ? r.body : undefined; }, 20_000, 'healthz failing');
+    expect(hz).toMatch(/\[-\]runtime failed/);
+    await ctrd.up();
+    await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 30_000, 'healthz ok after containerd restart');
+    writePod(manifests, 'after', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    await waitPod(ports.ro, podName('after'), (x) => x.status?.phase === 'Running', 40_000);
+    const again = await waitPod(ports.ro, podName('shell'), (x) => !!cstatus(x)?.state.running);
+    expect(cstatus(again)!.containerID).toBe(cstatus(p)!.containerID);
+    expect(await run(ports.port, pki, podName('shell'), 'echo alive')).toBe('alive\n');
+    expect(kubelet.proc.exitCode).toBeNull();
+  }, 90_000);
+
+});
