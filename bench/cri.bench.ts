@@ -15,6 +15,7 @@ import { createCriClient } from '../src/cri/client.js';
 import { generateSandboxConfig } from '../src/agent/runtime/sandbox-config.js';
 import { generateContainerConfig } from '../src/agent/runtime/container-config.js';
 import { defaultNodeSettings } from '../src/agent/compose.js';
+import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
@@ -39,7 +40,7 @@ async function waitFor(pred: (pods: Pod[]) => boolean, pollMs: number, timeoutMs
 }
 
 /** The CRI calls of one pod start, made directly. */
-async function directStart(i: number): Promise<{ ms: number; sandboxId: string }> {
+async function directStart(i: number): Promise<{ ms: number; sandboxId: string; uid: string }> {
   const pod = podSpec(`direct-${i}`);
   pod.metadata.uid = `direct-uid-${i}-${Date.now()}`;
   const c = pod.spec.containers[0];
@@ -52,7 +53,7 @@ async function directStart(i: number): Promise<{ ms: number; sandboxId: string }
   if (!built.ok) throw new Error(built.message);
   const id = await cri.runtime.createContainer(sandboxId, built.config, sbConfig);
   await cri.runtime.startContainer(id);
-  return { ms: performance.now() - t0, sandboxId };
+  return { ms: performance.now() - t0, sandboxId, uid: pod.metadata.uid };
 }
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
@@ -71,6 +72,7 @@ try {
     direct.push(d.ms);
     await cri.runtime.stopPodSandbox(d.sandboxId);
     await cri.runtime.removePodSandbox(d.sandboxId);
+    await removeOrphanedPodCgroups('/sys/fs/cgroup', (uid) => uid !== d.uid);
     rmSync(join(manifests, `${name}.json`));
     await waitFor((ps) => !ps.some((p) => p.metadata.name === `${name}-${node}`), 20);
   }

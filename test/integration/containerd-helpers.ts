@@ -1,5 +1,8 @@
 /** Helpers for the real-containerd suite: pod manifests, /pods polling, 10250 requests, cgroup reads. */
 import { readFileSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import type { CriRuntime } from '../../src/cri/services.js';
+import type { Containerd } from '../fixtures/containerd.js';
+import type { Kubelet } from '../e2e/helpers.js';
 import https from 'node:https';
 import { join } from 'node:path';
 import type { Container, ContainerStatus, Pod, PodList } from '../../src/api/types.js';
@@ -69,3 +72,11 @@ export function cgroupValue(path: string): string | undefined {
 
 /** The container id without the runtime prefix. */
 export function bareId(containerID: string | undefined): string { return (containerID ?? '').replace(/^[a-z]+:\/\//, ''); }
+
+/** Stops the kubelet, closes the CRI client, tears containerd down and removes the test dir. */
+export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: Containerd; dir: string }): Promise<void> {
+  await o.kubelet?.stop();
+  o.cri?.close?.();
+  await o.ctrd?.stop();
+  rmSync(o.dir, { recursive: true, force: true });
+}

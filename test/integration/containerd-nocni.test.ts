@@ -4,14 +4,14 @@
  * by disk-usage thresholds on the same node: unused images go, in-use and sandbox images stay.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
-import { cstatus, waitPod, writePod } from './containerd-helpers.js';
+import { cstatus, teardown, waitPod, writePod } from './containerd-helpers.js';
 
 const node = 'nocni-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-nocni-'));
@@ -34,12 +34,7 @@ beforeAll(async () => {
   kubelet = startKubelet(args());
 }, 60_000);
 
-afterAll(async () => {
-  await kubelet?.stop();
-  cri?.close?.();
-  await ctrd?.stop();
-  rmSync(dir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => teardown({ kubelet, cri, ctrd, dir }), 60_000);
 
 describe('NetworkReady=false', () => {
   it('keeps a pod-network pod pending without a sandbox, runs a hostNetwork pod, and stays healthy', async () => {

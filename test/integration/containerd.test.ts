@@ -5,7 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
-import { bareId, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
+import { bareId, teardown, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
 
 const node = 'ctrd-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-it-'));
@@ -42,12 +42,7 @@ beforeAll(async () => {
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 20_000, 'healthz');
 }, 60_000);
 
-afterAll(async () => {
-  await kubelet?.stop();
-  cri?.close?.();
-  await ctrd?.stop();
-  rmSync(dir, { recursive: true, force: true });
-}, 60_000);
+afterAll(() => teardown({ kubelet, cri, ctrd, dir }), 60_000);
 
 describe('pods as real containers', () => {
   it.concurrent('a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env', async () => {
