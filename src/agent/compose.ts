@@ -39,7 +39,7 @@ import { RuntimeState } from './runtime/runtime-state.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
 import { ImageGc, type ImageGcPolicy } from './gc/image-gc.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
-import { defaultContainerGcPolicy, type ContainerGcPolicy } from './gc/container-gc-plan.js';
+import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -71,15 +71,6 @@ export interface AgentConfig {
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
   podInfraContainerImage?: string;
 }
-
-/** The defaults of the node-level settings (upstream's), for tests and embedders. */
-export const defaultNodeSettings = {
-  clusterDNS: [] as string[], clusterDomain: '', resolvConf: '/etc/resolv.conf',
-  cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' } as CgroupContext,
-  cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, serializeImagePulls: true,
-  imageGc: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000 } as ImageGcPolicy,
-  containerGc: defaultContainerGcPolicy,
-} satisfies Partial<AgentConfig>;
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
 export function sandboxImageFromInfo(info: Record<string, string> | undefined): string | undefined {
