@@ -15,8 +15,7 @@ import { ensureLocalPki } from './server/pki.js';
 import { buildHealthzServer, buildReadOnlyServer, buildSecureServer } from './server/servers.js';
 import { parseDuration } from './lib/duration.js';
 import { buildAuth } from './server/build-auth.js';
-import { createApiClient } from './lib/api-client.js';
-import { loadKubeconfig } from './lib/kubeconfig.js';
+import { createKubeClient, type KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { AgentHost } from './agent/host.js';
 import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
@@ -68,8 +67,9 @@ export async function main(argv: string[]): Promise<number> {
   const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
   let auth;
+  let api: KubeClient | undefined;
   try {
-    const api = cfg.kubeconfig ? createApiClient(await loadKubeconfig(cfg.kubeconfig), { timeoutMs: 10_000 }) : undefined;
+    api = cfg.kubeconfig ? await createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` }) : undefined;
     auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
   } catch (err) { logger.error(messageOf(err)); return 1; }
 

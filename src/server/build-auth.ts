@@ -4,7 +4,7 @@
  * `authentication.webhook.enabled`) → anonymous (when enabled; never for bad credentials);
  * `authorization.mode` AlwaysAllow or Webhook (SubjectAccessReview).
  */
-import type { ApiClient } from '../lib/api-client.js';
+import type { ApiClient } from '../lib/kube-client.js';
 import type { Clock } from '../lib/clock.js';
 import { parseDuration } from '../lib/duration.js';
 import type { KubeletConfiguration } from '../config/schema.js';

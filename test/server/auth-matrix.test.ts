@@ -18,8 +18,7 @@ import { createCa, issueCert, type PemPair } from '../../src/server/pki.js';
 import { buildSecureServer } from '../../src/server/servers.js';
 import { buildAuth } from '../../src/server/build-auth.js';
 import { kubeletConfigSchema } from '../../src/config/schema.js';
-import { createApiClient } from '../../src/lib/api-client.js';
-import { loadKubeconfig } from '../../src/lib/kubeconfig.js';
+import { createKubeClient } from '../../src/lib/kube-client.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { FakeClock, realClock, type Clock } from '../../src/lib/clock.js';
 import { inertHost } from '../../src/routes/inert-host.js';
@@ -51,7 +50,7 @@ async function kubelet(o: { mode: string; anonymous: boolean; clock?: Clock; tim
     `users: [{name: u, user: {token: ${callerToken}}}]`,
     'contexts: [{name: c, context: {cluster: k, user: u}}]', '',
   ].join('\n'));
-  const client = createApiClient(await loadKubeconfig(kubeconfig), { timeoutMs: 10_000 });
+  const client = await createKubeClient(kubeconfig, { timeoutMs: 10_000 });
   const auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: true, api: client, clock: o.clock ?? realClock, webhookTimeoutMs: o.timeoutMs });
   const app = await buildSecureServer({
     host, logger: createLogger({ level: 'trace', destination: logSink }),

@@ -4,7 +4,7 @@
  * a hash of the token; webhook failures are not cached and reject the request (401).
  */
 import { createHash } from 'node:crypto';
-import type { ApiClient } from '../../lib/api-client.js';
+import type { ApiClient } from '../../lib/kube-client.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { TtlCache } from '../../lib/ttl-cache.js';

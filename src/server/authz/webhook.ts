@@ -4,7 +4,7 @@
  * `authorizedTtlMs` (5m), denied for `unauthorizedTtlMs` (30s), bounded in size. A failed or
  * timed-out review rejects (the server answers 500) and is not cached.
  */
-import type { ApiClient } from '../../lib/api-client.js';
+import type { ApiClient } from '../../lib/kube-client.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { TtlCache } from '../../lib/ttl-cache.js';

@@ -1,0 +1,144 @@
+/**
+ * The kubelet's apiserver client: `@kubernetes/client-node`'s KubeConfig reads the kubeconfig
+ * (client certificate/key, bearer token or token file, CA, exec credential plugins) and supplies
+ * TLS material and the Authorization header per request; requests and watch streams go over one
+ * keep-alive HTTPS agent of ours. Every call has a deadline; credentials never appear in errors.
+ * The library is imported lazily, so a standalone kubelet does not pay for it at start.
+ */
+import http from 'node:http';
+import https from 'node:https';
+
+/** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
+export interface ApiResponse<T> { status: number; body: T | undefined }
+
+/** One request. `query` values that are undefined are left out. */
+export interface KubeRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Default application/json; patches name their type (merge-patch, strategic-merge-patch). */
+  contentType?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** A watch event as the apiserver streams it. */
+export interface WatchEvent<T = Record<string, unknown>> { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: T }
+
+/** The POST-only view the auth webhooks need. */
+export interface ApiClient { post<T>(path: string, body: unknown, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ApiResponse<T>> }
+
+/** Talks to one apiserver. `request` rejects only on network errors, timeouts and aborts. */
+export interface KubeClient extends ApiClient {
+  readonly server: string;
+  request<T>(req: KubeRequest): Promise<ApiResponse<T>>;
+  /**
+   * Streams a watch: resolves when the server ends the stream, rejects with a WatchHttpError when
+   * the answer is not 200, or with an Error on network failure / abort. `onEvent` is called per line.
+   */
+  watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void>;
+}
+
+/** A non-200 answer to a watch (410 Gone included). */
+export class WatchHttpError extends Error {
+  constructor(readonly status: number, message: string) { super(message); }
+}
+
+interface Connection { url: URL; agent: http.Agent; headers: () => Promise<Record<string, string>> }
+
+async function connect(kubeconfigPath: string): Promise<Connection> {
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  try { kc.loadFromFile(kubeconfigPath); } catch (err) { throw new Error(`kubeconfig ${kubeconfigPath}: ${(err as Error).message}`); }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster?.server) throw new Error(`kubeconfig ${kubeconfigPath}: the current context has no cluster server`);
+  const url = new URL(cluster.server);
+  const probe: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
+  await kc.applyToHTTPSOptions(probe);
+  const agent = url.protocol === 'https:'
+    ? new https.Agent({ keepAlive: true, ca: probe.ca, cert: probe.cert, key: probe.key, rejectUnauthorized: !cluster.skipTLSVerify })
+    : new http.Agent({ keepAlive: true });
+  const headers = async (): Promise<Record<string, string>> => {
+    const o: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
+    await kc.applyToHTTPSOptions(o);
+    const auth = o.headers.Authorization ?? o.headers.authorization;
+    return auth ? { Authorization: String(auth) } : {};
+  };
+  return { url, agent, headers };
+}
+
+function fullPath(conn: Connection, req: KubeRequest): string {
+  const prefix = conn.url.pathname.replace(/\/+$/, '');
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(req.query ?? {})) if (v !== undefined) q.set(k, String(v));
+  const qs = q.toString();
+  return `${prefix}${req.path}${qs ? `?${qs}` : ''}`;
+}
+
+/** Loads `kubeconfigPath` and returns a client; `timeoutMs` is the default deadline per call. */
+export async function createKubeClient(kubeconfigPath: string, defaults: { timeoutMs: number; userAgent?: string }): Promise<KubeClient> {
+  const conn = await connect(kubeconfigPath);
+  const mod = conn.url.protocol === 'https:' ? https : http;
+  const userAgent = defaults.userAgent ?? 'tskubelet';
+
+  /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
+  const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
+    const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
+    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...(await conn.headers()) };
+    if (payload) { headers['Content-Type'] = req.contentType ?? 'application/json'; headers['Content-Length'] = payload.length; }
+    const method = req.method ?? 'GET';
+    const where = `${method} ${req.path}`;
+    return new Promise((resolve, reject) => {
+      const r = mod.request({ protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent }, (res) => { if (headersOnly) clearTimeout(timer); resolve({ res, done }); });
+      const timer = setTimeout(() => r.destroy(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
+      const onAbort = () => r.destroy(new Error('aborted'));
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => { clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); };
+      r.on('error', (err) => { done(); reject(new Error(`${where}: ${err.message}`)); });
+      r.end(payload);
+    });
+  };
+
+  const client: KubeClient = {
+    server: conn.url.toString(),
+    async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
+      const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);
+      const chunks: Buffer[] = [];
+      try {
+        for await (const c of res) chunks.push(c as Buffer);
+      } catch (err) { throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`); } finally { done(); }
+      let body: T | undefined;
+      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T; } catch { body = undefined; }
+      return { status: res.statusCode ?? 0, body };
+    },
+    post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
+      return client.request<T>({ method: 'POST', path, body, ...opts });
+    },
+    async watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
+      const { res, done } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, true);
+      try {
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          for await (const c of res) chunks.push(c as Buffer);
+          let message = `watch ${req.path}: HTTP ${res.statusCode}`;
+          try { message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message; } catch { /* not JSON */ }
+          throw new WatchHttpError(res.statusCode ?? 0, message);
+        }
+        let buf = '';
+        res.setEncoding('utf8');
+        for await (const chunk of res) {
+          buf += chunk as string;
+          let nl;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+          }
+        }
+        if (req.signal?.aborted) throw new Error('aborted');
+      } finally { done(); }
+    },
+  };
+  return client;
+}
