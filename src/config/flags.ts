@@ -5,7 +5,7 @@
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 
-type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers' | 'list';
+type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -47,11 +47,20 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
   'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },
   'minimum-image-ttl-duration': { path: ['imageMinimumGCAge'], kind: 'duration' },
+  'register-node': { path: ['registerNode'], kind: 'bool' },
+  'register-with-taints': { path: ['registerWithTaints'], kind: 'taints' },
+  'provider-id': { path: ['providerID'], kind: 'string' },
+  'node-status-update-frequency': { path: ['nodeStatusUpdateFrequency'], kind: 'duration' },
+  'event-qps': { path: ['eventRecordQPS'], kind: 'int' },
+  'event-burst': { path: ['eventBurst'], kind: 'int' },
+  'kube-reserved': { path: ['kubeReserved'], kind: 'map' },
+  'system-reserved': { path: ['systemReserved'], kind: 'map' },
+  'eviction-hard': { path: ['evictionHard'], kind: 'eviction' },
 };
 
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
-  config: 'string', kubeconfig: 'string', 'pod-infra-container-image': 'string',
+  config: 'string', kubeconfig: 'string', 'node-labels': 'map', 'pod-infra-container-image': 'string',
   'minimum-container-ttl-duration': 'duration', 'maximum-dead-containers-per-container': 'int', 'maximum-dead-containers': 'int', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
 };
 
@@ -61,7 +70,7 @@ export interface ParsedFlags {
   config: Record<string, unknown>;
   /** Kubelet flags by name. */
   flags: {
-    config?: string; kubeconfig?: string; podInfraContainerImage?: string;
+    config?: string; kubeconfig?: string; nodeLabels?: Record<string, string>; podInfraContainerImage?: string;
     minimumContainerTtlDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];
@@ -82,6 +91,23 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     return /^(true|1|t|TRUE|True)$/.test(raw);
   }
   if (kind === 'list') return raw.split(',').map((x) => x.trim()).filter(Boolean);
+  if (kind === 'map' || kind === 'eviction') {
+    const sep = kind === 'map' ? '=' : '<';
+    const out: Record<string, string> = {};
+    for (const pair of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+      const i = pair.indexOf(sep);
+      if (i <= 0) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "key${sep}value" pairs separated by commas`);
+      out[pair.slice(0, i)] = pair.slice(i + 1);
+    }
+    return out;
+  }
+  if (kind === 'taints') {
+    return raw.split(',').map((x) => x.trim()).filter(Boolean).map((t) => {
+      const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
+      if (!m) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute`);
+      return { key: m[1], ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] };
+    });
+  }
   return raw;
 }
 

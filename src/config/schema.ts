@@ -54,6 +54,17 @@ export const kubeletConfigSchema = z.object({
   imageGCHighThresholdPercent: z.number().int().min(0).max(100).default(85),
   imageGCLowThresholdPercent: z.number().int().min(0).max(100).default(80),
   imageMinimumGCAge: duration.default('2m0s'),
+  registerNode: z.boolean().default(true),
+  registerWithTaints: z.array(z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }).strict()).default([]),
+  providerID: z.string().default(''),
+  nodeStatusUpdateFrequency: duration.default('10s'),
+  nodeStatusReportFrequency: duration.default('5m0s'),
+  nodeLeaseDurationSeconds: z.number().int().min(1).default(40),
+  eventRecordQPS: z.number().min(0).default(50),
+  eventBurst: z.number().int().min(0).default(100),
+  kubeReserved: z.record(z.string(), z.string()).default({}),
+  systemReserved: z.record(z.string(), z.string()).default({}),
+  evictionHard: z.record(z.string(), z.string()).default({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' }),
 }).strict();
 
 /** The parsed configuration with defaults applied. */

@@ -25,3 +25,8 @@ export function isStaticPod(pod: Pod): boolean {
   const src = pod.metadata.annotations?.[ConfigSourceAnnotation];
   return src === 'file' || src === 'http';
 }
+
+/** True for a mirror pod (the apiserver's copy of a static pod). */
+export function isMirrorPod(pod: Pod): boolean {
+  return pod.metadata.annotations?.[ConfigMirrorAnnotation] !== undefined;
+}

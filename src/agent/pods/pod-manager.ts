@@ -1,13 +1,17 @@
 /**
- * The pod manager: the desired pods, indexed by UID and by full name. Single writer (the sync
- * loop); readers get copies of the index, never the maps.
+ * The pod manager: the desired pods, indexed by UID and by full name, and the mirror pods (the
+ * apiserver's copies of static pods, by full name). Single writer (the sync loop); readers get
+ * copies of the index, never the maps.
  */
 import type { Pod } from '../../api/types.js';
+
+const fullName = (p: Pod) => `${p.metadata.name}_${p.metadata.namespace}`;
 
 /** Desired pods. All methods are synchronous and O(1) except `getPods`. */
 export class PodManager {
   private readonly byUid = new Map<string, Pod>();
   private readonly byFullName = new Map<string, string>();
+  private readonly mirrors = new Map<string, Pod>();
   private gen = 0;
 
   /** Adds or replaces a pod. */
@@ -42,4 +46,13 @@ export class PodManager {
     const uid = this.byFullName.get(`${name}_${namespace}`);
     return uid ? this.byUid.get(uid) : undefined;
   }
+
+  /** Records a mirror pod (never run; its static pod is). */
+  setMirror(pod: Pod): void { this.mirrors.set(fullName(pod), pod); }
+  /** Forgets a mirror pod (only when it is the one stored, by UID). */
+  removeMirror(pod: Pod): void { if (this.mirrors.get(fullName(pod))?.metadata.uid === pod.metadata.uid) this.mirrors.delete(fullName(pod)); }
+  /** The mirror pod of a static pod, if the apiserver has one. */
+  getMirrorOf(pod: Pod): Pod | undefined { return this.mirrors.get(fullName(pod)); }
+  /** Mirror pods whose static pod is gone. */
+  orphanedMirrors(): Pod[] { return [...this.mirrors.entries()].filter(([k]) => !this.byFullName.has(k)).map(([, p]) => p); }
 }

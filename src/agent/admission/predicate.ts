@@ -1,0 +1,89 @@
+/**
+ * Pod admission (upstream lifecycle.predicateAdmitHandler with the scheduler's generalFilter):
+ * a pod bound here is run only if it fits the node. Checks, in upstream order: node name, node
+ * selector and required node affinity, (static pods only) NoExecute taints, then resources —
+ * pods count, cpu and memory requests against allocatable minus what the admitted pods request.
+ * The first failure is the answer, with upstream's reason and message. Pure.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { bytes, milliCpu } from '../../api/quantity.js';
+
+/** What admission knows of the node. */
+export interface AdmissionNode {
+  name: string;
+  labels: Record<string, string>;
+  taints: { key: string; value?: string; effect: string }[];
+  /** Allocatable cpu (millicores), memory (bytes) and pods. */
+  allocatable: { cpuMilli: number; memoryBytes: number; pods: number };
+}
+
+/** The verdict. */
+export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
+
+interface Requirement { key: string; operator: string; values?: string[] }
+interface Toleration { key?: string; operator?: string; value?: string; effect?: string }
+
+/** The pod's effective requests: max(sum of containers, largest init container) + overhead (upstream PodRequests). */
+export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
+  const sum = (cs: Container[], f: (c: Container) => number) => cs.reduce((n, c) => n + f(c), 0);
+  const cpu = (c: Container) => milliCpu(c.resources?.requests?.cpu) ?? 0;
+  const mem = (c: Container) => bytes(c.resources?.requests?.memory) ?? 0;
+  const inits = pod.spec.initContainers ?? [];
+  const sidecars = inits.filter((c) => c.restartPolicy === 'Always');
+  const overhead = (pod.spec.overhead ?? {}) as Record<string, string>;
+  return {
+    cpuMilli: Math.max(sum(pod.spec.containers, cpu) + sum(sidecars, cpu), ...inits.map(cpu), 0) + (milliCpu(overhead.cpu) ?? 0),
+    memoryBytes: Math.max(sum(pod.spec.containers, mem) + sum(sidecars, mem), ...inits.map(mem), 0) + (bytes(overhead.memory) ?? 0),
+  };
+}
+
+function matches(req: Requirement, value: string | undefined): boolean {
+  switch (req.operator) {
+    case 'In': return value !== undefined && (req.values ?? []).includes(value);
+    case 'NotIn': return value === undefined || !(req.values ?? []).includes(value);
+    case 'Exists': return value !== undefined;
+    case 'DoesNotExist': return value === undefined;
+    case 'Gt': return value !== undefined && Number(value) > Number(req.values?.[0]);
+    case 'Lt': return value !== undefined && Number(value) < Number(req.values?.[0]);
+    default: return false;
+  }
+}
+
+/** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, expressions ANDed). */
+export function nodeAffinityMatches(pod: Pod, node: AdmissionNode): boolean {
+  for (const [k, v] of Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>)) if (node.labels[k] !== v) return false;
+  const required = (pod.spec.affinity as { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] } } } | undefined)
+    ?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  if (!required) return true;
+  const terms = required.nodeSelectorTerms ?? [];
+  return terms.some((t) => {
+    if (!t.matchExpressions?.length && !t.matchFields?.length) return false;
+    return (t.matchExpressions ?? []).every((r) => matches(r, node.labels[r.key]))
+      && (t.matchFields ?? []).every((r) => r.key === 'metadata.name' && matches(r, node.name));
+  });
+}
+
+function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): boolean {
+  return tols.some((t) => (!t.effect || t.effect === taint.effect)
+    && (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')));
+}
+
+/** Decides whether `pod` may run next to `admitted` (the pods already running here). */
+export function admitPod(pod: Pod, admitted: Pod[], node: AdmissionNode, o: { isStatic: boolean }): AdmitResult {
+  const predicate = (name: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed` });
+  if (pod.spec.nodeName && pod.spec.nodeName !== node.name) return predicate('NodeName');
+  if (!nodeAffinityMatches(pod, node)) return predicate('NodeAffinity');
+  if (o.isStatic) {
+    const tols = (pod.spec.tolerations ?? []) as Toleration[];
+    if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t))) return predicate('TaintToleration');
+  }
+  const short = (resource: string, requested: number, used: number, capacity: number): AdmitResult => ({
+    admit: false, reason: `OutOf${resource}`, message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+  });
+  if (admitted.length + 1 > node.allocatable.pods) return short('pods', 1, admitted.length, node.allocatable.pods);
+  const want = podRequests(pod);
+  const used = admitted.map(podRequests).reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
+  if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > node.allocatable.cpuMilli) return short('cpu', want.cpuMilli, used.cpuMilli, node.allocatable.cpuMilli);
+  if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > node.allocatable.memoryBytes) return short('memory', want.memoryBytes, used.memoryBytes, node.allocatable.memoryBytes);
+  return { admit: true };
+}

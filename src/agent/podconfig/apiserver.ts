@@ -1,0 +1,30 @@
+/**
+ * The apiserver pod source: list+watch of the pods bound to this node
+ * (`fieldSelector=spec.nodeName=<node>`) through the reflector; every change hands PodConfig the
+ * full set, as upstream's NewSourceApiserver does. Mirror pods come through too: the sync loop
+ * routes them to the pod manager's mirror index, never to a worker.
+ */
+import type { Pod } from '../../api/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { ListWatch } from '../../lib/list-watch.js';
+import type { PodSource } from './types.js';
+
+/** What the source needs. */
+export interface ApiserverSourceDeps { client: KubeClient; nodeName: string; clock: Clock; logger: Logger; watchdogMs?: number }
+
+/** PodSource over the apiserver. */
+export class ApiserverSource implements PodSource {
+  readonly name = 'api';
+  /** The reflector (for tests). */
+  readonly reflector: ListWatch<Pod & { metadata: { name: string } }>;
+
+  constructor(d: ApiserverSourceDeps) {
+    this.reflector = new ListWatch({ client: d.client, path: '/api/v1/pods', fieldSelector: `spec.nodeName=${d.nodeName}`, clock: d.clock, logger: d.logger, watchdogMs: d.watchdogMs });
+  }
+
+  start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
+    this.reflector.start({ signal, onSnapshot: (pods) => emit(pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }))) });
+  }
+}

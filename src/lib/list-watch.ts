@@ -1,0 +1,120 @@
+/**
+ * A reflector (client-go's ListWatch + Reflector, the parts a kubelet needs): keeps an up-to-date
+ * copy of a collection and hands out a snapshot after every change.
+ *
+ *   list ──► snapshot ──► watch from RV ──► event ──► snapshot ──┐
+ *     ▲                     ▲    │ stream ended / watchdog        │
+ *     │ 410 Gone            └────┴────────────────────────────────┘
+ *     └── (relist)          network error → backoff, re-watch from the last RV
+ *
+ * BOOKMARK events move the RV without a snapshot. The watchdog restarts a watch that delivers
+ * nothing (no event, no bookmark) for `watchdogMs` — a silently stalled connection.
+ */
+import type { Clock } from './clock.js';
+import { sleep } from './clock.js';
+import type { Logger } from './logger.js';
+import { messageOf } from './errors.js';
+import { WatchHttpError, type KubeClient, type WatchEvent } from './kube-client.js';
+
+/** The metadata the reflector reads. */
+export interface Listed { metadata: { name?: string; namespace?: string; resourceVersion?: string } }
+
+/** What the reflector needs. */
+export interface ListWatchDeps {
+  client: KubeClient;
+  /** Collection path, e.g. /api/v1/pods. */
+  path: string;
+  fieldSelector?: string;
+  clock: Clock;
+  logger: Logger;
+  /** Restart a watch that is silent this long (default 5 min; the server sends bookmarks). */
+  watchdogMs?: number;
+  /** Backoff after failures: initial → ×2 → max (default 800 ms → 30 s, as client-go). */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+const keyOf = (o: Listed) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** A running reflector over one collection. */
+export class ListWatch<T extends Listed> {
+  private readonly items = new Map<string, T>();
+  private rv = '';
+  /** How many lists were made (for tests and metrics). */
+  lists = 0;
+  /** How many watches were opened. */
+  watches = 0;
+
+  constructor(private readonly d: ListWatchDeps) {}
+
+  /** Runs until `signal` aborts; `onSnapshot` gets every item after each change. Never throws. */
+  start({ signal, onSnapshot }: { signal: AbortSignal; onSnapshot: (items: T[]) => void }): void {
+    void this.run(signal, onSnapshot);
+  }
+
+  private async list(signal: AbortSignal): Promise<void> {
+    const r = await this.d.client.request<{ metadata?: { resourceVersion?: string }; items?: T[]; message?: string }>({ path: this.d.path, query: { fieldSelector: this.d.fieldSelector, resourceVersion: undefined }, signal });
+    if (r.status !== 200 || !r.body) throw new Error(`list ${this.d.path}: HTTP ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
+    this.lists++;
+    this.items.clear();
+    for (const it of r.body.items ?? []) this.items.set(keyOf(it), it);
+    this.rv = r.body.metadata?.resourceVersion ?? '';
+  }
+
+  /** One watch until the stream ends; returns 'relist' on 410 Gone. */
+  private async watch(signal: AbortSignal, emit: () => void): Promise<'rewatch' | 'relist'> {
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const watchdogMs = this.d.watchdogMs ?? 300_000;
+    let cancelDog = this.d.clock.setTimer(() => ctl.abort(), watchdogMs);
+    const pet = () => { cancelDog(); cancelDog = this.d.clock.setTimer(() => { this.d.logger.warn({ path: this.d.path }, `watch delivered nothing for ${watchdogMs}ms; restarting it`); ctl.abort(); }, watchdogMs); };
+    let gone = false;
+    this.watches++;
+    try {
+      await this.d.client.watch<T & { code?: number; message?: string }>({
+        path: this.d.path, signal: ctl.signal,
+        query: { fieldSelector: this.d.fieldSelector, resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds: 300 + Math.floor(Math.random() * 300) },
+      }, (e: WatchEvent<T & { code?: number; message?: string }>) => {
+        pet();
+        if (e.type === 'ERROR') {
+          if (e.object.code === 410) gone = true;
+          else this.d.logger.warn({ path: this.d.path, message: e.object.message }, 'watch error event');
+          ctl.abort();
+          return;
+        }
+        if (e.object.metadata?.resourceVersion) this.rv = e.object.metadata.resourceVersion;
+        if (e.type === 'BOOKMARK') return;
+        if (e.type === 'DELETED') this.items.delete(keyOf(e.object));
+        else this.items.set(keyOf(e.object), e.object);
+        emit();
+      });
+    } catch (err) {
+      if (err instanceof WatchHttpError && err.status === 410) return 'relist';
+      if (!ctl.signal.aborted || signal.aborted) throw err;
+    } finally {
+      cancelDog();
+      signal.removeEventListener('abort', onAbort);
+    }
+    return gone ? 'relist' : 'rewatch';
+  }
+
+  private async run(signal: AbortSignal, onSnapshot: (items: T[]) => void): Promise<void> {
+    const { initialMs, maxMs } = this.d.backoff ?? { initialMs: 800, maxMs: 30_000 };
+    let delay = initialMs;
+    let needList = true;
+    const emit = () => onSnapshot([...this.items.values()]);
+    while (!signal.aborted) {
+      try {
+        if (needList) { await this.list(signal); needList = false; emit(); }
+        const next = await this.watch(signal, emit);
+        delay = initialMs;
+        if (next === 'relist') { this.d.logger.info({ path: this.d.path }, 'watch resource version expired (410 Gone); relisting'); needList = true; }
+      } catch (err) {
+        if (signal.aborted) return;
+        this.d.logger.warn({ path: this.d.path, err: messageOf(err), retryInMs: delay }, 'list/watch failed; retrying');
+        await sleep(delay, signal, this.d.clock);
+        delay = Math.min(delay * 2, maxMs);
+      }
+    }
+  }
+}
