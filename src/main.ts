@@ -83,7 +83,14 @@ export async function main(argv: string[]): Promise<number> {
     cpuCFSQuota: kc.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
     serializeImagePulls: kc.serializeImagePulls, containerGc: cfg.containerGc, podInfraContainerImage: cfg.podInfraContainerImage,
     imageGc: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: parseDuration(kc.imageMinimumGCAge)! },
-  }, { logger, clock: realClock });
+    node: {
+      nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, hostname: cfg.nodeName, port: kc.port, maxPods: kc.maxPods, nodeLabels: cfg.nodeLabels,
+      registerWithTaints: kc.registerWithTaints, providerID: kc.providerID, kubeReserved: kc.kubeReserved, systemReserved: kc.systemReserved,
+      evictionHard: kc.evictionHard, kubeletVersion: KUBERNETES_VERSION,
+    },
+    registerNode: kc.registerNode, nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!, nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
+    nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
+  }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
 
   const host: KubeletHost = agent.host;

@@ -2,11 +2,15 @@
  * The composition root of the agent: builds every manager from the agent config and wires them.
  *
  *  sources ─► PodConfig ─► SyncLoop ─► PodWorkers ─► PodSync ─► executor ─► CRI runtime
- *                 ▲            ▲                        │
- *                 │          PLEG ◄──── relist ─────────┘
+ *  (file, URL,    ▲            ▲  admission            │   mirror pods
+ *   apiserver)    │          PLEG ◄──── relist ─────────┘
+ *                 StatusManager ─► StatusSync ─► apiserver ◄─ node status, Lease, events
  *
  * The CRI runtime is the embedded process runtime (in-process) when no endpoint is configured,
- * otherwise a gRPC client for the endpoint (containerd, or `tskubelet process-runtime`).
+ * otherwise a gRPC client for the endpoint (containerd, or `tskubelet process-runtime`). With an
+ * apiserver client the apiserver source, status sync, node registration/status, Lease, mirror
+ * pods, events and the env/pull-secret object fetcher are added; without one the kubelet is
+ * standalone.
  */
 import { join } from 'node:path';
 import { totalmem } from 'node:os';
@@ -40,6 +44,18 @@ import type { CgroupContext } from './runtime/linux-resources.js';
 import { ImageGc, type ImageGcPolicy } from './gc/image-gc.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
 import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
+import type { KubeClient } from '../lib/kube-client.js';
+import { ApiserverSource } from './podconfig/apiserver.js';
+import { isStaticPod } from './podconfig/types.js';
+import { StatusSync } from './status/status-sync.js';
+import { MirrorPods } from './pods/mirror-pods.js';
+import { EventRecorder, podRef } from './events/recorder.js';
+import { PodObjectFetcher } from './objects/pod-objects.js';
+import { admitPod } from './admission/predicate.js';
+import { readMachineInfo, type MachineInfo } from './nodestatus/machine-info.js';
+import { nodeLabels, nodeResources, type NodeSettings } from './nodestatus/node-object.js';
+import { NodeStatusManager } from './nodestatus/node-status-manager.js';
+import { LeaseController } from './nodestatus/lease.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -70,6 +86,16 @@ export interface AgentConfig {
   containerGc: ContainerGcPolicy;
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
   podInfraContainerImage?: string;
+  /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
+  node: NodeSettings;
+  registerNode: boolean;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  eventRecordQPS: number;
+  eventBurst: number;
+  /** Restart a silent pod watch after this long (default 5 min). */
+  watchdogMs?: number;
 }
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
@@ -85,12 +111,12 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers). */
   stop(): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder };
 }
 
 /** Builds the agent; does no I/O until `start`. */
-export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime }): Agent {
-  const { logger, clock } = deps;
+export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; api?: KubeClient }): Agent {
+  const { logger, clock, api } = deps;
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (deps.runtime) runtime = deps.runtime;
@@ -103,6 +129,10 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const sources: PodSource[] = [];
   if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
   if (cfg.staticPodURL) sources.push(new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }));
+  if (api) sources.push(new ApiserverSource({ client: api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs }));
+  const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
+  let machine: MachineInfo | undefined;
+  let nodeStatus: NodeStatusManager | undefined;
 
   const podConfig = new PodConfig({ sources, logger, clock });
   const podManager = new PodManager();
@@ -111,10 +141,11 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls });
+  const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls, events });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const executor = new PodActionExecutor({
-    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(),
+    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events,
+    objects: api ? new PodObjectFetcher({ client: api, clock }) : undefined,
     node: {
       nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain,
       resolvConfPath: cfg.resolvConf, cgroups: cfg.cgroups,
@@ -127,19 +158,32 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     protectedImages: () => (protectedImages ??= runtime.runtime.status(true).then((s) => [cfg.podInfraContainerImage, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x), () => { protectedImages = undefined; return [cfg.podInfraContainerImage].filter((x): x is string => !!x); })),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
+  const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
   const pleg = new GenericPleg({ runtime: runtime.runtime, clock, logger, periodMs: 1000 });
   let runtimeName = 'process';
   const syncer = new PodSync({
     runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
     nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
     rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
-    isDesired: (uid) => !!podManager.getPodByUid(uid),
+    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors,
   });
   const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
   const syncLoop = new SyncLoop({
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
-    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir }),
+    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors }),
+    admit: (pod, admitted) => {
+      const m = machine!;
+      return admitPod(pod, admitted, { name: cfg.nodeName, labels: nodeLabels(cfg.node, m), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, m).allocatableNumbers }, { isStatic: isStaticPod(pod) });
+    },
+    onRejected: (pod, reason, message) => {
+      statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
+      events.record(podRef(pod), 'Warning', reason, message);
+    },
   });
+  const statusSync = api ? new StatusSync({
+    client: api, statusManager, podManager, clock, logger,
+    canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isRejected(uid)),
+  }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const gc = new GarbageCollector({
     runtime: runtime.runtime, runtimeManager, imageGc, clock, logger, policy: cfg.containerGc, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir,
@@ -150,12 +194,15 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events },
     async start() {
       if (processRuntime) await processRuntime.start();
+      machine = await readMachineInfo(cfg.rootDir);
+      let runtimeVersion = '';
       try {
         const v = await runtime.runtime.version(CRI_API_VERSION);
         runtimeName = v.runtime_name;
+        runtimeVersion = `${v.runtime_name}://${v.runtime_version}`;
         logger.info({ runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }, 'connected to container runtime');
       } catch (err) {
         throw unavailable(`container runtime is not reachable at ${cfg.containerRuntimeEndpoint || '(embedded)'}: ${messageOf(err)}`, err);
@@ -164,11 +211,26 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
       gc.start({ signal: abort.signal });
+      if (api) {
+        nodeStatus = new NodeStatusManager({
+          client: api, settings: cfg.node, registerNode: cfg.registerNode, machine, events, clock, logger,
+          updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs, reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
+          runtime: async () => ({
+            runtimeVersion,
+            runtimeErrors: [runtimeState.runtimeError(), runtimeState.networkError()].filter((x): x is string => !!x),
+            images: (await runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
+          }),
+        });
+        nodeStatus.start({ signal: abort.signal });
+        new LeaseController({ client: api, nodeName: cfg.nodeName, durationSeconds: cfg.nodeLeaseDurationSeconds, nodeUid: () => nodeStatus?.nodeUid(), clock, logger }).start({ signal: abort.signal });
+        statusSync!.start({ signal: abort.signal });
+      }
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
     },
     async stop() {
       abort.abort();
+      await events.flush();
       await Promise.race([workers.whenIdle(), new Promise((r) => setTimeout(r, 5000))]);
       if (processRuntime) await processRuntime.shutdown();
       runtime.close?.();

@@ -35,6 +35,8 @@ export interface ResolvedConfig {
   containerGc: { minAgeMs: number; maxPerPodContainer: number; maxContainers: number };
   /** --pod-infra-container-image: never garbage-collected. */
   podInfraContainerImage?: string;
+  /** --node-labels. */
+  nodeLabels: Record<string, string>;
   /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
   warnings: string[];
 }
@@ -134,7 +136,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   return {
     kc, kubeconfig, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
-    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings, podInfraContainerImage: parsed.flags.podInfraContainerImage,
+    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings, podInfraContainerImage: parsed.flags.podInfraContainerImage, nodeLabels: parsed.flags.nodeLabels ?? {},
     containerGc: { minAgeMs: parseDuration(minTtl)!, maxPerPodContainer: parsed.flags.maximumDeadContainersPerContainer ?? 1, maxContainers: parsed.flags.maximumDeadContainers ?? -1 },
   };
 }

@@ -90,9 +90,17 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
     const method = req.method ?? 'GET';
     const where = `${method} ${req.path}`;
     return new Promise((resolve, reject) => {
-      const r = mod.request({ protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent }, (res) => { if (headersOnly) clearTimeout(timer); resolve({ res, done }); });
-      const timer = setTimeout(() => r.destroy(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
-      const onAbort = () => r.destroy(new Error('aborted'));
+      let response: http.IncomingMessage | undefined;
+      const r = mod.request({ protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent }, (res) => {
+        response = res;
+        if (headersOnly) clearTimeout(timer);
+        res.once('end', done);
+        resolve({ res, done });
+      });
+      // Before the response: fail the request. After it: end the body stream (its reader sees the end or 'aborted').
+      const stop = (why: string) => { if (response) response.destroy(); else r.destroy(new Error(why)); };
+      const timer = setTimeout(() => stop(`timed out after ${timeoutMs}ms`), timeoutMs);
+      const onAbort = () => stop('aborted');
       req.signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => { clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); };
       r.on('error', (err) => { done(); reject(new Error(`${where}: ${err.message}`)); });

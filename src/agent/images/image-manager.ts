@@ -12,6 +12,8 @@ import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import type { AuthConfig } from './keyring.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
@@ -19,7 +21,7 @@ export type EnsureImageResult =
   | { ok: false; reason: string; message: string; retryAfterMs?: number };
 
 /** What the image manager needs. */
-export interface ImageManagerDeps { images: ImageService; clock: Clock; serializeImagePulls: boolean }
+export interface ImageManagerDeps { images: ImageService; clock: Clock; serializeImagePulls: boolean; events?: EventSink }
 
 /** Pulls images per policy. */
 export class ImageManager {
@@ -27,15 +29,28 @@ export class ImageManager {
   private queue: Promise<unknown> = Promise.resolve();
   constructor(private readonly deps: ImageManagerDeps) {}
 
-  private pull(spec: cri.ImageSpec, sandboxConfig?: cri.PodSandboxConfig): Promise<string> {
-    const run = () => this.deps.images.pullImage(spec, undefined, sandboxConfig);
+  private pull(spec: cri.ImageSpec, auth: AuthConfig | undefined, sandboxConfig?: cri.PodSandboxConfig): Promise<string> {
+    const run = () => this.deps.images.pullImage(spec, auth, sandboxConfig);
     if (!this.deps.serializeImagePulls) return run();
     const next = this.queue.then(run, run);
     this.queue = next.catch(() => {});
     return next;
   }
 
-  async ensureImageExists(pod: Pod, c: Container, sandboxConfig?: cri.PodSandboxConfig): Promise<EnsureImageResult> {
+  /** Ensures the image of `c`; `auth` lists the credentials to try for its registry (imagePullSecrets), in order. */
+  async ensureImageExists(pod: Pod, c: Container, o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean } = {}): Promise<EnsureImageResult> {
+    const r = await this.ensure(pod, c, o);
+    const ev = this.deps.events;
+    if (ev) {
+      const ref = podRef(pod, { name: c.name, init: o.init });
+      if (r.ok && !r.pulled) ev.record(ref, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`);
+      else if (!r.ok && r.reason === 'ImagePullBackOff') { ev.record(ref, 'Normal', 'BackOff', r.message); ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`); }
+      else if (!r.ok) { ev.record(ref, 'Warning', r.reason === 'ErrImageNeverPull' ? 'ErrImageNeverPull' : 'Failed', r.message); ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`); }
+    }
+    return r;
+  }
+
+  private async ensure(pod: Pod, c: Container, o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean }): Promise<EnsureImageResult> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };
@@ -52,9 +67,17 @@ export class ImageManager {
     const entry = this.backoff.snapshot().get(key);
     const remaining = entry ? backoffRemaining(entry, entry.lastUpdateMs, now) : 0;
     if (remaining > 0) return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, retryAfterMs: remaining };
+    const started = this.deps.clock.now();
+    this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulling', `Pulling image "${image}"`);
     try {
-      const ref = await this.pull(spec, sandboxConfig);
+      let ref = '';
+      const tries = o.auth?.length ? o.auth : [undefined];
+      for (let i = 0; i < tries.length; i++) {
+        try { ref = await this.pull(spec, tries[i], o.sandboxConfig); break; } catch (err) { if (i === tries.length - 1) throw err; }
+      }
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
+      const secs = ((this.deps.clock.now() - started) / 1000).toFixed(3);
+      this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${secs}s (${secs}s including waiting).${pulled ? ` Image size: ${pulled.size} bytes.` : ''}`);
       return { ok: true, imageRef: ref || image, image: pulled, pulled: true };
     } catch (err) {
       this.backoff.next(key, now, now);

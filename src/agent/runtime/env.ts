@@ -1,15 +1,27 @@
 /**
- * Container environment (upstream kubelet_pods.go makeEnvironmentVariables, the parts that need no
- * apiserver): literal values, fieldRef (metadata, spec, status fields), resourceFieldRef, and
- * $(VAR) expansion in env values, command and args (upstream third_party/forked/golang/expansion).
- * configMapKeyRef / secretKeyRef / envFrom need the API: they are reported as a config error.
- * Pure.
+ * Container environment (upstream kubelet_pods.go makeEnvironmentVariables): envFrom
+ * (configMapRef / secretRef, with prefix and optional), then env — literal values, fieldRef
+ * (metadata, spec, status fields), resourceFieldRef, configMapKeyRef / secretKeyRef — each value
+ * expanded with $(VAR) against the variables before it and the service variables; then the
+ * service link variables not already set. The API objects come prefetched in `ctx.objects`;
+ * without them (no apiserver) a reference is a config error. Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 
 /** What fieldRef may read beyond the pod itself. */
-export interface EnvContext { podIPs: string[]; hostIPs: string[]; nodeName: string; nodeAllocatable?: { cpuMilli: number; memoryBytes: number } }
+export interface EnvContext { podIPs: string[]; hostIPs: string[]; nodeName: string; nodeAllocatable?: { cpuMilli: number; memoryBytes: number }; objects?: PodObjects }
+
+/** The API objects a pod's env refers to, fetched beforehand: null = not found. */
+export interface PodObjects {
+  configMaps: Map<string, { data?: Record<string, string>; binaryData?: Record<string, string> } | null>;
+  /** Secret data values are base64, as the API returns them. */
+  secrets: Map<string, { data?: Record<string, string> } | null>;
+  /** Service link variables (service-env.ts), already filtered by enableServiceLinks. */
+  serviceEnv: Record<string, string>;
+}
+
+const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 /** A resolved env, or the reason it cannot be built (upstream CreateContainerConfigError). */
 export type EnvResult = { ok: true; env: { key: string; value: string }[] } | { ok: false; message: string };
@@ -69,26 +81,57 @@ function resourceValue(c: Container, ref: { resource: string; divisor?: string }
   return undefined;
 }
 
-/** The container's env, in order, each value expanded against the ones before it. */
+type KeyRef = { name: string; key: string; optional?: boolean };
+
+/** A value from a ConfigMap or Secret key; undefined = skip (optional); string = error message via `fail`. */
+function keyValue(kind: 'ConfigMap' | 'Secret', ns: string, ref: KeyRef, objects: PodObjects | undefined): { value?: string; error?: string } {
+  if (!objects) return { error: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
+  const obj = kind === 'ConfigMap' ? objects.configMaps.get(ref.name) : objects.secrets.get(ref.name);
+  if (!obj) return ref.optional ? {} : { error: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
+  const raw = obj.data?.[ref.key] ?? (kind === 'ConfigMap' ? (obj as { binaryData?: Record<string, string> }).binaryData?.[ref.key] : undefined);
+  if (raw === undefined) return ref.optional ? {} : { error: `couldn't find key ${ref.key} in ${kind} ${ns}/${ref.name}` };
+  return { value: kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw };
+}
+
+/** The container's env: envFrom, then env in order (later names replace earlier ones), then service links. */
 export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult {
-  const env: { key: string; value: string }[] = [];
-  const seen = new Map<string, string>();
-  if ((c.envFrom as unknown[] | undefined)?.length) return { ok: false, message: 'envFrom needs an apiserver (no kubeconfig configured)' };
+  const ns = pod.metadata.namespace ?? 'default';
+  const vars = new Map<string, string>();
+  const services = ctx.objects?.serviceEnv ?? {};
+  for (const from of (c.envFrom ?? []) as { prefix?: string; configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } }[]) {
+    const kind = from.configMapRef ? 'ConfigMap' : 'Secret';
+    const ref = from.configMapRef ?? from.secretRef;
+    if (!ref) continue;
+    if (!ctx.objects) return { ok: false, message: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
+    const obj = kind === 'ConfigMap' ? ctx.objects.configMaps.get(ref.name) : ctx.objects.secrets.get(ref.name);
+    if (!obj) { if (ref.optional) continue; return { ok: false, message: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` }; }
+    for (const [k, v] of Object.entries(obj.data ?? {})) {
+      const name = `${from.prefix ?? ''}${k}`;
+      if (!ENV_NAME.test(name)) continue;
+      vars.set(name, kind === 'Secret' ? Buffer.from(v, 'base64').toString('utf8') : v);
+    }
+  }
+  const lookup = (n: string) => vars.get(n) ?? services[n];
   for (const e of c.env ?? []) {
     let value: string | undefined;
-    if (e.valueFrom === undefined) value = expand(e.value ?? '', (n) => seen.get(n));
+    if (e.valueFrom === undefined) value = expand(e.value ?? '', lookup);
     else {
-      const from = e.valueFrom as { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string }; configMapKeyRef?: { name: string }; secretKeyRef?: { name: string } };
+      const from = e.valueFrom as { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string }; configMapKeyRef?: KeyRef; secretKeyRef?: KeyRef };
       if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
       else if (from.resourceFieldRef) {
         const target = from.resourceFieldRef.containerName ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === from.resourceFieldRef!.containerName) : c;
         value = target ? resourceValue(target, from.resourceFieldRef, ctx) : undefined;
-      } else if (from.configMapKeyRef) return { ok: false, message: `couldn't get configMap ${pod.metadata.namespace}/${from.configMapKeyRef.name}: no apiserver configured` };
-      else if (from.secretKeyRef) return { ok: false, message: `couldn't get secret ${pod.metadata.namespace}/${from.secretKeyRef.name}: no apiserver configured` };
+      } else if (from.configMapKeyRef || from.secretKeyRef) {
+        const r = keyValue(from.configMapKeyRef ? 'ConfigMap' : 'Secret', ns, (from.configMapKeyRef ?? from.secretKeyRef)!, ctx.objects);
+        if (r.error) return { ok: false, message: r.error };
+        if (r.value === undefined) continue;
+        value = r.value;
+      }
       if (value === undefined) return { ok: false, message: `unsupported valueFrom for env ${e.name}` };
     }
-    seen.set(e.name, value);
-    env.push({ key: e.name, value });
+    vars.delete(e.name);
+    vars.set(e.name, value);
   }
-  return { ok: true, env };
+  for (const [k, v] of Object.entries(services)) if (!vars.has(k)) vars.set(k, v);
+  return { ok: true, env: [...vars].map(([key, value]) => ({ key, value })) };
 }

@@ -29,6 +29,9 @@ import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig, podHostname } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
+import type { PodObjects } from './env.js';
+import { credentialsFor, type PullSecret } from '../images/keyring.js';
+import { podRef, type EventSink } from '../events/recorder.js';
 
 /** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
 export interface NodeFacts {
@@ -53,6 +56,9 @@ export interface ExecutorDeps {
   node: NodeFacts;
   /** The runtime's network error (NetworkReady=false), if any. */
   networkError(): string | undefined;
+  /** The API objects a pod refers to (absent without an apiserver). */
+  objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
+  events?: EventSink;
 }
 
 /** The pod's directory under the root dir (upstream getPodDir). */
@@ -76,11 +82,12 @@ export class PodActionExecutor {
     const results: StepResult[] = [];
     // 1.
     if (plan.killPod) {
-      results.push(...(await killPod(runtime, pod, status)));
+      results.push(...(await killPod(runtime, pod, { status, events: this.deps.events })));
       if (!plan.createSandbox) return results;
     }
     // 2.
     await Promise.all(plan.kill.map(async (k) => {
+      this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
       try {
         await runtime.stopContainer(k.id, gracePeriodOf(pod));
         results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
@@ -113,15 +120,25 @@ export class PodActionExecutor {
     }
     // 4.
     for (const h of plan.backoff) {
+      this.deps.events?.record(podRef(pod, { name: h.name, init: h.init }), 'Warning', 'BackOff', `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`);
       results.push({ action: 'StartContainer', target: h.name, init: h.init, ok: false, reason: 'CrashLoopBackOff', message: h.message, retryAfterMs: h.remainingMs });
     }
     // 5.
     if (!plan.start.length) return results;
     const hostsFile = podIP ? await this.writeHostsFile(pod, podIP) : undefined;
+    let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
+    let objectsError: string | undefined;
+    try { objects = await this.deps.objects?.forPod(pod); } catch (err) { objectsError = messageOf(err); }
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
       if (!spec) continue;
-      results.push(await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile }));
+      const r = objectsError
+        ? { action: 'StartContainer' as const, target: s.name, init: s.init, ok: false, reason: 'CreateContainerConfigError', message: objectsError, retryAfterMs: 10_000 }
+        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects });
+      if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
+        this.deps.events?.record(podRef(pod, { name: s.name, init: s.init }), 'Warning', 'Failed', r.reason === 'CreateContainerConfigError' ? `Error: ${r.message}` : `Error: ${r.reason}: ${r.message}`);
+      }
+      results.push(r);
     }
     return results;
   }
@@ -148,16 +165,16 @@ export class PodActionExecutor {
     return file;
   }
 
-  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string }): Promise<StepResult> {
+  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] } }): Promise<StepResult> {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
-    const img = await this.deps.images.ensureImageExists(pod, c, o.sandboxConfig);
+    const img = await this.deps.images.ensureImageExists(pod, c, { sandboxConfig: o.sandboxConfig, auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined, init: s.init });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
     try {
       const built = generateContainerConfig(pod, c, s.restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [], hostIPs: [node.nodeIP], nodeName: node.nodeName,
-        hostsFile: o.hostsFile, terminationLogFile: await this.terminationLogFile(pod, c), resources: node.resources, image: img.image,
+        hostsFile: o.hostsFile, terminationLogFile: await this.terminationLogFile(pod, c), resources: node.resources, image: img.image, objects: o.objects,
       });
       if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
       config = built.config;
@@ -171,11 +188,14 @@ export class PodActionExecutor {
     } catch (err) {
       return { ...base, ok: false, reason: 'CreateContainerError', message: messageOf(err) };
     }
+    const ref = podRef(pod, { name: c.name, init: s.init });
+    this.deps.events?.record(ref, 'Normal', 'Created', `Created container: ${c.name}`);
     try {
       await this.deps.runtime.startContainer(id);
     } catch (err) {
       return { ...base, ok: false, reason: 'RunContainerError', message: messageOf(err) };
     }
+    this.deps.events?.record(ref, 'Normal', 'Started', `Started container ${c.name}`);
     return { ...base, ok: true };
   }
 }

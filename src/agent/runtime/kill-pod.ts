@@ -8,6 +8,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import { messageOf } from '../../lib/errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
+import { podRef, type EventSink } from '../events/recorder.js';
 
 /** The smallest grace period the kubelet gives (upstream minimumGracePeriodInSeconds). */
 export const MIN_GRACE_SECONDS = 2;
@@ -19,10 +20,12 @@ export function gracePeriodOf(pod: Pod, override?: number): number {
 }
 
 /** Stops containers then sandboxes; returns one result per step. */
-export async function killPod(runtime: RuntimeService, pod: Pod, status: PodRuntimeStatus, graceOverride?: number): Promise<StepResult[]> {
-  const grace = gracePeriodOf(pod, graceOverride);
+export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: PodRuntimeStatus; graceOverride?: number; events?: EventSink }): Promise<StepResult[]> {
+  const { status, events } = o;
+  const grace = gracePeriodOf(pod, o.graceOverride);
   const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
   const results = await Promise.all(running.map(async (c): Promise<StepResult> => {
+    if (c.state === 'running') events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
     try {
       await runtime.stopContainer(c.id, grace);
       return { action: 'KillContainer', target: c.name, ok: true };

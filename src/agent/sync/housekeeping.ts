@@ -1,7 +1,8 @@
 /**
  * Housekeeping (upstream HandlePodCleanups): 1. forget workers of removed pods that finished
- * terminating; 2. kill and remove runtime pods that no source wants and no worker owns (left by an
- * earlier run, or removed while the kubelet was down); 3. garbage-collect backoff entries.
+ * terminating, and statuses of pods with neither a pod nor a worker; 2. delete orphaned mirror
+ * pods; 3. kill and remove runtime pods that no source wants and no worker owns (left by an
+ * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries.
  */
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -24,6 +25,8 @@ export interface HousekeepingDeps {
   clock: Clock;
   logger: Logger;
   podLogsDir: string;
+  statusManager?: { uids(): string[]; remove(uid: string): void };
+  mirrors?: { deleteOrphans(): Promise<void> };
 }
 
 /** One housekeeping pass. */
@@ -31,13 +34,17 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   for (const uid of d.workers.uids()) {
     if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === 'terminated') d.workers.forget(uid);
   }
+  for (const uid of d.statusManager?.uids() ?? []) if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === undefined) d.statusManager!.remove(uid);
+  // 2.
+  await d.mirrors?.deleteOrphans();
+  // 3.
   const known = new Set(d.workers.uids());
   for (const rp of await d.runtimeManager.listRuntimePods()) {
     if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
     d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
-    await killPod(d.runtime, pod, status, 2);
+    await killPod(d.runtime, pod, { status, graceOverride: 2 });
     await removePodFromRuntime(d.runtime, status, podLogDir(d.podLogsDir, pod));
   }
   d.backoff.gc(d.clock.now());

@@ -1,6 +1,6 @@
 /**
  * The work a pod worker does in each state (PodSyncer):
- * syncPod — 1. read the runtime status; 2. generate and store the API status; 3. a finished
+ * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status; 2. generate and store the API status; 3. a finished
  *   (Succeeded/Failed) or deleted pod is terminal; 4. compute the plan; 5. apply it; 6. record
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
@@ -27,6 +27,8 @@ import type { StatusManager } from '../status/status-manager.js';
 import type { BackoffTable } from './backoff.js';
 import type { PodSyncer } from './pod-workers.js';
 import type { WorkQueue } from './work-queue.js';
+import type { EventSink } from '../events/recorder.js';
+import { isStaticPod } from '../podconfig/types.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -49,6 +51,9 @@ export interface PodSyncDeps {
   cgroupRoot: string;
   images: ImageManager;
   isDesired(uid: string): boolean;
+  events?: EventSink;
+  /** Mirror pods for static pods (absent without an apiserver). */
+  mirrors?: { ensure(pod: Pod): Promise<void> };
 }
 
 /** Removes a pod's runtime objects and log directory (idempotent). */
@@ -82,6 +87,8 @@ export class PodSync implements PodSyncer {
   async syncPod(pod: Pod): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid!;
     const now = this.d.clock.now();
+    // 0.
+    if (this.d.mirrors && isStaticPod(pod)) await this.d.mirrors.ensure(pod);
     // 1–2.
     const rs = await this.status(pod);
     const st = this.publish(pod, rs);
@@ -118,7 +125,7 @@ export class PodSync implements PodSyncer {
     for (let i = 0; i < 3; i++) {
       const rs = await this.status(pod);
       if (!rs.containers.some((c) => c.state === 'running') && !rs.sandboxes.some((s) => s.ready)) break;
-      await killPod(this.d.runtime, pod, rs, gracePeriodSeconds);
+      await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
     }
     this.publish(pod, await this.status(pod));
   }

@@ -59,7 +59,7 @@ export class PodWorkers {
     const uid = u.pod.metadata.uid!;
     let w = this.workers.get(uid);
     if (!w) { w = { pod: u.pod, busy: false, lastSyncAt: 0 }; this.workers.set(uid, w); }
-    if (stateOf(w) === 'terminated') return;
+    if (stateOf(w) === 'terminated' && u.kind !== 'kill') return;
     if (u.kind === 'kill' && w.terminatingAt === undefined) { w.terminatingAt = this.deps.now(); w.grace = u.gracePeriodSeconds; }
     if (u.kind !== 'kill' || !w.pending) w.pending = u;
     w.pending = { ...w.pending, pod: u.pod };
@@ -83,6 +83,9 @@ export class PodWorkers {
           } else if (state === 'terminating') {
             await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
             w.terminatedAt = this.deps.now();
+            await this.deps.syncer.syncTerminatedPod(w.pod);
+          } else {
+            // Terminated and killed again (removed from its source): release what is left.
             await this.deps.syncer.syncTerminatedPod(w.pod);
           }
         } catch (err) {

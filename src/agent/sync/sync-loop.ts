@@ -2,6 +2,9 @@
  * The sync loop (upstream syncLoopIteration): feeds pod workers from config updates, PLEG events,
  * the 1 s sync ticker (pods due in the work queue) and the 2 s housekeeping tick (cleanup of
  * pods that are no longer desired, once every source has been seen).
+ * Config updates (upstream HandlePodAdditions/Updates/Removes): mirror pods go to the pod
+ * manager's mirror index and re-sync their static pod; new pods are admitted in creation order
+ * against the pods already admitted — a rejected pod is recorded (`onRejected`) and never run.
  */
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -9,7 +12,8 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { gracePeriodOf } from '../runtime/kill-pod.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
-import type { PodUpdate } from '../podconfig/types.js';
+import { isMirrorPod, type PodUpdate } from '../podconfig/types.js';
+import type { AdmitResult } from '../admission/predicate.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { GenericPleg } from '../pleg/generic-pleg.js';
 import type { PodWorkers } from './pod-workers.js';
@@ -25,6 +29,10 @@ export interface SyncLoopDeps {
   clock: Clock;
   logger: Logger;
   housekeeping(): Promise<void>;
+  /** Admission of a new pod next to the admitted ones (absent: every pod is admitted). */
+  admit?(pod: Pod, admitted: Pod[]): AdmitResult;
+  /** Called once for a pod admission rejected. */
+  onRejected?(pod: Pod, reason: string, message: string): void;
 }
 
 /** Dispatches work to pod workers. */
@@ -35,19 +43,54 @@ export class SyncLoop {
   /** When the loop last ran (ms), for /healthz/syncloop. */
   lastIterationAt(): number { return this.lastIterationMs; }
 
+  private readonly rejected = new Set<string>();
+
+  /** True when admission rejected the pod (it never gets a worker). */
+  isRejected(uid: string): boolean { return this.rejected.has(uid); }
+
+  private admitted(except: string): Pod[] {
+    return this.d.podManager.getPods().filter((p) => p.metadata.uid !== except && !this.rejected.has(p.metadata.uid!)
+      && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
+  }
+
+  private syncStaticOf(mirror: Pod): void {
+    const pod = this.d.podManager.getPodByName(mirror.metadata.namespace!, mirror.metadata.name!);
+    if (pod && this.d.workers.stateOf(pod.metadata.uid!) === 'sync') this.d.workers.update({ pod, kind: 'sync' });
+  }
+
   /** Handles one config update (exposed for tests). */
   handle(u: PodUpdate): void {
     const { podManager, workers } = this.d;
-    for (const pod of u.pods) {
+    const pods = u.op === 'ADD' ? [...u.pods].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')) : u.pods;
+    for (const pod of pods) {
+      const uid = pod.metadata.uid!;
+      if (isMirrorPod(pod)) {
+        if (u.op === 'REMOVE') podManager.removeMirror(pod); else podManager.setMirror(pod);
+        this.syncStaticOf(pod);
+        continue;
+      }
       switch (u.op) {
         case 'ADD':
-        case 'UPDATE':
+        case 'UPDATE': {
+          const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.rejected.has(uid);
           podManager.addOrUpdate(pod);
+          if (this.rejected.has(uid)) break;
+          if (isNew && this.d.admit && !pod.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) {
+            const r = this.d.admit(pod, this.admitted(uid));
+            if (!r.admit) {
+              this.rejected.add(uid);
+              this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason }, `pod rejected: ${r.message}`);
+              this.d.onRejected?.(pod, r.reason, r.message);
+              break;
+            }
+          }
           if (pod.metadata.deletionTimestamp) workers.update({ pod, kind: 'kill', gracePeriodSeconds: gracePeriodOf(pod) });
           else workers.update({ pod, kind: u.op === 'ADD' ? 'create' : 'update' });
           break;
+        }
         case 'REMOVE':
           podManager.remove(pod);
+          if (this.rejected.delete(uid)) break;
           workers.update({ pod, kind: 'kill' });
           break;
         case 'RECONCILE':

@@ -1,0 +1,73 @@
+/**
+ * imagePullSecrets → CRI AuthConfig (upstream credentialprovider keyring, as the kubelet uses
+ * it for pulls): `.dockerconfigjson` (`{"auths": {...}}`) and legacy `.dockercfg` secrets; keys
+ * may be URLs, hosts, host/path prefixes or `*.` globs; docker.io, index.docker.io and
+ * registry-1.docker.io are one registry; the image's registry defaults to docker.io. Every
+ * matching credential is returned, most specific first (the puller tries them in order). Pure.
+ */
+import type * as cri from '../../cri/types.js';
+
+/** The CRI auth type. */
+export type AuthConfig = cri.AuthConfig;
+
+/** A Secret as read from the API (data values base64). */
+export interface PullSecret { type?: string; data?: Record<string, string> }
+
+interface Entry { host: string; path: string; auth: AuthConfig }
+
+const DOCKER_HUB = 'docker.io';
+const hub = (h: string) => (h === 'index.docker.io' || h === 'registry-1.docker.io' ? DOCKER_HUB : h);
+
+/** Registry host and repository path of an image reference ("busybox" → docker.io, library/busybox). */
+export function imageRegistry(image: string): { host: string; path: string } {
+  const name = image.split('@')[0];
+  const slash = name.indexOf('/');
+  const first = slash < 0 ? '' : name.slice(0, slash);
+  const isHost = first.includes('.') || first.includes(':') || first === 'localhost';
+  const host = isHost ? hub(first) : DOCKER_HUB;
+  let path = (isHost ? name.slice(slash + 1) : name).replace(/:[^/]*$/, '');
+  if (host === DOCKER_HUB && !path.includes('/')) path = `library/${path}`;
+  return { host, path };
+}
+
+function parseKey(key: string): { host: string; path: string } {
+  const k = key.replace(/^[a-z]+:\/\//, '').replace(/\/+$/, '');
+  const slash = k.indexOf('/');
+  const host = hub(slash < 0 ? k : k.slice(0, slash));
+  const path = slash < 0 ? '' : k.slice(slash + 1);
+  return { host, path: host === DOCKER_HUB && /^v[12]$/.test(path) ? '' : path };
+}
+
+function hostMatches(pattern: string, host: string): boolean {
+  if (!pattern.includes('*')) return pattern === host;
+  const re = new RegExp(`^${pattern.split('.').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]*')).join('\\.')}$`);
+  return re.test(host);
+}
+
+function entriesOf(secret: PullSecret): Entry[] {
+  const data = secret.data ?? {};
+  const raw = data['.dockerconfigjson'] ?? data['.dockercfg'];
+  if (!raw) return [];
+  let parsed: Record<string, any>;
+  try { parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')); } catch { return []; }
+  const auths: Record<string, any> = data['.dockerconfigjson'] ? parsed.auths ?? {} : parsed;
+  return Object.entries(auths).map(([key, v]) => {
+    let { username, password } = v as { username?: string; password?: string };
+    if (!username && typeof v.auth === 'string') {
+      const dec = Buffer.from(v.auth, 'base64').toString('utf8');
+      const i = dec.indexOf(':');
+      if (i > 0) { username = dec.slice(0, i); password = dec.slice(i + 1); }
+    }
+    const { host, path } = parseKey(key);
+    return { host, path, auth: { username, password, auth: v.auth, server_address: key, identity_token: v.identitytoken, registry_token: v.registrytoken } };
+  });
+}
+
+/** The credentials for `image` from the pod's pull secrets, most specific first. */
+export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig[] {
+  const { host, path } = imageRegistry(image);
+  return secrets.flatMap(entriesOf)
+    .filter((e) => hostMatches(e.host, host) && (!e.path || path === e.path || path.startsWith(`${e.path}/`)))
+    .sort((a, b) => (b.host.length + b.path.length) - (a.host.length + a.path.length))
+    .map((e) => e.auth);
+}

@@ -1,0 +1,82 @@
+/**
+ * The node Lease heartbeat (upstream component-helpers lease controller): a
+ * `coordination.k8s.io/v1` Lease named after the node in `kube-node-lease`, holder = node,
+ * leaseDurationSeconds from config, owner reference to the Node once its UID is known. Renewed
+ * every duration/4 (10 s by default) with an update carrying the last resourceVersion (a 409
+ * means someone else wrote it: read it again). Failures retry with backoff from 200 ms to 7 s.
+ */
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { messageOf } from '../../lib/errors.js';
+
+type Obj = Record<string, any>;
+
+/** What the controller needs. */
+export interface LeaseControllerDeps { client: KubeClient; nodeName: string; durationSeconds: number; nodeUid: () => string | undefined; clock: Clock; logger: Logger }
+
+/** MicroTime: RFC3339 with microseconds. */
+export function microTime(ms: number): string { return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'); }
+
+const NAMESPACE = 'kube-node-lease';
+
+/** Keeps the node's Lease renewed. */
+export class LeaseController {
+  private lease: Obj | undefined;
+  /** How many renewals succeeded (tests). */
+  renewals = 0;
+
+  constructor(private readonly d: LeaseControllerDeps) {}
+
+  private desired(base: Obj | undefined): Obj {
+    const uid = this.d.nodeUid();
+    const metadata = { ...(base?.metadata ?? {}), name: this.d.nodeName, namespace: NAMESPACE };
+    if (uid) metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: this.d.nodeName, uid }];
+    return {
+      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata,
+      spec: { ...(base?.spec ?? {}), holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.durationSeconds, renewTime: microTime(this.d.clock.now()) },
+    };
+  }
+
+  /** One renewal (create when absent). */
+  async renew(signal?: AbortSignal): Promise<void> {
+    const { client } = this.d;
+    const path = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
+    if (!this.lease) {
+      const r = await client.request<Obj>({ path: `${path}/${this.d.nodeName}`, signal });
+      if (r.status === 200) this.lease = r.body;
+      else if (r.status === 404) {
+        const c = await client.request<Obj>({ method: 'POST', path, body: this.desired(undefined), signal });
+        if (c.status !== 201) throw new Error(`creating lease: HTTP ${c.status}`);
+        this.lease = c.body;
+        this.renewals++;
+        return;
+      } else throw new Error(`reading lease: HTTP ${r.status}`);
+    }
+    const u = await client.request<Obj>({ method: 'PUT', path: `${path}/${this.d.nodeName}`, body: this.desired(this.lease), signal });
+    if (u.status === 200) { this.lease = u.body; this.renewals++; return; }
+    this.lease = undefined;
+    throw new Error(`renewing lease: HTTP ${u.status}`);
+  }
+
+  /** Starts the renew loop. */
+  start({ signal }: { signal: AbortSignal }): void {
+    const interval = (this.d.durationSeconds * 1000) / 4;
+    void (async () => {
+      let delay = 200;
+      while (!signal.aborted) {
+        try {
+          await this.renew(signal);
+          delay = 200;
+          await sleep(interval, signal, this.d.clock);
+        } catch (err) {
+          if (signal.aborted) return;
+          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'failed to update node lease');
+          await sleep(delay, signal, this.d.clock);
+          delay = Math.min(delay * 2, 7000);
+        }
+      }
+    })();
+  }
+}

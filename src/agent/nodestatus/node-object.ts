@@ -1,0 +1,124 @@
+/**
+ * The Node object and its status as pure functions (upstream kubelet_node_status.go initialNode
+ * and the nodestatus setters): labels, taints, capacity and allocatable (capacity minus
+ * kube/system reserved and the hard eviction thresholds), addresses, daemon endpoints, node info,
+ * images, and the four conditions with upstream reasons, messages and heartbeat/transition times.
+ */
+import { bytes, milliCpu } from '../../api/quantity.js';
+import { rfc3339 } from '../../lib/time.js';
+import type { MachineInfo } from './machine-info.js';
+
+type Obj = Record<string, unknown>;
+
+/** A node condition (core/v1 NodeCondition). */
+export interface NodeCondition { type: string; status: 'True' | 'False' | 'Unknown'; lastHeartbeatTime: string; lastTransitionTime: string; reason: string; message: string }
+
+/** Settings from the kubelet configuration. */
+export interface NodeSettings {
+  nodeName: string;
+  nodeIP: string;
+  hostname: string;
+  port: number;
+  maxPods: number;
+  nodeLabels: Record<string, string>;
+  registerWithTaints: { key: string; value?: string; effect: string }[];
+  providerID: string;
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+  evictionHard: Record<string, string>;
+  kubeletVersion: string;
+}
+
+/** What the status is computed from at one moment. */
+export interface NodeStatusInput {
+  machine: MachineInfo;
+  /** "containerd://1.6.20" */
+  runtimeVersion: string;
+  /** Runtime and network errors (NetworkReady=false …); empty when healthy; undefined until first checked. */
+  runtimeErrors: string[] | undefined;
+  images: { names: string[]; sizeBytes: number }[];
+  previous?: NodeCondition[];
+  nowMs: number;
+}
+
+const ki = (b: number) => `${Math.floor(b / 1024)}Ki`;
+
+/** The labels the kubelet owns (upstream updateDefaultLabels) plus --node-labels. */
+export function nodeLabels(s: NodeSettings, m: MachineInfo): Record<string, string> {
+  return {
+    'beta.kubernetes.io/arch': m.architecture, 'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': m.architecture, 'kubernetes.io/hostname': s.hostname, 'kubernetes.io/os': 'linux',
+    ...s.nodeLabels,
+  };
+}
+
+/** A threshold value ("100Mi" or "10%") against `capacity`. */
+function threshold(v: string | undefined, capacity: number): number {
+  if (!v) return 0;
+  if (v.endsWith('%')) return Math.floor((capacity * Number(v.slice(0, -1))) / 100);
+  return bytes(v) ?? 0;
+}
+
+/** Capacity and allocatable (upstream GetNodeAllocatable: capacity − kubeReserved − systemReserved − hard eviction). */
+export function nodeResources(s: NodeSettings, m: MachineInfo): { capacity: Record<string, string>; allocatable: Record<string, string>; allocatableNumbers: { cpuMilli: number; memoryBytes: number; pods: number } } {
+  const reserved = (name: string, parse: (q: string) => number | undefined) => (parse(s.kubeReserved[name] ?? '0') ?? 0) + (parse(s.systemReserved[name] ?? '0') ?? 0);
+  const cpuMilli = Math.max(0, m.cpuCores * 1000 - reserved('cpu', milliCpu));
+  const memoryBytes = Math.max(0, m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes));
+  const storage = Math.max(0, m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes));
+  const capacity = { cpu: String(m.cpuCores), 'ephemeral-storage': ki(m.ephemeralStorageBytes), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: ki(m.memoryBytes), pods: String(s.maxPods) };
+  const allocatable = { cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`, 'ephemeral-storage': String(storage), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: ki(memoryBytes), pods: String(s.maxPods) };
+  return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods: s.maxPods } };
+}
+
+/** The Node the kubelet registers (upstream initialNode). */
+export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
+  return {
+    apiVersion: 'v1', kind: 'Node',
+    metadata: { name: s.nodeName, labels: nodeLabels(s, m), annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
+    spec: { ...(s.providerID ? { providerID: s.providerID } : {}), ...(s.registerWithTaints.length ? { taints: s.registerWithTaints } : {}) },
+  };
+}
+
+function condition(type: string, ok: boolean, good: [string, string], bad: [string, string], healthy: 'True' | 'False', prev: NodeCondition | undefined, now: string): NodeCondition {
+  const status = ok ? healthy : healthy === 'True' ? 'False' : 'True';
+  const [reason, message] = ok ? good : bad;
+  const transition = prev && prev.status === status ? prev.lastTransitionTime : now;
+  return { type, status, lastHeartbeatTime: now, lastTransitionTime: transition, reason, message };
+}
+
+/** The node conditions, in upstream order (MemoryPressure, DiskPressure, PIDPressure, Ready). */
+export function nodeConditions(runtimeErrors: string[] | undefined, previous: NodeCondition[] | undefined, nowMs: number): NodeCondition[] {
+  const now = rfc3339(nowMs);
+  const prev = (t: string) => previous?.find((c) => c.type === t);
+  const errs = runtimeErrors ?? ['container runtime status check may not have completed yet'];
+  const notReady = errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
+  return [
+    condition('MemoryPressure', true, ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'], ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'], 'False', prev('MemoryPressure'), now),
+    condition('DiskPressure', true, ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'], ['KubeletHasDiskPressure', 'kubelet has disk pressure'], 'False', prev('DiskPressure'), now),
+    condition('PIDPressure', true, ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'], ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'], 'False', prev('PIDPressure'), now),
+    condition('Ready', errs.length === 0, ['KubeletReady', 'kubelet is posting ready status'], ['KubeletNotReady', notReady], 'True', prev('Ready'), now),
+  ];
+}
+
+/** The full node status. */
+export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
+  const { capacity, allocatable } = nodeResources(s, i.machine);
+  return {
+    capacity, allocatable,
+    conditions: nodeConditions(i.runtimeErrors, i.previous, i.nowMs),
+    addresses: [{ type: 'InternalIP', address: s.nodeIP }, { type: 'Hostname', address: s.hostname }],
+    daemonEndpoints: { kubeletEndpoint: { Port: s.port } },
+    nodeInfo: {
+      machineID: i.machine.machineID, systemUUID: i.machine.systemUUID, bootID: i.machine.bootID, kernelVersion: i.machine.kernelVersion,
+      osImage: i.machine.osImage, containerRuntimeVersion: i.runtimeVersion, kubeletVersion: s.kubeletVersion, kubeProxyVersion: '',
+      operatingSystem: 'linux', architecture: i.machine.architecture,
+    },
+    images: [...i.images].sort((a, b) => b.sizeBytes - a.sizeBytes).slice(0, 50),
+  };
+}
+
+/** The status without heartbeat times, for "did anything change" (upstream nodeStatusHasChanged). */
+export function withoutHeartbeats(status: Obj): Obj {
+  const conds = (status.conditions as NodeCondition[] | undefined)?.map(({ lastHeartbeatTime: _h, ...c }) => c);
+  return { ...status, conditions: conds };
+}

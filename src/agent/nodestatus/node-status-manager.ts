@@ -1,0 +1,115 @@
+/**
+ * Node registration and status (upstream kubelet_node_status.go):
+ * 1. register: POST the initial Node; on 409 AlreadyExists GET it and reconcile the labels the
+ *    kubelet owns (merge patch); retry with backoff until done;
+ * 2. every nodeStatusUpdateFrequency compute the status; PATCH it to the status subresource
+ *    (strategic merge) only when it changed apart from heartbeats or nodeStatusReportFrequency
+ *    has passed since the last report — as upstream with node leases;
+ * 3. events: Starting once, RegisteredNode on creation, NodeReady / NodeNotReady on transitions.
+ */
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { deepEqual } from '../../lib/deep-equal.js';
+import { messageOf } from '../../lib/errors.js';
+import { nodeRef, type EventSink } from '../events/recorder.js';
+import type { MachineInfo } from './machine-info.js';
+import { initialNode, nodeLabels, nodeStatus, withoutHeartbeats, type NodeCondition, type NodeSettings, type NodeStatusInput } from './node-object.js';
+
+type Obj = Record<string, any>;
+
+/** What the manager needs. */
+export interface NodeStatusManagerDeps {
+  client: KubeClient;
+  settings: NodeSettings;
+  registerNode: boolean;
+  machine: MachineInfo;
+  /** The runtime's current facts for the status. */
+  runtime: () => Promise<Pick<NodeStatusInput, 'runtimeVersion' | 'runtimeErrors' | 'images'>>;
+  events: EventSink;
+  clock: Clock;
+  logger: Logger;
+  updateFrequencyMs: number;
+  reportFrequencyMs: number;
+}
+
+/** Registers the node and keeps its status current. */
+export class NodeStatusManager {
+  private uid: string | undefined;
+  private last: Obj | undefined;
+  private lastReportMs = 0;
+  private waiters: ((uid: string) => void)[] = [];
+
+  constructor(private readonly d: NodeStatusManagerDeps) {}
+
+  /** The Node's UID once registered (for the Lease's owner reference). */
+  nodeUid(): string | undefined { return this.uid; }
+  /** Resolves with the Node's UID once it is known. */
+  registered(): Promise<string> { return this.uid ? Promise.resolve(this.uid) : new Promise((r) => this.waiters.push(r)); }
+
+  private setUid(uid: string) { this.uid = uid; const w = this.waiters; this.waiters = []; for (const f of w) f(uid); }
+
+  private async register(signal: AbortSignal): Promise<void> {
+    const { client, settings: s } = this.d;
+    let delay = 100;
+    while (!signal.aborted) {
+      try {
+        const node = initialNode(s, this.d.machine);
+        const r = await client.request<Obj>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
+        if (r.status === 201) {
+          this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
+          this.d.events.record(nodeRef(s.nodeName), 'Normal', 'RegisteredNode', `Node ${s.nodeName} registered with the API server`);
+          return this.setUid(r.body!.metadata.uid);
+        }
+        if (r.status === 409) {
+          const cur = await client.request<Obj>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
+          if (cur.status === 200 && cur.body) {
+            const want = nodeLabels({ ...s, nodeLabels: {} }, this.d.machine);
+            const have = cur.body.metadata.labels ?? {};
+            const fix = Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
+            if (Object.keys(fix).length) await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: fix } }, signal });
+            this.d.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
+            return this.setUid(cur.body.metadata.uid);
+          }
+        }
+        throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+      } catch (err) {
+        if (signal.aborted) return;
+        this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'unable to register node with the API server');
+        await sleep(delay, signal, this.d.clock);
+        delay = Math.min(delay * 2, 7000);
+      }
+    }
+  }
+
+  /** Computes the status and PATCHes it when due; returns whether it was sent. */
+  async updateOnce(signal?: AbortSignal): Promise<boolean> {
+    const { client, settings: s } = this.d;
+    const now = this.d.clock.now();
+    const rt = await this.d.runtime();
+    const next = nodeStatus(s, { machine: this.d.machine, ...rt, previous: this.last?.conditions as NodeCondition[] | undefined, nowMs: now });
+    const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next));
+    if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
+    const r = await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: next }, signal });
+    if (r.status !== 200) throw new Error(`patching node status: HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+    const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
+    const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
+    if (ready.status !== wasReady) this.d.events.record(nodeRef(s.nodeName), 'Normal', ready.status === 'True' ? 'NodeReady' : 'NodeNotReady', `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`);
+    this.last = next;
+    this.lastReportMs = now;
+    return true;
+  }
+
+  /** Starts registration and the status loop. */
+  start({ signal }: { signal: AbortSignal }): void {
+    void (async () => {
+      this.d.events.record(nodeRef(this.d.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
+      if (this.d.registerNode) await this.register(signal);
+      while (!signal.aborted) {
+        try { await this.updateOnce(signal); } catch (err) { if (!signal.aborted) this.d.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry'); }
+        await sleep(this.d.updateFrequencyMs, signal, this.d.clock);
+      }
+    })();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Fetches the API objects a pod refers to (upstream configmap/secret managers, TTL strategy):
+ * the ConfigMaps and Secrets named in env / envFrom, the imagePullSecrets, and the Services for
+ * service links. Each object is cached for `ttlMs`; a 404 is remembered as "not found" (null);
+ * other failures reject (the container gets CreateContainerConfigError and the sync retries).
+ */
+import type { Container, Pod } from '../../api/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { TtlCache } from '../../lib/ttl-cache.js';
+import type { PodObjects } from '../runtime/env.js';
+import { serviceEnv, servicesForPod, type ServiceLike } from '../runtime/service-env.js';
+import type { PullSecret } from '../images/keyring.js';
+
+/** The names a pod refers to (pure). */
+export function podReferences(pod: Pod): { configMaps: string[]; secrets: string[]; pullSecrets: string[] } {
+  const cms = new Set<string>();
+  const secrets = new Set<string>();
+  const all: Container[] = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  for (const c of all) {
+    for (const f of (c.envFrom ?? []) as { configMapRef?: { name: string }; secretRef?: { name: string } }[]) {
+      if (f.configMapRef) cms.add(f.configMapRef.name);
+      if (f.secretRef) secrets.add(f.secretRef.name);
+    }
+    for (const e of c.env ?? []) {
+      const v = e.valueFrom as { configMapKeyRef?: { name: string }; secretKeyRef?: { name: string } } | undefined;
+      if (v?.configMapKeyRef) cms.add(v.configMapKeyRef.name);
+      if (v?.secretKeyRef) secrets.add(v.secretKeyRef.name);
+    }
+  }
+  const pullSecrets = ((pod.spec.imagePullSecrets ?? []) as { name?: string }[]).map((s) => s.name).filter((n): n is string => !!n);
+  return { configMaps: [...cms], secrets: [...secrets], pullSecrets };
+}
+
+/** What the fetcher needs. */
+export interface PodObjectsDeps { client: KubeClient; clock: Clock; ttlMs?: number }
+
+/** Fetches and caches. */
+export class PodObjectFetcher {
+  private readonly cache: TtlCache<unknown>;
+  constructor(private readonly d: PodObjectsDeps) { this.cache = new TtlCache({ clock: d.clock, maxEntries: 4096 }); }
+
+  private async get<T>(path: string): Promise<T | null> {
+    const hit = this.cache.get(path);
+    if (hit !== undefined) return hit as T | null;
+    const r = await this.d.client.request<T & { message?: string }>({ path });
+    if (r.status === 404) { this.cache.set(path, null, this.d.ttlMs ?? 5000); return null; }
+    if (r.status !== 200 || !r.body) throw new Error(`GET ${path}: HTTP ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
+    this.cache.set(path, r.body, this.d.ttlMs ?? 5000);
+    return r.body;
+  }
+
+  /** The env objects of `pod` (PodObjects) and its pull secrets. */
+  async forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> {
+    const ns = pod.metadata.namespace ?? 'default';
+    const refs = podReferences(pod);
+    const configMaps = new Map(await Promise.all(refs.configMaps.map(async (n) => [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const)));
+    const secretNames = [...new Set([...refs.secrets, ...refs.pullSecrets])];
+    const secrets = new Map(await Promise.all(secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const)));
+    const links = pod.spec.enableServiceLinks !== false;
+    const list = links ? (await this.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`))?.items ?? [] : [];
+    const master = await this.get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes');
+    return {
+      configMaps, secrets, serviceEnv: serviceEnv(servicesForPod(ns, links, list, master ?? undefined)),
+      pullSecrets: refs.pullSecrets.map((n) => secrets.get(n)).filter((s): s is PullSecret => !!s),
+    };
+  }
+}

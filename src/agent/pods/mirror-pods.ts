@@ -1,0 +1,73 @@
+/**
+ * Mirror pods (upstream pod/mirror_client.go and the static-pod part of SyncPod): the apiserver
+ * copy of a static pod, so `kubectl get pods` shows it. A mirror pod carries the static pod's
+ * spec, labels and annotations plus `kubernetes.io/config.mirror: <config hash>` and an owner
+ * reference to the Node. It is recreated when missing, replaced when its hash is stale or it is
+ * being deleted, and deleted when its static pod is gone. Deletes use grace 0 and a UID
+ * precondition. Creation waits for the Node's UID (the owner reference needs it).
+ */
+import type { Pod } from '../../api/types.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { messageOf } from '../../lib/errors.js';
+import { ConfigHashAnnotation, ConfigMirrorAnnotation, ConfigSeenAnnotation, ConfigSourceAnnotation } from '../podconfig/types.js';
+import type { PodManager } from './pod-manager.js';
+
+/** What the mirror pod manager needs. */
+export interface MirrorPodsDeps { client: KubeClient; podManager: PodManager; nodeName: string; nodeUid: () => string | undefined; logger: Logger }
+
+/** The mirror pod object for a static pod (pure). */
+export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string): Pod {
+  const { [ConfigSeenAnnotation]: _seen, [ConfigSourceAnnotation]: _src, ...annotations } = pod.metadata.annotations ?? {};
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: {
+      name: pod.metadata.name, namespace: pod.metadata.namespace, labels: pod.metadata.labels,
+      annotations: { ...annotations, [ConfigMirrorAnnotation]: pod.metadata.annotations?.[ConfigHashAnnotation] ?? pod.metadata.uid! },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }],
+    },
+    spec: pod.spec,
+  };
+}
+
+/** Creates, replaces and deletes mirror pods. Failures are logged; the next sync retries. */
+export class MirrorPods {
+  constructor(private readonly d: MirrorPodsDeps) {}
+
+  private async remove(mirror: Pod): Promise<void> {
+    const r = await this.d.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${mirror.metadata.namespace}/pods/${mirror.metadata.name}`, body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata.uid } } });
+    if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw new Error(`HTTP ${r.status}`);
+    this.d.podManager.removeMirror(mirror);
+  }
+
+  /** Makes sure the static pod's mirror pod exists and is current. */
+  async ensure(pod: Pod): Promise<void> {
+    const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
+    try {
+      let mirror = this.d.podManager.getMirrorOf(pod);
+      const hash = pod.metadata.annotations?.[ConfigHashAnnotation];
+      if (mirror && (mirror.metadata.deletionTimestamp || mirror.metadata.annotations?.[ConfigMirrorAnnotation] !== hash)) {
+        this.d.logger.info({ pod: name }, 'deleting stale mirror pod');
+        await this.remove(mirror);
+        mirror = undefined;
+      }
+      if (mirror || pod.metadata.deletionTimestamp) return;
+      const nodeUid = this.d.nodeUid();
+      if (!nodeUid) return;
+      const r = await this.d.client.request({ method: 'POST', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`, body: mirrorPodFor(pod, this.d.nodeName, nodeUid) });
+      if (r.status === 201) this.d.logger.info({ pod: name }, 'created mirror pod');
+      else if (r.status !== 409) throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+    } catch (err) {
+      this.d.logger.warn({ pod: name, err: messageOf(err) }, 'failed to sync mirror pod');
+    }
+  }
+
+  /** Deletes mirror pods whose static pod is gone (housekeeping). */
+  async deleteOrphans(): Promise<void> {
+    for (const m of this.d.podManager.orphanedMirrors()) {
+      try { await this.remove(m); this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod'); } catch (err) {
+        this.d.logger.warn({ pod: `${m.metadata.namespace}/${m.metadata.name}`, err: messageOf(err) }, 'failed to delete orphaned mirror pod');
+      }
+    }
+  }
+}

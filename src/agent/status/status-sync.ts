@@ -1,0 +1,108 @@
+/**
+ * Writes pod statuses to the apiserver (upstream status_manager.go syncPod / syncBatch):
+ * 1. for every desired pod whose status version is newer than the last one written, PATCH the
+ *    status subresource (strategic merge, the pod UID as precondition) — for a static pod, its
+ *    mirror pod's; one pass at a time, so a stale version never overwrites a newer one;
+ *    404 (pod gone) and 409 (pod replaced) end that pod's sync; other failures retry with backoff;
+ * 2. a pod being deleted whose containers are gone (`canBeDeleted`) and whose final status was
+ *    written is DELETEd with gracePeriodSeconds 0 and a UID precondition, completing
+ *    `kubectl delete pod`.
+ * Runs on every status change (coalesced) and every 10 s.
+ */
+import type { Pod } from '../../api/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { messageOf } from '../../lib/errors.js';
+import { isStaticPod } from '../podconfig/types.js';
+import type { PodManager } from '../pods/pod-manager.js';
+import type { StatusManager } from './status-manager.js';
+
+/** What the syncer needs. */
+export interface StatusSyncDeps {
+  client: KubeClient;
+  statusManager: StatusManager;
+  podManager: PodManager;
+  /** True when the pod's containers are gone for good (worker terminated, or never admitted). */
+  canBeDeleted(uid: string): boolean;
+  clock: Clock;
+  logger: Logger;
+  periodMs?: number;
+}
+
+const path = (p: Pod) => `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`;
+
+/** Syncs statuses. */
+export class StatusSync {
+  private readonly written = new Map<string, number>();
+  private readonly deleted = new Set<string>();
+  private running = false;
+  private again = false;
+  private cancel: (() => void) | undefined;
+  private failures = 0;
+  private stopped = false;
+
+  constructor(private readonly d: StatusSyncDeps) {}
+
+  /** Asks for a pass soon (coalesced). */
+  trigger(): void {
+    if (this.running) { this.again = true; return; }
+    this.schedule(0);
+  }
+
+  private schedule(ms: number) { if (this.stopped) return; this.cancel?.(); this.cancel = this.d.clock.setTimer(() => void this.pass(), ms); }
+
+  /** One pass over every pod; resolves when done. Returns the number of failed writes. */
+  async pass(): Promise<number> {
+    if (this.running) { this.again = true; return 0; }
+    this.running = true;
+    let failed = 0;
+    try {
+      do {
+        this.again = false;
+        failed = 0;
+        for (const pod of this.d.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
+        for (const uid of [...this.written.keys(), ...this.deleted]) if (!this.d.podManager.getPodByUid(uid)) { this.written.delete(uid); this.deleted.delete(uid); }
+      } while (this.again);
+    } finally { this.running = false; }
+    this.failures = failed ? this.failures + 1 : 0;
+    this.schedule(failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : this.d.periodMs ?? 10_000);
+    return failed;
+  }
+
+  /** Writes one pod's status (and deletes it when due); false when a write failed and should be retried. */
+  private async syncPod(pod: Pod): Promise<boolean> {
+    const uid = pod.metadata.uid!;
+    const vs = this.d.statusManager.versioned(uid);
+    const target = isStaticPod(pod) ? this.d.podManager.getMirrorOf(pod) : pod;
+    if (!vs || !target) return true;
+    try {
+      if ((this.written.get(uid) ?? 0) < vs.version) {
+        const r = await this.d.client.request({
+          method: 'PATCH', path: `${path(target)}/status`, contentType: 'application/strategic-merge-patch+json',
+          body: { metadata: { uid: target.metadata.uid }, status: vs.status },
+        });
+        if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, vs.version);
+        else throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+        if (r.status !== 200) this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
+      }
+      if (target === pod && pod.metadata.deletionTimestamp && !this.deleted.has(uid) && this.d.canBeDeleted(uid) && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
+        const r = await this.d.client.request({ method: 'DELETE', path: path(pod), body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } } });
+        if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw new Error(`deleting: HTTP ${r.status}`);
+        this.deleted.add(uid);
+        this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'pod fully terminated and removed from the API');
+      }
+      return true;
+    } catch (err) {
+      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) }, 'failed to update pod status; will retry');
+      return false;
+    }
+  }
+
+  /** Starts syncing. */
+  start({ signal }: { signal: AbortSignal }): void {
+    this.d.statusManager.onChange(() => this.trigger());
+    signal.addEventListener('abort', () => { this.stopped = true; this.cancel?.(); }, { once: true });
+    this.schedule(0);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * A kubelet joined to the fake apiserver: a cluster CA, the apiserver's serving certificate, the
+ * kubelet's client certificate (system:node:<node> in system:nodes) in a kubeconfig, a config
+ * file, and kubectl with an admin token. The real CLI runs as a child process.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createCa, issueCert, type PemPair } from '../../src/server/pki.js';
+import { startFakeKubeApiserver, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
+import { freeKubeletPorts, kubeletArgs, startKubelet, type Kubelet, type KubeletPorts } from './helpers.js';
+
+/** A joined kubelet and its cluster. */
+export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; restartKubelet(): Promise<void> }
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const ADMIN_TOKEN = 'admin-token-for-kubectl';
+
+/** Starts the fake apiserver and a kubelet with `config` (YAML lines added to the config file) and `extra` flags. */
+export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[] }): Promise<Cluster> {
+  const ca = createCa('test-cluster-ca');
+  const serving = issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+  const client = issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
+  const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin' }, bookmarkMs: 500 });
+  const manifests = join(o.dir, 'manifests');
+  mkdirSync(manifests, { recursive: true });
+  const kubeconfig = join(o.dir, 'kubelet.kubeconfig');
+  writeFileSync(kubeconfig, [
+    'apiVersion: v1', 'kind: Config', 'current-context: c',
+    `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
+    `users: [{name: u, user: {client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}}]`,
+    'contexts: [{name: c, context: {cluster: k, user: u}}]', '',
+  ].join('\n'));
+  const kubectlConfig = join(o.dir, 'admin.kubeconfig');
+  writeFileSync(kubectlConfig, [
+    'apiVersion: v1', 'kind: Config', 'current-context: c',
+    `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
+    `users: [{name: u, user: {token: ${ADMIN_TOKEN}}}]`,
+    'contexts: [{name: c, context: {cluster: k, user: u, namespace: default}}]', '',
+  ].join('\n'));
+  writeFileSync(join(o.dir, 'ca.crt'), ca.cert);
+  const config = join(o.dir, 'kubelet-config.yaml');
+  writeFileSync(config, [
+    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration', `staticPodPath: ${manifests}`,
+    'authentication: {x509: {clientCAFile: ca.crt}}', 'fileCheckFrequency: 1s', ...(o.config ?? []), '',
+  ].join('\n'));
+  const ports = await freeKubeletPorts();
+  const args = kubeletArgs({ dir: o.dir, ports, node: o.node, extra: ['--config', config, '--kubeconfig', kubeconfig, '--read-only-port', String(ports.ro), '--node-ip', '127.0.0.1', ...(o.extra ?? [])] });
+  const cluster: Cluster = {
+    api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig,
+    async restartKubelet() { await cluster.kubelet.stop(); cluster.kubelet = startKubelet(args); },
+  };
+  return cluster;
+}
+
+/** Runs kubectl against the fake apiserver as admin. */
+export function kubectl(c: Cluster, args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: c.kubectlConfig }, timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+/** A minimal pod bound to `node`. */
+export function boundPod(name: string, node: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...meta },
+    spec: { nodeName: node, terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }], ...spec },
+  };
+}

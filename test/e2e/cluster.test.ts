@@ -1,0 +1,212 @@
+/**
+ * Joining a cluster: the real tskubelet CLI with --kubeconfig against the fake apiserver (real
+ * HTTPS, client certificates, resourceVersions, chunked watches with bookmarks, 410, 409, the
+ * status subresource) and the real kubectl as the operator's client. Pods run on the embedded
+ * process runtime.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cpus } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bytes } from '../../src/api/quantity.js';
+import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import { countProcesses, until } from './helpers.js';
+
+const node = 'cluster-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-cluster-'));
+let c: Cluster;
+type Obj = Record<string, any>;
+
+const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
+const running = (name: string) => pod(name)?.status?.phase === 'Running' && pod(name)?.status?.containerStatuses?.[0]?.state?.running;
+const create = (obj: Obj, resource = 'pods') => c.api.store.create(resource, structuredClone(obj));
+const logOf = (p: Obj, container = 'main') => {
+  const d = join(dir, 'logs', `default_${p.metadata.name}_${p.metadata.uid}`, container);
+  return existsSync(d) ? readdirSync(d).map((f) => readFileSync(join(d, f), 'utf8')).join('') : '';
+};
+
+beforeAll(async () => {
+  c = await startCluster({
+    dir, node,
+    config: ['nodeStatusUpdateFrequency: 1s', 'nodeStatusReportFrequency: 1m0s', 'nodeLeaseDurationSeconds: 4', 'kubeReserved: {memory: 256Mi, cpu: 100m}'],
+    extra: ['--node-labels', 'tier=test,zone=a', '--register-with-taints', 'dedicated=test:NoSchedule'],
+  });
+  await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
+}, 30_000);
+
+afterAll(async () => {
+  await c?.kubelet.stop();
+  await c?.api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('node', () => {
+  it('registers with labels, taints, capacity, allocatable, addresses, node info and becomes Ready', async () => {
+    const n = await until(() => { const x = c.api.store.get('nodes', '', node); return x?.status?.conditions?.find((k: Obj) => k.type === 'Ready')?.status === 'True' && x; }, 15_000, 'node Ready');
+    expect(n.metadata.labels).toMatchObject({ 'kubernetes.io/hostname': node, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': expect.stringMatching(/^(amd64|arm64)$/), tier: 'test', zone: 'a' });
+    expect(n.spec.taints).toEqual([{ key: 'dedicated', value: 'test', effect: 'NoSchedule' }]);
+    expect(n.status.capacity.cpu).toBe(String(cpus().length));
+    expect(n.status.capacity.pods).toBe('110');
+    expect(n.status.allocatable.cpu).toBe(`${cpus().length * 1000 - 100}m`);
+    // allocatable memory = capacity − kubeReserved (256Mi) − evictionHard memory.available (100Mi)
+    expect(bytes(n.status.capacity.memory)! - bytes(n.status.allocatable.memory)!).toBe(356 * 1024 * 1024);
+    expect(n.status.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: node }]);
+    expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
+    expect(n.status.nodeInfo).toMatchObject({ kubeletVersion: 'v1.32.0', operatingSystem: 'linux', containerRuntimeVersion: expect.stringMatching(/:\/\//), bootID: expect.any(String) });
+    expect(n.status.conditions.map((k: Obj) => `${k.type}=${k.status}:${k.reason}`)).toEqual([
+      'MemoryPressure=False:KubeletHasSufficientMemory', 'DiskPressure=False:KubeletHasNoDiskPressure', 'PIDPressure=False:KubeletHasSufficientPID', 'Ready=True:KubeletReady',
+    ]);
+    const kinds = c.api.store.list('events').filter((e) => e.involvedObject.kind === 'Node').map((e) => e.reason);
+    expect(kinds).toEqual(expect.arrayContaining(['Starting', 'RegisteredNode', 'NodeReady']));
+  });
+
+  it('PATCHes node status only when it changes (report frequency 1m), as strategic merge to the status subresource', async () => {
+    const patches = () => c.api.requests.filter((r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${node}/status`);
+    await until(() => patches().length >= 1, 10_000, 'first status patch');
+    const before = patches().length;
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(patches().length - before).toBeLessThanOrEqual(1);
+    expect(patches()[0].contentType).toBe('application/strategic-merge-patch+json');
+    expect(patches()[0].user).toBe(`system:node:${node}`);
+  });
+
+  it('keeps a Lease in kube-node-lease owned by the Node, renewed every duration/4', async () => {
+    const lease = await until(() => c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node), 10_000, 'lease');
+    const n = c.api.store.get('nodes', '', node)!;
+    expect(lease.spec).toMatchObject({ holderIdentity: node, leaseDurationSeconds: 4 });
+    const first = lease.spec.renewTime;
+    const renewed = await until(() => { const l = c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node)!; return l.spec.renewTime !== first && l.metadata.ownerReferences?.[0]?.uid === n.metadata.uid && l; }, 10_000, 'lease renewed');
+    expect(renewed.metadata.ownerReferences[0]).toMatchObject({ kind: 'Node', name: node, uid: n.metadata.uid });
+    expect(renewed.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+});
+
+describe('pods from the apiserver', () => {
+  it('runs a bound pod; its status reaches Running with podIP and containerStatuses; kubectl shows it', async () => {
+    create(boundPod('web', node));
+    await until(() => running('web'), 20_000, 'web Running');
+    const p = pod('web')!;
+    expect(p.status.podIP).toBe('127.0.0.1');
+    expect(p.status.containerStatuses[0]).toMatchObject({ name: 'main', ready: true, restartCount: 0, containerID: expect.stringMatching(/:\/\//) });
+    expect(p.status.conditions.find((k: Obj) => k.type === 'Ready').status).toBe('True');
+    const statusPatch = c.api.requests.find((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/web/status')!;
+    expect(statusPatch.contentType).toBe('application/strategic-merge-patch+json');
+    expect(statusPatch.body!.metadata.uid).toBe(p.metadata.uid);
+    const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
+    expect(out.stderr).toBe('');
+    expect(out.stdout).toMatch(new RegExp(`^web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+127\\.0\\.0\\.1\\s+${node}`, 'm'));
+    const reasons = await until(() => { const r = c.api.store.list('events').filter((e) => e.involvedObject.name === 'web').map((e) => e.reason); return r.includes('Started') && r; }, 10_000, 'pod events');
+    expect(reasons).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started']));
+    const started = c.api.store.list('events').find((e) => e.involvedObject.name === 'web' && e.reason === 'Started')!;
+    expect(started).toMatchObject({ source: { component: 'kubelet', host: node }, involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{main}', uid: p.metadata.uid } });
+  });
+
+  it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
+    create(boundPod('doomed', node, { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done', 'doomed-marker-7f3'] }] }));
+    await until(() => running('doomed'), 20_000, 'doomed Running');
+    const uid = pod('doomed')!.metadata.uid;
+    const out = await kubectl(c, ['delete', 'pod', 'doomed', '--timeout=30s']);
+    expect(out.stdout).toContain('pod "doomed" deleted');
+    expect(pod('doomed')).toBeUndefined();
+    const del = c.api.requests.find((r) => r.method === 'DELETE' && r.path === '/api/v1/namespaces/default/pods/doomed' && r.user === `system:node:${node}`)!;
+    expect(del.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid } });
+    // The last status written before the DELETE: the container handled SIGTERM and exited 0.
+    const last = c.api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/doomed/status').at(-1)!;
+    expect(last.body!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(countProcesses('doomed-marker-7f3')).toBe(0);
+    const killing = c.api.store.list('events').find((e) => e.involvedObject.uid === uid && e.reason === 'Killing');
+    expect(killing?.message).toBe('Stopping container main');
+  });
+
+  it('builds env from ConfigMaps, Secrets, envFrom and service links; a missing ConfigMap is CreateContainerConfigError until it exists', async () => {
+    create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } }, 'services');
+    create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'my-db', namespace: 'default' }, spec: { clusterIP: '10.96.0.20', ports: [{ name: 'pg', port: 5432 }] } }, 'services');
+    create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, data: { password: Buffer.from('s3cret').toString('base64') } }, 'secrets');
+    create(boundPod('envpod', node, {
+      restartPolicy: 'Never',
+      containers: [{
+        name: 'main', image: 'busybox', command: ['sh', '-c', 'echo "COLOR=$COLOR PASS=$PASS APP_MODE=$APP_mode URL=$URL DB=$MY_DB_SERVICE_HOST:$MY_DB_SERVICE_PORT_PG K=$KUBERNETES_SERVICE_HOST L=$MY_DB_PORT"'],
+        envFrom: [{ configMapRef: { name: 'settings' }, prefix: 'APP_' }],
+        env: [
+          { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'settings', key: 'color' } } },
+          { name: 'PASS', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+          { name: 'URL', value: 'http://$(MY_DB_SERVICE_HOST):$(COLOR)' },
+        ],
+      }],
+    }));
+    const waiting = await until(() => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting, 20_000, 'waiting status');
+    expect(waiting).toEqual({ reason: 'CreateContainerConfigError', message: 'configmap "settings" not found' });
+    create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { color: 'blue', mode: 'fast' } }, 'configmaps');
+    await until(() => pod('envpod')?.status?.phase === 'Succeeded', 40_000, 'envpod Succeeded');
+    expect(logOf(pod('envpod')!)).toContain('COLOR=blue PASS=s3cret APP_MODE=fast URL=http://10.96.0.20:blue DB=10.96.0.20:5432 K=10.96.0.1 L=tcp://10.96.0.20:5432');
+  }, 60_000);
+});
+
+describe('admission', () => {
+  it('rejects pods that do not fit with phase Failed and the upstream reason', async () => {
+    create(boundPod('greedy', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '1'], resources: { requests: { cpu: '1000' } } }] }));
+    create(boundPod('elsewhere', node, { nodeSelector: { tier: 'prod' } }));
+    const greedy = await until(() => pod('greedy')?.status?.phase === 'Failed' && pod('greedy')!.status, 15_000, 'greedy rejected');
+    expect(greedy.reason).toBe('OutOfcpu');
+    expect(greedy.message).toMatch(/^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/);
+    const other = await until(() => pod('elsewhere')?.status?.phase === 'Failed' && pod('elsewhere')!.status, 15_000, 'elsewhere rejected');
+    expect(other).toMatchObject({ reason: 'NodeAffinity', message: 'Pod was rejected: Predicate NodeAffinity failed' });
+    expect(c.api.store.list('events').some((e) => e.involvedObject.name === 'greedy' && e.reason === 'OutOfcpu' && e.type === 'Warning')).toBe(true);
+    // A rejected pod deleted by the user goes away at once (no containers to wait for).
+    await kubectl(c, ['delete', 'pod', 'greedy', '--timeout=20s']);
+    expect(pod('greedy')).toBeUndefined();
+  });
+});
+
+describe('static pods', () => {
+  it('get a mirror pod, recreated when deleted, removed with the static pod', async () => {
+    writeFileSync(join(c.manifests, 'static.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
+    const name = `etcd-${node}`;
+    const mirror = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m?.status?.phase === 'Running' && m; }, 20_000, 'mirror pod Running');
+    const n = c.api.store.get('nodes', '', node)!;
+    expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.hash']);
+    expect(mirror.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: node, uid: n.metadata.uid, controller: true }]);
+    const out = await kubectl(c, ['get', 'pods', '-n', 'kube-system']);
+    expect(out.stdout).toMatch(new RegExp(`^${name}\\s+1/1\\s+Running`, 'm'));
+    c.api.store.remove('pods', 'kube-system', name);
+    const again = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m && m.metadata.uid !== mirror.metadata.uid && m; }, 15_000, 'mirror pod recreated');
+    expect(again.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.mirror']);
+    unlinkSync(join(c.manifests, 'static.yaml'));
+    await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed');
+  });
+});
+
+describe('apiserver disruptions', () => {
+  it('survives watch drops, 410 Gone and an apiserver restart: no pod restarted, no status lost, new pods still start', async () => {
+    create(boundPod('steady', node));
+    await until(() => running('steady'), 20_000, 'steady Running');
+    const before = pod('steady')!.status.containerStatuses[0];
+    const lists = () => c.api.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods' && !r.query.watch).length;
+    const listsBefore = lists();
+    c.api.dropWatches();
+    create(boundPod('after-drop', node));
+    await until(() => running('after-drop'), 20_000, 'pod created after a watch drop runs');
+    // The kubelet's resourceVersion falls behind a compaction: its re-watch gets 410 Gone.
+    c.api.stallWatches(true);
+    for (let i = 0; i < 3; i++) create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `churn-${i}`, namespace: 'default' } }, 'configmaps');
+    c.api.store.compact();
+    c.api.dropWatches();
+    c.api.stallWatches(false);
+    await until(() => lists() > listsBefore, 15_000, 'relist after 410');
+    create(boundPod('after-410', node));
+    await until(() => running('after-410'), 20_000, 'pod created after 410 runs');
+    // A pod whose status changes while the apiserver is down.
+    create(boundPod('short', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 2; exit 3'] }] }));
+    await until(() => running('short'), 20_000, 'short Running');
+    await c.api.restart(3000);
+    const short = await until(() => pod('short')?.status?.phase === 'Failed' && pod('short')!.status, 30_000, 'short pod status written after the restart');
+    expect(short.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+    create(boundPod('after-restart', node));
+    await until(() => running('after-restart'), 20_000, 'pod created after the apiserver restart runs');
+    const after = pod('steady')!.status.containerStatuses[0];
+    expect(after.containerID).toBe(before.containerID);
+    expect(after.restartCount).toBe(0);
+    expect(c.kubelet.proc.exitCode).toBeNull();
+  }, 120_000);
+});
