@@ -11,10 +11,15 @@ const file = (name: string, text: string) => { const p = join(dir, name); writeF
 
 describe('flags', () => {
   it('parses Go kubelet flag syntax', () => {
-    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on', '--kube-reserved=cpu=1']);
-    expect(p.config).toEqual({ staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] }, cgroupDriver: 'systemd' });
-    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3 });
-    expect(p.unimplemented).toEqual(['fail-swap-on', 'kube-reserved']);
+    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on', '--kube-reserved=cpu=1,memory=1Gi', '--eviction-hard=memory.available<200Mi', '--register-with-taints=a=b:NoSchedule,c:NoExecute', '--node-labels=x=1,y=2', '--seccomp-default']);
+    expect(p.config).toEqual({
+      staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] }, cgroupDriver: 'systemd', kubeReserved: { cpu: '1', memory: '1Gi' },
+      evictionHard: { 'memory.available': '200Mi' }, registerWithTaints: [{ key: 'a', value: 'b', effect: 'NoSchedule' }, { key: 'c', effect: 'NoExecute' }],
+    });
+    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' } });
+    expect(p.unimplemented).toEqual(['fail-swap-on', 'seccomp-default']);
+    expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
+    expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);
   });
   it('rejects unknown flags and bad values', () => {
     expect(() => parseFlags(['--no-such-flag'])).toThrow(FlagError);
@@ -56,8 +61,11 @@ describe('loadConfig', () => {
     await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(/authorization.mode=Webhook need an apiserver/);
   });
   it('accepts known upstream fields it does not implement, with a warning', async () => {
-    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'systemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
-    expect(c.warnings.join('\n')).toMatch(/"systemReserved" is accepted but not implemented/);
+    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'podPidsLimit: 100\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
+    expect(c.warnings.join('\n')).toMatch(/"podPidsLimit" is accepted but not implemented/);
+    expect(c.kc.systemReserved).toEqual({ cpu: '100m' });
+    expect(c.kc).toMatchObject({ nodeStatusUpdateFrequency: '10s', nodeStatusReportFrequency: '5m0s', nodeLeaseDurationSeconds: 40, registerNode: true, eventRecordQPS: 50, eventBurst: 100 });
+    expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
   });
   it('reads the runtime-facing settings with upstream defaults and checks the image GC thresholds', async () => {
