@@ -57,6 +57,8 @@ describe('node', () => {
     expect(n.status.conditions.map((k: Obj) => `${k.type}=${k.status}:${k.reason}`)).toEqual([
       'MemoryPressure=False:KubeletHasSufficientMemory', 'DiskPressure=False:KubeletHasNoDiskPressure', 'PIDPressure=False:KubeletHasSufficientPID', 'Ready=True:KubeletReady',
     ]);
+    const nodes = await kubectl(c, ['get', 'nodes', '-o', 'wide']);
+    expect(nodes.stdout).toMatch(new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.32\\.0\\s+127\\.0\\.0\\.1`, 'm'));
     const kinds = c.api.store.list('events').filter((e) => e.involvedObject.kind === 'Node').map((e) => e.reason);
     expect(kinds).toEqual(expect.arrayContaining(['Starting', 'RegisteredNode', 'NodeReady']));
   });

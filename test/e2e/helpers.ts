@@ -32,11 +32,11 @@ export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string;
 }
 
 /** Polls `fn` until it returns a truthy value. */
-export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, what = 'condition'): Promise<Exclude<NonNullable<T>, false | 0 | ''>> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
-    try { const v = await fn(); if (v) return v as NonNullable<T>; } catch (err) { last = err; }
+    try { const v = await fn(); if (v) return v as Exclude<NonNullable<T>, false | 0 | ''>; } catch (err) { last = err; }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }

@@ -18,7 +18,7 @@ import { until } from '../e2e/helpers.js';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-lw-'));
 let api: FakeKubeApiserver;
 let kubeconfig: string;
-const logger = createLogger({ level: 'silent' });
+const logger = createLogger({ level: 'fatal' });
 type P = { metadata: { name: string; namespace?: string; resourceVersion?: string }; spec?: { nodeName?: string } };
 
 beforeAll(async () => {
