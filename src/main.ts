@@ -19,6 +19,7 @@ import { createKubeClient, type KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { AgentHost } from './agent/host.js';
 import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
+import { bootstrapClientCert, ClientCertRotator } from './agent/certificate/client-cert.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
@@ -68,6 +69,13 @@ export async function main(argv: string[]): Promise<number> {
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
   let auth;
   let api: KubeClient | undefined;
+  const lifetime = new AbortController();
+  const certPaths = { kubeconfig: cfg.kubeconfig ?? '', bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir };
+  // The clock's timers do not hold the process open; waiting for a CSR to be signed must.
+  const holdOpen = setInterval(() => {}, 60_000);
+  try {
+    if (cfg.bootstrapKubeconfig) await bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
+  } catch (err) { logger.error(`client certificate bootstrap failed: ${messageOf(err)}`); return 1; } finally { clearInterval(holdOpen); }
   try {
     api = cfg.kubeconfig ? await createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` }) : undefined;
     auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
@@ -92,6 +100,7 @@ export async function main(argv: string[]): Promise<number> {
     nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
   }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
+  if (api && kc.rotateCertificates) new ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
 
   const host: KubeletHost = agent.host;
   const servers = [];
@@ -115,6 +124,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
   logger.info('shutting down');
+  lifetime.abort();
   await Promise.all(servers.map((s) => s.close()));
   await agent.stop();
   return 0;

@@ -56,11 +56,12 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'kube-reserved': { path: ['kubeReserved'], kind: 'map' },
   'system-reserved': { path: ['systemReserved'], kind: 'map' },
   'eviction-hard': { path: ['evictionHard'], kind: 'eviction' },
+  'rotate-certificates': { path: ['rotateCertificates'], kind: 'bool' },
 };
 
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
-  config: 'string', kubeconfig: 'string', 'node-labels': 'map', 'pod-infra-container-image': 'string',
+  config: 'string', kubeconfig: 'string', 'bootstrap-kubeconfig': 'string', 'cert-dir': 'string', 'node-labels': 'map', 'pod-infra-container-image': 'string',
   'minimum-container-ttl-duration': 'duration', 'maximum-dead-containers-per-container': 'int', 'maximum-dead-containers': 'int', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
 };
 
@@ -70,7 +71,7 @@ export interface ParsedFlags {
   config: Record<string, unknown>;
   /** Kubelet flags by name. */
   flags: {
-    config?: string; kubeconfig?: string; nodeLabels?: Record<string, string>; podInfraContainerImage?: string;
+    config?: string; kubeconfig?: string; bootstrapKubeconfig?: string; certDir?: string; nodeLabels?: Record<string, string>; podInfraContainerImage?: string;
     minimumContainerTtlDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];

@@ -6,7 +6,7 @@
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
-  'enableServer', 'rotateCertificates', 'serverTLSBootstrap', 'registryPullQPS',
+  'enableServer', 'serverTLSBootstrap', 'registryPullQPS',
   'registryBurst', 'imagePullCredentialsVerificationPolicy', 'preloadedImagesVerificationAllowlist', 
   'enableContentionProfiling', 'oomScoreAdj', 
   'imageMaximumGCAge',
@@ -30,11 +30,11 @@ export const unimplementedConfigFields = new Set([
 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
-  'bootstrap-kubeconfig', 'cert-dir', 'register-schedulable',
+  'register-schedulable',
   'cloud-provider', 'cloud-config', 'runtime-cgroups', 'kubelet-cgroups', 'system-cgroups', 
   'image-service-endpoint',
   'eviction-soft', 'eviction-soft-grace-period', 'eviction-pressure-transition-period', 'eviction-max-pod-grace-period',
-  'eviction-minimum-reclaim', 'fail-swap-on', 'feature-gates', 'rotate-certificates', 'rotate-server-certificates', 'runtime-request-timeout',
+  'eviction-minimum-reclaim', 'fail-swap-on', 'feature-gates', 'rotate-server-certificates', 'runtime-request-timeout',
   'max-open-files', 
   'enable-debugging-handlers', 'enable-server', 'kube-api-qps', 'kube-api-burst', 'kube-api-content-type',
   'lock-file', 'exit-on-lock-contention', 'seccomp-default', 'pod-cidr', 'pods-per-core',

@@ -23,6 +23,10 @@ export interface ResolvedConfig {
   kc: KubeletConfiguration;
   /** The --kubeconfig path (absolute), when given. */
   kubeconfig?: string;
+  /** --bootstrap-kubeconfig (absolute), when given. */
+  bootstrapKubeconfig?: string;
+  /** --cert-dir (default <root-dir>/pki). */
+  certDir: string;
   nodeName: string;
   nodeIP: string;
   rootDir: string;
@@ -120,6 +124,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   const minTtl = parsed.flags.minimumContainerTtlDuration ?? '0s';
   if (parseDuration(minTtl) === undefined) throw new ConfigError(`invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`);
   const kubeconfig = parsed.flags.kubeconfig ? resolve(parsed.flags.kubeconfig) : undefined;
+  const bootstrapKubeconfig = parsed.flags.bootstrapKubeconfig ? resolve(parsed.flags.bootstrapKubeconfig) : undefined;
+  if (bootstrapKubeconfig && !kubeconfig) throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
   const needsApi = [kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true', kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook'].filter(Boolean);
   if (needsApi.length && !kubeconfig) {
     throw new ConfigError(`${needsApi.join(' and ')} need an apiserver: pass --kubeconfig, or for a standalone kubelet set authentication.webhook.enabled=false and authorization.mode=AlwaysAllow`);
@@ -134,7 +140,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
   return {
-    kc, kubeconfig, nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
+    kc, kubeconfig, bootstrapKubeconfig, certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'), nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings, podInfraContainerImage: parsed.flags.podInfraContainerImage, nodeLabels: parsed.flags.nodeLabels ?? {},
     containerGc: { minAgeMs: parseDuration(minTtl)!, maxPerPodContainer: parsed.flags.maximumDeadContainersPerContainer ?? 1, maxContainers: parsed.flags.maximumDeadContainers ?? -1 },

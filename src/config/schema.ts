@@ -55,6 +55,7 @@ export const kubeletConfigSchema = z.object({
   imageGCLowThresholdPercent: z.number().int().min(0).max(100).default(80),
   imageMinimumGCAge: duration.default('2m0s'),
   registerNode: z.boolean().default(true),
+  rotateCertificates: z.boolean().default(false),
   registerWithTaints: z.array(z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }).strict()).default([]),
   providerID: z.string().default(''),
   nodeStatusUpdateFrequency: duration.default('10s'),

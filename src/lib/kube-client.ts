@@ -32,6 +32,8 @@ export interface ApiClient { post<T>(path: string, body: unknown, opts?: { timeo
 /** Talks to one apiserver. `request` rejects only on network errors, timeouts and aborts. */
 export interface KubeClient extends ApiClient {
   readonly server: string;
+  /** Re-reads the kubeconfig and its files (a rotated client certificate) and reconnects. */
+  reload(): Promise<void>;
   request<T>(req: KubeRequest): Promise<ApiResponse<T>>;
   /**
    * Streams a watch: resolves when the server ends the stream, rejects with a WatchHttpError when
@@ -78,7 +80,7 @@ function fullPath(conn: Connection, req: KubeRequest): string {
 
 /** Loads `kubeconfigPath` and returns a client; `timeoutMs` is the default deadline per call. */
 export async function createKubeClient(kubeconfigPath: string, defaults: { timeoutMs: number; userAgent?: string }): Promise<KubeClient> {
-  const conn = await connect(kubeconfigPath);
+  let conn = await connect(kubeconfigPath);
   const mod = conn.url.protocol === 'https:' ? https : http;
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
@@ -110,6 +112,7 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
 
   const client: KubeClient = {
     server: conn.url.toString(),
+    async reload() { const old = conn; conn = await connect(kubeconfigPath); old.agent.destroy(); },
     async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
       const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);
       const chunks: Buffer[] = [];

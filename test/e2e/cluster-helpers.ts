@@ -8,29 +8,43 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCa, issueCert, type PemPair } from '../../src/server/pki.js';
 import { startFakeKubeApiserver, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
+import { startCsrSigner } from '../fixtures/apiserver/csr-signer.js';
 import { freeKubeletPorts, kubeletArgs, startKubelet, type Kubelet, type KubeletPorts } from './helpers.js';
 
 /** A joined kubelet and its cluster. */
-export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; restartKubelet(): Promise<void> }
+export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; kubeconfig: string; restartKubelet(): Promise<void>; close(): Promise<void> }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const ADMIN_TOKEN = 'admin-token-for-kubectl';
+/** The bootstrap token (kubeadm's format) and the user it maps to. */
+export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
 
-/** Starts the fake apiserver and a kubelet with `config` (YAML lines added to the config file) and `extra` flags. */
-export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[] }): Promise<Cluster> {
+/**
+ * Starts the fake apiserver and a kubelet with `config` (YAML lines added to the config file) and
+ * `extra` flags. With `bootstrap`, the kubelet gets only a bootstrap kubeconfig (a token) and the
+ * cluster signs its CSRs for `validSeconds`.
+ */
+export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[]; bootstrap?: { validSeconds: number } }): Promise<Cluster> {
   const ca = createCa('test-cluster-ca');
   const serving = issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
   const client = issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
-  const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin' }, bookmarkMs: 500 });
+  const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' }, bookmarkMs: 500 });
+  const stopSigner = o.bootstrap ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');
   mkdirSync(manifests, { recursive: true });
   const kubeconfig = join(o.dir, 'kubelet.kubeconfig');
-  writeFileSync(kubeconfig, [
+  const kubeconfigText = (user: string) => [
     'apiVersion: v1', 'kind: Config', 'current-context: c',
     `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
-    `users: [{name: u, user: {client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}}]`,
+    `users: [{name: u, user: ${user}}]`,
     'contexts: [{name: c, context: {cluster: k, user: u}}]', '',
-  ].join('\n'));
+  ].join('\n');
+  const bootstrapArgs: string[] = [];
+  if (o.bootstrap) {
+    const boot = join(o.dir, 'bootstrap.kubeconfig');
+    writeFileSync(boot, kubeconfigText(`{token: ${BOOTSTRAP_TOKEN}}`));
+    bootstrapArgs.push('--bootstrap-kubeconfig', boot);
+  } else writeFileSync(kubeconfig, kubeconfigText(`{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`));
   const kubectlConfig = join(o.dir, 'admin.kubeconfig');
   writeFileSync(kubectlConfig, [
     'apiVersion: v1', 'kind: Config', 'current-context: c',
@@ -45,10 +59,11 @@ export async function startCluster(o: { dir: string; node: string; config?: stri
     'authentication: {x509: {clientCAFile: ca.crt}}', 'fileCheckFrequency: 1s', ...(o.config ?? []), '',
   ].join('\n'));
   const ports = await freeKubeletPorts();
-  const args = kubeletArgs({ dir: o.dir, ports, node: o.node, extra: ['--config', config, '--kubeconfig', kubeconfig, '--read-only-port', String(ports.ro), '--node-ip', '127.0.0.1', ...(o.extra ?? [])] });
+  const args = kubeletArgs({ dir: o.dir, ports, node: o.node, extra: ['--config', config, '--kubeconfig', kubeconfig, '--read-only-port', String(ports.ro), '--node-ip', '127.0.0.1', ...bootstrapArgs, ...(o.extra ?? [])] });
   const cluster: Cluster = {
-    api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig,
+    api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig, kubeconfig,
     async restartKubelet() { await cluster.kubelet.stop(); cluster.kubelet = startKubelet(args); },
+    async close() { stopSigner(); await cluster.kubelet.stop(); await api.close(); },
   };
   return cluster;
 }

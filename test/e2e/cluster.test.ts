@@ -36,8 +36,7 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await c?.kubelet.stop();
-  await c?.api.close();
+  await c?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,0 +1,135 @@
+/**
+ * Kubelet client certificate bootstrap and rotation (upstream kubeletclientcertificate +
+ * bootstrap.LoadClientCert):
+ * 1. bootstrap — when `--kubeconfig` does not exist or its certificate has expired and a
+ *    `--bootstrap-kubeconfig` is given: create a key and a CSR, POST it as the bootstrap identity,
+ *    wait until it is signed (Denied / Failed end it), store `kubelet-client-<time>.pem` (cert +
+ *    key, 0600) under the cert dir with the `kubelet-client-current.pem` link, and write the
+ *    kubeconfig (the bootstrap cluster, the current pem as client certificate and key);
+ * 2. rotation (`rotateCertificates`) — at a jittered 70–90 % of the lifetime, the same CSR flow
+ *    as the node itself; the new pem replaces the link and the client reconnects with it.
+ */
+import { readFile, rename, symlink, unlink, mkdir } from 'node:fs/promises';
+import { join, isAbsolute, dirname } from 'node:path';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { writeFileAtomic } from '../../lib/fs-util.js';
+import { createKubeClient, type KubeClient } from '../../lib/kube-client.js';
+import { certValidity, csrObject, nodeCsr, rotationDeadline } from './csr.js';
+
+type Obj = Record<string, any>;
+
+/** Where the files go. */
+export interface ClientCertPaths { kubeconfig: string; bootstrapKubeconfig?: string; certDir: string }
+
+const CURRENT = 'kubelet-client-current.pem';
+
+/** POSTs a CSR and waits for its certificate (PEM). */
+export async function requestCertificate(client: KubeClient, csrPem: string, o: { clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number }): Promise<string> {
+  const created = await client.request<Obj>({ method: 'POST', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', body: csrObject(csrPem), signal: o.signal });
+  if (created.status !== 201 || !created.body) throw new Error(`creating the certificate signing request: HTTP ${created.status}${created.body?.message ? `: ${created.body.message}` : ''}`);
+  const name = created.body.metadata.name as string;
+  const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
+  while (!o.signal?.aborted && o.clock.now() < end) {
+    const r = await client.request<Obj>({ path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal: o.signal });
+    const st = r.body?.status ?? {};
+    const bad = (st.conditions ?? []).find((c: Obj) => c.type === 'Denied' || c.type === 'Failed');
+    if (bad) throw new Error(`certificate signing request ${name} ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim());
+    if (st.certificate) return Buffer.from(st.certificate as string, 'base64').toString('utf8');
+    await sleep(o.pollMs ?? 1000, o.signal, o.clock);
+  }
+  throw new Error(`timed out waiting for certificate signing request ${name} to be signed`);
+}
+
+/** Stores cert + key as a new pem and points the current link at it; returns the link's path. */
+async function storePem(certDir: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
+  await mkdir(certDir, { recursive: true, mode: 0o700 });
+  const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const file = join(certDir, `kubelet-client-${stamp}.pem`);
+  await writeFileAtomic(file, `${certPem.trim()}\n${keyPem.trim()}\n`, 0o600);
+  const link = join(certDir, CURRENT);
+  const tmp = `${link}.tmp`;
+  await unlink(tmp).catch(() => {});
+  await symlink(file, tmp);
+  await rename(tmp, link);
+  return link;
+}
+
+/** The client certificate PEM the kubeconfig uses, if it can be read. */
+async function currentCert(kubeconfig: string): Promise<string | undefined> {
+  try {
+    const doc = parseYaml(await readFile(kubeconfig, 'utf8')) as Obj;
+    const user = (doc.users ?? [])[0]?.user ?? {};
+    if (user['client-certificate-data']) return Buffer.from(user['client-certificate-data'], 'base64').toString('utf8');
+    const p = user['client-certificate'];
+    if (!p) return undefined;
+    return await readFile(isAbsolute(p) ? p : join(dirname(kubeconfig), p), 'utf8');
+  } catch { return undefined; }
+}
+
+/** Bootstraps the kubeconfig when needed (step 1). Returns true when it did. */
+export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName: string; clock: Clock; logger: Logger; signal?: AbortSignal }): Promise<boolean> {
+  const cert = await currentCert(paths.kubeconfig);
+  const validity = cert ? certValidity(cert) : undefined;
+  if (validity && validity.notAfter > o.clock.now()) return false;
+  if (!paths.bootstrapKubeconfig) return false;
+  o.logger.info({ kubeconfig: paths.kubeconfig }, cert ? 'client certificate expired; bootstrapping a new one' : 'no kubeconfig yet; bootstrapping a client certificate');
+  const boot = await createKubeClient(paths.bootstrapKubeconfig, { timeoutMs: 10_000 });
+  const { keyPem, csrPem } = nodeCsr(o.nodeName);
+  const certPem = await requestCertificate(boot, csrPem, { clock: o.clock, signal: o.signal });
+  const link = await storePem(paths.certDir, certPem, keyPem, o.clock.now());
+  const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Obj;
+  const ctxName = bootDoc['current-context'];
+  const ctx = ((bootDoc.contexts ?? []) as Obj[]).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];
+  const cluster = ((bootDoc.clusters ?? []) as Obj[]).find((c) => c.name === ctx?.context?.cluster) ?? bootDoc.clusters?.[0];
+  const clusterBody = { ...cluster.cluster };
+  const ca = clusterBody['certificate-authority'];
+  if (ca && !isAbsolute(ca)) clusterBody['certificate-authority'] = join(dirname(paths.bootstrapKubeconfig), ca);
+  await mkdir(dirname(paths.kubeconfig), { recursive: true });
+  await writeFileAtomic(paths.kubeconfig, stringifyYaml({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'default-context',
+    clusters: [{ name: 'default-cluster', cluster: clusterBody }],
+    users: [{ name: 'default-auth', user: { 'client-certificate': link, 'client-key': link } }],
+    contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
+  }), 0o600);
+  o.logger.info({ kubeconfig: paths.kubeconfig, cert: link }, 'client certificate bootstrapped');
+  return true;
+}
+
+/** Rotates the client certificate before it expires (step 2); `client` reconnects after each rotation. */
+export class ClientCertRotator {
+  /** Rotations done (tests). */
+  rotations = 0;
+  constructor(private readonly d: { client: KubeClient; paths: ClientCertPaths; nodeName: string; clock: Clock; logger: Logger; jitter?: () => number }) {}
+
+  start({ signal }: { signal: AbortSignal }): void {
+    void (async () => {
+      let delay = 1000;
+      while (!signal.aborted) {
+        const cert = await currentCert(this.d.paths.kubeconfig);
+        const v = cert ? certValidity(cert) : undefined;
+        if (!v) { await sleep(60_000, signal, this.d.clock); continue; }
+        const wait = rotationDeadline(v, (this.d.jitter ?? Math.random)()) - this.d.clock.now();
+        if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
+        if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
+        try {
+          const { keyPem, csrPem } = nodeCsr(this.d.nodeName);
+          const certPem = await requestCertificate(this.d.client, csrPem, { clock: this.d.clock, signal, timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()) });
+          await storePem(this.d.paths.certDir, certPem, keyPem, this.d.clock.now());
+          await this.d.client.reload();
+          this.rotations++;
+          delay = 1000;
+          this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'rotated the kubelet client certificate');
+        } catch (err) {
+          if (signal.aborted) return;
+          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'client certificate rotation failed; will retry');
+          await sleep(delay, signal, this.d.clock);
+          delay = Math.min(delay * 2, 60_000);
+        }
+      }
+    })();
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * TLS bootstrap and client certificate rotation: the kubelet starts with only a bootstrap token,
+ * requests its client certificate through the CSR API (signed here by the fake cluster's
+ * approver/signer), writes the kubeconfig and the pem under --cert-dir, registers as
+ * system:node:<node>, and with rotateCertificates renews the certificate before it expires —
+ * the requests after that use the new certificate. A restart reuses the stored certificate.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import forge from 'node-forge';
+import { startCluster, type Cluster } from './cluster-helpers.js';
+import { until } from './helpers.js';
+
+const node = 'boot-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-boot-'));
+let c: Cluster;
+const CSRS = 'certificates.k8s.io/certificatesigningrequests';
+
+beforeAll(async () => {
+  c = await startCluster({ dir, node, bootstrap: { validSeconds: 10 }, config: ['rotateCertificates: true', 'nodeStatusUpdateFrequency: 1s'], extra: ['--cert-dir', join(dir, 'certs')] });
+}, 30_000);
+afterAll(async () => { await c?.close(); rmSync(dir, { recursive: true, force: true }); });
+
+describe('client certificate bootstrap', () => {
+  it('requests a certificate with the bootstrap token, writes kubeconfig + pem, then acts as system:node:<node>', async () => {
+    await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
+    const [csr] = c.api.store.list(CSRS);
+    expect(csr.spec).toMatchObject({ signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'key encipherment', 'client auth'], username: 'system:bootstrap:abcdef' });
+    const req = forge.pki.certificationRequestFromPem(Buffer.from(csr.spec.request, 'base64').toString('utf8'));
+    expect(req.subject.getField('CN').value).toBe(`system:node:${node}`);
+    expect(req.subject.getField('O').value).toBe('system:nodes');
+    const link = join(dir, 'certs', 'kubelet-client-current.pem');
+    expect(readlinkSync(link)).toMatch(/kubelet-client-\d{8}T\d{6}\.pem$/);
+    expect(statSync(readlinkSync(link)).mode & 0o777).toBe(0o600);
+    expect(readFileSync(c.kubeconfig, 'utf8')).toContain(`client-certificate: ${link}`);
+    const nodeCreate = c.api.requests.find((r) => r.method === 'POST' && r.path === '/api/v1/nodes')!;
+    expect(nodeCreate.user).toBe(`system:node:${node}`);
+  });
+
+  it('rotates the certificate at 70–90 % of its lifetime; later requests use the new one', async () => {
+    const first = c.api.requests.find((r) => r.user === `system:node:${node}`)!.certSerial;
+    const second = await until(() => c.api.store.list(CSRS).find((x) => x.spec.username === `system:node:${node}` && x.status?.certificate), 15_000, 'rotation CSR signed');
+    expect(second.spec.groups).toContain('system:nodes');
+    const newSerial = await until(() => { const r = c.api.requests.filter((x) => x.user === `system:node:${node}`).at(-1)!; return r.certSerial !== first && r.certSerial; }, 10_000, 'requests with the new certificate');
+    expect(newSerial).not.toBe(first);
+    expect(c.kubelet.output()).toContain('rotated the kubelet client certificate');
+  }, 30_000);
+
+  it('a restart reuses the stored certificate (no new CSR)', async () => {
+    const before = c.api.store.list(CSRS).length;
+    await c.restartKubelet();
+    const t = Date.now();
+    await until(() => c.api.requests.some((r) => r.at > t && r.user === `system:node:${node}`), 20_000, 'requests after restart');
+    expect(c.api.store.list(CSRS).length).toBe(before);
+  }, 30_000);
+});
