@@ -120,6 +120,26 @@ describe('pods from the apiserver', () => {
     expect(killing?.message).toBe('Stopping container main');
   });
 
+  it('honours the grace period for a container that ignores SIGTERM; a force delete kills at once', async () => {
+    create(boundPod('stubborn', node, { terminationGracePeriodSeconds: 3, containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done', 'stubborn-marker-1c9'] }] }));
+    create(boundPod('forced', node, { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'while true; do sleep 0.1; done', 'forced-marker-5e2'] }] }));
+    await until(() => running('stubborn') && running('forced'), 20_000, 'pods Running');
+    const t0 = Date.now();
+    const out = await kubectl(c, ['delete', 'pod', 'stubborn', '--timeout=30s']);
+    expect(out.stdout).toContain('deleted');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2500);
+    expect(countProcesses('stubborn-marker-1c9')).toBe(0);
+    // --force --grace-period=0 removes the object at once; the kubelet kills what the apiserver no longer knows.
+    await kubectl(c, ['delete', 'pod', 'forced', '--force', '--grace-period=0']);
+    expect(pod('forced')).toBeUndefined();
+    await until(() => countProcesses('forced-marker-5e2') === 0, 10_000, 'forced pod killed');
+  }, 40_000);
+
+  it('kubectl describe pod shows the kubelet events', async () => {
+    const out = await kubectl(c, ['describe', 'pod', 'web']);
+    expect(out.stdout).toMatch(/Events:[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container main/);
+  });
+
   it('builds env from ConfigMaps, Secrets, envFrom and service links; a missing ConfigMap is CreateContainerConfigError until it exists', async () => {
     create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } }, 'services');
     create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'my-db', namespace: 'default' }, spec: { clusterIP: '10.96.0.20', ports: [{ name: 'pg', port: 5432 }] } }, 'services');
