@@ -1,0 +1,83 @@
+/**
+ * The cluster path on real containers: a kubelet joined to the fake apiserver with containerd as
+ * its runtime. A pod bound through the API runs as a CNI container and its status (pod IP from the
+ * bridge, containerd:// IDs) reaches the apiserver; a kubelet restart recreates nothing; a
+ * containerd outage turns the Node NotReady with upstream's message and back; kubectl delete
+ * removes the pod's containers and sandbox from containerd.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCriClient } from '../../src/cri/client.js';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
+import { until } from '../e2e/helpers.js';
+import { teardown } from './containerd-helpers.js';
+
+const node = 'ctrd-cluster-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-cluster-'));
+let ctrd: Containerd;
+let cri: CriRuntime;
+let c: Cluster;
+type Obj = Record<string, any>;
+const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
+const ready = () => c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready');
+
+beforeAll(async () => {
+  ctrd = await startContainerd({ cni: true });
+  cri = createCriClient(ctrd.endpoint);
+  c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+}, 60_000);
+
+afterAll(async () => { await c?.close(); await teardown({ cri, ctrd, dir }); }, 60_000);
+
+describe('cluster on containerd', () => {
+  it('node Ready with the runtime version and its images', async () => {
+    await until(() => ready()?.status === 'True', 20_000, 'node Ready');
+    const n = c.api.store.get('nodes', '', node)!;
+    expect(n.status.nodeInfo.containerRuntimeVersion).toMatch(/^containerd:\/\/\d/);
+    expect(n.status.images.flatMap((i: Obj) => i.names)).toEqual(expect.arrayContaining([TEST_IMAGES.busybox, TEST_IMAGES.pause]));
+  });
+
+  it('a bound pod runs as a CNI container; the apiserver gets its pod IP and container IDs', async () => {
+    c.api.store.create('pods', boundPod('app', node, { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] }));
+    const p = await until(() => pod('app')?.status?.containerStatuses?.[0]?.state?.running && pod('app'), 40_000, 'app Running in the apiserver');
+    const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
+    expect(p.status.podIP.startsWith(`${prefix}.`)).toBe(true);
+    expect(p.status.containerStatuses[0]).toMatchObject({ containerID: expect.stringMatching(/^containerd:\/\//), imageID: expect.stringMatching(/sha256:/), ready: true });
+    const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
+    expect(out.stdout).toMatch(new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'));
+  }, 60_000);
+
+  it('a kubelet restart recreates nothing and the status stays correct', async () => {
+    const before = pod('app')!.status.containerStatuses[0];
+    await c.restartKubelet();
+    const t = Date.now();
+    await until(() => c.api.requests.some((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status'), 30_000, 'status written after the restart');
+    const after = pod('app')!.status.containerStatuses[0];
+    expect(after.containerID).toBe(before.containerID);
+    expect(after.restartCount).toBe(0);
+    expect(pod('app')!.status.phase).toBe('Running');
+  }, 60_000);
+
+  it('containerd down → Node NotReady with the runtime error; back → Ready', async () => {
+    await ctrd.down();
+    const down = await until(() => ready()?.status === 'False' && ready(), 30_000, 'node NotReady');
+    expect(down.reason).toBe('KubeletNotReady');
+    expect(down.message).toMatch(/container runtime is down/);
+    await ctrd.up();
+    await until(() => ready()?.status === 'True', 40_000, 'node Ready again');
+    const reasons = c.api.store.list('events').filter((e) => e.involvedObject.kind === 'Node').map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['NodeNotReady', 'NodeReady']));
+  }, 90_000);
+
+  it('kubectl delete pod removes its containers and sandbox from containerd', async () => {
+    const uid = pod('app')!.metadata.uid;
+    const out = await kubectl(c, ['delete', 'pod', 'app', '--timeout=60s'], 70_000);
+    expect(out.stdout).toContain('pod "app" deleted');
+    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 30_000, 'sandbox removed');
+    expect(await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
+  }, 90_000);
+});
