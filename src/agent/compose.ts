@@ -182,7 +182,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   });
   const statusSync = api ? new StatusSync({
     client: api, statusManager, podManager, clock, logger,
-    canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isRejected(uid)),
+    canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
   }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const gc = new GarbageCollector({

@@ -135,6 +135,15 @@ describe('pods from the apiserver', () => {
     await until(() => countProcesses('forced-marker-5e2') === 0, 10_000, 'forced pod killed');
   }, 40_000);
 
+  it('never runs a pod the apiserver already reports as finished', async () => {
+    create({ ...boundPod('finished', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 30', 'finished-marker-9d4'] }] }), status: { phase: 'Succeeded' } });
+    create(boundPod('probe-after', node));
+    await until(() => running('probe-after'), 20_000, 'a later pod runs');
+    expect(countProcesses('finished-marker-9d4')).toBe(0);
+    expect(pod('finished')!.status.phase).toBe('Succeeded');
+    expect(c.api.requests.some((r) => r.path === '/api/v1/namespaces/default/pods/finished/status')).toBe(false);
+  });
+
   it('kubectl describe pod shows the kubelet events', async () => {
     const out = await kubectl(c, ['describe', 'pod', 'web']);
     expect(out.stdout).toMatch(/Events:[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container main/);

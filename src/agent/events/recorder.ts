@@ -28,7 +28,7 @@ const MAX_DEDUP = 4096;
 export class EventRecorder implements EventSink {
   private tokens: number;
   private lastRefill: number;
-  private readonly seen = new Map<string, { name: string; namespace: string; count: number; first: string }>();
+  private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly d: EventRecorderDeps) {
@@ -73,7 +73,7 @@ export class EventRecorder implements EventSink {
         });
         if (r.status !== 201) { this.d.logger.debug({ status: r.status, reason }, 'event not accepted'); return; }
         if (this.seen.size >= MAX_DEDUP) this.seen.delete(this.seen.keys().next().value!);
-        this.seen.set(key, { name, namespace, count: 1, first: now });
+        this.seen.set(key, { name, namespace, count: 1 });
       } catch (err) { this.d.logger.debug({ err: messageOf(err), reason }, 'event not sent'); }
     });
   }

@@ -39,16 +39,13 @@ export class NodeStatusManager {
   private uid: string | undefined;
   private last: Obj | undefined;
   private lastReportMs = 0;
-  private waiters: ((uid: string) => void)[] = [];
 
   constructor(private readonly d: NodeStatusManagerDeps) {}
 
   /** The Node's UID once registered (for the Lease's owner reference). */
   nodeUid(): string | undefined { return this.uid; }
-  /** Resolves with the Node's UID once it is known. */
-  registered(): Promise<string> { return this.uid ? Promise.resolve(this.uid) : new Promise((r) => this.waiters.push(r)); }
 
-  private setUid(uid: string) { this.uid = uid; const w = this.waiters; this.waiters = []; for (const f of w) f(uid); }
+  private setUid(uid: string) { this.uid = uid; }
 
   private async register(signal: AbortSignal): Promise<void> {
     const { client, settings: s } = this.d;

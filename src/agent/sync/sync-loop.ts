@@ -3,8 +3,10 @@
  * the 1 s sync ticker (pods due in the work queue) and the 2 s housekeeping tick (cleanup of
  * pods that are no longer desired, once every source has been seen).
  * Config updates (upstream HandlePodAdditions/Updates/Removes): mirror pods go to the pod
- * manager's mirror index and re-sync their static pod; new pods are admitted in creation order
- * against the pods already admitted — a rejected pod is recorded (`onRejected`) and never run.
+ * manager's mirror index and re-sync their static pod; a new pod the apiserver already reports
+ * as Succeeded/Failed is never run again (after a kubelet restart); new pods are admitted in
+ * creation order against the pods already admitted — a rejected pod is recorded (`onRejected`)
+ * and never run. Pods that never run get no worker (`isInactive`).
  */
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -45,8 +47,8 @@ export class SyncLoop {
 
   private readonly rejected = new Set<string>();
 
-  /** True when admission rejected the pod (it never gets a worker). */
-  isRejected(uid: string): boolean { return this.rejected.has(uid); }
+  /** True for a pod that never gets a worker: rejected by admission, or terminal when it arrived. */
+  isInactive(uid: string): boolean { return this.rejected.has(uid); }
 
   private admitted(except: string): Pod[] {
     return this.d.podManager.getPods().filter((p) => p.metadata.uid !== except && !this.rejected.has(p.metadata.uid!)
@@ -75,6 +77,7 @@ export class SyncLoop {
           const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.rejected.has(uid);
           podManager.addOrUpdate(pod);
           if (this.rejected.has(uid)) break;
+          if (isNew && ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) { this.rejected.add(uid); break; }
           if (isNew && this.d.admit && !pod.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) {
             const r = this.d.admit(pod, this.admitted(uid));
             if (!r.admit) {
