@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bytes } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import https from 'node:https';
 import { countProcesses, until } from './helpers.js';
 
 const node = 'cluster-node';
@@ -80,6 +81,24 @@ describe('node', () => {
     const renewed = await until(() => { const l = c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node)!; return l.spec.renewTime !== first && l.metadata.ownerReferences?.[0]?.uid === n.metadata.uid && l; }, 10_000, 'lease renewed');
     expect(renewed.metadata.ownerReferences[0]).toMatchObject({ kind: 'Node', name: node, uid: n.metadata.uid });
     expect(renewed.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+});
+
+describe('10250 behind the apiserver', () => {
+  it('authenticates bearer tokens with TokenReview and authorizes with SubjectAccessReview against the apiserver', async () => {
+    const get = (token: string) => new Promise<number>((resolve, reject) => {
+      https.get({ host: '127.0.0.1', port: c.ports.port, path: '/pods', ca: c.ca.cert, rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+    });
+    c.api.reviewTokens.set('reader-token', { username: 'reader', groups: ['ops'] });
+    c.api.reviewTokens.set('intruder-token', { username: 'intruder' });
+    c.api.authorize = (spec) => spec.user !== 'intruder';
+    await until(() => get('reader-token').then(() => true), 10_000, '10250 listening');
+    expect(await get('reader-token')).toBe(200);
+    expect(await get('intruder-token')).toBe(403);
+    expect(await get('unknown-token')).toBe(401);
+    const sar = c.api.requests.find((r) => r.path === '/apis/authorization.k8s.io/v1/subjectaccessreviews' && r.body?.spec?.user === 'reader')!;
+    expect(sar.body!.spec).toMatchObject({ groups: expect.arrayContaining(['ops', 'system:authenticated']), resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'proxy', name: node } });
+    expect(sar.user).toBe(`system:node:${node}`);
   });
 });
 
