@@ -3,7 +3,8 @@
  * its runtime. A pod bound through the API runs as a CNI container and its status (pod IP from the
  * bridge, containerd:// IDs) reaches the apiserver; a kubelet restart recreates nothing; a
  * containerd outage turns the Node NotReady with upstream's message and back; kubectl delete
- * removes the pod's containers and sandbox from containerd.
+ * removes the pod's containers and sandbox from containerd. Image pulls from a private registry
+ * (Basic auth) work with the pod's imagePullSecrets and fail without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -15,23 +16,26 @@ import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/conta
 import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
 import { until } from '../e2e/helpers.js';
 import { teardown } from './containerd-helpers.js';
+import { startRegistry, type Registry } from '../fixtures/registry.js';
 
 const node = 'ctrd-cluster-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-cluster-'));
 let ctrd: Containerd;
 let cri: CriRuntime;
 let c: Cluster;
+let registry: Registry;
 type Obj = Record<string, any>;
 const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
 const ready = () => c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready');
 
 beforeAll(async () => {
-  ctrd = await startContainerd({ cni: true });
+  registry = await startRegistry({ users: { puller: 'pull-pw' }, images: [{ name: 'team/app:1', cmd: ['sleep', '3600'] }] });
+  ctrd = await startContainerd({ cni: true, httpRegistries: [registry.host] });
   cri = createCriClient(ctrd.endpoint);
   c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
 }, 60_000);
 
-afterAll(async () => { await c?.close(); await teardown({ cri, ctrd, dir }); }, 60_000);
+afterAll(async () => { await c?.close(); await teardown({ cri, ctrd, dir }); await registry?.close(); }, 60_000);
 
 describe('cluster on containerd', () => {
   it('node Ready with the runtime version and its images', async () => {
@@ -50,6 +54,24 @@ describe('cluster on containerd', () => {
     const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
     expect(out.stdout).toMatch(new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'));
   }, 60_000);
+
+  it('pulls from a private registry with the pod\'s imagePullSecrets; without them ErrImagePull → ImagePullBackOff', async () => {
+    const image = `${registry.host}/team/app:1`;
+    const auths = { [registry.host]: { username: 'puller', password: 'pull-pw', auth: Buffer.from('puller:pull-pw').toString('base64') } };
+    c.api.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/dockerconfigjson', metadata: { name: 'regcred', namespace: 'default' }, data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') } });
+    c.api.store.create('pods', boundPod('private', node, { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
+    const p = await until(() => pod('private')?.status?.containerStatuses?.[0]?.state?.running && pod('private'), 30_000, 'private image pod Running').catch((err) => {
+      throw new Error(`${err.message}: ${JSON.stringify(pod('private')?.status?.containerStatuses)} registry: ${JSON.stringify(registry.requests.slice(-6))}`);
+    });
+    expect(p.status.containerStatuses[0].image).toBe(image);
+    expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/app/manifests/1')).toBe(true);
+    const reasons = c.api.store.list('events').filter((e) => e.involvedObject.name === 'private').map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['Pulling', 'Pulled', 'Created', 'Started']));
+    c.api.store.create('pods', boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
+    const w = await until(() => { const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting; return s?.reason === 'ErrImagePull' || s?.reason === 'ImagePullBackOff' ? s : undefined; }, 40_000, 'pull failure');
+    expect(w.message).toMatch(/401|unauthorized|authorization/i);
+    c.api.store.remove('pods', 'default', 'nocreds');
+  }, 90_000);
 
   it('a kubelet restart recreates nothing and the status stays correct', async () => {
     const before = pod('app')!.status.containerStatuses[0];

@@ -59,7 +59,8 @@ function entriesOf(secret: PullSecret): Entry[] {
       if (i > 0) { username = dec.slice(0, i); password = dec.slice(i + 1); }
     }
     const { host, path } = parseKey(key);
-    return { host, path, auth: { username, password, auth: v.auth, server_address: key, identity_token: v.identitytoken, registry_token: v.registrytoken } };
+    // server_address stays empty, as upstream's keyring leaves it: runtimes then use the credentials for the image's registry.
+    return { host, path, auth: { username, password, auth: v.auth, identity_token: v.identitytoken, registry_token: v.registrytoken } };
   });
 }
 

@@ -18,7 +18,7 @@ describe('keyring', () => {
       dockerconfigjson({ 'registry.example.com/team': { username: 'team', password: '2' }, '*.corp.example': { username: 'glob', password: '3', identitytoken: 'tok' } }),
       { type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify({ 'quay.io': { auth: b64('q:pw') } })) } },
     ];
-    expect(credentialsFor('busybox', secrets)).toEqual([{ username: 'hub', password: 'pw', auth: b64('hub:pw'), server_address: 'https://index.docker.io/v1/', identity_token: undefined, registry_token: undefined }]);
+    expect(credentialsFor('busybox', secrets)).toEqual([{ username: 'hub', password: 'pw', auth: b64('hub:pw'), identity_token: undefined, registry_token: undefined }]);
     expect(credentialsFor('registry.example.com/team/app', secrets).map((a) => a.username)).toEqual(['team', 'any']);
     expect(credentialsFor('registry.example.com/other/app', secrets).map((a) => a.username)).toEqual(['any']);
     expect(credentialsFor('reg.corp.example/x', secrets)).toMatchObject([{ username: 'glob', identity_token: 'tok' }]);
