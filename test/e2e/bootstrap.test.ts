@@ -54,5 +54,9 @@ describe('client certificate bootstrap', () => {
     const t = Date.now();
     await until(() => c.api.requests.some((r) => r.at > t && r.user === `system:node:${node}`), 20_000, 'requests after restart');
     expect(c.api.store.list(CSRS).length).toBe(before);
+    // Registration again: 409 AlreadyExists, then the existing Node is kept (same UID).
+    const uid = c.api.store.get('nodes', '', node)!.metadata.uid;
+    await until(() => c.api.requests.some((r) => r.at > t && r.method === 'GET' && r.path === `/api/v1/nodes/${node}`), 20_000, 'existing node read after 409');
+    expect(c.api.store.get('nodes', '', node)!.metadata.uid).toBe(uid);
   }, 30_000);
 });

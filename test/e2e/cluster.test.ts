@@ -221,6 +221,11 @@ describe('static pods', () => {
     c.api.store.remove('pods', 'kube-system', name);
     const again = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m && m.metadata.uid !== mirror.metadata.uid && m; }, 15_000, 'mirror pod recreated');
     expect(again.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.mirror']);
+    // An edited manifest is a new static pod (new hash): the stale mirror pod is replaced.
+    writeFileSync(join(c.manifests, 'static.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system, labels: {v: "2"}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3601"]}\n');
+    const edited = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m?.metadata.labels?.v === '2' && m; }, 20_000, 'mirror pod replaced');
+    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).not.toBe(again.metadata.annotations['kubernetes.io/config.mirror']);
+    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).toBe(edited.metadata.annotations['kubernetes.io/config.hash']);
     unlinkSync(join(c.manifests, 'static.yaml'));
     await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed');
   });
