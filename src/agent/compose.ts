@@ -173,7 +173,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors }),
     admit: (pod, admitted) => {
       const m = machine!;
-      return admitPod(pod, admitted, { name: cfg.nodeName, labels: nodeLabels(cfg.node, m), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, m).allocatableNumbers }, { isStatic: isStaticPod(pod) });
+      return admitPod(pod, admitted, { node: { name: cfg.nodeName, labels: nodeLabels(cfg.node, m), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, m).allocatableNumbers }, isStatic: isStaticPod(pod) });
     },
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });

@@ -69,7 +69,8 @@ function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): 
 }
 
 /** Decides whether `pod` may run next to `admitted` (the pods already running here). */
-export function admitPod(pod: Pod, admitted: Pod[], node: AdmissionNode, o: { isStatic: boolean }): AdmitResult {
+export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; isStatic: boolean }): AdmitResult {
+  const { node } = o;
   const predicate = (name: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed` });
   if (pod.spec.nodeName && pod.spec.nodeName !== node.name) return predicate('NodeName');
   if (!nodeAffinityMatches(pod, node)) return predicate('NodeAffinity');

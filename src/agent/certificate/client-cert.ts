@@ -45,7 +45,8 @@ export async function requestCertificate(client: KubeClient, csrPem: string, o: 
 }
 
 /** Stores cert + key as a new pem and points the current link at it; returns the link's path. */
-async function storePem(certDir: string, certPem: string, keyPem: string, nowMs: number): Promise<string> {
+async function storePem(certDir: string, o: { certPem: string; keyPem: string; nowMs: number }): Promise<string> {
+  const { certPem, keyPem, nowMs } = o;
   await mkdir(certDir, { recursive: true, mode: 0o700 });
   const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const file = join(certDir, `kubelet-client-${stamp}.pem`);
@@ -80,7 +81,7 @@ export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName:
   const boot = await createKubeClient(paths.bootstrapKubeconfig, { timeoutMs: 10_000 });
   const { keyPem, csrPem } = nodeCsr(o.nodeName);
   const certPem = await requestCertificate(boot, csrPem, { clock: o.clock, signal: o.signal });
-  const link = await storePem(paths.certDir, certPem, keyPem, o.clock.now());
+  const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
   const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Obj;
   const ctxName = bootDoc['current-context'];
   const ctx = ((bootDoc.contexts ?? []) as Obj[]).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];
@@ -118,7 +119,7 @@ export class ClientCertRotator {
         try {
           const { keyPem, csrPem } = nodeCsr(this.d.nodeName);
           const certPem = await requestCertificate(this.d.client, csrPem, { clock: this.d.clock, signal, timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()) });
-          await storePem(this.d.paths.certDir, certPem, keyPem, this.d.clock.now());
+          await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
           await this.d.client.reload();
           this.rotations++;
           delay = 1000;

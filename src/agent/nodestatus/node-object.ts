@@ -79,9 +79,11 @@ export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   };
 }
 
-function condition(type: string, ok: boolean, good: [string, string], bad: [string, string], healthy: 'True' | 'False', prev: NodeCondition | undefined, now: string): NodeCondition {
+/** One condition: `healthy` is the status when `ok`; the transition time moves only when the status does. */
+function condition(type: string, ok: boolean, o: { good: [string, string]; bad: [string, string]; healthy: 'True' | 'False'; prev: NodeCondition | undefined; now: string }): NodeCondition {
+  const { healthy, prev, now } = o;
   const status = ok ? healthy : healthy === 'True' ? 'False' : 'True';
-  const [reason, message] = ok ? good : bad;
+  const [reason, message] = ok ? o.good : o.bad;
   const transition = prev && prev.status === status ? prev.lastTransitionTime : now;
   return { type, status, lastHeartbeatTime: now, lastTransitionTime: transition, reason, message };
 }
@@ -93,10 +95,10 @@ export function nodeConditions(runtimeErrors: string[] | undefined, previous: No
   const errs = runtimeErrors ?? ['container runtime status check may not have completed yet'];
   const notReady = errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
   return [
-    condition('MemoryPressure', true, ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'], ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'], 'False', prev('MemoryPressure'), now),
-    condition('DiskPressure', true, ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'], ['KubeletHasDiskPressure', 'kubelet has disk pressure'], 'False', prev('DiskPressure'), now),
-    condition('PIDPressure', true, ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'], ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'], 'False', prev('PIDPressure'), now),
-    condition('Ready', errs.length === 0, ['KubeletReady', 'kubelet is posting ready status'], ['KubeletNotReady', notReady], 'True', prev('Ready'), now),
+    condition('MemoryPressure', true, { good: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'], bad: ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'], healthy: 'False', prev: prev('MemoryPressure'), now }),
+    condition('DiskPressure', true, { good: ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'], bad: ['KubeletHasDiskPressure', 'kubelet has disk pressure'], healthy: 'False', prev: prev('DiskPressure'), now }),
+    condition('PIDPressure', true, { good: ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'], bad: ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'], healthy: 'False', prev: prev('PIDPressure'), now }),
+    condition('Ready', errs.length === 0, { good: ['KubeletReady', 'kubelet is posting ready status'], bad: ['KubeletNotReady', notReady], healthy: 'True', prev: prev('Ready'), now }),
   ];
 }
 

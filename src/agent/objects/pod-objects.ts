@@ -61,7 +61,7 @@ export class PodObjectFetcher {
     const list = links ? (await this.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`))?.items ?? [] : [];
     const master = await this.get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes');
     return {
-      configMaps, secrets, serviceEnv: serviceEnv(servicesForPod(ns, links, list, master ?? undefined)),
+      configMaps, secrets, serviceEnv: serviceEnv(servicesForPod(ns, { enableServiceLinks: links, inNamespace: list, masterService: master ?? undefined })),
       pullSecrets: refs.pullSecrets.map((n) => secrets.get(n)).filter((s): s is PullSecret => !!s),
     };
   }

@@ -17,14 +17,14 @@ import type { PodManager } from './pod-manager.js';
 export interface MirrorPodsDeps { client: KubeClient; podManager: PodManager; nodeName: string; nodeUid: () => string | undefined; logger: Logger }
 
 /** The mirror pod object for a static pod (pure). */
-export function mirrorPodFor(pod: Pod, nodeName: string, nodeUid: string): Pod {
+export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod {
   const { [ConfigSeenAnnotation]: _seen, [ConfigSourceAnnotation]: _src, ...annotations } = pod.metadata.annotations ?? {};
   return {
     apiVersion: 'v1', kind: 'Pod',
     metadata: {
       name: pod.metadata.name, namespace: pod.metadata.namespace, labels: pod.metadata.labels,
       annotations: { ...annotations, [ConfigMirrorAnnotation]: pod.metadata.annotations?.[ConfigHashAnnotation] ?? pod.metadata.uid! },
-      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUid, controller: true }],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }],
     },
     spec: pod.spec,
   };
@@ -54,7 +54,7 @@ export class MirrorPods {
       if (mirror || pod.metadata.deletionTimestamp) return;
       const nodeUid = this.d.nodeUid();
       if (!nodeUid) return;
-      const r = await this.d.client.request({ method: 'POST', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`, body: mirrorPodFor(pod, this.d.nodeName, nodeUid) });
+      const r = await this.d.client.request({ method: 'POST', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`, body: mirrorPodFor(pod, { name: this.d.nodeName, uid: nodeUid }) });
       if (r.status === 201) this.d.logger.info({ pod: name }, 'created mirror pod');
       else if (r.status !== 409) throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
     } catch (err) {

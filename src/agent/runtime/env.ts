@@ -84,7 +84,8 @@ function resourceValue(c: Container, ref: { resource: string; divisor?: string }
 type KeyRef = { name: string; key: string; optional?: boolean };
 
 /** A value from a ConfigMap or Secret key; undefined = skip (optional); string = error message via `fail`. */
-function keyValue(kind: 'ConfigMap' | 'Secret', ns: string, ref: KeyRef, objects: PodObjects | undefined): { value?: string; error?: string } {
+function keyValue(kind: 'ConfigMap' | 'Secret', ref: KeyRef, o: { ns: string; objects: PodObjects | undefined }): { value?: string; error?: string } {
+  const { ns, objects } = o;
   if (!objects) return { error: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
   const obj = kind === 'ConfigMap' ? objects.configMaps.get(ref.name) : objects.secrets.get(ref.name);
   if (!obj) return ref.optional ? {} : { error: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
@@ -122,7 +123,7 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
         const target = from.resourceFieldRef.containerName ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === from.resourceFieldRef!.containerName) : c;
         value = target ? resourceValue(target, from.resourceFieldRef, ctx) : undefined;
       } else if (from.configMapKeyRef || from.secretKeyRef) {
-        const r = keyValue(from.configMapKeyRef ? 'ConfigMap' : 'Secret', ns, (from.configMapKeyRef ?? from.secretKeyRef)!, ctx.objects);
+        const r = keyValue(from.configMapKeyRef ? 'ConfigMap' : 'Secret', (from.configMapKeyRef ?? from.secretKeyRef)!, { ns, objects: ctx.objects });
         if (r.error) return { ok: false, message: r.error };
         if (r.value === undefined) continue;
         value = r.value;

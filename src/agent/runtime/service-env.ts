@@ -38,7 +38,7 @@ export function serviceEnv(services: ServiceLike[]): Record<string, string> {
 }
 
 /** The services whose variables a pod gets (upstream getServiceEnvVarMap). */
-export function servicesForPod(namespace: string, enableServiceLinks: boolean, inNamespace: ServiceLike[], masterService: ServiceLike | undefined): ServiceLike[] {
-  const list = enableServiceLinks ? inNamespace.filter((s) => !(namespace === 'default' && s.metadata.name === 'kubernetes')) : [];
-  return masterService ? [masterService, ...list] : list;
+export function servicesForPod(namespace: string, o: { enableServiceLinks: boolean; inNamespace: ServiceLike[]; masterService: ServiceLike | undefined }): ServiceLike[] {
+  const list = o.enableServiceLinks ? o.inNamespace.filter((s) => !(namespace === 'default' && s.metadata.name === 'kubernetes')) : [];
+  return o.masterService ? [o.masterService, ...list] : list;
 }

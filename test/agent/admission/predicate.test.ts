@@ -30,7 +30,7 @@ describe('admitPod', () => {
   ];
   for (const [name, p, admitted, o, reason, message] of cases) {
     it(name, () => {
-      const r = admitPod(p, admitted, node, { isStatic: !!o.isStatic });
+      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic });
       if (!reason) expect(r).toEqual({ admit: true });
       else expect(r).toEqual({ admit: false, reason, message: message ?? expect.any(String) });
     });

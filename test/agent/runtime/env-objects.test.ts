@@ -51,8 +51,8 @@ describe('service links', () => {
   it('the kubernetes service always; the namespace\'s services only with enableServiceLinks', () => {
     const master = { metadata: { name: 'kubernetes', namespace: 'default' } };
     const svc = { metadata: { name: 'a', namespace: 'ns' } };
-    expect(servicesForPod('ns', true, [svc], master)).toEqual([master, svc]);
-    expect(servicesForPod('ns', false, [svc], master)).toEqual([master]);
-    expect(servicesForPod('default', true, [master, svc], master)).toEqual([master, svc]);
+    expect(servicesForPod('ns', { enableServiceLinks: true, inNamespace: [svc], masterService: master })).toEqual([master, svc]);
+    expect(servicesForPod('ns', { enableServiceLinks: false, inNamespace: [svc], masterService: master })).toEqual([master]);
+    expect(servicesForPod('default', { enableServiceLinks: true, inNamespace: [master, svc], masterService: master })).toEqual([master, svc]);
   });
 });
