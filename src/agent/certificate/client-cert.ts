@@ -106,6 +106,7 @@ export class ClientCertRotator {
   rotations = 0;
   constructor(private readonly d: { client: KubeClient; paths: ClientCertPaths; nodeName: string; clock: Clock; logger: Logger; jitter?: () => number }) {}
 
+  /** Starts the rotation loop; never throws (failures retry with backoff up to 1 min). */
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
       let delay = 1000;

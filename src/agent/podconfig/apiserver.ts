@@ -24,6 +24,7 @@ export class ApiserverSource implements PodSource {
     this.reflector = new ListWatch({ client: d.client, path: '/api/v1/pods', fieldSelector: `spec.nodeName=${d.nodeName}`, clock: d.clock, logger: d.logger, watchdogMs: d.watchdogMs });
   }
 
+  /** Starts the reflector; every change emits the full set of pods bound here. */
   start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
     this.reflector.start({ signal, onSnapshot: (pods) => emit(pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }))) });
   }
