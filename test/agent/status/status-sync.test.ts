@@ -1,0 +1,73 @@
+/**
+ * The status syncer against the fake apiserver: only new versions are written, as strategic-merge
+ * PATCHes with the UID precondition that keep conditions other writers own; a pod replaced under
+ * the same name (409) or gone (404) is not retried; failures are retried; the final DELETE waits
+ * for the containers and for the last status.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../../../src/api/types.js';
+import { createCa, issueCert } from '../../../src/server/pki.js';
+import { createKubeClient } from '../../../src/lib/kube-client.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { realClock } from '../../../src/lib/clock.js';
+import { PodManager } from '../../../src/agent/pods/pod-manager.js';
+import { StatusManager } from '../../../src/agent/status/status-manager.js';
+import { StatusSync } from '../../../src/agent/status/status-sync.js';
+import { startFakeKubeApiserver, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ss-'));
+let api: FakeKubeApiserver;
+let kubeconfig: string;
+
+beforeAll(async () => {
+  const ca = createCa('ss-ca');
+  api = await startFakeKubeApiserver({ serving: issueCert(ca, { cn: 'api', server: true, sans: { dns: [], ips: ['127.0.0.1'] } }), tokens: { t: 'system:node:n1' } });
+  kubeconfig = join(dir, 'kc');
+  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(ca.cert).toString('base64')}}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`);
+});
+afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+
+const apiPod = (name: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending', conditions: [{ type: 'DisruptionTarget', status: 'False' }] } }) as Pod;
+const running = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'True' as const }], podIP: '10.0.0.7' };
+
+describe('StatusSync', () => {
+  it('writes new versions only, merges conditions, handles 409/404 without retrying, retries failures, then deletes', async () => {
+    const podManager = new PodManager();
+    const statusManager = new StatusManager();
+    const finished = new Set<string>();
+    const sync = new StatusSync({ client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }), statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), canBeDeleted: (uid) => finished.has(uid) });
+    const a = apiPod('a');
+    const gone = apiPod('gone');
+    const replaced = apiPod('replaced');
+    for (const p of [a, gone, replaced]) { podManager.addOrUpdate(p); statusManager.set(p.metadata.uid!, running); }
+    api.store.remove('pods', 'default', 'gone');
+    api.store.remove('pods', 'default', 'replaced');
+    apiPod('replaced');
+    const patches = () => api.requests.filter((r) => r.method === 'PATCH');
+    expect(await sync.pass()).toBe(0);
+    expect(patches().map((r) => r.path).sort()).toEqual(['/api/v1/namespaces/default/pods/a/status', '/api/v1/namespaces/default/pods/gone/status', '/api/v1/namespaces/default/pods/replaced/status']);
+    expect(api.store.get('pods', 'default', 'a')!.status).toMatchObject({ phase: 'Running', podIP: '10.0.0.7', conditions: [{ type: 'DisruptionTarget', status: 'False' }, { type: 'Ready', status: 'True' }] });
+    expect(api.store.get('pods', 'default', 'replaced')!.status.phase).toBe('Pending');
+    await sync.pass();
+    expect(patches()).toHaveLength(3);
+
+    api.inject((r) => (r.method === 'PATCH' ? { code: 500, reason: 'InternalError' } : undefined));
+    statusManager.set(a.metadata.uid!, { ...running, phase: 'Succeeded' });
+    expect(await sync.pass()).toBe(1);
+    api.inject(undefined);
+    expect(await sync.pass()).toBe(0);
+    expect(api.store.get('pods', 'default', 'a')!.status.phase).toBe('Succeeded');
+
+    const deleting = { ...a, metadata: { ...a.metadata, deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 30 } };
+    podManager.addOrUpdate(deleting);
+    await sync.pass();
+    expect(api.store.get('pods', 'default', 'a')).toBeDefined();
+    finished.add(a.metadata.uid!);
+    await sync.pass();
+    expect(api.store.get('pods', 'default', 'a')).toBeUndefined();
+    expect(api.requests.find((r) => r.method === 'DELETE')!.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: a.metadata.uid } });
+  });
+});
