@@ -4,15 +4,14 @@
  * relists; an unreachable apiserver is retried with backoff; field selectors are honoured.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCa, issueCert } from '../../src/server/pki.js';
 import { createKubeClient } from '../../src/lib/kube-client.js';
 import { ListWatch } from '../../src/lib/list-watch.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { realClock } from '../../src/lib/clock.js';
-import { startFakeKubeApiserver, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
+import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
 import { until } from '../e2e/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-lw-'));
@@ -21,12 +20,7 @@ let kubeconfig: string;
 const logger = createLogger({ level: 'fatal' });
 type P = { metadata: { name: string; namespace?: string; resourceVersion?: string }; spec?: { nodeName?: string } };
 
-beforeAll(async () => {
-  const ca = createCa('lw-ca');
-  api = await startFakeKubeApiserver({ serving: issueCert(ca, { cn: 'api', server: true, sans: { dns: [], ips: ['127.0.0.1'] } }), tokens: { t: 'tester' }, bookmarkMs: 100_000 });
-  kubeconfig = join(dir, 'kc');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(ca.cert).toString('base64')}}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`);
-});
+beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'tester' })));
 afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
 
 const mk = (name: string, node: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: node, containers: [] } });

@@ -1,25 +1,19 @@
 /** The event recorder against the fake apiserver: Event shape, dedup by PATCHing count, rate limit. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCa, issueCert } from '../../../src/server/pki.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { EventRecorder, nodeRef, podRef } from '../../../src/agent/events/recorder.js';
-import { startFakeKubeApiserver, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ev-'));
 let api: FakeKubeApiserver;
 let kubeconfig: string;
 
-beforeAll(async () => {
-  const ca = createCa('ev-ca');
-  api = await startFakeKubeApiserver({ serving: issueCert(ca, { cn: 'api', server: true, sans: { dns: [], ips: ['127.0.0.1'] } }), tokens: { t: 'system:node:n1' } });
-  kubeconfig = join(dir, 'kc');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(ca.cert).toString('base64')}}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`);
-});
+beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' })));
 afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
 
 describe('EventRecorder', () => {

@@ -5,29 +5,23 @@
  * for the containers and for the last status.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
-import { createCa, issueCert } from '../../../src/server/pki.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { PodManager } from '../../../src/agent/pods/pod-manager.js';
 import { StatusManager } from '../../../src/agent/status/status-manager.js';
 import { StatusSync } from '../../../src/agent/status/status-sync.js';
-import { startFakeKubeApiserver, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ss-'));
 let api: FakeKubeApiserver;
 let kubeconfig: string;
 
-beforeAll(async () => {
-  const ca = createCa('ss-ca');
-  api = await startFakeKubeApiserver({ serving: issueCert(ca, { cn: 'api', server: true, sans: { dns: [], ips: ['127.0.0.1'] } }), tokens: { t: 'system:node:n1' } });
-  kubeconfig = join(dir, 'kc');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(ca.cert).toString('base64')}}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`);
-});
+beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' })));
 afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
 
 const apiPod = (name: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending', conditions: [{ type: 'DisruptionTarget', status: 'False' }] } }) as Pod;
