@@ -3,9 +3,7 @@
  * apiserver's copies of static pods, by full name). Single writer (the sync loop); readers get
  * copies of the index, never the maps.
  */
-import type { Pod } from '../../api/types.js';
-
-const fullName = (p: Pod) => `${p.metadata.name}_${p.metadata.namespace}`;
+import { podFullName, type Pod } from '../../api/types.js';
 
 /** Desired pods. All methods are synchronous and O(1) except `getPods`. */
 export class PodManager {
@@ -18,9 +16,9 @@ export class PodManager {
   addOrUpdate(pod: Pod): void {
     const uid = pod.metadata.uid!;
     const old = this.byUid.get(uid);
-    if (old) this.byFullName.delete(`${old.metadata.name}_${old.metadata.namespace}`);
+    if (old) this.byFullName.delete(podFullName(old));
     this.byUid.set(uid, pod);
-    this.byFullName.set(`${pod.metadata.name}_${pod.metadata.namespace}`, uid);
+    this.byFullName.set(podFullName(pod), uid);
     this.gen++;
   }
 
@@ -31,7 +29,7 @@ export class PodManager {
     if (!cur) return;
     this.byUid.delete(uid);
     this.gen++;
-    const key = `${cur.metadata.name}_${cur.metadata.namespace}`;
+    const key = podFullName(cur);
     if (this.byFullName.get(key) === uid) this.byFullName.delete(key);
   }
 
@@ -48,11 +46,11 @@ export class PodManager {
   }
 
   /** Records a mirror pod (never run; its static pod is). */
-  setMirror(pod: Pod): void { this.mirrors.set(fullName(pod), pod); }
+  setMirror(pod: Pod): void { this.mirrors.set(podFullName(pod), pod); }
   /** Forgets a mirror pod (only when it is the one stored, by UID). */
-  removeMirror(pod: Pod): void { if (this.mirrors.get(fullName(pod))?.metadata.uid === pod.metadata.uid) this.mirrors.delete(fullName(pod)); }
+  removeMirror(pod: Pod): void { if (this.mirrors.get(podFullName(pod))?.metadata.uid === pod.metadata.uid) this.mirrors.delete(podFullName(pod)); }
   /** The mirror pod of a static pod, if the apiserver has one. */
-  getMirrorOf(pod: Pod): Pod | undefined { return this.mirrors.get(fullName(pod)); }
+  getMirrorOf(pod: Pod): Pod | undefined { return this.mirrors.get(podFullName(pod)); }
   /** Mirror pods whose static pod is gone. */
   orphanedMirrors(): Pod[] { return [...this.mirrors.entries()].filter(([k]) => !this.byFullName.has(k)).map(([, p]) => p); }
 }
