@@ -21,6 +21,9 @@ import type { GenericPleg } from '../pleg/generic-pleg.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { WorkQueue } from './work-queue.js';
 
+/** True when the pod's (API) status is Succeeded or Failed. */
+const hasTerminalPhase = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
 /** What the loop needs. */
 export interface SyncLoopDeps {
   podConfig: PodConfig;
@@ -45,14 +48,14 @@ export class SyncLoop {
   /** When the loop last ran (ms), for /healthz/syncloop. */
   lastIterationAt(): number { return this.lastIterationMs; }
 
-  private readonly rejected = new Set<string>();
+  private readonly inactive = new Set<string>();
 
   /** True for a pod that never gets a worker: rejected by admission, or terminal when it arrived. */
-  isInactive(uid: string): boolean { return this.rejected.has(uid); }
+  isInactive(uid: string): boolean { return this.inactive.has(uid); }
 
   private admitted(except: string): Pod[] {
-    return this.d.podManager.getPods().filter((p) => p.metadata.uid !== except && !this.rejected.has(p.metadata.uid!)
-      && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !['Succeeded', 'Failed'].includes(p.status?.phase ?? ''));
+    return this.d.podManager.getPods().filter((p) => p.metadata.uid !== except && !this.inactive.has(p.metadata.uid!)
+      && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !hasTerminalPhase(p));
   }
 
   private syncStaticOf(mirror: Pod): void {
@@ -74,14 +77,14 @@ export class SyncLoop {
       switch (u.op) {
         case 'ADD':
         case 'UPDATE': {
-          const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.rejected.has(uid);
+          const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.inactive.has(uid);
           podManager.addOrUpdate(pod);
-          if (this.rejected.has(uid)) break;
-          if (isNew && ['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) { this.rejected.add(uid); break; }
-          if (isNew && this.d.admit && !pod.metadata.deletionTimestamp && !['Succeeded', 'Failed'].includes(pod.status?.phase ?? '')) {
+          if (this.inactive.has(uid)) break;
+          if (isNew && hasTerminalPhase(pod)) { this.inactive.add(uid); break; }
+          if (isNew && this.d.admit && !pod.metadata.deletionTimestamp) {
             const r = this.d.admit(pod, this.admitted(uid));
             if (!r.admit) {
-              this.rejected.add(uid);
+              this.inactive.add(uid);
               this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason }, `pod rejected: ${r.message}`);
               this.d.onRejected?.(pod, r.reason, r.message);
               break;
@@ -93,7 +96,7 @@ export class SyncLoop {
         }
         case 'REMOVE':
           podManager.remove(pod);
-          if (this.rejected.delete(uid)) break;
+          if (this.inactive.delete(uid)) break;
           workers.update({ pod, kind: 'kill' });
           break;
         case 'RECONCILE':
