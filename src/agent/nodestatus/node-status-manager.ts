@@ -45,8 +45,6 @@ export class NodeStatusManager {
   /** The Node's UID once registered (for the Lease's owner reference). */
   nodeUid(): string | undefined { return this.uid; }
 
-  private setUid(uid: string) { this.uid = uid; }
-
   private async register(signal: AbortSignal): Promise<void> {
     const { client, settings: s } = this.d;
     let delay = 100;
@@ -57,7 +55,8 @@ export class NodeStatusManager {
         if (r.status === 201) {
           this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
           this.d.events.record(nodeRef(s.nodeName), 'Normal', 'RegisteredNode', `Node ${s.nodeName} registered with the API server`);
-          return this.setUid(r.body!.metadata.uid);
+          this.uid = r.body!.metadata.uid;
+          return;
         }
         if (r.status === 409) {
           const cur = await client.request<Obj>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
@@ -67,7 +66,8 @@ export class NodeStatusManager {
             const fix = Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
             if (Object.keys(fix).length) await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: fix } }, signal });
             this.d.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
-            return this.setUid(cur.body.metadata.uid);
+            this.uid = cur.body.metadata.uid;
+            return;
           }
         }
         throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
