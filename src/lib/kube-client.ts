@@ -153,3 +153,9 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
   };
   return client;
 }
+
+/** The Error for an unexpected answer: `<what>: HTTP <status>[: <the Status message>]`. */
+export function apiError(what: string, r: ApiResponse<unknown>): Error {
+  const message = (r.body as { message?: unknown } | undefined)?.message;
+  return new Error(`${what}: HTTP ${r.status}${typeof message === 'string' && message ? `: ${message}` : ''}`);
+}

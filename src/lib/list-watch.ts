@@ -14,7 +14,7 @@ import type { Clock } from './clock.js';
 import { sleep } from './clock.js';
 import type { Logger } from './logger.js';
 import { messageOf } from './errors.js';
-import { WatchHttpError, type KubeClient, type WatchEvent } from './kube-client.js';
+import { apiError, WatchHttpError, type KubeClient, type WatchEvent } from './kube-client.js';
 
 /** The metadata the reflector reads. */
 export interface Listed { metadata: { name?: string; namespace?: string; resourceVersion?: string } }
@@ -53,7 +53,7 @@ export class ListWatch<T extends Listed> {
 
   private async list(signal: AbortSignal): Promise<void> {
     const r = await this.d.client.request<{ metadata?: { resourceVersion?: string }; items?: T[]; message?: string }>({ path: this.d.path, query: { fieldSelector: this.d.fieldSelector, resourceVersion: undefined }, signal });
-    if (r.status !== 200 || !r.body) throw new Error(`list ${this.d.path}: HTTP ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
+    if (r.status !== 200 || !r.body) throw apiError(`list ${this.d.path}`, r);
     this.lists++;
     this.items.clear();
     for (const it of r.body.items ?? []) this.items.set(keyOf(it), it);

@@ -17,7 +17,7 @@ import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
-import { createKubeClient, type KubeClient } from '../../lib/kube-client.js';
+import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
 import { certValidity, csrObject, nodeCsr, rotationDeadline } from './csr.js';
 
 type Obj = Record<string, any>;
@@ -30,7 +30,7 @@ const CURRENT = 'kubelet-client-current.pem';
 /** POSTs a CSR and waits for its certificate (PEM). */
 export async function requestCertificate(client: KubeClient, csrPem: string, o: { clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number }): Promise<string> {
   const created = await client.request<Obj>({ method: 'POST', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', body: csrObject(csrPem), signal: o.signal });
-  if (created.status !== 201 || !created.body) throw new Error(`creating the certificate signing request: HTTP ${created.status}${created.body?.message ? `: ${created.body.message}` : ''}`);
+  if (created.status !== 201 || !created.body) throw apiError('creating the certificate signing request', created);
   const name = created.body.metadata.name as string;
   const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
   while (!o.signal?.aborted && o.clock.now() < end) {

@@ -8,7 +8,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import type { KubeClient } from '../../lib/kube-client.js';
+import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 
 type Obj = Record<string, any>;
@@ -48,16 +48,16 @@ export class LeaseController {
       if (r.status === 200) this.lease = r.body;
       else if (r.status === 404) {
         const c = await client.request<Obj>({ method: 'POST', path, body: this.desired(undefined), signal });
-        if (c.status !== 201) throw new Error(`creating lease: HTTP ${c.status}`);
+        if (c.status !== 201) throw apiError('creating lease', c);
         this.lease = c.body;
         this.renewals++;
         return;
-      } else throw new Error(`reading lease: HTTP ${r.status}`);
+      } else throw apiError('reading lease', r);
     }
     const u = await client.request<Obj>({ method: 'PUT', path: `${path}/${this.d.nodeName}`, body: this.desired(this.lease), signal });
     if (u.status === 200) { this.lease = u.body; this.renewals++; return; }
     this.lease = undefined;
-    throw new Error(`renewing lease: HTTP ${u.status}`);
+    throw apiError('renewing lease', u);
   }
 
   /** Starts the renew loop. */

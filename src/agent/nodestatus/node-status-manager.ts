@@ -10,7 +10,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import type { KubeClient } from '../../lib/kube-client.js';
+import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { deepEqual } from '../../lib/deep-equal.js';
 import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
@@ -70,7 +70,7 @@ export class NodeStatusManager {
             return;
           }
         }
-        throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+        throw apiError('registering node', r);
       } catch (err) {
         if (signal.aborted) return;
         this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'unable to register node with the API server');
@@ -89,7 +89,7 @@ export class NodeStatusManager {
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next));
     if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
     const r = await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: next }, signal });
-    if (r.status !== 200) throw new Error(`patching node status: HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+    if (r.status !== 200) throw apiError('patching node status', r);
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
     if (ready.status !== wasReady) this.d.events.record(nodeRef(s.nodeName), 'Normal', ready.status === 'True' ? 'NodeReady' : 'NodeNotReady', `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`);

@@ -6,7 +6,7 @@
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
-import type { KubeClient } from '../../lib/kube-client.js';
+import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { PodObjects } from '../runtime/env.js';
 import { serviceEnv, servicesForPod, type ServiceLike } from '../runtime/service-env.js';
@@ -45,7 +45,7 @@ export class PodObjectFetcher {
     if (hit !== undefined) return hit as T | null;
     const r = await this.d.client.request<T & { message?: string }>({ path });
     if (r.status === 404) { this.cache.set(path, null, this.d.ttlMs ?? 5000); return null; }
-    if (r.status !== 200 || !r.body) throw new Error(`GET ${path}: HTTP ${r.status}${r.body?.message ? `: ${r.body.message}` : ''}`);
+    if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
     this.cache.set(path, r.body, this.d.ttlMs ?? 5000);
     return r.body;
   }

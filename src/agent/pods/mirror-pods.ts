@@ -8,10 +8,11 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
-import type { KubeClient } from '../../lib/kube-client.js';
+import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 import { ConfigHashAnnotation, ConfigMirrorAnnotation, ConfigSeenAnnotation, ConfigSourceAnnotation } from '../podconfig/types.js';
 import type { PodManager } from './pod-manager.js';
+import { deletePodNow } from './delete-pod.js';
 
 /** What the mirror pod manager needs. */
 export interface MirrorPodsDeps { client: KubeClient; podManager: PodManager; nodeName: string; nodeUid: () => string | undefined; logger: Logger }
@@ -35,8 +36,7 @@ export class MirrorPods {
   constructor(private readonly d: MirrorPodsDeps) {}
 
   private async remove(mirror: Pod): Promise<void> {
-    const r = await this.d.client.request({ method: 'DELETE', path: `/api/v1/namespaces/${mirror.metadata.namespace}/pods/${mirror.metadata.name}`, body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata.uid } } });
-    if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw new Error(`HTTP ${r.status}`);
+    await deletePodNow(this.d.client, mirror);
     this.d.podManager.removeMirror(mirror);
   }
 
@@ -56,7 +56,7 @@ export class MirrorPods {
       if (!nodeUid) return;
       const r = await this.d.client.request({ method: 'POST', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`, body: mirrorPodFor(pod, { name: this.d.nodeName, uid: nodeUid }) });
       if (r.status === 201) this.d.logger.info({ pod: name }, 'created mirror pod');
-      else if (r.status !== 409) throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+      else if (r.status !== 409) throw apiError('creating mirror pod', r);
     } catch (err) {
       this.d.logger.warn({ pod: name, err: messageOf(err) }, 'failed to sync mirror pod');
     }

@@ -12,10 +12,11 @@
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import type { KubeClient } from '../../lib/kube-client.js';
+import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 import { isStaticPod } from '../podconfig/types.js';
 import type { PodManager } from '../pods/pod-manager.js';
+import { deletePodNow } from '../pods/delete-pod.js';
 import type { StatusManager } from './status-manager.js';
 
 /** What the syncer needs. */
@@ -29,8 +30,6 @@ export interface StatusSyncDeps {
   logger: Logger;
   periodMs?: number;
 }
-
-const path = (p: Pod) => `/api/v1/namespaces/${p.metadata.namespace}/pods/${p.metadata.name}`;
 
 /** Syncs statuses. */
 export class StatusSync {
@@ -79,16 +78,15 @@ export class StatusSync {
     try {
       if ((this.written.get(uid) ?? 0) < vs.version) {
         const r = await this.d.client.request({
-          method: 'PATCH', path: `${path(target)}/status`, contentType: 'application/strategic-merge-patch+json',
+          method: 'PATCH', path: `/api/v1/namespaces/${target.metadata.namespace}/pods/${target.metadata.name}/status`, contentType: 'application/strategic-merge-patch+json',
           body: { metadata: { uid: target.metadata.uid }, status: vs.status },
         });
         if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, vs.version);
-        else throw new Error(`HTTP ${r.status}: ${(r.body as { message?: string } | undefined)?.message ?? ''}`);
+        else throw apiError('patching pod status', r);
         if (r.status !== 200) this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
       }
       if (target === pod && pod.metadata.deletionTimestamp && !this.deleted.has(uid) && this.d.canBeDeleted(uid) && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
-        const r = await this.d.client.request({ method: 'DELETE', path: path(pod), body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } } });
-        if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw new Error(`deleting: HTTP ${r.status}`);
+        await deletePodNow(this.d.client, pod);
         this.deleted.add(uid);
         this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'pod fully terminated and removed from the API');
       }
