@@ -51,8 +51,8 @@ import { StatusSync } from './status/status-sync.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
 import { PodObjectFetcher } from './objects/pod-objects.js';
-import { admitPod } from './admission/predicate.js';
-import { readMachineInfo, type MachineInfo } from './nodestatus/machine-info.js';
+import { admitPod, type AdmissionNode } from './admission/predicate.js';
+import { readMachineInfo } from './nodestatus/machine-info.js';
 import { nodeLabels, nodeResources, type NodeSettings } from './nodestatus/node-object.js';
 import { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
@@ -131,7 +131,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   if (cfg.staticPodURL) sources.push(new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }));
   if (api) sources.push(new ApiserverSource({ client: api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs }));
   const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
-  let machine: MachineInfo | undefined;
+  let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
 
   const podConfig = new PodConfig({ sources, logger, clock });
@@ -171,10 +171,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const syncLoop = new SyncLoop({
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
     housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors }),
-    admit: (pod, admitted) => {
-      const m = machine!;
-      return admitPod(pod, admitted, { node: { name: cfg.nodeName, labels: nodeLabels(cfg.node, m), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, m).allocatableNumbers }, isStatic: isStaticPod(pod) });
-    },
+    admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod) }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);
@@ -197,7 +194,8 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events },
     async start() {
       if (processRuntime) await processRuntime.start();
-      machine = await readMachineInfo(cfg.rootDir);
+      const machine = await readMachineInfo(cfg.rootDir);
+      admissionNode = { name: cfg.nodeName, labels: nodeLabels(cfg.node, machine), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, machine).allocatableNumbers };
       let runtimeVersion = '';
       try {
         const v = await runtime.runtime.version(CRI_API_VERSION);
