@@ -1,7 +1,8 @@
 /**
  * The work a pod worker does in each state (PodSyncer):
- * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status; 2. generate and store the API status; 3. a finished
- *   (Succeeded/Failed) or deleted pod is terminal; 4. compute the plan; 5. apply it; 6. record
+ * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status;
+ *   2. generate and store the API status; 3. a finished (Succeeded/Failed) or deleted pod is
+ *   terminal; 4. compute the plan; 5. apply it; 6. record
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
