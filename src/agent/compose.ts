@@ -56,6 +56,8 @@ import { readMachineInfo } from './nodestatus/machine-info.js';
 import { nodeLabels, nodeResources, type NodeSettings } from './nodestatus/node-object.js';
 import { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
+import { VolumeManager } from './volume/volume-manager.js';
+import { TokenManager } from './volume/token-manager.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -111,7 +113,7 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers). */
   stop(): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager };
 }
 
 /** Builds the agent; does no I/O until `start`. */
@@ -143,9 +145,22 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls, events });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
+  const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
+  const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
+  const nodeAllocatable = () => admissionNode?.allocatable;
+  const volumes = new VolumeManager({
+    rootDir: cfg.rootDir, clock, logger, events, onPodRemoved: (uid) => tokens?.forgetPod(uid),
+    host: {
+      hasApiserver: !!api, isRoot: process.getuid?.() === 0,
+      getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
+      getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
+      getToken: (k) => tokens!.getToken(k),
+      get downward() { return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() }; },
+    },
+  });
   const executor = new PodActionExecutor({
-    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events,
-    objects: api ? new PodObjectFetcher({ client: api, clock }) : undefined,
+    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events, nodeAllocatable,
+    objects,
     node: {
       nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain,
       resolvConfPath: cfg.resolvConf, cgroups: cfg.cgroups,
@@ -165,12 +180,12 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
     nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
     rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
-    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors,
+    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors, volumes,
   });
   const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
   const syncLoop = new SyncLoop({
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
-    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors }),
+    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors, volumes }),
     admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod) }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
@@ -184,14 +199,14 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const gc = new GarbageCollector({
     runtime: runtime.runtime, runtimeManager, imageGc, clock, logger, policy: cfg.containerGc, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir,
-    cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, isActive,
+    cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, isActive, removePodDir: (uid) => volumes.removePodDir(uid),
   });
   const host = createAgentHost({ runtimeState, nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs });
   const abort = new AbortController();
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes },
     async start() {
       if (processRuntime) await processRuntime.start();
       const machine = await readMachineInfo(cfg.rootDir);

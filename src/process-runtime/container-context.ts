@@ -5,9 +5,16 @@
  */
 import { hostname } from 'node:os';
 import type { ContainerRecord, SandboxRecord } from './state.js';
+import { enterMountNamespace } from './mount-namespace.js';
 
-/** Env, working dir and user of a container's processes. */
-export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number }
+/** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
+export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number; groups?: number[]; mountNsPid?: number }
+
+/** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
+export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
+  if (!ctx.mountNsPid) return { argv, uid: ctx.uid, gid: ctx.gid };
+  return { argv: enterMountNamespace(ctx.mountNsPid, argv, { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups }) };
+}
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -16,6 +23,9 @@ export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | un
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: sandbox?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
   for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
   const sc = c.config.linux?.security_context;
-  const user = process.getuid?.() !== 0 ? {} : { uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined };
-  return { env, cwd: c.config.working_dir || sandbox?.dir || '/', ...user };
+  const user = process.getuid?.() !== 0 ? {} : {
+    uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined,
+    groups: sc?.supplemental_groups?.length ? sc.supplemental_groups.map(Number) : undefined,
+  };
+  return { env, cwd: c.config.working_dir || sandbox?.dir || '/', ...user, mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined };
 }

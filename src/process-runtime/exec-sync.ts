@@ -2,14 +2,16 @@
 import { spawn } from 'node:child_process';
 import type * as cri from '../cri/types.js';
 import { signalGroup } from './proc.js';
+import { commandIn, type ExecContext } from './container-context.js';
 
 /** Output cap per stream, as CRI asks (16 MiB). */
 export const EXEC_OUTPUT_CAP = 16 * 1024 * 1024;
 
 /** Runs `cmd`; a timeout kills the command's group and answers exit code 124-like failure as a Timeout. */
-export function execSyncProcess(cmd: string[], opts: { env: Record<string, string>; cwd: string; timeoutSeconds: number; uid?: number; gid?: number }): Promise<cri.ExecSyncResponse & { timedOut: boolean }> {
+export function execSyncProcess(command: string[], opts: ExecContext & { timeoutSeconds: number }): Promise<cri.ExecSyncResponse & { timedOut: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd[0], cmd.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], uid: opts.uid, gid: opts.gid });
+    const cmd = commandIn(opts, command);
+    const child = spawn(cmd.argv[0], cmd.argv.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], uid: cmd.uid, gid: cmd.gid });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outLen = 0;

@@ -25,6 +25,7 @@ import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
 import { containerContext, type ExecContext } from './container-context.js';
+import { effectiveMounts, prepareMountPoints, removeMountPoints, wrapInMountNamespace } from './mount-namespace.js';
 import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
@@ -183,13 +184,23 @@ export class ProcessRuntime implements RuntimeService {
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
     if (argv.length === 0) return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
-    const { env, cwd, uid, gid } = this.execContextOf(c);
+    const { env, cwd, uid, gid, groups } = this.execContextOf(c);
     if (!(await stat(cwd).then((s) => s.isDirectory(), () => false))) return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
     const exe = resolveExecutable(argv[0], env.PATH, cwd);
     if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
+    const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
+    if (!mounts.ok) return this.failStart(c, mounts.message);
+    let spawnArgv = argv;
+    let user: { uid?: number; gid?: number } = { uid, gid };
+    if (mounts.mounts.length) {
+      c.createdMountPoints = await prepareMountPoints(mounts.mounts).catch((err) => this.failStart(c, `failed to create mount points: ${messageOf(err)}`));
+      spawnArgv = wrapInMountNamespace(argv, mounts.mounts, { uid, gid, groups });
+      user = {};
+      c.mountNs = true;
+    }
     let h: ProcessHandle;
     try {
-      h = await startProcess({ argv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, uid, gid }, nowNs);
+      h = await startProcess({ argv: spawnArgv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user }, nowNs);
     } catch (err) {
       return this.failStart(c, `failed to start container process: ${messageOf(err)}`);
     }
@@ -217,10 +228,14 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   async removeContainer(id: string): Promise<void> {
-    if (!this.containers.has(id)) return;
+    const c = this.containers.get(id);
+    if (!c) return;
     await this.stopContainer(id, 0);
     this.containers.delete(id);
     await this.store.deleteContainer(id);
+    // A mount point another container still mounts stays (removing it would detach that mount).
+    const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
+    await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
   }
 
   private containerView(c: ContainerRecord): cri.Container {

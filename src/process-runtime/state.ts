@@ -35,6 +35,10 @@ export interface ContainerRecord {
   message: string;
   pid?: number;
   pidStartTime?: number;
+  /** The main process has its own mount namespace (root, mounts applied). */
+  mountNs?: boolean;
+  /** Mount points this runtime created on the host for the container (removed with it). */
+  createdMountPoints?: string[];
 }
 
 /** Loads, saves and deletes records; all writes are atomic. */

@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import type { CommandResult } from '../streaming/remote-command/protocol.js';
 import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
-import type { ExecContext } from './container-context.js';
+import { commandIn, type ExecContext } from './container-context.js';
 
 
 /** Ends `w` and resolves once everything written has been handed on. */
@@ -24,7 +24,8 @@ function forward(src: Readable, w: Writable): void {
 /** Runs `argv` for an exec session; resolves with its exit code once its output is delivered. */
 export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
   if (io.tty) return runExecTty(io, argv, ctx);
-  const child = spawn(argv[0], argv.slice(1), { cwd: ctx.cwd, env: ctx.env, uid: ctx.uid, gid: ctx.gid, stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'] });
+  const cmd = commandIn(ctx, argv);
+  const child = spawn(cmd.argv[0], cmd.argv.slice(1), { cwd: ctx.cwd, env: ctx.env, uid: cmd.uid, gid: cmd.gid, stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'] });
   const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([e]) => e as Error)]);
   if (spawned) return { error: `failed to exec in container: ${spawned.message}` };
   const onAbort = () => child.kill('SIGKILL');
@@ -46,7 +47,8 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
   const size = io.resize.last;
   let term: import('node-pty').IPty;
   try {
-    term = pty.spawn(argv[0], argv.slice(1), { name: 'xterm', cols: size?.width || 80, rows: size?.height || 24, cwd: ctx.cwd, env: ctx.env, uid: ctx.uid, gid: ctx.gid });
+    const cmd = commandIn(ctx, argv);
+    term = pty.spawn(cmd.argv[0], cmd.argv.slice(1), { name: 'xterm', cols: size?.width || 80, rows: size?.height || 24, cwd: ctx.cwd, env: ctx.env, uid: cmd.uid, gid: cmd.gid });
   } catch (err) {
     return { error: `failed to exec in container: ${(err as Error).message}` };
   }

@@ -34,6 +34,8 @@ export interface GarbageCollectorDeps {
   cgroupRoot: string;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
+  /** Removes a pod directory (unmounting its volumes first); default: plain removal. */
+  removePodDir?(uid: string): Promise<void>;
 }
 
 /** The pod UID of a log dir name <namespace>_<name>_<uid>. */
@@ -63,7 +65,7 @@ export class GarbageCollector {
     }
     const podsDir = join(this.d.rootDir, 'pods');
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
-      if (!keep(uid)) await rm(join(podsDir, uid), { recursive: true, force: true });
+      if (!keep(uid)) await (this.d.removePodDir ? this.d.removePodDir(uid) : rm(join(podsDir, uid), { recursive: true, force: true }));
     }
     if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot);
   }

@@ -32,6 +32,9 @@ export function podReferences(pod: Pod): { configMaps: string[]; secrets: string
   return { configMaps: [...cms], secrets: [...secrets], pullSecrets };
 }
 
+/** How long an immutable object stays cached: for the kubelet's lifetime (bounded by maxEntries). */
+const IMMUTABLE_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
+
 /** What the fetcher needs. */
 export interface PodObjectsDeps { client: KubeClient; clock: Clock; ttlMs?: number }
 
@@ -40,14 +43,23 @@ export class PodObjectFetcher {
   private readonly cache: TtlCache<unknown>;
   constructor(private readonly d: PodObjectsDeps) { this.cache = new TtlCache({ clock: d.clock, maxEntries: 4096 }); }
 
-  private async get<T>(path: string): Promise<T | null> {
+  /**
+   * The object at `path` (null = 404), from the cache when fresh. An object marked `immutable`
+   * is fetched once and kept (upstream: immutable ConfigMaps/Secrets are never re-read).
+   */
+  async get<T>(path: string): Promise<T | null> {
     const hit = this.cache.get(path);
     if (hit !== undefined) return hit as T | null;
     const r = await this.d.client.request<T & { message?: string }>({ path });
     if (r.status === 404) { this.cache.set(path, null, this.d.ttlMs ?? 5000); return null; }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
-    this.cache.set(path, r.body, this.d.ttlMs ?? 5000);
+    this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : this.d.ttlMs ?? 5000);
     return r.body;
+  }
+
+  /** A namespaced core/v1 object by resource ("configmaps", "secrets", "persistentvolumeclaims"). */
+  namespaced<T>(resource: string, ns: string, name: string): Promise<T | null> {
+    return this.get<T>(`/api/v1/namespaces/${encodeURIComponent(ns)}/${resource}/${encodeURIComponent(name)}`);
   }
 
   /** The env objects of `pod` (PodObjects) and its pull secrets. */

@@ -9,6 +9,8 @@ import type * as cri from '../../cri/types.js';
 import { containerEnv, expand, type EnvContext } from './env.js';
 import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
+import { planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
+import type { MountedVolume } from '../volume/types.js';
 
 /** The log path relative to the pod log dir: <container>/<restartCount>.log. */
 export function containerLogPath(name: string, restartCount: number): string {
@@ -24,10 +26,13 @@ export interface ContainerConfigContext extends EnvContext {
   resources: ResourceContext;
   /** The image as the runtime reports it (user), for runAsNonRoot. */
   image: cri.Image | null;
+  /** The pod's set-up volumes (volume manager), by volume name. */
+  volumes?: ReadonlyMap<string, MountedVolume>;
 }
 
 /** The config, or why it cannot be built (reason CreateContainerConfigError). */
-export type ContainerConfigResult = { ok: true; config: cri.ContainerConfig } | { ok: false; message: string };
+/** `volumeMounts` are the first mounts of `config.mounts`, still to have their subPaths resolved on disk. */
+export type ContainerConfigResult = { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
 
 /** Upstream's default masked and read-only /proc and /sys paths for unprivileged containers. */
 export const DEFAULT_MASKED_PATHS = ['/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap'];
@@ -70,11 +75,16 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   const runAsUser = num(sc.runAsUser) ?? num(podSc.runAsUser);
   const runAsGroup = num(sc.runAsGroup) ?? num(podSc.runAsGroup);
   const caps = (sc.capabilities ?? {}) as { add?: string[]; drop?: string[] };
-  const mounts: cri.Mount[] = [];
+  const planned = planContainerMounts(c, ctx.volumes ?? new Map(), vars);
+  if (!planned.ok) return planned;
+  // Upstream order: volume mounts, then the managed /etc/hosts, then the termination log.
+  const mounts: cri.Mount[] = planned.mounts.map((m) => m.mount);
   const taken = mountedPaths(c);
   if (ctx.hostsFile && !taken.has('/etc/hosts')) mounts.push({ container_path: '/etc/hosts', host_path: ctx.hostsFile, readonly: false });
   if (ctx.terminationLogFile && c.terminationMessagePath) mounts.push({ container_path: c.terminationMessagePath, host_path: ctx.terminationLogFile, readonly: false });
-  return { ok: true, config: {
+  const fsGroup = num(podSc.fsGroup);
+  const supplemental = Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [];
+  return { ok: true, volumeMounts: planned.mounts, config: {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: imageRef, user_specified_image: c.image ?? '' },
     command: (c.command ?? []).map((x) => expand(x, lookup)),
@@ -94,7 +104,7 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
         privileged: sc.privileged === true,
         run_as_user: runAsUser !== undefined ? { value: runAsUser } : null,
         run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
-        supplemental_groups: Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [],
+        supplemental_groups: fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
         readonly_rootfs: sc.readOnlyRootFilesystem === true,
         no_new_privs: sc.allowPrivilegeEscalation === false,
         capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },

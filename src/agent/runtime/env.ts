@@ -48,7 +48,8 @@ export function expand(input: string, lookup: (name: string) => string | undefin
   return out;
 }
 
-function fieldValue(pod: Pod, path: string, ctx: EnvContext): string | undefined {
+/** The value of a downward-API fieldRef path (env and volumes); undefined when unsupported. */
+export function fieldValue(pod: Pod, path: string, ctx: EnvContext): string | undefined {
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
   if (m) return (pod.metadata[m[1] as 'labels' | 'annotations'] ?? {})[m[2]] ?? '';
   switch (path) {
@@ -65,7 +66,8 @@ function fieldValue(pod: Pod, path: string, ctx: EnvContext): string | undefined
   }
 }
 
-function resourceValue(c: Container, ref: { resource: string; divisor?: string }, ctx: EnvContext): string | undefined {
+/** The value of a resourceFieldRef for container `c` (limits default to the node's allocatable). */
+export function resourceValue(c: Container, ref: { resource: string; divisor?: string }, ctx: EnvContext): string | undefined {
   const [kind, name] = ref.resource.split('.') as ['limits' | 'requests', string];
   const raw = c.resources?.[kind]?.[name];
   if (name === 'cpu') {

@@ -32,6 +32,8 @@ import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
 import { credentialsFor, type PullSecret } from '../images/keyring.js';
 import { podRef, type EventSink } from '../events/recorder.js';
+import { prepareSubPaths } from '../volume/container-mounts.js';
+import type { MountedVolume } from '../volume/types.js';
 
 /** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
 export interface NodeFacts {
@@ -56,6 +58,8 @@ export interface ExecutorDeps {
   node: NodeFacts;
   /** The runtime's network error (NetworkReady=false), if any. */
   networkError(): string | undefined;
+  /** The node's allocatable cpu/memory: resourceFieldRef limits of containers without limits. */
+  nodeAllocatable?(): { cpuMilli: number; memoryBytes: number } | undefined;
   /** The API objects a pod refers to (absent without an apiserver). */
   objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
   events?: EventSink;
@@ -77,7 +81,8 @@ function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
 export class PodActionExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  async apply(pod: Pod, status: PodRuntimeStatus, plan: PodActions): Promise<StepResult[]> {
+  /** Applies `plan`; `volumes` are the pod's set-up volumes (volume manager) for the container mounts. */
+  async apply(pod: Pod, status: PodRuntimeStatus, plan: PodActions, volumes?: ReadonlyMap<string, MountedVolume>): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
     // 1.
@@ -134,7 +139,7 @@ export class PodActionExecutor {
       if (!spec) continue;
       const r = objectsError
         ? { action: 'StartContainer' as const, target: s.name, init: s.init, ok: false, reason: 'CreateContainerConfigError', message: objectsError, retryAfterMs: 10_000 }
-        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects });
+        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes });
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(podRef(pod, { name: s.name, init: s.init }), 'Warning', 'Failed', r.reason === 'CreateContainerConfigError' ? `Error: ${r.message}` : `Error: ${r.reason}: ${r.message}`);
       }
@@ -165,7 +170,7 @@ export class PodActionExecutor {
     return file;
   }
 
-  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] } }): Promise<StepResult> {
+  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] }; volumes?: ReadonlyMap<string, MountedVolume> }): Promise<StepResult> {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
     const img = await this.deps.images.ensureImageExists(pod, c, { sandboxConfig: o.sandboxConfig, auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined, init: s.init });
@@ -175,9 +180,12 @@ export class PodActionExecutor {
       const built = generateContainerConfig(pod, c, s.restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [], hostIPs: [node.nodeIP], nodeName: node.nodeName,
         hostsFile: o.hostsFile, terminationLogFile: await this.terminationLogFile(pod, c), resources: node.resources, image: img.image, objects: o.objects,
+        volumes: o.volumes, nodeAllocatable: this.deps.nodeAllocatable?.(),
       });
       if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
-      config = built.config;
+      const sub = await prepareSubPaths(built.volumeMounts, c.name);
+      if (!sub.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: sub.message, retryAfterMs: 10_000 };
+      config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };
     } catch (err) {
       return { ...base, ok: false, reason: 'CreateContainerConfigError', message: messageOf(err), retryAfterMs: 10_000 };
     }

@@ -2,7 +2,9 @@
  * Housekeeping (upstream HandlePodCleanups): 1. forget workers of removed pods that finished
  * terminating, and statuses of pods with neither a pod nor a worker; 2. delete orphaned mirror
  * pods; 3. kill and remove runtime pods that no source wants and no worker owns (left by an
- * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries.
+ * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
+ * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
+ * nor in the runtime (orphaned pod directories, also those left before a restart).
  */
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -27,6 +29,7 @@ export interface HousekeepingDeps {
   podLogsDir: string;
   statusManager?: { uids(): string[]; remove(uid: string): void };
   mirrors?: { deleteOrphans(): Promise<void> };
+  volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
 }
 
 /** One housekeeping pass. */
@@ -39,7 +42,8 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   await d.mirrors?.deleteOrphans();
   // 3.
   const known = new Set(d.workers.uids());
-  for (const rp of await d.runtimeManager.listRuntimePods()) {
+  const runtimePods = await d.runtimeManager.listRuntimePods();
+  for (const rp of runtimePods) {
     if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
     d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
@@ -48,4 +52,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     await removePodFromRuntime(d.runtime, status, podLogDir(d.podLogsDir, pod));
   }
   d.backoff.gc(d.clock.now());
+  // 5.
+  const inRuntime = new Set(runtimePods.map((p) => p.uid));
+  await d.volumes?.cleanupOrphans((uid) => !!d.podManager.getPodByUid(uid) || known.has(uid) || inRuntime.has(uid));
 }

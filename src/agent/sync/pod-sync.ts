@@ -2,11 +2,13 @@
  * The work a pod worker does in each state (PodSyncer):
  * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status;
  *   2. generate and store the API status; 3. a finished (Succeeded/Failed) or deleted pod is
- *   terminal; 4. compute the plan; 5. apply it; 6. record
+ *   terminal; 3a. set up (or refresh) the pod's volumes — until they are all set up nothing is
+ *   started and the sync is retried after the volume backoff; 4. compute the plan; 5. apply it; 6. record
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
- * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs.
+ * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs,
+ *   then its volumes and pod directory.
  */
 import { rm } from 'node:fs/promises';
 import type { Pod } from '../../api/types.js';
@@ -15,7 +17,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
-import { podDir, type PodActionExecutor } from '../runtime/executor.js';
+import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
 import { removeOrphanedPodCgroups } from '../gc/pod-cgroups.js';
 import { killPod } from '../runtime/kill-pod.js';
@@ -30,6 +32,7 @@ import type { PodSyncer } from './pod-workers.js';
 import type { WorkQueue } from './work-queue.js';
 import type { EventSink } from '../events/recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
+import type { VolumeManager } from '../volume/volume-manager.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -55,6 +58,8 @@ export interface PodSyncDeps {
   events?: EventSink;
   /** Mirror pods for static pods (absent without an apiserver). */
   mirrors?: { ensure(pod: Pod): Promise<void> };
+  /** The volume manager's pod-facing half. */
+  volumes: Pick<VolumeManager, 'mountPod' | 'removePodDir'>;
 }
 
 /** Removes a pod's runtime objects and log directory (idempotent). */
@@ -95,9 +100,15 @@ export class PodSync implements PodSyncer {
     const st = this.publish(pod, rs);
     // 3.
     if (pod.metadata.deletionTimestamp || st.phase === 'Succeeded' || st.phase === 'Failed') return { terminal: true };
+    // 3a.
+    const mounted = await this.d.volumes.mountPod(pod);
+    if (!mounted.ok) {
+      this.d.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
+      return { terminal: false };
+    }
     // 4–5.
     const plan = computePodActions(pod, rs, { nowMs: now, backoff: this.d.backoff.snapshot() });
-    const results = await this.d.executor.apply(pod, rs, plan);
+    const results = await this.d.executor.apply(pod, rs, plan, mounted.volumes);
     // 6.
     this.d.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
@@ -135,7 +146,7 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     if (this.d.isDesired(uid)) return;
     await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
-    await rm(podDir(this.d.rootDir, uid), { recursive: true, force: true });
+    await this.d.volumes.removePodDir(uid);
     if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, (u) => u !== uid, this.d.cgroupRoot);
     this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);

@@ -1,0 +1,80 @@
+/**
+ * A container's volume mounts as CRI Mounts (upstream kubelet_pods.go makeMounts):
+ * `planContainerMounts` is the pure part — volume lookup, `subPathExpr` expansion, upstream's
+ * subPath checks (absolute, `..`), read-only (the mount's flag or a read-only volume), mount
+ * propagation (Bidirectional only for privileged containers); `prepareSubPaths` is the I/O part —
+ * it creates a missing subPath directory and refuses one that resolves outside its volume through
+ * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages.
+ */
+import { mkdir, realpath } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import type { Container } from '../../api/types.js';
+import type * as cri from '../../cri/types.js';
+import { expand } from '../runtime/env.js';
+import type { MountedVolume } from './types.js';
+
+/** core/v1 VolumeMount. */
+export interface VolumeMount { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }
+
+/** A mount before its subPath is resolved on disk. */
+export interface PlannedMount { name: string; volumePath: string; subPath: string; mount: cri.Mount }
+
+/** The planned mounts, or upstream's CreateContainerConfigError message. */
+export type MountPlan = { ok: true; mounts: PlannedMount[] } | { ok: false; message: string };
+
+const PROPAGATION: Record<string, string> = { None: 'PROPAGATION_PRIVATE', HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER', Bidirectional: 'PROPAGATION_BIDIRECTIONAL' };
+
+/** Plans `c`'s volume mounts from the set-up volumes; `env` expands subPathExpr. Pure. */
+export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, MountedVolume>, env: ReadonlyMap<string, string>): MountPlan {
+  const out: PlannedMount[] = [];
+  const privileged = (c.securityContext as { privileged?: boolean } | undefined)?.privileged === true;
+  for (const m of (c.volumeMounts ?? []) as VolumeMount[]) {
+    const vol = volumes.get(m.name);
+    if (!vol) return { ok: false, message: `cannot find volume "${m.name}" to mount into container "${c.name}"` };
+    let subPath = m.subPath ?? '';
+    if (m.subPathExpr) subPath = expand(m.subPathExpr, (n) => env.get(n));
+    if (subPath) {
+      if (subPath.startsWith('/')) return { ok: false, message: `error SubPath \`${subPath}\` must not be an absolute path` };
+      if (subPath.split(/[\\/]/).includes('..')) return { ok: false, message: `unable to provision SubPath \`${subPath}\`: must not contain '..'` };
+    }
+    const propagation = PROPAGATION[m.mountPropagation ?? 'None'];
+    if (!propagation) return { ok: false, message: `invalid MountPropagation mode: ${m.mountPropagation}` };
+    if (propagation === 'PROPAGATION_BIDIRECTIONAL' && !privileged) return { ok: false, message: 'Bidirectional mount propagation is available only to privileged containers' };
+    out.push({
+      name: m.name, volumePath: vol.path, subPath,
+      mount: { container_path: m.mountPath, host_path: subPath ? join(vol.path, subPath) : vol.path, readonly: m.readOnly === true || vol.readOnly, selinux_relabel: false, propagation },
+    });
+  }
+  return { ok: true, mounts: out };
+}
+
+/** Resolves every subPath on disk; a subPath escaping its volume is refused. */
+export async function prepareSubPaths(plan: PlannedMount[], containerName: string): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
+  const mounts: cri.Mount[] = [];
+  for (const p of plan) {
+    if (!p.subPath) { mounts.push(p.mount); continue; }
+    let base: string;
+    try { base = await realpath(p.volumePath); } catch { return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` }; }
+    let resolved: string | undefined;
+    try { resolved = await realpath(p.mount.host_path); } catch {
+      // Missing: upstream SafeMakeDir creates it (0750) — only when every existing parent stays inside the volume.
+      const parent = await deepestExisting(p.mount.host_path);
+      if (!parent || !inside(parent, base)) return { ok: false, message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"` };
+      await mkdir(p.mount.host_path, { recursive: true, mode: 0o750 });
+      resolved = await realpath(p.mount.host_path);
+    }
+    if (!inside(resolved, base)) return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` };
+    mounts.push({ ...p.mount, host_path: resolved });
+  }
+  return { ok: true, mounts };
+}
+
+function inside(path: string, base: string): boolean { return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep); }
+
+async function deepestExisting(path: string): Promise<string | undefined> {
+  let p = path;
+  while (p && p !== sep) {
+    try { return await realpath(p); } catch { p = p.slice(0, p.lastIndexOf(sep)) || sep; }
+  }
+  return sep;
+}

@@ -1,0 +1,45 @@
+/**
+ * Host mounts the volume plugins make (tmpfs for emptyDir medium Memory, secret and projected
+ * volumes) and their removal. Mount points are read from /proc/self/mountinfo; mounting uses the
+ * util-linux `mount` / `umount` commands (root only).
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Decodes mountinfo's octal escapes (\040 for a space). */
+function unescape(s: string): string { return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))); }
+
+/** Every mount point of this process's mount namespace, with its filesystem type. */
+export async function listMounts(): Promise<{ path: string; fstype: string }[]> {
+  const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).map((l) => {
+    const f = l.split(' ');
+    const sep = f.indexOf('-');
+    return { path: unescape(f[4]), fstype: f[sep + 1] ?? '' };
+  });
+}
+
+/** True when `path` is a mount point. */
+export async function isMountPoint(path: string): Promise<boolean> {
+  return (await listMounts()).some((m) => m.path === path);
+}
+
+/** Mounts a tmpfs at `path` (an existing directory) unless one is there; `sizeBytes` 0 = tmpfs default. */
+export async function mountTmpfs(path: string, sizeBytes = 0): Promise<void> {
+  if (await isMountPoint(path)) return;
+  const opts = ['mode=0777', ...(sizeBytes > 0 ? [`size=${sizeBytes}`] : [])].join(',');
+  await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', path]);
+}
+
+/** Unmounts every mount at or under `dir` (deepest first). Rejects when one cannot be unmounted. */
+export async function unmountUnder(dir: string): Promise<void> {
+  const under = (await listMounts()).map((m) => m.path).filter((p) => p === dir || p.startsWith(`${dir}/`));
+  for (const p of [...new Set(under)].sort((a, b) => b.length - a.length)) {
+    try { await run('umount', [p]); } catch (err) {
+      try { await run('umount', ['-l', p]); } catch { throw new Error(`unmount ${p}: ${(err as Error).message}`); }
+    }
+  }
+}

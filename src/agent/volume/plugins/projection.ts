@@ -1,0 +1,107 @@
+/**
+ * The volumes whose files come from the API, written with the atomic writer: configMap,
+ * secret, downwardAPI and projected (upstream pkg/volume/{configmap,secret,downwardapi,projected}).
+ * Secret and projected volumes live on a tmpfs when running as root (upstream wraps them in a
+ * memory-backed emptyDir) so secrets never reach the node's disk. All are mounted read-only into
+ * containers and rewritten on every pod sync when their content changed.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { Pod } from '../../../api/types.js';
+import { writeAtomic, type Payload } from '../atomic-writer.js';
+import { mountTmpfs } from '../mount-util.js';
+import { setVolumeOwnership } from '../ownership.js';
+import { configMapPayload, DEFAULT_MODE, downwardApiPayload, mergePayloads, secretPayload, type ConfigMapObject, type DownwardApiFile, type KeyToPath, type PayloadResult, type SecretObject } from '../payload.js';
+import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../types.js';
+
+type KeyedSource = { name?: string; secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+
+function unwrap(r: PayloadResult): Payload {
+  if (!r.ok) throw new Error(r.message);
+  return r.payload;
+}
+
+async function object<T>(host: VolumeHost, resource: 'configmaps' | 'secrets', ns: string, name: string): Promise<T | null> {
+  if (!host.hasApiserver) throw new Error(`couldn't get ${resource === 'configmaps' ? 'configmap' : 'secret'} ${ns}/${name}: no apiserver configured (standalone mode)`);
+  return host.getObject<T>(resource, ns, name);
+}
+
+async function configMapFiles(pod: Pod, src: KeyedSource, host: VolumeHost, defaultMode: number | undefined): Promise<Payload> {
+  const name = src.name ?? '';
+  const cm = await object<ConfigMapObject>(host, 'configmaps', pod.metadata.namespace ?? 'default', name);
+  return unwrap(configMapPayload(name, cm, { items: src.items, defaultMode: src.defaultMode ?? defaultMode, optional: src.optional }));
+}
+
+async function secretFiles(pod: Pod, name: string, src: KeyedSource, host: VolumeHost, defaultMode: number | undefined): Promise<Payload> {
+  const secret = await object<SecretObject>(host, 'secrets', pod.metadata.namespace ?? 'default', name);
+  return unwrap(secretPayload(name, secret, { items: src.items, defaultMode: src.defaultMode ?? defaultMode, optional: src.optional }));
+}
+
+async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; plugin: string }): Promise<MountedVolume> {
+  await mkdir(ctx.dir, { recursive: true });
+  if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir);
+  await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
+  await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
+  return { path: ctx.dir, readOnly: true, plugin: o.plugin };
+}
+
+/** configMap volumes. */
+export const configMapPlugin: VolumePlugin = {
+  dirName: 'kubernetes.io~configmap', field: 'configMap', remountEachSync: true,
+  async setUp(ctx) { return write(ctx, await configMapFiles(ctx.pod, ctx.volume.configMap as KeyedSource, ctx.host, undefined), { tmpfs: false, plugin: this.dirName }); },
+};
+
+/** secret volumes. */
+export const secretPlugin: VolumePlugin = {
+  dirName: 'kubernetes.io~secret', field: 'secret', remountEachSync: true,
+  async setUp(ctx) {
+    const src = ctx.volume.secret as KeyedSource;
+    return write(ctx, await secretFiles(ctx.pod, src.secretName ?? '', src, ctx.host, undefined), { tmpfs: true, plugin: this.dirName });
+  },
+};
+
+/** downwardAPI volumes. */
+export const downwardApiPlugin: VolumePlugin = {
+  dirName: 'kubernetes.io~downward-api', field: 'downwardAPI', remountEachSync: true,
+  async setUp(ctx) {
+    const src = ctx.volume.downwardAPI as { items?: DownwardApiFile[]; defaultMode?: number };
+    return write(ctx, unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })), { tmpfs: false, plugin: this.dirName });
+  },
+};
+
+interface ProjectedSource {
+  configMap?: KeyedSource;
+  secret?: KeyedSource;
+  downwardAPI?: { items?: DownwardApiFile[] };
+  serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
+  clusterTrustBundle?: unknown;
+}
+
+/** projected volumes: every source into one directory. */
+export const projectedPlugin: VolumePlugin = {
+  dirName: 'kubernetes.io~projected', field: 'projected', remountEachSync: true,
+  async setUp(ctx) {
+    const { pod, host } = ctx;
+    const src = ctx.volume.projected as { sources?: ProjectedSource[]; defaultMode?: number };
+    const defaultMode = src.defaultMode ?? DEFAULT_MODE;
+    const parts: Payload[] = [];
+    const errors: string[] = [];
+    for (const s of src.sources ?? []) {
+      try {
+        if (s.configMap) parts.push(await configMapFiles(pod, { ...s.configMap, defaultMode: undefined }, host, defaultMode));
+        else if (s.secret) parts.push(await secretFiles(pod, s.secret.name ?? '', { ...s.secret, defaultMode: undefined }, host, defaultMode));
+        else if (s.downwardAPI) parts.push(unwrap(downwardApiPayload(pod, s.downwardAPI.items ?? [], { defaultMode, ctx: host.downward })));
+        else if (s.serviceAccountToken) {
+          if (!host.hasApiserver) throw new Error('cannot request a service account token: no apiserver configured (standalone mode)');
+          const t = s.serviceAccountToken;
+          const token = await host.getToken({
+            namespace: pod.metadata.namespace ?? 'default', serviceAccount: (pod.spec.serviceAccountName as string | undefined) || 'default',
+            audiences: t.audience ? [t.audience] : [], expirationSeconds: t.expirationSeconds ?? 3600, pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
+          });
+          parts.push(new Map([[t.path, { data: Buffer.from(token, 'utf8'), mode: ctx.fsGroup !== undefined ? 0o600 : defaultMode }]]));
+        } else if (s.clusterTrustBundle) throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
+      } catch (err) { errors.push((err as Error).message); }
+    }
+    if (errors.length) throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
+    return write(ctx, mergePayloads(parts), { tmpfs: true, plugin: this.dirName });
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * The volume plugin seam (upstream pkg/volume's VolumePlugin + Mounter, reduced to what a kubelet
+ * without attach/detach needs). A plugin turns one pod volume into a host path that containers
+ * bind-mount. Contract:
+ * - `setUp` is idempotent and may block on I/O and the apiserver; it throws an Error whose
+ *   message is upstream's (it becomes `MountVolume.SetUp failed for volume "x" : <message>`).
+ * - `setUp` of a plugin with `remountEachSync` is run again on every pod sync, so content from
+ *   the API (configMap, secret, downward API, token) follows changes; it writes only on change.
+ * - Teardown is generic (volume-manager.ts): unmount what is mounted under the pod's volume
+ *   directory, then remove it. Plugins whose path lies outside it (hostPath, PVCs) leave nothing.
+ */
+import type { Pod } from '../../api/types.js';
+import type { DownwardContext } from './payload.js';
+
+/** core/v1 Volume (the sources the plugins read; others pass through untyped). */
+export interface Volume { name: string; [source: string]: unknown }
+
+/** What a plugin may read besides the pod and the volume. */
+export interface VolumeHost {
+  /** A namespaced core/v1 object (null = not found); cached as upstream's TTL strategy. */
+  getObject<T>(resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims', ns: string, name: string): Promise<T | null>;
+  /** A PersistentVolume (null = not found). */
+  getPersistentVolume<T>(name: string): Promise<T | null>;
+  /** A service-account token through the TokenRequest API. */
+  getToken(o: { namespace: string; serviceAccount: string; audiences: string[]; expirationSeconds: number; pod: { name: string; uid: string } }): Promise<string>;
+  /** Whether the apiserver objects above are available at all (false in standalone mode). */
+  hasApiserver: boolean;
+  /** Node facts for the downward API. */
+  downward: DownwardContext;
+  /** True when the kubelet runs as root (tmpfs mounts, ownership). */
+  isRoot: boolean;
+}
+
+/** What `setUp` gets. */
+export interface SetUpContext {
+  pod: Pod;
+  volume: Volume;
+  /** `<root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>` (created by the plugin when it uses it). */
+  dir: string;
+  /** pod.spec.securityContext.fsGroup. */
+  fsGroup?: number;
+  host: VolumeHost;
+}
+
+/** A set-up volume: where containers find it. */
+export interface MountedVolume {
+  /** Host path to bind-mount (or under which subPaths are resolved). */
+  path: string;
+  /** Mounted read-only into every container (configMap, secret, downwardAPI, projected, a read-only PVC). */
+  readOnly: boolean;
+  /** The volume's plugin directory name, e.g. `kubernetes.io~configmap`. */
+  plugin: string;
+}
+
+/** One volume plugin. */
+export interface VolumePlugin {
+  /** Upstream's escaped plugin name, used as the directory name (`kubernetes.io~configmap`). */
+  readonly dirName: string;
+  /** The pod-spec field this plugin handles (`configMap`, `emptyDir`…). */
+  readonly field: string;
+  readonly remountEachSync: boolean;
+  setUp(ctx: SetUpContext): Promise<MountedVolume>;
+}

@@ -1,0 +1,135 @@
+/**
+ * The volume manager (upstream pkg/kubelet/volumemanager, the executor half): keeps the actual
+ * state (pod UID → volume name → set-up volume) and applies the decisions of reconcile.ts.
+ *
+ *  pod sync ─► mountPod(pod) ─► computeVolumeActions ─► plugin.setUp (parallel) ─► actual state
+ *                 │ failure: Warning FailedMount "MountVolume.SetUp failed for volume "x" : …",
+ *                 │          retry after a backoff (0.5 s doubling to 2 m 2 s, as upstream)
+ *                 └ ok once every volume is set up → the containers get their mounts
+ *  pod terminated ─► removePodDir(uid): unmount under the pod dir, then remove it
+ *  housekeeping ─► cleanupOrphans(isKnown): the same for pod dirs of pods nobody knows
+ *
+ * Directory layout as upstream: <root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>.
+ */
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from '../../api/types.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import { unmountUnder } from './mount-util.js';
+import { computeVolumeActions, orphanedPodDirs } from './reconcile.js';
+import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
+import { emptyDirPlugin } from './plugins/empty-dir.js';
+import { hostPathPlugin } from './plugins/host-path.js';
+import { configMapPlugin, downwardApiPlugin, projectedPlugin, secretPlugin } from './plugins/projection.js';
+import { ephemeralPlugin, persistentVolumeClaimPlugin } from './plugins/persistent-volume.js';
+
+/** Every plugin tskubelet has. */
+export const IN_TREE_PLUGINS: readonly VolumePlugin[] = [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardApiPlugin, projectedPlugin, persistentVolumeClaimPlugin, ephemeralPlugin];
+
+const INITIAL_BACKOFF_MS = 500;
+const MAX_BACKOFF_MS = 122_000;
+
+/** The result of mounting a pod's volumes. */
+export type MountResult = { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
+
+/** What the manager needs. */
+export interface VolumeManagerDeps {
+  rootDir: string;
+  host: VolumeHost;
+  clock: Clock;
+  logger: Logger;
+  events?: EventSink;
+  plugins?: readonly VolumePlugin[];
+  /** Called when a pod's volumes are gone (token cache and the like). */
+  onPodRemoved?(uid: string): void;
+}
+
+/** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
+export function podVolumesDir(rootDir: string, uid: string): string { return join(rootDir, 'pods', uid, 'volumes'); }
+
+/** Sets up and tears down pod volumes. */
+export class VolumeManager {
+  private readonly actual = new Map<string, Map<string, MountedVolume>>();
+  private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
+  private readonly plugins: readonly VolumePlugin[];
+
+  constructor(private readonly d: VolumeManagerDeps) { this.plugins = d.plugins ?? IN_TREE_PLUGINS; }
+
+  /** The set-up volumes of pod `uid` (for stats). */
+  mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> { return this.actual.get(uid) ?? new Map(); }
+
+  /** Every pod UID with set-up volumes. */
+  podsWithVolumes(): string[] { return [...this.actual.keys()]; }
+
+  /**
+   * Sets up (or refreshes) the volumes of `pod`. Ok once every volume is set up; a remount
+   * failure of a volume already set up is reported (event) but does not hold the pod back.
+   */
+  async mountPod(pod: Pod): Promise<MountResult> {
+    const uid = pod.metadata.uid!;
+    const volumes = (pod.spec.volumes ?? []) as Volume[];
+    const actual = this.actual.get(uid) ?? new Map<string, MountedVolume>();
+    this.actual.set(uid, actual);
+    const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
+    this.retry.set(uid, retries);
+    const now = this.d.clock.now();
+    const plan = computeVolumeActions(volumes, actual, { plugins: this.plugins, nowMs: now, retryAt: new Map([...retries].map(([k, v]) => [k, v.atMs])) });
+    for (const u of plan.unsupported) this.failed(pod, u.name, u.message, retries, now);
+    const fsGroup = (pod.spec.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
+    await Promise.all(plan.setUp.map(async ({ volume, plugin }) => {
+      try {
+        const mounted = await plugin.setUp({ pod, volume, dir: join(podVolumesDir(this.d.rootDir, uid), plugin.dirName, volume.name), fsGroup, host: this.d.host });
+        actual.set(volume.name, mounted);
+        retries.delete(volume.name);
+      } catch (err) {
+        this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
+      }
+    }));
+    for (const name of plan.tearDown) {
+      const v = actual.get(name)!;
+      await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name)).then(() => rm(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name), { recursive: true, force: true })).catch((err) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed'));
+      actual.delete(name);
+    }
+    const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
+    if (!missing.length) return { ok: true, volumes: actual };
+    const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
+    return { ok: false, message: `unmounted volumes=[${missing.join(' ')}]`, retryAfterMs: Math.max(0, next - this.d.clock.now()) };
+  }
+
+  private failed(pod: Pod, name: string, message: string, retries: Map<string, { atMs: number; delayMs: number }>, now: number): void {
+    const prev = retries.get(name);
+    const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
+    retries.set(name, { atMs: now + delayMs, delayMs });
+    const text = `MountVolume.SetUp failed for volume "${name}" : ${message}`;
+    this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
+    this.d.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
+  }
+
+  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it when something cannot be unmounted. */
+  async removePodDir(uid: string): Promise<void> {
+    const dir = join(this.d.rootDir, 'pods', uid);
+    try {
+      await unmountUnder(dir);
+    } catch (err) {
+      this.d.logger.warn({ uid, err: messageOf(err) }, 'pod directory kept: a volume could not be unmounted');
+      return;
+    }
+    await rm(dir, { recursive: true, force: true });
+    this.actual.delete(uid);
+    this.retry.delete(uid);
+    this.d.onPodRemoved?.(uid);
+  }
+
+  /** Removes the directories of pods that no one knows (`isKnown` false); never a known pod's. */
+  async cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> {
+    const onDisk = await readdir(join(this.d.rootDir, 'pods')).catch(() => [] as string[]);
+    for (const uid of orphanedPodDirs(onDisk, isKnown)) {
+      this.d.logger.info({ uid }, 'cleaning up orphaned pod directory');
+      await this.removePodDir(uid);
+    }
+    for (const uid of this.actual.keys()) if (!isKnown(uid) && !onDisk.includes(uid)) { this.actual.delete(uid); this.retry.delete(uid); }
+  }
+}
