@@ -12,14 +12,27 @@ const run = promisify(execFile);
 /** Decodes mountinfo's octal escapes (\040 for a space). */
 function unescape(s: string): string { return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))); }
 
-/** Every mount point of this process's mount namespace, with its filesystem type. */
-export async function listMounts(): Promise<{ path: string; fstype: string }[]> {
+/** Every mount point of this process's mount namespace, with its filesystem type and whether it is shared. */
+export async function listMounts(): Promise<{ path: string; fstype: string; shared: boolean }[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).map((l) => {
     const f = l.split(' ');
     const sep = f.indexOf('-');
-    return { path: unescape(f[4]), fstype: f[sep + 1] ?? '' };
+    return { path: unescape(f[4]), fstype: f[sep + 1] ?? '', shared: f.slice(6, sep).some((o) => o.startsWith('shared:')) };
   });
+}
+
+/**
+ * Upstream MakeRShared(rootDir) at kubelet start: the mount holding `dir` must be shared so that
+ * containers can receive volume mounts with HostToContainer / Bidirectional propagation (runc
+ * refuses them otherwise). When it is not, `dir` is bind-mounted onto itself and made rshared.
+ */
+export async function makeRShared(dir: string): Promise<void> {
+  const mounts = await listMounts();
+  const holder = mounts.filter((m) => dir === m.path || dir.startsWith(m.path.endsWith('/') ? m.path : `${m.path}/`)).sort((a, b) => b.path.length - a.path.length)[0];
+  if (holder?.shared) return;
+  if (holder?.path !== dir) await run('mount', ['--bind', dir, dir]);
+  await run('mount', ['--make-rshared', dir]);
 }
 
 /** True when `path` is a mount point. */

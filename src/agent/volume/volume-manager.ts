@@ -11,14 +11,14 @@
  *
  * Directory layout as upstream: <root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>.
  */
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import { unmountUnder } from './mount-util.js';
+import { makeRShared, unmountUnder } from './mount-util.js';
 import { computeVolumeActions, orphanedPodDirs } from './reconcile.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { emptyDirPlugin } from './plugins/empty-dir.js';
@@ -57,6 +57,13 @@ export class VolumeManager {
   private readonly plugins: readonly VolumePlugin[];
 
   constructor(private readonly d: VolumeManagerDeps) { this.plugins = d.plugins ?? IN_TREE_PLUGINS; }
+
+  /** At start, as root: makes the root dir a shared mount (upstream setupDataDirs) so mount propagation works. */
+  async start(): Promise<void> {
+    if (!this.d.host.isRoot) return;
+    await mkdir(join(this.d.rootDir, 'pods'), { recursive: true });
+    await makeRShared(this.d.rootDir).catch((err) => this.d.logger.warn({ rootDir: this.d.rootDir, err: messageOf(err) }, 'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail'));
+  }
 
   /** The set-up volumes of pod `uid` (for stats). */
   mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> { return this.actual.get(uid) ?? new Map(); }

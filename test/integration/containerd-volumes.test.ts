@@ -1,0 +1,54 @@
+/**
+ * Volumes on real containers: a kubelet joined to the fake apiserver with containerd as its
+ * runtime runs the shared volume cases (test/e2e/volume-cases.ts) — the volumes reach runc as CRI
+ * Mounts (bind mounts, read-only, subPath resolved by the kubelet), and what the containers read
+ * comes through them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCriClient } from '../../src/cri/client.js';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
+import { until } from '../e2e/helpers.js';
+import { describeVolumeCases, unmountTestMounts } from '../e2e/volume-cases.js';
+import { teardown } from './containerd-helpers.js';
+
+const node = 'ctrd-volume-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-volumes-'));
+let ctrd: Containerd;
+let cri: CriRuntime;
+let c: Cluster;
+
+beforeAll(async () => {
+  ctrd = await startContainerd({ cni: true });
+  cri = createCriClient(ctrd.endpoint);
+  c = await startCluster({ dir, node, config: ['syncFrequency: 2s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+  await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
+}, 60_000);
+
+afterAll(async () => {
+  for (const p of c?.api.store.list('pods') ?? []) c.api.store.remove('pods', 'default', p.metadata.name, {});
+  await until(async () => (await cri.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
+  await c?.close();
+  unmountTestMounts(dir);
+  await teardown({ cri, ctrd, dir });
+}, 90_000);
+
+describeVolumeCases('volumes on containerd', () => ({ c, node, dir, image: TEST_IMAGES.busybox }));
+
+describe('CRI mounts on containerd', () => {
+  it('passes volume mounts before /etc/hosts and the termination log, read-only where asked, with propagation', async () => {
+    c.api.store.create('pods', boundPod('order', node, {
+      containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'], terminationMessagePath: '/dev/termination-log', volumeMounts: [{ name: 'e', mountPath: '/e', readOnly: true, mountPropagation: 'HostToContainer' }] }],
+      volumes: [{ name: 'e', emptyDir: {} }],
+    }));
+    const uid = await until(() => c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses?.[0]?.state?.running && c.api.store.get('pods', 'default', 'order')!.metadata.uid, 40_000, "order running").catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(c.api.store.get("pods", "default", "order")?.status?.containerStatuses)}`); });
+    const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
+    const mounts = (await cri.runtime.containerStatus(ctr.id)).status.mounts ?? [];
+    expect(mounts.map((m) => m.container_path)).toEqual(['/e', '/etc/hosts', '/dev/termination-log']);
+    expect(mounts[0]).toMatchObject({ host_path: join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e'), readonly: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' });
+  }, 60_000);
+});
