@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createKubeClient, type KubeClient } from '../../../src/lib/kube-client.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { requiresRefresh, TokenManager } from '../../../src/agent/volume/token-manager.js';
+import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-token-'));
+let api: FakeKubeApiserver;
+let client: KubeClient;
+beforeAll(async () => {
+  const f = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' });
+  api = f.api;
+  client = await createKubeClient(f.kubeconfig, { timeoutMs: 5000 });
+});
+afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+
+describe('requiresRefresh (upstream token manager)', () => {
+  const exp = 10_000_000;
+  it.each([
+    ['fresh token', exp - 3600_000, 3600, 0, false],
+    ['just before 80 % of the lifetime', exp - 721_000, 3600, 0, false],
+    ['past 80 % of the lifetime', exp - 719_000, 3600, 0, true],
+    ['jitter brings the refresh earlier', exp - 725_000, 3600, 10_000, true],
+    ['older than 24 h even with a long lifetime', exp - 90 * 86400_000 + 24 * 3600_000 + 1, 90 * 86400, 0, true],
+    ['a one-year token at one hour', exp - 365 * 86400_000 + 3600_000, 365 * 86400, 0, false],
+  ])('%s', (_n, now, seconds, jitter, want) => expect(requiresRefresh({ expiresAt: exp, expirationSeconds: seconds }, now, jitter)).toBe(want));
+});
+
+describe('TokenManager against the fake apiserver', () => {
+  it('requests a bound token once, serves it from cache, and refreshes it after 80 % of its lifetime (fake clock)', async () => {
+    const clock = new FakeClock(Date.now());
+    const m = new TokenManager({ client, clock, random: () => 0 });
+    const key = { namespace: 'default', serviceAccount: 'default', audiences: ['vault'], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-1' } };
+    const t1 = await m.getToken(key);
+    expect(api.issuedTokens.at(-1)).toMatchObject({ token: t1, audiences: ['vault'], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u-1' } });
+    const before = api.issuedTokens.length;
+    clock.advance(2800_000);
+    expect(await m.getToken(key)).toBe(t1);
+    expect(api.issuedTokens.length).toBe(before);
+    clock.advance(100_000);
+    const t2 = await m.getToken(key);
+    expect(t2).not.toBe(t1);
+    expect(api.issuedTokens.length).toBe(before + 1);
+  });
+
+  it('keeps serving an unexpired token when a refresh fails; errors without one', async () => {
+    const clock = new FakeClock(Date.now());
+    const m = new TokenManager({ client, clock, random: () => 0 });
+    const key = { namespace: 'default', serviceAccount: 'default', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-2' } };
+    const t1 = await m.getToken(key);
+    clock.advance(3000_000);
+    api.inject(({ path }) => (path.endsWith('/token') ? { code: 500, reason: 'InternalError' } : undefined));
+    try {
+      expect(await m.getToken(key)).toBe(t1);
+      await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(/failed to fetch token: .*HTTP 500/);
+    } finally { api.inject(undefined); }
+    m.forgetPod('u-2');
+    expect(await m.getToken(key)).not.toBe(t1);
+  });
+
+  it('a missing service account is an error with the apiserver\'s message', async () => {
+    const m = new TokenManager({ client, clock: new FakeClock(Date.now()) });
+    await expect(m.getToken({ namespace: 'default', serviceAccount: 'nope', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u' } })).rejects.toThrow('serviceaccounts "nope" not found');
+  });
+});
