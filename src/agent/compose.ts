@@ -58,6 +58,7 @@ import { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
 import { VolumeManager } from './volume/volume-manager.js';
 import { TokenManager } from './volume/token-manager.js';
+import { VolumeStatsCollector } from './volume/volume-stats.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -113,7 +114,7 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers). */
   stop(): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector };
 }
 
 /** Builds the agent; does no I/O until `start`. */
@@ -158,6 +159,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       get downward() { return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() }; },
     },
   });
+  const volumeStats = new VolumeStatsCollector({ volumes, clock, logger });
   const executor = new PodActionExecutor({
     runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events, nodeAllocatable,
     objects,
@@ -206,7 +208,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats },
     async start() {
       if (processRuntime) await processRuntime.start();
       await volumes.start();
@@ -225,6 +227,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
       gc.start({ signal: abort.signal });
+      volumeStats.start({ signal: abort.signal });
       if (api) {
         nodeStatus = new NodeStatusManager({
           client: api, settings: cfg.node, registerNode: cfg.registerNode, machine, events, clock, logger,

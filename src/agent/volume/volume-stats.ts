@@ -1,0 +1,76 @@
+/**
+ * Volume usage for the stats endpoints (upstream volume_stat_calculator, period
+ * volumeStatsAggPeriod = 1 m): a background loop walks each set-up volume of the pods on this node
+ * (used bytes from allocated blocks, inodes used, the filesystem's capacity, available bytes and
+ * inodes from statfs) and keeps the latest figures in memory. Requests read `get`, never the disk.
+ * hostPath and PVC volumes are not measured (their data is not the pod's own), as upstream's summary
+ * leaves hostPath out.
+ */
+import { lstat, readdir, statfs } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sleep, type Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import type { MountedVolume } from './types.js';
+
+/** One volume's figures (names as upstream's VolumeStats / FsStats). */
+export interface VolumeStats { name: string; time: string; usedBytes: number; inodesUsed: number; capacityBytes: number; availableBytes: number; inodes: number; inodesFree: number }
+
+const MEASURED = new Set(['kubernetes.io~empty-dir', 'kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~downward-api', 'kubernetes.io~projected']);
+/** Upstream's default volumeStatsAggPeriod. */
+export const VOLUME_STATS_PERIOD_MS = 60_000;
+
+/** Bytes allocated and inodes used under `path` (like `du -s --block-size=1` and `find | wc -l`); one device only. */
+export async function diskUsage(path: string): Promise<{ bytes: number; inodes: number }> {
+  const root = await lstat(path);
+  let bytes = 0;
+  let inodes = 0;
+  const seen = new Set<number>();
+  const walk = async (p: string): Promise<void> => {
+    const s = await lstat(p).catch(() => undefined);
+    if (!s || s.dev !== root.dev) return;
+    if (!seen.has(s.ino)) { seen.add(s.ino); inodes++; bytes += s.blocks * 512; }
+    if (s.isDirectory()) for (const e of await readdir(p).catch(() => [] as string[])) await walk(join(p, e));
+  };
+  await walk(path);
+  return { bytes, inodes };
+}
+
+/** Collects and serves volume stats. */
+export class VolumeStatsCollector {
+  private readonly latest = new Map<string, VolumeStats[]>();
+  constructor(private readonly d: { volumes: { podsWithVolumes(): string[]; mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> }; clock: Clock; logger: Logger; periodMs?: number }) {}
+
+  /** The latest figures for pod `uid` (empty until the first collection). */
+  get(uid: string): VolumeStats[] { return this.latest.get(uid) ?? []; }
+
+  /** One pass over every pod's volumes. */
+  async collect(): Promise<void> {
+    const pods = this.d.volumes.podsWithVolumes();
+    for (const uid of [...this.latest.keys()]) if (!pods.includes(uid)) this.latest.delete(uid);
+    for (const uid of pods) {
+      const out: VolumeStats[] = [];
+      for (const [name, v] of this.d.volumes.mountedVolumes(uid)) {
+        if (!MEASURED.has(v.plugin)) continue;
+        try {
+          const [du, fs] = await Promise.all([diskUsage(v.path), statfs(v.path)]);
+          out.push({
+            name, time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'), usedBytes: du.bytes, inodesUsed: du.inodes,
+            capacityBytes: fs.blocks * fs.bsize, availableBytes: fs.bavail * fs.bsize, inodes: fs.files, inodesFree: fs.ffree,
+          });
+        } catch (err) { this.d.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable'); }
+      }
+      this.latest.set(uid, out);
+    }
+  }
+
+  /** Collects every period until `signal` aborts. */
+  start({ signal }: { signal: AbortSignal }): void {
+    void (async () => {
+      while (!signal.aborted) {
+        await this.collect().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'));
+        await sleep(this.d.periodMs ?? VOLUME_STATS_PERIOD_MS, signal, this.d.clock);
+      }
+    })();
+  }
+}

@@ -1,0 +1,45 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { diskUsage, VolumeStatsCollector } from '../../../src/agent/volume/volume-stats.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import type { MountedVolume } from '../../../src/agent/volume/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-vstats-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('volume stats', () => {
+  it('measures emptyDir usage in the background and serves it from memory; hostPath is not measured', async () => {
+    const ed = join(dir, 'ed');
+    mkdirSync(join(ed, 'sub'), { recursive: true });
+    const mounted = new Map<string, MountedVolume>([
+      ['scratch', { path: ed, readOnly: false, plugin: 'kubernetes.io~empty-dir' }],
+      ['host', { path: '/usr', readOnly: false, plugin: 'kubernetes.io~host-path' }],
+    ]);
+    const c = new VolumeStatsCollector({ volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted }, clock: new FakeClock(Date.UTC(2026, 10, 23)), logger: createLogger({ level: 'silent' }) });
+    expect(c.get('u1')).toEqual([]);
+    await c.collect();
+    const before = c.get('u1');
+    expect(before.map((s) => s.name)).toEqual(['scratch']);
+    writeFileSync(join(ed, 'sub', 'blob'), Buffer.alloc(1 << 20, 1));
+    expect(c.get('u1')).toEqual(before);
+    await c.collect();
+    const [after] = c.get('u1');
+    expect(after.usedBytes - before[0].usedBytes).toBeGreaterThanOrEqual(1 << 20);
+    expect(after.inodesUsed).toBe(before[0].inodesUsed + 1);
+    expect(after).toMatchObject({ time: '2026-11-23T00:00:00Z', capacityBytes: expect.any(Number), availableBytes: expect.any(Number), inodes: expect.any(Number), inodesFree: expect.any(Number) });
+    expect(after.capacityBytes).toBeGreaterThan(0);
+  });
+
+  it('diskUsage counts hard links once', async () => {
+    const d = join(dir, 'hl');
+    mkdirSync(d);
+    writeFileSync(join(d, 'a'), Buffer.alloc(8192, 1));
+    const { linkSync } = await import('node:fs');
+    linkSync(join(d, 'a'), join(d, 'b'));
+    const u = await diskUsage(d);
+    expect(u.inodes).toBe(2);
+  });
+});
