@@ -18,7 +18,7 @@ describe('volume stats', () => {
       ['scratch', { path: ed, readOnly: false, plugin: 'kubernetes.io~empty-dir' }],
       ['host', { path: '/usr', readOnly: false, plugin: 'kubernetes.io~host-path' }],
     ]);
-    const c = new VolumeStatsCollector({ volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted }, clock: new FakeClock(Date.UTC(2026, 10, 23)), logger: createLogger({ level: 'silent' }) });
+    const c = new VolumeStatsCollector({ volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted }, clock: new FakeClock(Date.UTC(2026, 10, 23)), logger: createLogger({ level: 'fatal' }) });
     expect(c.get('u1')).toEqual([]);
     await c.collect();
     const before = c.get('u1');
