@@ -5,13 +5,16 @@
  *     status says Running with the container running — 30 pods one after another (p50/p99);
  *  2. a burst of 50 bound pods at once until all are Running in the apiserver;
  *  3. `kubectl delete`-style graceful deletion of those 50 until every object is gone;
- *  4. apiserver writes per pod (status PATCHes, events) and kubelet RSS with 50 pods.
+ *  4. apiserver writes per pod (status PATCHes, events) and kubelet RSS with 50 pods;
+ *  5. the volume overhead: bind-to-Running of a pod with a configMap, a secret and a projected
+ *     service-account token volume vs the same pod without volumes, 20 interleaved rounds.
  * Prints a table and writes bench/results/cluster.json. Not part of the tests.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster } from '../test/e2e/cluster-helpers.js';
+import { unmountTestMounts } from '../test/e2e/helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SEQUENTIAL = 30;
@@ -62,8 +65,36 @@ try {
   }
   await waitFor(() => c.api.store.list('pods').length === 0, 120_000, 'all deleted');
   results.gracefulDelete50 = { allGoneMs: round(performance.now() - t2) };
+
+  c.api.store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-cm', namespace: 'default' }, data: { 'app.conf': 'x=1' } });
+  c.api.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bench-secret', namespace: 'default' }, data: { pw: Buffer.from('pw').toString('base64') } });
+  c.api.store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'default' }, data: { 'ca.crt': c.ca.cert } });
+  const volumeSpec = {
+    volumes: [
+      { name: 'cfg', configMap: { name: 'bench-cm' } }, { name: 'sec', secret: { secretName: 'bench-secret' } },
+      { name: 'kube-api-access', projected: { sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } }] } },
+    ],
+    containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'sec', mountPath: '/etc/sec' }, { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+  };
+  const withVol: number[] = [];
+  const without: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    for (const [name, spec, into] of [[`vol-${i}`, volumeSpec, withVol], [`novol-${i}`, {}, without]] as const) {
+      const t = performance.now();
+      c.api.store.create('pods', boundPod(name, node, { terminationGracePeriodSeconds: 1, ...spec }));
+      await waitFor(() => !!running(name), 30_000, `${name} Running`);
+      into.push(performance.now() - t);
+    }
+  }
+  results.volumeOverhead = {
+    rounds: 20, withVolumes: { p50Ms: round(percentile(withVol, 50)), p99Ms: round(percentile(withVol, 99)) }, withoutVolumes: { p50Ms: round(percentile(without, 50)), p99Ms: round(percentile(without, 99)) },
+    overheadP50Ms: round(percentile(withVol, 50) - percentile(without, 50)),
+  };
+  for (const p of c.api.store.list('pods')) c.api.store.remove('pods', 'default', p.metadata.name);
+  await sleep(3000);
 } finally {
   await c.close();
+  unmountTestMounts(dir);
   rmSync(dir, { recursive: true, force: true });
 }
 report('cluster', results);

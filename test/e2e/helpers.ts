@@ -1,5 +1,5 @@
 /** Helpers for end-to-end tests: the real tskubelet CLI as a child process, real HTTPS clients. */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
@@ -83,4 +83,10 @@ export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: s
 /** Number of live processes whose command line contains `marker`. */
 export function countProcesses(marker: string): number {
   try { return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).length; } catch { return 0; }
+}
+
+/** Volume mounts outlive a kubelet stop (as upstream): a test's own clean-up unmounts what is under `dir`. */
+export function unmountTestMounts(dir: string): void {
+  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((p) => p?.startsWith(dir));
+  for (const m of points.sort((a, b) => b.length - a.length)) spawnSync('umount', ['-l', m]);
 }

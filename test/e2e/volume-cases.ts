@@ -8,7 +8,6 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { boundPod, type Cluster } from './cluster-helpers.js';
 import { until } from './helpers.js';
 
@@ -16,12 +15,6 @@ type Obj = Record<string, any>;
 
 /** What the cases need: the cluster, the node name, the test dir (root and logs under it), the busybox image. */
 export interface VolumeCaseContext { c: Cluster; node: string; dir: string; image: string }
-
-/** Volume mounts outlive a kubelet stop (as upstream): a test's own clean-up unmounts what is under `dir`. */
-export function unmountTestMounts(dir: string): void {
-  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((p) => p?.startsWith(dir));
-  for (const m of points.sort((a, b) => b.length - a.length)) spawnSync('umount', ['-l', m]);
-}
 
 /** Registers the shared volume cases under `title`. */
 export function describeVolumeCases(title: string, get: () => VolumeCaseContext): void {

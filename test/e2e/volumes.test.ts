@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
-import { describeVolumeCases, unmountTestMounts } from './volume-cases.js';
-import { until } from './helpers.js';
+import { describeVolumeCases } from './volume-cases.js';
+import { until, unmountTestMounts } from './helpers.js';
 
 const node = 'volume-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-volumes-'));

@@ -12,8 +12,8 @@ import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
-import { until } from '../e2e/helpers.js';
-import { describeVolumeCases, unmountTestMounts } from '../e2e/volume-cases.js';
+import { until, unmountTestMounts } from '../e2e/helpers.js';
+import { describeVolumeCases } from '../e2e/volume-cases.js';
 import { teardown } from './containerd-helpers.js';
 
 const node = 'ctrd-volume-node';
