@@ -211,7 +211,6 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats },
     async start() {
       if (processRuntime) await processRuntime.start();
-      await volumes.start();
       const machine = await readMachineInfo(cfg.rootDir);
       admissionNode = { name: cfg.nodeName, labels: nodeLabels(cfg.node, machine), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, machine).allocatableNumbers };
       let runtimeVersion = '';

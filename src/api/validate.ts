@@ -38,6 +38,9 @@ const podSchema = z.looseObject({
   }),
 });
 
+/** Upstream TotalAnnotationSizeLimitB: keys and values of all annotations together. */
+export const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
 /** Validates a decoded object as a Pod; `ok: false` carries "path: reason" messages. */
 export function validatePod(obj: unknown): { ok: true; pod: Pod } | { ok: false; errors: string[] } {
   const res = podSchema.safeParse(obj);
@@ -47,6 +50,8 @@ export function validatePod(obj: unknown): { ok: true; pod: Pod } | { ok: false;
   const pod = res.data as unknown as Pod;
   const names = new Set<string>();
   const errors: string[] = [];
+  const annotationBytes = Object.entries(pod.metadata.annotations ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+  if (annotationBytes > MAX_ANNOTATIONS_BYTES) errors.push(`metadata.annotations: Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`);
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
     if (names.has(c.name)) errors.push(`spec.containers: Duplicate value: "${c.name}"`);
     names.add(c.name);

@@ -116,8 +116,13 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
     async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
       const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);
       const chunks: Buffer[] = [];
+      let size = 0;
       try {
-        for await (const c of res) chunks.push(c as Buffer);
+        for await (const c of res) {
+          size += (c as Buffer).length;
+          if (size > MAX_RESPONSE_BYTES) { res.destroy(); throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`); }
+          chunks.push(c as Buffer);
+        }
       } catch (err) { throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`); } finally { done(); }
       let body: T | undefined;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T; } catch { body = undefined; }
@@ -140,6 +145,7 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
         res.setEncoding('utf8');
         for await (const chunk of res) {
           buf += chunk as string;
+          if (buf.length > MAX_WATCH_EVENT_BYTES && buf.indexOf('\n') < 0) throw new Error(`watch ${req.path}: an event larger than ${MAX_WATCH_EVENT_BYTES} bytes`);
           let nl;
           while ((nl = buf.indexOf('\n')) >= 0) {
             const line = buf.slice(0, nl).trim();
@@ -153,6 +159,10 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
   };
   return client;
 }
+
+/** Caps on what the apiserver may send: a whole response (lists) and one watch event (objects are ≤ 1.5 MiB in etcd). */
+export const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+export const MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
 
 /** The Error for an unexpected answer: `<what>: HTTP <status>[: <the Status message>]`. */
 export function apiError(what: string, r: ApiResponse<unknown>): Error {

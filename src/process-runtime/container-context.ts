@@ -13,7 +13,7 @@ export interface ExecContext { env: Record<string, string>; cwd: string; uid?: n
 /** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
 export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
   if (!ctx.mountNsPid) return { argv, uid: ctx.uid, gid: ctx.gid };
-  return { argv: enterMountNamespace(ctx.mountNsPid, argv, { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups }) };
+  return { argv: enterMountNamespace(ctx.mountNsPid, argv, { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups, cwd: ctx.cwd }) };
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';

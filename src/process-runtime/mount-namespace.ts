@@ -42,9 +42,9 @@ export function wrapInMountNamespace(argv: string[], mounts: cri.Mount[], user: 
   return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', SCRIPT, 'sh', ...specs, '--', ...setprivArgs(user), ...argv];
 }
 
-/** argv that runs `argv` inside the mount namespace of process `pid`, as `user`. Pure. */
-export function enterMountNamespace(pid: number, argv: string[], user: ProcessUser): string[] {
-  return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, '--', ...setprivArgs(user), ...argv];
+/** argv that runs `argv` inside the mount namespace of process `pid` in directory `cwd`, as `user`. Pure. */
+export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser & { cwd: string }): string[] {
+  return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, `--wd=${o.cwd}`, '--', ...setprivArgs(o), ...argv];
 }
 
 /** The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createCa, issueCert, type PemPair } from '../../src/server/pki.js';
 import { startFakeKubeApiserver, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
 import { startCsrSigner } from '../fixtures/apiserver/csr-signer.js';
-import { freeKubeletPorts, kubeletArgs, startKubelet, type Kubelet, type KubeletPorts } from './helpers.js';
+import { freeKubeletPorts, kubeletArgs, startKubelet, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
 
 /** A joined kubelet and its cluster. */
 export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; kubeconfig: string; restartKubelet(): Promise<void>; close(): Promise<void> }
@@ -63,7 +63,7 @@ export async function startCluster(o: { dir: string; node: string; config?: stri
   const cluster: Cluster = {
     api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig, kubeconfig,
     async restartKubelet() { await cluster.kubelet.stop(); cluster.kubelet = startKubelet(args); },
-    async close() { stopSigner(); await cluster.kubelet.stop(); await api.close(); },
+    async close() { stopSigner(); await cluster.kubelet.stop(); await api.close(); unmountTestMounts(o.dir); },
   };
   return cluster;
 }

@@ -1,13 +1,39 @@
 /**
  * Decodes manifest text (YAML or JSON, one or many documents, Pod or PodList) into validated pods.
- * Every problem is returned with its document number and reason; valid pods are kept.
+ * Every problem is returned with its document number and reason; valid pods are kept. Decoding is
+ * bounded so that no manifest can exhaust memory or throw past this function: at most
+ * MAX_MANIFEST_BYTES of text (upstream's 10 MiB), MAX_DOCUMENTS documents, MAX_ALIASES alias
+ * expansions per document (a "billion laughs" document fails), MAX_DEPTH levels of nesting and
+ * MAX_NODES values per document.
  */
 import { parseAllDocuments } from 'yaml';
 import type { Pod } from '../../api/types.js';
 import { validatePod } from '../../api/validate.js';
+import { messageOf } from '../../lib/errors.js';
+
+/** Upstream's cap on a manifest (file or URL body). */
+export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
+export const MAX_DOCUMENTS = 1000;
+export const MAX_ALIASES = 100;
+export const MAX_DEPTH = 100;
+export const MAX_NODES = 1_000_000;
 
 /** The outcome of decoding one manifest: the pods that are valid and one message per problem. */
 export interface DecodeResult { pods: Pod[]; errors: string[] }
+
+/** Why `v` is too deep or too big, or undefined. Iterative: a deep value cannot overflow the stack. */
+export function boundsError(v: unknown): string | undefined {
+  const stack: [unknown, number][] = [[v, 1]];
+  let nodes = 0;
+  while (stack.length) {
+    const [x, depth] = stack.pop()!;
+    if (++nodes > MAX_NODES) return `too many values (more than ${MAX_NODES})`;
+    if (x === null || typeof x !== 'object') continue;
+    if (depth > MAX_DEPTH) return `nested too deeply (more than ${MAX_DEPTH} levels)`;
+    for (const c of Array.isArray(x) ? x : Object.values(x)) stack.push([c, depth + 1]);
+  }
+  return undefined;
+}
 
 function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
   if (obj === null || obj === undefined) return;
@@ -25,15 +51,24 @@ function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
   else out.errors.push(`${where}: invalid pod: ${v.errors.join('; ')}`);
 }
 
-/** Parses `text`; `origin` names the file or URL in messages. */
+/** Parses `text`; `origin` names the file or URL in messages. Never throws. */
 export function decodeManifests(text: string, origin: string): DecodeResult {
   const out: DecodeResult = { pods: [], errors: [] };
-  const docs = parseAllDocuments(text, { prettyErrors: false });
-  const list = Array.isArray(docs) ? docs : [docs];
-  list.forEach((doc, i) => {
-    const where = list.length > 1 ? `${origin} (document ${i + 1})` : origin;
+  if (Buffer.byteLength(text, 'utf8') > MAX_MANIFEST_BYTES) { out.errors.push(`${origin}: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`); return out; }
+  let list;
+  try {
+    list = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: false });
+  } catch (err) { out.errors.push(`${origin}: ${messageOf(err)}`); return out; }
+  const docs = Array.isArray(list) ? list : [list];
+  if (docs.length > MAX_DOCUMENTS) { out.errors.push(`${origin}: more than ${MAX_DOCUMENTS} documents`); return out; }
+  docs.forEach((doc, i) => {
+    const where = docs.length > 1 ? `${origin} (document ${i + 1})` : origin;
     if (doc.errors.length) { out.errors.push(`${where}: ${doc.errors[0].message}`); return; }
-    decodeObject(doc.toJS(), where, out);
+    let value: unknown;
+    try { value = doc.toJS({ maxAliasCount: MAX_ALIASES }); } catch (err) { out.errors.push(`${where}: ${messageOf(err)}`); return; }
+    const bad = boundsError(value);
+    if (bad) { out.errors.push(`${where}: ${bad}`); return; }
+    decodeObject(value, where, out);
   });
   return out;
 }

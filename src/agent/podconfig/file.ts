@@ -3,14 +3,20 @@
  * re-read on filesystem events (debounced) and every `periodMs`. A file that fails to decode is
  * reported with its path and reason; the pods it produced last time are kept (an editor's
  * half-written save does not kill a running pod). A deleted file's pods go away.
+ * Only regular files (a symlink is followed to one) of at most MAX_MANIFEST_BYTES are read, and
+ * without blocking: directories, FIFOs, devices, sockets, dangling symlinks and symlink loops are
+ * skipped with a log line naming the file and the reason, as are empty files and files without
+ * pods; a pod name that two files both define is kept from the first file and the second named.
+ * Each of these is logged once per change, not on every check.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
-import { decodeManifests } from './decode.js';
+import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
@@ -63,33 +69,80 @@ export class FileSource implements PodSource {
     }
     this.reported.delete(p);
     if (st.isFile()) return [p];
-    const names = (await readdir(p, { withFileTypes: true })).filter((e) => !e.name.startsWith('.') && (e.isFile() || e.isSymbolicLink()));
-    return names.map((e) => join(p, e.name)).sort();
+    const names = (await readdir(p)).filter((n) => !n.startsWith('.'));
+    return names.map((n) => join(p, n)).sort();
+  }
+
+  /** Logs `message` for `file` unless it was the last thing logged for it. */
+  private note(file: string, message: string, level: 'warn' | 'error' = 'warn'): void {
+    if (this.reported.get(file) === message) return;
+    this.reported.set(file, message);
+    this.deps.logger[level]({ file }, message);
+  }
+
+  /** The text of `f` when it is a regular file within the size cap; otherwise notes why not. Never blocks on a FIFO. */
+  private async readManifest(f: string): Promise<string | undefined> {
+    const l = await lstat(f).catch(() => undefined);
+    if (!l) return undefined;
+    let st;
+    try { st = await stat(f); } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      this.note(f, code === 'ELOOP' ? `skipping manifest ${f}: symlink loop` : code === 'ENOENT' ? `skipping manifest ${f}: dangling symlink` : `skipping manifest ${f}: ${(err as Error).message}`);
+      return undefined;
+    }
+    if (st.isDirectory()) { this.note(f, `not recursing into manifest path ${f}: it is a directory`); return undefined; }
+    if (!st.isFile()) { this.note(f, `skipping manifest ${f}: not a regular file`); return undefined; }
+    if (st.size > MAX_MANIFEST_BYTES) { this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error'); return undefined; }
+    let fh;
+    try { fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK); } catch { return undefined; }
+    try {
+      if (!(await fh.stat()).isFile()) { this.note(f, `skipping manifest ${f}: not a regular file`); return undefined; }
+      const buf = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
+      let n = 0;
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
+        if (!bytesRead) break;
+        n += bytesRead;
+        if (n > MAX_MANIFEST_BYTES) { this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error'); return undefined; }
+      }
+      return buf.subarray(0, n).toString('utf8');
+    } catch { return undefined; } finally { await fh.close(); }
   }
 
   /** Reads every manifest and returns the current static pods. */
   async readAll(): Promise<Pod[]> {
     const files = await this.files();
     const out: Pod[] = [];
+    const owner = new Map<string, string>();
+    const dupsNow = new Set<string>();
+    const take = (f: string, pods: Pod[]) => {
+      for (const p of pods) {
+        const key = `${p.metadata.name}_${p.metadata.namespace}`;
+        const first = owner.get(key);
+        if (first && first !== f) { dupsNow.add(`${f}#dup`); this.note(`${f}#dup`, `duplicate pod name "${p.metadata.name}" in namespace "${p.metadata.namespace}": defined by ${first} and ${f}; ignoring the one in ${f}`); continue; }
+        owner.set(key, f);
+        out.push(p);
+      }
+    };
     for (const f of files) {
-      let text: string;
-      try { text = await readFile(f, 'utf8'); } catch { continue; }
+      const text = await this.readManifest(f);
+      if (text === undefined) continue;
       const cached = this.lastGood.get(f);
-      if (cached && cached.text === text) { out.push(...cached.pods); continue; }
+      if (cached && cached.text === text) { take(f, cached.pods); continue; }
+      if (!text.trim()) { this.note(f, `skipping manifest ${f}: the file is empty`); this.lastGood.set(f, { text, pods: [] }); continue; }
       const r = decodeManifests(text, f);
-      if (r.errors.length) {
-        const msg = r.errors.join('; ');
-        if (this.reported.get(f) !== msg) {
-          this.deps.logger.error({ file: f, errors: r.errors }, `could not process manifest file ${f}: ${msg}`);
-          this.reported.set(f, msg);
-        }
-      } else this.reported.delete(f);
-      if (r.errors.length && r.pods.length === 0 && cached) { out.push(...cached.pods); continue; }
+      if (r.errors.length) this.note(f, `could not process manifest file ${f}: ${r.errors.join('; ')}`, 'error');
+      else if (!r.pods.length) this.note(f, `skipping manifest ${f}: it defines no pods`);
+      else this.reported.delete(f);
+      if (r.errors.length && r.pods.length === 0 && cached) { take(f, cached.pods); continue; }
       const pods = r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'file', location: f }));
       this.lastGood.set(f, { text, pods });
-      out.push(...pods);
+      take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
+    for (const k of [...this.reported.keys()]) {
+      if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
+    }
     return out;
   }
 }

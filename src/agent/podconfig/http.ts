@@ -7,7 +7,20 @@ import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
-import { decodeManifests } from './decode.js';
+import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
+
+/** The body as text, or undefined when it is longer than `max` bytes (reading stops there). */
+async function readCapped(res: Response, max: number): Promise<string | undefined> {
+  if (Number(res.headers.get('content-length') ?? 0) > max) { await res.body?.cancel(); return undefined; }
+  const chunks: Uint8Array[] = [];
+  let n = 0;
+  for await (const c of res.body ?? []) {
+    n += c.length;
+    if (n > max) { await res.body?.cancel().catch(() => {}); return undefined; }
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 
@@ -44,8 +57,10 @@ export class HttpSource implements PodSource {
     let body: string;
     try {
       const res = await fetch(this.deps.url, { headers, signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]) });
-      body = await res.text();
-      if (!res.ok) { this.report(`manifest URL answered ${res.status}`); return undefined; }
+      if (!res.ok) { await res.body?.cancel(); this.report(`manifest URL answered ${res.status}`); return undefined; }
+      const text = await readCapped(res, MAX_MANIFEST_BYTES);
+      if (text === undefined) { this.report(`invalid manifest from URL: the body is larger than ${MAX_MANIFEST_BYTES} bytes`); return undefined; }
+      body = text;
     } catch (err) {
       this.report(`unable to read manifest URL: ${messageOf(err)}`);
       return undefined;

@@ -58,12 +58,19 @@ export class VolumeManager {
 
   constructor(private readonly d: VolumeManagerDeps) { this.plugins = d.plugins ?? IN_TREE_PLUGINS; }
 
-  /** At start, as root: makes the root dir a shared mount (upstream setupDataDirs) so mount propagation works. */
-  async start(): Promise<void> {
-    if (!this.d.host.isRoot) return;
-    await mkdir(join(this.d.rootDir, 'pods'), { recursive: true });
-    await makeRShared(this.d.rootDir).catch((err) => this.d.logger.warn({ rootDir: this.d.rootDir, err: messageOf(err) }, 'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail'));
+  /**
+   * Makes the root dir a shared mount (upstream setupDataDirs does it at start) so that volumes
+   * under it can be mounted with HostToContainer / Bidirectional propagation; done on the first
+   * pod that asks for it, so a kubelet whose pods never do leaves no mount behind. Root only.
+   */
+  private ensureSharedRootDir(): Promise<void> {
+    return (this.sharedRootDir ??= (async () => {
+      if (!this.d.host.isRoot) return;
+      await mkdir(join(this.d.rootDir, 'pods'), { recursive: true });
+      await makeRShared(this.d.rootDir).catch((err) => this.d.logger.warn({ rootDir: this.d.rootDir, err: messageOf(err) }, 'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail'));
+    })());
   }
+  private sharedRootDir: Promise<void> | undefined;
 
   /** The set-up volumes of pod `uid` (for stats). */
   mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> { return this.actual.get(uid) ?? new Map(); }
@@ -101,6 +108,8 @@ export class VolumeManager {
       actual.delete(name);
     }
     const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
+    const containers = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+    if (containers.some((c) => ((c.volumeMounts ?? []) as { mountPropagation?: string }[]).some((m) => m.mountPropagation && m.mountPropagation !== 'None'))) await this.ensureSharedRootDir();
     if (!missing.length) return { ok: true, volumes: actual };
     const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
     return { ok: false, message: `unmounted volumes=[${missing.join(' ')}]`, retryAfterMs: Math.max(0, next - this.d.clock.now()) };

@@ -137,8 +137,10 @@ describe('container config', () => {
     ]);
     expect(r.ok && [r.config.log_path, r.config.metadata.attempt]).toEqual(['main/2.log', 2]);
     const own = pod({}, { volumeMounts: [{ name: 'h', mountPath: '/etc/hosts' }] });
-    const r2 = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
-    expect(r2.ok && r2.config.mounts).toEqual([]);
+    const r2 = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h', volumes: new Map([['h', { path: '/v/h', readOnly: false, plugin: 'kubernetes.io~host-path' }]]) });
+    expect(r2.ok && r2.config.mounts).toEqual([{ container_path: '/etc/hosts', host_path: '/v/h', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]);
+    const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
+    expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
   });
   it('privileged containers get no masked paths; others get upstream\'s defaults', () => {
     const p = pod({}, { securityContext: { privileged: true } });

@@ -1,0 +1,106 @@
+/**
+ * The file source under hostile and careless input (issue 13 item 1): a "billion laughs" alias
+ * bomb, a symlink to a FIFO (must not block), a symlink to /dev/zero (must not be read), empty and
+ * null files, dangling symlinks, symlink loops, symlinks to directories, oversized files and a
+ * pod name defined twice — each skipped with one log line naming the file, other pods kept.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { FileSource } from '../../../src/agent/podconfig/file.js';
+import { decodeManifests, MAX_MANIFEST_BYTES } from '../../../src/agent/podconfig/decode.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { realClock } from '../../../src/lib/clock.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-filesrc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+export const ALIAS_BOMB = [
+  'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...'bcdefghi'.split('').map((x, i) => `${x}: &${x} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`),
+].join('\n');
+
+const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "1"]}]}\n`;
+
+function source(path: string) {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({ write(chunk, _e, cb) { lines.push(JSON.parse(String(chunk))); cb(); } });
+  const s = new FileSource({ path, nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock });
+  return { s, lines, messages: () => lines.map((l) => String(l.msg)) };
+}
+
+describe('decodeManifests bounds', () => {
+  it('an alias bomb is an error, not an exception', () => {
+    const r = decodeManifests(ALIAS_BOMB, 'bomb.yaml');
+    expect(r.pods).toEqual([]);
+    expect(r.errors[0]).toMatch(/^bomb\.yaml: .*alias/i);
+  });
+  it('deep nesting, oversized text and huge annotations are errors', () => {
+    expect(decodeManifests(`a: ${'['.repeat(150)}${']'.repeat(150)}`, 'deep').errors[0]).toMatch(/^deep: /);
+    expect(decodeManifests('x'.repeat(MAX_MANIFEST_BYTES + 1), 'big').errors).toEqual([`big: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`]);
+    const ann = `apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: "${'x'.repeat(300 * 1024)}"}}\nspec: {containers: [{name: c, image: i}]}\n`;
+    expect(decodeManifests(ann, 'ann').errors[0]).toContain('metadata.annotations: Too long: must have at most 262144 bytes');
+  });
+});
+
+describe('FileSource', () => {
+  it('skips every hostile or empty entry with one log line each, keeps the good pods, and never blocks', async () => {
+    const d = join(dir, 'm');
+    mkdirSync(d);
+    writeFileSync(join(d, 'good.yaml'), pod('good'));
+    writeFileSync(join(d, 'bomb.yaml'), ALIAS_BOMB);
+    writeFileSync(join(d, 'empty.yaml'), '');
+    writeFileSync(join(d, 'null.yaml'), 'null\n');
+    execFileSync('mkfifo', [join(dir, 'fifo')]);
+    symlinkSync(join(dir, 'fifo'), join(d, 'fifo.yaml'));
+    symlinkSync('/dev/zero', join(d, 'zero.yaml'));
+    symlinkSync(join(dir, 'nowhere'), join(d, 'dangling.yaml'));
+    symlinkSync(join(d, 'loop-b.yaml'), join(d, 'loop-a.yaml'));
+    symlinkSync(join(d, 'loop-a.yaml'), join(d, 'loop-b.yaml'));
+    mkdirSync(join(dir, 'adir'));
+    symlinkSync(join(dir, 'adir'), join(d, 'dirlink'));
+    writeFileSync(join(d, 'huge.yaml'), Buffer.alloc(MAX_MANIFEST_BYTES + 10, 0x20));
+    const { s, messages } = source(d);
+    const rss = process.memoryUsage().rss;
+    const pods = await s.readAll();
+    expect(pods.map((p) => p.metadata.name)).toEqual(['good-n1']);
+    expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 1024 * 1024);
+    const m = messages();
+    expect(m).toEqual(expect.arrayContaining([
+      expect.stringMatching(new RegExp(`could not process manifest file ${join(d, 'bomb.yaml')}: .*alias`, 'i')),
+      `skipping manifest ${join(d, 'empty.yaml')}: the file is empty`,
+      `skipping manifest ${join(d, 'null.yaml')}: it defines no pods`,
+      `skipping manifest ${join(d, 'fifo.yaml')}: not a regular file`,
+      `skipping manifest ${join(d, 'zero.yaml')}: not a regular file`,
+      `skipping manifest ${join(d, 'dangling.yaml')}: dangling symlink`,
+      `skipping manifest ${join(d, 'loop-a.yaml')}: symlink loop`,
+      `skipping manifest ${join(d, 'loop-b.yaml')}: symlink loop`,
+      `not recursing into manifest path ${join(d, 'dirlink')}: it is a directory`,
+      `skipping manifest ${join(d, 'huge.yaml')}: larger than ${MAX_MANIFEST_BYTES} bytes`,
+    ]));
+    const count = m.length;
+    await s.readAll();
+    await s.readAll();
+    expect(messages().length).toBe(count);
+  });
+
+  it('a pod name defined by two files: the first wins, both files are named, once per change', async () => {
+    const d = join(dir, 'dup');
+    mkdirSync(d);
+    writeFileSync(join(d, 'a.yaml'), pod('same'));
+    writeFileSync(join(d, 'b.yaml'), pod('same'));
+    const { s, messages } = source(d);
+    expect((await s.readAll()).length).toBe(1);
+    await s.readAll();
+    const dup = messages().filter((x) => x.startsWith('duplicate pod name'));
+    expect(dup).toEqual([`duplicate pod name "same-n1" in namespace "default": defined by ${join(d, 'a.yaml')} and ${join(d, 'b.yaml')}; ignoring the one in ${join(d, 'b.yaml')}`]);
+    writeFileSync(join(d, 'b.yaml'), pod('other'));
+    expect((await s.readAll()).map((p) => p.metadata.name).sort()).toEqual(['other-n1', 'same-n1']);
+    writeFileSync(join(d, 'b.yaml'), pod('same'));
+    await s.readAll();
+    expect(messages().filter((x) => x.startsWith('duplicate pod name'))).toHaveLength(2);
+  });
+});
