@@ -9,6 +9,7 @@ import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
 import { createLogger } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
+import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
 import { composeAgent } from './agent/compose.js';
 import { ensureLocalPki } from './server/pki.js';
@@ -35,7 +36,10 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
   const listen = args.get('listen');
   if (!listen) { process.stderr.write('error: --listen unix:///path.sock is required\n'); return 1; }
   const logger = createLogger({ verbosity: Number(args.get('v') ?? 0) });
-  const stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
+  let stop;
+  try {
+    stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
+  } catch (err) { logger.error(messageOf(err)); return 1; }
   await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
   await stop();
   return 0;
@@ -59,6 +63,8 @@ export async function main(argv: string[]): Promise<number> {
   const logger = createLogger({ verbosity: cfg.verbosity });
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
+  // Before anything under the root dir is touched: a second kubelet on it must change nothing.
+  try { await acquireInstanceLock(cfg.rootDir, 'root directory'); } catch (err) { logger.error(messageOf(err)); return 1; }
 
   // Standalone (no apiserver) without a client CA: a local CA and an admin certificate.
   const standalone = !cfg.kubeconfig;

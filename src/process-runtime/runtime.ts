@@ -25,6 +25,7 @@ import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
 import { containerContext, type ExecContext } from './container-context.js';
+import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
 import { effectiveMounts, prepareMountPoints, removeMountPoints, wrapInMountNamespace } from './mount-namespace.js';
 import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
 
@@ -53,6 +54,8 @@ export class ProcessRuntime implements RuntimeService {
   private readonly store: StateStore;
   private readonly streaming: StreamingServer;
 
+  private lock: InstanceLock | undefined;
+
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
     this.streaming = new StreamingServer({ logger: deps.logger, idleTimeoutMs: deps.streamingIdleTimeoutMs });
@@ -60,6 +63,8 @@ export class ProcessRuntime implements RuntimeService {
 
   /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */
   async start(): Promise<void> {
+    // Before anything in the state dir is read or killed: a second runtime on it changes nothing.
+    this.lock = await acquireInstanceLock(this.deps.stateDir, 'process runtime state directory');
     await mkdir(this.deps.stateDir, { recursive: true });
     await this.streaming.start();
     const { sandboxes, containers } = await this.store.loadAll();
@@ -91,6 +96,7 @@ export class ProcessRuntime implements RuntimeService {
     if (this.deps.mode === 'in-process') {
       for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
     }
+    this.lock?.release();
   }
 
   async version(): Promise<cri.VersionResponse> {
