@@ -68,8 +68,10 @@ describe('cluster on containerd', () => {
     const reasons = c.api.store.list('events').filter((e) => e.involvedObject.name === 'private').map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Pulling', 'Pulled', 'Created', 'Started']));
     c.api.store.create('pods', boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
-    const w = await until(() => { const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting; return s?.reason === 'ErrImagePull' || s?.reason === 'ImagePullBackOff' ? s : undefined; }, 40_000, 'pull failure');
-    expect(w.message).toMatch(/401|unauthorized|authorization/i);
+    await until(() => { const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting; return s?.reason === 'ErrImagePull' || s?.reason === 'ImagePullBackOff' ? s : undefined; }, 40_000, 'pull failure');
+    // The status may already show ImagePullBackOff ("Back-off pulling image …"); the pull error itself is in the Failed event.
+    const failed = await until(() => c.api.store.list('events').find((e) => e.involvedObject.name === 'nocreds' && e.reason === 'Failed' && String(e.message).startsWith('Failed to pull image')), 20_000, 'Failed event');
+    expect(failed.message).toMatch(/401|unauthorized|authorization/i);
     c.api.store.remove('pods', 'default', 'nocreds');
   }, 90_000);
 
