@@ -13,7 +13,7 @@ import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
 import { composeAgent } from './agent/compose.js';
 import { ensureLocalPki } from './server/pki.js';
-import { buildHealthzServer, buildReadOnlyServer, buildSecureServer } from './server/servers.js';
+import { buildHealthzServer, buildReadOnlyServer, buildSecureServer, closeServers } from './server/servers.js';
 import { parseDuration } from './lib/duration.js';
 import { buildAuth } from './server/build-auth.js';
 import { createKubeClient, type KubeClient } from './lib/kube-client.js';
@@ -130,8 +130,18 @@ export async function main(argv: string[]): Promise<number> {
   }
   await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
   logger.info('shutting down');
+  // 1. stop accepting and give requests in flight a short deadline, 2. stop the pods meanwhile —
+  // neither waits on a client; a last-resort timer ends the process if anything still hangs.
+  const shutdownGraceMs = parseDuration(kc.shutdownGracePeriod) ?? 0;
+  const hardDeadline = setTimeout(() => { logger.error('shutdown did not finish in time; exiting'); process.exit(1); }, Math.max(shutdownGraceMs, 60_000) + 30_000);
+  hardDeadline.unref();
   lifetime.abort();
-  await Promise.all(servers.map((s) => s.close()));
-  await agent.stop();
+  await Promise.all([
+    closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'closing servers failed')),
+    agent.stop({ shutdownGracePeriodMs: shutdownGraceMs }),
+  ]);
   return 0;
 }
+
+/** How long requests in flight may still run after SIGTERM before their connections are cut. */
+const SHUTDOWN_REQUEST_GRACE_MS = 2000;

@@ -59,6 +59,7 @@ import { LeaseController } from './nodestatus/lease.js';
 import { VolumeManager } from './volume/volume-manager.js';
 import { TokenManager } from './volume/token-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
+import { stopPodsForShutdown } from './runtime/shutdown.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -111,8 +112,8 @@ export interface Agent {
   host: ReturnType<typeof createAgentHost>;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
-  /** Stops loops (and the in-process runtime's containers). */
-  stop(): Promise<void>;
+  /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
+  stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
   /** For tests and benchmarks. */
   internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector };
 }
@@ -244,11 +245,17 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
     },
-    async stop() {
+    async stop(o = {}) {
       abort.abort();
       await events.flush();
       await Promise.race([workers.whenIdle(), new Promise((r) => setTimeout(r, 5000))]);
-      if (processRuntime) await processRuntime.shutdown();
+      // The in-process runtime's containers die with the kubelet: stop each pod with its own grace
+      // period (bounded by shutdownGracePeriod when set), all in parallel. On an external runtime
+      // (containerd) pods keep running across a kubelet restart, as upstream.
+      if (processRuntime) {
+        await stopPodsForShutdown({ runtime: runtime.runtime, runtimeManager, podManager, shutdownGracePeriodMs: o.shutdownGracePeriodMs ?? 0, logger });
+        await processRuntime.shutdown(0);
+      }
       runtime.close?.();
     },
   };

@@ -22,7 +22,7 @@ export const unimplementedConfigFields = new Set([
   'containerLogMaxWorkers', 'containerLogMonitorInterval', 'configMapAndSecretChangeDetectionStrategy', 
   'reservedSystemCPUs', 'showHiddenMetricsForVersion', 'systemReservedCgroup', 'kubeReservedCgroup',
   'enforceNodeAllocatable', 'allowedUnsafeSysctls', 'volumePluginDir', 'kernelMemcgNotification', 'logging',
-  'enableSystemLogQuery', 'shutdownGracePeriod', 'shutdownGracePeriodCriticalPods',
+  'enableSystemLogQuery', 'shutdownGracePeriodCriticalPods',
   'shutdownGracePeriodByPodPriority', 'crashLoopBackOff', 'reservedMemory', 'enableProfilingHandler', 'enableDebugFlagsHandler',
   'seccompDefault', 'memoryThrottlingFactor', 'tracing', 'localStorageCapacityIsolation',
   'imageServiceEndpoint', 'failCgroupV1', 'userNamespaces', 'mergeDefaultEvictionSettings',

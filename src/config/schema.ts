@@ -42,6 +42,7 @@ export const kubeletConfigSchema = z.object({
   enableDebuggingHandlers: z.boolean().default(true),
   enableSystemLogHandler: z.boolean().default(true),
   streamingConnectionIdleTimeout: duration.default('4h0m0s'),
+  shutdownGracePeriod: duration.default('0s'),
   clusterDNS: z.array(z.string()).default([]),
   clusterDomain: z.string().default(''),
   resolvConf: z.string().default('/etc/resolv.conf'),

@@ -35,7 +35,29 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
   } as never) as unknown as FastifyInstance;
   installErrorHandlers(app);
   schemasAsDocumentation(app);
+  applyConnectionLimits(app.server);
   return app;
+}
+
+/** Per-port limits (also while shutting down): connections, time to send the headers, idle keep-alive. */
+export const SERVER_LIMITS = { maxConnections: 2048, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 60_000 };
+
+function applyConnectionLimits(server: import('node:http').Server): void {
+  server.maxConnections = SERVER_LIMITS.maxConnections;
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+}
+
+/**
+ * Closes `servers` within `graceMs`: listeners stop at once, idle connections are closed, requests
+ * in flight (a followed log, a slow client) get until the deadline, then every remaining
+ * connection (upgraded streams included, see the preClose hooks) is destroyed.
+ */
+export async function closeServers(servers: FastifyInstance[], graceMs: number): Promise<void> {
+  const timer = setTimeout(() => { for (const s of servers) s.server.closeAllConnections(); }, graceMs);
+  try {
+    await Promise.all(servers.map((s) => s.close()));
+  } finally { clearTimeout(timer); }
 }
 
 /** Route schemas are documentation (they generate openapi/); handlers validate with upstream messages. */
