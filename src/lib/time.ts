@@ -23,10 +23,11 @@ export function nowNs(): bigint {
 
 /** Parses RFC3339 / RFC3339Nano into nanoseconds since the epoch; undefined when malformed. */
 export function parseRfc3339Ns(text: string): bigint | undefined {
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  // As Go's time.Parse(RFC3339): any number of fraction digits (beyond nanoseconds they are dropped).
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
   if (!m) return undefined;
   const secMs = Date.parse(`${m[1]}${m[3]}`);
   if (Number.isNaN(secMs)) return undefined;
-  const frac = BigInt((m[2] ?? '').padEnd(9, '0') || '0');
+  const frac = BigInt((m[2] ?? '').slice(0, 9).padEnd(9, '0') || '0');
   return BigInt(secMs) * 1_000_000n + frac;
 }

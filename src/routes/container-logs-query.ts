@@ -12,7 +12,14 @@ const bool = (v: string) => {
   if (/^(0|f|F|FALSE|false|False)$/.test(v)) return false;
   return undefined;
 };
-const int = (v: string) => (/^-?\d+$/.test(v) ? Number(v) : undefined);
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+/** Go's strconv.ParseInt(v, 10, 64): undefined when not an integer or outside int64. */
+const int = (v: string) => {
+  if (!/^[-+]?\d+$/.test(v)) return undefined;
+  const b = BigInt(v);
+  return b < INT64_MIN || b > INT64_MAX ? undefined : Number(b);
+};
 
 /** Parses the query (values may repeat; the first wins, as url.Values.Get). */
 export function parseLogQuery(q: Record<string, string | string[] | undefined>, nowNs: bigint): ContainerLogOptions {

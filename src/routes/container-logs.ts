@@ -65,6 +65,7 @@ export async function containerLogsRoutes(app: FastifyInstance, opts: { host: Ku
       if (!started) await done;
       done.catch((err) => req.log.warn({ err: String(err) }, 'log stream ended with an error'));
       body.on('close', () => ac.abort());
+      ac.signal.addEventListener('abort', () => { if (!body.destroyed) body.destroy(); }, { once: true });
       return reply.type('text/plain').header('Cache-Control', 'no-cache').send(body);
     },
   );

@@ -48,6 +48,8 @@ export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string 
       return reply.type('text/html; charset=utf-8').send(`<pre>\n${links.join('\n')}${links.length ? '\n' : ''}</pre>\n`);
     }
     if (!st.isFile()) return notFound(reply);
-    return reply.type('text/plain; charset=utf-8').header('Content-Length', st.size).send(createReadStream(target));
+    // Exactly the size stated in Content-Length, even while the file grows.
+    if (st.size === 0) return reply.type('text/plain; charset=utf-8').header('Content-Length', 0).send('');
+    return reply.type('text/plain; charset=utf-8').header('Content-Length', st.size).send(createReadStream(target, { start: 0, end: st.size - 1 }));
   });
 }

@@ -15,6 +15,9 @@ describe('parseLogQuery', () => {
     [{ limitBytes: '10' }, { limitBytes: 10 }],
     [{ sinceSeconds: '10' }, { sinceNs: NOW - 10_000_000_000n }],
     [{ sinceTime: '2023-11-14T22:13:20Z' }, { sinceNs: 1_700_000_000_000_000_000n }],
+    [{ sinceTime: '2023-11-14T22:13:20.5Z' }, { sinceNs: 1_700_000_000_500_000_000n }],
+    [{ sinceTime: '2023-11-14T22:13:20.123456789123Z' }, { sinceNs: 1_700_000_000_123_456_789n }],
+    [{ tailLines: '9223372036854775807' }, { tailLines: 9223372036854775807 }],
   ];
   for (const [q, want] of ok) it(`accepts ${JSON.stringify(q)}`, () => expect(parseLogQuery(q, NOW)).toEqual(want));
   const bad: [Record<string, string>, string, number][] = [
@@ -22,6 +25,8 @@ describe('parseLogQuery', () => {
     [{ tailLines: 'x' }, 'Unable to decode query.', 400],
     [{ sinceTime: 'yesterday' }, 'Unable to decode query.', 400],
     [{ tailLines: '-1' }, 'tailLines', 422],
+    [{ tailLines: '9223372036854775808' }, 'Unable to decode query.', 400],
+    [{ limitBytes: '99999999999999999999' }, 'Unable to decode query.', 400],
     [{ limitBytes: '0' }, 'limitBytes', 422],
     [{ sinceSeconds: '0' }, 'sinceSeconds', 422],
     [{ sinceSeconds: '5', sinceTime: '2023-11-14T22:13:20Z' }, 'at most one of `sinceTime` or `sinceSeconds`', 422],

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import http from 'node:http';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -58,5 +58,27 @@ describe('/logs/', () => {
       expect([p, r.status], p).toEqual([p, 404]);
       expect(r.body).not.toContain('outside the log dir');
     }
+  });
+  it('sends exactly Content-Length bytes while the file grows, so the next response on the connection is intact', async () => {
+    const f = join(root, 'growing.log');
+    writeFileSync(f, 'x'.repeat(4 * 1024 * 1024));
+    const writer = setInterval(() => appendFileSync(f, 'y'.repeat(256 * 1024)), 2);
+    try {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const one = () => new Promise<{ declared: number; got: number }>((resolve, reject) => {
+        http.get({ host: '127.0.0.1', port, path: '/logs/growing.log', agent }, (res) => {
+          let got = 0;
+          res.on('data', (d: Buffer) => { got += d.length; });
+          res.on('end', () => resolve({ declared: Number(res.headers['content-length']), got }));
+        }).on('error', reject);
+      });
+      for (let i = 0; i < 3; i++) {
+        const r = await one();
+        expect(r.got).toBe(r.declared);
+      }
+      const next = await new Promise<number>((resolve) => { http.get({ host: '127.0.0.1', port, path: '/logs/syslog', agent }, (res) => { res.resume(); resolve(res.statusCode!); }); });
+      expect(next).toBe(200);
+      agent.destroy();
+    } finally { clearInterval(writer); }
   });
 });

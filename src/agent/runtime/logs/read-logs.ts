@@ -2,7 +2,9 @@
  * Reads a container's CRI log file for /containerLogs (upstream kuberuntime/logs ReadLogs):
  * tailLines, sinceTime, timestamps, limitBytes and follow. With follow it keeps reading as the
  * file grows and stops when the container is no longer running and the file is drained, or when
- * `signal` aborts (the client went away).
+ * `signal` aborts (the client went away) — also while it waits for a slow client to drain, so
+ * the file handle is always closed when the client leaves. tailLines reads the file backwards in
+ * bounded chunks: memory does not grow with the log's size.
  */
 import { open, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
@@ -17,15 +19,44 @@ export interface FollowDeps { isRunning(): Promise<boolean>; signal?: AbortSigna
 
 class LimitedWriter {
   written = 0;
-  constructor(private readonly out: Writable, private readonly limit: number | undefined) {}
-  get full() { return this.limit !== undefined && this.written >= this.limit; }
+  constructor(private readonly out: Writable, private readonly limit: number | undefined, private readonly signal?: AbortSignal) {}
+  /** True once nothing more may be written: the byte limit is reached, the client left or the output closed. */
+  get full() { return (this.limit !== undefined && this.written >= this.limit) || !!this.signal?.aborted || this.out.destroyed || this.out.writableEnded; }
   async write(buf: Buffer): Promise<void> {
     if (this.full) return;
     const room = this.limit === undefined ? buf.length : Math.min(buf.length, this.limit - this.written);
     const chunk = room < buf.length ? buf.subarray(0, room) : buf;
     this.written += chunk.length;
-    if (!this.out.write(chunk)) await new Promise<void>((r) => { this.out.once('drain', r); this.out.once('close', r); });
+    if (this.out.write(chunk)) return;
+    await new Promise<void>((r) => {
+      const done = () => { this.out.off('drain', done); this.out.off('close', done); this.signal?.removeEventListener('abort', done); r(); };
+      this.out.once('drain', done);
+      this.out.once('close', done);
+      this.signal?.addEventListener('abort', done, { once: true });
+    });
   }
+}
+
+const TAIL_CHUNK = 64 * 1024;
+
+/** The offset where the last `n` lines of the open file begin, reading backwards in bounded chunks. */
+export async function tailOffset(fh: import('node:fs/promises').FileHandle, size: number, n: number): Promise<number> {
+  if (n <= 0) return size;
+  const buf = Buffer.alloc(TAIL_CHUNK);
+  let end = size;
+  let count = 0;
+  let skipFinalNewline = true;
+  while (end > 0) {
+    const start = Math.max(0, end - TAIL_CHUNK);
+    const { bytesRead } = await fh.read(buf, 0, end - start, start);
+    for (let i = bytesRead - 1; i >= 0; i--) {
+      if (buf[i] !== 0x0a) { skipFinalNewline = false; continue; }
+      if (skipFinalNewline) { skipFinalNewline = false; continue; }
+      if (++count === n) return start + i + 1;
+    }
+    end = start;
+  }
+  return 0;
 }
 
 function render(rec: CriLogRecord, timestamps: boolean): Buffer {
@@ -36,35 +67,15 @@ function render(rec: CriLogRecord, timestamps: boolean): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Index of the first byte of the last `n` lines of `buf`. */
-export function tailStart(buf: Buffer, n: number): number {
-  if (n <= 0) return buf.length;
-  let pos = buf.length;
-  if (pos > 0 && buf[pos - 1] === 0x0a) pos--;
-  let count = 0;
-  while (pos > 0) {
-    const nl = buf.lastIndexOf(0x0a, pos - 1);
-    count++;
-    if (count === n) return nl + 1;
-    if (nl < 0) return 0;
-    pos = nl;
-  }
-  return 0;
-}
-
 /** Streams the log at `path` to `out` with `opts`. */
 export async function readLogs(path: string, opts: LogReadOptions, out: Writable, follow?: FollowDeps): Promise<void> {
-  const w = new LimitedWriter(out, opts.limitBytes);
+  const w = new LimitedWriter(out, opts.limitBytes, follow?.signal);
   const fh = await open(path, 'r');
   try {
     let offset = 0;
     let pending = Buffer.alloc(0);
     const size = (await fh.stat()).size;
-    if (opts.tailLines !== undefined) {
-      const all = Buffer.alloc(size);
-      await fh.read(all, 0, size, 0);
-      offset = tailStart(all, opts.tailLines);
-    }
+    if (opts.tailLines !== undefined) offset = await tailOffset(fh, size, opts.tailLines);
     const emit = async (lines: Buffer) => {
       let start = 0;
       let nl: number;
@@ -80,6 +91,7 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
     const chunk = Buffer.alloc(64 * 1024);
     let idleChecks = 0;
     for (;;) {
+      if (w.full) return;
       const { bytesRead } = await fh.read(chunk, 0, chunk.length, offset);
       if (bytesRead > 0) {
         offset += bytesRead;

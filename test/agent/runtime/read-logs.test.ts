@@ -1,0 +1,75 @@
+/**
+ * The CRI log reader under load (issue 13 items 6 and 7): tailLines reads backwards in bounded
+ * chunks (RSS stays flat on a large log), and a follower whose client is gone — even while it is
+ * blocked on a full output — returns and closes its file handle.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { appendFileSync, mkdtempSync, openSync, closeSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { readLogs, tailOffset } from '../../../src/agent/runtime/logs/read-logs.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-readlogs-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const line = (i: number) => `2026-11-23T06:00:00.000000000Z stdout F line ${i}\n`;
+const openFds = () => readdirSync('/proc/self/fd').length;
+
+describe('tailOffset', () => {
+  it.each([
+    ['', 3, 0], ['a\n', 1, 0], ['a\nb\n', 1, 2], ['a\nb\nc\n', 2, 2], ['a\nb\nc', 1, 4], ['a\nb\nc', 5, 0], ['a\n\nb\n', 2, 2], ['a\nb\n', 0, 4],
+  ])('%j, last %d → %d', async (text, n, want) => {
+    const f = join(dir, `t${Math.random()}`);
+    writeFileSync(f, text);
+    const fh = await open(f, 'r');
+    try { expect(await tailOffset(fh, text.length, n)).toBe(want); } finally { await fh.close(); }
+  });
+  it('crosses chunk boundaries', async () => {
+    const f = join(dir, 'long');
+    const lines = Array.from({ length: 5000 }, (_, i) => `${'x'.repeat(i % 97)}${i}\n`);
+    writeFileSync(f, lines.join(''));
+    const fh = await open(f, 'r');
+    const text = lines.join('');
+    try { expect(await tailOffset(fh, text.length, 1234)).toBe(text.length - lines.slice(-1234).join('').length); } finally { await fh.close(); }
+  });
+});
+
+describe('readLogs', () => {
+  it('tailLines=1 on a 200 MB log does not read it into memory', async () => {
+    const f = join(dir, 'big.log');
+    const block = Array.from({ length: 10_000 }, (_, i) => line(i)).join('');
+    const fd = openSync(f, 'w');
+    closeSync(fd);
+    while ((await open(f, 'r').then(async (h) => { const s = (await h.stat()).size; await h.close(); return s; })) < 200 * 1024 * 1024) appendFileSync(f, block);
+    appendFileSync(f, line(424242));
+    global.gc?.();
+    const before = process.memoryUsage().rss;
+    const outs = await Promise.all(Array.from({ length: 10 }, async () => {
+      const out = new PassThrough();
+      let got = '';
+      out.on('data', (d) => { got += d; });
+      await readLogs(f, { tailLines: 1 }, out);
+      return got;
+    }));
+    expect(outs.every((o) => o === 'line 424242\n')).toBe(true);
+    expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
+  }, 60_000);
+
+  it('a follower blocked on a client that stopped reading returns and closes its file when the client goes away', async () => {
+    const f = join(dir, 'chatty.log');
+    writeFileSync(f, Array.from({ length: 50_000 }, (_, i) => line(i)).join(''));
+    const base = openFds();
+    const sessions = Array.from({ length: 20 }, () => {
+      const ac = new AbortController();
+      const out = new Writable({ highWaterMark: 16, write(_c, _e, _cb) { /* never calls back: a client that never reads */ } });
+      const done = readLogs(f, { follow: true }, out, { isRunning: async () => true, signal: ac.signal, pollMs: 20 });
+      return { ac, done };
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(openFds()).toBeGreaterThanOrEqual(base + 20);
+    for (const s of sessions) s.ac.abort();
+    await Promise.all(sessions.map((s) => s.done));
+    expect(openFds()).toBe(base);
+  });
+});
