@@ -36,6 +36,7 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
   const listen = args.get('listen');
   if (!listen) { process.stderr.write('error: --listen unix:///path.sock is required\n'); return 1; }
   const logger = createLogger({ verbosity: Number(args.get('v') ?? 0) });
+  routeProcessWarnings(logger);
   let stop;
   try {
     stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
@@ -43,6 +44,12 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
   await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
   await stop();
   return 0;
+}
+
+/** Node's process warnings go through the JSON logger instead of plain text on stderr. */
+function routeProcessWarnings(logger: ReturnType<typeof createLogger>): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ component: 'node', warning: w.name, code: (w as { code?: string }).code }, w.message));
 }
 
 /** Runs the CLI; resolves with the exit code. */
@@ -61,6 +68,7 @@ export async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const logger = createLogger({ verbosity: cfg.verbosity });
+  routeProcessWarnings(logger);
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
   // Before anything under the root dir is touched: a second kubelet on it must change nothing.

@@ -14,7 +14,7 @@ import { configzRoutes } from '../routes/configz.js';
 import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
-import { installErrorHandlers } from './status-errors.js';
+import { installErrorHandlers, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
@@ -24,13 +24,27 @@ import type { Duplex } from 'node:stream';
 import type { Authenticator } from './authn/authenticator.js';
 import type { Authorizer } from './authz/authorizer.js';
 import { authFilter } from './auth-filter.js';
+import { audit, runAuditOf } from './audit.js';
 import { handleStreamingUpgrade } from './streaming-proxy.js';
 import { reloadTlsOnChange, tlsOptions, type TlsFiles } from './tls.js';
+
+/** As Go's TLS server: a plain HTTP request on the TLS port gets a plain-text 400. */
+function answerPlainHttpWith400(server: HttpsServer): void {
+  server.on('tlsClientError', (err: NodeJS.ErrnoException, tlsSocket: { _parent?: Socket; destroy(): void }) => {
+    const raw = tlsSocket._parent;
+    if (err.code === 'ERR_SSL_HTTP_REQUEST' && raw && !raw.destroyed) raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+    else tlsSocket.destroy();
+  });
+}
 
 function base(logger: Logger, https?: SecureContextOptions & { requestCert: true; rejectUnauthorized: false }): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as never,
     logController: new LogController({ disableRequestLogging: true }),
+    // Long enough for any valid path segment (a pod name is up to 253 characters); routes validate lengths with Status errors.
+    maxParamLength: 2048,
+    // Malformed URLs (bad %-escapes, over-long parameters) answer a Kubernetes Status like every other error.
+    frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) => sendStatus(reply, 'BadRequest', err.message),
     ...(https ? { https } : {}),
   } as never) as unknown as FastifyInstance;
   installErrorHandlers(app);
@@ -97,13 +111,16 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
   app.addHook('onRequest', async (req, reply) => {
     const r = await authFilter(filter, { method: req.method, url: req.url, headers: req.headers, socket: req.raw.socket });
     if (!r.ok) return reply.code(r.code).type('text/plain; charset=utf-8').send(r.body);
+    const run = req.method === 'POST' ? runAuditOf(req.url, r.user) : undefined;
+    if (run) audit(opts.logger, { ...run, remote: req.ip });
   });
+  answerPlainHttpWith400(app.server as unknown as HttpsServer);
   // Upgraded connections leave the HTTP server's bookkeeping; they are closed with the server.
   const upgraded = new Set<Duplex>();
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
-    void handleStreamingUpgrade({ filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger }, req, socket as Socket, head);
+    void handleStreamingUpgrade({ filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger, audit: (r) => audit(opts.logger, r) }, req, socket as Socket, head);
   });
   app.addHook('preClose', async () => { for (const s of upgraded) s.destroy(); });
   const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });

@@ -17,6 +17,7 @@ import { streamOptionsFromQuery } from '../streaming/remote-command/serve.js';
 import { portsFromQuery } from '../streaming/port-forward/serve.js';
 import { rejectUpgrade, relayUpgrade, writeResponse } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
+import type { AuditRecord } from './audit.js';
 import { statusBody } from './status-errors.js';
 import { invalidPathSegment } from '../routes/schemas.js';
 
@@ -51,7 +52,7 @@ function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
 }
 
 /** Handles one upgrade request on the secure port. Never throws. */
-export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: KubeletHost; enabled: boolean; log: Logger }, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: KubeletHost; enabled: boolean; log: Logger; audit?: (r: AuditRecord) => void }, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   socket.on('error', () => undefined);
   const method = req.method ?? 'GET';
   const r = await authFilter(d.filter, { method, url: req.url ?? '/', headers: req.headers, socket });
@@ -59,6 +60,10 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
   const parsed = parseStreamPath(method, req.url ?? '/');
   if ('code' in parsed) return sendStatus(socket, parsed.code, parsed.message);
   if (!d.enabled) return rejectUpgrade(socket, 405, 'Debug endpoints are disabled.');
+  d.audit?.({
+    verb: parsed.kind === 'portForward' ? 'portforward' : parsed.kind, user: r.user, namespace: parsed.namespace, pod: parsed.podName, remote: socket.remoteAddress,
+    ...(parsed.kind === 'portForward' ? { ports: parsed.ports } : { container: parsed.containerName, command: parsed.kind === 'exec' ? parsed.command : undefined }),
+  });
   let target: URL;
   try {
     target = new URL(await d.host.getStreamUrl(parsed));

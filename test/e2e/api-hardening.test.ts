@@ -1,0 +1,84 @@
+/**
+ * Node API consistency and the audit trail (issue 13 items 10 and 14): malformed URLs and
+ * over-long parameters answer a Kubernetes Status on both ports; plain HTTP on the TLS port gets
+ * Go's plain 400; every exec / run is logged with user, pod, container and command, never stdin.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import { wsSession, type ClientPki } from './streaming-helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-hard-'));
+let k: Kubelet;
+let ports: KubeletPorts;
+let pki: ClientPki;
+
+function secure(method: string, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port: ports.port, method, path, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
+      let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  writeFileSync(join(manifests, 'p.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: box}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "3600"]}]}\n');
+  ports = await freeKubeletPorts();
+  k = startKubelet(kubeletArgs({ dir, ports, node: 'hard', manifests }));
+  pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
+  await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'pod running');
+}, 30_000);
+afterAll(async () => { await k?.stop(); rmSync(dir, { recursive: true, force: true }); });
+
+describe('errors are Kubernetes Status on both ports', () => {
+  it.each(['/%', '/pods/%zz', `/containerLogs/default/${'a'.repeat(300)}/c`])('secure port: %s', async (path) => {
+    const r = await secure('GET', path);
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: r.status });
+  });
+  it.each(['/%', `/x/${'a'.repeat(300)}`, '/nonexistent'])('read-only port: %s', async (path) => {
+    const r = await httpGet(`http://127.0.0.1:${ports.ro}${path}`);
+    expect(r.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', status: 'Failure', code: r.status });
+  });
+  it('a valid 253-character pod name is not refused as too long', async () => {
+    const r = await secure('GET', `/containerLogs/default/${'a'.repeat(253)}/c`);
+    expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', code: 404 });
+  });
+  it('plain HTTP on the TLS port gets Go\'s 400', async () => {
+    const reply = await new Promise<string>((resolve) => {
+      const s = connect(ports.port, '127.0.0.1');
+      let b = '';
+      s.on('data', (d) => { b += d; });
+      s.on('close', () => resolve(b));
+      s.on('error', () => resolve(b));
+      s.write('GET /pods HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    expect(reply).toBe('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+  });
+});
+
+describe('audit trail', () => {
+  it('logs exec and run with user, pod, container and command, not the stdin data', async () => {
+    const secret = `stdin-secret-${process.pid}`;
+    const pod = 'box-hard';
+    await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/c?command=cat&command=-&input=1&output=1`, ['v5.channel.k8s.io'], pki, { input: [[0, `${secret}\n`], [255, Buffer.from([0])]] });
+    await secure('POST', `/run/default/${pod}/c?cmd=echo%20hi`);
+    await until(() => k.output().includes('"verb":"run"'), 5000, 'run audited');
+    const lines = k.output().split('\n').filter((l) => l.includes('"component":"audit"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual(expect.arrayContaining([
+      expect.objectContaining({ verb: 'exec', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['cat', '-'] }),
+      expect.objectContaining({ verb: 'run', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['echo', 'hi'] }),
+    ]));
+    expect(k.output()).not.toContain(secret);
+  });
+});
