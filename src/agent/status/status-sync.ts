@@ -1,15 +1,18 @@
 /**
  * Writes pod statuses to the apiserver (upstream status_manager.go syncPod / syncBatch):
  * 1. for every desired pod whose status version is newer than the last one written, PATCH the
- *    status subresource (strategic merge, the pod UID as precondition) — for a static pod, its
- *    mirror pod's; one pass at a time, so a stale version never overwrites a newer one;
+ *    status subresource — for a static pod, its mirror pod's — with the two-way strategic-merge
+ *    patch from the status the apiserver has (the last PATCH's answer, else the watched object)
+ *    to the new one, conditions owned by others kept (status-patch.ts), the pod UID as
+ *    precondition; one pass at a time, so a stale version never overwrites a newer one;
  *    404 (pod gone) and 409 (pod replaced) end that pod's sync; other failures retry with backoff;
  * 2. a pod being deleted whose containers are gone (`canBeDeleted`) and whose final status was
  *    written is DELETEd with gracePeriodSeconds 0 and a UID precondition, completing
  *    `kubectl delete pod`.
  * Runs on every status change (coalesced) and every 10 s.
  */
-import type { Pod } from '../../api/types.js';
+import type { Pod, PodStatus } from '../../api/types.js';
+import { mergePodStatus, twoWayMergePatch } from './status-patch.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
@@ -34,6 +37,8 @@ export interface StatusSyncDeps {
 /** Syncs statuses. */
 export class StatusSync {
   private readonly written = new Map<string, number>();
+  /** The status the apiserver answered to our last PATCH, by pod UID: the base of the next patch. */
+  private readonly apiStatus = new Map<string, PodStatus>();
   private readonly deleted = new Set<string>();
   private running = false;
   private again = false;
@@ -61,7 +66,7 @@ export class StatusSync {
         this.again = false;
         failed = 0;
         for (const pod of this.d.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
-        for (const uid of [...this.written.keys(), ...this.deleted]) if (!this.d.podManager.getPodByUid(uid)) { this.written.delete(uid); this.deleted.delete(uid); }
+        for (const uid of [...this.written.keys(), ...this.deleted]) if (!this.d.podManager.getPodByUid(uid)) { this.written.delete(uid); this.deleted.delete(uid); this.apiStatus.delete(uid); }
       } while (this.again);
     } finally { this.running = false; }
     this.failures = failed ? this.failures + 1 : 0;
@@ -77,12 +82,16 @@ export class StatusSync {
     if (!vs || !target) return true;
     try {
       if ((this.written.get(uid) ?? 0) < vs.version) {
-        const r = await this.d.client.request({
+        const base = this.apiStatus.get(uid) ?? target.status ?? {};
+        const patch = twoWayMergePatch(base as Record<string, unknown>, mergePodStatus(base, vs.status) as Record<string, unknown>);
+        if (!Object.keys(patch).length) { this.written.set(uid, vs.version); return true; }
+        const r = await this.d.client.request<Pod>({
           method: 'PATCH', path: `/api/v1/namespaces/${target.metadata.namespace}/pods/${target.metadata.name}/status`, contentType: 'application/strategic-merge-patch+json',
-          body: { metadata: { uid: target.metadata.uid }, status: vs.status },
+          body: { metadata: { uid: target.metadata.uid }, status: patch },
         });
         if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, vs.version);
-        else throw apiError('patching pod status', r);
+        else { this.apiStatus.delete(uid); throw apiError('patching pod status', r); }
+        if (r.status === 200 && r.body?.status) this.apiStatus.set(uid, r.body.status);
         if (r.status !== 200) this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
       }
       if (target === pod && pod.metadata.deletionTimestamp && !this.deleted.has(uid) && this.d.canBeDeleted(uid) && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
