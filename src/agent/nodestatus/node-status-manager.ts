@@ -10,6 +10,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import { twoWayMergePatch } from '../status/status-patch.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { deepEqual } from '../../lib/deep-equal.js';
 import { messageOf } from '../../lib/errors.js';
@@ -80,6 +81,9 @@ export class NodeStatusManager {
     }
   }
 
+  /** The Node's status as the apiserver last answered it: the base of the next two-way patch. */
+  private apiStatus: Record<string, unknown> | undefined;
+
   /** Computes the status and PATCHes it when due; returns whether it was sent. */
   async updateOnce(signal?: AbortSignal): Promise<boolean> {
     const { client, settings: s } = this.d;
@@ -88,8 +92,20 @@ export class NodeStatusManager {
     const next = nodeStatus(s, { machine: this.d.machine, ...rt, previous: this.last?.conditions as NodeCondition[] | undefined, nowMs: now });
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next));
     if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
-    const r = await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: next }, signal });
-    if (r.status !== 200) throw apiError('patching node status', r);
+    // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver, whose
+    // conditions set by others (e.g. NetworkUnavailable) are kept.
+    if (!this.apiStatus) {
+      const got = await client.request<{ status?: Record<string, unknown> }>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
+      this.apiStatus = got.status === 200 ? got.body?.status ?? {} : {};
+    }
+    const base = this.apiStatus;
+    const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
+    const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
+    const desired = { ...base, ...next, conditions: [...others, ...(next.conditions as NodeCondition[])] };
+    const patch = twoWayMergePatch(base, desired);
+    const r = await client.request<{ status?: Record<string, unknown> }>({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: patch }, signal });
+    if (r.status !== 200) { this.apiStatus = undefined; throw apiError('patching node status', r); }
+    this.apiStatus = r.body?.status ?? desired;
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
     if (ready.status !== wasReady) this.d.events.record(nodeRef(s.nodeName), 'Normal', ready.status === 'True' ? 'NodeReady' : 'NodeNotReady', `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`);
