@@ -60,3 +60,24 @@ describe('client certificate bootstrap', () => {
     expect(c.api.store.get('nodes', '', node)!.metadata.uid).toBe(uid);
   }, 30_000);
 });
+
+describe('a restart while the bootstrap CSR is pending', () => {
+  it('reuses the pending key and CSR (node-csr-<digest>) instead of filing another; the certificate then arrives', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'tsk-boot-pending-'));
+    const p = await startCluster({ dir: d, node: 'pending-node', bootstrap: { validSeconds: 600, paused: true }, extra: ['--cert-dir', join(d, 'certs')] });
+    try {
+      const csr = await until(() => p.api.store.list(CSRS)[0], 20_000, 'CSR filed');
+      expect(csr.metadata.name).toMatch(/^node-csr-[A-Za-z0-9_-]{43}$/);
+      expect(statSync(join(d, 'certs', 'kubelet-client.key.tmp')).mode & 0o777).toBe(0o600);
+      p.kubelet.proc.kill('SIGKILL');
+      await new Promise((r) => p.kubelet.proc.once('exit', r));
+      await p.restartKubelet();
+      await until(() => p.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/certificatesigningrequests')).length >= 2, 20_000, 'second start asked again');
+      expect(p.api.store.list(CSRS).map((x) => x.metadata.name)).toEqual([csr.metadata.name]);
+      p.startSigning();
+      await until(() => p.api.store.get('nodes', '', 'pending-node'), 30_000, 'node registered with the signed certificate');
+      expect(p.api.store.list(CSRS)).toHaveLength(1);
+      expect(() => statSync(join(d, 'certs', 'kubelet-client.key.tmp'))).toThrow();
+    } finally { await p.close(); rmSync(d, { recursive: true, force: true }); }
+  }, 60_000);
+});

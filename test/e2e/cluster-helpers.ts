@@ -12,7 +12,7 @@ import { startCsrSigner } from '../fixtures/apiserver/csr-signer.js';
 import { freeKubeletPorts, kubeletArgs, startKubelet, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
 
 /** A joined kubelet and its cluster. */
-export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; kubeconfig: string; restartKubelet(): Promise<void>; close(): Promise<void> }
+export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; kubeconfig: string; restartKubelet(): Promise<void>; close(): Promise<void>; /** Starts the CSR signer of a cluster made with `bootstrap.paused`. */ startSigning(): void }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const ADMIN_TOKEN = 'admin-token-for-kubectl';
@@ -24,12 +24,12 @@ export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
  * `extra` flags. With `bootstrap`, the kubelet gets only a bootstrap kubeconfig (a token) and the
  * cluster signs its CSRs for `validSeconds`.
  */
-export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[]; bootstrap?: { validSeconds: number } }): Promise<Cluster> {
+export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[]; bootstrap?: { validSeconds: number; paused?: boolean } }): Promise<Cluster> {
   const ca = createCa('test-cluster-ca');
   const serving = issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
   const client = issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
   const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' }, bookmarkMs: 500 });
-  const stopSigner = o.bootstrap ? startCsrSigner(api, ca, o.bootstrap) : () => {};
+  let stopSigner = o.bootstrap && !o.bootstrap.paused ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');
   mkdirSync(manifests, { recursive: true });
   const kubeconfig = join(o.dir, 'kubelet.kubeconfig');
@@ -64,6 +64,7 @@ export async function startCluster(o: { dir: string; node: string; config?: stri
     api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig, kubeconfig,
     async restartKubelet() { await cluster.kubelet.stop(); cluster.kubelet = startKubelet(args); },
     async close() { stopSigner(); await cluster.kubelet.stop(); await api.close(); unmountTestMounts(o.dir); },
+    startSigning() { if (o.bootstrap) stopSigner = startCsrSigner(api, ca, o.bootstrap); },
   };
   return cluster;
 }

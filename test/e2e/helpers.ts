@@ -54,7 +54,7 @@ export function startKubelet(args: string[]): Kubelet {
   return {
     proc,
     output: () => out,
-    stop: () => new Promise((resolve) => { if (proc.exitCode !== null) return resolve(proc.exitCode); proc.once('exit', (c) => resolve(c)); proc.kill('SIGTERM'); }),
+    stop: () => new Promise((resolve) => { if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode); proc.once('exit', (c) => resolve(c)); proc.kill('SIGTERM'); }),
   };
 }
 

@@ -18,7 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
-import { certValidity, csrObject, nodeCsr, rotationDeadline } from './csr.js';
+import { certValidity, csrName, csrObject, KUBELET_CLIENT_USAGES, nodeCsr, rotationDeadline } from './csr.js';
 
 type Obj = Record<string, any>;
 
@@ -26,12 +26,24 @@ type Obj = Record<string, any>;
 export interface ClientCertPaths { kubeconfig: string; bootstrapKubeconfig?: string; certDir: string }
 
 const CURRENT = 'kubelet-client-current.pem';
+/** Upstream's name for the key of a pending bootstrap CSR. */
+const PENDING_KEY = 'kubelet-client.key.tmp';
 
-/** POSTs a CSR and waits for its certificate (PEM). */
-export async function requestCertificate(client: KubeClient, csrPem: string, o: { clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number }): Promise<string> {
-  const created = await client.request<Obj>({ method: 'POST', path: '/apis/certificates.k8s.io/v1/certificatesigningrequests', body: csrObject(csrPem), signal: o.signal });
-  if (created.status !== 201 || !created.body) throw apiError('creating the certificate signing request', created);
-  const name = created.body.metadata.name as string;
+/**
+ * POSTs a CSR and waits for its certificate (PEM). With `name`, a CSR of that name that already
+ * exists with the same request (a restart while it was pending) is waited for instead of filing
+ * another, as upstream's RequestCertificate does.
+ */
+export async function requestCertificate(client: KubeClient, csrPem: string, o: { clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string }): Promise<string> {
+  const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+  const created = await client.request<Obj>({ method: 'POST', path, body: csrObject(csrPem, o.name), signal: o.signal });
+  let name: string;
+  if (created.status === 201 && created.body) name = created.body.metadata.name as string;
+  else if (created.status === 409 && o.name) {
+    const existing = await client.request<Obj>({ path: `${path}/${o.name}`, signal: o.signal });
+    if (existing.status !== 200 || existing.body?.spec?.request !== Buffer.from(csrPem).toString('base64')) throw new Error(`certificate signing request ${o.name} exists with a different request`);
+    name = o.name;
+  } else throw apiError('creating the certificate signing request', created);
   const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
   while (!o.signal?.aborted && o.clock.now() < end) {
     const r = await client.request<Obj>({ path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal: o.signal });
@@ -79,9 +91,17 @@ export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName:
   if (!paths.bootstrapKubeconfig) return false;
   o.logger.info({ kubeconfig: paths.kubeconfig }, cert ? 'client certificate expired; bootstrapping a new one' : 'no kubeconfig yet; bootstrapping a client certificate');
   const boot = await createKubeClient(paths.bootstrapKubeconfig, { timeoutMs: 10_000 });
-  const { keyPem, csrPem } = nodeCsr(o.nodeName);
-  const certPem = await requestCertificate(boot, csrPem, { clock: o.clock, signal: o.signal });
+  // As upstream: the private key waits in the cert dir until its certificate arrives, so a restart
+  // while the CSR is pending sends the same request under the same name and picks it up.
+  const keyFile = join(paths.certDir, PENDING_KEY);
+  await mkdir(paths.certDir, { recursive: true, mode: 0o700 });
+  const pendingKey = await readFile(keyFile, 'utf8').catch(() => undefined);
+  const { keyPem, csrPem } = nodeCsr(o.nodeName, pendingKey);
+  if (!pendingKey) await writeFileAtomic(keyFile, keyPem, 0o600);
+  const name = csrName(keyPem, { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'], usages: KUBELET_CLIENT_USAGES });
+  const certPem = await requestCertificate(boot, csrPem, { clock: o.clock, signal: o.signal, name });
   const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
+  await unlink(keyFile).catch(() => {});
   const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Obj;
   const ctxName = bootDoc['current-context'];
   const ctx = ((bootDoc.contexts ?? []) as Obj[]).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];

@@ -5,7 +5,7 @@
  * the validity of a PEM certificate, and the rotation deadline (a jittered 70–90 % of the
  * lifetime, as upstream's certificate manager).
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
 
 /** The signer the kubelet's client certificates come from. */
@@ -22,11 +22,29 @@ export function nodeCsr(nodeName: string, keyPem?: string): { keyPem: string; cs
   return { keyPem: key, csrPem: forge.pki.certificationRequestToPem(csr) };
 }
 
-/** The CertificateSigningRequest object for `csrPem`. */
-export function csrObject(csrPem: string): Record<string, unknown> {
+/** The usages of the kubelet's client certificate requests. */
+export const KUBELET_CLIENT_USAGES = ['digital signature', 'key encipherment', 'client auth'];
+
+/**
+ * Upstream digestedName: `node-csr-` + base64url(SHA-512/256 of the public key (PKIX DER), the
+ * subject's CN and O and the usages, each base64url-encoded and '|'-terminated). The same key and
+ * request give the same name, so a kubelet restarted while its CSR is pending finds it again.
+ */
+export function csrName(keyPem: string, o: { commonName: string; organizations: string[]; usages: string[] }): string {
+  const hash = createHash('sha512-256');
+  const write = (b: Buffer) => { hash.update(b.toString('base64url')); hash.update('|'); };
+  write(createPublicKey(keyPem).export({ type: 'spki', format: 'der' }));
+  write(Buffer.from(o.commonName));
+  for (const org of o.organizations) write(Buffer.from(org));
+  for (const u of o.usages) write(Buffer.from(u));
+  return `node-csr-${hash.digest('base64url')}`;
+}
+
+/** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
+export function csrObject(csrPem: string, name?: string): Record<string, unknown> {
   return {
-    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: { generateName: 'csr-' },
-    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: ['digital signature', 'key encipherment', 'client auth'] },
+    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: name ? { name } : { generateName: 'csr-' },
+    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: KUBELET_CLIENT_USAGES },
   };
 }
 
