@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import type { ContainerRecord, SandboxRecord } from './state.js';
 import { enterMountNamespace } from './mount-namespace.js';
+import { CONTAINER_MARKER } from './proc.js';
 
 /** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
 export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number; groups?: number[]; mountNsPid?: number }
@@ -18,10 +19,11 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** The context of container `c` in `sandbox`. */
-export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined): ExecContext {
+/** The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts). */
+export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined, marker: string): ExecContext {
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: sandbox?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
   for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
+  env[CONTAINER_MARKER] = marker;
   const sc = c.config.linux?.security_context;
   const user = process.getuid?.() !== 0 ? {} : {
     uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined,

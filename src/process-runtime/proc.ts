@@ -1,5 +1,5 @@
 /** Facts about host processes read from /proc (Linux). */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** The process start time (field 22 of /proc/<pid>/stat, in clock ticks), or undefined if gone. */
 export function processStartTime(pid: number): number | undefined {
@@ -28,4 +28,35 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
   } catch {
     return false;
   }
+}
+
+/** The environment variable that marks every process of a container (main, children, exec). */
+export const CONTAINER_MARKER = 'TSKUBELET_PROCESS_RUNTIME_CONTAINER';
+
+/**
+ * Processes whose environment carries CONTAINER_MARKER with a value starting with `prefix`
+ * (`<runtime key>:` for all of one runtime's, `<runtime key>:<container id>` for one container's).
+ * Finds what a process group cannot: daemonized children (setsid) and processes started just
+ * before a crash, whose records were never saved.
+ */
+export function markedProcesses(prefix: string): { pid: number; value: string }[] {
+  const out: { pid: number; value: string }[] = [];
+  const needle = `${CONTAINER_MARKER}=${prefix}`;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let env: string;
+    try { env = readFileSync(`/proc/${name}/environ`, 'latin1'); } catch { continue; }
+    const at = env.indexOf(needle);
+    if (at < 0 || (at > 0 && env[at - 1] !== '\0')) continue;
+    const end = env.indexOf('\0', at);
+    out.push({ pid: Number(name), value: env.slice(at + CONTAINER_MARKER.length + 1, end < 0 ? undefined : end) });
+  }
+  return out;
+}
+
+/** SIGKILLs every process marked with `prefix`; returns how many were signalled. */
+export function killMarked(prefix: string): number {
+  let n = 0;
+  for (const p of markedProcesses(prefix)) { try { process.kill(p.pid, 'SIGKILL'); n++; } catch { /* gone */ } }
+  return n;
 }

@@ -19,13 +19,15 @@ import type * as cri from '../cri/types.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
-import { isSameProcessAlive, signalGroup } from './proc.js';
+import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
 import { containerContext, type ExecContext } from './container-context.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
+import { createHash } from 'node:crypto';
+import { resolve } from 'node:path';
 import { effectiveMounts, prepareMountPoints, removeMountPoints, wrapInMountNamespace } from './mount-namespace.js';
 import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
 
@@ -55,9 +57,13 @@ export class ProcessRuntime implements RuntimeService {
   private readonly streaming: StreamingServer;
 
   private lock: InstanceLock | undefined;
+  /** Identifies this runtime's processes (a hash of its state dir); see proc.ts markedProcesses. */
+  private readonly runtimeKey: string;
+  private markerOf(id: string): string { return `${this.runtimeKey}:${id}`; }
 
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
+    this.runtimeKey = createHash('sha256').update(resolve(deps.stateDir)).digest('hex').slice(0, 16);
     this.streaming = new StreamingServer({ logger: deps.logger, idleTimeoutMs: deps.streamingIdleTimeoutMs });
   }
 
@@ -67,6 +73,7 @@ export class ProcessRuntime implements RuntimeService {
     this.lock = await acquireInstanceLock(this.deps.stateDir, 'process runtime state directory');
     await mkdir(this.deps.stateDir, { recursive: true });
     await this.streaming.start();
+    await this.store.removeTemporaryFiles();
     const { sandboxes, containers } = await this.store.loadAll();
     for (const c of containers) {
       if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
@@ -74,6 +81,9 @@ export class ProcessRuntime implements RuntimeService {
         signalGroup(c.pid, 'SIGKILL');
       }
     }
+    // Also the processes no record knows (started just before a crash) and their daemonized children.
+    const orphans = killMarked(`${this.runtimeKey}:`);
+    if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
     if (this.deps.mode === 'in-process') {
       for (const c of containers) await this.store.deleteContainer(c.id);
       for (const s of sandboxes) { await this.store.deleteSandbox(s.id); await rm(s.dir, { recursive: true, force: true }); }
@@ -215,6 +225,8 @@ export class ProcessRuntime implements RuntimeService {
     await this.store.saveContainer(c);
     void h.exited.then(async (exit) => {
       this.handles.delete(id);
+      // As a PID namespace would: when the main process ends, every process of the container ends.
+      killMarked(this.markerOf(id));
       if (!this.containers.has(id)) return;
       Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: exit.exitCode, finishedAtNs: exit.finishedAtNs.toString(), reason: exit.exitCode === 0 ? 'Completed' : 'Error', pid: undefined });
       await this.store.saveContainer(c).catch(() => {});
@@ -281,7 +293,7 @@ export class ProcessRuntime implements RuntimeService {
 
   /** The context commands run in inside container `c`. */
   private execContextOf(c: ContainerRecord): ExecContext {
-    return containerContext(c, this.sandboxes.get(c.sandboxId));
+    return containerContext(c, this.sandboxes.get(c.sandboxId), this.markerOf(c.id));
   }
 
   private runningContainer(id: string): ContainerRecord {

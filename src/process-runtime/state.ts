@@ -52,6 +52,13 @@ export class StateStore {
   async deleteSandbox(id: string): Promise<void> { await rm(this.path('sandboxes', id), { force: true }); }
   async deleteContainer(id: string): Promise<void> { await rm(this.path('containers', id), { force: true }); }
 
+  /** Removes the temporary files of atomic writes a crash interrupted. */
+  async removeTemporaryFiles(): Promise<void> {
+    for (const kind of ['sandboxes', 'containers'] as const) {
+      for (const n of await readdir(join(this.dir, kind)).catch(() => [] as string[])) if (n.includes('.tmp-')) await rm(join(this.dir, kind, n), { force: true });
+    }
+  }
+
   /** Every persisted record (unreadable files are skipped). */
   async loadAll(): Promise<{ sandboxes: SandboxRecord[]; containers: ContainerRecord[] }> {
     const read = async <T>(kind: 'sandboxes' | 'containers'): Promise<T[]> => {

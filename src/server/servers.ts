@@ -42,7 +42,7 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
     loggerInstance: logger.child({ component: 'http' }) as never,
     logController: new LogController({ disableRequestLogging: true }),
     // Long enough for any valid path segment (a pod name is up to 253 characters); routes validate lengths with Status errors.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     // Malformed URLs (bad %-escapes, over-long parameters) answer a Kubernetes Status like every other error.
     frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) => sendStatus(reply, 'BadRequest', err.message),
     ...(https ? { https } : {}),
