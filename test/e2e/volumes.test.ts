@@ -5,7 +5,8 @@
  * on the host are removed with the last container using them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
@@ -38,4 +39,15 @@ describe('process runtime mount points', () => {
     c.api.store.remove('pods', 'default', 'mp', {});
     await until(() => !existsSync(point), 20_000, 'mount point removed');
   }, 40_000);
+
+  it('housekeeping removes an orphaned pod directory (unmounting its tmpfs) and never a known pod\'s', async () => {
+    const orphan = join(dir, 'root', 'pods', 'orphan-uid-1', 'volumes', 'kubernetes.io~empty-dir', 'm');
+    mkdirSync(orphan, { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', orphan]);
+    writeFileSync(join(orphan, 'f'), 'x');
+    const known = readdirSync(join(dir, 'root', 'pods')).filter((u) => u !== 'orphan-uid-1');
+    await until(() => !existsSync(join(dir, 'root', 'pods', 'orphan-uid-1')), 20_000, 'orphan removed');
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('orphan-uid-1');
+    for (const u of known) expect(existsSync(join(dir, 'root', 'pods', u))).toBe(true);
+  }, 30_000);
 });

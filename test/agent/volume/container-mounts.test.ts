@@ -54,3 +54,18 @@ describe('prepareSubPaths', () => {
     expect(await prepareSubPaths(planned('out/newdir'), 'c')).toEqual({ ok: false, message: 'failed to create subPath directory for volumeMount "v" of container "c"' });
   });
 });
+
+describe('process runtime mounts without root', () => {
+  it('skips file mounts (managed /etc/hosts, termination log) and refuses directory volumes with a clear message', async () => {
+    const { effectiveMounts } = await import('../../../src/process-runtime/mount-namespace.js');
+    const d = mkdtempSync(join(tmpdir(), 'tsk-nonroot-'));
+    writeFileSync(join(d, 'hosts'), '');
+    mkdirSync(join(d, 'vol'));
+    try {
+      expect(await effectiveMounts([{ container_path: '/etc/hosts', host_path: join(d, 'hosts') }], false)).toEqual({ ok: true, mounts: [] });
+      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], false)).toEqual({ ok: false, message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${join(d, 'vol')}" at "/data"` });
+      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], true)).toEqual({ ok: true, mounts: [{ container_path: '/data', host_path: join(d, 'vol') }] });
+      expect(await effectiveMounts([{ container_path: '/x', host_path: join(d, 'nope') }], true)).toEqual({ ok: false, message: `error mounting "${join(d, 'nope')}" to "/x": source does not exist` });
+    } finally { rmSync(d, { recursive: true, force: true }); }
+  });
+});
