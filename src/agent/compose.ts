@@ -60,6 +60,7 @@ import { VolumeManager } from './volume/volume-manager.js';
 import { TokenManager } from './volume/token-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
+import { ProberManager } from './prober/prober-manager.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -115,7 +116,7 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
   stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector; prober: ProberManager };
 }
 
 /** Builds the agent; does no I/O until `start`. */
@@ -178,12 +179,13 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
   const pleg = new GenericPleg({ runtime: runtime.runtime, clock, logger, periodMs: 1000 });
+  const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });
   let runtimeName = 'process';
   const syncer = new PodSync({
     runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
     nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
     rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
-    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors, volumes,
+    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors, volumes, prober,
   });
   const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
   const syncLoop = new SyncLoop({
@@ -209,7 +211,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober },
     async start() {
       if (processRuntime) await processRuntime.start();
       const machine = await readMachineInfo(cfg.rootDir);

@@ -18,7 +18,12 @@ import { containerHash } from './labels.js';
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from './pod-runtime-status.js';
 
 /** Inputs that are not the pod or its runtime state. */
-export interface PodActionsSnapshot { nowMs: number; backoff: ReadonlyMap<string, BackoffEntry> }
+export interface PodActionsSnapshot {
+  nowMs: number;
+  backoff: ReadonlyMap<string, BackoffEntry>;
+  /** Liveness and startup probe results by container name and instance id (undefined = no such probe). */
+  probes?: { liveness(name: string, id: string): string | undefined; startup(name: string, id: string): string | undefined };
+}
 
 /** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
 export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number } }
@@ -127,6 +132,13 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     const inst = latestContainer(status, c.name);
     if (!inst || inst.state !== 'running') {
       if (shouldContainerBeRestarted(pod, inst)) startOrHold(c, false);
+      continue;
+    }
+    // A failed liveness or startup probe: kill, and restart when the restart policy says so.
+    const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+    if (probe) {
+      actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted` });
+      if (pod.spec.restartPolicy !== 'Never') actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
     if (inst.hash && inst.hash !== containerHash(c)) {

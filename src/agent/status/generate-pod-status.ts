@@ -15,6 +15,14 @@ export interface PodStatusContext {
   runtimeName: string;
   reasons: ReadonlyMap<string, WaitingReason>;
   previous?: PodStatus;
+  /** Probe results by container name and instance id (prober-manager.ts); undefined = no such probe. */
+  probes?: ProbeResults;
+}
+
+/** The probe results the status reads. */
+export interface ProbeResults {
+  readiness(name: string, id: string): 'success' | 'failure' | 'unknown' | undefined;
+  startup(name: string, id: string): 'success' | 'failure' | 'unknown' | undefined;
 }
 
 function stateOf(c: RuntimeContainer, runtimeName: string): ContainerState {
@@ -41,8 +49,14 @@ function containerStatuses(pod: Pod, specs: Container[], rs: PodRuntimeStatus, c
       st.restartCount = cur.restartCount;
       st.containerID = `${ctx.runtimeName}://${cur.id}`;
       st.imageID = cur.imageRef;
-      st.ready = cur.state === 'running';
-      st.started = cur.state === 'running';
+      // Started once the startup probe (if any) succeeded; ready once also the readiness probe did.
+      const running = cur.state === 'running';
+      const startup = spec.startupProbe ? ctx.probes?.startup(spec.name, cur.id) : 'success';
+      const readiness = spec.readinessProbe ? ctx.probes?.readiness(spec.name, cur.id) : 'success';
+      st.started = running && startup === 'success';
+      st.ready = st.started && readiness === 'success';
+      // As upstream: an init container that completed successfully is ready.
+      if (init && spec.restartPolicy !== 'Always' && cur.state === 'exited' && cur.exitCode === 0) st.ready = true;
       if (prev?.state === 'exited') st.lastState = stateOf(prev, ctx.runtimeName);
     }
     const reason = ctx.reasons.get(spec.name);
@@ -116,16 +130,24 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const unready = regular.filter((s) => !s.ready).map((s) => s.name);
   const completed = phase === 'Succeeded';
   const initialized = incompleteInit.length === 0 || initDone || completed;
-  const ready = unready.length === 0 && !completed;
+  const containersReady = unready.length === 0 && !completed;
   const notReadyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
   const notReadyMsg = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  // Readiness gates (upstream GeneratePodReadyCondition): each gate's condition, set by others, must be True.
+  const gateProblems = ((pod.spec.readinessGates ?? []) as { conditionType: string }[]).map((g) => {
+    const c = pod.status?.conditions?.find((x) => x.type === g.conditionType);
+    return !c ? `corresponding condition of pod readiness gate "${g.conditionType}" does not exist.` : c.status !== 'True' ? `the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}` : undefined;
+  }).filter((x): x is string => !!x);
+  const ready = containersReady && gateProblems.length === 0;
+  const readyReason = !containersReady ? notReadyReason : 'ReadinessGatesNotReady';
+  const readyMsg = !containersReady ? notReadyMsg : gateProblems.join(', ');
   const status: PodStatus = {
     phase,
     conditions: [
       condition('PodReadyToStartContainers', !!sandbox?.ready, ctx),
       condition('Initialized', initialized, ctx, initialized ? (completed && initSpecs.length ? 'PodCompleted' : undefined) : 'ContainersNotInitialized', initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`),
-      condition('Ready', ready, ctx, ready ? undefined : notReadyReason, ready ? undefined : notReadyMsg),
-      condition('ContainersReady', ready, ctx, ready ? undefined : notReadyReason, ready ? undefined : notReadyMsg),
+      condition('Ready', ready, ctx, ready ? undefined : readyReason, ready ? undefined : readyMsg),
+      condition('ContainersReady', containersReady, ctx, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMsg),
       condition('PodScheduled', true, ctx),
     ],
     hostIP: ctx.nodeIP,

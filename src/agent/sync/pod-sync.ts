@@ -33,6 +33,7 @@ import type { WorkQueue } from './work-queue.js';
 import type { EventSink } from '../events/recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
 import type { VolumeManager } from '../volume/volume-manager.js';
+import type { ProberManager } from '../prober/prober-manager.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -60,6 +61,8 @@ export interface PodSyncDeps {
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
   volumes: Pick<VolumeManager, 'mountPod' | 'removePodDir'>;
+  /** The prober manager (workers per container and probe kind). */
+  prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results'>;
 }
 
 /** Removes a pod's runtime objects and log directory (idempotent). */
@@ -84,9 +87,10 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     const st = generatePodStatus(pod, rs, {
       nowMs: this.d.clock.now(), nodeIP: this.d.nodeIP, runtimeName: this.d.runtimeName,
-      reasons: this.d.reasons.snapshot(uid), previous: this.d.statusManager.get(uid),
+      reasons: this.d.reasons.snapshot(uid), previous: this.d.statusManager.get(uid), probes: this.d.prober?.results(uid),
     });
     this.d.statusManager.set(uid, st);
+    this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
   }
 
@@ -107,7 +111,7 @@ export class PodSync implements PodSyncer {
       return { terminal: false };
     }
     // 4–5.
-    const plan = computePodActions(pod, rs, { nowMs: now, backoff: this.d.backoff.snapshot() });
+    const plan = computePodActions(pod, rs, { nowMs: now, backoff: this.d.backoff.snapshot(), probes: this.d.prober?.results(uid) });
     const results = await this.d.executor.apply(pod, rs, plan, mounted.volumes);
     // 6.
     this.d.reasons.update(uid, results);
@@ -134,6 +138,7 @@ export class PodSync implements PodSyncer {
   }
 
   async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
+    this.d.prober?.removePod(pod.metadata.uid!);
     for (let i = 0; i < 3; i++) {
       const rs = await this.status(pod);
       if (!rs.containers.some((c) => c.state === 'running') && !rs.sandboxes.some((s) => s.ready)) break;
@@ -147,6 +152,7 @@ export class PodSync implements PodSyncer {
     if (this.d.isDesired(uid)) return;
     await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
     await this.d.volumes.removePodDir(uid);
+    this.d.prober?.removePod(uid);
     if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, (u) => u !== uid, this.d.cgroupRoot);
     this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);

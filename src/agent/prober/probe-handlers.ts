@@ -1,0 +1,157 @@
+/**
+ * The probe handlers (upstream pkg/probe/{exec,http,tcp,grpc}), each bounded by the probe's
+ * timeout and answering success or failure with upstream's output text:
+ * - exec: CRI ExecSync with the timeout; exit 0 succeeds; a timeout fails;
+ * - httpGet: host defaults to the pod IP, port by number or the container's port name, scheme,
+ *   path, headers, `User-Agent: kube-probe/<major.minor>`; 2xx/3xx succeed; redirects are followed
+ *   to the same host only (another host ends the probe with success, as upstream); HTTPS is not
+ *   verified; the body read is capped at 10 KiB;
+ * - tcpSocket: a TCP connect;
+ * - grpc: grpc.health.v1.Health/Check with `service`; SERVING succeeds.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
+import type { Container } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import { isCode, messageOf } from '../../lib/errors.js';
+import { KUBERNETES_VERSION } from '../../version.js';
+
+/** core/v1 Probe / LifecycleHandler actions. */
+export interface ProbeAction {
+  exec?: { command?: string[] };
+  httpGet?: { path?: string; port: number | string; host?: string; scheme?: 'HTTP' | 'HTTPS'; httpHeaders?: { name: string; value: string }[] };
+  tcpSocket?: { port: number | string; host?: string };
+  grpc?: { port: number; service?: string };
+  sleep?: { seconds: number };
+}
+
+/** A probe's outcome and its output (the text of Unhealthy events). */
+export interface ProbeOutcome { result: 'success' | 'failure'; output: string }
+
+/** What a handler needs. */
+export interface ProbeTarget { runtime: RuntimeService; containerId: string; container: Container; podIP: string; timeoutMs: number }
+
+const USER_AGENT = `kube-probe/${KUBERNETES_VERSION.replace(/^v/, '').split('.').slice(0, 2).join('.')}`;
+const MAX_BODY = 10 * 1024;
+
+/** A port by number or by the container's port name. */
+export function resolvePort(port: number | string, c: Container): number | undefined {
+  if (typeof port === 'number') return port;
+  if (/^\d+$/.test(port)) return Number(port);
+  return c.ports?.find((p) => p.name === port)?.containerPort;
+}
+
+async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
+  try {
+    const r = await t.runtime.execSync(t.containerId, cmd, Math.max(1, Math.ceil(t.timeoutMs / 1000)));
+    const output = Buffer.concat([Buffer.from(r.stdout ?? []), Buffer.from(r.stderr ?? [])]).toString('utf8');
+    return r.exit_code === 0 ? { result: 'success', output } : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}` };
+  } catch (err) {
+    if (isCode(err, 'Timeout') || /timed out|deadline/i.test(messageOf(err))) return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
+    return { result: 'failure', output: messageOf(err) };
+  }
+}
+
+function httpOnce(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; location?: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const mod = url.protocol === 'https:' ? https : http;
+    const req = mod.request(url, { method: 'GET', headers, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => { if (body.length < MAX_BODY) body += d; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: body.slice(0, MAX_BODY) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`Get "${url.href}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget): Promise<ProbeOutcome> {
+  const port = resolvePort(a.port, t.container);
+  if (port === undefined) return { result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` };
+  const host = a.host || t.podIP;
+  const scheme = (a.scheme ?? 'HTTP').toLowerCase();
+  let url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  url.pathname = a.path ?? '/';
+  const headers: Record<string, string> = { 'User-Agent': USER_AGENT, Accept: '*/*' };
+  for (const h of a.httpHeaders ?? []) headers[h.name] = h.value;
+  const deadline = Date.now() + t.timeoutMs;
+  try {
+    for (let hops = 0; hops <= 10; hops++) {
+      const r = await httpOnce(url, headers, Math.max(1, deadline - Date.now()));
+      if (r.status >= 300 && r.status < 400 && r.location) {
+        const next = new URL(r.location, url);
+        if (next.hostname !== url.hostname) return { result: 'success', output: 'Probe terminated redirects' };
+        url = next;
+        continue;
+      }
+      if (r.status >= 200 && r.status < 400) return { result: 'success', output: r.body };
+      return { result: 'failure', output: `HTTP probe failed with statuscode: ${r.status}` };
+    }
+    return { result: 'failure', output: 'stopped after 10 redirects' };
+  } catch (err) {
+    return { result: 'failure', output: messageOf(err).startsWith('Get "') ? messageOf(err) : `Get "${url.href}": ${messageOf(err)}` };
+  }
+}
+
+function tcpProbe(a: NonNullable<ProbeAction['tcpSocket']>, t: ProbeTarget): Promise<ProbeOutcome> {
+  const port = resolvePort(a.port, t.container);
+  const host = a.host || t.podIP;
+  if (port === undefined) return Promise.resolve({ result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` });
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port, timeout: t.timeoutMs });
+    const done = (o: ProbeOutcome) => { s.destroy(); resolve(o); };
+    s.once('connect', () => done({ result: 'success', output: '' }));
+    s.once('timeout', () => done({ result: 'failure', output: `dial tcp ${host}:${port}: i/o timeout` }));
+    s.once('error', (err: NodeJS.ErrnoException) => done({ result: 'failure', output: `dial tcp ${host}:${port}: connect: ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}` }));
+  });
+}
+
+/** grpc.health.v1 HealthCheckRequest { string service = 1; } */
+function encodeHealthRequest(service: string): Buffer {
+  const s = Buffer.from(service, 'utf8');
+  if (!s.length) return Buffer.alloc(0);
+  const len: number[] = [];
+  for (let n = s.length; ; n >>>= 7) { if (n < 0x80) { len.push(n); break; } len.push((n & 0x7f) | 0x80); }
+  return Buffer.concat([Buffer.from([0x0a, ...len]), s]);
+}
+
+/** grpc.health.v1 HealthCheckResponse { ServingStatus status = 1; } → the status number (0 when absent). */
+function decodeHealthStatus(b: Buffer): number {
+  for (let i = 0; i < b.length;) {
+    const tag = b[i++];
+    let v = 0; let shift = 0;
+    if ((tag & 7) === 0) { for (;;) { const x = b[i++]; v |= (x & 0x7f) << shift; if (!(x & 0x80)) break; shift += 7; } if (tag >> 3 === 1) return v; continue; }
+    if ((tag & 7) === 2) { let n = 0; shift = 0; for (;;) { const x = b[i++]; n |= (x & 0x7f) << shift; if (!(x & 0x80)) break; shift += 7; } i += n; continue; }
+    break;
+  }
+  return 0;
+}
+
+const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
+
+async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): Promise<ProbeOutcome> {
+  const grpc = await import('@grpc/grpc-js');
+  const addr = `${t.podIP.includes(':') ? `[${t.podIP}]` : t.podIP}:${a.port}`;
+  const client = new grpc.Client(addr, grpc.credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.makeUnaryRequest('/grpc.health.v1.Health/Check', (x: Buffer) => x, (x: Buffer) => x, encodeHealthRequest(a.service ?? ''), { deadline: Date.now() + t.timeoutMs }, (err, res) => {
+      client.close();
+      if (err) { resolve({ result: 'failure', output: err.code === grpc.status.DEADLINE_EXCEEDED ? `timeout: health rpc did not complete within ${t.timeoutMs / 1000}s` : `error: health rpc probe failed: ${err.details || err.message}` }); return; }
+      const st = decodeHealthStatus(res ?? Buffer.alloc(0));
+      resolve(st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` });
+    });
+  });
+}
+
+/** Runs one probe action. Never throws. */
+export async function runProbeAction(a: ProbeAction, t: ProbeTarget): Promise<ProbeOutcome> {
+  if (a.exec?.command?.length) return execProbe(a.exec.command, t);
+  if (a.httpGet) return httpProbe(a.httpGet, t);
+  if (a.tcpSocket) return tcpProbe(a.tcpSocket, t);
+  if (a.grpc) return grpcProbe(a.grpc, t);
+  return { result: 'failure', output: 'missing probe handler' };
+}

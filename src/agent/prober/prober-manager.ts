@@ -1,0 +1,127 @@
+/**
+ * The prober manager (upstream pkg/kubelet/prober): one worker per container and probe kind.
+ *
+ *  PodSync ─► syncPod(pod, runtime status, pod IP): workers for running containers with probes
+ *  worker: first run after a random jitter (≤ period) and initialDelaySeconds, then every
+ *          periodSeconds: container not running → no probe; liveness/readiness wait for a startup
+ *          probe to succeed; result → probe-state.ts; a changed result asks for a pod sync
+ *  results ─► status (ready / started) and computePodActions (liveness/startup failure → restart)
+ *  Unhealthy events ("<Kind> probe failed: <output>") for every failed probe, as upstream.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
+import { runProbeAction, type ProbeAction } from './probe-handlers.js';
+import { initialState, nextState, probeTiming, type ProbeKind, type ProbeResult, type ProbeState } from './probe-state.js';
+
+/** What the manager needs. */
+export interface ProberDeps {
+  runtime: RuntimeService;
+  clock: Clock;
+  logger: Logger;
+  events?: EventSink;
+  /** A result changed: sync this pod soon. */
+  onChange(uid: string): void;
+  random?: () => number;
+}
+
+type ProbeSpec = ProbeAction & { initialDelaySeconds?: number; periodSeconds?: number; timeoutSeconds?: number; successThreshold?: number; failureThreshold?: number };
+
+interface Worker {
+  uid: string; pod: Pod; container: Container; kind: ProbeKind; spec: ProbeSpec;
+  state: ProbeState; running: boolean; startedAtMs: number; podIP: string;
+  cancel?: () => void;
+}
+
+const KIND_FIELD: Record<ProbeKind, 'livenessProbe' | 'readinessProbe' | 'startupProbe'> = { liveness: 'livenessProbe', readiness: 'readinessProbe', startup: 'startupProbe' };
+const KIND_NAME: Record<ProbeKind, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
+
+/** Probe results by pod and container. */
+export class ProberManager {
+  private readonly workers = new Map<string, Worker>();
+  /** Probe results counted by kind and result (for /metrics/probes). */
+  readonly counts = new Map<string, number>();
+
+  constructor(private readonly d: ProberDeps) {}
+
+  private key(uid: string, container: string, kind: ProbeKind) { return `${uid}/${container}/${kind}`; }
+
+  /** Starts, updates or stops the workers of `pod` from its runtime status. */
+  syncPod(pod: Pod, rs: PodRuntimeStatus, podIP: string): void {
+    const uid = pod.metadata.uid!;
+    const wanted = new Set<string>();
+    const containers: Container[] = [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
+    for (const c of containers) {
+      const inst = latestContainer(rs, c.name);
+      for (const kind of ['startup', 'liveness', 'readiness'] as ProbeKind[]) {
+        const spec = c[KIND_FIELD[kind]] as ProbeSpec | undefined;
+        if (!spec) continue;
+        const k = this.key(uid, c.name, kind);
+        wanted.add(k);
+        let w = this.workers.get(k);
+        if (!w) {
+          w = { uid, pod, container: c, kind, spec, state: initialState(kind, inst?.id ?? ''), running: false, startedAtMs: 0, podIP };
+          this.workers.set(k, w);
+          this.schedule(w, (this.d.random ?? Math.random)() * probeTiming(spec, kind).periodSeconds * 1000);
+        }
+        w.pod = pod;
+        w.podIP = podIP;
+        if (inst && inst.id !== w.state.containerId) w.state = initialState(kind, inst.id);
+        w.running = inst?.state === 'running';
+        w.startedAtMs = inst?.startedAt ?? 0;
+      }
+    }
+    for (const [k, w] of this.workers) if (w.uid === uid && !wanted.has(k)) { w.cancel?.(); this.workers.delete(k); }
+  }
+
+  /** Stops every worker of pod `uid`. */
+  removePod(uid: string): void {
+    for (const [k, w] of this.workers) if (w.uid === uid) { w.cancel?.(); this.workers.delete(k); }
+  }
+
+  private result(uid: string, container: string, kind: ProbeKind, containerId: string): ProbeResult | undefined {
+    const w = this.workers.get(this.key(uid, container, kind));
+    return w && w.state.containerId === containerId ? w.state.result : undefined;
+  }
+
+  /** The probe results the status and the restart decision read (undefined: no such probe). */
+  results(uid: string): { readiness(name: string, id: string): ProbeResult | undefined; liveness(name: string, id: string): ProbeResult | undefined; startup(name: string, id: string): ProbeResult | undefined } {
+    return {
+      readiness: (n, id) => this.result(uid, n, 'readiness', id),
+      liveness: (n, id) => this.result(uid, n, 'liveness', id),
+      startup: (n, id) => this.result(uid, n, 'startup', id),
+    };
+  }
+
+  private schedule(w: Worker, ms: number): void {
+    w.cancel = this.d.clock.setTimer(() => { void this.tick(w); }, ms);
+  }
+
+  private async tick(w: Worker): Promise<void> {
+    if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
+    const t = probeTiming(w.spec, w.kind);
+    try { await this.probeOnce(w, t); } catch (err) { this.d.logger.warn({ err: String(err) }, 'probe failed unexpectedly'); }
+    if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) === w) this.schedule(w, t.periodSeconds * 1000);
+  }
+
+  private async probeOnce(w: Worker, t: ReturnType<typeof probeTiming>): Promise<void> {
+    // Probing a container that is not running never runs the handler.
+    if (!w.running || !w.state.containerId || w.state.onHold) return;
+    if (this.d.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
+    if (w.kind !== 'startup' && w.container.startupProbe && this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success') return;
+    const containerId = w.state.containerId;
+    const out = await runProbeAction(w.spec, { runtime: this.d.runtime, containerId, container: w.container, podIP: w.podIP, timeoutMs: t.timeoutSeconds * 1000 });
+    const countKey = `${w.kind}/${out.result}`;
+    this.counts.set(countKey, (this.counts.get(countKey) ?? 0) + 1);
+    if (w.state.containerId !== containerId) return;
+    if (out.result === 'failure') {
+      this.d.events?.record(podRef(w.pod, { name: w.container.name }), 'Warning', 'Unhealthy', `${KIND_NAME[w.kind]} probe failed: ${out.output.trim()}`.slice(0, 1024));
+    }
+    const before = w.state.result;
+    w.state = nextState(w.state, out.result, { kind: w.kind, successThreshold: t.successThreshold, failureThreshold: t.failureThreshold });
+    if (w.state.result !== before) this.d.onChange(w.uid);
+  }
+}
