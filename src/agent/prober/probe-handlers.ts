@@ -27,7 +27,7 @@ export interface ProbeAction {
 }
 
 /** A probe's outcome and its output (the text of Unhealthy events). */
-export interface ProbeOutcome { result: 'success' | 'failure'; output: string }
+export interface ProbeOutcome { result: 'success' | 'failure'; output: string; /** exec: the command's exit code. */ exitCode?: number }
 
 /** What a handler needs. */
 export interface ProbeTarget { runtime: RuntimeService; containerId: string; container: Container; podIP: string; timeoutMs: number }
@@ -46,7 +46,7 @@ async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
   try {
     const r = await t.runtime.execSync(t.containerId, cmd, Math.max(1, Math.ceil(t.timeoutMs / 1000)));
     const output = Buffer.concat([Buffer.from(r.stdout ?? []), Buffer.from(r.stderr ?? [])]).toString('utf8');
-    return r.exit_code === 0 ? { result: 'success', output } : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}` };
+    return r.exit_code === 0 ? { result: 'success', output, exitCode: 0 } : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}`, exitCode: r.exit_code };
   } catch (err) {
     if (isCode(err, 'Timeout') || /timed out|deadline/i.test(messageOf(err))) return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
     return { result: 'failure', output: messageOf(err) };

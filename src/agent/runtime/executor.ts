@@ -33,6 +33,10 @@ import type { PodObjects } from './env.js';
 import { credentialsFor, type PullSecret } from '../images/keyring.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
+import { preStop, runHook } from './lifecycle-hooks.js';
+
+/** How long a postStart hook may run (upstream has no bound; a stuck hook must not hold the pod worker forever). */
+const POST_START_TIMEOUT_MS = 120_000;
 import type { MountedVolume } from '../volume/types.js';
 
 /** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
@@ -94,7 +98,8 @@ export class PodActionExecutor {
     await Promise.all(plan.kill.map(async (k) => {
       this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
       try {
-        await runtime.stopContainer(k.id, gracePeriodOf(pod));
+        const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), { runtime, containerId: k.id, podIP: status.sandboxes[0]?.ip ?? '', graceSeconds: gracePeriodOf(pod), events: this.deps.events });
+        await runtime.stopContainer(k.id, left);
         results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
       } catch (err) {
         results.push({ action: 'KillContainer', target: k.name, ok: false, reason: 'KillContainerError', message: messageOf(err) });
@@ -204,6 +209,13 @@ export class PodActionExecutor {
       return { ...base, ok: false, reason: 'RunContainerError', message: messageOf(err) };
     }
     this.deps.events?.record(ref, 'Normal', 'Started', `Started container ${c.name}`);
+    // postStart: the container is not started until the hook returns; a failure kills it.
+    const hookError = await runHook('postStart', pod, c, { runtime: this.deps.runtime, containerId: id, podIP: o.podIP, timeoutMs: POST_START_TIMEOUT_MS });
+    if (hookError) {
+      this.deps.events?.record(ref, 'Warning', 'FailedPostStartHook', hookError);
+      await this.deps.runtime.stopContainer(id, gracePeriodOf(pod)).catch(() => {});
+      return { ...base, ok: false, reason: 'PostStartHookError', message: hookError };
+    }
     return { ...base, ok: true };
   }
 }

@@ -9,6 +9,7 @@ import { messageOf } from '../../lib/errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
 import { podRef, type EventSink } from '../events/recorder.js';
+import { preStop } from './lifecycle-hooks.js';
 
 /** The smallest grace period the kubelet gives (upstream minimumGracePeriodInSeconds). */
 export const MIN_GRACE_SECONDS = 2;
@@ -24,10 +25,13 @@ export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: Po
   const { status, events } = o;
   const grace = gracePeriodOf(pod, o.graceOverride);
   const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+  const podIP = status.sandboxes[0]?.ip ?? '';
+  const specs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
   const results = await Promise.all(running.map(async (c): Promise<StepResult> => {
     if (c.state === 'running') events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
     try {
-      await runtime.stopContainer(c.id, grace);
+      const left = c.state === 'running' ? await preStop(pod, specs.find((s) => s.name === c.name), { runtime, containerId: c.id, podIP, graceSeconds: grace, events }) : grace;
+      await runtime.stopContainer(c.id, left);
       return { action: 'KillContainer', target: c.name, ok: true };
     } catch (err) {
       return { action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: messageOf(err) };
