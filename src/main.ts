@@ -112,6 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     },
     registerNode: kc.registerNode, nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!, nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
     nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
+    allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
   }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
   if (api && kc.rotateCertificates) new ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });

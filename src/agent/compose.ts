@@ -101,6 +101,8 @@ export interface AgentConfig {
   eventBurst: number;
   /** Restart a silent pod watch after this long (default 5 min). */
   watchdogMs?: number;
+  /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */
+  allowedUnsafeSysctls?: string[];
 }
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
@@ -191,7 +193,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const syncLoop = new SyncLoop({
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
     housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors, volumes }),
-    admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod) }),
+    admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);

@@ -36,6 +36,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
   'streaming-connection-idle-timeout': { path: ['streamingConnectionIdleTimeout'], kind: 'duration' },
   'cluster-dns': { path: ['clusterDNS'], kind: 'list' },
+  'allowed-unsafe-sysctls': { path: ['allowedUnsafeSysctls'], kind: 'list' },
+  'shutdown-grace-period': { path: ['shutdownGracePeriod'], kind: 'duration' },
   'cluster-domain': { path: ['clusterDomain'], kind: 'string' },
   'resolv-conf': { path: ['resolvConf'], kind: 'string' },
   'cgroups-per-qos': { path: ['cgroupsPerQOS'], kind: 'bool' },

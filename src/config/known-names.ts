@@ -21,7 +21,7 @@ export const unimplementedConfigFields = new Set([
   'iptablesDropBit', 'featureGates', 'failSwapOn', 'memorySwap', 'containerLogMaxSize', 'containerLogMaxFiles',
   'containerLogMaxWorkers', 'containerLogMonitorInterval', 'configMapAndSecretChangeDetectionStrategy', 
   'reservedSystemCPUs', 'showHiddenMetricsForVersion', 'systemReservedCgroup', 'kubeReservedCgroup',
-  'enforceNodeAllocatable', 'allowedUnsafeSysctls', 'volumePluginDir', 'kernelMemcgNotification', 'logging',
+  'enforceNodeAllocatable', 'volumePluginDir', 'kernelMemcgNotification', 'logging',
   'enableSystemLogQuery', 'shutdownGracePeriodCriticalPods',
   'shutdownGracePeriodByPodPriority', 'crashLoopBackOff', 'reservedMemory', 'enableProfilingHandler', 'enableDebugFlagsHandler',
   'seccompDefault', 'memoryThrottlingFactor', 'tracing', 'localStorageCapacityIsolation',
@@ -44,7 +44,7 @@ export const unimplementedFlags = new Set([
   'log-json-split-stream', 'log-json-info-buffer-size', 'vmodule', 'contention-profiling', 'profiling', 'topology-manager-policy',
   'cpu-manager-policy', 'memory-manager-policy', 'reserved-cpus', 'container-log-max-size', 'container-log-max-files',
   'keep-terminated-pod-volumes', 'experimental-allocatable-ignore-eviction', 'local-storage-capacity-isolation',
-  'allowed-unsafe-sysctls', 'enforce-node-allocatable', 'shutdown-grace-period', 'seccomp-profile-root', 'image-credential-provider-config',
+  'enforce-node-allocatable', 'seccomp-profile-root', 'image-credential-provider-config',
   'image-credential-provider-bin-dir', 'tls-sni-cert-key', 'system-reserved-cgroup', 'kube-reserved-cgroup', 'runonce',
   'registry-qps', 'registry-burst', 'max-parallel-image-pulls',
 ]);

@@ -96,3 +96,34 @@ describe('probes on the process runtime', () => {
     expect(cond('gated', 'example.com/lb')).toMatchObject({ status: 'True' });
   }, 60_000);
 });
+
+describe('pod-level rules', () => {
+  it('activeDeadlineSeconds shortened on a running pod fails it with DeadlineExceeded', async () => {
+    c.api.store.create('pods', boundPod('deadline', node, { activeDeadlineSeconds: 600 }));
+    await until(() => cs('deadline')?.state?.running, 20_000, 'running');
+    const cur = pod('deadline')!;
+    c.api.store.update('pods', { ...cur, spec: { ...cur.spec, activeDeadlineSeconds: 1 } });
+    const st = await until(() => pod('deadline')?.status?.phase === 'Failed' && pod('deadline')!.status, 20_000, 'Failed');
+    expect(st).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+    expect(events('deadline').some((e) => e.reason === 'DeadlineExceeded')).toBe(true);
+    await until(() => !cs('deadline')?.state?.running, 20_000, 'container stopped');
+  }, 40_000);
+
+  it('PodOS and unsafe sysctls are rejected with upstream reasons; resourceFieldRef limits default to the node allocatable', async () => {
+    c.api.store.create('pods', boundPod('win', node, { os: { name: 'windows' } }));
+    c.api.store.create('pods', boundPod('sysctl', node, { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] } }));
+    c.api.store.create('pods', boundPod('limits', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'echo "cpu=$CPU mem=$MEM"'], env: [
+      { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } }, { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+    ] }] }));
+    expect(await until(() => pod('win')?.status?.phase === 'Failed' && pod('win')!.status, 20_000, 'win rejected')).toMatchObject({ reason: 'PodOSNotSupported', message: "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS" });
+    expect(await until(() => pod('sysctl')?.status?.phase === 'Failed' && pod('sysctl')!.status, 20_000, 'sysctl rejected')).toMatchObject({ reason: 'SysctlForbidden', message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted' });
+    await until(() => pod('limits')?.status?.phase === 'Succeeded', 20_000, 'limits done');
+    const alloc = c.api.store.get('nodes', '', node)!.status.allocatable;
+    const p = pod('limits')!;
+    const logDir = join(dir, 'logs', `default_limits_${p.metadata.uid}`, 'main');
+    const log = (await import('node:fs')).readFileSync(join(logDir, '0.log'), 'utf8');
+    const cpu = Math.ceil(Number(String(alloc.cpu).replace(/m$/, '')) / (String(alloc.cpu).endsWith('m') ? 1000 : 1));
+    expect(log).toContain(`cpu=${cpu} `);
+    expect(log).toMatch(/mem=[1-9]\d+/);
+  }, 40_000);
+});

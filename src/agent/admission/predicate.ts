@@ -68,10 +68,29 @@ function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): 
     && (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')));
 }
 
+/** Upstream sysctl.SafeSysctlAllowlist: sysctls every pod may set. */
+export const SAFE_SYSCTLS = ['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes', 'net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem'];
+
+/** Whether `name` is allowed by the safe list or `allowedUnsafe` (exact names or `prefix*` globs). */
+export function sysctlAllowed(name: string, allowedUnsafe: readonly string[]): boolean {
+  const n = name.replace(/\//g, '.');
+  return [...SAFE_SYSCTLS, ...allowedUnsafe].some((a) => (a.endsWith('*') ? n.startsWith(a.slice(0, -1)) : a === n));
+}
+
 /** Decides whether `pod` may run next to `admitted` (the pods already running here). */
-export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; isStatic: boolean }): AdmitResult {
+export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; isStatic: boolean; allowedUnsafeSysctls?: readonly string[] }): AdmitResult {
   const { node } = o;
   const predicate = (name: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed` });
+  // The sysctl allowlist handler (upstream runs it before the predicates).
+  for (const sc of ((pod.spec.securityContext as { sysctls?: { name: string }[] } | undefined)?.sysctls ?? [])) {
+    if (!sysctlAllowed(sc.name, o.allowedUnsafeSysctls ?? [])) return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: "${sc.name}" not allowlisted` };
+  }
+  // OS checks (upstream rejectPodAdmissionBasedOnOSSelector / OSField): this node is linux.
+  const nodeOS = node.labels['kubernetes.io/os'] ?? 'linux';
+  const selOS = (pod.spec.nodeSelector as Record<string, string> | undefined)?.['kubernetes.io/os'];
+  if (selOS && selOS !== nodeOS) return { admit: false, reason: 'PodOSSelectorNodeLabelDoesNotMatch', message: 'Failed to admit pod as the `kubernetes.io/os` label doesn\'t match node label' };
+  const podOS = (pod.spec.os as { name?: string } | undefined)?.name;
+  if (podOS && podOS !== nodeOS) return { admit: false, reason: 'PodOSNotSupported', message: 'Failed to admit pod as the OS field doesn\'t match node OS' };
   if (pod.spec.nodeName && pod.spec.nodeName !== node.name) return predicate('NodeName');
   if (!nodeAffinityMatches(pod, node)) return predicate('NodeAffinity');
   if (o.isStatic) {

@@ -32,6 +32,7 @@ import type { PodSyncer } from './pod-workers.js';
 import type { WorkQueue } from './work-queue.js';
 import type { EventSink } from '../events/recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
+import { podRef } from '../events/recorder.js';
 import type { VolumeManager } from '../volume/volume-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 
@@ -77,8 +78,18 @@ export async function removePodFromRuntime(runtime: RuntimeService, status: PodR
   await rm(logDir, { recursive: true, force: true });
 }
 
+/** Upstream activeDeadlineHandler: when the pod's active deadline passes (ms), or undefined. Pure. */
+export function activeDeadlineMs(pod: Pod, startTime: string | undefined): number | undefined {
+  const ads = pod.spec.activeDeadlineSeconds;
+  if (ads === undefined || ads === null || !startTime) return undefined;
+  return Date.parse(startTime) + ads * 1000;
+}
+
 /** PodSyncer over the runtime manager. */
 export class PodSync implements PodSyncer {
+  /** Terminal verdicts the kubelet reached itself (DeadlineExceeded), kept through termination. */
+  private readonly verdicts = new Map<string, { reason: string; message: string }>();
+
   constructor(private readonly d: PodSyncDeps) {}
 
   private status(pod: Pod) { return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!); }
@@ -89,6 +100,8 @@ export class PodSync implements PodSyncer {
       nowMs: this.d.clock.now(), nodeIP: this.d.nodeIP, runtimeName: this.d.runtimeName,
       reasons: this.d.reasons.snapshot(uid), previous: this.d.statusManager.get(uid), probes: this.d.prober?.results(uid),
     });
+    const verdict = this.verdicts.get(uid);
+    if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });
     this.d.statusManager.set(uid, st);
     this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
@@ -102,7 +115,16 @@ export class PodSync implements PodSyncer {
     // 1–2.
     const rs = await this.status(pod);
     const st = this.publish(pod, rs);
-    // 3.
+    // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
+    const deadline = activeDeadlineMs(pod, st.startTime);
+    if (deadline !== undefined && deadline <= now && !this.verdicts.has(uid)) {
+      const message = 'Pod was active on the node longer than the specified deadline';
+      this.verdicts.set(uid, { reason: 'DeadlineExceeded', message });
+      this.d.events?.record(podRef(pod), 'Normal', 'DeadlineExceeded', message);
+      this.publish(pod, rs);
+      return { terminal: true };
+    }
+    if (deadline !== undefined) this.d.workQueue.enqueue(uid, deadline);
     if (pod.metadata.deletionTimestamp || st.phase === 'Succeeded' || st.phase === 'Failed') return { terminal: true };
     // 3a.
     const mounted = await this.d.volumes.mountPod(pod);
@@ -153,6 +175,7 @@ export class PodSync implements PodSyncer {
     await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
+    this.verdicts.delete(uid);
     if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, (u) => u !== uid, this.d.cgroupRoot);
     this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);

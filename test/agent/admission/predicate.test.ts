@@ -11,7 +11,13 @@ const pod = (spec: Partial<Pod['spec']> = {}, req?: Record<string, string>): Pod
 const affinity = (terms: unknown[]) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } });
 
 describe('admitPod', () => {
-  const cases: [string, Pod, Pod[], { isStatic?: boolean }, string | undefined, string?][] = [
+  const cases: [string, Pod, Pod[], { isStatic?: boolean; allowedUnsafeSysctls?: string[] }, string | undefined, string?][] = [
+    ['safe sysctl', pod({ securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } }), [], {}, undefined],
+    ['unsafe sysctl not allowed', pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }), [], {}, 'SysctlForbidden', 'forbidden sysctl: "kernel.msgmax" not allowlisted'],
+    ['unsafe sysctl allowed by a glob', pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }), [], { allowedUnsafeSysctls: ['kernel.msg*'] }, undefined],
+    ['pod OS windows on a linux node', pod({ os: { name: 'windows' } }), [], {}, 'PodOSNotSupported', "Failed to admit pod as the OS field doesn't match node OS"],
+    ['pod OS linux', pod({ os: { name: 'linux' } }), [], {}, undefined],
+    ['OS node selector mismatch', pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }), [], {}, 'PodOSSelectorNodeLabelDoesNotMatch', "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"],
     ['fits', pod({}, { cpu: '500m', memory: '1Gi' }), [pod({}, { cpu: '1' })], {}, undefined],
     ['other node name', pod({ nodeName: 'n2' }), [], {}, 'NodeName', 'Predicate NodeName failed'],
     ['node selector matches', pod({ nodeSelector: { zone: 'a' } }), [], {}, undefined],
@@ -30,7 +36,7 @@ describe('admitPod', () => {
   ];
   for (const [name, p, admitted, o, reason, message] of cases) {
     it(name, () => {
-      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic });
+      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic, allowedUnsafeSysctls: o.allowedUnsafeSysctls });
       if (!reason) expect(r).toEqual({ admit: true });
       else expect(r).toEqual({ admit: false, reason, message: message ?? expect.any(String) });
     });
