@@ -10,15 +10,7 @@ import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { preStop } from './lifecycle-hooks.js';
-
-/** The smallest grace period the kubelet gives (upstream minimumGracePeriodInSeconds). */
-export const MIN_GRACE_SECONDS = 2;
-
-/** The grace period for killing `pod`: override, deletion grace, spec, default 30 s. */
-export function gracePeriodOf(pod: Pod, override?: number): number {
-  const g = override ?? pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
-  return g === 0 ? 0 : Math.max(MIN_GRACE_SECONDS, g);
-}
+import { gracePeriodOf } from './grace-period.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
 export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: PodRuntimeStatus; graceOverride?: number; events?: EventSink }): Promise<StepResult[]> {

@@ -11,7 +11,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import { runProbeAction, type ProbeAction } from '../prober/probe-handlers.js';
 import { formatPod } from './container-config.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import { MIN_GRACE_SECONDS } from './kill-pod.js';
+import { MIN_GRACE_SECONDS } from './grace-period.js';
 
 /** A hook's outcome: undefined when it succeeded, else upstream's message. */
 export async function runHook(kind: 'postStart' | 'preStop', pod: Pod, c: Container, o: { runtime: RuntimeService; containerId: string; podIP: string; timeoutMs: number }): Promise<string | undefined> {

@@ -8,7 +8,8 @@ import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import { gracePeriodOf, killPod } from './kill-pod.js';
+import { killPod } from './kill-pod.js';
+import { gracePeriodOf } from './grace-period.js';
 import type { RuntimeManager } from './runtime-manager.js';
 
 /** The grace period (s) of `pod` at shutdown (pure). */

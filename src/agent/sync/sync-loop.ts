@@ -12,7 +12,7 @@ import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import { gracePeriodOf } from '../runtime/kill-pod.js';
+import { gracePeriodOf } from '../runtime/grace-period.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
 import { isMirrorPod, type PodUpdate } from '../podconfig/types.js';
 import type { AdmitResult } from '../admission/predicate.js';
