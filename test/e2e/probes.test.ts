@@ -7,7 +7,7 @@
  * containers are ready.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
@@ -125,5 +125,38 @@ describe('pod-level rules', () => {
     const cpu = Math.ceil(Number(String(alloc.cpu).replace(/m$/, '')) / (String(alloc.cpu).endsWith('m') ? 1000 : 1));
     expect(log).toContain(`cpu=${cpu} `);
     expect(log).toMatch(/mem=[1-9]\d+/);
+  }, 40_000);
+});
+
+describe('sidecars (init containers with restartPolicy Always)', () => {
+  const trapLoop = (log: string, name: string) => `echo "${name} start" >> ${log}; trap 'echo "${name} term" >> ${log}; exit 0' TERM; while true; do sleep 0.1; done`;
+
+  it('start in order (each started before the next init container), are restarted whatever the policy, and stop after the regular containers in reverse order', async () => {
+    const log = join(dir, 'sidecar-order.log');
+    const flag = join(dir, 'sidecar-started');
+    c.api.store.create('pods', boundPod('sidecars', node, { restartPolicy: 'Never', terminationGracePeriodSeconds: 5, initContainers: [
+      { name: 's1', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', trapLoop(log, 's1')], startupProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 30 } },
+      { name: 'setup', image: 'busybox', command: ['sh', '-c', `echo "setup" >> ${log}`] },
+      { name: 's2', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', trapLoop(log, 's2')] },
+      { name: 'flaky', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', 'sleep 1; exit 1'] },
+    ], containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', trapLoop(log, 'main')] }] }));
+    await until(() => existsSync(log) && readFileSync(log, 'utf8').includes('s1 start'), 20_000, 's1 started');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(readFileSync(log, 'utf8')).toBe('s1 start\n');
+    writeFileSync(flag, '');
+    await until(() => readFileSync(log, 'utf8').includes('main start'), 20_000, 'main started');
+    expect(readFileSync(log, 'utf8')).toBe('s1 start\nsetup\ns2 start\nmain start\n');
+    const flaky = () => pod('sidecars')?.status?.initContainerStatuses?.find((x: Obj) => x.name === 'flaky');
+    await until(() => (flaky()?.restartCount ?? 0) >= 1, 30_000, 'flaky sidecar restarted under restartPolicy Never');
+    expect(pod('sidecars')!.status.phase).toBe('Running');
+    c.api.store.remove('pods', 'default', 'sidecars', {});
+    await until(() => (readFileSync(log, 'utf8').match(/term/g) ?? []).length === 3, 30_000, 'all stopped');
+    expect(readFileSync(log, 'utf8').split('\n').filter((l) => l.endsWith('term'))).toEqual(['main term', 's2 term', 's1 term']);
+  }, 60_000);
+
+  it('a pod whose regular containers completed finishes although its sidecar was running', async () => {
+    c.api.store.create('pods', boundPod('job', node, { restartPolicy: 'Never', initContainers: [{ name: 'proxy', image: 'busybox', restartPolicy: 'Always', command: ['sleep', '3600'] }], containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1'] }] }));
+    const st = await until(() => pod('job')?.status?.phase === 'Succeeded' && pod('job')!.status, 30_000, 'job Succeeded');
+    expect(st.containerStatuses[0].state.terminated.exitCode).toBe(0);
   }, 40_000);
 });

@@ -6,10 +6,14 @@
  * 1. Sandbox: none, not ready, or more than one ready → create a new one (attempt + 1) after
  *    killing the pod; a finished pod that must not restart gets no new sandbox.
  * 2. Init containers, in order: start the first not yet succeeded; a failed one restarts
- *    (or fails the pod when restartPolicy is Never); a running one is waited for.
+ *    (or fails the pod when restartPolicy is Never); a running one is waited for. A sidecar
+ *    (restartPolicy: Always) only has to be started (running, startup probe passed) before the
+ *    next one runs, and is restarted whenever it exits, whatever the pod's restartPolicy.
  * 3. Regular containers: start the ones that should (re)start, replace running ones whose spec
- *    hash changed; a restart of a crashed container waits for its backoff (CrashLoopBackOff).
- * 4. Nothing running and nothing to start → kill the pod (release the sandbox).
+ *    hash changed or whose liveness/startup probe failed; a restart of a crashed container waits
+ *    for its backoff (CrashLoopBackOff). Sidecars that exited are restarted.
+ * 4. Nothing running and nothing to start, or every regular container finished for good (running
+ *    sidecars do not keep a pod alive) → kill the pod (release the sandbox).
  */
 import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
@@ -46,6 +50,9 @@ export interface PodActions {
 }
 
 function restartsOnFailure(pod: Pod): boolean { return pod.spec.restartPolicy !== 'Never'; }
+
+/** An init container with restartPolicy Always (a sidecar). */
+export function isSidecar(c: Container): boolean { return c.restartPolicy === 'Always'; }
 
 /** Upstream ShouldContainerBeRestarted. */
 export function shouldContainerBeRestarted(pod: Pod, inst: RuntimeContainer | undefined): boolean {
@@ -111,9 +118,15 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
 
   // 2. Init containers.
   const regularStarted = pod.spec.containers.some((c) => latestContainer(status, c.name));
+  const sidecarStarted = (c: Container, id: string) => !c.startupProbe || snap.probes?.startup(c.name, id) === 'success';
   if (!regularStarted) {
     for (const c of initContainers) {
       const inst = latestContainer(status, c.name);
+      if (isSidecar(c)) {
+        if (inst?.state === 'running') { if (sidecarStarted(c, inst.id)) continue; return actions; }
+        startOrHold(c, true);
+        return actions;
+      }
       if (inst && inst.state === 'exited' && inst.exitCode === 0) continue;
       if (inst && inst.state === 'running') return actions;
       if (inst && inst.state === 'exited' && !restartsOnFailure(pod)) {
@@ -149,7 +162,20 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     keep++;
   }
 
-  // 4. Nothing left to run.
-  if (keep === 0 && actions.start.length === 0 && actions.backoff.length === 0) actions.killPod = true;
+  // 4. Nothing left to run: every regular container finished for good (sidecars do not count).
+  const regularPending = actions.start.some((x) => !x.init) || actions.backoff.some((x) => !x.init);
+  if (keep === 0 && !regularPending) { actions.killPod = true; actions.start = []; actions.backoff = []; return actions; }
+  // Sidecars that exited after the regular containers started are restarted, whatever the policy.
+  if (regularStarted) {
+    for (const c of initContainers.filter(isSidecar)) {
+      const inst = latestContainer(status, c.name);
+      if (!inst || inst.state !== 'running') { startOrHold(c, true); continue; }
+      const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+      if (probe) {
+        actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted` });
+        actions.start.push({ name: c.name, init: true, restartCount: inst.restartCount + 1 });
+      }
+    }
+  }
   return actions;
 }

@@ -19,7 +19,7 @@ export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: Po
   const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
   const podIP = status.sandboxes[0]?.ip ?? '';
   const specs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  const results = await Promise.all(running.map(async (c): Promise<StepResult> => {
+  const killOne = async (c: (typeof running)[number]): Promise<StepResult> => {
     if (c.state === 'running') events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
     try {
       const left = c.state === 'running' ? await preStop(pod, specs.find((s) => s.name === c.name), { runtime, containerId: c.id, podIP, graceSeconds: grace, events }) : grace;
@@ -28,7 +28,11 @@ export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: Po
     } catch (err) {
       return { action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: messageOf(err) };
     }
-  }));
+  };
+  // Regular containers first, all at once; then sidecars one by one in reverse order (upstream).
+  const sidecarOrder = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name).reverse();
+  const results = await Promise.all(running.filter((c) => !sidecarOrder.includes(c.name)).map(killOne));
+  for (const name of sidecarOrder) for (const c of running.filter((x) => x.name === name)) results.push(await killOne(c));
   for (const s of status.sandboxes) {
     if (!s.ready) continue;
     try {

@@ -4,7 +4,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
-import { shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
+import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
 
@@ -71,11 +71,14 @@ function containerStatuses(pod: Pod, specs: Container[], rs: PodRuntimeStatus, c
   });
 }
 
-/** Upstream getPhase. */
+/** Upstream getPhase. Sidecars count as initialized once started, and not at all once the regular containers run. */
 export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[]): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
+  const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
+  const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
   for (const s of init) {
+    if (sidecars.has(s.name)) { if (!regularStarted && !(s.state.running && s.started)) pendingInit++; continue; }
     if (s.state.terminated) { if (s.state.terminated.exitCode !== 0) failedInit++; }
     else if (s.state.waiting && s.lastState.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
     else pendingInit++;
@@ -119,15 +122,21 @@ export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
 /** Generates the pod's status. */
 export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatusContext): PodStatus {
   const initSpecs = pod.spec.initContainers ?? [];
-  const initDone = initSpecs.every((c) => { const i = latestContainer(rs, c.name); return i?.state === 'exited' && i.exitCode === 0; })
-    || pod.spec.containers.some((c) => latestContainer(rs, c.name));
   const init = containerStatuses(pod, initSpecs, rs, ctx, 'PodInitializing', true);
+  const initComplete = (c: Container) => {
+    if (isSidecar(c)) return !!init.find((s) => s.name === c.name)?.started;
+    const i = latestContainer(rs, c.name);
+    return i?.state === 'exited' && i.exitCode === 0;
+  };
+  const initDone = initSpecs.every(initComplete) || pod.spec.containers.some((c) => latestContainer(rs, c.name));
   const regular = containerStatuses(pod, pod.spec.containers, rs, ctx, initSpecs.length && !initDone ? 'PodInitializing' : 'ContainerCreating', false);
   const phase = podPhase(pod, init, regular);
   const sandbox = rs.sandboxes[0];
   const podIP = pod.spec.hostNetwork ? ctx.nodeIP : sandbox?.ready ? sandbox.ip : '';
-  const incompleteInit = initSpecs.filter((c) => { const i = latestContainer(rs, c.name); return !(i?.state === 'exited' && i.exitCode === 0); }).map((c) => c.name);
-  const unready = regular.filter((s) => !s.ready).map((s) => s.name);
+  const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
+  // Sidecars' readiness counts toward the pod's, as upstream.
+  const sidecarNames = new Set(initSpecs.filter(isSidecar).map((c) => c.name));
+  const unready = [...init.filter((s) => sidecarNames.has(s.name)), ...regular].filter((s) => !s.ready).map((s) => s.name);
   const completed = phase === 'Succeeded';
   const initialized = incompleteInit.length === 0 || initDone || completed;
   const containersReady = unready.length === 0 && !completed;

@@ -66,7 +66,7 @@ describe('probe handlers', () => {
   it('exec: exit 0 succeeds, others fail with the output, a timeout fails', async () => {
     const runtime = { execSync: async (_id: string, cmd: string[]) => { if (cmd[0] === 'slow') throw Object.assign(new Error('timed out'), { code: 'Timeout' }); return { stdout: Buffer.from(cmd[0] === 'ok' ? '' : 'not ready\n'), stderr: Buffer.alloc(0), exit_code: cmd[0] === 'ok' ? 0 : 1 }; } } as unknown as RuntimeService;
     expect((await runProbeAction({ exec: { command: ['ok'] } }, target({ runtime }))).result).toBe('success');
-    expect(await runProbeAction({ exec: { command: ['bad'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'not ready\n' });
+    expect(await runProbeAction({ exec: { command: ['bad'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'not ready\n', exitCode: 1 });
     expect(await runProbeAction({ exec: { command: ['slow', 'x'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'command "slow x" timed out' });
     expect(resolvePort('8080', { name: 'c' })).toBe(8080);
   });

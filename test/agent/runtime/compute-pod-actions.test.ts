@@ -16,10 +16,14 @@ const ctr = (name: string, over: Partial<RuntimeContainer> = {}): RuntimeContain
   restartCount: 0, logPath: '', sandboxId: 's1', ...over,
 });
 const status = (containers: RuntimeContainer[], sandboxes = [{ id: 's1', ready: true, createdAt: NOW - 5000, attempt: 0, ip: '10.0.0.1' }]): PodRuntimeStatus => ({ uid: 'u1', name: 'p', namespace: 'default', sandboxes, containers });
-const snap = (backoff: Record<string, BackoffEntry> = {}) => ({ nowMs: NOW, backoff: new Map(Object.entries(backoff)) });
+/** `probes`: "<kind>/<container>" → result, e.g. { 'liveness/a': 'failure' }. */
+const snap = (backoff: Record<string, BackoffEntry> = {}, probes: Record<string, string> = {}) => ({
+  nowMs: NOW, backoff: new Map(Object.entries(backoff)),
+  probes: { liveness: (n: string) => probes[`liveness/${n}`], startup: (n: string) => probes[`startup/${n}`] },
+});
 const exited = (name: string, exitCode: number, restartCount = 0, finishedAt = NOW - 2000) => ctr(name, { state: 'exited', exitCode, restartCount, finishedAt, id: `${name}-x${restartCount}` });
 
-interface Case { name: string; pod?: Pod; status: PodRuntimeStatus; backoff?: Record<string, BackoffEntry>; want: Partial<ReturnType<typeof computePodActions>> }
+interface Case { name: string; pod?: Pod; status: PodRuntimeStatus; backoff?: Record<string, BackoffEntry>; probes?: Record<string, string>; want: Partial<ReturnType<typeof computePodActions>> }
 
 const cases: Case[] = [
   { name: 'new pod: create sandbox, start all containers', status: status([], []),
@@ -62,10 +66,35 @@ const initCases: Case[] = [
     want: { start: [], failed: true, killPod: true } },
 ];
 
+const probeCases: Case[] = [
+  { name: 'liveness failure: kill and restart with upstream message', status: status([ctr('a'), ctr('b')]), probes: { 'liveness/a': 'failure' },
+    want: { kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted' }], start: [{ name: 'a', init: false, restartCount: 1 }] } },
+  { name: 'startup failure: kill and restart', status: status([ctr('a'), ctr('b')]), probes: { 'startup/b': 'failure' },
+    want: { kill: [{ id: 'b-0', name: 'b', reason: 'Container b failed startup probe', message: 'Container b failed startup probe, will be restarted' }], start: [{ name: 'b', init: false, restartCount: 1 }] } },
+  { name: 'liveness failure with restartPolicy Never: killed, not restarted', pod: { ...basePod, spec: { ...basePod.spec, restartPolicy: 'Never' } }, status: status([ctr('a'), ctr('b')]), probes: { 'liveness/a': 'failure' },
+    want: { kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted' }], start: [] } },
+  { name: 'liveness success or unknown: nothing', status: status([ctr('a'), ctr('b')]), probes: { 'liveness/a': 'success', 'startup/b': 'unknown' }, want: { kill: [], start: [] } },
+];
+
+const sidecarPod: Pod = { ...basePod, spec: { ...basePod.spec, restartPolicy: 'Never', initContainers: [
+  { name: 's1', image: 'busybox', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] } } }, { name: 'i1', image: 'busybox' }, { name: 's2', image: 'busybox', restartPolicy: 'Always' },
+] } };
+const sctr = (name: string, over: Partial<RuntimeContainer>) => ctr(name, { hash: containerHash(sidecarPod.spec.initContainers!.find((c) => c.name === name)!), ...over });
+const sidecarCases: Case[] = [
+  { name: 'sidecar: running but not started (startup probe) holds the next init container', pod: sidecarPod, status: status([sctr('s1', {})]), probes: { 'startup/s1': 'unknown' }, want: { start: [] } },
+  { name: 'sidecar: started → the next init container runs', pod: sidecarPod, status: status([sctr('s1', {})]), probes: { 'startup/s1': 'success' }, want: { start: [{ name: 'i1', init: true, restartCount: 0 }] } },
+  { name: 'sidecar without startup probe: running is started; regular containers follow', pod: sidecarPod, status: status([sctr('s2', { id: 's2' }), sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }), sctr('s1', { id: 's1' })]), probes: { 'startup/s1': 'success' },
+    want: { start: [{ name: 'a', init: false, restartCount: 0 }, { name: 'b', init: false, restartCount: 0 }] } },
+  { name: 'sidecar exited after the regular containers started: restarted although restartPolicy is Never', pod: sidecarPod, status: status([ctr('a'), ctr('b'), sctr('s2', { state: 'exited', exitCode: 1, id: 's2x', finishedAt: NOW - 1 }), sctr('s1', { id: 's1' })]), probes: { 'startup/s1': 'success' },
+    want: { killPod: false, start: [{ name: 's2', init: true, restartCount: 1, backoff: { key: backoffKey('u1', 's2', containerHash(sidecarPod.spec.initContainers![2])), eventMs: NOW - 1 } }] } },
+  { name: 'regular containers all done: the pod is killed even though sidecars run', pod: sidecarPod, status: status([exited('a', 0), exited('b', 0), sctr('s2', { id: 's2' }), sctr('s1', { id: 's1' })]), probes: { 'startup/s1': 'success' },
+    want: { killPod: true, start: [] } },
+];
+
 describe('computePodActions', () => {
-  for (const c of [...cases, ...initCases]) {
+  for (const c of [...cases, ...initCases, ...probeCases, ...sidecarCases]) {
     it(c.name, () => {
-      const got = computePodActions(c.pod ?? basePod, c.status, snap(c.backoff));
+      const got = computePodActions(c.pod ?? basePod, c.status, snap(c.backoff, c.probes));
       expect(got).toMatchObject(c.want);
     });
   }
