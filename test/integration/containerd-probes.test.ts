@@ -1,0 +1,65 @@
+/**
+ * Probes and hooks on real containers: a kubelet joined to the fake apiserver with containerd.
+ * Exec readiness flips Ready when the container creates its file; an httpGet liveness probe
+ * reaches busybox httpd at the pod's CNI IP (the host defaults to the pod IP); a failing exec
+ * liveness probe restarts the container; a postStart hook's side effect is visible inside.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createCriClient } from '../../src/cri/client.js';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
+import { until } from '../e2e/helpers.js';
+import { teardown } from './containerd-helpers.js';
+
+const node = 'ctrd-probe-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-probes-'));
+let ctrd: Containerd;
+let cri: CriRuntime;
+let c: Cluster;
+type Obj = Record<string, any>;
+const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
+const cs = (name: string) => pod(name)?.status?.containerStatuses?.[0];
+const img = TEST_IMAGES.busybox;
+
+beforeAll(async () => {
+  ctrd = await startContainerd({ cni: true });
+  cri = createCriClient(ctrd.endpoint);
+  c = await startCluster({ dir, node, extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+  await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
+}, 60_000);
+afterAll(async () => {
+  for (const p of c?.api.store.list('pods') ?? []) c.api.store.remove('pods', 'default', p.metadata.name, {});
+  await until(async () => (await cri.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
+  await c?.close();
+  await teardown({ cri, ctrd, dir });
+}, 90_000);
+
+describe('probes and hooks on containerd', () => {
+  it('exec readiness turns Ready True when the container is ready; httpGet liveness at the pod IP keeps it running', async () => {
+    c.api.store.create('pods', boundPod('web', node, { containers: [{
+      name: 'main', image: img, command: ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && sleep 2 && touch /tmp/ready && exec httpd -f -p 8080 -h /www'],
+      ports: [{ name: 'http', containerPort: 8080 }],
+      readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
+      livenessProbe: { httpGet: { path: '/index.html', port: 'http' }, initialDelaySeconds: 3, periodSeconds: 1, failureThreshold: 2 },
+      lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo hooked > /tmp/poststart'] } } },
+    }] }));
+    await until(() => cs('web')?.state?.running, 40_000, 'running');
+    await until(() => pod('web')?.status?.conditions?.find((x: Obj) => x.type === 'Ready')?.status === 'True', 30_000, 'Ready');
+    await new Promise((r) => setTimeout(r, 5000));
+    expect(cs('web')).toMatchObject({ ready: true, restartCount: 0 });
+    const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': pod('web')!.metadata.uid } });
+    const r = await cri.runtime.execSync(ctr.id, ['cat', '/tmp/poststart'], 5);
+    expect(Buffer.from(r.stdout).toString()).toBe('hooked\n');
+  }, 90_000);
+
+  it('a failing exec liveness probe restarts the container', async () => {
+    c.api.store.create('pods', boundPod('sick', node, { containers: [{ name: 'main', image: img, command: ['sleep', '3600'], livenessProbe: { exec: { command: ['sh', '-c', 'exit 1'] }, periodSeconds: 1, failureThreshold: 1 } }] }));
+    await until(() => (cs('sick')?.restartCount ?? 0) >= 1, 60_000, 'restarted');
+    const killing = c.api.store.list('events').find((e) => e.involvedObject.name === 'sick' && e.reason === 'Killing');
+    expect(killing?.message).toBe('Container main failed liveness probe, will be restarted');
+  }, 90_000);
+});
