@@ -51,7 +51,7 @@ export function createAgentHost(d: AgentHostDeps) {
   /** The running instance of a container (upstream findContainer + the running check). */
   const runningContainer = async (req: { namespace: string; podName: string; podUid?: string; containerName: string }) => {
     const pod = podFor(req);
-    const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+    const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
     if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
     const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
     const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
@@ -93,11 +93,11 @@ export function createAgentHost(d: AgentHostDeps) {
     async getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: LogOptions; out: Writable; signal: AbortSignal }): Promise<void> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
-      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
       if (!all.some((c) => c.name === req.containerName)) throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
       // Which instance: upstream validateContainerLogStatus, over the API status.
       const st = d.statusManager.get(pod.metadata.uid!);
-      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])].find((c) => c.name === req.containerName);
+      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])].find((c) => c.name === req.containerName);
       const last = cs?.lastState.terminated;
       let cid: string | undefined;
       if (req.options.previous) {

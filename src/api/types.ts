@@ -54,10 +54,14 @@ export interface Container {
   [extra: string]: unknown;
 }
 
+/** core/v1 EphemeralContainer (`kubectl debug`): a Container plus the target whose namespaces it joins. */
+export interface EphemeralContainer extends Container { targetContainerName?: string }
+
 /** core/v1 PodSpec. */
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
+  ephemeralContainers?: EphemeralContainer[];
   restartPolicy?: 'Always' | 'OnFailure' | 'Never';
   terminationGracePeriodSeconds?: number;
   activeDeadlineSeconds?: number;
@@ -134,6 +138,7 @@ export interface PodStatus {
   startTime?: string;
   initContainerStatuses?: ContainerStatus[];
   containerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
 }
 

@@ -10,7 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
+import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import https from 'node:https';
+import { issueCert } from '../../src/server/pki.js';
 import { freePort, until } from './helpers.js';
 
 const node = 'probe-node';
@@ -159,4 +161,29 @@ describe('sidecars (init containers with restartPolicy Always)', () => {
     const st = await until(() => pod('job')?.status?.phase === 'Succeeded' && pod('job')!.status, 30_000, 'job Succeeded');
     expect(st.containerStatuses[0].state.terminated.exitCode).toBe(0);
   }, 40_000);
+});
+
+describe('ephemeral containers', () => {
+  it('kubectl debug adds one through the subresource: it runs in the pod, reports status, is never restarted, and /run reaches it', async () => {
+    c.api.store.create('pods', boundPod('debugme', node, {}));
+    await until(() => cs('debugme')?.state?.running, 20_000, 'running');
+    const out = await kubectl(c, ['debug', 'debugme', '--image=busybox', '--target=main', '-c', 'debugger', '--', 'sh', '-c', 'echo debug-ok; sleep 2; exit 3']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(pod('debugme')!.spec.ephemeralContainers[0]).toMatchObject({ name: 'debugger', targetContainerName: 'main' });
+    const eph = () => pod('debugme')?.status?.ephemeralContainerStatuses?.[0];
+    await until(() => eph()?.state?.running, 20_000, 'ephemeral container running');
+    expect(eph()).toMatchObject({ name: 'debugger', ready: false, restartCount: 0 });
+    const client = issueCert(c.ca, { cn: 'debug-user', org: 'system:masters' });
+    const run = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request({ host: '127.0.0.1', port: c.ports.port, method: 'POST', path: '/run/default/debugme/debugger?cmd=echo%20inside', rejectUnauthorized: false, cert: client.cert, key: client.key }, (res) => { let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode!, body: b })); });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(run).toEqual({ status: 200, body: 'inside\n' });
+    await until(() => eph()?.state?.terminated, 20_000, 'ephemeral container exited');
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(eph()).toMatchObject({ restartCount: 0, state: { terminated: { exitCode: 3 } } });
+    expect(cs('debugme')).toMatchObject({ restartCount: 0 });
+    expect(pod('debugme')!.status.phase).toBe('Running');
+  }, 60_000);
 });

@@ -12,6 +12,7 @@
  * 3. Regular containers: start the ones that should (re)start, replace running ones whose spec
  *    hash changed or whose liveness/startup probe failed; a restart of a crashed container waits
  *    for its backoff (CrashLoopBackOff). Sidecars that exited are restarted.
+ *    Ephemeral containers added to a running pod start once and never restart.
  * 4. Nothing running and nothing to start, or every regular container finished for good (running
  *    sidecars do not keep a pod alive) → kill the pod (release the sandbox).
  */
@@ -30,7 +31,7 @@ export interface PodActionsSnapshot {
 }
 
 /** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
-export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number } }
+export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number }; /** An ephemeral container (kubectl debug). */ ephemeral?: boolean }
 /** A running container to stop. */
 export interface ContainerToKill { id: string; name: string; reason: string; message: string }
 /** A container held back by crash-loop backoff. */
@@ -162,8 +163,10 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     keep++;
   }
 
+  // Ephemeral containers (kubectl debug) start once, in the running pod, and are never restarted.
+  if (keep > 0) for (const e of pod.spec.ephemeralContainers ?? []) if (!latestContainer(status, e.name)) actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
   // 4. Nothing left to run: every regular container finished for good (sidecars do not count).
-  const regularPending = actions.start.some((x) => !x.init) || actions.backoff.some((x) => !x.init);
+  const regularPending = actions.start.some((x) => !x.init && !x.ephemeral) || actions.backoff.some((x) => !x.init);
   if (keep === 0 && !regularPending) { actions.killPod = true; actions.start = []; actions.backoff = []; return actions; }
   // Sidecars that exited after the regular containers started are restarted, whatever the policy.
   if (regularStarted) {

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from '../../api/types.js';
+import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -79,7 +79,7 @@ async function readText(path: string): Promise<string> {
 }
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
-  return (init ? pod.spec.initContainers ?? [] : pod.spec.containers).find((c) => c.name === name);
+  return (init ? pod.spec.initContainers ?? [] : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
 }
 
 /** Applies plans. */
@@ -145,7 +145,7 @@ export class PodActionExecutor {
       if (!spec) continue;
       const r = objectsError
         ? { action: 'StartContainer' as const, target: s.name, init: s.init, ok: false, reason: 'CreateContainerConfigError', message: objectsError, retryAfterMs: 10_000 }
-        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes });
+        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(podRef(pod, { name: s.name, init: s.init }), 'Warning', 'Failed', r.reason === 'CreateContainerConfigError' ? `Error: ${r.message}` : `Error: ${r.reason}: ${r.message}`);
       }
@@ -176,7 +176,7 @@ export class PodActionExecutor {
     return file;
   }
 
-  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] }; volumes?: ReadonlyMap<string, MountedVolume> }): Promise<StepResult> {
+  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] }; volumes?: ReadonlyMap<string, MountedVolume>; status?: PodRuntimeStatus }): Promise<StepResult> {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
     const img = await this.deps.images.ensureImageExists(pod, c, { sandboxConfig: o.sandboxConfig, auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined, init: s.init });
@@ -189,6 +189,10 @@ export class PodActionExecutor {
         volumes: o.volumes, nodeAllocatable: this.deps.nodeAllocatable?.(),
       });
       if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
+      // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).
+      const target = (c as EphemeralContainer).targetContainerName;
+      const targetId = target ? o.status?.containers.find((x) => x.name === target && x.state === 'running')?.id : undefined;
+      if (s.ephemeral && targetId && built.config.linux?.security_context?.namespace_options) Object.assign(built.config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
       if (!sub.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: sub.message, retryAfterMs: 10_000 };
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };

@@ -167,5 +167,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   };
   if (podIP) { status.podIP = podIP; status.podIPs = [{ ip: podIP }]; }
   if (init.length) status.initContainerStatuses = init;
+  const ephemeral = pod.spec.ephemeralContainers ?? [];
+  if (ephemeral.length) status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false).map((x) => ({ ...x, ready: false }));
   return status;
 }
