@@ -60,3 +60,22 @@ export function killMarked(prefix: string): number {
   for (const p of markedProcesses(prefix)) { try { process.kill(p.pid, 'SIGKILL'); n++; } catch { /* gone */ } }
   return n;
 }
+
+/** Clock ticks per second (USER_HZ; 100 on every Linux this runs on). */
+const TICKS_PER_SECOND = 100;
+const PAGE_SIZE = 4096;
+
+/** CPU time (ns, user + system) and resident memory (bytes) summed over `pids`; gone processes count 0. */
+export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: number } {
+  let ticks = 0;
+  let pages = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+      pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
+    } catch { /* exited */ }
+  }
+  return { cpuNs: (ticks * 1e9) / TICKS_PER_SECOND, rssBytes: pages * PAGE_SIZE };
+}

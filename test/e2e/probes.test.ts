@@ -60,7 +60,7 @@ describe('probes on the process runtime', () => {
     const port = await freePort();
     c.api.store.create('pods', boundPod('http', node, { containers: [{
       name: 'main', image: 'busybox', command: ['python3', '-m', 'http.server', String(port), '--bind', '127.0.0.1'], ports: [{ name: 'web', containerPort: port }],
-      livenessProbe: { httpGet: { path: '/', port: 'web' }, periodSeconds: 1, failureThreshold: 1 }, readinessProbe: { tcpSocket: { port }, periodSeconds: 1 },
+      livenessProbe: { httpGet: { path: '/', port: 'web' }, initialDelaySeconds: 2, periodSeconds: 1, failureThreshold: 3 }, readinessProbe: { tcpSocket: { port }, periodSeconds: 1 },
     }] }));
     await until(() => cs('http')?.ready, 20_000, 'ready');
     await new Promise((r) => setTimeout(r, 5000));

@@ -33,7 +33,7 @@ export interface PodActionsSnapshot {
 /** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
 export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number }; /** An ephemeral container (kubectl debug). */ ephemeral?: boolean }
 /** A running container to stop. */
-export interface ContainerToKill { id: string; name: string; reason: string; message: string }
+export interface ContainerToKill { id: string; name: string; reason: string; message: string; /** A probe-level terminationGracePeriodSeconds overriding the pod's. */ gracePeriodSeconds?: number }
 /** A container held back by crash-loop backoff. */
 export interface BackoffHold { name: string; init: boolean; message: string; remainingMs: number }
 
@@ -151,7 +151,8 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     // A failed liveness or startup probe: kill, and restart when the restart policy says so.
     const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
     if (probe) {
-      actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted` });
+      const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)?.terminationGracePeriodSeconds;
+      actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted`, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
       if (pod.spec.restartPolicy !== 'Never') actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }

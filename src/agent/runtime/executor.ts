@@ -99,7 +99,7 @@ export class PodActionExecutor {
     await Promise.all(plan.kill.map(async (k) => {
       this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
       try {
-        const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), { runtime, containerId: k.id, podIP: status.sandboxes[0]?.ip ?? '', graceSeconds: gracePeriodOf(pod), events: this.deps.events });
+        const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), { runtime, containerId: k.id, podIP: status.sandboxes[0]?.ip ?? '', graceSeconds: k.gracePeriodSeconds ?? gracePeriodOf(pod), events: this.deps.events });
         await runtime.stopContainer(k.id, left);
         results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
       } catch (err) {

@@ -73,6 +73,9 @@ const probeCases: Case[] = [
     want: { kill: [{ id: 'b-0', name: 'b', reason: 'Container b failed startup probe', message: 'Container b failed startup probe, will be restarted' }], start: [{ name: 'b', init: false, restartCount: 1 }] } },
   { name: 'liveness failure with restartPolicy Never: killed, not restarted', pod: { ...basePod, spec: { ...basePod.spec, restartPolicy: 'Never' } }, status: status([ctr('a'), ctr('b')]), probes: { 'liveness/a': 'failure' },
     want: { kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted' }], start: [] } },
+  { name: 'a probe-level terminationGracePeriodSeconds overrides the pod\'s for the kill', pod: { ...basePod, spec: { ...basePod.spec, containers: [{ ...basePod.spec.containers[0], livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 } }, basePod.spec.containers[1]] } },
+    status: status([ctr('a', { hash: containerHash({ ...basePod.spec.containers[0], livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 } }) }), ctr('b')]), probes: { 'liveness/a': 'failure' },
+    want: { kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted', gracePeriodSeconds: 3 }] } },
   { name: 'liveness success or unknown: nothing', status: status([ctr('a'), ctr('b')]), probes: { 'liveness/a': 'success', 'startup/b': 'unknown' }, want: { kill: [], start: [] } },
 ];
 

@@ -1,0 +1,53 @@
+/**
+ * Probe cost: the kubelet's CPU with 100 static pods on the embedded runtime, each with an exec
+ * readiness probe and an httpGet liveness probe at periodSeconds 10 (200 probes / 10 s), against
+ * the same 100 pods without probes. The httpGet probes hit one HTTP server run by the bench (the
+ * process runtime's pods share the host network). The yardstick from the issue: within one
+ * core-percent per 100 probes / 10 s. Writes bench/results/probes.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
+import { machine, report, round, sampleProcess } from './lib.js';
+
+const PODS = 100;
+const MEASURE_S = 60;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const server = http.createServer((_req, res) => res.end('ok'));
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const port = (server.address() as AddressInfo).port;
+
+async function run(withProbes: boolean): Promise<{ cpuPercent: number; rssMiB: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-probes-'));
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  const probes = withProbes ? `\n    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 10}\n    livenessProbe: {httpGet: {host: 127.0.0.1, port: ${port}, path: /}, periodSeconds: 10}` : '';
+  for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: ["sleep", "3600"]${probes}\n`);
+  const ports = await freeKubeletPorts();
+  const k = startKubelet(kubeletArgs({ dir, ports, node: 'bench-probes', manifests, extra: ['--node-ip', '127.0.0.1'] }));
+  try {
+    for (;;) {
+      const items = await httpGet(`http://127.0.0.1:${ports.ro}/pods`).then((r) => JSON.parse(r.body).items as { status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] } }[]).catch(() => []);
+      if (items.length === PODS && items.every((p) => (withProbes ? p.status?.containerStatuses?.[0]?.ready : p.status?.containerStatuses?.[0]?.state?.running))) break;
+      await sleep(500);
+    }
+    await sleep(15_000);
+    const a = sampleProcess(k.proc.pid!);
+    await sleep(MEASURE_S * 1000);
+    const b = sampleProcess(k.proc.pid!);
+    return { cpuPercent: round(((b.cpuSeconds - a.cpuSeconds) / MEASURE_S) * 100), rssMiB: round(b.rss / 2 ** 20) };
+  } finally { await k.stop(); rmSync(dir, { recursive: true, force: true }); }
+}
+
+const without = await run(false);
+const withProbes = await run(true);
+server.close();
+const probesPer10s = 2 * PODS;
+report('probes', {
+  machine: machine(), date: new Date().toISOString(),
+  withoutProbes: without, withProbes,
+  probeOverhead: { cpuPercent: round(withProbes.cpuPercent - without.cpuPercent), probesPer10s, corePercentPer100ProbesPer10s: round(((withProbes.cpuPercent - without.cpuPercent) * 100) / probesPer10s) },
+});
