@@ -18,13 +18,13 @@ import { parseDuration } from './lib/duration.js';
 import { buildAuth } from './server/build-auth.js';
 import { createKubeClient, type KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
-import type { AgentHost } from './agent/host.js';
+import type { Agent } from './agent/compose.js';
 import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
 import { bootstrapClientCert, ClientCertRotator } from './agent/certificate/client-cert.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
-const _hostFits = (h: AgentHost): KubeletHost => h;
+const _hostFits = (h: Agent['host']): KubeletHost => h;
 void _hostFits;
 
 async function processRuntimeMain(argv: string[]): Promise<number> {
@@ -112,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
     },
     registerNode: kc.registerNode, nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!, nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
     nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
-    allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
+    allowedUnsafeSysctls: kc.allowedUnsafeSysctls, volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
   }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
   if (api && kc.rotateCertificates) new ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });

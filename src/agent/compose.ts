@@ -61,6 +61,11 @@ import { TokenManager } from './volume/token-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
+import { KubeletMetrics, instrumentCri, instrumentKubeClient } from './metrics/kubelet-metrics.js';
+import { StatsCollector } from './stats/collector.js';
+import { createObservabilityHost } from './stats/observability-host.js';
+import type { MachineInfo } from './nodestatus/machine-info.js';
+import { rfc3339 } from '../lib/time.js';
 
 /** Everything the agent needs to know (resolved from flags + config file by src/config). */
 export interface AgentConfig {
@@ -101,6 +106,8 @@ export interface AgentConfig {
   eventBurst: number;
   /** Restart a silent pod watch after this long (default 5 min). */
   watchdogMs?: number;
+  /** volumeStatsAggPeriod (ms): how often volume usage is measured. */
+  volumeStatsAggPeriodMs?: number;
   /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */
   allowedUnsafeSysctls?: string[];
 }
@@ -112,18 +119,21 @@ export function sandboxImageFromInfo(info: Record<string, string> | undefined): 
 
 /** A composed agent. */
 export interface Agent {
-  host: ReturnType<typeof createAgentHost>;
+  host: ReturnType<typeof createAgentHost> & ReturnType<typeof createObservabilityHost>;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
   stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector; prober: ProberManager };
+  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector; prober: ProberManager; collector: StatsCollector; metrics: KubeletMetrics };
 }
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; api?: KubeClient }): Agent {
-  const { logger, clock, api } = deps;
+  const { logger, clock } = deps;
+  let pleg: GenericPleg | undefined;
+  const metrics = new KubeletMetrics({ nodeName: cfg.nodeName, running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} } });
+  const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (deps.runtime) runtime = deps.runtime;
@@ -132,6 +142,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     processRuntime = new ProcessRuntime({ stateDir: join(cfg.rootDir, 'process-runtime'), podIP: cfg.nodeIP, mode: 'in-process', logger, version: cfg.version, streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs });
     runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
   }
+  runtime = instrumentCri(runtime, metrics);
 
   const sources: PodSource[] = [];
   if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
@@ -163,7 +174,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       get downward() { return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() }; },
     },
   });
-  const volumeStats = new VolumeStatsCollector({ volumes, clock, logger });
+  const volumeStats = new VolumeStatsCollector({ volumes, clock, logger, periodMs: cfg.volumeStatsAggPeriodMs });
   const executor = new PodActionExecutor({
     runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events, nodeAllocatable,
     objects,
@@ -180,7 +191,10 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
-  const pleg = new GenericPleg({ runtime: runtime.runtime, clock, logger, periodMs: 1000 });
+  pleg = new GenericPleg({
+    runtime: runtime.runtime, clock, logger, periodMs: 1000,
+    onRelist: (ms, interval) => { metrics.plegRelistDuration.observe(ms / 1000); if (interval !== undefined) metrics.plegRelistInterval.observe(interval / 1000); },
+  });
   const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });
   let runtimeName = 'process';
   const syncer = new PodSync({
@@ -189,7 +203,23 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
     isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors, volumes, prober,
   });
-  const workers = new PodWorkers({ syncer, logger, now: () => clock.now() });
+  const timed = <A extends unknown[], R>(operation: string, fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
+    const end = metrics.podWorkerDuration.startTimer({ operation });
+    try { return await fn(...a); } finally { end(); }
+  };
+  const workers = new PodWorkers({
+    syncer: { syncPod: timed('sync', (p) => syncer.syncPod(p)), syncTerminatingPod: timed('terminating', (p, g) => syncer.syncTerminatingPod(p, g)), syncTerminatedPod: timed('terminated', (p) => syncer.syncTerminatedPod(p)) },
+    logger, now: () => clock.now(),
+  });
+  // kubelet_pod_start_duration_seconds: from the pod first seen to all its containers running.
+  const firstSeen = new Map<string, number>();
+  statusManager.onChange((uid) => {
+    if (firstSeen.get(uid) === -1) return;
+    if (!podManager.getPodByUid(uid)) { firstSeen.delete(uid); return; }
+    if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
+    const st = statusManager.get(uid);
+    if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) { metrics.podStartDuration.observe((clock.now() - firstSeen.get(uid)!) / 1000); firstSeen.set(uid, -1); }
+  });
   const syncLoop = new SyncLoop({
     podConfig, podManager, workers, pleg, workQueue, clock, logger,
     housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors, volumes }),
@@ -208,15 +238,24 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     runtime: runtime.runtime, runtimeManager, imageGc, clock, logger, policy: cfg.containerGc, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir,
     cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, isActive, removePodDir: (uid) => volumes.removePodDir(uid),
   });
-  const host = createAgentHost({ runtimeState, nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs });
+  const collector = new StatsCollector({ runtime, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clock, logger });
+  let machineInfo: MachineInfo | undefined;
+  const host = {
+    ...createAgentHost({ runtimeState, nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs }),
+    ...createObservabilityHost({
+      nodeName: cfg.nodeName, startTime: rfc3339(clock.now()), collector, volumeStats, podManager, statusManager, metrics,
+      probeCounts: () => prober.counts.values(), machine: () => machineInfo,
+    }),
+  };
   const abort = new AbortController();
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober },
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober, collector, metrics },
     async start() {
       if (processRuntime) await processRuntime.start();
       const machine = await readMachineInfo(cfg.rootDir);
+      machineInfo = machine;
       admissionNode = { name: cfg.nodeName, labels: nodeLabels(cfg.node, machine), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, machine).allocatableNumbers };
       let runtimeVersion = '';
       try {
@@ -232,6 +271,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       pleg.start({ signal: abort.signal });
       gc.start({ signal: abort.signal });
       volumeStats.start({ signal: abort.signal });
+      collector.start({ signal: abort.signal });
       if (api) {
         nodeStatus = new NodeStatusManager({
           client: api, settings: cfg.node, registerNode: cfg.registerNode, machine, events, clock, logger,

@@ -10,7 +10,7 @@ export const unimplementedConfigFields = new Set([
   'registryBurst', 'imagePullCredentialsVerificationPolicy', 'preloadedImagesVerificationAllowlist', 
   'enableContentionProfiling', 'oomScoreAdj', 
   'imageMaximumGCAge',
-  'volumeStatsAggPeriod', 'kubeletCgroups', 'systemCgroups',
+  'kubeletCgroups', 'systemCgroups',
   'cpuManagerPolicy', 'singleProcessOOMKill', 'cpuManagerPolicyOptions',
   'cpuManagerReconcilePeriod', 'memoryManagerPolicy', 'topologyManagerPolicy', 'topologyManagerScope',
   'topologyManagerPolicyOptions', 'qosReserved', 'runtimeRequestTimeout', 'hairpinMode', 'podCIDR', 'podPidsLimit',

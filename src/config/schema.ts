@@ -43,6 +43,7 @@ export const kubeletConfigSchema = z.object({
   enableSystemLogHandler: z.boolean().default(true),
   streamingConnectionIdleTimeout: duration.default('4h0m0s'),
   shutdownGracePeriod: duration.default('0s'),
+  volumeStatsAggPeriod: duration.default('1m0s'),
   allowedUnsafeSysctls: z.array(z.string()).default([]),
   clusterDNS: z.array(z.string()).default([]),
   clusterDomain: z.string().default(''),

@@ -65,17 +65,25 @@ export function killMarked(prefix: string): number {
 const TICKS_PER_SECOND = 100;
 const PAGE_SIZE = 4096;
 
-/** CPU time (ns, user + system) and resident memory (bytes) summed over `pids`; gone processes count 0. */
+/**
+ * CPU time (ns) and resident memory (bytes) summed over `pids`; gone processes count 0. CPU is
+ * the nanosecond scheduler time of every thread (/proc/<pid>/task/<tid>/schedstat), so even a
+ * process that ran for a few microseconds is not zero, plus the CPU of children the process has
+ * reaped (cutime + cstime), which would otherwise vanish with them.
+ */
 export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: number } {
-  let ticks = 0;
+  let cpuNs = 0;
   let pages = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
+      cpuNs += ((Number(f[13]) + Number(f[14])) * 1e9) / TICKS_PER_SECOND;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        try { cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]); } catch { /* thread gone */ }
+      }
       pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
     } catch { /* exited */ }
   }
-  return { cpuNs: (ticks * 1e9) / TICKS_PER_SECOND, rssBytes: pages * PAGE_SIZE };
+  return { cpuNs, rssBytes: pages * PAGE_SIZE };
 }

@@ -44,4 +44,15 @@ export interface KubeletHost {
   runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
+  /** The /stats/summary document, from memory (undefined before the first sample). Never blocks on sampling. */
+  statsSummary(o: { onlyCpuAndMemory: boolean }): Record<string, unknown> | undefined;
+  /** A metrics endpoint's Prometheus text: kubelet (/metrics), resource, cadvisor, probes. */
+  metricsText(kind: MetricsKind): Promise<string>;
+  /** /spec/: the machine (cAdvisor MachineInfo subset). */
+  machineSpec(): Record<string, unknown>;
+  /** Counts a served request (kubelet_http_requests_total). */
+  recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }): void;
 }
+
+/** The metrics endpoints. */
+export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';

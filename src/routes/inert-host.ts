@@ -14,6 +14,10 @@ export function inertHost(nodeName = 'node', overrides: Partial<KubeletHost> = {
     getStreamUrl: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
     runInContainer: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
     healthChecks: () => [],
+    statsSummary: () => undefined,
+    metricsText: async () => '',
+    machineSpec: () => ({}),
+    recordHttpRequest: () => {},
     ...overrides,
   };
 }

@@ -14,6 +14,7 @@ import { configzRoutes } from '../routes/configz.js';
 import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
+import { statsRoutes } from '../routes/stats.js';
 import { installErrorHandlers, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
@@ -148,8 +149,10 @@ const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { sc
 
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
 export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown>; enableSystemLogHandler?: boolean; systemLogDir?: string }): Promise<void> {
+  countRequests(app, opts.host, 'readwrite');
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
+  await app.register(statsRoutes, { host: opts.host });
   if (opts.enableDebuggingHandlers) {
     await app.register(runningPodsRoutes, { host: opts.host });
     await app.register(containerLogsRoutes, { host: opts.host });
@@ -162,10 +165,21 @@ export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHo
   }
 }
 
+/** kubelet_http_requests_total: path is the first segment, as upstream labels it. */
+function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'readonly' | 'readwrite'): void {
+  app.addHook('onResponse', async (req) => {
+    const first = req.url.split('?')[0].split('/')[1] ?? '';
+    const path = ['pods', 'runningpods', 'stats', 'metrics', 'spec', 'healthz', 'containerLogs', 'logs', 'configz', 'run', 'exec', 'attach', 'portForward'].includes(first) ? first : 'other';
+    host.recordHttpRequest({ method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) });
+  });
+}
+
 /** The routes of the read-only port: /pods and /healthz; debugging paths answer 405. */
 export async function readOnlyRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
+  countRequests(app, opts.host, 'readonly');
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
+  await app.register(statsRoutes, { host: opts.host });
   for (const p of debuggingPrefixes) { debugDisabled(app, p); debugDisabled(app, `${p}/*`); }
 }
 

@@ -33,7 +33,11 @@ export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<
 }
 
 /** What the PLEG needs. */
-export interface PlegDeps { runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number }
+export interface PlegDeps {
+  runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number;
+  /** After each relist: how long it took and the time since the previous one started (ms), for metrics. */
+  onRelist?(durationMs: number, intervalMs: number | undefined): void;
+}
 
 /** Relist loop. */
 export class GenericPleg {
@@ -49,8 +53,25 @@ export class GenericPleg {
   /** When the last relist finished (ms), for health checks. */
   lastRelistAt(): number { return this.lastRelistMs; }
 
+  /** From the last relist: pods with a ready sandbox, and containers by state (running, exited, created, unknown). */
+  runningCounts(): { pods: number; containers: Record<string, number> } {
+    const pods = new Set<string>();
+    const containers: Record<string, number> = {};
+    for (const [key, state] of this.last) {
+      const [uid, kind] = key.split('|');
+      if (kind === 's' && state === 'SANDBOX_READY') pods.add(uid);
+      if (kind === 'c') { const st = state.replace('CONTAINER_', '').toLowerCase(); containers[st] = (containers[st] ?? 0) + 1; }
+    }
+    return { pods: pods.size, containers };
+  }
+
+  private lastStartMs: number | undefined;
+
   /** One relist; returns the events it emitted. */
   async relist(): Promise<PlegEvent[]> {
+    const startMs = this.deps.clock.now();
+    const interval = this.lastStartMs === undefined ? undefined : startMs - this.lastStartMs;
+    this.lastStartMs = startMs;
     const [sandboxes, containers] = await Promise.all([this.deps.runtime.listPodSandbox(), this.deps.runtime.listContainers()]);
     const next = new Map<string, string>();
     for (const s of sandboxes) { const uid = s.labels[PodUidLabel]; if (uid) next.set(`${uid}|s|${s.id}`, s.state); }
@@ -58,6 +79,7 @@ export class GenericPleg {
     const events = diffRelist(this.last, next);
     this.last = next;
     this.lastRelistMs = this.deps.clock.now();
+    this.deps.onRelist?.(this.lastRelistMs - startMs, interval);
     for (const e of events) for (const l of this.listeners) l(e);
     return events;
   }

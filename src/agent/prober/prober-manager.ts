@@ -42,8 +42,8 @@ const KIND_NAME: Record<ProbeKind, string> = { liveness: 'Liveness', readiness: 
 /** Probe results by pod and container. */
 export class ProberManager {
   private readonly workers = new Map<string, Worker>();
-  /** Probe results counted by kind and result (for /metrics/probes). */
-  readonly counts = new Map<string, number>();
+  /** prober_probe_total: results counted by upstream's labels (probe_type, result, container, pod, namespace, pod_uid). */
+  readonly counts = new Map<string, { labels: Record<string, string>; count: number }>();
 
   constructor(private readonly d: ProberDeps) {}
 
@@ -114,8 +114,11 @@ export class ProberManager {
     if (w.kind !== 'startup' && w.container.startupProbe && this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success') return;
     const containerId = w.state.containerId;
     const out = await runProbeAction(w.spec, { runtime: this.d.runtime, containerId, container: w.container, podIP: w.podIP, timeoutMs: t.timeoutSeconds * 1000 });
-    const countKey = `${w.kind}/${out.result}`;
-    this.counts.set(countKey, (this.counts.get(countKey) ?? 0) + 1);
+    const labels = { probe_type: KIND_NAME[w.kind], result: out.result === 'success' ? 'successful' : 'failed', container: w.container.name, pod: w.pod.metadata.name ?? '', namespace: w.pod.metadata.namespace ?? '', pod_uid: w.uid };
+    const countKey = JSON.stringify(labels);
+    const entry = this.counts.get(countKey) ?? { labels, count: 0 };
+    entry.count++;
+    this.counts.set(countKey, entry);
     if (w.state.containerId !== containerId) return;
     if (out.result === 'failure') {
       this.d.events?.record(podRef(w.pod, { name: w.container.name }), 'Warning', 'Unhealthy', `${KIND_NAME[w.kind]} probe failed: ${out.output.trim()}`.slice(0, 1024));

@@ -1,0 +1,128 @@
+/**
+ * The stats collector (the kubelet's stats provider, CRI flavour): every 10 s (and 1 s after
+ * start, so rates exist early) it samples the node (node-sources.ts), the kubelet process, the
+ * runtime's ListContainerStats and ImageFsInfo, and the pods' log directories, turns cumulative
+ * CPU into usageNanoCores against the previous sample (rates.ts) and keeps the result in memory.
+ * Requests read `snapshot()`; a request never waits for sampling and costs the same however many
+ * come. Figures the runtime does not give are left out, never reported as zero.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CriRuntime } from '../../cri/services.js';
+import { sleep, type Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
+import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, type InterfaceStats } from './node-sources.js';
+import { nanoCores } from './rates.js';
+
+/** One container's sample. */
+export interface ContainerSample {
+  id: string; name: string; podUid: string; podName: string; podNamespace: string; atMs: number;
+  cpuNs?: number; nanoCores?: number; workingSet?: number; usage?: number; rss?: number; pageFaults?: number; majorPageFaults?: number;
+  rootfsUsed?: number; rootfsInodesUsed?: number; logsUsed?: number;
+}
+
+/** Everything the endpoints serve. */
+export interface StatsSnapshot {
+  atMs: number;
+  node: {
+    cpuNs: number; nanoCores?: number; memory: Awaited<ReturnType<typeof nodeMemory>>;
+    network: { interfaces: InterfaceStats[]; defaultName?: string };
+    fs?: Awaited<ReturnType<typeof fsUsage>>; imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
+    logsFs?: Awaited<ReturnType<typeof fsUsage>>;
+    rlimit: { maxpid: number; curproc: number };
+  };
+  kubelet: { cpuNs: number; nanoCores?: number; rss: number };
+  containers: ContainerSample[];
+}
+
+/** Upstream's housekeeping interval for container stats. */
+export const STATS_PERIOD_MS = 10_000;
+
+async function dirBytes(dir: string): Promise<number | undefined> {
+  let total = 0;
+  let names: string[];
+  try { names = await readdir(dir); } catch { return undefined; }
+  for (const n of names) { const s = await stat(join(dir, n)).catch(() => undefined); if (s?.isFile()) total += s.blocks * 512; }
+  return total;
+}
+
+/** Samples and serves. */
+export class StatsCollector {
+  private last: StatsSnapshot | undefined;
+  private samples = 0;
+
+  constructor(private readonly d: { runtime: CriRuntime; rootDir: string; podLogsDir: string; clock: Clock; logger: Logger; periodMs?: number }) {}
+
+  /** The latest snapshot (undefined before the first sample). */
+  snapshot(): StatsSnapshot | undefined { return this.last; }
+
+  /** Number of samples taken. */
+  get sampleCount(): number { return this.samples; }
+
+  /** Takes one sample. */
+  async sample(): Promise<StatsSnapshot> {
+    const atMs = this.d.clock.now();
+    const prev = this.last;
+    const [cpuNs, memory, network, fs, rlimit, stats, imageFsInfo] = await Promise.all([
+      nodeCpuNs(), nodeMemory(), nodeNetwork(), fsUsage(this.d.rootDir), nodeRlimit(),
+      this.d.runtime.runtime.listContainerStats().catch((err: unknown) => { this.d.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed'); return []; }),
+      this.d.runtime.images.imageFsInfo().catch(() => []),
+    ]);
+    const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
+    const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
+    const imageFs = imageFsUsage ? { ...imageFsUsage, imageUsedBytes: imageFsInfo[0]?.used_bytes?.value, imageInodesUsed: imageFsInfo[0]?.inodes_used?.value } : undefined;
+    const logsFs = await fsUsage(this.d.podLogsDir);
+    const own = process.cpuUsage();
+    const kubeletCpuNs = (own.user + own.system) * 1000;
+    const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
+    const containers: ContainerSample[] = [];
+    for (const s of stats) {
+      const l = s.attributes.labels ?? {};
+      const uid = l[PodUidLabel];
+      if (!uid) continue;
+      const name = l[ContainerNameLabel] ?? s.attributes.metadata?.name ?? '';
+      const c: ContainerSample = { id: s.attributes.id, name, podUid: uid, podName: l[PodNameLabel] ?? '', podNamespace: l[PodNamespaceLabel] ?? '', atMs };
+      const cpu = s.cpu?.usage_core_nano_seconds?.value;
+      if (cpu !== undefined && cpu !== null) {
+        c.cpuNs = Number(cpu);
+        const p = prevById.get(c.id);
+        c.nanoCores = p?.cpuNs !== undefined ? nanoCores({ cpuNs: p.cpuNs, atMs: p.atMs }, { cpuNs: c.cpuNs, atMs }) : undefined;
+        const fromRuntime = s.cpu?.usage_nano_cores?.value;
+        if (c.nanoCores === undefined && fromRuntime) c.nanoCores = Number(fromRuntime);
+      }
+      const mem = s.memory;
+      if (mem?.working_set_bytes) c.workingSet = Number(mem.working_set_bytes.value);
+      if (mem?.usage_bytes) c.usage = Number(mem.usage_bytes.value);
+      if (mem?.rss_bytes) c.rss = Number(mem.rss_bytes.value);
+      if (mem?.page_faults) c.pageFaults = Number(mem.page_faults.value);
+      if (mem?.major_page_faults) c.majorPageFaults = Number(mem.major_page_faults.value);
+      if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
+      if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
+      c.logsUsed = await dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      containers.push(c);
+    }
+    const snap: StatsSnapshot = {
+      atMs,
+      node: { cpuNs, nanoCores: prev ? nanoCores({ cpuNs: prev.node.cpuNs, atMs: prev.atMs }, { cpuNs, atMs }) : undefined, memory, network, fs, imageFs, logsFs, rlimit },
+      kubelet: { cpuNs: kubeletCpuNs, nanoCores: prev ? nanoCores({ cpuNs: prev.kubelet.cpuNs, atMs: prev.atMs }, { cpuNs: kubeletCpuNs, atMs }) : undefined, rss: process.memoryUsage().rss },
+      containers,
+    };
+    this.last = snap;
+    this.samples++;
+    return snap;
+  }
+
+  /** Samples at start, after 1 s, then every period, until `signal` aborts. */
+  start({ signal }: { signal: AbortSignal }): void {
+    void (async () => {
+      let first = true;
+      while (!signal.aborted) {
+        try { await this.sample(); } catch (err) { this.d.logger.warn({ err: messageOf(err) }, 'stats collection failed'); }
+        await sleep(first ? 1000 : this.d.periodMs ?? STATS_PERIOD_MS, signal, this.d.clock);
+        first = false;
+      }
+    })();
+  }
+}

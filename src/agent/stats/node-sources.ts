@@ -1,0 +1,64 @@
+/**
+ * Node-level figures read from the kernel (the seams of the stats provider that cAdvisor's
+ * machine and root-container stats fill upstream): cumulative CPU time from /proc/stat, memory
+ * from /proc/meminfo (working set = usage − inactive file pages, as cAdvisor computes it for the
+ * root cgroup), network interfaces from /proc/net/dev with the default route's interface from
+ * /proc/net/route, filesystem usage by statfs, and the pid limits and process count.
+ */
+import { readdir, readFile, statfs } from 'node:fs/promises';
+
+/** Cumulative CPU time of the whole node in ns (user + nice + system + irq + softirq + steal). */
+export async function nodeCpuNs(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0];
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = f;
+  return ((user + nice + system + irq + softirq + (steal || 0)) * 1e9) / 100;
+}
+
+/** Memory of the node in bytes. */
+export async function nodeMemory(): Promise<{ capacity: number; usage: number; workingSet: number; available: number; rss?: number }> {
+  const m = new Map<string, number>();
+  for (const l of (await readFile('/proc/meminfo', 'utf8')).split('\n')) {
+    const x = /^([^:]+):\s+(\d+)/.exec(l);
+    if (x) m.set(x[1], Number(x[2]) * 1024);
+  }
+  const capacity = m.get('MemTotal') ?? 0;
+  const usage = capacity - (m.get('MemFree') ?? 0);
+  const workingSet = Math.max(0, usage - (m.get('Inactive(file)') ?? 0));
+  return { capacity, usage, workingSet, available: Math.max(0, capacity - workingSet) };
+}
+
+/** One network interface's counters. */
+export interface InterfaceStats { name: string; rxBytes: number; rxErrors: number; txBytes: number; txErrors: number }
+
+/** Every interface but loopback, and the name of the default route's interface. */
+export async function nodeNetwork(): Promise<{ interfaces: InterfaceStats[]; defaultName?: string }> {
+  const interfaces: InterfaceStats[] = [];
+  for (const l of (await readFile('/proc/net/dev', 'utf8').catch(() => '')).split('\n').slice(2)) {
+    const [name, rest] = l.split(':');
+    if (!rest || name.trim() === 'lo') continue;
+    const f = rest.trim().split(/\s+/).map(Number);
+    interfaces.push({ name: name.trim(), rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
+  }
+  let defaultName: string | undefined;
+  for (const l of (await readFile('/proc/net/route', 'utf8').catch(() => '')).split('\n').slice(1)) {
+    const f = l.split('\t');
+    if (f[1] === '00000000') { defaultName = f[0]; break; }
+  }
+  return { interfaces, defaultName: defaultName ?? interfaces[0]?.name };
+}
+
+/** statfs of `path` as FsStats numbers. */
+export async function fsUsage(path: string): Promise<{ capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined> {
+  try {
+    const s = await statfs(path);
+    return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize, usedBytes: (s.blocks - s.bfree) * s.bsize, inodes: s.files, inodesFree: s.ffree, inodesUsed: s.files - s.ffree };
+  } catch { return undefined; }
+}
+
+/** The pid limit and the number of processes (upstream RlimitStats). */
+export async function nodeRlimit(): Promise<{ maxpid: number; curproc: number }> {
+  const maxpid = Number((await readFile('/proc/sys/kernel/pid_max', 'utf8').catch(() => '0')).trim());
+  const curproc = (await readdir('/proc').catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).length;
+  return { maxpid, curproc };
+}

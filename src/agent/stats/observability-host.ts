@@ -1,0 +1,79 @@
+/**
+ * The observability half of the routes' host: /stats/summary, the metrics endpoints, /spec/ and
+ * request counting, over the stats collector, volume stats, the kubelet metrics registry and the
+ * prober's counters. Everything is answered from memory.
+ */
+import os from 'node:os';
+import type { MetricsKind } from '../../routes/host.js';
+import type { PodManager } from '../pods/pod-manager.js';
+import type { StatusManager } from '../status/status-manager.js';
+import type { KubeletMetrics } from '../metrics/kubelet-metrics.js';
+import type { MachineInfo } from '../nodestatus/machine-info.js';
+import type { VolumeStatsCollector } from '../volume/volume-stats.js';
+import type { StatsCollector } from './collector.js';
+import { buildSummary } from './summary.js';
+import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
+import { renderFamilies } from './prom-text.js';
+
+/** What it reads. */
+export interface ObservabilityDeps {
+  nodeName: string;
+  startTime: string;
+  collector: StatsCollector;
+  volumeStats: VolumeStatsCollector;
+  podManager: PodManager;
+  statusManager: StatusManager;
+  metrics: KubeletMetrics;
+  probeCounts(): Iterable<{ labels: Record<string, string>; count: number }>;
+  machine(): MachineInfo | undefined;
+}
+
+/** The host methods. */
+export function createObservabilityHost(d: ObservabilityDeps) {
+  const containerInfo = (): ((id: string) => ContainerInfo) => {
+    const m = new Map<string, ContainerInfo>();
+    for (const p of d.podManager.getPods()) {
+      const st = d.statusManager.get(p.metadata.uid!);
+      for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]) {
+        const id = cs.containerID?.replace(/^[^:]+:\/\//, '');
+        if (id) m.set(id, { startedAtMs: cs.state.running?.startedAt ? Date.parse(cs.state.running.startedAt) : undefined, image: cs.image });
+      }
+    }
+    return (id) => m.get(id) ?? {};
+  };
+  return {
+    statsSummary(o: { onlyCpuAndMemory: boolean }): Record<string, unknown> | undefined {
+      const snap = d.collector.snapshot();
+      if (!snap) return undefined;
+      const pods = d.podManager.getPods().map((p) => {
+        const st = d.statusManager.get(p.metadata.uid!);
+        const starts = new Map<string, string>();
+        for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])]) if (cs.state.running?.startedAt) starts.set(cs.name, cs.state.running.startedAt);
+        return { uid: p.metadata.uid!, name: p.metadata.name!, namespace: p.metadata.namespace!, startTime: st?.startTime, containerStartTimes: starts };
+      });
+      return buildSummary(snap, { nodeName: d.nodeName, startTime: d.startTime, pods, volumes: (uid) => d.volumeStats.get(uid), onlyCpuAndMemory: o.onlyCpuAndMemory });
+    },
+    async metricsText(kind: MetricsKind): Promise<string> {
+      if (kind === 'kubelet') return d.metrics.text();
+      if (kind === 'resource') return resourceMetrics(d.collector.snapshot(), containerInfo());
+      if (kind === 'cadvisor') {
+        const m = d.machine();
+        return cadvisorMetrics(d.collector.snapshot(), containerInfo(), { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() });
+      }
+      return renderFamilies([{ name: 'prober_probe_total', help: '[BETA] Cumulative number of a liveness, readiness or startup probe for a container by result.', type: 'counter', samples: [...d.probeCounts()].map((c) => ({ labels: c.labels, value: c.count })) }]);
+    },
+    machineSpec(): Record<string, unknown> {
+      const m = d.machine();
+      return {
+        num_cores: m?.cpuCores ?? os.cpus().length, num_physical_cores: m?.cpuCores ?? os.cpus().length, num_sockets: 1,
+        cpu_frequency_khz: Math.round((os.cpus()[0]?.speed ?? 0) * 1000), memory_capacity: m?.memoryBytes ?? os.totalmem(),
+        machine_id: m?.machineID ?? '', system_uuid: m?.systemUUID ?? '', boot_id: m?.bootID ?? '',
+        filesystems: [], disk_map: {}, network_devices: os.networkInterfaces() ? Object.keys(os.networkInterfaces()).filter((n) => n !== 'lo').map((name) => ({ name })) : [],
+        topology: [], cloud_provider: 'Unknown', instance_type: 'Unknown', instance_id: 'None',
+      };
+    },
+    recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }): void {
+      d.metrics.httpRequests.inc({ method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) });
+    },
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * /metrics/resource (the kubelet's resource metrics endpoint that metrics-server scrapes) and
+ * /metrics/cadvisor (the container_* / machine_* names dashboards use), rendered from a
+ * StatsSnapshot with explicit millisecond timestamps. Pure.
+ */
+import type { StatsSnapshot } from './collector.js';
+import { renderFamilies, type Family } from './prom-text.js';
+
+/** Per container, what the snapshot does not carry. */
+export interface ContainerInfo { startedAtMs?: number; image?: string }
+
+/** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
+export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo): string {
+  const fam = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
+  const nodeCpu = fam('node_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the node in core-seconds', 'counter');
+  const nodeMem = fam('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
+  const cCpu = fam('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
+  const cMem = fam('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
+  const cStart = fam('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
+  const pCpu = fam('pod_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', 'counter');
+  const pMem = fam('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
+  const err = fam('resource_scrape_error', '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', 'gauge');
+  err.samples.push({ value: s ? 0 : 1 });
+  if (s) {
+    const ts = s.atMs;
+    nodeCpu.samples.push({ value: s.node.cpuNs / 1e9, timestampMs: ts });
+    nodeMem.samples.push({ value: s.node.memory.workingSet, timestampMs: ts });
+    const pods = new Map<string, { pod: string; namespace: string; cpu: number; mem: number; cpuKnown: boolean; memKnown: boolean }>();
+    for (const c of s.containers) {
+      const labels = { container: c.name, namespace: c.podNamespace, pod: c.podName };
+      if (c.cpuNs !== undefined) cCpu.samples.push({ labels, value: c.cpuNs / 1e9, timestampMs: ts });
+      if (c.workingSet !== undefined) cMem.samples.push({ labels, value: c.workingSet, timestampMs: ts });
+      const started = info(c.id).startedAtMs;
+      if (started) cStart.samples.push({ labels, value: started / 1000, timestampMs: ts });
+      const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, cpu: 0, mem: 0, cpuKnown: true, memKnown: true };
+      if (c.cpuNs === undefined) p.cpuKnown = false; else p.cpu += c.cpuNs;
+      if (c.workingSet === undefined) p.memKnown = false; else p.mem += c.workingSet;
+      pods.set(c.podUid, p);
+    }
+    for (const p of pods.values()) {
+      const labels = { namespace: p.namespace, pod: p.pod };
+      if (p.cpuKnown) pCpu.samples.push({ labels, value: p.cpu / 1e9, timestampMs: ts });
+      if (p.memKnown) pMem.samples.push({ labels, value: p.mem, timestampMs: ts });
+    }
+  }
+  return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, pCpu, pMem, err]);
+}
+
+/** The /metrics/cadvisor text (cAdvisor's names and labels; `id` is the container's cgroup-style path). */
+export function cadvisorMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo, machine: { cores: number; memoryBytes: number }): string {
+  const fam = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
+  const cpuF = fam('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
+  const wsF = fam('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
+  const rssF = fam('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
+  const usageF = fam('container_memory_usage_bytes', 'Current memory usage in bytes, including all memory regardless of when it was accessed', 'gauge');
+  const rxF = fam('container_network_receive_bytes_total', 'Cumulative count of bytes received', 'counter');
+  const txF = fam('container_network_transmit_bytes_total', 'Cumulative count of bytes transmitted', 'counter');
+  const fsF = fam('container_fs_usage_bytes', 'Number of bytes that are consumed by the container on this filesystem.', 'gauge');
+  const seenF = fam('container_last_seen', 'Last time a container was seen by the exporter', 'gauge');
+  const coresF = fam('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
+  const memF = fam('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
+  coresF.samples.push({ value: machine.cores });
+  memF.samples.push({ value: machine.memoryBytes });
+  if (s) {
+    const ts = s.atMs;
+    const root = { container: '', id: '/', image: '', name: '', namespace: '', pod: '' };
+    cpuF.samples.push({ labels: { ...root, cpu: 'total' }, value: s.node.cpuNs / 1e9, timestampMs: ts });
+    wsF.samples.push({ labels: root, value: s.node.memory.workingSet, timestampMs: ts });
+    usageF.samples.push({ labels: root, value: s.node.memory.usage, timestampMs: ts });
+    for (const i of s.node.network.interfaces) {
+      rxF.samples.push({ labels: { ...root, interface: i.name }, value: i.rxBytes, timestampMs: ts });
+      txF.samples.push({ labels: { ...root, interface: i.name }, value: i.txBytes, timestampMs: ts });
+    }
+    for (const c of s.containers) {
+      const labels = { container: c.name, id: `/kubepods/pod${c.podUid}/${c.id}`, image: info(c.id).image ?? '', name: c.id, namespace: c.podNamespace, pod: c.podName };
+      if (c.cpuNs !== undefined) cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: c.cpuNs / 1e9, timestampMs: ts });
+      if (c.workingSet !== undefined) wsF.samples.push({ labels, value: c.workingSet, timestampMs: ts });
+      if (c.rss !== undefined) rssF.samples.push({ labels, value: c.rss, timestampMs: ts });
+      if (c.usage !== undefined) usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
+      if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
+      seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
+    }
+  }
+  return renderFamilies([cpuF, wsF, rssF, usageF, rxF, txF, fsF, seenF, coresF, memF]);
+}
