@@ -12,7 +12,7 @@ import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
-import { until } from '../e2e/helpers.js';
+import { httpGet, until } from '../e2e/helpers.js';
 import { teardown } from './containerd-helpers.js';
 
 const node = 'ctrd-probe-node';
@@ -62,4 +62,15 @@ describe('probes and hooks on containerd', () => {
     const killing = c.api.store.list('events').find((e) => e.involvedObject.name === 'sick' && e.reason === 'Killing');
     expect(killing?.message).toBe('Container main failed liveness probe, will be restarted');
   }, 90_000);
+
+  it('stats on containerd: the summary and /metrics/resource carry the pod\'s cpu and memory from CRI', async () => {
+    const uid = pod('web')!.metadata.uid;
+    const ro = c.ports.ro;
+    const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${ro}/stats/summary`)).body) as Obj;
+    const p = await until(async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.containers?.[0]?.cpu?.usageNanoCores !== undefined), 40_000, 'web stats with a rate');
+    expect(p.containers[0]).toMatchObject({ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number) } });
+    expect(p.containers[0].memory.workingSetBytes).toBeGreaterThan(0);
+    const text = (await httpGet(`http://127.0.0.1:${ro}/metrics/resource`)).body;
+    expect(text).toMatch(/container_memory_working_set_bytes\{container="main",namespace="default",pod="web"\} [1-9]\d* \d+/);
+  }, 60_000);
 });
