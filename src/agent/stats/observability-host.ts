@@ -4,7 +4,6 @@
  * prober's counters. Everything is answered from memory.
  */
 import os from 'node:os';
-import type { MetricsKind } from '../../routes/host.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { KubeletMetrics } from '../metrics/kubelet-metrics.js';
@@ -14,6 +13,9 @@ import type { StatsCollector } from './collector.js';
 import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
 import { renderFamilies } from './prom-text.js';
+
+/** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
+export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
 
 /** What it reads. */
 export interface ObservabilityDeps {
