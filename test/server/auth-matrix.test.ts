@@ -103,8 +103,8 @@ afterAll(async () => {
 // What each path answers once admitted, and the subresource it authorizes as (upstream mapping).
 const paths: { path: string; subresource: string; admitted: number }[] = [
   { path: '/pods', subresource: 'proxy', admitted: 200 },
-  { path: '/stats/summary', subresource: 'stats', admitted: 404 },
-  { path: '/metrics', subresource: 'metrics', admitted: 404 },
+  { path: '/stats/summary', subresource: 'stats', admitted: 503 },
+  { path: '/metrics', subresource: 'metrics', admitted: 200 },
   { path: '/logs/', subresource: 'log', admitted: 200 },
   { path: `/containerLogs/default/web-${node}/main`, subresource: 'proxy', admitted: 404 },
   { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresource: 'proxy', admitted: 400 }, // not an upgrade
