@@ -97,15 +97,18 @@ export class FileSource implements PodSource {
     try { fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK); } catch { return undefined; }
     try {
       if (!(await fh.stat()).isFile()) { this.note(f, `skipping manifest ${f}: not a regular file`); return undefined; }
-      const buf = Buffer.alloc(MAX_MANIFEST_BYTES + 1);
+      // Read in chunks sized to the file (not the cap: a scan of 100 small manifests must not allocate 1 GB).
+      const chunks: Buffer[] = [];
       let n = 0;
       for (;;) {
-        const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
+        const chunk = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), 1 << 20));
+        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
         if (!bytesRead) break;
         n += bytesRead;
         if (n > MAX_MANIFEST_BYTES) { this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error'); return undefined; }
+        chunks.push(chunk.subarray(0, bytesRead));
       }
-      return buf.subarray(0, n).toString('utf8');
+      return Buffer.concat(chunks, n).toString('utf8');
     } catch { return undefined; } finally { await fh.close(); }
   }
 
