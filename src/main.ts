@@ -14,6 +14,7 @@ import { messageOf } from './lib/errors.js';
 import { composeAgent } from './agent/compose.js';
 import { ensureLocalPki } from './server/pki.js';
 import { buildHealthzServer, buildReadOnlyServer, buildSecureServer, closeServers } from './server/servers.js';
+import { servePodResources } from './server/pod-resources.js';
 import { parseDuration } from './lib/duration.js';
 import { buildAuth } from './server/build-auth.js';
 import { createKubeClient, type KubeClient } from './lib/kube-client.js';
@@ -133,6 +134,9 @@ export async function main(argv: string[]): Promise<number> {
     await agent.stop();
     return 1;
   }
+  // The pod-resources API (the root dir lock makes the socket ours to replace).
+  const stopPodResources = await servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() })
+    .catch((err: unknown) => { logger.warn({ err: messageOf(err) }, 'pod-resources API not served'); return async () => {}; });
   logger.info({ node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath }, 'tskubelet started');
   if (pki && !kc.authentication.x509.clientCAFile) {
     logger.info(`standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`);
@@ -147,6 +151,7 @@ export async function main(argv: string[]): Promise<number> {
   lifetime.abort();
   await Promise.all([
     closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'closing servers failed')),
+    Promise.race([stopPodResources(), new Promise((r) => setTimeout(r, SHUTDOWN_REQUEST_GRACE_MS))]),
     agent.stop({ shutdownGracePeriodMs: shutdownGraceMs }),
   ]);
   return 0;

@@ -136,3 +136,22 @@ describe('metrics', () => {
     expect(Number(node[0].value[1])).toBeGreaterThan(0);
   }, 120_000);
 });
+
+describe('pod-resources gRPC API', () => {
+  it('a real gRPC client lists the pods and their containers, gets one, and reads the allocatable resources', async () => {
+    const grpc = await import('@grpc/grpc-js');
+    const protoLoader = await import('@grpc/proto-loader');
+    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), { keepCase: true, longs: Number, defaults: true });
+    const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
+    const client = new Lister(`unix://${join(dir, 'root', 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
+    const call = <T>(m: string, req: object) => new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    try {
+      const list = await call<Obj>('List', {});
+      expect(list.pod_resources.map((p: Obj) => p.name).sort()).toEqual(['burner-obs', 'memhog-obs', 'writer-obs']);
+      expect(list.pod_resources[0]).toMatchObject({ namespace: 'default', containers: [{ name: 'main', devices: [], cpu_ids: [], memory: [] }] });
+      expect(await call<Obj>('Get', { pod_name: 'burner-obs', pod_namespace: 'default' })).toMatchObject({ pod_resources: { name: 'burner-obs', containers: [{ name: 'main' }] } });
+      await expect(call('Get', { pod_name: 'nope', pod_namespace: 'default' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+      expect(await call<Obj>('GetAllocatableResources', {})).toEqual({ devices: [], cpu_ids: [], memory: [] });
+    } finally { client.close(); }
+  });
+});
