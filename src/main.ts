@@ -16,6 +16,7 @@ import { ensureLocalPki } from './server/pki.js';
 import { buildHealthzServer, buildReadOnlyServer, buildSecureServer, closeServers } from './server/servers.js';
 import { servePodResources } from './server/pod-resources.js';
 import { parseDuration } from './lib/duration.js';
+import { bytes } from './api/quantity.js';
 import { buildAuth } from './server/build-auth.js';
 import { createKubeClient, type KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
@@ -114,6 +115,7 @@ export async function main(argv: string[]): Promise<number> {
     registerNode: kc.registerNode, nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!, nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
     nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
     allowedUnsafeSysctls: kc.allowedUnsafeSysctls, volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
+    containerLogs: { maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024, maxFiles: kc.containerLogMaxFiles, monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000 },
   }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
   if (api && kc.rotateCertificates) new ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });

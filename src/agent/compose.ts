@@ -60,6 +60,7 @@ import { VolumeManager } from './volume/volume-manager.js';
 import { TokenManager } from './volume/token-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
+import { ContainerLogManager } from './runtime/logs/log-rotation.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics, instrumentCri, instrumentKubeClient } from './metrics/kubelet-metrics.js';
 import { StatsCollector } from './stats/collector.js';
@@ -106,6 +107,8 @@ export interface AgentConfig {
   eventBurst: number;
   /** Restart a silent pod watch after this long (default 5 min). */
   watchdogMs?: number;
+  /** Container log rotation (containerLogMaxSize in bytes, containerLogMaxFiles, containerLogMonitorInterval in ms). */
+  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number };
   /** volumeStatsAggPeriod (ms): how often volume usage is measured. */
   volumeStatsAggPeriodMs?: number;
   /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */
@@ -272,6 +275,8 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       gc.start({ signal: abort.signal });
       volumeStats.start({ signal: abort.signal });
       collector.start({ signal: abort.signal });
+      const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };
+      new ContainerLogManager({ runtime: runtime.runtime, clock, logger, maxSizeBytes: logs.maxSizeBytes, maxFiles: logs.maxFiles, intervalMs: logs.monitorIntervalMs }).start({ signal: abort.signal });
       if (api) {
         nodeStatus = new NodeStatusManager({
           client: api, settings: cfg.node, registerNode: cfg.registerNode, machine, events, clock, logger,

@@ -38,6 +38,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'cluster-dns': { path: ['clusterDNS'], kind: 'list' },
   'allowed-unsafe-sysctls': { path: ['allowedUnsafeSysctls'], kind: 'list' },
   'shutdown-grace-period': { path: ['shutdownGracePeriod'], kind: 'duration' },
+  'container-log-max-size': { path: ['containerLogMaxSize'], kind: 'string' },
+  'container-log-max-files': { path: ['containerLogMaxFiles'], kind: 'int' },
   'cluster-domain': { path: ['clusterDomain'], kind: 'string' },
   'resolv-conf': { path: ['resolvConf'], kind: 'string' },
   'cgroups-per-qos': { path: ['cgroupsPerQOS'], kind: 'bool' },

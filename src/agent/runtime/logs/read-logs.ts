@@ -70,7 +70,7 @@ function render(rec: CriLogRecord, timestamps: boolean): Buffer {
 /** Streams the log at `path` to `out` with `opts`. */
 export async function readLogs(path: string, opts: LogReadOptions, out: Writable, follow?: FollowDeps): Promise<void> {
   const w = new LimitedWriter(out, opts.limitBytes, follow?.signal);
-  const fh = await open(path, 'r');
+  let fh = await open(path, 'r');
   try {
     let offset = 0;
     let pending = Buffer.alloc(0);
@@ -104,6 +104,15 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
         continue;
       }
       if (!opts.follow || !follow || follow.signal?.aborted) return;
+      // The log was rotated (a new file at the path): go on with the new file from its start.
+      const now = await stat(path).catch(() => undefined);
+      if (now && now.ino !== (await fh.stat()).ino) {
+        await fh.close();
+        fh = await open(path, 'r');
+        offset = 0;
+        pending = Buffer.alloc(0);
+        continue;
+      }
       // At EOF: stop once the container is gone and nothing more arrived.
       if (idleChecks % 5 === 0 && !(await follow.isRunning())) {
         const grown = (await stat(path).catch(() => undefined))?.size ?? offset;
