@@ -1,9 +1,11 @@
 /**
  * Probe cost: the kubelet's CPU with 100 static pods on the embedded runtime, each with an exec
  * readiness probe and an httpGet liveness probe at periodSeconds 10 (200 probes / 10 s), against
- * the same 100 pods without probes. The httpGet probes hit one HTTP server run by the bench (the
- * process runtime's pods share the host network). The yardstick from the issue: within one
- * core-percent per 100 probes / 10 s. Writes bench/results/probes.json.
+ * the same 100 pods without probes — on the embedded runtime, then on a private containerd
+ * (hostNetwork pods), where an exec probe is a CRI ExecSync that containerd carries out, as for
+ * the Go kubelet. The httpGet probes hit one HTTP server run by the bench on the host network.
+ * The yardstick from the issue: within one core-percent per 100 probes / 10 s. Writes
+ * bench/results/probes.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -12,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
 import { machine, report, round, sampleProcess } from './lib.js';
+import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
+import { createCriClient } from '../src/cri/client.js';
 
 const PODS = 100;
 const MEASURE_S = 60;
@@ -20,14 +24,14 @@ const server = http.createServer((_req, res) => res.end('ok'));
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const port = (server.address() as AddressInfo).port;
 
-async function run(withProbes: boolean): Promise<{ cpuPercent: number; rssMiB: number }> {
+async function run(withProbes: boolean, cri?: { endpoint: string; image: string }): Promise<{ cpuPercent: number; rssMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-probes-'));
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
   const probes = withProbes ? `\n    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 10}\n    livenessProbe: {httpGet: {host: 127.0.0.1, port: ${port}, path: /}, periodSeconds: 10}` : '';
-  for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: ["sleep", "3600"]${probes}\n`);
+  for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  hostNetwork: true\n  containers:\n  - name: main\n    image: ${cri?.image ?? 'busybox'}\n    command: ["sleep", "3600"]${probes}\n`);
   const ports = await freeKubeletPorts();
-  const k = startKubelet(kubeletArgs({ dir, ports, node: 'bench-probes', manifests, extra: ['--node-ip', '127.0.0.1'] }));
+  const k = startKubelet(kubeletArgs({ dir, ports, node: 'bench-probes', manifests, extra: ['--node-ip', '127.0.0.1', ...(cri ? ['--container-runtime-endpoint', cri.endpoint] : [])] }));
   try {
     for (;;) {
       const items = await httpGet(`http://127.0.0.1:${ports.ro}/pods`).then((r) => JSON.parse(r.body).items as { status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] } }[]).catch(() => []);
@@ -39,15 +43,35 @@ async function run(withProbes: boolean): Promise<{ cpuPercent: number; rssMiB: n
     await sleep(MEASURE_S * 1000);
     const b = sampleProcess(k.proc.pid!);
     return { cpuPercent: round(((b.cpuSeconds - a.cpuSeconds) / MEASURE_S) * 100), rssMiB: round(b.rss / 2 ** 20) };
-  } finally { await k.stop(); rmSync(dir, { recursive: true, force: true }); }
+  } finally {
+    if (cri) {
+      // Pods on containerd outlive the kubelet: remove them before the next run.
+      rmSync(manifests, { recursive: true, force: true });
+      mkdirSync(manifests);
+      const client = createCriClient(cri.endpoint);
+      for (let i = 0; i < 120 && (await client.runtime.listPodSandbox()).length > 0; i++) await sleep(1000);
+      client.close?.();
+    }
+    await k.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
+const probesPer10s = 2 * PODS;
+const overhead = (a: { cpuPercent: number }, b: { cpuPercent: number }) => ({ cpuPercent: round(b.cpuPercent - a.cpuPercent), probesPer10s, corePercentPer100ProbesPer10s: round(((b.cpuPercent - a.cpuPercent) * 100) / probesPer10s) });
 const without = await run(false);
 const withProbes = await run(true);
+const ctrd = await startContainerd({ cni: false });
+let containerd: Record<string, unknown> = {};
+try {
+  const cri = { endpoint: ctrd.endpoint, image: TEST_IMAGES.busybox };
+  const a = await run(false, cri);
+  const b = await run(true, cri);
+  containerd = { withoutProbes: a, withProbes: b, probeOverhead: overhead(a, b) };
+} finally { await ctrd.stop(); }
 server.close();
-const probesPer10s = 2 * PODS;
 report('probes', {
   machine: machine(), date: new Date().toISOString(),
-  withoutProbes: without, withProbes,
-  probeOverhead: { cpuPercent: round(withProbes.cpuPercent - without.cpuPercent), probesPer10s, corePercentPer100ProbesPer10s: round(((withProbes.cpuPercent - without.cpuPercent) * 100) / probesPer10s) },
+  withoutProbes: without, withProbes, probeOverhead: overhead(without, withProbes),
+  containerdWithoutProbes: containerd.withoutProbes, containerdWithProbes: containerd.withProbes, containerdProbeOverhead: containerd.probeOverhead,
 });
