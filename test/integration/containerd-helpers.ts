@@ -6,7 +6,10 @@ import type { Kubelet } from '../e2e/helpers.js';
 import https from 'node:https';
 import { join } from 'node:path';
 import type { Container, ContainerStatus, Pod, PodList } from '../../src/api/types.js';
-import { httpGet, until } from '../e2e/helpers.js';
+import { httpGet, until, unmountTestMounts } from '../e2e/helpers.js';
+import { startContainerd } from '../fixtures/containerd.js';
+import { createCriClient } from '../../src/cri/client.js';
+import { startCluster, type Cluster } from '../e2e/cluster-helpers.js';
 import type { ClientPki } from '../e2e/streaming-helpers.js';
 
 /** Writes a static pod manifest (JSON is YAML) and returns its file name. */
@@ -79,4 +82,22 @@ export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: 
   o.cri?.close?.();
   await o.ctrd?.stop();
   rmSync(o.dir, { recursive: true, force: true });
+}
+
+/** A kubelet joined to the fake apiserver with a private containerd as its runtime (the set-up of the cluster-on-containerd suites). */
+export async function startContainerdCluster(o: { dir: string; node: string; config?: string[] }): Promise<{ ctrd: Containerd; cri: CriRuntime; c: Cluster }> {
+  const ctrd = await startContainerd({ cni: true });
+  const cri = createCriClient(ctrd.endpoint);
+  const c = await startCluster({ dir: o.dir, node: o.node, config: o.config, extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+  await until(() => c.api.store.get('nodes', '', o.node), 20_000, 'node registered');
+  return { ctrd, cri, c };
+}
+
+/** Deletes every pod, waits for containerd to have no sandbox left, then stops everything. */
+export async function stopContainerdCluster(x: { ctrd?: Containerd; cri?: CriRuntime; c?: Cluster; dir: string }): Promise<void> {
+  for (const p of x.c?.api.store.list('pods') ?? []) x.c!.api.store.remove('pods', 'default', p.metadata.name, {});
+  if (x.cri) await until(async () => (await x.cri!.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
+  await x.c?.close();
+  unmountTestMounts(x.dir);
+  await teardown({ cri: x.cri, ctrd: x.ctrd, dir: x.dir });
 }

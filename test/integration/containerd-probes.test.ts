@@ -8,12 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
-import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
+import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
 import { httpGet, until } from '../e2e/helpers.js';
-import { teardown } from './containerd-helpers.js';
+import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
 
 const node = 'ctrd-probe-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-probes-'));
@@ -25,18 +24,8 @@ const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | 
 const cs = (name: string) => pod(name)?.status?.containerStatuses?.[0];
 const img = TEST_IMAGES.busybox;
 
-beforeAll(async () => {
-  ctrd = await startContainerd({ cni: true });
-  cri = createCriClient(ctrd.endpoint);
-  c = await startCluster({ dir, node, extra: ['--container-runtime-endpoint', ctrd.endpoint] });
-  await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
-}, 60_000);
-afterAll(async () => {
-  for (const p of c?.api.store.list('pods') ?? []) c.api.store.remove('pods', 'default', p.metadata.name, {});
-  await until(async () => (await cri.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
-  await c?.close();
-  await teardown({ cri, ctrd, dir });
-}, 90_000);
+beforeAll(async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node })), 60_000);
+afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
 describe('probes and hooks on containerd', () => {
   it('exec readiness turns Ready True when the container is ready; httpGet liveness at the pod IP keeps it running', async () => {

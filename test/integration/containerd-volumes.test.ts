@@ -8,13 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
-import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { boundPod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
-import { until, unmountTestMounts } from '../e2e/helpers.js';
+import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
+import { until } from '../e2e/helpers.js';
 import { describeVolumeCases } from '../e2e/volume-cases.js';
-import { teardown } from './containerd-helpers.js';
+import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
 
 const node = 'ctrd-volume-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-volumes-'));
@@ -22,20 +21,8 @@ let ctrd: Containerd;
 let cri: CriRuntime;
 let c: Cluster;
 
-beforeAll(async () => {
-  ctrd = await startContainerd({ cni: true });
-  cri = createCriClient(ctrd.endpoint);
-  c = await startCluster({ dir, node, config: ['syncFrequency: 2s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
-  await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
-}, 60_000);
-
-afterAll(async () => {
-  for (const p of c?.api.store.list('pods') ?? []) c.api.store.remove('pods', 'default', p.metadata.name, {});
-  await until(async () => (await cri.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
-  await c?.close();
-  unmountTestMounts(dir);
-  await teardown({ cri, ctrd, dir });
-}, 90_000);
+beforeAll(async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['syncFrequency: 2s'] })), 60_000);
+afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
 describeVolumeCases('volumes on containerd', () => ({ c, node, dir, image: TEST_IMAGES.busybox }));
 

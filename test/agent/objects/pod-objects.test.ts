@@ -1,26 +1,19 @@
 /** The API object fetcher: a TTL cache, except immutable ConfigMaps/Secrets, which are fetched once. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { PodObjectFetcher } from '../../../src/agent/objects/pod-objects.js';
-import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tsk-objs-'));
-let api: FakeKubeApiserver;
-let kubeconfig: string;
-beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' })));
-afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+const fake = useFakeApiserver();
 
 describe('PodObjectFetcher', () => {
   it('re-reads a mutable ConfigMap after the TTL; an immutable one never again', async () => {
     const clock = new FakeClock(Date.now());
-    const f = new PodObjectFetcher({ client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }), clock, ttlMs: 5000 });
-    api.store.create('configmaps', { metadata: { name: 'm', namespace: 'default' }, data: { k: '1' } });
-    api.store.create('configmaps', { metadata: { name: 'i', namespace: 'default' }, immutable: true, data: { k: '1' } });
-    const gets = (n: string) => api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/default/configmaps/${n}`).length;
+    const f = new PodObjectFetcher({ client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }), clock, ttlMs: 5000 });
+    fake.api.store.create('configmaps', { metadata: { name: 'm', namespace: 'default' }, data: { k: '1' } });
+    fake.api.store.create('configmaps', { metadata: { name: 'i', namespace: 'default' }, immutable: true, data: { k: '1' } });
+    const gets = (n: string) => fake.api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/default/configmaps/${n}`).length;
     for (let round = 0; round < 3; round++) {
       await f.namespaced('configmaps', 'default', 'm');
       await f.namespaced('configmaps', 'default', 'i');

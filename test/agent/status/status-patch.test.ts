@@ -4,10 +4,7 @@
  * (before: both merged, then 422 on every write), a condition that turns True loses its stale
  * reason and message, and conditions other writers own are kept.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import type { Pod, PodStatus } from '../../../src/api/types.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -17,7 +14,7 @@ import { StatusManager } from '../../../src/agent/status/status-manager.js';
 import { StatusSync } from '../../../src/agent/status/status-sync.js';
 import { mergePodStatus, twoWayMergePatch } from '../../../src/agent/status/status-patch.js';
 import { strategicMerge } from '../../fixtures/apiserver/patch.js';
-import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../../fixtures/apiserver/server.js';
+import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 
 describe('twoWayMergePatch', () => {
   it.each([
@@ -41,18 +38,14 @@ describe('twoWayMergePatch', () => {
   });
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'tsk-sp-'));
-let api: FakeKubeApiserver;
-let kubeconfig: string;
-beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' })));
-afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+const fake = useFakeApiserver();
 
 describe('StatusSync with two-way patches against the fake apiserver', () => {
   it('a recreated sandbox\'s IP replaces the old one; a condition turning True drops its stale reason', async () => {
     const podManager = new PodManager();
     const statusManager = new StatusManager();
-    const sync = new StatusSync({ client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }), statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), canBeDeleted: () => false });
-    const pod = api.store.create('pods', { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', readinessGates: [{ conditionType: 'example.com/gate' }], containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending' } }) as Pod;
+    const sync = new StatusSync({ client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }), statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), canBeDeleted: () => false });
+    const pod = fake.api.store.create('pods', { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', readinessGates: [{ conditionType: 'example.com/gate' }], containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending' } }) as Pod;
     podManager.addOrUpdate(pod);
     const uid = pod.metadata.uid!;
     const st = (ip: string, ready: boolean): PodStatus => ({
@@ -62,18 +55,18 @@ describe('StatusSync with two-way patches against the fake apiserver', () => {
     statusManager.set(uid, st('10.0.0.7', false));
     expect(await sync.pass()).toBe(0);
     // Someone else sets the readiness gate's condition through the status subresource.
-    const cur = api.store.get('pods', 'default', 'p')!;
-    api.store.update('pods', { ...cur, status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/gate', status: 'True' }] } });
+    const cur = fake.api.store.get('pods', 'default', 'p')!;
+    fake.api.store.update('pods', { ...cur, status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/gate', status: 'True' }] } });
     statusManager.set(uid, st('10.0.0.8', true));
     expect(await sync.pass()).toBe(0);
-    const s = api.store.get('pods', 'default', 'p')!.status;
+    const s = fake.api.store.get('pods', 'default', 'p')!.status;
     expect(s.podIPs).toEqual([{ ip: '10.0.0.8' }]);
     expect(s.podIP).toBe('10.0.0.8');
     expect(s.conditions).toEqual(expect.arrayContaining([{ type: 'Ready', status: 'True' }, { type: 'example.com/gate', status: 'True' }]));
     expect(s.conditions.find((c: { type: string }) => c.type === 'Ready')).toEqual({ type: 'Ready', status: 'True' });
     statusManager.set(uid, { ...st('10.0.0.8', true), phase: 'Succeeded' });
     expect(await sync.pass()).toBe(0);
-    expect(api.store.get('pods', 'default', 'p')!.status.phase).toBe('Succeeded');
-    expect(api.requests.filter((r) => r.method === 'PATCH').every((r) => r.contentType === 'application/strategic-merge-patch+json')).toBe(true);
+    expect(fake.api.store.get('pods', 'default', 'p')!.status.phase).toBe('Succeeded');
+    expect(fake.api.requests.filter((r) => r.method === 'PATCH').every((r) => r.contentType === 'application/strategic-merge-patch+json')).toBe(true);
   });
 });
