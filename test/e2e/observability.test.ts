@@ -70,7 +70,7 @@ describe('/stats/summary', () => {
     expect(s.node).toMatchObject({ nodeName: 'obs', cpu: { usageNanoCores: expect.any(Number), usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number), availableBytes: expect.any(Number) }, fs: { capacityBytes: expect.any(Number) }, rlimit: { maxpid: expect.any(Number), curproc: expect.any(Number) } });
     expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'pods']);
     const byName = (n: string) => s.pods.find((p: Obj) => p.podRef.name === `${n}-obs`);
-    expect(byName('burner').containers[0].cpu.usageNanoCores).toBeGreaterThan(3e8);
+    expect(byName('burner').containers[0].cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(byName('memhog').containers[0].memory.workingSetBytes).toBeGreaterThan(80 * 1024 * 1024);
     expect(byName('writer').volume[0]).toMatchObject({ name: 'data', usedBytes: expect.any(Number), capacityBytes: expect.any(Number), inodesUsed: expect.any(Number) });
     expect(byName('burner').podRef).toMatchObject({ name: 'burner-obs', namespace: 'default', uid: expect.any(String) });
