@@ -65,7 +65,7 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         volumes: [{ name: 's', secret: { secretName: 'creds', items: [{ key: 'pw', path: 'dir/pw', mode: 0o400 }] } }, { name: 'd', secret: { secretName: 'creds', defaultMode: 0o600 } }],
         extra: { securityContext: { fsGroup: 2345 } },
       }));
-      await until(() => logOf('sec').includes('def '), 20_000, 'secret stat');
+      await until(() => /^dir $/m.test(logOf('sec')), 20_000, 'secret stat and listing');
       const log = logOf('sec');
       expect(log).toContain('s3cret');
       expect(log).toContain('pw 440 2345');
@@ -127,6 +127,7 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         volumes: [{ name: 'work', emptyDir: {} }, { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }],
       }));
       await until(() => logOf('shared', 'other').includes('other sees from-main'), 20_000, 'shared emptyDir');
+      await until(() => logOf('shared').includes('tmpfs /mem'), 20_000, 'main container output');
       expect(logOf('shared')).toContain('from-init');
       expect(logOf('shared')).toMatch(/tmpfs \/mem tmpfs rw.*size=16384k/);
     }, 40_000);
