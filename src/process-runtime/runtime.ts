@@ -19,7 +19,8 @@ import type * as cri from '../cri/types.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
-import { isSameProcessAlive, killMarked, markedProcesses, processTreeUsage, signalGroup } from './proc.js';
+import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
+import { containerStats, markedPidsByContainer } from './container-stats.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
@@ -329,29 +330,10 @@ export class ProcessRuntime implements RuntimeService {
     return this.streaming.register(portForwardSession(sb, req));
   }
 
-  /**
-   * CRI ListContainerStats: per container, the CPU time and resident memory of every process
-   * carrying the container's marker (its main process, children, exec sessions), read from /proc
-   * in one pass. Cumulative CPU only; the kubelet derives usage_nano_cores from two samples.
-   */
+  /** CRI ListContainerStats (container-stats.ts): usage of each running container's marked processes. */
   async listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]> {
-    const byId = new Map<string, number[]>();
-    for (const p of markedProcesses(`${this.runtimeKey}:`)) {
-      const id = p.value.slice(this.runtimeKey.length + 1);
-      const list = byId.get(id) ?? [];
-      list.push(p.pid);
-      byId.set(id, list);
-    }
-    const ts = Number(nowNs());
-    const views = (await this.listContainers(filter?.id ? { id: filter.id } : filter?.pod_sandbox_id ? { pod_sandbox_id: filter.pod_sandbox_id } : undefined)).filter((v) => v.state === 'CONTAINER_RUNNING' && containerMatches(v, filter?.label_selector ? { label_selector: filter.label_selector } : undefined));
-    return views.map((v) => {
-      const usage = processTreeUsage(byId.get(v.id) ?? []);
-      return {
-        attributes: { id: v.id, metadata: v.metadata, labels: v.labels, annotations: v.annotations },
-        cpu: { timestamp: ts, usage_core_nano_seconds: { value: usage.cpuNs } },
-        memory: { timestamp: ts, working_set_bytes: { value: usage.rssBytes }, usage_bytes: { value: usage.rssBytes }, rss_bytes: { value: usage.rssBytes } },
-      };
-    });
+    const running = (await this.listContainers(filter)).filter((v) => v.state === 'CONTAINER_RUNNING');
+    return containerStats(running, markedPidsByContainer(this.runtimeKey), Number(nowNs()));
   }
 
   async reopenContainerLog(id: string): Promise<void> {

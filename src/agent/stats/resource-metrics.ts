@@ -6,20 +6,21 @@
 import type { StatsSnapshot } from './collector.js';
 import { renderFamilies, type Family } from './prom-text.js';
 
+const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
+
 /** Per container, what the snapshot does not carry. */
 export interface ContainerInfo { startedAtMs?: number; image?: string }
 
 /** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
 export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo): string {
-  const fam = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
-  const nodeCpu = fam('node_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the node in core-seconds', 'counter');
-  const nodeMem = fam('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
-  const cCpu = fam('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
-  const cMem = fam('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
-  const cStart = fam('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
-  const pCpu = fam('pod_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', 'counter');
-  const pMem = fam('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
-  const err = fam('resource_scrape_error', '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', 'gauge');
+  const nodeCpu = family('node_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the node in core-seconds', 'counter');
+  const nodeMem = family('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
+  const cCpu = family('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
+  const cMem = family('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
+  const cStart = family('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
+  const pCpu = family('pod_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', 'counter');
+  const pMem = family('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
+  const err = family('resource_scrape_error', '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', 'gauge');
   err.samples.push({ value: s ? 0 : 1 });
   if (s) {
     const ts = s.atMs;
@@ -48,17 +49,16 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
 
 /** The /metrics/cadvisor text (cAdvisor's names and labels; `id` is the container's cgroup-style path). */
 export function cadvisorMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo, machine: { cores: number; memoryBytes: number }): string {
-  const fam = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
-  const cpuF = fam('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
-  const wsF = fam('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
-  const rssF = fam('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
-  const usageF = fam('container_memory_usage_bytes', 'Current memory usage in bytes, including all memory regardless of when it was accessed', 'gauge');
-  const rxF = fam('container_network_receive_bytes_total', 'Cumulative count of bytes received', 'counter');
-  const txF = fam('container_network_transmit_bytes_total', 'Cumulative count of bytes transmitted', 'counter');
-  const fsF = fam('container_fs_usage_bytes', 'Number of bytes that are consumed by the container on this filesystem.', 'gauge');
-  const seenF = fam('container_last_seen', 'Last time a container was seen by the exporter', 'gauge');
-  const coresF = fam('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
-  const memF = fam('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
+  const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
+  const wsF = family('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
+  const rssF = family('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
+  const usageF = family('container_memory_usage_bytes', 'Current memory usage in bytes, including all memory regardless of when it was accessed', 'gauge');
+  const rxF = family('container_network_receive_bytes_total', 'Cumulative count of bytes received', 'counter');
+  const txF = family('container_network_transmit_bytes_total', 'Cumulative count of bytes transmitted', 'counter');
+  const fsF = family('container_fs_usage_bytes', 'Number of bytes that are consumed by the container on this filesystem.', 'gauge');
+  const seenF = family('container_last_seen', 'Last time a container was seen by the exporter', 'gauge');
+  const coresF = family('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
+  const memF = family('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
   coresF.samples.push({ value: machine.cores });
   memF.samples.push({ value: machine.memoryBytes });
   if (s) {
