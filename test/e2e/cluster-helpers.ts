@@ -25,9 +25,9 @@ export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
  * cluster signs its CSRs for `validSeconds`.
  */
 export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[]; bootstrap?: { validSeconds: number; paused?: boolean } }): Promise<Cluster> {
-  const ca = createCa('test-cluster-ca');
-  const serving = issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
-  const client = issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
+  const ca = await createCa('test-cluster-ca');
+  const serving = await issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+  const client = await issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
   const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' }, bookmarkMs: 500 });
   let stopSigner = o.bootstrap && !o.bootstrap.paused ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');

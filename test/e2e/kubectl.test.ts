@@ -48,9 +48,9 @@ beforeAll(async () => {
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   const readOnlyUrl = `http://127.0.0.1:${ports.ro}/pods`;
   await until(async () => { const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items; return items.length === 3 && items.every((p) => p.status?.phase === 'Running'); }, 20_000, 'pods Running');
-  const apiCa = createCa('apiserver-ca');
+  const apiCa = await createCa('apiserver-ca');
   const pki = (f: string) => readFileSync(join(root, 'pki', f));
-  api = await startKubectlApiserver({ serving: issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') }, readOnlyUrl });
+  api = await startKubectlApiserver({ serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') }, readOnlyUrl });
   kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters: [{name: t, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]\nusers: [{name: t, user: {token: test}}]\ncontexts: [{name: t, context: {cluster: t, user: t, namespace: default}}]\n`);
 }, 40_000);

@@ -177,7 +177,7 @@ describe('ephemeral containers', () => {
     const eph = () => pod('debugme')?.status?.ephemeralContainerStatuses?.[0];
     await until(() => eph()?.state?.running, 20_000, 'ephemeral container running');
     expect(eph()).toMatchObject({ name: 'debugger', ready: false, restartCount: 0 });
-    const client = issueCert(c.ca, { cn: 'debug-user', org: 'system:masters' });
+    const client = await issueCert(c.ca, { cn: 'debug-user', org: 'system:masters' });
     const run = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = https.request({ host: '127.0.0.1', port: c.ports.port, method: 'POST', path: '/run/default/debugme/debugger?cmd=echo%20inside', rejectUnauthorized: false, cert: client.cert, key: client.key }, (res) => { let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode!, body: b })); });
       req.on('error', reject);

@@ -80,17 +80,17 @@ function request(port: number, path: string, cred: Cred, method = 'GET'): Promis
 }
 
 beforeAll(async () => {
-  clusterCa = createCa('cluster-ca');
-  const otherCa = createCa('other-ca');
-  apiCa = createCa('apiserver-ca');
+  clusterCa = await createCa('cluster-ca');
+  const otherCa = await createCa('other-ca');
+  apiCa = await createCa('apiserver-ca');
   pem = {
-    alice: issueCert(clusterCa, { cn: 'alice', org: 'devs' }),
-    mallory: issueCert(otherCa, { cn: 'mallory', org: 'system:masters' }),
-    expired: issueCert(clusterCa, { cn: 'eve', org: 'system:masters', expired: true }),
-    serverOnly: issueCert(clusterCa, { cn: 'trent', server: true }),
-    kubelet: issueCert(clusterCa, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
+    alice: await issueCert(clusterCa, { cn: 'alice', org: 'devs' }),
+    mallory: await issueCert(otherCa, { cn: 'mallory', org: 'system:masters' }),
+    expired: await issueCert(clusterCa, { cn: 'eve', org: 'system:masters', expired: true }),
+    serverOnly: await issueCert(clusterCa, { cn: 'trent', server: true }),
+    kubelet: await issueCert(clusterCa, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
   };
-  api = await startFakeApiserver({ serving: issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), callerToken, slowMs: 2000 });
+  api = await startFakeApiserver({ serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), callerToken, slowMs: 2000 });
   api.tokens.set(validToken, { username: 'bob', uid: 'uid-bob', groups: ['team-b'] });
 }, 30_000);
 

@@ -26,7 +26,7 @@ const apps: FastifyInstance[] = [];
 const write = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
 
 async function secure(o: { minVersion?: string; cipherSuites?: string[]; name: string }): Promise<{ port: number; certFile: string; keyFile: string }> {
-  const serving = issueCert(ca, { cn: `serving-1-${o.name}`, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+  const serving = await issueCert(ca, { cn: `serving-1-${o.name}`, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
   const certFile = write(`${o.name}.crt`, serving.cert);
   const keyFile = write(`${o.name}.key`, serving.key);
   const kc = kubeletConfigSchema.parse({ authentication: { webhook: { enabled: false } }, authorization: { mode: 'AlwaysAllow' } });
@@ -51,9 +51,9 @@ function handshake(port: number, opts: tls.ConnectionOptions = {}): Promise<{ pr
   });
 }
 
-beforeAll(() => {
-  ca = createCa('tls-test-ca');
-  client = issueCert(ca, { cn: 'admin', org: 'system:masters' });
+beforeAll(async () => {
+  ca = await createCa('tls-test-ca');
+  client = await issueCert(ca, { cn: 'admin', org: 'system:masters' });
 });
 afterAll(async () => {
   await Promise.all(apps.map((a) => a.close()));
@@ -75,16 +75,16 @@ describe('secure port TLS', () => {
   });
 
   it('honours tlsCipherSuites (Go names) for TLS 1.2', async () => {
-    const { port } = await secure({ name: 'ciphers', cipherSuites: ['TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384'] });
+    const { port } = await secure({ name: 'ciphers', cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'] });
     const ok = await handshake(port, { maxVersion: 'TLSv1.2' });
-    expect(ok.cipher).toBe('ECDHE-RSA-AES256-GCM-SHA384');
-    expect((await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' })).error).toBeDefined();
+    expect(ok.cipher).toBe('ECDHE-ECDSA-AES256-GCM-SHA384');
+    expect((await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).error).toBeDefined();
   });
 
   it('serves a new certificate after the files change on disk, without a restart', async () => {
     const { port, certFile, keyFile } = await secure({ name: 'reload' });
     expect((await handshake(port)).cn).toBe('serving-1-reload');
-    const next = issueCert(ca, { cn: 'serving-2-reload', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+    const next = await issueCert(ca, { cn: 'serving-2-reload', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
     writeFileSync(keyFile, next.key);
     writeFileSync(certFile, next.cert);
     const end = Date.now() + 5000;

@@ -18,7 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
-import { certValidity, csrName, csrObject, KUBELET_CLIENT_USAGES, nodeCsr, rotationDeadline } from './csr.js';
+import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr, rotationDeadline } from './csr.js';
 
 type Obj = Record<string, any>;
 
@@ -34,14 +34,14 @@ const PENDING_KEY = 'kubelet-client.key.tmp';
  * exists with the same request (a restart while it was pending) is waited for instead of filing
  * another, as upstream's RequestCertificate does.
  */
-export async function requestCertificate(client: KubeClient, csrPem: string, o: { clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string }): Promise<string> {
+export async function requestCertificate(client: KubeClient, csrPem: string, o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string }): Promise<string> {
   const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
-  const created = await client.request<Obj>({ method: 'POST', path, body: csrObject(csrPem, o.name), signal: o.signal });
+  const created = await client.request<Obj>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name), signal: o.signal });
   let name: string;
   if (created.status === 201 && created.body) name = created.body.metadata.name as string;
   else if (created.status === 409 && o.name) {
     const existing = await client.request<Obj>({ path: `${path}/${o.name}`, signal: o.signal });
-    if (existing.status !== 200 || existing.body?.spec?.request !== Buffer.from(csrPem).toString('base64')) throw new Error(`certificate signing request ${o.name} exists with a different request`);
+    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages }))) throw new Error(`certificate signing request ${o.name} exists with a different request`);
     name = o.name;
   } else throw apiError('creating the certificate signing request', created);
   const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
@@ -96,10 +96,10 @@ export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName:
   const keyFile = join(paths.certDir, PENDING_KEY);
   await mkdir(paths.certDir, { recursive: true, mode: 0o700 });
   const pendingKey = await readFile(keyFile, 'utf8').catch(() => undefined);
-  const { keyPem, csrPem } = nodeCsr(o.nodeName, pendingKey);
+  const { keyPem, csrPem } = await nodeCsr(o.nodeName, pendingKey);
   if (!pendingKey) await writeFileAtomic(keyFile, keyPem, 0o600);
-  const name = csrName(keyPem, { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'], usages: KUBELET_CLIENT_USAGES });
-  const certPem = await requestCertificate(boot, csrPem, { clock: o.clock, signal: o.signal, name });
+  const name = csrName(keyPem, { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'], usages: kubeletClientUsages(keyPem) });
+  const certPem = await requestCertificate(boot, csrPem, { usages: kubeletClientUsages(keyPem), clock: o.clock, signal: o.signal, name });
   const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
   await unlink(keyFile).catch(() => {});
   const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Obj;
@@ -138,8 +138,8 @@ export class ClientCertRotator {
         if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
         if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
         try {
-          const { keyPem, csrPem } = nodeCsr(this.d.nodeName);
-          const certPem = await requestCertificate(this.d.client, csrPem, { clock: this.d.clock, signal, timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()) });
+          const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
+          const certPem = await requestCertificate(this.d.client, csrPem, { usages: kubeletClientUsages(keyPem), clock: this.d.clock, signal, timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()) });
           await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
           await this.d.client.reload();
           this.rotations++;

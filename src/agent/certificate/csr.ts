@@ -1,29 +1,31 @@
 /**
  * The kubelet client certificate's pure parts (upstream pkg/kubelet/certificate): the CSR
- * (`CN=system:node:<node>`, `O=system:nodes`, RSA 2048, SHA-256) as the CSR API expects it,
+ * (`CN=system:node:<node>`, `O=system:nodes`, ECDSA P-256 as upstream's key generation) as the CSR API expects it,
  * the CertificateSigningRequest object (signer `kubernetes.io/kube-apiserver-client-kubelet`),
  * the validity of a PEM certificate, and the rotation deadline (a jittered 70–90 % of the
  * lifetime, as upstream's certificate manager).
  */
-import { createHash, createPublicKey, generateKeyPairSync } from 'node:crypto';
-import forge from 'node-forge';
+import { createHash, createPublicKey } from 'node:crypto';
+import { createCsr, csrInfo, newKeyPem } from '../../lib/x509.js';
+
+export { certValidity } from '../../lib/x509.js';
 
 /** The signer the kubelet's client certificates come from. */
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
-/** A new private key (PKCS#8 PEM) and a CSR for the node (PEM). */
-export function nodeCsr(nodeName: string, keyPem?: string): { keyPem: string; csrPem: string } {
-  const key = keyPem ?? generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
-  const priv = forge.pki.privateKeyFromPem(key) as forge.pki.rsa.PrivateKey;
-  const csr = forge.pki.createCertificationRequest();
-  csr.publicKey = forge.pki.setRsaPublicKey(priv.n, priv.e);
-  csr.setSubject([{ name: 'organizationName', value: 'system:nodes' }, { name: 'commonName', value: `system:node:${nodeName}` }]);
-  csr.sign(priv, forge.md.sha256.create());
-  return { keyPem: key, csrPem: forge.pki.certificationRequestToPem(csr) };
+/** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM). */
+export async function nodeCsr(nodeName: string, keyPem?: string): Promise<{ keyPem: string; csrPem: string }> {
+  const key = keyPem ?? await newKeyPem();
+  return { keyPem: key, csrPem: await createCsr({ cn: `system:node:${nodeName}`, o: ['system:nodes'] }, key) };
 }
 
-/** The usages of the kubelet's client certificate requests. */
-export const KUBELET_CLIENT_USAGES = ['digital signature', 'key encipherment', 'client auth'];
+/**
+ * The usages of a kubelet client certificate request for `keyPem`, as upstream's
+ * DefaultKubeletClientGetUsages: key encipherment only for RSA keys.
+ */
+export function kubeletClientUsages(keyPem: string): string[] {
+  return createPublicKey(keyPem).asymmetricKeyType === 'rsa' ? ['digital signature', 'key encipherment', 'client auth'] : ['digital signature', 'client auth'];
+}
 
 /**
  * Upstream digestedName: `node-csr-` + base64url(SHA-512/256 of the public key (PKIX DER), the
@@ -40,20 +42,26 @@ export function csrName(keyPem: string, o: { commonName: string; organizations: 
   return `node-csr-${hash.digest('base64url')}`;
 }
 
-/** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
-export function csrObject(csrPem: string, name?: string): Record<string, unknown> {
-  return {
-    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: name ? { name } : { generateName: 'csr-' },
-    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages: KUBELET_CLIENT_USAGES },
-  };
+/**
+ * Whether an existing CSR object (found under our name after a restart) is the request we would
+ * file, as upstream's ensureCompatible: same signer, usages, subject and public key (ECDSA
+ * signatures differ from one signing to the next, so the PEM bytes are not compared).
+ */
+export async function compatibleCsr(existing: { spec?: { request?: string; signerName?: string; usages?: string[] } }, want: { csrPem: string; usages: string[] }): Promise<boolean> {
+  const spec = existing.spec;
+  if (!spec?.request || spec.signerName !== KUBELET_CLIENT_SIGNER || [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join()) return false;
+  try {
+    const [a, b] = await Promise.all([csrInfo(Buffer.from(spec.request, 'base64').toString('utf8')), csrInfo(want.csrPem)]);
+    return a.subject.cn === b.subject.cn && [...(a.subject.o ?? [])].sort().join() === [...(b.subject.o ?? [])].sort().join() && a.publicKeyDer.equals(b.publicKeyDer);
+  } catch { return false; }
 }
 
-/** notBefore / notAfter (ms) of the first certificate in `pem`; undefined when unreadable. */
-export function certValidity(pem: string): { notBefore: number; notAfter: number } | undefined {
-  try {
-    const c = forge.pki.certificateFromPem(pem);
-    return { notBefore: c.validity.notBefore.getTime(), notAfter: c.validity.notAfter.getTime() };
-  } catch { return undefined; }
+/** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
+export function csrObject(csrPem: string, usages: string[], name?: string): Record<string, unknown> {
+  return {
+    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: name ? { name } : { generateName: 'csr-' },
+    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages },
+  };
 }
 
 /** When to rotate: notBefore + (0.7 + 0.2·jitter) × lifetime (`jitter` in [0, 1)). */
