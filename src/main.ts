@@ -1,8 +1,12 @@
 /**
  * The tskubelet command: 1. parse flags (Go kubelet names); 2. load and validate the config
- * file, flags over file; 3. prepare TLS (local CA + admin cert in standalone mode); 4. compose
- * and start the agent; 5. start the servers (10250, 10255, 10248); 6. stop cleanly on
+ * file, flags over file; 3. lock the root dir and serve the healthz port (plain HTTP, up in
+ * milliseconds); 4. prepare TLS (local CA + admin cert in standalone mode); 5. compose and start
+ * the agent; 6. start the API servers (10250, 10255) and pod-resources; 7. stop cleanly on
  * SIGINT/SIGTERM. `tskubelet process-runtime` runs the embedded runtime as a CRI daemon.
+ *
+ * Start-up cost is module loading: only what steps 1–3 need is imported statically; the agent,
+ * the servers (Fastify), the apiserver client and the certificate code are imported when used.
  */
 import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
@@ -11,18 +15,13 @@ import { createLogger } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
-import { composeAgent } from './agent/compose.js';
-import { ensureLocalPki } from './server/pki.js';
-import { buildHealthzServer, buildReadOnlyServer, buildSecureServer, closeServers } from './server/servers.js';
-import { servePodResources } from './server/pod-resources.js';
 import { parseDuration } from './lib/duration.js';
 import { bytes } from './api/quantity.js';
-import { buildAuth } from './server/build-auth.js';
-import { createKubeClient, type KubeClient } from './lib/kube-client.js';
+import type { KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
-import { runProcessRuntimeDaemon } from './process-runtime/daemon.js';
-import { bootstrapClientCert, ClientCertRotator } from './agent/certificate/client-cert.js';
+import { startHealthzServer } from './server/healthz-server.js';
+import { closeServers, type ClosableServer } from './server/limits.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
@@ -41,6 +40,7 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
   routeProcessWarnings(logger);
   let stop;
   try {
+    const { runProcessRuntimeDaemon } = await import('./process-runtime/daemon.js');
     stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
   } catch (err) { logger.error(messageOf(err)); return 1; }
   await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
@@ -75,11 +75,22 @@ export async function main(argv: string[]): Promise<number> {
   const kc = cfg.kc;
   // Before anything under the root dir is touched: a second kubelet on it must change nothing.
   try { await acquireInstanceLock(cfg.rootDir, 'root directory'); } catch (err) { logger.error(messageOf(err)); return 1; }
+  // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
+  // checks join once it is composed.
+  const servers: ClosableServer[] = [];
+  let healthz;
+  try {
+    healthz = kc.healthzPort > 0 ? await startHealthzServer({ port: kc.healthzPort, host: kc.healthzBindAddress, logger }) : undefined;
+  } catch (err) { logger.error(`failed to start the healthz server: ${messageOf(err)}`); return 1; }
+  if (healthz) servers.push(healthz);
+  // Loaded while the PKI and the agent are prepared.
+  const serversModule = import('./server/servers.js');
+  serversModule.catch(() => {});
 
   // Standalone (no apiserver) without a client CA: a local CA and an admin certificate.
   const standalone = !cfg.kubeconfig;
   const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || (standalone && !kc.authentication.x509.clientCAFile);
-  const pki = needPki ? await ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] }) : undefined;
+  const pki = needPki ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] }) : undefined;
   const certFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert;
   const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
@@ -89,14 +100,16 @@ export async function main(argv: string[]): Promise<number> {
   const certPaths = { kubeconfig: cfg.kubeconfig ?? '', bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir };
   // The clock's timers do not hold the process open; waiting for a CSR to be signed must.
   const holdOpen = setInterval(() => {}, 60_000);
+  const certModule = cfg.bootstrapKubeconfig || kc.rotateCertificates ? await import('./agent/certificate/client-cert.js') : undefined;
   try {
-    if (cfg.bootstrapKubeconfig) await bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
+    if (cfg.bootstrapKubeconfig && certModule) await certModule.bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
   } catch (err) { logger.error(`client certificate bootstrap failed: ${messageOf(err)}`); return 1; } finally { clearInterval(holdOpen); }
   try {
-    api = cfg.kubeconfig ? await createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` }) : undefined;
-    auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
+    api = cfg.kubeconfig ? await (await import('./lib/kube-client.js')).createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` }) : undefined;
+    auth = (await import('./server/build-auth.js')).buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
   } catch (err) { logger.error(messageOf(err)); return 1; }
 
+  const { composeAgent } = await import('./agent/compose.js');
   const agent = composeAgent({
     nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, staticPodPath: kc.staticPodPath,
     staticPodURL: kc.staticPodURL, staticPodURLHeader: kc.staticPodURLHeader, fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
@@ -118,11 +131,12 @@ export async function main(argv: string[]): Promise<number> {
     containerLogs: { maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024, maxFiles: kc.containerLogMaxFiles, monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000 },
   }, { logger, clock: realClock, api });
   try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
-  if (api && kc.rotateCertificates) new ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
+  healthz?.setChecks(() => agent.host.healthChecks());
+  if (api && kc.rotateCertificates && certModule) new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
 
   const host: KubeletHost = agent.host;
-  const servers = [];
   try {
+    const { buildReadOnlyServer, buildSecureServer } = await serversModule;
     const secure = await buildSecureServer({
       host, logger, tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
       ...auth, enableDebuggingHandlers: kc.enableDebuggingHandlers, enableSystemLogHandler: kc.enableSystemLogHandler, configz: kc,
@@ -130,14 +144,14 @@ export async function main(argv: string[]): Promise<number> {
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);
     if (kc.readOnlyPort > 0) { const ro = await buildReadOnlyServer({ host, logger }); await ro.listen({ port: kc.readOnlyPort, host: kc.address }); servers.push(ro); }
-    if (kc.healthzPort > 0) { const hz = await buildHealthzServer({ host, logger }); await hz.listen({ port: kc.healthzPort, host: kc.healthzBindAddress }); servers.push(hz); }
   } catch (err) {
     logger.error(`failed to start servers: ${messageOf(err)}`);
     await agent.stop();
+    await closeServers(servers, 0);
     return 1;
   }
   // The pod-resources API (the root dir lock makes the socket ours to replace).
-  const stopPodResources = await servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() })
+  const stopPodResources = await import('./server/pod-resources.js').then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() }))
     .catch((err: unknown) => { logger.warn({ err: messageOf(err) }, 'pod-resources API not served'); return async () => {}; });
   logger.info({ node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath }, 'tskubelet started');
   if (pki && !kc.authentication.x509.clientCAFile) {

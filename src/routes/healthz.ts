@@ -2,8 +2,9 @@
  * /healthz, /healthz/ping, /healthz/log and /healthz/<check> (upstream healthz handlers):
  * "ok" when every check passes, 500 listing the failure otherwise; `?verbose` lists each check.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HealthCheck, KubeletHost } from './host.js';
+import { builtinChecks, healthzAll, healthzOne, type HealthzAnswer } from './healthz-answer.js';
 import { textResponse } from './schemas.js';
 
 const healthzSchema = {
@@ -19,25 +20,11 @@ const healthzCheckSchema = {
 
 /** Registers the healthz routes for `host`'s checks plus ping and log. */
 export async function healthzRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  const checks = (): HealthCheck[] => [{ name: 'ping', check: () => undefined }, { name: 'log', check: () => undefined }, ...opts.host.healthChecks()];
-  app.get('/healthz', { schema: healthzSchema }, async (req, reply) => {
-    const results = checks().map((c) => ({ name: c.name, err: c.check() }));
-    const failed = results.filter((r) => r.err);
-    const verbose = Object.prototype.hasOwnProperty.call(req.query as object, 'verbose');
-    reply.type('text/plain; charset=utf-8');
-    if (!failed.length && !verbose) return 'ok';
-    const lines = results.map((r) => (r.err ? `[-]${r.name} failed: reason withheld` : `[+]${r.name} ok`));
-    if (failed.length) {
-      for (const f of failed) req.log.warn({ check: f.name, reason: f.err }, 'healthz check failed');
-      return reply.code(500).send(`${lines.join('\n')}\nhealthz check failed\n`);
-    }
-    return `${lines.join('\n')}\nhealthz check passed\n`;
-  });
-  app.get<{ Params: { name: string } }>('/healthz/:name', { schema: healthzCheckSchema }, async (req, reply) => {
-    const c = checks().find((x) => x.name === req.params.name);
-    reply.type('text/plain; charset=utf-8');
-    if (!c) return reply.code(404).send('404 page not found\n');
-    const err = c.check();
-    return err ? reply.code(500).send(`internal server error: ${err}\n`) : 'ok';
-  });
+  const checks = (): HealthCheck[] => [...builtinChecks, ...opts.host.healthChecks()];
+  const send = (req: FastifyRequest, reply: FastifyReply, a: HealthzAnswer) => {
+    for (const f of a.failed) req.log.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
+    return reply.code(a.status).type('text/plain; charset=utf-8').send(a.body);
+  };
+  app.get('/healthz', { schema: healthzSchema }, (req, reply) => send(req, reply, healthzAll(checks(), Object.prototype.hasOwnProperty.call(req.query as object, 'verbose'))));
+  app.get<{ Params: { name: string } }>('/healthz/:name', { schema: healthzCheckSchema }, (req, reply) => send(req, reply, healthzOne(checks(), req.params.name)));
 }

@@ -28,6 +28,7 @@ import { authFilter } from './auth-filter.js';
 import { audit, runAuditOf } from './audit.js';
 import { handleStreamingUpgrade } from './streaming-proxy.js';
 import { reloadTlsOnChange, tlsOptions, type TlsFiles } from './tls.js';
+import { applyConnectionLimits } from './limits.js';
 
 /** As Go's TLS server: a plain HTTP request on the TLS port gets a plain-text 400. */
 function answerPlainHttpWith400(server: HttpsServer): void {
@@ -54,26 +55,6 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
   return app;
 }
 
-/** Per-port limits (also while shutting down): connections, time to send the headers, idle keep-alive. */
-export const SERVER_LIMITS = { maxConnections: 2048, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 60_000 };
-
-function applyConnectionLimits(server: import('node:http').Server): void {
-  server.maxConnections = SERVER_LIMITS.maxConnections;
-  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
-}
-
-/**
- * Closes `servers` within `graceMs`: listeners stop at once, idle connections are closed, requests
- * in flight (a followed log, a slow client) get until the deadline, then every remaining
- * connection (upgraded streams included, see the preClose hooks) is destroyed.
- */
-export async function closeServers(servers: FastifyInstance[], graceMs: number): Promise<void> {
-  const timer = setTimeout(() => { for (const s of servers) s.server.closeAllConnections(); }, graceMs);
-  try {
-    await Promise.all(servers.map((s) => s.close()));
-  } finally { clearTimeout(timer); }
-}
 
 /** Route schemas are documentation (they generate openapi/); handlers validate with upstream messages. */
 export function schemasAsDocumentation(app: FastifyInstance): void {
@@ -137,13 +118,6 @@ export async function buildReadOnlyServer(opts: { host: KubeletHost; logger: Log
   return app;
 }
 
-/** The healthz server on 10248. */
-export async function buildHealthzServer(opts: { host: KubeletHost; logger: Logger }): Promise<FastifyInstance> {
-  const app = base(opts.logger);
-  await healthzPortRoutes(app, opts);
-  return app;
-}
-
 // As upstream (http.Error): plain text, 405.
 const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { schema: hidden }, (_r, reply) => reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'));
 
@@ -183,7 +157,7 @@ export async function readOnlyRoutes(app: FastifyInstance, opts: { host: Kubelet
   for (const p of debuggingPrefixes) { debugDisabled(app, p); debugDisabled(app, `${p}/*`); }
 }
 
-/** The routes of the healthz port. */
+/** The routes of the healthz port (documentation: the port itself is served by healthz-server.ts). */
 export async function healthzPortRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
   await app.register(healthzRoutes, { host: opts.host });
 }

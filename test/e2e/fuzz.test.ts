@@ -9,7 +9,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-fuzz-'));
 const root = join(dir, 'root');
@@ -63,7 +63,7 @@ function send(port: number, payload: Buffer, plain = false): Promise<number> {
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'fuzz-node', manifests: join(dir, 'manifests') }));
-  await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');
+  await untilServing(ports);
 }, 30_000);
 
 afterAll(async () => {

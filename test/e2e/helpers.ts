@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
@@ -43,6 +44,19 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, wha
 }
 
 /** A running kubelet. */
+/**
+ * Waits until the kubelet serves: healthz 200 (it is up first, as upstream's) and the API ports
+ * accepting connections.
+ */
+export async function untilServing(ports: KubeletPorts, timeoutMs = 20_000): Promise<void> {
+  await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, timeoutMs, 'healthz');
+  const accepts = (port: number) => new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
+    s.on('error', () => resolve(false));
+  });
+  await until(async () => (await accepts(ports.port)) && (!ports.ro || await accepts(ports.ro)), timeoutMs, 'API ports');
+}
+
 export interface Kubelet { proc: ChildProcess; output: () => string; stop: () => Promise<number | null> }
 
 /** Starts the built CLI with `args`. */

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
 import { bareId, teardown, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
 
@@ -39,7 +39,7 @@ beforeAll(async () => {
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletFlags());
   pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
-  await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 20_000, 'healthz');
+  await untilServing(ports);
 }, 60_000);
 
 afterAll(() => teardown({ kubelet, cri, ctrd, dir }), 60_000);

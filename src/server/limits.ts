@@ -1,0 +1,22 @@
+/** Per-port limits (also while shutting down): connections, time to send the headers, idle keep-alive. */
+import type { Server } from 'node:http';
+
+export const SERVER_LIMITS = { maxConnections: 2048, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 60_000 };
+
+/** Applies {@link SERVER_LIMITS} to a listening server of any port. */
+export function applyConnectionLimits(server: Server): void {
+  server.maxConnections = SERVER_LIMITS.maxConnections;
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+}
+
+/** A server that can be closed within a deadline (a Fastify instance, or a plain one wrapped). */
+export interface ClosableServer { server: { closeAllConnections(): void }; close(): PromiseLike<unknown> }
+
+/** Closes `servers`: requests in flight get `graceMs`, then the remaining connections are destroyed. */
+export async function closeServers(servers: readonly ClosableServer[], graceMs: number): Promise<void> {
+  const timer = setTimeout(() => { for (const s of servers) s.server.closeAllConnections(); }, graceMs);
+  try {
+    await Promise.all(servers.map((s) => s.close()));
+  } finally { clearTimeout(timer); }
+}
