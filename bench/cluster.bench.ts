@@ -25,13 +25,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const c = await startCluster({ dir, node, config: ['maxPods: 200'] });
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 type Obj = Record<string, any>;
-const running = (name: string) => { const p = c.api.store.get('pods', 'default', name) as Obj | undefined; return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running; };
+const running = (name: string) => {
+  const p = c.api.store.get('pods', 'default', name) as Obj | undefined;
+  return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.state?.running;
+};
 async function waitFor(pred: () => boolean, ms: number, what: string) {
   const end = performance.now() + ms;
-  while (!pred()) { if (performance.now() > end) throw new Error(`${what} not reached in ${ms} ms`); await sleep(5); }
+  while (!pred()) {
+    if (performance.now() > end) throw new Error(`${what} not reached in ${ms} ms`);
+    await sleep(5);
+  }
 }
 try {
-  await waitFor(() => !!c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready' && k.status === 'True'), 30_000, 'node Ready');
+  await waitFor(
+    () => !!c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready' && k.status === 'True'),
+    30_000,
+    'node Ready',
+  );
   const lat: number[] = [];
   for (let i = 0; i < SEQUENTIAL; i++) {
     const t0 = performance.now();
@@ -67,19 +77,53 @@ try {
   results.gracefulDelete50 = { allGoneMs: round(performance.now() - t2) };
 
   c.api.store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-cm', namespace: 'default' }, data: { 'app.conf': 'x=1' } });
-  c.api.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bench-secret', namespace: 'default' }, data: { pw: Buffer.from('pw').toString('base64') } });
-  c.api.store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'default' }, data: { 'ca.crt': c.ca.cert } });
+  c.api.store.create('secrets', {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'bench-secret', namespace: 'default' },
+    data: { pw: Buffer.from('pw').toString('base64') },
+  });
+  c.api.store.create('configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'kube-root-ca.crt', namespace: 'default' },
+    data: { 'ca.crt': c.ca.cert },
+  });
   const volumeSpec = {
     volumes: [
-      { name: 'cfg', configMap: { name: 'bench-cm' } }, { name: 'sec', secret: { secretName: 'bench-secret' } },
-      { name: 'kube-api-access', projected: { sources: [{ serviceAccountToken: { expirationSeconds: 3607, path: 'token' } }, { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } }] } },
+      { name: 'cfg', configMap: { name: 'bench-cm' } },
+      { name: 'sec', secret: { secretName: 'bench-secret' } },
+      {
+        name: 'kube-api-access',
+        projected: {
+          sources: [
+            { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { fieldPath: 'metadata.namespace' } }] } },
+          ],
+        },
+      },
     ],
-    containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg' }, { name: 'sec', mountPath: '/etc/sec' }, { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }],
+    containers: [
+      {
+        name: 'main',
+        image: 'busybox',
+        command: ['sleep', '3600'],
+        volumeMounts: [
+          { name: 'cfg', mountPath: '/etc/cfg' },
+          { name: 'sec', mountPath: '/etc/sec' },
+          { name: 'kube-api-access', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+        ],
+      },
+    ],
   };
   const withVol: number[] = [];
   const without: number[] = [];
   for (let i = 0; i < 20; i++) {
-    for (const [name, spec, into] of [[`vol-${i}`, volumeSpec, withVol], [`novol-${i}`, {}, without]] as const) {
+    for (const [name, spec, into] of [
+      [`vol-${i}`, volumeSpec, withVol],
+      [`novol-${i}`, {}, without],
+    ] as const) {
       const t = performance.now();
       c.api.store.create('pods', boundPod(name, node, { terminationGracePeriodSeconds: 1, ...spec }));
       await waitFor(() => !!running(name), 30_000, `${name} Running`);
@@ -87,7 +131,9 @@ try {
     }
   }
   results.volumeOverhead = {
-    rounds: 20, withVolumes: { p50Ms: round(percentile(withVol, 50)), p99Ms: round(percentile(withVol, 99)) }, withoutVolumes: { p50Ms: round(percentile(without, 50)), p99Ms: round(percentile(without, 99)) },
+    rounds: 20,
+    withVolumes: { p50Ms: round(percentile(withVol, 50)), p99Ms: round(percentile(withVol, 99)) },
+    withoutVolumes: { p50Ms: round(percentile(without, 50)), p99Ms: round(percentile(without, 99)) },
     overheadP50Ms: round(percentile(withVol, 50) - percentile(without, 50)),
   };
   for (const p of c.api.store.list('pods')) c.api.store.remove('pods', 'default', p.metadata.name);

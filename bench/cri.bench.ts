@@ -30,12 +30,20 @@ const ctrd = await startContainerd();
 const cri = createCriClient(ctrd.endpoint);
 const ports = await freeKubeletPorts();
 const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--node-ip', '127.0.0.1'] }));
-const podSpec = (name: string): Pod => ({ metadata: { name, namespace: 'default' }, spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] } });
+const podSpec = (name: string): Pod => ({
+  metadata: { name, namespace: 'default' },
+  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+});
 const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
-async function podsNow(): Promise<Pod[]> { return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[]; }
+async function podsNow(): Promise<Pod[]> {
+  return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
+}
 async function waitFor(pred: (pods: Pod[]) => boolean, pollMs: number, timeoutMs = 120_000): Promise<void> {
   const end = performance.now() + timeoutMs;
-  while (!pred(await podsNow())) { if (performance.now() > end) throw new Error('timed out'); await sleep(pollMs); }
+  while (!pred(await podsNow())) {
+    if (performance.now() > end) throw new Error('timed out');
+    await sleep(pollMs);
+  }
 }
 
 /** The CRI calls of one pod start, made directly. */
@@ -45,10 +53,20 @@ async function directStart(i: number): Promise<{ ms: number; sandboxId: string; 
   const c = pod.spec.containers[0];
   const t0 = performance.now();
   const image = await cri.images.imageStatus({ image: c.image! });
-  const sbConfig = generateSandboxConfig(pod, 0, { podLogsDir: join(dir, 'direct-logs'), dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' }, cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' } });
+  const sbConfig = generateSandboxConfig(pod, 0, {
+    podLogsDir: join(dir, 'direct-logs'),
+    dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
+    cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+  });
   const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
   const ip = (await cri.runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '';
-  const built = generateContainerConfig(pod, c, 0, image!.id, { podIPs: [ip], hostIPs: ['127.0.0.1'], nodeName: node, image, resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 } });
+  const built = generateContainerConfig(pod, c, 0, image!.id, {
+    podIPs: [ip],
+    hostIPs: ['127.0.0.1'],
+    nodeName: node,
+    image,
+    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
+  });
   if (!built.ok) throw new Error(built.message);
   const id = await cri.runtime.createContainer(sandboxId, built.config, sbConfig);
   await cri.runtime.startContainer(id);
@@ -57,7 +75,10 @@ async function directStart(i: number): Promise<{ ms: number; sandboxId: string; 
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
-  for (;;) { if ((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200) break; await sleep(20); }
+  for (;;) {
+    if ((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200) break;
+    await sleep(20);
+  }
   // 1. interleaved: one pod through the kubelet, one through direct CRI calls.
   const viaKubelet: number[] = [];
   const direct: number[] = [];
@@ -78,8 +99,13 @@ try {
   const kP50 = percentile(viaKubelet, 50);
   const dP50 = percentile(direct, 50);
   results.podStart = {
-    rounds: ROUNDS, kubeletP50Ms: round(kP50), kubeletP99Ms: round(percentile(viaKubelet, 99)), directCriP50Ms: round(dP50), directCriP99Ms: round(percentile(direct, 99)),
-    overheadP50Ms: round(kP50 - dP50), ratioP50: round(kP50 / dP50),
+    rounds: ROUNDS,
+    kubeletP50Ms: round(kP50),
+    kubeletP99Ms: round(percentile(viaKubelet, 99)),
+    directCriP50Ms: round(dP50),
+    directCriP99Ms: round(percentile(direct, 99)),
+    overheadP50Ms: round(kP50 - dP50),
+    ratioP50: round(kP50 / dP50),
   };
   // 2–3. churn and footprint.
   await sleep(2000);
@@ -97,7 +123,13 @@ try {
     await sleep(50);
   }
   const stopS = (performance.now() - t2) / 1000;
-  results.churn = { pods: CHURN, startAllS: round(startS), startPodsPerS: round(CHURN / startS), removeAllS: round(stopS), removePodsPerS: round(CHURN / stopS) };
+  results.churn = {
+    pods: CHURN,
+    startAllS: round(startS),
+    startPodsPerS: round(CHURN / startS),
+    removeAllS: round(stopS),
+    removePodsPerS: round(CHURN / stopS),
+  };
   results.footprint = { pods: CHURN, kubeletRssMiB: round(rss / 2 ** 20) };
 } finally {
   await kubelet.stop();

@@ -2,7 +2,10 @@
  * Streaming benchmarks against the real CLI (dist/) on the embedded process runtime, through
  * 10250 (TLS, client certificate) and the runtime's streaming server:
  *  1. exec stdout throughput: `head -c 256 MiB /dev/zero`, per protocol (MiB/s);
- *  2. exec round trip: connect → run `true` → status, 100 sequential sessions per protocol (p50/p99).
+ *  2. exec round trip: connect → run `true` → status, 100 sequential sessions per protocol (p50/p99);
+ *  3. the same relay to containerd (private instance, busybox pod): 200 MiB of stdout over
+ *     WebSocket v5 through 10250, MiB/s and time to the first byte, BENCH_EXEC_CTRD_ROUNDS rounds
+ *     (default 3), median.
  * Prints a table and writes bench/results/exec.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,7 @@ import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
 import { machine, percentile, report, round } from './lib.js';
+import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 
 const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
 const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 100);
@@ -18,7 +22,10 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-exec-'));
 const manifests = join(dir, 'manifests');
 const root = join(dir, 'root');
 mkdirSync(manifests);
-writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
+writeFileSync(
+  join(manifests, 'shell.yaml'),
+  'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+);
 const ports = await freeKubeletPorts();
 const kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'bench', manifests }));
 const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
@@ -30,7 +37,11 @@ try {
   for (const protocol of ['v5.channel.k8s.io', 'v4.base64.channel.k8s.io']) {
     let bytes = 0;
     const t0 = performance.now();
-    await wsSession(`wss://127.0.0.1:${ports.port}${path(big, 'output=1')}`, [protocol], pki, { onMessage: (ch, d) => { if (ch === 1) bytes += d.length; } });
+    await wsSession(`wss://127.0.0.1:${ports.port}${path(big, 'output=1')}`, [protocol], pki, {
+      onMessage: (ch, d) => {
+        if (ch === 1) bytes += d.length;
+      },
+    });
     const s = (performance.now() - t0) / 1000;
     results[`throughput ws ${protocol}`] = { MiB: round(bytes / 2 ** 20), seconds: round(s), MiBps: round(bytes / 2 ** 20 / s) };
   }
@@ -43,13 +54,66 @@ try {
   }
   const rt = async (name: string, once: () => Promise<unknown>) => {
     const lat: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) { const t0 = performance.now(); await once(); lat.push(performance.now() - t0); }
+    for (let i = 0; i < ROUNDS; i++) {
+      const t0 = performance.now();
+      await once();
+      lat.push(performance.now() - t0);
+    }
     results[`round trip ${name}`] = { sessions: ROUNDS, p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)) };
   };
   await rt('ws v5', () => wsSession(`wss://127.0.0.1:${ports.port}${path(['true'], 'output=1')}`, ['v5.channel.k8s.io'], pki));
-  await rt('spdy v4', () => spdyExec('127.0.0.1', ports.port, path(['true'], 'output=1'), pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdout'] }));
+  await rt('spdy v4', () =>
+    spdyExec('127.0.0.1', ports.port, path(['true'], 'output=1'), pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdout'] }),
+  );
 } finally {
   await kubelet.stop();
   rmSync(dir, { recursive: true, force: true });
+}
+
+// 3. through containerd.
+{
+  const cdir = mkdtempSync(join(tmpdir(), 'tsk-bench-exec-ctrd-'));
+  const cmanifests = join(cdir, 'manifests');
+  mkdirSync(cmanifests);
+  writeFileSync(
+    join(cmanifests, 'shell.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'shell' },
+      spec: { hostNetwork: true, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+    }),
+  );
+  const ctrd = await startContainerd();
+  const cports = await freeKubeletPorts();
+  const k = startKubelet(kubeletArgs({ dir: cdir, ports: cports, node: 'bench', manifests: cmanifests, extra: ['--container-runtime-endpoint', ctrd.endpoint] }));
+  const cpki = { ca: join(cdir, 'root', 'pki', 'ca.crt'), cert: join(cdir, 'root', 'pki', 'admin.crt'), key: join(cdir, 'root', 'pki', 'admin.key') };
+  try {
+    await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${cports.ro}/pods`)).body).items[0]?.status?.phase === 'Running', 60_000, 'pod Running');
+    const MIB_CTRD = 200;
+    const rates: number[] = [];
+    const firsts: number[] = [];
+    for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 3); r++) {
+      let bytes = 0;
+      let first = 0;
+      const t0 = performance.now();
+      await wsSession(`wss://127.0.0.1:${cports.port}${path(['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], 'output=1')}`, ['v5.channel.k8s.io'], cpki, {
+        onMessage: (ch, d) => {
+          if (ch !== 1) return;
+          if (!first) first = performance.now() - t0;
+          bytes += d.length;
+        },
+      });
+      const secs = (performance.now() - t0) / 1000;
+      if (bytes !== MIB_CTRD << 20) throw new Error(`got ${bytes} bytes`);
+      rates.push(bytes / 2 ** 20 / secs);
+      firsts.push(first);
+    }
+    results['containerd exec ws v5 200 MiB'] = { rounds: rates.length, MiBps: round(percentile(rates, 50)), firstByteMs: round(percentile(firsts, 50)) };
+  } finally {
+    await k.stop();
+    await ctrd.stop();
+    rmSync(cdir, { recursive: true, force: true });
+  }
 }
 report('exec', results);

@@ -24,27 +24,50 @@ export function sampleProcess(pid: number): { rss: number; cpuSeconds: number } 
 
 /** The machine the numbers come from. */
 export function machine(): Record<string, string | number> {
-  return { cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, memoryGiB: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(), node: process.version };
+  return {
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cores: os.cpus().length,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    kernel: os.release(),
+    node: process.version,
+  };
 }
 
 /** Options for {@link load}. */
-export interface LoadOptions { url: string; connections: number; seconds: number; tls?: { ca: Buffer; cert: Buffer; key: Buffer } }
+export interface LoadOptions {
+  url: string;
+  connections: number;
+  seconds: number;
+  tls?: { ca: Buffer; cert: Buffer; key: Buffer };
+}
 
 /** Sends GETs over `connections` keep-alive connections for `seconds`; returns requests/s and latency percentiles. */
 export async function load(o: LoadOptions): Promise<{ requests: number; perSecond: number; p50Ms: number; p99Ms: number; errors: number }> {
-  const agent = o.tls ? new https.Agent({ keepAlive: true, maxSockets: o.connections, ...o.tls }) : new http.Agent({ keepAlive: true, maxSockets: o.connections });
+  const agent = o.tls
+    ? new https.Agent({ keepAlive: true, maxSockets: o.connections, ...o.tls })
+    : new http.Agent({ keepAlive: true, maxSockets: o.connections });
   const get = o.tls ? https.get : http.get;
   const lat: number[] = [];
   let errors = 0;
   const end = Date.now() + o.seconds * 1000;
-  const one = () => new Promise<void>((resolve) => {
-    const t0 = performance.now();
-    get(o.url, { agent }, (res) => {
-      res.resume();
-      res.on('end', () => { if (res.statusCode === 200) lat.push(performance.now() - t0); else errors++; resolve(); });
-    }).on('error', () => { errors++; resolve(); });
-  });
-  const worker = async () => { while (Date.now() < end) await one(); };
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t0 = performance.now();
+      get(o.url, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) lat.push(performance.now() - t0);
+          else errors++;
+          resolve();
+        });
+      }).on('error', () => {
+        errors++;
+        resolve();
+      });
+    });
+  const worker = async () => {
+    while (Date.now() < end) await one();
+  };
   const started = Date.now();
   await Promise.all(Array.from({ length: o.connections }, worker));
   const elapsed = (Date.now() - started) / 1000;
@@ -57,7 +80,13 @@ export const round = (x: number) => Math.round(x * 100) / 100;
 
 /** Prints `results` as a table and writes them to bench/results/<name>.json. */
 export function report(name: string, results: Record<string, unknown>): void {
-  console.table(Object.fromEntries(Object.entries(results).filter(([k]) => k !== 'date').map(([k, v]) => [k, v as object])));
+  console.table(
+    Object.fromEntries(
+      Object.entries(results)
+        .filter(([k]) => k !== 'date')
+        .map(([k, v]) => [k, v as object]),
+    ),
+  );
   mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
   writeFileSync(join(import.meta.dirname, 'results', `${name}.json`), JSON.stringify(results, null, 2) + '\n');
 }

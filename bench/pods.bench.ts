@@ -29,7 +29,8 @@ const root = join(dir, 'root');
 mkdirSync(manifests);
 const ports = await freeKubeletPorts();
 
-const manifest = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`;
+const manifest = (name: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`;
 const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
 async function runningNames(): Promise<Set<string>> {
   const r = await httpGet(`http://127.0.0.1:${ports.ro}/pods`);
@@ -62,7 +63,12 @@ try {
     }
     latencies.push(performance.now() - t0);
   }
-  results.manifestToRunning = { pods: SEQUENTIAL, p50Ms: round(percentile(latencies, 50)), p99Ms: round(percentile(latencies, 99)), maxMs: round(Math.max(...latencies)) };
+  results.manifestToRunning = {
+    pods: SEQUENTIAL,
+    p50Ms: round(percentile(latencies, 50)),
+    p99Ms: round(percentile(latencies, 99)),
+    maxMs: round(Math.max(...latencies)),
+  };
 
   // 1b. a burst written at once
   const t0 = performance.now();
@@ -82,13 +88,27 @@ try {
   const pid = kubelet.proc.pid!;
   const first = sampleProcess(pid);
   const rss: number[] = [first.rss];
-  for (let s = 0; s < IDLE_SECONDS; s++) { await sleep(1000); rss.push(sampleProcess(pid).rss); }
+  for (let s = 0; s < IDLE_SECONDS; s++) {
+    await sleep(1000);
+    rss.push(sampleProcess(pid).rss);
+  }
   const last = sampleProcess(pid);
   const still = await runningNames();
-  results.idle = { pods: still.size, seconds: IDLE_SECONDS, rssMiBStart: round(first.rss / 2 ** 20), rssMiBMax: round(Math.max(...rss) / 2 ** 20), rssMiBEnd: round(last.rss / 2 ** 20), cpuPercent: round(((last.cpuSeconds - first.cpuSeconds) / IDLE_SECONDS) * 100) };
+  results.idle = {
+    pods: still.size,
+    seconds: IDLE_SECONDS,
+    rssMiBStart: round(first.rss / 2 ** 20),
+    rssMiBMax: round(Math.max(...rss) / 2 ** 20),
+    rssMiBEnd: round(last.rss / 2 ** 20),
+    cpuPercent: round(((last.cpuSeconds - first.cpuSeconds) / IDLE_SECONDS) * 100),
+  };
 
   // 3. /pods throughput with 100 pods
-  const tls = { ca: readFileSync(join(root, 'pki', 'ca.crt')), cert: readFileSync(join(root, 'pki', 'admin.crt')), key: readFileSync(join(root, 'pki', 'admin.key')) };
+  const tls = {
+    ca: readFileSync(join(root, 'pki', 'ca.crt')),
+    cert: readFileSync(join(root, 'pki', 'admin.crt')),
+    key: readFileSync(join(root, 'pki', 'admin.key')),
+  };
   results.podsReadOnly = await load({ url: `http://127.0.0.1:${ports.ro}/pods`, connections: 16, seconds: LOAD_SECONDS });
   results.podsSecure = await load({ url: `https://127.0.0.1:${ports.port}/pods`, connections: 16, seconds: LOAD_SECONDS, tls });
   const body = await httpGet(`http://127.0.0.1:${ports.ro}/pods`);

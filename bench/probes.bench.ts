@@ -28,14 +28,34 @@ async function run(withProbes: boolean, cri?: { endpoint: string; image: string 
   const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-probes-'));
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
-  const probes = withProbes ? `\n    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 10}\n    livenessProbe: {httpGet: {host: 127.0.0.1, port: ${port}, path: /}, periodSeconds: 10}` : '';
-  for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  hostNetwork: true\n  containers:\n  - name: main\n    image: ${cri?.image ?? 'busybox'}\n    command: ["sleep", "3600"]${probes}\n`);
+  const probes = withProbes
+    ? `\n    readinessProbe: {exec: {command: ["true"]}, periodSeconds: 10}\n    livenessProbe: {httpGet: {host: 127.0.0.1, port: ${port}, path: /}, periodSeconds: 10}`
+    : '';
+  for (let i = 0; i < PODS; i++)
+    writeFileSync(
+      join(manifests, `p${i}.yaml`),
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  hostNetwork: true\n  containers:\n  - name: main\n    image: ${cri?.image ?? 'busybox'}\n    command: ["sleep", "3600"]${probes}\n`,
+    );
   const ports = await freeKubeletPorts();
-  const k = startKubelet(kubeletArgs({ dir, ports, node: 'bench-probes', manifests, extra: ['--node-ip', '127.0.0.1', ...(cri ? ['--container-runtime-endpoint', cri.endpoint] : [])] }));
+  const k = startKubelet(
+    kubeletArgs({
+      dir,
+      ports,
+      node: 'bench-probes',
+      manifests,
+      extra: ['--node-ip', '127.0.0.1', ...(cri ? ['--container-runtime-endpoint', cri.endpoint] : [])],
+    }),
+  );
   try {
     for (;;) {
-      const items = await httpGet(`http://127.0.0.1:${ports.ro}/pods`).then((r) => JSON.parse(r.body).items as { status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] } }[]).catch(() => []);
-      if (items.length === PODS && items.every((p) => (withProbes ? p.status?.containerStatuses?.[0]?.ready : p.status?.containerStatuses?.[0]?.state?.running))) break;
+      const items = await httpGet(`http://127.0.0.1:${ports.ro}/pods`)
+        .then((r) => JSON.parse(r.body).items as { status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] } }[])
+        .catch(() => []);
+      if (
+        items.length === PODS &&
+        items.every((p) => (withProbes ? p.status?.containerStatuses?.[0]?.ready : p.status?.containerStatuses?.[0]?.state?.running))
+      )
+        break;
       await sleep(500);
     }
     await sleep(15_000);
@@ -58,7 +78,11 @@ async function run(withProbes: boolean, cri?: { endpoint: string; image: string 
 }
 
 const probesPer10s = 2 * PODS;
-const overhead = (a: { cpuPercent: number }, b: { cpuPercent: number }) => ({ cpuPercent: round(b.cpuPercent - a.cpuPercent), probesPer10s, corePercentPer100ProbesPer10s: round(((b.cpuPercent - a.cpuPercent) * 100) / probesPer10s) });
+const overhead = (a: { cpuPercent: number }, b: { cpuPercent: number }) => ({
+  cpuPercent: round(b.cpuPercent - a.cpuPercent),
+  probesPer10s,
+  corePercentPer100ProbesPer10s: round(((b.cpuPercent - a.cpuPercent) * 100) / probesPer10s),
+});
 const without = await run(false);
 const withProbes = await run(true);
 const ctrd = await startContainerd({ cni: false });
@@ -68,10 +92,17 @@ try {
   const a = await run(false, cri);
   const b = await run(true, cri);
   containerd = { withoutProbes: a, withProbes: b, probeOverhead: overhead(a, b) };
-} finally { await ctrd.stop(); }
+} finally {
+  await ctrd.stop();
+}
 server.close();
 report('probes', {
-  machine: machine(), date: new Date().toISOString(),
-  withoutProbes: without, withProbes, probeOverhead: overhead(without, withProbes),
-  containerdWithoutProbes: containerd.withoutProbes, containerdWithProbes: containerd.withProbes, containerdProbeOverhead: containerd.probeOverhead,
+  machine: machine(),
+  date: new Date().toISOString(),
+  withoutProbes: without,
+  withProbes,
+  probeOverhead: overhead(without, withProbes),
+  containerdWithoutProbes: containerd.withoutProbes,
+  containerdWithProbes: containerd.withProbes,
+  containerdProbeOverhead: containerd.probeOverhead,
 });

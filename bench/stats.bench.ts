@@ -15,14 +15,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-stats-'));
 const manifests = join(dir, 'manifests');
 mkdirSync(manifests);
-for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`);
+for (let i = 0; i < PODS; i++)
+  writeFileSync(
+    join(manifests, `p${i}.yaml`),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: p${i}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`,
+  );
 const ports = await freeKubeletPorts();
 const k = startKubelet(kubeletArgs({ dir, ports, node: 'bench-stats', manifests, extra: ['--node-ip', '127.0.0.1'] }));
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
   for (;;) {
-    const s = await httpGet(`http://127.0.0.1:${ports.ro}/stats/summary`).then((r) => (r.status === 200 ? JSON.parse(r.body) : undefined)).catch(() => undefined);
-    if (s?.pods?.length === PODS && s.pods.every((p: { containers?: { cpu?: { usageNanoCores?: number } }[] }) => p.containers?.[0]?.cpu?.usageNanoCores !== undefined)) break;
+    const s = await httpGet(`http://127.0.0.1:${ports.ro}/stats/summary`)
+      .then((r) => (r.status === 200 ? JSON.parse(r.body) : undefined))
+      .catch(() => undefined);
+    if (
+      s?.pods?.length === PODS &&
+      s.pods.every((p: { containers?: { cpu?: { usageNanoCores?: number } }[] }) => p.containers?.[0]?.cpu?.usageNanoCores !== undefined)
+    )
+      break;
     await sleep(1000);
   }
   await sleep(5000);
@@ -31,7 +41,10 @@ try {
   const b = sampleProcess(k.proc.pid!);
   results.idleWithCollector = { pods: PODS, cpuPercent: round(((b.cpuSeconds - a.cpuSeconds) / 60) * 100), rssMiB: round(b.rss / 2 ** 20) };
   const summary = await load({ url: `http://127.0.0.1:${ports.ro}/stats/summary`, connections: 16, seconds: 10 });
-  results.statsSummary = { ...summary, goVsUs: { goP99Ms: 167, goPerSecond: 11, p99Ratio: round(summary.p99Ms / 167), perSecondRatio: round(summary.perSecond / 11) } };
+  results.statsSummary = {
+    ...summary,
+    goVsUs: { goP99Ms: 167, goPerSecond: 11, p99Ratio: round(summary.p99Ms / 167), perSecondRatio: round(summary.perSecond / 11) },
+  };
   results.metricsResource = await load({ url: `http://127.0.0.1:${ports.ro}/metrics/resource`, connections: 16, seconds: 10 });
 } finally {
   await k.stop();

@@ -35,15 +35,30 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
     args.set(k, v ?? argv[++i]);
   }
   const listen = args.get('listen');
-  if (!listen) { process.stderr.write('error: --listen unix:///path.sock is required\n'); return 1; }
+  if (!listen) {
+    process.stderr.write('error: --listen unix:///path.sock is required\n');
+    return 1;
+  }
   const logger = createLogger({ verbosity: Number(args.get('v') ?? 0) });
   routeProcessWarnings(logger);
   let stop;
   try {
     const { runProcessRuntimeDaemon } = await import('./process-runtime/daemon.js');
-    stop = await runProcessRuntimeDaemon({ listen, rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime', podIP: args.get('node-ip') ?? defaultNodeIP(), logger, version: TSKUBELET_VERSION });
-  } catch (err) { logger.error(messageOf(err)); return 1; }
-  await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+    stop = await runProcessRuntimeDaemon({
+      listen,
+      rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime',
+      podIP: args.get('node-ip') ?? defaultNodeIP(),
+      logger,
+      version: TSKUBELET_VERSION,
+    });
+  } catch (err) {
+    logger.error(messageOf(err));
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
   await stop();
   return 0;
 }
@@ -58,15 +73,31 @@ function routeProcessWarnings(logger: ReturnType<typeof createLogger>): void {
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'process-runtime') return processRuntimeMain(argv.slice(1));
   let parsed;
-  try { parsed = parseFlags(argv); } catch (err) {
-    if (err instanceof FlagError) { process.stderr.write(`error: ${err.message}\n${flagHelp()}`); return 1; }
+  try {
+    parsed = parseFlags(argv);
+  } catch (err) {
+    if (err instanceof FlagError) {
+      process.stderr.write(`error: ${err.message}\n${flagHelp()}`);
+      return 1;
+    }
     throw err;
   }
-  if (parsed.flags.help) { process.stdout.write(flagHelp()); return 0; }
-  if (parsed.flags.version) { process.stdout.write(`Kubernetes ${KUBERNETES_VERSION} (tskubelet ${TSKUBELET_VERSION})\n`); return 0; }
+  if (parsed.flags.help) {
+    process.stdout.write(flagHelp());
+    return 0;
+  }
+  if (parsed.flags.version) {
+    process.stdout.write(`Kubernetes ${KUBERNETES_VERSION} (tskubelet ${TSKUBELET_VERSION})\n`);
+    return 0;
+  }
   let cfg;
-  try { cfg = await loadConfig(parsed); } catch (err) {
-    if (err instanceof ConfigError) { process.stderr.write(`error: ${err.message}\n`); return 1; }
+  try {
+    cfg = await loadConfig(parsed);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`error: ${err.message}\n`);
+      return 1;
+    }
     throw err;
   }
   const logger = createLogger({ verbosity: cfg.verbosity });
@@ -74,14 +105,22 @@ export async function main(argv: string[]): Promise<number> {
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
   // Before anything under the root dir is touched: a second kubelet on it must change nothing.
-  try { await acquireInstanceLock(cfg.rootDir, 'root directory'); } catch (err) { logger.error(messageOf(err)); return 1; }
+  try {
+    await acquireInstanceLock(cfg.rootDir, 'root directory');
+  } catch (err) {
+    logger.error(messageOf(err));
+    return 1;
+  }
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
   // checks join once it is composed.
   const servers: ClosableServer[] = [];
   let healthz;
   try {
     healthz = kc.healthzPort > 0 ? await startHealthzServer({ port: kc.healthzPort, host: kc.healthzBindAddress, logger }) : undefined;
-  } catch (err) { logger.error(`failed to start the healthz server: ${messageOf(err)}`); return 1; }
+  } catch (err) {
+    logger.error(`failed to start the healthz server: ${messageOf(err)}`);
+    return 1;
+  }
   if (healthz) servers.push(healthz);
   // Loaded while the PKI and the agent are prepared.
   const serversModule = import('./server/servers.js');
@@ -90,7 +129,9 @@ export async function main(argv: string[]): Promise<number> {
   // Standalone (no apiserver) without a client CA: a local CA and an admin certificate.
   const standalone = !cfg.kubeconfig;
   const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || (standalone && !kc.authentication.x509.clientCAFile);
-  const pki = needPki ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] }) : undefined;
+  const pki = needPki
+    ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] })
+    : undefined;
   const certFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert;
   const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
@@ -103,47 +144,117 @@ export async function main(argv: string[]): Promise<number> {
   const certModule = cfg.bootstrapKubeconfig || kc.rotateCertificates ? await import('./agent/certificate/client-cert.js') : undefined;
   try {
     if (cfg.bootstrapKubeconfig && certModule) await certModule.bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
-  } catch (err) { logger.error(`client certificate bootstrap failed: ${messageOf(err)}`); return 1; } finally { clearInterval(holdOpen); }
+  } catch (err) {
+    logger.error(`client certificate bootstrap failed: ${messageOf(err)}`);
+    return 1;
+  } finally {
+    clearInterval(holdOpen);
+  }
   try {
-    api = cfg.kubeconfig ? await (await import('./lib/kube-client.js')).createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` }) : undefined;
-    auth = (await import('./server/build-auth.js')).buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: !!clientCA, api, clock: realClock });
-  } catch (err) { logger.error(messageOf(err)); return 1; }
+    api = cfg.kubeconfig
+      ? await (await import('./lib/kube-client.js')).createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` })
+      : undefined;
+    auth = (await import('./server/build-auth.js')).buildAuth({
+      authentication: kc.authentication,
+      authorization: kc.authorization,
+      hasClientCA: !!clientCA,
+      api,
+      clock: realClock,
+    });
+  } catch (err) {
+    logger.error(messageOf(err));
+    return 1;
+  }
 
   const { composeAgent } = await import('./agent/compose.js');
-  const agent = composeAgent({
-    nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, staticPodPath: kc.staticPodPath,
-    staticPodURL: kc.staticPodURL, staticPodURLHeader: kc.staticPodURLHeader, fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
-    httpCheckFrequencyMs: cfg.httpCheckFrequencyMs, syncFrequencyMs: cfg.syncFrequencyMs, containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
-    version: TSKUBELET_VERSION, streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
-    clusterDNS: kc.clusterDNS, clusterDomain: kc.clusterDomain, resolvConf: kc.resolvConf,
-    cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
-    cpuCFSQuota: kc.cpuCFSQuota, cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
-    serializeImagePulls: kc.serializeImagePulls, containerGc: cfg.containerGc, podInfraContainerImage: cfg.podInfraContainerImage,
-    imageGc: { highThresholdPercent: kc.imageGCHighThresholdPercent, lowThresholdPercent: kc.imageGCLowThresholdPercent, minAgeMs: parseDuration(kc.imageMinimumGCAge)! },
-    node: {
-      nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, hostname: cfg.nodeName, port: kc.port, maxPods: kc.maxPods, nodeLabels: cfg.nodeLabels,
-      registerWithTaints: kc.registerWithTaints, providerID: kc.providerID, kubeReserved: kc.kubeReserved, systemReserved: kc.systemReserved,
-      evictionHard: kc.evictionHard, kubeletVersion: KUBERNETES_VERSION,
+  const agent = composeAgent(
+    {
+      nodeName: cfg.nodeName,
+      nodeIP: cfg.nodeIP,
+      rootDir: cfg.rootDir,
+      podLogsDir: cfg.podLogsDir,
+      staticPodPath: kc.staticPodPath,
+      staticPodURL: kc.staticPodURL,
+      staticPodURLHeader: kc.staticPodURLHeader,
+      fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+      httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
+      syncFrequencyMs: cfg.syncFrequencyMs,
+      containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
+      version: TSKUBELET_VERSION,
+      streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
+      clusterDNS: kc.clusterDNS,
+      clusterDomain: kc.clusterDomain,
+      resolvConf: kc.resolvConf,
+      cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
+      cpuCFSQuota: kc.cpuCFSQuota,
+      cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
+      serializeImagePulls: kc.serializeImagePulls,
+      containerGc: cfg.containerGc,
+      podInfraContainerImage: cfg.podInfraContainerImage,
+      imageGc: {
+        highThresholdPercent: kc.imageGCHighThresholdPercent,
+        lowThresholdPercent: kc.imageGCLowThresholdPercent,
+        minAgeMs: parseDuration(kc.imageMinimumGCAge)!,
+      },
+      node: {
+        nodeName: cfg.nodeName,
+        nodeIP: cfg.nodeIP,
+        hostname: cfg.nodeName,
+        port: kc.port,
+        maxPods: kc.maxPods,
+        nodeLabels: cfg.nodeLabels,
+        registerWithTaints: kc.registerWithTaints,
+        providerID: kc.providerID,
+        kubeReserved: kc.kubeReserved,
+        systemReserved: kc.systemReserved,
+        evictionHard: kc.evictionHard,
+        kubeletVersion: KUBERNETES_VERSION,
+      },
+      registerNode: kc.registerNode,
+      nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!,
+      nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
+      nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds,
+      eventRecordQPS: kc.eventRecordQPS,
+      eventBurst: kc.eventBurst,
+      allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
+      volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
+      containerLogs: {
+        maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024,
+        maxFiles: kc.containerLogMaxFiles,
+        monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
+      },
     },
-    registerNode: kc.registerNode, nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!, nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
-    nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds, eventRecordQPS: kc.eventRecordQPS, eventBurst: kc.eventBurst,
-    allowedUnsafeSysctls: kc.allowedUnsafeSysctls, volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
-    containerLogs: { maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024, maxFiles: kc.containerLogMaxFiles, monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000 },
-  }, { logger, clock: realClock, api });
-  try { await agent.start(); } catch (err) { logger.error(messageOf(err)); return 1; }
+    { logger, clock: realClock, api },
+  );
+  try {
+    await agent.start();
+  } catch (err) {
+    logger.error(messageOf(err));
+    return 1;
+  }
   healthz?.setChecks(() => agent.host.healthChecks());
-  if (api && kc.rotateCertificates && certModule) new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
+  if (api && kc.rotateCertificates && certModule)
+    new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
 
   const host: KubeletHost = agent.host;
   try {
     const { buildReadOnlyServer, buildSecureServer } = await serversModule;
     const secure = await buildSecureServer({
-      host, logger, tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
-      ...auth, enableDebuggingHandlers: kc.enableDebuggingHandlers, enableSystemLogHandler: kc.enableSystemLogHandler, configz: kc,
+      host,
+      logger,
+      tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
+      ...auth,
+      enableDebuggingHandlers: kc.enableDebuggingHandlers,
+      enableSystemLogHandler: kc.enableSystemLogHandler,
+      configz: kc,
     });
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);
-    if (kc.readOnlyPort > 0) { const ro = await buildReadOnlyServer({ host, logger }); await ro.listen({ port: kc.readOnlyPort, host: kc.address }); servers.push(ro); }
+    if (kc.readOnlyPort > 0) {
+      const ro = await buildReadOnlyServer({ host, logger });
+      await ro.listen({ port: kc.readOnlyPort, host: kc.address });
+      servers.push(ro);
+    }
   } catch (err) {
     logger.error(`failed to start servers: ${messageOf(err)}`);
     await agent.stop();
@@ -151,18 +262,36 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   // The pod-resources API (the root dir lock makes the socket ours to replace).
-  const stopPodResources = await import('./server/pod-resources.js').then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() }))
-    .catch((err: unknown) => { logger.warn({ err: messageOf(err) }, 'pod-resources API not served'); return async () => {}; });
-  logger.info({ node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath }, 'tskubelet started');
+  const stopPodResources = await import('./server/pod-resources.js')
+    .then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() }))
+    .catch((err: unknown) => {
+      logger.warn({ err: messageOf(err) }, 'pod-resources API not served');
+      return async () => {};
+    });
+  logger.info(
+    { node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath },
+    'tskubelet started',
+  );
   if (pki && !kc.authentication.x509.clientCAFile) {
-    logger.info(`standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`);
+    logger.info(
+      `standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`,
+    );
   }
-  await new Promise<void>((resolve) => { process.once('SIGINT', resolve); process.once('SIGTERM', resolve); });
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
   logger.info('shutting down');
   // 1. stop accepting and give requests in flight a short deadline, 2. stop the pods meanwhile —
   // neither waits on a client; a last-resort timer ends the process if anything still hangs.
   const shutdownGraceMs = parseDuration(kc.shutdownGracePeriod) ?? 0;
-  const hardDeadline = setTimeout(() => { logger.error('shutdown did not finish in time; exiting'); process.exit(1); }, Math.max(shutdownGraceMs, 60_000) + 30_000);
+  const hardDeadline = setTimeout(
+    () => {
+      logger.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    },
+    Math.max(shutdownGraceMs, 60_000) + 30_000,
+  );
   hardDeadline.unref();
   lifetime.abort();
   await Promise.all([

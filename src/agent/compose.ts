@@ -117,7 +117,11 @@ export interface AgentConfig {
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
 export function sandboxImageFromInfo(info: Record<string, string> | undefined): string | undefined {
-  try { return (JSON.parse(info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined; } catch { return undefined; }
+  try {
+    return (JSON.parse(info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A composed agent. */
@@ -128,28 +132,57 @@ export interface Agent {
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
   stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
   /** For tests and benchmarks. */
-  internals: { podConfig: PodConfig; podManager: PodManager; workers: PodWorkers; statusManager: StatusManager; pleg: GenericPleg; runtime: CriRuntime; gc: GarbageCollector; imageGc: ImageGc; runtimeState: RuntimeState; events: EventRecorder; volumes: VolumeManager; volumeStats: VolumeStatsCollector; prober: ProberManager; collector: StatsCollector; metrics: KubeletMetrics };
+  internals: {
+    podConfig: PodConfig;
+    podManager: PodManager;
+    workers: PodWorkers;
+    statusManager: StatusManager;
+    pleg: GenericPleg;
+    runtime: CriRuntime;
+    gc: GarbageCollector;
+    imageGc: ImageGc;
+    runtimeState: RuntimeState;
+    events: EventRecorder;
+    volumes: VolumeManager;
+    volumeStats: VolumeStatsCollector;
+    prober: ProberManager;
+    collector: StatsCollector;
+    metrics: KubeletMetrics;
+  };
 }
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; api?: KubeClient }): Agent {
   const { logger, clock } = deps;
   let pleg: GenericPleg | undefined;
-  const metrics = new KubeletMetrics({ nodeName: cfg.nodeName, running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} } });
+  const metrics = new KubeletMetrics({
+    nodeName: cfg.nodeName,
+    running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
+  });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (deps.runtime) runtime = deps.runtime;
   else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
   else {
-    processRuntime = new ProcessRuntime({ stateDir: join(cfg.rootDir, 'process-runtime'), podIP: cfg.nodeIP, mode: 'in-process', logger, version: cfg.version, streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs });
+    processRuntime = new ProcessRuntime({
+      stateDir: join(cfg.rootDir, 'process-runtime'),
+      podIP: cfg.nodeIP,
+      mode: 'in-process',
+      logger,
+      version: cfg.version,
+      streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,
+    });
     runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
   }
   runtime = instrumentCri(runtime, metrics);
 
   const sources: PodSource[] = [];
   if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
-  if (cfg.staticPodURL) sources.push(new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }));
+  if (cfg.staticPodURL)
+    sources.push(
+      new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }),
+    );
   if (api) sources.push(new ApiserverSource({ client: api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs }));
   const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
   let admissionNode: AdmissionNode | undefined;
@@ -168,98 +201,244 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   const nodeAllocatable = () => admissionNode?.allocatable;
   const volumes = new VolumeManager({
-    rootDir: cfg.rootDir, clock, logger, events, onPodRemoved: (uid) => tokens?.forgetPod(uid),
+    rootDir: cfg.rootDir,
+    clock,
+    logger,
+    events,
+    onPodRemoved: (uid) => tokens?.forgetPod(uid),
     host: {
-      hasApiserver: !!api, isRoot: process.getuid?.() === 0,
+      hasApiserver: !!api,
+      isRoot: process.getuid?.() === 0,
       getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
       getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
       getToken: (k) => tokens!.getToken(k),
-      get downward() { return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() }; },
+      get downward() {
+        return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() };
+      },
     },
   });
   const volumeStats = new VolumeStatsCollector({ volumes, clock, logger, periodMs: cfg.volumeStatsAggPeriodMs });
   const executor = new PodActionExecutor({
-    runtime: runtime.runtime, images, backoff, clock, networkError: () => runtimeState.networkError(), events, nodeAllocatable,
+    runtime: runtime.runtime,
+    images,
+    backoff,
+    clock,
+    networkError: () => runtimeState.networkError(),
+    events,
+    nodeAllocatable,
     objects,
     node: {
-      nodeName: cfg.nodeName, nodeIP: cfg.nodeIP, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clusterDNS: cfg.clusterDNS, clusterDomain: cfg.clusterDomain,
-      resolvConfPath: cfg.resolvConf, cgroups: cfg.cgroups,
+      nodeName: cfg.nodeName,
+      nodeIP: cfg.nodeIP,
+      rootDir: cfg.rootDir,
+      podLogsDir: cfg.podLogsDir,
+      clusterDNS: cfg.clusterDNS,
+      clusterDomain: cfg.clusterDomain,
+      resolvConfPath: cfg.resolvConf,
+      cgroups: cfg.cgroups,
       resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
     },
   });
   let protectedImages: Promise<string[]> | undefined;
   const imageGc = new ImageGc({
-    runtime: runtime.runtime, images: runtime.images, clock, logger, policy: cfg.imageGc,
-    protectedImages: () => (protectedImages ??= runtime.runtime.status(true).then((s) => [cfg.podInfraContainerImage, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x), () => { protectedImages = undefined; return [cfg.podInfraContainerImage].filter((x): x is string => !!x); })),
+    runtime: runtime.runtime,
+    images: runtime.images,
+    clock,
+    logger,
+    policy: cfg.imageGc,
+    protectedImages: () =>
+      (protectedImages ??= runtime.runtime.status(true).then(
+        (s) => [cfg.podInfraContainerImage, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x),
+        () => {
+          protectedImages = undefined;
+          return [cfg.podInfraContainerImage].filter((x): x is string => !!x);
+        },
+      )),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
   pleg = new GenericPleg({
-    runtime: runtime.runtime, clock, logger, periodMs: 1000,
-    onRelist: (ms, interval) => { metrics.plegRelistDuration.observe(ms / 1000); if (interval !== undefined) metrics.plegRelistInterval.observe(interval / 1000); },
+    runtime: runtime.runtime,
+    clock,
+    logger,
+    periodMs: 1000,
+    onRelist: (ms, interval) => {
+      metrics.plegRelistDuration.observe(ms / 1000);
+      if (interval !== undefined) metrics.plegRelistInterval.observe(interval / 1000);
+    },
   });
   const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });
   let runtimeName = 'process';
   const syncer = new PodSync({
-    runtime: runtime.runtime, runtimeManager, executor, statusManager, reasons, backoff, workQueue, clock, logger,
-    nodeIP: cfg.nodeIP, get runtimeName() { return runtimeName; }, podLogsDir: cfg.podLogsDir, syncFrequencyMs: cfg.syncFrequencyMs,
-    rootDir: cfg.rootDir, cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, images,
-    isDesired: (uid) => !!podManager.getPodByUid(uid), events, mirrors, volumes, prober,
+    runtime: runtime.runtime,
+    runtimeManager,
+    executor,
+    statusManager,
+    reasons,
+    backoff,
+    workQueue,
+    clock,
+    logger,
+    nodeIP: cfg.nodeIP,
+    get runtimeName() {
+      return runtimeName;
+    },
+    podLogsDir: cfg.podLogsDir,
+    syncFrequencyMs: cfg.syncFrequencyMs,
+    rootDir: cfg.rootDir,
+    cgroupFsRoot,
+    cgroupRoot: cfg.cgroups.cgroupRoot,
+    images,
+    isDesired: (uid) => !!podManager.getPodByUid(uid),
+    events,
+    mirrors,
+    volumes,
+    prober,
   });
-  const timed = <A extends unknown[], R>(operation: string, fn: (...a: A) => Promise<R>) => async (...a: A): Promise<R> => {
-    const end = metrics.podWorkerDuration.startTimer({ operation });
-    try { return await fn(...a); } finally { end(); }
-  };
+  const timed =
+    <A extends unknown[], R>(operation: string, fn: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      const end = metrics.podWorkerDuration.startTimer({ operation });
+      try {
+        return await fn(...a);
+      } finally {
+        end();
+      }
+    };
   const workers = new PodWorkers({
-    syncer: { syncPod: timed('sync', (p) => syncer.syncPod(p)), syncTerminatingPod: timed('terminating', (p, g) => syncer.syncTerminatingPod(p, g)), syncTerminatedPod: timed('terminated', (p) => syncer.syncTerminatedPod(p)) },
-    logger, now: () => clock.now(),
+    syncer: {
+      syncPod: timed('sync', (p) => syncer.syncPod(p)),
+      syncTerminatingPod: timed('terminating', (p, g) => syncer.syncTerminatingPod(p, g)),
+      syncTerminatedPod: timed('terminated', (p) => syncer.syncTerminatedPod(p)),
+    },
+    logger,
+    now: () => clock.now(),
   });
   // kubelet_pod_start_duration_seconds: from the pod first seen to all its containers running.
   const firstSeen = new Map<string, number>();
   statusManager.onChange((uid) => {
     if (firstSeen.get(uid) === -1) return;
-    if (!podManager.getPodByUid(uid)) { firstSeen.delete(uid); return; }
+    if (!podManager.getPodByUid(uid)) {
+      firstSeen.delete(uid);
+      return;
+    }
     if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
     const st = statusManager.get(uid);
-    if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) { metrics.podStartDuration.observe((clock.now() - firstSeen.get(uid)!) / 1000); firstSeen.set(uid, -1); }
+    if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) {
+      metrics.podStartDuration.observe((clock.now() - firstSeen.get(uid)!) / 1000);
+      firstSeen.set(uid, -1);
+    }
   });
   const syncLoop = new SyncLoop({
-    podConfig, podManager, workers, pleg, workQueue, clock, logger,
-    housekeeping: () => housekeeping({ podManager, workers, runtime: runtime.runtime, runtimeManager, backoff, clock, logger, podLogsDir: cfg.podLogsDir, statusManager, mirrors, volumes }),
+    podConfig,
+    podManager,
+    workers,
+    pleg,
+    workQueue,
+    clock,
+    logger,
+    housekeeping: () =>
+      housekeeping({
+        podManager,
+        workers,
+        runtime: runtime.runtime,
+        runtimeManager,
+        backoff,
+        clock,
+        logger,
+        podLogsDir: cfg.podLogsDir,
+        statusManager,
+        mirrors,
+        volumes,
+      }),
     admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });
-  const statusSync = api ? new StatusSync({
-    client: api, statusManager, podManager, clock, logger,
-    canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
-  }) : undefined;
+  const statusSync = api
+    ? new StatusSync({
+        client: api,
+        statusManager,
+        podManager,
+        clock,
+        logger,
+        canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
+      })
+    : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const gc = new GarbageCollector({
-    runtime: runtime.runtime, runtimeManager, imageGc, clock, logger, policy: cfg.containerGc, podLogsDir: cfg.podLogsDir, rootDir: cfg.rootDir,
-    cgroupFsRoot, cgroupRoot: cfg.cgroups.cgroupRoot, isActive, removePodDir: (uid) => volumes.removePodDir(uid),
+    runtime: runtime.runtime,
+    runtimeManager,
+    imageGc,
+    clock,
+    logger,
+    policy: cfg.containerGc,
+    podLogsDir: cfg.podLogsDir,
+    rootDir: cfg.rootDir,
+    cgroupFsRoot,
+    cgroupRoot: cfg.cgroups.cgroupRoot,
+    isActive,
+    removePodDir: (uid) => volumes.removePodDir(uid),
   });
   const collector = new StatsCollector({ runtime, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = {
-    ...createAgentHost({ runtimeState, nodeName: cfg.nodeName, podManager, statusManager, runtimeManager, syncLoop, pleg, clock, syncFrequencyMs: cfg.syncFrequencyMs }),
+    ...createAgentHost({
+      runtimeState,
+      nodeName: cfg.nodeName,
+      podManager,
+      statusManager,
+      runtimeManager,
+      syncLoop,
+      pleg,
+      clock,
+      syncFrequencyMs: cfg.syncFrequencyMs,
+    }),
     ...createObservabilityHost({
-      nodeName: cfg.nodeName, startTime: rfc3339(clock.now()), collector, volumeStats, podManager, statusManager, metrics,
-      probeCounts: () => prober.counts.values(), machine: () => machineInfo,
+      nodeName: cfg.nodeName,
+      startTime: rfc3339(clock.now()),
+      collector,
+      volumeStats,
+      podManager,
+      statusManager,
+      metrics,
+      probeCounts: () => prober.counts.values(),
+      machine: () => machineInfo,
     }),
   };
   const abort = new AbortController();
 
   return {
     host,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober, collector, metrics },
+    internals: {
+      podConfig,
+      podManager,
+      workers,
+      statusManager,
+      pleg,
+      runtime,
+      gc,
+      imageGc,
+      runtimeState,
+      events,
+      volumes,
+      volumeStats,
+      prober,
+      collector,
+      metrics,
+    },
     async start() {
       if (processRuntime) await processRuntime.start();
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
-      admissionNode = { name: cfg.nodeName, labels: nodeLabels(cfg.node, machine), taints: cfg.node.registerWithTaints, allocatable: nodeResources(cfg.node, machine).allocatableNumbers };
+      admissionNode = {
+        name: cfg.nodeName,
+        labels: nodeLabels(cfg.node, machine),
+        taints: cfg.node.registerWithTaints,
+        allocatable: nodeResources(cfg.node, machine).allocatableNumbers,
+      };
       let runtimeVersion = '';
       try {
         const v = await runtime.runtime.version(CRI_API_VERSION);
@@ -276,11 +455,25 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       volumeStats.start({ signal: abort.signal });
       collector.start({ signal: abort.signal });
       const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };
-      new ContainerLogManager({ runtime: runtime.runtime, clock, logger, maxSizeBytes: logs.maxSizeBytes, maxFiles: logs.maxFiles, intervalMs: logs.monitorIntervalMs }).start({ signal: abort.signal });
+      new ContainerLogManager({
+        runtime: runtime.runtime,
+        clock,
+        logger,
+        maxSizeBytes: logs.maxSizeBytes,
+        maxFiles: logs.maxFiles,
+        intervalMs: logs.monitorIntervalMs,
+      }).start({ signal: abort.signal });
       if (api) {
         nodeStatus = new NodeStatusManager({
-          client: api, settings: cfg.node, registerNode: cfg.registerNode, machine, events, clock, logger,
-          updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs, reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
+          client: api,
+          settings: cfg.node,
+          registerNode: cfg.registerNode,
+          machine,
+          events,
+          clock,
+          logger,
+          updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
+          reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
           runtime: async () => ({
             runtimeVersion,
             runtimeErrors: [runtimeState.runtimeError(), runtimeState.networkError()].filter((x): x is string => !!x),
@@ -288,7 +481,14 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
           }),
         });
         nodeStatus.start({ signal: abort.signal });
-        new LeaseController({ client: api, nodeName: cfg.nodeName, durationSeconds: cfg.nodeLeaseDurationSeconds, nodeUid: () => nodeStatus?.nodeUid(), clock, logger }).start({ signal: abort.signal });
+        new LeaseController({
+          client: api,
+          nodeName: cfg.nodeName,
+          durationSeconds: cfg.nodeLeaseDurationSeconds,
+          nodeUid: () => nodeStatus?.nodeUid(),
+          clock,
+          logger,
+        }).start({ signal: abort.signal });
         statusSync!.start({ signal: abort.signal });
       }
       syncLoop.start({ signal: abort.signal });

@@ -30,12 +30,34 @@ export interface AgentHostDeps {
 
 /** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
 export type StreamRequest =
-  | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
-  | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean } }
+  | {
+      kind: 'exec';
+      namespace: string;
+      podName: string;
+      podUid?: string;
+      containerName: string;
+      command: string[];
+      flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean };
+    }
+  | {
+      kind: 'attach';
+      namespace: string;
+      podName: string;
+      podUid?: string;
+      containerName: string;
+      flags: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean };
+    }
   | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** Log options as the host accepts them. */
-export interface LogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
+export interface LogOptions {
+  follow?: boolean;
+  previous?: boolean;
+  timestamps?: boolean;
+  tailLines?: number;
+  limitBytes?: number;
+  sinceNs?: bigint;
+}
 
 /** Builds the host view. */
 export function createAgentHost(d: AgentHostDeps) {
@@ -45,7 +67,8 @@ export function createAgentHost(d: AgentHostDeps) {
   };
   const podFor = (req: { namespace: string; podName: string; podUid?: string }): Pod => {
     const pod = d.podManager.getPodByName(req.namespace, req.podName);
-    if (!pod || (req.podUid && req.podUid !== pod.metadata.uid)) throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
+    if (!pod || (req.podUid && req.podUid !== pod.metadata.uid))
+      throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
     return pod;
   };
   /** The running instance of a container (upstream findContainer + the running check). */
@@ -70,7 +93,11 @@ export function createAgentHost(d: AgentHostDeps) {
       const pods = await d.runtimeManager.listRuntimePods();
       return pods.map((rp) => ({
         metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid, creationTimestamp: null as unknown as string },
-        spec: { containers: rp.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => ({ name: c.metadata.name, image: c.image?.user_specified_image || c.image?.image || c.image_ref, resources: {} })) },
+        spec: {
+          containers: rp.containers
+            .filter((c) => c.state === 'CONTAINER_RUNNING')
+            .map((c) => ({ name: c.metadata.name, image: c.image?.user_specified_image || c.image?.image || c.image_ref, resources: {} })),
+        },
         status: {},
       }));
     },
@@ -90,14 +117,23 @@ export function createAgentHost(d: AgentHostDeps) {
       const r = await d.runtimeManager.execSync(running.id, req.command);
       return Buffer.concat([r.stdout, r.stderr]);
     },
-    async getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: LogOptions; out: Writable; signal: AbortSignal }): Promise<void> {
+    async getContainerLogs(req: {
+      namespace: string;
+      podName: string;
+      containerName: string;
+      options: LogOptions;
+      out: Writable;
+      signal: AbortSignal;
+    }): Promise<void> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
       const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
       if (!all.some((c) => c.name === req.containerName)) throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
       // Which instance: upstream validateContainerLogStatus, over the API status.
       const st = d.statusManager.get(pod.metadata.uid!);
-      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])].find((c) => c.name === req.containerName);
+      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])].find(
+        (c) => c.name === req.containerName,
+      );
       const last = cs?.lastState.terminated;
       let cid: string | undefined;
       if (req.options.previous) {
@@ -108,7 +144,7 @@ export function createAgentHost(d: AgentHostDeps) {
       else if (last) cid = last.containerID;
       else {
         const reason = cs?.state.waiting?.reason ?? 'ContainerCreating';
-        const why = reason === 'ErrImagePull' ? 'image can\'t be pulled' : reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason;
+        const why = reason === 'ErrImagePull' ? "image can't be pulled" : reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason;
         throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is waiting to start: ${why}`);
       }
       if (!cid) throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is terminated`);
@@ -122,7 +158,8 @@ export function createAgentHost(d: AgentHostDeps) {
       try {
         await readLogs(target.logPath, req.options, req.out, { isRunning, signal: req.signal });
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw badRequest(`failed to try resolving symlinks in path "${target.logPath}": no such file or directory`);
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+          throw badRequest(`failed to try resolving symlinks in path "${target.logPath}": no such file or directory`);
         throw err;
       }
     },
@@ -133,7 +170,9 @@ export function createAgentHost(d: AgentHostDeps) {
           const threshold = Math.max(5 * 60_000, 2 * d.syncFrequencyMs);
           const last = d.syncLoop.lastIterationAt();
           const age = d.clock.now() - last;
-          return last && age <= threshold ? undefined : `sync Loop took longer than expected (last iteration ${last ? Math.round(age / 1000) + 's ago' : 'never'})`;
+          return last && age <= threshold
+            ? undefined
+            : `sync Loop took longer than expected (last iteration ${last ? Math.round(age / 1000) + 's ago' : 'never'})`;
         },
       },
       {

@@ -21,13 +21,26 @@ export interface ObjectMeta {
 }
 
 /** core/v1 EnvVar. */
-export interface EnvVar { name: string; value?: string; valueFrom?: unknown }
+export interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: unknown;
+}
 
 /** core/v1 ContainerPort. */
-export interface ContainerPort { name?: string; containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+  hostPort?: number;
+  hostIP?: string;
+  protocol?: string;
+}
 
 /** core/v1 ResourceRequirements. */
-export interface ResourceRequirements { limits?: Record<string, string>; requests?: Record<string, string> }
+export interface ResourceRequirements {
+  limits?: Record<string, string>;
+  requests?: Record<string, string>;
+}
 
 /** core/v1 Container (fields the kubelet uses; the rest pass through). */
 export interface Container {
@@ -55,7 +68,9 @@ export interface Container {
 }
 
 /** core/v1 EphemeralContainer (`kubectl debug`): a Container plus the target whose namespaces it joins. */
-export interface EphemeralContainer extends Container { targetContainerName?: string }
+export interface EphemeralContainer extends Container {
+  targetContainerName?: string;
+}
 
 /** core/v1 PodSpec. */
 export interface PodSpec {

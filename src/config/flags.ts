@@ -65,8 +65,21 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
 
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
-  config: 'string', kubeconfig: 'string', 'bootstrap-kubeconfig': 'string', 'cert-dir': 'string', 'node-labels': 'map', 'pod-infra-container-image': 'string',
-  'minimum-container-ttl-duration': 'duration', 'maximum-dead-containers-per-container': 'int', 'maximum-dead-containers': 'int', 'hostname-override': 'string', 'node-ip': 'string', 'root-dir': 'string', v: 'int', help: 'bool', version: 'bool',
+  config: 'string',
+  kubeconfig: 'string',
+  'bootstrap-kubeconfig': 'string',
+  'cert-dir': 'string',
+  'node-labels': 'map',
+  'pod-infra-container-image': 'string',
+  'minimum-container-ttl-duration': 'duration',
+  'maximum-dead-containers-per-container': 'int',
+  'maximum-dead-containers': 'int',
+  'hostname-override': 'string',
+  'node-ip': 'string',
+  'root-dir': 'string',
+  v: 'int',
+  help: 'bool',
+  version: 'bool',
 };
 
 /** The parsed command line. */
@@ -75,8 +88,22 @@ export interface ParsedFlags {
   config: Record<string, unknown>;
   /** Kubelet flags by name. */
   flags: {
-    config?: string; kubeconfig?: string; bootstrapKubeconfig?: string; certDir?: string; nodeLabels?: Record<string, string>; podInfraContainerImage?: string;
-    minimumContainerTtlDuration?: string; maximumDeadContainersPerContainer?: number; maximumDeadContainers?: number; hostnameOverride?: string; nodeIp?: string; rootDir?: string; v?: number; help?: boolean; version?: boolean };
+    config?: string;
+    kubeconfig?: string;
+    bootstrapKubeconfig?: string;
+    certDir?: string;
+    nodeLabels?: Record<string, string>;
+    podInfraContainerImage?: string;
+    minimumContainerTtlDuration?: string;
+    maximumDeadContainersPerContainer?: number;
+    maximumDeadContainers?: number;
+    hostnameOverride?: string;
+    nodeIp?: string;
+    rootDir?: string;
+    v?: number;
+    help?: boolean;
+    version?: boolean;
+  };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];
   /** Positional arguments (subcommands). */
@@ -95,11 +122,18 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     if (!/^(true|false|1|0|t|f|TRUE|FALSE|True|False)$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
     return /^(true|1|t|TRUE|True)$/.test(raw);
   }
-  if (kind === 'list') return raw.split(',').map((x) => x.trim()).filter(Boolean);
+  if (kind === 'list')
+    return raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
   if (kind === 'map' || kind === 'eviction') {
     const sep = kind === 'map' ? '=' : '<';
     const out: Record<string, string> = {};
-    for (const pair of raw.split(',').map((x) => x.trim()).filter(Boolean)) {
+    for (const pair of raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)) {
       const i = pair.indexOf(sep);
       if (i <= 0) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "key${sep}value" pairs separated by commas`);
       out[pair.slice(0, i)] = pair.slice(i + 1);
@@ -107,18 +141,26 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     return out;
   }
   if (kind === 'taints') {
-    return raw.split(',').map((x) => x.trim()).filter(Boolean).map((t) => {
-      const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
-      if (!m) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute`);
-      return { key: m[1], ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] };
-    });
+    return raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)
+      .map((t) => {
+        const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
+        if (!m)
+          throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute`);
+        return { key: m[1], ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] };
+      });
   }
   return raw;
 }
 
 function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
   let o = obj;
-  for (const k of path.slice(0, -1)) { o[k] = (o[k] as Record<string, unknown>) ?? {}; o = o[k] as Record<string, unknown>; }
+  for (const k of path.slice(0, -1)) {
+    o[k] = (o[k] as Record<string, unknown>) ?? {};
+    o = o[k] as Record<string, unknown>;
+  }
   o[path[path.length - 1]] = value;
 }
 
@@ -129,7 +171,10 @@ export function parseFlags(argv: string[]): ParsedFlags {
   const out: ParsedFlags = { config: {}, flags: {}, unimplemented: [], positional: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (!arg.startsWith('-') || arg === '-') { out.positional.push(arg); continue; }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.positional.push(arg);
+      continue;
+    }
     const body = arg.replace(/^--?/, '');
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
@@ -144,7 +189,10 @@ export function parseFlags(argv: string[]): ParsedFlags {
         value = argv[++i];
       }
     }
-    if (!known) { out.unimplemented.push(name); continue; }
+    if (!known) {
+      out.unimplemented.push(name);
+      continue;
+    }
     if (known.path) {
       if (known.kind === 'headers') {
         const cur = (out.config.staticPodURLHeader as Record<string, string[]>) ?? {};
@@ -164,6 +212,9 @@ export function parseFlags(argv: string[]): ParsedFlags {
 
 /** The implemented flags, for --help. */
 export function flagHelp(): string {
-  const lines = Object.keys(configFlags).concat(Object.keys(kubeletFlags)).sort().map((f) => `  --${f}`);
+  const lines = Object.keys(configFlags)
+    .concat(Object.keys(kubeletFlags))
+    .sort()
+    .map((f) => `  --${f}`);
   return `Usage: tskubelet [flags]\n       tskubelet process-runtime --listen unix:///path.sock [--root-dir DIR]\n\nFlags (Go kubelet names):\n${lines.join('\n')}\n\nOther Go kubelet flags are accepted and reported as not implemented.\n`;
 }

@@ -49,7 +49,10 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
   const out: Record<string, unknown> = { ...a };
   for (const [k, v] of Object.entries(b)) {
     const cur = out[k];
-    out[k] = v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur) ? deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>) : v;
+    out[k] =
+      v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)
+        ? deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>)
+        : v;
   }
   return out;
 }
@@ -63,7 +66,10 @@ export function defaultNodeIP(): string {
 async function writable(dir: string): Promise<boolean> {
   let d = dir;
   for (;;) {
-    try { await access(d, constants.W_OK); return true; } catch (err) {
+    try {
+      await access(d, constants.W_OK);
+      return true;
+    } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return false;
       const up = dirname(d);
       if (up === d) return false;
@@ -81,16 +87,28 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     const path = resolve(parsed.flags.config);
     configDir = dirname(path);
     let text: string;
-    try { text = await readFile(path, 'utf8'); } catch (err) { throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`); }
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`);
+    }
     let obj: unknown;
-    try { obj = parseYaml(text); } catch (err) { throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`); }
+    try {
+      obj = parseYaml(text);
+    } catch (err) {
+      throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`);
+    }
     if (obj === null || obj === undefined) obj = {};
     if (typeof obj !== 'object' || Array.isArray(obj)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
     file = obj as Record<string, unknown>;
     const known = kubeletConfigSchema.shape;
     for (const key of Object.keys(file)) {
       if (key in known) continue;
-      if (unimplementedConfigFields.has(key)) { warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`); delete file[key]; continue; }
+      if (unimplementedConfigFields.has(key)) {
+        warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
+        delete file[key];
+        continue;
+      }
       throw new ConfigError(`kubelet config file "${path}": unknown field "${key}"`);
     }
     // Relative paths in the file are relative to the file (as upstream resolves them).
@@ -98,7 +116,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       if (typeof file[k] === 'string' && file[k] && !(file[k] as string).startsWith('/')) file[k] = join(configDir, file[k] as string);
     }
     const auth = file.authentication as { x509?: { clientCAFile?: string } } | undefined;
-    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/')) auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
+    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/'))
+      auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
   } else {
     // Upstream's legacy flag defaults (applyLegacyDefaults) when there is no config file — except
     // anonymous auth, which upstream enables here and tskubelet never enables by default.
@@ -116,33 +135,73 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
   }
   const kc = res.data;
-  if (kc.tlsMinVersion !== undefined && !goTlsVersions[kc.tlsMinVersion]) throw new ConfigError(`invalid value for field "tlsMinVersion": unknown TLS version "${kc.tlsMinVersion}" (want one of ${Object.keys(goTlsVersions).join(', ')})`);
-  if (kc.tlsCipherSuites) { try { opensslCiphers(kc.tlsCipherSuites); } catch (err) { throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`); } }
+  if (kc.tlsMinVersion !== undefined && !goTlsVersions[kc.tlsMinVersion])
+    throw new ConfigError(
+      `invalid value for field "tlsMinVersion": unknown TLS version "${kc.tlsMinVersion}" (want one of ${Object.keys(goTlsVersions).join(', ')})`,
+    );
+  if (kc.tlsCipherSuites) {
+    try {
+      opensslCiphers(kc.tlsCipherSuites);
+    } catch (err) {
+      throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
+    }
+  }
   if (kc.imageGCHighThresholdPercent < 100 && kc.imageGCLowThresholdPercent >= kc.imageGCHighThresholdPercent) {
-    throw new ConfigError(`invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`);
+    throw new ConfigError(
+      `invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`,
+    );
   }
   const minTtl = parsed.flags.minimumContainerTtlDuration ?? '0s';
-  if (parseDuration(minTtl) === undefined) throw new ConfigError(`invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`);
+  if (parseDuration(minTtl) === undefined)
+    throw new ConfigError(`invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`);
   const kubeconfig = parsed.flags.kubeconfig ? resolve(parsed.flags.kubeconfig) : undefined;
   const bootstrapKubeconfig = parsed.flags.bootstrapKubeconfig ? resolve(parsed.flags.bootstrapKubeconfig) : undefined;
-  if (bootstrapKubeconfig && !kubeconfig) throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
-  const needsApi = [kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true', kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook'].filter(Boolean);
+  if (bootstrapKubeconfig && !kubeconfig)
+    throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
+  const needsApi = [
+    kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true',
+    kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook',
+  ].filter(Boolean);
   if (needsApi.length && !kubeconfig) {
-    throw new ConfigError(`${needsApi.join(' and ')} need an apiserver: pass --kubeconfig, or for a standalone kubelet set authentication.webhook.enabled=false and authorization.mode=AlwaysAllow`);
+    throw new ConfigError(
+      `${needsApi.join(' and ')} need an apiserver: pass --kubeconfig, or for a standalone kubelet set authentication.webhook.enabled=false and authorization.mode=AlwaysAllow`,
+    );
   }
   const isRoot = process.getuid?.() === 0;
   let rootDir = parsed.flags.rootDir ? resolve(parsed.flags.rootDir) : '/var/lib/kubelet';
   let podLogsDir = kc.podLogsDir;
   if (!isRoot) {
     const base = join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'tskubelet');
-    if (!parsed.flags.rootDir && !(await writable(rootDir))) { rootDir = join(base, 'root'); warnings.push(`not running as root: using root dir ${rootDir} instead of /var/lib/kubelet`); }
-    if (podLogsDir === '/var/log/pods' && !(await writable(podLogsDir))) { podLogsDir = join(base, 'pods'); warnings.push(`not running as root: writing pod logs to ${podLogsDir} instead of /var/log/pods`); }
+    if (!parsed.flags.rootDir && !(await writable(rootDir))) {
+      rootDir = join(base, 'root');
+      warnings.push(`not running as root: using root dir ${rootDir} instead of /var/lib/kubelet`);
+    }
+    if (podLogsDir === '/var/log/pods' && !(await writable(podLogsDir))) {
+      podLogsDir = join(base, 'pods');
+      warnings.push(`not running as root: writing pod logs to ${podLogsDir} instead of /var/log/pods`);
+    }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
   return {
-    kc, kubeconfig, bootstrapKubeconfig, certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'), nodeName, nodeIP: parsed.flags.nodeIp || defaultNodeIP(), rootDir, podLogsDir, verbosity: parsed.flags.v ?? 0,
-    fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!, httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
-    syncFrequencyMs: parseDuration(kc.syncFrequency)!, warnings, podInfraContainerImage: parsed.flags.podInfraContainerImage, nodeLabels: parsed.flags.nodeLabels ?? {},
-    containerGc: { minAgeMs: parseDuration(minTtl)!, maxPerPodContainer: parsed.flags.maximumDeadContainersPerContainer ?? 1, maxContainers: parsed.flags.maximumDeadContainers ?? -1 },
+    kc,
+    kubeconfig,
+    bootstrapKubeconfig,
+    certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'),
+    nodeName,
+    nodeIP: parsed.flags.nodeIp || defaultNodeIP(),
+    rootDir,
+    podLogsDir,
+    verbosity: parsed.flags.v ?? 0,
+    fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!,
+    httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
+    syncFrequencyMs: parseDuration(kc.syncFrequency)!,
+    warnings,
+    podInfraContainerImage: parsed.flags.podInfraContainerImage,
+    nodeLabels: parsed.flags.nodeLabels ?? {},
+    containerGc: {
+      minAgeMs: parseDuration(minTtl)!,
+      maxPerPodContainer: parsed.flags.maximumDeadContainersPerContainer ?? 1,
+      maxContainers: parsed.flags.maximumDeadContainers ?? -1,
+    },
   };
 }

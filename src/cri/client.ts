@@ -13,7 +13,7 @@ import type * as cri from './types.js';
 export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
 const QUICK_CALL_TIMEOUT_MS = 30_000;
 
-type Unary = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
+type Unary = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
 
 function caller(client: grpc.Client) {
   return function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS): Promise<T> {
@@ -39,7 +39,11 @@ export function grpcTarget(endpoint: string): string {
 export function createCriClient(endpoint: string): CriRuntime {
   const { RuntimeService: RS, ImageService: IS } = criServices();
   const target = grpcTarget(endpoint);
-  const options = { 'grpc.max_receive_message_length': 16 * 1024 * 1024 + 1024, 'grpc.initial_reconnect_backoff_ms': 200, 'grpc.max_reconnect_backoff_ms': 5000 };
+  const options = {
+    'grpc.max_receive_message_length': 16 * 1024 * 1024 + 1024,
+    'grpc.initial_reconnect_backoff_ms': 200,
+    'grpc.max_reconnect_backoff_ms': 5000,
+  };
   const rs = new RS(target, grpc.credentials.createInsecure(), options);
   const is = new IS(target, grpc.credentials.createInsecure(), options);
   const r = caller(rs);
@@ -48,30 +52,56 @@ export function createCriClient(endpoint: string): CriRuntime {
   const runtime: RuntimeService = {
     version: (v) => r('Version', { version: v }),
     status: async (verbose) => r('Status', { verbose: !!verbose }),
-    runPodSandbox: async (config, handler) => (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, DEFAULT_CALL_TIMEOUT_MS)).pod_sandbox_id,
-    stopPodSandbox: async (id) => { await r('StopPodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS); },
-    removePodSandbox: async (id) => { await r('RemovePodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS); },
+    runPodSandbox: async (config, handler) =>
+      (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, DEFAULT_CALL_TIMEOUT_MS)).pod_sandbox_id,
+    stopPodSandbox: async (id) => {
+      await r('StopPodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+    },
+    removePodSandbox: async (id) => {
+      await r('RemovePodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+    },
     podSandboxStatus: (id, verbose) => r('PodSandboxStatus', { pod_sandbox_id: id, verbose: !!verbose }),
     listPodSandbox: async (filter) => (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter })).items,
-    createContainer: async (sid, config, sandboxConfig) => (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig }, DEFAULT_CALL_TIMEOUT_MS)).container_id,
-    startContainer: async (id) => { await r('StartContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS); },
-    stopContainer: async (id, timeout) => { await r('StopContainer', { container_id: id, timeout }, QUICK_CALL_TIMEOUT_MS + timeout * 1000); },
-    removeContainer: async (id) => { await r('RemoveContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS); },
+    createContainer: async (sid, config, sandboxConfig) =>
+      (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig }, DEFAULT_CALL_TIMEOUT_MS))
+        .container_id,
+    startContainer: async (id) => {
+      await r('StartContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+    },
+    stopContainer: async (id, timeout) => {
+      await r('StopContainer', { container_id: id, timeout }, QUICK_CALL_TIMEOUT_MS + timeout * 1000);
+    },
+    removeContainer: async (id) => {
+      await r('RemoveContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+    },
     listContainers: async (filter) => (await r<{ containers: cri.Container[] }>('ListContainers', { filter })).containers,
     containerStatus: (id, verbose) => r('ContainerStatus', { container_id: id, verbose: !!verbose }),
-    execSync: (id, cmd, timeout = 0) => r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? QUICK_CALL_TIMEOUT_MS + timeout * 1000 : DEFAULT_CALL_TIMEOUT_MS),
+    execSync: (id, cmd, timeout = 0) =>
+      r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? QUICK_CALL_TIMEOUT_MS + timeout * 1000 : DEFAULT_CALL_TIMEOUT_MS),
     exec: async (req) => (await r<{ url: string }>('Exec', req)).url,
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,
     listContainerStats: async (filter) => (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter })).stats,
-    reopenContainerLog: async (id) => { await r('ReopenContainerLog', { container_id: id }); },
+    reopenContainerLog: async (id) => {
+      await r('ReopenContainerLog', { container_id: id });
+    },
   };
   const images: ImageService = {
     listImages: async (filter) => (await i<{ images: cri.Image[] }>('ListImages', { filter: filter ? { image: filter } : undefined })).images,
     imageStatus: async (image) => (await i<{ image: cri.Image | null }>('ImageStatus', { image })).image ?? null,
-    pullImage: async (image, auth, sandboxConfig) => (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, 10 * 60_000)).image_ref,
-    removeImage: async (image) => { await i('RemoveImage', { image }); },
+    pullImage: async (image, auth, sandboxConfig) =>
+      (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, 10 * 60_000)).image_ref,
+    removeImage: async (image) => {
+      await i('RemoveImage', { image });
+    },
     imageFsInfo: async () => (await i<{ image_filesystems: cri.FilesystemUsage[] }>('ImageFsInfo', {})).image_filesystems,
   };
-  return { runtime, images, close: () => { rs.close(); is.close(); } };
+  return {
+    runtime,
+    images,
+    close: () => {
+      rs.close();
+      is.close();
+    },
+  };
 }

@@ -7,24 +7,81 @@ import * as grpc from '@grpc/grpc-js';
 import { criServices } from './proto.js';
 import { toGrpcError } from './grpc-errors.js';
 import type { ImageService, RuntimeService } from './services.js';
+import type * as cri from './types.js';
 
-type Handler = (req: any) => Promise<unknown>;
+/** The request messages as proto-loader decodes them (keepCase, enums as strings, longs as numbers). */
+interface Requests {
+  Version: { version: string };
+  Status: { verbose?: boolean };
+  RunPodSandbox: { config: cri.PodSandboxConfig; runtime_handler?: string };
+  StopPodSandbox: { pod_sandbox_id: string };
+  RemovePodSandbox: { pod_sandbox_id: string };
+  PodSandboxStatus: { pod_sandbox_id: string; verbose?: boolean };
+  ListPodSandbox: { filter?: cri.PodSandboxFilter | null };
+  CreateContainer: { pod_sandbox_id: string; config: cri.ContainerConfig; sandbox_config: cri.PodSandboxConfig };
+  StartContainer: { container_id: string };
+  StopContainer: { container_id: string; timeout: number | string };
+  RemoveContainer: { container_id: string };
+  ListContainers: { filter?: cri.ContainerFilter | null };
+  ContainerStatus: { container_id: string; verbose?: boolean };
+  ExecSync: { container_id: string; cmd: string[]; timeout: number | string };
+  Exec: cri.ExecRequest;
+  Attach: cri.AttachRequest;
+  PortForward: cri.PortForwardRequest;
+  ListContainerStats: { filter?: cri.ContainerStatsFilter | null };
+  ReopenContainerLog: { container_id: string };
+  ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
+  ImageStatus: { image: cri.ImageSpec };
+  PullImage: { image: cri.ImageSpec; auth?: cri.AuthConfig; sandbox_config?: cri.PodSandboxConfig };
+  RemoveImage: { image: cri.ImageSpec };
+  ImageFsInfo: Record<string, never>;
+}
+type Handlers<K extends keyof Requests> = { [M in K]: (q: Requests[M]) => Promise<unknown> };
 
-function unary(fn: Handler): grpc.handleUnaryCall<any, any> {
+function unary<Q>(fn: (q: Q) => Promise<unknown>): grpc.handleUnaryCall<Q, unknown> {
   return (call, cb) => {
-    fn(call.request).then((res) => cb(null, res ?? {}), (err) => cb(toGrpcError(err) as grpc.ServiceError));
+    fn(call.request).then(
+      (res) => {
+        cb(null, res ?? {});
+      },
+      (err: unknown) => {
+        cb(toGrpcError(err) as grpc.ServiceError);
+      },
+    );
   };
 }
 
 function unimplemented(name: string, streaming: boolean): grpc.UntypedHandleCall {
   const error = { code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented` } as grpc.ServiceError;
-  if (streaming) return ((call: grpc.ServerWritableStream<any, any>) => call.emit('error', error)) as grpc.UntypedHandleCall;
-  return ((_call: unknown, cb: grpc.sendUnaryData<any>) => cb(error)) as grpc.UntypedHandleCall;
+  if (streaming) return ((call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', error)) as grpc.UntypedHandleCall;
+  return ((_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
+    cb(error);
+  }) as grpc.UntypedHandleCall;
 }
 
 /** Builds the gRPC handler maps for both services. */
 export function criHandlers(rt: RuntimeService, img: ImageService) {
-  const runtime: Record<string, Handler> = {
+  const runtime: Handlers<
+    | 'Version'
+    | 'Status'
+    | 'RunPodSandbox'
+    | 'StopPodSandbox'
+    | 'RemovePodSandbox'
+    | 'PodSandboxStatus'
+    | 'ListPodSandbox'
+    | 'CreateContainer'
+    | 'StartContainer'
+    | 'StopContainer'
+    | 'RemoveContainer'
+    | 'ListContainers'
+    | 'ContainerStatus'
+    | 'ExecSync'
+    | 'Exec'
+    | 'Attach'
+    | 'PortForward'
+    | 'ListContainerStats'
+    | 'ReopenContainerLog'
+  > = {
     Version: (q) => rt.version(q.version),
     Status: (q) => rt.status(q.verbose),
     RunPodSandbox: async (q) => ({ pod_sandbox_id: await rt.runPodSandbox(q.config, q.runtime_handler) }),
@@ -45,16 +102,19 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ListContainerStats: async (q) => ({ stats: await rt.listContainerStats(q.filter ?? undefined) }),
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
-  const image: Record<string, Handler> = {
+  const image: Handlers<'ListImages' | 'ImageStatus' | 'PullImage' | 'RemoveImage' | 'ImageFsInfo'> = {
     ListImages: async (q) => ({ images: await img.listImages(q.filter?.image ?? undefined) }),
     ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),
     PullImage: async (q) => ({ image_ref: await img.pullImage(q.image, q.auth, q.sandbox_config) }),
     RemoveImage: (q) => img.removeImage(q.image),
     ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
   };
-  const wrap = (svc: grpc.ServiceClientConstructor, impl: Record<string, Handler>) => {
+  const wrap = (svc: grpc.ServiceClientConstructor, impl: Partial<Record<string, (q: never) => Promise<unknown>>>) => {
     const out: grpc.UntypedServiceImplementation = {};
-    for (const [name, def] of Object.entries(svc.service)) out[name] = impl[name] ? unary(impl[name]) : unimplemented(name, def.responseStream);
+    for (const [name, def] of Object.entries(svc.service)) {
+      const fn = impl[name];
+      out[name] = fn ? (unary(fn) as grpc.UntypedHandleCall) : unimplemented(name, def.responseStream);
+    }
     return out;
   };
   const { RuntimeService, ImageService } = criServices();
@@ -68,8 +128,6 @@ export async function serveCri(address: string, rt: RuntimeService, img: ImageSe
   const h = criHandlers(rt, img);
   server.addService(RuntimeService.service, h.runtime);
   server.addService(ImageService.service, h.image);
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
-  );
+  await new Promise<void>((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
   return server;
 }

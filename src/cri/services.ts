@@ -45,7 +45,11 @@ export interface ImageService {
 }
 
 /** Both services, as one runtime endpoint provides them. */
-export interface CriRuntime { runtime: RuntimeService; images: ImageService; close?(): void }
+export interface CriRuntime {
+  runtime: RuntimeService;
+  images: ImageService;
+  close?(): void;
+}
 
 /** The CRI API version we speak. */
 export const CRI_API_VERSION = 'v1';

@@ -11,13 +11,39 @@ export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAI
 export type NamespaceMode = 'POD' | 'CONTAINER' | 'NODE' | 'TARGET';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
-export interface VersionResponse { version: string; runtime_name: string; runtime_version: string; runtime_api_version: string }
+export interface VersionResponse {
+  version: string;
+  runtime_name: string;
+  runtime_version: string;
+  runtime_api_version: string;
+}
 
-export interface PodSandboxMetadata { name: string; uid: string; namespace: string; attempt?: number }
-export interface DNSConfig { servers?: string[]; searches?: string[]; options?: string[] }
-export interface PortMapping { protocol?: Protocol; container_port?: number; host_port?: number; host_ip?: string }
-export interface Int64Value { value: number }
-export interface NamespaceOption { network?: NamespaceMode; pid?: NamespaceMode; ipc?: NamespaceMode; target_id?: string }
+export interface PodSandboxMetadata {
+  name: string;
+  uid: string;
+  namespace: string;
+  attempt?: number;
+}
+export interface DNSConfig {
+  servers?: string[];
+  searches?: string[];
+  options?: string[];
+}
+export interface PortMapping {
+  protocol?: Protocol;
+  container_port?: number;
+  host_port?: number;
+  host_ip?: string;
+}
+export interface Int64Value {
+  value: number;
+}
+export interface NamespaceOption {
+  network?: NamespaceMode;
+  pid?: NamespaceMode;
+  ipc?: NamespaceMode;
+  target_id?: string;
+}
 
 export interface LinuxSandboxSecurityContext {
   namespace_options?: NamespaceOption;
@@ -59,7 +85,10 @@ export interface PodSandboxConfig {
   linux?: LinuxPodSandboxConfig | null;
 }
 
-export interface PodSandboxNetworkStatus { ip: string; additional_ips?: { ip: string }[] }
+export interface PodSandboxNetworkStatus {
+  ip: string;
+  additional_ips?: { ip: string }[];
+}
 
 export interface PodSandboxStatus {
   id: string;
@@ -73,9 +102,18 @@ export interface PodSandboxStatus {
   runtime_handler?: string;
 }
 
-export interface PodSandboxStatusResponse { status: PodSandboxStatus; info?: Labels; containers_statuses?: ContainerStatus[]; timestamp?: number }
+export interface PodSandboxStatusResponse {
+  status: PodSandboxStatus;
+  info?: Labels;
+  containers_statuses?: ContainerStatus[];
+  timestamp?: number;
+}
 
-export interface PodSandboxFilter { id?: string; state?: { state: PodSandboxState } | null; label_selector?: Labels }
+export interface PodSandboxFilter {
+  id?: string;
+  state?: { state: PodSandboxState } | null;
+  label_selector?: Labels;
+}
 
 export interface PodSandbox {
   id: string;
@@ -87,12 +125,32 @@ export interface PodSandbox {
   runtime_handler?: string;
 }
 
-export interface ImageSpec { image: string; annotations?: Labels; user_specified_image?: string; runtime_handler?: string }
-export interface KeyValue { key: string; value: string }
-export interface Mount { container_path: string; host_path: string; readonly?: boolean; selinux_relabel?: boolean; propagation?: string }
-export interface ContainerMetadata { name: string; attempt?: number }
+export interface ImageSpec {
+  image: string;
+  annotations?: Labels;
+  user_specified_image?: string;
+  runtime_handler?: string;
+}
+export interface KeyValue {
+  key: string;
+  value: string;
+}
+export interface Mount {
+  container_path: string;
+  host_path: string;
+  readonly?: boolean;
+  selinux_relabel?: boolean;
+  propagation?: string;
+}
+export interface ContainerMetadata {
+  name: string;
+  attempt?: number;
+}
 
-export interface Capability { add_capabilities?: string[]; drop_capabilities?: string[] }
+export interface Capability {
+  add_capabilities?: string[];
+  drop_capabilities?: string[];
+}
 
 export interface LinuxContainerSecurityContext {
   capabilities?: Capability | null;
@@ -125,7 +183,12 @@ export interface ContainerConfig {
   linux?: { resources?: LinuxContainerResources | null; security_context?: LinuxContainerSecurityContext | null } | null;
 }
 
-export interface ContainerFilter { id?: string; state?: { state: ContainerState } | null; pod_sandbox_id?: string; label_selector?: Labels }
+export interface ContainerFilter {
+  id?: string;
+  state?: { state: ContainerState } | null;
+  pod_sandbox_id?: string;
+  label_selector?: Labels;
+}
 
 export interface Container {
   id: string;
@@ -159,19 +222,56 @@ export interface ContainerStatus {
   image_id?: string;
 }
 
-export interface ContainerStatusResponse { status: ContainerStatus; info?: Labels }
+export interface ContainerStatusResponse {
+  status: ContainerStatus;
+  info?: Labels;
+}
 
-export interface ExecSyncResponse { stdout: Buffer; stderr: Buffer; exit_code: number }
+export interface ExecSyncResponse {
+  stdout: Buffer;
+  stderr: Buffer;
+  exit_code: number;
+}
 
-export interface ExecRequest { container_id: string; cmd: string[]; tty?: boolean; stdin?: boolean; stdout?: boolean; stderr?: boolean }
-export interface AttachRequest { container_id: string; stdin?: boolean; tty?: boolean; stdout?: boolean; stderr?: boolean }
-export interface PortForwardRequest { pod_sandbox_id: string; port?: number[] }
+export interface ExecRequest {
+  container_id: string;
+  cmd: string[];
+  tty?: boolean;
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+}
+export interface AttachRequest {
+  container_id: string;
+  stdin?: boolean;
+  tty?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+}
+export interface PortForwardRequest {
+  pod_sandbox_id: string;
+  port?: number[];
+}
 
-export interface RuntimeCondition { type: string; status: boolean; reason?: string; message?: string }
-export interface StatusResponse { status: { conditions: RuntimeCondition[] }; info?: Labels }
+export interface RuntimeCondition {
+  type: string;
+  status: boolean;
+  reason?: string;
+  message?: string;
+}
+export interface StatusResponse {
+  status: { conditions: RuntimeCondition[] };
+  info?: Labels;
+}
 
-export interface UInt64Value { value: number }
-export interface CpuUsage { timestamp: number; usage_core_nano_seconds?: UInt64Value | null; usage_nano_cores?: UInt64Value | null }
+export interface UInt64Value {
+  value: number;
+}
+export interface CpuUsage {
+  timestamp: number;
+  usage_core_nano_seconds?: UInt64Value | null;
+  usage_nano_cores?: UInt64Value | null;
+}
 export interface MemoryUsage {
   timestamp: number;
   working_set_bytes?: UInt64Value | null;
@@ -187,7 +287,11 @@ export interface ContainerStats {
   memory?: MemoryUsage | null;
   writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
 }
-export interface ContainerStatsFilter { id?: string; pod_sandbox_id?: string; label_selector?: Labels }
+export interface ContainerStatsFilter {
+  id?: string;
+  pod_sandbox_id?: string;
+  label_selector?: Labels;
+}
 
 export interface Image {
   id: string;
@@ -199,5 +303,17 @@ export interface Image {
   spec?: ImageSpec | null;
   pinned?: boolean;
 }
-export interface AuthConfig { username?: string; password?: string; auth?: string; server_address?: string; identity_token?: string; registry_token?: string }
-export interface FilesystemUsage { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null }
+export interface AuthConfig {
+  username?: string;
+  password?: string;
+  auth?: string;
+  server_address?: string;
+  identity_token?: string;
+  registry_token?: string;
+}
+export interface FilesystemUsage {
+  timestamp: number;
+  fs_id?: { mountpoint: string } | null;
+  used_bytes?: UInt64Value | null;
+  inodes_used?: UInt64Value | null;
+}

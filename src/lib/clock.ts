@@ -28,8 +28,14 @@ export const realClock: Clock = {
 export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const onAbort = () => { cancel(); resolve(); };
-    const cancel = clock.setTimer(() => { signal?.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => {
+      cancel();
+      resolve();
+    };
+    const cancel = clock.setTimer(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -39,12 +45,18 @@ export class FakeClock implements Clock {
   private t: number;
   private timers: { at: number; fn: () => void; id: number }[] = [];
   private seq = 0;
-  constructor(start = Date.UTC(2025, 0, 1)) { this.t = start; }
-  now(): number { return this.t; }
+  constructor(start = Date.UTC(2025, 0, 1)) {
+    this.t = start;
+  }
+  now(): number {
+    return this.t;
+  }
   setTimer(fn: () => void, ms: number): CancelTimer {
     const id = ++this.seq;
     this.timers.push({ at: this.t + Math.max(0, ms), fn, id });
-    return () => { this.timers = this.timers.filter((x) => x.id !== id); };
+    return () => {
+      this.timers = this.timers.filter((x) => x.id !== id);
+    };
   }
   /** Moves time forward by `ms`, firing due timers in order. */
   advance(ms: number): void {

@@ -11,7 +11,9 @@ import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 /** A held lock. */
-export interface InstanceLock { release(): void }
+export interface InstanceLock {
+  release(): void;
+}
 
 /** Thrown when another process holds the lock. */
 export class LockHeldError extends Error {}
@@ -24,9 +26,14 @@ function holderPid(name: string): Promise<string> {
   return new Promise((done) => {
     const s = createConnection({ path: name });
     let data = '';
-    const end = (v: string) => { s.destroy(); done(v); };
+    const end = (v: string) => {
+      s.destroy();
+      done(v);
+    };
     s.setTimeout(1000, () => end('unknown'));
-    s.on('data', (d) => { data += String(d); });
+    s.on('data', (d) => {
+      data += String(d);
+    });
     s.on('end', () => end(data.trim() || 'unknown'));
     s.on('error', () => end('unknown'));
   });
@@ -36,14 +43,26 @@ function holderPid(name: string): Promise<string> {
 export async function acquireInstanceLock(dir: string, what: string): Promise<InstanceLock> {
   const path = await canonical(dir);
   const name = `\0tskubelet-lock:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`;
-  const server: Server = createServer((c) => { c.end(`${process.pid}\n`); c.on('error', () => {}); });
+  const server: Server = createServer((c) => {
+    c.end(`${process.pid}\n`);
+    c.on('error', () => {});
+  });
   await new Promise<void>((ok, fail) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EADDRINUSE') { fail(err); return; }
-      void holderPid(name).then((pid) => fail(new LockHeldError(`${what} ${path} is in use by another process (pid ${pid}); refusing to start a second instance`)));
+      if (err.code !== 'EADDRINUSE') {
+        fail(err);
+        return;
+      }
+      void holderPid(name).then((pid) =>
+        fail(new LockHeldError(`${what} ${path} is in use by another process (pid ${pid}); refusing to start a second instance`)),
+      );
     });
     server.listen({ path: name }, () => ok());
   });
   server.unref();
-  return { release: () => { server.close(); } };
+  return {
+    release: () => {
+      server.close();
+    },
+  };
 }

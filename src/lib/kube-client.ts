@@ -9,7 +9,10 @@ import http from 'node:http';
 import https from 'node:https';
 
 /** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
-export interface ApiResponse<T> { status: number; body: T | undefined }
+export interface ApiResponse<T> {
+  status: number;
+  body: T | undefined;
+}
 
 /** One request. `query` values that are undefined are left out. */
 export interface KubeRequest {
@@ -24,10 +27,15 @@ export interface KubeRequest {
 }
 
 /** A watch event as the apiserver streams it. */
-export interface WatchEvent<T = Record<string, unknown>> { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: T }
+export interface WatchEvent<T = Record<string, unknown>> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
 
 /** The POST-only view the auth webhooks need. */
-export interface ApiClient { post<T>(path: string, body: unknown, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ApiResponse<T>> }
+export interface ApiClient {
+  post<T>(path: string, body: unknown, opts?: { timeoutMs?: number; signal?: AbortSignal }): Promise<ApiResponse<T>>;
+}
 
 /** Talks to one apiserver. `request` rejects only on network errors, timeouts and aborts. */
 export interface KubeClient extends ApiClient {
@@ -44,23 +52,37 @@ export interface KubeClient extends ApiClient {
 
 /** A non-200 answer to a watch (410 Gone included). */
 export class WatchHttpError extends Error {
-  constructor(readonly status: number, message: string) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
-interface Connection { url: URL; agent: http.Agent; headers: () => Promise<Record<string, string>> }
+interface Connection {
+  url: URL;
+  agent: http.Agent;
+  headers: () => Promise<Record<string, string>>;
+}
 
 async function connect(kubeconfigPath: string): Promise<Connection> {
   const { KubeConfig } = await import('@kubernetes/client-node');
   const kc = new KubeConfig();
-  try { kc.loadFromFile(kubeconfigPath); } catch (err) { throw new Error(`kubeconfig ${kubeconfigPath}: ${(err as Error).message}`); }
+  try {
+    kc.loadFromFile(kubeconfigPath);
+  } catch (err) {
+    throw new Error(`kubeconfig ${kubeconfigPath}: ${(err as Error).message}`);
+  }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server) throw new Error(`kubeconfig ${kubeconfigPath}: the current context has no cluster server`);
   const url = new URL(cluster.server);
   const probe: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
   await kc.applyToHTTPSOptions(probe);
-  const agent = url.protocol === 'https:'
-    ? new https.Agent({ keepAlive: true, ca: probe.ca, cert: probe.cert, key: probe.key, rejectUnauthorized: !cluster.skipTLSVerify })
-    : new http.Agent({ keepAlive: true });
+  const agent =
+    url.protocol === 'https:'
+      ? new https.Agent({ keepAlive: true, ca: probe.ca, cert: probe.cert, key: probe.key, rejectUnauthorized: !cluster.skipTLSVerify })
+      : new http.Agent({ keepAlive: true });
   const headers = async (): Promise<Record<string, string>> => {
     const o: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
     await kc.applyToHTTPSOptions(o);
@@ -88,31 +110,50 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
   const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...(await conn.headers()) };
-    if (payload) { headers['Content-Type'] = req.contentType ?? 'application/json'; headers['Content-Length'] = payload.length; }
+    if (payload) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = payload.length;
+    }
     const method = req.method ?? 'GET';
     const where = `${method} ${req.path}`;
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
-      const r = mod.request({ protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent }, (res) => {
-        response = res;
-        if (headersOnly) clearTimeout(timer);
-        res.once('end', done);
-        resolve({ res, done });
-      });
+      const r = mod.request(
+        { protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent },
+        (res) => {
+          response = res;
+          if (headersOnly) clearTimeout(timer);
+          res.once('end', done);
+          resolve({ res, done });
+        },
+      );
       // Before the response: fail the request. After it: end the body stream (its reader sees the end or 'aborted').
-      const stop = (why: string) => { if (response) response.destroy(); else r.destroy(new Error(why)); };
+      const stop = (why: string) => {
+        if (response) response.destroy();
+        else r.destroy(new Error(why));
+      };
       const timer = setTimeout(() => stop(`timed out after ${timeoutMs}ms`), timeoutMs);
       const onAbort = () => stop('aborted');
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => { clearTimeout(timer); req.signal?.removeEventListener('abort', onAbort); };
-      r.on('error', (err) => { done(); reject(new Error(`${where}: ${err.message}`)); });
+      const done = () => {
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      r.on('error', (err) => {
+        done();
+        reject(new Error(`${where}: ${err.message}`));
+      });
       r.end(payload);
     });
   };
 
   const client: KubeClient = {
     server: conn.url.toString(),
-    async reload() { const old = conn; conn = await connect(kubeconfigPath); old.agent.destroy(); },
+    async reload() {
+      const old = conn;
+      conn = await connect(kubeconfigPath);
+      old.agent.destroy();
+    },
     async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
       const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);
       const chunks: Buffer[] = [];
@@ -120,12 +161,23 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
       try {
         for await (const c of res) {
           size += (c as Buffer).length;
-          if (size > MAX_RESPONSE_BYTES) { res.destroy(); throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`); }
+          if (size > MAX_RESPONSE_BYTES) {
+            res.destroy();
+            throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+          }
           chunks.push(c as Buffer);
         }
-      } catch (err) { throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`); } finally { done(); }
+      } catch (err) {
+        throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`);
+      } finally {
+        done();
+      }
       let body: T | undefined;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T; } catch { body = undefined; }
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+      } catch {
+        body = undefined;
+      }
       return { status: res.statusCode ?? 0, body };
     },
     post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
@@ -138,14 +190,19 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
           const chunks: Buffer[] = [];
           for await (const c of res) chunks.push(c as Buffer);
           let message = `watch ${req.path}: HTTP ${res.statusCode}`;
-          try { message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message; } catch { /* not JSON */ }
+          try {
+            message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message;
+          } catch {
+            /* not JSON */
+          }
           throw new WatchHttpError(res.statusCode ?? 0, message);
         }
         let buf = '';
         res.setEncoding('utf8');
         for await (const chunk of res) {
           buf += chunk as string;
-          if (buf.length > MAX_WATCH_EVENT_BYTES && buf.indexOf('\n') < 0) throw new Error(`watch ${req.path}: an event larger than ${MAX_WATCH_EVENT_BYTES} bytes`);
+          if (buf.length > MAX_WATCH_EVENT_BYTES && buf.indexOf('\n') < 0)
+            throw new Error(`watch ${req.path}: an event larger than ${MAX_WATCH_EVENT_BYTES} bytes`);
           let nl;
           while ((nl = buf.indexOf('\n')) >= 0) {
             const line = buf.slice(0, nl).trim();
@@ -154,7 +211,9 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
           }
         }
         if (req.signal?.aborted) throw new Error('aborted');
-      } finally { done(); }
+      } finally {
+        done();
+      }
     },
   };
   return client;

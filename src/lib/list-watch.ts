@@ -17,7 +17,9 @@ import { messageOf } from './errors.js';
 import { apiError, WatchHttpError, type KubeClient, type WatchEvent } from './kube-client.js';
 
 /** The metadata the reflector reads. */
-export interface Listed { metadata: { name?: string; namespace?: string; resourceVersion?: string } }
+export interface Listed {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string };
+}
 
 /** What the reflector needs. */
 export interface ListWatchDeps {
@@ -52,7 +54,11 @@ export class ListWatch<T extends Listed> {
   }
 
   private async list(signal: AbortSignal): Promise<void> {
-    const r = await this.d.client.request<{ metadata?: { resourceVersion?: string }; items?: T[]; message?: string }>({ path: this.d.path, query: { fieldSelector: this.d.fieldSelector, resourceVersion: undefined }, signal });
+    const r = await this.d.client.request<{ metadata?: { resourceVersion?: string }; items?: T[]; message?: string }>({
+      path: this.d.path,
+      query: { fieldSelector: this.d.fieldSelector, resourceVersion: undefined },
+      signal,
+    });
     if (r.status !== 200 || !r.body) throw apiError(`list ${this.d.path}`, r);
     this.lists++;
     this.items.clear();
@@ -67,27 +73,42 @@ export class ListWatch<T extends Listed> {
     signal.addEventListener('abort', onAbort, { once: true });
     const watchdogMs = this.d.watchdogMs ?? 300_000;
     let cancelDog = this.d.clock.setTimer(() => ctl.abort(), watchdogMs);
-    const pet = () => { cancelDog(); cancelDog = this.d.clock.setTimer(() => { this.d.logger.warn({ path: this.d.path }, `watch delivered nothing for ${watchdogMs}ms; restarting it`); ctl.abort(); }, watchdogMs); };
+    const pet = () => {
+      cancelDog();
+      cancelDog = this.d.clock.setTimer(() => {
+        this.d.logger.warn({ path: this.d.path }, `watch delivered nothing for ${watchdogMs}ms; restarting it`);
+        ctl.abort();
+      }, watchdogMs);
+    };
     let gone = false;
     this.watches++;
     try {
-      await this.d.client.watch<T & { code?: number; message?: string }>({
-        path: this.d.path, signal: ctl.signal,
-        query: { fieldSelector: this.d.fieldSelector, resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds: 300 + Math.floor(Math.random() * 300) },
-      }, (e: WatchEvent<T & { code?: number; message?: string }>) => {
-        pet();
-        if (e.type === 'ERROR') {
-          if (e.object.code === 410) gone = true;
-          else this.d.logger.warn({ path: this.d.path, message: e.object.message }, 'watch error event');
-          ctl.abort();
-          return;
-        }
-        if (e.object.metadata?.resourceVersion) this.rv = e.object.metadata.resourceVersion;
-        if (e.type === 'BOOKMARK') return;
-        if (e.type === 'DELETED') this.items.delete(keyOf(e.object));
-        else this.items.set(keyOf(e.object), e.object);
-        emit();
-      });
+      await this.d.client.watch<T & { code?: number; message?: string }>(
+        {
+          path: this.d.path,
+          signal: ctl.signal,
+          query: {
+            fieldSelector: this.d.fieldSelector,
+            resourceVersion: this.rv,
+            allowWatchBookmarks: true,
+            timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+          },
+        },
+        (e: WatchEvent<T & { code?: number; message?: string }>) => {
+          pet();
+          if (e.type === 'ERROR') {
+            if (e.object.code === 410) gone = true;
+            else this.d.logger.warn({ path: this.d.path, message: e.object.message }, 'watch error event');
+            ctl.abort();
+            return;
+          }
+          if (e.object.metadata?.resourceVersion) this.rv = e.object.metadata.resourceVersion;
+          if (e.type === 'BOOKMARK') return;
+          if (e.type === 'DELETED') this.items.delete(keyOf(e.object));
+          else this.items.set(keyOf(e.object), e.object);
+          emit();
+        },
+      );
     } catch (err) {
       if (err instanceof WatchHttpError && err.status === 410) return 'relist';
       if (!ctl.signal.aborted || signal.aborted) throw err;
@@ -105,10 +126,17 @@ export class ListWatch<T extends Listed> {
     const emit = () => onSnapshot([...this.items.values()]);
     while (!signal.aborted) {
       try {
-        if (needList) { await this.list(signal); needList = false; emit(); }
+        if (needList) {
+          await this.list(signal);
+          needList = false;
+          emit();
+        }
         const next = await this.watch(signal, emit);
         delay = initialMs;
-        if (next === 'relist') { this.d.logger.info({ path: this.d.path }, 'watch resource version expired (410 Gone); relisting'); needList = true; }
+        if (next === 'relist') {
+          this.d.logger.info({ path: this.d.path }, 'watch resource version expired (410 Gone); relisting');
+          needList = true;
+        }
       } catch (err) {
         if (signal.aborted) return;
         this.d.logger.warn({ path: this.d.path, err: messageOf(err), retryInMs: delay }, 'list/watch failed; retrying');

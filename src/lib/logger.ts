@@ -8,8 +8,18 @@ export type { Logger } from 'pino';
 
 /** Keys whose values never reach a log line. */
 export const redactedPaths = [
-  'token', '*.token', 'password', '*.password', 'authorization', '*.authorization',
-  'headers.authorization', 'req.headers.authorization', 'key', '*.key', 'privateKey', '*.privateKey',
+  'token',
+  '*.token',
+  'password',
+  '*.password',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'key',
+  '*.key',
+  'privateKey',
+  '*.privateKey',
 ];
 
 /** Maps `--v` to a pino level. */

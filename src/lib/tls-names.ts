@@ -38,14 +38,19 @@ export const goCipherSuites: Readonly<Record<string, string>> = {
 
 /** Go TLS version name → Node `minVersion`. */
 export const goTlsVersions: Readonly<Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'>> = {
-  VersionTLS10: 'TLSv1', VersionTLS11: 'TLSv1.1', VersionTLS12: 'TLSv1.2', VersionTLS13: 'TLSv1.3',
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
 };
 
 /** The OpenSSL cipher list for Go names; throws naming the first unknown one. */
 export function opensslCiphers(names: readonly string[]): string {
-  return names.map((n) => {
-    const o = goCipherSuites[n];
-    if (!o) throw new Error(`unknown cipher suite "${n}" (want Go names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
-    return o;
-  }).join(':');
+  return names
+    .map((n) => {
+      const o = goCipherSuites[n];
+      if (!o) throw new Error(`unknown cipher suite "${n}" (want Go names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
+      return o;
+    })
+    .join(':');
 }

@@ -29,5 +29,7 @@ export class TtlCache<V> {
   }
 
   /** Number of stored entries (expired ones included until touched). */
-  get size(): number { return this.m.size; }
+  get size(): number {
+    return this.m.size;
+  }
 }

@@ -13,12 +13,20 @@ const crypto = webcrypto as unknown as Crypto;
 
 function x509(): Promise<X509Lib> {
   // @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata polyfill first.
-  lib ??= import('reflect-metadata').then(() => import('@peculiar/x509')).then((m) => { m.cryptoProvider.set(crypto); return m; });
+  lib ??= import('reflect-metadata')
+    .then(() => import('@peculiar/x509'))
+    .then((m) => {
+      m.cryptoProvider.set(crypto);
+      return m;
+    });
   return lib;
 }
 
 /** A subject: common name and organizations. */
-export interface Subject { cn: string; o?: string[] }
+export interface Subject {
+  cn: string;
+  o?: string[];
+}
 
 /** A new private key: ECDSA P-256, PKCS#8 PEM. */
 export async function newKeyPem(): Promise<string> {
@@ -27,7 +35,7 @@ export async function newKeyPem(): Promise<string> {
 }
 
 /** The WebCrypto signing algorithm of a key (EC P-256/P-384 or RSA). */
-function algorithmOf(k: KeyObject): EcKeyImportParams & EcdsaParams | RsaHashedImportParams {
+function algorithmOf(k: KeyObject): (EcKeyImportParams & EcdsaParams) | RsaHashedImportParams {
   if (k.asymmetricKeyType === 'ec') {
     const curve = k.asymmetricKeyDetails?.namedCurve === 'secp384r1' ? 'P-384' : 'P-256';
     return { name: 'ECDSA', namedCurve: curve, hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' };
@@ -77,14 +85,25 @@ export async function createCertificate(o: CertOptions): Promise<string> {
     new m.BasicConstraintsExtension(o.usage === 'ca', undefined, true),
     new m.KeyUsagesExtension(o.usage === 'ca' ? F.keyCertSign | F.cRLSign | F.digitalSignature : F.digitalSignature | F.keyEncipherment, true),
     ...(o.usage === 'ca' ? [] : [new m.ExtendedKeyUsageExtension([o.usage === 'server' ? m.ExtendedKeyUsage.serverAuth : m.ExtendedKeyUsage.clientAuth])]),
-    ...(o.sans ? [new m.SubjectAlternativeNameExtension([...o.sans.dns.map((value) => ({ type: 'dns' as const, value })), ...o.sans.ips.map((value) => ({ type: 'ip' as const, value }))])] : []),
+    ...(o.sans
+      ? [
+          new m.SubjectAlternativeNameExtension([
+            ...o.sans.dns.map((value) => ({ type: 'dns' as const, value })),
+            ...o.sans.ips.map((value) => ({ type: 'ip' as const, value })),
+          ]),
+        ]
+      : []),
   ];
   const cert = await m.X509CertificateGenerator.create({
     serialNumber: `01${randomBytes(15).toString('hex')}`,
     subject: name(o.subject),
     issuer: o.issuer ? new m.X509Certificate(o.issuer.certPem).subject : name(o.subject),
-    notBefore: o.notBefore, notAfter: o.notAfter, extensions,
-    signingAlgorithm: signer.alg, publicKey, signingKey: signer.keys.privateKey,
+    notBefore: o.notBefore,
+    notAfter: o.notAfter,
+    extensions,
+    signingAlgorithm: signer.alg,
+    publicKey,
+    signingKey: signer.keys.privateKey,
   });
   return cert.toString('pem');
 }
@@ -93,7 +112,11 @@ export async function createCertificate(o: CertOptions): Promise<string> {
 export async function createCsr(subject: Subject, keyPem: string): Promise<string> {
   const m = await x509();
   const { keys, alg } = await importPair(keyPem);
-  const csr = await m.Pkcs10CertificateRequestGenerator.create({ name: [...(subject.o ?? []).map((o) => ({ O: [o] })), { CN: [subject.cn] }], keys, signingAlgorithm: alg });
+  const csr = await m.Pkcs10CertificateRequestGenerator.create({
+    name: [...(subject.o ?? []).map((o) => ({ O: [o] })), { CN: [subject.cn] }],
+    keys,
+    signingAlgorithm: alg,
+  });
   return csr.toString('pem');
 }
 
@@ -114,5 +137,7 @@ export function certValidity(pem: string): { notBefore: number; notAfter: number
   try {
     const c = new X509Certificate(pem);
     return { notBefore: Date.parse(c.validFrom), notAfter: Date.parse(c.validTo) };
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }

@@ -9,7 +9,14 @@ import { enterMountNamespace } from './mount-namespace.js';
 import { CONTAINER_MARKER } from './proc.js';
 
 /** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
-export interface ExecContext { env: Record<string, string>; cwd: string; uid?: number; gid?: number; groups?: number[]; mountNsPid?: number }
+export interface ExecContext {
+  env: Record<string, string>;
+  cwd: string;
+  uid?: number;
+  gid?: number;
+  groups?: number[];
+  mountNsPid?: number;
+}
 
 /** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
 export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
@@ -25,9 +32,13 @@ export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | un
   for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
   env[CONTAINER_MARKER] = marker;
   const sc = c.config.linux?.security_context;
-  const user = process.getuid?.() !== 0 ? {} : {
-    uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined, gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined,
-    groups: sc?.supplemental_groups?.length ? sc.supplemental_groups.map(Number) : undefined,
-  };
+  const user =
+    process.getuid?.() !== 0
+      ? {}
+      : {
+          uid: sc?.run_as_user ? Number(sc.run_as_user.value) : undefined,
+          gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined,
+          groups: sc?.supplemental_groups?.length ? sc.supplemental_groups.map(Number) : undefined,
+        };
   return { env, cwd: c.config.working_dir || sandbox?.dir || '/', ...user, mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined };
 }

@@ -26,7 +26,12 @@ export function containerStats(containers: cri.Container[], pidsById: ReadonlyMa
     return {
       attributes: { id: v.id, metadata: v.metadata, labels: v.labels, annotations: v.annotations },
       cpu: { timestamp: timestampNs, usage_core_nano_seconds: { value: usage.cpuNs } },
-      memory: { timestamp: timestampNs, working_set_bytes: { value: usage.rssBytes }, usage_bytes: { value: usage.rssBytes }, rss_bytes: { value: usage.rssBytes } },
+      memory: {
+        timestamp: timestampNs,
+        working_set_bytes: { value: usage.rssBytes },
+        usage_bytes: { value: usage.rssBytes },
+        rss_bytes: { value: usage.rssBytes },
+      },
     };
   });
 }

@@ -25,10 +25,15 @@ export class CriLogWriter {
   private out: WriteStream;
   private pending: Record<LogStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
 
-  constructor(readonly path: string, private readonly maxLineBytes = MAX_LINE_BYTES) {
+  constructor(
+    readonly path: string,
+    private readonly maxLineBytes = MAX_LINE_BYTES,
+  ) {
     mkdirSync(dirname(path), { recursive: true });
     this.out = createWriteStream(path, { flags: 'a' });
-    this.out.on('error', () => { /* a removed log dir must not crash the runtime */ });
+    this.out.on('error', () => {
+      /* a removed log dir must not crash the runtime */
+    });
   }
 
   /** Appends raw output of `stream`. */

@@ -17,14 +17,23 @@ async function checkSocketFree(path: string): Promise<void> {
   if (!st.isSocket()) throw new Error(`${path} exists and is not a socket; refusing to replace it`);
   const live = await new Promise<boolean>((done) => {
     const s = createConnection({ path });
-    s.once('connect', () => { s.destroy(); done(true); });
+    s.once('connect', () => {
+      s.destroy();
+      done(true);
+    });
     s.once('error', () => done(false));
   });
   if (live) throw new Error(`${path} is served by another process; refusing to start a second process runtime on it`);
 }
 
 /** Options of the daemon. */
-export interface DaemonOptions { listen: string; rootDir: string; podIP: string; logger: Logger; version: string }
+export interface DaemonOptions {
+  listen: string;
+  rootDir: string;
+  podIP: string;
+  logger: Logger;
+  version: string;
+}
 
 /** Starts the daemon; resolves with a stop function once it listens. */
 export async function runProcessRuntimeDaemon(o: DaemonOptions): Promise<() => Promise<void>> {
@@ -33,7 +42,11 @@ export async function runProcessRuntimeDaemon(o: DaemonOptions): Promise<() => P
   // Never take over a socket someone serves, nor remove a file that is not a socket.
   if (o.listen.startsWith('unix://')) await checkSocketFree(path);
   await runtime.start();
-  if (o.listen.startsWith('unix://')) { await mkdir(dirname(path), { recursive: true }); await checkSocketFree(path); await rm(path, { force: true }); }
+  if (o.listen.startsWith('unix://')) {
+    await mkdir(dirname(path), { recursive: true });
+    await checkSocketFree(path);
+    await rm(path, { force: true });
+  }
   const server = await serveCri(o.listen, runtime, new ProcessImages(o.rootDir));
   o.logger.info({ listen: o.listen }, 'process runtime serving CRI');
   return async () => {

@@ -11,16 +11,42 @@ export const EXEC_OUTPUT_CAP = 16 * 1024 * 1024;
 export function execSyncProcess(command: string[], opts: ExecContext & { timeoutSeconds: number }): Promise<cri.ExecSyncResponse & { timedOut: boolean }> {
   return new Promise((resolve, reject) => {
     const cmd = commandIn(opts, command);
-    const child = spawn(cmd.argv[0], cmd.argv.slice(1), { cwd: opts.cwd, env: opts.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], uid: cmd.uid, gid: cmd.gid });
+    const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
+      cwd: opts.cwd,
+      env: opts.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      uid: cmd.uid,
+      gid: cmd.gid,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outLen = 0;
     let errLen = 0;
     let timedOut = false;
-    child.stdout.on('data', (d: Buffer) => { if (outLen < EXEC_OUTPUT_CAP) { out.push(d.subarray(0, EXEC_OUTPUT_CAP - outLen)); outLen += d.length; } });
-    child.stderr.on('data', (d: Buffer) => { if (errLen < EXEC_OUTPUT_CAP) { err.push(d.subarray(0, EXEC_OUTPUT_CAP - errLen)); errLen += d.length; } });
-    const timer = opts.timeoutSeconds > 0 ? setTimeout(() => { timedOut = true; if (child.pid) signalGroup(child.pid, 'SIGKILL'); }, opts.timeoutSeconds * 1000) : undefined;
-    child.once('error', (e) => { clearTimeout(timer); reject(e); });
+    child.stdout.on('data', (d: Buffer) => {
+      if (outLen < EXEC_OUTPUT_CAP) {
+        out.push(d.subarray(0, EXEC_OUTPUT_CAP - outLen));
+        outLen += d.length;
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      if (errLen < EXEC_OUTPUT_CAP) {
+        err.push(d.subarray(0, EXEC_OUTPUT_CAP - errLen));
+        errLen += d.length;
+      }
+    });
+    const timer =
+      opts.timeoutSeconds > 0
+        ? setTimeout(() => {
+            timedOut = true;
+            if (child.pid) signalGroup(child.pid, 'SIGKILL');
+          }, opts.timeoutSeconds * 1000)
+        : undefined;
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
     child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (child.pid) signalGroup(child.pid, 'SIGKILL');

@@ -27,7 +27,7 @@ export class ProcessImages implements ImageService {
     return filter?.image ? all.filter((i) => i.repo_tags.includes(filter.image) || i.id === filter.image) : all;
   }
   async imageStatus(image: cri.ImageSpec): Promise<cri.Image | null> {
-    return image.image ? this.seen.get(image.image) ?? this.describe(image.image) : null;
+    return image.image ? (this.seen.get(image.image) ?? this.describe(image.image)) : null;
   }
   async pullImage(image: cri.ImageSpec): Promise<string> {
     const img = this.describe(image.image);
@@ -40,6 +40,13 @@ export class ProcessImages implements ImageService {
   async imageFsInfo(): Promise<cri.FilesystemUsage[]> {
     const s = await statfs(this.rootDir).catch(() => undefined);
     const ts = Date.now() * 1e6;
-    return [{ timestamp: ts, fs_id: { mountpoint: this.rootDir }, used_bytes: { value: s ? (s.blocks - s.bfree) * s.bsize : 0 }, inodes_used: { value: s ? s.files - s.ffree : 0 } }];
+    return [
+      {
+        timestamp: ts,
+        fs_id: { mountpoint: this.rootDir },
+        used_bytes: { value: s ? (s.blocks - s.bfree) * s.bsize : 0 },
+        inodes_used: { value: s ? s.files - s.ffree : 0 },
+      },
+    ];
   }
 }

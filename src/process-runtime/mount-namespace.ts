@@ -13,7 +13,11 @@ import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
 
 /** The user a container's processes run as. */
-export interface ProcessUser { uid?: number; gid?: number; groups?: number[] }
+export interface ProcessUser {
+  uid?: number;
+  gid?: number;
+  groups?: number[];
+}
 
 const SCRIPT = [
   'while [ "$1" != "--" ]; do',
@@ -30,15 +34,22 @@ const SCRIPT = [
 function setprivArgs(u: ProcessUser): string[] {
   if (u.uid === undefined && u.gid === undefined && !u.groups?.length) return [];
   return [
-    'setpriv', ...(u.uid !== undefined ? [`--reuid=${u.uid}`] : []), ...(u.gid !== undefined ? [`--regid=${u.gid}`] : []),
-    ...(u.groups?.length ? [`--groups=${u.groups.join(',')}`] : ['--clear-groups']), '--',
+    'setpriv',
+    ...(u.uid !== undefined ? [`--reuid=${u.uid}`] : []),
+    ...(u.gid !== undefined ? [`--regid=${u.gid}`] : []),
+    ...(u.groups?.length ? [`--groups=${u.groups.join(',')}`] : ['--clear-groups']),
+    '--',
   ];
 }
 
 /** argv that runs `argv` in a new mount namespace with `mounts` applied, as `user`. Pure. */
 export function wrapInMountNamespace(argv: string[], mounts: cri.Mount[], user: ProcessUser): string[] {
-  const specs = mounts.flatMap((m) => [m.host_path, m.container_path, m.readonly ? 'ro' : 'rw',
-    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER' ? 'slave' : m.propagation === 'PROPAGATION_BIDIRECTIONAL' ? 'shared' : 'private']);
+  const specs = mounts.flatMap((m) => [
+    m.host_path,
+    m.container_path,
+    m.readonly ? 'ro' : 'rw',
+    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER' ? 'slave' : m.propagation === 'PROPAGATION_BIDIRECTIONAL' ? 'shared' : 'private',
+  ]);
   return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', SCRIPT, 'sh', ...specs, '--', ...setprivArgs(user), ...argv];
 }
 
@@ -50,11 +61,21 @@ export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser 
 /** The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error. */
 export async function effectiveMounts(mounts: cri.Mount[], isRoot: boolean): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
   for (const m of mounts) {
-    if (!(await lstat(m.host_path).then(() => true, () => false))) return { ok: false, message: `error mounting "${m.host_path}" to "${m.container_path}": source does not exist` };
+    if (
+      !(await lstat(m.host_path).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return { ok: false, message: `error mounting "${m.host_path}" to "${m.container_path}": source does not exist` };
   }
   if (isRoot) return { ok: true, mounts };
   for (const m of mounts) {
-    if (!(await stat(m.host_path)).isFile()) return { ok: false, message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${m.host_path}" at "${m.container_path}"` };
+    if (!(await stat(m.host_path)).isFile())
+      return {
+        ok: false,
+        message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${m.host_path}" at "${m.container_path}"`,
+      };
   }
   return { ok: true, mounts: [] };
 }
@@ -63,12 +84,30 @@ export async function effectiveMounts(mounts: cri.Mount[], isRoot: boolean): Pro
 export async function prepareMountPoints(mounts: cri.Mount[]): Promise<string[]> {
   const created: string[] = [];
   for (const m of mounts) {
-    if (await lstat(m.container_path).then(() => true, () => false)) continue;
+    if (
+      await lstat(m.container_path).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     const isDir = (await stat(m.host_path)).isDirectory();
     let first: string | undefined;
-    for (let p = dirname(m.container_path); !(await lstat(p).then(() => true, () => false)); p = dirname(p)) first = p;
-    if (first) { await mkdir(dirname(m.container_path), { recursive: true }); created.push(first); }
-    if (isDir) await mkdir(m.container_path); else await (await open(m.container_path, 'a')).close();
+    for (
+      let p = dirname(m.container_path);
+      !(await lstat(p).then(
+        () => true,
+        () => false,
+      ));
+      p = dirname(p)
+    )
+      first = p;
+    if (first) {
+      await mkdir(dirname(m.container_path), { recursive: true });
+      created.push(first);
+    }
+    if (isDir) await mkdir(m.container_path);
+    else await (await open(m.container_path, 'a')).close();
     created.push(m.container_path);
   }
   return created;

@@ -45,7 +45,11 @@ export function markedProcesses(prefix: string): { pid: number; value: string }[
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
     let env: string;
-    try { env = readFileSync(`/proc/${name}/environ`, 'latin1'); } catch { continue; }
+    try {
+      env = readFileSync(`/proc/${name}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
     const at = env.indexOf(needle);
     if (at < 0 || (at > 0 && env[at - 1] !== '\0')) continue;
     const end = env.indexOf('\0', at);
@@ -57,7 +61,14 @@ export function markedProcesses(prefix: string): { pid: number; value: string }[
 /** SIGKILLs every process marked with `prefix`; returns how many were signalled. */
 export function killMarked(prefix: string): number {
   let n = 0;
-  for (const p of markedProcesses(prefix)) { try { process.kill(p.pid, 'SIGKILL'); n++; } catch { /* gone */ } }
+  for (const p of markedProcesses(prefix)) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+      n++;
+    } catch {
+      /* gone */
+    }
+  }
   return n;
 }
 
@@ -80,10 +91,16 @@ export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: num
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       cpuNs += ((Number(f[13]) + Number(f[14])) * 1e9) / TICKS_PER_SECOND;
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
-        try { cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]); } catch { /* thread gone */ }
+        try {
+          cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        } catch {
+          /* thread gone */
+        }
       }
       pages += Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
-    } catch { /* exited */ }
+    } catch {
+      /* exited */
+    }
   }
   return { cpuNs, rssBytes: pages * PAGE_SIZE };
 }

@@ -14,7 +14,11 @@ import { CriLogWriter } from './cri-log-writer.js';
 import { processStartTime, signalGroup } from './proc.js';
 
 /** How a container process ended. */
-export interface ProcessExit { exitCode: number; signal?: string; finishedAtNs: bigint }
+export interface ProcessExit {
+  exitCode: number;
+  signal?: string;
+  finishedAtNs: bigint;
+}
 
 /** What to start. */
 export interface ProcessSpec {
@@ -42,7 +46,7 @@ export interface ProcessHandle {
 
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null | number): number {
   if (code !== null && code !== undefined) return code;
-  const num = typeof signal === 'number' ? signal : signal ? osConstants.signals[signal] ?? 0 : 0;
+  const num = typeof signal === 'number' ? signal : signal ? (osConstants.signals[signal] ?? 0) : 0;
   return 128 + num;
 }
 
@@ -60,24 +64,33 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
   });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
-    child.once('error', async (err) => { await log.close(); reject(err); });
+    child.once('error', (err) => {
+      log.close().then(
+        () => reject(err),
+        () => reject(err),
+      );
+    });
   });
   const pid = child.pid!;
   const startTime = processStartTime(pid);
   const output = new EventEmitter();
-  child.stdout!.on('data', (d: Buffer) => { log.write('stdout', d); output.emit('stdout', d); });
-  child.stderr!.on('data', (d: Buffer) => { log.write('stderr', d); output.emit('stderr', d); });
-  const streamsDone = Promise.all([
-    new Promise((r) => child.stdout!.once('close', r)),
-    new Promise((r) => child.stderr!.once('close', r)),
-  ]);
+  child.stdout!.on('data', (d: Buffer) => {
+    log.write('stdout', d);
+    output.emit('stdout', d);
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    log.write('stderr', d);
+    output.emit('stderr', d);
+  });
+  const streamsDone = Promise.all([new Promise((r) => child.stdout!.once('close', r)), new Promise((r) => child.stderr!.once('close', r))]);
   const exited = new Promise<ProcessExit>((resolve) => {
-    child.once('exit', async (code, signal) => {
+    child.once('exit', (code, signal) => {
       const finishedAtNs = nowNs();
       signalGroup(pid, 'SIGKILL');
-      await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))]);
-      await log.close();
-      resolve({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs });
+      const done = () => resolve({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs });
+      Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))])
+        .then(() => log.close())
+        .then(done, done);
     });
   });
   child.stdin?.on('error', () => {});
@@ -98,7 +111,11 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
   const pid = term.pid;
   const startTime = processStartTime(pid);
   const output = new EventEmitter();
-  term.onData((d) => { const b = Buffer.from(d, 'utf8'); log.write('stdout', b); output.emit('stdout', b); });
+  term.onData((d) => {
+    const b = Buffer.from(d, 'utf8');
+    log.write('stdout', b);
+    output.emit('stdout', b);
+  });
   const exited = new Promise<ProcessExit>((resolve) => {
     term.onExit(async ({ exitCode, signal }) => {
       const finishedAtNs = nowNs();
@@ -107,6 +124,23 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
       resolve({ exitCode: signal ? 128 + signal : exitCode, signal: signal ? String(signal) : undefined, finishedAtNs });
     });
   });
-  const stdin = spec.stdin ? new WritableStream({ write(chunk: Buffer, _e, cb) { term.write(chunk.toString('utf8')); cb(); } }) : undefined;
-  return { pid, startTime, exited, log, output, stdin, resize: (c, r) => { if (c > 0 && r > 0) term.resize(c, r); } };
+  const stdin = spec.stdin
+    ? new WritableStream({
+        write(chunk: Buffer, _e, cb) {
+          term.write(chunk.toString('utf8'));
+          cb();
+        },
+      })
+    : undefined;
+  return {
+    pid,
+    startTime,
+    exited,
+    log,
+    output,
+    stdin,
+    resize: (c, r) => {
+      if (c > 0 && r > 0) term.resize(c, r);
+    },
+  };
 }

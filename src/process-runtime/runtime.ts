@@ -60,7 +60,9 @@ export class ProcessRuntime implements RuntimeService {
   private lock: InstanceLock | undefined;
   /** Identifies this runtime's processes (a hash of its state dir); see proc.ts markedProcesses. */
   private readonly runtimeKey: string;
-  private markerOf(id: string): string { return `${this.runtimeKey}:${id}`; }
+  private markerOf(id: string): string {
+    return `${this.runtimeKey}:${id}`;
+  }
 
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
@@ -87,7 +89,10 @@ export class ProcessRuntime implements RuntimeService {
     if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
     if (this.deps.mode === 'in-process') {
       for (const c of containers) await this.store.deleteContainer(c.id);
-      for (const s of sandboxes) { await this.store.deleteSandbox(s.id); await rm(s.dir, { recursive: true, force: true }); }
+      for (const s of sandboxes) {
+        await this.store.deleteSandbox(s.id);
+        await rm(s.dir, { recursive: true, force: true });
+      }
       return;
     }
     for (const s of sandboxes) this.sandboxes.set(s.id, s);
@@ -115,10 +120,15 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   async status(): Promise<cri.StatusResponse> {
-    return { status: { conditions: [
-      { type: 'RuntimeReady', status: true, reason: '', message: '' },
-      { type: 'NetworkReady', status: true, reason: '', message: '' },
-    ] }, info: {} };
+    return {
+      status: {
+        conditions: [
+          { type: 'RuntimeReady', status: true, reason: '', message: '' },
+          { type: 'NetworkReady', status: true, reason: '', message: '' },
+        ],
+      },
+      info: {},
+    };
   }
 
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
@@ -152,7 +162,15 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   private sandboxView(s: SandboxRecord): cri.PodSandbox {
-    return { id: s.id, metadata: { attempt: 0, ...s.config.metadata }, state: s.state, created_at: Number(s.createdAtNs), labels: s.config.labels ?? {}, annotations: s.config.annotations ?? {}, runtime_handler: s.runtimeHandler };
+    return {
+      id: s.id,
+      metadata: { attempt: 0, ...s.config.metadata },
+      state: s.state,
+      created_at: Number(s.createdAtNs),
+      labels: s.config.labels ?? {},
+      annotations: s.config.annotations ?? {},
+      runtime_handler: s.runtimeHandler,
+    };
   }
 
   async podSandboxStatus(id: string): Promise<cri.PodSandboxStatusResponse> {
@@ -160,7 +178,11 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`an error occurred when try to find sandbox "${id}": not found`);
     const ns = s.config.linux?.security_context?.namespace_options;
     return {
-      status: { ...this.sandboxView(s), network: { ip: s.ip, additional_ips: [] }, linux: { namespaces: { options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' } } } },
+      status: {
+        ...this.sandboxView(s),
+        network: { ip: s.ip, additional_ips: [] },
+        linux: { namespaces: { options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' } } },
+      },
       info: {},
       timestamp: Number(nowNs()),
     };
@@ -176,18 +198,31 @@ export class ProcessRuntime implements RuntimeService {
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
     const logDir = sandboxConfig?.log_directory || s.config.log_directory || join(s.dir, 'logs');
-    const logPath = config.log_path ? (isAbsolute(config.log_path) ? config.log_path : join(logDir, config.log_path)) : join(s.dir, 'logs', `${config.metadata.name}.log`);
+    const logPath = config.log_path
+      ? isAbsolute(config.log_path)
+        ? config.log_path
+        : join(logDir, config.log_path)
+      : join(s.dir, 'logs', `${config.metadata.name}.log`);
     const id = newId();
     const image = config.image?.image ?? '';
     const rec: ContainerRecord = {
-      id, sandboxId, config, imageRef: imageIdOf(image), logPath, state: 'CONTAINER_CREATED', createdAtNs: nowNs().toString(),
-      startedAtNs: '0', finishedAtNs: '0', exitCode: 0, reason: '', message: '',
+      id,
+      sandboxId,
+      config,
+      imageRef: imageIdOf(image),
+      logPath,
+      state: 'CONTAINER_CREATED',
+      createdAtNs: nowNs().toString(),
+      startedAtNs: '0',
+      finishedAtNs: '0',
+      exitCode: 0,
+      reason: '',
+      message: '',
     };
     this.containers.set(id, rec);
     await this.store.saveContainer(rec);
     return id;
   }
-
 
   private async failStart(c: ContainerRecord, message: string): Promise<never> {
     Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 128, reason: 'StartError', message, startedAtNs: '0', finishedAtNs: nowNs().toString() });
@@ -200,9 +235,16 @@ export class ProcessRuntime implements RuntimeService {
     if (!c) throw notFound(`container "${id}" not found`);
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
-    if (argv.length === 0) return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
+    if (argv.length === 0)
+      return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
     const { env, cwd, uid, gid, groups } = this.execContextOf(c);
-    if (!(await stat(cwd).then((s) => s.isDirectory(), () => false))) return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
+    if (
+      !(await stat(cwd).then(
+        (s) => s.isDirectory(),
+        () => false,
+      ))
+    )
+      return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
     const exe = resolveExecutable(argv[0], env.PATH, cwd);
     if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
     const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
@@ -229,7 +271,13 @@ export class ProcessRuntime implements RuntimeService {
       // As a PID namespace would: when the main process ends, every process of the container ends.
       killMarked(this.markerOf(id));
       if (!this.containers.has(id)) return;
-      Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: exit.exitCode, finishedAtNs: exit.finishedAtNs.toString(), reason: exit.exitCode === 0 ? 'Completed' : 'Error', pid: undefined });
+      Object.assign(c, {
+        state: 'CONTAINER_EXITED',
+        exitCode: exit.exitCode,
+        finishedAtNs: exit.finishedAtNs.toString(),
+        reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+        pid: undefined,
+      });
       await this.store.saveContainer(c).catch(() => {});
     });
   }
@@ -259,8 +307,16 @@ export class ProcessRuntime implements RuntimeService {
 
   private containerView(c: ContainerRecord): cri.Container {
     return {
-      id: c.id, pod_sandbox_id: c.sandboxId, metadata: { attempt: 0, ...c.config.metadata }, image: { image: c.config.image?.image ?? '' },
-      image_ref: c.imageRef, image_id: c.imageRef, state: c.state, created_at: Number(c.createdAtNs), labels: c.config.labels ?? {}, annotations: c.config.annotations ?? {},
+      id: c.id,
+      pod_sandbox_id: c.sandboxId,
+      metadata: { attempt: 0, ...c.config.metadata },
+      image: { image: c.config.image?.image ?? '' },
+      image_ref: c.imageRef,
+      image_id: c.imageRef,
+      state: c.state,
+      created_at: Number(c.createdAtNs),
+      labels: c.config.labels ?? {},
+      annotations: c.config.annotations ?? {},
     };
   }
 
@@ -274,9 +330,22 @@ export class ProcessRuntime implements RuntimeService {
     const v = this.containerView(c);
     return {
       status: {
-        id: c.id, metadata: v.metadata, state: c.state, created_at: v.created_at, started_at: Number(c.startedAtNs), finished_at: Number(c.finishedAtNs),
-        exit_code: c.exitCode, image: v.image, image_ref: c.imageRef, image_id: c.imageRef, reason: c.reason, message: c.message, labels: v.labels, annotations: v.annotations,
-        mounts: c.config.mounts ?? [], log_path: c.logPath,
+        id: c.id,
+        metadata: v.metadata,
+        state: c.state,
+        created_at: v.created_at,
+        started_at: Number(c.startedAtNs),
+        finished_at: Number(c.finishedAtNs),
+        exit_code: c.exitCode,
+        image: v.image,
+        image_ref: c.imageRef,
+        image_id: c.imageRef,
+        reason: c.reason,
+        message: c.message,
+        labels: v.labels,
+        annotations: v.annotations,
+        mounts: c.config.mounts ?? [],
+        log_path: c.logPath,
       },
       info: {},
     };
@@ -318,7 +387,8 @@ export class ProcessRuntime implements RuntimeService {
     const h = this.handles.get(c.id);
     if (!h) throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
     if (req.stdin && !c.config.stdin) throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
-    if (!!req.tty !== !!c.config.tty) throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
+    if (!!req.tty !== !!c.config.tty)
+      throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
     return this.streaming.register(attachSession(streamOptionsOf(req), h));
   }
 

@@ -45,17 +45,28 @@ export interface ContainerRecord {
 export class StateStore {
   constructor(readonly dir: string) {}
 
-  private path(kind: 'sandboxes' | 'containers', id: string) { return join(this.dir, kind, `${id}.json`); }
+  private path(kind: 'sandboxes' | 'containers', id: string) {
+    return join(this.dir, kind, `${id}.json`);
+  }
 
-  async saveSandbox(r: SandboxRecord): Promise<void> { await writeFileAtomic(this.path('sandboxes', r.id), JSON.stringify(r)); }
-  async saveContainer(r: ContainerRecord): Promise<void> { await writeFileAtomic(this.path('containers', r.id), JSON.stringify(r)); }
-  async deleteSandbox(id: string): Promise<void> { await rm(this.path('sandboxes', id), { force: true }); }
-  async deleteContainer(id: string): Promise<void> { await rm(this.path('containers', id), { force: true }); }
+  async saveSandbox(r: SandboxRecord): Promise<void> {
+    await writeFileAtomic(this.path('sandboxes', r.id), JSON.stringify(r));
+  }
+  async saveContainer(r: ContainerRecord): Promise<void> {
+    await writeFileAtomic(this.path('containers', r.id), JSON.stringify(r));
+  }
+  async deleteSandbox(id: string): Promise<void> {
+    await rm(this.path('sandboxes', id), { force: true });
+  }
+  async deleteContainer(id: string): Promise<void> {
+    await rm(this.path('containers', id), { force: true });
+  }
 
   /** Removes the temporary files of atomic writes a crash interrupted. */
   async removeTemporaryFiles(): Promise<void> {
     for (const kind of ['sandboxes', 'containers'] as const) {
-      for (const n of await readdir(join(this.dir, kind)).catch(() => [] as string[])) if (n.includes('.tmp-')) await rm(join(this.dir, kind, n), { force: true });
+      for (const n of await readdir(join(this.dir, kind)).catch(() => [] as string[]))
+        if (n.includes('.tmp-')) await rm(join(this.dir, kind, n), { force: true });
     }
   }
 
@@ -63,13 +74,19 @@ export class StateStore {
   async loadAll(): Promise<{ sandboxes: SandboxRecord[]; containers: ContainerRecord[] }> {
     const read = async <T>(kind: 'sandboxes' | 'containers'): Promise<T[]> => {
       let names: string[] = [];
-      try { names = await readdir(join(this.dir, kind)); } catch { return []; }
+      try {
+        names = await readdir(join(this.dir, kind));
+      } catch {
+        return [];
+      }
       const out: T[] = [];
       for (const n of names.filter((x) => x.endsWith('.json'))) {
         try {
           const r = await readJsonIfExists<T>(join(this.dir, kind, n));
           if (r) out.push(r);
-        } catch { /* a torn file from a crash is ignored */ }
+        } catch {
+          /* a torn file from a crash is ignored */
+        }
       }
       return out;
     };

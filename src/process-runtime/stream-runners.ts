@@ -12,34 +12,53 @@ import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
 import { commandIn, type ExecContext } from './container-context.js';
 
-
 /** Ends `w` and resolves once everything written has been handed on. */
-const finish = (w: Writable | undefined) => (w && !w.writableFinished && !w.destroyed ? new Promise<void>((r) => { w.once('error', () => r()); w.end(() => r()); }) : Promise.resolve());
+const finish = (w: Writable | undefined) =>
+  w && !w.writableFinished && !w.destroyed
+    ? new Promise<void>((r) => {
+        w.once('error', () => r());
+        w.end(() => r());
+      })
+    : Promise.resolve();
 
 /** Writes with backpressure: pauses `src` while `w` is full. */
 function forward(src: Readable, w: Writable): void {
-  src.on('data', (d: Buffer) => { if (!w.destroyed && !w.write(d)) { src.pause(); w.once('drain', () => src.resume()); } });
+  src.on('data', (d: Buffer) => {
+    if (!w.destroyed && !w.write(d)) {
+      src.pause();
+      w.once('drain', () => src.resume());
+    }
+  });
 }
 
 /** Runs `argv` for an exec session; resolves with its exit code once its output is delivered. */
 export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
   if (io.tty) return runExecTty(io, argv, ctx);
   const cmd = commandIn(ctx, argv);
-  const child = spawn(cmd.argv[0], cmd.argv.slice(1), { cwd: ctx.cwd, env: ctx.env, uid: cmd.uid, gid: cmd.gid, stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'] });
+  const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
+    cwd: ctx.cwd,
+    env: ctx.env,
+    uid: cmd.uid,
+    gid: cmd.gid,
+    stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'],
+  });
   const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([e]) => e as Error)]);
   if (spawned) return { error: `failed to exec in container: ${spawned.message}` };
   const onAbort = () => child.kill('SIGKILL');
   io.signal.addEventListener('abort', onAbort, { once: true });
-  if (io.stdin && child.stdin) { child.stdin.on('error', () => undefined); io.stdin.pipe(child.stdin); }
+  if (io.stdin && child.stdin) {
+    child.stdin.on('error', () => undefined);
+    io.stdin.pipe(child.stdin);
+  }
   const outputs = [
-    io.stdout && child.stdout ? pipeline(child.stdout, io.stdout).catch(() => undefined) : undefined,
-    io.stderr && child.stderr ? pipeline(child.stderr, io.stderr).catch(() => undefined) : undefined,
+    io.stdout && child.stdout ? pipeline(child.stdout, io.stdout).catch(() => undefined) : Promise.resolve(),
+    io.stderr && child.stderr ? pipeline(child.stderr, io.stderr).catch(() => undefined) : Promise.resolve(),
   ];
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   await Promise.all(outputs);
   io.signal.removeEventListener('abort', onAbort);
   io.stdin?.unpipe();
-  return { exitCode: code ?? 128 + (signal ? (await import('node:os')).constants.signals[signal] ?? 0 : 0) };
+  return { exitCode: code ?? 128 + (signal ? ((await import('node:os')).constants.signals[signal] ?? 0) : 0) };
 }
 
 async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
@@ -48,15 +67,30 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
   let term: import('node-pty').IPty;
   try {
     const cmd = commandIn(ctx, argv);
-    term = pty.spawn(cmd.argv[0], cmd.argv.slice(1), { name: 'xterm', cols: size?.width || 80, rows: size?.height || 24, cwd: ctx.cwd, env: ctx.env, uid: cmd.uid, gid: cmd.gid });
+    term = pty.spawn(cmd.argv[0], cmd.argv.slice(1), {
+      name: 'xterm',
+      cols: size?.width || 80,
+      rows: size?.height || 24,
+      cwd: ctx.cwd,
+      env: ctx.env,
+      uid: cmd.uid,
+      gid: cmd.gid,
+    });
   } catch (err) {
     return { error: `failed to exec in container: ${(err as Error).message}` };
   }
-  const onResize = (s: { width: number; height: number }) => { if (s.width > 0 && s.height > 0) term.resize(s.width, s.height); };
+  const onResize = (s: { width: number; height: number }) => {
+    if (s.width > 0 && s.height > 0) term.resize(s.width, s.height);
+  };
   io.resize.on('resize', onResize);
   const onAbort = () => term.kill('SIGKILL');
   io.signal.addEventListener('abort', onAbort, { once: true });
-  term.onData((d) => { if (io.stdout && !io.stdout.destroyed && !io.stdout.write(Buffer.from(d, 'utf8'))) { term.pause(); io.stdout.once('drain', () => term.resume()); } });
+  term.onData((d) => {
+    if (io.stdout && !io.stdout.destroyed && !io.stdout.write(Buffer.from(d, 'utf8'))) {
+      term.pause();
+      io.stdout.once('drain', () => term.resume());
+    }
+  });
   io.stdin?.on('data', (d: Buffer) => term.write(d.toString('utf8')));
   const exit = await new Promise<{ exitCode: number; signal?: number }>((resolve) => term.onExit(resolve));
   io.resize.off('resize', onResize);
@@ -67,8 +101,12 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
 
 /** Joins a running container's stdio until it exits or the client leaves; upstream answers Success. */
 export async function runAttach(io: RemoteCommandIO, h: ProcessHandle): Promise<CommandResult> {
-  const onStdout = (d: Buffer) => { if (io.stdout && !io.stdout.destroyed) io.stdout.write(d); };
-  const onStderr = (d: Buffer) => { if (io.stderr && !io.stderr.destroyed) io.stderr.write(d); };
+  const onStdout = (d: Buffer) => {
+    if (io.stdout && !io.stdout.destroyed) io.stdout.write(d);
+  };
+  const onStderr = (d: Buffer) => {
+    if (io.stderr && !io.stderr.destroyed) io.stderr.write(d);
+  };
   h.output.on('stdout', onStdout);
   h.output.on('stderr', onStderr);
   const onResize = (s: { width: number; height: number }) => h.resize?.(s.width, s.height);

@@ -24,12 +24,15 @@ export function streamOptionsOf(req: { stdin?: boolean; stdout?: boolean; stderr
 export function execSession(cmd: string[], opts: StreamOptions, ctx: ExecContext): PendingStream {
   return {
     kind: 'exec',
-    serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, {
-      opts, command: cmd,
-      run: (io) => (resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)
-        ? runExec(io, cmd, ctx)
-        : Promise.resolve({ error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH` })),
-    }),
+    serve: (hreq, socket, head) =>
+      serveRemoteCommand(hreq, socket, head, {
+        opts,
+        command: cmd,
+        run: (io) =>
+          resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)
+            ? runExec(io, cmd, ctx)
+            : Promise.resolve({ error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH` }),
+      }),
   };
 }
 
@@ -41,10 +44,14 @@ export function attachSession(opts: StreamOptions, h: ProcessHandle): PendingStr
 /** Forwards to ports on the host (the pod's network) once a client connects. */
 export function portForwardSession(sb: SandboxRecord, req: cri.PortForwardRequest): PendingStream {
   const describe = () => `pod ${sb.config.metadata?.namespace}/${sb.config.metadata?.name}, uid ${sb.config.metadata?.uid}`;
-  const dial = (port: number) => new Promise<Socket>((resolve, reject) => {
-    const s = connect(port, '127.0.0.1');
-    s.once('connect', () => { s.removeAllListeners('error'); resolve(s); });
-    s.once('error', (err) => reject(new Error(`dial tcp4 127.0.0.1:${port}: ${err.message}`)));
-  });
+  const dial = (port: number) =>
+    new Promise<Socket>((resolve, reject) => {
+      const s = connect(port, '127.0.0.1');
+      s.once('connect', () => {
+        s.removeAllListeners('error');
+        resolve(s);
+      });
+      s.once('error', (err) => reject(new Error(`dial tcp4 127.0.0.1:${port}: ${err.message}`)));
+    });
   return { kind: 'portforward', serve: (hreq, socket, head) => servePortForward(hreq, socket, head, { dial, describe, ports: req.port ?? [] }) };
 }

@@ -14,10 +14,20 @@ import type { Logger } from '../lib/logger.js';
 import { rejectUpgrade } from '../streaming/upgrade.js';
 
 /** What a token stands for; `serve` handles the upgrade (protocols live in src/streaming). */
-export interface PendingStream { kind: 'exec' | 'attach' | 'portforward'; serve(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> }
+export interface PendingStream {
+  kind: 'exec' | 'attach' | 'portforward';
+  serve(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void>;
+}
 
 /** Options. */
-export interface StreamingServerOptions { logger: Logger; address?: string; port?: number; tokenTtlMs?: number; maxInFlight?: number; /** Sessions idle this long are closed (streamingConnectionIdleTimeout; 0 = never). */ idleTimeoutMs?: number }
+export interface StreamingServerOptions {
+  logger: Logger;
+  address?: string;
+  port?: number;
+  tokenTtlMs?: number;
+  maxInFlight?: number;
+  /** Sessions idle this long are closed (streamingConnectionIdleTimeout; 0 = never). */ idleTimeoutMs?: number;
+}
 
 /** The server. `start` before `register`; `stop` closes it and every session. */
 export class StreamingServer {
@@ -30,9 +40,15 @@ export class StreamingServer {
 
   /** Listens (loopback, ephemeral port by default). */
   async start(): Promise<void> {
-    const server = http.createServer((_req, res) => { res.writeHead(400, { 'Content-Type': 'text/plain' }); res.end('Upgrade request required\n'); });
+    const server = http.createServer((_req, res) => {
+      res.writeHead(400, { 'Content-Type': 'text/plain' });
+      res.end('Upgrade request required\n');
+    });
     server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
-    await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(this.o.port ?? 0, this.o.address ?? '127.0.0.1', resolve); });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.o.port ?? 0, this.o.address ?? '127.0.0.1', resolve);
+    });
     const a = server.address() as AddressInfo;
     this.baseUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     this.server = server;
@@ -50,7 +66,9 @@ export class StreamingServer {
   }
 
   /** Number of registered, not yet used tokens. */
-  get inFlight(): number { return this.pending.size; }
+  get inFlight(): number {
+    return this.pending.size;
+  }
 
   private onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
@@ -63,7 +81,11 @@ export class StreamingServer {
     this.pending.delete(m[2]);
     this.sockets.add(socket);
     const idle = this.o.idleTimeoutMs ?? 4 * 3600_000;
-    if (idle > 0 && 'setTimeout' in socket) (socket as Socket).setTimeout(idle, () => { this.o.logger.info({ kind: p.stream.kind }, 'closing an idle streaming connection'); socket.destroy(); });
+    if (idle > 0 && 'setTimeout' in socket)
+      (socket as Socket).setTimeout(idle, () => {
+        this.o.logger.info({ kind: p.stream.kind }, 'closing an idle streaming connection');
+        socket.destroy();
+      });
     socket.once('close', () => this.sockets.delete(socket));
     p.stream.serve(req, socket, head).catch((err: Error) => {
       this.o.logger.warn({ err: err.message, kind: p.stream.kind }, 'streaming session failed');

@@ -3,7 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { methodNotAllowed } from '../server/status-errors.js';
 import { jsonResponse } from './schemas.js';
 
-const schema = { summary: 'The running configuration', tags: ['config'], description: 'A debugging endpoint (secure port only).', response: { 200: jsonResponse('`{"kubeletconfig": KubeletConfiguration}` (kubelet.config.k8s.io/v1beta1 field names).', 'Configz') } };
+const schema = {
+  summary: 'The running configuration',
+  tags: ['config'],
+  description: 'A debugging endpoint (secure port only).',
+  response: { 200: jsonResponse('`{"kubeletconfig": KubeletConfiguration}` (kubelet.config.k8s.io/v1beta1 field names).', 'Configz') },
+};
 
 /** Registers /configz serving `config` (already free of secrets: the config holds paths, not keys). */
 export async function configzRoutes(app: FastifyInstance, opts: { config: Record<string, unknown> }): Promise<void> {

@@ -23,7 +23,10 @@ const int = (v: string) => {
 
 /** Parses the query (values may repeat; the first wins, as url.Values.Get). */
 export function parseLogQuery(q: Record<string, string | string[] | undefined>, nowNs: bigint): ContainerLogOptions {
-  const get = (k: string) => { const v = q[k]; return Array.isArray(v) ? v[0] : v; };
+  const get = (k: string) => {
+    const v = q[k];
+    return Array.isArray(v) ? v[0] : v;
+  };
   const decodeErr = () => badRequest('Unable to decode query.');
   const opts: ContainerLogOptions = {};
   for (const k of ['follow', 'previous', 'timestamps', 'insecureSkipTLSVerifyBackend'] as const) {
@@ -37,16 +40,34 @@ export function parseLogQuery(q: Record<string, string | string[] | undefined>, 
   const legacy = get('tail');
   if (legacy !== undefined && legacy !== '') tail = legacy === 'all' ? undefined : legacy;
   const errs: string[] = [];
-  if (tail !== undefined) { const n = int(tail); if (n === undefined) throw decodeErr(); if (n < 0) errs.push('tailLines: Invalid value: must be greater than or equal to 0'); opts.tailLines = n; }
+  if (tail !== undefined) {
+    const n = int(tail);
+    if (n === undefined) throw decodeErr();
+    if (n < 0) errs.push('tailLines: Invalid value: must be greater than or equal to 0');
+    opts.tailLines = n;
+  }
   const lb = get('limitBytes');
-  if (lb !== undefined) { const n = int(lb); if (n === undefined) throw decodeErr(); if (n < 1) errs.push('limitBytes: Invalid value: must be greater than 0'); opts.limitBytes = n; }
+  if (lb !== undefined) {
+    const n = int(lb);
+    if (n === undefined) throw decodeErr();
+    if (n < 1) errs.push('limitBytes: Invalid value: must be greater than 0');
+    opts.limitBytes = n;
+  }
   const ss = get('sinceSeconds');
   const st = get('sinceTime');
   let sinceSeconds: number | undefined;
-  if (ss !== undefined) { sinceSeconds = int(ss); if (sinceSeconds === undefined) throw decodeErr(); if (sinceSeconds < 1) errs.push('sinceSeconds: Invalid value: must be greater than 0'); }
+  if (ss !== undefined) {
+    sinceSeconds = int(ss);
+    if (sinceSeconds === undefined) throw decodeErr();
+    if (sinceSeconds < 1) errs.push('sinceSeconds: Invalid value: must be greater than 0');
+  }
   let sinceTimeNs: bigint | undefined;
-  if (st !== undefined) { sinceTimeNs = parseRfc3339Ns(st); if (sinceTimeNs === undefined) throw decodeErr(); }
-  if (sinceSeconds !== undefined && sinceTimeNs !== undefined) errs.push('sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified');
+  if (st !== undefined) {
+    sinceTimeNs = parseRfc3339Ns(st);
+    if (sinceTimeNs === undefined) throw decodeErr();
+  }
+  if (sinceSeconds !== undefined && sinceTimeNs !== undefined)
+    errs.push('sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified');
   if (errs.length) throw invalid(`Invalid request: ${errs.join(', ')}`);
   if (sinceSeconds !== undefined) opts.sinceNs = nowNs - BigInt(sinceSeconds) * 1_000_000_000n;
   if (sinceTimeNs !== undefined) opts.sinceNs = sinceTimeNs;

@@ -11,18 +11,23 @@ import { parseLogQuery } from './container-logs-query.js';
 import { invalidPathSegment, pathSegment, statusResponse, textResponse } from './schemas.js';
 import type { KubeletHost } from './host.js';
 
-
 const name = (description: string) => ({ type: 'string', pattern: pathSegment.source, maxLength: 253, description });
 const bool = (description: string) => ({ type: 'boolean', description });
 const int = (description: string, minimum: number) => ({ type: 'integer', minimum, description });
 const schema = {
-  summary: 'A container\'s logs (v1.PodLogOptions)', tags: ['logs'],
-  description: 'Chunked text/plain, flushed on every write. Errors before the first byte are Status JSON; the query is decoded and validated as the Go kubelet does.',
-  params: { type: 'object', required: ['podNamespace', 'podID', 'containerName'], properties: { podNamespace: name('Namespace.'), podID: name('Pod name.'), containerName: name('Container name (init containers too).') } },
+  summary: "A container's logs (v1.PodLogOptions)",
+  tags: ['logs'],
+  description:
+    'Chunked text/plain, flushed on every write. Errors before the first byte are Status JSON; the query is decoded and validated as the Go kubelet does.',
+  params: {
+    type: 'object',
+    required: ['podNamespace', 'podID', 'containerName'],
+    properties: { podNamespace: name('Namespace.'), podID: name('Pod name.'), containerName: name('Container name (init containers too).') },
+  },
   querystring: {
     type: 'object',
     properties: {
-      follow: bool('Stream until the container\'s log ends or the client leaves.'),
+      follow: bool("Stream until the container's log ends or the client leaves."),
       previous: bool('The previous terminated instance of the container.'),
       timestamps: bool('Prefix each line with its RFC3339Nano timestamp.'),
       tailLines: int('Only the last N lines.', 0),
@@ -47,8 +52,17 @@ export async function containerLogsRoutes(app: FastifyInstance, opts: { host: Ku
     { schema },
     async (req, reply) => {
       const { podNamespace: ns, podID: pod, containerName: container } = req.params;
-      for (const [what, v] of [['podNamespace', ns], ['podID', pod], ['containerName', container]] as const) if (!v) throw badRequest(`Missing ${what}.`);
-      const invalid = invalidPathSegment([['podNamespace', ns], ['podID', pod], ['containerName', container]]);
+      for (const [what, v] of [
+        ['podNamespace', ns],
+        ['podID', pod],
+        ['containerName', container],
+      ] as const)
+        if (!v) throw badRequest(`Missing ${what}.`);
+      const invalid = invalidPathSegment([
+        ['podNamespace', ns],
+        ['podID', pod],
+        ['containerName', container],
+      ]);
       if (invalid) throw badRequest(invalid);
       const options = parseLogQuery(req.query, nowNs());
       const ac = new AbortController();
@@ -57,15 +71,33 @@ export async function containerLogsRoutes(app: FastifyInstance, opts: { host: Ku
       // The host writes into `body`; the first chunk marks the stream as started.
       let started = false;
       let onFirst!: () => void;
-      const first = new Promise<void>((resolve) => { onFirst = resolve; });
-      const body = new Transform({ transform(chunk: Buffer, _enc, cb) { if (!started) { started = true; onFirst(); } cb(null, chunk); } });
-      const done = opts.host.getContainerLogs({ namespace: ns, podName: pod, containerName: container, options, out: body, signal: ac.signal }).finally(() => { if (!body.writableEnded) body.end(); });
+      const first = new Promise<void>((resolve) => {
+        onFirst = resolve;
+      });
+      const body = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          if (!started) {
+            started = true;
+            onFirst();
+          }
+          cb(null, chunk);
+        },
+      });
+      const done = opts.host.getContainerLogs({ namespace: ns, podName: pod, containerName: container, options, out: body, signal: ac.signal }).finally(() => {
+        if (!body.writableEnded) body.end();
+      });
       // Wait for the first byte or the end: errors before any output become a Status reply.
       await Promise.race([first, done.catch(() => undefined)]);
       if (!started) await done;
       done.catch((err) => req.log.warn({ err: String(err) }, 'log stream ended with an error'));
       body.on('close', () => ac.abort());
-      ac.signal.addEventListener('abort', () => { if (!body.destroyed) body.destroy(); }, { once: true });
+      ac.signal.addEventListener(
+        'abort',
+        () => {
+          if (!body.destroyed) body.destroy();
+        },
+        { once: true },
+      );
       return reply.type('text/plain').header('Cache-Control', 'no-cache').send(body);
     },
   );

@@ -6,10 +6,17 @@
 import type { HealthCheck } from './host.js';
 
 /** ping and log always pass; the host adds its own. */
-export const builtinChecks: readonly HealthCheck[] = [{ name: 'ping', check: () => undefined }, { name: 'log', check: () => undefined }];
+export const builtinChecks: readonly HealthCheck[] = [
+  { name: 'ping', check: () => undefined },
+  { name: 'log', check: () => undefined },
+];
 
 /** An answer: status, plain-text body, and the checks that failed (for the log). */
-export interface HealthzAnswer { status: 200 | 404 | 500; body: string; failed: { name: string; reason: string }[] }
+export interface HealthzAnswer {
+  status: 200 | 404 | 500;
+  body: string;
+  failed: { name: string; reason: string }[];
+}
 
 /** /healthz over `checks` (`verbose`: list each). */
 export function healthzAll(checks: readonly HealthCheck[], verbose: boolean): HealthzAnswer {
@@ -17,7 +24,9 @@ export function healthzAll(checks: readonly HealthCheck[], verbose: boolean): He
   const failed = results.flatMap((r) => (r.err ? [{ name: r.name, reason: r.err }] : []));
   if (!failed.length && !verbose) return { status: 200, body: 'ok', failed };
   const lines = results.map((r) => (r.err ? `[-]${r.name} failed: reason withheld` : `[+]${r.name} ok`));
-  return failed.length ? { status: 500, body: `${lines.join('\n')}\nhealthz check failed\n`, failed } : { status: 200, body: `${lines.join('\n')}\nhealthz check passed\n`, failed };
+  return failed.length
+    ? { status: 500, body: `${lines.join('\n')}\nhealthz check failed\n`, failed }
+    : { status: 200, body: `${lines.join('\n')}\nhealthz check passed\n`, failed };
 }
 
 /** /healthz/<name>: one check, 404 when there is no such check. */

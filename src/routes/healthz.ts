@@ -8,12 +8,17 @@ import { builtinChecks, healthzAll, healthzOne, type HealthzAnswer } from './hea
 import { textResponse } from './schemas.js';
 
 const healthzSchema = {
-  summary: 'Overall health', tags: ['health'],
+  summary: 'Overall health',
+  tags: ['health'],
   querystring: { type: 'object', properties: { verbose: { type: 'string', description: 'Present: list every check as [+]name ok / [-]name failed.' } } },
-  response: { 200: textResponse('"ok", or the verbose list ending in "healthz check passed".'), 500: textResponse('The verbose list with the failed checks (reasons withheld) ending in "healthz check failed".') },
+  response: {
+    200: textResponse('"ok", or the verbose list ending in "healthz check passed".'),
+    500: textResponse('The verbose list with the failed checks (reasons withheld) ending in "healthz check failed".'),
+  },
 };
 const healthzCheckSchema = {
-  summary: 'One health check (ping, log, syncloop, …)', tags: ['health'],
+  summary: 'One health check (ping, log, syncloop, …)',
+  tags: ['health'],
   params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
   response: { 200: textResponse('"ok"'), 404: textResponse('No such check.'), 500: textResponse('"internal server error: <reason>"') },
 };
@@ -25,6 +30,10 @@ export async function healthzRoutes(app: FastifyInstance, opts: { host: KubeletH
     for (const f of a.failed) req.log.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
     return reply.code(a.status).type('text/plain; charset=utf-8').send(a.body);
   };
-  app.get('/healthz', { schema: healthzSchema }, (req, reply) => send(req, reply, healthzAll(checks(), Object.prototype.hasOwnProperty.call(req.query as object, 'verbose'))));
-  app.get<{ Params: { name: string } }>('/healthz/:name', { schema: healthzCheckSchema }, (req, reply) => send(req, reply, healthzOne(checks(), req.params.name)));
+  app.get('/healthz', { schema: healthzSchema }, (req, reply) =>
+    send(req, reply, healthzAll(checks(), Object.prototype.hasOwnProperty.call(req.query as object, 'verbose'))),
+  );
+  app.get<{ Params: { name: string } }>('/healthz/:name', { schema: healthzCheckSchema }, (req, reply) =>
+    send(req, reply, healthzOne(checks(), req.params.name)),
+  );
 }

@@ -6,10 +6,22 @@ import type { Writable } from 'node:stream';
 import type { Pod } from '../api/types.js';
 
 /** v1.PodLogOptions after validation (sinceSeconds/sinceTime turned into sinceNs). */
-export interface ContainerLogOptions { follow?: boolean; previous?: boolean; timestamps?: boolean; tailLines?: number; limitBytes?: number; sinceNs?: bigint }
+export interface ContainerLogOptions {
+  follow?: boolean;
+  previous?: boolean;
+  timestamps?: boolean;
+  tailLines?: number;
+  limitBytes?: number;
+  sinceNs?: bigint;
+}
 
 /** Which streams an exec/attach asked for. */
-export interface StreamFlags { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }
+export interface StreamFlags {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
 
 /** An exec / attach / port-forward request, after path and query validation. */
 export type StreamUrlRequest =
@@ -18,7 +30,10 @@ export type StreamUrlRequest =
   | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
 /** A named health check; `check` returns an error message when unhealthy. */
-export interface HealthCheck { name: string; check(): string | undefined }
+export interface HealthCheck {
+  name: string;
+  check(): string | undefined;
+}
 
 /** What routes may ask of the kubelet. */
 export interface KubeletHost {
@@ -33,7 +48,14 @@ export interface KubeletHost {
   /** Pods as the container runtime has them. May block on the runtime. */
   getRunningPods(): Promise<Pod[]>;
   /** Streams a container's logs to `out`; rejects with a KubeletError before writing anything when it cannot. */
-  getContainerLogs(req: { namespace: string; podName: string; containerName: string; options: ContainerLogOptions; out: Writable; signal: AbortSignal }): Promise<void>;
+  getContainerLogs(req: {
+    namespace: string;
+    podName: string;
+    containerName: string;
+    options: ContainerLogOptions;
+    out: Writable;
+    signal: AbortSignal;
+  }): Promise<void>;
   /**
    * The runtime's streaming URL for an exec / attach / port-forward session (CRI Exec / Attach /
    * PortForward). Rejects with a KubeletError (NotFound, BadRequest…) before any upgrade. May block

@@ -10,9 +10,15 @@ export function inertHost(nodeName = 'node', overrides: Partial<KubeletHost> = {
     podsVersion: () => '0',
     getPodByName: () => undefined,
     getRunningPods: async () => [],
-    getContainerLogs: async (r) => { throw notFound(`pod "${r.podName}" does not exist`); },
-    getStreamUrl: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
-    runInContainer: async (r) => { throw notFound(`pod ${r.namespace}/${r.podName} does not exist`); },
+    getContainerLogs: async (r) => {
+      throw notFound(`pod "${r.podName}" does not exist`);
+    },
+    getStreamUrl: async (r) => {
+      throw notFound(`pod ${r.namespace}/${r.podName} does not exist`);
+    },
+    runInContainer: async (r) => {
+      throw notFound(`pod ${r.namespace}/${r.podName} does not exist`);
+    },
     healthChecks: () => [],
     statsSummary: () => undefined,
     metricsText: async () => '',

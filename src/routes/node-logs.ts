@@ -11,9 +11,17 @@ import { join, posix, sep } from 'node:path';
 import { textResponse } from './schemas.js';
 
 const schema = {
-  summary: 'Node log files (a debugging endpoint, secure port only)', tags: ['logs'],
+  summary: 'Node log files (a debugging endpoint, secure port only)',
+  tags: ['logs'],
   params: { type: 'object', properties: { '*': { type: 'string', description: 'A path below the log directory; a directory answers a listing.' } } },
-  response: { 200: { description: 'A file\'s bytes (text/plain) or a directory listing (text/html).', content: { 'text/plain': { schema: { type: 'string' } }, 'text/html': { schema: { type: 'string' } } } }, 301: { description: 'A directory asked without its trailing slash.' }, 404: textResponse('"404 page not found"') },
+  response: {
+    200: {
+      description: "A file's bytes (text/plain) or a directory listing (text/html).",
+      content: { 'text/plain': { schema: { type: 'string' } }, 'text/html': { schema: { type: 'string' } } },
+    },
+    301: { description: 'A directory asked without its trailing slash.' },
+    404: textResponse('"404 page not found"'),
+  },
 };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -44,12 +52,18 @@ export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string 
     if (st.isDirectory()) {
       if (rel && !rel.endsWith('/')) return reply.redirect(`${posix.basename(rel)}/`, 301);
       const entries = (await readdir(target, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-      const links = entries.map((e) => { const n = e.isDirectory() ? `${e.name}/` : e.name; return `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`; });
+      const links = entries.map((e) => {
+        const n = e.isDirectory() ? `${e.name}/` : e.name;
+        return `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`;
+      });
       return reply.type('text/html; charset=utf-8').send(`<pre>\n${links.join('\n')}${links.length ? '\n' : ''}</pre>\n`);
     }
     if (!st.isFile()) return notFound(reply);
     // Exactly the size stated in Content-Length, even while the file grows.
     if (st.size === 0) return reply.type('text/plain; charset=utf-8').header('Content-Length', 0).send('');
-    return reply.type('text/plain; charset=utf-8').header('Content-Length', st.size).send(createReadStream(target, { start: 0, end: st.size - 1 }));
+    return reply
+      .type('text/plain; charset=utf-8')
+      .header('Content-Length', st.size)
+      .send(createReadStream(target, { start: 0, end: st.size - 1 }));
   });
 }

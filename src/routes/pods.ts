@@ -5,8 +5,17 @@ import { methodNotAllowed } from '../server/status-errors.js';
 import type { KubeletHost } from './host.js';
 import { jsonResponse } from './schemas.js';
 
-const podsSchema = { summary: 'The pods this kubelet runs, with their latest status', tags: ['pods'], response: { 200: jsonResponse('The desired pods (static and API pods) as a v1 PodList.', 'PodList') } };
-const runningPodsSchema = { summary: 'The pods as the container runtime has them', tags: ['pods'], description: 'Metadata and running containers only, derived from the runtime (CRI) state; a debugging endpoint (secure port only).', response: { 200: jsonResponse('Runtime pods as a v1 PodList.', 'PodList') } };
+const podsSchema = {
+  summary: 'The pods this kubelet runs, with their latest status',
+  tags: ['pods'],
+  response: { 200: jsonResponse('The desired pods (static and API pods) as a v1 PodList.', 'PodList') },
+};
+const runningPodsSchema = {
+  summary: 'The pods as the container runtime has them',
+  tags: ['pods'],
+  description: 'Metadata and running containers only, derived from the runtime (CRI) state; a debugging endpoint (secure port only).',
+  response: { 200: jsonResponse('Runtime pods as a v1 PodList.', 'PodList') },
+};
 
 /** Registers /pods (and /pods/). */
 export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {

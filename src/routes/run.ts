@@ -10,7 +10,8 @@ import { invalidPathSegment, pathSegment, statusResponse } from './schemas.js';
 
 const name = { type: 'string', pattern: pathSegment.source, maxLength: 253 };
 const schema = (withUid: boolean) => ({
-  summary: 'Run a command in a container and return its output (ExecSync)', tags: ['streaming'],
+  summary: 'Run a command in a container and return its output (ExecSync)',
+  tags: ['streaming'],
   params: { type: 'object', properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name } },
   querystring: { type: 'object', required: ['cmd'], properties: { cmd: { type: 'string', description: 'The command line, split on single spaces.' } } },
   response: {
@@ -25,7 +26,12 @@ export async function runRoutes(app: FastifyInstance, opts: { host: KubeletHost 
   type Req = { Params: { podNamespace: string; podID: string; uid?: string; containerName: string }; Querystring: Record<string, string | string[]> };
   const handler = async (req: import('fastify').FastifyRequest<Req>, reply: import('fastify').FastifyReply) => {
     const { podNamespace, podID, uid, containerName } = req.params;
-    const invalid = invalidPathSegment([['podNamespace', podNamespace], ['podID', podID], ['uid', uid], ['containerName', containerName]]);
+    const invalid = invalidPathSegment([
+      ['podNamespace', podNamespace],
+      ['podID', podID],
+      ['uid', uid],
+      ['containerName', containerName],
+    ]);
     if (invalid) throw badRequest(invalid);
     const raw = req.query.cmd;
     const cmd = (Array.isArray(raw) ? raw[0] : raw) ?? '';

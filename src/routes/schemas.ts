@@ -33,15 +33,38 @@ export const componentSchemas = {
     description: 'meta/v1 Status: the body of every error answer with a JSON body.',
     required: ['kind', 'apiVersion', 'status', 'code'],
     properties: {
-      kind: { const: 'Status' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' },
-      status: { enum: ['Success', 'Failure'] }, message: { type: 'string' }, reason: { type: 'string' }, code: { type: 'integer' },
+      kind: { const: 'Status' },
+      apiVersion: { const: 'v1' },
+      metadata: { type: 'object' },
+      status: { enum: ['Success', 'Failure'] },
+      message: { type: 'string' },
+      reason: { type: 'string' },
+      code: { type: 'integer' },
     },
   },
-  Pod: { type: 'object', description: 'core/v1 Pod (see the Kubernetes API reference).', properties: { metadata: { type: 'object' }, spec: { type: 'object' }, status: { type: 'object' } } },
-  Configz: { type: 'object', required: ['kubeletconfig'], properties: { kubeletconfig: { type: 'object', description: 'KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1 names).' } } },
-  Summary: { type: 'object', description: 'kubelet stats/v1alpha1 Summary: `node` (NodeStats) and `pods` (PodStats[]), upstream field names; unknown figures are omitted.', required: ['node', 'pods'], properties: { node: { type: 'object' }, pods: { type: 'array', items: { type: 'object' } } } },
+  Pod: {
+    type: 'object',
+    description: 'core/v1 Pod (see the Kubernetes API reference).',
+    properties: { metadata: { type: 'object' }, spec: { type: 'object' }, status: { type: 'object' } },
+  },
+  Configz: {
+    type: 'object',
+    required: ['kubeletconfig'],
+    properties: { kubeletconfig: { type: 'object', description: 'KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1 names).' } },
+  },
+  Summary: {
+    type: 'object',
+    description: 'kubelet stats/v1alpha1 Summary: `node` (NodeStats) and `pods` (PodStats[]), upstream field names; unknown figures are omitted.',
+    required: ['node', 'pods'],
+    properties: { node: { type: 'object' }, pods: { type: 'array', items: { type: 'object' } } },
+  },
   MachineInfo: { type: 'object', description: 'cAdvisor MachineInfo (num_cores, memory_capacity, machine_id, system_uuid, boot_id, …).' },
-  PodList: { type: 'object', description: 'core/v1 PodList.', required: ['kind', 'apiVersion', 'items'], properties: { kind: { const: 'PodList' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' }, items: { type: 'array', items: ref('Pod') } } },
+  PodList: {
+    type: 'object',
+    description: 'core/v1 PodList.',
+    required: ['kind', 'apiVersion', 'items'],
+    properties: { kind: { const: 'PodList' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' }, items: { type: 'array', items: ref('Pod') } },
+  },
 } as const;
 
 /** Marks a helper route (405 answers, disabled-endpoint catch-alls) as not part of the document. */

@@ -11,7 +11,8 @@ import { jsonResponse, statusResponse, textResponse } from './schemas.js';
 
 const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const summarySchema = {
-  summary: 'Node and pod resource usage (stats/v1alpha1 Summary)', tags: ['stats'],
+  summary: 'Node and pod resource usage (stats/v1alpha1 Summary)',
+  tags: ['stats'],
   querystring: { type: 'object', properties: { only_cpu_and_memory: { type: 'boolean', description: 'Only cpu and memory at every level.' } } },
   response: { 200: jsonResponse('The Summary.', 'Summary'), 503: statusResponse('No stats sample taken yet (right after start-up).') },
 };
@@ -29,9 +30,9 @@ export async function statsRoutes(app: FastifyInstance, opts: { host: KubeletHos
   app.post('/stats/summary', { schema: summarySchema }, summary);
   methodNotAllowed(app, '/stats/summary', ['GET', 'POST']);
   const metrics: [string, MetricsKind, string][] = [
-    ['/metrics', 'kubelet', 'The kubelet\'s own metrics (kubelet_*, rest_client_*, process_*)'],
+    ['/metrics', 'kubelet', "The kubelet's own metrics (kubelet_*, rest_client_*, process_*)"],
     ['/metrics/resource', 'resource', 'Resource metrics for metrics-server (node, pod and container cpu and memory, with timestamps)'],
-    ['/metrics/cadvisor', 'cadvisor', 'Container metrics under cAdvisor\'s names (container_*, machine_*)'],
+    ['/metrics/cadvisor', 'cadvisor', "Container metrics under cAdvisor's names (container_*, machine_*)"],
     ['/metrics/probes', 'probes', 'Probe results (prober_probe_total)'],
   ];
   for (const [url, kind, what] of metrics) {
@@ -39,7 +40,11 @@ export async function statsRoutes(app: FastifyInstance, opts: { host: KubeletHos
     methodNotAllowed(app, url, ['GET']);
   }
   for (const url of ['/spec', '/spec/']) {
-    app.get(url, { schema: { summary: 'Machine information (cAdvisor MachineInfo)', tags: ['stats'], response: { 200: jsonResponse('The machine.', 'MachineInfo') } } }, async (_req, reply) => reply.type('application/json').send(JSON.stringify(opts.host.machineSpec())));
+    app.get(
+      url,
+      { schema: { summary: 'Machine information (cAdvisor MachineInfo)', tags: ['stats'], response: { 200: jsonResponse('The machine.', 'MachineInfo') } } },
+      async (_req, reply) => reply.type('application/json').send(JSON.stringify(opts.host.machineSpec())),
+    );
     methodNotAllowed(app, url, ['GET']);
   }
 }

@@ -10,7 +10,12 @@ import type { Authenticator, UserInfo } from './authn/authenticator.js';
 import { authorizationErrorMessage, forbiddenMessage, requestAttributes, type Authorizer, type RequestAttributes } from './authz/authorizer.js';
 
 /** What the filter needs. */
-export interface AuthFilterDeps { authenticator: Authenticator; authorizer: Authorizer; nodeName: string; log: Logger }
+export interface AuthFilterDeps {
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  nodeName: string;
+  log: Logger;
+}
 
 /** The outcome: let through, or answer `code` with the plain-text `body`. */
 export type FilterResult = { ok: true; user: UserInfo; attrs: RequestAttributes } | { ok: false; code: 401 | 403 | 500; body: string };
@@ -18,7 +23,9 @@ export type FilterResult = { ok: true; user: UserInfo; attrs: RequestAttributes 
 /** Runs the filter for one request. Never throws. */
 export async function authFilter(d: AuthFilterDeps, r: { method: string; url: string; headers: IncomingHttpHeaders; socket: Socket }): Promise<FilterResult> {
   let user: UserInfo | null = null;
-  try { user = await d.authenticator.authenticate({ headers: r.headers, socket: r.socket }); } catch (err) {
+  try {
+    user = await d.authenticator.authenticate({ headers: r.headers, socket: r.socket });
+  } catch (err) {
     d.log.info({ reason: messageOf(err) }, 'Unable to authenticate the request');
   }
   if (!user) return { ok: false, code: 401, body: 'Unauthorized' };

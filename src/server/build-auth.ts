@@ -34,7 +34,14 @@ export function buildAuth(o: BuildAuthOptions): { authenticator: Authenticator; 
   if (o.hasClientCA) chain.push(x509Authenticator);
   if (o.authentication.webhook.enabled) {
     if (!o.api) throw new Error('authentication.webhook.enabled needs an apiserver (--kubeconfig)');
-    chain.push(tokenWebhookAuthenticator({ client: o.api, clock: o.clock, cacheTtlMs: parseDuration(o.authentication.webhook.cacheTTL)!, timeoutMs: o.webhookTimeoutMs }));
+    chain.push(
+      tokenWebhookAuthenticator({
+        client: o.api,
+        clock: o.clock,
+        cacheTtlMs: parseDuration(o.authentication.webhook.cacheTTL)!,
+        timeoutMs: o.webhookTimeoutMs,
+      }),
+    );
   }
   let authenticator = unionAuthenticator(chain);
   if (o.authentication.anonymous.enabled) authenticator = withAnonymous(authenticator);
@@ -42,8 +49,11 @@ export function buildAuth(o: BuildAuthOptions): { authenticator: Authenticator; 
   if (o.authorization.mode === 'Webhook') {
     if (!o.api) throw new Error('authorization.mode=Webhook needs an apiserver (--kubeconfig)');
     authorizer = webhookAuthorizer({
-      client: o.api, clock: o.clock, timeoutMs: o.webhookTimeoutMs,
-      authorizedTtlMs: parseDuration(o.authorization.webhook.cacheAuthorizedTTL)!, unauthorizedTtlMs: parseDuration(o.authorization.webhook.cacheUnauthorizedTTL)!,
+      client: o.api,
+      clock: o.clock,
+      timeoutMs: o.webhookTimeoutMs,
+      authorizedTtlMs: parseDuration(o.authorization.webhook.cacheAuthorizedTTL)!,
+      unauthorizedTtlMs: parseDuration(o.authorization.webhook.cacheUnauthorizedTTL)!,
     });
   }
   return { authenticator, authorizer };

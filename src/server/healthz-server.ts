@@ -11,7 +11,9 @@ import { builtinChecks, healthzAll, healthzOne } from '../routes/healthz-answer.
 import { applyConnectionLimits, type ClosableServer } from './limits.js';
 
 /** A running healthz server; `setChecks` installs the agent's checks once it exists. */
-export interface HealthzServer extends ClosableServer { setChecks(checks: () => HealthCheck[]): void }
+export interface HealthzServer extends ClosableServer {
+  setChecks(checks: () => HealthCheck[]): void;
+}
 
 /** Listens on `host:port` and serves /healthz and /healthz/<name>. */
 export async function startHealthzServer(o: { port: number; host: string; logger: Logger }): Promise<HealthzServer> {
@@ -19,19 +21,33 @@ export async function startHealthzServer(o: { port: number; host: string; logger
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://healthz');
     const checks = [...builtinChecks, ...extra()];
-    const a = url.pathname === '/healthz' ? healthzAll(checks, url.searchParams.has('verbose'))
-      : url.pathname.startsWith('/healthz/') && !url.pathname.slice(9).includes('/') ? healthzOne(checks, decodeURIComponent(url.pathname.slice(9)))
-        : { status: 404 as const, body: '404 page not found\n', failed: [] };
+    const a =
+      url.pathname === '/healthz'
+        ? healthzAll(checks, url.searchParams.has('verbose'))
+        : url.pathname.startsWith('/healthz/') && !url.pathname.slice(9).includes('/')
+          ? healthzOne(checks, decodeURIComponent(url.pathname.slice(9)))
+          : { status: 404 as const, body: '404 page not found\n', failed: [] };
     for (const f of a.failed) o.logger.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
     res.writeHead(a.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(a.body) });
     res.end(req.method === 'HEAD' ? undefined : a.body);
   });
   applyConnectionLimits(server);
-  server.on('clientError', (_err, socket) => { if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request'); else socket.destroy(); });
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(o.port, o.host, () => { server.off('error', reject); resolve(); }); });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request');
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   return {
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-    setChecks(checks) { extra = checks; },
+    setChecks(checks) {
+      extra = checks;
+    },
   };
 }

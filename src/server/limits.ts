@@ -11,12 +11,19 @@ export function applyConnectionLimits(server: Server): void {
 }
 
 /** A server that can be closed within a deadline (a Fastify instance, or a plain one wrapped). */
-export interface ClosableServer { server: { closeAllConnections(): void }; close(): PromiseLike<unknown> }
+export interface ClosableServer {
+  server: { closeAllConnections(): void };
+  close(): PromiseLike<unknown>;
+}
 
 /** Closes `servers`: requests in flight get `graceMs`, then the remaining connections are destroyed. */
 export async function closeServers(servers: readonly ClosableServer[], graceMs: number): Promise<void> {
-  const timer = setTimeout(() => { for (const s of servers) s.server.closeAllConnections(); }, graceMs);
+  const timer = setTimeout(() => {
+    for (const s of servers) s.server.closeAllConnections();
+  }, graceMs);
   try {
     await Promise.all(servers.map((s) => s.close()));
-  } finally { clearTimeout(timer); }
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -11,7 +11,12 @@ import { healthzPortRoutes, readOnlyRoutes, schemasAsDocumentation, secureRoutes
 
 const host = inertHost();
 
-interface Collected { method: string; url: string; schema: Record<string, unknown>; port: string }
+interface Collected {
+  method: string;
+  url: string;
+  schema: Record<string, unknown>;
+  port: string;
+}
 
 async function collect(port: string, register: (app: FastifyInstance) => Promise<void>): Promise<Collected[]> {
   const app = Fastify();
@@ -45,7 +50,10 @@ const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 function parameters(schema: Record<string, unknown>): unknown[] {
   const out: unknown[] = [];
-  for (const [where, key] of [['path', 'params'], ['query', 'querystring']] as const) {
+  for (const [where, key] of [
+    ['path', 'params'],
+    ['query', 'querystring'],
+  ] as const) {
     const s = schema[key] as { properties?: Record<string, unknown>; required?: string[] } | undefined;
     for (const [name, prop] of Object.entries(s?.properties ?? {})) {
       const { description, ...rest } = prop as { description?: string };
@@ -61,29 +69,55 @@ export async function buildOpenApiDocument(version: string): Promise<Record<stri
   for (const r of await allRoutes()) {
     const path = toOpenApiPath(r.url);
     const op = (paths[path] ??= {})[r.method];
-    if (op) { (op['x-ports'] as string[]).push(r.port); continue; }
-    const { summary, description, tags, response } = r.schema as { summary?: string; description?: string; tags?: string[]; response?: Record<string, unknown> };
+    if (op) {
+      (op['x-ports'] as string[]).push(r.port);
+      continue;
+    }
+    const { summary, description, tags, response } = r.schema as {
+      summary?: string;
+      description?: string;
+      tags?: string[];
+      response?: Record<string, unknown>;
+    };
     const params = parameters(r.schema);
     paths[path][r.method] = {
-      summary, ...(description ? { description } : {}), ...(tags ? { tags } : {}),
+      summary,
+      ...(description ? { description } : {}),
+      ...(tags ? { tags } : {}),
       ...(params.length ? { parameters: params } : {}),
       responses: {
-        ...(response ?? {}),
-        ...(r.port === '10250' ? { 401: { description: 'No valid credentials.' }, 403: { description: 'Denied by the authorizer: Forbidden (user=…, verb=…, resource=nodes, subresource(s)=[…]).' } } : {}),
+        ...response,
+        ...(r.port === '10250'
+          ? {
+              401: { description: 'No valid credentials.' },
+              403: { description: 'Denied by the authorizer: Forbidden (user=…, verb=…, resource=nodes, subresource(s)=[…]).' },
+            }
+          : {}),
       },
       'x-ports': [r.port],
     };
   }
-  const sorted = Object.fromEntries(Object.keys(paths).sort().map((p) => [p, paths[p]]));
+  const sorted = Object.fromEntries(
+    Object.keys(paths)
+      .sort()
+      .map((p) => [p, paths[p]]),
+  );
   return {
     openapi: '3.1.0',
     info: {
       title: 'tskubelet node API',
       version,
-      description: 'The kubelet HTTP API. x-ports lists the ports serving each operation: 10250 (TLS; x509 client certificates, authorization per request), 10255 (read-only, plain HTTP), 10248 (healthz, loopback).',
+      description:
+        'The kubelet HTTP API. x-ports lists the ports serving each operation: 10250 (TLS; x509 client certificates, authorization per request), 10255 (read-only, plain HTTP), 10248 (healthz, loopback).',
     },
-    servers: [{ url: 'https://{node}:10250', variables: { node: { default: 'localhost' } } }, { url: 'http://{node}:10255', variables: { node: { default: 'localhost' } } }],
-    components: { schemas: componentSchemas, securitySchemes: { clientCertificate: { type: 'mutualTLS', description: 'An x509 client certificate signed by authentication.x509.clientCAFile.' } } },
+    servers: [
+      { url: 'https://{node}:10250', variables: { node: { default: 'localhost' } } },
+      { url: 'http://{node}:10255', variables: { node: { default: 'localhost' } } },
+    ],
+    components: {
+      schemas: componentSchemas,
+      securitySchemes: { clientCertificate: { type: 'mutualTLS', description: 'An x509 client certificate signed by authentication.x509.clientCAFile.' } },
+    },
     paths: sorted,
   };
 }

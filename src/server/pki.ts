@@ -11,32 +11,63 @@ import { writeFileAtomic } from '../lib/fs-util.js';
 import { createCertificate, newKeyPem } from '../lib/x509.js';
 
 /** Paths of the local PKI files. */
-export interface LocalPki { dir: string; caCert: string; caKey: string; serverCert: string; serverKey: string; adminCert: string; adminKey: string }
+export interface LocalPki {
+  dir: string;
+  caCert: string;
+  caKey: string;
+  serverCert: string;
+  serverKey: string;
+  adminCert: string;
+  adminKey: string;
+}
 
 /** A certificate and its key, PEM. */
-export interface PemPair { cert: string; key: string }
+export interface PemPair {
+  cert: string;
+  key: string;
+}
 
 const DAY = 86_400_000;
 
 /** A new self-signed CA (10 years). */
 export async function createCa(cn: string): Promise<PemPair> {
   const key = await newKeyPem();
-  const cert = await createCertificate({ subject: { cn }, key: { privateKeyPem: key }, usage: 'ca', notBefore: new Date(Date.now() - DAY), notAfter: new Date(Date.now() + 3650 * DAY) });
-  return { cert, key };
-}
-
-/** A leaf certificate signed by `ca`: client (default) or server, optionally already expired. */
-export async function issueCert(ca: PemPair, o: { cn: string; org?: string; server?: boolean; sans?: { dns: string[]; ips: string[] }; expired?: boolean }): Promise<PemPair> {
-  const key = await newKeyPem();
   const cert = await createCertificate({
-    subject: { cn: o.cn, o: o.org ? [o.org] : [] }, key: { privateKeyPem: key }, issuer: { certPem: ca.cert, keyPem: ca.key },
-    usage: o.server ? 'server' : 'client', sans: o.sans,
-    notBefore: new Date(Date.now() - DAY), notAfter: o.expired ? new Date(Date.now() - 3_600_000) : new Date(Date.now() + 365 * DAY),
+    subject: { cn },
+    key: { privateKeyPem: key },
+    usage: 'ca',
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 3650 * DAY),
   });
   return { cert, key };
 }
 
-async function exists(p: string) { try { await access(p); return true; } catch { return false; } }
+/** A leaf certificate signed by `ca`: client (default) or server, optionally already expired. */
+export async function issueCert(
+  ca: PemPair,
+  o: { cn: string; org?: string; server?: boolean; sans?: { dns: string[]; ips: string[] }; expired?: boolean },
+): Promise<PemPair> {
+  const key = await newKeyPem();
+  const cert = await createCertificate({
+    subject: { cn: o.cn, o: o.org ? [o.org] : [] },
+    key: { privateKeyPem: key },
+    issuer: { certPem: ca.cert, keyPem: ca.key },
+    usage: o.server ? 'server' : 'client',
+    sans: o.sans,
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: o.expired ? new Date(Date.now() - 3_600_000) : new Date(Date.now() + 365 * DAY),
+  });
+  return { cert, key };
+}
+
+async function exists(p: string) {
+  try {
+    await access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Writes a pair (key 0600 first, then the certificate). */
 async function writePair(certPath: string, keyPath: string, p: PemPair): Promise<void> {
@@ -47,18 +78,33 @@ async function writePair(certPath: string, keyPath: string, p: PemPair): Promise
 /** Creates whatever is missing and returns the paths. */
 export async function ensureLocalPki(dir: string, opts: { nodeName: string; ips: string[] }): Promise<LocalPki> {
   const p: LocalPki = {
-    dir, caCert: join(dir, 'ca.crt'), caKey: join(dir, 'ca.key'), serverCert: join(dir, 'kubelet.crt'), serverKey: join(dir, 'kubelet.key'),
-    adminCert: join(dir, 'admin.crt'), adminKey: join(dir, 'admin.key'),
+    dir,
+    caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
+    serverCert: join(dir, 'kubelet.crt'),
+    serverKey: join(dir, 'kubelet.key'),
+    adminCert: join(dir, 'admin.crt'),
+    adminKey: join(dir, 'admin.key'),
   };
   const [haveCa, haveServer, haveAdmin] = await Promise.all([
-    Promise.all([exists(p.caCert), exists(p.caKey)]), Promise.all([exists(p.serverCert), exists(p.serverKey)]), Promise.all([exists(p.adminCert), exists(p.adminKey)]),
+    Promise.all([exists(p.caCert), exists(p.caKey)]),
+    Promise.all([exists(p.serverCert), exists(p.serverKey)]),
+    Promise.all([exists(p.adminCert), exists(p.adminKey)]),
   ]).then((r) => r.map(([a, b]) => a && b));
   if (haveCa && haveServer && haveAdmin) return p;
   let ca: PemPair;
   if (haveCa) ca = { cert: await readFile(p.caCert, 'utf8'), key: await readFile(p.caKey, 'utf8') };
-  else { ca = await createCa(`tskubelet-ca@${opts.nodeName}`); await writePair(p.caCert, p.caKey, ca); }
+  else {
+    ca = await createCa(`tskubelet-ca@${opts.nodeName}`);
+    await writePair(p.caCert, p.caKey, ca);
+  }
   await Promise.all([
-    !haveServer && issueCert(ca, { cn: opts.nodeName, server: true, sans: { dns: [opts.nodeName, 'localhost'], ips: [...new Set(['127.0.0.1', '::1', ...opts.ips])] } }).then((s) => writePair(p.serverCert, p.serverKey, s)),
+    !haveServer &&
+      issueCert(ca, {
+        cn: opts.nodeName,
+        server: true,
+        sans: { dns: [opts.nodeName, 'localhost'], ips: [...new Set(['127.0.0.1', '::1', ...opts.ips])] },
+      }).then((s) => writePair(p.serverCert, p.serverKey, s)),
     !haveAdmin && issueCert(ca, { cn: 'tskubelet-admin', org: 'system:masters' }).then((a) => writePair(p.adminCert, p.adminKey, a)),
   ]);
   return p;

@@ -16,7 +16,11 @@ const protoPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'pro
 
 function podResources(p: Pod) {
   const containers = [...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...p.spec.containers];
-  return { name: p.metadata.name, namespace: p.metadata.namespace, containers: containers.map((c) => ({ name: c.name, devices: [], cpu_ids: [], memory: [] })) };
+  return {
+    name: p.metadata.name,
+    namespace: p.metadata.namespace,
+    containers: containers.map((c) => ({ name: c.name, devices: [], cpu_ids: [], memory: [] })),
+  };
 }
 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
@@ -29,12 +33,22 @@ export async function servePodResources(socketPath: string, o: { pods(): Pod[] }
     GetAllocatableResources: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { devices: [], cpu_ids: [], memory: [] }),
     Get: (call: grpc.ServerUnaryCall<{ pod_name: string; pod_namespace: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
       const p = o.pods().find((x) => x.metadata.name === call.request.pod_name && x.metadata.namespace === call.request.pod_namespace);
-      if (!p) { cb({ code: grpc.status.NOT_FOUND, details: `pod ${call.request.pod_name} not found in namespace ${call.request.pod_namespace}` }); return; }
+      if (!p) {
+        cb({ code: grpc.status.NOT_FOUND, details: `pod ${call.request.pod_name} not found in namespace ${call.request.pod_namespace}` });
+        return;
+      }
       cb(null, { pod_resources: podResources(p) });
     },
   });
   await mkdir(dirname(socketPath), { recursive: true, mode: 0o750 });
   await rm(socketPath, { force: true });
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-  return () => new Promise<void>((resolve) => server.tryShutdown(() => { void rm(socketPath, { force: true }).then(() => resolve()); }));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
+  return () =>
+    new Promise<void>((resolve) =>
+      server.tryShutdown(() => {
+        void rm(socketPath, { force: true }).then(() => resolve());
+      }),
+    );
 }

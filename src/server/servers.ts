@@ -34,7 +34,8 @@ import { applyConnectionLimits } from './limits.js';
 function answerPlainHttpWith400(server: HttpsServer): void {
   server.on('tlsClientError', (err: NodeJS.ErrnoException, tlsSocket: { _parent?: Socket; destroy(): void }) => {
     const raw = tlsSocket._parent;
-    if (err.code === 'ERR_SSL_HTTP_REQUEST' && raw && !raw.destroyed) raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+    if (err.code === 'ERR_SSL_HTTP_REQUEST' && raw && !raw.destroyed)
+      raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
     else tlsSocket.destroy();
   });
 }
@@ -54,7 +55,6 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
   applyConnectionLimits(app.server);
   return app;
 }
-
 
 /** Route schemas are documentation (they generate openapi/); handlers validate with upstream messages. */
 export function schemasAsDocumentation(app: FastifyInstance): void {
@@ -89,7 +89,12 @@ export interface SecureServerOptions {
  */
 export async function buildSecureServer(opts: SecureServerOptions): Promise<FastifyInstance> {
   const app = base(opts.logger, await tlsOptions(opts.tls));
-  const filter = { authenticator: opts.authenticator, authorizer: opts.authorizer, nodeName: opts.host.nodeName, log: opts.logger.child({ component: 'auth' }) };
+  const filter = {
+    authenticator: opts.authenticator,
+    authorizer: opts.authorizer,
+    nodeName: opts.host.nodeName,
+    log: opts.logger.child({ component: 'auth' }),
+  };
   app.addHook('onRequest', async (req, reply) => {
     const r = await authFilter(filter, { method: req.method, url: req.url, headers: req.headers, socket: req.raw.socket });
     if (!r.ok) return reply.code(r.code).type('text/plain; charset=utf-8').send(r.body);
@@ -102,9 +107,16 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
   app.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
-    void handleStreamingUpgrade({ filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger, audit: (r) => audit(opts.logger, r) }, req, socket as Socket, head);
+    void handleStreamingUpgrade(
+      { filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger, audit: (r) => audit(opts.logger, r) },
+      req,
+      socket as Socket,
+      head,
+    );
   });
-  app.addHook('preClose', async () => { for (const s of upgraded) s.destroy(); });
+  app.addHook('preClose', async () => {
+    for (const s of upgraded) s.destroy();
+  });
   const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });
   app.addHook('onClose', async () => stop());
   await secureRoutes(app, opts);
@@ -119,10 +131,16 @@ export async function buildReadOnlyServer(opts: { host: KubeletHost; logger: Log
 }
 
 // As upstream (http.Error): plain text, 405.
-const debugDisabled = (app: FastifyInstance, path: string) => app.all(path, { schema: hidden }, (_r, reply) => reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'));
+const debugDisabled = (app: FastifyInstance, path: string) =>
+  app.all(path, { schema: hidden }, (_r, reply) =>
+    reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'),
+  );
 
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
-export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown>; enableSystemLogHandler?: boolean; systemLogDir?: string }): Promise<void> {
+export async function secureRoutes(
+  app: FastifyInstance,
+  opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown>; enableSystemLogHandler?: boolean; systemLogDir?: string },
+): Promise<void> {
   countRequests(app, opts.host, 'readwrite');
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
@@ -143,7 +161,23 @@ export async function secureRoutes(app: FastifyInstance, opts: { host: KubeletHo
 function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'readonly' | 'readwrite'): void {
   app.addHook('onResponse', async (req) => {
     const first = req.url.split('?')[0].split('/')[1] ?? '';
-    const path = ['pods', 'runningpods', 'stats', 'metrics', 'spec', 'healthz', 'containerLogs', 'logs', 'configz', 'run', 'exec', 'attach', 'portForward'].includes(first) ? first : 'other';
+    const path = [
+      'pods',
+      'runningpods',
+      'stats',
+      'metrics',
+      'spec',
+      'healthz',
+      'containerLogs',
+      'logs',
+      'configz',
+      'run',
+      'exec',
+      'attach',
+      'portForward',
+    ].includes(first)
+      ? first
+      : 'other';
     host.recordHttpRequest({ method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) });
   });
 }
@@ -154,7 +188,10 @@ export async function readOnlyRoutes(app: FastifyInstance, opts: { host: Kubelet
   await app.register(healthzRoutes, { host: opts.host });
   await app.register(podsRoutes, { host: opts.host });
   await app.register(statsRoutes, { host: opts.host });
-  for (const p of debuggingPrefixes) { debugDisabled(app, p); debugDisabled(app, `${p}/*`); }
+  for (const p of debuggingPrefixes) {
+    debugDisabled(app, p);
+    debugDisabled(app, `${p}/*`);
+  }
 }
 
 /** The routes of the healthz port (documentation: the port itself is served by healthz-server.ts). */

@@ -24,11 +24,18 @@ export function installErrorHandlers(app: FastifyInstance): void {
     req.log.error({ err: err.message }, 'request failed');
     return sendStatus(reply, 'Internal', err.message);
   });
-  app.setNotFoundHandler((req, reply) => sendStatus(reply, 'NotFound', `the server could not find the requested resource (${req.method} ${req.url.split('?')[0]})`));
+  app.setNotFoundHandler((req, reply) =>
+    sendStatus(reply, 'NotFound', `the server could not find the requested resource (${req.method} ${req.url.split('?')[0]})`),
+  );
 }
 
 /** Answers 405 with an Allow header for every method of `path` not in `allowed`. */
 export function methodNotAllowed(app: FastifyInstance, path: string, allowed: string[]): void {
   const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
-  app.route({ method: others as never, url: path, schema: hidden, handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`) });
+  app.route({
+    method: others as never,
+    url: path,
+    schema: hidden,
+    handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`),
+  });
 }

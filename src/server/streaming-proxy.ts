@@ -21,11 +21,19 @@ import type { AuditRecord } from './audit.js';
 import { statusBody } from './status-errors.js';
 import { invalidPathSegment } from '../routes/schemas.js';
 
-
 /** Parses an upgrade path into a request, or a Status error (pure). */
 export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {
   const url = new URL(rawUrl, 'http://x');
-  const parts = url.pathname.split('/').filter(Boolean).map((p) => { try { return decodeURIComponent(p); } catch { return '\0'; } });
+  const parts = url.pathname
+    .split('/')
+    .filter(Boolean)
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return '\0';
+      }
+    });
   const [kind, namespace, podName, ...rest] = parts;
   const bad = (message: string) => ({ code: 'BadRequest' as const, message });
   const notFound = { code: 'NotFound' as const, message: `the server could not find the requested resource (${method} ${url.pathname})` };
@@ -52,7 +60,12 @@ function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
 }
 
 /** Handles one upgrade request on the secure port. Never throws. */
-export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: KubeletHost; enabled: boolean; log: Logger; audit?: (r: AuditRecord) => void }, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+export async function handleStreamingUpgrade(
+  d: { filter: AuthFilterDeps; host: KubeletHost; enabled: boolean; log: Logger; audit?: (r: AuditRecord) => void },
+  req: IncomingMessage,
+  socket: Socket,
+  head: Buffer,
+): Promise<void> {
   socket.on('error', () => undefined);
   const method = req.method ?? 'GET';
   const r = await authFilter(d.filter, { method, url: req.url ?? '/', headers: req.headers, socket });
@@ -61,8 +74,14 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
   if ('code' in parsed) return sendStatus(socket, parsed.code, parsed.message);
   if (!d.enabled) return rejectUpgrade(socket, 405, 'Debug endpoints are disabled.');
   d.audit?.({
-    verb: parsed.kind === 'portForward' ? 'portforward' : parsed.kind, user: r.user, namespace: parsed.namespace, pod: parsed.podName, remote: socket.remoteAddress,
-    ...(parsed.kind === 'portForward' ? { ports: parsed.ports } : { container: parsed.containerName, command: parsed.kind === 'exec' ? parsed.command : undefined }),
+    verb: parsed.kind === 'portForward' ? 'portforward' : parsed.kind,
+    user: r.user,
+    namespace: parsed.namespace,
+    pod: parsed.podName,
+    remote: socket.remoteAddress,
+    ...(parsed.kind === 'portForward'
+      ? { ports: parsed.ports }
+      : { container: parsed.containerName, command: parsed.kind === 'exec' ? parsed.command : undefined }),
   });
   let target: URL;
   try {
@@ -73,7 +92,9 @@ export async function handleStreamingUpgrade(d: { filter: AuthFilterDeps; host: 
     return sendStatus(socket, 'Internal', String((err as Error)?.message ?? err));
   }
   const upstream = net.connect(Number(target.port), target.hostname);
-  upstream.on('error', (err) => { if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`); });
+  upstream.on('error', (err) => {
+    if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`);
+  });
   upstream.once('connect', () => {
     upstream.removeAllListeners('error');
     // As upstream's upgrade-aware proxy: the client's query goes along when the runtime's URL has none.

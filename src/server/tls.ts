@@ -12,14 +12,23 @@ import type { Logger } from '../lib/logger.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 
 /** Where the TLS material lives and how to use it. */
-export interface TlsFiles { certFile: string; keyFile: string; clientCAFile?: string; minVersion?: string; cipherSuites?: string[] }
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+  clientCAFile?: string;
+  minVersion?: string;
+  cipherSuites?: string[];
+}
 
 /** The https options for `files` (reads them now). Throws on unreadable files or unknown names. */
 export async function tlsOptions(files: TlsFiles): Promise<SecureContextOptions & { requestCert: true; rejectUnauthorized: false }> {
   const [cert, key, ca] = await Promise.all([readFile(files.certFile), readFile(files.keyFile), files.clientCAFile ? readFile(files.clientCAFile) : undefined]);
   return {
-    cert, key, ...(ca ? { ca } : {}),
-    requestCert: true, rejectUnauthorized: false,
+    cert,
+    key,
+    ...(ca ? { ca } : {}),
+    requestCert: true,
+    rejectUnauthorized: false,
     minVersion: files.minVersion ? goTlsVersions[files.minVersion] : 'TLSv1.2',
     ...(files.cipherSuites?.length ? { ciphers: opensslCiphers(files.cipherSuites) } : {}),
   };
@@ -35,15 +44,22 @@ export function reloadTlsOnChange(server: Server, files: TlsFiles, opts: { logge
   const reload = () => {
     clearTimeout(pending);
     // Let a writer finish replacing both files before reading them.
-    pending = setTimeout(async () => {
-      try {
-        server.setSecureContext(await tlsOptions(files));
-        opts.logger.info({ files: paths }, 'reloaded TLS certificate, key and client CA');
-      } catch (err) {
-        opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones');
-      }
+    pending = setTimeout(() => {
+      tlsOptions(files).then(
+        (o) => {
+          server.setSecureContext(o);
+          opts.logger.info({ files: paths }, 'reloaded TLS certificate, key and client CA');
+        },
+        (err: unknown) => opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones'),
+      );
     }, 100);
   };
-  for (const p of paths) watchFile(p, { interval: opts.intervalMs ?? 2000, persistent: false }, (cur, prev) => { if (cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) reload(); });
-  return () => { clearTimeout(pending); for (const p of paths) unwatchFile(p); };
+  for (const p of paths)
+    watchFile(p, { interval: opts.intervalMs ?? 2000, persistent: false }, (cur, prev) => {
+      if (cur.mtimeMs !== prev.mtimeMs || cur.ino !== prev.ino || cur.size !== prev.size) reload();
+    });
+  return () => {
+    clearTimeout(pending);
+    for (const p of paths) unwatchFile(p);
+  };
 }

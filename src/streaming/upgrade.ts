@@ -5,7 +5,11 @@ import { WebSocketServer, type WebSocket } from 'ws';
 
 /** All values of a header, split on commas. */
 export function headerValues(h: IncomingHttpHeaders[string]): string[] {
-  return [h ?? []].flat().flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean);
+  return [h ?? []]
+    .flat()
+    .flatMap((v) => String(v).split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
 }
 
 /** Picks the first client protocol we support (upstream negotiateProtocol: client order wins). */
@@ -27,11 +31,18 @@ export function upgradeKind(req: IncomingMessage): 'websocket' | 'spdy' | undefi
  */
 export function acceptSpdy(req: IncomingMessage, socket: Duplex, supported: readonly string[]): string | undefined {
   const offered = headerValues(req.headers['x-stream-protocol-version']);
-  if (!offered.length) { rejectUpgrade(socket, 400, 'unable to upgrade: X-Stream-Protocol-Version is required'); return undefined; }
+  if (!offered.length) {
+    rejectUpgrade(socket, 400, 'unable to upgrade: X-Stream-Protocol-Version is required');
+    return undefined;
+  }
   const protocol = negotiate(offered, supported);
   if (!protocol) {
-    rejectUpgrade(socket, 403, `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${supported.join(' ')}]`,
-      supported.map((p) => ['X-Accepted-Stream-Protocol-Versions', p]));
+    rejectUpgrade(
+      socket,
+      403,
+      `unable to upgrade: unable to negotiate protocol: client supports [${offered.join(' ')}], server accepts [${supported.join(' ')}]`,
+      supported.map((p) => ['X-Accepted-Stream-Protocol-Versions', p]),
+    );
     return undefined;
   }
   socket.write(spdyUpgradeResponse(protocol));
@@ -47,7 +58,12 @@ export function webSocketProtocol(req: IncomingMessage, socket: Duplex, supporte
 }
 
 const chosen = new WeakMap<IncomingMessage, string>();
-const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 16 << 20, handleProtocols: (_offered, req) => chosen.get(req) ?? false });
+const wss = new WebSocketServer({
+  noServer: true,
+  perMessageDeflate: false,
+  maxPayload: 16 << 20,
+  handleProtocols: (_offered, req) => chosen.get(req) ?? false,
+});
 
 /** Completes a WebSocket upgrade answering `protocol` (from webSocketProtocol). */
 export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string): Promise<WebSocket> {

@@ -15,7 +15,9 @@ export function messageBytes(raw: RawData): Buffer {
 
 /** Encodes `data` for channel `ch`: the frame and whether it is binary. */
 export function encodeChannelFrame(ch: number, data: Buffer, base64: boolean): { frame: Buffer | string; binary: boolean } {
-  return base64 ? { frame: `${String.fromCharCode(48 + ch)}${data.toString('base64')}`, binary: false } : { frame: Buffer.concat([Buffer.from([ch]), data]), binary: true };
+  return base64
+    ? { frame: `${String.fromCharCode(48 + ch)}${data.toString('base64')}`, binary: false }
+    : { frame: Buffer.concat([Buffer.from([ch]), data]), binary: true };
 }
 
 /** Decodes a received message into its channel and data; undefined for an empty message. */

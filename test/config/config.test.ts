@@ -7,14 +7,44 @@ import { loadConfig, ConfigError } from '../../src/config/load.js';
 import { parseDuration, formatDuration } from '../../src/lib/duration.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cfg-'));
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 describe('flags', () => {
   it('parses Go kubelet flag syntax', () => {
-    const p = parseFlags(['--pod-manifest-path=/m', '--port', '1234', '--read-only-port=0', '--hostname-override', 'N1', '--v=3', '--manifest-url-header', 'A:1,B:2', '--cgroup-driver=systemd', '--fail-swap-on', '--kube-reserved=cpu=1,memory=1Gi', '--eviction-hard=memory.available<200Mi', '--register-with-taints=a=b:NoSchedule,c:NoExecute', '--node-labels=x=1,y=2', '--seccomp-default']);
+    const p = parseFlags([
+      '--pod-manifest-path=/m',
+      '--port',
+      '1234',
+      '--read-only-port=0',
+      '--hostname-override',
+      'N1',
+      '--v=3',
+      '--manifest-url-header',
+      'A:1,B:2',
+      '--cgroup-driver=systemd',
+      '--fail-swap-on',
+      '--kube-reserved=cpu=1,memory=1Gi',
+      '--eviction-hard=memory.available<200Mi',
+      '--register-with-taints=a=b:NoSchedule,c:NoExecute',
+      '--node-labels=x=1,y=2',
+      '--seccomp-default',
+    ]);
     expect(p.config).toEqual({
-      staticPodPath: '/m', port: 1234, readOnlyPort: 0, staticPodURLHeader: { A: ['1'], B: ['2'] }, cgroupDriver: 'systemd', kubeReserved: { cpu: '1', memory: '1Gi' },
-      evictionHard: { 'memory.available': '200Mi' }, registerWithTaints: [{ key: 'a', value: 'b', effect: 'NoSchedule' }, { key: 'c', effect: 'NoExecute' }],
+      staticPodPath: '/m',
+      port: 1234,
+      readOnlyPort: 0,
+      staticPodURLHeader: { A: ['1'], B: ['2'] },
+      cgroupDriver: 'systemd',
+      kubeReserved: { cpu: '1', memory: '1Gi' },
+      evictionHard: { 'memory.available': '200Mi' },
+      registerWithTaints: [
+        { key: 'a', value: 'b', effect: 'NoSchedule' },
+        { key: 'c', effect: 'NoExecute' },
+      ],
     });
     expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' } });
     expect(p.unimplemented).toEqual(['fail-swap-on', 'seccomp-default']);
@@ -30,7 +60,10 @@ describe('flags', () => {
 
 describe('loadConfig', () => {
   it('uses upstream defaults; flags override the file', async () => {
-    const f = file('a.yaml', 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: 11000\nsyncFrequency: 30s\nstaticPodPath: manifests\n');
+    const f = file(
+      'a.yaml',
+      'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: 11000\nsyncFrequency: 30s\nstaticPodPath: manifests\n',
+    );
     const c = await loadConfig(parseFlags(['--config', f, '--port=12000', '--kubeconfig', '/etc/kubernetes/kubelet.conf']));
     expect(c.kubeconfig).toBe('/etc/kubernetes/kubelet.conf');
     expect(c.kc.authentication).toEqual({ x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } });
@@ -42,7 +75,7 @@ describe('loadConfig', () => {
     expect(c.kc.readOnlyPort).toBe(0);
     expect(c.kc.staticPodPath).toBe(join(dir, 'manifests'));
   });
-  it('uses the flags\' legacy defaults without a config file, except anonymous auth (never on by default)', async () => {
+  it("uses the flags' legacy defaults without a config file, except anonymous auth (never on by default)", async () => {
     const c = await loadConfig(parseFlags([]));
     expect(c.kc.readOnlyPort).toBe(10255);
     expect(c.kc.authentication.webhook.enabled).toBe(false);
@@ -50,32 +83,86 @@ describe('loadConfig', () => {
     expect(c.kc.authorization.mode).toBe('AlwaysAllow');
   });
   it('maps the auth and TLS flags onto the configuration', async () => {
-    const c = await loadConfig(parseFlags(['--kubeconfig=/k', '--anonymous-auth', '--authentication-token-webhook', '--authentication-token-webhook-cache-ttl=1m', '--authorization-mode=Webhook',
-      '--authorization-webhook-cache-authorized-ttl=10s', '--authorization-webhook-cache-unauthorized-ttl=5s', '--client-ca-file=/ca.crt', '--tls-min-version=VersionTLS13', '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256']));
+    const c = await loadConfig(
+      parseFlags([
+        '--kubeconfig=/k',
+        '--anonymous-auth',
+        '--authentication-token-webhook',
+        '--authentication-token-webhook-cache-ttl=1m',
+        '--authorization-mode=Webhook',
+        '--authorization-webhook-cache-authorized-ttl=10s',
+        '--authorization-webhook-cache-unauthorized-ttl=5s',
+        '--client-ca-file=/ca.crt',
+        '--tls-min-version=VersionTLS13',
+        '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256',
+      ]),
+    );
     expect(c.kc.authentication).toEqual({ x509: { clientCAFile: '/ca.crt' }, webhook: { enabled: true, cacheTTL: '1m' }, anonymous: { enabled: true } });
     expect(c.kc.authorization).toEqual({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '10s', cacheUnauthorizedTTL: '5s' } });
     expect([c.kc.tlsMinVersion, c.kc.tlsCipherSuites]).toEqual(['VersionTLS13', ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256']]);
   });
   it('stops when a webhook mode has no apiserver, naming the fields and the way out', async () => {
-    await expect(loadConfig(parseFlags(['--config', file('nokube.yaml', 'port: 10250\n')]))).rejects.toThrow(/authentication.webhook.enabled=true and authorization.mode=Webhook need an apiserver: pass --kubeconfig/);
+    await expect(loadConfig(parseFlags(['--config', file('nokube.yaml', 'port: 10250\n')]))).rejects.toThrow(
+      /authentication.webhook.enabled=true and authorization.mode=Webhook need an apiserver: pass --kubeconfig/,
+    );
     await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(/authorization.mode=Webhook need an apiserver/);
   });
   it('accepts known upstream fields it does not implement, with a warning', async () => {
-    const c = await loadConfig(parseFlags(['--config', file('b.yaml', 'podPidsLimit: 100\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
+    const c = await loadConfig(
+      parseFlags([
+        '--config',
+        file(
+          'b.yaml',
+          'podPidsLimit: 100\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+        ),
+      ]),
+    );
     expect(c.warnings.join('\n')).toMatch(/"podPidsLimit" is accepted but not implemented/);
     expect(c.kc.systemReserved).toEqual({ cpu: '100m' });
-    expect(c.kc).toMatchObject({ nodeStatusUpdateFrequency: '10s', nodeStatusReportFrequency: '5m0s', nodeLeaseDurationSeconds: 40, registerNode: true, eventRecordQPS: 50, eventBurst: 100 });
+    expect(c.kc).toMatchObject({
+      nodeStatusUpdateFrequency: '10s',
+      nodeStatusReportFrequency: '5m0s',
+      nodeLeaseDurationSeconds: 40,
+      registerNode: true,
+      eventRecordQPS: 50,
+      eventBurst: 100,
+    });
     expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
   });
   it('reads the runtime-facing settings with upstream defaults and checks the image GC thresholds', async () => {
     const d = await loadConfig(parseFlags(['--config', file('d.yaml', 'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
-    expect([d.kc.cgroupsPerQOS, d.kc.cgroupDriver, d.kc.resolvConf, d.kc.serializeImagePulls, d.kc.imageGCHighThresholdPercent, d.kc.imageGCLowThresholdPercent, d.kc.imageMinimumGCAge, d.kc.cpuCFSQuotaPeriod])
-      .toEqual([true, 'cgroupfs', '/etc/resolv.conf', true, 85, 80, '2m0s', '100ms']);
+    expect([
+      d.kc.cgroupsPerQOS,
+      d.kc.cgroupDriver,
+      d.kc.resolvConf,
+      d.kc.serializeImagePulls,
+      d.kc.imageGCHighThresholdPercent,
+      d.kc.imageGCLowThresholdPercent,
+      d.kc.imageMinimumGCAge,
+      d.kc.cpuCFSQuotaPeriod,
+    ]).toEqual([true, 'cgroupfs', '/etc/resolv.conf', true, 85, 80, '2m0s', '100ms']);
     expect(d.containerGc).toEqual({ minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 });
-    const f = await loadConfig(parseFlags(['--cluster-dns=10.0.0.10,10.0.0.11', '--cluster-domain=cluster.local', '--maximum-dead-containers=5', '--minimum-container-ttl-duration=1m', '--pod-infra-container-image=reg/pause:3', '--serialize-image-pulls=false']));
-    expect([f.kc.clusterDNS, f.kc.clusterDomain, f.containerGc, f.podInfraContainerImage, f.kc.serializeImagePulls]).toEqual([['10.0.0.10', '10.0.0.11'], 'cluster.local', { minAgeMs: 60_000, maxPerPodContainer: 1, maxContainers: 5 }, 'reg/pause:3', false]);
-    await expect(loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60']))).rejects.toThrow(/imageGCLowThresholdPercent \(--image-gc-low-threshold\) 60 must be less than imageGCHighThresholdPercent/);
+    const f = await loadConfig(
+      parseFlags([
+        '--cluster-dns=10.0.0.10,10.0.0.11',
+        '--cluster-domain=cluster.local',
+        '--maximum-dead-containers=5',
+        '--minimum-container-ttl-duration=1m',
+        '--pod-infra-container-image=reg/pause:3',
+        '--serialize-image-pulls=false',
+      ]),
+    );
+    expect([f.kc.clusterDNS, f.kc.clusterDomain, f.containerGc, f.podInfraContainerImage, f.kc.serializeImagePulls]).toEqual([
+      ['10.0.0.10', '10.0.0.11'],
+      'cluster.local',
+      { minAgeMs: 60_000, maxPerPodContainer: 1, maxContainers: 5 },
+      'reg/pause:3',
+      false,
+    ]);
+    await expect(loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60']))).rejects.toThrow(
+      /imageGCLowThresholdPercent \(--image-gc-low-threshold\) 60 must be less than imageGCHighThresholdPercent/,
+    );
   });
   const bad: [string, RegExp][] = [
     ['bogusField: 1\n', /unknown field "bogusField"/],

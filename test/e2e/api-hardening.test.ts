@@ -20,9 +20,16 @@ let pki: ClientPki;
 
 function secure(method: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: ports.port, method, path, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
-      let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
-    });
+    const req = https.request(
+      { host: '127.0.0.1', port: ports.port, method, path, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+      (res) => {
+        let b = '';
+        res.on('data', (d) => {
+          b += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -31,13 +38,23 @@ function secure(method: string, path: string): Promise<{ status: number; body: s
 beforeAll(async () => {
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
-  writeFileSync(join(manifests, 'p.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: box}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "3600"]}]}\n');
+  writeFileSync(
+    join(manifests, 'p.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: box}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "3600"]}]}\n',
+  );
   ports = await freeKubeletPorts();
   k = startKubelet(kubeletArgs({ dir, ports, node: 'hard', manifests }));
   pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
-  await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'pod running');
+  await until(
+    async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running,
+    20_000,
+    'pod running',
+  );
 }, 30_000);
-afterAll(async () => { await k?.stop(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await k?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('errors are Kubernetes Status on both ports', () => {
   it.each(['/%', '/pods/%zz', `/containerLogs/default/${'a'.repeat(300)}/c`])('secure port: %s', async (path) => {
@@ -54,11 +71,13 @@ describe('errors are Kubernetes Status on both ports', () => {
     const r = await secure('GET', `/containerLogs/default/${'a'.repeat(253)}/c`);
     expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', code: 404 });
   });
-  it('plain HTTP on the TLS port gets Go\'s 400', async () => {
+  it("plain HTTP on the TLS port gets Go's 400", async () => {
     const reply = await new Promise<string>((resolve) => {
       const s = connect(ports.port, '127.0.0.1');
       let b = '';
-      s.on('data', (d) => { b += d; });
+      s.on('data', (d) => {
+        b += d;
+      });
       s.on('close', () => resolve(b));
       s.on('error', () => resolve(b));
       s.write('GET /pods HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -71,14 +90,25 @@ describe('audit trail', () => {
   it('logs exec and run with user, pod, container and command, not the stdin data', async () => {
     const secret = `stdin-secret-${process.pid}`;
     const pod = 'box-hard';
-    await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/c?command=cat&command=-&input=1&output=1`, ['v5.channel.k8s.io'], pki, { input: [[0, `${secret}\n`], [255, Buffer.from([0])]] });
+    await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/c?command=cat&command=-&input=1&output=1`, ['v5.channel.k8s.io'], pki, {
+      input: [
+        [0, `${secret}\n`],
+        [255, Buffer.from([0])],
+      ],
+    });
     await secure('POST', `/run/default/${pod}/c?cmd=echo%20hi`);
     await until(() => k.output().includes('"verb":"run"'), 5000, 'run audited');
-    const lines = k.output().split('\n').filter((l) => l.includes('"component":"audit"')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines).toEqual(expect.arrayContaining([
-      expect.objectContaining({ verb: 'exec', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['cat', '-'] }),
-      expect.objectContaining({ verb: 'run', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['echo', 'hi'] }),
-    ]));
+    const lines = k
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"component":"audit"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ verb: 'exec', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['cat', '-'] }),
+        expect.objectContaining({ verb: 'run', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['echo', 'hi'] }),
+      ]),
+    );
     expect(k.output()).not.toContain(secret);
   });
 });

@@ -19,15 +19,28 @@ let c: Cluster;
 const CSRS = 'certificates.k8s.io/certificatesigningrequests';
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, bootstrap: { validSeconds: 10 }, config: ['rotateCertificates: true', 'nodeStatusUpdateFrequency: 1s'], extra: ['--cert-dir', join(dir, 'certs')] });
+  c = await startCluster({
+    dir,
+    node,
+    bootstrap: { validSeconds: 10 },
+    config: ['rotateCertificates: true', 'nodeStatusUpdateFrequency: 1s'],
+    extra: ['--cert-dir', join(dir, 'certs')],
+  });
 }, 30_000);
-afterAll(async () => { await c?.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await c?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('client certificate bootstrap', () => {
   it('requests a certificate with the bootstrap token, writes kubeconfig + pem, then acts as system:node:<node>', async () => {
     await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
     const [csr] = c.api.store.list(CSRS);
-    expect(csr.spec).toMatchObject({ signerName: 'kubernetes.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'], username: 'system:bootstrap:abcdef' });
+    expect(csr.spec).toMatchObject({
+      signerName: 'kubernetes.io/kube-apiserver-client-kubelet',
+      usages: ['digital signature', 'client auth'],
+      username: 'system:bootstrap:abcdef',
+    });
     expect(await csrSubject(Buffer.from(csr.spec.request, 'base64').toString('utf8'))).toEqual({ cn: `system:node:${node}`, o: ['system:nodes'] });
     const link = join(dir, 'certs', 'kubelet-client-current.pem');
     expect(readlinkSync(link)).toMatch(/kubelet-client-\d{8}T\d{6}\.pem$/);
@@ -39,9 +52,20 @@ describe('client certificate bootstrap', () => {
 
   it('rotates the certificate at 70–90 % of its lifetime; later requests use the new one', async () => {
     const first = c.api.requests.find((r) => r.user === `system:node:${node}`)!.certSerial;
-    const second = await until(() => c.api.store.list(CSRS).find((x) => x.spec.username === `system:node:${node}` && x.status?.certificate), 15_000, 'rotation CSR signed');
+    const second = await until(
+      () => c.api.store.list(CSRS).find((x) => x.spec.username === `system:node:${node}` && x.status?.certificate),
+      15_000,
+      'rotation CSR signed',
+    );
     expect(second.spec.groups).toContain('system:nodes');
-    const newSerial = await until(() => { const r = c.api.requests.filter((x) => x.user === `system:node:${node}`).at(-1)!; return r.certSerial !== first && r.certSerial; }, 10_000, 'requests with the new certificate');
+    const newSerial = await until(
+      () => {
+        const r = c.api.requests.filter((x) => x.user === `system:node:${node}`).at(-1)!;
+        return r.certSerial !== first && r.certSerial;
+      },
+      10_000,
+      'requests with the new certificate',
+    );
     expect(newSerial).not.toBe(first);
     expect(c.kubelet.output()).toContain('rotated the kubelet client certificate');
   }, 30_000);
@@ -70,12 +94,19 @@ describe('a restart while the bootstrap CSR is pending', () => {
       p.kubelet.proc.kill('SIGKILL');
       await new Promise((r) => p.kubelet.proc.once('exit', r));
       await p.restartKubelet();
-      await until(() => p.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/certificatesigningrequests')).length >= 2, 20_000, 'second start asked again');
+      await until(
+        () => p.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/certificatesigningrequests')).length >= 2,
+        20_000,
+        'second start asked again',
+      );
       expect(p.api.store.list(CSRS).map((x) => x.metadata.name)).toEqual([csr.metadata.name]);
       p.startSigning();
       await until(() => p.api.store.get('nodes', '', 'pending-node'), 30_000, 'node registered with the signed certificate');
       expect(p.api.store.list(CSRS)).toHaveLength(1);
       expect(() => statSync(join(d, 'certs', 'kubelet-client.key.tmp'))).toThrow();
-    } finally { await p.close(); rmSync(d, { recursive: true, force: true }); }
+    } finally {
+      await p.close();
+      rmSync(d, { recursive: true, force: true });
+    }
   }, 60_000);
 });

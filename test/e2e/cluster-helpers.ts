@@ -12,7 +12,19 @@ import { startCsrSigner } from '../fixtures/apiserver/csr-signer.js';
 import { freeKubeletPorts, kubeletArgs, startKubelet, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
 
 /** A joined kubelet and its cluster. */
-export interface Cluster { api: FakeKubeApiserver; kubelet: Kubelet; ports: KubeletPorts; ca: PemPair; dir: string; manifests: string; kubectlConfig: string; kubeconfig: string; restartKubelet(): Promise<void>; close(): Promise<void>; /** Starts the CSR signer of a cluster made with `bootstrap.paused`. */ startSigning(): void }
+export interface Cluster {
+  api: FakeKubeApiserver;
+  kubelet: Kubelet;
+  ports: KubeletPorts;
+  ca: PemPair;
+  dir: string;
+  manifests: string;
+  kubectlConfig: string;
+  kubeconfig: string;
+  restartKubelet(): Promise<void>;
+  close(): Promise<void>;
+  /** Starts the CSR signer of a cluster made with `bootstrap.paused`. */ startSigning(): void;
+}
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const ADMIN_TOKEN = 'admin-token-for-kubectl';
@@ -24,21 +36,36 @@ export const BOOTSTRAP_TOKEN = 'abcdef.0123456789abcdef';
  * `extra` flags. With `bootstrap`, the kubelet gets only a bootstrap kubeconfig (a token) and the
  * cluster signs its CSRs for `validSeconds`.
  */
-export async function startCluster(o: { dir: string; node: string; config?: string[]; extra?: string[]; bootstrap?: { validSeconds: number; paused?: boolean } }): Promise<Cluster> {
+export async function startCluster(o: {
+  dir: string;
+  node: string;
+  config?: string[];
+  extra?: string[];
+  bootstrap?: { validSeconds: number; paused?: boolean };
+}): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
   const serving = await issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
   const client = await issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
-  const api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' }, bookmarkMs: 500 });
+  const api = await startFakeKubeApiserver({
+    serving,
+    clientCa: ca.cert,
+    tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' },
+    bookmarkMs: 500,
+  });
   let stopSigner = o.bootstrap && !o.bootstrap.paused ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');
   mkdirSync(manifests, { recursive: true });
   const kubeconfig = join(o.dir, 'kubelet.kubeconfig');
-  const kubeconfigText = (user: string) => [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
-    `users: [{name: u, user: ${user}}]`,
-    'contexts: [{name: c, context: {cluster: k, user: u}}]', '',
-  ].join('\n');
+  const kubeconfigText = (user: string) =>
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
+      `users: [{name: u, user: ${user}}]`,
+      'contexts: [{name: c, context: {cluster: k, user: u}}]',
+      '',
+    ].join('\n');
   const bootstrapArgs: string[] = [];
   if (o.bootstrap) {
     const boot = join(o.dir, 'bootstrap.kubeconfig');
@@ -46,25 +73,72 @@ export async function startCluster(o: { dir: string; node: string; config?: stri
     bootstrapArgs.push('--bootstrap-kubeconfig', boot);
   } else writeFileSync(kubeconfig, kubeconfigText(`{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`));
   const kubectlConfig = join(o.dir, 'admin.kubeconfig');
-  writeFileSync(kubectlConfig, [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
-    `users: [{name: u, user: {token: ${ADMIN_TOKEN}}}]`,
-    'contexts: [{name: c, context: {cluster: k, user: u, namespace: default}}]', '',
-  ].join('\n'));
+  writeFileSync(
+    kubectlConfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      `clusters: [{name: k, cluster: {server: "${api.url}", certificate-authority-data: ${b64(ca.cert)}}}]`,
+      `users: [{name: u, user: {token: ${ADMIN_TOKEN}}}]`,
+      'contexts: [{name: c, context: {cluster: k, user: u, namespace: default}}]',
+      '',
+    ].join('\n'),
+  );
   writeFileSync(join(o.dir, 'ca.crt'), ca.cert);
   const config = join(o.dir, 'kubelet-config.yaml');
-  writeFileSync(config, [
-    'apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration', `staticPodPath: ${manifests}`,
-    'authentication: {x509: {clientCAFile: ca.crt}}', 'fileCheckFrequency: 1s', ...(o.config ?? []), '',
-  ].join('\n'));
+  writeFileSync(
+    config,
+    [
+      'apiVersion: kubelet.config.k8s.io/v1beta1',
+      'kind: KubeletConfiguration',
+      `staticPodPath: ${manifests}`,
+      'authentication: {x509: {clientCAFile: ca.crt}}',
+      'fileCheckFrequency: 1s',
+      ...(o.config ?? []),
+      '',
+    ].join('\n'),
+  );
   const ports = await freeKubeletPorts();
-  const args = kubeletArgs({ dir: o.dir, ports, node: o.node, extra: ['--config', config, '--kubeconfig', kubeconfig, '--read-only-port', String(ports.ro), '--node-ip', '127.0.0.1', ...bootstrapArgs, ...(o.extra ?? [])] });
+  const args = kubeletArgs({
+    dir: o.dir,
+    ports,
+    node: o.node,
+    extra: [
+      '--config',
+      config,
+      '--kubeconfig',
+      kubeconfig,
+      '--read-only-port',
+      String(ports.ro),
+      '--node-ip',
+      '127.0.0.1',
+      ...bootstrapArgs,
+      ...(o.extra ?? []),
+    ],
+  });
   const cluster: Cluster = {
-    api, kubelet: startKubelet(args), ports, ca, dir: o.dir, manifests, kubectlConfig, kubeconfig,
-    async restartKubelet() { await cluster.kubelet.stop(); cluster.kubelet = startKubelet(args); },
-    async close() { stopSigner(); await cluster.kubelet.stop(); await api.close(); unmountTestMounts(o.dir); },
-    startSigning() { if (o.bootstrap) stopSigner = startCsrSigner(api, ca, o.bootstrap); },
+    api,
+    kubelet: startKubelet(args),
+    ports,
+    ca,
+    dir: o.dir,
+    manifests,
+    kubectlConfig,
+    kubeconfig,
+    async restartKubelet() {
+      await cluster.kubelet.stop();
+      cluster.kubelet = startKubelet(args);
+    },
+    async close() {
+      stopSigner();
+      await cluster.kubelet.stop();
+      await api.close();
+      unmountTestMounts(o.dir);
+    },
+    startSigning() {
+      if (o.bootstrap) stopSigner = startCsrSigner(api, ca, o.bootstrap);
+    },
   };
   return cluster;
 }
@@ -81,7 +155,9 @@ export function kubectl(c: Cluster, args: string[], timeoutMs = 30_000): Promise
 /** A minimal pod bound to `node`. */
 export function boundPod(name: string, node: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...meta },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', ...meta },
     spec: { nodeName: node, terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }], ...spec },
   };
 }

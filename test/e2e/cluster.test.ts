@@ -24,12 +24,17 @@ const running = (name: string) => pod(name)?.status?.phase === 'Running' && pod(
 const create = (obj: Obj, resource = 'pods') => c.api.store.create(resource, structuredClone(obj));
 const logOf = (p: Obj, container = 'main') => {
   const d = join(dir, 'logs', `default_${p.metadata.name}_${p.metadata.uid}`, container);
-  return existsSync(d) ? readdirSync(d).map((f) => readFileSync(join(d, f), 'utf8')).join('') : '';
+  return existsSync(d)
+    ? readdirSync(d)
+        .map((f) => readFileSync(join(d, f), 'utf8'))
+        .join('')
+    : '';
 };
 
 beforeAll(async () => {
   c = await startCluster({
-    dir, node,
+    dir,
+    node,
     config: ['nodeStatusUpdateFrequency: 1s', 'nodeStatusReportFrequency: 1m0s', 'nodeLeaseDurationSeconds: 4', 'kubeReserved: {memory: 256Mi, cpu: 100m}'],
     extra: ['--node-labels', 'tier=test,zone=a', '--register-with-taints', 'dedicated=test:NoSchedule'],
   });
@@ -43,23 +48,50 @@ afterAll(async () => {
 
 describe('node', () => {
   it('registers with labels, taints, capacity, allocatable, addresses, node info and becomes Ready', async () => {
-    const n = await until(() => { const x = c.api.store.get('nodes', '', node); return x?.status?.conditions?.find((k: Obj) => k.type === 'Ready')?.status === 'True' && x; }, 15_000, 'node Ready');
-    expect(n.metadata.labels).toMatchObject({ 'kubernetes.io/hostname': node, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': expect.stringMatching(/^(amd64|arm64)$/), tier: 'test', zone: 'a' });
+    const n = await until(
+      () => {
+        const x = c.api.store.get('nodes', '', node);
+        return x?.status?.conditions?.find((k: Obj) => k.type === 'Ready')?.status === 'True' && x;
+      },
+      15_000,
+      'node Ready',
+    );
+    expect(n.metadata.labels).toMatchObject({
+      'kubernetes.io/hostname': node,
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': expect.stringMatching(/^(amd64|arm64)$/),
+      tier: 'test',
+      zone: 'a',
+    });
     expect(n.spec.taints).toEqual([{ key: 'dedicated', value: 'test', effect: 'NoSchedule' }]);
     expect(n.status.capacity.cpu).toBe(String(cpus().length));
     expect(n.status.capacity.pods).toBe('110');
     expect(n.status.allocatable.cpu).toBe(`${cpus().length * 1000 - 100}m`);
     // allocatable memory = capacity − kubeReserved (256Mi) − evictionHard memory.available (100Mi)
     expect(bytes(n.status.capacity.memory)! - bytes(n.status.allocatable.memory)!).toBe(356 * 1024 * 1024);
-    expect(n.status.addresses).toEqual([{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: node }]);
+    expect(n.status.addresses).toEqual([
+      { type: 'InternalIP', address: '127.0.0.1' },
+      { type: 'Hostname', address: node },
+    ]);
     expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
-    expect(n.status.nodeInfo).toMatchObject({ kubeletVersion: 'v1.32.0', operatingSystem: 'linux', containerRuntimeVersion: expect.stringMatching(/:\/\//), bootID: expect.any(String) });
+    expect(n.status.nodeInfo).toMatchObject({
+      kubeletVersion: 'v1.32.0',
+      operatingSystem: 'linux',
+      containerRuntimeVersion: expect.stringMatching(/:\/\//),
+      bootID: expect.any(String),
+    });
     expect(n.status.conditions.map((k: Obj) => `${k.type}=${k.status}:${k.reason}`)).toEqual([
-      'MemoryPressure=False:KubeletHasSufficientMemory', 'DiskPressure=False:KubeletHasNoDiskPressure', 'PIDPressure=False:KubeletHasSufficientPID', 'Ready=True:KubeletReady',
+      'MemoryPressure=False:KubeletHasSufficientMemory',
+      'DiskPressure=False:KubeletHasNoDiskPressure',
+      'PIDPressure=False:KubeletHasSufficientPID',
+      'Ready=True:KubeletReady',
     ]);
     const nodes = await kubectl(c, ['get', 'nodes', '-o', 'wide']);
     expect(nodes.stdout).toMatch(new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.32\\.0\\s+127\\.0\\.0\\.1`, 'm'));
-    const kinds = c.api.store.list('events').filter((e) => e.involvedObject.kind === 'Node').map((e) => e.reason);
+    const kinds = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject.kind === 'Node')
+      .map((e) => e.reason);
     expect(kinds).toEqual(expect.arrayContaining(['Starting', 'RegisteredNode', 'NodeReady']));
   });
 
@@ -78,7 +110,14 @@ describe('node', () => {
     const n = c.api.store.get('nodes', '', node)!;
     expect(lease.spec).toMatchObject({ holderIdentity: node, leaseDurationSeconds: 4 });
     const first = lease.spec.renewTime;
-    const renewed = await until(() => { const l = c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node)!; return l.spec.renewTime !== first && l.metadata.ownerReferences?.[0]?.uid === n.metadata.uid && l; }, 10_000, 'lease renewed');
+    const renewed = await until(
+      () => {
+        const l = c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node)!;
+        return l.spec.renewTime !== first && l.metadata.ownerReferences?.[0]?.uid === n.metadata.uid && l;
+      },
+      10_000,
+      'lease renewed',
+    );
     expect(renewed.metadata.ownerReferences[0]).toMatchObject({ kind: 'Node', name: node, uid: n.metadata.uid });
     expect(renewed.spec.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
@@ -86,9 +125,18 @@ describe('node', () => {
 
 describe('10250 behind the apiserver', () => {
   it('authenticates bearer tokens with TokenReview and authorizes with SubjectAccessReview against the apiserver', async () => {
-    const get = (token: string) => new Promise<number>((resolve, reject) => {
-      https.get({ host: '127.0.0.1', port: c.ports.port, path: '/pods', ca: c.ca.cert, rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
-    });
+    const get = (token: string) =>
+      new Promise<number>((resolve, reject) => {
+        https
+          .get(
+            { host: '127.0.0.1', port: c.ports.port, path: '/pods', ca: c.ca.cert, rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            },
+          )
+          .on('error', reject);
+      });
     c.api.reviewTokens.set('reader-token', { username: 'reader', groups: ['ops'] });
     c.api.reviewTokens.set('intruder-token', { username: 'intruder' });
     c.api.authorize = (spec) => spec.user !== 'intruder';
@@ -97,7 +145,10 @@ describe('10250 behind the apiserver', () => {
     expect(await get('intruder-token')).toBe(403);
     expect(await get('unknown-token')).toBe(401);
     const sar = c.api.requests.find((r) => r.path === '/apis/authorization.k8s.io/v1/subjectaccessreviews' && r.body?.spec?.user === 'reader')!;
-    expect(sar.body!.spec).toMatchObject({ groups: expect.arrayContaining(['ops', 'system:authenticated']), resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'proxy', name: node } });
+    expect(sar.body!.spec).toMatchObject({
+      groups: expect.arrayContaining(['ops', 'system:authenticated']),
+      resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'proxy', name: node },
+    });
     expect(sar.user).toBe(`system:node:${node}`);
   });
 });
@@ -116,14 +167,31 @@ describe('pods from the apiserver', () => {
     const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
     expect(out.stderr).toBe('');
     expect(out.stdout).toMatch(new RegExp(`^web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+127\\.0\\.0\\.1\\s+${node}`, 'm'));
-    const reasons = await until(() => { const r = c.api.store.list('events').filter((e) => e.involvedObject.name === 'web').map((e) => e.reason); return r.includes('Started') && r; }, 10_000, 'pod events');
+    const reasons = await until(
+      () => {
+        const r = c.api.store
+          .list('events')
+          .filter((e) => e.involvedObject.name === 'web')
+          .map((e) => e.reason);
+        return r.includes('Started') && r;
+      },
+      10_000,
+      'pod events',
+    );
     expect(reasons).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started']));
     const started = c.api.store.list('events').find((e) => e.involvedObject.name === 'web' && e.reason === 'Started')!;
-    expect(started).toMatchObject({ source: { component: 'kubelet', host: node }, involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{main}', uid: p.metadata.uid } });
+    expect(started).toMatchObject({
+      source: { component: 'kubelet', host: node },
+      involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{main}', uid: p.metadata.uid },
+    });
   });
 
   it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
-    create(boundPod('doomed', node, { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done', 'doomed-marker-7f3'] }] }));
+    create(
+      boundPod('doomed', node, {
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done', 'doomed-marker-7f3'] }],
+      }),
+    );
     await until(() => running('doomed'), 20_000, 'doomed Running');
     const uid = pod('doomed')!.metadata.uid;
     const out = await kubectl(c, ['delete', 'pod', 'doomed', '--timeout=30s']);
@@ -140,8 +208,17 @@ describe('pods from the apiserver', () => {
   });
 
   it('honours the grace period for a container that ignores SIGTERM; a force delete kills at once', async () => {
-    create(boundPod('stubborn', node, { terminationGracePeriodSeconds: 3, containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done', 'stubborn-marker-1c9'] }] }));
-    create(boundPod('forced', node, { containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'while true; do sleep 0.1; done', 'forced-marker-5e2'] }] }));
+    create(
+      boundPod('stubborn', node, {
+        terminationGracePeriodSeconds: 3,
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done', 'stubborn-marker-1c9'] }],
+      }),
+    );
+    create(
+      boundPod('forced', node, {
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'while true; do sleep 0.1; done', 'forced-marker-5e2'] }],
+      }),
+    );
     await until(() => running('stubborn') && running('forced'), 20_000, 'pods Running');
     const t0 = Date.now();
     const out = await kubectl(c, ['delete', 'pod', 'stubborn', '--timeout=30s']);
@@ -155,7 +232,13 @@ describe('pods from the apiserver', () => {
   }, 40_000);
 
   it('never runs a pod the apiserver already reports as finished', async () => {
-    create({ ...boundPod('finished', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 30', 'finished-marker-9d4'] }] }), status: { phase: 'Succeeded' } });
+    create({
+      ...boundPod('finished', node, {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 30', 'finished-marker-9d4'] }],
+      }),
+      status: { phase: 'Succeeded' },
+    });
     create(boundPod('probe-after', node));
     await until(() => running('probe-after'), 20_000, 'a later pod runs');
     expect(countProcesses('finished-marker-9d4')).toBe(0);
@@ -169,26 +252,57 @@ describe('pods from the apiserver', () => {
   });
 
   it('builds env from ConfigMaps, Secrets, envFrom and service links; a missing ConfigMap is CreateContainerConfigError until it exists', async () => {
-    create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'kubernetes', namespace: 'default' }, spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } }, 'services');
-    create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'my-db', namespace: 'default' }, spec: { clusterIP: '10.96.0.20', ports: [{ name: 'pg', port: 5432 }] } }, 'services');
-    create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, data: { password: Buffer.from('s3cret').toString('base64') } }, 'secrets');
-    create(boundPod('envpod', node, {
-      restartPolicy: 'Never',
-      containers: [{
-        name: 'main', image: 'busybox', command: ['sh', '-c', 'echo "COLOR=$COLOR PASS=$PASS APP_MODE=$APP_mode URL=$URL DB=$MY_DB_SERVICE_HOST:$MY_DB_SERVICE_PORT_PG K=$KUBERNETES_SERVICE_HOST L=$MY_DB_PORT"'],
-        envFrom: [{ configMapRef: { name: 'settings' }, prefix: 'APP_' }],
-        env: [
-          { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'settings', key: 'color' } } },
-          { name: 'PASS', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
-          { name: 'URL', value: 'http://$(MY_DB_SERVICE_HOST):$(COLOR)' },
+    create(
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'kubernetes', namespace: 'default' },
+        spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] },
+      },
+      'services',
+    );
+    create(
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'my-db', namespace: 'default' },
+        spec: { clusterIP: '10.96.0.20', ports: [{ name: 'pg', port: 5432 }] },
+      },
+      'services',
+    );
+    create(
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, data: { password: Buffer.from('s3cret').toString('base64') } },
+      'secrets',
+    );
+    create(
+      boundPod('envpod', node, {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: [
+              'sh',
+              '-c',
+              'echo "COLOR=$COLOR PASS=$PASS APP_MODE=$APP_mode URL=$URL DB=$MY_DB_SERVICE_HOST:$MY_DB_SERVICE_PORT_PG K=$KUBERNETES_SERVICE_HOST L=$MY_DB_PORT"',
+            ],
+            envFrom: [{ configMapRef: { name: 'settings' }, prefix: 'APP_' }],
+            env: [
+              { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'settings', key: 'color' } } },
+              { name: 'PASS', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } },
+              { name: 'URL', value: 'http://$(MY_DB_SERVICE_HOST):$(COLOR)' },
+            ],
+          },
         ],
-      }],
-    }));
+      }),
+    );
     const waiting = await until(() => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting, 20_000, 'waiting status');
     expect(waiting).toEqual({ reason: 'CreateContainerConfigError', message: 'configmap "settings" not found' });
     create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { color: 'blue', mode: 'fast' } }, 'configmaps');
     await until(() => pod('envpod')?.status?.phase === 'Succeeded', 40_000, 'envpod Succeeded');
-    expect(logOf(pod('envpod')!)).toContain('COLOR=blue PASS=s3cret APP_MODE=fast URL=http://10.96.0.20:blue DB=10.96.0.20:5432 K=10.96.0.1 L=tcp://10.96.0.20:5432');
+    expect(logOf(pod('envpod')!)).toContain(
+      'COLOR=blue PASS=s3cret APP_MODE=fast URL=http://10.96.0.20:blue DB=10.96.0.20:5432 K=10.96.0.1 L=tcp://10.96.0.20:5432',
+    );
   }, 60_000);
 });
 
@@ -210,20 +324,47 @@ describe('admission', () => {
 
 describe('static pods', () => {
   it('get a mirror pod, recreated when deleted, removed with the static pod', async () => {
-    writeFileSync(join(c.manifests, 'static.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
+    writeFileSync(
+      join(c.manifests, 'static.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+    );
     const name = `etcd-${node}`;
-    const mirror = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m?.status?.phase === 'Running' && m; }, 20_000, 'mirror pod Running');
+    const mirror = await until(
+      () => {
+        const m = c.api.store.get('pods', 'kube-system', name);
+        return m?.status?.phase === 'Running' && m;
+      },
+      20_000,
+      'mirror pod Running',
+    );
     const n = c.api.store.get('nodes', '', node)!;
     expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.hash']);
     expect(mirror.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: node, uid: n.metadata.uid, controller: true }]);
     const out = await kubectl(c, ['get', 'pods', '-n', 'kube-system']);
     expect(out.stdout).toMatch(new RegExp(`^${name}\\s+1/1\\s+Running`, 'm'));
     c.api.store.remove('pods', 'kube-system', name);
-    const again = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m && m.metadata.uid !== mirror.metadata.uid && m; }, 15_000, 'mirror pod recreated');
+    const again = await until(
+      () => {
+        const m = c.api.store.get('pods', 'kube-system', name);
+        return m && m.metadata.uid !== mirror.metadata.uid && m;
+      },
+      15_000,
+      'mirror pod recreated',
+    );
     expect(again.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.mirror']);
     // An edited manifest is a new static pod (new hash): the stale mirror pod is replaced.
-    writeFileSync(join(c.manifests, 'static.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system, labels: {v: "2"}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3601"]}\n');
-    const edited = await until(() => { const m = c.api.store.get('pods', 'kube-system', name); return m?.metadata.labels?.v === '2' && m; }, 20_000, 'mirror pod replaced');
+    writeFileSync(
+      join(c.manifests, 'static.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: etcd, namespace: kube-system, labels: {v: "2"}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3601"]}\n',
+    );
+    const edited = await until(
+      () => {
+        const m = c.api.store.get('pods', 'kube-system', name);
+        return m?.metadata.labels?.v === '2' && m;
+      },
+      20_000,
+      'mirror pod replaced',
+    );
     expect(edited.metadata.annotations['kubernetes.io/config.mirror']).not.toBe(again.metadata.annotations['kubernetes.io/config.mirror']);
     expect(edited.metadata.annotations['kubernetes.io/config.mirror']).toBe(edited.metadata.annotations['kubernetes.io/config.hash']);
     unlinkSync(join(c.manifests, 'static.yaml'));

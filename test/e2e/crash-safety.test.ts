@@ -13,9 +13,12 @@ import { countProcesses, freeKubeletPorts, httpGet, kubeletArgs, startKubelet, u
 const base = mkdtempSync(join(tmpdir(), 'tsk-crash-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 const tag = `crash${process.pid}`;
-const podYaml = (name: string, script: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: c, image: busybox, command: [sh, -c, ${JSON.stringify(script)}]}\n`;
+const podYaml = (name: string, script: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: c, image: busybox, command: [sh, -c, ${JSON.stringify(script)}]}\n`;
 const running = async (ro: number, n: number) => {
-  const items = JSON.parse((await httpGet(`http://127.0.0.1:${ro}/pods`)).body).items as { status?: { containerStatuses?: { state: { running?: unknown } }[] } }[];
+  const items = JSON.parse((await httpGet(`http://127.0.0.1:${ro}/pods`)).body).items as {
+    status?: { containerStatuses?: { state: { running?: unknown } }[] };
+  }[];
   return items.length === n && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running);
 };
 
@@ -45,7 +48,9 @@ describe('crash safety of the embedded runtime', () => {
       const state = join(dir, 'root', 'process-runtime');
       const leftovers = ['containers', 'sandboxes'].flatMap((d) => readdirSync(join(state, d)).filter((f) => f.includes('.tmp-')));
       expect(leftovers).toEqual([]);
-    } finally { await k.stop(); }
+    } finally {
+      await k.stop();
+    }
     for (let i = 0; i < N; i++) expect(countProcesses(`${tag}-p${i}x`)).toBe(0);
   }, 120_000);
 
@@ -54,7 +59,10 @@ describe('crash safety of the embedded runtime', () => {
     const manifests = join(dir, 'manifests');
     mkdirSync(manifests, { recursive: true });
     // The quotes split the marker in the parent's command line: only the daemonized child carries it whole.
-    writeFileSync(join(manifests, 'daemon.yaml'), podYaml('daemon', `setsid sh -c 'sleep 1000; echo ${tag}-esc''apee' > /dev/null 2>&1 < /dev/null & sleep 3600`));
+    writeFileSync(
+      join(manifests, 'daemon.yaml'),
+      podYaml('daemon', `setsid sh -c 'sleep 1000; echo ${tag}-esc''apee' > /dev/null 2>&1 < /dev/null & sleep 3600`),
+    );
     const ports = await freeKubeletPorts();
     const k = startKubelet(kubeletArgs({ dir, ports, node: 'crash', manifests, extra: ['--file-check-frequency', '1s'] }));
     try {
@@ -62,6 +70,8 @@ describe('crash safety of the embedded runtime', () => {
       await until(() => countProcesses(`${tag}-escapee`) === 1, 10_000, 'daemonized child started');
       unlinkSync(join(manifests, 'daemon.yaml'));
       await until(async () => running(ports.ro, 0).then(() => countProcesses(`${tag}-escapee`) === 0), 20_000, 'daemonized child gone with the pod');
-    } finally { await k.stop(); }
+    } finally {
+      await k.stop();
+    }
   }, 60_000);
 });

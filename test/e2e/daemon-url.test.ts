@@ -37,14 +37,36 @@ spec:
 const podList = (...docs: string[]) => JSON.stringify({ kind: 'PodList', apiVersion: 'v1', items: docs.map((d) => parse(d) as Pod) });
 
 const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
-async function pods(): Promise<Pod[]> { return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items; }
+async function pods(): Promise<Pod[]> {
+  return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
+}
 const podNamed = async (n: string) => (await pods()).find((p) => p.metadata.name === `${n}-${node}`);
-const args = () => kubeletArgs({ dir, ports, node, extra: ['--container-runtime-endpoint', `unix://${socket}`, '--manifest-url', `http://127.0.0.1:${ports.url}/pods`, '--manifest-url-header', 'X-Test:secret-ish,X-Other:1', '--http-check-frequency', '1s', '--node-ip', '127.0.0.1'] });
+const args = () =>
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    extra: [
+      '--container-runtime-endpoint',
+      `unix://${socket}`,
+      '--manifest-url',
+      `http://127.0.0.1:${ports.url}/pods`,
+      '--manifest-url-header',
+      'X-Test:secret-ish,X-Other:1',
+      '--http-check-frequency',
+      '1s',
+      '--node-ip',
+      '127.0.0.1',
+    ],
+  });
 
 beforeAll(async () => {
   ports = { ...(await freeKubeletPorts()), url: await freePort() };
   served = podYaml('a', `${tag}-a`);
-  manifestServer = createServer((req, res) => { seenHeaders.push(String(req.headers['x-test'])); res.end(served); });
+  manifestServer = createServer((req, res) => {
+    seenHeaders.push(String(req.headers['x-test']));
+    res.end(served);
+  });
   await new Promise<void>((r) => manifestServer.listen(ports.url, '127.0.0.1', r));
   daemon = startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', join(dir, 'runtime'), '--node-ip', '127.0.0.1']);
   kubelet = startKubelet(args());
@@ -69,7 +91,7 @@ describe('process runtime daemon + manifest URL', () => {
     expect(kubelet.output()).not.toContain('secret-ish');
   });
 
-  it('lists the runtime\'s view on /runningpods/ over 10250', async () => {
+  it("lists the runtime's view on /runningpods/ over 10250", async () => {
     const r = await httpsGet(`https://127.0.0.1:${ports.port}/runningpods/`, pki());
     expect(r.status).toBe(200);
     const list = JSON.parse(r.body) as PodList;
@@ -83,20 +105,36 @@ describe('process runtime daemon + manifest URL', () => {
     const { ca, cert, key } = pki();
     const chunks: string[] = [];
     await new Promise<void>((resolve, reject) => {
-      const req = https.get(`https://127.0.0.1:${ports.port}/containerLogs/web/a-${node}/main?follow=true&tailLines=1`, { ca: readFileSync(ca), cert: readFileSync(cert), key: readFileSync(key) }, (res) => {
-        expect(res.statusCode).toBe(200);
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          chunks.push(d);
-          const n = chunks.join('').split('\n').filter(Boolean).length;
-          if (n >= 4) { req.destroy(); resolve(); }
-        });
-        res.on('error', () => undefined);
+      const req = https.get(
+        `https://127.0.0.1:${ports.port}/containerLogs/web/a-${node}/main?follow=true&tailLines=1`,
+        { ca: readFileSync(ca), cert: readFileSync(cert), key: readFileSync(key) },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            chunks.push(d);
+            const n = chunks.join('').split('\n').filter(Boolean).length;
+            if (n >= 4) {
+              req.destroy();
+              resolve();
+            }
+          });
+          res.on('error', () => undefined);
+        },
+      );
+      req.on('error', (e) => {
+        if (chunks.join('').split('\n').filter(Boolean).length < 4) reject(e);
       });
-      req.on('error', (e) => { if (chunks.join('').split('\n').filter(Boolean).length < 4) reject(e); });
-      setTimeout(() => { req.destroy(); reject(new Error(`only got ${JSON.stringify(chunks)}`)); }, 10_000);
+      setTimeout(() => {
+        req.destroy();
+        reject(new Error(`only got ${JSON.stringify(chunks)}`));
+      }, 10_000);
     });
-    const nums = chunks.join('').trim().split('\n').map((l) => Number(l.split(' ')[1]));
+    const nums = chunks
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => Number(l.split(' ')[1]));
     // tailLines=1 gives one old line, then the following ones arrive in order.
     for (let i = 1; i < nums.length; i++) expect(nums[i]).toBe(nums[i - 1] + 1);
   });
@@ -128,7 +166,9 @@ describe('process runtime daemon + manifest URL', () => {
     // A list where one pod is invalid is rejected whole, as upstream: b keeps running, c never starts.
     served = podList(podYaml('c', `${tag}-c`), podYaml('b', `${tag}-b`)).replace('"image":"busybox"', '"image":""');
     await until(() => kubelet.output().includes('invalid manifest from URL'), 10_000, 'error logged');
-    expect(kubelet.output()).toMatch(new RegExp(`127\\.0\\.0\\.1:${ports.url}.*invalid manifest from URL|invalid manifest from URL.*127\\.0\\.0\\.1:${ports.url}`));
+    expect(kubelet.output()).toMatch(
+      new RegExp(`127\\.0\\.0\\.1:${ports.url}.*invalid manifest from URL|invalid manifest from URL.*127\\.0\\.0\\.1:${ports.url}`),
+    );
     await new Promise((r) => setTimeout(r, 2500));
     expect((await podNamed('b'))?.status?.phase).toBe('Running');
     expect(countProcesses(`${tag}-b`)).toBe(1);

@@ -23,21 +23,35 @@ let pki: ClientPki;
 let webPort: number;
 
 const base = () => `wss://127.0.0.1:${ports.port}`;
-const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') => `/exec/default/${pod}/${c}?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
+const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') =>
+  `/exec/default/${pod}/${c}?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
 const status = (r: { channels: Map<number, Buffer> }) => JSON.parse(r.channels.get(3)!.toString());
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
-  writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: from-the-pod}], workingDir: /tmp}\n');
-  writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
+  writeFileSync(
+    join(manifests, 'shell.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], env: [{name: GREETING, value: from-the-pod}], workingDir: /tmp}\n',
+  );
+  writeFileSync(
+    join(manifests, 'cat.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n',
+  );
   webPort = await freePort();
-  writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`);
+  writeFileSync(
+    join(manifests, 'web.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`,
+  );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
-  await until(async () => {
-    const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
-    return items.length === 3 && items.every((p) => p.status?.phase === 'Running');
-  }, 20_000, 'pods Running');
+  await until(
+    async () => {
+      const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
+      return items.length === 3 && items.every((p) => p.status?.phase === 'Running');
+    },
+    20_000,
+    'pods Running',
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -53,7 +67,9 @@ describe('exec over WebSocket', () => {
     expect(r.channels.get(1)!.toString()).toBe('from-the-pod\n/tmp\n');
     expect(r.channels.get(2)!.toString()).toBe('oops\n');
     expect(status(r)).toEqual({
-      metadata: {}, status: 'Failure', reason: 'NonZeroExitCode',
+      metadata: {},
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
       message: 'command terminated with non-zero exit code: error executing command [sh -c echo $GREETING; pwd; echo oops >&2; exit 3], exit code 3',
       details: { causes: [{ reason: 'ExitCode', message: '3' }] },
     });
@@ -78,24 +94,36 @@ describe('exec over WebSocket', () => {
   });
 
   it('v5 stdin with CLOSE: the command sees EOF', async () => {
-    const r = await wsSession(base() + execPath(['cat'], 'input=1&output=1'), ['v5.channel.k8s.io'], pki, { input: [[0, 'hello stdin'], [255, Buffer.from([0])]] });
+    const r = await wsSession(base() + execPath(['cat'], 'input=1&output=1'), ['v5.channel.k8s.io'], pki, {
+      input: [
+        [0, 'hello stdin'],
+        [255, Buffer.from([0])],
+      ],
+    });
     expect(r.channels.get(1)!.toString()).toBe('hello stdin');
     expect(status(r).status).toBe('Success');
   });
 
   it('TTY: resize reaches the terminal', async () => {
-    const r = await wsSession(base() + execPath(['sh', '-c', 'sleep 0.5; stty size'], 'output=1&tty=1&input=1'), ['v4.channel.k8s.io'], pki, { input: [[4, '{"Width":100,"Height":30}']] });
+    const r = await wsSession(base() + execPath(['sh', '-c', 'sleep 0.5; stty size'], 'output=1&tty=1&input=1'), ['v4.channel.k8s.io'], pki, {
+      input: [[4, '{"Width":100,"Height":30}']],
+    });
     expect(r.channels.get(1)!.toString().trim()).toBe('30 100');
     expect(r.channels.has(2)).toBe(false);
   });
 
-  it('moves 100 MiB through stdout without loss, with the kubelet\'s memory flat (backpressure)', async () => {
+  it("moves 100 MiB through stdout without loss, with the kubelet's memory flat (backpressure)", async () => {
     const before = sampleProcess(kubelet.proc.pid!).rss;
     let peak = before;
     let bytes = 0;
     let n = 0;
     const r = await wsSession(base() + execPath(['head', '-c', String(100 << 20), '/dev/zero'], 'output=1'), ['v5.channel.k8s.io'], pki, {
-      onMessage: (ch, data) => { if (ch === 1) { bytes += data.length; if (++n % 200 === 0) peak = Math.max(peak, sampleProcess(kubelet.proc.pid!).rss); } },
+      onMessage: (ch, data) => {
+        if (ch === 1) {
+          bytes += data.length;
+          if (++n % 200 === 0) peak = Math.max(peak, sampleProcess(kubelet.proc.pid!).rss);
+        }
+      },
     });
     r.channels.delete(1);
     expect(bytes).toBe(100 << 20);
@@ -104,33 +132,63 @@ describe('exec over WebSocket', () => {
   }, 60_000);
 
   it('serves 50 concurrent sessions', async () => {
-    const rs = await Promise.all(Array.from({ length: 50 }, (_, i) => wsSession(base() + execPath(['sh', '-c', `echo session-${i}`], 'output=1'), ['v5.channel.k8s.io'], pki)));
+    const rs = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => wsSession(base() + execPath(['sh', '-c', `echo session-${i}`], 'output=1'), ['v5.channel.k8s.io'], pki)),
+    );
     expect(rs.map((r) => r.channels.get(1)!.toString())).toEqual(Array.from({ length: 50 }, (_, i) => `session-${i}\n`));
   }, 60_000);
 });
 
 describe('exec over SPDY/3.1', () => {
-  it('negotiates the client\'s first supported version and streams error/stdout/stderr', async () => {
+  it("negotiates the client's first supported version and streams error/stdout/stderr", async () => {
     const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'echo out; echo err >&2; exit 2'], 'output=1&error=1'), pki, {
-      protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'], streams: ['error', 'stdout', 'stderr'],
+      protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'],
+      streams: ['error', 'stdout', 'stderr'],
     });
     expect(r.protocol).toBe('v5.channel.k8s.io');
     expect(r.out.stdout).toBe('out\n');
     expect(r.out.stderr).toBe('err\n');
-    expect(JSON.parse(r.out.error)).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '2' }] } });
+    expect(JSON.parse(r.out.error)).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '2' }] },
+    });
   });
 
   it('v2: stdin and a plain-text error', async () => {
-    const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'cat; exit 5'], 'input=1&output=1'), pki, { protocols: ['v2.channel.k8s.io'], streams: ['error', 'stdin', 'stdout'], stdin: 'through spdy' });
+    const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'cat; exit 5'], 'input=1&output=1'), pki, {
+      protocols: ['v2.channel.k8s.io'],
+      streams: ['error', 'stdin', 'stdout'],
+      stdin: 'through spdy',
+    });
     expect(r.protocol).toBe('v2.channel.k8s.io');
     expect(r.out.stdout).toBe('through spdy');
     expect(r.out.error).toMatch(/exit code 5$/);
   });
 
   it('answers 400 without X-Stream-Protocol-Version and 403 with the accepted list when none matches', async () => {
-    const none = await rawUpgrade('127.0.0.1', ports.port, execPath(['true'], 'output=1'), [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1']], pki);
+    const none = await rawUpgrade(
+      '127.0.0.1',
+      ports.port,
+      execPath(['true'], 'output=1'),
+      [
+        ['Connection', 'Upgrade'],
+        ['Upgrade', 'SPDY/3.1'],
+      ],
+      pki,
+    );
     expect([none.status, none.body]).toEqual([400, 'unable to upgrade: X-Stream-Protocol-Version is required\n']);
-    const bad = await rawUpgrade('127.0.0.1', ports.port, execPath(['true'], 'output=1'), [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ['X-Stream-Protocol-Version', 'v9.channel.k8s.io']], pki);
+    const bad = await rawUpgrade(
+      '127.0.0.1',
+      ports.port,
+      execPath(['true'], 'output=1'),
+      [
+        ['Connection', 'Upgrade'],
+        ['Upgrade', 'SPDY/3.1'],
+        ['X-Stream-Protocol-Version', 'v9.channel.k8s.io'],
+      ],
+      pki,
+    );
     expect(bad.status).toBe(403);
     expect(bad.headers).toContain('X-Accepted-Stream-Protocol-Versions: v4.channel.k8s.io');
   });
@@ -144,7 +202,10 @@ describe('port-forward over plain WebSocket', () => {
       });
       const le = Buffer.alloc(2);
       le.writeUInt16LE(webPort);
-      expect(r.frames.slice(0, 2)).toEqual([{ ch: 0, len: 2 }, { ch: 1, len: 2 }]);
+      expect(r.frames.slice(0, 2)).toEqual([
+        { ch: 0, len: 2 },
+        { ch: 1, len: 2 },
+      ]);
       expect(r.channels.get(1)).toEqual(le);
       const data = r.channels.get(0)!;
       expect(data.subarray(0, 2)).toEqual(le);
@@ -153,20 +214,32 @@ describe('port-forward over plain WebSocket', () => {
   }
   it('reports a closed port on the error channel and rejects a bad port before the upgrade', async () => {
     const closed = await freePort();
-    const r = await wsSession(`${base()}/portForward/default/web-${node}?port=${closed}`, ['v4.channel.k8s.io'], pki, { onMessage: (ch, d, ws) => { if (ch === 1 && d.length > 2) ws.close(); } });
-    expect(r.channels.get(1)!.subarray(2).toString()).toMatch(new RegExp(`^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`));
+    const r = await wsSession(`${base()}/portForward/default/web-${node}?port=${closed}`, ['v4.channel.k8s.io'], pki, {
+      onMessage: (ch, d, ws) => {
+        if (ch === 1 && d.length > 2) ws.close();
+      },
+    });
+    expect(r.channels.get(1)!.subarray(2).toString()).toMatch(
+      new RegExp(`^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`),
+    );
     await expect(wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki)).rejects.toMatchObject({ status: 400 });
   });
 });
 
 describe('/run (ExecSync over HTTP)', () => {
-  const post = (path: string) => new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port: ports.port, path, method: 'POST', ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
-      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: b }));
+  const post = (path: string) =>
+    new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      const req = https.request(
+        { host: '127.0.0.1', port: ports.port, path, method: 'POST', ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: b }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
     });
-    req.on('error', reject);
-    req.end();
-  });
   it('returns stdout then stderr, with cmd split on spaces as upstream', async () => {
     const ok = await post(`/run/default/shell-${node}/main?cmd=${encodeURIComponent('echo hello run')}`);
     expect([ok.status, ok.body]).toEqual([200, 'hello run\n']);
@@ -182,7 +255,18 @@ describe('/run (ExecSync over HTTP)', () => {
 
 describe('errors before the upgrade, and attach', () => {
   it('answers Status JSON for a missing pod or container, bad flags, and 401 without a certificate', async () => {
-    const up = (path: string, p: ClientPki = pki) => rawUpgrade('127.0.0.1', ports.port, path, [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ['X-Stream-Protocol-Version', 'v4.channel.k8s.io']], p);
+    const up = (path: string, p: ClientPki = pki) =>
+      rawUpgrade(
+        '127.0.0.1',
+        ports.port,
+        path,
+        [
+          ['Connection', 'Upgrade'],
+          ['Upgrade', 'SPDY/3.1'],
+          ['X-Stream-Protocol-Version', 'v4.channel.k8s.io'],
+        ],
+        p,
+      );
     const nopod = await up(execPath(['true'], 'output=1', 'nope'));
     expect(nopod.status).toBe(404);
     expect(JSON.parse(nopod.body)).toMatchObject({ kind: 'Status', code: 404, reason: 'NotFound' });
@@ -194,11 +278,16 @@ describe('errors before the upgrade, and attach', () => {
     expect(anon.status).toBe(401);
   });
 
-  it('attach joins the running container\'s stdin and stdout', async () => {
+  it("attach joins the running container's stdin and stdout", async () => {
     let sentLine = false;
     const r = await wsSession(`${base()}/attach/default/cat-${node}/main?input=1&output=1`, ['v5.channel.k8s.io'], pki, {
       input: [[0, 'ping\n']],
-      onMessage: (ch, data, ws) => { if (ch === 1 && data.toString().includes('got ping') && !sentLine) { sentLine = true; ws.close(); } },
+      onMessage: (ch, data, ws) => {
+        if (ch === 1 && data.toString().includes('got ping') && !sentLine) {
+          sentLine = true;
+          ws.close();
+        }
+      },
     });
     expect(r.channels.get(1)!.toString()).toContain('got ping');
   });

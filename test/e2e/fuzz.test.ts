@@ -9,7 +9,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet } from './helpers.js';
+import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, untilServing, type Kubelet } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-fuzz-'));
 const root = join(dir, 'root');
@@ -19,7 +19,13 @@ let kubelet: Kubelet;
 
 // A small deterministic PRNG (mulberry32) so a failure can be replayed from its seed.
 function prng(seed: number) {
-  return () => { seed |= 0; seed = (seed + 0x6D2B79F5) | 0; let t = Math.imul(seed ^ (seed >>> 15), 1 | seed); t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t; return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 const seed = Number(process.env.FUZZ_SEED ?? 20261122);
 const rnd = prng(seed);
@@ -27,7 +33,23 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)));
 const printable = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rnd() * 94))).join('');
 
-const paths = ['/pods', '/exec/default/p/c?command=sh&input=1', '/containerLogs/default/p/c', '/configz', '/healthz', '/runningpods/', '/logs/../../etc/passwd', '/stats/summary', '/metrics', '/%2e%2e/%2e%2e', '/containerLogs/..%2F..%2F/x/y', '/portForward/default/p', '//', '/\u0000', `/${'a'.repeat(9000)}`];
+const paths = [
+  '/pods',
+  '/exec/default/p/c?command=sh&input=1',
+  '/containerLogs/default/p/c',
+  '/configz',
+  '/healthz',
+  '/runningpods/',
+  '/logs/../../etc/passwd',
+  '/stats/summary',
+  '/metrics',
+  '/%2e%2e/%2e%2e',
+  '/containerLogs/..%2F..%2F/x/y',
+  '/portForward/default/p',
+  '//',
+  '/\u0000',
+  `/${'a'.repeat(9000)}`,
+];
 const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE', 'BREW', 'G\u0000T'];
 const authHeaders = ['Bearer ', 'Bearer x', 'Basic YWRtaW46YWRtaW4=', `Bearer ${printable(200)}`, 'Bearer \u0000', 'bearer a b c', printable(40)];
 
@@ -37,7 +59,14 @@ function requestBytes(): Buffer {
   const path = rnd() < 0.7 ? pick(paths) : `/${printable(1 + Math.floor(rnd() * 300))}`;
   const lines = [`${pick(methods)} ${path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close'];
   if (rnd() < 0.6) lines.push(`Authorization: ${pick(authHeaders)}`);
-  if (rnd() < 0.3) lines.push('Upgrade: websocket', 'Connection: Upgrade', 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Protocol: ${pick(['v4.channel.k8s.io', 'SPDY/3.1', printable(20)])}`);
+  if (rnd() < 0.3)
+    lines.push(
+      'Upgrade: websocket',
+      'Connection: Upgrade',
+      'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==',
+      'Sec-WebSocket-Version: 13',
+      `Sec-WebSocket-Protocol: ${pick(['v4.channel.k8s.io', 'SPDY/3.1', printable(20)])}`,
+    );
   if (rnd() < 0.2) lines.push(`X-${printable(10)}: ${printable(Math.floor(rnd() * 5000))}`);
   if (rnd() < 0.1) lines.push('Transfer-Encoding: chunked', 'Content-Length: 5');
   const body = rnd() < 0.4 ? bytes(Math.floor(rnd() * 3000)) : Buffer.alloc(0);
@@ -49,11 +78,19 @@ function requestBytes(): Buffer {
 function send(port: number, payload: Buffer, plain = false): Promise<number> {
   return new Promise((resolve) => {
     let buf = '';
-    const onData = (d: Buffer) => { buf += d.toString('latin1'); };
-    const done = () => { const m = /^HTTP\/1\.[01] (\d{3})/.exec(buf); resolve(m ? Number(m[1]) : 0); };
+    const onData = (d: Buffer) => {
+      buf += d.toString('latin1');
+    };
+    const done = () => {
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(buf);
+      resolve(m ? Number(m[1]) : 0);
+    };
     const s = plain ? net.connect({ host: '127.0.0.1', port }) : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     s.setTimeout(3000, () => s.destroy());
-    s.on(plain ? 'connect' : 'secureConnect', () => { s.write(payload); s.end(); });
+    s.on(plain ? 'connect' : 'secureConnect', () => {
+      s.write(payload);
+      s.end();
+    });
     s.on('data', onData);
     s.on('close', done);
     s.on('error', () => undefined);

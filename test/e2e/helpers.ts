@@ -11,11 +11,21 @@ export const repoRoot = join(import.meta.dirname, '..', '..');
 
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
-  return new Promise((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => resolve(p)); }); });
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
 }
 
 /** The kubelet's three ports. */
-export interface KubeletPorts { port: number; ro: number; hz: number }
+export interface KubeletPorts {
+  port: number;
+  ro: number;
+  hz: number;
+}
 
 /** Three free ports for a test kubelet. */
 export async function freeKubeletPorts(): Promise<KubeletPorts> {
@@ -26,9 +36,19 @@ export async function freeKubeletPorts(): Promise<KubeletPorts> {
 export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string; manifests?: string; extra?: string[] }): string[] {
   return [
     ...(o.manifests ? ['--pod-manifest-path', o.manifests] : []),
-    '--root-dir', join(o.dir, 'root'), '--pod-logs-dir', join(o.dir, 'logs'),
-    '--port', String(o.ports.port), '--read-only-port', String(o.ports.ro), '--healthz-port', String(o.ports.hz),
-    '--hostname-override', o.node, ...(o.extra ?? []),
+    '--root-dir',
+    join(o.dir, 'root'),
+    '--pod-logs-dir',
+    join(o.dir, 'logs'),
+    '--port',
+    String(o.ports.port),
+    '--read-only-port',
+    String(o.ports.ro),
+    '--healthz-port',
+    String(o.ports.hz),
+    '--hostname-override',
+    o.node,
+    ...(o.extra ?? []),
   ];
 }
 
@@ -37,8 +57,13 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, wha
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
-    try { const v = await fn(); if (v) return v as Exclude<NonNullable<T>, false | 0 | ''>; } catch (err) { last = err; }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    try {
+      const v = await fn();
+      if (v) return v as Exclude<NonNullable<T>, false | 0 | ''>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -50,25 +75,42 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, wha
  */
 export async function untilServing(ports: KubeletPorts, timeoutMs = 20_000): Promise<void> {
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, timeoutMs, 'healthz');
-  const accepts = (port: number) => new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => { s.destroy(); resolve(true); });
-    s.on('error', () => resolve(false));
-  });
-  await until(async () => (await accepts(ports.port)) && (!ports.ro || await accepts(ports.ro)), timeoutMs, 'API ports');
+  const accepts = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: '127.0.0.1', port }, () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+  await until(async () => (await accepts(ports.port)) && (!ports.ro || (await accepts(ports.ro))), timeoutMs, 'API ports');
 }
 
-export interface Kubelet { proc: ChildProcess; output: () => string; stop: () => Promise<number | null> }
+export interface Kubelet {
+  proc: ChildProcess;
+  output: () => string;
+  stop: () => Promise<number | null>;
+}
 
 /** Starts the built CLI with `args`. */
 export function startKubelet(args: string[]): Kubelet {
   const proc = spawn(process.execPath, [join(repoRoot, 'bin', 'tskubelet.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  proc.stdout!.on('data', (d) => { out += d; });
-  proc.stderr!.on('data', (d) => { out += d; });
+  proc.stdout!.on('data', (d) => {
+    out += d;
+  });
+  proc.stderr!.on('data', (d) => {
+    out += d;
+  });
   return {
     proc,
     output: () => out,
-    stop: () => new Promise((resolve) => { if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode); proc.once('exit', (c) => resolve(c)); proc.kill('SIGTERM'); }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
+        proc.once('exit', (c) => resolve(c));
+        proc.kill('SIGTERM');
+      }),
   };
 }
 
@@ -81,26 +123,47 @@ export function runKubelet(args: string[]): Promise<{ code: number | null; outpu
 /** A plain HTTP GET. */
 export function httpGet(url: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    http.get(url, (res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b, headers: res.headers })); }).on('error', reject);
+    http
+      .get(url, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: b, headers: res.headers }));
+      })
+      .on('error', reject);
   });
 }
 
 /** An HTTPS GET with optional client certificate, trusting `ca`. */
 export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    https.get(url, { ca: readFileSync(opts.ca), cert: opts.cert ? readFileSync(opts.cert) : undefined, key: opts.key ? readFileSync(opts.key) : undefined }, (res) => {
-      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
-    }).on('error', reject);
+    https
+      .get(
+        url,
+        { ca: readFileSync(opts.ca), cert: opts.cert ? readFileSync(opts.cert) : undefined, key: opts.key ? readFileSync(opts.key) : undefined },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+        },
+      )
+      .on('error', reject);
   });
 }
 
 /** Number of live processes whose command line contains `marker`. */
 export function countProcesses(marker: string): number {
-  try { return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).length; } catch { return 0; }
+  try {
+    return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Volume mounts outlive a kubelet stop (as upstream): a test's own clean-up unmounts what is under `dir`. */
 export function unmountTestMounts(dir: string): void {
-  const points = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4]).filter((p) => p?.startsWith(dir));
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4])
+    .filter((p) => p?.startsWith(dir));
   for (const m of points.sort((a, b) => b.length - a.length)) spawnSync('umount', ['-l', m]);
 }

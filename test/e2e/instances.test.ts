@@ -17,25 +17,36 @@ const manifests = join(dir, 'manifests');
 let first: Kubelet;
 let ro: number;
 
-async function pods(port: number): Promise<Pod[]> { return (JSON.parse((await httpGet(`http://127.0.0.1:${port}/pods`)).body) as PodList).items; }
+async function pods(port: number): Promise<Pod[]> {
+  return (JSON.parse((await httpGet(`http://127.0.0.1:${port}/pods`)).body) as PodList).items;
+}
 function exited(k: Kubelet, ms = 20_000): Promise<number | null> {
   return new Promise((resolve, reject) => {
     if (k.proc.exitCode !== null) return resolve(k.proc.exitCode);
     const t = setTimeout(() => reject(new Error(`still running after ${ms} ms:\n${k.output()}`)), ms);
-    k.proc.once('exit', (c) => { clearTimeout(t); resolve(c); });
+    k.proc.once('exit', (c) => {
+      clearTimeout(t);
+      resolve(c);
+    });
   });
 }
 
 beforeAll(async () => {
   mkdirSync(manifests);
-  writeFileSync(join(manifests, 'p.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: keep}\nspec: {containers: [{name: c, image: busybox, command: [sh, -c, "sleep 3600; echo ${marker}"]}]}\n`);
+  writeFileSync(
+    join(manifests, 'p.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: keep}\nspec: {containers: [{name: c, image: busybox, command: [sh, -c, "sleep 3600; echo ${marker}"]}]}\n`,
+  );
   const ports = await freeKubeletPorts();
   ro = ports.ro;
   first = startKubelet(kubeletArgs({ dir, ports, node: 'inst', manifests }));
   await until(async () => (await pods(ro)).some((p) => p.status?.containerStatuses?.[0]?.state?.running), 20_000, 'first kubelet runs its pod');
 }, 30_000);
 
-afterAll(async () => { await first?.stop(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await first?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('a second instance', () => {
   it('a second kubelet on the same root dir exits 1 naming the holder and changes nothing', async () => {

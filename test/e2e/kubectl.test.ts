@@ -25,34 +25,72 @@ let webPort: number;
 
 function kubectl(args: string[], o: { spdy: boolean; input?: string; killWhen?: RegExp }): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECTL_REMOTE_COMMAND_WEBSOCKETS: o.spdy ? 'false' : 'true', KUBECTL_PORT_FORWARD_WEBSOCKETS: o.spdy ? 'false' : 'true' };
+    const env = {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      KUBECTL_REMOTE_COMMAND_WEBSOCKETS: o.spdy ? 'false' : 'true',
+      KUBECTL_PORT_FORWARD_WEBSOCKETS: o.spdy ? 'false' : 'true',
+    };
     const p = spawn('kubectl', args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => p.kill('SIGKILL'), 20_000);
-    p.stdout.on('data', (d) => { stdout += d; if (o.killWhen?.test(stdout)) p.kill('SIGTERM'); });
+    p.stdout.on('data', (d) => {
+      stdout += d;
+      if (o.killWhen?.test(stdout)) p.kill('SIGTERM');
+    });
     p.stderr.on('data', (d) => (stderr += d));
     if (o.input !== undefined) p.stdin.write(o.input);
     p.stdin.end();
-    p.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    p.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
 beforeAll(async () => {
-  await new Promise<void>((resolve, reject) => execFile('kubectl', ['version', '--client'], (err) => (err ? reject(new Error('kubectl is required for these tests (it is installed on the CI machines)')) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    execFile('kubectl', ['version', '--client'], (err) =>
+      err ? reject(new Error('kubectl is required for these tests (it is installed on the CI machines)')) : resolve(),
+    ),
+  );
   const ports = await freeKubeletPorts();
-  writeFileSync(join(manifests, 'shell.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n');
-  writeFileSync(join(manifests, 'cat.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n');
+  writeFileSync(
+    join(manifests, 'shell.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: shell}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+  );
+  writeFileSync(
+    join(manifests, 'cat.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n',
+  );
   webPort = await freePort();
-  writeFileSync(join(manifests, 'web.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('hello from web ' + q.url)).listen(${webPort}, '127.0.0.1')"]}\n`);
+  writeFileSync(
+    join(manifests, 'web.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('hello from web ' + q.url)).listen(${webPort}, '127.0.0.1')"]}\n`,
+  );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   const readOnlyUrl = `http://127.0.0.1:${ports.ro}/pods`;
-  await until(async () => { const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items; return items.length === 3 && items.every((p) => p.status?.phase === 'Running'); }, 20_000, 'pods Running');
+  await until(
+    async () => {
+      const items = (JSON.parse((await httpGet(readOnlyUrl)).body) as PodList).items;
+      return items.length === 3 && items.every((p) => p.status?.phase === 'Running');
+    },
+    20_000,
+    'pods Running',
+  );
   const apiCa = await createCa('apiserver-ca');
   const pki = (f: string) => readFileSync(join(root, 'pki', f));
-  api = await startKubectlApiserver({ serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') }, readOnlyUrl });
+  api = await startKubectlApiserver({
+    serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
+    kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') },
+    readOnlyUrl,
+  });
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters: [{name: t, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]\nusers: [{name: t, user: {token: test}}]\ncontexts: [{name: t, context: {cluster: t, user: t, namespace: default}}]\n`);
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters: [{name: t, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]\nusers: [{name: t, user: {token: test}}]\ncontexts: [{name: t, context: {cluster: t, user: t, namespace: default}}]\n`,
+  );
 }, 40_000);
 
 afterAll(async () => {
@@ -104,7 +142,9 @@ for (const spdy of [false, true]) {
         await until(() => out.includes(`Forwarding from 127.0.0.1:${local} -> ${webPort}`), 10_000, 'kubectl port-forward ready');
         for (let i = 0; i < 3; i++) expect((await httpGet(`http://127.0.0.1:${local}/try-${i}`)).body).toBe(`hello from web /try-${i}`);
         expect(api.upgrades.some((u) => u.startsWith(spdy ? 'SPDY/3.1 /portForward/' : 'websocket /portForward/'))).toBe(true);
-      } finally { pf.kill('SIGTERM'); }
+      } finally {
+        pf.kill('SIGTERM');
+      }
       const closed = await freePort();
       const local2 = await freePort();
       const pf2 = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local2}:${closed}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -116,11 +156,17 @@ for (const spdy of [false, true]) {
         await httpGet(`http://127.0.0.1:${local2}/`).catch(() => undefined);
         await until(() => out2.includes(`error forwarding port ${closed}`), 10_000, 'the dial error reported by kubectl');
         expect(out2).toMatch(/connect ECONNREFUSED|connection refused/);
-      } finally { pf2.kill('SIGTERM'); }
+      } finally {
+        pf2.kill('SIGTERM');
+      }
     });
 
     it('attach -i: joins the running container', async () => {
-      const r = await kubectl(['attach', '-i', `cat-${node}`, '-c', 'main'], { spdy, input: `hello ${via}\n`, killWhen: new RegExp(`got hello ${via.replace('/', '\\/')}`) });
+      const r = await kubectl(['attach', '-i', `cat-${node}`, '-c', 'main'], {
+        spdy,
+        input: `hello ${via}\n`,
+        killWhen: new RegExp(`got hello ${via.replace('/', '\\/')}`),
+      });
       expect(r.stdout).toContain(`got hello ${via}`);
     });
   });

@@ -24,24 +24,41 @@ const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | 
 const events = (name: string) => c.api.store.list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
 
 beforeAll(async () => {
-  peer = http.createServer((req, res) => { calls.push(req.url ?? ''); res.end('ok'); });
+  peer = http.createServer((req, res) => {
+    calls.push(req.url ?? '');
+    res.end('ok');
+  });
   await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
   peerPort = (peer.address() as AddressInfo).port;
   c = await startCluster({ dir, node });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);
-afterAll(async () => { await c?.close(); peer.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await c?.close();
+  peer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('lifecycle hooks', () => {
   it('postStart runs before the container is reported started; preStop runs before the stop signal', async () => {
     const out = join(dir, 'hooks.log');
-    c.api.store.create('pods', boundPod('hooked', node, { terminationGracePeriodSeconds: 10, containers: [{
-      name: 'main', image: 'busybox', command: ['sh', '-c', `trap 'echo term >> ${out}; exit 0' TERM; while true; do sleep 0.1; done`],
-      lifecycle: {
-        postStart: { exec: { command: ['sh', '-c', `echo post-start >> ${out}`] } },
-        preStop: { httpGet: { path: '/pre-stop', port: peerPort, host: '127.0.0.1' } },
-      },
-    }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('hooked', node, {
+        terminationGracePeriodSeconds: 10,
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', `trap 'echo term >> ${out}; exit 0' TERM; while true; do sleep 0.1; done`],
+            lifecycle: {
+              postStart: { exec: { command: ['sh', '-c', `echo post-start >> ${out}`] } },
+              preStop: { httpGet: { path: '/pre-stop', port: peerPort, host: '127.0.0.1' } },
+            },
+          },
+        ],
+      }),
+    );
     await until(() => pod('hooked')?.status?.containerStatuses?.[0]?.started, 20_000, 'started');
     expect(readFileSync(out, 'utf8')).toBe('post-start\n');
     c.api.store.remove('pods', 'default', 'hooked', {});
@@ -51,11 +68,30 @@ describe('lifecycle hooks', () => {
   }, 40_000);
 
   it('a failing postStart kills the container (FailedPostStartHook); a failing preStop is FailedPreStopHook and the stop goes on', async () => {
-    c.api.store.create('pods', boundPod('bad-post', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } } } }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('bad-post', node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } } } },
+        ],
+      }),
+    );
     const ev = await until(() => events('bad-post').find((e) => e.reason === 'FailedPostStartHook'), 20_000, 'FailedPostStartHook');
-    expect(ev.message).toMatch(/^Exec lifecycle hook \(\[sh -c echo nope; exit 3\]\) for Container "main" in Pod "bad-post_default\([^)]+\)" failed - error: command 'sh -c echo nope; exit 3' exited with 3: , message: "nope\\n"$/);
-    await until(() => (pod('bad-post')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 || pod('bad-post')?.status?.containerStatuses?.[0]?.state?.waiting, 20_000, 'not running');
-    c.api.store.create('pods', boundPod('bad-pre', node, { terminationGracePeriodSeconds: 5, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { preStop: { exec: { command: ['false'] } } } }] }));
+    expect(ev.message).toMatch(
+      /^Exec lifecycle hook \(\[sh -c echo nope; exit 3\]\) for Container "main" in Pod "bad-post_default\([^)]+\)" failed - error: command 'sh -c echo nope; exit 3' exited with 3: , message: "nope\\n"$/,
+    );
+    await until(
+      () => (pod('bad-post')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 || pod('bad-post')?.status?.containerStatuses?.[0]?.state?.waiting,
+      20_000,
+      'not running',
+    );
+    c.api.store.create(
+      'pods',
+      boundPod('bad-pre', node, {
+        terminationGracePeriodSeconds: 5,
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { preStop: { exec: { command: ['false'] } } } }],
+      }),
+    );
     await until(() => pod('bad-pre')?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'bad-pre running');
     c.api.store.remove('pods', 'default', 'bad-pre', {});
     await until(() => events('bad-pre').find((e) => e.reason === 'FailedPreStopHook'), 20_000, 'FailedPreStopHook');

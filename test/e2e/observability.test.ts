@@ -22,36 +22,116 @@ const get = async (path: string) => (await httpGet(`http://127.0.0.1:${ports.ro}
 const summary = async (q = ''): Promise<Obj> => JSON.parse(await get(`/stats/summary${q}`));
 
 /** Every field name the upstream stats/v1alpha1 types define (Summary, NodeStats, PodStats, ContainerStats, CPU/Memory/Network/Fs/Volume/Rlimit/ProcessStats). */
-const UPSTREAM_FIELDS = new Set(['node', 'pods', 'nodeName', 'systemContainers', 'startTime', 'cpu', 'memory', 'network', 'fs', 'runtime', 'rlimit', 'swap', 'name', 'containers', 'podRef', 'namespace', 'uid', 'volume', 'ephemeral-storage', 'process_stats', 'process_count', 'rootfs', 'logs', 'accelerators', 'userDefinedMetrics', 'time', 'usageNanoCores', 'usageCoreNanoSeconds', 'availableBytes', 'usageBytes', 'workingSetBytes', 'rssBytes', 'pageFaults', 'majorPageFaults', 'rxBytes', 'rxErrors', 'txBytes', 'txErrors', 'interfaces', 'capacityBytes', 'usedBytes', 'inodesFree', 'inodes', 'inodesUsed', 'pvcRef', 'imageFs', 'containerFs', 'maxpid', 'curproc', 'swapAvailableBytes', 'swapUsageBytes']);
+const UPSTREAM_FIELDS = new Set([
+  'node',
+  'pods',
+  'nodeName',
+  'systemContainers',
+  'startTime',
+  'cpu',
+  'memory',
+  'network',
+  'fs',
+  'runtime',
+  'rlimit',
+  'swap',
+  'name',
+  'containers',
+  'podRef',
+  'namespace',
+  'uid',
+  'volume',
+  'ephemeral-storage',
+  'process_stats',
+  'process_count',
+  'rootfs',
+  'logs',
+  'accelerators',
+  'userDefinedMetrics',
+  'time',
+  'usageNanoCores',
+  'usageCoreNanoSeconds',
+  'availableBytes',
+  'usageBytes',
+  'workingSetBytes',
+  'rssBytes',
+  'pageFaults',
+  'majorPageFaults',
+  'rxBytes',
+  'rxErrors',
+  'txBytes',
+  'txErrors',
+  'interfaces',
+  'capacityBytes',
+  'usedBytes',
+  'inodesFree',
+  'inodes',
+  'inodesUsed',
+  'pvcRef',
+  'imageFs',
+  'containerFs',
+  'maxpid',
+  'curproc',
+  'swapAvailableBytes',
+  'swapUsageBytes',
+]);
 function fieldNames(v: unknown, out = new Set<string>()): Set<string> {
   if (Array.isArray(v)) for (const x of v) fieldNames(x, out);
-  else if (v && typeof v === 'object') for (const [key, x] of Object.entries(v)) { out.add(key); fieldNames(x, out); }
+  else if (v && typeof v === 'object')
+    for (const [key, x] of Object.entries(v)) {
+      out.add(key);
+      fieldNames(x, out);
+    }
   return out;
 }
 
 /** metrics-server's parse: name, labels, value, explicit ms timestamp. */
 function parseProm(text: string): { name: string; labels: Record<string, string>; value: number; ts?: number }[] {
-  return text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)(?: (\d+))?$/.exec(l)!;
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    return { name: m[1], labels, value: Number(m[3]), ts: m[4] ? Number(m[4]) : undefined };
-  });
+  return text
+    .split('\n')
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => {
+      const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)(?: (\d+))?$/.exec(l)!;
+      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+      return { name: m[1], labels, value: Number(m[3]), ts: m[4] ? Number(m[4]) : undefined };
+    });
 }
 
 beforeAll(async () => {
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
-  const pod = (name: string, script: string, extra = '') => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: [sh, -c, ${JSON.stringify(script)}]${extra}\n`;
+  const pod = (name: string, script: string, extra = '') =>
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: [sh, -c, ${JSON.stringify(script)}]${extra}\n`;
   writeFileSync(join(manifests, 'burner.yaml'), pod('burner', 'while :; do :; done'));
   writeFileSync(join(manifests, 'memhog.yaml'), pod('memhog', 'exec python3 -c "x = bytearray(96 * 1024 * 1024); import time; time.sleep(3600)"'));
-  writeFileSync(join(manifests, 'writer.yaml'), `${pod('writer', 'dd if=/dev/urandom of=/data/blob bs=1M count=24 2>/dev/null; sleep 3600', '\n    volumeMounts: [{name: data, mountPath: /data}]')}  volumes: [{name: data, emptyDir: {}}]\n`);
+  writeFileSync(
+    join(manifests, 'writer.yaml'),
+    `${pod('writer', 'dd if=/dev/urandom of=/data/blob bs=1M count=24 2>/dev/null; sleep 3600', '\n    volumeMounts: [{name: data, mountPath: /data}]')}  volumes: [{name: data, emptyDir: {}}]\n`,
+  );
   const cfg = join(dir, 'config.yaml');
-  writeFileSync(cfg, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nvolumeStatsAggPeriod: 1s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n');
+  writeFileSync(
+    cfg,
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nvolumeStatsAggPeriod: 1s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+  );
   ports = await freeKubeletPorts();
   k = startKubelet(kubeletArgs({ dir, ports, node: 'obs', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro)] }));
-  await until(async () => { const items = JSON.parse(await get('/pods')).items as Obj[]; return items.length === 3 && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running); }, 30_000, 'pods running');
+  await until(
+    async () => {
+      const items = JSON.parse(await get('/pods')).items as Obj[];
+      return items.length === 3 && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running);
+    },
+    30_000,
+    'pods running',
+  );
   // Two collector samples after the pods run (the collector samples every 10 s).
-  await until(async () => { const s = await summary(); return s.pods?.length === 3 && s.pods.every((p: Obj) => p.containers?.[0]?.cpu?.usageNanoCores !== undefined); }, 40_000, 'rates for every container');
+  await until(
+    async () => {
+      const s = await summary();
+      return s.pods?.length === 3 && s.pods.every((p: Obj) => p.containers?.[0]?.cpu?.usageNanoCores !== undefined);
+    },
+    40_000,
+    'rates for every container',
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -63,16 +143,31 @@ afterAll(async () => {
 
 describe('/stats/summary', () => {
   it('uses only upstream field names and reports what moves', async () => {
-    await until(async () => (await summary()).pods.find((p: Obj) => p.podRef.name === 'writer-obs')?.volume?.[0]?.usedBytes >= 24 * 1024 * 1024, 20_000, 'volume stats');
+    await until(
+      async () => (await summary()).pods.find((p: Obj) => p.podRef.name === 'writer-obs')?.volume?.[0]?.usedBytes >= 24 * 1024 * 1024,
+      20_000,
+      'volume stats',
+    );
     const s = await summary();
     const unknown = [...fieldNames(s)].filter((f) => !UPSTREAM_FIELDS.has(f));
     expect(unknown).toEqual([]);
-    expect(s.node).toMatchObject({ nodeName: 'obs', cpu: { usageNanoCores: expect.any(Number), usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number), availableBytes: expect.any(Number) }, fs: { capacityBytes: expect.any(Number) }, rlimit: { maxpid: expect.any(Number), curproc: expect.any(Number) } });
+    expect(s.node).toMatchObject({
+      nodeName: 'obs',
+      cpu: { usageNanoCores: expect.any(Number), usageCoreNanoSeconds: expect.any(Number) },
+      memory: { workingSetBytes: expect.any(Number), availableBytes: expect.any(Number) },
+      fs: { capacityBytes: expect.any(Number) },
+      rlimit: { maxpid: expect.any(Number), curproc: expect.any(Number) },
+    });
     expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'pods']);
     const byName = (n: string) => s.pods.find((p: Obj) => p.podRef.name === `${n}-obs`);
     expect(byName('burner').containers[0].cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(byName('memhog').containers[0].memory.workingSetBytes).toBeGreaterThan(80 * 1024 * 1024);
-    expect(byName('writer').volume[0]).toMatchObject({ name: 'data', usedBytes: expect.any(Number), capacityBytes: expect.any(Number), inodesUsed: expect.any(Number) });
+    expect(byName('writer').volume[0]).toMatchObject({
+      name: 'data',
+      usedBytes: expect.any(Number),
+      capacityBytes: expect.any(Number),
+      inodesUsed: expect.any(Number),
+    });
     expect(byName('burner').podRef).toMatchObject({ name: 'burner-obs', namespace: 'default', uid: expect.any(String) });
     expect(byName('burner').containers[0].logs).toMatchObject({ usedBytes: expect.any(Number) });
   });
@@ -84,7 +179,13 @@ describe('/stats/summary', () => {
       expect(Object.keys(p).sort()).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
       for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory'].includes(x))).toEqual([]);
     }
-    const post = await new Promise<number>((resolve) => { const r = http.request({ host: '127.0.0.1', port: ports.ro, path: '/stats/summary', method: 'POST' }, (res) => { res.resume(); resolve(res.statusCode!); }); r.end(); });
+    const post = await new Promise<number>((resolve) => {
+      const r = http.request({ host: '127.0.0.1', port: ports.ro, path: '/stats/summary', method: 'POST' }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      r.end();
+    });
     expect(post).toBe(200);
   });
 });
@@ -94,7 +195,12 @@ describe('metrics', () => {
     const samples = parseProm(await get('/metrics/resource'));
     expect(samples.find((x) => x.name === 'resource_scrape_error')?.value).toBe(0);
     for (const pod of ['burner-obs', 'memhog-obs', 'writer-obs']) {
-      for (const n of ['container_cpu_usage_seconds_total', 'container_memory_working_set_bytes', 'pod_cpu_usage_seconds_total', 'pod_memory_working_set_bytes']) {
+      for (const n of [
+        'container_cpu_usage_seconds_total',
+        'container_memory_working_set_bytes',
+        'pod_cpu_usage_seconds_total',
+        'pod_memory_working_set_bytes',
+      ]) {
         const x = samples.find((y) => y.name === n && y.labels.pod === pod);
         expect(x, `${n} ${pod}`).toBeDefined();
         expect(x!.value).toBeGreaterThan(0);
@@ -108,8 +214,26 @@ describe('metrics', () => {
 
   it('/metrics has the kubelet_* metrics operators graph; /metrics/probes and /spec/ answer', async () => {
     const m = await get('/metrics');
-    for (const name of ['kubelet_running_pods 3', 'kubelet_running_containers{container_state="running"} 3', 'kubelet_node_name{node="obs"} 1', 'kubelet_started_pods_total 3']) expect(m).toContain(name);
-    for (const name of ['kubelet_pod_start_duration_seconds_bucket', 'kubelet_pod_worker_duration_seconds_bucket', 'kubelet_pleg_relist_duration_seconds_bucket', 'kubelet_pleg_relist_interval_seconds_bucket', 'kubelet_runtime_operations_total{operation_type="list_containers"}', 'kubelet_runtime_operations_duration_seconds_bucket', 'kubelet_http_requests_total', 'kubelet_started_containers_total', 'process_resident_memory_bytes', 'process_cpu_seconds_total']) expect(m).toContain(name);
+    for (const name of [
+      'kubelet_running_pods 3',
+      'kubelet_running_containers{container_state="running"} 3',
+      'kubelet_node_name{node="obs"} 1',
+      'kubelet_started_pods_total 3',
+    ])
+      expect(m).toContain(name);
+    for (const name of [
+      'kubelet_pod_start_duration_seconds_bucket',
+      'kubelet_pod_worker_duration_seconds_bucket',
+      'kubelet_pleg_relist_duration_seconds_bucket',
+      'kubelet_pleg_relist_interval_seconds_bucket',
+      'kubelet_runtime_operations_total{operation_type="list_containers"}',
+      'kubelet_runtime_operations_duration_seconds_bucket',
+      'kubelet_http_requests_total',
+      'kubelet_started_containers_total',
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+    ])
+      expect(m).toContain(name);
     expect(await get('/metrics/probes')).toContain('# TYPE prober_probe_total counter');
     expect(JSON.parse(await get('/spec/'))).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
   });
@@ -124,13 +248,24 @@ describe('metrics', () => {
   it('a real Prometheus scrapes /metrics, /metrics/cadvisor and /metrics/resource and finds the pods', async () => {
     const promPort = await freePort();
     const cfg = join(dir, 'prometheus.yml');
-    const job = (name: string, path: string) => `  - job_name: ${name}\n    scrape_interval: 1s\n    metrics_path: ${path}\n    static_configs: [{targets: ['127.0.0.1:${ports.ro}']}]\n`;
-    writeFileSync(cfg, `global: {scrape_interval: 1s}\nscrape_configs:\n${job('kubelet', '/metrics')}${job('cadvisor', '/metrics/cadvisor')}${job('resource', '/metrics/resource')}`);
-    prom = spawn('prometheus', [`--config.file=${cfg}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`], { stdio: 'ignore' });
-    const query = async (q: string) => JSON.parse((await httpGet(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).body).data?.result as Obj[] | undefined;
+    const job = (name: string, path: string) =>
+      `  - job_name: ${name}\n    scrape_interval: 1s\n    metrics_path: ${path}\n    static_configs: [{targets: ['127.0.0.1:${ports.ro}']}]\n`;
+    writeFileSync(
+      cfg,
+      `global: {scrape_interval: 1s}\nscrape_configs:\n${job('kubelet', '/metrics')}${job('cadvisor', '/metrics/cadvisor')}${job('resource', '/metrics/resource')}`,
+    );
+    prom = spawn('prometheus', [`--config.file=${cfg}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
+      stdio: 'ignore',
+    });
+    const query = async (q: string) =>
+      JSON.parse((await httpGet(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).body).data?.result as Obj[] | undefined;
     const running = await until(async () => (await query('kubelet_running_pods'))?.[0]?.value?.[1], 40_000, 'kubelet_running_pods in Prometheus');
     expect(running).toBe('3');
-    const cpu = await until(async () => query('container_cpu_usage_seconds_total{pod="burner-obs"}').then((r) => (r?.length ? r : undefined)), 40_000, 'cadvisor series');
+    const cpu = await until(
+      async () => query('container_cpu_usage_seconds_total{pod="burner-obs"}').then((r) => (r?.length ? r : undefined)),
+      40_000,
+      'cadvisor series',
+    );
     expect(cpu[0].metric).toMatchObject({ container: 'main', namespace: 'default', pod: 'burner-obs' });
     const node = await until(async () => query('node_memory_working_set_bytes').then((r) => (r?.length ? r : undefined)), 40_000, 'resource series');
     expect(Number(node[0].value[1])).toBeGreaterThan(0);
@@ -141,17 +276,26 @@ describe('pod-resources gRPC API', () => {
   it('a real gRPC client lists the pods and their containers, gets one, and reads the allocatable resources', async () => {
     const grpc = await import('@grpc/grpc-js');
     const protoLoader = await import('@grpc/proto-loader');
-    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), { keepCase: true, longs: Number, defaults: true });
+    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), {
+      keepCase: true,
+      longs: Number,
+      defaults: true,
+    });
     const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
     const client = new Lister(`unix://${join(dir, 'root', 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
-    const call = <T>(m: string, req: object) => new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    const call = <T>(m: string, req: object) =>
+      new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
     try {
       const list = await call<Obj>('List', {});
       expect(list.pod_resources.map((p: Obj) => p.name).sort()).toEqual(['burner-obs', 'memhog-obs', 'writer-obs']);
       expect(list.pod_resources[0]).toMatchObject({ namespace: 'default', containers: [{ name: 'main', devices: [], cpu_ids: [], memory: [] }] });
-      expect(await call<Obj>('Get', { pod_name: 'burner-obs', pod_namespace: 'default' })).toMatchObject({ pod_resources: { name: 'burner-obs', containers: [{ name: 'main' }] } });
+      expect(await call<Obj>('Get', { pod_name: 'burner-obs', pod_namespace: 'default' })).toMatchObject({
+        pod_resources: { name: 'burner-obs', containers: [{ name: 'main' }] },
+      });
       await expect(call('Get', { pod_name: 'nope', pod_namespace: 'default' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
       expect(await call<Obj>('GetAllocatableResources', {})).toEqual({ devices: [], cpu_ids: [], memory: [] });
-    } finally { client.close(); }
+    } finally {
+      client.close();
+    }
   });
 });

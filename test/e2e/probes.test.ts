@@ -28,12 +28,27 @@ beforeAll(async () => {
   c = await startCluster({ dir, node });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);
-afterAll(async () => { await c?.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await c?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('probes on the process runtime', () => {
   it('exec readiness drives Ready and containerStatuses[].ready both ways', async () => {
     const flag = join(dir, 'ready-flag');
-    c.api.store.create('pods', boundPod('ready', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], readinessProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 1 } }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('ready', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            readinessProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      }),
+    );
     await until(() => cs('ready')?.state?.running, 20_000, 'running');
     await new Promise((r) => setTimeout(r, 2500));
     expect(cs('ready').ready).toBe(false);
@@ -44,12 +59,28 @@ describe('probes on the process runtime', () => {
     expect(cond('ready', 'Ready').reason).toBeUndefined();
     unlinkSync(flag);
     await until(() => cond('ready', 'Ready')?.status === 'False', 15_000, 'Ready False again');
-    expect(cond('ready', 'ContainersReady')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [main]' });
+    expect(cond('ready', 'ContainersReady')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [main]',
+    });
     expect(events('ready').some((e) => e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed'))).toBe(true);
   }, 60_000);
 
   it('a failing liveness probe restarts the container with upstream events', async () => {
-    c.api.store.create('pods', boundPod('live', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], livenessProbe: { exec: { command: ['sh', '-c', 'echo sick; exit 1'] }, periodSeconds: 1, failureThreshold: 2 } }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('live', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            livenessProbe: { exec: { command: ['sh', '-c', 'echo sick; exit 1'] }, periodSeconds: 1, failureThreshold: 2 },
+          },
+        ],
+      }),
+    );
     await until(() => (cs('live')?.restartCount ?? 0) >= 1, 30_000, 'restarted');
     const evs = events('live');
     expect(evs.find((e) => e.reason === 'Unhealthy')).toMatchObject({ type: 'Warning', message: 'Liveness probe failed: sick' });
@@ -58,13 +89,27 @@ describe('probes on the process runtime', () => {
 
   it('a healthy httpGet liveness probe and a tcpSocket readiness probe: ready, never restarted', async () => {
     const port = await freePort();
-    c.api.store.create('pods', boundPod('http', node, { containers: [{
-      name: 'main', image: 'busybox', command: ['python3', '-m', 'http.server', String(port), '--bind', '127.0.0.1'], ports: [{ name: 'web', containerPort: port }],
-      livenessProbe: { httpGet: { path: '/', port: 'web' }, initialDelaySeconds: 2, periodSeconds: 1, failureThreshold: 3 }, readinessProbe: { tcpSocket: { port }, periodSeconds: 1 },
-    }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('http', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['python3', '-m', 'http.server', String(port), '--bind', '127.0.0.1'],
+            ports: [{ name: 'web', containerPort: port }],
+            livenessProbe: { httpGet: { path: '/', port: 'web' }, initialDelaySeconds: 2, periodSeconds: 1, failureThreshold: 3 },
+            readinessProbe: { tcpSocket: { port }, periodSeconds: 1 },
+          },
+        ],
+      }),
+    );
     await until(() => cs('http')?.ready, 20_000, 'ready');
     // Probes may fail while python starts (and say so); once the server answers, none fails again.
-    const unhealthy = () => events('http').filter((e) => e.reason === 'Unhealthy').reduce((n, e) => n + (e.count ?? 1), 0);
+    const unhealthy = () =>
+      events('http')
+        .filter((e) => e.reason === 'Unhealthy')
+        .reduce((n, e) => n + (e.count ?? 1), 0);
     const before = unhealthy();
     await new Promise((r) => setTimeout(r, 5000));
     expect(cs('http')).toMatchObject({ ready: true, restartCount: 0 });
@@ -74,11 +119,20 @@ describe('probes on the process runtime', () => {
 
   it('a startup probe holds started and ready back; liveness is not run until it passes', async () => {
     const flag = join(dir, 'started-flag');
-    c.api.store.create('pods', boundPod('startup', node, { containers: [{
-      name: 'main', image: 'busybox', command: ['sleep', '3600'],
-      startupProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 60 },
-      livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 1 },
-    }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('startup', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            startupProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 60 },
+            livenessProbe: { exec: { command: ['false'] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      }),
+    );
     await until(() => cs('startup')?.state?.running, 20_000, 'running');
     await new Promise((r) => setTimeout(r, 3000));
     expect(cs('startup')).toMatchObject({ started: false, ready: false, restartCount: 0 });
@@ -88,13 +142,20 @@ describe('probes on the process runtime', () => {
   }, 60_000);
 
   it('a readiness gate holds Ready False until its condition is set True; completed init containers are ready', async () => {
-    c.api.store.create('pods', boundPod('gated', node, {
-      readinessGates: [{ conditionType: 'example.com/lb' }],
-      initContainers: [{ name: 'init', image: 'busybox', command: ['true'] }],
-      containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
-    }));
+    c.api.store.create(
+      'pods',
+      boundPod('gated', node, {
+        readinessGates: [{ conditionType: 'example.com/lb' }],
+        initContainers: [{ name: 'init', image: 'busybox', command: ['true'] }],
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
+      }),
+    );
     await until(() => cond('gated', 'ContainersReady')?.status === 'True', 20_000, 'containers ready');
-    expect(cond('gated', 'Ready')).toMatchObject({ status: 'False', reason: 'ReadinessGatesNotReady', message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.' });
+    expect(cond('gated', 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'ReadinessGatesNotReady',
+      message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+    });
     expect(pod('gated')!.status.initContainerStatuses[0]).toMatchObject({ ready: true, state: { terminated: { exitCode: 0 } } });
     const cur = pod('gated')!;
     c.api.store.update('pods', { ...cur, status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/lb', status: 'True' }] } });
@@ -118,11 +179,31 @@ describe('pod-level rules', () => {
   it('PodOS and unsafe sysctls are rejected with upstream reasons; resourceFieldRef limits default to the node allocatable', async () => {
     c.api.store.create('pods', boundPod('win', node, { os: { name: 'windows' } }));
     c.api.store.create('pods', boundPod('sysctl', node, { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] } }));
-    c.api.store.create('pods', boundPod('limits', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'echo "cpu=$CPU mem=$MEM"'], env: [
-      { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } }, { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
-    ] }] }));
-    expect(await until(() => pod('win')?.status?.phase === 'Failed' && pod('win')!.status, 20_000, 'win rejected')).toMatchObject({ reason: 'PodOSNotSupported', message: "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS" });
-    expect(await until(() => pod('sysctl')?.status?.phase === 'Failed' && pod('sysctl')!.status, 20_000, 'sysctl rejected')).toMatchObject({ reason: 'SysctlForbidden', message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted' });
+    c.api.store.create(
+      'pods',
+      boundPod('limits', node, {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'echo "cpu=$CPU mem=$MEM"'],
+            env: [
+              { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
+              { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(await until(() => pod('win')?.status?.phase === 'Failed' && pod('win')!.status, 20_000, 'win rejected')).toMatchObject({
+      reason: 'PodOSNotSupported',
+      message: "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS",
+    });
+    expect(await until(() => pod('sysctl')?.status?.phase === 'Failed' && pod('sysctl')!.status, 20_000, 'sysctl rejected')).toMatchObject({
+      reason: 'SysctlForbidden',
+      message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
+    });
     await until(() => pod('limits')?.status?.phase === 'Succeeded', 20_000, 'limits done');
     const alloc = c.api.store.get('nodes', '', node)!.status.allocatable;
     const p = pod('limits')!;
@@ -135,17 +216,32 @@ describe('pod-level rules', () => {
 });
 
 describe('sidecars (init containers with restartPolicy Always)', () => {
-  const trapLoop = (log: string, name: string) => `echo "${name} start" >> ${log}; trap 'echo "${name} term" >> ${log}; exit 0' TERM; while true; do sleep 0.1; done`;
+  const trapLoop = (log: string, name: string) =>
+    `echo "${name} start" >> ${log}; trap 'echo "${name} term" >> ${log}; exit 0' TERM; while true; do sleep 0.1; done`;
 
   it('start in order (each started before the next init container), are restarted whatever the policy, and stop after the regular containers in reverse order', async () => {
     const log = join(dir, 'sidecar-order.log');
     const flag = join(dir, 'sidecar-started');
-    c.api.store.create('pods', boundPod('sidecars', node, { restartPolicy: 'Never', terminationGracePeriodSeconds: 5, initContainers: [
-      { name: 's1', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', trapLoop(log, 's1')], startupProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 30 } },
-      { name: 'setup', image: 'busybox', command: ['sh', '-c', `echo "setup" >> ${log}`] },
-      { name: 's2', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', trapLoop(log, 's2')] },
-      { name: 'flaky', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', 'sleep 1; exit 1'] },
-    ], containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', trapLoop(log, 'main')] }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('sidecars', node, {
+        restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 5,
+        initContainers: [
+          {
+            name: 's1',
+            image: 'busybox',
+            restartPolicy: 'Always',
+            command: ['sh', '-c', trapLoop(log, 's1')],
+            startupProbe: { exec: { command: ['test', '-f', flag] }, periodSeconds: 1, failureThreshold: 30 },
+          },
+          { name: 'setup', image: 'busybox', command: ['sh', '-c', `echo "setup" >> ${log}`] },
+          { name: 's2', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', trapLoop(log, 's2')] },
+          { name: 'flaky', image: 'busybox', restartPolicy: 'Always', command: ['sh', '-c', 'sleep 1; exit 1'] },
+        ],
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', trapLoop(log, 'main')] }],
+      }),
+    );
     await until(() => existsSync(log) && readFileSync(log, 'utf8').includes('s1 start'), 20_000, 's1 started');
     await new Promise((r) => setTimeout(r, 1500));
     expect(readFileSync(log, 'utf8')).toBe('s1 start\n');
@@ -157,11 +253,22 @@ describe('sidecars (init containers with restartPolicy Always)', () => {
     expect(pod('sidecars')!.status.phase).toBe('Running');
     c.api.store.remove('pods', 'default', 'sidecars', {});
     await until(() => (readFileSync(log, 'utf8').match(/term/g) ?? []).length === 3, 30_000, 'all stopped');
-    expect(readFileSync(log, 'utf8').split('\n').filter((l) => l.endsWith('term'))).toEqual(['main term', 's2 term', 's1 term']);
+    expect(
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith('term')),
+    ).toEqual(['main term', 's2 term', 's1 term']);
   }, 60_000);
 
   it('a pod whose regular containers completed finishes although its sidecar was running', async () => {
-    c.api.store.create('pods', boundPod('job', node, { restartPolicy: 'Never', initContainers: [{ name: 'proxy', image: 'busybox', restartPolicy: 'Always', command: ['sleep', '3600'] }], containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1'] }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('job', node, {
+        restartPolicy: 'Never',
+        initContainers: [{ name: 'proxy', image: 'busybox', restartPolicy: 'Always', command: ['sleep', '3600'] }],
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1'] }],
+      }),
+    );
     const st = await until(() => pod('job')?.status?.phase === 'Succeeded' && pod('job')!.status, 30_000, 'job Succeeded');
     expect(st.containerStatuses[0].state.terminated.exitCode).toBe(0);
   }, 40_000);
@@ -171,7 +278,18 @@ describe('ephemeral containers', () => {
   it('kubectl debug adds one through the subresource: it runs in the pod, reports status, is never restarted, and /run reaches it', async () => {
     c.api.store.create('pods', boundPod('debugme', node, {}));
     await until(() => cs('debugme')?.state?.running, 20_000, 'running');
-    const out = await kubectl(c, ['debug', 'debugme', '--image=busybox', '--target=main', '-c', 'debugger', '--', 'sh', '-c', 'echo debug-ok; sleep 2; exit 3']);
+    const out = await kubectl(c, [
+      'debug',
+      'debugme',
+      '--image=busybox',
+      '--target=main',
+      '-c',
+      'debugger',
+      '--',
+      'sh',
+      '-c',
+      'echo debug-ok; sleep 2; exit 3',
+    ]);
     expect(out.code, out.stderr).toBe(0);
     expect(pod('debugme')!.spec.ephemeralContainers[0]).toMatchObject({ name: 'debugger', targetContainerName: 'main' });
     const eph = () => pod('debugme')?.status?.ephemeralContainerStatuses?.[0];
@@ -179,7 +297,24 @@ describe('ephemeral containers', () => {
     expect(eph()).toMatchObject({ name: 'debugger', ready: false, restartCount: 0 });
     const client = await issueCert(c.ca, { cn: 'debug-user', org: 'system:masters' });
     const run = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = https.request({ host: '127.0.0.1', port: c.ports.port, method: 'POST', path: '/run/default/debugme/debugger?cmd=echo%20inside', rejectUnauthorized: false, cert: client.cert, key: client.key }, (res) => { let b = ''; res.on('data', (d) => { b += d; }); res.on('end', () => resolve({ status: res.statusCode!, body: b })); });
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: c.ports.port,
+          method: 'POST',
+          path: '/run/default/debugme/debugger?cmd=echo%20inside',
+          rejectUnauthorized: false,
+          cert: client.cert,
+          key: client.key,
+        },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => {
+            b += d;
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

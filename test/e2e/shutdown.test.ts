@@ -17,7 +17,8 @@ const base = mkdtempSync(join(tmpdir(), 'tsk-shutdown-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 let seq = 0;
 
-const podYaml = (name: string, grace: number, script: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: ${grace}\n  containers:\n  - {name: c, image: busybox, command: [sh, -c, ${JSON.stringify(script)}]}\n`;
+const podYaml = (name: string, grace: number, script: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: ${grace}\n  containers:\n  - {name: c, image: busybox, command: [sh, -c, ${JSON.stringify(script)}]}\n`;
 
 async function kubeletWith(pods: Record<string, string>, extra: string[] = []): Promise<{ k: Kubelet; ports: KubeletPorts; dir: string }> {
   const dir = join(base, `k${seq++}`);
@@ -26,17 +27,26 @@ async function kubeletWith(pods: Record<string, string>, extra: string[] = []): 
   for (const [n, y] of Object.entries(pods)) writeFileSync(join(manifests, `${n}.yaml`), y);
   const ports = await freeKubeletPorts();
   const k = startKubelet(kubeletArgs({ dir, ports, node: 'sd', manifests, extra }));
-  await until(async () => {
-    const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { status?: { containerStatuses?: { state: { running?: unknown } }[] } }[];
-    return items.length === Object.keys(pods).length && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running);
-  }, 20_000, 'pods running');
+  await until(
+    async () => {
+      const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as {
+        status?: { containerStatuses?: { state: { running?: unknown } }[] };
+      }[];
+      return items.length === Object.keys(pods).length && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running);
+    },
+    20_000,
+    'pods running',
+  );
   return { k, ports, dir };
 }
 
 function terminate(k: Kubelet, boundMs: number): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`kubelet did not exit within ${boundMs} ms after SIGTERM`)), boundMs);
-    k.proc.once('exit', (c) => { clearTimeout(t); resolve(c); });
+    k.proc.once('exit', (c) => {
+      clearTimeout(t);
+      resolve(c);
+    });
     k.proc.kill('SIGTERM');
   });
 }
@@ -47,7 +57,16 @@ describe('bounded shutdown', () => {
     const { k, ports, dir } = await kubeletWith({ talk: podYaml('talk', 2, `while true; do echo ${marker}; sleep 0.2; done`) });
     const pki = (f: string) => readFileSync(join(dir, 'root', 'pki', f));
     let got = '';
-    const req = https.get(`https://127.0.0.1:${ports.port}/containerLogs/default/talk-sd/c?follow=true`, { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') }, (res) => { res.on('data', (d) => { got += d; }); res.on('error', () => {}); });
+    const req = https.get(
+      `https://127.0.0.1:${ports.port}/containerLogs/default/talk-sd/c?follow=true`,
+      { ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') },
+      (res) => {
+        res.on('data', (d) => {
+          got += d;
+        });
+        res.on('error', () => {});
+      },
+    );
     req.on('error', () => {});
     await until(() => got.includes(marker), 10_000, 'log lines flowing');
     expect(await terminate(k, 20_000)).toBe(0);
@@ -57,7 +76,12 @@ describe('bounded shutdown', () => {
   it('exits while slow clients hold connections to the read-only port without finishing their headers', async () => {
     const marker = `sd-slow-${process.pid}`;
     const { k, ports } = await kubeletWith({ idle: podYaml('idle', 2, `sleep 3600; echo ${marker}`) });
-    const socks = Array.from({ length: 5 }, () => { const s = connect(ports.ro, '127.0.0.1'); s.on('error', () => {}); s.write('GET /pods HTTP/1.1\r\nHost: x\r\n'); return s; });
+    const socks = Array.from({ length: 5 }, () => {
+      const s = connect(ports.ro, '127.0.0.1');
+      s.on('error', () => {});
+      s.write('GET /pods HTTP/1.1\r\nHost: x\r\n');
+      return s;
+    });
     await new Promise((r) => setTimeout(r, 300));
     expect(await terminate(k, 20_000)).toBe(0);
     expect(countProcesses(marker)).toBe(0);
@@ -73,7 +97,12 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
     const slow2 = `trap 'echo term > ${out}/slow2; sleep 7; echo done >> ${out}/slow2; exit 0' TERM; while true; do sleep 0.1; done`;
     const slow3 = `trap 'echo term > ${out}/slow3; sleep 7; echo done >> ${out}/slow3; exit 0' TERM; while true; do sleep 0.1; done`;
     const zero = `trap 'echo term > ${out}/zero; exit 0' TERM; while true; do sleep 0.1; done`;
-    const { k } = await kubeletWith({ slow: podYaml('slow', 30, slow), slow2: podYaml('slow2', 30, slow2), slow3: podYaml('slow3', 30, slow3), zero: podYaml('zero', 0, zero) });
+    const { k } = await kubeletWith({
+      slow: podYaml('slow', 30, slow),
+      slow2: podYaml('slow2', 30, slow2),
+      slow3: podYaml('slow3', 30, slow3),
+      zero: podYaml('zero', 0, zero),
+    });
     const t0 = Date.now();
     expect(await terminate(k, 30_000)).toBe(0);
     for (const f of ['slow', 'slow2', 'slow3']) expect(readFileSync(join(out, f), 'utf8')).toBe('term\ndone\n');
@@ -87,7 +116,10 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
     mkdirSync(out);
     const slow = `trap 'echo term > ${out}/slow; sleep 7; echo done >> ${out}/slow; exit 0' TERM; while true; do sleep 0.1; done`;
     const cfg = join(base, `cap-${process.pid}.yaml`);
-    writeFileSync(cfg, 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 2s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n');
+    writeFileSync(
+      cfg,
+      'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 2s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+    );
     const { k } = await kubeletWith({ slow: podYaml('slow', 30, slow) }, ['--config', cfg]);
     expect(await terminate(k, 20_000)).toBe(0);
     expect(readFileSync(join(out, 'slow'), 'utf8')).toBe('term\n');

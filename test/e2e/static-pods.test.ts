@@ -39,7 +39,10 @@ const args = () => kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   writeFileSync(join(manifests, 'loop.yaml'), loopPod('loop', `${tag}-loop`));
-  writeFileSync(join(manifests, 'crash.yaml'), `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`);
+  writeFileSync(
+    join(manifests, 'crash.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`,
+  );
   writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n');
   writeFileSync(join(manifests, '.hidden.yaml'), loopPod('hidden', `${tag}-hidden`));
   kubelet = startKubelet(args());
@@ -110,11 +113,15 @@ describe('static pods on the process runtime', () => {
   });
 
   it('shows CrashLoopBackOff with growing delays for a container that exits non-zero', async () => {
-    const p = await until(async () => {
-      const x = await podNamed('crash');
-      const s = x?.status?.containerStatuses?.[0];
-      return s?.state.waiting?.reason === 'CrashLoopBackOff' && s.restartCount >= 2 ? x : undefined;
-    }, 25_000, 'CrashLoopBackOff');
+    const p = await until(
+      async () => {
+        const x = await podNamed('crash');
+        const s = x?.status?.containerStatuses?.[0];
+        return s?.state.waiting?.reason === 'CrashLoopBackOff' && s.restartCount >= 2 ? x : undefined;
+      },
+      25_000,
+      'CrashLoopBackOff',
+    );
     const s = p.status!.containerStatuses![0];
     expect(s.state.waiting!.message).toMatch(/^back-off (10|20)s restarting failed container=c pod=crash-e2e-node_default\(/);
     expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
@@ -126,8 +133,19 @@ describe('static pods on the process runtime', () => {
   it('restarts a pod with the new spec when its manifest is edited', async () => {
     const before = (await podNamed('loop'))!.metadata.uid;
     writeFileSync(join(manifests, 'loop.yaml'), loopPod('loop', `${tag}-loop`, 'v2'));
-    const after = await until(async () => { const p = await podNamed('loop'); return p && p.metadata.uid !== before && p.status?.phase === 'Running' ? p : undefined; }, 15_000, 'new loop pod');
-    await until(async () => (await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main?tailLines=1`, pki())).body.includes('v2'), 10_000, 'v2 output');
+    const after = await until(
+      async () => {
+        const p = await podNamed('loop');
+        return p && p.metadata.uid !== before && p.status?.phase === 'Running' ? p : undefined;
+      },
+      15_000,
+      'new loop pod',
+    );
+    await until(
+      async () => (await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main?tailLines=1`, pki())).body.includes('v2'),
+      10_000,
+      'v2 output',
+    );
     await until(() => countProcesses(`${tag}-loop`) === 1, 10_000, 'one loop process');
     expect(after.metadata.uid).not.toBe(before);
   });

@@ -6,17 +6,30 @@ import { SpdyConnection, type SpdyStream } from '../../src/streaming/spdy/connec
 import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../../src/streaming/ws-channel.js';
 
 /** Client TLS material. */
-export interface ClientPki { ca: string; cert: string; key: string }
+export interface ClientPki {
+  ca: string;
+  cert: string;
+  key: string;
+}
 const tlsOf = (p: ClientPki) => ({ ca: readFileSync(p.ca), cert: readFileSync(p.cert), key: readFileSync(p.key) });
 
 /** What a channel session produced. */
-export interface ChannelResult { protocol: string; channels: Map<number, Buffer>; frames: { ch: number; len: number }[] }
+export interface ChannelResult {
+  protocol: string;
+  channels: Map<number, Buffer>;
+  frames: { ch: number; len: number }[];
+}
 
 /**
  * Runs a WebSocket channel session: sends `input` frames (channel, data) after the first message,
  * collects everything per channel until the server closes.
  */
-export function wsSession(url: string, protocols: string[], pki: ClientPki, o: { input?: [number, Buffer | string][]; onMessage?: (ch: number, data: Buffer, ws: WebSocket) => void } = {}): Promise<ChannelResult> {
+export function wsSession(
+  url: string,
+  protocols: string[],
+  pki: ClientPki,
+  o: { input?: [number, Buffer | string][]; onMessage?: (ch: number, data: Buffer, ws: WebSocket) => void } = {},
+): Promise<ChannelResult> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols, { ...tlsOf(pki), perMessageDeflate: false });
     const parts = new Map<number, Buffer[]>();
@@ -37,12 +50,23 @@ export function wsSession(url: string, protocols: string[], pki: ClientPki, o: {
     });
     ws.on('close', () => resolve({ protocol: ws.protocol, channels: new Map([...parts].map(([c, p]) => [c, Buffer.concat(p)])), frames }));
     ws.on('error', reject);
-    ws.on('unexpected-response', (_req, res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${b}`), { status: res.statusCode, body: b, headers: res.headers }))); });
+    ws.on('unexpected-response', (_req, res) => {
+      let b = '';
+      res.on('data', (d) => (b += d));
+      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${b}`), { status: res.statusCode, body: b, headers: res.headers })));
+    });
   });
 }
 
 /** A raw HTTPS upgrade: resolves the status line, headers and the socket positioned after them. */
-export function rawUpgrade(host: string, port: number, path: string, headers: [string, string][], pki: ClientPki, method = 'POST'): Promise<{ status: number; headers: string; body: string; socket: tls.TLSSocket }> {
+export function rawUpgrade(
+  host: string,
+  port: number,
+  path: string,
+  headers: [string, string][],
+  pki: ClientPki,
+  method = 'POST',
+): Promise<{ status: number; headers: string; body: string; socket: tls.TLSSocket }> {
   return new Promise((resolve, reject) => {
     const socket = tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, () => {
       socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
@@ -56,7 +80,11 @@ export function rawUpgrade(host: string, port: number, path: string, headers: [s
       const head = buf.subarray(0, end).toString('latin1');
       const rest = buf.subarray(end + 4);
       const status = Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0);
-      if (status === 101) { if (rest.length) socket.unshift(rest); resolve({ status, headers: head, body: '', socket }); return; }
+      if (status === 101) {
+        if (rest.length) socket.unshift(rest);
+        resolve({ status, headers: head, body: '', socket });
+        return;
+      }
       let body = rest.toString('utf8');
       socket.on('data', (x: Buffer) => (body += x.toString('utf8')));
       socket.on('end', () => resolve({ status, headers: head, body, socket }));
@@ -67,21 +95,50 @@ export function rawUpgrade(host: string, port: number, path: string, headers: [s
 }
 
 /** Collects a SPDY stream's data until FIN. */
-export const collectStream = (s: SpdyStream) => new Promise<Buffer>((resolve) => { const parts: Buffer[] = []; s.on('data', (c: Buffer) => parts.push(c)); s.once('end', () => resolve(Buffer.concat(parts))); s.once('close', () => resolve(Buffer.concat(parts))); });
+export const collectStream = (s: SpdyStream) =>
+  new Promise<Buffer>((resolve) => {
+    const parts: Buffer[] = [];
+    s.on('data', (c: Buffer) => parts.push(c));
+    s.once('end', () => resolve(Buffer.concat(parts)));
+    s.once('close', () => resolve(Buffer.concat(parts)));
+  });
 
 /** Runs a SPDY remote-command session as Go clients do: one stream per channel. */
-export async function spdyExec(host: string, port: number, path: string, pki: ClientPki, o: { protocols?: string[]; streams: string[]; stdin?: string }): Promise<{ status: number; protocol?: string; out: Record<string, string> }> {
-  const up = await rawUpgrade(host, port, path, [['Connection', 'Upgrade'], ['Upgrade', 'SPDY/3.1'], ...(o.protocols ?? ['v4.channel.k8s.io']).map((p) => ['X-Stream-Protocol-Version', p] as [string, string])], pki);
+export async function spdyExec(
+  host: string,
+  port: number,
+  path: string,
+  pki: ClientPki,
+  o: { protocols?: string[]; streams: string[]; stdin?: string },
+): Promise<{ status: number; protocol?: string; out: Record<string, string> }> {
+  const up = await rawUpgrade(
+    host,
+    port,
+    path,
+    [
+      ['Connection', 'Upgrade'],
+      ['Upgrade', 'SPDY/3.1'],
+      ...(o.protocols ?? ['v4.channel.k8s.io']).map((p) => ['X-Stream-Protocol-Version', p] as [string, string]),
+    ],
+    pki,
+  );
   if (up.status !== 101) return { status: up.status, out: { body: up.body, headers: up.headers } };
   const protocol = /X-Stream-Protocol-Version: (\S+)/i.exec(up.headers)?.[1];
   const conn = new SpdyConnection(up.socket, { server: false });
   const out: Record<string, string> = {};
   const reads: Promise<void>[] = [];
   for (const type of o.streams) {
-    const s = await conn.openStream([['streamtype', type]]);
-    if (type === 'stdin') { if (o.stdin !== undefined) s.end(o.stdin); continue; }
+    const s = conn.openStream([['streamtype', type]]);
+    if (type === 'stdin') {
+      if (o.stdin !== undefined) s.end(o.stdin);
+      continue;
+    }
     s.end();
-    reads.push(collectStream(s).then((b) => { out[type] = b.toString('utf8'); }));
+    reads.push(
+      collectStream(s).then((b) => {
+        out[type] = b.toString('utf8');
+      }),
+    );
   }
   await Promise.all(reads);
   up.socket.destroy();

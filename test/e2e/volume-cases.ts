@@ -14,19 +14,35 @@ import { until } from './helpers.js';
 type Obj = Record<string, any>;
 
 /** What the cases need: the cluster, the node name, the test dir (root and logs under it), the busybox image. */
-export interface VolumeCaseContext { c: Cluster; node: string; dir: string; image: string }
+export interface VolumeCaseContext {
+  c: Cluster;
+  node: string;
+  dir: string;
+  image: string;
+}
 
 /** Registers the shared volume cases under `title`. */
 export function describeVolumeCases(title: string, get: () => VolumeCaseContext): void {
   const ctx = () => get();
   const pod = (name: string) => ctx().c.api.store.get('pods', 'default', name) as Obj | undefined;
   const create = (obj: Obj, resource = 'pods') => ctx().c.api.store.create(resource, structuredClone(obj));
-  const update = (resource: string, name: string, fn: (o: Obj) => void, ns = 'default') => { const o = structuredClone(ctx().c.api.store.get(resource, ns, name)!); fn(o); return ctx().c.api.store.update(resource, o); };
+  const update = (resource: string, name: string, fn: (o: Obj) => void, ns = 'default') => {
+    const o = structuredClone(ctx().c.api.store.get(resource, ns, name)!);
+    fn(o);
+    return ctx().c.api.store.update(resource, o);
+  };
   const logOf = (name: string, container = 'main') => {
     const p = pod(name);
     if (!p) return '';
     const d = join(ctx().dir, 'logs', `default_${name}_${p.metadata.uid}`, container);
-    return existsSync(d) ? readdirSync(d).map((f) => readFileSync(join(d, f), 'utf8')).join('').split('\n').map((l) => l.split(' ').slice(3).join(' ')).join('\n') : '';
+    return existsSync(d)
+      ? readdirSync(d)
+          .map((f) => readFileSync(join(d, f), 'utf8'))
+          .join('')
+          .split('\n')
+          .map((l) => l.split(' ').slice(3).join(' '))
+          .join('\n')
+      : '';
   };
   const running = (name: string) => pod(name)?.status?.phase === 'Running' && (pod(name)?.status?.containerStatuses ?? []).every((s: Obj) => s.state?.running);
   const events = (name: string) => ctx().c.api.store.list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
@@ -35,22 +51,39 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
     for (const k of ['containers', 'initContainers']) for (const x of p.spec[k] ?? []) x.image = ctx().image;
     return p;
   };
-  const withVolumes = (name: string, o: { command: string; mounts: Obj[]; volumes: Obj[]; extra?: Obj }) => bound(name, {
-    containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', o.command], volumeMounts: o.mounts }],
-    volumes: o.volumes, ...o.extra,
-  });
+  const withVolumes = (name: string, o: { command: string; mounts: Obj[]; volumes: Obj[]; extra?: Obj }) =>
+    bound(name, {
+      containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', o.command], volumeMounts: o.mounts }],
+      volumes: o.volumes,
+      ...o.extra,
+    });
 
   describe(title, () => {
     it('a configMap key is a file; an update in the API reaches the running container without a restart', async () => {
-      create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: 'default' }, data: { color: 'blue' }, binaryData: { bin: Buffer.from([1, 2, 3]).toString('base64') } }, 'configmaps');
-      create(withVolumes('cm', {
-        command: 'od -An -tx1 /etc/config/bin; touch /etc/config/x 2>&1 | grep -o "Read-only file system"; while true; do echo "color=$(cat /etc/config/color)"; sleep 0.3; done',
-        mounts: [{ name: 'config', mountPath: '/etc/config' }], volumes: [{ name: 'config', configMap: { name: 'app' } }],
-      }));
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'app', namespace: 'default' },
+          data: { color: 'blue' },
+          binaryData: { bin: Buffer.from([1, 2, 3]).toString('base64') },
+        },
+        'configmaps',
+      );
+      create(
+        withVolumes('cm', {
+          command:
+            'od -An -tx1 /etc/config/bin; touch /etc/config/x 2>&1 | grep -o "Read-only file system"; while true; do echo "color=$(cat /etc/config/color)"; sleep 0.3; done',
+          mounts: [{ name: 'config', mountPath: '/etc/config' }],
+          volumes: [{ name: 'config', configMap: { name: 'app' } }],
+        }),
+      );
       await until(() => logOf('cm').includes('color=blue'), 20_000, 'configMap file read');
       expect(logOf('cm')).toContain('01 02 03');
       expect(logOf('cm')).toContain('Read-only file system');
-      update('configmaps', 'app', (o) => { o.data.color = 'green'; });
+      update('configmaps', 'app', (o) => {
+        o.data.color = 'green';
+      });
       await until(() => logOf('cm').includes('color=green'), 20_000, 'update propagated');
       expect(pod('cm')!.status.containerStatuses[0].restartCount).toBe(0);
       const volDir = join(ctx().dir, 'root', 'pods', pod('cm')!.metadata.uid, 'volumes', 'kubernetes.io~configmap', 'config');
@@ -58,13 +91,29 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
     }, 60_000);
 
     it('secret items with modes and fsGroup ownership; defaultMode', async () => {
-      create({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, data: { pw: Buffer.from('s3cret').toString('base64'), user: Buffer.from('me').toString('base64') } }, 'secrets');
-      create(withVolumes('sec', {
-        command: 'cat /s/dir/pw; echo; stat -L -c "pw %a %g" /s/dir/pw; stat -L -c "def %a %g" /d/user; ls /s | tr "\\n" " "; echo; sleep 3600',
-        mounts: [{ name: 's', mountPath: '/s' }, { name: 'd', mountPath: '/d' }],
-        volumes: [{ name: 's', secret: { secretName: 'creds', items: [{ key: 'pw', path: 'dir/pw', mode: 0o400 }] } }, { name: 'd', secret: { secretName: 'creds', defaultMode: 0o600 } }],
-        extra: { securityContext: { fsGroup: 2345 } },
-      }));
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'creds', namespace: 'default' },
+          data: { pw: Buffer.from('s3cret').toString('base64'), user: Buffer.from('me').toString('base64') },
+        },
+        'secrets',
+      );
+      create(
+        withVolumes('sec', {
+          command: 'cat /s/dir/pw; echo; stat -L -c "pw %a %g" /s/dir/pw; stat -L -c "def %a %g" /d/user; ls /s | tr "\\n" " "; echo; sleep 3600',
+          mounts: [
+            { name: 's', mountPath: '/s' },
+            { name: 'd', mountPath: '/d' },
+          ],
+          volumes: [
+            { name: 's', secret: { secretName: 'creds', items: [{ key: 'pw', path: 'dir/pw', mode: 0o400 }] } },
+            { name: 'd', secret: { secretName: 'creds', defaultMode: 0o600 } },
+          ],
+          extra: { securityContext: { fsGroup: 2345 } },
+        }),
+      );
       await until(() => /^dir $/m.test(logOf('sec')), 20_000, 'secret stat and listing');
       const log = logOf('sec');
       expect(log).toContain('s3cret');
@@ -76,56 +125,109 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
     }, 40_000);
 
     it('the default projected service-account volume: a TokenRequest token, ca.crt and namespace', async () => {
-      create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'default' }, data: { 'ca.crt': ctx().c.ca.cert } }, 'configmaps');
+      create(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'default' }, data: { 'ca.crt': ctx().c.ca.cert } },
+        'configmaps',
+      );
       const mountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
-      create(withVolumes('sa', {
-        command: `echo "ns=$(cat ${mountPath}/namespace)"; echo "token=$(cat ${mountPath}/token)"; head -1 ${mountPath}/ca.crt; echo aud-token=$(cat /aud/t); sleep 3600`,
-        mounts: [{ name: 'kube-api-access-x1', mountPath, readOnly: true }, { name: 'aud', mountPath: '/aud' }],
-        volumes: [
-          { name: 'kube-api-access-x1', projected: { defaultMode: 420, sources: [
-            { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
-            { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-            { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-          ] } },
-          { name: 'aud', projected: { sources: [{ serviceAccountToken: { audience: 'vault', expirationSeconds: 7200, path: 't' } }] } },
-        ],
-      }));
+      create(
+        withVolumes('sa', {
+          command: `echo "ns=$(cat ${mountPath}/namespace)"; echo "token=$(cat ${mountPath}/token)"; head -1 ${mountPath}/ca.crt; echo aud-token=$(cat /aud/t); sleep 3600`,
+          mounts: [
+            { name: 'kube-api-access-x1', mountPath, readOnly: true },
+            { name: 'aud', mountPath: '/aud' },
+          ],
+          volumes: [
+            {
+              name: 'kube-api-access-x1',
+              projected: {
+                defaultMode: 420,
+                sources: [
+                  { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+                  { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+                  { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+                ],
+              },
+            },
+            { name: 'aud', projected: { sources: [{ serviceAccountToken: { audience: 'vault', expirationSeconds: 7200, path: 't' } }] } },
+          ],
+        }),
+      );
       await until(() => logOf('sa').includes('aud-token='), 20_000, 'projected files read');
       const log = logOf('sa');
       expect(log).toContain('ns=default');
       expect(log).toContain('-----BEGIN CERTIFICATE-----');
       const token = /token=(\S+)/.exec(log)![1];
       const issued = ctx().c.api.issuedTokens.find((t) => t.token === token)!;
-      expect(issued).toMatchObject({ namespace: 'default', serviceAccount: 'default', expirationSeconds: 3607, boundObjectRef: { kind: 'Pod', name: 'sa', uid: pod('sa')!.metadata.uid } });
+      expect(issued).toMatchObject({
+        namespace: 'default',
+        serviceAccount: 'default',
+        expirationSeconds: 3607,
+        boundObjectRef: { kind: 'Pod', name: 'sa', uid: pod('sa')!.metadata.uid },
+      });
       const aud = ctx().c.api.issuedTokens.find((t) => t.token === /aud-token=(\S+)/.exec(log)![1])!;
       expect(aud).toMatchObject({ audiences: ['vault'], expirationSeconds: 7200 });
     }, 40_000);
 
     it('downwardAPI labels and annotations follow changes in the API', async () => {
-      create(withVolumes('dapi', {
-        command: 'while true; do echo "labels=$(tr "\\n" "," < /info/labels) cpu=$(cat /info/cpu)"; sleep 0.3; done',
-        mounts: [{ name: 'info', mountPath: '/info' }],
-        volumes: [{ name: 'info', downwardAPI: { items: [
-          { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }, { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
-          { path: 'cpu', resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' } },
-        ] } }],
-      }, ), );
-      update('pods', 'dapi', (o) => { o.metadata.labels = { tier: 'web' }; });
+      create(
+        withVolumes('dapi', {
+          command: 'while true; do echo "labels=$(tr "\\n" "," < /info/labels) cpu=$(cat /info/cpu)"; sleep 0.3; done',
+          mounts: [{ name: 'info', mountPath: '/info' }],
+          volumes: [
+            {
+              name: 'info',
+              downwardAPI: {
+                items: [
+                  { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
+                  { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
+                  { path: 'cpu', resourceFieldRef: { containerName: 'main', resource: 'limits.cpu', divisor: '1m' } },
+                ],
+              },
+            },
+          ],
+        }),
+      );
+      update('pods', 'dapi', (o) => {
+        o.metadata.labels = { tier: 'web' };
+      });
       await until(() => logOf('dapi').includes('labels=tier="web"'), 20_000, 'labels file');
       expect(logOf('dapi')).toMatch(/cpu=[1-9]\d*000/);
-      update('pods', 'dapi', (o) => { o.metadata.labels = { tier: 'db', zone: 'a b' }; });
+      update('pods', 'dapi', (o) => {
+        o.metadata.labels = { tier: 'db', zone: 'a b' };
+      });
       await until(() => logOf('dapi').includes('labels=tier="db",zone="a b"'), 20_000, 'labels update propagated');
     }, 50_000);
 
     it('an emptyDir is shared by an init container and two containers; medium Memory is a tmpfs', async () => {
-      create(bound('shared', {
-        initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'echo from-init > /work/seed'], volumeMounts: [{ name: 'work', mountPath: '/work' }] }],
-        containers: [
-          { name: 'main', image: 'busybox', command: ['sh', '-c', 'cat /work/seed; echo from-main > /work/main; grep " /mem " /proc/mounts; sleep 3600'], volumeMounts: [{ name: 'work', mountPath: '/work' }, { name: 'mem', mountPath: '/mem' }] },
-          { name: 'other', image: 'busybox', command: ['sh', '-c', 'until [ -f /w2/main ]; do sleep 0.2; done; echo "other sees $(cat /w2/main)"; sleep 3600'], volumeMounts: [{ name: 'work', mountPath: '/w2' }] },
-        ],
-        volumes: [{ name: 'work', emptyDir: {} }, { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } }],
-      }));
+      create(
+        bound('shared', {
+          initContainers: [
+            { name: 'init', image: 'busybox', command: ['sh', '-c', 'echo from-init > /work/seed'], volumeMounts: [{ name: 'work', mountPath: '/work' }] },
+          ],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'cat /work/seed; echo from-main > /work/main; grep " /mem " /proc/mounts; sleep 3600'],
+              volumeMounts: [
+                { name: 'work', mountPath: '/work' },
+                { name: 'mem', mountPath: '/mem' },
+              ],
+            },
+            {
+              name: 'other',
+              image: 'busybox',
+              command: ['sh', '-c', 'until [ -f /w2/main ]; do sleep 0.2; done; echo "other sees $(cat /w2/main)"; sleep 3600'],
+              volumeMounts: [{ name: 'work', mountPath: '/w2' }],
+            },
+          ],
+          volumes: [
+            { name: 'work', emptyDir: {} },
+            { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '16Mi' } },
+          ],
+        }),
+      );
       await until(() => logOf('shared', 'other').includes('other sees from-main'), 20_000, 'shared emptyDir');
       await until(() => logOf('shared').includes('tmpfs /mem'), 20_000, 'main container output');
       expect(logOf('shared')).toContain('from-init');
@@ -136,11 +238,32 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       const base = join(ctx().dir, 'host');
       mkdirSync(base);
       writeFileSync(join(base, 'file'), 'x');
-      create(withVolumes('hp-bad', { command: 'sleep 3600', mounts: [{ name: 'h', mountPath: '/h' }], volumes: [{ name: 'h', hostPath: { path: join(base, 'file'), type: 'Directory' } }] }));
-      create(withVolumes('hp-sock', { command: 'sleep 3600', mounts: [{ name: 'h', mountPath: '/h' }], volumes: [{ name: 'h', hostPath: { path: join(base, 'file'), type: 'Socket' } }] }));
-      create(withVolumes('hp-ok', { command: 'ls -d /h && sleep 3600', mounts: [{ name: 'h', mountPath: '/h' }], volumes: [{ name: 'h', hostPath: { path: join(base, 'new', 'dir'), type: 'DirectoryOrCreate' } }] }));
+      create(
+        withVolumes('hp-bad', {
+          command: 'sleep 3600',
+          mounts: [{ name: 'h', mountPath: '/h' }],
+          volumes: [{ name: 'h', hostPath: { path: join(base, 'file'), type: 'Directory' } }],
+        }),
+      );
+      create(
+        withVolumes('hp-sock', {
+          command: 'sleep 3600',
+          mounts: [{ name: 'h', mountPath: '/h' }],
+          volumes: [{ name: 'h', hostPath: { path: join(base, 'file'), type: 'Socket' } }],
+        }),
+      );
+      create(
+        withVolumes('hp-ok', {
+          command: 'ls -d /h && sleep 3600',
+          mounts: [{ name: 'h', mountPath: '/h' }],
+          volumes: [{ name: 'h', hostPath: { path: join(base, 'new', 'dir'), type: 'DirectoryOrCreate' } }],
+        }),
+      );
       const bad = await until(() => events('hp-bad').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount event');
-      expect(bad).toMatchObject({ type: 'Warning', message: `MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a directory` });
+      expect(bad).toMatchObject({
+        type: 'Warning',
+        message: `MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a directory`,
+      });
       const sock = await until(() => events('hp-sock').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount event');
       expect(sock.message).toBe(`MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a socket file`);
       expect(pod('hp-bad')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
@@ -149,10 +272,19 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
     }, 40_000);
 
     it('a missing non-optional configMap keeps the pod in ContainerCreating until it is created; optional ones do not', async () => {
-      create(withVolumes('late', {
-        command: 'cat /c/k; echo; ls /opt-c | wc -l; sleep 3600', mounts: [{ name: 'c', mountPath: '/c' }, { name: 'o', mountPath: '/opt-c' }],
-        volumes: [{ name: 'c', configMap: { name: 'late-cm' } }, { name: 'o', configMap: { name: 'never', optional: true } }],
-      }));
+      create(
+        withVolumes('late', {
+          command: 'cat /c/k; echo; ls /opt-c | wc -l; sleep 3600',
+          mounts: [
+            { name: 'c', mountPath: '/c' },
+            { name: 'o', mountPath: '/opt-c' },
+          ],
+          volumes: [
+            { name: 'c', configMap: { name: 'late-cm' } },
+            { name: 'o', configMap: { name: 'never', optional: true } },
+          ],
+        }),
+      );
       const ev = await until(() => events('late').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount');
       expect(ev.message).toBe('MountVolume.SetUp failed for volume "c" : configmap "late-cm" not found');
       await new Promise((r) => setTimeout(r, 1500));
@@ -165,17 +297,43 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
 
     it('subPath: a file of a configMap; escapes through ".." or a symlink are refused', async () => {
       create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sub', namespace: 'default' }, data: { 'app.conf': 'port=80' } }, 'configmaps');
-      create(withVolumes('sub-ok', { command: 'cat /etc/app.conf; echo; sleep 3600', mounts: [{ name: 'c', mountPath: '/etc/app.conf', subPath: 'app.conf' }], volumes: [{ name: 'c', configMap: { name: 'sub' } }] }));
-      create(withVolumes('sub-dots', { command: 'sleep 3600', mounts: [{ name: 'e', mountPath: '/x', subPath: '../../etc' }], volumes: [{ name: 'e', emptyDir: {} }] }));
-      create(bound('sub-link', {
-        initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'ln -s /etc /v/escape'], volumeMounts: [{ name: 'e', mountPath: '/v' }] }],
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: '/x', subPath: 'escape' }] }],
-        volumes: [{ name: 'e', emptyDir: {} }],
-      }));
+      create(
+        withVolumes('sub-ok', {
+          command: 'cat /etc/app.conf; echo; sleep 3600',
+          mounts: [{ name: 'c', mountPath: '/etc/app.conf', subPath: 'app.conf' }],
+          volumes: [{ name: 'c', configMap: { name: 'sub' } }],
+        }),
+      );
+      create(
+        withVolumes('sub-dots', {
+          command: 'sleep 3600',
+          mounts: [{ name: 'e', mountPath: '/x', subPath: '../../etc' }],
+          volumes: [{ name: 'e', emptyDir: {} }],
+        }),
+      );
+      create(
+        bound('sub-link', {
+          initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'ln -s /etc /v/escape'], volumeMounts: [{ name: 'e', mountPath: '/v' }] }],
+          containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: '/x', subPath: 'escape' }] }],
+          volumes: [{ name: 'e', emptyDir: {} }],
+        }),
+      );
       await until(() => logOf('sub-ok').includes('port=80'), 20_000, 'subPath file');
-      const dots = await until(() => pod('sub-dots')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' && pod('sub-dots')!.status.containerStatuses[0].state.waiting, 20_000, 'dots refused');
+      const dots = await until(
+        () =>
+          pod('sub-dots')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
+          pod('sub-dots')!.status.containerStatuses[0].state.waiting,
+        20_000,
+        'dots refused',
+      );
       expect(dots.message).toBe("unable to provision SubPath `../../etc`: must not contain '..'");
-      const link = await until(() => pod('sub-link')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' && pod('sub-link')!.status.containerStatuses[0].state.waiting, 20_000, 'symlink refused');
+      const link = await until(
+        () =>
+          pod('sub-link')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
+          pod('sub-link')!.status.containerStatuses[0].state.waiting,
+        20_000,
+        'symlink refused',
+      );
       expect(link.message).toBe('failed to prepare subPath for volumeMount "e" of container "main"');
     }, 40_000);
 
@@ -183,15 +341,63 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       const data = join(ctx().dir, 'pv-data');
       mkdirSync(data);
       writeFileSync(join(data, 'hello'), 'from-pv');
-      create({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv1' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: data } } }, 'persistentvolumes');
-      create({ apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'pv-nfs' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], nfs: { server: '10.0.0.1', path: '/x' } } }, 'persistentvolumes');
-      create({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'claim', namespace: 'default' }, spec: { volumeName: 'pv1' }, status: { phase: 'Bound' } }, 'persistentvolumeclaims');
-      create({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'nfs-claim', namespace: 'default' }, spec: { volumeName: 'pv-nfs' }, status: { phase: 'Bound' } }, 'persistentvolumeclaims');
-      create(withVolumes('pvc', { command: 'cat /data/hello; echo; sleep 3600', mounts: [{ name: 'd', mountPath: '/data' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'claim' } }] }));
-      create(withVolumes('pvc-nfs', { command: 'sleep 3600', mounts: [{ name: 'd', mountPath: '/data' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'nfs-claim' } }] }));
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: 'pv1' },
+          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: data } },
+        },
+        'persistentvolumes',
+      );
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: 'pv-nfs' },
+          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], nfs: { server: '10.0.0.1', path: '/x' } },
+        },
+        'persistentvolumes',
+      );
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'claim', namespace: 'default' },
+          spec: { volumeName: 'pv1' },
+          status: { phase: 'Bound' },
+        },
+        'persistentvolumeclaims',
+      );
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'nfs-claim', namespace: 'default' },
+          spec: { volumeName: 'pv-nfs' },
+          status: { phase: 'Bound' },
+        },
+        'persistentvolumeclaims',
+      );
+      create(
+        withVolumes('pvc', {
+          command: 'cat /data/hello; echo; sleep 3600',
+          mounts: [{ name: 'd', mountPath: '/data' }],
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'claim' } }],
+        }),
+      );
+      create(
+        withVolumes('pvc-nfs', {
+          command: 'sleep 3600',
+          mounts: [{ name: 'd', mountPath: '/data' }],
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'nfs-claim' } }],
+        }),
+      );
       await until(() => logOf('pvc').includes('from-pv'), 20_000, 'PV data read');
       const ev = await until(() => events('pvc-nfs').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount');
-      expect(ev.message).toBe('MountVolume.SetUp failed for volume "d" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath and local only (no CSI or attachable volumes yet)');
+      expect(ev.message).toBe(
+        'MountVolume.SetUp failed for volume "d" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath and local only (no CSI or attachable volumes yet)',
+      );
     }, 40_000);
 
     it('deleting a pod removes everything under its pod directory (tmpfs unmounted) and nothing else', async () => {

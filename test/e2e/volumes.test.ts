@@ -33,14 +33,20 @@ describeVolumeCases('volumes on the process runtime', () => ({ c, node, dir, ima
 describe('process runtime mount points', () => {
   it('creates a missing mount point on the host for the container and removes it with the pod', async () => {
     const point = `/opt/tsk-mount-point-${process.pid}`;
-    c.api.store.create('pods', boundPod('mp', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: `${point}/deep` }] }], volumes: [{ name: 'e', emptyDir: {} }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('mp', node, {
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: `${point}/deep` }] }],
+        volumes: [{ name: 'e', emptyDir: {} }],
+      }),
+    );
     await until(() => c.api.store.get('pods', 'default', 'mp')?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'mp running');
     expect(existsSync(`${point}/deep`)).toBe(true);
     c.api.store.remove('pods', 'default', 'mp', {});
     await until(() => !existsSync(point), 20_000, 'mount point removed');
   }, 40_000);
 
-  it('housekeeping removes an orphaned pod directory (unmounting its tmpfs) and never a known pod\'s', async () => {
+  it("housekeeping removes an orphaned pod directory (unmounting its tmpfs) and never a known pod's", async () => {
     const orphan = join(dir, 'root', 'pods', 'orphan-uid-1', 'volumes', 'kubernetes.io~empty-dir', 'm');
     mkdirSync(orphan, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', orphan]);

@@ -35,7 +35,11 @@ beforeAll(async () => {
   c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
 }, 60_000);
 
-afterAll(async () => { await c?.close(); await teardown({ cri, ctrd, dir }); await registry?.close(); }, 60_000);
+afterAll(async () => {
+  await c?.close();
+  await teardown({ cri, ctrd, dir });
+  await registry?.close();
+}, 60_000);
 
 describe('cluster on containerd', () => {
   it('node Ready with the runtime version and its images', async () => {
@@ -50,27 +54,61 @@ describe('cluster on containerd', () => {
     const p = await until(() => pod('app')?.status?.containerStatuses?.[0]?.state?.running && pod('app'), 40_000, 'app Running in the apiserver');
     const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
     expect(p.status.podIP.startsWith(`${prefix}.`)).toBe(true);
-    expect(p.status.containerStatuses[0]).toMatchObject({ containerID: expect.stringMatching(/^containerd:\/\//), imageID: expect.stringMatching(/sha256:/), ready: true });
+    expect(p.status.containerStatuses[0]).toMatchObject({
+      containerID: expect.stringMatching(/^containerd:\/\//),
+      imageID: expect.stringMatching(/sha256:/),
+      ready: true,
+    });
     const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
     expect(out.stdout).toMatch(new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'));
   }, 60_000);
 
-  it('pulls from a private registry with the pod\'s imagePullSecrets; without them ErrImagePull → ImagePullBackOff', async () => {
+  it("pulls from a private registry with the pod's imagePullSecrets; without them ErrImagePull → ImagePullBackOff", async () => {
     const image = `${registry.host}/team/app:1`;
     const auths = { [registry.host]: { username: 'puller', password: 'pull-pw', auth: Buffer.from('puller:pull-pw').toString('base64') } };
-    c.api.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/dockerconfigjson', metadata: { name: 'regcred', namespace: 'default' }, data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') } });
-    c.api.store.create('pods', boundPod('private', node, { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
-    const p = await until(() => pod('private')?.status?.containerStatuses?.[0]?.state?.running && pod('private'), 30_000, 'private image pod Running').catch((err) => {
-      throw new Error(`${err.message}: ${JSON.stringify(pod('private')?.status?.containerStatuses)} registry: ${JSON.stringify(registry.requests.slice(-6))}`);
+    c.api.store.create('secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/dockerconfigjson',
+      metadata: { name: 'regcred', namespace: 'default' },
+      data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') },
     });
+    c.api.store.create(
+      'pods',
+      boundPod('private', node, { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }),
+    );
+    const p = await until(() => pod('private')?.status?.containerStatuses?.[0]?.state?.running && pod('private'), 30_000, 'private image pod Running').catch(
+      (err) => {
+        throw new Error(
+          `${err.message}: ${JSON.stringify(pod('private')?.status?.containerStatuses)} registry: ${JSON.stringify(registry.requests.slice(-6))}`,
+        );
+      },
+    );
     expect(p.status.containerStatuses[0].image).toBe(image);
     expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/app/manifests/1')).toBe(true);
-    const reasons = c.api.store.list('events').filter((e) => e.involvedObject.name === 'private').map((e) => e.reason);
+    const reasons = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject.name === 'private')
+      .map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Pulling', 'Pulled', 'Created', 'Started']));
     c.api.store.create('pods', boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
-    await until(() => { const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting; return s?.reason === 'ErrImagePull' || s?.reason === 'ImagePullBackOff' ? s : undefined; }, 40_000, 'pull failure');
+    await until(
+      () => {
+        const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting;
+        return s?.reason === 'ErrImagePull' || s?.reason === 'ImagePullBackOff' ? s : undefined;
+      },
+      40_000,
+      'pull failure',
+    );
     // The status may already show ImagePullBackOff ("Back-off pulling image …"); the pull error itself is in the Failed event.
-    const failed = await until(() => c.api.store.list('events').find((e) => e.involvedObject.name === 'nocreds' && e.reason === 'Failed' && String(e.message).startsWith('Failed to pull image')), 20_000, 'Failed event');
+    const failed = await until(
+      () =>
+        c.api.store
+          .list('events')
+          .find((e) => e.involvedObject.name === 'nocreds' && e.reason === 'Failed' && String(e.message).startsWith('Failed to pull image')),
+      20_000,
+      'Failed event',
+    );
     expect(failed.message).toMatch(/401|unauthorized|authorization/i);
     c.api.store.remove('pods', 'default', 'nocreds');
   }, 90_000);
@@ -79,7 +117,11 @@ describe('cluster on containerd', () => {
     const before = pod('app')!.status.containerStatuses[0];
     await c.restartKubelet();
     const t = Date.now();
-    await until(() => c.api.requests.some((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status'), 30_000, 'status written after the restart');
+    await until(
+      () => c.api.requests.some((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status'),
+      30_000,
+      'status written after the restart',
+    );
     const after = pod('app')!.status.containerStatuses[0];
     expect(after.containerID).toBe(before.containerID);
     expect(after.restartCount).toBe(0);
@@ -93,7 +135,10 @@ describe('cluster on containerd', () => {
     expect(down.message).toMatch(/container runtime is down/);
     await ctrd.up();
     await until(() => ready()?.status === 'True', 40_000, 'node Ready again');
-    const reasons = c.api.store.list('events').filter((e) => e.involvedObject.kind === 'Node').map((e) => e.reason);
+    const reasons = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject.kind === 'Node')
+      .map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['NodeNotReady', 'NodeReady']));
   }, 90_000);
 

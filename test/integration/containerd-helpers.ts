@@ -15,12 +15,17 @@ import type { ClientPki } from '../e2e/streaming-helpers.js';
 /** Writes a static pod manifest (JSON is YAML) and returns its file name. */
 export function writePod(dir: string, name: string, spec: Partial<Pod['spec']> & { containers: Container[] }, meta: Record<string, unknown> = {}): string {
   const file = join(dir, `${name}.yaml`);
-  writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...meta }, spec: { terminationGracePeriodSeconds: 1, ...spec } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...meta }, spec: { terminationGracePeriodSeconds: 1, ...spec } }),
+  );
   return file;
 }
 
 /** Removes a manifest. */
-export function removePod(dir: string, name: string): void { rmSync(join(dir, `${name}.yaml`), { force: true }); }
+export function removePod(dir: string, name: string): void {
+  rmSync(join(dir, `${name}.yaml`), { force: true });
+}
 
 /** The pods the read-only port serves. */
 export async function pods(ro: number): Promise<Pod[]> {
@@ -31,10 +36,14 @@ export async function pods(ro: number): Promise<Pod[]> {
 export async function waitPod(ro: number, name: string, pred: (p: Pod) => boolean, timeoutMs = 40_000, what = ''): Promise<Pod> {
   let last: Pod | undefined;
   try {
-    return await until(async () => {
-      last = (await pods(ro)).find((p) => p.metadata.name === name);
-      return last && pred(last) ? last : undefined;
-    }, timeoutMs, `${name} ${what}`);
+    return await until(
+      async () => {
+        last = (await pods(ro)).find((p) => p.metadata.name === name);
+        return last && pred(last) ? last : undefined;
+      },
+      timeoutMs,
+      `${name} ${what}`,
+    );
   } catch (err) {
     throw new Error(`${(err as Error).message}\nlast status: ${JSON.stringify(last?.status)}`);
   }
@@ -48,9 +57,14 @@ export function cstatus(p: Pod, c = 'main', init = false): ContainerStatus | und
 /** An HTTPS request to the kubelet with the admin client certificate. */
 export function kubeletRequest(port: number, path: string, pki: ClientPki, method = 'GET'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path, method, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
-      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
-    });
+    const req = https.request(
+      { host: '127.0.0.1', port, path, method, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+      (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -74,7 +88,9 @@ export function cgroupValue(path: string): string | undefined {
 }
 
 /** The container id without the runtime prefix. */
-export function bareId(containerID: string | undefined): string { return (containerID ?? '').replace(/^[a-z]+:\/\//, ''); }
+export function bareId(containerID: string | undefined): string {
+  return (containerID ?? '').replace(/^[a-z]+:\/\//, '');
+}
 
 /** Stops the kubelet, closes the CRI client, tears containerd down and removes the test dir. */
 export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: Containerd; dir: string }): Promise<void> {

@@ -22,7 +22,8 @@ let ctrd: Containerd;
 let cri: CriRuntime;
 let ports: KubeletPorts;
 let kubelet: Kubelet;
-const args = (extra: string[] = []) => kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', ...extra] });
+const args = (extra: string[] = []) =>
+  kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', ...extra] });
 const imageNames = async () => (await cri.images.listImages()).flatMap((i) => i.repo_tags ?? []).sort();
 
 beforeAll(async () => {
@@ -41,7 +42,9 @@ describe('NetworkReady=false', () => {
     await waitPod(ports.ro, `hostnet-${node}`, (p) => p.status?.phase === 'Running');
     const p = await waitPod(ports.ro, `podnet-${node}`, (x) => !!x.status);
     await until(() => kubelet.output().includes('network is not ready'), 15_000, 'network error logged');
-    expect(kubelet.output()).toContain('network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized');
+    expect(kubelet.output()).toContain(
+      'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized',
+    );
     const again = await waitPod(ports.ro, `podnet-${node}`, () => true);
     expect(again.status!.phase).toBe('Pending');
     expect(cstatus(again)!.state.waiting!.reason).toBe('ContainerCreating');
@@ -55,7 +58,15 @@ describe('image garbage collection', () => {
     expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.echo, TEST_IMAGES.nonroot, TEST_IMAGES.pause, UNUSED].sort());
     await kubelet.stop();
     kubelet = startKubelet(args(['--image-gc-high-threshold=1', '--image-gc-low-threshold=0', '--minimum-image-ttl-duration=0s']));
-    await until(async () => (await imageNames()).length === 2, 30_000, 'unused images removed').catch(async (err) => { throw new Error(`${err.message}: ${(await imageNames()).join(' ')}\n${kubelet.output().split('\n').filter((l) => /image|garbage/.test(l)).join('\n')}`); });
+    await until(async () => (await imageNames()).length === 2, 30_000, 'unused images removed').catch(async (err) => {
+      throw new Error(
+        `${err.message}: ${(await imageNames()).join(' ')}\n${kubelet
+          .output()
+          .split('\n')
+          .filter((l) => /image|garbage/.test(l))
+          .join('\n')}`,
+      );
+    });
     expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.pause]);
     const p = await waitPod(ports.ro, `hostnet-${node}`, (x) => !!cstatus(x)?.state.running);
     expect(cstatus(p)!.restartCount).toBe(0);

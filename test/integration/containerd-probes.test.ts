@@ -29,13 +29,22 @@ afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
 describe('probes and hooks on containerd', () => {
   it('exec readiness turns Ready True when the container is ready; httpGet liveness at the pod IP keeps it running', async () => {
-    c.api.store.create('pods', boundPod('web', node, { containers: [{
-      name: 'main', image: img, command: ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && sleep 2 && touch /tmp/ready && exec httpd -f -p 8080 -h /www'],
-      ports: [{ name: 'http', containerPort: 8080 }],
-      readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
-      livenessProbe: { httpGet: { path: '/index.html', port: 'http' }, initialDelaySeconds: 3, periodSeconds: 1, failureThreshold: 2 },
-      lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo hooked > /tmp/poststart'] } } },
-    }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('web', node, {
+        containers: [
+          {
+            name: 'main',
+            image: img,
+            command: ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && sleep 2 && touch /tmp/ready && exec httpd -f -p 8080 -h /www'],
+            ports: [{ name: 'http', containerPort: 8080 }],
+            readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
+            livenessProbe: { httpGet: { path: '/index.html', port: 'http' }, initialDelaySeconds: 3, periodSeconds: 1, failureThreshold: 2 },
+            lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo hooked > /tmp/poststart'] } } },
+          },
+        ],
+      }),
+    );
     await until(() => cs('web')?.state?.running, 40_000, 'running');
     await until(() => pod('web')?.status?.conditions?.find((x: Obj) => x.type === 'Ready')?.status === 'True', 30_000, 'Ready');
     await new Promise((r) => setTimeout(r, 5000));
@@ -46,17 +55,33 @@ describe('probes and hooks on containerd', () => {
   }, 90_000);
 
   it('a failing exec liveness probe restarts the container', async () => {
-    c.api.store.create('pods', boundPod('sick', node, { containers: [{ name: 'main', image: img, command: ['sleep', '3600'], livenessProbe: { exec: { command: ['sh', '-c', 'exit 1'] }, periodSeconds: 1, failureThreshold: 1 } }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('sick', node, {
+        containers: [
+          {
+            name: 'main',
+            image: img,
+            command: ['sleep', '3600'],
+            livenessProbe: { exec: { command: ['sh', '-c', 'exit 1'] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      }),
+    );
     await until(() => (cs('sick')?.restartCount ?? 0) >= 1, 60_000, 'restarted');
     const killing = c.api.store.list('events').find((e) => e.involvedObject.name === 'sick' && e.reason === 'Killing');
     expect(killing?.message).toBe('Container main failed liveness probe, will be restarted');
   }, 90_000);
 
-  it('stats on containerd: the summary and /metrics/resource carry the pod\'s cpu and memory from CRI', async () => {
+  it("stats on containerd: the summary and /metrics/resource carry the pod's cpu and memory from CRI", async () => {
     const uid = pod('web')!.metadata.uid;
     const ro = c.ports.ro;
     const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${ro}/stats/summary`)).body) as Obj;
-    const p = await until(async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.containers?.[0]?.cpu?.usageNanoCores !== undefined), 40_000, 'web stats with a rate');
+    const p = await until(
+      async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.containers?.[0]?.cpu?.usageNanoCores !== undefined),
+      40_000,
+      'web stats with a rate',
+    );
     expect(p.containers[0]).toMatchObject({ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number) } });
     expect(p.containers[0].memory.workingSetBytes).toBeGreaterThan(0);
     const text = (await httpGet(`http://127.0.0.1:${ro}/metrics/resource`)).body;

@@ -28,14 +28,37 @@ describeVolumeCases('volumes on containerd', () => ({ c, node, dir, image: TEST_
 
 describe('CRI mounts on containerd', () => {
   it('passes volume mounts before /etc/hosts and the termination log, read-only where asked, with propagation', async () => {
-    c.api.store.create('pods', boundPod('order', node, {
-      containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'], terminationMessagePath: '/dev/termination-log', volumeMounts: [{ name: 'e', mountPath: '/e', readOnly: true, mountPropagation: 'HostToContainer' }] }],
-      volumes: [{ name: 'e', emptyDir: {} }],
-    }));
-    const uid = await until(() => c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses?.[0]?.state?.running && c.api.store.get('pods', 'default', 'order')!.metadata.uid, 40_000, "order running").catch((e) => { throw new Error(`${e.message}: ${JSON.stringify(c.api.store.get("pods", "default", "order")?.status?.containerStatuses)}`); });
+    c.api.store.create(
+      'pods',
+      boundPod('order', node, {
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            command: ['sleep', '3600'],
+            terminationMessagePath: '/dev/termination-log',
+            volumeMounts: [{ name: 'e', mountPath: '/e', readOnly: true, mountPropagation: 'HostToContainer' }],
+          },
+        ],
+        volumes: [{ name: 'e', emptyDir: {} }],
+      }),
+    );
+    const uid = await until(
+      () =>
+        c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses?.[0]?.state?.running &&
+        c.api.store.get('pods', 'default', 'order')!.metadata.uid,
+      40_000,
+      'order running',
+    ).catch((e) => {
+      throw new Error(`${e.message}: ${JSON.stringify(c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses)}`);
+    });
     const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
     const mounts = (await cri.runtime.containerStatus(ctr.id)).status.mounts ?? [];
     expect(mounts.map((m) => m.container_path)).toEqual(['/e', '/etc/hosts', '/dev/termination-log']);
-    expect(mounts[0]).toMatchObject({ host_path: join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e'), readonly: true, propagation: 'PROPAGATION_HOST_TO_CONTAINER' });
+    expect(mounts[0]).toMatchObject({
+      host_path: join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e'),
+      readonly: true,
+      propagation: 'PROPAGATION_HOST_TO_CONTAINER',
+    });
   }, 60_000);
 });

@@ -29,7 +29,14 @@ let pki: ClientPki;
 const podName = (n: string) => `${n}-${node}`;
 const sh = (script: string) => ({ command: ['sh', '-c', script] });
 const bb = TEST_IMAGES.busybox;
-const kubeletFlags = () => kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s'] });
+const kubeletFlags = () =>
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s'],
+  });
 const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
 const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
 
@@ -48,13 +55,21 @@ describe('pods as real containers', () => {
   it.concurrent('a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env', async () => {
     writePod(manifests, 'probe', {
       hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.local', 'bar.local'] }],
-      dnsPolicy: 'None', dnsConfig: { nameservers: ['1.2.3.4'], searches: ['team.example'], options: [{ name: 'ndots', value: '2' }] },
+      dnsPolicy: 'None',
+      dnsConfig: { nameservers: ['1.2.3.4'], searches: ['team.example'], options: [{ name: 'ndots', value: '2' }] },
       securityContext: { runAsUser: 1234, runAsGroup: 2345 },
-      containers: [{
-        name: 'main', image: bb, command: ['sleep', '3600'],
-        env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, { name: 'GREETING', value: 'hi $(POD_IP)' }],
-        resources: { requests: { cpu: '250m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
-      }],
+      containers: [
+        {
+          name: 'main',
+          image: bb,
+          command: ['sleep', '3600'],
+          env: [
+            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+            { name: 'GREETING', value: 'hi $(POD_IP)' },
+          ],
+          resources: { requests: { cpu: '250m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+        },
+      ],
     });
     const p = await waitPod(ports.ro, podName('probe'), (x) => x.status?.phase === 'Running' && !!x.status.podIP, 40_000, 'Running');
     const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
@@ -87,8 +102,12 @@ describe('pods as real containers', () => {
     expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
   });
 
-  it.concurrent('a hostNetwork pod: the node IP as pod IP, the node\'s hosts file plus aliases', async () => {
-    writePod(manifests, 'hostnet', { hostNetwork: true, hostAliases: [{ ip: '10.9.9.9', hostnames: ['alias.local'] }], containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+  it.concurrent("a hostNetwork pod: the node IP as pod IP, the node's hosts file plus aliases", async () => {
+    writePod(manifests, 'hostnet', {
+      hostNetwork: true,
+      hostAliases: [{ ip: '10.9.9.9', hostnames: ['alias.local'] }],
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+    });
     const p = await waitPod(ports.ro, podName('hostnet'), (x) => x.status?.phase === 'Running');
     expect(p.status!.podIP).toBe(p.status!.hostIP);
     const hosts = await run(ports.port, pki, podName('hostnet'), 'cat /etc/hosts');
@@ -123,7 +142,13 @@ describe('pods as real containers', () => {
 
   it.concurrent('CrashLoopBackOff: restarts with backoff, last state kept, previous logs, dead instances collected', async () => {
     writePod(manifests, 'crash', { containers: [{ name: 'main', image: bb, ...sh('echo "crash in $(hostname)"; exit 1') }] });
-    const p = await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)?.state.waiting?.reason === 'CrashLoopBackOff' && cstatus(x)!.restartCount >= 1, 40_000, 'CrashLoopBackOff');
+    const p = await waitPod(
+      ports.ro,
+      podName('crash'),
+      (x) => cstatus(x)?.state.waiting?.reason === 'CrashLoopBackOff' && cstatus(x)!.restartCount >= 1,
+      40_000,
+      'CrashLoopBackOff',
+    );
     const st = cstatus(p)!;
     expect(st.state.waiting!.message).toMatch(/^back-off 10s restarting failed container=main pod=crash-ctrd-node_default\(/);
     expect(st.lastState.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
@@ -137,13 +162,22 @@ describe('pods as real containers', () => {
 
   it.concurrent('init containers run in order before the app; a failed one with restartPolicy Never fails the pod', async () => {
     writePod(manifests, 'init', {
-      initContainers: [{ name: 'one', image: bb, ...sh('echo one') }, { name: 'two', image: bb, ...sh('echo two') }],
+      initContainers: [
+        { name: 'one', image: bb, ...sh('echo one') },
+        { name: 'two', image: bb, ...sh('echo two') },
+      ],
       containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
     });
-    writePod(manifests, 'initfail', { restartPolicy: 'Never', initContainers: [{ name: 'one', image: bb, ...sh('exit 5') }], containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    writePod(manifests, 'initfail', {
+      restartPolicy: 'Never',
+      initContainers: [{ name: 'one', image: bb, ...sh('exit 5') }],
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+    });
     const p = await waitPod(ports.ro, podName('init'), (x) => x.status?.phase === 'Running');
     for (const n of ['one', 'two']) expect(cstatus(p, n, true)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
-    expect(new Date(cstatus(p, 'two', true)!.state.terminated!.startedAt!).getTime()).toBeGreaterThanOrEqual(new Date(cstatus(p, 'one', true)!.state.terminated!.finishedAt!).getTime());
+    expect(new Date(cstatus(p, 'two', true)!.state.terminated!.startedAt!).getTime()).toBeGreaterThanOrEqual(
+      new Date(cstatus(p, 'one', true)!.state.terminated!.finishedAt!).getTime(),
+    );
     expect((await logs('init', '', 'two')).body).toBe('two\n');
     const f = await waitPod(ports.ro, podName('initfail'), (x) => x.status?.phase === 'Failed');
     expect(cstatus(f, 'one', true)!.state.terminated).toMatchObject({ exitCode: 5, reason: 'Error' });
@@ -151,7 +185,10 @@ describe('pods as real containers', () => {
   });
 
   it.concurrent('OOMKilled with a small memory limit', async () => {
-    writePod(manifests, 'oom', { restartPolicy: 'Never', containers: [{ name: 'main', image: bb, command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }] });
+    writePod(manifests, 'oom', {
+      restartPolicy: 'Never',
+      containers: [{ name: 'main', image: bb, command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }],
+    });
     const p = await waitPod(ports.ro, podName('oom'), (x) => x.status?.phase === 'Failed', 40_000);
     expect(cstatus(p)!.state.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
   });
@@ -183,13 +220,19 @@ describe('pods as real containers', () => {
     });
     writePod(manifests, 'nonroot', {
       securityContext: { runAsNonRoot: true },
-      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }, { name: 'ok', image: TEST_IMAGES.nonroot, command: ['sleep', '3600'] }],
+      containers: [
+        { name: 'main', image: bb, command: ['sleep', '3600'] },
+        { name: 'ok', image: TEST_IMAGES.nonroot, command: ['sleep', '3600'] },
+      ],
     });
     const p = await waitPod(ports.ro, podName('secure'), (x) => x.status?.phase === 'Failed');
     expect(cstatus(p)!.state.terminated!.exitCode).toBe(9);
     expect(cstatus(p, 'writable')!.state.terminated!.exitCode).toBe(0);
     const n = await waitPod(ports.ro, podName('nonroot'), (x) => !!cstatus(x)?.state.waiting?.message && !!cstatus(x, 'ok')?.state.running);
-    expect(cstatus(n)!.state.waiting).toEqual({ reason: 'CreateContainerConfigError', message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)` });
+    expect(cstatus(n)!.state.waiting).toEqual({
+      reason: 'CreateContainerConfigError',
+      message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)`,
+    });
     expect(await run(ports.port, pki, podName('nonroot'), 'id -u', 'ok')).toBe('1000\n');
   });
 
@@ -202,20 +245,34 @@ describe('pods as real containers', () => {
         { name: 'present', image: bb, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] },
       ],
     });
-    const p = await waitPod(ports.ro, podName('images'), (x) => ['absent', 'always'].every((c) => cstatus(x, c)?.state.waiting?.reason === 'ImagePullBackOff'), 40_000, 'ImagePullBackOff');
-    expect(cstatus(p, 'never')!.state.waiting).toEqual({ reason: 'ErrImageNeverPull', message: 'Container image "tskubelet.test/absent:1" is not present with pull policy of Never' });
+    const p = await waitPod(
+      ports.ro,
+      podName('images'),
+      (x) => ['absent', 'always'].every((c) => cstatus(x, c)?.state.waiting?.reason === 'ImagePullBackOff'),
+      40_000,
+      'ImagePullBackOff',
+    );
+    expect(cstatus(p, 'never')!.state.waiting).toEqual({
+      reason: 'ErrImageNeverPull',
+      message: 'Container image "tskubelet.test/absent:1" is not present with pull policy of Never',
+    });
     expect(cstatus(p, 'absent')!.state.waiting!.message).toBe('Back-off pulling image "tskubelet.test/absent:1"');
     expect(cstatus(p, 'present')!.state.running).toBeDefined();
     expect(kubelet.output()).toMatch(/Failed to pull image \\"tskubelet\.test\/busybox:1\\"/);
   });
 
-  it.concurrent('graceful stop: SIGTERM reaches the container, then the pod\'s containers, sandbox, logs, dirs and cgroups go', async () => {
+  it.concurrent("graceful stop: SIGTERM reaches the container, then the pod's containers, sandbox, logs, dirs and cgroups go", async () => {
     let got = '';
-    const srv = createServer((s) => s.on('data', (d) => { got += d; }));
+    const srv = createServer((s) =>
+      s.on('data', (d) => {
+        got += d;
+      }),
+    );
     await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
     const port = (srv.address() as { port: number }).port;
     writePod(manifests, 'graceful', {
-      hostNetwork: true, terminationGracePeriodSeconds: 20,
+      hostNetwork: true,
+      terminationGracePeriodSeconds: 20,
       containers: [{ name: 'main', image: bb, ...sh(`trap 'echo term | nc 127.0.0.1 ${port}; exit 0' TERM; echo ready; while true; do sleep 0.2; done`) }],
     });
     const p = await waitPod(ports.ro, podName('graceful'), (x) => x.status?.phase === 'Running');
@@ -227,8 +284,17 @@ describe('pods as real containers', () => {
     removePod(manifests, 'graceful');
     await until(() => got.includes('term'), 20_000, 'SIGTERM handler ran');
     await until(async () => !(await pods(ports.ro)).some((x) => x.metadata.uid === uid), 20_000, 'pod gone');
-    await until(async () => (await criContainersOf(uid)).length === 0 && (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 20_000, 'runtime objects removed');
-    await until(() => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)), 10_000, 'log dir, pod dir and cgroups removed');
+    await until(
+      async () =>
+        (await criContainersOf(uid)).length === 0 && (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
+      20_000,
+      'runtime objects removed',
+    );
+    await until(
+      () => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)),
+      10_000,
+      'log dir, pod dir and cgroups removed',
+    );
     srv.close();
   });
 });
@@ -239,21 +305,30 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     await waitPod(ports.ro, podName('shell'), (x) => x.status?.phase === 'Running');
   }, 60_000);
 
-  const exec = (cmd: string[], q: string) => `wss://127.0.0.1:${ports.port}/exec/default/${podName('shell')}/main?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
+  const exec = (cmd: string[], q: string) =>
+    `wss://127.0.0.1:${ports.port}/exec/default/${podName('shell')}/main?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
 
   it('exec with a WebSocket client (v4 and base64), stdin included', async () => {
     const r = await wsSession(exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'), ['v4.channel.k8s.io'], pki);
     expect(r.protocol).toBe('v4.channel.k8s.io');
     expect(r.channels.get(1)!.toString()).toBe('out\n');
     expect(r.channels.get(2)!.toString()).toBe('err\n');
-    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Failure', reason: 'NonZeroExitCode', details: { causes: [{ reason: 'ExitCode', message: '3' }] } });
+    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
     const b = await wsSession(exec(['hostname'], 'output=1'), ['v4.base64.channel.k8s.io'], pki);
     expect(b.channels.get(1)!.toString()).toBe(`${podName('shell')}\n`);
   });
 
   it('exec with a SPDY client, stdin to stdout', async () => {
     const path = `/exec/default/${podName('shell')}/main?command=cat&input=1&output=1&error=1`;
-    const r = await spdyExec('127.0.0.1', ports.port, path, pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdin', 'stdout', 'stderr'], stdin: 'through containerd\n' });
+    const r = await spdyExec('127.0.0.1', ports.port, path, pki, {
+      protocols: ['v4.channel.k8s.io'],
+      streams: ['error', 'stdin', 'stdout', 'stderr'],
+      stdin: 'through containerd\n',
+    });
     expect(r.status).toBe(101);
     expect(r.out.stdout).toBe('through containerd\n');
     expect(JSON.parse(r.out.error)).toMatchObject({ status: 'Success' });
@@ -268,12 +343,32 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     expect((await logs('shell', '?limitBytes=7')).body).toBe('line 1\n');
     const seen = await new Promise<string>((resolve, reject) => {
       let buf = '';
-      const req = https.get({ host: '127.0.0.1', port: ports.port, path: `/containerLogs/default/${podName('shell')}/main?follow=true&tailLines=1`, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) }, (res) => {
-        res.on('data', (d) => { buf += d; if (buf.split('\n').length > 4) { req.destroy(); resolve(buf); } });
-      });
+      const req = https.get(
+        {
+          host: '127.0.0.1',
+          port: ports.port,
+          path: `/containerLogs/default/${podName('shell')}/main?follow=true&tailLines=1`,
+          ca: readFileSync(pki.ca),
+          cert: readFileSync(pki.cert),
+          key: readFileSync(pki.key),
+        },
+        (res) => {
+          res.on('data', (d) => {
+            buf += d;
+            if (buf.split('\n').length > 4) {
+              req.destroy();
+              resolve(buf);
+            }
+          });
+        },
+      );
       req.on('error', (e) => (buf ? resolve(buf) : reject(e)));
     });
-    const nums = seen.trim().split('\n').slice(0, 4).map((l) => Number(l.split(' ')[1]));
+    const nums = seen
+      .trim()
+      .split('\n')
+      .slice(0, 4)
+      .map((l) => Number(l.split(' ')[1]));
     expect(nums).toEqual([nums[0], nums[0] + 1, nums[0] + 2, nums[0] + 3]);
   });
 });
@@ -296,7 +391,14 @@ describe('restarts', () => {
   it('a containerd restart: containers keep running, the kubelet recovers and starts new pods', async () => {
     const p = await waitPod(ports.ro, podName('shell'), (x) => !!cstatus(x)?.state.running);
     await ctrd.down();
-    const hz = await until(async () => { const r = await httpGet(`http://127.0.0.1:${ports.hz}/healthz?verbose`); return r.status === 500 ? r.body : undefined; }, 20_000, 'healthz failing');
+    const hz = await until(
+      async () => {
+        const r = await httpGet(`http://127.0.0.1:${ports.hz}/healthz?verbose`);
+        return r.status === 500 ? r.body : undefined;
+      },
+      20_000,
+      'healthz failing',
+    );
     expect(hz).toMatch(/\[-\]runtime failed/);
     await ctrd.up();
     await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 30_000, 'healthz ok after containerd restart');
@@ -307,5 +409,4 @@ describe('restarts', () => {
     expect(await run(ports.port, pki, podName('shell'), 'echo alive')).toBe('alive\n');
     expect(kubelet.proc.exitCode).toBeNull();
   }, 90_000);
-
 });

@@ -21,18 +21,35 @@ const logger = createLogger({ level: 'fatal' });
 type P = { metadata: { name: string; namespace?: string; resourceVersion?: string }; spec?: { nodeName?: string } };
 
 beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'tester' })));
-afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const mk = (name: string, node: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: node, containers: [] } });
 
 describe('ListWatch', () => {
   it('follows the watch, survives a silent stall (watchdog) without relisting, relists on 410', async () => {
     const client = await createKubeClient(kubeconfig, { timeoutMs: 5000 });
-    const lw = new ListWatch<P>({ client, path: '/api/v1/pods', fieldSelector: 'spec.nodeName=n1', clock: realClock, logger, watchdogMs: 600, backoff: { initialMs: 50, maxMs: 200 } });
+    const lw = new ListWatch<P>({
+      client,
+      path: '/api/v1/pods',
+      fieldSelector: 'spec.nodeName=n1',
+      clock: realClock,
+      logger,
+      watchdogMs: 600,
+      backoff: { initialMs: 50, maxMs: 200 },
+    });
     let names: string[] = [];
     const ctl = new AbortController();
-    mk('a', 'n1'); mk('other', 'n2');
-    lw.start({ signal: ctl.signal, onSnapshot: (items) => { names = items.map((i) => i.metadata.name).sort(); } });
+    mk('a', 'n1');
+    mk('other', 'n2');
+    lw.start({
+      signal: ctl.signal,
+      onSnapshot: (items) => {
+        names = items.map((i) => i.metadata.name).sort();
+      },
+    });
     await until(() => names.join() === 'a', 5000, 'list');
     mk('b', 'n1');
     await until(() => names.join() === 'a,b', 5000, 'watch add');
@@ -59,10 +76,22 @@ describe('ListWatch', () => {
 
   it('retries an unreachable apiserver with backoff and recovers after a restart', async () => {
     const client = await createKubeClient(kubeconfig, { timeoutMs: 1000 });
-    const lw = new ListWatch<P>({ client, path: '/api/v1/pods', fieldSelector: 'spec.nodeName=n9', clock: realClock, logger, backoff: { initialMs: 50, maxMs: 400 } });
+    const lw = new ListWatch<P>({
+      client,
+      path: '/api/v1/pods',
+      fieldSelector: 'spec.nodeName=n9',
+      clock: realClock,
+      logger,
+      backoff: { initialMs: 50, maxMs: 400 },
+    });
     let names: string[] = [];
     const ctl = new AbortController();
-    lw.start({ signal: ctl.signal, onSnapshot: (items) => { names = items.map((i) => i.metadata.name); } });
+    lw.start({
+      signal: ctl.signal,
+      onSnapshot: (items) => {
+        names = items.map((i) => i.metadata.name);
+      },
+    });
     await until(() => lw.watches >= 1, 5000, 'watching');
     const restarted = api.restart(1500);
     await new Promise((r) => setTimeout(r, 200));

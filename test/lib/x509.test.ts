@@ -34,7 +34,13 @@ describe('x509', () => {
 
   it('signs with an existing RSA CA key too', async () => {
     const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-    const cert = await createCertificate({ subject: { cn: 'rsa-ca' }, key: { privateKeyPem: key }, usage: 'ca', notBefore: new Date(), notAfter: new Date(Date.now() + 86_400_000) });
+    const cert = await createCertificate({
+      subject: { cn: 'rsa-ca' },
+      key: { privateKeyPem: key },
+      usage: 'ca',
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86_400_000),
+    });
     const leaf = await issueCert({ cert, key }, { cn: 'x' });
     expect(new X509Certificate(leaf.cert).verify(new X509Certificate(cert).publicKey)).toBe(true);
   });

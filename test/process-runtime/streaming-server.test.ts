@@ -5,14 +5,22 @@ import { silentLogger } from '../../src/lib/logger.js';
 import { isCode } from '../../src/lib/errors.js';
 
 const servers: StreamingServer[] = [];
-afterEach(async () => { await Promise.all(servers.splice(0).map((s) => s.stop())); });
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+});
 
 /** Sends an upgrade to `url`; resolves the status code the server answered with. */
 function upgrade(url: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } });
-    req.on('upgrade', (res, socket) => { socket.destroy(); resolve(res.statusCode!); });
-    req.on('response', (res) => { res.resume(); resolve(res.statusCode!); });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode!);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
     req.on('error', reject);
     req.end();
   });
@@ -24,7 +32,13 @@ describe('StreamingServer tokens', () => {
     servers.push(s);
     await s.start();
     let served = 0;
-    const url = s.register({ kind: 'exec', serve: async (_req, socket) => { served++; socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n'); } });
+    const url = s.register({
+      kind: 'exec',
+      serve: async (_req, socket) => {
+        served++;
+        socket.end('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
+      },
+    });
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/exec\/[A-Za-z0-9_-]+$/);
     expect(await upgrade(url)).toBe(101);
     expect(await upgrade(url)).toBe(404);
@@ -40,7 +54,11 @@ describe('StreamingServer tokens', () => {
     s.register({ kind: 'portforward', serve });
     s.register({ kind: 'portforward', serve });
     let err: unknown;
-    try { s.register({ kind: 'portforward', serve }); } catch (e) { err = e; }
+    try {
+      s.register({ kind: 'portforward', serve });
+    } catch (e) {
+      err = e;
+    }
     expect(isCode(err, 'TooManyRequests')).toBe(true);
     await new Promise((r) => setTimeout(r, 80));
     expect(await upgrade(first)).toBe(404);
@@ -58,9 +76,13 @@ describe('StreamingServer idle timeout (streamingConnectionIdleTimeout)', () => 
       socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
       socket.on('data', (d: Buffer) => socket.write(d)); // echo
     };
-    const open = (url: string) => new Promise<import('node:stream').Duplex>((resolve) => {
-      http.request(url, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } }).on('upgrade', (_res, socket) => resolve(socket)).end();
-    });
+    const open = (url: string) =>
+      new Promise<import('node:stream').Duplex>((resolve) => {
+        http
+          .request(url, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } })
+          .on('upgrade', (_res, socket) => resolve(socket))
+          .end();
+      });
     const idle = await open(s.register({ kind: 'exec', serve }));
     const busy = await open(s.register({ kind: 'exec', serve }));
     let idleClosed = false;
@@ -68,7 +90,10 @@ describe('StreamingServer idle timeout (streamingConnectionIdleTimeout)', () => 
     idle.on('close', () => (idleClosed = true));
     busy.on('close', () => (busyClosed = true));
     busy.on('data', () => undefined);
-    for (let i = 0; i < 8; i++) { busy.write('x'); await new Promise((r) => setTimeout(r, 100)); }
+    for (let i = 0; i < 8; i++) {
+      busy.write('x');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     expect([idleClosed, busyClosed]).toEqual([true, false]);
     busy.destroy();
   });

@@ -3,12 +3,22 @@ import { parseLogQuery } from '../../src/routes/container-logs-query.js';
 import { KubeletError } from '../../src/lib/errors.js';
 
 const NOW = 1_700_000_000_000_000_000n;
-const err = (q: Record<string, string>) => { try { parseLogQuery(q, NOW); return undefined; } catch (e) { return e as KubeletError; } };
+const err = (q: Record<string, string>) => {
+  try {
+    parseLogQuery(q, NOW);
+    return undefined;
+  } catch (e) {
+    return e as KubeletError;
+  }
+};
 
 describe('parseLogQuery', () => {
   const ok: [Record<string, string>, object][] = [
     [{}, {}],
-    [{ follow: 'true', timestamps: '1', previous: 'false' }, { follow: true, timestamps: true, previous: false }],
+    [
+      { follow: 'true', timestamps: '1', previous: 'false' },
+      { follow: true, timestamps: true, previous: false },
+    ],
     [{ tailLines: '5' }, { tailLines: 5 }],
     [{ tail: '7' }, { tailLines: 7 }],
     [{ tail: 'all', tailLines: '3' }, {}],
@@ -17,7 +27,7 @@ describe('parseLogQuery', () => {
     [{ sinceTime: '2023-11-14T22:13:20Z' }, { sinceNs: 1_700_000_000_000_000_000n }],
     [{ sinceTime: '2023-11-14T22:13:20.5Z' }, { sinceNs: 1_700_000_000_500_000_000n }],
     [{ sinceTime: '2023-11-14T22:13:20.123456789123Z' }, { sinceNs: 1_700_000_000_123_456_789n }],
-    [{ tailLines: '9223372036854775807' }, { tailLines: 9223372036854775807 }],
+    [{ tailLines: '9223372036854775807' }, { tailLines: Number('9223372036854775807') }],
   ];
   for (const [q, want] of ok) it(`accepts ${JSON.stringify(q)}`, () => expect(parseLogQuery(q, NOW)).toEqual(want));
   const bad: [Record<string, string>, string, number][] = [

@@ -16,9 +16,14 @@ let port: number;
 /** A raw GET (paths are sent exactly as given, no client-side normalisation). */
 function get(path: string): Promise<{ status: number; type: string; location?: string; body: string }> {
   return new Promise((resolve, reject) => {
-    http.request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
-      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), location: res.headers.location, body: b }));
-    }).on('error', reject).end();
+    http
+      .request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), location: res.headers.location, body: b }));
+      })
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -34,14 +39,19 @@ beforeAll(async () => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as AddressInfo).port;
 });
-afterAll(async () => { await app.close(); rmSync(base, { recursive: true, force: true }); });
+afterAll(async () => {
+  await app.close();
+  rmSync(base, { recursive: true, force: true });
+});
 
 describe('/logs/', () => {
-  it('lists a directory as upstream\'s file server does, sorted, directories with a slash', async () => {
+  it("lists a directory as upstream's file server does, sorted, directories with a slash", async () => {
     const r = await get('/logs/');
     expect(r.status).toBe(200);
     expect(r.type).toMatch(/^text\/html/);
-    expect(r.body).toBe('<pre>\n<a href="escape">escape</a>\n<a href="pods/">pods/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.link">syslog.link</a>\n</pre>\n');
+    expect(r.body).toBe(
+      '<pre>\n<a href="escape">escape</a>\n<a href="pods/">pods/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.link">syslog.link</a>\n</pre>\n',
+    );
     expect((await get('/logs')).status).toBe(301);
     const sub = await get('/logs/pods');
     expect([sub.status, sub.location]).toEqual([301, 'pods/']);
@@ -53,7 +63,17 @@ describe('/logs/', () => {
     expect((await get('/logs/syslog.link')).body).toBe('line 1\nline 2\n');
   });
   it('never leaves the directory', async () => {
-    for (const p of ['/logs/../secret', '/logs/..%2fsecret', '/logs/%2e%2e/secret', '/logs/pods/../../secret', '/logs/escape', '/logs/%00', `/logs/${encodeURIComponent(join(base, 'secret'))}`, '/logs//etc/passwd', '/logs/nope']) {
+    for (const p of [
+      '/logs/../secret',
+      '/logs/..%2fsecret',
+      '/logs/%2e%2e/secret',
+      '/logs/pods/../../secret',
+      '/logs/escape',
+      '/logs/%00',
+      `/logs/${encodeURIComponent(join(base, 'secret'))}`,
+      '/logs//etc/passwd',
+      '/logs/nope',
+    ]) {
       const r = await get(p);
       expect([p, r.status], p).toEqual([p, 404]);
       expect(r.body).not.toContain('outside the log dir');
@@ -65,20 +85,32 @@ describe('/logs/', () => {
     const writer = setInterval(() => appendFileSync(f, 'y'.repeat(256 * 1024)), 2);
     try {
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-      const one = () => new Promise<{ declared: number; got: number }>((resolve, reject) => {
-        http.get({ host: '127.0.0.1', port, path: '/logs/growing.log', agent }, (res) => {
-          let got = 0;
-          res.on('data', (d: Buffer) => { got += d.length; });
-          res.on('end', () => resolve({ declared: Number(res.headers['content-length']), got }));
-        }).on('error', reject);
-      });
+      const one = () =>
+        new Promise<{ declared: number; got: number }>((resolve, reject) => {
+          http
+            .get({ host: '127.0.0.1', port, path: '/logs/growing.log', agent }, (res) => {
+              let got = 0;
+              res.on('data', (d: Buffer) => {
+                got += d.length;
+              });
+              res.on('end', () => resolve({ declared: Number(res.headers['content-length']), got }));
+            })
+            .on('error', reject);
+        });
       for (let i = 0; i < 3; i++) {
         const r = await one();
         expect(r.got).toBe(r.declared);
       }
-      const next = await new Promise<number>((resolve) => { http.get({ host: '127.0.0.1', port, path: '/logs/syslog', agent }, (res) => { res.resume(); resolve(res.statusCode!); }); });
+      const next = await new Promise<number>((resolve) => {
+        http.get({ host: '127.0.0.1', port, path: '/logs/syslog', agent }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+      });
       expect(next).toBe(200);
       agent.destroy();
-    } finally { clearInterval(writer); }
+    } finally {
+      clearInterval(writer);
+    }
   });
 });

@@ -30,7 +30,12 @@ const callerToken = 'kubelet-kubeconfig-token-3f9a';
 const validToken = 'valid-token-a1b2c3d4e5';
 const invalidToken = 'invalid-token-z9y8x7w6';
 let logText = '';
-const logSink = new Writable({ write(chunk, _e, cb) { logText += chunk.toString(); cb(); } });
+const logSink = new Writable({
+  write(chunk, _e, cb) {
+    logText += chunk.toString();
+    cb();
+  },
+});
 
 const host = inertHost(node);
 
@@ -39,23 +44,50 @@ let pem: Record<'alice' | 'mallory' | 'expired' | 'serverOnly' | 'kubelet', PemP
 let api: FakeApiserver;
 const servers: FastifyInstance[] = [];
 
-function file(name: string, text: string): string { const p = join(dir, name); writeFileSync(p, text); return p; }
+function file(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
 
 /** A kubelet secure server wired as main.ts does, against the fake at `mode`. */
 async function kubelet(o: { mode: string; anonymous: boolean; clock?: Clock; timeoutMs?: number }): Promise<number> {
-  const kc = kubeletConfigSchema.parse({ authentication: { anonymous: { enabled: o.anonymous }, webhook: { enabled: true } }, authorization: { mode: 'Webhook' } });
-  const kubeconfig = file(`kubeconfig-${o.mode}-${o.anonymous}-${servers.length}`, [
-    'apiVersion: v1', 'kind: Config', 'current-context: c',
-    `clusters: [{name: k, cluster: {server: "${api.url}/${o.mode}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]`,
-    `users: [{name: u, user: {token: ${callerToken}}}]`,
-    'contexts: [{name: c, context: {cluster: k, user: u}}]', '',
-  ].join('\n'));
+  const kc = kubeletConfigSchema.parse({
+    authentication: { anonymous: { enabled: o.anonymous }, webhook: { enabled: true } },
+    authorization: { mode: 'Webhook' },
+  });
+  const kubeconfig = file(
+    `kubeconfig-${o.mode}-${o.anonymous}-${servers.length}`,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      `clusters: [{name: k, cluster: {server: "${api.url}/${o.mode}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]`,
+      `users: [{name: u, user: {token: ${callerToken}}}]`,
+      'contexts: [{name: c, context: {cluster: k, user: u}}]',
+      '',
+    ].join('\n'),
+  );
   const client = await createKubeClient(kubeconfig, { timeoutMs: 10_000 });
-  const auth = buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: true, api: client, clock: o.clock ?? realClock, webhookTimeoutMs: o.timeoutMs });
+  const auth = buildAuth({
+    authentication: kc.authentication,
+    authorization: kc.authorization,
+    hasClientCA: true,
+    api: client,
+    clock: o.clock ?? realClock,
+    webhookTimeoutMs: o.timeoutMs,
+  });
   const app = await buildSecureServer({
-    host, logger: createLogger({ level: 'trace', destination: logSink }),
-    tls: { certFile: file('kubelet.crt', pem.kubelet.cert), keyFile: file('kubelet.key', pem.kubelet.key), clientCAFile: file('client-ca.crt', clusterCa.cert) },
-    ...auth, enableDebuggingHandlers: true, configz: kc,
+    host,
+    logger: createLogger({ level: 'trace', destination: logSink }),
+    tls: {
+      certFile: file('kubelet.crt', pem.kubelet.cert),
+      keyFile: file('kubelet.key', pem.kubelet.key),
+      clientCAFile: file('client-ca.crt', clusterCa.cert),
+    },
+    ...auth,
+    enableDebuggingHandlers: true,
+    configz: kc,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   servers.push(app);
@@ -71,9 +103,25 @@ function request(port: number, path: string, cred: Cred, method = 'GET'): Promis
   const c = certFor[cred];
   const t = tokenFor[cred];
   return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path, method, ca: clusterCa.cert, servername: 'localhost', cert: c?.cert, key: c?.key, agent: false, headers: t ? { Authorization: `Bearer ${t}` } : {} }, (res) => {
-      let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b }));
-    });
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        ca: clusterCa.cert,
+        servername: 'localhost',
+        cert: c?.cert,
+        key: c?.key,
+        agent: false,
+        headers: t ? { Authorization: `Bearer ${t}` } : {},
+      },
+      (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -90,7 +138,11 @@ beforeAll(async () => {
     serverOnly: await issueCert(clusterCa, { cn: 'trent', server: true }),
     kubelet: await issueCert(clusterCa, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
   };
-  api = await startFakeApiserver({ serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }), callerToken, slowMs: 2000 });
+  api = await startFakeApiserver({
+    serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
+    callerToken,
+    slowMs: 2000,
+  });
   api.tokens.set(validToken, { username: 'bob', uid: 'uid-bob', groups: ['team-b'] });
 }, 30_000);
 
@@ -135,19 +187,26 @@ describe('authentication × authorization matrix on 10250', () => {
             const r = await request(port, p.path, cred);
             const sars = api.reviews.filter((x) => x.kind === 'SubjectAccessReview');
             const u = users[cred];
-            const user = u === 'anonymous' ? (anonymous ? { name: 'system:anonymous', groups: ['system:unauthenticated'] } : undefined) : u === 'reject' ? undefined : u;
+            const user =
+              u === 'anonymous' ? (anonymous ? { name: 'system:anonymous', groups: ['system:unauthenticated'] } : undefined) : u === 'reject' ? undefined : u;
             const code = !user ? 401 : policy === 'deny' ? 403 : p.admitted;
-            const sar = user ? JSON.stringify({
-              resourceAttributes: { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: p.subresource, name: node },
-              user: user.name, groups: user.groups, ...(user.uid ? { uid: user.uid } : {}),
-            }) : 'none';
+            const sar = user
+              ? JSON.stringify({
+                  resourceAttributes: { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: p.subresource, name: node },
+                  user: user.name,
+                  groups: user.groups,
+                  ...(user.uid ? { uid: user.uid } : {}),
+                })
+              : 'none';
             const expectedSar = sent.has(sar) ? 'none' : sar;
             sent.add(sar);
             rows.push(`${cred} ${p.path} → ${r.status} sar=${sars.length ? sars.map((s) => JSON.stringify(s.spec)).join('|') : 'none'}`);
             want.push(`${cred} ${p.path} → ${code} sar=${expectedSar}`);
             if (code === 401) expect(r.body, `${cred} ${p.path}`).toBe('Unauthorized');
-            if (code === 403) expect(r.body, `${cred} ${p.path}`).toBe(`Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresource}])\n`);
-            for (const tr of api.reviews.filter((x) => x.kind === 'TokenReview')) expect(tr.spec).toEqual({ token: cred === 'validToken' ? validToken : invalidToken });
+            if (code === 403)
+              expect(r.body, `${cred} ${p.path}`).toBe(`Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresource}])\n`);
+            for (const tr of api.reviews.filter((x) => x.kind === 'TokenReview'))
+              expect(tr.spec).toEqual({ token: cred === 'validToken' ? validToken : invalidToken });
           }
         }
         expect(rows).toEqual(want);
@@ -161,7 +220,24 @@ describe('authentication × authorization matrix on 10250', () => {
     await request(port, `/exec/default/web-${node}/main?command=ls&output=1`, 'validCert', 'POST');
     expect(api.reviews.map((x) => (x.spec.resourceAttributes as { verb: string }).verb)).toEqual(['create']);
     const c = await new Promise<number>((resolve, reject) => {
-      https.get({ host: '127.0.0.1', port, path: '/pods', ca: clusterCa.cert, servername: 'localhost', cert: pem.serverOnly.cert, key: pem.serverOnly.key, agent: false }, (res) => { res.resume(); resolve(res.statusCode!); }).on('error', reject);
+      https
+        .get(
+          {
+            host: '127.0.0.1',
+            port,
+            path: '/pods',
+            ca: clusterCa.cert,
+            servername: 'localhost',
+            cert: pem.serverOnly.cert,
+            key: pem.serverOnly.key,
+            agent: false,
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        )
+        .on('error', reject);
     });
     expect(c).toBe(401);
   });

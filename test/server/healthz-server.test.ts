@@ -15,9 +15,14 @@ beforeAll(async () => {
   hz = await startHealthzServer({ port: 0, host: '127.0.0.1', logger: silentLogger });
   base = `http://127.0.0.1:${((hz.server as unknown as net.Server).address() as AddressInfo).port}`;
 });
-afterAll(async () => { await hz.close(); });
+afterAll(async () => {
+  await hz.close();
+});
 
-const get = async (path: string, method = 'GET') => { const r = await fetch(base + path, { method }); return { status: r.status, body: await r.text(), type: r.headers.get('content-type') }; };
+const get = async (path: string, method = 'GET') => {
+  const r = await fetch(base + path, { method });
+  return { status: r.status, body: await r.text(), type: r.headers.get('content-type') };
+};
 
 describe('healthz server', () => {
   it('serves ping and log before the agent exists', async () => {
@@ -44,7 +49,9 @@ describe('healthz server', () => {
     const reply = await new Promise<string>((resolve) => {
       let buf = '';
       const s = net.connect({ host: '127.0.0.1', port }, () => s.write('\x00\x01 nonsense\r\n\r\n'));
-      s.on('data', (d) => { buf += d.toString(); });
+      s.on('data', (d) => {
+        buf += d.toString();
+      });
       s.on('close', () => resolve(buf));
     });
     expect(reply).toMatch(/^HTTP\/1\.1 400/);

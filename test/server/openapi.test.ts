@@ -14,9 +14,16 @@ describe('openapi/node-api.json', () => {
     expect(await undocumentedRoutes()).toEqual([]);
   });
   it('documents the log query parameters and the ports each path is on', async () => {
-    const doc = await buildOpenApiDocument('x') as { paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; 'x-ports': string[] }>> };
+    const doc = (await buildOpenApiDocument('x')) as {
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; 'x-ports': string[] }>>;
+    };
     const logs = doc.paths['/containerLogs/{podNamespace}/{podID}/{containerName}'].get;
-    expect(logs.parameters!.filter((p) => p.in === 'query').map((p) => p.name).sort()).toEqual(['follow', 'limitBytes', 'previous', 'sinceSeconds', 'sinceTime', 'tail', 'tailLines', 'timestamps']);
+    expect(
+      logs
+        .parameters!.filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['follow', 'limitBytes', 'previous', 'sinceSeconds', 'sinceTime', 'tail', 'tailLines', 'timestamps']);
     expect(logs['x-ports']).toEqual(['10250']);
     expect(doc.paths['/pods'].get['x-ports']).toEqual(['10250', '10255']);
     expect(doc.paths['/healthz'].get['x-ports']).toEqual(['10250', '10255', '10248']);

@@ -23,7 +23,11 @@ const host = inertHost('tls-node');
 let ca: PemPair;
 let client: PemPair;
 const apps: FastifyInstance[] = [];
-const write = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p; };
+const write = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
 
 async function secure(o: { minVersion?: string; cipherSuites?: string[]; name: string }): Promise<{ port: number; certFile: string; keyFile: string }> {
   const serving = await issueCert(ca, { cn: `serving-1-${o.name}`, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
@@ -31,8 +35,12 @@ async function secure(o: { minVersion?: string; cipherSuites?: string[]; name: s
   const keyFile = write(`${o.name}.key`, serving.key);
   const kc = kubeletConfigSchema.parse({ authentication: { webhook: { enabled: false } }, authorization: { mode: 'AlwaysAllow' } });
   const app = await buildSecureServer({
-    host, logger: silentLogger, tls: { certFile, keyFile, clientCAFile: write('ca.crt', ca.cert), minVersion: o.minVersion, cipherSuites: o.cipherSuites },
-    ...buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: true, clock: realClock }), enableDebuggingHandlers: true, tlsReloadIntervalMs: 100,
+    host,
+    logger: silentLogger,
+    tls: { certFile, keyFile, clientCAFile: write('ca.crt', ca.cert), minVersion: o.minVersion, cipherSuites: o.cipherSuites },
+    ...buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: true, clock: realClock }),
+    enableDebuggingHandlers: true,
+    tlsReloadIntervalMs: 100,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   apps.push(app);
@@ -89,7 +97,10 @@ describe('secure port TLS', () => {
     writeFileSync(certFile, next.cert);
     const end = Date.now() + 5000;
     let cn: string | undefined;
-    while (Date.now() < end && cn !== 'serving-2-reload') { await new Promise((r) => setTimeout(r, 100)); cn = (await handshake(port)).cn; }
+    while (Date.now() < end && cn !== 'serving-2-reload') {
+      await new Promise((r) => setTimeout(r, 100));
+      cn = (await handshake(port)).cn;
+    }
     expect(cn).toBe('serving-2-reload');
     // A broken pair is ignored; the last good certificate stays.
     writeFileSync(certFile, 'not a certificate');
@@ -104,12 +115,29 @@ describe('read-only port', () => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     apps.push(app);
     const port = (app.server.address() as AddressInfo).port;
-    const get = (path: string, method = 'GET') => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      http.request({ host: '127.0.0.1', port, path, method }, (res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve({ status: res.statusCode!, body: b })); }).on('error', reject).end();
-    });
+    const get = (path: string, method = 'GET') =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        http
+          .request({ host: '127.0.0.1', port, path, method }, (res) => {
+            let b = '';
+            res.on('data', (d) => (b += d));
+            res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+          })
+          .on('error', reject)
+          .end();
+      });
     expect((await get('/pods')).status).toBe(200);
     expect((await get('/healthz')).body).toBe('ok');
-    for (const p of ['/exec/default/p/c', '/containerLogs/default/p/c', '/configz', '/runningpods/', '/logs/', '/portForward/default/p', '/run/default/p/c', '/attach/default/p/c']) {
+    for (const p of [
+      '/exec/default/p/c',
+      '/containerLogs/default/p/c',
+      '/configz',
+      '/runningpods/',
+      '/logs/',
+      '/portForward/default/p',
+      '/run/default/p/c',
+      '/attach/default/p/c',
+    ]) {
       const r = await get(p);
       expect([p, r.status, r.body]).toEqual([p, 405, 'Debug endpoints are disabled.\n']);
     }

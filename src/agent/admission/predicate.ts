@@ -20,8 +20,17 @@ export interface AdmissionNode {
 /** The verdict. */
 export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
 
-interface Requirement { key: string; operator: string; values?: string[] }
-interface Toleration { key?: string; operator?: string; value?: string; effect?: string }
+interface Requirement {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+interface Toleration {
+  key?: string;
+  operator?: string;
+  value?: string;
+  effect?: string;
+}
 
 /** The pod's effective requests: max(sum of containers, largest init container) + overhead (upstream PodRequests). */
 export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
@@ -39,37 +48,69 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
 
 function matches(req: Requirement, value: string | undefined): boolean {
   switch (req.operator) {
-    case 'In': return value !== undefined && (req.values ?? []).includes(value);
-    case 'NotIn': return value === undefined || !(req.values ?? []).includes(value);
-    case 'Exists': return value !== undefined;
-    case 'DoesNotExist': return value === undefined;
-    case 'Gt': return value !== undefined && Number(value) > Number(req.values?.[0]);
-    case 'Lt': return value !== undefined && Number(value) < Number(req.values?.[0]);
-    default: return false;
+    case 'In':
+      return value !== undefined && (req.values ?? []).includes(value);
+    case 'NotIn':
+      return value === undefined || !(req.values ?? []).includes(value);
+    case 'Exists':
+      return value !== undefined;
+    case 'DoesNotExist':
+      return value === undefined;
+    case 'Gt':
+      return value !== undefined && Number(value) > Number(req.values?.[0]);
+    case 'Lt':
+      return value !== undefined && Number(value) < Number(req.values?.[0]);
+    default:
+      return false;
   }
 }
 
 /** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, expressions ANDed). */
 export function nodeAffinityMatches(pod: Pod, node: AdmissionNode): boolean {
   for (const [k, v] of Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>)) if (node.labels[k] !== v) return false;
-  const required = (pod.spec.affinity as { nodeAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] } } } | undefined)
-    ?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  const required = (
+    pod.spec.affinity as
+      | {
+          nodeAffinity?: {
+            requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] };
+          };
+        }
+      | undefined
+  )?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (!required) return true;
   const terms = required.nodeSelectorTerms ?? [];
   return terms.some((t) => {
     if (!t.matchExpressions?.length && !t.matchFields?.length) return false;
-    return (t.matchExpressions ?? []).every((r) => matches(r, node.labels[r.key]))
-      && (t.matchFields ?? []).every((r) => r.key === 'metadata.name' && matches(r, node.name));
+    return (
+      (t.matchExpressions ?? []).every((r) => matches(r, node.labels[r.key])) &&
+      (t.matchFields ?? []).every((r) => r.key === 'metadata.name' && matches(r, node.name))
+    );
   });
 }
 
 function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): boolean {
-  return tols.some((t) => (!t.effect || t.effect === taint.effect)
-    && (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')));
+  return tols.some(
+    (t) =>
+      (!t.effect || t.effect === taint.effect) &&
+      (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')),
+  );
 }
 
 /** Upstream sysctl.SafeSysctlAllowlist: sysctls every pod may set. */
-export const SAFE_SYSCTLS = ['kernel.shm_rmid_forced', 'net.ipv4.ip_local_port_range', 'net.ipv4.tcp_syncookies', 'net.ipv4.ping_group_range', 'net.ipv4.ip_unprivileged_port_start', 'net.ipv4.ip_local_reserved_ports', 'net.ipv4.tcp_keepalive_time', 'net.ipv4.tcp_fin_timeout', 'net.ipv4.tcp_keepalive_intvl', 'net.ipv4.tcp_keepalive_probes', 'net.ipv4.tcp_rmem', 'net.ipv4.tcp_wmem'];
+export const SAFE_SYSCTLS = [
+  'kernel.shm_rmid_forced',
+  'net.ipv4.ip_local_port_range',
+  'net.ipv4.tcp_syncookies',
+  'net.ipv4.ping_group_range',
+  'net.ipv4.ip_unprivileged_port_start',
+  'net.ipv4.ip_local_reserved_ports',
+  'net.ipv4.tcp_keepalive_time',
+  'net.ipv4.tcp_fin_timeout',
+  'net.ipv4.tcp_keepalive_intvl',
+  'net.ipv4.tcp_keepalive_probes',
+  'net.ipv4.tcp_rmem',
+  'net.ipv4.tcp_wmem',
+];
 
 /** Whether `name` is allowed by the safe list or `allowedUnsafe` (exact names or `prefix*` globs). */
 export function sysctlAllowed(name: string, allowedUnsafe: readonly string[]): boolean {
@@ -82,15 +123,21 @@ export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; is
   const { node } = o;
   const predicate = (name: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed` });
   // The sysctl allowlist handler (upstream runs it before the predicates).
-  for (const sc of ((pod.spec.securityContext as { sysctls?: { name: string }[] } | undefined)?.sysctls ?? [])) {
-    if (!sysctlAllowed(sc.name, o.allowedUnsafeSysctls ?? [])) return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: "${sc.name}" not allowlisted` };
+  for (const sc of (pod.spec.securityContext as { sysctls?: { name: string }[] } | undefined)?.sysctls ?? []) {
+    if (!sysctlAllowed(sc.name, o.allowedUnsafeSysctls ?? []))
+      return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: "${sc.name}" not allowlisted` };
   }
   // OS checks (upstream rejectPodAdmissionBasedOnOSSelector / OSField): this node is linux.
   const nodeOS = node.labels['kubernetes.io/os'] ?? 'linux';
   const selOS = (pod.spec.nodeSelector as Record<string, string> | undefined)?.['kubernetes.io/os'];
-  if (selOS && selOS !== nodeOS) return { admit: false, reason: 'PodOSSelectorNodeLabelDoesNotMatch', message: 'Failed to admit pod as the `kubernetes.io/os` label doesn\'t match node label' };
+  if (selOS && selOS !== nodeOS)
+    return {
+      admit: false,
+      reason: 'PodOSSelectorNodeLabelDoesNotMatch',
+      message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    };
   const podOS = (pod.spec.os as { name?: string } | undefined)?.name;
-  if (podOS && podOS !== nodeOS) return { admit: false, reason: 'PodOSNotSupported', message: 'Failed to admit pod as the OS field doesn\'t match node OS' };
+  if (podOS && podOS !== nodeOS) return { admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS" };
   if (pod.spec.nodeName && pod.spec.nodeName !== node.name) return predicate('NodeName');
   if (!nodeAffinityMatches(pod, node)) return predicate('NodeAffinity');
   if (o.isStatic) {
@@ -98,12 +145,18 @@ export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; is
     if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t))) return predicate('TaintToleration');
   }
   const short = (resource: string, requested: number, used: number, capacity: number): AdmitResult => ({
-    admit: false, reason: `OutOf${resource}`, message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+    admit: false,
+    reason: `OutOf${resource}`,
+    message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
   });
   if (admitted.length + 1 > node.allocatable.pods) return short('pods', 1, admitted.length, node.allocatable.pods);
   const want = podRequests(pod);
-  const used = admitted.map(podRequests).reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
-  if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > node.allocatable.cpuMilli) return short('cpu', want.cpuMilli, used.cpuMilli, node.allocatable.cpuMilli);
-  if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > node.allocatable.memoryBytes) return short('memory', want.memoryBytes, used.memoryBytes, node.allocatable.memoryBytes);
+  const used = admitted
+    .map(podRequests)
+    .reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
+  if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > node.allocatable.cpuMilli)
+    return short('cpu', want.cpuMilli, used.cpuMilli, node.allocatable.cpuMilli);
+  if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > node.allocatable.memoryBytes)
+    return short('memory', want.memoryBytes, used.memoryBytes, node.allocatable.memoryBytes);
   return { admit: true };
 }

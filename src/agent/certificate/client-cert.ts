@@ -20,10 +20,26 @@ import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
 import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr, rotationDeadline } from './csr.js';
 
-type Obj = Record<string, any>;
+/** The parts of a CertificateSigningRequest this file reads. */
+interface CsrObject {
+  metadata: { name: string };
+  spec?: { request?: string; signerName?: string; usages?: string[] };
+  status?: { conditions?: { type: string; reason?: string; message?: string }[]; certificate?: string };
+}
+/** The parts of a kubeconfig this file reads. */
+interface Kubeconfig {
+  'current-context'?: string;
+  contexts?: { name?: string; context?: { cluster?: string } }[];
+  clusters?: { name?: string; cluster?: Record<string, unknown> }[];
+  users?: { user?: { 'client-certificate-data'?: string; 'client-certificate'?: string } }[];
+}
 
 /** Where the files go. */
-export interface ClientCertPaths { kubeconfig: string; bootstrapKubeconfig?: string; certDir: string }
+export interface ClientCertPaths {
+  kubeconfig: string;
+  bootstrapKubeconfig?: string;
+  certDir: string;
+}
 
 const CURRENT = 'kubelet-client-current.pem';
 /** Upstream's name for the key of a pending bootstrap CSR. */
@@ -34,23 +50,28 @@ const PENDING_KEY = 'kubelet-client.key.tmp';
  * exists with the same request (a restart while it was pending) is waited for instead of filing
  * another, as upstream's RequestCertificate does.
  */
-export async function requestCertificate(client: KubeClient, csrPem: string, o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string }): Promise<string> {
+export async function requestCertificate(
+  client: KubeClient,
+  csrPem: string,
+  o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string },
+): Promise<string> {
   const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
-  const created = await client.request<Obj>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name), signal: o.signal });
+  const created = await client.request<CsrObject>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name), signal: o.signal });
   let name: string;
-  if (created.status === 201 && created.body) name = created.body.metadata.name as string;
+  if (created.status === 201 && created.body) name = created.body.metadata.name;
   else if (created.status === 409 && o.name) {
-    const existing = await client.request<Obj>({ path: `${path}/${o.name}`, signal: o.signal });
-    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages }))) throw new Error(`certificate signing request ${o.name} exists with a different request`);
+    const existing = await client.request<CsrObject>({ path: `${path}/${o.name}`, signal: o.signal });
+    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages })))
+      throw new Error(`certificate signing request ${o.name} exists with a different request`);
     name = o.name;
   } else throw apiError('creating the certificate signing request', created);
   const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
   while (!o.signal?.aborted && o.clock.now() < end) {
-    const r = await client.request<Obj>({ path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal: o.signal });
+    const r = await client.request<CsrObject>({ path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal: o.signal });
     const st = r.body?.status ?? {};
-    const bad = (st.conditions ?? []).find((c: Obj) => c.type === 'Denied' || c.type === 'Failed');
+    const bad = (st.conditions ?? []).find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (bad) throw new Error(`certificate signing request ${name} ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim());
-    if (st.certificate) return Buffer.from(st.certificate as string, 'base64').toString('utf8');
+    if (st.certificate) return Buffer.from(st.certificate, 'base64').toString('utf8');
     await sleep(o.pollMs ?? 1000, o.signal, o.clock);
   }
   throw new Error(`timed out waiting for certificate signing request ${name} to be signed`);
@@ -74,22 +95,30 @@ async function storePem(certDir: string, o: { certPem: string; keyPem: string; n
 /** The client certificate PEM the kubeconfig uses, if it can be read. */
 async function currentCert(kubeconfig: string): Promise<string | undefined> {
   try {
-    const doc = parseYaml(await readFile(kubeconfig, 'utf8')) as Obj;
+    const doc = parseYaml(await readFile(kubeconfig, 'utf8')) as Kubeconfig;
     const user = (doc.users ?? [])[0]?.user ?? {};
     if (user['client-certificate-data']) return Buffer.from(user['client-certificate-data'], 'base64').toString('utf8');
     const p = user['client-certificate'];
     if (!p) return undefined;
     return await readFile(isAbsolute(p) ? p : join(dirname(kubeconfig), p), 'utf8');
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Bootstraps the kubeconfig when needed (step 1). Returns true when it did. */
-export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName: string; clock: Clock; logger: Logger; signal?: AbortSignal }): Promise<boolean> {
+export async function bootstrapClientCert(
+  paths: ClientCertPaths,
+  o: { nodeName: string; clock: Clock; logger: Logger; signal?: AbortSignal },
+): Promise<boolean> {
   const cert = await currentCert(paths.kubeconfig);
   const validity = cert ? certValidity(cert) : undefined;
   if (validity && validity.notAfter > o.clock.now()) return false;
   if (!paths.bootstrapKubeconfig) return false;
-  o.logger.info({ kubeconfig: paths.kubeconfig }, cert ? 'client certificate expired; bootstrapping a new one' : 'no kubeconfig yet; bootstrapping a client certificate');
+  o.logger.info(
+    { kubeconfig: paths.kubeconfig },
+    cert ? 'client certificate expired; bootstrapping a new one' : 'no kubeconfig yet; bootstrapping a client certificate',
+  );
   const boot = await createKubeClient(paths.bootstrapKubeconfig, { timeoutMs: 10_000 });
   // As upstream: the private key waits in the cert dir until its certificate arrives, so a restart
   // while the CSR is pending sends the same request under the same name and picks it up.
@@ -102,20 +131,26 @@ export async function bootstrapClientCert(paths: ClientCertPaths, o: { nodeName:
   const certPem = await requestCertificate(boot, csrPem, { usages: kubeletClientUsages(keyPem), clock: o.clock, signal: o.signal, name });
   const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
   await unlink(keyFile).catch(() => {});
-  const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Obj;
+  const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Kubeconfig;
   const ctxName = bootDoc['current-context'];
-  const ctx = ((bootDoc.contexts ?? []) as Obj[]).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];
-  const cluster = ((bootDoc.clusters ?? []) as Obj[]).find((c) => c.name === ctx?.context?.cluster) ?? bootDoc.clusters?.[0];
-  const clusterBody = { ...cluster.cluster };
+  const ctx = (bootDoc.contexts ?? []).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];
+  const cluster = (bootDoc.clusters ?? []).find((c) => c.name === ctx?.context?.cluster) ?? bootDoc.clusters?.[0];
+  const clusterBody = { ...cluster?.cluster };
   const ca = clusterBody['certificate-authority'];
-  if (ca && !isAbsolute(ca)) clusterBody['certificate-authority'] = join(dirname(paths.bootstrapKubeconfig), ca);
+  if (typeof ca === 'string' && ca && !isAbsolute(ca)) clusterBody['certificate-authority'] = join(dirname(paths.bootstrapKubeconfig), ca);
   await mkdir(dirname(paths.kubeconfig), { recursive: true });
-  await writeFileAtomic(paths.kubeconfig, stringifyYaml({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'default-context',
-    clusters: [{ name: 'default-cluster', cluster: clusterBody }],
-    users: [{ name: 'default-auth', user: { 'client-certificate': link, 'client-key': link } }],
-    contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
-  }), 0o600);
+  await writeFileAtomic(
+    paths.kubeconfig,
+    stringifyYaml({
+      apiVersion: 'v1',
+      kind: 'Config',
+      'current-context': 'default-context',
+      clusters: [{ name: 'default-cluster', cluster: clusterBody }],
+      users: [{ name: 'default-auth', user: { 'client-certificate': link, 'client-key': link } }],
+      contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
+    }),
+    0o600,
+  );
   o.logger.info({ kubeconfig: paths.kubeconfig, cert: link }, 'client certificate bootstrapped');
   return true;
 }
@@ -133,13 +168,21 @@ export class ClientCertRotator {
       while (!signal.aborted) {
         const cert = await currentCert(this.d.paths.kubeconfig);
         const v = cert ? certValidity(cert) : undefined;
-        if (!v) { await sleep(60_000, signal, this.d.clock); continue; }
+        if (!v) {
+          await sleep(60_000, signal, this.d.clock);
+          continue;
+        }
         const wait = rotationDeadline(v, (this.d.jitter ?? Math.random)()) - this.d.clock.now();
         if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
         if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
         try {
           const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
-          const certPem = await requestCertificate(this.d.client, csrPem, { usages: kubeletClientUsages(keyPem), clock: this.d.clock, signal, timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()) });
+          const certPem = await requestCertificate(this.d.client, csrPem, {
+            usages: kubeletClientUsages(keyPem),
+            clock: this.d.clock,
+            signal,
+            timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()),
+          });
           await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
           await this.d.client.reload();
           this.rotations++;

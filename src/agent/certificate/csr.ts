@@ -15,7 +15,7 @@ export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubele
 
 /** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM). */
 export async function nodeCsr(nodeName: string, keyPem?: string): Promise<{ keyPem: string; csrPem: string }> {
-  const key = keyPem ?? await newKeyPem();
+  const key = keyPem ?? (await newKeyPem());
   return { keyPem: key, csrPem: await createCsr({ cn: `system:node:${nodeName}`, o: ['system:nodes'] }, key) };
 }
 
@@ -34,7 +34,10 @@ export function kubeletClientUsages(keyPem: string): string[] {
  */
 export function csrName(keyPem: string, o: { commonName: string; organizations: string[]; usages: string[] }): string {
   const hash = createHash('sha512-256');
-  const write = (b: Buffer) => { hash.update(b.toString('base64url')); hash.update('|'); };
+  const write = (b: Buffer) => {
+    hash.update(b.toString('base64url'));
+    hash.update('|');
+  };
   write(createPublicKey(keyPem).export({ type: 'spki', format: 'der' }));
   write(Buffer.from(o.commonName));
   for (const org of o.organizations) write(Buffer.from(org));
@@ -47,19 +50,30 @@ export function csrName(keyPem: string, o: { commonName: string; organizations: 
  * file, as upstream's ensureCompatible: same signer, usages, subject and public key (ECDSA
  * signatures differ from one signing to the next, so the PEM bytes are not compared).
  */
-export async function compatibleCsr(existing: { spec?: { request?: string; signerName?: string; usages?: string[] } }, want: { csrPem: string; usages: string[] }): Promise<boolean> {
+export async function compatibleCsr(
+  existing: { spec?: { request?: string; signerName?: string; usages?: string[] } },
+  want: { csrPem: string; usages: string[] },
+): Promise<boolean> {
   const spec = existing.spec;
   if (!spec?.request || spec.signerName !== KUBELET_CLIENT_SIGNER || [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join()) return false;
   try {
     const [a, b] = await Promise.all([csrInfo(Buffer.from(spec.request, 'base64').toString('utf8')), csrInfo(want.csrPem)]);
-    return a.subject.cn === b.subject.cn && [...(a.subject.o ?? [])].sort().join() === [...(b.subject.o ?? [])].sort().join() && a.publicKeyDer.equals(b.publicKeyDer);
-  } catch { return false; }
+    return (
+      a.subject.cn === b.subject.cn &&
+      [...(a.subject.o ?? [])].sort().join() === [...(b.subject.o ?? [])].sort().join() &&
+      a.publicKeyDer.equals(b.publicKeyDer)
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
 export function csrObject(csrPem: string, usages: string[], name?: string): Record<string, unknown> {
   return {
-    apiVersion: 'certificates.k8s.io/v1', kind: 'CertificateSigningRequest', metadata: name ? { name } : { generateName: 'csr-' },
+    apiVersion: 'certificates.k8s.io/v1',
+    kind: 'CertificateSigningRequest',
+    metadata: name ? { name } : { generateName: 'csr-' },
     spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages },
   };
 }

@@ -14,13 +14,30 @@ import { messageOf } from '../../lib/errors.js';
 import { rfc3339 } from '../../lib/time.js';
 
 /** What an event is about (core/v1 ObjectReference). */
-export interface ObjectRef { kind: string; apiVersion?: string; namespace?: string; name: string; uid?: string; resourceVersion?: string; fieldPath?: string }
+export interface ObjectRef {
+  kind: string;
+  apiVersion?: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+}
 
 /** Records events. */
-export interface EventSink { record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void }
+export interface EventSink {
+  record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
 
 /** What the recorder needs. */
-export interface EventRecorderDeps { client?: KubeClient; nodeName: string; clock: Clock; logger: Logger; qps: number; burst: number }
+export interface EventRecorderDeps {
+  client?: KubeClient;
+  nodeName: string;
+  clock: Clock;
+  logger: Logger;
+  qps: number;
+  burst: number;
+}
 
 const MAX_DEDUP = 4096;
 
@@ -50,7 +67,10 @@ export class EventRecorder implements EventSink {
     this.d.logger.debug({ object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason }, message);
     const client = this.d.client;
     if (!client) return;
-    if (!this.take()) { this.d.logger.debug({ reason }, 'event dropped by the rate limiter'); return; }
+    if (!this.take()) {
+      this.d.logger.debug({ reason }, 'event dropped by the rate limiter');
+      return;
+    }
     const key = [ref.kind, ref.namespace, ref.name, ref.uid, ref.fieldPath, type, reason, message].join('\u0000');
     const namespace = ref.namespace || 'default';
     const now = rfc3339(this.d.clock.now());
@@ -58,37 +78,73 @@ export class EventRecorder implements EventSink {
       try {
         const prev = this.seen.get(key);
         if (prev) {
-          const r = await client.request({ method: 'PATCH', path: `/api/v1/namespaces/${prev.namespace}/events/${prev.name}`, contentType: 'application/strategic-merge-patch+json', body: { count: prev.count + 1, lastTimestamp: now } });
-          if (r.status === 200) { prev.count++; return; }
+          const r = await client.request({
+            method: 'PATCH',
+            path: `/api/v1/namespaces/${prev.namespace}/events/${prev.name}`,
+            contentType: 'application/strategic-merge-patch+json',
+            body: { count: prev.count + 1, lastTimestamp: now },
+          });
+          if (r.status === 200) {
+            prev.count++;
+            return;
+          }
           this.seen.delete(key);
         }
         const name = `${ref.name}.${randomBytes(8).toString('hex')}`;
         const r = await client.request({
-          method: 'POST', path: `/api/v1/namespaces/${namespace}/events`,
+          method: 'POST',
+          path: `/api/v1/namespaces/${namespace}/events`,
           body: {
-            apiVersion: 'v1', kind: 'Event', metadata: { name, namespace }, involvedObject: ref, reason, message, type,
-            source: { component: 'kubelet', host: this.d.nodeName }, firstTimestamp: now, lastTimestamp: now, count: 1,
-            reportingComponent: 'kubelet', reportingInstance: this.d.nodeName,
+            apiVersion: 'v1',
+            kind: 'Event',
+            metadata: { name, namespace },
+            involvedObject: ref,
+            reason,
+            message,
+            type,
+            source: { component: 'kubelet', host: this.d.nodeName },
+            firstTimestamp: now,
+            lastTimestamp: now,
+            count: 1,
+            reportingComponent: 'kubelet',
+            reportingInstance: this.d.nodeName,
           },
         });
-        if (r.status !== 201) { this.d.logger.debug({ status: r.status, reason }, 'event not accepted'); return; }
+        if (r.status !== 201) {
+          this.d.logger.debug({ status: r.status, reason }, 'event not accepted');
+          return;
+        }
         if (this.seen.size >= MAX_DEDUP) this.seen.delete(this.seen.keys().next().value!);
         this.seen.set(key, { name, namespace, count: 1 });
-      } catch (err) { this.d.logger.debug({ err: messageOf(err), reason }, 'event not sent'); }
+      } catch (err) {
+        this.d.logger.debug({ err: messageOf(err), reason }, 'event not sent');
+      }
     });
   }
 
   /** Resolves when every queued write is done (tests, shutdown). */
-  flush(): Promise<void> { return this.chain; }
+  flush(): Promise<void> {
+    return this.chain;
+  }
 }
 
 /** The reference to a node, as the kubelet makes it (the node name doubles as UID). */
-export function nodeRef(nodeName: string): ObjectRef { return { kind: 'Node', name: nodeName, uid: nodeName }; }
+export function nodeRef(nodeName: string): ObjectRef {
+  return { kind: 'Node', name: nodeName, uid: nodeName };
+}
 
 /** The reference to a pod, or one of its containers (`spec.containers{name}`). */
-export function podRef(pod: { metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } }, container?: { name: string; init?: boolean }): ObjectRef {
+export function podRef(
+  pod: { metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } },
+  container?: { name: string; init?: boolean },
+): ObjectRef {
   return {
-    kind: 'Pod', apiVersion: 'v1', namespace: pod.metadata.namespace, name: pod.metadata.name!, uid: pod.metadata.uid, resourceVersion: pod.metadata.resourceVersion,
+    kind: 'Pod',
+    apiVersion: 'v1',
+    namespace: pod.metadata.namespace,
+    name: pod.metadata.name!,
+    uid: pod.metadata.uid,
+    resourceVersion: pod.metadata.resourceVersion,
     ...(container ? { fieldPath: `spec.${container.init ? 'initContainers' : 'containers'}{${container.name}}` } : {}),
   };
 }

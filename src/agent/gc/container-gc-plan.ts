@@ -11,13 +11,20 @@ import type { RuntimePod } from '../runtime/runtime-manager.js';
 import { ContainerNameLabel } from '../runtime/labels.js';
 
 /** Upstream's --minimum-container-ttl-duration, --maximum-dead-containers-per-container, --maximum-dead-containers. */
-export interface ContainerGcPolicy { minAgeMs: number; maxPerPodContainer: number; maxContainers: number }
+export interface ContainerGcPolicy {
+  minAgeMs: number;
+  maxPerPodContainer: number;
+  maxContainers: number;
+}
 
 /** The kubelet's defaults. */
 export const defaultContainerGcPolicy: ContainerGcPolicy = { minAgeMs: 0, maxPerPodContainer: 1, maxContainers: -1 };
 
 /** What to remove. */
-export interface ContainerGcPlan { containers: string[]; sandboxes: string[] }
+export interface ContainerGcPlan {
+  containers: string[];
+  sandboxes: string[];
+}
 
 const nsToMs = (ns: number | string) => Number(ns) / 1e6;
 

@@ -52,7 +52,8 @@ export class GarbageCollector {
   async collectContainers(): Promise<void> {
     const pods = await this.d.runtimeManager.listRuntimePods();
     const plan = containerGcPlan(pods, (uid) => this.d.isActive(uid), this.d.clock.now(), this.d.policy);
-    for (const id of plan.containers) await this.d.runtime.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
+    for (const id of plan.containers)
+      await this.d.runtime.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
     for (const id of plan.sandboxes) {
       await this.d.runtime.stopPodSandbox(id).catch(() => {});
       await this.d.runtime.removePodSandbox(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
@@ -71,13 +72,18 @@ export class GarbageCollector {
   }
 
   start({ signal }: { signal: AbortSignal }): void {
-    const loop = (periodMs: number, first: boolean, fn: () => Promise<unknown>, what: string) => void (async () => {
-      if (!first) await sleep(periodMs, signal, this.d.clock);
-      while (!signal.aborted) {
-        try { await fn(); } catch (err) { this.d.logger.warn({ err: messageOf(err) }, `${what} failed`); }
-        await sleep(periodMs, signal, this.d.clock);
-      }
-    })();
+    const loop = (periodMs: number, first: boolean, fn: () => Promise<unknown>, what: string) =>
+      void (async () => {
+        if (!first) await sleep(periodMs, signal, this.d.clock);
+        while (!signal.aborted) {
+          try {
+            await fn();
+          } catch (err) {
+            this.d.logger.warn({ err: messageOf(err) }, `${what} failed`);
+          }
+          await sleep(periodMs, signal, this.d.clock);
+        }
+      })();
     loop(CONTAINER_GC_PERIOD_MS, false, () => this.collectContainers(), 'container garbage collection');
     loop(IMAGE_GC_PERIOD_MS, true, () => this.d.imageGc.garbageCollect(), 'image garbage collection');
   }

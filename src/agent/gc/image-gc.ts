@@ -15,10 +15,19 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 
 /** The thresholds (KubeletConfiguration names). */
-export interface ImageGcPolicy { highThresholdPercent: number; lowThresholdPercent: number; minAgeMs: number }
+export interface ImageGcPolicy {
+  highThresholdPercent: number;
+  lowThresholdPercent: number;
+  minAgeMs: number;
+}
 
 /** What the manager remembers per image (upstream imageRecord). */
-export interface ImageRecord { firstDetectedMs: number; lastUsedMs: number; size: number; pinned: boolean }
+export interface ImageRecord {
+  firstDetectedMs: number;
+  lastUsedMs: number;
+  size: number;
+  pinned: boolean;
+}
 
 /** Bytes to free for `capacity`/`available` under `policy` (0 below the high threshold). */
 export function bytesToFree(capacity: number, available: number, policy: ImageGcPolicy): number {
@@ -62,7 +71,11 @@ export class ImageGc {
   /** Updates the records; returns the ids in use by any container. */
   private async detect(): Promise<{ inUse: Set<string>; byName: Map<string, string> }> {
     const now = this.deps.clock.now();
-    const [images, containers, protectedNames] = await Promise.all([this.deps.images.listImages(), this.deps.runtime.listContainers(), this.deps.protectedImages()]);
+    const [images, containers, protectedNames] = await Promise.all([
+      this.deps.images.listImages(),
+      this.deps.runtime.listContainers(),
+      this.deps.protectedImages(),
+    ]);
     const byName = new Map<string, string>();
     for (const img of images) for (const n of [img.id, ...(img.repo_tags ?? []), ...(img.repo_digests ?? [])]) byName.set(n, img.id);
     const inUse = new Set<string>();
@@ -70,7 +83,10 @@ export class ImageGc {
       const id = byName.get(c.image_ref) ?? byName.get(c.image?.image ?? '') ?? c.image_ref;
       inUse.add(id);
     }
-    for (const n of protectedNames) { const id = byName.get(n); if (id) inUse.add(id); }
+    for (const n of protectedNames) {
+      const id = byName.get(n);
+      if (id) inUse.add(id);
+    }
     const seen = new Set<string>();
     for (const img of images) {
       seen.add(img.id);

@@ -13,12 +13,23 @@ const QOS_DIRS = ['', 'burstable', 'besteffort'];
 export async function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   let hierarchies: string[];
-  try { hierarchies = [cgroupFsRoot, ...(await readdir(cgroupFsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(cgroupFsRoot, d.name))]; } catch { return out; }
+  try {
+    hierarchies = [
+      cgroupFsRoot,
+      ...(await readdir(cgroupFsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(cgroupFsRoot, d.name)),
+    ];
+  } catch {
+    return out;
+  }
   for (const h of hierarchies) {
     for (const q of QOS_DIRS) {
       const dir = join(h, cgroupRoot, 'kubepods', q);
       let entries;
-      try { entries = await readdir(dir, { withFileTypes: true }); } catch { continue; }
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
       for (const e of entries) {
         if (!e.isDirectory() || !e.name.startsWith('pod')) continue;
         const uid = e.name.slice(3);
@@ -31,7 +42,11 @@ export async function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Pr
 
 async function rmdirTree(dir: string): Promise<void> {
   let entries;
-  try { entries = await readdir(dir, { withFileTypes: true }); } catch { return; }
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
   for (const e of entries) if (e.isDirectory()) await rmdirTree(join(dir, e.name));
   await rmdir(dir).catch(() => {});
 }

@@ -17,11 +17,15 @@ import type { AuthConfig } from './keyring.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
-  | { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean }
-  | { ok: false; reason: string; message: string; retryAfterMs?: number };
+  { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean } | { ok: false; reason: string; message: string; retryAfterMs?: number };
 
 /** What the image manager needs. */
-export interface ImageManagerDeps { images: ImageService; clock: Clock; serializeImagePulls: boolean; events?: EventSink }
+export interface ImageManagerDeps {
+  images: ImageService;
+  clock: Clock;
+  serializeImagePulls: boolean;
+  events?: EventSink;
+}
 
 /** Pulls images per policy. */
 export class ImageManager {
@@ -38,14 +42,23 @@ export class ImageManager {
   }
 
   /** Ensures the image of `c`; `auth` lists the credentials to try for its registry (imagePullSecrets), in order. */
-  async ensureImageExists(pod: Pod, c: Container, o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean } = {}): Promise<EnsureImageResult> {
+  async ensureImageExists(
+    pod: Pod,
+    c: Container,
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean } = {},
+  ): Promise<EnsureImageResult> {
     const r = await this.ensure(pod, c, o);
     const ev = this.deps.events;
     if (ev) {
       const ref = podRef(pod, { name: c.name, init: o.init });
       if (r.ok && !r.pulled) ev.record(ref, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`);
-      else if (!r.ok && r.reason === 'ImagePullBackOff') { ev.record(ref, 'Normal', 'BackOff', r.message); ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`); }
-      else if (!r.ok) { ev.record(ref, 'Warning', r.reason === 'ErrImageNeverPull' ? 'ErrImageNeverPull' : 'Failed', r.message); ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`); }
+      else if (!r.ok && r.reason === 'ImagePullBackOff') {
+        ev.record(ref, 'Normal', 'BackOff', r.message);
+        ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
+      } else if (!r.ok) {
+        ev.record(ref, 'Warning', r.reason === 'ErrImageNeverPull' ? 'ErrImageNeverPull' : 'Failed', r.message);
+        ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
+      }
     }
     return r;
   }
@@ -55,7 +68,9 @@ export class ImageManager {
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };
     let present: cri.Image | null = null;
-    try { present = await this.deps.images.imageStatus(spec); } catch (err) {
+    try {
+      present = await this.deps.images.imageStatus(spec);
+    } catch (err) {
       return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
     }
     if (present && policy !== 'Always') return { ok: true, imageRef: present.id, image: present, pulled: false };
@@ -73,18 +88,35 @@ export class ImageManager {
       let ref = '';
       const tries = o.auth?.length ? o.auth : [undefined];
       for (let i = 0; i < tries.length; i++) {
-        try { ref = await this.pull(spec, tries[i], o.sandboxConfig); break; } catch (err) { if (i === tries.length - 1) throw err; }
+        try {
+          ref = await this.pull(spec, tries[i], o.sandboxConfig);
+          break;
+        } catch (err) {
+          if (i === tries.length - 1) throw err;
+        }
       }
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
       const secs = ((this.deps.clock.now() - started) / 1000).toFixed(3);
-      this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${secs}s (${secs}s including waiting).${pulled ? ` Image size: ${pulled.size} bytes.` : ''}`);
+      this.deps.events?.record(
+        podRef(pod, { name: c.name, init: o.init }),
+        'Normal',
+        'Pulled',
+        `Successfully pulled image "${image}" in ${secs}s (${secs}s including waiting).${pulled ? ` Image size: ${pulled.size} bytes.` : ''}`,
+      );
       return { ok: true, imageRef: ref || image, image: pulled, pulled: true };
     } catch (err) {
       this.backoff.next(key, now, now);
-      return { ok: false, reason: 'ErrImagePull', message: `Failed to pull image "${image}": ${messageOf(err)}`, retryAfterMs: this.backoff.snapshot().get(key)!.delayMs };
+      return {
+        ok: false,
+        reason: 'ErrImagePull',
+        message: `Failed to pull image "${image}": ${messageOf(err)}`,
+        retryAfterMs: this.backoff.snapshot().get(key)!.delayMs,
+      };
     }
   }
 
   /** Forgets a pod's pull backoff. */
-  forgetPod(uid: string): void { this.backoff.forgetPod(uid); }
+  forgetPod(uid: string): void {
+    this.backoff.forgetPod(uid);
+  }
 }

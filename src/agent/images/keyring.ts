@@ -11,9 +11,16 @@ import type * as cri from '../../cri/types.js';
 export type AuthConfig = cri.AuthConfig;
 
 /** A Secret as read from the API (data values base64). */
-export interface PullSecret { type?: string; data?: Record<string, string> }
+export interface PullSecret {
+  type?: string;
+  data?: Record<string, string>;
+}
 
-interface Entry { host: string; path: string; auth: AuthConfig }
+interface Entry {
+  host: string;
+  path: string;
+  auth: AuthConfig;
+}
 
 const DOCKER_HUB = 'docker.io';
 const hub = (h: string) => (h === 'index.docker.io' || h === 'registry-1.docker.io' ? DOCKER_HUB : h);
@@ -40,23 +47,49 @@ function parseKey(key: string): { host: string; path: string } {
 
 function hostMatches(pattern: string, host: string): boolean {
   if (!pattern.includes('*')) return pattern === host;
-  const re = new RegExp(`^${pattern.split('.').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]*')).join('\\.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .split('.')
+      .map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^.]*'))
+      .join('\\.')}$`,
+  );
   return re.test(host);
 }
+
+/** One registry's entry of a docker config, as written by `docker login` (fields may be missing). */
+interface DockerAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  identitytoken?: string;
+  registrytoken?: string;
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 function entriesOf(secret: PullSecret): Entry[] {
   const data = secret.data ?? {};
   const raw = data['.dockerconfigjson'] ?? data['.dockercfg'];
   if (!raw) return [];
-  let parsed: Record<string, any>;
-  try { parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8')); } catch { return []; }
-  const auths: Record<string, any> = data['.dockerconfigjson'] ? parsed.auths ?? {} : parsed;
-  return Object.entries(auths).map(([key, v]) => {
-    let { username, password } = v as { username?: string; password?: string };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64').toString('utf8'));
+  } catch {
+    return [];
+  }
+  if (!isObject(parsed)) return [];
+  const auths = data['.dockerconfigjson'] ? parsed.auths : parsed;
+  if (!isObject(auths)) return [];
+  return Object.entries(auths).map(([key, entry]) => {
+    const v = (isObject(entry) ? entry : {}) as DockerAuth;
+    let { username, password } = v;
     if (!username && typeof v.auth === 'string') {
       const dec = Buffer.from(v.auth, 'base64').toString('utf8');
       const i = dec.indexOf(':');
-      if (i > 0) { username = dec.slice(0, i); password = dec.slice(i + 1); }
+      if (i > 0) {
+        username = dec.slice(0, i);
+        password = dec.slice(i + 1);
+      }
     }
     const { host, path } = parseKey(key);
     // server_address stays empty, as upstream's keyring leaves it: runtimes then use the credentials for the image's registry.
@@ -67,8 +100,9 @@ function entriesOf(secret: PullSecret): Entry[] {
 /** The credentials for `image` from the pod's pull secrets, most specific first. */
 export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig[] {
   const { host, path } = imageRegistry(image);
-  return secrets.flatMap(entriesOf)
+  return secrets
+    .flatMap(entriesOf)
     .filter((e) => hostMatches(e.host, host) && (!e.path || path === e.path || path.startsWith(`${e.path}/`)))
-    .sort((a, b) => (b.host.length + b.path.length) - (a.host.length + a.path.length))
+    .sort((a, b) => b.host.length + b.path.length - (a.host.length + a.path.length))
     .map((e) => e.auth);
 }

@@ -16,7 +16,10 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 /** What the running-pods gauges read at scrape time. */
-export interface RunningState { pods(): number; containers(): Record<string, number> }
+export interface RunningState {
+  pods(): number;
+  containers(): Record<string, number>;
+}
 
 /** The registry and its instruments. */
 export class KubeletMetrics {
@@ -38,27 +41,97 @@ export class KubeletMetrics {
     collectDefaultMetrics({ register: this.registry });
     // These three defaults are gauges named *_total, which promtool (and Prometheus naming rules) reject.
     for (const n of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(n);
-    new Gauge({ name: 'kubelet_node_name', help: '[ALPHA] The node\'s name. The count is always 1.', labelNames: ['node'], registers }).set({ node: o.nodeName }, 1);
-    new Gauge({ name: 'kubelet_running_pods', help: '[ALPHA] Number of pods that have a running pod sandbox', registers, collect() { this.set(o.running.pods()); } });
-    new Gauge({ name: 'kubelet_running_containers', help: '[ALPHA] Number of containers currently running', labelNames: ['container_state'], registers, collect() {
-      this.reset();
-      for (const [state, n] of Object.entries(o.running.containers())) this.set({ container_state: state }, n);
-    } });
-    this.podStartDuration = new Histogram({ name: 'kubelet_pod_start_duration_seconds', help: '[ALPHA] Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run', buckets: START_BUCKETS, registers });
-    this.podWorkerDuration = new Histogram({ name: 'kubelet_pod_worker_duration_seconds', help: '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync', labelNames: ['operation'], buckets: DURATION_BUCKETS, registers });
-    this.plegRelistDuration = new Histogram({ name: 'kubelet_pleg_relist_duration_seconds', help: '[ALPHA] Duration in seconds for relisting pods in PLEG.', buckets: DURATION_BUCKETS, registers });
-    this.plegRelistInterval = new Histogram({ name: 'kubelet_pleg_relist_interval_seconds', help: '[ALPHA] Interval in seconds between relisting in PLEG.', buckets: DURATION_BUCKETS, registers });
-    this.runtimeOps = new Counter({ name: 'kubelet_runtime_operations_total', help: '[ALPHA] Cumulative number of runtime operations by operation type.', labelNames: ['operation_type'], registers });
-    this.runtimeOpErrors = new Counter({ name: 'kubelet_runtime_operations_errors_total', help: '[ALPHA] Cumulative number of runtime operation errors by operation type.', labelNames: ['operation_type'], registers });
-    this.runtimeOpDuration = new Histogram({ name: 'kubelet_runtime_operations_duration_seconds', help: '[ALPHA] Duration in seconds of runtime operations. Broken down by operation type.', labelNames: ['operation_type'], buckets: DURATION_BUCKETS, registers });
-    this.httpRequests = new Counter({ name: 'kubelet_http_requests_total', help: '[ALPHA] Number of the http requests received since the server started', labelNames: ['method', 'path', 'server_type', 'long_running'], registers });
+    new Gauge({ name: 'kubelet_node_name', help: "[ALPHA] The node's name. The count is always 1.", labelNames: ['node'], registers }).set(
+      { node: o.nodeName },
+      1,
+    );
+    new Gauge({
+      name: 'kubelet_running_pods',
+      help: '[ALPHA] Number of pods that have a running pod sandbox',
+      registers,
+      collect() {
+        this.set(o.running.pods());
+      },
+    });
+    new Gauge({
+      name: 'kubelet_running_containers',
+      help: '[ALPHA] Number of containers currently running',
+      labelNames: ['container_state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [state, n] of Object.entries(o.running.containers())) this.set({ container_state: state }, n);
+      },
+    });
+    this.podStartDuration = new Histogram({
+      name: 'kubelet_pod_start_duration_seconds',
+      help: '[ALPHA] Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+      buckets: START_BUCKETS,
+      registers,
+    });
+    this.podWorkerDuration = new Histogram({
+      name: 'kubelet_pod_worker_duration_seconds',
+      help: '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+      labelNames: ['operation'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.plegRelistDuration = new Histogram({
+      name: 'kubelet_pleg_relist_duration_seconds',
+      help: '[ALPHA] Duration in seconds for relisting pods in PLEG.',
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.plegRelistInterval = new Histogram({
+      name: 'kubelet_pleg_relist_interval_seconds',
+      help: '[ALPHA] Interval in seconds between relisting in PLEG.',
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.runtimeOps = new Counter({
+      name: 'kubelet_runtime_operations_total',
+      help: '[ALPHA] Cumulative number of runtime operations by operation type.',
+      labelNames: ['operation_type'],
+      registers,
+    });
+    this.runtimeOpErrors = new Counter({
+      name: 'kubelet_runtime_operations_errors_total',
+      help: '[ALPHA] Cumulative number of runtime operation errors by operation type.',
+      labelNames: ['operation_type'],
+      registers,
+    });
+    this.runtimeOpDuration = new Histogram({
+      name: 'kubelet_runtime_operations_duration_seconds',
+      help: '[ALPHA] Duration in seconds of runtime operations. Broken down by operation type.',
+      labelNames: ['operation_type'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    this.httpRequests = new Counter({
+      name: 'kubelet_http_requests_total',
+      help: '[ALPHA] Number of the http requests received since the server started',
+      labelNames: ['method', 'path', 'server_type', 'long_running'],
+      registers,
+    });
     this.startedPods = new Counter({ name: 'kubelet_started_pods_total', help: '[ALPHA] Cumulative number of pods started', registers });
-    this.startedContainers = new Counter({ name: 'kubelet_started_containers_total', help: '[ALPHA] Cumulative number of containers started', labelNames: ['container_type'], registers });
-    this.restClientRequests = new Counter({ name: 'rest_client_requests_total', help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', labelNames: ['code', 'method', 'host'], registers });
+    this.startedContainers = new Counter({
+      name: 'kubelet_started_containers_total',
+      help: '[ALPHA] Cumulative number of containers started',
+      labelNames: ['container_type'],
+      registers,
+    });
+    this.restClientRequests = new Counter({
+      name: 'rest_client_requests_total',
+      help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'method', 'host'],
+      registers,
+    });
   }
 
   /** The exposition text. */
-  text(): Promise<string> { return this.registry.metrics(); }
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
 }
 
 /** Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox → list_podsandbox). */
@@ -76,8 +149,22 @@ function instrument<T extends object>(target: T, m: KubeletMetrics, onSuccess?: 
         const end = m.runtimeOpDuration.startTimer({ operation_type: op });
         m.runtimeOps.inc({ operation_type: op });
         const r = (v as (...a: unknown[]) => unknown).apply(obj, args);
-        if (!(r instanceof Promise)) { end(); return r; }
-        return r.then((x) => { end(); onSuccess?.(prop); return x; }, (err: unknown) => { end(); m.runtimeOpErrors.inc({ operation_type: op }); throw err; });
+        if (!(r instanceof Promise)) {
+          end();
+          return r;
+        }
+        return r.then(
+          (x: unknown) => {
+            end();
+            onSuccess?.(prop);
+            return x;
+          },
+          (err: unknown) => {
+            end();
+            m.runtimeOpErrors.inc({ operation_type: op });
+            throw err;
+          },
+        );
       };
     },
   });
@@ -94,7 +181,13 @@ export function instrumentCri(rt: CriRuntime, m: KubeletMetrics): CriRuntime {
 
 /** The apiserver client with rest_client_requests_total counted. */
 export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClient {
-  const host = (() => { try { return new URL(c.server).host; } catch { return ''; } })();
+  const host = (() => {
+    try {
+      return new URL(c.server).host;
+    } catch {
+      return '';
+    }
+  })();
   return new Proxy(c, {
     get(obj, prop, recv) {
       const v = Reflect.get(obj, prop, recv) as unknown;
@@ -104,7 +197,10 @@ export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClie
           const r = await obj.request(req);
           m.restClientRequests.inc({ code: String(r.status), method: req.method ?? 'GET', host });
           return r;
-        } catch (err) { m.restClientRequests.inc({ code: '<error>', method: req.method ?? 'GET', host }); throw err; }
+        } catch (err) {
+          m.restClientRequests.inc({ code: '<error>', method: req.method ?? 'GET', host });
+          throw err;
+        }
       };
     },
   });

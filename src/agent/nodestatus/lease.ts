@@ -11,31 +11,48 @@ import type { Logger } from '../../lib/logger.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 
-type Obj = Record<string, any>;
+/** A Lease as this controller reads and writes it (other fields kept as they come). */
+interface Lease {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name?: string; namespace?: string; ownerReferences?: unknown[]; [k: string]: unknown };
+  spec: { [k: string]: unknown };
+}
 
 /** What the controller needs. */
-export interface LeaseControllerDeps { client: KubeClient; nodeName: string; durationSeconds: number; nodeUid: () => string | undefined; clock: Clock; logger: Logger }
+export interface LeaseControllerDeps {
+  client: KubeClient;
+  nodeName: string;
+  durationSeconds: number;
+  nodeUid: () => string | undefined;
+  clock: Clock;
+  logger: Logger;
+}
 
 /** MicroTime: RFC3339 with microseconds. */
-export function microTime(ms: number): string { return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z'); }
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
 
 const NAMESPACE = 'kube-node-lease';
 
 /** Keeps the node's Lease renewed. */
 export class LeaseController {
-  private lease: Obj | undefined;
+  private lease: Lease | undefined;
   /** How many renewals succeeded (tests). */
   renewals = 0;
 
   constructor(private readonly d: LeaseControllerDeps) {}
 
-  private desired(base: Obj | undefined): Obj {
+  private desired(base: Lease | undefined): Lease {
     const uid = this.d.nodeUid();
-    const metadata = { ...(base?.metadata ?? {}), name: this.d.nodeName, namespace: NAMESPACE };
+    const metadata: Lease['metadata'] = { ...base?.metadata, name: this.d.nodeName, namespace: NAMESPACE };
     if (uid) metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: this.d.nodeName, uid }];
     return {
-      apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata,
-      spec: { ...(base?.spec ?? {}), holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.durationSeconds, renewTime: microTime(this.d.clock.now()) },
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata,
+      spec: { ...base?.spec, holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.durationSeconds, renewTime: microTime(this.d.clock.now()) },
     };
   }
 
@@ -44,18 +61,22 @@ export class LeaseController {
     const { client } = this.d;
     const path = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
     if (!this.lease) {
-      const r = await client.request<Obj>({ path: `${path}/${this.d.nodeName}`, signal });
+      const r = await client.request<Lease>({ path: `${path}/${this.d.nodeName}`, signal });
       if (r.status === 200) this.lease = r.body;
       else if (r.status === 404) {
-        const c = await client.request<Obj>({ method: 'POST', path, body: this.desired(undefined), signal });
+        const c = await client.request<Lease>({ method: 'POST', path, body: this.desired(undefined), signal });
         if (c.status !== 201) throw apiError('creating lease', c);
         this.lease = c.body;
         this.renewals++;
         return;
       } else throw apiError('reading lease', r);
     }
-    const u = await client.request<Obj>({ method: 'PUT', path: `${path}/${this.d.nodeName}`, body: this.desired(this.lease), signal });
-    if (u.status === 200) { this.lease = u.body; this.renewals++; return; }
+    const u = await client.request<Lease>({ method: 'PUT', path: `${path}/${this.d.nodeName}`, body: this.desired(this.lease), signal });
+    if (u.status === 200) {
+      this.lease = u.body;
+      this.renewals++;
+      return;
+    }
     this.lease = undefined;
     throw apiError('renewing lease', u);
   }

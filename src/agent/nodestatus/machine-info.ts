@@ -38,11 +38,11 @@ export function osImageOf(osRelease: string): string {
 export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
   const fs = await statfs(rootDir).catch(() => statfs('/'));
   return {
-    machineID: await text('/etc/machine-id') || await text('/var/lib/dbus/machine-id'),
+    machineID: (await text('/etc/machine-id')) || (await text('/var/lib/dbus/machine-id')),
     systemUUID: (await text('/sys/class/dmi/id/product_uuid')).toLowerCase(),
     bootID: await text('/proc/sys/kernel/random/boot_id'),
     kernelVersion: release(),
-    osImage: osImageOf(await text('/etc/os-release') || await text('/usr/lib/os-release')),
+    osImage: osImageOf((await text('/etc/os-release')) || (await text('/usr/lib/os-release'))),
     architecture: goArch(),
     cpuCores: cpus().length,
     memoryBytes: totalmem(),

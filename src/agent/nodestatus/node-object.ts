@@ -11,7 +11,14 @@ import type { MachineInfo } from './machine-info.js';
 type Obj = Record<string, unknown>;
 
 /** A node condition (core/v1 NodeCondition). */
-export interface NodeCondition { type: string; status: 'True' | 'False' | 'Unknown'; lastHeartbeatTime: string; lastTransitionTime: string; reason: string; message: string }
+export interface NodeCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  lastHeartbeatTime: string;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
 
 /** Settings from the kubelet configuration. */
 export interface NodeSettings {
@@ -46,8 +53,11 @@ const ki = (b: number) => `${Math.floor(b / 1024)}Ki`;
 /** The labels the kubelet owns (upstream updateDefaultLabels) plus --node-labels. */
 export function nodeLabels(s: NodeSettings, m: MachineInfo): Record<string, string> {
   return {
-    'beta.kubernetes.io/arch': m.architecture, 'beta.kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': m.architecture, 'kubernetes.io/hostname': s.hostname, 'kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/arch': m.architecture,
+    'beta.kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': m.architecture,
+    'kubernetes.io/hostname': s.hostname,
+    'kubernetes.io/os': 'linux',
     ...s.nodeLabels,
   };
 }
@@ -60,27 +70,53 @@ function threshold(v: string | undefined, capacity: number): number {
 }
 
 /** Capacity and allocatable (upstream GetNodeAllocatable: capacity − kubeReserved − systemReserved − hard eviction). */
-export function nodeResources(s: NodeSettings, m: MachineInfo): { capacity: Record<string, string>; allocatable: Record<string, string>; allocatableNumbers: { cpuMilli: number; memoryBytes: number; pods: number } } {
-  const reserved = (name: string, parse: (q: string) => number | undefined) => (parse(s.kubeReserved[name] ?? '0') ?? 0) + (parse(s.systemReserved[name] ?? '0') ?? 0);
+export function nodeResources(
+  s: NodeSettings,
+  m: MachineInfo,
+): { capacity: Record<string, string>; allocatable: Record<string, string>; allocatableNumbers: { cpuMilli: number; memoryBytes: number; pods: number } } {
+  const reserved = (name: string, parse: (q: string) => number | undefined) =>
+    (parse(s.kubeReserved[name] ?? '0') ?? 0) + (parse(s.systemReserved[name] ?? '0') ?? 0);
   const cpuMilli = Math.max(0, m.cpuCores * 1000 - reserved('cpu', milliCpu));
   const memoryBytes = Math.max(0, m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes));
-  const storage = Math.max(0, m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes));
-  const capacity = { cpu: String(m.cpuCores), 'ephemeral-storage': ki(m.ephemeralStorageBytes), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: ki(m.memoryBytes), pods: String(s.maxPods) };
-  const allocatable = { cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`, 'ephemeral-storage': String(storage), 'hugepages-1Gi': '0', 'hugepages-2Mi': '0', memory: ki(memoryBytes), pods: String(s.maxPods) };
+  const storage = Math.max(
+    0,
+    m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
+  );
+  const capacity = {
+    cpu: String(m.cpuCores),
+    'ephemeral-storage': ki(m.ephemeralStorageBytes),
+    'hugepages-1Gi': '0',
+    'hugepages-2Mi': '0',
+    memory: ki(m.memoryBytes),
+    pods: String(s.maxPods),
+  };
+  const allocatable = {
+    cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
+    'ephemeral-storage': String(storage),
+    'hugepages-1Gi': '0',
+    'hugepages-2Mi': '0',
+    memory: ki(memoryBytes),
+    pods: String(s.maxPods),
+  };
   return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods: s.maxPods } };
 }
 
 /** The Node the kubelet registers (upstream initialNode). */
 export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   return {
-    apiVersion: 'v1', kind: 'Node',
+    apiVersion: 'v1',
+    kind: 'Node',
     metadata: { name: s.nodeName, labels: nodeLabels(s, m), annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
     spec: { ...(s.providerID ? { providerID: s.providerID } : {}), ...(s.registerWithTaints.length ? { taints: s.registerWithTaints } : {}) },
   };
 }
 
 /** One condition: `healthy` is the status when `ok`; the transition time moves only when the status does. */
-function condition(type: string, ok: boolean, o: { good: [string, string]; bad: [string, string]; healthy: 'True' | 'False'; prev: NodeCondition | undefined; now: string }): NodeCondition {
+function condition(
+  type: string,
+  ok: boolean,
+  o: { good: [string, string]; bad: [string, string]; healthy: 'True' | 'False'; prev: NodeCondition | undefined; now: string },
+): NodeCondition {
   const { healthy, prev, now } = o;
   const status = ok ? healthy : healthy === 'True' ? 'False' : 'True';
   const [reason, message] = ok ? o.good : o.bad;
@@ -95,10 +131,34 @@ export function nodeConditions(runtimeErrors: string[] | undefined, previous: No
   const errs = runtimeErrors ?? ['container runtime status check may not have completed yet'];
   const notReady = errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
   return [
-    condition('MemoryPressure', true, { good: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'], bad: ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'], healthy: 'False', prev: prev('MemoryPressure'), now }),
-    condition('DiskPressure', true, { good: ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'], bad: ['KubeletHasDiskPressure', 'kubelet has disk pressure'], healthy: 'False', prev: prev('DiskPressure'), now }),
-    condition('PIDPressure', true, { good: ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'], bad: ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'], healthy: 'False', prev: prev('PIDPressure'), now }),
-    condition('Ready', errs.length === 0, { good: ['KubeletReady', 'kubelet is posting ready status'], bad: ['KubeletNotReady', notReady], healthy: 'True', prev: prev('Ready'), now }),
+    condition('MemoryPressure', true, {
+      good: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
+      bad: ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],
+      healthy: 'False',
+      prev: prev('MemoryPressure'),
+      now,
+    }),
+    condition('DiskPressure', true, {
+      good: ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
+      bad: ['KubeletHasDiskPressure', 'kubelet has disk pressure'],
+      healthy: 'False',
+      prev: prev('DiskPressure'),
+      now,
+    }),
+    condition('PIDPressure', true, {
+      good: ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
+      bad: ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'],
+      healthy: 'False',
+      prev: prev('PIDPressure'),
+      now,
+    }),
+    condition('Ready', errs.length === 0, {
+      good: ['KubeletReady', 'kubelet is posting ready status'],
+      bad: ['KubeletNotReady', notReady],
+      healthy: 'True',
+      prev: prev('Ready'),
+      now,
+    }),
   ];
 }
 
@@ -106,14 +166,25 @@ export function nodeConditions(runtimeErrors: string[] | undefined, previous: No
 export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
   const { capacity, allocatable } = nodeResources(s, i.machine);
   return {
-    capacity, allocatable,
+    capacity,
+    allocatable,
     conditions: nodeConditions(i.runtimeErrors, i.previous, i.nowMs),
-    addresses: [{ type: 'InternalIP', address: s.nodeIP }, { type: 'Hostname', address: s.hostname }],
+    addresses: [
+      { type: 'InternalIP', address: s.nodeIP },
+      { type: 'Hostname', address: s.hostname },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: s.port } },
     nodeInfo: {
-      machineID: i.machine.machineID, systemUUID: i.machine.systemUUID, bootID: i.machine.bootID, kernelVersion: i.machine.kernelVersion,
-      osImage: i.machine.osImage, containerRuntimeVersion: i.runtimeVersion, kubeletVersion: s.kubeletVersion, kubeProxyVersion: '',
-      operatingSystem: 'linux', architecture: i.machine.architecture,
+      machineID: i.machine.machineID,
+      systemUUID: i.machine.systemUUID,
+      bootID: i.machine.bootID,
+      kernelVersion: i.machine.kernelVersion,
+      osImage: i.machine.osImage,
+      containerRuntimeVersion: i.runtimeVersion,
+      kubeletVersion: s.kubeletVersion,
+      kubeProxyVersion: '',
+      operatingSystem: 'linux',
+      architecture: i.machine.architecture,
     },
     images: [...i.images].sort((a, b) => b.sizeBytes - a.sizeBytes).slice(0, 50),
   };

@@ -18,7 +18,11 @@ import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import { initialNode, nodeLabels, nodeStatus, withoutHeartbeats, type NodeCondition, type NodeSettings, type NodeStatusInput } from './node-object.js';
 
-type Obj = Record<string, any>;
+/** A Node as this manager reads it back (the rest is written, never read). */
+interface NodeObject {
+  metadata: { uid?: string; labels?: Record<string, string> };
+  [k: string]: unknown;
+}
 
 /** What the manager needs. */
 export interface NodeStatusManagerDeps {
@@ -38,13 +42,15 @@ export interface NodeStatusManagerDeps {
 /** Registers the node and keeps its status current. */
 export class NodeStatusManager {
   private uid: string | undefined;
-  private last: Obj | undefined;
+  private last: Record<string, unknown> | undefined;
   private lastReportMs = 0;
 
   constructor(private readonly d: NodeStatusManagerDeps) {}
 
   /** The Node's UID once registered (for the Lease's owner reference). */
-  nodeUid(): string | undefined { return this.uid; }
+  nodeUid(): string | undefined {
+    return this.uid;
+  }
 
   private async register(signal: AbortSignal): Promise<void> {
     const { client, settings: s } = this.d;
@@ -52,7 +58,7 @@ export class NodeStatusManager {
     while (!signal.aborted) {
       try {
         const node = initialNode(s, this.d.machine);
-        const r = await client.request<Obj>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
+        const r = await client.request<NodeObject>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
         if (r.status === 201) {
           this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
           this.d.events.record(nodeRef(s.nodeName), 'Normal', 'RegisteredNode', `Node ${s.nodeName} registered with the API server`);
@@ -60,12 +66,19 @@ export class NodeStatusManager {
           return;
         }
         if (r.status === 409) {
-          const cur = await client.request<Obj>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
+          const cur = await client.request<NodeObject>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
           if (cur.status === 200 && cur.body) {
             const want = nodeLabels({ ...s, nodeLabels: {} }, this.d.machine);
             const have = cur.body.metadata.labels ?? {};
             const fix = Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
-            if (Object.keys(fix).length) await client.request({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}`, contentType: 'application/merge-patch+json', body: { metadata: { labels: fix } }, signal });
+            if (Object.keys(fix).length)
+              await client.request({
+                method: 'PATCH',
+                path: `/api/v1/nodes/${s.nodeName}`,
+                contentType: 'application/merge-patch+json',
+                body: { metadata: { labels: fix } },
+                signal,
+              });
             this.d.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
             this.uid = cur.body.metadata.uid;
             return;
@@ -96,19 +109,34 @@ export class NodeStatusManager {
     // conditions set by others (e.g. NetworkUnavailable) are kept.
     if (!this.apiStatus) {
       const got = await client.request<{ status?: Record<string, unknown> }>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
-      this.apiStatus = got.status === 200 ? got.body?.status ?? {} : {};
+      this.apiStatus = got.status === 200 ? (got.body?.status ?? {}) : {};
     }
     const base = this.apiStatus;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
     const desired = { ...base, ...next, conditions: [...others, ...(next.conditions as NodeCondition[])] };
     const patch = twoWayMergePatch(base, desired);
-    const r = await client.request<{ status?: Record<string, unknown> }>({ method: 'PATCH', path: `/api/v1/nodes/${s.nodeName}/status`, contentType: 'application/strategic-merge-patch+json', body: { status: patch }, signal });
-    if (r.status !== 200) { this.apiStatus = undefined; throw apiError('patching node status', r); }
+    const r = await client.request<{ status?: Record<string, unknown> }>({
+      method: 'PATCH',
+      path: `/api/v1/nodes/${s.nodeName}/status`,
+      contentType: 'application/strategic-merge-patch+json',
+      body: { status: patch },
+      signal,
+    });
+    if (r.status !== 200) {
+      this.apiStatus = undefined;
+      throw apiError('patching node status', r);
+    }
     this.apiStatus = r.body?.status ?? desired;
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
-    if (ready.status !== wasReady) this.d.events.record(nodeRef(s.nodeName), 'Normal', ready.status === 'True' ? 'NodeReady' : 'NodeNotReady', `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`);
+    if (ready.status !== wasReady)
+      this.d.events.record(
+        nodeRef(s.nodeName),
+        'Normal',
+        ready.status === 'True' ? 'NodeReady' : 'NodeNotReady',
+        `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`,
+      );
     this.last = next;
     this.lastReportMs = now;
     return true;
@@ -120,7 +148,11 @@ export class NodeStatusManager {
       this.d.events.record(nodeRef(this.d.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
       if (this.d.registerNode) await this.register(signal);
       while (!signal.aborted) {
-        try { await this.updateOnce(signal); } catch (err) { if (!signal.aborted) this.d.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry'); }
+        try {
+          await this.updateOnce(signal);
+        } catch (err) {
+          if (!signal.aborted) this.d.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
+        }
         await sleep(this.d.updateFrequencyMs, signal, this.d.clock);
       }
     })();

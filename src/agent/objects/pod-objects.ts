@@ -36,12 +36,18 @@ export function podReferences(pod: Pod): { configMaps: string[]; secrets: string
 const IMMUTABLE_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
 
 /** What the fetcher needs. */
-export interface PodObjectsDeps { client: KubeClient; clock: Clock; ttlMs?: number }
+export interface PodObjectsDeps {
+  client: KubeClient;
+  clock: Clock;
+  ttlMs?: number;
+}
 
 /** Fetches and caches. */
 export class PodObjectFetcher {
   private readonly cache: TtlCache<unknown>;
-  constructor(private readonly d: PodObjectsDeps) { this.cache = new TtlCache({ clock: d.clock, maxEntries: 4096 }); }
+  constructor(private readonly d: PodObjectsDeps) {
+    this.cache = new TtlCache({ clock: d.clock, maxEntries: 4096 });
+  }
 
   /**
    * The object at `path` (null = 404), from the cache when fresh. An object marked `immutable`
@@ -51,9 +57,12 @@ export class PodObjectFetcher {
     const hit = this.cache.get(path);
     if (hit !== undefined) return hit as T | null;
     const r = await this.d.client.request<T & { message?: string }>({ path });
-    if (r.status === 404) { this.cache.set(path, null, this.d.ttlMs ?? 5000); return null; }
+    if (r.status === 404) {
+      this.cache.set(path, null, this.d.ttlMs ?? 5000);
+      return null;
+    }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
-    this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : this.d.ttlMs ?? 5000);
+    this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000));
     return r.body;
   }
 
@@ -66,14 +75,20 @@ export class PodObjectFetcher {
   async forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> {
     const ns = pod.metadata.namespace ?? 'default';
     const refs = podReferences(pod);
-    const configMaps = new Map(await Promise.all(refs.configMaps.map(async (n) => [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const)));
+    const configMaps = new Map(
+      await Promise.all(
+        refs.configMaps.map(async (n) => [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const),
+      ),
+    );
     const secretNames = [...new Set([...refs.secrets, ...refs.pullSecrets])];
     const secrets = new Map(await Promise.all(secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const)));
     const links = pod.spec.enableServiceLinks !== false;
-    const list = links ? (await this.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`))?.items ?? [] : [];
+    const list = links ? ((await this.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`))?.items ?? []) : [];
     const master = await this.get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes');
     return {
-      configMaps, secrets, serviceEnv: serviceEnv(servicesForPod(ns, { enableServiceLinks: links, inNamespace: list, masterService: master ?? undefined })),
+      configMaps,
+      secrets,
+      serviceEnv: serviceEnv(servicesForPod(ns, { enableServiceLinks: links, inNamespace: list, masterService: master ?? undefined })),
       pullSecrets: refs.pullSecrets.map((n) => secrets.get(n)).filter((s): s is PullSecret => !!s),
     };
   }

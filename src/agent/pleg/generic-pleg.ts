@@ -10,7 +10,10 @@ import { messageOf } from '../../lib/errors.js';
 import { PodUidLabel } from '../runtime/labels.js';
 
 /** A pod lifecycle event. */
-export interface PlegEvent { uid: string; type: 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'SandboxChanged' }
+export interface PlegEvent {
+  uid: string;
+  type: 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged' | 'SandboxChanged';
+}
 
 /** Computes events between two relists (pure): keys are `<uid>|<kind>|<id>` → state. */
 export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<string, string>): PlegEvent[] {
@@ -34,7 +37,10 @@ export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<
 
 /** What the PLEG needs. */
 export interface PlegDeps {
-  runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number;
+  runtime: RuntimeService;
+  clock: Clock;
+  logger: Logger;
+  periodMs: number;
   /** After each relist: how long it took and the time since the previous one started (ms), for metrics. */
   onRelist?(durationMs: number, intervalMs: number | undefined): void;
 }
@@ -48,10 +54,14 @@ export class GenericPleg {
   constructor(private readonly deps: PlegDeps) {}
 
   /** Subscribes to events. */
-  onEvent(fn: (e: PlegEvent) => void): void { this.listeners.push(fn); }
+  onEvent(fn: (e: PlegEvent) => void): void {
+    this.listeners.push(fn);
+  }
 
   /** When the last relist finished (ms), for health checks. */
-  lastRelistAt(): number { return this.lastRelistMs; }
+  lastRelistAt(): number {
+    return this.lastRelistMs;
+  }
 
   /** From the last relist: pods with a ready sandbox, and containers by state (running, exited, created, unknown). */
   runningCounts(): { pods: number; containers: Record<string, number> } {
@@ -60,7 +70,10 @@ export class GenericPleg {
     for (const [key, state] of this.last) {
       const [uid, kind] = key.split('|');
       if (kind === 's' && state === 'SANDBOX_READY') pods.add(uid);
-      if (kind === 'c') { const st = state.replace('CONTAINER_', '').toLowerCase(); containers[st] = (containers[st] ?? 0) + 1; }
+      if (kind === 'c') {
+        const st = state.replace('CONTAINER_', '').toLowerCase();
+        containers[st] = (containers[st] ?? 0) + 1;
+      }
     }
     return { pods: pods.size, containers };
   }
@@ -74,8 +87,14 @@ export class GenericPleg {
     this.lastStartMs = startMs;
     const [sandboxes, containers] = await Promise.all([this.deps.runtime.listPodSandbox(), this.deps.runtime.listContainers()]);
     const next = new Map<string, string>();
-    for (const s of sandboxes) { const uid = s.labels[PodUidLabel]; if (uid) next.set(`${uid}|s|${s.id}`, s.state); }
-    for (const c of containers) { const uid = c.labels[PodUidLabel]; if (uid) next.set(`${uid}|c|${c.id}`, c.state); }
+    for (const s of sandboxes) {
+      const uid = s.labels[PodUidLabel];
+      if (uid) next.set(`${uid}|s|${s.id}`, s.state);
+    }
+    for (const c of containers) {
+      const uid = c.labels[PodUidLabel];
+      if (uid) next.set(`${uid}|c|${c.id}`, c.state);
+    }
     const events = diffRelist(this.last, next);
     this.last = next;
     this.lastRelistMs = this.deps.clock.now();
@@ -89,7 +108,10 @@ export class GenericPleg {
     let failing = false;
     const tick = async () => {
       if (signal.aborted) return;
-      try { await this.relist(); failing = false; } catch (err) {
+      try {
+        await this.relist();
+        failing = false;
+      } catch (err) {
         if (!failing) this.deps.logger.warn({ err: messageOf(err) }, 'PLEG relist failed');
         failing = true;
       }

@@ -12,7 +12,13 @@ import { ListWatch } from '../../lib/list-watch.js';
 import type { PodSource } from './types.js';
 
 /** What the source needs. */
-export interface ApiserverSourceDeps { client: KubeClient; nodeName: string; clock: Clock; logger: Logger; watchdogMs?: number }
+export interface ApiserverSourceDeps {
+  client: KubeClient;
+  nodeName: string;
+  clock: Clock;
+  logger: Logger;
+  watchdogMs?: number;
+}
 
 /** PodSource over the apiserver. */
 export class ApiserverSource implements PodSource {
@@ -21,11 +27,21 @@ export class ApiserverSource implements PodSource {
   readonly reflector: ListWatch<Pod & { metadata: { name: string } }>;
 
   constructor(d: ApiserverSourceDeps) {
-    this.reflector = new ListWatch({ client: d.client, path: '/api/v1/pods', fieldSelector: `spec.nodeName=${d.nodeName}`, clock: d.clock, logger: d.logger, watchdogMs: d.watchdogMs });
+    this.reflector = new ListWatch({
+      client: d.client,
+      path: '/api/v1/pods',
+      fieldSelector: `spec.nodeName=${d.nodeName}`,
+      clock: d.clock,
+      logger: d.logger,
+      watchdogMs: d.watchdogMs,
+    });
   }
 
   /** Starts the reflector; every change emits the full set of pods bound here. */
   start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
-    this.reflector.start({ signal, onSnapshot: (pods) => emit(pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }))) });
+    this.reflector.start({
+      signal,
+      onSnapshot: (pods) => emit(pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }))),
+    });
   }
 }

@@ -19,9 +19,15 @@ export const MAX_DEPTH = 100;
 export const MAX_NODES = 1_000_000;
 
 /** The outcome of decoding one manifest: the pods that are valid and one message per problem. */
-export interface DecodeResult { pods: Pod[]; errors: string[] }
+export interface DecodeResult {
+  pods: Pod[];
+  errors: string[];
+}
 
 /** Why `v` is too deep or too big, or undefined. Iterative: a deep value cannot overflow the stack. */
+/** A field's value for a message: strings as they are, anything else as JSON. */
+const scalar = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+
 export function boundsError(v: unknown): string | undefined {
   const stack: [unknown, number][] = [[v, 1]];
   let nodes = 0;
@@ -37,15 +43,24 @@ export function boundsError(v: unknown): string | undefined {
 
 function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
   if (obj === null || obj === undefined) return;
-  if (typeof obj !== 'object' || Array.isArray(obj)) { out.errors.push(`${where}: not an object`); return; }
+  if (typeof obj !== 'object' || Array.isArray(obj)) {
+    out.errors.push(`${where}: not an object`);
+    return;
+  }
   const o = obj as Record<string, unknown>;
   if (o.kind === 'PodList' || o.kind === 'List') {
     const items = Array.isArray(o.items) ? o.items : [];
     items.forEach((it, i) => decodeObject({ kind: 'Pod', apiVersion: 'v1', ...(it as object) }, `${where} items[${i}]`, out));
     return;
   }
-  if (o.kind !== undefined && o.kind !== 'Pod') { out.errors.push(`${where}: kind "${String(o.kind)}" is not Pod or PodList`); return; }
-  if (o.apiVersion !== undefined && o.apiVersion !== 'v1') { out.errors.push(`${where}: apiVersion "${String(o.apiVersion)}" is not v1`); return; }
+  if (o.kind !== undefined && o.kind !== 'Pod') {
+    out.errors.push(`${where}: kind "${scalar(o.kind)}" is not Pod or PodList`);
+    return;
+  }
+  if (o.apiVersion !== undefined && o.apiVersion !== 'v1') {
+    out.errors.push(`${where}: apiVersion "${scalar(o.apiVersion)}" is not v1`);
+    return;
+  }
   const v = validatePod(o);
   if (v.ok) out.pods.push(v.pod);
   else out.errors.push(`${where}: invalid pod: ${v.errors.join('; ')}`);
@@ -54,20 +69,40 @@ function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
 /** Parses `text`; `origin` names the file or URL in messages. Never throws. */
 export function decodeManifests(text: string, origin: string): DecodeResult {
   const out: DecodeResult = { pods: [], errors: [] };
-  if (Buffer.byteLength(text, 'utf8') > MAX_MANIFEST_BYTES) { out.errors.push(`${origin}: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`); return out; }
+  if (Buffer.byteLength(text, 'utf8') > MAX_MANIFEST_BYTES) {
+    out.errors.push(`${origin}: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
+    return out;
+  }
   let list;
   try {
     list = parseAllDocuments(text, { prettyErrors: false, uniqueKeys: false });
-  } catch (err) { out.errors.push(`${origin}: ${messageOf(err)}`); return out; }
+  } catch (err) {
+    out.errors.push(`${origin}: ${messageOf(err)}`);
+    return out;
+  }
   const docs = Array.isArray(list) ? list : [list];
-  if (docs.length > MAX_DOCUMENTS) { out.errors.push(`${origin}: more than ${MAX_DOCUMENTS} documents`); return out; }
+  if (docs.length > MAX_DOCUMENTS) {
+    out.errors.push(`${origin}: more than ${MAX_DOCUMENTS} documents`);
+    return out;
+  }
   docs.forEach((doc, i) => {
     const where = docs.length > 1 ? `${origin} (document ${i + 1})` : origin;
-    if (doc.errors.length) { out.errors.push(`${where}: ${doc.errors[0].message}`); return; }
+    if (doc.errors.length) {
+      out.errors.push(`${where}: ${doc.errors[0].message}`);
+      return;
+    }
     let value: unknown;
-    try { value = doc.toJS({ maxAliasCount: MAX_ALIASES }); } catch (err) { out.errors.push(`${where}: ${messageOf(err)}`); return; }
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIASES });
+    } catch (err) {
+      out.errors.push(`${where}: ${messageOf(err)}`);
+      return;
+    }
     const bad = boundsError(value);
-    if (bad) { out.errors.push(`${where}: ${bad}`); return; }
+    if (bad) {
+      out.errors.push(`${where}: ${bad}`);
+      return;
+    }
     decodeObject(value, where, out);
   });
   return out;

@@ -23,7 +23,13 @@ import type { PodSource } from './types.js';
 const WATCH_SETTLE_MS = 30;
 
 /** What the file source needs. */
-export interface FileSourceDeps { path: string; nodeName: string; periodMs: number; logger: Logger; clock: Clock }
+export interface FileSourceDeps {
+  path: string;
+  nodeName: string;
+  periodMs: number;
+  logger: Logger;
+  clock: Clock;
+}
 
 /** PodSource over a manifest directory or file. */
 export class FileSource implements PodSource {
@@ -38,33 +44,63 @@ export class FileSource implements PodSource {
     let running = false;
     let again = false;
     const run = async () => {
-      if (running) { again = true; return; }
+      if (running) {
+        again = true;
+        return;
+      }
       running = true;
       try {
-        do { again = false; const pods = await this.readAll(); if (!signal.aborted) emit(pods); } while (again && !signal.aborted);
-      } finally { running = false; }
+        do {
+          again = false;
+          const pods = await this.readAll();
+          if (!signal.aborted) emit(pods);
+        } while (again && !signal.aborted);
+      } finally {
+        running = false;
+      }
     };
-    const schedule = (ms: number) => { timer?.(); timer = this.deps.clock.setTimer(() => { void run().then(() => schedule(this.deps.periodMs)); }, ms); };
+    const schedule = (ms: number) => {
+      timer?.();
+      timer = this.deps.clock.setTimer(() => {
+        void run().then(() => schedule(this.deps.periodMs));
+      }, ms);
+    };
     let watcher: FSWatcher | undefined;
     const tryWatch = () => {
       if (watcher) return;
       try {
         watcher = watch(this.deps.path, { persistent: false }, () => schedule(WATCH_SETTLE_MS));
-        watcher.on('error', () => { watcher?.close(); watcher = undefined; });
-      } catch { /* path missing: the periodic check retries */ }
+        watcher.on('error', () => {
+          watcher?.close();
+          watcher = undefined;
+        });
+      } catch {
+        /* path missing: the periodic check retries */
+      }
     };
     tryWatch();
     void run().then(() => schedule(this.deps.periodMs));
     const retryWatch = setInterval(tryWatch, Math.max(1000, this.deps.periodMs));
     retryWatch.unref();
-    signal.addEventListener('abort', () => { timer?.(); watcher?.close(); clearInterval(retryWatch); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        timer?.();
+        watcher?.close();
+        clearInterval(retryWatch);
+      },
+      { once: true },
+    );
   }
 
   private async files(): Promise<string[]> {
     const p = this.deps.path;
     const st = await stat(p).catch(() => undefined);
     if (!st) {
-      if (!this.reported.has(p)) { this.deps.logger.warn({ path: p }, 'static pod path does not exist (yet)'); this.reported.set(p, 'missing'); }
+      if (!this.reported.has(p)) {
+        this.deps.logger.warn({ path: p }, 'static pod path does not exist (yet)');
+        this.reported.set(p, 'missing');
+      }
       return [];
     }
     this.reported.delete(p);
@@ -85,18 +121,43 @@ export class FileSource implements PodSource {
     const l = await lstat(f).catch(() => undefined);
     if (!l) return undefined;
     let st;
-    try { st = await stat(f); } catch (err) {
+    try {
+      st = await stat(f);
+    } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      this.note(f, code === 'ELOOP' ? `skipping manifest ${f}: symlink loop` : code === 'ENOENT' ? `skipping manifest ${f}: dangling symlink` : `skipping manifest ${f}: ${(err as Error).message}`);
+      this.note(
+        f,
+        code === 'ELOOP'
+          ? `skipping manifest ${f}: symlink loop`
+          : code === 'ENOENT'
+            ? `skipping manifest ${f}: dangling symlink`
+            : `skipping manifest ${f}: ${(err as Error).message}`,
+      );
       return undefined;
     }
-    if (st.isDirectory()) { this.note(f, `not recursing into manifest path ${f}: it is a directory`); return undefined; }
-    if (!st.isFile()) { this.note(f, `skipping manifest ${f}: not a regular file`); return undefined; }
-    if (st.size > MAX_MANIFEST_BYTES) { this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error'); return undefined; }
+    if (st.isDirectory()) {
+      this.note(f, `not recursing into manifest path ${f}: it is a directory`);
+      return undefined;
+    }
+    if (!st.isFile()) {
+      this.note(f, `skipping manifest ${f}: not a regular file`);
+      return undefined;
+    }
+    if (st.size > MAX_MANIFEST_BYTES) {
+      this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
+      return undefined;
+    }
     let fh;
-    try { fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK); } catch { return undefined; }
     try {
-      if (!(await fh.stat()).isFile()) { this.note(f, `skipping manifest ${f}: not a regular file`); return undefined; }
+      fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK);
+    } catch {
+      return undefined;
+    }
+    try {
+      if (!(await fh.stat()).isFile()) {
+        this.note(f, `skipping manifest ${f}: not a regular file`);
+        return undefined;
+      }
       // Read in chunks sized to the file (not the cap: a scan of 100 small manifests must not allocate 1 GB).
       const chunks: Buffer[] = [];
       let n = 0;
@@ -105,11 +166,18 @@ export class FileSource implements PodSource {
         const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
         if (!bytesRead) break;
         n += bytesRead;
-        if (n > MAX_MANIFEST_BYTES) { this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error'); return undefined; }
+        if (n > MAX_MANIFEST_BYTES) {
+          this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
+          return undefined;
+        }
         chunks.push(chunk.subarray(0, bytesRead));
       }
       return Buffer.concat(chunks, n).toString('utf8');
-    } catch { return undefined; } finally { await fh.close(); }
+    } catch {
+      return undefined;
+    } finally {
+      await fh.close();
+    }
   }
 
   /** Reads every manifest and returns the current static pods. */
@@ -122,7 +190,14 @@ export class FileSource implements PodSource {
       for (const p of pods) {
         const key = `${p.metadata.name}_${p.metadata.namespace}`;
         const first = owner.get(key);
-        if (first && first !== f) { dupsNow.add(`${f}#dup`); this.note(`${f}#dup`, `duplicate pod name "${p.metadata.name}" in namespace "${p.metadata.namespace}": defined by ${first} and ${f}; ignoring the one in ${f}`); continue; }
+        if (first && first !== f) {
+          dupsNow.add(`${f}#dup`);
+          this.note(
+            `${f}#dup`,
+            `duplicate pod name "${p.metadata.name}" in namespace "${p.metadata.namespace}": defined by ${first} and ${f}; ignoring the one in ${f}`,
+          );
+          continue;
+        }
         owner.set(key, f);
         out.push(p);
       }
@@ -131,13 +206,23 @@ export class FileSource implements PodSource {
       const text = await this.readManifest(f);
       if (text === undefined) continue;
       const cached = this.lastGood.get(f);
-      if (cached && cached.text === text) { take(f, cached.pods); continue; }
-      if (!text.trim()) { this.note(f, `skipping manifest ${f}: the file is empty`); this.lastGood.set(f, { text, pods: [] }); continue; }
+      if (cached && cached.text === text) {
+        take(f, cached.pods);
+        continue;
+      }
+      if (!text.trim()) {
+        this.note(f, `skipping manifest ${f}: the file is empty`);
+        this.lastGood.set(f, { text, pods: [] });
+        continue;
+      }
       const r = decodeManifests(text, f);
       if (r.errors.length) this.note(f, `could not process manifest file ${f}: ${r.errors.join('; ')}`, 'error');
       else if (!r.pods.length) this.note(f, `skipping manifest ${f}: it defines no pods`);
       else this.reported.delete(f);
-      if (r.errors.length && r.pods.length === 0 && cached) { take(f, cached.pods); continue; }
+      if (r.errors.length && r.pods.length === 0 && cached) {
+        take(f, cached.pods);
+        continue;
+      }
       const pods = r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'file', location: f }));
       this.lastGood.set(f, { text, pods });
       take(f, pods);

@@ -11,12 +11,18 @@ import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
 
 /** The body as text, or undefined when it is longer than `max` bytes (reading stops there). */
 async function readCapped(res: Response, max: number): Promise<string | undefined> {
-  if (Number(res.headers.get('content-length') ?? 0) > max) { await res.body?.cancel(); return undefined; }
+  if (Number(res.headers.get('content-length') ?? 0) > max) {
+    await res.body?.cancel();
+    return undefined;
+  }
   const chunks: Uint8Array[] = [];
   let n = 0;
   for await (const c of res.body ?? []) {
     n += c.length;
-    if (n > max) { await res.body?.cancel().catch(() => {}); return undefined; }
+    if (n > max) {
+      await res.body?.cancel().catch(() => {});
+      return undefined;
+    }
     chunks.push(c);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -25,7 +31,14 @@ import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 
 /** What the URL source needs. */
-export interface HttpSourceDeps { url: string; headers: Record<string, string[]>; nodeName: string; periodMs: number; logger: Logger; clock: Clock }
+export interface HttpSourceDeps {
+  url: string;
+  headers: Record<string, string[]>;
+  nodeName: string;
+  periodMs: number;
+  logger: Logger;
+  clock: Clock;
+}
 
 /** PodSource over a manifest URL. */
 export class HttpSource implements PodSource {
@@ -57,9 +70,16 @@ export class HttpSource implements PodSource {
     let body: string;
     try {
       const res = await fetch(this.deps.url, { headers, signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]) });
-      if (!res.ok) { await res.body?.cancel(); this.report(`manifest URL answered ${res.status}`); return undefined; }
+      if (!res.ok) {
+        await res.body?.cancel();
+        this.report(`manifest URL answered ${res.status}`);
+        return undefined;
+      }
       const text = await readCapped(res, MAX_MANIFEST_BYTES);
-      if (text === undefined) { this.report(`invalid manifest from URL: the body is larger than ${MAX_MANIFEST_BYTES} bytes`); return undefined; }
+      if (text === undefined) {
+        this.report(`invalid manifest from URL: the body is larger than ${MAX_MANIFEST_BYTES} bytes`);
+        return undefined;
+      }
       body = text;
     } catch (err) {
       this.report(`unable to read manifest URL: ${messageOf(err)}`);
@@ -68,7 +88,10 @@ export class HttpSource implements PodSource {
     if (body === this.lastBody) return undefined;
     const r = decodeManifests(body, this.deps.url);
     // As upstream: a response with any invalid pod is rejected whole; the last good set stays.
-    if (r.errors.length) { this.report(`invalid manifest from URL: ${r.errors.join('; ')}`); return undefined; }
+    if (r.errors.length) {
+      this.report(`invalid manifest from URL: ${r.errors.join('; ')}`);
+      return undefined;
+    }
     this.lastError = undefined;
     this.lastBody = body;
     return r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }));

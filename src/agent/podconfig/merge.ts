@@ -24,11 +24,13 @@ function annotationsWithoutSeen(p: Pod): Record<string, string> {
 
 /** True when the change needs the pod to be synced again (spec, labels, annotations, deletion). */
 function needsUpdate(oldPod: Pod, newPod: Pod): boolean {
-  return !deepEqual(oldPod.spec, newPod.spec)
-    || !deepEqual(oldPod.metadata.labels ?? {}, newPod.metadata.labels ?? {})
-    || !deepEqual(annotationsWithoutSeen(oldPod), annotationsWithoutSeen(newPod))
-    || oldPod.metadata.deletionTimestamp !== newPod.metadata.deletionTimestamp
-    || oldPod.metadata.deletionGracePeriodSeconds !== newPod.metadata.deletionGracePeriodSeconds;
+  return (
+    !deepEqual(oldPod.spec, newPod.spec) ||
+    !deepEqual(oldPod.metadata.labels ?? {}, newPod.metadata.labels ?? {}) ||
+    !deepEqual(annotationsWithoutSeen(oldPod), annotationsWithoutSeen(newPod)) ||
+    oldPod.metadata.deletionTimestamp !== newPod.metadata.deletionTimestamp ||
+    oldPod.metadata.deletionGracePeriodSeconds !== newPod.metadata.deletionGracePeriodSeconds
+  );
 }
 
 /** Merges `snapshot` into `previous` for `source`; `seenAt` stamps newly seen pods. */
@@ -38,7 +40,9 @@ export function mergeSnapshot(previous: ReadonlyMap<string, Pod>, snapshot: Pod[
   for (const incoming of snapshot) {
     const fullName = `${incoming.metadata.name}_${incoming.metadata.namespace}`;
     if (names.has(fullName)) {
-      res.errors.push(`duplicate pod name "${incoming.metadata.name}" in namespace "${incoming.metadata.namespace}" from source "${source}"; ignoring the later one`);
+      res.errors.push(
+        `duplicate pod name "${incoming.metadata.name}" in namespace "${incoming.metadata.namespace}" from source "${source}"; ignoring the later one`,
+      );
       continue;
     }
     names.add(fullName);
@@ -49,7 +53,7 @@ export function mergeSnapshot(previous: ReadonlyMap<string, Pod>, snapshot: Pod[
       metadata: {
         ...incoming.metadata,
         annotations: {
-          ...(incoming.metadata.annotations ?? {}),
+          ...incoming.metadata.annotations,
           [ConfigSourceAnnotation]: source,
           [ConfigSeenAnnotation]: old?.metadata.annotations?.[ConfigSeenAnnotation] ?? seenAt,
         },

@@ -10,7 +10,11 @@ import { mergeSnapshot } from './merge.js';
 import type { PodSource, PodUpdate } from './types.js';
 
 /** What PodConfig needs. */
-export interface PodConfigDeps { sources: PodSource[]; logger: Logger; clock: Clock }
+export interface PodConfigDeps {
+  sources: PodSource[];
+  logger: Logger;
+  clock: Clock;
+}
 
 /** Merges sources into one update stream. */
 export class PodConfig {
@@ -21,7 +25,9 @@ export class PodConfig {
   constructor(private readonly deps: PodConfigDeps) {}
 
   /** Subscribes to updates; call before `start`. */
-  onUpdate(fn: (u: PodUpdate) => void): void { this.listeners.push(fn); }
+  onUpdate(fn: (u: PodUpdate) => void): void {
+    this.listeners.push(fn);
+  }
 
   /** Starts every source. */
   start({ signal }: { signal: AbortSignal }): void {
@@ -29,7 +35,9 @@ export class PodConfig {
   }
 
   /** True once every source has sent a snapshot. */
-  allSourcesSeen(): boolean { return this.deps.sources.every((s) => this.seen.has(s.name)); }
+  allSourcesSeen(): boolean {
+    return this.deps.sources.every((s) => this.seen.has(s.name));
+  }
 
   /** Merges one snapshot of `source` and publishes the changes. */
   apply(source: string, pods: Pod[]): void {
@@ -39,7 +47,9 @@ export class PodConfig {
     for (const e of r.errors) this.deps.logger.warn({ source }, e);
     this.state.set(source, r.next);
     this.seen.add(source);
-    const emit = (op: PodUpdate['op'], list: Pod[]) => { if (list.length) for (const l of this.listeners) l({ op, source, pods: list }); };
+    const emit = (op: PodUpdate['op'], list: Pod[]) => {
+      if (list.length) for (const l of this.listeners) l({ op, source, pods: list });
+    };
     emit('REMOVE', r.removes);
     emit('ADD', r.adds);
     emit('UPDATE', r.updates);

@@ -12,13 +12,21 @@ import { ConfigHashAnnotation } from './types.js';
 export function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().filter((k) => (v as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v);
 }
 
 /** Where a static pod came from. */
-export interface StaticPodOrigin { nodeName: string; kind: 'file' | 'http'; location: string }
+export interface StaticPodOrigin {
+  nodeName: string;
+  kind: 'file' | 'http';
+  location: string;
+}
 
 /** Turns a decoded manifest pod into the pod the kubelet runs. */
 export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
@@ -31,7 +39,13 @@ export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
     uid = h.digest('hex');
   }
   const tolerations = [...((pod.spec.tolerations as unknown[]) ?? [])];
-  if (origin.kind === 'file' && !tolerations.some((t) => (t as Record<string, unknown>).operator === 'Exists' && (t as Record<string, unknown>).effect === 'NoExecute' && !(t as Record<string, unknown>).key)) {
+  if (
+    origin.kind === 'file' &&
+    !tolerations.some(
+      (t) =>
+        (t as Record<string, unknown>).operator === 'Exists' && (t as Record<string, unknown>).effect === 'NoExecute' && !(t as Record<string, unknown>).key,
+    )
+  ) {
     tolerations.push({ operator: 'Exists', effect: 'NoExecute' });
   }
   return {
@@ -40,7 +54,7 @@ export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
       ...pod.metadata,
       uid,
       name: `${pod.metadata.name}-${origin.nodeName.toLowerCase()}`,
-      annotations: { ...(pod.metadata.annotations ?? {}), [ConfigHashAnnotation]: uid },
+      annotations: { ...pod.metadata.annotations, [ConfigHashAnnotation]: uid },
     },
     spec: { ...pod.spec, nodeName: origin.nodeName, tolerations },
     status: { phase: 'Pending' },

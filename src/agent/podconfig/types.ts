@@ -5,7 +5,11 @@ import type { Pod } from '../../api/types.js';
 export type PodOperation = 'ADD' | 'UPDATE' | 'REMOVE' | 'RECONCILE';
 
 /** One batch of pods with the same operation from one source. */
-export interface PodUpdate { op: PodOperation; source: string; pods: Pod[] }
+export interface PodUpdate {
+  op: PodOperation;
+  source: string;
+  pods: Pod[];
+}
 
 /** A source of pods. `start` must not block; it calls `emit` with every pod the source has now. */
 export interface PodSource {

@@ -9,7 +9,8 @@ import { apiError, type KubeClient } from '../../lib/kube-client.js';
 /** DELETEs `pod` now; 404 (already gone) and 409 (replaced) count as done; other answers throw. */
 export async function deletePodNow(client: KubeClient, pod: Pod): Promise<void> {
   const r = await client.request({
-    method: 'DELETE', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
+    method: 'DELETE',
+    path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
     body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
   });
   if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw apiError(`deleting pod ${pod.metadata.namespace}/${pod.metadata.name}`, r);

@@ -15,15 +15,24 @@ import type { PodManager } from './pod-manager.js';
 import { deletePodNow } from './delete-pod.js';
 
 /** What the mirror pod manager needs. */
-export interface MirrorPodsDeps { client: KubeClient; podManager: PodManager; nodeName: string; nodeUid: () => string | undefined; logger: Logger }
+export interface MirrorPodsDeps {
+  client: KubeClient;
+  podManager: PodManager;
+  nodeName: string;
+  nodeUid: () => string | undefined;
+  logger: Logger;
+}
 
 /** The mirror pod object for a static pod (pure). */
 export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod {
   const { [ConfigSeenAnnotation]: _seen, [ConfigSourceAnnotation]: _src, ...annotations } = pod.metadata.annotations ?? {};
   return {
-    apiVersion: 'v1', kind: 'Pod',
+    apiVersion: 'v1',
+    kind: 'Pod',
     metadata: {
-      name: pod.metadata.name, namespace: pod.metadata.namespace, labels: pod.metadata.labels,
+      name: pod.metadata.name,
+      namespace: pod.metadata.namespace,
+      labels: pod.metadata.labels,
       annotations: { ...annotations, [ConfigMirrorAnnotation]: pod.metadata.annotations?.[ConfigHashAnnotation] ?? pod.metadata.uid! },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }],
     },
@@ -54,7 +63,11 @@ export class MirrorPods {
       if (mirror || pod.metadata.deletionTimestamp) return;
       const nodeUid = this.d.nodeUid();
       if (!nodeUid) return;
-      const r = await this.d.client.request({ method: 'POST', path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`, body: mirrorPodFor(pod, { name: this.d.nodeName, uid: nodeUid }) });
+      const r = await this.d.client.request({
+        method: 'POST',
+        path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`,
+        body: mirrorPodFor(pod, { name: this.d.nodeName, uid: nodeUid }),
+      });
       if (r.status === 201) this.d.logger.info({ pod: name }, 'created mirror pod');
       else if (r.status !== 409) throw apiError('creating mirror pod', r);
     } catch (err) {
@@ -65,7 +78,10 @@ export class MirrorPods {
   /** Deletes mirror pods whose static pod is gone (housekeeping). */
   async deleteOrphans(): Promise<void> {
     for (const m of this.d.podManager.orphanedMirrors()) {
-      try { await this.remove(m); this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod'); } catch (err) {
+      try {
+        await this.remove(m);
+        this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod');
+      } catch (err) {
         this.d.logger.warn({ pod: `${m.metadata.namespace}/${m.metadata.name}`, err: messageOf(err) }, 'failed to delete orphaned mirror pod');
       }
     }

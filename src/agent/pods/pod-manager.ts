@@ -34,11 +34,17 @@ export class PodManager {
   }
 
   /** A number that changes whenever the set of pods or any pod changes. */
-  get generation(): number { return this.gen; }
+  get generation(): number {
+    return this.gen;
+  }
   /** Every desired pod. */
-  getPods(): Pod[] { return [...this.byUid.values()]; }
+  getPods(): Pod[] {
+    return [...this.byUid.values()];
+  }
   /** The pod with this UID. */
-  getPodByUid(uid: string): Pod | undefined { return this.byUid.get(uid); }
+  getPodByUid(uid: string): Pod | undefined {
+    return this.byUid.get(uid);
+  }
   /** The pod with this namespace and name. */
   getPodByName(namespace: string, name: string): Pod | undefined {
     const uid = this.byFullName.get(`${name}_${namespace}`);
@@ -46,11 +52,19 @@ export class PodManager {
   }
 
   /** Records a mirror pod (never run; its static pod is). */
-  setMirror(pod: Pod): void { this.mirrors.set(podFullName(pod), pod); }
+  setMirror(pod: Pod): void {
+    this.mirrors.set(podFullName(pod), pod);
+  }
   /** Forgets a mirror pod (only when it is the one stored, by UID). */
-  removeMirror(pod: Pod): void { if (this.mirrors.get(podFullName(pod))?.metadata.uid === pod.metadata.uid) this.mirrors.delete(podFullName(pod)); }
+  removeMirror(pod: Pod): void {
+    if (this.mirrors.get(podFullName(pod))?.metadata.uid === pod.metadata.uid) this.mirrors.delete(podFullName(pod));
+  }
   /** The mirror pod of a static pod, if the apiserver has one. */
-  getMirrorOf(pod: Pod): Pod | undefined { return this.mirrors.get(podFullName(pod)); }
+  getMirrorOf(pod: Pod): Pod | undefined {
+    return this.mirrors.get(podFullName(pod));
+  }
   /** Mirror pods whose static pod is gone. */
-  orphanedMirrors(): Pod[] { return [...this.mirrors.entries()].filter(([k]) => !this.byFullName.has(k)).map(([, p]) => p); }
+  orphanedMirrors(): Pod[] {
+    return [...this.mirrors.entries()].filter(([k]) => !this.byFullName.has(k)).map(([, p]) => p);
+  }
 }

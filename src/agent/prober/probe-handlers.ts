@@ -27,10 +27,20 @@ export interface ProbeAction {
 }
 
 /** A probe's outcome and its output (the text of Unhealthy events). */
-export interface ProbeOutcome { result: 'success' | 'failure'; output: string; /** exec: the command's exit code. */ exitCode?: number }
+export interface ProbeOutcome {
+  result: 'success' | 'failure';
+  output: string;
+  /** exec: the command's exit code. */ exitCode?: number;
+}
 
 /** What a handler needs. */
-export interface ProbeTarget { runtime: RuntimeService; containerId: string; container: Container; podIP: string; timeoutMs: number }
+export interface ProbeTarget {
+  runtime: RuntimeService;
+  containerId: string;
+  container: Container;
+  podIP: string;
+  timeoutMs: number;
+}
 
 const USER_AGENT = `kube-probe/${KUBERNETES_VERSION.replace(/^v/, '').split('.').slice(0, 2).join('.')}`;
 const MAX_BODY = 10 * 1024;
@@ -46,9 +56,12 @@ async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
   try {
     const r = await t.runtime.execSync(t.containerId, cmd, Math.max(1, Math.ceil(t.timeoutMs / 1000)));
     const output = Buffer.concat([Buffer.from(r.stdout ?? []), Buffer.from(r.stderr ?? [])]).toString('utf8');
-    return r.exit_code === 0 ? { result: 'success', output, exitCode: 0 } : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}`, exitCode: r.exit_code };
+    return r.exit_code === 0
+      ? { result: 'success', output, exitCode: 0 }
+      : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}`, exitCode: r.exit_code };
   } catch (err) {
-    if (isCode(err, 'Timeout') || /timed out|deadline/i.test(messageOf(err))) return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
+    if (isCode(err, 'Timeout') || /timed out|deadline/i.test(messageOf(err)))
+      return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
     return { result: 'failure', output: messageOf(err) };
   }
 }
@@ -59,7 +72,9 @@ function httpOnce(url: URL, headers: Record<string, string>, timeoutMs: number):
     const req = mod.request(url, { method: 'GET', headers, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { if (body.length < MAX_BODY) body += d; });
+      res.on('data', (d: string) => {
+        if (body.length < MAX_BODY) body += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: body.slice(0, MAX_BODY) }));
       res.on('error', reject);
     });
@@ -103,10 +118,15 @@ function tcpProbe(a: NonNullable<ProbeAction['tcpSocket']>, t: ProbeTarget): Pro
   if (port === undefined) return Promise.resolve({ result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` });
   return new Promise((resolve) => {
     const s = net.connect({ host, port, timeout: t.timeoutMs });
-    const done = (o: ProbeOutcome) => { s.destroy(); resolve(o); };
+    const done = (o: ProbeOutcome) => {
+      s.destroy();
+      resolve(o);
+    };
     s.once('connect', () => done({ result: 'success', output: '' }));
     s.once('timeout', () => done({ result: 'failure', output: `dial tcp ${host}:${port}: i/o timeout` }));
-    s.once('error', (err: NodeJS.ErrnoException) => done({ result: 'failure', output: `dial tcp ${host}:${port}: connect: ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}` }));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      done({ result: 'failure', output: `dial tcp ${host}:${port}: connect: ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}` }),
+    );
   });
 }
 
@@ -115,7 +135,13 @@ function encodeHealthRequest(service: string): Buffer {
   const s = Buffer.from(service, 'utf8');
   if (!s.length) return Buffer.alloc(0);
   const len: number[] = [];
-  for (let n = s.length; ; n >>>= 7) { if (n < 0x80) { len.push(n); break; } len.push((n & 0x7f) | 0x80); }
+  for (let n = s.length; ; n >>>= 7) {
+    if (n < 0x80) {
+      len.push(n);
+      break;
+    }
+    len.push((n & 0x7f) | 0x80);
+  }
   return Buffer.concat([Buffer.from([0x0a, ...len]), s]);
 }
 
@@ -123,9 +149,30 @@ function encodeHealthRequest(service: string): Buffer {
 function decodeHealthStatus(b: Buffer): number {
   for (let i = 0; i < b.length;) {
     const tag = b[i++];
-    let v = 0; let shift = 0;
-    if ((tag & 7) === 0) { for (;;) { const x = b[i++]; v |= (x & 0x7f) << shift; if (!(x & 0x80)) break; shift += 7; } if (tag >> 3 === 1) return v; continue; }
-    if ((tag & 7) === 2) { let n = 0; shift = 0; for (;;) { const x = b[i++]; n |= (x & 0x7f) << shift; if (!(x & 0x80)) break; shift += 7; } i += n; continue; }
+    let v = 0;
+    let shift = 0;
+    if ((tag & 7) === 0) {
+      for (;;) {
+        const x = b[i++];
+        v |= (x & 0x7f) << shift;
+        if (!(x & 0x80)) break;
+        shift += 7;
+      }
+      if (tag >> 3 === 1) return v;
+      continue;
+    }
+    if ((tag & 7) === 2) {
+      let n = 0;
+      shift = 0;
+      for (;;) {
+        const x = b[i++];
+        n |= (x & 0x7f) << shift;
+        if (!(x & 0x80)) break;
+        shift += 7;
+      }
+      i += n;
+      continue;
+    }
     break;
   }
   return 0;
@@ -138,12 +185,30 @@ async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): P
   const addr = `${t.podIP.includes(':') ? `[${t.podIP}]` : t.podIP}:${a.port}`;
   const client = new grpc.Client(addr, grpc.credentials.createInsecure());
   return new Promise((resolve) => {
-    client.makeUnaryRequest('/grpc.health.v1.Health/Check', (x: Buffer) => x, (x: Buffer) => x, encodeHealthRequest(a.service ?? ''), { deadline: Date.now() + t.timeoutMs }, (err, res) => {
-      client.close();
-      if (err) { resolve({ result: 'failure', output: err.code === grpc.status.DEADLINE_EXCEEDED ? `timeout: health rpc did not complete within ${t.timeoutMs / 1000}s` : `error: health rpc probe failed: ${err.details || err.message}` }); return; }
-      const st = decodeHealthStatus(res ?? Buffer.alloc(0));
-      resolve(st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` });
-    });
+    client.makeUnaryRequest(
+      '/grpc.health.v1.Health/Check',
+      (x: Buffer) => x,
+      (x: Buffer) => x,
+      encodeHealthRequest(a.service ?? ''),
+      { deadline: Date.now() + t.timeoutMs },
+      (err, res) => {
+        client.close();
+        if (err) {
+          resolve({
+            result: 'failure',
+            output:
+              err.code === grpc.status.DEADLINE_EXCEEDED
+                ? `timeout: health rpc did not complete within ${t.timeoutMs / 1000}s`
+                : `error: health rpc probe failed: ${err.details || err.message}`,
+          });
+          return;
+        }
+        const st = decodeHealthStatus(res ?? Buffer.alloc(0));
+        resolve(
+          st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` },
+        );
+      },
+    );
   });
 }
 

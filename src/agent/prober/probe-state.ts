@@ -16,7 +16,13 @@ export type ProbeKind = 'liveness' | 'readiness' | 'startup';
 export type ProbeResult = 'success' | 'failure' | 'unknown';
 
 /** The worker's state for one container instance. */
-export interface ProbeState { containerId: string; result: ProbeResult; lastRaw?: 'success' | 'failure'; run: number; onHold: boolean }
+export interface ProbeState {
+  containerId: string;
+  result: ProbeResult;
+  lastRaw?: 'success' | 'failure';
+  run: number;
+  onHold: boolean;
+}
 
 /** The state of a fresh container instance (upstream initial values). */
 export function initialState(kind: ProbeKind, containerId: string): ProbeState {
@@ -29,15 +35,25 @@ export function nextState(s: ProbeState, raw: 'success' | 'failure', o: { kind: 
   const next: ProbeState = { ...s, lastRaw: raw, run };
   if ((raw === 'failure' && run < o.failureThreshold) || (raw === 'success' && run < o.successThreshold)) return next;
   next.result = raw;
-  if (raw === 'failure' && (o.kind === 'liveness' || o.kind === 'startup')) { next.onHold = true; next.run = 0; next.lastRaw = undefined; }
+  if (raw === 'failure' && (o.kind === 'liveness' || o.kind === 'startup')) {
+    next.onHold = true;
+    next.run = 0;
+    next.lastRaw = undefined;
+  }
   return next;
 }
 
 /** Upstream defaults of a probe's numbers (API defaulting). */
-export function probeTiming(p: { initialDelaySeconds?: number; periodSeconds?: number; timeoutSeconds?: number; successThreshold?: number; failureThreshold?: number }, kind: ProbeKind) {
+export function probeTiming(
+  p: { initialDelaySeconds?: number; periodSeconds?: number; timeoutSeconds?: number; successThreshold?: number; failureThreshold?: number },
+  kind: ProbeKind,
+) {
   return {
-    initialDelaySeconds: p.initialDelaySeconds ?? 0, periodSeconds: p.periodSeconds || 10, timeoutSeconds: p.timeoutSeconds || 1,
+    initialDelaySeconds: p.initialDelaySeconds ?? 0,
+    periodSeconds: p.periodSeconds || 10,
+    timeoutSeconds: p.timeoutSeconds || 1,
     // Liveness and startup probes must have successThreshold 1 (API validation).
-    successThreshold: kind === 'readiness' ? p.successThreshold || 1 : 1, failureThreshold: p.failureThreshold || 3,
+    successThreshold: kind === 'readiness' ? p.successThreshold || 1 : 1,
+    failureThreshold: p.failureThreshold || 3,
   };
 }

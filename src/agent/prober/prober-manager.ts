@@ -28,15 +28,32 @@ export interface ProberDeps {
   random?: () => number;
 }
 
-type ProbeSpec = ProbeAction & { initialDelaySeconds?: number; periodSeconds?: number; timeoutSeconds?: number; successThreshold?: number; failureThreshold?: number };
+type ProbeSpec = ProbeAction & {
+  initialDelaySeconds?: number;
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+};
 
 interface Worker {
-  uid: string; pod: Pod; container: Container; kind: ProbeKind; spec: ProbeSpec;
-  state: ProbeState; running: boolean; startedAtMs: number; podIP: string;
+  uid: string;
+  pod: Pod;
+  container: Container;
+  kind: ProbeKind;
+  spec: ProbeSpec;
+  state: ProbeState;
+  running: boolean;
+  startedAtMs: number;
+  podIP: string;
   cancel?: () => void;
 }
 
-const KIND_FIELD: Record<ProbeKind, 'livenessProbe' | 'readinessProbe' | 'startupProbe'> = { liveness: 'livenessProbe', readiness: 'readinessProbe', startup: 'startupProbe' };
+const KIND_FIELD: Record<ProbeKind, 'livenessProbe' | 'readinessProbe' | 'startupProbe'> = {
+  liveness: 'livenessProbe',
+  readiness: 'readinessProbe',
+  startup: 'startupProbe',
+};
 const KIND_NAME: Record<ProbeKind, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
 
 /** Probe results by pod and container. */
@@ -47,7 +64,9 @@ export class ProberManager {
 
   constructor(private readonly d: ProberDeps) {}
 
-  private key(uid: string, container: string, kind: ProbeKind) { return `${uid}/${container}/${kind}`; }
+  private key(uid: string, container: string, kind: ProbeKind) {
+    return `${uid}/${container}/${kind}`;
+  }
 
   /** Starts, updates or stops the workers of `pod` from its runtime status. */
   syncPod(pod: Pod, rs: PodRuntimeStatus, podIP: string): void {
@@ -74,12 +93,20 @@ export class ProberManager {
         w.startedAtMs = inst?.startedAt ?? 0;
       }
     }
-    for (const [k, w] of this.workers) if (w.uid === uid && !wanted.has(k)) { w.cancel?.(); this.workers.delete(k); }
+    for (const [k, w] of this.workers)
+      if (w.uid === uid && !wanted.has(k)) {
+        w.cancel?.();
+        this.workers.delete(k);
+      }
   }
 
   /** Stops every worker of pod `uid`. */
   removePod(uid: string): void {
-    for (const [k, w] of this.workers) if (w.uid === uid) { w.cancel?.(); this.workers.delete(k); }
+    for (const [k, w] of this.workers)
+      if (w.uid === uid) {
+        w.cancel?.();
+        this.workers.delete(k);
+      }
   }
 
   private result(uid: string, container: string, kind: ProbeKind, containerId: string): ProbeResult | undefined {
@@ -88,7 +115,11 @@ export class ProberManager {
   }
 
   /** The probe results the status and the restart decision read (undefined: no such probe). */
-  results(uid: string): { readiness(name: string, id: string): ProbeResult | undefined; liveness(name: string, id: string): ProbeResult | undefined; startup(name: string, id: string): ProbeResult | undefined } {
+  results(uid: string): {
+    readiness(name: string, id: string): ProbeResult | undefined;
+    liveness(name: string, id: string): ProbeResult | undefined;
+    startup(name: string, id: string): ProbeResult | undefined;
+  } {
     return {
       readiness: (n, id) => this.result(uid, n, 'readiness', id),
       liveness: (n, id) => this.result(uid, n, 'liveness', id),
@@ -97,13 +128,19 @@ export class ProberManager {
   }
 
   private schedule(w: Worker, ms: number): void {
-    w.cancel = this.d.clock.setTimer(() => { void this.tick(w); }, ms);
+    w.cancel = this.d.clock.setTimer(() => {
+      void this.tick(w);
+    }, ms);
   }
 
   private async tick(w: Worker): Promise<void> {
     if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
     const t = probeTiming(w.spec, w.kind);
-    try { await this.probeOnce(w, t); } catch (err) { this.d.logger.warn({ err: String(err) }, 'probe failed unexpectedly'); }
+    try {
+      await this.probeOnce(w, t);
+    } catch (err) {
+      this.d.logger.warn({ err: String(err) }, 'probe failed unexpectedly');
+    }
     if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) === w) this.schedule(w, t.periodSeconds * 1000);
   }
 
@@ -113,15 +150,33 @@ export class ProberManager {
     if (this.d.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
     if (w.kind !== 'startup' && w.container.startupProbe && this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success') return;
     const containerId = w.state.containerId;
-    const out = await runProbeAction(w.spec, { runtime: this.d.runtime, containerId, container: w.container, podIP: w.podIP, timeoutMs: t.timeoutSeconds * 1000 });
-    const labels = { probe_type: KIND_NAME[w.kind], result: out.result === 'success' ? 'successful' : 'failed', container: w.container.name, pod: w.pod.metadata.name ?? '', namespace: w.pod.metadata.namespace ?? '', pod_uid: w.uid };
+    const out = await runProbeAction(w.spec, {
+      runtime: this.d.runtime,
+      containerId,
+      container: w.container,
+      podIP: w.podIP,
+      timeoutMs: t.timeoutSeconds * 1000,
+    });
+    const labels = {
+      probe_type: KIND_NAME[w.kind],
+      result: out.result === 'success' ? 'successful' : 'failed',
+      container: w.container.name,
+      pod: w.pod.metadata.name ?? '',
+      namespace: w.pod.metadata.namespace ?? '',
+      pod_uid: w.uid,
+    };
     const countKey = JSON.stringify(labels);
     const entry = this.counts.get(countKey) ?? { labels, count: 0 };
     entry.count++;
     this.counts.set(countKey, entry);
     if (w.state.containerId !== containerId) return;
     if (out.result === 'failure') {
-      this.d.events?.record(podRef(w.pod, { name: w.container.name }), 'Warning', 'Unhealthy', `${KIND_NAME[w.kind]} probe failed: ${out.output.trim()}`.slice(0, 1024));
+      this.d.events?.record(
+        podRef(w.pod, { name: w.container.name }),
+        'Warning',
+        'Unhealthy',
+        `${KIND_NAME[w.kind]} probe failed: ${out.output.trim()}`.slice(0, 1024),
+      );
     }
     const before = w.state.result;
     w.state = nextState(w.state, out.result, { kind: w.kind, successThreshold: t.successThreshold, failureThreshold: t.failureThreshold });

@@ -31,11 +31,28 @@ export interface PodActionsSnapshot {
 }
 
 /** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
-export interface ContainerToStart { name: string; init: boolean; restartCount: number; backoff?: { key: string; eventMs: number }; /** An ephemeral container (kubectl debug). */ ephemeral?: boolean }
+export interface ContainerToStart {
+  name: string;
+  init: boolean;
+  restartCount: number;
+  backoff?: { key: string; eventMs: number };
+  /** An ephemeral container (kubectl debug). */ ephemeral?: boolean;
+}
 /** A running container to stop. */
-export interface ContainerToKill { id: string; name: string; reason: string; message: string; /** A probe-level terminationGracePeriodSeconds overriding the pod's. */ gracePeriodSeconds?: number }
+export interface ContainerToKill {
+  id: string;
+  name: string;
+  reason: string;
+  message: string;
+  /** A probe-level terminationGracePeriodSeconds overriding the pod's. */ gracePeriodSeconds?: number;
+}
 /** A container held back by crash-loop backoff. */
-export interface BackoffHold { name: string; init: boolean; message: string; remainingMs: number }
+export interface BackoffHold {
+  name: string;
+  init: boolean;
+  message: string;
+  remainingMs: number;
+}
 
 /** The plan for one sync of one pod. */
 export interface PodActions {
@@ -50,10 +67,14 @@ export interface PodActions {
   failed: boolean;
 }
 
-function restartsOnFailure(pod: Pod): boolean { return pod.spec.restartPolicy !== 'Never'; }
+function restartsOnFailure(pod: Pod): boolean {
+  return pod.spec.restartPolicy !== 'Never';
+}
 
 /** An init container with restartPolicy Always (a sidecar). */
-export function isSidecar(c: Container): boolean { return c.restartPolicy === 'Always'; }
+export function isSidecar(c: Container): boolean {
+  return c.restartPolicy === 'Always';
+}
 
 /** Upstream ShouldContainerBeRestarted. */
 export function shouldContainerBeRestarted(pod: Pod, inst: RuntimeContainer | undefined): boolean {
@@ -77,8 +98,14 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   const latestSandbox = status.sandboxes[0];
   const readySandboxes = status.sandboxes.filter((s) => s.ready).length;
   const actions: PodActions = {
-    killPod: false, createSandbox: false, sandboxId: latestSandbox?.id ?? '', attempt: latestSandbox?.attempt ?? 0,
-    start: [], kill: [], backoff: [], failed: false,
+    killPod: false,
+    createSandbox: false,
+    sandboxId: latestSandbox?.id ?? '',
+    attempt: latestSandbox?.attempt ?? 0,
+    start: [],
+    kill: [],
+    backoff: [],
+    failed: false,
   };
   const hasRunning = status.containers.some((c) => c.state === 'running');
 
@@ -86,7 +113,10 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     const latest = latestContainer(status, c.name);
     const restartCount = latest ? latest.restartCount + 1 : 0;
     const lastExited = containerInstances(status, c.name).find((x) => x.state === 'exited');
-    if (!lastExited) { actions.start.push({ name: c.name, init, restartCount }); return; }
+    if (!lastExited) {
+      actions.start.push({ name: c.name, init, restartCount });
+      return;
+    }
     const key = backoffKey(uid, c.name, containerHash(c));
     const entry = snap.backoff.get(key);
     const remaining = backoffRemaining(entry, lastExited.finishedAt, snap.nowMs);
@@ -111,7 +141,10 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       return actions;
     }
     const toStart = pod.spec.containers.filter((c) => !(pod.spec.restartPolicy === 'OnFailure' && succeeded(status, c.name)));
-    if (toStart.length === 0 && initContainers.length === 0) { actions.createSandbox = false; return actions; }
+    if (toStart.length === 0 && initContainers.length === 0) {
+      actions.createSandbox = false;
+      return actions;
+    }
     if (initContainers.length > 0) startOrHold(initContainers[0], true);
     else for (const c of toStart) startOrHold(c, false);
     return actions;
@@ -124,7 +157,10 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     for (const c of initContainers) {
       const inst = latestContainer(status, c.name);
       if (isSidecar(c)) {
-        if (inst?.state === 'running') { if (sidecarStarted(c, inst.id)) continue; return actions; }
+        if (inst?.state === 'running') {
+          if (sidecarStarted(c, inst.id)) continue;
+          return actions;
+        }
         startOrHold(c, true);
         return actions;
       }
@@ -149,15 +185,28 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       continue;
     }
     // A failed liveness or startup probe: kill, and restart when the restart policy says so.
-    const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+    const probe =
+      snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
     if (probe) {
-      const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)?.terminationGracePeriodSeconds;
-      actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted`, ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}) });
+      const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)
+        ?.terminationGracePeriodSeconds;
+      actions.kill.push({
+        id: inst.id,
+        name: c.name,
+        reason: `Container ${c.name} failed ${probe} probe`,
+        message: `Container ${c.name} failed ${probe} probe, will be restarted`,
+        ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
+      });
       if (pod.spec.restartPolicy !== 'Never') actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
     if (inst.hash && inst.hash !== containerHash(c)) {
-      actions.kill.push({ id: inst.id, name: c.name, reason: 'Container spec hash changed', message: `Container ${c.name} definition changed, will be restarted` });
+      actions.kill.push({
+        id: inst.id,
+        name: c.name,
+        reason: 'Container spec hash changed',
+        message: `Container ${c.name} definition changed, will be restarted`,
+      });
       actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
@@ -165,18 +214,34 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   }
 
   // Ephemeral containers (kubectl debug) start once, in the running pod, and are never restarted.
-  if (keep > 0) for (const e of pod.spec.ephemeralContainers ?? []) if (!latestContainer(status, e.name)) actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
+  if (keep > 0)
+    for (const e of pod.spec.ephemeralContainers ?? [])
+      if (!latestContainer(status, e.name)) actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
   // 4. Nothing left to run: every regular container finished for good (sidecars do not count).
   const regularPending = actions.start.some((x) => !x.init && !x.ephemeral) || actions.backoff.some((x) => !x.init);
-  if (keep === 0 && !regularPending) { actions.killPod = true; actions.start = []; actions.backoff = []; return actions; }
+  if (keep === 0 && !regularPending) {
+    actions.killPod = true;
+    actions.start = [];
+    actions.backoff = [];
+    return actions;
+  }
   // Sidecars that exited after the regular containers started are restarted, whatever the policy.
   if (regularStarted) {
     for (const c of initContainers.filter(isSidecar)) {
       const inst = latestContainer(status, c.name);
-      if (!inst || inst.state !== 'running') { startOrHold(c, true); continue; }
-      const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+      if (!inst || inst.state !== 'running') {
+        startOrHold(c, true);
+        continue;
+      }
+      const probe =
+        snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
       if (probe) {
-        actions.kill.push({ id: inst.id, name: c.name, reason: `Container ${c.name} failed ${probe} probe`, message: `Container ${c.name} failed ${probe} probe, will be restarted` });
+        actions.kill.push({
+          id: inst.id,
+          name: c.name,
+          reason: `Container ${c.name} failed ${probe} probe`,
+          message: `Container ${c.name} failed ${probe} probe, will be restarted`,
+        });
         actions.start.push({ name: c.name, init: true, restartCount: inst.restartCount + 1 });
       }
     }

@@ -35,13 +35,29 @@ export interface ContainerConfigContext extends EnvContext {
 export type ContainerConfigResult = { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
 
 /** Upstream's default masked and read-only /proc and /sys paths for unprivileged containers. */
-export const DEFAULT_MASKED_PATHS = ['/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap'];
+export const DEFAULT_MASKED_PATHS = [
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
+];
 export const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
-function num(v: unknown): number | undefined { return typeof v === 'number' ? v : undefined; }
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : undefined;
+}
 
 /** Pod name as upstream's format.Pod: name_namespace(uid). */
-export function formatPod(pod: Pod): string { return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`; }
+export function formatPod(pod: Pod): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
+}
 
 /** Upstream verifyRunAsNonRoot: an error message, or undefined when the container may run. */
 export function verifyRunAsNonRoot(pod: Pod, c: Container, image: cri.Image | null): string | undefined {
@@ -50,11 +66,14 @@ export function verifyRunAsNonRoot(pod: Pod, c: Container, image: cri.Image | nu
   const nonRoot = (sc.runAsNonRoot ?? podSc.runAsNonRoot) === true;
   if (!nonRoot) return undefined;
   const runAsUser = num(sc.runAsUser) ?? num(podSc.runAsUser);
-  if (runAsUser !== undefined) return runAsUser === 0 ? `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${c.name})` : undefined;
+  if (runAsUser !== undefined)
+    return runAsUser === 0 ? `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${c.name})` : undefined;
   const uid = image?.uid ? Number(image.uid.value) : undefined;
   const username = image?.username ?? '';
-  if (uid === 0 || (uid === undefined && !username)) return `container has runAsNonRoot and image will run as root (pod: "${formatPod(pod)}", container: ${c.name})`;
-  if (uid === undefined && username) return `container has runAsNonRoot and image has non-numeric user (${username}), cannot verify user is non-root (pod: "${formatPod(pod)}", container: ${c.name})`;
+  if (uid === 0 || (uid === undefined && !username))
+    return `container has runAsNonRoot and image will run as root (pod: "${formatPod(pod)}", container: ${c.name})`;
+  if (uid === undefined && username)
+    return `container has runAsNonRoot and image has non-numeric user (${username}), cannot verify user is non-root (pod: "${formatPod(pod)}", container: ${c.name})`;
   return undefined;
 }
 
@@ -81,37 +100,46 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   const mounts: cri.Mount[] = planned.mounts.map((m) => m.mount);
   const taken = mountedPaths(c);
   if (ctx.hostsFile && !taken.has('/etc/hosts')) mounts.push({ container_path: '/etc/hosts', host_path: ctx.hostsFile, readonly: false });
-  if (ctx.terminationLogFile && c.terminationMessagePath) mounts.push({ container_path: c.terminationMessagePath, host_path: ctx.terminationLogFile, readonly: false });
+  if (ctx.terminationLogFile && c.terminationMessagePath)
+    mounts.push({ container_path: c.terminationMessagePath, host_path: ctx.terminationLogFile, readonly: false });
   const fsGroup = num(podSc.fsGroup);
   const supplemental = Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [];
-  return { ok: true, volumeMounts: planned.mounts, config: {
-    metadata: { name: c.name, attempt: restartCount },
-    image: { image: imageRef, user_specified_image: c.image ?? '' },
-    command: (c.command ?? []).map((x) => expand(x, lookup)),
-    args: (c.args ?? []).map((x) => expand(x, lookup)),
-    working_dir: c.workingDir ?? '',
-    envs: env.env,
-    mounts,
-    labels: containerLabels(pod, c),
-    annotations: containerAnnotations(pod, c, restartCount),
-    log_path: containerLogPath(c.name, restartCount),
-    stdin: !!c.stdin,
-    stdin_once: !!c.stdinOnce,
-    tty: !!c.tty,
-    linux: {
-      resources: linuxContainerResources(pod, c, ctx.resources),
-      security_context: {
-        privileged: sc.privileged === true,
-        run_as_user: runAsUser !== undefined ? { value: runAsUser } : null,
-        run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
-        supplemental_groups: fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
-        readonly_rootfs: sc.readOnlyRootFilesystem === true,
-        no_new_privs: sc.allowPrivilegeEscalation === false,
-        capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },
-        masked_paths: sc.privileged === true ? [] : DEFAULT_MASKED_PATHS,
-        readonly_paths: sc.privileged === true ? [] : DEFAULT_READONLY_PATHS,
-        namespace_options: { network: pod.spec.hostNetwork ? 'NODE' : 'POD', pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.spec.hostIPC ? 'NODE' : 'POD' },
+  return {
+    ok: true,
+    volumeMounts: planned.mounts,
+    config: {
+      metadata: { name: c.name, attempt: restartCount },
+      image: { image: imageRef, user_specified_image: c.image ?? '' },
+      command: (c.command ?? []).map((x) => expand(x, lookup)),
+      args: (c.args ?? []).map((x) => expand(x, lookup)),
+      working_dir: c.workingDir ?? '',
+      envs: env.env,
+      mounts,
+      labels: containerLabels(pod, c),
+      annotations: containerAnnotations(pod, c, restartCount),
+      log_path: containerLogPath(c.name, restartCount),
+      stdin: !!c.stdin,
+      stdin_once: !!c.stdinOnce,
+      tty: !!c.tty,
+      linux: {
+        resources: linuxContainerResources(pod, c, ctx.resources),
+        security_context: {
+          privileged: sc.privileged === true,
+          run_as_user: runAsUser !== undefined ? { value: runAsUser } : null,
+          run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
+          supplemental_groups: fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
+          readonly_rootfs: sc.readOnlyRootFilesystem === true,
+          no_new_privs: sc.allowPrivilegeEscalation === false,
+          capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },
+          masked_paths: sc.privileged === true ? [] : DEFAULT_MASKED_PATHS,
+          readonly_paths: sc.privileged === true ? [] : DEFAULT_READONLY_PATHS,
+          namespace_options: {
+            network: pod.spec.hostNetwork ? 'NODE' : 'POD',
+            pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER',
+            ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
+          },
+        },
       },
     },
-  } };
+  };
 }

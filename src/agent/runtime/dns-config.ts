@@ -14,10 +14,18 @@ export const MAX_NAMESERVERS = 3;
 export const MAX_SEARCHES = 32;
 
 /** What the node offers. */
-export interface NodeDns { clusterDNS: string[]; clusterDomain: string; resolvConf: string }
+export interface NodeDns {
+  clusterDNS: string[];
+  clusterDomain: string;
+  resolvConf: string;
+}
 
 /** A parsed resolv.conf. */
-export interface ResolvConf { servers: string[]; searches: string[]; options: string[] }
+export interface ResolvConf {
+  servers: string[];
+  searches: string[];
+  options: string[];
+}
 
 /** Parses resolv.conf text (nameserver, search — the last one wins — and options lines). */
 export function parseResolvConf(text: string): ResolvConf {
@@ -55,8 +63,12 @@ export function podDnsConfig(pod: Pod, node: NodeDns): cri.DNSConfig {
   const ns = pod.metadata.namespace ?? 'default';
   let cfg: ResolvConf;
   switch (podDnsType(pod, node)) {
-    case 'none': cfg = { servers: [], searches: [], options: [] }; break;
-    case 'host': cfg = host; break;
+    case 'none':
+      cfg = { servers: [], searches: [], options: [] };
+      break;
+    case 'host':
+      cfg = host;
+      break;
     case 'cluster': {
       const d = node.clusterDomain;
       cfg = { servers: [...node.clusterDNS], searches: [...(d ? [`${ns}.svc.${d}`, `svc.${d}`, d] : []), ...host.searches], options: ['ndots:5'] };
@@ -65,6 +77,9 @@ export function podDnsConfig(pod: Pod, node: NodeDns): cri.DNSConfig {
   const extra = (pod.spec.dnsConfig ?? {}) as { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
   const servers = unique([...cfg.servers, ...(extra.nameservers ?? [])]).slice(0, MAX_NAMESERVERS);
   const searches = unique([...cfg.searches, ...(extra.searches ?? [])]).slice(0, MAX_SEARCHES);
-  const options = mergeOptions(cfg.options, (extra.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)));
+  const options = mergeOptions(
+    cfg.options,
+    (extra.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
+  );
   return { servers, searches, options };
 }

@@ -10,7 +10,13 @@ import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 
 /** What fieldRef may read beyond the pod itself. */
-export interface EnvContext { podIPs: string[]; hostIPs: string[]; nodeName: string; nodeAllocatable?: { cpuMilli: number; memoryBytes: number }; objects?: PodObjects }
+export interface EnvContext {
+  podIPs: string[];
+  hostIPs: string[];
+  nodeName: string;
+  nodeAllocatable?: { cpuMilli: number; memoryBytes: number };
+  objects?: PodObjects;
+}
 
 /** The API objects a pod's env refers to, fetched beforehand: null = not found. */
 export interface PodObjects {
@@ -31,12 +37,22 @@ export function expand(input: string, lookup: (name: string) => string | undefin
   let out = '';
   for (let i = 0; i < input.length; i++) {
     const ch = input[i];
-    if (ch !== '$' || i + 1 >= input.length) { out += ch; continue; }
+    if (ch !== '$' || i + 1 >= input.length) {
+      out += ch;
+      continue;
+    }
     const next = input[i + 1];
-    if (next === '$') { out += '$'; i++; continue; }
+    if (next === '$') {
+      out += '$';
+      i++;
+      continue;
+    }
     if (next === '(') {
       const end = input.indexOf(')', i + 2);
-      if (end < 0) { out += input.slice(i); break; }
+      if (end < 0) {
+        out += input.slice(i);
+        break;
+      }
       const name = input.slice(i + 2, end);
       const v = lookup(name);
       out += v ?? `$(${name})`;
@@ -53,16 +69,26 @@ export function fieldValue(pod: Pod, path: string, ctx: EnvContext): string | un
   const m = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
   if (m) return (pod.metadata[m[1] as 'labels' | 'annotations'] ?? {})[m[2]] ?? '';
   switch (path) {
-    case 'metadata.name': return pod.metadata.name ?? '';
-    case 'metadata.namespace': return pod.metadata.namespace ?? '';
-    case 'metadata.uid': return pod.metadata.uid ?? '';
-    case 'spec.nodeName': return (pod.spec.nodeName as string | undefined) ?? ctx.nodeName;
-    case 'spec.serviceAccountName': return (pod.spec.serviceAccountName as string | undefined) ?? '';
-    case 'status.podIP': return ctx.podIPs[0] ?? '';
-    case 'status.podIPs': return ctx.podIPs.join(',');
-    case 'status.hostIP': return ctx.hostIPs[0] ?? '';
-    case 'status.hostIPs': return ctx.hostIPs.join(',');
-    default: return undefined;
+    case 'metadata.name':
+      return pod.metadata.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata.uid ?? '';
+    case 'spec.nodeName':
+      return (pod.spec.nodeName as string | undefined) ?? ctx.nodeName;
+    case 'spec.serviceAccountName':
+      return (pod.spec.serviceAccountName as string | undefined) ?? '';
+    case 'status.podIP':
+      return ctx.podIPs[0] ?? '';
+    case 'status.podIPs':
+      return ctx.podIPs.join(',');
+    case 'status.hostIP':
+      return ctx.hostIPs[0] ?? '';
+    case 'status.hostIPs':
+      return ctx.hostIPs.join(',');
+    default:
+      return undefined;
   }
 }
 
@@ -101,13 +127,20 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
   const ns = pod.metadata.namespace ?? 'default';
   const vars = new Map<string, string>();
   const services = ctx.objects?.serviceEnv ?? {};
-  for (const from of (c.envFrom ?? []) as { prefix?: string; configMapRef?: { name: string; optional?: boolean }; secretRef?: { name: string; optional?: boolean } }[]) {
+  for (const from of (c.envFrom ?? []) as {
+    prefix?: string;
+    configMapRef?: { name: string; optional?: boolean };
+    secretRef?: { name: string; optional?: boolean };
+  }[]) {
     const kind = from.configMapRef ? 'ConfigMap' : 'Secret';
     const ref = from.configMapRef ?? from.secretRef;
     if (!ref) continue;
     if (!ctx.objects) return { ok: false, message: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
     const obj = kind === 'ConfigMap' ? ctx.objects.configMaps.get(ref.name) : ctx.objects.secrets.get(ref.name);
-    if (!obj) { if (ref.optional) continue; return { ok: false, message: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` }; }
+    if (!obj) {
+      if (ref.optional) continue;
+      return { ok: false, message: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
+    }
     for (const [k, v] of Object.entries(obj.data ?? {})) {
       const name = `${from.prefix ?? ''}${k}`;
       if (!ENV_NAME.test(name)) continue;
@@ -119,10 +152,17 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
     let value: string | undefined;
     if (e.valueFrom === undefined) value = expand(e.value ?? '', lookup);
     else {
-      const from = e.valueFrom as { fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string }; configMapKeyRef?: KeyRef; secretKeyRef?: KeyRef };
+      const from = e.valueFrom as {
+        fieldRef?: { fieldPath: string };
+        resourceFieldRef?: { containerName?: string; resource: string; divisor?: string };
+        configMapKeyRef?: KeyRef;
+        secretKeyRef?: KeyRef;
+      };
       if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
       else if (from.resourceFieldRef) {
-        const target = from.resourceFieldRef.containerName ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === from.resourceFieldRef!.containerName) : c;
+        const target = from.resourceFieldRef.containerName
+          ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === from.resourceFieldRef!.containerName)
+          : c;
         value = target ? resourceValue(target, from.resourceFieldRef, ctx) : undefined;
       } else if (from.configMapKeyRef || from.secretKeyRef) {
         const r = keyValue(from.configMapKeyRef ? 'ConfigMap' : 'Secret', (from.configMapKeyRef ?? from.secretKeyRef)!, { ns, objects: ctx.objects });

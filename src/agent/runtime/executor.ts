@@ -71,15 +71,21 @@ export interface ExecutorDeps {
 }
 
 /** The pod's directory under the root dir (upstream getPodDir). */
-export function podDir(rootDir: string, uid: string): string { return join(rootDir, 'pods', uid); }
+export function podDir(rootDir: string, uid: string): string {
+  return join(rootDir, 'pods', uid);
+}
 
 async function readText(path: string): Promise<string> {
   if (!path) return '';
-  try { return await readFile(path, 'utf8'); } catch { return ''; }
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
-  return (init ? pod.spec.initContainers ?? [] : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
+  return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
 }
 
 /** Applies plans. */
@@ -96,27 +102,43 @@ export class PodActionExecutor {
       if (!plan.createSandbox) return results;
     }
     // 2.
-    await Promise.all(plan.kill.map(async (k) => {
-      this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
-      try {
-        const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), { runtime, containerId: k.id, podIP: status.sandboxes[0]?.ip ?? '', graceSeconds: k.gracePeriodSeconds ?? gracePeriodOf(pod), events: this.deps.events });
-        await runtime.stopContainer(k.id, left);
-        results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
-      } catch (err) {
-        results.push({ action: 'KillContainer', target: k.name, ok: false, reason: 'KillContainerError', message: messageOf(err) });
-      }
-    }));
+    await Promise.all(
+      plan.kill.map(async (k) => {
+        this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
+        try {
+          const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), {
+            runtime,
+            containerId: k.id,
+            podIP: status.sandboxes[0]?.ip ?? '',
+            graceSeconds: k.gracePeriodSeconds ?? gracePeriodOf(pod),
+            events: this.deps.events,
+          });
+          await runtime.stopContainer(k.id, left);
+          results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
+        } catch (err) {
+          results.push({ action: 'KillContainer', target: k.name, ok: false, reason: 'KillContainerError', message: messageOf(err) });
+        }
+      }),
+    );
     // 3.
     let sandboxId = plan.sandboxId;
-    let podIP = pod.spec.hostNetwork ? node.nodeIP : status.sandboxes[0]?.ip ?? '';
+    let podIP = pod.spec.hostNetwork ? node.nodeIP : (status.sandboxes[0]?.ip ?? '');
     const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
-      podLogsDir: node.podLogsDir, cgroups: node.cgroups,
+      podLogsDir: node.podLogsDir,
+      cgroups: node.cgroups,
       dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
     });
     if (plan.createSandbox) {
       const netErr = pod.spec.hostNetwork ? undefined : this.deps.networkError();
       if (netErr) {
-        results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'NetworkNotReady', message: `network is not ready: ${netErr}`, retryAfterMs: 5000 });
+        results.push({
+          action: 'CreatePodSandbox',
+          target: pod.metadata.name!,
+          ok: false,
+          reason: 'NetworkNotReady',
+          message: `network is not ready: ${netErr}`,
+          retryAfterMs: 5000,
+        });
         return results;
       }
       try {
@@ -125,29 +147,65 @@ export class PodActionExecutor {
         if (!pod.spec.hostNetwork) podIP = (await runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '';
         results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true });
       } catch (err) {
-        results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'CreatePodSandboxError', message: `Failed to create pod sandbox: ${messageOf(err)}` });
+        results.push({
+          action: 'CreatePodSandbox',
+          target: pod.metadata.name!,
+          ok: false,
+          reason: 'CreatePodSandboxError',
+          message: `Failed to create pod sandbox: ${messageOf(err)}`,
+        });
         return results;
       }
     }
     // 4.
     for (const h of plan.backoff) {
-      this.deps.events?.record(podRef(pod, { name: h.name, init: h.init }), 'Warning', 'BackOff', `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`);
-      results.push({ action: 'StartContainer', target: h.name, init: h.init, ok: false, reason: 'CrashLoopBackOff', message: h.message, retryAfterMs: h.remainingMs });
+      this.deps.events?.record(
+        podRef(pod, { name: h.name, init: h.init }),
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
+      );
+      results.push({
+        action: 'StartContainer',
+        target: h.name,
+        init: h.init,
+        ok: false,
+        reason: 'CrashLoopBackOff',
+        message: h.message,
+        retryAfterMs: h.remainingMs,
+      });
     }
     // 5.
     if (!plan.start.length) return results;
     const hostsFile = podIP ? await this.writeHostsFile(pod, podIP) : undefined;
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
     let objectsError: string | undefined;
-    try { objects = await this.deps.objects?.forPod(pod); } catch (err) { objectsError = messageOf(err); }
+    try {
+      objects = await this.deps.objects?.forPod(pod);
+    } catch (err) {
+      objectsError = messageOf(err);
+    }
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
       if (!spec) continue;
       const r = objectsError
-        ? { action: 'StartContainer' as const, target: s.name, init: s.init, ok: false, reason: 'CreateContainerConfigError', message: objectsError, retryAfterMs: 10_000 }
+        ? {
+            action: 'StartContainer' as const,
+            target: s.name,
+            init: s.init,
+            ok: false,
+            reason: 'CreateContainerConfigError',
+            message: objectsError,
+            retryAfterMs: 10_000,
+          }
         : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
-        this.deps.events?.record(podRef(pod, { name: s.name, init: s.init }), 'Warning', 'Failed', r.reason === 'CreateContainerConfigError' ? `Error: ${r.message}` : `Error: ${r.reason}: ${r.message}`);
+        this.deps.events?.record(
+          podRef(pod, { name: s.name, init: s.init }),
+          'Warning',
+          'Failed',
+          r.reason === 'CreateContainerConfigError' ? `Error: ${r.message}` : `Error: ${r.reason}: ${r.message}`,
+        );
       }
       results.push(r);
     }
@@ -158,7 +216,9 @@ export class PodActionExecutor {
     const { node } = this.deps;
     const path = join(podDir(node.rootDir, pod.metadata.uid!), 'etc-hosts');
     const content = hostsFileContent(pod, {
-      podIPs: [podIP], hostname: podHostname(pod) || node.nodeName, clusterDomain: node.clusterDomain,
+      podIPs: [podIP],
+      hostname: podHostname(pod) || node.nodeName,
+      clusterDomain: node.clusterDomain,
       nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
     });
     await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
@@ -176,23 +236,48 @@ export class PodActionExecutor {
     return file;
   }
 
-  private async startContainer(pod: Pod, c: Container, s: PodActions['start'][number], o: { sandboxId: string; sandboxConfig: cri.PodSandboxConfig; podIP: string; hostsFile?: string; objects?: PodObjects & { pullSecrets: PullSecret[] }; volumes?: ReadonlyMap<string, MountedVolume>; status?: PodRuntimeStatus }): Promise<StepResult> {
+  private async startContainer(
+    pod: Pod,
+    c: Container,
+    s: PodActions['start'][number],
+    o: {
+      sandboxId: string;
+      sandboxConfig: cri.PodSandboxConfig;
+      podIP: string;
+      hostsFile?: string;
+      objects?: PodObjects & { pullSecrets: PullSecret[] };
+      volumes?: ReadonlyMap<string, MountedVolume>;
+      status?: PodRuntimeStatus;
+    },
+  ): Promise<StepResult> {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
-    const img = await this.deps.images.ensureImageExists(pod, c, { sandboxConfig: o.sandboxConfig, auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined, init: s.init });
+    const img = await this.deps.images.ensureImageExists(pod, c, {
+      sandboxConfig: o.sandboxConfig,
+      auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined,
+      init: s.init,
+    });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
     try {
       const built = generateContainerConfig(pod, c, s.restartCount, img.imageRef, {
-        podIPs: o.podIP ? [o.podIP] : [], hostIPs: [node.nodeIP], nodeName: node.nodeName,
-        hostsFile: o.hostsFile, terminationLogFile: await this.terminationLogFile(pod, c), resources: node.resources, image: img.image, objects: o.objects,
-        volumes: o.volumes, nodeAllocatable: this.deps.nodeAllocatable?.(),
+        podIPs: o.podIP ? [o.podIP] : [],
+        hostIPs: [node.nodeIP],
+        nodeName: node.nodeName,
+        hostsFile: o.hostsFile,
+        terminationLogFile: await this.terminationLogFile(pod, c),
+        resources: node.resources,
+        image: img.image,
+        objects: o.objects,
+        volumes: o.volumes,
+        nodeAllocatable: this.deps.nodeAllocatable?.(),
       });
       if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).
       const target = (c as EphemeralContainer).targetContainerName;
       const targetId = target ? o.status?.containers.find((x) => x.name === target && x.state === 'running')?.id : undefined;
-      if (s.ephemeral && targetId && built.config.linux?.security_context?.namespace_options) Object.assign(built.config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
+      if (s.ephemeral && targetId && built.config.linux?.security_context?.namespace_options)
+        Object.assign(built.config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
       if (!sub.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: sub.message, retryAfterMs: 10_000 };
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };

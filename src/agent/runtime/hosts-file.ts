@@ -11,12 +11,12 @@ export function hostsFileContent(pod: Pod, o: { podIPs: string[]; hostname: stri
     out = `# Kubernetes-managed hosts file (host network).\n${o.nodeHostsFile ?? ''}`;
     if (!out.endsWith('\n')) out += '\n';
   } else {
-    out = '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n';
+    out =
+      '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n';
     const sub = pod.spec.subdomain;
     for (const ip of o.podIPs) {
-      out += sub && o.clusterDomain
-        ? `${ip}\t${o.hostname}.${sub}.${pod.metadata.namespace}.svc.${o.clusterDomain}\t${o.hostname}\n`
-        : `${ip}\t${o.hostname}\n`;
+      out +=
+        sub && o.clusterDomain ? `${ip}\t${o.hostname}.${sub}.${pod.metadata.namespace}.svc.${o.clusterDomain}\t${o.hostname}\n` : `${ip}\t${o.hostname}\n`;
     }
   }
   const aliases = pod.spec.hostAliases ?? [];

@@ -13,7 +13,11 @@ import { preStop } from './lifecycle-hooks.js';
 import { gracePeriodOf } from './grace-period.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
-export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: PodRuntimeStatus; graceOverride?: number; events?: EventSink }): Promise<StepResult[]> {
+export async function killPod(
+  runtime: RuntimeService,
+  pod: Pod,
+  o: { status: PodRuntimeStatus; graceOverride?: number; events?: EventSink },
+): Promise<StepResult[]> {
   const { status, events } = o;
   const grace = gracePeriodOf(pod, o.graceOverride);
   const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
@@ -22,7 +26,14 @@ export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: Po
   const killOne = async (c: (typeof running)[number]): Promise<StepResult> => {
     if (c.state === 'running') events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
     try {
-      const left = c.state === 'running' ? await preStop(pod, specs.find((s) => s.name === c.name), { runtime, containerId: c.id, podIP, graceSeconds: grace, events }) : grace;
+      const left =
+        c.state === 'running'
+          ? await preStop(
+              pod,
+              specs.find((s) => s.name === c.name),
+              { runtime, containerId: c.id, podIP, graceSeconds: grace, events },
+            )
+          : grace;
       await runtime.stopContainer(c.id, left);
       return { action: 'KillContainer', target: c.name, ok: true };
     } catch (err) {
@@ -30,7 +41,10 @@ export async function killPod(runtime: RuntimeService, pod: Pod, o: { status: Po
     }
   };
   // Regular containers first, all at once; then sidecars one by one in reverse order (upstream).
-  const sidecarOrder = (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name).reverse();
+  const sidecarOrder = (pod.spec.initContainers ?? [])
+    .filter((c) => c.restartPolicy === 'Always')
+    .map((c) => c.name)
+    .reverse();
   const results = await Promise.all(running.filter((c) => !sidecarOrder.includes(c.name)).map(killOne));
   for (const name of sidecarOrder) for (const c of running.filter((x) => x.name === name)) results.push(await killOne(c));
   for (const s of status.sandboxes) {

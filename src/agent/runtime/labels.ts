@@ -19,7 +19,7 @@ export const ContainerPortsAnnotation = 'io.kubernetes.container.ports';
 
 /** Sandbox labels: the pod's labels plus the kubelet's identity labels. */
 export function sandboxLabels(pod: Pod): Record<string, string> {
-  return { ...(pod.metadata.labels ?? {}), [PodNameLabel]: pod.metadata.name!, [PodNamespaceLabel]: pod.metadata.namespace!, [PodUidLabel]: pod.metadata.uid! };
+  return { ...pod.metadata.labels, [PodNameLabel]: pod.metadata.name!, [PodNamespaceLabel]: pod.metadata.namespace!, [PodUidLabel]: pod.metadata.uid! };
 }
 
 /** Container labels: identity only (pod labels stay on the sandbox). */

@@ -14,10 +14,18 @@ import { podRef, type EventSink } from '../events/recorder.js';
 import { MIN_GRACE_SECONDS } from './grace-period.js';
 
 /** A hook's outcome: undefined when it succeeded, else upstream's message. */
-export async function runHook(kind: 'postStart' | 'preStop', pod: Pod, c: Container, o: { runtime: RuntimeService; containerId: string; podIP: string; timeoutMs: number }): Promise<string | undefined> {
+export async function runHook(
+  kind: 'postStart' | 'preStop',
+  pod: Pod,
+  c: Container,
+  o: { runtime: RuntimeService; containerId: string; podIP: string; timeoutMs: number },
+): Promise<string | undefined> {
   const handler = (c.lifecycle as Record<string, ProbeAction> | undefined)?.[kind];
   if (!handler) return undefined;
-  if (handler.sleep) { await new Promise((r) => setTimeout(r, Math.min(handler.sleep!.seconds * 1000, o.timeoutMs))); return undefined; }
+  if (handler.sleep) {
+    await new Promise((r) => setTimeout(r, Math.min(handler.sleep!.seconds * 1000, o.timeoutMs)));
+    return undefined;
+  }
   const out = await runProbeAction(handler, { runtime: o.runtime, containerId: o.containerId, container: c, podIP: o.podIP, timeoutMs: o.timeoutMs });
   if (out.result === 'success') return undefined;
   if (handler.exec) {
@@ -25,7 +33,8 @@ export async function runHook(kind: 'postStart' | 'preStop', pod: Pod, c: Contai
     const err = out.exitCode !== undefined ? `command '${cmd}' exited with ${out.exitCode}: ` : out.output;
     return `Exec lifecycle hook ([${cmd}]) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${err}, message: ${JSON.stringify(out.exitCode !== undefined ? out.output : '')}`;
   }
-  if (handler.httpGet) return `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${out.output}`;
+  if (handler.httpGet)
+    return `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${out.output}`;
   return `${kind} hook for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${out.output}`;
 }
 
@@ -33,7 +42,11 @@ export async function runHook(kind: 'postStart' | 'preStop', pod: Pod, c: Contai
  * Runs the preStop hook of `c` (if any) within `graceSeconds` and returns the grace period left
  * for the stop signal (at least the minimum), recording FailedPreStopHook on failure.
  */
-export async function preStop(pod: Pod, c: Container | undefined, o: { runtime: RuntimeService; containerId: string; podIP: string; graceSeconds: number; events?: EventSink }): Promise<number> {
+export async function preStop(
+  pod: Pod,
+  c: Container | undefined,
+  o: { runtime: RuntimeService; containerId: string; podIP: string; graceSeconds: number; events?: EventSink },
+): Promise<number> {
   if (!c?.lifecycle || !(c.lifecycle as Record<string, unknown>).preStop || o.graceSeconds <= 0) return o.graceSeconds;
   const start = Date.now();
   const msg = await runHook('preStop', pod, c, { runtime: o.runtime, containerId: o.containerId, podIP: o.podIP, timeoutMs: o.graceSeconds * 1000 });

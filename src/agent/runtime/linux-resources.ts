@@ -16,7 +16,11 @@ export const GUARANTEED_OOM_SCORE_ADJ = -997;
 export const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
 
 /** Node facts the computation needs. */
-export interface ResourceContext { memoryCapacityBytes: number; cpuCFSQuota: boolean; cpuCFSQuotaPeriodUs: number }
+export interface ResourceContext {
+  memoryCapacityBytes: number;
+  cpuCFSQuota: boolean;
+  cpuCFSQuotaPeriodUs: number;
+}
 
 /** Upstream MilliCPUToShares. */
 export function milliCpuToShares(milli: number): number {
@@ -57,7 +61,11 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
 }
 
 /** How pod cgroups are named. */
-export interface CgroupContext { cgroupsPerQOS: boolean; cgroupRoot: string; cgroupDriver: 'cgroupfs' | 'systemd' }
+export interface CgroupContext {
+  cgroupsPerQOS: boolean;
+  cgroupRoot: string;
+  cgroupDriver: 'cgroupfs' | 'systemd';
+}
 
 /** The pod's cgroup parent as the runtime expects it ("/kubepods/burstable/pod<uid>" or the systemd slice). */
 export function podCgroupParent(pod: Pod, ctx: CgroupContext): string {

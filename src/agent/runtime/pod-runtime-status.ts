@@ -23,7 +23,13 @@ export interface RuntimeContainer {
 }
 
 /** A pod sandbox as the runtime reports it. */
-export interface RuntimeSandbox { id: string; ready: boolean; createdAt: number; attempt: number; ip: string }
+export interface RuntimeSandbox {
+  id: string;
+  ready: boolean;
+  createdAt: number;
+  attempt: number;
+  ip: string;
+}
 
 /** Everything the runtime knows about one pod. */
 export interface PodRuntimeStatus {

@@ -12,22 +12,41 @@ import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-r
 const nsToMs = (ns: number) => (ns ? Math.floor(ns / 1e6) : 0);
 
 const stateOf: Record<cri.ContainerState, RuntimeContainer['state']> = {
-  CONTAINER_CREATED: 'created', CONTAINER_RUNNING: 'running', CONTAINER_EXITED: 'exited', CONTAINER_UNKNOWN: 'unknown',
+  CONTAINER_CREATED: 'created',
+  CONTAINER_RUNNING: 'running',
+  CONTAINER_EXITED: 'exited',
+  CONTAINER_UNKNOWN: 'unknown',
 };
 
 /** Converts a CRI ContainerStatus. */
 export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): RuntimeContainer {
   return {
-    id: s.id, name: s.labels?.[ContainerNameLabel] ?? s.metadata?.name ?? '', state: stateOf[s.state] ?? 'unknown',
-    createdAt: nsToMs(s.created_at), startedAt: nsToMs(s.started_at), finishedAt: nsToMs(s.finished_at), exitCode: s.exit_code,
-    reason: s.reason, message: s.message, image: s.image?.user_specified_image || s.image?.image || '', imageRef: s.image_ref || s.image_id || '',
-    hash: s.annotations?.[ContainerHashAnnotation] ?? '', restartCount: Number(s.annotations?.[ContainerRestartCountAnnotation] ?? 0) || 0,
-    logPath: s.log_path, sandboxId,
+    id: s.id,
+    name: s.labels?.[ContainerNameLabel] ?? s.metadata?.name ?? '',
+    state: stateOf[s.state] ?? 'unknown',
+    createdAt: nsToMs(s.created_at),
+    startedAt: nsToMs(s.started_at),
+    finishedAt: nsToMs(s.finished_at),
+    exitCode: s.exit_code,
+    reason: s.reason,
+    message: s.message,
+    image: s.image?.user_specified_image || s.image?.image || '',
+    imageRef: s.image_ref || s.image_id || '',
+    hash: s.annotations?.[ContainerHashAnnotation] ?? '',
+    restartCount: Number(s.annotations?.[ContainerRestartCountAnnotation] ?? 0) || 0,
+    logPath: s.log_path,
+    sandboxId,
   };
 }
 
 /** A pod the runtime has, identified by the kubelet's labels. */
-export interface RuntimePod { uid: string; name: string; namespace: string; sandboxes: cri.PodSandbox[]; containers: cri.Container[] }
+export interface RuntimePod {
+  uid: string;
+  name: string;
+  namespace: string;
+  sandboxes: cri.PodSandbox[];
+  containers: cri.Container[];
+}
 
 /** CRI reads for the agent. Every method may block on the runtime (bounded by CRI deadlines). */
 export class RuntimeManager {
@@ -45,21 +64,27 @@ export class RuntimeManager {
     for (const [i, s] of sandboxes.entries()) {
       let ip = '';
       if (i === 0 && s.state === 'SANDBOX_READY') {
-        try { ip = (await this.runtime.podSandboxStatus(s.id)).status.network?.ip ?? ''; } catch (err) { if (!isCode(err, 'NotFound')) throw err; }
+        try {
+          ip = (await this.runtime.podSandboxStatus(s.id)).status.network?.ip ?? '';
+        } catch (err) {
+          if (!isCode(err, 'NotFound')) throw err;
+        }
       }
       sboxes.push({ id: s.id, ready: s.state === 'SANDBOX_READY', createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip });
     }
-    const statuses = await Promise.all(containers.map(async (c) => {
-      try {
-        const s = (await this.runtime.containerStatus(c.id)).status;
-        const rc = toRuntimeContainer(s, c.pod_sandbox_id);
-        if (rc.state === 'exited') rc.message = await terminationMessage(s);
-        return rc;
-      } catch (err) {
-        if (isCode(err, 'NotFound')) return undefined;
-        throw err;
-      }
-    }));
+    const statuses = await Promise.all(
+      containers.map(async (c) => {
+        try {
+          const s = (await this.runtime.containerStatus(c.id)).status;
+          const rc = toRuntimeContainer(s, c.pod_sandbox_id);
+          if (rc.state === 'exited') rc.message = await terminationMessage(s);
+          return rc;
+        } catch (err) {
+          if (isCode(err, 'NotFound')) return undefined;
+          throw err;
+        }
+      }),
+    );
     const list = statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
     return { uid, name, namespace, sandboxes: sboxes, containers: list };
   }
@@ -93,7 +118,10 @@ export class RuntimeManager {
       const uid = labels[PodUidLabel];
       if (!uid) return undefined;
       let p = pods.get(uid);
-      if (!p) { p = { uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', sandboxes: [], containers: [] }; pods.set(uid, p); }
+      if (!p) {
+        p = { uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', sandboxes: [], containers: [] };
+        pods.set(uid, p);
+      }
       return p;
     };
     for (const s of sandboxes) podOf(s.labels)?.sandboxes.push(s);

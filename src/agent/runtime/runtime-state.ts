@@ -16,7 +16,7 @@ export function formatCondition(c: cri.RuntimeCondition): string {
 }
 
 /** The errors a Status response implies (pure). */
-export function runtimeErrors(status: cri.StatusResponse["status"] | undefined): { runtime?: string; network?: string } {
+export function runtimeErrors(status: cri.StatusResponse['status'] | undefined): { runtime?: string; network?: string } {
   const conds = status?.conditions ?? [];
   const rt = conds.find((c) => c.type === 'RuntimeReady');
   const net = conds.find((c) => c.type === 'NetworkReady');
@@ -27,7 +27,12 @@ export function runtimeErrors(status: cri.StatusResponse["status"] | undefined):
 }
 
 /** What the tracker needs. */
-export interface RuntimeStateDeps { runtime: RuntimeService; clock: Clock; logger: Logger; periodMs: number }
+export interface RuntimeStateDeps {
+  runtime: RuntimeService;
+  clock: Clock;
+  logger: Logger;
+  periodMs: number;
+}
 
 /** Polls CRI Status; the last answer decides. */
 export class RuntimeState {
@@ -61,7 +66,11 @@ export class RuntimeState {
   }
 
   /** Why the runtime is not usable, if it is not. */
-  runtimeError(): string | undefined { return this.runtime; }
+  runtimeError(): string | undefined {
+    return this.runtime;
+  }
   /** Why pod networking is not ready, if it is not. */
-  networkError(): string | undefined { return this.network; }
+  networkError(): string | undefined {
+    return this.network;
+  }
 }

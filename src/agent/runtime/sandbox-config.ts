@@ -19,7 +19,11 @@ export function podHostname(pod: Pod): string {
 }
 
 /** Node facts the sandbox config needs. */
-export interface SandboxContext { podLogsDir: string; dns: NodeDns; cgroups: CgroupContext }
+export interface SandboxContext {
+  podLogsDir: string;
+  dns: NodeDns;
+  cgroups: CgroupContext;
+}
 
 /** The PodSandboxConfig for `attempt`. */
 export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxContext): cri.PodSandboxConfig {
@@ -31,7 +35,9 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
     }
   }
   const sc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
-  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true);
+  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some(
+    (c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true,
+  );
   const sysctls = Object.fromEntries(((sc.sysctls as { name: string; value: string }[] | undefined) ?? []).map((s) => [s.name, s.value]));
   return {
     metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid: pod.metadata.uid!, attempt },
@@ -40,11 +46,15 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
     dns_config: podDnsConfig(pod, ctx.dns),
     port_mappings: ports,
     labels: sandboxLabels(pod),
-    annotations: { ...(pod.metadata.annotations ?? {}) },
+    annotations: { ...pod.metadata.annotations },
     linux: {
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
       security_context: {
-        namespace_options: { network: pod.spec.hostNetwork ? 'NODE' : 'POD', pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER', ipc: pod.spec.hostIPC ? 'NODE' : 'POD' },
+        namespace_options: {
+          network: pod.spec.hostNetwork ? 'NODE' : 'POD',
+          pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER',
+          ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
+        },
         privileged,
         run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,

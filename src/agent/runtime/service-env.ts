@@ -7,14 +7,19 @@
  */
 
 /** A Service as the API returns it (the fields used). */
-export interface ServiceLike { metadata: { name: string; namespace?: string }; spec?: { clusterIP?: string; ports?: { name?: string; port: number; protocol?: string }[] } }
+export interface ServiceLike {
+  metadata: { name: string; namespace?: string };
+  spec?: { clusterIP?: string; ports?: { name?: string; port: number; protocol?: string }[] };
+}
 
 const envName = (s: string) => s.toUpperCase().replace(/-/g, '_');
 
 /** The variables for `services` (later services do not override earlier names). */
 export function serviceEnv(services: ServiceLike[]): Record<string, string> {
   const out: Record<string, string> = {};
-  const set = (k: string, v: string) => { if (!(k in out)) out[k] = v; };
+  const set = (k: string, v: string) => {
+    if (!(k in out)) out[k] = v;
+  };
   for (const svc of services) {
     const ip = svc.spec?.clusterIP;
     const ports = svc.spec?.ports ?? [];
@@ -38,7 +43,10 @@ export function serviceEnv(services: ServiceLike[]): Record<string, string> {
 }
 
 /** The services whose variables a pod gets (upstream getServiceEnvVarMap). */
-export function servicesForPod(namespace: string, o: { enableServiceLinks: boolean; inNamespace: ServiceLike[]; masterService: ServiceLike | undefined }): ServiceLike[] {
+export function servicesForPod(
+  namespace: string,
+  o: { enableServiceLinks: boolean; inNamespace: ServiceLike[]; masterService: ServiceLike | undefined },
+): ServiceLike[] {
   const list = o.enableServiceLinks ? o.inNamespace.filter((s) => !(namespace === 'default' && s.metadata.name === 'kubernetes')) : [];
   return o.masterService ? [o.masterService, ...list] : list;
 }

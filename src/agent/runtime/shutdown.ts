@@ -19,16 +19,29 @@ export function shutdownGraceSeconds(pod: Pod, shutdownGracePeriodMs: number): n
 }
 
 /** Stops every pod in the runtime; resolves when all are stopped. */
-export async function stopPodsForShutdown(d: { runtime: RuntimeService; runtimeManager: RuntimeManager; podManager: { getPodByUid(uid: string): Pod | undefined }; shutdownGracePeriodMs: number; logger: Logger }): Promise<void> {
+export async function stopPodsForShutdown(d: {
+  runtime: RuntimeService;
+  runtimeManager: RuntimeManager;
+  podManager: { getPodByUid(uid: string): Pod | undefined };
+  shutdownGracePeriodMs: number;
+  logger: Logger;
+}): Promise<void> {
   const pods = await d.runtimeManager.listRuntimePods().catch(() => []);
-  await Promise.all(pods.map(async (rp) => {
-    const pod = d.podManager.getPodByUid(rp.uid) ?? { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [], terminationGracePeriodSeconds: 2 } };
-    const grace = shutdownGraceSeconds(pod, d.shutdownGracePeriodMs);
-    try {
-      const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
-      if (!status.containers.some((c) => c.state === 'running')) return;
-      d.logger.info({ pod: `${rp.namespace}/${rp.name}`, gracePeriodSeconds: grace }, 'stopping pod for kubelet shutdown');
-      await killPod(d.runtime, pod, { status, graceOverride: grace });
-    } catch (err) { d.logger.warn({ pod: `${rp.namespace}/${rp.name}`, err: messageOf(err) }, 'stopping pod at shutdown failed'); }
-  }));
+  await Promise.all(
+    pods.map(async (rp) => {
+      const pod = d.podManager.getPodByUid(rp.uid) ?? {
+        metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid },
+        spec: { containers: [], terminationGracePeriodSeconds: 2 },
+      };
+      const grace = shutdownGraceSeconds(pod, d.shutdownGracePeriodMs);
+      try {
+        const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
+        if (!status.containers.some((c) => c.state === 'running')) return;
+        d.logger.info({ pod: `${rp.namespace}/${rp.name}`, gracePeriodSeconds: grace }, 'stopping pod for kubelet shutdown');
+        await killPod(d.runtime, pod, { status, graceOverride: grace });
+      } catch (err) {
+        d.logger.warn({ pod: `${rp.namespace}/${rp.name}`, err: messageOf(err) }, 'stopping pod at shutdown failed');
+      }
+    }),
+  );
 }

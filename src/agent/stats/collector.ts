@@ -18,18 +18,34 @@ import { nanoCores } from './rates.js';
 
 /** One container's sample. */
 export interface ContainerSample {
-  id: string; name: string; podUid: string; podName: string; podNamespace: string; atMs: number;
-  cpuNs?: number; nanoCores?: number; workingSet?: number; usage?: number; rss?: number; pageFaults?: number; majorPageFaults?: number;
-  rootfsUsed?: number; rootfsInodesUsed?: number; logsUsed?: number;
+  id: string;
+  name: string;
+  podUid: string;
+  podName: string;
+  podNamespace: string;
+  atMs: number;
+  cpuNs?: number;
+  nanoCores?: number;
+  workingSet?: number;
+  usage?: number;
+  rss?: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
+  rootfsUsed?: number;
+  rootfsInodesUsed?: number;
+  logsUsed?: number;
 }
 
 /** Everything the endpoints serve. */
 export interface StatsSnapshot {
   atMs: number;
   node: {
-    cpuNs: number; nanoCores?: number; memory: Awaited<ReturnType<typeof nodeMemory>>;
+    cpuNs: number;
+    nanoCores?: number;
+    memory: Awaited<ReturnType<typeof nodeMemory>>;
     network: { interfaces: InterfaceStats[]; defaultName?: string };
-    fs?: Awaited<ReturnType<typeof fsUsage>>; imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
+    fs?: Awaited<ReturnType<typeof fsUsage>>;
+    imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
     logsFs?: Awaited<ReturnType<typeof fsUsage>>;
     rlimit: { maxpid: number; curproc: number };
   };
@@ -43,8 +59,15 @@ export const STATS_PERIOD_MS = 10_000;
 async function dirBytes(dir: string): Promise<number | undefined> {
   let total = 0;
   let names: string[];
-  try { names = await readdir(dir); } catch { return undefined; }
-  for (const n of names) { const s = await stat(join(dir, n)).catch(() => undefined); if (s?.isFile()) total += s.blocks * 512; }
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined;
+  }
+  for (const n of names) {
+    const s = await stat(join(dir, n)).catch(() => undefined);
+    if (s?.isFile()) total += s.blocks * 512;
+  }
   return total;
 }
 
@@ -56,23 +79,36 @@ export class StatsCollector {
   constructor(private readonly d: { runtime: CriRuntime; rootDir: string; podLogsDir: string; clock: Clock; logger: Logger; periodMs?: number }) {}
 
   /** The latest snapshot (undefined before the first sample). */
-  snapshot(): StatsSnapshot | undefined { return this.last; }
+  snapshot(): StatsSnapshot | undefined {
+    return this.last;
+  }
 
   /** Number of samples taken. */
-  get sampleCount(): number { return this.samples; }
+  get sampleCount(): number {
+    return this.samples;
+  }
 
   /** Takes one sample. */
   async sample(): Promise<StatsSnapshot> {
     const atMs = this.d.clock.now();
     const prev = this.last;
     const [cpuNs, memory, network, fs, rlimit, stats, imageFsInfo] = await Promise.all([
-      nodeCpuNs(), nodeMemory(), nodeNetwork(), fsUsage(this.d.rootDir), nodeRlimit(),
-      this.d.runtime.runtime.listContainerStats().catch((err: unknown) => { this.d.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed'); return []; }),
+      nodeCpuNs(),
+      nodeMemory(),
+      nodeNetwork(),
+      fsUsage(this.d.rootDir),
+      nodeRlimit(),
+      this.d.runtime.runtime.listContainerStats().catch((err: unknown) => {
+        this.d.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed');
+        return [];
+      }),
       this.d.runtime.images.imageFsInfo().catch(() => []),
     ]);
     const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
     const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
-    const imageFs = imageFsUsage ? { ...imageFsUsage, imageUsedBytes: imageFsInfo[0]?.used_bytes?.value, imageInodesUsed: imageFsInfo[0]?.inodes_used?.value } : undefined;
+    const imageFs = imageFsUsage
+      ? { ...imageFsUsage, imageUsedBytes: imageFsInfo[0]?.used_bytes?.value, imageInodesUsed: imageFsInfo[0]?.inodes_used?.value }
+      : undefined;
     const logsFs = await fsUsage(this.d.podLogsDir);
     const own = process.cpuUsage();
     const kubeletCpuNs = (own.user + own.system) * 1000;
@@ -105,8 +141,21 @@ export class StatsCollector {
     }
     const snap: StatsSnapshot = {
       atMs,
-      node: { cpuNs, nanoCores: prev ? nanoCores({ cpuNs: prev.node.cpuNs, atMs: prev.atMs }, { cpuNs, atMs }) : undefined, memory, network, fs, imageFs, logsFs, rlimit },
-      kubelet: { cpuNs: kubeletCpuNs, nanoCores: prev ? nanoCores({ cpuNs: prev.kubelet.cpuNs, atMs: prev.atMs }, { cpuNs: kubeletCpuNs, atMs }) : undefined, rss: process.memoryUsage().rss },
+      node: {
+        cpuNs,
+        nanoCores: prev ? nanoCores({ cpuNs: prev.node.cpuNs, atMs: prev.atMs }, { cpuNs, atMs }) : undefined,
+        memory,
+        network,
+        fs,
+        imageFs,
+        logsFs,
+        rlimit,
+      },
+      kubelet: {
+        cpuNs: kubeletCpuNs,
+        nanoCores: prev ? nanoCores({ cpuNs: prev.kubelet.cpuNs, atMs: prev.atMs }, { cpuNs: kubeletCpuNs, atMs }) : undefined,
+        rss: process.memoryUsage().rss,
+      },
       containers,
     };
     this.last = snap;
@@ -119,8 +168,12 @@ export class StatsCollector {
     void (async () => {
       let first = true;
       while (!signal.aborted) {
-        try { await this.sample(); } catch (err) { this.d.logger.warn({ err: messageOf(err) }, 'stats collection failed'); }
-        await sleep(first ? 1000 : this.d.periodMs ?? STATS_PERIOD_MS, signal, this.d.clock);
+        try {
+          await this.sample();
+        } catch (err) {
+          this.d.logger.warn({ err: messageOf(err) }, 'stats collection failed');
+        }
+        await sleep(first ? 1000 : (this.d.periodMs ?? STATS_PERIOD_MS), signal, this.d.clock);
         first = false;
       }
     })();

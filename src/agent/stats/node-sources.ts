@@ -29,7 +29,13 @@ export async function nodeMemory(): Promise<{ capacity: number; usage: number; w
 }
 
 /** One network interface's counters. */
-export interface InterfaceStats { name: string; rxBytes: number; rxErrors: number; txBytes: number; txErrors: number }
+export interface InterfaceStats {
+  name: string;
+  rxBytes: number;
+  rxErrors: number;
+  txBytes: number;
+  txErrors: number;
+}
 
 /** Every interface but loopback, and the name of the default route's interface. */
 export async function nodeNetwork(): Promise<{ interfaces: InterfaceStats[]; defaultName?: string }> {
@@ -43,17 +49,31 @@ export async function nodeNetwork(): Promise<{ interfaces: InterfaceStats[]; def
   let defaultName: string | undefined;
   for (const l of (await readFile('/proc/net/route', 'utf8').catch(() => '')).split('\n').slice(1)) {
     const f = l.split('\t');
-    if (f[1] === '00000000') { defaultName = f[0]; break; }
+    if (f[1] === '00000000') {
+      defaultName = f[0];
+      break;
+    }
   }
   return { interfaces, defaultName: defaultName ?? interfaces[0]?.name };
 }
 
 /** statfs of `path` as FsStats numbers. */
-export async function fsUsage(path: string): Promise<{ capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined> {
+export async function fsUsage(
+  path: string,
+): Promise<{ capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined> {
   try {
     const s = await statfs(path);
-    return { capacityBytes: s.blocks * s.bsize, availableBytes: s.bavail * s.bsize, usedBytes: (s.blocks - s.bfree) * s.bsize, inodes: s.files, inodesFree: s.ffree, inodesUsed: s.files - s.ffree };
-  } catch { return undefined; }
+    return {
+      capacityBytes: s.blocks * s.bsize,
+      availableBytes: s.bavail * s.bsize,
+      usedBytes: (s.blocks - s.bfree) * s.bsize,
+      inodes: s.files,
+      inodesFree: s.ffree,
+      inodesUsed: s.files - s.ffree,
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The pid limit and the number of processes (upstream RlimitStats). */

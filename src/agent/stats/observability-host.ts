@@ -50,28 +50,59 @@ export function createObservabilityHost(d: ObservabilityDeps) {
       const pods = d.podManager.getPods().map((p) => {
         const st = d.statusManager.get(p.metadata.uid!);
         const starts = new Map<string, string>();
-        for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])]) if (cs.state.running?.startedAt) starts.set(cs.name, cs.state.running.startedAt);
+        for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])])
+          if (cs.state.running?.startedAt) starts.set(cs.name, cs.state.running.startedAt);
         return { uid: p.metadata.uid!, name: p.metadata.name!, namespace: p.metadata.namespace!, startTime: st?.startTime, containerStartTimes: starts };
       });
-      return buildSummary(snap, { nodeName: d.nodeName, startTime: d.startTime, pods, volumes: (uid) => d.volumeStats.get(uid), onlyCpuAndMemory: o.onlyCpuAndMemory });
+      return buildSummary(snap, {
+        nodeName: d.nodeName,
+        startTime: d.startTime,
+        pods,
+        volumes: (uid) => d.volumeStats.get(uid),
+        onlyCpuAndMemory: o.onlyCpuAndMemory,
+      });
     },
     async metricsText(kind: MetricsKind): Promise<string> {
       if (kind === 'kubelet') return d.metrics.text();
       if (kind === 'resource') return resourceMetrics(d.collector.snapshot(), containerInfo());
       if (kind === 'cadvisor') {
         const m = d.machine();
-        return cadvisorMetrics(d.collector.snapshot(), containerInfo(), { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() });
+        return cadvisorMetrics(d.collector.snapshot(), containerInfo(), {
+          cores: m?.cpuCores ?? os.cpus().length,
+          memoryBytes: m?.memoryBytes ?? os.totalmem(),
+        });
       }
-      return renderFamilies([{ name: 'prober_probe_total', help: '[BETA] Cumulative number of a liveness, readiness or startup probe for a container by result.', type: 'counter', samples: [...d.probeCounts()].map((c) => ({ labels: c.labels, value: c.count })) }]);
+      return renderFamilies([
+        {
+          name: 'prober_probe_total',
+          help: '[BETA] Cumulative number of a liveness, readiness or startup probe for a container by result.',
+          type: 'counter',
+          samples: [...d.probeCounts()].map((c) => ({ labels: c.labels, value: c.count })),
+        },
+      ]);
     },
     machineSpec(): Record<string, unknown> {
       const m = d.machine();
       return {
-        num_cores: m?.cpuCores ?? os.cpus().length, num_physical_cores: m?.cpuCores ?? os.cpus().length, num_sockets: 1,
-        cpu_frequency_khz: Math.round((os.cpus()[0]?.speed ?? 0) * 1000), memory_capacity: m?.memoryBytes ?? os.totalmem(),
-        machine_id: m?.machineID ?? '', system_uuid: m?.systemUUID ?? '', boot_id: m?.bootID ?? '',
-        filesystems: [], disk_map: {}, network_devices: os.networkInterfaces() ? Object.keys(os.networkInterfaces()).filter((n) => n !== 'lo').map((name) => ({ name })) : [],
-        topology: [], cloud_provider: 'Unknown', instance_type: 'Unknown', instance_id: 'None',
+        num_cores: m?.cpuCores ?? os.cpus().length,
+        num_physical_cores: m?.cpuCores ?? os.cpus().length,
+        num_sockets: 1,
+        cpu_frequency_khz: Math.round((os.cpus()[0]?.speed ?? 0) * 1000),
+        memory_capacity: m?.memoryBytes ?? os.totalmem(),
+        machine_id: m?.machineID ?? '',
+        system_uuid: m?.systemUUID ?? '',
+        boot_id: m?.bootID ?? '',
+        filesystems: [],
+        disk_map: {},
+        network_devices: os.networkInterfaces()
+          ? Object.keys(os.networkInterfaces())
+              .filter((n) => n !== 'lo')
+              .map((name) => ({ name }))
+          : [],
+        topology: [],
+        cloud_provider: 'Unknown',
+        instance_type: 'Unknown',
+        instance_id: 'None',
       };
     },
     recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }): void {

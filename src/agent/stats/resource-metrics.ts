@@ -9,7 +9,10 @@ import { renderFamilies, type Family } from './prom-text.js';
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
 
 /** Per container, what the snapshot does not carry. */
-export interface ContainerInfo { startedAtMs?: number; image?: string }
+export interface ContainerInfo {
+  startedAtMs?: number;
+  image?: string;
+}
 
 /** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
 export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo): string {
@@ -34,8 +37,10 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       const started = info(c.id).startedAtMs;
       if (started) cStart.samples.push({ labels, value: started / 1000, timestampMs: ts });
       const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, cpu: 0, mem: 0, cpuKnown: true, memKnown: true };
-      if (c.cpuNs === undefined) p.cpuKnown = false; else p.cpu += c.cpuNs;
-      if (c.workingSet === undefined) p.memKnown = false; else p.mem += c.workingSet;
+      if (c.cpuNs === undefined) p.cpuKnown = false;
+      else p.cpu += c.cpuNs;
+      if (c.workingSet === undefined) p.memKnown = false;
+      else p.mem += c.workingSet;
       pods.set(c.podUid, p);
     }
     for (const p of pods.values()) {
@@ -48,7 +53,11 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
 }
 
 /** The /metrics/cadvisor text (cAdvisor's names and labels; `id` is the container's cgroup-style path). */
-export function cadvisorMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo, machine: { cores: number; memoryBytes: number }): string {
+export function cadvisorMetrics(
+  s: StatsSnapshot | undefined,
+  info: (containerId: string) => ContainerInfo,
+  machine: { cores: number; memoryBytes: number },
+): string {
   const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
   const wsF = family('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
   const rssF = family('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
@@ -72,7 +81,14 @@ export function cadvisorMetrics(s: StatsSnapshot | undefined, info: (containerId
       txF.samples.push({ labels: { ...root, interface: i.name }, value: i.txBytes, timestampMs: ts });
     }
     for (const c of s.containers) {
-      const labels = { container: c.name, id: `/kubepods/pod${c.podUid}/${c.id}`, image: info(c.id).image ?? '', name: c.id, namespace: c.podNamespace, pod: c.podName };
+      const labels = {
+        container: c.name,
+        id: `/kubepods/pod${c.podUid}/${c.id}`,
+        image: info(c.id).image ?? '',
+        name: c.id,
+        namespace: c.podNamespace,
+        pod: c.podName,
+      };
       if (c.cpuNs !== undefined) cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: c.cpuNs / 1e9, timestampMs: ts });
       if (c.workingSet !== undefined) wsF.samples.push({ labels, value: c.workingSet, timestampMs: ts });
       if (c.rss !== undefined) rssF.samples.push({ labels, value: c.rss, timestampMs: ts });

@@ -26,14 +26,38 @@ function cpu(time: string, cpuNs?: number, nanoCores?: number): Obj | undefined 
   return defined({ time, usageNanoCores: nanoCores, usageCoreNanoSeconds: cpuNs === undefined ? undefined : Math.round(cpuNs) });
 }
 
-function memory(time: string, m: { available?: number; usage?: number; workingSet?: number; rss?: number; pageFaults?: number; majorPageFaults?: number }): Obj | undefined {
-  const o = defined({ time, availableBytes: m.available, usageBytes: m.usage, workingSetBytes: m.workingSet, rssBytes: m.rss, pageFaults: m.pageFaults, majorPageFaults: m.majorPageFaults });
+function memory(
+  time: string,
+  m: { available?: number; usage?: number; workingSet?: number; rss?: number; pageFaults?: number; majorPageFaults?: number },
+): Obj | undefined {
+  const o = defined({
+    time,
+    availableBytes: m.available,
+    usageBytes: m.usage,
+    workingSetBytes: m.workingSet,
+    rssBytes: m.rss,
+    pageFaults: m.pageFaults,
+    majorPageFaults: m.majorPageFaults,
+  });
   return Object.keys(o).length > 1 ? o : undefined;
 }
 
-function fs(time: string, f: { capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined, used?: number, inodesUsed?: number): Obj | undefined {
+function fs(
+  time: string,
+  f: { capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined,
+  used?: number,
+  inodesUsed?: number,
+): Obj | undefined {
   if (!f && used === undefined) return undefined;
-  return defined({ time, availableBytes: f?.availableBytes, capacityBytes: f?.capacityBytes, usedBytes: used ?? f?.usedBytes, inodesFree: f?.inodesFree, inodes: f?.inodes, inodesUsed: inodesUsed ?? f?.inodesUsed });
+  return defined({
+    time,
+    availableBytes: f?.availableBytes,
+    capacityBytes: f?.capacityBytes,
+    usedBytes: used ?? f?.usedBytes,
+    inodesFree: f?.inodesFree,
+    inodes: f?.inodes,
+    inodesUsed: inodesUsed ?? f?.inodesUsed,
+  });
 }
 
 const sum = (xs: (number | undefined)[]) => (xs.length && xs.every((x) => x !== undefined) ? xs.reduce((a, b) => a! + b!, 0) : undefined);
@@ -43,15 +67,35 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
   const time = iso(s.atMs);
   const only = !!ctx.onlyCpuAndMemory;
   const byPod = new Map<string, ContainerSample[]>();
-  for (const c of s.containers) { const l = byPod.get(c.podUid) ?? []; l.push(c); byPod.set(c.podUid, l); }
+  for (const c of s.containers) {
+    const l = byPod.get(c.podUid) ?? [];
+    l.push(c);
+    byPod.set(c.podUid, l);
+  }
   const allContainers = s.containers;
   const podsAggregate = defined({
-    name: 'pods', startTime: ctx.startTime,
+    name: 'pods',
+    startTime: ctx.startTime,
     cpu: cpu(time, sum(allContainers.map((c) => c.cpuNs)), sum(allContainers.map((c) => c.nanoCores))),
-    memory: memory(time, { usage: sum(allContainers.map((c) => c.usage)), workingSet: sum(allContainers.map((c) => c.workingSet)), rss: sum(allContainers.map((c) => c.rss)) }),
+    memory: memory(time, {
+      usage: sum(allContainers.map((c) => c.usage)),
+      workingSet: sum(allContainers.map((c) => c.workingSet)),
+      rss: sum(allContainers.map((c) => c.rss)),
+    }),
   });
-  const kubelet = defined({ name: 'kubelet', startTime: ctx.startTime, cpu: cpu(time, s.kubelet.cpuNs, s.kubelet.nanoCores), memory: memory(time, { usage: s.kubelet.rss, workingSet: s.kubelet.rss, rss: s.kubelet.rss }) });
-  const iface = (i: { name: string; rxBytes: number; rxErrors: number; txBytes: number; txErrors: number }) => ({ name: i.name, rxBytes: i.rxBytes, rxErrors: i.rxErrors, txBytes: i.txBytes, txErrors: i.txErrors });
+  const kubelet = defined({
+    name: 'kubelet',
+    startTime: ctx.startTime,
+    cpu: cpu(time, s.kubelet.cpuNs, s.kubelet.nanoCores),
+    memory: memory(time, { usage: s.kubelet.rss, workingSet: s.kubelet.rss, rss: s.kubelet.rss }),
+  });
+  const iface = (i: { name: string; rxBytes: number; rxErrors: number; txBytes: number; txErrors: number }) => ({
+    name: i.name,
+    rxBytes: i.rxBytes,
+    rxErrors: i.rxErrors,
+    txBytes: i.txBytes,
+    txErrors: i.txErrors,
+  });
   const def = s.node.network.interfaces.find((i) => i.name === s.node.network.defaultName);
   const node = defined({
     nodeName: ctx.nodeName,
@@ -59,25 +103,48 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
     startTime: ctx.startTime,
     cpu: cpu(time, s.node.cpuNs, s.node.nanoCores),
     memory: memory(time, { available: s.node.memory.available, usage: s.node.memory.usage, workingSet: s.node.memory.workingSet }),
-    ...(only ? {} : {
-      network: def ? { time, ...iface(def), interfaces: s.node.network.interfaces.map(iface) } : undefined,
-      fs: fs(time, s.node.fs),
-      runtime: s.node.imageFs ? { imageFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed), containerFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed) } : undefined,
-      rlimit: { time, maxpid: s.node.rlimit.maxpid, curproc: s.node.rlimit.curproc },
-    }),
+    ...(only
+      ? {}
+      : {
+          network: def ? { time, ...iface(def), interfaces: s.node.network.interfaces.map(iface) } : undefined,
+          fs: fs(time, s.node.fs),
+          runtime: s.node.imageFs
+            ? {
+                imageFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed),
+                containerFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed),
+              }
+            : undefined,
+          rlimit: { time, maxpid: s.node.rlimit.maxpid, curproc: s.node.rlimit.curproc },
+        }),
   });
   const pods = ctx.pods.map((p) => {
     const cs = byPod.get(p.uid) ?? [];
-    const containers = cs.map((c) => defined({
-      name: c.name, startTime: p.containerStartTimes.get(c.name),
-      cpu: cpu(time, c.cpuNs, c.nanoCores),
-      memory: memory(time, { usage: c.usage, workingSet: c.workingSet, rss: c.rss, pageFaults: c.pageFaults, majorPageFaults: c.majorPageFaults }),
-      ...(only ? {} : {
-        rootfs: c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
-        logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
+    const containers = cs.map((c) =>
+      defined({
+        name: c.name,
+        startTime: p.containerStartTimes.get(c.name),
+        cpu: cpu(time, c.cpuNs, c.nanoCores),
+        memory: memory(time, { usage: c.usage, workingSet: c.workingSet, rss: c.rss, pageFaults: c.pageFaults, majorPageFaults: c.majorPageFaults }),
+        ...(only
+          ? {}
+          : {
+              rootfs: c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
+              logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
+            }),
       }),
-    }));
-    const volumes = only ? [] : ctx.volumes(p.uid).map((v) => ({ time: v.time, availableBytes: v.availableBytes, capacityBytes: v.capacityBytes, usedBytes: v.usedBytes, inodesFree: v.inodesFree, inodes: v.inodes, inodesUsed: v.inodesUsed, name: v.name }));
+    );
+    const volumes = only
+      ? []
+      : ctx.volumes(p.uid).map((v) => ({
+          time: v.time,
+          availableBytes: v.availableBytes,
+          capacityBytes: v.capacityBytes,
+          usedBytes: v.usedBytes,
+          inodesFree: v.inodesFree,
+          inodes: v.inodes,
+          inodesUsed: v.inodesUsed,
+          name: v.name,
+        }));
     const ephemeralUsed = sum(cs.map((c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)));
     return defined({
       podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
@@ -85,10 +152,13 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       containers,
       cpu: cpu(time, sum(cs.map((c) => c.cpuNs)), sum(cs.map((c) => c.nanoCores))),
       memory: memory(time, { usage: sum(cs.map((c) => c.usage)), workingSet: sum(cs.map((c) => c.workingSet)), rss: sum(cs.map((c) => c.rss)) }),
-      ...(only ? {} : {
-        volume: volumes.length ? volumes : undefined,
-        'ephemeral-storage': ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + volumes.reduce((a, v) => a + v.usedBytes, 0)) : undefined,
-      }),
+      ...(only
+        ? {}
+        : {
+            volume: volumes.length ? volumes : undefined,
+            'ephemeral-storage':
+              ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + volumes.reduce((a, v) => a + v.usedBytes, 0)) : undefined,
+          }),
     });
   });
   return { node, pods };

@@ -28,21 +28,39 @@ export interface ProbeResults {
 function stateOf(c: RuntimeContainer, runtimeName: string): ContainerState {
   if (c.state === 'running') return { running: { startedAt: rfc3339(c.startedAt || c.createdAt) } };
   if (c.state === 'exited') {
-    return { terminated: {
-      exitCode: c.exitCode, reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'), ...(c.message ? { message: c.message } : {}),
-      startedAt: c.startedAt ? rfc3339(c.startedAt) : undefined, finishedAt: c.finishedAt ? rfc3339(c.finishedAt) : undefined,
-      containerID: `${runtimeName}://${c.id}`,
-    } };
+    return {
+      terminated: {
+        exitCode: c.exitCode,
+        reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'),
+        ...(c.message ? { message: c.message } : {}),
+        startedAt: c.startedAt ? rfc3339(c.startedAt) : undefined,
+        finishedAt: c.finishedAt ? rfc3339(c.finishedAt) : undefined,
+        containerID: `${runtimeName}://${c.id}`,
+      },
+    };
   }
   return { waiting: { reason: 'ContainerCreating' } };
 }
 
-function containerStatuses(pod: Pod, specs: Container[], rs: PodRuntimeStatus, ctx: PodStatusContext, defaultWaiting: string, init: boolean): ContainerStatus[] {
+function containerStatuses(
+  pod: Pod,
+  specs: Container[],
+  rs: PodRuntimeStatus,
+  ctx: PodStatusContext,
+  defaultWaiting: string,
+  init: boolean,
+): ContainerStatus[] {
   return specs.map((spec) => {
     const [cur, prev] = containerInstances(rs, spec.name);
     const st: ContainerStatus = {
-      name: spec.name, state: { waiting: { reason: defaultWaiting } }, lastState: {}, ready: false, restartCount: 0,
-      image: spec.image ?? '', imageID: '', started: false,
+      name: spec.name,
+      state: { waiting: { reason: defaultWaiting } },
+      lastState: {},
+      ready: false,
+      restartCount: 0,
+      image: spec.image ?? '',
+      imageID: '',
+      started: false,
     };
     if (cur) {
       st.state = stateOf(cur, ctx.runtimeName);
@@ -78,16 +96,28 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
   const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
   const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
   for (const s of init) {
-    if (sidecars.has(s.name)) { if (!regularStarted && !(s.state.running && s.started)) pendingInit++; continue; }
-    if (s.state.terminated) { if (s.state.terminated.exitCode !== 0) failedInit++; }
-    else if (s.state.waiting && s.lastState.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
+    if (sidecars.has(s.name)) {
+      if (!regularStarted && !(s.state.running && s.started)) pendingInit++;
+      continue;
+    }
+    if (s.state.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInit++;
+    } else if (s.state.waiting && s.lastState.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
     else pendingInit++;
   }
-  let running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
   for (const s of regular) {
     if (s.state.running) running++;
-    else if (s.state.terminated) { stopped++; if (s.state.terminated.exitCode === 0) succeeded++; }
-    else if (s.state.waiting) { if (s.lastState.terminated) stopped++; else waiting++; }
+    else if (s.state.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state.waiting) {
+      if (s.lastState.terminated) stopped++;
+      else waiting++;
+    }
   }
   const policy = pod.spec.restartPolicy ?? 'Always';
   if (failedInit > 0 && policy === 'Never') return 'Failed';
@@ -114,8 +144,11 @@ function condition(type: string, ok: boolean, ctx: PodStatusContext, reason?: st
 export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
   const cs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
   const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
-  if (cs.every((c) => !has(c, 'requests', 'cpu') && !has(c, 'requests', 'memory') && !has(c, 'limits', 'cpu') && !has(c, 'limits', 'memory'))) return 'BestEffort';
-  const guaranteed = cs.every((c) => ['cpu', 'memory'].every((r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r])));
+  if (cs.every((c) => !has(c, 'requests', 'cpu') && !has(c, 'requests', 'memory') && !has(c, 'limits', 'cpu') && !has(c, 'limits', 'memory')))
+    return 'BestEffort';
+  const guaranteed = cs.every((c) =>
+    ['cpu', 'memory'].every((r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r])),
+  );
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
@@ -143,10 +176,16 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const notReadyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
   const notReadyMsg = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   // Readiness gates (upstream GeneratePodReadyCondition): each gate's condition, set by others, must be True.
-  const gateProblems = ((pod.spec.readinessGates ?? []) as { conditionType: string }[]).map((g) => {
-    const c = pod.status?.conditions?.find((x) => x.type === g.conditionType);
-    return !c ? `corresponding condition of pod readiness gate "${g.conditionType}" does not exist.` : c.status !== 'True' ? `the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}` : undefined;
-  }).filter((x): x is string => !!x);
+  const gateProblems = ((pod.spec.readinessGates ?? []) as { conditionType: string }[])
+    .map((g) => {
+      const c = pod.status?.conditions?.find((x) => x.type === g.conditionType);
+      return !c
+        ? `corresponding condition of pod readiness gate "${g.conditionType}" does not exist.`
+        : c.status !== 'True'
+          ? `the status of pod readiness gate "${g.conditionType}" is not "True", but ${c.status}`
+          : undefined;
+    })
+    .filter((x): x is string => !!x);
   const ready = containersReady && gateProblems.length === 0;
   const readyReason = !containersReady ? notReadyReason : 'ReadinessGatesNotReady';
   const readyMsg = !containersReady ? notReadyMsg : gateProblems.join(', ');
@@ -154,7 +193,13 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     phase,
     conditions: [
       condition('PodReadyToStartContainers', !!sandbox?.ready, ctx),
-      condition('Initialized', initialized, ctx, initialized ? (completed && initSpecs.length ? 'PodCompleted' : undefined) : 'ContainersNotInitialized', initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`),
+      condition(
+        'Initialized',
+        initialized,
+        ctx,
+        initialized ? (completed && initSpecs.length ? 'PodCompleted' : undefined) : 'ContainersNotInitialized',
+        initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`,
+      ),
       condition('Ready', ready, ctx, ready ? undefined : readyReason, ready ? undefined : readyMsg),
       condition('ContainersReady', containersReady, ctx, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMsg),
       condition('PodScheduled', true, ctx),
@@ -165,9 +210,13 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     containerStatuses: regular,
     qosClass: qosClass(pod),
   };
-  if (podIP) { status.podIP = podIP; status.podIPs = [{ ip: podIP }]; }
+  if (podIP) {
+    status.podIP = podIP;
+    status.podIPs = [{ ip: podIP }];
+  }
   if (init.length) status.initContainerStatuses = init;
   const ephemeral = pod.spec.ephemeralContainers ?? [];
-  if (ephemeral.length) status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false).map((x) => ({ ...x, ready: false }));
+  if (ephemeral.length)
+    status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false).map((x) => ({ ...x, ready: false }));
   return status;
 }

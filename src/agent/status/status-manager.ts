@@ -7,7 +7,10 @@ import type { PodStatus } from '../../api/types.js';
 import { deepEqual } from '../../lib/deep-equal.js';
 
 /** A pod's status and how many times it changed. */
-export interface VersionedStatus { status: PodStatus; version: number }
+export interface VersionedStatus {
+  status: PodStatus;
+  version: number;
+}
 
 /** Stores statuses; `set` ignores updates that change nothing. */
 export class StatusManager {
@@ -25,15 +28,27 @@ export class StatusManager {
     return true;
   }
   /** The latest status. */
-  get(uid: string): PodStatus | undefined { return this.m.get(uid)?.status; }
+  get(uid: string): PodStatus | undefined {
+    return this.m.get(uid)?.status;
+  }
   /** The latest status with its version. */
-  versioned(uid: string): VersionedStatus | undefined { return this.m.get(uid); }
+  versioned(uid: string): VersionedStatus | undefined {
+    return this.m.get(uid);
+  }
   /** UIDs with a status. */
-  uids(): string[] { return [...this.m.keys()]; }
+  uids(): string[] {
+    return [...this.m.keys()];
+  }
   /** Forgets a pod. */
-  remove(uid: string): void { if (this.m.delete(uid)) this.gen++; }
+  remove(uid: string): void {
+    if (this.m.delete(uid)) this.gen++;
+  }
   /** A number that changes whenever any status changes. */
-  get generation(): number { return this.gen; }
+  get generation(): number {
+    return this.gen;
+  }
   /** Calls `fn` with the UID after every change. */
-  onChange(fn: (uid: string) => void): void { this.listeners.push(fn); }
+  onChange(fn: (uid: string) => void): void {
+    this.listeners.push(fn);
+  }
 }

@@ -26,7 +26,10 @@ function listPatch(key: string, oldList: unknown[], newList: unknown[]): unknown
   for (const n of newList) {
     if (!isObj(n)) continue;
     const o = oldBy.get(n[key]);
-    if (!o) { out.push(n); continue; }
+    if (!o) {
+      out.push(n);
+      continue;
+    }
     const d = twoWayMergePatch(o, n);
     if (Object.keys(d).length) out.push({ [key]: n[key], ...d });
   }
@@ -39,13 +42,22 @@ export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<str
   const patch: Obj = {};
   for (const k of Object.keys(oldObj)) if (!(k in newObj) && oldObj[k] !== undefined) patch[k] = null;
   for (const [k, nv] of Object.entries(newObj)) {
-    if (nv === undefined) { if (oldObj[k] !== undefined) patch[k] = null; continue; }
+    if (nv === undefined) {
+      if (oldObj[k] !== undefined) patch[k] = null;
+      continue;
+    }
     const ov = oldObj[k];
     if (deepEqual(ov, nv)) continue;
     const key = mergeKeys[k];
     if (key && Array.isArray(nv)) {
       const items = listPatch(key, Array.isArray(ov) ? ov : [], nv);
-      if (items.length || !deepEqual((Array.isArray(ov) ? ov : []).map((x) => (x as Obj)[key]), nv.map((x) => (x as Obj)[key]))) {
+      if (
+        items.length ||
+        !deepEqual(
+          (Array.isArray(ov) ? ov : []).map((x) => (x as Obj)[key]),
+          nv.map((x) => (x as Obj)[key]),
+        )
+      ) {
         patch[`$setElementOrder/${k}`] = nv.map((x) => ({ [key]: (x as Obj)[key] }));
         if (items.length) patch[k] = items;
       }

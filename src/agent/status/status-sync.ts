@@ -50,15 +50,25 @@ export class StatusSync {
 
   /** Asks for a pass soon (coalesced). */
   trigger(): void {
-    if (this.running) { this.again = true; return; }
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     this.schedule(0);
   }
 
-  private schedule(ms: number) { if (this.stopped) return; this.cancel?.(); this.cancel = this.d.clock.setTimer(() => void this.pass(), ms); }
+  private schedule(ms: number) {
+    if (this.stopped) return;
+    this.cancel?.();
+    this.cancel = this.d.clock.setTimer(() => void this.pass(), ms);
+  }
 
   /** One pass over every pod; resolves when done. Returns the number of failed writes. */
   async pass(): Promise<number> {
-    if (this.running) { this.again = true; return 0; }
+    if (this.running) {
+      this.again = true;
+      return 0;
+    }
     this.running = true;
     let failed = 0;
     try {
@@ -66,11 +76,18 @@ export class StatusSync {
         this.again = false;
         failed = 0;
         for (const pod of this.d.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
-        for (const uid of [...this.written.keys(), ...this.deleted]) if (!this.d.podManager.getPodByUid(uid)) { this.written.delete(uid); this.deleted.delete(uid); this.apiStatus.delete(uid); }
+        for (const uid of [...this.written.keys(), ...this.deleted])
+          if (!this.d.podManager.getPodByUid(uid)) {
+            this.written.delete(uid);
+            this.deleted.delete(uid);
+            this.apiStatus.delete(uid);
+          }
       } while (this.again);
-    } finally { this.running = false; }
+    } finally {
+      this.running = false;
+    }
     this.failures = failed ? this.failures + 1 : 0;
-    this.schedule(failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : this.d.periodMs ?? 10_000);
+    this.schedule(failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : (this.d.periodMs ?? 10_000));
     return failed;
   }
 
@@ -84,17 +101,32 @@ export class StatusSync {
       if ((this.written.get(uid) ?? 0) < vs.version) {
         const base = this.apiStatus.get(uid) ?? target.status ?? {};
         const patch = twoWayMergePatch(base as Record<string, unknown>, mergePodStatus(base, vs.status) as Record<string, unknown>);
-        if (!Object.keys(patch).length) { this.written.set(uid, vs.version); return true; }
+        if (!Object.keys(patch).length) {
+          this.written.set(uid, vs.version);
+          return true;
+        }
         const r = await this.d.client.request<Pod>({
-          method: 'PATCH', path: `/api/v1/namespaces/${target.metadata.namespace}/pods/${target.metadata.name}/status`, contentType: 'application/strategic-merge-patch+json',
+          method: 'PATCH',
+          path: `/api/v1/namespaces/${target.metadata.namespace}/pods/${target.metadata.name}/status`,
+          contentType: 'application/strategic-merge-patch+json',
           body: { metadata: { uid: target.metadata.uid }, status: patch },
         });
         if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, vs.version);
-        else { this.apiStatus.delete(uid); throw apiError('patching pod status', r); }
+        else {
+          this.apiStatus.delete(uid);
+          throw apiError('patching pod status', r);
+        }
         if (r.status === 200 && r.body?.status) this.apiStatus.set(uid, r.body.status);
-        if (r.status !== 200) this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
+        if (r.status !== 200)
+          this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
       }
-      if (target === pod && pod.metadata.deletionTimestamp && !this.deleted.has(uid) && this.d.canBeDeleted(uid) && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
+      if (
+        target === pod &&
+        pod.metadata.deletionTimestamp &&
+        !this.deleted.has(uid) &&
+        this.d.canBeDeleted(uid) &&
+        this.written.get(uid) === this.d.statusManager.versioned(uid)?.version
+      ) {
         await deletePodNow(this.d.client, pod);
         this.deleted.add(uid);
         this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'pod fully terminated and removed from the API');
@@ -109,7 +141,14 @@ export class StatusSync {
   /** Starts syncing. */
   start({ signal }: { signal: AbortSignal }): void {
     this.d.statusManager.onChange(() => this.trigger());
-    signal.addEventListener('abort', () => { this.stopped = true; this.cancel?.(); }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        this.stopped = true;
+        this.cancel?.();
+      },
+      { once: true },
+    );
     this.schedule(0);
   }
 }

@@ -6,10 +6,16 @@
  */
 
 /** One key's backoff state. */
-export interface BackoffEntry { delayMs: number; lastUpdateMs: number }
+export interface BackoffEntry {
+  delayMs: number;
+  lastUpdateMs: number;
+}
 
 /** Backoff parameters. */
-export interface BackoffPolicy { initialMs: number; maxMs: number }
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+}
 
 /** The kubelet's container restart policy: 10 s → 5 min. */
 export const containerBackoffPolicy: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
@@ -35,13 +41,21 @@ export class BackoffTable {
   private readonly entries = new Map<string, BackoffEntry>();
   constructor(private readonly policy = containerBackoffPolicy) {}
   /** A read-only view for decisions. */
-  snapshot(): ReadonlyMap<string, BackoffEntry> { return this.entries; }
+  snapshot(): ReadonlyMap<string, BackoffEntry> {
+    return this.entries;
+  }
   /** Records a restart. */
-  next(key: string, eventMs: number, nowMs: number): void { this.entries.set(key, nextBackoff(this.entries.get(key), eventMs, nowMs, this.policy)); }
+  next(key: string, eventMs: number, nowMs: number): void {
+    this.entries.set(key, nextBackoff(this.entries.get(key), eventMs, nowMs, this.policy));
+  }
   /** Drops entries of a pod (on removal). */
-  forgetPod(uid: string): void { for (const k of [...this.entries.keys()]) if (k.startsWith(`${uid}/`)) this.entries.delete(k); }
+  forgetPod(uid: string): void {
+    for (const k of [...this.entries.keys()]) if (k.startsWith(`${uid}/`)) this.entries.delete(k);
+  }
   /** Drops entries not updated for 2×max (garbage collection). */
-  gc(nowMs: number): void { for (const [k, e] of this.entries) if (nowMs - e.lastUpdateMs > 2 * this.policy.maxMs) this.entries.delete(k); }
+  gc(nowMs: number): void {
+    for (const [k, e] of this.entries) if (nowMs - e.lastUpdateMs > 2 * this.policy.maxMs) this.entries.delete(k);
+  }
 }
 
 /** The backoff key of a container. */

@@ -92,13 +92,19 @@ export class PodSync implements PodSyncer {
 
   constructor(private readonly d: PodSyncDeps) {}
 
-  private status(pod: Pod) { return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!); }
+  private status(pod: Pod) {
+    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+  }
 
   private publish(pod: Pod, rs: PodRuntimeStatus) {
     const uid = pod.metadata.uid!;
     const st = generatePodStatus(pod, rs, {
-      nowMs: this.d.clock.now(), nodeIP: this.d.nodeIP, runtimeName: this.d.runtimeName,
-      reasons: this.d.reasons.snapshot(uid), previous: this.d.statusManager.get(uid), probes: this.d.prober?.results(uid),
+      nowMs: this.d.clock.now(),
+      nodeIP: this.d.nodeIP,
+      runtimeName: this.d.runtimeName,
+      reasons: this.d.reasons.snapshot(uid),
+      previous: this.d.statusManager.get(uid),
+      probes: this.d.prober?.results(uid),
     });
     const verdict = this.verdicts.get(uid);
     if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });
@@ -138,7 +144,10 @@ export class PodSync implements PodSyncer {
     // 6.
     this.d.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
-      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, action: r.action, target: r.target, reason: r.reason }, r.message ?? 'step failed');
+      this.d.logger.warn(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, action: r.action, target: r.target, reason: r.reason },
+        r.message ?? 'step failed',
+      );
     }
     // 7–8.
     if (results.length) {

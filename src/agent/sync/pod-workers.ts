@@ -18,7 +18,11 @@ import { messageOf } from '../../lib/errors.js';
 export type WorkerState = 'sync' | 'terminating' | 'terminated';
 
 /** What a caller asks of a worker. */
-export interface WorkUpdate { pod: Pod; kind: 'create' | 'update' | 'sync' | 'kill'; gracePeriodSeconds?: number }
+export interface WorkUpdate {
+  pod: Pod;
+  kind: 'create' | 'update' | 'sync' | 'kill';
+  gracePeriodSeconds?: number;
+}
 
 /** The per-state work, supplied by the composition (pod-sync.ts). */
 export interface PodSyncer {
@@ -58,9 +62,15 @@ export class PodWorkers {
   update(u: WorkUpdate): void {
     const uid = u.pod.metadata.uid!;
     let w = this.workers.get(uid);
-    if (!w) { w = { pod: u.pod, busy: false, lastSyncAt: 0 }; this.workers.set(uid, w); }
+    if (!w) {
+      w = { pod: u.pod, busy: false, lastSyncAt: 0 };
+      this.workers.set(uid, w);
+    }
     if (stateOf(w) === 'terminated' && u.kind !== 'kill') return;
-    if (u.kind === 'kill' && w.terminatingAt === undefined) { w.terminatingAt = this.deps.now(); w.grace = u.gracePeriodSeconds; }
+    if (u.kind === 'kill' && w.terminatingAt === undefined) {
+      w.terminatingAt = this.deps.now();
+      w.grace = u.gracePeriodSeconds;
+    }
     if (u.kind !== 'kill' || !w.pending) w.pending = u;
     w.pending = { ...w.pending, pod: u.pod };
     void this.run(uid, w);
@@ -79,7 +89,10 @@ export class PodWorkers {
           if (state === 'sync') {
             const r = await this.deps.syncer.syncPod(w.pod);
             w.lastSyncAt = this.deps.now();
-            if (r.terminal && w.terminatingAt === undefined) { w.terminatingAt = this.deps.now(); w.pending ??= { pod: w.pod, kind: 'sync' }; }
+            if (r.terminal && w.terminatingAt === undefined) {
+              w.terminatingAt = this.deps.now();
+              w.pending ??= { pod: w.pod, kind: 'sync' };
+            }
           } else if (state === 'terminating') {
             await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
             w.terminatedAt = this.deps.now();
@@ -89,27 +102,47 @@ export class PodWorkers {
             await this.deps.syncer.syncTerminatedPod(w.pod);
           }
         } catch (err) {
-          this.deps.logger.error({ pod: `${w.pod.metadata.namespace}/${w.pod.metadata.name}`, err: messageOf(err) }, 'pod worker step failed; will retry on next sync');
-          if (stateOf(w) === 'terminating') { w.terminatedAt = undefined; }
+          this.deps.logger.error(
+            { pod: `${w.pod.metadata.namespace}/${w.pod.metadata.name}`, err: messageOf(err) },
+            'pod worker step failed; will retry on next sync',
+          );
+          if (stateOf(w) === 'terminating') {
+            w.terminatedAt = undefined;
+          }
         }
       }
     } finally {
       w.busy = false;
-      if (![...this.workers.values()].some((x) => x.busy)) { const ws = this.idleWaiters; this.idleWaiters = []; for (const f of ws) f(); }
+      if (![...this.workers.values()].some((x) => x.busy)) {
+        const ws = this.idleWaiters;
+        this.idleWaiters = [];
+        for (const f of ws) f();
+      }
     }
   }
 
   /** The state of a pod's worker, if it has one. */
-  stateOf(uid: string): WorkerState | undefined { const w = this.workers.get(uid); return w ? stateOf(w) : undefined; }
+  stateOf(uid: string): WorkerState | undefined {
+    const w = this.workers.get(uid);
+    return w ? stateOf(w) : undefined;
+  }
 
   /** True unless the pod's worker has finished terminating (upstream CouldHaveRunningContainers). */
-  couldHaveRunningContainers(uid: string): boolean { const w = this.workers.get(uid); return !w || stateOf(w) !== 'terminated'; }
+  couldHaveRunningContainers(uid: string): boolean {
+    const w = this.workers.get(uid);
+    return !w || stateOf(w) !== 'terminated';
+  }
 
   /** UIDs with a worker. */
-  uids(): string[] { return [...this.workers.keys()]; }
+  uids(): string[] {
+    return [...this.workers.keys()];
+  }
 
   /** Drops a terminated pod's worker. */
-  forget(uid: string): void { const w = this.workers.get(uid); if (w && stateOf(w) === 'terminated' && !w.busy) this.workers.delete(uid); }
+  forget(uid: string): void {
+    const w = this.workers.get(uid);
+    if (w && stateOf(w) === 'terminated' && !w.busy) this.workers.delete(uid);
+  }
 
   /** Resolves when no worker is busy (tests, shutdown). */
   whenIdle(): Promise<void> {

@@ -46,16 +46,23 @@ export class SyncLoop {
   constructor(private readonly d: SyncLoopDeps) {}
 
   /** When the loop last ran (ms), for /healthz/syncloop. */
-  lastIterationAt(): number { return this.lastIterationMs; }
+  lastIterationAt(): number {
+    return this.lastIterationMs;
+  }
 
   private readonly inactive = new Set<string>();
 
   /** True for a pod that never gets a worker: rejected by admission, or terminal when it arrived. */
-  isInactive(uid: string): boolean { return this.inactive.has(uid); }
+  isInactive(uid: string): boolean {
+    return this.inactive.has(uid);
+  }
 
   private admitted(except: string): Pod[] {
-    return this.d.podManager.getPods().filter((p) => p.metadata.uid !== except && !this.inactive.has(p.metadata.uid!)
-      && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !hasTerminalPhase(p));
+    return this.d.podManager
+      .getPods()
+      .filter(
+        (p) => p.metadata.uid !== except && !this.inactive.has(p.metadata.uid!) && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !hasTerminalPhase(p),
+      );
   }
 
   private syncStaticOf(mirror: Pod): void {
@@ -70,7 +77,8 @@ export class SyncLoop {
     for (const pod of pods) {
       const uid = pod.metadata.uid!;
       if (isMirrorPod(pod)) {
-        if (u.op === 'REMOVE') podManager.removeMirror(pod); else podManager.setMirror(pod);
+        if (u.op === 'REMOVE') podManager.removeMirror(pod);
+        else podManager.setMirror(pod);
         this.syncStaticOf(pod);
         continue;
       }
@@ -80,7 +88,10 @@ export class SyncLoop {
           const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.inactive.has(uid);
           podManager.addOrUpdate(pod);
           if (this.inactive.has(uid)) break;
-          if (isNew && hasTerminalPhase(pod)) { this.inactive.add(uid); break; }
+          if (isNew && hasTerminalPhase(pod)) {
+            this.inactive.add(uid);
+            break;
+          }
           if (isNew && this.d.admit && !pod.metadata.deletionTimestamp) {
             const r = this.d.admit(pod, this.admitted(uid));
             if (!r.admit) {
@@ -126,7 +137,11 @@ export class SyncLoop {
       if (signal.aborted) return;
       if (!housekeeping && this.d.podConfig.allSourcesSeen()) {
         housekeeping = true;
-        try { await this.d.housekeeping(); } catch (err) { this.d.logger.warn({ err: messageOf(err) }, 'housekeeping failed'); }
+        try {
+          await this.d.housekeeping();
+        } catch (err) {
+          this.d.logger.warn({ err: messageOf(err) }, 'housekeeping failed');
+        }
         housekeeping = false;
       }
       this.d.clock.setTimer(() => void house(), 2000);

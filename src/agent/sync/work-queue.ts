@@ -9,9 +9,15 @@ export class WorkQueue {
   /** Removes and returns every uid due at `nowMs`. */
   takeReady(nowMs: number): string[] {
     const out: string[] = [];
-    for (const [uid, at] of this.due) if (at <= nowMs) { out.push(uid); this.due.delete(uid); }
+    for (const [uid, at] of this.due)
+      if (at <= nowMs) {
+        out.push(uid);
+        this.due.delete(uid);
+      }
     return out;
   }
   /** Drops a pod. */
-  remove(uid: string): void { this.due.delete(uid); }
+  remove(uid: string): void {
+    this.due.delete(uid);
+  }
 }

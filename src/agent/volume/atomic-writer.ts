@@ -16,7 +16,10 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, 
 import { dirname, join } from 'node:path';
 
 /** One file of a payload: content and permission bits. */
-export interface FileProjection { data: Buffer; mode: number }
+export interface FileProjection {
+  data: Buffer;
+  mode: number;
+}
 
 /** Relative path → file. */
 export type Payload = Map<string, FileProjection>;
@@ -44,7 +47,12 @@ function timestampDirPrefix(now: Date): string {
 }
 
 async function exists(path: string): Promise<boolean> {
-  try { await lstat(path); return true; } catch { return false; }
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function sameAsOnDisk(tsDir: string, payload: Payload): Promise<boolean> {
@@ -56,7 +64,9 @@ async function sameAsOnDisk(tsDir: string, payload: Payload): Promise<boolean> {
       const s = await stat(join(tsDir, p));
       if ((s.mode & 0o7777) !== f.mode) return false;
       if (!(await readFile(join(tsDir, p))).equals(f.data)) return false;
-    } catch { return false; }
+    } catch {
+      return false;
+    }
   }
   return true;
 }
@@ -64,7 +74,11 @@ async function sameAsOnDisk(tsDir: string, payload: Payload): Promise<boolean> {
 async function listFiles(dir: string, prefix = ''): Promise<Set<string>> {
   const out = new Set<string>();
   let entries;
-  try { entries = await readdir(join(dir, prefix), { withFileTypes: true }); } catch { return out; }
+  try {
+    entries = await readdir(join(dir, prefix), { withFileTypes: true });
+  } catch {
+    return out;
+  }
   for (const e of entries) {
     const rel = prefix ? `${prefix}/${e.name}` : e.name;
     if (e.isDirectory()) for (const x of await listFiles(dir, rel)) out.add(x);
@@ -74,7 +88,9 @@ async function listFiles(dir: string, prefix = ''): Promise<Set<string>> {
 }
 
 /** What a write did. */
-export interface WriteResult { written: boolean }
+export interface WriteResult {
+  written: boolean;
+}
 
 /**
  * Writes `payload` into `dir` as upstream's AtomicWriter.Write; `setPerms(tsDir)` runs on the new
@@ -90,7 +106,11 @@ export async function writeAtomic(dir: string, payload: Payload, o: { now?: Date
   // 2.
   const dataLink = join(dir, DATA);
   let oldTs: string | undefined;
-  try { oldTs = await readlink(dataLink); } catch { oldTs = undefined; }
+  try {
+    oldTs = await readlink(dataLink);
+  } catch {
+    oldTs = undefined;
+  }
   if (oldTs && (await exists(join(dir, oldTs))) && (await sameAsOnDisk(join(dir, oldTs), payload))) {
     await removeStale(dir, oldTs);
     return { written: false };

@@ -14,15 +14,31 @@ import { expand } from '../runtime/env.js';
 import type { MountedVolume } from './types.js';
 
 /** core/v1 VolumeMount. */
-export interface VolumeMount { name: string; mountPath: string; readOnly?: boolean; subPath?: string; subPathExpr?: string; mountPropagation?: string }
+export interface VolumeMount {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  subPath?: string;
+  subPathExpr?: string;
+  mountPropagation?: string;
+}
 
 /** A mount before its subPath is resolved on disk. */
-export interface PlannedMount { name: string; volumePath: string; subPath: string; mount: cri.Mount }
+export interface PlannedMount {
+  name: string;
+  volumePath: string;
+  subPath: string;
+  mount: cri.Mount;
+}
 
 /** The planned mounts, or upstream's CreateContainerConfigError message. */
 export type MountPlan = { ok: true; mounts: PlannedMount[] } | { ok: false; message: string };
 
-const PROPAGATION: Record<string, string> = { None: 'PROPAGATION_PRIVATE', HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER', Bidirectional: 'PROPAGATION_BIDIRECTIONAL' };
+const PROPAGATION: Record<string, string> = {
+  None: 'PROPAGATION_PRIVATE',
+  HostToContainer: 'PROPAGATION_HOST_TO_CONTAINER',
+  Bidirectional: 'PROPAGATION_BIDIRECTIONAL',
+};
 
 /** Plans `c`'s volume mounts from the set-up volumes; `env` expands subPathExpr. Pure. */
 export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, MountedVolume>, env: ReadonlyMap<string, string>): MountPlan {
@@ -39,27 +55,49 @@ export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, M
     }
     const propagation = PROPAGATION[m.mountPropagation ?? 'None'];
     if (!propagation) return { ok: false, message: `invalid MountPropagation mode: ${m.mountPropagation}` };
-    if (propagation === 'PROPAGATION_BIDIRECTIONAL' && !privileged) return { ok: false, message: 'Bidirectional mount propagation is available only to privileged containers' };
+    if (propagation === 'PROPAGATION_BIDIRECTIONAL' && !privileged)
+      return { ok: false, message: 'Bidirectional mount propagation is available only to privileged containers' };
     out.push({
-      name: m.name, volumePath: vol.path, subPath,
-      mount: { container_path: m.mountPath, host_path: subPath ? join(vol.path, subPath) : vol.path, readonly: m.readOnly === true || vol.readOnly, selinux_relabel: false, propagation },
+      name: m.name,
+      volumePath: vol.path,
+      subPath,
+      mount: {
+        container_path: m.mountPath,
+        host_path: subPath ? join(vol.path, subPath) : vol.path,
+        readonly: m.readOnly === true || vol.readOnly,
+        selinux_relabel: false,
+        propagation,
+      },
     });
   }
   return { ok: true, mounts: out };
 }
 
 /** Resolves every subPath on disk; a subPath escaping its volume is refused. */
-export async function prepareSubPaths(plan: PlannedMount[], containerName: string): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
+export async function prepareSubPaths(
+  plan: PlannedMount[],
+  containerName: string,
+): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
   const mounts: cri.Mount[] = [];
   for (const p of plan) {
-    if (!p.subPath) { mounts.push(p.mount); continue; }
+    if (!p.subPath) {
+      mounts.push(p.mount);
+      continue;
+    }
     let base: string;
-    try { base = await realpath(p.volumePath); } catch { return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` }; }
+    try {
+      base = await realpath(p.volumePath);
+    } catch {
+      return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` };
+    }
     let resolved: string | undefined;
-    try { resolved = await realpath(p.mount.host_path); } catch {
+    try {
+      resolved = await realpath(p.mount.host_path);
+    } catch {
       // Missing: upstream SafeMakeDir creates it (0750) — only when every existing parent stays inside the volume.
       const parent = await deepestExisting(p.mount.host_path);
-      if (!parent || !inside(parent, base)) return { ok: false, message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"` };
+      if (!parent || !inside(parent, base))
+        return { ok: false, message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"` };
       await mkdir(p.mount.host_path, { recursive: true, mode: 0o750 });
       resolved = await realpath(p.mount.host_path);
     }
@@ -69,12 +107,18 @@ export async function prepareSubPaths(plan: PlannedMount[], containerName: strin
   return { ok: true, mounts };
 }
 
-function inside(path: string, base: string): boolean { return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep); }
+function inside(path: string, base: string): boolean {
+  return path === base || path.startsWith(base.endsWith(sep) ? base : base + sep);
+}
 
 async function deepestExisting(path: string): Promise<string | undefined> {
   let p = path;
   while (p && p !== sep) {
-    try { return await realpath(p); } catch { p = p.slice(0, p.lastIndexOf(sep)) || sep; }
+    try {
+      return await realpath(p);
+    } catch {
+      p = p.slice(0, p.lastIndexOf(sep)) || sep;
+    }
   }
   return sep;
 }

@@ -10,16 +10,21 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Decodes mountinfo's octal escapes (\040 for a space). */
-function unescape(s: string): string { return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))); }
+function unescape(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
 
 /** Every mount point of this process's mount namespace, with its filesystem type and whether it is shared. */
 export async function listMounts(): Promise<{ path: string; fstype: string; shared: boolean }[]> {
   const text = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((l) => {
-    const f = l.split(' ');
-    const sep = f.indexOf('-');
-    return { path: unescape(f[4]), fstype: f[sep + 1] ?? '', shared: f.slice(6, sep).some((o) => o.startsWith('shared:')) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const f = l.split(' ');
+      const sep = f.indexOf('-');
+      return { path: unescape(f[4]), fstype: f[sep + 1] ?? '', shared: f.slice(6, sep).some((o) => o.startsWith('shared:')) };
+    });
 }
 
 /**
@@ -29,7 +34,9 @@ export async function listMounts(): Promise<{ path: string; fstype: string; shar
  */
 export async function makeRShared(dir: string): Promise<void> {
   const mounts = await listMounts();
-  const holder = mounts.filter((m) => dir === m.path || dir.startsWith(m.path.endsWith('/') ? m.path : `${m.path}/`)).sort((a, b) => b.path.length - a.path.length)[0];
+  const holder = mounts
+    .filter((m) => dir === m.path || dir.startsWith(m.path.endsWith('/') ? m.path : `${m.path}/`))
+    .sort((a, b) => b.path.length - a.path.length)[0];
   if (holder?.shared) return;
   if (holder?.path !== dir) await run('mount', ['--bind', dir, dir]);
   await run('mount', ['--make-rshared', dir]);
@@ -51,8 +58,14 @@ export async function mountTmpfs(path: string, sizeBytes = 0): Promise<void> {
 export async function unmountUnder(dir: string): Promise<void> {
   const under = (await listMounts()).map((m) => m.path).filter((p) => p === dir || p.startsWith(`${dir}/`));
   for (const p of [...new Set(under)].sort((a, b) => b.length - a.length)) {
-    try { await run('umount', [p]); } catch (err) {
-      try { await run('umount', ['-l', p]); } catch { throw new Error(`unmount ${p}: ${(err as Error).message}`); }
+    try {
+      await run('umount', [p]);
+    } catch (err) {
+      try {
+        await run('umount', ['-l', p]);
+      } catch {
+        throw new Error(`unmount ${p}: ${(err as Error).message}`);
+      }
     }
   }
 }

@@ -11,19 +11,39 @@ import type { Payload } from './atomic-writer.js';
 export const DEFAULT_MODE = 0o644;
 
 /** A ConfigMap as the API returns it. */
-export interface ConfigMapObject { data?: Record<string, string>; binaryData?: Record<string, string>; immutable?: boolean }
+export interface ConfigMapObject {
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+  immutable?: boolean;
+}
 /** A Secret as the API returns it (data base64). */
-export interface SecretObject { data?: Record<string, string>; immutable?: boolean }
+export interface SecretObject {
+  data?: Record<string, string>;
+  immutable?: boolean;
+}
 
 /** core/v1 KeyToPath. */
-export interface KeyToPath { key: string; path: string; mode?: number }
+export interface KeyToPath {
+  key: string;
+  path: string;
+  mode?: number;
+}
 /** core/v1 DownwardAPIVolumeFile. */
-export interface DownwardApiFile { path: string; mode?: number; fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string } }
+export interface DownwardApiFile {
+  path: string;
+  mode?: number;
+  fieldRef?: { fieldPath: string };
+  resourceFieldRef?: { containerName?: string; resource: string; divisor?: string };
+}
 
 /** A payload, or the reason it cannot be built. */
 export type PayloadResult = { ok: true; payload: Payload } | { ok: false; message: string };
 
-function keyedPayload(kind: 'configmap' | 'secret', values: Map<string, Buffer>, o: { items?: KeyToPath[]; defaultMode: number; optional: boolean }): PayloadResult {
+function keyedPayload(
+  kind: 'configmap' | 'secret',
+  values: Map<string, Buffer>,
+  o: { items?: KeyToPath[]; defaultMode: number; optional: boolean },
+): PayloadResult {
   const payload: Payload = new Map();
   if (!o.items?.length) {
     for (const [k, data] of values) payload.set(k, { data, mode: o.defaultMode });
@@ -33,7 +53,10 @@ function keyedPayload(kind: 'configmap' | 'secret', values: Map<string, Buffer>,
     const data = values.get(item.key);
     if (!data) {
       if (o.optional) continue;
-      return { ok: false, message: kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}` };
+      return {
+        ok: false,
+        message: kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`,
+      };
     }
     payload.set(item.path, { data, mode: item.mode ?? o.defaultMode });
   }
@@ -41,7 +64,11 @@ function keyedPayload(kind: 'configmap' | 'secret', values: Map<string, Buffer>,
 }
 
 /** A configMap volume's (or projection's) files; `cm` null = not found. */
-export function configMapPayload(name: string, cm: ConfigMapObject | null, o: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean }): PayloadResult {
+export function configMapPayload(
+  name: string,
+  cm: ConfigMapObject | null,
+  o: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean },
+): PayloadResult {
   if (!cm) return o.optional ? { ok: true, payload: new Map() } : { ok: false, message: `configmap "${name}" not found` };
   const values = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(cm.data ?? {})) values.set(k, Buffer.from(v, 'utf8'));
@@ -78,11 +105,19 @@ export function goQuote(s: string): string {
 
 /** Upstream fieldpath.FormatMap: sorted `key="value"` lines, joined by newlines. */
 export function formatMap(m: Record<string, string> | undefined): string {
-  return Object.keys(m ?? {}).sort().map((k) => `${k}=${goQuote(m![k])}`).join('\n');
+  return Object.keys(m ?? {})
+    .sort()
+    .map((k) => `${k}=${goQuote(m![k])}`)
+    .join('\n');
 }
 
 /** Node facts the downward API may read. */
-export interface DownwardContext { nodeName: string; hostIPs: string[]; podIPs: string[]; nodeAllocatable?: { cpuMilli: number; memoryBytes: number } }
+export interface DownwardContext {
+  nodeName: string;
+  hostIPs: string[];
+  podIPs: string[];
+  nodeAllocatable?: { cpuMilli: number; memoryBytes: number };
+}
 
 /** A downwardAPI volume's (or projection's) files. */
 export function downwardApiPayload(pod: Pod, items: DownwardApiFile[], o: { defaultMode?: number; ctx: DownwardContext }): PayloadResult {

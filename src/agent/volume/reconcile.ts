@@ -21,7 +21,30 @@ export interface VolumeActions {
 }
 
 /** The spec fields of in-tree volume types tskubelet does not implement. */
-const UNSUPPORTED_FIELDS = ['awsElasticBlockStore', 'azureDisk', 'azureFile', 'cephfs', 'cinder', 'csi', 'fc', 'flexVolume', 'flocker', 'gcePersistentDisk', 'gitRepo', 'glusterfs', 'image', 'iscsi', 'nfs', 'photonPersistentDisk', 'portworxVolume', 'quobyte', 'rbd', 'scaleIO', 'storageos', 'vsphereVolume'];
+const UNSUPPORTED_FIELDS = [
+  'awsElasticBlockStore',
+  'azureDisk',
+  'azureFile',
+  'cephfs',
+  'cinder',
+  'csi',
+  'fc',
+  'flexVolume',
+  'flocker',
+  'gcePersistentDisk',
+  'gitRepo',
+  'glusterfs',
+  'image',
+  'iscsi',
+  'nfs',
+  'photonPersistentDisk',
+  'portworxVolume',
+  'quobyte',
+  'rbd',
+  'scaleIO',
+  'storageos',
+  'vsphereVolume',
+];
 
 /** The plugin for `v`, or undefined. */
 export function pluginFor(v: Volume, plugins: readonly VolumePlugin[]): VolumePlugin | undefined {
@@ -29,7 +52,11 @@ export function pluginFor(v: Volume, plugins: readonly VolumePlugin[]): VolumePl
 }
 
 /** Decides what to do for `volumes` of one pod. */
-export function computeVolumeActions(volumes: readonly Volume[], actual: ActualVolumes, o: { plugins: readonly VolumePlugin[]; nowMs: number; retryAt: ReadonlyMap<string, number> }): VolumeActions {
+export function computeVolumeActions(
+  volumes: readonly Volume[],
+  actual: ActualVolumes,
+  o: { plugins: readonly VolumePlugin[]; nowMs: number; retryAt: ReadonlyMap<string, number> },
+): VolumeActions {
   const out: VolumeActions = { setUp: [], waiting: [], unsupported: [], tearDown: [] };
   const names = new Set<string>();
   for (const v of volumes) {
@@ -37,11 +64,17 @@ export function computeVolumeActions(volumes: readonly Volume[], actual: ActualV
     const plugin = pluginFor(v, o.plugins);
     if (!plugin) {
       const field = UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
-      out.unsupported.push({ name: v.name, message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim with hostPath or local PersistentVolumes)` });
+      out.unsupported.push({
+        name: v.name,
+        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim with hostPath or local PersistentVolumes)`,
+      });
       continue;
     }
     const retryAtMs = o.retryAt.get(v.name);
-    if (retryAtMs !== undefined && retryAtMs > o.nowMs) { out.waiting.push({ name: v.name, retryAtMs }); continue; }
+    if (retryAtMs !== undefined && retryAtMs > o.nowMs) {
+      out.waiting.push({ name: v.name, retryAtMs });
+      continue;
+    }
     if (!actual.has(v.name) || plugin.remountEachSync) out.setUp.push({ volume: v, plugin });
   }
   for (const name of actual.keys()) if (!names.has(name)) out.tearDown.push(name);

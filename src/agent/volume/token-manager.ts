@@ -11,9 +11,20 @@ const MAX_TTL_MS = 24 * 3600 * 1000;
 const MAX_JITTER_MS = 10_000;
 
 /** What a token is requested for. */
-export interface TokenKey { namespace: string; serviceAccount: string; audiences: string[]; expirationSeconds: number; pod: { name: string; uid: string } }
+export interface TokenKey {
+  namespace: string;
+  serviceAccount: string;
+  audiences: string[];
+  expirationSeconds: number;
+  pod: { name: string; uid: string };
+}
 
-interface Cached { token: string; expiresAt: number; expirationSeconds: number; podUid: string }
+interface Cached {
+  token: string;
+  expiresAt: number;
+  expirationSeconds: number;
+  podUid: string;
+}
 
 /** Upstream requiresRefresh (pure): true once the token is within 20 % of its TTL of expiring or older than 24 h. */
 export function requiresRefresh(t: { expiresAt: number; expirationSeconds: number }, nowMs: number, jitterMs: number): boolean {
@@ -40,8 +51,13 @@ export class TokenManager {
     if (hit && !requiresRefresh(hit, now, jitter)) return hit.token;
     const path = `/api/v1/namespaces/${encodeURIComponent(k.namespace)}/serviceaccounts/${encodeURIComponent(k.serviceAccount)}/token`;
     const body = {
-      apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest',
-      spec: { audiences: k.audiences, expirationSeconds: k.expirationSeconds, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: k.pod.name, uid: k.pod.uid } },
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: {
+        audiences: k.audiences,
+        expirationSeconds: k.expirationSeconds,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: k.pod.name, uid: k.pod.uid },
+      },
     };
     try {
       const r = await this.d.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({ method: 'POST', path, body });

@@ -13,7 +13,10 @@ import type { Pod } from '../../api/types.js';
 import type { DownwardContext } from './payload.js';
 
 /** core/v1 Volume (the sources the plugins read; others pass through untyped). */
-export interface Volume { name: string; [source: string]: unknown }
+export interface Volume {
+  name: string;
+  [source: string]: unknown;
+}
 
 /** What a plugin may read besides the pod and the volume. */
 export interface VolumeHost {
@@ -22,7 +25,13 @@ export interface VolumeHost {
   /** A PersistentVolume (null = not found). */
   getPersistentVolume<T>(name: string): Promise<T | null>;
   /** A service-account token through the TokenRequest API. */
-  getToken(o: { namespace: string; serviceAccount: string; audiences: string[]; expirationSeconds: number; pod: { name: string; uid: string } }): Promise<string>;
+  getToken(o: {
+    namespace: string;
+    serviceAccount: string;
+    audiences: string[];
+    expirationSeconds: number;
+    pod: { name: string; uid: string };
+  }): Promise<string>;
   /** Whether the apiserver objects above are available at all (false in standalone mode). */
   hasApiserver: boolean;
   /** Node facts for the downward API. */

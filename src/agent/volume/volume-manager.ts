@@ -27,7 +27,16 @@ import { configMapPlugin, downwardApiPlugin, projectedPlugin, secretPlugin } fro
 import { ephemeralPlugin, persistentVolumeClaimPlugin } from './plugins/persistent-volume.js';
 
 /** Every plugin tskubelet has. */
-export const IN_TREE_PLUGINS: readonly VolumePlugin[] = [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardApiPlugin, projectedPlugin, persistentVolumeClaimPlugin, ephemeralPlugin];
+export const IN_TREE_PLUGINS: readonly VolumePlugin[] = [
+  emptyDirPlugin,
+  hostPathPlugin,
+  configMapPlugin,
+  secretPlugin,
+  downwardApiPlugin,
+  projectedPlugin,
+  persistentVolumeClaimPlugin,
+  ephemeralPlugin,
+];
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -48,7 +57,9 @@ export interface VolumeManagerDeps {
 }
 
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
-export function podVolumesDir(rootDir: string, uid: string): string { return join(rootDir, 'pods', uid, 'volumes'); }
+export function podVolumesDir(rootDir: string, uid: string): string {
+  return join(rootDir, 'pods', uid, 'volumes');
+}
 
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
@@ -56,7 +67,9 @@ export class VolumeManager {
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   private readonly plugins: readonly VolumePlugin[];
 
-  constructor(private readonly d: VolumeManagerDeps) { this.plugins = d.plugins ?? IN_TREE_PLUGINS; }
+  constructor(private readonly d: VolumeManagerDeps) {
+    this.plugins = d.plugins ?? IN_TREE_PLUGINS;
+  }
 
   /**
    * Makes the root dir a shared mount (upstream setupDataDirs does it at start) so that volumes
@@ -67,16 +80,25 @@ export class VolumeManager {
     return (this.sharedRootDir ??= (async () => {
       if (!this.d.host.isRoot) return;
       await mkdir(join(this.d.rootDir, 'pods'), { recursive: true });
-      await makeRShared(this.d.rootDir).catch((err) => this.d.logger.warn({ rootDir: this.d.rootDir, err: messageOf(err) }, 'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail'));
+      await makeRShared(this.d.rootDir).catch((err) =>
+        this.d.logger.warn(
+          { rootDir: this.d.rootDir, err: messageOf(err) },
+          'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail',
+        ),
+      );
     })());
   }
   private sharedRootDir: Promise<void> | undefined;
 
   /** The set-up volumes of pod `uid` (for stats). */
-  mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> { return this.actual.get(uid) ?? new Map(); }
+  mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> {
+    return this.actual.get(uid) ?? new Map();
+  }
 
   /** Every pod UID with set-up volumes. */
-  podsWithVolumes(): string[] { return [...this.actual.keys()]; }
+  podsWithVolumes(): string[] {
+    return [...this.actual.keys()];
+  }
 
   /**
    * Sets up (or refreshes) the volumes of `pod`. Ok once every volume is set up; a remount
@@ -93,23 +115,34 @@ export class VolumeManager {
     const plan = computeVolumeActions(volumes, actual, { plugins: this.plugins, nowMs: now, retryAt: new Map([...retries].map(([k, v]) => [k, v.atMs])) });
     for (const u of plan.unsupported) this.failed(pod, u.name, u.message, retries, now);
     const fsGroup = (pod.spec.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
-    await Promise.all(plan.setUp.map(async ({ volume, plugin }) => {
-      try {
-        const mounted = await plugin.setUp({ pod, volume, dir: join(podVolumesDir(this.d.rootDir, uid), plugin.dirName, volume.name), fsGroup, host: this.d.host });
-        actual.set(volume.name, mounted);
-        retries.delete(volume.name);
-      } catch (err) {
-        this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
-      }
-    }));
+    await Promise.all(
+      plan.setUp.map(async ({ volume, plugin }) => {
+        try {
+          const mounted = await plugin.setUp({
+            pod,
+            volume,
+            dir: join(podVolumesDir(this.d.rootDir, uid), plugin.dirName, volume.name),
+            fsGroup,
+            host: this.d.host,
+          });
+          actual.set(volume.name, mounted);
+          retries.delete(volume.name);
+        } catch (err) {
+          this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
+        }
+      }),
+    );
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
-      await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name)).then(() => rm(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name), { recursive: true, force: true })).catch((err) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed'));
+      await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name))
+        .then(() => rm(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name), { recursive: true, force: true }))
+        .catch((err) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed'));
       actual.delete(name);
     }
     const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
     const containers = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-    if (containers.some((c) => ((c.volumeMounts ?? []) as { mountPropagation?: string }[]).some((m) => m.mountPropagation && m.mountPropagation !== 'None'))) await this.ensureSharedRootDir();
+    if (containers.some((c) => ((c.volumeMounts ?? []) as { mountPropagation?: string }[]).some((m) => m.mountPropagation && m.mountPropagation !== 'None')))
+      await this.ensureSharedRootDir();
     if (!missing.length) return { ok: true, volumes: actual };
     const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
     return { ok: false, message: `unmounted volumes=[${missing.join(' ')}]`, retryAfterMs: Math.max(0, next - this.d.clock.now()) };
@@ -146,6 +179,10 @@ export class VolumeManager {
       this.d.logger.info({ uid }, 'cleaning up orphaned pod directory');
       await this.removePodDir(uid);
     }
-    for (const uid of this.actual.keys()) if (!isKnown(uid) && !onDisk.includes(uid)) { this.actual.delete(uid); this.retry.delete(uid); }
+    for (const uid of this.actual.keys())
+      if (!isKnown(uid) && !onDisk.includes(uid)) {
+        this.actual.delete(uid);
+        this.retry.delete(uid);
+      }
   }
 }

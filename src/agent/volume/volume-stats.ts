@@ -14,9 +14,24 @@ import { messageOf } from '../../lib/errors.js';
 import type { MountedVolume } from './types.js';
 
 /** One volume's figures (names as upstream's VolumeStats / FsStats). */
-export interface VolumeStats { name: string; time: string; usedBytes: number; inodesUsed: number; capacityBytes: number; availableBytes: number; inodes: number; inodesFree: number }
+export interface VolumeStats {
+  name: string;
+  time: string;
+  usedBytes: number;
+  inodesUsed: number;
+  capacityBytes: number;
+  availableBytes: number;
+  inodes: number;
+  inodesFree: number;
+}
 
-const MEASURED = new Set(['kubernetes.io~empty-dir', 'kubernetes.io~configmap', 'kubernetes.io~secret', 'kubernetes.io~downward-api', 'kubernetes.io~projected']);
+const MEASURED = new Set([
+  'kubernetes.io~empty-dir',
+  'kubernetes.io~configmap',
+  'kubernetes.io~secret',
+  'kubernetes.io~downward-api',
+  'kubernetes.io~projected',
+]);
 /** Upstream's default volumeStatsAggPeriod. */
 export const VOLUME_STATS_PERIOD_MS = 60_000;
 
@@ -29,7 +44,11 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
   const walk = async (p: string): Promise<void> => {
     const s = await lstat(p).catch(() => undefined);
     if (!s || s.dev !== root.dev) return;
-    if (!seen.has(s.ino)) { seen.add(s.ino); inodes++; bytes += s.blocks * 512; }
+    if (!seen.has(s.ino)) {
+      seen.add(s.ino);
+      inodes++;
+      bytes += s.blocks * 512;
+    }
     if (s.isDirectory()) for (const e of await readdir(p).catch(() => [] as string[])) await walk(join(p, e));
   };
   await walk(path);
@@ -39,10 +58,19 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
 /** Collects and serves volume stats. */
 export class VolumeStatsCollector {
   private readonly latest = new Map<string, VolumeStats[]>();
-  constructor(private readonly d: { volumes: { podsWithVolumes(): string[]; mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> }; clock: Clock; logger: Logger; periodMs?: number }) {}
+  constructor(
+    private readonly d: {
+      volumes: { podsWithVolumes(): string[]; mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> };
+      clock: Clock;
+      logger: Logger;
+      periodMs?: number;
+    },
+  ) {}
 
   /** The latest figures for pod `uid` (empty until the first collection). */
-  get(uid: string): VolumeStats[] { return this.latest.get(uid) ?? []; }
+  get(uid: string): VolumeStats[] {
+    return this.latest.get(uid) ?? [];
+  }
 
   /** One pass over every pod's volumes. */
   async collect(): Promise<void> {
@@ -55,10 +83,18 @@ export class VolumeStatsCollector {
         try {
           const [du, fs] = await Promise.all([diskUsage(v.path), statfs(v.path)]);
           out.push({
-            name, time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'), usedBytes: du.bytes, inodesUsed: du.inodes,
-            capacityBytes: fs.blocks * fs.bsize, availableBytes: fs.bavail * fs.bsize, inodes: fs.files, inodesFree: fs.ffree,
+            name,
+            time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+            usedBytes: du.bytes,
+            inodesUsed: du.inodes,
+            capacityBytes: fs.blocks * fs.bsize,
+            availableBytes: fs.bavail * fs.bsize,
+            inodes: fs.files,
+            inodesFree: fs.ffree,
           });
-        } catch (err) { this.d.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable'); }
+        } catch (err) {
+          this.d.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable');
+        }
       }
       this.latest.set(uid, out);
     }

@@ -10,5 +10,9 @@ export const anonymousUser: UserInfo = { name: 'system:anonymous', groups: ['sys
 
 /** `chain`, falling back to the anonymous user when it finds no credentials at all. */
 export function withAnonymous(chain: Authenticator): Authenticator {
-  return { async authenticate(req) { return (await chain.authenticate(req)) ?? anonymousUser; } };
+  return {
+    async authenticate(req) {
+      return (await chain.authenticate(req)) ?? anonymousUser;
+    },
+  };
 }

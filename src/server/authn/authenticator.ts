@@ -11,13 +11,23 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 
 /** An authenticated user (authentication.k8s.io UserInfo). */
-export interface UserInfo { name: string; uid?: string; groups: string[]; extra?: Record<string, string[]> }
+export interface UserInfo {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
 
 /** What authenticators see of a request: its headers and the (TLS) socket it came on. */
-export interface AuthnRequest { headers: IncomingHttpHeaders; socket: Socket }
+export interface AuthnRequest {
+  headers: IncomingHttpHeaders;
+  socket: Socket;
+}
 
 /** Authenticates requests. May block (webhooks); idempotent. */
-export interface Authenticator { authenticate(req: AuthnRequest): Promise<UserInfo | null> }
+export interface Authenticator {
+  authenticate(req: AuthnRequest): Promise<UserInfo | null>;
+}
 
 /** Why credentials were rejected (logged, never sent to the client). */
 export class AuthenticationError extends Error {}
@@ -37,7 +47,9 @@ export function unionAuthenticator(list: Authenticator[]): Authenticator {
         try {
           const u = await a.authenticate(req);
           if (u) return u.groups.includes(AllAuthenticated) ? u : { ...u, groups: [...u.groups, AllAuthenticated] };
-        } catch (err) { firstError ??= err; }
+        } catch (err) {
+          firstError ??= err;
+        }
       }
       if (firstError) throw firstError;
       return null;

@@ -11,9 +11,19 @@ import { TtlCache } from '../../lib/ttl-cache.js';
 import { AuthenticationError, type Authenticator, type UserInfo } from './authenticator.js';
 
 /** What the token authenticator needs. */
-export interface TokenWebhookDeps { client: ApiClient; cacheTtlMs: number; clock: Clock; timeoutMs?: number; maxCacheEntries?: number }
+export interface TokenWebhookDeps {
+  client: ApiClient;
+  cacheTtlMs: number;
+  clock: Clock;
+  timeoutMs?: number;
+  maxCacheEntries?: number;
+}
 
-interface TokenReviewStatus { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; error?: string }
+interface TokenReviewStatus {
+  authenticated?: boolean;
+  user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  error?: string;
+}
 
 /** The bearer token of a request, if any (`Authorization: Bearer <token>`). */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -33,8 +43,14 @@ export function tokenWebhookAuthenticator(d: TokenWebhookDeps): Authenticator {
       if (user === undefined) {
         let res;
         try {
-          res = await d.client.post<{ status?: TokenReviewStatus }>('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } }, { timeoutMs: d.timeoutMs });
-        } catch (err) { throw new AuthenticationError(`token review failed: ${messageOf(err)}`); }
+          res = await d.client.post<{ status?: TokenReviewStatus }>(
+            '/apis/authentication.k8s.io/v1/tokenreviews',
+            { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+            { timeoutMs: d.timeoutMs },
+          );
+        } catch (err) {
+          throw new AuthenticationError(`token review failed: ${messageOf(err)}`);
+        }
         if (res.status !== 200 && res.status !== 201) throw new AuthenticationError(`token review failed: apiserver answered ${res.status}`);
         const st = res.body?.status ?? {};
         user = st.authenticated && st.user?.username ? { name: st.user.username, uid: st.user.uid, groups: st.user.groups ?? [], extra: st.user.extra } : null;

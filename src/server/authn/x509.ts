@@ -17,7 +17,8 @@ export const x509Authenticator: Authenticator = {
     const cert = sock.getPeerCertificate();
     if (!cert || Object.keys(cert).length === 0) return null;
     if (!sock.authorized) throw new AuthenticationError(`x509: certificate rejected: ${String(sock.authorizationError)}`);
-    if (cert.ext_key_usage && !cert.ext_key_usage.includes(clientAuthOid)) throw new AuthenticationError('x509: certificate specifies an incompatible key usage');
+    if (cert.ext_key_usage && !cert.ext_key_usage.includes(clientAuthOid))
+      throw new AuthenticationError('x509: certificate specifies an incompatible key usage');
     const [cn] = list(cert.subject?.CN);
     if (!cn) throw new AuthenticationError('x509: certificate has no common name');
     return { name: cn, groups: list(cert.subject.O) };

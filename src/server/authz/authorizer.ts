@@ -5,13 +5,27 @@
 import type { UserInfo } from '../authn/authenticator.js';
 
 /** What a request asks to do. */
-export interface RequestAttributes { user: UserInfo; verb: string; resource: 'nodes'; name: string; subresource: string; apiGroup: ''; apiVersion: 'v1'; path: string }
+export interface RequestAttributes {
+  user: UserInfo;
+  verb: string;
+  resource: 'nodes';
+  name: string;
+  subresource: string;
+  apiGroup: '';
+  apiVersion: 'v1';
+  path: string;
+}
 
 /** A decision. */
-export interface Decision { allowed: boolean; reason?: string }
+export interface Decision {
+  allowed: boolean;
+  reason?: string;
+}
 
 /** Decides requests. May block (webhooks); rejects when it cannot decide (the server answers 500). */
-export interface Authorizer { authorize(attrs: RequestAttributes): Promise<Decision> }
+export interface Authorizer {
+  authorize(attrs: RequestAttributes): Promise<Decision>;
+}
 
 /** The 403 body, as upstream: `Forbidden (user=…, verb=…, resource=…, subresource(s)=[…])`. */
 export function forbiddenMessage(a: RequestAttributes): string {
@@ -24,7 +38,11 @@ export function authorizationErrorMessage(a: RequestAttributes): string {
 }
 
 /** Allows everything an authenticated user asks. */
-export const alwaysAllow: Authorizer = { async authorize() { return { allowed: true }; } };
+export const alwaysAllow: Authorizer = {
+  async authorize() {
+    return { allowed: true };
+  },
+};
 
 // As upstream (kubelet auth.go): other methods, HEAD included, map to an empty verb.
 const verbs: Record<string, string> = { POST: 'create', GET: 'get', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
@@ -32,11 +50,16 @@ const verbs: Record<string, string> = { POST: 'create', GET: 'get', PUT: 'update
 /** Go's path.Clean of the decoded URL path (upstream authorizes the cleaned path). */
 export function cleanPath(raw: string): string {
   let p: string;
-  try { p = decodeURIComponent(raw); } catch { p = raw; }
+  try {
+    p = decodeURIComponent(raw);
+  } catch {
+    p = raw;
+  }
   const out: string[] = [];
   for (const seg of p.split('/')) {
     if (seg === '' || seg === '.') continue;
-    if (seg === '..') out.pop(); else out.push(seg);
+    if (seg === '..') out.pop();
+    else out.push(seg);
   }
   return `/${out.join('/')}`;
 }

@@ -11,12 +11,27 @@ import { TtlCache } from '../../lib/ttl-cache.js';
 import type { Authorizer, Decision, RequestAttributes } from './authorizer.js';
 
 /** What the webhook authorizer needs. */
-export interface WebhookAuthorizerDeps { client: ApiClient; clock: Clock; authorizedTtlMs: number; unauthorizedTtlMs: number; timeoutMs?: number; maxCacheEntries?: number }
+export interface WebhookAuthorizerDeps {
+  client: ApiClient;
+  clock: Clock;
+  authorizedTtlMs: number;
+  unauthorizedTtlMs: number;
+  timeoutMs?: number;
+  maxCacheEntries?: number;
+}
 
 /** The SubjectAccessReview spec for `a` (pure; the exact body the apiserver sees). */
 export function subjectAccessReviewSpec(a: RequestAttributes): Record<string, unknown> {
   return {
-    resourceAttributes: { namespace: '', verb: a.verb, group: a.apiGroup, version: a.apiVersion, resource: a.resource, subresource: a.subresource, name: a.name },
+    resourceAttributes: {
+      namespace: '',
+      verb: a.verb,
+      group: a.apiGroup,
+      version: a.apiVersion,
+      resource: a.resource,
+      subresource: a.subresource,
+      name: a.name,
+    },
     user: a.user.name,
     groups: a.user.groups,
     ...(a.user.extra && Object.keys(a.user.extra).length ? { extra: a.user.extra } : {}),
@@ -36,8 +51,13 @@ export function webhookAuthorizer(d: WebhookAuthorizerDeps): Authorizer {
       let res;
       try {
         res = await d.client.post<{ status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string } }>(
-          '/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec }, { timeoutMs: d.timeoutMs });
-      } catch (err) { throw new Error(`subject access review failed: ${messageOf(err)}`); }
+          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
+          { timeoutMs: d.timeoutMs },
+        );
+      } catch (err) {
+        throw new Error(`subject access review failed: ${messageOf(err)}`);
+      }
       if (res.status !== 200 && res.status !== 201) throw new Error(`subject access review failed: apiserver answered ${res.status}`);
       const st = res.body?.status ?? {};
       const decision: Decision = { allowed: st.allowed === true && st.denied !== true, reason: st.reason };

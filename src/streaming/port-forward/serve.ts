@@ -21,7 +21,11 @@ const wsProtocols = [PORT_FORWARD_TUNNEL_PROTOCOL, 'v4.channel.k8s.io', 'v4.base
 
 /** Parses `?port=` (comma-separated or repeated) for WebSocket clients. */
 export function portsFromQuery(q: URLSearchParams): number[] | { error: string } {
-  const raw = q.getAll('port').flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+  const raw = q
+    .getAll('port')
+    .flatMap((p) => p.split(','))
+    .map((p) => p.trim())
+    .filter(Boolean);
   const ports: number[] = [];
   for (const p of raw) {
     const n = Number(p);
@@ -32,7 +36,12 @@ export function portsFromQuery(q: URLSearchParams): number[] | { error: string }
 }
 
 /** Serves a port-forward upgrade; resolves when the session is over. */
-export async function servePortForward(req: IncomingMessage, socket: Duplex, head: Buffer, o: { dial: PortDialer; describe: (port: number) => string; ports?: number[] }): Promise<void> {
+export async function servePortForward(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  o: { dial: PortDialer; describe: (port: number) => string; ports?: number[] },
+): Promise<void> {
   if (head.length) socket.unshift(head);
   const forward = { dial: o.dial, describe: o.describe };
   const kind = upgradeKind(req);

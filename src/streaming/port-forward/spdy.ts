@@ -27,14 +27,26 @@ export function serveSpdyPortForward(conn: SpdyConnection, o: { dial: PortDialer
   conn.on('stream', (s: SpdyStream) => {
     const type = s.header('streamtype');
     s.reply();
-    if (type !== 'error' && type !== 'data') { s.reset(); return; }
+    if (type !== 'error' && type !== 'data') {
+      s.reset();
+      return;
+    }
     const id = requestIdOf(s);
     let p = pairs.get(id);
     if (!p) {
-      p = { timer: setTimeout(() => { pairs.delete(id); p!.error?.reset(); p!.data?.reset(); }, o.pairTimeoutMs ?? PAIR_TIMEOUT_MS) };
+      p = {
+        timer: setTimeout(() => {
+          pairs.delete(id);
+          p!.error?.reset();
+          p!.data?.reset();
+        }, o.pairTimeoutMs ?? PAIR_TIMEOUT_MS),
+      };
       pairs.set(id, p);
     }
-    if (p[type]) { s.reset(); return; }
+    if (p[type]) {
+      s.reset();
+      return;
+    }
     p[type] = s;
     if (type === 'error') s.resume(); // the client sends nothing on it
     if (p.error && p.data) {
@@ -43,7 +55,12 @@ export function serveSpdyPortForward(conn: SpdyConnection, o: { dial: PortDialer
       void forward(p.error, p.data, o);
     }
   });
-  return new Promise((resolve) => conn.once('close', () => { for (const p of pairs.values()) clearTimeout(p.timer); resolve(); }));
+  return new Promise((resolve) =>
+    conn.once('close', () => {
+      for (const p of pairs.values()) clearTimeout(p.timer);
+      resolve();
+    }),
+  );
 }
 
 async function forward(error: SpdyStream, data: SpdyStream, o: { dial: PortDialer; describe: (port: number) => string }): Promise<void> {
@@ -54,7 +71,9 @@ async function forward(error: SpdyStream, data: SpdyStream, o: { dial: PortDiale
     return;
   }
   let sock: Socket;
-  try { sock = await o.dial(port); } catch (err) {
+  try {
+    sock = await o.dial(port);
+  } catch (err) {
     error.end(`error forwarding port ${port} to ${o.describe(port)}: ${(err as Error).message}`);
     data.end();
     return;
@@ -63,5 +82,7 @@ async function forward(error: SpdyStream, data: SpdyStream, o: { dial: PortDiale
   data.pipe(sock);
   sock.pipe(data);
   data.once('close', () => sock.destroy());
-  sock.once('close', () => { if (!error.writableEnded) error.end(); });
+  sock.once('close', () => {
+    if (!error.writableEnded) error.end();
+  });
 }

@@ -10,38 +10,56 @@ import type { PortDialer } from './spdy.js';
 import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../ws-channel.js';
 
 /** Serves the session; resolves when the WebSocket closes. */
-export async function serveWebSocketPortForward(ws: WebSocket, o: { protocol: string; ports: number[]; dial: PortDialer; describe: (port: number) => string }): Promise<void> {
+export async function serveWebSocketPortForward(
+  ws: WebSocket,
+  o: { protocol: string; ports: number[]; dial: PortDialer; describe: (port: number) => string },
+): Promise<void> {
   const base64 = isBase64Protocol(o.protocol);
   const send = (ch: number, data: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     const { frame, binary } = encodeChannelFrame(ch, data, base64);
     ws.send(frame, { binary });
   };
-  const le16 = (p: number) => { const b = Buffer.alloc(2); b.writeUInt16LE(p); return b; };
+  const le16 = (p: number) => {
+    const b = Buffer.alloc(2);
+    b.writeUInt16LE(p);
+    return b;
+  };
   const sockets: (Socket | undefined)[] = [];
   const pending: Buffer[][] = o.ports.map(() => []);
-  o.ports.forEach((port, i) => { send(2 * i, le16(port)); send(2 * i + 1, le16(port)); });
+  o.ports.forEach((port, i) => {
+    send(2 * i, le16(port));
+    send(2 * i + 1, le16(port));
+  });
   ws.on('message', (raw: RawData, isBinary: boolean) => {
     const frame = decodeChannelFrame(raw, isBinary, base64);
     if (!frame) return;
     const { ch, data: b } = frame;
     if (ch % 2 !== 0 || ch / 2 >= o.ports.length) return;
     const i = ch / 2;
-    if (sockets[i]) sockets[i]!.write(b); else pending[i].push(b);
+    if (sockets[i]) sockets[i]!.write(b);
+    else pending[i].push(b);
   });
-  await Promise.all(o.ports.map(async (port, i) => {
-    try {
-      const s = await o.dial(port);
-      sockets[i] = s;
-      s.on('error', () => undefined);
-      for (const b of pending[i]) s.write(b);
-      pending[i] = [];
-      s.on('data', (d: Buffer) => send(2 * i, d));
-      s.on('close', () => { if (ws.readyState === ws.OPEN) ws.close(1000); });
-    } catch (err) {
-      send(2 * i + 1, Buffer.from(`error forwarding port ${port} to ${o.describe(port)}: ${(err as Error).message}`));
-    }
-  }));
-  await new Promise<void>((resolve) => { if (ws.readyState === ws.CLOSED) resolve(); else ws.once('close', () => resolve()); });
+  await Promise.all(
+    o.ports.map(async (port, i) => {
+      try {
+        const s = await o.dial(port);
+        sockets[i] = s;
+        s.on('error', () => undefined);
+        for (const b of pending[i]) s.write(b);
+        pending[i] = [];
+        s.on('data', (d: Buffer) => send(2 * i, d));
+        s.on('close', () => {
+          if (ws.readyState === ws.OPEN) ws.close(1000);
+        });
+      } catch (err) {
+        send(2 * i + 1, Buffer.from(`error forwarding port ${port} to ${o.describe(port)}: ${(err as Error).message}`));
+      }
+    }),
+  );
+  await new Promise<void>((resolve) => {
+    if (ws.readyState === ws.CLOSED) resolve();
+    else ws.once('close', () => resolve());
+  });
   for (const s of sockets) s?.destroy();
 }

@@ -10,7 +10,13 @@ export const Channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, cl
 export const spdyRemoteCommandProtocols = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
 
 /** WebSocket subprotocols we serve for remote command. */
-export const wsRemoteCommandProtocols = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io', 'base64.channel.k8s.io', 'channel.k8s.io'] as const;
+export const wsRemoteCommandProtocols = [
+  'v5.channel.k8s.io',
+  'v4.channel.k8s.io',
+  'v4.base64.channel.k8s.io',
+  'base64.channel.k8s.io',
+  'channel.k8s.io',
+] as const;
 
 /** The protocol generation: 1–3 plain-text errors, 4+ Status JSON, 5 CLOSE (WebSocket). */
 export function protocolVersion(protocol: string): number {
@@ -27,11 +33,13 @@ export type CommandResult = { exitCode: number } | { error: string };
  */
 export function statusPayload(result: CommandResult, version: number, command: readonly string[]): Buffer | undefined {
   let status: Record<string, unknown>;
-  if ('error' in result) status = { metadata: {}, status: 'Failure', message: result.error, reason: 'InternalError', details: { causes: [{ message: result.error }] }, code: 500 };
+  if ('error' in result)
+    status = { metadata: {}, status: 'Failure', message: result.error, reason: 'InternalError', details: { causes: [{ message: result.error }] }, code: 500 };
   else if (result.exitCode === 0) status = { metadata: {}, status: 'Success' };
   else {
     status = {
-      metadata: {}, status: 'Failure',
+      metadata: {},
+      status: 'Failure',
       message: `command terminated with non-zero exit code: error executing command [${command.join(' ')}], exit code ${result.exitCode}`,
       reason: 'NonZeroExitCode',
       details: { causes: [{ reason: 'ExitCode', message: String(result.exitCode) }] },
@@ -42,7 +50,10 @@ export function statusPayload(result: CommandResult, version: number, command: r
 }
 
 /** A terminal size. */
-export interface TerminalSize { width: number; height: number }
+export interface TerminalSize {
+  width: number;
+  height: number;
+}
 
 /** Splits a resize byte stream into complete `{"Width":…,"Height":…}` messages; returns the rest. */
 export function parseResizeMessages(buf: string): { sizes: TerminalSize[]; rest: string } {
@@ -54,11 +65,18 @@ export function parseResizeMessages(buf: string): { sizes: TerminalSize[]; rest:
     try {
       const o = JSON.parse(buf.slice(start, end + 1)) as { Width?: number; Height?: number };
       if (Number.isInteger(o.Width) && Number.isInteger(o.Height)) sizes.push({ width: o.Width!, height: o.Height! });
-    } catch { /* a malformed message is skipped, as upstream logs and continues */ }
+    } catch {
+      /* a malformed message is skipped, as upstream logs and continues */
+    }
     start = buf.indexOf('{', end + 1);
   }
   return { sizes, rest: '' };
 }
 
 /** Which streams an exec/attach request asked for (upstream NewOptions: tty drops stderr). */
-export interface StreamOptions { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }
+export interface StreamOptions {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}

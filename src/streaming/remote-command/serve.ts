@@ -23,7 +23,12 @@ export function streamOptionsFromQuery(q: URLSearchParams): StreamOptions | { er
 }
 
 /** Serves an exec/attach upgrade on `socket`; resolves when the session is over. */
-export async function serveRemoteCommand(req: IncomingMessage, socket: Duplex, head: Buffer, o: { opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner; streamTimeoutMs?: number }): Promise<void> {
+export async function serveRemoteCommand(
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  o: { opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner; streamTimeoutMs?: number },
+): Promise<void> {
   if (head.length) socket.unshift(head);
   const kind = upgradeKind(req);
   if (kind === 'websocket') {

@@ -25,7 +25,10 @@ export interface RemoteCommandIO {
 export class ResizeEvents extends EventEmitter {
   last: TerminalSize | undefined;
   /** Records and emits `size`. */
-  push(size: TerminalSize): void { this.last = size; this.emit('resize', size); }
+  push(size: TerminalSize): void {
+    this.last = size;
+    this.emit('resize', size);
+  }
 }
 
 /** Runs the command for a session and says how it ended. */

@@ -15,20 +15,24 @@ const HIGH_WATER = 1 << 20;
 
 /** Sends one channel frame; resolves once the socket has room again. */
 function channelSender(ws: WebSocket, base64: boolean) {
-  return (ch: number, data: Buffer): Promise<void> => new Promise((resolve, reject) => {
-    if (ws.readyState !== ws.OPEN) return reject(new Error('websocket closed'));
-    const { frame, binary } = encodeChannelFrame(ch, data, base64);
-    ws.send(frame, { binary }, (err) => {
-      if (err) return reject(err);
-      if (ws.bufferedAmount < HIGH_WATER) return resolve();
-      const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < HIGH_WATER ? resolve() : setTimeout(wait, 5));
-      wait();
+  return (ch: number, data: Buffer): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (ws.readyState !== ws.OPEN) return reject(new Error('websocket closed'));
+      const { frame, binary } = encodeChannelFrame(ch, data, base64);
+      ws.send(frame, { binary }, (err) => {
+        if (err) return reject(err);
+        if (ws.bufferedAmount < HIGH_WATER) return resolve();
+        const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < HIGH_WATER ? resolve() : setTimeout(wait, 5));
+        wait();
+      });
     });
-  });
 }
 
 /** Serves one session on an accepted WebSocket; resolves when it is over. */
-export async function serveWebSocketRemoteCommand(ws: WebSocket, o: { protocol: string; opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner }): Promise<void> {
+export async function serveWebSocketRemoteCommand(
+  ws: WebSocket,
+  o: { protocol: string; opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner },
+): Promise<void> {
   const base64 = isBase64Protocol(o.protocol);
   const version = protocolVersion(o.protocol);
   const send = channelSender(ws, base64);
@@ -36,14 +40,22 @@ export async function serveWebSocketRemoteCommand(ws: WebSocket, o: { protocol: 
   const stdin = o.opts.stdin ? new PassThrough() : undefined;
   const resize = new ResizeEvents();
   let resizeBuf = '';
-  const out = (ch: number) => new Writable({ write(chunk: Buffer, _e, cb) { send(ch, chunk).then(() => cb(), cb); } });
+  const out = (ch: number) =>
+    new Writable({
+      write(chunk: Buffer, _e, cb) {
+        send(ch, chunk).then(() => cb(), cb);
+      },
+    });
 
   ws.on('message', (raw: RawData, isBinary: boolean) => {
     const frame = decodeChannelFrame(raw, isBinary, base64);
     if (!frame) return;
     const { ch, data: buf } = frame;
     if (ch === Channel.stdin && stdin && !stdin.writableEnded) {
-      if (!stdin.write(buf)) { ws.pause(); stdin.once('drain', () => ws.resume()); }
+      if (!stdin.write(buf)) {
+        ws.pause();
+        stdin.once('drain', () => ws.resume());
+      }
     } else if (ch === Channel.resize) {
       const r = parseResizeMessages(resizeBuf + buf.toString('utf8'));
       resizeBuf = r.rest;
@@ -52,13 +64,27 @@ export async function serveWebSocketRemoteCommand(ws: WebSocket, o: { protocol: 
       stdin?.end();
     }
   });
-  const closed = new Promise<void>((resolve) => ws.once('close', () => { ac.abort(); stdin?.end(); resolve(); }));
+  const closed = new Promise<void>((resolve) =>
+    ws.once('close', () => {
+      ac.abort();
+      stdin?.end();
+      resolve();
+    }),
+  );
 
   // "Ready": an empty frame on the lowest writable channel.
   const ready = o.opts.stdout ? Channel.stdout : o.opts.stderr ? Channel.stderr : Channel.error;
   await send(ready, Buffer.alloc(0)).catch(() => undefined);
 
-  const result = await o.run({ stdin, stdout: o.opts.stdout ? out(Channel.stdout) : undefined, stderr: o.opts.stderr ? out(Channel.stderr) : undefined, resize, tty: o.opts.tty, signal: ac.signal })
+  const result = await o
+    .run({
+      stdin,
+      stdout: o.opts.stdout ? out(Channel.stdout) : undefined,
+      stderr: o.opts.stderr ? out(Channel.stderr) : undefined,
+      resize,
+      tty: o.opts.tty,
+      signal: ac.signal,
+    })
     .catch((err: Error) => ({ error: err.message }));
   if (ws.readyState === ws.OPEN) {
     const payload = statusPayload(result, version, o.command);

@@ -21,7 +21,10 @@ export { SpdyStream } from './stream.js';
 const DEFAULT_WINDOW = 64 * 1024;
 
 /** Options for a connection. */
-export interface SpdyConnectionOptions { server: boolean; onStream?: (s: SpdyStream) => void }
+export interface SpdyConnectionOptions {
+  server: boolean;
+  onStream?: (s: SpdyStream) => void;
+}
 
 /**
  * Events: 'stream' (a stream the peer opened, headers decoded; reply to accept it),
@@ -41,13 +44,18 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   private readonly pings = new Map<number, () => void>();
   private nextPing: number;
 
-  constructor(private readonly socket: Duplex, private readonly opts: SpdyConnectionOptions) {
+  constructor(
+    private readonly socket: Duplex,
+    private readonly opts: SpdyConnectionOptions,
+  ) {
     super();
     this.nextId = opts.server ? 2 : 1;
     this.nextPing = opts.server ? 2 : 1;
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
     // Frames already received are handled before the streams are torn down.
-    const done = () => { void this.inbound.then(() => this.teardown()); };
+    const done = () => {
+      void this.inbound.then(() => this.teardown());
+    };
     socket.on('close', done);
     socket.on('error', done);
   }
@@ -67,7 +75,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   ping(): Promise<void> {
     const id = this.nextPing;
     this.nextPing += 2;
-    return new Promise((resolve) => { this.pings.set(id, resolve); this.sendFrame({ type: 'ping', id }); });
+    return new Promise((resolve) => {
+      this.pings.set(id, resolve);
+      this.sendFrame({ type: 'ping', id });
+    });
   }
 
   /**
@@ -82,7 +93,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     if (this.socket.destroyed) return;
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, lingerMs);
-      this.socket.once('close', () => { clearTimeout(t); resolve(); });
+      this.socket.once('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
       this.socket.resume();
       this.socket.end();
     });
@@ -106,7 +120,11 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     if (this.closed || this.socket.destroyed) return Promise.reject(new Error('connection closed'));
     if (this.socket.write(encodeFrame(f))) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = () => { this.socket.off('drain', done); this.socket.off('close', done); resolve(); };
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
       this.socket.once('drain', done);
       this.socket.once('close', done);
     });
@@ -121,13 +139,19 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   }
 
   /** @internal */
-  localFinished(s: SpdyStream): void { if (s.remoteFin) this.streams.delete(s.id); }
+  localFinished(s: SpdyStream): void {
+    if (s.remoteFin) this.streams.delete(s.id);
+  }
 
   /** @internal */
-  forget(id: number): void { this.streams.delete(id); }
+  forget(id: number): void {
+    this.streams.delete(id);
+  }
 
   /** Number of open streams. */
-  get streamCount(): number { return this.streams.size; }
+  get streamCount(): number {
+    return this.streams.size;
+  }
 
   private onBytes(chunk: Buffer): void {
     const { frames, error } = this.decoder.push(chunk);
@@ -155,7 +179,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
         const s = new SpdyStream(f.streamId, this, this.peerInitialWindow);
         s.headers = headers;
         this.streams.set(f.streamId, s);
-        if (f.flags & FLAG_FIN) { s.remoteFin = true; s.push(null); }
+        if (f.flags & FLAG_FIN) {
+          s.remoteFin = true;
+          s.push(null);
+        }
         this.opts.onStream?.(s);
         this.emit('stream', s);
         return;
@@ -185,7 +212,11 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
       }
       case 'rst_stream': {
         const s = this.streams.get(f.streamId);
-        if (s) { this.streams.delete(f.streamId); s.emit('reset', f.status); s.destroy(); }
+        if (s) {
+          this.streams.delete(f.streamId);
+          s.emit('reset', f.status);
+          s.destroy();
+        }
         return;
       }
       case 'settings': {
@@ -194,7 +225,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
             this.peerDoesFlowControl = true;
             const delta = e.value - this.peerInitialWindow;
             this.peerInitialWindow = e.value;
-            for (const s of this.streams.values()) { s.sendWindow += delta; s.windowOpened(); }
+            for (const s of this.streams.values()) {
+              s.sendWindow += delta;
+              s.windowOpened();
+            }
           }
         }
         return;
@@ -202,18 +236,24 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
       case 'window_update': {
         this.peerDoesFlowControl = true;
         const s = this.streams.get(f.streamId);
-        if (s) { s.sendWindow += f.delta; s.windowOpened(); }
+        if (s) {
+          s.sendWindow += f.delta;
+          s.windowOpened();
+        }
         return;
       }
       case 'ping': {
         const mine = (f.id % 2 === 0) === this.opts.server;
-        if (mine) { this.pings.get(f.id)?.(); this.pings.delete(f.id); } else this.sendFrame({ type: 'ping', id: f.id });
+        if (mine) {
+          this.pings.get(f.id)?.();
+          this.pings.delete(f.id);
+        } else this.sendFrame({ type: 'ping', id: f.id });
         return;
       }
       case 'goaway':
         this.emit('goaway', f.status);
         return;
-      default:
+      case 'unknown_control': // SPDY/3 §2.2.1: control frames of unknown types are ignored.
         return;
     }
   }

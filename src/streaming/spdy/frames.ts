@@ -14,7 +14,18 @@ export const FLAG_FIN = 0x01;
 /** FLAG_UNIDIRECTIONAL (SYN_STREAM). */
 export const FLAG_UNIDIRECTIONAL = 0x02;
 /** RST_STREAM status codes. */
-export const RstStatus = { PROTOCOL_ERROR: 1, INVALID_STREAM: 2, REFUSED_STREAM: 3, UNSUPPORTED_VERSION: 4, CANCEL: 5, INTERNAL_ERROR: 6, FLOW_CONTROL_ERROR: 7, STREAM_IN_USE: 8, STREAM_ALREADY_CLOSED: 9, FRAME_TOO_LARGE: 11 } as const;
+export const RstStatus = {
+  PROTOCOL_ERROR: 1,
+  INVALID_STREAM: 2,
+  REFUSED_STREAM: 3,
+  UNSUPPORTED_VERSION: 4,
+  CANCEL: 5,
+  INTERNAL_ERROR: 6,
+  FLOW_CONTROL_ERROR: 7,
+  STREAM_IN_USE: 8,
+  STREAM_ALREADY_CLOSED: 9,
+  FRAME_TOO_LARGE: 11,
+} as const;
 /** GOAWAY status codes. */
 export const GoAwayStatus = { OK: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2 } as const;
 /** SETTINGS ids used here. */
@@ -37,7 +48,11 @@ export type Frame =
   | { type: 'unknown_control'; version: number; controlType: number; flags: number; payload: Buffer };
 
 /** A frame that could not be decoded: the connection answers with GOAWAY (or RST when it has a stream). */
-export interface FrameError { error: string; streamId?: number; version?: number }
+export interface FrameError {
+  error: string;
+  streamId?: number;
+  version?: number;
+}
 
 const u31 = (b: Buffer, o: number) => b.readUInt32BE(o) & 0x7fffffff;
 
@@ -110,14 +125,16 @@ function decodePayload(first: number, flags: number, payload: Buffer): Frame | F
   const need = (n: number) => (payload.length < n ? { error: `control frame type ${type} too short (${payload.length} < ${n})` } : undefined);
   switch (type) {
     case FrameType.SYN_STREAM: {
-      const e = need(10); if (e) return e;
+      const e = need(10);
+      if (e) return e;
       const streamId = u31(payload, 0);
       if (streamId === 0) return { error: 'SYN_STREAM with stream id 0' };
       return { type: 'syn_stream', streamId, associatedStreamId: u31(payload, 4), priority: payload[8] >> 5, flags, headerBlock: payload.subarray(10) };
     }
     case FrameType.SYN_REPLY:
     case FrameType.HEADERS: {
-      const e = need(4); if (e) return e;
+      const e = need(4);
+      if (e) return e;
       return { type: type === FrameType.SYN_REPLY ? 'syn_reply' : 'headers', streamId: u31(payload, 0), flags, headerBlock: payload.subarray(4) };
     }
     case FrameType.RST_STREAM: {
@@ -125,10 +142,15 @@ function decodePayload(first: number, flags: number, payload: Buffer): Frame | F
       return { type: 'rst_stream', streamId: u31(payload, 0), status: payload.readUInt32BE(4) };
     }
     case FrameType.SETTINGS: {
-      const e = need(4); if (e) return e;
+      const e = need(4);
+      if (e) return e;
       const n = payload.readUInt32BE(0);
       if (payload.length !== 4 + 8 * n) return { error: `SETTINGS with ${n} entries has length ${payload.length}` };
-      const entries = Array.from({ length: n }, (_, i) => ({ flags: payload[4 + 8 * i], id: payload.readUInt32BE(4 + 8 * i) & 0xffffff, value: payload.readUInt32BE(8 + 8 * i) }));
+      const entries = Array.from({ length: n }, (_, i) => ({
+        flags: payload[4 + 8 * i],
+        id: payload.readUInt32BE(4 + 8 * i) & 0xffffff,
+        value: payload.readUInt32BE(8 + 8 * i),
+      }));
       return { type: 'settings', flags, entries };
     }
     case FrameType.PING: {
@@ -171,13 +193,20 @@ export class FrameDecoder {
       const first = this.buf.readUInt32BE(off);
       const flags = this.buf[off + 4];
       const len = this.buf.readUInt32BE(off + 4) & 0xffffff;
-      if (len > this.maxPayload) { this.failed = true; return { frames, error: { error: `frame payload ${len} exceeds ${this.maxPayload}`, streamId: first & 0x80000000 ? undefined : first & 0x7fffffff } }; }
+      if (len > this.maxPayload) {
+        this.failed = true;
+        return { frames, error: { error: `frame payload ${len} exceeds ${this.maxPayload}`, streamId: first & 0x80000000 ? undefined : first & 0x7fffffff } };
+      }
       if (this.buf.length - off < 8 + len) break;
       // A view, not a copy: buffers given to push() are never written to afterwards.
       const payload = this.buf.subarray(off + 8, off + 8 + len);
       off += 8 + len;
       const f = decodePayload(first, flags, payload);
-      if ('error' in f) { this.failed = true; this.buf = Buffer.alloc(0); return { frames, error: f }; }
+      if ('error' in f) {
+        this.failed = true;
+        this.buf = Buffer.alloc(0);
+        return { frames, error: f };
+      }
       frames.push(f);
     }
     this.buf = off === this.buf.length ? Buffer.alloc(0) : this.buf.subarray(off);

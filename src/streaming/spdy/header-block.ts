@@ -13,7 +13,11 @@ export type HeaderMap = Map<string, string[]>;
 export function encodeNameValues(headers: Iterable<[string, string | string[]]>): Buffer {
   const parts: Buffer[] = [];
   let n = 0;
-  const u32 = (x: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(x); return b; };
+  const u32 = (x: number) => {
+    const b = Buffer.alloc(4);
+    b.writeUInt32BE(x);
+    return b;
+  };
   for (const [name, value] of headers) {
     const k = Buffer.from(name.toLowerCase(), 'utf8');
     const v = Buffer.from([value].flat().join('\0'), 'utf8');
@@ -87,7 +91,10 @@ class StoredDeflate {
 export function adler32(b: Buffer): number {
   let a = 1;
   let c = 0;
-  for (const x of b) { a = (a + x) % 65521; c = (c + a) % 65521; }
+  for (const x of b) {
+    a = (a + x) % 65521;
+    c = (c + a) % 65521;
+  }
   return ((c << 16) | a) >>> 0;
 }
 
@@ -104,30 +111,37 @@ class OrderedInflate {
 
   constructor() {
     this.z.on('data', (c: Buffer) => this.out.push(c));
-    this.z.on('error', (e: Error) => { this.error = e; });
+    this.z.on('error', (e: Error) => {
+      this.error = e;
+    });
   }
 
   process(input: Buffer): Promise<Buffer> {
-    const run = () => new Promise<Buffer>((resolve, reject) => {
-      if (this.error) return reject(this.error);
-      // A corrupt stream errors instead of calling the flush callback.
-      const onError = (e: Error) => reject(e);
-      this.z.once('error', onError);
-      this.z.write(input);
-      this.z.flush(zlib.constants.Z_SYNC_FLUSH, () => setImmediate(() => {
-        this.z.off('error', onError);
+    const run = () =>
+      new Promise<Buffer>((resolve, reject) => {
         if (this.error) return reject(this.error);
-        const b = Buffer.concat(this.out);
-        this.out = [];
-        resolve(b);
-      }));
-    });
+        // A corrupt stream errors instead of calling the flush callback.
+        const onError = (e: Error) => reject(e);
+        this.z.once('error', onError);
+        this.z.write(input);
+        this.z.flush(zlib.constants.Z_SYNC_FLUSH, () =>
+          setImmediate(() => {
+            this.z.off('error', onError);
+            if (this.error) return reject(this.error);
+            const b = Buffer.concat(this.out);
+            this.out = [];
+            resolve(b);
+          }),
+        );
+      });
     const p = this.chain.then(run, run);
     this.chain = p.catch(() => undefined);
     return p;
   }
 
-  close(): void { this.z.close(); }
+  close(): void {
+    this.z.close();
+  }
 }
 
 /** The compression state of one SPDY connection. */
@@ -146,5 +160,7 @@ export class HeaderCodec {
   }
 
   /** Releases the zlib context. */
-  close(): void { this.inflate.close(); }
+  close(): void {
+    this.inflate.close();
+  }
 }

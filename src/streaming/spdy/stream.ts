@@ -38,13 +38,19 @@ export class SpdyStream extends Duplex {
   private replied = false;
   private waiters: (() => void)[] = [];
 
-  constructor(readonly id: number, private readonly conn: StreamHost, sendWindow: number) {
+  constructor(
+    readonly id: number,
+    private readonly conn: StreamHost,
+    sendWindow: number,
+  ) {
     super({ allowHalfOpen: true, highWaterMark: DEFAULT_WINDOW });
     this.sendWindow = sendWindow;
   }
 
   /** The first value of a header (names are lower case). */
-  header(name: string): string | undefined { return this.headers.get(name)?.[0]; }
+  header(name: string): string | undefined {
+    return this.headers.get(name)?.[0];
+  }
 
   /** Sends SYN_REPLY (once). */
   reply(headers: Iterable<[string, string | string[]]> = [], fin = false): void {
@@ -61,9 +67,15 @@ export class SpdyStream extends Duplex {
   }
 
   /** @internal the window grew */
-  windowOpened(): void { const w = this.waiters; this.waiters = []; for (const f of w) f(); }
+  windowOpened(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
 
-  override _read(): void { this.conn.acknowledge(this); }
+  override _read(): void {
+    this.conn.acknowledge(this);
+  }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     void this.writeData(chunk).then(() => cb(), cb);

@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { admitPod, podRequests, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
 
-const node: AdmissionNode = { name: 'n1', labels: { 'kubernetes.io/hostname': 'n1', zone: 'a', gen: '5' }, taints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }], allocatable: { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 3 } };
+const node: AdmissionNode = {
+  name: 'n1',
+  labels: { 'kubernetes.io/hostname': 'n1', zone: 'a', gen: '5' },
+  taints: [{ key: 'dedicated', value: 'db', effect: 'NoExecute' }],
+  allocatable: { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 3 },
+};
 const pod = (spec: Partial<Pod['spec']> = {}, req?: Record<string, string>): Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'u' },
   spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i', resources: req ? { requests: req } : {} }], ...spec },
@@ -13,11 +18,38 @@ const affinity = (terms: unknown[]) => ({ affinity: { nodeAffinity: { requiredDu
 describe('admitPod', () => {
   const cases: [string, Pod, Pod[], { isStatic?: boolean; allowedUnsafeSysctls?: string[] }, string | undefined, string?][] = [
     ['safe sysctl', pod({ securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } }), [], {}, undefined],
-    ['unsafe sysctl not allowed', pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }), [], {}, 'SysctlForbidden', 'forbidden sysctl: "kernel.msgmax" not allowlisted'],
-    ['unsafe sysctl allowed by a glob', pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }), [], { allowedUnsafeSysctls: ['kernel.msg*'] }, undefined],
-    ['pod OS windows on a linux node', pod({ os: { name: 'windows' } }), [], {}, 'PodOSNotSupported', "Failed to admit pod as the OS field doesn't match node OS"],
+    [
+      'unsafe sysctl not allowed',
+      pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }),
+      [],
+      {},
+      'SysctlForbidden',
+      'forbidden sysctl: "kernel.msgmax" not allowlisted',
+    ],
+    [
+      'unsafe sysctl allowed by a glob',
+      pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }),
+      [],
+      { allowedUnsafeSysctls: ['kernel.msg*'] },
+      undefined,
+    ],
+    [
+      'pod OS windows on a linux node',
+      pod({ os: { name: 'windows' } }),
+      [],
+      {},
+      'PodOSNotSupported',
+      "Failed to admit pod as the OS field doesn't match node OS",
+    ],
     ['pod OS linux', pod({ os: { name: 'linux' } }), [], {}, undefined],
-    ['OS node selector mismatch', pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }), [], {}, 'PodOSSelectorNodeLabelDoesNotMatch', "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"],
+    [
+      'OS node selector mismatch',
+      pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+      [],
+      {},
+      'PodOSSelectorNodeLabelDoesNotMatch',
+      "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    ],
     ['fits', pod({}, { cpu: '500m', memory: '1Gi' }), [pod({}, { cpu: '1' })], {}, undefined],
     ['other node name', pod({ nodeName: 'n2' }), [], {}, 'NodeName', 'Predicate NodeName failed'],
     ['node selector matches', pod({ nodeSelector: { zone: 'a' } }), [], {}, undefined],
@@ -25,13 +57,38 @@ describe('admitPod', () => {
     ['affinity In', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }])), [], {}, undefined],
     ['affinity NotIn', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }])), [], {}, 'NodeAffinity'],
     ['affinity Gt', pod(affinity([{ matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }])), [], {}, undefined],
-    ['affinity DoesNotExist fails, second term ORed passes', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] }, { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] }])), [], {}, undefined],
+    [
+      'affinity DoesNotExist fails, second term ORed passes',
+      pod(
+        affinity([
+          { matchExpressions: [{ key: 'zone', operator: 'DoesNotExist' }] },
+          { matchFields: [{ key: 'metadata.name', operator: 'In', values: ['n1'] }] },
+        ]),
+      ),
+      [],
+      {},
+      undefined,
+    ],
     ['static pod without NoExecute toleration', pod(), [], { isStatic: true }, 'TaintToleration', 'Predicate TaintToleration failed'],
     ['static pod tolerating all NoExecute', pod({ tolerations: [{ operator: 'Exists', effect: 'NoExecute' }] }), [], { isStatic: true }, undefined],
-    ['API pod: taints are the scheduler\'s business', pod(), [], {}, undefined],
+    ["API pod: taints are the scheduler's business", pod(), [], {}, undefined],
     ['too many pods', pod(), [pod(), pod(), pod()], {}, 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"],
-    ['cpu', pod({}, { cpu: '1500m' }), [pod({}, { cpu: '1' })], {}, 'OutOfcpu', "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000"],
-    ['memory', pod({}, { memory: '3Gi' }), [pod({}, { memory: '2Gi' })], {}, 'OutOfmemory', `Node didn't have enough resource: memory, requested: ${3 * 2 ** 30}, used: ${2 * 2 ** 30}, capacity: ${4 * 2 ** 30}`],
+    [
+      'cpu',
+      pod({}, { cpu: '1500m' }),
+      [pod({}, { cpu: '1' })],
+      {},
+      'OutOfcpu',
+      "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000",
+    ],
+    [
+      'memory',
+      pod({}, { memory: '3Gi' }),
+      [pod({}, { memory: '2Gi' })],
+      {},
+      'OutOfmemory',
+      `Node didn't have enough resource: memory, requested: ${3 * 2 ** 30}, used: ${2 * 2 ** 30}, capacity: ${4 * 2 ** 30}`,
+    ],
     ['best-effort pod always fits resources', pod(), [pod({}, { cpu: '2' })], {}, undefined],
   ];
   for (const [name, p, admitted, o, reason, message] of cases) {
@@ -42,7 +99,16 @@ describe('admitPod', () => {
     });
   }
   it('counts init containers as the max, sidecars and overhead as additions', () => {
-    const p = pod({ initContainers: [{ name: 'i', image: 'x', resources: { requests: { cpu: '3' } } }, { name: 's', image: 'x', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } }], overhead: { cpu: '50m' } }, { cpu: '1' });
+    const p = pod(
+      {
+        initContainers: [
+          { name: 'i', image: 'x', resources: { requests: { cpu: '3' } } },
+          { name: 's', image: 'x', restartPolicy: 'Always', resources: { requests: { cpu: '200m' } } },
+        ],
+        overhead: { cpu: '50m' },
+      },
+      { cpu: '1' },
+    );
     expect(podRequests(p).cpuMilli).toBe(3000 + 50);
   });
 });

@@ -11,7 +11,14 @@ const fake = useFakeApiserver();
 describe('EventRecorder', () => {
   it('creates core/v1 Events from the kubelet, PATCHes the count of a repeat, and drops events over the burst', async () => {
     const clock = new FakeClock(Date.UTC(2026, 10, 22));
-    const rec = new EventRecorder({ client: await createKubeClient(fake.kubeconfig, { timeoutMs: 5000 }), nodeName: 'n1', clock, logger: createLogger({ level: 'fatal' }), qps: 1, burst: 3 });
+    const rec = new EventRecorder({
+      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 5000 }),
+      nodeName: 'n1',
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      qps: 1,
+      burst: 3,
+    });
     const pod = { metadata: { name: 'web', namespace: 'shop', uid: 'u-1', resourceVersion: '7' } };
     rec.record(podRef(pod, { name: 'main' }), 'Warning', 'BackOff', 'Back-off restarting failed container main');
     rec.record(podRef(pod, { name: 'main' }), 'Warning', 'BackOff', 'Back-off restarting failed container main');
@@ -22,12 +29,20 @@ describe('EventRecorder', () => {
     expect(events).toHaveLength(2);
     const backoff = events.find((e) => e.reason === 'BackOff')!;
     expect(backoff).toMatchObject({
-      metadata: { namespace: 'shop', name: expect.stringMatching(/^web\.[0-9a-f]{16}$/) }, type: 'Warning', count: 2,
+      metadata: { namespace: 'shop', name: expect.stringMatching(/^web\.[0-9a-f]{16}$/) },
+      type: 'Warning',
+      count: 2,
       involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: 'shop', name: 'web', uid: 'u-1', fieldPath: 'spec.containers{main}' },
-      source: { component: 'kubelet', host: 'n1' }, firstTimestamp: '2026-11-22T00:00:00Z',
+      source: { component: 'kubelet', host: 'n1' },
+      firstTimestamp: '2026-11-22T00:00:00Z',
     });
-    expect(events.find((e) => e.reason === 'NodeReady')).toMatchObject({ metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: 'n1', uid: 'n1' } });
-    expect(fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0].contentType).toBe('application/strategic-merge-patch+json');
+    expect(events.find((e) => e.reason === 'NodeReady')).toMatchObject({
+      metadata: { namespace: 'default' },
+      involvedObject: { kind: 'Node', name: 'n1', uid: 'n1' },
+    });
+    expect(fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0].contentType).toBe(
+      'application/strategic-merge-patch+json',
+    );
     clock.advance(2000);
     rec.record(nodeRef('n1'), 'Normal', 'Refilled', 'tokens refill at qps');
     await rec.flush();

@@ -6,13 +6,37 @@ import type { RuntimePod } from '../../../src/agent/runtime/runtime-manager.js';
 
 const ms = (t: number) => t * 1e6;
 const ctr = (id: string, name: string, createdMs: number, state = 'CONTAINER_EXITED', sandbox = 's1') =>
-  ({ id, pod_sandbox_id: sandbox, metadata: { name }, image: { image: 'i' }, image_ref: 'i', state, created_at: ms(createdMs), labels: { 'io.kubernetes.container.name': name }, annotations: {} }) as never;
-const sbx = (id: string, createdMs: number, ready = false) => ({ id, state: ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY', created_at: ms(createdMs), metadata: { name: 'p', namespace: 'd', uid: 'u', attempt: 0 }, labels: {}, annotations: {} }) as never;
+  ({
+    id,
+    pod_sandbox_id: sandbox,
+    metadata: { name },
+    image: { image: 'i' },
+    image_ref: 'i',
+    state,
+    created_at: ms(createdMs),
+    labels: { 'io.kubernetes.container.name': name },
+    annotations: {},
+  }) as never;
+const sbx = (id: string, createdMs: number, ready = false) =>
+  ({
+    id,
+    state: ready ? 'SANDBOX_READY' : 'SANDBOX_NOTREADY',
+    created_at: ms(createdMs),
+    metadata: { name: 'p', namespace: 'd', uid: 'u', attempt: 0 },
+    labels: {},
+    annotations: {},
+  }) as never;
 const rpod = (uid: string, containers: never[], sandboxes: never[] = []): RuntimePod => ({ uid, name: uid, namespace: 'd', containers, sandboxes });
 
 describe('container GC plan', () => {
   it('keeps maxPerPodContainer newest dead per container of a wanted pod; running ones are never chosen', () => {
-    const p = rpod('a', [ctr('r', 'main', 400, 'CONTAINER_RUNNING'), ctr('d3', 'main', 300), ctr('d2', 'main', 200), ctr('d1', 'main', 100), ctr('x1', 'side', 100)]);
+    const p = rpod('a', [
+      ctr('r', 'main', 400, 'CONTAINER_RUNNING'),
+      ctr('d3', 'main', 300),
+      ctr('d2', 'main', 200),
+      ctr('d1', 'main', 100),
+      ctr('x1', 'side', 100),
+    ]);
     expect(containerGcPlan([p], () => true, 1000, defaultContainerGcPolicy).containers.sort()).toEqual(['d1', 'd2']);
   });
   it('removes every dead container of a pod no source wants; respects minAge', () => {
@@ -43,7 +67,14 @@ describe('image GC', () => {
   });
   it('picks unused, unpinned images older than minAge, least recently used first, until enough', () => {
     const rec = (first: number, last: number, size: number, pinned = false): ImageRecord => ({ firstDetectedMs: first, lastUsedMs: last, size, pinned });
-    const records = new Map([['inuse', rec(0, 900, 500)], ['pinned', rec(0, 0, 500, true)], ['young', rec(990_000, 0, 500)], ['lru', rec(0, 100, 30)], ['mru', rec(0, 800, 30)], ['mid', rec(0, 500, 30)]]);
+    const records = new Map([
+      ['inuse', rec(0, 900, 500)],
+      ['pinned', rec(0, 0, 500, true)],
+      ['young', rec(990_000, 0, 500)],
+      ['lru', rec(0, 100, 30)],
+      ['mru', rec(0, 800, 30)],
+      ['mid', rec(0, 500, 30)],
+    ]);
     expect(imagesToFree(records, new Set(['inuse']), 50, 1_000_000, 60_000)).toEqual(['lru', 'mid']);
     expect(imagesToFree(records, new Set(['inuse']), 10_000, 1_000_000, 60_000)).toEqual(['lru', 'mid', 'mru']);
   });

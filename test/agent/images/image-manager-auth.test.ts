@@ -17,23 +17,41 @@ function registry(users: Record<string, string>) {
   const present = new Map<string, cri.Image>();
   const tried: (cri.AuthConfig | undefined)[] = [];
   const svc = {
-    async listImages() { return [...present.values()]; },
-    async imageStatus(spec: cri.ImageSpec) { return present.get(spec.image) ?? [...present.values()].find((i) => i.id === spec.image) ?? null; },
+    async listImages() {
+      return [...present.values()];
+    },
+    async imageStatus(spec: cri.ImageSpec) {
+      return present.get(spec.image) ?? [...present.values()].find((i) => i.id === spec.image) ?? null;
+    },
     async pullImage(spec: cri.ImageSpec, auth?: cri.AuthConfig) {
       tried.push(auth);
       if (!auth?.username || users[auth.username] !== auth.password) throw new Error('failed to resolve reference: pull access denied, 401 Unauthorized');
-      present.set(spec.image, { id: `sha256:${spec.image.length}`, repo_tags: [spec.image], repo_digests: [], size: 1234, uid: null, username: '', spec: null, pinned: false } as unknown as cri.Image);
+      present.set(spec.image, {
+        id: `sha256:${spec.image.length}`,
+        repo_tags: [spec.image],
+        repo_digests: [],
+        size: 1234,
+        uid: null,
+        username: '',
+        spec: null,
+        pinned: false,
+      } as unknown as cri.Image);
       return `sha256:${spec.image.length}`;
     },
     async removeImage() {},
-    async imageFsInfo() { return []; },
+    async imageFsInfo() {
+      return [];
+    },
   } satisfies ImageService;
   return { svc, tried };
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const secret = (auths: Record<string, unknown>) => ({ data: { '.dockerconfigjson': b64(JSON.stringify({ auths })) } });
-const pod: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u1' }, spec: { containers: [{ name: 'app', image: 'registry.example.com/team/app:1', imagePullPolicy: 'IfNotPresent' }] } };
+const pod: Pod = {
+  metadata: { name: 'p', namespace: 'ns', uid: 'u1' },
+  spec: { containers: [{ name: 'app', image: 'registry.example.com/team/app:1', imagePullPolicy: 'IfNotPresent' }] },
+};
 
 describe('image pulls with imagePullSecrets', () => {
   it('tries the matching credentials in order and records Pulling/Pulled', async () => {
@@ -41,12 +59,17 @@ describe('image pulls with imagePullSecrets', () => {
     const events: string[] = [];
     const sink: EventSink = { record: (_ref, type, reason, message) => events.push(`${type} ${reason} ${message}`) };
     const m = new ImageManager({ images: svc, clock: new FakeClock(0), serializeImagePulls: true, events: sink });
-    const auth = credentialsFor(pod.spec.containers[0].image!, [secret({ 'registry.example.com': { username: 'alice', password: 'right' } }), secret({ 'registry.example.com/team': { username: 'alice', password: 'stale' } })]);
+    const auth = credentialsFor(pod.spec.containers[0].image!, [
+      secret({ 'registry.example.com': { username: 'alice', password: 'right' } }),
+      secret({ 'registry.example.com/team': { username: 'alice', password: 'stale' } }),
+    ]);
     const r = await m.ensureImageExists(pod, pod.spec.containers[0], { auth });
     expect(r).toMatchObject({ ok: true, pulled: true });
     expect(tried.map((a) => a?.password)).toEqual(['stale', 'right']);
     expect(events[0]).toBe('Normal Pulling Pulling image "registry.example.com/team/app:1"');
-    expect(events[1]).toMatch(/^Normal Pulled Successfully pulled image "registry.example.com\/team\/app:1" in [\d.]+s \([\d.]+s including waiting\)\. Image size: 1234 bytes\.$/);
+    expect(events[1]).toMatch(
+      /^Normal Pulled Successfully pulled image "registry.example.com\/team\/app:1" in [\d.]+s \([\d.]+s including waiting\)\. Image size: 1234 bytes\.$/,
+    );
     const again = await m.ensureImageExists(pod, pod.spec.containers[0], { auth });
     expect(again).toMatchObject({ ok: true, pulled: false });
     expect(events.at(-1)).toBe('Normal Pulled Container image "registry.example.com/team/app:1" already present on machine');
@@ -54,12 +77,23 @@ describe('image pulls with imagePullSecrets', () => {
   it('without working credentials: ErrImagePull, then ImagePullBackOff, with Failed/BackOff events', async () => {
     const { svc, tried } = registry({ alice: 'right' });
     const events: string[] = [];
-    const m = new ImageManager({ images: svc, clock: new FakeClock(0), serializeImagePulls: false, events: { record: (_r, type, reason, message) => events.push(`${type} ${reason} ${message}`) } });
+    const m = new ImageManager({
+      images: svc,
+      clock: new FakeClock(0),
+      serializeImagePulls: false,
+      events: { record: (_r, type, reason, message) => events.push(`${type} ${reason} ${message}`) },
+    });
     const r = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
     expect(r).toMatchObject({ ok: false, reason: 'ErrImagePull', message: expect.stringContaining('401 Unauthorized') });
     expect(tried).toEqual([undefined]);
     const b = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
     expect(b).toMatchObject({ ok: false, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example.com/team/app:1"' });
-    expect(events).toEqual(expect.arrayContaining(['Warning Failed Error: ErrImagePull', 'Normal BackOff Back-off pulling image "registry.example.com/team/app:1"', 'Warning Failed Error: ImagePullBackOff']));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        'Warning Failed Error: ErrImagePull',
+        'Normal BackOff Back-off pulling image "registry.example.com/team/app:1"',
+        'Warning Failed Error: ImagePullBackOff',
+      ]),
+    );
   });
 });

@@ -4,17 +4,43 @@ import { initialNode, nodeConditions, nodeResources, nodeStatus, withoutHeartbea
 import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
 import { osImageOf } from '../../../src/agent/nodestatus/machine-info.js';
 
-const machine: MachineInfo = { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1', osImage: 'Debian', architecture: 'amd64', cpuCores: 4, memoryBytes: 8 * 2 ** 30, ephemeralStorageBytes: 100 * 2 ** 30 };
+const machine: MachineInfo = {
+  machineID: 'm',
+  systemUUID: 's',
+  bootID: 'b',
+  kernelVersion: '6.1',
+  osImage: 'Debian',
+  architecture: 'amd64',
+  cpuCores: 4,
+  memoryBytes: 8 * 2 ** 30,
+  ephemeralStorageBytes: 100 * 2 ** 30,
+};
 const settings: NodeSettings = {
-  nodeName: 'n1', nodeIP: '10.0.0.5', hostname: 'n1', port: 10250, maxPods: 110, nodeLabels: { role: 'edge' }, registerWithTaints: [], providerID: '',
-  kubeReserved: { cpu: '250m', memory: '512Mi' }, systemReserved: { memory: '512Mi', 'ephemeral-storage': '1Gi' },
-  evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%' }, kubeletVersion: 'v1.32.0',
+  nodeName: 'n1',
+  nodeIP: '10.0.0.5',
+  hostname: 'n1',
+  port: 10250,
+  maxPods: 110,
+  nodeLabels: { role: 'edge' },
+  registerWithTaints: [],
+  providerID: '',
+  kubeReserved: { cpu: '250m', memory: '512Mi' },
+  systemReserved: { memory: '512Mi', 'ephemeral-storage': '1Gi' },
+  evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%' },
+  kubeletVersion: 'v1.32.0',
 };
 
 describe('node object', () => {
   it('allocatable = capacity − reserved − hard eviction thresholds', () => {
     const r = nodeResources(settings, machine);
-    expect(r.capacity).toEqual({ cpu: '4', memory: `${8 * 2 ** 20}Ki`, pods: '110', 'ephemeral-storage': `${100 * 2 ** 20}Ki`, 'hugepages-1Gi': '0', 'hugepages-2Mi': '0' });
+    expect(r.capacity).toEqual({
+      cpu: '4',
+      memory: `${8 * 2 ** 20}Ki`,
+      pods: '110',
+      'ephemeral-storage': `${100 * 2 ** 20}Ki`,
+      'hugepages-1Gi': '0',
+      'hugepages-2Mi': '0',
+    });
     expect(r.allocatable.cpu).toBe('3750m');
     expect(r.allocatable.memory).toBe(`${(8 * 2 ** 30 - 1024 * 2 ** 20 - 100 * 2 ** 20) / 1024}Ki`);
     expect(r.allocatable['ephemeral-storage']).toBe(String(100 * 2 ** 30 - 2 ** 30 - Math.floor(100 * 2 ** 30 * 0.1)));
@@ -22,7 +48,14 @@ describe('node object', () => {
   });
   it('registers with the default labels plus --node-labels, taints and providerID', () => {
     const n = initialNode({ ...settings, registerWithTaints: [{ key: 'k', effect: 'NoSchedule' }], providerID: 'aws:///i-1' }, machine) as any;
-    expect(n.metadata.labels).toEqual({ 'beta.kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', role: 'edge' });
+    expect(n.metadata.labels).toEqual({
+      'beta.kubernetes.io/arch': 'amd64',
+      'beta.kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/hostname': 'n1',
+      'kubernetes.io/os': 'linux',
+      role: 'edge',
+    });
     expect(n.spec).toEqual({ providerID: 'aws:///i-1', taints: [{ key: 'k', effect: 'NoSchedule' }] });
   });
   it('Ready follows the runtime; transition time moves only on a change, heartbeat every time', () => {
@@ -30,11 +63,20 @@ describe('node object', () => {
     const notYet = nodeConditions(undefined, undefined, t0).find((c) => c.type === 'Ready')!;
     expect(notYet).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message: 'container runtime status check may not have completed yet' });
     const ready = nodeConditions([], [notYet], t0 + 10_000);
-    expect(ready.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status', lastTransitionTime: '2026-01-01T00:00:10Z' });
+    expect(ready.find((c) => c.type === 'Ready')).toMatchObject({
+      status: 'True',
+      reason: 'KubeletReady',
+      message: 'kubelet is posting ready status',
+      lastTransitionTime: '2026-01-01T00:00:10Z',
+    });
     const still = nodeConditions([], ready, t0 + 20_000).find((c) => c.type === 'Ready')!;
     expect(still).toMatchObject({ lastTransitionTime: '2026-01-01T00:00:10Z', lastHeartbeatTime: '2026-01-01T00:00:20Z' });
     const down = nodeConditions(['container runtime is down', 'network plugin not ready'], ready, t0 + 30_000).find((c) => c.type === 'Ready')!;
-    expect(down).toMatchObject({ status: 'False', message: '[container runtime is down, network plugin not ready]', lastTransitionTime: '2026-01-01T00:00:30Z' });
+    expect(down).toMatchObject({
+      status: 'False',
+      message: '[container runtime is down, network plugin not ready]',
+      lastTransitionTime: '2026-01-01T00:00:30Z',
+    });
     expect(ready.map((c) => c.type)).toEqual(['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
   });
   it('a status differing only in heartbeats is unchanged; images are sorted by size and capped at 50', () => {

@@ -27,7 +27,12 @@ const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${nam
 
 function source(path: string) {
   const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({ write(chunk, _e, cb) { lines.push(JSON.parse(String(chunk))); cb(); } });
+  const destination = new Writable({
+    write(chunk, _e, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
   const s = new FileSource({ path, nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock });
   return { s, lines, messages: () => lines.map((l) => String(l.msg)) };
 }
@@ -69,18 +74,20 @@ describe('FileSource', () => {
     expect(pods.map((p) => p.metadata.name)).toEqual(['good-n1']);
     expect(process.memoryUsage().rss - rss).toBeLessThan(200 * 1024 * 1024);
     const m = messages();
-    expect(m).toEqual(expect.arrayContaining([
-      expect.stringMatching(new RegExp(`could not process manifest file ${join(d, 'bomb.yaml')}: .*alias`, 'i')),
-      `skipping manifest ${join(d, 'empty.yaml')}: the file is empty`,
-      `skipping manifest ${join(d, 'null.yaml')}: it defines no pods`,
-      `skipping manifest ${join(d, 'fifo.yaml')}: not a regular file`,
-      `skipping manifest ${join(d, 'zero.yaml')}: not a regular file`,
-      `skipping manifest ${join(d, 'dangling.yaml')}: dangling symlink`,
-      `skipping manifest ${join(d, 'loop-a.yaml')}: symlink loop`,
-      `skipping manifest ${join(d, 'loop-b.yaml')}: symlink loop`,
-      `not recursing into manifest path ${join(d, 'dirlink')}: it is a directory`,
-      `skipping manifest ${join(d, 'huge.yaml')}: larger than ${MAX_MANIFEST_BYTES} bytes`,
-    ]));
+    expect(m).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`could not process manifest file ${join(d, 'bomb.yaml')}: .*alias`, 'i')),
+        `skipping manifest ${join(d, 'empty.yaml')}: the file is empty`,
+        `skipping manifest ${join(d, 'null.yaml')}: it defines no pods`,
+        `skipping manifest ${join(d, 'fifo.yaml')}: not a regular file`,
+        `skipping manifest ${join(d, 'zero.yaml')}: not a regular file`,
+        `skipping manifest ${join(d, 'dangling.yaml')}: dangling symlink`,
+        `skipping manifest ${join(d, 'loop-a.yaml')}: symlink loop`,
+        `skipping manifest ${join(d, 'loop-b.yaml')}: symlink loop`,
+        `not recursing into manifest path ${join(d, 'dirlink')}: it is a directory`,
+        `skipping manifest ${join(d, 'huge.yaml')}: larger than ${MAX_MANIFEST_BYTES} bytes`,
+      ]),
+    );
     const count = m.length;
     await s.readAll();
     await s.readAll();
@@ -96,9 +103,11 @@ describe('FileSource', () => {
     expect((await s.readAll()).length).toBe(1);
     await s.readAll();
     const dup = messages().filter((x) => x.startsWith('duplicate pod name'));
-    expect(dup).toEqual([`duplicate pod name "same-n1" in namespace "default": defined by ${join(d, 'a.yaml')} and ${join(d, 'b.yaml')}; ignoring the one in ${join(d, 'b.yaml')}`]);
+    expect(dup).toEqual([
+      `duplicate pod name "same-n1" in namespace "default": defined by ${join(d, 'a.yaml')} and ${join(d, 'b.yaml')}; ignoring the one in ${join(d, 'b.yaml')}`,
+    ]);
     writeFileSync(join(d, 'b.yaml'), pod('other'));
-    expect((await s.readAll()).map((p) => p.metadata.name).sort()).toEqual(['other-n1', 'same-n1']);
+    expect((await s.readAll()).map((p) => p.metadata.name).sort((a, b) => String(a).localeCompare(String(b)))).toEqual(['other-n1', 'same-n1']);
     writeFileSync(join(d, 'b.yaml'), pod('same'));
     await s.readAll();
     expect(messages().filter((x) => x.startsWith('duplicate pod name'))).toHaveLength(2);

@@ -5,27 +5,52 @@ import { decodeManifests } from '../../../src/agent/podconfig/decode.js';
 import { toStaticPod } from '../../../src/agent/podconfig/static-pod.js';
 
 const pod = (uid: string, name: string, over: Partial<Pod['spec']> = {}, meta: Partial<Pod['metadata']> = {}): Pod => ({
-  metadata: { uid, name, namespace: 'default', ...meta }, spec: { containers: [{ name: 'c', image: 'i' }], ...over },
+  metadata: { uid, name, namespace: 'default', ...meta },
+  spec: { containers: [{ name: 'c', image: 'i' }], ...over },
 });
 const SEEN = '2025-01-01T00:00:00.000000000Z';
 const names = (ps: Pod[]) => ps.map((p) => p.metadata.name);
 
 describe('mergeSnapshot', () => {
-  const prev = new Map([['1', mergeSnapshot(new Map(), [pod('1', 'a')], 'file', 'old').adds[0]], ['2', mergeSnapshot(new Map(), [pod('2', 'b')], 'file', 'old').adds[0]]]);
+  const prev = new Map([
+    ['1', mergeSnapshot(new Map(), [pod('1', 'a')], 'file', 'old').adds[0]],
+    ['2', mergeSnapshot(new Map(), [pod('2', 'b')], 'file', 'old').adds[0]],
+  ]);
   const table: { name: string; snapshot: Pod[]; want: { adds: string[]; updates: string[]; removes: string[]; reconciles: string[]; errors?: number } }[] = [
     { name: 'same snapshot: no updates', snapshot: [pod('1', 'a'), pod('2', 'b')], want: { adds: [], updates: [], removes: [], reconciles: [] } },
     { name: 'new pod: ADD', snapshot: [pod('1', 'a'), pod('2', 'b'), pod('3', 'c')], want: { adds: ['c'], updates: [], removes: [], reconciles: [] } },
     { name: 'pod gone: REMOVE', snapshot: [pod('1', 'a')], want: { adds: [], updates: [], removes: ['b'], reconciles: [] } },
-    { name: 'spec changed: UPDATE', snapshot: [pod('1', 'a', { restartPolicy: 'Never' }), pod('2', 'b')], want: { adds: [], updates: ['a'], removes: [], reconciles: [] } },
-    { name: 'labels changed: UPDATE', snapshot: [pod('1', 'a', {}, { labels: { x: 'y' } }), pod('2', 'b')], want: { adds: [], updates: ['a'], removes: [], reconciles: [] } },
-    { name: 'status changed only: RECONCILE', snapshot: [{ ...pod('1', 'a'), status: { phase: 'Running' } }, pod('2', 'b')], want: { adds: [], updates: [], removes: [], reconciles: ['a'] } },
-    { name: 'duplicate name: second rejected', snapshot: [pod('1', 'a'), pod('2', 'b'), pod('9', 'a')], want: { adds: [], updates: [], removes: [], reconciles: [], errors: 1 } },
+    {
+      name: 'spec changed: UPDATE',
+      snapshot: [pod('1', 'a', { restartPolicy: 'Never' }), pod('2', 'b')],
+      want: { adds: [], updates: ['a'], removes: [], reconciles: [] },
+    },
+    {
+      name: 'labels changed: UPDATE',
+      snapshot: [pod('1', 'a', {}, { labels: { x: 'y' } }), pod('2', 'b')],
+      want: { adds: [], updates: ['a'], removes: [], reconciles: [] },
+    },
+    {
+      name: 'status changed only: RECONCILE',
+      snapshot: [{ ...pod('1', 'a'), status: { phase: 'Running' } }, pod('2', 'b')],
+      want: { adds: [], updates: [], removes: [], reconciles: ['a'] },
+    },
+    {
+      name: 'duplicate name: second rejected',
+      snapshot: [pod('1', 'a'), pod('2', 'b'), pod('9', 'a')],
+      want: { adds: [], updates: [], removes: [], reconciles: [], errors: 1 },
+    },
     { name: 'empty snapshot: REMOVE all', snapshot: [], want: { adds: [], updates: [], removes: ['a', 'b'], reconciles: [] } },
   ];
   for (const c of table) {
     it(c.name, () => {
       const r = mergeSnapshot(prev, c.snapshot, 'file', SEEN);
-      expect({ adds: names(r.adds), updates: names(r.updates), removes: names(r.removes), reconciles: names(r.reconciles) }).toEqual({ adds: c.want.adds, updates: c.want.updates, removes: c.want.removes, reconciles: c.want.reconciles });
+      expect({ adds: names(r.adds), updates: names(r.updates), removes: names(r.removes), reconciles: names(r.reconciles) }).toEqual({
+        adds: c.want.adds,
+        updates: c.want.updates,
+        removes: c.want.removes,
+        reconciles: c.want.reconciles,
+      });
       expect(r.errors.length).toBe(c.want.errors ?? 0);
     });
   }
@@ -38,7 +63,10 @@ describe('mergeSnapshot', () => {
 
 describe('decodeManifests', () => {
   it('reads several documents, Pod and PodList, skipping empty ones', () => {
-    const r = decodeManifests(`apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n---\n---\nkind: PodList\napiVersion: v1\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n`, 'f.yaml');
+    const r = decodeManifests(
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n---\n---\nkind: PodList\napiVersion: v1\nitems:\n- metadata: {name: b}\n  spec: {containers: [{name: c, image: i}]}\n`,
+      'f.yaml',
+    );
     expect(r.errors).toEqual([]);
     expect(names(r.pods)).toEqual(['a', 'b']);
   });
@@ -62,7 +90,10 @@ describe('decodeManifests', () => {
     });
   }
   it('keeps the valid document when another is broken', () => {
-    const r = decodeManifests('kind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: i}]}\n---\nkind: Pod\nmetadata: {name: bad}\nspec: {}\n', 'f.yaml');
+    const r = decodeManifests(
+      'kind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: i}]}\n---\nkind: Pod\nmetadata: {name: bad}\nspec: {}\n',
+      'f.yaml',
+    );
     expect(names(r.pods)).toEqual(['ok']);
     expect(r.errors).toHaveLength(1);
   });
@@ -82,7 +113,13 @@ describe('toStaticPod', () => {
     expect(other.metadata.uid).not.toBe(a.metadata.uid);
     expect(changed.metadata.uid).not.toBe(a.metadata.uid);
     expect(a.metadata.annotations!['kubernetes.io/config.hash']).toBe(a.metadata.uid);
-    expect(a.spec).toMatchObject({ nodeName: 'Node1', restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', tolerations: [{ operator: 'Exists', effect: 'NoExecute' }] });
+    expect(a.spec).toMatchObject({
+      nodeName: 'Node1',
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 30,
+      dnsPolicy: 'ClusterFirst',
+      tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
+    });
     expect(a.spec.containers[0]).toMatchObject({ imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
     expect(a.status).toEqual({ phase: 'Pending' });
   });

@@ -18,56 +18,111 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     seen.push(req.headers);
     if (req.url === '/ok') return res.end('fine');
-    if (req.url === '/redirect') { res.writeHead(302, { Location: '/ok' }); return res.end(); }
-    if (req.url === '/elsewhere') { res.writeHead(302, { Location: 'http://192.0.2.1:9/x' }); return res.end(); }
+    if (req.url === '/redirect') {
+      res.writeHead(302, { Location: '/ok' });
+      return res.end();
+    }
+    if (req.url === '/elsewhere') {
+      res.writeHead(302, { Location: 'http://192.0.2.1:9/x' });
+      return res.end();
+    }
     if (req.url === '/slow') return setTimeout(() => res.end('late'), 3000);
-    res.writeHead(500); res.end('bad');
+    res.writeHead(500);
+    res.end('bad');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   port = (server.address() as AddressInfo).port;
   health = new grpc.Server();
-  health.register('/grpc.health.v1.Health/Check', (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
-    const service = call.request.length ? call.request.subarray(2).toString() : '';
-    cb(null, Buffer.from([0x08, service === 'missing' ? 3 : serving]));
-  }, (b: Buffer) => b, (b: Buffer) => b, 'unary');
+  health.register(
+    '/grpc.health.v1.Health/Check',
+    (call: grpc.ServerUnaryCall<Buffer, Buffer>, cb: grpc.sendUnaryData<Buffer>) => {
+      const service = call.request.length ? call.request.subarray(2).toString() : '';
+      cb(null, Buffer.from([0x08, service === 'missing' ? 3 : serving]));
+    },
+    (b: Buffer) => b,
+    (b: Buffer) => b,
+    'unary',
+  );
   grpcPort = await new Promise<number>((r, j) => health.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
 });
-afterAll(async () => { server.close(); health.forceShutdown(); });
+afterAll(async () => {
+  server.close();
+  health.forceShutdown();
+});
 
-const target = (over: Partial<Parameters<typeof runProbeAction>[1]> = {}) => ({ runtime: {} as RuntimeService, containerId: 'c', container: { name: 'c', ports: [{ name: 'web', containerPort: port }] }, podIP: '127.0.0.1', timeoutMs: 1000, ...over });
+const target = (over: Partial<Parameters<typeof runProbeAction>[1]> = {}) => ({
+  runtime: {} as RuntimeService,
+  containerId: 'c',
+  container: { name: 'c', ports: [{ name: 'web', containerPort: port }] },
+  podIP: '127.0.0.1',
+  timeoutMs: 1000,
+  ...over,
+});
 
 describe('probe handlers', () => {
   it('httpGet: 2xx succeeds, redirects on the same host are followed, another host ends in success, 5xx fails, the User-Agent is kube-probe', async () => {
-    expect(await runProbeAction({ httpGet: { path: '/ok', port: 'web', httpHeaders: [{ name: 'X-Test', value: 'yes' }] } }, target())).toEqual({ result: 'success', output: 'fine' });
+    expect(await runProbeAction({ httpGet: { path: '/ok', port: 'web', httpHeaders: [{ name: 'X-Test', value: 'yes' }] } }, target())).toEqual({
+      result: 'success',
+      output: 'fine',
+    });
     expect(seen.at(-1)).toMatchObject({ 'user-agent': 'kube-probe/1.32', 'x-test': 'yes' });
     expect((await runProbeAction({ httpGet: { path: '/redirect', port } }, target())).result).toBe('success');
     expect(await runProbeAction({ httpGet: { path: '/elsewhere', port } }, target())).toEqual({ result: 'success', output: 'Probe terminated redirects' });
-    expect(await runProbeAction({ httpGet: { path: '/bad', port } }, target())).toEqual({ result: 'failure', output: 'HTTP probe failed with statuscode: 500' });
+    expect(await runProbeAction({ httpGet: { path: '/bad', port } }, target())).toEqual({
+      result: 'failure',
+      output: 'HTTP probe failed with statuscode: 500',
+    });
     const slow = await runProbeAction({ httpGet: { path: '/slow', port } }, target({ timeoutMs: 300 }));
     expect(slow.result).toBe('failure');
     expect(slow.output).toContain('context deadline exceeded');
-    expect(await runProbeAction({ httpGet: { path: '/', port: 'nope' } }, target())).toEqual({ result: 'failure', output: 'unable to find port nope in container c' });
+    expect(await runProbeAction({ httpGet: { path: '/', port: 'nope' } }, target())).toEqual({
+      result: 'failure',
+      output: 'unable to find port nope in container c',
+    });
   });
 
   it('tcpSocket: connect succeeds; a closed port fails with the dial error', async () => {
     expect((await runProbeAction({ tcpSocket: { port } }, target())).result).toBe('success');
-    const closed = await new Promise<number>((r) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = (s.address() as AddressInfo).port; s.close(() => r(p)); }); });
-    expect(await runProbeAction({ tcpSocket: { port: closed } }, target())).toEqual({ result: 'failure', output: `dial tcp 127.0.0.1:${closed}: connect: connection refused` });
+    const closed = await new Promise<number>((r) => {
+      const s = net.createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as AddressInfo).port;
+        s.close(() => r(p));
+      });
+    });
+    expect(await runProbeAction({ tcpSocket: { port: closed } }, target())).toEqual({
+      result: 'failure',
+      output: `dial tcp 127.0.0.1:${closed}: connect: connection refused`,
+    });
   });
 
   it('grpc: SERVING succeeds, NOT_SERVING and unknown services fail', async () => {
     expect((await runProbeAction({ grpc: { port: grpcPort } }, target())).result).toBe('success');
     serving = 2;
-    expect(await runProbeAction({ grpc: { port: grpcPort } }, target())).toEqual({ result: 'failure', output: 'service unhealthy (responded with "NOT_SERVING")' });
+    expect(await runProbeAction({ grpc: { port: grpcPort } }, target())).toEqual({
+      result: 'failure',
+      output: 'service unhealthy (responded with "NOT_SERVING")',
+    });
     serving = 1;
-    expect(await runProbeAction({ grpc: { port: grpcPort, service: 'missing' } }, target())).toEqual({ result: 'failure', output: 'service unhealthy (responded with "SERVICE_UNKNOWN")' });
+    expect(await runProbeAction({ grpc: { port: grpcPort, service: 'missing' } }, target())).toEqual({
+      result: 'failure',
+      output: 'service unhealthy (responded with "SERVICE_UNKNOWN")',
+    });
   });
 
   it('exec: exit 0 succeeds, others fail with the output, a timeout fails', async () => {
-    const runtime = { execSync: async (_id: string, cmd: string[]) => { if (cmd[0] === 'slow') throw Object.assign(new Error('timed out'), { code: 'Timeout' }); return { stdout: Buffer.from(cmd[0] === 'ok' ? '' : 'not ready\n'), stderr: Buffer.alloc(0), exit_code: cmd[0] === 'ok' ? 0 : 1 }; } } as unknown as RuntimeService;
+    const runtime = {
+      execSync: async (_id: string, cmd: string[]) => {
+        if (cmd[0] === 'slow') throw Object.assign(new Error('timed out'), { code: 'Timeout' });
+        return { stdout: Buffer.from(cmd[0] === 'ok' ? '' : 'not ready\n'), stderr: Buffer.alloc(0), exit_code: cmd[0] === 'ok' ? 0 : 1 };
+      },
+    } as unknown as RuntimeService;
     expect((await runProbeAction({ exec: { command: ['ok'] } }, target({ runtime }))).result).toBe('success');
     expect(await runProbeAction({ exec: { command: ['bad'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'not ready\n', exitCode: 1 });
-    expect(await runProbeAction({ exec: { command: ['slow', 'x'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'command "slow x" timed out' });
+    expect(await runProbeAction({ exec: { command: ['slow', 'x'] } }, target({ runtime }))).toEqual({
+      result: 'failure',
+      output: 'command "slow x" timed out',
+    });
     expect(resolvePort('8080', { name: 'c' })).toBe(8080);
   });
 });

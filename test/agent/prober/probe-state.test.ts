@@ -4,7 +4,10 @@ import { initialState, nextState, probeTiming, type ProbeKind } from '../../../s
 const run = (kind: ProbeKind, seq: string, o: { success?: number; failure?: number } = {}) => {
   let s = initialState(kind, 'c1');
   const out: string[] = [s.result];
-  for (const ch of seq) { s = nextState(s, ch === 'S' ? 'success' : 'failure', { kind, successThreshold: o.success ?? 1, failureThreshold: o.failure ?? 3 }); out.push(`${s.result}${s.onHold ? '!' : ''}`); }
+  for (const ch of seq) {
+    s = nextState(s, ch === 'S' ? 'success' : 'failure', { kind, successThreshold: o.success ?? 1, failureThreshold: o.failure ?? 3 });
+    out.push(`${s.result}${s.onHold ? '!' : ''}`);
+  }
   return out.join(' ');
 };
 

@@ -13,17 +13,54 @@ import type { RuntimeService } from '../../../src/cri/services.js';
 import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-status.js';
 
 const flush = () => new Promise((r) => setImmediate(r));
-const pod: Pod = { metadata: { name: 'p', namespace: 'default', uid: 'u1' }, spec: { containers: [{ name: 'c', image: 'i', livenessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 } }] } };
-const rs = (id: string, state: 'running' | 'exited'): PodRuntimeStatus => ({ uid: 'u1', name: 'p', namespace: 'default', sandboxes: [{ id: 's', ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.1' }], containers: [{ id, name: 'c', state, createdAt: 1, startedAt: 1, finishedAt: 0, exitCode: 0, reason: '', message: '', image: 'i', imageRef: 'x', hash: '', restartCount: 0, logPath: '', sandboxId: 's' }] });
+const pod: Pod = {
+  metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+  spec: { containers: [{ name: 'c', image: 'i', livenessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 } }] },
+};
+const rs = (id: string, state: 'running' | 'exited'): PodRuntimeStatus => ({
+  uid: 'u1',
+  name: 'p',
+  namespace: 'default',
+  sandboxes: [{ id: 's', ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.1' }],
+  containers: [
+    {
+      id,
+      name: 'c',
+      state,
+      createdAt: 1,
+      startedAt: 1,
+      finishedAt: 0,
+      exitCode: 0,
+      reason: '',
+      message: '',
+      image: 'i',
+      imageRef: 'x',
+      hash: '',
+      restartCount: 0,
+      logPath: '',
+      sandboxId: 's',
+    },
+  ],
+});
 
-async function run(clock: FakeClock, seconds: number) { for (let i = 0; i < seconds; i++) { clock.advance(1000); await flush(); } }
+async function run(clock: FakeClock, seconds: number) {
+  for (let i = 0; i < seconds; i++) {
+    clock.advance(1000);
+    await flush();
+  }
+}
 
 describe('ProberManager (fake clock)', () => {
   it('a healthy liveness probe over an hour: ~360 probes, never a failure', async () => {
     const clock = new FakeClock(1_000_000);
     let calls = 0;
     const changes: string[] = [];
-    const runtime = { execSync: async () => { calls++; return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 }; } } as unknown as RuntimeService;
+    const runtime = {
+      execSync: async () => {
+        calls++;
+        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
+      },
+    } as unknown as RuntimeService;
     const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0.5 });
     m.syncPod(pod, rs('c1', 'running'), '10.0.0.1');
     await run(clock, 3600);
@@ -36,7 +73,12 @@ describe('ProberManager (fake clock)', () => {
     const clock = new FakeClock(1_000_000);
     let calls = 0;
     let exit = 1;
-    const runtime = { execSync: async () => { calls++; return { stdout: Buffer.from('bad'), stderr: Buffer.alloc(0), exit_code: exit }; } } as unknown as RuntimeService;
+    const runtime = {
+      execSync: async () => {
+        calls++;
+        return { stdout: Buffer.from('bad'), stderr: Buffer.alloc(0), exit_code: exit };
+      },
+    } as unknown as RuntimeService;
     const changes: string[] = [];
     const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0 });
     m.syncPod(pod, rs('c1', 'exited'), '10.0.0.1');
@@ -58,6 +100,9 @@ describe('ProberManager (fake clock)', () => {
     expect(m.results('u1').liveness('c', 'c2')).toBe('success');
     await run(clock, 30);
     expect(calls).toBeGreaterThan(held);
-    expect([...m.counts.values()].find((x) => x.labels.result === 'failed')).toMatchObject({ labels: { probe_type: 'Liveness', container: 'c', pod: 'p', namespace: 'default', pod_uid: 'u1' }, count: 3 });
+    expect([...m.counts.values()].find((x) => x.labels.result === 'failed')).toMatchObject({
+      labels: { probe_type: 'Liveness', container: 'c', pod: 'p', namespace: 'default', pod_uid: 'u1' },
+      count: 3,
+    });
   });
 });

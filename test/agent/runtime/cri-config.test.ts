@@ -19,7 +19,15 @@ const ctx = { memoryCapacityBytes: 8 * GiB, cpuCFSQuota: true, cpuCFSQuotaPeriod
 
 describe('quantities', () => {
   it.each([
-    ['100m', 0.1], ['1', 1], ['0.5', 0.5], ['64Mi', 64 * 2 ** 20], ['1G', 1e9], ['1e3', 1000], ['1.5Gi', 1.5 * GiB], ['12x', undefined], ['', undefined],
+    ['100m', 0.1],
+    ['1', 1],
+    ['0.5', 0.5],
+    ['64Mi', 64 * 2 ** 20],
+    ['1G', 1e9],
+    ['1e3', 1000],
+    ['1.5Gi', 1.5 * GiB],
+    ['12x', undefined],
+    ['', undefined],
   ])('%s', (q, v) => expect(parseQuantity(q)).toBe(v));
   it('rounds like upstream', () => {
     expect([milliCpu('0.0001'), milliCpu('250m'), milliCpu('2')]).toEqual([1, 250, 2000]);
@@ -40,7 +48,11 @@ describe('Linux resources', () => {
   });
   it.each([
     ['BestEffort', {}, { cpu_shares: 2, oom_score_adj: 1000 }],
-    ['Guaranteed', { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } }, { cpu_shares: 1024, oom_score_adj: -997, memory_limit_in_bytes: GiB, cpu_period: 100_000, cpu_quota: 100_000 }],
+    [
+      'Guaranteed',
+      { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } },
+      { cpu_shares: 1024, oom_score_adj: -997, memory_limit_in_bytes: GiB, cpu_period: 100_000, cpu_quota: 100_000 },
+    ],
     ['limit only → request = limit', { limits: { cpu: '500m' } }, { cpu_shares: 512, oom_score_adj: 999, cpu_period: 100_000, cpu_quota: 50_000 }],
   ])('%s', (_n, resources, want) => {
     const p = pod({}, { resources });
@@ -64,14 +76,47 @@ describe('Linux resources', () => {
 describe('DNS config', () => {
   const host = 'nameserver 10.0.0.2\nnameserver 10.0.0.3 # second\n; comment\nsearch corp.example lab.example.\noptions rotate timeout:2\n';
   const node = { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: host };
-  it('parses resolv.conf', () => expect(parseResolvConf(host)).toEqual({ servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }));
+  it('parses resolv.conf', () =>
+    expect(parseResolvConf(host)).toEqual({ servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }));
   it.each([
-    ['ClusterFirst', {}, { servers: ['10.96.0.10'], searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'], options: ['ndots:5'] }],
-    ['ClusterFirst + hostNetwork → Default', { hostNetwork: true }, { servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }],
-    ['ClusterFirstWithHostNet', { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' }, { servers: ['10.96.0.10'], searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'], options: ['ndots:5'] }],
+    [
+      'ClusterFirst',
+      {},
+      {
+        servers: ['10.96.0.10'],
+        searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'],
+        options: ['ndots:5'],
+      },
+    ],
+    [
+      'ClusterFirst + hostNetwork → Default',
+      { hostNetwork: true },
+      { servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] },
+    ],
+    [
+      'ClusterFirstWithHostNet',
+      { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' },
+      {
+        servers: ['10.96.0.10'],
+        searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'],
+        options: ['ndots:5'],
+      },
+    ],
     ['Default', { dnsPolicy: 'Default' }, { servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }],
-    ['None + dnsConfig', { dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1'], searches: ['a.b'], options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }] } }, { servers: ['1.1.1.1'], searches: ['a.b'], options: ['ndots:1', 'edns0'] }],
-    ['ClusterFirst + dnsConfig merges', { dnsConfig: { nameservers: ['10.96.0.10', '8.8.8.8'], options: [{ name: 'ndots', value: '2' }] } }, { servers: ['10.96.0.10', '8.8.8.8'], searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'], options: ['ndots:2'] }],
+    [
+      'None + dnsConfig',
+      { dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1'], searches: ['a.b'], options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }] } },
+      { servers: ['1.1.1.1'], searches: ['a.b'], options: ['ndots:1', 'edns0'] },
+    ],
+    [
+      'ClusterFirst + dnsConfig merges',
+      { dnsConfig: { nameservers: ['10.96.0.10', '8.8.8.8'], options: [{ name: 'ndots', value: '2' }] } },
+      {
+        servers: ['10.96.0.10', '8.8.8.8'],
+        searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'lab.example'],
+        options: ['ndots:2'],
+      },
+    ],
   ])('%s', (_n, spec, want) => expect(podDnsConfig(pod(spec as Partial<Pod['spec']>), node)).toEqual(want));
   it('ClusterFirst without clusterDNS falls back to the node; at most 3 nameservers', () => {
     expect(podDnsConfig(pod(), { ...node, clusterDNS: [] }).servers).toEqual(['10.0.0.2', '10.0.0.3']);
@@ -81,35 +126,54 @@ describe('DNS config', () => {
 
 describe('managed /etc/hosts', () => {
   it('pod network: localhost block, the pod entry (FQDN with a subdomain), aliases', () => {
-    const text = hostsFileContent(pod({ subdomain: 'grp', hostAliases: [{ ip: '10.1.1.1', hostnames: ['a', 'b'] }] }), { podIPs: ['10.88.0.5'], hostname: 'web', clusterDomain: 'cluster.local' });
-    expect(text).toBe('# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n10.88.0.5\tweb.grp.shop.svc.cluster.local\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\ta\tb\n');
+    const text = hostsFileContent(pod({ subdomain: 'grp', hostAliases: [{ ip: '10.1.1.1', hostnames: ['a', 'b'] }] }), {
+      podIPs: ['10.88.0.5'],
+      hostname: 'web',
+      clusterDomain: 'cluster.local',
+    });
+    expect(text).toBe(
+      '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n10.88.0.5\tweb.grp.shop.svc.cluster.local\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\ta\tb\n',
+    );
   });
   it('host network: the node file', () => {
-    expect(hostsFileContent(pod({ hostNetwork: true }), { podIPs: ['192.0.2.1'], hostname: 'n', clusterDomain: '', nodeHostsFile: '127.0.0.1 localhost' })).toBe('# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n');
+    expect(
+      hostsFileContent(pod({ hostNetwork: true }), { podIPs: ['192.0.2.1'], hostname: 'n', clusterDomain: '', nodeHostsFile: '127.0.0.1 localhost' }),
+    ).toBe('# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n');
   });
 });
 
 describe('env', () => {
   const envCtx = { podIPs: ['10.0.0.9'], hostIPs: ['192.0.2.1'], nodeName: 'n1' };
   it('expands $(VAR), keeps unknown references and $$', () => {
-    const look = (n: string) => ({ A: 'x' } as Record<string, string>)[n];
+    const look = (n: string) => (({ A: 'x' }) as Record<string, string>)[n];
     expect([expand('$(A)-$(B)-$$(A)-$', look), expand('$(A', look)]).toEqual(['x-$(B)-$(A)-$', '$(A']);
   });
   it('fieldRef and resourceFieldRef; API refs are config errors', () => {
-    const p = pod({}, {
-      resources: { limits: { cpu: '1500m', memory: '128Mi' } },
+    const p = pod(
+      {},
+      {
+        resources: { limits: { cpu: '1500m', memory: '128Mi' } },
+        env: [
+          { name: 'NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+          { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
+          { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+          { name: 'URL', value: 'http://$(IP):80' },
+        ],
+      },
+    );
+    expect(containerEnv(p, p.spec.containers[0], envCtx)).toEqual({
+      ok: true,
       env: [
-        { name: 'NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-        { name: 'IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-        { name: 'NODE', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
-        { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
-        { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
-        { name: 'URL', value: 'http://$(IP):80' },
+        { key: 'NAME', value: 'web' },
+        { key: 'IP', value: '10.0.0.9' },
+        { key: 'NODE', value: 'n1' },
+        { key: 'CPU', value: '2' },
+        { key: 'MEM', value: '128' },
+        { key: 'URL', value: 'http://10.0.0.9:80' },
       ],
     });
-    expect(containerEnv(p, p.spec.containers[0], envCtx)).toEqual({ ok: true, env: [
-      { key: 'NAME', value: 'web' }, { key: 'IP', value: '10.0.0.9' }, { key: 'NODE', value: 'n1' }, { key: 'CPU', value: '2' }, { key: 'MEM', value: '128' }, { key: 'URL', value: 'http://10.0.0.9:80' },
-    ] });
     const bad = pod({}, { env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 'db', key: 'pw' } } }] });
     expect(containerEnv(bad, bad.spec.containers[0], envCtx)).toEqual({ ok: false, message: "couldn't get secret shop/db: no apiserver configured" });
   });
@@ -130,19 +194,29 @@ describe('container config', () => {
   });
   it('mounts the hosts file unless the container mounts /etc/hosts itself; termination log at its path', () => {
     const p = pod({}, { terminationMessagePath: '/dev/termination-log' });
-    const r = generateContainerConfig(p, p.spec.containers[0], 2, 'sha256:abc', { ...base, hostsFile: '/k/pods/u-1/etc-hosts', terminationLogFile: '/k/pods/u-1/containers/main/ab12' });
+    const r = generateContainerConfig(p, p.spec.containers[0], 2, 'sha256:abc', {
+      ...base,
+      hostsFile: '/k/pods/u-1/etc-hosts',
+      terminationLogFile: '/k/pods/u-1/containers/main/ab12',
+    });
     expect(r.ok && r.config.mounts).toEqual([
       { container_path: '/etc/hosts', host_path: '/k/pods/u-1/etc-hosts', readonly: false },
       { container_path: '/dev/termination-log', host_path: '/k/pods/u-1/containers/main/ab12', readonly: false },
     ]);
     expect(r.ok && [r.config.log_path, r.config.metadata.attempt]).toEqual(['main/2.log', 2]);
     const own = pod({}, { volumeMounts: [{ name: 'h', mountPath: '/etc/hosts' }] });
-    const r2 = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h', volumes: new Map([['h', { path: '/v/h', readOnly: false, plugin: 'kubernetes.io~host-path' }]]) });
-    expect(r2.ok && r2.config.mounts).toEqual([{ container_path: '/etc/hosts', host_path: '/v/h', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]);
+    const r2 = generateContainerConfig(own, own.spec.containers[0], 0, 'x', {
+      ...base,
+      hostsFile: '/h',
+      volumes: new Map([['h', { path: '/v/h', readOnly: false, plugin: 'kubernetes.io~host-path' }]]),
+    });
+    expect(r2.ok && r2.config.mounts).toEqual([
+      { container_path: '/etc/hosts', host_path: '/v/h', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' },
+    ]);
     const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
     expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
   });
-  it('privileged containers get no masked paths; others get upstream\'s defaults', () => {
+  it("privileged containers get no masked paths; others get upstream's defaults", () => {
     const p = pod({}, { securityContext: { privileged: true } });
     const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
     expect(r.ok && r.config.linux!.security_context!.masked_paths).toEqual([]);
@@ -153,7 +227,19 @@ describe('container config', () => {
 });
 
 describe('termination message source and runtime conditions', () => {
-  const status = (o: Record<string, unknown>) => ({ id: 'c', state: 'CONTAINER_EXITED', exit_code: 1, reason: 'Error', annotations: { 'io.kubernetes.container.terminationMessagePath': '/dev/termination-log', 'io.kubernetes.container.terminationMessagePolicy': 'FallbackToLogsOnError' }, mounts: [{ container_path: '/dev/termination-log', host_path: '/h/f' }], ...o }) as never;
+  const status = (o: Record<string, unknown>) =>
+    ({
+      id: 'c',
+      state: 'CONTAINER_EXITED',
+      exit_code: 1,
+      reason: 'Error',
+      annotations: {
+        'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
+        'io.kubernetes.container.terminationMessagePolicy': 'FallbackToLogsOnError',
+      },
+      mounts: [{ container_path: '/dev/termination-log', host_path: '/h/f' }],
+      ...o,
+    }) as never;
   it('finds the host file through the mounts; logs only for a non-zero exit with FallbackToLogsOnError', () => {
     expect(terminationMessageSource(status({}))).toEqual({ file: '/h/f', fallbackToLogs: true });
     expect(terminationMessageSource(status({ exit_code: 0 }))).toEqual({ file: '/h/f', fallbackToLogs: false });
@@ -161,8 +247,17 @@ describe('termination message source and runtime conditions', () => {
     expect(terminationMessageSource(status({ mounts: [] })).file).toBeUndefined();
   });
   it('formats runtime conditions as upstream', () => {
-    expect(runtimeErrors({ conditions: [{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' }] }))
-      .toEqual({ runtime: undefined, network: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized' });
+    expect(
+      runtimeErrors({
+        conditions: [
+          { type: 'RuntimeReady', status: true },
+          { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' },
+        ],
+      }),
+    ).toEqual({
+      runtime: undefined,
+      network: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized',
+    });
     expect(runtimeErrors({ conditions: [] }).runtime).toBe('container runtime not ready: RuntimeReady missing');
   });
 });

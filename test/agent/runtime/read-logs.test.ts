@@ -18,12 +18,23 @@ const openFds = () => readdirSync('/proc/self/fd').length;
 
 describe('tailOffset', () => {
   it.each([
-    ['', 3, 0], ['a\n', 1, 0], ['a\nb\n', 1, 2], ['a\nb\nc\n', 2, 2], ['a\nb\nc', 1, 4], ['a\nb\nc', 5, 0], ['a\n\nb\n', 2, 2], ['a\nb\n', 0, 4],
+    ['', 3, 0],
+    ['a\n', 1, 0],
+    ['a\nb\n', 1, 2],
+    ['a\nb\nc\n', 2, 2],
+    ['a\nb\nc', 1, 4],
+    ['a\nb\nc', 5, 0],
+    ['a\n\nb\n', 2, 2],
+    ['a\nb\n', 0, 4],
   ])('%j, last %d → %d', async (text, n, want) => {
     const f = join(dir, `t${Math.random()}`);
     writeFileSync(f, text);
     const fh = await open(f, 'r');
-    try { expect(await tailOffset(fh, text.length, n)).toBe(want); } finally { await fh.close(); }
+    try {
+      expect(await tailOffset(fh, text.length, n)).toBe(want);
+    } finally {
+      await fh.close();
+    }
   });
   it('crosses chunk boundaries', async () => {
     const f = join(dir, 'long');
@@ -31,7 +42,11 @@ describe('tailOffset', () => {
     writeFileSync(f, lines.join(''));
     const fh = await open(f, 'r');
     const text = lines.join('');
-    try { expect(await tailOffset(fh, text.length, 1234)).toBe(text.length - lines.slice(-1234).join('').length); } finally { await fh.close(); }
+    try {
+      expect(await tailOffset(fh, text.length, 1234)).toBe(text.length - lines.slice(-1234).join('').length);
+    } finally {
+      await fh.close();
+    }
   });
 });
 
@@ -41,17 +56,29 @@ describe('readLogs', () => {
     const block = Array.from({ length: 10_000 }, (_, i) => line(i)).join('');
     const fd = openSync(f, 'w');
     closeSync(fd);
-    while ((await open(f, 'r').then(async (h) => { const s = (await h.stat()).size; await h.close(); return s; })) < 200 * 1024 * 1024) appendFileSync(f, block);
+    while (
+      (await open(f, 'r').then(async (h) => {
+        const s = (await h.stat()).size;
+        await h.close();
+        return s;
+      })) <
+      200 * 1024 * 1024
+    )
+      appendFileSync(f, block);
     appendFileSync(f, line(424242));
     global.gc?.();
     const before = process.memoryUsage().rss;
-    const outs = await Promise.all(Array.from({ length: 10 }, async () => {
-      const out = new PassThrough();
-      let got = '';
-      out.on('data', (d) => { got += d; });
-      await readLogs(f, { tailLines: 1 }, out);
-      return got;
-    }));
+    const outs = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        const out = new PassThrough();
+        let got = '';
+        out.on('data', (d) => {
+          got += d;
+        });
+        await readLogs(f, { tailLines: 1 }, out);
+        return got;
+      }),
+    );
     expect(outs.every((o) => o === 'line 424242\n')).toBe(true);
     expect(process.memoryUsage().rss - before).toBeLessThan(100 * 1024 * 1024);
   }, 60_000);
@@ -62,7 +89,12 @@ describe('readLogs', () => {
     const base = openFds();
     const sessions = Array.from({ length: 20 }, () => {
       const ac = new AbortController();
-      const out = new Writable({ highWaterMark: 16, write(_c, _e, _cb) { /* never calls back: a client that never reads */ } });
+      const out = new Writable({
+        highWaterMark: 16,
+        write(_c, _e, _cb) {
+          /* never calls back: a client that never reads */
+        },
+      });
       const done = readLogs(f, { follow: true }, out, { isRunning: async () => true, signal: ac.signal, pollMs: 20 });
       return { ac, done };
     });

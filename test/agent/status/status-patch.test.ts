@@ -21,11 +21,24 @@ describe('twoWayMergePatch', () => {
     ['equal → empty', { phase: 'Running' }, { phase: 'Running' }, {}],
     ['scalar change', { phase: 'Pending' }, { phase: 'Running' }, { phase: 'Running' }],
     ['removed field → null', { phase: 'Running', message: 'x' }, { phase: 'Running' }, { message: null }],
-    ['new IP replaces the old one', { podIP: '10.0.0.7', podIPs: [{ ip: '10.0.0.7' }] }, { podIP: '10.0.0.8', podIPs: [{ ip: '10.0.0.8' }] },
-      { podIP: '10.0.0.8', '$setElementOrder/podIPs': [{ ip: '10.0.0.8' }], podIPs: [{ ip: '10.0.0.8' }, { ip: '10.0.0.7', $patch: 'delete' }] }],
-    ['condition turns True: reason and message removed', { conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'm' }] }, { conditions: [{ type: 'Ready', status: 'True' }] },
-      { '$setElementOrder/conditions': [{ type: 'Ready' }], conditions: [{ type: 'Ready', status: 'True', reason: null, message: null }] }],
-    ['atomic list sent whole', { containerStatuses: [{ name: 'a', ready: false }] }, { containerStatuses: [{ name: 'a', ready: true }] }, { containerStatuses: [{ name: 'a', ready: true }] }],
+    [
+      'new IP replaces the old one',
+      { podIP: '10.0.0.7', podIPs: [{ ip: '10.0.0.7' }] },
+      { podIP: '10.0.0.8', podIPs: [{ ip: '10.0.0.8' }] },
+      { podIP: '10.0.0.8', '$setElementOrder/podIPs': [{ ip: '10.0.0.8' }], podIPs: [{ ip: '10.0.0.8' }, { ip: '10.0.0.7', $patch: 'delete' }] },
+    ],
+    [
+      'condition turns True: reason and message removed',
+      { conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'm' }] },
+      { conditions: [{ type: 'Ready', status: 'True' }] },
+      { '$setElementOrder/conditions': [{ type: 'Ready' }], conditions: [{ type: 'Ready', status: 'True', reason: null, message: null }] },
+    ],
+    [
+      'atomic list sent whole',
+      { containerStatuses: [{ name: 'a', ready: false }] },
+      { containerStatuses: [{ name: 'a', ready: true }] },
+      { containerStatuses: [{ name: 'a', ready: true }] },
+    ],
     ['nested object diffed', { x: { a: 1, b: 2 } }, { x: { a: 1 } }, { x: { b: null } }],
   ])('%s', (_n, oldO, newO, want) => {
     const p = twoWayMergePatch(oldO, newO);
@@ -33,24 +46,49 @@ describe('twoWayMergePatch', () => {
     expect(strategicMerge(oldO, p)).toEqual(newO);
   });
   it('keeps conditions other writers own', () => {
-    const api: PodStatus = { conditions: [{ type: 'example.com/gate', status: 'True' }, { type: 'Ready', status: 'False' }] };
-    expect(mergePodStatus(api, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }).conditions).toEqual([{ type: 'example.com/gate', status: 'True' }, { type: 'Ready', status: 'True' }]);
+    const api: PodStatus = {
+      conditions: [
+        { type: 'example.com/gate', status: 'True' },
+        { type: 'Ready', status: 'False' },
+      ],
+    };
+    expect(mergePodStatus(api, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }).conditions).toEqual([
+      { type: 'example.com/gate', status: 'True' },
+      { type: 'Ready', status: 'True' },
+    ]);
   });
 });
 
 const fake = useFakeApiserver();
 
 describe('StatusSync with two-way patches against the fake apiserver', () => {
-  it('a recreated sandbox\'s IP replaces the old one; a condition turning True drops its stale reason', async () => {
+  it("a recreated sandbox's IP replaces the old one; a condition turning True drops its stale reason", async () => {
     const podManager = new PodManager();
     const statusManager = new StatusManager();
-    const sync = new StatusSync({ client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }), statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), canBeDeleted: () => false });
-    const pod = fake.api.store.create('pods', { metadata: { name: 'p', namespace: 'default' }, spec: { nodeName: 'n1', readinessGates: [{ conditionType: 'example.com/gate' }], containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending' } }) as Pod;
+    const sync = new StatusSync({
+      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+      statusManager,
+      podManager,
+      clock: realClock,
+      logger: createLogger({ level: 'fatal' }),
+      canBeDeleted: () => false,
+    });
+    const pod = fake.api.store.create('pods', {
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { nodeName: 'n1', readinessGates: [{ conditionType: 'example.com/gate' }], containers: [{ name: 'c', image: 'i' }] },
+      status: { phase: 'Pending' },
+    }) as Pod;
     podManager.addOrUpdate(pod);
     const uid = pod.metadata.uid!;
     const st = (ip: string, ready: boolean): PodStatus => ({
-      phase: 'Running', podIP: ip, podIPs: [{ ip }],
-      conditions: [ready ? { type: 'Ready', status: 'True' } : { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]' }],
+      phase: 'Running',
+      podIP: ip,
+      podIPs: [{ ip }],
+      conditions: [
+        ready
+          ? { type: 'Ready', status: 'True' }
+          : { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]' },
+      ],
     });
     statusManager.set(uid, st('10.0.0.7', false));
     expect(await sync.pass()).toBe(0);
@@ -62,7 +100,12 @@ describe('StatusSync with two-way patches against the fake apiserver', () => {
     const s = fake.api.store.get('pods', 'default', 'p')!.status;
     expect(s.podIPs).toEqual([{ ip: '10.0.0.8' }]);
     expect(s.podIP).toBe('10.0.0.8');
-    expect(s.conditions).toEqual(expect.arrayContaining([{ type: 'Ready', status: 'True' }, { type: 'example.com/gate', status: 'True' }]));
+    expect(s.conditions).toEqual(
+      expect.arrayContaining([
+        { type: 'Ready', status: 'True' },
+        { type: 'example.com/gate', status: 'True' },
+      ]),
+    );
     expect(s.conditions.find((c: { type: string }) => c.type === 'Ready')).toEqual({ type: 'Ready', status: 'True' });
     statusManager.set(uid, { ...st('10.0.0.8', true), phase: 'Succeeded' });
     expect(await sync.pass()).toBe(0);

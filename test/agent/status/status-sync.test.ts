@@ -22,9 +22,17 @@ let api: FakeKubeApiserver;
 let kubeconfig: string;
 
 beforeAll(async () => ({ api, kubeconfig } = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' })));
-afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
-const apiPod = (name: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] }, status: { phase: 'Pending', conditions: [{ type: 'DisruptionTarget', status: 'False' }] } }) as Pod;
+const apiPod = (name: string) =>
+  api.store.create('pods', {
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+    status: { phase: 'Pending', conditions: [{ type: 'DisruptionTarget', status: 'False' }] },
+  }) as Pod;
 const running = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'True' as const }], podIP: '10.0.0.7' };
 
 describe('StatusSync', () => {
@@ -32,18 +40,39 @@ describe('StatusSync', () => {
     const podManager = new PodManager();
     const statusManager = new StatusManager();
     const finished = new Set<string>();
-    const sync = new StatusSync({ client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }), statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), canBeDeleted: (uid) => finished.has(uid) });
+    const sync = new StatusSync({
+      client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }),
+      statusManager,
+      podManager,
+      clock: realClock,
+      logger: createLogger({ level: 'fatal' }),
+      canBeDeleted: (uid) => finished.has(uid),
+    });
     const a = apiPod('a');
     const gone = apiPod('gone');
     const replaced = apiPod('replaced');
-    for (const p of [a, gone, replaced]) { podManager.addOrUpdate(p); statusManager.set(p.metadata.uid!, running); }
+    for (const p of [a, gone, replaced]) {
+      podManager.addOrUpdate(p);
+      statusManager.set(p.metadata.uid!, running);
+    }
     api.store.remove('pods', 'default', 'gone');
     api.store.remove('pods', 'default', 'replaced');
     apiPod('replaced');
     const patches = () => api.requests.filter((r) => r.method === 'PATCH');
     expect(await sync.pass()).toBe(0);
-    expect(patches().map((r) => r.path).sort()).toEqual(['/api/v1/namespaces/default/pods/a/status', '/api/v1/namespaces/default/pods/gone/status', '/api/v1/namespaces/default/pods/replaced/status']);
-    expect(api.store.get('pods', 'default', 'a')!.status).toMatchObject({ phase: 'Running', podIP: '10.0.0.7', conditions: [{ type: 'DisruptionTarget', status: 'False' }, { type: 'Ready', status: 'True' }] });
+    expect(
+      patches()
+        .map((r) => r.path)
+        .sort(),
+    ).toEqual(['/api/v1/namespaces/default/pods/a/status', '/api/v1/namespaces/default/pods/gone/status', '/api/v1/namespaces/default/pods/replaced/status']);
+    expect(api.store.get('pods', 'default', 'a')!.status).toMatchObject({
+      phase: 'Running',
+      podIP: '10.0.0.7',
+      conditions: [
+        { type: 'DisruptionTarget', status: 'False' },
+        { type: 'Ready', status: 'True' },
+      ],
+    });
     expect(api.store.get('pods', 'default', 'replaced')!.status.phase).toBe('Pending');
     await sync.pass();
     expect(patches()).toHaveLength(3);

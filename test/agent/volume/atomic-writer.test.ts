@@ -4,16 +4,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { invalidPayloadPath, writeAtomic, type Payload } from '../../../src/agent/volume/atomic-writer.js';
 
-const payload = (o: Record<string, string | [string, number]>): Payload => new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? { data: Buffer.from(v), mode: 0o644 } : { data: Buffer.from(v[0]), mode: v[1] }]));
+const payload = (o: Record<string, string | [string, number]>): Payload =>
+  new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? { data: Buffer.from(v), mode: 0o644 } : { data: Buffer.from(v[0]), mode: v[1] }]));
 const tsDirs = (d: string) => readdirSync(d).filter((f) => /^\.\.\d{4}_/.test(f));
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'tsk-aw-')); });
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'tsk-aw-'));
+});
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('invalidPayloadPath', () => {
   it.each([
-    ['a', undefined], ['a/b/c', undefined], ['..a', "invalid path: must not start with '..'"], ['a/../b', "invalid path: must not contain '..'"],
-    ['/abs', 'invalid path: must be relative path'], ['', 'invalid path: must not be empty or contain empty components'], ['a//b', 'invalid path: must not be empty or contain empty components'],
+    ['a', undefined],
+    ['a/b/c', undefined],
+    ['..a', "invalid path: must not start with '..'"],
+    ['a/../b', "invalid path: must not contain '..'"],
+    ['/abs', 'invalid path: must be relative path'],
+    ['', 'invalid path: must not be empty or contain empty components'],
+    ['a//b', 'invalid path: must not be empty or contain empty components'],
     ['x'.repeat(256), 'invalid path: filenames must be less than or equal to 255 characters'],
   ])('%s → %s', (p, want) => expect(invalidPayloadPath(p)).toBe(want));
 });
@@ -75,7 +83,12 @@ describe('writeAtomic', () => {
 
   it('runs setPerms on the new directory before it becomes visible', async () => {
     const seen: string[] = [];
-    await writeAtomic(dir, payload({ a: 'one' }), { setPerms: async (ts) => { seen.push(ts); expect(() => lstatSync(join(dir, '..data'))).toThrow(); } });
+    await writeAtomic(dir, payload({ a: 'one' }), {
+      setPerms: async (ts) => {
+        seen.push(ts);
+        expect(() => lstatSync(join(dir, '..data'))).toThrow();
+      },
+    });
     expect(seen).toHaveLength(1);
     expect(join(dir, readlinkSync(join(dir, '..data')))).toBe(seen[0]);
   });

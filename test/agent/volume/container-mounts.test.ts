@@ -17,17 +17,71 @@ const plan = (mounts: Record<string, unknown>[], extra: Partial<Container> = {},
 
 describe('planContainerMounts (upstream makeMounts)', () => {
   it.each([
-    ['a plain mount', [{ name: 'data', mountPath: '/d' }], {}, {}, [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]],
-    ['a read-only volume is read-only whatever the mount says', [{ name: 'cfg', mountPath: '/c' }], {}, {}, [{ container_path: '/c', host_path: '/v/cfg', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]],
-    ['readOnly and HostToContainer', [{ name: 'data', mountPath: '/d', readOnly: true, mountPropagation: 'HostToContainer' }], {}, {}, [{ container_path: '/d', host_path: '/v/data', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }]],
-    ['subPath', [{ name: 'data', mountPath: '/d', subPath: 'a/b' }], {}, {}, [{ container_path: '/d', host_path: '/v/data/a/b', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]],
-    ['subPathExpr expands the env', [{ name: 'data', mountPath: '/d', subPathExpr: 'logs/$(POD)' }], {}, { POD: 'web-1' }, [{ container_path: '/d', host_path: '/v/data/logs/web-1', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }]],
+    [
+      'a plain mount',
+      [{ name: 'data', mountPath: '/d' }],
+      {},
+      {},
+      [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+    ],
+    [
+      'a read-only volume is read-only whatever the mount says',
+      [{ name: 'cfg', mountPath: '/c' }],
+      {},
+      {},
+      [{ container_path: '/c', host_path: '/v/cfg', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+    ],
+    [
+      'readOnly and HostToContainer',
+      [{ name: 'data', mountPath: '/d', readOnly: true, mountPropagation: 'HostToContainer' }],
+      {},
+      {},
+      [{ container_path: '/d', host_path: '/v/data', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }],
+    ],
+    [
+      'subPath',
+      [{ name: 'data', mountPath: '/d', subPath: 'a/b' }],
+      {},
+      {},
+      [{ container_path: '/d', host_path: '/v/data/a/b', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+    ],
+    [
+      'subPathExpr expands the env',
+      [{ name: 'data', mountPath: '/d', subPathExpr: 'logs/$(POD)' }],
+      {},
+      { POD: 'web-1' },
+      [{ container_path: '/d', host_path: '/v/data/logs/web-1', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+    ],
     ['unknown volume', [{ name: 'nope', mountPath: '/d' }], {}, {}, 'cannot find volume "nope" to mount into container "c"'],
     ['absolute subPath', [{ name: 'data', mountPath: '/d', subPath: '/etc' }], {}, {}, 'error SubPath `/etc` must not be an absolute path'],
-    ['subPath with ..', [{ name: 'data', mountPath: '/d', subPath: 'a/../../etc' }], {}, {}, "unable to provision SubPath `a/../../etc`: must not contain '..'"],
-    ['subPathExpr expanding to ..', [{ name: 'data', mountPath: '/d', subPathExpr: '$(X)/x' }], {}, { X: '..' }, "unable to provision SubPath `../x`: must not contain '..'"],
-    ['Bidirectional needs privileged', [{ name: 'data', mountPath: '/d', mountPropagation: 'Bidirectional' }], {}, {}, 'Bidirectional mount propagation is available only to privileged containers'],
-    ['Bidirectional when privileged', [{ name: 'data', mountPath: '/d', mountPropagation: 'Bidirectional' }], { securityContext: { privileged: true } }, {}, [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_BIDIRECTIONAL' }]],
+    [
+      'subPath with ..',
+      [{ name: 'data', mountPath: '/d', subPath: 'a/../../etc' }],
+      {},
+      {},
+      "unable to provision SubPath `a/../../etc`: must not contain '..'",
+    ],
+    [
+      'subPathExpr expanding to ..',
+      [{ name: 'data', mountPath: '/d', subPathExpr: '$(X)/x' }],
+      {},
+      { X: '..' },
+      "unable to provision SubPath `../x`: must not contain '..'",
+    ],
+    [
+      'Bidirectional needs privileged',
+      [{ name: 'data', mountPath: '/d', mountPropagation: 'Bidirectional' }],
+      {},
+      {},
+      'Bidirectional mount propagation is available only to privileged containers',
+    ],
+    [
+      'Bidirectional when privileged',
+      [{ name: 'data', mountPath: '/d', mountPropagation: 'Bidirectional' }],
+      { securityContext: { privileged: true } },
+      {},
+      [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_BIDIRECTIONAL' }],
+    ],
   ])('%s', (_n, mounts, extra, env, want) => expect(plan(mounts, extra, env)).toEqual(want));
 });
 
@@ -39,11 +93,19 @@ describe('prepareSubPaths', () => {
   writeFileSync(join(vol, 'in', 'f'), 'x');
   symlinkSync('/etc', join(vol, 'out'));
   symlinkSync('in/f', join(vol, 'ok-link'));
-  const planned = (subPath: string) => [{ name: 'v', volumePath: vol, subPath, mount: { container_path: '/m', host_path: join(vol, subPath), readonly: false } }];
+  const planned = (subPath: string) => [
+    { name: 'v', volumePath: vol, subPath, mount: { container_path: '/m', host_path: join(vol, subPath), readonly: false } },
+  ];
 
   it('resolves an existing subPath (also through a symlink inside the volume)', async () => {
-    expect(await prepareSubPaths(planned('in/f'), 'c')).toEqual({ ok: true, mounts: [{ container_path: '/m', host_path: join(vol, 'in', 'f'), readonly: false }] });
-    expect(await prepareSubPaths(planned('ok-link'), 'c')).toEqual({ ok: true, mounts: [{ container_path: '/m', host_path: join(vol, 'in', 'f'), readonly: false }] });
+    expect(await prepareSubPaths(planned('in/f'), 'c')).toEqual({
+      ok: true,
+      mounts: [{ container_path: '/m', host_path: join(vol, 'in', 'f'), readonly: false }],
+    });
+    expect(await prepareSubPaths(planned('ok-link'), 'c')).toEqual({
+      ok: true,
+      mounts: [{ container_path: '/m', host_path: join(vol, 'in', 'f'), readonly: false }],
+    });
   });
   it('creates a missing subPath directory inside the volume', async () => {
     const r = await prepareSubPaths(planned('new/deep'), 'c');
@@ -51,7 +113,10 @@ describe('prepareSubPaths', () => {
   });
   it('refuses a symlink that leaves the volume, and a missing path below one', async () => {
     expect(await prepareSubPaths(planned('out'), 'c')).toEqual({ ok: false, message: 'failed to prepare subPath for volumeMount "v" of container "c"' });
-    expect(await prepareSubPaths(planned('out/newdir'), 'c')).toEqual({ ok: false, message: 'failed to create subPath directory for volumeMount "v" of container "c"' });
+    expect(await prepareSubPaths(planned('out/newdir'), 'c')).toEqual({
+      ok: false,
+      message: 'failed to create subPath directory for volumeMount "v" of container "c"',
+    });
   });
 });
 
@@ -63,9 +128,20 @@ describe('process runtime mounts without root', () => {
     mkdirSync(join(d, 'vol'));
     try {
       expect(await effectiveMounts([{ container_path: '/etc/hosts', host_path: join(d, 'hosts') }], false)).toEqual({ ok: true, mounts: [] });
-      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], false)).toEqual({ ok: false, message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${join(d, 'vol')}" at "/data"` });
-      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], true)).toEqual({ ok: true, mounts: [{ container_path: '/data', host_path: join(d, 'vol') }] });
-      expect(await effectiveMounts([{ container_path: '/x', host_path: join(d, 'nope') }], true)).toEqual({ ok: false, message: `error mounting "${join(d, 'nope')}" to "/x": source does not exist` });
-    } finally { rmSync(d, { recursive: true, force: true }); }
+      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], false)).toEqual({
+        ok: false,
+        message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${join(d, 'vol')}" at "/data"`,
+      });
+      expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], true)).toEqual({
+        ok: true,
+        mounts: [{ container_path: '/data', host_path: join(d, 'vol') }],
+      });
+      expect(await effectiveMounts([{ container_path: '/x', host_path: join(d, 'nope') }], true)).toEqual({
+        ok: false,
+        message: `error mounting "${join(d, 'nope')}" to "/x": source does not exist`,
+      });
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });

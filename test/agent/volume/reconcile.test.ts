@@ -9,19 +9,70 @@ const vols: Volume[] = [
   { name: 'host', hostPath: { path: '/srv' } },
 ];
 const decide = (o: { volumes?: Volume[]; actual?: string[]; retryAt?: [string, number][]; now?: number }) => {
-  const a = computeVolumeActions(o.volumes ?? vols, new Map((o.actual ?? []).map((n) => [n, { plugin: 'p' }])), { plugins: IN_TREE_PLUGINS, nowMs: o.now ?? 1000, retryAt: new Map(o.retryAt ?? []) });
-  return { setUp: a.setUp.map((s) => `${s.volume.name}:${s.plugin.dirName}`), waiting: a.waiting, unsupported: a.unsupported.map((u) => u.name), tearDown: a.tearDown };
+  const a = computeVolumeActions(o.volumes ?? vols, new Map((o.actual ?? []).map((n) => [n, { plugin: 'p' }])), {
+    plugins: IN_TREE_PLUGINS,
+    nowMs: o.now ?? 1000,
+    retryAt: new Map(o.retryAt ?? []),
+  });
+  return {
+    setUp: a.setUp.map((s) => `${s.volume.name}:${s.plugin.dirName}`),
+    waiting: a.waiting,
+    unsupported: a.unsupported.map((u) => u.name),
+    tearDown: a.tearDown,
+  };
 };
 
 describe('computeVolumeActions', () => {
   it.each([
-    ['nothing set up: every volume', {}, { setUp: ['cm:kubernetes.io~configmap', 'data:kubernetes.io~empty-dir', 'host:kubernetes.io~host-path'], waiting: [], unsupported: [], tearDown: [] }],
-    ['all set up: only remount-each-sync plugins again', { actual: ['cm', 'data', 'host'] }, { setUp: ['cm:kubernetes.io~configmap'], waiting: [], unsupported: [], tearDown: [] }],
-    ['a failed volume waits for its backoff', { actual: ['data', 'host'], retryAt: [['cm', 5000]] as [string, number][] }, { setUp: [], waiting: [{ name: 'cm', retryAtMs: 5000 }], unsupported: [], tearDown: [] }],
-    ['an expired backoff retries', { actual: ['data', 'host'], retryAt: [['cm', 900]] as [string, number][] }, { setUp: ['cm:kubernetes.io~configmap'], waiting: [], unsupported: [], tearDown: [] }],
-    ['a volume gone from the spec is torn down', { volumes: vols.slice(1), actual: ['cm', 'data', 'host'] }, { setUp: [], waiting: [], unsupported: [], tearDown: ['cm'] }],
-    ['unsupported types are reported, not set up', { volumes: [{ name: 'n', nfs: { server: 's', path: '/' } }, { name: 'c', csi: { driver: 'd' } }] }, { setUp: [], waiting: [], unsupported: ['n', 'c'], tearDown: [] }],
-    ['projected, secret, downwardAPI remount; PVC and ephemeral do not', { volumes: [{ name: 'p', projected: { sources: [] } }, { name: 's', secret: { secretName: 'x' } }, { name: 'd', downwardAPI: { items: [] } }, { name: 'c', persistentVolumeClaim: { claimName: 'x' } }, { name: 'e', ephemeral: {} }], actual: ['p', 's', 'd', 'c', 'e'] }, { setUp: ['p:kubernetes.io~projected', 's:kubernetes.io~secret', 'd:kubernetes.io~downward-api'], waiting: [], unsupported: [], tearDown: [] }],
+    [
+      'nothing set up: every volume',
+      {},
+      { setUp: ['cm:kubernetes.io~configmap', 'data:kubernetes.io~empty-dir', 'host:kubernetes.io~host-path'], waiting: [], unsupported: [], tearDown: [] },
+    ],
+    [
+      'all set up: only remount-each-sync plugins again',
+      { actual: ['cm', 'data', 'host'] },
+      { setUp: ['cm:kubernetes.io~configmap'], waiting: [], unsupported: [], tearDown: [] },
+    ],
+    [
+      'a failed volume waits for its backoff',
+      { actual: ['data', 'host'], retryAt: [['cm', 5000]] as [string, number][] },
+      { setUp: [], waiting: [{ name: 'cm', retryAtMs: 5000 }], unsupported: [], tearDown: [] },
+    ],
+    [
+      'an expired backoff retries',
+      { actual: ['data', 'host'], retryAt: [['cm', 900]] as [string, number][] },
+      { setUp: ['cm:kubernetes.io~configmap'], waiting: [], unsupported: [], tearDown: [] },
+    ],
+    [
+      'a volume gone from the spec is torn down',
+      { volumes: vols.slice(1), actual: ['cm', 'data', 'host'] },
+      { setUp: [], waiting: [], unsupported: [], tearDown: ['cm'] },
+    ],
+    [
+      'unsupported types are reported, not set up',
+      {
+        volumes: [
+          { name: 'n', nfs: { server: 's', path: '/' } },
+          { name: 'c', csi: { driver: 'd' } },
+        ],
+      },
+      { setUp: [], waiting: [], unsupported: ['n', 'c'], tearDown: [] },
+    ],
+    [
+      'projected, secret, downwardAPI remount; PVC and ephemeral do not',
+      {
+        volumes: [
+          { name: 'p', projected: { sources: [] } },
+          { name: 's', secret: { secretName: 'x' } },
+          { name: 'd', downwardAPI: { items: [] } },
+          { name: 'c', persistentVolumeClaim: { claimName: 'x' } },
+          { name: 'e', ephemeral: {} },
+        ],
+        actual: ['p', 's', 'd', 'c', 'e'],
+      },
+      { setUp: ['p:kubernetes.io~projected', 's:kubernetes.io~secret', 'd:kubernetes.io~downward-api'], waiting: [], unsupported: [], tearDown: [] },
+    ],
   ])('%s', (_n, input, want) => expect(decide(input)).toEqual(want));
 
   it('names the unsupported type and what is supported', () => {

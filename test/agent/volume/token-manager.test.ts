@@ -15,7 +15,10 @@ beforeAll(async () => {
   api = f.api;
   client = await createKubeClient(f.kubeconfig, { timeoutMs: 5000 });
 });
-afterAll(async () => { await api.close(); rmSync(dir, { recursive: true, force: true }); });
+afterAll(async () => {
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe('requiresRefresh (upstream token manager)', () => {
   const exp = 10_000_000;
@@ -35,7 +38,12 @@ describe('TokenManager against the fake apiserver', () => {
     const m = new TokenManager({ client, clock, random: () => 0 });
     const key = { namespace: 'default', serviceAccount: 'default', audiences: ['vault'], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-1' } };
     const t1 = await m.getToken(key);
-    expect(api.issuedTokens.at(-1)).toMatchObject({ token: t1, audiences: ['vault'], expirationSeconds: 3600, boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u-1' } });
+    expect(api.issuedTokens.at(-1)).toMatchObject({
+      token: t1,
+      audiences: ['vault'],
+      expirationSeconds: 3600,
+      boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u-1' },
+    });
     const before = api.issuedTokens.length;
     clock.advance(2800_000);
     expect(await m.getToken(key)).toBe(t1);
@@ -56,13 +64,17 @@ describe('TokenManager against the fake apiserver', () => {
     try {
       expect(await m.getToken(key)).toBe(t1);
       await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(/failed to fetch token: .*HTTP 500/);
-    } finally { api.inject(undefined); }
+    } finally {
+      api.inject(undefined);
+    }
     m.forgetPod('u-2');
     expect(await m.getToken(key)).not.toBe(t1);
   });
 
-  it('a missing service account is an error with the apiserver\'s message', async () => {
+  it("a missing service account is an error with the apiserver's message", async () => {
     const m = new TokenManager({ client, clock: new FakeClock(Date.now()) });
-    await expect(m.getToken({ namespace: 'default', serviceAccount: 'nope', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u' } })).rejects.toThrow('serviceaccounts "nope" not found');
+    await expect(
+      m.getToken({ namespace: 'default', serviceAccount: 'nope', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u' } }),
+    ).rejects.toThrow('serviceaccounts "nope" not found');
   });
 });

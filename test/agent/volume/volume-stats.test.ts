@@ -18,7 +18,11 @@ describe('volume stats', () => {
       ['scratch', { path: ed, readOnly: false, plugin: 'kubernetes.io~empty-dir' }],
       ['host', { path: '/usr', readOnly: false, plugin: 'kubernetes.io~host-path' }],
     ]);
-    const c = new VolumeStatsCollector({ volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted }, clock: new FakeClock(Date.UTC(2026, 10, 23)), logger: createLogger({ level: 'fatal' }) });
+    const c = new VolumeStatsCollector({
+      volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted },
+      clock: new FakeClock(Date.UTC(2026, 10, 23)),
+      logger: createLogger({ level: 'fatal' }),
+    });
     expect(c.get('u1')).toEqual([]);
     await c.collect();
     const before = c.get('u1');
@@ -29,7 +33,13 @@ describe('volume stats', () => {
     const [after] = c.get('u1');
     expect(after.usedBytes - before[0].usedBytes).toBeGreaterThanOrEqual(1 << 20);
     expect(after.inodesUsed).toBe(before[0].inodesUsed + 1);
-    expect(after).toMatchObject({ time: '2026-11-23T00:00:00Z', capacityBytes: expect.any(Number), availableBytes: expect.any(Number), inodes: expect.any(Number), inodesFree: expect.any(Number) });
+    expect(after).toMatchObject({
+      time: '2026-11-23T00:00:00Z',
+      capacityBytes: expect.any(Number),
+      availableBytes: expect.any(Number),
+      inodes: expect.any(Number),
+      inodesFree: expect.any(Number),
+    });
     expect(after.capacityBytes).toBeGreaterThan(0);
   });
 

@@ -30,7 +30,14 @@ describe('requestAttributes (upstream kubelet auth.go mapping)', () => {
   ];
   for (const [method, path, verb, sub] of cases) {
     it(`${method} ${path} → ${verb || '(empty)'} nodes/${sub}`, () => {
-      expect(requestAttributes(user, method, path, 'n1')).toMatchObject({ verb, subresource: sub, resource: 'nodes', name: 'n1', apiGroup: '', apiVersion: 'v1' });
+      expect(requestAttributes(user, method, path, 'n1')).toMatchObject({
+        verb,
+        subresource: sub,
+        resource: 'nodes',
+        name: 'n1',
+        apiGroup: '',
+        apiVersion: 'v1',
+      });
     });
   }
   it('cleans paths as Go path.Clean', () => {

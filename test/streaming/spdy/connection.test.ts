@@ -5,7 +5,9 @@ import { SpdyConnection, type SpdyStream } from '../../../src/streaming/spdy/con
 import { encodeFrame } from '../../../src/streaming/spdy/frames.js';
 
 const cleanups: (() => void)[] = [];
-afterEach(() => { for (const c of cleanups.splice(0)) c(); });
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 
 /** A real TCP pair with a SPDY connection on each end. */
 async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; serverSocket: net.Socket; clientSocket: net.Socket }> {
@@ -14,29 +16,52 @@ async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection;
   const accepted = once(srv, 'connection');
   const clientSocket = net.connect((srv.address() as net.AddressInfo).port, '127.0.0.1');
   const [serverSocket] = (await accepted) as [net.Socket];
-  cleanups.push(() => { clientSocket.destroy(); serverSocket.destroy(); srv.close(); });
-  return { client: new SpdyConnection(clientSocket, { server: false }), server: new SpdyConnection(serverSocket, { server: true }), serverSocket, clientSocket };
+  cleanups.push(() => {
+    clientSocket.destroy();
+    serverSocket.destroy();
+    srv.close();
+  });
+  return {
+    client: new SpdyConnection(clientSocket, { server: false }),
+    server: new SpdyConnection(serverSocket, { server: true }),
+    serverSocket,
+    clientSocket,
+  };
 }
 
 // Events, not for-await: async iteration destroys a Duplex when it ends, closing our write side too.
-const collect = (s: SpdyStream) => new Promise<Buffer>((resolve, reject) => { const parts: Buffer[] = []; s.on('data', (c: Buffer) => parts.push(c)); s.once('end', () => resolve(Buffer.concat(parts))); s.once('error', reject); });
+const collect = (s: SpdyStream) =>
+  new Promise<Buffer>((resolve, reject) => {
+    const parts: Buffer[] = [];
+    s.on('data', (c: Buffer) => parts.push(c));
+    s.once('end', () => resolve(Buffer.concat(parts)));
+    s.once('error', reject);
+  });
 
 describe('SpdyConnection', () => {
   it('opens streams with headers, replies, carries data both ways and half-closes', async () => {
     const { client, server } = await pair();
     server.on('stream', async (s: SpdyStream) => {
-      await s.reply([['x-ok', '1']]);
+      s.reply([['x-ok', '1']]);
       const got = await collect(s);
       s.end(`echo:${s.header('streamtype')}:${got.toString()}`);
     });
-    const c = await client.openStream([['streamtype', 'stdin'], ['port', '80']]);
+    const c = client.openStream([
+      ['streamtype', 'stdin'],
+      ['port', '80'],
+    ]);
     const replied = once(c, 'reply');
     c.end('hello');
     const [headers] = (await replied) as [Map<string, string[]>];
     expect(headers.get('x-ok')).toEqual(['1']);
     expect((await collect(c)).toString()).toBe('echo:stdin:hello');
     const ids: number[] = [];
-    for (let i = 0; i < 3; i++) { const s = await client.openStream([['streamtype', `s${i}`]]); ids.push(s.id); s.end(); await collect(s); }
+    for (let i = 0; i < 3; i++) {
+      const s = client.openStream([['streamtype', `s${i}`]]);
+      ids.push(s.id);
+      s.end();
+      await collect(s);
+    }
     expect(ids).toEqual([3, 5, 7]);
   });
 
@@ -45,7 +70,7 @@ describe('SpdyConnection', () => {
     await client.ping();
     await server.ping();
     const got = once(server, 'stream');
-    const c = await client.openStream([['streamtype', 'data']]);
+    const c = client.openStream([['streamtype', 'data']]);
     const [s] = (await got) as [SpdyStream];
     const reset = once(s, 'reset');
     c.reset(5);
@@ -57,11 +82,11 @@ describe('SpdyConnection', () => {
     const chunk = Buffer.alloc(1 << 20);
     for (let i = 0; i < chunk.length; i++) chunk[i] = i % 251;
     server.on('stream', async (s: SpdyStream) => {
-      await s.reply();
+      s.reply();
       for (let i = 0; i < 32; i++) if (!s.write(chunk)) await once(s, 'drain');
       s.end();
     });
-    const c = await client.openStream([['streamtype', 'stdout']]);
+    const c = client.openStream([['streamtype', 'stdout']]);
     c.end();
     let total = 0;
     let ok = true;
@@ -70,7 +95,10 @@ describe('SpdyConnection', () => {
       const b = part as Buffer;
       for (let i = 0; i < b.length; i += 4099) if (b[i] !== ((total + i) % (1 << 20)) % 251) ok = false;
       total += b.length;
-      if (!paused && total > 4 << 20) { paused = true; await new Promise((r) => setTimeout(r, 200)); }
+      if (!paused && total > 4 << 20) {
+        paused = true;
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
     expect([total, ok]).toEqual([32 << 20, true]);
     expect(server.peerDoesFlowControl).toBe(true); // our client sends WINDOW_UPDATE as it reads
@@ -97,7 +125,8 @@ describe('SpdyConnection', () => {
     clientSocket.on('data', (d: Buffer) => got.push(d));
     const { HeaderCodec } = await import('../../../src/streaming/spdy/header-block.js');
     const codec = new HeaderCodec();
-    const syn = (id: number) => encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
+    const syn = (id: number) =>
+      encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
     clientSocket.write(Buffer.concat([syn(2), syn(5), syn(5), syn(3)]));
     await new Promise((r) => setTimeout(r, 100));
     const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
@@ -108,7 +137,9 @@ describe('SpdyConnection', () => {
   it('rejects a header block that does not inflate', async () => {
     const { server, clientSocket } = await pair();
     const err = once(server, 'protocolError');
-    clientSocket.write(encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: Buffer.from('not zlib at all') }));
+    clientSocket.write(
+      encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: Buffer.from('not zlib at all') }),
+    );
     expect(String((await err)[0])).toMatch(/bad header block/);
   });
 });
@@ -116,7 +147,10 @@ describe('SpdyConnection', () => {
 describe('SpdyConnection under random input (fuzz)', () => {
   it('never throws and always ends up closed or alive, for 300 random byte streams', async () => {
     let seed = 7;
-    const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     const uncaught: unknown[] = [];
     const onUncaught = (e: unknown) => uncaught.push(e);
     process.on('uncaughtException', onUncaught);
@@ -125,20 +159,27 @@ describe('SpdyConnection under random input (fuzz)', () => {
         const { PassThrough } = await import('node:stream');
         const sock = new PassThrough();
         const conn = new SpdyConnection(sock, { server: true });
-        conn.on('stream', (s: SpdyStream) => { s.reply(); s.on('data', () => undefined); });
+        conn.on('stream', (s: SpdyStream) => {
+          s.reply();
+          s.on('data', () => undefined);
+        });
         conn.on('protocolError', () => undefined);
         // Valid-looking frame starts mixed with garbage.
         const parts: Buffer[] = [];
         for (let j = 0; j < 1 + Math.floor(rnd() * 6); j++) {
           if (rnd() < 0.5) parts.push(encodeFrame({ type: 'ping', id: Math.floor(rnd() * 100) }));
-          parts.push(Buffer.from(Array.from({ length: Math.floor(rnd() * 40) }, (_, k) => (k === 0 && rnd() < 0.5 ? 0x80 : k === 1 ? 3 : Math.floor(rnd() * 256)))));
+          parts.push(
+            Buffer.from(Array.from({ length: Math.floor(rnd() * 40) }, (_, k) => (k === 0 && rnd() < 0.5 ? 0x80 : k === 1 ? 3 : Math.floor(rnd() * 256)))),
+          );
         }
         sock.write(Buffer.concat(parts));
         await new Promise((r) => setImmediate(r));
         sock.destroy();
       }
       await new Promise((r) => setTimeout(r, 50));
-    } finally { process.off('uncaughtException', onUncaught); }
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
     expect(uncaught).toEqual([]);
   });
 });

@@ -11,7 +11,14 @@ const every: Exclude<Frame, { type: 'unknown_control' }>[] = [
   { type: 'syn_reply', streamId: 5, flags: 0, headerBlock: Buffer.from([9]) },
   { type: 'headers', streamId: 7, flags: FLAG_FIN, headerBlock: Buffer.alloc(0) },
   { type: 'rst_stream', streamId: 9, status: RstStatus.CANCEL },
-  { type: 'settings', flags: 1, entries: [{ flags: 0, id: 7, value: 65536 }, { flags: 1, id: 4, value: 100 }] },
+  {
+    type: 'settings',
+    flags: 1,
+    entries: [
+      { flags: 0, id: 7, value: 65536 },
+      { flags: 1, id: 4, value: 100 },
+    ],
+  },
   { type: 'ping', id: 0xfffffffe },
   { type: 'goaway', lastGoodStreamId: 11, status: 0 },
   { type: 'window_update', streamId: 1, delta: 0x7fffffff },
@@ -60,21 +67,33 @@ describe('SPDY/3.1 frames', () => {
 
   it('never throws on random bytes (fuzz)', () => {
     let seed = 42;
-    const rnd = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; };
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     for (let i = 0; i < 3000; i++) {
       const d = new FrameDecoder(1 << 16);
       const n = Math.floor(rnd() * 64);
       // Half the inputs start like a control frame, to get past the header.
       const bytes = Buffer.from(Array.from({ length: n }, (_, j) => (j < 2 && rnd() < 0.5 ? [0x80, 0x03][j] : Math.floor(rnd() * 256))));
-      expect(() => { d.push(bytes); d.push(bytes); }).not.toThrow();
+      expect(() => {
+        d.push(bytes);
+        d.push(bytes);
+      }).not.toThrow();
     }
   });
 });
 
 describe('SPDY/3 header blocks', () => {
   it('round-trips the plain layout, with multi-valued headers joined by NUL', () => {
-    const b = encodeNameValues([['StreamType', 'stdout'], ['x', ['a', 'b']]]);
-    expect([...decodeNameValues(b)]).toEqual([['streamtype', ['stdout']], ['x', ['a', 'b']]]);
+    const b = encodeNameValues([
+      ['StreamType', 'stdout'],
+      ['x', ['a', 'b']],
+    ]);
+    expect([...decodeNameValues(b)]).toEqual([
+      ['streamtype', ['stdout']],
+      ['x', ['a', 'b']],
+    ]);
   });
   it('rejects malformed plain blocks', () => {
     expect(() => decodeNameValues(Buffer.from('00000001', 'hex'))).toThrow(/truncated/);
@@ -86,7 +105,13 @@ describe('SPDY/3 header blocks', () => {
     const sender = new HeaderCodec();
     const receiver = new HeaderCodec();
     const blocks = [];
-    for (const t of ['error', 'stdin', 'stdout', 'stderr', 'resize']) blocks.push(sender.compress([['streamtype', t], ['port', '80']]));
+    for (const t of ['error', 'stdin', 'stdout', 'stderr', 'resize'])
+      blocks.push(
+        sender.compress([
+          ['streamtype', t],
+          ['port', '80'],
+        ]),
+      );
     // The first block carries the zlib header naming the dictionary; later ones continue the stream.
     expect(blocks[0].subarray(2, 6).toString('hex')).toBe('e3c6a7c2');
     expect(blocks[4].length).toBeLessThan(blocks[0].length); // no zlib header after the first
@@ -96,8 +121,12 @@ describe('SPDY/3 header blocks', () => {
     expect(got).toEqual(['error', 'stdin', 'stdout', 'stderr', 'resize']);
     // An independent zlib with the dictionary reads the first block too (wire compatibility).
     const plain = zlib.inflateSync(blocks[0], { dictionary: spdy3Dictionary, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-    expect([...decodeNameValues(plain)]).toEqual([['streamtype', ['error']], ['port', ['80']]]);
+    expect([...decodeNameValues(plain)]).toEqual([
+      ['streamtype', ['error']],
+      ['port', ['80']],
+    ]);
     await expect(new HeaderCodec().decompress(Buffer.from('garbage!'))).rejects.toThrow();
-    sender.close(); receiver.close();
+    sender.close();
+    receiver.close();
   });
 });

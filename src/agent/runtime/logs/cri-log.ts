@@ -2,7 +2,13 @@
 import { parseRfc3339Ns } from '../../../lib/time.js';
 
 /** One record. */
-export interface CriLogRecord { timestamp: string; tsNs: bigint; stream: 'stdout' | 'stderr'; partial: boolean; content: Buffer }
+export interface CriLogRecord {
+  timestamp: string;
+  tsNs: bigint;
+  stream: 'stdout' | 'stderr';
+  partial: boolean;
+  content: Buffer;
+}
 
 /** Parses one line (without its newline); undefined when malformed. */
 export function parseCriLogLine(line: Buffer): CriLogRecord | undefined {

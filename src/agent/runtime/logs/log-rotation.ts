@@ -27,7 +27,10 @@ export function rotationSuffix(ms: number): string {
 export async function rotatedLogs(log: string): Promise<string[]> {
   const base = basename(log);
   const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d{8}-\\d{6}(\\.gz)?$`);
-  return (await readdir(dirname(log)).catch(() => [] as string[])).filter((n) => re.test(n)).sort().map((n) => join(dirname(log), n));
+  return (await readdir(dirname(log)).catch(() => [] as string[]))
+    .filter((n) => re.test(n))
+    .sort()
+    .map((n) => join(dirname(log), n));
 }
 
 /** Rotates container logs. */
@@ -39,11 +42,17 @@ export class ContainerLogManager {
     const containers = (await this.d.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
     for (const c of containers) {
       let logPath: string | undefined;
-      try { logPath = (await this.d.runtime.containerStatus(c.id)).status.log_path; } catch { continue; }
+      try {
+        logPath = (await this.d.runtime.containerStatus(c.id)).status.log_path;
+      } catch {
+        continue;
+      }
       if (!logPath) continue;
       const size = (await stat(logPath).catch(() => undefined))?.size ?? 0;
       if (size <= this.d.maxSizeBytes) continue;
-      await this.rotate(c.id, logPath).catch((err: unknown) => this.d.logger.warn({ containerId: c.id, err: messageOf(err) }, 'failed to rotate container log'));
+      await this.rotate(c.id, logPath).catch((err: unknown) =>
+        this.d.logger.warn({ containerId: c.id, err: messageOf(err) }, 'failed to rotate container log'),
+      );
     }
   }
 
@@ -59,7 +68,13 @@ export class ContainerLogManager {
     }
     // 3. Rename and reopen.
     let target = `${log}.${rotationSuffix(this.d.clock.now())}`;
-    if (await stat(target).then(() => true, () => false)) target = `${log}.${rotationSuffix(this.d.clock.now() + 1000)}`;
+    if (
+      await stat(target).then(
+        () => true,
+        () => false,
+      )
+    )
+      target = `${log}.${rotationSuffix(this.d.clock.now() + 1000)}`;
     await rename(log, target);
     try {
       await this.d.runtime.reopenContainerLog(id);

@@ -12,16 +12,32 @@ import { sleep } from '../../../lib/clock.js';
 import { parseCriLogLine, type CriLogRecord } from './cri-log.js';
 
 /** v1.PodLogOptions as the kubelet applies it (sinceSeconds already turned into sinceNs). */
-export interface LogReadOptions { follow?: boolean; tailLines?: number; sinceNs?: bigint; timestamps?: boolean; limitBytes?: number }
+export interface LogReadOptions {
+  follow?: boolean;
+  tailLines?: number;
+  sinceNs?: bigint;
+  timestamps?: boolean;
+  limitBytes?: number;
+}
 
 /** What follow mode needs from the runtime. */
-export interface FollowDeps { isRunning(): Promise<boolean>; signal?: AbortSignal; pollMs?: number }
+export interface FollowDeps {
+  isRunning(): Promise<boolean>;
+  signal?: AbortSignal;
+  pollMs?: number;
+}
 
 class LimitedWriter {
   written = 0;
-  constructor(private readonly out: Writable, private readonly limit: number | undefined, private readonly signal?: AbortSignal) {}
+  constructor(
+    private readonly out: Writable,
+    private readonly limit: number | undefined,
+    private readonly signal?: AbortSignal,
+  ) {}
   /** True once nothing more may be written: the byte limit is reached, the client left or the output closed. */
-  get full() { return (this.limit !== undefined && this.written >= this.limit) || !!this.signal?.aborted || this.out.destroyed || this.out.writableEnded; }
+  get full() {
+    return (this.limit !== undefined && this.written >= this.limit) || !!this.signal?.aborted || this.out.destroyed || this.out.writableEnded;
+  }
   async write(buf: Buffer): Promise<void> {
     if (this.full) return;
     const room = this.limit === undefined ? buf.length : Math.min(buf.length, this.limit - this.written);
@@ -29,7 +45,12 @@ class LimitedWriter {
     this.written += chunk.length;
     if (this.out.write(chunk)) return;
     await new Promise<void>((r) => {
-      const done = () => { this.out.off('drain', done); this.out.off('close', done); this.signal?.removeEventListener('abort', done); r(); };
+      const done = () => {
+        this.out.off('drain', done);
+        this.out.off('close', done);
+        this.signal?.removeEventListener('abort', done);
+        r();
+      };
       this.out.once('drain', done);
       this.out.once('close', done);
       this.signal?.addEventListener('abort', done, { once: true });
@@ -50,8 +71,14 @@ export async function tailOffset(fh: import('node:fs/promises').FileHandle, size
     const start = Math.max(0, end - TAIL_CHUNK);
     const { bytesRead } = await fh.read(buf, 0, end - start, start);
     for (let i = bytesRead - 1; i >= 0; i--) {
-      if (buf[i] !== 0x0a) { skipFinalNewline = false; continue; }
-      if (skipFinalNewline) { skipFinalNewline = false; continue; }
+      if (buf[i] !== 0x0a) {
+        skipFinalNewline = false;
+        continue;
+      }
+      if (skipFinalNewline) {
+        skipFinalNewline = false;
+        continue;
+      }
       if (++count === n) return start + i + 1;
     }
     end = start;

@@ -21,7 +21,7 @@ export const emptyDirPlugin: VolumePlugin = {
     await mkdir(dir, { recursive: true });
     if (medium === 'Memory') {
       if (!host.isRoot) throw new Error('emptyDir medium "Memory" needs a tmpfs mount, which needs root');
-      await mountTmpfs(dir, src.sizeLimit ? bytes(src.sizeLimit) ?? 0 : 0);
+      await mountTmpfs(dir, src.sizeLimit ? (bytes(src.sizeLimit) ?? 0) : 0);
     }
     await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);

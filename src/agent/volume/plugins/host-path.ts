@@ -10,7 +10,15 @@ type Kind = 'dir' | 'file' | 'socket' | 'char' | 'block' | 'other';
 
 async function kindOf(path: string): Promise<Kind | undefined> {
   let s;
-  try { s = await stat(path); } catch { try { s = await lstat(path); } catch { return undefined; } }
+  try {
+    s = await stat(path);
+  } catch {
+    try {
+      s = await lstat(path);
+    } catch {
+      return undefined;
+    }
+  }
   if (s.isDirectory()) return 'dir';
   if (s.isFile()) return 'file';
   if (s.isSocket()) return 'socket';
@@ -23,20 +31,34 @@ async function kindOf(path: string): Promise<Kind | undefined> {
 export async function checkHostPathType(path: string, type: string | undefined): Promise<void> {
   if (!type) return;
   const kind = await kindOf(path);
-  const expect = (want: Kind, what: string) => { if (kind !== want) throw new Error(`hostPath type check failed: ${path} is not ${what}`); };
+  const expect = (want: Kind, what: string) => {
+    if (kind !== want) throw new Error(`hostPath type check failed: ${path} is not ${what}`);
+  };
   switch (type) {
     case 'DirectoryOrCreate':
-      if (kind === undefined) { await mkdir(path, { recursive: true, mode: 0o755 }); return; }
+      if (kind === undefined) {
+        await mkdir(path, { recursive: true, mode: 0o755 });
+        return;
+      }
       return expect('dir', 'a directory');
-    case 'Directory': return expect('dir', 'a directory');
+    case 'Directory':
+      return expect('dir', 'a directory');
     case 'FileOrCreate':
-      if (kind === undefined) { await (await open(path, 'a', 0o644)).close(); return; }
+      if (kind === undefined) {
+        await (await open(path, 'a', 0o644)).close();
+        return;
+      }
       return expect('file', 'a file');
-    case 'File': return expect('file', 'a file');
-    case 'Socket': return expect('socket', 'a socket file');
-    case 'CharDevice': return expect('char', 'a character device');
-    case 'BlockDevice': return expect('block', 'a block device');
-    default: throw new Error(`${type} is an invalid volume type`);
+    case 'File':
+      return expect('file', 'a file');
+    case 'Socket':
+      return expect('socket', 'a socket file');
+    case 'CharDevice':
+      return expect('char', 'a character device');
+    case 'BlockDevice':
+      return expect('block', 'a block device');
+    default:
+      throw new Error(`${type} is an invalid volume type`);
   }
 }
 

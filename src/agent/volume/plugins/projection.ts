@@ -10,7 +10,18 @@ import type { Pod } from '../../../api/types.js';
 import { writeAtomic, type Payload } from '../atomic-writer.js';
 import { mountTmpfs } from '../mount-util.js';
 import { setVolumeOwnership } from '../ownership.js';
-import { configMapPayload, DEFAULT_MODE, downwardApiPayload, mergePayloads, secretPayload, type ConfigMapObject, type DownwardApiFile, type KeyToPath, type PayloadResult, type SecretObject } from '../payload.js';
+import {
+  configMapPayload,
+  DEFAULT_MODE,
+  downwardApiPayload,
+  mergePayloads,
+  secretPayload,
+  type ConfigMapObject,
+  type DownwardApiFile,
+  type KeyToPath,
+  type PayloadResult,
+  type SecretObject,
+} from '../payload.js';
 import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../types.js';
 
 type KeyedSource = { name?: string; secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
@@ -21,7 +32,8 @@ function unwrap(r: PayloadResult): Payload {
 }
 
 async function object<T>(host: VolumeHost, resource: 'configmaps' | 'secrets', ns: string, name: string): Promise<T | null> {
-  if (!host.hasApiserver) throw new Error(`couldn't get ${resource === 'configmaps' ? 'configmap' : 'secret'} ${ns}/${name}: no apiserver configured (standalone mode)`);
+  if (!host.hasApiserver)
+    throw new Error(`couldn't get ${resource === 'configmaps' ? 'configmap' : 'secret'} ${ns}/${name}: no apiserver configured (standalone mode)`);
   return host.getObject<T>(resource, ns, name);
 }
 
@@ -46,13 +58,19 @@ async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; p
 
 /** configMap volumes. */
 export const configMapPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~configmap', field: 'configMap', remountEachSync: true,
-  async setUp(ctx) { return write(ctx, await configMapFiles(ctx.pod, ctx.volume.configMap as KeyedSource, ctx.host, undefined), { tmpfs: false, plugin: this.dirName }); },
+  dirName: 'kubernetes.io~configmap',
+  field: 'configMap',
+  remountEachSync: true,
+  async setUp(ctx) {
+    return write(ctx, await configMapFiles(ctx.pod, ctx.volume.configMap as KeyedSource, ctx.host, undefined), { tmpfs: false, plugin: this.dirName });
+  },
 };
 
 /** secret volumes. */
 export const secretPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~secret', field: 'secret', remountEachSync: true,
+  dirName: 'kubernetes.io~secret',
+  field: 'secret',
+  remountEachSync: true,
   async setUp(ctx) {
     const src = ctx.volume.secret as KeyedSource;
     return write(ctx, await secretFiles(ctx.pod, src.secretName ?? '', src, ctx.host, undefined), { tmpfs: true, plugin: this.dirName });
@@ -61,10 +79,15 @@ export const secretPlugin: VolumePlugin = {
 
 /** downwardAPI volumes. */
 export const downwardApiPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~downward-api', field: 'downwardAPI', remountEachSync: true,
+  dirName: 'kubernetes.io~downward-api',
+  field: 'downwardAPI',
+  remountEachSync: true,
   async setUp(ctx) {
     const src = ctx.volume.downwardAPI as { items?: DownwardApiFile[]; defaultMode?: number };
-    return write(ctx, unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })), { tmpfs: false, plugin: this.dirName });
+    return write(ctx, unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })), {
+      tmpfs: false,
+      plugin: this.dirName,
+    });
   },
 };
 
@@ -78,7 +101,9 @@ interface ProjectedSource {
 
 /** projected volumes: every source into one directory. */
 export const projectedPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~projected', field: 'projected', remountEachSync: true,
+  dirName: 'kubernetes.io~projected',
+  field: 'projected',
+  remountEachSync: true,
   async setUp(ctx) {
     const { pod, host } = ctx;
     const src = ctx.volume.projected as { sources?: ProjectedSource[]; defaultMode?: number };
@@ -94,12 +119,17 @@ export const projectedPlugin: VolumePlugin = {
           if (!host.hasApiserver) throw new Error('cannot request a service account token: no apiserver configured (standalone mode)');
           const t = s.serviceAccountToken;
           const token = await host.getToken({
-            namespace: pod.metadata.namespace ?? 'default', serviceAccount: (pod.spec.serviceAccountName as string | undefined) || 'default',
-            audiences: t.audience ? [t.audience] : [], expirationSeconds: t.expirationSeconds ?? 3600, pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
+            namespace: pod.metadata.namespace ?? 'default',
+            serviceAccount: (pod.spec.serviceAccountName as string | undefined) || 'default',
+            audiences: t.audience ? [t.audience] : [],
+            expirationSeconds: t.expirationSeconds ?? 3600,
+            pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
           });
           parts.push(new Map([[t.path, { data: Buffer.from(token, 'utf8'), mode: ctx.fsGroup !== undefined ? 0o600 : defaultMode }]]));
         } else if (s.clusterTrustBundle) throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
-      } catch (err) { errors.push((err as Error).message); }
+      } catch (err) {
+        errors.push((err as Error).message);
+      }
     }
     if (errors.length) throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
     return write(ctx, mergePayloads(parts), { tmpfs: true, plugin: this.dirName });

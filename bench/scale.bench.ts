@@ -1,0 +1,179 @@
+/**
+ * Scaling against the physical limit: N standalone static pods (hostNetwork busybox `sleep`,
+ * grace 1 s) on a private containerd, started and stopped through tskubelet, against the SAME CRI
+ * calls made directly on the same containerd (ImageStatus, RunPodSandbox, CreateContainer,
+ * StartContainer with the configs the kubelet generates; StopContainer with the grace period,
+ * StopPodSandbox, RemovePodSandbox), all pods at once, for N = 10, 100, 250
+ * (BENCH_SCALE_SIZES), BENCH_SCALE_ROUNDS rounds each (default 3), median and ratio.
+ *
+ *  - start: manifests written → every pod Running in /pods (kubelet); first call → last
+ *    StartContainer returned (direct);
+ *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
+ *    last RemovePodSandbox returned (direct);
+ *  - footprint: a fresh kubelet per N; RSS with no pods, then with N pods running (after 5 s),
+ *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS).
+ * Prints a table and writes bench/results/scale.json. Not part of the tests.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, PodList } from '../src/api/types.js';
+import { createCriClient } from '../src/cri/client.js';
+import { generateSandboxConfig } from '../src/agent/runtime/sandbox-config.js';
+import { generateContainerConfig } from '../src/agent/runtime/container-config.js';
+import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
+import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
+import { machine, percentile, report, round, sampleProcess } from './lib.js';
+
+const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+const IDLE_SECONDS = Number(process.env.BENCH_SCALE_IDLE_SECONDS ?? 20);
+const GRACE_S = 1;
+const node = 'scale-bench';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-scale-'));
+const manifests = join(dir, 'manifests');
+mkdirSync(manifests);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ctrd = await startContainerd();
+const cri = createCriClient(ctrd.endpoint);
+const median = (xs: number[]) => percentile(xs, 50);
+
+const podSpec = (name: string): Pod => ({
+  metadata: { name, namespace: 'default' },
+  spec: {
+    hostNetwork: true,
+    terminationGracePeriodSeconds: GRACE_S,
+    containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+  },
+});
+const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
+
+async function podsNow(ports: KubeletPorts): Promise<Pod[]> {
+  return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
+}
+async function sandboxesLeft(prefix: string): Promise<number> {
+  return (await cri.runtime.listPodSandbox()).filter((s) => s.metadata.name.startsWith(prefix)).length;
+}
+
+/** One pod's start through direct CRI calls; returns what its stop needs. */
+async function directStart(name: string, imageId: string): Promise<{ sandboxId: string; containerId: string; uid: string }> {
+  const pod = podSpec(name);
+  pod.metadata.uid = `${name}-${Date.now()}`;
+  const c = pod.spec.containers[0];
+  const image = await cri.images.imageStatus({ image: c.image! });
+  const sbConfig = generateSandboxConfig(pod, 0, {
+    podLogsDir: join(dir, 'direct-logs'),
+    dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
+    cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+  });
+  const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
+  const built = generateContainerConfig(pod, c, 0, imageId, {
+    podIPs: ['127.0.0.1'],
+    hostIPs: ['127.0.0.1'],
+    nodeName: node,
+    image,
+    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
+  });
+  if (!built.ok) throw new Error(built.message);
+  const containerId = await cri.runtime.createContainer(sandboxId, built.config, sbConfig);
+  await cri.runtime.startContainer(containerId);
+  return { sandboxId, containerId, uid: pod.metadata.uid };
+}
+
+async function directRound(n: number, r: number, imageId: string): Promise<{ startS: number; stopS: number }> {
+  const names = Array.from({ length: n }, (_, i) => `direct-${n}-${r}-${i}`);
+  const t0 = performance.now();
+  const pods = await Promise.all(names.map((name) => directStart(name, imageId)));
+  const startS = (performance.now() - t0) / 1000;
+  await sleep(2000);
+  const t1 = performance.now();
+  await Promise.all(
+    pods.map(async (p) => {
+      await cri.runtime.stopContainer(p.containerId, GRACE_S);
+      await cri.runtime.stopPodSandbox(p.sandboxId);
+      await cri.runtime.removePodSandbox(p.sandboxId);
+    }),
+  );
+  const stopS = (performance.now() - t1) / 1000;
+  const uids = new Set(pods.map((p) => p.uid));
+  await removeOrphanedPodCgroups('/sys/fs/cgroup', (uid) => !uids.has(uid));
+  return { startS, stopS };
+}
+
+async function kubeletStop(prefix: string, n: number): Promise<number> {
+  const t1 = performance.now();
+  for (let i = 0; i < n; i++) rmSync(join(manifests, `${prefix}${i}.json`));
+  while ((await sandboxesLeft(prefix)) > 0) {
+    if (performance.now() - t1 > 600_000) throw new Error('pods not removed after 10 min');
+    await sleep(50);
+  }
+  return (performance.now() - t1) / 1000;
+}
+
+const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
+try {
+  const imageId = (await cri.images.imageStatus({ image: TEST_IMAGES.busybox }))!.id;
+  for (const n of SIZES) {
+    const ports = await freeKubeletPorts();
+    const kubelet: Kubelet = startKubelet(
+      kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
+    );
+    try {
+      await untilServing(ports);
+      await sleep(3000);
+      const rss0 = sampleProcess(kubelet.proc.pid!).rss;
+      const k = { start: [] as number[], stop: [] as number[] };
+      const d = { start: [] as number[], stop: [] as number[] };
+      const rssN: number[] = [];
+      let cpuPercent = NaN;
+      for (let r = 0; r < ROUNDS; r++) {
+        const dr = await directRound(n, r, imageId);
+        d.start.push(dr.startS);
+        d.stop.push(dr.stopS);
+        // The kubelet round, with the footprint sampled while its pods run.
+        const prefix = `k-${n}-${r}-`;
+        const t0 = performance.now();
+        for (let i = 0; i < n; i++) writeFileSync(join(manifests, `${prefix}${i}.json`), JSON.stringify(podSpec(`${prefix}${i}`)));
+        for (;;) {
+          if ((await podsNow(ports)).filter((p) => p.metadata.name!.startsWith(prefix) && running(p)).length === n) break;
+          if (performance.now() - t0 > 600_000) throw new Error(`pods not running after 10 min`);
+          await sleep(50);
+        }
+        k.start.push((performance.now() - t0) / 1000);
+        await sleep(5000);
+        const a = sampleProcess(kubelet.proc.pid!);
+        rssN.push(a.rss);
+        if (r === 0) {
+          await sleep(IDLE_SECONDS * 1000);
+          const b = sampleProcess(kubelet.proc.pid!);
+          cpuPercent = ((b.cpuSeconds - a.cpuSeconds) / IDLE_SECONDS) * 100;
+        }
+        k.stop.push(await kubeletStop(prefix, n));
+      }
+      const row = {
+        pods: n,
+        rounds: ROUNDS,
+        directStartS: round(median(d.start)),
+        kubeletStartS: round(median(k.start)),
+        startRatio: round(median(k.start) / median(d.start)),
+        directStopS: round(median(d.stop)),
+        kubeletStopS: round(median(k.stop)),
+        stopRatio: round(median(k.stop) / median(d.stop)),
+        rssMiBNoPods: round(rss0 / 2 ** 20),
+        rssMiB: round(median(rssN) / 2 ** 20),
+        bytesPerPod: Math.round((median(rssN) - rss0) / n),
+        idleCpuPercent: round(cpuPercent),
+      };
+      results[`pods${n}`] = row;
+      console.log(JSON.stringify(row));
+    } finally {
+      await kubelet.stop();
+    }
+  }
+} finally {
+  cri.close?.();
+  await ctrd.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+report('scale', results);
