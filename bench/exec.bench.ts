@@ -86,10 +86,16 @@ try {
   );
   const ctrd = await startContainerd();
   const cports = await freeKubeletPorts();
-  const k = startKubelet(kubeletArgs({ dir: cdir, ports: cports, node: 'bench', manifests: cmanifests, extra: ['--container-runtime-endpoint', ctrd.endpoint] }));
+  const k = startKubelet(
+    kubeletArgs({ dir: cdir, ports: cports, node: 'bench', manifests: cmanifests, extra: ['--container-runtime-endpoint', ctrd.endpoint] }),
+  );
   const cpki = { ca: join(cdir, 'root', 'pki', 'ca.crt'), cert: join(cdir, 'root', 'pki', 'admin.crt'), key: join(cdir, 'root', 'pki', 'admin.key') };
   try {
-    await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${cports.ro}/pods`)).body).items[0]?.status?.phase === 'Running', 60_000, 'pod Running');
+    await until(
+      async () => JSON.parse((await httpGet(`http://127.0.0.1:${cports.ro}/pods`)).body).items[0]?.status?.phase === 'Running',
+      60_000,
+      'pod Running',
+    );
     const MIB_CTRD = 200;
     const rates: number[] = [];
     const firsts: number[] = [];

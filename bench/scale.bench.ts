@@ -10,6 +10,7 @@
  *    StartContainer returned (direct);
  *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
  *    last RemovePodSandbox returned (direct);
+ *  The direct rounds run before the kubelet starts (a kubelet stops sandboxes it does not know).
  *  - footprint: a fresh kubelet per N; RSS with no pods, then with N pods running (after 5 s),
  *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS).
  * Prints a table and writes bench/results/scale.json. Not part of the tests.
@@ -115,23 +116,25 @@ const results: Record<string, unknown> = { machine: machine(), date: new Date().
 try {
   const imageId = (await cri.images.imageStatus({ image: TEST_IMAGES.busybox }))!.id;
   for (const n of SIZES) {
+    // The direct rounds first, with no kubelet on the runtime (a kubelet stops sandboxes it does not know, as upstream's).
+    const d = { start: [] as number[], stop: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const dr = await directRound(n, r, imageId);
+      d.start.push(dr.startS);
+      d.stop.push(dr.stopS);
+    }
     const ports = await freeKubeletPorts();
     const kubelet: Kubelet = startKubelet(
       kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
     );
     try {
       await untilServing(ports);
-      await sleep(3000);
+      await sleep(5000);
       const rss0 = sampleProcess(kubelet.proc.pid!).rss;
       const k = { start: [] as number[], stop: [] as number[] };
-      const d = { start: [] as number[], stop: [] as number[] };
       const rssN: number[] = [];
       let cpuPercent = NaN;
       for (let r = 0; r < ROUNDS; r++) {
-        const dr = await directRound(n, r, imageId);
-        d.start.push(dr.startS);
-        d.stop.push(dr.stopS);
-        // The kubelet round, with the footprint sampled while its pods run.
         const prefix = `k-${n}-${r}-`;
         const t0 = performance.now();
         for (let i = 0; i < n; i++) writeFileSync(join(manifests, `${prefix}${i}.json`), JSON.stringify(podSpec(`${prefix}${i}`)));

@@ -45,11 +45,26 @@ async function once(dir: string): Promise<{ healthzMs: number; servingMs: number
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 const summarize = (xs: { healthzMs: number; servingMs: number; rssMiB: number }[]) => ({
   rounds: xs.length,
-  toHealthzMsP50: round(percentile(xs.map((x) => x.healthzMs), 50)),
+  toHealthzMsP50: round(
+    percentile(
+      xs.map((x) => x.healthzMs),
+      50,
+    ),
+  ),
   toHealthzMsMax: round(Math.max(...xs.map((x) => x.healthzMs))),
-  toServingMsP50: round(percentile(xs.map((x) => x.servingMs), 50)),
+  toServingMsP50: round(
+    percentile(
+      xs.map((x) => x.servingMs),
+      50,
+    ),
+  ),
   toServingMsMax: round(Math.max(...xs.map((x) => x.servingMs))),
-  rssMiB: round(percentile(xs.map((x) => x.rssMiB), 50)),
+  rssMiB: round(
+    percentile(
+      xs.map((x) => x.rssMiB),
+      50,
+    ),
+  ),
 });
 const fresh = [];
 const warm = [];

@@ -36,8 +36,8 @@ for (const f of files) {
     deps.push(target);
     const [a, b] = [area(f), area(target)];
     if (forbidden.some(([x, y]) => x === a && y === b)) errors.push(`${relative(src, f)} imports ${relative(src, target)} (${a} → ${b} is not allowed)`);
-    if (a === 'agent' && b === 'process-runtime' && relative(src, f) !== 'agent/compose.ts')
-      errors.push(`${relative(src, f)} imports the process runtime (only agent/compose.ts may)`);
+    if (a === 'agent' && b === 'process-runtime' && relative(src, f) !== 'agent/compose-runtime.ts')
+      errors.push(`${relative(src, f)} imports the process runtime (only agent/compose-runtime.ts may)`);
   }
   graph.set(f, deps);
 }

@@ -6,21 +6,20 @@
  *   apiserver)    │          PLEG ◄──── relist ─────────┘
  *                 StatusManager ─► StatusSync ─► apiserver ◄─ node status, Lease, events
  *
- * The CRI runtime is the embedded process runtime (in-process) when no endpoint is configured,
- * otherwise a gRPC client for the endpoint (containerd, or `tskubelet process-runtime`). With an
+ * The runtime is wired in compose-runtime.ts, cluster membership (node status, Lease, status
+ * sync) in compose-cluster.ts, the kubelet's own metrics in compose-observability.ts. With an
  * apiserver client the apiserver source, status sync, node registration/status, Lease, mirror
  * pods, events and the env/pull-secret object fetcher are added; without one the kubelet is
  * standalone.
  */
-import { join } from 'node:path';
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf, unavailable } from '../lib/errors.js';
-import { createCriClient } from '../cri/client.js';
 import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
-import { ProcessRuntime } from '../process-runtime/runtime.js';
-import { ProcessImages } from '../process-runtime/images.js';
+import { composeRuntime, protectedImages } from './compose-runtime.js';
+import { startClusterMembership } from './compose-cluster.js';
+import { timedWorker, trackPodStartDuration } from './compose-observability.js';
 import { FileSource } from './podconfig/file.js';
 import { HttpSource } from './podconfig/http.js';
 import { PodConfig } from './podconfig/pod-config.js';
@@ -40,10 +39,8 @@ import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { createAgentHost } from './host.js';
 import { RuntimeState } from './runtime/runtime-state.js';
-import type { CgroupContext } from './runtime/linux-resources.js';
-import { ImageGc, type ImageGcPolicy } from './gc/image-gc.js';
+import { ImageGc } from './gc/image-gc.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
-import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { ApiserverSource } from './podconfig/apiserver.js';
 import { isStaticPod } from './podconfig/types.js';
@@ -53,103 +50,23 @@ import { EventRecorder, podRef } from './events/recorder.js';
 import { PodObjectFetcher } from './objects/pod-objects.js';
 import { admitPod, type AdmissionNode } from './admission/predicate.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
-import { nodeLabels, nodeResources, type NodeSettings } from './nodestatus/node-object.js';
-import { NodeStatusManager } from './nodestatus/node-status-manager.js';
-import { LeaseController } from './nodestatus/lease.js';
+import { nodeLabels, nodeResources } from './nodestatus/node-object.js';
+import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { VolumeManager } from './volume/volume-manager.js';
 import { TokenManager } from './volume/token-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ContainerLogManager } from './runtime/logs/log-rotation.js';
 import { ProberManager } from './prober/prober-manager.js';
-import { KubeletMetrics, instrumentCri, instrumentKubeClient } from './metrics/kubelet-metrics.js';
+import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
 import { StatsCollector } from './stats/collector.js';
 import { createObservabilityHost } from './stats/observability-host.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 import { rfc3339 } from '../lib/time.js';
 
-/** Everything the agent needs to know (resolved from flags + config file by src/config). */
-export interface AgentConfig {
-  nodeName: string;
-  nodeIP: string;
-  rootDir: string;
-  podLogsDir: string;
-  staticPodPath?: string;
-  staticPodURL?: string;
-  staticPodURLHeader: Record<string, string[]>;
-  fileCheckFrequencyMs: number;
-  httpCheckFrequencyMs: number;
-  syncFrequencyMs: number;
-  /** Empty: the embedded process runtime, in-process. */
-  containerRuntimeEndpoint: string;
-  version: string;
-  /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
-  streamingIdleTimeoutMs?: number;
-  clusterDNS: string[];
-  clusterDomain: string;
-  /** --resolv-conf ("" → none). */
-  resolvConf: string;
-  cgroups: CgroupContext;
-  cpuCFSQuota: boolean;
-  cpuCFSQuotaPeriodUs: number;
-  serializeImagePulls: boolean;
-  imageGc: ImageGcPolicy;
-  containerGc: ContainerGcPolicy;
-  /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
-  podInfraContainerImage?: string;
-  /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
-  node: NodeSettings;
-  registerNode: boolean;
-  nodeStatusUpdateFrequencyMs: number;
-  nodeStatusReportFrequencyMs: number;
-  nodeLeaseDurationSeconds: number;
-  eventRecordQPS: number;
-  eventBurst: number;
-  /** Restart a silent pod watch after this long (default 5 min). */
-  watchdogMs?: number;
-  /** Container log rotation (containerLogMaxSize in bytes, containerLogMaxFiles, containerLogMonitorInterval in ms). */
-  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number };
-  /** volumeStatsAggPeriod (ms): how often volume usage is measured. */
-  volumeStatsAggPeriodMs?: number;
-  /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */
-  allowedUnsafeSysctls?: string[];
-}
-
-/** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
-export function sandboxImageFromInfo(info: Record<string, string> | undefined): string | undefined {
-  try {
-    return (JSON.parse(info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** A composed agent. */
-export interface Agent {
-  host: ReturnType<typeof createAgentHost> & ReturnType<typeof createObservabilityHost>;
-  /** Connects to the runtime and starts every loop. */
-  start(): Promise<void>;
-  /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
-  stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
-  /** For tests and benchmarks. */
-  internals: {
-    podConfig: PodConfig;
-    podManager: PodManager;
-    workers: PodWorkers;
-    statusManager: StatusManager;
-    pleg: GenericPleg;
-    runtime: CriRuntime;
-    gc: GarbageCollector;
-    imageGc: ImageGc;
-    runtimeState: RuntimeState;
-    events: EventRecorder;
-    volumes: VolumeManager;
-    volumeStats: VolumeStatsCollector;
-    prober: ProberManager;
-    collector: StatsCollector;
-    metrics: KubeletMetrics;
-  };
-}
+export { sandboxImageFromInfo } from './compose-runtime.js';
+export type { Agent, AgentConfig } from './agent-config.js';
+import type { Agent, AgentConfig } from './agent-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; api?: KubeClient }): Agent {
@@ -160,22 +77,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
-  let processRuntime: ProcessRuntime | undefined;
-  let runtime: CriRuntime;
-  if (deps.runtime) runtime = deps.runtime;
-  else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
-  else {
-    processRuntime = new ProcessRuntime({
-      stateDir: join(cfg.rootDir, 'process-runtime'),
-      podIP: cfg.nodeIP,
-      mode: 'in-process',
-      logger,
-      version: cfg.version,
-      streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,
-    });
-    runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
-  }
-  runtime = instrumentCri(runtime, metrics);
+  const { runtime, processRuntime } = composeRuntime(cfg, { logger, metrics, given: deps.runtime });
 
   const sources: PodSource[] = [];
   if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
@@ -239,21 +141,13 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
     },
   });
-  let protectedImages: Promise<string[]> | undefined;
   const imageGc = new ImageGc({
     runtime: runtime.runtime,
     images: runtime.images,
     clock,
     logger,
     policy: cfg.imageGc,
-    protectedImages: () =>
-      (protectedImages ??= runtime.runtime.status(true).then(
-        (s) => [cfg.podInfraContainerImage, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x),
-        () => {
-          protectedImages = undefined;
-          return [cfg.podInfraContainerImage].filter((x): x is string => !!x);
-        },
-      )),
+    protectedImages: protectedImages(runtime, cfg.podInfraContainerImage),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
@@ -295,40 +189,16 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     volumes,
     prober,
   });
-  const timed =
-    <A extends unknown[], R>(operation: string, fn: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      const end = metrics.podWorkerDuration.startTimer({ operation });
-      try {
-        return await fn(...a);
-      } finally {
-        end();
-      }
-    };
   const workers = new PodWorkers({
     syncer: {
-      syncPod: timed('sync', (p) => syncer.syncPod(p)),
-      syncTerminatingPod: timed('terminating', (p, g) => syncer.syncTerminatingPod(p, g)),
-      syncTerminatedPod: timed('terminated', (p) => syncer.syncTerminatedPod(p)),
+      syncPod: timedWorker(metrics, 'sync', (p) => syncer.syncPod(p)),
+      syncTerminatingPod: timedWorker(metrics, 'terminating', (p, g) => syncer.syncTerminatingPod(p, g)),
+      syncTerminatedPod: timedWorker(metrics, 'terminated', (p) => syncer.syncTerminatedPod(p)),
     },
     logger,
     now: () => clock.now(),
   });
-  // kubelet_pod_start_duration_seconds: from the pod first seen to all its containers running.
-  const firstSeen = new Map<string, number>();
-  statusManager.onChange((uid) => {
-    if (firstSeen.get(uid) === -1) return;
-    if (!podManager.getPodByUid(uid)) {
-      firstSeen.delete(uid);
-      return;
-    }
-    if (!firstSeen.has(uid)) firstSeen.set(uid, clock.now());
-    const st = statusManager.get(uid);
-    if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) {
-      metrics.podStartDuration.observe((clock.now() - firstSeen.get(uid)!) / 1000);
-      firstSeen.set(uid, -1);
-    }
-  });
+  trackPodStartDuration({ statusManager, podManager, metrics, clock });
   const syncLoop = new SyncLoop({
     podConfig,
     podManager,
@@ -463,34 +333,26 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
         maxFiles: logs.maxFiles,
         intervalMs: logs.monitorIntervalMs,
       }).start({ signal: abort.signal });
-      if (api) {
-        nodeStatus = new NodeStatusManager({
-          client: api,
-          settings: cfg.node,
-          registerNode: cfg.registerNode,
-          machine,
-          events,
-          clock,
-          logger,
-          updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
-          reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
-          runtime: async () => ({
+      if (api)
+        nodeStatus = startClusterMembership(
+          {
+            client: api,
+            settings: cfg.node,
+            registerNode: cfg.registerNode,
+            machine,
+            events,
+            clock,
+            logger,
+            updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
+            reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
+            leaseDurationSeconds: cfg.nodeLeaseDurationSeconds,
+            runtime,
+            runtimeState,
             runtimeVersion,
-            runtimeErrors: [runtimeState.runtimeError(), runtimeState.networkError()].filter((x): x is string => !!x),
-            images: (await runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
-          }),
-        });
-        nodeStatus.start({ signal: abort.signal });
-        new LeaseController({
-          client: api,
-          nodeName: cfg.nodeName,
-          durationSeconds: cfg.nodeLeaseDurationSeconds,
-          nodeUid: () => nodeStatus?.nodeUid(),
-          clock,
-          logger,
-        }).start({ signal: abort.signal });
-        statusSync!.start({ signal: abort.signal });
-      }
+            statusSync: statusSync!,
+          },
+          abort.signal,
+        );
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
     },

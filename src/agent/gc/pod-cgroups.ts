@@ -9,15 +9,17 @@ import { join } from 'node:path';
 
 const QOS_DIRS = ['', 'burstable', 'besteffort'];
 
+/** The hierarchies under `cgroupFsRoot`: itself (v2, unified) and each mounted controller (v1). */
+async function hierarchiesOf(cgroupFsRoot: string): Promise<string[]> {
+  return [cgroupFsRoot, ...(await readdir(cgroupFsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(cgroupFsRoot, d.name))];
+}
+
 /** Pod cgroup dirs under `cgroupFsRoot` (v1: every hierarchy; v2: the unified one), by pod UID. */
 export async function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   let hierarchies: string[];
   try {
-    hierarchies = [
-      cgroupFsRoot,
-      ...(await readdir(cgroupFsRoot, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => join(cgroupFsRoot, d.name)),
-    ];
+    hierarchies = await hierarchiesOf(cgroupFsRoot);
   } catch {
     return out;
   }
@@ -60,4 +62,18 @@ export async function removeOrphanedPodCgroups(cgroupFsRoot: string, keep: (uid:
     removed.push(uid);
   }
   return removed;
+}
+
+/**
+ * Removes one pod's cgroups (its pod<uid> directory in each hierarchy and QoS class) without
+ * listing the others: the cost of a pod's removal does not grow with the number of pods.
+ */
+export async function removePodCgroup(cgroupFsRoot: string, uid: string, cgroupRoot = '/'): Promise<void> {
+  let hierarchies: string[];
+  try {
+    hierarchies = await hierarchiesOf(cgroupFsRoot);
+  } catch {
+    return;
+  }
+  await Promise.all(hierarchies.flatMap((h) => QOS_DIRS.map((q) => rmdirTree(join(h, cgroupRoot, 'kubepods', q, `pod${uid}`)))));
 }

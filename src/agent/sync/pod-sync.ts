@@ -19,7 +19,7 @@ import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
 import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
-import { removeOrphanedPodCgroups } from '../gc/pod-cgroups.js';
+import { removePodCgroup } from '../gc/pod-cgroups.js';
 import { killPod } from '../runtime/kill-pod.js';
 import type { PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
@@ -68,13 +68,13 @@ export interface PodSyncDeps {
 
 /** Removes a pod's runtime objects and log directory (idempotent). */
 export async function removePodFromRuntime(runtime: RuntimeService, status: PodRuntimeStatus, logDir: string): Promise<void> {
-  for (const c of status.containers) {
-    await runtime.removeContainer(c.id);
-  }
-  for (const s of status.sandboxes) {
-    await runtime.stopPodSandbox(s.id);
-    await runtime.removePodSandbox(s.id);
-  }
+  await Promise.all(status.containers.map((c) => runtime.removeContainer(c.id)));
+  await Promise.all(
+    status.sandboxes.map(async (s) => {
+      await runtime.stopPodSandbox(s.id);
+      await runtime.removePodSandbox(s.id);
+    }),
+  );
   await rm(logDir, { recursive: true, force: true });
 }
 
@@ -89,6 +89,8 @@ export function activeDeadlineMs(pod: Pod, startTime: string | undefined): numbe
 export class PodSync implements PodSyncer {
   /** Terminal verdicts the kubelet reached itself (DeadlineExceeded), kept through termination. */
   private readonly verdicts = new Map<string, { reason: string; message: string }>();
+  /** The runtime status a terminating step ended with, for the terminated step right after it. */
+  private readonly stopped = new Map<string, PodRuntimeStatus>();
 
   constructor(private readonly d: PodSyncDeps) {}
 
@@ -169,23 +171,28 @@ export class PodSync implements PodSyncer {
   }
 
   async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
-    this.d.prober?.removePod(pod.metadata.uid!);
-    for (let i = 0; i < 3; i++) {
-      const rs = await this.status(pod);
-      if (!rs.containers.some((c) => c.state === 'running') && !rs.sandboxes.some((s) => s.ready)) break;
+    const uid = pod.metadata.uid!;
+    this.d.prober?.removePod(uid);
+    let rs = await this.status(pod);
+    for (let i = 0; i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready)); i++) {
       await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
+      rs = await this.status(pod);
     }
-    this.publish(pod, await this.status(pod));
+    this.publish(pod, rs);
+    // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
+    this.stopped.set(uid, rs);
   }
 
   async syncTerminatedPod(pod: Pod): Promise<void> {
     const uid = pod.metadata.uid!;
+    const seen = this.stopped.get(uid);
+    this.stopped.delete(uid);
     if (this.d.isDesired(uid)) return;
-    await removePodFromRuntime(this.d.runtime, await this.status(pod), podLogDir(this.d.podLogsDir, pod));
+    await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), podLogDir(this.d.podLogsDir, pod));
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
     this.verdicts.delete(uid);
-    if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, (u) => u !== uid, this.d.cgroupRoot);
+    if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot);
     this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);
     this.d.statusManager.remove(uid);

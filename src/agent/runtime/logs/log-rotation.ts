@@ -35,17 +35,25 @@ export async function rotatedLogs(log: string): Promise<string[]> {
 
 /** Rotates container logs. */
 export class ContainerLogManager {
+  /** Log path per container ID: a container's log path never changes, so it is asked once. */
+  private readonly paths = new Map<string, string>();
+
   constructor(private readonly d: { runtime: RuntimeService; clock: Clock; logger: Logger; maxSizeBytes: number; maxFiles: number; intervalMs: number }) {}
 
-  /** One pass over the running containers. */
+  /** One pass over the running containers (one ContainerStatus per new container, a stat per log). */
   async rotateOnce(): Promise<void> {
     const containers = (await this.d.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
+    const live = new Set(containers.map((c) => c.id));
+    for (const id of [...this.paths.keys()]) if (!live.has(id)) this.paths.delete(id);
     for (const c of containers) {
-      let logPath: string | undefined;
-      try {
-        logPath = (await this.d.runtime.containerStatus(c.id)).status.log_path;
-      } catch {
-        continue;
+      let logPath = this.paths.get(c.id);
+      if (logPath === undefined) {
+        try {
+          logPath = (await this.d.runtime.containerStatus(c.id)).status.log_path;
+        } catch {
+          continue;
+        }
+        this.paths.set(c.id, logPath);
       }
       if (!logPath) continue;
       const size = (await stat(logPath).catch(() => undefined))?.size ?? 0;

@@ -1,0 +1,98 @@
+/**
+ * The agent's contract with its caller (main, tests, benches): the resolved configuration it is
+ * built from, and what a composed agent offers.
+ */
+import type { CriRuntime } from '../cri/services.js';
+import type { CgroupContext } from './runtime/linux-resources.js';
+import type { ImageGcPolicy, ImageGc } from './gc/image-gc.js';
+import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
+import type { NodeSettings } from './nodestatus/node-object.js';
+import type { createAgentHost } from './host.js';
+import type { createObservabilityHost } from './stats/observability-host.js';
+import type { PodConfig } from './podconfig/pod-config.js';
+import type { PodManager } from './pods/pod-manager.js';
+import type { PodWorkers } from './sync/pod-workers.js';
+import type { StatusManager } from './status/status-manager.js';
+import type { GenericPleg } from './pleg/generic-pleg.js';
+import type { GarbageCollector } from './gc/garbage-collector.js';
+import type { RuntimeState } from './runtime/runtime-state.js';
+import type { EventRecorder } from './events/recorder.js';
+import type { VolumeManager } from './volume/volume-manager.js';
+import type { VolumeStatsCollector } from './volume/volume-stats.js';
+import type { ProberManager } from './prober/prober-manager.js';
+import type { StatsCollector } from './stats/collector.js';
+import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
+
+/** Everything the agent needs to know (resolved from flags + config file by src/config). */
+export interface AgentConfig {
+  nodeName: string;
+  nodeIP: string;
+  rootDir: string;
+  podLogsDir: string;
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader: Record<string, string[]>;
+  fileCheckFrequencyMs: number;
+  httpCheckFrequencyMs: number;
+  syncFrequencyMs: number;
+  /** Empty: the embedded process runtime, in-process. */
+  containerRuntimeEndpoint: string;
+  version: string;
+  /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
+  streamingIdleTimeoutMs?: number;
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** --resolv-conf ("" → none). */
+  resolvConf: string;
+  cgroups: CgroupContext;
+  cpuCFSQuota: boolean;
+  cpuCFSQuotaPeriodUs: number;
+  serializeImagePulls: boolean;
+  imageGc: ImageGcPolicy;
+  containerGc: ContainerGcPolicy;
+  /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
+  podInfraContainerImage?: string;
+  /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
+  node: NodeSettings;
+  registerNode: boolean;
+  nodeStatusUpdateFrequencyMs: number;
+  nodeStatusReportFrequencyMs: number;
+  nodeLeaseDurationSeconds: number;
+  eventRecordQPS: number;
+  eventBurst: number;
+  /** Restart a silent pod watch after this long (default 5 min). */
+  watchdogMs?: number;
+  /** Container log rotation (containerLogMaxSize in bytes, containerLogMaxFiles, containerLogMonitorInterval in ms). */
+  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number };
+  /** volumeStatsAggPeriod (ms): how often volume usage is measured. */
+  volumeStatsAggPeriodMs?: number;
+  /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */
+  allowedUnsafeSysctls?: string[];
+}
+
+/** A composed agent. */
+export interface Agent {
+  host: ReturnType<typeof createAgentHost> & ReturnType<typeof createObservabilityHost>;
+  /** Connects to the runtime and starts every loop. */
+  start(): Promise<void>;
+  /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
+  stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
+  /** For tests and benchmarks. */
+  internals: {
+    podConfig: PodConfig;
+    podManager: PodManager;
+    workers: PodWorkers;
+    statusManager: StatusManager;
+    pleg: GenericPleg;
+    runtime: CriRuntime;
+    gc: GarbageCollector;
+    imageGc: ImageGc;
+    runtimeState: RuntimeState;
+    events: EventRecorder;
+    volumes: VolumeManager;
+    volumeStats: VolumeStatsCollector;
+    prober: ProberManager;
+    collector: StatsCollector;
+    metrics: KubeletMetrics;
+  };
+}

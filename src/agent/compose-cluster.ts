@@ -1,0 +1,65 @@
+/**
+ * Wiring of cluster membership (only with an apiserver): node registration and status, the
+ * node Lease, and the pod status sync — started once the machine and the runtime are known.
+ */
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { KubeClient } from '../lib/kube-client.js';
+import type { CriRuntime } from '../cri/services.js';
+import type { EventRecorder } from './events/recorder.js';
+import type { MachineInfo } from './nodestatus/machine-info.js';
+import type { NodeSettings } from './nodestatus/node-object.js';
+import { NodeStatusManager } from './nodestatus/node-status-manager.js';
+import { LeaseController } from './nodestatus/lease.js';
+import type { RuntimeState } from './runtime/runtime-state.js';
+import type { StatusSync } from './status/status-sync.js';
+
+/** What membership needs. */
+export interface ClusterMembershipDeps {
+  client: KubeClient;
+  settings: NodeSettings;
+  registerNode: boolean;
+  machine: MachineInfo;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  updateFrequencyMs: number;
+  reportFrequencyMs: number;
+  leaseDurationSeconds: number;
+  runtime: CriRuntime;
+  runtimeState: RuntimeState;
+  /** `<name>://<version>` of the runtime, for nodeInfo. */
+  runtimeVersion: string;
+  statusSync: StatusSync;
+}
+
+/** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
+export function startClusterMembership(d: ClusterMembershipDeps, signal: AbortSignal): NodeStatusManager {
+  const nodeStatus = new NodeStatusManager({
+    client: d.client,
+    settings: d.settings,
+    registerNode: d.registerNode,
+    machine: d.machine,
+    events: d.events,
+    clock: d.clock,
+    logger: d.logger,
+    updateFrequencyMs: d.updateFrequencyMs,
+    reportFrequencyMs: d.reportFrequencyMs,
+    runtime: async () => ({
+      runtimeVersion: d.runtimeVersion,
+      runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
+      images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
+    }),
+  });
+  nodeStatus.start({ signal });
+  new LeaseController({
+    client: d.client,
+    nodeName: d.settings.nodeName,
+    durationSeconds: d.leaseDurationSeconds,
+    nodeUid: () => nodeStatus.nodeUid(),
+    clock: d.clock,
+    logger: d.logger,
+  }).start({ signal });
+  d.statusSync.start({ signal });
+  return nodeStatus;
+}
