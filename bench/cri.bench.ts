@@ -8,12 +8,11 @@
  * Prints a table and writes bench/results/cri.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../src/api/types.js';
 import { createCriClient } from '../src/cri/client.js';
-import { generateSandboxConfig } from '../src/agent/runtime/sandbox-config.js';
-import { generateContainerConfig } from '../src/agent/runtime/container-config.js';
+import { directStartPod } from './direct-cri.js';
 import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
@@ -50,27 +49,7 @@ async function waitFor(pred: (pods: Pod[]) => boolean, pollMs: number, timeoutMs
 async function directStart(i: number): Promise<{ ms: number; sandboxId: string; uid: string }> {
   const pod = podSpec(`direct-${i}`);
   pod.metadata.uid = `direct-uid-${i}-${Date.now()}`;
-  const c = pod.spec.containers[0];
-  const t0 = performance.now();
-  const image = await cri.images.imageStatus({ image: c.image! });
-  const sbConfig = generateSandboxConfig(pod, 0, {
-    podLogsDir: join(dir, 'direct-logs'),
-    dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
-    cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
-  });
-  const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
-  const ip = (await cri.runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '';
-  const built = generateContainerConfig(pod, c, 0, image!.id, {
-    podIPs: [ip],
-    hostIPs: ['127.0.0.1'],
-    nodeName: node,
-    image,
-    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
-  });
-  if (!built.ok) throw new Error(built.message);
-  const id = await cri.runtime.createContainer(sandboxId, built.config, sbConfig);
-  await cri.runtime.startContainer(id);
-  return { ms: performance.now() - t0, sandboxId, uid: pod.metadata.uid };
+  return directStartPod(cri, pod, { dir, node });
 }
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };

@@ -1,6 +1,6 @@
 /**
  * Scaling against the physical limit: N standalone static pods (hostNetwork busybox `sleep`,
- * grace 1 s) on a private containerd, started and stopped through tskubelet, against the SAME CRI
+ * grace 2 s, upstream's minimum) on a private containerd, started and stopped through tskubelet, against the SAME CRI
  * calls made directly on the same containerd (ImageStatus, RunPodSandbox, CreateContainer,
  * StartContainer with the configs the kubelet generates; StopContainer with the grace period,
  * StopPodSandbox, RemovePodSandbox), all pods at once, for N = 10, 100, 250
@@ -16,12 +16,12 @@
  * Prints a table and writes bench/results/scale.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, totalmem } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../src/api/types.js';
 import { createCriClient } from '../src/cri/client.js';
-import { generateSandboxConfig } from '../src/agent/runtime/sandbox-config.js';
-import { generateContainerConfig } from '../src/agent/runtime/container-config.js';
+import { directStartPod } from './direct-cri.js';
+import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
 import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
@@ -30,7 +30,8 @@ import { machine, percentile, report, round, sampleProcess } from './lib.js';
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 const IDLE_SECONDS = Number(process.env.BENCH_SCALE_IDLE_SECONDS ?? 20);
-const GRACE_S = 1;
+// The kubelet never gives less than upstream's minimumGracePeriodInSeconds (2 s), so both sides stop with 2 s.
+const GRACE_S = MIN_GRACE_SECONDS;
 const node = 'scale-bench';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-scale-'));
 const manifests = join(dir, 'manifests');
@@ -57,35 +58,16 @@ async function sandboxesLeft(prefix: string): Promise<number> {
   return (await cri.runtime.listPodSandbox()).filter((s) => s.metadata.name.startsWith(prefix)).length;
 }
 
-/** One pod's start through direct CRI calls; returns what its stop needs. */
-async function directStart(name: string, imageId: string): Promise<{ sandboxId: string; containerId: string; uid: string }> {
-  const pod = podSpec(name);
-  pod.metadata.uid = `${name}-${Date.now()}`;
-  const c = pod.spec.containers[0];
-  const image = await cri.images.imageStatus({ image: c.image! });
-  const sbConfig = generateSandboxConfig(pod, 0, {
-    podLogsDir: join(dir, 'direct-logs'),
-    dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
-    cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
-  });
-  const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
-  const built = generateContainerConfig(pod, c, 0, imageId, {
-    podIPs: ['127.0.0.1'],
-    hostIPs: ['127.0.0.1'],
-    nodeName: node,
-    image,
-    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
-  });
-  if (!built.ok) throw new Error(built.message);
-  const containerId = await cri.runtime.createContainer(sandboxId, built.config, sbConfig);
-  await cri.runtime.startContainer(containerId);
-  return { sandboxId, containerId, uid: pod.metadata.uid };
-}
-
-async function directRound(n: number, r: number, imageId: string): Promise<{ startS: number; stopS: number }> {
+async function directRound(n: number, r: number): Promise<{ startS: number; stopS: number }> {
   const names = Array.from({ length: n }, (_, i) => `direct-${n}-${r}-${i}`);
   const t0 = performance.now();
-  const pods = await Promise.all(names.map((name) => directStart(name, imageId)));
+  const pods = await Promise.all(
+    names.map((name) => {
+      const pod = podSpec(name);
+      pod.metadata.uid = `${name}-${Date.now()}`;
+      return directStartPod(cri, pod, { dir, node });
+    }),
+  );
   const startS = (performance.now() - t0) / 1000;
   await sleep(2000);
   const t1 = performance.now();
@@ -114,12 +96,11 @@ async function kubeletStop(prefix: string, n: number): Promise<number> {
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
-  const imageId = (await cri.images.imageStatus({ image: TEST_IMAGES.busybox }))!.id;
   for (const n of SIZES) {
     // The direct rounds first, with no kubelet on the runtime (a kubelet stops sandboxes it does not know, as upstream's).
     const d = { start: [] as number[], stop: [] as number[] };
     for (let r = 0; r < ROUNDS; r++) {
-      const dr = await directRound(n, r, imageId);
+      const dr = await directRound(n, r);
       d.start.push(dr.startS);
       d.stop.push(dr.stopS);
     }

@@ -6,22 +6,13 @@
  * Prints a table and writes bench/results/startup.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
+import { acceptsConnections, freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 7);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port }, () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.on('error', () => resolve(false));
-  });
 
 async function once(dir: string): Promise<{ healthzMs: number; servingMs: number; rssMiB: number }> {
   const ports = await freeKubeletPorts();
@@ -32,7 +23,11 @@ async function once(dir: string): Promise<{ healthzMs: number; servingMs: number
     for (;;) {
       const now = performance.now() - t0;
       if (!healthzMs && (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200) healthzMs = performance.now() - t0;
-      if (healthzMs && (await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status === 200 && (await accepts(ports.port)))
+      if (
+        healthzMs &&
+        (await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status === 200 &&
+        (await acceptsConnections(ports.port))
+      )
         return { healthzMs, servingMs: performance.now() - t0, rssMiB: sampleProcess(k.proc.pid!).rss / 2 ** 20 };
       if (now > 30_000) throw new Error('not serving after 30 s');
       await sleep(2);

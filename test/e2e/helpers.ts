@@ -68,24 +68,27 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, wha
   }
 }
 
-/** A running kubelet. */
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const s = net.connect({ host: '127.0.0.1', port }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.on('error', () => resolve(false));
+  });
+}
+
 /**
  * Waits until the kubelet serves: healthz 200 (it is up first, as upstream's) and the API ports
  * accepting connections.
  */
 export async function untilServing(ports: KubeletPorts, timeoutMs = 20_000): Promise<void> {
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, timeoutMs, 'healthz');
-  const accepts = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      const s = net.connect({ host: '127.0.0.1', port }, () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-  await until(async () => (await accepts(ports.port)) && (!ports.ro || (await accepts(ports.ro))), timeoutMs, 'API ports');
+  await until(async () => (await acceptsConnections(ports.port)) && (!ports.ro || (await acceptsConnections(ports.ro))), timeoutMs, 'API ports');
 }
 
+/** A running kubelet. */
 export interface Kubelet {
   proc: ChildProcess;
   output: () => string;
