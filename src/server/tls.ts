@@ -45,13 +45,13 @@ export function reloadTlsOnChange(server: Server, files: TlsFiles, opts: { logge
     clearTimeout(pending);
     // Let a writer finish replacing both files before reading them.
     pending = setTimeout(() => {
-      tlsOptions(files).then(
-        (o) => {
+      // A half-written or unusable file set must never escape as a rejection: keep the old context.
+      tlsOptions(files)
+        .then((o) => {
           server.setSecureContext(o);
           opts.logger.info({ files: paths }, 'reloaded TLS certificate, key and client CA');
-        },
-        (err: unknown) => opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones'),
-      );
+        })
+        .catch((err: unknown) => opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones'));
     }, 100);
   };
   for (const p of paths)
