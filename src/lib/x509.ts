@@ -62,7 +62,6 @@ export interface CertOptions {
   key: { privateKeyPem: string } | { csrPem: string };
   /** The issuer (a CA certificate and key); self-signed when absent. */
   issuer?: { certPem: string; keyPem: string };
-  ca?: boolean;
   usage: 'ca' | 'server' | 'client';
   sans?: { dns: string[]; ips: string[] };
   notBefore: Date;
@@ -74,7 +73,8 @@ export async function createCertificate(o: CertOptions): Promise<string> {
   const m = await x509();
   const signer = await importPair(o.issuer?.keyPem ?? ('privateKeyPem' in o.key ? o.key.privateKeyPem : ''));
   let publicKey: CryptoKey;
-  if ('privateKeyPem' in o.key) publicKey = (await importPair(o.key.privateKeyPem)).keys.publicKey;
+  // Self-signed: the signer's own public key; otherwise the certified key's.
+  if ('privateKeyPem' in o.key) publicKey = o.issuer ? (await importPair(o.key.privateKeyPem)).keys.publicKey : signer.keys.publicKey;
   else {
     const csr = new m.Pkcs10CertificateRequest(o.key.csrPem);
     if (!(await csr.verify())) throw new Error('CSR signature invalid');

@@ -4,8 +4,7 @@
  * Existing files are reused; keys (ECDSA P-256) are written 0600. Generation is native
  * (`lib/x509.ts`), so a fresh root dir costs milliseconds, not seconds.
  */
-import { access } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../lib/fs-util.js';
 import { createCertificate, newKeyPem } from '../lib/x509.js';
