@@ -13,7 +13,7 @@ export const builtinChecks: readonly HealthCheck[] = [
 
 /** An answer: status, plain-text body, and the checks that failed (for the log). */
 export interface HealthzAnswer {
-  status: 200 | 404 | 500;
+  status: 200 | 400 | 404 | 500;
   body: string;
   failed: { name: string; reason: string }[];
 }
@@ -35,4 +35,23 @@ export function healthzOne(checks: readonly HealthCheck[], name: string): Health
   if (!c) return { status: 404, body: '404 page not found\n', failed: [] };
   const err = c.check();
   return err ? { status: 500, body: `internal server error: ${err}\n`, failed: [{ name, reason: err }] } : { status: 200, body: 'ok', failed: [] };
+}
+
+/**
+ * The healthz port's routing (a bare mux, as upstream): /healthz, /healthz/<name>, 404 elsewhere;
+ * a URL or escape that cannot be parsed is a 400. Never throws.
+ */
+export function healthzRoute(checks: readonly HealthCheck[], rawUrl: string): HealthzAnswer {
+  let path: string;
+  let verbose: boolean;
+  try {
+    const url = new URL(rawUrl, 'http://healthz');
+    path = url.pathname === '/healthz' ? '' : decodeURIComponent(url.pathname);
+    verbose = url.searchParams.has('verbose');
+  } catch {
+    return { status: 400, body: '400 Bad Request\n', failed: [] };
+  }
+  if (path === '') return healthzAll(checks, verbose);
+  if (path.startsWith('/healthz/') && !path.slice(9).includes('/')) return healthzOne(checks, path.slice(9));
+  return { status: 404, body: '404 page not found\n', failed: [] };
 }

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { Logger } from '../lib/logger.js';
 import type { HealthCheck } from '../routes/host.js';
-import { builtinChecks, healthzAll, healthzOne } from '../routes/healthz-answer.js';
+import { builtinChecks, healthzRoute } from '../routes/healthz-answer.js';
 import { applyConnectionLimits, type ClosableServer } from './limits.js';
 
 /** A running healthz server; `setChecks` installs the agent's checks once it exists. */
@@ -19,14 +19,7 @@ export interface HealthzServer extends ClosableServer {
 export async function startHealthzServer(o: { port: number; host: string; logger: Logger }): Promise<HealthzServer> {
   let extra: () => HealthCheck[] = () => [];
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://healthz');
-    const checks = [...builtinChecks, ...extra()];
-    const a =
-      url.pathname === '/healthz'
-        ? healthzAll(checks, url.searchParams.has('verbose'))
-        : url.pathname.startsWith('/healthz/') && !url.pathname.slice(9).includes('/')
-          ? healthzOne(checks, decodeURIComponent(url.pathname.slice(9)))
-          : { status: 404 as const, body: '404 page not found\n', failed: [] };
+    const a = healthzRoute([...builtinChecks, ...extra()], req.url ?? '/');
     for (const f of a.failed) o.logger.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
     res.writeHead(a.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(a.body) });
     res.end(req.method === 'HEAD' ? undefined : a.body);

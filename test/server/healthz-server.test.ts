@@ -44,6 +44,21 @@ describe('healthz server', () => {
     expect((await get('/healthz/syncloop')).body).toBe('ok');
   });
 
+  it('answers a malformed escape or URL with 400 and keeps serving', async () => {
+    expect(await get('/healthz/%E0%A4')).toMatchObject({ status: 400, body: '400 Bad Request\n' });
+    const port = Number(new URL(base).port);
+    const raw = await new Promise<string>((resolve) => {
+      let buf = '';
+      const s = net.connect({ host: '127.0.0.1', port }, () => s.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      s.on('data', (d) => {
+        buf += d.toString();
+      });
+      s.on('close', () => resolve(buf));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400/);
+    expect((await get('/healthz')).status).toBe(200);
+  });
+
   it('answers garbage with 400', async () => {
     const port = Number(new URL(base).port);
     const reply = await new Promise<string>((resolve) => {
