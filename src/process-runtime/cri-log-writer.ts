@@ -71,6 +71,18 @@ export class CriLogWriter {
     this.out.on('error', () => {});
   }
 
+  /**
+   * Closes the file leaving lines open: pending bytes are written as P(artial) records, so the
+   * next writer of this log (a restarted runtime) completes the line.
+   */
+  detach(): Promise<void> {
+    for (const stream of ['stdout', 'stderr'] as const) {
+      if (this.pending[stream].length) this.out.write(formatRecord(nowNs(), stream, true, this.pending[stream]));
+      this.pending[stream] = Buffer.alloc(0);
+    }
+    return new Promise((resolve) => this.out.end(resolve));
+  }
+
   /** Flushes pending lines and closes the file; resolves when the data is on disk. */
   close(): Promise<void> {
     this.endStream('stdout');

@@ -1,6 +1,7 @@
 /**
- * One running container process: a host process group started with pipes or a node-pty TTY,
- * its output fed to a CriLogWriter, and its exit observed.
+ * One running container process: a host process group started with pipes, FIFOs (daemon mode,
+ * container-io.ts) or a node-pty TTY, its output fed to a CriLogWriter, and its exit observed;
+ * or, after a daemon restart, a detached one adopted again.
  *
  *   spawn ──► running ──(main process exits)──► group SIGKILLed (as a PID namespace would be)
  *                                               ──► logs flushed ──► exited(code, signal)
@@ -9,9 +10,10 @@ import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { Writable as WritableStream } from 'node:stream';
 import { constants as osConstants } from 'node:os';
-import type { Writable } from 'node:stream';
-import { CriLogWriter } from './cri-log-writer.js';
-import { processStartTime, signalGroup } from './proc.js';
+import type { Readable, Writable } from 'node:stream';
+import { CriLogWriter, type LogStream } from './cri-log-writer.js';
+import { isSameProcessAlive, processStartTime, signalGroup } from './proc.js';
+import { openOutputReaders, prepareDetachedIo, readExitFile, type DetachedStdio } from './container-io.js';
 
 /** How a container process ended. */
 export interface ProcessExit {
@@ -30,6 +32,10 @@ export interface ProcessSpec {
   logPath: string;
   uid?: number;
   gid?: number;
+  /** Daemon mode: the directory of the container's detached I/O (container-io.ts). */
+  ioDir?: string;
+  /** Wraps the main process's argv (the mount namespace), outside the exit wrapper. */
+  wrap?: (argv: string[]) => string[];
 }
 
 /** A started process; `exited` resolves once and never rejects. */
@@ -42,6 +48,8 @@ export interface ProcessHandle {
   /** Live output for attach: emits 'stdout' / 'stderr' with each Buffer as it is logged. */
   output: EventEmitter;
   resize?(cols: number, rows: number): void;
+  /** Detached containers (daemon mode): stop reading its output and leave it running. */
+  detach?(): Promise<void>;
 }
 
 function exitCodeOf(code: number | null, signal: NodeJS.Signals | null | number): number {
@@ -50,21 +58,55 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null | number)
   return 128 + num;
 }
 
-/** Starts the process; rejects when it cannot be started (e.g. executable not found). */
+/** Feeds both output streams to the log and to attach listeners; resolves once both have closed. */
+function relayOutput(streams: { stdout: Readable; stderr: Readable }, log: CriLogWriter, output: EventEmitter): Promise<unknown> {
+  const relay = (name: LogStream) => {
+    streams[name].on('data', (d: Buffer) => {
+      log.write(name, d);
+      output.emit(name, d);
+    });
+    streams[name].on('error', () => {});
+    return new Promise((r) => streams[name].once('close', r));
+  };
+  return Promise.all([relay('stdout'), relay('stderr')]);
+}
+
+/** The exit of a container whose main process ended: the group is killed, output drained (bounded), the log closed. */
+async function settle(pid: number, streamsDone: Promise<unknown>, log: CriLogWriter, exit: () => Promise<ProcessExit>): Promise<ProcessExit> {
+  signalGroup(pid, 'SIGKILL');
+  await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))]);
+  await log.close().catch(() => {});
+  return exit();
+}
+
+/**
+ * Starts the process; rejects when it cannot be started (e.g. executable not found). With
+ * `spec.ioDir` (daemon mode) its output goes through FIFOs and its exit status to a file
+ * (container-io.ts), so that a later runtime process can adopt it (adoptProcess).
+ */
 export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Promise<ProcessHandle> {
   const log = new CriLogWriter(spec.logPath);
   if (spec.tty) return startPty(spec, log, nowNs);
-  const child = spawn(spec.argv[0], spec.argv.slice(1), {
+  let io: DetachedStdio | undefined;
+  try {
+    io = spec.ioDir ? await prepareDetachedIo(spec.ioDir, spec.argv) : undefined;
+  } catch (err) {
+    await log.close();
+    throw err;
+  }
+  const argv = (spec.wrap ?? ((a: string[]) => a))(io?.argv ?? spec.argv);
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: spec.cwd,
     env: spec.env,
     detached: true,
-    stdio: [spec.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    stdio: [spec.stdin ? 'pipe' : 'ignore', io?.stdout ?? 'pipe', io?.stderr ?? 'pipe', ...(io ? [io.exit] : [])],
     uid: spec.uid,
     gid: spec.gid,
   });
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (err) => {
+      io?.abandon();
       log.close().then(
         () => reject(err),
         () => reject(err),
@@ -74,32 +116,65 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
   const pid = child.pid!;
   const startTime = processStartTime(pid);
   const output = new EventEmitter();
-  child.stdout!.on('data', (d: Buffer) => {
-    log.write('stdout', d);
-    output.emit('stdout', d);
-  });
-  child.stderr!.on('data', (d: Buffer) => {
-    log.write('stderr', d);
-    output.emit('stderr', d);
-  });
-  const streamsDone = Promise.all([new Promise((r) => child.stdout!.once('close', r)), new Promise((r) => child.stderr!.once('close', r))]);
+  const streams = io ? io.spawned() : { stdout: child.stdout!, stderr: child.stderr! };
+  const streamsDone = relayOutput(streams, log, output);
   const exited = new Promise<ProcessExit>((resolve) => {
     child.once('exit', (code, signal) => {
       const finishedAtNs = nowNs();
-      signalGroup(pid, 'SIGKILL');
-      const done = () => resolve({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs });
-      Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))])
-        .then(() => log.close())
-        .then(done, done);
+      void settle(pid, streamsDone, log, async () => ({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs })).then(resolve);
     });
   });
   child.stdin?.on('error', () => {});
-  return { pid, startTime, exited, stdin: child.stdin ?? undefined, log, output };
+  const detach = io ? () => detachOutput(streams, log) : undefined;
+  return { pid, startTime, exited, stdin: child.stdin ?? undefined, log, output, detach };
+}
+
+/** Stops reading a detached container's output (the container keeps running; its FIFOs buffer). */
+async function detachOutput(streams: { stdout: Readable; stderr: Readable }, log: CriLogWriter): Promise<void> {
+  streams.stdout.destroy();
+  streams.stderr.destroy();
+  await log.detach();
+}
+
+/** How often an adopted process (not our child: no exit event) is checked for having ended. */
+const ADOPTED_POLL_MS = 1000;
+
+/**
+ * Takes over a detached container started by an earlier runtime process: reads its FIFOs again
+ * and notices its end by polling (it is not our child); the exit status comes from the exit file
+ * (none: the wrapper was killed, reported as SIGKILL's 137).
+ */
+export function adoptProcess(o: { pid: number; startTime?: number; ioDir: string; logPath: string }, nowNs: () => bigint): ProcessHandle {
+  const log = new CriLogWriter(o.logPath);
+  const output = new EventEmitter();
+  const streams = openOutputReaders(o.ioDir);
+  const streamsDone = relayOutput(streams, log, output);
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<ProcessExit>((resolve) => {
+    let done = false;
+    const check = () => {
+      if (done || isSameProcessAlive(o.pid, o.startTime)) return;
+      done = true;
+      clearInterval(timer);
+      const seenAt = nowNs();
+      void settle(o.pid, streamsDone, log, async () => (await readExitFile(o.ioDir)) ?? { exitCode: 137, signal: 'SIGKILL', finishedAtNs: seenAt }).then(
+        resolve,
+      );
+    };
+    timer = setInterval(check, ADOPTED_POLL_MS).unref();
+    void streamsDone.then(check);
+  });
+  const detach = async () => {
+    clearInterval(timer);
+    await detachOutput(streams, log);
+  };
+  return { pid: o.pid, startTime: o.startTime, exited, log, output, detach };
 }
 
 async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigint): Promise<ProcessHandle> {
   const pty = await import('node-pty');
-  const term = pty.spawn(spec.argv[0], spec.argv.slice(1), {
+  const argv = (spec.wrap ?? ((a: string[]) => a))(spec.argv);
+  const term = pty.spawn(argv[0], argv.slice(1), {
     name: 'xterm',
     cols: 80,
     rows: 24,
@@ -117,11 +192,13 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
     output.emit('stdout', b);
   });
   const exited = new Promise<ProcessExit>((resolve) => {
-    term.onExit(async ({ exitCode, signal }) => {
+    term.onExit(({ exitCode, signal }) => {
       const finishedAtNs = nowNs();
-      signalGroup(pid, 'SIGKILL');
-      await log.close();
-      resolve({ exitCode: signal ? 128 + signal : exitCode, signal: signal ? String(signal) : undefined, finishedAtNs });
+      void settle(pid, Promise.resolve(), log, async () => ({
+        exitCode: signal ? 128 + signal : exitCode,
+        signal: signal ? String(signal) : undefined,
+        finishedAtNs,
+      })).then(resolve);
     });
   });
   const stdin = spec.stdin

@@ -6,7 +6,8 @@
  *
  * Modes: 'in-process' (the kubelet calls it directly; on start it kills and forgets whatever an
  * earlier run left behind, on shutdown it stops its processes) and 'daemon' (served over gRPC by
- * `tskubelet process-runtime`; containers outlive kubelet restarts).
+ * `tskubelet process-runtime`; containers outlive kubelet restarts, and daemon restarts too: their
+ * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, stat } from 'node:fs/promises';
@@ -18,7 +19,8 @@ import { CRI_API_VERSION, type RuntimeService } from '../cri/services.js';
 import type * as cri from '../cri/types.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
-import { startProcess, type ProcessHandle } from './process-handle.js';
+import { adoptProcess, startProcess, type ProcessHandle } from './process-handle.js';
+import { hasDetachedIo, readExitFile } from './container-io.js';
 import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
 import { containerStats, markedPidsByContainer } from './container-stats.js';
 import { resolveExecutable } from './executable.js';
@@ -78,6 +80,40 @@ export class ProcessRuntime implements RuntimeService {
     await this.streaming.start();
     await this.store.removeTemporaryFiles();
     const { sandboxes, containers } = await this.store.loadAll();
+    if (this.deps.mode === 'in-process') return this.forgetEarlierRun(sandboxes, containers);
+    for (const s of sandboxes) this.sandboxes.set(s.id, s);
+    const adopted = new Set<string>();
+    for (const c of containers) {
+      this.containers.set(c.id, c);
+      if (c.state !== 'CONTAINER_RUNNING') continue;
+      if (await this.adopt(c)) {
+        adopted.add(c.id);
+        continue;
+      }
+      if (c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) signalGroup(c.pid, 'SIGKILL');
+      const exit = await readExitFile(this.ioDirOf(c.id));
+      Object.assign(
+        c,
+        exit
+          ? {
+              state: 'CONTAINER_EXITED',
+              exitCode: exit.exitCode,
+              reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+              finishedAtNs: exit.finishedAtNs.toString(),
+            }
+          : { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error', message: 'process runtime restarted', finishedAtNs: nowNs().toString() },
+        { pid: undefined },
+      );
+      await this.store.saveContainer(c);
+    }
+    // Processes of no adopted container: started just before a crash, or daemonized children of ended ones.
+    const orphans = killMarked(`${this.runtimeKey}:`, (value) => adopted.has(value.slice(this.runtimeKey.length + 1)));
+    if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
+    if (adopted.size) this.deps.logger.info({ containers: adopted.size }, 'process runtime: adopted the running containers of an earlier run');
+  }
+
+  /** In-process mode: whatever an earlier run left is killed and forgotten (its kubelet is gone too). */
+  private async forgetEarlierRun(sandboxes: SandboxRecord[], containers: ContainerRecord[]): Promise<void> {
     for (const c of containers) {
       if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
         this.deps.logger.info({ containerId: c.id, pid: c.pid }, 'process runtime: killing container process left by an earlier run');
@@ -87,29 +123,43 @@ export class ProcessRuntime implements RuntimeService {
     // Also the processes no record knows (started just before a crash) and their daemonized children.
     const orphans = killMarked(`${this.runtimeKey}:`);
     if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
-    if (this.deps.mode === 'in-process') {
-      for (const c of containers) await this.store.deleteContainer(c.id);
-      for (const s of sandboxes) {
-        await this.store.deleteSandbox(s.id);
-        await rm(s.dir, { recursive: true, force: true });
-      }
-      return;
+    for (const c of containers) await this.store.deleteContainer(c.id);
+    for (const s of sandboxes) {
+      await this.store.deleteSandbox(s.id);
+      await rm(s.dir, { recursive: true, force: true });
     }
-    for (const s of sandboxes) this.sandboxes.set(s.id, s);
-    for (const c of containers) {
-      if (c.state === 'CONTAINER_RUNNING') {
-        Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error', message: 'process runtime restarted', finishedAtNs: nowNs().toString() });
-        await this.store.saveContainer(c);
-      }
-      this.containers.set(c.id, c);
+    await rm(join(this.deps.stateDir, 'io'), { recursive: true, force: true });
+  }
+
+  /** Daemon mode: takes over a detached container that still runs; false when it cannot. */
+  private async adopt(c: ContainerRecord): Promise<boolean> {
+    const ioDir = this.ioDirOf(c.id);
+    if (!c.pid || !isSameProcessAlive(c.pid, c.pidStartTime) || !(await hasDetachedIo(ioDir))) return false;
+    try {
+      const h = adoptProcess({ pid: c.pid, startTime: c.pidStartTime, ioDir, logPath: c.logPath }, nowNs);
+      this.handles.set(c.id, h);
+      this.watchExit(c, h);
+      return true;
+    } catch (err) {
+      this.deps.logger.warn({ containerId: c.id, err: messageOf(err) }, 'process runtime: cannot adopt a running container; killing it');
+      return false;
     }
   }
 
-  /** Stops every container (in-process mode: also forgets them). */
+  private ioDirOf(id: string): string {
+    return join(this.deps.stateDir, 'io', id);
+  }
+
+  /**
+   * In-process mode: stops every container and forgets them. Daemon mode: leaves detached
+   * containers running for the next daemon to adopt (as containerd's shims outlive containerd);
+   * TTY containers, whose terminal lives in this process, are stopped.
+   */
   async shutdown(graceSeconds = 5): Promise<void> {
     await this.streaming.stop();
-    await Promise.all([...this.handles.keys()].map((id) => this.stopContainer(id, graceSeconds)));
-    if (this.deps.mode === 'in-process') {
+    const daemon = this.deps.mode === 'daemon';
+    await Promise.all([...this.handles.entries()].map(([id, h]) => (daemon && h.detach ? h.detach() : this.stopContainer(id, graceSeconds))));
+    if (!daemon) {
       for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
     }
     this.lock?.release();
@@ -249,28 +299,35 @@ export class ProcessRuntime implements RuntimeService {
     if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
     const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
     if (!mounts.ok) return this.failStart(c, mounts.message);
-    let spawnArgv = argv;
+    let wrap: ((a: string[]) => string[]) | undefined;
     let user: { uid?: number; gid?: number } = { uid, gid };
     if (mounts.mounts.length) {
       c.createdMountPoints = await prepareMountPoints(mounts.mounts).catch((err) => this.failStart(c, `failed to create mount points: ${messageOf(err)}`));
-      spawnArgv = wrapInMountNamespace(argv, mounts.mounts, { uid, gid, groups });
+      wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups });
       user = {};
       c.mountNs = true;
     }
+    // Daemon mode: output and exit status outlive this process (container-io.ts); a TTY cannot.
+    const ioDir = this.deps.mode === 'daemon' && !c.config.tty ? this.ioDirOf(id) : undefined;
     let h: ProcessHandle;
     try {
-      h = await startProcess({ argv: spawnArgv, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user }, nowNs);
+      h = await startProcess({ argv, wrap, ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user }, nowNs);
     } catch (err) {
       return this.failStart(c, `failed to start container process: ${messageOf(err)}`);
     }
     this.handles.set(id, h);
     Object.assign(c, { state: 'CONTAINER_RUNNING', startedAtNs: nowNs().toString(), pid: h.pid, pidStartTime: h.startTime });
     await this.store.saveContainer(c);
+    this.watchExit(c, h);
+  }
+
+  /** Records the container's exit when its main process ends. */
+  private watchExit(c: ContainerRecord, h: ProcessHandle): void {
     void h.exited.then(async (exit) => {
-      this.handles.delete(id);
+      this.handles.delete(c.id);
       // As a PID namespace would: when the main process ends, every process of the container ends.
-      killMarked(this.markerOf(id));
-      if (!this.containers.has(id)) return;
+      killMarked(this.markerOf(c.id));
+      if (!this.containers.has(c.id)) return;
       Object.assign(c, {
         state: 'CONTAINER_EXITED',
         exitCode: exit.exitCode,
@@ -300,6 +357,7 @@ export class ProcessRuntime implements RuntimeService {
     await this.stopContainer(id, 0);
     this.containers.delete(id);
     await this.store.deleteContainer(id);
+    await rm(this.ioDirOf(id), { recursive: true, force: true });
     // A mount point another container still mounts stays (removing it would detach that mount).
     const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
     await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
