@@ -5,7 +5,8 @@
  */
 import { hostname } from 'node:os';
 import type { ContainerRecord, SandboxRecord } from './state.js';
-import { enterMountNamespace } from './mount-namespace.js';
+import { enterMountNamespace, setprivArgs } from './mount-namespace.js';
+import { joinCgroupArgv } from './container-cgroups.js';
 import { CONTAINER_MARKER } from './proc.js';
 
 /** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
@@ -16,18 +17,23 @@ export interface ExecContext {
   gid?: number;
   groups?: number[];
   mountNsPid?: number;
+  /** Root: the cgroup.procs files of the container's cgroup, which commands join first. */
+  cgroupProcs?: string[];
 }
 
 /** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
 export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
-  if (!ctx.mountNsPid) return { argv, uid: ctx.uid, gid: ctx.gid };
-  return { argv: enterMountNamespace(ctx.mountNsPid, argv, { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups, cwd: ctx.cwd }) };
+  const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups };
+  const entered = ctx.mountNsPid ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd }) : undefined;
+  // Joining a cgroup needs root: the user switch then happens after it, through setpriv.
+  if (ctx.cgroupProcs?.length) return { argv: joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv]) };
+  return entered ? { argv: entered } : { argv, uid: ctx.uid, gid: ctx.gid };
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts). */
-export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined, marker: string): ExecContext {
+/** The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its cgroup. */
+export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined, marker: string, cgroupProcs?: string[]): ExecContext {
   const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: sandbox?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
   for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
   env[CONTAINER_MARKER] = marker;
@@ -40,5 +46,11 @@ export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | un
           gid: sc?.run_as_group ? Number(sc.run_as_group.value) : undefined,
           groups: sc?.supplemental_groups?.length ? sc.supplemental_groups.map(Number) : undefined,
         };
-  return { env, cwd: c.config.working_dir || sandbox?.dir || '/', ...user, mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined };
+  return {
+    env,
+    cwd: c.config.working_dir || sandbox?.dir || '/',
+    ...user,
+    mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined,
+    cgroupProcs,
+  };
 }

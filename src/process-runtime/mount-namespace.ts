@@ -31,7 +31,8 @@ const SCRIPT = [
   'exec "$@"',
 ].join('\n');
 
-function setprivArgs(u: ProcessUser): string[] {
+/** argv prefix that switches to user `u` (none when `u` is empty). Pure. */
+export function setprivArgs(u: ProcessUser): string[] {
   if (u.uid === undefined && u.gid === undefined && !u.groups?.length) return [];
   return [
     'setpriv',

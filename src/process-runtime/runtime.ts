@@ -10,19 +10,29 @@
  * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join, isAbsolute } from 'node:path';
-import { KubeletError, badRequest, notFound, messageOf } from '../lib/errors.js';
+import { KubeletError, badRequest, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
 import { CRI_API_VERSION, type RuntimeService } from '../cri/services.js';
 import type * as cri from '../cri/types.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
-import { adoptProcess, startProcess, type ProcessHandle } from './process-handle.js';
-import { hasDetachedIo, readExitFile } from './container-io.js';
-import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
-import { containerStats, markedPidsByContainer } from './container-stats.js';
+import type { ProcessHandle } from './process-handle.js';
+import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
+import { launchContainer } from './container-launch.js';
+import { killMarked, signalGroup } from './proc.js';
+import { containerStats, markedPidsByContainer, processUsage } from './container-stats.js';
+import {
+  cgroupUsage,
+  containerCgroupDirs,
+  detectContainerCgroups,
+  killCgroup,
+  removeContainerCgroup,
+  removeRuntimeCgroups,
+  type ContainerCgroups,
+} from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import { imageIdOf } from './images.js';
@@ -31,7 +41,7 @@ import { containerContext, type ExecContext } from './container-context.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { effectiveMounts, prepareMountPoints, removeMountPoints, wrapInMountNamespace } from './mount-namespace.js';
+import { removeMountPoints } from './mount-namespace.js';
 import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
@@ -60,6 +70,8 @@ export class ProcessRuntime implements RuntimeService {
   private readonly streaming: StreamingServer;
 
   private lock: InstanceLock | undefined;
+  /** The containers' cgroups when running as root (container-cgroups.ts). */
+  private cgroups: ContainerCgroups | undefined;
   /** Identifies this runtime's processes (a hash of its state dir); see proc.ts markedProcesses. */
   private readonly runtimeKey: string;
   private markerOf(id: string): string {
@@ -79,71 +91,23 @@ export class ProcessRuntime implements RuntimeService {
     await mkdir(this.deps.stateDir, { recursive: true });
     await this.streaming.start();
     await this.store.removeTemporaryFiles();
+    this.cgroups = await detectContainerCgroups(this.runtimeKey);
+    if (this.cgroups) this.deps.logger.info({ cgroups: this.cgroups.roots }, 'process runtime: each container gets a cgroup');
     const { sandboxes, containers } = await this.store.loadAll();
-    if (this.deps.mode === 'in-process') return this.forgetEarlierRun(sandboxes, containers);
+    const recovery = {
+      store: this.store,
+      logger: this.deps.logger,
+      runtimeKey: this.runtimeKey,
+      cgroups: this.cgroups,
+      ioDirOf: (id: string) => this.ioDirOf(id),
+    };
+    if (this.deps.mode === 'in-process') return forgetEarlierRun(recovery, sandboxes, containers, join(this.deps.stateDir, 'io'));
     for (const s of sandboxes) this.sandboxes.set(s.id, s);
-    const adopted = new Set<string>();
-    for (const c of containers) {
-      this.containers.set(c.id, c);
-      if (c.state !== 'CONTAINER_RUNNING') continue;
-      if (await this.adopt(c)) {
-        adopted.add(c.id);
-        continue;
-      }
-      if (c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) signalGroup(c.pid, 'SIGKILL');
-      const exit = await readExitFile(this.ioDirOf(c.id));
-      Object.assign(
-        c,
-        exit
-          ? {
-              state: 'CONTAINER_EXITED',
-              exitCode: exit.exitCode,
-              reason: exit.exitCode === 0 ? 'Completed' : 'Error',
-              finishedAtNs: exit.finishedAtNs.toString(),
-            }
-          : { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error', message: 'process runtime restarted', finishedAtNs: nowNs().toString() },
-        { pid: undefined },
-      );
-      await this.store.saveContainer(c);
-    }
-    // Processes of no adopted container: started just before a crash, or daemonized children of ended ones.
-    const orphans = killMarked(`${this.runtimeKey}:`, (value) => adopted.has(value.slice(this.runtimeKey.length + 1)));
-    if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
-    if (adopted.size) this.deps.logger.info({ containers: adopted.size }, 'process runtime: adopted the running containers of an earlier run');
-  }
-
-  /** In-process mode: whatever an earlier run left is killed and forgotten (its kubelet is gone too). */
-  private async forgetEarlierRun(sandboxes: SandboxRecord[], containers: ContainerRecord[]): Promise<void> {
-    for (const c of containers) {
-      if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
-        this.deps.logger.info({ containerId: c.id, pid: c.pid }, 'process runtime: killing container process left by an earlier run');
-        signalGroup(c.pid, 'SIGKILL');
-      }
-    }
-    // Also the processes no record knows (started just before a crash) and their daemonized children.
-    const orphans = killMarked(`${this.runtimeKey}:`);
-    if (orphans) this.deps.logger.info({ processes: orphans }, 'process runtime: killed processes left by an earlier run');
-    for (const c of containers) await this.store.deleteContainer(c.id);
-    for (const s of sandboxes) {
-      await this.store.deleteSandbox(s.id);
-      await rm(s.dir, { recursive: true, force: true });
-    }
-    await rm(join(this.deps.stateDir, 'io'), { recursive: true, force: true });
-  }
-
-  /** Daemon mode: takes over a detached container that still runs; false when it cannot. */
-  private async adopt(c: ContainerRecord): Promise<boolean> {
-    const ioDir = this.ioDirOf(c.id);
-    if (!c.pid || !isSameProcessAlive(c.pid, c.pidStartTime) || !(await hasDetachedIo(ioDir))) return false;
-    try {
-      const h = adoptProcess({ pid: c.pid, startTime: c.pidStartTime, ioDir, logPath: c.logPath }, nowNs);
+    for (const c of containers) this.containers.set(c.id, c);
+    await adoptEarlierRun(recovery, containers, (c, h) => {
       this.handles.set(c.id, h);
       this.watchExit(c, h);
-      return true;
-    } catch (err) {
-      this.deps.logger.warn({ containerId: c.id, err: messageOf(err) }, 'process runtime: cannot adopt a running container; killing it');
-      return false;
-    }
+    });
   }
 
   private ioDirOf(id: string): string {
@@ -161,6 +125,7 @@ export class ProcessRuntime implements RuntimeService {
     await Promise.all([...this.handles.entries()].map(([id, h]) => (daemon && h.detach ? h.detach() : this.stopContainer(id, graceSeconds))));
     if (!daemon) {
       for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
+      if (this.cgroups) await removeRuntimeCgroups(this.cgroups);
     }
     this.lock?.release();
   }
@@ -284,37 +249,11 @@ export class ProcessRuntime implements RuntimeService {
     const c = this.containers.get(id);
     if (!c) throw notFound(`container "${id}" not found`);
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
-    const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
-    if (argv.length === 0)
-      return this.failStart(c, 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)');
-    const { env, cwd, uid, gid, groups } = this.execContextOf(c);
-    if (
-      !(await stat(cwd).then(
-        (s) => s.isDirectory(),
-        () => false,
-      ))
-    )
-      return this.failStart(c, `chdir to cwd ("${cwd}") set in config failed: no such file or directory`);
-    const exe = resolveExecutable(argv[0], env.PATH, cwd);
-    if (!exe) return this.failStart(c, `exec: "${argv[0]}": executable file not found in $PATH`);
-    const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
-    if (!mounts.ok) return this.failStart(c, mounts.message);
-    let wrap: ((a: string[]) => string[]) | undefined;
-    let user: { uid?: number; gid?: number } = { uid, gid };
-    if (mounts.mounts.length) {
-      c.createdMountPoints = await prepareMountPoints(mounts.mounts).catch((err) => this.failStart(c, `failed to create mount points: ${messageOf(err)}`));
-      wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups });
-      user = {};
-      c.mountNs = true;
-    }
     // Daemon mode: output and exit status outlive this process (container-io.ts); a TTY cannot.
     const ioDir = this.deps.mode === 'daemon' && !c.config.tty ? this.ioDirOf(id) : undefined;
-    let h: ProcessHandle;
-    try {
-      h = await startProcess({ argv, wrap, ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user }, nowNs);
-    } catch (err) {
-      return this.failStart(c, `failed to start container process: ${messageOf(err)}`);
-    }
+    const launched = await launchContainer(c, { ctx: this.execContextOf(c), cgroups: this.cgroups, ioDir });
+    if ('message' in launched) return this.failStart(c, launched.message);
+    const h = launched.handle;
     this.handles.set(id, h);
     Object.assign(c, { state: 'CONTAINER_RUNNING', startedAtNs: nowNs().toString(), pid: h.pid, pidStartTime: h.startTime });
     await this.store.saveContainer(c);
@@ -327,6 +266,7 @@ export class ProcessRuntime implements RuntimeService {
       this.handles.delete(c.id);
       // As a PID namespace would: when the main process ends, every process of the container ends.
       killMarked(this.markerOf(c.id));
+      if (this.cgroups) await killCgroup(this.cgroups, c.id);
       if (!this.containers.has(c.id)) return;
       Object.assign(c, {
         state: 'CONTAINER_EXITED',
@@ -358,6 +298,10 @@ export class ProcessRuntime implements RuntimeService {
     this.containers.delete(id);
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
+    if (this.cgroups) {
+      await killCgroup(this.cgroups, id);
+      await removeContainerCgroup(this.cgroups, id);
+    }
     // A mount point another container still mounts stays (removing it would detach that mount).
     const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
     await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
@@ -421,7 +365,9 @@ export class ProcessRuntime implements RuntimeService {
 
   /** The context commands run in inside container `c`. */
   private execContextOf(c: ContainerRecord): ExecContext {
-    return containerContext(c, this.sandboxes.get(c.sandboxId), this.markerOf(c.id));
+    const cgroupProcs =
+      this.cgroups && c.state === 'CONTAINER_RUNNING' ? containerCgroupDirs(this.cgroups, c.id).map((d) => join(d, 'cgroup.procs')) : undefined;
+    return containerContext(c, this.sandboxes.get(c.sandboxId), this.markerOf(c.id), cgroupProcs);
   }
 
   private runningContainer(id: string): ContainerRecord {
@@ -461,7 +407,10 @@ export class ProcessRuntime implements RuntimeService {
   /** CRI ListContainerStats (container-stats.ts): usage of each running container's marked processes. */
   async listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]> {
     const running = (await this.listContainers(filter)).filter((v) => v.state === 'CONTAINER_RUNNING');
-    return containerStats(running, markedPidsByContainer(this.runtimeKey), Number(nowNs()));
+    const cg = this.cgroups;
+    const pids = cg ? undefined : markedPidsByContainer(this.runtimeKey);
+    const usage = await Promise.all(running.map(async (v) => (cg ? await cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids?.get(v.id) ?? [])));
+    return containerStats(running, usage, Number(nowNs()));
   }
 
   async reopenContainerLog(id: string): Promise<void> {

@@ -2,7 +2,8 @@
  * Process creation survives a kubelet crash at any moment (issue 13 items 4 and 13, embedded
  * runtime): SIGKILL while pods are being created, many times over, then a normal start — each pod
  * has exactly one set of processes and no temporary state files are left; a container's
- * daemonized child (setsid … &) goes away with its pod.
+ * daemonized child (setsid … &) goes away with its pod, as root even one that drops its environment
+ * (the container's cgroup).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -61,15 +62,21 @@ describe('crash safety of the embedded runtime', () => {
     // The quotes split the marker in the parent's command line: only the daemonized child carries it whole.
     writeFileSync(
       join(manifests, 'daemon.yaml'),
-      podYaml('daemon', `setsid sh -c 'sleep 1000; echo ${tag}-esc''apee' > /dev/null 2>&1 < /dev/null & sleep 3600`),
+      podYaml(
+        'daemon',
+        // The second child also drops the environment (and the runtime's marker): only a cgroup (as root) still holds it.
+        `setsid sh -c 'sleep 1000; echo ${tag}-esc''apee' > /dev/null 2>&1 < /dev/null & ` +
+          `env -i setsid sh -c 'sleep 1000; echo ${tag}-scrub''bed' > /dev/null 2>&1 < /dev/null & sleep 3600`,
+      ),
     );
     const ports = await freeKubeletPorts();
     const k = startKubelet(kubeletArgs({ dir, ports, node: 'crash', manifests, extra: ['--file-check-frequency', '1s'] }));
     try {
       await until(() => running(ports.ro, 1), 20_000, 'daemon pod running');
-      await until(() => countProcesses(`${tag}-escapee`) === 1, 10_000, 'daemonized child started');
+      await until(() => countProcesses(`${tag}-escapee`) === 1 && countProcesses(`${tag}-scrubbed`) === 1, 10_000, 'daemonized children started');
       unlinkSync(join(manifests, 'daemon.yaml'));
       await until(async () => running(ports.ro, 0).then(() => countProcesses(`${tag}-escapee`) === 0), 20_000, 'daemonized child gone with the pod');
+      if (process.getuid?.() === 0) await until(() => countProcesses(`${tag}-scrubbed`) === 0, 5_000, 'the child without the marker gone too (its cgroup)');
     } finally {
       await k.stop();
     }

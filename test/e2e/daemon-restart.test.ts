@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import { countProcesses, freeKubeletPorts, killProcesses, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
 
 const tag = `drst${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-drst-'));
@@ -83,6 +83,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubelet?.stop();
   await daemon?.stop();
+  killProcesses(dir, tag);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freeKubeletPorts, freePort, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import { countProcesses, freeKubeletPorts, killProcesses, freePort, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 
 const tag = `durl${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-durl-'));
@@ -76,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubelet?.stop();
   await daemon?.stop();
+  killProcesses(dir, tag);
   manifestServer?.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -153,6 +153,20 @@ export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: s
   });
 }
 
+/**
+ * Kills the processes whose command line contains one of `markers`: containers of a process-runtime
+ * daemon outlive both the kubelet and the daemon (as containerd's do), so a test ends them itself.
+ */
+export function killProcesses(...markers: string[]): void {
+  for (const m of markers) {
+    try {
+      execFileSync('pkill', ['-KILL', '-f', m]);
+    } catch {
+      /* none left */
+    }
+  }
+}
+
 /** Number of live processes whose command line contains `marker`. */
 export function countProcesses(marker: string): number {
   try {

@@ -1,0 +1,180 @@
+/**
+ * Soak (issue 13): the real CLI on the embedded runtime with 110 pods, for SOAK_SECONDS (default
+ * 600) under
+ *  - 50 concurrent exec sessions over WebSocket v5 through 10250, one after another per worker,
+ *    each sending 1 MiB of random data and its sha256 (stderr): every checksum must match;
+ *  - 100 log followers (follow=true through 10250), each on a pod for 10–40 s, then the next:
+ *    within a session every line number follows the previous one (no line missed, none twice);
+ *  - a stream of bad manifests (alias bomb, broken YAML, a FIFO, an oversized file, a duplicate
+ *    name), each written, then removed a moment later;
+ * then the kubelet's RSS and open file descriptors, 30 s after the load stopped, against their
+ * baseline (110 pods running, before the load). Prints a table and writes
+ * bench/results/soak.json. Not part of the tests.
+ */
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PodList } from '../src/api/types.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
+import { wsSession } from '../test/e2e/streaming-helpers.js';
+import { machine, report, round, sampleProcess } from './lib.js';
+
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
+const PODS = Number(process.env.SOAK_PODS ?? 110);
+const EXECS = Number(process.env.SOAK_EXECS ?? 50);
+const FOLLOWERS = Number(process.env.SOAK_FOLLOWERS ?? 100);
+const node = 'soak';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-soak-'));
+const manifests = join(dir, 'manifests');
+const root = join(dir, 'root');
+mkdirSync(manifests);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const podYaml = (name: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: [sh, -c, 'i=0; while true; do echo line $i; i=$((i+1)); sleep 0.5; done']\n`;
+for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), podYaml(`p${i}`));
+
+const ports = await freeKubeletPorts();
+const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '2s'] }));
+const pid = kubelet.proc.pid!;
+const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
+const tlsOpts = () => ({ ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) });
+const fds = () => readdirSync(`/proc/${pid}/fd`).length;
+const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
+
+const counts = { execs: 0, execBad: 0, execErrors: 0, followSessions: 0, followLines: 0, followGaps: 0, followErrors: 0, badManifests: 0 };
+let end = 0;
+
+/** One exec worker: sessions back to back until the end. */
+async function execWorker(w: number): Promise<void> {
+  const cmd = ['sh', '-c', 'f=/tmp/soak.$$; head -c 1048576 /dev/urandom > $f; cat $f; sha256sum $f >&2; rm -f $f'];
+  const q = cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&');
+  while (Date.now() < end) {
+    const pod = `p${w % PODS}-${node}`;
+    try {
+      const r = await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/main?${q}&output=1&error=1`, ['v5.channel.k8s.io'], pki);
+      const got = createHash('sha256')
+        .update(r.channels.get(1) ?? Buffer.alloc(0))
+        .digest('hex');
+      const want = (r.channels.get(2) ?? Buffer.alloc(0)).toString().split(' ')[0];
+      counts.execs++;
+      if (got !== want) counts.execBad++;
+    } catch {
+      counts.execErrors++;
+      await sleep(500);
+    }
+  }
+}
+
+/** One follower: follow sessions of 10–40 s on varying pods until the end; checks each session's line numbers. */
+async function follower(f: number): Promise<void> {
+  let n = 0;
+  while (Date.now() < end) {
+    const pod = `p${(f + n++ * 7) % PODS}-${node}`;
+    const ms = Math.min(10_000 + Math.random() * 30_000, end - Date.now());
+    if (ms <= 0) break;
+    await new Promise<void>((resolve) => {
+      let last = -1;
+      let rest = '';
+      const req = https.get(`https://127.0.0.1:${ports.port}/containerLogs/default/${pod}/main?follow=true&tailLines=1`, tlsOpts(), (res) => {
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          const lines = (rest + d).split('\n');
+          rest = lines.pop() ?? '';
+          for (const l of lines) {
+            const num = Number(/^line (\d+)$/.exec(l)?.[1]);
+            counts.followLines++;
+            if (last >= 0 && num !== last + 1) counts.followGaps++;
+            last = num;
+          }
+        });
+        res.on('error', () => {});
+      });
+      req.on('error', () => {
+        counts.followErrors++;
+        resolve();
+      });
+      setTimeout(() => {
+        req.destroy();
+        counts.followSessions++;
+        resolve();
+      }, ms);
+    });
+  }
+}
+
+/** Bad manifests, one after another: each written, then removed. */
+async function badManifests(): Promise<void> {
+  const bomb = [
+    'a: &a ["x","x","x","x","x","x","x","x","x"]',
+    ...'bcdefghi'.split('').map((c, i) => `${c}: &${c} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(',')}]`),
+  ].join('\n');
+  const kinds: [string, () => void][] = [
+    ['bomb.yaml', () => writeFileSync(join(manifests, 'bomb.yaml'), bomb)],
+    ['broken.yaml', () => writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n')],
+    ['fifo.yaml', () => execFileSync('mkfifo', [join(manifests, 'fifo.yaml')])],
+    ['huge.yaml', () => writeFileSync(join(manifests, 'huge.yaml'), `# ${'x'.repeat(11 << 20)}\n`)],
+    ['dup.yaml', () => writeFileSync(join(manifests, 'dup.yaml'), podYaml('p0'))],
+  ];
+  let i = 0;
+  while (Date.now() < end) {
+    const [name, write] = kinds[i++ % kinds.length];
+    try {
+      write();
+      counts.badManifests++;
+      await sleep(3000);
+    } finally {
+      try {
+        unlinkSync(join(manifests, name));
+      } catch {
+        /* already gone */
+      }
+    }
+    await sleep(1000);
+  }
+}
+
+try {
+  await until(
+    async () => {
+      const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
+      return items.length === PODS && items.every((p) => p.status?.phase === 'Running');
+    },
+    120_000,
+    'all pods Running',
+  );
+  await sleep(15_000);
+  const base = { rss: sampleProcess(pid).rss, fds: fds() };
+  end = Date.now() + SECONDS * 1000;
+  let peakRss = base.rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, sampleProcess(pid).rss)), 1000);
+  await Promise.all([...Array.from({ length: EXECS }, (_, w) => execWorker(w)), ...Array.from({ length: FOLLOWERS }, (_, f) => follower(f)), badManifests()]);
+  clearInterval(sampler);
+  await sleep(30_000);
+  const after = { rss: sampleProcess(pid).rss, fds: fds() };
+  const alive = kubelet.proc.exitCode === null && kubelet.proc.signalCode === null;
+  const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
+  results.load = { seconds: SECONDS, pods: PODS, execWorkers: EXECS, followers: FOLLOWERS, ...counts };
+  results.footprint = {
+    baselineRssMiB: round(base.rss / 2 ** 20),
+    peakRssMiB: round(peakRss / 2 ** 20),
+    afterRssMiB: round(after.rss / 2 ** 20),
+    rssAfterOverBaseline: round(after.rss / base.rss),
+    baselineFds: base.fds,
+    afterFds: after.fds,
+  };
+  results.verdict = {
+    kubeletAlive: alive,
+    podsStillRunning: items.filter((p) => p.status?.phase === 'Running').length,
+    everyChecksumMatched: counts.execBad === 0 && counts.execs > 0,
+    noFollowerMissedALine: counts.followGaps === 0 && counts.followLines > 0,
+    fdsBackToBaseline: after.fds <= base.fds + 2,
+    rssWithin25PercentOfBaseline: after.rss <= base.rss * 1.25,
+  };
+} finally {
+  await kubelet.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+report('soak', results);

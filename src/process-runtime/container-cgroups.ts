@@ -1,0 +1,184 @@
+/**
+ * A cgroup per container on the process runtime, when it runs as root: the container's processes,
+ * including daemonized children and exec sessions, are found, counted and killed through it
+ * (the environment marker of proc.ts stays as the way without root).
+ *
+ * Layout: `<hierarchy>/tskubelet-process-runtime/<runtime key>/<container id>` in the unified
+ * hierarchy (cgroup v2) or in each of the memory, cpuacct, cpu and pids hierarchies (v1). The
+ * runtime keeps to its own subtree, apart from the kubelet's and containerd's `kubepods`. A
+ * process joins before it runs the container's command (joinCgroupArgv: `echo $$` into
+ * cgroup.procs, then exec), so nothing it forks can escape.
+ */
+import { readFileSync } from 'node:fs';
+import { access, mkdir, readFile, readdir, realpath, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+/** The runtime's cgroup subtree. */
+export interface ContainerCgroups {
+  version: 1 | 2;
+  /** The subtree in each hierarchy used (v2: one; v1: memory, cpuacct, cpu, pids as mounted). */
+  roots: string[];
+  /** v1: the memory and cpuacct subtrees (usage); v2: the single root. */
+  memoryRoot: string;
+  cpuRoot: string;
+}
+
+const V1_CONTROLLERS = ['memory', 'cpuacct', 'cpu', 'pids'];
+
+/** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
+export async function detectContainerCgroups(runtimeKey: string, fsRoot = '/sys/fs/cgroup'): Promise<ContainerCgroups | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const sub = join('tskubelet-process-runtime', runtimeKey);
+  try {
+    if (await exists(join(fsRoot, 'cgroup.controllers'))) {
+      // v2: controllers must be enabled on the way down for the leaves to account memory and CPU.
+      const root = join(fsRoot, sub);
+      await mkdir(root, { recursive: true });
+      for (const dir of [fsRoot, join(fsRoot, 'tskubelet-process-runtime'), root])
+        await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root };
+    }
+    const mounts = new Map<string, string>();
+    for (const c of V1_CONTROLLERS) {
+      const m = await realpath(join(fsRoot, c)).catch(() => undefined);
+      if (m && (await exists(join(m, 'cgroup.procs')))) mounts.set(c, m);
+    }
+    const memory = mounts.get('memory');
+    const cpuacct = mounts.get('cpuacct');
+    if (!memory || !cpuacct) return undefined;
+    const roots = [...new Set(mounts.values())].map((m) => join(m, sub));
+    for (const r of roots) await mkdir(r, { recursive: true });
+    return { version: 1, roots, memoryRoot: join(memory, sub), cpuRoot: join(cpuacct, sub) };
+  } catch {
+    return undefined;
+  }
+}
+
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
+
+/** The container's cgroup directories. Pure. */
+export function containerCgroupDirs(cg: ContainerCgroups, id: string): string[] {
+  return cg.roots.map((r) => join(r, id));
+}
+
+/** Creates the container's cgroups; returns the cgroup.procs files a process writes itself into. */
+export async function createContainerCgroup(cg: ContainerCgroups, id: string): Promise<string[]> {
+  const dirs = containerCgroupDirs(cg, id);
+  for (const d of dirs) await mkdir(d, { recursive: true });
+  return dirs.map((d) => join(d, 'cgroup.procs'));
+}
+
+/** argv that joins the cgroups of `procsFiles` and then execs `argv` (same PID). Pure. */
+export function joinCgroupArgv(procsFiles: string[], argv: string[]): string[] {
+  if (!procsFiles.length) return argv;
+  const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 127; shift; done; shift; exec "$@"';
+  return ['/bin/sh', '-c', script, 'cgroup-join', ...procsFiles, '--', ...argv];
+}
+
+/** The PIDs in the container's cgroup (synchronous: a hot path of kills and stats). */
+export function cgroupPids(cg: ContainerCgroups, id: string): number[] {
+  try {
+    return readFileSync(join(cg.roots[0], id, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** SIGKILLs every process in the container's cgroup until it is empty (bounded); returns how many were signalled. */
+export async function killCgroup(cg: ContainerCgroups, id: string): Promise<number> {
+  let n = 0;
+  for (let round = 0; round < 20; round++) {
+    const pids = cgroupPids(cg, id);
+    if (!pids.length) return n;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        n++;
+      } catch {
+        /* gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return n;
+}
+
+/** Removes the container's (empty) cgroups. */
+export async function removeContainerCgroup(cg: ContainerCgroups, id: string): Promise<void> {
+  await Promise.all(containerCgroupDirs(cg, id).map((d) => rmdir(d).catch(() => {})));
+}
+
+/** Removes the runtime's subtree once it is empty (a runtime that stops for good). */
+export async function removeRuntimeCgroups(cg: ContainerCgroups): Promise<void> {
+  await Promise.all(
+    cg.roots.map((r) =>
+      rmdir(r).then(
+        () => rmdir(dirname(r)).catch(() => {}),
+        () => {},
+      ),
+    ),
+  );
+}
+
+/** IDs of the containers that have a cgroup in the subtree. */
+export async function containerCgroupIds(cg: ContainerCgroups): Promise<string[]> {
+  return (await readdir(cg.roots[0], { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
+}
+
+/** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
+export function parseFlatKeyed(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const [k, v] = line.split(' ');
+    if (k && v !== undefined) out.set(k, Number(v));
+  }
+  return out;
+}
+
+/** A container's cumulative CPU and its memory, from its cgroup; undefined when it has none. */
+export interface CgroupUsage {
+  cpuNs: number;
+  memoryUsageBytes: number;
+  workingSetBytes: number;
+  rssBytes: number;
+}
+
+/** The usage of the container's cgroup (v1 or v2 files), as cAdvisor computes it (working set = usage − inactive file). */
+export async function cgroupUsage(cg: ContainerCgroups, id: string): Promise<CgroupUsage | undefined> {
+  const read = (root: string, file: string) => readFile(join(root, id, file), 'utf8');
+  try {
+    if (cg.version === 2) {
+      const [cpu, current, stat] = await Promise.all([read(cg.cpuRoot, 'cpu.stat'), read(cg.memoryRoot, 'memory.current'), read(cg.memoryRoot, 'memory.stat')]);
+      const m = parseFlatKeyed(stat);
+      const usage = Number(current);
+      return {
+        cpuNs: (parseFlatKeyed(cpu).get('usage_usec') ?? 0) * 1000,
+        memoryUsageBytes: usage,
+        workingSetBytes: Math.max(0, usage - (m.get('inactive_file') ?? 0)),
+        rssBytes: m.get('anon') ?? 0,
+      };
+    }
+    const [cpu, usageText, stat] = await Promise.all([
+      read(cg.cpuRoot, 'cpuacct.usage'),
+      read(cg.memoryRoot, 'memory.usage_in_bytes'),
+      read(cg.memoryRoot, 'memory.stat'),
+    ]);
+    const m = parseFlatKeyed(stat);
+    const usage = Number(usageText);
+    return {
+      cpuNs: Number(cpu),
+      memoryUsageBytes: usage,
+      workingSetBytes: Math.max(0, usage - (m.get('total_inactive_file') ?? 0)),
+      rssBytes: m.get('total_rss') ?? 0,
+    };
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * How a container's main process is started on the process runtime: the checks a runtime makes
+ * before exec (command, working dir, executable, mounts), then the chain the process runs
+ * through — join the container's cgroup (root), enter a private mount namespace with the
+ * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
+ */
+import { stat } from 'node:fs/promises';
+import { messageOf } from '../lib/errors.js';
+import { nowNs } from '../lib/time.js';
+import type { ContainerRecord } from './state.js';
+import type { ExecContext } from './container-context.js';
+import { createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
+import { resolveExecutable } from './executable.js';
+import { effectiveMounts, prepareMountPoints, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
+import { startProcess, type ProcessHandle } from './process-handle.js';
+
+/** What a launch needs besides the record. */
+export interface LaunchOptions {
+  ctx: ExecContext;
+  cgroups?: ContainerCgroups;
+  /** Daemon mode: where the detached I/O goes (container-io.ts). */
+  ioDir?: string;
+}
+
+/**
+ * Starts container `c` (setting its `mountNs` and `createdMountPoints`); the message says why
+ * it could not, in the words of upstream's runtimes where they have some.
+ */
+export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Promise<{ handle: ProcessHandle } | { message: string }> {
+  const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
+  if (argv.length === 0)
+    return { message: 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)' };
+  const { env, cwd, uid, gid, groups } = o.ctx;
+  if (
+    !(await stat(cwd).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    return { message: `chdir to cwd ("${cwd}") set in config failed: no such file or directory` };
+  if (!resolveExecutable(argv[0], env.PATH, cwd)) return { message: `exec: "${argv[0]}": executable file not found in $PATH` };
+  const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
+  if (!mounts.ok) return { message: mounts.message };
+  let wrap: ((a: string[]) => string[]) | undefined;
+  let user: { uid?: number; gid?: number } = { uid, gid };
+  if (mounts.mounts.length) {
+    try {
+      c.createdMountPoints = await prepareMountPoints(mounts.mounts);
+    } catch (err) {
+      return { message: `failed to create mount points: ${messageOf(err)}` };
+    }
+    wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups });
+    user = {};
+    c.mountNs = true;
+  }
+  const cgroupProcs = o.cgroups ? await createContainerCgroup(o.cgroups, c.id).catch(() => undefined) : undefined;
+  if (cgroupProcs) {
+    // The main process joins the cgroup first (as root), then enters the namespace or switches user.
+    const inner = wrap ?? ((a: string[]) => [...setprivArgs({ uid, gid, groups }), ...a]);
+    wrap = (a) => joinCgroupArgv(cgroupProcs, inner(a));
+    user = {};
+  }
+  try {
+    const handle = await startProcess(
+      { argv, wrap, ioDir: o.ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user },
+      nowNs,
+    );
+    return { handle };
+  } catch (err) {
+    return { message: `failed to start container process: ${messageOf(err)}` };
+  }
+}
