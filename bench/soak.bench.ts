@@ -7,13 +7,13 @@
  *    within a session every line number follows the previous one (no line missed, none twice);
  *  - a stream of bad manifests (alias bomb, broken YAML, a FIFO, an oversized file, a duplicate
  *    name), each written, then removed a moment later;
- * then the kubelet's RSS and open file descriptors, 30 s after the load stopped, against their
+ * then the kubelet's RSS, V8 heap in use and open file descriptors, SOAK_SETTLE_SECONDS (60) after the load stopped, against their
  * baseline (110 pods running, before the load). Prints a table and writes
  * bench/results/soak.json. Not part of the tests.
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const PODS = Number(process.env.SOAK_PODS ?? 110);
 const EXECS = Number(process.env.SOAK_EXECS ?? 50);
 const FOLLOWERS = Number(process.env.SOAK_FOLLOWERS ?? 100);
+const SETTLE_SECONDS = Number(process.env.SOAK_SETTLE_SECONDS ?? 60);
 const node = 'soak';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-soak-'));
 const manifests = join(dir, 'manifests');
@@ -37,15 +38,42 @@ const podYaml = (name: string) =>
 for (let i = 0; i < PODS; i++) writeFileSync(join(manifests, `p${i}.yaml`), podYaml(`p${i}`));
 
 const ports = await freeKubeletPorts();
+// A heap snapshot (SIGUSR2) forces a full GC first: the figures before and after compare live memory, not garbage.
+const diag = join(dir, 'diag');
+mkdirSync(diag);
+process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}`.trim();
 const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '2s'] }));
 const pid = kubelet.proc.pid!;
 const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
 const tlsOpts = () => ({ ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) });
 const fds = () => readdirSync(`/proc/${pid}/fd`).length;
+/** Forces a full GC in the kubelet (through a heap snapshot, then deleted). */
+async function collectGarbage(): Promise<void> {
+  const before = new Set(readdirSync(diag));
+  process.kill(pid, 'SIGUSR2');
+  const file = await until(() => readdirSync(diag).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')), 60_000, 'heap snapshot');
+  let size = -1;
+  for (;;) {
+    await sleep(1000);
+    const now = statSync(join(diag, file)).size;
+    if (now === size) break;
+    size = now;
+  }
+  if (process.env.SOAK_KEEP_SNAPSHOTS) execFileSync('cp', [join(diag, file), process.env.SOAK_KEEP_SNAPSHOTS]);
+  rmSync(join(diag, file), { force: true });
+}
+
+/** The kubelet's V8 heap in use, heap size and external memory (its own /metrics): tells a leak from memory kept for reuse. */
+async function heapOf(): Promise<{ heap: number; heapTotal: number; external: number }> {
+  const text = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
+  const v = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { heap: v('nodejs_heap_size_used_bytes'), heapTotal: v('nodejs_heap_size_total_bytes'), external: v('nodejs_external_memory_bytes') };
+}
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 
 const counts = { execs: 0, execBad: 0, execErrors: 0, followSessions: 0, followLines: 0, followGaps: 0, followErrors: 0, badManifests: 0 };
 let end = 0;
+const failures: Record<string, unknown>[] = [];
 
 /** One exec worker: sessions back to back until the end. */
 async function execWorker(w: number): Promise<void> {
@@ -60,9 +88,18 @@ async function execWorker(w: number): Promise<void> {
         .digest('hex');
       const want = (r.channels.get(2) ?? Buffer.alloc(0)).toString().split(' ')[0];
       counts.execs++;
-      if (got !== want) counts.execBad++;
-    } catch {
+      if (got !== want) {
+        counts.execBad++;
+        failures.push({
+          pod,
+          stdoutBytes: r.channels.get(1)?.length ?? 0,
+          stderr: (r.channels.get(2) ?? Buffer.alloc(0)).toString().slice(0, 200),
+          status: (r.channels.get(3) ?? Buffer.alloc(0)).toString().slice(0, 300),
+        });
+      }
+    } catch (err) {
       counts.execErrors++;
+      failures.push({ pod, error: String(err).slice(0, 300) });
       await sleep(500);
     }
   }
@@ -92,8 +129,9 @@ async function follower(f: number): Promise<void> {
         });
         res.on('error', () => {});
       });
-      req.on('error', () => {
+      req.on('error', (err) => {
         counts.followErrors++;
+        failures.push({ pod, follow: String(err).slice(0, 200) });
         resolve();
       });
       setTimeout(() => {
@@ -116,7 +154,7 @@ async function badManifests(): Promise<void> {
     ['broken.yaml', () => writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n')],
     ['fifo.yaml', () => execFileSync('mkfifo', [join(manifests, 'fifo.yaml')])],
     ['huge.yaml', () => writeFileSync(join(manifests, 'huge.yaml'), `# ${'x'.repeat(11 << 20)}\n`)],
-    ['dup.yaml', () => writeFileSync(join(manifests, 'dup.yaml'), podYaml('p0'))],
+    ['zz-dup.yaml', () => writeFileSync(join(manifests, 'zz-dup.yaml'), podYaml('p0'))],
   ];
   let i = 0;
   while (Date.now() < end) {
@@ -146,14 +184,16 @@ try {
     'all pods Running',
   );
   await sleep(15_000);
-  const base = { rss: sampleProcess(pid).rss, fds: fds() };
+  await collectGarbage();
+  const base = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()) };
   end = Date.now() + SECONDS * 1000;
   let peakRss = base.rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, sampleProcess(pid).rss)), 1000);
   await Promise.all([...Array.from({ length: EXECS }, (_, w) => execWorker(w)), ...Array.from({ length: FOLLOWERS }, (_, f) => follower(f)), badManifests()]);
   clearInterval(sampler);
-  await sleep(30_000);
-  const after = { rss: sampleProcess(pid).rss, fds: fds() };
+  await sleep(SETTLE_SECONDS * 1000);
+  await collectGarbage();
+  const after = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()) };
   const alive = kubelet.proc.exitCode === null && kubelet.proc.signalCode === null;
   const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
   results.load = { seconds: SECONDS, pods: PODS, execWorkers: EXECS, followers: FOLLOWERS, ...counts };
@@ -162,6 +202,12 @@ try {
     peakRssMiB: round(peakRss / 2 ** 20),
     afterRssMiB: round(after.rss / 2 ** 20),
     rssAfterOverBaseline: round(after.rss / base.rss),
+    baselineHeapMiB: round(base.heap / 2 ** 20),
+    afterHeapMiB: round(after.heap / 2 ** 20),
+    baselineHeapTotalMiB: round(base.heapTotal / 2 ** 20),
+    afterHeapTotalMiB: round(after.heapTotal / 2 ** 20),
+    baselineExternalMiB: round(base.external / 2 ** 20),
+    afterExternalMiB: round(after.external / 2 ** 20),
     baselineFds: base.fds,
     afterFds: after.fds,
   };
@@ -177,4 +223,5 @@ try {
   await kubelet.stop();
   rmSync(dir, { recursive: true, force: true });
 }
+if (failures.length) console.log('failures (first 10):', JSON.stringify(failures.slice(0, 10), null, 1));
 report('soak', results);

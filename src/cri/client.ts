@@ -82,6 +82,7 @@ export function createCriClient(endpoint: string): CriRuntime {
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,
     listContainerStats: async (filter) => (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter })).stats,
+    listPodSandboxStats: async (filter) => (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter })).stats ?? [],
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },

@@ -29,6 +29,7 @@ interface Requests {
   Attach: cri.AttachRequest;
   PortForward: cri.PortForwardRequest;
   ListContainerStats: { filter?: cri.ContainerStatsFilter | null };
+  ListPodSandboxStats: { filter?: cri.PodSandboxStatsFilter | null };
   ReopenContainerLog: { container_id: string };
   ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
   ImageStatus: { image: cri.ImageSpec };
@@ -80,6 +81,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     | 'Attach'
     | 'PortForward'
     | 'ListContainerStats'
+    | 'ListPodSandboxStats'
     | 'ReopenContainerLog'
   > = {
     Version: (q) => rt.version(q.version),
@@ -100,6 +102,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     Attach: async (q) => ({ url: await rt.attach(q) }),
     PortForward: async (q) => ({ url: await rt.portForward(q) }),
     ListContainerStats: async (q) => ({ stats: await rt.listContainerStats(q.filter ?? undefined) }),
+    ListPodSandboxStats: async (q) => ({ stats: await rt.listPodSandboxStats(q.filter ?? undefined) }),
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
   const image: Handlers<'ListImages' | 'ImageStatus' | 'PullImage' | 'RemoveImage' | 'ImageFsInfo'> = {

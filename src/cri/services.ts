@@ -30,6 +30,7 @@ export interface RuntimeService {
   attach(req: cri.AttachRequest): Promise<string>;
   portForward(req: cri.PortForwardRequest): Promise<string>;
   listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]>;
+  listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;
 }
 

@@ -287,6 +287,37 @@ export interface ContainerStats {
   memory?: MemoryUsage | null;
   writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
 }
+export interface NetworkInterfaceUsage {
+  name: string;
+  rx_bytes?: UInt64Value | null;
+  rx_errors?: UInt64Value | null;
+  tx_bytes?: UInt64Value | null;
+  tx_errors?: UInt64Value | null;
+}
+export interface NetworkUsage {
+  timestamp: number;
+  default_interface?: NetworkInterfaceUsage | null;
+  interfaces?: NetworkInterfaceUsage[];
+}
+export interface ProcessUsage {
+  timestamp: number;
+  process_count?: UInt64Value | null;
+}
+/** PodSandboxStats (Linux part; the Windows part is never asked for). */
+export interface PodSandboxStats {
+  attributes: { id: string; metadata: PodSandboxMetadata; labels: Labels; annotations: Labels };
+  linux?: {
+    cpu?: CpuUsage | null;
+    memory?: MemoryUsage | null;
+    network?: NetworkUsage | null;
+    process?: ProcessUsage | null;
+    containers?: ContainerStats[];
+  } | null;
+}
+export interface PodSandboxStatsFilter {
+  id?: string;
+  label_selector?: Labels;
+}
 export interface ContainerStatsFilter {
   id?: string;
   pod_sandbox_id?: string;

@@ -39,3 +39,33 @@ export function containerStats(containers: cri.Container[], usage: readonly Cgro
     },
   }));
 }
+
+const sumOf = (xs: (cri.UInt64Value | null | undefined)[]) => ({ value: xs.reduce((a, x) => a + Number(x?.value ?? 0), 0) });
+
+/** Each sandbox's stats: its running containers' stats, their sums and `processCounts` (by container index) summed. Pure. */
+export function sandboxStats(
+  sandboxes: cri.PodSandbox[],
+  containers: cri.Container[],
+  stats: readonly cri.ContainerStats[],
+  processCounts: readonly number[],
+  timestampNs: number,
+): cri.PodSandboxStats[] {
+  return sandboxes.map((sb) => {
+    const mine = containers.flatMap((c, i) => (c.pod_sandbox_id === sb.id ? [i] : []));
+    const cs = mine.map((i) => stats[i]);
+    return {
+      attributes: { id: sb.id, metadata: sb.metadata, labels: sb.labels, annotations: sb.annotations },
+      linux: {
+        cpu: { timestamp: timestampNs, usage_core_nano_seconds: sumOf(cs.map((c) => c.cpu?.usage_core_nano_seconds)) },
+        memory: {
+          timestamp: timestampNs,
+          working_set_bytes: sumOf(cs.map((c) => c.memory?.working_set_bytes)),
+          usage_bytes: sumOf(cs.map((c) => c.memory?.usage_bytes)),
+          rss_bytes: sumOf(cs.map((c) => c.memory?.rss_bytes)),
+        },
+        process: { timestamp: timestampNs, process_count: { value: mine.reduce((a, i) => a + processCounts[i], 0) } },
+        containers: cs,
+      },
+    };
+  });
+}

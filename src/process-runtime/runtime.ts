@@ -23,8 +23,9 @@ import type { ProcessHandle } from './process-handle.js';
 import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
 import { killMarked, signalGroup } from './proc.js';
-import { containerStats, markedPidsByContainer, processUsage } from './container-stats.js';
+import { containerStats, markedPidsByContainer, processUsage, sandboxStats } from './container-stats.js';
 import {
+  cgroupPids,
   cgroupUsage,
   containerCgroupDirs,
   detectContainerCgroups,
@@ -404,13 +405,31 @@ export class ProcessRuntime implements RuntimeService {
     return this.streaming.register(portForwardSession(sb, req));
   }
 
-  /** CRI ListContainerStats (container-stats.ts): usage of each running container's marked processes. */
+  /** CRI ListContainerStats (container-stats.ts): usage of each running container's cgroup or marked processes. */
   async listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]> {
     const running = (await this.listContainers(filter)).filter((v) => v.state === 'CONTAINER_RUNNING');
+    return (await this.usageOf(running)).stats;
+  }
+
+  /**
+   * CRI ListPodSandboxStats: each ready sandbox's containers, their sums and process count. No
+   * network: every sandbox shares the node's network (as for hostNetwork pods on containerd).
+   */
+  async listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]> {
+    const sandboxes = (await this.listPodSandbox({ id: filter?.id, label_selector: filter?.label_selector })).filter((s) => s.state === 'SANDBOX_READY');
+    const ids = new Set(sandboxes.map((s) => s.id));
+    const running = (await this.listContainers()).filter((v) => v.state === 'CONTAINER_RUNNING' && ids.has(v.pod_sandbox_id));
+    const { stats, processCounts } = await this.usageOf(running);
+    return sandboxStats(sandboxes, running, stats, processCounts, Number(nowNs()));
+  }
+
+  /** Usage and process count of `running` containers: from their cgroups as root, else their marked processes. */
+  private async usageOf(running: cri.Container[]): Promise<{ stats: cri.ContainerStats[]; processCounts: number[] }> {
     const cg = this.cgroups;
-    const pids = cg ? undefined : markedPidsByContainer(this.runtimeKey);
-    const usage = await Promise.all(running.map(async (v) => (cg ? await cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids?.get(v.id) ?? [])));
-    return containerStats(running, usage, Number(nowNs()));
+    const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
+    const pids = running.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
+    const usage = await Promise.all(running.map(async (v, i) => (cg ? await cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i])));
+    return { stats: containerStats(running, usage, Number(nowNs())), processCounts: pids.map((p) => p.length) };
   }
 
   async reopenContainerLog(id: string): Promise<void> {

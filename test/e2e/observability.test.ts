@@ -170,6 +170,9 @@ describe('/stats/summary', () => {
     });
     expect(byName('burner').podRef).toMatchObject({ name: 'burner-obs', namespace: 'default', uid: expect.any(String) });
     expect(byName('burner').containers[0].logs).toMatchObject({ usedBytes: expect.any(Number) });
+    // ListPodSandboxStats: each pod's process count (the writer runs its shell and a sleep).
+    expect(byName('burner').process_stats.process_count).toBeGreaterThanOrEqual(1);
+    expect(byName('writer').process_stats.process_count).toBeGreaterThanOrEqual(2);
   });
 
   it('only_cpu_and_memory=true gives only cpu and memory, on GET and POST', async () => {

@@ -73,7 +73,7 @@ describe('probes and hooks on containerd', () => {
     expect(killing?.message).toBe('Container main failed liveness probe, will be restarted');
   }, 90_000);
 
-  it("stats on containerd: the summary and /metrics/resource carry the pod's cpu and memory from CRI", async () => {
+  it("stats on containerd: the summary and /metrics/resource carry the pod's cpu, memory, network and processes from CRI", async () => {
     const uid = pod('web')!.metadata.uid;
     const ro = c.ports.ro;
     const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${ro}/stats/summary`)).body) as Obj;
@@ -84,6 +84,16 @@ describe('probes and hooks on containerd', () => {
     );
     expect(p.containers[0]).toMatchObject({ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number) } });
     expect(p.containers[0].memory.workingSetBytes).toBeGreaterThan(0);
+    // ListPodSandboxStats: the pod's own network namespace (CNI, eth0; the httpGet probes went through it) and its processes.
+    const withNet = await until(async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.network), 30_000, 'pod network');
+    expect(withNet.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
+    expect(withNet.network.rxBytes).toBeGreaterThan(0);
+    expect(withNet.network.interfaces.map((i: Obj) => i.name)).toContain('eth0');
+    expect(withNet.process_stats?.process_count).toBeGreaterThanOrEqual(1);
+    const cadvisor = (await httpGet(`http://127.0.0.1:${ro}/metrics/cadvisor`)).body;
+    expect(cadvisor).toMatch(
+      /container_network_receive_bytes_total\{container="",id="\/kubepods\/pod[^"]+",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/,
+    );
     const text = (await httpGet(`http://127.0.0.1:${ro}/metrics/resource`)).body;
     expect(text).toMatch(/container_memory_working_set_bytes\{container="main",namespace="default",pod="web"\} [1-9]\d* \d+/);
   }, 60_000);

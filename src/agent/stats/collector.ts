@@ -1,7 +1,8 @@
 /**
  * The stats collector (the kubelet's stats provider, CRI flavour): every 10 s (and 1 s after
  * start, so rates exist early) it samples the node (node-sources.ts), the kubelet process, the
- * runtime's ListContainerStats and ImageFsInfo, and the pods' log directories, turns cumulative
+ * runtime's ListContainerStats, ListPodSandboxStats (pod network, process count) and ImageFsInfo,
+ * and the pods' log directories, turns cumulative
  * CPU into usageNanoCores against the previous sample (rates.ts) and keeps the result in memory.
  * Requests read `snapshot()`; a request never waits for sampling and costs the same however many
  * come. Figures the runtime does not give are left out, never reported as zero.
@@ -9,6 +10,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -36,6 +38,13 @@ export interface ContainerSample {
   logsUsed?: number;
 }
 
+/** One pod's sandbox-level sample (CRI ListPodSandboxStats): its network and process count. */
+export interface PodSample {
+  podUid: string;
+  network?: { defaultName?: string; interfaces: InterfaceStats[] };
+  processCount?: number;
+}
+
 /** Everything the endpoints serve. */
 export interface StatsSnapshot {
   atMs: number;
@@ -51,6 +60,35 @@ export interface StatsSnapshot {
   };
   kubelet: { cpuNs: number; nanoCores?: number; rss: number };
   containers: ContainerSample[];
+  /** By pod UID; empty when the runtime does not implement ListPodSandboxStats. */
+  pods: Map<string, PodSample>;
+}
+
+/** The pod samples of ListPodSandboxStats. Pure. */
+export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample> {
+  const out = new Map<string, PodSample>();
+  const iface = (i: cri.NetworkInterfaceUsage): InterfaceStats => ({
+    name: i.name,
+    rxBytes: Number(i.rx_bytes?.value ?? 0),
+    rxErrors: Number(i.rx_errors?.value ?? 0),
+    txBytes: Number(i.tx_bytes?.value ?? 0),
+    txErrors: Number(i.tx_errors?.value ?? 0),
+  });
+  for (const s of stats) {
+    const uid = s.attributes?.metadata?.uid;
+    if (!uid) continue;
+    const net = s.linux?.network;
+    const interfaces = (net?.interfaces ?? []).map(iface);
+    const def = net?.default_interface?.name ? net.default_interface : undefined;
+    if (def && !interfaces.some((i) => i.name === def.name)) interfaces.unshift(iface(def));
+    const count = s.linux?.process?.process_count?.value;
+    out.set(uid, {
+      podUid: uid,
+      network: interfaces.length ? { defaultName: def?.name ?? interfaces[0].name, interfaces } : undefined,
+      processCount: count !== undefined && count !== null ? Number(count) : undefined,
+    });
+  }
+  return out;
 }
 
 /** Upstream's housekeeping interval for container stats. */
@@ -92,7 +130,7 @@ export class StatsCollector {
   async sample(): Promise<StatsSnapshot> {
     const atMs = this.d.clock.now();
     const prev = this.last;
-    const [cpuNs, memory, network, fs, rlimit, stats, imageFsInfo] = await Promise.all([
+    const [cpuNs, memory, network, fs, rlimit, stats, imageFsInfo, sandboxStats] = await Promise.all([
       nodeCpuNs(),
       nodeMemory(),
       nodeNetwork(),
@@ -103,6 +141,10 @@ export class StatsCollector {
         return [];
       }),
       this.d.runtime.images.imageFsInfo().catch(() => []),
+      this.d.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
+        this.d.logger.debug({ err: messageOf(err) }, 'ListPodSandboxStats failed');
+        return [];
+      }),
     ]);
     const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
     const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
@@ -157,6 +199,7 @@ export class StatsCollector {
         rss: process.memoryUsage().rss,
       },
       containers,
+      pods: podSamples(sandboxStats),
     };
     this.last = snap;
     this.samples++;

@@ -96,6 +96,17 @@ export function cadvisorMetrics(
       if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
     }
+    // Pod network, on the pod's cgroup-level series as cAdvisor does (container and name empty).
+    const podRefs = new Map(s.containers.map((c) => [c.podUid, { namespace: c.podNamespace, pod: c.podName }]));
+    for (const [uid, p] of s.pods) {
+      const ref = podRefs.get(uid);
+      if (!ref || !p.network) continue;
+      const labels = { container: '', id: `/kubepods/pod${uid}`, image: '', name: '', ...ref };
+      for (const i of p.network.interfaces) {
+        rxF.samples.push({ labels: { ...labels, interface: i.name }, value: i.rxBytes, timestampMs: ts });
+        txF.samples.push({ labels: { ...labels, interface: i.name }, value: i.txBytes, timestampMs: ts });
+      }
+    }
   }
   return renderFamilies([cpuF, wsF, rssF, usageF, rxF, txF, fsF, seenF, coresF, memF]);
 }

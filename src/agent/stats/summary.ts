@@ -146,6 +146,9 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           name: v.name,
         }));
     const ephemeralUsed = sum(cs.map((c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)));
+    const sandbox = s.pods.get(p.uid);
+    const podNet = sandbox?.network;
+    const podDef = podNet?.interfaces.find((i) => i.name === podNet.defaultName);
     return defined({
       podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
       startTime: p.startTime,
@@ -155,9 +158,11 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       ...(only
         ? {}
         : {
+            network: podDef ? { time, ...iface(podDef), interfaces: podNet!.interfaces.map(iface) } : undefined,
             volume: volumes.length ? volumes : undefined,
             'ephemeral-storage':
               ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + volumes.reduce((a, v) => a + v.usedBytes, 0)) : undefined,
+            process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),
     });
   });
