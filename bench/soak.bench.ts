@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import type { PodList } from '../src/api/types.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
 import { wsSession } from '../test/e2e/streaming-helpers.js';
-import { machine, report, round, sampleProcess } from './lib.js';
+import { machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const PODS = Number(process.env.SOAK_PODS ?? 110);
@@ -71,7 +71,18 @@ async function heapOf(): Promise<{ heap: number; heapTotal: number; external: nu
 }
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 
-const counts = { execs: 0, execBad: 0, execErrors: 0, followSessions: 0, followLines: 0, followGaps: 0, followErrors: 0, badManifests: 0 };
+const counts = {
+  execs: 0,
+  execBad: 0,
+  execErrors: 0,
+  followSessions: 0,
+  followLines: 0,
+  followGaps: 0,
+  followErrors: 0,
+  followNoResponse: 0,
+  followFirstByteMs: [] as number[],
+  badManifests: 0,
+};
 let end = 0;
 const failures: Record<string, unknown>[] = [];
 
@@ -115,7 +126,12 @@ async function follower(f: number): Promise<void> {
     await new Promise<void>((resolve) => {
       let last = -1;
       let rest = '';
+      let responded = false;
+      let ended = false;
+      const t0 = Date.now();
       const req = https.get(`https://127.0.0.1:${ports.port}/containerLogs/default/${pod}/main?follow=true&tailLines=1`, tlsOpts(), (res) => {
+        responded = true;
+        counts.followFirstByteMs.push(Date.now() - t0);
         res.setEncoding('utf8');
         res.on('data', (d: string) => {
           const lines = (rest + d).split('\n');
@@ -130,13 +146,20 @@ async function follower(f: number): Promise<void> {
         res.on('error', () => {});
       });
       req.on('error', (err) => {
+        if (ended) return; // our own destroy at the end of the session
         counts.followErrors++;
         failures.push({ pod, follow: String(err).slice(0, 200) });
         resolve();
       });
       setTimeout(() => {
+        ended = true;
         req.destroy();
         counts.followSessions++;
+        // A session of several seconds without even the response headers is a failure.
+        if (!responded && ms >= 5000) {
+          counts.followNoResponse++;
+          failures.push({ pod, follow: `no response in ${ms} ms` });
+        }
         resolve();
       }, ms);
     });
@@ -196,7 +219,16 @@ try {
   const after = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()) };
   const alive = kubelet.proc.exitCode === null && kubelet.proc.signalCode === null;
   const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
-  results.load = { seconds: SECONDS, pods: PODS, execWorkers: EXECS, followers: FOLLOWERS, ...counts };
+  const { followFirstByteMs, ...rest } = counts;
+  results.load = {
+    seconds: SECONDS,
+    pods: PODS,
+    execWorkers: EXECS,
+    followers: FOLLOWERS,
+    ...rest,
+    followHeadersP50Ms: percentile(followFirstByteMs, 50),
+    followHeadersP99Ms: percentile(followFirstByteMs, 99),
+  };
   results.footprint = {
     baselineRssMiB: round(base.rss / 2 ** 20),
     peakRssMiB: round(peakRss / 2 ** 20),
@@ -216,6 +248,7 @@ try {
     podsStillRunning: items.filter((p) => p.status?.phase === 'Running').length,
     everyChecksumMatched: counts.execBad === 0 && counts.execs > 0,
     noFollowerMissedALine: counts.followGaps === 0 && counts.followLines > 0,
+    everyFollowerAnswered: counts.followErrors === 0 && counts.followNoResponse === 0,
     fdsBackToBaseline: after.fds <= base.fds + 2,
     rssWithin25PercentOfBaseline: after.rss <= base.rss * 1.25,
   };
@@ -224,4 +257,13 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 if (failures.length) console.log('failures (first 10):', JSON.stringify(failures.slice(0, 10), null, 1));
+if (process.env.SOAK_DEBUG)
+  console.log(
+    kubelet
+      .output()
+      .split('\n')
+      .filter((l) => /"level":(4|5)0/.test(l))
+      .slice(0, 40)
+      .join('\n'),
+  );
 report('soak', results);
