@@ -32,6 +32,7 @@ import {
   killCgroup,
   removeContainerCgroup,
   removeRuntimeCgroups,
+  type CgroupUsage,
   type ContainerCgroups,
 } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
@@ -62,11 +63,15 @@ export interface ProcessRuntimeDeps {
 
 const newId = () => randomBytes(32).toString('hex');
 
+/** How long a container's usage reading is reused (see usageOf). */
+const USAGE_TTL_MS = 1000;
+
 /** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
 export class ProcessRuntime implements RuntimeService {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly handles = new Map<string, ProcessHandle>();
+  private readonly usageCache = new Map<string, { atMs: number; usage: CgroupUsage; processes: number }>();
   private readonly store: StateStore;
   private readonly streaming: StreamingServer;
 
@@ -297,6 +302,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!c) return;
     await this.stopContainer(id, 0);
     this.containers.delete(id);
+    this.usageCache.delete(id);
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
     if (this.cgroups) {
@@ -423,13 +429,30 @@ export class ProcessRuntime implements RuntimeService {
     return sandboxStats(sandboxes, running, stats, processCounts, Number(nowNs()));
   }
 
-  /** Usage and process count of `running` containers: from their cgroups as root, else their marked processes. */
+  /**
+   * Usage and process count of `running` containers: from their cgroups as root, else their marked
+   * processes. A reading younger than USAGE_TTL_MS is reused: the kubelet's collector calls
+   * ListContainerStats and ListPodSandboxStats back to back.
+   */
   private async usageOf(running: cri.Container[]): Promise<{ stats: cri.ContainerStats[]; processCounts: number[] }> {
-    const cg = this.cgroups;
-    const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
-    const pids = running.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
-    const usage = await Promise.all(running.map(async (v, i) => (cg ? await cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i])));
-    return { stats: containerStats(running, usage, Number(nowNs())), processCounts: pids.map((p) => p.length) };
+    const now = Date.now();
+    const stale = running.filter((v) => !(now - (this.usageCache.get(v.id)?.atMs ?? -Infinity) < USAGE_TTL_MS));
+    if (stale.length) {
+      const cg = this.cgroups;
+      const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
+      const pids = stale.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
+      const usage = stale.map((v, i) => (cg ? cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i]));
+      stale.forEach((v, i) => this.usageCache.set(v.id, { atMs: now, usage: usage[i], processes: pids[i].length }));
+    }
+    const read = running.map((v) => this.usageCache.get(v.id)!);
+    return {
+      stats: containerStats(
+        running,
+        read.map((r) => r.usage),
+        Number(nowNs()),
+      ),
+      processCounts: read.map((r) => r.processes),
+    };
   }
 
   async reopenContainerLog(id: string): Promise<void> {

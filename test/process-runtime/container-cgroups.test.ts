@@ -40,8 +40,8 @@ describe('container cgroups', () => {
       'cpu/c1/cpuacct.usage': '123456789\n',
     });
     const cg: ContainerCgroups = { version: 1, roots: [join(root, 'mem'), join(root, 'cpu')], memoryRoot: join(root, 'mem'), cpuRoot: join(root, 'cpu') };
-    expect(await cgroupUsage(cg, 'c1')).toEqual({ cpuNs: 123456789, memoryUsageBytes: 10000000, workingSetBytes: 6000000, rssBytes: 3000000 });
-    expect(await cgroupUsage(cg, 'missing')).toBeUndefined();
+    expect(cgroupUsage(cg, 'c1')).toEqual({ cpuNs: 123456789, memoryUsageBytes: 10000000, workingSetBytes: 6000000, rssBytes: 3000000 });
+    expect(cgroupUsage(cg, 'missing')).toBeUndefined();
   });
 
   it('reads v2 usage: cpu.stat usage_usec, memory.current, inactive_file, anon', async () => {
@@ -51,7 +51,7 @@ describe('container cgroups', () => {
       'c2/memory.stat': 'anon 4096000\nfile 4096000\ninactive_file 1024000\n',
     });
     const cg: ContainerCgroups = { version: 2, roots: [root], memoryRoot: root, cpuRoot: root };
-    expect(await cgroupUsage(cg, 'c2')).toEqual({ cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000 });
+    expect(cgroupUsage(cg, 'c2')).toEqual({ cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000 });
   });
 
   it('joins the cgroup in the same PID as the command it then runs', () => {
@@ -76,7 +76,7 @@ describe('container cgroups', () => {
     const pids = await pidsIn();
     expect(pids).toContain(child.pid);
     expect(pids.length).toBeGreaterThanOrEqual(3);
-    expect((await cgroupUsage(cg, 'k1'))?.memoryUsageBytes).toBeGreaterThan(0);
+    expect(cgroupUsage(cg, 'k1')?.memoryUsageBytes).toBeGreaterThan(0);
     expect(await killCgroup(cg, 'k1')).toBeGreaterThanOrEqual(3);
     expect(cgroupPids(cg, 'k1')).toEqual([]);
     await removeContainerCgroup(cg, 'k1');
