@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
 import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
+import { fieldNames, UPSTREAM_FIELDS } from './summary-fields.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-obs-'));
 let k: Kubelet;
@@ -22,69 +23,6 @@ const get = async (path: string) => (await httpGet(`http://127.0.0.1:${ports.ro}
 const summary = async (q = ''): Promise<Obj> => JSON.parse(await get(`/stats/summary${q}`));
 
 /** Every field name the upstream stats/v1alpha1 types define (Summary, NodeStats, PodStats, ContainerStats, CPU/Memory/Network/Fs/Volume/Rlimit/ProcessStats). */
-const UPSTREAM_FIELDS = new Set([
-  'node',
-  'pods',
-  'nodeName',
-  'systemContainers',
-  'startTime',
-  'cpu',
-  'memory',
-  'network',
-  'fs',
-  'runtime',
-  'rlimit',
-  'swap',
-  'name',
-  'containers',
-  'podRef',
-  'namespace',
-  'uid',
-  'volume',
-  'ephemeral-storage',
-  'process_stats',
-  'process_count',
-  'rootfs',
-  'logs',
-  'accelerators',
-  'userDefinedMetrics',
-  'time',
-  'usageNanoCores',
-  'usageCoreNanoSeconds',
-  'availableBytes',
-  'usageBytes',
-  'workingSetBytes',
-  'rssBytes',
-  'pageFaults',
-  'majorPageFaults',
-  'rxBytes',
-  'rxErrors',
-  'txBytes',
-  'txErrors',
-  'interfaces',
-  'capacityBytes',
-  'usedBytes',
-  'inodesFree',
-  'inodes',
-  'inodesUsed',
-  'pvcRef',
-  'imageFs',
-  'containerFs',
-  'maxpid',
-  'curproc',
-  'swapAvailableBytes',
-  'swapUsageBytes',
-]);
-function fieldNames(v: unknown, out = new Set<string>()): Set<string> {
-  if (Array.isArray(v)) for (const x of v) fieldNames(x, out);
-  else if (v && typeof v === 'object')
-    for (const [key, x] of Object.entries(v)) {
-      out.add(key);
-      fieldNames(x, out);
-    }
-  return out;
-}
-
 /** metrics-server's parse: name, labels, value, explicit ms timestamp. */
 function parseProm(text: string): { name: string; labels: Record<string, string>; value: number; ts?: number }[] {
   return text

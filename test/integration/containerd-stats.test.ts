@@ -1,0 +1,75 @@
+/**
+ * /stats/summary on real containers (containerd, CNI): upstream's field names only; a container
+ * burning CPU and one holding memory show it, with rates after two samples; an emptyDir written
+ * into shows its bytes; the pod's network (its own namespace) and process count come from
+ * ListPodSandboxStats.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
+import { httpGet, until } from '../e2e/helpers.js';
+import { fieldNames, UPSTREAM_FIELDS } from '../e2e/summary-fields.js';
+import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
+
+const node = 'ctrd-stats-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-stats-'));
+let ctrd: Containerd;
+let cri: CriRuntime;
+let c: Cluster;
+type Obj = Record<string, any>;
+const img = TEST_IMAGES.busybox;
+
+beforeAll(async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s'] })), 60_000);
+afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
+
+describe('stats on containerd', () => {
+  it('reports what moves: CPU of a busy container, memory held, bytes in an emptyDir, network and processes of the pod', async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('load', node, {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          { name: 'burner', image: img, command: ['sh', '-c', 'while :; do :; done'] },
+          // dd fills a 96 MiB buffer, then waits forever to write it into a pipe nobody reads.
+          { name: 'hog', image: img, command: ['sh', '-c', 'dd if=/dev/zero bs=96M count=1 2>/dev/null | sleep 3600'] },
+          {
+            name: 'writer',
+            image: img,
+            command: ['sh', '-c', 'dd if=/dev/urandom of=/data/blob bs=1M count=24 2>/dev/null; sleep 3600'],
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
+        ],
+        volumes: [{ name: 'data', emptyDir: {} }],
+      }),
+    );
+    const uid = await until(() => c.api.store.get('pods', 'default', 'load')?.metadata?.uid as string | undefined, 10_000, 'pod uid');
+    const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
+    const ctr = (p: Obj, n: string) => p.containers?.find((x: Obj) => x.name === n);
+    const p = await until(
+      async () => {
+        const pod = (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid);
+        return pod &&
+          ctr(pod, 'burner')?.cpu?.usageNanoCores > 1e8 &&
+          ctr(pod, 'hog')?.memory?.workingSetBytes > 80 * 2 ** 20 &&
+          pod.volume?.find((v: Obj) => v.name === 'data')?.usedBytes >= 24 * 2 ** 20 &&
+          pod.network
+          ? pod
+          : undefined;
+      },
+      90_000,
+      'cpu, memory, volume and network of the load pod',
+    );
+    const s = await summary();
+    expect([...fieldNames(s)].filter((f) => !UPSTREAM_FIELDS.has(f))).toEqual([]);
+    expect(p.cpu.usageNanoCores).toBeGreaterThan(1e8);
+    expect(p.memory.workingSetBytes).toBeGreaterThan(80 * 2 ** 20);
+    expect(p.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
+    expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
+    expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);
+    expect(s.node.cpu.usageNanoCores).toBeGreaterThan(1e8);
+  }, 120_000);
+});
