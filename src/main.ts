@@ -8,6 +8,7 @@
  * Start-up cost is module loading: only what steps 1–3 need is imported statically; the agent,
  * the servers (Fastify), the apiserver client and the certificate code are imported when used.
  */
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
@@ -138,6 +139,7 @@ export async function main(argv: string[]): Promise<number> {
   let auth;
   let api: KubeClient | undefined;
   const lifetime = new AbortController();
+  setMaxListeners(0, lifetime.signal); // shared by every long-lived loop of the process (see agent/compose.ts)
   const certPaths = { kubeconfig: cfg.kubeconfig ?? '', bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir };
   // The clock's timers do not hold the process open; waiting for a CSR to be signed must.
   const holdOpen = setInterval(() => {}, 60_000);

@@ -12,6 +12,7 @@
  * pods, events and the env/pull-secret object fetcher are added; without one the kubelet is
  * standalone.
  */
+import { setMaxListeners } from 'node:events';
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -279,6 +280,9 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     }),
   };
   const abort = new AbortController();
+  // Every loop of the agent (pod workers, probers, syncs, heartbeats) waits on this one signal at once:
+  // more than Node's 10 listeners is the design, not a leak (each removes its listener when done).
+  setMaxListeners(0, abort.signal);
 
   return {
     host,
