@@ -13,6 +13,7 @@
  * standalone.
  */
 import { setMaxListeners } from 'node:events';
+import { detectCgroupLayout, ownCgroupDirs, podsCgroupDirs } from './stats/system-containers.js';
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -253,7 +254,19 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     isActive,
     removePodDir: (uid) => volumes.removePodDir(uid),
   });
-  const collector = new StatsCollector({ runtime, rootDir: cfg.rootDir, podLogsDir: cfg.podLogsDir, clock, logger });
+  // System containers from cgroups (v1 or v2, detected once): the kubelet's own; the pods' kubepods
+  // cgroup on a CRI runtime with cgroupsPerQOS (the process runtime keeps its own subtree: pods are summed).
+  const layout = detectCgroupLayout();
+  const kubeletCgroup = layout && ownCgroupDirs(layout);
+  const podsCgroup = () => (layout && !processRuntime && cfg.cgroups.cgroupsPerQOS ? podsCgroupDirs(layout, cfg.cgroups) : undefined);
+  const collector = new StatsCollector({
+    runtime,
+    rootDir: cfg.rootDir,
+    podLogsDir: cfg.podLogsDir,
+    clock,
+    logger,
+    systemCgroups: () => ({ kubelet: kubeletCgroup, pods: podsCgroup() }),
+  });
   let machineInfo: MachineInfo | undefined;
   const host = {
     ...createAgentHost({

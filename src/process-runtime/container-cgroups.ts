@@ -12,6 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { access, mkdir, readdir, realpath, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
+
+export type { CgroupUsage } from '../lib/cgroup-usage.js';
 
 /** The runtime's cgroup subtree. */
 export interface ContainerCgroups {
@@ -132,52 +135,9 @@ export async function containerCgroupIds(cg: ContainerCgroups): Promise<string[]
   return (await readdir(cg.roots[0], { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
 }
 
-/** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
-export function parseFlatKeyed(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const [k, v] = line.split(' ');
-    if (k && v !== undefined) out.set(k, Number(v));
-  }
-  return out;
-}
-
-/** A container's cumulative CPU and its memory, from its cgroup; undefined when it has none. */
-export interface CgroupUsage {
-  cpuNs: number;
-  memoryUsageBytes: number;
-  workingSetBytes: number;
-  rssBytes: number;
-}
-
-/**
- * The usage of the container's cgroup (v1 or v2 files), as cAdvisor computes it (working set =
- * usage − inactive file). Synchronous: cgroupfs files are small and never block, and a sync read
- * costs a fraction of fs/promises' open/stat/read/close round trips (this runs for every
- * container on every stats sample).
- */
+/** The usage of the container's cgroup (cAdvisor's figures, lib/cgroup-usage.ts); undefined when it has none. */
 export function cgroupUsage(cg: ContainerCgroups, id: string): CgroupUsage | undefined {
-  const read = (root: string, file: string) => readFileSync(join(root, id, file), 'utf8');
-  try {
-    if (cg.version === 2) {
-      const m = parseFlatKeyed(read(cg.memoryRoot, 'memory.stat'));
-      const usage = Number(read(cg.memoryRoot, 'memory.current'));
-      return {
-        cpuNs: (parseFlatKeyed(read(cg.cpuRoot, 'cpu.stat')).get('usage_usec') ?? 0) * 1000,
-        memoryUsageBytes: usage,
-        workingSetBytes: Math.max(0, usage - (m.get('inactive_file') ?? 0)),
-        rssBytes: m.get('anon') ?? 0,
-      };
-    }
-    const m = parseFlatKeyed(read(cg.memoryRoot, 'memory.stat'));
-    const usage = Number(read(cg.memoryRoot, 'memory.usage_in_bytes'));
-    return {
-      cpuNs: Number(read(cg.cpuRoot, 'cpuacct.usage')),
-      memoryUsageBytes: usage,
-      workingSetBytes: Math.max(0, usage - (m.get('total_inactive_file') ?? 0)),
-      rssBytes: m.get('total_rss') ?? 0,
-    };
-  } catch {
-    return undefined;
-  }
+  return readCgroupUsage(
+    cg.version === 2 ? { version: 2, dir: join(cg.memoryRoot, id) } : { version: 1, cpuDir: join(cg.cpuRoot, id), memoryDir: join(cg.memoryRoot, id) },
+  );
 }

@@ -71,6 +71,11 @@ describe('stats on containerd', () => {
     expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);
     expect(s.node.cpu.usageNanoCores).toBeGreaterThan(1e8);
+    // System containers: the pods' kubepods cgroup holds the burner's CPU and the hog's memory; the kubelet's own figures.
+    const sys = (n: string) => s.node.systemContainers.find((x: Obj) => x.name === n);
+    expect(sys('pods').cpu.usageNanoCores).toBeGreaterThan(1e8);
+    expect(sys('pods').memory.workingSetBytes).toBeGreaterThan(80 * 2 ** 20);
+    expect(sys('kubelet').memory.workingSetBytes).toBeGreaterThan(0);
     // Many loops wait on the agent's one abort signal: no "possible EventTarget memory leak" warning for that.
     expect(c.kubelet.output()).not.toContain('MaxListenersExceededWarning');
   }, 120_000);

@@ -11,6 +11,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
+import { readCgroupUsage, type CgroupDirs, type CgroupUsage } from '../../lib/cgroup-usage.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -38,6 +39,15 @@ export interface ContainerSample {
   logsUsed?: number;
 }
 
+/** A system container's sample. */
+export interface SystemContainerSample {
+  cpuNs: number;
+  nanoCores?: number;
+  rss: number;
+  usage: number;
+  workingSet: number;
+}
+
 /** One pod's sandbox-level sample (CRI ListPodSandboxStats): its network and process count. */
 export interface PodSample {
   podUid: string;
@@ -58,7 +68,10 @@ export interface StatsSnapshot {
     logsFs?: Awaited<ReturnType<typeof fsUsage>>;
     rlimit: { maxpid: number; curproc: number };
   };
-  kubelet: { cpuNs: number; nanoCores?: number; rss: number };
+  /** The kubelet: its cgroup's figures when it has its own (system-containers.ts), else its process's. */
+  kubelet: SystemContainerSample;
+  /** The pods' cgroup (`kubepods`) when there is one; else the summary adds up the containers. */
+  podsCgroup?: SystemContainerSample;
   containers: ContainerSample[];
   /** By pod UID; empty when the runtime does not implement ListPodSandboxStats. */
   pods: Map<string, PodSample>;
@@ -114,7 +127,18 @@ export class StatsCollector {
   private last: StatsSnapshot | undefined;
   private samples = 0;
 
-  constructor(private readonly d: { runtime: CriRuntime; rootDir: string; podLogsDir: string; clock: Clock; logger: Logger; periodMs?: number }) {}
+  constructor(
+    private readonly d: {
+      runtime: CriRuntime;
+      rootDir: string;
+      podLogsDir: string;
+      clock: Clock;
+      logger: Logger;
+      periodMs?: number;
+      /** The kubelet's and the pods' cgroups (system-containers.ts), asked at each sample. */
+      systemCgroups?: () => { kubelet?: CgroupDirs; pods?: CgroupDirs };
+    },
+  ) {}
 
   /** The latest snapshot (undefined before the first sample). */
   snapshot(): StatsSnapshot | undefined {
@@ -152,8 +176,18 @@ export class StatsCollector {
       ? { ...imageFsUsage, imageUsedBytes: imageFsInfo[0]?.used_bytes?.value, imageInodesUsed: imageFsInfo[0]?.inodes_used?.value }
       : undefined;
     const logsFs = await fsUsage(this.d.podLogsDir);
+    const cgroups = this.d.systemCgroups?.() ?? {};
+    const rate = (cur: { cpuNs: number }, before: { cpuNs: number } | undefined) =>
+      prev && before ? nanoCores({ cpuNs: before.cpuNs, atMs: prev.atMs }, { cpuNs: cur.cpuNs, atMs }) : undefined;
+    const fromCgroup = (u: CgroupUsage) => ({ cpuNs: u.cpuNs, rss: u.rssBytes, usage: u.memoryUsageBytes, workingSet: u.workingSetBytes });
+    const ownCg = cgroups.kubelet && readCgroupUsage(cgroups.kubelet);
     const own = process.cpuUsage();
-    const kubeletCpuNs = (own.user + own.system) * 1000;
+    const rss = process.memoryUsage().rss;
+    const kubelet: SystemContainerSample = ownCg ? fromCgroup(ownCg) : { cpuNs: (own.user + own.system) * 1000, rss, usage: rss, workingSet: rss };
+    kubelet.nanoCores = rate(kubelet, prev?.kubelet);
+    const podsCg = cgroups.pods && readCgroupUsage(cgroups.pods);
+    const podsCgroup: SystemContainerSample | undefined = podsCg ? fromCgroup(podsCg) : undefined;
+    if (podsCgroup) podsCgroup.nanoCores = rate(podsCgroup, prev?.podsCgroup);
     const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
     const containers: ContainerSample[] = [];
     for (const s of stats) {
@@ -193,11 +227,8 @@ export class StatsCollector {
         logsFs,
         rlimit,
       },
-      kubelet: {
-        cpuNs: kubeletCpuNs,
-        nanoCores: prev ? nanoCores({ cpuNs: prev.kubelet.cpuNs, atMs: prev.atMs }, { cpuNs: kubeletCpuNs, atMs }) : undefined,
-        rss: process.memoryUsage().rss,
-      },
+      kubelet,
+      podsCgroup,
       containers,
       pods: podSamples(sandboxStats),
     };

@@ -4,7 +4,7 @@
  * `onlyCpuAndMemory` only cpu and memory appear at every level, as upstream.
  */
 import type { VolumeStats } from '../volume/volume-stats.js';
-import type { ContainerSample, StatsSnapshot } from './collector.js';
+import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './collector.js';
 
 type Obj = Record<string, unknown>;
 
@@ -73,22 +73,27 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
     byPod.set(c.podUid, l);
   }
   const allContainers = s.containers;
-  const podsAggregate = defined({
-    name: 'pods',
-    startTime: ctx.startTime,
-    cpu: cpu(time, sum(allContainers.map((c) => c.cpuNs)), sum(allContainers.map((c) => c.nanoCores))),
-    memory: memory(time, {
-      usage: sum(allContainers.map((c) => c.usage)),
-      workingSet: sum(allContainers.map((c) => c.workingSet)),
-      rss: sum(allContainers.map((c) => c.rss)),
-    }),
-  });
-  const kubelet = defined({
-    name: 'kubelet',
-    startTime: ctx.startTime,
-    cpu: cpu(time, s.kubelet.cpuNs, s.kubelet.nanoCores),
-    memory: memory(time, { usage: s.kubelet.rss, workingSet: s.kubelet.rss, rss: s.kubelet.rss }),
-  });
+  const systemContainer = (name: string, c: SystemContainerSample) =>
+    defined({
+      name,
+      startTime: ctx.startTime,
+      cpu: cpu(time, c.cpuNs, c.nanoCores),
+      memory: memory(time, { usage: c.usage, workingSet: c.workingSet, rss: c.rss }),
+    });
+  // The pods: their cgroup (kubepods) when there is one, else the sum of their containers.
+  const podsAggregate = s.podsCgroup
+    ? systemContainer('pods', s.podsCgroup)
+    : defined({
+        name: 'pods',
+        startTime: ctx.startTime,
+        cpu: cpu(time, sum(allContainers.map((c) => c.cpuNs)), sum(allContainers.map((c) => c.nanoCores))),
+        memory: memory(time, {
+          usage: sum(allContainers.map((c) => c.usage)),
+          workingSet: sum(allContainers.map((c) => c.workingSet)),
+          rss: sum(allContainers.map((c) => c.rss)),
+        }),
+      });
+  const kubelet = systemContainer('kubelet', s.kubelet);
   const iface = (i: { name: string; rxBytes: number; rxErrors: number; txBytes: number; txErrors: number }) => ({
     name: i.name,
     rxBytes: i.rxBytes,

@@ -1,0 +1,73 @@
+/**
+ * System containers from cgroups: /proc/<pid>/cgroup parsed for v1 and v2, the root cgroup never
+ * taken for the kubelet's own, the kubepods cgroup found under the cgroup root, and a usage read
+ * from v1 and v2 files (fixture trees) as cAdvisor computes it.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
+import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, podsCgroupDirs } from '../../../src/agent/stats/system-containers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-sysc-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+function tree(files: Record<string, string>): string {
+  const root = mkdtempSync(join(dir, 't-'));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(root, p, '..'), { recursive: true });
+    writeFileSync(join(root, p), text);
+  }
+  return root;
+}
+
+describe('system containers from cgroups', () => {
+  it('parses /proc/<pid>/cgroup (v1 with joined controllers, v2)', () => {
+    expect(parseProcCgroup('12:pids:/x\n4:memory:/kubelet.slice\n2:cpu,cpuacct:/kubelet.slice\n0::/\n')).toEqual({
+      cpuacct: '/kubelet.slice',
+      memory: '/kubelet.slice',
+      unified: '/',
+    });
+    expect(parseProcCgroup('0::/system.slice/kubelet.service\n')).toEqual({ unified: '/system.slice/kubelet.service' });
+  });
+
+  it("takes the kubelet's own cgroup, never a root one", () => {
+    const v2 = { version: 2 as const, root: '/sys/fs/cgroup' };
+    const v1 = { version: 1 as const, cpuacct: '/c/cpuacct', memory: '/c/memory' };
+    expect(ownCgroupDirs(v2, '0::/system.slice/kubelet.service\n')).toEqual({ version: 2, dir: '/sys/fs/cgroup/system.slice/kubelet.service' });
+    expect(ownCgroupDirs(v2, '0::/\n')).toBeUndefined();
+    expect(ownCgroupDirs(v1, '4:memory:/k\n3:cpuacct:/k\n')).toEqual({ version: 1, cpuDir: '/c/cpuacct/k', memoryDir: '/c/memory/k' });
+    // cpuacct at the root would be the whole machine's CPU.
+    expect(ownCgroupDirs(v1, '4:memory:/k\n3:cpuacct:/\n')).toBeUndefined();
+  });
+
+  it('detects v1 and v2 layouts and finds kubepods under the cgroup root (cgroupfs and systemd names)', () => {
+    const v1root = tree({ 'cpuacct/cpuacct.usage': '1', 'memory/memory.usage_in_bytes': '1', 'memory/r/kubepods/memory.stat': '' });
+    const v1 = detectCgroupLayout(v1root)!;
+    expect(v1).toEqual({ version: 1, cpuacct: join(v1root, 'cpuacct'), memory: join(v1root, 'memory') });
+    expect(podsCgroupDirs(v1, { cgroupRoot: '/r', cgroupDriver: 'cgroupfs' })).toEqual(cgroupDirs(v1, '/r/kubepods'));
+    expect(podsCgroupDirs(v1, { cgroupRoot: '/', cgroupDriver: 'cgroupfs' })).toBeUndefined();
+    const v2root = tree({ 'cgroup.controllers': 'cpu memory', 'kubepods.slice/memory.current': '5' });
+    const v2 = detectCgroupLayout(v2root)!;
+    expect(v2).toEqual({ version: 2, root: v2root });
+    expect(podsCgroupDirs(v2, { cgroupRoot: '/', cgroupDriver: 'systemd' })).toEqual({ version: 2, dir: join(v2root, 'kubepods.slice') });
+    expect(detectCgroupLayout(join(dir, 'nothing'))).toBeUndefined();
+  });
+
+  it('reads usage as cAdvisor: v1 and v2', () => {
+    const r1 = tree({
+      'm/memory.usage_in_bytes': '10000000\n',
+      'm/memory.stat': 'cache 5\ntotal_rss 3000000\ntotal_inactive_file 4000000\n',
+      'c/cpuacct.usage': '123456789\n',
+    });
+    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toEqual({
+      cpuNs: 123456789,
+      memoryUsageBytes: 10000000,
+      workingSetBytes: 6000000,
+      rssBytes: 3000000,
+    });
+    const r2 = tree({ 'cpu.stat': 'usage_usec 2500\n', 'memory.current': '8192000\n', 'memory.stat': 'anon 4096000\ninactive_file 1024000\n' });
+    expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({ cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000 });
+    expect(readCgroupUsage({ version: 2, dir: join(dir, 'missing') })).toBeUndefined();
+  });
+});
