@@ -193,6 +193,7 @@ export async function main(argv: string[]): Promise<number> {
       serializeImagePulls: kc.serializeImagePulls,
       containerGc: cfg.containerGc,
       podInfraContainerImage: cfg.podInfraContainerImage,
+      systemCgroupNames: { kubelet: kc.kubeletCgroups, runtime: cfg.runtimeCgroups, misc: kc.systemCgroups },
       imageGc: {
         highThresholdPercent: kc.imageGCHighThresholdPercent,
         lowThresholdPercent: kc.imageGCLowThresholdPercent,

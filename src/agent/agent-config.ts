@@ -52,6 +52,8 @@ export interface AgentConfig {
   containerGc: ContainerGcPolicy;
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
   podInfraContainerImage?: string;
+  /** Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc. */
+  systemCgroupNames?: { kubelet?: string; runtime?: string; misc?: string };
   /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
   node: NodeSettings;
   registerNode: boolean;

@@ -1,8 +1,14 @@
 /**
- * Wiring of the kubelet's own metrics around the core: pod worker durations per operation, and
- * kubelet_pod_start_duration_seconds (from the pod first seen to all its containers running).
+ * Wiring of observability around the core: the stats collector with its system containers,
+ * pod worker durations per operation, and kubelet_pod_start_duration_seconds (from the pod first
+ * seen to all its containers running).
  */
+import type { CriRuntime } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import type { AgentConfig } from './agent-config.js';
+import { StatsCollector } from './stats/collector.js';
+import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, podsCgroupDirs } from './stats/system-containers.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
@@ -34,5 +40,29 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
       d.metrics.podStartDuration.observe((d.clock.now() - firstSeen.get(uid)!) / 1000);
       firstSeen.set(uid, -1);
     }
+  });
+}
+
+/**
+ * The stats collector. System containers come from cgroups (v1 or v2, detected once): the kubelet's
+ * (kubeletCgroups, else its own), the runtime's (--runtime-cgroups) and misc (systemCgroups) when
+ * named, and the pods' kubepods cgroup on a CRI runtime with cgroupsPerQOS (the embedded runtime
+ * keeps its own subtree: its pods are summed from their containers).
+ */
+export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime; embeddedRuntime: boolean; clock: Clock; logger: Logger }): StatsCollector {
+  const { cfg } = d;
+  const layout = detectCgroupLayout();
+  const named = (name: string | undefined) => (layout && name ? cgroupDirs(layout, name) : undefined);
+  const kubelet = named(cfg.systemCgroupNames?.kubelet) ?? (layout && ownCgroupDirs(layout));
+  const runtime = named(cfg.systemCgroupNames?.runtime);
+  const misc = named(cfg.systemCgroupNames?.misc);
+  const pods = () => (layout && !d.embeddedRuntime && cfg.cgroups.cgroupsPerQOS ? podsCgroupDirs(layout, cfg.cgroups) : undefined);
+  return new StatsCollector({
+    runtime: d.runtime,
+    rootDir: cfg.rootDir,
+    podLogsDir: cfg.podLogsDir,
+    clock: d.clock,
+    logger: d.logger,
+    systemCgroups: () => ({ kubelet, runtime, misc, pods: pods() }),
   });
 }

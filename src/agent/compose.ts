@@ -7,13 +7,12 @@
  *                 StatusManager ─► StatusSync ─► apiserver ◄─ node status, Lease, events
  *
  * The runtime is wired in compose-runtime.ts, cluster membership (node status, Lease, status
- * sync) in compose-cluster.ts, the kubelet's own metrics in compose-observability.ts. With an
+ * sync) in compose-cluster.ts, the stats collector and the kubelet's own metrics in compose-observability.ts. With an
  * apiserver client the apiserver source, status sync, node registration/status, Lease, mirror
  * pods, events and the env/pull-secret object fetcher are added; without one the kubelet is
  * standalone.
  */
 import { setMaxListeners } from 'node:events';
-import { detectCgroupLayout, ownCgroupDirs, podsCgroupDirs } from './stats/system-containers.js';
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -21,7 +20,7 @@ import { messageOf, unavailable } from '../lib/errors.js';
 import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
 import { composeRuntime, protectedImages } from './compose-runtime.js';
 import { startClusterMembership } from './compose-cluster.js';
-import { timedWorker, trackPodStartDuration } from './compose-observability.js';
+import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
 import { FileSource } from './podconfig/file.js';
 import { HttpSource } from './podconfig/http.js';
 import { PodConfig } from './podconfig/pod-config.js';
@@ -61,7 +60,6 @@ import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ContainerLogManager } from './runtime/logs/log-rotation.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
-import { StatsCollector } from './stats/collector.js';
 import { createObservabilityHost } from './stats/observability-host.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 import { rfc3339 } from '../lib/time.js';
@@ -254,19 +252,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     isActive,
     removePodDir: (uid) => volumes.removePodDir(uid),
   });
-  // System containers from cgroups (v1 or v2, detected once): the kubelet's own; the pods' kubepods
-  // cgroup on a CRI runtime with cgroupsPerQOS (the process runtime keeps its own subtree: pods are summed).
-  const layout = detectCgroupLayout();
-  const kubeletCgroup = layout && ownCgroupDirs(layout);
-  const podsCgroup = () => (layout && !processRuntime && cfg.cgroups.cgroupsPerQOS ? podsCgroupDirs(layout, cfg.cgroups) : undefined);
-  const collector = new StatsCollector({
-    runtime,
-    rootDir: cfg.rootDir,
-    podLogsDir: cfg.podLogsDir,
-    clock,
-    logger,
-    systemCgroups: () => ({ kubelet: kubeletCgroup, pods: podsCgroup() }),
-  });
+  const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = {
     ...createAgentHost({

@@ -44,6 +44,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'resolv-conf': { path: ['resolvConf'], kind: 'string' },
   'cgroups-per-qos': { path: ['cgroupsPerQOS'], kind: 'bool' },
   'cgroup-root': { path: ['cgroupRoot'], kind: 'string' },
+  'kubelet-cgroups': { path: ['kubeletCgroups'], kind: 'string' },
+  'system-cgroups': { path: ['systemCgroups'], kind: 'string' },
   'cgroup-driver': { path: ['cgroupDriver'], kind: 'string' },
   'cpu-cfs-quota': { path: ['cpuCFSQuota'], kind: 'bool' },
   'cpu-cfs-quota-period': { path: ['cpuCFSQuotaPeriod'], kind: 'duration' },
@@ -76,6 +78,7 @@ const kubeletFlags: Record<string, Kind> = {
   'maximum-dead-containers': 'int',
   'hostname-override': 'string',
   'node-ip': 'string',
+  'runtime-cgroups': 'string',
   'root-dir': 'string',
   v: 'int',
   help: 'bool',
@@ -99,6 +102,7 @@ export interface ParsedFlags {
     maximumDeadContainers?: number;
     hostnameOverride?: string;
     nodeIp?: string;
+    runtimeCgroups?: string;
     rootDir?: string;
     v?: number;
     help?: boolean;

@@ -39,6 +39,8 @@ export interface ResolvedConfig {
   containerGc: { minAgeMs: number; maxPerPodContainer: number; maxContainers: number };
   /** --pod-infra-container-image: never garbage-collected. */
   podInfraContainerImage?: string;
+  /** --runtime-cgroups: the container runtime's cgroup (its system container in the summary). */
+  runtimeCgroups?: string;
   /** --node-labels. */
   nodeLabels: Record<string, string>;
   /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
@@ -197,6 +199,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     syncFrequencyMs: parseDuration(kc.syncFrequency)!,
     warnings,
     podInfraContainerImage: parsed.flags.podInfraContainerImage,
+    runtimeCgroups: parsed.flags.runtimeCgroups,
     nodeLabels: parsed.flags.nodeLabels ?? {},
     containerGc: {
       minAgeMs: parseDuration(minTtl)!,

@@ -71,6 +71,8 @@ export const kubeletConfigSchema = z
     resolvConf: z.string().default('/etc/resolv.conf'),
     cgroupsPerQOS: z.boolean().default(true),
     cgroupRoot: z.string().default(''),
+    kubeletCgroups: z.string().default(''),
+    systemCgroups: z.string().default(''),
     cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs'),
     cpuCFSQuota: z.boolean().default(true),
     cpuCFSQuotaPeriod: duration.default('100ms'),

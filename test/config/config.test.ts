@@ -32,6 +32,10 @@ describe('flags', () => {
       '--register-with-taints=a=b:NoSchedule,c:NoExecute',
       '--node-labels=x=1,y=2',
       '--seccomp-default',
+      '--runtime-cgroups=/system.slice/containerd.service',
+      '--kubelet-cgroups',
+      '/system.slice/kubelet.service',
+      '--system-cgroups=/system.slice',
     ]);
     expect(p.config).toEqual({
       staticPodPath: '/m',
@@ -39,6 +43,8 @@ describe('flags', () => {
       readOnlyPort: 0,
       staticPodURLHeader: { A: ['1'], B: ['2'] },
       cgroupDriver: 'systemd',
+      kubeletCgroups: '/system.slice/kubelet.service',
+      systemCgroups: '/system.slice',
       kubeReserved: { cpu: '1', memory: '1Gi' },
       evictionHard: { 'memory.available': '200Mi' },
       registerWithTaints: [
@@ -46,7 +52,7 @@ describe('flags', () => {
         { key: 'c', effect: 'NoExecute' },
       ],
     });
-    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' } });
+    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' }, runtimeCgroups: '/system.slice/containerd.service' });
     expect(p.unimplemented).toEqual(['fail-swap-on', 'seccomp-default']);
     expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
     expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);

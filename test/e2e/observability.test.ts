@@ -49,10 +49,12 @@ beforeAll(async () => {
   const cfg = join(dir, 'config.yaml');
   writeFileSync(
     cfg,
-    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nvolumeStatsAggPeriod: 1s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nvolumeStatsAggPeriod: 1s\nsystemCgroups: /\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
   );
   ports = await freeKubeletPorts();
-  k = startKubelet(kubeletArgs({ dir, ports, node: 'obs', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro)] }));
+  k = startKubelet(
+    kubeletArgs({ dir, ports, node: 'obs', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro), '--runtime-cgroups', '/'] }),
+  );
   await until(
     async () => {
       const items = JSON.parse(await get('/pods')).items as Obj[];
@@ -96,7 +98,11 @@ describe('/stats/summary', () => {
       fs: { capacityBytes: expect.any(Number) },
       rlimit: { maxpid: expect.any(Number), curproc: expect.any(Number) },
     });
-    expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'pods']);
+    // Named cgroups (--runtime-cgroups, systemCgroups; the root cgroup here) become the runtime and misc system containers.
+    expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'runtime', 'misc', 'pods']);
+    const runtimeSys = s.node.systemContainers.find((c: Obj) => c.name === 'runtime');
+    expect(runtimeSys.cpu.usageCoreNanoSeconds).toBeGreaterThan(0);
+    expect(runtimeSys.memory.workingSetBytes).toBeGreaterThan(0);
     const byName = (n: string) => s.pods.find((p: Obj) => p.podRef.name === `${n}-obs`);
     expect(byName('burner').containers[0].cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(byName('memhog').containers[0].memory.workingSetBytes).toBeGreaterThan(80 * 1024 * 1024);

@@ -72,6 +72,9 @@ export interface StatsSnapshot {
   kubelet: SystemContainerSample;
   /** The pods' cgroup (`kubepods`) when there is one; else the summary adds up the containers. */
   podsCgroup?: SystemContainerSample;
+  /** The named runtime and misc (system) cgroups, when configured (--runtime-cgroups, systemCgroups). */
+  runtimeCgroup?: SystemContainerSample;
+  miscCgroup?: SystemContainerSample;
   containers: ContainerSample[];
   /** By pod UID; empty when the runtime does not implement ListPodSandboxStats. */
   pods: Map<string, PodSample>;
@@ -136,7 +139,7 @@ export class StatsCollector {
       logger: Logger;
       periodMs?: number;
       /** The kubelet's and the pods' cgroups (system-containers.ts), asked at each sample. */
-      systemCgroups?: () => { kubelet?: CgroupDirs; pods?: CgroupDirs };
+      systemCgroups?: () => { kubelet?: CgroupDirs; runtime?: CgroupDirs; misc?: CgroupDirs; pods?: CgroupDirs };
     },
   ) {}
 
@@ -185,9 +188,13 @@ export class StatsCollector {
     const rss = process.memoryUsage().rss;
     const kubelet: SystemContainerSample = ownCg ? fromCgroup(ownCg) : { cpuNs: (own.user + own.system) * 1000, rss, usage: rss, workingSet: rss };
     kubelet.nanoCores = rate(kubelet, prev?.kubelet);
-    const podsCg = cgroups.pods && readCgroupUsage(cgroups.pods);
-    const podsCgroup: SystemContainerSample | undefined = podsCg ? fromCgroup(podsCg) : undefined;
-    if (podsCgroup) podsCgroup.nanoCores = rate(podsCgroup, prev?.podsCgroup);
+    const sampleOf = (dirs: CgroupDirs | undefined, before: SystemContainerSample | undefined): SystemContainerSample | undefined => {
+      const u = dirs && readCgroupUsage(dirs);
+      if (!u) return undefined;
+      const c: SystemContainerSample = fromCgroup(u);
+      c.nanoCores = rate(c, before);
+      return c;
+    };
     const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
     const containers: ContainerSample[] = [];
     for (const s of stats) {
@@ -228,7 +235,9 @@ export class StatsCollector {
         rlimit,
       },
       kubelet,
-      podsCgroup,
+      podsCgroup: sampleOf(cgroups.pods, prev?.podsCgroup),
+      runtimeCgroup: sampleOf(cgroups.runtime, prev?.runtimeCgroup),
+      miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,
       pods: podSamples(sandboxStats),
     };

@@ -104,7 +104,12 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
   const def = s.node.network.interfaces.find((i) => i.name === s.node.network.defaultName);
   const node = defined({
     nodeName: ctx.nodeName,
-    systemContainers: [kubelet, podsAggregate],
+    systemContainers: [
+      kubelet,
+      ...(s.runtimeCgroup ? [systemContainer('runtime', s.runtimeCgroup)] : []),
+      ...(s.miscCgroup ? [systemContainer('misc', s.miscCgroup)] : []),
+      podsAggregate,
+    ],
     startTime: ctx.startTime,
     cpu: cpu(time, s.node.cpuNs, s.node.nanoCores),
     memory: memory(time, { available: s.node.memory.available, usage: s.node.memory.usage, workingSet: s.node.memory.workingSet }),
