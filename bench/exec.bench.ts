@@ -15,6 +15,8 @@ import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
 import { machine, percentile, report, round } from './lib.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
+import { WebSocket } from 'ws';
+import { createCriClient } from '../src/cri/client.js';
 
 const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
 const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 100);
@@ -116,6 +118,37 @@ try {
       firsts.push(first);
     }
     results['containerd exec ws v4 200 MiB'] = { rounds: rates.length, MiBps: round(percentile(rates, 50)), firstByteMs: round(percentile(firsts, 50)) };
+    // The physical limit: the same exec straight to containerd's streaming server (CRI Exec → its URL), no kubelet.
+    const cri = createCriClient(ctrd.endpoint);
+    const ctr = (await cri.runtime.listContainers()).find((c) => c.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING')!;
+    const direct: number[] = [];
+    const directFirst: number[] = [];
+    for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 3); r++) {
+      const url = await cri.runtime.exec({ container_id: ctr.id, cmd: ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], stdout: true });
+      let bytes = 0;
+      let first = 0;
+      const t0 = performance.now();
+      await new Promise<void>((resolve, reject) => {
+        const ws = new WebSocket(url.replace(/^http/, 'ws'), ['v4.channel.k8s.io'], { perMessageDeflate: false });
+        ws.on('message', (d: Buffer) => {
+          if (d[0] !== 1) return;
+          if (!first) first = performance.now() - t0;
+          bytes += d.length - 1;
+        });
+        ws.on('close', () => resolve());
+        ws.on('error', reject);
+      });
+      const secs = (performance.now() - t0) / 1000;
+      if (bytes !== MIB_CTRD << 20) throw new Error(`direct: got ${bytes} bytes`);
+      direct.push(bytes / 2 ** 20 / secs);
+      directFirst.push(first);
+    }
+    cri.close?.();
+    results['containerd exec ws v4 200 MiB, direct to containerd (no kubelet)'] = {
+      rounds: direct.length,
+      MiBps: round(percentile(direct, 50)),
+      firstByteMs: round(percentile(directFirst, 50)),
+    };
   } finally {
     await k.stop();
     await ctrd.stop();
