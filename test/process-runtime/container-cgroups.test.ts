@@ -1,11 +1,12 @@
 /**
- * Container cgroups of the process runtime: usage read as cAdvisor does from v1 and v2 files
- * (on fixture trees), the join chain keeps one PID, and (as root, on this machine's cgroupfs) a
- * process that joined is found and killed with everything it forked.
+ * Container cgroups of the process runtime: the join chain keeps one PID, and (as root, on this
+ * machine's cgroupfs) a process that joined is found, measured and killed with everything it
+ * forked. Reading v1 / v2 usage files is tested with lib/cgroup-usage.ts
+ * (test/agent/stats/system-containers.test.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -17,43 +18,12 @@ import {
   killCgroup,
   removeContainerCgroup,
   removeRuntimeCgroups,
-  type ContainerCgroups,
 } from '../../src/process-runtime/container-cgroups.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cgr-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function tree(files: Record<string, string>): string {
-  const root = mkdtempSync(join(dir, 'tree-'));
-  for (const [p, text] of Object.entries(files)) {
-    mkdirSync(join(root, p, '..'), { recursive: true });
-    writeFileSync(join(root, p), text);
-  }
-  return root;
-}
-
 describe('container cgroups', () => {
-  it('reads v1 usage: cpuacct.usage, usage_in_bytes, working set without inactive file, total_rss', async () => {
-    const root = tree({
-      'mem/c1/memory.usage_in_bytes': '10000000\n',
-      'mem/c1/memory.stat': 'cache 5\nrss 7\ntotal_rss 3000000\ntotal_inactive_file 4000000\n',
-      'cpu/c1/cpuacct.usage': '123456789\n',
-    });
-    const cg: ContainerCgroups = { version: 1, roots: [join(root, 'mem'), join(root, 'cpu')], memoryRoot: join(root, 'mem'), cpuRoot: join(root, 'cpu') };
-    expect(cgroupUsage(cg, 'c1')).toEqual({ cpuNs: 123456789, memoryUsageBytes: 10000000, workingSetBytes: 6000000, rssBytes: 3000000 });
-    expect(cgroupUsage(cg, 'missing')).toBeUndefined();
-  });
-
-  it('reads v2 usage: cpu.stat usage_usec, memory.current, inactive_file, anon', async () => {
-    const root = tree({
-      'c2/cpu.stat': 'usage_usec 2500\nuser_usec 2000\nsystem_usec 500\n',
-      'c2/memory.current': '8192000\n',
-      'c2/memory.stat': 'anon 4096000\nfile 4096000\ninactive_file 1024000\n',
-    });
-    const cg: ContainerCgroups = { version: 2, roots: [root], memoryRoot: root, cpuRoot: root };
-    expect(cgroupUsage(cg, 'c2')).toEqual({ cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000 });
-  });
-
   it('joins the cgroup in the same PID as the command it then runs', () => {
     const procs = join(dir, 'procs');
     writeFileSync(procs, '');
