@@ -113,6 +113,13 @@ export async function killCgroup(cg: ContainerCgroups, id: string): Promise<numb
   return n;
 }
 
+/** Kills everything in the container's cgroup, then removes it; returns how many processes were signalled. */
+export async function destroyContainerCgroup(cg: ContainerCgroups, id: string): Promise<number> {
+  const n = await killCgroup(cg, id);
+  await removeContainerCgroup(cg, id);
+  return n;
+}
+
 /** Removes the container's (empty) cgroups. */
 export async function removeContainerCgroup(cg: ContainerCgroups, id: string): Promise<void> {
   await Promise.all(containerCgroupDirs(cg, id).map((d) => rmdir(d).catch(() => {})));

@@ -13,7 +13,7 @@ import { rm } from 'node:fs/promises';
 import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
-import { containerCgroupIds, killCgroup, removeContainerCgroup, type ContainerCgroups } from './container-cgroups.js';
+import { containerCgroupIds, destroyContainerCgroup, type ContainerCgroups } from './container-cgroups.js';
 import { hasDetachedIo, readExitFile } from './container-io.js';
 import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
 import { adoptProcess, type ProcessHandle } from './process-handle.js';
@@ -34,8 +34,7 @@ async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string)
   let n = 0;
   for (const id of await containerCgroupIds(cg)) {
     if (keep(id)) continue;
-    n += await killCgroup(cg, id);
-    await removeContainerCgroup(cg, id);
+    n += await destroyContainerCgroup(cg, id);
   }
   return n;
 }

@@ -28,9 +28,9 @@ import {
   cgroupPids,
   cgroupUsage,
   containerCgroupDirs,
+  destroyContainerCgroup,
   detectContainerCgroups,
   killCgroup,
-  removeContainerCgroup,
   removeRuntimeCgroups,
   type CgroupUsage,
   type ContainerCgroups,
@@ -305,10 +305,7 @@ export class ProcessRuntime implements RuntimeService {
     this.usageCache.delete(id);
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
-    if (this.cgroups) {
-      await killCgroup(this.cgroups, id);
-      await removeContainerCgroup(this.cgroups, id);
-    }
+    if (this.cgroups) await destroyContainerCgroup(this.cgroups, id);
     // A mount point another container still mounts stays (removing it would detach that mount).
     const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
     await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));

@@ -11,7 +11,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
-import { readCgroupUsage, type CgroupDirs, type CgroupUsage } from '../../lib/cgroup-usage.js';
+import { readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -182,19 +182,17 @@ export class StatsCollector {
     const cgroups = this.d.systemCgroups?.() ?? {};
     const rate = (cur: { cpuNs: number }, before: { cpuNs: number } | undefined) =>
       prev && before ? nanoCores({ cpuNs: before.cpuNs, atMs: prev.atMs }, { cpuNs: cur.cpuNs, atMs }) : undefined;
-    const fromCgroup = (u: CgroupUsage) => ({ cpuNs: u.cpuNs, rss: u.rssBytes, usage: u.memoryUsageBytes, workingSet: u.workingSetBytes });
-    const ownCg = cgroups.kubelet && readCgroupUsage(cgroups.kubelet);
-    const own = process.cpuUsage();
-    const rss = process.memoryUsage().rss;
-    const kubelet: SystemContainerSample = ownCg ? fromCgroup(ownCg) : { cpuNs: (own.user + own.system) * 1000, rss, usage: rss, workingSet: rss };
-    kubelet.nanoCores = rate(kubelet, prev?.kubelet);
+    const withRate = (c: SystemContainerSample, before: SystemContainerSample | undefined) => ({ ...c, nanoCores: rate(c, before) });
     const sampleOf = (dirs: CgroupDirs | undefined, before: SystemContainerSample | undefined): SystemContainerSample | undefined => {
       const u = dirs && readCgroupUsage(dirs);
-      if (!u) return undefined;
-      const c: SystemContainerSample = fromCgroup(u);
-      c.nanoCores = rate(c, before);
-      return c;
+      return u ? withRate({ cpuNs: u.cpuNs, rss: u.rssBytes, usage: u.memoryUsageBytes, workingSet: u.workingSetBytes }, before) : undefined;
     };
+    const ownProcess = (): SystemContainerSample => {
+      const cpu = process.cpuUsage();
+      const rss = process.memoryUsage().rss;
+      return withRate({ cpuNs: (cpu.user + cpu.system) * 1000, rss, usage: rss, workingSet: rss }, prev?.kubelet);
+    };
+    const kubelet = sampleOf(cgroups.kubelet, prev?.kubelet) ?? ownProcess();
     const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
     const containers: ContainerSample[] = [];
     for (const s of stats) {
