@@ -1,11 +1,12 @@
 /**
  * The CRI gRPC client: RuntimeService/ImageService over a unix socket (containerd, or our
  * process-runtime daemon). Every call has a deadline; errors are mapped to the error catalog;
- * the channel reconnects by itself (grpc-js backoff), so a restarted runtime is picked up.
+ * the channel reconnects on the next call after a drop, so a restarted runtime is picked up
+ * (h2-unary.ts: a lean unary client, not grpc-js).
  */
-import * as grpc from '@grpc/grpc-js';
-import { criServices } from './proto.js';
+import { criMethods } from './proto.js';
 import { fromGrpcError } from './grpc-errors.js';
+import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js';
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
 
@@ -13,17 +14,13 @@ import type * as cri from './types.js';
 export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
 const QUICK_CALL_TIMEOUT_MS = 30_000;
 
-type Unary = (req: unknown, meta: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
-
-function caller(client: grpc.Client) {
-  return function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS): Promise<T> {
-    const fn = (client as unknown as Record<string, Unary>)[method];
-    return new Promise<T>((resolve, reject) => {
-      fn.call(client, req, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) => {
-        if (err) reject(fromGrpcError(err, method));
-        else resolve(res as T);
-      });
-    });
+function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
+  return async function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS): Promise<T> {
+    try {
+      return (await channel.call(methods[method], req, timeoutMs)) as T;
+    } catch (err) {
+      throw fromGrpcError(err as { code: number; details?: string; message: string }, method);
+    }
   };
 }
 
@@ -37,17 +34,10 @@ export function grpcTarget(endpoint: string): string {
 
 /** Connects (lazily) to the CRI endpoint and returns both services. */
 export function createCriClient(endpoint: string): CriRuntime {
-  const { RuntimeService: RS, ImageService: IS } = criServices();
-  const target = grpcTarget(endpoint);
-  const options = {
-    'grpc.max_receive_message_length': 16 * 1024 * 1024 + 1024,
-    'grpc.initial_reconnect_backoff_ms': 200,
-    'grpc.max_reconnect_backoff_ms': 5000,
-  };
-  const rs = new RS(target, grpc.credentials.createInsecure(), options);
-  const is = new IS(target, grpc.credentials.createInsecure(), options);
-  const r = caller(rs);
-  const i = caller(is);
+  // One HTTP/2 connection serves both services, as one grpc-go ClientConn does for upstream.
+  const channel = unaryChannel(grpcTarget(endpoint), { maxReceiveBytes: 16 * 1024 * 1024 + 1024 });
+  const r = caller(channel, criMethods('RuntimeService'));
+  const i = caller(channel, criMethods('ImageService'));
 
   const runtime: RuntimeService = {
     version: (v) => r('Version', { version: v }),
@@ -100,9 +90,6 @@ export function createCriClient(endpoint: string): CriRuntime {
   return {
     runtime,
     images,
-    close: () => {
-      rs.close();
-      is.close();
-    },
+    close: () => channel.close(),
   };
 }

@@ -1,5 +1,6 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import { status as Code, type ServiceError } from '@grpc/grpc-js';
+import type { ServiceError } from '@grpc/grpc-js';
+import { GrpcCode as Code } from './h2-unary.js';
 import { KubeletError, type ErrorCode } from '../lib/errors.js';
 
 const toCatalog: Partial<Record<number, ErrorCode>> = {
@@ -32,7 +33,7 @@ const toGrpc: Record<ErrorCode, number> = {
 };
 
 /** A gRPC client error as a KubeletError (message = the runtime's details). */
-export function fromGrpcError(err: ServiceError, method: string): KubeletError {
+export function fromGrpcError(err: { code: number; details?: string; message: string }, method: string): KubeletError {
   const code = toCatalog[err.code] ?? 'Internal';
   return new KubeletError(code, `${method}: ${err.details || err.message}`, { cause: err });
 }

@@ -1,7 +1,6 @@
 /** Loads proto/runtime/v1/api.proto once, with the options every CRI peer in this project uses. */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -11,14 +10,15 @@ export const criProtoPath = join(here, '..', '..', 'proto', 'runtime', 'v1', 'ap
 /** Options matching the shapes in types.ts. */
 export const protoOptions: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };
 
-let cached: { RuntimeService: grpc.ServiceClientConstructor; ImageService: grpc.ServiceClientConstructor } | undefined;
+let cached: protoLoader.PackageDefinition | undefined;
 
-/** The two service constructors of package runtime.v1. */
-export function criServices() {
-  if (!cached) {
-    const def = protoLoader.loadSync(criProtoPath, protoOptions);
-    const pkg = grpc.loadPackageDefinition(def) as unknown as { runtime: { v1: Record<string, grpc.ServiceClientConstructor> } };
-    cached = { RuntimeService: pkg.runtime.v1.RuntimeService, ImageService: pkg.runtime.v1.ImageService };
-  }
+/** The package definition of runtime.v1 (services by full name, then methods with their codecs). */
+export function criDefinition(): protoLoader.PackageDefinition {
+  cached ??= protoLoader.loadSync(criProtoPath, protoOptions);
   return cached;
+}
+
+/** The methods of `runtime.v1.<service>`, by name. */
+export function criMethods(service: 'RuntimeService' | 'ImageService'): Record<string, protoLoader.MethodDefinition<object, object>> {
+  return criDefinition()[`runtime.v1.${service}`] as protoLoader.ServiceDefinition as Record<string, protoLoader.MethodDefinition<object, object>>;
 }

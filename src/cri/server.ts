@@ -4,7 +4,7 @@
  * into the response message; thrown KubeletErrors become gRPC statuses.
  */
 import * as grpc from '@grpc/grpc-js';
-import { criServices } from './proto.js';
+import { criMethods } from './proto.js';
 import { toGrpcError } from './grpc-errors.js';
 import type { ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
@@ -112,25 +112,23 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     RemoveImage: (q) => img.removeImage(q.image),
     ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
   };
-  const wrap = (svc: grpc.ServiceClientConstructor, impl: Partial<Record<string, (q: never) => Promise<unknown>>>) => {
+  const wrap = (service: 'RuntimeService' | 'ImageService', impl: Partial<Record<string, (q: never) => Promise<unknown>>>) => {
     const out: grpc.UntypedServiceImplementation = {};
-    for (const [name, def] of Object.entries(svc.service)) {
+    for (const [name, def] of Object.entries(criMethods(service))) {
       const fn = impl[name];
       out[name] = fn ? (unary(fn) as grpc.UntypedHandleCall) : unimplemented(name, def.responseStream);
     }
     return out;
   };
-  const { RuntimeService, ImageService } = criServices();
-  return { runtime: wrap(RuntimeService, runtime), image: wrap(ImageService, image) };
+  return { runtime: wrap('RuntimeService', runtime), image: wrap('ImageService', image) };
 }
 
 /** Starts a gRPC server for the runtime on `address` (e.g. "unix:///run/x.sock"). */
 export async function serveCri(address: string, rt: RuntimeService, img: ImageService): Promise<grpc.Server> {
   const server = new grpc.Server();
-  const { RuntimeService, ImageService } = criServices();
   const h = criHandlers(rt, img);
-  server.addService(RuntimeService.service, h.runtime);
-  server.addService(ImageService.service, h.image);
+  server.addService(criMethods('RuntimeService') as grpc.ServiceDefinition, h.runtime);
+  server.addService(criMethods('ImageService') as grpc.ServiceDefinition, h.image);
   await new Promise<void>((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
   return server;
 }

@@ -1,0 +1,171 @@
+/**
+ * The CRI client's own gRPC transport (cri/h2-unary.ts) against a real grpc-js server (the one
+ * the process-runtime daemon serves): round trips, statuses and their details, deadlines, the
+ * receive limit, a runtime that is not there yet, and one that restarts under the client.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCriClient } from '../../src/cri/client.js';
+import { serveCri } from '../../src/cri/server.js';
+import { parseTarget, unaryChannel } from '../../src/cri/h2-unary.js';
+import { criMethods } from '../../src/cri/proto.js';
+import type { ImageService, RuntimeService } from '../../src/cri/services.js';
+import { KubeletError } from '../../src/lib/errors.js';
+
+const dirs: string[] = [];
+const servers: grpc.Server[] = [];
+afterEach(() => {
+  for (const s of servers.splice(0)) s.forceShutdown();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function socketPath(): string {
+  const d = mkdtempSync(join(tmpdir(), 'tsk-cri-client-'));
+  dirs.push(d);
+  return join(d, 'cri.sock');
+}
+
+/** A runtime whose calls do what the test needs; the rest throw. */
+function fakeRuntime(over: Partial<RuntimeService>): RuntimeService {
+  return new Proxy(over, {
+    get: (o, k: string) => (o as Record<string, unknown>)[k] ?? (() => Promise.reject(new KubeletError('NotImplemented', `${k} not faked`))),
+  }) as RuntimeService;
+}
+const noImages = fakeRuntime({}) as unknown as ImageService;
+
+async function serve(path: string, rt: Partial<RuntimeService>) {
+  const s = await serveCri(`unix://${path}`, fakeRuntime(rt), noImages);
+  servers.push(s);
+  return s;
+}
+
+const errorOf = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as KubeletError,
+  );
+
+describe('CRI client transport', () => {
+  it('round-trips requests and responses, with int64, enum, bytes and repeated fields', async () => {
+    const path = socketPath();
+    await serve(path, {
+      version: async (v) => ({ version: v, runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' }),
+      execSync: async (id, cmd, timeout) => ({ stdout: Buffer.from(`${id}:${cmd.join(',')}:${timeout}`), stderr: Buffer.from('é'), exit_code: 3 }),
+      listContainers: async () =>
+        [
+          {
+            id: 'c1',
+            pod_sandbox_id: 's1',
+            state: 'CONTAINER_EXITED',
+            created_at: 1_700_000_000_123_456_000,
+            labels: { a: 'b' },
+            annotations: {},
+            image_ref: 'x',
+          },
+        ] as never,
+    });
+    const c = createCriClient(path);
+    try {
+      expect(await c.runtime.version('0.1.0')).toMatchObject({ version: '0.1.0', runtime_name: 'fake' });
+      const r = await c.runtime.execSync('abc', ['sh', '-c', 'x'], 7);
+      expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exit_code]).toEqual(['abc:sh,-c,x:7', 'é', 3]);
+      const [ct] = await c.runtime.listContainers();
+      expect(ct).toMatchObject({ id: 'c1', state: 'CONTAINER_EXITED', labels: { a: 'b' } });
+      expect(Math.abs(ct.created_at - 1_700_000_000_123_456_000)).toBeLessThan(1024);
+      // Many calls at once share one connection.
+      const all = await Promise.all(Array.from({ length: 200 }, (_, i) => c.runtime.version(`v${i}`)));
+      expect(all.map((v) => v.version)).toEqual(Array.from({ length: 200 }, (_, i) => `v${i}`));
+    } finally {
+      c.close?.();
+    }
+  });
+
+  it('maps statuses to the error catalog, with the runtime details (non-ASCII and newlines kept)', async () => {
+    const path = socketPath();
+    await serve(path, {
+      containerStatus: async () => {
+        throw new KubeletError('NotFound', 'container "x" ünknown\nsecond line');
+      },
+    });
+    const c = createCriClient(path);
+    try {
+      const e = await errorOf(c.runtime.containerStatus('x'));
+      expect(e).toBeInstanceOf(KubeletError);
+      expect(e.code).toBe('NotFound');
+      expect(e.message).toBe('ContainerStatus: container "x" ünknown\nsecond line');
+      const u = await errorOf(c.runtime.removeContainer('x'));
+      expect(u.code).toBe('NotImplemented');
+    } finally {
+      c.close?.();
+    }
+  });
+
+  it('fails a call past its deadline with Timeout, and the connection stays usable', async () => {
+    const path = socketPath();
+    await serve(path, {
+      execSync: () => new Promise(() => {}),
+      version: async (v) => ({ version: v, runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' }),
+    });
+    const ch = unaryChannel(`unix://${path}`, { maxReceiveBytes: 1024 });
+    const rs = criMethods('RuntimeService');
+    try {
+      const t0 = Date.now();
+      const e = await errorOf(ch.call(rs.ExecSync as never, { container_id: 'a', cmd: ['x'], timeout: 1 }, 300));
+      expect((e as unknown as { code: number }).code).toBe(4);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      const v = (await ch.call(rs.Version as never, { version: 'again' }, 5000)) as { version: string };
+      expect(v.version).toBe('again');
+    } finally {
+      ch.close();
+    }
+    // A closed channel answers Unavailable.
+    expect(((await errorOf(ch.call(rs.Version as never, {}, 5000))) as unknown as { code: number }).code).toBe(14);
+  });
+
+  it('refuses a response larger than the receive limit', async () => {
+    const path = socketPath();
+    await serve(path, { execSync: async () => ({ stdout: Buffer.alloc(64 * 1024, 'a'), stderr: Buffer.alloc(0), exit_code: 0 }) });
+    const ch = unaryChannel(`unix://${path}`, { maxReceiveBytes: 1024 });
+    try {
+      const e = (await errorOf(ch.call(criMethods('RuntimeService').ExecSync as never, { container_id: 'a', cmd: ['x'] }, 5000))) as unknown as {
+        code: number;
+      };
+      expect(e.code).toBe(8);
+    } finally {
+      ch.close();
+    }
+  });
+
+  it('answers Unavailable while the runtime is not there, and reconnects when it comes back or restarts', async () => {
+    const path = socketPath();
+    const c = createCriClient(path);
+    const version = (tag: string) => async (v: string) => ({ version: v, runtime_name: tag, runtime_version: '1', runtime_api_version: 'v1' });
+    try {
+      expect((await errorOf(c.runtime.version('x'))).code).toBe('Unavailable');
+      const first = await serve(path, { version: version('first') });
+      expect((await c.runtime.version('x')).runtime_name).toBe('first');
+      first.forceShutdown();
+      rmSync(path, { force: true });
+      const down = await errorOf(c.runtime.version('x'));
+      expect(down.code).toBe('Unavailable');
+      await serve(path, { version: version('second') });
+      expect((await c.runtime.version('x')).runtime_name).toBe('second');
+    } finally {
+      c.close?.();
+    }
+  });
+
+  it('parses the endpoint forms kubelets accept', () => {
+    expect(parseTarget('unix:///run/containerd/containerd.sock')).toEqual({ path: '/run/containerd/containerd.sock' });
+    expect(parseTarget('/run/x.sock')).toEqual({ path: '/run/x.sock' });
+    expect(parseTarget('unix:/run/x.sock')).toEqual({ path: '/run/x.sock' });
+    expect(parseTarget('127.0.0.1:5000')).toEqual({ host: '127.0.0.1', port: 5000 });
+    expect(parseTarget('dns:///[::1]:5000')).toEqual({ host: '::1', port: 5000 });
+    expect(() => parseTarget('nonsense')).toThrow(/unsupported/);
+  });
+});
