@@ -1,12 +1,13 @@
 /**
- * The kubelet's apiserver client: `@kubernetes/client-node`'s KubeConfig reads the kubeconfig
- * (client certificate/key, bearer token or token file, CA, exec credential plugins) and supplies
- * TLS material and the Authorization header per request; requests and watch streams go over one
- * keep-alive HTTPS agent of ours. Every call has a deadline; credentials never appear in errors.
- * The library is imported lazily, so a standalone kubelet does not pay for it at start.
+ * The kubelet's apiserver client: the kubeconfig (kubeconfig.ts: client certificate/key, bearer
+ * token or token file, CA) supplies TLS material and the Authorization header per request;
+ * requests and watch streams go over one keep-alive HTTPS agent of ours. Every call has a
+ * deadline; credentials never appear in errors. Imported lazily, so a standalone kubelet does
+ * not pay for it at start.
  */
 import http from 'node:http';
 import https from 'node:https';
+import { loadKubeconfig } from './kubeconfig.js';
 
 /** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
 export interface ApiResponse<T> {
@@ -63,31 +64,26 @@ export class WatchHttpError extends Error {
 interface Connection {
   url: URL;
   agent: http.Agent;
-  headers: () => Promise<Record<string, string>>;
+  headers: () => Record<string, string>;
 }
 
-async function connect(kubeconfigPath: string): Promise<Connection> {
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromFile(kubeconfigPath);
-  } catch (err) {
-    throw new Error(`kubeconfig ${kubeconfigPath}: ${(err as Error).message}`);
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster?.server) throw new Error(`kubeconfig ${kubeconfigPath}: the current context has no cluster server`);
-  const url = new URL(cluster.server);
-  const probe: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
-  await kc.applyToHTTPSOptions(probe);
+function connect(kubeconfigPath: string): Connection {
+  const kc = loadKubeconfig(kubeconfigPath);
+  const url = kc.server;
   const agent =
     url.protocol === 'https:'
-      ? new https.Agent({ keepAlive: true, ca: probe.ca, cert: probe.cert, key: probe.key, rejectUnauthorized: !cluster.skipTLSVerify })
+      ? new https.Agent({
+          keepAlive: true,
+          ca: kc.tls.ca,
+          cert: kc.tls.cert,
+          key: kc.tls.key,
+          rejectUnauthorized: kc.tls.rejectUnauthorized,
+          servername: kc.tls.servername,
+        })
       : new http.Agent({ keepAlive: true });
-  const headers = async (): Promise<Record<string, string>> => {
-    const o: https.RequestOptions & { headers: Record<string, string> } = { headers: {} };
-    await kc.applyToHTTPSOptions(o);
-    const auth = o.headers.Authorization ?? o.headers.authorization;
-    return auth ? { Authorization: String(auth) } : {};
+  const headers = (): Record<string, string> => {
+    const auth = kc.authorization();
+    return auth ? { Authorization: auth } : {};
   };
   return { url, agent, headers };
 }
@@ -102,14 +98,14 @@ function fullPath(conn: Connection, req: KubeRequest): string {
 
 /** Loads `kubeconfigPath` and returns a client; `timeoutMs` is the default deadline per call. */
 export async function createKubeClient(kubeconfigPath: string, defaults: { timeoutMs: number; userAgent?: string }): Promise<KubeClient> {
-  let conn = await connect(kubeconfigPath);
+  let conn = connect(kubeconfigPath);
   const mod = conn.url.protocol === 'https:' ? https : http;
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
   /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
   const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...(await conn.headers()) };
+    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...conn.headers() };
     if (payload) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = payload.length;
@@ -151,7 +147,7 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
     server: conn.url.toString(),
     async reload() {
       const old = conn;
-      conn = await connect(kubeconfigPath);
+      conn = connect(kubeconfigPath);
       old.agent.destroy();
     },
     async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {

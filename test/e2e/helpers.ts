@@ -97,7 +97,7 @@ export interface Kubelet {
 
 /** Starts the built CLI with `args`. */
 export function startKubelet(args: string[]): Kubelet {
-  const proc = spawn(process.execPath, [join(repoRoot, 'bin', 'tskubelet.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeFlags(), kubeletBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d) => {
     out += d;
@@ -115,6 +115,14 @@ export function startKubelet(args: string[]): Kubelet {
         proc.kill('SIGTERM');
       }),
   };
+}
+
+const kubeletBin = join(repoRoot, 'bin', 'tskubelet.js');
+let flags: string[] | undefined;
+/** The Node flags of the command's shebang (`#!/usr/bin/env -S node <flags>`): what operators run. */
+export function nodeFlags(): string[] {
+  flags ??= (/^#!.*?\bnode\b(.*)$/m.exec(readFileSync(kubeletBin, 'utf8').split('\n')[0])?.[1] ?? '').split(' ').filter(Boolean);
+  return flags;
 }
 
 /** Runs the CLI to completion. */

@@ -18,6 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
+import { loadKubeconfig } from '../../lib/kubeconfig.js';
 import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr, rotationDeadline } from './csr.js';
 
 /** The parts of a CertificateSigningRequest this file reads. */
@@ -93,14 +94,9 @@ async function storePem(certDir: string, o: { certPem: string; keyPem: string; n
 }
 
 /** The client certificate PEM the kubeconfig uses, if it can be read. */
-async function currentCert(kubeconfig: string): Promise<string | undefined> {
+function currentCert(kubeconfig: string): string | undefined {
   try {
-    const doc = parseYaml(await readFile(kubeconfig, 'utf8')) as Kubeconfig;
-    const user = (doc.users ?? [])[0]?.user ?? {};
-    if (user['client-certificate-data']) return Buffer.from(user['client-certificate-data'], 'base64').toString('utf8');
-    const p = user['client-certificate'];
-    if (!p) return undefined;
-    return await readFile(isAbsolute(p) ? p : join(dirname(kubeconfig), p), 'utf8');
+    return loadKubeconfig(kubeconfig).tls.cert?.toString('utf8');
   } catch {
     return undefined;
   }
@@ -111,7 +107,7 @@ export async function bootstrapClientCert(
   paths: ClientCertPaths,
   o: { nodeName: string; clock: Clock; logger: Logger; signal?: AbortSignal },
 ): Promise<boolean> {
-  const cert = await currentCert(paths.kubeconfig);
+  const cert = currentCert(paths.kubeconfig);
   const validity = cert ? certValidity(cert) : undefined;
   if (validity && validity.notAfter > o.clock.now()) return false;
   if (!paths.bootstrapKubeconfig) return false;
@@ -166,7 +162,7 @@ export class ClientCertRotator {
     void (async () => {
       let delay = 1000;
       while (!signal.aborted) {
-        const cert = await currentCert(this.d.paths.kubeconfig);
+        const cert = currentCert(this.d.paths.kubeconfig);
         const v = cert ? certValidity(cert) : undefined;
         if (!v) {
           await sleep(60_000, signal, this.d.clock);
