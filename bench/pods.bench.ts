@@ -49,6 +49,8 @@ try {
     await sleep(5);
   }
   results.startup = { toHealthzMs: round(performance.now() - spawnedAt), rssMiB: round(sampleProcess(kubelet.proc.pid!).rss / 2 ** 20) };
+  // The API ports serve a moment after healthz: the pod latencies start once /pods answers.
+  while ((await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status !== 200) await sleep(5);
 
   // 1a. one pod at a time
   const latencies: number[] = [];
