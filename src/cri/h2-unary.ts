@@ -8,7 +8,7 @@
  * Why not @grpc/grpc-js: its call stack (interceptors, retries, resolver, load balancer,
  * subchannel, channelz) costs ~1 ms of CPU per unary call, and a kubelet makes several calls per
  * second per 100 pods (PLEG relist, stats, exec probes). The wire format is the same; the protobuf
- * (de)serializers are proto-loader's. The CRI *servers* of this project still use grpc-js.
+ * (de)serializers are proto-loader's. The process-runtime daemon's CRI server still uses grpc-js.
  */
 import http2 from 'node:http2';
 import net from 'node:net';
@@ -57,6 +57,23 @@ export interface UnaryMethod {
 export interface UnaryChannel {
   call(m: UnaryMethod, req: unknown, timeoutMs: number): Promise<unknown>;
   close(): void;
+}
+
+/** A message as one gRPC length-prefixed frame (uncompressed). */
+export function grpcFrame(payload: Buffer): Buffer {
+  const frame = Buffer.allocUnsafe(5 + payload.length);
+  frame[0] = 0;
+  frame.writeUInt32BE(payload.length, 1);
+  payload.copy(frame, 5);
+  return frame;
+}
+
+/** The one message of a unary body, or why there is none. */
+export function unframe(body: Buffer): Buffer | GrpcCallError {
+  if (body.length < 5) return new GrpcCallError(GrpcCode.UNIMPLEMENTED, 'No message received');
+  if (body[0] !== 0) return new GrpcCallError(GrpcCode.INTERNAL, 'Compressed messages are not supported');
+  if (body.length !== 5 + body.readUInt32BE(1)) return new GrpcCallError(GrpcCode.INTERNAL, 'Malformed message framing');
+  return body.subarray(5);
 }
 
 /** "unix:///p", "unix:/p", "unix:p" or "/p" → a socket path; "host:port" (optionally dns:///) → TCP. */
@@ -123,10 +140,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
       } catch (err) {
         return reject(new GrpcCallError(GrpcCode.INTERNAL, `Request message serialization failure: ${String(err)}`));
       }
-      const frame = Buffer.allocUnsafe(5 + payload.length);
-      frame[0] = 0;
-      frame.writeUInt32BE(payload.length, 1);
-      payload.copy(frame, 5);
+      const frame = grpcFrame(payload);
       let stream: http2.ClientHttp2Stream;
       try {
         stream = sessionNow().request(
@@ -189,13 +203,10 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
           return finish(failure ?? new GrpcCallError(GrpcCode.UNAVAILABLE, `Connection dropped (stream closed with code ${stream.rstCode ?? 0})`));
         }
         if (status !== GrpcCode.OK) return finish(new GrpcCallError(status, message));
-        const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-        if (body.length < 5) return finish(new GrpcCallError(GrpcCode.UNIMPLEMENTED, 'No message received'));
-        if (body[0] !== 0) return finish(new GrpcCallError(GrpcCode.INTERNAL, 'Compressed responses are not supported'));
-        const len = body.readUInt32BE(1);
-        if (body.length !== 5 + len) return finish(new GrpcCallError(GrpcCode.INTERNAL, 'Malformed response framing'));
+        const payload = unframe(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+        if (payload instanceof GrpcCallError) return finish(payload);
         try {
-          finish(undefined, m.responseDeserialize(body.subarray(5)));
+          finish(undefined, m.responseDeserialize(payload));
         } catch (err) {
           finish(new GrpcCallError(GrpcCode.INTERNAL, `Response message parsing error: ${String(err)}`));
         }

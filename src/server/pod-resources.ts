@@ -8,9 +8,10 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Pod } from '../api/types.js';
+import { GrpcCallError, GrpcCode } from '../cri/h2-unary.js';
+import { serveUnary, type UnaryHandler } from '../cri/h2-unary-server.js';
 
 const protoPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'podresources', 'v1', 'api.proto');
 
@@ -26,29 +27,31 @@ function podResources(p: Pod) {
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(socketPath: string, o: { pods(): Pod[] }): Promise<() => Promise<void>> {
   const def = protoLoader.loadSync(protoPath, { keepCase: true, longs: Number, enums: String, defaults: true });
-  const svc = (grpc.loadPackageDefinition(def) as unknown as { v1: { PodResourcesLister: grpc.ServiceClientConstructor } }).v1.PodResourcesLister.service;
-  const server = new grpc.Server();
-  server.addService(svc, {
-    List: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { pod_resources: o.pods().map(podResources) }),
-    GetAllocatableResources: (_call: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { devices: [], cpu_ids: [], memory: [] }),
-    Get: (call: grpc.ServerUnaryCall<{ pod_name: string; pod_namespace: string }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
-      const p = o.pods().find((x) => x.metadata.name === call.request.pod_name && x.metadata.namespace === call.request.pod_namespace);
-      if (!p) {
-        cb({ code: grpc.status.NOT_FOUND, details: `pod ${call.request.pod_name} not found in namespace ${call.request.pod_namespace}` });
-        return;
-      }
-      cb(null, { pod_resources: podResources(p) });
+  const svc = def['v1.PodResourcesLister'] as Record<string, protoLoader.MethodDefinition<object, object>>;
+  const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
+    List: () => ({ pod_resources: o.pods().map(podResources) }),
+    GetAllocatableResources: () => ({ devices: [], cpu_ids: [], memory: [] }),
+    Get: (req) => {
+      const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
+      if (!p) throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
+      return { pod_resources: podResources(p) };
     },
-  });
+  };
+  const methods: Record<string, UnaryHandler> = {};
+  for (const [name, m] of Object.entries(svc)) {
+    const handle = impl[name];
+    if (handle)
+      methods[m.path] = {
+        requestDeserialize: (b) => m.requestDeserialize(b),
+        responseSerialize: (r) => m.responseSerialize(r as object),
+        handle: (req) => handle(req as { pod_name?: string; pod_namespace?: string }),
+      };
+  }
   await mkdir(dirname(socketPath), { recursive: true, mode: 0o750 });
   await rm(socketPath, { force: true });
-  await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
-  );
-  return () =>
-    new Promise<void>((resolve) =>
-      server.tryShutdown(() => {
-        void rm(socketPath, { force: true }).then(() => resolve());
-      }),
-    );
+  const server = await serveUnary(socketPath, methods);
+  return async () => {
+    await server.close();
+    await rm(socketPath, { force: true });
+  };
 }

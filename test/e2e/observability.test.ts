@@ -239,8 +239,25 @@ describe('pod-resources gRPC API', () => {
       expect(await call<Obj>('Get', { pod_name: 'burner-obs', pod_namespace: 'default' })).toMatchObject({
         pod_resources: { name: 'burner-obs', containers: [{ name: 'main' }] },
       });
-      await expect(call('Get', { pod_name: 'nope', pod_namespace: 'default' })).rejects.toMatchObject({ code: grpc.status.NOT_FOUND });
+      await expect(call('Get', { pod_name: 'nope', pod_namespace: 'default' })).rejects.toMatchObject({
+        code: grpc.status.NOT_FOUND,
+        details: 'pod nope not found in namespace default',
+      });
       expect(await call<Obj>('GetAllocatableResources', {})).toEqual({ devices: [], cpu_ids: [], memory: [] });
+      // A method the server does not have, and a request that is not a protobuf message.
+      const raw = (path: string, body: Buffer) =>
+        new Promise((resolve, reject) =>
+          client.makeUnaryRequest(
+            path,
+            (x: Buffer) => x,
+            (x: Buffer) => x,
+            body,
+            (err: Error | null, res: unknown) => (err ? reject(err) : resolve(res)),
+          ),
+        );
+      await expect(raw('/v1.PodResourcesLister/Nope', Buffer.alloc(0))).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      await expect(raw('/v1.PodResourcesLister/Get', Buffer.from([0xff, 0xff]))).rejects.toMatchObject({ code: grpc.status.INTERNAL });
+      expect((await call<Obj>('List', {})).pod_resources).toHaveLength(3);
     } finally {
       client.close();
     }
