@@ -24,18 +24,10 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
   };
 }
 
-/** Normalises "unix:///path", "/path" and "unix:/path" into a grpc-js target. */
-export function grpcTarget(endpoint: string): string {
-  if (endpoint.startsWith('unix://')) return `unix://${endpoint.slice('unix://'.length)}`;
-  if (endpoint.startsWith('unix:')) return `unix://${endpoint.slice(5)}`;
-  if (endpoint.startsWith('/')) return `unix://${endpoint}`;
-  return endpoint;
-}
-
-/** Connects (lazily) to the CRI endpoint and returns both services. */
+/** Connects (lazily) to the CRI endpoint ("unix:///path", "unix:/path", "/path" or "host:port") and returns both services. */
 export function createCriClient(endpoint: string): CriRuntime {
   // One HTTP/2 connection serves both services, as one grpc-go ClientConn does for upstream.
-  const channel = unaryChannel(grpcTarget(endpoint), { maxReceiveBytes: 16 * 1024 * 1024 + 1024 });
+  const channel = unaryChannel(endpoint, { maxReceiveBytes: 16 * 1024 * 1024 + 1024 });
   const r = caller(channel, criMethods('RuntimeService'));
   const i = caller(channel, criMethods('ImageService'));
 

@@ -13,7 +13,7 @@ export const protoOptions: protoLoader.Options = { keepCase: true, longs: Number
 let cached: protoLoader.PackageDefinition | undefined;
 
 /** The package definition of runtime.v1 (services by full name, then methods with their codecs). */
-export function criDefinition(): protoLoader.PackageDefinition {
+function criDefinition(): protoLoader.PackageDefinition {
   cached ??= protoLoader.loadSync(criProtoPath, protoOptions);
   return cached;
 }
