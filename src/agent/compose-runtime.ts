@@ -2,12 +2,14 @@
  * Wiring of the container runtime: the embedded process runtime (in-process) when no endpoint is
  * configured, else a CRI gRPC client for the endpoint (containerd, or `tskubelet process-runtime`);
  * either way instrumented for kubelet_runtime_operations_*. Also the images image GC must keep:
- * --pod-infra-container-image and the runtime's own sandbox image.
+ * --pod-infra-container-image and the runtime's own sandbox image. At start, the runtime's name and
+ * version.
  */
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { createCriClient } from '../cri/client.js';
-import type { CriRuntime } from '../cri/services.js';
+import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
+import { messageOf, unavailable } from '../lib/errors.js';
 import { ProcessRuntime } from '../process-runtime/runtime.js';
 import { ProcessImages } from '../process-runtime/images.js';
 import { instrumentCri, type KubeletMetrics } from './metrics/kubelet-metrics.js';
@@ -62,4 +64,15 @@ export function protectedImages(runtime: CriRuntime, podInfraContainerImage: str
         return given;
       },
     ));
+}
+
+/** Asks the runtime its name and version (the node's containerRuntimeVersion); a runtime that does not answer stops the start. */
+export async function connectRuntime(runtime: CriRuntime, endpoint: string, logger: Logger): Promise<{ name: string; version: string }> {
+  try {
+    const v = await runtime.runtime.version(CRI_API_VERSION);
+    logger.info({ runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }, 'connected to container runtime');
+    return { name: v.runtime_name, version: `${v.runtime_name}://${v.runtime_version}` };
+  } catch (err) {
+    throw unavailable(`container runtime is not reachable at ${endpoint || '(embedded)'}: ${messageOf(err)}`, err);
+  }
 }

@@ -6,25 +6,24 @@
  *   apiserver)    │          PLEG ◄──── relist ─────────┘
  *                 StatusManager ─► StatusSync ─► apiserver ◄─ node status, Lease, events
  *
- * The runtime is wired in compose-runtime.ts, cluster membership (node status, Lease, status
- * sync) in compose-cluster.ts, the stats collector and the kubelet's own metrics in compose-observability.ts. With an
- * apiserver client the apiserver source, status sync, node registration/status, Lease, mirror
- * pods, events and the env/pull-secret object fetcher are added; without one the kubelet is
- * standalone.
+ * Subsystems are wired in their own files: the runtime (compose-runtime.ts), the pod sources
+ * (compose-sources.ts), volumes (compose-volumes.ts), garbage collection and log rotation
+ * (compose-gc.ts), cluster membership: node status, Lease, status sync (compose-cluster.ts), the
+ * stats collector and the kubelet's own metrics (compose-observability.ts). Without an apiserver
+ * client the kubelet is standalone.
  */
 import { setMaxListeners } from 'node:events';
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { messageOf, unavailable } from '../lib/errors.js';
-import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
-import { composeRuntime, protectedImages } from './compose-runtime.js';
+import type { CriRuntime } from '../cri/services.js';
+import { composeRuntime, connectRuntime } from './compose-runtime.js';
+import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
-import { FileSource } from './podconfig/file.js';
-import { HttpSource } from './podconfig/http.js';
 import { PodConfig } from './podconfig/pod-config.js';
-import type { PodSource } from './podconfig/types.js';
+import { composeSources } from './compose-sources.js';
+import { composeVolumes } from './compose-volumes.js';
 import { PodManager } from './pods/pod-manager.js';
 import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
@@ -40,24 +39,16 @@ import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { createAgentHost } from './host.js';
 import { RuntimeState } from './runtime/runtime-state.js';
-import { ImageGc } from './gc/image-gc.js';
-import { GarbageCollector } from './gc/garbage-collector.js';
 import type { KubeClient } from '../lib/kube-client.js';
-import { ApiserverSource } from './podconfig/apiserver.js';
 import { isStaticPod } from './podconfig/types.js';
 import { StatusSync } from './status/status-sync.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
-import { PodObjectFetcher } from './objects/pod-objects.js';
 import { admitPod, type AdmissionNode } from './admission/predicate.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { nodeLabels, nodeResources } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
-import { VolumeManager } from './volume/volume-manager.js';
-import { TokenManager } from './volume/token-manager.js';
-import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
-import { ContainerLogManager } from './runtime/logs/log-rotation.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
 import { createObservabilityHost } from './stats/observability-host.js';
@@ -79,13 +70,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, { logger, metrics, given: deps.runtime });
 
-  const sources: PodSource[] = [];
-  if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
-  if (cfg.staticPodURL)
-    sources.push(
-      new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }),
-    );
-  if (api) sources.push(new ApiserverSource({ client: api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs }));
+  const sources = composeSources(cfg, { api, logger, clock });
   const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
@@ -99,27 +84,8 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls, events });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
-  const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
-  const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   const nodeAllocatable = () => admissionNode?.allocatable;
-  const volumes = new VolumeManager({
-    rootDir: cfg.rootDir,
-    clock,
-    logger,
-    events,
-    onPodRemoved: (uid) => tokens?.forgetPod(uid),
-    host: {
-      hasApiserver: !!api,
-      isRoot: process.getuid?.() === 0,
-      getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
-      getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
-      getToken: (k) => tokens!.getToken(k),
-      get downward() {
-        return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: nodeAllocatable() };
-      },
-    },
-  });
-  const volumeStats = new VolumeStatsCollector({ volumes, clock, logger, periodMs: cfg.volumeStatsAggPeriodMs });
+  const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     images,
@@ -140,14 +106,6 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       cgroups: cfg.cgroups,
       resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
     },
-  });
-  const imageGc = new ImageGc({
-    runtime: runtime.runtime,
-    images: runtime.images,
-    clock,
-    logger,
-    policy: cfg.imageGc,
-    protectedImages: protectedImages(runtime, cfg.podInfraContainerImage),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
@@ -238,20 +196,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
       })
     : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
-  const gc = new GarbageCollector({
-    runtime: runtime.runtime,
-    runtimeManager,
-    imageGc,
-    clock,
-    logger,
-    policy: cfg.containerGc,
-    podLogsDir: cfg.podLogsDir,
-    rootDir: cfg.rootDir,
-    cgroupFsRoot,
-    cgroupRoot: cfg.cgroups.cgroupRoot,
-    isActive,
-    removePodDir: (uid) => volumes.removePodDir(uid),
-  });
+  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = {
@@ -312,30 +257,15 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
         taints: cfg.node.registerWithTaints,
         allocatable: nodeResources(cfg.node, machine).allocatableNumbers,
       };
-      let runtimeVersion = '';
-      try {
-        const v = await runtime.runtime.version(CRI_API_VERSION);
-        runtimeName = v.runtime_name;
-        runtimeVersion = `${v.runtime_name}://${v.runtime_version}`;
-        logger.info({ runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }, 'connected to container runtime');
-      } catch (err) {
-        throw unavailable(`container runtime is not reachable at ${cfg.containerRuntimeEndpoint || '(embedded)'}: ${messageOf(err)}`, err);
-      }
+      const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
+      runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
       gc.start({ signal: abort.signal });
       volumeStats.start({ signal: abort.signal });
       collector.start({ signal: abort.signal });
-      const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };
-      new ContainerLogManager({
-        runtime: runtime.runtime,
-        clock,
-        logger,
-        maxSizeBytes: logs.maxSizeBytes,
-        maxFiles: logs.maxFiles,
-        intervalMs: logs.monitorIntervalMs,
-      }).start({ signal: abort.signal });
+      startLogRotation(abort.signal);
       if (api)
         nodeStatus = startClusterMembership(
           {
@@ -351,7 +281,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
             leaseDurationSeconds: cfg.nodeLeaseDurationSeconds,
             runtime,
             runtimeState,
-            runtimeVersion,
+            runtimeVersion: connected.version,
             statusSync: statusSync!,
           },
           abort.signal,

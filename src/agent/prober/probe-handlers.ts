@@ -9,13 +9,13 @@
  * - tcpSocket: a TCP connect;
  * - grpc: grpc.health.v1.Health/Check with `service`; SERVING succeeds.
  */
-import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { Container } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
+import { plainGet, type HttpGetResponse } from './http-get.js';
 
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {
@@ -66,10 +66,11 @@ async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
   }
 }
 
-function httpOnce(url: URL, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; location?: string; body: string }> {
+function httpsOnce(url: URL, headers: [string, string][], timeoutMs: number): Promise<HttpGetResponse> {
   return new Promise((resolve, reject) => {
-    const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, { method: 'GET', headers, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
+    const h: Record<string, string[]> = {};
+    for (const [k, v] of headers) (h[k] ??= []).push(v);
+    const req = https.request(url, { method: 'GET', headers: h, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
@@ -78,9 +79,22 @@ function httpOnce(url: URL, headers: Record<string, string>, timeoutMs: number):
       res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: body.slice(0, MAX_BODY) }));
       res.on('error', reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`Get "${url.href}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)));
+    req.on('timeout', () => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')));
     req.on('error', reject);
     req.end();
+  });
+}
+
+function httpOnce(url: URL, headers: [string, string][], timeoutMs: number): Promise<HttpGetResponse> {
+  if (url.protocol === 'https:') return httpsOnce(url, headers, timeoutMs);
+  return plainGet({
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(url.port || 80),
+    path: `${url.pathname}${url.search}`,
+    hostHeader: url.host,
+    headers,
+    timeoutMs,
+    maxBody: MAX_BODY,
   });
 }
 
@@ -91,8 +105,11 @@ async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget)
   const scheme = (a.scheme ?? 'HTTP').toLowerCase();
   let url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`);
   url.pathname = a.path ?? '/';
-  const headers: Record<string, string> = { 'User-Agent': USER_AGENT, Accept: '*/*' };
-  for (const h of a.httpHeaders ?? []) headers[h.name] = h.value;
+  // Upstream: the spec's headers (repeats kept), then User-Agent and Accept unless the spec set them.
+  const headers: [string, string][] = (a.httpHeaders ?? []).map((h) => [h.name, h.value]);
+  const has = (n: string) => headers.some(([k]) => k.toLowerCase() === n);
+  if (!has('user-agent')) headers.push(['User-Agent', USER_AGENT]);
+  if (!has('accept')) headers.push(['Accept', '*/*']);
   const deadline = Date.now() + t.timeoutMs;
   try {
     for (let hops = 0; hops <= 10; hops++) {
@@ -108,7 +125,7 @@ async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget)
     }
     return { result: 'failure', output: 'stopped after 10 redirects' };
   } catch (err) {
-    return { result: 'failure', output: messageOf(err).startsWith('Get "') ? messageOf(err) : `Get "${url.href}": ${messageOf(err)}` };
+    return { result: 'failure', output: `Get "${url.href}": ${messageOf(err)}` };
   }
 }
 

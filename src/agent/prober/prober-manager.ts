@@ -2,9 +2,11 @@
  * The prober manager (upstream pkg/kubelet/prober): one worker per container and probe kind.
  *
  *  PodSync ─► syncPod(pod, runtime status, pod IP): workers for running containers with probes
- *  worker: first run after a random jitter (≤ period) and initialDelaySeconds, then every
- *          periodSeconds: container not running → no probe; liveness/readiness wait for a startup
- *          probe to succeed; result → probe-state.ts; a changed result asks for a pod sync
+ *  worker: runs when probe-schedule.ts says (jitter after a kubelet start, then every
+ *          periodSeconds on a shared grid; a running container without a readiness result is
+ *          probed at once, as upstream's manual trigger): container not running or within
+ *          initialDelaySeconds → no probe; liveness/readiness wait for a startup probe to
+ *          succeed; result → probe-state.ts; a changed result asks for a pod sync
  *  results ─► status (ready / started) and computePodActions (liveness/startup failure → restart)
  *  Unhealthy events ("<Kind> probe failed: <output>") for every failed probe, as upstream.
  */
@@ -16,6 +18,8 @@ import { podRef, type EventSink } from '../events/recorder.js';
 import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
 import { runProbeAction, type ProbeAction } from './probe-handlers.js';
 import { initialState, nextState, probeTiming, type ProbeKind, type ProbeResult, type ProbeState } from './probe-state.js';
+import { firstDue, nextDue } from './probe-schedule.js';
+import { CoalescedTimers } from '../../lib/coalesced-timers.js';
 
 /** What the manager needs. */
 export interface ProberDeps {
@@ -46,6 +50,11 @@ interface Worker {
   running: boolean;
   startedAtMs: number;
   podIP: string;
+  /** When the next run is due (epoch ms). */
+  due: number;
+  inFlight: boolean;
+  /** The container instance a readiness probe was triggered for. */
+  triggeredFor?: string;
   cancel?: () => void;
 }
 
@@ -62,7 +71,13 @@ export class ProberManager {
   /** prober_probe_total: results counted by upstream's labels (probe_type, result, container, pod, namespace, pod_uid). */
   readonly counts = new Map<string, { labels: Record<string, string>; count: number }>();
 
-  constructor(private readonly d: ProberDeps) {}
+  private readonly timers: CoalescedTimers;
+  private readonly startedAt: number;
+
+  constructor(private readonly d: ProberDeps) {
+    this.timers = new CoalescedTimers(d.clock);
+    this.startedAt = d.clock.now();
+  }
 
   private key(uid: string, container: string, kind: ProbeKind) {
     return `${uid}/${container}/${kind}`;
@@ -81,16 +96,27 @@ export class ProberManager {
         const k = this.key(uid, c.name, kind);
         wanted.add(k);
         let w = this.workers.get(k);
+        const t = probeTiming(spec, kind);
         if (!w) {
-          w = { uid, pod, container: c, kind, spec, state: initialState(kind, inst?.id ?? ''), running: false, startedAtMs: 0, podIP };
+          const now = this.d.clock.now();
+          const due = firstDue(now, this.startedAt, t.periodSeconds * 1000, (this.d.random ?? Math.random)());
+          w = { uid, pod, container: c, kind, spec, state: initialState(kind, inst?.id ?? ''), running: false, startedAtMs: 0, podIP, due, inFlight: false };
           this.workers.set(k, w);
-          this.schedule(w, (this.d.random ?? Math.random)() * probeTiming(spec, kind).periodSeconds * 1000);
+          this.schedule(w);
         }
         w.pod = pod;
         w.podIP = podIP;
         if (inst && inst.id !== w.state.containerId) w.state = initialState(kind, inst.id);
         w.running = inst?.state === 'running';
         w.startedAtMs = inst?.startedAt ?? 0;
+        if (kind === 'readiness' && w.running && w.triggeredFor !== w.state.containerId && w.state.lastRaw === undefined) {
+          // Upstream triggers a readiness probe at once for a running container that is not ready.
+          w.triggeredFor = w.state.containerId;
+          // (A run due before `at` would fall within initialDelaySeconds: it is replaced.)
+          w.cancel?.();
+          w.due = Math.max(this.d.clock.now(), w.startedAtMs + t.initialDelaySeconds * 1000);
+          this.schedule(w);
+        }
       }
     }
     for (const [k, w] of this.workers)
@@ -127,21 +153,26 @@ export class ProberManager {
     };
   }
 
-  private schedule(w: Worker, ms: number): void {
-    w.cancel = this.d.clock.setTimer(() => {
+  private schedule(w: Worker): void {
+    w.cancel = this.timers.at(w.due, () => {
       void this.tick(w);
-    }, ms);
+    });
   }
 
   private async tick(w: Worker): Promise<void> {
     if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
     const t = probeTiming(w.spec, w.kind);
+    w.due = nextDue(w.due, this.d.clock.now(), t.periodSeconds * 1000);
+    this.schedule(w);
+    if (w.inFlight) return;
+    w.inFlight = true;
     try {
       await this.probeOnce(w, t);
     } catch (err) {
       this.d.logger.warn({ err: String(err) }, 'probe failed unexpectedly');
+    } finally {
+      w.inFlight = false;
     }
-    if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) === w) this.schedule(w, t.periodSeconds * 1000);
   }
 
   private async probeOnce(w: Worker, t: ReturnType<typeof probeTiming>): Promise<void> {

@@ -105,4 +105,63 @@ describe('ProberManager (fake clock)', () => {
       count: 3,
     });
   });
+
+  it('probes of many pods share grid points: 100 liveness probes at period 10 s wake the process at most ~10 times per period', async () => {
+    const clock = new FakeClock(1_000_123);
+    let timers = 0;
+    const counting = {
+      now: () => clock.now(),
+      setTimer: (fn: () => void, ms: number) => {
+        timers++;
+        return clock.setTimer(fn, ms);
+      },
+    };
+    const at: number[] = [];
+    const runtime = {
+      execSync: async () => {
+        at.push(clock.now());
+        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
+      },
+    } as unknown as RuntimeService;
+    let r = 0;
+    const m = new ProberManager({ runtime, clock: counting, logger: createLogger({ level: 'fatal' }), onChange: () => {}, random: () => (r++ % 97) / 97 });
+    for (let i = 0; i < 100; i++) m.syncPod({ ...pod, metadata: { ...pod.metadata, uid: `u${i}` } }, { ...rs(`c${i}`, 'running'), uid: `u${i}` }, '10.0.0.1');
+    expect(timers).toBeLessThanOrEqual(11);
+    await run(clock, 60);
+    expect(at.length).toBeGreaterThanOrEqual(500);
+    expect(timers).toBeLessThanOrEqual(72);
+    expect(at.every((t) => t % 1000 === 0)).toBe(true);
+  });
+
+  it('a running container without a readiness result is probed at once (after initialDelaySeconds), not after a period', async () => {
+    const clock = new FakeClock(1_000_000);
+    const at: number[] = [];
+    const runtime = {
+      execSync: async () => {
+        at.push(clock.now());
+        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
+      },
+    } as unknown as RuntimeService;
+    const changes: string[] = [];
+    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0.99 });
+    clock.advance(60_000);
+    const ready: Pod = {
+      ...pod,
+      spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['check'] }, periodSeconds: 30, initialDelaySeconds: 2 } }] },
+    };
+    const started = clock.now();
+    m.syncPod(ready, rs('c1', 'exited'), '10.0.0.1');
+    const running = rs('c1', 'running');
+    running.containers[0].startedAt = started;
+    m.syncPod(ready, running, '10.0.0.1');
+    m.syncPod(ready, running, '10.0.0.1');
+    await run(clock, 1);
+    expect(at).toEqual([]);
+    await run(clock, 1);
+    expect(at).toEqual([started + 2000]);
+    expect(m.results('u1').readiness('c', 'c1')).toBe('success');
+    expect(changes).toEqual(['u1']);
+    await run(clock, 40);
+    expect(at.length).toBe(2);
+  });
 });

@@ -1,0 +1,63 @@
+/**
+ * Wiring of the collectors of what pods leave behind: image GC (keeping the sandbox images),
+ * container and sandbox GC with pod directories and cgroups, and container log rotation.
+ */
+import type { Clock } from '../lib/clock.js';
+import type { Logger } from '../lib/logger.js';
+import { ImageGc } from './gc/image-gc.js';
+import { GarbageCollector } from './gc/garbage-collector.js';
+import { ContainerLogManager } from './runtime/logs/log-rotation.js';
+import type { RuntimeManager } from './runtime/runtime-manager.js';
+import type { VolumeManager } from './volume/volume-manager.js';
+import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
+import type { AgentConfig } from './agent-config.js';
+
+/** The garbage collectors; `startLogRotation` starts the log manager. */
+export function composeGc(
+  cfg: AgentConfig,
+  o: {
+    runtime: ComposedRuntime['runtime'];
+    runtimeManager: RuntimeManager;
+    volumes: VolumeManager;
+    cgroupFsRoot: string;
+    isActive(uid: string): boolean;
+    clock: Clock;
+    logger: Logger;
+  },
+): { imageGc: ImageGc; gc: GarbageCollector; startLogRotation(signal: AbortSignal): void } {
+  const { runtime, clock, logger } = o;
+  const imageGc = new ImageGc({
+    runtime: runtime.runtime,
+    images: runtime.images,
+    clock,
+    logger,
+    policy: cfg.imageGc,
+    protectedImages: protectedImages(runtime, cfg.podInfraContainerImage),
+  });
+  const gc = new GarbageCollector({
+    runtime: runtime.runtime,
+    runtimeManager: o.runtimeManager,
+    imageGc,
+    clock,
+    logger,
+    policy: cfg.containerGc,
+    podLogsDir: cfg.podLogsDir,
+    rootDir: cfg.rootDir,
+    cgroupFsRoot: o.cgroupFsRoot,
+    cgroupRoot: cfg.cgroups.cgroupRoot,
+    isActive: o.isActive,
+    removePodDir: (uid) => o.volumes.removePodDir(uid),
+  });
+  const startLogRotation = (signal: AbortSignal) => {
+    const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };
+    new ContainerLogManager({
+      runtime: runtime.runtime,
+      clock,
+      logger,
+      maxSizeBytes: logs.maxSizeBytes,
+      maxFiles: logs.maxFiles,
+      intervalMs: logs.monitorIntervalMs,
+    }).start({ signal });
+  };
+  return { imageGc, gc, startLogRotation };
+}
