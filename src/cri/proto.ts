@@ -1,11 +1,9 @@
 /** Loads proto/runtime/v1/api.proto once, with the options every CRI peer in this project uses. */
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
+import { packagePath } from '../lib/package-path.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** Absolute path of the CRI proto (works from src/ under tsx and from dist/). */
-export const criProtoPath = join(here, '..', '..', 'proto', 'runtime', 'v1', 'api.proto');
+/** Absolute path of the CRI proto (works from src/ under tsx and from the bundle in dist/). */
+export const criProtoPath = packagePath('proto', 'runtime', 'v1', 'api.proto');
 
 /** Options matching the shapes in types.ts. */
 export const protoOptions: protoLoader.Options = { keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true };

@@ -6,14 +6,14 @@
  * kubelet with the `none` policies does); every running pod and container is listed.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Pod } from '../api/types.js';
 import { GrpcCallError, GrpcCode } from '../cri/h2-unary.js';
 import { serveUnary, type UnaryHandler } from '../cri/h2-unary-server.js';
+import { packagePath } from '../lib/package-path.js';
 
-const protoPath = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'proto', 'podresources', 'v1', 'api.proto');
+const protoPath = packagePath('proto', 'podresources', 'v1', 'api.proto');
 
 function podResources(p: Pod) {
   const containers = [...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...p.spec.containers];

@@ -16,6 +16,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
 import { plainGet, type HttpGetResponse } from './http-get.js';
+import { GrpcCallError, GrpcCode, unaryChannel, type UnaryMethod } from '../../cri/h2-unary.js';
 
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {
@@ -197,36 +198,38 @@ function decodeHealthStatus(b: Buffer): number {
 
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
 
+const HEALTH_CHECK: UnaryMethod = {
+  path: '/grpc.health.v1.Health/Check',
+  requestSerialize: (service) => encodeHealthRequest(service as string),
+  responseDeserialize: (b) => decodeHealthStatus(b),
+};
+
+/** A gRPC code as Go's codes.Code prints it (DEADLINE_EXCEEDED → DeadlineExceeded). */
+function goCodeName(code: number): string {
+  const name = Object.entries(GrpcCode).find(([, v]) => v === code)?.[0] ?? 'UNKNOWN';
+  return name === 'OK' ? 'OK' : name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _u: string, c: string) => c.toUpperCase());
+}
+
+/** grpc.health.v1 Check over the project's own unary gRPC client (a new connection per probe, as upstream). */
 async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): Promise<ProbeOutcome> {
-  const grpc = await import('@grpc/grpc-js');
   const addr = `${t.podIP.includes(':') ? `[${t.podIP}]` : t.podIP}:${a.port}`;
-  const client = new grpc.Client(addr, grpc.credentials.createInsecure());
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      '/grpc.health.v1.Health/Check',
-      (x: Buffer) => x,
-      (x: Buffer) => x,
-      encodeHealthRequest(a.service ?? ''),
-      { deadline: Date.now() + t.timeoutMs },
-      (err, res) => {
-        client.close();
-        if (err) {
-          resolve({
-            result: 'failure',
-            output:
-              err.code === grpc.status.DEADLINE_EXCEEDED
-                ? `timeout: health rpc did not complete within ${t.timeoutMs / 1000}s`
-                : `error: health rpc probe failed: ${err.details || err.message}`,
-          });
-          return;
-        }
-        const st = decodeHealthStatus(res ?? Buffer.alloc(0));
-        resolve(
-          st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` },
-        );
-      },
-    );
-  });
+  const channel = unaryChannel(addr, { maxReceiveBytes: 64 * 1024 });
+  const within = `${t.timeoutMs / 1000}s`;
+  try {
+    const st = (await channel.call(HEALTH_CHECK, a.service ?? '', t.timeoutMs)) as number;
+    return st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` };
+  } catch (err) {
+    const code = err instanceof GrpcCallError ? err.code : GrpcCode.UNKNOWN;
+    const message = err instanceof GrpcCallError ? err.details : messageOf(err);
+    if (code === GrpcCode.DEADLINE_EXCEEDED) return { result: 'failure', output: `timeout: health rpc did not complete within ${within}` };
+    if (code === GrpcCode.UNIMPLEMENTED)
+      return { result: 'failure', output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${message}` };
+    if (code === GrpcCode.UNAVAILABLE && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT/.test(message))
+      return { result: 'failure', output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${within}: ${message}` };
+    return { result: 'failure', output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${message}` };
+  } finally {
+    channel.close();
+  }
 }
 
 /** Runs one probe action. Never throws. */

@@ -110,6 +110,43 @@ describe('probe handlers', () => {
     });
   });
 
+  it('grpc: a server without the health service, one that never answers, and a closed port fail with upstream wording', async () => {
+    const bare = new grpc.Server();
+    bare.register(
+      '/grpc.health.v1.Health/Watch',
+      () => {},
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      'unary',
+    );
+    const slow = new grpc.Server();
+    slow.register(
+      '/grpc.health.v1.Health/Check',
+      () => {},
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      'unary',
+    );
+    const bind = (s: grpc.Server) =>
+      new Promise<number>((r, j) => s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+    const [barePort, slowPort] = [await bind(bare), await bind(slow)];
+    try {
+      const unimpl = await runProbeAction({ grpc: { port: barePort } }, target());
+      expect(unimpl.result).toBe('failure');
+      expect(unimpl.output).toMatch(/^error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /);
+      expect(await runProbeAction({ grpc: { port: slowPort } }, target({ timeoutMs: 300 }))).toEqual({
+        result: 'failure',
+        output: 'timeout: health rpc did not complete within 0.3s',
+      });
+      bare.forceShutdown();
+      const refused = await runProbeAction({ grpc: { port: barePort } }, target());
+      expect(refused.output).toMatch(new RegExp(`^timeout: failed to connect service "127\\.0\\.0\\.1:${barePort}" within 1s: .*ECONNREFUSED`));
+    } finally {
+      bare.forceShutdown();
+      slow.forceShutdown();
+    }
+  });
+
   it('exec: exit 0 succeeds, others fail with the output, a timeout fails', async () => {
     const runtime = {
       execSync: async (_id: string, cmd: string[]) => {

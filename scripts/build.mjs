@@ -1,0 +1,28 @@
+// `npm run build`: bundles the CLI from src/main.ts into dist/ (esbuild; type checking is
+// `npm run typecheck`). One ES module per entry and per lazily imported part (--splitting), so
+// start-up loads a few files instead of ~300 modules and their node_modules, and what the
+// configuration does not use (the apiserver client, the PKI code, the daemon) is still not loaded.
+// node-pty stays external (a native addon). Source maps beside the chunks: run with
+// --enable-source-maps for stack traces into src/.
+import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
+
+const outdir = process.argv[2] ?? 'dist';
+rmSync(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: ['src/main.ts'],
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external: ['node-pty'],
+  // ES builds where a package has one (@peculiar/x509): a dynamic import() then yields its named
+  // exports, as it does from src/ under tsx.
+  mainFields: ['module', 'main'],
+  // CommonJS dependencies call require(); an ES module has none of its own.
+  banner: { js: "import { createRequire as __tskRequire } from 'node:module'; const require = __tskRequire(import.meta.url);" },
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
