@@ -2,39 +2,41 @@
  * Structural validation of pod manifests at the edge (file and URL sources). Returns every
  * problem with its field path, as the apiserver's validation would name it.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../lib/zod.js';
 import type { Pod } from './types.js';
 
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+const opt = z.optional;
 const containerSchema = z.looseObject({
-  name: z.string().regex(dns1123Label, 'must be a DNS-1123 label').max(63),
-  image: z.string().min(1, 'Required value'),
-  command: z.array(z.string()).optional(),
-  args: z.array(z.string()).optional(),
-  workingDir: z.string().optional(),
-  env: z.array(z.looseObject({ name: z.string().min(1), value: z.string().optional() })).optional(),
-  imagePullPolicy: z.enum(['Always', 'IfNotPresent', 'Never']).optional(),
-  tty: z.boolean().optional(),
-  stdin: z.boolean().optional(),
+  name: z.string().check(z.regex(dns1123Label, 'must be a DNS-1123 label'), z.maxLength(63)),
+  image: z.string().check(z.minLength(1, 'Required value')),
+  command: opt(z.array(z.string())),
+  args: opt(z.array(z.string())),
+  workingDir: opt(z.string()),
+  env: opt(z.array(z.looseObject({ name: z.string().check(z.minLength(1)), value: opt(z.string()) }))),
+  imagePullPolicy: opt(z.enum(['Always', 'IfNotPresent', 'Never'])),
+  tty: opt(z.boolean()),
+  stdin: opt(z.boolean()),
 });
 
 const podSchema = z.looseObject({
-  apiVersion: z.literal('v1').optional(),
-  kind: z.literal('Pod').optional(),
+  apiVersion: opt(z.literal('v1')),
+  kind: opt(z.literal('Pod')),
   metadata: z.looseObject({
-    name: z.string().regex(dns1123Subdomain, 'must be a DNS-1123 subdomain').max(253),
-    namespace: z.string().regex(dns1123Label, 'must be a DNS-1123 label').optional(),
-    labels: z.record(z.string(), z.string()).optional(),
-    annotations: z.record(z.string(), z.string()).optional(),
+    name: z.string().check(z.regex(dns1123Subdomain, 'must be a DNS-1123 subdomain'), z.maxLength(253)),
+    namespace: opt(z.string().check(z.regex(dns1123Label, 'must be a DNS-1123 label'))),
+    labels: opt(z.record(z.string(), z.string())),
+    annotations: opt(z.record(z.string(), z.string())),
   }),
   spec: z.looseObject({
-    containers: z.array(containerSchema).min(1, 'must have at least one container'),
-    initContainers: z.array(containerSchema).optional(),
-    restartPolicy: z.enum(['Always', 'OnFailure', 'Never']).optional(),
-    terminationGracePeriodSeconds: z.number().int().min(0).optional(),
-    hostNetwork: z.boolean().optional(),
+    containers: z.array(containerSchema).check(z.minLength(1, 'must have at least one container')),
+    initContainers: opt(z.array(containerSchema)),
+    restartPolicy: opt(z.enum(['Always', 'OnFailure', 'Never'])),
+    terminationGracePeriodSeconds: opt(z.int().check(z.minimum(0))),
+    hostNetwork: opt(z.boolean()),
   }),
 });
 

@@ -2,102 +2,101 @@
  * KubeletConfiguration (kubelet.config.k8s.io/v1beta1) as a zod schema: the fields tskubelet
  * implements, with upstream names and defaults. Durations are Go duration strings.
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../lib/zod.js';
 import { parseDuration } from '../lib/duration.js';
 
 const duration = z
   .string()
-  .refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, { message: 'must be a Go duration such as "20s" or "1m0s"' });
-const port = z.number().int().min(0).max(65535);
+  .check(z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, { message: 'must be a Go duration such as "20s" or "1m0s"' }));
+const port = z.int().check(z.minimum(0), z.maximum(65535));
+const opt = z.optional;
+const def = z._default;
 
 /** The implemented fields (strict: unknown names are checked against known-names.ts first). */
-export const kubeletConfigSchema = z
-  .object({
-    apiVersion: z.literal('kubelet.config.k8s.io/v1beta1').optional(),
-    kind: z.literal('KubeletConfiguration').optional(),
-    staticPodPath: z.string().optional(),
-    staticPodURL: z.string().url().optional(),
-    staticPodURLHeader: z.record(z.string(), z.array(z.string())).default({}),
-    fileCheckFrequency: duration.default('20s'),
-    httpCheckFrequency: duration.default('20s'),
-    syncFrequency: duration.default('1m0s'),
-    address: z.string().default('0.0.0.0'),
-    port: port.default(10250),
-    readOnlyPort: port.default(0),
-    healthzPort: port.default(10248),
-    healthzBindAddress: z.string().default('127.0.0.1'),
-    tlsCertFile: z.string().optional(),
-    tlsPrivateKeyFile: z.string().optional(),
-    tlsMinVersion: z.string().optional(),
-    tlsCipherSuites: z.array(z.string()).optional(),
-    authentication: z
-      .object({
-        x509: z.object({ clientCAFile: z.string().optional() }).strict().default({}),
-        webhook: z
-          .object({ enabled: z.boolean().default(true), cacheTTL: duration.default('2m0s') })
-          .strict()
-          .default({ enabled: true, cacheTTL: '2m0s' }),
-        anonymous: z
-          .object({ enabled: z.boolean().default(false) })
-          .strict()
-          .default({ enabled: false }),
-      })
-      .strict()
-      .default({ x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } }),
-    authorization: z
-      .object({
-        mode: z.enum(['AlwaysAllow', 'Webhook']).default('Webhook'),
-        webhook: z
-          .object({ cacheAuthorizedTTL: duration.default('5m0s'), cacheUnauthorizedTTL: duration.default('30s') })
-          .strict()
-          .default({ cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' }),
-      })
-      .strict()
-      .default({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } }),
-    podLogsDir: z.string().default('/var/log/pods'),
-    maxPods: z.number().int().min(1).default(110),
-    containerRuntimeEndpoint: z.string().default(''),
-    enableDebuggingHandlers: z.boolean().default(true),
-    enableSystemLogHandler: z.boolean().default(true),
-    streamingConnectionIdleTimeout: duration.default('4h0m0s'),
-    shutdownGracePeriod: duration.default('0s'),
-    volumeStatsAggPeriod: duration.default('1m0s'),
-    containerLogMaxSize: z.string().default('10Mi'),
-    containerLogMaxFiles: z.number().int().min(2).default(5),
-    containerLogMonitorInterval: duration.default('10s'),
-    allowedUnsafeSysctls: z.array(z.string()).default([]),
-    clusterDNS: z.array(z.string()).default([]),
-    clusterDomain: z.string().default(''),
-    resolvConf: z.string().default('/etc/resolv.conf'),
-    cgroupsPerQOS: z.boolean().default(true),
-    cgroupRoot: z.string().default(''),
-    kubeletCgroups: z.string().default(''),
-    systemCgroups: z.string().default(''),
-    cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs'),
-    cpuCFSQuota: z.boolean().default(true),
-    cpuCFSQuotaPeriod: duration.default('100ms'),
-    serializeImagePulls: z.boolean().default(true),
-    imageGCHighThresholdPercent: z.number().int().min(0).max(100).default(85),
-    imageGCLowThresholdPercent: z.number().int().min(0).max(100).default(80),
-    imageMinimumGCAge: duration.default('2m0s'),
-    registerNode: z.boolean().default(true),
-    rotateCertificates: z.boolean().default(false),
-    registerWithTaints: z
-      .array(z.object({ key: z.string(), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }).strict())
-      .default([]),
-    providerID: z.string().default(''),
-    nodeStatusUpdateFrequency: duration.default('10s'),
-    nodeStatusReportFrequency: duration.default('5m0s'),
-    nodeLeaseDurationSeconds: z.number().int().min(1).default(40),
-    eventRecordQPS: z.number().min(0).default(50),
-    eventBurst: z.number().int().min(0).default(100),
-    kubeReserved: z.record(z.string(), z.string()).default({}),
-    systemReserved: z.record(z.string(), z.string()).default({}),
-    evictionHard: z
-      .record(z.string(), z.string())
-      .default({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' }),
-  })
-  .strict();
+export const kubeletConfigSchema = z.strictObject({
+  apiVersion: opt(z.literal('kubelet.config.k8s.io/v1beta1')),
+  kind: opt(z.literal('KubeletConfiguration')),
+  staticPodPath: opt(z.string()),
+  staticPodURL: opt(z.url()),
+  staticPodURLHeader: def(z.record(z.string(), z.array(z.string())), {}),
+  fileCheckFrequency: def(duration, '20s'),
+  httpCheckFrequency: def(duration, '20s'),
+  syncFrequency: def(duration, '1m0s'),
+  address: def(z.string(), '0.0.0.0'),
+  port: def(port, 10250),
+  readOnlyPort: def(port, 0),
+  healthzPort: def(port, 10248),
+  healthzBindAddress: def(z.string(), '127.0.0.1'),
+  tlsCertFile: opt(z.string()),
+  tlsPrivateKeyFile: opt(z.string()),
+  tlsMinVersion: opt(z.string()),
+  tlsCipherSuites: opt(z.array(z.string())),
+  authentication: def(
+    z.strictObject({
+      x509: def(z.strictObject({ clientCAFile: opt(z.string()) }), {}),
+      webhook: def(z.strictObject({ enabled: def(z.boolean(), true), cacheTTL: def(duration, '2m0s') }), { enabled: true, cacheTTL: '2m0s' }),
+      anonymous: def(z.strictObject({ enabled: def(z.boolean(), false) }), { enabled: false }),
+    }),
+    { x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } },
+  ),
+  authorization: def(
+    z.strictObject({
+      mode: def(z.enum(['AlwaysAllow', 'Webhook']), 'Webhook'),
+      webhook: def(z.strictObject({ cacheAuthorizedTTL: def(duration, '5m0s'), cacheUnauthorizedTTL: def(duration, '30s') }), {
+        cacheAuthorizedTTL: '5m0s',
+        cacheUnauthorizedTTL: '30s',
+      }),
+    }),
+    { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } },
+  ),
+  podLogsDir: def(z.string(), '/var/log/pods'),
+  maxPods: def(z.int().check(z.minimum(1)), 110),
+  containerRuntimeEndpoint: def(z.string(), ''),
+  enableDebuggingHandlers: def(z.boolean(), true),
+  enableSystemLogHandler: def(z.boolean(), true),
+  streamingConnectionIdleTimeout: def(duration, '4h0m0s'),
+  shutdownGracePeriod: def(duration, '0s'),
+  volumeStatsAggPeriod: def(duration, '1m0s'),
+  containerLogMaxSize: def(z.string(), '10Mi'),
+  containerLogMaxFiles: def(z.int().check(z.minimum(2)), 5),
+  containerLogMonitorInterval: def(duration, '10s'),
+  allowedUnsafeSysctls: def(z.array(z.string()), []),
+  clusterDNS: def(z.array(z.string()), []),
+  clusterDomain: def(z.string(), ''),
+  resolvConf: def(z.string(), '/etc/resolv.conf'),
+  cgroupsPerQOS: def(z.boolean(), true),
+  cgroupRoot: def(z.string(), ''),
+  kubeletCgroups: def(z.string(), ''),
+  systemCgroups: def(z.string(), ''),
+  cgroupDriver: def(z.enum(['cgroupfs', 'systemd']), 'cgroupfs'),
+  cpuCFSQuota: def(z.boolean(), true),
+  cpuCFSQuotaPeriod: def(duration, '100ms'),
+  serializeImagePulls: def(z.boolean(), true),
+  imageGCHighThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 85),
+  imageGCLowThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 80),
+  imageMinimumGCAge: def(duration, '2m0s'),
+  registerNode: def(z.boolean(), true),
+  rotateCertificates: def(z.boolean(), false),
+  registerWithTaints: def(
+    z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
+    [],
+  ),
+  providerID: def(z.string(), ''),
+  nodeStatusUpdateFrequency: def(duration, '10s'),
+  nodeStatusReportFrequency: def(duration, '5m0s'),
+  nodeLeaseDurationSeconds: def(z.int().check(z.minimum(1)), 40),
+  eventRecordQPS: def(z.number().check(z.minimum(0)), 50),
+  eventBurst: def(z.int().check(z.minimum(0)), 100),
+  kubeReserved: def(z.record(z.string(), z.string()), {}),
+  systemReserved: def(z.record(z.string(), z.string()), {}),
+  evictionHard: def(z.record(z.string(), z.string()), {
+    'memory.available': '100Mi',
+    'nodefs.available': '10%',
+    'nodefs.inodesFree': '5%',
+    'imagefs.available': '15%',
+  }),
+});
 
 /** The parsed configuration with defaults applied. */
 export type KubeletConfiguration = z.infer<typeof kubeletConfigSchema>;
