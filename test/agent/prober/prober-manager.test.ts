@@ -43,6 +43,18 @@ const rs = (id: string, state: 'running' | 'exited'): PodRuntimeStatus => ({
   ],
 });
 
+/** A runtime whose exec probes succeed, recording the clock's time of each. */
+function recordingRuntime(clock: FakeClock): { at: number[]; runtime: RuntimeService } {
+  const at: number[] = [];
+  const runtime = {
+    execSync: async () => {
+      at.push(clock.now());
+      return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
+    },
+  } as unknown as RuntimeService;
+  return { at, runtime };
+}
+
 async function run(clock: FakeClock, seconds: number) {
   for (let i = 0; i < seconds; i++) {
     clock.advance(1000);
@@ -116,13 +128,7 @@ describe('ProberManager (fake clock)', () => {
         return clock.setTimer(fn, ms);
       },
     };
-    const at: number[] = [];
-    const runtime = {
-      execSync: async () => {
-        at.push(clock.now());
-        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
-      },
-    } as unknown as RuntimeService;
+    const { at, runtime } = recordingRuntime(clock);
     let r = 0;
     const m = new ProberManager({ runtime, clock: counting, logger: createLogger({ level: 'fatal' }), onChange: () => {}, random: () => (r++ % 97) / 97 });
     for (let i = 0; i < 100; i++) m.syncPod({ ...pod, metadata: { ...pod.metadata, uid: `u${i}` } }, { ...rs(`c${i}`, 'running'), uid: `u${i}` }, '10.0.0.1');
@@ -135,13 +141,7 @@ describe('ProberManager (fake clock)', () => {
 
   it('a running container without a readiness result is probed at once (after initialDelaySeconds), not after a period', async () => {
     const clock = new FakeClock(1_000_000);
-    const at: number[] = [];
-    const runtime = {
-      execSync: async () => {
-        at.push(clock.now());
-        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
-      },
-    } as unknown as RuntimeService;
+    const { at, runtime } = recordingRuntime(clock);
     const changes: string[] = [];
     const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0.99 });
     clock.advance(60_000);
