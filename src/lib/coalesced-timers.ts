@@ -38,9 +38,4 @@ export class CoalescedTimers {
       }
     };
   }
-
-  /** Distinct pending due times (for tests and metrics). */
-  get pending(): number {
-    return this.slots.size;
-  }
 }

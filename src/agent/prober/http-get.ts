@@ -19,16 +19,13 @@ export interface HttpGetResponse {
 const MAX_HEADER_BYTES = 64 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Thrown for a request that cannot be sent (Go's wording). */
-export class InvalidHeaderError extends Error {}
-
-/** The request bytes; header names must be tokens and values free of CR, LF and NUL. */
+/** The request bytes; header names must be tokens and values free of CR, LF and NUL (else throws, in Go's wording). */
 export function requestBytes(path: string, host: string, headers: [string, string][]): string {
   let hasHost = false;
   let head = '';
   for (const [name, value] of headers) {
-    if (!TOKEN.test(name)) throw new InvalidHeaderError(`net/http: invalid header field name ${JSON.stringify(name)}`);
-    if (/[\r\n\0]/.test(value)) throw new InvalidHeaderError(`net/http: invalid header field value for ${JSON.stringify(name)}`);
+    if (!TOKEN.test(name)) throw new Error(`net/http: invalid header field name ${JSON.stringify(name)}`);
+    if (/[\r\n\0]/.test(value)) throw new Error(`net/http: invalid header field value for ${JSON.stringify(name)}`);
     if (name.toLowerCase() === 'host') {
       if (hasHost) continue;
       hasHost = true;
@@ -107,13 +104,9 @@ export function plainGet(o: {
   timeoutMs: number;
   maxBody: number;
 }): Promise<HttpGetResponse> {
-  let request: string;
-  try {
-    request = requestBytes(o.path, o.hostHeader, o.headers);
-  } catch (err) {
-    return Promise.reject(err as Error);
-  }
   return new Promise((resolve, reject) => {
+    // A request that cannot be sent (Go's wording) throws here, which rejects before any connect.
+    const request = requestBytes(o.path, o.hostHeader, o.headers);
     const s = net.connect({ host: o.host, port: o.port });
     let buf: Buffer = Buffer.alloc(0);
     let head: Head | undefined;

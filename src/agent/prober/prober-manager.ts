@@ -112,7 +112,7 @@ export class ProberManager {
         if (kind === 'readiness' && w.running && w.triggeredFor !== w.state.containerId && w.state.lastRaw === undefined) {
           // Upstream triggers a readiness probe at once for a running container that is not ready.
           w.triggeredFor = w.state.containerId;
-          // (A run due before `at` would fall within initialDelaySeconds: it is replaced.)
+          // (A run due before this one would fall within initialDelaySeconds: it is replaced.)
           w.cancel?.();
           w.due = Math.max(this.d.clock.now(), w.startedAtMs + t.initialDelaySeconds * 1000);
           this.schedule(w);
