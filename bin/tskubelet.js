@@ -1,13 +1,16 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144:glibc.malloc.mmap_threshold=262144 node --max-semi-space-size=4
 // Entry point of the `tskubelet` command: runs the compiled CLI (npm run build writes dist/).
 // Once main has shut everything down it exits, so a handle left behind (a client that never hung
 // up, say) cannot keep a stopped kubelet alive.
 //
 // --max-semi-space-size=4 (MiB): V8's young generation otherwise grows to 3 × 16 MiB after the
 // allocation burst of starting pods and stays committed; capped, a kubelet with 100 pods holds
-// ~50 MiB less RSS. 1 MiB saves ~2 MiB more but costs ~12 % of /pods throughput (bench/). Tests
-// and benches spawn the kubelet with the flags of this line (test/e2e/helpers.ts nodeFlags), so
-// they measure what operators run.
+// ~50 MiB less RSS. 1 MiB saves ~2 MiB more but costs ~12 % of /pods throughput (bench/).
+// MALLOC_ARENA_MAX=2 and fixed glibc trim/mmap thresholds: V8's worker threads (concurrent
+// compile and GC) otherwise each get a malloc arena that keeps what they freed, and the mmap
+// threshold ratchets up after a burst; together ~8 MiB less RSS at 100 pods (bench/scale).
+// Tests and benches spawn the kubelet with the variables and flags of this line
+// (test/e2e/helpers.ts kubeletCommandLine), so they measure what operators run.
 import { main } from '../dist/main.js';
 
 main(process.argv.slice(2)).then(

@@ -97,7 +97,8 @@ export interface Kubelet {
 
 /** Starts the built CLI with `args`. */
 export function startKubelet(args: string[]): Kubelet {
-  const proc = spawn(process.execPath, [...nodeFlags(), kubeletBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { env, flags } = kubeletCommandLine();
+  const proc = spawn(process.execPath, [...flags, kubeletBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   proc.stdout!.on('data', (d) => {
     out += d;
@@ -118,11 +119,18 @@ export function startKubelet(args: string[]): Kubelet {
 }
 
 const kubeletBin = join(repoRoot, 'bin', 'tskubelet.js');
-let flags: string[] | undefined;
-/** The Node flags of the command's shebang (`#!/usr/bin/env -S node <flags>`): what operators run. */
-export function nodeFlags(): string[] {
-  flags ??= (/^#!.*?\bnode\b(.*)$/m.exec(readFileSync(kubeletBin, 'utf8').split('\n')[0])?.[1] ?? '').split(' ').filter(Boolean);
-  return flags;
+let shebang: { env: Record<string, string>; flags: string[] } | undefined;
+/**
+ * The environment variables and Node flags of the command's shebang
+ * (`#!/usr/bin/env -S [NAME=value ...] node <flags>`): what operators run.
+ */
+export function kubeletCommandLine(): { env: Record<string, string>; flags: string[] } {
+  if (shebang) return shebang;
+  const m = /^#!\S*env -S (.*?)\bnode\b(.*)$/.exec(readFileSync(kubeletBin, 'utf8').split('\n')[0]);
+  const words = (s: string | undefined) => (s ?? '').split(' ').filter(Boolean);
+  const env = Object.fromEntries(words(m?.[1]).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+  shebang = { env, flags: words(m?.[2]) };
+  return shebang;
 }
 
 /** Runs the CLI to completion. */
