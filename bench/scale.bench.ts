@@ -12,7 +12,8 @@
  *    last RemovePodSandbox returned (direct);
  *  The direct rounds run before the kubelet starts (a kubelet stops sandboxes it does not know).
  *  - footprint: a fresh kubelet per N; RSS with no pods, then with N pods running (after 5 s),
- *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS).
+ *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS),
+ *    and RSS and bytes per pod at the end of that idle time (first round).
  * Prints a table and writes bench/results/scale.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -115,6 +116,7 @@ try {
       const k = { start: [] as number[], stop: [] as number[] };
       const rssN: number[] = [];
       let cpuPercent = NaN;
+      let rssIdle = NaN;
       for (let r = 0; r < ROUNDS; r++) {
         const prefix = `k-${n}-${r}-`;
         const t0 = performance.now();
@@ -132,6 +134,7 @@ try {
           await sleep(IDLE_SECONDS * 1000);
           const b = sampleProcess(kubelet.proc.pid!);
           cpuPercent = ((b.cpuSeconds - a.cpuSeconds) / IDLE_SECONDS) * 100;
+          rssIdle = b.rss;
         }
         k.stop.push(await kubeletStop(prefix, n));
       }
@@ -147,6 +150,8 @@ try {
         rssMiBNoPods: round(rss0 / 2 ** 20),
         rssMiB: round(median(rssN) / 2 ** 20),
         bytesPerPod: Math.round((median(rssN) - rss0) / n),
+        rssIdleMiB: round(rssIdle / 2 ** 20),
+        bytesPerPodIdle: Math.round((rssIdle - rss0) / n),
         idleCpuPercent: round(cpuPercent),
       };
       results[`pods${n}`] = row;

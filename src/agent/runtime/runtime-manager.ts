@@ -5,7 +5,8 @@
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
-import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel, PodUidLabel } from './labels.js';
+import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel } from './labels.js';
+import { groupByPod, PodListReader } from './pod-lists.js';
 import { terminationMessage } from './termination-message.js';
 import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-runtime-status.js';
 
@@ -48,36 +49,65 @@ export interface RuntimePod {
   containers: cri.Container[];
 }
 
+/** What the last read of a pod found that cannot change while it is listed in the same state. */
+interface KnownPod {
+  /** The newest ready sandbox and its IP (a sandbox keeps its IP for life). */
+  sandbox?: { id: string; ip: string };
+  /** Container statuses by ID, of running and exited containers (final until the state changes). */
+  containers: Map<string, RuntimeContainer>;
+}
+
+/** Container states whose CRI status stays the same while the list reports that state. */
+const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
+
 /** CRI reads for the agent. Every method may block on the runtime (bounded by CRI deadlines). */
 export class RuntimeManager {
-  constructor(private readonly runtime: RuntimeService) {}
+  private readonly lists: PodListReader;
+  private readonly known = new Map<string, KnownPod>();
 
-  /** The status of one pod (empty when the runtime has nothing of it). */
+  constructor(private readonly runtime: RuntimeService) {
+    this.lists = new PodListReader(runtime);
+  }
+
+  /**
+   * The status of one pod (empty when the runtime has nothing of it). The lists are fresh (begun
+   * after the call); PodSandboxStatus and ContainerStatus are asked again only for what changed
+   * since the pod's last read, as a sandbox's IP and a running or exited container's status do
+   * not change while it stays listed in that state.
+   */
   async getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
-    const sel = { [PodUidLabel]: uid };
-    const [sandboxes, containers] = await Promise.all([
-      this.runtime.listPodSandbox({ label_selector: sel }),
-      this.runtime.listContainers({ label_selector: sel }),
-    ]);
+    const { sandboxes, containers } = await this.lists.read(uid);
+    const before = this.known.get(uid);
+    const now: KnownPod = { containers: new Map() };
     sandboxes.sort((a, b) => b.created_at - a.created_at);
     const sboxes: RuntimeSandbox[] = [];
     for (const [i, s] of sandboxes.entries()) {
       let ip = '';
       if (i === 0 && s.state === 'SANDBOX_READY') {
-        try {
-          ip = (await this.runtime.podSandboxStatus(s.id)).status.network?.ip ?? '';
-        } catch (err) {
-          if (!isCode(err, 'NotFound')) throw err;
+        if (before?.sandbox?.id === s.id) ip = before.sandbox.ip;
+        else {
+          try {
+            ip = (await this.runtime.podSandboxStatus(s.id)).status.network?.ip ?? '';
+          } catch (err) {
+            if (!isCode(err, 'NotFound')) throw err;
+          }
         }
+        now.sandbox = { id: s.id, ip };
       }
       sboxes.push({ id: s.id, ready: s.state === 'SANDBOX_READY', createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip });
     }
     const statuses = await Promise.all(
       containers.map(async (c) => {
+        const seen = before?.containers.get(c.id);
+        if (seen && seen.state === stateOf[c.state] && settled.has(seen.state)) {
+          now.containers.set(c.id, seen);
+          return { ...seen };
+        }
         try {
           const s = (await this.runtime.containerStatus(c.id)).status;
           const rc = toRuntimeContainer(s, c.pod_sandbox_id);
           if (rc.state === 'exited') rc.message = await terminationMessage(s);
+          if (settled.has(rc.state)) now.containers.set(c.id, { ...rc });
           return rc;
         } catch (err) {
           if (isCode(err, 'NotFound')) return undefined;
@@ -85,6 +115,8 @@ export class RuntimeManager {
         }
       }),
     );
+    if (sandboxes.length || containers.length) this.known.set(uid, now);
+    else this.known.delete(uid);
     const list = statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
     return { uid, name, namespace, sandboxes: sboxes, containers: list };
   }
@@ -113,19 +145,12 @@ export class RuntimeManager {
   /** Every pod in the runtime that carries the kubelet's labels. */
   async listRuntimePods(): Promise<RuntimePod[]> {
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);
-    const pods = new Map<string, RuntimePod>();
-    const podOf = (labels: cri.Labels) => {
-      const uid = labels[PodUidLabel];
-      if (!uid) return undefined;
-      let p = pods.get(uid);
-      if (!p) {
-        p = { uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', sandboxes: [], containers: [] };
-        pods.set(uid, p);
-      }
-      return p;
-    };
-    for (const s of sandboxes) podOf(s.labels)?.sandboxes.push(s);
-    for (const c of containers) podOf(c.labels)?.containers.push(c);
-    return [...pods.values()];
+    const byUid = groupByPod(sandboxes, containers);
+    // What getPodStatus remembered of pods the runtime no longer has is dropped (housekeeping lists every 2 s).
+    for (const uid of this.known.keys()) if (!byUid.has(uid)) this.known.delete(uid);
+    return [...byUid].map(([uid, l]) => {
+      const labels = (l.sandboxes[0] ?? l.containers[0]).labels;
+      return { uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', ...l };
+    });
   }
 }

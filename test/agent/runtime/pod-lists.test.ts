@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import type * as cri from '../../../src/cri/types.js';
+import type { RuntimeService } from '../../../src/cri/services.js';
+import { PodUidLabel } from '../../../src/agent/runtime/labels.js';
+import { PodListReader, SHARED_LIST_MIN_PODS } from '../../../src/agent/runtime/pod-lists.js';
+import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
+
+/** A runtime whose lists answer only when the test releases them, with the state they were called in. */
+function gatedRuntime() {
+  const sandboxes: cri.PodSandbox[] = [];
+  const containers: cri.Container[] = [];
+  const calls: { kind: 'sandboxes' | 'containers'; uid?: string }[] = [];
+  const gates: (() => void)[] = [];
+  let fail: Error | undefined;
+  const matches = (labels: cri.Labels, f?: { label_selector?: cri.Labels }) => Object.entries(f?.label_selector ?? {}).every(([k, v]) => labels[k] === v);
+  const gated = <T>(kind: 'sandboxes' | 'containers', f: { label_selector?: cri.Labels } | undefined, all: () => T[], labels: (x: T) => cri.Labels) => {
+    calls.push({ kind, uid: f?.label_selector?.[PodUidLabel] });
+    // The list is taken when it is called; its answer waits for the gate.
+    const taken = all().filter((x) => matches(labels(x), f));
+    return new Promise<T[]>((resolve, reject) => gates.push(() => (fail ? reject(fail) : resolve(taken))));
+  };
+  const runtime = {
+    listPodSandbox: (f?: cri.PodSandboxFilter) =>
+      gated(
+        'sandboxes',
+        f,
+        () => sandboxes,
+        (s) => s.labels,
+      ),
+    listContainers: (f?: cri.ContainerFilter) =>
+      gated(
+        'containers',
+        f,
+        () => containers,
+        (c) => c.labels,
+      ),
+  } as unknown as RuntimeService;
+  const release = async () => {
+    for (let i = 0; i < 50 && !gates.length; i++) await new Promise((r) => setImmediate(r));
+    for (const g of gates.splice(0)) g();
+    await new Promise((r) => setImmediate(r));
+  };
+  const addPod = (uid: string) => {
+    sandboxes.push({ id: `s-${uid}`, labels: { [PodUidLabel]: uid } } as unknown as cri.PodSandbox);
+    containers.push({ id: `c-${uid}`, labels: { [PodUidLabel]: uid } } as unknown as cri.Container);
+  };
+  return { runtime, calls, release, addPod, setFail: (e?: Error) => (fail = e), sandboxes, containers };
+}
+
+describe('PodListReader', () => {
+  it('reads a lone pod with filtered lists, at once', async () => {
+    const rt = gatedRuntime();
+    rt.addPod('a');
+    const reader = new PodListReader(rt.runtime);
+    const p = reader.read('a');
+    await rt.release();
+    const l = await p;
+    expect(rt.calls).toEqual([
+      { kind: 'sandboxes', uid: 'a' },
+      { kind: 'containers', uid: 'a' },
+    ]);
+    expect(l.sandboxes.map((s) => s.id)).toEqual(['s-a']);
+    expect(l.containers.map((c) => c.id)).toEqual(['c-a']);
+  });
+
+  it('serves the pods that asked during a read with one unfiltered pair begun after they asked', async () => {
+    const rt = gatedRuntime();
+    rt.addPod('a');
+    const reader = new PodListReader(rt.runtime);
+    const first = reader.read('a');
+    // While the first read is in flight, pods b, c, d appear and ask (d twice).
+    const uids = ['b', 'c', 'd', 'd'];
+    for (const u of new Set(uids)) rt.addPod(u);
+    const later = uids.map((u) => reader.read(u));
+    await rt.release();
+    // The first read's lists began before b..d existed: it must not have answered them.
+    expect((await first).containers.map((c) => c.id)).toEqual(['c-a']);
+    await rt.release();
+    const got = await Promise.all(later);
+    expect(uids.length).toBeGreaterThanOrEqual(SHARED_LIST_MIN_PODS);
+    expect(rt.calls).toHaveLength(4);
+    expect(rt.calls.slice(2)).toEqual([{ kind: 'sandboxes' }, { kind: 'containers' }]);
+    expect(got.map((l) => l.containers.map((c) => c.id))).toEqual([['c-b'], ['c-c'], ['c-d'], ['c-d']]);
+    expect(got[2].containers).not.toBe(got[3].containers);
+  });
+
+  it('rejects the waiters of a failed list and keeps serving', async () => {
+    const rt = gatedRuntime();
+    rt.addPod('a');
+    const reader = new PodListReader(rt.runtime);
+    rt.setFail(new Error('runtime down'));
+    const p = expect(reader.read('a')).rejects.toThrow('runtime down');
+    await rt.release();
+    await p;
+    rt.setFail(undefined);
+    const q = reader.read('a');
+    await rt.release();
+    expect((await q).sandboxes).toHaveLength(1);
+  });
+
+  it('answers a pod the runtime does not have with empty lists', async () => {
+    const rt = gatedRuntime();
+    const reader = new PodListReader(rt.runtime);
+    const first = reader.read('x');
+    const batch = ['y', 'z', 'w'].map((u) => reader.read(u));
+    await rt.release();
+    await rt.release();
+    expect(await first).toEqual({ sandboxes: [], containers: [] });
+    for (const l of await Promise.all(batch)) expect(l).toEqual({ sandboxes: [], containers: [] });
+  });
+});
+
+describe('RuntimeManager.getPodStatus', () => {
+  /** A runtime with one pod whose container state the test sets, counting status calls. */
+  function onePod() {
+    const counts = { sandboxStatus: 0, containerStatus: 0 };
+    let state: cri.ContainerState = 'CONTAINER_RUNNING';
+    let present = true;
+    const labels = { [PodUidLabel]: 'u1' };
+    const runtime = {
+      listPodSandbox: async () => (present ? [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }] : []),
+      listContainers: async () => (present ? [{ id: 'c1', pod_sandbox_id: 's1', state, labels }] : []),
+      podSandboxStatus: async () => {
+        counts.sandboxStatus++;
+        return { status: { network: { ip: '10.0.0.7' } } };
+      },
+      containerStatus: async () => {
+        counts.containerStatus++;
+        return {
+          status: {
+            id: 'c1',
+            state,
+            created_at: 2e6,
+            started_at: 3e6,
+            finished_at: state === 'CONTAINER_EXITED' ? 4e6 : 0,
+            exit_code: state === 'CONTAINER_EXITED' ? 3 : 0,
+            labels: { 'io.kubernetes.container.name': 'main' },
+            annotations: {},
+            image: { image: 'busybox' },
+            image_ref: 'sha256:x',
+            log_path: '',
+            reason: '',
+            message: '',
+          },
+        };
+      },
+    } as unknown as RuntimeService;
+    return { rm: new RuntimeManager(runtime), counts, setState: (s: cri.ContainerState) => (state = s), remove: () => (present = false) };
+  }
+
+  it('asks for the sandbox IP and a settled container status once, and again when the container changes state', async () => {
+    const p = onePod();
+    const a = await p.rm.getPodStatus('u1', 'p', 'ns');
+    expect(a.sandboxes[0].ip).toBe('10.0.0.7');
+    expect(a.containers[0]).toMatchObject({ id: 'c1', state: 'running', startedAt: 3 });
+    const b = await p.rm.getPodStatus('u1', 'p', 'ns');
+    expect(b).toEqual(a);
+    expect(p.counts).toEqual({ sandboxStatus: 1, containerStatus: 1 });
+    // A caller changing what it got does not change what the next read returns.
+    b.containers[0].message = 'changed';
+    p.setState('CONTAINER_EXITED');
+    const c = await p.rm.getPodStatus('u1', 'p', 'ns');
+    expect(c.containers[0]).toMatchObject({ state: 'exited', exitCode: 3, finishedAt: 4, message: '' });
+    expect(p.counts).toEqual({ sandboxStatus: 1, containerStatus: 2 });
+  });
+
+  it('asks again for a created container, and forgets a pod that is gone', async () => {
+    const p = onePod();
+    p.setState('CONTAINER_CREATED');
+    await p.rm.getPodStatus('u1', 'p', 'ns');
+    await p.rm.getPodStatus('u1', 'p', 'ns');
+    expect(p.counts.containerStatus).toBe(2);
+    p.setState('CONTAINER_RUNNING');
+    await p.rm.getPodStatus('u1', 'p', 'ns');
+    p.remove();
+    expect(await p.rm.listRuntimePods()).toEqual([]);
+    expect((await p.rm.getPodStatus('u1', 'p', 'ns')).containers).toEqual([]);
+  });
+});
