@@ -123,6 +123,9 @@ export class PodActionExecutor {
     // 3.
     let sandboxId = plan.sandboxId;
     let podIP = pod.spec.hostNetwork ? node.nodeIP : (status.sandboxes[0]?.ip ?? '');
+    // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
+    // periodic sync of a running pod does not.
+    if (!plan.createSandbox && !plan.start.length) return this.backoffResults(pod, plan, results);
     const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
@@ -158,23 +161,7 @@ export class PodActionExecutor {
       }
     }
     // 4.
-    for (const h of plan.backoff) {
-      this.deps.events?.record(
-        podRef(pod, { name: h.name, init: h.init }),
-        'Warning',
-        'BackOff',
-        `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
-      );
-      results.push({
-        action: 'StartContainer',
-        target: h.name,
-        init: h.init,
-        ok: false,
-        reason: 'CrashLoopBackOff',
-        message: h.message,
-        retryAfterMs: h.remainingMs,
-      });
-    }
+    this.backoffResults(pod, plan, results);
     // 5.
     if (!plan.start.length) return results;
     const hostsFile = podIP ? await this.writeHostsFile(pod, podIP) : undefined;
@@ -208,6 +195,28 @@ export class PodActionExecutor {
         );
       }
       results.push(r);
+    }
+    return results;
+  }
+
+  /** Step 4: a BackOff event and result for each container still backing off; returns `results`. */
+  private backoffResults(pod: Pod, plan: PodActions, results: StepResult[]): StepResult[] {
+    for (const h of plan.backoff) {
+      this.deps.events?.record(
+        podRef(pod, { name: h.name, init: h.init }),
+        'Warning',
+        'BackOff',
+        `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
+      );
+      results.push({
+        action: 'StartContainer',
+        target: h.name,
+        init: h.init,
+        ok: false,
+        reason: 'CrashLoopBackOff',
+        message: h.message,
+        retryAfterMs: h.remainingMs,
+      });
     }
     return results;
   }
