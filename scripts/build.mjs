@@ -24,5 +24,10 @@ await build({
   // CommonJS dependencies call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as __tskRequire } from 'node:module'; const require = __tskRequire(import.meta.url);" },
   sourcemap: 'linked',
+  // V8 keeps each loaded chunk's source text in the heap (functions compile lazily from it):
+  // whitespace, comments and syntax minified, ~1.4 MiB less heap at idle. Identifiers are kept, so
+  // stack traces and logged errors still name our functions (minifying them too saved ~1 MiB more).
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: 'warning',
 });
