@@ -1,5 +1,4 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import type { ServiceError } from '@grpc/grpc-js';
 import { GrpcCode as Code } from './h2-unary.js';
 import { KubeletError, type ErrorCode } from '../lib/errors.js';
 
@@ -39,7 +38,7 @@ export function fromGrpcError(err: { code: number; details?: string; message: st
 }
 
 /** Any thrown value as a gRPC status for a server response. */
-export function toGrpcError(err: unknown): Partial<ServiceError> {
-  if (err instanceof KubeletError) return { code: toGrpc[err.code], details: err.message, message: err.message };
+export function toGrpcError(err: unknown): { code: number; details: string } {
+  if (err instanceof KubeletError) return { code: toGrpc[err.code], details: err.message };
   return { code: Code.UNKNOWN, details: err instanceof Error ? err.message : String(err) };
 }

@@ -1,8 +1,9 @@
 /**
- * A lean gRPC unary server on node:http2 over a unix socket, the counterpart of h2-unary.ts: the
- * kubelet's pod-resources API is three unary calls, and grpc-js (~13 MB of RSS loaded) is not
- * needed for them. A request body is bounded (4 MiB, gRPC's default); an unknown method answers
- * UNIMPLEMENTED; a handler's GrpcCallError becomes its status, anything else UNKNOWN.
+ * A lean gRPC unary server on node:http2 over a unix socket, the counterpart of h2-unary.ts. It
+ * serves the kubelet's pod-resources API and the process-runtime daemon's CRI; grpc-js (~13 MB of
+ * RSS loaded) is not needed for unary calls. A request body is bounded (4 MiB, gRPC's default);
+ * an unknown method answers UNIMPLEMENTED; a handler (sync or async) that throws a GrpcCallError
+ * answers its status, anything else UNKNOWN.
  */
 import http2 from 'node:http2';
 import { GrpcCallError, GrpcCode, grpcFrame, unframe } from './h2-unary.js';
@@ -12,6 +13,15 @@ export interface UnaryHandler {
   requestDeserialize(b: Buffer): unknown;
   responseSerialize(res: unknown): Buffer;
   handle(req: unknown): unknown;
+}
+
+/** A handler's result, or the error it threw, as a gRPC frame or a GrpcCallError. */
+async function answer(m: UnaryHandler, req: unknown): Promise<Buffer | GrpcCallError> {
+  try {
+    return grpcFrame(m.responseSerialize(await m.handle(req)));
+  } catch (err) {
+    return err instanceof GrpcCallError ? err : new GrpcCallError(GrpcCode.UNKNOWN, String(err));
+  }
 }
 
 const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
@@ -54,16 +64,13 @@ export async function serveUnary(path: string, methods: Record<string, UnaryHand
       } catch (err) {
         return fail(new GrpcCallError(GrpcCode.INTERNAL, `error unmarshalling request: ${String(err)}`));
       }
-      let out: Buffer;
-      try {
-        out = grpcFrame(m.responseSerialize(m.handle(req)));
-      } catch (err) {
-        return fail(err instanceof GrpcCallError ? err : new GrpcCallError(GrpcCode.UNKNOWN, String(err)));
-      }
-      if (stream.destroyed || stream.closed) return;
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-      stream.end(out);
+      void answer(m, req).then((out) => {
+        if (out instanceof GrpcCallError) return fail(out);
+        if (stream.destroyed || stream.closed) return;
+        stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+        stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+        stream.end(out);
+      });
     });
   });
   await new Promise<void>((resolve, reject) => {

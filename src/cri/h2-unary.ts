@@ -8,7 +8,7 @@
  * Why not @grpc/grpc-js: its call stack (interceptors, retries, resolver, load balancer,
  * subchannel, channelz) costs ~1 ms of CPU per unary call, and a kubelet makes several calls per
  * second per 100 pods (PLEG relist, stats, exec probes). The wire format is the same; the protobuf
- * (de)serializers are proto-loader's. The process-runtime daemon's CRI server still uses grpc-js.
+ * (de)serializers are proto-loader's. Its server counterpart is h2-unary-server.ts.
  */
 import http2 from 'node:http2';
 import net from 'node:net';

@@ -1,9 +1,12 @@
 /**
  * Serves a RuntimeService/ImageService implementation over gRPC (used by the process-runtime
- * daemon). Each RPC unwraps the request into the interface's arguments and wraps the answer back
- * into the response message; thrown KubeletErrors become gRPC statuses.
+ * daemon), on the lean unary server (h2-unary-server.ts). Each RPC unwraps the request into the
+ * interface's arguments and wraps the answer back into the response message; thrown
+ * KubeletErrors become gRPC statuses; the streaming methods (GetContainerEvents) answer
+ * UNIMPLEMENTED.
  */
-import * as grpc from '@grpc/grpc-js';
+import { serveUnary, type UnaryHandler } from './h2-unary-server.js';
+import { GrpcCallError, GrpcCode } from './h2-unary.js';
 import { criMethods } from './proto.js';
 import { toGrpcError } from './grpc-errors.js';
 import type { ImageService, RuntimeService } from './services.js';
@@ -39,28 +42,7 @@ interface Requests {
 }
 type Handlers<K extends keyof Requests> = { [M in K]: (q: Requests[M]) => Promise<unknown> };
 
-function unary<Q>(fn: (q: Q) => Promise<unknown>): grpc.handleUnaryCall<Q, unknown> {
-  return (call, cb) => {
-    fn(call.request).then(
-      (res) => {
-        cb(null, res ?? {});
-      },
-      (err: unknown) => {
-        cb(toGrpcError(err) as grpc.ServiceError);
-      },
-    );
-  };
-}
-
-function unimplemented(name: string, streaming: boolean): grpc.UntypedHandleCall {
-  const error = { code: grpc.status.UNIMPLEMENTED, details: `${name} is not implemented` } as grpc.ServiceError;
-  if (streaming) return ((call: grpc.ServerWritableStream<unknown, unknown>) => call.emit('error', error)) as grpc.UntypedHandleCall;
-  return ((_call: unknown, cb: grpc.sendUnaryData<unknown>) => {
-    cb(error);
-  }) as grpc.UntypedHandleCall;
-}
-
-/** Builds the gRPC handler maps for both services. */
+/** The unary handlers of both services, by HTTP/2 path ("/runtime.v1.RuntimeService/Version"). */
 export function criHandlers(rt: RuntimeService, img: ImageService) {
   const runtime: Handlers<
     | 'Version'
@@ -112,23 +94,31 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     RemoveImage: (q) => img.removeImage(q.image),
     ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
   };
+  const out: Record<string, UnaryHandler> = {};
   const wrap = (service: 'RuntimeService' | 'ImageService', impl: Partial<Record<string, (q: never) => Promise<unknown>>>) => {
-    const out: grpc.UntypedServiceImplementation = {};
     for (const [name, def] of Object.entries(criMethods(service))) {
       const fn = impl[name];
-      out[name] = fn ? (unary(fn) as grpc.UntypedHandleCall) : unimplemented(name, def.responseStream);
+      out[def.path] = {
+        requestDeserialize: (b) => def.requestDeserialize(b),
+        responseSerialize: (r) => def.responseSerialize(r as object),
+        handle: async (q) => {
+          if (!fn || def.responseStream) throw new GrpcCallError(GrpcCode.UNIMPLEMENTED, `${name} is not implemented`);
+          try {
+            return (await fn(q as never)) ?? {};
+          } catch (err) {
+            const st = toGrpcError(err);
+            throw new GrpcCallError(st.code, st.details);
+          }
+        },
+      };
     }
-    return out;
   };
-  return { runtime: wrap('RuntimeService', runtime), image: wrap('ImageService', image) };
+  wrap('RuntimeService', runtime);
+  wrap('ImageService', image);
+  return out;
 }
 
-/** Starts a gRPC server for the runtime on `address` (e.g. "unix:///run/x.sock"). */
-export async function serveCri(address: string, rt: RuntimeService, img: ImageService): Promise<grpc.Server> {
-  const server = new grpc.Server();
-  const h = criHandlers(rt, img);
-  server.addService(criMethods('RuntimeService') as grpc.ServiceDefinition, h.runtime);
-  server.addService(criMethods('ImageService') as grpc.ServiceDefinition, h.image);
-  await new Promise<void>((resolve, reject) => server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
-  return server;
+/** Serves the runtime's CRI on `address` ("unix:///run/x.sock" or a socket path). */
+export function serveCri(address: string, rt: RuntimeService, img: ImageService): Promise<{ close(): Promise<void> }> {
+  return serveUnary(address.replace(/^unix:\/\//, ''), criHandlers(rt, img));
 }

@@ -50,7 +50,7 @@ export async function runProcessRuntimeDaemon(o: DaemonOptions): Promise<() => P
   const server = await serveCri(o.listen, runtime, new ProcessImages(o.rootDir));
   o.logger.info({ listen: o.listen }, 'process runtime serving CRI');
   return async () => {
-    await new Promise<void>((r) => server.tryShutdown(() => r()));
+    await server.close();
     await runtime.shutdown();
   };
 }

@@ -1,7 +1,9 @@
 /**
- * The CRI client's own gRPC transport (cri/h2-unary.ts) against a real grpc-js server (the one
- * the process-runtime daemon serves): round trips, statuses and their details, deadlines, the
- * receive limit, a runtime that is not there yet, and one that restarts under the client.
+ * The CRI client's own gRPC transport (cri/h2-unary.ts) against a real grpc-js server serving
+ * the project's CRI handlers: round trips, statuses and their details, deadlines, the receive
+ * limit, a runtime that is not there yet, and one that restarts under the client. Then the
+ * other way round: the process-runtime daemon's server (cri/server.ts on h2-unary-server.ts)
+ * called by a grpc-js client, as crictl or a Go kubelet would call it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCriClient } from '../../src/cri/client.js';
 import { serveCri } from '../../src/cri/server.js';
+import * as grpcJs from '@grpc/grpc-js';
+import { serveCriWithGrpcJs } from '../fixtures/grpc-js-cri-server.js';
 import { parseTarget, unaryChannel } from '../../src/cri/h2-unary.js';
 import { criMethods } from '../../src/cri/proto.js';
 import type { ImageService, RuntimeService } from '../../src/cri/services.js';
@@ -37,7 +41,7 @@ function fakeRuntime(over: Partial<RuntimeService>): RuntimeService {
 const noImages = fakeRuntime({}) as unknown as ImageService;
 
 async function serve(path: string, rt: Partial<RuntimeService>) {
-  const s = await serveCri(`unix://${path}`, fakeRuntime(rt), noImages);
+  const s = await serveCriWithGrpcJs(`unix://${path}`, fakeRuntime(rt), noImages);
   servers.push(s);
   return s;
 }
@@ -167,5 +171,54 @@ describe('CRI client transport', () => {
     expect(parseTarget('127.0.0.1:5000')).toEqual({ host: '127.0.0.1', port: 5000 });
     expect(parseTarget('dns:///[::1]:5000')).toEqual({ host: '::1', port: 5000 });
     expect(() => parseTarget('nonsense')).toThrow(/unsupported/);
+  });
+});
+
+describe('the daemon CRI server (serveCri) under a grpc-js client', () => {
+  it('answers unary calls, maps errors to gRPC statuses with their details, and refuses streaming and unknown methods', async () => {
+    const path = socketPath();
+    const server = await serveCri(
+      `unix://${path}`,
+      fakeRuntime({
+        version: async (v) => ({ version: v, runtime_name: 'proc', runtime_version: '1', runtime_api_version: 'v1' }),
+        containerStatus: async (id) => {
+          throw new KubeletError('NotFound', `container ${id} not found`);
+        },
+        listContainers: async () =>
+          [{ id: 'c1', pod_sandbox_id: 's1', state: 'CONTAINER_RUNNING', created_at: 1_700_000_000_000_000_000, labels: { a: 'b' } }] as never,
+        status: async () => {
+          throw new Error('boom');
+        },
+      }),
+      noImages,
+    );
+    const Client = grpcJs.makeClientConstructor(criMethods('RuntimeService') as grpcJs.ServiceDefinition, 'RuntimeService');
+    const client = new Client(`unix://${path}`, grpcJs.credentials.createInsecure()) as unknown as Record<
+      string,
+      (req: object, cb: (err: grpcJs.ServiceError | null, res: any) => void) => void
+    > &
+      grpcJs.Client;
+    const call = (method: string, req: object) =>
+      new Promise<{ err: grpcJs.ServiceError | null; res: any }>((resolve) => client[method].call(client, req, (err, res) => resolve({ err, res })));
+    try {
+      expect((await call('Version', { version: '0.1.0' })).res).toMatchObject({ version: '0.1.0', runtime_name: 'proc' });
+      const listed = (await call('ListContainers', {})).res.containers;
+      expect(listed).toMatchObject([{ id: 'c1', state: 'CONTAINER_RUNNING', labels: { a: 'b' } }]);
+      const nf = (await call('ContainerStatus', { container_id: 'abc' })).err;
+      expect([nf?.code, nf?.details]).toEqual([grpcJs.status.NOT_FOUND, 'container abc not found']);
+      const unknown = (await call('Status', {})).err;
+      expect([unknown?.code, unknown?.details]).toEqual([grpcJs.status.UNKNOWN, 'boom']);
+      const notFaked = (await call('RemoveContainer', { container_id: 'x' })).err;
+      expect(notFaked?.code).toBe(grpcJs.status.UNIMPLEMENTED);
+      const streamErr = await new Promise<grpcJs.ServiceError>((resolve) => {
+        const st = (client as unknown as Record<string, (req: object) => grpcJs.ClientReadableStream<unknown>>).GetContainerEvents.call(client, {});
+        st.on('error', resolve);
+        st.on('data', () => {});
+      });
+      expect([streamErr.code, streamErr.details]).toEqual([grpcJs.status.UNIMPLEMENTED, 'GetContainerEvents is not implemented']);
+    } finally {
+      client.close();
+      await server.close();
+    }
   });
 });
