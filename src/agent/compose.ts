@@ -110,7 +110,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
   pleg = new GenericPleg({
-    runtime: runtime.runtime,
+    listAll: () => runtimeManager.listAll(),
     clock,
     logger,
     periodMs: 1000,

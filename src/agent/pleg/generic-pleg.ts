@@ -3,7 +3,7 @@
  * (a sandbox or container appeared, changed state or vanished). Upstream's event kinds are
  * reduced to "this pod changed"; the pod worker reads the fresh status itself.
  */
-import type { RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -37,7 +37,8 @@ export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<
 
 /** What the PLEG needs. */
 export interface PlegDeps {
-  runtime: RuntimeService;
+  /** Every sandbox and container in the runtime, listed now (RuntimeManager.listAll). */
+  listAll(): Promise<{ sandboxes: cri.PodSandbox[]; containers: cri.Container[] }>;
   clock: Clock;
   logger: Logger;
   periodMs: number;
@@ -85,7 +86,7 @@ export class GenericPleg {
     const startMs = this.deps.clock.now();
     const interval = this.lastStartMs === undefined ? undefined : startMs - this.lastStartMs;
     this.lastStartMs = startMs;
-    const [sandboxes, containers] = await Promise.all([this.deps.runtime.listPodSandbox(), this.deps.runtime.listContainers()]);
+    const { sandboxes, containers } = await this.deps.listAll();
     const next = new Map<string, string>();
     for (const s of sandboxes) {
       const uid = s.labels[PodUidLabel];

@@ -6,7 +6,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
 import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel } from './labels.js';
-import { groupByPod, PodListReader } from './pod-lists.js';
+import { groupByPod, PodListReader, type PodLists } from './pod-lists.js';
 import { terminationMessage } from './termination-message.js';
 import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-runtime-status.js';
 
@@ -64,6 +64,8 @@ const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
 export class RuntimeManager {
   private readonly lists: PodListReader;
   private readonly known = new Map<string, KnownPod>();
+  /** The last full lists and when they began (ms), for listAll. */
+  private recent: { atMs: number; lists: PodLists } | undefined;
 
   constructor(private readonly runtime: RuntimeService) {
     this.lists = new PodListReader(runtime);
@@ -142,9 +144,22 @@ export class RuntimeManager {
     return this.runtime.portForward({ pod_sandbox_id: sandboxId, port: ports });
   }
 
-  /** Every pod in the runtime that carries the kubelet's labels. */
-  async listRuntimePods(): Promise<RuntimePod[]> {
+  /**
+   * Every sandbox and container the runtime has, from lists begun at most `maxAgeMs` ago: the
+   * last lists are reused when they are recent enough (the PLEG lists every second; housekeeping
+   * can take those instead of listing again), otherwise they are listed now.
+   */
+  async listAll(maxAgeMs = 0): Promise<PodLists> {
+    const now = Date.now();
+    if (maxAgeMs > 0 && this.recent && now - this.recent.atMs <= maxAgeMs) return this.recent.lists;
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);
+    if (!this.recent || this.recent.atMs < now) this.recent = { atMs: now, lists: { sandboxes, containers } };
+    return { sandboxes, containers };
+  }
+
+  /** Every pod in the runtime that carries the kubelet's labels, from lists at most `maxAgeMs` old (listAll). */
+  async listRuntimePods(maxAgeMs = 0): Promise<RuntimePod[]> {
+    const { sandboxes, containers } = await this.listAll(maxAgeMs);
     const byUid = groupByPod(sandboxes, containers);
     // What getPodStatus remembered of pods the runtime no longer has is dropped (housekeeping lists every 2 s).
     for (const uid of this.known.keys()) if (!byUid.has(uid)) this.known.delete(uid);

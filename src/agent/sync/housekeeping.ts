@@ -32,6 +32,9 @@ export interface HousekeepingDeps {
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
 }
 
+/** How old the runtime's lists may be for housekeeping: the PLEG lists every second. */
+export const RECENT_LISTS_MS = 1500;
+
 /** One housekeeping pass. */
 export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   for (const uid of d.workers.uids()) {
@@ -42,7 +45,8 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   await d.mirrors?.deleteOrphans();
   // 3.
   const known = new Set(d.workers.uids());
-  const runtimePods = await d.runtimeManager.listRuntimePods();
+  // The PLEG's lists of the last second serve (upstream's runtime cache is as old as that).
+  const runtimePods = await d.runtimeManager.listRuntimePods(RECENT_LISTS_MS);
   for (const rp of runtimePods) {
     if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
     d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');

@@ -176,4 +176,24 @@ describe('RuntimeManager.getPodStatus', () => {
     expect(await p.rm.listRuntimePods()).toEqual([]);
     expect((await p.rm.getPodStatus('u1', 'p', 'ns')).containers).toEqual([]);
   });
+
+  it("listAll lists now by default and reuses lists begun within maxAgeMs (housekeeping takes the PLEG's)", async () => {
+    let lists = 0;
+    const runtime = {
+      listPodSandbox: async () => {
+        lists++;
+        return [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels: { [PodUidLabel]: 'u1' }, metadata: { attempt: 0 } }];
+      },
+      listContainers: async () => [],
+    } as unknown as RuntimeService;
+    const rm = new RuntimeManager(runtime);
+    await rm.listAll();
+    await rm.listAll();
+    expect(lists).toBe(2);
+    expect((await rm.listRuntimePods(60_000)).map((p) => p.uid)).toEqual(['u1']);
+    expect(lists).toBe(2);
+    await new Promise((r) => setTimeout(r, 20));
+    await rm.listRuntimePods(5);
+    expect(lists).toBe(3);
+  });
 });
