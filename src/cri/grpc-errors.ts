@@ -1,5 +1,5 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import { GrpcCode as Code } from './h2-unary.js';
+import { GrpcCallError, GrpcCode as Code } from './h2-unary.js';
 import { KubeletError, type ErrorCode } from '../lib/errors.js';
 
 const toCatalog: Partial<Record<number, ErrorCode>> = {
@@ -37,8 +37,8 @@ export function fromGrpcError(err: { code: number; details?: string; message: st
   return new KubeletError(code, `${method}: ${err.details || err.message}`, { cause: err });
 }
 
-/** Any thrown value as a gRPC status for a server response. */
-export function toGrpcError(err: unknown): { code: number; details: string } {
-  if (err instanceof KubeletError) return { code: toGrpc[err.code], details: err.message };
-  return { code: Code.UNKNOWN, details: err instanceof Error ? err.message : String(err) };
+/** Any thrown value as the gRPC status a server answers with. */
+export function toGrpcError(err: unknown): GrpcCallError {
+  if (err instanceof KubeletError) return new GrpcCallError(toGrpc[err.code], err.message);
+  return new GrpcCallError(Code.UNKNOWN, err instanceof Error ? err.message : String(err));
 }

@@ -106,8 +106,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
           try {
             return (await fn(q as never)) ?? {};
           } catch (err) {
-            const st = toGrpcError(err);
-            throw new GrpcCallError(st.code, st.details);
+            throw toGrpcError(err);
           }
         },
       };
