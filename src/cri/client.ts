@@ -6,6 +6,7 @@
  */
 import { criMethods } from './proto.js';
 import { fromGrpcError } from './grpc-errors.js';
+import { reusingListDecoder } from './reused-list-items.js';
 import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js';
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
@@ -15,9 +16,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
 const QUICK_CALL_TIMEOUT_MS = 30_000;
 
 function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
-  return async function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS): Promise<T> {
+  return async function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS, m = methods[method]): Promise<T> {
     try {
-      return (await channel.call(methods[method], req, timeoutMs)) as T;
+      return (await channel.call(m, req, timeoutMs)) as T;
     } catch (err) {
       throw fromGrpcError(err as { code: number; details?: string; message: string }, method);
     }
@@ -28,7 +29,15 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
 export function createCriClient(endpoint: string): CriRuntime {
   // One HTTP/2 connection serves both services, as one grpc-go ClientConn does for upstream.
   const channel = unaryChannel(endpoint, { maxReceiveBytes: 16 * 1024 * 1024 + 1024 });
-  const r = caller(channel, criMethods('RuntimeService'));
+  const runtimeMethods = criMethods('RuntimeService');
+  const r = caller(channel, runtimeMethods);
+  // Unfiltered lists (the PLEG's, every second) reuse the items that did not change since the last one.
+  const reusing = (name: string, field: string): UnaryMethod => ({
+    ...runtimeMethods[name],
+    responseDeserialize: reusingListDecoder(runtimeMethods[name].responseDeserialize, field),
+  });
+  const allSandboxes = reusing('ListPodSandbox', 'items');
+  const allContainers = reusing('ListContainers', 'containers');
   const i = caller(channel, criMethods('ImageService'));
 
   const runtime: RuntimeService = {
@@ -43,7 +52,8 @@ export function createCriClient(endpoint: string): CriRuntime {
       await r('RemovePodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS);
     },
     podSandboxStatus: (id, verbose) => r('PodSandboxStatus', { pod_sandbox_id: id, verbose: !!verbose }),
-    listPodSandbox: async (filter) => (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter })).items,
+    listPodSandbox: async (filter) =>
+      (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter }, QUICK_CALL_TIMEOUT_MS, filter ? undefined : allSandboxes)).items,
     createContainer: async (sid, config, sandboxConfig) =>
       (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig }, DEFAULT_CALL_TIMEOUT_MS))
         .container_id,
@@ -56,7 +66,8 @@ export function createCriClient(endpoint: string): CriRuntime {
     removeContainer: async (id) => {
       await r('RemoveContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS);
     },
-    listContainers: async (filter) => (await r<{ containers: cri.Container[] }>('ListContainers', { filter })).containers,
+    listContainers: async (filter) =>
+      (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, QUICK_CALL_TIMEOUT_MS, filter ? undefined : allContainers)).containers,
     containerStatus: (id, verbose) => r('ContainerStatus', { container_id: id, verbose: !!verbose }),
     execSync: (id, cmd, timeout = 0) =>
       r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? QUICK_CALL_TIMEOUT_MS + timeout * 1000 : DEFAULT_CALL_TIMEOUT_MS),

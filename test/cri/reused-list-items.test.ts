@@ -1,0 +1,102 @@
+/**
+ * The reusing decoder of unfiltered list responses, differentially against proto-loader's own
+ * decoding of the same bytes: same shapes always, the same objects for unchanged items, new ones
+ * for changed items, and a full decode of anything that is not a plain item list.
+ */
+import { describe, expect, it } from 'vitest';
+import { criMethods } from '../../src/cri/proto.js';
+import { itemSpans, reusingListDecoder } from '../../src/cri/reused-list-items.js';
+import type * as cri from '../../src/cri/types.js';
+
+const m = criMethods('RuntimeService');
+type Codec = { responseSerialize(v: unknown): Buffer; responseDeserialize(b: Buffer): unknown };
+const containersCodec = m.ListContainers as unknown as Codec;
+const sandboxesCodec = m.ListPodSandbox as unknown as Codec;
+
+function container(id: string, state = 'CONTAINER_RUNNING'): Partial<cri.Container> {
+  return {
+    id,
+    pod_sandbox_id: `sb-${id}`,
+    metadata: { name: `c-${id}`, attempt: 1 },
+    image: { image: 'busybox:1.36' } as cri.ImageSpec,
+    image_ref: 'sha256:abc',
+    state: state as cri.Container['state'],
+    created_at: 1_700_000_000_123_456,
+    labels: { 'io.kubernetes.pod.uid': `uid-${id}`, 'io.kubernetes.container.name': `c-${id}` },
+    annotations: { 'io.kubernetes.container.restartCount': '0' },
+  };
+}
+
+const encode = (containers: Array<Partial<cri.Container>>) => containersCodec.responseSerialize({ containers });
+
+describe('reusingListDecoder', () => {
+  it('decodes exactly as proto-loader does, sandboxes and containers', () => {
+    const containers = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const bytes = encode([container('a'), container('b', 'CONTAINER_EXITED'), container('c')]);
+    expect(containers(bytes)).toEqual(containersCodec.responseDeserialize(bytes));
+    expect(containers(encode([]))).toEqual(containersCodec.responseDeserialize(encode([])));
+
+    const sandboxes = reusingListDecoder((b) => sandboxesCodec.responseDeserialize(b), 'items');
+    const sb = sandboxesCodec.responseSerialize({
+      items: [{ id: 's1', metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 }, state: 'SANDBOX_READY', created_at: 5, labels: { a: 'b' } }],
+    });
+    expect(sandboxes(sb)).toEqual(sandboxesCodec.responseDeserialize(sb));
+    expect((sandboxes(sb) as { items: cri.PodSandbox[] }).items[0].state).toBe('SANDBOX_READY');
+  });
+
+  it('answers an unchanged item with the object it decoded last time, and a changed or returning one with a new object', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const first = (decode(encode([container('a'), container('b')])) as { containers: cri.Container[] }).containers;
+    const second = (decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }).containers;
+    expect(second[0]).toBe(first[0]);
+    expect(second[1]).not.toBe(first[1]);
+    expect(second[1].state).toBe('CONTAINER_EXITED');
+    // Only the last answer is remembered: an item that left and came back is decoded again.
+    decode(encode([container('a')]));
+    const fourth = (decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }).containers;
+    expect(fourth[0]).toBe(first[0]);
+    expect(fourth[1]).not.toBe(second[1]);
+    expect(fourth[1]).toEqual(second[1]);
+  });
+
+  it('freezes what it shares, so a caller cannot change another caller’s answer', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const [c] = (decode(encode([container('a')])) as { containers: cri.Container[] }).containers;
+    expect(() => {
+      (c as { state: string }).state = 'CONTAINER_EXITED';
+    }).toThrow(TypeError);
+    expect(() => {
+      c.labels.x = 'y';
+    }).toThrow(TypeError);
+    expect(Object.isFrozen(c.metadata)).toBe(true);
+  });
+
+  it('decodes in full what is not a plain list of items that begin with their id', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    // An item that does not begin with its id (here: has none) cannot be recognised; it is decoded each time.
+    const { id: _, ...withoutId } = container('x');
+    const noId = encode([withoutId]);
+    const a = (decode(noId) as { containers: cri.Container[] }).containers[0];
+    const b = (decode(noId) as { containers: cri.Container[] }).containers[0];
+    expect(a).toEqual((containersCodec.responseDeserialize(noId) as { containers: cri.Container[] }).containers[0]);
+    expect(a).not.toBe(b);
+    // An unknown top-level field (2, varint) makes the whole response go through the full decoder.
+    const odd = Buffer.concat([encode([container('a')]), Buffer.from([0x10, 0x01])]);
+    expect(itemSpans(odd)).toBeUndefined();
+    expect(decode(odd)).toEqual(containersCodec.responseDeserialize(odd));
+    // A truncated response fails as the full decoder fails.
+    const cut = encode([container('a'), container('b')]).subarray(0, 40);
+    expect(() => decode(cut)).toThrow();
+  });
+
+  it('splits a response into its item spans', () => {
+    const bytes = encode([container('a'), container('bb')]);
+    const spans = itemSpans(bytes)!;
+    expect(spans).toHaveLength(2);
+    expect(spans[0][0]).toBe(0);
+    expect(spans[1][0]).toBe(spans[0][2]);
+    expect(spans[1][2]).toBe(bytes.length);
+    expect(itemSpans(Buffer.alloc(0))).toEqual([]);
+    expect(itemSpans(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBeUndefined();
+  });
+});
