@@ -37,7 +37,7 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
     if (!firstSeen.has(uid)) firstSeen.set(uid, d.clock.now());
     const st = d.statusManager.get(uid);
     if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) {
-      d.metrics.podStartDuration.observe((d.clock.now() - firstSeen.get(uid)!) / 1000);
+      d.metrics.podStartDuration.observe(undefined, (d.clock.now() - firstSeen.get(uid)!) / 1000);
       firstSeen.set(uid, -1);
     }
   });

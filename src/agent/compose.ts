@@ -115,8 +115,8 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     logger,
     periodMs: 1000,
     onRelist: (ms, interval) => {
-      metrics.plegRelistDuration.observe(ms / 1000);
-      if (interval !== undefined) metrics.plegRelistInterval.observe(interval / 1000);
+      metrics.plegRelistDuration.observe(undefined, ms / 1000);
+      if (interval !== undefined) metrics.plegRelistInterval.observe(undefined, interval / 1000);
     },
   });
   const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });

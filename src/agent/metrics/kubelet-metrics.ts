@@ -1,16 +1,16 @@
 /**
- * The kubelet's own Prometheus metrics (/metrics) with prom-client, under upstream's names:
+ * The kubelet's own Prometheus metrics (/metrics, registry.ts), under upstream's names:
  * kubelet_running_pods, kubelet_running_containers{container_state}, kubelet_pod_start_duration_seconds,
  * kubelet_pod_worker_duration_seconds{operation}, kubelet_pleg_relist_duration_seconds,
  * kubelet_pleg_relist_interval_seconds, kubelet_runtime_operations_total / _errors_total /
  * _duration_seconds{operation_type}, kubelet_node_name{node}, kubelet_http_requests_total,
  * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
- * rest_client_requests_total{code,method,host}, and the process_* / nodejs_* defaults.
+ * rest_client_requests_total{code,method,host}, and the process_* / nodejs_* figures.
  * Also the helpers that instrument the CRI client and the apiserver client.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
 import type { KubeClient } from '../../lib/kube-client.js';
+import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
@@ -23,7 +23,8 @@ export interface RunningState {
 
 /** The registry and its instruments. */
 export class KubeletMetrics {
-  readonly registry = new Registry();
+  private readonly registry = new Registry();
+  private readonly startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
   readonly podStartDuration: Histogram;
   readonly podWorkerDuration: Histogram<'operation'>;
   readonly plegRelistDuration: Histogram;
@@ -37,100 +38,69 @@ export class KubeletMetrics {
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
 
   constructor(o: { nodeName: string; running: RunningState }) {
-    const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
-    // These three defaults are gauges named *_total, which promtool (and Prometheus naming rules) reject.
-    for (const n of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(n);
-    new Gauge({ name: 'kubelet_node_name', help: "[ALPHA] The node's name. The count is always 1.", labelNames: ['node'], registers }).set(
-      { node: o.nodeName },
-      1,
+    const r = this.registry;
+    r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
+    r.register(new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) => g.set(undefined, o.running.pods())));
+    r.register(
+      new Gauge('kubelet_running_containers', '[ALPHA] Number of containers currently running', ['container_state'], (g) => {
+        g.reset();
+        for (const [state, n] of Object.entries(o.running.containers())) g.set({ container_state: state }, n);
+      }),
     );
-    new Gauge({
-      name: 'kubelet_running_pods',
-      help: '[ALPHA] Number of pods that have a running pod sandbox',
-      registers,
-      collect() {
-        this.set(o.running.pods());
-      },
-    });
-    new Gauge({
-      name: 'kubelet_running_containers',
-      help: '[ALPHA] Number of containers currently running',
-      labelNames: ['container_state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [state, n] of Object.entries(o.running.containers())) this.set({ container_state: state }, n);
-      },
-    });
-    this.podStartDuration = new Histogram({
-      name: 'kubelet_pod_start_duration_seconds',
-      help: '[ALPHA] Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
-      buckets: START_BUCKETS,
-      registers,
-    });
-    this.podWorkerDuration = new Histogram({
-      name: 'kubelet_pod_worker_duration_seconds',
-      help: '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-      labelNames: ['operation'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.plegRelistDuration = new Histogram({
-      name: 'kubelet_pleg_relist_duration_seconds',
-      help: '[ALPHA] Duration in seconds for relisting pods in PLEG.',
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.plegRelistInterval = new Histogram({
-      name: 'kubelet_pleg_relist_interval_seconds',
-      help: '[ALPHA] Interval in seconds between relisting in PLEG.',
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.runtimeOps = new Counter({
-      name: 'kubelet_runtime_operations_total',
-      help: '[ALPHA] Cumulative number of runtime operations by operation type.',
-      labelNames: ['operation_type'],
-      registers,
-    });
-    this.runtimeOpErrors = new Counter({
-      name: 'kubelet_runtime_operations_errors_total',
-      help: '[ALPHA] Cumulative number of runtime operation errors by operation type.',
-      labelNames: ['operation_type'],
-      registers,
-    });
-    this.runtimeOpDuration = new Histogram({
-      name: 'kubelet_runtime_operations_duration_seconds',
-      help: '[ALPHA] Duration in seconds of runtime operations. Broken down by operation type.',
-      labelNames: ['operation_type'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.httpRequests = new Counter({
-      name: 'kubelet_http_requests_total',
-      help: '[ALPHA] Number of the http requests received since the server started',
-      labelNames: ['method', 'path', 'server_type', 'long_running'],
-      registers,
-    });
-    this.startedPods = new Counter({ name: 'kubelet_started_pods_total', help: '[ALPHA] Cumulative number of pods started', registers });
-    this.startedContainers = new Counter({
-      name: 'kubelet_started_containers_total',
-      help: '[ALPHA] Cumulative number of containers started',
-      labelNames: ['container_type'],
-      registers,
-    });
-    this.restClientRequests = new Counter({
-      name: 'rest_client_requests_total',
-      help: '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.',
-      labelNames: ['code', 'method', 'host'],
-      registers,
-    });
+    this.podStartDuration = r.register(
+      new Histogram(
+        'kubelet_pod_start_duration_seconds',
+        '[ALPHA] Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run',
+        [],
+        START_BUCKETS,
+      ),
+    );
+    this.podWorkerDuration = r.register(
+      new Histogram(
+        'kubelet_pod_worker_duration_seconds',
+        '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
+        ['operation'],
+        DURATION_BUCKETS,
+      ),
+    );
+    this.plegRelistDuration = r.register(
+      new Histogram('kubelet_pleg_relist_duration_seconds', '[ALPHA] Duration in seconds for relisting pods in PLEG.', [], DURATION_BUCKETS),
+    );
+    this.plegRelistInterval = r.register(
+      new Histogram('kubelet_pleg_relist_interval_seconds', '[ALPHA] Interval in seconds between relisting in PLEG.', [], DURATION_BUCKETS),
+    );
+    this.runtimeOps = r.register(
+      new Counter('kubelet_runtime_operations_total', '[ALPHA] Cumulative number of runtime operations by operation type.', ['operation_type']),
+    );
+    this.runtimeOpErrors = r.register(
+      new Counter('kubelet_runtime_operations_errors_total', '[ALPHA] Cumulative number of runtime operation errors by operation type.', ['operation_type']),
+    );
+    this.runtimeOpDuration = r.register(
+      new Histogram(
+        'kubelet_runtime_operations_duration_seconds',
+        '[ALPHA] Duration in seconds of runtime operations. Broken down by operation type.',
+        ['operation_type'],
+        DURATION_BUCKETS,
+      ),
+    );
+    this.httpRequests = r.register(
+      new Counter('kubelet_http_requests_total', '[ALPHA] Number of the http requests received since the server started', [
+        'method',
+        'path',
+        'server_type',
+        'long_running',
+      ]),
+    );
+    this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
+    this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
+    this.restClientRequests = r.register(
+      new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
+    );
   }
 
-  /** The exposition text. */
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** The exposition text: the process figures, then the kubelet's. */
+  text(): string {
+    return this.registry.text(processFamilies(this.startTimeSeconds));
   }
 }
 

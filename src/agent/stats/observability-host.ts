@@ -12,7 +12,7 @@ import type { VolumeStatsCollector } from '../volume/volume-stats.js';
 import type { StatsCollector } from './collector.js';
 import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
-import { renderFamilies } from './prom-text.js';
+import { renderFamilies } from '../metrics/prom-text.js';
 
 /** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
 export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';

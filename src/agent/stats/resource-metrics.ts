@@ -4,7 +4,7 @@
  * StatsSnapshot with explicit millisecond timestamps. Pure.
  */
 import type { StatsSnapshot } from './collector.js';
-import { renderFamilies, type Family } from './prom-text.js';
+import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
 
