@@ -19,15 +19,15 @@ const runningPodsSchema = {
 
 /** Registers /pods (and /pods/). */
 export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  // The serialized list is cached until the host says the pods changed.
-  let cache: { version: string; json: string } | undefined;
-  const podListJson = (): string => {
+  // The serialized list is cached, as the bytes sent, until the host says the pods changed.
+  let cache: { version: string; body: Buffer } | undefined;
+  const podListJson = (): Buffer => {
     const version = opts.host.podsVersion();
     if (cache?.version !== version) {
-      const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: opts.host.getPods() };
-      cache = { version, json: JSON.stringify(body) };
+      const list: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: opts.host.getPods() };
+      cache = { version, body: Buffer.from(JSON.stringify(list)) };
     }
-    return cache.json;
+    return cache.body;
   };
   for (const url of ['/pods', '/pods/']) {
     app.get(url, { schema: podsSchema }, async (_req, reply) => reply.type('application/json').send(podListJson()));
