@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { criMethods } from '../../src/cri/proto.js';
-import { itemSpans, reusingListDecoder } from '../../src/cri/reused-list-items.js';
+import { isItemList, reusingListDecoder } from '../../src/cri/reused-list-items.js';
 import type * as cri from '../../src/cri/types.js';
 
 const m = criMethods('RuntimeService');
@@ -82,21 +82,39 @@ describe('reusingListDecoder', () => {
     expect(a).not.toBe(b);
     // An unknown top-level field (2, varint) makes the whole response go through the full decoder.
     const odd = Buffer.concat([encode([container('a')]), Buffer.from([0x10, 0x01])]);
-    expect(itemSpans(odd)).toBeUndefined();
+    expect(isItemList(odd)).toBe(false);
     expect(decode(odd)).toEqual(containersCodec.responseDeserialize(odd));
     // A truncated response fails as the full decoder fails.
     const cut = encode([container('a'), container('b')]).subarray(0, 40);
     expect(() => decode(cut)).toThrow();
   });
 
-  it('splits a response into its item spans', () => {
-    const bytes = encode([container('a'), container('bb')]);
-    const spans = itemSpans(bytes)!;
-    expect(spans).toHaveLength(2);
-    expect(spans[0][0]).toBe(0);
-    expect(spans[1][0]).toBe(spans[0][2]);
-    expect(spans[1][2]).toBe(bytes.length);
-    expect(itemSpans(Buffer.alloc(0))).toEqual([]);
-    expect(itemSpans(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBeUndefined();
+  it('recognises an item whose map entries come in another order (as Go writes them), and not one with a changed entry', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const c = container('a');
+    const reversed = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).reverse());
+    const shuffled = { ...c, labels: reversed(c.labels!), annotations: reversed(c.annotations!) };
+    expect(encode([shuffled]).equals(encode([c]))).toBe(false);
+    const first = (decode(encode([c])) as { containers: cri.Container[] }).containers[0];
+    expect((decode(encode([shuffled])) as { containers: cri.Container[] }).containers[0]).toBe(first);
+    // Same length, same fields but one label value changed by one byte: a new object with the new value.
+    const changed = { ...shuffled, labels: { ...shuffled.labels, 'io.kubernetes.pod.uid': 'uid-b' } };
+    const again = (decode(encode([changed])) as { containers: cri.Container[] }).containers[0];
+    expect(again).not.toBe(first);
+    expect(again.labels['io.kubernetes.pod.uid']).toBe('uid-b');
+    // Two entries swapping values is a different map, though every byte is still there.
+    const swapped = { ...c, annotations: { a: 'x', b: 'y' } };
+    const swappedBack = { ...c, annotations: { a: 'y', b: 'x' } };
+    const s1 = (decode(encode([swapped])) as { containers: cri.Container[] }).containers[0];
+    const s2 = (decode(encode([swappedBack])) as { containers: cri.Container[] }).containers[0];
+    expect(s2).not.toBe(s1);
+    expect(s2.annotations).toEqual({ a: 'y', b: 'x' });
+  });
+
+  it('tells a list of items from anything else', () => {
+    expect(isItemList(encode([container('a'), container('bb')]))).toBe(true);
+    expect(isItemList(Buffer.alloc(0))).toBe(true);
+    expect(isItemList(Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]))).toBe(false);
+    expect(isItemList(encode([container('a')]).subarray(0, 30))).toBe(false);
   });
 });
