@@ -1,6 +1,7 @@
 /**
  * The static pod file source: a directory (every non-hidden regular file) or a single file,
- * re-read on filesystem events (debounced) and every `periodMs`. A file that fails to decode is
+ * re-read on filesystem events (debounced) and every `periodMs` (a file whose stat has not changed
+ * since it was read, settled, is not opened again). A file that fails to decode is
  * reported with its path and reason; the pods it produced last time are kept (an editor's
  * half-written save does not kill a running pod). A deleted file's pods go away.
  * Only regular files (a symlink is followed to one) of at most MAX_MANIFEST_BYTES are read, and
@@ -22,6 +23,32 @@ import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
 const WATCH_SETTLE_MS = 30;
 
+/** A manifest's text, the stat it had when read (fileSignature) and when it was read. */
+interface ReadManifest {
+  text: string;
+  sig: string;
+  readAtMs: number;
+}
+
+/** How much older than the read a file's last change must be for its stat to stand for its text. */
+export const SETTLED_MS = 2000;
+
+/** A regular file's identity and change stamps: device, inode, size, mtime, ctime (ns where the filesystem has them). */
+export function fileSignature(st: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+/**
+ * Whether a file with stat `sig` still holds the text read at `read.readAtMs`: the same stat, and
+ * its last change was SETTLED_MS before that read, so a write in the same timestamp tick as the
+ * read (coarse-grained filesystems) cannot hide behind an unchanged stat. Pure.
+ */
+export function unchangedSince(read: { sig: string; readAtMs: number }, sig: string): boolean {
+  if (read.sig !== sig) return false;
+  const [, , , mtimeMs, ctimeMs] = sig.split(':').map(Number);
+  return Math.max(mtimeMs, ctimeMs) < read.readAtMs - SETTLED_MS;
+}
+
 /** What the file source needs. */
 export interface FileSourceDeps {
   path: string;
@@ -34,7 +61,7 @@ export interface FileSourceDeps {
 /** PodSource over a manifest directory or file. */
 export class FileSource implements PodSource {
   readonly name = 'file';
-  private readonly lastGood = new Map<string, { text: string; pods: Pod[] }>();
+  private readonly lastGood = new Map<string, ReadManifest & { pods: Pod[] }>();
   private readonly reported = new Map<string, string>();
 
   constructor(private readonly deps: FileSourceDeps) {}
@@ -116,14 +143,18 @@ export class FileSource implements PodSource {
     this.deps.logger[level]({ file }, message);
   }
 
-  /** The text of `f` when it is a regular file within the size cap; otherwise notes why not. Never blocks on a FIFO. */
-  private async readManifest(f: string): Promise<string | undefined> {
-    const l = await lstat(f).catch(() => undefined);
-    if (!l) return undefined;
+  /**
+   * The text of `f` when it is a regular file within the size cap; otherwise notes why not. Never
+   * blocks on a FIFO. A file whose stat is what it was at the last read, and was already settled
+   * then, is not read again (`unchangedSince`).
+   */
+  private async readManifest(f: string, cached: ReadManifest | undefined): Promise<ReadManifest | undefined> {
     let st;
     try {
       st = await stat(f);
     } catch (err) {
+      // Gone since the directory was listed: nothing to say. Otherwise it is a link to nothing (or a loop).
+      if (!(await lstat(f).catch(() => undefined))) return undefined;
       const code = (err as NodeJS.ErrnoException).code;
       this.note(
         f,
@@ -147,6 +178,9 @@ export class FileSource implements PodSource {
       this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
       return undefined;
     }
+    const sig = fileSignature(st);
+    if (cached && unchangedSince(cached, sig)) return cached;
+    const readAtMs = Date.now();
     let fh;
     try {
       fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -172,7 +206,7 @@ export class FileSource implements PodSource {
         }
         chunks.push(chunk.subarray(0, bytesRead));
       }
-      return Buffer.concat(chunks, n).toString('utf8');
+      return { text: Buffer.concat(chunks, n).toString('utf8'), sig, readAtMs };
     } catch {
       return undefined;
     } finally {
@@ -203,16 +237,19 @@ export class FileSource implements PodSource {
       }
     };
     for (const f of files) {
-      const text = await this.readManifest(f);
-      if (text === undefined) continue;
       const cached = this.lastGood.get(f);
+      const read = await this.readManifest(f, cached);
+      if (read === undefined) continue;
+      const { text } = read;
       if (cached && cached.text === text) {
+        // Same text: the pods stand; the file's stat and read time are the new ones.
+        this.lastGood.set(f, { ...read, pods: cached.pods });
         take(f, cached.pods);
         continue;
       }
       if (!text.trim()) {
         this.note(f, `skipping manifest ${f}: the file is empty`);
-        this.lastGood.set(f, { text, pods: [] });
+        this.lastGood.set(f, { ...read, pods: [] });
         continue;
       }
       const r = decodeManifests(text, f);
@@ -224,7 +261,7 @@ export class FileSource implements PodSource {
         continue;
       }
       const pods = r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'file', location: f }));
-      this.lastGood.set(f, { text, pods });
+      this.lastGood.set(f, { ...read, pods });
       take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);

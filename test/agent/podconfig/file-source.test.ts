@@ -6,11 +6,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { FileSource } from '../../../src/agent/podconfig/file.js';
+import { fileSignature, FileSource, SETTLED_MS, unchangedSince } from '../../../src/agent/podconfig/file.js';
 import { decodeManifests, MAX_MANIFEST_BYTES } from '../../../src/agent/podconfig/decode.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { realClock } from '../../../src/lib/clock.js';
@@ -111,5 +111,36 @@ describe('FileSource', () => {
     writeFileSync(join(d, 'b.yaml'), pod('same'));
     await s.readAll();
     expect(messages().filter((x) => x.startsWith('duplicate pod name'))).toHaveLength(2);
+  });
+
+  it('a file rewritten with text of the same size is read again, even with its mtime put back', async () => {
+    const d = join(dir, 'same-size');
+    mkdirSync(d);
+    const f = join(d, 'p.yaml');
+    writeFileSync(f, pod('aaaa'));
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(f, old, old);
+    const { s } = source(d);
+    expect((await s.readAll()).map((p) => p.metadata.name)).toEqual(['aaaa-n1']);
+    writeFileSync(f, pod('bbbb'));
+    utimesSync(f, old, old); // only the ctime tells now
+    expect((await s.readAll()).map((p) => p.metadata.name)).toEqual(['bbbb-n1']);
+    expect((await s.readAll()).map((p) => p.metadata.name)).toEqual(['bbbb-n1']);
+  });
+});
+
+describe('unchangedSince', () => {
+  const st = { dev: 1, ino: 2, size: 3, mtimeMs: 10_000, ctimeMs: 10_000 };
+  it('trusts an unchanged stat only when the file had settled before it was read', () => {
+    const sig = fileSignature(st);
+    expect(unchangedSince({ sig, readAtMs: 10_000 + SETTLED_MS + 1 }, sig)).toBe(true);
+    // Read in the same tick as the last write: a later write could leave the stat as it was.
+    expect(unchangedSince({ sig, readAtMs: 10_000 + SETTLED_MS }, sig)).toBe(false);
+    expect(unchangedSince({ sig, readAtMs: 10_500 }, sig)).toBe(false);
+  });
+  it('any change of device, inode, size, mtime or ctime means read again', () => {
+    const read = { sig: fileSignature(st), readAtMs: 1e9 };
+    for (const change of [{ dev: 9 }, { ino: 9 }, { size: 9 }, { mtimeMs: 10_000.5 }, { ctimeMs: 10_001 }])
+      expect(unchangedSince(read, fileSignature({ ...st, ...change }))).toBe(false);
   });
 });
