@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.trim_threshold=262144:glibc.malloc.mmap_threshold=262144 node --max-semi-space-size=1
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 GLIBC_TUNABLES=glibc.malloc.trim_threshold=131072:glibc.malloc.mmap_threshold=32768 node --max-semi-space-size=1
 // Entry point of the `tskubelet` command: runs the compiled CLI (npm run build writes dist/).
 // Once main has shut everything down it exits, so a handle left behind (a client that never hung
 // up, say) cannot keep a stopped kubelet alive.

@@ -168,7 +168,13 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const { composeAgent } = await import('./agent/compose.js');
+  const { composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
+  const embedded = kc.containerRuntimeEndpoint
+    ? undefined
+    : await loadEmbeddedRuntime(
+        { rootDir: cfg.rootDir, nodeIP: cfg.nodeIP, version: TSKUBELET_VERSION, streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout) },
+        logger,
+      );
   const agent = composeAgent(
     {
       nodeName: cfg.nodeName,
@@ -227,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
         monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
       },
     },
-    { logger, clock: realClock, api },
+    { logger, clock: realClock, api, embedded },
   );
   try {
     await agent.start();

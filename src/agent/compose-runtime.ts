@@ -10,8 +10,7 @@ import type { Logger } from '../lib/logger.js';
 import { createCriClient } from '../cri/client.js';
 import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
 import { messageOf, unavailable } from '../lib/errors.js';
-import { ProcessRuntime } from '../process-runtime/runtime.js';
-import { ProcessImages } from '../process-runtime/images.js';
+import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import { instrumentCri, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
@@ -20,26 +19,43 @@ export interface ComposedRuntime {
   processRuntime?: ProcessRuntime;
 }
 
-/** Picks and instruments the runtime (`given` wins: tests pass their own). */
+/** The embedded process runtime, in-process. */
+export interface EmbeddedRuntime {
+  processRuntime: ProcessRuntime;
+  runtime: CriRuntime;
+}
+
+/**
+ * Loads and builds the embedded runtime. Its code (and the streaming servers and `ws` it brings)
+ * is only loaded when no endpoint is configured: a kubelet on containerd never holds it.
+ */
+export async function loadEmbeddedRuntime(
+  cfg: { rootDir: string; nodeIP: string; version: string; streamingIdleTimeoutMs?: number },
+  logger: Logger,
+): Promise<EmbeddedRuntime> {
+  const [{ ProcessRuntime }, { ProcessImages }] = await Promise.all([import('../process-runtime/runtime.js'), import('../process-runtime/images.js')]);
+  const processRuntime = new ProcessRuntime({
+    stateDir: join(cfg.rootDir, 'process-runtime'),
+    podIP: cfg.nodeIP,
+    mode: 'in-process',
+    logger,
+    version: cfg.version,
+    streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,
+  });
+  return { processRuntime, runtime: { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) } };
+}
+
+/** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one. */
 export function composeRuntime(
-  cfg: { containerRuntimeEndpoint: string; rootDir: string; nodeIP: string; version: string; streamingIdleTimeoutMs?: number },
-  o: { logger: Logger; metrics: KubeletMetrics; given?: CriRuntime },
+  cfg: { containerRuntimeEndpoint: string },
+  o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime },
 ): ComposedRuntime {
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (o.given) runtime = o.given;
   else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
-  else {
-    processRuntime = new ProcessRuntime({
-      stateDir: join(cfg.rootDir, 'process-runtime'),
-      podIP: cfg.nodeIP,
-      mode: 'in-process',
-      logger: o.logger,
-      version: cfg.version,
-      streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,
-    });
-    runtime = { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) };
-  }
+  else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
+  else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
   return { runtime: instrumentCri(runtime, o.metrics), processRuntime };
 }
 

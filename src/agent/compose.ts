@@ -17,7 +17,7 @@ import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeRuntime, connectRuntime } from './compose-runtime.js';
+import { composeRuntime, connectRuntime, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -55,12 +55,15 @@ import { createObservabilityHost } from './stats/observability-host.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 import { rfc3339 } from '../lib/time.js';
 
-export { sandboxImageFromInfo } from './compose-runtime.js';
+export { loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
 export type { Agent, AgentConfig } from './agent-config.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
-export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; api?: KubeClient }): Agent {
+export function composeAgent(
+  cfg: AgentConfig,
+  deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; embedded?: EmbeddedRuntime; api?: KubeClient },
+): Agent {
   const { logger, clock } = deps;
   let pleg: GenericPleg | undefined;
   const metrics = new KubeletMetrics({
@@ -68,7 +71,7 @@ export function composeAgent(cfg: AgentConfig, deps: { logger: Logger; clock: Cl
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
-  const { runtime, processRuntime } = composeRuntime(cfg, { logger, metrics, given: deps.runtime });
+  const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded });
 
   const sources = composeSources(cfg, { api, logger, clock });
   const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });

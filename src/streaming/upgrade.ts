@@ -1,7 +1,6 @@
 /** HTTP/1.1 upgrade plumbing shared by remote command and port-forward (raw sockets, no framework). */
 import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
 
 /** All values of a header, split on commas. */
 export function headerValues(h: IncomingHttpHeaders[string]): string[] {
@@ -55,20 +54,6 @@ export function webSocketProtocol(req: IncomingMessage, socket: Duplex, supporte
   const protocol = offered.length ? negotiate(offered, supported) : fallback;
   if (!protocol) rejectUpgrade(socket, 400, `requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${supported.join(' ')}]`);
   return protocol;
-}
-
-const chosen = new WeakMap<IncomingMessage, string>();
-const wss = new WebSocketServer({
-  noServer: true,
-  perMessageDeflate: false,
-  maxPayload: 16 << 20,
-  handleProtocols: (_offered, req) => chosen.get(req) ?? false,
-});
-
-/** Completes a WebSocket upgrade answering `protocol` (from webSocketProtocol). */
-export function acceptWebSocket(req: IncomingMessage, socket: Duplex, protocol: string): Promise<WebSocket> {
-  chosen.set(req, protocol);
-  return new Promise((resolve) => wss.handleUpgrade(req, socket, Buffer.alloc(0), resolve));
 }
 
 /** The 101 response for a SPDY/3.1 upgrade with the negotiated protocol. */

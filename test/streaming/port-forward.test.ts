@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestIdOf } from '../../src/streaming/port-forward/spdy.js';
-import { portsFromQuery } from '../../src/streaming/port-forward/serve.js';
+import { portsFromQuery } from '../../src/streaming/port-forward/ports-query.js';
 
 const stream = (id: number, headers: Record<string, string>) => ({ id, header: (n: string) => headers[n] });
 

@@ -8,7 +8,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { SpdyConnection } from '../spdy/connection.js';
-import { acceptSpdy, acceptWebSocket, rejectUpgrade, upgradeKind, webSocketProtocol } from '../upgrade.js';
+import { acceptSpdy, rejectUpgrade, upgradeKind, webSocketProtocol } from '../upgrade.js';
+import { acceptWebSocket } from '../ws-accept.js';
+import { portsFromQuery } from './ports-query.js';
 import { webSocketDuplex } from '../ws-duplex.js';
 import { serveSpdyPortForward, type PortDialer } from './spdy.js';
 import { serveWebSocketPortForward } from './websocket.js';
@@ -18,22 +20,6 @@ export const PORT_FORWARD_PROTOCOL = 'portforward.k8s.io';
 /** The WebSocket subprotocol of the SPDY tunnel. */
 export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 const wsProtocols = [PORT_FORWARD_TUNNEL_PROTOCOL, 'v4.channel.k8s.io', 'v4.base64.channel.k8s.io'];
-
-/** Parses `?port=` (comma-separated or repeated) for WebSocket clients. */
-export function portsFromQuery(q: URLSearchParams): number[] | { error: string } {
-  const raw = q
-    .getAll('port')
-    .flatMap((p) => p.split(','))
-    .map((p) => p.trim())
-    .filter(Boolean);
-  const ports: number[] = [];
-  for (const p of raw) {
-    const n = Number(p);
-    if (!/^\d+$/.test(p) || n < 1 || n > 65535) return { error: `unable to parse "${p}" as a port: must be an integer between 1 and 65535` };
-    ports.push(n);
-  }
-  return ports;
-}
 
 /** Serves a port-forward upgrade; resolves when the session is over. */
 export async function servePortForward(

@@ -80,3 +80,12 @@ export interface StreamOptions {
   stderr: boolean;
   tty: boolean;
 }
+
+/** Parses exec/attach query flags as upstream (only "1" is true; a TTY drops stderr). */
+export function streamOptionsFromQuery(q: URLSearchParams): StreamOptions | { error: string } {
+  const on = (k: string) => q.get(k) === '1';
+  const tty = on('tty');
+  const o = { stdin: on('input'), stdout: on('output'), stderr: on('error') && !tty, tty };
+  if (!o.stdin && !o.stdout && !o.stderr) return { error: 'you must specify at least 1 of stdin, stdout, stderr' };
+  return o;
+}

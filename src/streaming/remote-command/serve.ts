@@ -11,16 +11,8 @@ import { spdyRemoteCommandProtocols, wsRemoteCommandProtocols, type StreamOption
 import type { RemoteCommandRunner } from './session.js';
 import { serveSpdyRemoteCommand } from './spdy.js';
 import { serveWebSocketRemoteCommand } from './websocket.js';
-import { acceptSpdy, acceptWebSocket, rejectUpgrade, upgradeKind, webSocketProtocol } from '../upgrade.js';
-
-/** Parses exec/attach query flags as upstream (only "1" is true; a TTY drops stderr). */
-export function streamOptionsFromQuery(q: URLSearchParams): StreamOptions | { error: string } {
-  const on = (k: string) => q.get(k) === '1';
-  const tty = on('tty');
-  const o = { stdin: on('input'), stdout: on('output'), stderr: on('error') && !tty, tty };
-  if (!o.stdin && !o.stdout && !o.stderr) return { error: 'you must specify at least 1 of stdin, stdout, stderr' };
-  return o;
-}
+import { acceptSpdy, rejectUpgrade, upgradeKind, webSocketProtocol } from '../upgrade.js';
+import { acceptWebSocket } from '../ws-accept.js';
 
 /** Serves an exec/attach upgrade on `socket`; resolves when the session is over. */
 export async function serveRemoteCommand(
