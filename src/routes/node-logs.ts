@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, posix, sep } from 'node:path';
 import { textResponse } from './schemas.js';
+import { compareStrings } from '../lib/compare.js';
 
 const schema = {
   summary: 'Node log files (a debugging endpoint, secure port only)',
@@ -51,7 +52,7 @@ export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string 
     if (!st) return notFound(reply);
     if (st.isDirectory()) {
       if (rel && !rel.endsWith('/')) return reply.redirect(`${posix.basename(rel)}/`, 301);
-      const entries = (await readdir(target, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
+      const entries = (await readdir(target, { withFileTypes: true })).sort((a, b) => compareStrings(a.name, b.name));
       const links = entries.map((e) => {
         const n = e.isDirectory() ? `${e.name}/` : e.name;
         return `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`;

@@ -30,6 +30,7 @@ function get(path: string): Promise<{ status: number; type: string; location?: s
 beforeAll(async () => {
   mkdirSync(join(root, 'pods', 'ns_pod'), { recursive: true });
   writeFileSync(join(root, 'syslog'), 'line 1\nline 2\n');
+  writeFileSync(join(root, 'Messages'), 'm\n');
   writeFileSync(join(root, 'pods', 'ns_pod', '0.log'), 'pod log\n');
   writeFileSync(join(base, 'secret'), 'outside the log dir');
   symlinkSync(join(base, 'secret'), join(root, 'escape'));
@@ -50,7 +51,7 @@ describe('/logs/', () => {
     expect(r.status).toBe(200);
     expect(r.type).toMatch(/^text\/html/);
     expect(r.body).toBe(
-      '<pre>\n<a href="escape">escape</a>\n<a href="pods/">pods/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.link">syslog.link</a>\n</pre>\n',
+      '<pre>\n<a href="Messages">Messages</a>\n<a href="escape">escape</a>\n<a href="pods/">pods/</a>\n<a href="syslog">syslog</a>\n<a href="syslog.link">syslog.link</a>\n</pre>\n',
     );
     expect((await get('/logs')).status).toBe(301);
     const sub = await get('/logs/pods');

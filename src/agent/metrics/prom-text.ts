@@ -1,4 +1,5 @@
 /** The Prometheus text exposition format (0.0.4), pure: families of samples, optionally timestamped. */
+import { compareStrings } from '../../lib/compare.js';
 
 /** One sample: labels, value, optional timestamp (ms); `suffix` names a histogram's _bucket / _sum / _count series. */
 export interface Sample {
@@ -23,8 +24,7 @@ function renderLabels(labels: Record<string, string> | undefined): string {
   if (!labels) return '';
   const names = Object.keys(labels);
   if (!names.length) return '';
-  // Byte order, as client_golang sorts label pairs (and no locale collation at scrape time).
-  names.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  names.sort(compareStrings); // as client_golang sorts label pairs
   return `{${names.map((k) => `${k}="${esc(labels[k])}"`).join(',')}}`;
 }
 

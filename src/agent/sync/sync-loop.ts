@@ -20,6 +20,7 @@ import type { PodManager } from '../pods/pod-manager.js';
 import type { GenericPleg } from '../pleg/generic-pleg.js';
 import type { PodWorkers } from './pod-workers.js';
 import type { WorkQueue } from './work-queue.js';
+import { compareStrings } from '../../lib/compare.js';
 
 /** True when the pod's (API) status is Succeeded or Failed. */
 const hasTerminalPhase = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
@@ -73,7 +74,7 @@ export class SyncLoop {
   /** Handles one config update (exposed for tests). */
   handle(u: PodUpdate): void {
     const { podManager, workers } = this.d;
-    const pods = u.op === 'ADD' ? [...u.pods].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '')) : u.pods;
+    const pods = u.op === 'ADD' ? [...u.pods].sort((a, b) => compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '')) : u.pods;
     for (const pod of pods) {
       const uid = pod.metadata.uid!;
       if (isMirrorPod(pod)) {
