@@ -20,8 +20,8 @@
 /** What is remembered of an item: its bytes, where its fields are, and the decoded object. */
 interface Known {
   bytes: Buffer;
-  starts: Int32Array;
-  ends: Int32Array;
+  /** Field i spans bytes [fields[2i], fields[2i + 1]). */
+  fields: Int32Array;
   item: unknown;
 }
 
@@ -125,14 +125,23 @@ function grow(): void {
   scratchUsed = new Uint8Array(size);
 }
 
+/** The first `n` scanned fields as one array of [start, end) pairs. */
+function interleave(n: number): Int32Array {
+  const fields = new Int32Array(2 * n);
+  for (let i = 0; i < n; i++) {
+    fields[2 * i] = scratchStarts[i];
+    fields[2 * i + 1] = scratchEnds[i];
+  }
+  return fields;
+}
+
 /** What to remember of a freshly decoded item, or undefined when its fields cannot be scanned. */
 function remember(body: Buffer, item: unknown): Known | undefined {
   const n = scanFields(body);
   if (n < 0) return undefined;
   return {
     bytes: Buffer.from(body),
-    starts: scratchStarts.slice(0, n),
-    ends: scratchEnds.slice(0, n),
+    fields: interleave(n),
     item,
   };
 }
@@ -142,7 +151,7 @@ export function sameItem(known: Known, body: Buffer): boolean {
   if (known.bytes.length !== body.length) return false;
   if (known.bytes.equals(body)) return true;
   const n = scanFields(body);
-  if (n !== known.starts.length) return false;
+  if (n * 2 !== known.fields.length) return false;
   scratchUsed.fill(0, 0, n);
   for (let i = 0; i < n; i++) {
     const len = scratchEnds[i] - scratchStarts[i];
@@ -150,7 +159,8 @@ export function sameItem(known: Known, body: Buffer): boolean {
     let found = -1;
     for (let t = 0; t < n && found < 0; t++) {
       const j = (i + t) % n;
-      if (!scratchUsed[j] && known.ends[j] - known.starts[j] === len && rangesEqual(body, scratchStarts[i], known.bytes, known.starts[j], len)) found = j;
+      const start = known.fields[2 * j];
+      if (!scratchUsed[j] && known.fields[2 * j + 1] - start === len && rangesEqual(body, scratchStarts[i], known.bytes, start, len)) found = j;
     }
     if (found < 0) return false;
     scratchUsed[found] = 1;
