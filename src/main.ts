@@ -12,12 +12,12 @@ import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
+import { agentConfigOf } from './config/agent-config-of.js';
 import { createLogger } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
 import { parseDuration } from './lib/duration.js';
-import { bytes } from './api/quantity.js';
 import type { KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
@@ -169,72 +169,9 @@ export async function main(argv: string[]): Promise<number> {
   }
 
   const { composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
-  const embedded = kc.containerRuntimeEndpoint
-    ? undefined
-    : await loadEmbeddedRuntime(
-        { rootDir: cfg.rootDir, nodeIP: cfg.nodeIP, version: TSKUBELET_VERSION, streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout) },
-        logger,
-      );
-  const agent = composeAgent(
-    {
-      nodeName: cfg.nodeName,
-      nodeIP: cfg.nodeIP,
-      rootDir: cfg.rootDir,
-      podLogsDir: cfg.podLogsDir,
-      staticPodPath: kc.staticPodPath,
-      staticPodURL: kc.staticPodURL,
-      staticPodURLHeader: kc.staticPodURLHeader,
-      fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
-      httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
-      syncFrequencyMs: cfg.syncFrequencyMs,
-      containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
-      version: TSKUBELET_VERSION,
-      streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
-      clusterDNS: kc.clusterDNS,
-      clusterDomain: kc.clusterDomain,
-      resolvConf: kc.resolvConf,
-      cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
-      cpuCFSQuota: kc.cpuCFSQuota,
-      cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
-      serializeImagePulls: kc.serializeImagePulls,
-      containerGc: cfg.containerGc,
-      podInfraContainerImage: cfg.podInfraContainerImage,
-      systemCgroupNames: { kubelet: kc.kubeletCgroups, runtime: cfg.runtimeCgroups, misc: kc.systemCgroups },
-      imageGc: {
-        highThresholdPercent: kc.imageGCHighThresholdPercent,
-        lowThresholdPercent: kc.imageGCLowThresholdPercent,
-        minAgeMs: parseDuration(kc.imageMinimumGCAge)!,
-      },
-      node: {
-        nodeName: cfg.nodeName,
-        nodeIP: cfg.nodeIP,
-        hostname: cfg.nodeName,
-        port: kc.port,
-        maxPods: kc.maxPods,
-        nodeLabels: cfg.nodeLabels,
-        registerWithTaints: kc.registerWithTaints,
-        providerID: kc.providerID,
-        kubeReserved: kc.kubeReserved,
-        systemReserved: kc.systemReserved,
-        evictionHard: kc.evictionHard,
-        kubeletVersion: KUBERNETES_VERSION,
-      },
-      registerNode: kc.registerNode,
-      nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!,
-      nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
-      nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds,
-      eventRecordQPS: kc.eventRecordQPS,
-      eventBurst: kc.eventBurst,
-      allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
-      volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
-      containerLogs: {
-        maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024,
-        maxFiles: kc.containerLogMaxFiles,
-        monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
-      },
-    },
-    { logger, clock: realClock, api, embedded },
-  );
+  const agentCfg = agentConfigOf(cfg);
+  const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
+  const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {
     await agent.start();
   } catch (err) {

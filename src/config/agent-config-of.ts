@@ -1,0 +1,68 @@
+/** The agent's configuration from the resolved flags and KubeletConfiguration (pure): Go names → the agent's units. */
+import type { AgentConfig } from '../agent/agent-config.js';
+import { bytes } from '../api/quantity.js';
+import { parseDuration } from '../lib/duration.js';
+import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
+import type { ResolvedConfig } from './load.js';
+
+/** What composeAgent is built from, for `cfg`. */
+export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
+  const kc = cfg.kc;
+  return {
+    nodeName: cfg.nodeName,
+    nodeIP: cfg.nodeIP,
+    rootDir: cfg.rootDir,
+    podLogsDir: cfg.podLogsDir,
+    staticPodPath: kc.staticPodPath,
+    staticPodURL: kc.staticPodURL,
+    staticPodURLHeader: kc.staticPodURLHeader,
+    fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
+    httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
+    syncFrequencyMs: cfg.syncFrequencyMs,
+    containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
+    version: TSKUBELET_VERSION,
+    streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
+    clusterDNS: kc.clusterDNS,
+    clusterDomain: kc.clusterDomain,
+    resolvConf: kc.resolvConf,
+    cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
+    cpuCFSQuota: kc.cpuCFSQuota,
+    cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
+    serializeImagePulls: kc.serializeImagePulls,
+    containerGc: cfg.containerGc,
+    podInfraContainerImage: cfg.podInfraContainerImage,
+    systemCgroupNames: { kubelet: kc.kubeletCgroups, runtime: cfg.runtimeCgroups, misc: kc.systemCgroups },
+    imageGc: {
+      highThresholdPercent: kc.imageGCHighThresholdPercent,
+      lowThresholdPercent: kc.imageGCLowThresholdPercent,
+      minAgeMs: parseDuration(kc.imageMinimumGCAge)!,
+    },
+    node: {
+      nodeName: cfg.nodeName,
+      nodeIP: cfg.nodeIP,
+      hostname: cfg.nodeName,
+      port: kc.port,
+      maxPods: kc.maxPods,
+      nodeLabels: cfg.nodeLabels,
+      registerWithTaints: kc.registerWithTaints,
+      providerID: kc.providerID,
+      kubeReserved: kc.kubeReserved,
+      systemReserved: kc.systemReserved,
+      evictionHard: kc.evictionHard,
+      kubeletVersion: KUBERNETES_VERSION,
+    },
+    registerNode: kc.registerNode,
+    nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!,
+    nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
+    nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds,
+    eventRecordQPS: kc.eventRecordQPS,
+    eventBurst: kc.eventBurst,
+    allowedUnsafeSysctls: kc.allowedUnsafeSysctls,
+    volumeStatsAggPeriodMs: parseDuration(kc.volumeStatsAggPeriod),
+    containerLogs: {
+      maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024,
+      maxFiles: kc.containerLogMaxFiles,
+      monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
+    },
+  };
+}
