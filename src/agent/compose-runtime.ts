@@ -3,8 +3,9 @@
  * configured, else a CRI gRPC client for the endpoint (containerd, or `tskubelet process-runtime`);
  * either way instrumented for kubelet_runtime_operations_*. Also the images image GC must keep:
  * --pod-infra-container-image and the runtime's own sandbox image. At start, the runtime's name and
- * version.
+ * version. And the node facts the pod action executor works with (nodeFacts).
  */
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { createCriClient } from '../cri/client.js';
@@ -12,6 +13,8 @@ import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
 import { messageOf, unavailable } from '../lib/errors.js';
 import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import { instrumentCri, type KubeletMetrics } from './metrics/kubelet-metrics.js';
+import type { AgentConfig } from './agent-config.js';
+import type { NodeFacts } from './runtime/executor.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -91,4 +94,19 @@ export async function connectRuntime(runtime: CriRuntime, endpoint: string, logg
   } catch (err) {
     throw unavailable(`container runtime is not reachable at ${endpoint || '(embedded)'}: ${messageOf(err)}`, err);
   }
+}
+
+/** What the pod action executor needs to know of the node, from the agent's configuration. */
+export function nodeFacts(cfg: AgentConfig): NodeFacts {
+  return {
+    nodeName: cfg.nodeName,
+    nodeIP: cfg.nodeIP,
+    rootDir: cfg.rootDir,
+    podLogsDir: cfg.podLogsDir,
+    clusterDNS: cfg.clusterDNS,
+    clusterDomain: cfg.clusterDomain,
+    resolvConfPath: cfg.resolvConf,
+    cgroups: cfg.cgroups,
+    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
+  };
 }

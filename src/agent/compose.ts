@@ -13,11 +13,10 @@
  * client the kubelet is standalone.
  */
 import { setMaxListeners } from 'node:events';
-import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeRuntime, connectRuntime, type EmbeddedRuntime } from './compose-runtime.js';
+import { composeRuntime, connectRuntime, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -98,17 +97,7 @@ export function composeAgent(
     events,
     nodeAllocatable,
     objects,
-    node: {
-      nodeName: cfg.nodeName,
-      nodeIP: cfg.nodeIP,
-      rootDir: cfg.rootDir,
-      podLogsDir: cfg.podLogsDir,
-      clusterDNS: cfg.clusterDNS,
-      clusterDomain: cfg.clusterDomain,
-      resolvConfPath: cfg.resolvConf,
-      cgroups: cfg.cgroups,
-      resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
-    },
+    node: nodeFacts(cfg),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
