@@ -33,20 +33,27 @@ interface ReadManifest {
 /** How much older than the read a file's last change must be for its stat to stand for its text. */
 export const SETTLED_MS = 2000;
 
+/** What of a file's stat tells whether it changed. */
+export interface FileStamps {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
 /** A regular file's identity and change stamps: device, inode, size, mtime, ctime (ns where the filesystem has them). */
-export function fileSignature(st: { dev: number; ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+export function fileSignature(st: FileStamps): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 /**
- * Whether a file with stat `sig` still holds the text read at `read.readAtMs`: the same stat, and
- * its last change was SETTLED_MS before that read, so a write in the same timestamp tick as the
- * read (coarse-grained filesystems) cannot hide behind an unchanged stat. Pure.
+ * Whether a file whose stat is now `st` still holds the text read at `read.readAtMs`: the same
+ * signature, and its last change was SETTLED_MS before that read, so a write in the same timestamp
+ * tick as the read (coarse-grained filesystems) cannot hide behind an unchanged stat. Pure.
  */
-export function unchangedSince(read: { sig: string; readAtMs: number }, sig: string): boolean {
-  if (read.sig !== sig) return false;
-  const [, , , mtimeMs, ctimeMs] = sig.split(':').map(Number);
-  return Math.max(mtimeMs, ctimeMs) < read.readAtMs - SETTLED_MS;
+export function unchangedSince(read: { sig: string; readAtMs: number }, st: FileStamps): boolean {
+  return read.sig === fileSignature(st) && Math.max(st.mtimeMs, st.ctimeMs) < read.readAtMs - SETTLED_MS;
 }
 
 /** What the file source needs. */
@@ -178,8 +185,8 @@ export class FileSource implements PodSource {
       this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
       return undefined;
     }
+    if (cached && unchangedSince(cached, st)) return cached;
     const sig = fileSignature(st);
-    if (cached && unchangedSince(cached, sig)) return cached;
     const readAtMs = Date.now();
     let fh;
     try {
@@ -242,8 +249,8 @@ export class FileSource implements PodSource {
       if (read === undefined) continue;
       const { text } = read;
       if (cached && cached.text === text) {
-        // Same text: the pods stand; the file's stat and read time are the new ones.
-        this.lastGood.set(f, { ...read, pods: cached.pods });
+        // Same text: the pods stand; a file read again keeps its new stat and read time.
+        if (read !== cached) this.lastGood.set(f, { ...read, pods: cached.pods });
         take(f, cached.pods);
         continue;
       }
