@@ -18,8 +18,8 @@ await build({
   platform: 'node',
   target: 'node20',
   external: ['node-pty'],
-  // ES builds where a package has one (@peculiar/x509): a dynamic import() then yields its named
-  // exports, as it does from src/ under tsx.
+  // ES builds where a package has one: a dynamic import() then yields its named exports, as it
+  // does from src/ under tsx.
   mainFields: ['module', 'main'],
   // CommonJS dependencies call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as __tskRequire } from 'node:module'; const require = __tskRequire(import.meta.url);" },

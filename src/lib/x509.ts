@@ -1,26 +1,18 @@
 /**
  * X.509 on native crypto: keys from `node:crypto` (ECDSA P-256, as upstream's kubelet and
- * kubeadm generate them), certificates and CSRs built by `@peculiar/x509` over WebCrypto. The
- * library is loaded on first use only, so a kubelet whose certificates exist never loads it.
- * Existing RSA keys are still accepted (signing with RSASSA-PKCS1-v1_5 / SHA-256).
+ * kubeadm generate them), certificates and PKCS#10 requests encoded here in DER (`der.ts`) and
+ * signed by `node:crypto`. Parsing certificates is node:crypto's (X509Certificate); a CSR is read
+ * by the bounded DER reader and its signature checked natively.
+ *
+ * What is encoded is what the kubelet needs and no more: subject CN and O, validity, the key,
+ * basic constraints and key usage (critical), extended key usage, DNS and IP SANs. Signing keys
+ * may be EC P-256 / P-384 (ECDSA with SHA-256 / SHA-384) or RSA (PKCS #1 v1.5 with SHA-256),
+ * so existing RSA keys keep working.
  */
-import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, webcrypto, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import { promisify } from 'node:util';
-
-type X509Lib = typeof import('@peculiar/x509');
-let lib: Promise<X509Lib> | undefined;
-const crypto = webcrypto as unknown as Crypto;
-
-function x509(): Promise<X509Lib> {
-  // @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata polyfill first.
-  lib ??= import('reflect-metadata')
-    .then(() => import('@peculiar/x509'))
-    .then((m) => {
-      m.cryptoProvider.set(crypto);
-      return m;
-    });
-  return lib;
-}
+import * as der from './der.js';
 
 /** A subject: common name and organizations. */
 export interface Subject {
@@ -34,26 +26,78 @@ export async function newKeyPem(): Promise<string> {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 }
 
-/** The WebCrypto signing algorithm of a key (EC P-256/P-384 or RSA). */
-function algorithmOf(k: KeyObject): (EcKeyImportParams & EcdsaParams) | RsaHashedImportParams {
-  if (k.asymmetricKeyType === 'ec') {
-    const curve = k.asymmetricKeyDetails?.namedCurve === 'secp384r1' ? 'P-384' : 'P-256';
-    return { name: 'ECDSA', namedCurve: curve, hash: curve === 'P-384' ? 'SHA-384' : 'SHA-256' };
+const OID = {
+  cn: '2.5.4.3',
+  o: '2.5.4.10',
+  basicConstraints: '2.5.29.19',
+  keyUsage: '2.5.29.15',
+  extKeyUsage: '2.5.29.37',
+  subjectAltName: '2.5.29.17',
+  serverAuth: '1.3.6.1.5.5.7.3.1',
+  clientAuth: '1.3.6.1.5.5.7.3.2',
+  ecdsaSha256: '1.2.840.10045.4.3.2',
+  ecdsaSha384: '1.2.840.10045.4.3.3',
+  ecdsaSha512: '1.2.840.10045.4.3.4',
+  rsaSha256: '1.2.840.113549.1.1.11',
+  rsaSha384: '1.2.840.113549.1.1.12',
+  rsaSha512: '1.2.840.113549.1.1.13',
+} as const;
+
+/** The hash of each signature algorithm a CSR may be signed with. */
+const hashOfSignature = new Map<string, string>([
+  [OID.ecdsaSha256, 'sha256'],
+  [OID.ecdsaSha384, 'sha384'],
+  [OID.ecdsaSha512, 'sha512'],
+  [OID.rsaSha256, 'sha256'],
+  [OID.rsaSha384, 'sha384'],
+  [OID.rsaSha512, 'sha512'],
+]);
+
+/** How `key` signs: the AlgorithmIdentifier and the hash. */
+function signatureOf(key: KeyObject): { algorithm: Buffer; hash: string } {
+  if (key.asymmetricKeyType === 'ec') {
+    const p384 = key.asymmetricKeyDetails?.namedCurve === 'secp384r1';
+    return { algorithm: der.seq(der.oid(p384 ? OID.ecdsaSha384 : OID.ecdsaSha256)), hash: p384 ? 'sha384' : 'sha256' };
   }
-  if (k.asymmetricKeyType === 'rsa') return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
-  throw new Error(`unsupported key type ${k.asymmetricKeyType ?? 'unknown'}`);
+  // RFC 4055: the parameters of sha256WithRSAEncryption are NULL.
+  if (key.asymmetricKeyType === 'rsa') return { algorithm: der.seq(der.oid(OID.rsaSha256), der.tlv(der.Tag.NULL, Buffer.alloc(0))), hash: 'sha256' };
+  throw new Error(`unsupported key type ${key.asymmetricKeyType ?? 'unknown'}`);
 }
 
-/** A PEM private key as a WebCrypto key pair plus its algorithm. */
-async function importPair(keyPem: string): Promise<{ keys: CryptoKeyPair; alg: EcdsaParams | RsaHashedImportParams }> {
-  const priv = createPrivateKey(keyPem);
-  const alg = algorithmOf(priv);
-  const privateKey = await crypto.subtle.importKey('pkcs8', priv.export({ type: 'pkcs8', format: 'der' }), alg, true, ['sign']);
-  const publicKey = await crypto.subtle.importKey('spki', createPublicKey(priv).export({ type: 'spki', format: 'der' }), alg, true, ['verify']);
-  return { keys: { privateKey, publicKey }, alg };
+/** `tbs` signed with `key`: the signed structure (certificate or request). */
+function signed(tbs: Buffer, key: KeyObject): Buffer {
+  const { algorithm, hash } = signatureOf(key);
+  return der.seq(tbs, algorithm, der.bits(sign(hash, tbs, key)));
 }
 
-const name = (s: Subject) => [{ CN: [s.cn] }, ...(s.o ?? []).map((o) => ({ O: [o] }))];
+const rdn = (type: string, value: string) => der.set(der.seq(der.oid(type), der.utf8(value)));
+
+/** A Name with the common name first, then the organizations (as certificates here always had). */
+const certName = (s: Subject) => der.seq(rdn(OID.cn, s.cn), ...(s.o ?? []).map((o) => rdn(OID.o, o)));
+
+/** The 4 or 16 bytes of an IP address. */
+export function ipBytes(ip: string): Buffer {
+  if (isIPv4(ip)) return Buffer.from(ip.split('.').map(Number));
+  if (!isIPv6(ip)) throw new Error(`not an IP address: ${ip}`);
+  let text = ip.replace(/%.*$/, '');
+  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups.
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) text = text.slice(0, v4.index) + ((+v4[1] << 8) | +v4[2]).toString(16) + ':' + ((+v4[3] << 8) | +v4[4]).toString(16);
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const groups = (s: string | undefined) => (s ? s.split(':') : []);
+  const h = groups(head);
+  const t = groups(tail);
+  const all = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  const out = Buffer.alloc(16);
+  all.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), 2 * i));
+  return out;
+}
+
+/** An Extension: id, critical (encoded only when true) and the DER value. */
+const extension = (id: string, critical: boolean, value: Buffer) => der.seq(der.oid(id), ...(critical ? [der.bool(true)] : []), der.octets(value));
+
+/** KeyUsage bits (RFC 5280 4.2.1.3). */
+const KU = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5, cRLSign: 6 } as const;
 
 /** What a certificate is for. */
 export interface CertOptions {
@@ -68,56 +112,99 @@ export interface CertOptions {
   notAfter: Date;
 }
 
+/** The extensions of a certificate for `o`. */
+function extensions(o: CertOptions): Buffer[] {
+  const ca = o.usage === 'ca';
+  const out = [
+    extension(OID.basicConstraints, true, der.seq(...(ca ? [der.bool(true)] : []))),
+    extension(OID.keyUsage, true, der.namedBits(ca ? [KU.digitalSignature, KU.keyCertSign, KU.cRLSign] : [KU.digitalSignature, KU.keyEncipherment])),
+  ];
+  if (!ca) out.push(extension(OID.extKeyUsage, false, der.seq(der.oid(o.usage === 'server' ? OID.serverAuth : OID.clientAuth))));
+  if (o.sans) {
+    const names = [...o.sans.dns.map((d) => der.tlv(0x82, Buffer.from(d, 'latin1'))), ...o.sans.ips.map((ip) => der.tlv(0x87, ipBytes(ip)))];
+    out.push(extension(OID.subjectAltName, false, der.seq(...names)));
+  }
+  return out;
+}
+
+/** The subject Name of a certificate, as encoded in it (a leaf's issuer must be exactly this). */
+function subjectOfCert(certPem: string): Buffer {
+  const cert = der.expectTag(der.readElement(der.fromPem('CERTIFICATE', certPem)), der.Tag.SEQUENCE, 'Certificate');
+  const tbs = der.children(der.expectTag(der.children(cert.content)[0], der.Tag.SEQUENCE, 'TBSCertificate').content);
+  // [0] version, serial, signature, issuer, validity, subject
+  const i = tbs[0]?.tag === 0xa0 ? 1 : 0;
+  return der.expectTag(tbs[i + 4], der.Tag.SEQUENCE, 'subject').raw;
+}
+
 /** Builds and signs a certificate; returns its PEM. */
 export async function createCertificate(o: CertOptions): Promise<string> {
-  const m = await x509();
-  const signer = await importPair(o.issuer?.keyPem ?? ('privateKeyPem' in o.key ? o.key.privateKeyPem : ''));
-  let publicKey: CryptoKey;
-  // Self-signed: the signer's own public key; otherwise the certified key's.
-  if ('privateKeyPem' in o.key) publicKey = o.issuer ? (await importPair(o.key.privateKeyPem)).keys.publicKey : signer.keys.publicKey;
+  const signer = createPrivateKey(o.issuer?.keyPem ?? ('privateKeyPem' in o.key ? o.key.privateKeyPem : ''));
+  let spki: Buffer;
+  if ('privateKeyPem' in o.key) spki = createPublicKey(o.key.privateKeyPem).export({ type: 'spki', format: 'der' });
   else {
-    const csr = new m.Pkcs10CertificateRequest(o.key.csrPem);
-    if (!(await csr.verify())) throw new Error('CSR signature invalid');
-    publicKey = await csr.publicKey.export();
+    const csr = readCsr(o.key.csrPem);
+    if (!csr.signatureValid) throw new Error('CSR signature invalid');
+    spki = csr.spki;
   }
-  const { KeyUsageFlags: F } = m;
-  const extensions = [
-    new m.BasicConstraintsExtension(o.usage === 'ca', undefined, true),
-    new m.KeyUsagesExtension(o.usage === 'ca' ? F.keyCertSign | F.cRLSign | F.digitalSignature : F.digitalSignature | F.keyEncipherment, true),
-    ...(o.usage === 'ca' ? [] : [new m.ExtendedKeyUsageExtension([o.usage === 'server' ? m.ExtendedKeyUsage.serverAuth : m.ExtendedKeyUsage.clientAuth])]),
-    ...(o.sans
-      ? [
-          new m.SubjectAlternativeNameExtension([
-            ...o.sans.dns.map((value) => ({ type: 'dns' as const, value })),
-            ...o.sans.ips.map((value) => ({ type: 'ip' as const, value })),
-          ]),
-        ]
-      : []),
-  ];
-  const cert = await m.X509CertificateGenerator.create({
-    serialNumber: `01${randomBytes(15).toString('hex')}`,
-    subject: name(o.subject),
-    issuer: o.issuer ? new m.X509Certificate(o.issuer.certPem).subject : name(o.subject),
-    notBefore: o.notBefore,
-    notAfter: o.notAfter,
-    extensions,
-    signingAlgorithm: signer.alg,
-    publicKey,
-    signingKey: signer.keys.privateKey,
-  });
-  return cert.toString('pem');
+  // A positive 128-bit serial (RFC 5280: at most 20 octets).
+  const serial = Buffer.concat([Buffer.from([0x01]), randomBytes(15)]);
+  const tbs = der.seq(
+    der.explicit(0, der.uint(Buffer.from([2]))), // v3
+    der.uint(serial),
+    signatureOf(signer).algorithm,
+    o.issuer ? subjectOfCert(o.issuer.certPem) : certName(o.subject),
+    der.seq(der.time(o.notBefore), der.time(o.notAfter)),
+    certName(o.subject),
+    spki,
+    der.explicit(3, der.seq(...extensions(o))),
+  );
+  return der.toPem('CERTIFICATE', signed(tbs, signer));
 }
 
 /** A PKCS#10 request for `subject` signed with `keyPem`; returns its PEM. */
 export async function createCsr(subject: Subject, keyPem: string): Promise<string> {
-  const m = await x509();
-  const { keys, alg } = await importPair(keyPem);
-  const csr = await m.Pkcs10CertificateRequestGenerator.create({
-    name: [...(subject.o ?? []).map((o) => ({ O: [o] })), { CN: [subject.cn] }],
-    keys,
-    signingAlgorithm: alg,
-  });
-  return csr.toString('pem');
+  const key = createPrivateKey(keyPem);
+  const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
+  // Organizations first, then the common name, as upstream's node CSRs; no attributes.
+  const name = der.seq(...(subject.o ?? []).map((o) => rdn(OID.o, o)), rdn(OID.cn, subject.cn));
+  const info = der.seq(der.uint(Buffer.from([0])), name, spki, der.tlv(0xa0, Buffer.alloc(0)));
+  return der.toPem('CERTIFICATE REQUEST', signed(info, key));
+}
+
+/** The largest CSR read (an apiserver object's field; real ones are under 2 KiB). */
+const MAX_CSR_BYTES = 64 * 1024;
+
+/** A CSR's subject, public key (SPKI DER) and whether its signature verifies with that key. */
+function readCsr(csrPem: string): { subject: Subject; spki: Buffer; signatureValid: boolean } {
+  if (csrPem.length > MAX_CSR_BYTES) throw new Error('CSR too large');
+  const outer = der.expectTag(der.readElement(der.fromPem('CERTIFICATE REQUEST', csrPem)), der.Tag.SEQUENCE, 'CertificationRequest');
+  const [info, algorithm, signature] = der.children(outer.content);
+  der.expectTag(info, der.Tag.SEQUENCE, 'CertificationRequestInfo');
+  const [, name, spki] = der.children(info.content);
+  const subject: Subject = { cn: '', o: [] };
+  for (const set of der.children(der.expectTag(name, der.Tag.SEQUENCE, 'subject').content)) {
+    for (const atv of der.children(der.expectTag(set, der.Tag.SET, 'RDN').content)) {
+      const [type, value] = der.children(der.expectTag(atv, der.Tag.SEQUENCE, 'AttributeTypeAndValue').content);
+      const id = der.oidString(der.expectTag(type, der.Tag.OID, 'attribute type').content);
+      if (id === OID.cn && !subject.cn) subject.cn = der.directoryString(value);
+      else if (id === OID.o) subject.o!.push(der.directoryString(value));
+    }
+  }
+  der.expectTag(spki, der.Tag.SEQUENCE, 'SubjectPublicKeyInfo');
+  const algId = der.oidString(
+    der.expectTag(der.children(der.expectTag(algorithm, der.Tag.SEQUENCE, 'signatureAlgorithm').content)[0], der.Tag.OID, 'algorithm').content,
+  );
+  const sig = der.expectTag(signature, der.Tag.BIT_STRING, 'signature').content;
+  const hash = hashOfSignature.get(algId);
+  let signatureValid = false;
+  if (hash && sig[0] === 0) {
+    try {
+      signatureValid = verify(hash, info.raw, createPublicKey({ key: spki.raw, format: 'der', type: 'spki' }), sig.subarray(1));
+    } catch {
+      signatureValid = false;
+    }
+  }
+  return { subject, spki: Buffer.from(spki.raw), signatureValid };
 }
 
 /** The subject of a CSR PEM (CN and O), parsed. */
@@ -127,9 +214,8 @@ export async function csrSubject(csrPem: string): Promise<Subject> {
 
 /** A CSR PEM's subject and public key (SPKI DER), parsed. */
 export async function csrInfo(csrPem: string): Promise<{ subject: Subject; publicKeyDer: Buffer }> {
-  const m = await x509();
-  const csr = new m.Pkcs10CertificateRequest(csrPem);
-  return { subject: { cn: csr.subjectName.getField('CN')[0] ?? '', o: csr.subjectName.getField('O') }, publicKeyDer: Buffer.from(csr.publicKey.rawData) };
+  const { subject, spki } = readCsr(csrPem);
+  return { subject, publicKeyDer: spki };
 }
 
 /** notBefore / notAfter (ms) of the first certificate in `pem` (native parser); undefined when unreadable. */
