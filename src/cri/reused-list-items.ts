@@ -17,11 +17,15 @@
  * (field 1, as protobuf encoders write fields in order); anything else is decoded in full.
  */
 
-/** What is remembered of an item: its bytes, where its fields are, and the decoded object. */
+/**
+ * What is remembered of an item: where its bytes are and the decoded object. The bytes are those
+ * of the latest response that had the item (moved there on each match), so one response per list
+ * is held, not a copy of each item.
+ */
 interface Known {
-  bytes: Buffer;
-  /** Field i spans bytes [fields[2i], fields[2i + 1]). */
-  fields: Int32Array;
+  buf: Buffer;
+  start: number;
+  end: number;
   item: unknown;
 }
 
@@ -38,20 +42,19 @@ export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string
       const bodyStart = varintEnd;
       const end = bodyStart + len;
       pos = end;
-      const body = b.subarray(bodyStart, end);
-      const id = leadingId(body);
+      const id = leadingId(b, bodyStart, end);
       const known = id === undefined ? undefined : last.get(id);
-      if (id !== undefined && known && sameItem(known, body)) {
+      if (id !== undefined && known && sameItem(known, b, bodyStart, end)) {
+        known.buf = b;
+        known.start = bodyStart;
+        known.end = end;
         next.set(id, known);
         items.push(known.item);
         continue;
       }
       // The item with its tag and length is itself a one-item response.
       const item = deepFreeze((decode(b.subarray(start, end)) as Record<string, unknown[]>)[field][0]);
-      if (id !== undefined) {
-        const remembered = remember(body, item);
-        if (remembered) next.set(id, remembered);
-      }
+      if (id !== undefined && scanFields(b, bodyStart, end, scratch) >= 0) next.set(id, { buf: b, start: bodyStart, end, item });
       items.push(item);
     }
     last = next;
@@ -71,29 +74,36 @@ export function isItemList(b: Buffer): boolean {
   return true;
 }
 
-// Scratch space of the field scan (grown as needed; the decoder runs on one thread, one item at a time).
-let scratchStarts = new Int32Array(64);
-let scratchEnds = new Int32Array(64);
+/** Where scanned fields are: field i spans [starts[i], ends[i]). */
+interface FieldSpans {
+  starts: Int32Array;
+  ends: Int32Array;
+}
+
+// Scratch space of the field scans, for an answer's item and the remembered one (grown as needed;
+// the decoder runs on one thread, one item at a time).
+const scratch: FieldSpans = { starts: new Int32Array(64), ends: new Int32Array(64) };
+const scratchKnown: FieldSpans = { starts: new Int32Array(64), ends: new Int32Array(64) };
 let scratchUsed = new Uint8Array(64);
 
-/** Scans the top-level fields of `m` into the scratch arrays; their count, or -1 for a group or a malformed message. */
-export function scanFields(m: Buffer): number {
+/** Scans the top-level fields of the message in m[from, to) into `into`; their count, or -1 for a group or a malformed message. */
+export function scanFields(m: Buffer, from: number, to: number, into: FieldSpans = scratch): number {
   let n = 0;
-  for (let pos = 0; pos < m.length;) {
+  for (let pos = from; pos < to;) {
     const start = pos;
-    const tag = varint(m, pos);
+    const tag = varint(m, pos, to);
     if (tag < 0) return -1;
     pos = varintEnd;
     switch (tag & 7) {
       case 0: // a varint of up to 10 bytes (64 bits)
-        while (pos < m.length && m[pos] & 0x80) pos++;
+        while (pos < to && m[pos] & 0x80) pos++;
         pos++;
         break;
       case 1:
         pos += 8;
         break;
       case 2: {
-        const len = varint(m, pos);
+        const len = varint(m, pos, to);
         if (len < 0) return -1;
         pos = varintEnd + len;
         break;
@@ -104,63 +114,41 @@ export function scanFields(m: Buffer): number {
       default:
         return -1;
     }
-    if (pos > m.length) return -1;
-    if (n === scratchStarts.length) grow();
-    scratchStarts[n] = start;
-    scratchEnds[n] = pos;
+    if (pos > to) return -1;
+    if (n === into.starts.length) grow(into);
+    into.starts[n] = start;
+    into.ends[n] = pos;
     n++;
   }
   return n;
 }
 
-function grow(): void {
-  const size = scratchStarts.length * 2;
+function grow(s: FieldSpans): void {
   const bigger = (a: Int32Array) => {
-    const x = new Int32Array(size);
+    const x = new Int32Array(a.length * 2);
     x.set(a);
     return x;
   };
-  scratchStarts = bigger(scratchStarts);
-  scratchEnds = bigger(scratchEnds);
-  scratchUsed = new Uint8Array(size);
+  s.starts = bigger(s.starts);
+  s.ends = bigger(s.ends);
+  if (scratchUsed.length < s.starts.length) scratchUsed = new Uint8Array(s.starts.length);
 }
 
-/** The first `n` scanned fields as one array of [start, end) pairs. */
-function interleave(n: number): Int32Array {
-  const fields = new Int32Array(2 * n);
-  for (let i = 0; i < n; i++) {
-    fields[2 * i] = scratchStarts[i];
-    fields[2 * i + 1] = scratchEnds[i];
-  }
-  return fields;
-}
-
-/** What to remember of a freshly decoded item, or undefined when its fields cannot be scanned. */
-function remember(body: Buffer, item: unknown): Known | undefined {
-  const n = scanFields(body);
-  if (n < 0) return undefined;
-  return {
-    bytes: Buffer.from(body),
-    fields: interleave(n),
-    item,
-  };
-}
-
-/** Whether `body` holds the same multiset of top-level fields as `known`. Exact. */
-export function sameItem(known: Known, body: Buffer): boolean {
-  if (known.bytes.length !== body.length) return false;
-  if (known.bytes.equals(body)) return true;
-  const n = scanFields(body);
-  if (n * 2 !== known.fields.length) return false;
+/** Whether the item in b[start, end) holds the same multiset of top-level fields as `known`. Exact. */
+export function sameItem(known: Known, b: Buffer, start: number, end: number): boolean {
+  if (known.end - known.start !== end - start) return false;
+  if (b.compare(known.buf, known.start, known.end, start, end) === 0) return true;
+  const n = scanFields(b, start, end, scratch);
+  if (n < 0 || scanFields(known.buf, known.start, known.end, scratchKnown) !== n) return false;
   scratchUsed.fill(0, 0, n);
   for (let i = 0; i < n; i++) {
-    const len = scratchEnds[i] - scratchStarts[i];
+    const len = scratch.ends[i] - scratch.starts[i];
     // Its partner is most often at the same place (only map entries move); then anywhere unused.
     let found = -1;
     for (let t = 0; t < n && found < 0; t++) {
       const j = (i + t) % n;
-      const start = known.fields[2 * j];
-      if (!scratchUsed[j] && known.fields[2 * j + 1] - start === len && rangesEqual(body, scratchStarts[i], known.bytes, start, len)) found = j;
+      const ks = scratchKnown.starts[j];
+      if (!scratchUsed[j] && scratchKnown.ends[j] - ks === len && rangesEqual(b, scratch.starts[i], known.buf, ks, len)) found = j;
     }
     if (found < 0) return false;
     scratchUsed[found] = 1;
@@ -174,22 +162,22 @@ function rangesEqual(a: Buffer, as: number, b: Buffer, bs: number, len: number):
   return true;
 }
 
-/** The string of field 1 when the message begins with it. */
-function leadingId(body: Buffer): string | undefined {
-  if (body[0] !== 0x0a) return undefined;
-  const len = varint(body, 1);
-  if (len < 0 || varintEnd + len > body.length) return undefined;
-  return body.toString('latin1', varintEnd, varintEnd + len);
+/** The string of field 1 when the message in b[from, to) begins with it. */
+function leadingId(b: Buffer, from: number, to: number): string | undefined {
+  if (b[from] !== 0x0a) return undefined;
+  const len = varint(b, from + 1, to);
+  if (len < 0 || varintEnd + len > to) return undefined;
+  return b.toString('latin1', varintEnd, varintEnd + len);
 }
 
 /** Where the last varint read ended (so that reading one allocates nothing). */
 let varintEnd = 0;
 
-/** A varint of at most 35 bits at `pos` (its end in varintEnd), or -1. */
-function varint(b: Buffer, pos: number): number {
+/** A varint of at most 35 bits at `pos`, before `to` (its end in varintEnd), or -1. */
+function varint(b: Buffer, pos: number, to = b.length): number {
   let value = 0;
   for (let shift = 0; shift < 35; shift += 7) {
-    if (pos >= b.length) return -1;
+    if (pos >= to) return -1;
     const byte = b[pos++];
     value += (byte & 0x7f) * 2 ** shift;
     if (byte < 0x80) {

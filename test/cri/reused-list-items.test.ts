@@ -111,6 +111,28 @@ describe('reusingListDecoder', () => {
     expect(s2.annotations).toEqual({ a: 'y', b: 'x' });
   });
 
+  it('remembers an item where the latest response has it, not in the first one', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const r1 = encode([container('a')]);
+    const first = (decode(r1) as { containers: cri.Container[] }).containers[0];
+    const r2 = encode([container('a')]);
+    expect((decode(r2) as { containers: cri.Container[] }).containers[0]).toBe(first);
+    // r1 is no longer referred to: what it holds now cannot matter.
+    r1.fill(0);
+    expect((decode(encode([container('a')])) as { containers: cri.Container[] }).containers[0]).toBe(first);
+  });
+
+  it('compares items with more fields than its scratch space first holds (many map entries)', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const labels = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, `v${i}`]));
+    const c = { ...container('a'), labels };
+    const first = (decode(encode([c])) as { containers: cri.Container[] }).containers[0];
+    const shuffled = { ...c, labels: Object.fromEntries(Object.entries(labels).reverse()) };
+    expect((decode(encode([shuffled])) as { containers: cri.Container[] }).containers[0]).toBe(first);
+    const changed = { ...c, labels: { ...labels, k149: 'v14X' } };
+    expect((decode(encode([changed])) as { containers: cri.Container[] }).containers[0].labels.k149).toBe('v14X');
+  });
+
   it('tells a list of items from anything else', () => {
     expect(isItemList(encode([container('a'), container('bb')]))).toBe(true);
     expect(isItemList(Buffer.alloc(0))).toBe(true);
