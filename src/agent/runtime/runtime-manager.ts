@@ -64,8 +64,10 @@ const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
 export class RuntimeManager {
   private readonly lists: PodListReader;
   private readonly known = new Map<string, KnownPod>();
-  /** The last full lists and when they began (ms), for listAll. */
-  private recent: { atMs: number; lists: PodLists } | undefined;
+  /** The last full lists and when they began (ms, wall clock), for listAll; `uids` once asked for. */
+  private recent: { atMs: number; lists: PodLists; uids?: Set<string> } | undefined;
+  /** When this manager was made (ms): lists begun later show whatever an earlier kubelet left. */
+  private readonly bornAtMs = Date.now();
 
   constructor(private readonly runtime: RuntimeService) {
     this.lists = new PodListReader(runtime);
@@ -77,7 +79,8 @@ export class RuntimeManager {
    * since the pod's last read, as a sandbox's IP and a running or exited container's status do
    * not change while it stays listed in that state.
    */
-  async getPodStatus(uid: string, name: string, namespace: string): Promise<PodRuntimeStatus> {
+  async getPodStatus(uid: string, name: string, namespace: string, o: { unseenSinceMs?: number } = {}): Promise<PodRuntimeStatus> {
+    if (o.unseenSinceMs !== undefined && this.absentSince(uid, o.unseenSinceMs)) return { uid, name, namespace, sandboxes: [], containers: [] };
     const { sandboxes, containers } = await this.lists.read(uid);
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
@@ -121,6 +124,22 @@ export class RuntimeManager {
     else this.known.delete(uid);
     const list = statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
     return { uid, name, namespace, sandboxes: sboxes, containers: list };
+  }
+
+  /**
+   * Whether the last full lists show that the runtime has nothing of pod `uid`, and are recent
+   * enough to be exact: begun after this manager was made (so after any earlier kubelet) and after
+   * `sinceMs`, the caller's promise that nothing has acted for the pod since then (a pod worker's
+   * first sync, with no worker forgotten since: see PodWorkers). The pod worker is what creates a
+   * pod's sandboxes and containers, so none can have appeared after those lists began. This is
+   * upstream's first sync too, which takes the PLEG's cache (empty for a pod it has not seen)
+   * without asking the runtime.
+   */
+  private absentSince(uid: string, sinceMs: number): boolean {
+    const r = this.recent;
+    if (!r || r.atMs <= Math.max(sinceMs, this.bornAtMs)) return false;
+    r.uids ??= new Set(groupByPod(r.lists.sandboxes, r.lists.containers).keys());
+    return !r.uids.has(uid);
   }
 
   /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output. */

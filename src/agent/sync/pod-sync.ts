@@ -115,13 +115,15 @@ export class PodSync implements PodSyncer {
     return st;
   }
 
-  async syncPod(pod: Pod): Promise<{ terminal: boolean }> {
+  async syncPod(pod: Pod, first?: { quietSinceMs: number }): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid!;
     const now = this.d.clock.now();
     // 0.
     if (this.d.mirrors && isStaticPod(pod)) await this.d.mirrors.ensure(pod);
-    // 1–2.
-    const rs = await this.status(pod);
+    // 1–2. (a first sync may take the PLEG's last lists when they show nothing of the pod)
+    const rs = first
+      ? await this.d.runtimeManager.getPodStatus(uid, pod.metadata.name!, pod.metadata.namespace!, { unseenSinceMs: first.quietSinceMs })
+      : await this.status(pod);
     const st = this.publish(pod, rs);
     // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
     const deadline = activeDeadlineMs(pod, st.startTime);

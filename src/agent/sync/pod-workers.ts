@@ -26,8 +26,12 @@ export interface WorkUpdate {
 
 /** The per-state work, supplied by the composition (pod-sync.ts). */
 export interface PodSyncer {
-  /** Runs the pod; returns `terminal` when it is finished for good. */
-  syncPod(pod: Pod): Promise<{ terminal: boolean }>;
+  /**
+   * Runs the pod; returns `terminal` when it is finished for good. `first` is given on a worker's
+   * first sync: nothing has acted for this pod since `first.quietSinceMs` (wall clock; see
+   * RuntimeManager.getPodStatus).
+   */
+  syncPod(pod: Pod, first?: { quietSinceMs: number }): Promise<{ terminal: boolean }>;
   /** Stops every container of the pod. */
   syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void>;
   /** Releases the pod's remaining resources after it has stopped. */
@@ -42,6 +46,8 @@ interface Worker {
   pending?: WorkUpdate;
   busy: boolean;
   lastSyncAt: number;
+  /** A sync has begun (it may have created things even if it failed). */
+  synced?: boolean;
 }
 
 /** Derives a worker's state from its timestamps (the one place that decides it). */
@@ -55,6 +61,12 @@ function stateOf(w: Worker): WorkerState {
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
   private idleWaiters: (() => void)[] = [];
+  private busyCount = 0;
+  /**
+   * When a worker was last dropped (ms, wall clock). A new worker's pod has had nothing done for
+   * it since then: another worker for the same UID only goes once it has finished.
+   */
+  private lastForgetAtMs = 0;
 
   constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number }) {}
 
@@ -79,6 +91,7 @@ export class PodWorkers {
   private async run(uid: string, w: Worker): Promise<void> {
     if (w.busy) return;
     w.busy = true;
+    this.busyCount++;
     try {
       while (w.pending) {
         const u = w.pending;
@@ -87,7 +100,9 @@ export class PodWorkers {
         try {
           const state = stateOf(w);
           if (state === 'sync') {
-            const r = await this.deps.syncer.syncPod(w.pod);
+            const first = w.synced ? undefined : { quietSinceMs: this.lastForgetAtMs };
+            w.synced = true;
+            const r = await this.deps.syncer.syncPod(w.pod, first);
             w.lastSyncAt = this.deps.now();
             if (r.terminal && w.terminatingAt === undefined) {
               w.terminatingAt = this.deps.now();
@@ -113,7 +128,7 @@ export class PodWorkers {
       }
     } finally {
       w.busy = false;
-      if (![...this.workers.values()].some((x) => x.busy)) {
+      if (--this.busyCount === 0) {
         const ws = this.idleWaiters;
         this.idleWaiters = [];
         for (const f of ws) f();
@@ -141,12 +156,15 @@ export class PodWorkers {
   /** Drops a terminated pod's worker. */
   forget(uid: string): void {
     const w = this.workers.get(uid);
-    if (w && stateOf(w) === 'terminated' && !w.busy) this.workers.delete(uid);
+    if (w && stateOf(w) === 'terminated' && !w.busy) {
+      this.workers.delete(uid);
+      this.lastForgetAtMs = Date.now();
+    }
   }
 
   /** Resolves when no worker is busy (tests, shutdown). */
   whenIdle(): Promise<void> {
-    if (![...this.workers.values()].some((x) => x.busy)) return Promise.resolve();
+    if (this.busyCount === 0) return Promise.resolve();
     return new Promise((r) => this.idleWaiters.push(r));
   }
 }

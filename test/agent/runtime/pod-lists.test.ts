@@ -177,6 +177,35 @@ describe('RuntimeManager.getPodStatus', () => {
     expect((await p.rm.getPodStatus('u1', 'p', 'ns')).containers).toEqual([]);
   });
 
+  it('answers a first sync without asking the runtime only when full lists begun after its quiet time show nothing of the pod', async () => {
+    let lists = 0;
+    const labels = { [PodUidLabel]: 'u1' };
+    const runtime = {
+      listPodSandbox: async () => {
+        lists++;
+        return [{ id: 's1', state: 'SANDBOX_NOTREADY', created_at: 1, labels, metadata: { attempt: 0 } }];
+      },
+      listContainers: async () => [],
+    } as unknown as RuntimeService;
+    const rm = new RuntimeManager(runtime);
+    const first = { unseenSinceMs: 0 };
+    // No full lists yet (an earlier kubelet's pods would be unknown): the runtime is asked.
+    await rm.getPodStatus('new', 'p', 'ns', first);
+    expect(lists).toBe(1);
+    await new Promise((r) => setTimeout(r, 5));
+    await rm.listAll();
+    expect(lists).toBe(2);
+    expect(await rm.getPodStatus('new', 'p', 'ns', first)).toEqual({ uid: 'new', name: 'p', namespace: 'ns', sandboxes: [], containers: [] });
+    expect(lists).toBe(2);
+    // A pod the lists show, a quiet time after the lists began, or no first-sync hint: asked.
+    expect((await rm.getPodStatus('u1', 'p', 'ns', first)).sandboxes.map((s) => s.id)).toEqual(['s1']);
+    expect(lists).toBe(3);
+    await rm.getPodStatus('new', 'p', 'ns', { unseenSinceMs: Date.now() + 1000 });
+    expect(lists).toBe(4);
+    await rm.getPodStatus('new', 'p', 'ns');
+    expect(lists).toBe(5);
+  });
+
   it("listAll lists now by default and reuses lists begun within maxAgeMs (housekeeping takes the PLEG's)", async () => {
     let lists = 0;
     const runtime = {
