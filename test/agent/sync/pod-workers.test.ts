@@ -9,6 +9,8 @@ import { createLogger } from '../../../src/lib/logger.js';
 
 const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }) as unknown as Pod;
 
+const workersOf = (syncer: PodSyncer) => new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
+
 function recordingSyncer(o: { failFirst?: boolean } = {}) {
   const syncs: { uid: string; first?: { quietSinceMs: number } }[] = [];
   let failed = false;
@@ -27,33 +29,32 @@ function recordingSyncer(o: { failFirst?: boolean } = {}) {
   return { syncer, syncs };
 }
 
+/** The syncs of pod a created, then synced again. */
+async function createThenSync(o: { failFirst?: boolean } = {}) {
+  const r = recordingSyncer(o);
+  const w = workersOf(r.syncer);
+  w.update({ pod: pod('a'), kind: 'create' });
+  await w.whenIdle();
+  w.update({ pod: pod('a'), kind: 'sync' });
+  await w.whenIdle();
+  return r.syncs;
+}
+
 describe('PodWorkers', () => {
   it("tells a worker's first sync that it is the first, and no later one", async () => {
-    const r = recordingSyncer();
-    const w = new PodWorkers({ syncer: r.syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
-    w.update({ pod: pod('a'), kind: 'create' });
-    await w.whenIdle();
-    w.update({ pod: pod('a'), kind: 'sync' });
-    await w.whenIdle();
-    expect(r.syncs).toEqual([
+    expect(await createThenSync()).toEqual([
       { uid: 'a', first: { quietSinceMs: 0 } },
       { uid: 'a', first: undefined },
     ]);
   });
 
   it('does not call a retry after a failed first sync a first sync (it may have created things)', async () => {
-    const r = recordingSyncer({ failFirst: true });
-    const w = new PodWorkers({ syncer: r.syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
-    w.update({ pod: pod('a'), kind: 'create' });
-    await w.whenIdle();
-    w.update({ pod: pod('a'), kind: 'sync' });
-    await w.whenIdle();
-    expect(r.syncs.map((s) => s.first)).toEqual([{ quietSinceMs: 0 }, undefined]);
+    expect((await createThenSync({ failFirst: true })).map((s) => s.first)).toEqual([{ quietSinceMs: 0 }, undefined]);
   });
 
   it('dates a new worker’s quiet time from the last worker dropped, so a re-added pod is not taken for new', async () => {
     const r = recordingSyncer();
-    const w = new PodWorkers({ syncer: r.syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
+    const w = workersOf(r.syncer);
     w.update({ pod: pod('a'), kind: 'create' });
     await w.whenIdle();
     w.update({ pod: pod('a'), kind: 'kill' });
@@ -79,7 +80,7 @@ describe('PodWorkers', () => {
       syncTerminatingPod: async () => {},
       syncTerminatedPod: async () => {},
     };
-    const w = new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
+    const w = workersOf(syncer);
     w.update({ pod: pod('slow'), kind: 'create' });
     w.update({ pod: pod('fast'), kind: 'create' });
     let idle = false;
