@@ -94,8 +94,9 @@ export class PodSync implements PodSyncer {
 
   constructor(private readonly d: PodSyncDeps) {}
 
-  private status(pod: Pod) {
-    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+  /** The pod's runtime status; on a worker's first sync, from the PLEG's lists when they show nothing of it. */
+  private status(pod: Pod, first?: { quietSinceMs: number }) {
+    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, { unseenSinceMs: first?.quietSinceMs });
   }
 
   private publish(pod: Pod, rs: PodRuntimeStatus) {
@@ -120,10 +121,8 @@ export class PodSync implements PodSyncer {
     const now = this.d.clock.now();
     // 0.
     if (this.d.mirrors && isStaticPod(pod)) await this.d.mirrors.ensure(pod);
-    // 1–2. (a first sync may take the PLEG's last lists when they show nothing of the pod)
-    const rs = first
-      ? await this.d.runtimeManager.getPodStatus(uid, pod.metadata.name!, pod.metadata.namespace!, { unseenSinceMs: first.quietSinceMs })
-      : await this.status(pod);
+    // 1–2.
+    const rs = await this.status(pod, first);
     const st = this.publish(pod, rs);
     // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
     const deadline = activeDeadlineMs(pod, st.startTime);
