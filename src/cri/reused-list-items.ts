@@ -87,7 +87,7 @@ const scratchKnown: FieldSpans = { starts: new Int32Array(64), ends: new Int32Ar
 let scratchUsed = new Uint8Array(64);
 
 /** Scans the top-level fields of the message in m[from, to) into `into`; their count, or -1 for a group or a malformed message. */
-export function scanFields(m: Buffer, from: number, to: number, into: FieldSpans = scratch): number {
+function scanFields(m: Buffer, from: number, to: number, into: FieldSpans): number {
   let n = 0;
   for (let pos = from; pos < to;) {
     const start = pos;

@@ -53,8 +53,8 @@ export const bits = (b: Buffer): Buffer => tlv(Tag.BIT_STRING, Buffer.concat([Bu
 export function uint(magnitude: Buffer): Buffer {
   let i = 0;
   while (i < magnitude.length - 1 && magnitude[i] === 0) i++;
-  const m = magnitude.subarray(i);
-  return tlv(Tag.INTEGER, m.length && m[0] & 0x80 ? Buffer.concat([Buffer.from([0]), m]) : m.length ? m : Buffer.from([0]));
+  const m = magnitude.length ? magnitude.subarray(i) : Buffer.from([0]);
+  return tlv(Tag.INTEGER, m[0] & 0x80 ? Buffer.concat([Buffer.from([0]), m]) : m);
 }
 
 /** An OBJECT IDENTIFIER from its dotted form. */
@@ -79,11 +79,11 @@ export function oid(dotted: string): Buffer {
  * A named-bit BIT STRING (KeyUsage): bit 0 is the most significant bit of the first byte, and
  * DER drops trailing zero bits.
  */
-export function namedBits(set: number[]): Buffer {
-  if (!set.length) return tlv(Tag.BIT_STRING, Buffer.from([0]));
-  const top = Math.max(...set);
+export function namedBits(positions: number[]): Buffer {
+  if (!positions.length) return tlv(Tag.BIT_STRING, Buffer.from([0]));
+  const top = Math.max(...positions);
   const bytes = Buffer.alloc(Math.floor(top / 8) + 1);
-  for (const b of set) bytes[b >> 3] |= 0x80 >> (b & 7);
+  for (const b of positions) bytes[b >> 3] |= 0x80 >> (b & 7);
   return tlv(Tag.BIT_STRING, Buffer.concat([Buffer.from([7 - (top & 7)]), bytes]));
 }
 

@@ -10,7 +10,7 @@ import { markedProcesses, processTreeUsage } from './proc.js';
 import { cgroupPids, cgroupUsage, type CgroupUsage, type ContainerCgroups } from './container-cgroups.js';
 
 /** The PIDs of each container of the runtime `runtimeKey`, by container ID (one /proc scan). */
-export function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
+function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
   const byId = new Map<string, number[]>();
   for (const p of markedProcesses(`${runtimeKey}:`)) {
     const id = p.value.slice(runtimeKey.length + 1);
@@ -22,13 +22,13 @@ export function markedPidsByContainer(runtimeKey: string): Map<string, number[]>
 }
 
 /** The usage of the processes `pids` in the shape a cgroup gives (no page cache: usage = working set = RSS). */
-export function processUsage(pids: number[]): CgroupUsage {
+function processUsage(pids: number[]): CgroupUsage {
   const u = processTreeUsage(pids);
   return { cpuNs: u.cpuNs, memoryUsageBytes: u.rssBytes, workingSetBytes: u.rssBytes, rssBytes: u.rssBytes };
 }
 
 /** The stats of `containers` from `usage` (their cgroups, else their processes), stamped `timestampNs`. Pure. */
-export function containerStats(containers: cri.Container[], usage: readonly CgroupUsage[], timestampNs: number): cri.ContainerStats[] {
+function containerStats(containers: cri.Container[], usage: readonly CgroupUsage[], timestampNs: number): cri.ContainerStats[] {
   return containers.map((v, i) => ({
     attributes: { id: v.id, metadata: v.metadata, labels: v.labels, annotations: v.annotations },
     cpu: { timestamp: timestampNs, usage_core_nano_seconds: { value: usage[i].cpuNs } },
