@@ -28,6 +28,7 @@ import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
+import { sandboxOf } from './runtime-manager.js';
 import { generateSandboxConfig, podHostname } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
@@ -147,8 +148,9 @@ export class PodActionExecutor {
       try {
         await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
         sandboxId = await runtime.runPodSandbox(sandboxConfig);
-        if (!pod.spec.hostNetwork) podIP = (await runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '';
-        results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true });
+        const sandbox = sandboxOf((await runtime.podSandboxStatus(sandboxId)).status);
+        if (!pod.spec.hostNetwork) podIP = sandbox.ip;
+        results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true, sandbox });
       } catch (err) {
         results.push({
           action: 'CreatePodSandbox',
@@ -315,6 +317,6 @@ export class PodActionExecutor {
       await this.deps.runtime.stopContainer(id, gracePeriodOf(pod)).catch(() => {});
       return { ...base, ok: false, reason: 'PostStartHookError', message: hookError };
     }
-    return { ...base, ok: true };
+    return { ...base, ok: true, id };
   }
 }

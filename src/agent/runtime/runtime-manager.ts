@@ -40,6 +40,12 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
   };
 }
 
+/** Converts a CRI PodSandboxStatus (the IP only of a ready sandbox, as getPodStatus reads it). */
+export function sandboxOf(s: cri.PodSandboxStatus): RuntimeSandbox {
+  const ready = s.state === 'SANDBOX_READY';
+  return { id: s.id, ready, createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip: ready ? (s.network?.ip ?? '') : '' };
+}
+
 /** A pod the runtime has, identified by the kubelet's labels. */
 export interface RuntimePod {
   uid: string;
@@ -55,6 +61,11 @@ interface KnownPod {
   sandbox?: { id: string; ip: string };
   /** Container statuses by ID, of running and exited containers (final until the state changes). */
   containers: Map<string, RuntimeContainer>;
+}
+
+/** The containers found, newest first (by creation, then restart count). */
+function sorted(statuses: (RuntimeContainer | undefined)[]): RuntimeContainer[] {
+  return statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
 }
 
 /** Container states whose CRI status stays the same while the list reports that state. */
@@ -108,22 +119,44 @@ export class RuntimeManager {
           now.containers.set(c.id, seen);
           return { ...seen };
         }
-        try {
-          const s = (await this.runtime.containerStatus(c.id)).status;
-          const rc = toRuntimeContainer(s, c.pod_sandbox_id);
-          if (rc.state === 'exited') rc.message = await terminationMessage(s);
-          if (settled.has(rc.state)) now.containers.set(c.id, { ...rc });
-          return rc;
-        } catch (err) {
-          if (isCode(err, 'NotFound')) return undefined;
-          throw err;
-        }
+        return this.containerStatus(c.id, c.pod_sandbox_id, now);
       }),
     );
-    if (sandboxes.length || containers.length) this.known.set(uid, now);
-    else this.known.delete(uid);
-    const list = statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
-    return { uid, name, namespace, sandboxes: sboxes, containers: list };
+    return this.remember({ uid, name, namespace, sandboxes: sboxes, containers: sorted(statuses) }, now);
+  }
+
+  /**
+   * The status of a pod right after a sync that found nothing of it in the runtime and then
+   * created `sandbox` and started the containers `containerIds`, every step successful. A pod's
+   * worker is the only creator of its sandboxes and containers (see absentSince), so the runtime
+   * has exactly these: they are read by ID (the executor read the sandbox's status; ContainerStatus
+   * here) instead of by lists, whose cost grows with everything the runtime has.
+   */
+  async getCreatedPodStatus(uid: string, name: string, namespace: string, sandbox: RuntimeSandbox, containerIds: string[]): Promise<PodRuntimeStatus> {
+    const now: KnownPod = { containers: new Map(), sandbox: sandbox.ready ? { id: sandbox.id, ip: sandbox.ip } : undefined };
+    const statuses = await Promise.all(containerIds.map((id) => this.containerStatus(id, sandbox.id, now)));
+    return this.remember({ uid, name, namespace, sandboxes: [{ ...sandbox }], containers: sorted(statuses) }, now);
+  }
+
+  /** One container's status by CRI ContainerStatus (undefined once it is gone); a settled one is put in `now`. */
+  private async containerStatus(id: string, sandboxId: string, now: KnownPod): Promise<RuntimeContainer | undefined> {
+    try {
+      const s = (await this.runtime.containerStatus(id)).status;
+      const rc = toRuntimeContainer(s, sandboxId);
+      if (rc.state === 'exited') rc.message = await terminationMessage(s);
+      if (settled.has(rc.state)) now.containers.set(id, { ...rc });
+      return rc;
+    } catch (err) {
+      if (isCode(err, 'NotFound')) return undefined;
+      throw err;
+    }
+  }
+
+  /** Keeps what cannot change of `status` (`now`) for the pod's next read; returns `status`. */
+  private remember(status: PodRuntimeStatus, now: KnownPod): PodRuntimeStatus {
+    if (status.sandboxes.length || status.containers.length) this.known.set(status.uid, now);
+    else this.known.delete(status.uid);
+    return status;
   }
 
   /**

@@ -1,3 +1,5 @@
+import type { RuntimeSandbox } from './pod-runtime-status.js';
+
 /** The result of one executor step (upstream SyncResult); failures carry the waiting reason. */
 export interface StepResult {
   action: 'CreatePodSandbox' | 'KillPodSandbox' | 'StartContainer' | 'KillContainer' | 'RemoveContainer';
@@ -9,4 +11,8 @@ export interface StepResult {
   init?: boolean;
   /** For holds and failed pulls: when a retry makes sense. */
   retryAfterMs?: number;
+  /** For a sandbox created: as its PodSandboxStatus reported it. */
+  sandbox?: RuntimeSandbox;
+  /** For a container started: its ID. */
+  id?: string;
 }

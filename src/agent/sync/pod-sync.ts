@@ -21,7 +21,8 @@ import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
 import { removePodCgroup } from '../gc/pod-cgroups.js';
 import { killPod } from '../runtime/kill-pod.js';
-import type { PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
+import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-status.js';
+import type { StepResult } from '../runtime/step-result.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
 import { generatePodStatus } from '../status/generate-pod-status.js';
@@ -85,6 +86,20 @@ export function activeDeadlineMs(pod: Pod, startTime: string | undefined): numbe
   return Date.parse(startTime) + ads * 1000;
 }
 
+/**
+ * What a sync created when the pod had nothing in the runtime (`before`) and every step in
+ * `results` succeeded with a sandbox among them: that sandbox and the started containers' IDs,
+ * which are then all the runtime has of the pod. Undefined otherwise (a failed step may leave a
+ * container behind). Pure.
+ */
+export function createdByOneSync(before: PodRuntimeStatus, results: StepResult[]): { sandbox: RuntimeSandbox; containerIds: string[] } | undefined {
+  if (before.sandboxes.length || before.containers.length || !results.every((r) => r.ok)) return undefined;
+  const [first, ...rest] = results;
+  const containerIds = rest.flatMap((r) => (r.action === 'StartContainer' && r.id ? [r.id] : []));
+  if (first?.action !== 'CreatePodSandbox' || !first.sandbox || containerIds.length !== rest.length) return undefined;
+  return { sandbox: first.sandbox, containerIds };
+}
+
 /** PodSyncer over the runtime manager. */
 export class PodSync implements PodSyncer {
   /** Terminal verdicts the kubelet reached itself (DeadlineExceeded), kept through termination. */
@@ -97,6 +112,17 @@ export class PodSync implements PodSyncer {
   /** The pod's runtime status; on a worker's first sync, from the PLEG's lists when they show nothing of it. */
   private status(pod: Pod, first?: { quietSinceMs: number }) {
     return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, { unseenSinceMs: first?.quietSinceMs });
+  }
+
+  /**
+   * The pod's runtime status after the executor's `results` on `before`: read by ID when the pod
+   * had nothing in the runtime and every step succeeded, creating a sandbox (createdByOneSync),
+   * otherwise by a full read.
+   */
+  private statusAfter(pod: Pod, before: PodRuntimeStatus, results: StepResult[]) {
+    const created = createdByOneSync(before, results);
+    if (!created) return this.status(pod);
+    return this.d.runtimeManager.getCreatedPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, created.sandbox, created.containerIds);
   }
 
   private publish(pod: Pod, rs: PodRuntimeStatus) {
@@ -154,7 +180,7 @@ export class PodSync implements PodSyncer {
     }
     // 7–8.
     if (results.length) {
-      let fresh = await this.status(pod);
+      let fresh = await this.statusAfter(pod, rs, results);
       const dead = deadContainersToRemove(fresh);
       for (const c of dead) {
         await this.d.runtime.removeContainer(c.id).catch(() => {});

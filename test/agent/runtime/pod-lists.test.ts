@@ -4,6 +4,7 @@ import type { RuntimeService } from '../../../src/cri/services.js';
 import { PodUidLabel } from '../../../src/agent/runtime/labels.js';
 import { PodListReader, SHARED_LIST_MIN_PODS } from '../../../src/agent/runtime/pod-lists.js';
 import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
+import { notFound } from '../../../src/lib/errors.js';
 
 /** A runtime whose lists answer only when the test releases them, with the state they were called in. */
 function gatedRuntime() {
@@ -114,11 +115,12 @@ describe('RuntimeManager.getPodStatus', () => {
   /** A runtime with one pod whose container state the test sets, counting status calls. */
   function onePod() {
     const counts = { sandboxStatus: 0, containerStatus: 0 };
+    const listed = { n: 0 };
     let state: cri.ContainerState = 'CONTAINER_RUNNING';
     let present = true;
     const labels = { [PodUidLabel]: 'u1' };
     const runtime = {
-      listPodSandbox: async () => (present ? [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }] : []),
+      listPodSandbox: async () => (listed.n++, present ? [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }] : []),
       listContainers: async () => (present ? [{ id: 'c1', pod_sandbox_id: 's1', state, labels }] : []),
       podSandboxStatus: async () => {
         counts.sandboxStatus++;
@@ -126,6 +128,7 @@ describe('RuntimeManager.getPodStatus', () => {
       },
       containerStatus: async () => {
         counts.containerStatus++;
+        if (!present) throw notFound('container "c1" not found');
         return {
           status: {
             id: 'c1',
@@ -145,7 +148,7 @@ describe('RuntimeManager.getPodStatus', () => {
         };
       },
     } as unknown as RuntimeService;
-    return { rm: new RuntimeManager(runtime), counts, setState: (s: cri.ContainerState) => (state = s), remove: () => (present = false) };
+    return { rm: new RuntimeManager(runtime), counts, listed, setState: (s: cri.ContainerState) => (state = s), remove: () => (present = false) };
   }
 
   it('asks for the sandbox IP and a settled container status once, and again when the container changes state', async () => {
@@ -175,6 +178,24 @@ describe('RuntimeManager.getPodStatus', () => {
     p.remove();
     expect(await p.rm.listRuntimePods()).toEqual([]);
     expect((await p.rm.getPodStatus('u1', 'p', 'ns')).containers).toEqual([]);
+  });
+
+  it('reads a pod just created by ID, as a full read finds it, and remembers it for the next read', async () => {
+    const p = onePod();
+    const sandbox = { id: 's1', ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.7' };
+    const created = await p.rm.getCreatedPodStatus('u1', 'p', 'ns', sandbox, ['c1']);
+    expect(p.listed.n).toBe(0);
+    expect(p.counts).toEqual({ sandboxStatus: 0, containerStatus: 1 });
+    // What a full read (a manager that has not seen the pod) finds.
+    expect(created).toEqual(await onePod().rm.getPodStatus('u1', 'p', 'ns'));
+    // The next read takes the sandbox IP and the running container's status from it.
+    expect(await p.rm.getPodStatus('u1', 'p', 'ns')).toEqual(created);
+    expect(p.listed.n).toBe(1);
+    expect(p.counts).toEqual({ sandboxStatus: 0, containerStatus: 1 });
+    // A container gone before it was read is left out.
+    const q = onePod();
+    q.remove();
+    expect((await q.rm.getCreatedPodStatus('u1', 'p', 'ns', sandbox, ['c1'])).containers).toEqual([]);
   });
 
   it('answers a first sync without asking the runtime only when full lists begun after its quiet time show nothing of the pod', async () => {
