@@ -141,7 +141,7 @@ export function composeAgent(
   });
   const workers = new PodWorkers({
     syncer: {
-      syncPod: timedWorker(metrics, 'sync', (p) => syncer.syncPod(p)),
+      syncPod: timedWorker(metrics, 'sync', (p, q) => syncer.syncPod(p, q)),
       syncTerminatingPod: timedWorker(metrics, 'terminating', (p, g) => syncer.syncTerminatingPod(p, g)),
       syncTerminatedPod: timedWorker(metrics, 'terminated', (p) => syncer.syncTerminatedPod(p)),
     },

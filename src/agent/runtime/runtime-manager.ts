@@ -75,24 +75,29 @@ const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
 export class RuntimeManager {
   private readonly lists: PodListReader;
   private readonly known = new Map<string, KnownPod>();
-  /** The last full lists and when they began (ms, wall clock), for listAll; `uids` once asked for. */
-  private recent: { atMs: number; lists: PodLists; uids?: Set<string> } | undefined;
-  /** When this manager was made (ms): lists begun later show whatever an earlier kubelet left. */
-  private readonly bornAtMs = Date.now();
+  /** The last full lists, when they began (ms, monotonic: performance.now) and, once asked for, grouped by pod. */
+  private recent: { atMs: number; lists: PodLists; byUid?: Map<string, PodLists> } | undefined;
+  /** When this manager was made (ms, monotonic): lists begun later show whatever an earlier kubelet left. */
+  private readonly bornAtMs = performance.now();
 
   constructor(private readonly runtime: RuntimeService) {
     this.lists = new PodListReader(runtime);
   }
 
   /**
-   * The status of one pod (empty when the runtime has nothing of it). The lists are fresh (begun
-   * after the call); PodSandboxStatus and ContainerStatus are asked again only for what changed
-   * since the pod's last read, as a sandbox's IP and a running or exited container's status do
-   * not change while it stays listed in that state.
+   * The status of one pod (empty when the runtime has nothing of it). PodSandboxStatus and
+   * ContainerStatus are asked again only for what changed since the pod's last read, as a
+   * sandbox's IP and a running or exited container's status do not change while it stays listed
+   * in that state. The lists are fresh (begun after the call), unless the caller promises that
+   * nothing has acted for the pod since `quietSinceMs` (monotonic ms; a pod worker's sync: its
+   * previous sync ended then, see PodWorkers) and the last full lists (the PLEG's, every second)
+   * began later: those show everything the pod's worker did, which is all that creates or
+   * removes a pod's sandboxes and containers, and a change since (a container that exited) is
+   * an event of the next relist. This is upstream's pod sync, which reads the PLEG's cache once
+   * it is newer than the worker's last sync.
    */
-  async getPodStatus(uid: string, name: string, namespace: string, o: { unseenSinceMs?: number } = {}): Promise<PodRuntimeStatus> {
-    if (o.unseenSinceMs !== undefined && this.absentSince(uid, o.unseenSinceMs)) return { uid, name, namespace, sandboxes: [], containers: [] };
-    const { sandboxes, containers } = await this.lists.read(uid);
+  async getPodStatus(uid: string, name: string, namespace: string, o: { quietSinceMs?: number } = {}): Promise<PodRuntimeStatus> {
+    const { sandboxes, containers } = (o.quietSinceMs !== undefined && this.listedSince(uid, o.quietSinceMs)) || (await this.lists.read(uid));
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
     sandboxes.sort((a, b) => b.created_at - a.created_at);
@@ -128,7 +133,7 @@ export class RuntimeManager {
   /**
    * The status of a pod right after a sync that found nothing of it in the runtime and then
    * created `sandbox` and started the containers `containerIds`, every step successful. A pod's
-   * worker is the only creator of its sandboxes and containers (see absentSince), so the runtime
+   * worker is the only creator of its sandboxes and containers (see getPodStatus), so the runtime
    * has exactly these: they are read by ID (the executor read the sandbox's status; ContainerStatus
    * here) instead of by lists, whose cost grows with everything the runtime has.
    */
@@ -159,20 +164,13 @@ export class RuntimeManager {
     return status;
   }
 
-  /**
-   * Whether the last full lists show that the runtime has nothing of pod `uid`, and are recent
-   * enough to be exact: begun after this manager was made (so after any earlier kubelet) and after
-   * `sinceMs`, the caller's promise that nothing has acted for the pod since then (a pod worker's
-   * first sync, with no worker forgotten since: see PodWorkers). The pod worker is what creates a
-   * pod's sandboxes and containers, so none can have appeared after those lists began. This is
-   * upstream's first sync too, which takes the PLEG's cache (empty for a pod it has not seen)
-   * without asking the runtime.
-   */
-  private absentSince(uid: string, sinceMs: number): boolean {
+  /** Pod `uid`'s part of the last full lists (copies of the arrays), if they began after `sinceMs` and after this manager was made. */
+  private listedSince(uid: string, sinceMs: number): PodLists | undefined {
     const r = this.recent;
-    if (!r || r.atMs <= Math.max(sinceMs, this.bornAtMs)) return false;
-    r.uids ??= new Set(groupByPod(r.lists.sandboxes, r.lists.containers).keys());
-    return !r.uids.has(uid);
+    if (!r || r.atMs <= Math.max(sinceMs, this.bornAtMs)) return undefined;
+    r.byUid ??= groupByPod(r.lists.sandboxes, r.lists.containers);
+    const l = r.byUid.get(uid);
+    return { sandboxes: [...(l?.sandboxes ?? [])], containers: [...(l?.containers ?? [])] };
   }
 
   /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output. */
@@ -202,7 +200,7 @@ export class RuntimeManager {
    * can take those instead of listing again), otherwise they are listed now.
    */
   async listAll(maxAgeMs = 0): Promise<PodLists> {
-    const now = Date.now();
+    const now = performance.now();
     if (maxAgeMs > 0 && this.recent && now - this.recent.atMs <= maxAgeMs) return this.recent.lists;
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);
     if (!this.recent || this.recent.atMs < now) this.recent = { atMs: now, lists: { sandboxes, containers } };

@@ -109,9 +109,9 @@ export class PodSync implements PodSyncer {
 
   constructor(private readonly d: PodSyncDeps) {}
 
-  /** The pod's runtime status; on a worker's first sync, from the PLEG's lists when they show nothing of it. */
-  private status(pod: Pod, first?: { quietSinceMs: number }) {
-    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, { unseenSinceMs: first?.quietSinceMs });
+  /** The pod's runtime status: read now, or (`quiet`) from the PLEG's lists when they began after the pod's quiet time. */
+  private status(pod: Pod, quiet?: { quietSinceMs: number }) {
+    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, quiet);
   }
 
   /**
@@ -142,13 +142,13 @@ export class PodSync implements PodSyncer {
     return st;
   }
 
-  async syncPod(pod: Pod, first?: { quietSinceMs: number }): Promise<{ terminal: boolean }> {
+  async syncPod(pod: Pod, quiet: { quietSinceMs: number }): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid!;
     const now = this.d.clock.now();
     // 0.
     if (this.d.mirrors && isStaticPod(pod)) await this.d.mirrors.ensure(pod);
     // 1–2.
-    const rs = await this.status(pod, first);
+    const rs = await this.status(pod, quiet);
     const st = this.publish(pod, rs);
     // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
     const deadline = activeDeadlineMs(pod, st.startTime);

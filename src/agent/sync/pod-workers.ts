@@ -27,11 +27,12 @@ export interface WorkUpdate {
 /** The per-state work, supplied by the composition (pod-sync.ts). */
 export interface PodSyncer {
   /**
-   * Runs the pod; returns `terminal` when it is finished for good. `first` is given on a worker's
-   * first sync: nothing has acted for this pod since `first.quietSinceMs` (wall clock; see
+   * Runs the pod; returns `terminal` when it is finished for good. Nothing has acted for this pod
+   * since `quiet.quietSinceMs` (monotonic ms, performance.now): the end of its worker's previous
+   * sync, or for a worker's first sync the last time any worker was dropped (see
    * RuntimeManager.getPodStatus).
    */
-  syncPod(pod: Pod, first?: { quietSinceMs: number }): Promise<{ terminal: boolean }>;
+  syncPod(pod: Pod, quiet: { quietSinceMs: number }): Promise<{ terminal: boolean }>;
   /** Stops every container of the pod. */
   syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void>;
   /** Releases the pod's remaining resources after it has stopped. */
@@ -46,8 +47,8 @@ interface Worker {
   pending?: WorkUpdate;
   busy: boolean;
   lastSyncAt: number;
-  /** A sync has begun (it may have created things even if it failed). */
-  synced?: boolean;
+  /** When the worker's last sync ended, failed or not (monotonic ms); undefined before its first. */
+  syncEndedAtMs?: number;
 }
 
 /** Derives a worker's state from its timestamps (the one place that decides it). */
@@ -63,8 +64,8 @@ export class PodWorkers {
   private idleWaiters: (() => void)[] = [];
   private busyCount = 0;
   /**
-   * When a worker was last dropped (ms, wall clock). A new worker's pod has had nothing done for
-   * it since then: another worker for the same UID only goes once it has finished.
+   * When a worker was last dropped (monotonic ms). A new worker's pod has had nothing done for it
+   * since then: another worker for the same UID only goes once it has finished.
    */
   private lastForgetAtMs = 0;
 
@@ -100,9 +101,13 @@ export class PodWorkers {
         try {
           const state = stateOf(w);
           if (state === 'sync') {
-            const first = w.synced ? undefined : { quietSinceMs: this.lastForgetAtMs };
-            w.synced = true;
-            const r = await this.deps.syncer.syncPod(w.pod, first);
+            const quiet = { quietSinceMs: w.syncEndedAtMs ?? this.lastForgetAtMs };
+            let r;
+            try {
+              r = await this.deps.syncer.syncPod(w.pod, quiet);
+            } finally {
+              w.syncEndedAtMs = performance.now();
+            }
             w.lastSyncAt = this.deps.now();
             if (r.terminal && w.terminatingAt === undefined) {
               w.terminatingAt = this.deps.now();
@@ -158,7 +163,7 @@ export class PodWorkers {
     const w = this.workers.get(uid);
     if (w && stateOf(w) === 'terminated' && !w.busy) {
       this.workers.delete(uid);
-      this.lastForgetAtMs = Date.now();
+      this.lastForgetAtMs = performance.now();
     }
   }
 

@@ -198,33 +198,38 @@ describe('RuntimeManager.getPodStatus', () => {
     expect((await q.rm.getCreatedPodStatus('u1', 'p', 'ns', sandbox, ['c1'])).containers).toEqual([]);
   });
 
-  it('answers a first sync without asking the runtime only when full lists begun after its quiet time show nothing of the pod', async () => {
+  it("takes the last full lists, not fresh ones, when they began after the caller's quiet time and after the manager was made", async () => {
     let lists = 0;
     const labels = { [PodUidLabel]: 'u1' };
+    let state: cri.PodSandboxState = 'SANDBOX_NOTREADY';
     const runtime = {
       listPodSandbox: async () => {
         lists++;
-        return [{ id: 's1', state: 'SANDBOX_NOTREADY', created_at: 1, labels, metadata: { attempt: 0 } }];
+        return [{ id: 's1', state, created_at: 1, labels, metadata: { attempt: 0 } }];
       },
       listContainers: async () => [],
+      podSandboxStatus: async () => ({ status: { network: { ip: '10.0.0.9' } } }),
     } as unknown as RuntimeService;
     const rm = new RuntimeManager(runtime);
-    const first = { unseenSinceMs: 0 };
+    const quiet = { quietSinceMs: 0 };
     // No full lists yet (an earlier kubelet's pods would be unknown): the runtime is asked.
-    await rm.getPodStatus('new', 'p', 'ns', first);
+    await rm.getPodStatus('new', 'p', 'ns', quiet);
     expect(lists).toBe(1);
     await new Promise((r) => setTimeout(r, 5));
     await rm.listAll();
     expect(lists).toBe(2);
-    expect(await rm.getPodStatus('new', 'p', 'ns', first)).toEqual({ uid: 'new', name: 'p', namespace: 'ns', sandboxes: [], containers: [] });
+    // A pod the lists do not show is empty; one they show is as they show it.
+    expect(await rm.getPodStatus('new', 'p', 'ns', quiet)).toEqual({ uid: 'new', name: 'p', namespace: 'ns', sandboxes: [], containers: [] });
+    expect((await rm.getPodStatus('u1', 'p', 'ns', quiet)).sandboxes).toEqual([{ id: 's1', ready: false, createdAt: 0, attempt: 0, ip: '' }]);
     expect(lists).toBe(2);
-    // A pod the lists show, a quiet time after the lists began, or no first-sync hint: asked.
-    expect((await rm.getPodStatus('u1', 'p', 'ns', first)).sandboxes.map((s) => s.id)).toEqual(['s1']);
+    // The runtime changed since those lists: a quiet time after they began, or none, reads it again.
+    state = 'SANDBOX_READY';
+    expect((await rm.getPodStatus('u1', 'p', 'ns', { quietSinceMs: performance.now() })).sandboxes[0]).toMatchObject({ ready: true, ip: '10.0.0.9' });
     expect(lists).toBe(3);
-    await rm.getPodStatus('new', 'p', 'ns', { unseenSinceMs: Date.now() + 1000 });
+    await rm.getPodStatus('u1', 'p', 'ns');
     expect(lists).toBe(4);
-    await rm.getPodStatus('new', 'p', 'ns');
-    expect(lists).toBe(5);
+    // The lists the second read took (sorted in place) were copies: the last full lists are unchanged.
+    expect((await rm.listAll(60_000)).sandboxes).toHaveLength(1);
   });
 
   it("listAll lists now by default and reuses lists begun within maxAgeMs (housekeeping takes the PLEG's)", async () => {

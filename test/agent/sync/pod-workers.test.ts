@@ -1,6 +1,6 @@
 /**
- * Pod workers: a worker's first sync is told so, with the time since which nothing has acted for
- * its pod (the last time any worker was dropped), and only its first; idleness is tracked.
+ * Pod workers: each sync is told since when nothing has acted for its pod — the end of the
+ * worker's previous sync, or for its first the last time any worker was dropped; idleness is tracked.
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
@@ -12,11 +12,14 @@ const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'def
 const workersOf = (syncer: PodSyncer) => new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
 
 function recordingSyncer(o: { failFirst?: boolean } = {}) {
-  const syncs: { uid: string; first?: { quietSinceMs: number } }[] = [];
+  const syncs: { uid: string; quietSinceMs: number; endedAtMs?: number }[] = [];
   let failed = false;
   const syncer: PodSyncer = {
-    syncPod: async (p, first) => {
-      syncs.push({ uid: p.metadata.uid!, first });
+    syncPod: async (p, quiet) => {
+      const s: (typeof syncs)[number] = { uid: p.metadata.uid!, quietSinceMs: quiet.quietSinceMs };
+      syncs.push(s);
+      await new Promise((r) => setTimeout(r, 2));
+      s.endedAtMs = performance.now();
       if (o.failFirst && !failed) {
         failed = true;
         throw new Error('runtime down');
@@ -41,15 +44,16 @@ async function createThenSync(o: { failFirst?: boolean } = {}) {
 }
 
 describe('PodWorkers', () => {
-  it("tells a worker's first sync that it is the first, and no later one", async () => {
-    expect(await createThenSync()).toEqual([
-      { uid: 'a', first: { quietSinceMs: 0 } },
-      { uid: 'a', first: undefined },
-    ]);
+  it("dates a worker's first sync from the last worker dropped (none yet: 0), and each later one from the end of the sync before", async () => {
+    const [first, second] = await createThenSync();
+    expect(first.quietSinceMs).toBe(0);
+    expect(second.quietSinceMs).toBeGreaterThanOrEqual(first.endedAtMs!);
+    expect(second.quietSinceMs).toBeLessThan(second.endedAtMs!);
   });
 
-  it('does not call a retry after a failed first sync a first sync (it may have created things)', async () => {
-    expect((await createThenSync({ failFirst: true })).map((s) => s.first)).toEqual([{ quietSinceMs: 0 }, undefined]);
+  it('dates the sync after a failed one from the end of the failed one (it may have created things)', async () => {
+    const [first, second] = await createThenSync({ failFirst: true });
+    expect(second.quietSinceMs).toBeGreaterThanOrEqual(first.endedAtMs!);
   });
 
   it('dates a new worker’s quiet time from the last worker dropped, so a re-added pod is not taken for new', async () => {
@@ -59,14 +63,14 @@ describe('PodWorkers', () => {
     await w.whenIdle();
     w.update({ pod: pod('a'), kind: 'kill' });
     await w.whenIdle();
-    const before = Date.now();
+    const before = performance.now();
     w.forget('a');
     expect(w.stateOf('a')).toBeUndefined();
     w.update({ pod: pod('a'), kind: 'create' });
     await w.whenIdle();
     const again = r.syncs.at(-1)!;
     expect(again.uid).toBe('a');
-    expect(again.first!.quietSinceMs).toBeGreaterThanOrEqual(before);
+    expect(again.quietSinceMs).toBeGreaterThanOrEqual(before);
   });
 
   it('is idle only when every worker is', async () => {
