@@ -4,7 +4,7 @@
  * routes; main.ts checks the fit at compile time).
  */
 import type { Writable } from 'node:stream';
-import type { Pod } from '../api/types.js';
+import type { Pod, PodStatus } from '../api/types.js';
 import { badRequest, notFound } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { PodManager } from './pods/pod-manager.js';
@@ -61,9 +61,15 @@ export interface LogOptions {
 
 /** Builds the host view. */
 export function createAgentHost(d: AgentHostDeps) {
+  // The pod with its latest status: the same object while neither changes (/pods keeps each pod's JSON by it).
+  const merged = new WeakMap<Pod, { status: PodStatus | undefined; pod: Pod }>();
   const withStatus = (p: Pod): Pod => {
     const status = d.statusManager.get(p.metadata.uid!);
-    return status ? { ...p, status } : p;
+    const m = merged.get(p);
+    if (m && m.status === status) return m.pod;
+    const pod = status ? { ...p, status } : p;
+    merged.set(p, { status, pod });
+    return pod;
   };
   const podFor = (req: { namespace: string; podName: string; podUid?: string }): Pod => {
     const pod = d.podManager.getPodByName(req.namespace, req.podName);

@@ -68,6 +68,11 @@ function sorted(statuses: (RuntimeContainer | undefined)[]): RuntimeContainer[] 
   return statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
 }
 
+/** Full lists begun at most this long ago (ms) mean that lists are being made every second (the PLEG relists). */
+export const RELISTING_MS = 2500;
+/** How long a read with a quiet time waits for the next full lists (ms) before it lists on its own. */
+export const NEXT_LISTS_WAIT_MS = 2000;
+
 /** Container states whose CRI status stays the same while the list reports that state. */
 const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
 
@@ -77,10 +82,15 @@ export class RuntimeManager {
   private readonly known = new Map<string, KnownPod>();
   /** The last full lists, when they began (ms, monotonic: performance.now) and, once asked for, grouped by pod. */
   private recent: { atMs: number; lists: PodLists; byUid?: Map<string, PodLists> } | undefined;
+  /** getPodStatus calls waiting for the next full lists (begun after `sinceMs`). */
+  private waiting: { sinceMs: number; done(arrived: boolean): void }[] = [];
   /** When this manager was made (ms, monotonic): lists begun later show whatever an earlier kubelet left. */
   private readonly bornAtMs = performance.now();
 
-  constructor(private readonly runtime: RuntimeService) {
+  constructor(
+    private readonly runtime: RuntimeService,
+    private readonly o: { nextListsWaitMs?: number } = {},
+  ) {
     this.lists = new PodListReader(runtime);
   }
 
@@ -93,11 +103,12 @@ export class RuntimeManager {
    * previous sync ended then, see PodWorkers) and the last full lists (the PLEG's, every second)
    * began later: those show everything the pod's worker did, which is all that creates or
    * removes a pod's sandboxes and containers, and a change since (a container that exited) is
-   * an event of the next relist. This is upstream's pod sync, which reads the PLEG's cache once
-   * it is newer than the worker's last sync.
+   * an event of the next relist. When the last lists began earlier and lists are being made
+   * every second, the next ones are awaited (at most NEXT_LISTS_WAIT_MS). This is upstream's pod
+   * sync, which waits for the PLEG's cache to be newer than the worker's last sync.
    */
   async getPodStatus(uid: string, name: string, namespace: string, o: { quietSinceMs?: number } = {}): Promise<PodRuntimeStatus> {
-    const { sandboxes, containers } = (o.quietSinceMs !== undefined && this.listedSince(uid, o.quietSinceMs)) || (await this.lists.read(uid));
+    const { sandboxes, containers } = (o.quietSinceMs !== undefined && (await this.listsAfter(uid, o.quietSinceMs))) || (await this.lists.read(uid));
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
     sandboxes.sort((a, b) => b.created_at - a.created_at);
@@ -164,6 +175,25 @@ export class RuntimeManager {
     return status;
   }
 
+  /**
+   * Pod `uid`'s part of full lists begun after `sinceMs`: the last ones, or the next ones when
+   * lists are being made every second (the PLEG's). Undefined when there are none in time.
+   */
+  private async listsAfter(uid: string, sinceMs: number): Promise<PodLists | undefined> {
+    const r = this.recent;
+    if (!r || r.atMs > sinceMs || performance.now() - r.atMs > RELISTING_MS) return this.listedSince(uid, sinceMs);
+    const arrived = await new Promise<boolean>((resolve) => {
+      const w = { sinceMs, done: resolve };
+      this.waiting.push(w);
+      setTimeout(() => {
+        const i = this.waiting.indexOf(w);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve(false);
+      }, this.o.nextListsWaitMs ?? NEXT_LISTS_WAIT_MS).unref();
+    });
+    return arrived ? this.listedSince(uid, sinceMs) : undefined;
+  }
+
   /** Pod `uid`'s part of the last full lists (copies of the arrays), if they began after `sinceMs` and after this manager was made. */
   private listedSince(uid: string, sinceMs: number): PodLists | undefined {
     const r = this.recent;
@@ -203,7 +233,14 @@ export class RuntimeManager {
     const now = performance.now();
     if (maxAgeMs > 0 && this.recent && now - this.recent.atMs <= maxAgeMs) return this.recent.lists;
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);
-    if (!this.recent || this.recent.atMs < now) this.recent = { atMs: now, lists: { sandboxes, containers } };
+    if (!this.recent || this.recent.atMs < now) {
+      this.recent = { atMs: now, lists: { sandboxes, containers } };
+      if (this.waiting.length) {
+        const served = this.waiting.filter((w) => w.sinceMs < now);
+        this.waiting = this.waiting.filter((w) => w.sinceMs >= now);
+        for (const w of served) w.done(true);
+      }
+    }
     return { sandboxes, containers };
   }
 
