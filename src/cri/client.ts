@@ -32,12 +32,13 @@ export function createCriClient(endpoint: string): CriRuntime {
   const runtimeMethods = criMethods('RuntimeService');
   const r = caller(channel, runtimeMethods);
   // Unfiltered lists (the PLEG's, every second) reuse the items that did not change since the last one.
-  const reusing = (name: string, field: string): UnaryMethod => ({
+  const reusing = (name: string, field: string, firstMapField: number): UnaryMethod => ({
     ...runtimeMethods[name],
-    responseDeserialize: reusingListDecoder(runtimeMethods[name].responseDeserialize, field),
+    responseDeserialize: reusingListDecoder(runtimeMethods[name].responseDeserialize, field, firstMapField),
   });
-  const allSandboxes = reusing('ListPodSandbox', 'items');
-  const allContainers = reusing('ListContainers', 'containers');
+  // The first map field: PodSandbox.labels = 5, Container.labels = 8 (api.proto).
+  const allSandboxes = reusing('ListPodSandbox', 'items', 5);
+  const allContainers = reusing('ListContainers', 'containers', 8);
   const i = caller(channel, criMethods('ImageService'));
 
   const runtime: RuntimeService = {

@@ -4,12 +4,14 @@
  *
  * The PLEG lists every sandbox and container each second; on a settled node nearly every item is
  * what it was a second ago. Decoding each one again (protobufjs, then toObject with defaults) was
- * the kubelet's largest steady allocation. Here the response is only scanned: an item whose id
- * and top-level fields match the last answer's is the object decoded then, and only new or changed
- * items are decoded. The fields are compared as a multiset, because Go writes map entries
- * (labels, annotations) in a random order on each call: for PodSandbox and Container, whose only
- * repeated fields are maps, the same multiset of fields is the same value. The comparison is
- * exact, byte for byte, and allocates nothing.
+ * the kubelet's largest steady allocation. Here the response is only scanned, and only new or
+ * changed items are decoded: an item is the object decoded last time when its id, its length and
+ * every byte of its fields before its maps (labels, annotations) are those of the last answer.
+ * Those fields hold everything about a sandbox or container that can change (its state, the one
+ * field CRI changes after creation). Its maps and the fields after them are not compared byte for
+ * byte: Go writes map entries in a random order on each call, CRI has no way to change them after
+ * creation, and comparing them as multisets cost the kubelet's steady CPU more than the rest of
+ * the relist under V8's interpreter (bin/tskubelet.js runs with --lite-mode).
  * The decoded items are frozen: they are shared between answers, so nobody may change them (and
  * in strict mode trying to throws).
  *
@@ -17,20 +19,18 @@
  * (field 1, as protobuf encoders write fields in order); anything else is decoded in full.
  */
 
-/**
- * What is remembered of an item: where its bytes are and the decoded object. The bytes are those
- * of the latest response that had the item (moved there on each match), so one response per list
- * is held, not a copy of each item.
- */
+/** What is remembered of an item: its decoded object, its length and the bytes of its fields before its maps. */
 interface Known {
-  buf: Buffer;
-  start: number;
-  end: number;
   item: unknown;
+  length: number;
+  head: Buffer;
 }
 
-/** A deserializer for a list response whose unchanged items keep their identity. */
-export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string): (b: Buffer) => unknown {
+/**
+ * A deserializer for a list response whose unchanged items keep their identity. `firstMapField`
+ * is the number of the item's first map field (PodSandbox and Container: labels).
+ */
+export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string, firstMapField: number): (b: Buffer) => unknown {
   let last = new Map<string, Known>();
   return (b: Buffer) => {
     if (!isItemList(b)) return decode(b);
@@ -44,17 +44,15 @@ export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string
       pos = end;
       const id = leadingId(b, bodyStart, end);
       const known = id === undefined ? undefined : last.get(id);
-      if (id !== undefined && known && sameItem(known, b, bodyStart, end)) {
-        known.buf = b;
-        known.start = bodyStart;
-        known.end = end;
+      if (id !== undefined && known && sameItem(known, b, bodyStart, end, firstMapField)) {
         next.set(id, known);
         items.push(known.item);
         continue;
       }
       // The item with its tag and length is itself a one-item response.
       const item = deepFreeze((decode(b.subarray(start, end)) as Record<string, unknown[]>)[field][0]);
-      if (id !== undefined && scanFields(b, bodyStart, end, scratch) >= 0) next.set(id, { buf: b, start: bodyStart, end, item });
+      const headEnd = fieldsBefore(b, bodyStart, end, firstMapField);
+      if (id !== undefined && headEnd >= 0) next.set(id, { item, length: len, head: Buffer.from(b.subarray(bodyStart, headEnd)) });
       items.push(item);
     }
     last = next;
@@ -74,25 +72,20 @@ export function isItemList(b: Buffer): boolean {
   return true;
 }
 
-/** Where scanned fields are: field i spans [starts[i], ends[i]). */
-interface FieldSpans {
-  starts: Int32Array;
-  ends: Int32Array;
+/** Whether the item in b[start, end) is `known`: the same length, the same bytes before its maps, and a map field (or nothing) after them. */
+function sameItem(known: Known, b: Buffer, start: number, end: number, firstMapField: number): boolean {
+  const headEnd = start + known.head.length;
+  if (end - start !== known.length || b.compare(known.head, 0, known.head.length, start, headEnd) !== 0) return false;
+  // The next field is a map or comes after them (single-byte tags: field numbers below 16).
+  return headEnd === end || b[headEnd] >> 3 >= firstMapField;
 }
 
-// Scratch space of the field scans, for an answer's item and the remembered one (grown as needed;
-// the decoder runs on one thread, one item at a time).
-const scratch: FieldSpans = { starts: new Int32Array(64), ends: new Int32Array(64) };
-const scratchKnown: FieldSpans = { starts: new Int32Array(64), ends: new Int32Array(64) };
-let scratchUsed = new Uint8Array(64);
-
-/** Scans the top-level fields of the message in m[from, to) into `into`; their count, or -1 for a group or a malformed message. */
-function scanFields(m: Buffer, from: number, to: number, into: FieldSpans): number {
-  let n = 0;
+/** Where the first field numbered `fieldNo` or higher begins in the message b[from, to) (or `to`); -1 if malformed. */
+function fieldsBefore(m: Buffer, from: number, to: number, fieldNo: number): number {
   for (let pos = from; pos < to;) {
-    const start = pos;
     const tag = varint(m, pos, to);
-    if (tag < 0) return -1;
+    if (tag < 0 || tag >= 128) return -1;
+    if (tag >> 3 >= fieldNo) return pos;
     pos = varintEnd;
     switch (tag & 7) {
       case 0: // a varint of up to 10 bytes (64 bits)
@@ -115,51 +108,8 @@ function scanFields(m: Buffer, from: number, to: number, into: FieldSpans): numb
         return -1;
     }
     if (pos > to) return -1;
-    if (n === into.starts.length) grow(into);
-    into.starts[n] = start;
-    into.ends[n] = pos;
-    n++;
   }
-  return n;
-}
-
-function grow(s: FieldSpans): void {
-  const bigger = (a: Int32Array) => {
-    const x = new Int32Array(a.length * 2);
-    x.set(a);
-    return x;
-  };
-  s.starts = bigger(s.starts);
-  s.ends = bigger(s.ends);
-  if (scratchUsed.length < s.starts.length) scratchUsed = new Uint8Array(s.starts.length);
-}
-
-/** Whether the item in b[start, end) holds the same multiset of top-level fields as `known`. Exact. */
-export function sameItem(known: Known, b: Buffer, start: number, end: number): boolean {
-  if (known.end - known.start !== end - start) return false;
-  if (b.compare(known.buf, known.start, known.end, start, end) === 0) return true;
-  const n = scanFields(b, start, end, scratch);
-  if (n < 0 || scanFields(known.buf, known.start, known.end, scratchKnown) !== n) return false;
-  scratchUsed.fill(0, 0, n);
-  for (let i = 0; i < n; i++) {
-    const len = scratch.ends[i] - scratch.starts[i];
-    // Its partner is most often at the same place (only map entries move); then anywhere unused.
-    let found = -1;
-    for (let t = 0; t < n && found < 0; t++) {
-      const j = (i + t) % n;
-      const ks = scratchKnown.starts[j];
-      if (!scratchUsed[j] && scratchKnown.ends[j] - ks === len && rangesEqual(b, scratch.starts[i], known.buf, ks, len)) found = j;
-    }
-    if (found < 0) return false;
-    scratchUsed[found] = 1;
-  }
-  return true;
-}
-
-function rangesEqual(a: Buffer, as: number, b: Buffer, bs: number, len: number): boolean {
-  // From the end: map entries share key prefixes, and their values differ first.
-  for (let k = len - 1; k >= 0; k--) if (a[as + k] !== b[bs + k]) return false;
-  return true;
+  return to;
 }
 
 /** The string of field 1 when the message in b[from, to) begins with it. */

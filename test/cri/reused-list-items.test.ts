@@ -1,7 +1,8 @@
 /**
  * The reusing decoder of unfiltered list responses, differentially against proto-loader's own
- * decoding of the same bytes: same shapes always, the same objects for unchanged items, new ones
- * for changed items, and a full decode of anything that is not a plain item list.
+ * decoding of the same bytes: same shapes always, the same objects for unchanged items (maps in
+ * any order), new ones for items whose fields before the maps or whose length changed, and a full
+ * decode of anything that is not a plain item list.
  */
 import { describe, expect, it } from 'vitest';
 import { criMethods } from '../../src/cri/proto.js';
@@ -31,12 +32,12 @@ const encode = (containers: Array<Partial<cri.Container>>) => containersCodec.re
 
 describe('reusingListDecoder', () => {
   it('decodes exactly as proto-loader does, sandboxes and containers', () => {
-    const containers = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const containers = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const bytes = encode([container('a'), container('b', 'CONTAINER_EXITED'), container('c')]);
     expect(containers(bytes)).toEqual(containersCodec.responseDeserialize(bytes));
     expect(containers(encode([]))).toEqual(containersCodec.responseDeserialize(encode([])));
 
-    const sandboxes = reusingListDecoder((b) => sandboxesCodec.responseDeserialize(b), 'items');
+    const sandboxes = reusingListDecoder((b) => sandboxesCodec.responseDeserialize(b), 'items', 5);
     const sb = sandboxesCodec.responseSerialize({
       items: [{ id: 's1', metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 }, state: 'SANDBOX_READY', created_at: 5, labels: { a: 'b' } }],
     });
@@ -45,7 +46,7 @@ describe('reusingListDecoder', () => {
   });
 
   it('answers an unchanged item with the object it decoded last time, and a changed or returning one with a new object', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const first = (decode(encode([container('a'), container('b')])) as { containers: cri.Container[] }).containers;
     const second = (decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }).containers;
     expect(second[0]).toBe(first[0]);
@@ -60,7 +61,7 @@ describe('reusingListDecoder', () => {
   });
 
   it('freezes what it shares, so a caller cannot change another caller’s answer', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const [c] = (decode(encode([container('a')])) as { containers: cri.Container[] }).containers;
     expect(() => {
       (c as { state: string }).state = 'CONTAINER_EXITED';
@@ -72,7 +73,7 @@ describe('reusingListDecoder', () => {
   });
 
   it('decodes in full what is not a plain list of items that begin with their id', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     // An item that does not begin with its id (here: has none) cannot be recognised; it is decoded each time.
     const { id: _, ...withoutId } = container('x');
     const noId = encode([withoutId]);
@@ -89,48 +90,59 @@ describe('reusingListDecoder', () => {
     expect(() => decode(cut)).toThrow();
   });
 
-  it('recognises an item whose map entries come in another order (as Go writes them), and not one with a changed entry', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+  it('recognises an item whose map entries come in another order (as Go writes them)', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const c = container('a');
     const reversed = (o: Record<string, string>) => Object.fromEntries(Object.entries(o).reverse());
     const shuffled = { ...c, labels: reversed(c.labels!), annotations: reversed(c.annotations!) };
     expect(encode([shuffled]).equals(encode([c]))).toBe(false);
     const first = (decode(encode([c])) as { containers: cri.Container[] }).containers[0];
     expect((decode(encode([shuffled])) as { containers: cri.Container[] }).containers[0]).toBe(first);
-    // Same length, same fields but one label value changed by one byte: a new object with the new value.
-    const changed = { ...shuffled, labels: { ...shuffled.labels, 'io.kubernetes.pod.uid': 'uid-b' } };
-    const again = (decode(encode([changed])) as { containers: cri.Container[] }).containers[0];
-    expect(again).not.toBe(first);
-    expect(again.labels['io.kubernetes.pod.uid']).toBe('uid-b');
-    // Two entries swapping values is a different map, though every byte is still there.
-    const swapped = { ...c, annotations: { a: 'x', b: 'y' } };
-    const swappedBack = { ...c, annotations: { a: 'y', b: 'x' } };
-    const s1 = (decode(encode([swapped])) as { containers: cri.Container[] }).containers[0];
-    const s2 = (decode(encode([swappedBack])) as { containers: cri.Container[] }).containers[0];
-    expect(s2).not.toBe(s1);
-    expect(s2.annotations).toEqual({ a: 'y', b: 'x' });
+    // 150 labels, reversed: the same; one more label: a new object.
+    const many = { ...c, labels: Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, `v${i}`])) };
+    const m1 = (decode(encode([many])) as { containers: cri.Container[] }).containers[0];
+    expect((decode(encode([{ ...many, labels: reversed(many.labels) }])) as { containers: cri.Container[] }).containers[0]).toBe(m1);
+    const more = (decode(encode([{ ...many, labels: { ...many.labels, k150: 'v150' } }])) as { containers: cri.Container[] }).containers[0];
+    expect(more).not.toBe(m1);
+    expect(more.labels.k150).toBe('v150');
   });
 
-  it('remembers an item where the latest response has it, not in the first one', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
+  it('decodes again an item whose fields before its maps changed, even at the same length', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
+    const items = (c: Partial<cri.Container>) => (decode(encode([c])) as { containers: cri.Container[] }).containers[0];
+    let prev = items(container('a'));
+    for (const changed of [
+      container('a', 'CONTAINER_EXITED'),
+      { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457 },
+      { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457, metadata: { name: 'c-a', attempt: 2 } },
+      { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457, metadata: { name: 'c-a', attempt: 2 }, image_ref: 'sha256:abd' },
+    ]) {
+      const next = items(changed);
+      expect(next).not.toBe(prev);
+      expect(next).toEqual((containersCodec.responseDeserialize(encode([changed])) as { containers: cri.Container[] }).containers[0]);
+      prev = next;
+    }
+    // A created container (state 0, not written) that starts: the state field appears.
+    const d2 = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
+    const created = (d2(encode([container('b', 'CONTAINER_CREATED')])) as { containers: cri.Container[] }).containers[0];
+    const running = (d2(encode([container('b')])) as { containers: cri.Container[] }).containers[0];
+    expect(created.state).toBe('CONTAINER_CREATED');
+    expect(running.state).toBe('CONTAINER_RUNNING');
+  });
+
+  it('takes a map changed at the same length for the same item: CRI cannot change a sandbox or container’s maps', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
+    const first = (decode(encode([container('a')])) as { containers: cri.Container[] }).containers[0];
+    const relabelled = { ...container('a'), labels: { ...container('a').labels, 'io.kubernetes.pod.uid': 'uid-b' } };
+    expect((decode(encode([relabelled])) as { containers: cri.Container[] }).containers[0]).toBe(first);
+  });
+
+  it('holds no response: changing one after it was decoded changes nothing', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const r1 = encode([container('a')]);
     const first = (decode(r1) as { containers: cri.Container[] }).containers[0];
-    const r2 = encode([container('a')]);
-    expect((decode(r2) as { containers: cri.Container[] }).containers[0]).toBe(first);
-    // r1 is no longer referred to: what it holds now cannot matter.
     r1.fill(0);
     expect((decode(encode([container('a')])) as { containers: cri.Container[] }).containers[0]).toBe(first);
-  });
-
-  it('compares items with more fields than its scratch space first holds (many map entries)', () => {
-    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers');
-    const labels = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, `v${i}`]));
-    const c = { ...container('a'), labels };
-    const first = (decode(encode([c])) as { containers: cri.Container[] }).containers[0];
-    const shuffled = { ...c, labels: Object.fromEntries(Object.entries(labels).reverse()) };
-    expect((decode(encode([shuffled])) as { containers: cri.Container[] }).containers[0]).toBe(first);
-    const changed = { ...c, labels: { ...labels, k149: 'v14X' } };
-    expect((decode(encode([changed])) as { containers: cri.Container[] }).containers[0].labels.k149).toBe('v14X');
   });
 
   it('tells a list of items from anything else', () => {

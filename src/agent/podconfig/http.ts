@@ -8,25 +8,8 @@ import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
+import { getText } from '../../lib/http-get.js';
 
-/** The body as text, or undefined when it is longer than `max` bytes (reading stops there). */
-async function readCapped(res: Response, max: number): Promise<string | undefined> {
-  if (Number(res.headers.get('content-length') ?? 0) > max) {
-    await res.body?.cancel();
-    return undefined;
-  }
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  for await (const c of res.body ?? []) {
-    n += c.length;
-    if (n > max) {
-      await res.body?.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(c);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 
@@ -65,22 +48,18 @@ export class HttpSource implements PodSource {
 
   /** One GET; the pods when the body changed and decoded, undefined when nothing is to be sent. */
   async poll(signal?: AbortSignal): Promise<Pod[] | undefined> {
-    const headers = new Headers();
-    for (const [k, vs] of Object.entries(this.deps.headers)) for (const v of vs) headers.append(k, v);
     let body: string;
     try {
-      const res = await fetch(this.deps.url, { headers, signal: AbortSignal.any([AbortSignal.timeout(10_000), ...(signal ? [signal] : [])]) });
-      if (!res.ok) {
-        await res.body?.cancel();
+      const res = await getText(this.deps.url, { headers: this.deps.headers, timeoutMs: 10_000, maxBytes: MAX_MANIFEST_BYTES, signal });
+      if (res.status < 200 || res.status > 299) {
         this.report(`manifest URL answered ${res.status}`);
         return undefined;
       }
-      const text = await readCapped(res, MAX_MANIFEST_BYTES);
-      if (text === undefined) {
+      if (res.body === undefined) {
         this.report(`invalid manifest from URL: the body is larger than ${MAX_MANIFEST_BYTES} bytes`);
         return undefined;
       }
-      body = text;
+      body = res.body;
     } catch (err) {
       this.report(`unable to read manifest URL: ${messageOf(err)}`);
       return undefined;
