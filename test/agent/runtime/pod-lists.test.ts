@@ -48,6 +48,22 @@ function gatedRuntime() {
   return { runtime, calls, release, addPod, setFail: (e?: Error) => (fail = e), sandboxes, containers };
 }
 
+/** A runtime with one sandbox of pod u1 whose state the test sets, counting its sandbox lists. */
+function oneSandbox() {
+  let lists = 0;
+  const labels = { [PodUidLabel]: 'u1' };
+  let state: cri.PodSandboxState = 'SANDBOX_NOTREADY';
+  const runtime = {
+    listPodSandbox: async () => {
+      lists++;
+      return [{ id: 's1', state, created_at: 1, labels, metadata: { attempt: 0 } }];
+    },
+    listContainers: async () => [],
+    podSandboxStatus: async () => ({ status: { network: { ip: '10.0.0.9' } } }),
+  } as unknown as RuntimeService;
+  return { runtime, lists: () => lists, setState: (s: cri.PodSandboxState) => (state = s) };
+}
+
 describe('PodListReader', () => {
   it('reads a lone pod with filtered lists, at once', async () => {
     const rt = gatedRuntime();
@@ -199,70 +215,50 @@ describe('RuntimeManager.getPodStatus', () => {
   });
 
   it("takes the last full lists, not fresh ones, when they began after the caller's quiet time and after the manager was made", async () => {
-    let lists = 0;
-    const labels = { [PodUidLabel]: 'u1' };
-    let state: cri.PodSandboxState = 'SANDBOX_NOTREADY';
-    const runtime = {
-      listPodSandbox: async () => {
-        lists++;
-        return [{ id: 's1', state, created_at: 1, labels, metadata: { attempt: 0 } }];
-      },
-      listContainers: async () => [],
-      podSandboxStatus: async () => ({ status: { network: { ip: '10.0.0.9' } } }),
-    } as unknown as RuntimeService;
+    const { runtime, lists: n, setState } = oneSandbox();
     const rm = new RuntimeManager(runtime);
     const quiet = { quietSinceMs: 0 };
     // No full lists yet (an earlier kubelet's pods would be unknown): the runtime is asked.
     await rm.getPodStatus('new', 'p', 'ns', quiet);
-    expect(lists).toBe(1);
+    expect(n()).toBe(1);
     await new Promise((r) => setTimeout(r, 5));
     await rm.listAll();
-    expect(lists).toBe(2);
+    expect(n()).toBe(2);
     // A pod the lists do not show is empty; one they show is as they show it.
     expect(await rm.getPodStatus('new', 'p', 'ns', quiet)).toEqual({ uid: 'new', name: 'p', namespace: 'ns', sandboxes: [], containers: [] });
     expect((await rm.getPodStatus('u1', 'p', 'ns', quiet)).sandboxes).toEqual([{ id: 's1', ready: false, createdAt: 0, attempt: 0, ip: '' }]);
-    expect(lists).toBe(2);
+    expect(n()).toBe(2);
     // The runtime changed since those lists: no quiet time reads it again.
-    state = 'SANDBOX_READY';
+    setState('SANDBOX_READY');
     expect((await rm.getPodStatus('u1', 'p', 'ns')).sandboxes[0]).toMatchObject({ ready: true, ip: '10.0.0.9' });
-    expect(lists).toBe(3);
+    expect(n()).toBe(3);
     // The lists the second read took (sorted in place) were copies: the last full lists are unchanged.
     expect((await rm.listAll(60_000)).sandboxes).toHaveLength(1);
   });
 
   it('waits for the next full lists when the last began before the quiet time, and lists on its own when none come in time', async () => {
-    let lists = 0;
-    const labels = { [PodUidLabel]: 'u1' };
-    let state: cri.PodSandboxState = 'SANDBOX_NOTREADY';
-    const runtime = {
-      listPodSandbox: async () => {
-        lists++;
-        return [{ id: 's1', state, created_at: 1, labels, metadata: { attempt: 0 } }];
-      },
-      listContainers: async () => [],
-      podSandboxStatus: async () => ({ status: { network: { ip: '10.0.0.9' } } }),
-    } as unknown as RuntimeService;
+    const { runtime, lists: n, setState } = oneSandbox();
     const rm = new RuntimeManager(runtime, { nextListsWaitMs: 50 });
     await new Promise((r) => setTimeout(r, 2));
     await rm.listAll();
     await new Promise((r) => setTimeout(r, 2));
-    state = 'SANDBOX_READY';
+    setState('SANDBOX_READY');
     // Served by the next relist, begun after the quiet time: no list of its own.
     const read = rm.getPodStatus('u1', 'p', 'ns', { quietSinceMs: performance.now() });
     await new Promise((r) => setTimeout(r, 5));
-    expect(lists).toBe(1);
+    expect(n()).toBe(1);
     await rm.listAll();
     expect((await read).sandboxes[0]).toMatchObject({ ready: true, ip: '10.0.0.9' });
-    expect(lists).toBe(2);
+    expect(n()).toBe(2);
     // No relist in time: its own lists, after the wait.
     const t0 = performance.now();
     await rm.getPodStatus('u1', 'p', 'ns', { quietSinceMs: performance.now() });
-    expect(lists).toBe(3);
+    expect(n()).toBe(3);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
     // No lists made lately (no PLEG relisting): no wait.
     const idle = new RuntimeManager(runtime, { nextListsWaitMs: 10_000 });
     await idle.getPodStatus('u1', 'p', 'ns', { quietSinceMs: performance.now() });
-    expect(lists).toBe(4);
+    expect(n()).toBe(4);
   });
 
   it("listAll lists now by default and reuses lists begun within maxAgeMs (housekeeping takes the PLEG's)", async () => {
