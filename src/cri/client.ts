@@ -7,6 +7,7 @@
 import { criMethods } from './proto.js';
 import { fromGrpcError } from './grpc-errors.js';
 import { reusingListDecoder } from './reused-list-items.js';
+import { fieldPruner } from './prune-fields.js';
 import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js';
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
@@ -39,6 +40,19 @@ export function createCriClient(endpoint: string): CriRuntime {
   // The first map field: PodSandbox.labels = 5, Container.labels = 8 (api.proto).
   const allSandboxes = reusing('ListPodSandbox', 'items', 5);
   const allContainers = reusing('ListContainers', 'containers', 8);
+  // What the kubelet does not read of the stats answers is dropped before decoding (services.ts).
+  const pruned = (name: string, paths: number[][]): UnaryMethod => {
+    const prune = fieldPruner(paths);
+    return { ...runtimeMethods[name], responseDeserialize: (b) => runtimeMethods[name].responseDeserialize(prune(b)) };
+  };
+  // ListPodSandboxStatsResponse.stats(1) → PodSandboxStats: linux(2).containers(5), attributes(1).labels(3) / annotations(4).
+  const sandboxStats = pruned('ListPodSandboxStats', [
+    [1, 2, 5],
+    [1, 1, 3],
+    [1, 1, 4],
+  ]);
+  // ListContainerStatsResponse.stats(1) → ContainerStats.attributes(1).annotations(4).
+  const containerStats = pruned('ListContainerStats', [[1, 1, 4]]);
   const i = caller(channel, criMethods('ImageService'));
 
   const runtime: RuntimeService = {
@@ -75,8 +89,10 @@ export function createCriClient(endpoint: string): CriRuntime {
     exec: async (req) => (await r<{ url: string }>('Exec', req)).url,
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,
-    listContainerStats: async (filter) => (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter })).stats,
-    listPodSandboxStats: async (filter) => (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter })).stats ?? [],
+    listContainerStats: async (filter) =>
+      (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter }, QUICK_CALL_TIMEOUT_MS, containerStats)).stats,
+    listPodSandboxStats: async (filter) =>
+      (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter }, QUICK_CALL_TIMEOUT_MS, sandboxStats)).stats ?? [],
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },
