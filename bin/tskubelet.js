@@ -13,7 +13,7 @@
 // compiler, feedback allocated lazily). Compiled code and the compilers' own pages were ~12 MiB of
 // a kubelet's RSS with 100 pods (75 → 63 MiB, bench/scale); start and stop times did not move, as
 // most of a kubelet's work is native (syscalls, TLS, HTTP/2, JSON). The cost: JS that loops over
-// bytes is slower (idle CPU with 100 pods 1.3 % instead of 1.0 %, embedded exec over WebSocket
+// bytes is slower (idle CPU with 100 pods 1.18 % instead of 0.9-1.1 %, embedded exec over WebSocket
 // 105 instead of 171 MiB/s, /pods 3.9k instead of 5k req/s). WebAssembly is off in this mode,
 // so nothing may use fetch (its parser is WebAssembly): lib/http-get.ts instead.
 // Tests and benches spawn the kubelet with the variables and flags of this line
