@@ -9,6 +9,8 @@
  * as it is. Bytes it cannot walk are returned unchanged, for the decoder to judge.
  */
 
+import { encodeVarint, field, readField } from './wire.js';
+
 /** Fields to remove (true) or to walk into, by field number. */
 type Prune = Map<number, Prune | true>;
 
@@ -37,74 +39,22 @@ function prune(m: Buffer, node: Prune): Buffer | undefined {
   let copyFrom = 0;
   for (let pos = 0; pos < m.length;) {
     const start = pos;
-    const tag = varint(m, pos);
-    if (tag < 0) return undefined;
-    pos = varintEnd;
-    const tagEnd = pos;
-    const wire = tag & 7;
-    let bodyStart = pos;
-    switch (wire) {
-      case 0:
-        while (pos < m.length && m[pos] & 0x80) pos++;
-        pos++;
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 2: {
-        const len = varint(m, pos);
-        if (len < 0) return undefined;
-        bodyStart = varintEnd;
-        pos = varintEnd + len;
-        break;
-      }
-      case 5:
-        pos += 4;
-        break;
-      default:
-        return undefined;
-    }
-    if (pos > m.length) return undefined;
+    if (!readField(m, pos)) return undefined;
+    // Taken before a nested prune reads fields of its own.
+    const { tag, tagEnd, valueStart, end } = field;
+    pos = end;
     const what = node.get(tag >>> 3);
     if (what === undefined) continue;
-    if (what !== true && wire !== 2) continue;
-    const inner = what === true ? undefined : prune(m.subarray(bodyStart, pos), what);
+    if (what !== true && (tag & 7) !== 2) continue;
+    const inner = what === true ? undefined : prune(m.subarray(valueStart, end), what);
     if (what !== true && !inner) continue;
     // Copy what came before this field, then the field rewritten (or nothing).
     parts.push(m.subarray(copyFrom, start));
     if (inner) parts.push(m.subarray(start, tagEnd), encodeVarint(inner.length), inner);
-    copyFrom = pos;
+    copyFrom = end;
     changed = true;
   }
   if (!changed) return undefined;
   parts.push(m.subarray(copyFrom));
   return Buffer.concat(parts);
-}
-
-/** Where the last varint read ended. */
-let varintEnd = 0;
-
-/** A varint of at most 35 bits at `pos` (its end in varintEnd), or -1. */
-function varint(b: Buffer, pos: number): number {
-  let value = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (pos >= b.length) return -1;
-    const byte = b[pos++];
-    value += (byte & 0x7f) * 2 ** shift;
-    if (byte < 0x80) {
-      varintEnd = pos;
-      return value;
-    }
-  }
-  return -1;
-}
-
-function encodeVarint(n: number): Buffer {
-  const out: number[] = [];
-  while (n >= 0x80) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return Buffer.from(out);
 }

@@ -19,6 +19,8 @@
  * (field 1, as protobuf encoders write fields in order); anything else is decoded in full.
  */
 
+import { field, readField, varint, varintEnd } from './wire.js';
+
 /** What is remembered of an item: its decoded object, its length and the bytes of its fields before its maps. */
 interface Known {
   item: unknown;
@@ -86,28 +88,8 @@ function fieldsBefore(m: Buffer, from: number, to: number, fieldNo: number): num
     const tag = varint(m, pos, to);
     if (tag < 0 || tag >= 128) return -1;
     if (tag >> 3 >= fieldNo) return pos;
-    pos = varintEnd;
-    switch (tag & 7) {
-      case 0: // a varint of up to 10 bytes (64 bits)
-        while (pos < to && m[pos] & 0x80) pos++;
-        pos++;
-        break;
-      case 1:
-        pos += 8;
-        break;
-      case 2: {
-        const len = varint(m, pos, to);
-        if (len < 0) return -1;
-        pos = varintEnd + len;
-        break;
-      }
-      case 5:
-        pos += 4;
-        break;
-      default:
-        return -1;
-    }
-    if (pos > to) return -1;
+    if (!readField(m, pos, to)) return -1;
+    pos = field.end;
   }
   return to;
 }
@@ -118,24 +100,6 @@ function leadingId(b: Buffer, from: number, to: number): string | undefined {
   const len = varint(b, from + 1, to);
   if (len < 0 || varintEnd + len > to) return undefined;
   return b.toString('latin1', varintEnd, varintEnd + len);
-}
-
-/** Where the last varint read ended (so that reading one allocates nothing). */
-let varintEnd = 0;
-
-/** A varint of at most 35 bits at `pos`, before `to` (its end in varintEnd), or -1. */
-function varint(b: Buffer, pos: number, to = b.length): number {
-  let value = 0;
-  for (let shift = 0; shift < 35; shift += 7) {
-    if (pos >= to) return -1;
-    const byte = b[pos++];
-    value += (byte & 0x7f) * 2 ** shift;
-    if (byte < 0x80) {
-      varintEnd = pos;
-      return value;
-    }
-  }
-  return -1;
 }
 
 function deepFreeze<T>(v: T): T {

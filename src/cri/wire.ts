@@ -1,0 +1,71 @@
+/**
+ * Reading protobuf's wire format in place, for the code that looks at CRI answers before (or
+ * instead of) decoding them: cri/reused-list-items.ts and cri/prune-fields.ts. Nothing allocates:
+ * results are left in module state, read right after the call.
+ */
+
+/** Where the last varint read ended. */
+export let varintEnd = 0;
+
+/** A varint of at most 35 bits at `pos`, before `to` (its end in varintEnd), or -1. */
+export function varint(b: Buffer, pos: number, to = b.length): number {
+  let value = 0;
+  for (let shift = 0; shift < 35; shift += 7) {
+    if (pos >= to) return -1;
+    const byte = b[pos++];
+    value += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) {
+      varintEnd = pos;
+      return value;
+    }
+  }
+  return -1;
+}
+
+/** The field readField read: its tag, where the tag ends, where its value begins (a length-delimited one's bytes) and where it ends. */
+export const field = { tag: 0, tagEnd: 0, valueStart: 0, end: 0 };
+
+/** Reads the field at `pos` of m[.., to) into `field`; false for a group, an unknown wire type or a field that runs past `to`. */
+export function readField(m: Buffer, pos: number, to = m.length): boolean {
+  const tag = varint(m, pos, to);
+  if (tag < 0) return false;
+  pos = varintEnd;
+  field.tag = tag;
+  field.tagEnd = pos;
+  field.valueStart = pos;
+  switch (tag & 7) {
+    case 0: // a varint of up to 10 bytes (64 bits)
+      while (pos < to && m[pos] & 0x80) pos++;
+      pos++;
+      break;
+    case 1:
+      pos += 8;
+      break;
+    case 2: {
+      const len = varint(m, pos, to);
+      if (len < 0) return false;
+      field.valueStart = varintEnd;
+      pos = varintEnd + len;
+      break;
+    }
+    case 5:
+      pos += 4;
+      break;
+    default:
+      return false;
+  }
+  if (pos > to) return false;
+  field.end = pos;
+  return true;
+}
+
+/** A varint's bytes. */
+export function encodeVarint(n: number): Buffer {
+  const out: number[] = [];
+  while (n >= 0x80) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Buffer.from(out);
+}
