@@ -148,7 +148,8 @@ export class PodActionExecutor {
       try {
         await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
         sandboxId = await runtime.runPodSandbox(sandboxConfig);
-        const sandbox = sandboxOf((await runtime.podSandboxStatus(sandboxId)).status);
+        const { status } = await runtime.podSandboxStatus(sandboxId);
+        const sandbox = sandboxOf(status, status.network?.ip ?? '');
         if (!pod.spec.hostNetwork) podIP = sandbox.ip;
         results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true, sandbox });
       } catch (err) {

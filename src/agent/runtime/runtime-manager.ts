@@ -40,10 +40,10 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
   };
 }
 
-/** Converts a CRI PodSandboxStatus (the IP only of a ready sandbox, as getPodStatus reads it). */
-export function sandboxOf(s: cri.PodSandboxStatus): RuntimeSandbox {
+/** Converts a CRI sandbox (a list item or a PodSandboxStatus) with its IP, kept only for a ready sandbox. */
+export function sandboxOf(s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' | 'metadata'>, ip: string): RuntimeSandbox {
   const ready = s.state === 'SANDBOX_READY';
-  return { id: s.id, ready, createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip: ready ? (s.network?.ip ?? '') : '' };
+  return { id: s.id, ready, createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip: ready ? ip : '' };
 }
 
 /** A pod the runtime has, identified by the kubelet's labels. */
@@ -126,7 +126,7 @@ export class RuntimeManager {
         }
         now.sandbox = { id: s.id, ip };
       }
-      sboxes.push({ id: s.id, ready: s.state === 'SANDBOX_READY', createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip });
+      sboxes.push(sandboxOf(s, ip));
     }
     const statuses = await Promise.all(
       containers.map(async (c) => {

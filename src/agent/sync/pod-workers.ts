@@ -46,7 +46,6 @@ interface Worker {
   grace?: number;
   pending?: WorkUpdate;
   busy: boolean;
-  lastSyncAt: number;
   /** When the worker's last sync ended, failed or not (monotonic ms); undefined before its first. */
   syncEndedAtMs?: number;
 }
@@ -76,7 +75,7 @@ export class PodWorkers {
     const uid = u.pod.metadata.uid!;
     let w = this.workers.get(uid);
     if (!w) {
-      w = { pod: u.pod, busy: false, lastSyncAt: 0 };
+      w = { pod: u.pod, busy: false };
       this.workers.set(uid, w);
     }
     if (stateOf(w) === 'terminated' && u.kind !== 'kill') return;
@@ -108,7 +107,6 @@ export class PodWorkers {
             } finally {
               w.syncEndedAtMs = performance.now();
             }
-            w.lastSyncAt = this.deps.now();
             if (r.terminal && w.terminatingAt === undefined) {
               w.terminatingAt = this.deps.now();
               w.pending ??= { pod: w.pod, kind: 'sync' };
