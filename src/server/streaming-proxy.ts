@@ -20,6 +20,7 @@ import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import type { AuditRecord } from './audit.js';
 import { statusBody } from './status-errors.js';
 import { invalidPathSegment } from '../routes/schemas.js';
+import { pooledReads } from '../streaming/pooled-reads.js';
 
 /** Parses an upgrade path into a request, or a Status error (pure). */
 export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {
@@ -91,7 +92,8 @@ export async function handleStreamingUpgrade(
     d.log.error({ err: String(err) }, 'streaming request failed');
     return sendStatus(socket, 'Internal', String((err as Error)?.message ?? err));
   }
-  const upstream = net.connect(Number(target.port), target.hostname);
+  const reads = pooledReads();
+  const upstream = net.connect({ port: Number(target.port), host: target.hostname, onread: reads.onread });
   upstream.on('error', (err) => {
     if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`);
   });
@@ -99,6 +101,6 @@ export async function handleStreamingUpgrade(
     upstream.removeAllListeners('error');
     // As upstream's upgrade-aware proxy: the client's query goes along when the runtime's URL has none.
     const search = target.search || (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
-    relayUpgrade(req, head, socket, upstream, { path: `${target.pathname}${search}`, host: target.host });
+    relayUpgrade(req, head, socket, upstream, { path: `${target.pathname}${search}`, host: target.host }, reads);
   });
 }

@@ -1,6 +1,7 @@
 /** HTTP/1.1 upgrade plumbing shared by remote command and port-forward (raw sockets, no framework). */
 import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { PooledReads } from './pooled-reads.js';
 
 /** All values of a header, split on commas. */
 export function headerValues(h: IncomingHttpHeaders[string]): string[] {
@@ -77,9 +78,17 @@ export function writeResponse(socket: Duplex, code: number, body: string, header
  * and Authorization, then `head`) and joins the two connections. pipe() ends each side when the
  * other ends, after everything read has been written (a 'close' can come while pipe still holds
  * data, so it must not end the other side); a reset tears both down, and a client that is gone
- * takes the upstream side with it.
+ * takes the upstream side with it. When `upstream` was connected with `reads`' onread option, its
+ * bytes reach the client through those pooled buffers instead of pipe() (same ordering and end).
  */
-export function relayUpgrade(req: IncomingMessage, head: Buffer, client: Duplex, upstream: Duplex, target: { path: string; host: string }): void {
+export function relayUpgrade(
+  req: IncomingMessage,
+  head: Buffer,
+  client: Duplex,
+  upstream: Duplex,
+  target: { path: string; host: string },
+  reads?: PooledReads,
+): void {
   const lines = [`${req.method ?? 'GET'} ${target.path} HTTP/1.1`, `Host: ${target.host}`];
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const k = req.rawHeaders[i].toLowerCase();
@@ -88,7 +97,11 @@ export function relayUpgrade(req: IncomingMessage, head: Buffer, client: Duplex,
   upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
   if (head.length) upstream.write(head);
   client.pipe(upstream);
-  upstream.pipe(client);
+  if (reads) {
+    reads.pipeTo(client, () => upstream.resume());
+    upstream.on('end', () => client.end());
+    upstream.resume();
+  } else upstream.pipe(client);
   client.on('error', () => upstream.destroy());
   upstream.on('error', () => client.destroy());
   client.on('close', () => upstream.destroy());
