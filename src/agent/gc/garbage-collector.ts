@@ -68,7 +68,9 @@ export class GarbageCollector {
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
       if (!keep(uid)) await (this.d.removePodDir ? this.d.removePodDir(uid) : rm(join(podsDir, uid), { recursive: true, force: true }));
     }
-    if (this.d.cgroupFsRoot) await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot);
+    if (!this.d.cgroupFsRoot) return;
+    for (const { uid, killed } of await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot))
+      if (killed) this.d.logger.info({ podUID: uid, killed }, 'Orphaned pod found, killed the processes left in its cgroups and removed them');
   }
 
   start({ signal }: { signal: AbortSignal }): void {

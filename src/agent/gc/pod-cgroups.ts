@@ -2,9 +2,10 @@
  * Orphaned pod cgroups (upstream cleanupOrphanedPodCgroups, cgroupfs layout): the runtime
  * creates /kubepods[/burstable|/besteffort]/pod<uid> under each hierarchy as the sandbox's
  * parent, but removes only the containers' own cgroups; the kubelet removes the pod level once
- * the pod is gone. Empty directories only (rmdir), children first.
+ * the pod is gone. As upstream's podContainerManager.Destroy, an orphan's processes (a runtime
+ * that lost track of them) are SIGKILLed first, then its directories removed, children first.
  */
-import { readdir, rmdir } from 'node:fs/promises';
+import { readFile, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 const QOS_DIRS = ['', 'burstable', 'besteffort'];
@@ -53,13 +54,60 @@ async function rmdirTree(dir: string): Promise<void> {
   await rmdir(dir).catch(() => {});
 }
 
-/** Removes the cgroups of pods for which `keep(uid)` is false; returns the UIDs touched. */
-export async function removeOrphanedPodCgroups(cgroupFsRoot: string, keep: (uid: string) => boolean, cgroupRoot = '/'): Promise<string[]> {
-  const removed: string[] = [];
+/** The processes in `dir` and every cgroup below it (cgroup.procs, v1 and v2 alike). */
+async function pidsIn(dir: string, into = new Set<number>()): Promise<Set<number>> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return into;
+  }
+  const procs = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  for (const line of procs.split('\n')) if (/^\d+$/.test(line)) into.add(Number(line));
+  for (const e of entries) if (e.isDirectory()) await pidsIn(join(dir, e.name), into);
+  return into;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Kills what runs in a pod's cgroups (upstream tryKillingCgroupProcesses: SIGKILL, up to 5
+ * passes) and waits briefly for the cgroups to empty; returns how many processes it signalled.
+ */
+async function killPodProcesses(dirs: readonly string[]): Promise<number> {
+  const signalled = new Set<number>();
+  for (let pass = 0; pass < 5; pass++) {
+    const pids = new Set<number>();
+    for (const d of dirs) await pidsIn(d, pids);
+    if (!pids.size) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        signalled.add(pid);
+      } catch {
+        // ESRCH: it exited meanwhile.
+      }
+    }
+    await pause(20 << pass);
+  }
+  return signalled.size;
+}
+
+/**
+ * Removes the cgroups of pods for which `keep(uid)` is false, killing their processes first;
+ * returns the pods touched and how many processes each still had.
+ */
+export async function removeOrphanedPodCgroups(
+  cgroupFsRoot: string,
+  keep: (uid: string) => boolean,
+  cgroupRoot = '/',
+): Promise<{ uid: string; killed: number }[]> {
+  const removed: { uid: string; killed: number }[] = [];
   for (const [uid, dirs] of await findPodCgroups(cgroupFsRoot, cgroupRoot)) {
     if (keep(uid)) continue;
+    const killed = await killPodProcesses(dirs);
     for (const d of dirs) await rmdirTree(d);
-    removed.push(uid);
+    removed.push({ uid, killed });
   }
   return removed;
 }
