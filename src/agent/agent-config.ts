@@ -38,6 +38,8 @@ export interface AgentConfig {
   /** Empty: the embedded process runtime, in-process. */
   containerRuntimeEndpoint: string;
   version: string;
+  /** runtimeRequestTimeout (ms): the CRI client's deadlines (cri/client.ts). */
+  runtimeRequestTimeoutMs: number;
   /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
   streamingIdleTimeoutMs?: number;
   clusterDNS: string[];

@@ -50,13 +50,13 @@ export async function loadEmbeddedRuntime(
 
 /** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one. */
 export function composeRuntime(
-  cfg: { containerRuntimeEndpoint: string },
+  cfg: { containerRuntimeEndpoint: string; runtimeRequestTimeoutMs?: number },
   o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime },
 ): ComposedRuntime {
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (o.given) runtime = o.given;
-  else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint);
+  else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
   return { runtime: instrumentCri(runtime, o.metrics), processRuntime };

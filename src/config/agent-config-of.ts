@@ -22,6 +22,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
     version: TSKUBELET_VERSION,
     streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
+    runtimeRequestTimeoutMs: parseDuration(kc.runtimeRequestTimeout)!,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,
     resolvConf: kc.resolvConf,

@@ -35,6 +35,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },
   'streaming-connection-idle-timeout': { path: ['streamingConnectionIdleTimeout'], kind: 'duration' },
+  'runtime-request-timeout': { path: ['runtimeRequestTimeout'], kind: 'duration' },
   'cluster-dns': { path: ['clusterDNS'], kind: 'list' },
   'allowed-unsafe-sysctls': { path: ['allowedUnsafeSysctls'], kind: 'list' },
   'shutdown-grace-period': { path: ['shutdownGracePeriod'], kind: 'duration' },

@@ -56,6 +56,7 @@ export const kubeletConfigSchema = z.strictObject({
   enableDebuggingHandlers: def(z.boolean(), true),
   enableSystemLogHandler: def(z.boolean(), true),
   streamingConnectionIdleTimeout: def(duration, '4h0m0s'),
+  runtimeRequestTimeout: def(duration, '2m0s'),
   shutdownGracePeriod: def(duration, '0s'),
   volumeStatsAggPeriod: def(duration, '1m0s'),
   containerLogMaxSize: def(z.string(), '10Mi'),

@@ -12,12 +12,17 @@ import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
 
-/** Deadline per call unless a longer one is implied by the call (StopContainer, ExecSync, PullImage). */
+/**
+ * runtimeRequestTimeout's default (upstream 2m0s): every call's deadline, except RunPodSandbox
+ * (twice it), StopContainer (it plus the grace period), ExecSync (it plus the command's timeout;
+ * none for no timeout) and PullImage (none), as upstream's cri-client.
+ */
 export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
-const QUICK_CALL_TIMEOUT_MS = 30_000;
+/** No deadline (h2-unary sends no grpc-timeout and arms no timer). */
+const NO_DEADLINE = Infinity;
 
-function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
-  return async function call<T>(method: string, req: unknown, timeoutMs = QUICK_CALL_TIMEOUT_MS, m = methods[method]): Promise<T> {
+function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, defaultTimeoutMs: number) {
+  return async function call<T>(method: string, req: unknown, timeoutMs = defaultTimeoutMs, m = methods[method]): Promise<T> {
     try {
       return (await channel.call(m, req, timeoutMs)) as T;
     } catch (err) {
@@ -27,11 +32,12 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>) {
 }
 
 /** Connects (lazily) to the CRI endpoint ("unix:///path", "unix:/path", "/path" or "host:port") and returns both services. */
-export function createCriClient(endpoint: string): CriRuntime {
+export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number } = {}): CriRuntime {
+  const T = o.requestTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   // One HTTP/2 connection serves both services, as one grpc-go ClientConn does for upstream.
   const channel = unaryChannel(endpoint, { maxReceiveBytes: 16 * 1024 * 1024 + 1024 });
   const runtimeMethods = criMethods('RuntimeService');
-  const r = caller(channel, runtimeMethods);
+  const r = caller(channel, runtimeMethods, T);
   // Unfiltered lists (the PLEG's, every second) reuse the items that did not change since the last one.
   const reusing = (name: string, field: string, firstMapField: number): UnaryMethod => ({
     ...runtimeMethods[name],
@@ -53,46 +59,41 @@ export function createCriClient(endpoint: string): CriRuntime {
   ]);
   // ListContainerStatsResponse.stats(1) → ContainerStats.attributes(1).annotations(4).
   const containerStats = pruned('ListContainerStats', [[1, 1, 4]]);
-  const i = caller(channel, criMethods('ImageService'));
+  const i = caller(channel, criMethods('ImageService'), T);
 
   const runtime: RuntimeService = {
     version: (v) => r('Version', { version: v }),
     status: async (verbose) => r('Status', { verbose: !!verbose }),
     runPodSandbox: async (config, handler) =>
-      (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, DEFAULT_CALL_TIMEOUT_MS)).pod_sandbox_id,
+      (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, 2 * T)).pod_sandbox_id,
     stopPodSandbox: async (id) => {
-      await r('StopPodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+      await r('StopPodSandbox', { pod_sandbox_id: id });
     },
     removePodSandbox: async (id) => {
-      await r('RemovePodSandbox', { pod_sandbox_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+      await r('RemovePodSandbox', { pod_sandbox_id: id });
     },
     podSandboxStatus: (id, verbose) => r('PodSandboxStatus', { pod_sandbox_id: id, verbose: !!verbose }),
-    listPodSandbox: async (filter) =>
-      (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter }, QUICK_CALL_TIMEOUT_MS, filter ? undefined : allSandboxes)).items,
+    listPodSandbox: async (filter) => (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter }, T, filter ? undefined : allSandboxes)).items,
     createContainer: async (sid, config, sandboxConfig) =>
-      (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig }, DEFAULT_CALL_TIMEOUT_MS))
-        .container_id,
+      (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig })).container_id,
     startContainer: async (id) => {
-      await r('StartContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+      await r('StartContainer', { container_id: id });
     },
     stopContainer: async (id, timeout) => {
-      await r('StopContainer', { container_id: id, timeout }, QUICK_CALL_TIMEOUT_MS + timeout * 1000);
+      await r('StopContainer', { container_id: id, timeout }, T + timeout * 1000);
     },
     removeContainer: async (id) => {
-      await r('RemoveContainer', { container_id: id }, DEFAULT_CALL_TIMEOUT_MS);
+      await r('RemoveContainer', { container_id: id });
     },
     listContainers: async (filter) =>
-      (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, QUICK_CALL_TIMEOUT_MS, filter ? undefined : allContainers)).containers,
+      (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, T, filter ? undefined : allContainers)).containers,
     containerStatus: (id, verbose) => r('ContainerStatus', { container_id: id, verbose: !!verbose }),
-    execSync: (id, cmd, timeout = 0) =>
-      r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? QUICK_CALL_TIMEOUT_MS + timeout * 1000 : DEFAULT_CALL_TIMEOUT_MS),
+    execSync: (id, cmd, timeout = 0) => r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? T + timeout * 1000 : NO_DEADLINE),
     exec: async (req) => (await r<{ url: string }>('Exec', req)).url,
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,
-    listContainerStats: async (filter) =>
-      (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter }, QUICK_CALL_TIMEOUT_MS, containerStats)).stats,
-    listPodSandboxStats: async (filter) =>
-      (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter }, QUICK_CALL_TIMEOUT_MS, sandboxStats)).stats ?? [],
+    listContainerStats: async (filter) => (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter }, T, containerStats)).stats,
+    listPodSandboxStats: async (filter) => (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter }, T, sandboxStats)).stats ?? [],
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },
@@ -101,7 +102,7 @@ export function createCriClient(endpoint: string): CriRuntime {
     listImages: async (filter) => (await i<{ images: cri.Image[] }>('ListImages', { filter: filter ? { image: filter } : undefined })).images,
     imageStatus: async (image) => (await i<{ image: cri.Image | null }>('ImageStatus', { image })).image ?? null,
     pullImage: async (image, auth, sandboxConfig) =>
-      (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, 10 * 60_000)).image_ref,
+      (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, NO_DEADLINE)).image_ref,
     removeImage: async (image) => {
       await i('RemoveImage', { image });
     },

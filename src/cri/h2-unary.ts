@@ -55,6 +55,7 @@ export interface UnaryMethod {
 
 /** A connection to one target. */
 export interface UnaryChannel {
+  /** One unary call with a deadline of `timeoutMs` (Infinity: none). */
   call(m: UnaryMethod, req: unknown, timeoutMs: number): Promise<unknown>;
   close(): void;
 }
@@ -141,6 +142,8 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
         return reject(new GrpcCallError(GrpcCode.INTERNAL, `Request message serialization failure: ${String(err)}`));
       }
       const frame = grpcFrame(payload);
+      // A call without a deadline (Infinity): no grpc-timeout, no timer (upstream's PullImage, ExecSync without a timeout).
+      const deadline = Number.isFinite(timeoutMs);
       let stream: http2.ClientHttp2Stream;
       try {
         stream = sessionNow().request(
@@ -149,7 +152,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
             ':path': m.path,
             'content-type': 'application/grpc',
             te: 'trailers',
-            'grpc-timeout': `${Math.max(1, Math.ceil(timeoutMs))}m`,
+            ...(deadline ? { 'grpc-timeout': `${Math.max(1, Math.ceil(timeoutMs))}m` } : {}),
           },
           { endStream: false },
         );
@@ -175,7 +178,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
         finish(err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      const timer = setTimeout(() => abort(new GrpcCallError(GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded')), timeoutMs);
+      const timer = deadline ? setTimeout(() => abort(new GrpcCallError(GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded')), timeoutMs) : undefined;
       const readStatus = (h: http2.IncomingHttpHeaders) => {
         const s = h['grpc-status'];
         if (s === undefined) return;

@@ -11,6 +11,7 @@ describe('agentConfigOf', () => {
       nodeName: 'n1',
       nodeIP: '10.0.0.5',
       containerRuntimeEndpoint: '',
+      runtimeRequestTimeoutMs: 120_000,
       cpuCFSQuota: true,
       cpuCFSQuotaPeriodUs: 100_000,
       imageGc: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000 },
@@ -23,7 +24,7 @@ describe('agentConfigOf', () => {
     expect(a.node.kubeletVersion).toMatch(/^v1\.\d+\.\d+/);
   });
 
-  it('carries flags through: runtime endpoint, log rotation, CFS period, streaming idle timeout', async () => {
+  it('carries flags through: runtime endpoint and request timeout, log rotation, CFS period, streaming idle timeout', async () => {
     const a = agentConfigOf(
       await loadConfig(
         parseFlags([
@@ -32,6 +33,7 @@ describe('agentConfigOf', () => {
           '--container-log-max-files=3',
           '--cpu-cfs-quota-period=50ms',
           '--streaming-connection-idle-timeout=5m',
+          '--runtime-request-timeout=45s',
           '--max-pods=20',
         ]),
       ),
@@ -40,6 +42,7 @@ describe('agentConfigOf', () => {
     expect(a.containerLogs).toMatchObject({ maxSizeBytes: 1024 * 1024, maxFiles: 3 });
     expect(a.cpuCFSQuotaPeriodUs).toBe(50_000);
     expect(a.streamingIdleTimeoutMs).toBe(300_000);
+    expect(a.runtimeRequestTimeoutMs).toBe(45_000);
     expect(a.node.maxPods).toBe(20);
   });
 });

@@ -5,6 +5,7 @@
  * other way round: the process-runtime daemon's server (cri/server.ts on h2-unary-server.ts)
  * called by a grpc-js client, as crictl or a Go kubelet would call it.
  */
+import http2 from 'node:http2';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,6 +130,47 @@ describe('CRI client transport', () => {
     }
     // A closed channel answers Unavailable.
     expect(((await errorOf(ch.call(rs.Version as never, {}, 5000))) as unknown as { code: number }).code).toBe(14);
+  });
+
+  it("gives each call upstream's deadline from runtimeRequestTimeout, and none to PullImage or ExecSync without a timeout", async () => {
+    // A bare HTTP/2 server that records each call's grpc-timeout and answers Unimplemented.
+    const path = socketPath();
+    const seen = new Map<string, string | undefined>();
+    const server = http2.createServer();
+    server.on('stream', (stream, headers) => {
+      seen.set(String(headers[':path']).split('/').pop()!, headers['grpc-timeout'] as string | undefined);
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12', 'grpc-message': 'no' }, { endStream: true });
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    const c = createCriClient(`unix://${path}`, { requestTimeoutMs: 45_000 });
+    try {
+      const calls: Promise<unknown>[] = [
+        // (each failure is collected at once, so none goes unhandled while an earlier one is awaited)
+        c.runtime.listContainers(),
+        c.runtime.listPodSandbox({ id: 'x' }),
+        c.runtime.runPodSandbox({} as never),
+        c.runtime.stopContainer('c', 30),
+        c.runtime.containerStatus('c'),
+        c.runtime.execSync('c', ['true'], 5),
+        c.images.pullImage({ image: 'busybox' }),
+        c.images.imageStatus({ image: 'busybox' }),
+      ];
+      for (const e of await Promise.all(calls.map(errorOf))) expect(e.code).toBe('NotImplemented');
+      await errorOf(c.runtime.execSync('c', ['true'], 0));
+    } finally {
+      c.close?.();
+      server.close();
+    }
+    expect(Object.fromEntries(seen)).toEqual({
+      ListContainers: '45000m',
+      ListPodSandbox: '45000m',
+      RunPodSandbox: '90000m',
+      StopContainer: '75000m',
+      ContainerStatus: '45000m',
+      ExecSync: undefined,
+      PullImage: undefined,
+      ImageStatus: '45000m',
+    });
   });
 
   it('refuses a response larger than the receive limit', async () => {
