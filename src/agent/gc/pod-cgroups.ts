@@ -43,29 +43,30 @@ export async function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Pr
   return out;
 }
 
-async function rmdirTree(dir: string): Promise<void> {
+/** `dir` and every directory below it, parents before children ([] when `dir` cannot be read). */
+async function dirsUnder(dir: string): Promise<string[]> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });
   } catch {
-    return;
+    return [];
   }
-  for (const e of entries) if (e.isDirectory()) await rmdirTree(join(dir, e.name));
-  await rmdir(dir).catch(() => {});
+  const out = [dir];
+  for (const e of entries) if (e.isDirectory()) out.push(...(await dirsUnder(join(dir, e.name))));
+  return out;
+}
+
+/** Removes a cgroup and those below it, children first (rmdir: a cgroup with processes stays). */
+async function rmdirTree(dir: string): Promise<void> {
+  for (const d of (await dirsUnder(dir)).reverse()) await rmdir(d).catch(() => {});
 }
 
 /** The processes in `dir` and every cgroup below it (cgroup.procs, v1 and v2 alike). */
-async function pidsIn(dir: string, into = new Set<number>()): Promise<Set<number>> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch {
-    return into;
+async function pidsIn(dir: string, into: Set<number>): Promise<void> {
+  for (const d of await dirsUnder(dir)) {
+    const procs = await readFile(join(d, 'cgroup.procs'), 'utf8').catch(() => '');
+    for (const line of procs.split('\n')) if (/^\d+$/.test(line)) into.add(Number(line));
   }
-  const procs = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
-  for (const line of procs.split('\n')) if (/^\d+$/.test(line)) into.add(Number(line));
-  for (const e of entries) if (e.isDirectory()) await pidsIn(join(dir, e.name), into);
-  return into;
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
