@@ -29,6 +29,8 @@ export interface AgentConfig {
   nodeIP: string;
   rootDir: string;
   podLogsDir: string;
+  /** Where the legacy container log links go (/var/log/containers; absent: none are made). */
+  containerLogsDir?: string;
   staticPodPath?: string;
   staticPodURL?: string;
   staticPodURLHeader: Record<string, string[]>;

@@ -42,6 +42,7 @@ export function composeGc(
     logger,
     policy: cfg.containerGc,
     podLogsDir: cfg.podLogsDir,
+    containerLogsDir: cfg.containerLogsDir,
     rootDir: cfg.rootDir,
     cgroupFsRoot: o.cgroupFsRoot,
     cgroupRoot: cfg.cgroups.cgroupRoot,

@@ -103,6 +103,7 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
     nodeIP: cfg.nodeIP,
     rootDir: cfg.rootDir,
     podLogsDir: cfg.podLogsDir,
+    containerLogsDir: cfg.containerLogsDir,
     clusterDNS: cfg.clusterDNS,
     clusterDomain: cfg.clusterDomain,
     resolvConfPath: cfg.resolvConf,

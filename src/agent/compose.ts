@@ -97,6 +97,7 @@ export function composeAgent(
     events,
     nodeAllocatable,
     objects,
+    logger,
     node: nodeFacts(cfg),
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
@@ -128,6 +129,7 @@ export function composeAgent(
       return runtimeName;
     },
     podLogsDir: cfg.podLogsDir,
+    containerLogsDir: cfg.containerLogsDir,
     syncFrequencyMs: cfg.syncFrequencyMs,
     rootDir: cfg.rootDir,
     cgroupFsRoot,
@@ -167,6 +169,7 @@ export function composeAgent(
         clock,
         logger,
         podLogsDir: cfg.podLogsDir,
+        containerLogsDir: cfg.containerLogsDir,
         statusManager,
         mirrors,
         volumes,

@@ -13,6 +13,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     nodeIP: cfg.nodeIP,
     rootDir: cfg.rootDir,
     podLogsDir: cfg.podLogsDir,
+    containerLogsDir: cfg.containerLogsDir,
     staticPodPath: kc.staticPodPath,
     staticPodURL: kc.staticPodURL,
     staticPodURLHeader: kc.staticPodURLHeader,

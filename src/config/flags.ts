@@ -81,6 +81,8 @@ const kubeletFlags: Record<string, Kind> = {
   'node-ip': 'string',
   'runtime-cgroups': 'string',
   'root-dir': 'string',
+  // tskubelet's own: where the legacy container log links go (upstream hard-codes /var/log/containers).
+  'container-logs-dir': 'string',
   v: 'int',
   help: 'bool',
   version: 'bool',
@@ -105,6 +107,7 @@ export interface ParsedFlags {
     nodeIp?: string;
     runtimeCgroups?: string;
     rootDir?: string;
+    containerLogsDir?: string;
     v?: number;
     help?: boolean;
     version?: boolean;

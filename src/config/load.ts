@@ -31,6 +31,8 @@ export interface ResolvedConfig {
   nodeIP: string;
   rootDir: string;
   podLogsDir: string;
+  /** Where the legacy container log links go (/var/log/containers). */
+  containerLogsDir: string;
   verbosity: number;
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
@@ -172,6 +174,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   const isRoot = process.getuid?.() === 0;
   let rootDir = parsed.flags.rootDir ? resolve(parsed.flags.rootDir) : '/var/lib/kubelet';
   let podLogsDir = kc.podLogsDir;
+  let containerLogsDir = parsed.flags.containerLogsDir ? resolve(parsed.flags.containerLogsDir) : '/var/log/containers';
   if (!isRoot) {
     const base = join(process.env.XDG_STATE_HOME || join(homedir(), '.local', 'state'), 'tskubelet');
     if (!parsed.flags.rootDir && !(await writable(rootDir))) {
@@ -181,6 +184,10 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     if (podLogsDir === '/var/log/pods' && !(await writable(podLogsDir))) {
       podLogsDir = join(base, 'pods');
       warnings.push(`not running as root: writing pod logs to ${podLogsDir} instead of /var/log/pods`);
+    }
+    if (!parsed.flags.containerLogsDir && !(await writable(containerLogsDir))) {
+      containerLogsDir = join(base, 'containers');
+      warnings.push(`not running as root: linking container logs in ${containerLogsDir} instead of /var/log/containers`);
     }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
@@ -193,6 +200,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     nodeIP: parsed.flags.nodeIp || defaultNodeIP(),
     rootDir,
     podLogsDir,
+    containerLogsDir,
     verbosity: parsed.flags.v ?? 0,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!,
     httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,

@@ -88,6 +88,10 @@ describe('loadConfig', () => {
     expect(c.kc.authentication.anonymous.enabled).toBe(false);
     expect(c.kc.authorization.mode).toBe('AlwaysAllow');
   });
+  it('links container logs in /var/log/containers (as root), or where --container-logs-dir says', async () => {
+    if (process.getuid?.() === 0) expect((await loadConfig(parseFlags([]))).containerLogsDir).toBe('/var/log/containers');
+    expect((await loadConfig(parseFlags(['--container-logs-dir', 'rel/links']))).containerLogsDir).toBe(join(process.cwd(), 'rel/links'));
+  });
   it('maps the auth and TLS flags onto the configuration', async () => {
     const c = await loadConfig(
       parseFlags([

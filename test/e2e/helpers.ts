@@ -32,7 +32,7 @@ export async function freeKubeletPorts(): Promise<KubeletPorts> {
   return { port: await freePort(), ro: await freePort(), hz: await freePort() };
 }
 
-/** The flags of a test kubelet: its dirs under `dir` (root, logs), its ports, its node name, then `extra`. */
+/** The flags of a test kubelet: its dirs under `dir` (root, logs, containers), its ports, its node name, then `extra`. */
 export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string; manifests?: string; extra?: string[] }): string[] {
   return [
     ...(o.manifests ? ['--pod-manifest-path', o.manifests] : []),
@@ -40,6 +40,9 @@ export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string;
     join(o.dir, 'root'),
     '--pod-logs-dir',
     join(o.dir, 'logs'),
+    // Not /var/log/containers: tests run side by side, each kubelet with its own links.
+    '--container-logs-dir',
+    join(o.dir, 'containers'),
     '--port',
     String(o.ports.port),
     '--read-only-port',

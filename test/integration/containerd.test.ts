@@ -5,7 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,8 @@ let ports: KubeletPorts;
 let kubelet: Kubelet;
 let pki: ClientPki;
 const podName = (n: string) => `${n}-${node}`;
+/** Whether a path exists as itself (a dangling link too). */
+const lexists = (p: string) => !!lstatSync(p, { throwIfNoEntry: false });
 const sh = (script: string) => ({ command: ['sh', '-c', script] });
 const bb = TEST_IMAGES.busybox;
 const kubeletFlags = () =>
@@ -156,8 +158,21 @@ describe('pods as real containers', () => {
     const prev = await logs('crash', '?previous=true');
     expect(prev.status).toBe(200);
     expect(prev.body).toBe(`crash in ${podName('crash')}\n`);
+    // Each instance's log is linked in the containers dir as upstream names it, to that instance's log.
+    const linkOf = (id: string) => join(dir, 'containers', `${podName('crash')}_default_main-${bareId(id)}.log`);
+    const firstLog = readlinkSync(linkOf(st.containerID!));
+    expect(firstLog).toMatch(new RegExp(`^${join(dir, 'logs', `default_${podName('crash')}_${p.metadata.uid}`, 'main')}/\\d+\\.log$`));
+    expect(readFileSync(linkOf(st.containerID!), 'utf8')).toContain(`crash in ${podName('crash')}`);
     await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)!.restartCount >= 2, 40_000, 'second restart');
     expect((await criContainersOf(p.metadata.uid!)).length).toBeLessThanOrEqual(2);
+    // A collected dead instance takes its log and its link along; the kept ones keep theirs.
+    const kept = new Set((await criContainersOf(p.metadata.uid!)).map((c) => linkOf(c.id)));
+    await until(() => !existsSync(linkOf(st.containerID!)) && !existsSync(firstLog), 10_000, 'first instance log and link removed');
+    const links = readdirSync(join(dir, 'containers'))
+      .filter((n) => n.startsWith(`${podName('crash')}_`))
+      .map((n) => join(dir, 'containers', n));
+    for (const l of links) expect(kept.has(l) || !existsSync(l)).toBe(true);
+    expect(links.some((l) => kept.has(l))).toBe(true);
   });
 
   it.concurrent('init containers run in order before the app; a failed one with restartPolicy Never fails the pod', async () => {
@@ -281,6 +296,8 @@ describe('pods as real containers', () => {
     expect(existsSync(podCgroupDir('memory', 'besteffort', uid))).toBe(true);
     const logDir = join(dir, 'logs', `default_${podName('graceful')}_${uid}`);
     expect(existsSync(logDir)).toBe(true);
+    const link = join(dir, 'containers', `${podName('graceful')}_default_main-${bareId(cstatus(p)!.containerID!)}.log`);
+    expect(readlinkSync(link)).toBe(join(logDir, 'main', '0.log'));
     removePod(manifests, 'graceful');
     await until(() => got.includes('term'), 20_000, 'SIGTERM handler ran');
     await until(async () => !(await pods(ports.ro)).some((x) => x.metadata.uid === uid), 20_000, 'pod gone');
@@ -291,9 +308,9 @@ describe('pods as real containers', () => {
       'runtime objects removed',
     );
     await until(
-      () => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)),
+      () => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)) && !lexists(link),
       10_000,
-      'log dir, pod dir and cgroups removed',
+      'log dir, pod dir, cgroups and log link removed',
     );
     srv.close();
   });

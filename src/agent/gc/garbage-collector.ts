@@ -1,7 +1,8 @@
 /**
  * The garbage collection loops (upstream StartGarbageCollection + housekeeping's orphan cleanup):
- * every minute — 1. dead containers and sandboxes per the container GC plan; 2. pod log
- * directories, pod directories and pod cgroups of pods neither wanted nor in the runtime;
+ * every minute — 1. dead containers (with their logs and legacy log links) and sandboxes per the
+ * container GC plan; 2. pod log directories, pod directories and pod cgroups of pods neither
+ * wanted nor in the runtime, and legacy log links left dangling by containers gone or exited;
  * at start and every 5 minutes — 3. image GC by disk usage.
  */
 import { readdir, rm } from 'node:fs/promises';
@@ -14,6 +15,8 @@ import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { containerGcPlan, type ContainerGcPolicy } from './container-gc-plan.js';
 import type { ImageGc } from './image-gc.js';
 import { removeOrphanedPodCgroups } from './pod-cgroups.js';
+import { legacyLogSymlink, removeContainerLogs, removeDanglingLinks } from '../runtime/logs/legacy-log-links.js';
+import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel } from '../runtime/labels.js';
 
 /** Upstream ContainerGCPeriod and ImageGCPeriod. */
 export const CONTAINER_GC_PERIOD_MS = 60_000;
@@ -28,6 +31,8 @@ export interface GarbageCollectorDeps {
   logger: Logger;
   policy: ContainerGcPolicy;
   podLogsDir: string;
+  /** Where the legacy container log links are (absent: none are made). */
+  containerLogsDir?: string;
   rootDir: string;
   /** /sys/fs/cgroup, or "" to leave cgroups alone (the process runtime makes none). */
   cgroupFsRoot: string;
@@ -53,7 +58,7 @@ export class GarbageCollector {
     const pods = await this.d.runtimeManager.listRuntimePods();
     const plan = containerGcPlan(pods, (uid) => this.d.isActive(uid), this.d.clock.now(), this.d.policy);
     for (const id of plan.containers)
-      await this.d.runtime.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
+      await this.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
     for (const id of plan.sandboxes) {
       await this.d.runtime.stopPodSandbox(id).catch(() => {});
       await this.d.runtime.removePodSandbox(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
@@ -68,9 +73,31 @@ export class GarbageCollector {
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
       if (!keep(uid)) await (this.d.removePodDir ? this.d.removePodDir(uid) : rm(join(podsDir, uid), { recursive: true, force: true }));
     }
+    const linksDir = this.d.containerLogsDir;
+    if (linksDir) {
+      const alive = (id: string) =>
+        this.d.runtime.containerStatus(id).then(
+          (r) => r.status.state !== 'CONTAINER_EXITED',
+          () => false,
+        );
+      for (const link of await removeDanglingLinks(linksDir, alive)) this.d.logger.debug({ path: link }, 'removed dead container log symlink');
+    }
     if (!this.d.cgroupFsRoot) return;
     for (const { uid, killed } of await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot))
       if (killed) this.d.logger.info({ podUID: uid, killed }, 'Orphaned pod found, killed the processes left in its cgroups and removed them');
+  }
+
+  /** Removes a dead container, then its log, rotated logs and legacy link (upstream removeContainer + removeContainerLog). */
+  private async removeContainer(id: string): Promise<void> {
+    const s = await this.d.runtime.containerStatus(id).then(
+      (r) => r.status,
+      () => undefined,
+    );
+    await this.d.runtime.removeContainer(id);
+    const l = s?.labels ?? {};
+    const dir = this.d.containerLogsDir;
+    const link = dir && s ? legacyLogSymlink(dir, id, l[ContainerNameLabel] ?? '', l[PodNameLabel] ?? '', l[PodNamespaceLabel] ?? '') : undefined;
+    await removeContainerLogs({ logPath: s?.log_path, link });
   }
 
   start({ signal }: { signal: AbortSignal }): void {

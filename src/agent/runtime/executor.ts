@@ -18,6 +18,7 @@ import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { ImageManager } from '../images/image-manager.js';
 import type { BackoffTable } from '../sync/backoff.js';
@@ -36,6 +37,7 @@ import { credentialsFor, type PullSecret } from '../images/keyring.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
 import { preStop, runHook } from './lifecycle-hooks.js';
+import { legacyLogSymlink, linkContainerLog } from './logs/legacy-log-links.js';
 
 /** How long a postStart hook may run (upstream has no bound; a stuck hook must not hold the pod worker forever). */
 const POST_START_TIMEOUT_MS = 120_000;
@@ -47,6 +49,8 @@ export interface NodeFacts {
   nodeIP: string;
   rootDir: string;
   podLogsDir: string;
+  /** Where the legacy container log links go (/var/log/containers); absent: none are made. */
+  containerLogsDir?: string;
   clusterDNS: string[];
   clusterDomain: string;
   /** --resolv-conf ("" → no host DNS). */
@@ -69,6 +73,7 @@ export interface ExecutorDeps {
   /** The API objects a pod refers to (absent without an apiserver). */
   objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
   events?: EventSink;
+  logger?: Logger;
 }
 
 /** The pod's directory under the root dir (upstream getPodDir). */
@@ -248,6 +253,14 @@ export class PodActionExecutor {
     return file;
   }
 
+  /** The container's legacy log link (upstream: after StartContainer, before postStart); a failure is logged, not fatal. */
+  private async linkLog(pod: Pod, name: string, id: string, logPath: string): Promise<void> {
+    const link = legacyLogSymlink(this.deps.node.containerLogsDir!, id, name, pod.metadata.name!, pod.metadata.namespace!);
+    await linkContainerLog(link, logPath).catch((err: unknown) =>
+      this.deps.logger?.warn({ path: link, containerID: id, containerLogPath: logPath, err: messageOf(err) }, 'Failed to create legacy symbolic link'),
+    );
+  }
+
   private async startContainer(
     pod: Pod,
     c: Container,
@@ -311,6 +324,7 @@ export class PodActionExecutor {
       return { ...base, ok: false, reason: 'RunContainerError', message: messageOf(err) };
     }
     this.deps.events?.record(ref, 'Normal', 'Started', `Started container ${c.name}`);
+    if (node.containerLogsDir) await this.linkLog(pod, c.name, id, join(o.sandboxConfig.log_directory ?? '', config.log_path ?? ''));
     // postStart: the container is not started until the hook returns; a failure kills it.
     const hookError = await runHook('postStart', pod, c, { runtime: this.deps.runtime, containerId: id, podIP: o.podIP, timeoutMs: POST_START_TIMEOUT_MS });
     if (hookError) {

@@ -27,6 +27,7 @@ export interface HousekeepingDeps {
   clock: Clock;
   logger: Logger;
   podLogsDir: string;
+  containerLogsDir?: string;
   statusManager?: { uids(): string[]; remove(uid: string): void };
   mirrors?: { deleteOrphans(): Promise<void> };
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
@@ -53,7 +54,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
     await killPod(d.runtime, pod, { status, graceOverride: 2 });
-    await removePodFromRuntime(d.runtime, status, podLogDir(d.podLogsDir, pod));
+    await removePodFromRuntime(d.runtime, status, { podLogDir: podLogDir(d.podLogsDir, pod), containerLogsDir: d.containerLogsDir });
   }
   d.backoff.gc(d.clock.now());
   // 5.

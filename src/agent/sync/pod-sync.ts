@@ -25,6 +25,7 @@ import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-st
 import type { StepResult } from '../runtime/step-result.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
+import { legacyLogSymlink, removeContainerLogs } from '../runtime/logs/legacy-log-links.js';
 import { generatePodStatus } from '../status/generate-pod-status.js';
 import type { ReasonCache } from '../status/reason-cache.js';
 import type { StatusManager } from '../status/status-manager.js';
@@ -51,6 +52,8 @@ export interface PodSyncDeps {
   nodeIP: string;
   runtimeName: string;
   podLogsDir: string;
+  /** Where the legacy container log links are (absent: none are made). */
+  containerLogsDir?: string;
   syncFrequencyMs: number;
   rootDir: string;
   /** /sys/fs/cgroup, or "" when the runtime makes no pod cgroups. */
@@ -67,16 +70,26 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results'>;
 }
 
-/** Removes a pod's runtime objects and log directory (idempotent). */
-export async function removePodFromRuntime(runtime: RuntimeService, status: PodRuntimeStatus, logDir: string): Promise<void> {
-  await Promise.all(status.containers.map((c) => runtime.removeContainer(c.id)));
+/** Removes a pod's runtime objects, its log directory and its containers' legacy log links (idempotent). */
+export async function removePodFromRuntime(
+  runtime: RuntimeService,
+  status: PodRuntimeStatus,
+  logs: { podLogDir: string; containerLogsDir?: string },
+): Promise<void> {
+  const { containerLogsDir } = logs;
+  await Promise.all(
+    status.containers.map(async (c) => {
+      await runtime.removeContainer(c.id);
+      if (containerLogsDir) await removeContainerLogs({ link: legacyLogSymlink(containerLogsDir, c.id, c.name, status.name, status.namespace) });
+    }),
+  );
   await Promise.all(
     status.sandboxes.map(async (s) => {
       await runtime.stopPodSandbox(s.id);
       await runtime.removePodSandbox(s.id);
     }),
   );
-  await rm(logDir, { recursive: true, force: true });
+  await rm(logs.podLogDir, { recursive: true, force: true });
 }
 
 /** Upstream activeDeadlineHandler: when the pod's active deadline passes (ms), or undefined. Pure. */
@@ -123,6 +136,12 @@ export class PodSync implements PodSyncer {
     const created = createdByOneSync(before, results);
     if (!created) return this.status(pod);
     return this.d.runtimeManager.getCreatedPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, created.sandbox, created.containerIds);
+  }
+
+  /** A container's legacy log link (undefined without a links dir). */
+  private linkOf(pod: Pod, c: { id: string; name: string }): string | undefined {
+    const dir = this.d.containerLogsDir;
+    return dir ? legacyLogSymlink(dir, c.id, c.name, pod.metadata.name!, pod.metadata.namespace!) : undefined;
   }
 
   private publish(pod: Pod, rs: PodRuntimeStatus) {
@@ -184,7 +203,7 @@ export class PodSync implements PodSyncer {
       const dead = deadContainersToRemove(fresh);
       for (const c of dead) {
         await this.d.runtime.removeContainer(c.id).catch(() => {});
-        if (c.logPath) await rm(c.logPath, { force: true });
+        await removeContainerLogs({ logPath: c.logPath, link: this.linkOf(pod, c) });
       }
       if (dead.length) fresh = await this.status(pod);
       const after = this.publish(pod, fresh);
@@ -215,7 +234,10 @@ export class PodSync implements PodSyncer {
     const seen = this.stopped.get(uid);
     this.stopped.delete(uid);
     if (this.d.isDesired(uid)) return;
-    await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), podLogDir(this.d.podLogsDir, pod));
+    await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), {
+      podLogDir: podLogDir(this.d.podLogsDir, pod),
+      containerLogsDir: this.d.containerLogsDir,
+    });
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
     this.verdicts.delete(uid);

@@ -1,0 +1,82 @@
+/**
+ * The legacy container log links (upstream kuberuntime's legacyLogSymlink): for every container it
+ * starts the kubelet links `/var/log/containers/<pod>_<namespace>_<container>-<containerID>.log` to
+ * the container's log under the pod logs dir. Log shippers (fluent-bit, promtail, the cluster
+ * logging add-ons) and upstream's NodeConformance "ContainerLogPath" test read that directory.
+ * A link goes when its container is removed; the container GC also removes links left dangling
+ * whose container is gone or has exited (upstream evictPodLogsDirectories).
+ */
+import { mkdir, readdir, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { rotatedLogs } from './log-rotation.js';
+
+/** Upstream's legacyContainerLogsDir. */
+export const LEGACY_CONTAINER_LOGS_DIR = '/var/log/containers';
+const SUFFIX = '.log';
+/** ext4's longest file name; upstream cuts the name (before the suffix) to fit. */
+const MAX_NAME = 255;
+
+/** The link of a container: `<dir>/<pod>_<namespace>_<container>-<id>.log`, cut to 255 bytes as upstream. */
+export function legacyLogSymlink(dir: string, containerId: string, containerName: string, podName: string, podNamespace: string): string {
+  let name = `${podName}_${podNamespace}_${containerName}-${containerId}`;
+  // Kubernetes names are ASCII, so characters are bytes.
+  if (name.length > MAX_NAME - SUFFIX.length) name = name.slice(0, MAX_NAME - SUFFIX.length);
+  return join(dir, name + SUFFIX);
+}
+
+/** The container ID in a link's name (after its last '-', before '.log'; at least 6 characters), as upstream. */
+export function containerIdOfLink(name: string): string | undefined {
+  if (!name.endsWith(SUFFIX)) return undefined;
+  const id = name.slice(name.lastIndexOf('-') + 1, -SUFFIX.length);
+  return id.length >= 6 ? id : undefined;
+}
+
+/** Links `link` to `target` when the target exists (no dangling link is made, as upstream); false if it was not made. */
+export async function linkContainerLog(link: string, target: string): Promise<boolean> {
+  try {
+    await stat(target);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  }
+  try {
+    await symlink(target, link);
+  } catch (err) {
+    // The links directory is made when the first link needs it (and again if it was removed).
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await mkdir(dirname(link), { recursive: true, mode: 0o755 });
+    await symlink(target, link);
+  }
+  return true;
+}
+
+/**
+ * Removes what a removed container leaves on disk (upstream removeContainerLog): its log, the
+ * rotated copies of it, and its link. Missing files are not an error.
+ */
+export async function removeContainerLogs(o: { logPath?: string; link?: string }): Promise<void> {
+  if (o.logPath) for (const f of [o.logPath, ...(await rotatedLogs(o.logPath))]) await rm(f, { force: true });
+  if (o.link) await unlink(o.link).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+}
+
+/**
+ * Removes the links in `dir` whose target is gone, unless their container exists and has not
+ * exited (a running container's log may be between a rotation's rename and reopen); `alive(id)`
+ * asks the runtime. Returns the removed links.
+ */
+export async function removeDanglingLinks(dir: string, alive: (containerId: string) => Promise<boolean>): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith(SUFFIX)) continue;
+    const link = join(dir, name);
+    const dangling = await stat(link).then(
+      () => false,
+      (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
+    );
+    if (!dangling) continue;
+    const id = containerIdOfLink(name);
+    if (id && (await alive(id))) continue;
+    await rm(link, { force: true });
+    removed.push(link);
+  }
+  return removed;
+}

@@ -1,0 +1,102 @@
+/**
+ * The container GC against a real CRI runtime (the process runtime, in-process, real processes):
+ * a collected dead container takes its log, its rotated logs and its legacy log link along, and
+ * links left dangling are removed unless their container still runs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProcessRuntime } from '../../../src/process-runtime/runtime.js';
+import { GarbageCollector } from '../../../src/agent/gc/garbage-collector.js';
+import type { ImageGc } from '../../../src/agent/gc/image-gc.js';
+import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
+import { legacyLogSymlink } from '../../../src/agent/runtime/logs/legacy-log-links.js';
+import { defaultContainerGcPolicy } from '../../../src/agent/gc/container-gc-plan.js';
+import { realClock } from '../../../src/lib/clock.js';
+import { silentLogger as logger } from '../../../src/lib/logger.js';
+import type * as cri from '../../../src/cri/types.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-gc-'));
+const logsDir = join(dir, 'logs');
+const linksDir = join(dir, 'containers');
+const runtime = new ProcessRuntime({ stateDir: join(dir, 'state'), podIP: '127.0.0.1', mode: 'in-process', logger, version: 'test' });
+const lexists = (p: string) => !!lstatSync(p, { throwIfNoEntry: false });
+
+beforeAll(() => runtime.start());
+afterAll(async () => {
+  await runtime.shutdown(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A pod with the kubelet's labels and one container running `script`; returns its IDs and log. */
+async function podWith(name: string, script: string): Promise<{ uid: string; sandboxId: string; id: string; log: string }> {
+  const uid = `uid-${name}`;
+  const labels = { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'ns', 'io.kubernetes.pod.uid': uid };
+  const sandboxConfig: cri.PodSandboxConfig = {
+    metadata: { name, namespace: 'ns', uid, attempt: 0 },
+    labels,
+    log_directory: join(logsDir, `ns_${name}_${uid}`),
+  };
+  const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+  const id = await runtime.createContainer(
+    sandboxId,
+    {
+      metadata: { name: 'main', attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['sh', '-c', script],
+      labels: { ...labels, 'io.kubernetes.container.name': 'main' },
+      log_path: 'main/0.log',
+    },
+    sandboxConfig,
+  );
+  await runtime.startContainer(id);
+  return { uid, sandboxId, id, log: join(sandboxConfig.log_directory!, 'main', '0.log') };
+}
+
+const until = async (fn: () => Promise<boolean>) => {
+  for (let i = 0; i < 100 && !(await fn()); i++) await new Promise((r) => setTimeout(r, 50));
+};
+
+describe('container garbage collection', () => {
+  it('removes a dead container of a pod no one wants with its log, rotated logs and link; dangling links go unless their container runs', async () => {
+    const dead = await podWith('dead', 'echo bye');
+    const live = await podWith('live', 'sleep 300');
+    await until(async () => (await runtime.containerStatus(dead.id)).status.state === 'CONTAINER_EXITED');
+    writeFileSync(`${dead.log}.20261124-101500.gz`, 'x');
+    mkdirSync(linksDir, { recursive: true });
+    const deadLink = legacyLogSymlink(linksDir, dead.id, 'main', 'dead', 'ns');
+    symlinkSync(dead.log, deadLink);
+    // A live container's link whose log is away (as between a rotation's rename and reopen) stays;
+    // a dangling link of a container the runtime does not know goes.
+    const liveLink = legacyLogSymlink(linksDir, live.id, 'main', 'live', 'ns');
+    symlinkSync(join(dir, 'moved.log'), liveLink);
+    const strayLink = legacyLogSymlink(linksDir, 'f'.repeat(64), 'main', 'stray', 'ns');
+    symlinkSync(join(dir, 'nothing.log'), strayLink);
+
+    const gc = new GarbageCollector({
+      runtime,
+      runtimeManager: new RuntimeManager(runtime),
+      // Image GC is a separate loop; collectContainers does not use it.
+      imageGc: {} as ImageGc,
+      clock: realClock,
+      logger,
+      policy: defaultContainerGcPolicy,
+      podLogsDir: logsDir,
+      containerLogsDir: linksDir,
+      rootDir: dir,
+      cgroupFsRoot: '',
+      cgroupRoot: '/',
+      isActive: (uid) => uid === live.uid,
+    });
+    await gc.collectContainers();
+
+    expect((await runtime.listContainers()).map((c) => c.id)).toEqual([live.id]);
+    expect(existsSync(dead.log)).toBe(false);
+    expect(existsSync(`${dead.log}.20261124-101500.gz`)).toBe(false);
+    expect(lexists(deadLink)).toBe(false);
+    expect(lexists(strayLink)).toBe(false);
+    expect(lexists(liveLink)).toBe(true);
+    expect(existsSync(live.log)).toBe(true);
+  });
+});
