@@ -17,23 +17,42 @@ const runningPodsSchema = {
   response: { 200: jsonResponse('Runtime pods as a v1 PodList.', 'PodList') },
 };
 
-/** A v1 PodList's JSON up to its items (JSON.stringify's order and spacing). */
-const POD_LIST_HEAD = JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }).slice(0, -2);
+/** A v1 PodList's JSON up to its items (JSON.stringify's order and spacing), its separator and its end. */
+const POD_LIST_HEAD = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }).slice(0, -2));
+const COMMA = Buffer.from(',');
+const POD_LIST_END = Buffer.from(']}');
+
+/**
+ * `s` as UTF-8 in a buffer of its own. Buffer.from puts short strings in a shared 8 KiB slab, which
+ * a buffer kept as long as its pod would keep alive whole.
+ */
+function unpooled(s: string): Buffer {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(s));
+  b.write(s);
+  return b;
+}
 
 /** Registers /pods (and /pods/). */
 export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
   // The serialized list is cached, as the bytes sent, until the host says the pods changed; then
-  // only the pods that changed are serialized again (the host gives an unchanged pod as the same object).
+  // only the pods that changed are serialized again (the host gives an unchanged pod as the same
+  // object) and the list is the pods' bytes copied together: encoding the whole list's text again
+  // on each change cost more than everything else in serving it.
   let cache: { version: string; body: Buffer } | undefined;
-  const podJson = new WeakMap<Pod, string>();
+  const podJson = new WeakMap<Pod, Buffer>();
   const json = (p: Pod) => {
     let j = podJson.get(p);
-    if (j === undefined) podJson.set(p, (j = JSON.stringify(p)));
+    if (j === undefined) podJson.set(p, (j = unpooled(JSON.stringify(p))));
     return j;
   };
   const podListJson = (): Buffer => {
     const version = opts.host.podsVersion();
-    if (cache?.version !== version) cache = { version, body: Buffer.from(`${POD_LIST_HEAD}${opts.host.getPods().map(json).join(',')}]}`) };
+    if (cache?.version !== version) {
+      const parts: Buffer[] = [POD_LIST_HEAD];
+      opts.host.getPods().forEach((p, i) => parts.push(...(i ? [COMMA, json(p)] : [json(p)])));
+      parts.push(POD_LIST_END);
+      cache = { version, body: Buffer.concat(parts) };
+    }
     return cache.body;
   };
   for (const url of ['/pods', '/pods/']) {

@@ -153,8 +153,11 @@ export class PodActionExecutor {
       try {
         await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
         sandboxId = await runtime.runPodSandbox(sandboxConfig);
-        const { status } = await runtime.podSandboxStatus(sandboxId);
-        const sandbox = sandboxOf(status, status.network?.ip ?? '');
+        // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream
+        // asks for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
+        const sandbox = pod.spec.hostNetwork
+          ? { id: sandboxId, ready: true, createdAt: this.deps.clock.now(), attempt: plan.attempt, ip: '' }
+          : await runtime.podSandboxStatus(sandboxId).then(({ status }) => sandboxOf(status, status.network?.ip ?? ''));
         if (!pod.spec.hostNetwork) podIP = sandbox.ip;
         results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true, sandbox });
       } catch (err) {
