@@ -63,29 +63,39 @@ export class WatchHttpError extends Error {
 
 interface Connection {
   url: URL;
-  agent: http.Agent;
-  headers: () => Record<string, string>;
+  /** The agent and credentials for the next request (an exec plugin may run first); `rejected()` after a 401. */
+  prepare(): Promise<{ agent: http.Agent; headers: Record<string, string>; rejected(): void }>;
+  destroy(): void;
 }
 
 function connect(kubeconfigPath: string): Connection {
   const kc = loadKubeconfig(kubeconfigPath);
   const url = kc.server;
-  const agent =
+  const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) =>
     url.protocol === 'https:'
-      ? new https.Agent({
-          keepAlive: true,
-          ca: kc.tls.ca,
-          cert: kc.tls.cert,
-          key: kc.tls.key,
-          rejectUnauthorized: kc.tls.rejectUnauthorized,
-          servername: kc.tls.servername,
-        })
+      ? new https.Agent({ keepAlive: true, ca: kc.tls.ca, cert, key, rejectUnauthorized: kc.tls.rejectUnauthorized, servername: kc.tls.servername })
       : new http.Agent({ keepAlive: true });
-  const headers = (): Record<string, string> => {
-    const auth = kc.authorization();
-    return auth ? { Authorization: auth } : {};
+  let agent = agentFor(kc.tls.cert, kc.tls.key);
+  let agentCert = kc.tls.cert;
+  const exec = kc.exec;
+  return {
+    url,
+    async prepare() {
+      const bearer = (v: string | undefined): Record<string, string> => (v ? { Authorization: v } : {});
+      const auth = kc.authorization();
+      if (!exec) return { agent, headers: bearer(auth), rejected: () => {} };
+      const cred = await exec.get();
+      if (cred.cert && !(agentCert && cred.cert.equals(agentCert))) {
+        // A new client certificate: connections made with the old one are closed, as client-go's.
+        const old = agent;
+        agent = agentFor(cred.cert, cred.key);
+        agentCert = cred.cert;
+        old.destroy();
+      }
+      return { agent, headers: bearer(cred.token && `Bearer ${cred.token}`), rejected: () => exec.invalidate(cred) };
+    },
+    destroy: () => agent.destroy(),
   };
-  return { url, agent, headers };
 }
 
 function fullPath(conn: Connection, req: KubeRequest): string {
@@ -105,7 +115,8 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
   /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
   const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...conn.headers() };
+    const { agent, headers: auth, rejected } = await conn.prepare();
+    const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...auth };
     if (payload) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
       headers['Content-Length'] = payload.length;
@@ -115,9 +126,11 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
       const r = mod.request(
-        { protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent: conn.agent },
+        { protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent },
         (res) => {
           response = res;
+          // The credential was refused: the next request asks the plugin again (client-go's exec authenticator).
+          if (res.statusCode === 401) rejected();
           if (headersOnly) clearTimeout(timer);
           res.once('end', done);
           resolve({ res, done });
@@ -148,7 +161,7 @@ export async function createKubeClient(kubeconfigPath: string, defaults: { timeo
     async reload() {
       const old = conn;
       conn = connect(kubeconfigPath);
-      old.agent.destroy();
+      old.destroy();
     },
     async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
       const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);

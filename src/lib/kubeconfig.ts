@@ -3,8 +3,9 @@
  * (`server`, `certificate-authority[-data]`, `insecure-skip-tls-verify`, `tls-server-name`) and
  * user (`client-certificate[-data]` + `client-key[-data]`, `token`, `tokenFile`, `username` +
  * `password`). Relative file paths are relative to the kubeconfig's directory. A token file is
- * re-read at most once a minute, as client-go's cached file token source does. Exec credential
- * plugins and auth providers are refused with a clear error.
+ * re-read at most once a minute, as client-go's cached file token source does. An exec credential
+ * plugin (`exec`, lib/exec-credential.ts) serves when the user has no static credentials, as in
+ * client-go; auth providers are refused with a clear error.
  *
  * Why not @kubernetes/client-node's KubeConfig: importing it costs ~0.5 s and ~28 MB of heap
  * (~75 MB of RSS) for the few fields above.
@@ -12,6 +13,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { execConfigOf, execCredentialSource } from './exec-credential.js';
+
+type ExecCredentialSource = ReturnType<typeof execCredentialSource>;
 
 /** What a client needs from a kubeconfig. */
 export interface KubeconfigCredentials {
@@ -20,6 +24,8 @@ export interface KubeconfigCredentials {
   tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean; servername?: string };
   /** The Authorization header, if the user has one (a token file is re-read at most once a minute). */
   authorization(): string | undefined;
+  /** The user's exec credential plugin, when it has one and no static credentials. */
+  exec?: ExecCredentialSource;
 }
 
 type Named<T> = { name?: string } & T;
@@ -64,7 +70,7 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
     const f = str(o, fileKey);
     return f ? file(f) : undefined;
   };
-  if (user.exec || user['auth-provider']) return fail('exec credential plugins and auth providers are not supported; use a client certificate or a token');
+  if (user['auth-provider']) return fail('auth providers are not supported; use a client certificate, a token or an exec credential plugin');
 
   let server: URL;
   try {
@@ -95,5 +101,18 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
     return basic;
   };
   authorization(); // a missing token file is an error at load, not at the first request
-  return { server, tls, authorization };
+  // As client-go: static credentials win over the plugin.
+  const exec =
+    user.exec && !token && !tokenFile && !basic && !tls.cert
+      ? execCredentialSource(execConfigOf(user.exec, path, fail), {
+          cluster: {
+            server: cluster.server,
+            'tls-server-name': tls.servername,
+            'insecure-skip-tls-verify': tls.rejectUnauthorized ? undefined : true,
+            'certificate-authority-data': tls.ca?.toString('base64'),
+          },
+          now,
+        })
+      : undefined;
+  return { server, tls, authorization, exec };
 }

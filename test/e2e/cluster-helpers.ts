@@ -42,6 +42,8 @@ export async function startCluster(o: {
   config?: string[];
   extra?: string[];
   bootstrap?: { validSeconds: number; paused?: boolean };
+  /** The kubeconfig's user stanza (YAML flow), given the kubelet's client certificate and key; default: them inline. */
+  user?: (client: PemPair) => string;
 }): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
   const serving = await issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
@@ -71,7 +73,8 @@ export async function startCluster(o: {
     const boot = join(o.dir, 'bootstrap.kubeconfig');
     writeFileSync(boot, kubeconfigText(`{token: ${BOOTSTRAP_TOKEN}}`));
     bootstrapArgs.push('--bootstrap-kubeconfig', boot);
-  } else writeFileSync(kubeconfig, kubeconfigText(`{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`));
+  } else
+    writeFileSync(kubeconfig, kubeconfigText(o.user ? o.user(client) : `{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`));
   const kubectlConfig = join(o.dir, 'admin.kubeconfig');
   writeFileSync(
     kubectlConfig,

@@ -83,7 +83,8 @@ describe('loadKubeconfig', () => {
     writeFileSync(noCtx.path, 'apiVersion: v1\nkind: Config\ncurrent-context: nope\ncontexts: []\n');
     expect(() => loadKubeconfig(noCtx.path)).toThrow(`kubeconfig ${noCtx.path}: context "nope" not found`);
     expect(() => loadKubeconfig(write('{insecure-skip-tls-verify: true}', '{token: x}').path)).toThrow(/no cluster server/);
-    expect(() => loadKubeconfig(write('{server: "https://a"}', '{exec: {command: aws}}').path)).toThrow(/exec credential plugins/);
+    expect(() => loadKubeconfig(write('{server: "https://a"}', '{auth-provider: {name: gcp}}').path)).toThrow(/auth providers are not supported/);
+    expect(() => loadKubeconfig(write('{server: "https://a"}', '{exec: {command: aws}}').path)).toThrow(/exec plugin: apiVersion must be one of/);
     const missing = write('{server: "https://a"}', '{tokenFile: /nonexistent/secret-token-path}');
     expect(() => loadKubeconfig(missing.path)).toThrow(/ENOENT reading \/nonexistent\/secret-token-path/);
     const bad = write('{server: "https://a"}', '{token: SUPERSECRET}');
