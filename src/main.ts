@@ -129,12 +129,15 @@ export async function main(argv: string[]): Promise<number> {
 
   // Standalone (no apiserver) without a client CA: a local CA and an admin certificate.
   const standalone = !cfg.kubeconfig;
-  const needPki = !kc.tlsCertFile || !kc.tlsPrivateKeyFile || (standalone && !kc.authentication.x509.clientCAFile);
+  // serverTLSBootstrap: the secure port serves the certificate the cluster signs (agent/certificate/serving-cert.ts).
+  const servingBootstrap = !standalone && kc.serverTLSBootstrap && !(kc.tlsCertFile && kc.tlsPrivateKeyFile);
+  const servingPem = servingBootstrap ? join(cfg.certDir, 'kubelet-server-current.pem') : undefined;
+  const needPki = (!servingBootstrap && (!kc.tlsCertFile || !kc.tlsPrivateKeyFile)) || (standalone && !kc.authentication.x509.clientCAFile);
   const pki = needPki
     ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] })
     : undefined;
-  const certFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert;
-  const keyFile = kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey;
+  const certFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert);
+  const keyFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey);
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
   let auth;
   let api: KubeClient | undefined;
@@ -183,9 +186,10 @@ export async function main(argv: string[]): Promise<number> {
     new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
 
   const host: KubeletHost = agent.host;
-  try {
-    const { buildReadOnlyServer, buildSecureServer } = await serversModule;
-    const secure = await buildSecureServer({
+  const startSecure = async () => {
+    const secure = await (
+      await serversModule
+    ).buildSecureServer({
       host,
       logger,
       tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
@@ -196,6 +200,30 @@ export async function main(argv: string[]): Promise<number> {
     });
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);
+  };
+  // Without a valid serving certificate yet, the secure port opens once the cluster has signed one
+  // (upstream's fails every TLS handshake until then); the read-only port does not wait.
+  let secureLater = false;
+  if (servingBootstrap && api) {
+    const serving = await import('./agent/certificate/serving-cert.js');
+    secureLater = !(await serving.hasValidServingCert(cfg.certDir, Date.now()));
+    new serving.ServingCertManager({
+      client: api,
+      certDir: cfg.certDir,
+      nodeName: cfg.nodeName,
+      sans: { dns: [cfg.nodeName], ips: [cfg.nodeIP] },
+      clock: realClock,
+      logger,
+    }).start({ signal: lifetime.signal }, () => {
+      if (!secureLater || lifetime.signal.aborted) return;
+      secureLater = false;
+      startSecure().catch((err: unknown) => logger.error(`failed to start the secure port: ${messageOf(err)}`));
+    });
+    if (secureLater) logger.warn({ port: kc.port }, 'no kubelet serving certificate yet: the secure port opens once its CSR is approved and signed');
+  }
+  try {
+    const { buildReadOnlyServer } = await serversModule;
+    if (!secureLater) await startSecure();
     if (kc.readOnlyPort > 0) {
       const ro = await buildReadOnlyServer({ host, logger });
       await ro.listen({ port: kc.readOnlyPort, host: kc.address });

@@ -64,6 +64,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'system-reserved': { path: ['systemReserved'], kind: 'map' },
   'eviction-hard': { path: ['evictionHard'], kind: 'eviction' },
   'rotate-certificates': { path: ['rotateCertificates'], kind: 'bool' },
+  'rotate-server-certificates': { path: ['serverTLSBootstrap'], kind: 'bool' },
 };
 
 /** Flags that are not part of KubeletConfiguration. */

@@ -7,7 +7,6 @@
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
   'enableServer',
-  'serverTLSBootstrap',
   'registryPullQPS',
   'registryBurst',
   'imagePullCredentialsVerificationPolicy',
@@ -88,7 +87,6 @@ export const unimplementedFlags = new Set([
   'eviction-minimum-reclaim',
   'fail-swap-on',
   'feature-gates',
-  'rotate-server-certificates',
   'max-open-files',
   'enable-debugging-handlers',
   'enable-server',

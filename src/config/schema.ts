@@ -79,6 +79,7 @@ export const kubeletConfigSchema = z.strictObject({
   imageMinimumGCAge: def(duration, '2m0s'),
   registerNode: def(z.boolean(), true),
   rotateCertificates: def(z.boolean(), false),
+  serverTLSBootstrap: def(z.boolean(), false),
   registerWithTaints: def(
     z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
     [],

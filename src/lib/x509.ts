@@ -33,6 +33,7 @@ const OID = {
   keyUsage: '2.5.29.15',
   extKeyUsage: '2.5.29.37',
   subjectAltName: '2.5.29.17',
+  extensionRequest: '1.2.840.113549.1.9.14',
   serverAuth: '1.3.6.1.5.5.7.3.1',
   clientAuth: '1.3.6.1.5.5.7.3.2',
   ecdsaSha256: '1.2.840.10045.4.3.2',
@@ -112,6 +113,20 @@ export interface CertOptions {
   notAfter: Date;
 }
 
+/** The subjectAltName extension for DNS names and IPs. */
+function sanExtension(sans: { dns: string[]; ips: string[] }): Buffer {
+  const names = [...sans.dns.map((d) => der.tlv(0x82, Buffer.from(d, 'latin1'))), ...sans.ips.map((ip) => der.tlv(0x87, ipBytes(ip)))];
+  return extension(OID.subjectAltName, false, der.seq(...names));
+}
+
+/** An IP SAN's bytes as text (dotted IPv4, or IPv6 in full hex groups). */
+function ipText(b: Buffer): string {
+  if (b.length === 4) return [...b].join('.');
+  const groups: string[] = [];
+  for (let i = 0; i + 1 < b.length; i += 2) groups.push(b.readUInt16BE(i).toString(16));
+  return groups.join(':');
+}
+
 /** The extensions of a certificate for `o`. */
 function extensions(o: CertOptions): Buffer[] {
   const ca = o.usage === 'ca';
@@ -120,10 +135,7 @@ function extensions(o: CertOptions): Buffer[] {
     extension(OID.keyUsage, true, der.namedBits(ca ? [KU.digitalSignature, KU.keyCertSign, KU.cRLSign] : [KU.digitalSignature, KU.keyEncipherment])),
   ];
   if (!ca) out.push(extension(OID.extKeyUsage, false, der.seq(der.oid(o.usage === 'server' ? OID.serverAuth : OID.clientAuth))));
-  if (o.sans) {
-    const names = [...o.sans.dns.map((d) => der.tlv(0x82, Buffer.from(d, 'latin1'))), ...o.sans.ips.map((ip) => der.tlv(0x87, ipBytes(ip)))];
-    out.push(extension(OID.subjectAltName, false, der.seq(...names)));
-  }
+  if (o.sans) out.push(sanExtension(o.sans));
   return out;
 }
 
@@ -161,26 +173,48 @@ export async function createCertificate(o: CertOptions): Promise<string> {
   return der.toPem('CERTIFICATE', signed(tbs, signer));
 }
 
-/** A PKCS#10 request for `subject` signed with `keyPem`; returns its PEM. */
-export async function createCsr(subject: Subject, keyPem: string): Promise<string> {
+/** A PKCS#10 request for `subject` (and `sans`, as an extension request) signed with `keyPem`; returns its PEM. */
+export async function createCsr(subject: Subject, keyPem: string, sans?: { dns: string[]; ips: string[] }): Promise<string> {
   const key = createPrivateKey(keyPem);
   const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
-  // Organizations first, then the common name, as upstream's node CSRs; no attributes.
+  // Organizations first, then the common name, as upstream's node CSRs; attributes only for SANs.
   const name = der.seq(...(subject.o ?? []).map((o) => rdn(OID.o, o)), rdn(OID.cn, subject.cn));
-  const info = der.seq(der.uint(Buffer.from([0])), name, spki, der.tlv(0xa0, Buffer.alloc(0)));
+  const attributes = sans ? der.seq(der.oid(OID.extensionRequest), der.set(der.seq(sanExtension(sans)))) : Buffer.alloc(0);
+  const info = der.seq(der.uint(Buffer.from([0])), name, spki, der.tlv(0xa0, attributes));
   return der.toPem('CERTIFICATE REQUEST', signed(info, key));
 }
 
 /** The largest CSR read (an apiserver object's field; real ones are under 2 KiB). */
 const MAX_CSR_BYTES = 64 * 1024;
 
-/** A CSR's subject, public key (SPKI DER) and whether its signature verifies with that key. */
-function readCsr(csrPem: string): { subject: Subject; spki: Buffer; signatureValid: boolean } {
+/** The DNS and IP SANs in a CSR's attributes ([0] content), if it asks for any. */
+function csrSans(attributes: Buffer | undefined): { dns: string[]; ips: string[] } | undefined {
+  for (const attr of attributes ? der.children(attributes) : []) {
+    const [type, values] = der.children(der.expectTag(attr, der.Tag.SEQUENCE, 'Attribute').content);
+    if (der.oidString(der.expectTag(type, der.Tag.OID, 'attribute type').content) !== OID.extensionRequest) continue;
+    for (const exts of der.children(der.expectTag(values, der.Tag.SET, 'attribute values').content))
+      for (const ext of der.children(der.expectTag(exts, der.Tag.SEQUENCE, 'Extensions').content)) {
+        const parts = der.children(der.expectTag(ext, der.Tag.SEQUENCE, 'Extension').content);
+        if (der.oidString(der.expectTag(parts[0], der.Tag.OID, 'extension id').content) !== OID.subjectAltName) continue;
+        const value = der.expectTag(parts[parts.length - 1], der.Tag.OCTET_STRING, 'extension value').content;
+        const out = { dns: [] as string[], ips: [] as string[] };
+        for (const n of der.children(der.expectTag(der.readElement(value), der.Tag.SEQUENCE, 'GeneralNames').content)) {
+          if (n.tag === 0x82) out.dns.push(n.content.toString('latin1'));
+          else if (n.tag === 0x87) out.ips.push(ipText(n.content));
+        }
+        return out;
+      }
+  }
+  return undefined;
+}
+
+/** A CSR's subject, public key (SPKI DER), SANs and whether its signature verifies with that key. */
+function readCsr(csrPem: string): { subject: Subject; spki: Buffer; sans?: { dns: string[]; ips: string[] }; signatureValid: boolean } {
   if (csrPem.length > MAX_CSR_BYTES) throw new Error('CSR too large');
   const outer = der.expectTag(der.readElement(der.fromPem('CERTIFICATE REQUEST', csrPem)), der.Tag.SEQUENCE, 'CertificationRequest');
   const [info, algorithm, signature] = der.children(outer.content);
   der.expectTag(info, der.Tag.SEQUENCE, 'CertificationRequestInfo');
-  const [, name, spki] = der.children(info.content);
+  const [, name, spki, attributes] = der.children(info.content);
   const subject: Subject = { cn: '', o: [] };
   for (const set of der.children(der.expectTag(name, der.Tag.SEQUENCE, 'subject').content)) {
     for (const atv of der.children(der.expectTag(set, der.Tag.SET, 'RDN').content)) {
@@ -204,7 +238,7 @@ function readCsr(csrPem: string): { subject: Subject; spki: Buffer; signatureVal
       signatureValid = false;
     }
   }
-  return { subject, spki: Buffer.from(spki.raw), signatureValid };
+  return { subject, spki: Buffer.from(spki.raw), sans: csrSans(attributes?.tag === 0xa0 ? attributes.content : undefined), signatureValid };
 }
 
 /** The subject of a CSR PEM (CN and O), parsed. */
@@ -213,9 +247,9 @@ export async function csrSubject(csrPem: string): Promise<Subject> {
 }
 
 /** A CSR PEM's subject and public key (SPKI DER), parsed. */
-export async function csrInfo(csrPem: string): Promise<{ subject: Subject; publicKeyDer: Buffer }> {
-  const { subject, spki } = readCsr(csrPem);
-  return { subject, publicKeyDer: spki };
+export async function csrInfo(csrPem: string): Promise<{ subject: Subject; publicKeyDer: Buffer; sans?: { dns: string[]; ips: string[] } }> {
+  const { subject, spki, sans } = readCsr(csrPem);
+  return { subject, publicKeyDer: spki, sans };
 }
 
 /** notBefore / notAfter (ms) of the first certificate in `pem` (native parser); undefined when unreadable. */

@@ -5,9 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { compatibleCsr, kubeletClientUsages, nodeCsr, KUBELET_CLIENT_SIGNER } from '../../src/agent/certificate/csr.js';
+import { compatibleCsr, kubeletClientUsages, kubeletServingUsages, nodeCsr, KUBELET_CLIENT_SIGNER } from '../../src/agent/certificate/csr.js';
 import { createCa, issueCert } from '../../src/server/pki.js';
-import { certValidity, createCertificate, csrSubject } from '../../src/lib/x509.js';
+import { certValidity, createCertificate, csrInfo, csrSubject } from '../../src/lib/x509.js';
+import { execFileSync } from 'node:child_process';
 
 describe('x509', () => {
   it('issues EC P-256 certificates that chain to their CA with the asked usages and SANs', async () => {
@@ -59,5 +60,14 @@ describe('x509', () => {
     expect(await compatibleCsr({ spec: { ...existing.spec, signerName: 'other' } }, { csrPem: again.csrPem, usages })).toBe(false);
     const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     expect(kubeletClientUsages(rsa)).toEqual(['digital signature', 'key encipherment', 'client auth']);
+  });
+
+  it('puts SANs in a serving CSR as an extension request that OpenSSL reads and verifies', async () => {
+    const { keyPem, csrPem } = await nodeCsr('n1', undefined, { dns: ['n1', 'n1.example'], ips: ['10.0.0.7', 'fd00::1'] });
+    expect((await csrInfo(csrPem)).sans).toEqual({ dns: ['n1', 'n1.example'], ips: ['10.0.0.7', 'fd00:0:0:0:0:0:0:1'] });
+    expect((await csrInfo((await nodeCsr('n1')).csrPem)).sans).toBeUndefined();
+    const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], { input: csrPem, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+    expect(text).toContain('DNS:n1, DNS:n1.example, IP Address:10.0.0.7, IP Address:FD00:0:0:0:0:0:0:1');
+    expect(kubeletServingUsages(keyPem)).toEqual(['digital signature', 'server auth']);
   });
 });

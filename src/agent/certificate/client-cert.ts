@@ -42,7 +42,6 @@ export interface ClientCertPaths {
   certDir: string;
 }
 
-const CURRENT = 'kubelet-client-current.pem';
 /** Upstream's name for the key of a pending bootstrap CSR. */
 const PENDING_KEY = 'kubelet-client.key.tmp';
 
@@ -54,15 +53,15 @@ const PENDING_KEY = 'kubelet-client.key.tmp';
 export async function requestCertificate(
   client: KubeClient,
   csrPem: string,
-  o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string },
+  o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string; signer?: string },
 ): Promise<string> {
   const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
-  const created = await client.request<CsrObject>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name), signal: o.signal });
+  const created = await client.request<CsrObject>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name, o.signer), signal: o.signal });
   let name: string;
   if (created.status === 201 && created.body) name = created.body.metadata.name;
   else if (created.status === 409 && o.name) {
     const existing = await client.request<CsrObject>({ path: `${path}/${o.name}`, signal: o.signal });
-    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages })))
+    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages, signer: o.signer })))
       throw new Error(`certificate signing request ${o.name} exists with a different request`);
     name = o.name;
   } else throw apiError('creating the certificate signing request', created);
@@ -78,14 +77,18 @@ export async function requestCertificate(
   throw new Error(`timed out waiting for certificate signing request ${name} to be signed`);
 }
 
-/** Stores cert + key as a new pem and points the current link at it; returns the link's path. */
-async function storePem(certDir: string, o: { certPem: string; keyPem: string; nowMs: number }): Promise<string> {
+/**
+ * Stores cert + key as a new `kubelet-<kind>-<time>.pem` and points `kubelet-<kind>-current.pem`
+ * at it (upstream's certificate store); returns the link's path.
+ */
+export async function storePem(certDir: string, o: { certPem: string; keyPem: string; nowMs: number; kind?: 'client' | 'server' }): Promise<string> {
   const { certPem, keyPem, nowMs } = o;
+  const kind = o.kind ?? 'client';
   await mkdir(certDir, { recursive: true, mode: 0o700 });
   const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const file = join(certDir, `kubelet-client-${stamp}.pem`);
+  const file = join(certDir, `kubelet-${kind}-${stamp}.pem`);
   await writeFileAtomic(file, `${certPem.trim()}\n${keyPem.trim()}\n`, 0o600);
-  const link = join(certDir, CURRENT);
+  const link = join(certDir, `kubelet-${kind}-current.pem`);
   const tmp = `${link}.tmp`;
   await unlink(tmp).catch(() => {});
   await symlink(file, tmp);

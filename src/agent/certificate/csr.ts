@@ -12,11 +12,18 @@ export { certValidity } from '../../lib/x509.js';
 
 /** The signer the kubelet's client certificates come from. */
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
+/** The signer of the kubelet's serving certificates (serverTLSBootstrap). */
+export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
-/** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM). */
-export async function nodeCsr(nodeName: string, keyPem?: string): Promise<{ keyPem: string; csrPem: string }> {
+/** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM), with `sans` for a serving certificate. */
+export async function nodeCsr(nodeName: string, keyPem?: string, sans?: { dns: string[]; ips: string[] }): Promise<{ keyPem: string; csrPem: string }> {
   const key = keyPem ?? (await newKeyPem());
-  return { keyPem: key, csrPem: await createCsr({ cn: `system:node:${nodeName}`, o: ['system:nodes'] }, key) };
+  return { keyPem: key, csrPem: await createCsr({ cn: `system:node:${nodeName}`, o: ['system:nodes'] }, key, sans) };
+}
+
+/** The usages of a kubelet serving certificate request for `keyPem` (upstream: key encipherment only for RSA keys). */
+export function kubeletServingUsages(keyPem: string): string[] {
+  return createPublicKey(keyPem).asymmetricKeyType === 'rsa' ? ['digital signature', 'key encipherment', 'server auth'] : ['digital signature', 'server auth'];
 }
 
 /**
@@ -52,10 +59,11 @@ export function csrName(keyPem: string, o: { commonName: string; organizations: 
  */
 export async function compatibleCsr(
   existing: { spec?: { request?: string; signerName?: string; usages?: string[] } },
-  want: { csrPem: string; usages: string[] },
+  want: { csrPem: string; usages: string[]; signer?: string },
 ): Promise<boolean> {
   const spec = existing.spec;
-  if (!spec?.request || spec.signerName !== KUBELET_CLIENT_SIGNER || [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join()) return false;
+  if (!spec?.request || spec.signerName !== (want.signer ?? KUBELET_CLIENT_SIGNER) || [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join())
+    return false;
   try {
     const [a, b] = await Promise.all([csrInfo(Buffer.from(spec.request, 'base64').toString('utf8')), csrInfo(want.csrPem)]);
     return (
@@ -69,12 +77,12 @@ export async function compatibleCsr(
 }
 
 /** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
-export function csrObject(csrPem: string, usages: string[], name?: string): Record<string, unknown> {
+export function csrObject(csrPem: string, usages: string[], name?: string, signer = KUBELET_CLIENT_SIGNER): Record<string, unknown> {
   return {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',
     metadata: name ? { name } : { generateName: 'csr-' },
-    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages },
+    spec: { request: Buffer.from(csrPem).toString('base64'), signerName: signer, usages },
   };
 }
 

@@ -1,0 +1,92 @@
+/**
+ * The kubelet's serving certificate from the cluster (`serverTLSBootstrap` /
+ * `--rotate-server-certificates`; upstream's kubelet serving certificate manager): a CSR for
+ * `CN=system:node:<node>`, `O=system:nodes` with the node's hostname and IP as SANs, signer
+ * `kubernetes.io/kubelet-serving`, usages digital signature + server auth (+ key encipherment for
+ * RSA keys). Someone must approve it (`kubectl certificate approve`, or an approver controller),
+ * as upstream. The signed certificate and its key go to `<cert-dir>/kubelet-server-<time>.pem`
+ * with the `kubelet-server-current.pem` link, which the secure port serves (and reloads when the
+ * link moves). It is requested again at a jittered 70–90 % of its lifetime, and when none is valid.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { certValidity, KUBELET_SERVING_SIGNER, kubeletServingUsages, nodeCsr, rotationDeadline } from './csr.js';
+import { requestCertificate, storePem } from './client-cert.js';
+
+/** The link to the current serving certificate and key (one PEM file) under the cert dir. */
+export function servingPemPath(certDir: string): string {
+  return join(certDir, 'kubelet-server-current.pem');
+}
+
+/** The current serving certificate's validity, when there is one that can be read. */
+async function currentValidity(certDir: string): Promise<{ notBefore: number; notAfter: number } | undefined> {
+  const pem = await readFile(servingPemPath(certDir), 'utf8').catch(() => undefined);
+  return pem ? certValidity(pem) : undefined;
+}
+
+/** Whether the cert dir holds a serving certificate valid at `nowMs`. */
+export async function hasValidServingCert(certDir: string, nowMs: number): Promise<boolean> {
+  const v = await currentValidity(certDir);
+  return !!v && v.notBefore <= nowMs && nowMs < v.notAfter;
+}
+
+/** Requests serving certificates: when none is valid, and again before the current one expires. */
+export class ServingCertManager {
+  /** Certificates stored (tests). */
+  issued = 0;
+  constructor(
+    private readonly d: {
+      client: KubeClient;
+      certDir: string;
+      nodeName: string;
+      /** The node's names and addresses for the SANs. */
+      sans: { dns: string[]; ips: string[] };
+      clock: Clock;
+      logger: Logger;
+      jitter?: () => number;
+      /** How often a pending CSR is looked at (default 1 s). */
+      pollMs?: number;
+    },
+  ) {}
+
+  /** Runs until `signal` aborts; `onCertificate(path)` after each certificate stored. Never throws (failures retry with backoff up to 1 min). */
+  start({ signal }: { signal: AbortSignal }, onCertificate: (path: string) => void): void {
+    void (async () => {
+      let delay = 1000;
+      while (!signal.aborted) {
+        const v = await currentValidity(this.d.certDir);
+        if (v && v.notAfter > this.d.clock.now()) {
+          const wait = rotationDeadline(v, (this.d.jitter ?? Math.random)()) - this.d.clock.now();
+          if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
+          if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
+        }
+        try {
+          const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
+          this.d.logger.info({ signer: KUBELET_SERVING_SIGNER }, 'requesting a kubelet serving certificate (it needs an approval)');
+          const certPem = await requestCertificate(this.d.client, csrPem, {
+            usages: kubeletServingUsages(keyPem),
+            signer: KUBELET_SERVING_SIGNER,
+            clock: this.d.clock,
+            signal,
+            pollMs: this.d.pollMs,
+          });
+          const path = await storePem(this.d.certDir, { certPem, keyPem, nowMs: this.d.clock.now(), kind: 'server' });
+          this.issued++;
+          delay = 1000;
+          this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'stored a new kubelet serving certificate');
+          onCertificate(path);
+        } catch (err) {
+          if (signal.aborted) return;
+          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'kubelet serving certificate request failed; will retry');
+          await sleep(delay, signal, this.d.clock);
+          delay = Math.min(delay * 2, 60_000);
+        }
+      }
+    })();
+  }
+}

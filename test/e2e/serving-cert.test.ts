@@ -1,0 +1,69 @@
+/**
+ * serverTLSBootstrap on a kubelet joining the fake apiserver: the kubelet files a
+ * `kubernetes.io/kubelet-serving` CSR for its node with its hostname and IP as SANs; nothing
+ * approves it by default, and until it is approved and signed the secure port is closed; once
+ * the cluster signs it, 10250 serves that certificate (it verifies against the cluster CA for the
+ * node IP); a restarted kubelet serves the stored certificate at once and files no new CSR.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import tls from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startCluster, type Cluster } from './cluster-helpers.js';
+import { acceptsConnections, until } from './helpers.js';
+import { csrInfo } from '../../src/lib/x509.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-serving-'));
+const node = 'serving-node';
+const RESOURCE = 'certificates.k8s.io/certificatesigningrequests';
+let c: Cluster;
+const servingCsrs = () => c.api.store.list(RESOURCE).filter((x) => x.spec?.signerName === 'kubernetes.io/kubelet-serving');
+
+/** The certificate 10250 presents, verified against the cluster CA for 127.0.0.1. */
+function servedCert(): Promise<tls.PeerCertificate> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: '127.0.0.1', port: c.ports.port, ca: c.ca.cert, rejectUnauthorized: true }, () => {
+      resolve(s.getPeerCertificate());
+      s.destroy();
+    });
+    s.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  c = await startCluster({ dir, node, bootstrap: { validSeconds: 3600 }, config: ['serverTLSBootstrap: true'] });
+}, 30_000);
+afterAll(async () => {
+  await c?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('serverTLSBootstrap', () => {
+  it('requests a serving certificate for the node, and opens 10250 with it once the CSR is approved and signed', async () => {
+    const [csr] = await until(() => (servingCsrs().length ? servingCsrs() : undefined), 20_000, 'a serving CSR');
+    expect(csr.spec.usages).toEqual(['digital signature', 'server auth']);
+    const info = await csrInfo(Buffer.from(csr.spec.request, 'base64').toString('utf8'));
+    expect(info.subject).toEqual({ cn: `system:node:${node}`, o: ['system:nodes'] });
+    expect(info.sans).toEqual({ dns: [node], ips: ['127.0.0.1'] });
+    // Pending: the node is up (its read-only port serves) but the secure port is not open.
+    await until(() => acceptsConnections(c.ports.ro), 20_000, 'read-only port');
+    expect(await acceptsConnections(c.ports.port)).toBe(false);
+    csr.status = {
+      conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
+    };
+    c.api.store.update(RESOURCE, csr);
+    const cert = await until(() => servedCert().catch(() => undefined), 20_000, '10250 serving the signed certificate');
+    expect(cert.subject.CN).toBe(`system:node:${node}`);
+    expect(cert.issuer.CN).toBe('test-cluster-ca');
+    expect(cert.subjectaltname).toContain('IP Address:127.0.0.1');
+  }, 60_000);
+
+  it('a restarted kubelet serves the stored certificate at once and files no new CSR', async () => {
+    const before = (await servedCert()).fingerprint256;
+    await c.restartKubelet();
+    const cert = await until(() => servedCert().catch(() => undefined), 20_000, '10250 after restart');
+    expect(cert.fingerprint256).toBe(before);
+    expect(servingCsrs()).toHaveLength(1);
+  }, 60_000);
+});
