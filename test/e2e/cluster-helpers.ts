@@ -41,7 +41,7 @@ export async function startCluster(o: {
   node: string;
   config?: string[];
   extra?: string[];
-  bootstrap?: { validSeconds: number; paused?: boolean };
+  bootstrap?: { validSeconds: number; paused?: boolean; servingValidSeconds?: number };
   /** The kubeconfig's user stanza (YAML flow), given the kubelet's client certificate and key; default: them inline. */
   user?: (client: PemPair) => string;
 }): Promise<Cluster> {

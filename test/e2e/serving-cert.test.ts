@@ -3,7 +3,8 @@
  * `kubernetes.io/kubelet-serving` CSR for its node with its hostname and IP as SANs; nothing
  * approves it by default, and until it is approved and signed the secure port is closed; once
  * the cluster signs it, 10250 serves that certificate (it verifies against the cluster CA for the
- * node IP); a restarted kubelet serves the stored certificate at once and files no new CSR.
+ * node IP); a restarted kubelet serves the stored certificate at once and files no new CSR; a
+ * short-lived certificate is requested again before it expires and 10250 switches to the new one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,12 +19,19 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-serving-'));
 const node = 'serving-node';
 const RESOURCE = 'certificates.k8s.io/certificatesigningrequests';
 let c: Cluster;
-const servingCsrs = () => c.api.store.list(RESOURCE).filter((x) => x.spec?.signerName === 'kubernetes.io/kubelet-serving');
+const servingCsrs = (cl = c) => cl.api.store.list(RESOURCE).filter((x) => x.spec?.signerName === 'kubernetes.io/kubelet-serving');
+/** Approves a CSR as `kubectl certificate approve` does. */
+function approve(cl: Cluster, csr: ReturnType<typeof servingCsrs>[number]): void {
+  csr.status = {
+    conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
+  };
+  cl.api.store.update(RESOURCE, csr);
+}
 
 /** The certificate 10250 presents, verified against the cluster CA for 127.0.0.1. */
-function servedCert(): Promise<tls.PeerCertificate> {
+function servedCert(cl = c): Promise<tls.PeerCertificate> {
   return new Promise((resolve, reject) => {
-    const s = tls.connect({ host: '127.0.0.1', port: c.ports.port, ca: c.ca.cert, rejectUnauthorized: true }, () => {
+    const s = tls.connect({ host: '127.0.0.1', port: cl.ports.port, ca: cl.ca.cert, rejectUnauthorized: true }, () => {
       resolve(s.getPeerCertificate());
       s.destroy();
     });
@@ -65,5 +73,30 @@ describe('serverTLSBootstrap', () => {
     const cert = await until(() => servedCert().catch(() => undefined), 20_000, '10250 after restart');
     expect(cert.fingerprint256).toBe(before);
     expect(servingCsrs()).toHaveLength(1);
+  }, 60_000);
+
+  it('requests a new certificate before the current one expires, and 10250 switches to it', async () => {
+    const rdir = mkdtempSync(join(tmpdir(), 'tsk-serving-rot-'));
+    const r = await startCluster({ dir: rdir, node, bootstrap: { validSeconds: 3600, servingValidSeconds: 8 }, config: ['serverTLSBootstrap: true'] });
+    try {
+      const first = await until(() => servingCsrs(r)[0], 20_000, 'a serving CSR');
+      approve(r, first);
+      const a = await until(() => servedCert(r).catch(() => undefined), 20_000, 'the first certificate');
+      // Rotation at 70-90 % of its 9 s (notBefore is 1 s back): a second CSR, approved, then served.
+      const second = await until(() => servingCsrs(r).find((x) => x.metadata.name !== first.metadata.name), 20_000, 'a second serving CSR');
+      approve(r, second);
+      const b = await until(
+        async () => {
+          const cert = await servedCert(r).catch(() => undefined);
+          return cert && cert.fingerprint256 !== a.fingerprint256 ? cert : undefined;
+        },
+        20_000,
+        '10250 serving the rotated certificate',
+      );
+      expect(Date.parse(b.valid_to)).toBeGreaterThan(Date.parse(a.valid_to));
+    } finally {
+      await r.close();
+      rmSync(rdir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
