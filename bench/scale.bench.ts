@@ -11,6 +11,9 @@
  *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
  *    last RemovePodSandbox returned (direct);
  *  The direct rounds run before the kubelet starts (a kubelet stops sandboxes it does not know).
+ *  - kubelet CPU: the kubelet's CPU seconds from the manifests written to all Running, per pod
+ *    (median over rounds; it includes serving the bench's /pods polls every 50 ms) — a figure that
+ *    moves less with the runtime's speed than the ratio does;
  *  - footprint: a fresh kubelet per N; RSS with no pods, then with N pods running (after 5 s),
  *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS),
  *    and RSS and bytes per pod at the end of that idle time (first round).
@@ -113,12 +116,13 @@ try {
       await untilServing(ports);
       await sleep(5000);
       const rss0 = sampleProcess(kubelet.proc.pid!).rss;
-      const k = { start: [] as number[], stop: [] as number[] };
+      const k = { start: [] as number[], stop: [] as number[], cpu: [] as number[] };
       const rssN: number[] = [];
       let cpuPercent = NaN;
       let rssIdle = NaN;
       for (let r = 0; r < ROUNDS; r++) {
         const prefix = `k-${n}-${r}-`;
+        const cpu0 = sampleProcess(kubelet.proc.pid!).cpuSeconds;
         const t0 = performance.now();
         for (let i = 0; i < n; i++) writeFileSync(join(manifests, `${prefix}${i}.json`), JSON.stringify(podSpec(`${prefix}${i}`)));
         for (;;) {
@@ -127,6 +131,7 @@ try {
           await sleep(50);
         }
         k.start.push((performance.now() - t0) / 1000);
+        k.cpu.push(sampleProcess(kubelet.proc.pid!).cpuSeconds - cpu0);
         await sleep(5000);
         const a = sampleProcess(kubelet.proc.pid!);
         rssN.push(a.rss);
@@ -147,6 +152,7 @@ try {
         directStopS: round(median(d.stop)),
         kubeletStopS: round(median(k.stop)),
         stopRatio: round(median(k.stop) / median(d.stop)),
+        kubeletStartCpuMsPerPod: round((median(k.cpu) / n) * 1000),
         rssMiBNoPods: round(rss0 / 2 ** 20),
         rssMiB: round(median(rssN) / 2 ** 20),
         bytesPerPod: Math.round((median(rssN) - rss0) / n),
