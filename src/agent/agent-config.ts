@@ -54,6 +54,8 @@ export interface AgentConfig {
   serializeImagePulls: boolean;
   imageGc: ImageGcPolicy;
   containerGc: ContainerGcPolicy;
+  /** evictionPressureTransitionPeriod (ms): how long a pressure condition stays after its threshold was last met. */
+  evictionPressureTransitionMs?: number;
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
   podInfraContainerImage?: string;
   /** Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc. */

@@ -8,24 +8,19 @@ import type { KubeClient } from '../lib/kube-client.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
-import type { NodeSettings } from './nodestatus/node-object.js';
+import type { AgentConfig } from './agent-config.js';
 import { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 import type { StatusSync } from './status/status-sync.js';
 
-/** What membership needs. */
+/** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
   client: KubeClient;
-  settings: NodeSettings;
-  registerNode: boolean;
   machine: MachineInfo;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
-  updateFrequencyMs: number;
-  reportFrequencyMs: number;
-  leaseDurationSeconds: number;
   runtime: CriRuntime;
   runtimeState: RuntimeState;
   /** `<name>://<version>` of the runtime, for nodeInfo. */
@@ -34,28 +29,34 @@ export interface ClusterMembershipDeps {
 }
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
-export function startClusterMembership(d: ClusterMembershipDeps, signal: AbortSignal): NodeStatusManager {
+export function startClusterMembership(
+  cfg: Pick<AgentConfig, 'node' | 'registerNode' | 'nodeStatusUpdateFrequencyMs' | 'nodeStatusReportFrequencyMs' | 'nodeLeaseDurationSeconds'>,
+  d: ClusterMembershipDeps,
+  o: { signal: AbortSignal; /** The eviction manager's pressure conditions. */ pressure?: () => ReadonlySet<string> },
+): NodeStatusManager {
+  const { signal } = o;
   const nodeStatus = new NodeStatusManager({
     client: d.client,
-    settings: d.settings,
-    registerNode: d.registerNode,
+    settings: cfg.node,
+    registerNode: cfg.registerNode,
     machine: d.machine,
     events: d.events,
     clock: d.clock,
     logger: d.logger,
-    updateFrequencyMs: d.updateFrequencyMs,
-    reportFrequencyMs: d.reportFrequencyMs,
+    updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
+    reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
+      pressure: o.pressure?.(),
     }),
   });
   nodeStatus.start({ signal });
   new LeaseController({
     client: d.client,
-    nodeName: d.settings.nodeName,
-    durationSeconds: d.leaseDurationSeconds,
+    nodeName: cfg.node.nodeName,
+    durationSeconds: cfg.nodeLeaseDurationSeconds,
     nodeUid: () => nodeStatus.nodeUid(),
     clock: d.clock,
     logger: d.logger,

@@ -44,6 +44,7 @@ import { StatusSync } from './status/status-sync.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
 import { admitPod, type AdmissionNode } from './admission/predicate.js';
+import { composeEviction, refusedUnderPressure } from './compose-eviction.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { nodeLabels, nodeResources } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
@@ -174,7 +175,10 @@ export function composeAgent(
         mirrors,
         volumes,
       }),
-    admit: (pod, admitted) => admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls }),
+    // The eviction manager's admission first, as upstream orders its handlers.
+    admit: (pod, admitted) =>
+      refusedUnderPressure(eviction, pod) ??
+      admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);
@@ -193,6 +197,7 @@ export function composeAgent(
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
+  const eviction = composeEviction(cfg, { collector, podManager, workers, syncer, gc, imageGc, events, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = {
     ...createAgentHost({
@@ -260,26 +265,13 @@ export function composeAgent(
       gc.start({ signal: abort.signal });
       volumeStats.start({ signal: abort.signal });
       collector.start({ signal: abort.signal });
+      eviction.start({ signal: abort.signal });
       startLogRotation(abort.signal);
       if (api)
         nodeStatus = startClusterMembership(
-          {
-            client: api,
-            settings: cfg.node,
-            registerNode: cfg.registerNode,
-            machine,
-            events,
-            clock,
-            logger,
-            updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
-            reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
-            leaseDurationSeconds: cfg.nodeLeaseDurationSeconds,
-            runtime,
-            runtimeState,
-            runtimeVersion: connected.version,
-            statusSync: statusSync!,
-          },
-          abort.signal,
+          cfg,
+          { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync! },
+          { pressure: () => eviction.conditions(), signal: abort.signal },
         );
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });

@@ -24,6 +24,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     version: TSKUBELET_VERSION,
     streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
     runtimeRequestTimeoutMs: parseDuration(kc.runtimeRequestTimeout)!,
+    evictionPressureTransitionMs: parseDuration(kc.evictionPressureTransitionPeriod)!,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,
     resolvConf: kc.resolvConf,

@@ -63,6 +63,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'kube-reserved': { path: ['kubeReserved'], kind: 'map' },
   'system-reserved': { path: ['systemReserved'], kind: 'map' },
   'eviction-hard': { path: ['evictionHard'], kind: 'eviction' },
+  'eviction-pressure-transition-period': { path: ['evictionPressureTransitionPeriod'], kind: 'duration' },
   'rotate-certificates': { path: ['rotateCertificates'], kind: 'bool' },
   'rotate-server-certificates': { path: ['serverTLSBootstrap'], kind: 'bool' },
 };

@@ -80,6 +80,7 @@ export const kubeletConfigSchema = z.strictObject({
   registerNode: def(z.boolean(), true),
   rotateCertificates: def(z.boolean(), false),
   serverTLSBootstrap: def(z.boolean(), false),
+  evictionPressureTransitionPeriod: def(duration, '5m0s'),
   registerWithTaints: def(
     z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
     [],

@@ -44,6 +44,8 @@ export interface NodeStatusInput {
   /** Runtime and network errors (NetworkReady=false …); empty when healthy; undefined until first checked. */
   runtimeErrors: string[] | undefined;
   images: { names: string[]; sizeBytes: number }[];
+  /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
+  pressure?: ReadonlySet<string>;
   previous?: NodeCondition[];
   nowMs: number;
 }
@@ -125,27 +127,32 @@ function condition(
 }
 
 /** The node conditions, in upstream order (MemoryPressure, DiskPressure, PIDPressure, Ready). */
-export function nodeConditions(runtimeErrors: string[] | undefined, previous: NodeCondition[] | undefined, nowMs: number): NodeCondition[] {
+export function nodeConditions(
+  runtimeErrors: string[] | undefined,
+  previous: NodeCondition[] | undefined,
+  nowMs: number,
+  pressure: ReadonlySet<string> = new Set(),
+): NodeCondition[] {
   const now = rfc3339(nowMs);
   const prev = (t: string) => previous?.find((c) => c.type === t);
   const errs = runtimeErrors ?? ['container runtime status check may not have completed yet'];
   const notReady = errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
   return [
-    condition('MemoryPressure', true, {
+    condition('MemoryPressure', !pressure.has('MemoryPressure'), {
       good: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],
       bad: ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available'],
       healthy: 'False',
       prev: prev('MemoryPressure'),
       now,
     }),
-    condition('DiskPressure', true, {
+    condition('DiskPressure', !pressure.has('DiskPressure'), {
       good: ['KubeletHasNoDiskPressure', 'kubelet has no disk pressure'],
       bad: ['KubeletHasDiskPressure', 'kubelet has disk pressure'],
       healthy: 'False',
       prev: prev('DiskPressure'),
       now,
     }),
-    condition('PIDPressure', true, {
+    condition('PIDPressure', !pressure.has('PIDPressure'), {
       good: ['KubeletHasSufficientPID', 'kubelet has sufficient PID available'],
       bad: ['KubeletHasInsufficientPID', 'kubelet has insufficient PID available'],
       healthy: 'False',
@@ -168,7 +175,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
   return {
     capacity,
     allocatable,
-    conditions: nodeConditions(i.runtimeErrors, i.previous, i.nowMs),
+    conditions: nodeConditions(i.runtimeErrors, i.previous, i.nowMs, i.pressure),
     addresses: [
       { type: 'InternalIP', address: s.nodeIP },
       { type: 'Hostname', address: s.hostname },

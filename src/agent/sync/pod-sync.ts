@@ -15,6 +15,7 @@ import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import { rfc3339 } from '../../lib/time.js';
 import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
 import type { PodActionExecutor } from '../runtime/executor.js';
@@ -138,6 +139,11 @@ export class PodSync implements PodSyncer {
     return this.d.runtimeManager.getCreatedPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, created.sandbox, created.containerIds);
   }
 
+  /** Makes the pod's status Failed / Evicted / `message` from now until it is gone (the eviction manager kills it). */
+  evicted(uid: string, message: string): void {
+    this.verdicts.set(uid, { reason: 'Evicted', message });
+  }
+
   /** A container's legacy log link (undefined without a links dir). */
   private linkOf(pod: Pod, c: { id: string; name: string }): string | undefined {
     const dir = this.d.containerLogsDir;
@@ -156,6 +162,21 @@ export class PodSync implements PodSyncer {
     });
     const verdict = this.verdicts.get(uid);
     if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });
+    // An evicted pod says the kubelet disrupted it (upstream's DisruptionTarget condition).
+    if (verdict?.reason === 'Evicted' && !st.conditions?.some((c) => c.type === 'DisruptionTarget')) {
+      const since = this.d.statusManager.get(uid)?.conditions?.find((c) => c.type === 'DisruptionTarget')?.lastTransitionTime;
+      st.conditions = [
+        ...(st.conditions ?? []),
+        {
+          type: 'DisruptionTarget',
+          status: 'True',
+          lastProbeTime: null,
+          lastTransitionTime: since ?? rfc3339(this.d.clock.now()),
+          reason: 'TerminationByKubelet',
+          message: verdict.message,
+        },
+      ];
+    }
     this.d.statusManager.set(uid, st);
     this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;

@@ -1,0 +1,134 @@
+/**
+ * The eviction manager (upstream pkg/kubelet/eviction, hard thresholds): every 10 s it observes
+ * the signals in the latest stats snapshot, raises MemoryPressure / DiskPressure / PIDPressure
+ * while a threshold is met (and for evictionPressureTransitionPeriod after), and under pressure
+ * 1. for disk, reclaims node-level resources first (dead containers, unused images) and looks
+ *    again next time; 2. otherwise evicts one pod — ranked by rank.ts, never a critical one —
+ *    with a 1 s grace period, phase Failed, reason Evicted and upstream's message.
+ * It also admits pods as upstream's does under pressure: with only MemoryPressure, everything
+ * but BestEffort pods (and those tolerating the memory-pressure taint); with any other, only
+ * critical pods.
+ */
+import type { Pod } from '../../api/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { sleep } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import type { StatsSnapshot } from '../stats/collector.js';
+import { qosClass } from '../status/generate-pod-status.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import type { AdmitResult } from '../admission/predicate.js';
+import { conditionOf, observe, pressureConditions, resourceOf, thresholdsMet, type PressureCondition, type Threshold } from './signals.js';
+import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
+
+/** Upstream's evictionMonitoringPeriod and the grace period of a hard eviction. */
+export const EVICTION_PERIOD_MS = 10_000;
+const HARD_EVICTION_GRACE_SECONDS = 1;
+
+/** What the manager needs. */
+export interface EvictionDeps {
+  thresholds: Threshold[];
+  transitionMs: number;
+  memoryCapacityBytes: number;
+  snapshot(): StatsSnapshot | undefined;
+  /** The pods the kubelet runs (not yet terminated). */
+  activePods(): Pod[];
+  isStatic(pod: Pod): boolean;
+  /** Kills the pod with `graceSeconds` and makes its status Failed / Evicted / `message`. */
+  evict(pod: Pod, message: string, graceSeconds: number): void;
+  /** Removes dead containers and unused images (disk pressure). */
+  reclaimDisk?(): Promise<void>;
+  events?: EventSink;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Order in which met thresholds are dealt with: memory first, as upstream. */
+const ORDER: Record<string, number> = { memory: 0, 'ephemeral-storage': 1, inodes: 2, pids: 3 };
+
+export class EvictionManager {
+  private readonly lastMet = new Map<PressureCondition, number>();
+  private current = new Set<PressureCondition>();
+  /** Evictions made (tests, metrics). */
+  evictions = 0;
+
+  constructor(private readonly d: EvictionDeps) {}
+
+  /** The pressure conditions now (for the node status and admission). */
+  conditions(): ReadonlySet<PressureCondition> {
+    return this.current;
+  }
+
+  /** Upstream's eviction admit handler. */
+  admit(pod: Pod): AdmitResult {
+    const conds = [...this.current];
+    if (!conds.length || isCriticalPod(pod, this.d.isStatic(pod))) return { admit: true };
+    if (conds.length === 1 && conds[0] === 'MemoryPressure') {
+      const tolerates = ((pod.spec.tolerations ?? []) as { key?: string; operator?: string; effect?: string }[]).some(
+        (t) => (t.key === 'node.kubernetes.io/memory-pressure' || (t.key === undefined && t.operator === 'Exists')) && (!t.effect || t.effect === 'NoSchedule'),
+      );
+      if (qosClass(pod) !== 'BestEffort' || tolerates) return { admit: true };
+    }
+    return { admit: false, reason: 'Evicted', message: `The node had condition: [${conds.join(' ')}]. ` };
+  }
+
+  /** One pass; returns the pod it evicted, if any. */
+  async synchronize(): Promise<Pod | undefined> {
+    const snap = this.d.snapshot();
+    if (!snap) return undefined;
+    const obs = observe(snap, this.d.memoryCapacityBytes);
+    const met = thresholdsMet(this.d.thresholds, obs).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
+    const before = this.current;
+    this.current = pressureConditions(met, this.lastMet, this.d.clock.now(), this.d.transitionMs);
+    for (const c of this.current)
+      if (!before.has(c)) this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
+    if (!met.length) return undefined;
+    const t = met[0];
+    if (conditionOf(t.signal) === 'DiskPressure' && this.d.reclaimDisk) {
+      const at = snap.atMs;
+      await this.d.reclaimDisk();
+      // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
+      if ((this.d.snapshot()?.atMs ?? at) === at) return undefined;
+      const again = thresholdsMet([t], observe(this.d.snapshot()!, this.d.memoryCapacityBytes));
+      if (!again.length) return undefined;
+    }
+    const candidates = this.d
+      .activePods()
+      .filter((p) => !isCriticalPod(p, this.d.isStatic(p)))
+      .map((pod) => candidate(pod, t, snap));
+    const victim = rankForEviction(candidates, t)[0];
+    if (!victim) {
+      this.d.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
+      return undefined;
+    }
+    const message = evictionMessage(t, obs.get(t.signal)!, victim);
+    this.d.logger.info({ pod: `${victim.pod.metadata.namespace}/${victim.pod.metadata.name}`, threshold: `${t.signal}<${t.raw}` }, 'evicting pod');
+    this.d.events?.record(podRef(victim.pod), 'Warning', 'Evicted', message);
+    this.d.evict(victim.pod, message, HARD_EVICTION_GRACE_SECONDS);
+    this.evictions++;
+    return victim.pod;
+  }
+
+  /** Runs every 10 s until `signal` aborts; never throws. */
+  start({ signal }: { signal: AbortSignal }): void {
+    if (!this.d.thresholds.length) return;
+    void (async () => {
+      while (!signal.aborted) {
+        await this.synchronize().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'));
+        await sleep(EVICTION_PERIOD_MS, signal, this.d.clock);
+      }
+    })();
+  }
+}
+
+/** What `pod` uses of the threshold's resource in the snapshot. */
+function candidate(pod: Pod, t: Threshold, s: StatsSnapshot): Candidate {
+  const uid = pod.metadata.uid!;
+  const resource = resourceOf(t.signal);
+  if (resource === 'pids') return { pod, usage: s.pods.get(uid)?.processCount };
+  const cs = s.containers.filter((c) => c.podUid === uid);
+  if (!cs.length) return { pod };
+  const of = (c: (typeof cs)[number]) => (resource === 'memory' ? (c.workingSet ?? 0) : (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0));
+  const containers = cs.map((c) => ({ name: c.name, usage: of(c) }));
+  return { pod, usage: containers.reduce((n, c) => n + c.usage, 0), containers };
+}

@@ -1,0 +1,74 @@
+/**
+ * Which pod to evict first and what its status says (upstream eviction helpers.go), pure:
+ * under memory or disk pressure, pods using more than they request first, then lower priority,
+ * then the most used above the request; under PID pressure, lower priority, then the most
+ * processes. Critical pods (static, mirror, priority ≥ system-critical) are never candidates.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { bytes } from '../../api/quantity.js';
+import { thresholdValue, resourceOf, type Observation, type Threshold } from './signals.js';
+
+/** Upstream scheduling.SystemCriticalPriority. */
+export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
+
+/** A pod with what it uses of the resource under pressure (undefined: no stats). */
+export interface Candidate {
+  pod: Pod;
+  /** Bytes (memory, disk) or processes (pids). */
+  usage?: number;
+  /** Per container, for the message: name and bytes used. */
+  containers?: { name: string; usage: number }[];
+}
+
+/** Upstream IsCriticalPod: static, mirror, or system-critical priority. */
+export function isCriticalPod(pod: Pod, isStatic: boolean): boolean {
+  const annotations = pod.metadata.annotations ?? {};
+  return isStatic || 'kubernetes.io/config.mirror' in annotations || (pod.spec.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
+}
+
+const requestOf = (c: Container, resource: 'memory' | 'ephemeral-storage') => bytes(c.resources?.requests?.[resource]) ?? 0;
+
+/** The pod's request of `resource` (its containers'). */
+function podRequest(pod: Pod, resource: 'memory' | 'ephemeral-storage'): number {
+  return pod.spec.containers.reduce((n, c) => n + requestOf(c, resource), 0);
+}
+
+/** Candidates in eviction order for a threshold's signal. */
+export function rankForEviction(cands: Candidate[], t: Threshold): Candidate[] {
+  const resource = resourceOf(t.signal);
+  const priority = (c: Candidate) => c.pod.spec.priority ?? 0;
+  if (resource === 'pids') return [...cands].sort((a, b) => priority(a) - priority(b) || (b.usage ?? 0) - (a.usage ?? 0));
+  const r = resource === 'memory' ? 'memory' : 'ephemeral-storage';
+  const above = (c: Candidate) => (c.usage ?? 0) - podRequest(c.pod, r);
+  const exceeds = (c: Candidate) => (c.usage === undefined ? 2 : above(c) > 0 ? 1 : 0);
+  return [...cands].sort((a, b) => exceeds(b) - exceeds(a) || priority(a) - priority(b) || above(b) - above(a));
+}
+
+/** A quantity as Kubernetes prints a binary one (`100Mi`, `48576Ki`, or plain bytes). */
+export function formatBinary(n: number): string {
+  const v = Math.round(n);
+  for (const [suffix, size] of [
+    ['Ti', 2 ** 40],
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10],
+  ] as const)
+    if (v !== 0 && v % size === 0) return `${v / size}${suffix}`;
+  return String(v);
+}
+
+/** Upstream's eviction message: the resource, the threshold and what was available, and each container using more than it requests. */
+export function evictionMessage(t: Threshold, o: Observation, c: Candidate): string {
+  const resource = resourceOf(t.signal);
+  const fmt = resource === 'memory' || resource === 'ephemeral-storage' ? formatBinary : (n: number) => String(Math.round(n));
+  let message = `The node was low on resource: ${resource}. Threshold quantity: ${fmt(thresholdValue(t, o.capacity))}, available: ${fmt(o.available)}. `;
+  if (resource === 'memory' || resource === 'ephemeral-storage') {
+    for (const u of c.containers ?? []) {
+      const spec = c.pod.spec.containers.find((x) => x.name === u.name);
+      const request = spec ? requestOf(spec, resource) : 0;
+      if (u.usage > request)
+        message += `Container ${u.name} was using ${formatBinary(u.usage)}, request is ${formatBinary(request)}, has larger consumption of ${resource}. `;
+    }
+  }
+  return message;
+}

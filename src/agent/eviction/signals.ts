@@ -1,0 +1,104 @@
+/**
+ * Eviction signals and hard thresholds (upstream pkg/kubelet/eviction: helpers.go), pure:
+ * `evictionHard` parsed (`memory.available: 100Mi`, `nodefs.available: 10%`…), the signals
+ * observed in a stats snapshot, which thresholds are met, and the node conditions they raise —
+ * kept for `evictionPressureTransitionPeriod` after the last time they were met, as upstream.
+ */
+import { parseQuantity } from '../../api/quantity.js';
+import type { StatsSnapshot } from '../stats/collector.js';
+
+export type Signal = 'memory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree' | 'pid.available';
+export type PressureCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
+/** The resource a signal is about, as upstream's messages name it. */
+export type Resource = 'memory' | 'ephemeral-storage' | 'inodes' | 'pids';
+
+const SIGNALS: Record<Signal, { condition: PressureCondition; resource: Resource }> = {
+  'memory.available': { condition: 'MemoryPressure', resource: 'memory' },
+  'nodefs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
+  'nodefs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
+  'imagefs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
+  'imagefs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
+  'pid.available': { condition: 'PIDPressure', resource: 'pids' },
+};
+
+/** A hard threshold: the signal is met when what is available falls below the value. */
+export interface Threshold {
+  signal: Signal;
+  /** An absolute value (bytes, inodes, pids), or */
+  quantity?: number;
+  /** a fraction of the capacity. */
+  fraction?: number;
+  /** As written (`100Mi`, `10%`), for messages. */
+  raw: string;
+}
+
+/** What is available and the capacity, for a signal. */
+export interface Observation {
+  available: number;
+  capacity: number;
+}
+
+export const conditionOf = (s: Signal): PressureCondition => SIGNALS[s].condition;
+export const resourceOf = (s: Signal): Resource => SIGNALS[s].resource;
+
+/** Parses evictionHard; throws naming the entry for an unknown signal or an unreadable value. `0%` / `0` disable a threshold, as upstream. */
+export function parseThresholds(m: Record<string, string>): Threshold[] {
+  const out: Threshold[] = [];
+  for (const [signal, raw] of Object.entries(m)) {
+    if (!(signal in SIGNALS)) throw new Error(`evictionHard: unknown signal ${JSON.stringify(signal)}`);
+    const v = raw.trim();
+    if (v.endsWith('%')) {
+      const pct = Number(v.slice(0, -1));
+      if (!Number.isFinite(pct) || pct < 0 || pct > 100) throw new Error(`evictionHard: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
+      if (pct > 0) out.push({ signal: signal as Signal, fraction: pct / 100, raw: v });
+      continue;
+    }
+    const q = parseQuantity(v);
+    if (q === undefined || q < 0) throw new Error(`evictionHard: invalid quantity ${JSON.stringify(raw)} for ${signal}`);
+    if (q > 0) out.push({ signal: signal as Signal, quantity: q, raw: v });
+  }
+  return out;
+}
+
+/** The signals a snapshot shows (those it has figures for). */
+export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Signal, Observation> {
+  const out = new Map<Signal, Observation>();
+  const mem = s.node.memory as { available?: number };
+  if (mem.available !== undefined) out.set('memory.available', { available: mem.available, capacity: memoryCapacityBytes });
+  const fsObs = (f: StatsSnapshot['node']['fs'], bytesSignal: Signal, inodesSignal: Signal) => {
+    if (!f) return;
+    out.set(bytesSignal, { available: f.availableBytes, capacity: f.capacityBytes });
+    if (f.inodes > 0) out.set(inodesSignal, { available: f.inodesFree, capacity: f.inodes });
+  };
+  fsObs(s.node.fs, 'nodefs.available', 'nodefs.inodesFree');
+  fsObs(s.node.imageFs, 'imagefs.available', 'imagefs.inodesFree');
+  if (s.node.rlimit.maxpid > 0) out.set('pid.available', { available: s.node.rlimit.maxpid - s.node.rlimit.curproc, capacity: s.node.rlimit.maxpid });
+  return out;
+}
+
+/** The threshold's value against a capacity. */
+export function thresholdValue(t: Threshold, capacity: number): number {
+  return t.quantity ?? Math.round((t.fraction ?? 0) * capacity);
+}
+
+/** The thresholds met by the observations (a signal not observed meets nothing). */
+export function thresholdsMet(thresholds: Threshold[], obs: ReadonlyMap<Signal, Observation>): Threshold[] {
+  return thresholds.filter((t) => {
+    const o = obs.get(t.signal);
+    return o !== undefined && o.available < thresholdValue(t, o.capacity);
+  });
+}
+
+/**
+ * The node conditions under pressure at `nowMs`: those a met threshold raises now, and those
+ * raised within the last `transitionMs` (`lastMet` remembers when each was last raised; updated here).
+ */
+export function pressureConditions(met: Threshold[], lastMet: Map<PressureCondition, number>, nowMs: number, transitionMs: number): Set<PressureCondition> {
+  for (const t of met) lastMet.set(conditionOf(t.signal), nowMs);
+  const out = new Set<PressureCondition>();
+  for (const [c, at] of lastMet) {
+    if (nowMs - at < transitionMs || met.some((t) => conditionOf(t.signal) === c)) out.add(c);
+    else lastMet.delete(c);
+  }
+  return out;
+}

@@ -1,0 +1,156 @@
+/** Eviction (hard thresholds): parsing, signals, pressure with its transition period, ranking, messages, admission and one pass of the manager. */
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../../src/api/types.js';
+import { observe, parseThresholds, pressureConditions, thresholdsMet, type PressureCondition } from '../../../src/agent/eviction/signals.js';
+import { evictionMessage, formatBinary, isCriticalPod, rankForEviction } from '../../../src/agent/eviction/rank.js';
+import { EvictionManager } from '../../../src/agent/eviction/eviction-manager.js';
+import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { silentLogger } from '../../../src/lib/logger.js';
+
+const Mi = 2 ** 20;
+const Gi = 2 ** 30;
+const pod = (name: string, o: { memRequest?: string; priority?: number; besteffort?: boolean; static?: boolean } = {}): Pod => ({
+  metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: o.static ? { 'kubernetes.io/config.source': 'file' } : {} },
+  spec: {
+    priority: o.priority,
+    containers: [
+      { name: 'main', image: 'busybox', resources: o.besteffort ? {} : { requests: { cpu: '10m', ...(o.memRequest ? { memory: o.memRequest } : {}) } } },
+    ],
+  },
+});
+/** A snapshot with `available` memory bytes and per-pod working sets. */
+function snapshot(available: number, usage: Record<string, number>, atMs = 1000): StatsSnapshot {
+  return {
+    atMs,
+    node: {
+      cpuNs: 0,
+      memory: { available, usage: 0, workingSet: 0 } as StatsSnapshot['node']['memory'],
+      network: { interfaces: [] },
+      fs: { capacityBytes: 100 * Gi, availableBytes: 50 * Gi, usedBytes: 50 * Gi, inodes: 1000, inodesFree: 500, inodesUsed: 500 },
+      rlimit: { maxpid: 4000, curproc: 100 },
+    },
+    kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0 },
+    containers: Object.entries(usage).map(([name, ws]) => ({
+      id: name,
+      name: 'main',
+      podUid: `uid-${name}`,
+      podName: name,
+      podNamespace: 'default',
+      atMs,
+      workingSet: ws,
+    })),
+    pods: new Map(),
+  };
+}
+
+describe('thresholds and signals', () => {
+  it('parses quantities and percentages; 0 disables; unknown signals and bad values are errors', () => {
+    expect(parseThresholds({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '0%', 'pid.available': '0' })).toEqual([
+      { signal: 'memory.available', quantity: 100 * Mi, raw: '100Mi' },
+      { signal: 'nodefs.available', fraction: 0.1, raw: '10%' },
+    ]);
+    expect(() => parseThresholds({ 'memory.free': '1Gi' })).toThrow(/unknown signal "memory.free"/);
+    expect(() => parseThresholds({ 'memory.available': '120%' })).toThrow(/invalid percentage/);
+    expect(() => parseThresholds({ 'memory.available': 'lots' })).toThrow(/invalid quantity/);
+  });
+
+  it('observes memory, filesystems and pids, and meets a threshold only below it', () => {
+    const obs = observe(snapshot(200 * Mi, {}), 8 * Gi);
+    expect(obs.get('memory.available')).toEqual({ available: 200 * Mi, capacity: 8 * Gi });
+    expect(obs.get('nodefs.inodesFree')).toEqual({ available: 500, capacity: 1000 });
+    expect(obs.get('pid.available')).toEqual({ available: 3900, capacity: 4000 });
+    const ts = parseThresholds({ 'memory.available': '200Mi', 'nodefs.available': '60%', 'pid.available': '3901' });
+    expect(thresholdsMet(ts, obs).map((t) => t.signal)).toEqual(['nodefs.available', 'pid.available']);
+  });
+
+  it('keeps a pressure condition for the transition period after its threshold was last met', () => {
+    const last = new Map<PressureCondition, number>();
+    const [mem] = parseThresholds({ 'memory.available': '1Gi' });
+    expect([...pressureConditions([mem], last, 0, 300_000)]).toEqual(['MemoryPressure']);
+    expect([...pressureConditions([], last, 299_999, 300_000)]).toEqual(['MemoryPressure']);
+    expect([...pressureConditions([], last, 300_000, 300_000)]).toEqual([]);
+  });
+});
+
+describe('ranking and messages', () => {
+  it('puts pods using more than they request first, then lower priority, then the most used above the request', () => {
+    const [t] = parseThresholds({ 'memory.available': '1Gi' });
+    const within = { pod: pod('within', { memRequest: '100Mi' }), usage: 50 * Mi };
+    const over = { pod: pod('over', { memRequest: '10Mi', priority: 10 }), usage: 20 * Mi };
+    const overLow = { pod: pod('over-low', { memRequest: '10Mi', priority: 0 }), usage: 15 * Mi };
+    const overMore = { pod: pod('over-more', { memRequest: '10Mi', priority: 0 }), usage: 90 * Mi };
+    expect(rankForEviction([within, over, overLow, overMore], t).map((c) => c.pod.metadata.name)).toEqual(['over-more', 'over-low', 'over', 'within']);
+    const [pid] = parseThresholds({ 'pid.available': '100' });
+    expect(
+      rankForEviction(
+        [
+          { pod: pod('a', { priority: 5 }), usage: 900 },
+          { pod: pod('b', { priority: 5 }), usage: 1000 },
+        ],
+        pid,
+      ).map((c) => c.pod.metadata.name),
+    ).toEqual(['b', 'a']);
+  });
+
+  it("words the status message as upstream's, with the containers using more than they request", () => {
+    const [t] = parseThresholds({ 'memory.available': '100Mi' });
+    const c = { pod: pod('p', { memRequest: '10Mi' }), usage: 30 * Mi, containers: [{ name: 'main', usage: 30 * Mi }] };
+    expect(evictionMessage(t, { available: 50 * Mi, capacity: 8 * Gi }, c)).toBe(
+      'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container main was using 30Mi, request is 10Mi, has larger consumption of memory. ',
+    );
+    expect([formatBinary(1536), formatBinary(1000), formatBinary(3 * Gi), formatBinary(2048)]).toEqual(['1536', '1000', '3Gi', '2Ki']);
+  });
+
+  it('never ranks critical pods: static, mirror, system-critical priority', () => {
+    expect(isCriticalPod(pod('s'), true)).toBe(true);
+    expect(isCriticalPod({ ...pod('m'), metadata: { ...pod('m').metadata, annotations: { 'kubernetes.io/config.mirror': 'x' } } }, false)).toBe(true);
+    expect(isCriticalPod(pod('c', { priority: 2_000_000_000 }), false)).toBe(true);
+    expect(isCriticalPod(pod('n', { priority: 1000 }), false)).toBe(false);
+  });
+});
+
+describe('the manager', () => {
+  const setup = (available: number) => {
+    const evicted: { name: string; message: string; grace: number }[] = [];
+    const pods = [pod('static', { static: true }), pod('small', { memRequest: '100Mi' }), pod('hog', { memRequest: '10Mi' })];
+    let snap = snapshot(available, { static: 500 * Mi, small: 50 * Mi, hog: 300 * Mi });
+    const m = new EvictionManager({
+      thresholds: parseThresholds({ 'memory.available': '100Mi' }),
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi,
+      snapshot: () => snap,
+      activePods: () => pods,
+      isStatic: (p) => p.metadata.name === 'static',
+      evict: (p, message, grace) => evicted.push({ name: p.metadata.name!, message, grace }),
+      clock: new FakeClock(0),
+      logger: silentLogger,
+    });
+    return { m, evicted, setSnap: (s: StatsSnapshot) => (snap = s) };
+  };
+
+  it('evicts nothing and admits everything without pressure', async () => {
+    const { m, evicted } = setup(1 * Gi);
+    expect(await m.synchronize()).toBeUndefined();
+    expect(evicted).toEqual([]);
+    expect(m.admit(pod('be', { besteffort: true }))).toEqual({ admit: true });
+  });
+
+  it('under memory pressure evicts the non-critical pod most over its request, with a 1 s grace, and admits only non-BestEffort pods', async () => {
+    const { m, evicted } = setup(50 * Mi);
+    expect((await m.synchronize())?.metadata.name).toBe('hog');
+    expect(evicted).toEqual([
+      {
+        name: 'hog',
+        grace: 1,
+        message:
+          'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container main was using 300Mi, request is 10Mi, has larger consumption of memory. ',
+      },
+    ]);
+    expect([...m.conditions()]).toEqual(['MemoryPressure']);
+    expect(m.admit(pod('be', { besteffort: true }))).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+    expect(m.admit(pod('bu'))).toEqual({ admit: true });
+    // A critical (here static) pod is admitted whatever its QoS.
+    expect(m.admit(pod('static', { besteffort: true }))).toEqual({ admit: true });
+  });
+});
