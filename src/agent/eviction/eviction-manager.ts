@@ -4,7 +4,9 @@
  * while a threshold is met (and for evictionPressureTransitionPeriod after), and under pressure
  * 1. for disk, reclaims node-level resources first (dead containers, unused images) and looks
  *    again next time; 2. otherwise evicts one pod — ranked by rank.ts, never a critical one —
- *    with a 1 s grace period, phase Failed, reason Evicted and upstream's message.
+ *    with a 1 s grace period, phase Failed, reason Evicted and upstream's message; the next one
+ *    only on stats sampled after that pod had time to die (upstream waits for its cleanup), so one
+ *    stale snapshot never costs two pods.
  * It also admits pods as upstream's does under pressure: with only MemoryPressure, everything
  * but BestEffort pods (and those tolerating the memory-pressure taint); with any other, only
  * critical pods.
@@ -49,6 +51,8 @@ const ORDER: Record<string, number> = { memory: 0, 'ephemeral-storage': 1, inode
 export class EvictionManager {
   private readonly lastMet = new Map<PressureCondition, number>();
   private current = new Set<PressureCondition>();
+  /** When the last pod was evicted (ms): later evictions judge only snapshots taken after it died. */
+  private lastEvictionMs = -Infinity;
   /** Evictions made (tests, metrics). */
   evictions = 0;
 
@@ -83,6 +87,7 @@ export class EvictionManager {
     for (const c of this.current)
       if (!before.has(c)) this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
     if (!met.length) return undefined;
+    if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = met[0];
     if (conditionOf(t.signal) === 'DiskPressure' && this.d.reclaimDisk) {
       const at = snap.atMs;
@@ -106,6 +111,7 @@ export class EvictionManager {
     this.d.events?.record(podRef(victim.pod), 'Warning', 'Evicted', message);
     this.d.evict(victim.pod, message, HARD_EVICTION_GRACE_SECONDS);
     this.evictions++;
+    this.lastEvictionMs = this.d.clock.now();
     return victim.pod;
   }
 

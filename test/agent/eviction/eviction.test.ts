@@ -115,6 +115,7 @@ describe('the manager', () => {
     const evicted: { name: string; message: string; grace: number }[] = [];
     const pods = [pod('static', { static: true }), pod('small', { memRequest: '100Mi' }), pod('hog', { memRequest: '10Mi' })];
     let snap = snapshot(available, { static: 500 * Mi, small: 50 * Mi, hog: 300 * Mi });
+    const clock = new FakeClock(1000);
     const m = new EvictionManager({
       thresholds: parseThresholds({ 'memory.available': '100Mi' }),
       transitionMs: 300_000,
@@ -122,11 +123,15 @@ describe('the manager', () => {
       snapshot: () => snap,
       activePods: () => pods,
       isStatic: (p) => p.metadata.name === 'static',
-      evict: (p, message, grace) => evicted.push({ name: p.metadata.name!, message, grace }),
-      clock: new FakeClock(0),
+      // An evicted pod is no longer active (its worker is terminating).
+      evict: (p, message, grace) => {
+        evicted.push({ name: p.metadata.name!, message, grace });
+        pods.splice(pods.indexOf(p), 1);
+      },
+      clock,
       logger: silentLogger,
     });
-    return { m, evicted, setSnap: (s: StatsSnapshot) => (snap = s) };
+    return { m, evicted, clock, setSnap: (s: StatsSnapshot) => (snap = s) };
   };
 
   it('evicts nothing and admits everything without pressure', async () => {
@@ -152,5 +157,17 @@ describe('the manager', () => {
     expect(m.admit(pod('bu'))).toEqual({ admit: true });
     // A critical (here static) pod is admitted whatever its QoS.
     expect(m.admit(pod('static', { besteffort: true }))).toEqual({ admit: true });
+  });
+
+  it('evicts the next pod only on stats sampled after the last one had time to die', async () => {
+    const { m, evicted, clock, setSnap } = setup(50 * Mi);
+    await m.synchronize();
+    clock.advance(10_000);
+    // The same (stale) snapshot: still under pressure, no second eviction.
+    expect(await m.synchronize()).toBeUndefined();
+    expect([...m.conditions()]).toEqual(['MemoryPressure']);
+    setSnap(snapshot(50 * Mi, { small: 50 * Mi }, clock.now()));
+    expect((await m.synchronize())?.metadata.name).toBe('small');
+    expect(evicted.map((e) => e.name)).toEqual(['hog', 'small']);
   });
 });
