@@ -13,6 +13,7 @@ import type { ImageGc } from './gc/image-gc.js';
 import { isStaticPod } from './podconfig/types.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatsCollector } from './stats/collector.js';
+import type { VolumeStatsCollector } from './volume/volume-stats.js';
 import type { PodSync } from './sync/pod-sync.js';
 import type { PodWorkers } from './sync/pod-workers.js';
 
@@ -23,6 +24,7 @@ export function composeEviction(
   cfg: AgentConfig,
   o: {
     collector: StatsCollector;
+    volumeStats: VolumeStatsCollector;
     podManager: PodManager;
     workers: PodWorkers;
     syncer: PodSync;
@@ -38,6 +40,7 @@ export function composeEviction(
     transitionMs: cfg.evictionPressureTransitionMs ?? DEFAULT_TRANSITION_MS,
     memoryCapacityBytes: totalmem(),
     snapshot: () => o.collector.snapshot(),
+    volumeUsage: (uid) => o.volumeStats.get(uid),
     activePods: () => o.podManager.getPods().filter((p) => o.workers.stateOf(p.metadata.uid!) === 'sync'),
     isStatic: isStaticPod,
     evict: (pod, message, graceSeconds) => {

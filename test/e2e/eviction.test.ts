@@ -3,7 +3,8 @@
  * machine meets (`memory.available<1000Ti`): the Node reports MemoryPressure, a running API pod is
  * evicted (phase Failed, reason Evicted, upstream's message, a DisruptionTarget condition, an
  * Evicted event) while the static pod — critical — keeps running, and a BestEffort pod bound
- * afterwards is rejected as upstream's admission does under memory pressure.
+ * afterwards is rejected as upstream's admission does under memory pressure. And on a node under
+ * no pressure, a pod writing past its emptyDir's sizeLimit is evicted at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,5 +62,39 @@ describe('eviction under memory pressure', () => {
     c.api.store.create('pods', boundPod('besteffort', node));
     const rejected = await until(() => (pod('besteffort')?.status?.phase === 'Failed' ? pod('besteffort') : undefined), 20_000, 'besteffort rejected');
     expect(rejected.status).toMatchObject({ reason: 'Evicted', message: 'Pod was rejected: The node had condition: [MemoryPressure]. ' });
+  }, 90_000);
+});
+
+describe('local storage limits', () => {
+  it("evicts a pod whose emptyDir holds more than its sizeLimit, with upstream's message", async () => {
+    const ldir = mkdtempSync(join(tmpdir(), 'tsk-eviction-ls-'));
+    const l = await startCluster({ dir: ldir, node: 'ls-node', config: ['volumeStatsAggPeriod: 1s'] });
+    try {
+      await until(() => l.api.store.get('nodes', '', 'ls-node'), 20_000, 'node registered');
+      const spec = {
+        volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'head -c 3000000 /dev/zero > /scratch/fill; sleep 3600'],
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          },
+        ],
+      };
+      l.api.store.create('pods', boundPod('filler', 'ls-node', spec));
+      const evicted = await until(
+        () => {
+          const p = l.api.store.get('pods', 'default', 'filler');
+          return p?.status?.reason === 'Evicted' ? p : undefined;
+        },
+        60_000,
+        'filler evicted',
+      );
+      expect(evicted.status).toMatchObject({ phase: 'Failed', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' });
+    } finally {
+      await l.close();
+      rmSync(ldir, { recursive: true, force: true });
+    }
   }, 90_000);
 });

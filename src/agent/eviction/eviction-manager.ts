@@ -1,5 +1,6 @@
 /**
- * The eviction manager (upstream pkg/kubelet/eviction, hard thresholds): every 10 s it observes
+ * The eviction manager (upstream pkg/kubelet/eviction, hard thresholds): every 10 s it first
+ * evicts, with no grace period, every pod over a local storage limit (local-storage.ts), then observes
  * the signals in the latest stats snapshot, raises MemoryPressure / DiskPressure / PIDPressure
  * while a threshold is met (and for evictionPressureTransitionPeriod after), and under pressure
  * 1. for disk, reclaims node-level resources first (dead containers, unused images) and looks
@@ -22,6 +23,7 @@ import { podRef, type EventSink } from '../events/recorder.js';
 import type { AdmitResult } from '../admission/predicate.js';
 import { conditionOf, observe, pressureConditions, resourceOf, thresholdsMet, type PressureCondition, type Threshold } from './signals.js';
 import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
+import { localStorageViolation } from './local-storage.js';
 
 /** Upstream's evictionMonitoringPeriod and the grace period of a hard eviction. */
 export const EVICTION_PERIOD_MS = 10_000;
@@ -38,6 +40,8 @@ export interface EvictionDeps {
   isStatic(pod: Pod): boolean;
   /** Kills the pod with `graceSeconds` and makes its status Failed / Evicted / `message`. */
   evict(pod: Pod, message: string, graceSeconds: number): void;
+  /** A pod's measured volumes (name, bytes used), for local storage limits; absent: those are not enforced. */
+  volumeUsage?(uid: string): { name: string; usedBytes: number }[];
   /** Removes dead containers and unused images (disk pressure). */
   reclaimDisk?(): Promise<void>;
   events?: EventSink;
@@ -80,12 +84,14 @@ export class EvictionManager {
   async synchronize(): Promise<Pod | undefined> {
     const snap = this.d.snapshot();
     if (!snap) return undefined;
+    const overLimit = this.localStorageEviction(snap);
     const obs = observe(snap, this.d.memoryCapacityBytes);
     const met = thresholdsMet(this.d.thresholds, obs).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
     const before = this.current;
     this.current = pressureConditions(met, this.lastMet, this.d.clock.now(), this.d.transitionMs);
     for (const c of this.current)
       if (!before.has(c)) this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
+    if (overLimit) return overLimit;
     if (!met.length) return undefined;
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = met[0];
@@ -115,9 +121,29 @@ export class EvictionManager {
     return victim.pod;
   }
 
+  /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */
+  private localStorageEviction(s: StatsSnapshot): Pod | undefined {
+    if (!this.d.volumeUsage) return undefined;
+    let first: Pod | undefined;
+    for (const pod of this.d.activePods()) {
+      if (isCriticalPod(pod, this.d.isStatic(pod))) continue;
+      const uid = pod.metadata.uid!;
+      const containers = new Map(s.containers.filter((c) => c.podUid === uid).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const));
+      const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
+      const message = localStorageViolation(pod, { volumes, containers });
+      if (!message) continue;
+      this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, `evicting pod: ${message.trim()}`);
+      this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
+      this.d.evict(pod, message, 0);
+      this.evictions++;
+      first ??= pod;
+    }
+    return first;
+  }
+
   /** Runs every 10 s until `signal` aborts; never throws. */
   start({ signal }: { signal: AbortSignal }): void {
-    if (!this.d.thresholds.length) return;
+    if (!this.d.thresholds.length && !this.d.volumeUsage) return;
     void (async () => {
       while (!signal.aborted) {
         await this.synchronize().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'));

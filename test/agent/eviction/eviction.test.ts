@@ -4,6 +4,7 @@ import type { Pod } from '../../../src/api/types.js';
 import { observe, parseThresholds, pressureConditions, thresholdsMet, type PressureCondition } from '../../../src/agent/eviction/signals.js';
 import { evictionMessage, formatBinary, isCriticalPod, rankForEviction } from '../../../src/agent/eviction/rank.js';
 import { EvictionManager } from '../../../src/agent/eviction/eviction-manager.js';
+import { localStorageViolation } from '../../../src/agent/eviction/local-storage.js';
 import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
@@ -169,5 +170,47 @@ describe('the manager', () => {
     setSnap(snapshot(50 * Mi, { small: 50 * Mi }, clock.now()));
     expect((await m.synchronize())?.metadata.name).toBe('small');
     expect(evicted.map((e) => e.name)).toEqual(['hog', 'small']);
+  });
+});
+
+describe('local storage limits', () => {
+  const withSpec = (spec: Partial<Pod['spec']>): Pod => ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [], ...spec } });
+  const usage = (volumes: Record<string, number>, containers: Record<string, number>) => ({
+    volumes: new Map(Object.entries(volumes)),
+    containers: new Map(Object.entries(containers)),
+  });
+
+  it('names an emptyDir over its sizeLimit first (a memory-backed one is the kernel’s to limit)', () => {
+    const p = withSpec({
+      volumes: [
+        { name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+        { name: 'disk', emptyDir: { sizeLimit: '1Mi' } },
+      ],
+      containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '10Mi' } } }],
+    });
+    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe('Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ');
+    // The memory-backed volume counts toward neither its sizeLimit nor the pod's ephemeral storage.
+    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: Mi }, { main: 0 }))).toBeUndefined();
+  });
+
+  it('then the pod total against the sum of its containers’ limits, then each container against its own', () => {
+    const p = withSpec({
+      volumes: [{ name: 'disk', emptyDir: {} }],
+      containers: [
+        { name: 'a', image: 'x', resources: { limits: { 'ephemeral-storage': '10Mi' } } },
+        { name: 'b', image: 'x' },
+      ],
+    });
+    expect(localStorageViolation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))).toBe(
+      'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
+    );
+    expect(localStorageViolation(p, usage({ disk: 0 }, { a: 9 * Mi, b: 0 }))).toBeUndefined();
+    const two = withSpec({
+      containers: [
+        { name: 'a', image: 'x', resources: { limits: { 'ephemeral-storage': '1Mi' } } },
+        { name: 'b', image: 'x', resources: { limits: { 'ephemeral-storage': '100Mi' } } },
+      ],
+    });
+    expect(localStorageViolation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe('Container a exceeded its local ephemeral storage limit "1Mi". ');
   });
 });

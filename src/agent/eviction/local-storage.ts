@@ -1,0 +1,54 @@
+/**
+ * Local storage limits (upstream eviction manager's localStorageEviction), pure: a pod is evicted
+ * at once when an emptyDir (on disk) holds more than its `sizeLimit`, when the pod's ephemeral
+ * storage (containers' writable layers and logs, emptyDir and configMap volumes) exceeds the sum
+ * of its containers' `ephemeral-storage` limits, or when one container's writable layer and logs
+ * exceed its own limit — checked in that order, with upstream's messages.
+ */
+import type { Pod } from '../../api/types.js';
+import { bytes } from '../../api/quantity.js';
+
+/** What a pod uses on local disk. */
+export interface LocalStorageUsage {
+  /** By volume name: bytes used (measured volumes only). */
+  volumes: ReadonlyMap<string, number>;
+  /** By container name: writable layer + logs, bytes. */
+  containers: ReadonlyMap<string, number>;
+}
+
+interface VolumeSpec {
+  name: string;
+  emptyDir?: { medium?: string; sizeLimit?: string };
+  configMap?: unknown;
+}
+
+/** The message of the first local storage limit `pod` exceeds, or undefined. */
+export function localStorageViolation(pod: Pod, u: LocalStorageUsage): string | undefined {
+  const volumes = (pod.spec.volumes ?? []) as VolumeSpec[];
+  for (const v of volumes) {
+    const limit = v.emptyDir?.sizeLimit;
+    const used = u.volumes.get(v.name);
+    if (limit === undefined || used === undefined || v.emptyDir?.medium === 'Memory') continue;
+    const max = bytes(limit);
+    if (max !== undefined && max > 0 && used > max) return `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". `;
+  }
+  const limits = pod.spec.containers.map((c) => c.resources?.limits?.['ephemeral-storage']).filter((x): x is string => x !== undefined);
+  if (limits.length) {
+    const podLimit = limits.reduce((n, l) => n + (bytes(l) ?? 0), 0);
+    const local = volumes.filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap).map((v) => u.volumes.get(v.name) ?? 0);
+    const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, 0);
+    if (used > podLimit) return `Pod ephemeral local storage usage exceeds the total limit of containers ${formatLimit(limits, podLimit)}. `;
+  }
+  for (const c of pod.spec.containers) {
+    const limit = c.resources?.limits?.['ephemeral-storage'];
+    const max = bytes(limit);
+    const used = u.containers.get(c.name);
+    if (limit !== undefined && max && used !== undefined && used > max) return `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". `;
+  }
+  return undefined;
+}
+
+/** The pod's total limit as written when there is one container limit, else in bytes. */
+function formatLimit(limits: string[], total: number): string {
+  return limits.length === 1 ? limits[0] : String(total);
+}
