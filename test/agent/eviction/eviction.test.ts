@@ -188,7 +188,9 @@ describe('local storage limits', () => {
       ],
       containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '10Mi' } } }],
     });
-    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe('Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ');
+    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe(
+      'Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ',
+    );
     // The memory-backed volume counts toward neither its sizeLimit nor the pod's ephemeral storage.
     expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: Mi }, { main: 0 }))).toBeUndefined();
   });
