@@ -6,6 +6,7 @@ import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
 import type { ImageGcPolicy, ImageGc } from './gc/image-gc.js';
 import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
+import type { Threshold } from './eviction/signals.js';
 import type { NodeSettings } from './nodestatus/node-object.js';
 import type { createAgentHost } from './host.js';
 import type { createObservabilityHost } from './stats/observability-host.js';
@@ -56,6 +57,10 @@ export interface AgentConfig {
   containerGc: ContainerGcPolicy;
   /** evictionPressureTransitionPeriod (ms): how long a pressure condition stays after its threshold was last met. */
   evictionPressureTransitionMs?: number;
+  /** evictionSoft with evictionSoftGracePeriod (thresholds with `graceMs`); evictionHard is node.evictionHard. */
+  evictionSoft?: Threshold[];
+  /** evictionMaxPodGracePeriod (seconds). */
+  evictionMaxPodGraceSeconds?: number;
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
   podInfraContainerImage?: string;
   /** Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc. */

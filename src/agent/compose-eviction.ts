@@ -36,7 +36,8 @@ export function composeEviction(
   },
 ): EvictionManager {
   return new EvictionManager({
-    thresholds: parseThresholds(cfg.node.evictionHard),
+    thresholds: [...parseThresholds(cfg.node.evictionHard), ...(cfg.evictionSoft ?? [])],
+    maxPodGraceSeconds: cfg.evictionMaxPodGraceSeconds,
     transitionMs: cfg.evictionPressureTransitionMs ?? DEFAULT_TRANSITION_MS,
     memoryCapacityBytes: totalmem(),
     snapshot: () => o.collector.snapshot(),

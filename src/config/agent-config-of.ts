@@ -4,6 +4,7 @@ import { bytes } from '../api/quantity.js';
 import { parseDuration } from '../lib/duration.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
 import type { ResolvedConfig } from './load.js';
+import { evictionThresholds } from './eviction-thresholds.js';
 
 /** What composeAgent is built from, for `cfg`. */
 export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
@@ -25,6 +26,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
     runtimeRequestTimeoutMs: parseDuration(kc.runtimeRequestTimeout)!,
     evictionPressureTransitionMs: parseDuration(kc.evictionPressureTransitionPeriod)!,
+    evictionSoft: evictionThresholds(kc).filter((t) => t.graceMs !== undefined),
+    evictionMaxPodGraceSeconds: kc.evictionMaxPodGracePeriod,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,
     resolvConf: kc.resolvConf,

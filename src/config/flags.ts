@@ -64,6 +64,9 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'system-reserved': { path: ['systemReserved'], kind: 'map' },
   'eviction-hard': { path: ['evictionHard'], kind: 'eviction' },
   'eviction-pressure-transition-period': { path: ['evictionPressureTransitionPeriod'], kind: 'duration' },
+  'eviction-soft': { path: ['evictionSoft'], kind: 'eviction' },
+  'eviction-soft-grace-period': { path: ['evictionSoftGracePeriod'], kind: 'map' },
+  'eviction-max-pod-grace-period': { path: ['evictionMaxPodGracePeriod'], kind: 'int' },
   'rotate-certificates': { path: ['rotateCertificates'], kind: 'bool' },
   'rotate-server-certificates': { path: ['serverTLSBootstrap'], kind: 'bool' },
 };

@@ -14,6 +14,7 @@ import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
 import { unimplementedConfigFields } from './known-names.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
+import { evictionThresholds } from './eviction-thresholds.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
@@ -154,6 +155,11 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     throw new ConfigError(
       `invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`,
     );
+  }
+  try {
+    evictionThresholds(kc);
+  } catch (err) {
+    throw new ConfigError(`invalid configuration: ${messageOf(err)}`);
   }
   const minTtl = parsed.flags.minimumContainerTtlDuration ?? '0s';
   if (parseDuration(minTtl) === undefined)

@@ -81,6 +81,9 @@ export const kubeletConfigSchema = z.strictObject({
   rotateCertificates: def(z.boolean(), false),
   serverTLSBootstrap: def(z.boolean(), false),
   evictionPressureTransitionPeriod: def(duration, '5m0s'),
+  evictionSoft: def(z.record(z.string(), z.string()), {}),
+  evictionSoftGracePeriod: def(z.record(z.string(), z.string()), {}),
+  evictionMaxPodGracePeriod: def(z.int(), 0),
   registerWithTaints: def(
     z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
     [],

@@ -92,6 +92,29 @@ describe('loadConfig', () => {
     if (process.getuid?.() === 0) expect((await loadConfig(parseFlags([]))).containerLogsDir).toBe('/var/log/containers');
     expect((await loadConfig(parseFlags(['--container-logs-dir', 'rel/links']))).containerLogsDir).toBe(join(process.cwd(), 'rel/links'));
   });
+  it('checks the eviction thresholds: known signals, and a grace period for each soft one', async () => {
+    await expect(loadConfig(parseFlags(['--eviction-hard', 'memory.free<1Gi']))).rejects.toThrow(
+      /invalid configuration: evictionHard: unknown signal "memory.free"/,
+    );
+    await expect(loadConfig(parseFlags(['--eviction-soft', 'memory.available<1Gi']))).rejects.toThrow(
+      /grace period must be specified for the soft eviction threshold memory.available/,
+    );
+    const c = await loadConfig(
+      parseFlags([
+        '--eviction-soft',
+        'memory.available<1Gi',
+        '--eviction-soft-grace-period',
+        'memory.available=1m30s',
+        '--eviction-max-pod-grace-period',
+        '20',
+      ]),
+    );
+    expect([c.kc.evictionSoft, c.kc.evictionSoftGracePeriod, c.kc.evictionMaxPodGracePeriod]).toEqual([
+      { 'memory.available': '1Gi' },
+      { 'memory.available': '1m30s' },
+      20,
+    ]);
+  });
   it('maps the auth and TLS flags onto the configuration', async () => {
     const c = await loadConfig(
       parseFlags([

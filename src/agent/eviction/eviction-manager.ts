@@ -1,11 +1,12 @@
 /**
- * The eviction manager (upstream pkg/kubelet/eviction, hard thresholds): every 10 s it first
+ * The eviction manager (upstream pkg/kubelet/eviction): every 10 s it first
  * evicts, with no grace period, every pod over a local storage limit (local-storage.ts), then observes
  * the signals in the latest stats snapshot, raises MemoryPressure / DiskPressure / PIDPressure
  * while a threshold is met (and for evictionPressureTransitionPeriod after), and under pressure
  * 1. for disk, reclaims node-level resources first (dead containers, unused images) and looks
  *    again next time; 2. otherwise evicts one pod — ranked by rank.ts, never a critical one —
- *    with a 1 s grace period, phase Failed, reason Evicted and upstream's message; the next one
+ *    with a 1 s grace period (a soft threshold, met for its own grace period first: the pod's, at
+ *    most evictionMaxPodGracePeriod), phase Failed, reason Evicted and upstream's message; the next one
  *    only on stats sampled after that pod had time to die (upstream waits for its cleanup), so one
  *    stale snapshot never costs two pods.
  * It also admits pods as upstream's does under pressure: with only MemoryPressure, everything
@@ -31,7 +32,10 @@ const HARD_EVICTION_GRACE_SECONDS = 1;
 
 /** What the manager needs. */
 export interface EvictionDeps {
+  /** Hard thresholds, and soft ones (with `graceMs`). */
   thresholds: Threshold[];
+  /** evictionMaxPodGracePeriod: the longest grace period of a pod evicted for a soft threshold. */
+  maxPodGraceSeconds?: number;
   transitionMs: number;
   memoryCapacityBytes: number;
   snapshot(): StatsSnapshot | undefined;
@@ -57,6 +61,8 @@ export class EvictionManager {
   private current = new Set<PressureCondition>();
   /** When the last pod was evicted (ms): later evictions judge only snapshots taken after it died. */
   private lastEvictionMs = -Infinity;
+  /** When each threshold met now was first met (soft thresholds act only once met for their grace period). */
+  private readonly firstMet = new Map<Threshold, number>();
   /** Evictions made (tests, metrics). */
   evictions = 0;
 
@@ -86,15 +92,20 @@ export class EvictionManager {
     if (!snap) return undefined;
     const overLimit = this.localStorageEviction(snap);
     const obs = observe(snap, this.d.memoryCapacityBytes);
+    const now = this.d.clock.now();
     const met = thresholdsMet(this.d.thresholds, obs).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
+    for (const t of [...this.firstMet.keys()]) if (!met.includes(t)) this.firstMet.delete(t);
+    for (const t of met) if (!this.firstMet.has(t)) this.firstMet.set(t, now);
     const before = this.current;
-    this.current = pressureConditions(met, this.lastMet, this.d.clock.now(), this.d.transitionMs);
+    // Conditions follow every met threshold, soft ones before their grace period too (as upstream).
+    this.current = pressureConditions(met, this.lastMet, now, this.d.transitionMs);
     for (const c of this.current)
       if (!before.has(c)) this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
     if (overLimit) return overLimit;
-    if (!met.length) return undefined;
+    const actionable = met.filter((t) => now - this.firstMet.get(t)! >= (t.graceMs ?? 0));
+    if (!actionable.length) return undefined;
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
-    const t = met[0];
+    const t = actionable[0];
     if (conditionOf(t.signal) === 'DiskPressure' && this.d.reclaimDisk) {
       const at = snap.atMs;
       await this.d.reclaimDisk();
@@ -115,7 +126,9 @@ export class EvictionManager {
     const message = evictionMessage(t, obs.get(t.signal)!, victim);
     this.d.logger.info({ pod: `${victim.pod.metadata.namespace}/${victim.pod.metadata.name}`, threshold: `${t.signal}<${t.raw}` }, 'evicting pod');
     this.d.events?.record(podRef(victim.pod), 'Warning', 'Evicted', message);
-    this.d.evict(victim.pod, message, HARD_EVICTION_GRACE_SECONDS);
+    const grace =
+      t.graceMs === undefined ? HARD_EVICTION_GRACE_SECONDS : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
+    this.d.evict(victim.pod, message, grace);
     this.evictions++;
     this.lastEvictionMs = this.d.clock.now();
     return victim.pod;

@@ -30,6 +30,8 @@ export interface Threshold {
   fraction?: number;
   /** As written (`100Mi`, `10%`), for messages. */
   raw: string;
+  /** A soft threshold's grace period: it must be met this long before a pod is evicted (hard: none). */
+  graceMs?: number;
 }
 
 /** What is available and the capacity, for a signal. */
@@ -42,19 +44,19 @@ export const conditionOf = (s: Signal): PressureCondition => SIGNALS[s].conditio
 export const resourceOf = (s: Signal): Resource => SIGNALS[s].resource;
 
 /** Parses evictionHard; throws naming the entry for an unknown signal or an unreadable value. `0%` / `0` disable a threshold, as upstream. */
-export function parseThresholds(m: Record<string, string>): Threshold[] {
+export function parseThresholds(m: Record<string, string>, field = 'evictionHard'): Threshold[] {
   const out: Threshold[] = [];
   for (const [signal, raw] of Object.entries(m)) {
-    if (!(signal in SIGNALS)) throw new Error(`evictionHard: unknown signal ${JSON.stringify(signal)}`);
+    if (!(signal in SIGNALS)) throw new Error(`${field}: unknown signal ${JSON.stringify(signal)}`);
     const v = raw.trim();
     if (v.endsWith('%')) {
       const pct = Number(v.slice(0, -1));
-      if (!Number.isFinite(pct) || pct < 0 || pct > 100) throw new Error(`evictionHard: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
+      if (!Number.isFinite(pct) || pct < 0 || pct > 100) throw new Error(`${field}: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
       if (pct > 0) out.push({ signal: signal as Signal, fraction: pct / 100, raw: v });
       continue;
     }
     const q = parseQuantity(v);
-    if (q === undefined || q < 0) throw new Error(`evictionHard: invalid quantity ${JSON.stringify(raw)} for ${signal}`);
+    if (q === undefined || q < 0) throw new Error(`${field}: invalid quantity ${JSON.stringify(raw)} for ${signal}`);
     if (q > 0) out.push({ signal: signal as Signal, quantity: q, raw: v });
   }
   return out;

@@ -216,3 +216,36 @@ describe('local storage limits', () => {
     expect(localStorageViolation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe('Container a exceeded its local ephemeral storage limit "1Mi". ');
   });
 });
+
+describe('soft thresholds', () => {
+  it('raise the condition at once but evict only once met for their grace period, with the pod grace capped by evictionMaxPodGracePeriod', async () => {
+    const evicted: { name: string; grace: number }[] = [];
+    const clock = new FakeClock(1000);
+    const victim = { ...pod('hog', { memRequest: '10Mi' }), spec: { ...pod('hog', { memRequest: '10Mi' }).spec, terminationGracePeriodSeconds: 60 } };
+    let snap = snapshot(500 * Mi, { hog: 300 * Mi }, 1000);
+    const m = new EvictionManager({
+      thresholds: [
+        ...parseThresholds({ 'memory.available': '100Mi' }),
+        ...parseThresholds({ 'memory.available': '1Gi' }).map((t) => ({ ...t, graceMs: 30_000 })),
+      ],
+      maxPodGraceSeconds: 20,
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi,
+      snapshot: () => snap,
+      activePods: () => [victim],
+      isStatic: () => false,
+      evict: (p, _message, grace) => evicted.push({ name: p.metadata.name!, grace }),
+      clock,
+      logger: silentLogger,
+    });
+    expect(await m.synchronize()).toBeUndefined();
+    expect([...m.conditions()]).toEqual(['MemoryPressure']);
+    clock.advance(20_000);
+    snap = snapshot(500 * Mi, { hog: 300 * Mi }, clock.now());
+    expect(await m.synchronize()).toBeUndefined();
+    clock.advance(10_000);
+    snap = snapshot(500 * Mi, { hog: 300 * Mi }, clock.now());
+    expect((await m.synchronize())?.metadata.name).toBe('hog');
+    expect(evicted).toEqual([{ name: 'hog', grace: 20 }]);
+  });
+});

@@ -1,0 +1,22 @@
+/** The eviction thresholds of a KubeletConfiguration (hard and soft), checked as upstream's ParseThresholdConfig. */
+import { parseDuration } from '../lib/duration.js';
+import { parseThresholds, type Threshold } from '../agent/eviction/signals.js';
+import type { KubeletConfiguration } from './schema.js';
+
+/** evictionHard and evictionSoft (each soft one with its grace period); throws naming what is wrong. */
+export function evictionThresholds(
+  kc: Pick<KubeletConfiguration, 'evictionHard' | 'evictionSoft' | 'evictionSoftGracePeriod' | 'evictionMaxPodGracePeriod'>,
+): Threshold[] {
+  const hard = parseThresholds(kc.evictionHard);
+  const soft = parseThresholds(kc.evictionSoft, 'evictionSoft').map((t) => {
+    const raw = kc.evictionSoftGracePeriod[t.signal];
+    if (raw === undefined) throw new Error(`grace period must be specified for the soft eviction threshold ${t.signal}`);
+    const graceMs = parseDuration(raw);
+    if (graceMs === undefined || graceMs < 0) throw new Error(`evictionSoftGracePeriod: invalid duration ${JSON.stringify(raw)} for ${t.signal}`);
+    return { ...t, graceMs };
+  });
+  for (const s of Object.keys(kc.evictionSoftGracePeriod))
+    if (!(s in kc.evictionSoft)) throw new Error(`evictionSoftGracePeriod: no soft eviction threshold for ${JSON.stringify(s)}`);
+  if (kc.evictionMaxPodGracePeriod < 0) throw new Error('evictionMaxPodGracePeriod must not be negative');
+  return [...hard, ...soft];
+}
