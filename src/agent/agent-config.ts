@@ -57,8 +57,8 @@ export interface AgentConfig {
   containerGc: ContainerGcPolicy;
   /** evictionPressureTransitionPeriod (ms): how long a pressure condition stays after its threshold was last met. */
   evictionPressureTransitionMs?: number;
-  /** evictionSoft with evictionSoftGracePeriod (thresholds with `graceMs`); evictionHard is node.evictionHard. */
-  evictionSoft?: Threshold[];
+  /** evictionHard and evictionSoft (with `graceMs`), with evictionMinimumReclaim; absent: node.evictionHard alone. */
+  evictionThresholds?: Threshold[];
   /** evictionMaxPodGracePeriod (seconds). */
   evictionMaxPodGraceSeconds?: number;
   /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */

@@ -36,7 +36,7 @@ export function composeEviction(
   },
 ): EvictionManager {
   return new EvictionManager({
-    thresholds: [...parseThresholds(cfg.node.evictionHard), ...(cfg.evictionSoft ?? [])],
+    thresholds: cfg.evictionThresholds ?? parseThresholds(cfg.node.evictionHard),
     maxPodGraceSeconds: cfg.evictionMaxPodGraceSeconds,
     transitionMs: cfg.evictionPressureTransitionMs ?? DEFAULT_TRANSITION_MS,
     memoryCapacityBytes: totalmem(),

@@ -26,7 +26,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
     runtimeRequestTimeoutMs: parseDuration(kc.runtimeRequestTimeout)!,
     evictionPressureTransitionMs: parseDuration(kc.evictionPressureTransitionPeriod)!,
-    evictionSoft: evictionThresholds(kc).filter((t) => t.graceMs !== undefined),
+    evictionThresholds: evictionThresholds(kc),
     evictionMaxPodGraceSeconds: kc.evictionMaxPodGracePeriod,
     clusterDNS: kc.clusterDNS,
     clusterDomain: kc.clusterDomain,

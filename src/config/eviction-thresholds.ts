@@ -5,8 +5,12 @@ import type { KubeletConfiguration } from './schema.js';
 
 /** evictionHard and evictionSoft (each soft one with its grace period); throws naming what is wrong. */
 export function evictionThresholds(
-  kc: Pick<KubeletConfiguration, 'evictionHard' | 'evictionSoft' | 'evictionSoftGracePeriod' | 'evictionMaxPodGracePeriod'>,
+  kc: Pick<KubeletConfiguration, 'evictionHard' | 'evictionSoft' | 'evictionSoftGracePeriod' | 'evictionMaxPodGracePeriod' | 'evictionMinimumReclaim'>,
 ): Threshold[] {
+  const reclaim = new Map(
+    parseThresholds(kc.evictionMinimumReclaim, 'evictionMinimumReclaim').map((t) => [t.signal, { quantity: t.quantity, fraction: t.fraction }]),
+  );
+  const withReclaim = (t: Threshold): Threshold => (reclaim.has(t.signal) ? { ...t, minReclaim: reclaim.get(t.signal) } : t);
   const hard = parseThresholds(kc.evictionHard);
   const soft = parseThresholds(kc.evictionSoft, 'evictionSoft').map((t) => {
     const raw = kc.evictionSoftGracePeriod[t.signal];
@@ -18,5 +22,5 @@ export function evictionThresholds(
   for (const s of Object.keys(kc.evictionSoftGracePeriod))
     if (!(s in kc.evictionSoft)) throw new Error(`evictionSoftGracePeriod: no soft eviction threshold for ${JSON.stringify(s)}`);
   if (kc.evictionMaxPodGracePeriod < 0) throw new Error('evictionMaxPodGracePeriod must not be negative');
-  return [...hard, ...soft];
+  return [...hard, ...soft].map(withReclaim);
 }

@@ -67,6 +67,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'eviction-soft': { path: ['evictionSoft'], kind: 'eviction' },
   'eviction-soft-grace-period': { path: ['evictionSoftGracePeriod'], kind: 'map' },
   'eviction-max-pod-grace-period': { path: ['evictionMaxPodGracePeriod'], kind: 'int' },
+  'eviction-minimum-reclaim': { path: ['evictionMinimumReclaim'], kind: 'map' },
   'rotate-certificates': { path: ['rotateCertificates'], kind: 'bool' },
   'rotate-server-certificates': { path: ['serverTLSBootstrap'], kind: 'bool' },
 };

@@ -84,6 +84,7 @@ export const kubeletConfigSchema = z.strictObject({
   evictionSoft: def(z.record(z.string(), z.string()), {}),
   evictionSoftGracePeriod: def(z.record(z.string(), z.string()), {}),
   evictionMaxPodGracePeriod: def(z.int(), 0),
+  evictionMinimumReclaim: def(z.record(z.string(), z.string()), {}),
   registerWithTaints: def(
     z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
     [],

@@ -114,6 +114,9 @@ describe('loadConfig', () => {
       { 'memory.available': '1m30s' },
       20,
     ]);
+    const r = await loadConfig(parseFlags(['--eviction-minimum-reclaim', 'memory.available=0Mi,nodefs.available=500Mi']));
+    expect(r.kc.evictionMinimumReclaim).toEqual({ 'memory.available': '0Mi', 'nodefs.available': '500Mi' });
+    await expect(loadConfig(parseFlags(['--eviction-minimum-reclaim', 'memory.free=1Mi']))).rejects.toThrow(/evictionMinimumReclaim: unknown signal/);
   });
   it('maps the auth and TLS flags onto the configuration', async () => {
     const c = await loadConfig(

@@ -63,6 +63,8 @@ export class EvictionManager {
   private lastEvictionMs = -Infinity;
   /** When each threshold met now was first met (soft thresholds act only once met for their grace period). */
   private readonly firstMet = new Map<Threshold, number>();
+  /** The thresholds met last pass (they stay met until their minimum reclaim is available). */
+  private metLast: Threshold[] = [];
   /** Evictions made (tests, metrics). */
   evictions = 0;
 
@@ -93,7 +95,8 @@ export class EvictionManager {
     const overLimit = this.localStorageEviction(snap);
     const obs = observe(snap, this.d.memoryCapacityBytes);
     const now = this.d.clock.now();
-    const met = thresholdsMet(this.d.thresholds, obs).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
+    const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
+    this.metLast = met;
     for (const t of [...this.firstMet.keys()]) if (!met.includes(t)) this.firstMet.delete(t);
     for (const t of met) if (!this.firstMet.has(t)) this.firstMet.set(t, now);
     const before = this.current;

@@ -32,6 +32,8 @@ export interface Threshold {
   raw: string;
   /** A soft threshold's grace period: it must be met this long before a pod is evicted (hard: none). */
   graceMs?: number;
+  /** evictionMinimumReclaim: once met, the threshold stays met until this much more is available. */
+  minReclaim?: { quantity?: number; fraction?: number };
 }
 
 /** What is available and the capacity, for a signal. */
@@ -83,11 +85,16 @@ export function thresholdValue(t: Threshold, capacity: number): number {
   return t.quantity ?? Math.round((t.fraction ?? 0) * capacity);
 }
 
-/** The thresholds met by the observations (a signal not observed meets nothing). */
-export function thresholdsMet(thresholds: Threshold[], obs: ReadonlyMap<Signal, Observation>): Threshold[] {
+/**
+ * The thresholds met by the observations (a signal not observed meets nothing). Those in
+ * `stillMet` (met last time) stay met until their minimum reclaim is available too, as upstream.
+ */
+export function thresholdsMet(thresholds: Threshold[], obs: ReadonlyMap<Signal, Observation>, stillMet: readonly Threshold[] = []): Threshold[] {
   return thresholds.filter((t) => {
     const o = obs.get(t.signal);
-    return o !== undefined && o.available < thresholdValue(t, o.capacity);
+    if (o === undefined) return false;
+    const reclaim = stillMet.includes(t) && t.minReclaim ? (t.minReclaim.quantity ?? Math.round((t.minReclaim.fraction ?? 0) * o.capacity)) : 0;
+    return o.available < thresholdValue(t, o.capacity) + reclaim;
   });
 }
 

@@ -249,3 +249,14 @@ describe('soft thresholds', () => {
     expect(evicted).toEqual([{ name: 'hog', grace: 20 }]);
   });
 });
+
+describe('minimum reclaim', () => {
+  it('keeps a met threshold met until its minimum reclaim is available too', () => {
+    const [t] = parseThresholds({ 'memory.available': '100Mi' });
+    const withReclaim = { ...t, minReclaim: { quantity: 500 * Mi } };
+    const obs = observe(snapshot(300 * Mi, {}), 8 * Gi);
+    expect(thresholdsMet([withReclaim], obs)).toEqual([]);
+    expect(thresholdsMet([withReclaim], obs, [withReclaim])).toEqual([withReclaim]);
+    expect(thresholdsMet([withReclaim], observe(snapshot(700 * Mi, {}), 8 * Gi), [withReclaim])).toEqual([]);
+  });
+});
