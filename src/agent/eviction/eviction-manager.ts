@@ -141,10 +141,16 @@ export class EvictionManager {
   private localStorageEviction(s: StatsSnapshot): Pod | undefined {
     if (!this.d.volumeUsage) return undefined;
     let first: Pod | undefined;
+    // Each container's writable layer + logs, by pod (one pass over the snapshot).
+    const byPod = new Map<string, Map<string, number>>();
+    for (const c of s.containers) {
+      const m = byPod.get(c.podUid) ?? byPod.set(c.podUid, new Map()).get(c.podUid)!;
+      m.set(c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0));
+    }
     for (const pod of this.d.activePods()) {
       if (isCriticalPod(pod, this.d.isStatic(pod))) continue;
       const uid = pod.metadata.uid!;
-      const containers = new Map(s.containers.filter((c) => c.podUid === uid).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const));
+      const containers = byPod.get(uid) ?? new Map<string, number>();
       const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const message = localStorageViolation(pod, { volumes, containers });
       if (!message) continue;
