@@ -8,6 +8,7 @@ import type { AdmitResult } from './admission/predicate.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { parseThresholds } from './eviction/signals.js';
 import type { EventRecorder } from './events/recorder.js';
+import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { GarbageCollector } from './gc/garbage-collector.js';
 import type { ImageGc } from './gc/image-gc.js';
 import { isStaticPod } from './podconfig/types.js';
@@ -31,6 +32,7 @@ export function composeEviction(
     gc: GarbageCollector;
     imageGc: ImageGc;
     events: EventRecorder;
+    metrics: KubeletMetrics;
     clock: Clock;
     logger: Logger;
   },
@@ -53,6 +55,7 @@ export function composeEviction(
       await o.imageGc.garbageCollect();
     },
     events: o.events,
+    onEviction: (signal) => o.metrics.evictions.inc({ eviction_signal: signal }),
     clock: o.clock,
     logger: o.logger,
   });

@@ -197,7 +197,7 @@ export function composeAgent(
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
-  const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, clock, logger });
+  const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = {
     ...createAgentHost({

@@ -49,6 +49,8 @@ export interface EvictionDeps {
   /** Removes dead containers and unused images (disk pressure). */
   reclaimDisk?(): Promise<void>;
   events?: EventSink;
+  /** After each eviction, with upstream's signal name (kubelet_evictions). */
+  onEviction?(signal: string): void;
   clock: Clock;
   logger: Logger;
 }
@@ -133,6 +135,7 @@ export class EvictionManager {
       t.graceMs === undefined ? HARD_EVICTION_GRACE_SECONDS : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
     this.d.evict(victim.pod, message, grace);
     this.evictions++;
+    this.d.onEviction?.(t.signal);
     this.lastEvictionMs = this.d.clock.now();
     return victim.pod;
   }
@@ -152,12 +155,14 @@ export class EvictionManager {
       const uid = pod.metadata.uid!;
       const containers = byPod.get(uid) ?? new Map<string, number>();
       const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
-      const message = localStorageViolation(pod, { volumes, containers });
-      if (!message) continue;
+      const violation = localStorageViolation(pod, { volumes, containers });
+      if (!violation) continue;
+      const { message } = violation;
       this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, `evicting pod: ${message.trim()}`);
       this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
       this.d.evict(pod, message, 0);
       this.evictions++;
+      this.d.onEviction?.(violation.signal);
       first ??= pod;
     }
     return first;

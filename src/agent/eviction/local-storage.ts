@@ -22,28 +22,37 @@ interface VolumeSpec {
   configMap?: unknown;
 }
 
-/** The message of the first local storage limit `pod` exceeds, or undefined. */
-export function localStorageViolation(pod: Pod, u: LocalStorageUsage): string | undefined {
+/** Upstream's eviction signals of local storage limits (the kubelet_evictions label). */
+export type LocalStorageSignal = 'emptydirfs.limit' | 'ephemeralpodfs.limit' | 'ephemeralcontainerfs.limit';
+
+/** The first local storage limit `pod` exceeds (its signal and upstream's message), or undefined. */
+export function localStorageViolation(pod: Pod, u: LocalStorageUsage): { signal: LocalStorageSignal; message: string } | undefined {
   const volumes = (pod.spec.volumes ?? []) as VolumeSpec[];
   for (const v of volumes) {
     const limit = v.emptyDir?.sizeLimit;
     const used = u.volumes.get(v.name);
     if (limit === undefined || used === undefined || v.emptyDir?.medium === 'Memory') continue;
     const max = bytes(limit);
-    if (max !== undefined && max > 0 && used > max) return `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". `;
+    if (max !== undefined && max > 0 && used > max)
+      return { signal: 'emptydirfs.limit', message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". ` };
   }
   const limits = pod.spec.containers.map((c) => c.resources?.limits?.['ephemeral-storage']).filter((x): x is string => x !== undefined);
   if (limits.length) {
     const podLimit = limits.reduce((n, l) => n + (bytes(l) ?? 0), 0);
     const local = volumes.filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap).map((v) => u.volumes.get(v.name) ?? 0);
     const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, 0);
-    if (used > podLimit) return `Pod ephemeral local storage usage exceeds the total limit of containers ${formatLimit(limits, podLimit)}. `;
+    if (used > podLimit)
+      return {
+        signal: 'ephemeralpodfs.limit',
+        message: `Pod ephemeral local storage usage exceeds the total limit of containers ${formatLimit(limits, podLimit)}. `,
+      };
   }
   for (const c of pod.spec.containers) {
     const limit = c.resources?.limits?.['ephemeral-storage'];
     const max = bytes(limit);
     const used = u.containers.get(c.name);
-    if (limit !== undefined && max && used !== undefined && used > max) return `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". `;
+    if (limit !== undefined && max && used !== undefined && used > max)
+      return { signal: 'ephemeralcontainerfs.limit', message: `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". ` };
   }
   return undefined;
 }

@@ -36,6 +36,7 @@ export class KubeletMetrics {
   readonly startedPods: Counter;
   readonly startedContainers: Counter<'container_type'>;
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
+  readonly evictions: Counter<'eviction_signal'>;
 
   constructor(o: { nodeName: string; running: RunningState }) {
     const r = this.registry;
@@ -92,6 +93,7 @@ export class KubeletMetrics {
       ]),
     );
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
+    this.evictions = r.register(new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', ['eviction_signal']));
     this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
     this.restClientRequests = r.register(
       new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),

@@ -114,6 +114,7 @@ describe('ranking and messages', () => {
 describe('the manager', () => {
   const setup = (available: number) => {
     const evicted: { name: string; message: string; grace: number }[] = [];
+    const signals: string[] = [];
     const pods = [pod('static', { static: true }), pod('small', { memRequest: '100Mi' }), pod('hog', { memRequest: '10Mi' })];
     let snap = snapshot(available, { static: 500 * Mi, small: 50 * Mi, hog: 300 * Mi });
     const clock = new FakeClock(1000);
@@ -129,10 +130,11 @@ describe('the manager', () => {
         evicted.push({ name: p.metadata.name!, message, grace });
         pods.splice(pods.indexOf(p), 1);
       },
+      onEviction: (signal) => signals.push(signal),
       clock,
       logger: silentLogger,
     });
-    return { m, evicted, clock, setSnap: (s: StatsSnapshot) => (snap = s) };
+    return { m, evicted, signals, clock, setSnap: (s: StatsSnapshot) => (snap = s) };
   };
 
   it('evicts nothing and admits everything without pressure', async () => {
@@ -143,8 +145,9 @@ describe('the manager', () => {
   });
 
   it('under memory pressure evicts the non-critical pod most over its request, with a 1 s grace, and admits only non-BestEffort pods', async () => {
-    const { m, evicted } = setup(50 * Mi);
+    const { m, evicted, signals } = setup(50 * Mi);
     expect((await m.synchronize())?.metadata.name).toBe('hog');
+    expect(signals).toEqual(['memory.available']);
     expect(evicted).toEqual([
       {
         name: 'hog',
@@ -175,6 +178,7 @@ describe('the manager', () => {
 
 describe('local storage limits', () => {
   const withSpec = (spec: Partial<Pod['spec']>): Pod => ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [], ...spec } });
+  const violation = (p: Pod, u: Parameters<typeof localStorageViolation>[1]) => localStorageViolation(p, u)?.message;
   const usage = (volumes: Record<string, number>, containers: Record<string, number>) => ({
     volumes: new Map(Object.entries(volumes)),
     containers: new Map(Object.entries(containers)),
@@ -188,11 +192,9 @@ describe('local storage limits', () => {
       ],
       containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '10Mi' } } }],
     });
-    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe(
-      'Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ',
-    );
+    expect(violation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe('Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ');
     // The memory-backed volume counts toward neither its sizeLimit nor the pod's ephemeral storage.
-    expect(localStorageViolation(p, usage({ mem: 20 * Mi, disk: Mi }, { main: 0 }))).toBeUndefined();
+    expect(violation(p, usage({ mem: 20 * Mi, disk: Mi }, { main: 0 }))).toBeUndefined();
   });
 
   it('then the pod total against the sum of its containers’ limits, then each container against its own', () => {
@@ -203,17 +205,18 @@ describe('local storage limits', () => {
         { name: 'b', image: 'x' },
       ],
     });
-    expect(localStorageViolation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))).toBe(
-      'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
-    );
-    expect(localStorageViolation(p, usage({ disk: 0 }, { a: 9 * Mi, b: 0 }))).toBeUndefined();
+    expect(violation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))).toBe('Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ');
+    expect(violation(p, usage({ disk: 0 }, { a: 9 * Mi, b: 0 }))).toBeUndefined();
     const two = withSpec({
       containers: [
         { name: 'a', image: 'x', resources: { limits: { 'ephemeral-storage': '1Mi' } } },
         { name: 'b', image: 'x', resources: { limits: { 'ephemeral-storage': '100Mi' } } },
       ],
     });
-    expect(localStorageViolation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe('Container a exceeded its local ephemeral storage limit "1Mi". ');
+    expect(violation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe('Container a exceeded its local ephemeral storage limit "1Mi". ');
+    // The signals upstream counts them under (kubelet_evictions).
+    expect(localStorageViolation(two, usage({}, { a: 2 * Mi, b: 0 }))?.signal).toBe('ephemeralcontainerfs.limit');
+    expect(localStorageViolation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))?.signal).toBe('ephemeralpodfs.limit');
   });
 });
 
