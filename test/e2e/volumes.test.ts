@@ -5,7 +5,7 @@
  * on the host are removed with the last container using them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,10 +47,16 @@ describe('process runtime mount points', () => {
   }, 40_000);
 
   it("housekeeping removes an orphaned pod directory (unmounting its tmpfs) and never a known pod's", async () => {
-    const orphan = join(dir, 'root', 'pods', 'orphan-uid-1', 'volumes', 'kubernetes.io~empty-dir', 'm');
+    // Built aside and moved in whole: housekeeping (every 2 s) would otherwise remove the empty
+    // directory before the tmpfs is on it.
+    const staging = join(dir, 'root', 'staging-orphan-uid-1');
+    const orphan = join(staging, 'volumes', 'kubernetes.io~empty-dir', 'm');
     mkdirSync(orphan, { recursive: true });
     execFileSync('mount', ['-t', 'tmpfs', 'tmpfs', orphan]);
     writeFileSync(join(orphan, 'f'), 'x');
+    mkdirSync(join(dir, 'root', 'pods'), { recursive: true });
+    renameSync(staging, join(dir, 'root', 'pods', 'orphan-uid-1'));
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain('pods/orphan-uid-1/volumes');
     const known = readdirSync(join(dir, 'root', 'pods')).filter((u) => u !== 'orphan-uid-1');
     await until(() => !existsSync(join(dir, 'root', 'pods', 'orphan-uid-1')), 20_000, 'orphan removed');
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('orphan-uid-1');
