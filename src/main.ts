@@ -131,7 +131,8 @@ export async function main(argv: string[]): Promise<number> {
   const standalone = !cfg.kubeconfig;
   // serverTLSBootstrap: the secure port serves the certificate the cluster signs (agent/certificate/serving-cert.ts).
   const servingBootstrap = !standalone && kc.serverTLSBootstrap && !(kc.tlsCertFile && kc.tlsPrivateKeyFile);
-  const servingPem = servingBootstrap ? join(cfg.certDir, 'kubelet-server-current.pem') : undefined;
+  const serving = servingBootstrap ? await import('./agent/certificate/serving-cert.js') : undefined;
+  const servingPem = serving?.servingPemPath(cfg.certDir);
   const needPki = (!servingBootstrap && (!kc.tlsCertFile || !kc.tlsPrivateKeyFile)) || (standalone && !kc.authentication.x509.clientCAFile);
   const pki = needPki
     ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] })
@@ -204,8 +205,7 @@ export async function main(argv: string[]): Promise<number> {
   // Without a valid serving certificate yet, the secure port opens once the cluster has signed one
   // (upstream's fails every TLS handshake until then); the read-only port does not wait.
   let secureLater = false;
-  if (servingBootstrap && api) {
-    const serving = await import('./agent/certificate/serving-cert.js');
+  if (serving && api) {
     secureLater = !(await serving.hasValidServingCert(cfg.certDir, Date.now()));
     new serving.ServingCertManager({
       client: api,

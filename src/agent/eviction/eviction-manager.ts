@@ -18,7 +18,7 @@ import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import type { StatsSnapshot } from '../stats/collector.js';
+import type { ContainerSample, StatsSnapshot } from '../stats/collector.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import type { AdmitResult } from '../admission/predicate.js';
@@ -94,7 +94,8 @@ export class EvictionManager {
   async synchronize(): Promise<Pod | undefined> {
     const snap = this.d.snapshot();
     if (!snap) return undefined;
-    const overLimit = this.localStorageEviction(snap);
+    const byPod = containersByPod(snap);
+    const overLimit = this.localStorageEviction(byPod);
     const obs = observe(snap, this.d.memoryCapacityBytes);
     const now = this.d.clock.now();
     const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
@@ -122,7 +123,7 @@ export class EvictionManager {
     const candidates = this.d
       .activePods()
       .filter((p) => !isCriticalPod(p, this.d.isStatic(p)))
-      .map((pod) => candidate(pod, t, snap));
+      .map((pod) => candidate(pod, t, snap, byPod));
     const victim = rankForEviction(candidates, t)[0];
     if (!victim) {
       this.d.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
@@ -141,19 +142,14 @@ export class EvictionManager {
   }
 
   /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */
-  private localStorageEviction(s: StatsSnapshot): Pod | undefined {
+  private localStorageEviction(byPod: ReadonlyMap<string, ContainerSample[]>): Pod | undefined {
     if (!this.d.volumeUsage) return undefined;
     let first: Pod | undefined;
-    // Each container's writable layer + logs, by pod (one pass over the snapshot).
-    const byPod = new Map<string, Map<string, number>>();
-    for (const c of s.containers) {
-      const m = byPod.get(c.podUid) ?? byPod.set(c.podUid, new Map()).get(c.podUid)!;
-      m.set(c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0));
-    }
     for (const pod of this.d.activePods()) {
       if (isCriticalPod(pod, this.d.isStatic(pod))) continue;
       const uid = pod.metadata.uid!;
-      const containers = byPod.get(uid) ?? new Map<string, number>();
+      // Each container's writable layer + logs.
+      const containers = new Map((byPod.get(uid) ?? []).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const));
       const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const violation = localStorageViolation(pod, { volumes, containers });
       if (!violation) continue;
@@ -180,12 +176,19 @@ export class EvictionManager {
   }
 }
 
+/** The snapshot's containers by pod UID. */
+function containersByPod(s: StatsSnapshot): Map<string, ContainerSample[]> {
+  const out = new Map<string, ContainerSample[]>();
+  for (const c of s.containers) (out.get(c.podUid) ?? out.set(c.podUid, []).get(c.podUid)!).push(c);
+  return out;
+}
+
 /** What `pod` uses of the threshold's resource in the snapshot. */
-function candidate(pod: Pod, t: Threshold, s: StatsSnapshot): Candidate {
+function candidate(pod: Pod, t: Threshold, s: StatsSnapshot, byPod: ReadonlyMap<string, ContainerSample[]>): Candidate {
   const uid = pod.metadata.uid!;
   const resource = resourceOf(t.signal);
   if (resource === 'pids') return { pod, usage: s.pods.get(uid)?.processCount };
-  const cs = s.containers.filter((c) => c.podUid === uid);
+  const cs = byPod.get(uid) ?? [];
   if (!cs.length) return { pod };
   const of = (c: (typeof cs)[number]) => (resource === 'memory' ? (c.workingSet ?? 0) : (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0));
   const containers = cs.map((c) => ({ name: c.name, usage: of(c) }));
