@@ -93,16 +93,18 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
   it('each pod gets its own terminationGracePeriodSeconds, in parallel; 0 means no TERM', async () => {
     const out = join(base, `grace-${process.pid}`);
     mkdirSync(out);
-    const slow = `trap 'echo term > ${out}/slow; sleep 7; echo done >> ${out}/slow; exit 0' TERM; while true; do sleep 0.1; done`;
-    const slow2 = `trap 'echo term > ${out}/slow2; sleep 7; echo done >> ${out}/slow2; exit 0' TERM; while true; do sleep 0.1; done`;
-    const slow3 = `trap 'echo term > ${out}/slow3; sleep 7; echo done >> ${out}/slow3; exit 0' TERM; while true; do sleep 0.1; done`;
-    const zero = `trap 'echo term > ${out}/zero; exit 0' TERM; while true; do sleep 0.1; done`;
+    const slow = `trap 'echo term > ${out}/slow; sleep 7; echo done >> ${out}/slow; exit 0' TERM; touch ${out}/slow.ready; while true; do sleep 0.1; done`;
+    const slow2 = `trap 'echo term > ${out}/slow2; sleep 7; echo done >> ${out}/slow2; exit 0' TERM; touch ${out}/slow2.ready; while true; do sleep 0.1; done`;
+    const slow3 = `trap 'echo term > ${out}/slow3; sleep 7; echo done >> ${out}/slow3; exit 0' TERM; touch ${out}/slow3.ready; while true; do sleep 0.1; done`;
+    const zero = `trap 'echo term > ${out}/zero; exit 0' TERM; touch ${out}/zero.ready; while true; do sleep 0.1; done`;
     const { k } = await kubeletWith({
       slow: podYaml('slow', 30, slow),
       slow2: podYaml('slow2', 30, slow2),
       slow3: podYaml('slow3', 30, slow3),
       zero: podYaml('zero', 0, zero),
     });
+    // Running in /pods can come before the shell has installed its trap.
+    await until(() => ['slow', 'slow2', 'slow3', 'zero'].every((f) => existsSync(join(out, `${f}.ready`))), 10_000, 'traps installed');
     const t0 = Date.now();
     expect(await terminate(k, 30_000)).toBe(0);
     for (const f of ['slow', 'slow2', 'slow3']) expect(readFileSync(join(out, f), 'utf8')).toBe('term\ndone\n');
@@ -114,13 +116,15 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
   it('shutdownGracePeriod caps the grace period', async () => {
     const out = join(base, `cap-${process.pid}`);
     mkdirSync(out);
-    const slow = `trap 'echo term > ${out}/slow; sleep 7; echo done >> ${out}/slow; exit 0' TERM; while true; do sleep 0.1; done`;
+    const slow = `trap 'echo term > ${out}/slow; sleep 7; echo done >> ${out}/slow; exit 0' TERM; touch ${out}/slow.ready; while true; do sleep 0.1; done`;
     const cfg = join(base, `cap-${process.pid}.yaml`);
     writeFileSync(
       cfg,
       'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 2s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
     );
     const { k } = await kubeletWith({ slow: podYaml('slow', 30, slow) }, ['--config', cfg]);
+    // Running in /pods can come before the shell has installed its trap.
+    await until(() => existsSync(join(out, 'slow.ready')), 10_000, 'trap installed');
     expect(await terminate(k, 20_000)).toBe(0);
     expect(readFileSync(join(out, 'slow'), 'utf8')).toBe('term\n');
   }, 40_000);
