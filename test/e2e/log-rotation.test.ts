@@ -62,7 +62,13 @@ describe('container log rotation', () => {
         readdirSync(join(dir, 'logs')).find((n) => n.includes('chatty'))!,
         'c',
       );
-      return { d, files: readdirSync(d).sort() };
+      // A rotated file being compressed is written as `<file>.tmp.gz` and renamed when complete: not a kept file yet.
+      return {
+        d,
+        files: readdirSync(d)
+          .filter((f) => !f.endsWith('.tmp.gz'))
+          .sort(),
+      };
     };
     await until(() => logDir().files.some((f) => f.endsWith('.gz')), 30_000, 'a compressed rotated file');
     for (let i = 0; i < 5; i++) {
