@@ -25,7 +25,7 @@ interface Requirement {
   operator: string;
   values?: string[];
 }
-interface Toleration {
+export interface Toleration {
   key?: string;
   operator?: string;
   value?: string;
@@ -88,7 +88,8 @@ export function nodeAffinityMatches(pod: Pod, node: AdmissionNode): boolean {
   });
 }
 
-function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): boolean {
+/** Whether any of `tols` tolerates `taint` (upstream ToleratesTaint). */
+export function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][number]): boolean {
   return tols.some(
     (t) =>
       (!t.effect || t.effect === taint.effect) &&

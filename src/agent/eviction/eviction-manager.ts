@@ -21,7 +21,7 @@ import { messageOf } from '../../lib/errors.js';
 import type { ContainerSample, StatsSnapshot } from '../stats/collector.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import type { AdmitResult } from '../admission/predicate.js';
+import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';
 import { conditionOf, observe, pressureConditions, resourceOf, thresholdsMet, type PressureCondition, type Threshold } from './signals.js';
 import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
 import { localStorageViolation } from './local-storage.js';
@@ -82,10 +82,8 @@ export class EvictionManager {
     const conds = [...this.current];
     if (!conds.length || isCriticalPod(pod, this.d.isStatic(pod))) return { admit: true };
     if (conds.length === 1 && conds[0] === 'MemoryPressure') {
-      const tolerates = ((pod.spec.tolerations ?? []) as { key?: string; operator?: string; effect?: string }[]).some(
-        (t) => (t.key === 'node.kubernetes.io/memory-pressure' || (t.key === undefined && t.operator === 'Exists')) && (!t.effect || t.effect === 'NoSchedule'),
-      );
-      if (qosClass(pod) !== 'BestEffort' || tolerates) return { admit: true };
+      const tols = (pod.spec.tolerations ?? []) as Toleration[];
+      if (qosClass(pod) !== 'BestEffort' || tolerates(tols, { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' })) return { admit: true };
     }
     return { admit: false, reason: 'Evicted', message: `The node had condition: [${conds.join(' ')}]. ` };
   }
@@ -113,12 +111,10 @@ export class EvictionManager {
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
     if (conditionOf(t.signal) === 'DiskPressure' && this.d.reclaimDisk) {
-      const at = snap.atMs;
       await this.d.reclaimDisk();
       // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
-      if ((this.d.snapshot()?.atMs ?? at) === at) return undefined;
-      const again = thresholdsMet([t], observe(this.d.snapshot()!, this.d.memoryCapacityBytes));
-      if (!again.length) return undefined;
+      const after = this.d.snapshot();
+      if (!after || after.atMs === snap.atMs || !thresholdsMet([t], observe(after, this.d.memoryCapacityBytes)).length) return undefined;
     }
     const candidates = this.d
       .activePods()
@@ -129,16 +125,20 @@ export class EvictionManager {
       this.d.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
       return undefined;
     }
-    const message = evictionMessage(t, obs.get(t.signal)!, victim);
-    this.d.logger.info({ pod: `${victim.pod.metadata.namespace}/${victim.pod.metadata.name}`, threshold: `${t.signal}<${t.raw}` }, 'evicting pod');
-    this.d.events?.record(podRef(victim.pod), 'Warning', 'Evicted', message);
     const grace =
       t.graceMs === undefined ? HARD_EVICTION_GRACE_SECONDS : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
-    this.d.evict(victim.pod, message, grace);
-    this.evictions++;
-    this.d.onEviction?.(t.signal);
+    this.evictPod(victim.pod, evictionMessage(t, obs.get(t.signal)!, victim), grace, t.signal);
     this.lastEvictionMs = this.d.clock.now();
     return victim.pod;
+  }
+
+  /** Logs, records the Evicted event, kills the pod with `graceSeconds` and counts the eviction under `signal`. */
+  private evictPod(pod: Pod, message: string, graceSeconds: number, signal: string): void {
+    this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, signal }, `evicting pod: ${message.trim()}`);
+    this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
+    this.d.evict(pod, message, graceSeconds);
+    this.evictions++;
+    this.d.onEviction?.(signal);
   }
 
   /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */
@@ -153,12 +153,7 @@ export class EvictionManager {
       const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const violation = localStorageViolation(pod, { volumes, containers });
       if (!violation) continue;
-      const { message } = violation;
-      this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, `evicting pod: ${message.trim()}`);
-      this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
-      this.d.evict(pod, message, 0);
-      this.evictions++;
-      this.d.onEviction?.(violation.signal);
+      this.evictPod(pod, violation.message, 0, violation.signal);
       first ??= pod;
     }
     return first;
