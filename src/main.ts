@@ -18,6 +18,7 @@ import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
 import { parseDuration } from './lib/duration.js';
+import { applyOomScoreAdj } from './lib/oom-score.js';
 import type { KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
@@ -112,6 +113,9 @@ export async function main(argv: string[]): Promise<number> {
     logger.error(messageOf(err));
     return 1;
   }
+  // The kernel's OOM killer takes the kubelet last (upstream logs a failure and goes on).
+  const oomErr = await applyOomScoreAdj(kc.oomScoreAdj);
+  if (oomErr) logger.info({ err: oomErr }, 'failed to apply oomScoreAdj');
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
   // checks join once it is composed.
   const servers: ClosableServer[] = [];
@@ -158,7 +162,14 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     api = cfg.kubeconfig
-      ? await (await import('./lib/kube-client.js')).createKubeClient(cfg.kubeconfig, { timeoutMs: 10_000, userAgent: `tskubelet/${TSKUBELET_VERSION}` })
+      ? await (
+          await import('./lib/kube-client.js')
+        ).createKubeClient(cfg.kubeconfig, {
+          timeoutMs: 10_000,
+          userAgent: `tskubelet/${TSKUBELET_VERSION}`,
+          qps: kc.kubeAPIQPS,
+          burst: kc.kubeAPIBurst,
+        })
       : undefined;
     auth = (await import('./server/build-auth.js')).buildAuth({
       authentication: kc.authentication,
@@ -188,6 +199,8 @@ export async function main(argv: string[]): Promise<number> {
 
   const host: KubeletHost = agent.host;
   const startSecure = async () => {
+    // enableServer=false: no secure port at all (the read-only port is its own setting, as upstream).
+    if (!kc.enableServer) return;
     const secure = await (
       await serversModule
     ).buildSecureServer({
@@ -246,7 +259,7 @@ export async function main(argv: string[]): Promise<number> {
     { node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath },
     'tskubelet started',
   );
-  if (pki && !kc.authentication.x509.clientCAFile) {
+  if (pki && kc.enableServer && !kc.authentication.x509.clientCAFile) {
     logger.info(
       `standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`,
     );
@@ -271,7 +284,7 @@ export async function main(argv: string[]): Promise<number> {
   await Promise.all([
     closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'closing servers failed')),
     Promise.race([stopPodResources(), new Promise((r) => setTimeout(r, SHUTDOWN_REQUEST_GRACE_MS))]),
-    agent.stop({ shutdownGracePeriodMs: shutdownGraceMs }),
+    agent.stop({ shutdownGracePeriodMs: shutdownGraceMs, shutdownGracePeriodCriticalPodsMs: parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0 }),
   ]);
   return 0;
 }

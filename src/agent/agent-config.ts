@@ -40,6 +40,10 @@ export interface AgentConfig {
   syncFrequencyMs: number;
   /** Empty: the embedded process runtime, in-process. */
   containerRuntimeEndpoint: string;
+  /** imageServiceEndpoint: the ImageService's own endpoint (empty: the runtime's). */
+  imageServiceEndpoint?: string;
+  /** seccompDefault: RuntimeDefault for containers that name no seccomp profile. */
+  seccompDefault?: boolean;
   version: string;
   /** runtimeRequestTimeout (ms): the CRI client's deadlines (cri/client.ts). */
   runtimeRequestTimeoutMs: number;
@@ -53,6 +57,11 @@ export interface AgentConfig {
   cpuCFSQuota: boolean;
   cpuCFSQuotaPeriodUs: number;
   serializeImagePulls: boolean;
+  /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */
+  maxParallelImagePulls?: number;
+  /** registryPullQPS / registryBurst (absent or qps 0: no limit). */
+  registryPullQPS?: number;
+  registryBurst?: number;
   imageGc: ImageGcPolicy;
   containerGc: ContainerGcPolicy;
   /** evictionPressureTransitionPeriod (ms): how long a pressure condition stays after its threshold was last met. */
@@ -89,7 +98,7 @@ export interface Agent {
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
-  stop(o?: { shutdownGracePeriodMs?: number }): Promise<void>;
+  stop(o?: { shutdownGracePeriodMs?: number; shutdownGracePeriodCriticalPodsMs?: number }): Promise<void>;
   /** For tests and benchmarks. */
   internals: {
     podConfig: PodConfig;

@@ -48,15 +48,30 @@ export async function loadEmbeddedRuntime(
   return { processRuntime, runtime: { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) } };
 }
 
+/** The CRI clients: the ImageService from `imageEndpoint` when it names another endpoint (upstream imageServiceEndpoint). */
+function criClients(endpoint: string, imageEndpoint: string | undefined, requestTimeoutMs: number | undefined): CriRuntime {
+  const rt = createCriClient(endpoint, { requestTimeoutMs });
+  if (!imageEndpoint || imageEndpoint === endpoint) return rt;
+  const img = createCriClient(imageEndpoint, { requestTimeoutMs });
+  return {
+    runtime: rt.runtime,
+    images: img.images,
+    close: () => {
+      rt.close?.();
+      img.close?.();
+    },
+  };
+}
+
 /** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one. */
 export function composeRuntime(
-  cfg: { containerRuntimeEndpoint: string; runtimeRequestTimeoutMs?: number },
+  cfg: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeoutMs?: number },
   o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime },
 ): ComposedRuntime {
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (o.given) runtime = o.given;
-  else if (cfg.containerRuntimeEndpoint) runtime = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
+  else if (cfg.containerRuntimeEndpoint) runtime = criClients(cfg.containerRuntimeEndpoint, cfg.imageServiceEndpoint, cfg.runtimeRequestTimeoutMs);
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
   return { runtime: instrumentCri(runtime, o.metrics), processRuntime };
@@ -108,6 +123,7 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
     clusterDomain: cfg.clusterDomain,
     resolvConfPath: cfg.resolvConf,
     cgroups: cfg.cgroups,
+    security: { seccompDefault: cfg.seccompDefault ?? false, seccompProfileRoot: join(cfg.rootDir, 'seccomp') },
     resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
   };
 }

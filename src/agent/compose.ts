@@ -15,6 +15,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { TokenBucket } from '../lib/token-bucket.js';
 import type { CriRuntime } from '../cri/services.js';
 import { composeRuntime, connectRuntime, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
@@ -85,7 +86,14 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = new ImageManager({ images: runtime.images, clock, serializeImagePulls: cfg.serializeImagePulls, events });
+  const images = new ImageManager({
+    images: runtime.images,
+    clock,
+    serializeImagePulls: cfg.serializeImagePulls,
+    maxParallelImagePulls: cfg.maxParallelImagePulls,
+    pullLimiter: cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => clock.now()) : undefined,
+    events,
+  });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
@@ -281,10 +289,17 @@ export function composeAgent(
       await events.flush();
       await Promise.race([workers.whenIdle(), new Promise((r) => setTimeout(r, 5000))]);
       // The in-process runtime's containers die with the kubelet: stop each pod with its own grace
-      // period (bounded by shutdownGracePeriod when set), all in parallel. On an external runtime
+      // period (bounded as upstream's graceful node shutdown when shutdownGracePeriod is set). On an external runtime
       // (containerd) pods keep running across a kubelet restart, as upstream.
       if (processRuntime) {
-        await stopPodsForShutdown({ runtime: runtime.runtime, runtimeManager, podManager, shutdownGracePeriodMs: o.shutdownGracePeriodMs ?? 0, logger });
+        await stopPodsForShutdown({
+          runtime: runtime.runtime,
+          runtimeManager,
+          podManager,
+          shutdownGracePeriodMs: o.shutdownGracePeriodMs ?? 0,
+          shutdownGracePeriodCriticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
+          logger,
+        });
         await processRuntime.shutdown(0);
       }
       runtime.close?.();

@@ -5,7 +5,7 @@
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 
-type Kind = 'string' | 'int' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints';
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -51,6 +51,19 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'cpu-cfs-quota': { path: ['cpuCFSQuota'], kind: 'bool' },
   'cpu-cfs-quota-period': { path: ['cpuCFSQuotaPeriod'], kind: 'duration' },
   'serialize-image-pulls': { path: ['serializeImagePulls'], kind: 'bool' },
+  'max-parallel-image-pulls': { path: ['maxParallelImagePulls'], kind: 'int' },
+  'registry-qps': { path: ['registryPullQPS'], kind: 'int' },
+  'registry-burst': { path: ['registryBurst'], kind: 'int' },
+  'node-status-max-images': { path: ['nodeStatusMaxImages'], kind: 'int' },
+  'pods-per-core': { path: ['podsPerCore'], kind: 'int' },
+  'kube-api-qps': { path: ['kubeAPIQPS'], kind: 'number' },
+  'kube-api-burst': { path: ['kubeAPIBurst'], kind: 'int' },
+  'oom-score-adj': { path: ['oomScoreAdj'], kind: 'int' },
+  'enable-server': { path: ['enableServer'], kind: 'bool' },
+  'enable-debugging-handlers': { path: ['enableDebuggingHandlers'], kind: 'bool' },
+  'seccomp-default': { path: ['seccompDefault'], kind: 'bool' },
+  'image-service-endpoint': { path: ['imageServiceEndpoint'], kind: 'string' },
+  'volume-stats-agg-period': { path: ['volumeStatsAggPeriod'], kind: 'duration' },
   'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
   'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },
   'minimum-image-ttl-duration': { path: ['imageMinimumGCAge'], kind: 'duration' },
@@ -130,6 +143,10 @@ export class FlagError extends Error {}
 function convert(name: string, kind: Kind, raw: string): unknown {
   if (kind === 'int') {
     if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be an integer`);
+    return Number(raw);
+  }
+  if (kind === 'number') {
+    if (!/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a number`);
     return Number(raw);
   }
   if (kind === 'bool') {

@@ -15,6 +15,7 @@ import { unimplementedConfigFields } from './known-names.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
 import { evictionThresholds } from './eviction-thresholds.js';
+import { configErrors } from './validate.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
@@ -151,11 +152,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
-  if (kc.imageGCHighThresholdPercent < 100 && kc.imageGCLowThresholdPercent >= kc.imageGCHighThresholdPercent) {
-    throw new ConfigError(
-      `invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`,
-    );
-  }
+  // Upstream reports every broken rule at once.
+  const invalid = configErrors(kc);
+  if (invalid.length) throw new ConfigError(invalid.join(', '));
   try {
     evictionThresholds(kc);
   } catch (err) {

@@ -52,6 +52,13 @@ export interface LinuxSandboxSecurityContext {
   readonly_rootfs?: boolean;
   supplemental_groups?: number[];
   privileged?: boolean;
+  seccomp?: SecurityProfile | null;
+  apparmor?: SecurityProfile | null;
+}
+
+export interface SecurityProfile {
+  profile_type: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
+  localhost_ref?: string;
 }
 
 export interface LinuxContainerResources {
@@ -164,6 +171,10 @@ export interface LinuxContainerSecurityContext {
   no_new_privs?: boolean;
   masked_paths?: string[];
   readonly_paths?: string[];
+  seccomp?: SecurityProfile | null;
+  apparmor?: SecurityProfile | null;
+  /** The deprecated apparmor profile name ("runtime/default", "localhost/<name>", "unconfined"), still read by older runtimes. */
+  apparmor_profile?: string;
 }
 
 export interface ContainerConfig {

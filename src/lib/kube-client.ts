@@ -8,6 +8,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { loadKubeconfig } from './kubeconfig.js';
+import { sleep } from './clock.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
 export interface ApiResponse<T> {
@@ -107,13 +109,21 @@ function fullPath(conn: Connection, req: KubeRequest): string {
 }
 
 /** Loads `kubeconfigPath` and returns a client; `timeoutMs` is the default deadline per call. */
-export async function createKubeClient(kubeconfigPath: string, defaults: { timeoutMs: number; userAgent?: string }): Promise<KubeClient> {
+export async function createKubeClient(
+  kubeconfigPath: string,
+  defaults: { timeoutMs: number; userAgent?: string; qps?: number; burst?: number },
+): Promise<KubeClient> {
   let conn = connect(kubeconfigPath);
+  // kubeAPIQPS / kubeAPIBurst: every request waits for its turn, as client-go's rate limiter.
+  const limiter = defaults.qps ? new TokenBucket(defaults.qps, defaults.burst ?? 0) : undefined;
   const mod = conn.url.protocol === 'https:' ? https : http;
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
   /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
   const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
+    const turn = limiter?.reserve();
+    if (turn) await sleep(turn, req.signal);
+    if (req.signal?.aborted) throw new Error(`${req.method ?? 'GET'} ${req.path}: aborted`);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
     const { agent, headers: auth, rejected } = await conn.prepare();
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...auth };

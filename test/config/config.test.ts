@@ -51,9 +51,10 @@ describe('flags', () => {
         { key: 'a', value: 'b', effect: 'NoSchedule' },
         { key: 'c', effect: 'NoExecute' },
       ],
+      seccompDefault: true,
     });
     expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' }, runtimeCgroups: '/system.slice/containerd.service' });
-    expect(p.unimplemented).toEqual(['fail-swap-on', 'seccomp-default']);
+    expect(p.unimplemented).toEqual(['fail-swap-on']);
     expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
     expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);
   });
@@ -198,6 +199,80 @@ describe('loadConfig', () => {
     ]);
     await expect(loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60']))).rejects.toThrow(
       /imageGCLowThresholdPercent \(--image-gc-low-threshold\) 60 must be less than imageGCHighThresholdPercent/,
+    );
+  });
+  it('reads the image, API, node and process settings with upstream defaults, flags over the file', async () => {
+    const d = await loadConfig(parseFlags([]));
+    expect([
+      d.kc.registryPullQPS,
+      d.kc.registryBurst,
+      d.kc.maxParallelImagePulls,
+      d.kc.imageMaximumGCAge,
+      d.kc.nodeStatusMaxImages,
+      d.kc.podsPerCore,
+      d.kc.kubeAPIQPS,
+      d.kc.kubeAPIBurst,
+      d.kc.oomScoreAdj,
+      d.kc.enableServer,
+      d.kc.shutdownGracePeriodCriticalPods,
+      d.kc.seccompDefault,
+      d.kc.imageServiceEndpoint,
+    ]).toEqual([5, 10, undefined, '0s', 50, 0, 50, 100, -999, true, '0s', false, '']);
+    const f = file(
+      'limits.yaml',
+      'registryPullQPS: 1\nkubeAPIQPS: 2.5\nnodeStatusMaxImages: -1\nenableServer: false\nimageServiceEndpoint: unix:///img.sock\n',
+    );
+    const c = await loadConfig(
+      parseFlags([
+        '--config',
+        f,
+        '--registry-qps=3',
+        '--registry-burst=4',
+        '--serialize-image-pulls=false',
+        '--max-parallel-image-pulls=2',
+        '--pods-per-core=10',
+        '--kube-api-burst=7',
+        '--oom-score-adj=-500',
+        '--volume-stats-agg-period=30s',
+        '--kubeconfig=/etc/kubernetes/kubelet.conf',
+      ]),
+    );
+    expect([c.kc.registryPullQPS, c.kc.registryBurst, c.kc.maxParallelImagePulls, c.kc.podsPerCore, c.kc.kubeAPIQPS, c.kc.kubeAPIBurst]).toEqual([
+      3, 4, 2, 10, 2.5, 7,
+    ]);
+    expect([c.kc.nodeStatusMaxImages, c.kc.enableServer, c.kc.imageServiceEndpoint, c.kc.oomScoreAdj, c.kc.volumeStatsAggPeriod]).toEqual([
+      -1,
+      false,
+      'unix:///img.sock',
+      -500,
+      '30s',
+    ]);
+    expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(/invalid argument "fast" for "--kube-api-qps" flag: must be a number/);
+  });
+  const invalid: [string[], string][] = [
+    [['--max-parallel-image-pulls=3'], 'maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false'],
+    [['--serialize-image-pulls=false', '--max-parallel-image-pulls=0'], 'maxParallelImagePulls 0 must be a positive number'],
+    [['--registry-qps=-1'], 'registryPullQPS (--registry-qps) -1 must not be a negative number'],
+    [['--registry-burst=-1'], 'registryBurst (--registry-burst) -1 must not be a negative number'],
+    [['--kube-api-qps=-1'], 'kubeAPIQPS (--kube-api-qps) -1 must not be a negative number'],
+    [['--kube-api-burst=-2'], 'kubeAPIBurst (--kube-api-burst) -2 must not be a negative number'],
+    [['--node-status-max-images=-2'], 'nodeStatusMaxImages (--node-status-max-images) -2 must be -1 or greater'],
+    [['--pods-per-core=-1'], 'podsPerCore (--pods-per-core) -1 must not be a negative number'],
+    [['--oom-score-adj=1001'], 'oomScoreAdj (--oom-score-adj) 1001 must be between -1000 and 1000, inclusive'],
+    [['--shutdown-grace-period=500ms'], 'shutdownGracePeriod 500ms must be either zero or otherwise >= 1 sec'],
+  ];
+  for (const [flags, message] of invalid) {
+    it(`refuses ${flags.join(' ')} with upstream's message`, async () => {
+      await expect(loadConfig(parseFlags(flags))).rejects.toThrow(`invalid configuration: ${message}`);
+    });
+  }
+  it('refuses an imageMaximumGCAge not above imageMinimumGCAge, and critical-pod grace above the whole', async () => {
+    const f = file('ages.yaml', 'imageMinimumGCAge: 2m0s\nimageMaximumGCAge: 1m0s\nshutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n');
+    const err = await loadConfig(parseFlags(['--config', f, '--kubeconfig=/k.conf'])).catch((e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(ConfigError);
+    // Every broken rule at once, as upstream.
+    expect((err as Error).message).toBe(
+      'invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s, invalid configuration: shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s',
     );
   });
   const bad: [string, RegExp][] = [

@@ -6,7 +6,7 @@
  * killed without TERM), capped by shutdownGracePeriod when set.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -128,4 +128,25 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
     expect(await terminate(k, 20_000)).toBe(0);
     expect(readFileSync(join(out, 'slow'), 'utf8')).toBe('term\n');
   }, 40_000);
+
+  it('shutdownGracePeriodCriticalPods: regular pods stop first within their share, critical pods after with theirs', async () => {
+    const out = join(base, `critical-${process.pid}`);
+    mkdirSync(out);
+    // The regular pod's handler outlasts its 3 s share; the critical pod's finishes within its own 3 s.
+    const regular = `trap 'touch ${out}/regular.term; sleep 30; touch ${out}/regular.done' TERM; touch ${out}/regular.ready; while true; do sleep 0.1; done`;
+    const critical = `trap 'touch ${out}/critical.term; sleep 1; touch ${out}/critical.done; exit 0' TERM; touch ${out}/critical.ready; while true; do sleep 0.1; done`;
+    const cfg = join(base, `critical-${process.pid}.yaml`);
+    writeFileSync(
+      cfg,
+      'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 6s\nshutdownGracePeriodCriticalPods: 3s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+    );
+    const criticalYaml = podYaml('critical', 30, critical).replace('spec:\n', 'spec:\n  priority: 2000000000\n');
+    const { k } = await kubeletWith({ regular: podYaml('regular', 30, regular), critical: criticalYaml }, ['--config', cfg]);
+    await until(() => ['regular', 'critical'].every((f) => existsSync(join(out, `${f}.ready`))), 10_000, 'traps installed');
+    expect(await terminate(k, 30_000)).toBe(0);
+    expect(['regular.term', 'regular.done', 'critical.term', 'critical.done'].map((f) => existsSync(join(out, f)))).toEqual([true, false, true, true]);
+    // The critical pod got its TERM only once the regular group was done (killed at the end of its 3 s).
+    const termAt = (f: string) => statSync(join(out, `${f}.term`)).mtimeMs;
+    expect(termAt('critical') - termAt('regular')).toBeGreaterThanOrEqual(2500);
+  }, 60_000);
 });

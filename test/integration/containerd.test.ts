@@ -5,7 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -249,6 +249,35 @@ describe('pods as real containers', () => {
       message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)`,
     });
     expect(await run(ports.port, pki, podName('nonroot'), 'id -u', 'ok')).toBe('1000\n');
+  });
+
+  it.concurrent('seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp', async () => {
+    mkdirSync(join(dir, 'root', 'seccomp', 'test'), { recursive: true });
+    writeFileSync(
+      join(dir, 'root', 'seccomp', 'test', 'no-mkdir.json'),
+      JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }] }),
+    );
+    const mode = sh("grep '^Seccomp:' /proc/self/status");
+    writePod(manifests, 'seccomp', {
+      restartPolicy: 'Never',
+      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        { name: 'main', image: bb, ...mode },
+        { name: 'unconfined', image: bb, securityContext: { seccompProfile: { type: 'Unconfined' } }, ...mode },
+        {
+          name: 'local',
+          image: bb,
+          securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'test/no-mkdir.json' } },
+          ...sh('mkdir /tmp/x && exit 0; exit 7'),
+        },
+        { name: 'unfiltered', image: bb, ...sh('mkdir /tmp/x && exit 0; exit 7') },
+      ],
+    });
+    const p = await waitPod(ports.ro, podName('seccomp'), (x) => x.status?.phase === 'Failed', 40_000, 'Failed');
+    expect((await logs('seccomp')).body).toMatch(/^Seccomp:\s+2\n$/);
+    expect((await logs('seccomp', '', 'unconfined')).body).toMatch(/^Seccomp:\s+0\n$/);
+    expect(cstatus(p, 'local')!.state.terminated!.exitCode).toBe(7);
+    expect(cstatus(p, 'unfiltered')!.state.terminated!.exitCode).toBe(0);
   });
 
   it.concurrent('image pull policies: Never, IfNotPresent and Always against a node without a registry', async () => {

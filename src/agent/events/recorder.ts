@@ -12,6 +12,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 import { rfc3339 } from '../../lib/time.js';
+import { TokenBucket } from '../../lib/token-bucket.js';
 
 /** What an event is about (core/v1 ObjectReference). */
 export interface ObjectRef {
@@ -43,31 +44,19 @@ const MAX_DEDUP = 4096;
 
 /** The recorder. */
 export class EventRecorder implements EventSink {
-  private tokens: number;
-  private lastRefill: number;
+  private readonly limiter: TokenBucket;
   private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly d: EventRecorderDeps) {
-    this.tokens = d.burst;
-    this.lastRefill = 0;
-  }
-
-  private take(): boolean {
-    if (this.d.qps <= 0) return true;
-    const now = this.d.clock.now();
-    if (this.lastRefill) this.tokens = Math.min(this.d.burst, this.tokens + ((now - this.lastRefill) / 1000) * this.d.qps);
-    this.lastRefill = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+    this.limiter = new TokenBucket(d.qps, d.burst, () => d.clock.now());
   }
 
   record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
     this.d.logger.debug({ object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason }, message);
     const client = this.d.client;
     if (!client) return;
-    if (!this.take()) {
+    if (!this.limiter.tryTake()) {
       this.d.logger.debug({ reason }, 'event dropped by the rate limiter');
       return;
     }

@@ -2,7 +2,9 @@
  * Image garbage collection by disk usage (upstream realImageGCManager): when the image
  * filesystem's usage reaches imageGCHighThresholdPercent, unused images are removed — least
  * recently used first, none younger than imageMinimumGCAge, never pinned or sandbox images — until
- * usage is back at imageGCLowThresholdPercent.
+ * usage is back at imageGCLowThresholdPercent. With imageMaximumGCAge, images unused for longer
+ * than that are removed first whatever the usage, once the kubelet itself has run that long (so an
+ * image used just before a restart is not taken for unused).
  *
  *   detect (list images + containers) → usage (statfs of ImageFsInfo's mountpoint)
  *     → bytesToFree (pure) → imagesToFree (pure) → RemoveImage each
@@ -19,6 +21,8 @@ export interface ImageGcPolicy {
   highThresholdPercent: number;
   lowThresholdPercent: number;
   minAgeMs: number;
+  /** imageMaximumGCAge (0: off). */
+  maxAgeMs?: number;
 }
 
 /** What the manager remembers per image (upstream imageRecord). */
@@ -52,6 +56,11 @@ export function imagesToFree(records: ReadonlyMap<string, ImageRecord>, inUse: R
   return out;
 }
 
+/** The images unused for longer than `maxAgeMs` (pure): never used since detected counts as unused forever, as upstream. */
+export function imagesTooOld(records: ReadonlyMap<string, ImageRecord>, inUse: ReadonlySet<string>, nowMs: number, maxAgeMs: number): string[] {
+  return [...records.entries()].filter(([id, r]) => !inUse.has(id) && !r.pinned && nowMs - r.lastUsedMs > maxAgeMs).map(([id]) => id);
+}
+
 /** What the image GC needs. */
 export interface ImageGcDeps {
   runtime: RuntimeService;
@@ -66,7 +75,10 @@ export interface ImageGcDeps {
 /** Tracks images and frees space when asked. */
 export class ImageGc {
   private readonly records = new Map<string, ImageRecord>();
-  constructor(private readonly deps: ImageGcDeps) {}
+  private readonly startedMs: number;
+  constructor(private readonly deps: ImageGcDeps) {
+    this.startedMs = deps.clock.now();
+  }
 
   /** Updates the records; returns the ids in use by any container. */
   private async detect(): Promise<{ inUse: Set<string>; byName: Map<string, string> }> {
@@ -103,15 +115,29 @@ export class ImageGc {
   /** One pass: detect, and free space if usage is above the high threshold. Returns the removed ids. */
   async garbageCollect(): Promise<string[]> {
     const { inUse } = await this.detect();
+    const now = this.deps.clock.now();
+    const maxAge = this.deps.policy.maxAgeMs ?? 0;
+    const removed: string[] = [];
+    if (maxAge > 0 && now - this.startedMs >= maxAge) {
+      const old = await this.remove(imagesTooOld(this.records, inUse, now, maxAge));
+      if (old.length) this.deps.logger.info({ removed: old.length, maxAgeMs: maxAge }, 'removed images unused for longer than imageMaximumGCAge');
+      removed.push(...old);
+    }
     const fs = (await this.deps.images.imageFsInfo())[0] as cri.FilesystemUsage | undefined;
     const mount = fs?.fs_id?.mountpoint;
-    if (!mount) return [];
+    if (!mount) return removed;
     const st = await statfs(mount);
     const capacity = st.blocks * st.bsize;
     const available = st.bavail * st.bsize;
     const amount = bytesToFree(capacity, available, this.deps.policy);
-    if (amount <= 0) return [];
-    const ids = imagesToFree(this.records, inUse, amount, this.deps.clock.now(), this.deps.policy.minAgeMs);
+    if (amount <= 0) return removed;
+    const freed = await this.remove(imagesToFree(this.records, inUse, amount, now, this.deps.policy.minAgeMs));
+    this.deps.logger.info({ wantedBytes: amount, removed: freed.length }, 'image garbage collection');
+    return [...removed, ...freed];
+  }
+
+  /** Removes `ids`; returns those removed. */
+  private async remove(ids: string[]): Promise<string[]> {
     const removed: string[] = [];
     for (const id of ids) {
       try {
@@ -122,7 +148,6 @@ export class ImageGc {
         this.deps.logger.warn({ image: id, err: messageOf(err) }, 'failed to remove image');
       }
     }
-    this.deps.logger.info({ wantedBytes: amount, removed: removed.length }, 'image garbage collection');
     return removed;
   }
 }

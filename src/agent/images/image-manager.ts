@@ -3,7 +3,9 @@
  * images.imageManager.EnsureImageExists): ImageStatus first; Never → ErrImageNeverPull when
  * absent; a present image is never re-pulled unless Always; failed pulls back off per pod and
  * image (ErrImagePull, then ImagePullBackOff while waiting); with serializeImagePulls (the
- * default) one pull runs at a time, as upstream's serial puller.
+ * default) one pull runs at a time, as upstream's serial puller, else at most maxParallelImagePulls
+ * (no limit when unset); pulls beyond registryPullQPS / registryBurst fail at once with upstream's
+ * "pull QPS exceeded" (and back off like any failed pull).
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { ImageService } from '../../cri/services.js';
@@ -14,6 +16,7 @@ import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import type { AuthConfig } from './keyring.js';
+import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
@@ -24,21 +27,25 @@ export interface ImageManagerDeps {
   images: ImageService;
   clock: Clock;
   serializeImagePulls: boolean;
+  /** maxParallelImagePulls when pulls are not serialized (undefined: no limit). */
+  maxParallelImagePulls?: number;
+  /** registryPullQPS / registryBurst (undefined: no limit). */
+  pullLimiter?: TokenBucket;
   events?: EventSink;
 }
 
 /** Pulls images per policy. */
 export class ImageManager {
   private readonly backoff = new BackoffTable();
-  private queue: Promise<unknown> = Promise.resolve();
-  constructor(private readonly deps: ImageManagerDeps) {}
+  private readonly pulls: Semaphore;
+  constructor(private readonly deps: ImageManagerDeps) {
+    this.pulls = new Semaphore(deps.serializeImagePulls ? 1 : (deps.maxParallelImagePulls ?? 0));
+  }
 
   private pull(spec: cri.ImageSpec, auth: AuthConfig | undefined, sandboxConfig?: cri.PodSandboxConfig): Promise<string> {
-    const run = () => this.deps.images.pullImage(spec, auth, sandboxConfig);
-    if (!this.deps.serializeImagePulls) return run();
-    const next = this.queue.then(run, run);
-    this.queue = next.catch(() => {});
-    return next;
+    // Upstream's throttled image service refuses at once rather than queueing.
+    if (this.deps.pullLimiter && !this.deps.pullLimiter.tryTake()) return Promise.reject(new Error('pull QPS exceeded'));
+    return this.pulls.run(() => this.deps.images.pullImage(spec, auth, sandboxConfig));
   }
 
   /** Ensures the image of `c`; `auth` lists the credentials to try for its registry (imagePullSecrets), in order. */

@@ -27,6 +27,10 @@ export interface NodeSettings {
   hostname: string;
   port: number;
   maxPods: number;
+  /** podsPerCore (0: only maxPods counts). */
+  podsPerCore?: number;
+  /** nodeStatusMaxImages (-1: all; default 50). */
+  maxImages?: number;
   nodeLabels: Record<string, string>;
   registerWithTaints: { key: string; value?: string; effect: string }[];
   providerID: string;
@@ -84,13 +88,15 @@ export function nodeResources(
     0,
     m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
   );
+  // Upstream's MachineInfo setter: podsPerCore × cores, never above maxPods.
+  const pods = s.podsPerCore && s.podsPerCore > 0 ? Math.min(s.podsPerCore * m.cpuCores, s.maxPods) : s.maxPods;
   const capacity = {
     cpu: String(m.cpuCores),
     'ephemeral-storage': ki(m.ephemeralStorageBytes),
     'hugepages-1Gi': '0',
     'hugepages-2Mi': '0',
     memory: ki(m.memoryBytes),
-    pods: String(s.maxPods),
+    pods: String(pods),
   };
   const allocatable = {
     cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
@@ -98,9 +104,9 @@ export function nodeResources(
     'hugepages-1Gi': '0',
     'hugepages-2Mi': '0',
     memory: ki(memoryBytes),
-    pods: String(s.maxPods),
+    pods: String(pods),
   };
-  return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods: s.maxPods } };
+  return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods } };
 }
 
 /** The Node the kubelet registers (upstream initialNode). */
@@ -193,8 +199,17 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
       operatingSystem: 'linux',
       architecture: i.machine.architecture,
     },
-    images: [...i.images].sort((a, b) => b.sizeBytes - a.sizeBytes).slice(0, 50),
+    images: nodeImages(i.images, s.maxImages ?? 50),
   };
+}
+
+/** Upstream's cap on the names listed per image in the node status. */
+const MAX_NAMES_PER_IMAGE = 5;
+
+/** The node status images (upstream Images setter): largest first, at most `maxImages` (-1: all), 5 names each. */
+export function nodeImages(images: NodeStatusInput['images'], maxImages: number): NodeStatusInput['images'] {
+  const sorted = [...images].sort((a, b) => b.sizeBytes - a.sizeBytes);
+  return (maxImages > -1 ? sorted.slice(0, maxImages) : sorted).map((i) => ({ names: i.names.slice(0, MAX_NAMES_PER_IMAGE), sizeBytes: i.sizeBytes }));
 }
 
 /** The status without heartbeat times, for "did anything change" (upstream nodeStatusHasChanged). */

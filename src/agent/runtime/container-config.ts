@@ -11,6 +11,7 @@ import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
 import { planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
 import type { MountedVolume } from '../volume/types.js';
+import { appArmorProfile, seccompProfile, type SecurityProfileContext } from './security-profiles.js';
 
 /** The log path relative to the pod log dir: <container>/<restartCount>.log. */
 export function containerLogPath(name: string, restartCount: number): string {
@@ -28,7 +29,11 @@ export interface ContainerConfigContext extends EnvContext {
   image: cri.Image | null;
   /** The pod's set-up volumes (volume manager), by volume name. */
   volumes?: ReadonlyMap<string, MountedVolume>;
+  /** seccompDefault and the Localhost profile root (absent: no default, profiles under /var/lib/kubelet/seccomp). */
+  security?: SecurityProfileContext;
 }
+
+const DEFAULT_SECURITY: SecurityProfileContext = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
 
 /** The config, or why it cannot be built (reason CreateContainerConfigError). */
 /** `volumeMounts` are the first mounts of `config.mounts`, still to have their subPaths resolved on disk. */
@@ -102,6 +107,10 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   if (ctx.hostsFile && !taken.has('/etc/hosts')) mounts.push({ container_path: '/etc/hosts', host_path: ctx.hostsFile, readonly: false });
   if (ctx.terminationLogFile && c.terminationMessagePath)
     mounts.push({ container_path: c.terminationMessagePath, host_path: ctx.terminationLogFile, readonly: false });
+  const seccomp = seccompProfile(pod, c, ctx.security ?? DEFAULT_SECURITY);
+  if (!seccomp.ok) return seccomp;
+  const apparmor = appArmorProfile(pod, c);
+  if (!apparmor.ok) return apparmor;
   const fsGroup = num(podSc.fsGroup);
   const supplemental = Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [];
   return {
@@ -133,6 +142,8 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
           capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },
           masked_paths: sc.privileged === true ? [] : DEFAULT_MASKED_PATHS,
           readonly_paths: sc.privileged === true ? [] : DEFAULT_READONLY_PATHS,
+          seccomp: seccomp.profile,
+          ...(apparmor.profile ? { apparmor: apparmor.profile, apparmor_profile: apparmor.name } : {}),
           namespace_options: {
             network: pod.spec.hostNetwork ? 'NODE' : 'POD',
             pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER',

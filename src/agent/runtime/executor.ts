@@ -28,6 +28,7 @@ import { hostsFileContent } from './hosts-file.js';
 import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import type { ResourceContext, CgroupContext } from './linux-resources.js';
+import type { SecurityProfileContext } from './security-profiles.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { sandboxOf } from './runtime-manager.js';
 import { generateSandboxConfig, podHostname } from './sandbox-config.js';
@@ -57,6 +58,8 @@ export interface NodeFacts {
   resolvConfPath: string;
   cgroups: CgroupContext;
   resources: ResourceContext;
+  /** seccompDefault and <root-dir>/seccomp. */
+  security?: SecurityProfileContext;
 }
 
 /** What the executor needs. */
@@ -135,6 +138,7 @@ export class PodActionExecutor {
     const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
+      security: node.security,
       dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
     });
     if (plan.createSandbox) {
@@ -299,6 +303,7 @@ export class PodActionExecutor {
         objects: o.objects,
         volumes: o.volumes,
         nodeAllocatable: this.deps.nodeAllocatable?.(),
+        security: node.security,
       });
       if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).

@@ -5,6 +5,7 @@ import type * as cri from '../../cri/types.js';
 import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
 import { podCgroupParent, type CgroupContext } from './linux-resources.js';
+import { seccompProfile, type SecurityProfileContext } from './security-profiles.js';
 
 /** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
 export function podLogDir(podLogsDir: string, pod: Pod): string {
@@ -23,6 +24,14 @@ export interface SandboxContext {
   podLogsDir: string;
   dns: NodeDns;
   cgroups: CgroupContext;
+  /** seccompDefault and the Localhost profile root (absent: no default). */
+  security?: SecurityProfileContext;
+}
+
+/** The sandbox's seccomp profile (upstream: the pod's, else the default); none when the pod's Localhost profile is unnamed (its containers fail with the reason). */
+function sandboxSeccomp(pod: Pod, security: SecurityProfileContext | undefined): { seccomp?: cri.SecurityProfile } {
+  const r = seccompProfile(pod, undefined, security ?? { seccompDefault: false, seccompProfileRoot: '' });
+  return r.ok ? { seccomp: r.profile } : {};
 }
 
 /** The PodSandboxConfig for `attempt`. */
@@ -59,6 +68,7 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
         run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
         supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
+        ...sandboxSeccomp(pod, ctx.security),
       },
       sysctls,
     },

@@ -1,7 +1,7 @@
 /** Garbage-collection decisions: the container/sandbox plan and image GC by disk usage. */
 import { describe, expect, it } from 'vitest';
 import { containerGcPlan, defaultContainerGcPolicy } from '../../../src/agent/gc/container-gc-plan.js';
-import { bytesToFree, imagesToFree, type ImageRecord } from '../../../src/agent/gc/image-gc.js';
+import { bytesToFree, imagesToFree, imagesTooOld, type ImageRecord } from '../../../src/agent/gc/image-gc.js';
 import type { RuntimePod } from '../../../src/agent/runtime/runtime-manager.js';
 
 const ms = (t: number) => t * 1e6;
@@ -77,5 +77,19 @@ describe('image GC', () => {
     ]);
     expect(imagesToFree(records, new Set(['inuse']), 50, 1_000_000, 60_000)).toEqual(['lru', 'mid']);
     expect(imagesToFree(records, new Set(['inuse']), 10_000, 1_000_000, 60_000)).toEqual(['lru', 'mid', 'mru']);
+  });
+});
+
+describe('image GC by age (imageMaximumGCAge)', () => {
+  it('picks unused, unpinned images last used longer ago than the maximum age; never used counts as unused since ever', () => {
+    const rec = (lastUsedMs: number, pinned = false): ImageRecord => ({ firstDetectedMs: 0, lastUsedMs, size: 1, pinned });
+    const records = new Map([
+      ['old', rec(1_000)],
+      ['recent', rec(900_000)],
+      ['never', rec(0)],
+      ['pinned', rec(0, true)],
+      ['inuse', rec(0)],
+    ]);
+    expect(imagesTooOld(records, new Set(['inuse']), 1_000_000, 600_000)).toEqual(['old', 'never']);
   });
 });

@@ -1,6 +1,14 @@
 /** Node status computation: allocatable, conditions and their times, change detection. */
 import { describe, expect, it } from 'vitest';
-import { initialNode, nodeConditions, nodeResources, nodeStatus, withoutHeartbeats, type NodeSettings } from '../../../src/agent/nodestatus/node-object.js';
+import {
+  initialNode,
+  nodeConditions,
+  nodeImages,
+  nodeResources,
+  nodeStatus,
+  withoutHeartbeats,
+  type NodeSettings,
+} from '../../../src/agent/nodestatus/node-object.js';
 import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
 import { osImageOf } from '../../../src/agent/nodestatus/machine-info.js';
 
@@ -87,6 +95,21 @@ describe('node object', () => {
     expect(a).not.toEqual(b);
     expect((a.images as any[]).length).toBe(50);
     expect((a.images as any[])[0].sizeBytes).toBe(59);
+  });
+  it('nodeStatusMaxImages caps the list (-1: all, 0: none); at most 5 names per image', () => {
+    const images = Array.from({ length: 8 }, (_, i) => ({ names: Array.from({ length: i + 1 }, (_, j) => `img${i}:${j}`), sizeBytes: i }));
+    expect(nodeImages(images, 3).map((i) => i.sizeBytes)).toEqual([7, 6, 5]);
+    expect(nodeImages(images, -1)).toHaveLength(8);
+    expect(nodeImages(images, 0)).toEqual([]);
+    expect(nodeImages(images, 1)[0].names).toEqual(['img7:0', 'img7:1', 'img7:2', 'img7:3', 'img7:4']);
+    const s = nodeStatus({ ...settings, maxImages: 2 }, { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, nowMs: 1000 });
+    expect((s.images as { sizeBytes: number }[]).map((i) => i.sizeBytes)).toEqual([7, 6]);
+  });
+  it('podsPerCore bounds the pods capacity by cores × podsPerCore, never above maxPods', () => {
+    expect(nodeResources({ ...settings, podsPerCore: 10 }, machine).capacity.pods).toBe('40');
+    expect(nodeResources({ ...settings, podsPerCore: 10 }, machine).allocatableNumbers.pods).toBe(40);
+    expect(nodeResources({ ...settings, podsPerCore: 100 }, machine).allocatable.pods).toBe('110');
+    expect(nodeResources({ ...settings, podsPerCore: 0 }, machine).capacity.pods).toBe('110');
   });
   it('reads PRETTY_NAME from os-release', () => {
     expect(osImageOf('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')).toBe('Debian GNU/Linux 12 (bookworm)');

@@ -7,6 +7,7 @@ import { parseResolvConf, podDnsConfig } from '../../../src/agent/runtime/dns-co
 import { hostsFileContent } from '../../../src/agent/runtime/hosts-file.js';
 import { containerEnv, expand } from '../../../src/agent/runtime/env.js';
 import { generateContainerConfig, verifyRunAsNonRoot } from '../../../src/agent/runtime/container-config.js';
+import { generateSandboxConfig } from '../../../src/agent/runtime/sandbox-config.js';
 import { terminationMessageSource } from '../../../src/agent/runtime/termination-message.js';
 import { runtimeErrors } from '../../../src/agent/runtime/runtime-state.js';
 
@@ -223,6 +224,50 @@ describe('container config', () => {
     const q = pod();
     const r2 = generateContainerConfig(q, q.spec.containers[0], 0, 'x', base);
     expect(r2.ok && r2.config.linux!.security_context!.masked_paths).toContain('/proc/kcore');
+  });
+  it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes use the pod field', () => {
+    const security = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
+    const seccomp = (p: Pod, sec = security) => {
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', { ...base, security: sec });
+      return r.ok ? r.config.linux!.security_context!.seccomp : r.message;
+    };
+    expect(seccomp(pod())).toEqual({ profile_type: 'Unconfined' });
+    expect(seccomp(pod(), { ...security, seccompDefault: true })).toEqual({ profile_type: 'RuntimeDefault' });
+    const podLevel = pod({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } });
+    expect(seccomp(podLevel)).toEqual({ profile_type: 'RuntimeDefault' });
+    const both = pod({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } }, { securityContext: { seccompProfile: { type: 'Unconfined' } } });
+    expect(seccomp(both, { ...security, seccompDefault: true })).toEqual({ profile_type: 'Unconfined' });
+    const local = pod({}, { securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/audit.json' } } });
+    expect(seccomp(local)).toEqual({ profile_type: 'Localhost', localhost_ref: '/var/lib/kubelet/seccomp/profiles/audit.json' });
+    const unnamed = pod({}, { securityContext: { seccompProfile: { type: 'Localhost' } } });
+    expect(seccomp(unnamed)).toBe('localhostProfile must be set if seccompProfile type is Localhost.');
+    const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
+    const sandbox = (p: Pod, sec?: typeof security) =>
+      generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' }, security: sec }).linux!
+        .security_context!.seccomp;
+    expect(sandbox(podLevel, security)).toEqual({ profile_type: 'RuntimeDefault' });
+    expect(sandbox(both, security)).toEqual({ profile_type: 'RuntimeDefault' });
+    expect(sandbox(pod(), { ...security, seccompDefault: true })).toEqual({ profile_type: 'RuntimeDefault' });
+    expect(sandbox(pod(), security)).toEqual({ profile_type: 'Unconfined' });
+  });
+  it('AppArmor: the container field, else the beta annotation, else the pod field; nothing when none asks', () => {
+    const apparmor = (p: Pod) => {
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
+      if (!r.ok) return r.message;
+      const sc = r.config.linux!.security_context!;
+      return [sc.apparmor, sc.apparmor_profile];
+    };
+    expect(apparmor(pod())).toEqual([undefined, undefined]);
+    const podLevel = pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } });
+    expect(apparmor(podLevel)).toEqual([{ profile_type: 'RuntimeDefault' }, 'runtime/default']);
+    const annotated: Pod = {
+      ...podLevel,
+      metadata: { ...podLevel.metadata, annotations: { 'container.apparmor.security.beta.kubernetes.io/main': 'localhost/k8s-nginx' } },
+    };
+    expect(apparmor(annotated)).toEqual([{ profile_type: 'Localhost', localhost_ref: 'k8s-nginx' }, 'localhost/k8s-nginx']);
+    const own = pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }, { securityContext: { appArmorProfile: { type: 'Unconfined' } } });
+    expect(apparmor(own)).toEqual([{ profile_type: 'Unconfined' }, 'unconfined']);
+    expect(apparmor(pod({}, { securityContext: { appArmorProfile: { type: 'Localhost' } } }))).toBe('missing localhost apparmor profile name');
   });
 });
 

@@ -1,0 +1,41 @@
+/**
+ * The cross-field and range checks of upstream's ValidateKubeletConfiguration, with its messages,
+ * for the fields tskubelet implements (pure). The zod schema checks each field's type first.
+ */
+import { parseDuration } from '../lib/duration.js';
+import type { KubeletConfiguration } from './schema.js';
+
+/** Every rule `kc` breaks, in upstream's words (empty when valid). */
+export function configErrors(kc: KubeletConfiguration): string[] {
+  const errs: string[] = [];
+  const bad = (cond: boolean, msg: string) => {
+    if (cond) errs.push(`invalid configuration: ${msg}`);
+  };
+  const negative = (v: number, field: string, flag: string) => bad(v < 0, `${field} (--${flag}) ${v} must not be a negative number`);
+  bad(
+    kc.imageGCHighThresholdPercent < 100 && kc.imageGCLowThresholdPercent >= kc.imageGCHighThresholdPercent,
+    `imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`,
+  );
+  const minAge = parseDuration(kc.imageMinimumGCAge)!;
+  const maxAge = parseDuration(kc.imageMaximumGCAge)!;
+  bad(maxAge > 0 && maxAge <= minAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`);
+  negative(kc.kubeAPIBurst, 'kubeAPIBurst', 'kube-api-burst');
+  negative(kc.kubeAPIQPS, 'kubeAPIQPS', 'kube-api-qps');
+  bad(kc.nodeStatusMaxImages < -1, `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`);
+  bad(kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
+  negative(kc.podsPerCore, 'podsPerCore', 'pods-per-core');
+  negative(kc.registryBurst, 'registryBurst', 'registry-burst');
+  negative(kc.registryPullQPS, 'registryPullQPS', 'registry-qps');
+  const parallel = kc.maxParallelImagePulls;
+  bad(parallel !== undefined && parallel < 1, `maxParallelImagePulls ${parallel} must be a positive number`);
+  bad(
+    kc.serializeImagePulls && parallel !== undefined && parallel > 1,
+    'maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false',
+  );
+  const grace = parseDuration(kc.shutdownGracePeriod)!;
+  const critical = parseDuration(kc.shutdownGracePeriodCriticalPods)!;
+  bad(critical > grace, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`);
+  bad(grace > 0 && grace < 1000, `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`);
+  bad(critical > 0 && critical < 1000, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
+  return errs;
+}

@@ -1,0 +1,48 @@
+/** imageMaximumGCAge: images unused for longer than the maximum age are removed whatever the disk usage, once the kubelet has run that long. */
+import { describe, expect, it } from 'vitest';
+import { ImageGc } from '../../../src/agent/gc/image-gc.js';
+import type { ImageService, RuntimeService } from '../../../src/cri/services.js';
+import type * as cri from '../../../src/cri/types.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { createLogger } from '../../../src/lib/logger.js';
+
+describe('image GC by maximum age', () => {
+  it('removes unused images after the maximum age, counted from their last use and from the kubelet start', async () => {
+    const clock = new FakeClock();
+    const images = new Map<string, cri.Image>(
+      ['used', 'idle', 'pinned', 'sandbox'].map((id) => [
+        id,
+        { id, repo_tags: [`${id}:1`], repo_digests: [], size: 10, pinned: id === 'pinned' } as unknown as cri.Image,
+      ]),
+    );
+    let containers: cri.Container[] = [{ id: 'c1', image_ref: 'used', image: { image: 'used:1' } } as unknown as cri.Container];
+    const removed: string[] = [];
+    const gc = new ImageGc({
+      runtime: { listContainers: async () => containers } as unknown as RuntimeService,
+      images: {
+        listImages: async () => [...images.values()],
+        removeImage: async (spec: cri.ImageSpec) => {
+          removed.push(spec.image);
+          images.delete(spec.image);
+        },
+        imageFsInfo: async () => [],
+      } as unknown as ImageService,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, maxAgeMs: 600_000 },
+      protectedImages: async () => ['sandbox:1'],
+    });
+    expect(await gc.garbageCollect()).toEqual([]);
+    clock.advance(599_000);
+    expect(await gc.garbageCollect()).toEqual([]); // the kubelet has not run the maximum age yet
+    clock.advance(2_000);
+    expect(await gc.garbageCollect()).toEqual(['idle']);
+    // The container goes; its image is removed the maximum age after its last use.
+    containers = [];
+    clock.advance(300_000);
+    expect(await gc.garbageCollect()).toEqual([]);
+    clock.advance(300_001);
+    expect(await gc.garbageCollect()).toEqual(['used']);
+    expect(removed).toEqual(['idle', 'used']);
+  });
+});

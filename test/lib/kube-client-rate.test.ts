@@ -1,0 +1,59 @@
+/** kubeAPIQPS / kubeAPIBurst: the apiserver client waits for its turn, as client-go's rate limiter (a real HTTP server counts arrivals). */
+import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKubeClient } from '../../src/lib/kube-client.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-rate-'));
+const arrivals: number[] = [];
+const server = http.createServer((req, res) => {
+  arrivals.push(performance.now());
+  res.setHeader('Content-Type', 'application/json');
+  res.end('{"kind":"Status"}');
+});
+let kubeconfig = '';
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: c',
+      `clusters: [{name: k, cluster: {server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}}]`,
+      'users: [{name: u, user: {token: t}}]',
+      'contexts: [{name: c, context: {cluster: k, user: u}}]',
+    ].join('\n'),
+  );
+});
+afterAll(() => {
+  server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('apiserver client rate limit', () => {
+  it('sends the burst at once, then one request per 1/qps', async () => {
+    arrivals.length = 0;
+    const client = await createKubeClient(kubeconfig, { timeoutMs: 5000, qps: 20, burst: 2 });
+    const t0 = performance.now();
+    const statuses = await Promise.all(Array.from({ length: 6 }, () => client.request({ path: '/api/v1/nodes' }).then((r) => r.status)));
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
+    arrivals.sort((a, b) => a - b);
+    // Four requests beyond the burst of two, 50 ms apart: the last cannot arrive before 200 ms.
+    expect(arrivals[5] - t0).toBeGreaterThanOrEqual(195);
+    for (let i = 3; i < 6; i++) expect(arrivals[i] - arrivals[i - 1]).toBeGreaterThanOrEqual(40);
+  });
+  it('a request whose signal aborts while it waits is not sent', async () => {
+    arrivals.length = 0;
+    const client = await createKubeClient(kubeconfig, { timeoutMs: 5000, qps: 1, burst: 1 });
+    await client.request({ path: '/first' });
+    const ac = new AbortController();
+    const waiting = client.request({ path: '/second', signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    await expect(waiting).rejects.toThrow(/aborted/);
+    expect(arrivals).toHaveLength(1);
+  });
+});

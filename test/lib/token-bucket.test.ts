@@ -1,0 +1,79 @@
+/** The token bucket (events, registry pulls, apiserver requests) and the pull semaphore. */
+import { describe, expect, it } from 'vitest';
+import { Semaphore, TokenBucket } from '../../src/lib/token-bucket.js';
+
+describe('TokenBucket', () => {
+  it('gives the burst at once, then refills at qps up to the burst', () => {
+    let now = 1000;
+    const b = new TokenBucket(2, 3, () => now);
+    expect([b.tryTake(), b.tryTake(), b.tryTake(), b.tryTake()]).toEqual([true, true, true, false]);
+    now += 499;
+    expect(b.tryTake()).toBe(false);
+    now += 1;
+    expect(b.tryTake()).toBe(true);
+    now += 60_000; // refills to the burst, not beyond
+    expect([b.tryTake(), b.tryTake(), b.tryTake(), b.tryTake()]).toEqual([true, true, true, false]);
+  });
+
+  it('qps 0 means no limit', () => {
+    const b = new TokenBucket(0, 0, () => 5);
+    for (let i = 0; i < 1000; i++) expect(b.tryTake()).toBe(true);
+    expect(b.reserve()).toBe(0);
+  });
+
+  it('reserve queues callers: each waits one more 1/qps once the burst is spent', () => {
+    let now = 1000;
+    const b = new TokenBucket(10, 2, () => now);
+    expect([b.reserve(), b.reserve(), b.reserve(), b.reserve()]).toEqual([0, 0, 100, 200]);
+    now += 200; // the two reserved tokens have come; the next waits its own 100 ms
+    expect(b.reserve()).toBe(100);
+  });
+
+  it('a burst of 0 still lets one request through per 1/qps', () => {
+    let now = 1000;
+    const b = new TokenBucket(4, 0, () => now);
+    expect(b.reserve()).toBe(250);
+    now += 250;
+    expect(b.reserve()).toBe(250);
+  });
+});
+
+describe('Semaphore', () => {
+  it('runs at most `limit` tasks at once, in order, and survives failures', async () => {
+    const s = new Semaphore(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const task = (i: number) => async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 5));
+      order.push(i);
+      running--;
+      if (i === 1) throw new Error('boom');
+      return i;
+    };
+    const results = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => s.run(task(i))));
+    expect(peak).toBe(2);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    expect(order.slice(0, 2).sort((a, b) => a - b)).toEqual([0, 1]);
+    expect(running).toBe(0);
+  });
+
+  it('limit 0 means no limit', async () => {
+    const s = new Semaphore(0);
+    let running = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        s.run(async () => {
+          running++;
+          peak = Math.max(peak, running);
+          await new Promise((r) => setTimeout(r, 5));
+          running--;
+        }),
+      ),
+    );
+    expect(peak).toBe(10);
+  });
+});
