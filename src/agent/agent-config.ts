@@ -56,6 +56,10 @@ export interface AgentConfig {
   cgroups: CgroupContext;
   cpuCFSQuota: boolean;
   cpuCFSQuotaPeriodUs: number;
+  /** podPidsLimit (≤ 0 or absent: none). */
+  podPidsLimit?: number;
+  /** enforceNodeAllocatable (absent: ["pods"]). */
+  enforceNodeAllocatable?: string[];
   serializeImagePulls: boolean;
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */
   maxParallelImagePulls?: number;

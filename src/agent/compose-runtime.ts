@@ -15,6 +15,13 @@ import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import { instrumentCri, type KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { AgentConfig } from './agent-config.js';
 import type { NodeFacts } from './runtime/executor.js';
+import type { ImageService } from '../cri/services.js';
+import type { Clock } from '../lib/clock.js';
+import { TokenBucket } from '../lib/token-bucket.js';
+import { ImageManager } from './images/image-manager.js';
+import type { EventSink } from './events/recorder.js';
+import { PodCgroupManager } from './cgroups/pod-cgroup-manager.js';
+import { nodeAllocatableAbsolute } from './cgroups/pod-resource-config.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -75,6 +82,35 @@ export function composeRuntime(
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
   return { runtime: instrumentCri(runtime, o.metrics), processRuntime };
+}
+
+/** The image manager with the configuration's pull limits. */
+export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock: Clock; events: EventSink }): ImageManager {
+  return new ImageManager({
+    images: d.images,
+    clock: d.clock,
+    serializeImagePulls: cfg.serializeImagePulls,
+    maxParallelImagePulls: cfg.maxParallelImagePulls,
+    pullLimiter: cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now()) : undefined,
+    events: d.events,
+  });
+}
+
+/**
+ * The pod cgroup manager, for a CRI runtime the kubelet connects to (not the embedded one, which
+ * keeps its containers in its own subtree) with cgroupsPerQOS and the cgroupfs driver, as root.
+ */
+export function composePodCgroups(cfg: AgentConfig, criEndpoint: boolean): PodCgroupManager | undefined {
+  const c = cfg.cgroups;
+  if (!criEndpoint || !c.cgroupsPerQOS || c.cgroupDriver !== 'cgroupfs' || process.getuid?.() !== 0) return undefined;
+  return new PodCgroupManager({ cgroups: c, cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs, podPidsLimit: cfg.podPidsLimit ?? -1 });
+}
+
+/** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */
+export function nodeAllocatableFor(cfg: AgentConfig, machine: { cpuCores: number; memoryBytes: number }): { cpuMilli: number; memoryBytes: number } {
+  const capacity = { cpuMilli: machine.cpuCores * 1000, memoryBytes: machine.memoryBytes };
+  const enforce = cfg.enforceNodeAllocatable ?? ['pods'];
+  return enforce.includes('pods') ? nodeAllocatableAbsolute(capacity, [cfg.node.kubeReserved, cfg.node.systemReserved]) : capacity;
 }
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */

@@ -15,9 +15,9 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { TokenBucket } from '../lib/token-bucket.js';
+import { messageOf } from '../lib/errors.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeRuntime, connectRuntime, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
+import { composeImages, composePodCgroups, composeRuntime, connectRuntime, nodeAllocatableFor, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -27,7 +27,6 @@ import { composeVolumes } from './compose-volumes.js';
 import { PodManager } from './pods/pod-manager.js';
 import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
-import { ImageManager } from './images/image-manager.js';
 import { StatusManager } from './status/status-manager.js';
 import { ReasonCache } from './status/reason-cache.js';
 import { BackoffTable } from './sync/backoff.js';
@@ -86,14 +85,8 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = new ImageManager({
-    images: runtime.images,
-    clock,
-    serializeImagePulls: cfg.serializeImagePulls,
-    maxParallelImagePulls: cfg.maxParallelImagePulls,
-    pullLimiter: cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => clock.now()) : undefined,
-    events,
-  });
+  const images = composeImages(cfg, { images: runtime.images, clock, events });
+  const podCgroups = composePodCgroups(cfg, !processRuntime && !deps.runtime);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
@@ -108,6 +101,7 @@ export function composeAgent(
     objects,
     logger,
     node: nodeFacts(cfg),
+    podCgroups,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
@@ -266,6 +260,9 @@ export function composeAgent(
         allocatable: nodeResources(cfg.node, machine).allocatableNumbers,
       };
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
+      await podCgroups
+        ?.ensureQosCgroups(nodeAllocatableFor(cfg, machine))
+        .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'));
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });
@@ -292,14 +289,7 @@ export function composeAgent(
       // period (bounded as upstream's graceful node shutdown when shutdownGracePeriod is set). On an external runtime
       // (containerd) pods keep running across a kubelet restart, as upstream.
       if (processRuntime) {
-        await stopPodsForShutdown({
-          runtime: runtime.runtime,
-          runtimeManager,
-          podManager,
-          shutdownGracePeriodMs: o.shutdownGracePeriodMs ?? 0,
-          shutdownGracePeriodCriticalPodsMs: o.shutdownGracePeriodCriticalPodsMs,
-          logger,
-        });
+        await stopPodsForShutdown({ runtime: runtime.runtime, runtimeManager, podManager, logger, ...o });
         await processRuntime.shutdown(0);
       }
       runtime.close?.();

@@ -36,6 +36,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     cgroups: { cgroupsPerQOS: kc.cgroupsPerQOS, cgroupRoot: kc.cgroupRoot, cgroupDriver: kc.cgroupDriver },
     cpuCFSQuota: kc.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
+    podPidsLimit: kc.podPidsLimit,
+    enforceNodeAllocatable: kc.enforceNodeAllocatable,
     serializeImagePulls: kc.serializeImagePulls,
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,

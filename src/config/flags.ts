@@ -64,6 +64,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'seccomp-default': { path: ['seccompDefault'], kind: 'bool' },
   'image-service-endpoint': { path: ['imageServiceEndpoint'], kind: 'string' },
   'volume-stats-agg-period': { path: ['volumeStatsAggPeriod'], kind: 'duration' },
+  'pod-max-pids': { path: ['podPidsLimit'], kind: 'int' },
+  'enforce-node-allocatable': { path: ['enforceNodeAllocatable'], kind: 'list' },
   'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
   'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },
   'minimum-image-ttl-duration': { path: ['imageMinimumGCAge'], kind: 'duration' },

@@ -152,6 +152,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
+  for (const k of kc.enforceNodeAllocatable.filter((x) => x !== 'pods' && x !== 'none'))
+    warnings.push(`enforceNodeAllocatable "${k}" is accepted but not implemented yet (only "pods" is enforced)`);
   // Upstream reports every broken rule at once.
   const invalid = configErrors(kc);
   if (invalid.length) throw new ConfigError(invalid.join(', '));

@@ -87,6 +87,11 @@ export const kubeletConfigSchema = z.strictObject({
   shutdownGracePeriodCriticalPods: def(duration, '0s'),
   seccompDefault: def(z.boolean(), false),
   imageServiceEndpoint: def(z.string(), ''),
+  podPidsLimit: def(z.int(), -1),
+  enforceNodeAllocatable: def(
+    z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
+    ['pods'],
+  ),
   imageGCHighThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 85),
   imageGCLowThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 80),
   imageMinimumGCAge: def(duration, '2m0s'),

@@ -150,11 +150,11 @@ describe('loadConfig', () => {
         '--config',
         file(
           'b.yaml',
-          'podPidsLimit: 100\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+          'memoryManagerPolicy: None\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
         ),
       ]),
     );
-    expect(c.warnings.join('\n')).toMatch(/"podPidsLimit" is accepted but not implemented/);
+    expect(c.warnings.join('\n')).toMatch(/"memoryManagerPolicy" is accepted but not implemented/);
     expect(c.kc.systemReserved).toEqual({ cpu: '100m' });
     expect(c.kc).toMatchObject({
       nodeStatusUpdateFrequency: '10s',
@@ -247,6 +247,14 @@ describe('loadConfig', () => {
       -500,
       '30s',
     ]);
+    const pids = await loadConfig(parseFlags(['--pod-max-pids=100', '--enforce-node-allocatable=pods,kube-reserved']));
+    expect([pids.kc.podPidsLimit, pids.kc.enforceNodeAllocatable, d.kc.podPidsLimit, d.kc.enforceNodeAllocatable]).toEqual([
+      100,
+      ['pods', 'kube-reserved'],
+      -1,
+      ['pods'],
+    ]);
+    expect(pids.warnings).toContain('enforceNodeAllocatable "kube-reserved" is accepted but not implemented yet (only "pods" is enforced)');
     expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(/invalid argument "fast" for "--kube-api-qps" flag: must be a number/);
   });
   const invalid: [string[], string][] = [

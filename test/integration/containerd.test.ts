@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
@@ -37,7 +37,7 @@ const kubeletFlags = () =>
     ports,
     node,
     manifests,
-    extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s'],
+    extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
   });
 const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
 const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
@@ -87,6 +87,12 @@ describe('pods as real containers', () => {
     expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
     expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
     expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
+    // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and podPidsLimit.
+    const pdir = (ctrl: string) => podCgroupDir(ctrl, 'burstable', p.metadata.uid!);
+    expect(cgroupValue(join(pdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
+    expect(cgroupValue(join(pdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
+    expect(cgroupValue(join(pdir('cpu'), 'cpu.shares'))).toBe('256');
+    expect(cgroupValue(join(pdir('pids'), 'pids.max'))).toBe('1024');
     // Inside the container.
     const hosts = await run(ports.port, pki, podName('probe'), 'cat /etc/hosts');
     expect(hosts).toContain('# Kubernetes-managed hosts file.');
@@ -249,6 +255,35 @@ describe('pods as real containers', () => {
       message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)`,
     });
     expect(await run(ports.port, pki, podName('nonroot'), 'id -u', 'ok')).toBe('1000\n');
+  });
+
+  it.concurrent('pod and QoS cgroups as upstream: Guaranteed, BestEffort and a Burstable pod without limits; kubepods capped at the allocatable', async () => {
+    const limits = { cpu: '100m', memory: '100Mi' };
+    writePod(manifests, 'cg-guaranteed', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'], resources: { requests: limits, limits } }] });
+    writePod(manifests, 'cg-besteffort', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    writePod(manifests, 'cg-burstable', {
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'], resources: { requests: { cpu: '200m', memory: '10Mi' } } }],
+    });
+    const running = (n: string) => waitPod(ports.ro, podName(n), (x) => x.status?.phase === 'Running', 40_000, 'Running');
+    const [g, be, bu] = await Promise.all([running('cg-guaranteed'), running('cg-besteffort'), running('cg-burstable')]);
+    const gdir = (ctrl: string) => podCgroupDir(ctrl, '', g.metadata.uid!);
+    expect(cgroupValue(join(gdir('cpu'), 'cpu.shares'))).toBe('102');
+    expect(cgroupValue(join(gdir('cpu'), 'cpu.cfs_quota_us'))).toBe('10000');
+    expect(cgroupValue(join(gdir('memory'), 'memory.limit_in_bytes'))).toBe(String(100 << 20));
+    expect(cgroupValue(join(gdir('pids'), 'pids.max'))).toBe('1024');
+    const bedir = (ctrl: string) => podCgroupDir(ctrl, 'besteffort', be.metadata.uid!);
+    expect(cgroupValue(join(bedir('cpu'), 'cpu.shares'))).toBe('2');
+    expect(cgroupValue(join(bedir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
+    expect(Number(cgroupValue(join(bedir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
+    // Burstable without limits: shares from the requests, no quota, no memory limit.
+    const budir = (ctrl: string) => podCgroupDir(ctrl, 'burstable', bu.metadata.uid!);
+    expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
+    expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
+    expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
+    // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (no reservations here).
+    expect(cgroupValue('/sys/fs/cgroup/cpu/kubepods/besteffort/cpu.shares')).toBe('2');
+    expect(cgroupValue('/sys/fs/cgroup/cpu/kubepods/cpu.shares')).toBe(String(cpus().length * 1024));
+    expect(cgroupValue('/sys/fs/cgroup/memory/kubepods/memory.limit_in_bytes')).toBe(String(totalmem()));
   });
 
   it.concurrent('seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp', async () => {

@@ -77,6 +77,8 @@ export interface ExecutorDeps {
   objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
   events?: EventSink;
   logger?: Logger;
+  /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
+  podCgroups?: { ensure(pod: Pod): Promise<void> };
 }
 
 /** The pod's directory under the root dir (upstream getPodDir). */
@@ -152,6 +154,13 @@ export class PodActionExecutor {
           message: `network is not ready: ${netErr}`,
           retryAfterMs: 5000,
         });
+        return results;
+      }
+      try {
+        await this.deps.podCgroups?.ensure(pod);
+      } catch (err) {
+        const message = `unable to ensure pod container exists: ${messageOf(err)}`;
+        results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'FailedCreatePodContainer', message });
         return results;
       }
       try {

@@ -53,12 +53,13 @@ export async function stopPodsForShutdown(d: {
   runtime: RuntimeService;
   runtimeManager: RuntimeManager;
   podManager: { getPodByUid(uid: string): Pod | undefined };
-  shutdownGracePeriodMs: number;
+  /** shutdownGracePeriod (absent or 0: each pod its own grace period) and shutdownGracePeriodCriticalPods. */
+  shutdownGracePeriodMs?: number;
   shutdownGracePeriodCriticalPodsMs?: number;
   logger: Logger;
 }): Promise<void> {
   const runtimePods = await d.runtimeManager.listRuntimePods().catch(() => []);
-  const groups = shutdownGroups(d.shutdownGracePeriodMs, d.shutdownGracePeriodCriticalPodsMs ?? 0);
+  const groups = shutdownGroups(d.shutdownGracePeriodMs ?? 0, d.shutdownGracePeriodCriticalPodsMs ?? 0);
   const pods = runtimePods.map((rp) => {
     const pod = d.podManager.getPodByUid(rp.uid) ?? {
       metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid },

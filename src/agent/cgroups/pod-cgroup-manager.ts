@@ -1,0 +1,112 @@
+/**
+ * The pod and QoS cgroups on a CRI runtime with cgroupsPerQOS and the cgroupfs driver (upstream
+ * podContainerManager.EnsureExists and the QoS/node-allocatable cgroups): before a pod's first
+ * sandbox, `<root>/kubepods[/burstable|/besteffort]/pod<uid>` is made with the pod's resource
+ * settings (pod-resource-config.ts), so the runtime puts the sandbox and containers under a
+ * parent that already limits the pod as a whole. At start the QoS level is made: BestEffort gets
+ * the minimum CPU shares and, with enforceNodeAllocatable "pods", kubepods is capped at the
+ * node's allocatable (capacity − kube- and system-reserved).
+ *
+ * cgroup v1: the cpu, cpuacct, memory and pids hierarchies (the runtime makes the others); v2:
+ * the unified hierarchy, with the controllers enabled on the way down. An existing pod cgroup is
+ * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
+ */
+import { access, mkdir, realpath, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from '../../api/types.js';
+import { messageOf } from '../../lib/errors.js';
+import { milliCpuToShares, MIN_SHARES, podCgroupParent, type CgroupContext } from '../runtime/linux-resources.js';
+import { cgroupWrites, resourceConfigForPod, type ResourceConfig } from './pod-resource-config.js';
+
+const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
+
+/** The hierarchies found under the cgroup mount. */
+interface Hierarchies {
+  version: 1 | 2;
+  /** Mount point by controller (v2: "" → the unified root). */
+  byController: Map<string, string>;
+}
+
+const exists = (p: string) =>
+  access(p).then(
+    () => true,
+    () => false,
+  );
+
+async function detect(fsRoot: string): Promise<Hierarchies | undefined> {
+  if (await exists(join(fsRoot, 'cgroup.controllers'))) return { version: 2, byController: new Map([['', fsRoot]]) };
+  const byController = new Map<string, string>();
+  for (const c of V1_CONTROLLERS) {
+    const m = await realpath(join(fsRoot, c)).catch(() => undefined);
+    if (m && (await exists(join(m, 'cgroup.procs')))) byController.set(c, m);
+  }
+  return byController.size ? { version: 1, byController } : undefined;
+}
+
+/** What the manager needs. */
+export interface PodCgroupManagerDeps {
+  cgroups: CgroupContext;
+  /** cpuCFSQuota and its period (µs). */
+  cpuCFSQuota: boolean;
+  cpuCFSQuotaPeriodUs: number;
+  /** podPidsLimit (≤ 0: none). */
+  podPidsLimit: number;
+  /** The cgroup filesystem (tests point it elsewhere). */
+  fsRoot?: string;
+}
+
+/** Makes the QoS and pod cgroups. */
+export class PodCgroupManager {
+  private hierarchies: Promise<Hierarchies | undefined> | undefined;
+  constructor(private readonly d: PodCgroupManagerDeps) {}
+
+  private found(): Promise<Hierarchies | undefined> {
+    this.hierarchies ??= detect(this.d.fsRoot ?? '/sys/fs/cgroup');
+    return this.hierarchies;
+  }
+
+  /** Makes `rel` (a path below the cgroup root) in every hierarchy used and applies `config`. */
+  private async create(rel: string, config: ResourceConfig, onlyIfAbsent: boolean): Promise<void> {
+    const h = await this.found();
+    if (!h) return;
+    const dirs = [...new Set(h.byController.values())].map((m) => join(m, rel));
+    if (onlyIfAbsent && (await Promise.all(dirs.map(exists))).every(Boolean)) return;
+    if (h.version === 2) {
+      // The controllers have to be enabled in every ancestor for the pod's files to exist.
+      const root = h.byController.get('')!;
+      const parts = rel.split('/').filter(Boolean);
+      for (let i = 0; i < parts.length; i++) {
+        const dir = join(root, ...parts.slice(0, i));
+        await mkdir(join(root, ...parts.slice(0, i + 1)), { recursive: true });
+        await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+      }
+    } else for (const d of dirs) await mkdir(d, { recursive: true });
+    for (const w of cgroupWrites(config, h.version)) {
+      const mount = h.byController.get(w.controller);
+      if (!mount) continue;
+      try {
+        await writeFile(join(mount, rel, w.file), w.value);
+      } catch (err) {
+        throw new Error(`failed to set ${w.file} of ${rel} to ${w.value}: ${messageOf(err)}`);
+      }
+    }
+  }
+
+  /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
+  async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
+    const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
+    await this.create(base, allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {}, false);
+    await this.create(join(base, 'burstable'), {}, false);
+    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES }, false);
+  }
+
+  /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists). */
+  async ensure(pod: Pod): Promise<void> {
+    const config = resourceConfigForPod(pod, {
+      enforceCpuLimits: this.d.cpuCFSQuota,
+      cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
+      podPidsLimit: this.d.podPidsLimit,
+    });
+    await this.create(podCgroupParent(pod, this.d.cgroups), config, true);
+  }
+}

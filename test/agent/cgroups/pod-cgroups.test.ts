@@ -1,0 +1,130 @@
+/**
+ * Pod-level cgroup settings as upstream's ResourceConfigForPod, their files under cgroup v1 and
+ * v2, and the manager writing them (against a directory laid out as each cgroup version mounts
+ * its hierarchies; the real v1 hierarchy is exercised by the containerd suite).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Container, Pod } from '../../../src/api/types.js';
+import { cgroupWrites, cpuSharesToWeight, nodeAllocatableAbsolute, podLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
+import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-podcg-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const pod = (containers: Partial<Container>[], extra: Partial<Pod['spec']> = {}, uid = 'u1'): Pod => ({
+  metadata: { name: 'p', namespace: 'd', uid },
+  spec: { containers: containers.map((c, i) => ({ name: `c${i}`, image: 'i', ...c })), ...extra },
+});
+const res = (requests: Record<string, string>, limits: Record<string, string> = {}) => ({ resources: { requests, limits } });
+const o = { enforceCpuLimits: true, cpuPeriodUs: 100_000, podPidsLimit: -1 };
+
+describe('pod resource config', () => {
+  it('Guaranteed: shares, quota and memory limit of the whole pod', () => {
+    const g = { cpu: '100m', memory: '100Mi' };
+    expect(resourceConfigForPod(pod([res(g, g), res(g, g)]), o)).toEqual({
+      cpuShares: 204,
+      cpuQuota: 20_000,
+      cpuPeriod: 100_000,
+      memoryLimit: 200 * 2 ** 20,
+    });
+    expect(resourceConfigForPod(pod([res(g, g)]), { ...o, enforceCpuLimits: false }).cpuQuota).toBe(-1);
+  });
+  it('Burstable: a quota or memory limit only when every container declares it; pids limit when set', () => {
+    const both = pod([res({ cpu: '100m' }, { cpu: '200m', memory: '64Mi' }), res({ cpu: '100m' }, { cpu: '300m' })]);
+    expect(resourceConfigForPod(both, { ...o, podPidsLimit: 100 })).toEqual({ cpuShares: 204, cpuQuota: 50_000, cpuPeriod: 100_000, pidsLimit: 100 });
+    expect(resourceConfigForPod(pod([res({ memory: '10Mi' })]), o)).toEqual({ cpuShares: 2 });
+  });
+  it('BestEffort: the minimum shares', () => {
+    expect(resourceConfigForPod(pod([{}]), o)).toEqual({ cpuShares: 2 });
+  });
+  it('limits count init containers (the largest) and sidecars (added), and the overhead', () => {
+    const p = pod([res({}, { cpu: '100m', memory: '10Mi' })], {
+      initContainers: [
+        { name: 'i', image: 'i', ...res({}, { cpu: '500m', memory: '5Mi' }) },
+        { name: 's', image: 'i', restartPolicy: 'Always', ...res({}, { cpu: '50m', memory: '20Mi' }) },
+      ],
+      overhead: { cpu: '10m', memory: '1Mi' },
+    });
+    expect(podLimits(p)).toEqual({ cpuMilli: 510, memoryBytes: 31 * 2 ** 20, cpuDeclared: true, memoryDeclared: true });
+  });
+  it('writes v1 files per controller and v2 files in the unified hierarchy', () => {
+    const c = { cpuShares: 1024, cpuQuota: -1, cpuPeriod: 100_000, memoryLimit: 1000, pidsLimit: 5 };
+    expect(cgroupWrites(c, 1)).toEqual([
+      { controller: 'cpu', file: 'cpu.shares', value: '1024' },
+      { controller: 'cpu', file: 'cpu.cfs_period_us', value: '100000' },
+      { controller: 'cpu', file: 'cpu.cfs_quota_us', value: '-1' },
+      { controller: 'memory', file: 'memory.limit_in_bytes', value: '1000' },
+      { controller: 'pids', file: 'pids.max', value: '5' },
+    ]);
+    expect(cgroupWrites({ ...c, cpuQuota: 50_000 }, 2)).toEqual([
+      { controller: '', file: 'cpu.weight', value: '39' },
+      { controller: '', file: 'cpu.max', value: '50000 100000' },
+      { controller: '', file: 'memory.max', value: '1000' },
+      { controller: '', file: 'pids.max', value: '5' },
+    ]);
+    expect(cgroupWrites({ cpuQuota: -1, cpuPeriod: 100_000 }, 2)).toEqual([{ controller: '', file: 'cpu.max', value: 'max 100000' }]);
+    expect([cpuSharesToWeight(2), cpuSharesToWeight(1024), cpuSharesToWeight(262144)]).toEqual([1, 39, 10000]);
+  });
+  it('node allocatable for enforcement: capacity − kube- and system-reserved, never below 0', () => {
+    expect(nodeAllocatableAbsolute({ cpuMilli: 4000, memoryBytes: 8 * 2 ** 30 }, [{ cpu: '500m', memory: '1Gi' }, { memory: '1Gi' }])).toEqual({
+      cpuMilli: 3500,
+      memoryBytes: 6 * 2 ** 30,
+    });
+    expect(nodeAllocatableAbsolute({ cpuMilli: 1000, memoryBytes: 1 }, [{ cpu: '2' }]).cpuMilli).toBe(0);
+  });
+});
+
+describe('pod cgroup manager', () => {
+  const cgroups = { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' as const };
+  const deps = { cgroups, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, podPidsLimit: 64 };
+  const read = (p: string) => readFileSync(p, 'utf8');
+
+  it('v1: makes the QoS and pod cgroups in each hierarchy with their settings; leaves an existing pod cgroup alone', async () => {
+    const root = join(dir, 'v1');
+    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const m = new PodCgroupManager({ ...deps, fsRoot: root });
+    await m.ensureQosCgroups({ cpuMilli: 2000, memoryBytes: 4096 });
+    expect([read(join(root, 'cpu/kubepods/cpu.shares')), read(join(root, 'memory/kubepods/memory.limit_in_bytes'))]).toEqual(['2048', '4096']);
+    expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
+    expect(existsSync(join(root, 'pids/kubepods/burstable'))).toBe(true);
+    const g = { cpu: '250m', memory: '1Mi' };
+    await m.ensure(pod([res(g, g)], {}, 'g1'));
+    expect(read(join(root, 'cpu/kubepods/podg1/cpu.shares'))).toBe('256');
+    expect(read(join(root, 'cpu/kubepods/podg1/cpu.cfs_quota_us'))).toBe('25000');
+    expect(read(join(root, 'memory/kubepods/podg1/memory.limit_in_bytes'))).toBe(String(2 ** 20));
+    expect(read(join(root, 'pids/kubepods/podg1/pids.max'))).toBe('64');
+    expect(existsSync(join(root, 'cpuacct/kubepods/podg1'))).toBe(true);
+    writeFileSync(join(root, 'cpu/kubepods/podg1/cpu.shares'), '999');
+    await m.ensure(pod([res(g, g)], {}, 'g1'));
+    expect(read(join(root, 'cpu/kubepods/podg1/cpu.shares'))).toBe('999');
+  });
+
+  it('v2: one unified hierarchy, controllers enabled on the way down', async () => {
+    const root = join(dir, 'v2');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'cgroup.controllers'), 'cpu memory pids');
+    const m = new PodCgroupManager({ ...deps, fsRoot: root });
+    await m.ensure(pod([{}], {}, 'b1'));
+    expect(read(join(root, 'kubepods/besteffort/podb1/cpu.weight'))).toBe('1');
+    expect(read(join(root, 'kubepods/besteffort/podb1/pids.max'))).toBe('64');
+    for (const d of ['', 'kubepods', 'kubepods/besteffort']) expect(read(join(root, d, 'cgroup.subtree_control'))).toBe('+cpu +memory +pids');
+  });
+
+  it('a setting that cannot be written fails the pod cgroup, naming the file', async () => {
+    const root = join(dir, 'bad');
+    for (const c of ['cpu', 'memory']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    // A directory where cpu.shares goes; the memory side is still missing, so the pod cgroup is made.
+    mkdirSync(join(root, 'cpu', 'kubepods', 'besteffort', 'podz', 'cpu.shares'), { recursive: true });
+    const m = new PodCgroupManager({ ...deps, fsRoot: root });
+    await expect(m.ensure(pod([{}], {}, 'z'))).rejects.toThrow(/^failed to set cpu\.shares of \/kubepods\/besteffort\/podz to 2: EISDIR/);
+  });
+});
