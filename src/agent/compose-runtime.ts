@@ -84,14 +84,17 @@ export function composeRuntime(
   return { runtime: instrumentCri(runtime, o.metrics), processRuntime };
 }
 
-/** The image manager with the configuration's pull limits. */
-export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock: Clock; events: EventSink }): ImageManager {
+/**
+ * The image manager with the configuration's pull limits. The registry pull rate applies to a
+ * runtime that pulls from registries (`registry`), not to the embedded one, whose pulls are no-ops.
+ */
+export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock: Clock; events: EventSink; registry: boolean }): ImageManager {
   return new ImageManager({
     images: d.images,
     clock: d.clock,
     serializeImagePulls: cfg.serializeImagePulls,
     maxParallelImagePulls: cfg.maxParallelImagePulls,
-    pullLimiter: cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now()) : undefined,
+    pullLimiter: d.registry && cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now()) : undefined,
     events: d.events,
   });
 }

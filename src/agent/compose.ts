@@ -85,7 +85,7 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = composeImages(cfg, { images: runtime.images, clock, events });
+  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
   const podCgroups = composePodCgroups(cfg, !processRuntime && !deps.runtime);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;

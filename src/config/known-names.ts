@@ -54,6 +54,54 @@ export const unimplementedConfigFields = new Set([
   'mergeDefaultEvictionSettings',
 ]);
 
+const empty = (v: unknown) => v === null || v === undefined || (typeof v === 'object' && Object.keys(v).length === 0);
+const oneOf =
+  (...values: unknown[]) =>
+  (v: unknown) =>
+    values.includes(v);
+
+/**
+ * Values of unimplemented fields that ask for what tskubelet does anyway (upstream's defaults or
+ * no-ops with a CRI runtime): accepted without a warning, so a kubeadm-written config starts quietly.
+ */
+export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
+  cpuManagerPolicy: oneOf('none'),
+  // Only read by the static CPU manager policy.
+  cpuManagerReconcilePeriod: () => true,
+  cpuManagerPolicyOptions: empty,
+  memoryManagerPolicy: oneOf('None'),
+  topologyManagerPolicy: oneOf('none'),
+  topologyManagerScope: oneOf('container'),
+  topologyManagerPolicyOptions: empty,
+  crashLoopBackOff: empty,
+  memorySwap: (v) => empty(v) || oneOf('', 'NoSwap')((v as { swapBehavior?: string }).swapBehavior),
+  featureGates: empty,
+  failSwapOn: oneOf(false),
+  // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
+  hairpinMode: () => true,
+  contentType: () => true,
+  enableControllerAttachDetach: () => true,
+  makeIPTablesUtilChains: () => true,
+  iptablesMasqueradeBit: () => true,
+  iptablesDropBit: () => true,
+  kernelMemcgNotification: oneOf(false),
+  protectKernelDefaults: oneOf(false),
+  failCgroupV1: oneOf(false),
+  memoryThrottlingFactor: () => true,
+  containerLogMaxWorkers: oneOf(1),
+  enableSystemLogQuery: oneOf(false),
+  localStorageCapacityIsolation: oneOf(true),
+  runOnce: oneOf(false),
+  mergeDefaultEvictionSettings: oneOf(false),
+  reservedSystemCPUs: oneOf(''),
+  reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
+  // Only the verbosity is read (as --v); the rest tunes klog's buffering.
+  logging: (v) => {
+    const l = (v ?? {}) as { format?: string };
+    return l.format === undefined || l.format === 'text' || l.format === 'json';
+  },
+};
+
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
   'register-schedulable',

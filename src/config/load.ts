@@ -11,7 +11,8 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
-import { unimplementedConfigFields } from './known-names.js';
+import { unimplementedButSatisfied, unimplementedConfigFields } from './known-names.js';
+import { applyFileDefaults } from './file-defaults.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
 import { evictionThresholds } from './eviction-thresholds.js';
@@ -88,6 +89,8 @@ async function writable(dir: string): Promise<boolean> {
 export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   const warnings: string[] = [];
   let file: Record<string, unknown> = {};
+  /** logging.verbosity of the file: the log level unless --v is given. */
+  let loggingVerbosity: unknown;
   let configDir = process.cwd();
   if (parsed.flags.config) {
     const path = resolve(parsed.flags.config);
@@ -106,12 +109,14 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
     if (obj === null || obj === undefined) obj = {};
     if (typeof obj !== 'object' || Array.isArray(obj)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
-    file = obj as Record<string, unknown>;
+    // Upstream's defaulting of zero values (kubeadm writes "0s" for "the default").
+    file = applyFileDefaults(obj as Record<string, unknown>);
     const known = kubeletConfigSchema.shape;
     for (const key of Object.keys(file)) {
       if (key in known) continue;
       if (unimplementedConfigFields.has(key)) {
-        warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
+        if (key === 'logging') loggingVerbosity = (file.logging as { verbosity?: unknown } | null)?.verbosity;
+        if (!unimplementedButSatisfied[key]?.(file[key])) warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
         delete file[key];
         continue;
       }
@@ -208,7 +213,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     rootDir,
     podLogsDir,
     containerLogsDir,
-    verbosity: parsed.flags.v ?? 0,
+    verbosity: parsed.flags.v ?? (typeof loggingVerbosity === 'number' ? loggingVerbosity : 0),
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!,
     httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!,

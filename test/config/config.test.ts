@@ -150,7 +150,7 @@ describe('loadConfig', () => {
         '--config',
         file(
           'b.yaml',
-          'memoryManagerPolicy: None\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+          'memoryManagerPolicy: Static\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
         ),
       ]),
     );
@@ -283,6 +283,43 @@ describe('loadConfig', () => {
       'invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s, invalid configuration: shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s',
     );
   });
+  it('reads a kubeadm-written config as upstream: zero values mean the defaults, and its no-op fields start quietly', async () => {
+    const c = await loadConfig(parseFlags(['--config', file('kubeadm.yaml', KUBEADM_CONFIG), '--kubeconfig=/etc/kubernetes/kubelet.conf']));
+    expect(c.warnings).toEqual([]);
+    expect(c.kc).toMatchObject({
+      syncFrequency: '1m0s',
+      fileCheckFrequency: '20s',
+      httpCheckFrequency: '20s',
+      runtimeRequestTimeout: '2m0s',
+      streamingConnectionIdleTimeout: '4h0m0s',
+      nodeStatusUpdateFrequency: '10s',
+      nodeStatusReportFrequency: '5m0s',
+      imageMinimumGCAge: '2m0s',
+      imageMaximumGCAge: '0s',
+      volumeStatsAggPeriod: '1m0s',
+      evictionPressureTransitionPeriod: '5m0s',
+      shutdownGracePeriod: '0s',
+      cgroupDriver: 'systemd',
+      containerRuntimeEndpoint: '',
+      authentication: { webhook: { enabled: true, cacheTTL: '2m0s' }, x509: { clientCAFile: '/etc/kubernetes/pki/ca.crt' } },
+      authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } },
+    });
+    expect([c.syncFrequencyMs, c.fileCheckFrequencyMs, c.verbosity]).toEqual([60_000, 20_000, 3]);
+    // An explicit nodeStatusUpdateFrequency carries over to an unset report frequency; --v beats logging.verbosity.
+    const d = await loadConfig(
+      parseFlags(['--config', file('upd.yaml', 'nodeStatusUpdateFrequency: 20s\nport: 0\nmaxPods: 0\nlogging: {verbosity: 4}\n'), '--kubeconfig=/k', '--v=1']),
+    );
+    expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
+    // Values that ask for something tskubelet does not do still warn.
+    const e = await loadConfig(parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nfailSwapOn: true\n'), '--kubeconfig=/k']));
+    expect(e.warnings).toEqual([
+      'config field "cpuManagerPolicy" is accepted but not implemented yet; it has no effect',
+      'config field "failSwapOn" is accepted but not implemented yet; it has no effect',
+    ]);
+    // maxParallelImagePulls in the file turns serializeImagePulls' default off, as upstream.
+    const f = await loadConfig(parseFlags(['--config', file('par.yaml', 'maxParallelImagePulls: 4\n'), '--kubeconfig=/k']));
+    expect([f.kc.serializeImagePulls, f.kc.maxParallelImagePulls]).toEqual([false, 4]);
+  });
   const bad: [string, RegExp][] = [
     ['bogusField: 1\n', /unknown field "bogusField"/],
     ['port: 99999\n', /invalid value for field "port"/],
@@ -313,3 +350,54 @@ describe('durations', () => {
     expect(formatDuration(300_000)).toBe('5m0s');
   });
 });
+
+/** The KubeletConfiguration kubeadm v1.32 writes to /var/lib/kubelet/config.yaml (with verbosity 3). */
+const KUBEADM_CONFIG = `apiVersion: kubelet.config.k8s.io/v1beta1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    cacheTTL: 0s
+    enabled: true
+  x509:
+    clientCAFile: /etc/kubernetes/pki/ca.crt
+authorization:
+  mode: Webhook
+  webhook:
+    cacheAuthorizedTTL: 0s
+    cacheUnauthorizedTTL: 0s
+cgroupDriver: systemd
+clusterDNS:
+- 10.96.0.10
+clusterDomain: cluster.local
+containerRuntimeEndpoint: ""
+cpuManagerReconcilePeriod: 0s
+crashLoopBackOff: {}
+evictionPressureTransitionPeriod: 0s
+fileCheckFrequency: 0s
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+httpCheckFrequency: 0s
+imageMaximumGCAge: 0s
+imageMinimumGCAge: 0s
+kind: KubeletConfiguration
+logging:
+  flushFrequency: 0
+  options:
+    json:
+      infoBufferSize: "0"
+    text:
+      infoBufferSize: "0"
+  verbosity: 3
+memorySwap: {}
+nodeStatusReportFrequency: 0s
+nodeStatusUpdateFrequency: 0s
+rotateCertificates: true
+runtimeRequestTimeout: 0s
+shutdownGracePeriod: 0s
+shutdownGracePeriodCriticalPods: 0s
+staticPodPath: /etc/kubernetes/manifests
+streamingConnectionIdleTimeout: 0s
+syncFrequency: 0s
+volumeStatsAggPeriod: 0s
+`;
