@@ -61,6 +61,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       maxImages: kc.nodeStatusMaxImages,
       nodeLabels: cfg.nodeLabels,
       registerWithTaints: kc.registerWithTaints,
+      externalCloudProvider: cfg.externalCloudProvider,
+      nodeIPSpecified: cfg.nodeIPSpecified,
       providerID: kc.providerID,
       kubeReserved: kc.kubeReserved,
       systemReserved: kc.systemReserved,

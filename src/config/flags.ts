@@ -100,6 +100,8 @@ const kubeletFlags: Record<string, Kind> = {
   'maximum-dead-containers': 'int',
   'hostname-override': 'string',
   'node-ip': 'string',
+  // Only "external" (an out-of-tree cloud controller manager), as upstream since the in-tree providers went.
+  'cloud-provider': 'string',
   'runtime-cgroups': 'string',
   'root-dir': 'string',
   // tskubelet's own: where the legacy container log links go (upstream hard-codes /var/log/containers).
@@ -126,6 +128,7 @@ export interface ParsedFlags {
     maximumDeadContainers?: number;
     hostnameOverride?: string;
     nodeIp?: string;
+    cloudProvider?: string;
     runtimeCgroups?: string;
     rootDir?: string;
     containerLogsDir?: string;

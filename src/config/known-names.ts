@@ -105,7 +105,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
   'register-schedulable',
-  'cloud-provider',
   'cloud-config',
   'fail-swap-on',
   'feature-gates',

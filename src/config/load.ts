@@ -32,6 +32,10 @@ export interface ResolvedConfig {
   certDir: string;
   nodeName: string;
   nodeIP: string;
+  /** Whether --node-ip named the node IP (else it was detected). */
+  nodeIPSpecified: boolean;
+  /** --cloud-provider=external: a cloud controller manager initializes the Node. */
+  externalCloudProvider: boolean;
   rootDir: string;
   podLogsDir: string;
   /** Where the legacy container log links go (/var/log/containers). */
@@ -203,6 +207,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
+  const cloudProvider = parsed.flags.cloudProvider ?? '';
+  if (cloudProvider !== '' && cloudProvider !== 'external')
+    throw new ConfigError(`--cloud-provider="${cloudProvider}" is not supported: the in-tree cloud providers are gone; use "external" with a cloud controller manager`);
   return {
     kc,
     kubeconfig,
@@ -210,6 +217,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'),
     nodeName,
     nodeIP: parsed.flags.nodeIp || defaultNodeIP(),
+    nodeIPSpecified: !!parsed.flags.nodeIp,
+    externalCloudProvider: cloudProvider === 'external',
     rootDir,
     podLogsDir,
     containerLogsDir,

@@ -255,6 +255,9 @@ describe('loadConfig', () => {
       ['pods'],
     ]);
     expect(pids.warnings).toContain('enforceNodeAllocatable "kube-reserved" is accepted but not implemented yet (only "pods" is enforced)');
+    const ext = await loadConfig(parseFlags(['--cloud-provider=external', '--node-ip=10.0.0.9']));
+    expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([true, true, false, false]);
+    await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow('--cloud-provider="aws" is not supported');
     expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(/invalid argument "fast" for "--kube-api-qps" flag: must be a number/);
   });
   const invalid: [string[], string][] = [

@@ -33,6 +33,10 @@ export interface NodeSettings {
   maxImages?: number;
   nodeLabels: Record<string, string>;
   registerWithTaints: { key: string; value?: string; effect: string }[];
+  /** --cloud-provider=external: the Node waits for a cloud controller manager (taint, provided IP, its addresses kept). */
+  externalCloudProvider?: boolean;
+  /** Whether --node-ip named `nodeIP` (else it was detected). */
+  nodeIPSpecified?: boolean;
   providerID: string;
   kubeReserved: Record<string, string>;
   systemReserved: Record<string, string>;
@@ -109,14 +113,27 @@ export function nodeResources(
   return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods } };
 }
 
+/** The taint a Node carries until a cloud controller manager has initialized it (upstream TaintExternalCloudProvider). */
+export const UNINITIALIZED_TAINT = { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' };
+
 /** The Node the kubelet registers (upstream initialNode). */
 export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
+  const taints = [...s.registerWithTaints, ...(s.externalCloudProvider ? [UNINITIALIZED_TAINT] : [])];
+  const annotations: Record<string, string> = { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' };
+  // The IP the cloud controller manager is to use, when the operator named one.
+  if (s.externalCloudProvider && s.nodeIPSpecified) annotations['alpha.kubernetes.io/provided-node-ip'] = s.nodeIP;
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: s.nodeName, labels: nodeLabels(s, m), annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
-    spec: { ...(s.providerID ? { providerID: s.providerID } : {}), ...(s.registerWithTaints.length ? { taints: s.registerWithTaints } : {}) },
+    metadata: { name: s.nodeName, labels: nodeLabels(s, m), annotations },
+    spec: { ...(s.providerID ? { providerID: s.providerID } : {}), ...(taints.length ? { taints } : {}) },
   };
+}
+
+/** The addresses (upstream NodeAddress setter): with an external cloud provider and no --node-ip, only the hostname (the manager adds the rest). */
+export function nodeAddresses(s: NodeSettings): { type: string; address: string }[] {
+  const hostname = { type: 'Hostname', address: s.hostname };
+  return s.externalCloudProvider && !s.nodeIPSpecified ? [hostname] : [{ type: 'InternalIP', address: s.nodeIP }, hostname];
 }
 
 /** One condition: `healthy` is the status when `ok`; the transition time moves only when the status does. */
@@ -182,10 +199,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
     capacity,
     allocatable,
     conditions: nodeConditions(i.runtimeErrors, i.previous, i.nowMs, i.pressure),
-    addresses: [
-      { type: 'InternalIP', address: s.nodeIP },
-      { type: 'Hostname', address: s.hostname },
-    ],
+    addresses: nodeAddresses(s),
     daemonEndpoints: { kubeletEndpoint: { Port: s.port } },
     nodeInfo: {
       machineID: i.machine.machineID,

@@ -114,7 +114,9 @@ export class NodeStatusManager {
     const base = this.apiStatus;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
-    const desired = { ...base, ...next, conditions: [...others, ...(next.conditions as NodeCondition[])] };
+    const desired: Record<string, unknown> = { ...base, ...next, conditions: [...others, ...(next.conditions as NodeCondition[])] };
+    // With an external cloud provider, addresses the cloud controller manager set win (upstream's setter returns early).
+    if (s.externalCloudProvider && Array.isArray(base.addresses) && base.addresses.length) desired.addresses = base.addresses;
     const patch = twoWayMergePatch(base, desired);
     const r = await client.request<{ status?: Record<string, unknown> }>({
       method: 'PATCH',

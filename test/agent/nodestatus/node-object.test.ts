@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   initialNode,
+  nodeAddresses,
   nodeConditions,
   nodeImages,
   nodeResources,
@@ -110,6 +111,20 @@ describe('node object', () => {
     expect(nodeResources({ ...settings, podsPerCore: 10 }, machine).allocatableNumbers.pods).toBe(40);
     expect(nodeResources({ ...settings, podsPerCore: 100 }, machine).allocatable.pods).toBe('110');
     expect(nodeResources({ ...settings, podsPerCore: 0 }, machine).capacity.pods).toBe('110');
+  });
+  it('an external cloud provider: the uninitialized taint, the provided IP only when named, and only the hostname without one', () => {
+    const ext = { ...settings, externalCloudProvider: true };
+    const named = initialNode({ ...ext, nodeIPSpecified: true }, machine) as any;
+    expect(named.spec.taints).toEqual([{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }]);
+    expect(named.metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe('10.0.0.5');
+    expect((initialNode(ext, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBeUndefined();
+    expect((initialNode(settings, machine) as any).spec.taints).toBeUndefined();
+    expect(nodeAddresses(ext)).toEqual([{ type: 'Hostname', address: 'n1' }]);
+    expect(nodeAddresses({ ...ext, nodeIPSpecified: true })).toEqual([
+      { type: 'InternalIP', address: '10.0.0.5' },
+      { type: 'Hostname', address: 'n1' },
+    ]);
+    expect(nodeAddresses(settings)).toEqual(nodeAddresses({ ...ext, nodeIPSpecified: true }));
   });
   it('reads PRETTY_NAME from os-release', () => {
     expect(osImageOf('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')).toBe('Debian GNU/Linux 12 (bookworm)');
