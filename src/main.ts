@@ -185,6 +185,15 @@ export async function main(argv: string[]): Promise<number> {
 
   const { composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
   const agentCfg = agentConfigOf(cfg);
+  if (cfg.imageCredentialProvider) {
+    try {
+      const { loadCredentialProviders } = await import('./agent/images/credential-provider.js');
+      agentCfg.credentialProviders = await loadCredentialProviders(cfg.imageCredentialProvider.configPath, cfg.imageCredentialProvider.binDir);
+    } catch (err) {
+      logger.error(`failed to register CRI auth plugins: ${messageOf(err)}`);
+      return 1;
+    }
+  }
   const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
   const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {

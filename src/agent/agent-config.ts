@@ -2,6 +2,7 @@
  * The agent's contract with its caller (main, tests, benches): the resolved configuration it is
  * built from, and what a composed agent offers.
  */
+import type { CredentialProvider } from './images/credential-provider.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
 import type { ImageGcPolicy, ImageGc } from './gc/image-gc.js';
@@ -61,6 +62,8 @@ export interface AgentConfig {
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
   serializeImagePulls: boolean;
+  /** The image credential provider plugins (loaded and checked by main). */
+  credentialProviders?: CredentialProvider[];
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */
   maxParallelImagePulls?: number;
   /** registryPullQPS / registryBurst (absent or qps 0: no limit). */

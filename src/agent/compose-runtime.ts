@@ -22,6 +22,8 @@ import { ImageManager } from './images/image-manager.js';
 import type { EventSink } from './events/recorder.js';
 import { PodCgroupManager } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute } from './cgroups/pod-resource-config.js';
+import { CredentialProviders } from './images/credential-provider.js';
+import type { AuthConfig } from './images/keyring.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -100,13 +102,21 @@ export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock
 }
 
 /**
- * The pod cgroup manager, for a CRI runtime the kubelet connects to (not the embedded one, which
- * keeps its containers in its own subtree) with cgroupsPerQOS and the cgroupfs driver, as root.
+ * What the executor gets of the node besides the runtime: the pod cgroup manager, for a CRI
+ * runtime the kubelet connects to (not the embedded one, which keeps its containers in its own
+ * subtree) with cgroupsPerQOS and the cgroupfs driver, as root; the image credential providers.
  */
-export function composePodCgroups(cfg: AgentConfig, criEndpoint: boolean): PodCgroupManager | undefined {
+export function composeNodeResources(
+  cfg: AgentConfig,
+  d: { criEndpoint: boolean; logger: Logger },
+): { podCgroups?: PodCgroupManager; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
   const c = cfg.cgroups;
-  if (!criEndpoint || !c.cgroupsPerQOS || c.cgroupDriver !== 'cgroupfs' || process.getuid?.() !== 0) return undefined;
-  return new PodCgroupManager({ cgroups: c, cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs, podPidsLimit: cfg.podPidsLimit ?? -1 });
+  const podCgroups =
+    d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
+      ? new PodCgroupManager({ cgroups: c, cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs, podPidsLimit: cfg.podPidsLimit ?? -1 })
+      : undefined;
+  const providers = cfg.credentialProviders?.length ? new CredentialProviders(cfg.credentialProviders, { logger: d.logger }) : undefined;
+  return { podCgroups, nodeCredentials: providers && ((image) => providers.credentialsFor(image)) };
 }
 
 /** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */

@@ -17,7 +17,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import { messageOf } from '../lib/errors.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeImages, composePodCgroups, composeRuntime, connectRuntime, nodeAllocatableFor, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
+import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeAllocatableFor, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -86,7 +86,7 @@ export function composeAgent(
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
-  const podCgroups = composePodCgroups(cfg, !processRuntime && !deps.runtime);
+  const { podCgroups, nodeCredentials } = composeNodeResources(cfg, { criEndpoint: !processRuntime && !deps.runtime, logger });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
@@ -102,6 +102,7 @@ export function composeAgent(
     logger,
     node: nodeFacts(cfg),
     podCgroups,
+    nodeCredentials,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;

@@ -102,6 +102,8 @@ const kubeletFlags: Record<string, Kind> = {
   'node-ip': 'string',
   // Only "external" (an out-of-tree cloud controller manager), as upstream since the in-tree providers went.
   'cloud-provider': 'string',
+  'image-credential-provider-config': 'string',
+  'image-credential-provider-bin-dir': 'string',
   'runtime-cgroups': 'string',
   'root-dir': 'string',
   // tskubelet's own: where the legacy container log links go (upstream hard-codes /var/log/containers).
@@ -129,6 +131,8 @@ export interface ParsedFlags {
     hostnameOverride?: string;
     nodeIp?: string;
     cloudProvider?: string;
+    imageCredentialProviderConfig?: string;
+    imageCredentialProviderBinDir?: string;
     runtimeCgroups?: string;
     rootDir?: string;
     containerLogsDir?: string;

@@ -132,8 +132,6 @@ export const unimplementedFlags = new Set([
   'experimental-allocatable-ignore-eviction',
   'local-storage-capacity-isolation',
   'seccomp-profile-root',
-  'image-credential-provider-config',
-  'image-credential-provider-bin-dir',
   'tls-sni-cert-key',
   'system-reserved-cgroup',
   'kube-reserved-cgroup',

@@ -34,6 +34,8 @@ export interface ResolvedConfig {
   nodeIP: string;
   /** Whether --node-ip named the node IP (else it was detected). */
   nodeIPSpecified: boolean;
+  /** --image-credential-provider-config and --image-credential-provider-bin-dir (absolute). */
+  imageCredentialProvider?: { configPath: string; binDir: string };
   /** --cloud-provider=external: a cloud controller manager initializes the Node. */
   externalCloudProvider: boolean;
   rootDir: string;
@@ -207,9 +209,14 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
+  const credConfig = parsed.flags.imageCredentialProviderConfig;
+  if (credConfig && !parsed.flags.imageCredentialProviderBinDir)
+    throw new ConfigError('--image-credential-provider-bin-dir is required with --image-credential-provider-config');
   const cloudProvider = parsed.flags.cloudProvider ?? '';
   if (cloudProvider !== '' && cloudProvider !== 'external')
-    throw new ConfigError(`--cloud-provider="${cloudProvider}" is not supported: the in-tree cloud providers are gone; use "external" with a cloud controller manager`);
+    throw new ConfigError(
+      `--cloud-provider="${cloudProvider}" is not supported: the in-tree cloud providers are gone; use "external" with a cloud controller manager`,
+    );
   return {
     kc,
     kubeconfig,
@@ -219,6 +226,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     nodeIP: parsed.flags.nodeIp || defaultNodeIP(),
     nodeIPSpecified: !!parsed.flags.nodeIp,
     externalCloudProvider: cloudProvider === 'external',
+    imageCredentialProvider: credConfig ? { configPath: resolve(credConfig), binDir: resolve(parsed.flags.imageCredentialProviderBinDir!) } : undefined,
     rootDir,
     podLogsDir,
     containerLogsDir,

@@ -13,8 +13,8 @@
  * plugin that hangs cannot hold the kubelet's requests forever. Its stderr goes to the kubelet's,
  * as client-go's does; a credential is never put in an error message.
  */
-import { spawn } from 'node:child_process';
 import { dirname, isAbsolute, join } from 'node:path';
+import { runPlugin } from './run-plugin.js';
 
 export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 const RUN_TIMEOUT_MS = 60_000;
@@ -93,36 +93,9 @@ export function runExecPlugin(cfg: ExecConfig, cluster: ExecClusterInfo | undefi
   const info = { apiVersion: cfg.apiVersion, kind: 'ExecCredential', spec: { interactive: false, ...(cfg.provideClusterInfo && cluster ? { cluster } : {}) } };
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
   for (const { name, value } of cfg.env) env[name] = value;
-  return new Promise((resolve, reject) => {
-    const child = spawn(cfg.command, cfg.args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed: Error | undefined;
-    const fail = (err: Error) => {
-      failed ??= err;
-      child.kill('SIGKILL');
-    };
-    const timer = setTimeout(() => fail(new Error(`exec plugin: ${cfg.command} did not finish in ${RUN_TIMEOUT_MS / 1000} s`)), RUN_TIMEOUT_MS);
-    child.stdout.on('data', (d: Buffer) => {
-      size += d.length;
-      if (size > MAX_OUTPUT_BYTES) fail(new Error(`exec plugin: ${cfg.command} printed more than ${MAX_OUTPUT_BYTES} bytes`));
-      else chunks.push(d);
-    });
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(new Error(`exec plugin: cannot run ${cfg.command}: ${err.code ?? err.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (failed) return reject(failed);
-      if (code !== 0) return reject(new Error(`exec plugin: ${cfg.command} failed with ${code === null ? `signal ${signal}` : `exit code ${code}`}`));
-      try {
-        resolve(parseExecCredential(Buffer.concat(chunks).toString('utf8'), cfg.apiVersion));
-      } catch (err) {
-        reject(err as Error);
-      }
-    });
-  });
+  return runPlugin({ command: cfg.command, args: cfg.args, env, timeoutMs: RUN_TIMEOUT_MS, maxBytes: MAX_OUTPUT_BYTES, what: 'exec plugin' }).then((out) =>
+    parseExecCredential(out, cfg.apiVersion),
+  );
 }
 
 /** A plugin's credential, kept until it expires or is rejected (`invalidate`); concurrent callers share one run. */

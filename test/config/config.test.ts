@@ -258,6 +258,11 @@ describe('loadConfig', () => {
     const ext = await loadConfig(parseFlags(['--cloud-provider=external', '--node-ip=10.0.0.9']));
     expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([true, true, false, false]);
     await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow('--cloud-provider="aws" is not supported');
+    const cred = await loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml', '--image-credential-provider-bin-dir=/usr/libexec/cp']));
+    expect(cred.imageCredentialProvider).toEqual({ configPath: join(process.cwd(), 'cp.yaml'), binDir: '/usr/libexec/cp' });
+    await expect(loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml']))).rejects.toThrow(
+      '--image-credential-provider-bin-dir is required with --image-credential-provider-config',
+    );
     expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(/invalid argument "fast" for "--kube-api-qps" flag: must be a number/);
   });
   const invalid: [string[], string][] = [

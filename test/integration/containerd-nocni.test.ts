@@ -2,9 +2,11 @@
  * A real containerd WITHOUT a CNI config (NetworkReady=false): pods that are not hostNetwork wait
  * with upstream's message and get no sandbox; hostNetwork pods run. Then image garbage collection
  * by disk-usage thresholds on the same node: unused images go, in-use and sandbox images stay.
+ * Then an image credential provider plugin (a real script) gives the node the credentials of a
+ * private registry: pods without pull secrets pull from it, one plugin run per registry.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
@@ -12,6 +14,7 @@ import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { cstatus, teardown, waitPod, writePod } from './containerd-helpers.js';
+import { startRegistry, type Registry } from '../fixtures/registry.js';
 
 const node = 'nocni-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-nocni-'));
@@ -22,12 +25,61 @@ let ctrd: Containerd;
 let cri: CriRuntime;
 let ports: KubeletPorts;
 let kubelet: Kubelet;
+let registry: Registry;
+const plugins = join(dir, 'credential-providers');
+const providerConfig = join(dir, 'credential-providers.yaml');
 const args = (extra: string[] = []) =>
-  kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', ...extra] });
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: [
+      '--container-runtime-endpoint',
+      ctrd.endpoint,
+      '--file-check-frequency',
+      '1s',
+      '--image-credential-provider-config',
+      providerConfig,
+      '--image-credential-provider-bin-dir',
+      plugins,
+      ...extra,
+    ],
+  });
 const imageNames = async () => (await cri.images.listImages()).flatMap((i) => i.repo_tags ?? []).sort();
 
 beforeAll(async () => {
-  ctrd = await startContainerd({ cni: false, images: [{ name: UNUSED, cmd: ['true'] }] });
+  registry = await startRegistry({
+    users: { puller: 'pull-pw' },
+    images: [
+      { name: 'team/app:1', cmd: ['sleep', '3600'] },
+      { name: 'team/other:1', cmd: ['sleep', '3600'] },
+    ],
+  });
+  // The plugin records each request and answers with the registry's credentials for the whole registry, for an hour.
+  mkdirSync(plugins);
+  const answer = {
+    kind: 'CredentialProviderResponse',
+    apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
+    cacheKeyType: 'Registry',
+    cacheDuration: '1h',
+    auth: { [registry.host]: { username: 'puller', password: 'pull-pw' } },
+  };
+  writeFileSync(join(plugins, 'test-provider'), `#!/bin/sh\ncat >> ${dir}/plugin-requests\necho >> ${dir}/plugin-requests\necho '${JSON.stringify(answer)}'\n`);
+  chmodSync(join(plugins, 'test-provider'), 0o755);
+  writeFileSync(
+    providerConfig,
+    [
+      'apiVersion: kubelet.config.k8s.io/v1',
+      'kind: CredentialProviderConfig',
+      'providers:',
+      '- name: test-provider',
+      `  matchImages: ["${registry.host}"]`,
+      '  defaultCacheDuration: 10m',
+      '  apiVersion: credentialprovider.kubelet.k8s.io/v1',
+    ].join('\n'),
+  );
+  ctrd = await startContainerd({ cni: false, images: [{ name: UNUSED, cmd: ['true'] }], httpRegistries: [registry.host] });
   cri = createCriClient(ctrd.endpoint);
   ports = await freeKubeletPorts();
   writePod(manifests, 'podnet', { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
@@ -35,7 +87,10 @@ beforeAll(async () => {
   kubelet = startKubelet(args());
 }, 60_000);
 
-afterAll(() => teardown({ kubelet, cri, ctrd, dir }), 60_000);
+afterAll(async () => {
+  await teardown({ kubelet, cri, ctrd, dir });
+  await registry?.close();
+}, 60_000);
 
 describe('NetworkReady=false', () => {
   it('keeps a pod-network pod pending without a sandbox, runs a hostNetwork pod, and stays healthy', async () => {
@@ -71,4 +126,23 @@ describe('image garbage collection', () => {
     const p = await waitPod(ports.ro, `hostnet-${node}`, (x) => !!cstatus(x)?.state.running);
     expect(cstatus(p)!.restartCount).toBe(0);
   }, 60_000);
+});
+
+describe('image credential provider plugins', () => {
+  it('pulls from a private registry with the credentials the plugin gives, running it once per registry', async () => {
+    writePod(manifests, 'private-a', { hostNetwork: true, containers: [{ name: 'main', image: `${registry.host}/team/app:1` }] });
+    writePod(manifests, 'private-b', { hostNetwork: true, containers: [{ name: 'main', image: `${registry.host}/team/other:1` }] });
+    for (const n of ['private-a', 'private-b']) await waitPod(ports.ro, `${n}-${node}`, (p) => p.status?.phase === 'Running', 60_000, 'Running');
+    expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/app/manifests/1')).toBe(true);
+    expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/other/manifests/1')).toBe(true);
+    // One run: the answer holds for the registry, so the second image used the cached credentials.
+    const runs = readFileSync(join(dir, 'plugin-requests'), 'utf8').trim().split('\n').filter(Boolean);
+    expect(runs).toHaveLength(1);
+    expect(JSON.parse(runs[0])).toEqual({
+      apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
+      kind: 'CredentialProviderRequest',
+      image: expect.stringMatching(/team\/(app|other):1$/),
+    });
+    expect(existsSync(providerConfig)).toBe(true);
+  });
 });

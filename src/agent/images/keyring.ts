@@ -16,7 +16,7 @@ export interface PullSecret {
   data?: Record<string, string>;
 }
 
-interface Entry {
+export interface KeyringEntry {
   host: string;
   path: string;
   auth: AuthConfig;
@@ -67,7 +67,7 @@ interface DockerAuth {
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-function entriesOf(secret: PullSecret): Entry[] {
+function entriesOf(secret: PullSecret): KeyringEntry[] {
   const data = secret.data ?? {};
   const raw = data['.dockerconfigjson'] ?? data['.dockercfg'];
   if (!raw) return [];
@@ -79,7 +79,11 @@ function entriesOf(secret: PullSecret): Entry[] {
   }
   if (!isObject(parsed)) return [];
   const auths = data['.dockerconfigjson'] ? parsed.auths : parsed;
-  if (!isObject(auths)) return [];
+  return isObject(auths) ? authEntries(auths) : [];
+}
+
+/** A docker config's `auths` (key → credentials) as keyring entries. */
+export function authEntries(auths: Record<string, unknown>): KeyringEntry[] {
   return Object.entries(auths).map(([key, entry]) => {
     const v = (isObject(entry) ? entry : {}) as DockerAuth;
     let { username, password } = v;
@@ -97,12 +101,25 @@ function entriesOf(secret: PullSecret): Entry[] {
   });
 }
 
-/** The credentials for `image` from the pod's pull secrets, most specific first. */
-export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig[] {
-  const { host, path } = imageRegistry(image);
-  return secrets
-    .flatMap(entriesOf)
-    .filter((e) => hostMatches(e.host, host) && (!e.path || path === e.path || path.startsWith(`${e.path}/`)))
+/** Whether keyring key `key` (URL, host, host/path prefix or `*.` glob) covers `image`. */
+export function keyMatches(key: string, image: string): boolean {
+  return entryMatches(parseKey(key), imageRegistry(image));
+}
+
+function entryMatches(e: { host: string; path: string }, img: { host: string; path: string }): boolean {
+  return hostMatches(e.host, img.host) && (!e.path || img.path === e.path || img.path.startsWith(`${e.path}/`));
+}
+
+/** The credentials of `entries` that cover `image`, most specific first. */
+export function credentialsOf(entries: KeyringEntry[], image: string): AuthConfig[] {
+  const img = imageRegistry(image);
+  return entries
+    .filter((e) => entryMatches(e, img))
     .sort((a, b) => b.host.length + b.path.length - (a.host.length + a.path.length))
     .map((e) => e.auth);
+}
+
+/** The credentials for `image` from the pod's pull secrets, most specific first. */
+export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig[] {
+  return credentialsOf(secrets.flatMap(entriesOf), image);
 }

@@ -34,7 +34,7 @@ import { sandboxOf } from './runtime-manager.js';
 import { generateSandboxConfig, podHostname } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
-import { credentialsFor, type PullSecret } from '../images/keyring.js';
+import { credentialsFor, type AuthConfig, type PullSecret } from '../images/keyring.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
 import { preStop, runHook } from './lifecycle-hooks.js';
@@ -77,6 +77,8 @@ export interface ExecutorDeps {
   objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
   events?: EventSink;
   logger?: Logger;
+  /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
+  nodeCredentials?(image: string): Promise<AuthConfig[]>;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
   podCgroups?: { ensure(pod: Pod): Promise<void> };
 }
@@ -295,7 +297,7 @@ export class PodActionExecutor {
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
     const img = await this.deps.images.ensureImageExists(pod, c, {
       sandboxConfig: o.sandboxConfig,
-      auth: o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : undefined,
+      auth: [...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []), ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? [])],
       init: s.init,
     });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };

@@ -1,0 +1,159 @@
+/**
+ * Image credential provider plugins: the config checked as upstream's validation does, the
+ * plugin's answer, and real plugin scripts run by the provider set (matching, caching by image,
+ * registry or globally, shared runs, failures).
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  CredentialProviders,
+  loadCredentialProviders,
+  parseCredentialProviderConfig,
+  parseCredentialProviderResponse,
+} from '../../../src/agent/images/credential-provider.js';
+import { keyMatches } from '../../../src/agent/images/keyring.js';
+import { createLogger } from '../../../src/lib/logger.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-credprov-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const V1 = 'credentialprovider.kubelet.k8s.io/v1';
+const config = (providers: string) => `apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n${providers}`;
+const provider = (name: string, extra = '') =>
+  `- name: ${name}\n  matchImages: ["*.dkr.ecr.*.amazonaws.com", "registry.example.com/team"]\n  defaultCacheDuration: 10m\n  apiVersion: ${V1}\n${extra}`;
+
+/** A plugin script answering `answer` (cacheKeyType, cacheDuration), counting its runs. */
+function plugin(name: string, answer: Record<string, unknown>, o: { fail?: boolean; sleep?: number } = {}): string {
+  const body = {
+    kind: 'CredentialProviderResponse',
+    apiVersion: V1,
+    auth: { '*.dkr.ecr.*.amazonaws.com': { username: 'AWS', password: `pw-${name}` } },
+    ...answer,
+  };
+  writeFileSync(
+    join(dir, name),
+    `#!/bin/sh\nread -r req\necho "$req $MARK" >> ${dir}/${name}.runs\n${o.sleep ? `sleep ${o.sleep}\n` : ''}${o.fail ? 'exit 3\n' : ''}echo '${JSON.stringify(body)}'\n`,
+  );
+  chmodSync(join(dir, name), 0o755);
+  return name;
+}
+const runs = (name: string) => {
+  try {
+    return readFileSync(join(dir, `${name}.runs`), 'utf8')
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+const logger = createLogger({ level: 'fatal' });
+const ecr = (repo: string) => `123.dkr.ecr.eu-west-1.amazonaws.com/${repo}:1`;
+
+describe('credential provider config', () => {
+  it('reads the providers with their binary under the bin dir', () => {
+    const [p] = parseCredentialProviderConfig(config(provider('ecr', '  args: [get-credentials]\n  env: [{name: AWS_PROFILE, value: temp}]\n')), '/bin/dir');
+    expect(p).toEqual({
+      name: 'ecr',
+      matchImages: ['*.dkr.ecr.*.amazonaws.com', 'registry.example.com/team'],
+      defaultCacheMs: 600_000,
+      apiVersion: V1,
+      args: ['get-credentials'],
+      env: [{ name: 'AWS_PROFILE', value: 'temp' }],
+      command: '/bin/dir/ecr',
+    });
+  });
+  it.each([
+    ['apiVersion: v1\nkind: CredentialProviderConfig\nproviders: []', /unsupported apiVersion/],
+    ['apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders: []', /at least 1 item in plugins is required/],
+    [config(provider('a/b')), /provider name cannot contain '\/'/],
+    [config(provider('a b')), /cannot contain spaces/],
+    [config(provider('..')), /cannot be '.' or '..'/],
+    [config(`${provider('x')}${provider('x')}`), /duplicate provider name "x"/],
+    [config(`- name: x\n  matchImages: []\n  defaultCacheDuration: 1m\n  apiVersion: ${V1}\n`), /at least 1 item in matchImages is required/],
+    [config(`- name: x\n  matchImages: [a]\n  apiVersion: ${V1}\n`), /defaultCacheDuration: a non-negative duration is required/],
+    [
+      config(`- name: x\n  matchImages: [a]\n  defaultCacheDuration: 1m\n  apiVersion: credentialprovider.kubelet.k8s.io/v2\n`),
+      /apiVersion: supported values are/,
+    ],
+  ])('refuses %j', (text, re) => {
+    expect(() => parseCredentialProviderConfig(text, '/b')).toThrow(re);
+  });
+  it('fails the start when a binary is missing, naming it', async () => {
+    writeFileSync(join(dir, 'cfg.yaml'), config(provider('absent')));
+    await expect(loadCredentialProviders(join(dir, 'cfg.yaml'), dir)).rejects.toThrow(`error inspecting binary executable "${join(dir, 'absent')}"`);
+  });
+  it('matches images as upstream: a glob per host label, a path prefix', () => {
+    expect(keyMatches('*.dkr.ecr.*.amazonaws.com', ecr('app'))).toBe(true);
+    expect(keyMatches('*.dkr.ecr.*.amazonaws.com', 'dkr.ecr.eu-west-1.amazonaws.com/app')).toBe(false);
+    expect(keyMatches('registry.example.com/team', 'registry.example.com/team/app:1')).toBe(true);
+    expect(keyMatches('registry.example.com/team', 'registry.example.com/teamx/app:1')).toBe(false);
+  });
+});
+
+describe('credential provider answers', () => {
+  it('checks kind, apiVersion and cacheKeyType', () => {
+    const ok = {
+      kind: 'CredentialProviderResponse',
+      apiVersion: V1,
+      cacheKeyType: 'Registry',
+      cacheDuration: '1h',
+      auth: { 'r.io': { username: 'u', password: 'p' } },
+    };
+    expect(parseCredentialProviderResponse(JSON.stringify(ok), V1)).toMatchObject({
+      cacheKeyType: 'Registry',
+      cacheMs: 3_600_000,
+      entries: [{ host: 'r.io' }],
+    });
+    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, apiVersion: 'x' }), V1)).toThrow(/configured to use/);
+    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, cacheKeyType: 'Pod' }), V1)).toThrow(/invalid cacheKeyType/);
+    expect(() => parseCredentialProviderResponse('nope', V1)).toThrow(/not JSON/);
+  });
+});
+
+describe('credential providers', () => {
+  const load = async (name: string) => {
+    writeFileSync(join(dir, `${name}.yaml`), config(provider(name)));
+    return loadCredentialProviders(join(dir, `${name}.yaml`), dir);
+  };
+  it('runs the plugin for a matching image only; a Registry answer serves the registry until it expires', async () => {
+    plugin('reg', { cacheKeyType: 'Registry', cacheDuration: '1h' });
+    let now = 1_000_000;
+    const set = new CredentialProviders(await load('reg'), { logger, now: () => now });
+    expect(await set.credentialsFor('docker.io/library/busybox:1')).toEqual([]);
+    expect(runs('reg')).toHaveLength(0);
+    // Concurrent lookups in one registry: one run.
+    const [a, b] = await Promise.all([set.credentialsFor(ecr('a')), set.credentialsFor(ecr('b'))]);
+    expect(a).toEqual([expect.objectContaining({ username: 'AWS', password: 'pw-reg' })]);
+    expect(b).toEqual(a);
+    expect(runs('reg')).toHaveLength(1);
+    expect(JSON.parse(runs('reg')[0])).toEqual({ apiVersion: V1, kind: 'CredentialProviderRequest', image: expect.stringMatching(/\/(a|b):1$/) });
+    now += 3_600_001;
+    await set.credentialsFor(ecr('c'));
+    expect(runs('reg')).toHaveLength(2);
+  });
+  it('an Image answer serves that image only; no cacheDuration means the default; 0 means no cache', async () => {
+    plugin('img', { cacheKeyType: 'Image' });
+    let now = 1_000_000;
+    const set = new CredentialProviders(await load('img'), { logger, now: () => now });
+    await set.credentialsFor(ecr('a'));
+    await set.credentialsFor(ecr('a'));
+    await set.credentialsFor(ecr('b'));
+    expect(runs('img')).toHaveLength(2);
+    now += 600_001; // the provider's defaultCacheDuration
+    await set.credentialsFor(ecr('a'));
+    expect(runs('img')).toHaveLength(3);
+    plugin('nocache', { cacheKeyType: 'Global', cacheDuration: '0s' });
+    const set2 = new CredentialProviders(await load('nocache'), { logger, now: () => now });
+    await set2.credentialsFor(ecr('a'));
+    await set2.credentialsFor(ecr('b'));
+    expect(runs('nocache')).toHaveLength(2);
+  });
+  it('a failing plugin gives no credentials (the pull goes on without them)', async () => {
+    plugin('broken', { cacheKeyType: 'Global' }, { fail: true });
+    const set = new CredentialProviders(await load('broken'), { logger });
+    expect(await set.credentialsFor(ecr('a'))).toEqual([]);
+    expect(runs('broken')).toHaveLength(1);
+  });
+});
