@@ -24,6 +24,7 @@ import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
 import { startHealthzServer } from './server/healthz-server.js';
 import { closeServers, type ClosableServer } from './server/limits.js';
+import { shutdownGroups } from './agent/runtime/shutdown-groups.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
@@ -280,7 +281,12 @@ export async function main(argv: string[]): Promise<number> {
   logger.info('shutting down');
   // 1. stop accepting and give requests in flight a short deadline, 2. stop the pods meanwhile —
   // neither waits on a client; a last-resort timer ends the process if anything still hangs.
-  const shutdownGraceMs = parseDuration(kc.shutdownGracePeriod) ?? 0;
+  const groups = shutdownGroups(
+    parseDuration(kc.shutdownGracePeriod) ?? 0,
+    parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0,
+    kc.shutdownGracePeriodByPodPriority.map((g) => ({ priority: g.priority, graceSeconds: g.shutdownGracePeriodSeconds })),
+  );
+  const shutdownGraceMs = groups.reduce((n, g) => n + g.graceSeconds * 1000, 0);
   const hardDeadline = setTimeout(
     () => {
       logger.error('shutdown did not finish in time; exiting');
@@ -293,7 +299,7 @@ export async function main(argv: string[]): Promise<number> {
   await Promise.all([
     closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'closing servers failed')),
     Promise.race([stopPodResources(), new Promise((r) => setTimeout(r, SHUTDOWN_REQUEST_GRACE_MS))]),
-    agent.stop({ shutdownGracePeriodMs: shutdownGraceMs, shutdownGracePeriodCriticalPodsMs: parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0 }),
+    agent.stop({ groups }),
   ]);
   return 0;
 }

@@ -2,6 +2,7 @@
  * The agent's contract with its caller (main, tests, benches): the resolved configuration it is
  * built from, and what a composed agent offers.
  */
+import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CredentialProvider } from './images/credential-provider.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
@@ -105,7 +106,7 @@ export interface Agent {
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
-  stop(o?: { shutdownGracePeriodMs?: number; shutdownGracePeriodCriticalPodsMs?: number }): Promise<void>;
+  stop(o?: { groups?: readonly ShutdownGroup[] }): Promise<void>;
   /** For tests and benchmarks. */
   internals: {
     podConfig: PodConfig;

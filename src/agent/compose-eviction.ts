@@ -44,6 +44,7 @@ export function composeEviction(
     memoryCapacityBytes: totalmem(),
     snapshot: () => o.collector.snapshot(),
     volumeUsage: (uid) => o.volumeStats.get(uid),
+    localStorageLimits: cfg.node.localStorageCapacityIsolation !== false,
     activePods: () => o.podManager.getPods().filter((p) => o.workers.stateOf(p.metadata.uid!) === 'sync'),
     isStatic: isStaticPod,
     evict: (pod, message, graceSeconds) => {

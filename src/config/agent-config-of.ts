@@ -59,6 +59,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       maxPods: kc.maxPods,
       podsPerCore: kc.podsPerCore,
       maxImages: kc.nodeStatusMaxImages,
+      localStorageCapacityIsolation: kc.localStorageCapacityIsolation,
       nodeLabels: cfg.nodeLabels,
       registerWithTaints: kc.registerWithTaints,
       externalCloudProvider: cfg.externalCloudProvider,

@@ -85,9 +85,11 @@ export const kubeletConfigSchema = z.strictObject({
   oomScoreAdj: def(z.int(), -999),
   enableServer: def(z.boolean(), true),
   shutdownGracePeriodCriticalPods: def(duration, '0s'),
+  shutdownGracePeriodByPodPriority: def(z.array(z.strictObject({ priority: z.int(), shutdownGracePeriodSeconds: z.int().check(z.minimum(0)) })), []),
   seccompDefault: def(z.boolean(), false),
   imageServiceEndpoint: def(z.string(), ''),
   podPidsLimit: def(z.int(), -1),
+  localStorageCapacityIsolation: def(z.boolean(), true),
   enforceNodeAllocatable: def(
     z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
     ['pods'],

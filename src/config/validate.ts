@@ -36,6 +36,10 @@ export function configErrors(kc: KubeletConfiguration): string[] {
   const critical = parseDuration(kc.shutdownGracePeriodCriticalPods)!;
   bad(critical > grace, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`);
   bad(grace > 0 && grace < 1000, `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`);
+  bad(
+    kc.shutdownGracePeriodByPodPriority.length > 0 && (grace > 0 || critical > 0),
+    'Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time',
+  );
   bad(critical > 0 && critical < 1000, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
   return errs;
 }

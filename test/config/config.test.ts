@@ -276,6 +276,13 @@ describe('loadConfig', () => {
     [['--pods-per-core=-1'], 'podsPerCore (--pods-per-core) -1 must not be a negative number'],
     [['--oom-score-adj=1001'], 'oomScoreAdj (--oom-score-adj) 1001 must be between -1000 and 1000, inclusive'],
     [['--shutdown-grace-period=500ms'], 'shutdownGracePeriod 500ms must be either zero or otherwise >= 1 sec'],
+    [
+      [
+        '--shutdown-grace-period=10s',
+        `--config=${file('byprio.yaml', 'shutdownGracePeriodByPodPriority: [{priority: 0, shutdownGracePeriodSeconds: 5}]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')}`,
+      ],
+      'Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time',
+    ],
   ];
   for (const [flags, message] of invalid) {
     it(`refuses ${flags.join(' ')} with upstream's message`, async () => {

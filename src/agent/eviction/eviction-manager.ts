@@ -44,6 +44,8 @@ export interface EvictionDeps {
   isStatic(pod: Pod): boolean;
   /** Kills the pod with `graceSeconds` and makes its status Failed / Evicted / `message`. */
   evict(pod: Pod, message: string, graceSeconds: number): void;
+  /** localStorageCapacityIsolation: false turns the local storage limits off (upstream's switch). */
+  localStorageLimits?: boolean;
   /** A pod's measured volumes (name, bytes used), for local storage limits; absent: those are not enforced. */
   volumeUsage?(uid: string): { name: string; usedBytes: number }[];
   /** Removes dead containers and unused images (disk pressure). */
@@ -93,7 +95,7 @@ export class EvictionManager {
     const snap = this.d.snapshot();
     if (!snap) return undefined;
     const byPod = containersByPod(snap);
-    const overLimit = this.localStorageEviction(byPod);
+    const overLimit = this.d.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
     const obs = observe(snap, this.d.memoryCapacityBytes);
     const now = this.d.clock.now();
     const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);

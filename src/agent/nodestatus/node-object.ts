@@ -29,6 +29,8 @@ export interface NodeSettings {
   maxPods: number;
   /** podsPerCore (0: only maxPods counts). */
   podsPerCore?: number;
+  /** localStorageCapacityIsolation (default true): false leaves ephemeral-storage out of capacity and allocatable, as upstream. */
+  localStorageCapacityIsolation?: boolean;
   /** nodeStatusMaxImages (-1: all; default 50). */
   maxImages?: number;
   nodeLabels: Record<string, string>;
@@ -110,6 +112,10 @@ export function nodeResources(
     memory: ki(memoryBytes),
     pods: String(pods),
   };
+  if (s.localStorageCapacityIsolation === false) {
+    delete (capacity as Record<string, string>)['ephemeral-storage'];
+    delete (allocatable as Record<string, string>)['ephemeral-storage'];
+  }
   return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods } };
 }
 

@@ -4,8 +4,9 @@
  * (terminationGracePeriodSeconds, or a pending deletion's), all at once. With it, as upstream's
  * graceful node shutdown: regular pods first, each with at most shutdownGracePeriod −
  * shutdownGracePeriodCriticalPods, then the critical ones (priority ≥ system-critical, 2000000000)
- * with at most shutdownGracePeriodCriticalPods; the pods of a group in parallel. Pods the runtime
- * has but no source wants get the minimum grace.
+ * with at most shutdownGracePeriodCriticalPods; or, with shutdownGracePeriodByPodPriority, its
+ * groups from the lowest priority up. The pods of a group stop in parallel. Pods the runtime has
+ * but no source wants get the minimum grace.
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
@@ -14,33 +15,9 @@ import { messageOf } from '../../lib/errors.js';
 import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import type { RuntimeManager } from './runtime-manager.js';
+import { groupIndex, type ShutdownGroup } from './shutdown-groups.js';
 
-/** Upstream scheduling.SystemCriticalPriority. */
-export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
-
-/** A shutdown group: the pods from `priority` up, killed with at most `graceSeconds`. */
-export interface ShutdownGroup {
-  priority: number;
-  graceSeconds: number;
-}
-
-/** The groups (upstream migrateConfig): none without shutdownGracePeriod (each pod its own grace). */
-export function shutdownGroups(shutdownGracePeriodMs: number, criticalPodsMs: number): ShutdownGroup[] {
-  if (shutdownGracePeriodMs <= 0 || criticalPodsMs > shutdownGracePeriodMs) return [];
-  return [
-    { priority: 0, graceSeconds: Math.floor((shutdownGracePeriodMs - criticalPodsMs) / 1000) },
-    { priority: SYSTEM_CRITICAL_PRIORITY, graceSeconds: Math.floor(criticalPodsMs / 1000) },
-  ];
-}
-
-/** The index of the group of a pod with `priority` (upstream groupByPriority): the highest group at or below it, else the lowest. */
-export function groupIndex(groups: readonly ShutdownGroup[], priority: number): number {
-  let index = 0;
-  groups.forEach((g, i) => {
-    if (g.priority <= priority) index = i;
-  });
-  return index;
-}
+export { SYSTEM_CRITICAL_PRIORITY, groupIndex, shutdownGroups, type ShutdownGroup } from './shutdown-groups.js';
 
 /** The grace period (s) of `pod` in `group` (pure): its own, capped by the group's. */
 export function shutdownGraceSeconds(pod: Pod, group: ShutdownGroup | undefined): number {
@@ -53,13 +30,12 @@ export async function stopPodsForShutdown(d: {
   runtime: RuntimeService;
   runtimeManager: RuntimeManager;
   podManager: { getPodByUid(uid: string): Pod | undefined };
-  /** shutdownGracePeriod (absent or 0: each pod its own grace period) and shutdownGracePeriodCriticalPods. */
-  shutdownGracePeriodMs?: number;
-  shutdownGracePeriodCriticalPodsMs?: number;
+  /** The shutdown groups (shutdownGroups; absent or empty: each pod its own grace period). */
+  groups?: readonly ShutdownGroup[];
   logger: Logger;
 }): Promise<void> {
   const runtimePods = await d.runtimeManager.listRuntimePods().catch(() => []);
-  const groups = shutdownGroups(d.shutdownGracePeriodMs ?? 0, d.shutdownGracePeriodCriticalPodsMs ?? 0);
+  const groups = d.groups ?? [];
   const pods = runtimePods.map((rp) => {
     const pod = d.podManager.getPodByUid(rp.uid) ?? {
       metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid },

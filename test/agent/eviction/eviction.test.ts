@@ -220,6 +220,33 @@ describe('local storage limits', () => {
   });
 });
 
+describe('localStorageCapacityIsolation', () => {
+  it('false turns the local storage limits off', async () => {
+    const base = pod('filler');
+    const filler: Pod = { ...base, spec: { ...base.spec, volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] } };
+    const run = async (localStorageLimits: boolean) => {
+      const evicted: string[] = [];
+      const m = new EvictionManager({
+        thresholds: [],
+        transitionMs: 300_000,
+        memoryCapacityBytes: 8 * Gi,
+        snapshot: () => snapshot(4 * Gi, { filler: Mi }),
+        activePods: () => [filler],
+        isStatic: () => false,
+        volumeUsage: () => [{ name: 'scratch', usedBytes: 3 * Mi }],
+        localStorageLimits,
+        evict: (p) => evicted.push(p.metadata.name!),
+        clock: new FakeClock(1000),
+        logger: silentLogger,
+      });
+      await m.synchronize();
+      return evicted;
+    };
+    expect(await run(true)).toEqual(['filler']);
+    expect(await run(false)).toEqual([]);
+  });
+});
+
 describe('soft thresholds', () => {
   it('raise the condition at once but evict only once met for their grace period, with the pod grace capped by evictionMaxPodGracePeriod', async () => {
     const evicted: { name: string; grace: number }[] = [];

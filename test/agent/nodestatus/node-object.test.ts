@@ -106,6 +106,11 @@ describe('node object', () => {
     const s = nodeStatus({ ...settings, maxImages: 2 }, { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, nowMs: 1000 });
     expect((s.images as { sizeBytes: number }[]).map((i) => i.sizeBytes)).toEqual([7, 6]);
   });
+  it('localStorageCapacityIsolation=false leaves ephemeral-storage out of capacity and allocatable', () => {
+    const r = nodeResources({ ...settings, localStorageCapacityIsolation: false }, machine);
+    expect(['ephemeral-storage' in r.capacity, 'ephemeral-storage' in r.allocatable]).toEqual([false, false]);
+    expect('ephemeral-storage' in nodeResources(settings, machine).capacity).toBe(true);
+  });
   it('podsPerCore bounds the pods capacity by cores × podsPerCore, never above maxPods', () => {
     expect(nodeResources({ ...settings, podsPerCore: 10 }, machine).capacity.pods).toBe('40');
     expect(nodeResources({ ...settings, podsPerCore: 10 }, machine).allocatableNumbers.pods).toBe(40);

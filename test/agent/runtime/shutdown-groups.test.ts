@@ -32,4 +32,13 @@ describe('shutdown groups', () => {
     expect(groupIndex(groups, SYSTEM_CRITICAL_PRIORITY)).toBe(1);
     expect(groupIndex(groups, SYSTEM_CRITICAL_PRIORITY + 1000)).toBe(1);
   });
+  it('shutdownGracePeriodByPodPriority gives the groups itself, lowest priority first', () => {
+    const groups = shutdownGroups(0, 0, [
+      { priority: 100_000, graceSeconds: 20 },
+      { priority: 0, graceSeconds: 10 },
+      { priority: SYSTEM_CRITICAL_PRIORITY, graceSeconds: 5 },
+    ]);
+    expect(groups.map((g) => g.priority)).toEqual([0, 100_000, SYSTEM_CRITICAL_PRIORITY]);
+    expect([groupIndex(groups, 50), groupIndex(groups, 100_000), groupIndex(groups, 150_000), groupIndex(groups, -1)]).toEqual([0, 1, 1, 0]);
+  });
 });

@@ -1,0 +1,35 @@
+/**
+ * The groups pods stop in when the kubelet shuts down (upstream graceful node shutdown), pure and
+ * free of the runtime so main can compute them before anything else is loaded.
+ */
+
+/** Upstream scheduling.SystemCriticalPriority. */
+export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
+
+/** A shutdown group: the pods from `priority` up, killed with at most `graceSeconds`. */
+export interface ShutdownGroup {
+  priority: number;
+  graceSeconds: number;
+}
+
+/**
+ * The groups: shutdownGracePeriodByPodPriority's, lowest priority first; else upstream's
+ * migrateConfig of the two periods; none without either (each pod its own grace).
+ */
+export function shutdownGroups(shutdownGracePeriodMs: number, criticalPodsMs: number, byPriority: readonly ShutdownGroup[] = []): ShutdownGroup[] {
+  if (byPriority.length) return [...byPriority].sort((a, b) => a.priority - b.priority);
+  if (shutdownGracePeriodMs <= 0 || criticalPodsMs > shutdownGracePeriodMs) return [];
+  return [
+    { priority: 0, graceSeconds: Math.floor((shutdownGracePeriodMs - criticalPodsMs) / 1000) },
+    { priority: SYSTEM_CRITICAL_PRIORITY, graceSeconds: Math.floor(criticalPodsMs / 1000) },
+  ];
+}
+
+/** The index of the group of a pod with `priority` (upstream groupByPriority): the highest group at or below it, else the lowest. */
+export function groupIndex(groups: readonly ShutdownGroup[], priority: number): number {
+  let index = 0;
+  groups.forEach((g, i) => {
+    if (g.priority <= priority) index = i;
+  });
+  return index;
+}
