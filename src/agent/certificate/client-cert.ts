@@ -15,11 +15,11 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
 import { loadKubeconfig } from '../../lib/kubeconfig.js';
-import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr, rotationDeadline } from './csr.js';
+import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr } from './csr.js';
+import { runRotationLoop } from './rotation-loop.js';
 
 /** The parts of a CertificateSigningRequest this file reads. */
 interface CsrObject {
@@ -162,38 +162,30 @@ export class ClientCertRotator {
 
   /** Starts the rotation loop; never throws (failures retry with backoff up to 1 min). */
   start({ signal }: { signal: AbortSignal }): void {
-    void (async () => {
-      let delay = 1000;
-      while (!signal.aborted) {
+    runRotationLoop({
+      signal,
+      clock: this.d.clock,
+      logger: this.d.logger,
+      jitter: this.d.jitter,
+      validity: async () => {
         const cert = currentCert(this.d.paths.kubeconfig);
-        const v = cert ? certValidity(cert) : undefined;
-        if (!v) {
-          await sleep(60_000, signal, this.d.clock);
-          continue;
-        }
-        const wait = rotationDeadline(v, (this.d.jitter ?? Math.random)()) - this.d.clock.now();
-        if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
-        if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
-        try {
-          const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
-          const certPem = await requestCertificate(this.d.client, csrPem, {
-            usages: kubeletClientUsages(keyPem),
-            clock: this.d.clock,
-            signal,
-            timeoutMs: Math.max(60_000, v.notAfter - this.d.clock.now()),
-          });
-          await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
-          await this.d.client.reload();
-          this.rotations++;
-          delay = 1000;
-          this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'rotated the kubelet client certificate');
-        } catch (err) {
-          if (signal.aborted) return;
-          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'client certificate rotation failed; will retry');
-          await sleep(delay, signal, this.d.clock);
-          delay = Math.min(delay * 2, 60_000);
-        }
-      }
-    })();
+        return cert ? certValidity(cert) : undefined;
+      },
+      whenMissing: 'wait',
+      failure: 'client certificate rotation failed; will retry',
+      renew: async (v) => {
+        const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
+        const certPem = await requestCertificate(this.d.client, csrPem, {
+          usages: kubeletClientUsages(keyPem),
+          clock: this.d.clock,
+          signal,
+          timeoutMs: Math.max(60_000, (v?.notAfter ?? 0) - this.d.clock.now()),
+        });
+        await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
+        await this.d.client.reload();
+        this.rotations++;
+        this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'rotated the kubelet client certificate');
+      },
+    });
   }
 }

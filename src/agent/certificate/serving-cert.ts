@@ -11,11 +11,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../../lib/clock.js';
-import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { messageOf } from '../../lib/errors.js';
 import type { KubeClient } from '../../lib/kube-client.js';
-import { certValidity, KUBELET_SERVING_SIGNER, kubeletServingUsages, nodeCsr, rotationDeadline } from './csr.js';
+import { certValidity, KUBELET_SERVING_SIGNER, kubeletServingUsages, nodeCsr } from './csr.js';
+import { runRotationLoop } from './rotation-loop.js';
 import { requestCertificate, storePem } from './client-cert.js';
 
 /** The link to the current serving certificate and key (one PEM file) under the cert dir. */
@@ -56,37 +55,29 @@ export class ServingCertManager {
 
   /** Runs until `signal` aborts; `onCertificate(path)` after each certificate stored. Never throws (failures retry with backoff up to 1 min). */
   start({ signal }: { signal: AbortSignal }, onCertificate: (path: string) => void): void {
-    void (async () => {
-      let delay = 1000;
-      while (!signal.aborted) {
-        const v = await currentValidity(this.d.certDir);
-        if (v && v.notAfter > this.d.clock.now()) {
-          const wait = rotationDeadline(v, (this.d.jitter ?? Math.random)()) - this.d.clock.now();
-          if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, this.d.clock);
-          if (signal.aborted || rotationDeadline(v, 0) > this.d.clock.now()) continue;
-        }
-        try {
-          const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
-          this.d.logger.info({ signer: KUBELET_SERVING_SIGNER }, 'requesting a kubelet serving certificate (it needs an approval)');
-          const certPem = await requestCertificate(this.d.client, csrPem, {
-            usages: kubeletServingUsages(keyPem),
-            signer: KUBELET_SERVING_SIGNER,
-            clock: this.d.clock,
-            signal,
-            pollMs: this.d.pollMs,
-          });
-          const path = await storePem(this.d.certDir, { certPem, keyPem, nowMs: this.d.clock.now(), kind: 'server' });
-          this.issued++;
-          delay = 1000;
-          this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'stored a new kubelet serving certificate');
-          onCertificate(path);
-        } catch (err) {
-          if (signal.aborted) return;
-          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'kubelet serving certificate request failed; will retry');
-          await sleep(delay, signal, this.d.clock);
-          delay = Math.min(delay * 2, 60_000);
-        }
-      }
-    })();
+    runRotationLoop({
+      signal,
+      clock: this.d.clock,
+      logger: this.d.logger,
+      jitter: this.d.jitter,
+      validity: () => currentValidity(this.d.certDir),
+      whenMissing: 'request',
+      failure: 'kubelet serving certificate request failed; will retry',
+      renew: async () => {
+        const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
+        this.d.logger.info({ signer: KUBELET_SERVING_SIGNER }, 'requesting a kubelet serving certificate (it needs an approval)');
+        const certPem = await requestCertificate(this.d.client, csrPem, {
+          usages: kubeletServingUsages(keyPem),
+          signer: KUBELET_SERVING_SIGNER,
+          clock: this.d.clock,
+          signal,
+          pollMs: this.d.pollMs,
+        });
+        const path = await storePem(this.d.certDir, { certPem, keyPem, nowMs: this.d.clock.now(), kind: 'server' });
+        this.issued++;
+        this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'stored a new kubelet serving certificate');
+        onCertificate(path);
+      },
+    });
   }
 }

@@ -1,0 +1,54 @@
+/**
+ * The loop both certificate managers run (client-go's certificate manager): sleep until the
+ * current certificate's rotation deadline (70–90 % of its lifetime, jittered; re-checked at least
+ * hourly), then get a new one; failures retry with backoff from 1 s up to 1 min. Without a
+ * usable certificate the serving manager requests one at once; the client rotator, which cannot
+ * talk to the apiserver without one, waits a minute for the bootstrap to provide it.
+ */
+import { sleep, type Clock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logger.js';
+import { rotationDeadline } from './csr.js';
+
+type Validity = { notBefore: number; notAfter: number };
+
+/** Runs until `signal` aborts; never throws. */
+export function runRotationLoop(o: {
+  signal: AbortSignal;
+  clock: Clock;
+  logger: Logger;
+  jitter?: () => number;
+  /** The current certificate's validity (undefined: there is none). */
+  validity(): Promise<Validity | undefined>;
+  /** What to do without a certificate: request one, or wait for someone else to provide it. */
+  whenMissing: 'request' | 'wait';
+  /** Gets and stores a new certificate (`current`: the one it replaces, if any). */
+  renew(current: Validity | undefined): Promise<void>;
+  /** The warning logged when a renewal fails. */
+  failure: string;
+}): void {
+  const { signal, clock } = o;
+  void (async () => {
+    let delay = 1000;
+    while (!signal.aborted) {
+      const v = await o.validity();
+      if (v && v.notAfter > clock.now()) {
+        const wait = rotationDeadline(v, (o.jitter ?? Math.random)()) - clock.now();
+        if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, clock);
+        if (signal.aborted || rotationDeadline(v, 0) > clock.now()) continue;
+      } else if (!v && o.whenMissing === 'wait') {
+        await sleep(60_000, signal, clock);
+        continue;
+      }
+      try {
+        await o.renew(v);
+        delay = 1000;
+      } catch (err) {
+        if (signal.aborted) return;
+        o.logger.warn({ err: messageOf(err), retryInMs: delay }, o.failure);
+        await sleep(delay, signal, clock);
+        delay = Math.min(delay * 2, 60_000);
+      }
+    }
+  })();
+}
