@@ -11,8 +11,6 @@
  *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
@@ -24,14 +22,14 @@ import type { ImageManager } from '../images/image-manager.js';
 import type { BackoffTable } from '../sync/backoff.js';
 import type { PodActions } from './compute-pod-actions.js';
 import { generateContainerConfig } from './container-config.js';
-import { hostsFileContent } from './hosts-file.js';
 import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { SecurityProfileContext } from './security-profiles.js';
+import { createSandbox } from './create-sandbox.js';
+import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
-import { sandboxOf } from './runtime-manager.js';
-import { generateSandboxConfig, podHostname } from './sandbox-config.js';
+import { generateSandboxConfig } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
 import { credentialsFor, type AuthConfig, type PullSecret } from '../images/keyring.js';
@@ -83,20 +81,6 @@ export interface ExecutorDeps {
   podCgroups?: { ensure(pod: Pod): Promise<void> };
 }
 
-/** The pod's directory under the root dir (upstream getPodDir). */
-export function podDir(rootDir: string, uid: string): string {
-  return join(rootDir, 'pods', uid);
-}
-
-async function readText(path: string): Promise<string> {
-  if (!path) return '';
-  try {
-    return await readFile(path, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
 }
@@ -146,51 +130,23 @@ export class PodActionExecutor {
       dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
     });
     if (plan.createSandbox) {
-      const netErr = pod.spec.hostNetwork ? undefined : this.deps.networkError();
-      if (netErr) {
-        results.push({
-          action: 'CreatePodSandbox',
-          target: pod.metadata.name!,
-          ok: false,
-          reason: 'NetworkNotReady',
-          message: `network is not ready: ${netErr}`,
-          retryAfterMs: 5000,
-        });
-        return results;
-      }
-      try {
-        await this.deps.podCgroups?.ensure(pod);
-      } catch (err) {
-        const message = `unable to ensure pod container exists: ${messageOf(err)}`;
-        results.push({ action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason: 'FailedCreatePodContainer', message });
-        return results;
-      }
-      try {
-        await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
-        sandboxId = await runtime.runPodSandbox(sandboxConfig);
-        // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream
-        // asks for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
-        const sandbox = pod.spec.hostNetwork
-          ? { id: sandboxId, ready: true, createdAt: this.deps.clock.now(), attempt: plan.attempt, ip: '' }
-          : await runtime.podSandboxStatus(sandboxId).then(({ status }) => sandboxOf(status, status.network?.ip ?? ''));
-        if (!pod.spec.hostNetwork) podIP = sandbox.ip;
-        results.push({ action: 'CreatePodSandbox', target: sandboxId, ok: true, sandbox });
-      } catch (err) {
-        results.push({
-          action: 'CreatePodSandbox',
-          target: pod.metadata.name!,
-          ok: false,
-          reason: 'CreatePodSandboxError',
-          message: `Failed to create pod sandbox: ${messageOf(err)}`,
-        });
-        return results;
-      }
+      const created = await createSandbox(pod, plan.attempt, sandboxConfig, {
+        runtime,
+        clock: this.deps.clock,
+        podDir: podDir(node.rootDir, pod.metadata.uid!),
+        networkError: this.deps.networkError,
+        podCgroups: this.deps.podCgroups,
+      });
+      results.push(created);
+      if (!created.ok) return results;
+      sandboxId = created.target;
+      if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
     }
     // 4.
     this.backoffResults(pod, plan, results);
     // 5.
     if (!plan.start.length) return results;
-    const hostsFile = podIP ? await this.writeHostsFile(pod, podIP) : undefined;
+    const hostsFile = podIP ? await writeHostsFile(pod, podIP, node) : undefined;
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
     let objectsError: string | undefined;
     try {
@@ -247,30 +203,6 @@ export class PodActionExecutor {
     return results;
   }
 
-  private async writeHostsFile(pod: Pod, podIP: string): Promise<string> {
-    const { node } = this.deps;
-    const path = join(podDir(node.rootDir, pod.metadata.uid!), 'etc-hosts');
-    const content = hostsFileContent(pod, {
-      podIPs: [podIP],
-      hostname: podHostname(pod) || node.nodeName,
-      clusterDomain: node.clusterDomain,
-      nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
-    });
-    await mkdir(podDir(node.rootDir, pod.metadata.uid!), { recursive: true });
-    await writeFile(path, content, { mode: 0o644 });
-    return path;
-  }
-
-  private async terminationLogFile(pod: Pod, c: Container): Promise<string | undefined> {
-    if (!c.terminationMessagePath) return undefined;
-    const dir = join(podDir(this.deps.node.rootDir, pod.metadata.uid!), 'containers', c.name);
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, randomBytes(4).toString('hex'));
-    await writeFile(file, '');
-    await chmod(file, 0o666);
-    return file;
-  }
-
   /** The container's legacy log link (upstream: after StartContainer, before postStart); a failure is logged, not fatal. */
   private async linkLog(pod: Pod, name: string, id: string, logPath: string): Promise<void> {
     const link = legacyLogSymlink(this.deps.node.containerLogsDir!, id, name, pod.metadata.name!, pod.metadata.namespace!);
@@ -308,7 +240,7 @@ export class PodActionExecutor {
         hostIPs: [node.nodeIP],
         nodeName: node.nodeName,
         hostsFile: o.hostsFile,
-        terminationLogFile: await this.terminationLogFile(pod, c),
+        terminationLogFile: await terminationLogFile(node.rootDir, pod, c),
         resources: node.resources,
         image: img.image,
         objects: o.objects,

@@ -1,0 +1,55 @@
+/**
+ * Step 3 of a pod's actions: a new sandbox (upstream SyncPod's createPodSandbox, with the
+ * kubelet's pod cgroup made first as upstream's syncPod does). Not while the runtime's network is
+ * not ready (for a pod on its own network); the pod directory exists before the runtime is asked.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
+import type { Clock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/errors.js';
+import { sandboxOf } from './runtime-manager.js';
+import type { StepResult } from './step-result.js';
+
+/** Creates the sandbox; the result names it (`target`, `sandbox`) or says why there is none. */
+export async function createSandbox(
+  pod: Pod,
+  attempt: number,
+  config: cri.PodSandboxConfig,
+  d: {
+    runtime: RuntimeService;
+    clock: Clock;
+    podDir: string;
+    networkError(): string | undefined;
+    podCgroups?: { ensure(pod: Pod): Promise<void> };
+  },
+): Promise<StepResult> {
+  const failed = (reason: string, message: string, retryAfterMs?: number): StepResult => ({
+    action: 'CreatePodSandbox',
+    target: pod.metadata.name!,
+    ok: false,
+    reason,
+    message,
+    ...(retryAfterMs ? { retryAfterMs } : {}),
+  });
+  const netErr = pod.spec.hostNetwork ? undefined : d.networkError();
+  if (netErr) return failed('NetworkNotReady', `network is not ready: ${netErr}`, 5000);
+  try {
+    await d.podCgroups?.ensure(pod);
+  } catch (err) {
+    return failed('FailedCreatePodContainer', `unable to ensure pod container exists: ${messageOf(err)}`);
+  }
+  try {
+    await mkdir(d.podDir, { recursive: true });
+    const id = await d.runtime.runPodSandbox(config);
+    // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
+    // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
+    const sandbox = pod.spec.hostNetwork
+      ? { id, ready: true, createdAt: d.clock.now(), attempt, ip: '' }
+      : await d.runtime.podSandboxStatus(id).then(({ status }) => sandboxOf(status, status.network?.ip ?? ''));
+    return { action: 'CreatePodSandbox', target: id, ok: true, sandbox };
+  } catch (err) {
+    return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${messageOf(err)}`);
+  }
+}

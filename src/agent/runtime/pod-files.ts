@@ -1,0 +1,52 @@
+/**
+ * The files the kubelet keeps for a pod under `<root-dir>/pods/<uid>` (upstream getPodDir): the
+ * managed /etc/hosts and one termination-log file per container instance (mounted at the
+ * container's terminationMessagePath, world-writable so any user in the container can write it).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../api/types.js';
+import { hostsFileContent } from './hosts-file.js';
+import { podHostname } from './sandbox-config.js';
+
+/** The pod's directory under the root dir (upstream getPodDir). */
+export function podDir(rootDir: string, uid: string): string {
+  return join(rootDir, 'pods', uid);
+}
+
+/** A file's text, or "" when there is no path or no file. */
+export async function readText(path: string): Promise<string> {
+  if (!path) return '';
+  try {
+    return await readFile(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+/** Writes the pod's managed hosts file (the node's own entries for a hostNetwork pod); returns its path. */
+export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: string; nodeName: string; clusterDomain: string }): Promise<string> {
+  const dir = podDir(node.rootDir, pod.metadata.uid!);
+  const content = hostsFileContent(pod, {
+    podIPs: [podIP],
+    hostname: podHostname(pod) || node.nodeName,
+    clusterDomain: node.clusterDomain,
+    nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
+  });
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, 'etc-hosts');
+  await writeFile(path, content, { mode: 0o644 });
+  return path;
+}
+
+/** A new, empty termination-log file for an instance of `c` (none without a terminationMessagePath). */
+export async function terminationLogFile(rootDir: string, pod: Pod, c: Container): Promise<string | undefined> {
+  if (!c.terminationMessagePath) return undefined;
+  const dir = join(podDir(rootDir, pod.metadata.uid!), 'containers', c.name);
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, randomBytes(4).toString('hex'));
+  await writeFile(file, '');
+  await chmod(file, 0o666);
+  return file;
+}
