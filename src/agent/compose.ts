@@ -46,7 +46,7 @@ import { EventRecorder, podRef } from './events/recorder.js';
 import { admitPod, type AdmissionNode } from './admission/predicate.js';
 import { composeEviction, refusedUnderPressure } from './compose-eviction.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
-import { nodeLabels, nodeResources } from './nodestatus/node-object.js';
+import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
@@ -254,12 +254,7 @@ export function composeAgent(
       if (processRuntime) await processRuntime.start();
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
-      admissionNode = {
-        name: cfg.nodeName,
-        labels: nodeLabels(cfg.node, machine),
-        taints: cfg.node.registerWithTaints,
-        allocatable: nodeResources(cfg.node, machine).allocatableNumbers,
-      };
+      admissionNode = admissionNodeOf(cfg.node, machine);
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await podCgroups
         ?.ensureQosCgroups(nodeAllocatableFor(cfg, machine))

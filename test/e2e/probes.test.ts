@@ -164,6 +164,14 @@ describe('probes on the process runtime', () => {
   }, 60_000);
 });
 
+const hostAppArmor = () => {
+  try {
+    return readFileSync('/sys/module/apparmor/parameters/enabled', 'utf8').trim() === 'Y';
+  } catch {
+    return false;
+  }
+};
+
 describe('pod-level rules', () => {
   it('activeDeadlineSeconds shortened on a running pod fails it with DeadlineExceeded', async () => {
     c.api.store.create('pods', boundPod('deadline', node, { activeDeadlineSeconds: 600 }));
@@ -179,6 +187,7 @@ describe('pod-level rules', () => {
   it('PodOS and unsafe sysctls are rejected with upstream reasons; resourceFieldRef limits default to the node allocatable', async () => {
     c.api.store.create('pods', boundPod('win', node, { os: { name: 'windows' } }));
     c.api.store.create('pods', boundPod('sysctl', node, { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] } }));
+    c.api.store.create('pods', boundPod('apparmor', node, { securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }));
     c.api.store.create(
       'pods',
       boundPod('limits', node, {
@@ -204,6 +213,13 @@ describe('pod-level rules', () => {
       reason: 'SysctlForbidden',
       message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
     });
+    // A host whose kernel enforces no AppArmor refuses a pod that asks for a profile (this one runs where it does).
+    if (!hostAppArmor())
+      expect(await until(() => pod('apparmor')?.status?.phase === 'Failed' && pod('apparmor')!.status, 20_000, 'apparmor rejected')).toMatchObject({
+        reason: 'AppArmor',
+        message: 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host',
+      });
+    else await until(() => pod('apparmor')?.status?.phase === 'Running', 20_000, 'apparmor running');
     await until(() => pod('limits')?.status?.phase === 'Succeeded', 20_000, 'limits done');
     const alloc = c.api.store.get('nodes', '', node)!.status.allocatable;
     const p = pod('limits')!;

@@ -5,6 +5,7 @@
  * pods count, cpu and memory requests against allocatable minus what the admitted pods request.
  * The first failure is the answer, with upstream's reason and message. Pure.
  */
+import { appArmorRequired } from '../runtime/security-profiles.js';
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 
@@ -15,6 +16,8 @@ export interface AdmissionNode {
   taints: { key: string; value?: string; effect: string }[];
   /** Allocatable cpu (millicores), memory (bytes) and pods. */
   allocatable: { cpuMilli: number; memoryBytes: number; pods: number };
+  /** false: the kernel enforces no AppArmor profiles, so pods that ask for one are refused. */
+  appArmorEnabled?: boolean;
 }
 
 /** The verdict. */
@@ -159,5 +162,8 @@ export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; is
     return short('cpu', want.cpuMilli, used.cpuMilli, node.allocatable.cpuMilli);
   if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > node.allocatable.memoryBytes)
     return short('memory', want.memoryBytes, used.memoryBytes, node.allocatable.memoryBytes);
+  // Upstream's AppArmor admit handler.
+  if (node.appArmorEnabled === false && appArmorRequired(pod))
+    return { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };
   return { admit: true };
 }

@@ -19,6 +19,8 @@ export interface MachineInfo {
   memoryBytes: number;
   /** Size of the filesystem holding the root dir (ephemeral-storage capacity). */
   ephemeralStorageBytes: number;
+  /** Whether the kernel enforces AppArmor profiles (absent: unknown, as in tests' machines). */
+  appArmorEnabled?: boolean;
 }
 
 const text = async (path: string) => (await readFile(path, 'utf8').catch(() => '')).trim();
@@ -47,5 +49,6 @@ export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
     cpuCores: cpus().length,
     memoryBytes: totalmem(),
     ephemeralStorageBytes: fs.blocks * fs.bsize,
+    appArmorEnabled: (await text('/sys/module/apparmor/parameters/enabled')) === 'Y',
   };
 }

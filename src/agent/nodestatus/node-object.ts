@@ -4,6 +4,7 @@
  * kube/system reserved and the hard eviction thresholds), addresses, daemon endpoints, node info,
  * images, and the four conditions with upstream reasons, messages and heartbeat/transition times.
  */
+import type { AdmissionNode } from '../admission/predicate.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import type { MachineInfo } from './machine-info.js';
@@ -79,6 +80,17 @@ function threshold(v: string | undefined, capacity: number): number {
   if (!v) return 0;
   if (v.endsWith('%')) return Math.floor((capacity * Number(v.slice(0, -1))) / 100);
   return bytes(v) ?? 0;
+}
+
+/** What admission knows of the node: name, labels, taints, allocatable, AppArmor. */
+export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
+  return {
+    name: s.nodeName,
+    labels: nodeLabels(s, m),
+    taints: s.registerWithTaints,
+    allocatable: nodeResources(s, m).allocatableNumbers,
+    appArmorEnabled: m.appArmorEnabled,
+  };
 }
 
 /** Capacity and allocatable (upstream GetNodeAllocatable: capacity − kubeReserved − systemReserved − hard eviction). */

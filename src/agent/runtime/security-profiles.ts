@@ -43,6 +43,15 @@ export function seccompProfile(pod: Pod, c: Container | undefined, ctx: Security
 /** The AppArmor annotation prefix upstream still honours (before the appArmorProfile fields). */
 const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
 
+/** Whether `pod` asks for an AppArmor profile other than Unconfined (upstream isRequired: the pod field, a container's, else a beta annotation). */
+export function appArmorRequired(pod: Pod): boolean {
+  const confined = (f: ProfileField) => !!f && f.type !== 'Unconfined';
+  if (confined(scOf(pod.spec)?.appArmorProfile)) return true;
+  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...((pod.spec.ephemeralContainers ?? []) as Container[])];
+  if (all.some((c) => confined(scOf(c)?.appArmorProfile))) return true;
+  return Object.entries(pod.metadata.annotations ?? {}).some(([k, v]) => k.startsWith(APPARMOR_ANNOTATION_PREFIX) && v !== 'unconfined');
+}
+
 /** The AppArmor profile of `c` with its deprecated name; undefined when nothing asks for one (the runtime decides). */
 export function appArmorProfile(pod: Pod, c: Container): { ok: true; profile?: cri.SecurityProfile; name?: string } | { ok: false; message: string } {
   let field = scOf(c)?.appArmorProfile;

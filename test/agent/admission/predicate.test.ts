@@ -112,3 +112,23 @@ describe('admitPod', () => {
     expect(podRequests(p).cpuMilli).toBe(3000 + 50);
   });
 });
+
+describe('AppArmor admission', () => {
+  const noAppArmor = { ...node, appArmorEnabled: false };
+  const verdict = (p: Pod, n: AdmissionNode = noAppArmor) => admitPod(p, [], { node: n, isStatic: false });
+  const refused = { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };
+  it('refuses a pod that asks for a profile when the kernel enforces none, by field or beta annotation', () => {
+    expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }))).toEqual(refused);
+    const c = pod();
+    c.spec.containers[0].securityContext = { appArmorProfile: { type: 'Localhost', localhostProfile: 'x' } };
+    expect(verdict(c)).toEqual(refused);
+    const a = pod();
+    a.metadata.annotations = { 'container.apparmor.security.beta.kubernetes.io/c': 'runtime/default' };
+    expect(verdict(a)).toEqual(refused);
+  });
+  it('admits Unconfined, no profile, or a host that enforces AppArmor', () => {
+    expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'Unconfined' } } }))).toEqual({ admit: true });
+    expect(verdict(pod())).toEqual({ admit: true });
+    expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }), { ...node, appArmorEnabled: true })).toEqual({ admit: true });
+  });
+});
