@@ -138,10 +138,9 @@ export async function main(argv: string[]): Promise<number> {
   const servingBootstrap = !standalone && kc.serverTLSBootstrap && !(kc.tlsCertFile && kc.tlsPrivateKeyFile);
   const serving = servingBootstrap ? await import('./agent/certificate/serving-cert.js') : undefined;
   const servingPem = serving?.servingPemPath(cfg.certDir);
+  const nodeIPs = [cfg.nodeIP, ...(cfg.secondaryNodeIP ? [cfg.secondaryNodeIP] : [])];
   const needPki = (!servingBootstrap && (!kc.tlsCertFile || !kc.tlsPrivateKeyFile)) || (standalone && !kc.authentication.x509.clientCAFile);
-  const pki = needPki
-    ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: [cfg.nodeIP] })
-    : undefined;
+  const pki = needPki ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: nodeIPs }) : undefined;
   const certFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert);
   const keyFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey);
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
@@ -234,7 +233,7 @@ export async function main(argv: string[]): Promise<number> {
       client: api,
       certDir: cfg.certDir,
       nodeName: cfg.nodeName,
-      sans: { dns: [cfg.nodeName], ips: [cfg.nodeIP] },
+      sans: { dns: [cfg.nodeName], ips: nodeIPs },
       clock: realClock,
       logger,
     }).start({ signal: lifetime.signal }, () => {

@@ -64,6 +64,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       registerWithTaints: kc.registerWithTaints,
       externalCloudProvider: cfg.externalCloudProvider,
       nodeIPSpecified: cfg.nodeIPSpecified,
+      secondaryNodeIP: cfg.secondaryNodeIP,
       providerID: kc.providerID,
       kubeReserved: kc.kubeReserved,
       systemReserved: kc.systemReserved,

@@ -5,6 +5,7 @@
  * `--read-only-port` defaults to 10255 as a flag, but to 0 (disabled) in a config file.
  */
 import { readFile, access, constants } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { hostname, networkInterfaces, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -34,6 +35,8 @@ export interface ResolvedConfig {
   nodeIP: string;
   /** Whether --node-ip named the node IP (else it was detected). */
   nodeIPSpecified: boolean;
+  /** The second address of a dual-stack --node-ip ("IPv4,IPv6"). */
+  secondaryNodeIP?: string;
   /** --image-credential-provider-config and --image-credential-provider-bin-dir (absolute). */
   imageCredentialProvider?: { configPath: string; binDir: string };
   /** --cloud-provider=external: a cloud controller manager initializes the Node. */
@@ -68,6 +71,24 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
         : v;
   }
   return out;
+}
+
+/**
+ * --node-ip as upstream's ParseNodeIPArgument: one address, or two of different families
+ * (dual-stack); 0.0.0.0 / :: mean "detect it" (none named).
+ */
+export function parseNodeIPs(v: string): string[] {
+  if (!v) return [];
+  const ips = v.split(',').map((x) => x.trim());
+  const bad = (why: string) => new ConfigError(`could not parse --node-ip "${v}": ${why}`);
+  if (ips.length > 2) throw bad('at most two addresses (dual-stack)');
+  for (const ip of ips) if (!isIP(ip)) throw bad(`${JSON.stringify(ip)} is not an IP address`);
+  if (ips.length === 2 && isIP(ips[0]) === isIP(ips[1])) throw bad('a dual-stack pair needs one IPv4 and one IPv6 address');
+  if (ips.some((ip) => ip === '0.0.0.0' || ip === '::')) {
+    if (ips.length > 1) throw bad('an unspecified address cannot be part of a pair');
+    return [];
+  }
+  return ips;
 }
 
 /** The first non-internal IPv4 address of the host, else 127.0.0.1. */
@@ -209,6 +230,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
+  const nodeIPs = parseNodeIPs(parsed.flags.nodeIp ?? '');
   const credConfig = parsed.flags.imageCredentialProviderConfig;
   if (credConfig && !parsed.flags.imageCredentialProviderBinDir)
     throw new ConfigError('--image-credential-provider-bin-dir is required with --image-credential-provider-config');
@@ -223,8 +245,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     bootstrapKubeconfig,
     certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'),
     nodeName,
-    nodeIP: parsed.flags.nodeIp || defaultNodeIP(),
-    nodeIPSpecified: !!parsed.flags.nodeIp,
+    nodeIP: nodeIPs[0] ?? defaultNodeIP(),
+    secondaryNodeIP: nodeIPs[1],
+    nodeIPSpecified: nodeIPs.length > 0,
     externalCloudProvider: cloudProvider === 'external',
     imageCredentialProvider: credConfig ? { configPath: resolve(credConfig), binDir: resolve(parsed.flags.imageCredentialProviderBinDir!) } : undefined,
     rootDir,

@@ -258,6 +258,16 @@ describe('loadConfig', () => {
     const ext = await loadConfig(parseFlags(['--cloud-provider=external', '--node-ip=10.0.0.9']));
     expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([true, true, false, false]);
     await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow('--cloud-provider="aws" is not supported');
+    const dual = await loadConfig(parseFlags(['--node-ip=10.0.0.9,fd00::9']));
+    expect([dual.nodeIP, dual.secondaryNodeIP, dual.nodeIPSpecified]).toEqual(['10.0.0.9', 'fd00::9', true]);
+    const unspecified = await loadConfig(parseFlags(['--node-ip=0.0.0.0']));
+    expect([unspecified.nodeIPSpecified, unspecified.nodeIP === '0.0.0.0']).toEqual([false, false]);
+    for (const [v, why] of [
+      ['10.0.0.300', '"10.0.0.300" is not an IP address'],
+      ['10.0.0.1,10.0.0.2', 'a dual-stack pair needs one IPv4 and one IPv6 address'],
+      ['1.1.1.1,::1,2.2.2.2', 'at most two addresses'],
+    ])
+      await expect(loadConfig(parseFlags([`--node-ip=${v}`]))).rejects.toThrow(`could not parse --node-ip "${v}": ${why}`);
     const cred = await loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml', '--image-credential-provider-bin-dir=/usr/libexec/cp']));
     expect(cred.imageCredentialProvider).toEqual({ configPath: join(process.cwd(), 'cp.yaml'), binDir: '/usr/libexec/cp' });
     await expect(loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml']))).rejects.toThrow(

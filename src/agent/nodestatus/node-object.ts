@@ -40,6 +40,8 @@ export interface NodeSettings {
   externalCloudProvider?: boolean;
   /** Whether --node-ip named `nodeIP` (else it was detected). */
   nodeIPSpecified?: boolean;
+  /** The second address of a dual-stack --node-ip. */
+  secondaryNodeIP?: string;
   providerID: string;
   kubeReserved: Record<string, string>;
   systemReserved: Record<string, string>;
@@ -139,7 +141,8 @@ export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   const taints = [...s.registerWithTaints, ...(s.externalCloudProvider ? [UNINITIALIZED_TAINT] : [])];
   const annotations: Record<string, string> = { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' };
   // The IP the cloud controller manager is to use, when the operator named one.
-  if (s.externalCloudProvider && s.nodeIPSpecified) annotations['alpha.kubernetes.io/provided-node-ip'] = s.nodeIP;
+  if (s.externalCloudProvider && s.nodeIPSpecified)
+    annotations['alpha.kubernetes.io/provided-node-ip'] = s.secondaryNodeIP ? `${s.nodeIP},${s.secondaryNodeIP}` : s.nodeIP;
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -151,7 +154,9 @@ export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
 /** The addresses (upstream NodeAddress setter): with an external cloud provider and no --node-ip, only the hostname (the manager adds the rest). */
 export function nodeAddresses(s: NodeSettings): { type: string; address: string }[] {
   const hostname = { type: 'Hostname', address: s.hostname };
-  return s.externalCloudProvider && !s.nodeIPSpecified ? [hostname] : [{ type: 'InternalIP', address: s.nodeIP }, hostname];
+  if (s.externalCloudProvider && !s.nodeIPSpecified) return [hostname];
+  const secondary = s.secondaryNodeIP ? [{ type: 'InternalIP', address: s.secondaryNodeIP }] : [];
+  return [{ type: 'InternalIP', address: s.nodeIP }, ...secondary, hostname];
 }
 
 /** One condition: `healthy` is the status when `ok`; the transition time moves only when the status does. */

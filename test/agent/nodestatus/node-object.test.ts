@@ -130,6 +130,9 @@ describe('node object', () => {
       { type: 'Hostname', address: 'n1' },
     ]);
     expect(nodeAddresses(settings)).toEqual(nodeAddresses({ ...ext, nodeIPSpecified: true }));
+    const dual = { ...ext, nodeIPSpecified: true, secondaryNodeIP: 'fd00::5' };
+    expect(nodeAddresses(dual).map((a) => a.address)).toEqual(['10.0.0.5', 'fd00::5', 'n1']);
+    expect((initialNode(dual, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe('10.0.0.5,fd00::5');
   });
   it('reads PRETTY_NAME from os-release', () => {
     expect(osImageOf('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')).toBe('Debian GNU/Linux 12 (bookworm)');
