@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { execConfigOf, execCredentialSource, parseExecCredential, runExecPlugin, type ExecConfig } from '../../src/lib/exec-credential.js';
 import { createKubeClient } from '../../src/lib/kube-client.js';
+import { kubeconfigText } from '../fixtures/kubeconfig.js';
 import { loadKubeconfig } from '../../src/lib/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-exec-cred-'));
@@ -152,14 +153,10 @@ describe('the apiserver client with an exec plugin', () => {
     const kubeconfig = join(dir, 'exec.kubeconfig');
     writeFileSync(
       kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'current-context: c',
-        `clusters: [{name: k, cluster: {server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}}]`,
-        `users: [{name: u, user: {exec: {apiVersion: ${V1}, command: ./rotating, interactiveMode: IfAvailable}}}]`,
-        'contexts: [{name: c, context: {cluster: k, user: u}}]',
-      ].join('\n'),
+      kubeconfigText(
+        `{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`,
+        `{exec: {apiVersion: ${V1}, command: ./rotating, interactiveMode: IfAvailable}}`,
+      ),
     );
     try {
       const client = await createKubeClient(kubeconfig, { timeoutMs: 5000 });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../src/lib/kube-client.js';
+import { kubeconfigText } from '../fixtures/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-rate-'));
 const arrivals: number[] = [];
@@ -17,17 +18,7 @@ let kubeconfig = '';
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'current-context: c',
-      `clusters: [{name: k, cluster: {server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}}]`,
-      'users: [{name: u, user: {token: t}}]',
-      'contexts: [{name: c, context: {cluster: k, user: u}}]',
-    ].join('\n'),
-  );
+  writeFileSync(kubeconfig, kubeconfigText(`{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`, '{token: t}'));
 });
 afterAll(() => {
   server.close();
