@@ -114,6 +114,14 @@ export async function main(argv: string[]): Promise<number> {
     logger.error(messageOf(err));
     return 1;
   }
+  // protectKernelDefaults: the kernel settings the kubelet relies on must already be there.
+  if (kc.protectKernelDefaults) {
+    const wrong = await (await import('./agent/node-setup/kernel-tunables.js')).kernelDefaultsErrors();
+    if (wrong.length) {
+      logger.error(`failed to run Kubelet: [${wrong.join(', ')}]`);
+      return 1;
+    }
+  }
   // The kernel's OOM killer takes the kubelet last (upstream logs a failure and goes on).
   const oomErr = await applyOomScoreAdj(kc.oomScoreAdj);
   if (oomErr) logger.info({ err: oomErr }, 'failed to apply oomScoreAdj');

@@ -90,6 +90,7 @@ export const kubeletConfigSchema = z.strictObject({
   imageServiceEndpoint: def(z.string(), ''),
   podPidsLimit: def(z.int(), -1),
   localStorageCapacityIsolation: def(z.boolean(), true),
+  protectKernelDefaults: def(z.boolean(), false),
   enforceNodeAllocatable: def(
     z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
     ['pods'],

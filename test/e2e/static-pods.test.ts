@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { kernelDefaultsErrors } from '../../src/agent/node-setup/kernel-tunables.js';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { countProcesses, freeKubeletPorts, httpGet, httpsGet, kubeletArgs, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
 
@@ -182,6 +183,14 @@ describe('start-up errors', () => {
     const r = await runKubelet(['--config', f]);
     expect(r.code).toBe(1);
     expect(r.output).toMatch(/invalid value for field "syncFrequency"/);
+  });
+  it('with --protect-kernel-defaults, exits 1 naming each kernel setting that differs from what the kubelet needs', async () => {
+    const wrong = await kernelDefaultsErrors();
+    // Where the kernel already has every setting the kubelet would start; this machine's does not.
+    if (!wrong.length) return;
+    const r = await runKubelet(['--protect-kernel-defaults', '--root-dir', join(dir, 'protect-root')]);
+    expect(r.code).toBe(1);
+    expect(r.output).toContain(`failed to run Kubelet: [${wrong.join(', ')}]`);
   });
   it('exits 1 for an unknown flag', async () => {
     const r = await runKubelet(['--definitely-not-a-flag']);
