@@ -213,6 +213,7 @@ export function composeAgent(
       pleg,
       clock,
       syncFrequencyMs: cfg.syncFrequencyMs,
+      rootDir: cfg.rootDir,
     }),
     ...createObservabilityHost({
       nodeName: cfg.nodeName,

@@ -3,6 +3,8 @@
  * status manager and the runtime. Structurally a `KubeletHost` (the agent does not import
  * routes; main.ts checks the fit at compile time).
  */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Pod, PodStatus } from '../api/types.js';
 import { badRequest, notFound } from '../lib/errors.js';
@@ -26,6 +28,8 @@ export interface AgentHostDeps {
   syncFrequencyMs: number;
   /** The runtime's health (CRI Status), for /healthz. */
   runtimeState: { runtimeError(): string | undefined };
+  /** <root-dir>: checkpoints go to its `checkpoints` directory. */
+  rootDir?: string;
 }
 
 /** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
@@ -117,6 +121,22 @@ export function createAgentHost(d: AgentHostDeps) {
       }
       const running = await runningContainer(req);
       return req.kind === 'exec' ? d.runtimeManager.execUrl(running.id, req.command, req.flags) : d.runtimeManager.attachUrl(running.id, req.flags);
+    },
+    /** Upstream Kubelet.CheckpointContainer: `<root-dir>/checkpoints/checkpoint-<name>_<namespace>-<container>-<RFC 3339 time>.tar`. */
+    async checkpointContainer(req: { namespace: string; podName: string; containerName: string; timeoutSeconds?: number }): Promise<string> {
+      const pod = d.podManager.getPodByName(req.namespace, req.podName);
+      if (!pod) throw notFound('pod does not exist');
+      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
+      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container ${req.containerName} does not exist`);
+      const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
+      const c = rs.containers.find((x) => x.name === req.containerName && x.state === 'running');
+      if (!c) throw new Error(`container ${req.containerName} not found`);
+      const dir = join(d.rootDir ?? '/var/lib/kubelet', 'checkpoints');
+      const at = new Date(d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+      const location = join(dir, `checkpoint-${req.podName}_${req.namespace}-${req.containerName}-${at}.tar`);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await d.runtimeManager.checkpointContainer({ container_id: c.id, location, timeout: req.timeoutSeconds ?? 0 });
+      return location;
     },
     async runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer> {
       const running = await runningContainer(req);

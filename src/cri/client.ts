@@ -97,6 +97,9 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },
+    checkpointContainer: async (req) => {
+      await r('CheckpointContainer', req, req.timeout ? req.timeout * 1000 : T);
+    },
   };
   const images: ImageService = {
     listImages: async (filter) => (await i<{ images: cri.Image[] }>('ListImages', { filter: filter ? { image: filter } : undefined })).images,

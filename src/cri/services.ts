@@ -37,6 +37,8 @@ export interface RuntimeService {
    */
   listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;
+  /** CRI CheckpointContainer (absent: the runtime cannot checkpoint). */
+  checkpointContainer?(req: cri.CheckpointContainerRequest): Promise<void>;
 }
 
 /** runtime.v1.ImageService. */

@@ -56,6 +56,14 @@ export interface LinuxSandboxSecurityContext {
   apparmor?: SecurityProfile | null;
 }
 
+export interface CheckpointContainerRequest {
+  container_id: string;
+  /** Where the runtime writes the checkpoint archive. */
+  location: string;
+  /** Seconds; 0: the runtime request timeout. */
+  timeout?: number;
+}
+
 export interface SecurityProfile {
   profile_type: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
   localhost_ref?: string;

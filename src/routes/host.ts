@@ -64,6 +64,11 @@ export interface KubeletHost {
   getStreamUrl(req: StreamUrlRequest): Promise<string>;
   /** Runs a command in a running container to completion (CRI ExecSync); stdout then stderr. May block. */
   runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer>;
+  /**
+   * Checkpoints a container (CRI CheckpointContainer) into `<root-dir>/checkpoints`; resolves to
+   * the archive's path. NotFound for an unknown pod or container; the runtime's failure otherwise.
+   */
+  checkpointContainer?(req: { namespace: string; podName: string; containerName: string; timeoutSeconds?: number }): Promise<string>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
   /** The /stats/summary document, from memory (undefined before the first sample). Never blocks on sampling. */

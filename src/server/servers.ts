@@ -13,6 +13,7 @@ import { containerLogsRoutes } from '../routes/container-logs.js';
 import { configzRoutes } from '../routes/configz.js';
 import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
+import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { statsRoutes } from '../routes/stats.js';
 import { installErrorHandlers, sendStatus } from './status-errors.js';
@@ -151,6 +152,7 @@ export async function secureRoutes(
     await app.register(configzRoutes, { config: opts.configz ?? {} });
     await app.register(streamingRoutes);
     await app.register(runRoutes, { host: opts.host });
+    await app.register(checkpointRoutes, { host: opts.host });
     if (opts.enableSystemLogHandler ?? true) await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log' });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);

@@ -156,19 +156,25 @@ export function httpGet(url: string): Promise<{ status: number; body: string; he
 }
 
 /** An HTTPS GET with optional client certificate, trusting `ca`. */
-export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: string }): Promise<{ status: number; body: string }> {
+export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: string; method?: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     https
-      .get(
+      .request(
         url,
-        { ca: readFileSync(opts.ca), cert: opts.cert ? readFileSync(opts.cert) : undefined, key: opts.key ? readFileSync(opts.key) : undefined },
+        {
+          method: opts.method ?? 'GET',
+          ca: readFileSync(opts.ca),
+          cert: opts.cert ? readFileSync(opts.cert) : undefined,
+          key: opts.key ? readFileSync(opts.key) : undefined,
+        },
         (res) => {
           let b = '';
           res.on('data', (d) => (b += d));
           res.on('end', () => resolve({ status: res.statusCode!, body: b }));
         },
       )
-      .on('error', reject);
+      .on('error', reject)
+      .end();
   });
 }
 

@@ -96,6 +96,21 @@ describe('static pods on the process runtime', () => {
     expect((await httpsGet(`${base}?limitBytes=5`, pki())).body).toBe(`${tag}`.slice(0, 5));
   });
 
+  it('POST /checkpoint: upstream codes and messages; the embedded runtime cannot checkpoint (500 naming the container)', async () => {
+    const post = (p: string) => httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/${p}`, { ...pki(), method: 'POST' });
+    const cases: [string, number, string][] = [
+      [`default/nope-${node}/main`, 404, 'pod does not exist'],
+      [`default/loop-${node}/nope`, 404, 'container nope does not exist'],
+      [`default/loop-${node}/main?timeout=soon`, 404, 'cannot parse value of timeout parameter'],
+      [`default/loop-${node}/main?timeout=5`, 500, `checkpointing of default/loop-${node}/main failed (the container runtime cannot checkpoint containers)`],
+    ];
+    for (const [p, code, message] of cases) {
+      const r = await post(p);
+      expect([r.status, JSON.parse(r.body)], p).toMatchObject([code, { kind: 'Status', code, message }]);
+    }
+    // Not on the read-only port, and never without credentials.
+    expect((await httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/default/loop-${node}/main`, { ca: pki().ca, method: 'POST' })).status).toBe(401);
+  });
   it('answers log errors with Status JSON and the upstream codes', async () => {
     const url = (p: string) => `https://127.0.0.1:${ports.port}/containerLogs/${p}`;
     const cases: [string, number, string][] = [

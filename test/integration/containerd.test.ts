@@ -389,6 +389,14 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
   const exec = (cmd: string[], q: string) =>
     `wss://127.0.0.1:${ports.port}/exec/default/${podName('shell')}/main?${cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&')}&${q}`;
 
+  it('POST /checkpoint reaches containerd, whose 1.6 cannot checkpoint: 500 naming the container and the runtime answer', async () => {
+    const r = await kubeletRequest(ports.port, `/checkpoint/default/${podName('shell')}/main`, pki, 'POST');
+    expect(r.status).toBe(500);
+    expect(JSON.parse(r.body).message).toMatch(
+      new RegExp(`^checkpointing of default/${podName('shell')}/main failed \\(.*(not implemented|Unimplemented|unknown method).*\\)$`, 'i'),
+    );
+  });
+
   it('exec with a WebSocket client (v4 and base64), stdin included', async () => {
     const r = await wsSession(exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'), ['v4.channel.k8s.io'], pki);
     expect(r.protocol).toBe('v4.channel.k8s.io');

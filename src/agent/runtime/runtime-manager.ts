@@ -2,6 +2,7 @@
  * Reads the runtime over CRI into the kubelet's model (pod-runtime-status.ts): one pod's status,
  * or every pod the runtime has (for /runningpods, housekeeping and the PLEG).
  */
+import { notImplemented } from '../../lib/errors.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
@@ -207,6 +208,12 @@ export class RuntimeManager {
   async execSync(containerId: string, cmd: string[]): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     const r = await this.runtime.execSync(containerId, cmd, 0);
     return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exit_code };
+  }
+
+  /** CRI CheckpointContainer (NotImplemented when the runtime has no such call). */
+  async checkpointContainer(req: cri.CheckpointContainerRequest): Promise<void> {
+    if (!this.runtime.checkpointContainer) throw notImplemented('the container runtime cannot checkpoint containers');
+    await this.runtime.checkpointContainer(req);
   }
 
   /** CRI Exec: the runtime's streaming URL for a session in container `containerId`. */
