@@ -35,8 +35,10 @@ export function startClusterMembership(
   o: { signal: AbortSignal; /** The eviction manager's pressure conditions. */ pressure?: () => ReadonlySet<string> },
 ): NodeStatusManager {
   const { signal } = o;
+  // The heartbeats do not wait behind pod updates for kubeAPIQPS (upstream's heartbeat client is unthrottled).
+  const heartbeat = d.client.unthrottled();
   const nodeStatus = new NodeStatusManager({
-    client: d.client,
+    client: heartbeat,
     settings: cfg.node,
     registerNode: cfg.registerNode,
     machine: d.machine,
@@ -54,7 +56,7 @@ export function startClusterMembership(
   });
   nodeStatus.start({ signal });
   new LeaseController({
-    client: d.client,
+    client: heartbeat,
     nodeName: cfg.node.nodeName,
     durationSeconds: cfg.nodeLeaseDurationSeconds,
     nodeUid: () => nodeStatus.nodeUid(),

@@ -74,7 +74,7 @@ export function composeAgent(
   const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded });
 
   const sources = composeSources(cfg, { api, logger, clock });
-  const events = new EventRecorder({ client: api, nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
+  const events = new EventRecorder({ client: api?.unthrottled(), nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
 

@@ -51,6 +51,12 @@ export interface KubeClient extends ApiClient {
    * the answer is not 200, or with an Error on network failure / abort. `onEvent` is called per line.
    */
   watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void>;
+  /**
+   * The same client without the kubeAPIQPS limit: upstream gives the node status and Lease
+   * heartbeats, and the events (which have their own eventRecordQPS), clients of their own, so a
+   * burst of pod updates never delays a heartbeat.
+   */
+  unthrottled(): KubeClient;
 }
 
 /** A non-200 answer to a watch (410 Gone included). */
@@ -120,8 +126,8 @@ export async function createKubeClient(
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
   /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
-  const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false): Promise<{ res: http.IncomingMessage; done: () => void }> => {
-    const turn = limiter?.reserve();
+  const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false, limited = true): Promise<{ res: http.IncomingMessage; done: () => void }> => {
+    const turn = limited ? limiter?.reserve() : undefined;
     if (turn) await sleep(turn, req.signal);
     if (req.signal?.aborted) throw new Error(`${req.method ?? 'GET'} ${req.path}: aborted`);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
@@ -166,76 +172,81 @@ export async function createKubeClient(
     });
   };
 
-  const client: KubeClient = {
-    server: conn.url.toString(),
-    async reload() {
-      const old = conn;
-      conn = connect(kubeconfigPath);
-      old.destroy();
-    },
-    async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
-      const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs);
-      const chunks: Buffer[] = [];
-      let size = 0;
-      try {
-        for await (const c of res) {
-          size += (c as Buffer).length;
-          if (size > MAX_RESPONSE_BYTES) {
-            res.destroy();
-            throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+  /** The client; `limited`: its requests wait for the rate limiter. */
+  const view = (limited: boolean): KubeClient => {
+    const client: KubeClient = {
+      server: conn.url.toString(),
+      async reload() {
+        const old = conn;
+        conn = connect(kubeconfigPath);
+        old.destroy();
+      },
+      async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
+        const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs, false, limited);
+        const chunks: Buffer[] = [];
+        let size = 0;
+        try {
+          for await (const c of res) {
+            size += (c as Buffer).length;
+            if (size > MAX_RESPONSE_BYTES) {
+              res.destroy();
+              throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+            }
+            chunks.push(c as Buffer);
           }
-          chunks.push(c as Buffer);
+        } catch (err) {
+          throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`);
+        } finally {
+          done();
         }
-      } catch (err) {
-        throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`);
-      } finally {
-        done();
-      }
-      let body: T | undefined;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
-      } catch {
-        body = undefined;
-      }
-      return { status: res.statusCode ?? 0, body };
-    },
-    post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
-      return client.request<T>({ method: 'POST', path, body, ...opts });
-    },
-    async watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
-      const { res, done } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, true);
-      try {
-        if (res.statusCode !== 200) {
-          const chunks: Buffer[] = [];
-          for await (const c of res) chunks.push(c as Buffer);
-          let message = `watch ${req.path}: HTTP ${res.statusCode}`;
-          try {
-            message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message;
-          } catch {
-            /* not JSON */
+        let body: T | undefined;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+        } catch {
+          body = undefined;
+        }
+        return { status: res.statusCode ?? 0, body };
+      },
+      post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
+        return client.request<T>({ method: 'POST', path, body, ...opts });
+      },
+      async watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
+        const { res, done } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, true, limited);
+        try {
+          if (res.statusCode !== 200) {
+            const chunks: Buffer[] = [];
+            for await (const c of res) chunks.push(c as Buffer);
+            let message = `watch ${req.path}: HTTP ${res.statusCode}`;
+            try {
+              message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message;
+            } catch {
+              /* not JSON */
+            }
+            throw new WatchHttpError(res.statusCode ?? 0, message);
           }
-          throw new WatchHttpError(res.statusCode ?? 0, message);
-        }
-        let buf = '';
-        res.setEncoding('utf8');
-        for await (const chunk of res) {
-          buf += chunk as string;
-          if (buf.length > MAX_WATCH_EVENT_BYTES && buf.indexOf('\n') < 0)
-            throw new Error(`watch ${req.path}: an event larger than ${MAX_WATCH_EVENT_BYTES} bytes`);
-          let nl;
-          while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+          let buf = '';
+          res.setEncoding('utf8');
+          for await (const chunk of res) {
+            buf += chunk as string;
+            if (buf.length > MAX_WATCH_EVENT_BYTES && buf.indexOf('\n') < 0)
+              throw new Error(`watch ${req.path}: an event larger than ${MAX_WATCH_EVENT_BYTES} bytes`);
+            let nl;
+            while ((nl = buf.indexOf('\n')) >= 0) {
+              const line = buf.slice(0, nl).trim();
+              buf = buf.slice(nl + 1);
+              if (line) onEvent(JSON.parse(line) as WatchEvent<T>);
+            }
           }
+          if (req.signal?.aborted) throw new Error('aborted');
+        } finally {
+          done();
         }
-        if (req.signal?.aborted) throw new Error('aborted');
-      } finally {
-        done();
-      }
-    },
+      },
+      unthrottled: () => (limited ? view(false) : client),
+    };
+    return client;
   };
-  return client;
+  return view(true);
 }
 
 /** Caps on what the apiserver may send: a whole response (lists) and one watch event (objects are ≤ 1.5 MiB in etcd). */

@@ -9,8 +9,10 @@ import { kubeconfigText } from '../fixtures/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-rate-'));
 const arrivals: number[] = [];
+const paths: string[] = [];
 const server = http.createServer((req, res) => {
   arrivals.push(performance.now());
+  paths.push(req.url ?? '');
   res.setHeader('Content-Type', 'application/json');
   res.end('{"kind":"Status"}');
 });
@@ -46,5 +48,16 @@ describe('apiserver client rate limit', () => {
     setTimeout(() => ac.abort(), 50);
     await expect(waiting).rejects.toThrow(/aborted/);
     expect(arrivals).toHaveLength(1);
+  });
+  it('the unthrottled view (heartbeats, events) does not wait behind the limited requests', async () => {
+    paths.length = 0;
+    const client = await createKubeClient(kubeconfig, { timeoutMs: 5000, qps: 2, burst: 1 });
+    const limited = Promise.all([1, 2, 3].map((i) => client.request({ path: `/limited-${i}` })));
+    expect((await client.unthrottled().request({ path: '/heartbeat' })).status).toBe(200);
+    await limited;
+    // The heartbeat went out while two limited requests still waited their 500 ms turns.
+    expect(paths).toEqual(['/limited-1', '/heartbeat', '/limited-2', '/limited-3']);
+    const u = client.unthrottled();
+    expect(u.unthrottled()).toBe(u);
   });
 });

@@ -163,6 +163,7 @@ export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClie
   return new Proxy(c, {
     get(obj, prop, recv) {
       const v = Reflect.get(obj, prop, recv) as unknown;
+      if (prop === 'unthrottled') return () => instrumentKubeClient(obj.unthrottled(), m);
       if (prop !== 'request') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(obj) : v;
       return async (req: Parameters<KubeClient['request']>[0]) => {
         try {
