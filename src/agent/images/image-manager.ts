@@ -48,11 +48,14 @@ export class ImageManager {
     return this.pulls.run(() => this.deps.images.pullImage(spec, auth, sandboxConfig));
   }
 
-  /** Ensures the image of `c`; `auth` lists the credentials to try for its registry (imagePullSecrets), in order. */
+  /**
+   * Ensures the image of `c`; `auth` lists the credentials to try for its registry (pull secrets,
+   * then credential providers), in order — a function is asked only when a pull is needed.
+   */
   async ensureImageExists(
     pod: Pod,
     c: Container,
-    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean } = {},
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean } = {},
   ): Promise<EnsureImageResult> {
     const r = await this.ensure(pod, c, o);
     const ev = this.deps.events;
@@ -70,7 +73,11 @@ export class ImageManager {
     return r;
   }
 
-  private async ensure(pod: Pod, c: Container, o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[]; init?: boolean }): Promise<EnsureImageResult> {
+  private async ensure(
+    pod: Pod,
+    c: Container,
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean },
+  ): Promise<EnsureImageResult> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };
@@ -93,7 +100,8 @@ export class ImageManager {
     this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulling', `Pulling image "${image}"`);
     try {
       let ref = '';
-      const tries = o.auth?.length ? o.auth : [undefined];
+      const creds = typeof o.auth === 'function' ? await o.auth() : o.auth;
+      const tries = creds?.length ? creds : [undefined];
       for (let i = 0; i < tries.length; i++) {
         try {
           ref = await this.pull(spec, tries[i], o.sandboxConfig);

@@ -229,7 +229,10 @@ export class PodActionExecutor {
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
     const img = await this.deps.images.ensureImageExists(pod, c, {
       sandboxConfig: o.sandboxConfig,
-      auth: [...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []), ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? [])],
+      auth: async () => [
+        ...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []),
+        ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? []),
+      ],
       init: s.init,
     });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };

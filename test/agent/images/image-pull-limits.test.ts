@@ -70,4 +70,18 @@ describe('image pull limits', () => {
     clock.advance(10_000);
     expect(await m.ensureImageExists(p, p.spec.containers[0])).toMatchObject({ ok: true, pulled: true });
   });
+  it('asks for credentials only when it pulls (a credential provider plugin is not run for a present image)', async () => {
+    const { svc } = slowRegistry(1);
+    const m = new ImageManager({ images: svc, clock: new FakeClock(), serializeImagePulls: true });
+    let asked = 0;
+    const auth = async () => {
+      asked++;
+      return [];
+    };
+    const p = podWith('img:1');
+    const c = { ...p.spec.containers[0], imagePullPolicy: 'IfNotPresent' };
+    expect(await m.ensureImageExists(p, c, { auth })).toMatchObject({ ok: true, pulled: true });
+    expect(await m.ensureImageExists(p, c, { auth })).toMatchObject({ ok: true, pulled: false });
+    expect(asked).toBe(1);
+  });
 });
