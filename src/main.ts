@@ -17,14 +17,13 @@ import { createLogger } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
-import { parseDuration } from './lib/duration.js';
-import { applyOomScoreAdj } from './lib/oom-score.js';
+import { prepareHost } from './agent/node-setup/prepare-host.js';
 import type { KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
 import { startHealthzServer } from './server/healthz-server.js';
 import { closeServers, type ClosableServer } from './server/limits.js';
-import { shutdownGroups } from './agent/runtime/shutdown-groups.js';
+import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
@@ -114,17 +113,7 @@ export async function main(argv: string[]): Promise<number> {
     logger.error(messageOf(err));
     return 1;
   }
-  // protectKernelDefaults: the kernel settings the kubelet relies on must already be there.
-  if (kc.protectKernelDefaults) {
-    const wrong = await (await import('./agent/node-setup/kernel-tunables.js')).kernelDefaultsErrors();
-    if (wrong.length) {
-      logger.error(`failed to run Kubelet: [${wrong.join(', ')}]`);
-      return 1;
-    }
-  }
-  // The kernel's OOM killer takes the kubelet last (upstream logs a failure and goes on).
-  const oomErr = await applyOomScoreAdj(kc.oomScoreAdj);
-  if (oomErr) logger.info({ err: oomErr }, 'failed to apply oomScoreAdj');
+  if (!(await prepareHost(kc, logger))) return 1;
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
   // checks join once it is composed.
   const servers: ClosableServer[] = [];
@@ -193,15 +182,6 @@ export async function main(argv: string[]): Promise<number> {
 
   const { composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
   const agentCfg = agentConfigOf(cfg);
-  if (cfg.imageCredentialProvider) {
-    try {
-      const { loadCredentialProviders } = await import('./agent/images/credential-provider.js');
-      agentCfg.credentialProviders = await loadCredentialProviders(cfg.imageCredentialProvider.configPath, cfg.imageCredentialProvider.binDir);
-    } catch (err) {
-      logger.error(`failed to register CRI auth plugins: ${messageOf(err)}`);
-      return 1;
-    }
-  }
   const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
   const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {
@@ -288,11 +268,7 @@ export async function main(argv: string[]): Promise<number> {
   logger.info('shutting down');
   // 1. stop accepting and give requests in flight a short deadline, 2. stop the pods meanwhile —
   // neither waits on a client; a last-resort timer ends the process if anything still hangs.
-  const groups = shutdownGroups(
-    parseDuration(kc.shutdownGracePeriod) ?? 0,
-    parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0,
-    kc.shutdownGracePeriodByPodPriority.map((g) => ({ priority: g.priority, graceSeconds: g.shutdownGracePeriodSeconds })),
-  );
+  const groups = shutdownGroupsOf(kc);
   const shutdownGraceMs = groups.reduce((n, g) => n + g.graceSeconds * 1000, 0);
   const hardDeadline = setTimeout(
     () => {

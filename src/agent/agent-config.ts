@@ -3,7 +3,6 @@
  * built from, and what a composed agent offers.
  */
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
-import type { CredentialProvider } from './images/credential-provider.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
 import type { ImageGcPolicy, ImageGc } from './gc/image-gc.js';
@@ -63,8 +62,8 @@ export interface AgentConfig {
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
   serializeImagePulls: boolean;
-  /** The image credential provider plugins (loaded and checked by main). */
-  credentialProviders?: CredentialProvider[];
+  /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
+  imageCredentialProvider?: { configPath: string; binDir: string };
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */
   maxParallelImagePulls?: number;
   /** registryPullQPS / registryBurst (absent or qps 0: no limit). */

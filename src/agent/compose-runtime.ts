@@ -109,14 +109,19 @@ export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock
 export function composeNodeResources(
   cfg: AgentConfig,
   d: { criEndpoint: boolean; logger: Logger },
-): { podCgroups?: PodCgroupManager; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
+): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
   const c = cfg.cgroups;
   const podCgroups =
     d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
       ? new PodCgroupManager({ cgroups: c, cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs, podPidsLimit: cfg.podPidsLimit ?? -1 })
       : undefined;
-  const providers = cfg.credentialProviders?.length ? new CredentialProviders(cfg.credentialProviders, { logger: d.logger }) : undefined;
-  return { podCgroups, nodeCredentials: providers && ((image) => providers.credentialsFor(image)) };
+  // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.
+  const cp = cfg.imageCredentialProvider;
+  let providers: CredentialProviders | undefined;
+  const loadCredentialProviders = async () => {
+    if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
+  };
+  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
 }
 
 /** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */

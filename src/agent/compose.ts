@@ -86,7 +86,7 @@ export function composeAgent(
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
-  const { podCgroups, nodeCredentials } = composeNodeResources(cfg, { criEndpoint: !processRuntime && !deps.runtime, logger });
+  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, { criEndpoint: !processRuntime && !deps.runtime, logger });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
@@ -253,6 +253,7 @@ export function composeAgent(
     },
     async start() {
       if (processRuntime) await processRuntime.start();
+      await loadCredentialProviders();
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);

@@ -22,6 +22,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     syncFrequencyMs: cfg.syncFrequencyMs,
     containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
+    imageCredentialProvider: cfg.imageCredentialProvider,
     imageServiceEndpoint: kc.imageServiceEndpoint,
     seccompDefault: kc.seccompDefault,
     version: TSKUBELET_VERSION,

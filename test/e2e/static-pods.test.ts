@@ -207,6 +207,22 @@ describe('start-up errors', () => {
     expect(r.code).toBe(1);
     expect(r.output).toContain(`failed to run Kubelet: [${wrong.join(', ')}]`);
   });
+  it('exits 1 when an image credential provider binary is missing, naming it', async () => {
+    const cfg = join(dir, 'cred-providers.yaml');
+    writeFileSync(
+      cfg,
+      'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n- {name: absent, matchImages: ["*.example.com"], defaultCacheDuration: 1m, apiVersion: credentialprovider.kubelet.k8s.io/v1}\n',
+    );
+    const r = await runKubelet([
+      ...kubeletArgs({ dir: join(dir, 'cred'), ports: await freeKubeletPorts(), node }),
+      '--image-credential-provider-config',
+      cfg,
+      '--image-credential-provider-bin-dir',
+      join(dir, 'no-bin'),
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.output).toContain(`failed to register CRI auth plugins: error inspecting binary executable \\"${join(dir, 'no-bin', 'absent')}\\"`);
+  });
   it('exits 1 for an unknown flag', async () => {
     const r = await runKubelet(['--definitely-not-a-flag']);
     expect(r.code).toBe(1);

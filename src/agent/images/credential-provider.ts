@@ -143,9 +143,18 @@ export class CredentialProviders {
   private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<{ image: string; entries: KeyringEntry[] }>>();
   constructor(
-    private readonly providers: CredentialProvider[],
+    private providers: CredentialProvider[],
     private readonly d: { logger: Logger; now?: () => number },
   ) {}
+
+  /** The providers of `configPath` (binaries under `binDir`), checked; throws as upstream fails the kubelet's start. */
+  static async fromFiles(configPath: string, binDir: string, d: { logger: Logger; now?: () => number }): Promise<CredentialProviders> {
+    try {
+      return new CredentialProviders(await loadCredentialProviders(configPath, binDir), d);
+    } catch (err) {
+      throw new Error(`failed to register CRI auth plugins: ${messageOf(err)}`, { cause: err });
+    }
+  }
 
   private now(): number {
     return (this.d.now ?? Date.now)();

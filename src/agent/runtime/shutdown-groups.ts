@@ -3,6 +3,8 @@
  * free of the runtime so main can compute them before anything else is loaded.
  */
 
+import { parseDuration } from '../../lib/duration.js';
+
 /** Upstream scheduling.SystemCriticalPriority. */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
 
@@ -32,4 +34,17 @@ export function groupIndex(groups: readonly ShutdownGroup[], priority: number): 
     if (g.priority <= priority) index = i;
   });
   return index;
+}
+
+/** The groups a KubeletConfiguration asks for. */
+export function shutdownGroupsOf(kc: {
+  shutdownGracePeriod: string;
+  shutdownGracePeriodCriticalPods: string;
+  shutdownGracePeriodByPodPriority: { priority: number; shutdownGracePeriodSeconds: number }[];
+}): ShutdownGroup[] {
+  return shutdownGroups(
+    parseDuration(kc.shutdownGracePeriod) ?? 0,
+    parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0,
+    kc.shutdownGracePeriodByPodPriority.map((g) => ({ priority: g.priority, graceSeconds: g.shutdownGracePeriodSeconds })),
+  );
 }

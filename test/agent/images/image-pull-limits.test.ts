@@ -79,7 +79,7 @@ describe('image pull limits', () => {
       return [];
     };
     const p = podWith('img:1');
-    const c = { ...p.spec.containers[0], imagePullPolicy: 'IfNotPresent' };
+    const c = { ...p.spec.containers[0], imagePullPolicy: 'IfNotPresent' as const };
     expect(await m.ensureImageExists(p, c, { auth })).toMatchObject({ ok: true, pulled: true });
     expect(await m.ensureImageExists(p, c, { auth })).toMatchObject({ ok: true, pulled: false });
     expect(asked).toBe(1);

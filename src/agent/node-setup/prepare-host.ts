@@ -1,0 +1,22 @@
+/**
+ * What the kubelet does to and checks of its host before anything else (upstream's
+ * containerManager setupNode and the OOM score adjustment of the kubelet's own process).
+ */
+import type { Logger } from '../../lib/logger.js';
+import { applyOomScoreAdj } from '../../lib/oom-score.js';
+
+/** Returns false (after logging why) when the kubelet must not start. */
+export async function prepareHost(kc: { protectKernelDefaults: boolean; oomScoreAdj: number }, logger: Logger): Promise<boolean> {
+  // protectKernelDefaults: the kernel settings the kubelet relies on must already be there.
+  if (kc.protectKernelDefaults) {
+    const wrong = await (await import('./kernel-tunables.js')).kernelDefaultsErrors();
+    if (wrong.length) {
+      logger.error(`failed to run Kubelet: [${wrong.join(', ')}]`);
+      return false;
+    }
+  }
+  // The kernel's OOM killer takes the kubelet last (upstream logs a failure and goes on).
+  const oomErr = await applyOomScoreAdj(kc.oomScoreAdj);
+  if (oomErr) logger.info({ err: oomErr }, 'failed to apply oomScoreAdj');
+  return true;
+}
