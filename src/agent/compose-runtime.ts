@@ -8,6 +8,7 @@
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
+import type { Pod } from '../api/types.js';
 import { createCriClient } from '../cri/client.js';
 import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
 import { messageOf, unavailable } from '../lib/errors.js';
@@ -108,12 +109,18 @@ export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock
  */
 export function composeNodeResources(
   cfg: AgentConfig,
-  d: { criEndpoint: boolean; logger: Logger },
+  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[] },
 ): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
   const c = cfg.cgroups;
   const podCgroups =
     d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
-      ? new PodCgroupManager({ cgroups: c, cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs, podPidsLimit: cfg.podPidsLimit ?? -1 })
+      ? new PodCgroupManager({
+          cgroups: c,
+          cpuCFSQuota: cfg.cpuCFSQuota,
+          cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
+          podPidsLimit: cfg.podPidsLimit ?? -1,
+          activePods: d.activePods,
+        })
       : undefined;
   // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.
   const cp = cfg.imageCredentialProvider;
@@ -122,6 +129,20 @@ export function composeNodeResources(
     if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
   };
   return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
+}
+
+/** The QoS cgroups at start (kubepods capped at the node's allocatable), then their update every minute. */
+export async function startQosCgroups(
+  m: PodCgroupManager | undefined,
+  cfg: AgentConfig,
+  machine: { cpuCores: number; memoryBytes: number },
+  o: { signal: AbortSignal; clock: Clock; logger: Logger },
+): Promise<void> {
+  if (!m) return;
+  await m
+    .ensureQosCgroups(nodeAllocatableFor(cfg, machine))
+    .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'));
+  m.start({ signal: o.signal }, o.clock);
 }
 
 /** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */

@@ -15,9 +15,8 @@
 import { setMaxListeners } from 'node:events';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import { messageOf } from '../lib/errors.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeAllocatableFor, nodeFacts, type EmbeddedRuntime } from './compose-runtime.js';
+import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeFacts, startQosCgroups, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -86,7 +85,11 @@ export function composeAgent(
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
-  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, { criEndpoint: !processRuntime && !deps.runtime, logger });
+  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
+    criEndpoint: !processRuntime && !deps.runtime,
+    logger,
+    activePods: () => podManager.getPods(),
+  });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
@@ -258,9 +261,7 @@ export function composeAgent(
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
-      await podCgroups
-        ?.ensureQosCgroups(nodeAllocatableFor(cfg, machine))
-        .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'));
+      await startQosCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger });
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

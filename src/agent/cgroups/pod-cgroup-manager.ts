@@ -5,7 +5,9 @@
  * settings (pod-resource-config.ts), so the runtime puts the sandbox and containers under a
  * parent that already limits the pod as a whole. At start the QoS level is made: BestEffort gets
  * the minimum CPU shares and, with enforceNodeAllocatable "pods", kubepods is capped at the
- * node's allocatable (capacity − kube- and system-reserved).
+ * node's allocatable (capacity − kube- and system-reserved). The Burstable cgroup's CPU shares
+ * follow the Burstable pods' requests, set before each new pod cgroup and every minute (upstream
+ * UpdateQOSCgroups), so Burstable pods as a class get the CPU they asked for under contention.
  *
  * cgroup v1: the cpu, cpuacct, memory and pids hierarchies (the runtime makes the others); v2:
  * the unified hierarchy, with the controllers enabled on the way down. An existing pod cgroup is
@@ -17,6 +19,9 @@ import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
 import { milliCpuToShares, MIN_SHARES, podCgroupParent, type CgroupContext } from '../runtime/linux-resources.js';
 import { cgroupWrites, resourceConfigForPod, type ResourceConfig } from './pod-resource-config.js';
+import { podRequests } from '../admission/predicate.js';
+import { qosClass } from '../status/generate-pod-status.js';
+import { sleep, type Clock } from '../../lib/clock.js';
 
 const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
 
@@ -53,6 +58,8 @@ export interface PodCgroupManagerDeps {
   podPidsLimit: number;
   /** The cgroup filesystem (tests point it elsewhere). */
   fsRoot?: string;
+  /** The pods the kubelet runs, for the Burstable class's shares. */
+  activePods?: () => Pod[];
 }
 
 /** Makes the QoS and pod cgroups. */
@@ -100,13 +107,35 @@ export class PodCgroupManager {
     await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES }, false);
   }
 
-  /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists). */
+  /** The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream setCPUCgroupConfig). */
+  async updateQosCgroups(): Promise<void> {
+    const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
+    const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
+    await this.create(join(base, 'burstable'), { cpuShares: milliCpuToShares(burstable) }, false);
+    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES }, false);
+  }
+
+  /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after UpdateQOSCgroups). */
   async ensure(pod: Pod): Promise<void> {
+    const rel = podCgroupParent(pod, this.d.cgroups);
+    const h = await this.found();
+    if (!h || (await Promise.all([...new Set(h.byController.values())].map((m) => exists(join(m, rel))))).every(Boolean)) return;
+    await this.updateQosCgroups();
     const config = resourceConfigForPod(pod, {
       enforceCpuLimits: this.d.cpuCFSQuota,
       cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
       podPidsLimit: this.d.podPidsLimit,
     });
-    await this.create(podCgroupParent(pod, this.d.cgroups), config, true);
+    await this.create(rel, config, true);
+  }
+
+  /** Updates the QoS cgroups every minute (upstream's periodic update), until `signal` aborts. */
+  start({ signal }: { signal: AbortSignal }, clock: Clock): void {
+    void (async () => {
+      while (!signal.aborted) {
+        await sleep(60_000, signal, clock);
+        if (!signal.aborted) await this.updateQosCgroups().catch(() => {});
+      }
+    })();
   }
 }

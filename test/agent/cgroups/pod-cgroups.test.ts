@@ -105,6 +105,26 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'cpu/kubepods/podg1/cpu.shares'))).toBe('999');
   });
 
+  it("the Burstable class gets the shares of its pods' CPU requests, set before each new pod cgroup", async () => {
+    const root = join(dir, 'qos');
+    for (const c of ['cpu', 'memory']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const g = { cpu: '1', memory: '1Mi' };
+    let pods = [pod([res({ cpu: '100m' })], {}, 'b1'), pod([res(g, g)], {}, 'g1'), pod([{}], {}, 'e1')];
+    const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods });
+    await m.ensure(pods[0]);
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('102');
+    expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
+    pods = [...pods, pod([res({ cpu: '300m' }), res({ memory: '1Mi' })], {}, 'b2')];
+    await m.ensure(pods[3]);
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('409');
+    pods = pods.slice(1);
+    await m.updateQosCgroups();
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('307');
+  });
+
   it('v2: one unified hierarchy, controllers enabled on the way down', async () => {
     const root = join(dir, 'v2');
     mkdirSync(root, { recursive: true });
