@@ -90,10 +90,11 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   mergeDefaultEvictionSettings: oneOf(false),
   reservedSystemCPUs: oneOf(''),
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
-  // Only the verbosity is read (as --v); the rest tunes klog's buffering.
+  // Only the verbosity is read (as --v); the rest tunes klog's buffering. tskubelet logs JSON lines,
+  // so an explicit `format: text` is not what it does.
   logging: (v) => {
     const l = (v ?? {}) as { format?: string };
-    return l.format === undefined || l.format === 'text' || l.format === 'json';
+    return l.format === undefined || l.format === 'json';
   },
 };
 

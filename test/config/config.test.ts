@@ -336,10 +336,13 @@ describe('loadConfig', () => {
     );
     expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
     // Values that ask for something tskubelet does not do still warn.
-    const e = await loadConfig(parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nfailSwapOn: true\n'), '--kubeconfig=/k']));
+    const e = await loadConfig(
+      parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nfailSwapOn: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
+    );
     expect(e.warnings).toEqual([
       'config field "cpuManagerPolicy" is accepted but not implemented yet; it has no effect',
       'config field "failSwapOn" is accepted but not implemented yet; it has no effect',
+      'config field "logging" is accepted but not implemented yet; it has no effect',
     ]);
     // maxParallelImagePulls in the file turns serializeImagePulls' default off, as upstream.
     const f = await loadConfig(parseFlags(['--config', file('par.yaml', 'maxParallelImagePulls: 4\n'), '--kubeconfig=/k']));
