@@ -3,6 +3,7 @@
  * (a default PATH, HOSTNAME, HOME, then the container's own), working directory (else the
  * sandbox directory) and user (runAsUser / runAsGroup, only when we are root and can switch).
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ContainerRecord, SandboxRecord } from './state.js';
 import { enterMountNamespace, setprivArgs } from './mount-namespace.js';
@@ -19,6 +20,30 @@ export interface ExecContext {
   mountNsPid?: number;
   /** Root: the cgroup.procs files of the container's cgroup, which commands join first. */
   cgroupProcs?: string[];
+  /** The container's OOM score (its QoS class's), which its processes take instead of the kubelet's. */
+  oomScoreAdj?: number;
+}
+
+let ownOom: number | undefined;
+/** This process's oom_score_adj (read once: it is set at start-up). */
+function ownOomScoreAdj(): number {
+  if (ownOom === undefined) {
+    try {
+      ownOom = Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim()) || 0;
+    } catch {
+      ownOom = 0;
+    }
+  }
+  return ownOom;
+}
+
+/**
+ * `argv` run after setting its own oom_score_adj to `value` (best effort: an unprivileged process
+ * can only raise it), in the same PID; `argv` itself when there is nothing to change.
+ */
+export function withOomScoreAdj(value: number | undefined, argv: string[]): string[] {
+  if (value === undefined || value === ownOomScoreAdj()) return argv;
+  return ['/bin/sh', '-c', 'echo "$1" 2>/dev/null > /proc/$$/oom_score_adj; shift; exec "$@"', 'oom-score-adj', String(value), ...argv];
 }
 
 /** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
@@ -26,8 +51,9 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
   const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups };
   const entered = ctx.mountNsPid ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd }) : undefined;
   // Joining a cgroup needs root: the user switch then happens after it, through setpriv.
-  if (ctx.cgroupProcs?.length) return { argv: joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv]) };
-  return entered ? { argv: entered } : { argv, uid: ctx.uid, gid: ctx.gid };
+  // The OOM score first, while still root.
+  if (ctx.cgroupProcs?.length) return { argv: withOomScoreAdj(ctx.oomScoreAdj, joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv])) };
+  return entered ? { argv: withOomScoreAdj(ctx.oomScoreAdj, entered) } : { argv: withOomScoreAdj(ctx.oomScoreAdj, argv), uid: ctx.uid, gid: ctx.gid };
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -52,5 +78,6 @@ export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | un
     ...user,
     mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined,
     cgroupProcs,
+    oomScoreAdj: typeof c.config.linux?.resources?.oom_score_adj === 'number' ? c.config.linux.resources.oom_score_adj : undefined,
   };
 }

@@ -4,34 +4,15 @@
  * through — join the container's cgroup (root), enter a private mount namespace with the
  * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
  */
-import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { messageOf } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
-import type { ExecContext } from './container-context.js';
+import { withOomScoreAdj, type ExecContext } from './container-context.js';
 import { createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
 import { effectiveMounts, prepareMountPoints, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
-
-let ownOom: number | undefined;
-/** This process's oom_score_adj (read once: it is set at start-up). */
-function ownOomScoreAdj(): number {
-  if (ownOom === undefined) {
-    try {
-      ownOom = Number(readFileSync('/proc/self/oom_score_adj', 'utf8').trim()) || 0;
-    } catch {
-      ownOom = 0;
-    }
-  }
-  return ownOom;
-}
-
-/** `argv` run after setting its own oom_score_adj to `value` (best effort), in the same PID. */
-export function setOomScoreAdjArgv(value: number, argv: string[]): string[] {
-  return ['/bin/sh', '-c', 'echo "$1" 2>/dev/null > /proc/$$/oom_score_adj; shift; exec "$@"', 'oom-score-adj', String(value), ...argv];
-}
 
 /** What a launch needs besides the record. */
 export interface LaunchOptions {
@@ -81,11 +62,8 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
   }
   // The OOM score of the container's QoS class (the kubelet's own, -999 by default, is inherited
   // otherwise), set first while still root; an unprivileged runtime can only raise it.
-  const oomAdj = c.config.linux?.resources?.oom_score_adj;
-  if (typeof oomAdj === 'number' && oomAdj !== ownOomScoreAdj()) {
-    const inner = wrap;
-    wrap = (a) => setOomScoreAdjArgv(oomAdj, inner ? inner(a) : a);
-  }
+  const inner = wrap;
+  wrap = (a) => withOomScoreAdj(o.ctx.oomScoreAdj, inner ? inner(a) : a);
   try {
     const handle = await startProcess(
       { argv, wrap, ioDir: o.ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user },

@@ -96,6 +96,10 @@ describe('static pods on the process runtime', () => {
     expect((await httpsGet(`${base}?limitBytes=5`, pki())).body).toBe(`${tag}`.slice(0, 5));
   });
 
+  it("exec and ExecSync in a container take its QoS class's OOM score, not the kubelet's", async () => {
+    const r = await httpsGet(`https://127.0.0.1:${ports.port}/run/default/loop-${node}/main?cmd=cat%20/proc/self/oom_score_adj`, { ...pki(), method: 'POST' });
+    expect([r.status, r.body.trim()]).toEqual([200, '1000']);
+  });
   it('POST /checkpoint: upstream codes and messages; the embedded runtime cannot checkpoint (500 naming the container)', async () => {
     const post = (p: string) => httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/${p}`, { ...pki(), method: 'POST' });
     const cases: [string, number, string][] = [
