@@ -1,9 +1,10 @@
 /**
  * Upstream's defaulting of a decoded KubeletConfiguration file (SetDefaults_KubeletConfiguration)
  * where it differs from "absent means default": a field that is not a pointer in the Go type gets
- * its default when it holds the zero value. kubeadm writes such zeros ("0s" durations, an empty
- * containerRuntimeEndpoint, …) into every node's config, so "syncFrequency: 0s" means one minute,
- * not a hot loop. Flags are applied after this, as upstream applies them after decoding (pure).
+ * its default when it holds the zero value. kubeadm writes such zeros ("0s" durations) into
+ * every node's config, so "syncFrequency: 0s" means one minute, not a hot loop. Flags are applied
+ * after this, as upstream applies them after decoding (pure). One deliberate exception: an empty
+ * containerRuntimeEndpoint stays empty and means the embedded runtime (upstream: containerd's socket).
  */
 
 /** Paths of the non-pointer fields upstream defaults when zero ("0s", 0 or ""). */
