@@ -35,11 +35,14 @@ export interface Toleration {
   effect?: string;
 }
 
-/** The pod's effective requests: max(sum of containers, largest init container) + overhead (upstream PodRequests). */
-export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
+/**
+ * The pod's effective cpu and memory of `kind` (upstream PodRequests / PodLimits): max(sum of
+ * containers and sidecars, largest init container) + overhead.
+ */
+export function podResources(pod: Pod, kind: 'requests' | 'limits'): { cpuMilli: number; memoryBytes: number } {
   const sum = (cs: Container[], f: (c: Container) => number) => cs.reduce((n, c) => n + f(c), 0);
-  const cpu = (c: Container) => milliCpu(c.resources?.requests?.cpu) ?? 0;
-  const mem = (c: Container) => bytes(c.resources?.requests?.memory) ?? 0;
+  const cpu = (c: Container) => milliCpu(c.resources?.[kind]?.cpu) ?? 0;
+  const mem = (c: Container) => bytes(c.resources?.[kind]?.memory) ?? 0;
   const inits = pod.spec.initContainers ?? [];
   const sidecars = inits.filter((c) => c.restartPolicy === 'Always');
   const overhead = (pod.spec.overhead ?? {}) as Record<string, string>;
@@ -47,6 +50,11 @@ export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number }
     cpuMilli: Math.max(sum(pod.spec.containers, cpu) + sum(sidecars, cpu), ...inits.map(cpu), 0) + (milliCpu(overhead.cpu) ?? 0),
     memoryBytes: Math.max(sum(pod.spec.containers, mem) + sum(sidecars, mem), ...inits.map(mem), 0) + (bytes(overhead.memory) ?? 0),
   };
+}
+
+/** The pod's effective requests (upstream PodRequests). */
+export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
+  return podResources(pod, 'requests');
 }
 
 function matches(req: Requirement, value: string | undefined): boolean {

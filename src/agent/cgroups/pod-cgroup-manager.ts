@@ -72,12 +72,15 @@ export class PodCgroupManager {
     return this.hierarchies;
   }
 
-  /** Makes `rel` (a path below the cgroup root) in every hierarchy used and applies `config`. */
-  private async create(rel: string, config: ResourceConfig, onlyIfAbsent: boolean): Promise<void> {
+  /** The directories of `rel` (a path below the cgroup root), one per hierarchy used. */
+  private static dirs(h: Hierarchies, rel: string): string[] {
+    return [...new Set(h.byController.values())].map((m) => join(m, rel));
+  }
+
+  /** Makes `rel` in every hierarchy used and applies `config`. */
+  private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    const dirs = [...new Set(h.byController.values())].map((m) => join(m, rel));
-    if (onlyIfAbsent && (await Promise.all(dirs.map(exists))).every(Boolean)) return;
     if (h.version === 2) {
       // The controllers have to be enabled in every ancestor for the pod's files to exist.
       const root = h.byController.get('')!;
@@ -87,7 +90,7 @@ export class PodCgroupManager {
         await mkdir(join(root, ...parts.slice(0, i + 1)), { recursive: true });
         await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
       }
-    } else for (const d of dirs) await mkdir(d, { recursive: true });
+    } else for (const d of PodCgroupManager.dirs(h, rel)) await mkdir(d, { recursive: true });
     for (const w of cgroupWrites(config, h.version)) {
       const mount = h.byController.get(w.controller);
       if (!mount) continue;
@@ -102,31 +105,31 @@ export class PodCgroupManager {
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
     const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
-    await this.create(base, allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {}, false);
-    await this.create(join(base, 'burstable'), {}, false);
-    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES }, false);
+    await this.create(base, allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {});
+    await this.create(join(base, 'burstable'), {});
+    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES });
   }
 
   /** The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream setCPUCgroupConfig). */
   async updateQosCgroups(): Promise<void> {
     const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
     const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
-    await this.create(join(base, 'burstable'), { cpuShares: milliCpuToShares(burstable) }, false);
-    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES }, false);
+    await this.create(join(base, 'burstable'), { cpuShares: milliCpuToShares(burstable) });
+    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES });
   }
 
   /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after UpdateQOSCgroups). */
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
-    if (!h || (await Promise.all([...new Set(h.byController.values())].map((m) => exists(join(m, rel))))).every(Boolean)) return;
+    if (!h || (await Promise.all(PodCgroupManager.dirs(h, rel).map(exists))).every(Boolean)) return;
     await this.updateQosCgroups();
     const config = resourceConfigForPod(pod, {
       enforceCpuLimits: this.d.cpuCFSQuota,
       cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
       podPidsLimit: this.d.podPidsLimit,
     });
-    await this.create(rel, config, true);
+    await this.create(rel, config);
   }
 
   /** Updates the QoS cgroups every minute (upstream's periodic update), until `signal` aborts. */

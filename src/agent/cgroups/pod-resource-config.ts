@@ -5,9 +5,9 @@
  * container declares that limit; BestEffort pods the minimum shares. podPidsLimit caps the
  * pod's processes.
  */
-import type { Container, Pod } from '../../api/types.js';
+import type { Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
-import { podRequests } from '../admission/predicate.js';
+import { podRequests, podResources } from '../admission/predicate.js';
 import { MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
 import { qosClass } from '../status/generate-pod-status.js';
 
@@ -24,17 +24,10 @@ export interface ResourceConfig {
 /** The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and whether every container declares each. */
 export function podLimits(pod: Pod): { cpuMilli: number; memoryBytes: number; cpuDeclared: boolean; memoryDeclared: boolean } {
   const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  const cpu = (c: Container) => milliCpu(c.resources?.limits?.cpu) ?? 0;
-  const mem = (c: Container) => bytes(c.resources?.limits?.memory) ?? 0;
-  const inits = pod.spec.initContainers ?? [];
-  const sidecars = inits.filter((c) => c.restartPolicy === 'Always');
-  const sum = (cs: Container[], f: (c: Container) => number) => cs.reduce((n, c) => n + f(c), 0);
-  const overhead = (pod.spec.overhead ?? {}) as Record<string, string>;
   return {
-    cpuMilli: Math.max(sum(pod.spec.containers, cpu) + sum(sidecars, cpu), ...inits.map(cpu), 0) + (milliCpu(overhead.cpu) ?? 0),
-    memoryBytes: Math.max(sum(pod.spec.containers, mem) + sum(sidecars, mem), ...inits.map(mem), 0) + (bytes(overhead.memory) ?? 0),
-    cpuDeclared: all.every((c) => cpu(c) > 0),
-    memoryDeclared: all.every((c) => mem(c) > 0),
+    ...podResources(pod, 'limits'),
+    cpuDeclared: all.every((c) => (milliCpu(c.resources?.limits?.cpu) ?? 0) > 0),
+    memoryDeclared: all.every((c) => (bytes(c.resources?.limits?.memory) ?? 0) > 0),
   };
 }
 

@@ -143,7 +143,7 @@ export class CredentialProviders {
   private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<{ image: string; entries: KeyringEntry[] }>>();
   constructor(
-    private providers: CredentialProvider[],
+    private readonly providers: CredentialProvider[],
     private readonly d: { logger: Logger; now?: () => number },
   ) {}
 
