@@ -13,19 +13,25 @@
  * creation, and comparing them as multisets cost the kubelet's steady CPU more than the rest of
  * the relist under V8's interpreter (bin/tskubelet.js runs with --lite-mode).
  * The decoded items are frozen: they are shared between answers, so nobody may change them (and
- * in strict mode trying to throws).
+ * in strict mode trying to throws). So is the list: when no item is new, changed or gone, the
+ * answer is the very array of the last one (items in its order: Go lists from a map, in a new
+ * order each time), which tells a reader that nothing changed without looking (the PLEG's relist).
  *
  * The response must be `repeated Item = 1` and nothing else, and each item must begin with its id
  * (field 1, as protobuf encoders write fields in order); anything else is decoded in full.
  */
 
-import { field, readField, varint, varintEnd } from './wire.js';
+import { field, latin1, readField, varint, varintEnd } from './wire.js';
 
-/** What is remembered of an item: its decoded object, its length and the bytes of its fields before its maps. */
+/**
+ * What is remembered of an item: its decoded object, its length and the bytes of its fields
+ * before its maps, as a latin1 string (one native slice and a string comparison cost a sixth of
+ * `Buffer.compare`'s argument checks under the interpreter).
+ */
 interface Known {
   item: unknown;
   length: number;
-  head: Buffer;
+  head: string;
 }
 
 /**
@@ -34,10 +40,12 @@ interface Known {
  */
 export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string, firstMapField: number): (b: Buffer) => unknown {
   let last = new Map<string, Known>();
+  let lastItems: readonly unknown[] = Object.freeze([]);
   return (b: Buffer) => {
     if (!isItemList(b)) return decode(b);
     const next = new Map<string, Known>();
     const items: unknown[] = [];
+    let reused = 0;
     for (let pos = 0; pos < b.length;) {
       const start = pos;
       const len = varint(b, pos + 1);
@@ -49,16 +57,20 @@ export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string
       if (id !== undefined && known && sameItem(known, b, bodyStart, end, firstMapField)) {
         next.set(id, known);
         items.push(known.item);
+        reused++;
         continue;
       }
       // The item with its tag and length is itself a one-item response.
       const item = deepFreeze((decode(b.subarray(start, end)) as Record<string, unknown[]>)[field][0]);
       const headEnd = fieldsBefore(b, bodyStart, end, firstMapField);
-      if (id !== undefined && headEnd >= 0) next.set(id, { item, length: len, head: Buffer.from(b.subarray(bodyStart, headEnd)) });
+      if (id !== undefined && headEnd >= 0) next.set(id, { item, length: len, head: latin1(b, bodyStart, headEnd) });
       items.push(item);
     }
+    // Nothing new, changed or gone (the same ids, each once): the last answer's array, whatever the order.
+    const same = reused === items.length && next.size === items.length && items.length === lastItems.length;
     last = next;
-    return { [field]: items };
+    if (!same) lastItems = Object.freeze(items);
+    return { [field]: lastItems };
   };
 }
 
@@ -77,7 +89,7 @@ export function isItemList(b: Buffer): boolean {
 /** Whether the item in b[start, end) is `known`: the same length, the same bytes before its maps, and a map field (or nothing) after them. */
 function sameItem(known: Known, b: Buffer, start: number, end: number, firstMapField: number): boolean {
   const headEnd = start + known.head.length;
-  if (end - start !== known.length || b.compare(known.head, 0, known.head.length, start, headEnd) !== 0) return false;
+  if (end - start !== known.length || latin1(b, start, headEnd) !== known.head) return false;
   // The next field is a map or comes after them (single-byte tags: field numbers below 16).
   return headEnd === end || b[headEnd] >> 3 >= firstMapField;
 }
@@ -99,7 +111,7 @@ function leadingId(b: Buffer, from: number, to: number): string | undefined {
   if (b[from] !== 0x0a) return undefined;
   const len = varint(b, from + 1, to);
   if (len < 0 || varintEnd + len > to) return undefined;
-  return b.toString('latin1', varintEnd, varintEnd + len);
+  return latin1(b, varintEnd, varintEnd + len);
 }
 
 function deepFreeze<T>(v: T): T {

@@ -18,12 +18,12 @@ export interface RuntimeService {
   stopPodSandbox(podSandboxId: string): Promise<void>;
   removePodSandbox(podSandboxId: string): Promise<void>;
   podSandboxStatus(podSandboxId: string, verbose?: boolean): Promise<cri.PodSandboxStatusResponse>;
-  listPodSandbox(filter?: cri.PodSandboxFilter): Promise<cri.PodSandbox[]>;
+  listPodSandbox(filter?: cri.PodSandboxFilter): Promise<readonly cri.PodSandbox[]>;
   createContainer(podSandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string>;
   startContainer(containerId: string): Promise<void>;
   stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
   removeContainer(containerId: string): Promise<void>;
-  listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]>;
+  listContainers(filter?: cri.ContainerFilter): Promise<readonly cri.Container[]>;
   containerStatus(containerId: string, verbose?: boolean): Promise<cri.ContainerStatusResponse>;
   execSync(containerId: string, cmd: string[], timeoutSeconds?: number): Promise<cri.ExecSyncResponse>;
   exec(req: cri.ExecRequest): Promise<string>;

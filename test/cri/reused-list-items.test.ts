@@ -60,6 +60,26 @@ describe('reusingListDecoder', () => {
     expect(fourth[1]).toEqual(second[1]);
   });
 
+  it('answers with the last array itself, frozen, when no item is new, changed or gone, in whatever order', () => {
+    const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
+    const list = (cs: Array<Partial<cri.Container>>) => (decode(encode(cs)) as { containers: cri.Container[] }).containers;
+    const first = list([container('a'), container('b')]);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(list([container('b'), container('a')])).toBe(first);
+    // One changed, one gone, one added, one twice: a new array each time.
+    const changed = list([container('a'), container('b', 'CONTAINER_EXITED')]);
+    expect(changed).not.toBe(first);
+    expect(changed.map((c) => c.state)).toEqual(['CONTAINER_RUNNING', 'CONTAINER_EXITED']);
+    const gone = list([container('a')]);
+    expect(gone).not.toBe(changed);
+    expect(list([container('a'), container('c')])).not.toBe(gone);
+    const twice = list([container('a'), container('a')]);
+    expect(twice).toHaveLength(2);
+    expect(list([container('a'), container('a')])).not.toBe(twice);
+    // The empty list is the same (frozen) empty array.
+    expect(list([])).toBe(list([]));
+  });
+
   it('freezes what it shares, so a caller cannot change another caller’s answer', () => {
     const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const [c] = (decode(encode([container('a')])) as { containers: cri.Container[] }).containers;

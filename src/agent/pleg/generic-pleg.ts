@@ -35,10 +35,19 @@ export function diffRelist(prev: ReadonlyMap<string, string>, next: ReadonlyMap<
   return [...out.values()];
 }
 
+/**
+ * Whether `next` is the very list `prev` was, frozen: the CRI client answers an unfiltered list
+ * with the last answer's (frozen) array when no item is new, changed or gone
+ * (cri/reused-list-items.ts), so on a settled node a relist has nothing to compare. Pure.
+ */
+export function unchangedList(prev: readonly object[], next: readonly object[]): boolean {
+  return prev === next && Object.isFrozen(next);
+}
+
 /** What the PLEG needs. */
 export interface PlegDeps {
   /** Every sandbox and container in the runtime, listed now (RuntimeManager.listAll). */
-  listAll(): Promise<{ sandboxes: cri.PodSandbox[]; containers: cri.Container[] }>;
+  listAll(): Promise<{ sandboxes: readonly cri.PodSandbox[]; containers: readonly cri.Container[] }>;
   clock: Clock;
   logger: Logger;
   periodMs: number;
@@ -49,6 +58,7 @@ export interface PlegDeps {
 /** Relist loop. */
 export class GenericPleg {
   private last = new Map<string, string>();
+  private lastLists: { sandboxes: readonly cri.PodSandbox[]; containers: readonly cri.Container[] } = { sandboxes: [], containers: [] };
   private listeners: ((e: PlegEvent) => void)[] = [];
   private lastRelistMs = 0;
 
@@ -87,6 +97,17 @@ export class GenericPleg {
     const interval = this.lastStartMs === undefined ? undefined : startMs - this.lastStartMs;
     this.lastStartMs = startMs;
     const { sandboxes, containers } = await this.deps.listAll();
+    const unchanged = unchangedList(this.lastLists.sandboxes, sandboxes) && unchangedList(this.lastLists.containers, containers);
+    this.lastLists = { sandboxes, containers };
+    const events = unchanged ? [] : this.changes(sandboxes, containers);
+    this.lastRelistMs = this.deps.clock.now();
+    this.deps.onRelist?.(this.lastRelistMs - startMs, interval);
+    for (const e of events) for (const l of this.listeners) l(e);
+    return events;
+  }
+
+  /** The events between the last relist's states and these lists' (which become the last). */
+  private changes(sandboxes: readonly cri.PodSandbox[], containers: readonly cri.Container[]): PlegEvent[] {
     const next = new Map<string, string>();
     for (const s of sandboxes) {
       const uid = s.labels[PodUidLabel];
@@ -98,9 +119,6 @@ export class GenericPleg {
     }
     const events = diffRelist(this.last, next);
     this.last = next;
-    this.lastRelistMs = this.deps.clock.now();
-    this.deps.onRelist?.(this.lastRelistMs - startMs, interval);
-    for (const e of events) for (const l of this.listeners) l(e);
     return events;
   }
 

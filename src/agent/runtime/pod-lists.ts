@@ -20,6 +20,12 @@ export interface PodLists {
   containers: cri.Container[];
 }
 
+/** Every sandbox and container of the runtime: unfiltered lists, shared (and frozen) between readers. */
+export interface RuntimeLists {
+  readonly sandboxes: readonly cri.PodSandbox[];
+  readonly containers: readonly cri.Container[];
+}
+
 interface Waiter {
   uid: string;
   resolve(l: PodLists): void;
@@ -30,7 +36,7 @@ interface Waiter {
 export const SHARED_LIST_MIN_PODS = 3;
 
 /** Groups unfiltered lists by the pod-UID label. Pure. */
-export function groupByPod(sandboxes: cri.PodSandbox[], containers: cri.Container[]): Map<string, PodLists> {
+export function groupByPod(sandboxes: readonly cri.PodSandbox[], containers: readonly cri.Container[]): Map<string, PodLists> {
   const byUid = new Map<string, PodLists>();
   const of = (uid: string | undefined) => {
     if (!uid) return undefined;
@@ -76,7 +82,7 @@ export class PodListReader {
         this.runtime.listPodSandbox({ label_selector: sel }),
         this.runtime.listContainers({ label_selector: sel }),
       ]);
-      w.resolve({ sandboxes, containers });
+      w.resolve({ sandboxes: [...sandboxes], containers: [...containers] });
     } catch (err) {
       w.reject(err);
     }

@@ -7,7 +7,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
 import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel } from './labels.js';
-import { groupByPod, PodListReader, type PodLists } from './pod-lists.js';
+import { groupByPod, PodListReader, type PodLists, type RuntimeLists } from './pod-lists.js';
 import { terminationMessage } from './termination-message.js';
 import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-runtime-status.js';
 
@@ -82,7 +82,7 @@ export class RuntimeManager {
   private readonly lists: PodListReader;
   private readonly known = new Map<string, KnownPod>();
   /** The last full lists, when they began (ms, monotonic: performance.now) and, once asked for, grouped by pod. */
-  private recent: { atMs: number; lists: PodLists; byUid?: Map<string, PodLists> } | undefined;
+  private recent: { atMs: number; lists: RuntimeLists; byUid?: Map<string, PodLists> } | undefined;
   /** getPodStatus calls waiting for the next full lists (begun after `sinceMs`). */
   private waiting: { sinceMs: number; done(arrived: boolean): void }[] = [];
   /** When this manager was made (ms, monotonic): lists begun later show whatever an earlier kubelet left. */
@@ -236,7 +236,7 @@ export class RuntimeManager {
    * last lists are reused when they are recent enough (the PLEG lists every second; housekeeping
    * can take those instead of listing again), otherwise they are listed now.
    */
-  async listAll(maxAgeMs = 0): Promise<PodLists> {
+  async listAll(maxAgeMs = 0): Promise<RuntimeLists> {
     const now = performance.now();
     if (maxAgeMs > 0 && this.recent && now - this.recent.atMs <= maxAgeMs) return this.recent.lists;
     const [sandboxes, containers] = await Promise.all([this.runtime.listPodSandbox(), this.runtime.listContainers()]);
