@@ -29,11 +29,11 @@ export interface RuntimeService {
   exec(req: cri.ExecRequest): Promise<string>;
   attach(req: cri.AttachRequest): Promise<string>;
   portForward(req: cri.PortForwardRequest): Promise<string>;
-  /** Over gRPC, without the containers' annotations (the kubelet reads none). */
+  /** Over gRPC, without the containers' annotations and swap usage (the kubelet reads neither). */
   listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]>;
   /**
-   * Over gRPC, without each sandbox's container stats (listContainerStats has them), labels and
-   * annotations: the kubelet reads a sandbox's network and process stats only.
+   * Over gRPC, without each sandbox's container stats (listContainerStats has them), its own CPU
+   * and memory, labels and annotations: the kubelet reads a sandbox's network and process stats only.
    */
   listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;
