@@ -32,7 +32,7 @@ beforeAll(async () => {
   registry = await startRegistry({ users: { puller: 'pull-pw' }, images: [{ name: 'team/app:1', cmd: ['sleep', '3600'] }] });
   ctrd = await startContainerd({ cni: true, httpRegistries: [registry.host] });
   cri = createCriClient(ctrd.endpoint);
-  c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+  c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ctrd.kubeletFlags });
 }, 60_000);
 
 afterAll(async () => {

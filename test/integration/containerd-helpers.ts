@@ -77,9 +77,9 @@ export async function run(port: number, pki: ClientPki, pod: string, cmd: string
   return r.body;
 }
 
-/** The cgroup v1 directory of a pod under controller `ctrl` (cgroupfs driver). */
-export function podCgroupDir(ctrl: string, qos: 'burstable' | 'besteffort' | '', uid: string): string {
-  return join('/sys/fs/cgroup', ctrl, 'kubepods', qos, `pod${uid}`);
+/** The cgroup v1 directory of a pod under controller `ctrl` (cgroupfs driver), below the kubelet's cgroup root. */
+export function podCgroupDir(cgroupRoot: string, ctrl: string, qos: 'burstable' | 'besteffort' | '', uid: string): string {
+  return join('/sys/fs/cgroup', ctrl, cgroupRoot, 'kubepods', qos, `pod${uid}`);
 }
 
 /** Reads a cgroup file, or undefined. */
@@ -104,7 +104,7 @@ export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: 
 export async function startContainerdCluster(o: { dir: string; node: string; config?: string[] }): Promise<{ ctrd: Containerd; cri: CriRuntime; c: Cluster }> {
   const ctrd = await startContainerd({ cni: true });
   const cri = createCriClient(ctrd.endpoint);
-  const c = await startCluster({ dir: o.dir, node: o.node, config: o.config, extra: ['--container-runtime-endpoint', ctrd.endpoint] });
+  const c = await startCluster({ dir: o.dir, node: o.node, config: o.config, extra: ctrd.kubeletFlags });
   await until(() => c.api.store.get('nodes', '', o.node), 20_000, 'node registered');
   return { ctrd, cri, c };
 }

@@ -35,8 +35,7 @@ const args = (extra: string[] = []) =>
     node,
     manifests,
     extra: [
-      '--container-runtime-endpoint',
-      ctrd.endpoint,
+      ...ctrd.kubeletFlags,
       '--file-check-frequency',
       '1s',
       '--image-credential-provider-config',

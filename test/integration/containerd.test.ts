@@ -37,7 +37,7 @@ const kubeletFlags = () =>
     ports,
     node,
     manifests,
-    extra: ['--container-runtime-endpoint', ctrd.endpoint, '--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
+    extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
   });
 const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
 const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
@@ -82,13 +82,13 @@ describe('pods as real containers', () => {
     expect(st.imageID).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(st.state.running).toBeDefined();
     // Resources → cgroups (cgroupfs, /kubepods/burstable/pod<uid>/<container>).
-    const cdir = (ctrl: string) => join(podCgroupDir(ctrl, 'burstable', p.metadata.uid!), bareId(st.containerID));
+    const cdir = (ctrl: string) => join(podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!), bareId(st.containerID));
     expect(cgroupValue(join(cdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
     expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
     expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
     expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
     // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and podPidsLimit.
-    const pdir = (ctrl: string) => podCgroupDir(ctrl, 'burstable', p.metadata.uid!);
+    const pdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!);
     expect(cgroupValue(join(pdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
     expect(cgroupValue(join(pdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
     expect(cgroupValue(join(pdir('cpu'), 'cpu.shares'))).toBe('256');
@@ -266,24 +266,24 @@ describe('pods as real containers', () => {
     });
     const running = (n: string) => waitPod(ports.ro, podName(n), (x) => x.status?.phase === 'Running', 40_000, 'Running');
     const [g, be, bu] = await Promise.all([running('cg-guaranteed'), running('cg-besteffort'), running('cg-burstable')]);
-    const gdir = (ctrl: string) => podCgroupDir(ctrl, '', g.metadata.uid!);
+    const gdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, '', g.metadata.uid!);
     expect(cgroupValue(join(gdir('cpu'), 'cpu.shares'))).toBe('102');
     expect(cgroupValue(join(gdir('cpu'), 'cpu.cfs_quota_us'))).toBe('10000');
     expect(cgroupValue(join(gdir('memory'), 'memory.limit_in_bytes'))).toBe(String(100 << 20));
     expect(cgroupValue(join(gdir('pids'), 'pids.max'))).toBe('1024');
-    const bedir = (ctrl: string) => podCgroupDir(ctrl, 'besteffort', be.metadata.uid!);
+    const bedir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'besteffort', be.metadata.uid!);
     expect(cgroupValue(join(bedir('cpu'), 'cpu.shares'))).toBe('2');
     expect(cgroupValue(join(bedir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
     expect(Number(cgroupValue(join(bedir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
     // Burstable without limits: shares from the requests, no quota, no memory limit.
-    const budir = (ctrl: string) => podCgroupDir(ctrl, 'burstable', bu.metadata.uid!);
+    const budir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', bu.metadata.uid!);
     expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
     expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
     expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
     // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (no reservations here).
-    expect(cgroupValue('/sys/fs/cgroup/cpu/kubepods/besteffort/cpu.shares')).toBe('2');
-    expect(cgroupValue('/sys/fs/cgroup/cpu/kubepods/cpu.shares')).toBe(String(cpus().length * 1024));
-    expect(cgroupValue('/sys/fs/cgroup/memory/kubepods/memory.limit_in_bytes')).toBe(String(totalmem()));
+    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/besteffort/cpu.shares'))).toBe('2');
+    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(String(cpus().length * 1024));
+    expect(cgroupValue(join('/sys/fs/cgroup/memory', ctrd.cgroupRoot, 'kubepods/memory.limit_in_bytes'))).toBe(String(totalmem()));
   });
 
   it.concurrent('seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp', async () => {
@@ -357,7 +357,7 @@ describe('pods as real containers', () => {
     const p = await waitPod(ports.ro, podName('graceful'), (x) => x.status?.phase === 'Running');
     const uid = p.metadata.uid!;
     await until(async () => (await logs('graceful')).body.includes('ready'), 10_000, 'trap installed');
-    expect(existsSync(podCgroupDir('memory', 'besteffort', uid))).toBe(true);
+    expect(existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid))).toBe(true);
     const logDir = join(dir, 'logs', `default_${podName('graceful')}_${uid}`);
     expect(existsSync(logDir)).toBe(true);
     const link = join(dir, 'containers', `${podName('graceful')}_default_main-${bareId(cstatus(p)!.containerID!)}.log`);
@@ -372,7 +372,11 @@ describe('pods as real containers', () => {
       'runtime objects removed',
     );
     await until(
-      () => !existsSync(logDir) && !existsSync(join(dir, 'root', 'pods', uid)) && !existsSync(podCgroupDir('memory', 'besteffort', uid)) && !lexists(link),
+      () =>
+        !existsSync(logDir) &&
+        !existsSync(join(dir, 'root', 'pods', uid)) &&
+        !existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid)) &&
+        !lexists(link),
       10_000,
       'log dir, pod dir, cgroups and log link removed',
     );
