@@ -228,6 +228,7 @@ export function composeAgent(
       metrics,
       probeCounts: () => prober.counts.values(),
       machine: () => machineInfo,
+      cgroups: cfg.cgroups,
     }),
   };
   const abort = new AbortController();

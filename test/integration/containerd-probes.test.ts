@@ -5,7 +5,7 @@
  * liveness probe restarts the container; a postStart hook's side effect is visible inside.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
@@ -91,9 +91,15 @@ describe('probes and hooks on containerd', () => {
     expect(withNet.network.interfaces.map((i: Obj) => i.name)).toContain('eth0');
     expect(withNet.process_stats?.process_count).toBeGreaterThanOrEqual(1);
     const cadvisor = (await httpGet(`http://127.0.0.1:${ro}/metrics/cadvisor`)).body;
-    expect(cadvisor).toMatch(
-      /container_network_receive_bytes_total\{container="",id="\/kubepods\/pod[^"]+",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/,
-    );
+    const podNet =
+      /container_network_receive_bytes_total\{container="",id="([^"]+)",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/.exec(cadvisor);
+    // cAdvisor's ids are cgroups: the pod's (below this kubelet's cgroup root) and its container's, as containerd made them.
+    const cgroupExists = (id: string) => existsSync(join('/sys/fs/cgroup/memory', id)) || existsSync(join('/sys/fs/cgroup', id, 'cgroup.procs'));
+    expect(podNet?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
+    expect(cgroupExists(podNet![1])).toBe(true);
+    const main = /container_memory_working_set_bytes\{container="main",id="([^"]+)",[^}]*pod="web"\}/.exec(cadvisor);
+    expect(main?.[1].startsWith(`${podNet![1]}/`)).toBe(true);
+    expect(cgroupExists(main![1])).toBe(true);
     const text = (await httpGet(`http://127.0.0.1:${ro}/metrics/resource`)).body;
     expect(text).toMatch(/container_memory_working_set_bytes\{container="main",namespace="default",pod="web"\} [1-9]\d* \d+/);
   }, 60_000);

@@ -13,6 +13,8 @@ import type { StatsCollector } from './collector.js';
 import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
 import { renderFamilies } from '../metrics/prom-text.js';
+import type { CgroupContext } from '../runtime/linux-resources.js';
+import { containerCgroupId, podCgroupId } from './cgroup-ids.js';
 
 /** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
 export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
@@ -28,6 +30,8 @@ export interface ObservabilityDeps {
   metrics: KubeletMetrics;
   probeCounts(): Iterable<{ labels: Record<string, string>; count: number }>;
   machine(): MachineInfo | undefined;
+  /** How pod cgroups are named (cAdvisor's `id` labels). */
+  cgroups: CgroupContext;
 }
 
 /** The host methods. */
@@ -36,9 +40,12 @@ export function createObservabilityHost(d: ObservabilityDeps) {
     const m = new Map<string, ContainerInfo>();
     for (const p of d.podManager.getPods()) {
       const st = d.statusManager.get(p.metadata.uid!);
+      const podId = podCgroupId(p, d.cgroups);
       for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]) {
         const id = cs.containerID?.replace(/^[^:]+:\/\//, '');
-        if (id) m.set(id, { startedAtMs: cs.state.running?.startedAt ? Date.parse(cs.state.running.startedAt) : undefined, image: cs.image });
+        if (!id) continue;
+        const startedAtMs = cs.state.running?.startedAt ? Date.parse(cs.state.running.startedAt) : undefined;
+        m.set(id, { startedAtMs, image: cs.image, cgroupId: containerCgroupId(podId, id, d.cgroups.cgroupDriver) });
       }
     }
     return (id) => m.get(id) ?? {};
@@ -67,10 +74,16 @@ export function createObservabilityHost(d: ObservabilityDeps) {
       if (kind === 'resource') return resourceMetrics(d.collector.snapshot(), containerInfo());
       if (kind === 'cadvisor') {
         const m = d.machine();
-        return cadvisorMetrics(d.collector.snapshot(), containerInfo(), {
-          cores: m?.cpuCores ?? os.cpus().length,
-          memoryBytes: m?.memoryBytes ?? os.totalmem(),
-        });
+        const podIds = (uid: string) => {
+          const p = d.podManager.getPodByUid(uid);
+          return p && podCgroupId(p, d.cgroups);
+        };
+        return cadvisorMetrics(
+          d.collector.snapshot(),
+          containerInfo(),
+          { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() },
+          podIds,
+        );
       }
       return renderFamilies([
         {

@@ -12,6 +12,8 @@ const family = (name: string, help: string, type: 'counter' | 'gauge'): Family =
 export interface ContainerInfo {
   startedAtMs?: number;
   image?: string;
+  /** Its cgroup, cAdvisor's `id` (cgroup-ids.ts). */
+  cgroupId?: string;
 }
 
 /** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
@@ -52,11 +54,16 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
   return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, pCpu, pMem, err]);
 }
 
-/** The /metrics/cadvisor text (cAdvisor's names and labels; `id` is the container's cgroup-style path). */
+/**
+ * The /metrics/cadvisor text (cAdvisor's names and labels). `id` is the cgroup (cgroup-ids.ts) of
+ * a container or, for the pod network, of a pod (`podCgroupId`); `/kubepods/pod<uid>[/<id>]` for
+ * one the pod manager no longer has.
+ */
 export function cadvisorMetrics(
   s: StatsSnapshot | undefined,
   info: (containerId: string) => ContainerInfo,
   machine: { cores: number; memoryBytes: number },
+  podCgroupId: (uid: string) => string | undefined = () => undefined,
 ): string {
   const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
   const wsF = family('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
@@ -83,7 +90,7 @@ export function cadvisorMetrics(
     for (const c of s.containers) {
       const labels = {
         container: c.name,
-        id: `/kubepods/pod${c.podUid}/${c.id}`,
+        id: info(c.id).cgroupId ?? `/kubepods/pod${c.podUid}/${c.id}`,
         image: info(c.id).image ?? '',
         name: c.id,
         namespace: c.podNamespace,
@@ -101,7 +108,7 @@ export function cadvisorMetrics(
     for (const [uid, p] of s.pods) {
       const ref = podRefs.get(uid);
       if (!ref || !p.network) continue;
-      const labels = { container: '', id: `/kubepods/pod${uid}`, image: '', name: '', ...ref };
+      const labels = { container: '', id: podCgroupId(uid) ?? `/kubepods/pod${uid}`, image: '', name: '', ...ref };
       for (const i of p.network.interfaces) {
         rxF.samples.push({ labels: { ...labels, interface: i.name }, value: i.rxBytes, timestampMs: ts });
         txF.samples.push({ labels: { ...labels, interface: i.name }, value: i.txBytes, timestampMs: ts });

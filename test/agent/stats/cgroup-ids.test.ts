@@ -1,0 +1,58 @@
+/** cAdvisor's `id` labels: the cgroups a runtime makes from the parents the kubelet gives it. */
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../../src/api/types.js';
+import { containerCgroupId, podCgroupId } from '../../../src/agent/stats/cgroup-ids.js';
+import { cadvisorMetrics } from '../../../src/agent/stats/resource-metrics.js';
+import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
+
+const pod = (resources: Record<string, Record<string, string>> = {}): Pod =>
+  ({ metadata: { name: 'p', namespace: 'default', uid: 'a-b' }, spec: { containers: [{ name: 'main', image: 'busybox', resources }] } }) as Pod;
+const guaranteed = pod({ limits: { cpu: '1', memory: '1Gi' } });
+const burstable = pod({ requests: { cpu: '100m' } });
+
+describe('podCgroupId / containerCgroupId', () => {
+  it('cgroupfs: the parent itself, below the cgroup root, per QoS class; the container by its id', () => {
+    const c = { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' as const };
+    expect(podCgroupId(guaranteed, c)).toBe('/kubepods/poda-b');
+    expect(podCgroupId(burstable, c)).toBe('/kubepods/burstable/poda-b');
+    expect(podCgroupId(pod(), { ...c, cgroupRoot: '/tsk' })).toBe('/tsk/kubepods/besteffort/poda-b');
+    expect(containerCgroupId('/kubepods/burstable/poda-b', 'c0ffee', 'cgroupfs')).toBe('/kubepods/burstable/poda-b/c0ffee');
+    expect(podCgroupId(pod(), { ...c, cgroupsPerQOS: false })).toBe('/');
+    expect(containerCgroupId('/', 'c0ffee', 'cgroupfs')).toBe('/c0ffee');
+  });
+
+  it('systemd: the slice inside the slices its name nests it in; the container as containerd’s scope', () => {
+    const c = { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'systemd' as const };
+    expect(podCgroupId(burstable, c)).toBe('/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice');
+    expect(podCgroupId(guaranteed, c)).toBe('/kubepods.slice/kubepods-poda_b.slice');
+    expect(containerCgroupId(podCgroupId(guaranteed, c), 'c0ffee', 'systemd')).toBe('/kubepods.slice/kubepods-poda_b.slice/cri-containerd-c0ffee.scope');
+  });
+});
+
+describe('cadvisorMetrics ids', () => {
+  const snap = {
+    atMs: 1000,
+    node: { cpuNs: 1, memory: { workingSet: 1, usage: 1 }, network: { interfaces: [] }, rlimit: { maxpid: 1, curproc: 1 } },
+    kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0 },
+    containers: [{ id: 'c0ffee', name: 'main', podUid: 'a-b', podName: 'p', podNamespace: 'default', atMs: 1000, cpuNs: 2e9 }],
+    pods: new Map([['a-b', { podUid: 'a-b', network: { interfaces: [{ name: 'eth0', rxBytes: 5, rxErrors: 0, txBytes: 6, txErrors: 0 }] } }]]),
+  } as unknown as StatsSnapshot;
+  const machine = { cores: 2, memoryBytes: 1 };
+
+  it('names a container and its pod’s network by their cgroups when the pod is known', () => {
+    const text = cadvisorMetrics(
+      snap,
+      () => ({ cgroupId: '/kubepods/burstable/poda-b/c0ffee' }),
+      machine,
+      () => '/kubepods/burstable/poda-b',
+    );
+    expect(text).toContain('container_cpu_usage_seconds_total{container="main",cpu="total",id="/kubepods/burstable/poda-b/c0ffee",');
+    expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
+  });
+
+  it('falls back to /kubepods/pod<uid> for what the pod manager no longer has', () => {
+    const text = cadvisorMetrics(snap, () => ({}), machine);
+    expect(text).toContain('id="/kubepods/poda-b/c0ffee"');
+    expect(text).toContain('id="/kubepods/poda-b",image="",interface="eth0"');
+  });
+});
