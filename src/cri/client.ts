@@ -51,11 +51,8 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     const prune = fieldPruner(paths);
     return { ...runtimeMethods[name], responseDeserialize: (b) => runtimeMethods[name].responseDeserialize(prune(b)) };
   };
-  // ListPodSandboxStatsResponse.stats(1) → PodSandboxStats: linux(2).cpu(1) / memory(2) / containers(5),
-  // attributes(1).labels(3) / annotations(4): of a sandbox the kubelet reads its network and process count.
+  // ListPodSandboxStatsResponse.stats(1) → PodSandboxStats: linux(2).containers(5), attributes(1).labels(3) / annotations(4).
   const sandboxStats = pruned('ListPodSandboxStats', [
-    [1, 2, 1],
-    [1, 2, 2],
     [1, 2, 5],
     [1, 1, 3],
     [1, 1, 4],

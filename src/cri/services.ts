@@ -32,8 +32,8 @@ export interface RuntimeService {
   /** Over gRPC, without the containers' annotations and swap usage (the kubelet reads neither). */
   listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]>;
   /**
-   * Over gRPC, without each sandbox's container stats (listContainerStats has them), its own CPU
-   * and memory, labels and annotations: the kubelet reads a sandbox's network and process stats only.
+   * Over gRPC, without each sandbox's container stats (listContainerStats has them), labels and
+   * annotations: the kubelet reads a sandbox's CPU, memory, network and process stats.
    */
   listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;

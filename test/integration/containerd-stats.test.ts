@@ -69,6 +69,15 @@ describe('stats on containerd', () => {
     expect([...fieldNames(s)].filter((f) => !UPSTREAM_FIELDS.has(f))).toEqual([]);
     expect(p.cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(p.memory.workingSetBytes).toBeGreaterThan(80 * 2 ** 20);
+    // The pod's CPU and memory are its cgroup's (containerd's ListPodSandboxStats): they hold all of its containers'
+    // (the sandbox's answer is read at about the same time as theirs, so allow a little for the burner's next slice).
+    const sumOf = (f: (c: Obj) => number) => p.containers.reduce((a: number, c: Obj) => a + f(c), 0);
+    expect(p.cpu.usageCoreNanoSeconds).toBeGreaterThan(0.9 * sumOf((c) => c.cpu.usageCoreNanoSeconds));
+    expect(p.memory.usageBytes).toBeGreaterThan(0.9 * sumOf((c) => c.memory.usageBytes));
+    const cadvisor = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
+    const podWs = /container_memory_working_set_bytes\{container="",id="([^"]+)",image="",name="",namespace="default",pod="load"\} (\d+)/.exec(cadvisor);
+    expect(podWs?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
+    expect(Number(podWs?.[2])).toBeGreaterThan(80 * 2 ** 20);
     expect(p.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
     expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);

@@ -48,11 +48,19 @@ export interface SystemContainerSample {
   workingSet: number;
 }
 
-/** One pod's sandbox-level sample (CRI ListPodSandboxStats): its network and process count. */
+/**
+ * One pod's sandbox-level sample (CRI ListPodSandboxStats): its network, process count, and the
+ * CPU and memory of its cgroup (pause and overhead included) when the runtime gives them.
+ */
 export interface PodSample {
   podUid: string;
   network?: { defaultName?: string; interfaces: InterfaceStats[] };
   processCount?: number;
+  cpuNs?: number;
+  nanoCores?: number;
+  workingSet?: number;
+  usage?: number;
+  rss?: number;
 }
 
 /** Everything the endpoints serve. */
@@ -98,13 +106,28 @@ export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample>
     const def = net?.default_interface?.name ? net.default_interface : undefined;
     if (def && !interfaces.some((i) => i.name === def.name)) interfaces.unshift(iface(def));
     const count = s.linux?.process?.process_count?.value;
+    const num = (v: { value?: number | string | null } | null | undefined) => (v?.value !== undefined && v.value !== null ? Number(v.value) : undefined);
+    const mem = s.linux?.memory;
     out.set(uid, {
       podUid: uid,
       network: interfaces.length ? { defaultName: def?.name ?? interfaces[0].name, interfaces } : undefined,
       processCount: count !== undefined && count !== null ? Number(count) : undefined,
+      cpuNs: num(s.linux?.cpu?.usage_core_nano_seconds),
+      workingSet: num(mem?.working_set_bytes),
+      usage: num(mem?.usage_bytes),
+      rss: num(mem?.rss_bytes),
     });
   }
   return out;
+}
+
+/** `pods` with each one's CPU rate against the previous snapshot's sample of it. */
+function withPodRates(pods: Map<string, PodSample>, prev: StatsSnapshot | undefined, atMs: number): Map<string, PodSample> {
+  for (const p of pods.values()) {
+    const before = prev?.pods.get(p.podUid);
+    if (p.cpuNs !== undefined && before?.cpuNs !== undefined) p.nanoCores = nanoCores({ cpuNs: before.cpuNs, atMs: prev!.atMs }, { cpuNs: p.cpuNs, atMs });
+  }
+  return pods;
 }
 
 /** Upstream's housekeeping interval for container stats. */
@@ -237,7 +260,7 @@ export class StatsCollector {
       runtimeCgroup: sampleOf(cgroups.runtime, prev?.runtimeCgroup),
       miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,
-      pods: podSamples(sandboxStats),
+      pods: withPodRates(podSamples(sandboxStats), prev, atMs),
     };
     this.last = snap;
     this.samples++;

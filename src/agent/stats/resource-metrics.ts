@@ -45,10 +45,14 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       else p.mem += c.workingSet;
       pods.set(c.podUid, p);
     }
-    for (const p of pods.values()) {
+    for (const [uid, p] of pods) {
       const labels = { namespace: p.namespace, pod: p.pod };
-      if (p.cpuKnown) pCpu.samples.push({ labels, value: p.cpu / 1e9, timestampMs: ts });
-      if (p.memKnown) pMem.samples.push({ labels, value: p.mem, timestampMs: ts });
+      // The pod's cgroup when the runtime measures it, else the sum of its containers.
+      const own = s.pods.get(uid);
+      if (own?.cpuNs !== undefined) pCpu.samples.push({ labels, value: own.cpuNs / 1e9, timestampMs: ts });
+      else if (p.cpuKnown) pCpu.samples.push({ labels, value: p.cpu / 1e9, timestampMs: ts });
+      if (own?.workingSet !== undefined) pMem.samples.push({ labels, value: own.workingSet, timestampMs: ts });
+      else if (p.memKnown) pMem.samples.push({ labels, value: p.mem, timestampMs: ts });
     }
   }
   return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, pCpu, pMem, err]);
@@ -103,13 +107,17 @@ export function cadvisorMetrics(
       if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
     }
-    // Pod network, on the pod's cgroup-level series as cAdvisor does (container and name empty).
+    // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime measures them, network.
     const podRefs = new Map(s.containers.map((c) => [c.podUid, { namespace: c.podNamespace, pod: c.podName }]));
     for (const [uid, p] of s.pods) {
       const ref = podRefs.get(uid);
-      if (!ref || !p.network) continue;
+      if (!ref) continue;
       const labels = { container: '', id: podCgroupId(uid) ?? `/kubepods/pod${uid}`, image: '', name: '', ...ref };
-      for (const i of p.network.interfaces) {
+      if (p.cpuNs !== undefined) cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: p.cpuNs / 1e9, timestampMs: ts });
+      if (p.workingSet !== undefined) wsF.samples.push({ labels, value: p.workingSet, timestampMs: ts });
+      if (p.rss !== undefined) rssF.samples.push({ labels, value: p.rss, timestampMs: ts });
+      if (p.usage !== undefined) usageF.samples.push({ labels, value: p.usage, timestampMs: ts });
+      for (const i of p.network?.interfaces ?? []) {
         rxF.samples.push({ labels: { ...labels, interface: i.name }, value: i.rxBytes, timestampMs: ts });
         txF.samples.push({ labels: { ...labels, interface: i.name }, value: i.txBytes, timestampMs: ts });
       }

@@ -163,8 +163,12 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
       startTime: p.startTime,
       containers,
-      cpu: cpu(time, sum(cs.map((c) => c.cpuNs)), sum(cs.map((c) => c.nanoCores))),
-      memory: memory(time, { usage: sum(cs.map((c) => c.usage)), workingSet: sum(cs.map((c) => c.workingSet)), rss: sum(cs.map((c) => c.rss)) }),
+      // The pod's cgroup when the runtime measures it (upstream: cAdvisor's pod cgroup), else the sum of its containers.
+      cpu: sandbox?.cpuNs !== undefined ? cpu(time, sandbox.cpuNs, sandbox.nanoCores) : cpu(time, sum(cs.map((c) => c.cpuNs)), sum(cs.map((c) => c.nanoCores))),
+      memory:
+        sandbox?.workingSet !== undefined
+          ? memory(time, { usage: sandbox.usage, workingSet: sandbox.workingSet, rss: sandbox.rss })
+          : memory(time, { usage: sum(cs.map((c) => c.usage)), workingSet: sum(cs.map((c) => c.workingSet)), rss: sum(cs.map((c) => c.rss)) }),
       ...(only
         ? {}
         : {
