@@ -67,6 +67,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'pod-max-pids': { path: ['podPidsLimit'], kind: 'int' },
   'local-storage-capacity-isolation': { path: ['localStorageCapacityIsolation'], kind: 'bool' },
   'protect-kernel-defaults': { path: ['protectKernelDefaults'], kind: 'bool' },
+  'fail-swap-on': { path: ['failSwapOn'], kind: 'bool' },
   'enforce-node-allocatable': { path: ['enforceNodeAllocatable'], kind: 'list' },
   'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
   'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },

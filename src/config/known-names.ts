@@ -28,7 +28,6 @@ export const unimplementedConfigFields = new Set([
   'iptablesMasqueradeBit',
   'iptablesDropBit',
   'featureGates',
-  'failSwapOn',
   'memorySwap',
   'containerLogMaxWorkers',
   'configMapAndSecretChangeDetectionStrategy',
@@ -73,7 +72,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   crashLoopBackOff: empty,
   memorySwap: (v) => empty(v) || oneOf('', 'NoSwap')((v as { swapBehavior?: string }).swapBehavior),
   featureGates: empty,
-  failSwapOn: oneOf(false),
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
   hairpinMode: () => true,
   contentType: () => true,
@@ -102,7 +100,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 export const unimplementedFlags = new Set([
   'register-schedulable',
   'cloud-config',
-  'fail-swap-on',
   'feature-gates',
   'max-open-files',
   'kube-api-content-type',

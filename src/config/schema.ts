@@ -91,6 +91,7 @@ export const kubeletConfigSchema = z.strictObject({
   podPidsLimit: def(z.int(), -1),
   localStorageCapacityIsolation: def(z.boolean(), true),
   protectKernelDefaults: def(z.boolean(), false),
+  failSwapOn: def(z.boolean(), true),
   enforceNodeAllocatable: def(
     z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
     ['pods'],

@@ -26,7 +26,8 @@ describe('flags', () => {
       '--manifest-url-header',
       'A:1,B:2',
       '--cgroup-driver=systemd',
-      '--fail-swap-on',
+      '--fail-swap-on=false',
+      '--register-schedulable',
       '--kube-reserved=cpu=1,memory=1Gi',
       '--eviction-hard=memory.available<200Mi',
       '--register-with-taints=a=b:NoSchedule,c:NoExecute',
@@ -52,9 +53,10 @@ describe('flags', () => {
         { key: 'c', effect: 'NoExecute' },
       ],
       seccompDefault: true,
+      failSwapOn: false,
     });
     expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' }, runtimeCgroups: '/system.slice/containerd.service' });
-    expect(p.unimplemented).toEqual(['fail-swap-on']);
+    expect(p.unimplemented).toEqual(['register-schedulable']);
     expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
     expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);
   });
@@ -337,13 +339,19 @@ describe('loadConfig', () => {
     expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
     // Values that ask for something tskubelet does not do still warn.
     const e = await loadConfig(
-      parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nfailSwapOn: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
+      parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nrunOnce: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
     );
     expect(e.warnings).toEqual([
       'config field "cpuManagerPolicy" is accepted but not implemented yet; it has no effect',
-      'config field "failSwapOn" is accepted but not implemented yet; it has no effect',
+      'config field "runOnce" is accepted but not implemented yet; it has no effect',
       'config field "logging" is accepted but not implemented yet; it has no effect',
     ]);
+    // failSwapOn: upstream's default (true) unless the file or the flag says otherwise.
+    expect(c.kc.failSwapOn).toBe(true);
+    const g = await loadConfig(parseFlags(['--config', file('swap.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k']));
+    expect([g.kc.failSwapOn, g.warnings]).toEqual([false, []]);
+    const h = await loadConfig(parseFlags(['--config', file('swap2.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k', '--fail-swap-on']));
+    expect(h.kc.failSwapOn).toBe(true);
     // maxParallelImagePulls in the file turns serializeImagePulls' default off, as upstream.
     const f = await loadConfig(parseFlags(['--config', file('par.yaml', 'maxParallelImagePulls: 4\n'), '--kubeconfig=/k']));
     expect([f.kc.serializeImagePulls, f.kc.maxParallelImagePulls]).toEqual([false, 4]);

@@ -51,6 +51,8 @@ export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string;
     String(o.ports.hz),
     '--hostname-override',
     o.node,
+    // The tests do not depend on the host's swap (the refusal to start with it has its own test).
+    '--fail-swap-on=false',
     ...(o.extra ?? []),
   ];
 }

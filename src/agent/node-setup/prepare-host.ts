@@ -4,9 +4,19 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import { applyOomScoreAdj } from '../../lib/oom-score.js';
+import { SWAP_ON_ERROR, swapIsOn } from './swap.js';
 
-/** Returns false (after logging why) when the kubelet must not start. */
-export async function prepareHost(kc: { protectKernelDefaults: boolean; oomScoreAdj: number }, logger: Logger): Promise<boolean> {
+/** Returns false (after logging why) when the kubelet must not start. `procSwaps`: where swap devices are listed. */
+export async function prepareHost(
+  kc: { protectKernelDefaults: boolean; oomScoreAdj: number; failSwapOn: boolean },
+  logger: Logger,
+  procSwaps?: string,
+): Promise<boolean> {
+  // failSwapOn (upstream's default): no kubelet on a node that swaps unless told so.
+  if (kc.failSwapOn && (await swapIsOn(procSwaps))) {
+    logger.error(`failed to run Kubelet: ${SWAP_ON_ERROR}`);
+    return false;
+  }
   // protectKernelDefaults: the kernel settings the kubelet relies on must already be there.
   if (kc.protectKernelDefaults) {
     const wrong = await (await import('./kernel-tunables.js')).kernelDefaultsErrors();
