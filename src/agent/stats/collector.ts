@@ -88,6 +88,9 @@ export interface StatsSnapshot {
   pods: Map<string, PodSample>;
 }
 
+/** A CRI UInt64Value's number; undefined when the runtime left it out. */
+const num = (v: { value?: number | string | null } | null | undefined) => (v?.value !== undefined && v.value !== null ? Number(v.value) : undefined);
+
 /** The pod samples of ListPodSandboxStats. Pure. */
 export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample> {
   const out = new Map<string, PodSample>();
@@ -105,13 +108,11 @@ export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample>
     const interfaces = (net?.interfaces ?? []).map(iface);
     const def = net?.default_interface?.name ? net.default_interface : undefined;
     if (def && !interfaces.some((i) => i.name === def.name)) interfaces.unshift(iface(def));
-    const count = s.linux?.process?.process_count?.value;
-    const num = (v: { value?: number | string | null } | null | undefined) => (v?.value !== undefined && v.value !== null ? Number(v.value) : undefined);
     const mem = s.linux?.memory;
     out.set(uid, {
       podUid: uid,
       network: interfaces.length ? { defaultName: def?.name ?? interfaces[0].name, interfaces } : undefined,
-      processCount: count !== undefined && count !== null ? Number(count) : undefined,
+      processCount: num(s.linux?.process?.process_count),
       cpuNs: num(s.linux?.cpu?.usage_core_nano_seconds),
       workingSet: num(mem?.working_set_bytes),
       usage: num(mem?.usage_bytes),
