@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { PodUidLabel } from '../runtime/labels.js';
+import type { RuntimeLists } from '../runtime/pod-lists.js';
 
 /** A pod lifecycle event. */
 export interface PlegEvent {
@@ -47,7 +48,7 @@ export function unchangedList(prev: readonly object[], next: readonly object[]):
 /** What the PLEG needs. */
 export interface PlegDeps {
   /** Every sandbox and container in the runtime, listed now (RuntimeManager.listAll). */
-  listAll(): Promise<{ sandboxes: readonly cri.PodSandbox[]; containers: readonly cri.Container[] }>;
+  listAll(): Promise<RuntimeLists>;
   clock: Clock;
   logger: Logger;
   periodMs: number;
@@ -58,7 +59,7 @@ export interface PlegDeps {
 /** Relist loop. */
 export class GenericPleg {
   private last = new Map<string, string>();
-  private lastLists: { sandboxes: readonly cri.PodSandbox[]; containers: readonly cri.Container[] } = { sandboxes: [], containers: [] };
+  private lastLists: RuntimeLists = { sandboxes: [], containers: [] };
   private listeners: ((e: PlegEvent) => void)[] = [];
   private lastRelistMs = 0;
 

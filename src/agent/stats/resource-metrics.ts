@@ -3,7 +3,8 @@
  * /metrics/cadvisor (the container_* / machine_* names dashboards use), rendered from a
  * StatsSnapshot with explicit millisecond timestamps. Pure.
  */
-import type { StatsSnapshot } from './collector.js';
+import type { ContainerSample, StatsSnapshot } from './collector.js';
+import { podUsage } from './pod-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
@@ -31,28 +32,22 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
     const ts = s.atMs;
     nodeCpu.samples.push({ value: s.node.cpuNs / 1e9, timestampMs: ts });
     nodeMem.samples.push({ value: s.node.memory.workingSet, timestampMs: ts });
-    const pods = new Map<string, { pod: string; namespace: string; cpu: number; mem: number; cpuKnown: boolean; memKnown: boolean }>();
+    const pods = new Map<string, { pod: string; namespace: string; containers: ContainerSample[] }>();
     for (const c of s.containers) {
       const labels = { container: c.name, namespace: c.podNamespace, pod: c.podName };
       if (c.cpuNs !== undefined) cCpu.samples.push({ labels, value: c.cpuNs / 1e9, timestampMs: ts });
       if (c.workingSet !== undefined) cMem.samples.push({ labels, value: c.workingSet, timestampMs: ts });
       const started = info(c.id).startedAtMs;
       if (started) cStart.samples.push({ labels, value: started / 1000, timestampMs: ts });
-      const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, cpu: 0, mem: 0, cpuKnown: true, memKnown: true };
-      if (c.cpuNs === undefined) p.cpuKnown = false;
-      else p.cpu += c.cpuNs;
-      if (c.workingSet === undefined) p.memKnown = false;
-      else p.mem += c.workingSet;
+      const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, containers: [] };
+      p.containers.push(c);
       pods.set(c.podUid, p);
     }
     for (const [uid, p] of pods) {
       const labels = { namespace: p.namespace, pod: p.pod };
-      // The pod's cgroup when the runtime measures it, else the sum of its containers.
-      const own = s.pods.get(uid);
-      if (own?.cpuNs !== undefined) pCpu.samples.push({ labels, value: own.cpuNs / 1e9, timestampMs: ts });
-      else if (p.cpuKnown) pCpu.samples.push({ labels, value: p.cpu / 1e9, timestampMs: ts });
-      if (own?.workingSet !== undefined) pMem.samples.push({ labels, value: own.workingSet, timestampMs: ts });
-      else if (p.memKnown) pMem.samples.push({ labels, value: p.mem, timestampMs: ts });
+      const { cpuNs, workingSet } = podUsage(s.pods.get(uid), p.containers);
+      if (cpuNs !== undefined) pCpu.samples.push({ labels, value: cpuNs / 1e9, timestampMs: ts });
+      if (workingSet !== undefined) pMem.samples.push({ labels, value: workingSet, timestampMs: ts });
     }
   }
   return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, pCpu, pMem, err]);

@@ -5,6 +5,7 @@
  */
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './collector.js';
+import { podUsage, sumDefined as sum } from './pod-usage.js';
 
 type Obj = Record<string, unknown>;
 
@@ -59,8 +60,6 @@ function fs(
     inodesUsed: inodesUsed ?? f?.inodesUsed,
   });
 }
-
-const sum = (xs: (number | undefined)[]) => (xs.length && xs.every((x) => x !== undefined) ? xs.reduce((a, b) => a! + b!, 0) : undefined);
 
 /** Builds the Summary. */
 export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
@@ -159,16 +158,13 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
     const sandbox = s.pods.get(p.uid);
     const podNet = sandbox?.network;
     const podDef = podNet?.interfaces.find((i) => i.name === podNet.defaultName);
+    const usage = podUsage(sandbox, cs);
     return defined({
       podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
       startTime: p.startTime,
       containers,
-      // The pod's cgroup when the runtime measures it (upstream: cAdvisor's pod cgroup), else the sum of its containers.
-      cpu: sandbox?.cpuNs !== undefined ? cpu(time, sandbox.cpuNs, sandbox.nanoCores) : cpu(time, sum(cs.map((c) => c.cpuNs)), sum(cs.map((c) => c.nanoCores))),
-      memory:
-        sandbox?.workingSet !== undefined
-          ? memory(time, { usage: sandbox.usage, workingSet: sandbox.workingSet, rss: sandbox.rss })
-          : memory(time, { usage: sum(cs.map((c) => c.usage)), workingSet: sum(cs.map((c) => c.workingSet)), rss: sum(cs.map((c) => c.rss)) }),
+      cpu: cpu(time, usage.cpuNs, usage.nanoCores),
+      memory: memory(time, { usage: usage.usage, workingSet: usage.workingSet, rss: usage.rss }),
       ...(only
         ? {}
         : {
