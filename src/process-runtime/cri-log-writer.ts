@@ -4,7 +4,7 @@
  * into P(artial) records ending with an F record; a trailing unterminated line is written as F
  * when its stream ends.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { nowNs, rfc3339NanoFromNs } from '../lib/time.js';
 
@@ -20,55 +20,56 @@ export function formatRecord(ts: bigint, stream: LogStream, partial: boolean, co
   return Buffer.concat([head, content, Buffer.from('\n')]);
 }
 
-/** One log file fed by any number of streams; `close()` flushes every stream's pending bytes. */
+/**
+ * One log file fed by any number of streams; `close()` flushes every stream's pending bytes.
+ * Records are written synchronously, as they are read (as containerd's shim does): output the
+ * runtime has taken from a container is in the file before the next read, so a runtime killed at
+ * any moment loses none of it (an async write queue would hold it in memory).
+ */
 export class CriLogWriter {
-  private out: WriteStream;
+  private fd: number | undefined;
   private pending: Record<LogStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
 
   constructor(
     readonly path: string,
     private readonly maxLineBytes = MAX_LINE_BYTES,
   ) {
-    mkdirSync(dirname(path), { recursive: true });
-    this.out = createWriteStream(path, { flags: 'a' });
-    this.out.on('error', () => {
-      /* a removed log dir must not crash the runtime */
-    });
+    this.fd = openLog(path);
   }
 
   /** Appends raw output of `stream`. */
   write(stream: LogStream, chunk: Buffer): void {
     const ts = nowNs();
+    const records: Buffer[] = [];
     let buf = this.pending[stream].length ? Buffer.concat([this.pending[stream], chunk]) : chunk;
     let nl: number;
     while ((nl = buf.indexOf(0x0a)) >= 0) {
       let line = buf.subarray(0, nl);
       while (line.length > this.maxLineBytes) {
-        this.out.write(formatRecord(ts, stream, true, line.subarray(0, this.maxLineBytes)));
+        records.push(formatRecord(ts, stream, true, line.subarray(0, this.maxLineBytes)));
         line = line.subarray(this.maxLineBytes);
       }
-      this.out.write(formatRecord(ts, stream, false, line));
+      records.push(formatRecord(ts, stream, false, line));
       buf = buf.subarray(nl + 1);
     }
     while (buf.length > this.maxLineBytes) {
-      this.out.write(formatRecord(ts, stream, true, buf.subarray(0, this.maxLineBytes)));
+      records.push(formatRecord(ts, stream, true, buf.subarray(0, this.maxLineBytes)));
       buf = buf.subarray(this.maxLineBytes);
     }
     this.pending[stream] = Buffer.from(buf);
+    this.append(records);
   }
 
   /** Flushes what is left of `stream` as a full line. */
   endStream(stream: LogStream): void {
-    if (this.pending[stream].length) this.out.write(formatRecord(nowNs(), stream, false, this.pending[stream]));
+    if (this.pending[stream].length) this.append([formatRecord(nowNs(), stream, false, this.pending[stream])]);
     this.pending[stream] = Buffer.alloc(0);
   }
 
   /** Reopens the file (after rotation). */
   reopen(): void {
-    this.out.end();
-    mkdirSync(dirname(this.path), { recursive: true });
-    this.out = createWriteStream(this.path, { flags: 'a' });
-    this.out.on('error', () => {});
+    this.closeFd();
+    this.fd = openLog(this.path);
   }
 
   /**
@@ -77,16 +78,44 @@ export class CriLogWriter {
    */
   detach(): Promise<void> {
     for (const stream of ['stdout', 'stderr'] as const) {
-      if (this.pending[stream].length) this.out.write(formatRecord(nowNs(), stream, true, this.pending[stream]));
+      if (this.pending[stream].length) this.append([formatRecord(nowNs(), stream, true, this.pending[stream])]);
       this.pending[stream] = Buffer.alloc(0);
     }
-    return new Promise((resolve) => this.out.end(resolve));
+    this.closeFd();
+    return Promise.resolve();
   }
 
-  /** Flushes pending lines and closes the file; resolves when the data is on disk. */
+  /** Flushes pending lines and closes the file. */
   close(): Promise<void> {
     this.endStream('stdout');
     this.endStream('stderr');
-    return new Promise((resolve) => this.out.end(resolve));
+    this.closeFd();
+    return Promise.resolve();
   }
+
+  private append(records: Buffer[]): void {
+    if (this.fd === undefined || records.length === 0) return;
+    const data = records.length === 1 ? records[0] : Buffer.concat(records);
+    try {
+      for (let off = 0; off < data.length;) off += writeSync(this.fd, data, off);
+    } catch {
+      /* a full disk must not crash the runtime; the output is dropped */
+    }
+  }
+
+  private closeFd(): void {
+    if (this.fd === undefined) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      /* already gone */
+    }
+    this.fd = undefined;
+  }
+}
+
+/** Opens (creating) the log for appending; throws when it cannot (the container is not started, as with containerd). */
+function openLog(path: string): number {
+  mkdirSync(dirname(path), { recursive: true });
+  return openSync(path, 'a');
 }
