@@ -29,7 +29,7 @@ export interface ContainerGcPlan {
 const nsToMs = (ns: number | string) => Number(ns) / 1e6;
 
 /** Computes the plan for `pods`; `isActive(uid)` says whether a source still wants the pod. */
-export function containerGcPlan(pods: RuntimePod[], isActive: (uid: string) => boolean, nowMs: number, policy: ContainerGcPolicy): ContainerGcPlan {
+export function containerGcPlan(pods: readonly RuntimePod[], isActive: (uid: string) => boolean, nowMs: number, policy: ContainerGcPolicy): ContainerGcPlan {
   const groups: { active: boolean; items: cri.Container[] }[] = [];
   for (const p of pods) {
     const byName = new Map<string, cri.Container[]>();

@@ -52,8 +52,8 @@ export interface RuntimePod {
   uid: string;
   name: string;
   namespace: string;
-  sandboxes: cri.PodSandbox[];
-  containers: cri.Container[];
+  readonly sandboxes: readonly cri.PodSandbox[];
+  readonly containers: readonly cri.Container[];
 }
 
 /** What the last read of a pod found that cannot change while it is listed in the same state. */
@@ -83,6 +83,8 @@ export class RuntimeManager {
   private readonly known = new Map<string, KnownPod>();
   /** The last full lists, when they began (ms, monotonic: performance.now) and, once asked for, grouped by pod. */
   private recent: { atMs: number; lists: RuntimeLists; byUid?: Map<string, PodLists> } | undefined;
+  /** listRuntimePods' last answer and the lists it came from. */
+  private lastPods: (RuntimeLists & { pods: readonly RuntimePod[]; uids: ReadonlySet<string> }) | undefined;
   /** getPodStatus calls waiting for the next full lists (begun after `sinceMs`). */
   private waiting: { sinceMs: number; done(arrived: boolean): void }[] = [];
   /** When this manager was made (ms, monotonic): lists begun later show whatever an earlier kubelet left. */
@@ -251,15 +253,30 @@ export class RuntimeManager {
     return { sandboxes, containers };
   }
 
-  /** Every pod in the runtime that carries the kubelet's labels, from lists at most `maxAgeMs` old (listAll). */
-  async listRuntimePods(maxAgeMs = 0): Promise<RuntimePod[]> {
+  /**
+   * Every pod in the runtime that carries the kubelet's labels, from lists at most `maxAgeMs` old
+   * (listAll). Lists that are the same frozen arrays as last time (nothing changed: cri/reused-list-items.ts)
+   * give the same answer, not a regrouping: housekeeping asks every 2 s.
+   */
+  async listRuntimePods(maxAgeMs = 0): Promise<readonly RuntimePod[]> {
     const { sandboxes, containers } = await this.listAll(maxAgeMs);
-    const byUid = groupByPod(sandboxes, containers);
+    let last = this.lastPods;
+    if (!last || last.sandboxes !== sandboxes || last.containers !== containers || !Object.isFrozen(sandboxes) || !Object.isFrozen(containers)) {
+      const pods = runtimePodsOf(sandboxes, containers);
+      last = this.lastPods = { sandboxes, containers, pods, uids: new Set(pods.map((p) => p.uid)) };
+    }
     // What getPodStatus remembered of pods the runtime no longer has is dropped (housekeeping lists every 2 s).
-    for (const uid of this.known.keys()) if (!byUid.has(uid)) this.known.delete(uid);
-    return [...byUid].map(([uid, l]) => {
-      const labels = (l.sandboxes[0] ?? l.containers[0]).labels;
-      return { uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', ...l };
-    });
+    for (const uid of this.known.keys()) if (!last.uids.has(uid)) this.known.delete(uid);
+    return last.pods;
   }
+}
+
+/** The runtime's pods in unfiltered lists, by the kubelet's labels. Pure. */
+export function runtimePodsOf(sandboxes: readonly cri.PodSandbox[], containers: readonly cri.Container[]): readonly RuntimePod[] {
+  return Object.freeze(
+    [...groupByPod(sandboxes, containers)].map(([uid, l]): RuntimePod => {
+      const labels = (l.sandboxes[0] ?? l.containers[0]).labels;
+      return Object.freeze({ uid, name: labels[PodNameLabel] ?? '', namespace: labels[PodNamespaceLabel] ?? '', ...l });
+    }),
+  );
 }

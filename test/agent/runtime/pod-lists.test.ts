@@ -280,4 +280,30 @@ describe('RuntimeManager.getPodStatus', () => {
     await rm.listRuntimePods(5);
     expect(lists).toBe(3);
   });
+
+  it('listRuntimePods answers unchanged frozen lists with its last answer, and regroups new or mutable ones', async () => {
+    const sandbox = (uid: string) => ({
+      id: `s-${uid}`,
+      state: 'SANDBOX_READY',
+      created_at: 1,
+      labels: { [PodUidLabel]: uid, 'io.kubernetes.pod.name': uid },
+      metadata: { attempt: 0 },
+    });
+    let sandboxes: cri.PodSandbox[] = Object.freeze([sandbox('u1')]) as unknown as cri.PodSandbox[];
+    const containers = Object.freeze([]) as unknown as cri.Container[];
+    const runtime = { listPodSandbox: async () => sandboxes, listContainers: async () => containers } as unknown as RuntimeService;
+    const rm = new RuntimeManager(runtime);
+    const first = await rm.listRuntimePods();
+    expect(first.map((p) => [p.uid, p.name])).toEqual([['u1', 'u1']]);
+    expect(await rm.listRuntimePods()).toBe(first);
+    // A new answer (a pod came) is grouped again.
+    sandboxes = Object.freeze([sandbox('u1'), sandbox('u2')]) as unknown as cri.PodSandbox[];
+    const second = await rm.listRuntimePods();
+    expect(second.map((p) => p.uid)).toEqual(['u1', 'u2']);
+    // The same array, but one that can change in place, is never trusted to be unchanged.
+    sandboxes = [sandbox('u3')] as unknown as cri.PodSandbox[];
+    expect((await rm.listRuntimePods()).map((p) => p.uid)).toEqual(['u3']);
+    sandboxes.push(sandbox('u4') as unknown as cri.PodSandbox);
+    expect((await rm.listRuntimePods()).map((p) => p.uid)).toEqual(['u3', 'u4']);
+  });
 });
