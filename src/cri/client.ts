@@ -7,7 +7,7 @@
 import { criMethods } from './proto.js';
 import { fromGrpcError } from './grpc-errors.js';
 import { reusingListDecoder } from './reused-list-items.js';
-import { fieldPruner } from './prune-fields.js';
+import { decodeListContainerStats, decodeListPodSandboxStats } from './stats-wire.js';
 import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js';
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
@@ -46,22 +46,9 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
   // The first map field: PodSandbox.labels = 5, Container.labels = 8 (api.proto).
   const allSandboxes = reusing('ListPodSandbox', 'items', 5);
   const allContainers = reusing('ListContainers', 'containers', 8);
-  // What the kubelet does not read of the stats answers is dropped before decoding (services.ts).
-  const pruned = (name: string, paths: number[][]): UnaryMethod => {
-    const prune = fieldPruner(paths);
-    return { ...runtimeMethods[name], responseDeserialize: (b) => runtimeMethods[name].responseDeserialize(prune(b)) };
-  };
-  // ListPodSandboxStatsResponse.stats(1) → PodSandboxStats: linux(2).containers(5), attributes(1).labels(3) / annotations(4).
-  const sandboxStats = pruned('ListPodSandboxStats', [
-    [1, 2, 5],
-    [1, 1, 3],
-    [1, 1, 4],
-  ]);
-  // ListContainerStatsResponse.stats(1) → ContainerStats.attributes(1).annotations(4), swap(5).
-  const containerStats = pruned('ListContainerStats', [
-    [1, 1, 4],
-    [1, 5],
-  ]);
+  // The stats answers are read from the wire by their own decoders, which skip what the kubelet does not read (services.ts).
+  const containerStats: UnaryMethod = { ...runtimeMethods.ListContainerStats, responseDeserialize: decodeListContainerStats };
+  const sandboxStats: UnaryMethod = { ...runtimeMethods.ListPodSandboxStats, responseDeserialize: decodeListPodSandboxStats };
   const i = caller(channel, criMethods('ImageService'), T);
 
   const runtime: RuntimeService = {

@@ -29,7 +29,7 @@ export interface RuntimeService {
   exec(req: cri.ExecRequest): Promise<string>;
   attach(req: cri.AttachRequest): Promise<string>;
   portForward(req: cri.PortForwardRequest): Promise<string>;
-  /** Over gRPC, without the containers' annotations and swap usage (the kubelet reads neither). */
+  /** Over gRPC, without the containers' annotations and swap usage (the kubelet reads neither: cri/stats-wire.ts). */
   listContainerStats(filter?: cri.ContainerStatsFilter): Promise<cri.ContainerStats[]>;
   /**
    * Over gRPC, without each sandbox's container stats (listContainerStats has them), labels and

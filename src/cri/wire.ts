@@ -1,6 +1,6 @@
 /**
  * Reading protobuf's wire format in place, for the code that looks at CRI answers before (or
- * instead of) decoding them: cri/reused-list-items.ts and cri/prune-fields.ts. Nothing allocates
+ * instead of) decoding them: cri/reused-list-items.ts and cri/stats-wire.ts. Nothing allocates
  * but `latin1`'s string: results are left in module state, read right after the call.
  */
 
@@ -86,3 +86,10 @@ const nativeLatin1Slice = (Buffer.prototype as unknown as { latin1Slice?: Latin1
 export const latin1: (b: Buffer, start: number, end: number) => string = nativeLatin1Slice
   ? (b, start, end) => nativeLatin1Slice.call(b, start, end)
   : (b, start, end) => b.toString('latin1', start, end);
+
+const nativeUtf8Slice = (Buffer.prototype as unknown as { utf8Slice?: Latin1Slice }).utf8Slice;
+
+/** b[start, end) decoded as UTF-8, through Buffer's native slice where Node has it (as latin1). */
+export const utf8: (b: Buffer, start: number, end: number) => string = nativeUtf8Slice
+  ? (b, start, end) => nativeUtf8Slice.call(b, start, end)
+  : (b, start, end) => b.toString('utf8', start, end);
