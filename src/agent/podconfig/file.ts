@@ -11,7 +11,7 @@
  * Each of these is logged once per change, not on every check.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { constants } from 'node:fs';
+import { constants, statSync } from 'node:fs';
 import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
@@ -158,7 +158,8 @@ export class FileSource implements PodSource {
   private async readManifest(f: string, cached: ReadManifest | undefined): Promise<ReadManifest | undefined> {
     let st;
     try {
-      st = await stat(f);
+      // Synchronous: every file, every fileCheckFrequency; asynchronous, a stat cost five times the CPU under V8's interpreter.
+      st = statSync(f);
     } catch (err) {
       // Gone since the directory was listed: nothing to say. Otherwise it is a link to nothing (or a loop).
       if (!(await lstat(f).catch(() => undefined))) return undefined;

