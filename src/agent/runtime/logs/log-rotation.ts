@@ -6,7 +6,7 @@
  * newest are gzip-compressed (`.gz`), and the oldest are removed so that at most
  * containerLogMaxFiles files (the live one included) remain. A chatty container cannot fill the disk.
  */
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -15,6 +15,7 @@ import type { RuntimeService } from '../../../cri/services.js';
 import { sleep, type Clock } from '../../../lib/clock.js';
 import type { Logger } from '../../../lib/logger.js';
 import { messageOf } from '../../../lib/errors.js';
+import { statSyncOrUndefined } from '../../../lib/fs-util.js';
 
 /** Upstream's timestamp suffix of rotated logs (Go layout 20060102-150405). */
 export function rotationSuffix(ms: number): string {
@@ -31,19 +32,6 @@ export async function rotatedLogs(log: string): Promise<string[]> {
     .filter((n) => re.test(n))
     .sort()
     .map((n) => join(dirname(log), n));
-}
-
-/**
- * The size of a log file (0 when it cannot be stat'ed). Synchronous: it runs for every running
- * container every interval, and an asynchronous stat cost five times as much CPU under V8's
- * interpreter; the kubelet's own log directory is local.
- */
-function logSize(path: string): number {
-  try {
-    return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  } catch {
-    return 0;
-  }
 }
 
 /** Rotates container logs. */
@@ -69,7 +57,8 @@ export class ContainerLogManager {
         this.paths.set(c.id, logPath);
       }
       if (!logPath) continue;
-      if (logSize(logPath) <= this.d.maxSizeBytes) continue;
+      // Read synchronously (lib/fs-util.ts): every running container, every interval.
+      if ((statSyncOrUndefined(logPath)?.size ?? 0) <= this.d.maxSizeBytes) continue;
       await this.rotate(c.id, logPath).catch((err: unknown) =>
         this.d.logger.warn({ containerId: c.id, err: messageOf(err) }, 'failed to rotate container log'),
       );
