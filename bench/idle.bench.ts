@@ -1,0 +1,90 @@
+/**
+ * The idle kubelet: BENCH_IDLE_PODS static pods (default 100; hostNetwork busybox `sleep`) on a
+ * private containerd, all Running, then the kubelet's CPU over a steady window from 30 s after
+ * the burst to BENCH_IDLE_SECONDS (default 150): the process, its main thread (user / system)
+ * and its other threads (V8's and libuv's workers), its RSS, and the CRI calls it made per
+ * minute in the window (its own metrics). BENCH_IDLE_ROUNDS rounds (default 1).
+ * Prints a table and writes bench/results/idle.json. Not part of the tests.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing } from '../test/e2e/helpers.js';
+import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
+import { machine, report, round, sampleProcess } from './lib.js';
+
+const N = Number(process.env.BENCH_IDLE_PODS ?? 100);
+const T = Number(process.env.BENCH_IDLE_SECONDS ?? 150);
+const ROUNDS = Number(process.env.BENCH_IDLE_ROUNDS ?? 1);
+const SETTLE_S = 30;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** CPU ticks (1/100 s) of each thread of `pid`: user and system. */
+function threadTicks(pid: number): { user: number; system: number }[] {
+  return readdirSync(`/proc/${pid}/task`).map((t) => {
+    const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(f[11]), system: Number(f[12]) };
+  });
+}
+
+/** The kubelet's CRI call counters (kubelet_runtime_operations_total by operation_type). */
+async function criCalls(port: number): Promise<Map<string, number>> {
+  const text = (await httpGet(`http://127.0.0.1:${port}/metrics`)).body;
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\S+)$/gm)) out.set(m[1], Number(m[2]));
+  return out;
+}
+
+async function once(): Promise<Record<string, unknown>> {
+  const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-idle-'));
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests);
+  const ctrd = await startContainerd();
+  const ports = await freeKubeletPorts();
+  const k = startKubelet(kubeletArgs({ dir: join(dir, 'k'), ports, node: 'idle', manifests, extra: [...ctrd.kubeletFlags, '--max-pods', String(N + 10)] }));
+  const pid = k.proc.pid!;
+  try {
+    await untilServing(ports);
+    for (let i = 0; i < N; i++)
+      writeFileSync(
+        join(manifests, `p${i}.json`),
+        JSON.stringify({
+          metadata: { name: `p${i}`, namespace: 'default' },
+          spec: { hostNetwork: true, terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+        }),
+      );
+    for (;;) {
+      const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { status?: { phase?: string } }[];
+      if (items.filter((p) => p.status?.phase === 'Running').length === N) break;
+      await sleep(200);
+    }
+    await sleep(SETTLE_S * 1000);
+    const [cpu0, threads0, calls0, t0] = [sampleProcess(pid).cpuSeconds, threadTicks(pid), await criCalls(ports.ro), performance.now()];
+    await sleep((T - SETTLE_S) * 1000);
+    const [cpu1, threads1, calls1, t1] = [sampleProcess(pid).cpuSeconds, threadTicks(pid), await criCalls(ports.ro), performance.now()];
+    const seconds = (t1 - t0) / 1000;
+    const pct = (ticks: number) => round(ticks / seconds); // ticks are 1/100 s: ticks / s = % of one core
+    const main = { user: threads1[0].user - threads0[0].user, system: threads1[0].system - threads0[0].system };
+    const all = (ts: { user: number; system: number }[]) => ts.reduce((a, t) => a + t.user + t.system, 0);
+    const perMinute = Object.fromEntries([...calls1].map(([op, n]) => [op, round(((n - (calls0.get(op) ?? 0)) * 60) / seconds)]).filter(([, n]) => n));
+    return {
+      pods: N,
+      windowS: Math.round(seconds),
+      cpuPct: round(((cpu1 - cpu0) / seconds) * 100),
+      mainUserPct: pct(main.user),
+      mainSystemPct: pct(main.system),
+      otherThreadsPct: pct(all(threads1.slice(1)) - all(threads0.slice(1))),
+      rssMiB: round(sampleProcess(pid).rss / 2 ** 20),
+      criCallsPerMinute: perMinute,
+    };
+  } finally {
+    await k.stop();
+    await ctrd.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
+for (let r = 0; r < ROUNDS; r++) results[`round ${r + 1}`] = await once();
+report('idle', results);
