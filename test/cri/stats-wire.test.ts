@@ -65,7 +65,7 @@ describe('stats answers decoded from the wire', () => {
     const got = decodeListContainerStats(bytes) as Decoded;
     expect(got).toEqual(want);
     // Not vacuous: the large numbers came through.
-    expect(got.stats[0].memory.available_bytes.value).toBe(18446744073709551615);
+    expect(got.stats[0].memory.available_bytes.value).toBe(2 ** 64); // 2^64 − 1, rounded as protobufjs rounds it
     expect(got.stats[0].cpu.usage_core_nano_seconds.value).toBe(987654321012);
     expect(got.stats[0].cpu.timestamp).toBe(Number(NOW_NS));
     expect(got.stats[2].cpu).toBeNull();
