@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import { StatsCollector } from './stats/collector.js';
-import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, podsCgroupDirs } from './stats/system-containers.js';
+import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, qosCgroupDirs } from './stats/system-containers.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
@@ -46,7 +46,7 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
 /**
  * The stats collector. System containers come from cgroups (v1 or v2, detected once): the kubelet's
  * (kubeletCgroups, else its own), the runtime's (--runtime-cgroups) and misc (systemCgroups) when
- * named, and the pods' kubepods cgroup on a CRI runtime with cgroupsPerQOS (the embedded runtime
+ * named, and the pods' kubepods cgroup and its QoS classes on a CRI runtime with cgroupsPerQOS (the embedded runtime
  * keeps its own subtree: its pods are summed from their containers).
  */
 export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime; embeddedRuntime: boolean; clock: Clock; logger: Logger }): StatsCollector {
@@ -56,13 +56,13 @@ export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime;
   const kubelet = named(cfg.systemCgroupNames?.kubelet) ?? (layout && ownCgroupDirs(layout));
   const runtime = named(cfg.systemCgroupNames?.runtime);
   const misc = named(cfg.systemCgroupNames?.misc);
-  const pods = () => (layout && !d.embeddedRuntime && cfg.cgroups.cgroupsPerQOS ? podsCgroupDirs(layout, cfg.cgroups) : undefined);
+  const qos = () => (layout && !d.embeddedRuntime ? qosCgroupDirs(layout, cfg.cgroups) : {});
   return new StatsCollector({
     runtime: d.runtime,
     rootDir: cfg.rootDir,
     podLogsDir: cfg.podLogsDir,
     clock: d.clock,
     logger: d.logger,
-    systemCgroups: () => ({ kubelet, runtime, misc, pods: pods() }),
+    systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),
   });
 }

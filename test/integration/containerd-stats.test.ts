@@ -78,6 +78,12 @@ describe('stats on containerd', () => {
     const podWs = /container_memory_working_set_bytes\{container="",id="([^"]+)",image="",name="",namespace="default",pod="load"\} (\d+)/.exec(cadvisor);
     expect(podWs?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
     expect(Number(podWs?.[2])).toBeGreaterThan(80 * 2 ** 20);
+    // The QoS tree as cAdvisor exports it: kubepods and the pod's class (BestEffort: no resources) hold the load pod's memory.
+    expect(podWs?.[1]).toBe(`${ctrd.cgroupRoot}/kubepods/besteffort/pod${uid}`);
+    const treeWs = (id: string) =>
+      Number(new RegExp(`container_memory_working_set_bytes\\{container="",id="${id}",image="",name="",namespace="",pod=""\\} (\\d+)`).exec(cadvisor)?.[1]);
+    expect(treeWs(`${ctrd.cgroupRoot}/kubepods`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
+    expect(treeWs(`${ctrd.cgroupRoot}/kubepods/besteffort`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
     expect(p.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
     expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);

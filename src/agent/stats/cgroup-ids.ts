@@ -14,9 +14,34 @@ import { podCgroupParent, type CgroupContext } from '../runtime/linux-resources.
 export function podCgroupId(pod: Pod, ctx: CgroupContext): string {
   const parent = podCgroupParent(pod, ctx);
   if (ctx.cgroupDriver !== 'systemd') return parent;
-  if (!parent) return '/';
-  const parts = parent.replace(/\.slice$/, '').split('-');
+  return parent ? sliceId(parent) : '/';
+}
+
+/** A systemd slice's cgroup: `a-b-c.slice` lives in `/a.slice/a-b.slice/a-b-c.slice`. */
+function sliceId(slice: string): string {
+  const parts = slice.replace(/\.slice$/, '').split('-');
   return parts.map((_, i) => `/${parts.slice(0, i + 1).join('-')}.slice`).join('');
+}
+
+/** The cgroups of the pods' QoS tree (cgroupsPerQOS), by cAdvisor's `id`. */
+export interface QosCgroupIds {
+  /** `kubepods`: every pod; Guaranteed pods directly below it. */
+  pods: string;
+  burstable: string;
+  besteffort: string;
+}
+
+/**
+ * The QoS tree's cgroups: `/kubepods`, `/kubepods/burstable`, `/kubepods/besteffort` below the
+ * cgroup root (cgroupfs), or `/kubepods.slice` and its `kubepods-burstable.slice` /
+ * `kubepods-besteffort.slice` (systemd); undefined without cgroupsPerQOS.
+ */
+export function qosCgroupIds(ctx: CgroupContext): QosCgroupIds | undefined {
+  if (!ctx.cgroupsPerQOS) return undefined;
+  if (ctx.cgroupDriver === 'systemd')
+    return { pods: sliceId('kubepods'), burstable: sliceId('kubepods-burstable'), besteffort: sliceId('kubepods-besteffort') };
+  const pods = `${(ctx.cgroupRoot || '/').replace(/\/$/, '')}/kubepods`;
+  return { pods, burstable: `${pods}/burstable`, besteffort: `${pods}/besteffort` };
 }
 
 /** A container's cgroup below its pod's: `<id>` with cgroupfs, containerd's `cri-containerd-<id>.scope` under systemd. */

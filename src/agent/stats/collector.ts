@@ -80,6 +80,9 @@ export interface StatsSnapshot {
   kubelet: SystemContainerSample;
   /** The pods' cgroup (`kubepods`) when there is one; else the summary adds up the containers. */
   podsCgroup?: SystemContainerSample;
+  /** The pods' QoS classes' cgroups (`kubepods/burstable`, `kubepods/besteffort`) when they exist: /metrics/cadvisor series. */
+  burstableCgroup?: SystemContainerSample;
+  besteffortCgroup?: SystemContainerSample;
   /** The named runtime and misc (system) cgroups, when configured (--runtime-cgroups, systemCgroups). */
   runtimeCgroup?: SystemContainerSample;
   miscCgroup?: SystemContainerSample;
@@ -160,7 +163,14 @@ export class StatsCollector {
       logger: Logger;
       periodMs?: number;
       /** The kubelet's and the pods' cgroups (system-containers.ts), asked at each sample. */
-      systemCgroups?: () => { kubelet?: CgroupDirs; runtime?: CgroupDirs; misc?: CgroupDirs; pods?: CgroupDirs };
+      systemCgroups?: () => {
+        kubelet?: CgroupDirs;
+        runtime?: CgroupDirs;
+        misc?: CgroupDirs;
+        pods?: CgroupDirs;
+        burstable?: CgroupDirs;
+        besteffort?: CgroupDirs;
+      };
     },
   ) {}
 
@@ -256,6 +266,8 @@ export class StatsCollector {
       },
       kubelet,
       podsCgroup: sampleOf(cgroups.pods, prev?.podsCgroup),
+      burstableCgroup: sampleOf(cgroups.burstable, prev?.burstableCgroup),
+      besteffortCgroup: sampleOf(cgroups.besteffort, prev?.besteffortCgroup),
       runtimeCgroup: sampleOf(cgroups.runtime, prev?.runtimeCgroup),
       miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,

@@ -14,7 +14,7 @@ import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
 import { renderFamilies } from '../metrics/prom-text.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
-import { containerCgroupId, podCgroupId } from './cgroup-ids.js';
+import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
 
 /** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
 export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
@@ -82,7 +82,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
           d.collector.snapshot(),
           containerInfo(),
           { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() },
-          podIds,
+          { pod: podIds, qos: qosCgroupIds(d.cgroups) },
         );
       }
       return renderFamilies([

@@ -3,7 +3,8 @@
  * /metrics/cadvisor (the container_* / machine_* names dashboards use), rendered from a
  * StatsSnapshot with explicit millisecond timestamps. Pure.
  */
-import type { ContainerSample, StatsSnapshot } from './collector.js';
+import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './collector.js';
+import type { QosCgroupIds } from './cgroup-ids.js';
 import { podUsage } from './pod-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
@@ -55,15 +56,17 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
 
 /**
  * The /metrics/cadvisor text (cAdvisor's names and labels). `id` is the cgroup (cgroup-ids.ts) of
- * a container or, for the pod network, of a pod (`podCgroupId`); `/kubepods/pod<uid>[/<id>]` for
- * one the pod manager no longer has.
+ * a container, of a pod (`ids.pod`; `/kubepods/pod<uid>[/<id>]` for one the pod manager no longer
+ * has), or of the QoS tree (`ids.qos`: kubepods and its burstable and besteffort classes, when
+ * the collector measured them), besides the machine's `/`.
  */
 export function cadvisorMetrics(
   s: StatsSnapshot | undefined,
   info: (containerId: string) => ContainerInfo,
   machine: { cores: number; memoryBytes: number },
-  podCgroupId: (uid: string) => string | undefined = () => undefined,
+  ids: { pod?: (uid: string) => string | undefined; qos?: QosCgroupIds } = {},
 ): string {
+  const podCgroupId = ids.pod ?? (() => undefined);
   const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
   const wsF = family('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
   const rssF = family('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
@@ -85,6 +88,19 @@ export function cadvisorMetrics(
     for (const i of s.node.network.interfaces) {
       rxF.samples.push({ labels: { ...root, interface: i.name }, value: i.rxBytes, timestampMs: ts });
       txF.samples.push({ labels: { ...root, interface: i.name }, value: i.txBytes, timestampMs: ts });
+    }
+    const qos: [string | undefined, SystemContainerSample | undefined][] = [
+      [ids.qos?.pods, s.podsCgroup],
+      [ids.qos?.burstable, s.burstableCgroup],
+      [ids.qos?.besteffort, s.besteffortCgroup],
+    ];
+    for (const [id, c] of qos) {
+      if (!id || !c) continue;
+      const labels = { ...root, id };
+      cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: c.cpuNs / 1e9, timestampMs: ts });
+      wsF.samples.push({ labels, value: c.workingSet, timestampMs: ts });
+      rssF.samples.push({ labels, value: c.rss, timestampMs: ts });
+      usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
     }
     for (const c of s.containers) {
       const labels = {

@@ -1,13 +1,15 @@
 /**
  * Where the node's system containers live in the cgroup tree (upstream's summary reports them as
  * `systemContainers`): the kubelet's own cgroup (from /proc/self/cgroup) and the pods' cgroup
- * (`<cgroupRoot>/kubepods`, or `kubepods.slice` with the systemd driver), in cgroup v1 (cpuacct and
+ * (`<cgroupRoot>/kubepods`, or `kubepods.slice` with the systemd driver) with its QoS classes, in cgroup v1 (cpuacct and
  * memory hierarchies) or v2 (unified), detected once at start. A process in the root cgroup has no
  * cgroup of its own to report: the collector then uses the process's own figures.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupDirs } from '../../lib/cgroup-usage.js';
+import type { CgroupContext } from '../runtime/linux-resources.js';
+import { qosCgroupIds, type QosCgroupIds } from './cgroup-ids.js';
 
 /** The mounted hierarchies. */
 export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string };
@@ -55,8 +57,16 @@ export function ownCgroupDirs(layout: CgroupLayout, procCgroup?: string): Cgroup
   return { version: 1, cpuDir: join(layout.cpuacct, p.cpuacct), memoryDir: join(layout.memory, p.memory) };
 }
 
-/** The pods' cgroup (`cgroupsPerQOS`): `<cgroupRoot>/kubepods` (cgroupfs) or `kubepods.slice` (systemd), when it exists. */
-export function podsCgroupDirs(layout: CgroupLayout, o: { cgroupRoot: string; cgroupDriver: string }): CgroupDirs | undefined {
-  const d = cgroupDirs(layout, join(o.cgroupRoot || '/', o.cgroupDriver === 'systemd' ? 'kubepods.slice' : 'kubepods'));
-  return existsSync(d.version === 2 ? d.dir : d.memoryDir) ? d : undefined;
+/**
+ * The QoS tree's cgroups (`cgroupsPerQOS`, cgroup-ids.ts `qosCgroupIds`): `kubepods` and its
+ * burstable and besteffort classes, each when it exists.
+ */
+export function qosCgroupDirs(layout: CgroupLayout, ctx: CgroupContext): { [K in keyof QosCgroupIds]?: CgroupDirs } {
+  const ids = qosCgroupIds(ctx);
+  if (!ids) return {};
+  const existing = (id: string) => {
+    const d = cgroupDirs(layout, id);
+    return existsSync(d.version === 2 ? d.dir : d.memoryDir) ? d : undefined;
+  };
+  return { pods: existing(ids.pods), burstable: existing(ids.burstable), besteffort: existing(ids.besteffort) };
 }

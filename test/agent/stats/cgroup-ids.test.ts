@@ -1,7 +1,7 @@
 /** cAdvisor's `id` labels: the cgroups a runtime makes from the parents the kubelet gives it. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { containerCgroupId, podCgroupId } from '../../../src/agent/stats/cgroup-ids.js';
+import { containerCgroupId, podCgroupId, qosCgroupIds } from '../../../src/agent/stats/cgroup-ids.js';
 import { cadvisorMetrics } from '../../../src/agent/stats/resource-metrics.js';
 import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
 
@@ -40,12 +40,7 @@ describe('cadvisorMetrics ids', () => {
   const machine = { cores: 2, memoryBytes: 1 };
 
   it('names a container and its pod’s network by their cgroups when the pod is known', () => {
-    const text = cadvisorMetrics(
-      snap,
-      () => ({ cgroupId: '/kubepods/burstable/poda-b/c0ffee' }),
-      machine,
-      () => '/kubepods/burstable/poda-b',
-    );
+    const text = cadvisorMetrics(snap, () => ({ cgroupId: '/kubepods/burstable/poda-b/c0ffee' }), machine, { pod: () => '/kubepods/burstable/poda-b' });
     expect(text).toContain('container_cpu_usage_seconds_total{container="main",cpu="total",id="/kubepods/burstable/poda-b/c0ffee",');
     expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
   });
@@ -54,5 +49,34 @@ describe('cadvisorMetrics ids', () => {
     const text = cadvisorMetrics(snap, () => ({}), machine);
     expect(text).toContain('id="/kubepods/poda-b/c0ffee"');
     expect(text).toContain('id="/kubepods/poda-b",image="",interface="eth0"');
+  });
+
+  it("names the QoS tree's cgroups as cAdvisor does, and exports the ones the collector measured", () => {
+    expect(qosCgroupIds({ cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' })).toEqual({
+      pods: '/kubepods',
+      burstable: '/kubepods/burstable',
+      besteffort: '/kubepods/besteffort',
+    });
+    expect(qosCgroupIds({ cgroupsPerQOS: true, cgroupRoot: '/r/', cgroupDriver: 'cgroupfs' })?.burstable).toBe('/r/kubepods/burstable');
+    expect(qosCgroupIds({ cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'systemd' })).toEqual({
+      pods: '/kubepods.slice',
+      burstable: '/kubepods.slice/kubepods-burstable.slice',
+      besteffort: '/kubepods.slice/kubepods-besteffort.slice',
+    });
+    expect(qosCgroupIds({ cgroupsPerQOS: false, cgroupRoot: '/', cgroupDriver: 'cgroupfs' })).toBeUndefined();
+    const qos = qosCgroupIds({ cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' });
+    const measured = {
+      ...snap,
+      podsCgroup: { cpuNs: 9e9, rss: 90, usage: 99, workingSet: 95 },
+      besteffortCgroup: { cpuNs: 1e9, rss: 10, usage: 11, workingSet: 12 },
+    } as StatsSnapshot;
+    const text = cadvisorMetrics(measured, () => ({}), machine, { qos });
+    expect(text).toContain('container_cpu_usage_seconds_total{container="",cpu="total",id="/kubepods",image="",name="",namespace="",pod=""} 9 ');
+    expect(text).toContain('container_memory_working_set_bytes{container="",id="/kubepods/besteffort",image="",name="",namespace="",pod=""} 12 ');
+    expect(text).toContain('container_memory_rss{container="",id="/kubepods/besteffort",image="",name="",namespace="",pod=""} 10 ');
+    // Burstable was not measured (no such cgroup): no series, never a zero.
+    expect(text).not.toContain('id="/kubepods/burstable"');
+    // Without the ids (the embedded runtime, no cgroupsPerQOS) nothing of the tree is exported.
+    expect(cadvisorMetrics(measured, () => ({}), machine)).not.toContain('id="/kubepods"');
   });
 });

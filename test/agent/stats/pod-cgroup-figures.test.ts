@@ -63,12 +63,7 @@ describe('pod CPU and memory', () => {
     expect(pod.memory).toMatchObject({ workingSetBytes: 700, usageBytes: 900, rssBytes: 600 });
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_cpu_usage_seconds_total\{namespace="default",pod="p"\} 5 /);
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_memory_working_set_bytes\{namespace="default",pod="p"\} 700 /);
-    const text = cadvisorMetrics(
-      s,
-      () => ({}),
-      { cores: 1, memoryBytes: 1 },
-      () => '/kubepods/burstable/podu1',
-    );
+    const text = cadvisorMetrics(s, () => ({}), { cores: 1, memoryBytes: 1 }, { pod: () => '/kubepods/burstable/podu1' });
     expect(text).toContain(
       'container_cpu_usage_seconds_total{container="",cpu="total",id="/kubepods/burstable/podu1",image="",name="",namespace="default",pod="p"} 5 ',
     );

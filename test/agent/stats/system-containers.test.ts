@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
-import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, podsCgroupDirs } from '../../../src/agent/stats/system-containers.js';
+import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, qosCgroupDirs } from '../../../src/agent/stats/system-containers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-sysc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,15 +42,30 @@ describe('system containers from cgroups', () => {
   });
 
   it('detects v1 and v2 layouts and finds kubepods under the cgroup root (cgroupfs and systemd names)', () => {
-    const v1root = tree({ 'cpuacct/cpuacct.usage': '1', 'memory/memory.usage_in_bytes': '1', 'memory/r/kubepods/memory.stat': '' });
+    const v1root = tree({
+      'cpuacct/cpuacct.usage': '1',
+      'memory/memory.usage_in_bytes': '1',
+      'memory/r/kubepods/memory.stat': '',
+      'memory/r/kubepods/besteffort/memory.stat': '',
+    });
     const v1 = detectCgroupLayout(v1root)!;
     expect(v1).toEqual({ version: 1, cpuacct: join(v1root, 'cpuacct'), memory: join(v1root, 'memory') });
-    expect(podsCgroupDirs(v1, { cgroupRoot: '/r', cgroupDriver: 'cgroupfs' })).toEqual(cgroupDirs(v1, '/r/kubepods'));
-    expect(podsCgroupDirs(v1, { cgroupRoot: '/', cgroupDriver: 'cgroupfs' })).toBeUndefined();
-    const v2root = tree({ 'cgroup.controllers': 'cpu memory', 'kubepods.slice/memory.current': '5' });
+    const ctx = { cgroupsPerQOS: true, cgroupRoot: '/r', cgroupDriver: 'cgroupfs' } as const;
+    expect(qosCgroupDirs(v1, ctx)).toEqual({ pods: cgroupDirs(v1, '/r/kubepods'), burstable: undefined, besteffort: cgroupDirs(v1, '/r/kubepods/besteffort') });
+    expect(qosCgroupDirs(v1, { ...ctx, cgroupRoot: '/' })).toEqual({ pods: undefined, burstable: undefined, besteffort: undefined });
+    expect(qosCgroupDirs(v1, { ...ctx, cgroupsPerQOS: false })).toEqual({});
+    const v2root = tree({
+      'cgroup.controllers': 'cpu memory',
+      'kubepods.slice/memory.current': '5',
+      'kubepods.slice/kubepods-burstable.slice/memory.current': '4',
+    });
     const v2 = detectCgroupLayout(v2root)!;
     expect(v2).toEqual({ version: 2, root: v2root });
-    expect(podsCgroupDirs(v2, { cgroupRoot: '/', cgroupDriver: 'systemd' })).toEqual({ version: 2, dir: join(v2root, 'kubepods.slice') });
+    expect(qosCgroupDirs(v2, { ...ctx, cgroupRoot: '/', cgroupDriver: 'systemd' })).toEqual({
+      pods: { version: 2, dir: join(v2root, 'kubepods.slice') },
+      burstable: { version: 2, dir: join(v2root, 'kubepods.slice/kubepods-burstable.slice') },
+      besteffort: undefined,
+    });
     expect(detectCgroupLayout(join(dir, 'nothing'))).toBeUndefined();
   });
 
