@@ -131,13 +131,19 @@ export function composeNodeResources(
   return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
 }
 
-/** The QoS cgroups at start (kubepods capped at the node's allocatable), then their update every minute. */
-export async function startQosCgroups(
+/**
+ * The node's cgroups at start, then their upkeep every minute: the kubelet in its own cgroup when
+ * kubeletCgroups names one (node-setup/kubelet-cgroup.ts), and the QoS cgroups (kubepods capped at
+ * the node's allocatable) when the kubelet makes pod cgroups.
+ */
+export async function startNodeCgroups(
   m: PodCgroupManager | undefined,
   cfg: AgentConfig,
   machine: { cpuCores: number; memoryBytes: number },
   o: { signal: AbortSignal; clock: Clock; logger: Logger },
 ): Promise<void> {
+  const kubeletCgroup = cfg.systemCgroupNames?.kubelet;
+  if (kubeletCgroup) await (await import('./node-setup/kubelet-cgroup.js')).startKubeletCgroup(kubeletCgroup, o);
   if (!m) return;
   await m
     .ensureQosCgroups(nodeAllocatableFor(cfg, machine))

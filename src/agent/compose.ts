@@ -16,7 +16,7 @@ import { setMaxListeners } from 'node:events';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeFacts, startQosCgroups, type EmbeddedRuntime } from './compose-runtime.js';
+import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeFacts, startNodeCgroups, type EmbeddedRuntime } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
 import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
@@ -262,7 +262,7 @@ export function composeAgent(
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
-      await startQosCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger });
+      await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger });
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

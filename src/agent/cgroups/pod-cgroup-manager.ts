@@ -9,11 +9,11 @@
  * follow the Burstable pods' requests, set before each new pod cgroup and every minute (upstream
  * UpdateQOSCgroups), so Burstable pods as a class get the CPU they asked for under contention.
  *
- * cgroup v1: the cpu, cpuacct, memory and pids hierarchies (the runtime makes the others); v2:
- * the unified hierarchy, with the controllers enabled on the way down. An existing pod cgroup is
+ * The hierarchies are cgroups/hierarchies.ts's (v1: cpu, cpuacct, memory, pids; v2: the unified one,
+ * with the controllers enabled on the way down). An existing pod cgroup is
  * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
  */
-import { access, mkdir, realpath, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
@@ -22,31 +22,7 @@ import { cgroupWrites, resourceConfigForPod, type ResourceConfig } from './pod-r
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { sleep, type Clock } from '../../lib/clock.js';
-
-const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
-
-/** The hierarchies found under the cgroup mount. */
-interface Hierarchies {
-  version: 1 | 2;
-  /** Mount point by controller (v2: "" → the unified root). */
-  byController: Map<string, string>;
-}
-
-const exists = (p: string) =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
-
-async function detect(fsRoot: string): Promise<Hierarchies | undefined> {
-  if (await exists(join(fsRoot, 'cgroup.controllers'))) return { version: 2, byController: new Map([['', fsRoot]]) };
-  const byController = new Map<string, string>();
-  for (const c of V1_CONTROLLERS) {
-    const m = await realpath(join(fsRoot, c)).catch(() => undefined);
-    if (m && (await exists(join(m, 'cgroup.procs')))) byController.set(c, m);
-  }
-  return byController.size ? { version: 1, byController } : undefined;
-}
+import { detectHierarchies, exists, hierarchyDirs, makeCgroup, type Hierarchies } from './hierarchies.js';
 
 /** What the manager needs. */
 export interface PodCgroupManagerDeps {
@@ -68,29 +44,15 @@ export class PodCgroupManager {
   constructor(private readonly d: PodCgroupManagerDeps) {}
 
   private found(): Promise<Hierarchies | undefined> {
-    this.hierarchies ??= detect(this.d.fsRoot ?? '/sys/fs/cgroup');
+    this.hierarchies ??= detectHierarchies(this.d.fsRoot);
     return this.hierarchies;
-  }
-
-  /** The directories of `rel` (a path below the cgroup root), one per hierarchy used. */
-  private static dirs(h: Hierarchies, rel: string): string[] {
-    return [...new Set(h.byController.values())].map((m) => join(m, rel));
   }
 
   /** Makes `rel` in every hierarchy used and applies `config`. */
   private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    if (h.version === 2) {
-      // The controllers have to be enabled in every ancestor for the pod's files to exist.
-      const root = h.byController.get('')!;
-      const parts = rel.split('/').filter(Boolean);
-      for (let i = 0; i < parts.length; i++) {
-        const dir = join(root, ...parts.slice(0, i));
-        await mkdir(join(root, ...parts.slice(0, i + 1)), { recursive: true });
-        await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
-      }
-    } else for (const d of PodCgroupManager.dirs(h, rel)) await mkdir(d, { recursive: true });
+    await makeCgroup(h, rel);
     for (const w of cgroupWrites(config, h.version)) {
       const mount = h.byController.get(w.controller);
       if (!mount) continue;
@@ -122,7 +84,7 @@ export class PodCgroupManager {
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
-    if (!h || (await Promise.all(PodCgroupManager.dirs(h, rel).map(exists))).every(Boolean)) return;
+    if (!h || (await Promise.all(hierarchyDirs(h, rel).map(exists))).every(Boolean)) return;
     await this.updateQosCgroups();
     const config = resourceConfigForPod(pod, {
       enforceCpuLimits: this.d.cpuCFSQuota,
