@@ -1,6 +1,6 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
 import { readdirSync, statSync, type Stats } from 'node:fs';
-import { mkdir, rename, writeFile, readFile } from 'node:fs/promises';
+import { access, mkdir, rename, writeFile, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
 /** Writes `data` to `path` atomically (temp file + rename), creating parent dirs. */
@@ -10,6 +10,13 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
   await writeFile(tmp, data, { mode });
   await rename(tmp, path);
 }
+
+/** Whether `path` exists (can be reached: access(2) with F_OK). */
+export const pathExists = (path: string): Promise<boolean> =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Reads and parses a JSON file; undefined when it does not exist. */
 export async function readJsonIfExists<T>(path: string): Promise<T | undefined> {

@@ -10,9 +10,10 @@
  * cgroup.procs, then exec), so nothing it forks can escape.
  */
 import { readFileSync } from 'node:fs';
-import { access, mkdir, readdir, realpath, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
+import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
 
 export type { CgroupUsage } from '../lib/cgroup-usage.js';
 
@@ -26,42 +27,32 @@ export interface ContainerCgroups {
   cpuRoot: string;
 }
 
-const V1_CONTROLLERS = ['memory', 'cpuacct', 'cpu', 'pids'];
-
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
 export async function detectContainerCgroups(runtimeKey: string, fsRoot = '/sys/fs/cgroup'): Promise<ContainerCgroups | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const sub = join('tskubelet-process-runtime', runtimeKey);
   try {
-    if (await exists(join(fsRoot, 'cgroup.controllers'))) {
-      // v2: controllers must be enabled on the way down for the leaves to account memory and CPU.
+    const h = await detectHierarchies(fsRoot);
+    if (!h) return undefined;
+    if (h.version === 1 && (!h.byController.has('memory') || !h.byController.has('cpuacct'))) return undefined;
+    // v2: the controllers enabled on the way down, for the leaves to account memory and CPU.
+    await makeCgroup(h, sub);
+    if (h.version === 2) {
       const root = join(fsRoot, sub);
-      await mkdir(root, { recursive: true });
-      for (const dir of [fsRoot, join(fsRoot, 'tskubelet-process-runtime'), root])
-        await writeFile(join(dir, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+      // Its containers are its children: the controllers enabled in it too.
+      await writeFile(join(root, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
       return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root };
     }
-    const mounts = new Map<string, string>();
-    for (const c of V1_CONTROLLERS) {
-      const m = await realpath(join(fsRoot, c)).catch(() => undefined);
-      if (m && (await exists(join(m, 'cgroup.procs')))) mounts.set(c, m);
-    }
-    const memory = mounts.get('memory');
-    const cpuacct = mounts.get('cpuacct');
-    if (!memory || !cpuacct) return undefined;
-    const roots = [...new Set(mounts.values())].map((m) => join(m, sub));
-    for (const r of roots) await mkdir(r, { recursive: true });
-    return { version: 1, roots, memoryRoot: join(memory, sub), cpuRoot: join(cpuacct, sub) };
+    return {
+      version: 1,
+      roots: hierarchyDirs(h, sub),
+      memoryRoot: join(h.byController.get('memory')!, sub),
+      cpuRoot: join(h.byController.get('cpuacct')!, sub),
+    };
   } catch {
     return undefined;
   }
 }
-
-const exists = (p: string) =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
 
 /** The container's cgroup directories. Pure. */
 export function containerCgroupDirs(cg: ContainerCgroups, id: string): string[] {

@@ -4,9 +4,9 @@
  * Existing files are reused; keys (ECDSA P-256) are written 0600. Generation is native
  * (`lib/x509.ts`), so a fresh root dir costs milliseconds, not seconds.
  */
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../lib/fs-util.js';
+import { pathExists as exists, writeFileAtomic } from '../lib/fs-util.js';
 import { createCertificate, newKeyPem } from '../lib/x509.js';
 
 /** Paths of the local PKI files. */
@@ -57,15 +57,6 @@ export async function issueCert(
     notAfter: o.expired ? new Date(Date.now() - 3_600_000) : new Date(Date.now() + 365 * DAY),
   });
   return { cert, key };
-}
-
-async function exists(p: string) {
-  try {
-    await access(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Writes a pair (key 0600 first, then the certificate). */

@@ -9,7 +9,7 @@
  * follow the Burstable pods' requests, set before each new pod cgroup and every minute (upstream
  * UpdateQOSCgroups), so Burstable pods as a class get the CPU they asked for under contention.
  *
- * The hierarchies are cgroups/hierarchies.ts's (v1: cpu, cpuacct, memory, pids; v2: the unified one,
+ * The hierarchies are lib/cgroup-hierarchies.ts's (v1: cpu, cpuacct, memory, pids; v2: the unified one,
  * with the controllers enabled on the way down). An existing pod cgroup is
  * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
  */
@@ -22,7 +22,8 @@ import { cgroupWrites, resourceConfigForPod, type ResourceConfig } from './pod-r
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { sleep, type Clock } from '../../lib/clock.js';
-import { detectHierarchies, exists, hierarchyDirs, makeCgroup, type Hierarchies } from './hierarchies.js';
+import { pathExists } from '../../lib/fs-util.js';
+import { detectHierarchies, hierarchyDirs, makeCgroup, type Hierarchies } from '../../lib/cgroup-hierarchies.js';
 
 /** What the manager needs. */
 export interface PodCgroupManagerDeps {
@@ -84,7 +85,7 @@ export class PodCgroupManager {
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
-    if (!h || (await Promise.all(hierarchyDirs(h, rel).map(exists))).every(Boolean)) return;
+    if (!h || (await Promise.all(hierarchyDirs(h, rel).map(pathExists))).every(Boolean)) return;
     await this.updateQosCgroups();
     const config = resourceConfigForPod(pod, {
       enforceCpuLimits: this.d.cpuCFSQuota,

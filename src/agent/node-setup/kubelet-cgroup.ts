@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { sleep, type Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import { detectHierarchies, hierarchyDirs, makeCgroup } from '../cgroups/hierarchies.js';
+import { detectHierarchies, hierarchyDirs, makeCgroup } from '../../lib/cgroup-hierarchies.js';
 
 /** How often the kubelet checks it is still in its cgroup (upstream: every minute). */
 export const ENSURE_PERIOD_MS = 60_000;

@@ -10,8 +10,9 @@
  * read itself under V8's interpreter, every 10 s. statfs stays asynchronous: its paths may be
  * on any filesystem.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
+import { listDirSync } from '../../lib/fs-util.js';
 
 /** A /proc file's text; '' when it cannot be read. */
 const procText = (path: string): string => {
@@ -95,10 +96,6 @@ export async function fsUsage(
 export function nodeRlimit(): { maxpid: number; curproc: number } {
   const maxpid = Number(procText('/proc/sys/kernel/pid_max').trim() || '0');
   let curproc = 0;
-  try {
-    for (const n of readdirSync('/proc')) if (n.charCodeAt(0) >= 0x30 && n.charCodeAt(0) <= 0x39) curproc++;
-  } catch {
-    /* no /proc: 0 */
-  }
+  for (const n of listDirSync('/proc') ?? []) if (n.charCodeAt(0) >= 0x30 && n.charCodeAt(0) <= 0x39) curproc++;
   return { maxpid, curproc };
 }

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { moveIntoCgroup } from '../../../src/agent/node-setup/kubelet-cgroup.js';
-import { detectHierarchies, hierarchyDirs } from '../../../src/agent/cgroups/hierarchies.js';
+import { detectHierarchies, hierarchyDirs } from '../../../src/lib/cgroup-hierarchies.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing } from '../../e2e/helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-kubelet-cgroup-'));

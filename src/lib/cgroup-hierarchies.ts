@@ -3,8 +3,9 @@
  * memory and pids (the runtime makes the others), and making a cgroup in each of them (v2: with
  * the controllers enabled on the way down, so its cpu and memory files exist).
  */
-import { access, mkdir, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, realpath, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathExists as exists } from './fs-util.js';
 
 const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids'];
 
@@ -14,13 +15,6 @@ export interface Hierarchies {
   /** Mount point by controller (v2: "" → the unified root). */
   byController: Map<string, string>;
 }
-
-/** Whether `p` exists. */
-export const exists = (p: string): Promise<boolean> =>
-  access(p).then(
-    () => true,
-    () => false,
-  );
 
 /** The hierarchies under `fsRoot`; undefined when there are none to write to. */
 export async function detectHierarchies(fsRoot = '/sys/fs/cgroup'): Promise<Hierarchies | undefined> {
