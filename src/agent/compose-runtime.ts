@@ -132,8 +132,8 @@ export function composeNodeResources(
 }
 
 /**
- * The node's cgroups at start, then their upkeep every minute: the kubelet in its own cgroup when
- * kubeletCgroups names one (node-setup/kubelet-cgroup.ts), and the QoS cgroups (kubepods capped at
+ * The node's cgroups at start, then their upkeep every minute: the kubelet kept in its own cgroup
+ * when kubeletCgroups names one (node-setup/kubelet-cgroup.ts; prepareHost moved it there), and the QoS cgroups (kubepods capped at
  * the node's allocatable) when the kubelet makes pod cgroups.
  */
 export async function startNodeCgroups(
@@ -143,7 +143,7 @@ export async function startNodeCgroups(
   o: { signal: AbortSignal; clock: Clock; logger: Logger },
 ): Promise<void> {
   const kubeletCgroup = cfg.systemCgroupNames?.kubelet;
-  if (kubeletCgroup) await (await import('./node-setup/kubelet-cgroup.js')).startKubeletCgroup(kubeletCgroup, o);
+  if (kubeletCgroup) (await import('./node-setup/kubelet-cgroup.js')).startKubeletCgroup(kubeletCgroup, o);
   if (!m) return;
   await m
     .ensureQosCgroups(nodeAllocatableFor(cfg, machine))

@@ -1,7 +1,7 @@
 /**
  * Reading protobuf's wire format in place, for the code that looks at CRI answers before (or
  * instead of) decoding them: cri/reused-list-items.ts and cri/stats-wire.ts. Nothing allocates
- * but `latin1`'s string: results are left in module state, read right after the call.
+ * but the strings of `latin1` and `utf8`: results are left in module state, read right after the call.
  */
 
 /** Where the last varint read ended. */

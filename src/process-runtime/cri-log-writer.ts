@@ -62,8 +62,7 @@ export class CriLogWriter {
 
   /** Flushes what is left of `stream` as a full line. */
   endStream(stream: LogStream): void {
-    if (this.pending[stream].length) this.append([formatRecord(nowNs(), stream, false, this.pending[stream])]);
-    this.pending[stream] = Buffer.alloc(0);
+    this.flush(stream, false);
   }
 
   /** Reopens the file (after rotation). */
@@ -77,10 +76,8 @@ export class CriLogWriter {
    * next writer of this log (a restarted runtime) completes the line.
    */
   detach(): Promise<void> {
-    for (const stream of ['stdout', 'stderr'] as const) {
-      if (this.pending[stream].length) this.append([formatRecord(nowNs(), stream, true, this.pending[stream])]);
-      this.pending[stream] = Buffer.alloc(0);
-    }
+    this.flush('stdout', true);
+    this.flush('stderr', true);
     this.closeFd();
     return Promise.resolve();
   }
@@ -91,6 +88,12 @@ export class CriLogWriter {
     this.endStream('stderr');
     this.closeFd();
     return Promise.resolve();
+  }
+
+  /** Writes what is left of `stream`, as a full or a partial line. */
+  private flush(stream: LogStream, partial: boolean): void {
+    if (this.pending[stream].length) this.append([formatRecord(nowNs(), stream, partial, this.pending[stream])]);
+    this.pending[stream] = Buffer.alloc(0);
   }
 
   private append(records: Buffer[]): void {

@@ -4,7 +4,6 @@
  */
 import type { Logger } from '../../lib/logger.js';
 import { applyOomScoreAdj } from '../../lib/oom-score.js';
-import { messageOf } from '../../lib/errors.js';
 import { SWAP_ON_ERROR, swapIsOn } from './swap.js';
 
 /** Returns false (after logging why) when the kubelet must not start. `procSwaps`: where swap devices are listed. */
@@ -28,12 +27,7 @@ export async function prepareHost(
   }
   // kubeletCgroups: into its own cgroup before it allocates much (memory stays charged where it was
   // first used); the agent keeps it there (kubelet-cgroup.ts). A failure is logged, as upstream.
-  if (kc.kubeletCgroups) {
-    const { moveIntoCgroup } = await import('./kubelet-cgroup.js');
-    await moveIntoCgroup(process.pid, kc.kubeletCgroups).catch((err: unknown) =>
-      logger.warn({ cgroup: kc.kubeletCgroups, err: messageOf(err) }, 'failed to ensure the kubelet is in its cgroup'),
-    );
-  }
+  if (kc.kubeletCgroups) await (await import('./kubelet-cgroup.js')).ensureKubeletCgroup(kc.kubeletCgroups, logger);
   // The kernel's OOM killer takes the kubelet last (upstream logs a failure and goes on).
   const oomErr = await applyOomScoreAdj(kc.oomScoreAdj);
   if (oomErr) logger.info({ err: oomErr }, 'failed to apply oomScoreAdj');
