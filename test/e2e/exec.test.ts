@@ -166,6 +166,18 @@ describe('exec over SPDY/3.1', () => {
     expect(r.out.error).toMatch(/exit code 5$/);
   });
 
+  it('v4: many windows of output to a client that does flow control (both sides announce it), all of it and the status', async () => {
+    const n = 4 << 20;
+    let bytes = 0;
+    let status = '';
+    await spdyExec('127.0.0.1', ports.port, execPath(['head', '-c', String(n), '/dev/zero'], 'output=1'), pki, {
+      protocols: ['v4.channel.k8s.io'],
+      streams: ['error', 'stdout'],
+      onData: (stream, d) => (stream === 'stdout' ? (bytes += d.length) : (status += d.toString())),
+    });
+    expect([bytes, JSON.parse(status).status]).toEqual([n, 'Success']);
+  });
+
   it('answers 400 without X-Stream-Protocol-Version and 403 with the accepted list when none matches', async () => {
     const none = await rawUpgrade(
       '127.0.0.1',

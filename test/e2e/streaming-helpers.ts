@@ -1,5 +1,6 @@
 /** Streaming clients for tests: a `ws` channel client and a SPDY/3.1 client built on our connection. */
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import tls from 'node:tls';
 import { WebSocket } from 'ws';
 import { SpdyConnection, type SpdyStream } from '../../src/streaming/spdy/connection.js';
@@ -58,19 +59,21 @@ export function wsSession(
   });
 }
 
-/** A raw HTTPS upgrade: resolves the status line, headers and the socket positioned after them. */
+/**
+ * A raw upgrade over HTTPS (plain HTTP without `pki`: a runtime's own streaming server): resolves
+ * the status line, headers and the socket positioned after them.
+ */
 export function rawUpgrade(
   host: string,
   port: number,
   path: string,
   headers: [string, string][],
-  pki: ClientPki,
+  pki: ClientPki | undefined,
   method = 'POST',
-): Promise<{ status: number; headers: string; body: string; socket: tls.TLSSocket }> {
+): Promise<{ status: number; headers: string; body: string; socket: net.Socket }> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, () => {
-      socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
-    });
+    const request = () => socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+    const socket = pki ? tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, request) : net.connect(port, host, request);
     let buf = Buffer.alloc(0);
     const onData = (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
@@ -81,6 +84,9 @@ export function rawUpgrade(
       const rest = buf.subarray(end + 4);
       const status = Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0);
       if (status === 101) {
+        // Held until the caller takes the socket: a record decrypted in the same read (the
+        // server's first SPDY frame) would otherwise be emitted to no listener and lost.
+        socket.pause();
         if (rest.length) socket.unshift(rest);
         resolve({ status, headers: head, body: '', socket });
         return;
@@ -108,7 +114,7 @@ export async function spdyExec(
   host: string,
   port: number,
   path: string,
-  pki: ClientPki,
+  pki: ClientPki | undefined,
   o: { protocols?: string[]; streams: string[]; stdin?: string; onData?: (stream: string, chunk: Buffer) => void },
 ): Promise<{ status: number; protocol?: string; out: Record<string, string> }> {
   const up = await rawUpgrade(

@@ -427,6 +427,25 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     expect(JSON.parse(r.out.error)).toMatchObject({ status: 'Success' });
   });
 
+  it('exec with a SPDY client: all of a large output and the status arrive, every time', async () => {
+    // containerd's server ends with the status, RST_STREAM, GOAWAY and a close; through the relay
+    // the end of the output used to be lost (our client's WINDOW_UPDATEs, unread by spdystream,
+    // turned containerd's close into a reset) or the session never ended.
+    const n = 8 << 20;
+    const path = `/exec/default/${podName('shell')}/main?command=head&command=-c&command=${n}&command=/dev/zero&output=1`;
+    for (let i = 0; i < 3; i++) {
+      let bytes = 0;
+      let status = '';
+      const r = await spdyExec('127.0.0.1', ports.port, path, pki, {
+        protocols: ['v4.channel.k8s.io'],
+        streams: ['error', 'stdout'],
+        onData: (stream, d) => (stream === 'stdout' ? (bytes += d.length) : (status += d.toString())),
+      });
+      expect(r.status).toBe(101);
+      expect([bytes, JSON.parse(status).status]).toEqual([n, 'Success']);
+    }
+  });
+
   it('logs: tail, limitBytes and follow', async () => {
     await until(async () => (await logs('shell')).body.split('\n').length > 5, 10_000, 'some lines');
     const tail = (await logs('shell', '?tailLines=2')).body.trim().split('\n');

@@ -4,11 +4,17 @@
  *   socket ──► FrameDecoder ──► frames in order ──► streams (Duplex) / PING reply / GOAWAY
  *   streams ──► DATA, SYN_STREAM, SYN_REPLY, RST ──► one write queue ──► socket
  *
- * Flow control: we grant the peer a receive window per stream and send WINDOW_UPDATE as our
- * readers consume, so a slow reader slows the peer. For sending we follow the peer's windows only
- * once it shows it does flow control (a WINDOW_UPDATE or an INITIAL_WINDOW_SIZE setting): Go's
- * spdystream, which every Kubernetes client uses, never sends WINDOW_UPDATE and relies on TCP,
- * so there the socket's own backpressure is what paces us.
+ * Flow control is used only between peers that both do it. Each side announces it at once (a
+ * SETTINGS frame with INITIAL_WINDOW_SIZE); once the peer has shown it (that setting or a
+ * WINDOW_UPDATE) we follow its windows when sending and send WINDOW_UPDATE as our readers consume.
+ * Go's spdystream, which every Kubernetes client and streaming server uses (kubectl, the
+ * apiserver, containerd), does no flow control: it reads SETTINGS and WINDOW_UPDATE and ignores
+ * them, and relies on TCP. So with it we send none: a WINDOW_UPDATE it has not read yet when it
+ * closes the connection makes its kernel answer with a reset instead of a FIN, which throws away
+ * what it had written and we had not read yet — the end of an exec's output, through the kubelet's
+ * relay where more is in flight. Whatever the peer does, a stream's unread data is bounded: past
+ * RECV_BOUND the socket is paused until that stream's reader takes more (spdystream blocks the
+ * same way), so a peer that ignores the window is paced by TCP.
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
@@ -19,6 +25,8 @@ import { SpdyStream, type StreamHost } from './stream.js';
 export { SpdyStream } from './stream.js';
 
 const DEFAULT_WINDOW = 64 * 1024;
+/** Unread bytes on one stream beyond which the socket is paused (twice the window we grant). */
+const RECV_BOUND = 2 * DEFAULT_WINDOW;
 
 /** Options for a connection. */
 export interface SpdyConnectionOptions {
@@ -43,6 +51,8 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   private inbound: Promise<void> = Promise.resolve();
   private readonly pings = new Map<number, () => void>();
   private nextPing: number;
+  /** The stream whose unread data paused the socket. */
+  private heldBy: SpdyStream | undefined;
 
   constructor(
     private readonly socket: Duplex,
@@ -52,12 +62,14 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     this.nextId = opts.server ? 2 : 1;
     this.nextPing = opts.server ? 2 : 1;
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
+    socket.resume(); // a socket handed over paused (nothing lost before this listener) starts flowing
     // Frames already received are handled before the streams are torn down.
     const done = () => {
       void this.inbound.then(() => this.teardown());
     };
     socket.on('close', done);
     socket.on('error', done);
+    this.sendFrame({ type: 'settings', flags: 0, entries: [{ flags: 0, id: SettingsId.INITIAL_WINDOW_SIZE, value: DEFAULT_WINDOW }] });
   }
 
   /** Opens a stream (client side, or server push); SYN_STREAM is queued at once. */
@@ -132,7 +144,8 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
 
   /** @internal the reader consumed data: grant the peer more window */
   acknowledge(s: SpdyStream): void {
-    if (s.recvUnacked > 0 && !s.remoteFin && !s.destroyed) {
+    if (this.heldBy === s) this.release();
+    if (this.peerDoesFlowControl && s.recvUnacked > 0 && !s.remoteFin && !s.destroyed) {
       this.sendFrame({ type: 'window_update', streamId: s.id, delta: s.recvUnacked });
       s.recvUnacked = 0;
     }
@@ -145,7 +158,13 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
 
   /** @internal */
   forget(id: number): void {
+    if (this.heldBy?.id === id) this.release();
     this.streams.delete(id);
+  }
+
+  private release(): void {
+    this.heldBy = undefined;
+    if (!this.closed) this.socket.resume();
   }
 
   /** Number of open streams. */
@@ -206,6 +225,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
         if (f.data.length) {
           s.recvUnacked += f.data.length;
           if (s.push(f.data)) this.acknowledge(s);
+          else if (s.readableLength >= RECV_BOUND && !this.heldBy) {
+            this.heldBy = s;
+            this.socket.pause();
+          }
         }
         if (f.flags & FLAG_FIN) this.remoteFinish(s);
         return;
@@ -214,8 +237,8 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
         const s = this.streams.get(f.streamId);
         if (s) {
           this.streams.delete(f.streamId);
+          this.peerGone(s);
           s.emit('reset', f.status);
-          s.destroy();
         }
         return;
       }
@@ -265,10 +288,31 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     if (s.writableFinished) this.streams.delete(s.id);
   }
 
+  /**
+   * The peer is done with a stream (RST_STREAM, or the connection closed): nothing more is written
+   * to it, and what it sent stays readable, then ends (EOF without a FIN, as spdystream's reads).
+   * Destroying it at once lost the last frames and the end whenever they came in the same read as
+   * the reset or the close — Go's streaming servers (containerd's) write the status, RST_STREAM,
+   * GOAWAY and close.
+   */
+  private peerGone(s: SpdyStream): void {
+    s.peerGone = true;
+    s.windowOpened();
+    if (s.readableEnded || s.destroyed) {
+      s.destroy();
+      return;
+    }
+    if (!s.remoteFin) {
+      s.remoteFin = true;
+      s.push(null);
+    }
+    s.once('end', () => s.destroy());
+  }
+
   private teardown(destroySocket = true): void {
     if (this.closed) return;
     this.closed = true;
-    for (const s of this.streams.values()) s.destroy();
+    for (const s of this.streams.values()) this.peerGone(s);
     this.streams.clear();
     for (const resolve of this.pings.values()) resolve();
     this.pings.clear();

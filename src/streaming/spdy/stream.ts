@@ -20,7 +20,7 @@ export interface StreamHost {
   sendFrameDrained(f: Parameters<typeof encodeFrame>[0]): Promise<void>;
   /** Sends SYN_REPLY / HEADERS with a header block. */
   sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): void;
-  /** The reader consumed data: grant the peer more window. */
+  /** The reader wants more: grant the peer more window, resume a socket its unread data paused. */
   acknowledge(s: SpdyStream): void;
   /** Our side sent FIN. */
   localFinished(s: SpdyStream): void;
@@ -35,6 +35,8 @@ export class SpdyStream extends Duplex {
   /** @internal */ sendWindow: number;
   /** @internal */ recvUnacked = 0;
   /** @internal */ remoteFin = false;
+  /** @internal the peer reset the stream or the connection closed: what is written is dropped */
+  peerGone = false;
   private replied = false;
   private waiters: (() => void)[] = [];
 
@@ -82,7 +84,7 @@ export class SpdyStream extends Duplex {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
+    if (!this.peerGone) this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
     this.conn.localFinished(this);
     cb();
   }
@@ -96,13 +98,13 @@ export class SpdyStream extends Duplex {
   private async writeData(chunk: Buffer): Promise<void> {
     let off = 0;
     while (off < chunk.length) {
+      const flowControl = this.conn.peerDoesFlowControl;
+      if (flowControl) while (this.sendWindow <= 0 && !this.destroyed && !this.peerGone) await new Promise<void>((r) => this.waiters.push(r));
       if (this.destroyed) throw new Error('stream closed');
-      let n = Math.min(MAX_DATA_FRAME, chunk.length - off);
-      if (this.conn.peerDoesFlowControl) {
-        while (this.sendWindow <= 0 && !this.destroyed) await new Promise<void>((r) => this.waiters.push(r));
-        n = Math.min(n, this.sendWindow);
-        this.sendWindow -= n;
-      }
+      // Dropped once the peer reset the stream or the connection closed: nobody reads it, and a reset is no 'error'.
+      if (this.peerGone) return;
+      const n = Math.min(MAX_DATA_FRAME, chunk.length - off, flowControl ? this.sendWindow : Infinity);
+      if (flowControl) this.sendWindow -= n;
       await this.conn.sendFrameDrained({ type: 'data', streamId: this.id, flags: 0, data: chunk.subarray(off, off + n) });
       off += n;
     }

@@ -11,6 +11,17 @@ afterEach(() => {
 
 /** A real TCP pair with a SPDY connection on each end. */
 async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; serverSocket: net.Socket; clientSocket: net.Socket }> {
+  const { clientSocket, serverSocket } = await sockets();
+  return {
+    client: new SpdyConnection(clientSocket, { server: false }),
+    server: new SpdyConnection(serverSocket, { server: true }),
+    serverSocket,
+    clientSocket,
+  };
+}
+
+/** A real TCP pair. */
+async function sockets(): Promise<{ serverSocket: net.Socket; clientSocket: net.Socket }> {
   const srv = net.createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const accepted = once(srv, 'connection');
@@ -21,12 +32,7 @@ async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection;
     serverSocket.destroy();
     srv.close();
   });
-  return {
-    client: new SpdyConnection(clientSocket, { server: false }),
-    server: new SpdyConnection(serverSocket, { server: true }),
-    serverSocket,
-    clientSocket,
-  };
+  return { clientSocket, serverSocket };
 }
 
 // Events, not for-await: async iteration destroys a Duplex when it ends, closing our write side too.
@@ -104,6 +110,76 @@ describe('SpdyConnection', () => {
     expect(server.peerDoesFlowControl).toBe(true); // our client sends WINDOW_UPDATE as it reads
   });
 
+  it('delivers the last data and the end of a stream when the peer closes the connection right behind them', async () => {
+    // Go's remotecommand server (containerd's streaming server) writes the status, the FINs and
+    // GOAWAY, then closes the TCP connection: all of it can arrive in one read.
+    const { client, server, serverSocket } = await pair();
+    const accepted = once(server, 'stream');
+    const finned = client.openStream([['streamtype', 'error']]);
+    const open = client.openStream([['streamtype', 'stdout']]);
+    const [first] = (await accepted) as [SpdyStream];
+    const got = [collect(finned), collect(open)];
+    const closed = once(client, 'close');
+    serverSocket.end(
+      Buffer.concat([
+        encodeFrame({ type: 'data', streamId: first.id, flags: 0, data: Buffer.from('{"status":"Success"}') }),
+        encodeFrame({ type: 'data', streamId: first.id, flags: 1, data: Buffer.alloc(0) }),
+        encodeFrame({ type: 'data', streamId: open.id, flags: 0, data: Buffer.from('last bytes') }),
+        encodeFrame({ type: 'goaway', lastGoodStreamId: 0, status: 0 }),
+      ]),
+    );
+    // The FINned stream ends after its data; the other ends too (EOF at the close, as spdystream's reads).
+    expect((await Promise.all(got)).map(String)).toEqual(['{"status":"Success"}', 'last bytes']);
+    await closed;
+  });
+
+  it('keeps what a stream received before RST_STREAM readable, ends it, and drops later writes without an error', async () => {
+    // containerd's streaming server: the status on the error stream, then RST_STREAM (CANCEL) on it.
+    const { client, server, serverSocket } = await pair();
+    const accepted = once(server, 'stream');
+    const c = client.openStream([['streamtype', 'error']]);
+    const [s] = (await accepted) as [SpdyStream];
+    const got = collect(c);
+    const errors: Error[] = [];
+    c.on('error', (e: Error) => errors.push(e));
+    const reset = new Promise<[number, unknown]>((resolve) => c.once('reset', (status: number) => c.write('late', (err) => resolve([status, err ?? 'none']))));
+    serverSocket.write(
+      Buffer.concat([
+        encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: Buffer.from('{"status":"Success"}') }),
+        encodeFrame({ type: 'rst_stream', streamId: s.id, status: 5 }),
+      ]),
+    );
+    expect(await reset).toEqual([5, 'none']); // the write after the reset was dropped, no error
+    expect((await got).toString()).toBe('{"status":"Success"}');
+    expect(errors).toEqual([]);
+    expect(client.streamCount).toBe(0);
+  });
+
+  it("sends no WINDOW_UPDATE to a peer that does no flow control (Go's spdystream), and bounds a stream's unread data by pausing the socket", async () => {
+    // The peer is a raw socket that, like spdystream, never announces flow control and ignores windows.
+    const { clientSocket, serverSocket } = await sockets();
+    const client = new SpdyConnection(clientSocket, { server: false });
+    const seen: Buffer[] = [];
+    serverSocket.on('data', (d: Buffer) => seen.push(d));
+    const s = client.openStream([['streamtype', 'stdout']]);
+    s.end();
+    s.pause(); // a reader that falls behind
+    const chunk = Buffer.alloc(16 * 1024, 7);
+    const frames = Buffer.concat(Array.from({ length: 256 }, () => encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: chunk }))); // 4 MiB
+    serverSocket.write(Buffer.concat([frames, encodeFrame({ type: 'data', streamId: s.id, flags: 1, data: Buffer.alloc(0) })]));
+    await new Promise((r) => setTimeout(r, 300));
+    // Held at the bound (128 KiB) plus at most what one socket read had already decoded.
+    expect(s.readableLength).toBeGreaterThanOrEqual(128 * 1024);
+    expect(s.readableLength).toBeLessThanOrEqual(256 * 1024);
+    const all = collect(s);
+    s.resume();
+    expect((await all).length).toBe(4 << 20);
+    const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
+    const sent = new FrameDecoder().push(Buffer.concat(seen)).frames.map((f) => f.type);
+    expect(sent.filter((t) => t === 'window_update')).toEqual([]);
+    expect(sent).toEqual(expect.arrayContaining(['settings', 'syn_stream']));
+  });
+
   it('answers a malformed frame with GOAWAY and closes, without throwing', async () => {
     const { server, clientSocket } = await pair();
     const errors: string[] = [];
@@ -115,7 +191,8 @@ describe('SpdyConnection', () => {
     await once(clientSocket, 'close');
     expect(errors[0]).toMatch(/RST_STREAM length/);
     const all = Buffer.concat(received).toString('hex');
-    expect(all.startsWith('8003000600000004' + '00000001')).toBe(true); // the PING was answered first
+    // Its announcement of flow control (SETTINGS, INITIAL_WINDOW_SIZE 64 KiB), then the PING answered, then GOAWAY.
+    expect(all.startsWith('800300040000000c' + '00000001' + '00000007' + '00010000' + '8003000600000004' + '00000001')).toBe(true);
     expect(all).toContain('8003000700000008'); // then GOAWAY
   });
 
@@ -131,7 +208,7 @@ describe('SpdyConnection', () => {
     await new Promise((r) => setTimeout(r, 100));
     const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
     const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
-    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(['rst 2 1', 'rst 5 1', 'rst 3 1']);
+    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(['settings', 'rst 2 1', 'rst 5 1', 'rst 3 1']);
   });
 
   it('rejects a header block that does not inflate', async () => {
