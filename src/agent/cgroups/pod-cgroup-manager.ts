@@ -17,7 +17,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
-import { milliCpuToShares, MIN_SHARES, podCgroupParent, type CgroupContext } from '../runtime/linux-resources.js';
+import { milliCpuToShares, MIN_SHARES, podCgroupParent, qosLevelDir, type CgroupContext } from '../runtime/linux-resources.js';
 import { cgroupWrites, resourceConfigForPod, type ResourceConfig } from './pod-resource-config.js';
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
@@ -67,18 +67,18 @@ export class PodCgroupManager {
 
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
-    const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
-    await this.create(base, allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {});
-    await this.create(join(base, 'burstable'), {});
-    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES });
+    const root = this.d.cgroups.cgroupRoot;
+    const cap = allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {};
+    await this.create(qosLevelDir(root, 'Guaranteed'), cap);
+    await this.create(qosLevelDir(root, 'Burstable'), {});
+    await this.create(qosLevelDir(root, 'BestEffort'), { cpuShares: MIN_SHARES });
   }
 
   /** The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream setCPUCgroupConfig). */
   async updateQosCgroups(): Promise<void> {
     const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
-    const base = join(this.d.cgroups.cgroupRoot || '/', 'kubepods');
-    await this.create(join(base, 'burstable'), { cpuShares: milliCpuToShares(burstable) });
-    await this.create(join(base, 'besteffort'), { cpuShares: MIN_SHARES });
+    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'Burstable'), { cpuShares: milliCpuToShares(burstable) });
+    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'BestEffort'), { cpuShares: MIN_SHARES });
   }
 
   /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after UpdateQOSCgroups). */

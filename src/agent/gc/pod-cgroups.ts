@@ -8,8 +8,9 @@
 import { readdirSync } from 'node:fs';
 import { readFile, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { qosLevelDir, type QosClass } from '../runtime/linux-resources.js';
 
-const QOS_DIRS = ['', 'burstable', 'besteffort'];
+const QOS_CLASSES: QosClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
 
 /** The directories in `dir` (none when it cannot be read). */
 function subdirs(dir: string): string[] {
@@ -35,8 +36,8 @@ function hierarchiesOf(cgroupFsRoot: string): string[] {
 export function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const h of hierarchiesOf(cgroupFsRoot)) {
-    for (const q of QOS_DIRS) {
-      const dir = join(h, cgroupRoot, 'kubepods', q);
+    for (const q of QOS_CLASSES) {
+      const dir = join(h, qosLevelDir(cgroupRoot, q));
       for (const name of subdirs(dir)) {
         if (!name.startsWith('pod')) continue;
         const uid = name.slice(3);
@@ -122,5 +123,5 @@ export async function removeOrphanedPodCgroups(
  * listing the others: the cost of a pod's removal does not grow with the number of pods.
  */
 export async function removePodCgroup(cgroupFsRoot: string, uid: string, cgroupRoot = '/'): Promise<void> {
-  await Promise.all(hierarchiesOf(cgroupFsRoot).flatMap((h) => QOS_DIRS.map((q) => rmdirTree(join(h, cgroupRoot, 'kubepods', q, `pod${uid}`)))));
+  await Promise.all(hierarchiesOf(cgroupFsRoot).flatMap((h) => QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`)))));
 }

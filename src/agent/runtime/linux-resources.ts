@@ -67,12 +67,27 @@ export interface CgroupContext {
   cgroupDriver: 'cgroupfs' | 'systemd';
 }
 
+export type QosClass = ReturnType<typeof qosClass>;
+
+/**
+ * The QoS tree (cgroupsPerQOS), the one place its names are spelled: `kubepods` holds every pod,
+ * Guaranteed pods directly, and Burstable and BestEffort have a level each below it. A class's
+ * level as path parts below the cgroup root: `['kubepods', 'burstable']`.
+ */
+export function qosLevel(qos: QosClass): string[] {
+  return qos === 'Guaranteed' ? ['kubepods'] : ['kubepods', qos.toLowerCase()];
+}
+
+/** A QoS class's level as a cgroupfs path from a hierarchy's top: `<cgroupRoot>/kubepods/burstable`. */
+export function qosLevelDir(cgroupRoot: string, qos: QosClass): string {
+  return `${(cgroupRoot || '/').replace(/\/$/, '')}/${qosLevel(qos).join('/')}`;
+}
+
 /** The pod's cgroup parent as the runtime expects it ("/kubepods/burstable/pod<uid>" or the systemd slice). */
 export function podCgroupParent(pod: Pod, ctx: CgroupContext): string {
   const root = ctx.cgroupRoot || '/';
   if (!ctx.cgroupsPerQOS) return ctx.cgroupDriver === 'systemd' ? '' : root;
-  const qos = qosClass(pod);
-  const parts = ['kubepods', ...(qos === 'Guaranteed' ? [] : [qos.toLowerCase()]), `pod${pod.metadata.uid}`];
+  const parts = [...qosLevel(qosClass(pod)), `pod${pod.metadata.uid}`];
   if (ctx.cgroupDriver === 'systemd') {
     return `${parts.map((p) => p.replace(/-/g, '_')).join('-')}.slice`;
   }

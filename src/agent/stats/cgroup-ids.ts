@@ -4,7 +4,7 @@
  * (runtime/linux-resources.ts `podCgroupParent`), as cAdvisor reading them would. Pure.
  */
 import type { Pod } from '../../api/types.js';
-import { podCgroupParent, type CgroupContext } from '../runtime/linux-resources.js';
+import { podCgroupParent, qosLevel, qosLevelDir, type CgroupContext, type QosClass } from '../runtime/linux-resources.js';
 
 /**
  * A pod's cgroup: `/kubepods/burstable/pod<uid>` (cgroupfs, below the cgroup root), or with the
@@ -38,10 +38,8 @@ export interface QosCgroupIds {
  */
 export function qosCgroupIds(ctx: CgroupContext): QosCgroupIds | undefined {
   if (!ctx.cgroupsPerQOS) return undefined;
-  if (ctx.cgroupDriver === 'systemd')
-    return { pods: sliceId('kubepods'), burstable: sliceId('kubepods-burstable'), besteffort: sliceId('kubepods-besteffort') };
-  const pods = `${(ctx.cgroupRoot || '/').replace(/\/$/, '')}/kubepods`;
-  return { pods, burstable: `${pods}/burstable`, besteffort: `${pods}/besteffort` };
+  const id = (qos: QosClass) => (ctx.cgroupDriver === 'systemd' ? sliceId(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos));
+  return { pods: id('Guaranteed'), burstable: id('Burstable'), besteffort: id('BestEffort') };
 }
 
 /** A container's cgroup below its pod's: `<id>` with cgroupfs, containerd's `cri-containerd-<id>.scope` under systemd. */
