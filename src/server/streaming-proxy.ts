@@ -93,7 +93,8 @@ export async function handleStreamingUpgrade(
     return sendStatus(socket, 'Internal', String((err as Error)?.message ?? err));
   }
   const reads = pooledReads();
-  const upstream = net.connect({ port: Number(target.port), host: target.hostname, onread: reads.onread });
+  // No Nagle (Go's connections never have it): a small frame written behind another would wait for a delayed ACK.
+  const upstream = net.connect({ port: Number(target.port), host: target.hostname, onread: reads.onread, noDelay: true });
   upstream.on('error', (err) => {
     if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`);
   });

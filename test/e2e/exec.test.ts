@@ -166,7 +166,7 @@ describe('exec over SPDY/3.1', () => {
     expect(r.out.error).toMatch(/exit code 5$/);
   });
 
-  it('v4: many windows of output to a client that does flow control (both sides announce it), all of it and the status', async () => {
+  it('v4: 4 MiB of output (many windows, paced by TCP), all of it and the status', async () => {
     const n = 4 << 20;
     let bytes = 0;
     let status = '';

@@ -4,17 +4,16 @@
  *   socket ──► FrameDecoder ──► frames in order ──► streams (Duplex) / PING reply / GOAWAY
  *   streams ──► DATA, SYN_STREAM, SYN_REPLY, RST ──► one write queue ──► socket
  *
- * Flow control is used only between peers that both do it. Each side announces it at once (a
- * SETTINGS frame with INITIAL_WINDOW_SIZE); once the peer has shown it (that setting or a
- * WINDOW_UPDATE) we follow its windows when sending and send WINDOW_UPDATE as our readers consume.
- * Go's spdystream, which every Kubernetes client and streaming server uses (kubectl, the
- * apiserver, containerd), does no flow control: it reads SETTINGS and WINDOW_UPDATE and ignores
- * them, and relies on TCP. So with it we send none: a WINDOW_UPDATE it has not read yet when it
- * closes the connection makes its kernel answer with a reset instead of a FIN, which throws away
- * what it had written and we had not read yet — the end of an exec's output, through the kubelet's
- * relay where more is in flight. Whatever the peer does, a stream's unread data is bounded: past
- * RECV_BOUND the socket is paused until that stream's reader takes more (spdystream blocks the
- * same way), so a peer that ignores the window is paced by TCP.
+ * Flow control as Go's spdystream, which every Kubernetes client and streaming server uses
+ * (kubectl, the apiserver, containerd): none unless the peer asks for it. spdystream reads
+ * SETTINGS and WINDOW_UPDATE and ignores them, and relies on TCP. Once a peer shows it does flow
+ * control (a WINDOW_UPDATE or an INITIAL_WINDOW_SIZE setting) we follow its windows when sending
+ * and send WINDOW_UPDATE as our readers consume; otherwise we send none: a WINDOW_UPDATE
+ * spdystream has not read yet when it closes the connection makes its kernel answer with a reset
+ * instead of a FIN, which throws away what it had written and we had not read — the end of an
+ * exec's output, through the kubelet's relay where more is in flight. Whatever the peer does, a
+ * stream's unread data is bounded: past RECV_BOUND the socket is paused until that stream's
+ * reader takes more (spdystream blocks its frame handler the same way), so TCP paces the peer.
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
@@ -25,7 +24,7 @@ import { SpdyStream, type StreamHost } from './stream.js';
 export { SpdyStream } from './stream.js';
 
 const DEFAULT_WINDOW = 64 * 1024;
-/** Unread bytes on one stream beyond which the socket is paused (twice the window we grant). */
+/** Unread bytes on one stream beyond which the socket is paused (twice the window a flow-controlling peer gets). */
 const RECV_BOUND = 2 * DEFAULT_WINDOW;
 
 /** Options for a connection. */
@@ -69,7 +68,6 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     };
     socket.on('close', done);
     socket.on('error', done);
-    this.sendFrame({ type: 'settings', flags: 0, entries: [{ flags: 0, id: SettingsId.INITIAL_WINDOW_SIZE, value: DEFAULT_WINDOW }] });
   }
 
   /** Opens a stream (client side, or server push); SYN_STREAM is queued at once. */
