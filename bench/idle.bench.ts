@@ -2,7 +2,7 @@
  * The idle kubelet: BENCH_IDLE_PODS static pods (default 100; hostNetwork busybox `sleep`) on a
  * private containerd, all Running, then the kubelet's CPU over a steady window from 30 s after
  * the burst to BENCH_IDLE_SECONDS (default 150): the process, its main thread (user / system)
- * and its other threads (V8's and libuv's workers), its RSS, and the CRI calls it made per
+ * and its other threads (V8's and libuv's workers), the main thread's wake-ups per second, its RSS, and the CRI calls it made per
  * minute in the window (its own metrics). BENCH_IDLE_ROUNDS rounds (default 1).
  * Prints a table and writes bench/results/idle.json. Not part of the tests.
  */
@@ -26,6 +26,11 @@ function threadTicks(pid: number): { user: number; system: number }[] {
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return { user: Number(f[11]), system: Number(f[12]) };
   });
+}
+
+/** The main thread's wake-ups so far: its voluntary context switches (each a return from epoll_wait, mostly). */
+function mainWakeups(pid: number): number {
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 }
 
 /** The kubelet's CRI call counters (kubelet_runtime_operations_total by operation_type). */
@@ -60,9 +65,21 @@ async function once(): Promise<Record<string, unknown>> {
       await sleep(200);
     }
     await sleep(SETTLE_S * 1000);
-    const [cpu0, threads0, calls0, t0] = [sampleProcess(pid).cpuSeconds, threadTicks(pid), await criCalls(ports.ro), performance.now()];
+    const [cpu0, threads0, wakes0, calls0, t0] = [
+      sampleProcess(pid).cpuSeconds,
+      threadTicks(pid),
+      mainWakeups(pid),
+      await criCalls(ports.ro),
+      performance.now(),
+    ];
     await sleep((T - SETTLE_S) * 1000);
-    const [cpu1, threads1, calls1, t1] = [sampleProcess(pid).cpuSeconds, threadTicks(pid), await criCalls(ports.ro), performance.now()];
+    const [cpu1, threads1, wakes1, calls1, t1] = [
+      sampleProcess(pid).cpuSeconds,
+      threadTicks(pid),
+      mainWakeups(pid),
+      await criCalls(ports.ro),
+      performance.now(),
+    ];
     const seconds = (t1 - t0) / 1000;
     const pct = (ticks: number) => round(ticks / seconds); // ticks are 1/100 s: ticks / s = % of one core
     const main = { user: threads1[0].user - threads0[0].user, system: threads1[0].system - threads0[0].system };
@@ -75,6 +92,7 @@ async function once(): Promise<Record<string, unknown>> {
       mainUserPct: pct(main.user),
       mainSystemPct: pct(main.system),
       otherThreadsPct: pct(all(threads1.slice(1)) - all(threads0.slice(1))),
+      mainWakeupsPerS: round((wakes1 - wakes0) / seconds),
       rssMiB: round(sampleProcess(pid).rss / 2 ** 20),
       criCallsPerMinute: perMinute,
     };

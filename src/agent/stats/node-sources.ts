@@ -12,7 +12,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
-import { listDirSync } from '../../lib/fs-util.js';
 
 /** A /proc file's text; '' when it cannot be read. */
 const procText = (path: string): string => {
@@ -92,10 +91,20 @@ export async function fsUsage(
   }
 }
 
-/** The pid limit and the number of processes (upstream RlimitStats). */
+/**
+ * The task limit and the tasks running (upstream pidlimit.Stats): the smaller of kernel.pid_max
+ * and kernel.threads-max (both bound the tasks, threads included), and the task count of
+ * /proc/loadavg (sysinfo(2)'s would be truncated past 65535), threads included as the limit
+ * counts them. One small read each, not a listing of /proc.
+ */
 export function nodeRlimit(): { maxpid: number; curproc: number } {
-  const maxpid = Number(procText('/proc/sys/kernel/pid_max').trim() || '0');
-  let curproc = 0;
-  for (const n of listDirSync('/proc') ?? []) if (n.charCodeAt(0) >= 0x30 && n.charCodeAt(0) <= 0x39) curproc++;
-  return { maxpid, curproc };
+  const limits = ['/proc/sys/kernel/pid_max', '/proc/sys/kernel/threads-max'].map((f) => parseInt(procText(f), 10)).filter((n) => n >= 0);
+  return { maxpid: limits.length ? Math.min(...limits) : 0, curproc: loadavgTasks(procText('/proc/loadavg')) ?? 0 };
+}
+
+/** The tasks in /proc/loadavg (`1.36 3.49 4.53 2/3518 3715089`: the 4th field's total). */
+export function loadavgTasks(text: string): number | undefined {
+  const f = text.trim().split(/\s+/);
+  const m = f.length >= 5 ? /^\d+\/(\d+)$/.exec(f[3]) : null;
+  return m ? Number(m[1]) : undefined;
 }

@@ -1,15 +1,28 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit } from '../../../src/agent/stats/node-sources.js';
+import { loadavgTasks, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit } from '../../../src/agent/stats/node-sources.js';
+
+/** The number of entries in a directory, or undefined once it is gone. */
+function readdirSyncOr(dir: string): number | undefined {
+  try {
+    return readdirSync(dir).length;
+  } catch {
+    return undefined;
+  }
+}
 
 describe('node figures from /proc', () => {
-  it('counts processes and reads the pid limit', () => {
+  it('reads the task limit and the running tasks as upstream (threads included)', () => {
     const r = nodeRlimit();
-    expect(r.maxpid).toBe(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim()));
-    const pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
-    // Processes come and go between the two reads.
-    expect(Math.abs(r.curproc - pids)).toBeLessThan(20);
-    expect(r.curproc).toBeGreaterThan(1);
+    const limit = (f: string) => Number(readFileSync(f, 'utf8').trim());
+    expect(r.maxpid).toBe(Math.min(limit('/proc/sys/kernel/pid_max'), limit('/proc/sys/kernel/threads-max')));
+    // Every thread of every process: at least this test's own threads beyond the process count.
+    const tasks = readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .reduce((n, pid) => n + (readdirSyncOr(`/proc/${pid}/task`) ?? 0), 0);
+    expect(Math.abs(r.curproc - tasks)).toBeLessThan(Math.max(20, tasks / 10)); // tasks come and go between the reads
+    expect(loadavgTasks('1.36 3.49 4.53 2/3518 3715089\n')).toBe(3518);
+    expect(loadavgTasks('garbage')).toBeUndefined();
   });
 
   it('reads cumulative CPU, memory and interfaces', () => {
