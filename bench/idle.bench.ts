@@ -2,8 +2,9 @@
  * The idle kubelet: BENCH_IDLE_PODS static pods (default 100; hostNetwork busybox `sleep`) on a
  * private containerd, all Running, then the kubelet's CPU over a steady window from 30 s after
  * the burst to BENCH_IDLE_SECONDS (default 150): the process, its main thread (user / system)
- * and its other threads (V8's and libuv's workers), the main thread's wake-ups per second, its RSS, and the CRI calls it made per
- * minute in the window (its own metrics). BENCH_IDLE_ROUNDS rounds (default 1).
+ * and its other threads (V8's and libuv's workers), the main thread's wake-ups per second, its
+ * RSS, and the CRI calls it made per minute in the window (its own metrics). BENCH_IDLE_ROUNDS
+ * rounds (default 1).
  * Prints a table and writes bench/results/idle.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
