@@ -2,6 +2,7 @@
 import { Duplex } from 'node:stream';
 import type { RawData, WebSocket } from 'ws';
 import { messageBytes } from './ws-channel.js';
+import { destroyOnceDrained } from './drain-then-destroy.js';
 
 /** Wraps `ws`: each binary message is a chunk; writes become binary messages. */
 export function webSocketDuplex(ws: WebSocket): Duplex {
@@ -26,8 +27,9 @@ export function webSocketDuplex(ws: WebSocket): Duplex {
     if (!d.push(messageBytes(raw))) ws.pause();
   });
   ws.on('close', () => {
+    // What came before the close stays readable (a tunneled SPDY connection may have paused it).
     d.push(null);
-    d.destroy();
+    destroyOnceDrained(d);
   });
   ws.on('error', (err) => d.destroy(err));
   return d;

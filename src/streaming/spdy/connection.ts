@@ -20,6 +20,7 @@ import type { Duplex } from 'node:stream';
 import { encodeFrame, FLAG_FIN, FrameDecoder, GoAwayStatus, RstStatus, SettingsId, type Frame } from './frames.js';
 import { HeaderCodec } from './header-block.js';
 import { SpdyStream, type StreamHost } from './stream.js';
+import { destroyOnceDrained } from '../drain-then-destroy.js';
 
 export { SpdyStream } from './stream.js';
 
@@ -31,6 +32,8 @@ const RECV_BOUND = 2 * DEFAULT_WINDOW;
 export interface SpdyConnectionOptions {
   server: boolean;
   onStream?: (s: SpdyStream) => void;
+  /** How long a stream's reader has to take what it received once the peer is gone (drain-then-destroy.ts). */
+  drainGraceMs?: number;
 }
 
 /**
@@ -288,7 +291,8 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
 
   /**
    * The peer is done with a stream (RST_STREAM, or the connection closed): nothing more is written
-   * to it, and what it sent stays readable, then ends (EOF without a FIN, as spdystream's reads).
+   * to it, and what it sent stays readable, then ends (EOF without a FIN, as spdystream's reads),
+   * within a grace.
    * Destroying it at once lost the last frames and the end whenever they came in the same read as
    * the reset or the close — Go's streaming servers (containerd's) write the status, RST_STREAM,
    * GOAWAY and close.
@@ -296,15 +300,11 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   private peerGone(s: SpdyStream): void {
     s.peerGone = true;
     s.windowOpened();
-    if (s.readableEnded || s.destroyed) {
-      s.destroy();
-      return;
-    }
-    if (!s.remoteFin) {
+    if (!s.remoteFin && !s.destroyed) {
       s.remoteFin = true;
       s.push(null);
     }
-    s.once('end', () => s.destroy());
+    destroyOnceDrained(s, this.opts.drainGraceMs);
   }
 
   private teardown(destroySocket = true): void {

@@ -206,6 +206,21 @@ describe('SpdyConnection', () => {
     expect(granted).toBe(256 * 1024);
   });
 
+  it('destroys a stream the peer is gone from once its reader has had a grace to take the rest', async () => {
+    const { clientSocket, serverSocket } = await sockets();
+    const client = new SpdyConnection(clientSocket, { server: false, drainGraceMs: 100 });
+    const s = client.openStream([['streamtype', 'data']]);
+    s.pause(); // its reader never comes back
+    serverSocket.end(
+      Buffer.concat([
+        encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: Buffer.from('unread') }),
+        encodeFrame({ type: 'rst_stream', streamId: s.id, status: 5 }),
+      ]),
+    );
+    await once(s, 'close');
+    expect([s.readableEnded, s.destroyed]).toEqual([false, true]);
+  });
+
   it('answers a malformed frame with GOAWAY and closes, without throwing', async () => {
     const { server, clientSocket } = await pair();
     const errors: string[] = [];
