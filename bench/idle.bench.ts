@@ -66,34 +66,30 @@ async function once(): Promise<Record<string, unknown>> {
       await sleep(200);
     }
     await sleep(SETTLE_S * 1000);
-    const [cpu0, threads0, wakes0, calls0, t0] = [
-      sampleProcess(pid).cpuSeconds,
-      threadTicks(pid),
-      mainWakeups(pid),
-      await criCalls(ports.ro),
-      performance.now(),
-    ];
+    // What the window is measured by, at each end.
+    const snapshot = async () => ({
+      cpu: sampleProcess(pid).cpuSeconds,
+      threads: threadTicks(pid),
+      wakes: mainWakeups(pid),
+      calls: await criCalls(ports.ro),
+      t: performance.now(),
+    });
+    const a = await snapshot();
     await sleep((T - SETTLE_S) * 1000);
-    const [cpu1, threads1, wakes1, calls1, t1] = [
-      sampleProcess(pid).cpuSeconds,
-      threadTicks(pid),
-      mainWakeups(pid),
-      await criCalls(ports.ro),
-      performance.now(),
-    ];
-    const seconds = (t1 - t0) / 1000;
+    const b = await snapshot();
+    const seconds = (b.t - a.t) / 1000;
     const pct = (ticks: number) => round(ticks / seconds); // ticks are 1/100 s: ticks / s = % of one core
-    const main = { user: threads1[0].user - threads0[0].user, system: threads1[0].system - threads0[0].system };
+    const main = { user: b.threads[0].user - a.threads[0].user, system: b.threads[0].system - a.threads[0].system };
     const all = (ts: { user: number; system: number }[]) => ts.reduce((a, t) => a + t.user + t.system, 0);
-    const perMinute = Object.fromEntries([...calls1].map(([op, n]) => [op, round(((n - (calls0.get(op) ?? 0)) * 60) / seconds)]).filter(([, n]) => n));
+    const perMinute = Object.fromEntries([...b.calls].map(([op, n]) => [op, round(((n - (a.calls.get(op) ?? 0)) * 60) / seconds)]).filter(([, n]) => n));
     return {
       pods: N,
       windowS: Math.round(seconds),
-      cpuPct: round(((cpu1 - cpu0) / seconds) * 100),
+      cpuPct: round(((b.cpu - a.cpu) / seconds) * 100),
       mainUserPct: pct(main.user),
       mainSystemPct: pct(main.system),
-      otherThreadsPct: pct(all(threads1.slice(1)) - all(threads0.slice(1))),
-      mainWakeupsPerS: round((wakes1 - wakes0) / seconds),
+      otherThreadsPct: pct(all(b.threads.slice(1)) - all(a.threads.slice(1))),
+      mainWakeupsPerS: round((b.wakes - a.wakes) / seconds),
       rssMiB: round(sampleProcess(pid).rss / 2 ** 20),
       criCallsPerMinute: perMinute,
     };
