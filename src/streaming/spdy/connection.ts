@@ -4,29 +4,17 @@
  *   socket ──► FrameDecoder ──► frames in order ──► streams (Duplex) / PING reply / GOAWAY
  *   streams ──► DATA, SYN_STREAM, SYN_REPLY, RST ──► one write queue ──► socket
  *
- * Flow control as Go's spdystream, which every Kubernetes client and streaming server uses
- * (kubectl, the apiserver, containerd): none unless the peer asks for it. spdystream reads
- * SETTINGS and WINDOW_UPDATE and ignores them, and relies on TCP. Once a peer shows it does flow
- * control (a WINDOW_UPDATE or an INITIAL_WINDOW_SIZE setting) we follow its windows when sending
- * and send WINDOW_UPDATE as our readers consume; otherwise we send none: a WINDOW_UPDATE
- * spdystream has not read yet when it closes the connection makes its kernel answer with a reset
- * instead of a FIN, which throws away what it had written and we had not read — the end of an
- * exec's output, through the kubelet's relay where more is in flight. Whatever the peer does, a
- * stream's unread data is bounded: past RECV_BOUND the socket is paused until that stream's
- * reader takes more (spdystream blocks its frame handler the same way), so TCP paces the peer.
+ * Flow control: flow-control.ts (as Go's spdystream: none unless the peer asks for it).
  */
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
-import { encodeFrame, FLAG_FIN, FrameDecoder, GoAwayStatus, RstStatus, SettingsId, type Frame } from './frames.js';
+import { encodeFrame, FLAG_FIN, FrameDecoder, GoAwayStatus, RstStatus, type Frame } from './frames.js';
+import { FlowControl } from './flow-control.js';
 import { HeaderCodec } from './header-block.js';
 import { SpdyStream, type StreamHost } from './stream.js';
 import { destroyOnceDrained } from '../drain-then-destroy.js';
 
 export { SpdyStream } from './stream.js';
-
-const DEFAULT_WINDOW = 64 * 1024;
-/** Unread bytes on one stream beyond which the socket is paused (twice the window a flow-controlling peer gets). */
-const RECV_BOUND = 2 * DEFAULT_WINDOW;
 
 /** Options for a connection. */
 export interface SpdyConnectionOptions {
@@ -41,20 +29,16 @@ export interface SpdyConnectionOptions {
  * 'goaway', 'close', 'protocolError' (message).
  */
 export class SpdyConnection extends EventEmitter implements StreamHost {
-  /** True once the peer has shown it does SPDY flow control. */
-  peerDoesFlowControl = false;
   private readonly decoder = new FrameDecoder();
   private readonly codec = new HeaderCodec();
   private readonly streams = new Map<number, SpdyStream>();
   private nextId: number;
   private lastPeerId = 0;
-  private peerInitialWindow = DEFAULT_WINDOW;
   private closed = false;
   private inbound: Promise<void> = Promise.resolve();
   private readonly pings = new Map<number, () => void>();
   private nextPing: number;
-  /** The stream whose unread data paused the socket. */
-  private heldBy: SpdyStream | undefined;
+  private readonly flow: FlowControl;
 
   constructor(
     private readonly socket: Duplex,
@@ -63,6 +47,11 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     super();
     this.nextId = opts.server ? 2 : 1;
     this.nextPing = opts.server ? 2 : 1;
+    this.flow = new FlowControl(
+      socket,
+      (f) => this.sendFrame(f),
+      () => this.closed,
+    );
     socket.on('data', (chunk: Buffer) => this.onBytes(chunk));
     socket.resume(); // a socket handed over paused (nothing lost before this listener) starts flowing
     // Frames already received are handled before the streams are torn down.
@@ -77,7 +66,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   openStream(headers: Iterable<[string, string | string[]]>, fin = false): SpdyStream {
     const id = this.nextId;
     this.nextId += 2;
-    const s = new SpdyStream(id, this, this.peerInitialWindow);
+    const s = new SpdyStream(id, this, this.flow.peerInitialWindow);
     this.streams.set(id, s);
     const block = this.codec.compress(headers);
     this.sendFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: fin ? FLAG_FIN : 0, headerBlock: block });
@@ -143,13 +132,14 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     });
   }
 
-  /** @internal the reader consumed data: grant the peer more window */
+  /** True once the peer has shown it does SPDY flow control. */
+  get peerDoesFlowControl(): boolean {
+    return this.flow.peerDoesFlowControl;
+  }
+
+  /** @internal the reader wants more */
   acknowledge(s: SpdyStream): void {
-    if (this.heldBy === s) this.release();
-    if (this.peerDoesFlowControl && s.recvUnacked > 0 && !s.remoteFin && !s.destroyed) {
-      this.sendFrame({ type: 'window_update', streamId: s.id, delta: s.recvUnacked });
-      s.recvUnacked = 0;
-    }
+    this.flow.acknowledge(s);
   }
 
   /** @internal */
@@ -159,13 +149,8 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
 
   /** @internal */
   forget(id: number): void {
-    if (this.heldBy?.id === id) this.release();
+    this.flow.forget(id);
     this.streams.delete(id);
-  }
-
-  private release(): void {
-    this.heldBy = undefined;
-    if (!this.closed) this.socket.resume();
   }
 
   /** Number of open streams. */
@@ -196,7 +181,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
           return;
         }
         this.lastPeerId = f.streamId;
-        const s = new SpdyStream(f.streamId, this, this.peerInitialWindow);
+        const s = new SpdyStream(f.streamId, this, this.flow.peerInitialWindow);
         s.headers = headers;
         this.streams.set(f.streamId, s);
         if (f.flags & FLAG_FIN) {
@@ -223,14 +208,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
           if (!s) this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.INVALID_STREAM });
           return;
         }
-        if (f.data.length) {
-          s.recvUnacked += f.data.length;
-          if (s.push(f.data)) this.acknowledge(s);
-          else if (s.readableLength >= RECV_BOUND && !this.heldBy) {
-            this.heldBy = s;
-            this.socket.pause();
-          }
-        }
+        if (f.data.length) this.flow.received(s, f.data);
         if (f.flags & FLAG_FIN) this.remoteFinish(s);
         return;
       }
@@ -243,29 +221,12 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
         }
         return;
       }
-      case 'settings': {
-        for (const e of f.entries) {
-          if (e.id === SettingsId.INITIAL_WINDOW_SIZE) {
-            this.peerDoesFlowControl = true;
-            const delta = e.value - this.peerInitialWindow;
-            this.peerInitialWindow = e.value;
-            for (const s of this.streams.values()) {
-              s.sendWindow += delta;
-              s.windowOpened();
-            }
-          }
-        }
+      case 'settings':
+        this.flow.settings(f.entries, this.streams.values());
         return;
-      }
-      case 'window_update': {
-        this.peerDoesFlowControl = true;
-        const s = this.streams.get(f.streamId);
-        if (s) {
-          s.sendWindow += f.delta;
-          s.windowOpened();
-        }
+      case 'window_update':
+        this.flow.windowUpdate(this.streams.get(f.streamId), f.delta);
         return;
-      }
       case 'ping': {
         const mine = (f.id % 2 === 0) === this.opts.server;
         if (mine) {

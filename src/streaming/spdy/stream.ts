@@ -4,10 +4,9 @@
  * owns it is seen through the narrow StreamHost interface.
  */
 import { Duplex } from 'node:stream';
-import { encodeFrame, FLAG_FIN, RstStatus } from './frames.js';
+import { DEFAULT_WINDOW, encodeFrame, FLAG_FIN, RstStatus } from './frames.js';
 import type { HeaderMap } from './header-block.js';
 
-const DEFAULT_WINDOW = 64 * 1024;
 const MAX_DATA_FRAME = 16 * 1024;
 
 /** What a stream needs of its connection. */
