@@ -46,6 +46,19 @@ function countStdout(url: string, protocol: string, tls?: object): Promise<{ byt
     ws.on('error', reject);
   });
 }
+/** The same over SPDY (our SPDY client, counting and dropping stdout): through 10250 with `pki`, or plain to a runtime's streaming server. */
+async function countSpdyStdout(port: number, path: string, pki?: { ca: string; cert: string; key: string }): Promise<{ bytes: number; seconds: number }> {
+  let bytes = 0;
+  const t0 = performance.now();
+  await spdyExec('127.0.0.1', port, path, pki, {
+    protocols: ['v4.channel.k8s.io'],
+    streams: ['error', 'stdout'],
+    onData: (stream, d) => {
+      if (stream === 'stdout') bytes += d.length;
+    },
+  });
+  return { bytes, seconds: (performance.now() - t0) / 1000 };
+}
 const ROUNDS = Number(process.env.BENCH_EXEC_ROUNDS ?? 100);
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-exec-'));
 const manifests = join(dir, 'manifests');
@@ -68,18 +81,8 @@ try {
     results[`throughput ws ${protocol}`] = { MiB: round(r.bytes / 2 ** 20), seconds: round(r.seconds), MiBps: round(r.bytes / 2 ** 20 / r.seconds) };
   }
   {
-    // Counted and dropped, as the WebSocket rows (our SPDY client; the stream's bytes are not kept).
-    let bytes = 0;
-    const t0 = performance.now();
-    await spdyExec('127.0.0.1', ports.port, path(big, 'output=1'), pki, {
-      protocols: ['v4.channel.k8s.io'],
-      streams: ['error', 'stdout'],
-      onData: (stream, d) => {
-        if (stream === 'stdout') bytes += d.length;
-      },
-    });
-    const s = (performance.now() - t0) / 1000;
-    results['throughput spdy v4.channel.k8s.io'] = { MiB: round(bytes / 2 ** 20), seconds: round(s), MiBps: round(bytes / 2 ** 20 / s) };
+    const r = await countSpdyStdout(ports.port, path(big, 'output=1'), pki);
+    results['throughput spdy v4.channel.k8s.io'] = { MiB: round(r.bytes / 2 ** 20), seconds: round(r.seconds), MiBps: round(r.bytes / 2 ** 20 / r.seconds) };
   }
   const rt = async (name: string, once: () => Promise<unknown>) => {
     const lat: number[] = [];
@@ -126,14 +129,11 @@ try {
       'pod Running',
     );
     const MIB_CTRD = 200;
+    const bigCtrd = ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'];
     const rates: number[] = [];
     const firsts: number[] = [];
     for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      const out = await countStdout(
-        `wss://127.0.0.1:${cports.port}${path(['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], 'output=1')}`,
-        'v4.channel.k8s.io',
-        tlsOf(cpki),
-      );
+      const out = await countStdout(`wss://127.0.0.1:${cports.port}${path(bigCtrd, 'output=1')}`, 'v4.channel.k8s.io', tlsOf(cpki));
       if (out.bytes !== MIB_CTRD << 20) throw new Error(`got ${out.bytes} bytes`);
       rates.push(out.bytes / 2 ** 20 / out.seconds);
       firsts.push(out.firstMs);
@@ -145,7 +145,7 @@ try {
     const direct: number[] = [];
     const directFirst: number[] = [];
     for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      const url = await cri.runtime.exec({ container_id: ctr.id, cmd: ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], stdout: true });
+      const url = await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true });
       const out = await countStdout(url.replace(/^http/, 'ws'), 'v4.channel.k8s.io');
       if (out.bytes !== MIB_CTRD << 20) throw new Error(`direct: got ${out.bytes} bytes`);
       direct.push(out.bytes / 2 ** 20 / out.seconds);
@@ -159,23 +159,15 @@ try {
     // SPDY, as the apiserver speaks to the kubelet (it translates kubectl's WebSocket into SPDY):
     // through 10250, and straight to containerd's URL, with our SPDY client counting.
     const spdyRate = async (port: number, url: string, tls?: typeof cpki): Promise<number> => {
-      let bytes = 0;
-      const t0 = performance.now();
-      await spdyExec('127.0.0.1', port, url, tls, {
-        protocols: ['v4.channel.k8s.io'],
-        streams: ['error', 'stdout'],
-        onData: (stream, d) => {
-          if (stream === 'stdout') bytes += d.length;
-        },
-      });
-      if (bytes !== MIB_CTRD << 20) throw new Error(`spdy: got ${bytes} bytes`);
-      return bytes / 2 ** 20 / ((performance.now() - t0) / 1000);
+      const r = await countSpdyStdout(port, url, tls);
+      if (r.bytes !== MIB_CTRD << 20) throw new Error(`spdy: got ${r.bytes} bytes`);
+      return r.bytes / 2 ** 20 / r.seconds;
     };
     const spdy: number[] = [];
     const spdyDirect: number[] = [];
     for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      spdy.push(await spdyRate(cports.port, path(['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], 'output=1'), cpki));
-      const url = new URL(await cri.runtime.exec({ container_id: ctr.id, cmd: ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'], stdout: true }));
+      spdy.push(await spdyRate(cports.port, path(bigCtrd, 'output=1'), cpki));
+      const url = new URL(await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true }));
       spdyDirect.push(await spdyRate(Number(url.port), `${url.pathname}${url.search}`));
     }
     results['containerd exec spdy v4 200 MiB'] = { rounds: spdy.length, MiBps: round(percentile(spdy, 50)) };
