@@ -25,6 +25,7 @@ import { PodCgroupManager } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import type { AuthConfig } from './images/keyring.js';
+import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -164,6 +165,25 @@ export function sandboxImageFromInfo(info: Record<string, string> | undefined): 
     return (JSON.parse(info?.config ?? '{}') as { sandboxImage?: string }).sandboxImage || undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The runtime's cgroup driver (cgroups/cgroup-driver.ts), asked before the agent is composed, as
+ * upstream asks before it builds its container manager: the embedded runtime's, or the endpoint's
+ * over a connection of its own, closed once answered.
+ */
+export async function askRuntimeCgroupDriver(
+  cfg: { containerRuntimeEndpoint: string; runtimeRequestTimeoutMs?: number },
+  embedded: EmbeddedRuntime | undefined,
+  logger: Logger,
+): Promise<CgroupDriver | undefined> {
+  if (embedded) return cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
+  const client = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
+  try {
+    return await cgroupDriverFromRuntime(client.runtime, { logger });
+  } finally {
+    client.close?.();
   }
 }
 

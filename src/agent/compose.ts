@@ -54,7 +54,7 @@ import { createObservabilityHost } from './stats/observability-host.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 import { rfc3339 } from '../lib/time.js';
 
-export { loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
+export { askRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
 export type { Agent, AgentConfig } from './agent-config.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 

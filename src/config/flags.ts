@@ -5,7 +5,7 @@
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 
-type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints';
+type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints' | 'gates';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -48,6 +48,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'kubelet-cgroups': { path: ['kubeletCgroups'], kind: 'string' },
   'system-cgroups': { path: ['systemCgroups'], kind: 'string' },
   'cgroup-driver': { path: ['cgroupDriver'], kind: 'string' },
+  'feature-gates': { path: ['featureGates'], kind: 'gates' },
   'cpu-cfs-quota': { path: ['cpuCFSQuota'], kind: 'bool' },
   'cpu-cfs-quota-period': { path: ['cpuCFSQuotaPeriod'], kind: 'duration' },
   'serialize-image-pulls': { path: ['serializeImagePulls'], kind: 'bool' },
@@ -152,6 +153,13 @@ export interface ParsedFlags {
 /** A flag error: the message names the flag and the reason. */
 export class FlagError extends Error {}
 
+/** Go's strconv.ParseBool; undefined for anything else. */
+function goBool(raw: string): boolean | undefined {
+  if (/^(1|t|T|TRUE|true|True)$/.test(raw)) return true;
+  if (/^(0|f|F|FALSE|false|False)$/.test(raw)) return false;
+  return undefined;
+}
+
 function convert(name: string, kind: Kind, raw: string): unknown {
   if (kind === 'int') {
     if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be an integer`);
@@ -162,8 +170,21 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     return Number(raw);
   }
   if (kind === 'bool') {
-    if (!/^(true|false|1|0|t|f|TRUE|FALSE|True|False)$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
-    return /^(true|1|t|TRUE|True)$/.test(raw);
+    if (goBool(raw) === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
+    return goBool(raw);
+  }
+  if (kind === 'gates') {
+    const out: Record<string, boolean> = {};
+    for (const pair of raw
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)) {
+      const i = pair.indexOf('=');
+      const on = i > 0 ? goBool(pair.slice(i + 1).trim()) : undefined;
+      if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "Gate=true|false" pairs separated by commas`);
+      out[pair.slice(0, i).trim()] = on;
+    }
+    return out;
   }
   if (kind === 'list')
     return raw

@@ -4,6 +4,9 @@
  * not know are errors.
  */
 
+/** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */
+export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI']);
+
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
   'imagePullCredentialsVerificationPolicy',
@@ -27,7 +30,6 @@ export const unimplementedConfigFields = new Set([
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',
   'iptablesDropBit',
-  'featureGates',
   'memorySwap',
   'containerLogMaxWorkers',
   'configMapAndSecretChangeDetectionStrategy',
@@ -71,7 +73,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   topologyManagerPolicyOptions: empty,
   crashLoopBackOff: empty,
   memorySwap: (v) => empty(v) || oneOf('', 'NoSwap')((v as { swapBehavior?: string }).swapBehavior),
-  featureGates: empty,
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
   hairpinMode: () => true,
   contentType: () => true,
@@ -100,7 +101,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 export const unimplementedFlags = new Set([
   'register-schedulable',
   'cloud-config',
-  'feature-gates',
   'max-open-files',
   'kube-api-content-type',
   'lock-file',

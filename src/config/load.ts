@@ -12,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
-import { unimplementedButSatisfied, unimplementedConfigFields } from './known-names.js';
+import { implementedFeatureGates, unimplementedButSatisfied, unimplementedConfigFields } from './known-names.js';
 import { applyFileDefaults } from './file-defaults.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
@@ -184,6 +184,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
+  for (const gate of Object.keys(kc.featureGates ?? {}).filter((g) => !implementedFeatureGates.has(g)))
+    warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
   for (const k of kc.enforceNodeAllocatable.filter((x) => x !== 'pods' && x !== 'none'))
     warnings.push(`enforceNodeAllocatable "${k}" is accepted but not implemented yet (only "pods" is enforced)`);
   // Upstream reports every broken rule at once.

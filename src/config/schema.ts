@@ -71,6 +71,8 @@ export const kubeletConfigSchema = z.strictObject({
   kubeletCgroups: def(z.string(), ''),
   systemCgroups: def(z.string(), ''),
   cgroupDriver: def(z.enum(['cgroupfs', 'systemd']), 'cgroupfs'),
+  /** Gate name → on/off; absent when none is set (upstream omits it then). load.ts says which are read. */
+  featureGates: opt(z.record(z.string(), z.boolean())),
   cpuCFSQuota: def(z.boolean(), true),
   cpuCFSQuotaPeriod: def(duration, '100ms'),
   serializeImagePulls: def(z.boolean(), true),

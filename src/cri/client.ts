@@ -87,6 +87,7 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },
+    runtimeConfig: () => r('RuntimeConfig', {}),
     checkpointContainer: async (req) => {
       await r('CheckpointContainer', req, req.timeout ? req.timeout * 1000 : T);
     },

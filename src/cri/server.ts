@@ -34,6 +34,7 @@ interface Requests {
   ListContainerStats: { filter?: cri.ContainerStatsFilter | null };
   ListPodSandboxStats: { filter?: cri.PodSandboxStatsFilter | null };
   ReopenContainerLog: { container_id: string };
+  RuntimeConfig: Record<string, never>;
   ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
   ImageStatus: { image: cri.ImageSpec };
   PullImage: { image: cri.ImageSpec; auth?: cri.AuthConfig; sandbox_config?: cri.PodSandboxConfig };
@@ -87,6 +88,8 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ListPodSandboxStats: async (q) => ({ stats: await rt.listPodSandboxStats(q.filter ?? undefined) }),
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
+  // Optional in the interface: a runtime without it answers UNIMPLEMENTED, as containerd before 2.0.
+  const optional: Partial<Handlers<'RuntimeConfig'>> = rt.runtimeConfig ? { RuntimeConfig: () => rt.runtimeConfig!() } : {};
   const image: Handlers<'ListImages' | 'ImageStatus' | 'PullImage' | 'RemoveImage' | 'ImageFsInfo'> = {
     ListImages: async (q) => ({ images: await img.listImages(q.filter?.image ?? undefined) }),
     ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),
@@ -112,7 +115,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
       };
     }
   };
-  wrap('RuntimeService', runtime);
+  wrap('RuntimeService', { ...runtime, ...optional });
   wrap('ImageService', image);
   return out;
 }

@@ -37,6 +37,8 @@ export interface RuntimeService {
    */
   listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;
+  /** CRI RuntimeConfig: the runtime's cgroup driver (absent: the runtime does not say; the kubelet's config decides). */
+  runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
   /** CRI CheckpointContainer (absent: the runtime cannot checkpoint). */
   checkpointContainer?(req: cri.CheckpointContainerRequest): Promise<void>;
 }

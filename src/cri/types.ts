@@ -64,6 +64,11 @@ export interface CheckpointContainerRequest {
   timeout?: number;
 }
 
+/** RuntimeConfigResponse: the runtime's own settings the kubelet adopts (its cgroup driver). */
+export interface RuntimeConfigResponse {
+  linux?: { cgroup_driver?: 'SYSTEMD' | 'CGROUPFS' } | null;
+}
+
 export interface SecurityProfile {
   profile_type: 'RuntimeDefault' | 'Unconfined' | 'Localhost';
   localhost_ref?: string;

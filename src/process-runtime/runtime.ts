@@ -147,6 +147,11 @@ export class ProcessRuntime implements RuntimeService {
     };
   }
 
+  /** Its cgroups are plain directories it makes itself (container-cgroups.ts): the cgroupfs driver. */
+  async runtimeConfig(): Promise<cri.RuntimeConfigResponse> {
+    return { linux: { cgroup_driver: 'CGROUPFS' } };
+  }
+
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');
     const id = newId();

@@ -169,6 +169,30 @@ describe('loadConfig', () => {
     expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
   });
+  it('reads featureGates from the file and --feature-gates (the flag wins per gate), warning once per gate it does not read', async () => {
+    const none = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nogates.yaml', 'port: 10250\n')]));
+    expect(none.kc.featureGates).toBeUndefined();
+    const c = await loadConfig(
+      parseFlags([
+        '--kubeconfig=/k',
+        '--config',
+        file('gates.yaml', 'featureGates: {KubeletCgroupDriverFromCRI: true, SidecarContainers: true}\n'),
+        '--feature-gates',
+        'KubeletCgroupDriverFromCRI=false,InPlacePodVerticalScaling=T',
+      ]),
+    );
+    expect(c.kc.featureGates).toEqual({ KubeletCgroupDriverFromCRI: false, SidecarContainers: true, InPlacePodVerticalScaling: true });
+    expect(c.warnings).toEqual([
+      'feature gate "SidecarContainers" is accepted but not implemented yet; it has no effect',
+      'feature gate "InPlacePodVerticalScaling" is accepted but not implemented yet; it has no effect',
+    ]);
+    expect(() => parseFlags(['--feature-gates', 'KubeletCgroupDriverFromCRI=maybe'])).toThrow(
+      'invalid argument "KubeletCgroupDriverFromCRI=maybe" for "--feature-gates" flag: want "Gate=true|false" pairs separated by commas',
+    );
+    await expect(loadConfig(parseFlags(['--config', file('badgate.yaml', 'featureGates: {A: "yes"}\n')]))).rejects.toThrow(
+      'invalid value for field "featureGates.A"',
+    );
+  });
   it('reads the runtime-facing settings with upstream defaults and checks the image GC thresholds', async () => {
     const d = await loadConfig(parseFlags(['--config', file('d.yaml', 'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
     expect([

@@ -18,6 +18,7 @@ import { serveCriWithGrpcJs } from '../fixtures/grpc-js-cri-server.js';
 import { parseTarget, unaryChannel } from '../../src/cri/h2-unary.js';
 import { criMethods } from '../../src/cri/proto.js';
 import type { ImageService, RuntimeService } from '../../src/cri/services.js';
+import type * as cri from '../../src/cri/types.js';
 import { KubeletError } from '../../src/lib/errors.js';
 
 const dirs: string[] = [];
@@ -107,6 +108,32 @@ describe('CRI client transport', () => {
       expect(u.code).toBe('NotImplemented');
     } finally {
       c.close?.();
+    }
+  });
+
+  it("carries RuntimeConfig's cgroup driver both ways (SYSTEMD is proto3's zero value, off the wire); a runtime without it answers NotImplemented", async () => {
+    const path = socketPath();
+    let answer: cri.RuntimeConfigResponse = { linux: { cgroup_driver: 'SYSTEMD' } };
+    await serve(path, { runtimeConfig: async () => answer });
+    const c = createCriClient(path);
+    try {
+      expect((await c.runtime.runtimeConfig!()).linux?.cgroup_driver).toBe('SYSTEMD');
+      answer = { linux: { cgroup_driver: 'CGROUPFS' } };
+      expect((await c.runtime.runtimeConfig!()).linux?.cgroup_driver).toBe('CGROUPFS');
+      answer = {};
+      expect((await c.runtime.runtimeConfig!()).linux ?? undefined).toBeUndefined();
+    } finally {
+      c.close?.();
+    }
+    // Our own server, for a runtime without the method (cri/server.ts leaves it out).
+    const path2 = socketPath();
+    const server = await serveCri(`unix://${path2}`, { version: async () => ({}) } as unknown as RuntimeService, noImages);
+    const c2 = createCriClient(path2);
+    try {
+      expect((await errorOf(c2.runtime.runtimeConfig!())).code).toBe('NotImplemented');
+    } finally {
+      c2.close?.();
+      await server.close();
     }
   });
 

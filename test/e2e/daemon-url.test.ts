@@ -1,6 +1,7 @@
 /**
  * End to end: the process runtime as its own CRI daemon reached over gRPC, pods from a manifest
- * URL (with a header), /runningpods, following logs, and containers outliving a kubelet restart.
+ * URL (with a header), /runningpods, following logs, the daemon's cgroup driver adopted, and
+ * containers outliving a kubelet restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
@@ -57,6 +58,9 @@ const args = () =>
       '1s',
       '--node-ip',
       '127.0.0.1',
+      // The daemon says cgroupfs (RuntimeConfig): the kubelet adopts it over this (KubeletCgroupDriverFromCRI).
+      '--cgroup-driver',
+      'systemd',
     ],
   });
 
@@ -90,6 +94,12 @@ describe('process runtime daemon + manifest URL', () => {
     expect(countProcesses(`${tag}-a`)).toBe(1);
     // The secret-ish header value is not logged.
     expect(kubelet.output()).not.toContain('secret-ish');
+  });
+
+  it("uses the daemon's cgroup driver (CRI RuntimeConfig) over the flag's, as upstream's KubeletCgroupDriverFromCRI", async () => {
+    const r = await httpsGet(`https://127.0.0.1:${ports.port}/configz`, pki());
+    expect((JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string } }).kubeletconfig.cgroupDriver).toBe('cgroupfs');
+    expect(kubelet.output()).toMatch(/"cgroupDriver":"cgroupfs".*"msg":"Using cgroup driver setting received from the CRI runtime"/);
   });
 
   it("lists the runtime's view on /runningpods/ over 10250", async () => {

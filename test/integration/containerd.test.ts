@@ -12,6 +12,8 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
+import { cgroupDriverFromRuntime } from '../../src/agent/cgroups/cgroup-driver.js';
+import { silentLogger } from '../../src/lib/logger.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
@@ -381,6 +383,15 @@ describe('pods as real containers', () => {
       'log dir, pod dir, cgroups and log link removed',
     );
     srv.close();
+  });
+});
+
+describe('the cgroup driver from the runtime (KubeletCgroupDriverFromCRI)', () => {
+  it("containerd 1.6 answers RuntimeConfig with UNIMPLEMENTED: the kubelet keeps its configured driver, as upstream's fallback", async () => {
+    await expect(cri.runtime.runtimeConfig!()).rejects.toMatchObject({ code: 'NotImplemented' });
+    expect(await cgroupDriverFromRuntime(cri.runtime, { logger: silentLogger, retryDelayMs: 1 })).toBeUndefined();
+    const z = JSON.parse((await kubeletRequest(ports.port, '/configz', pki)).body) as { kubeletconfig: { cgroupDriver: string } };
+    expect(z.kubeletconfig.cgroupDriver).toBe('cgroupfs');
   });
 });
 
