@@ -2,6 +2,7 @@
 import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { PooledReads } from './pooled-reads.js';
+import { endThenDestroy } from './drain-then-destroy.js';
 
 /** All values of a header, split on commas. */
 export function headerValues(h: IncomingHttpHeaders[string]): string[] {
@@ -103,6 +104,7 @@ export function relayUpgrade(
     upstream.resume();
   } else upstream.pipe(client);
   client.on('error', () => upstream.destroy());
-  upstream.on('error', () => client.destroy());
+  // What was read before the runtime's side failed still reaches the client, then its end.
+  upstream.on('error', () => endThenDestroy(client));
   client.on('close', () => upstream.destroy());
 }
