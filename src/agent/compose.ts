@@ -229,6 +229,7 @@ export function composeAgent(
       probeCounts: () => prober.counts.values(),
       machine: () => machineInfo,
       cgroups: cfg.cgroups,
+      lingeringPods: () => workers.uids().flatMap((uid) => (podManager.getPodByUid(uid) ? [] : (workers.podOf(uid) ?? []))),
     }),
   };
   const abort = new AbortController();

@@ -4,6 +4,7 @@
  * prober's counters. Everything is answered from memory.
  */
 import os from 'node:os';
+import type { Pod } from '../../api/types.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { KubeletMetrics } from '../metrics/kubelet-metrics.js';
@@ -32,13 +33,18 @@ export interface ObservabilityDeps {
   machine(): MachineInfo | undefined;
   /** How pod cgroups are named (cAdvisor's `id` labels). */
   cgroups: CgroupContext;
+  /**
+   * Pods the pod manager let go (deleted) whose workers still terminate them: their containers
+   * and cgroups are still there, and keep their `id` labels until they are gone.
+   */
+  lingeringPods?: () => Pod[];
 }
 
 /** The host methods. */
 export function createObservabilityHost(d: ObservabilityDeps) {
-  const containerInfo = (): ((id: string) => ContainerInfo) => {
+  const containerInfo = (lingering: Pod[] = []): ((id: string) => ContainerInfo) => {
     const m = new Map<string, ContainerInfo>();
-    for (const p of d.podManager.getPods()) {
+    for (const p of lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods()) {
       const st = d.statusManager.get(p.metadata.uid!);
       const podId = podCgroupId(p, d.cgroups);
       for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]) {
@@ -74,13 +80,14 @@ export function createObservabilityHost(d: ObservabilityDeps) {
       if (kind === 'resource') return resourceMetrics(d.collector.snapshot(), containerInfo());
       if (kind === 'cadvisor') {
         const m = d.machine();
+        const lingering = d.lingeringPods?.() ?? [];
         const podIds = (uid: string) => {
-          const p = d.podManager.getPodByUid(uid);
+          const p = d.podManager.getPodByUid(uid) ?? lingering.find((x) => x.metadata.uid === uid);
           return p && podCgroupId(p, d.cgroups);
         };
         return cadvisorMetrics(
           d.collector.snapshot(),
-          containerInfo(),
+          containerInfo(lingering),
           { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() },
           { pod: podIds, qos: qosCgroupIds(d.cgroups) },
         );

@@ -56,8 +56,8 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
 
 /**
  * The /metrics/cadvisor text (cAdvisor's names and labels). `id` is the cgroup (cgroup-ids.ts) of
- * a container, of a pod (`ids.pod`; `/kubepods/pod<uid>[/<id>]` for one the pod manager no longer
- * has), or of the QoS tree (`ids.qos`: kubepods and its burstable and besteffort classes, when
+ * a container, of a pod (`ids.pod`; `/kubepods/pod<uid>[/<id>]` for one the kubelet no longer
+ * has: neither its pod manager nor a pod worker terminating it), or of the QoS tree (`ids.qos`: kubepods and its burstable and besteffort classes, when
  * the collector measured them), besides the machine's `/`.
  */
 export function cadvisorMetrics(

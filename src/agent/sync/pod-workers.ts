@@ -151,6 +151,11 @@ export class PodWorkers {
     return !w || stateOf(w) !== 'terminated';
   }
 
+  /** The pod a worker holds (its last update's): still there for a pod the pod manager let go while it terminates. */
+  podOf(uid: string): Pod | undefined {
+    return this.workers.get(uid)?.pod;
+  }
+
   /** UIDs with a worker. */
   uids(): string[] {
     return [...this.workers.keys()];

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from '../../../src/agent/stats/cgroup-ids.js';
 import { cadvisorMetrics } from '../../../src/agent/stats/resource-metrics.js';
-import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
+import type { StatsCollector, StatsSnapshot } from '../../../src/agent/stats/collector.js';
+import { createObservabilityHost } from '../../../src/agent/stats/observability-host.js';
+import type { PodManager } from '../../../src/agent/pods/pod-manager.js';
+import type { StatusManager } from '../../../src/agent/status/status-manager.js';
 
 const pod = (resources: Record<string, Record<string, string>> = {}): Pod =>
   ({ metadata: { name: 'p', namespace: 'default', uid: 'a-b' }, spec: { containers: [{ name: 'main', image: 'busybox', resources }] } }) as Pod;
@@ -45,7 +48,31 @@ describe('cadvisorMetrics ids', () => {
     expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
   });
 
-  it('falls back to /kubepods/pod<uid> for what the pod manager no longer has', () => {
+  it('keeps the ids of a deleted pod that is still terminating (its worker holds it), through the observability host', async () => {
+    const host = (lingering: Pod[]) =>
+      createObservabilityHost({
+        nodeName: 'n',
+        startTime: '',
+        collector: { snapshot: () => snap } as unknown as StatsCollector,
+        volumeStats: {} as never,
+        podManager: { getPods: () => [], getPodByUid: () => undefined } as unknown as PodManager,
+        statusManager: {
+          get: () => ({ containerStatuses: [{ name: 'main', containerID: 'containerd://c0ffee', image: 'busybox', state: { running: {} } }] }),
+        } as unknown as StatusManager,
+        metrics: {} as never,
+        probeCounts: () => [],
+        machine: () => undefined,
+        cgroups: { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' },
+        lingeringPods: () => lingering,
+      });
+    const text = await host([burstable]).metricsText('cadvisor');
+    expect(text).toContain('container_cpu_usage_seconds_total{container="main",cpu="total",id="/kubepods/burstable/poda-b/c0ffee",');
+    expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
+    // Once its worker is gone too, nothing names its cgroups any more: the fallback below.
+    expect(await host([]).metricsText('cadvisor')).toContain('id="/kubepods/poda-b/c0ffee"');
+  });
+
+  it('falls back to /kubepods/pod<uid> for a pod the kubelet no longer has', () => {
     const text = cadvisorMetrics(snap, () => ({}), machine);
     expect(text).toContain('id="/kubepods/poda-b/c0ffee"');
     expect(text).toContain('id="/kubepods/poda-b",image="",interface="eth0"');
