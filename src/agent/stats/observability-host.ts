@@ -42,9 +42,11 @@ export interface ObservabilityDeps {
 
 /** The host methods. */
 export function createObservabilityHost(d: ObservabilityDeps) {
+  /** The pod manager's pods and `lingering` (deleted, still terminating: their sandboxes and cgroups are still there). */
+  const podsWith = (lingering: Pod[]): Pod[] => (lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods());
   const containerInfo = (lingering: Pod[] = []): ((id: string) => ContainerInfo) => {
     const m = new Map<string, ContainerInfo>();
-    for (const p of lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods()) {
+    for (const p of podsWith(lingering)) {
       const st = d.statusManager.get(p.metadata.uid!);
       const podId = podCgroupId(p, d.cgroups);
       for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]) {
@@ -60,7 +62,8 @@ export function createObservabilityHost(d: ObservabilityDeps) {
     statsSummary(o: { onlyCpuAndMemory: boolean }): Record<string, unknown> | undefined {
       const snap = d.collector.snapshot();
       if (!snap) return undefined;
-      const pods = d.podManager.getPods().map((p) => {
+      // Deleted pods still terminating too: upstream's summary lists every sandbox the runtime has.
+      const pods = podsWith(d.lingeringPods?.() ?? []).map((p) => {
         const st = d.statusManager.get(p.metadata.uid!);
         const starts = new Map<string, string>();
         for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])])

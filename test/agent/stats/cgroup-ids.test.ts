@@ -7,6 +7,7 @@ import type { StatsCollector, StatsSnapshot } from '../../../src/agent/stats/col
 import { createObservabilityHost } from '../../../src/agent/stats/observability-host.js';
 import type { PodManager } from '../../../src/agent/pods/pod-manager.js';
 import type { StatusManager } from '../../../src/agent/status/status-manager.js';
+import type { VolumeStatsCollector } from '../../../src/agent/volume/volume-stats.js';
 
 const pod = (resources: Record<string, Record<string, string>> = {}): Pod =>
   ({ metadata: { name: 'p', namespace: 'default', uid: 'a-b' }, spec: { containers: [{ name: 'main', image: 'busybox', resources }] } }) as Pod;
@@ -48,13 +49,13 @@ describe('cadvisorMetrics ids', () => {
     expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
   });
 
-  it('keeps the ids of a deleted pod that is still terminating (its worker holds it), through the observability host', async () => {
+  it('keeps the ids and the summary entry of a deleted pod that is still terminating (its worker holds it), through the observability host', async () => {
     const host = (lingering: Pod[]) =>
       createObservabilityHost({
         nodeName: 'n',
         startTime: '',
         collector: { snapshot: () => snap } as unknown as StatsCollector,
-        volumeStats: {} as never,
+        volumeStats: { get: () => [] } as unknown as VolumeStatsCollector,
         podManager: { getPods: () => [], getPodByUid: () => undefined } as unknown as PodManager,
         statusManager: {
           get: () => ({ containerStatuses: [{ name: 'main', containerID: 'containerd://c0ffee', image: 'busybox', state: { running: {} } }] }),
@@ -70,6 +71,10 @@ describe('cadvisorMetrics ids', () => {
     expect(text).toContain('container_network_receive_bytes_total{container="",id="/kubepods/burstable/poda-b",image="",interface="eth0"');
     // Once its worker is gone too, nothing names its cgroups any more: the fallback below.
     expect(await host([]).metricsText('cadvisor')).toContain('id="/kubepods/poda-b/c0ffee"');
+    // The summary lists it while it terminates, as upstream's lists every sandbox the runtime has.
+    const refs = (h: ReturnType<typeof host>) => (h.statsSummary({ onlyCpuAndMemory: false }) as { pods: { podRef: unknown }[] }).pods.map((p) => p.podRef);
+    expect(refs(host([burstable]))).toEqual([{ name: 'p', namespace: 'default', uid: 'a-b' }]);
+    expect(refs(host([]))).toEqual([]);
   });
 
   it('falls back to /kubepods/pod<uid> for a pod the kubelet no longer has', () => {
