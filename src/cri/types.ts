@@ -286,6 +286,8 @@ export interface RuntimeCondition {
 export interface StatusResponse {
   status: { conditions: RuntimeCondition[] };
   info?: Labels;
+  /** The runtime's handlers and what each supports (containerd 2 and later; absent before). */
+  runtime_handlers?: { name: string; features?: { recursive_read_only_mounts?: boolean; user_namespaces?: boolean } | null }[];
 }
 
 export interface UInt64Value {

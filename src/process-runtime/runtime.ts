@@ -144,6 +144,8 @@ export class ProcessRuntime implements RuntimeService {
         ],
       },
       info: {},
+      // Its one handler, the default; it makes no read-only mount recursive and no user namespace.
+      runtime_handlers: [{ name: '', features: { recursive_read_only_mounts: false, user_namespaces: false } }],
     };
   }
 

@@ -74,6 +74,8 @@ describe('node', () => {
       { type: 'Hostname', address: node },
     ]);
     expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
+    // The embedded runtime's one handler, from its CRI Status.
+    expect(n.status.runtimeHandlers).toEqual([{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }]);
     expect(n.status.nodeInfo).toMatchObject({
       kubeletVersion: 'v1.32.0',
       operatingSystem: 'linux',

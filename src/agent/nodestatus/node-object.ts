@@ -2,12 +2,13 @@
  * The Node object and its status as pure functions (upstream kubelet_node_status.go initialNode
  * and the nodestatus setters): labels, taints, capacity and allocatable (capacity minus
  * kube/system reserved and the hard eviction thresholds), addresses, daemon endpoints, node info,
- * images, and the four conditions with upstream reasons, messages and heartbeat/transition times.
+ * images, runtime handlers, and the four conditions with upstream reasons, messages and heartbeat/transition times.
  */
 import type { AdmissionNode } from '../admission/predicate.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import type { MachineInfo } from './machine-info.js';
+import type { NodeRuntimeHandler } from '../runtime/runtime-state.js';
 
 type Obj = Record<string, unknown>;
 
@@ -57,6 +58,8 @@ export interface NodeStatusInput {
   /** Runtime and network errors (NetworkReady=false …); empty when healthy; undefined until first checked. */
   runtimeErrors: string[] | undefined;
   images: { names: string[]; sizeBytes: number }[];
+  /** The runtime's handlers (CRI Status; RecursiveReadOnlyMounts, beta and on in upstream 1.32): status.runtimeHandlers when any. */
+  runtimeHandlers?: NodeRuntimeHandler[];
   /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
   pressure?: ReadonlySet<string>;
   previous?: NodeCondition[];
@@ -237,6 +240,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
       architecture: i.machine.architecture,
     },
     images: nodeImages(i.images, s.maxImages ?? 50),
+    ...(i.runtimeHandlers?.length ? { runtimeHandlers: i.runtimeHandlers } : {}),
   };
 }
 

@@ -2,7 +2,8 @@
  * The runtime's health as the kubelet tracks it (upstream runtimeState + updateRuntimeUp):
  * CRI Status polled every few seconds; RuntimeReady=false or an unreachable runtime is a runtime
  * error (/healthz, later node readiness), NetworkReady=false a network error (pods that are not
- * hostNetwork wait). The messages are upstream's.
+ * hostNetwork wait). The messages are upstream's. The answer's runtime handlers go to the node
+ * status (status.runtimeHandlers).
  */
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
@@ -26,6 +27,20 @@ export function runtimeErrors(status: cri.StatusResponse['status'] | undefined):
   };
 }
 
+/** A runtime handler as the node status reports it (upstream NodeRuntimeHandler). */
+export interface NodeRuntimeHandler {
+  name: string;
+  features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean };
+}
+
+/** The handlers a Status response lists, in its order (pure). */
+export function runtimeHandlers(res: Pick<cri.StatusResponse, 'runtime_handlers'>): NodeRuntimeHandler[] {
+  return (res.runtime_handlers ?? []).map((h) => ({
+    name: h.name,
+    features: { recursiveReadOnlyMounts: !!h.features?.recursive_read_only_mounts, userNamespaces: !!h.features?.user_namespaces },
+  }));
+}
+
 /** What the tracker needs. */
 export interface RuntimeStateDeps {
   runtime: RuntimeService;
@@ -38,13 +53,16 @@ export interface RuntimeStateDeps {
 export class RuntimeState {
   private runtime?: string = 'container runtime status check may not have completed yet';
   private network?: string = 'container runtime network status check may not have completed yet';
+  private handlers: NodeRuntimeHandler[] = [];
   constructor(private readonly deps: RuntimeStateDeps) {}
 
   /** One poll (also used once before the loops start). */
   async update(): Promise<void> {
     let next: { runtime?: string; network?: string };
     try {
-      next = runtimeErrors((await this.deps.runtime.status(false)).status);
+      const res = await this.deps.runtime.status(false);
+      next = runtimeErrors(res.status);
+      this.handlers = runtimeHandlers(res);
     } catch (err) {
       next = { runtime: `container runtime is down: ${messageOf(err)}`, network: 'container runtime is down' };
     }
@@ -68,6 +86,10 @@ export class RuntimeState {
   /** Why the runtime is not usable, if it is not. */
   runtimeError(): string | undefined {
     return this.runtime;
+  }
+  /** The runtime's handlers as its last Status answer listed them (upstream runtimeState.runtimeHandlers). */
+  runtimeHandlers(): NodeRuntimeHandler[] {
+    return this.handlers;
   }
   /** Why pod networking is not ready, if it is not. */
   networkError(): string | undefined {

@@ -97,6 +97,13 @@ describe('node object', () => {
     expect((a.images as any[]).length).toBe(50);
     expect((a.images as any[])[0].sizeBytes).toBe(59);
   });
+  it('lists the runtime handlers when the runtime names any (status.runtimeHandlers), and leaves the field out otherwise', () => {
+    const handlers = [{ name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: false } }];
+    const input = { machine, runtimeVersion: 'containerd://2.0', runtimeErrors: [], images: [], nowMs: 1000 };
+    expect(nodeStatus(settings, { ...input, runtimeHandlers: handlers }).runtimeHandlers).toEqual(handlers);
+    expect('runtimeHandlers' in nodeStatus(settings, { ...input, runtimeHandlers: [] })).toBe(false);
+    expect('runtimeHandlers' in nodeStatus(settings, input)).toBe(false);
+  });
   it('nodeStatusMaxImages caps the list (-1: all, 0: none); at most 5 names per image', () => {
     const images = Array.from({ length: 8 }, (_, i) => ({ names: Array.from({ length: i + 1 }, (_, j) => `img${i}:${j}`), sizeBytes: i }));
     expect(nodeImages(images, 3).map((i) => i.sizeBytes)).toEqual([7, 6, 5]);

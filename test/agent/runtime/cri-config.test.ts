@@ -9,7 +9,7 @@ import { containerEnv, expand } from '../../../src/agent/runtime/env.js';
 import { generateContainerConfig, verifyRunAsNonRoot } from '../../../src/agent/runtime/container-config.js';
 import { generateSandboxConfig } from '../../../src/agent/runtime/sandbox-config.js';
 import { terminationMessageSource } from '../../../src/agent/runtime/termination-message.js';
-import { runtimeErrors } from '../../../src/agent/runtime/runtime-state.js';
+import { runtimeErrors, runtimeHandlers } from '../../../src/agent/runtime/runtime-state.js';
 
 const GiB = 2 ** 30;
 const pod = (spec: Partial<Pod['spec']> = {}, c: Partial<Container> = {}): Pod => ({
@@ -304,5 +304,21 @@ describe('termination message source and runtime conditions', () => {
       network: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized',
     });
     expect(runtimeErrors({ conditions: [] }).runtime).toBe('container runtime not ready: RuntimeReady missing');
+  });
+  it('reads the runtime handlers of a Status answer as the node status names them, none before containerd 2', () => {
+    expect(
+      runtimeHandlers({
+        runtime_handlers: [
+          { name: 'runc', features: { recursive_read_only_mounts: true, user_namespaces: true } },
+          { name: '', features: { recursive_read_only_mounts: true } },
+          { name: 'kata', features: null },
+        ],
+      }),
+    ).toEqual([
+      { name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+      { name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: false } },
+      { name: 'kata', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+    ]);
+    expect(runtimeHandlers({})).toEqual([]);
   });
 });
