@@ -23,6 +23,7 @@ import { createStatsCollector, timedWorker, trackPodStartDuration } from './comp
 import { PodConfig } from './podconfig/pod-config.js';
 import { composeSources } from './compose-sources.js';
 import { composeVolumes } from './compose-volumes.js';
+import { lookupRuntimeHandler } from './objects/runtime-class.js';
 import { PodManager } from './pods/pod-manager.js';
 import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
@@ -102,6 +103,7 @@ export function composeAgent(
     events,
     nodeAllocatable,
     objects,
+    runtimeHandler: objects && ((pod) => lookupRuntimeHandler(pod, (path) => objects.get(path))),
     logger,
     node: nodeFacts(cfg),
     podCgroups,

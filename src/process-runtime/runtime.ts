@@ -156,6 +156,8 @@ export class ProcessRuntime implements RuntimeService {
 
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');
+    // Its one handler is the default (status(): runtime_handlers); another is refused as containerd refuses one it lacks.
+    if (runtimeHandler) throw badRequest(`no runtime for "${runtimeHandler}" is configured`);
     const id = newId();
     const dir = join(this.deps.stateDir, 'pods', id);
     await mkdir(dir, { recursive: true });

@@ -248,6 +248,25 @@ describe('pods from the apiserver', () => {
     expect(c.api.requests.some((r) => r.path === '/api/v1/namespaces/default/pods/finished/status')).toBe(false);
   });
 
+  it("runs no sandbox for a pod whose RuntimeClass is missing or names a handler the runtime lacks: FailedCreatePodSandBox with upstream's message, tried again", async () => {
+    create(boundPod('rc', node, { runtimeClassName: 'sandboxed', containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }] }));
+    const failures = () =>
+      c.api.store
+        .list('events')
+        .filter((e) => e.involvedObject.name === 'rc' && e.reason === 'FailedCreatePodSandBox' && e.type === 'Warning')
+        .map((e) => String(e.message));
+    await until(() => failures().includes('Failed to create pod sandbox: runtimeclass.node.k8s.io "sandboxed" not found'), 20_000, 'missing class');
+    expect(pod('rc')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
+    // The class appears with a handler the embedded runtime does not have (it lists one, the default): the next try reaches the runtime.
+    create({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'sandboxed' }, handler: 'runsc' }, 'node.k8s.io/runtimeclasses');
+    await until(
+      () => failures().some((m) => m.startsWith('Failed to create pod sandbox:') && m.includes('no runtime for "runsc" is configured')),
+      30_000,
+      'handler refused',
+    );
+    expect(pod('rc')!.status.phase).toBe('Pending');
+  });
+
   it('kubectl describe pod shows the kubelet events', async () => {
     const out = await kubectl(c, ['describe', 'pod', 'web']);
     expect(out.stdout).toMatch(/Events:[\s\S]*Normal\s+Started\s+\S+\s+kubelet\s+Started container main/);

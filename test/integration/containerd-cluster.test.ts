@@ -65,6 +65,27 @@ describe('cluster on containerd', () => {
     expect(out.stdout).toMatch(new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'));
   }, 60_000);
 
+  it("runs a pod with its RuntimeClass's handler: containerd's sandbox carries it; a handler containerd lacks is its refusal", async () => {
+    c.api.store.create('node.k8s.io/runtimeclasses', { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'plain' }, handler: 'runc' });
+    c.api.store.create('node.k8s.io/runtimeclasses', { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'vm' }, handler: 'kata' });
+    const spec = (runtimeClassName: string) => ({ runtimeClassName, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
+    c.api.store.create('pods', boundPod('classy', node, spec('plain')));
+    c.api.store.create('pods', boundPod('kata', node, spec('vm')));
+    const p = await until(() => pod('classy')?.status?.containerStatuses?.[0]?.state?.running && pod('classy'), 40_000, 'classy Running');
+    const sandboxes = await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid } });
+    expect(sandboxes.map((s) => [s.state, s.runtime_handler])).toEqual([['SANDBOX_READY', 'runc']]);
+    const refused = await until(
+      () =>
+        c.api.store
+          .list('events')
+          .find((e) => e.involvedObject.name === 'kata' && e.reason === 'FailedCreatePodSandBox' && String(e.message).includes('"kata"')),
+      20_000,
+      'kata refused',
+    );
+    expect(refused.message).toMatch(/^Failed to create pod sandbox: .*no runtime for "kata" is configured/);
+    c.api.store.remove('pods', 'default', 'kata');
+  }, 60_000);
+
   it("pulls from a private registry with the pod's imagePullSecrets; without them ErrImagePull → ImagePullBackOff", async () => {
     const image = `${registry.host}/team/app:1`;
     const auths = { [registry.host]: { username: 'puller', password: 'pull-pw', auth: Buffer.from('puller:pull-pw').toString('base64') } };

@@ -1,7 +1,8 @@
 /**
  * Step 3 of a pod's actions: a new sandbox (upstream SyncPod's createPodSandbox, with the
- * kubelet's pod cgroup made first as upstream's syncPod does). Not while the runtime's network is
- * not ready (for a pod on its own network); the pod directory exists before the runtime is asked.
+ * kubelet's pod cgroup made first as upstream's syncPod does), with the runtime handler of the
+ * pod's RuntimeClass. Not while the runtime's network is not ready (for a pod on its own network);
+ * the pod directory exists before the runtime is asked.
  */
 import { mkdir } from 'node:fs/promises';
 import type { Pod } from '../../api/types.js';
@@ -11,6 +12,9 @@ import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { sandboxOf } from './runtime-manager.js';
 import type { StepResult } from './step-result.js';
+
+/** When a sync that could not make the sandbox is tried again: upstream's pod worker backoff after a failed sync. */
+const SYNC_ERROR_BACKOFF_MS = 10_000;
 
 /** Creates the sandbox; the result names it (`target`, `sandbox`) or says why there is none. */
 export async function createSandbox(
@@ -23,6 +27,8 @@ export async function createSandbox(
     podDir: string;
     networkError(): string | undefined;
     podCgroups?: { ensure(pod: Pod): Promise<void> };
+    /** The pod's runtime handler (its RuntimeClass's); absent without an apiserver: the default (""), as upstream. */
+    runtimeHandler?(pod: Pod): Promise<string>;
   },
 ): Promise<StepResult> {
   const failed = (reason: string, message: string, retryAfterMs?: number): StepResult => ({
@@ -38,11 +44,12 @@ export async function createSandbox(
   try {
     await d.podCgroups?.ensure(pod);
   } catch (err) {
-    return failed('FailedCreatePodContainer', `unable to ensure pod container exists: ${messageOf(err)}`);
+    return failed('FailedCreatePodContainer', `unable to ensure pod container exists: ${messageOf(err)}`, SYNC_ERROR_BACKOFF_MS);
   }
   try {
+    const handler = d.runtimeHandler ? await d.runtimeHandler(pod) : '';
     await mkdir(d.podDir, { recursive: true });
-    const id = await d.runtime.runPodSandbox(config);
+    const id = await d.runtime.runPodSandbox(config, handler);
     // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
     // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
     const sandbox = pod.spec.hostNetwork
@@ -50,6 +57,6 @@ export async function createSandbox(
       : await d.runtime.podSandboxStatus(id).then(({ status }) => sandboxOf(status, status.network?.ip ?? ''));
     return { action: 'CreatePodSandbox', target: id, ok: true, sandbox };
   } catch (err) {
-    return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${messageOf(err)}`);
+    return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${messageOf(err)}`, SYNC_ERROR_BACKOFF_MS);
   }
 }

@@ -79,7 +79,16 @@ export interface ExecutorDeps {
   nodeCredentials?(image: string): Promise<AuthConfig[]>;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
   podCgroups?: { ensure(pod: Pod): Promise<void> };
+  /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
+  runtimeHandler?(pod: Pod): Promise<string>;
 }
+
+/** The events of a sandbox that could not be made, as upstream's syncPod records them. */
+const SANDBOX_FAILURE_EVENTS: Record<string, string> = {
+  NetworkNotReady: 'NetworkNotReady',
+  FailedCreatePodContainer: 'FailedCreatePodContainer',
+  CreatePodSandboxError: 'FailedCreatePodSandBox',
+};
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
@@ -136,9 +145,14 @@ export class PodActionExecutor {
         podDir: podDir(node.rootDir, pod.metadata.uid!),
         networkError: this.deps.networkError,
         podCgroups: this.deps.podCgroups,
+        runtimeHandler: this.deps.runtimeHandler,
       });
       results.push(created);
-      if (!created.ok) return results;
+      if (!created.ok) {
+        const reason = SANDBOX_FAILURE_EVENTS[created.reason ?? ''];
+        if (reason) this.deps.events?.record(podRef(pod), 'Warning', reason, created.message ?? '');
+        return results;
+      }
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
     }
