@@ -1,7 +1,7 @@
 /**
  * Wiring of observability around the core: the stats collector with its system containers,
- * pod worker durations per operation, and kubelet_pod_start_duration_seconds (from the pod first
- * seen to all its containers running).
+ * pod worker durations per operation, kubelet_pod_start_duration_seconds (from the pod first
+ * seen to all its containers running), and the routes' host over the managers.
  */
 import type { CriRuntime } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
@@ -12,6 +12,10 @@ import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, qosCgroupDirs } from './
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
+import { createAgentHost, type AgentHostDeps } from './host.js';
+import { createObservabilityHost, type ObservabilityDeps } from './stats/observability-host.js';
+import type { PodWorkers } from './sync/pod-workers.js';
+import { rfc3339 } from '../lib/time.js';
 
 /** Wraps `fn` so each call is observed in kubelet_pod_worker_duration_seconds{operation}. */
 export function timedWorker<A extends unknown[], R>(metrics: KubeletMetrics, operation: string, fn: (...a: A) => Promise<R>): (...a: A) => Promise<R> {
@@ -65,4 +69,26 @@ export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime;
     logger: d.logger,
     systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),
   });
+}
+
+/**
+ * The routes' host over one set of managers: the agent's half (host.ts: pods, streaming, logs,
+ * health) and the observability half (stats/observability-host.ts), which also sees the deleted
+ * pods whose workers still terminate them.
+ */
+export function composeHost(
+  cfg: AgentConfig,
+  d: Omit<AgentHostDeps, 'nodeName' | 'syncFrequencyMs' | 'rootDir'> &
+    Omit<ObservabilityDeps, 'nodeName' | 'startTime' | 'cgroups' | 'lingeringPods'> & { workers: Pick<PodWorkers, 'uids' | 'podOf'> },
+) {
+  return {
+    ...createAgentHost({ ...d, nodeName: cfg.nodeName, syncFrequencyMs: cfg.syncFrequencyMs, rootDir: cfg.rootDir }),
+    ...createObservabilityHost({
+      ...d,
+      nodeName: cfg.nodeName,
+      startTime: rfc3339(d.clock.now()),
+      cgroups: cfg.cgroups,
+      lingeringPods: () => d.workers.uids().flatMap((uid) => (d.podManager.getPodByUid(uid) ? [] : (d.workers.podOf(uid) ?? []))),
+    }),
+  };
 }

@@ -26,6 +26,9 @@ import { nodeAllocatableAbsolute } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import type { AuthConfig } from './images/keyring.js';
 import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
+import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
+import type { PodObjectFetcher } from './objects/pod-objects.js';
+import type { RuntimeState } from './runtime/runtime-state.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -185,6 +188,22 @@ export async function askRuntimeCgroupDriver(
   } finally {
     client.close?.();
   }
+}
+
+/**
+ * The pods' runtime handlers (their RuntimeClasses, through the object cache; none without an
+ * apiserver) and whether a pod's handler makes recursive read-only mounts, by the runtime's last
+ * Status list.
+ */
+export function composeRuntimeClasses(
+  objects: PodObjectFetcher | undefined,
+  runtimeState: RuntimeState,
+): { runtimeHandler?: (pod: Pod) => Promise<string>; supportsRecursiveReadOnly: (pod: Pod) => boolean } {
+  const classes = new RuntimeClassHandlers(objects && ((path) => objects.get(path)));
+  return {
+    runtimeHandler: objects && ((pod) => classes.handlerOf(pod)),
+    supportsRecursiveReadOnly: (pod) => handlerSupportsRecursiveReadOnly(runtimeState.runtimeHandlers(), classes.knownHandlerOf(pod)),
+  };
 }
 
 /** Images image GC never removes; asked of the runtime once (again after a failure). */

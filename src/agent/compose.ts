@@ -16,14 +16,22 @@ import { setMaxListeners } from 'node:events';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
-import { composeImages, composeNodeResources, composeRuntime, connectRuntime, nodeFacts, startNodeCgroups, type EmbeddedRuntime } from './compose-runtime.js';
+import {
+  composeImages,
+  composeNodeResources,
+  composeRuntime,
+  composeRuntimeClasses,
+  connectRuntime,
+  nodeFacts,
+  startNodeCgroups,
+  type EmbeddedRuntime,
+} from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
-import { createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
+import { composeHost, createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { composeSources } from './compose-sources.js';
 import { composeVolumes } from './compose-volumes.js';
-import { lookupRuntimeHandler } from './objects/runtime-class.js';
 import { PodManager } from './pods/pod-manager.js';
 import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
@@ -36,7 +44,6 @@ import { PodSync } from './sync/pod-sync.js';
 import { SyncLoop } from './sync/sync-loop.js';
 import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
-import { createAgentHost } from './host.js';
 import { RuntimeState } from './runtime/runtime-state.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { isStaticPod } from './podconfig/types.js';
@@ -51,9 +58,7 @@ import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
-import { createObservabilityHost } from './stats/observability-host.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
-import { rfc3339 } from '../lib/time.js';
 
 export { askRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
 export type { Agent, AgentConfig } from './agent-config.js';
@@ -94,6 +99,7 @@ export function composeAgent(
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
+  const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     images,
@@ -103,7 +109,7 @@ export function composeAgent(
     events,
     nodeAllocatable,
     objects,
-    runtimeHandler: objects && ((pod) => lookupRuntimeHandler(pod, (path) => objects.get(path))),
+    ...runtimeClasses,
     logger,
     node: nodeFacts(cfg),
     podCgroups,
@@ -149,6 +155,7 @@ export function composeAgent(
     mirrors,
     volumes,
     prober,
+    supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
   });
   const workers = new PodWorkers({
     syncer: {
@@ -207,33 +214,21 @@ export function composeAgent(
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
   const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
   let machineInfo: MachineInfo | undefined;
-  const host = {
-    ...createAgentHost({
-      runtimeState,
-      nodeName: cfg.nodeName,
-      podManager,
-      statusManager,
-      runtimeManager,
-      syncLoop,
-      pleg,
-      clock,
-      syncFrequencyMs: cfg.syncFrequencyMs,
-      rootDir: cfg.rootDir,
-    }),
-    ...createObservabilityHost({
-      nodeName: cfg.nodeName,
-      startTime: rfc3339(clock.now()),
-      collector,
-      volumeStats,
-      podManager,
-      statusManager,
-      metrics,
-      probeCounts: () => prober.counts.values(),
-      machine: () => machineInfo,
-      cgroups: cfg.cgroups,
-      lingeringPods: () => workers.uids().flatMap((uid) => (podManager.getPodByUid(uid) ? [] : (workers.podOf(uid) ?? []))),
-    }),
-  };
+  const host = composeHost(cfg, {
+    runtimeState,
+    podManager,
+    statusManager,
+    runtimeManager,
+    syncLoop,
+    pleg,
+    clock,
+    collector,
+    volumeStats,
+    metrics,
+    workers,
+    probeCounts: () => prober.counts.values(),
+    machine: () => machineInfo,
+  });
   const abort = new AbortController();
   // Every loop of the agent (pod workers, probers, syncs, heartbeats) waits on this one signal at once:
   // more than Node's 10 listeners is the design, not a leak (each removes its listener when done).

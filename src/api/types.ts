@@ -135,6 +135,16 @@ export interface ContainerStatus {
   imageID: string;
   containerID?: string;
   started?: boolean;
+  /** The container's volume mounts as run (upstream RecursiveReadOnlyMounts, on in 1.32). */
+  volumeMounts?: VolumeMountStatus[];
+}
+
+/** core/v1 VolumeMountStatus. */
+export interface VolumeMountStatus {
+  name: string;
+  mountPath: string;
+  readOnly?: boolean;
+  recursiveReadOnly?: 'Disabled' | 'Enabled';
 }
 
 /** The pod phase. */

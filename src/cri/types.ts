@@ -161,6 +161,7 @@ export interface Mount {
   readonly?: boolean;
   selinux_relabel?: boolean;
   propagation?: string;
+  recursive_read_only?: boolean;
 }
 export interface ContainerMetadata {
   name: string;

@@ -167,6 +167,37 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       });
       const aud = ctx().c.api.issuedTokens.find((t) => t.token === /aud-token=(\S+)/.exec(log)![1])!;
       expect(aud).toMatchObject({ audiences: ['vault'], expirationSeconds: 7200 });
+      // The container's status lists its mounts as upstream 1.32 does (RecursiveReadOnlyMounts): neither runtime here makes recursive read-only ones.
+      expect(pod('sa')!.status.containerStatuses[0].volumeMounts).toEqual([
+        { name: 'kube-api-access-x1', mountPath, readOnly: true, recursiveReadOnly: 'Disabled' },
+        { name: 'aud', mountPath: '/aud' },
+      ]);
+    }, 40_000);
+
+    it("recursiveReadOnly: Enabled on a runtime that cannot is CreateContainerConfigError with upstream's message; IfPossible runs read-only", async () => {
+      const mounts = (mode: string) => [{ name: 'e', mountPath: '/ro', readOnly: true, recursiveReadOnly: mode }];
+      create(withVolumes('rro-on', { command: 'sleep 3600', mounts: mounts('Enabled'), volumes: [{ name: 'e', emptyDir: {} }] }));
+      create(
+        withVolumes('rro-maybe', {
+          command: 'touch /ro/x 2>&1 | grep -o "Read-only file system"; sleep 3600',
+          mounts: mounts('IfPossible'),
+          volumes: [{ name: 'e', emptyDir: {} }],
+        }),
+      );
+      const waiting = await until(
+        () =>
+          pod('rro-on')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
+          pod('rro-on')!.status.containerStatuses[0].state.waiting,
+        20_000,
+        'rro-on refused',
+      );
+      expect(waiting.message).toBe(
+        'failed to resolve recursive read-only mode: volume "e" requested recursive read-only mode, but it is not supported by the runtime',
+      );
+      await until(() => running('rro-maybe') && logOf('rro-maybe').includes('Read-only file system'), 20_000, 'rro-maybe read-only');
+      expect(pod('rro-maybe')!.status.containerStatuses[0].volumeMounts).toEqual([
+        { name: 'e', mountPath: '/ro', readOnly: true, recursiveReadOnly: 'Disabled' },
+      ]);
     }, 40_000);
 
     it('downwardAPI labels and annotations follow changes in the API', async () => {

@@ -29,6 +29,8 @@ export interface ContainerConfigContext extends EnvContext {
   image: cri.Image | null;
   /** The pod's set-up volumes (volume manager), by volume name. */
   volumes?: ReadonlyMap<string, MountedVolume>;
+  /** The pod's runtime handler makes recursive read-only mounts (volumeMounts' recursiveReadOnly). */
+  handlerSupportsRRO?: boolean;
   /** seccompDefault and the Localhost profile root (absent: no default, profiles under /var/lib/kubelet/seccomp). */
   security?: SecurityProfileContext;
 }
@@ -99,7 +101,7 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   const runAsUser = num(sc.runAsUser) ?? num(podSc.runAsUser);
   const runAsGroup = num(sc.runAsGroup) ?? num(podSc.runAsGroup);
   const caps = (sc.capabilities ?? {}) as { add?: string[]; drop?: string[] };
-  const planned = planContainerMounts(c, ctx.volumes ?? new Map(), vars);
+  const planned = planContainerMounts(c, ctx.volumes ?? new Map(), vars, ctx.handlerSupportsRRO);
   if (!planned.ok) return planned;
   // Upstream order: volume mounts, then the managed /etc/hosts, then the termination log.
   const mounts: cri.Mount[] = planned.mounts.map((m) => m.mount);

@@ -81,6 +81,8 @@ export interface ExecutorDeps {
   podCgroups?: { ensure(pod: Pod): Promise<void> };
   /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
   runtimeHandler?(pod: Pod): Promise<string>;
+  /** Whether the pod's runtime handler makes recursive read-only mounts. */
+  supportsRecursiveReadOnly?(pod: Pod): boolean;
 }
 
 /** The events of a sandbox that could not be made, as upstream's syncPod records them. */
@@ -262,6 +264,7 @@ export class PodActionExecutor {
         image: img.image,
         objects: o.objects,
         volumes: o.volumes,
+        handlerSupportsRRO: this.deps.supportsRecursiveReadOnly?.(pod) ?? false,
         nodeAllocatable: this.deps.nodeAllocatable?.(),
         security: node.security,
       });

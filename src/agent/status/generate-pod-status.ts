@@ -7,6 +7,7 @@ import { rfc3339 } from '../../lib/time.js';
 import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
+import { volumeMountStatuses } from '../volume/container-mounts.js';
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -17,6 +18,8 @@ export interface PodStatusContext {
   previous?: PodStatus;
   /** Probe results by container name and instance id (prober-manager.ts); undefined = no such probe. */
   probes?: ProbeResults;
+  /** The pod's runtime handler makes recursive read-only mounts (the statuses' volumeMounts). */
+  supportsRecursiveReadOnly?: boolean;
 }
 
 /** The probe results the status reads. */
@@ -62,6 +65,8 @@ function containerStatuses(
       imageID: '',
       started: false,
     };
+    const mounts = volumeMountStatuses(spec, ctx.supportsRecursiveReadOnly ?? false);
+    if (mounts) st.volumeMounts = mounts;
     if (cur) {
       st.state = stateOf(cur, ctx.runtimeName);
       st.restartCount = cur.restartCount;

@@ -69,6 +69,8 @@ export interface PodSyncDeps {
   volumes: Pick<VolumeManager, 'mountPod' | 'removePodDir'>;
   /** The prober manager (workers per container and probe kind). */
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results'>;
+  /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
+  supportsRecursiveReadOnly?(pod: Pod): boolean;
 }
 
 /** Removes a pod's runtime objects, its log directory and its containers' legacy log links (idempotent). */
@@ -159,6 +161,7 @@ export class PodSync implements PodSyncer {
       reasons: this.d.reasons.snapshot(uid),
       previous: this.d.statusManager.get(uid),
       probes: this.d.prober?.results(uid),
+      supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
     });
     const verdict = this.verdicts.get(uid);
     if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });

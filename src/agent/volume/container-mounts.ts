@@ -2,13 +2,14 @@
  * A container's volume mounts as CRI Mounts (upstream kubelet_pods.go makeMounts):
  * `planContainerMounts` is the pure part — volume lookup, `subPathExpr` expansion, upstream's
  * subPath checks (absolute, `..`), read-only (the mount's flag or a read-only volume), mount
- * propagation (Bidirectional only for privileged containers); `prepareSubPaths` is the I/O part —
+ * propagation (Bidirectional only for privileged containers), recursive read-only mounts
+ * (`recursiveReadOnly`, as the runtime handler allows); `prepareSubPaths` is the I/O part —
  * it creates a missing subPath directory and refuses one that resolves outside its volume through
  * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages.
  */
 import { mkdir, realpath } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import type { Container } from '../../api/types.js';
+import type { Container, VolumeMountStatus } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { expand } from '../runtime/env.js';
 import type { MountedVolume } from './types.js';
@@ -21,6 +22,42 @@ export interface VolumeMount {
   subPath?: string;
   subPathExpr?: string;
   mountPropagation?: string;
+  recursiveReadOnly?: string;
+}
+
+/**
+ * Whether a mount is made recursively read-only (upstream resolveRecursiveReadOnly): never without
+ * `recursiveReadOnly` or with Disabled; IfPossible when the runtime handler can; Enabled only when it
+ * can. Throws upstream's message for what cannot be honoured. Pure.
+ */
+export function resolveRecursiveReadOnly(m: VolumeMount, handlerSupportsRRO: boolean): boolean {
+  const mode = m.recursiveReadOnly;
+  if (!mode || mode === 'Disabled') return false;
+  if (!m.readOnly) throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not read-only`);
+  if (m.mountPropagation && m.mountPropagation !== 'None')
+    throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not compatible with propagation "${m.mountPropagation}"`);
+  if (mode === 'IfPossible') return handlerSupportsRRO;
+  if (mode === 'Enabled') {
+    if (!handlerSupportsRRO) throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not supported by the runtime`);
+    return true;
+  }
+  throw new Error(`unknown recursive read-only mode "${mode}"`);
+}
+
+/** A container's volume mounts as its status reports them (upstream convertToAPIContainerStatuses). Pure. */
+export function volumeMountStatuses(c: Container, handlerSupportsRRO: boolean): VolumeMountStatus[] | undefined {
+  const mounts = (c.volumeMounts ?? []) as VolumeMount[];
+  if (!mounts.length) return undefined;
+  return mounts.map((m) => {
+    if (!m.readOnly) return { name: m.name, mountPath: m.mountPath };
+    let rro = false;
+    try {
+      rro = resolveRecursiveReadOnly(m, handlerSupportsRRO);
+    } catch {
+      // As upstream: logged there, reported as Disabled (the container itself is refused: planContainerMounts).
+    }
+    return { name: m.name, mountPath: m.mountPath, readOnly: true, recursiveReadOnly: rro ? 'Enabled' : 'Disabled' };
+  });
 }
 
 /** A mount before its subPath is resolved on disk. */
@@ -40,8 +77,16 @@ const PROPAGATION: Record<string, string> = {
   Bidirectional: 'PROPAGATION_BIDIRECTIONAL',
 };
 
-/** Plans `c`'s volume mounts from the set-up volumes; `env` expands subPathExpr. Pure. */
-export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, MountedVolume>, env: ReadonlyMap<string, string>): MountPlan {
+/**
+ * Plans `c`'s volume mounts from the set-up volumes; `env` expands subPathExpr; `handlerSupportsRRO`:
+ * the pod's runtime handler makes recursive read-only mounts. Pure.
+ */
+export function planContainerMounts(
+  c: Container,
+  volumes: ReadonlyMap<string, MountedVolume>,
+  env: ReadonlyMap<string, string>,
+  handlerSupportsRRO = false,
+): MountPlan {
   const out: PlannedMount[] = [];
   const privileged = (c.securityContext as { privileged?: boolean } | undefined)?.privileged === true;
   for (const m of (c.volumeMounts ?? []) as VolumeMount[]) {
@@ -57,6 +102,12 @@ export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, M
     if (!propagation) return { ok: false, message: `invalid MountPropagation mode: ${m.mountPropagation}` };
     if (propagation === 'PROPAGATION_BIDIRECTIONAL' && !privileged)
       return { ok: false, message: 'Bidirectional mount propagation is available only to privileged containers' };
+    let rro: boolean;
+    try {
+      rro = resolveRecursiveReadOnly(m, handlerSupportsRRO);
+    } catch (err) {
+      return { ok: false, message: `failed to resolve recursive read-only mode: ${(err as Error).message}` };
+    }
     out.push({
       name: m.name,
       volumePath: vol.path,
@@ -67,6 +118,7 @@ export function planContainerMounts(c: Container, volumes: ReadonlyMap<string, M
         readonly: m.readOnly === true || vol.readOnly,
         selinux_relabel: false,
         propagation,
+        ...(rro ? { recursive_read_only: true } : {}),
       },
     });
   }

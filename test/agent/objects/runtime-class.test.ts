@@ -1,7 +1,7 @@
 /** A pod's runtime handler from its RuntimeClass, with upstream's errors. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { lookupRuntimeHandler } from '../../../src/agent/objects/runtime-class.js';
+import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly, lookupRuntimeHandler } from '../../../src/agent/objects/runtime-class.js';
 
 const pod = (runtimeClassName?: string) => ({ metadata: { name: 'p', uid: 'u' }, spec: { containers: [], runtimeClassName } }) as unknown as Pod;
 
@@ -28,5 +28,29 @@ describe('lookupRuntimeHandler', () => {
         throw new Error('GET /apis/node.k8s.io/v1/runtimeclasses/kata: 403 Forbidden');
       }),
     ).rejects.toThrow('failed to lookup RuntimeClass kata: GET /apis/node.k8s.io/v1/runtimeclasses/kata: 403 Forbidden');
+  });
+});
+
+describe('RuntimeClassHandlers and handler features', () => {
+  it("remembers each class's handler once read, for what must ask synchronously; without an apiserver every pod has the default", async () => {
+    const h = new RuntimeClassHandlers(async <T>() => ({ handler: 'runc' }) as T);
+    expect(h.knownHandlerOf(pod())).toBe('');
+    expect(h.knownHandlerOf(pod('plain'))).toBeUndefined();
+    expect(await h.handlerOf(pod('plain'))).toBe('runc');
+    expect(h.knownHandlerOf(pod('plain'))).toBe('runc');
+    const standalone = new RuntimeClassHandlers();
+    expect([await standalone.handlerOf(pod('plain')), standalone.knownHandlerOf(pod('plain'))]).toEqual(['', '']);
+  });
+
+  it('a handler makes recursive read-only mounts only when the runtime lists it so (none listed: no)', () => {
+    const listed = [
+      { name: 'runc', features: { recursiveReadOnlyMounts: true } },
+      { name: '', features: { recursiveReadOnlyMounts: false } },
+    ];
+    expect(handlerSupportsRecursiveReadOnly(listed, 'runc')).toBe(true);
+    expect(handlerSupportsRecursiveReadOnly(listed, '')).toBe(false);
+    expect(handlerSupportsRecursiveReadOnly(listed, 'kata')).toBe(false);
+    expect(handlerSupportsRecursiveReadOnly(listed, undefined)).toBe(false);
+    expect(handlerSupportsRecursiveReadOnly([], 'runc')).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planContainerMounts, prepareSubPaths } from '../../../src/agent/volume/container-mounts.js';
+import { planContainerMounts, prepareSubPaths, resolveRecursiveReadOnly, volumeMountStatuses } from '../../../src/agent/volume/container-mounts.js';
 import type { Container } from '../../../src/api/types.js';
 import type { MountedVolume } from '../../../src/agent/volume/types.js';
 
@@ -143,5 +143,53 @@ describe('process runtime mounts without root', () => {
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe('recursive read-only mounts (upstream resolveRecursiveReadOnly, RecursiveReadOnlyMounts on in 1.32)', () => {
+  const c = (m: Record<string, unknown>): Container => ({ name: 'c', volumeMounts: [{ name: 'data', mountPath: '/d', ...m }] });
+  const planned = (m: Record<string, unknown>, rro: boolean) => {
+    const r = planContainerMounts(c(m), volumes, new Map(), rro);
+    return r.ok ? r.mounts[0].mount.recursive_read_only === true : r.message;
+  };
+
+  it('makes a mount recursively read-only only when asked and the handler can: IfPossible follows the handler, Enabled needs it', () => {
+    expect(resolveRecursiveReadOnly({ name: 'data', mountPath: '/d', readOnly: true }, true)).toBe(false);
+    expect(resolveRecursiveReadOnly({ name: 'data', mountPath: '/d', readOnly: true, recursiveReadOnly: 'Disabled' }, true)).toBe(false);
+    expect(planned({ readOnly: true, recursiveReadOnly: 'IfPossible' }, true)).toBe(true);
+    expect(planned({ readOnly: true, recursiveReadOnly: 'IfPossible' }, false)).toBe(false);
+    expect(planned({ readOnly: true, recursiveReadOnly: 'Enabled', mountPropagation: 'None' }, true)).toBe(true);
+  });
+
+  it("refuses what cannot be honoured with upstream's messages (CreateContainerConfigError)", () => {
+    expect(planned({ readOnly: true, recursiveReadOnly: 'Enabled' }, false)).toBe(
+      'failed to resolve recursive read-only mode: volume "data" requested recursive read-only mode, but it is not supported by the runtime',
+    );
+    expect(planned({ recursiveReadOnly: 'IfPossible' }, true)).toBe(
+      'failed to resolve recursive read-only mode: volume "data" requested recursive read-only mode, but it is not read-only',
+    );
+    expect(planned({ readOnly: true, recursiveReadOnly: 'Enabled', mountPropagation: 'HostToContainer' }, true)).toBe(
+      'failed to resolve recursive read-only mode: volume "data" requested recursive read-only mode, but it is not compatible with propagation "HostToContainer"',
+    );
+  });
+
+  it("reports each mount in the container's status: readOnly ones with the mode in effect, Disabled for what could not be honoured", () => {
+    const spec: Container = {
+      name: 'c',
+      volumeMounts: [
+        { name: 'data', mountPath: '/d' },
+        { name: 'cfg', mountPath: '/c', readOnly: true },
+        { name: 'x', mountPath: '/x', readOnly: true, recursiveReadOnly: 'IfPossible' },
+        { name: 'y', mountPath: '/y', readOnly: true, recursiveReadOnly: 'Enabled' },
+      ],
+    };
+    expect(volumeMountStatuses(spec, true)).toEqual([
+      { name: 'data', mountPath: '/d' },
+      { name: 'cfg', mountPath: '/c', readOnly: true, recursiveReadOnly: 'Disabled' },
+      { name: 'x', mountPath: '/x', readOnly: true, recursiveReadOnly: 'Enabled' },
+      { name: 'y', mountPath: '/y', readOnly: true, recursiveReadOnly: 'Enabled' },
+    ]);
+    expect(volumeMountStatuses(spec, false)!.map((m) => m.recursiveReadOnly)).toEqual([undefined, 'Disabled', 'Disabled', 'Disabled']);
+    expect(volumeMountStatuses({ name: 'c' }, true)).toBeUndefined();
   });
 });
