@@ -45,6 +45,16 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       : '';
   };
   const running = (name: string) => pod(name)?.status?.phase === 'Running' && (pod(name)?.status?.containerStatuses ?? []).every((s: Obj) => s.state?.running);
+  /** The waiting state of a pod's first container once it is CreateContainerConfigError. */
+  const configError = (name: string, what: string) =>
+    until(
+      () => {
+        const w = pod(name)?.status?.containerStatuses?.[0]?.state?.waiting;
+        return w?.reason === 'CreateContainerConfigError' && w;
+      },
+      20_000,
+      what,
+    );
   const events = (name: string) => ctx().c.api.store.list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
   const bound = (name: string, spec: Obj) => {
     const p = boundPod(name, ctx().node, spec) as Obj;
@@ -184,13 +194,7 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
           volumes: [{ name: 'e', emptyDir: {} }],
         }),
       );
-      const waiting = await until(
-        () =>
-          pod('rro-on')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
-          pod('rro-on')!.status.containerStatuses[0].state.waiting,
-        20_000,
-        'rro-on refused',
-      );
+      const waiting = await configError('rro-on', 'rro-on refused');
       expect(waiting.message).toBe(
         'failed to resolve recursive read-only mode: volume "e" requested recursive read-only mode, but it is not supported by the runtime',
       );
@@ -350,21 +354,9 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         }),
       );
       await until(() => logOf('sub-ok').includes('port=80'), 20_000, 'subPath file');
-      const dots = await until(
-        () =>
-          pod('sub-dots')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
-          pod('sub-dots')!.status.containerStatuses[0].state.waiting,
-        20_000,
-        'dots refused',
-      );
+      const dots = await configError('sub-dots', 'dots refused');
       expect(dots.message).toBe("unable to provision SubPath `../../etc`: must not contain '..'");
-      const link = await until(
-        () =>
-          pod('sub-link')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError' &&
-          pod('sub-link')!.status.containerStatuses[0].state.waiting,
-        20_000,
-        'symlink refused',
-      );
+      const link = await configError('sub-link', 'symlink refused');
       expect(link.message).toBe('failed to prepare subPath for volumeMount "e" of container "main"');
     }, 40_000);
 

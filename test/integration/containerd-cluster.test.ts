@@ -26,6 +26,13 @@ let c: Cluster;
 let registry: Registry;
 type Obj = Record<string, any>;
 const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
+/** The first event about pod `name` with `reason` whose message passes `ok`, once there is one. */
+const eventOf = (name: string, reason: string, ok: (message: string) => boolean) =>
+  until(
+    () => c.api.store.list('events').find((e) => e.involvedObject.name === name && e.reason === reason && ok(String(e.message))),
+    20_000,
+    `${reason} event`,
+  );
 const ready = () => c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready');
 
 beforeAll(async () => {
@@ -74,14 +81,7 @@ describe('cluster on containerd', () => {
     const p = await until(() => pod('classy')?.status?.containerStatuses?.[0]?.state?.running && pod('classy'), 40_000, 'classy Running');
     const sandboxes = await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid } });
     expect(sandboxes.map((s) => [s.state, s.runtime_handler])).toEqual([['SANDBOX_READY', 'runc']]);
-    const refused = await until(
-      () =>
-        c.api.store
-          .list('events')
-          .find((e) => e.involvedObject.name === 'kata' && e.reason === 'FailedCreatePodSandBox' && String(e.message).includes('"kata"')),
-      20_000,
-      'kata refused',
-    );
+    const refused = await eventOf('kata', 'FailedCreatePodSandBox', (m) => m.includes('"kata"'));
     expect(refused.message).toMatch(/^Failed to create pod sandbox: .*no runtime for "kata" is configured/);
     c.api.store.remove('pods', 'default', 'kata');
   }, 60_000);
@@ -124,14 +124,7 @@ describe('cluster on containerd', () => {
       'pull failure',
     );
     // The status may already show ImagePullBackOff ("Back-off pulling image …"); the pull error itself is in the Failed event.
-    const failed = await until(
-      () =>
-        c.api.store
-          .list('events')
-          .find((e) => e.involvedObject.name === 'nocreds' && e.reason === 'Failed' && String(e.message).startsWith('Failed to pull image')),
-      20_000,
-      'Failed event',
-    );
+    const failed = await eventOf('nocreds', 'Failed', (m) => m.startsWith('Failed to pull image'));
     expect(failed.message).toMatch(/401|unauthorized|authorization/i);
     c.api.store.remove('pods', 'default', 'nocreds');
   }, 90_000);
