@@ -25,6 +25,8 @@ export interface ContainerCgroups {
   /** v1: the memory and cpuacct subtrees (usage); v2: the single root. */
   memoryRoot: string;
   cpuRoot: string;
+  /** Where CPU limits are written (v1: the cpu controller's subtree, when mounted; v2: the root). */
+  cpuLimitRoot?: string;
 }
 
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
@@ -41,13 +43,14 @@ export async function detectContainerCgroups(runtimeKey: string, fsRoot = '/sys/
       const root = join(fsRoot, sub);
       // Its containers are its children: the controllers enabled in it too.
       await writeFile(join(root, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
-      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root };
+      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root, cpuLimitRoot: root };
     }
     return {
       version: 1,
       roots: hierarchyDirs(h, sub),
       memoryRoot: join(h.byController.get('memory')!, sub),
       cpuRoot: join(h.byController.get('cpuacct')!, sub),
+      cpuLimitRoot: h.byController.has('cpu') ? join(h.byController.get('cpu')!, sub) : undefined,
     };
   } catch {
     return undefined;
@@ -64,6 +67,57 @@ export async function createContainerCgroup(cg: ContainerCgroups, id: string): P
   const dirs = containerCgroupDirs(cg, id);
   for (const d of dirs) await mkdir(d, { recursive: true });
   return dirs.map((d) => join(d, 'cgroup.procs'));
+}
+
+/** The resource limits a container's cgroup files get (CRI LinuxContainerResources, as runc writes them). */
+export interface ContainerLimits {
+  memory_limit_in_bytes?: number;
+  cpu_shares?: number;
+  cpu_quota?: number;
+  cpu_period?: number;
+}
+
+/** cgroup v2's cpu.weight for v1 shares (runc's ConvertCPUSharesToCgroupV2Value). Pure. */
+export const cpuWeightOfShares = (shares: number) => (shares === 0 ? 0 : Math.floor(1 + ((shares - 2) * 9999) / 262142));
+
+/**
+ * The files to write, in order, for `limits` on container `id`: the memory limit, CPU shares
+ * (weight on v2) and the CFS quota with its period; nothing for what is unset. Pure.
+ */
+export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerLimits | undefined): [string, string][] {
+  const out: [string, string][] = [];
+  if (!limits) return out;
+  const mem = join(cg.memoryRoot, id);
+  const cpu = cg.cpuLimitRoot && join(cg.cpuLimitRoot, id);
+  const { memory_limit_in_bytes: memory, cpu_shares: shares, cpu_quota: quota, cpu_period: period } = limits;
+  if (cg.version === 2) {
+    if (memory && memory > 0) out.push([join(mem, 'memory.max'), String(memory)]);
+    if (cpu && shares && shares > 0) out.push([join(cpu, 'cpu.weight'), String(cpuWeightOfShares(shares))]);
+    if (cpu && quota && quota > 0) out.push([join(cpu, 'cpu.max'), `${quota} ${period && period > 0 ? period : 100_000}`]);
+    return out;
+  }
+  if (memory && memory > 0) out.push([join(mem, 'memory.limit_in_bytes'), String(memory)]);
+  if (cpu && shares && shares > 0) out.push([join(cpu, 'cpu.shares'), String(shares)]);
+  if (cpu && quota && quota > 0) {
+    if (period && period > 0) out.push([join(cpu, 'cpu.cfs_period_us'), String(period)]);
+    out.push([join(cpu, 'cpu.cfs_quota_us'), String(quota)]);
+  }
+  return out;
+}
+
+/** Writes the container's limits into its cgroup (before its process joins). */
+export async function applyContainerLimits(cg: ContainerCgroups, id: string, limits: ContainerLimits | undefined): Promise<void> {
+  for (const [file, value] of limitWrites(cg, id, limits)) await writeFile(file, value);
+}
+
+/** How many processes of the container the kernel's OOM killer has killed (memory.events / memory.oom_control `oom_kill`). */
+export function oomKills(cg: ContainerCgroups, id: string): number {
+  try {
+    const text = readFileSync(join(cg.memoryRoot, id, cg.version === 2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
+    return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 /** argv that joins the cgroups of `procsFiles` and then execs `argv` (same PID). Pure. */

@@ -1,7 +1,7 @@
 /**
  * How a container's main process is started on the process runtime: the checks a runtime makes
  * before exec (command, working dir, executable, mounts), then the chain the process runs
- * through — join the container's cgroup (root), enter a private mount namespace with the
+ * through — join the container's cgroup (root; its memory and CPU limits set first), enter a private mount namespace with the
  * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
  */
 import { stat } from 'node:fs/promises';
@@ -9,7 +9,7 @@ import { messageOf } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
 import { withOomScoreAdj, type ExecContext } from './container-context.js';
-import { createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
+import { applyContainerLimits, createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
 import { effectiveMounts, prepareMountPoints, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
@@ -54,6 +54,14 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
     c.mountNs = true;
   }
   const cgroupProcs = o.cgroups ? await createContainerCgroup(o.cgroups, c.id).catch(() => undefined) : undefined;
+  if (cgroupProcs && o.cgroups) {
+    // The limits are in place before the process joins, as runc sets them before it execs.
+    try {
+      await applyContainerLimits(o.cgroups, c.id, c.config.linux?.resources ?? undefined);
+    } catch (err) {
+      return { message: `failed to apply the container's resource limits: ${messageOf(err)}` };
+    }
+  }
   if (cgroupProcs) {
     // The main process joins the cgroup first (as root), then enters the namespace or switches user.
     const inner = wrap ?? ((a: string[]) => [...setprivArgs({ uid, gid, groups }), ...a]);

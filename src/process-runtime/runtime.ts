@@ -30,6 +30,7 @@ import {
   destroyContainerCgroup,
   detectContainerCgroups,
   killCgroup,
+  oomKills,
   removeRuntimeCgroups,
   type ContainerCgroups,
 } from './container-cgroups.js';
@@ -235,13 +236,15 @@ export class ProcessRuntime implements RuntimeService {
       this.handles.delete(c.id);
       // As a PID namespace would: when the main process ends, every process of the container ends.
       killMarked(this.markerOf(c.id));
+      // The kernel's OOM killer in the container's cgroup makes the exit OOMKilled, as containerd reports it.
+      const oomKilled = !!this.cgroups && oomKills(this.cgroups, c.id) > 0;
       if (this.cgroups) await killCgroup(this.cgroups, c.id);
       if (!this.containers.has(c.id)) return;
       Object.assign(c, {
         state: 'CONTAINER_EXITED',
         exitCode: exit.exitCode,
         finishedAtNs: exit.finishedAtNs.toString(),
-        reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+        reason: oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
         pid: undefined,
       });
       await this.store.saveContainer(c).catch(() => {});

@@ -2,7 +2,8 @@
  * End to end: the real CLI with the embedded process runtime, real processes, real TLS.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kernelDefaultsErrors } from '../../src/agent/node-setup/kernel-tunables.js';
@@ -56,6 +57,41 @@ afterAll(async () => {
 });
 
 describe('static pods on the process runtime', () => {
+  it.runIf(process.getuid?.() === 0)(
+    "enforces the container's limits in its cgroup: over its memory limit it is OOMKilled (137), its CPU quota is written",
+    async () => {
+      writeFileSync(
+        join(manifests, 'limits.yaml'),
+        `apiVersion: v1
+kind: Pod
+metadata: {name: limits}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: hog
+    image: busybox
+    command: ["sh", "-c", "a=x; while true; do a=\\"$a$a\\"; done"]
+    resources: {limits: {memory: 24Mi, cpu: 500m}}
+  - name: calm
+    image: busybox
+    command: ["sleep", "3600"]
+    resources: {limits: {memory: 24Mi, cpu: 250m}}
+`,
+      );
+      const hog = await until(
+        async () => (await podNamed('limits'))?.status?.containerStatuses?.find((c) => c.name === 'hog')?.state.terminated,
+        20_000,
+        'hog ended',
+      );
+      expect([hog.reason, hog.exitCode]).toEqual(['OOMKilled', 137]);
+      const calm = (await podNamed('limits'))!.status!.containerStatuses!.find((c) => c.name === 'calm')!;
+      const id = calm.containerID!.replace('process://', '');
+      const [cgroupDir] = execFileSync('find', ['/sys/fs/cgroup/cpu/tskubelet-process-runtime', '-maxdepth', '2', '-name', id]).toString().trim().split('\n');
+      expect(readFileSync(join(cgroupDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('25000');
+      rmSync(join(manifests, 'limits.yaml'));
+    },
+  );
+
   it('lists static pods Running on the read-only port with upstream status fields', async () => {
     const p = (await podNamed('loop'))!;
     expect(p.metadata.annotations).toMatchObject({ 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': p.metadata.uid });

@@ -10,7 +10,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  applyContainerLimits,
   cgroupPids,
+  cpuWeightOfShares,
+  limitWrites,
+  oomKills,
   cgroupUsage,
   createContainerCgroup,
   detectContainerCgroups,
@@ -31,6 +35,47 @@ describe('container cgroups', () => {
     const out = execFileSync(argv[0], argv.slice(1)).toString().trim();
     expect(execFileSync('cat', [procs]).toString().trim()).toBe(out);
     expect(joinCgroupArgv([], ['a'])).toEqual(['a']);
+  });
+
+  it('writes the limits as runc does: memory, CPU shares (weight on v2) and the CFS quota after its period; nothing unset', () => {
+    const v1 = { version: 1 as const, roots: ['/m/rt', '/c/rt'], memoryRoot: '/m/rt', cpuRoot: '/ca/rt', cpuLimitRoot: '/c/rt' };
+    const limits = { memory_limit_in_bytes: 64 << 20, cpu_shares: 512, cpu_quota: 50_000, cpu_period: 100_000 };
+    expect(limitWrites(v1, 'k', limits)).toEqual([
+      ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
+      ['/c/rt/k/cpu.shares', '512'],
+      ['/c/rt/k/cpu.cfs_period_us', '100000'],
+      ['/c/rt/k/cpu.cfs_quota_us', '50000'],
+    ]);
+    const v2 = { version: 2 as const, roots: ['/u/rt'], memoryRoot: '/u/rt', cpuRoot: '/u/rt', cpuLimitRoot: '/u/rt' };
+    expect(limitWrites(v2, 'k', limits)).toEqual([
+      ['/u/rt/k/memory.max', String(64 << 20)],
+      ['/u/rt/k/cpu.weight', String(cpuWeightOfShares(512))],
+      ['/u/rt/k/cpu.max', '50000 100000'],
+    ]);
+    expect([cpuWeightOfShares(2), cpuWeightOfShares(1024), cpuWeightOfShares(262144)]).toEqual([1, 39, 10000]);
+    // BestEffort: shares 2 and nothing else; no limits at all for a config without resources.
+    expect(limitWrites(v1, 'k', { cpu_shares: 2, memory_limit_in_bytes: 0, cpu_quota: 0 })).toEqual([['/c/rt/k/cpu.shares', '2']]);
+    expect(limitWrites(v1, 'k', undefined)).toEqual([]);
+    expect(limitWrites({ ...v1, cpuLimitRoot: undefined }, 'k', limits)).toEqual([['/m/rt/k/memory.limit_in_bytes', String(64 << 20)]]);
+  });
+
+  it.runIf(process.getuid?.() === 0)('as root: the memory limit holds, and the OOM kill it causes is counted', async () => {
+    const cg = (await detectContainerCgroups(`test-oom${process.pid}`))!;
+    const procs = await createContainerCgroup(cg, 'oom');
+    await applyContainerLimits(cg, 'oom', { memory_limit_in_bytes: 16 << 20, cpu_quota: 20_000, cpu_period: 100_000 });
+    expect(
+      execFileSync('cat', [join(cg.memoryRoot, 'oom', cg.version === 2 ? 'memory.max' : 'memory.limit_in_bytes')])
+        .toString()
+        .trim(),
+    ).toBe(String(16 << 20));
+    expect(oomKills(cg, 'oom')).toBe(0);
+    const argv = joinCgroupArgv(procs, ['sh', '-c', 'a=x; while true; do a="$a$a"; done']);
+    const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
+    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('exit', (c, s) => r([c, s])));
+    expect([code, signal]).toEqual([null, 'SIGKILL']);
+    expect(oomKills(cg, 'oom')).toBeGreaterThan(0);
+    await removeContainerCgroup(cg, 'oom');
+    await removeRuntimeCgroups(cg);
   });
 
   it.runIf(process.getuid?.() === 0)('as root: finds and kills every process that joined, forked and daemonized ones too', async () => {
