@@ -94,6 +94,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
 /** Flags that are not part of KubeletConfiguration. */
 const kubeletFlags: Record<string, Kind> = {
   config: 'string',
+  'config-dir': 'string',
   kubeconfig: 'string',
   'bootstrap-kubeconfig': 'string',
   'cert-dir': 'string',
@@ -124,6 +125,8 @@ export interface ParsedFlags {
   /** Kubelet flags by name. */
   flags: {
     config?: string;
+    /** --config-dir: drop-in KubeletConfiguration fragments (config/drop-ins.ts). */
+    configDir?: string;
     kubeconfig?: string;
     bootstrapKubeconfig?: string;
     certDir?: string;

@@ -18,6 +18,7 @@ import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
 import { evictionThresholds } from './eviction-thresholds.js';
 import { configErrors } from './validate.js';
+import { applyDropIns, mergePatch } from './drop-ins.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
@@ -59,18 +60,6 @@ export interface ResolvedConfig {
   nodeLabels: Record<string, string>;
   /** Human-readable notes to log once at start-up (unimplemented names, path fallbacks). */
   warnings: string[];
-}
-
-function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const cur = out[k];
-    out[k] =
-      v && typeof v === 'object' && !Array.isArray(v) && cur && typeof cur === 'object' && !Array.isArray(cur)
-        ? deepMerge(cur as Record<string, unknown>, v as Record<string, unknown>)
-        : v;
-  }
-  return out;
 }
 
 /**
@@ -119,52 +108,69 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   /** logging.verbosity of the file: the log level unless --v is given. */
   let loggingVerbosity: unknown;
   let configDir = process.cwd();
+  let source = 'kubelet config file';
+  let obj: Record<string, unknown> | undefined;
   if (parsed.flags.config) {
     const path = resolve(parsed.flags.config);
     configDir = dirname(path);
+    source = `kubelet config file "${path}"`;
     let text: string;
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
       throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`);
     }
-    let obj: unknown;
+    let doc: unknown;
     try {
-      obj = parseYaml(text);
+      doc = parseYaml(text);
     } catch (err) {
       throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`);
     }
-    if (obj === null || obj === undefined) obj = {};
-    if (typeof obj !== 'object' || Array.isArray(obj)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
-    // Upstream's defaulting of zero values (kubeadm writes "0s" for "the default").
-    file = applyFileDefaults(obj as Record<string, unknown>);
-    const known = kubeletConfigSchema.shape;
-    for (const key of Object.keys(file)) {
-      if (key in known) continue;
-      if (unimplementedConfigFields.has(key)) {
-        if (key === 'logging') loggingVerbosity = (file.logging as { verbosity?: unknown } | null)?.verbosity;
-        if (!unimplementedButSatisfied[key]?.(file[key])) warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
-        delete file[key];
-        continue;
-      }
-      throw new ConfigError(`kubelet config file "${path}": unknown field "${key}"`);
+    if (doc === null || doc === undefined) doc = {};
+    if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
+    obj = doc as Record<string, unknown>;
+  }
+  // The drop-ins go over the file (or, without one, over the flags' legacy defaults below).
+  if (parsed.flags.configDir) {
+    try {
+      obj = await applyDropIns(obj ?? {}, resolve(parsed.flags.configDir));
+    } catch (err) {
+      throw new ConfigError(messageOf(err));
     }
-    // Relative paths in the file are relative to the file (as upstream resolves them).
-    for (const k of ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'podLogsDir'] as const) {
-      if (typeof file[k] === 'string' && file[k] && !(file[k] as string).startsWith('/')) file[k] = join(configDir, file[k] as string);
-    }
-    const auth = file.authentication as { x509?: { clientCAFile?: string } } | undefined;
-    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/'))
-      auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
-  } else {
+    if (!parsed.flags.config) source = `kubelet drop-in configuration in "${resolve(parsed.flags.configDir)}"`;
+  }
+  if (!parsed.flags.config) {
     // Upstream's legacy flag defaults (applyLegacyDefaults) when there is no config file — except
     // anonymous auth, which upstream enables here and tskubelet never enables by default.
     file.readOnlyPort = 10255;
     file.authentication = { webhook: { enabled: false } };
     file.authorization = { mode: 'AlwaysAllow' };
   }
+  if (obj) {
+    // Upstream's defaulting of zero values (kubeadm writes "0s" for "the default").
+    const given = applyFileDefaults(obj);
+    const known = kubeletConfigSchema.shape;
+    for (const key of Object.keys(given)) {
+      if (key in known) continue;
+      if (unimplementedConfigFields.has(key)) {
+        if (key === 'logging') loggingVerbosity = (given.logging as { verbosity?: unknown } | null)?.verbosity;
+        if (!unimplementedButSatisfied[key]?.(given[key])) warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
+        delete given[key];
+        continue;
+      }
+      throw new ConfigError(`${source}: unknown field "${key}"`);
+    }
+    // Relative paths in the file are relative to the file (as upstream resolves them).
+    for (const k of ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'podLogsDir'] as const) {
+      if (typeof given[k] === 'string' && given[k] && !(given[k] as string).startsWith('/')) given[k] = join(configDir, given[k] as string);
+    }
+    const auth = given.authentication as { x509?: { clientCAFile?: string } } | undefined;
+    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/'))
+      auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
+    file = mergePatch(file, given);
+  }
   for (const f of parsed.unimplemented) warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
-  const merged = deepMerge(file, parsed.config);
+  const merged = mergePatch(file, parsed.config);
   const res = kubeletConfigSchema.safeParse(merged);
   if (!res.success) {
     const i = res.error.issues[0];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseFlags, FlagError } from '../../src/config/flags.js';
@@ -168,6 +168,31 @@ describe('loadConfig', () => {
     });
     expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
+  });
+  it('applies --config-dir drop-ins over the file in lexical order as JSON merge patches; flags still win', async () => {
+    const d = join(dir, 'conf.d');
+    mkdirSync(join(d, '30-sub'), { recursive: true });
+    file('conf.d/20-dns.conf', 'clusterDNS: [10.0.0.10, 10.0.0.11]\nauthentication: {webhook: {cacheTTL: 1m0s}}\n');
+    file('conf.d/10-base.conf', 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\nclusterDNS: [10.9.9.9]\n');
+    file('conf.d/30-sub/x.conf', '{"registryPullQPS": 9, "clusterDomain": null}');
+    file('conf.d/99-ignored.yaml', 'maxPods: 7\n');
+    const base = file('base.yaml', 'maxPods: 20\nclusterDomain: cluster.local\nregistryPullQPS: 1\nauthentication: {x509: {clientCAFile: /ca.crt}}\n');
+    const c = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d, '--registry-qps', '3']));
+    // The list replaced (not appended); nested objects merged; null removed (the default is back); the .yaml file ignored.
+    expect([c.kc.maxPods, c.kc.clusterDNS, c.kc.clusterDomain, c.kc.registryPullQPS]).toEqual([50, ['10.0.0.10', '10.0.0.11'], '', 3]);
+    expect([c.kc.authentication.x509.clientCAFile, c.kc.authentication.webhook.cacheTTL]).toEqual(['/ca.crt', '1m0s']);
+    // Without --config the drop-ins go over the flags' legacy defaults.
+    const legacy = await loadConfig(parseFlags(['--config-dir', d]));
+    expect([legacy.kc.readOnlyPort, legacy.kc.maxPods]).toEqual([10255, 50]);
+    file('conf.d/40-bad.conf', 'maxPods: [1\n');
+    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow(
+      `failed to load kubelet dropin file, path: ${join(d, '40-bad.conf')}, error:`,
+    );
+    file('conf.d/40-bad.conf', 'kind: Pod\n');
+    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow('unknown kind "Pod"');
+    file('conf.d/40-bad.conf', 'bogusField: 1\n');
+    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow('unknown field "bogusField"');
+    await expect(loadConfig(parseFlags(['--config-dir', join(dir, 'nope.d')]))).rejects.toThrow('failed to read the kubelet drop-in directory');
   });
   it('reads featureGates from the file and --feature-gates (the flag wins per gate), warning once per gate it does not read', async () => {
     const none = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nogates.yaml', 'port: 10250\n')]));

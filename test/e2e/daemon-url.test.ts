@@ -4,7 +4,7 @@
  * containers outliving a kubelet restart.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -61,10 +61,17 @@ const args = () =>
       // The daemon says cgroupfs (RuntimeConfig): the kubelet adopts it over this (KubeletCgroupDriverFromCRI).
       '--cgroup-driver',
       'systemd',
+      '--config-dir',
+      join(dir, 'kubelet.conf.d'),
     ],
   });
 
 beforeAll(async () => {
+  mkdirSync(join(dir, 'kubelet.conf.d'));
+  writeFileSync(
+    join(dir, 'kubelet.conf.d', '10-images.conf'),
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nnodeStatusMaxImages: 7\n',
+  );
   ports = { ...(await freeKubeletPorts()), url: await freePort() };
   served = podYaml('a', `${tag}-a`);
   manifestServer = createServer((req, res) => {
@@ -96,9 +103,10 @@ describe('process runtime daemon + manifest URL', () => {
     expect(kubelet.output()).not.toContain('secret-ish');
   });
 
-  it("uses the daemon's cgroup driver (CRI RuntimeConfig) over the flag's, as upstream's KubeletCgroupDriverFromCRI", async () => {
+  it("uses the daemon's cgroup driver (CRI RuntimeConfig) over the flag's, as upstream's KubeletCgroupDriverFromCRI; reads --config-dir drop-ins", async () => {
     const r = await httpsGet(`https://127.0.0.1:${ports.port}/configz`, pki());
-    expect((JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string } }).kubeletconfig.cgroupDriver).toBe('cgroupfs');
+    const kc = (JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string; nodeStatusMaxImages: number } }).kubeletconfig;
+    expect([kc.cgroupDriver, kc.nodeStatusMaxImages]).toEqual(['cgroupfs', 7]);
     expect(kubelet.output()).toMatch(/"cgroupDriver":"cgroupfs".*"msg":"Using cgroup driver setting received from the CRI runtime"/);
   });
 
