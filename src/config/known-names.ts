@@ -127,11 +127,27 @@ export const unimplementedFlags = new Set([
   'system-reserved-cgroup',
   'kube-reserved-cgroup',
   'runonce',
+  'cpu-manager-policy-options',
+  'cpu-manager-reconcile-period',
+  'topology-manager-policy-options',
+  'topology-manager-scope',
+  'qos-reserved',
+  'reserved-memory',
+  'experimental-mounter-path',
+  'enable-controller-attach-detach',
+  'fail-cgroupv1',
+  'kernel-memcg-notification',
+  'log-text-info-buffer-size',
+  'log-text-split-stream',
 ]);
 
 /** Flags that take no value (`--flag` means true). */
 export const booleanFlags = new Set([
   'help',
+  'enable-controller-attach-detach',
+  'fail-cgroupv1',
+  'kernel-memcg-notification',
+  'log-text-split-stream',
   'version',
   'register-schedulable',
   'cgroups-per-qos',

@@ -65,6 +65,24 @@ describe('flags', () => {
     expect(() => parseFlags(['--port=abc'])).toThrow(/invalid argument "abc" for "--port"/);
     expect(() => parseFlags(['--port'])).toThrow(/needs an argument/);
   });
+  it("accepts every flag of the Go kubelet's command-line reference (unimplemented ones with a warning), so an existing node's command line starts", () => {
+    const upstream =
+      'address allowed-unsafe-sysctls anonymous-auth authentication-token-webhook authentication-token-webhook-cache-ttl authorization-mode authorization-webhook-cache-authorized-ttl authorization-webhook-cache-unauthorized-ttl bootstrap-kubeconfig cert-dir cgroup-driver cgroup-root cgroups-per-qos client-ca-file cloud-provider cluster-dns cluster-domain config config-dir container-log-max-files container-log-max-size container-runtime-endpoint contention-profiling cpu-cfs-quota cpu-cfs-quota-period cpu-manager-policy cpu-manager-policy-options cpu-manager-reconcile-period enable-controller-attach-detach enable-debugging-handlers enable-server enforce-node-allocatable event-burst event-qps eviction-hard eviction-max-pod-grace-period eviction-minimum-reclaim eviction-pressure-transition-period eviction-soft eviction-soft-grace-period exit-on-lock-contention experimental-allocatable-ignore-eviction experimental-mounter-path fail-cgroupv1 fail-swap-on feature-gates file-check-frequency hairpin-mode healthz-bind-address healthz-port hostname-override http-check-frequency image-credential-provider-bin-dir image-credential-provider-config image-gc-high-threshold image-gc-low-threshold image-service-endpoint kernel-memcg-notification kube-api-burst kube-api-content-type kube-api-qps kube-reserved kube-reserved-cgroup kubeconfig kubelet-cgroups local-storage-capacity-isolation lock-file log-flush-frequency log-text-info-buffer-size log-text-split-stream logging-format make-iptables-util-chains manifest-url manifest-url-header max-open-files max-pods maximum-dead-containers maximum-dead-containers-per-container memory-manager-policy minimum-container-ttl-duration minimum-image-ttl-duration node-ip node-labels node-status-max-images node-status-update-frequency oom-score-adj pod-cidr pod-infra-container-image pod-manifest-path pod-max-pids pods-per-core port protect-kernel-defaults provider-id qos-reserved read-only-port register-node register-with-taints registry-burst registry-qps reserved-cpus reserved-memory resolv-conf root-dir rotate-certificates rotate-server-certificates runonce runtime-cgroups runtime-request-timeout seccomp-default serialize-image-pulls streaming-connection-idle-timeout sync-frequency system-cgroups system-reserved system-reserved-cgroup tls-cert-file tls-cipher-suites tls-min-version tls-private-key-file topology-manager-policy topology-manager-policy-options topology-manager-scope v version vmodule volume-plugin-dir volume-stats-agg-period';
+    const unknown = upstream.split(' ').filter((n) => {
+      try {
+        parseFlags([`--${n}=x`]);
+        return false;
+      } catch (err) {
+        return /unknown flag/.test((err as Error).message);
+      }
+    });
+    expect(unknown).toEqual([]);
+    expect(parseFlags(['--fail-cgroupv1', '--enable-controller-attach-detach', '--qos-reserved', 'memory=50%']).unimplemented).toEqual([
+      'fail-cgroupv1',
+      'enable-controller-attach-detach',
+      'qos-reserved',
+    ]);
+  });
 });
 
 describe('loadConfig', () => {
