@@ -14,6 +14,7 @@ import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
+import { cgroupWrites, type ResourceConfig } from '../lib/cgroup-limits.js';
 
 export type { CgroupUsage } from '../lib/cgroup-usage.js';
 
@@ -77,32 +78,23 @@ export interface ContainerLimits {
   cpu_period?: number;
 }
 
-/** cgroup v2's cpu.weight for v1 shares (runc's ConvertCPUSharesToCgroupV2Value). Pure. */
-export const cpuWeightOfShares = (shares: number) => (shares === 0 ? 0 : Math.floor(1 + ((shares - 2) * 9999) / 262142));
-
 /**
- * The files to write, in order, for `limits` on container `id`: the memory limit, CPU shares
- * (weight on v2) and the CFS quota with its period; nothing for what is unset. Pure.
+ * The files to write, in order, for `limits` on container `id` (lib/cgroup-limits.ts): the memory
+ * limit, CPU shares (weight on v2) and the CFS quota with its period; nothing for what is unset. Pure.
  */
 export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerLimits | undefined): [string, string][] {
-  const out: [string, string][] = [];
-  if (!limits) return out;
-  const mem = join(cg.memoryRoot, id);
-  const cpu = cg.cpuLimitRoot && join(cg.cpuLimitRoot, id);
+  if (!limits) return [];
   const { memory_limit_in_bytes: memory, cpu_shares: shares, cpu_quota: quota, cpu_period: period } = limits;
-  if (cg.version === 2) {
-    if (memory && memory > 0) out.push([join(mem, 'memory.max'), String(memory)]);
-    if (cpu && shares && shares > 0) out.push([join(cpu, 'cpu.weight'), String(cpuWeightOfShares(shares))]);
-    if (cpu && quota && quota > 0) out.push([join(cpu, 'cpu.max'), `${quota} ${period && period > 0 ? period : 100_000}`]);
-    return out;
-  }
-  if (memory && memory > 0) out.push([join(mem, 'memory.limit_in_bytes'), String(memory)]);
-  if (cpu && shares && shares > 0) out.push([join(cpu, 'cpu.shares'), String(shares)]);
-  if (cpu && quota && quota > 0) {
-    if (period && period > 0) out.push([join(cpu, 'cpu.cfs_period_us'), String(period)]);
-    out.push([join(cpu, 'cpu.cfs_quota_us'), String(quota)]);
-  }
-  return out;
+  const config: ResourceConfig = {
+    ...(memory && memory > 0 ? { memoryLimit: memory } : {}),
+    ...(cg.cpuLimitRoot && shares && shares > 0 ? { cpuShares: shares } : {}),
+    ...(cg.cpuLimitRoot && quota && quota > 0 ? { cpuQuota: quota, cpuPeriod: period && period > 0 ? period : 100_000 } : {}),
+  };
+  const rootOf: Record<string, string | undefined> = cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
+  return cgroupWrites(config, cg.version).flatMap((w) => {
+    const root = rootOf[w.controller];
+    return root ? [[join(root, id, w.file), w.value] as [string, string]] : [];
+  });
 }
 
 /** Writes the container's limits into its cgroup (before its process joins). */

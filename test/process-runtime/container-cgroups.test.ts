@@ -9,10 +9,10 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cpuSharesToWeight } from '../../src/lib/cgroup-limits.js';
 import {
   applyContainerLimits,
   cgroupPids,
-  cpuWeightOfShares,
   limitWrites,
   oomKills,
   cgroupUsage,
@@ -37,22 +37,21 @@ describe('container cgroups', () => {
     expect(joinCgroupArgv([], ['a'])).toEqual(['a']);
   });
 
-  it('writes the limits as runc does: memory, CPU shares (weight on v2) and the CFS quota after its period; nothing unset', () => {
+  it('writes the limits as the kubelet writes its pod cgroups (lib/cgroup-limits.ts): CPU shares (weight on v2), the CFS quota after its period, memory; nothing unset', () => {
     const v1 = { version: 1 as const, roots: ['/m/rt', '/c/rt'], memoryRoot: '/m/rt', cpuRoot: '/ca/rt', cpuLimitRoot: '/c/rt' };
     const limits = { memory_limit_in_bytes: 64 << 20, cpu_shares: 512, cpu_quota: 50_000, cpu_period: 100_000 };
     expect(limitWrites(v1, 'k', limits)).toEqual([
-      ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
       ['/c/rt/k/cpu.shares', '512'],
       ['/c/rt/k/cpu.cfs_period_us', '100000'],
       ['/c/rt/k/cpu.cfs_quota_us', '50000'],
+      ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
     ]);
     const v2 = { version: 2 as const, roots: ['/u/rt'], memoryRoot: '/u/rt', cpuRoot: '/u/rt', cpuLimitRoot: '/u/rt' };
     expect(limitWrites(v2, 'k', limits)).toEqual([
-      ['/u/rt/k/memory.max', String(64 << 20)],
-      ['/u/rt/k/cpu.weight', String(cpuWeightOfShares(512))],
+      ['/u/rt/k/cpu.weight', String(cpuSharesToWeight(512))],
       ['/u/rt/k/cpu.max', '50000 100000'],
+      ['/u/rt/k/memory.max', String(64 << 20)],
     ]);
-    expect([cpuWeightOfShares(2), cpuWeightOfShares(1024), cpuWeightOfShares(262144)]).toEqual([1, 39, 10000]);
     // BestEffort: shares 2 and nothing else; no limits at all for a config without resources.
     expect(limitWrites(v1, 'k', { cpu_shares: 2, memory_limit_in_bytes: 0, cpu_quota: 0 })).toEqual([['/c/rt/k/cpu.shares', '2']]);
     expect(limitWrites(v1, 'k', undefined)).toEqual([]);

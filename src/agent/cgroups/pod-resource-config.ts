@@ -10,16 +10,7 @@ import { bytes, milliCpu } from '../../api/quantity.js';
 import { podRequests, podResources } from '../admission/predicate.js';
 import { MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
 import { qosClass } from '../status/generate-pod-status.js';
-
-/** What a cgroup is set to (absent: left as the kernel made it). */
-export interface ResourceConfig {
-  cpuShares?: number;
-  /** CFS quota in µs per period; -1: none. */
-  cpuQuota?: number;
-  cpuPeriod?: number;
-  memoryLimit?: number;
-  pidsLimit?: number;
-}
+import type { ResourceConfig } from '../../lib/cgroup-limits.js';
 
 /** The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and whether every container declares each. */
 export function podLimits(pod: Pod): { cpuMilli: number; memoryBytes: number; cpuDeclared: boolean; memoryDeclared: boolean } {
@@ -50,39 +41,6 @@ export function resourceConfigForPod(pod: Pod, o: { enforceCpuLimits: boolean; c
     case 'BestEffort':
       return { cpuShares: MIN_SHARES, ...pids };
   }
-}
-
-/** Upstream CpuSharesToCpuWeight (cgroup v2). */
-export function cpuSharesToWeight(shares: number): number {
-  return Math.floor(1 + ((shares - 2) * 9999) / 262142);
-}
-
-/** One write: `file` of the hierarchy of `controller` (v2: the unified one, controller ""). */
-export interface CgroupWrite {
-  controller: string;
-  file: string;
-  value: string;
-}
-
-/** The files that set `c`, in the order they must be written. */
-export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
-  const out: CgroupWrite[] = [];
-  if (version === 1) {
-    if (c.cpuShares !== undefined) out.push({ controller: 'cpu', file: 'cpu.shares', value: String(c.cpuShares) });
-    if (c.cpuPeriod !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_period_us', value: String(c.cpuPeriod) });
-    if (c.cpuQuota !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_quota_us', value: String(c.cpuQuota) });
-    if (c.memoryLimit !== undefined) out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
-    if (c.pidsLimit !== undefined) out.push({ controller: 'pids', file: 'pids.max', value: String(c.pidsLimit) });
-    return out;
-  }
-  if (c.cpuShares !== undefined) out.push({ controller: '', file: 'cpu.weight', value: String(cpuSharesToWeight(c.cpuShares)) });
-  if (c.cpuQuota !== undefined || c.cpuPeriod !== undefined) {
-    const quota = c.cpuQuota === undefined || c.cpuQuota < 0 ? 'max' : String(c.cpuQuota);
-    out.push({ controller: '', file: 'cpu.max', value: `${quota} ${c.cpuPeriod ?? 100_000}` });
-  }
-  if (c.memoryLimit !== undefined) out.push({ controller: '', file: 'memory.max', value: String(c.memoryLimit) });
-  if (c.pidsLimit !== undefined) out.push({ controller: '', file: 'pids.max', value: String(c.pidsLimit) });
-  return out;
 }
 
 /** The node's allocatable for enforcement (upstream getNodeAllocatableAbsolute): capacity − kube- and system-reserved, never below 0. */

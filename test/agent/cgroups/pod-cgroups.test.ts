@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/api/types.js';
-import { cgroupWrites, cpuSharesToWeight, nodeAllocatableAbsolute, podLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
+import { nodeAllocatableAbsolute, podLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
+import { cgroupWrites, cpuSharesToWeight } from '../../../src/lib/cgroup-limits.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-podcg-'));

@@ -1,0 +1,48 @@
+/**
+ * The cgroup files that carry CPU shares, a CFS quota, a memory limit and a pids limit under
+ * cgroup v1 and v2, in the order they must be written (pure): the kubelet's pod and QoS cgroups
+ * (agent/cgroups) and the process runtime's container cgroups write them the same way.
+ */
+
+/** What a cgroup is set to (absent: left as the kernel made it). */
+export interface ResourceConfig {
+  cpuShares?: number;
+  /** CFS quota in µs per period; -1: none. */
+  cpuQuota?: number;
+  cpuPeriod?: number;
+  memoryLimit?: number;
+  pidsLimit?: number;
+}
+
+/** Upstream CpuSharesToCpuWeight (cgroup v2). */
+export function cpuSharesToWeight(shares: number): number {
+  return Math.floor(1 + ((shares - 2) * 9999) / 262142);
+}
+
+/** One write: `file` of the hierarchy of `controller` (v2: the unified one, controller ""). */
+export interface CgroupWrite {
+  controller: string;
+  file: string;
+  value: string;
+}
+
+/** The files that set `c`, in the order they must be written. */
+export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
+  const out: CgroupWrite[] = [];
+  if (version === 1) {
+    if (c.cpuShares !== undefined) out.push({ controller: 'cpu', file: 'cpu.shares', value: String(c.cpuShares) });
+    if (c.cpuPeriod !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_period_us', value: String(c.cpuPeriod) });
+    if (c.cpuQuota !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_quota_us', value: String(c.cpuQuota) });
+    if (c.memoryLimit !== undefined) out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
+    if (c.pidsLimit !== undefined) out.push({ controller: 'pids', file: 'pids.max', value: String(c.pidsLimit) });
+    return out;
+  }
+  if (c.cpuShares !== undefined) out.push({ controller: '', file: 'cpu.weight', value: String(cpuSharesToWeight(c.cpuShares)) });
+  if (c.cpuQuota !== undefined || c.cpuPeriod !== undefined) {
+    const quota = c.cpuQuota === undefined || c.cpuQuota < 0 ? 'max' : String(c.cpuQuota);
+    out.push({ controller: '', file: 'cpu.max', value: `${quota} ${c.cpuPeriod ?? 100_000}` });
+  }
+  if (c.memoryLimit !== undefined) out.push({ controller: '', file: 'memory.max', value: String(c.memoryLimit) });
+  if (c.pidsLimit !== undefined) out.push({ controller: '', file: 'pids.max', value: String(c.pidsLimit) });
+  return out;
+}
