@@ -61,6 +61,8 @@ export interface AgentConfig {
   podPidsLimit?: number;
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
+  /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */
+  reservedCgroups?: { system: string; kube: string };
   serializeImagePulls: boolean;
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };

@@ -20,9 +20,9 @@ import type { ImageService } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
 import { TokenBucket } from '../lib/token-bucket.js';
 import { ImageManager } from './images/image-manager.js';
-import type { EventSink } from './events/recorder.js';
+import { nodeRef, type EventSink } from './events/recorder.js';
 import { PodCgroupManager } from './cgroups/pod-cgroup-manager.js';
-import { nodeAllocatableAbsolute } from './cgroups/pod-resource-config.js';
+import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import type { AuthConfig } from './images/keyring.js';
 import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
@@ -138,20 +138,42 @@ export function composeNodeResources(
 /**
  * The node's cgroups at start, then their upkeep every minute: the kubelet kept in its own cgroup
  * when kubeletCgroups names one (node-setup/kubelet-cgroup.ts; prepareHost moved it there), and the QoS cgroups (kubepods capped at
- * the node's allocatable) when the kubelet makes pod cgroups.
+ * the node's allocatable) and the system-/kube-reserved cgroups (enforceNodeAllocatable) when the kubelet makes pod cgroups.
  */
 export async function startNodeCgroups(
   m: PodCgroupManager | undefined,
   cfg: AgentConfig,
   machine: { cpuCores: number; memoryBytes: number },
-  o: { signal: AbortSignal; clock: Clock; logger: Logger },
+  o: { signal: AbortSignal; clock: Clock; logger: Logger; events: EventSink },
 ): Promise<void> {
   const kubeletCgroup = cfg.systemCgroupNames?.kubelet;
   if (kubeletCgroup) (await import('./node-setup/kubelet-cgroup.js')).startKubeletCgroup(kubeletCgroup, o);
   if (!m) return;
-  await m
-    .ensureQosCgroups(nodeAllocatableFor(cfg, machine))
-    .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'));
+  const node = nodeRef(cfg.nodeName);
+  await m.ensureQosCgroups(nodeAllocatableFor(cfg, machine)).then(
+    () => {
+      if ((cfg.enforceNodeAllocatable ?? ['pods']).includes('pods'))
+        o.events.record(node, 'Normal', 'SuccessfulNodeAllocatableEnforcement', 'Updated Node Allocatable limit across pods');
+    },
+    (err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'),
+  );
+  // system-reserved / kube-reserved: their existing cgroups capped at the reserved amounts; a failure stops the start, as upstream's.
+  const reserved = reservedCgroupLimits(cfg.enforceNodeAllocatable ?? [], {
+    cgroups: cfg.reservedCgroups ?? { system: '', kube: '' },
+    systemReserved: cfg.node.systemReserved,
+    kubeReserved: cfg.node.kubeReserved,
+  });
+  for (const r of reserved) {
+    const Who = r.who === 'system' ? 'System' : 'Kube';
+    try {
+      await m.enforceExisting(r.cgroup, r.config);
+    } catch (err) {
+      const message = `Failed to enforce ${Who} Reserved Cgroup Limits on "${r.cgroup}": ${messageOf(err)}`;
+      o.events.record(node, 'Warning', 'FailedNodeAllocatableEnforcement', message);
+      throw new Error(message, { cause: err });
+    }
+    o.events.record(node, 'Normal', 'SuccessfulNodeAllocatableEnforcement', `Updated limits on ${r.who} reserved cgroup ${r.cgroup}`);
+  }
   m.start({ signal: o.signal }, o.clock);
 }
 

@@ -260,7 +260,7 @@ export function composeAgent(
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
-      await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger });
+      await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

@@ -39,6 +39,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
     podPidsLimit: kc.podPidsLimit,
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
+    reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },
     serializeImagePulls: kc.serializeImagePulls,
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,

@@ -48,6 +48,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'kubelet-cgroups': { path: ['kubeletCgroups'], kind: 'string' },
   'system-cgroups': { path: ['systemCgroups'], kind: 'string' },
   'cgroup-driver': { path: ['cgroupDriver'], kind: 'string' },
+  'system-reserved-cgroup': { path: ['systemReservedCgroup'], kind: 'string' },
+  'kube-reserved-cgroup': { path: ['kubeReservedCgroup'], kind: 'string' },
   'feature-gates': { path: ['featureGates'], kind: 'gates' },
   'cpu-cfs-quota': { path: ['cpuCFSQuota'], kind: 'bool' },
   'cpu-cfs-quota-period': { path: ['cpuCFSQuotaPeriod'], kind: 'duration' },

@@ -192,8 +192,6 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   }
   for (const gate of Object.keys(kc.featureGates ?? {}).filter((g) => !implementedFeatureGates.has(g)))
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
-  for (const k of kc.enforceNodeAllocatable.filter((x) => x !== 'pods' && x !== 'none'))
-    warnings.push(`enforceNodeAllocatable "${k}" is accepted but not implemented yet (only "pods" is enforced)`);
   // Upstream reports every broken rule at once.
   const invalid = configErrors(kc);
   if (invalid.length) throw new ConfigError(invalid.join(', '));

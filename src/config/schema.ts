@@ -98,6 +98,9 @@ export const kubeletConfigSchema = z.strictObject({
     z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
     ['pods'],
   ),
+  /** The existing cgroups enforceNodeAllocatable system-reserved / kube-reserved cap (cgroupfs names, e.g. "/system.slice"). */
+  systemReservedCgroup: def(z.string(), ''),
+  kubeReservedCgroup: def(z.string(), ''),
   imageGCHighThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 85),
   imageGCLowThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 80),
   imageMinimumGCAge: def(duration, '2m0s'),

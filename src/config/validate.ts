@@ -41,5 +41,23 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     'Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time',
   );
   bad(critical > 0 && critical < 1000, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
+  const enforce = kc.enforceNodeAllocatable;
+  for (const key of enforce) {
+    if (key === 'none') {
+      bad(enforce.length > 1, 'enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements when "none" is specified');
+      continue;
+    }
+    const [owner, flag] = key.startsWith('system-') ? ['systemReservedCgroup', 'system-reserved-cgroup'] : ['kubeReservedCgroup', 'kube-reserved-cgroup'];
+    if (key !== 'pods')
+      bad(
+        (owner === 'systemReservedCgroup' ? kc.systemReservedCgroup : kc.kubeReservedCgroup) === '',
+        `${owner} (--${flag}) must be specified when "${key}" contained in enforceNodeAllocatable (--enforce-node-allocatable)`,
+      );
+  }
+  for (const who of ['system', 'kube'])
+    bad(
+      enforce.includes(`${who}-reserved` as never) && enforce.includes(`${who}-reserved-compressible` as never),
+      `enforceNodeAllocatable (--enforce-node-allocatable) may not contain both "${who}-reserved" and "${who}-reserved-compressible"`,
+    );
   return errs;
 }

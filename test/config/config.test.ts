@@ -187,6 +187,20 @@ describe('loadConfig', () => {
     expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
   });
+  it('checks enforceNodeAllocatable as upstream: a reserved key needs its cgroup, none stands alone, a key and its -compressible twin exclude each other', async () => {
+    const load = (yaml: string) => loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('ena.yaml', yaml)]));
+    await expect(load('enforceNodeAllocatable: [pods, system-reserved, kube-reserved-compressible]\n')).rejects.toThrow(
+      'invalid configuration: systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" contained in enforceNodeAllocatable (--enforce-node-allocatable), invalid configuration: kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved-compressible" contained in enforceNodeAllocatable (--enforce-node-allocatable)',
+    );
+    await expect(load('enforceNodeAllocatable: [none, pods]\n')).rejects.toThrow('may not contain additional enforcements when "none" is specified');
+    await expect(load('enforceNodeAllocatable: [system-reserved, system-reserved-compressible]\nsystemReservedCgroup: /s\n')).rejects.toThrow(
+      'may not contain both "system-reserved" and "system-reserved-compressible"',
+    );
+    const ok = await loadConfig(
+      parseFlags(['--kubeconfig=/k', '--enforce-node-allocatable', 'pods,system-reserved', '--system-reserved-cgroup', '/system.slice']),
+    );
+    expect([ok.kc.enforceNodeAllocatable, ok.kc.systemReservedCgroup, ok.warnings]).toEqual([['pods', 'system-reserved'], '/system.slice', []]);
+  });
   it('applies --config-dir drop-ins over the file in lexical order as JSON merge patches; flags still win', async () => {
     const d = join(dir, 'conf.d');
     mkdirSync(join(d, '30-sub'), { recursive: true });
@@ -316,14 +330,14 @@ describe('loadConfig', () => {
       -500,
       '30s',
     ]);
-    const pids = await loadConfig(parseFlags(['--pod-max-pids=100', '--enforce-node-allocatable=pods,kube-reserved']));
+    const pids = await loadConfig(parseFlags(['--pod-max-pids=100', '--enforce-node-allocatable=pods,kube-reserved', '--kube-reserved-cgroup=/kube.slice']));
     expect([pids.kc.podPidsLimit, pids.kc.enforceNodeAllocatable, d.kc.podPidsLimit, d.kc.enforceNodeAllocatable]).toEqual([
       100,
       ['pods', 'kube-reserved'],
       -1,
       ['pods'],
     ]);
-    expect(pids.warnings).toContain('enforceNodeAllocatable "kube-reserved" is accepted but not implemented yet (only "pods" is enforced)');
+    expect([pids.kc.kubeReservedCgroup, pids.warnings]).toEqual(['/kube.slice', []]);
     const ext = await loadConfig(parseFlags(['--cloud-provider=external', '--node-ip=10.0.0.9']));
     expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([true, true, false, false]);
     await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow('--cloud-provider="aws" is not supported');

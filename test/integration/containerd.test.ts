@@ -5,6 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
@@ -15,7 +16,7 @@ import type { CriRuntime } from '../../src/cri/services.js';
 import { cgroupDriverFromRuntime } from '../../src/agent/cgroups/cgroup-driver.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, runKubelet, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
 import { bareId, teardown, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
 
@@ -39,12 +40,36 @@ const kubeletFlags = () =>
     ports,
     node,
     manifests,
-    extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
+    extra: [
+      ...ctrd.kubeletFlags,
+      ...['--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
+      // enforceNodeAllocatable system-reserved on a cgroup of the test's own (made below).
+      ...[
+        '--enforce-node-allocatable',
+        'pods,system-reserved',
+        '--system-reserved-cgroup',
+        reservedCgroup,
+        '--system-reserved',
+        'cpu=200m,memory=64Mi,pid=10000',
+      ],
+    ],
   });
 const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
 const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
 
+/** The test's system-reserved cgroup, in each hierarchy it is capped in (v1: cpu, memory, pids; v2: the unified one). */
+const reservedCgroup = `/tsk-sysres-${process.pid}`;
+const cgroupV2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+const reservedDirs = cgroupV2 ? [`/sys/fs/cgroup${reservedCgroup}`] : ['cpu', 'memory', 'pids'].map((c) => `/sys/fs/cgroup/${c}${reservedCgroup}`);
+/** Removes a cgroup tree under every hierarchy (leaves first). */
+const removeCgroupTree = (name: string) =>
+  execFileSync('sh', [
+    '-c',
+    `for d in /sys/fs/cgroup${name} /sys/fs/cgroup/*${name}; do [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \\; ; done; true`,
+  ]);
+
 beforeAll(async () => {
+  for (const d of reservedDirs) mkdirSync(d, { recursive: true });
   ctrd = await startContainerd();
   cri = createCriClient(ctrd.endpoint);
   ports = await freeKubeletPorts();
@@ -53,7 +78,10 @@ beforeAll(async () => {
   await untilServing(ports);
 }, 60_000);
 
-afterAll(() => teardown({ kubelet, cri, ctrd, dir }), 60_000);
+afterAll(async () => {
+  await teardown({ kubelet, cri, ctrd, dir });
+  removeCgroupTree(reservedCgroup);
+}, 60_000);
 
 describe('pods as real containers', () => {
   it.concurrent('a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env', async () => {
@@ -282,10 +310,12 @@ describe('pods as real containers', () => {
     expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
     expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
     expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
-    // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (no reservations here).
+    // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (capacity − the system-reserved 200m / 64Mi).
     expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/besteffort/cpu.shares'))).toBe('2');
-    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(String(cpus().length * 1024));
-    expect(cgroupValue(join('/sys/fs/cgroup/memory', ctrd.cgroupRoot, 'kubepods/memory.limit_in_bytes'))).toBe(String(totalmem()));
+    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(
+      String(Math.floor(((cpus().length * 1000 - 200) * 1024) / 1000)),
+    );
+    expect(cgroupValue(join('/sys/fs/cgroup/memory', ctrd.cgroupRoot, 'kubepods/memory.limit_in_bytes'))).toBe(String(totalmem() - 64 * 2 ** 20));
   });
 
   it.concurrent('seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp', async () => {
@@ -383,6 +413,38 @@ describe('pods as real containers', () => {
       'log dir, pod dir, cgroups and log link removed',
     );
     srv.close();
+  });
+});
+
+describe('enforceNodeAllocatable system-reserved', () => {
+  it('caps the existing system-reserved cgroup at the reserved amounts at start, with the Node event', () => {
+    const read = (file: string) => cgroupValue(`${cgroupV2 ? reservedDirs[0] : `/sys/fs/cgroup/${file.split('.')[0]}${reservedCgroup}`}/${file}`);
+    if (cgroupV2) expect([read('cpu.weight'), read('memory.max'), read('pids.max')]).toEqual(['8', String(64 * 2 ** 20), '10000']);
+    else expect([read('cpu.shares'), read('memory.limit_in_bytes'), read('pids.max')]).toEqual(['204', String(64 * 2 ** 20), '10000']);
+  });
+
+  it("a system-reserved cgroup that does not exist stops the start (exit 1) with upstream's message", async () => {
+    const failRoot = `/tsk-fail-${process.pid}`;
+    try {
+      const r = await runKubelet(
+        kubeletArgs({
+          dir: join(dir, 'reserved-fail'),
+          ports: await freeKubeletPorts(),
+          node: 'reserved-fail',
+          extra: [
+            ...ctrd.kubeletFlags,
+            ...['--cgroup-root', failRoot, '--enforce-node-allocatable', 'pods,system-reserved', '--system-reserved', 'cpu=100m'],
+            ...['--system-reserved-cgroup', `/tsk-missing-${process.pid}`],
+          ],
+        }),
+      );
+      expect(r.code).toBe(1);
+      expect(r.output).toContain(
+        `Failed to enforce System Reserved Cgroup Limits on \\"/tsk-missing-${process.pid}\\": \\"/tsk-missing-${process.pid}\\" cgroup does not exist`,
+      );
+    } finally {
+      removeCgroupTree(failRoot);
+    }
   });
 });
 

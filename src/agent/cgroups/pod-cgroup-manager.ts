@@ -66,6 +66,22 @@ export class PodCgroupManager {
     }
   }
 
+  /**
+   * Sets `config` on an existing cgroup (`cgroup`, a cgroupfs name such as "/system.slice"), as
+   * upstream's enforceExistingCgroup; one that is missing from a hierarchy it needs is an error.
+   */
+  async enforceExisting(cgroup: string, config: ResourceConfig): Promise<void> {
+    const h = await this.found();
+    if (!h) return;
+    const writes = cgroupWrites(config, h.version);
+    const dirs = [...new Set(writes.map((w) => h.byController.get(w.controller)).filter((m): m is string => !!m))].map((m) => join(m, cgroup));
+    if (!(await Promise.all(dirs.map(pathExists))).every(Boolean)) throw new Error(`"${cgroup}" cgroup does not exist`);
+    for (const w of writes) {
+      const mount = h.byController.get(w.controller);
+      if (mount) await writeFile(join(mount, cgroup, w.file), w.value);
+    }
+  }
+
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
     const root = this.d.cgroups.cgroupRoot;

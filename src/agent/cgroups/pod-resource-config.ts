@@ -54,3 +54,34 @@ export function nodeAllocatableAbsolute(
     memoryBytes: Math.max(0, capacity.memoryBytes - sum('memory', bytes)),
   };
 }
+
+/** One reserved cgroup to cap (enforceNodeAllocatable system-reserved / kube-reserved). */
+export interface ReservedCgroupLimit {
+  /** "system" or "kube", as upstream's messages name them. */
+  who: 'system' | 'kube';
+  cgroup: string;
+  config: ResourceConfig;
+}
+
+/**
+ * What enforceNodeAllocatable's system-reserved / kube-reserved set on their existing cgroups
+ * (upstream getCgroupConfig): CPU shares, a memory limit and a pids limit from the reserved
+ * amounts that are given; the "-compressible" keys the CPU shares only. Pure.
+ */
+export function reservedCgroupLimits(
+  enforce: readonly string[],
+  o: { cgroups: { system: string; kube: string }; systemReserved?: Record<string, string>; kubeReserved?: Record<string, string> },
+): ReservedCgroupLimit[] {
+  const out: ReservedCgroupLimit[] = [];
+  for (const who of ['system', 'kube'] as const) {
+    const full = enforce.includes(`${who}-reserved`);
+    if (!full && !enforce.includes(`${who}-reserved-compressible`)) continue;
+    const r = (who === 'system' ? o.systemReserved : o.kubeReserved) ?? {};
+    const config: ResourceConfig = {};
+    if (r.cpu !== undefined) config.cpuShares = milliCpuToShares(milliCpu(r.cpu) ?? 0);
+    if (full && r.memory !== undefined) config.memoryLimit = bytes(r.memory) ?? 0;
+    if (full && r.pid !== undefined) config.pidsLimit = Number(r.pid);
+    out.push({ who, cgroup: who === 'system' ? o.cgroups.system : o.cgroups.kube, config });
+  }
+  return out;
+}

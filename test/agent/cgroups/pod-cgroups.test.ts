@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/api/types.js';
-import { nodeAllocatableAbsolute, podLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
+import { nodeAllocatableAbsolute, podLimits, reservedCgroupLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
 import { cgroupWrites, cpuSharesToWeight } from '../../../src/lib/cgroup-limits.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
 
@@ -147,5 +147,30 @@ describe('pod cgroup manager', () => {
     mkdirSync(join(root, 'cpu', 'kubepods', 'besteffort', 'podz', 'cpu.shares'), { recursive: true });
     const m = new PodCgroupManager({ ...deps, fsRoot: root });
     await expect(m.ensure(pod([{}], {}, 'z'))).rejects.toThrow(/^failed to set cpu\.shares of \/kubepods\/besteffort\/podz to 2: EISDIR/);
+  });
+
+  it('enforceNodeAllocatable system-reserved / kube-reserved: the existing cgroup gets shares, memory and pids; a missing one is an error', async () => {
+    const root = join(dir, 'reserved');
+    for (const c of ['cpu', 'memory', 'pids']) {
+      mkdirSync(join(root, c, 'system.slice'), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const m = new PodCgroupManager({ ...deps, fsRoot: root });
+    const [sys, kube] = reservedCgroupLimits(['pods', 'system-reserved', 'kube-reserved-compressible'], {
+      cgroups: { system: '/system.slice', kube: '/kube.slice' },
+      systemReserved: { cpu: '500m', memory: '100Mi', pid: '1000' },
+      kubeReserved: { cpu: '1', memory: '1Gi' },
+    });
+    expect(sys).toEqual({ who: 'system', cgroup: '/system.slice', config: { cpuShares: 512, memoryLimit: 100 * 2 ** 20, pidsLimit: 1000 } });
+    // The compressible key caps the CPU only.
+    expect(kube).toEqual({ who: 'kube', cgroup: '/kube.slice', config: { cpuShares: 1024 } });
+    await m.enforceExisting(sys.cgroup, sys.config);
+    expect(['cpu/system.slice/cpu.shares', 'memory/system.slice/memory.limit_in_bytes', 'pids/system.slice/pids.max'].map((f) => read(join(root, f)))).toEqual([
+      '512',
+      String(100 * 2 ** 20),
+      '1000',
+    ]);
+    await expect(m.enforceExisting(kube.cgroup, kube.config)).rejects.toThrow('"/kube.slice" cgroup does not exist');
+    expect(reservedCgroupLimits(['pods'], { cgroups: { system: '/s', kube: '/k' } })).toEqual([]);
   });
 });
