@@ -42,3 +42,12 @@ export function toGrpcError(err: unknown): GrpcCallError {
   if (err instanceof KubeletError) return new GrpcCallError(toGrpc[err.code], err.message);
   return new GrpcCallError(Code.UNKNOWN, err instanceof Error ? err.message : String(err));
 }
+
+/**
+ * What the runtime said, as upstream reports it (the gRPC status message, without the method name
+ * fromGrpcError puts in front); any other error's message.
+ */
+export function runtimeDetails(err: unknown): string {
+  const cause = err instanceof KubeletError ? (err.cause as { details?: unknown } | undefined) : undefined;
+  return typeof cause?.details === 'string' && cause.details ? cause.details : err instanceof Error ? err.message : String(err);
+}

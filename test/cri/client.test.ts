@@ -20,6 +20,7 @@ import { criMethods } from '../../src/cri/proto.js';
 import type { ImageService, RuntimeService } from '../../src/cri/services.js';
 import type * as cri from '../../src/cri/types.js';
 import { KubeletError } from '../../src/lib/errors.js';
+import { runtimeDetails } from '../../src/cri/grpc-errors.js';
 
 const dirs: string[] = [];
 const servers: grpc.Server[] = [];
@@ -104,6 +105,9 @@ describe('CRI client transport', () => {
       expect(e).toBeInstanceOf(KubeletError);
       expect(e.code).toBe('NotFound');
       expect(e.message).toBe('ContainerStatus: container "x" ünknown\nsecond line');
+      // What upstream reports of a runtime failure: the runtime's own words, without the method.
+      expect(runtimeDetails(e)).toBe('container "x" ünknown\nsecond line');
+      expect(runtimeDetails(new Error('plain'))).toBe('plain');
       const u = await errorOf(c.runtime.removeContainer('x'));
       expect(u.code).toBe('NotImplemented');
     } finally {

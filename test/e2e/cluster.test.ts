@@ -319,6 +319,13 @@ describe('pods from the apiserver', () => {
     );
     const waiting = await until(() => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting, 20_000, 'waiting status');
     expect(waiting).toEqual({ reason: 'CreateContainerConfigError', message: 'configmap "settings" not found' });
+    // kubectl describe shows why, as with upstream: a Warning "Failed" event with the same words.
+    const failed = c.api.store.list('events').find((e) => e.involvedObject.name === 'envpod' && e.reason === 'Failed');
+    expect([failed?.type, failed?.message, failed?.involvedObject.fieldPath]).toEqual([
+      'Warning',
+      'Error: configmap "settings" not found',
+      'spec.containers{main}',
+    ]);
     create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { color: 'blue', mode: 'fast' } }, 'configmaps');
     await until(() => pod('envpod')?.status?.phase === 'Succeeded', 40_000, 'envpod Succeeded');
     expect(logOf(pod('envpod')!)).toContain(

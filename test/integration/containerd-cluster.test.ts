@@ -86,6 +86,17 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'kata');
   }, 60_000);
 
+  it('a command that does not exist: a Warning "Failed" event in containerd\'s own words (no method name in front), as upstream\'s', async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('nocmd', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['/no/such/binary'] }] }),
+    );
+    const failed = await eventOf('nocmd', 'Failed', (m) => m.startsWith('Error: '));
+    expect(failed.type).toBe('Warning');
+    expect(failed.message).toMatch(/^Error: failed to create containerd task: .*no such file or directory/);
+    c.api.store.remove('pods', 'default', 'nocmd');
+  }, 40_000);
+
   it("pulls from a private registry with the pod's imagePullSecrets; without them ErrImagePull → ImagePullBackOff", async () => {
     const image = `${registry.host}/team/app:1`;
     const auths = { [registry.host]: { username: 'puller', password: 'pull-pw', auth: Buffer.from('puller:pull-pw').toString('base64') } };

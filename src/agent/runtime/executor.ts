@@ -18,6 +18,7 @@ import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
+import { runtimeDetails } from '../../cri/grpc-errors.js';
 import type { ImageManager } from '../images/image-manager.js';
 import type { BackoffTable } from '../sync/backoff.js';
 import type { PodActions } from './compute-pod-actions.js';
@@ -243,6 +244,13 @@ export class PodActionExecutor {
   ): Promise<StepResult> {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
+    const ref = podRef(pod, { name: c.name, init: s.init });
+    // A container that cannot be made or started: its reason, the runtime's own words, and upstream's Warning "Failed" event.
+    const failed = (reason: string, err: unknown, retryAfterMs?: number): StepResult => {
+      const message = typeof err === 'string' ? err : runtimeDetails(err);
+      this.deps.events?.record(ref, 'Warning', 'Failed', `Error: ${message}`);
+      return { ...base, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
+    };
     const img = await this.deps.images.ensureImageExists(pod, c, {
       sandboxConfig: o.sandboxConfig,
       auth: async () => [
@@ -268,31 +276,30 @@ export class PodActionExecutor {
         nodeAllocatable: this.deps.nodeAllocatable?.(),
         security: node.security,
       });
-      if (!built.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: built.message, retryAfterMs: 10_000 };
+      if (!built.ok) return failed('CreateContainerConfigError', built.message, 10_000);
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).
       const target = (c as EphemeralContainer).targetContainerName;
       const targetId = target ? o.status?.containers.find((x) => x.name === target && x.state === 'running')?.id : undefined;
       if (s.ephemeral && targetId && built.config.linux?.security_context?.namespace_options)
         Object.assign(built.config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
-      if (!sub.ok) return { ...base, ok: false, reason: 'CreateContainerConfigError', message: sub.message, retryAfterMs: 10_000 };
+      if (!sub.ok) return failed('CreateContainerConfigError', sub.message, 10_000);
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };
     } catch (err) {
-      return { ...base, ok: false, reason: 'CreateContainerConfigError', message: messageOf(err), retryAfterMs: 10_000 };
+      return failed('CreateContainerConfigError', messageOf(err), 10_000);
     }
     if (s.backoff) this.deps.backoff.next(s.backoff.key, s.backoff.eventMs, this.deps.clock.now());
     let id: string;
     try {
       id = await this.deps.runtime.createContainer(o.sandboxId, config, o.sandboxConfig);
     } catch (err) {
-      return { ...base, ok: false, reason: 'CreateContainerError', message: messageOf(err) };
+      return failed('CreateContainerError', err);
     }
-    const ref = podRef(pod, { name: c.name, init: s.init });
     this.deps.events?.record(ref, 'Normal', 'Created', `Created container: ${c.name}`);
     try {
       await this.deps.runtime.startContainer(id);
     } catch (err) {
-      return { ...base, ok: false, reason: 'RunContainerError', message: messageOf(err) };
+      return failed('RunContainerError', err);
     }
     this.deps.events?.record(ref, 'Normal', 'Started', `Started container ${c.name}`);
     if (node.containerLogsDir) await this.linkLog(pod, c.name, id, join(o.sandboxConfig.log_directory ?? '', config.log_path ?? ''));
