@@ -180,19 +180,14 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const { askRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
+  const { adoptRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
   const agentCfg = agentConfigOf(cfg);
   const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
-  // KubeletCgroupDriverFromCRI (upstream: beta, on by default): the runtime's driver wins over the
-  // configuration's, /configz included.
-  if (kc.featureGates?.KubeletCgroupDriverFromCRI !== false) {
-    try {
-      const driver = await askRuntimeCgroupDriver(agentCfg, embedded, logger);
-      if (driver) kc.cgroupDriver = agentCfg.cgroups.cgroupDriver = driver;
-    } catch (err) {
-      logger.error(messageOf(err));
-      return 1;
-    }
+  try {
+    await adoptRuntimeCgroupDriver(kc, agentCfg, embedded, logger);
+  } catch (err) {
+    logger.error(messageOf(err));
+    return 1;
   }
   const agent = composeAgent(agentCfg, { logger, clock: realClock, api, embedded });
   try {

@@ -194,22 +194,30 @@ export function sandboxImageFromInfo(info: Record<string, string> | undefined): 
 }
 
 /**
- * The runtime's cgroup driver (cgroups/cgroup-driver.ts), asked before the agent is composed, as
- * upstream asks before it builds its container manager: the embedded runtime's, or the endpoint's
- * over a connection of its own, closed once answered.
+ * KubeletCgroupDriverFromCRI (upstream: beta, on by default): the runtime's cgroup driver
+ * (cgroups/cgroup-driver.ts) replaces the configuration's, in the agent's config and in `kc`
+ * (/configz), asked before the agent is composed as upstream asks before it builds its container
+ * manager: the embedded runtime, or the endpoint over a connection of its own, closed once
+ * answered. Throws when the runtime cannot say (the kubelet does not start).
  */
-export async function askRuntimeCgroupDriver(
-  cfg: { containerRuntimeEndpoint: string; runtimeRequestTimeoutMs?: number },
+export async function adoptRuntimeCgroupDriver(
+  kc: { featureGates?: Record<string, boolean>; cgroupDriver: CgroupDriver },
+  cfg: AgentConfig,
   embedded: EmbeddedRuntime | undefined,
   logger: Logger,
-): Promise<CgroupDriver | undefined> {
-  if (embedded) return cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
-  const client = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
-  try {
-    return await cgroupDriverFromRuntime(client.runtime, { logger });
-  } finally {
-    client.close?.();
+): Promise<void> {
+  if (kc.featureGates?.KubeletCgroupDriverFromCRI === false) return;
+  let driver: CgroupDriver | undefined;
+  if (embedded) driver = await cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
+  else {
+    const client = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
+    try {
+      driver = await cgroupDriverFromRuntime(client.runtime, { logger });
+    } finally {
+      client.close?.();
+    }
   }
+  if (driver) kc.cgroupDriver = cfg.cgroups.cgroupDriver = driver;
 }
 
 /**

@@ -60,7 +60,7 @@ import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 
-export { askRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
+export { adoptRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
 export type { Agent, AgentConfig } from './agent-config.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 

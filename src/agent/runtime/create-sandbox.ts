@@ -12,6 +12,14 @@ import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { sandboxOf } from './runtime-manager.js';
 import type { StepResult } from './step-result.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+
+/** The event reason of each failure reason. */
+const FAILURE_EVENTS: Record<string, string> = {
+  NetworkNotReady: 'NetworkNotReady',
+  FailedCreatePodContainer: 'FailedCreatePodContainer',
+  CreatePodSandboxError: 'FailedCreatePodSandBox',
+};
 
 /** When a sync that could not make the sandbox is tried again: upstream's pod worker backoff after a failed sync. */
 const SYNC_ERROR_BACKOFF_MS = 10_000;
@@ -29,16 +37,14 @@ export async function createSandbox(
     podCgroups?: { ensure(pod: Pod): Promise<void> };
     /** The pod's runtime handler (its RuntimeClass's); absent without an apiserver: the default (""), as upstream. */
     runtimeHandler?(pod: Pod): Promise<string>;
+    events?: EventSink;
   },
 ): Promise<StepResult> {
-  const failed = (reason: string, message: string, retryAfterMs?: number): StepResult => ({
-    action: 'CreatePodSandbox',
-    target: pod.metadata.name!,
-    ok: false,
-    reason,
-    message,
-    ...(retryAfterMs ? { retryAfterMs } : {}),
-  });
+  const failed = (reason: string, message: string, retryAfterMs?: number): StepResult => {
+    // Each failure is a Warning event on the pod, as upstream's syncPod records it.
+    d.events?.record(podRef(pod), 'Warning', FAILURE_EVENTS[reason], message);
+    return { action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
+  };
   const netErr = pod.spec.hostNetwork ? undefined : d.networkError();
   if (netErr) return failed('NetworkNotReady', `network is not ready: ${netErr}`, 5000);
   try {

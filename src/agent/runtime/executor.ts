@@ -28,6 +28,7 @@ import { gracePeriodOf } from './grace-period.js';
 import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { SecurityProfileContext } from './security-profiles.js';
 import { createSandbox } from './create-sandbox.js';
+import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig } from './sandbox-config.js';
@@ -86,13 +87,6 @@ export interface ExecutorDeps {
   supportsRecursiveReadOnly?(pod: Pod): boolean;
 }
 
-/** The events of a sandbox that could not be made, as upstream's syncPod records them. */
-const SANDBOX_FAILURE_EVENTS: Record<string, string> = {
-  NetworkNotReady: 'NetworkNotReady',
-  FailedCreatePodContainer: 'FailedCreatePodContainer',
-  CreatePodSandboxError: 'FailedCreatePodSandBox',
-};
-
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
 }
@@ -134,7 +128,7 @@ export class PodActionExecutor {
     let podIP = pod.spec.hostNetwork ? node.nodeIP : (status.sandboxes[0]?.ip ?? '');
     // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
     // periodic sync of a running pod does not.
-    if (!plan.createSandbox && !plan.start.length) return this.backoffResults(pod, plan, results);
+    if (!plan.createSandbox && !plan.start.length) return backoffResults(pod, plan, results, this.deps.events);
     const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
@@ -149,18 +143,15 @@ export class PodActionExecutor {
         networkError: this.deps.networkError,
         podCgroups: this.deps.podCgroups,
         runtimeHandler: this.deps.runtimeHandler,
+        events: this.deps.events,
       });
       results.push(created);
-      if (!created.ok) {
-        const reason = SANDBOX_FAILURE_EVENTS[created.reason ?? ''];
-        if (reason) this.deps.events?.record(podRef(pod), 'Warning', reason, created.message ?? '');
-        return results;
-      }
+      if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
     }
     // 4.
-    this.backoffResults(pod, plan, results);
+    backoffResults(pod, plan, results, this.deps.events);
     // 5.
     if (!plan.start.length) return results;
     const hostsFile = podIP ? await writeHostsFile(pod, podIP, node) : undefined;
@@ -194,28 +185,6 @@ export class PodActionExecutor {
         );
       }
       results.push(r);
-    }
-    return results;
-  }
-
-  /** Step 4: a BackOff event and result for each container still backing off; returns `results`. */
-  private backoffResults(pod: Pod, plan: PodActions, results: StepResult[]): StepResult[] {
-    for (const h of plan.backoff) {
-      this.deps.events?.record(
-        podRef(pod, { name: h.name, init: h.init }),
-        'Warning',
-        'BackOff',
-        `Back-off restarting failed container ${h.name} in pod ${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`,
-      );
-      results.push({
-        action: 'StartContainer',
-        target: h.name,
-        init: h.init,
-        ok: false,
-        reason: 'CrashLoopBackOff',
-        message: h.message,
-        retryAfterMs: h.remainingMs,
-      });
     }
     return results;
   }
