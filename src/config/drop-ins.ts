@@ -47,7 +47,8 @@ async function readDropIn(path: string): Promise<Obj> {
   if (Buffer.byteLength(text) > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
   const doc = (parseYaml(text, { maxAliasCount: MAX_ALIASES }) ?? {}) as unknown;
   if (!isObj(doc)) throw new Error('not a KubeletConfiguration object');
-  if (doc.apiVersion !== undefined && doc.apiVersion !== 'kubelet.config.k8s.io/v1beta1') throw new Error(`unknown apiVersion ${JSON.stringify(doc.apiVersion)}`);
+  if (doc.apiVersion !== undefined && doc.apiVersion !== 'kubelet.config.k8s.io/v1beta1')
+    throw new Error(`unknown apiVersion ${JSON.stringify(doc.apiVersion)}`);
   if (doc.kind !== undefined && doc.kind !== 'KubeletConfiguration') throw new Error(`unknown kind ${JSON.stringify(doc.kind)}`);
   return doc;
 }
