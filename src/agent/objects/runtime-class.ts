@@ -12,9 +12,12 @@ interface RuntimeClass {
   handler?: string;
 }
 
+/** The RuntimeClass name of `pod` ("" for the default). */
+const classOf = (pod: Pod) => (pod.spec as { runtimeClassName?: string }).runtimeClassName ?? '';
+
 /** The handler `pod` runs with; `get` reads an API object by path (null: 404). */
 export async function lookupRuntimeHandler(pod: Pod, get: <T>(path: string) => Promise<T | null>): Promise<string> {
-  const name = (pod.spec as { runtimeClassName?: string }).runtimeClassName;
+  const name = classOf(pod);
   if (!name) return '';
   let rc: RuntimeClass | null;
   try {
@@ -26,9 +29,6 @@ export async function lookupRuntimeHandler(pod: Pod, get: <T>(path: string) => P
   return rc.handler ?? '';
 }
 
-/** The RuntimeClass name of `pod` ("" for the default). */
-const classOf = (pod: Pod) => (pod.spec as { runtimeClassName?: string }).runtimeClassName ?? '';
-
 /** At most this many classes are remembered (a node runs pods of a handful). */
 const MAX_CLASSES = 1000;
 
@@ -36,7 +36,8 @@ const MAX_CLASSES = 1000;
  * The handlers of pods' RuntimeClasses: looked up (async) when a sandbox is made, and remembered
  * so that what depends on a handler's features (recursive read-only mounts, in the pod's status)
  * can ask synchronously, as upstream's informer-backed manager answers. Without an apiserver
- * every pod has the default handler.
+ * every pod has the default handler, and no handler is known to have features (upstream has no
+ * RuntimeClass manager then).
  */
 export class RuntimeClassHandlers {
   private readonly byClass = new Map<string, string>();
@@ -54,9 +55,10 @@ export class RuntimeClassHandlers {
     return handler;
   }
 
-  /** The pod's handler as last read; undefined while its class has not been read. */
+  /** The pod's handler as last read; undefined while its class has not been read, and always without an apiserver. */
   knownHandlerOf(pod: Pod): string | undefined {
-    const name = this.get ? classOf(pod) : '';
+    if (!this.get) return undefined;
+    const name = classOf(pod);
     return name ? this.byClass.get(name) : '';
   }
 }

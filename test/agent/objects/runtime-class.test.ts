@@ -39,7 +39,12 @@ describe('RuntimeClassHandlers and handler features', () => {
     expect(await h.handlerOf(pod('plain'))).toBe('runc');
     expect(h.knownHandlerOf(pod('plain'))).toBe('runc');
     const standalone = new RuntimeClassHandlers();
-    expect([await standalone.handlerOf(pod('plain')), standalone.knownHandlerOf(pod('plain'))]).toEqual(['', '']);
+    // Without an apiserver: the default handler, and none known to have features (upstream has no RuntimeClass manager then).
+    expect([await standalone.handlerOf(pod('plain')), standalone.knownHandlerOf(pod('plain')), standalone.knownHandlerOf(pod())]).toEqual([
+      '',
+      undefined,
+      undefined,
+    ]);
   });
 
   it('a handler makes recursive read-only mounts only when the runtime lists it so (none listed: no)', () => {
