@@ -3,8 +3,11 @@
  * presents them with `keepCase, enums: String, longs: Number`. Request fields are optional (a
  * server fills proto3 defaults); int64 fields are numbers (nanosecond timestamps lose < 256 ns).
  */
+import type { ContainerMetadata, ImageSpec, Int64Value, Labels, PodSandboxMetadata } from './types-common.js';
 
-export type Labels = Record<string, string>;
+export type * from './types-common.js';
+export type * from './stats-types.js';
+export type * from './image-types.js';
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY';
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
@@ -18,12 +21,6 @@ export interface VersionResponse {
   runtime_api_version: string;
 }
 
-export interface PodSandboxMetadata {
-  name: string;
-  uid: string;
-  namespace: string;
-  attempt?: number;
-}
 export interface DNSConfig {
   servers?: string[];
   searches?: string[];
@@ -34,9 +31,6 @@ export interface PortMapping {
   container_port?: number;
   host_port?: number;
   host_ip?: string;
-}
-export interface Int64Value {
-  value: number;
 }
 export interface NamespaceOption {
   network?: NamespaceMode;
@@ -145,12 +139,6 @@ export interface PodSandbox {
   runtime_handler?: string;
 }
 
-export interface ImageSpec {
-  image: string;
-  annotations?: Labels;
-  user_specified_image?: string;
-  runtime_handler?: string;
-}
 export interface KeyValue {
   key: string;
   value: string;
@@ -162,10 +150,6 @@ export interface Mount {
   selinux_relabel?: boolean;
   propagation?: string;
   recursive_read_only?: boolean;
-}
-export interface ContainerMetadata {
-  name: string;
-  attempt?: number;
 }
 
 export interface Capability {
@@ -289,89 +273,4 @@ export interface StatusResponse {
   info?: Labels;
   /** The runtime's handlers and what each supports (containerd 2 and later; absent before). */
   runtime_handlers?: { name: string; features?: { recursive_read_only_mounts?: boolean; user_namespaces?: boolean } | null }[];
-}
-
-export interface UInt64Value {
-  value: number;
-}
-export interface CpuUsage {
-  timestamp: number;
-  usage_core_nano_seconds?: UInt64Value | null;
-  usage_nano_cores?: UInt64Value | null;
-}
-export interface MemoryUsage {
-  timestamp: number;
-  working_set_bytes?: UInt64Value | null;
-  available_bytes?: UInt64Value | null;
-  usage_bytes?: UInt64Value | null;
-  rss_bytes?: UInt64Value | null;
-  page_faults?: UInt64Value | null;
-  major_page_faults?: UInt64Value | null;
-}
-export interface ContainerStats {
-  attributes: { id: string; metadata: ContainerMetadata; labels: Labels; annotations: Labels };
-  cpu?: CpuUsage | null;
-  memory?: MemoryUsage | null;
-  writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
-}
-export interface NetworkInterfaceUsage {
-  name: string;
-  rx_bytes?: UInt64Value | null;
-  rx_errors?: UInt64Value | null;
-  tx_bytes?: UInt64Value | null;
-  tx_errors?: UInt64Value | null;
-}
-export interface NetworkUsage {
-  timestamp: number;
-  default_interface?: NetworkInterfaceUsage | null;
-  interfaces?: NetworkInterfaceUsage[];
-}
-export interface ProcessUsage {
-  timestamp: number;
-  process_count?: UInt64Value | null;
-}
-/** PodSandboxStats (Linux part; the Windows part is never asked for). */
-export interface PodSandboxStats {
-  attributes: { id: string; metadata: PodSandboxMetadata; labels: Labels; annotations: Labels };
-  linux?: {
-    cpu?: CpuUsage | null;
-    memory?: MemoryUsage | null;
-    network?: NetworkUsage | null;
-    process?: ProcessUsage | null;
-    containers?: ContainerStats[];
-  } | null;
-}
-export interface PodSandboxStatsFilter {
-  id?: string;
-  label_selector?: Labels;
-}
-export interface ContainerStatsFilter {
-  id?: string;
-  pod_sandbox_id?: string;
-  label_selector?: Labels;
-}
-
-export interface Image {
-  id: string;
-  repo_tags: string[];
-  repo_digests: string[];
-  size: number;
-  uid?: Int64Value | null;
-  username?: string;
-  spec?: ImageSpec | null;
-  pinned?: boolean;
-}
-export interface AuthConfig {
-  username?: string;
-  password?: string;
-  auth?: string;
-  server_address?: string;
-  identity_token?: string;
-  registry_token?: string;
-}
-export interface FilesystemUsage {
-  timestamp: number;
-  fs_id?: { mountpoint: string } | null;
-  used_bytes?: UInt64Value | null;
-  inodes_used?: UInt64Value | null;
 }
