@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { KubeletError, badRequest, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
-import { CRI_API_VERSION, type RuntimeService } from '../cri/services.js';
+import type { RuntimeService } from '../cri/services.js';
+import { processRuntimeConfig, processRuntimeStatus, processRuntimeVersion } from './runtime-info.js';
 import type * as cri from '../cri/types.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
@@ -25,27 +26,13 @@ import { launchContainer } from './container-launch.js';
 import { killMarked, signalGroup } from './proc.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
-import {
-  containerCgroupDirs,
-  destroyContainerCgroup,
-  detectContainerCgroups,
-  killCgroup,
-  oomKills,
-  removeRuntimeCgroups,
-  type ContainerCgroups,
-} from './container-cgroups.js';
-import { resolveExecutable } from './executable.js';
-import { execSyncProcess } from './exec-sync.js';
+import { destroyContainerCgroup, detectContainerCgroups, killCgroup, oomKills, removeRuntimeCgroups, type ContainerCgroups } from './container-cgroups.js';
 import { StreamingServer } from './streaming-server.js';
-import { containerContext, type ExecContext } from './container-context.js';
+import { ContainerSessions } from './container-sessions.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { removeMountPoints } from './mount-namespace.js';
-import { attachSession, execSession, portForwardSession, streamOptionsOf } from './stream-sessions.js';
-
-/** The runtime name reported by Version and used in container IDs ("process://<id>"). */
-export const PROCESS_RUNTIME_NAME = 'process';
 
 /** What the runtime needs. */
 export interface ProcessRuntimeDeps {
@@ -69,6 +56,7 @@ export class ProcessRuntime implements RuntimeService {
   private readonly usage: UsageReader;
   private readonly store: StateStore;
   private readonly streaming: StreamingServer;
+  private readonly sessions: ContainerSessions;
 
   private lock: InstanceLock | undefined;
   /** The containers' cgroups when running as root (container-cgroups.ts). */
@@ -84,6 +72,14 @@ export class ProcessRuntime implements RuntimeService {
     this.runtimeKey = createHash('sha256').update(resolve(deps.stateDir)).digest('hex').slice(0, 16);
     this.streaming = new StreamingServer({ logger: deps.logger, idleTimeoutMs: deps.streamingIdleTimeoutMs });
     this.usage = new UsageReader(this.runtimeKey, () => this.cgroups);
+    this.sessions = new ContainerSessions({
+      containers: this.containers,
+      sandboxes: this.sandboxes,
+      handles: this.handles,
+      streaming: this.streaming,
+      cgroups: () => this.cgroups,
+      markerOf: (id) => this.markerOf(id),
+    });
   }
 
   /** Loads persisted state and deals with what an earlier run left behind (see the class doc). */
@@ -132,32 +128,20 @@ export class ProcessRuntime implements RuntimeService {
     this.lock?.release();
   }
 
+  // What it says about itself (runtime-info.ts).
   async version(): Promise<cri.VersionResponse> {
-    return { version: '0.1.0', runtime_name: PROCESS_RUNTIME_NAME, runtime_version: this.deps.version, runtime_api_version: CRI_API_VERSION };
+    return processRuntimeVersion(this.deps.version);
   }
-
   async status(): Promise<cri.StatusResponse> {
-    return {
-      status: {
-        conditions: [
-          { type: 'RuntimeReady', status: true, reason: '', message: '' },
-          { type: 'NetworkReady', status: true, reason: '', message: '' },
-        ],
-      },
-      info: {},
-      // Its one handler, the default; it makes no read-only mount recursive and no user namespace.
-      runtime_handlers: [{ name: '', features: { recursive_read_only_mounts: false, user_namespaces: false } }],
-    };
+    return processRuntimeStatus();
   }
-
-  /** Its cgroups are plain directories it makes itself (container-cgroups.ts): the cgroupfs driver. */
   async runtimeConfig(): Promise<cri.RuntimeConfigResponse> {
-    return { linux: { cgroup_driver: 'CGROUPFS' } };
+    return processRuntimeConfig();
   }
 
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');
-    // Its one handler is the default (status(): runtime_handlers); another is refused as containerd refuses one it lacks.
+    // Its one handler is the default (runtime-info.ts); another is refused as containerd refuses one it lacks.
     if (runtimeHandler) throw badRequest(`no runtime for "${runtimeHandler}" is configured`);
     const id = newId();
     const dir = join(this.deps.stateDir, 'pods', id);
@@ -221,7 +205,7 @@ export class ProcessRuntime implements RuntimeService {
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     // Daemon mode: output and exit status outlive this process (container-io.ts); a TTY cannot.
     const ioDir = this.deps.mode === 'daemon' && !c.config.tty ? this.ioDirOf(id) : undefined;
-    const launched = await launchContainer(c, { ctx: this.execContextOf(c), cgroups: this.cgroups, ioDir });
+    const launched = await launchContainer(c, { ctx: this.sessions.contextOf(c), cgroups: this.cgroups, ioDir });
     if ('message' in launched) return this.failStart(c, launched.message);
     const h = launched.handle;
     this.handles.set(id, h);
@@ -287,55 +271,18 @@ export class ProcessRuntime implements RuntimeService {
     return containerStatus(c);
   }
 
+  // Commands and sessions in a running container (container-sessions.ts).
   async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
-    const c = this.runningContainer(id);
-    if (!cmd?.length) throw badRequest('command is required');
-    const ctx = this.execContextOf(c);
-    if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
-    const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds });
-    if (res.timedOut) throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
-    return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
+    return this.sessions.execSync(id, cmd, timeoutSeconds);
   }
-
-  /** The context commands run in inside container `c`. */
-  private execContextOf(c: ContainerRecord): ExecContext {
-    const cgroupProcs =
-      this.cgroups && c.state === 'CONTAINER_RUNNING' ? containerCgroupDirs(this.cgroups, c.id).map((d) => join(d, 'cgroup.procs')) : undefined;
-    return containerContext(c, this.sandboxes.get(c.sandboxId), this.markerOf(c.id), cgroupProcs);
-  }
-
-  private runningContainer(id: string): ContainerRecord {
-    const c = this.containers.get(id);
-    if (!c) throw notFound(`container "${id}" not found`);
-    if (c.state !== 'CONTAINER_RUNNING') throw badRequest(`container "${id}" is not running (state: ${c.state})`);
-    return c;
-  }
-
-  /** CRI Exec: a URL on the streaming server where the session will run the command. */
   async exec(req: cri.ExecRequest): Promise<string> {
-    const c = this.runningContainer(req.container_id);
-    if (!req.cmd?.length) throw badRequest('command is required');
-    if (!req.stdin && !req.stdout && !req.stderr) throw badRequest('one of stdin, stdout, or stderr must be set');
-    return this.streaming.register(execSession(req.cmd, streamOptionsOf(req), this.execContextOf(c)));
+    return this.sessions.exec(req);
   }
-
-  /** CRI Attach: a URL where the session joins the container's stdio. */
   async attach(req: cri.AttachRequest): Promise<string> {
-    const c = this.runningContainer(req.container_id);
-    const h = this.handles.get(c.id);
-    if (!h) throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
-    if (req.stdin && !c.config.stdin) throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
-    if (!!req.tty !== !!c.config.tty)
-      throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
-    return this.streaming.register(attachSession(streamOptionsOf(req), h));
+    return this.sessions.attach(req);
   }
-
-  /** CRI PortForward: a URL where the session forwards to ports on the host (the pod's network). */
   async portForward(req: cri.PortForwardRequest): Promise<string> {
-    const sb = this.sandboxes.get(req.pod_sandbox_id);
-    if (!sb) throw notFound(`pod sandbox "${req.pod_sandbox_id}" not found`);
-    if (sb.state !== 'SANDBOX_READY') throw badRequest(`pod sandbox "${sb.id}" is not ready`);
-    return this.streaming.register(portForwardSession(sb, req));
+    return this.sessions.portForward(req);
   }
 
   /** CRI ListContainerStats (container-stats.ts): usage of each running container's cgroup or marked processes. */
