@@ -175,19 +175,24 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     return Number(raw);
   }
   if (kind === 'bool') {
-    if (goBool(raw) === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
-    return goBool(raw);
+    const on = goBool(raw);
+    if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
+    return on;
   }
   if (kind === 'gates') {
+    // The map kind's key=value pairs, each value a Go boolean.
+    const bad = () => new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "Gate=true|false" pairs separated by commas`);
+    let pairs: Record<string, string>;
+    try {
+      pairs = convert(name, 'map', raw) as Record<string, string>;
+    } catch {
+      throw bad();
+    }
     const out: Record<string, boolean> = {};
-    for (const pair of raw
-      .split(',')
-      .map((x) => x.trim())
-      .filter(Boolean)) {
-      const i = pair.indexOf('=');
-      const on = i > 0 ? goBool(pair.slice(i + 1).trim()) : undefined;
-      if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "Gate=true|false" pairs separated by commas`);
-      out[pair.slice(0, i).trim()] = on;
+    for (const [gate, value] of Object.entries(pairs)) {
+      const on = goBool(value.trim());
+      if (on === undefined) throw bad();
+      out[gate.trim()] = on;
     }
     return out;
   }

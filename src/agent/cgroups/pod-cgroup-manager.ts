@@ -55,6 +55,11 @@ export class PodCgroupManager {
     const h = await this.found();
     if (!h) return;
     await makeCgroup(h, rel);
+    await this.apply(h, rel, config);
+  }
+
+  /** Writes `config` into `rel` in the hierarchies it needs; a failed write names the file. */
+  private async apply(h: Hierarchies, rel: string, config: ResourceConfig): Promise<void> {
     for (const w of cgroupWrites(config, h.version)) {
       const mount = h.byController.get(w.controller);
       if (!mount) continue;
@@ -76,10 +81,7 @@ export class PodCgroupManager {
     const writes = cgroupWrites(config, h.version);
     const dirs = [...new Set(writes.map((w) => h.byController.get(w.controller)).filter((m): m is string => !!m))].map((m) => join(m, cgroup));
     if (!(await Promise.all(dirs.map(pathExists))).every(Boolean)) throw new Error(`"${cgroup}" cgroup does not exist`);
-    for (const w of writes) {
-      const mount = h.byController.get(w.controller);
-      if (mount) await writeFile(join(mount, cgroup, w.file), w.value);
-    }
+    await this.apply(h, cgroup, config);
   }
 
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
