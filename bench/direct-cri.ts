@@ -19,11 +19,13 @@ export async function directStartPod(
   const c = pod.spec.containers[0];
   const t0 = performance.now();
   const image = await cri.images.imageStatus({ image: c.image! });
-  const sbConfig = generateSandboxConfig(pod, 0, {
+  const sb = generateSandboxConfig(pod, 0, {
     podLogsDir: join(o.dir, 'direct-logs'),
     dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
     cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
   });
+  if (!sb.ok) throw new Error(sb.message);
+  const sbConfig = sb.config;
   const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
   const ip = pod.spec.hostNetwork ? '127.0.0.1' : ((await cri.runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '');
   const built = generateContainerConfig(pod, c, 0, image!.id, {

@@ -86,6 +86,24 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'kata');
   }, 60_000);
 
+  it("a host name that cannot be the sandbox's (setHostnameAsFQDN over 64 characters): upstream's FailedCreatePodSandBox, no sandbox", async () => {
+    const long = 'h'.repeat(50);
+    c.api.store.create(
+      'pods',
+      boundPod('fqdn', node, { hostname: long, subdomain: 'grp', setHostnameAsFQDN: true, containers: [{ name: 'main', image: TEST_IMAGES.busybox }] }),
+    );
+    const refused = await eventOf('fqdn', 'FailedCreatePodSandBox', () => true);
+    expect(refused.type).toBe('Warning');
+    expect(refused.message).toMatch(
+      new RegExp(
+        `^Failed to create pod sandbox: failed to construct FQDN from pod hostname and cluster domain, FQDN ${long}\\.grp\\.default\\.svc\\.\\S* is too long \\(64 characters is the max, \\d+ characters requested\\)$`,
+      ),
+    );
+    const uid = (pod('fqdn') as { metadata: { uid: string } }).metadata.uid;
+    expect(await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
+    c.api.store.remove('pods', 'default', 'fqdn');
+  }, 40_000);
+
   it('a command that does not exist: a Warning "Failed" event in containerd\'s own words (no method name in front), as upstream\'s', async () => {
     c.api.store.create(
       'pods',

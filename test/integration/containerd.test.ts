@@ -42,7 +42,7 @@ const kubeletFlags = () =>
     manifests,
     extra: [
       ...ctrd.kubeletFlags,
-      ...['--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024'],
+      ...['--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024', '--cluster-domain', 'cluster.local'],
       // enforceNodeAllocatable system-reserved on a cgroup of the test's own (made below).
       ...[
         '--enforce-node-allocatable',
@@ -138,6 +138,22 @@ describe('pods as real containers', () => {
     expect(env).toContain(`POD_IP=${p.status!.podIP}`);
     expect(env).toContain(`GREETING=hi ${p.status!.podIP}`);
     expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
+  });
+
+  it.concurrent('shareProcessNamespace: one PID namespace for the pod (else one per container); setHostnameAsFQDN: the FQDN as host name', async () => {
+    const two = { containers: ['3600', '3601'].map((t, i) => ({ name: i ? 'side' : 'main', image: bb, command: ['sleep', t] })) };
+    writePod(manifests, 'sharepid', { ...two, shareProcessNamespace: true, hostname: 'fq', subdomain: 'grp', setHostnameAsFQDN: true });
+    writePod(manifests, 'ownpid', two);
+    const p = await waitPod(ports.ro, podName('sharepid'), (x) => x.status?.phase === 'Running' && !!x.status.podIP, 40_000, 'Running');
+    await waitPod(ports.ro, podName('ownpid'), (x) => x.status?.phase === 'Running', 40_000, 'Running');
+    const ps = (pod: string, c: string) => run(ports.port, pki, podName(pod), 'ps -o args', c);
+    expect(await ps('sharepid', 'main')).toContain('sleep 3601');
+    expect(await ps('sharepid', 'side')).toContain('sleep 3600');
+    expect(await ps('ownpid', 'main')).not.toContain('sleep 3601');
+    expect(await ps('ownpid', 'side')).not.toContain('sleep 3600');
+    expect(await run(ports.port, pki, podName('sharepid'), 'hostname')).toBe('fq.grp.default.svc.cluster.local\n');
+    expect(await run(ports.port, pki, podName('sharepid'), 'cat /etc/hosts')).toContain(`${p.status!.podIP}\tfq.grp.default.svc.cluster.local\tfq\n`);
+    expect(await run(ports.port, pki, podName('ownpid'), 'hostname')).toBe(`${podName('ownpid')}\n`);
   });
 
   it.concurrent("a hostNetwork pod: the node IP as pod IP, the node's hosts file plus aliases", async () => {

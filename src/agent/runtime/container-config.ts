@@ -9,6 +9,7 @@ import type * as cri from '../../cri/types.js';
 import { containerEnv, expand, type EnvContext } from './env.js';
 import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
+import { podNamespaceOptions } from './sandbox-config.js';
 import { planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
 import type { MountedVolume } from '../volume/types.js';
 import { appArmorProfile, seccompProfile, type SecurityProfileContext } from './security-profiles.js';
@@ -114,6 +115,7 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   const apparmor = appArmorProfile(pod, c);
   if (!apparmor.ok) return apparmor;
   const fsGroup = num(podSc.fsGroup);
+  const unmasked = sc.privileged === true || sc.procMount === 'Unmasked';
   const supplemental = Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [];
   return {
     ok: true,
@@ -142,15 +144,12 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
           readonly_rootfs: sc.readOnlyRootFilesystem === true,
           no_new_privs: sc.allowPrivilegeEscalation === false,
           capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },
-          masked_paths: sc.privileged === true ? [] : DEFAULT_MASKED_PATHS,
-          readonly_paths: sc.privileged === true ? [] : DEFAULT_READONLY_PATHS,
+          // Upstream ConvertToRuntimeMaskedPaths / ReadonlyPaths: none for procMount Unmasked (a privileged container's are cleared by the runtime).
+          masked_paths: unmasked ? [] : DEFAULT_MASKED_PATHS,
+          readonly_paths: unmasked ? [] : DEFAULT_READONLY_PATHS,
           seccomp: seccomp.profile,
           ...(apparmor.profile ? { apparmor: apparmor.profile, apparmor_profile: apparmor.name } : {}),
-          namespace_options: {
-            network: pod.spec.hostNetwork ? 'NODE' : 'POD',
-            pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER',
-            ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
-          },
+          namespace_options: podNamespaceOptions(pod),
         },
       },
     },

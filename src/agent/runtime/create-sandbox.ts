@@ -22,7 +22,13 @@ const FAILURE_EVENTS: Record<string, string> = {
 };
 
 /** When a sync that could not make the sandbox is tried again: upstream's pod worker backoff after a failed sync. */
-const SYNC_ERROR_BACKOFF_MS = 10_000;
+export const SYNC_ERROR_BACKOFF_MS = 10_000;
+
+/** A sandbox that could not be made: the step's result, and a Warning event on the pod, as upstream's syncPod records it. */
+export function sandboxFailed(pod: Pod, reason: string, message: string, events: EventSink | undefined, retryAfterMs?: number): StepResult {
+  events?.record(podRef(pod), 'Warning', FAILURE_EVENTS[reason], message);
+  return { action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
+}
 
 /** Creates the sandbox; the result names it (`target`, `sandbox`) or says why there is none. */
 export async function createSandbox(
@@ -40,11 +46,7 @@ export async function createSandbox(
     events?: EventSink;
   },
 ): Promise<StepResult> {
-  const failed = (reason: string, message: string, retryAfterMs?: number): StepResult => {
-    // Each failure is a Warning event on the pod, as upstream's syncPod records it.
-    d.events?.record(podRef(pod), 'Warning', FAILURE_EVENTS[reason], message);
-    return { action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
-  };
+  const failed = (reason: string, message: string, retryAfterMs?: number) => sandboxFailed(pod, reason, message, d.events, retryAfterMs);
   const netErr = pod.spec.hostNetwork ? undefined : d.networkError();
   if (netErr) return failed('NetworkNotReady', `network is not ready: ${netErr}`, 5000);
   try {

@@ -27,7 +27,7 @@ import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import type { ResourceContext, CgroupContext } from './linux-resources.js';
 import type { SecurityProfileContext } from './security-profiles.js';
-import { createSandbox } from './create-sandbox.js';
+import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sandbox.js';
 import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
@@ -129,12 +129,18 @@ export class PodActionExecutor {
     // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
     // periodic sync of a running pod does not.
     if (!plan.createSandbox && !plan.start.length) return backoffResults(pod, plan, results, this.deps.events);
-    const sandboxConfig = generateSandboxConfig(pod, plan.attempt, {
+    const built = generateSandboxConfig(pod, plan.attempt, {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
       security: node.security,
       dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
     });
+    // Upstream makes the config first in createPodSandbox: a pod that cannot have one (its host name) gets no sandbox.
+    if (!built.ok) {
+      results.push(sandboxFailed(pod, 'CreatePodSandboxError', `Failed to create pod sandbox: ${built.message}`, this.deps.events, SYNC_ERROR_BACKOFF_MS));
+      return results;
+    }
+    const sandboxConfig = built.config;
     if (plan.createSandbox) {
       const created = await createSandbox(pod, plan.attempt, sandboxConfig, {
         runtime,

@@ -8,7 +8,7 @@ import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import { hostsFileContent } from './hosts-file.js';
-import { podHostname } from './sandbox-config.js';
+import { podHostNameAndDomain } from './pod-hostname.js';
 
 /** The pod's directory under the root dir (upstream getPodDir). */
 export function podDir(rootDir: string, uid: string): string {
@@ -26,12 +26,14 @@ export async function readText(path: string): Promise<string> {
 }
 
 /** Writes the pod's managed hosts file (the node's own entries for a hostNetwork pod); returns its path. */
-export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: string; nodeName: string; clusterDomain: string }): Promise<string> {
+export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: string; clusterDomain: string }): Promise<string> {
   const dir = podDir(node.rootDir, pod.metadata.uid!);
+  // The sandbox exists, so the name was valid when it was made (and the fields cannot change).
+  const name = podHostNameAndDomain(pod, node.clusterDomain);
   const content = hostsFileContent(pod, {
     podIPs: [podIP],
-    hostname: podHostname(pod) || node.nodeName,
-    clusterDomain: node.clusterDomain,
+    hostname: name.ok ? name.hostname : pod.metadata.name!,
+    domain: name.ok ? name.domain : '',
     nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
   });
   await mkdir(dir, { recursive: true });

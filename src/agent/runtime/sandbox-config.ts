@@ -5,6 +5,7 @@ import type * as cri from '../../cri/types.js';
 import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
 import { podCgroupParent, type CgroupContext } from './linux-resources.js';
+import { sandboxHostname } from './pod-hostname.js';
 import { seccompProfile, type SecurityProfileContext } from './security-profiles.js';
 
 /** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
@@ -12,11 +13,17 @@ export function podLogDir(podLogsDir: string, pod: Pod): string {
   return join(podLogsDir, `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
 }
 
-/** The sandbox hostname: empty for hostNetwork (the node's), else spec.hostname or the pod name (≤ 63 chars). */
-export function podHostname(pod: Pod): string {
-  if (pod.spec.hostNetwork) return '';
-  const h = (pod.spec.hostname as string | undefined) || pod.metadata.name!;
-  return h.slice(0, 63).replace(/[-.]+$/, '');
+/**
+ * The namespaces of the pod's sandbox and containers (upstream namespacesForPod): the node's with
+ * hostNetwork / hostPID / hostIPC, one PID namespace for the pod with shareProcessNamespace.
+ */
+export function podNamespaceOptions(pod: Pod): cri.NamespaceOption {
+  const spec = pod.spec as { hostPID?: boolean; shareProcessNamespace?: boolean };
+  return {
+    network: pod.spec.hostNetwork ? 'NODE' : 'POD',
+    pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
+    ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
+  };
 }
 
 /** Node facts the sandbox config needs. */
@@ -34,8 +41,14 @@ function sandboxSeccomp(pod: Pod, security: SecurityProfileContext | undefined):
   return r.ok ? { seccomp: r.profile } : {};
 }
 
-/** The PodSandboxConfig for `attempt`. */
-export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxContext): cri.PodSandboxConfig {
+/** The PodSandboxConfig for `attempt`, or why the pod cannot have one (upstream: its host name). */
+export function generateSandboxConfig(
+  pod: Pod,
+  attempt: number,
+  ctx: SandboxContext,
+): { ok: true; config: cri.PodSandboxConfig } | { ok: false; message: string } {
+  const hostname = sandboxHostname(pod, ctx.dns.clusterDomain);
+  if (!hostname.ok) return hostname;
   const ports: cri.PortMapping[] = [];
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
@@ -48,9 +61,9 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
     (c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true,
   );
   const sysctls = Object.fromEntries(((sc.sysctls as { name: string; value: string }[] | undefined) ?? []).map((s) => [s.name, s.value]));
-  return {
+  const config: cri.PodSandboxConfig = {
     metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid: pod.metadata.uid!, attempt },
-    hostname: podHostname(pod),
+    hostname: hostname.hostname,
     log_directory: podLogDir(ctx.podLogsDir, pod),
     dns_config: podDnsConfig(pod, ctx.dns),
     port_mappings: ports,
@@ -59,11 +72,7 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
     linux: {
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
       security_context: {
-        namespace_options: {
-          network: pod.spec.hostNetwork ? 'NODE' : 'POD',
-          pid: pod.spec.hostPID ? 'NODE' : 'CONTAINER',
-          ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
-        },
+        namespace_options: podNamespaceOptions(pod),
         privileged,
         run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
@@ -73,4 +82,5 @@ export function generateSandboxConfig(pod: Pod, attempt: number, ctx: SandboxCon
       sysctls,
     },
   };
+  return { ok: true, config };
 }

@@ -5,6 +5,7 @@ import { bytes, milliCpu, parseQuantity } from '../../../src/api/quantity.js';
 import { linuxContainerResources, milliCpuToQuota, milliCpuToShares, oomScoreAdj, podCgroupParent } from '../../../src/agent/runtime/linux-resources.js';
 import { parseResolvConf, podDnsConfig } from '../../../src/agent/runtime/dns-config.js';
 import { hostsFileContent } from '../../../src/agent/runtime/hosts-file.js';
+import { dns1123LabelErrors, podHostNameAndDomain, sandboxHostname } from '../../../src/agent/runtime/pod-hostname.js';
 import { containerEnv, expand } from '../../../src/agent/runtime/env.js';
 import { generateContainerConfig, verifyRunAsNonRoot } from '../../../src/agent/runtime/container-config.js';
 import { generateSandboxConfig } from '../../../src/agent/runtime/sandbox-config.js';
@@ -125,21 +126,66 @@ describe('DNS config', () => {
   });
 });
 
+describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNodenameForKernel)', () => {
+  const named = (spec: Record<string, unknown>, name = 'web') => ({ ...pod(spec as Partial<Pod['spec']>), metadata: { name, namespace: 'shop', uid: 'u' } });
+  it('spec.hostname, else the name cut to 63 characters without a trailing "-" or "."; a subdomain gives <sub>.<ns>.svc.<domain>', () => {
+    expect(podHostNameAndDomain(named({}), 'cluster.local')).toEqual({ ok: true, hostname: 'web', domain: '' });
+    expect(podHostNameAndDomain(named({ hostname: 'db-0', subdomain: 'db' }), 'cluster.local')).toEqual({
+      ok: true,
+      hostname: 'db-0',
+      domain: 'db.shop.svc.cluster.local',
+    });
+    expect(podHostNameAndDomain(named({}, `${'a'.repeat(62)}-.b`), 'c')).toEqual({ ok: true, hostname: 'a'.repeat(62), domain: '' });
+  });
+  it("an invalid hostname or subdomain is upstream's error", () => {
+    expect(podHostNameAndDomain(named({ hostname: 'Web_1' }), '')).toEqual({
+      ok: false,
+      message:
+        "pod Hostname \"Web_1\" is not a valid DNS label: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    });
+    expect(podHostNameAndDomain(named({ subdomain: 'a.b' }), '')).toEqual({
+      ok: false,
+      message: 'pod Subdomain "a.b" is not a valid DNS label: must not contain dots',
+    });
+    expect(dns1123LabelErrors('x'.repeat(64))).toEqual(['must be no more than 63 characters']);
+  });
+  it("the sandbox gets the FQDN with setHostnameAsFQDN and a subdomain (at most 64 characters), the node's name with hostNetwork", () => {
+    expect(sandboxHostname(named({ subdomain: 'grp', setHostnameAsFQDN: true }), 'cluster.local')).toEqual({
+      ok: true,
+      hostname: 'web.grp.shop.svc.cluster.local',
+    });
+    expect(sandboxHostname(named({ setHostnameAsFQDN: true }), 'cluster.local')).toEqual({ ok: true, hostname: 'web' });
+    expect(sandboxHostname(named({ subdomain: 'grp' }), 'cluster.local')).toEqual({ ok: true, hostname: 'web' });
+    expect(sandboxHostname(named({ subdomain: 'grp', setHostnameAsFQDN: true, hostNetwork: true }), 'cluster.local')).toEqual({ ok: true, hostname: '' });
+    const long = named({ hostname: 'h'.repeat(40), subdomain: 'grp', setHostnameAsFQDN: true });
+    const fqdn = `${'h'.repeat(40)}.grp.shop.svc.cluster.local`;
+    const refused = {
+      ok: false,
+      message: `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (64 characters is the max, ${fqdn.length} characters requested)`,
+    };
+    expect(sandboxHostname(long, 'cluster.local')).toEqual(refused);
+    const dns = { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' };
+    expect(generateSandboxConfig(long, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } })).toEqual(
+      refused,
+    );
+  });
+});
+
 describe('managed /etc/hosts', () => {
   it('pod network: localhost block, the pod entry (FQDN with a subdomain), aliases', () => {
     const text = hostsFileContent(pod({ subdomain: 'grp', hostAliases: [{ ip: '10.1.1.1', hostnames: ['a', 'b'] }] }), {
       podIPs: ['10.88.0.5'],
       hostname: 'web',
-      clusterDomain: 'cluster.local',
+      domain: 'grp.shop.svc.cluster.local',
     });
     expect(text).toBe(
       '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n10.88.0.5\tweb.grp.shop.svc.cluster.local\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\ta\tb\n',
     );
   });
   it('host network: the node file', () => {
-    expect(
-      hostsFileContent(pod({ hostNetwork: true }), { podIPs: ['192.0.2.1'], hostname: 'n', clusterDomain: '', nodeHostsFile: '127.0.0.1 localhost' }),
-    ).toBe('# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n');
+    expect(hostsFileContent(pod({ hostNetwork: true }), { podIPs: ['192.0.2.1'], hostname: 'n', domain: '', nodeHostsFile: '127.0.0.1 localhost' })).toBe(
+      '# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n',
+    );
   });
 });
 
@@ -217,13 +263,30 @@ describe('container config', () => {
     const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
     expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
   });
-  it("privileged containers get no masked paths; others get upstream's defaults", () => {
-    const p = pod({}, { securityContext: { privileged: true } });
-    const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
-    expect(r.ok && r.config.linux!.security_context!.masked_paths).toEqual([]);
-    const q = pod();
-    const r2 = generateContainerConfig(q, q.spec.containers[0], 0, 'x', base);
-    expect(r2.ok && r2.config.linux!.security_context!.masked_paths).toContain('/proc/kcore');
+  it("privileged and procMount Unmasked containers get no masked or read-only paths; others get upstream's defaults", () => {
+    const paths = (p: Pod) => {
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
+      return r.ok ? [r.config.linux!.security_context!.masked_paths, r.config.linux!.security_context!.readonly_paths] : r.message;
+    };
+    expect(paths(pod({}, { securityContext: { privileged: true } }))).toEqual([[], []]);
+    expect(paths(pod({}, { securityContext: { procMount: 'Unmasked' } }))).toEqual([[], []]);
+    const [masked, readonly] = paths(pod({}, { securityContext: { procMount: 'Default' } })) as string[][];
+    expect(masked).toContain('/proc/kcore');
+    expect(masked).toContain('/sys/devices/virtual/powercap');
+    expect(readonly).toContain('/proc/sys');
+  });
+  it("namespaces: the pod's own, the node's with hostNetwork / hostPID / hostIPC, one PID namespace with shareProcessNamespace (hostPID wins), alike for sandbox and containers", () => {
+    const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
+    const both = (p: Pod) => {
+      const sb = generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } });
+      const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
+      const ns = sb.ok && sb.config.linux!.security_context!.namespace_options;
+      expect(c.ok && c.config.linux!.security_context!.namespace_options).toEqual(ns);
+      return ns;
+    };
+    expect(both(pod())).toEqual({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
+    expect(both(pod({ shareProcessNamespace: true }))).toEqual({ network: 'POD', pid: 'POD', ipc: 'POD' });
+    expect(both(pod({ shareProcessNamespace: true, hostPID: true, hostIPC: true, hostNetwork: true }))).toEqual({ network: 'NODE', pid: 'NODE', ipc: 'NODE' });
   });
   it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes use the pod field', () => {
     const security = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
@@ -242,9 +305,15 @@ describe('container config', () => {
     const unnamed = pod({}, { securityContext: { seccompProfile: { type: 'Localhost' } } });
     expect(seccomp(unnamed)).toBe('localhostProfile must be set if seccompProfile type is Localhost.');
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
-    const sandbox = (p: Pod, sec?: typeof security) =>
-      generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' }, security: sec }).linux!
-        .security_context!.seccomp;
+    const sandbox = (p: Pod, sec?: typeof security) => {
+      const r = generateSandboxConfig(p, 0, {
+        podLogsDir: '/l',
+        dns,
+        cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        security: sec,
+      });
+      return r.ok ? r.config.linux!.security_context!.seccomp : r.message;
+    };
     expect(sandbox(podLevel, security)).toEqual({ profile_type: 'RuntimeDefault' });
     expect(sandbox(both, security)).toEqual({ profile_type: 'RuntimeDefault' });
     expect(sandbox(pod(), { ...security, seccompDefault: true })).toEqual({ profile_type: 'RuntimeDefault' });
