@@ -39,8 +39,17 @@ export interface NamespaceOption {
   target_id?: string;
 }
 
+/** An SELinux label (user:role:type:level); an empty part is the runtime's default. */
+export interface SELinuxOption {
+  user: string;
+  role: string;
+  type: string;
+  level: string;
+}
+
 export interface LinuxSandboxSecurityContext {
   namespace_options?: NamespaceOption;
+  selinux_options?: SELinuxOption | null;
   run_as_user?: Int64Value | null;
   run_as_group?: Int64Value | null;
   readonly_rootfs?: boolean;
@@ -161,6 +170,7 @@ export interface LinuxContainerSecurityContext {
   capabilities?: Capability | null;
   privileged?: boolean;
   namespace_options?: NamespaceOption | null;
+  selinux_options?: SELinuxOption | null;
   run_as_user?: Int64Value | null;
   run_as_group?: Int64Value | null;
   run_as_username?: string;

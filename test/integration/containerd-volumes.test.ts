@@ -27,20 +27,28 @@ afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 describeVolumeCases('volumes on containerd', () => ({ c, node, dir, image: TEST_IMAGES.busybox }));
 
 describe('CRI mounts on containerd', () => {
-  it('passes volume mounts before /etc/hosts and the termination log, read-only where asked, with propagation', async () => {
+  it('passes volume mounts before /etc/hosts and the termination log, read-only where asked, with propagation and SELinux relabelling (not a hostPath)', async () => {
     c.api.store.create(
       'pods',
       boundPod('order', node, {
+        // An SELinux label is passed on (this host enforces none, so containerd only accepts it).
+        securityContext: { seLinuxOptions: { level: 's0:c1,c2' } },
         containers: [
           {
             name: 'main',
             image: TEST_IMAGES.busybox,
             command: ['sleep', '3600'],
             terminationMessagePath: '/dev/termination-log',
-            volumeMounts: [{ name: 'e', mountPath: '/e', readOnly: true, mountPropagation: 'HostToContainer' }],
+            volumeMounts: [
+              { name: 'e', mountPath: '/e', readOnly: true, mountPropagation: 'HostToContainer' },
+              { name: 'h', mountPath: '/h' },
+            ],
           },
         ],
-        volumes: [{ name: 'e', emptyDir: {} }],
+        volumes: [
+          { name: 'e', emptyDir: {} },
+          { name: 'h', hostPath: { path: dir } },
+        ],
       }),
     );
     const uid = await until(
@@ -54,11 +62,13 @@ describe('CRI mounts on containerd', () => {
     });
     const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
     const mounts = (await cri.runtime.containerStatus(ctr.id)).status.mounts ?? [];
-    expect(mounts.map((m) => m.container_path)).toEqual(['/e', '/etc/hosts', '/dev/termination-log']);
+    expect(mounts.map((m) => m.container_path)).toEqual(['/e', '/h', '/etc/hosts', '/dev/termination-log']);
     expect(mounts[0]).toMatchObject({
       host_path: join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e'),
       readonly: true,
       propagation: 'PROPAGATION_HOST_TO_CONTAINER',
+      selinux_relabel: true,
     });
+    expect(mounts[1]).toMatchObject({ host_path: dir, selinux_relabel: false });
   }, 60_000);
 });

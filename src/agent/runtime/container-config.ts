@@ -12,7 +12,7 @@ import { linuxContainerResources, type ResourceContext } from './linux-resources
 import { podNamespaceOptions } from './sandbox-config.js';
 import { planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
 import type { MountedVolume } from '../volume/types.js';
-import { appArmorProfile, seccompProfile, type SecurityProfileContext } from './security-profiles.js';
+import { appArmorProfile, seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
 
 /** The log path relative to the pod log dir: <container>/<restartCount>.log. */
 export function containerLogPath(name: string, restartCount: number): string {
@@ -148,6 +148,7 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
           masked_paths: unmasked ? [] : DEFAULT_MASKED_PATHS,
           readonly_paths: unmasked ? [] : DEFAULT_READONLY_PATHS,
           seccomp: seccomp.profile,
+          ...seLinuxOptions(pod, c),
           ...(apparmor.profile ? { apparmor: apparmor.profile, apparmor_profile: apparmor.name } : {}),
           namespace_options: podNamespaceOptions(pod),
         },

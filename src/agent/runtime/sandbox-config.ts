@@ -6,7 +6,7 @@ import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
 import { podCgroupParent, type CgroupContext } from './linux-resources.js';
 import { sandboxHostname } from './pod-hostname.js';
-import { seccompProfile, type SecurityProfileContext } from './security-profiles.js';
+import { seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
 
 /** The pod's log directory: <podLogsDir>/<namespace>_<name>_<uid>. */
 export function podLogDir(podLogsDir: string, pod: Pod): string {
@@ -78,6 +78,7 @@ export function generateSandboxConfig(
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
         supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
         ...sandboxSeccomp(pod, ctx.security),
+        ...seLinuxOptions(pod, undefined),
       },
       sysctls,
     },

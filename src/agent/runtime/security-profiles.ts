@@ -1,7 +1,8 @@
 /**
- * The seccomp and AppArmor profiles of a container and of a sandbox, as upstream's kuberuntime
- * (getSeccompProfile, getAppArmorProfile) chooses them (pure): the container's own field, else
- * the pod's; for seccomp with neither, RuntimeDefault when seccompDefault is set, else Unconfined.
+ * The seccomp and AppArmor profiles and the SELinux label of a container and of a sandbox, as
+ * upstream's kuberuntime (getSeccompProfile, getAppArmorProfile, the effective security context)
+ * chooses them (pure): the container's own field, else the pod's; for seccomp with neither,
+ * RuntimeDefault when seccompDefault is set, else Unconfined.
  * A Localhost seccomp profile is a file under `<root-dir>/seccomp`; a Localhost AppArmor profile
  * is a profile name loaded on the host.
  */
@@ -32,8 +33,16 @@ function seccompField(field: ProfileField, ctx: SecurityProfileContext): Profile
   return { ok: true, profile: { profile_type: 'Unconfined' } };
 }
 
+type SELinuxField = { user?: string; role?: string; type?: string; level?: string } | undefined;
+
 const scOf = (x: { securityContext?: unknown } | undefined) =>
-  x?.securityContext as { seccompProfile?: ProfileField; appArmorProfile?: ProfileField } | undefined;
+  x?.securityContext as { seccompProfile?: ProfileField; appArmorProfile?: ProfileField; seLinuxOptions?: SELinuxField } | undefined;
+
+/** The SELinux label of container `c` (undefined: the sandbox's): seLinuxOptions, the container's else the pod's; none when neither sets it. */
+export function seLinuxOptions(pod: Pod, c: Container | undefined): { selinux_options?: cri.SELinuxOption } {
+  const o = scOf(c)?.seLinuxOptions ?? scOf(pod.spec)?.seLinuxOptions;
+  return o ? { selinux_options: { user: o.user ?? '', role: o.role ?? '', type: o.type ?? '', level: o.level ?? '' } } : {};
+}
 
 /** The seccomp profile of container `c` (undefined: the sandbox's). */
 export function seccompProfile(pod: Pod, c: Container | undefined, ctx: SecurityProfileContext): ProfileResult {

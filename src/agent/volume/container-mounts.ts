@@ -116,7 +116,7 @@ export function planContainerMounts(
         container_path: m.mountPath,
         host_path: subPath ? join(vol.path, subPath) : vol.path,
         readonly: m.readOnly === true || vol.readOnly,
-        selinux_relabel: false,
+        selinux_relabel: vol.seLinuxRelabel === true,
         propagation,
         ...(rro ? { recursive_read_only: true } : {}),
       },

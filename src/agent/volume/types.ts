@@ -59,6 +59,12 @@ export interface MountedVolume {
   readOnly: boolean;
   /** The volume's plugin directory name, e.g. `kubernetes.io~configmap`. */
   plugin: string;
+  /**
+   * The runtime relabels it for the container's SELinux label when it mounts it (upstream: the
+   * plugin's Managed and SELinuxRelabel attributes: emptyDir, configMap, secret, downwardAPI,
+   * projected, a writable local PV; never a hostPath). No effect on a host without SELinux.
+   */
+  seLinuxRelabel?: boolean;
 }
 
 /** One volume plugin. */

@@ -275,6 +275,26 @@ describe('container config', () => {
     expect(masked).toContain('/sys/devices/virtual/powercap');
     expect(readonly).toContain('/proc/sys');
   });
+  it("SELinux labels: the container's seLinuxOptions, else the pod's, on the container; the pod's on the sandbox; none when unset", () => {
+    const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
+    const labels = (p: Pod) => {
+      const sb = generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } });
+      const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
+      return [sb.ok && sb.config.linux!.security_context!.selinux_options, c.ok && c.config.linux!.security_context!.selinux_options];
+    };
+    expect(labels(pod())).toEqual([undefined, undefined]);
+    const podLevel = { user: '', role: '', type: 'spc_t', level: 's0:c1,c2' };
+    const p = pod({ securityContext: { seLinuxOptions: { type: 'spc_t', level: 's0:c1,c2' } } });
+    expect(labels(p)).toEqual([podLevel, podLevel]);
+    const own = pod(
+      { securityContext: { seLinuxOptions: { level: 's0:c1,c2' } } },
+      { securityContext: { seLinuxOptions: { user: 'system_u', level: 's0:c3' } } },
+    );
+    expect(labels(own)).toEqual([
+      { user: '', role: '', type: '', level: 's0:c1,c2' },
+      { user: 'system_u', role: '', type: '', level: 's0:c3' },
+    ]);
+  });
   it("namespaces: the pod's own, the node's with hostNetwork / hostPID / hostIPC, one PID namespace with shareProcessNamespace (hostPID wins), alike for sandbox and containers", () => {
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
     const both = (p: Pod) => {

@@ -9,6 +9,7 @@ import type { MountedVolume } from '../../../src/agent/volume/types.js';
 const volumes = new Map<string, MountedVolume>([
   ['cfg', { path: '/v/cfg', readOnly: true, plugin: 'kubernetes.io~configmap' }],
   ['data', { path: '/v/data', readOnly: false, plugin: 'kubernetes.io~empty-dir' }],
+  ['labelled', { path: '/v/l', readOnly: false, plugin: 'kubernetes.io~empty-dir', seLinuxRelabel: true }],
 ]);
 const plan = (mounts: Record<string, unknown>[], extra: Partial<Container> = {}, env: Record<string, string> = {}) => {
   const r = planContainerMounts({ name: 'c', volumeMounts: mounts, ...extra }, volumes, new Map(Object.entries(env)));
@@ -23,6 +24,13 @@ describe('planContainerMounts (upstream makeMounts)', () => {
       {},
       {},
       [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+    ],
+    [
+      "a volume its plugin relabels: the runtime is asked to (upstream's SELinuxRelabel)",
+      [{ name: 'labelled', mountPath: '/l' }],
+      {},
+      {},
+      [{ container_path: '/l', host_path: '/v/l', readonly: false, selinux_relabel: true, propagation: 'PROPAGATION_PRIVATE' }],
     ],
     [
       'a read-only volume is read-only whatever the mount says',

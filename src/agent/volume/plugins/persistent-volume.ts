@@ -58,7 +58,8 @@ export const persistentVolumeClaimPlugin: VolumePlugin = {
         ) ?? 'unknown';
       throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);
     }
-    return { path, readOnly: src.readOnly === true, plugin: this.dirName };
+    // Upstream's local plugin relabels a writable volume; the hostPath plugin never does.
+    return { path, readOnly: src.readOnly === true, plugin: this.dirName, seLinuxRelabel: !!pv.spec?.local && src.readOnly !== true };
   },
 };
 

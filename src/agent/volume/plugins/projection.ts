@@ -53,7 +53,7 @@ async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; p
   if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir);
   await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
   await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
-  return { path: ctx.dir, readOnly: true, plugin: o.plugin };
+  return { path: ctx.dir, readOnly: true, plugin: o.plugin, seLinuxRelabel: true };
 }
 
 /** configMap volumes. */
