@@ -74,6 +74,7 @@ export function composeAgent(
   const metrics = new KubeletMetrics({
     nodeName: cfg.nodeName,
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
+    claims: () => volumeStats.claims(),
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded });

@@ -96,4 +96,75 @@ describe('stats on containerd', () => {
     // Many loops wait on the agent's one abort signal: no "possible EventTarget memory leak" warning for that.
     expect(c.kubelet.output()).not.toContain('MaxListenersExceededWarning');
   }, 120_000);
+
+  it("a claim on a local PV: its filesystem's figures with its pvcRef, and kubelet_volume_stats_* for it; a hostPath PV's claim is not measured, as upstream", async () => {
+    const api = c.api.store;
+    const pv = (name: string, source: Obj) =>
+      api.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], ...source },
+      });
+    const claim = (name: string, volumeName: string) =>
+      api.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name, namespace: 'default' },
+        spec: { volumeName },
+        status: { phase: 'Bound' },
+      });
+    pv('pv-local', { local: { path: dir } });
+    pv('pv-host', { hostPath: { path: dir } });
+    claim('local-claim', 'pv-local');
+    claim('host-claim', 'pv-host');
+    api.create(
+      'pods',
+      boundPod('claims', node, {
+        containers: [
+          {
+            name: 'main',
+            image: img,
+            command: ['sleep', '3600'],
+            volumeMounts: [
+              { name: 'l', mountPath: '/l' },
+              { name: 'h', mountPath: '/h' },
+              { name: 'scratch', mountPath: '/s' },
+            ],
+          },
+        ],
+        volumes: [
+          { name: 'l', persistentVolumeClaim: { claimName: 'local-claim' } },
+          { name: 'h', persistentVolumeClaim: { claimName: 'host-claim' } },
+          { name: 'scratch', emptyDir: {} },
+        ],
+      }),
+    );
+    const uid = await until(() => api.get('pods', 'default', 'claims')?.metadata?.uid as string | undefined, 10_000, 'pod uid');
+    const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
+    const p = await until(
+      async () => {
+        const pod = (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid);
+        return pod?.volume?.length === 2 && pod['ephemeral-storage'] ? pod : undefined;
+      },
+      40_000,
+      'volume stats of the claims pod',
+    );
+    const local = p.volume.find((v: Obj) => v.name === 'l');
+    expect(local.pvcRef).toEqual({ name: 'local-claim', namespace: 'default' });
+    expect(local.capacityBytes).toBeGreaterThan(0);
+    expect(local.usedBytes).toBeGreaterThan(0);
+    expect(local.inodesUsed).toBe(local.inodes - local.inodesFree);
+    expect(p.volume.find((v: Obj) => v.name === 'scratch').pvcRef).toBeUndefined();
+    // The claim is not the pod's ephemeral storage: only the emptyDir and the containers' own are.
+    expect(p['ephemeral-storage'].usedBytes).toBeLessThan(local.usedBytes);
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    const series = (name: string) => [...metrics.matchAll(new RegExp(`^kubelet_volume_stats_${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))];
+    for (const name of ['capacity_bytes', 'available_bytes', 'used_bytes', 'inodes', 'inodes_free', 'inodes_used']) {
+      expect(series(name).map((m) => m[1])).toEqual(['namespace="default",persistentvolumeclaim="local-claim"']);
+      expect(Number(series(name)[0][2])).toBeGreaterThan(0);
+    }
+    expect(metrics).toContain('# HELP kubelet_volume_stats_capacity_bytes [ALPHA] Capacity in bytes of the volume');
+    api.remove('pods', 'default', 'claims');
+  }, 60_000);
 });

@@ -5,7 +5,9 @@
  * kubelet_pleg_relist_interval_seconds, kubelet_runtime_operations_total / _errors_total /
  * _duration_seconds{operation_type}, kubelet_node_name{node}, kubelet_http_requests_total,
  * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
- * rest_client_requests_total{code,method,host}, and the process_* / nodejs_* figures.
+ * rest_client_requests_total{code,method,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
+ * (upstream's volume stats collector: each claim in use once, from the latest volume stats), and
+ * the process_* / nodejs_* figures.
  * Also the helpers that instrument the CRI client and the apiserver client.
  */
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
@@ -20,6 +22,27 @@ export interface RunningState {
   pods(): number;
   containers(): Record<string, number>;
 }
+
+/** A claim's latest volume figures (volume/volume-stats.ts). */
+export interface ClaimStats {
+  pvcRef: { name: string; namespace: string };
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes: number;
+  inodes: number;
+  inodesFree: number;
+  inodesUsed: number;
+}
+
+/** kubelet_volume_stats_<suffix>: upstream's names and help, and the figure each reads. */
+const VOLUME_STATS: [string, string, keyof Omit<ClaimStats, 'pvcRef'>][] = [
+  ['capacity_bytes', 'Capacity in bytes of the volume', 'capacityBytes'],
+  ['available_bytes', 'Number of available bytes in the volume', 'availableBytes'],
+  ['used_bytes', 'Number of used bytes in the volume', 'usedBytes'],
+  ['inodes', 'Maximum number of inodes in the volume', 'inodes'],
+  ['inodes_free', 'Number of free inodes in the volume', 'inodesFree'],
+  ['inodes_used', 'Number of used inodes in the volume', 'inodesUsed'],
+];
 
 /** The registry and its instruments. */
 export class KubeletMetrics {
@@ -38,7 +61,7 @@ export class KubeletMetrics {
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
 
-  constructor(o: { nodeName: string; running: RunningState }) {
+  constructor(o: { nodeName: string; running: RunningState; claims?: () => ClaimStats[] }) {
     const r = this.registry;
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
     r.register(new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) => g.set(undefined, o.running.pods())));
@@ -95,6 +118,13 @@ export class KubeletMetrics {
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
     this.evictions = r.register(new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', ['eviction_signal']));
     this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
+    for (const [suffix, help, figure] of VOLUME_STATS)
+      r.register(
+        new Gauge(`kubelet_volume_stats_${suffix}`, `[ALPHA] ${help}`, ['namespace', 'persistentvolumeclaim'], (g) => {
+          g.reset();
+          for (const c of o.claims?.() ?? []) g.set({ namespace: c.pvcRef.namespace, persistentvolumeclaim: c.pvcRef.name }, c[figure]);
+        }),
+      );
     this.restClientRequests = r.register(
       new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
     );

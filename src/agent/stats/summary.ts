@@ -61,6 +61,11 @@ function fs(
   });
 }
 
+/** The bytes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim, secret or memory emptyDir). */
+function localEphemeralBytes(volumes: VolumeStats[]): number {
+  return volumes.reduce((a, v) => a + (v.localEphemeral ? v.usedBytes : 0), 0);
+}
+
 /** Builds the Summary. */
 export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
   const time = iso(s.atMs);
@@ -153,6 +158,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           inodes: v.inodes,
           inodesUsed: v.inodesUsed,
           name: v.name,
+          pvcRef: v.pvcRef,
         }));
     const ephemeralUsed = sum(cs.map((c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)));
     const sandbox = s.pods.get(p.uid);
@@ -171,7 +177,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
             network: podDef ? { time, ...iface(podDef), interfaces: podNet!.interfaces.map(iface) } : undefined,
             volume: volumes.length ? volumes : undefined,
             'ephemeral-storage':
-              ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + volumes.reduce((a, v) => a + v.usedBytes, 0)) : undefined,
+              ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + localEphemeralBytes(ctx.volumes(p.uid))) : undefined,
             process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),
     });

@@ -65,6 +65,16 @@ export interface MountedVolume {
    * projected, a writable local PV; never a hostPath). No effect on a host without SELinux.
    */
   seLinuxRelabel?: boolean;
+  /**
+   * How its usage is measured for the stats (upstream's MetricsProvider): `du`, the files under it
+   * and its filesystem's figures (emptyDir and the volumes made of files); `statfs`, its
+   * filesystem's figures only (a local PV); absent, not at all (a hostPath, upstream's MetricsNil).
+   */
+  metrics?: 'du' | 'statfs';
+  /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
+  localEphemeral?: boolean;
+  /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */
+  pvcRef?: { name: string; namespace: string };
 }
 
 /** One volume plugin. */

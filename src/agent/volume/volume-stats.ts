@@ -2,9 +2,9 @@
  * Volume usage for the stats endpoints (upstream volume_stat_calculator, period
  * volumeStatsAggPeriod = 1 m): a background loop walks each set-up volume of the pods on this node
  * (used bytes from allocated blocks, inodes used, the filesystem's capacity, available bytes and
- * inodes from statfs) and keeps the latest figures in memory. Requests read `get`, never the disk.
- * hostPath and PVC volumes are not measured (their data is not the pod's own), as upstream's summary
- * leaves hostPath out.
+ * inodes from statfs; a local PV from statfs alone, as upstream's MetricsStatFS) and keeps the
+ * latest figures in memory. Requests read `get` and `claims`, never the disk. hostPath volumes (a
+ * hostPath PV too) are not measured, as upstream's MetricsNil.
  */
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,15 +23,12 @@ export interface VolumeStats {
   availableBytes: number;
   inodes: number;
   inodesFree: number;
+  /** The claim of a persistentVolumeClaim volume. */
+  pvcRef?: { name: string; namespace: string };
+  /** Counted in the pod's ephemeral storage. */
+  localEphemeral: boolean;
 }
 
-const MEASURED = new Set([
-  'kubernetes.io~empty-dir',
-  'kubernetes.io~configmap',
-  'kubernetes.io~secret',
-  'kubernetes.io~downward-api',
-  'kubernetes.io~projected',
-]);
 /** Upstream's default volumeStatsAggPeriod. */
 export const VOLUME_STATS_PERIOD_MS = 60_000;
 
@@ -72,6 +69,15 @@ export class VolumeStatsCollector {
     return this.latest.get(uid) ?? [];
   }
 
+  /** The latest figures of every claim in use on the node, each once (the kubelet_volume_stats_* series). */
+  claims(): (VolumeStats & { pvcRef: { name: string; namespace: string } })[] {
+    const out = new Map<string, VolumeStats & { pvcRef: { name: string; namespace: string } }>();
+    for (const stats of this.latest.values())
+      for (const s of stats)
+        if (s.pvcRef && !out.has(`${s.pvcRef.namespace}/${s.pvcRef.name}`)) out.set(`${s.pvcRef.namespace}/${s.pvcRef.name}`, { ...s, pvcRef: s.pvcRef });
+    return [...out.values()];
+  }
+
   /** One pass over every pod's volumes. */
   async collect(): Promise<void> {
     const pods = this.d.volumes.podsWithVolumes();
@@ -79,18 +85,21 @@ export class VolumeStatsCollector {
     for (const uid of pods) {
       const out: VolumeStats[] = [];
       for (const [name, v] of this.d.volumes.mountedVolumes(uid)) {
-        if (!MEASURED.has(v.plugin)) continue;
+        if (!v.metrics) continue;
         try {
-          const [du, fs] = await Promise.all([diskUsage(v.path), statfs(v.path)]);
+          const [du, fs] = await Promise.all([v.metrics === 'du' ? diskUsage(v.path) : undefined, statfs(v.path)]);
           out.push({
             name,
             time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
-            usedBytes: du.bytes,
-            inodesUsed: du.inodes,
+            // statfs alone: what the filesystem has in use (upstream fs.Info).
+            usedBytes: du ? du.bytes : (fs.blocks - fs.bfree) * fs.bsize,
+            inodesUsed: du ? du.inodes : fs.files - fs.ffree,
             capacityBytes: fs.blocks * fs.bsize,
             availableBytes: fs.bavail * fs.bsize,
             inodes: fs.files,
             inodesFree: fs.ffree,
+            ...(v.pvcRef ? { pvcRef: v.pvcRef } : {}),
+            localEphemeral: v.localEphemeral === true,
           });
         } catch (err) {
           this.d.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable');

@@ -25,6 +25,6 @@ export const emptyDirPlugin: VolumePlugin = {
     }
     await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);
-    return { path: dir, readOnly: false, plugin: this.dirName, seLinuxRelabel: true };
+    return { path: dir, readOnly: false, plugin: this.dirName, seLinuxRelabel: true, metrics: 'du', localEphemeral: medium === '' };
   },
 };

@@ -58,8 +58,16 @@ export const persistentVolumeClaimPlugin: VolumePlugin = {
         ) ?? 'unknown';
       throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);
     }
-    // Upstream's local plugin relabels a writable volume; the hostPath plugin never does.
-    return { path, readOnly: src.readOnly === true, plugin: this.dirName, seLinuxRelabel: !!pv.spec?.local && src.readOnly !== true };
+    // Upstream's local plugin relabels a writable volume and measures its filesystem; the hostPath plugin does neither.
+    const local = !!pv.spec?.local;
+    return {
+      path,
+      readOnly: src.readOnly === true,
+      plugin: this.dirName,
+      seLinuxRelabel: local && src.readOnly !== true,
+      ...(local ? { metrics: 'statfs' as const } : {}),
+      pvcRef: { name: src.claimName, namespace: ns },
+    };
   },
 };
 

@@ -48,12 +48,12 @@ async function secretFiles(pod: Pod, name: string, src: KeyedSource, host: Volum
   return unwrap(secretPayload(name, secret, { items: src.items, defaultMode: src.defaultMode ?? defaultMode, optional: src.optional }));
 }
 
-async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; plugin: string }): Promise<MountedVolume> {
+async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; plugin: string; localEphemeral?: boolean }): Promise<MountedVolume> {
   await mkdir(ctx.dir, { recursive: true });
   if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir);
   await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
   await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
-  return { path: ctx.dir, readOnly: true, plugin: o.plugin, seLinuxRelabel: true };
+  return { path: ctx.dir, readOnly: true, plugin: o.plugin, seLinuxRelabel: true, metrics: 'du', localEphemeral: o.localEphemeral === true };
 }
 
 /** configMap volumes. */
@@ -62,7 +62,11 @@ export const configMapPlugin: VolumePlugin = {
   field: 'configMap',
   remountEachSync: true,
   async setUp(ctx) {
-    return write(ctx, await configMapFiles(ctx.pod, ctx.volume.configMap as KeyedSource, ctx.host, undefined), { tmpfs: false, plugin: this.dirName });
+    return write(ctx, await configMapFiles(ctx.pod, ctx.volume.configMap as KeyedSource, ctx.host, undefined), {
+      tmpfs: false,
+      plugin: this.dirName,
+      localEphemeral: true,
+    });
   },
 };
 
