@@ -197,8 +197,11 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   healthz?.setChecks(() => agent.host.healthChecks());
-  if (api && kc.rotateCertificates && certModule)
-    new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger }).start({ signal: lifetime.signal });
+  if (api && kc.rotateCertificates && certModule) {
+    const rotator = new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger });
+    agent.metrics.certificateManager('client', rotator.status);
+    rotator.start({ signal: lifetime.signal });
+  }
 
   const host: KubeletHost = agent.host;
   const startSecure = async () => {
@@ -223,14 +226,16 @@ export async function main(argv: string[]): Promise<number> {
   let secureLater = false;
   if (serving && api) {
     secureLater = !(await serving.hasValidServingCert(cfg.certDir, Date.now()));
-    new serving.ServingCertManager({
+    const servingCerts = new serving.ServingCertManager({
       client: api,
       certDir: cfg.certDir,
       nodeName: cfg.nodeName,
       sans: { dns: [cfg.nodeName], ips: nodeIPs },
       clock: realClock,
       logger,
-    }).start({ signal: lifetime.signal }, () => {
+    });
+    agent.metrics.certificateManager('server', servingCerts.status);
+    servingCerts.start({ signal: lifetime.signal }, () => {
       if (!secureLater || lifetime.signal.aborted) return;
       secureLater = false;
       startSecure().catch((err: unknown) => logger.error(`failed to start the secure port: ${messageOf(err)}`));

@@ -104,6 +104,8 @@ export interface AgentConfig {
 /** A composed agent. */
 export interface Agent {
   host: ReturnType<typeof createAgentHost> & ReturnType<typeof createObservabilityHost>;
+  /** The kubelet's /metrics registry (main adds the certificate managers' figures). */
+  metrics: KubeletMetrics;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */

@@ -237,6 +237,7 @@ export function composeAgent(
 
   return {
     host,
+    metrics,
     internals: {
       podConfig,
       podManager,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { csrSubject } from '../../src/lib/x509.js';
 import { startCluster, type Cluster } from './cluster-helpers.js';
-import { until } from './helpers.js';
+import { httpGet, until } from './helpers.js';
 
 const node = 'boot-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-boot-'));
@@ -68,6 +68,12 @@ describe('client certificate bootstrap', () => {
     );
     expect(newSerial).not.toBe(first);
     expect(c.kubelet.output()).toContain('rotated the kubelet client certificate');
+    // Upstream's client certificate manager metrics: seconds left on the current (10 s) certificate, no failed renewal.
+    const text = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    const ttl = Number(/^kubelet_certificate_manager_client_ttl_seconds (\S+)$/m.exec(text)?.[1]);
+    expect(ttl).toBeGreaterThanOrEqual(-1);
+    expect(ttl).toBeLessThanOrEqual(10);
+    expect(text).toMatch(/^kubelet_certificate_manager_client_expiration_renew_errors 0$/m);
   }, 30_000);
 
   it('a restart reuses the stored certificate (no new CSR)', async () => {

@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type Cluster } from './cluster-helpers.js';
-import { acceptsConnections, until } from './helpers.js';
+import { acceptsConnections, httpGet, until } from './helpers.js';
 import { csrInfo } from '../../src/lib/x509.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-serving-'));
@@ -26,6 +26,12 @@ function approve(cl: Cluster, csr: ReturnType<typeof servingCsrs>[number]): void
     conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
   };
   cl.api.store.update(RESOURCE, csr);
+}
+
+/** One unlabelled series of the read-only port's /metrics, as written. */
+async function metric(cl: Cluster, name: string): Promise<string | undefined> {
+  const text = (await httpGet(`http://127.0.0.1:${cl.ports.ro}/metrics`)).body;
+  return new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
 }
 
 /** The certificate 10250 presents, verified against the cluster CA for 127.0.0.1. */
@@ -57,6 +63,9 @@ describe('serverTLSBootstrap', () => {
     // Pending: the node is up (its read-only port serves) but the secure port is not open.
     await until(() => acceptsConnections(c.ports.ro), 20_000, 'read-only port');
     expect(await acceptsConnections(c.ports.port)).toBe(false);
+    // Upstream's certificate manager metrics: no certificate yet is a TTL of +Inf.
+    expect(await metric(c, 'kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
+    expect(await metric(c, 'kubelet_server_expiration_renew_errors')).toBe('0');
     csr.status = {
       conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
     };
@@ -65,6 +74,18 @@ describe('serverTLSBootstrap', () => {
     expect(cert.subject.CN).toBe(`system:node:${node}`);
     expect(cert.issuer.CN).toBe('test-cluster-ca');
     expect(cert.subjectaltname).toContain('IP Address:127.0.0.1');
+    // The TTL is now the signed certificate's: seconds until its notAfter (the fake cluster signs for an hour).
+    const ttl = Number(
+      await until(
+        async () =>
+          (await metric(c, 'kubelet_certificate_manager_server_ttl_seconds')) !== '+Inf'
+            ? metric(c, 'kubelet_certificate_manager_server_ttl_seconds')
+            : undefined,
+        10_000,
+        'a finite TTL',
+      ),
+    );
+    expect(Math.abs(ttl - Math.trunc((Date.parse(cert.valid_to) - Date.now()) / 1000))).toBeLessThanOrEqual(5);
   }, 60_000);
 
   it('a restarted kubelet serves the stored certificate at once and files no new CSR', async () => {

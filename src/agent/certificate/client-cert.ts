@@ -19,7 +19,7 @@ import { writeFileAtomic } from '../../lib/fs-util.js';
 import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-client.js';
 import { loadKubeconfig } from '../../lib/kubeconfig.js';
 import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr } from './csr.js';
-import { runRotationLoop } from './rotation-loop.js';
+import { runRotationLoop, type RotationStatus } from './rotation-loop.js';
 
 /** The parts of a CertificateSigningRequest this file reads. */
 interface CsrObject {
@@ -158,6 +158,8 @@ export async function bootstrapClientCert(
 export class ClientCertRotator {
   /** Rotations done (tests). */
   rotations = 0;
+  /** The current certificate's expiry and the failed renewals (the certificate manager metrics). */
+  readonly status: RotationStatus = { renewFailures: 0 };
   constructor(private readonly d: { client: KubeClient; paths: ClientCertPaths; nodeName: string; clock: Clock; logger: Logger; jitter?: () => number }) {}
 
   /** Starts the rotation loop; never throws (failures retry with backoff up to 1 min). */
@@ -173,6 +175,7 @@ export class ClientCertRotator {
       },
       whenMissing: 'wait',
       failure: 'client certificate rotation failed; will retry',
+      status: this.status,
       renew: async (v) => {
         const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
         const certPem = await requestCertificate(this.d.client, csrPem, {

@@ -12,6 +12,12 @@ import { rotationDeadline } from './csr.js';
 
 type Validity = { notBefore: number; notAfter: number };
 
+/** What a manager's loop has seen, for its metrics: the current certificate's expiry (ms; undefined: none) and the failed renewals. */
+export interface RotationStatus {
+  notAfter?: number;
+  renewFailures: number;
+}
+
 /** Runs until `signal` aborts; never throws. */
 export function runRotationLoop(o: {
   signal: AbortSignal;
@@ -26,12 +32,15 @@ export function runRotationLoop(o: {
   renew(current: Validity | undefined): Promise<void>;
   /** The warning logged when a renewal fails. */
   failure: string;
+  /** Kept up to date by the loop. */
+  status?: RotationStatus;
 }): void {
   const { signal, clock } = o;
   void (async () => {
     let delay = 1000;
     while (!signal.aborted) {
       const v = await o.validity();
+      if (o.status) o.status.notAfter = v?.notAfter;
       if (v && v.notAfter > clock.now()) {
         const wait = rotationDeadline(v, (o.jitter ?? Math.random)()) - clock.now();
         if (wait > 0) await sleep(Math.min(wait, 3_600_000), signal, clock);
@@ -45,6 +54,7 @@ export function runRotationLoop(o: {
         delay = 1000;
       } catch (err) {
         if (signal.aborted) return;
+        if (o.status) o.status.renewFailures++;
         o.logger.warn({ err: messageOf(err), retryInMs: delay }, o.failure);
         await sleep(delay, signal, clock);
         delay = Math.min(delay * 2, 60_000);

@@ -14,7 +14,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import { certValidity, KUBELET_SERVING_SIGNER, kubeletServingUsages, nodeCsr } from './csr.js';
-import { runRotationLoop } from './rotation-loop.js';
+import { runRotationLoop, type RotationStatus } from './rotation-loop.js';
 import { requestCertificate, storePem } from './client-cert.js';
 
 /** The link to the current serving certificate and key (one PEM file) under the cert dir. */
@@ -38,6 +38,8 @@ export async function hasValidServingCert(certDir: string, nowMs: number): Promi
 export class ServingCertManager {
   /** Certificates stored (tests). */
   issued = 0;
+  /** The current certificate's expiry and the failed requests (the certificate manager metrics). */
+  readonly status: RotationStatus = { renewFailures: 0 };
   constructor(
     private readonly d: {
       client: KubeClient;
@@ -63,6 +65,7 @@ export class ServingCertManager {
       validity: () => currentValidity(this.d.certDir),
       whenMissing: 'request',
       failure: 'kubelet serving certificate request failed; will retry',
+      status: this.status,
       renew: async () => {
         const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
         this.d.logger.info({ signer: KUBELET_SERVING_SIGNER }, 'requesting a kubelet serving certificate (it needs an approval)');

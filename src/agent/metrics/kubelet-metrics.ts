@@ -6,8 +6,8 @@
  * _duration_seconds{operation_type}, kubelet_node_name{node}, kubelet_http_requests_total,
  * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
  * rest_client_requests_total{code,method,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
- * (upstream's volume stats collector: each claim in use once, from the latest volume stats), and
- * the process_* / nodejs_* figures.
+ * (upstream's volume stats collector: each claim in use once, from the latest volume stats), the
+ * certificate managers' TTL and renewal errors (certificateManager), and the process_* / nodejs_* figures.
  * Also the helpers that instrument the CRI client and the apiserver client.
  */
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
@@ -128,6 +128,32 @@ export class KubeletMetrics {
     this.restClientRequests = r.register(
       new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
     );
+  }
+
+  /**
+   * Upstream's certificate manager metrics for a rotating certificate, from its loop's status: the
+   * seconds until it expires (truncated; +Inf without one) and the failed renewals.
+   */
+  certificateManager(kind: 'client' | 'server', status: { notAfter?: number; renewFailures: number }, now: () => number = Date.now): void {
+    const r = this.registry;
+    const ttl = (): number => (status.notAfter === undefined ? Infinity : Math.trunc((status.notAfter - now()) / 1000));
+    const which = kind === 'client' ? "the Kubelet's client certificate" : "the Kubelet's serving certificate";
+    r.register(
+      new Gauge(
+        `kubelet_certificate_manager_${kind}_ttl_seconds`,
+        `[ALPHA] Gauge of the ${kind === 'server' ? 'shortest ' : ''}TTL (time-to-live) of ${which}. The value is in seconds until certificate expiry (negative if already expired). If ${kind === 'client' ? 'client' : 'serving'} certificate is invalid or unused, the value will be +INF.`,
+        [],
+        (g) => g.set(undefined, ttl()),
+      ),
+    );
+    r.register({
+      family: () => ({
+        name: kind === 'client' ? 'kubelet_certificate_manager_client_expiration_renew_errors' : 'kubelet_server_expiration_renew_errors',
+        help: '[ALPHA] Counter of certificate renewal errors.',
+        type: 'counter' as const,
+        samples: [{ value: status.renewFailures }],
+      }),
+    });
   }
 
   /** The exposition text: the process figures, then the kubelet's. */

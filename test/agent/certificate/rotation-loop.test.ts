@@ -1,0 +1,51 @@
+/**
+ * The certificate managers' loop as their metrics see it: the status follows the current
+ * certificate's expiry and counts failed renewals, which /metrics renders under upstream's names
+ * (kubelet_certificate_manager_{client,server}_ttl_seconds, the renewal error counters).
+ */
+import { describe, expect, it } from 'vitest';
+import { runRotationLoop, type RotationStatus } from '../../../src/agent/certificate/rotation-loop.js';
+import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { silentLogger } from '../../../src/lib/logger.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('rotation loop status', () => {
+  it('tracks the expiry of the current certificate and counts failed renewals; the metrics read it', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 25));
+    const status: RotationStatus = { renewFailures: 0 };
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    metrics.certificateManager('server', status, () => clock.now());
+    const series = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics.text())?.[1];
+    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
+    let cert: { notBefore: number; notAfter: number } | undefined;
+    let fail = 2;
+    const abort = new AbortController();
+    runRotationLoop({
+      signal: abort.signal,
+      clock,
+      logger: silentLogger,
+      jitter: () => 0,
+      validity: async () => cert,
+      whenMissing: 'request',
+      failure: 'failed',
+      status,
+      renew: async () => {
+        if (fail-- > 0) throw new Error('no signer');
+        cert = { notBefore: clock.now(), notAfter: clock.now() + 100_000.9e3 };
+      },
+    });
+    // Two failures (retried after 1 s, then 2 s), then a certificate.
+    for (let i = 0; i < 20 && !status.notAfter; i++) {
+      await tick();
+      clock.advance(1000);
+    }
+    expect(status.renewFailures).toBe(2);
+    expect(status.notAfter).toBe(cert!.notAfter);
+    clock.advance(500);
+    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe(String(Math.trunc((cert!.notAfter - clock.now()) / 1000)));
+    expect(series('kubelet_server_expiration_renew_errors')).toBe('2');
+    abort.abort();
+  });
+});
