@@ -11,6 +11,7 @@ import type { RuntimeManager } from './runtime/runtime-manager.js';
 import type { VolumeManager } from './volume/volume-manager.js';
 import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
 import type { AgentConfig } from './agent-config.js';
+import type { CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
 
 /** The garbage collectors; `startLogRotation` starts the log manager. */
 export function composeGc(
@@ -20,6 +21,7 @@ export function composeGc(
     runtimeManager: RuntimeManager;
     volumes: VolumeManager;
     cgroupFsRoot: string;
+    observeCgroup?: CgroupOpObserver;
     isActive(uid: string): boolean;
     clock: Clock;
     logger: Logger;
@@ -45,6 +47,7 @@ export function composeGc(
     containerLogsDir: cfg.containerLogsDir,
     rootDir: cfg.rootDir,
     cgroupFsRoot: o.cgroupFsRoot,
+    observeCgroup: o.observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     isActive: o.isActive,
     removePodDir: (uid) => o.volumes.removePodDir(uid),

@@ -17,10 +17,10 @@ import { createObservabilityHost, type ObservabilityDeps } from './stats/observa
 import type { PodWorkers } from './sync/pod-workers.js';
 import { rfc3339 } from '../lib/time.js';
 
-/** Wraps `fn` so each call is observed in kubelet_pod_worker_duration_seconds{operation}. */
+/** Wraps `fn` so each call is observed in kubelet_pod_worker_duration_seconds{operation_type}. */
 export function timedWorker<A extends unknown[], R>(metrics: KubeletMetrics, operation: string, fn: (...a: A) => Promise<R>): (...a: A) => Promise<R> {
   return async (...a: A): Promise<R> => {
-    const end = metrics.podWorkerDuration.startTimer({ operation });
+    const end = metrics.podWorkerDuration.startTimer({ operation_type: operation });
     try {
       return await fn(...a);
     } finally {

@@ -21,7 +21,7 @@ import type { Clock } from '../lib/clock.js';
 import { TokenBucket } from '../lib/token-bucket.js';
 import { ImageManager } from './images/image-manager.js';
 import { nodeRef, type EventSink } from './events/recorder.js';
-import { PodCgroupManager } from './cgroups/pod-cgroup-manager.js';
+import { PodCgroupManager, type CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import type { AuthConfig } from './images/keyring.js';
@@ -113,7 +113,7 @@ export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock
  */
 export function composeNodeResources(
   cfg: AgentConfig,
-  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[] },
+  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[]; observeCgroup?: CgroupOpObserver },
 ): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
   const c = cfg.cgroups;
   const podCgroups =
@@ -124,6 +124,7 @@ export function composeNodeResources(
           cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
           podPidsLimit: cfg.podPidsLimit ?? -1,
           activePods: d.activePods,
+          observe: d.observeCgroup,
         })
       : undefined;
   // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.

@@ -92,10 +92,12 @@ export function composeAgent(
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
+  const observeCgroup = metrics.observeCgroup;
   const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,
     logger,
     activePods: () => podManager.getPods(),
+    observeCgroup,
   });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
@@ -125,6 +127,7 @@ export function composeAgent(
     periodMs: 1000,
     onRelist: (ms, interval) => {
       metrics.plegRelistDuration.observe(undefined, ms / 1000);
+      metrics.plegLastSeen.set(undefined, Math.floor(clock.now() / 1000));
       if (interval !== undefined) metrics.plegRelistInterval.observe(undefined, interval / 1000);
     },
   });
@@ -149,6 +152,7 @@ export function composeAgent(
     syncFrequencyMs: cfg.syncFrequencyMs,
     rootDir: cfg.rootDir,
     cgroupFsRoot,
+    observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     images,
     isDesired: (uid) => !!podManager.getPodByUid(uid),
@@ -211,7 +215,7 @@ export function composeAgent(
       })
     : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
-  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, isActive, clock, logger });
+  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, observeCgroup, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
   const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
   let machineInfo: MachineInfo | undefined;

@@ -177,10 +177,15 @@ describe('metrics', () => {
       'kubelet_runtime_operations_duration_seconds_bucket',
       'kubelet_http_requests_total',
       'kubelet_started_containers_total',
+      // Upstream's label names and buckets: the pod worker's operation_type, the runtime operations' ExponentialBuckets(.005, 2.5, 14).
+      'kubelet_pod_worker_duration_seconds_bucket{le="0.005",operation_type="sync"}',
+      'kubelet_runtime_operations_duration_seconds_bucket{le="0.0125",operation_type="list_containers"}',
       'process_resident_memory_bytes',
       'process_cpu_seconds_total',
     ])
       expect(m).toContain(name);
+    // PLEG last seen: a relist within the last few seconds.
+    expect(Date.now() / 1000 - Number(/^kubelet_pleg_last_seen_seconds (\d+)$/m.exec(m)?.[1])).toBeLessThan(5);
     expect(await get('/metrics/probes')).toContain('# TYPE prober_probe_total counter');
     expect(JSON.parse(await get('/spec/'))).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
   });

@@ -138,6 +138,10 @@ describe('pods as real containers', () => {
     expect(env).toContain(`POD_IP=${p.status!.podIP}`);
     expect(env).toContain(`GREETING=hi ${p.status!.podIP}`);
     expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
+    // The pod cgroup was the cgroup manager's work: kubelet_cgroup_manager_duration_seconds counts it, as upstream's.
+    const metrics = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
+    expect(Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="create"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="update"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   it.concurrent('shareProcessNamespace: one PID namespace for the pod (else one per container); setHostnameAsFQDN: the FQDN as host name', async () => {

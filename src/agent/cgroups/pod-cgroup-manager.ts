@@ -26,6 +26,19 @@ import { sleep, type Clock } from '../../lib/clock.js';
 import { pathExists } from '../../lib/fs-util.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup, type Hierarchies } from '../../lib/cgroup-hierarchies.js';
 
+/** Sees each cgroup operation and its seconds (kubelet_cgroup_manager_duration_seconds{operation_type}). */
+export type CgroupOpObserver = (op: 'create' | 'update' | 'destroy', seconds: number) => void;
+
+/** Times `fn` as `op` for `observe` (when given). */
+export async function timedCgroupOp<T>(observe: CgroupOpObserver | undefined, op: 'create' | 'update' | 'destroy', fn: () => Promise<T>): Promise<T> {
+  const t0 = performance.now();
+  try {
+    return await fn();
+  } finally {
+    observe?.(op, (performance.now() - t0) / 1000);
+  }
+}
+
 /** What the manager needs. */
 export interface PodCgroupManagerDeps {
   cgroups: CgroupContext;
@@ -38,6 +51,7 @@ export interface PodCgroupManagerDeps {
   fsRoot?: string;
   /** The pods the kubelet runs, for the Burstable class's shares. */
   activePods?: () => Pod[];
+  observe?: CgroupOpObserver;
 }
 
 /** Makes the QoS and pod cgroups. */
@@ -50,12 +64,14 @@ export class PodCgroupManager {
     return this.hierarchies;
   }
 
-  /** Makes `rel` in every hierarchy used and applies `config`. */
-  private async create(rel: string, config: ResourceConfig): Promise<void> {
+  /** Makes `rel` in every hierarchy used and applies `config` (`op`: as upstream's cgroup manager counts it). */
+  private async create(rel: string, config: ResourceConfig, op: 'create' | 'update' = 'create'): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    await makeCgroup(h, rel);
-    await this.apply(h, rel, config);
+    await timedCgroupOp(this.d.observe, op, async () => {
+      await makeCgroup(h, rel);
+      await this.apply(h, rel, config);
+    });
   }
 
   /** Writes `config` into `rel` in the hierarchies it needs; a failed write names the file. */
@@ -96,8 +112,8 @@ export class PodCgroupManager {
   /** The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream setCPUCgroupConfig). */
   async updateQosCgroups(): Promise<void> {
     const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
-    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'Burstable'), { cpuShares: milliCpuToShares(burstable) });
-    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'BestEffort'), { cpuShares: MIN_SHARES });
+    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'Burstable'), { cpuShares: milliCpuToShares(burstable) }, 'update');
+    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'BestEffort'), { cpuShares: MIN_SHARES }, 'update');
   }
 
   /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after UpdateQOSCgroups). */

@@ -9,6 +9,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RuntimeService } from '../../cri/services.js';
 import { sleep, type Clock } from '../../lib/clock.js';
+import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
@@ -36,6 +37,8 @@ export interface GarbageCollectorDeps {
   rootDir: string;
   /** /sys/fs/cgroup, or "" to leave cgroups alone (the process runtime makes none). */
   cgroupFsRoot: string;
+  /** Times each orphaned pod cgroup's removal (kubelet_cgroup_manager_duration_seconds). */
+  observeCgroup?: CgroupOpObserver;
   cgroupRoot: string;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
@@ -83,7 +86,7 @@ export class GarbageCollector {
       for (const link of await removeDanglingLinks(linksDir, alive)) this.d.logger.debug({ path: link }, 'removed dead container log symlink');
     }
     if (!this.d.cgroupFsRoot) return;
-    for (const { uid, killed } of await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot))
+    for (const { uid, killed } of await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot, this.d.observeCgroup))
       if (killed) this.d.logger.info({ podUID: uid, killed }, 'Orphaned pod found, killed the processes left in its cgroups and removed them');
   }
 

@@ -9,6 +9,7 @@ import { readdirSync } from 'node:fs';
 import { readFile, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { qosLevelDir, type QosClass } from '../runtime/linux-resources.js';
+import { timedCgroupOp, type CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 
 const QOS_CLASSES: QosClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
 
@@ -107,12 +108,16 @@ export async function removeOrphanedPodCgroups(
   cgroupFsRoot: string,
   keep: (uid: string) => boolean,
   cgroupRoot = '/',
+  observe?: CgroupOpObserver,
 ): Promise<{ uid: string; killed: number }[]> {
   const removed: { uid: string; killed: number }[] = [];
   for (const [uid, dirs] of findPodCgroups(cgroupFsRoot, cgroupRoot)) {
     if (keep(uid)) continue;
-    const killed = await killPodProcesses(dirs);
-    for (const d of dirs) await rmdirTree(d);
+    const killed = await timedCgroupOp(observe, 'destroy', async () => {
+      const n = await killPodProcesses(dirs);
+      for (const d of dirs) await rmdirTree(d);
+      return n;
+    });
     removed.push({ uid, killed });
   }
   return removed;
@@ -122,6 +127,8 @@ export async function removeOrphanedPodCgroups(
  * Removes one pod's cgroups (its pod<uid> directory in each hierarchy and QoS class) without
  * listing the others: the cost of a pod's removal does not grow with the number of pods.
  */
-export async function removePodCgroup(cgroupFsRoot: string, uid: string, cgroupRoot = '/'): Promise<void> {
-  await Promise.all(hierarchiesOf(cgroupFsRoot).flatMap((h) => QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`)))));
+export async function removePodCgroup(cgroupFsRoot: string, uid: string, cgroupRoot = '/', observe?: CgroupOpObserver): Promise<void> {
+  await timedCgroupOp(observe, 'destroy', () =>
+    Promise.all(hierarchiesOf(cgroupFsRoot).flatMap((h) => QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`))))),
+  );
 }

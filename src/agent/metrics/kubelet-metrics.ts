@@ -7,7 +7,8 @@
  * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
  * rest_client_requests_total{code,method,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
  * (upstream's volume stats collector: each claim in use once, from the latest volume stats), the
- * certificate managers' TTL and renewal errors (certificateManager), and the process_* / nodejs_* figures.
+ * certificate managers' TTL and renewal errors (certificateManager), kubelet_cgroup_manager_duration_seconds{operation_type},
+ * kubelet_pleg_last_seen_seconds, and the process_* / nodejs_* figures.
  * Also the helpers that instrument the CRI client and the apiserver client.
  */
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
@@ -15,6 +16,8 @@ import type { KubeClient } from '../../lib/kube-client.js';
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
+const RUNTIME_OP_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.005 * 2.5 ** i);
 const START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
 
 /** What the running-pods gauges read at scrape time. */
@@ -49,7 +52,9 @@ export class KubeletMetrics {
   private readonly registry = new Registry();
   private readonly startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
   readonly podStartDuration: Histogram;
-  readonly podWorkerDuration: Histogram<'operation'>;
+  readonly podWorkerDuration: Histogram<'operation_type'>;
+  readonly cgroupManagerDuration: Histogram<'operation_type'>;
+  readonly plegLastSeen: Gauge;
   readonly plegRelistDuration: Histogram;
   readonly plegRelistInterval: Histogram;
   readonly runtimeOps: Counter<'operation_type'>;
@@ -83,7 +88,7 @@ export class KubeletMetrics {
       new Histogram(
         'kubelet_pod_worker_duration_seconds',
         '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
-        ['operation'],
+        ['operation_type'],
         DURATION_BUCKETS,
       ),
     );
@@ -93,6 +98,15 @@ export class KubeletMetrics {
     this.plegRelistInterval = r.register(
       new Histogram('kubelet_pleg_relist_interval_seconds', '[ALPHA] Interval in seconds between relisting in PLEG.', [], DURATION_BUCKETS),
     );
+    this.cgroupManagerDuration = r.register(
+      new Histogram(
+        'kubelet_cgroup_manager_duration_seconds',
+        '[ALPHA] Duration in seconds for cgroup manager operations. Broken down by method.',
+        ['operation_type'],
+        DURATION_BUCKETS,
+      ),
+    );
+    this.plegLastSeen = r.register(new Gauge('kubelet_pleg_last_seen_seconds', '[ALPHA] Timestamp in seconds when PLEG was last seen active.', []));
     this.runtimeOps = r.register(
       new Counter('kubelet_runtime_operations_total', '[ALPHA] Cumulative number of runtime operations by operation type.', ['operation_type']),
     );
@@ -104,7 +118,7 @@ export class KubeletMetrics {
         'kubelet_runtime_operations_duration_seconds',
         '[ALPHA] Duration in seconds of runtime operations. Broken down by operation type.',
         ['operation_type'],
-        DURATION_BUCKETS,
+        RUNTIME_OP_BUCKETS,
       ),
     );
     this.httpRequests = r.register(
@@ -155,6 +169,9 @@ export class KubeletMetrics {
       }),
     });
   }
+
+  /** Observes a cgroup manager operation (cgroups/pod-cgroup-manager.ts CgroupOpObserver). */
+  readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void => this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
 
   /** The exposition text: the process figures, then the kubelet's. */
   text(): string {

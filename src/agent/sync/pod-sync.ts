@@ -21,6 +21,7 @@ import { computePodActions } from '../runtime/compute-pod-actions.js';
 import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
 import { removePodCgroup } from '../gc/pod-cgroups.js';
+import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 import { killPod } from '../runtime/kill-pod.js';
 import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-status.js';
 import type { StepResult } from '../runtime/step-result.js';
@@ -59,6 +60,8 @@ export interface PodSyncDeps {
   rootDir: string;
   /** /sys/fs/cgroup, or "" when the runtime makes no pod cgroups. */
   cgroupFsRoot: string;
+  /** Times the pod cgroup's removal (kubelet_cgroup_manager_duration_seconds). */
+  observeCgroup?: CgroupOpObserver;
   cgroupRoot: string;
   images: ImageManager;
   isDesired(uid: string): boolean;
@@ -265,7 +268,7 @@ export class PodSync implements PodSyncer {
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
     this.verdicts.delete(uid);
-    if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot);
+    if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
     this.d.images.forgetPod(uid);
     this.d.reasons.remove(uid);
     this.d.statusManager.remove(uid);

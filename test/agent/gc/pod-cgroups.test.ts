@@ -42,10 +42,14 @@ describe('pod cgroups', () => {
     expect([...findPodCgroups(r).keys()].sort()).toEqual(['b', 'c']);
   });
 
-  it('sweeps orphans by predicate', async () => {
+  it('sweeps orphans by predicate; each removal is a "destroy" for the cgroup manager metric', async () => {
     const r = tree();
-    expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c')).map((o) => o.uid).sort()).toEqual(['a', 'b']);
+    const ops: string[] = [];
+    const observe = (op: string, seconds: number) => ops.push(`${op}:${seconds >= 0}`);
+    expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c', '/', observe)).map((o) => o.uid).sort()).toEqual(['a', 'b']);
     expect([...findPodCgroups(r).keys()]).toEqual(['c']);
+    await removePodCgroup(r, 'c', '/', observe);
+    expect(ops).toEqual(['destroy:true', 'destroy:true', 'destroy:true']);
   });
 });
 
