@@ -13,11 +13,19 @@ import { VolumeManager } from './volume/volume-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
 import type { AgentConfig } from './agent-config.js';
 import type { AdmissionNode } from './admission/predicate.js';
+import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 
 /** The volume manager, its stats collector and the object fetcher (also used for env). */
 export function composeVolumes(
   cfg: AgentConfig,
-  o: { api?: KubeClient; logger: Logger; clock: Clock; events: EventSink; nodeAllocatable: () => AdmissionNode['allocatable'] | undefined },
+  o: {
+    api?: KubeClient;
+    logger: Logger;
+    clock: Clock;
+    events: EventSink;
+    nodeAllocatable: () => AdmissionNode['allocatable'] | undefined;
+    metrics: KubeletMetrics;
+  },
 ): { volumes: VolumeManager; volumeStats: VolumeStatsCollector; objects?: PodObjectFetcher } {
   const { api, clock, logger } = o;
   const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
@@ -28,6 +36,11 @@ export function composeVolumes(
     logger,
     events: o.events,
     onPodRemoved: (uid) => tokens?.forgetPod(uid),
+    observe: (v) =>
+      o.metrics.storageOperationDuration.observe(
+        { volume_plugin: v.plugin, operation_name: v.operation, status: v.ok ? 'success' : 'fail-unknown', migrated: 'false' },
+        v.seconds,
+      ),
     host: {
       hasApiserver: !!api,
       isRoot: process.getuid?.() === 0,

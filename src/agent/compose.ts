@@ -75,6 +75,7 @@ export function composeAgent(
     nodeName: cfg.nodeName,
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
     claims: () => volumeStats.claims(),
+    volumes: () => volumes.volumeCounts(),
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded });
@@ -101,10 +102,11 @@ export function composeAgent(
   });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
-  const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable });
+  const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
+    counters: metrics.startCounters,
     images,
     backoff,
     clock,
@@ -125,11 +127,7 @@ export function composeAgent(
     clock,
     logger,
     periodMs: 1000,
-    onRelist: (ms, interval) => {
-      metrics.plegRelistDuration.observe(undefined, ms / 1000);
-      metrics.plegLastSeen.set(undefined, Math.floor(clock.now() / 1000));
-      if (interval !== undefined) metrics.plegRelistInterval.observe(undefined, interval / 1000);
-    },
+    onRelist: (ms, interval) => metrics.observeRelist(ms, interval, clock.now()),
   });
   const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });
   let runtimeName = 'process';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { bytes } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
-import { countProcesses, until } from './helpers.js';
+import { countProcesses, httpGet, until } from './helpers.js';
 
 const node = 'cluster-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cluster-'));
@@ -105,6 +105,10 @@ describe('node', () => {
     expect(patches().length - before).toBeLessThanOrEqual(1);
     expect(patches()[0].contentType).toBe('application/strategic-merge-patch+json');
     expect(patches()[0].user).toBe(`system:node:${node}`);
+    // client-go's request metrics, as upstream's kubelet exports them: count and latency by verb and host.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(Number(/^rest_client_requests_total\{code="200",host="[^"]+",method="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(Number(/^rest_client_request_duration_seconds_count\{host="[^"]+",verb="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   it('keeps a Lease in kube-node-lease owned by the Node, renewed every duration/4', async () => {

@@ -166,6 +166,8 @@ describe('metrics', () => {
       'kubelet_running_containers{container_state="running"} 3',
       'kubelet_node_name{node="obs"} 1',
       'kubelet_started_pods_total 3',
+      'kubelet_started_pods_errors_total 0',
+      'kubelet_started_containers_total{container_type="container"} 3',
     ])
       expect(m).toContain(name);
     for (const name of [

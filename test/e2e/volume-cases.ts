@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { boundPod, type Cluster } from './cluster-helpers.js';
-import { until } from './helpers.js';
+import { httpGet, until } from './helpers.js';
 
 type Obj = Record<string, any>;
 
@@ -422,6 +422,26 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         'MountVolume.SetUp failed for volume "d" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath and local only (no CSI or attachable volumes yet)',
       );
     }, 40_000);
+
+    it('storage_operation_duration_seconds and volume_manager_total_volumes count what the cases above did, under upstream names', async () => {
+      const text = (await httpGet(`http://127.0.0.1:${ctx().c.ports.ro}/metrics`)).body;
+      const value = (name: string, labels: string) =>
+        Number(new RegExp(`^${name}\\{${labels.replace(/[/.]/g, '\\$&')}\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+      const ops = (plugin: string, status: string) =>
+        value('storage_operation_duration_seconds_count', `migrated="false",operation_name="volume_mount",status="${status}",volume_plugin="${plugin}"`);
+      expect(ops('kubernetes.io/configmap', 'success')).toBeGreaterThan(0);
+      expect(ops('kubernetes.io/empty-dir', 'success')).toBeGreaterThan(0);
+      // The NFS claim's set-up failed and keeps being retried.
+      expect(ops('kubernetes.io/persistent-volume', 'fail-unknown')).toBeGreaterThan(0);
+      const volumes = (plugin: string, state: string) => value('volume_manager_total_volumes', `plugin_name="${plugin}",state="${state}"`);
+      expect(volumes('kubernetes.io/configmap', 'actual_state_of_world')).toBeGreaterThan(0);
+      // The sub-link pod's init container ran: the start counters know container types, as upstream's.
+      expect(value('kubelet_started_containers_total', 'container_type="init_container"')).toBeGreaterThan(0);
+      expect(value('kubelet_started_containers_errors_total', 'code="CreateContainerConfigError",container_type="container"')).toBeGreaterThan(0);
+      expect(volumes('kubernetes.io/persistent-volume', 'desired_state_of_world')).toBeGreaterThan(
+        volumes('kubernetes.io/persistent-volume', 'actual_state_of_world'),
+      );
+    });
 
     it('deleting a pod removes everything under its pod directory (tmpfs unmounted) and nothing else', async () => {
       const uid = pod('shared')!.metadata.uid;

@@ -14,7 +14,7 @@ import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
-import { until } from '../e2e/helpers.js';
+import { httpGet, until } from '../e2e/helpers.js';
 import { teardown } from './containerd-helpers.js';
 import { startRegistry, type Registry } from '../fixtures/registry.js';
 
@@ -112,6 +112,11 @@ describe('cluster on containerd', () => {
     const failed = await eventOf('nocmd', 'Failed', (m) => m.startsWith('Error: '));
     expect(failed.type).toBe('Warning');
     expect(failed.message).toMatch(/^Error: failed to create containerd task: .*no such file or directory/);
+    // Upstream's start counters: tried, and failed with the start's reason.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(
+      Number(/^kubelet_started_containers_errors_total\{code="RunContainerError",container_type="container"\} (\d+)$/m.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
     c.api.store.remove('pods', 'default', 'nocmd');
   }, 40_000);
 

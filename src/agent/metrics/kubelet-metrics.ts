@@ -5,10 +5,11 @@
  * kubelet_pleg_relist_interval_seconds, kubelet_runtime_operations_total / _errors_total /
  * _duration_seconds{operation_type}, kubelet_node_name{node}, kubelet_http_requests_total,
  * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
- * rest_client_requests_total{code,method,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
+ * rest_client_requests_total{code,method,host}, rest_client_request_duration_seconds{verb,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
  * (upstream's volume stats collector: each claim in use once, from the latest volume stats), the
  * certificate managers' TTL and renewal errors (certificateManager), kubelet_cgroup_manager_duration_seconds{operation_type},
- * kubelet_pleg_last_seen_seconds, and the process_* / nodejs_* figures.
+ * kubelet_pleg_last_seen_seconds, storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated}
+ * (volume_mount / volume_unmount), volume_manager_total_volumes{plugin_name,state}, and the process_* / nodejs_* figures.
  * Also the helpers that instrument the CRI client and the apiserver client.
  */
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
@@ -62,11 +63,22 @@ export class KubeletMetrics {
   readonly runtimeOpDuration: Histogram<'operation_type'>;
   readonly httpRequests: Counter<'method' | 'path' | 'server_type' | 'long_running'>;
   readonly startedPods: Counter;
+  readonly startedPodsErrors: Counter;
+  readonly startedContainersErrors: Counter<'container_type' | 'code'>;
   readonly startedContainers: Counter<'container_type'>;
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
+  readonly restClientDuration: Histogram<'verb' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
 
-  constructor(o: { nodeName: string; running: RunningState; claims?: () => ClaimStats[] }) {
+  readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
+
+  constructor(o: {
+    nodeName: string;
+    running: RunningState;
+    claims?: () => ClaimStats[];
+    /** The volume manager's volumes per plugin and state (volume_manager_total_volumes). */
+    volumes?: () => { plugin: string; state: string; count: number }[];
+  }) {
     const r = this.registry;
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
     r.register(new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) => g.set(undefined, o.running.pods())));
@@ -130,8 +142,12 @@ export class KubeletMetrics {
       ]),
     );
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
+    this.startedPodsErrors = r.register(new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []));
     this.evictions = r.register(new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', ['eviction_signal']));
     this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
+    this.startedContainersErrors = r.register(
+      new Counter('kubelet_started_containers_errors_total', '[ALPHA] Cumulative number of errors when starting containers', ['container_type', 'code']),
+    );
     for (const [suffix, help, figure] of VOLUME_STATS)
       r.register(
         new Gauge(`kubelet_volume_stats_${suffix}`, `[ALPHA] ${help}`, ['namespace', 'persistentvolumeclaim'], (g) => {
@@ -139,6 +155,28 @@ export class KubeletMetrics {
           for (const c of o.claims?.() ?? []) g.set({ namespace: c.pvcRef.namespace, persistentvolumeclaim: c.pvcRef.name }, c[figure]);
         }),
       );
+    this.restClientDuration = r.register(
+      new Histogram(
+        'rest_client_request_duration_seconds',
+        '[ALPHA] Request latency in seconds. Broken down by verb, and host.',
+        ['verb', 'host'],
+        [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+      ),
+    );
+    this.storageOperationDuration = r.register(
+      new Histogram(
+        'storage_operation_duration_seconds',
+        '[ALPHA] Storage operation duration',
+        ['volume_plugin', 'operation_name', 'status', 'migrated'],
+        [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600],
+      ),
+    );
+    r.register(
+      new Gauge('volume_manager_total_volumes', '[ALPHA] Number of volumes in Volume Manager', ['plugin_name', 'state'], (g) => {
+        g.reset();
+        for (const v of o.volumes?.() ?? []) g.set({ plugin_name: v.plugin, state: v.state }, v.count);
+      }),
+    );
     this.restClientRequests = r.register(
       new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
     );
@@ -170,6 +208,25 @@ export class KubeletMetrics {
     });
   }
 
+  /** The executor's start counters, as upstream's SyncPod counts: every sandbox and container start tried, and those that failed (by reason). */
+  readonly startCounters = {
+    pod: (ok: boolean): void => {
+      this.startedPods.inc();
+      if (!ok) this.startedPodsErrors.inc();
+    },
+    container: (type: string, code?: string): void => {
+      this.startedContainers.inc({ container_type: type });
+      if (code !== undefined) this.startedContainersErrors.inc({ container_type: type, code });
+    },
+  };
+
+  /** Observes a PLEG relist: its milliseconds, the interval since the last one (ms; none for the first) and when it ended. */
+  observeRelist(ms: number, intervalMs: number | undefined, nowMs: number): void {
+    this.plegRelistDuration.observe(undefined, ms / 1000);
+    this.plegLastSeen.set(undefined, Math.floor(nowMs / 1000));
+    if (intervalMs !== undefined) this.plegRelistInterval.observe(undefined, intervalMs / 1000);
+  }
+
   /** Observes a cgroup manager operation (cgroups/pod-cgroup-manager.ts CgroupOpObserver). */
   readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void => this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
 
@@ -184,7 +241,7 @@ export function operationType(method: string): string {
   return method.replace(/PodSandbox/g, 'Podsandbox').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-function instrument<T extends object>(target: T, m: KubeletMetrics, onSuccess?: (method: string) => void): T {
+function instrument<T extends object>(target: T, m: KubeletMetrics): T {
   return new Proxy(target, {
     get(obj, prop, recv) {
       const v = Reflect.get(obj, prop, recv) as unknown;
@@ -201,7 +258,6 @@ function instrument<T extends object>(target: T, m: KubeletMetrics, onSuccess?: 
         return r.then(
           (x: unknown) => {
             end();
-            onSuccess?.(prop);
             return x;
           },
           (err: unknown) => {
@@ -215,13 +271,9 @@ function instrument<T extends object>(target: T, m: KubeletMetrics, onSuccess?: 
   });
 }
 
-/** The CRI runtime with every call counted and timed; started pods/containers counted. */
+/** The CRI runtime with every call counted and timed. */
 export function instrumentCri(rt: CriRuntime, m: KubeletMetrics): CriRuntime {
-  const runtime = instrument<RuntimeService>(rt.runtime, m, (method) => {
-    if (method === 'runPodSandbox') m.startedPods.inc();
-    if (method === 'startContainer') m.startedContainers.inc({ container_type: 'container' });
-  });
-  return { ...rt, runtime, images: instrument<ImageService>(rt.images, m) };
+  return { ...rt, runtime: instrument<RuntimeService>(rt.runtime, m), images: instrument<ImageService>(rt.images, m) };
 }
 
 /** The apiserver client with rest_client_requests_total counted. */
@@ -239,13 +291,17 @@ export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClie
       if (prop === 'unthrottled') return () => instrumentKubeClient(obj.unthrottled(), m);
       if (prop !== 'request') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(obj) : v;
       return async (req: Parameters<KubeClient['request']>[0]) => {
+        const method = req.method ?? 'GET';
+        const end = m.restClientDuration.startTimer({ verb: method, host });
         try {
           const r = await obj.request(req);
-          m.restClientRequests.inc({ code: String(r.status), method: req.method ?? 'GET', host });
+          m.restClientRequests.inc({ code: String(r.status), method, host });
           return r;
         } catch (err) {
-          m.restClientRequests.inc({ code: '<error>', method: req.method ?? 'GET', host });
+          m.restClientRequests.inc({ code: '<error>', method, host });
           throw err;
+        } finally {
+          end();
         }
       };
     },

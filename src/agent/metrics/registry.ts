@@ -46,8 +46,13 @@ abstract class Metric<L extends string, V> implements Collectable {
   abstract family(): Family;
 }
 
-/** A monotonic counter. */
+/** A monotonic counter; one without labels reads 0 before its first increment, as client_golang's. */
 export class Counter<L extends string = never> extends Metric<L, { n: number }> {
+  constructor(name: string, help: string, labelNames: readonly L[]) {
+    super(name, help, labelNames);
+    if (!labelNames.length) this.entry(undefined, () => ({ n: 0 }));
+  }
+
   inc(labels?: LabelValues<L>, by = 1): void {
     this.entry(labels, () => ({ n: 0 })).value.n += by;
   }

@@ -62,8 +62,17 @@ export interface NodeFacts {
   security?: SecurityProfileContext;
 }
 
+/** Upstream's start counters (kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total). */
+export interface StartCounters {
+  /** A sandbox asked for: made, or not. */
+  pod(ok: boolean): void;
+  /** A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull, …). */
+  container(type: 'container' | 'init_container' | 'ephemeral_container', code?: string): void;
+}
+
 /** What the executor needs. */
 export interface ExecutorDeps {
+  counters?: StartCounters;
   runtime: RuntimeService;
   images: ImageManager;
   backoff: BackoffTable;
@@ -137,6 +146,7 @@ export class PodActionExecutor {
     });
     // Upstream makes the config first in createPodSandbox: a pod that cannot have one (its host name) gets no sandbox.
     if (!built.ok) {
+      if (plan.createSandbox) this.deps.counters?.pod(false);
       results.push(sandboxFailed(pod, 'CreatePodSandboxError', `Failed to create pod sandbox: ${built.message}`, this.deps.events, SYNC_ERROR_BACKOFF_MS));
       return results;
     }
@@ -152,6 +162,8 @@ export class PodActionExecutor {
         events: this.deps.events,
       });
       results.push(created);
+      // Upstream's SyncPod stops before the sandbox on a network that is not ready: no start tried.
+      if (created.reason !== 'NetworkNotReady') this.deps.counters?.pod(created.ok);
       if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
@@ -182,6 +194,7 @@ export class PodActionExecutor {
             retryAfterMs: 10_000,
           }
         : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
+      this.deps.counters?.container(s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container', r.ok ? undefined : r.reason);
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(
           podRef(pod, { name: s.name, init: s.init }),

@@ -55,6 +55,13 @@ export interface VolumeManagerDeps {
   plugins?: readonly VolumePlugin[];
   /** Called when a pod's volumes are gone (token cache and the like). */
   onPodRemoved?(uid: string): void;
+  /** Sees each volume set-up and teardown (storage_operation_duration_seconds). */
+  observe?(o: { plugin: string; operation: 'volume_mount' | 'volume_unmount'; ok: boolean; seconds: number }): void;
+}
+
+/** Upstream's name of a plugin (its directory name with "/" for "~": kubernetes.io/configmap). */
+export function pluginName(dirName: string): string {
+  return dirName.replace('~', '/');
 }
 
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
@@ -65,6 +72,8 @@ export function podVolumesDir(rootDir: string, uid: string): string {
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
   private readonly actual = new Map<string, Map<string, MountedVolume>>();
+  /** Each pod's volumes as its spec asks for them: volume name → plugin directory name. */
+  private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   private readonly plugins: readonly VolumePlugin[];
 
@@ -96,6 +105,21 @@ export class VolumeManager {
     return this.actual.get(uid) ?? new Map();
   }
 
+  /** How many volumes each plugin has, as the pods ask for them (desired) and as set up (actual): volume_manager_total_volumes. */
+  volumeCounts(): { plugin: string; state: 'desired_state_of_world' | 'actual_state_of_world'; count: number }[] {
+    const count = (maps: Iterable<ReadonlyMap<string, string>>) => {
+      const n = new Map<string, number>();
+      for (const m of maps) for (const dir of m.values()) n.set(pluginName(dir), (n.get(pluginName(dir)) ?? 0) + 1);
+      return n;
+    };
+    const desired = count(this.desired.values());
+    const actual = count([...this.actual.values()].map((m) => new Map([...m].map(([k, v]) => [k, v.plugin]))));
+    return [
+      ...[...desired].map(([plugin, n]) => ({ plugin, state: 'desired_state_of_world' as const, count: n })),
+      ...[...actual].map(([plugin, n]) => ({ plugin, state: 'actual_state_of_world' as const, count: n })),
+    ];
+  }
+
   /** Every pod UID with set-up volumes. */
   podsWithVolumes(): string[] {
     return [...this.actual.keys()];
@@ -108,6 +132,7 @@ export class VolumeManager {
   async mountPod(pod: Pod): Promise<MountResult> {
     const uid = pod.metadata.uid!;
     const volumes = (pod.spec.volumes ?? []) as Volume[];
+    this.desired.set(uid, new Map(volumes.flatMap((v) => this.plugins.filter((p) => p.field in v).map((p) => [v.name, p.dirName] as const))));
     const actual = this.actual.get(uid) ?? new Map<string, MountedVolume>();
     this.actual.set(uid, actual);
     const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
@@ -118,6 +143,9 @@ export class VolumeManager {
     const fsGroup = (pod.spec.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
     await Promise.all(
       plan.setUp.map(async ({ volume, plugin }) => {
+        const t0 = performance.now();
+        const observe = (ok: boolean) =>
+          this.d.observe?.({ plugin: pluginName(plugin.dirName), operation: 'volume_mount', ok, seconds: (performance.now() - t0) / 1000 });
         try {
           const mounted = await plugin.setUp({
             pod,
@@ -128,16 +156,26 @@ export class VolumeManager {
           });
           actual.set(volume.name, mounted);
           retries.delete(volume.name);
+          observe(true);
         } catch (err) {
+          observe(false);
           this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
         }
       }),
     );
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
-      await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name))
+      const t0 = performance.now();
+      const ok = await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name))
         .then(() => rm(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name), { recursive: true, force: true }))
-        .catch((err) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed'));
+        .then(
+          () => true,
+          (err: unknown) => {
+            this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed');
+            return false;
+          },
+        );
+      this.d.observe?.({ plugin: pluginName(v.plugin), operation: 'volume_unmount', ok, seconds: (performance.now() - t0) / 1000 });
       actual.delete(name);
     }
     const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
@@ -161,6 +199,7 @@ export class VolumeManager {
   /** Tears down every volume of pod `uid` and removes its pod directory; leaves it when something cannot be unmounted. */
   async removePodDir(uid: string): Promise<void> {
     const dir = join(this.d.rootDir, 'pods', uid);
+    const t0 = performance.now();
     try {
       await unmountUnder(dir);
     } catch (err) {
@@ -168,7 +207,10 @@ export class VolumeManager {
       return;
     }
     await rm(dir, { recursive: true, force: true });
+    for (const v of this.actual.get(uid)?.values() ?? [])
+      this.d.observe?.({ plugin: pluginName(v.plugin), operation: 'volume_unmount', ok: true, seconds: (performance.now() - t0) / 1000 });
     this.actual.delete(uid);
+    this.desired.delete(uid);
     this.retry.delete(uid);
     this.d.onPodRemoved?.(uid);
   }
@@ -185,6 +227,7 @@ export class VolumeManager {
     for (const uid of this.actual.keys())
       if (!isKnown(uid) && !present.has(uid)) {
         this.actual.delete(uid);
+        this.desired.delete(uid);
         this.retry.delete(uid);
       }
   }
