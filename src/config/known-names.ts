@@ -42,7 +42,6 @@ export const unimplementedConfigFields = new Set([
   'crashLoopBackOff',
   'reservedMemory',
   'enableProfilingHandler',
-  'enableDebugFlagsHandler',
   'memoryThrottlingFactor',
   'tracing',
   'failCgroupV1',

@@ -28,6 +28,7 @@ const toGrpc: Record<ErrorCode, number> = {
   AlreadyExists: Code.ALREADY_EXISTS,
   Timeout: Code.DEADLINE_EXCEEDED,
   TooManyRequests: Code.RESOURCE_EXHAUSTED,
+  RequestEntityTooLarge: Code.RESOURCE_EXHAUSTED,
   Internal: Code.INTERNAL,
 };
 

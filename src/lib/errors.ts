@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'AlreadyExists'
   | 'Timeout'
   | 'TooManyRequests'
+  | 'RequestEntityTooLarge'
   | 'Internal';
 
 /** A coded error; `cause` keeps the original error for logs. */
@@ -44,6 +45,7 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   AlreadyExists: 409,
   Timeout: 504,
   TooManyRequests: 429,
+  RequestEntityTooLarge: 413,
   Internal: 500,
 };
 
@@ -61,6 +63,7 @@ export const statusReasonOf: Record<ErrorCode, string> = {
   AlreadyExists: 'AlreadyExists',
   Timeout: 'Timeout',
   TooManyRequests: 'TooManyRequests',
+  RequestEntityTooLarge: 'RequestEntityTooLarge',
   Internal: 'InternalError',
 };
 

@@ -40,7 +40,9 @@ export async function undocumentedRoutes(): Promise<string[]> {
 
 async function allRoutes(): Promise<Collected[]> {
   return [
-    ...(await collect('10250', (app) => secureRoutes(app, { host: host, enableDebuggingHandlers: true }))),
+    ...(await collect('10250', (app) =>
+      secureRoutes(app, { host: host, enableDebuggingHandlers: true, debugFlags: { enabled: true, setVerbosity: () => {} } }),
+    )),
     ...(await collect('10255', (app) => readOnlyRoutes(app, { host }))),
     ...(await collect('10248', (app) => healthzPortRoutes(app, { host }))),
   ];

@@ -15,6 +15,7 @@ import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
 import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
+import { debugFlagsRoutes } from '../routes/debug-flags.js';
 import { statsRoutes } from '../routes/stats.js';
 import { installErrorHandlers, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
@@ -78,6 +79,8 @@ export interface SecureServerOptions {
   systemLogDir?: string;
   /** What /configz serves (the effective configuration). */
   configz?: Record<string, unknown>;
+  /** /debug/flags/v (enableDebugFlagsHandler) and what sets the log level. */
+  debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
   /** How often the TLS files are checked for changes (ms). */
   tlsReloadIntervalMs?: number;
 }
@@ -140,7 +143,15 @@ const debugDisabled = (app: FastifyInstance, path: string) =>
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
 export async function secureRoutes(
   app: FastifyInstance,
-  opts: { host: KubeletHost; enableDebuggingHandlers: boolean; configz?: Record<string, unknown>; enableSystemLogHandler?: boolean; systemLogDir?: string },
+  opts: {
+    host: KubeletHost;
+    enableDebuggingHandlers: boolean;
+    configz?: Record<string, unknown>;
+    enableSystemLogHandler?: boolean;
+    systemLogDir?: string;
+    /** enableDebugFlagsHandler (default on) and what sets the log level. */
+    debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
+  },
 ): Promise<void> {
   countRequests(app, opts.host, 'readwrite');
   await app.register(healthzRoutes, { host: opts.host });
@@ -154,6 +165,7 @@ export async function secureRoutes(
     await app.register(runRoutes, { host: opts.host });
     await app.register(checkpointRoutes, { host: opts.host });
     if (opts.enableSystemLogHandler ?? true) await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log' });
+    await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

@@ -20,7 +20,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (err instanceof KubeletError) return sendStatus(reply, err.code, err.message);
     if ((err as FastifyError).validation) return sendStatus(reply, 'BadRequest', err.message);
     const sc = (err as FastifyError).statusCode;
-    if (sc && sc >= 400 && sc < 500) return sendStatus(reply, sc === 404 ? 'NotFound' : sc === 405 ? 'MethodNotAllowed' : 'BadRequest', err.message);
+    if (sc && sc >= 400 && sc < 500)
+      return sendStatus(reply, sc === 404 ? 'NotFound' : sc === 405 ? 'MethodNotAllowed' : sc === 413 ? 'RequestEntityTooLarge' : 'BadRequest', err.message);
     req.log.error({ err: err.message }, 'request failed');
     return sendStatus(reply, 'Internal', err.message);
   });

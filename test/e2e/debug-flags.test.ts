@@ -1,0 +1,115 @@
+/**
+ * PUT /debug/flags/v on a running kubelet (process runtime, standalone): the body sets the log
+ * verbosity at once, as upstream's handler does — the kubelet's debug lines (its events) appear only
+ * after it — with upstream's plain-text answers for a bad level and another method; with
+ * enableDebugFlagsHandler off the path answers 405.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import https from 'node:https';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { debugFlagsRoutes, parseVerbosity } from '../../src/routes/debug-flags.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-debug-flags-'));
+const manifests = join(dir, 'manifests');
+mkdirSync(manifests);
+let kubelet: Kubelet;
+let ports: KubeletPorts;
+const pki = () => ({
+  ca: readFileSync(join(dir, 'root', 'pki', 'ca.crt')),
+  cert: readFileSync(join(dir, 'root', 'pki', 'admin.crt')),
+  key: readFileSync(join(dir, 'root', 'pki', 'admin.key')),
+});
+
+/** A request to 10250 with the admin certificate; `body` sent as curl -d sends it (a form content type). */
+function request(method: string, body?: string): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      {
+        host: '127.0.0.1',
+        port: ports.port,
+        path: '/debug/flags/v',
+        method,
+        ...pki(),
+        headers: body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+      (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), body: b }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const running = async (name: string) =>
+  (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { metadata: { name: string }; status?: { phase?: string } }[]).some(
+    (p) => p.metadata.name === name && p.status?.phase === 'Running',
+  );
+const writePod = (name: string) =>
+  writeFileSync(
+    join(manifests, `${name}.json`),
+    JSON.stringify({
+      metadata: { name, namespace: 'default' },
+      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }] },
+    }),
+  );
+
+beforeAll(async () => {
+  ports = await freeKubeletPorts();
+  kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'flags', manifests }));
+  await untilServing(ports);
+}, 30_000);
+afterAll(async () => {
+  await kubelet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('/debug/flags/v', () => {
+  it('PUT sets the verbosity at once: debug lines appear only after it', async () => {
+    writePod('quiet');
+    await until(() => running('quiet-flags'), 20_000, 'quiet running');
+    // Events are logged at debug level: none at --v=0.
+    expect(kubelet.output()).not.toMatch(/"reason":"Started"/);
+    const r = await request('PUT', '4');
+    expect(r).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'successfully set klog.logging.verbosity to 4\n' });
+    writePod('loud');
+    await until(() => /"object":"Pod\/default\/loud-flags","type":"Normal","reason":"Started"/.test(kubelet.output()), 20_000, 'debug event lines');
+    // Back to 0: quiet again.
+    expect((await request('PUT', '0')).status).toBe(200);
+  }, 60_000);
+
+  it("answers upstream's plain text for a level that is not an int32 and for another method", async () => {
+    expect(await request('PUT', '4\n')).toMatchObject({
+      status: 400,
+      body: 'failed set klog.logging.verbosity 4\n: strconv.ParseInt: parsing "4\\n": invalid syntax\n',
+    });
+    expect((await request('PUT', '99999999999')).body).toBe(
+      'failed set klog.logging.verbosity 99999999999: strconv.ParseInt: parsing "99999999999": value out of range\n',
+    );
+    expect(await request('GET')).toMatchObject({ status: 406, body: 'unsupported http method\n' });
+    expect((await request('PUT', 'x'.repeat(4096))).status).toBe(413);
+  });
+
+  it('parses as strconv.ParseInt(s, 10, 32) does; disabled, every method answers 405', async () => {
+    expect([parseVerbosity('+3'), parseVerbosity('-1'), parseVerbosity(' 3').ok, parseVerbosity('').ok, parseVerbosity('0x3').ok]).toEqual([
+      { ok: true, level: 3 },
+      { ok: true, level: -1 },
+      false,
+      false,
+      false,
+    ]);
+    const app = Fastify();
+    await app.register(debugFlagsRoutes, { enabled: false, setVerbosity: () => {} });
+    for (const method of ['PUT', 'GET'] as const) {
+      const r = await app.inject({ method, url: '/debug/flags/v', payload: method === 'PUT' ? '4' : undefined });
+      expect([r.statusCode, r.body]).toEqual([405, 'flags endpoint is disabled.\n']);
+    }
+    await app.close();
+  });
+});
