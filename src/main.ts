@@ -41,7 +41,7 @@ async function processRuntimeMain(argv: string[]): Promise<number> {
     process.stderr.write('error: --listen unix:///path.sock is required\n');
     return 1;
   }
-  const logger = createLogger({ verbosity: Number(args.get('v') ?? 0) });
+  const logger = createLogger({ verbosity: Number(args.get('v') ?? 0), format: args.get('logging-format') === 'json' ? 'json' : 'text' });
   routeProcessWarnings(logger);
   let stop;
   try {
@@ -102,7 +102,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   }
-  const logger = createLogger({ verbosity: cfg.verbosity });
+  const logger = createLogger({ verbosity: cfg.verbosity, format: cfg.loggingFormat });
   routeProcessWarnings(logger);
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;

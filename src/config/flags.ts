@@ -116,6 +116,7 @@ const kubeletFlags: Record<string, Kind> = {
   // tskubelet's own: where the legacy container log links go (upstream hard-codes /var/log/containers).
   'container-logs-dir': 'string',
   v: 'int',
+  'logging-format': 'string',
   help: 'bool',
   version: 'bool',
 };
@@ -146,6 +147,7 @@ export interface ParsedFlags {
     rootDir?: string;
     containerLogsDir?: string;
     v?: number;
+    loggingFormat?: string;
     help?: boolean;
     version?: boolean;
   };

@@ -86,12 +86,8 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   mergeDefaultEvictionSettings: oneOf(false),
   reservedSystemCPUs: oneOf(''),
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
-  // Only the verbosity is read (as --v); the rest tunes klog's buffering. tskubelet logs JSON lines,
-  // so an explicit `format: text` is not what it does.
-  logging: (v) => {
-    const l = (v ?? {}) as { format?: string };
-    return l.format === undefined || l.format === 'json';
-  },
+  // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
+  logging: () => true,
 };
 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
@@ -106,7 +102,6 @@ export const unimplementedFlags = new Set([
   'make-iptables-util-chains',
   'hairpin-mode',
   'volume-plugin-dir',
-  'logging-format',
   'log-flush-frequency',
   'log-json-split-stream',
   'log-json-info-buffer-size',

@@ -19,6 +19,7 @@ import type { ParsedFlags } from './flags.js';
 import { evictionThresholds } from './eviction-thresholds.js';
 import { configErrors } from './validate.js';
 import { applyDropIns, mergePatch } from './drop-ins.js';
+import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
@@ -47,6 +48,8 @@ export interface ResolvedConfig {
   /** Where the legacy container log links go (/var/log/containers). */
   containerLogsDir: string;
   verbosity: number;
+  /** logging.format / --logging-format: text (klog's, the default) or json. */
+  loggingFormat: LogFormat;
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   syncFrequencyMs: number;
@@ -107,6 +110,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   let file: Record<string, unknown> = {};
   /** logging.verbosity of the file: the log level unless --v is given. */
   let loggingVerbosity: unknown;
+  /** logging.format of the file, unless --logging-format is given. */
+  let loggingFormat: unknown;
   let configDir = process.cwd();
   let source = 'kubelet config file';
   let obj: Record<string, unknown> | undefined;
@@ -153,7 +158,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     for (const key of Object.keys(given)) {
       if (key in known) continue;
       if (unimplementedConfigFields.has(key)) {
-        if (key === 'logging') loggingVerbosity = (given.logging as { verbosity?: unknown } | null)?.verbosity;
+        if (key === 'logging') ({ verbosity: loggingVerbosity, format: loggingFormat } = (given.logging ?? {}) as { verbosity?: unknown; format?: unknown });
         if (!unimplementedButSatisfied[key]?.(given[key])) warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
         delete given[key];
         continue;
@@ -245,6 +250,10 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     throw new ConfigError(
       `--cloud-provider="${cloudProvider}" is not supported: the in-tree cloud providers are gone; use "external" with a cloud controller manager`,
     );
+  // As component-base's logging validation: a format it does not know stops the start.
+  const format = parsed.flags.loggingFormat ?? loggingFormat ?? 'text';
+  if (!LOG_FORMATS.includes(format as LogFormat))
+    throw new ConfigError(`logging.format: Unsupported value: ${JSON.stringify(format)}: supported values: ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`);
   return {
     kc,
     kubeconfig,
@@ -260,6 +269,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     podLogsDir,
     containerLogsDir,
     verbosity: parsed.flags.v ?? (typeof loggingVerbosity === 'number' ? loggingVerbosity : 0),
+    loggingFormat: format as LogFormat,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!,
     httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!,

@@ -418,6 +418,14 @@ describe('loadConfig', () => {
       parseFlags(['--config', file('upd.yaml', 'nodeStatusUpdateFrequency: 20s\nport: 0\nmaxPods: 0\nlogging: {verbosity: 4}\n'), '--kubeconfig=/k', '--v=1']),
     );
     expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
+    // logging.format: klog's text unless the file or --logging-format says json (the flag wins); others stop the start, as upstream.
+    expect(d.loggingFormat).toBe('text');
+    const json = file('json.yaml', 'logging: {format: json}\n');
+    expect((await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k']))).loggingFormat).toBe('json');
+    expect((await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k', '--logging-format=text']))).loggingFormat).toBe('text');
+    await expect(loadConfig(parseFlags(['--logging-format=logfmt']))).rejects.toThrow(
+      'logging.format: Unsupported value: "logfmt": supported values: "json", "text"',
+    );
     // Values that ask for something tskubelet does not do still warn.
     const e = await loadConfig(
       parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nrunOnce: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
@@ -425,7 +433,6 @@ describe('loadConfig', () => {
     expect(e.warnings).toEqual([
       'config field "cpuManagerPolicy" is accepted but not implemented yet; it has no effect',
       'config field "runOnce" is accepted but not implemented yet; it has no effect',
-      'config field "logging" is accepted but not implemented yet; it has no effect',
     ]);
     // failSwapOn: upstream's default (true) unless the file or the flag says otherwise.
     expect(c.kc.failSwapOn).toBe(true);

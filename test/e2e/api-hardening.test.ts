@@ -43,7 +43,8 @@ beforeAll(async () => {
     'apiVersion: v1\nkind: Pod\nmetadata: {name: box}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "3600"]}]}\n',
   );
   ports = await freeKubeletPorts();
-  k = startKubelet(kubeletArgs({ dir, ports, node: 'hard', manifests }));
+  // JSON log lines (upstream's --logging-format=json): the audit trail below is read back as objects.
+  k = startKubelet(kubeletArgs({ dir, ports, node: 'hard', manifests, extra: ['--logging-format=json'] }));
   pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
   await until(
     async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running,

@@ -107,7 +107,7 @@ describe('process runtime daemon + manifest URL', () => {
     const r = await httpsGet(`https://127.0.0.1:${ports.port}/configz`, pki());
     const kc = (JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string; nodeStatusMaxImages: number } }).kubeletconfig;
     expect([kc.cgroupDriver, kc.nodeStatusMaxImages]).toEqual(['cgroupfs', 7]);
-    expect(kubelet.output()).toMatch(/"cgroupDriver":"cgroupfs".*"msg":"Using cgroup driver setting received from the CRI runtime"/);
+    expect(kubelet.output()).toMatch(/\] "Using cgroup driver setting received from the CRI runtime" cgroupDriver="cgroupfs"/);
   });
 
   it("lists the runtime's view on /runningpods/ over 10250", async () => {
