@@ -17,16 +17,17 @@ import { createObservabilityHost, type ObservabilityDeps } from './stats/observa
 import type { PodWorkers } from './sync/pod-workers.js';
 import { rfc3339 } from '../lib/time.js';
 
-/** Wraps `fn` so each call is observed in kubelet_pod_worker_duration_seconds{operation_type}. */
-export function timedWorker<A extends unknown[], R>(metrics: KubeletMetrics, operation: string, fn: (...a: A) => Promise<R>): (...a: A) => Promise<R> {
-  return async (...a: A): Promise<R> => {
-    const end = metrics.podWorkerDuration.startTimer({ operation_type: operation });
-    try {
-      return await fn(...a);
-    } finally {
-      end();
-    }
-  };
+/**
+ * Runs one pod worker step, observed in kubelet_pod_worker_duration_seconds{operation_type}:
+ * upstream's SyncPodType of the update (create, update, sync; kill for the steps that stop it).
+ */
+export async function timedWorker<R>(metrics: KubeletMetrics, operation: 'create' | 'update' | 'sync' | 'kill', fn: () => Promise<R>): Promise<R> {
+  const end = metrics.podWorkerDuration.startTimer({ operation_type: operation });
+  try {
+    return await fn();
+  } finally {
+    end();
+  }
 }
 
 /** Observes each pod's start duration once, when its status first shows every container running. */

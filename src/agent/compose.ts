@@ -162,9 +162,9 @@ export function composeAgent(
   });
   const workers = new PodWorkers({
     syncer: {
-      syncPod: timedWorker(metrics, 'sync', (p, q) => syncer.syncPod(p, q)),
-      syncTerminatingPod: timedWorker(metrics, 'terminating', (p, g) => syncer.syncTerminatingPod(p, g)),
-      syncTerminatedPod: timedWorker(metrics, 'terminated', (p) => syncer.syncTerminatedPod(p)),
+      syncPod: (p, q, type) => timedWorker(metrics, type, () => syncer.syncPod(p, q)),
+      syncTerminatingPod: (p, g) => timedWorker(metrics, 'kill', () => syncer.syncTerminatingPod(p, g)),
+      syncTerminatedPod: (p) => timedWorker(metrics, 'kill', () => syncer.syncTerminatedPod(p)),
     },
     logger,
     now: () => clock.now(),

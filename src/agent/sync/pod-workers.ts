@@ -24,6 +24,9 @@ export interface WorkUpdate {
   gracePeriodSeconds?: number;
 }
 
+/** Why a running pod is synced (upstream's SyncPodType): its first update, a changed spec, or a resync. */
+export type SyncUpdateType = 'create' | 'update' | 'sync';
+
 /** The per-state work, supplied by the composition (pod-sync.ts). */
 export interface PodSyncer {
   /**
@@ -32,7 +35,7 @@ export interface PodSyncer {
    * sync, or for a worker's first sync the last time any worker was dropped (see
    * RuntimeManager.getPodStatus).
    */
-  syncPod(pod: Pod, quiet: { quietSinceMs: number }): Promise<{ terminal: boolean }>;
+  syncPod(pod: Pod, quiet: { quietSinceMs: number }, updateType: SyncUpdateType): Promise<{ terminal: boolean }>;
   /** Stops every container of the pod. */
   syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void>;
   /** Releases the pod's remaining resources after it has stopped. */
@@ -103,7 +106,7 @@ export class PodWorkers {
             const quiet = { quietSinceMs: w.syncEndedAtMs ?? this.lastForgetAtMs };
             let r;
             try {
-              r = await this.deps.syncer.syncPod(w.pod, quiet);
+              r = await this.deps.syncer.syncPod(w.pod, quiet, u.kind === 'kill' ? 'sync' : u.kind);
             } finally {
               w.syncEndedAtMs = performance.now();
             }

@@ -12,11 +12,11 @@ const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'def
 const workersOf = (syncer: PodSyncer) => new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
 
 function recordingSyncer(o: { failFirst?: boolean } = {}) {
-  const syncs: { uid: string; quietSinceMs: number; endedAtMs?: number }[] = [];
+  const syncs: { uid: string; quietSinceMs: number; endedAtMs?: number; type: string }[] = [];
   let failed = false;
   const syncer: PodSyncer = {
-    syncPod: async (p, quiet) => {
-      const s: (typeof syncs)[number] = { uid: p.metadata.uid!, quietSinceMs: quiet.quietSinceMs };
+    syncPod: async (p, quiet, type) => {
+      const s: (typeof syncs)[number] = { uid: p.metadata.uid!, quietSinceMs: quiet.quietSinceMs, type };
       syncs.push(s);
       await new Promise((r) => setTimeout(r, 2));
       s.endedAtMs = performance.now();
@@ -49,6 +49,10 @@ describe('PodWorkers', () => {
     expect(first.quietSinceMs).toBe(0);
     expect(second.quietSinceMs).toBeGreaterThanOrEqual(first.endedAtMs!);
     expect(second.quietSinceMs).toBeLessThan(second.endedAtMs!);
+  });
+
+  it("tells each sync its update's type, upstream's SyncPodType (create, then sync)", async () => {
+    expect((await createThenSync()).map((s) => s.type)).toEqual(['create', 'sync']);
   });
 
   it('dates the sync after a failed one from the end of the failed one (it may have created things)', async () => {
