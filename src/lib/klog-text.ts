@@ -21,15 +21,15 @@ const HEADER_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'compone
 
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
 
-/** Go's strconv.Quote for what a log value holds (JSON's escapes, \x for other control bytes). */
-function quote(s: string): string {
+/** Go's strconv.Quote for what a log value or a request body holds (JSON's escapes, \x for other control bytes). */
+export function goQuote(s: string): string {
   return JSON.stringify(s).replace(/\\u00([0-9a-f]{2})/g, '\\x$1');
 }
 
 /** One value as klog writes it after `key=`. */
 function value(v: unknown): string {
   if (typeof v === 'string') {
-    if (!v.includes('\n')) return quote(v);
+    if (!v.includes('\n')) return goQuote(v);
     // klog's multi-line form: each line indented by a tab, closed by " >".
     return `<\n${v
       .split('\n')
@@ -60,7 +60,7 @@ export function klogTextLine(json: string): string {
   const time = typeof rec.time === 'number' ? rec.time : Date.now();
   const pid = typeof rec.pid === 'number' ? rec.pid : process.pid;
   const source = typeof rec.component === 'string' && rec.component ? rec.component : 'kubelet';
-  let out = klogHeader(level, time, pid, source) + quote(typeof rec.msg === 'string' ? rec.msg : '');
+  let out = klogHeader(level, time, pid, source) + goQuote(typeof rec.msg === 'string' ? rec.msg : '');
   for (const [k, v] of Object.entries(rec)) if (!HEADER_KEYS.has(k) && v !== undefined) out += ` ${k}=${value(v)}`;
   return `${out}\n`;
 }

@@ -8,16 +8,12 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { hidden } from './schemas.js';
+import { goQuote } from '../lib/klog-text.js';
 
 const PATH = '/debug/flags/v';
 /** Bodies longer than this are refused (413) before they are read: a level is a few digits. */
 const BODY_LIMIT = 1024;
 const INT32 = 2 ** 31;
-
-/** Go's strconv.Quote for what a request body can hold (ASCII escapes; \x for other control bytes). */
-export function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/\\u00([0-9a-f]{2})/g, '\\x$1');
-}
 
 /** klog's Level.Set: the level, or upstream's error text. */
 export function parseVerbosity(body: string): { ok: true; level: number } | { ok: false; message: string } {

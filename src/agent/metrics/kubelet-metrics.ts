@@ -15,6 +15,7 @@
 import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
+import { KUBERNETES_VERSION } from '../../version.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
@@ -81,6 +82,13 @@ export class KubeletMetrics {
   }) {
     const r = this.registry;
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
+    r.register(
+      new Gauge(
+        'kubernetes_build_info',
+        "[ALPHA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
+        ['major', 'minor', 'git_version', 'git_commit', 'git_tree_state', 'build_date', 'go_version', 'compiler', 'platform'],
+      ),
+    ).set(buildInfo(), 1);
     r.register(new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) => g.set(undefined, o.running.pods())));
     r.register(
       new Gauge('kubelet_running_containers', '[ALPHA] Number of containers currently running', ['container_state'], (g) => {
@@ -234,6 +242,26 @@ export class KubeletMetrics {
   text(): string {
     return this.registry.text(processFamilies(this.startTimeSeconds));
   }
+}
+
+/** kubernetes_build_info's labels: the Kubernetes version tskubelet stands in for; no Go, so no commit, build date or Go version. */
+function buildInfo(): Record<
+  'major' | 'minor' | 'git_version' | 'git_commit' | 'git_tree_state' | 'build_date' | 'go_version' | 'compiler' | 'platform',
+  string
+> {
+  const [major = '', minor = ''] = KUBERNETES_VERSION.replace(/^v/, '').split('.');
+  const arch = ({ x64: 'amd64', ia32: '386' } as Record<string, string>)[process.arch] ?? process.arch;
+  return {
+    major,
+    minor,
+    git_version: KUBERNETES_VERSION,
+    git_commit: '',
+    git_tree_state: '',
+    build_date: '',
+    go_version: '',
+    compiler: 'tskubelet',
+    platform: `${process.platform}/${arch}`,
+  };
 }
 
 /** Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox → list_podsandbox). */
