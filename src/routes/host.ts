@@ -78,7 +78,7 @@ export interface KubeletHost {
   /** /spec/: the machine (cAdvisor MachineInfo subset). */
   machineSpec(): Record<string, unknown>;
   /** Counts a served request (kubelet_http_requests_total). */
-  recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }): void;
+  recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean; seconds: number }): void;
 }
 
 /** The metrics endpoints. */

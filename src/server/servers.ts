@@ -171,9 +171,9 @@ export async function secureRoutes(
   }
 }
 
-/** kubelet_http_requests_total: path is the first segment, as upstream labels it. */
+/** kubelet_http_requests_total and _duration_seconds: path is the first segment, as upstream labels it. */
 function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'readonly' | 'readwrite'): void {
-  app.addHook('onResponse', async (req) => {
+  app.addHook('onResponse', async (req, reply) => {
     const first = req.url.split('?')[0].split('/')[1] ?? '';
     const path = [
       'pods',
@@ -189,10 +189,18 @@ function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'rea
       'exec',
       'attach',
       'portForward',
+      'debug',
+      'checkpoint',
     ].includes(first)
       ? first
       : 'other';
-    host.recordHttpRequest({ method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) });
+    host.recordHttpRequest({
+      method: req.method,
+      path,
+      serverType,
+      longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url),
+      seconds: reply.elapsedTime / 1000,
+    });
   });
 }
 

@@ -178,6 +178,7 @@ describe('metrics', () => {
       'kubelet_runtime_operations_total{operation_type="list_containers"}',
       'kubelet_runtime_operations_duration_seconds_bucket',
       'kubelet_http_requests_total',
+      'kubelet_http_requests_duration_seconds_bucket{le="0.005",long_running="false",method="GET",path="stats",server_type="readonly"}',
       'kubelet_started_containers_total',
       // Upstream's label names and buckets: the pod worker's operation_type, the runtime operations' ExponentialBuckets(.005, 2.5, 14).
       'kubelet_pod_worker_duration_seconds_bucket{le="0.005",operation_type="sync"}',

@@ -63,6 +63,7 @@ export class KubeletMetrics {
   readonly runtimeOpErrors: Counter<'operation_type'>;
   readonly runtimeOpDuration: Histogram<'operation_type'>;
   readonly httpRequests: Counter<'method' | 'path' | 'server_type' | 'long_running'>;
+  readonly httpRequestsDuration: Histogram<'method' | 'path' | 'server_type' | 'long_running'>;
   readonly startedPods: Counter;
   readonly startedPodsErrors: Counter;
   readonly startedContainersErrors: Counter<'container_type' | 'code'>;
@@ -148,6 +149,14 @@ export class KubeletMetrics {
         'server_type',
         'long_running',
       ]),
+    );
+    this.httpRequestsDuration = r.register(
+      new Histogram(
+        'kubelet_http_requests_duration_seconds',
+        '[ALPHA] Duration in seconds to serve http requests',
+        ['method', 'path', 'server_type', 'long_running'],
+        DURATION_BUCKETS,
+      ),
     );
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
     this.startedPodsErrors = r.register(new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []));

@@ -128,8 +128,10 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         instance_id: 'None',
       };
     },
-    recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }): void {
-      d.metrics.httpRequests.inc({ method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) });
+    recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean; seconds: number }): void {
+      const labels = { method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) };
+      d.metrics.httpRequests.inc(labels);
+      d.metrics.httpRequestsDuration.observe(labels, r.seconds);
     },
   };
 }
