@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -97,7 +97,12 @@ describe('/stats/summary', () => {
       memory: { workingSetBytes: expect.any(Number), availableBytes: expect.any(Number) },
       fs: { capacityBytes: expect.any(Number) },
       rlimit: { maxpid: expect.any(Number), curproc: expect.any(Number) },
+      // The node's swap, from /proc/meminfo (0 and 0 on a node without swap).
+      swap: { time: expect.any(String), swapUsageBytes: expect.any(Number), swapAvailableBytes: expect.any(Number) },
     });
+    const meminfo = readFileSync('/proc/meminfo', 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1]) * 1024;
+    if (kb('SwapTotal') === 0) expect(s.node.swap).toMatchObject({ swapUsageBytes: 0, swapAvailableBytes: 0 });
     // Named cgroups (--runtime-cgroups, systemCgroups; the root cgroup here) become the runtime and misc system containers.
     expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'runtime', 'misc', 'pods']);
     const runtimeSys = s.node.systemContainers.find((c: Obj) => c.name === 'runtime');
@@ -121,7 +126,7 @@ describe('/stats/summary', () => {
 
   it('only_cpu_and_memory=true gives only cpu and memory, on GET and POST', async () => {
     const s = await summary('?only_cpu_and_memory=true');
-    expect(Object.keys(s.node).sort()).toEqual(['cpu', 'memory', 'nodeName', 'startTime', 'systemContainers']);
+    expect(Object.keys(s.node).sort()).toEqual(['cpu', 'memory', 'nodeName', 'startTime', 'swap', 'systemContainers']);
     for (const p of s.pods) {
       expect(Object.keys(p).sort()).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
       for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory'].includes(x))).toEqual([]);
@@ -157,6 +162,7 @@ describe('metrics', () => {
     }
     expect(samples.find((x) => x.name === 'node_cpu_usage_seconds_total')!.value).toBeGreaterThan(0);
     expect(samples.find((x) => x.name === 'node_memory_working_set_bytes')!.value).toBeGreaterThan(0);
+    expect(samples.find((x) => x.name === 'node_swap_usage_bytes')!.value).toBeGreaterThanOrEqual(0);
   });
 
   it('/metrics has the kubelet_* metrics operators graph; /metrics/probes and /spec/ answer', async () => {

@@ -1,7 +1,7 @@
 /**
  * Node-level figures read from the kernel (the seams of the stats provider that cAdvisor's
  * machine and root-container stats fill upstream): cumulative CPU time from /proc/stat, memory
- * from /proc/meminfo (working set = usage − inactive file pages, as cAdvisor computes it for the
+ * and swap from /proc/meminfo (working set = usage − inactive file pages, as cAdvisor computes it for the
  * root cgroup), network interfaces from /proc/net/dev with the default route's interface from
  * /proc/net/route, filesystem usage by statfs, and the pid limits and process count.
  *
@@ -30,8 +30,16 @@ export function nodeCpuNs(): number {
   return ((user + nice + system + irq + softirq + (steal || 0)) * 1e9) / 100;
 }
 
-/** Memory of the node in bytes. */
-export function nodeMemory(): { capacity: number; usage: number; workingSet: number; available: number; rss?: number } {
+/** Memory of the node in bytes, and its swap (in use: SwapTotal − SwapFree; available: SwapFree; both 0 without swap). */
+export function nodeMemory(): {
+  capacity: number;
+  usage: number;
+  workingSet: number;
+  available: number;
+  rss?: number;
+  swapUsage: number;
+  swapAvailable: number;
+} {
   const m = new Map<string, number>();
   for (const l of readFileSync('/proc/meminfo', 'latin1').split('\n')) {
     const x = /^([^:]+):\s+(\d+)/.exec(l);
@@ -40,7 +48,15 @@ export function nodeMemory(): { capacity: number; usage: number; workingSet: num
   const capacity = m.get('MemTotal') ?? 0;
   const usage = capacity - (m.get('MemFree') ?? 0);
   const workingSet = Math.max(0, usage - (m.get('Inactive(file)') ?? 0));
-  return { capacity, usage, workingSet, available: Math.max(0, capacity - workingSet) };
+  const swapFree = m.get('SwapFree') ?? 0;
+  return {
+    capacity,
+    usage,
+    workingSet,
+    available: Math.max(0, capacity - workingSet),
+    swapUsage: Math.max(0, (m.get('SwapTotal') ?? 0) - swapFree),
+    swapAvailable: swapFree,
+  };
 }
 
 /** One network interface's counters. */

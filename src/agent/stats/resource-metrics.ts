@@ -22,6 +22,7 @@ export interface ContainerInfo {
 export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo): string {
   const nodeCpu = family('node_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the node in core-seconds', 'counter');
   const nodeMem = family('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
+  const nodeSwap = family('node_swap_usage_bytes', '[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems', 'gauge');
   const cCpu = family('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
   const cMem = family('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
   const cStart = family('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
@@ -33,6 +34,7 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
     const ts = s.atMs;
     nodeCpu.samples.push({ value: s.node.cpuNs / 1e9, timestampMs: ts });
     nodeMem.samples.push({ value: s.node.memory.workingSet, timestampMs: ts });
+    nodeSwap.samples.push({ value: s.node.memory.swapUsage, timestampMs: ts });
     const pods = new Map<string, { pod: string; namespace: string; containers: ContainerSample[] }>();
     for (const c of s.containers) {
       const labels = { container: c.name, namespace: c.podNamespace, pod: c.podName };
@@ -51,7 +53,7 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       if (workingSet !== undefined) pMem.samples.push({ labels, value: workingSet, timestampMs: ts });
     }
   }
-  return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, pCpu, pMem, err]);
+  return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, err]);
 }
 
 /**

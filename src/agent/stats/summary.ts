@@ -130,6 +130,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
             : undefined,
           rlimit: { time, maxpid: s.node.rlimit.maxpid, curproc: s.node.rlimit.curproc },
         }),
+    swap: { time, swapAvailableBytes: s.node.memory.swapAvailable, swapUsageBytes: s.node.memory.swapUsage },
   });
   const pods = ctx.pods.map((p) => {
     const cs = byPod.get(p.uid) ?? [];
