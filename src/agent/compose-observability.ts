@@ -30,7 +30,7 @@ export async function timedWorker<R>(metrics: KubeletMetrics, operation: 'create
   }
 }
 
-/** Observes each pod's start duration once, when its status first shows every container running. */
+/** Observes each pod's start duration once, when its status first shows every container running; tells the startup SLI tracker each status. */
 export function trackPodStartDuration(d: { statusManager: StatusManager; podManager: PodManager; metrics: KubeletMetrics; clock: Clock }): void {
   const firstSeen = new Map<string, number>();
   d.statusManager.onChange((uid) => {
@@ -41,6 +41,7 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
     }
     if (!firstSeen.has(uid)) firstSeen.set(uid, d.clock.now());
     const st = d.statusManager.get(uid);
+    if (st) d.metrics.podStartup.statusUpdated(uid, st);
     if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) {
       d.metrics.podStartDuration.observe(undefined, (d.clock.now() - firstSeen.get(uid)!) / 1000);
       firstSeen.set(uid, -1);

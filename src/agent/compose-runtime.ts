@@ -19,7 +19,7 @@ import type { NodeFacts } from './runtime/executor.js';
 import type { ImageService } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
 import { TokenBucket } from '../lib/token-bucket.js';
-import { ImageManager } from './images/image-manager.js';
+import { ImageManager, type ImageManagerDeps } from './images/image-manager.js';
 import { nodeRef, type EventSink } from './events/recorder.js';
 import { PodCgroupManager, type CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
@@ -95,7 +95,10 @@ export function composeRuntime(
  * The image manager with the configuration's pull limits. The registry pull rate applies to a
  * runtime that pulls from registries (`registry`), not to the embedded one, whose pulls are no-ops.
  */
-export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock: Clock; events: EventSink; registry: boolean }): ImageManager {
+export function composeImages(
+  cfg: AgentConfig,
+  d: { images: ImageService; clock: Clock; events: EventSink; registry: boolean; pullTimes?: ImageManagerDeps['pullTimes'] },
+): ImageManager {
   return new ImageManager({
     images: d.images,
     clock: d.clock,
@@ -103,6 +106,7 @@ export function composeImages(cfg: AgentConfig, d: { images: ImageService; clock
     maxParallelImagePulls: cfg.maxParallelImagePulls,
     pullLimiter: d.registry && cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now()) : undefined,
     events: d.events,
+    pullTimes: d.pullTimes,
   });
 }
 

@@ -9,10 +9,11 @@ import { FileSource } from './podconfig/file.js';
 import { HttpSource } from './podconfig/http.js';
 import { ApiserverSource } from './podconfig/apiserver.js';
 import type { PodSource } from './podconfig/types.js';
+import type { Pod } from '../api/types.js';
 import type { AgentConfig } from './agent-config.js';
 
 /** The sources the configuration asks for. */
-export function composeSources(cfg: AgentConfig, o: { api?: KubeClient; logger: Logger; clock: Clock }): PodSource[] {
+export function composeSources(cfg: AgentConfig, o: { api?: KubeClient; logger: Logger; clock: Clock; onWatch?: (pods: Pod[]) => void }): PodSource[] {
   const { logger, clock } = o;
   const sources: PodSource[] = [];
   if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
@@ -20,6 +21,6 @@ export function composeSources(cfg: AgentConfig, o: { api?: KubeClient; logger: 
     sources.push(
       new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }),
     );
-  if (o.api) sources.push(new ApiserverSource({ client: o.api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs }));
+  if (o.api) sources.push(new ApiserverSource({ client: o.api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs, onWatch: o.onWatch }));
   return sources;
 }

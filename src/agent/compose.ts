@@ -76,11 +76,12 @@ export function composeAgent(
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
     claims: () => volumeStats.claims(),
     volumes: () => volumes.volumeCounts(),
+    logger,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded });
 
-  const sources = composeSources(cfg, { api, logger, clock });
+  const sources = composeSources(cfg, { api, logger, clock, onWatch: (pods) => metrics.podStartup.observedOnWatch(pods) });
   const events = new EventRecorder({ client: api?.unthrottled(), nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
@@ -92,7 +93,7 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime });
+  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.podStartup });
   const observeCgroup = metrics.observeCgroup;
   const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,

@@ -185,6 +185,22 @@ describe('pods from the apiserver', () => {
       'pod events',
     );
     expect(reasons).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started']));
+    // The pod startup SLI, as upstream's tracker: its klog line (the watch saw it running) and both histograms.
+    const line = await until(
+      () =>
+        c.kubelet
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"Observed pod startup duration" pod="default/web"')),
+      10_000,
+      'startup line',
+    );
+    expect(line).toMatch(
+      /^I\d{4} [\d:.]+ +\d+ kubelet:0\] "Observed pod startup duration" pod="default\/web" podStartSLOduration=[\d.]+ podStartE2EDuration="[\dmsµ.]+" podCreationTimestamp="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC"/,
+    );
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(Number(/^kubelet_pod_start_sli_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^kubelet_pod_start_total_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     const started = c.api.store.list('events').find((e) => e.involvedObject.name === 'web' && e.reason === 'Started')!;
     expect(started).toMatchObject({
       source: { component: 'kubelet', host: node },

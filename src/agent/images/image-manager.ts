@@ -32,6 +32,8 @@ export interface ImageManagerDeps {
   /** registryPullQPS / registryBurst (undefined: no limit). */
   pullLimiter?: TokenBucket;
   events?: EventSink;
+  /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out). */
+  pullTimes?: { startedPulling(uid: string): void; finishedPulling(uid: string): void };
 }
 
 /** Pulls images per policy. */
@@ -98,6 +100,7 @@ export class ImageManager {
     if (remaining > 0) return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, retryAfterMs: remaining };
     const started = this.deps.clock.now();
     this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulling', `Pulling image "${image}"`);
+    this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
     try {
       let ref = '';
       const creds = typeof o.auth === 'function' ? await o.auth() : o.auth;
@@ -110,6 +113,7 @@ export class ImageManager {
           if (i === tries.length - 1) throw err;
         }
       }
+      this.deps.pullTimes?.finishedPulling(pod.metadata.uid!);
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
       const secs = ((this.deps.clock.now() - started) / 1000).toFixed(3);
       this.deps.events?.record(

@@ -16,6 +16,8 @@ import type { CriRuntime, ImageService, RuntimeService } from '../../cri/service
 import type { KubeClient } from '../../lib/kube-client.js';
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { KUBERNETES_VERSION } from '../../version.js';
+import { silentLogger, type Logger } from '../../lib/logger.js';
+import { PodStartupLatencyTracker } from './pod-startup-latency.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
@@ -72,6 +74,8 @@ export class KubeletMetrics {
   readonly restClientDuration: Histogram<'verb' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
 
+  /** The pod startup SLI (pod-startup-latency.ts): fed by the apiserver source, the status manager and the image manager. */
+  readonly podStartup: PodStartupLatencyTracker;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
 
   constructor(o: {
@@ -80,6 +84,8 @@ export class KubeletMetrics {
     claims?: () => ClaimStats[];
     /** The volume manager's volumes per plugin and state (volume_manager_total_volumes). */
     volumes?: () => { plugin: string; state: string; count: number }[];
+    /** Where the pod startup tracker logs "Observed pod startup duration". */
+    logger?: Logger;
   }) {
     const r = this.registry;
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
@@ -113,6 +119,31 @@ export class KubeletMetrics {
         DURATION_BUCKETS,
       ),
     );
+    const sli = r.register(
+      new Histogram(
+        'kubelet_pod_start_sli_duration_seconds',
+        '[ALPHA] Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
+        [],
+        START_BUCKETS,
+      ),
+    );
+    const total = r.register(
+      new Histogram(
+        'kubelet_pod_start_total_duration_seconds',
+        '[ALPHA] Duration in seconds to start a pod since creation, including time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
+        [],
+        START_BUCKETS,
+      ),
+    );
+    this.podStartup = new PodStartupLatencyTracker({
+      logger: o.logger ?? silentLogger,
+      sink: {
+        observe: (sliSeconds, totalSeconds) => {
+          sli.observe(undefined, sliSeconds);
+          total.observe(undefined, totalSeconds);
+        },
+      },
+    });
     this.plegRelistDuration = r.register(
       new Histogram('kubelet_pleg_relist_duration_seconds', '[ALPHA] Duration in seconds for relisting pods in PLEG.', [], DURATION_BUCKETS),
     );

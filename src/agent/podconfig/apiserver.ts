@@ -18,6 +18,8 @@ export interface ApiserverSourceDeps {
   clock: Clock;
   logger: Logger;
   watchdogMs?: number;
+  /** Sees every set of pods the watch delivers, before PodConfig (the pod startup SLI tracker). */
+  onWatch?(pods: Pod[]): void;
 }
 
 /** PodSource over the apiserver. */
@@ -26,7 +28,7 @@ export class ApiserverSource implements PodSource {
   /** The reflector (for tests). */
   readonly reflector: ListWatch<Pod & { metadata: { name: string } }>;
 
-  constructor(d: ApiserverSourceDeps) {
+  constructor(private readonly d: ApiserverSourceDeps) {
     this.reflector = new ListWatch({
       client: d.client,
       path: '/api/v1/pods',
@@ -41,7 +43,11 @@ export class ApiserverSource implements PodSource {
   start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
     this.reflector.start({
       signal,
-      onSnapshot: (pods) => emit(pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }))),
+      onSnapshot: (pods) => {
+        const all = pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }));
+        this.d.onWatch?.(all);
+        emit(all);
+      },
     });
   }
 }
