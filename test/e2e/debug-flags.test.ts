@@ -80,6 +80,9 @@ describe('/debug/flags/v', () => {
     expect(r).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'successfully set klog.logging.verbosity to 4\n' });
     writePod('loud');
     await until(() => / object="Pod\/default\/loud-flags" type="Normal" reason="Started"/.test(kubelet.output()), 20_000, 'debug event lines');
+    // Upstream's V(2) line for the new pod.
+    expect(kubelet.output()).toContain('] "SyncLoop ADD" source="file" pods=["default/loud-flags"]');
+    expect(kubelet.output()).not.toContain('pods=["default/quiet-flags"]');
     // Back to 0: quiet again.
     expect((await request('PUT', '0')).status).toBe(200);
   }, 60_000);

@@ -74,6 +74,10 @@ export class SyncLoop {
   /** Handles one config update (exposed for tests). */
   handle(u: PodUpdate): void {
     const { podManager, workers } = this.d;
+    // Upstream's lines for each update: V(2), RECONCILE V(4) (debug and trace here).
+    const level = u.op === 'RECONCILE' ? 'trace' : 'debug';
+    if (this.d.logger.isLevelEnabled(level))
+      this.d.logger[level]({ source: u.source, pods: u.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`) }, `SyncLoop ${u.op}`);
     const pods = u.op === 'ADD' ? [...u.pods].sort((a, b) => compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '')) : u.pods;
     for (const pod of pods) {
       const uid = pod.metadata.uid!;
