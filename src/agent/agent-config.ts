@@ -126,6 +126,5 @@ export interface Agent {
     volumeStats: VolumeStatsCollector;
     prober: ProberManager;
     collector: StatsCollector;
-    metrics: KubeletMetrics;
   };
 }

@@ -57,7 +57,8 @@ import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
-import { KubeletMetrics, instrumentKubeClient } from './metrics/kubelet-metrics.js';
+import { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 
 export { adoptRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
@@ -256,7 +257,6 @@ export function composeAgent(
       volumeStats,
       prober,
       collector,
-      metrics,
     },
     async start() {
       if (processRuntime) await processRuntime.start();

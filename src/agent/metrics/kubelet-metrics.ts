@@ -1,21 +1,23 @@
 /**
- * The kubelet's own Prometheus metrics (/metrics, registry.ts), under upstream's names:
- * kubelet_running_pods, kubelet_running_containers{container_state}, kubelet_pod_start_duration_seconds,
- * kubelet_pod_worker_duration_seconds{operation}, kubelet_pleg_relist_duration_seconds,
- * kubelet_pleg_relist_interval_seconds, kubelet_runtime_operations_total / _errors_total /
- * _duration_seconds{operation_type}, kubelet_node_name{node}, kubelet_http_requests_total,
- * kubelet_started_pods_total, kubelet_started_containers_total{container_type},
- * rest_client_requests_total{code,method,host}, rest_client_request_duration_seconds{verb,host}, kubelet_volume_stats_*{namespace,persistentvolumeclaim}
- * (upstream's volume stats collector: each claim in use once, from the latest volume stats), the
- * certificate managers' TTL and renewal errors (certificateManager), kubelet_cgroup_manager_duration_seconds{operation_type},
- * kubelet_pleg_last_seen_seconds, storage_operation_duration_seconds{volume_plugin,operation_name,status,migrated}
- * (volume_mount / volume_unmount), volume_manager_total_volumes{plugin_name,state}, and the process_* / nodejs_* figures.
- * Also the helpers that instrument the CRI client and the apiserver client.
+ * The kubelet's own Prometheus metrics (/metrics, on registry.ts), under upstream's names, labels,
+ * help texts and buckets:
+ * - pods and containers: kubelet_running_pods, kubelet_running_containers{container_state},
+ *   kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total,
+ *   kubelet_pod_start_duration_seconds, kubelet_pod_start_sli_duration_seconds /
+ *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
+ *   kubelet_evictions;
+ * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
+ *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_node_name,
+ *   kubernetes_build_info;
+ * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
+ *   volume_manager_total_volumes;
+ * - the servers and the apiserver client: kubelet_http_requests_total / _duration_seconds,
+ *   rest_client_requests_total, rest_client_request_duration_seconds;
+ * - the certificate managers' TTL and renewal errors (certificateManager);
+ * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
-import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
-import type { KubeClient } from '../../lib/kube-client.js';
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
-import { KUBERNETES_VERSION } from '../../version.js';
+import { buildInfo } from './build-info.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
 
@@ -282,96 +284,4 @@ export class KubeletMetrics {
   text(): string {
     return this.registry.text(processFamilies(this.startTimeSeconds));
   }
-}
-
-/** kubernetes_build_info's labels: the Kubernetes version tskubelet stands in for; no Go, so no commit, build date or Go version. */
-function buildInfo(): Record<
-  'major' | 'minor' | 'git_version' | 'git_commit' | 'git_tree_state' | 'build_date' | 'go_version' | 'compiler' | 'platform',
-  string
-> {
-  const [major = '', minor = ''] = KUBERNETES_VERSION.replace(/^v/, '').split('.');
-  const arch = ({ x64: 'amd64', ia32: '386' } as Record<string, string>)[process.arch] ?? process.arch;
-  return {
-    major,
-    minor,
-    git_version: KUBERNETES_VERSION,
-    git_commit: '',
-    git_tree_state: '',
-    build_date: '',
-    go_version: '',
-    compiler: 'tskubelet',
-    platform: `${process.platform}/${arch}`,
-  };
-}
-
-/** Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox → list_podsandbox). */
-export function operationType(method: string): string {
-  return method.replace(/PodSandbox/g, 'Podsandbox').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-function instrument<T extends object>(target: T, m: KubeletMetrics): T {
-  return new Proxy(target, {
-    get(obj, prop, recv) {
-      const v = Reflect.get(obj, prop, recv) as unknown;
-      if (typeof v !== 'function' || typeof prop !== 'string' || prop === 'close') return v;
-      return (...args: unknown[]) => {
-        const op = operationType(prop);
-        const end = m.runtimeOpDuration.startTimer({ operation_type: op });
-        m.runtimeOps.inc({ operation_type: op });
-        const r = (v as (...a: unknown[]) => unknown).apply(obj, args);
-        if (!(r instanceof Promise)) {
-          end();
-          return r;
-        }
-        return r.then(
-          (x: unknown) => {
-            end();
-            return x;
-          },
-          (err: unknown) => {
-            end();
-            m.runtimeOpErrors.inc({ operation_type: op });
-            throw err;
-          },
-        );
-      };
-    },
-  });
-}
-
-/** The CRI runtime with every call counted and timed. */
-export function instrumentCri(rt: CriRuntime, m: KubeletMetrics): CriRuntime {
-  return { ...rt, runtime: instrument<RuntimeService>(rt.runtime, m), images: instrument<ImageService>(rt.images, m) };
-}
-
-/** The apiserver client with rest_client_requests_total counted. */
-export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClient {
-  const host = (() => {
-    try {
-      return new URL(c.server).host;
-    } catch {
-      return '';
-    }
-  })();
-  return new Proxy(c, {
-    get(obj, prop, recv) {
-      const v = Reflect.get(obj, prop, recv) as unknown;
-      if (prop === 'unthrottled') return () => instrumentKubeClient(obj.unthrottled(), m);
-      if (prop !== 'request') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(obj) : v;
-      return async (req: Parameters<KubeClient['request']>[0]) => {
-        const method = req.method ?? 'GET';
-        const end = m.restClientDuration.startTimer({ verb: method, host });
-        try {
-          const r = await obj.request(req);
-          m.restClientRequests.inc({ code: String(r.status), method, host });
-          return r;
-        } catch (err) {
-          m.restClientRequests.inc({ code: '<error>', method, host });
-          throw err;
-        } finally {
-          end();
-        }
-      };
-    },
-  });
 }

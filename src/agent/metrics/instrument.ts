@@ -1,0 +1,79 @@
+/**
+ * The CRI runtime and the apiserver client, wrapped so every call is counted and timed in the
+ * kubelet's metrics (kubelet_runtime_operations_*, rest_client_*).
+ */
+import type { CriRuntime, ImageService, RuntimeService } from '../../cri/services.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import type { KubeletMetrics } from './kubelet-metrics.js';
+
+/** Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox → list_podsandbox). */
+export function operationType(method: string): string {
+  return method.replace(/PodSandbox/g, 'Podsandbox').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+function instrument<T extends object>(target: T, m: KubeletMetrics): T {
+  return new Proxy(target, {
+    get(obj, prop, recv) {
+      const v = Reflect.get(obj, prop, recv) as unknown;
+      if (typeof v !== 'function' || typeof prop !== 'string' || prop === 'close') return v;
+      return (...args: unknown[]) => {
+        const op = operationType(prop);
+        const end = m.runtimeOpDuration.startTimer({ operation_type: op });
+        m.runtimeOps.inc({ operation_type: op });
+        const r = (v as (...a: unknown[]) => unknown).apply(obj, args);
+        if (!(r instanceof Promise)) {
+          end();
+          return r;
+        }
+        return r.then(
+          (x: unknown) => {
+            end();
+            return x;
+          },
+          (err: unknown) => {
+            end();
+            m.runtimeOpErrors.inc({ operation_type: op });
+            throw err;
+          },
+        );
+      };
+    },
+  });
+}
+
+/** The CRI runtime with every call counted and timed. */
+export function instrumentCri(rt: CriRuntime, m: KubeletMetrics): CriRuntime {
+  return { ...rt, runtime: instrument<RuntimeService>(rt.runtime, m), images: instrument<ImageService>(rt.images, m) };
+}
+
+/** The apiserver client with rest_client_requests_total counted. */
+export function instrumentKubeClient(c: KubeClient, m: KubeletMetrics): KubeClient {
+  const host = (() => {
+    try {
+      return new URL(c.server).host;
+    } catch {
+      return '';
+    }
+  })();
+  return new Proxy(c, {
+    get(obj, prop, recv) {
+      const v = Reflect.get(obj, prop, recv) as unknown;
+      if (prop === 'unthrottled') return () => instrumentKubeClient(obj.unthrottled(), m);
+      if (prop !== 'request') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(obj) : v;
+      return async (req: Parameters<KubeClient['request']>[0]) => {
+        const method = req.method ?? 'GET';
+        const end = m.restClientDuration.startTimer({ verb: method, host });
+        try {
+          const r = await obj.request(req);
+          m.restClientRequests.inc({ code: String(r.status), method, host });
+          return r;
+        } catch (err) {
+          m.restClientRequests.inc({ code: '<error>', method, host });
+          throw err;
+        } finally {
+          end();
+        }
+      };
+    },
+  });
+}
