@@ -180,7 +180,7 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const { adoptRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime } = await import('./agent/compose.js');
+  const { adoptRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime, registerCertificateMetrics } = await import('./agent/compose.js');
   const agentCfg = agentConfigOf(cfg);
   const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
   try {
@@ -199,7 +199,7 @@ export async function main(argv: string[]): Promise<number> {
   healthz?.setChecks(() => agent.host.healthChecks());
   if (api && kc.rotateCertificates && certModule) {
     const rotator = new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger });
-    agent.metrics.certificateManager('client', rotator.status);
+    registerCertificateMetrics(agent.metrics, 'client', rotator.status);
     rotator.start({ signal: lifetime.signal });
   }
 
@@ -235,7 +235,7 @@ export async function main(argv: string[]): Promise<number> {
       clock: realClock,
       logger,
     });
-    agent.metrics.certificateManager('server', servingCerts.status);
+    registerCertificateMetrics(agent.metrics, 'server', servingCerts.status);
     servingCerts.start({ signal: lifetime.signal }, () => {
       if (!secureLater || lifetime.signal.aborted) return;
       secureLater = false;

@@ -14,7 +14,7 @@ import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
 import { createAgentHost, type AgentHostDeps } from './host.js';
 import { createObservabilityHost, type ObservabilityDeps } from './stats/observability-host.js';
-import type { PodWorkers } from './sync/pod-workers.js';
+import type { PodSyncer, PodWorkers } from './sync/pod-workers.js';
 import { rfc3339 } from '../lib/time.js';
 
 /**
@@ -28,6 +28,18 @@ export async function timedWorker<R>(metrics: KubeletMetrics, operation: 'create
   } finally {
     end();
   }
+}
+
+/** The pod workers' syncer: each step timed by its update type, a pod's first sync (create) also counted (observePodCreate). */
+export function timedSyncer(metrics: KubeletMetrics, syncer: PodSyncer, clock: Clock): PodSyncer {
+  return {
+    syncPod: (p, q, type) => {
+      if (type === 'create') metrics.observePodCreate(p, clock.now());
+      return timedWorker(metrics, type, () => syncer.syncPod(p, q, type));
+    },
+    syncTerminatingPod: (p, g) => timedWorker(metrics, 'kill', () => syncer.syncTerminatingPod(p, g)),
+    syncTerminatedPod: (p) => timedWorker(metrics, 'kill', () => syncer.syncTerminatedPod(p)),
+  };
 }
 
 /** Observes each pod's start duration once, when its status first shows every container running; tells the startup SLI tracker each status. */

@@ -28,7 +28,7 @@ import {
 } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
 import { startClusterMembership } from './compose-cluster.js';
-import { composeHost, createStatsCollector, timedWorker, trackPodStartDuration } from './compose-observability.js';
+import { composeHost, createStatsCollector, timedSyncer, trackPodStartDuration } from './compose-observability.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { composeSources } from './compose-sources.js';
 import { composeVolumes } from './compose-volumes.js';
@@ -63,6 +63,7 @@ import type { MachineInfo } from './nodestatus/machine-info.js';
 
 export { adoptRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } from './compose-runtime.js';
 export type { Agent, AgentConfig } from './agent-config.js';
+export { registerCertificateMetrics } from './metrics/certificate-metrics.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
@@ -163,11 +164,7 @@ export function composeAgent(
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
   });
   const workers = new PodWorkers({
-    syncer: {
-      syncPod: (p, q, type) => timedWorker(metrics, type, () => syncer.syncPod(p, q)),
-      syncTerminatingPod: (p, g) => timedWorker(metrics, 'kill', () => syncer.syncTerminatingPod(p, g)),
-      syncTerminatedPod: (p) => timedWorker(metrics, 'kill', () => syncer.syncTerminatedPod(p)),
-    },
+    syncer: timedSyncer(metrics, syncer, clock),
     logger,
     now: () => clock.now(),
   });

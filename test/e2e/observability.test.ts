@@ -179,6 +179,9 @@ describe('metrics', () => {
     for (const name of [
       'kubelet_pod_start_duration_seconds_bucket',
       'kubelet_pod_worker_duration_seconds_bucket',
+      // Each pod's first sync: its containers (one each) and the time from its source to its worker.
+      'kubelet_containers_per_pod_count_bucket{le="1"} 3',
+      'kubelet_pod_worker_start_duration_seconds_count 3',
       'kubelet_pleg_relist_duration_seconds_bucket',
       'kubelet_pleg_relist_interval_seconds_bucket',
       'kubelet_runtime_operations_total{operation_type="list_containers"}',

@@ -3,7 +3,8 @@
  * help texts and buckets:
  * - pods and containers: kubelet_running_pods, kubelet_running_containers{container_state},
  *   kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total,
- *   kubelet_pod_start_duration_seconds, kubelet_pod_start_sli_duration_seconds /
+ *   kubelet_pod_start_duration_seconds, kubelet_pod_worker_start_duration_seconds,
+ *   kubelet_containers_per_pod_count, kubelet_pod_start_sli_duration_seconds /
  *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions;
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
@@ -13,11 +14,12 @@
  *   volume_manager_total_volumes;
  * - the servers and the apiserver client: kubelet_http_requests_total / _duration_seconds,
  *   rest_client_requests_total, rest_client_request_duration_seconds;
- * - the certificate managers' TTL and renewal errors (certificateManager);
+ * - the certificate managers' TTL and renewal errors (certificate-metrics.ts);
  * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { buildInfo } from './build-info.js';
+import type { Pod } from '../../api/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
 
@@ -58,6 +60,8 @@ export class KubeletMetrics {
   private readonly registry = new Registry();
   private readonly startTimeSeconds = Math.round(Date.now() / 1000 - process.uptime());
   readonly podStartDuration: Histogram;
+  private readonly podWorkerStartDuration: Histogram;
+  private readonly containersPerPod: Histogram;
   readonly podWorkerDuration: Histogram<'operation_type'>;
   readonly cgroupManagerDuration: Histogram<'operation_type'>;
   readonly plegLastSeen: Gauge;
@@ -121,6 +125,15 @@ export class KubeletMetrics {
         DURATION_BUCKETS,
       ),
     );
+    this.podWorkerStartDuration = r.register(
+      new Histogram(
+        'kubelet_pod_worker_start_duration_seconds',
+        '[ALPHA] Duration in seconds from kubelet seeing a pod to starting a worker.',
+        [],
+        DURATION_BUCKETS,
+      ),
+    );
+    this.containersPerPod = r.register(new Histogram('kubelet_containers_per_pod_count', '[ALPHA] The number of containers per pod.', [], [1, 2, 4, 8, 16]));
     const sli = r.register(
       new Histogram(
         'kubelet_pod_start_sli_duration_seconds',
@@ -232,30 +245,9 @@ export class KubeletMetrics {
     );
   }
 
-  /**
-   * Upstream's certificate manager metrics for a rotating certificate, from its loop's status: the
-   * seconds until it expires (truncated; +Inf without one) and the failed renewals.
-   */
-  certificateManager(kind: 'client' | 'server', status: { notAfter?: number; renewFailures: number }, now: () => number = Date.now): void {
-    const r = this.registry;
-    const ttl = (): number => (status.notAfter === undefined ? Infinity : Math.trunc((status.notAfter - now()) / 1000));
-    const which = kind === 'client' ? "the Kubelet's client certificate" : "the Kubelet's serving certificate";
-    r.register(
-      new Gauge(
-        `kubelet_certificate_manager_${kind}_ttl_seconds`,
-        `[ALPHA] Gauge of the ${kind === 'server' ? 'shortest ' : ''}TTL (time-to-live) of ${which}. The value is in seconds until certificate expiry (negative if already expired). If ${kind === 'client' ? 'client' : 'serving'} certificate is invalid or unused, the value will be +INF.`,
-        [],
-        (g) => g.set(undefined, ttl()),
-      ),
-    );
-    r.register({
-      family: () => ({
-        name: kind === 'client' ? 'kubelet_certificate_manager_client_expiration_renew_errors' : 'kubelet_server_expiration_renew_errors',
-        help: '[ALPHA] Counter of certificate renewal errors.',
-        type: 'counter' as const,
-        samples: [{ value: status.renewFailures }],
-      }),
-    });
+  /** Adds a family read at scrape time (certificate-metrics.ts). */
+  register<M extends Parameters<Registry['register']>[0]>(m: M): M {
+    return this.registry.register(m);
   }
 
   /** The executor's start counters, as upstream's SyncPod counts: every sandbox and container start tried, and those that failed (by reason). */
@@ -269,6 +261,13 @@ export class KubeletMetrics {
       if (code !== undefined) this.startedContainersErrors.inc({ container_type: type, code });
     },
   };
+
+  /** A pod's first sync (update type create): its containers, and the seconds since its source first showed it (kubernetes.io/config.seen). */
+  observePodCreate(pod: Pod, nowMs: number): void {
+    this.containersPerPod.observe(undefined, pod.spec.containers.length);
+    const seen = Date.parse(pod.metadata.annotations?.['kubernetes.io/config.seen'] ?? '');
+    if (!Number.isNaN(seen)) this.podWorkerStartDuration.observe(undefined, Math.max(0, nowMs - seen) / 1000);
+  }
 
   /** Observes a PLEG relist: its milliseconds, the interval since the last one (ms; none for the first) and when it ended. */
   observeRelist(ms: number, intervalMs: number | undefined, nowMs: number): void {

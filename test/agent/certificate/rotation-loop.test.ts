@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runRotationLoop, type RotationStatus } from '../../../src/agent/certificate/rotation-loop.js';
 import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
+import { registerCertificateMetrics } from '../../../src/agent/metrics/certificate-metrics.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
 
@@ -16,7 +17,7 @@ describe('rotation loop status', () => {
     const clock = new FakeClock(Date.UTC(2026, 10, 25));
     const status: RotationStatus = { renewFailures: 0 };
     const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
-    metrics.certificateManager('server', status, () => clock.now());
+    registerCertificateMetrics(metrics, 'server', status, () => clock.now());
     const series = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics.text())?.[1];
     expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
     let cert: { notBefore: number; notAfter: number } | undefined;
