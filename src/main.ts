@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
-import { createLogger, levelForVerbosity } from './lib/logger.js';
+import { createLogger, setVerbosity } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
@@ -216,7 +216,7 @@ export async function main(argv: string[]): Promise<number> {
       ...auth,
       enableDebuggingHandlers: kc.enableDebuggingHandlers,
       enableSystemLogHandler: kc.enableSystemLogHandler,
-      debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => (logger.level = levelForVerbosity(v)) },
+      debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
       configz: kc,
     });
     await secure.listen({ port: kc.port, host: kc.address });

@@ -24,6 +24,25 @@ export const redactedPaths = [
   '*.privateKey',
 ];
 
+/** Where a logger keeps its `--v` (children see their root's through the prototype chain). */
+const VERBOSITY = Symbol('verbosity');
+
+/** Sets `--v` on a root logger: its level and its V(1) lines (setVerbosity is /debug/flags/v's). */
+export function setVerbosity(logger: Logger, v: number): void {
+  logger.level = levelForVerbosity(v);
+  (logger as unknown as Record<symbol, number>)[VERBOSITY] = v;
+}
+
+/**
+ * Logs a klog.V(v) line: V(1) at info level when `--v` is at least 1 (pino has no level between
+ * debug and info), V(2–3) at debug, V(4+) at trace.
+ */
+export function logV(logger: Logger, v: number, obj: Record<string, unknown>, msg: string): void {
+  if (v >= 4) logger.trace(obj, msg);
+  else if (v >= 2) logger.debug(obj, msg);
+  else if (v <= 0 || ((logger as unknown as Record<symbol, number | undefined>)[VERBOSITY] ?? 0) >= v) logger.info(obj, msg);
+}
+
 /** Maps `--v` to a pino level. */
 export function levelForVerbosity(v: number): pino.Level {
   if (v >= 4) return 'trace';
@@ -43,7 +62,9 @@ export function createLogger(opts: { verbosity?: number; destination?: Destinati
   const level = opts.level ?? levelForVerbosity(opts.verbosity ?? 0);
   const options = { level, base: undefined, redact: { paths: redactedPaths, censor: '[REDACTED]' } };
   const out = opts.destination ?? pino.destination({ fd: 2, sync: true });
-  return pino(options, opts.format === 'text' ? { write: (line: string) => out.write(klogTextLine(line)) } : out);
+  const logger = pino(options, opts.format === 'text' ? { write: (line: string) => out.write(klogTextLine(line)) } : out);
+  if (!opts.level) setVerbosity(logger, opts.verbosity ?? 0);
+  return logger;
 }
 
 /** A logger that drops everything (for tests and benchmarks). */

@@ -56,7 +56,11 @@ const writePod = (name: string) =>
     join(manifests, `${name}.json`),
     JSON.stringify({
       metadata: { name, namespace: 'default' },
-      spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }] },
+      spec: {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+      },
     }),
   );
 
@@ -74,8 +78,26 @@ describe('/debug/flags/v', () => {
   it('PUT sets the verbosity at once: debug lines appear only after it', async () => {
     writePod('quiet');
     await until(() => running('quiet-flags'), 20_000, 'quiet running');
-    // Events are logged at debug level: none at --v=0.
+    // Events are logged at debug level: none at --v=0, nor upstream's V(1) volume line.
     expect(kubelet.output()).not.toMatch(/ reason="Started"/);
+    expect(kubelet.output()).not.toContain('MountVolume.SetUp succeeded');
+    // --v=1: the V(1) volume line, as upstream's (the unique name is the plugin's, the pod's UID and the volume's), but no V(2) line.
+    expect((await request('PUT', '1')).status).toBe(200);
+    writePod('one');
+    await until(() => running('one-flags'), 20_000, 'one running');
+    const mounted = await until(
+      () =>
+        kubelet
+          .output()
+          .split('\n')
+          .find((l) => l.includes('MountVolume.SetUp succeeded') && l.includes('one-flags')),
+      10_000,
+      'V(1) line',
+    );
+    expect(mounted).toMatch(
+      /\] "MountVolume\.SetUp succeeded for volume \\"scratch\\" \(UniqueName: \\"kubernetes\.io\/empty-dir\/([0-9a-f-]+)-scratch\\"\) pod \\"one-flags\\" \(UID: \\"\1\\"\) " pod="default\/one-flags"$/,
+    );
+    expect(kubelet.output()).not.toContain('pods=["default/one-flags"]');
     const r = await request('PUT', '4');
     expect(r).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'successfully set klog.logging.verbosity to 4\n' });
     writePod('loud');
@@ -83,6 +105,7 @@ describe('/debug/flags/v', () => {
     // Upstream's V(2) line for the new pod.
     expect(kubelet.output()).toContain('] "SyncLoop ADD" source="file" pods=["default/loud-flags"]');
     expect(kubelet.output()).not.toContain('pods=["default/quiet-flags"]');
+    expect(kubelet.output()).toContain('] "No sandbox for pod can be found. Need to start a new one" pod="default/loud-flags"');
     // Back to 0: quiet again.
     expect((await request('PUT', '0')).status).toBe(200);
   }, 60_000);

@@ -65,6 +65,8 @@ export interface PodActions {
   backoff: BackoffHold[];
   /** The pod cannot make progress (init container failed with restartPolicy Never). */
   failed: boolean;
+  /** Why the sandbox is not usable, in upstream's words (PodSandboxChanged), when it is not. */
+  sandboxChange?: string;
 }
 
 function restartsOnFailure(pod: Pod): boolean {
@@ -132,6 +134,11 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
 
   // 1. Sandbox.
   if (!latestSandbox || !latestSandbox.ready || readySandboxes > 1) {
+    actions.sandboxChange = !latestSandbox
+      ? 'No sandbox for pod can be found. Need to start a new one'
+      : readySandboxes > 1
+        ? 'Multiple sandboxes are ready for Pod. Need to reconcile them'
+        : 'No ready sandbox for pod can be found. Need to start a new one';
     actions.createSandbox = true;
     actions.killPod = status.sandboxes.length > 0 || hasRunning;
     actions.attempt = latestSandbox ? latestSandbox.attempt + 1 : 0;

@@ -16,7 +16,7 @@ import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
+import { logV, type Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { runtimeDetails } from '../../cri/grpc-errors.js';
 import type { ImageManager } from '../images/image-manager.js';
@@ -108,6 +108,8 @@ export class PodActionExecutor {
   async apply(pod: Pod, status: PodRuntimeStatus, plan: PodActions, volumes?: ReadonlyMap<string, MountedVolume>): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
+    // Upstream's V(2) line for a sandbox that must be (re)made.
+    if (plan.sandboxChange && this.deps.logger) logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
     // 1.
     if (plan.killPod) {
       results.push(...(await killPod(runtime, pod, { status, events: this.deps.events })));

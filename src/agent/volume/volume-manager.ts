@@ -15,7 +15,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
+import { logV, type Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { listDirSync } from '../../lib/fs-util.js';
 import { podRef, type EventSink } from '../events/recorder.js';
@@ -57,6 +57,12 @@ export interface VolumeManagerDeps {
   onPodRemoved?(uid: string): void;
   /** Sees each volume set-up and teardown (storage_operation_duration_seconds). */
   observe?(o: { plugin: string; operation: 'volume_mount' | 'volume_unmount'; ok: boolean; seconds: number }): void;
+}
+
+/** upstream GenerateMsgDetailed("MountVolume.SetUp succeeded", ""): the volume, its unique name, the pod. */
+function mountSucceeded(pod: Pod, volume: string, dirName: string): string {
+  const uid = pod.metadata.uid!;
+  return `MountVolume.SetUp succeeded for volume "${volume}" (UniqueName: "${pluginName(dirName)}/${uid}-${volume}") pod "${pod.metadata.name}" (UID: "${uid}") `;
 }
 
 /** Upstream's name of a plugin (its directory name with "/" for "~": kubernetes.io/configmap). */
@@ -154,9 +160,12 @@ export class VolumeManager {
             fsGroup,
             host: this.d.host,
           });
+          const first = !actual.has(volume.name);
           actual.set(volume.name, mounted);
           retries.delete(volume.name);
           observe(true);
+          // Upstream's V(1) line for a first set-up (a remount's is V(4)), with its unique name.
+          logV(this.d.logger, first ? 1 : 4, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, mountSucceeded(pod, volume.name, plugin.dirName));
         } catch (err) {
           observe(false);
           this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
