@@ -58,6 +58,7 @@ import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { registerPodCountMetrics } from './metrics/pod-count-metrics.js';
 import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 
@@ -169,6 +170,7 @@ export function composeAgent(
     now: () => clock.now(),
   });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
+  registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
   const syncLoop = new SyncLoop({
     podConfig,
     podManager,

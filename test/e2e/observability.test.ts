@@ -173,6 +173,11 @@ describe('metrics', () => {
       'kubelet_node_name{node="obs"} 1',
       'kubelet_started_pods_total 3',
       'kubelet_started_pods_errors_total 0',
+      // The pod counts (three static pods, no apiserver: no mirror pods to make).
+      'kubelet_desired_pods{static="true"} 3',
+      'kubelet_active_pods{static="true"} 3',
+      'kubelet_mirror_pods 0',
+      'kubelet_working_pods{config="desired",lifecycle="sync",static="true"} 3',
       'kubelet_started_containers_total{container_type="container"} 3',
     ])
       expect(m).toContain(name);

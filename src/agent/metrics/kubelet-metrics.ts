@@ -6,7 +6,7 @@
  *   kubelet_pod_start_duration_seconds, kubelet_pod_worker_start_duration_seconds,
  *   kubelet_containers_per_pod_count, kubelet_pod_start_sli_duration_seconds /
  *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
- *   kubelet_evictions;
+ *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
  *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_node_name,
  *   kubernetes_build_info;

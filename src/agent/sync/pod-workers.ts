@@ -159,6 +159,11 @@ export class PodWorkers {
     return this.workers.get(uid)?.pod;
   }
 
+  /** Every worker's pod and lifecycle state (the pod count metrics). */
+  states(): { uid: string; state: WorkerState; pod: Pod }[] {
+    return [...this.workers].map(([uid, w]) => ({ uid, state: stateOf(w), pod: w.pod }));
+  }
+
   /** UIDs with a worker. */
   uids(): string[] {
     return [...this.workers.keys()];

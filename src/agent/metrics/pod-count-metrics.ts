@@ -1,0 +1,98 @@
+/**
+ * Upstream's pod count gauges, read at scrape time from the pod manager and the pod workers:
+ * kubelet_desired_pods{static}, kubelet_active_pods{static}, kubelet_mirror_pods and
+ * kubelet_working_pods{lifecycle,config,static} (every combination, zero included, as upstream
+ * sets them). `static` is "true" for a pod from a file or URL, "" for an apiserver pod.
+ */
+import type { Pod } from '../../api/types.js';
+import { isStaticPod } from '../podconfig/types.js';
+import type { KubeletMetrics } from './kubelet-metrics.js';
+import { Gauge } from './registry.js';
+
+/** What the counts are made of. */
+export interface PodCountSource {
+  /** The pods the kubelet is told to run (the pod manager's). */
+  desired(): Pod[];
+  /** The pod workers: each pod's lifecycle state. */
+  workers(): { uid: string; state: 'sync' | 'terminating' | 'terminated'; pod?: Pod }[];
+  /** Whether mirror pods are made (an apiserver is configured). */
+  mirrors: boolean;
+}
+
+const staticLabel = (pod: Pod | undefined) => (pod && isStaticPod(pod) ? 'true' : '');
+
+/** The figures (pure). */
+export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSource['workers']>; mirrors: boolean }): {
+  desired: Record<string, number>;
+  active: Record<string, number>;
+  mirror: number;
+  working: { lifecycle: string; config: string; static: string; count: number }[];
+} {
+  const desired: Record<string, number> = { '': 0, true: 0 };
+  const desiredUids = new Set<string>();
+  for (const p of src.desired) {
+    desired[staticLabel(p)]++;
+    desiredUids.add(p.metadata.uid!);
+  }
+  const active: Record<string, number> = { '': 0, true: 0 };
+  const working = new Map<string, number>();
+  for (const lifecycle of ['sync', 'terminating', 'terminated'])
+    for (const config of ['desired', 'orphan', 'runtime_only']) for (const s of ['', 'true']) working.set(`${lifecycle}|${config}|${s}`, 0);
+  for (const w of src.workers) {
+    const s = staticLabel(w.pod);
+    const config = desiredUids.has(w.uid) ? 'desired' : w.pod ? 'orphan' : 'runtime_only';
+    working.set(`${w.state}|${config}|${s}`, working.get(`${w.state}|${config}|${s}`)! + 1);
+    if (w.state === 'sync' && config === 'desired') active[s]++;
+  }
+  return {
+    desired,
+    active,
+    mirror: src.mirrors ? desired.true : 0,
+    working: [...working].map(([k, count]) => {
+      const [lifecycle, config, s] = k.split('|');
+      return { lifecycle, config, static: s, count };
+    }),
+  };
+}
+
+/** Registers the gauges on `metrics`, read from `src` at each scrape. */
+export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSource): void {
+  let last: ReturnType<typeof podCounts> | undefined;
+  // One count per scrape: the first gauge read computes it, the others reuse it.
+  const counts = (first: boolean) => (first || !last ? (last = podCounts({ desired: src.desired(), workers: src.workers(), mirrors: src.mirrors })) : last);
+  metrics.register(
+    new Gauge(
+      'kubelet_desired_pods',
+      '[ALPHA] The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.',
+      ['static'],
+      (g) => {
+        for (const [s, n] of Object.entries(counts(true).desired)) g.set({ static: s }, n);
+      },
+    ),
+  );
+  metrics.register(
+    new Gauge(
+      'kubelet_active_pods',
+      '[ALPHA] The number of pods the kubelet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.',
+      ['static'],
+      (g) => {
+        for (const [s, n] of Object.entries(counts(false).active)) g.set({ static: s }, n);
+      },
+    ),
+  );
+  metrics.register(
+    new Gauge('kubelet_mirror_pods', '[ALPHA] The number of mirror pods the kubelet will try to create (one per admitted static pod)', [], (g) =>
+      g.set(undefined, counts(false).mirror),
+    ),
+  );
+  metrics.register(
+    new Gauge(
+      'kubelet_working_pods',
+      '[ALPHA] Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static. An orphaned pod has been removed from local configuration or force deleted in the API and consumes resources that are not otherwise visible.',
+      ['lifecycle', 'config', 'static'],
+      (g) => {
+        for (const w of counts(false).working) g.set({ lifecycle: w.lifecycle, config: w.config, static: w.static }, w.count);
+      },
+    ),
+  );
+}
