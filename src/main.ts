@@ -11,9 +11,9 @@
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
-import { loadConfig, ConfigError, defaultNodeIP } from './config/load.js';
+import { loadConfig, ConfigError } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
-import { createLogger, setVerbosity } from './lib/logger.js';
+import { createLogger, routeProcessWarnings, setVerbosity } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
@@ -30,50 +30,9 @@ import { KUBERNETES_VERSION, TSKUBELET_VERSION } from './version.js';
 const _hostFits = (h: Agent['host']): KubeletHost => h;
 void _hostFits;
 
-async function processRuntimeMain(argv: string[]): Promise<number> {
-  const args = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const [k, v] = argv[i].replace(/^--/, '').split('=', 2);
-    args.set(k, v ?? argv[++i]);
-  }
-  const listen = args.get('listen');
-  if (!listen) {
-    process.stderr.write('error: --listen unix:///path.sock is required\n');
-    return 1;
-  }
-  const logger = createLogger({ verbosity: Number(args.get('v') ?? 0), format: args.get('logging-format') === 'json' ? 'json' : 'text' });
-  routeProcessWarnings(logger);
-  let stop;
-  try {
-    const { runProcessRuntimeDaemon } = await import('./process-runtime/daemon.js');
-    stop = await runProcessRuntimeDaemon({
-      listen,
-      rootDir: args.get('root-dir') ?? '/var/lib/tskubelet-process-runtime',
-      podIP: args.get('node-ip') ?? defaultNodeIP(),
-      logger,
-      version: TSKUBELET_VERSION,
-    });
-  } catch (err) {
-    logger.error(messageOf(err));
-    return 1;
-  }
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  await stop();
-  return 0;
-}
-
-/** Node's process warnings go through the JSON logger instead of plain text on stderr. */
-function routeProcessWarnings(logger: ReturnType<typeof createLogger>): void {
-  process.removeAllListeners('warning');
-  process.on('warning', (w) => logger.warn({ component: 'node', warning: w.name, code: (w as { code?: string }).code }, w.message));
-}
-
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'process-runtime') return processRuntimeMain(argv.slice(1));
+  if (argv[0] === 'process-runtime') return (await import('./process-runtime-cli.js')).processRuntimeMain(argv.slice(1));
   let parsed;
   try {
     parsed = parseFlags(argv);

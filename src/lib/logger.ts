@@ -69,3 +69,9 @@ export function createLogger(opts: { verbosity?: number; destination?: Destinati
 
 /** A logger that drops everything (for tests and benchmarks). */
 export const silentLogger: Logger = pino({ level: 'silent' });
+
+/** Node's process warnings go through the logger instead of plain text on stderr. */
+export function routeProcessWarnings(logger: Logger): void {
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ component: 'node', warning: w.name, code: (w as { code?: string }).code }, w.message));
+}

@@ -13,20 +13,14 @@
  */
 import { join } from 'node:path';
 import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
-import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
-import type { Clock } from '../../lib/clock.js';
-import { logV, type Logger } from '../../lib/logger.js';
+import { logV } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { runtimeDetails } from '../../cri/grpc-errors.js';
-import type { ImageManager } from '../images/image-manager.js';
-import type { BackoffTable } from '../sync/backoff.js';
 import type { PodActions } from './compute-pod-actions.js';
 import { generateContainerConfig } from './container-config.js';
 import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
-import type { ResourceContext, CgroupContext } from './linux-resources.js';
-import type { SecurityProfileContext } from './security-profiles.js';
 import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sandbox.js';
 import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
@@ -34,8 +28,8 @@ import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
-import { credentialsFor, type AuthConfig, type PullSecret } from '../images/keyring.js';
-import { podRef, type EventSink } from '../events/recorder.js';
+import { credentialsFor, type PullSecret } from '../images/keyring.js';
+import { podRef } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
 import { preStop, runHook } from './lifecycle-hooks.js';
 import { legacyLogSymlink, linkContainerLog } from './logs/legacy-log-links.js';
@@ -43,58 +37,9 @@ import { legacyLogSymlink, linkContainerLog } from './logs/legacy-log-links.js';
 /** How long a postStart hook may run (upstream has no bound; a stuck hook must not hold the pod worker forever). */
 const POST_START_TIMEOUT_MS = 120_000;
 import type { MountedVolume } from '../volume/types.js';
+import type { ExecutorDeps } from './executor-deps.js';
 
-/** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
-export interface NodeFacts {
-  nodeName: string;
-  nodeIP: string;
-  rootDir: string;
-  podLogsDir: string;
-  /** Where the legacy container log links go (/var/log/containers); absent: none are made. */
-  containerLogsDir?: string;
-  clusterDNS: string[];
-  clusterDomain: string;
-  /** --resolv-conf ("" → no host DNS). */
-  resolvConfPath: string;
-  cgroups: CgroupContext;
-  resources: ResourceContext;
-  /** seccompDefault and <root-dir>/seccomp. */
-  security?: SecurityProfileContext;
-}
-
-/** Upstream's start counters (kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total). */
-export interface StartCounters {
-  /** A sandbox asked for: made, or not. */
-  pod(ok: boolean): void;
-  /** A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull, …). */
-  container(type: 'container' | 'init_container' | 'ephemeral_container', code?: string): void;
-}
-
-/** What the executor needs. */
-export interface ExecutorDeps {
-  counters?: StartCounters;
-  runtime: RuntimeService;
-  images: ImageManager;
-  backoff: BackoffTable;
-  clock: Clock;
-  node: NodeFacts;
-  /** The runtime's network error (NetworkReady=false), if any. */
-  networkError(): string | undefined;
-  /** The node's allocatable cpu/memory: resourceFieldRef limits of containers without limits. */
-  nodeAllocatable?(): { cpuMilli: number; memoryBytes: number } | undefined;
-  /** The API objects a pod refers to (absent without an apiserver). */
-  objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
-  events?: EventSink;
-  logger?: Logger;
-  /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
-  nodeCredentials?(image: string): Promise<AuthConfig[]>;
-  /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
-  podCgroups?: { ensure(pod: Pod): Promise<void> };
-  /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
-  runtimeHandler?(pod: Pod): Promise<string>;
-  /** Whether the pod's runtime handler makes recursive read-only mounts. */
-  supportsRecursiveReadOnly?(pod: Pod): boolean;
-}
+export type { ExecutorDeps, NodeFacts, StartCounters } from './executor-deps.js';
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);

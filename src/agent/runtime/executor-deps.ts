@@ -1,0 +1,64 @@
+/** What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its counters. */
+import type { Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { ImageManager } from '../images/image-manager.js';
+import type { AuthConfig, PullSecret } from '../images/keyring.js';
+import type { EventSink } from '../events/recorder.js';
+import type { BackoffTable } from '../sync/backoff.js';
+import type { PodObjects } from './env.js';
+import type { CgroupContext, ResourceContext } from './linux-resources.js';
+import type { SecurityProfileContext } from './security-profiles.js';
+
+/** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
+export interface NodeFacts {
+  nodeName: string;
+  nodeIP: string;
+  rootDir: string;
+  podLogsDir: string;
+  /** Where the legacy container log links go (/var/log/containers); absent: none are made. */
+  containerLogsDir?: string;
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** --resolv-conf ("" → no host DNS). */
+  resolvConfPath: string;
+  cgroups: CgroupContext;
+  resources: ResourceContext;
+  /** seccompDefault and <root-dir>/seccomp. */
+  security?: SecurityProfileContext;
+}
+
+/** Upstream's start counters (kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total). */
+export interface StartCounters {
+  /** A sandbox asked for: made, or not. */
+  pod(ok: boolean): void;
+  /** A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull, …). */
+  container(type: 'container' | 'init_container' | 'ephemeral_container', code?: string): void;
+}
+
+/** What the executor needs. */
+export interface ExecutorDeps {
+  counters?: StartCounters;
+  runtime: RuntimeService;
+  images: ImageManager;
+  backoff: BackoffTable;
+  clock: Clock;
+  node: NodeFacts;
+  /** The runtime's network error (NetworkReady=false), if any. */
+  networkError(): string | undefined;
+  /** The node's allocatable cpu/memory: resourceFieldRef limits of containers without limits. */
+  nodeAllocatable?(): { cpuMilli: number; memoryBytes: number } | undefined;
+  /** The API objects a pod refers to (absent without an apiserver). */
+  objects?: { forPod(pod: Pod): Promise<PodObjects & { pullSecrets: PullSecret[] }> };
+  events?: EventSink;
+  logger?: Logger;
+  /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
+  nodeCredentials?(image: string): Promise<AuthConfig[]>;
+  /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
+  podCgroups?: { ensure(pod: Pod): Promise<void> };
+  /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
+  runtimeHandler?(pod: Pod): Promise<string>;
+  /** Whether the pod's runtime handler makes recursive read-only mounts. */
+  supportsRecursiveReadOnly?(pod: Pod): boolean;
+}
