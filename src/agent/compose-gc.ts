@@ -11,7 +11,7 @@ import type { RuntimeManager } from './runtime/runtime-manager.js';
 import type { VolumeManager } from './volume/volume-manager.js';
 import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
 import type { AgentConfig } from './agent-config.js';
-import type { CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
+import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 
 /** The garbage collectors; `startLogRotation` starts the log manager. */
 export function composeGc(
@@ -21,7 +21,7 @@ export function composeGc(
     runtimeManager: RuntimeManager;
     volumes: VolumeManager;
     cgroupFsRoot: string;
-    observeCgroup?: CgroupOpObserver;
+    metrics: KubeletMetrics;
     isActive(uid: string): boolean;
     clock: Clock;
     logger: Logger;
@@ -35,6 +35,7 @@ export function composeGc(
     logger,
     policy: cfg.imageGc,
     protectedImages: protectedImages(runtime, cfg.podInfraContainerImage),
+    onRemoved: (reason) => o.metrics.imagesCollected.inc({ reason }),
   });
   const gc = new GarbageCollector({
     runtime: runtime.runtime,
@@ -47,7 +48,7 @@ export function composeGc(
     containerLogsDir: cfg.containerLogsDir,
     rootDir: cfg.rootDir,
     cgroupFsRoot: o.cgroupFsRoot,
-    observeCgroup: o.observeCgroup,
+    observeCgroup: o.metrics.observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     isActive: o.isActive,
     removePodDir: (uid) => o.volumes.removePodDir(uid),

@@ -214,7 +214,7 @@ export function composeAgent(
       })
     : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
-  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, observeCgroup, isActive, clock, logger });
+  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
   const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
   let machineInfo: MachineInfo | undefined;

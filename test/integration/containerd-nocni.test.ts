@@ -124,6 +124,9 @@ describe('image garbage collection', () => {
     expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.pause]);
     const p = await waitPod(ports.ro, `hostnet-${node}`, (x) => !!cstatus(x)?.state.running);
     expect(cstatus(p)!.restartCount).toBe(0);
+    // Upstream's counter of collected images, by reason (here disk usage): the three removed.
+    const metrics = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
+    expect(metrics).toMatch(/^kubelet_image_garbage_collected_total\{reason="space"\} 3$/m);
   }, 60_000);
 });
 

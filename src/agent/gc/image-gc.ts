@@ -70,6 +70,8 @@ export interface ImageGcDeps {
   policy: ImageGcPolicy;
   /** Images never removed besides pinned ones (the sandbox image). */
   protectedImages(): Promise<string[]>;
+  /** Told of each image removed and why (kubelet_image_garbage_collected_total{reason}). */
+  onRemoved?(reason: 'age' | 'space'): void;
 }
 
 /** Tracks images and frees space when asked. */
@@ -119,7 +121,7 @@ export class ImageGc {
     const maxAge = this.deps.policy.maxAgeMs ?? 0;
     const removed: string[] = [];
     if (maxAge > 0 && now - this.startedMs >= maxAge) {
-      const old = await this.remove(imagesTooOld(this.records, inUse, now, maxAge));
+      const old = await this.remove(imagesTooOld(this.records, inUse, now, maxAge), 'age');
       if (old.length) this.deps.logger.info({ removed: old.length, maxAgeMs: maxAge }, 'removed images unused for longer than imageMaximumGCAge');
       removed.push(...old);
     }
@@ -131,19 +133,20 @@ export class ImageGc {
     const available = st.bavail * st.bsize;
     const amount = bytesToFree(capacity, available, this.deps.policy);
     if (amount <= 0) return removed;
-    const freed = await this.remove(imagesToFree(this.records, inUse, amount, now, this.deps.policy.minAgeMs));
+    const freed = await this.remove(imagesToFree(this.records, inUse, amount, now, this.deps.policy.minAgeMs), 'space');
     this.deps.logger.info({ wantedBytes: amount, removed: freed.length }, 'image garbage collection');
     return [...removed, ...freed];
   }
 
-  /** Removes `ids`; returns those removed. */
-  private async remove(ids: string[]): Promise<string[]> {
+  /** Removes `ids` for `reason`; returns those removed. */
+  private async remove(ids: string[], reason: 'age' | 'space'): Promise<string[]> {
     const removed: string[] = [];
     for (const id of ids) {
       try {
         await this.deps.images.removeImage({ image: id });
         this.records.delete(id);
         removed.push(id);
+        this.deps.onRemoved?.(reason);
       } catch (err) {
         this.deps.logger.warn({ image: id, err: messageOf(err) }, 'failed to remove image');
       }

@@ -8,7 +8,7 @@
  *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
- *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_node_name,
+ *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total, kubelet_node_name,
  *   kubernetes_build_info;
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
  *   volume_manager_total_volumes;
@@ -79,6 +79,7 @@ export class KubeletMetrics {
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
   readonly restClientDuration: Histogram<'verb' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
+  readonly imagesCollected: Counter<'reason'>;
 
   /** The pod startup SLI (pod-startup-latency.ts): fed by the apiserver source, the status manager and the image manager. */
   readonly podStartup: PodStartupLatencyTracker;
@@ -206,6 +207,13 @@ export class KubeletMetrics {
     );
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
     this.startedPodsErrors = r.register(new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []));
+    this.imagesCollected = r.register(
+      new Counter(
+        'kubelet_image_garbage_collected_total',
+        '[ALPHA] Total number of images garbage collected by the kubelet, whether through disk usage or image age.',
+        ['reason'],
+      ),
+    );
     this.evictions = r.register(new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', ['eviction_signal']));
     this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
     this.startedContainersErrors = r.register(

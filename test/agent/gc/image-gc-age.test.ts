@@ -17,6 +17,7 @@ describe('image GC by maximum age', () => {
     );
     let containers: cri.Container[] = [{ id: 'c1', image_ref: 'used', image: { image: 'used:1' } } as unknown as cri.Container];
     const removed: string[] = [];
+    const reasons: string[] = [];
     const gc = new ImageGc({
       runtime: { listContainers: async () => containers } as unknown as RuntimeService,
       images: {
@@ -31,6 +32,7 @@ describe('image GC by maximum age', () => {
       logger: createLogger({ level: 'fatal' }),
       policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, maxAgeMs: 600_000 },
       protectedImages: async () => ['sandbox:1'],
+      onRemoved: (reason) => reasons.push(reason),
     });
     expect(await gc.garbageCollect()).toEqual([]);
     clock.advance(599_000);
@@ -44,5 +46,7 @@ describe('image GC by maximum age', () => {
     clock.advance(300_001);
     expect(await gc.garbageCollect()).toEqual(['used']);
     expect(removed).toEqual(['idle', 'used']);
+    // kubelet_image_garbage_collected_total{reason}: both by age.
+    expect(reasons).toEqual(['age', 'age']);
   });
 });
