@@ -14,14 +14,14 @@ import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
 import { createAgentHost, type AgentHostDeps } from './host.js';
 import { createObservabilityHost, type ObservabilityDeps } from './stats/observability-host.js';
-import type { PodSyncer, PodWorkers } from './sync/pod-workers.js';
+import type { PodSyncer, PodWorkers, SyncUpdateType } from './sync/pod-workers.js';
 import { rfc3339 } from '../lib/time.js';
 
 /**
  * Runs one pod worker step, observed in kubelet_pod_worker_duration_seconds{operation_type}:
  * upstream's SyncPodType of the update (create, update, sync; kill for the steps that stop it).
  */
-export async function timedWorker<R>(metrics: KubeletMetrics, operation: 'create' | 'update' | 'sync' | 'kill', fn: () => Promise<R>): Promise<R> {
+export async function timedWorker<R>(metrics: KubeletMetrics, operation: SyncUpdateType | 'kill', fn: () => Promise<R>): Promise<R> {
   const end = metrics.podWorkerDuration.startTimer({ operation_type: operation });
   try {
     return await fn();

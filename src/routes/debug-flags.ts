@@ -6,9 +6,10 @@
  * 400 for a body that is not an int32, 406 for another method; 405 "flags endpoint is disabled."
  * when the handler is off.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { hidden } from './schemas.js';
 import { goQuote } from '../lib/klog-text.js';
+import { sendPlainText } from '../server/status-errors.js';
 
 const PATH = '/debug/flags/v';
 /** Bodies longer than this are refused (413) before they are read: a level is a few digits. */
@@ -37,29 +38,25 @@ const schema = {
   },
 };
 
-/** writePlainText: the status and the message on one line, as text. */
-const plain = (reply: FastifyReply, code: number, message: string) =>
-  reply.code(code).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${message}\n`);
-
 /** Registers the handler; `setVerbosity` applies a level. Disabled: every method answers 405. */
 export async function debugFlagsRoutes(app: FastifyInstance, opts: { enabled: boolean; setVerbosity(level: number): void }): Promise<void> {
   // Any content type (curl -d sends a form type): the body is read as text, as upstream reads it raw.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));
   if (!opts.enabled) {
-    app.all(PATH, { schema: hidden }, (_req, reply) => plain(reply, 405, 'flags endpoint is disabled.'));
+    app.all(PATH, { schema: hidden }, (_req, reply) => sendPlainText(reply, 405, 'flags endpoint is disabled.'));
     return;
   }
   app.put(PATH, { schema, bodyLimit: BODY_LIMIT }, (req, reply) => {
     const parsed = parseVerbosity(typeof req.body === 'string' ? req.body : '');
-    if (!parsed.ok) return plain(reply, 400, parsed.message);
+    if (!parsed.ok) return sendPlainText(reply, 400, parsed.message);
     opts.setVerbosity(parsed.level);
-    return plain(reply, 200, `successfully set klog.logging.verbosity to ${req.body as string}`);
+    return sendPlainText(reply, 200, `successfully set klog.logging.verbosity to ${req.body as string}`);
   });
   app.route({
     method: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
     url: PATH,
     schema: hidden,
-    handler: (_req, reply) => plain(reply, 406, 'unsupported http method'),
+    handler: (_req, reply) => sendPlainText(reply, 406, 'unsupported http method'),
   });
 }

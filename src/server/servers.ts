@@ -17,7 +17,7 @@ import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { debugFlagsRoutes } from '../routes/debug-flags.js';
 import { statsRoutes } from '../routes/stats.js';
-import { installErrorHandlers, sendStatus } from './status-errors.js';
+import { installErrorHandlers, sendPlainText, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
@@ -136,9 +136,7 @@ export async function buildReadOnlyServer(opts: { host: KubeletHost; logger: Log
 
 // As upstream (http.Error): plain text, 405.
 const debugDisabled = (app: FastifyInstance, path: string) =>
-  app.all(path, { schema: hidden }, (_r, reply) =>
-    reply.code(405).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send('Debug endpoints are disabled.\n'),
-  );
+  app.all(path, { schema: hidden }, (_r, reply) => sendPlainText(reply, 405, 'Debug endpoints are disabled.'));
 
 /** The routes of the secure port (no authn/authz: that is the server's hook). */
 export async function secureRoutes(

@@ -14,6 +14,11 @@ export function sendStatus(reply: FastifyReply, code: ErrorCode, message: string
   return reply.code(httpStatusOf[code]).type('application/json').send(statusBody(code, message));
 }
 
+/** Go's http.Error / writePlainText: `message` and a newline as plain text, not sniffed. */
+export function sendPlainText(reply: FastifyReply, code: number, message: string): FastifyReply {
+  return reply.code(code).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${message}\n`);
+}
+
 /** Installs the error and not-found handlers on an app. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | KubeletError, req, reply) => {

@@ -8,13 +8,14 @@ import type { Pod } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Gauge } from './registry.js';
+import type { WorkerState } from '../sync/pod-workers.js';
 
 /** What the counts are made of. */
 export interface PodCountSource {
   /** The pods the kubelet is told to run (the pod manager's). */
   desired(): Pod[];
   /** The pod workers: each pod's lifecycle state. */
-  workers(): { uid: string; state: 'sync' | 'terminating' | 'terminated'; pod?: Pod }[];
+  workers(): { uid: string; state: WorkerState; pod?: Pod }[];
   /** Whether mirror pods are made (an apiserver is configured). */
   mirrors: boolean;
 }
