@@ -1,21 +1,31 @@
 /**
  * Wiring of the volume manager and what its plugins read: with an apiserver client, the object
- * fetcher (ConfigMaps, Secrets, PersistentVolumes) and the service-account token manager; the
- * downward API's node facts; the volume stats collector.
+ * fetcher (ConfigMaps, Secrets, PersistentVolumes, CSIDrivers, VolumeAttachments) and the
+ * service-account token manager; the downward API's node facts; the volume stats collector; the
+ * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
+ * and (with an apiserver) the CSINode object.
  */
-import type { Clock } from '../lib/clock.js';
+import { join } from 'node:path';
+import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import { messageOf } from '../lib/errors.js';
 import type { KubeClient } from '../lib/kube-client.js';
+import { apiError } from '../lib/kube-client.js';
 import type { EventSink } from './events/recorder.js';
 import { PodObjectFetcher } from './objects/pod-objects.js';
 import { TokenManager } from './volume/token-manager.js';
-import { VolumeManager } from './volume/volume-manager.js';
+import { VolumeManager, volumePlugins } from './volume/volume-manager.js';
 import { VolumeStatsCollector } from './volume/volume-stats.js';
+import { CsiDrivers } from './volume/csi/csi-drivers.js';
+import { CsiNodeInfoManager } from './volume/csi/csi-node-info.js';
+import { csiRegistrationHandler } from './volume/csi/csi-registration.js';
+import { CsiVolumes } from './volume/plugins/csi.js';
+import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import type { AgentConfig } from './agent-config.js';
 import type { AdmissionNode } from './admission/predicate.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 
-/** The volume manager, its stats collector and the object fetcher (also used for env). */
+/** The volume manager, its stats collector, the object fetcher (also used for env) and what starts their loops. */
 export function composeVolumes(
   cfg: AgentConfig,
   o: {
@@ -26,15 +36,18 @@ export function composeVolumes(
     nodeAllocatable: () => AdmissionNode['allocatable'] | undefined;
     metrics: KubeletMetrics;
   },
-): { volumes: VolumeManager; volumeStats: VolumeStatsCollector; objects?: PodObjectFetcher } {
+): { volumes: VolumeManager; volumeStats: VolumeStatsCollector; objects?: PodObjectFetcher; start(signal: AbortSignal): void } {
   const { api, clock, logger } = o;
   const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
+  const drivers = new CsiDrivers();
+  const nodeInfo = api ? new CsiNodeInfoManager({ client: api, nodeName: cfg.nodeName }) : undefined;
   const volumes = new VolumeManager({
     rootDir: cfg.rootDir,
     clock,
     logger,
     events: o.events,
+    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName })),
     onPodRemoved: (uid) => tokens?.forgetPod(uid),
     observe: (v) =>
       o.metrics.storageOperationDuration.observe(
@@ -46,6 +59,13 @@ export function composeVolumes(
       isRoot: process.getuid?.() === 0,
       getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
       getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
+      getClusterObject: async <T>(path: string, f?: { fresh?: boolean }) => {
+        if (!f?.fresh) return objects!.get<T>(path);
+        const r = await api!.request<T>({ path });
+        if (r.status === 404) return null;
+        if (r.status !== 200) throw apiError(`get ${path}`, r);
+        return r.body ?? null;
+      },
       getToken: (k) => tokens!.getToken(k),
       get downward() {
         return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: o.nodeAllocatable() };
@@ -53,5 +73,32 @@ export function composeVolumes(
     },
   });
   const volumeStats = new VolumeStatsCollector({ volumes, clock, logger, periodMs: cfg.volumeStatsAggPeriodMs });
-  return { volumes, volumeStats, objects };
+  const watcher = new PluginWatcher({
+    dir: join(cfg.rootDir, 'plugins_registry'),
+    handlers: { CSIPlugin: csiRegistrationHandler({ drivers, nodeInfo, logger }) },
+    clock,
+    logger,
+  });
+  return {
+    volumes,
+    volumeStats,
+    objects,
+    start(signal) {
+      volumeStats.start({ signal });
+      watcher.start({ signal }).catch((err: unknown) => logger.error({ err: messageOf(err) }, 'plugin watcher failed to start'));
+      signal.addEventListener('abort', () => drivers.close());
+      // upstream initializeCSINode: the CSINode exists once the Node does (retried until then).
+      if (nodeInfo)
+        void (async () => {
+          for (let delay = 500; !signal.aborted; delay = Math.min(delay * 2, 30_000)) {
+            try {
+              return await nodeInfo.initialize();
+            } catch (err) {
+              logger.debug({ err: messageOf(err) }, 'CSINode not initialized yet');
+            }
+            await sleep(delay, signal, clock);
+          }
+        })();
+    },
+  };
 }

@@ -106,7 +106,7 @@ export function composeAgent(
   });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
-  const { volumes, volumeStats, objects } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
+  const { volumes, volumeStats, objects, start: startVolumes } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
@@ -270,7 +270,7 @@ export function composeAgent(
       runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
       gc.start({ signal: abort.signal });
-      volumeStats.start({ signal: abort.signal });
+      startVolumes(abort.signal);
       collector.start({ signal: abort.signal });
       eviction.start({ signal: abort.signal });
       startLogRotation(abort.signal);

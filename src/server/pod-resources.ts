@@ -7,13 +7,10 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import * as protoLoader from '@grpc/proto-loader';
 import type { Pod } from '../api/types.js';
 import { GrpcCallError, GrpcCode } from '../cri/h2-unary.js';
 import { serveUnary, type UnaryHandler } from '../cri/h2-unary-server.js';
-import { packagePath } from '../lib/package-path.js';
-
-const protoPath = packagePath('proto', 'podresources', 'v1', 'api.proto');
+import { serviceMethods } from '../cri/proto.js';
 
 function podResources(p: Pod) {
   const containers = [...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...p.spec.containers];
@@ -26,8 +23,7 @@ function podResources(p: Pod) {
 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(socketPath: string, o: { pods(): Pod[] }): Promise<() => Promise<void>> {
-  const def = protoLoader.loadSync(protoPath, { keepCase: true, longs: Number, enums: String, defaults: true });
-  const svc = def['v1.PodResourcesLister'] as Record<string, protoLoader.MethodDefinition<object, object>>;
+  const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
     List: () => ({ pod_resources: o.pods().map(podResources) }),
     GetAllocatableResources: () => ({ devices: [], cpu_ids: [], memory: [] }),

@@ -27,7 +27,6 @@ const UNSUPPORTED_FIELDS = [
   'azureFile',
   'cephfs',
   'cinder',
-  'csi',
   'fc',
   'flexVolume',
   'flocker',
@@ -66,7 +65,7 @@ export function computeVolumeActions(
       const field = UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
       out.unsupported.push({
         name: v.name,
-        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim with hostPath or local PersistentVolumes)`,
+        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi)`,
       });
       continue;
     }

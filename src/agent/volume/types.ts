@@ -8,6 +8,7 @@
  *   the API (configMap, secret, downward API, token) follows changes; it writes only on change.
  * - Teardown is generic (volume-manager.ts): unmount what is mounted under the pod's volume
  *   directory, then remove it. Plugins whose path lies outside it (hostPath, PVCs) leave nothing.
+ *   A plugin with `tearDown` (CSI) first releases each of its volume directories itself.
  */
 import type { Pod } from '../../api/types.js';
 import type { DownwardContext } from './payload.js';
@@ -24,6 +25,8 @@ export interface VolumeHost {
   getObject<T>(resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims', ns: string, name: string): Promise<T | null>;
   /** A PersistentVolume (null = not found). */
   getPersistentVolume<T>(name: string): Promise<T | null>;
+  /** A cluster-scoped object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */
+  getClusterObject<T>(path: string, o?: { fresh?: boolean }): Promise<T | null>;
   /** A service-account token through the TokenRequest API. */
   getToken(o: {
     namespace: string;
@@ -46,6 +49,8 @@ export interface SetUpContext {
   volume: Volume;
   /** `<root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>` (created by the plugin when it uses it). */
   dir: string;
+  /** `<root-dir>/pods/<uid>/volumes`: a plugin whose volume directory is named otherwise (a CSI PV's is `kubernetes.io~csi/<PV name>`) makes it here. */
+  volumesDir: string;
   /** pod.spec.securityContext.fsGroup. */
   fsGroup?: number;
   host: VolumeHost;
@@ -59,6 +64,8 @@ export interface MountedVolume {
   readOnly: boolean;
   /** The volume's plugin directory name, e.g. `kubernetes.io~configmap`. */
   plugin: string;
+  /** Its directory under the pod's volumes directory when that is not `<plugin>/<volume name>` (a CSI PV: `kubernetes.io~csi/<PV name>`). */
+  dir?: string;
   /**
    * The runtime relabels it for the container's SELinux label when it mounts it (upstream: the
    * plugin's Managed and SELinuxRelabel attributes: emptyDir, configMap, secret, downwardAPI,
@@ -70,12 +77,22 @@ export interface MountedVolume {
    * and its filesystem's figures (emptyDir and the volumes made of files); `statfs`, its
    * filesystem's figures only (a local PV); absent, not at all (a hostPath, upstream's MetricsNil).
    */
-  metrics?: 'du' | 'statfs';
+  metrics?: 'du' | 'statfs' | VolumeMeasure;
   /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
   localEphemeral?: boolean;
   /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */
   pvcRef?: { name: string; namespace: string };
 }
+
+/** A volume's figures as its driver reports them (a CSI driver's NodeGetVolumeStats). */
+export type VolumeMeasure = () => Promise<{
+  usedBytes: number;
+  inodesUsed: number;
+  capacityBytes: number;
+  availableBytes: number;
+  inodes: number;
+  inodesFree: number;
+}>;
 
 /** One volume plugin. */
 export interface VolumePlugin {
@@ -85,4 +102,10 @@ export interface VolumePlugin {
   readonly field: string;
   readonly remountEachSync: boolean;
   setUp(ctx: SetUpContext): Promise<MountedVolume>;
+  /**
+   * For plugins whose volumes a driver must release (CSI): called for each directory under
+   * `<pod volumes dir>/<dirName>/` before the generic unmount and removal; idempotent; throws to
+   * keep the pod directory (teardown is retried by housekeeping).
+   */
+  tearDown?(dir: string): Promise<void>;
 }

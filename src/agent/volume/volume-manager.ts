@@ -25,19 +25,25 @@ import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js
 import { emptyDirPlugin } from './plugins/empty-dir.js';
 import { hostPathPlugin } from './plugins/host-path.js';
 import { configMapPlugin, downwardApiPlugin, projectedPlugin, secretPlugin } from './plugins/projection.js';
-import { ephemeralPlugin, persistentVolumeClaimPlugin } from './plugins/persistent-volume.js';
+import { claimPlugins } from './plugins/persistent-volume.js';
+import type { CsiVolumes } from './plugins/csi.js';
 
-/** Every plugin tskubelet has. */
-export const IN_TREE_PLUGINS: readonly VolumePlugin[] = [
-  emptyDirPlugin,
-  hostPathPlugin,
-  configMapPlugin,
-  secretPlugin,
-  downwardApiPlugin,
-  projectedPlugin,
-  persistentVolumeClaimPlugin,
-  ephemeralPlugin,
-];
+/** Every plugin tskubelet has; CSI volumes (inline, and PVs through claims) with `csi`. */
+export function volumePlugins(csi?: CsiVolumes): VolumePlugin[] {
+  return [
+    emptyDirPlugin,
+    hostPathPlugin,
+    configMapPlugin,
+    secretPlugin,
+    downwardApiPlugin,
+    projectedPlugin,
+    ...claimPlugins(csi),
+    ...(csi ? [csi.plugin] : []),
+  ];
+}
+
+/** The plugins without CSI (no driver registry). */
+export const IN_TREE_PLUGINS: readonly VolumePlugin[] = volumePlugins();
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -157,6 +163,7 @@ export class VolumeManager {
             pod,
             volume,
             dir: join(podVolumesDir(this.d.rootDir, uid), plugin.dirName, volume.name),
+            volumesDir: podVolumesDir(this.d.rootDir, uid),
             fsGroup,
             host: this.d.host,
           });
@@ -175,8 +182,10 @@ export class VolumeManager {
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
       const t0 = performance.now();
-      const ok = await unmountUnder(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name))
-        .then(() => rm(join(podVolumesDir(this.d.rootDir, uid), v.plugin, name), { recursive: true, force: true }))
+      const dir = join(podVolumesDir(this.d.rootDir, uid), v.dir ?? join(v.plugin, name));
+      const ok = await (this.plugins.find((p) => p.dirName === v.plugin)?.tearDown?.(dir) ?? Promise.resolve())
+        .then(() => unmountUnder(dir))
+        .then(() => rm(dir, { recursive: true, force: true }))
         .then(
           () => true,
           (err: unknown) => {
@@ -210,6 +219,7 @@ export class VolumeManager {
     const dir = join(this.d.rootDir, 'pods', uid);
     const t0 = performance.now();
     try {
+      await this.pluginTearDowns(podVolumesDir(this.d.rootDir, uid));
       await unmountUnder(dir);
     } catch (err) {
       this.d.logger.warn({ uid, err: messageOf(err) }, 'pod directory kept: a volume could not be unmounted');
@@ -222,6 +232,12 @@ export class VolumeManager {
     this.desired.delete(uid);
     this.retry.delete(uid);
     this.d.onPodRemoved?.(uid);
+  }
+
+  /** Lets each plugin with a `tearDown` release its volumes under `volumesDir` (read from disk: works for orphans and after a restart). */
+  private async pluginTearDowns(volumesDir: string): Promise<void> {
+    for (const p of this.plugins)
+      if (p.tearDown) for (const name of listDirSync(join(volumesDir, p.dirName)) ?? []) await p.tearDown(join(volumesDir, p.dirName, name));
   }
 
   /** Removes the directories of pods that no one knows (`isKnown` false); never a known pod's. */

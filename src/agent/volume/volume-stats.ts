@@ -2,7 +2,8 @@
  * Volume usage for the stats endpoints (upstream volume_stat_calculator, period
  * volumeStatsAggPeriod = 1 m): a background loop walks each set-up volume of the pods on this node
  * (used bytes from allocated blocks, inodes used, the filesystem's capacity, available bytes and
- * inodes from statfs; a local PV from statfs alone, as upstream's MetricsStatFS) and keeps the
+ * inodes from statfs; a local PV from statfs alone, as upstream's MetricsStatFS; a CSI volume
+ * from its driver's NodeGetVolumeStats when it has GET_VOLUME_STATS, as MetricsCsi) and keeps the
  * latest figures in memory. Requests read `get` and `claims`, never the disk. hostPath volumes (a
  * hostPath PV too) are not measured, as upstream's MetricsNil.
  */
@@ -52,6 +53,19 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
   return { bytes, inodes };
 }
 
+/** A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with its filesystem's capacity. */
+async function measureLocal(path: string, du: boolean) {
+  const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, statfs(path)]);
+  return {
+    usedBytes: used ? used.bytes : (fs.blocks - fs.bfree) * fs.bsize,
+    inodesUsed: used ? used.inodes : fs.files - fs.ffree,
+    capacityBytes: fs.blocks * fs.bsize,
+    availableBytes: fs.bavail * fs.bsize,
+    inodes: fs.files,
+    inodesFree: fs.ffree,
+  };
+}
+
 /** Collects and serves volume stats. */
 export class VolumeStatsCollector {
   private readonly latest = new Map<string, VolumeStats[]>();
@@ -87,17 +101,10 @@ export class VolumeStatsCollector {
       for (const [name, v] of this.d.volumes.mountedVolumes(uid)) {
         if (!v.metrics) continue;
         try {
-          const [du, fs] = await Promise.all([v.metrics === 'du' ? diskUsage(v.path) : undefined, statfs(v.path)]);
           out.push({
             name,
             time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
-            // statfs alone: what the filesystem has in use (upstream fs.Info).
-            usedBytes: du ? du.bytes : (fs.blocks - fs.bfree) * fs.bsize,
-            inodesUsed: du ? du.inodes : fs.files - fs.ffree,
-            capacityBytes: fs.blocks * fs.bsize,
-            availableBytes: fs.bavail * fs.bsize,
-            inodes: fs.files,
-            inodesFree: fs.ffree,
+            ...(typeof v.metrics === 'function' ? await v.metrics() : await measureLocal(v.path, v.metrics === 'du')),
             ...(v.pvcRef ? { pvcRef: v.pvcRef } : {}),
             localEphemeral: v.localEphemeral === true,
           });

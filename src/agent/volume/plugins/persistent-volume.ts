@@ -1,82 +1,101 @@
 /**
- * persistentVolumeClaim volumes bound to a PersistentVolume of type `hostPath` or `local` (the
- * node's path itself; hostPath `type` checked as the hostPath plugin does). Any other PV type
- * needs attach/CSI, which tskubelet does not have: a clear error naming what is supported.
- * `ephemeral` volumes (generic ephemeral volumes, made by a controller as PVCs for CSI) likewise.
+ * persistentVolumeClaim volumes, and generic `ephemeral` volumes (a claim named
+ * `<pod>-<volume>` that the ephemeral-volume controller creates, owned by the pod). The claim must
+ * be Bound; its PersistentVolume is:
+ * - `hostPath` or `local`: the node's path itself (hostPath `type` checked as the hostPath plugin does);
+ * - `csi`: set up by the CSI plugin (plugins/csi.ts) through the node's registered driver;
+ * - anything else (an in-tree attachable type): a clear error naming what is supported.
  */
 import { checkHostPathType } from './host-path.js';
+import type { CsiPv, CsiVolumes } from './csi.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 interface Pvc {
+  metadata?: { ownerReferences?: { uid?: string; controller?: boolean; kind?: string }[] };
   spec?: { volumeName?: string };
   status?: { phase?: string };
 }
 interface Pv {
-  spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; [k: string]: unknown };
+  metadata: { name: string };
+  spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; csi?: unknown; [k: string]: unknown };
 }
 
-const SUPPORTED = 'tskubelet supports PersistentVolumes of type hostPath and local only (no CSI or attachable volumes yet)';
+const SUPPORTED = 'tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)';
+/** PV spec fields that are not its source. */
+const NOT_SOURCE = new Set([
+  'capacity',
+  'accessModes',
+  'claimRef',
+  'persistentVolumeReclaimPolicy',
+  'storageClassName',
+  'mountOptions',
+  'volumeMode',
+  'nodeAffinity',
+  'volumeAttributesClassName',
+]);
 
-/** persistentVolumeClaim volumes. */
-export const persistentVolumeClaimPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~persistent-volume',
-  field: 'persistentVolumeClaim',
-  remountEachSync: false,
-  async setUp({ pod, volume, host }: SetUpContext): Promise<MountedVolume> {
-    const src = volume.persistentVolumeClaim as { claimName: string; readOnly?: boolean };
-    const ns = pod.metadata.namespace ?? 'default';
-    if (!host.hasApiserver) throw new Error(`cannot get persistentvolumeclaim ${ns}/${src.claimName}: no apiserver configured (standalone mode)`);
-    const pvc = await host.getObject<Pvc>('persistentvolumeclaims', ns, src.claimName);
-    if (!pvc) throw new Error(`persistentvolumeclaim "${src.claimName}" not found`);
-    const pvName = pvc.spec?.volumeName ?? '';
-    if (pvc.status?.phase !== 'Bound' || !pvName)
-      throw new Error(`PVC ${ns}/${src.claimName} has non-bound phase ("${pvc.status?.phase ?? ''}") or empty pvc.Spec.VolumeName ("${pvName}")`);
-    const pv = await host.getPersistentVolume<Pv>(pvName);
-    if (!pv) throw new Error(`persistentvolume "${pvName}" not found`);
-    let path: string;
-    if (pv.spec?.hostPath) {
-      path = pv.spec.hostPath.path;
-      await checkHostPathType(path, pv.spec.hostPath.type);
-    } else if (pv.spec?.local) {
-      path = pv.spec.local.path;
-      await checkHostPathType(path, 'Directory');
-    } else {
-      const kind =
-        Object.keys(pv.spec ?? {}).find(
-          (k) =>
-            ![
-              'capacity',
-              'accessModes',
-              'claimRef',
-              'persistentVolumeReclaimPolicy',
-              'storageClassName',
-              'mountOptions',
-              'volumeMode',
-              'nodeAffinity',
-              'volumeAttributesClassName',
-            ].includes(k),
-        ) ?? 'unknown';
-      throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);
-    }
-    // Upstream's local plugin relabels a writable volume and measures its filesystem; the hostPath plugin does neither.
-    const local = !!pv.spec?.local;
-    return {
-      path,
-      readOnly: src.readOnly === true,
-      plugin: this.dirName,
-      seLinuxRelabel: local && src.readOnly !== true,
-      ...(local ? { metrics: 'statfs' as const } : {}),
-      pvcRef: { name: src.claimName, namespace: ns },
-    };
-  },
-};
+/** Sets up the volume of claim `claimName` for `ctx`; `ownerUid`: the claim must be controlled by this pod (an ephemeral volume). */
+async function setUpClaim(ctx: SetUpContext, o: { claimName: string; readOnly: boolean; ownerUid?: string; csi?: CsiVolumes }): Promise<MountedVolume> {
+  const { pod, host } = ctx;
+  const ns = pod.metadata.namespace ?? 'default';
+  if (!host.hasApiserver) throw new Error(`cannot get persistentvolumeclaim ${ns}/${o.claimName}: no apiserver configured (standalone mode)`);
+  const pvc = await host.getObject<Pvc>('persistentvolumeclaims', ns, o.claimName);
+  if (!pvc) throw new Error(`persistentvolumeclaim "${o.claimName}" not found`);
+  if (o.ownerUid && !pvc.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === o.ownerUid))
+    throw new Error(`PVC ${ns}/${o.claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`);
+  const pvName = pvc.spec?.volumeName ?? '';
+  if (pvc.status?.phase !== 'Bound' || !pvName)
+    throw new Error(`PVC ${ns}/${o.claimName} has non-bound phase ("${pvc.status?.phase ?? ''}") or empty pvc.Spec.VolumeName ("${pvName}")`);
+  const pv = await host.getPersistentVolume<Pv>(pvName);
+  if (!pv) throw new Error(`persistentvolume "${pvName}" not found`);
+  const claim = { name: o.claimName, namespace: ns };
+  if (pv.spec?.csi) {
+    if (!o.csi) throw new Error(`PersistentVolume "${pvName}" is of type csi: CSI is not available in this configuration`);
+    return o.csi.setUpPersistent(ctx, pv as CsiPv, { ...claim, readOnly: o.readOnly });
+  }
+  let path: string;
+  if (pv.spec?.hostPath) {
+    path = pv.spec.hostPath.path;
+    await checkHostPathType(path, pv.spec.hostPath.type);
+  } else if (pv.spec?.local) {
+    path = pv.spec.local.path;
+    await checkHostPathType(path, 'Directory');
+  } else {
+    const kind = Object.keys(pv.spec ?? {}).find((k) => !NOT_SOURCE.has(k)) ?? 'unknown';
+    throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);
+  }
+  // Upstream's local plugin relabels a writable volume and measures its filesystem; the hostPath plugin does neither.
+  const local = !!pv.spec?.local;
+  return {
+    path,
+    readOnly: o.readOnly,
+    plugin: 'kubernetes.io~persistent-volume',
+    seLinuxRelabel: local && !o.readOnly,
+    ...(local ? { metrics: 'statfs' as const } : {}),
+    pvcRef: claim,
+  };
+}
 
-/** ephemeral volumes: not supported yet, with a clear message. */
-export const ephemeralPlugin: VolumePlugin = {
-  dirName: 'kubernetes.io~ephemeral',
-  field: 'ephemeral',
-  remountEachSync: false,
-  setUp(): Promise<MountedVolume> {
-    return Promise.reject(new Error(`generic ephemeral volumes are not supported: ${SUPPORTED}`));
-  },
-};
+/** The persistentVolumeClaim and ephemeral plugins; CSI PersistentVolumes go to `csi` when given. */
+export function claimPlugins(csi?: CsiVolumes): VolumePlugin[] {
+  return [
+    {
+      dirName: 'kubernetes.io~persistent-volume',
+      field: 'persistentVolumeClaim',
+      remountEachSync: false,
+      setUp(ctx) {
+        const src = ctx.volume.persistentVolumeClaim as { claimName: string; readOnly?: boolean };
+        return setUpClaim(ctx, { claimName: src.claimName, readOnly: src.readOnly === true, csi });
+      },
+    },
+    {
+      dirName: 'kubernetes.io~ephemeral',
+      field: 'ephemeral',
+      remountEachSync: false,
+      setUp(ctx) {
+        // upstream ephemeral.VolumeClaimName: <pod name>-<volume name>
+        return setUpClaim(ctx, { claimName: `${ctx.pod.metadata.name}-${ctx.volume.name}`, readOnly: false, ownerUid: ctx.pod.metadata.uid, csi });
+      },
+    },
+  ];
+}

@@ -1,0 +1,161 @@
+/**
+ * The plugin watcher (upstream pkg/kubelet/pluginmanager): plugins announce themselves with a
+ * unix socket in `<root-dir>/plugins_registry` serving the Registration API. For each socket:
+ *
+ *   socket appears (or is re-created) ─► GetInfo ─► handler for its type ─► validate ─► register
+ *        │                                  └ no handler / invalid / failed ─► NotifyRegistrationStatus(false, why)
+ *        │                                                                     (retried on the next scan)
+ *        └ registered ─► NotifyRegistrationStatus(true)
+ *   socket removed ─► handler.deregister(name)
+ *
+ * The directory is watched (fs.watch) and scanned again every `rescanMs` (a missed event, a
+ * failed registration). Scans run one at a time. Hidden files are skipped, as upstream.
+ */
+import { lstatSync, watch, type FSWatcher } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Clock } from '../../lib/clock.js';
+import { messageOf } from '../../lib/errors.js';
+import { listDirSync } from '../../lib/fs-util.js';
+import type { Logger } from '../../lib/logger.js';
+import { serviceMethods } from '../../cri/proto.js';
+import { unaryCaller } from '../../cri/unary-caller.js';
+
+/** A plugin type's handler (upstream PluginHandler). `validate` throws the reason a plugin is refused; `register` may block on the plugin and the apiserver. */
+export interface PluginHandler {
+  validate(name: string, endpoint: string, versions: readonly string[]): void;
+  register(name: string, endpoint: string, versions: readonly string[]): Promise<void>;
+  deregister(name: string): Promise<void>;
+}
+
+interface PluginInfo {
+  type: string;
+  name: string;
+  endpoint: string;
+  supported_versions: string[];
+}
+
+/** What the watcher needs. */
+export interface PluginWatcherDeps {
+  dir: string;
+  handlers: Readonly<Record<string, PluginHandler>>;
+  clock: Clock;
+  logger: Logger;
+  rescanMs?: number;
+}
+
+/** Registers the plugins whose sockets appear in `dir`. */
+export class PluginWatcher {
+  /** Socket path → the registered plugin and the socket's change time when registered. */
+  private readonly registered = new Map<string, { type: string; name: string; ctimeMs: number }>();
+  private scanning: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly d: PluginWatcherDeps) {}
+
+  /** Creates the directory, scans it, then watches it until `signal` aborts. */
+  async start({ signal }: { signal: AbortSignal }): Promise<void> {
+    await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
+    let watcher: FSWatcher | undefined;
+    try {
+      watcher = watch(this.d.dir, { persistent: false }, () => void this.scan());
+      watcher.on('error', () => {});
+    } catch (err) {
+      this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'cannot watch the plugin registration directory; scanning it periodically');
+    }
+    let cancel = () => {};
+    const tick = () => {
+      void this.scan();
+      cancel = this.d.clock.setTimer(tick, this.d.rescanMs ?? 5000);
+    };
+    tick();
+    signal.addEventListener('abort', () => {
+      cancel();
+      watcher?.close();
+    });
+  }
+
+  /** One scan (a scan asked for while one runs runs again after it). Resolves when done. */
+  scan(): Promise<void> {
+    if (this.scanning) {
+      this.again = true;
+      return this.scanning;
+    }
+    this.scanning = (async () => {
+      do {
+        this.again = false;
+        await this.scanOnce();
+      } while (this.again);
+    })().finally(() => (this.scanning = undefined));
+    return this.scanning;
+  }
+
+  private async scanOnce(): Promise<void> {
+    const present = new Map<string, number>();
+    for (const name of listDirSync(this.d.dir) ?? []) {
+      if (name.startsWith('.')) continue;
+      const path = join(this.d.dir, name);
+      try {
+        const st = lstatSync(path);
+        if (st.isSocket()) present.set(path, st.ctimeMs);
+      } catch {
+        // gone between the listing and the stat
+      }
+    }
+    for (const [path, r] of this.registered)
+      if (present.get(path) !== r.ctimeMs) {
+        this.registered.delete(path);
+        this.d.logger.info({ socket: path, plugin: r.name, type: r.type }, 'plugin socket removed: deregistering the plugin');
+        await this.d.handlers[r.type]
+          ?.deregister(r.name)
+          .catch((err: unknown) => this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'));
+      }
+    for (const [path, ctimeMs] of present) if (!this.registered.has(path)) await this.register(path, ctimeMs);
+  }
+
+  /** upstream operationExecutor.RegisterPlugin. */
+  private async register(socket: string, ctimeMs: number): Promise<void> {
+    const rpc = unaryCaller(socket, serviceMethods('pluginregistration/v1/api.proto', 'pluginregistration.Registration'), 10_000);
+    const notify = (registered: boolean, error = '') =>
+      rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
+        this.d.logger.warn({ socket, err: messageOf(err) }, 'RegisterPlugin error -- failed to send registration status');
+      });
+    try {
+      let info: PluginInfo;
+      try {
+        info = await rpc.call<PluginInfo>('GetInfo', {});
+      } catch (err) {
+        this.d.logger.warn({ socket }, `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socket}, err: ${messageOf(err)}`);
+        return;
+      }
+      const handler = this.d.handlers[info.type];
+      if (!handler) {
+        const why = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`;
+        this.d.logger.warn({ socket }, why);
+        await notify(false, why);
+        return;
+      }
+      const endpoint = info.endpoint || socket;
+      try {
+        handler.validate(info.name, endpoint, info.supported_versions);
+      } catch (err) {
+        const why = `RegisterPlugin error -- plugin validation failed with err: ${messageOf(err)}`;
+        this.d.logger.warn({ socket, plugin: info.name }, why);
+        await notify(false, why);
+        return;
+      }
+      try {
+        await handler.register(info.name, endpoint, info.supported_versions);
+      } catch (err) {
+        const why = `RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`;
+        this.d.logger.warn({ socket, plugin: info.name }, why);
+        await notify(false, why);
+        return;
+      }
+      this.registered.set(socket, { type: info.type, name: info.name, ctimeMs });
+      await notify(true);
+    } finally {
+      rpc.close();
+    }
+  }
+}

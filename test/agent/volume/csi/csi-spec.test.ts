@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import {
+  attachmentName,
+  csiAccessMode,
+  highestSupportedVersion,
+  inlineVolumeHandle,
+  parseVolData,
+  podInfoAttrs,
+  stagingPath,
+  uniqueVolumeName,
+} from '../../../../src/agent/volume/csi/csi-spec.js';
+import { annotationWith, driverEntry, driversWith } from '../../../../src/agent/volume/csi/csi-node-info.js';
+
+/** sha256 by coreutils, not node:crypto: the names must be what upstream's Go computes. */
+const sha256sum = (s: string) => execFileSync('sha256sum', { input: s }).toString().split(' ')[0];
+
+describe('CSI names and paths (upstream pkg/volume/csi)', () => {
+  it('VolumeAttachment name is csi-<sha256(handle + driver + node)>; inline handle csi-<sha256(podUID + volume)>', () => {
+    expect(attachmentName('vol-1', 'd.csi', 'n1')).toBe(`csi-${sha256sum('vol-1d.csin1')}`);
+    expect(attachmentName('vol-1', 'd.csi', 'n1')).toHaveLength(68);
+    expect(inlineVolumeHandle('uid-1', 'data')).toBe(`csi-${sha256sum('uid-1data')}`);
+  });
+  it('staging path is <root>/plugins/kubernetes.io/csi/<driver>/<sha256(handle)>/globalmount', () => {
+    expect(stagingPath('/var/lib/kubelet', 'd.csi', 'h')).toBe(`/var/lib/kubelet/plugins/kubernetes.io/csi/d.csi/${sha256sum('h')}/globalmount`);
+    expect(uniqueVolumeName('d.csi', 'h')).toBe('kubernetes.io/csi/d.csi^h');
+  });
+  it.each([
+    [undefined, false, 'SINGLE_NODE_WRITER'],
+    [['ReadWriteOnce'], false, 'SINGLE_NODE_WRITER'],
+    [['ReadWriteOnce'], true, 'SINGLE_NODE_MULTI_WRITER'],
+    [['ReadWriteOncePod'], false, 'SINGLE_NODE_WRITER'],
+    [['ReadWriteOncePod'], true, 'SINGLE_NODE_SINGLE_WRITER'],
+    [['ReadOnlyMany', 'ReadWriteOnce'], false, 'MULTI_NODE_READER_ONLY'],
+    [['ReadWriteMany'], false, 'MULTI_NODE_MULTI_WRITER'],
+  ])('access modes %j (single-node multi-writer capability %s) → %s', (modes, snmw, want) => {
+    expect(csiAccessMode(modes, snmw)).toBe(want);
+  });
+  it.each([
+    [['1.0.0'], '1.0.0'],
+    [['0.3.0', '1.2.0', '1.10.1', 'v1.9'], '1.10.1'],
+    [['0.3.0'], undefined],
+    [['2.0.0'], undefined],
+    [['banana'], undefined],
+    [[], undefined],
+  ])('driver versions %j → %s', (versions, want) => {
+    const v = highestSupportedVersion(versions);
+    expect(v.ok ? v.version : undefined).toBe(want);
+  });
+  it('pod info attributes as upstream getPodInfoAttrs', () => {
+    expect(podInfoAttrs({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [], serviceAccountName: 'sa' } } as never, true)).toEqual({
+      'csi.storage.k8s.io/pod.name': 'p',
+      'csi.storage.k8s.io/pod.namespace': 'ns',
+      'csi.storage.k8s.io/pod.uid': 'u',
+      'csi.storage.k8s.io/serviceAccount.name': 'sa',
+      'csi.storage.k8s.io/ephemeral': 'true',
+    });
+  });
+  it('vol_data.json without a handle or driver is refused', () => {
+    expect(parseVolData('{"volumeHandle":"h","driverName":"d"}').volumeHandle).toBe('h');
+    expect(() => parseVolData('{"volumeHandle":"h"}')).toThrow(/no volumeHandle or driverName/);
+    expect(() => parseVolData('[1')).toThrow();
+  });
+});
+
+describe('CSINode entries and the node-ID annotation (upstream nodeinfomanager)', () => {
+  it('a driver entry carries sorted topology keys and the volume limit only when set', () => {
+    expect(driverEntry('d', { node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })).toEqual({ name: 'd', nodeID: 'n', topologyKeys: null });
+    expect(driverEntry('d', { node_id: 'n', max_volumes_per_node: 3, accessible_topology: { segments: { z: '1', a: '2' } } })).toEqual({
+      name: 'd',
+      nodeID: 'n',
+      topologyKeys: ['a', 'z'],
+      allocatable: { count: 3 },
+    });
+  });
+  it('install replaces an entry of the same name; uninstall removes it and keeps the others', () => {
+    const a = { name: 'a', nodeID: '1', topologyKeys: null };
+    const b = { name: 'b', nodeID: '2', topologyKeys: null };
+    expect(driversWith([a, b], { ...a, nodeID: '9' })).toEqual([b, { ...a, nodeID: '9' }]);
+    expect(driversWith([a, b], { name: 'a', remove: true })).toEqual([b]);
+  });
+  it('the annotation is a JSON map of driver → node ID; gone when empty; an unparsable one is overwritten', () => {
+    expect(annotationWith(undefined, 'd', 'n1')).toBe('{"d":"n1"}');
+    expect(annotationWith('{"e":"x"}', 'd', 'n1')).toBe('{"e":"x","d":"n1"}');
+    expect(annotationWith('{"d":"n1"}', 'd')).toBeUndefined();
+    expect(annotationWith('not json', 'd', 'n1')).toBe('{"d":"n1"}');
+  });
+});

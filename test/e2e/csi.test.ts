@@ -1,0 +1,312 @@
+/**
+ * CSI end to end: the real CLI joined to the fake apiserver, on the embedded process runtime (as
+ * root), with a CSI node plugin served by grpc-js (test/fixtures/fake-csi-driver.ts) the way a
+ * driver and its node-driver-registrar serve one: registration through plugins_registry (CSINode,
+ * the Node's annotation and labels), PVCs on CSI PersistentVolumes (VolumeAttachment wait,
+ * NodeStage, NodePublish, secrets, pod info, fsType and mount options, volume stats from
+ * NodeGetVolumeStats), inline and generic ephemeral volumes, teardown (NodeUnpublish, then
+ * NodeUnstage), refusals with upstream's messages, and deregistration when the socket goes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
+import { httpGet, unmountTestMounts, until } from './helpers.js';
+import { startFakeCsiDriver, type FakeCsiDriver } from '../fixtures/fake-csi-driver.js';
+
+type Obj = Record<string, any>;
+const node = 'csi-node';
+const DRIVER = 'fake.csi.k8s.io';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-csi-'));
+const root = join(dir, 'root');
+const backing = join(dir, 'backing');
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+let c: Cluster;
+let driver: FakeCsiDriver;
+
+const store = () => c.api.store;
+const pod = (name: string) => store().get('pods', 'default', name) as Obj | undefined;
+const running = (name: string) => pod(name)?.status?.containerStatuses?.[0]?.state?.running;
+const events = (name: string) => store().list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
+const failedMount = (name: string, text: string) =>
+  until(() => events(name).find((e) => e.reason === 'FailedMount' && String(e.message).includes(text)), 20_000, `FailedMount of ${name}: ${text}`);
+const calls = (method: string) => driver.calls.filter((x) => x.method === method).map((x) => x.req);
+const logOf = (name: string) => {
+  const uid = pod(name)?.metadata?.uid;
+  const f = join(dir, 'logs', `default_${name}_${uid}`, 'main', '0.log');
+  return existsSync(f) ? readFileSync(f, 'utf8') : '';
+};
+const mountsUnder = (p: string) =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.split(' ')[4]?.startsWith(p));
+const csiDriverObj = (modes: string[]) => ({
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'CSIDriver',
+  metadata: { name: DRIVER },
+  spec: { attachRequired: true, podInfoOnMount: true, volumeLifecycleModes: modes, fsGroupPolicy: 'File' },
+});
+const pv = (name: string, handle: string, extra: Obj = {}) => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolume',
+  metadata: { name },
+  spec: {
+    capacity: { storage: '1Gi' },
+    accessModes: ['ReadWriteOnce'],
+    mountOptions: ['noatime'],
+    csi: { driver: DRIVER, volumeHandle: handle, fsType: 'ext4', volumeAttributes: { tier: 'gold' }, ...extra },
+  },
+});
+const pvc = (name: string, volumeName: string, meta: Obj = {}) => ({
+  apiVersion: 'v1',
+  kind: 'PersistentVolumeClaim',
+  metadata: { name, namespace: 'default', ...meta },
+  spec: { volumeName, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  status: { phase: 'Bound' },
+});
+const attach = (handle: string, metadata: Record<string, string> = {}) => ({
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'VolumeAttachment',
+  metadata: { name: `csi-${sha(`${handle}${DRIVER}${node}`)}` },
+  spec: { attacher: DRIVER, nodeName: node, source: {} },
+  status: { attached: true, attachmentMetadata: metadata },
+});
+const volPod = (name: string, volume: Obj, command = 'sleep 3600') =>
+  boundPod(name, node, {
+    securityContext: { fsGroup: 2345 },
+    containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', command], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+    volumes: [{ name: 'data', ...volume }],
+  });
+
+beforeAll(async () => {
+  c = await startCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s'] });
+  await until(() => store().get('nodes', '', node), 20_000, 'node registered');
+  driver = await startFakeCsiDriver({ root, backing, nodeId: 'fake-node-7', topology: { 'topology.fake.csi/zone': 'z1' }, maxVolumes: 7 });
+}, 30_000);
+
+afterAll(async () => {
+  await c?.close();
+  await driver?.close();
+  unmountTestMounts(dir);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('CSI drivers on the process runtime', () => {
+  it('registers a driver from plugins_registry: NotifyRegistrationStatus, the CSINode entry, the Node annotation and topology label', async () => {
+    await until(() => driver.statuses.length, 20_000, 'registration status');
+    expect(driver.statuses[0]).toEqual({ plugin_registered: true, error: '' });
+    const csiNode = await until(
+      () => (store().get('storage.k8s.io/csinodes', '', node) as Obj)?.spec?.drivers?.length && store().get('storage.k8s.io/csinodes', '', node),
+      20_000,
+      'CSINode',
+    );
+    expect(csiNode.spec.drivers).toEqual([{ name: DRIVER, nodeID: 'fake-node-7', topologyKeys: ['topology.fake.csi/zone'], allocatable: { count: 7 } }]);
+    expect(csiNode.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Node', name: node, uid: (store().get('nodes', '', node) as Obj).metadata.uid },
+    ]);
+    const n = store().get('nodes', '', node) as Obj;
+    expect(JSON.parse(n.metadata.annotations['csi.volume.kubernetes.io/nodeid'])).toEqual({ [DRIVER]: 'fake-node-7' });
+    expect(n.metadata.labels['topology.fake.csi/zone']).toBe('z1');
+  }, 30_000);
+
+  it('a PVC on a CSI PV waits for its VolumeAttachment, then is staged and published; the container reads and writes it', async () => {
+    mkdirSync(join(backing, 'vol-1'), { recursive: true });
+    writeFileSync(join(backing, 'vol-1', 'in'), 'from-the-driver');
+    store().create('secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'csi-creds', namespace: 'default' },
+      data: { password: Buffer.from('s3cret').toString('base64') },
+    });
+    store().create('storage.k8s.io/csidrivers', csiDriverObj(['Persistent']));
+    store().create(
+      'persistentvolumes',
+      pv('pv-csi', 'vol-1', {
+        nodePublishSecretRef: { name: 'csi-creds', namespace: 'default' },
+        nodeStageSecretRef: { name: 'csi-creds', namespace: 'default' },
+      }),
+    );
+    store().create('persistentvolumeclaims', pvc('claim-csi', 'pv-csi'));
+    store().create(
+      'pods',
+      volPod('csi-pvc', { persistentVolumeClaim: { claimName: 'claim-csi' } }, 'cat /data/in; echo; echo written > /data/out; sleep 3600'),
+    );
+    const attachId = `csi-${sha(`vol-1${DRIVER}${node}`)}`;
+    await failedMount('csi-pvc', `volume vol-1 has GET error for volume attachment ${attachId}: volumeattachments.storage.k8s.io "${attachId}" not found`);
+    expect(calls('NodePublishVolume')).toHaveLength(0);
+    store().create('storage.k8s.io/volumeattachments', attach('vol-1', { devicePath: '/dev/fake1' }));
+    await until(() => running('csi-pvc'), 30_000, 'csi-pvc running');
+    await until(() => logOf('csi-pvc').includes('from-the-driver'), 10_000, 'volume read');
+    await until(() => existsSync(join(backing, 'vol-1', 'out')), 10_000, 'volume written');
+
+    const uid = pod('csi-pvc')!.metadata.uid;
+    const staging = join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'), 'globalmount');
+    const target = join(root, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'pv-csi', 'mount');
+    const capability = {
+      mount: { fs_type: 'ext4', mount_flags: ['noatime'], volume_mount_group: '' },
+      access_mode: { mode: 'SINGLE_NODE_WRITER' },
+      access_type: 'mount',
+    };
+    expect(calls('NodeStageVolume')).toEqual([
+      {
+        volume_id: 'vol-1',
+        publish_context: { devicePath: '/dev/fake1' },
+        staging_target_path: staging,
+        volume_capability: capability,
+        secrets: { password: 's3cret' },
+        volume_context: { tier: 'gold' },
+      },
+    ]);
+    const [publish] = calls('NodePublishVolume');
+    expect(publish).toEqual({
+      volume_id: 'vol-1',
+      publish_context: { devicePath: '/dev/fake1' },
+      staging_target_path: staging,
+      target_path: target,
+      volume_capability: capability,
+      readonly: false,
+      secrets: { password: 's3cret' },
+      volume_context: {
+        tier: 'gold',
+        'csi.storage.k8s.io/pod.name': 'csi-pvc',
+        'csi.storage.k8s.io/pod.namespace': 'default',
+        'csi.storage.k8s.io/pod.uid': uid,
+        'csi.storage.k8s.io/serviceAccount.name': 'default',
+        'csi.storage.k8s.io/ephemeral': 'false',
+      },
+    });
+    expect(JSON.parse(readFileSync(join(target, '..', 'vol_data.json'), 'utf8'))).toMatchObject({
+      specVolID: 'pv-csi',
+      volumeHandle: 'vol-1',
+      driverName: DRIVER,
+      nodeName: node,
+      attachmentID: attachId,
+      volumeLifecycleMode: 'Persistent',
+    });
+    // fsGroupPolicy File: the kubelet applied the pod's fsGroup to the published volume.
+    await until(() => readFileSync('/proc/self/mountinfo', 'utf8').includes(target), 5000, 'target mounted');
+    const { statSync } = await import('node:fs');
+    expect(statSync(join(backing, 'vol-1', 'in')).gid).toBe(2345);
+  }, 60_000);
+
+  it("reports the volume's figures from NodeGetVolumeStats in /stats/summary and kubelet_volume_stats_*", async () => {
+    const summary = await until(
+      async () => {
+        const s = JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
+        const p = s.pods.find((x: Obj) => x.podRef.name === 'csi-pvc');
+        return p?.volume?.find((v: Obj) => v.name === 'data') as Obj | undefined;
+      },
+      20_000,
+      'volume stats',
+    );
+    expect(summary.pvcRef).toEqual({ name: 'claim-csi', namespace: 'default' });
+    expect(summary.capacityBytes).toBeGreaterThan(0);
+    expect(summary.inodes).toBeGreaterThan(0);
+    expect(calls('NodeGetVolumeStats')[0]).toMatchObject({ volume_id: 'vol-1', volume_path: expect.stringContaining('kubernetes.io~csi/pv-csi/mount') });
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toMatch(
+      new RegExp(`^kubelet_volume_stats_capacity_bytes\\{namespace="default",persistentvolumeclaim="claim-csi"\\} ${summary.capacityBytes}$`, 'm'),
+    );
+  }, 30_000);
+
+  it('inline CSI volumes need the Ephemeral lifecycle mode in the CSIDriver; then they are published without staging', async () => {
+    store().create('pods', volPod('csi-inline', { csi: { driver: DRIVER, volumeAttributes: { size: '1Mi' } } }, 'echo inline > /data/f; sleep 3600'));
+    await failedMount(
+      'csi-inline',
+      `kubernetes.io/csi: mounter.SetupAt failed to check volume lifecycle mode: volume mode "Ephemeral" not supported by driver ${DRIVER} (only supports ["Persistent"])`,
+    );
+    const cur = structuredClone(store().get('storage.k8s.io/csidrivers', '', DRIVER) as Obj);
+    cur.spec.volumeLifecycleModes = ['Persistent', 'Ephemeral'];
+    store().update('storage.k8s.io/csidrivers', cur);
+    await until(() => running('csi-inline'), 40_000, 'csi-inline running');
+    const uid = pod('csi-inline')!.metadata.uid;
+    const handle = `csi-${sha(`${uid}data`)}`;
+    await until(() => existsSync(join(backing, handle, 'f')), 10_000, 'inline volume written');
+    const publish = calls('NodePublishVolume').find((r) => r.volume_id === handle);
+    expect(publish).toMatchObject({
+      staging_target_path: '',
+      target_path: join(root, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'data', 'mount'),
+      volume_capability: { access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+      volume_context: { size: '1Mi', 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'csi-inline' },
+    });
+    expect(calls('NodeStageVolume').some((r) => r.volume_id === handle)).toBe(false);
+  }, 60_000);
+
+  it('generic ephemeral volumes use the claim <pod>-<volume> only when the pod owns it', async () => {
+    store().create('persistentvolumes', pv('pv-eph', 'vol-eph'));
+    store().create('storage.k8s.io/volumeattachments', attach('vol-eph'));
+    store().create(
+      'pods',
+      volPod(
+        'eph',
+        { ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } },
+        'echo eph > /data/f; sleep 3600',
+      ),
+    );
+    const uid = (await until(() => pod('eph')?.metadata?.uid, 10_000, 'eph uid')) as string;
+    store().create(
+      'persistentvolumeclaims',
+      pvc('eph-data', 'pv-eph', { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'someone-else', controller: true }] }),
+    );
+    await failedMount('eph', 'PVC default/eph-data was not created for pod default/eph (pod is not owner)');
+    const cur = structuredClone(store().get('persistentvolumeclaims', 'default', 'eph-data') as Obj);
+    cur.metadata.ownerReferences[0].uid = uid;
+    store().update('persistentvolumeclaims', cur);
+    await until(() => running('eph'), 40_000, 'eph running');
+    await until(() => existsSync(join(backing, 'vol-eph', 'f')), 10_000, 'ephemeral claim written');
+  }, 60_000);
+
+  it('refuses a PV of a driver that is not registered, with upstream message', async () => {
+    store().create('persistentvolumes', {
+      ...pv('pv-missing', 'vol-m'),
+      spec: { ...pv('pv-missing', 'vol-m').spec, csi: { driver: 'missing.csi', volumeHandle: 'vol-m' } },
+    });
+    store().create('persistentvolumeclaims', pvc('claim-missing', 'pv-missing'));
+    store().create('pods', volPod('csi-missing', { persistentVolumeClaim: { claimName: 'claim-missing' } }));
+    await failedMount(
+      'csi-missing',
+      'kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name missing.csi not found in the list of registered CSI drivers',
+    );
+    store().remove('pods', 'default', 'csi-missing', {});
+  }, 30_000);
+
+  it('deleted pods are unpublished, the shared staging is unstaged once no pod uses it, and nothing stays mounted', async () => {
+    for (const name of ['csi-pvc', 'csi-inline', 'eph']) store().remove('pods', 'default', name, {});
+    await until(() => calls('NodeUnstageVolume').length >= 2, 40_000, 'unstaged');
+    await until(() => mountsUnder(root).length === 0, 20_000, 'no mounts left under the root dir');
+    expect(calls('NodeUnpublishVolume').map((r) => r.volume_id)).toEqual(expect.arrayContaining(['vol-1', 'vol-eph']));
+    expect(calls('NodeUnpublishVolume')).toHaveLength(3);
+    expect(
+      calls('NodeUnstageVolume')
+        .map((r) => r.staging_target_path)
+        .sort((a, b) => a.localeCompare(b)),
+    ).toEqual(
+      [
+        join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'), 'globalmount'),
+        join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-eph'), 'globalmount'),
+      ].sort(),
+    );
+    expect(existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1')))).toBe(false);
+    expect(readFileSync(join(backing, 'vol-1', 'out'), 'utf8')).toBe('written\n');
+  }, 60_000);
+
+  it('refuses a driver without a CSI 1.x version (NotifyRegistrationStatus false) and deregisters a driver whose socket goes', async () => {
+    const old = await startFakeCsiDriver({ root, backing, name: 'old.csi.k8s.io', versions: ['0.3.0'] });
+    try {
+      await until(() => old.statuses.length, 20_000, 'old driver status');
+      expect(old.statuses[0]).toEqual({
+        plugin_registered: false,
+        error:
+          'RegisterPlugin error -- plugin validation failed with err: validation failed for CSI Driver old.csi.k8s.io at endpoint ' +
+          `${old.driverSocket}: none of the CSI versions reported by this driver are supported`,
+      });
+    } finally {
+      await old.close();
+    }
+    await driver.close();
+    await until(() => ((store().get('storage.k8s.io/csinodes', '', node) as Obj).spec.drivers ?? []).length === 0, 20_000, 'driver removed from CSINode');
+    await until(() => !(store().get('nodes', '', node) as Obj).metadata.annotations?.['csi.volume.kubernetes.io/nodeid'], 20_000, 'annotation removed');
+  }, 40_000);
+});
