@@ -32,7 +32,13 @@ export interface ClusterMembershipDeps {
 export function startClusterMembership(
   cfg: Pick<AgentConfig, 'node' | 'registerNode' | 'nodeStatusUpdateFrequencyMs' | 'nodeStatusReportFrequencyMs' | 'nodeLeaseDurationSeconds'>,
   d: ClusterMembershipDeps,
-  o: { signal: AbortSignal; /** The eviction manager's pressure conditions. */ pressure?: () => ReadonlySet<string> },
+  o: {
+    signal: AbortSignal;
+    /** The eviction manager's pressure conditions. */
+    pressure?: () => ReadonlySet<string>;
+    /** The volume manager's attachable volumes in use. */
+    volumesInUse?: () => string[];
+  },
 ): NodeStatusManager {
   const { signal } = o;
   // The heartbeats do not wait behind pod updates for kubeAPIQPS (upstream's heartbeat client is unthrottled).
@@ -53,6 +59,7 @@ export function startClusterMembership(
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
       pressure: o.pressure?.(),
+      volumesInUse: o.volumesInUse?.(),
     }),
   });
   nodeStatus.start({ signal });

@@ -278,7 +278,7 @@ export function composeAgent(
         nodeStatus = startClusterMembership(
           cfg,
           { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync! },
-          { pressure: () => eviction.conditions(), signal: abort.signal },
+          { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), signal: abort.signal },
         );
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });

@@ -81,7 +81,7 @@ const volPod = (name: string, volume: Obj, command = 'sleep 3600') =>
   });
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s'] });
+  c = await startCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s', 'nodeStatusUpdateFrequency: 1s'] });
   await until(() => store().get('nodes', '', node), 20_000, 'node registered');
   driver = await startFakeCsiDriver({ root, backing, nodeId: 'fake-node-7', topology: { 'topology.fake.csi/zone': 'z1' }, maxVolumes: 7 });
 }, 30_000);
@@ -185,6 +185,12 @@ describe('CSI drivers on the process runtime', () => {
       attachmentID: attachId,
       volumeLifecycleMode: 'Persistent',
     });
+    // The attachable volume is reported in use, so the attach/detach controller keeps it attached.
+    await until(
+      () => ((store().get('nodes', '', node) as Obj).status?.volumesInUse ?? []).includes(`kubernetes.io/csi/${DRIVER}^vol-1`),
+      20_000,
+      'volumesInUse',
+    );
     // fsGroupPolicy File: the kubelet applied the pod's fsGroup to the published volume.
     await until(() => readFileSync('/proc/self/mountinfo', 'utf8').includes(target), 5000, 'target mounted');
     const { statSync } = await import('node:fs');
@@ -290,6 +296,7 @@ describe('CSI drivers on the process runtime', () => {
     );
     expect(existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1')))).toBe(false);
     expect(readFileSync(join(backing, 'vol-1', 'out'), 'utf8')).toBe('written\n');
+    await until(() => !(store().get('nodes', '', node) as Obj).status?.volumesInUse, 20_000, 'volumesInUse cleared');
   }, 60_000);
 
   it('refuses a driver without a CSI 1.x version (NotifyRegistrationStatus false) and deregisters a driver whose socket goes', async () => {

@@ -5,7 +5,7 @@
  * comes through them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
@@ -14,6 +14,7 @@ import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
 import { until } from '../e2e/helpers.js';
 import { describeVolumeCases } from '../e2e/volume-cases.js';
 import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
+import { startFakeCsiDriver } from '../fixtures/fake-csi-driver.js';
 
 const node = 'ctrd-volume-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-volumes-'));
@@ -71,4 +72,72 @@ describe('CRI mounts on containerd', () => {
     });
     expect(mounts[1]).toMatchObject({ host_path: dir, selinux_relabel: false });
   }, 60_000);
+});
+
+describe('CSI volumes on containerd', () => {
+  it('a PVC on a CSI PersistentVolume: the driver registers, stages and publishes; runc bind-mounts the published target; deleting the pod unpublishes and unstages', async () => {
+    const backing = join(dir, 'csi-backing');
+    const driver = await startFakeCsiDriver({ root: join(dir, 'root'), backing });
+    try {
+      await until(() => driver.statuses.length, 20_000, 'driver registered');
+      expect(driver.statuses[0].plugin_registered).toBe(true);
+      mkdirSync(join(backing, 'ctrd-vol'), { recursive: true });
+      writeFileSync(join(backing, 'ctrd-vol', 'in'), 'csi-data');
+      const store = c.api.store;
+      // No attach step for this driver (as csi-driver-host-path's CSIDriver says).
+      store.create('storage.k8s.io/csidrivers', {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSIDriver',
+        metadata: { name: driver.name },
+        spec: { attachRequired: false },
+      });
+      store.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-ctrd-csi' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: driver.name, volumeHandle: 'ctrd-vol' } },
+      });
+      store.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'ctrd-claim', namespace: 'default' },
+        spec: { volumeName: 'pv-ctrd-csi', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        status: { phase: 'Bound' },
+      });
+      store.create(
+        'pods',
+        boundPod('ctrd-csi', node, {
+          containers: [
+            {
+              name: 'main',
+              image: TEST_IMAGES.busybox,
+              command: ['sh', '-c', 'cat /data/in > /data/out; sleep 3600'],
+              volumeMounts: [{ name: 'd', mountPath: '/data' }],
+            },
+          ],
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'ctrd-claim' } }],
+        }),
+      );
+      const uid = await until(
+        () =>
+          store.get('pods', 'default', 'ctrd-csi')?.status?.containerStatuses?.[0]?.state?.running && store.get('pods', 'default', 'ctrd-csi')!.metadata.uid,
+        40_000,
+        'ctrd-csi running',
+      );
+      await until(() => existsSync(join(backing, 'ctrd-vol', 'out')), 10_000, 'written through the container');
+      expect(readFileSync(join(backing, 'ctrd-vol', 'out'), 'utf8')).toBe('csi-data');
+      const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
+      const mounts = (await cri.runtime.containerStatus(ctr.id)).status.mounts ?? [];
+      expect(mounts.find((m) => m.container_path === '/data')?.host_path).toBe(
+        join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~csi', 'pv-ctrd-csi', 'mount'),
+      );
+      store.remove('pods', 'default', 'ctrd-csi', {});
+      await until(() => driver.calls.some((x) => x.method === 'NodeUnstageVolume'), 40_000, 'unstaged');
+      expect(
+        driver.calls.filter((x) => x.method.startsWith('Node') && x.method.includes('Volume') && !x.method.includes('Stats')).map((x) => x.method),
+      ).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
+    } finally {
+      await driver.close();
+    }
+  }, 90_000);
 });

@@ -62,6 +62,8 @@ export interface NodeStatusInput {
   runtimeHandlers?: NodeRuntimeHandler[];
   /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
   pressure?: ReadonlySet<string>;
+  /** The attachable volumes in use (upstream VolumesInUse setter), sorted; none: the field goes. */
+  volumesInUse?: string[];
   previous?: NodeCondition[];
   nowMs: number;
 }
@@ -241,6 +243,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
     },
     images: nodeImages(i.images, s.maxImages ?? 50),
     ...(i.runtimeHandlers?.length ? { runtimeHandlers: i.runtimeHandlers } : {}),
+    volumesInUse: i.volumesInUse?.length ? i.volumesInUse : undefined,
   };
 }
 

@@ -31,7 +31,7 @@ export interface NodeStatusManagerDeps {
   registerNode: boolean;
   machine: MachineInfo;
   /** The runtime's current facts for the status. */
-  runtime: () => Promise<Pick<NodeStatusInput, 'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure'>>;
+  runtime: () => Promise<Pick<NodeStatusInput, 'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure' | 'volumesInUse'>>;
   events: EventSink;
   clock: Clock;
   logger: Logger;

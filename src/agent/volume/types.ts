@@ -80,6 +80,8 @@ export interface MountedVolume {
   metrics?: 'du' | 'statfs' | VolumeMeasure;
   /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
   localEphemeral?: boolean;
+  /** An attachable volume's unique name (`kubernetes.io/csi/<driver>^<handle>`): in node.status.volumesInUse while set up, so the attach/detach controller does not detach it under the pod. */
+  uniqueName?: string;
   /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */
   pvcRef?: { name: string; namespace: string };
 }

@@ -132,6 +132,13 @@ export class VolumeManager {
     ];
   }
 
+  /** The unique names of the attachable volumes set up on this node, sorted (node.status.volumesInUse). */
+  volumesInUse(): string[] {
+    const names = new Set<string>();
+    for (const m of this.actual.values()) for (const v of m.values()) if (v.uniqueName) names.add(v.uniqueName);
+    return [...names].sort();
+  }
+
   /** Every pod UID with set-up volumes. */
   podsWithVolumes(): string[] {
     return [...this.actual.keys()];

@@ -29,6 +29,7 @@ import {
   parseVolData,
   podInfoAttrs,
   stagingPath,
+  uniqueVolumeName,
   VOL_DATA_FILE,
   type VolData,
 } from '../csi/csi-spec.js';
@@ -179,8 +180,9 @@ export class CsiVolumes {
     };
     let staging = '';
     let publishContext: Record<string, string> = {};
+    const attachable = !!p.pv && csiDriver?.spec?.attachRequired !== false;
     if (p.pv) {
-      if (csiDriver?.spec?.attachRequired !== false) publishContext = await this.attached(ctx.host, p.driver, p.volumeHandle);
+      if (attachable) publishContext = await this.attached(ctx.host, p.driver, p.volumeHandle);
       if (caps.has('STAGE_UNSTAGE_VOLUME')) {
         staging = stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
         await mkdir(staging, { recursive: true, mode: 0o750 });
@@ -232,6 +234,7 @@ export class CsiVolumes {
       plugin: CSI_DIR_NAME,
       dir: join(CSI_DIR_NAME, p.specName),
       seLinuxRelabel: true,
+      ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
       ...(caps.has('GET_VOLUME_STATS') ? { metrics: this.measure(client, p.volumeHandle, target) } : {}),
     };
   }
