@@ -9,7 +9,7 @@ import { messageOf } from '../../../lib/errors.js';
 import type { PluginHandler } from '../../pluginmanager/plugin-watcher.js';
 import type { CsiDrivers } from './csi-drivers.js';
 import { driverEntry, type CsiNodeInfoManager } from './csi-node-info.js';
-import { CSI_PLUGIN_NAME, highestSupportedVersion } from './csi-spec.js';
+import { CSI_PLUGIN_NAME, highestSupportedVersion, isValidDriverName } from './csi-spec.js';
 
 const log = (msg: string) => `${CSI_PLUGIN_NAME}: ${msg}`;
 
@@ -18,6 +18,8 @@ export function csiRegistrationHandler(d: { drivers: CsiDrivers; nodeInfo?: CsiN
   return {
     validate(name, endpoint, versions) {
       d.logger.info({}, log(`Trying to validate a new CSI Driver with name: ${name} endpoint: ${endpoint} versions: ${versions.join(',')}`));
+      if (!isValidDriverName(name))
+        throw new Error(`validation failed for CSI Driver ${JSON.stringify(name)} at endpoint ${endpoint}: not a valid CSI driver name`);
       const v = highestSupportedVersion(versions);
       if (!v.ok) throw new Error(`validation failed for CSI Driver ${name} at endpoint ${endpoint}: ${v.message}`);
     },

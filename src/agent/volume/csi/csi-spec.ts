@@ -85,6 +85,15 @@ export function podInfoAttrs(pod: Pod, ephemeral: boolean): Record<string, strin
 }
 
 /**
+ * A driver name as the CSI spec allows it (GetPluginInfo: ≤ 63 characters, alphanumerics at both
+ * ends, dashes and dots between). Checked at registration: the name becomes a path component of
+ * the staging directory, so one with "/" or ".." must never get that far.
+ */
+export function isValidDriverName(name: string): boolean {
+  return /^[A-Za-z0-9]([-A-Za-z0-9.]{0,61}[A-Za-z0-9])?$/.test(name) && !name.includes('..');
+}
+
+/**
  * upstream highestSupportedVersion: the highest of a driver's versions the kubelet speaks (CSI
  * 1.x; 0.x is gone since 1.17), or the error the registration reports.
  */

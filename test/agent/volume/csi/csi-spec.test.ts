@@ -5,6 +5,7 @@ import {
   csiAccessMode,
   highestSupportedVersion,
   inlineVolumeHandle,
+  isValidDriverName,
   parseVolData,
   podInfoAttrs,
   stagingPath,
@@ -46,6 +47,19 @@ describe('CSI names and paths (upstream pkg/volume/csi)', () => {
   ])('driver versions %j → %s', (versions, want) => {
     const v = highestSupportedVersion(versions);
     expect(v.ok ? v.version : undefined).toBe(want);
+  });
+  it.each([
+    ['hostpath.csi.k8s.io', true],
+    ['Ebs.CSI.aws.com', true],
+    ['a', true],
+    ['../../etc', false],
+    ['a/b', false],
+    ['a..b', false],
+    ['-a', false],
+    ['', false],
+    ['x'.repeat(64), false],
+  ])('driver name %j valid: %s', (name, ok) => {
+    expect(isValidDriverName(name)).toBe(ok);
   });
   it('pod info attributes as upstream getPodInfoAttrs', () => {
     expect(podInfoAttrs({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [], serviceAccountName: 'sa' } } as never, true)).toEqual({
