@@ -51,7 +51,7 @@ export function composeGc(
     observeCgroup: o.metrics.observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     isActive: o.isActive,
-    removePodDir: (uid) => o.volumes.removePodDir(uid),
+    removePodDir: async (uid) => void (await o.volumes.removePodDir(uid)),
   });
   const startLogRotation = (signal: AbortSignal) => {
     const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };

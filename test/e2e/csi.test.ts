@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
@@ -315,5 +315,27 @@ describe('CSI drivers on the process runtime', () => {
     await driver.close();
     await until(() => ((store().get('storage.k8s.io/csinodes', '', node) as Obj).spec.drivers ?? []).length === 0, 20_000, 'driver removed from CSINode');
     await until(() => !(store().get('nodes', '', node) as Obj).metadata.annotations?.['csi.volume.kubernetes.io/nodeid'], 20_000, 'annotation removed');
+  }, 40_000);
+
+  it('housekeeping does not wait on a hung driver: its orphan is kept and retried while other orphans go', async () => {
+    const hung = await startFakeCsiDriver({ root, backing, name: 'hung.csi.k8s.io', hang: ['NodeUnpublishVolume'] });
+    try {
+      await until(() => hung.statuses.length, 20_000, 'hung driver registered');
+      const orphan = (uid: string, volData?: object) => {
+        const staging = join(root, `staging-${uid}`);
+        const vol = join(staging, 'volumes', 'kubernetes.io~csi', 'v');
+        mkdirSync(join(vol, 'mount'), { recursive: true });
+        if (volData) writeFileSync(join(vol, 'vol_data.json'), JSON.stringify(volData));
+        mkdirSync(join(root, 'pods'), { recursive: true });
+        renameSync(staging, join(root, 'pods', uid));
+      };
+      orphan('orphan-hung', { specVolID: 'v', volumeHandle: 'h1', driverName: 'hung.csi.k8s.io', nodeName: node, volumeLifecycleMode: 'Persistent' });
+      await until(() => hung.calls.some((x) => x.method === 'NodeUnpublishVolume'), 20_000, 'unpublish asked of the hung driver');
+      orphan('orphan-plain');
+      await until(() => !existsSync(join(root, 'pods', 'orphan-plain')), 20_000, 'the other orphan removed meanwhile');
+      expect(existsSync(join(root, 'pods', 'orphan-hung', 'volumes', 'kubernetes.io~csi', 'v', 'vol_data.json'))).toBe(true);
+    } finally {
+      await hung.close();
+    }
   }, 40_000);
 });

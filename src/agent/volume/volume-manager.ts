@@ -47,6 +47,7 @@ export const IN_TREE_PLUGINS: readonly VolumePlugin[] = volumePlugins();
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
+const ORPHAN_INITIAL_BACKOFF_MS = 2000;
 
 /** The result of mounting a pod's volumes. */
 export type MountResult = { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
@@ -88,6 +89,9 @@ export class VolumeManager {
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   private readonly plugins: readonly VolumePlugin[];
+  /** Orphaned pod directories being removed, and those whose removal failed: when to try again. */
+  private readonly removingOrphans = new Map<string, Promise<void>>();
+  private readonly orphanBackoff = new Map<string, { atMs: number; delayMs: number }>();
 
   constructor(private readonly d: VolumeManagerDeps) {
     this.plugins = d.plugins ?? IN_TREE_PLUGINS;
@@ -221,8 +225,8 @@ export class VolumeManager {
     this.d.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
   }
 
-  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it when something cannot be unmounted. */
-  async removePodDir(uid: string): Promise<void> {
+  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
+  async removePodDir(uid: string): Promise<boolean> {
     const dir = join(this.d.rootDir, 'pods', uid);
     const t0 = performance.now();
     try {
@@ -230,7 +234,7 @@ export class VolumeManager {
       await unmountUnder(dir);
     } catch (err) {
       this.d.logger.warn({ uid, err: messageOf(err) }, 'pod directory kept: a volume could not be unmounted');
-      return;
+      return false;
     }
     await rm(dir, { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])
@@ -239,6 +243,7 @@ export class VolumeManager {
     this.desired.delete(uid);
     this.retry.delete(uid);
     this.d.onPodRemoved?.(uid);
+    return true;
   }
 
   /** Lets each plugin with a `tearDown` release its volumes under `volumesDir` (read from disk: works for orphans and after a restart). */
@@ -247,15 +252,35 @@ export class VolumeManager {
       if (p.tearDown) for (const name of listDirSync(join(volumesDir, p.dirName)) ?? []) await p.tearDown(join(volumesDir, p.dirName, name));
   }
 
-  /** Removes the directories of pods that no one knows (`isKnown` false); never a known pod's. */
+  /**
+   * Removes the directories of pods that no one knows (`isKnown` false); never a known pod's. Each
+   * removal runs in the background, one at a time per pod, and one that failed (a CSI driver that
+   * is gone or hangs) is tried again after a backoff (2 s doubling to 2 m 2 s), so housekeeping
+   * never waits on a driver.
+   */
   async cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> {
     // Listed synchronously (every housekeeping, 2 s): one local directory, cheaper than a promise round trip.
     const onDisk = listDirSync(join(this.d.rootDir, 'pods')) ?? [];
+    const now = this.d.clock.now();
     for (const uid of orphanedPodDirs(onDisk, isKnown)) {
+      const backoff = this.orphanBackoff.get(uid);
+      if (this.removingOrphans.has(uid) || (backoff && backoff.atMs > now)) continue;
       this.d.logger.info({ uid }, 'cleaning up orphaned pod directory');
-      await this.removePodDir(uid);
+      const removal = this.removePodDir(uid)
+        .catch((err: unknown) => {
+          this.d.logger.warn({ uid, err: messageOf(err) }, 'orphaned pod directory not removed');
+          return false;
+        })
+        .then((removed) => {
+          if (removed) return void this.orphanBackoff.delete(uid);
+          const delayMs = backoff ? Math.min(backoff.delayMs * 2, MAX_BACKOFF_MS) : ORPHAN_INITIAL_BACKOFF_MS;
+          this.orphanBackoff.set(uid, { atMs: this.d.clock.now() + delayMs, delayMs });
+        })
+        .finally(() => this.removingOrphans.delete(uid));
+      this.removingOrphans.set(uid, removal);
     }
     const present = new Set(onDisk);
+    for (const uid of this.orphanBackoff.keys()) if (!present.has(uid)) this.orphanBackoff.delete(uid);
     for (const uid of this.actual.keys())
       if (!isKnown(uid) && !present.has(uid)) {
         this.actual.delete(uid);
