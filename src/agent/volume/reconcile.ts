@@ -2,13 +2,13 @@
  * The volume manager's decisions, pure (upstream desired-state-of-world vs actual-state-of-world
  * reconciler, reduced to a kubelet without attach/detach):
  * - `computeVolumeActions`: for one pod being synced, which volumes to set up now (new, or a
- *   remount-each-sync plugin), which wait for their retry backoff, which are unsupported;
+ *   remount-each-sync plugin or a volume set up to be republished), which wait for their retry backoff, which are unsupported;
  * - `orphanedPodDirs`: which pod directories on disk belong to no known pod (never one that is).
  */
 import type { Volume, VolumePlugin } from './types.js';
 
 /** What is set up for one pod: volume name → the plugin that set it up. */
-export type ActualVolumes = ReadonlyMap<string, { plugin: string }>;
+export type ActualVolumes = ReadonlyMap<string, { plugin: string; remountEachSync?: boolean }>;
 
 /** The decision for one pod. */
 export interface VolumeActions {
@@ -74,7 +74,7 @@ export function computeVolumeActions(
       out.waiting.push({ name: v.name, retryAtMs });
       continue;
     }
-    if (!actual.has(v.name) || plugin.remountEachSync) out.setUp.push({ volume: v, plugin });
+    if (!actual.has(v.name) || plugin.remountEachSync || actual.get(v.name)!.remountEachSync) out.setUp.push({ volume: v, plugin });
   }
   for (const name of actual.keys()) if (!names.has(name)) out.tearDown.push(name);
   return out;

@@ -26,6 +26,15 @@ interface Cached {
   podUid: string;
 }
 
+/** A token as TokenRequestStatus carries it. */
+export interface TokenStatus {
+  token: string;
+  /** RFC 3339 with seconds, as a metav1.Time. */
+  expirationTimestamp: string;
+}
+
+const statusOf = (c: Cached): TokenStatus => ({ token: c.token, expirationTimestamp: new Date(c.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z') });
+
 /** Upstream requiresRefresh (pure): true once the token is within 20 % of its TTL of expiring or older than 24 h. */
 export function requiresRefresh(t: { expiresAt: number; expirationSeconds: number }, nowMs: number, jitterMs: number): boolean {
   const issuedAt = t.expiresAt - t.expirationSeconds * 1000;
@@ -42,13 +51,13 @@ export class TokenManager {
     return JSON.stringify([k.namespace, k.serviceAccount, k.audiences, k.expirationSeconds, k.pod.uid]);
   }
 
-  /** A valid token; requests a new one when none is cached or the cached one needs a refresh. */
-  async getToken(k: TokenKey): Promise<string> {
+  /** A valid token and when it expires (RFC 3339, as TokenRequestStatus); requests a new one when none is cached or the cached one needs a refresh. */
+  async getToken(k: TokenKey): Promise<TokenStatus> {
     const key = TokenManager.keyOf(k);
     const now = this.d.clock.now();
     const hit = this.cache.get(key);
     const jitter = (this.d.random ?? Math.random)() * MAX_JITTER_MS;
-    if (hit && !requiresRefresh(hit, now, jitter)) return hit.token;
+    if (hit && !requiresRefresh(hit, now, jitter)) return statusOf(hit);
     const path = `/api/v1/namespaces/${encodeURIComponent(k.namespace)}/serviceaccounts/${encodeURIComponent(k.serviceAccount)}/token`;
     const body = {
       apiVersion: 'authentication.k8s.io/v1',
@@ -63,11 +72,12 @@ export class TokenManager {
       const r = await this.d.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({ method: 'POST', path, body });
       if ((r.status !== 201 && r.status !== 200) || !r.body?.status?.token) throw apiError(`POST ${path}`, r);
       const expiresAt = Date.parse(r.body.status.expirationTimestamp ?? '') || now + k.expirationSeconds * 1000;
-      this.cache.set(key, { token: r.body.status.token, expiresAt, expirationSeconds: k.expirationSeconds, podUid: k.pod.uid });
-      return r.body.status.token;
+      const fresh = { token: r.body.status.token, expiresAt, expirationSeconds: k.expirationSeconds, podUid: k.pod.uid };
+      this.cache.set(key, fresh);
+      return statusOf(fresh);
     } catch (err) {
       // Upstream keeps serving a cached token that has not expired when a refresh fails.
-      if (hit && hit.expiresAt > now) return hit.token;
+      if (hit && hit.expiresAt > now) return statusOf(hit);
       throw new Error(`failed to fetch token: ${(err as Error).message}`, { cause: err });
     }
   }

@@ -27,14 +27,14 @@ export interface VolumeHost {
   getPersistentVolume<T>(name: string): Promise<T | null>;
   /** A cluster-scoped object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */
   getClusterObject<T>(path: string, o?: { fresh?: boolean }): Promise<T | null>;
-  /** A service-account token through the TokenRequest API. */
+  /** A service-account token through the TokenRequest API, and when it expires (RFC 3339). */
   getToken(o: {
     namespace: string;
     serviceAccount: string;
     audiences: string[];
     expirationSeconds: number;
     pod: { name: string; uid: string };
-  }): Promise<string>;
+  }): Promise<{ token: string; expirationTimestamp: string }>;
   /** Whether the apiserver objects above are available at all (false in standalone mode). */
   hasApiserver: boolean;
   /** Node facts for the downward API. */
@@ -80,6 +80,8 @@ export interface MountedVolume {
   metrics?: 'du' | 'statfs' | VolumeMeasure;
   /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
   localEphemeral?: boolean;
+  /** Set up again on every pod sync although its plugin is not `remountEachSync` (a CSI driver with `requiresRepublish`). */
+  remountEachSync?: boolean;
   /** An attachable volume's unique name (`kubernetes.io/csi/<driver>^<handle>`): in node.status.volumesInUse while set up, so the attach/detach controller does not detach it under the pod. */
   uniqueName?: string;
   /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */

@@ -75,6 +75,19 @@ describe('computeVolumeActions', () => {
     ],
   ])('%s', (_n, input, want) => expect(decide(input)).toEqual(want));
 
+  it('a volume set up to be republished (a CSI driver with requiresRepublish) is set up again although its plugin is not remount-each-sync', () => {
+    const volumes: Volume[] = [
+      { name: 'c', persistentVolumeClaim: { claimName: 'x' } },
+      { name: 'd', persistentVolumeClaim: { claimName: 'y' } },
+    ];
+    const actual = new Map([
+      ['c', { plugin: 'kubernetes.io~csi', remountEachSync: true }],
+      ['d', { plugin: 'kubernetes.io~csi' }],
+    ]);
+    const a = computeVolumeActions(volumes, actual, { plugins: IN_TREE_PLUGINS, nowMs: 0, retryAt: new Map() });
+    expect(a.setUp.map((s) => s.volume.name)).toEqual(['c']);
+  });
+
   it('names the unsupported type and what is supported', () => {
     const a = computeVolumeActions([{ name: 'n', nfs: {} }], new Map(), { plugins: IN_TREE_PLUGINS, nowMs: 0, retryAt: new Map() });
     expect(a.unsupported[0].message).toMatch(/^volume type nfs is not supported by tskubelet \(supported: emptyDir, hostPath, configMap/);

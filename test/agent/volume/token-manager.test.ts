@@ -37,7 +37,11 @@ describe('TokenManager against the fake apiserver', () => {
     const clock = new FakeClock(Date.now());
     const m = new TokenManager({ client, clock, random: () => 0 });
     const key = { namespace: 'default', serviceAccount: 'default', audiences: ['vault'], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-1' } };
-    const t1 = await m.getToken(key);
+    const first = await m.getToken(key);
+    const t1 = first.token;
+    // As TokenRequestStatus: RFC 3339 to the second, the token's lifetime from now.
+    expect(first.expirationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(Math.abs(Date.parse(first.expirationTimestamp) - Date.now() - 3600_000)).toBeLessThan(60_000);
     expect(api.issuedTokens.at(-1)).toMatchObject({
       token: t1,
       audiences: ['vault'],
@@ -46,10 +50,10 @@ describe('TokenManager against the fake apiserver', () => {
     });
     const before = api.issuedTokens.length;
     clock.advance(2800_000);
-    expect(await m.getToken(key)).toBe(t1);
+    expect((await m.getToken(key)).token).toBe(t1);
     expect(api.issuedTokens.length).toBe(before);
     clock.advance(100_000);
-    const t2 = await m.getToken(key);
+    const t2 = (await m.getToken(key)).token;
     expect(t2).not.toBe(t1);
     expect(api.issuedTokens.length).toBe(before + 1);
   });
@@ -58,17 +62,17 @@ describe('TokenManager against the fake apiserver', () => {
     const clock = new FakeClock(Date.now());
     const m = new TokenManager({ client, clock, random: () => 0 });
     const key = { namespace: 'default', serviceAccount: 'default', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-2' } };
-    const t1 = await m.getToken(key);
+    const t1 = (await m.getToken(key)).token;
     clock.advance(3000_000);
     api.inject(({ path }) => (path.endsWith('/token') ? { code: 500, reason: 'InternalError' } : undefined));
     try {
-      expect(await m.getToken(key)).toBe(t1);
+      expect((await m.getToken(key)).token).toBe(t1);
       await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(/failed to fetch token: .*HTTP 500/);
     } finally {
       api.inject(undefined);
     }
     m.forgetPod('u-2');
-    expect(await m.getToken(key)).not.toBe(t1);
+    expect((await m.getToken(key)).token).not.toBe(t1);
   });
 
   it("a missing service account is an error with the apiserver's message", async () => {

@@ -40,7 +40,14 @@ const log = (msg: string) => `${CSI_PLUGIN_NAME}: ${msg}`;
 
 /** storage.k8s.io/v1 CSIDriver, the fields the kubelet reads. */
 interface CsiDriverObj {
-  spec?: { attachRequired?: boolean; podInfoOnMount?: boolean; volumeLifecycleModes?: string[]; fsGroupPolicy?: string };
+  spec?: {
+    attachRequired?: boolean;
+    podInfoOnMount?: boolean;
+    volumeLifecycleModes?: string[];
+    fsGroupPolicy?: string;
+    tokenRequests?: { audience?: string; expirationSeconds?: number }[];
+    requiresRepublish?: boolean;
+  };
 }
 /** core/v1 CSIPersistentVolumeSource. */
 export interface CsiPvSource {
@@ -202,7 +209,11 @@ export class CsiVolumes {
     const target = join(dir, 'mount');
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const secrets = p.publishSecret ? await secretData(ctx.host, p.publishSecret, 'NodePublishSecretRef') : {};
-    const attributes = csiDriver?.spec?.podInfoOnMount ? { ...p.attributes, ...podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') } : p.attributes;
+    const attributes = {
+      ...p.attributes,
+      ...(csiDriver?.spec?.podInfoOnMount ? podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') : {}),
+      ...(await this.tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? [])),
+    };
     const volData: VolData = {
       specVolID: p.specName,
       volumeHandle: p.volumeHandle,
@@ -234,9 +245,38 @@ export class CsiVolumes {
       plugin: CSI_DIR_NAME,
       dir: join(CSI_DIR_NAME, p.specName),
       seLinuxRelabel: true,
+      // requiresRepublish: NodePublishVolume again on every pod sync (fresh tokens reach the driver).
+      ...(csiDriver?.spec?.requiresRepublish ? { remountEachSync: true } : {}),
       ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
       ...(caps.has('GET_VOLUME_STATS') ? { metrics: this.measure(client, p.volumeHandle, target) } : {}),
     };
+  }
+
+  /**
+   * upstream podServiceAccountTokenAttrs: with the CSIDriver's `tokenRequests`, one token per
+   * audience bound to the pod, as `csi.storage.k8s.io/serviceAccount.tokens` (JSON: audience →
+   * {token, expirationTimestamp}, keys sorted as Go's encoder writes them).
+   */
+  private async tokenAttrs(ctx: SetUpContext, requests: readonly { audience?: string; expirationSeconds?: number }[]): Promise<Record<string, string>> {
+    if (!requests.length) return {};
+    const { pod } = ctx;
+    const tokens: Record<string, { token: string; expirationTimestamp: string }> = {};
+    for (const r of [...requests].sort((a, b) => (a.audience ?? '').localeCompare(b.audience ?? ''))) {
+      const audience = r.audience ?? '';
+      tokens[audience] = await ctx.host
+        .getToken({
+          namespace: pod.metadata.namespace ?? 'default',
+          serviceAccount: (pod.spec.serviceAccountName as string | undefined) || 'default',
+          audiences: audience ? [audience] : [],
+          expirationSeconds: r.expirationSeconds ?? 3600,
+          pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
+        })
+        .then((t) => ({ token: t.token, expirationTimestamp: t.expirationTimestamp }))
+        .catch((err: unknown) => {
+          throw new Error(log(`mounter.SetUpAt failed to get service accoount token attributes: ${messageOf(err)}`));
+        });
+    }
+    return { 'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify(tokens) };
   }
 
   /** upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. */

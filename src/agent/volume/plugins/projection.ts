@@ -122,7 +122,7 @@ export const projectedPlugin: VolumePlugin = {
         else if (s.serviceAccountToken) {
           if (!host.hasApiserver) throw new Error('cannot request a service account token: no apiserver configured (standalone mode)');
           const t = s.serviceAccountToken;
-          const token = await host.getToken({
+          const { token } = await host.getToken({
             namespace: pod.metadata.namespace ?? 'default',
             serviceAccount: (pod.spec.serviceAccountName as string | undefined) || 'default',
             audiences: t.audience ? [t.audience] : [],
