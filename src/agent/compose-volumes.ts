@@ -24,6 +24,7 @@ import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import type { AgentConfig } from './agent-config.js';
 import type { AdmissionNode } from './admission/predicate.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { Histogram } from './metrics/registry.js';
 
 /** The volume manager, its stats collector, the object fetcher (also used for env) and what starts their loops. */
 export function composeVolumes(
@@ -40,7 +41,18 @@ export function composeVolumes(
   const { api, clock, logger } = o;
   const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
-  const drivers = new CsiDrivers();
+  // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
+  const csiOperations = o.metrics.register(
+    new Histogram(
+      'csi_operations_seconds',
+      '[ALPHA] Container Storage Interface operation duration with gRPC error code status total',
+      ['driver_name', 'method_name', 'grpc_status_code', 'migrated'],
+      [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 25, 50, 120, 300, 600],
+    ),
+  );
+  const drivers = new CsiDrivers({
+    observe: (c) => csiOperations.observe({ driver_name: c.driver, method_name: c.method, grpc_status_code: c.code, migrated: 'false' }, c.seconds),
+  });
   const nodeInfo = api ? new CsiNodeInfoManager({ client: api, nodeName: cfg.nodeName }) : undefined;
   const volumes = new VolumeManager({
     rootDir: cfg.rootDir,

@@ -26,21 +26,41 @@ const GO_CODE = [
   'Unauthenticated',
 ];
 
+/** grpc-go's name of a call's outcome (codes.Code's String): "OK", "NotFound", "Unavailable"… */
+export function goCodeName(err: unknown): string {
+  if (!err) return 'OK';
+  return err instanceof GrpcCallError ? (GO_CODE[err.code] ?? `Code(${err.code})`) : 'Unknown';
+}
+
 /** A failed call as grpc-go's status error prints. */
 export function goStatusError(err: unknown): Error {
   if (err instanceof GrpcCallError) return new Error(`rpc error: code = ${GO_CODE[err.code] ?? `Code(${err.code})`} desc = ${err.details}`);
   return err instanceof Error ? err : new Error(String(err));
 }
 
-/** Calls a unary service on a unix socket (a plugin's Registration service, a CSI driver); failures reject with Go's status text. */
-export function unaryCaller(socketPath: string, methods: Record<string, UnaryMethod>, defaultTimeoutMs: number) {
+/**
+ * Calls a unary service on a unix socket (a plugin's Registration service, a CSI driver); failures
+ * reject with Go's status text. `observe` sees every call: its full method ("/csi.v1.Node/…"),
+ * grpc-go's code name and its duration (upstream's metrics interceptor).
+ */
+export function unaryCaller(
+  socketPath: string,
+  methods: Record<string, UnaryMethod>,
+  defaultTimeoutMs: number,
+  observe?: (o: { method: string; code: string; seconds: number }) => void,
+) {
   const channel = unaryChannel(`unix://${socketPath}`, { maxReceiveBytes: 4 * 1024 * 1024 });
   return {
     async call<T>(method: string, req: unknown, timeoutMs = defaultTimeoutMs): Promise<T> {
+      const t0 = performance.now();
+      let failure: unknown;
       try {
         return (await channel.call(methods[method], req, timeoutMs)) as T;
       } catch (err) {
+        failure = err;
         throw goStatusError(err);
+      } finally {
+        observe?.({ method: methods[method].path, code: goCodeName(failure), seconds: (performance.now() - t0) / 1000 });
       }
     },
     close: () => channel.close(),

@@ -212,6 +212,18 @@ describe('CSI drivers on the process runtime', () => {
     expect(summary.inodes).toBeGreaterThan(0);
     expect(calls('NodeGetVolumeStats')[0]).toMatchObject({ volume_id: 'vol-1', volume_path: expect.stringContaining('kubernetes.io~csi/pv-csi/mount') });
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    const sample = (name: string, labels: string) =>
+      metrics
+        .split('\n')
+        .find((l) => l.startsWith(`${name}{${labels}} `))
+        ?.split(' ')
+        .pop();
+    // upstream's CSI client metrics interceptor: every call, by full method and grpc-go code name (labels sorted, as client_golang writes them).
+    const ok = `driver_name="${DRIVER}",grpc_status_code="OK",method_name="/csi.v1.Node/NodePublishVolume",migrated="false"`;
+    expect(Number(sample('csi_operations_seconds_count', ok))).toBeGreaterThanOrEqual(1);
+    expect(
+      sample('csi_operations_seconds_bucket', `driver_name="${DRIVER}",grpc_status_code="OK",le="0.1",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`),
+    ).toBe('1');
     expect(metrics).toMatch(
       new RegExp(`^kubelet_volume_stats_capacity_bytes\\{namespace="default",persistentvolumeclaim="claim-csi"\\} ${summary.capacityBytes}$`, 'm'),
     );

@@ -11,7 +11,7 @@
  *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total, kubelet_node_name,
  *   kubernetes_build_info;
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
- *   volume_manager_total_volumes;
+ *   volume_manager_total_volumes (csi_operations_seconds is registered by compose-volumes.ts);
  * - the servers and the apiserver client: kubelet_http_requests_total / _duration_seconds,
  *   rest_client_requests_total, rest_client_request_duration_seconds;
  * - the certificate managers' TTL and renewal errors (certificate-metrics.ts);

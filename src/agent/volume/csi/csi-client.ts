@@ -55,9 +55,12 @@ export interface CsiClient {
   close(): void;
 }
 
+/** Sees each call to a driver (csi_operations_seconds). */
+export type CsiCallObserver = (o: { method: string; code: string; seconds: number }) => void;
+
 /** Connects (lazily) to the driver at `socketPath`. */
-export function createCsiClient(socketPath: string): CsiClient {
-  const node = unaryCaller(socketPath, serviceMethods('csi/v1/csi.proto', 'csi.v1.Node'), CSI_TIMEOUT_MS);
+export function createCsiClient(socketPath: string, observe?: CsiCallObserver): CsiClient {
+  const node = unaryCaller(socketPath, serviceMethods('csi/v1/csi.proto', 'csi.v1.Node'), CSI_TIMEOUT_MS, observe);
 
   let caps: Promise<ReadonlySet<string>> | undefined;
   return {

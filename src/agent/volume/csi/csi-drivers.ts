@@ -15,14 +15,25 @@ interface Driver {
 export class CsiDrivers {
   private readonly drivers = new Map<string, Driver>();
 
-  constructor(private readonly connect: (endpoint: string) => CsiClient = createCsiClient) {}
+  private readonly connect: (endpoint: string, name: string) => CsiClient;
+
+  /** `connect` makes a driver's client (default: over its socket, each call seen by `observe`: csi_operations_seconds). */
+  constructor(
+    o: {
+      connect?: (endpoint: string, name: string) => CsiClient;
+      observe?: (o: { driver: string; method: string; code: string; seconds: number }) => void;
+    } = {},
+  ) {
+    const observe = o.observe;
+    this.connect = o.connect ?? ((endpoint, name) => createCsiClient(endpoint, observe && ((c) => observe({ driver: name, ...c }))));
+  }
 
   /** Registers (or re-registers at a new endpoint) `name`. */
   add(name: string, endpoint: string, version: string): CsiClient {
     const old = this.drivers.get(name);
     if (old?.endpoint === endpoint) return old.client;
     old?.client.close();
-    const client = this.connect(endpoint);
+    const client = this.connect(endpoint, name);
     this.drivers.set(name, { endpoint, version, client });
     return client;
   }

@@ -18,7 +18,7 @@ describe('the CSIPlugin registration handler', () => {
   });
 
   it('a driver whose NodeGetInfo fails is not kept, with upstream error text', async () => {
-    const drivers = new CsiDrivers(() => client(() => Promise.reject(new Error('rpc error: code = Unavailable desc = down'))));
+    const drivers = new CsiDrivers({ connect: () => client(() => Promise.reject(new Error('rpc error: code = Unavailable desc = down'))) });
     const h = csiRegistrationHandler({ drivers, logger });
     await expect(h.register('d.csi', '/s', ['1.0.0'])).rejects.toThrow(
       'kubernetes.io/csi: RegisterPlugin error -- failed to get plugin info using RPC GetNodeInfo at endpoint /s: rpc error: code = Unavailable desc = down',
@@ -28,7 +28,7 @@ describe('the CSIPlugin registration handler', () => {
   });
 
   it('registers then deregisters', async () => {
-    const drivers = new CsiDrivers(() => client(() => Promise.resolve({ node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })));
+    const drivers = new CsiDrivers({ connect: () => client(() => Promise.resolve({ node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })) });
     const h = csiRegistrationHandler({ drivers, logger });
     await h.register('d.csi', '/s', ['1.0.0']);
     expect(drivers.has('d.csi')).toBe(true);
