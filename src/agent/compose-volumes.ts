@@ -59,7 +59,7 @@ export function composeVolumes(
     clock,
     logger,
     events: o.events,
-    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName })),
+    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger })),
     onPodRemoved: (uid) => tokens?.forgetPod(uid),
     observe: (v) =>
       o.metrics.storageOperationDuration.observe(

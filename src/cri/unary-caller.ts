@@ -3,7 +3,7 @@
  * channel of h2-unary.ts: a failed call rejects with grpc-go's status text ("rpc error: code =
  * NotFound desc = …"), which upstream's messages and events embed.
  */
-import { GrpcCallError, unaryChannel, type UnaryMethod } from './h2-unary.js';
+import { GrpcCallError, GrpcCode, unaryChannel, type UnaryMethod } from './h2-unary.js';
 
 /** grpc-go's code names, for Go's status text. */
 const GO_CODE = [
@@ -32,10 +32,31 @@ export function goCodeName(err: unknown): string {
   return err instanceof GrpcCallError ? (GO_CODE[err.code] ?? `Code(${err.code})`) : 'Unknown';
 }
 
+/** A failed call, its message as grpc-go's status error prints it; `code` is the gRPC code (UNKNOWN when the failure was not a gRPC status). */
+export class GoStatusError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** A failed call as grpc-go's status error prints. */
-export function goStatusError(err: unknown): Error {
-  if (err instanceof GrpcCallError) return new Error(`rpc error: code = ${GO_CODE[err.code] ?? `Code(${err.code})`} desc = ${err.details}`);
-  return err instanceof Error ? err : new Error(String(err));
+export function goStatusError(err: unknown): GoStatusError {
+  if (err instanceof GrpcCallError) return new GoStatusError(err.code, `rpc error: code = ${GO_CODE[err.code] ?? `Code(${err.code})`} desc = ${err.details}`);
+  return new GoStatusError(GrpcCode.UNKNOWN, err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * upstream csi isFinalError: whether a failed call certainly did nothing. Canceled,
+ * DeadlineExceeded, Unavailable, ResourceExhausted and Aborted leave the operation in an uncertain
+ * state (the driver may still finish it), so what it may have done must be undone later.
+ */
+export function isFinalError(err: unknown): boolean {
+  if (!(err instanceof GoStatusError)) return true;
+  const uncertain: number[] = [GrpcCode.CANCELLED, GrpcCode.DEADLINE_EXCEEDED, GrpcCode.UNAVAILABLE, GrpcCode.RESOURCE_EXHAUSTED, GrpcCode.ABORTED];
+  return !uncertain.includes(err.code);
 }
 
 /**

@@ -339,6 +339,56 @@ describe('CSI drivers on the process runtime', () => {
     await until(() => !(store().get('nodes', '', node) as Obj).status?.volumesInUse, 20_000, 'volumesInUse cleared');
   }, 60_000);
 
+  describe("NodeStage / NodeUnstage errors, as upstream's CSI mock tests expect", () => {
+    const errorPod = async (name: string, handle: string) => {
+      store().create('persistentvolumes', pv(`pv-${name}`, handle));
+      store().create('persistentvolumeclaims', pvc(`claim-${name}`, `pv-${name}`));
+      store().create('storage.k8s.io/volumeattachments', attach(handle));
+      store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
+    };
+    const of = (method: string, handle: string) => calls(method).filter((r) => r.volume_id === handle);
+    const stageDir = (handle: string) => join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha(handle));
+
+    it('a final NodeStage error staged nothing: the deleted pod gets no NodeUnstage', async () => {
+      driver.fail('NodeStageVolume', 3 /* INVALID_ARGUMENT */);
+      try {
+        await errorPod('stage-final', 'vol-sf');
+        await failedMount('stage-final', 'rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume');
+        const uid = pod('stage-final')!.metadata.uid;
+        store().remove('pods', 'default', 'stage-final', {});
+        await until(() => !existsSync(join(root, 'pods', uid)), 20_000, 'pod directory gone');
+        await new Promise((r) => setTimeout(r, 4000)); // two housekeeping passes
+        expect(of('NodeUnstageVolume', 'vol-sf')).toEqual([]);
+        expect(existsSync(stageDir('vol-sf'))).toBe(false);
+      } finally {
+        driver.fail('NodeStageVolume', 0, 0);
+      }
+    }, 40_000);
+
+    it('an uncertain NodeStage error (DeadlineExceeded) is undone: the deleted pod gets NodeUnstage', async () => {
+      driver.fail('NodeStageVolume', 4 /* DEADLINE_EXCEEDED */);
+      try {
+        await errorPod('stage-uncertain', 'vol-su');
+        await failedMount('stage-uncertain', 'rpc error: code = DeadlineExceeded');
+        store().remove('pods', 'default', 'stage-uncertain', {});
+        await until(() => of('NodeUnstageVolume', 'vol-su').length, 20_000, 'NodeUnstage after the uncertain stage');
+        await until(() => !existsSync(stageDir('vol-su')), 10_000, 'staging removed');
+      } finally {
+        driver.fail('NodeStageVolume', 0, 0);
+      }
+    }, 40_000);
+
+    it('a failed NodeUnstage is retried by housekeeping until it succeeds', async () => {
+      driver.fail('NodeUnstageVolume', 3 /* INVALID_ARGUMENT */, 2);
+      await errorPod('unstage-fails', 'vol-uf');
+      await until(() => running('unstage-fails'), 30_000, 'unstage-fails running');
+      store().remove('pods', 'default', 'unstage-fails', {});
+      await until(() => of('NodeUnstageVolume', 'vol-uf').length >= 3, 30_000, 'NodeUnstage retried');
+      await until(() => !existsSync(stageDir('vol-uf')), 10_000, 'staging removed once unstaged');
+      expect(mountsUnder(stageDir('vol-uf'))).toEqual([]);
+    }, 60_000);
+  });
+
   it('refuses a driver without a CSI 1.x version (NotifyRegistrationStatus false) and deregisters a driver whose socket goes', async () => {
     const old = await startFakeCsiDriver({ root, backing, name: 'old.csi.k8s.io', versions: ['0.3.0'] });
     try {

@@ -112,4 +112,6 @@ export interface VolumePlugin {
    * keep the pod directory (teardown is retried by housekeeping).
    */
   tearDown?(dir: string): Promise<void>;
+  /** Housekeeping (every 2 s, not awaited): releases what no pod uses any more (CSI volumes still staged); one pass at a time. */
+  releaseUnused?(): Promise<void>;
 }

@@ -279,6 +279,8 @@ export class VolumeManager {
         .finally(() => this.removingOrphans.delete(uid));
       this.removingOrphans.set(uid, removal);
     }
+    for (const p of this.plugins)
+      void p.releaseUnused?.().catch((err: unknown) => this.d.logger.warn({ plugin: p.dirName, err: messageOf(err) }, 'releasing unused volumes failed'));
     const present = new Set(onDisk);
     for (const uid of this.orphanBackoff.keys()) if (!present.has(uid)) this.orphanBackoff.delete(uid);
     for (const uid of this.actual.keys())

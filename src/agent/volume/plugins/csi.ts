@@ -10,13 +10,19 @@
  *     with STAGE_UNSTAGE_VOLUME, NodeStageVolume at `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/globalmount`;
  *  3. vol_data.json beside the target, then NodePublishVolume at `<pod volumes>/kubernetes.io~csi/<name>/mount`;
  *  4. fsGroup applied by the kubelet unless the driver has VOLUME_MOUNT_GROUP (it gets it in the capability).
- * Teardown reads vol_data.json (so it works for orphans and after a restart): NodeUnpublishVolume,
- * then NodeUnstageVolume once no other pod's volume on the node uses the same volume handle.
+ * Records: a pod's vol_data.json is written before staging and publishing, the staging's own
+ * (`…/<driver>/<sha>/vol_data.json`) before NodeStageVolume; a final error of NodeStageVolume
+ * drops what it wrote, an uncertain one (timeout, unavailable) keeps it (upstream's uncertain
+ * state: the volume is unstaged once unused). Teardown reads them (so it works for orphans and
+ * after a restart): NodeUnpublishVolume, then NodeUnstageVolume once no pod's record names the
+ * volume; an unstage that failed is retried by housekeeping (`releaseUnused`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
+import type { Logger } from '../../../lib/logger.js';
+import { isFinalError } from '../../../cri/unary-caller.js';
 import { listDirSync, statSyncOrUndefined } from '../../../lib/fs-util.js';
 import type { CsiDrivers } from '../csi/csi-drivers.js';
 import type { CsiClient } from '../csi/csi-client.js';
@@ -105,7 +111,7 @@ function kubeletAppliesFsGroup(p: Publish, fsGroup: number | undefined, policy: 
 
 /** The CSI plugin over the registered `drivers`. */
 export class CsiVolumes {
-  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string }) {}
+  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger }) {}
 
   /** The VolumePlugin of inline `csi` volumes; its `tearDown` releases every CSI volume (inline or PV). */
   readonly plugin: VolumePlugin = {
@@ -128,6 +134,7 @@ export class CsiVolumes {
       });
     },
     tearDown: (dir) => this.tearDown(dir),
+    releaseUnused: () => this.releaseUnused(),
   };
 
   /** Sets up the CSI PersistentVolume `pv` for the claim of `ctx.volume` (persistent-volume.ts). */
@@ -185,35 +192,16 @@ export class CsiVolumes {
       },
       access_mode: { mode: csiAccessMode(p.pv?.spec.accessModes, caps.has('SINGLE_NODE_MULTI_WRITER')) },
     };
-    let staging = '';
     let publishContext: Record<string, string> = {};
     const attachable = !!p.pv && csiDriver?.spec?.attachRequired !== false;
-    if (p.pv) {
-      if (attachable) publishContext = await this.attached(ctx.host, p.driver, p.volumeHandle);
-      if (caps.has('STAGE_UNSTAGE_VOLUME')) {
-        staging = stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
-        await mkdir(staging, { recursive: true, mode: 0o750 });
-        await writeFile(join(dirname(staging), VOL_DATA_FILE), JSON.stringify({ volumeHandle: p.volumeHandle, driverName: p.driver }));
-        const src = p.pv.spec.csi;
-        await client.nodeStageVolume({
-          volume_id: p.volumeHandle,
-          publish_context: publishContext,
-          staging_target_path: staging,
-          volume_capability: capability,
-          secrets: src.nodeStageSecretRef ? await secretData(ctx.host, src.nodeStageSecretRef, 'NodeStageSecretRef') : {},
-          volume_context: src.volumeAttributes ?? {},
-        });
-      }
-    }
+    if (attachable) publishContext = await this.attached(ctx.host, p.driver, p.volumeHandle);
+    const staging = p.pv && caps.has('STAGE_UNSTAGE_VOLUME') ? stagingPath(this.d.rootDir, p.driver, p.volumeHandle) : '';
+    // The pod's record first (teardown and the release of staged volumes go by it), then the staging.
     const dir = join(ctx.volumesDir, CSI_DIR_NAME, p.specName);
     const target = join(dir, 'mount');
+    const podRecord = join(dir, VOL_DATA_FILE);
+    const fresh = !existsSync(podRecord);
     await mkdir(dir, { recursive: true, mode: 0o750 });
-    const secrets = p.publishSecret ? await secretData(ctx.host, p.publishSecret, 'NodePublishSecretRef') : {};
-    const attributes = {
-      ...p.attributes,
-      ...(csiDriver?.spec?.podInfoOnMount ? podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') : {}),
-      ...(await this.tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? [])),
-    };
     const volData: VolData = {
       specVolID: p.specName,
       volumeHandle: p.volumeHandle,
@@ -223,7 +211,38 @@ export class CsiVolumes {
       volumeLifecycleMode: p.mode,
       ...(staging ? { stagingTargetPath: staging } : {}),
     };
-    await writeFile(join(dir, VOL_DATA_FILE), JSON.stringify(volData));
+    await writeFile(podRecord, JSON.stringify(volData));
+    const pv = p.pv;
+    if (pv && staging)
+      await this.serialized(dirname(staging), async () => {
+        await mkdir(staging, { recursive: true, mode: 0o750 });
+        await writeFile(join(dirname(staging), VOL_DATA_FILE), JSON.stringify({ volumeHandle: p.volumeHandle, driverName: p.driver }));
+        const src = pv.spec.csi;
+        try {
+          await client.nodeStageVolume({
+            volume_id: p.volumeHandle,
+            publish_context: publishContext,
+            staging_target_path: staging,
+            volume_capability: capability,
+            secrets: src.nodeStageSecretRef ? await secretData(ctx.host, src.nodeStageSecretRef, 'NodeStageSecretRef') : {},
+            volume_context: src.volumeAttributes ?? {},
+          });
+        } catch (err) {
+          // A final error staged nothing: forget this pod's new record (and the staging if no one else
+          // uses it). An uncertain one (a timeout…) keeps both, so the volume is unstaged once unused.
+          if (isFinalError(err) && fresh) {
+            await rm(dir, { recursive: true, force: true });
+            if (!this.inUse(volData)) await rm(dirname(staging), { recursive: true, force: true });
+          }
+          throw err;
+        }
+      });
+    const secrets = p.publishSecret ? await secretData(ctx.host, p.publishSecret, 'NodePublishSecretRef') : {};
+    const attributes = {
+      ...p.attributes,
+      ...(csiDriver?.spec?.podInfoOnMount ? podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') : {}),
+      ...(await this.tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? [])),
+    };
     await client.nodePublishVolume({
       volume_id: p.volumeHandle,
       publish_context: publishContext,
@@ -309,7 +328,7 @@ export class CsiVolumes {
     };
   }
 
-  /** Releases the CSI volume whose directory is `dir` (see the file comment). */
+  /** Releases the CSI volume whose directory is `dir` (see the file comment); throws while its driver cannot unpublish it. */
   async tearDown(dir: string): Promise<void> {
     const file = join(dir, VOL_DATA_FILE);
     let data: VolData;
@@ -325,27 +344,78 @@ export class CsiVolumes {
     if (existsSync(join(dir, 'mount'))) await rmdir(join(dir, 'mount'));
     await rm(file, { force: true });
     await rmdir(dir).catch(() => {});
-    if (data.stagingTargetPath && !this.inUse(data)) {
-      await client.nodeUnstageVolume(data.volumeHandle, data.stagingTargetPath).catch((err: unknown) => {
-        throw new Error(log(`attacher.UnmountDevice failed: ${messageOf(err)}`));
-      });
-      await rm(dirname(data.stagingTargetPath), { recursive: true, force: true });
-    }
+    if (data.stagingTargetPath) await this.unstageIfUnused(dirname(data.stagingTargetPath));
   }
 
-  /** Whether another pod's volume on this node still uses `v`'s volume (its vol_data.json names the same driver and handle). */
-  private inUse(v: VolData): boolean {
+  /**
+   * Unstages the staged volume recorded in `stageDir` (`…/<driver>/<sha>`) when no pod's record
+   * names it any more; a failure is logged and left to `releaseUnused` (housekeeping).
+   */
+  private async unstageIfUnused(stageDir: string, used?: Set<string>): Promise<void> {
+    let data: VolData;
+    try {
+      data = parseVolData(readFileSyncBounded(join(stageDir, VOL_DATA_FILE)));
+    } catch {
+      return;
+    }
+    if (this.inUse(data, used)) return;
+    // Under the volume's lock and with a fresh look: a pod that wrote its record meanwhile keeps it staged.
+    await this.serialized(stageDir, async () => {
+      if (this.inUse(data)) return;
+      try {
+        await this.client(data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(data.volumeHandle, join(stageDir, 'globalmount'));
+        await rm(stageDir, { recursive: true, force: true });
+      } catch (err) {
+        this.d.logger?.warn({ volume: data.volumeHandle, driver: data.driverName }, log(`attacher.UnmountDevice failed: ${messageOf(err)}`));
+      }
+    });
+  }
+
+  /** Runs `fn` after every earlier operation on the staged volume `key` (upstream serializes the operations of a volume). */
+  private serialized(key: string, fn: () => Promise<void>): Promise<void> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run
+      .catch(() => {})
+      .finally(() => {
+        if (this.locks.get(key) === tail) this.locks.delete(key);
+      });
+    this.locks.set(key, tail);
+    return run;
+  }
+  private readonly locks = new Map<string, Promise<void>>();
+
+  /** Housekeeping: unstages every staged volume no pod uses any more (an unstage that failed, a stage that timed out). One pass at a time. */
+  releaseUnused(): Promise<void> {
+    return (this.releasing ??= (async () => {
+      const base = join(this.d.rootDir, 'plugins', CSI_PLUGIN_NAME);
+      const staged = (listDirSync(base) ?? []).flatMap((driver) => (listDirSync(join(base, driver)) ?? []).map((sha) => join(base, driver, sha)));
+      if (!staged.length) return; // nothing staged: no scan of the pods
+      const used = this.usedVolumes();
+      for (const dir of staged) await this.unstageIfUnused(dir, used);
+    })().finally(() => (this.releasing = undefined)));
+  }
+  private releasing: Promise<void> | undefined;
+
+  /** Whether a pod's volume on this node uses `v`'s volume (its vol_data.json names the same driver and handle). */
+  private inUse(v: { driverName: string; volumeHandle: string }, used = this.usedVolumes()): boolean {
+    return used.has(`${v.driverName}\u0000${v.volumeHandle}`);
+  }
+
+  /** The volumes the pods' records name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
+  private usedVolumes(): Set<string> {
+    const used = new Set<string>();
     const pods = join(this.d.rootDir, 'pods');
     for (const uid of listDirSync(pods) ?? [])
       for (const name of listDirSync(join(pods, uid, 'volumes', CSI_DIR_NAME)) ?? []) {
         try {
-          const other = parseVolData(readFileSyncBounded(join(pods, uid, 'volumes', CSI_DIR_NAME, name, VOL_DATA_FILE)));
-          if (other.driverName === v.driverName && other.volumeHandle === v.volumeHandle) return true;
+          const v = parseVolData(readFileSyncBounded(join(pods, uid, 'volumes', CSI_DIR_NAME, name, VOL_DATA_FILE)));
+          used.add(`${v.driverName}\u0000${v.volumeHandle}`);
         } catch {
           // no (readable) vol_data.json: not a published volume
         }
       }
-    return false;
+    return used;
   }
 }
 
