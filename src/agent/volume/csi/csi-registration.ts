@@ -9,9 +9,10 @@ import { messageOf } from '../../../lib/errors.js';
 import type { PluginHandler } from '../../pluginmanager/plugin-watcher.js';
 import type { CsiDrivers } from './csi-drivers.js';
 import { driverEntry, type CsiNodeInfoManager } from './csi-node-info.js';
-import { CSI_PLUGIN_NAME, highestSupportedVersion, isValidDriverName } from './csi-spec.js';
+import { csiLog } from './csi-release.js';
+import { highestSupportedVersion, isValidDriverName } from './csi-spec.js';
 
-const log = (msg: string) => `${CSI_PLUGIN_NAME}: ${msg}`;
+const log = csiLog;
 
 /** The CSIPlugin handler over `drivers` (and `nodeInfo` with an apiserver). */
 export function csiRegistrationHandler(d: { drivers: CsiDrivers; nodeInfo?: CsiNodeInfoManager; logger: Logger }): PluginHandler {

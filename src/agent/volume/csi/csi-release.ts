@@ -1,0 +1,131 @@
+/**
+ * Releasing CSI volumes (upstream's TearDownAt and UnmountDevice, driven by records on disk so it
+ * works for orphans and after a restart):
+ * - a pod's record `<pod volumes>/kubernetes.io~csi/<name>/vol_data.json` → NodeUnpublishVolume;
+ * - a staging's record `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/vol_data.json` →
+ *   NodeUnstageVolume once no pod's record names the volume (after a teardown, and by housekeeping
+ *   for an unstage that failed or a stage that timed out).
+ * Stage and unstage of one volume are serialized (`serialized`), as upstream's per-volume operations.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { messageOf } from '../../../lib/errors.js';
+import { listDirSync, statSyncOrUndefined } from '../../../lib/fs-util.js';
+import type { Logger } from '../../../lib/logger.js';
+import type { CsiClient } from './csi-client.js';
+import type { CsiDrivers } from './csi-drivers.js';
+import { CSI_DIR_NAME, CSI_PLUGIN_NAME, parseVolData, VOL_DATA_FILE, type VolData } from './csi-spec.js';
+
+/** upstream's log(): messages prefixed with the plugin's name. */
+export const csiLog = (msg: string) => `${CSI_PLUGIN_NAME}: ${msg}`;
+
+/** A record, read synchronously and bounded (64 KiB: ours are a few hundred bytes); throws when missing or not one. */
+export function readVolData(path: string): VolData {
+  if ((statSyncOrUndefined(path)?.size ?? 0) > 64 * 1024) throw new Error('volume data file too large');
+  return parseVolData(readFileSync(path, 'utf8'));
+}
+
+/** The registered driver's client; throws upstream's "<what> failed to get CSI client: …". */
+export function driverClient(drivers: CsiDrivers, driver: string, what: string): CsiClient {
+  try {
+    return drivers.client(driver);
+  } catch (err) {
+    throw new Error(csiLog(`${what} failed to get CSI client: ${messageOf(err)}`));
+  }
+}
+
+/** Releases CSI volumes by their records. */
+export class CsiRelease {
+  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; logger?: Logger }) {}
+
+  /** Releases the CSI volume whose directory is `dir` (see the file comment); throws while its driver cannot unpublish it. */
+  async tearDown(dir: string): Promise<void> {
+    const file = join(dir, VOL_DATA_FILE);
+    let data: VolData;
+    try {
+      data = readVolData(file);
+    } catch {
+      return; // never published (or not ours): the generic teardown removes the directory
+    }
+    const client = driverClient(this.d.drivers, data.driverName, 'Unmounter.TearDownAt');
+    await client.nodeUnpublishVolume(data.volumeHandle, join(dir, 'mount')).catch((err: unknown) => {
+      throw new Error(csiLog(`Unmounter.TearDownAt failed: ${messageOf(err)}`));
+    });
+    if (existsSync(join(dir, 'mount'))) await rmdir(join(dir, 'mount'));
+    await rm(file, { force: true });
+    await rmdir(dir).catch(() => {});
+    if (data.stagingTargetPath) await this.unstageIfUnused(dirname(data.stagingTargetPath));
+  }
+
+  /**
+   * Unstages the staged volume recorded in `stageDir` (`…/<driver>/<sha>`) when no pod's record
+   * names it any more; a failure is logged and left to `releaseUnused` (housekeeping).
+   */
+  private async unstageIfUnused(stageDir: string, used?: Set<string>): Promise<void> {
+    let data: VolData;
+    try {
+      data = readVolData(join(stageDir, VOL_DATA_FILE));
+    } catch {
+      return;
+    }
+    if (this.inUse(data, used)) return;
+    // Under the volume's lock and with a fresh look: a pod that wrote its record meanwhile keeps it staged.
+    await this.serialized(stageDir, async () => {
+      if (this.inUse(data)) return;
+      try {
+        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(data.volumeHandle, join(stageDir, 'globalmount'));
+        await rm(stageDir, { recursive: true, force: true });
+      } catch (err) {
+        this.d.logger?.warn({ volume: data.volumeHandle, driver: data.driverName }, csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`));
+      }
+    });
+  }
+
+  /** Runs `fn` after every earlier operation on the staged volume `key` (upstream serializes the operations of a volume). */
+  serialized(key: string, fn: () => Promise<void>): Promise<void> {
+    const prev = this.locks.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run
+      .catch(() => {})
+      .finally(() => {
+        if (this.locks.get(key) === tail) this.locks.delete(key);
+      });
+    this.locks.set(key, tail);
+    return run;
+  }
+  private readonly locks = new Map<string, Promise<void>>();
+
+  /** Housekeeping: unstages every staged volume no pod uses any more (an unstage that failed, a stage that timed out). One pass at a time. */
+  releaseUnused(): Promise<void> {
+    return (this.releasing ??= (async () => {
+      const base = join(this.d.rootDir, 'plugins', CSI_PLUGIN_NAME);
+      const staged = (listDirSync(base) ?? []).flatMap((driver) => (listDirSync(join(base, driver)) ?? []).map((sha) => join(base, driver, sha)));
+      if (!staged.length) return; // nothing staged: no scan of the pods
+      const used = this.usedVolumes();
+      for (const dir of staged) await this.unstageIfUnused(dir, used);
+    })().finally(() => (this.releasing = undefined)));
+  }
+  private releasing: Promise<void> | undefined;
+
+  /** Whether a pod's volume on this node uses `v`'s volume (its vol_data.json names the same driver and handle). */
+  inUse(v: { driverName: string; volumeHandle: string }, used = this.usedVolumes()): boolean {
+    return used.has(`${v.driverName}\u0000${v.volumeHandle}`);
+  }
+
+  /** The volumes the pods' records name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
+  private usedVolumes(): Set<string> {
+    const used = new Set<string>();
+    const pods = join(this.d.rootDir, 'pods');
+    for (const uid of listDirSync(pods) ?? [])
+      for (const name of listDirSync(join(pods, uid, 'volumes', CSI_DIR_NAME)) ?? []) {
+        try {
+          const v = readVolData(join(pods, uid, 'volumes', CSI_DIR_NAME, name, VOL_DATA_FILE));
+          used.add(`${v.driverName}\u0000${v.volumeHandle}`);
+        } catch {
+          // no (readable) vol_data.json: not a published volume
+        }
+      }
+    return used;
+  }
+}
