@@ -59,7 +59,7 @@ export function composeVolumes(
     clock,
     logger,
     events: o.events,
-    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger })),
+    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger, events: o.events })),
     onPodRemoved: (uid) => tokens?.forgetPod(uid),
     observe: (v) =>
       o.metrics.storageOperationDuration.observe(
@@ -79,6 +79,13 @@ export function composeVolumes(
         return r.body ?? null;
       },
       getToken: (k) => tokens!.getToken(k),
+      patchClaimStatus: api
+        ? async (ns, name, patch) => {
+            const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims/${encodeURIComponent(name)}/status`;
+            const r = await api.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: patch });
+            if (r.status !== 200) throw apiError(`patch ${path}`, r);
+          }
+        : undefined,
       get downward() {
         return { nodeName: cfg.nodeName, hostIPs: [cfg.nodeIP], podIPs: [], nodeAllocatable: o.nodeAllocatable() };
       },

@@ -83,7 +83,14 @@ const volPod = (name: string, volume: Obj, command = 'sleep 3600') =>
 beforeAll(async () => {
   c = await startCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s', 'nodeStatusUpdateFrequency: 1s', 'syncFrequency: 2s'] });
   await until(() => store().get('nodes', '', node), 20_000, 'node registered');
-  driver = await startFakeCsiDriver({ root, backing, nodeId: 'fake-node-7', topology: { 'topology.fake.csi/zone': 'z1' }, maxVolumes: 7 });
+  driver = await startFakeCsiDriver({
+    root,
+    backing,
+    nodeId: 'fake-node-7',
+    topology: { 'topology.fake.csi/zone': 'z1' },
+    maxVolumes: 7,
+    capabilities: ['STAGE_UNSTAGE_VOLUME', 'GET_VOLUME_STATS', 'EXPAND_VOLUME'],
+  });
 }, 30_000);
 
 afterAll(async () => {
@@ -229,6 +236,49 @@ describe('CSI drivers on the process runtime', () => {
     );
   }, 30_000);
 
+  it('expands a published volume online once the controller has grown it: NodeExpandVolume, then the claim status and events, once', async () => {
+    expect(calls('NodeExpandVolume')).toEqual([]);
+    const pvNow = structuredClone(store().get('persistentvolumes', '', 'pv-csi') as Obj);
+    pvNow.spec.capacity.storage = '2Gi';
+    store().update('persistentvolumes', pvNow);
+    const claim = structuredClone(store().get('persistentvolumeclaims', 'default', 'claim-csi') as Obj);
+    claim.status = {
+      phase: 'Bound',
+      capacity: { storage: '1Gi' },
+      allocatedResourceStatuses: { storage: 'NodeResizePending' },
+      conditions: [{ type: 'FileSystemResizePending', status: 'True' }],
+    };
+    store().update('persistentvolumeclaims', claim);
+    const [expand] = await until(() => calls('NodeExpandVolume').length && calls('NodeExpandVolume'), 20_000, 'NodeExpandVolume');
+    const uid = pod('csi-pvc')!.metadata.uid;
+    expect(expand).toMatchObject({
+      volume_id: 'vol-1',
+      volume_path: join(root, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'pv-csi', 'mount'),
+      capacity_range: { required_bytes: 2 * 1024 ** 3, limit_bytes: 0 },
+      staging_target_path: join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'), 'globalmount'),
+      volume_capability: { access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+    });
+    const st = await until(
+      () => {
+        const s = (store().get('persistentvolumeclaims', 'default', 'claim-csi') as Obj).status;
+        return s.capacity.storage === '2Gi' && s;
+      },
+      10_000,
+      'claim status capacity',
+    );
+    expect(st.conditions).toEqual([]);
+    expect(st.allocatedResourceStatuses).toBeUndefined();
+    const text = `MountVolume.NodeExpandVolume succeeded for volume "pv-csi" ${node}`;
+    await until(() => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeSuccessful' && e.message === text), 10_000, 'pod event');
+    await until(
+      () => events('claim-csi').some((e) => e.reason === 'FileSystemResizeSuccessful' && e.involvedObject.kind === 'PersistentVolumeClaim'),
+      10_000,
+      'claim event',
+    );
+    await new Promise((r) => setTimeout(r, 4500)); // later syncs: nothing left to expand
+    expect(calls('NodeExpandVolume')).toHaveLength(1);
+  }, 40_000);
+
   it('inline CSI volumes need the Ephemeral lifecycle mode in the CSIDriver; then they are published without staging', async () => {
     store().create('pods', volPod('csi-inline', { csi: { driver: DRIVER, volumeAttributes: { size: '1Mi' } } }, 'echo inline > /data/f; sleep 3600'));
     await failedMount(
@@ -334,7 +384,8 @@ describe('CSI drivers on the process runtime', () => {
         join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-eph'), 'globalmount'),
       ].sort(),
     );
-    expect(existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1')))).toBe(false);
+    // The staging's directory goes once the driver answered the unstage.
+    await until(() => !existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'))), 10_000, 'staging directory removed');
     expect(readFileSync(join(backing, 'vol-1', 'out'), 'utf8')).toBe('written\n');
     await until(() => !(store().get('nodes', '', node) as Obj).status?.volumesInUse, 20_000, 'volumesInUse cleared');
   }, 60_000);

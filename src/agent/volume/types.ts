@@ -25,8 +25,10 @@ export interface VolumeHost {
   getObject<T>(resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims', ns: string, name: string): Promise<T | null>;
   /** A PersistentVolume (null = not found). */
   getPersistentVolume<T>(name: string): Promise<T | null>;
-  /** A cluster-scoped object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */
+  /** An object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */
   getClusterObject<T>(path: string, o?: { fresh?: boolean }): Promise<T | null>;
+  /** Merge-patches a claim's status (a finished node expansion); absent without an apiserver. */
+  patchClaimStatus?(namespace: string, name: string, patch: object): Promise<void>;
   /** A service-account token through the TokenRequest API, and when it expires (RFC 3339). */
   getToken(o: {
     namespace: string;
@@ -80,6 +82,8 @@ export interface MountedVolume {
   metrics?: 'du' | 'statfs' | VolumeMeasure;
   /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
   localEphemeral?: boolean;
+  /** Called on every later pod sync of the set-up volume (a CSI PV's online expansion); records its own events, may block. */
+  onSync?: () => Promise<void>;
   /** Set up again on every pod sync although its plugin is not `remountEachSync` (a CSI driver with `requiresRepublish`). */
   remountEachSync?: boolean;
   /** An attachable volume's unique name (`kubernetes.io/csi/<driver>^<handle>`): in node.status.volumesInUse while set up, so the attach/detach controller does not detach it under the pod. */

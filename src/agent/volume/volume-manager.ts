@@ -190,6 +190,13 @@ export class VolumeManager {
         }
       }),
     );
+    // Volumes set up before and not set up again: their own per-sync work (a CSI PV's expansion).
+    const again = new Set(plan.setUp.map((x) => x.volume.name));
+    await Promise.all(
+      [...actual]
+        .filter(([name, v]) => v.onSync && !again.has(name))
+        .map(([name, v]) => v.onSync!().catch((err: unknown) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume sync failed'))),
+    );
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
       const t0 = performance.now();

@@ -52,6 +52,15 @@ export interface CsiClient {
   nodePublishVolume(req: CsiPublish & { target_path: string; readonly: boolean }): Promise<void>;
   nodeUnpublishVolume(volumeId: string, targetPath: string): Promise<void>;
   nodeGetVolumeStats(volumeId: string, volumePath: string): Promise<CsiVolumeUsage[]>;
+  /** NodeExpandVolume (online expansion): grows the filesystem of a published volume to at least `requiredBytes`. */
+  nodeExpandVolume(req: {
+    volume_id: string;
+    volume_path: string;
+    capacity_range: { required_bytes: number; limit_bytes: number };
+    staging_target_path: string;
+    volume_capability: VolumeCapability;
+    secrets: Record<string, string>;
+  }): Promise<void>;
   close(): void;
 }
 
@@ -86,6 +95,9 @@ export function createCsiClient(socketPath: string, observe?: CsiCallObserver): 
     },
     nodeGetVolumeStats: async (volume_id, volume_path) =>
       (await node.call<{ usage: CsiVolumeUsage[] }>('NodeGetVolumeStats', { volume_id, volume_path }, 30_000)).usage,
+    nodeExpandVolume: async (req) => {
+      await node.call('NodeExpandVolume', req);
+    },
     close: () => node.close(),
   };
 }

@@ -25,6 +25,8 @@ import type { Logger } from '../../../lib/logger.js';
 import { isFinalError } from '../../../cri/unary-caller.js';
 import type { CsiDrivers } from '../csi/csi-drivers.js';
 import { attachedContext, csiMeasure, secretData, tokenAttrs } from '../csi/csi-inputs.js';
+import { expandIfNeeded } from '../csi/csi-expand.js';
+import type { EventSink } from '../../events/recorder.js';
 import { csiLog, CsiRelease, driverClient } from '../csi/csi-release.js';
 import {
   attachmentName,
@@ -88,6 +90,7 @@ interface Publish {
   publishSecret?: { name: string; namespace: string };
   mode: 'Persistent' | 'Ephemeral';
   pv?: CsiPv;
+  claim?: { name: string; namespace: string };
 }
 
 /** upstream supportsFSGroup: whether the kubelet applies fsGroup to the published volume. */
@@ -103,7 +106,7 @@ function kubeletAppliesFsGroup(p: Publish, fsGroup: number | undefined, policy: 
 export class CsiVolumes {
   private readonly release: CsiRelease;
 
-  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger }) {
+  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger; events?: EventSink }) {
     this.release = new CsiRelease(d);
   }
 
@@ -147,6 +150,7 @@ export class CsiVolumes {
       publishSecret: src.nodePublishSecretRef,
       mode: 'Persistent',
       pv,
+      claim: { name: claim.name, namespace: claim.namespace },
     }).then((m) => ({ ...m, pvcRef: { name: claim.name, namespace: claim.namespace } }));
   }
 
@@ -254,6 +258,26 @@ export class CsiVolumes {
       ...(csiDriver?.spec?.requiresRepublish ? { remountEachSync: true } : {}),
       ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
       ...(caps.has('GET_VOLUME_STATS') ? { metrics: csiMeasure(client, p.volumeHandle, target) } : {}),
+      ...(p.pv && p.claim
+        ? {
+            onSync: () =>
+              expandIfNeeded({
+                host: ctx.host,
+                client,
+                canExpand: caps.has('EXPAND_VOLUME'),
+                pod: ctx.pod,
+                claim: p.claim!,
+                pvName: p.specName,
+                volumeHandle: p.volumeHandle,
+                target,
+                staging,
+                capability,
+                nodeName: this.d.nodeName,
+                events: this.d.events,
+                secrets: (ref) => secretData(ctx.host, ref, 'NodeExpandSecretRef'),
+              }),
+          }
+        : {}),
     };
   }
 }

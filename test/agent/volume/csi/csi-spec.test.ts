@@ -12,6 +12,7 @@ import {
   uniqueVolumeName,
 } from '../../../../src/agent/volume/csi/csi-spec.js';
 import { annotationWith, driverEntry, driversWith } from '../../../../src/agent/volume/csi/csi-node-info.js';
+import { needsNodeExpansion } from '../../../../src/agent/volume/csi/csi-expand.js';
 
 /** sha256 by coreutils, not node:crypto: the names must be what upstream's Go computes. */
 const sha256sum = (s: string) => execFileSync('sha256sum', { input: s }).toString().split(' ')[0];
@@ -98,5 +99,29 @@ describe('CSINode entries and the node-ID annotation (upstream nodeinfomanager)'
     expect(annotationWith('{"e":"x"}', 'd', 'n1')).toBe('{"e":"x","d":"n1"}');
     expect(annotationWith('{"d":"n1"}', 'd')).toBeUndefined();
     expect(annotationWith('not json', 'd', 'n1')).toBe('{"d":"n1"}');
+  });
+});
+
+describe('needsNodeExpansion (upstream node expander)', () => {
+  const pv = (storage: string) => ({ spec: { capacity: { storage } } });
+  it.each([
+    ['PV grown, claim behind', pv('2Gi'), { status: { capacity: { storage: '1Gi' } } }, 2 * 1024 ** 3],
+    ['the node’s turn', pv('2Gi'), { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizePending' } } }, 2 * 1024 ** 3],
+    [
+      'a failed node expansion is tried again',
+      pv('2Gi'),
+      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizeFailed' } } },
+      2 * 1024 ** 3,
+    ],
+    [
+      'the controller is still at it',
+      pv('2Gi'),
+      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } },
+      undefined,
+    ],
+    ['already expanded', pv('2Gi'), { status: { capacity: { storage: '2048Mi' } } }, undefined],
+    ['no status capacity yet', pv('2Gi'), { status: {} }, undefined],
+  ])('%s', (_n, v, claim, bytes) => {
+    expect(needsNodeExpansion(v, claim)?.bytes).toBe(bytes);
   });
 });
