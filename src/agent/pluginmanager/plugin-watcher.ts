@@ -21,11 +21,15 @@ import type { Logger } from '../../lib/logger.js';
 import { serviceMethods } from '../../cri/proto.js';
 import { unaryCaller } from '../../cri/unary-caller.js';
 
-/** A plugin type's handler (upstream PluginHandler). `validate` throws the reason a plugin is refused; `register` may block on the plugin and the apiserver. */
+/**
+ * A plugin type's handler (upstream PluginHandler). `validate` throws the reason a plugin is
+ * refused; `register` may block on the plugin and the apiserver; `deregister` gets the endpoint the
+ * plugin registered with, so a newer registration of the same name (a driver's new socket) stays.
+ */
 export interface PluginHandler {
   validate(name: string, endpoint: string, versions: readonly string[]): void;
   register(name: string, endpoint: string, versions: readonly string[]): Promise<void>;
-  deregister(name: string): Promise<void>;
+  deregister(name: string, endpoint: string): Promise<void>;
 }
 
 interface PluginInfo {
@@ -47,7 +51,7 @@ export interface PluginWatcherDeps {
 /** Registers the plugins whose sockets appear in `dir`. */
 export class PluginWatcher {
   /** Socket path → the registered plugin and the socket's change time when registered. */
-  private readonly registered = new Map<string, { type: string; name: string; ctimeMs: number }>();
+  private readonly registered = new Map<string, { type: string; name: string; endpoint: string; ctimeMs: number }>();
   private scanning: Promise<void> | undefined;
   private again = false;
 
@@ -107,7 +111,7 @@ export class PluginWatcher {
         this.registered.delete(path);
         this.d.logger.info({ socket: path, plugin: r.name, type: r.type }, 'plugin socket removed: deregistering the plugin');
         await this.d.handlers[r.type]
-          ?.deregister(r.name)
+          ?.deregister(r.name, r.endpoint)
           .catch((err: unknown) => this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'));
       }
     for (const [path, ctimeMs] of present) if (!this.registered.has(path)) await this.register(path, ctimeMs);
@@ -152,7 +156,7 @@ export class PluginWatcher {
         await notify(false, why);
         return;
       }
-      this.registered.set(socket, { type: info.type, name: info.name, ctimeMs });
+      this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       await notify(true);
     } finally {
       rpc.close();

@@ -26,7 +26,7 @@ function setup(handler: Partial<PluginHandler> = {}) {
   const h: PluginHandler = {
     validate: handler.validate ?? (() => {}),
     register: handler.register ?? (async (name, endpoint, versions) => void log.push(`register ${name} ${endpoint} ${versions.join(',')}`)),
-    deregister: handler.deregister ?? (async (name) => void log.push(`deregister ${name}`)),
+    deregister: handler.deregister ?? (async (name, endpoint) => void log.push(`deregister ${name} ${endpoint}`)),
   };
   const watcher = new PluginWatcher({
     dir: join(root, 'plugins_registry'),
@@ -53,7 +53,7 @@ describe('PluginWatcher', () => {
     expect(log).toHaveLength(1);
     await d.close();
     await watcher.scan();
-    expect(log).toEqual([`register fake.csi.k8s.io ${d.driverSocket} 1.0.0,1.5.0`, 'deregister fake.csi.k8s.io']);
+    expect(log).toEqual([`register fake.csi.k8s.io ${d.driverSocket} 1.0.0,1.5.0`, `deregister fake.csi.k8s.io ${d.driverSocket}`]);
     ac.abort();
   });
 

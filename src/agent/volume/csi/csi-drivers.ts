@@ -51,6 +51,11 @@ export class CsiDrivers {
     return d.client;
   }
 
+  /** The endpoint `name` is registered at (undefined: not registered). */
+  endpointOf(name: string): string | undefined {
+    return this.drivers.get(name)?.endpoint;
+  }
+
   has(name: string): boolean {
     return this.drivers.has(name);
   }

@@ -42,8 +42,10 @@ export function csiRegistrationHandler(d: { drivers: CsiDrivers; nodeInfo?: CsiN
         throw new Error(log(`RegisterPlugin error -- failed to add CSI driver: ${messageOf(err)}`));
       }
     },
-    async deregister(name) {
-      d.logger.info({}, log(`registrationHandler.DeRegisterPlugin request for plugin ${name}`));
+    async deregister(name, endpoint) {
+      d.logger.info({}, log(`registrationHandler.DeRegisterPlugin request for plugin ${name}, endpoint ${endpoint}`));
+      // A driver re-registered at another endpoint (its new socket came before the old one went) stays.
+      if (d.drivers.endpointOf(name) !== endpoint) return;
       d.drivers.remove(name);
       await d.nodeInfo?.uninstall(name);
     },

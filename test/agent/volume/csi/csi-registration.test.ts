@@ -32,7 +32,18 @@ describe('the CSIPlugin registration handler', () => {
     const h = csiRegistrationHandler({ drivers, logger });
     await h.register('d.csi', '/s', ['1.0.0']);
     expect(drivers.has('d.csi')).toBe(true);
-    await h.deregister('d.csi');
+    await h.deregister('d.csi', '/s');
+    expect(drivers.has('d.csi')).toBe(false);
+  });
+
+  it('the old socket going after the driver re-registered at a new one leaves the new registration', async () => {
+    const drivers = new CsiDrivers({ connect: () => client(() => Promise.resolve({ node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })) });
+    const h = csiRegistrationHandler({ drivers, logger });
+    await h.register('d.csi', '/old', ['1.0.0']);
+    await h.register('d.csi', '/new', ['1.0.0']);
+    await h.deregister('d.csi', '/old');
+    expect(drivers.endpointOf('d.csi')).toBe('/new');
+    await h.deregister('d.csi', '/new');
     expect(drivers.has('d.csi')).toBe(false);
   });
 });
