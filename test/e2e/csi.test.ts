@@ -228,6 +228,16 @@ describe('CSI drivers on the process runtime', () => {
     // upstream's CSI client metrics interceptor: every call, by full method and grpc-go code name (labels sorted, as client_golang writes them).
     const ok = `driver_name="${DRIVER}",grpc_status_code="OK",method_name="/csi.v1.Node/NodePublishVolume",migrated="false"`;
     expect(Number(sample('csi_operations_seconds_count', ok))).toBeGreaterThanOrEqual(1);
+    // Storage metrics name a CSI volume's plugin with its driver (upstream GetFullQualifiedPluginNameForVolume).
+    expect(Number(sample('volume_manager_total_volumes', `plugin_name="kubernetes.io/csi:${DRIVER}",state="actual_state_of_world"`))).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(
+        sample(
+          'storage_operation_duration_seconds_count',
+          `migrated="false",operation_name="volume_mount",status="success",volume_plugin="kubernetes.io/csi:${DRIVER}"`,
+        ),
+      ),
+    ).toBeGreaterThanOrEqual(1);
     expect(
       sample('csi_operations_seconds_bucket', `driver_name="${DRIVER}",grpc_status_code="OK",le="0.1",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`),
     ).toBe('1');

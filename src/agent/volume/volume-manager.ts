@@ -77,6 +77,11 @@ export function pluginName(dirName: string): string {
   return dirName.replace('~', '/');
 }
 
+/** A set-up volume's plugin as upstream's metrics name it (GetFullQualifiedPluginNameForVolume). */
+function metricsName(v: MountedVolume): string {
+  return v.pluginName ?? pluginName(v.plugin);
+}
+
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
 export function podVolumesDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid, 'volumes');
@@ -85,7 +90,7 @@ export function podVolumesDir(rootDir: string, uid: string): string {
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
   private readonly actual = new Map<string, Map<string, MountedVolume>>();
-  /** Each pod's volumes as its spec asks for them: volume name → plugin directory name. */
+  /** Each pod's volumes as its spec asks for them: volume name → the plugin's full name (volume_manager_total_volumes). */
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   private readonly plugins: readonly VolumePlugin[];
@@ -123,13 +128,13 @@ export class VolumeManager {
 
   /** How many volumes each plugin has, as the pods ask for them (desired) and as set up (actual): volume_manager_total_volumes. */
   volumeCounts(): { plugin: string; state: 'desired_state_of_world' | 'actual_state_of_world'; count: number }[] {
-    const count = (maps: Iterable<ReadonlyMap<string, string>>) => {
+    const count = (names: Iterable<string>) => {
       const n = new Map<string, number>();
-      for (const m of maps) for (const dir of m.values()) n.set(pluginName(dir), (n.get(pluginName(dir)) ?? 0) + 1);
+      for (const name of names) n.set(name, (n.get(name) ?? 0) + 1);
       return n;
     };
-    const desired = count(this.desired.values());
-    const actual = count([...this.actual.values()].map((m) => new Map([...m].map(([k, v]) => [k, v.plugin]))));
+    const desired = count([...this.desired.values()].flatMap((m) => [...m.values()]));
+    const actual = count([...this.actual.values()].flatMap((m) => [...m.values()].map(metricsName)));
     return [
       ...[...desired].map(([plugin, n]) => ({ plugin, state: 'desired_state_of_world' as const, count: n })),
       ...[...actual].map(([plugin, n]) => ({ plugin, state: 'actual_state_of_world' as const, count: n })),
@@ -155,9 +160,15 @@ export class VolumeManager {
   async mountPod(pod: Pod): Promise<MountResult> {
     const uid = pod.metadata.uid!;
     const volumes = (pod.spec.volumes ?? []) as Volume[];
-    this.desired.set(uid, new Map(volumes.flatMap((v) => this.plugins.filter((p) => p.field in v).map((p) => [v.name, p.dirName] as const))));
     const actual = this.actual.get(uid) ?? new Map<string, MountedVolume>();
     this.actual.set(uid, actual);
+    // Each volume under its plugin's full name: the set-up one's (a claim's PV plugin), else the spec's.
+    const desired = new Map(
+      volumes.flatMap((v) =>
+        this.plugins.filter((p) => p.field in v).map((p) => [v.name, actual.has(v.name) ? metricsName(actual.get(v.name)!) : pluginName(p.dirName)] as const),
+      ),
+    );
+    this.desired.set(uid, desired);
     const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
     this.retry.set(uid, retries);
     const now = this.d.clock.now();
@@ -167,8 +178,8 @@ export class VolumeManager {
     await Promise.all(
       plan.setUp.map(async ({ volume, plugin }) => {
         const t0 = performance.now();
-        const observe = (ok: boolean) =>
-          this.d.observe?.({ plugin: pluginName(plugin.dirName), operation: 'volume_mount', ok, seconds: (performance.now() - t0) / 1000 });
+        const observe = (ok: boolean, name = pluginName(plugin.dirName)) =>
+          this.d.observe?.({ plugin: name, operation: 'volume_mount', ok, seconds: (performance.now() - t0) / 1000 });
         try {
           const mounted = await plugin.setUp({
             pod,
@@ -181,7 +192,8 @@ export class VolumeManager {
           const first = !actual.has(volume.name);
           actual.set(volume.name, mounted);
           retries.delete(volume.name);
-          observe(true);
+          desired.set(volume.name, metricsName(mounted));
+          observe(true, metricsName(mounted));
           // Upstream's V(1) line for a first set-up (a remount's is V(4)), with its unique name.
           logV(this.d.logger, first ? 1 : 4, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, mountSucceeded(pod, volume.name, plugin.dirName));
         } catch (err) {
@@ -211,7 +223,7 @@ export class VolumeManager {
             return false;
           },
         );
-      this.d.observe?.({ plugin: pluginName(v.plugin), operation: 'volume_unmount', ok, seconds: (performance.now() - t0) / 1000 });
+      this.d.observe?.({ plugin: metricsName(v), operation: 'volume_unmount', ok, seconds: (performance.now() - t0) / 1000 });
       actual.delete(name);
     }
     const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
@@ -245,7 +257,7 @@ export class VolumeManager {
     }
     await rm(dir, { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])
-      this.d.observe?.({ plugin: pluginName(v.plugin), operation: 'volume_unmount', ok: true, seconds: (performance.now() - t0) / 1000 });
+      this.d.observe?.({ plugin: metricsName(v), operation: 'volume_unmount', ok: true, seconds: (performance.now() - t0) / 1000 });
     this.actual.delete(uid);
     this.desired.delete(uid);
     this.retry.delete(uid);

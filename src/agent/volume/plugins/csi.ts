@@ -31,6 +31,7 @@ import { csiLog, CsiRelease, driverClient } from '../csi/csi-release.js';
 import {
   attachmentName,
   CSI_DIR_NAME,
+  CSI_PLUGIN_NAME,
   csiAccessMode,
   inlineVolumeHandle,
   podInfoAttrs,
@@ -252,6 +253,7 @@ export class CsiVolumes {
       path: target,
       readOnly: p.readOnly,
       plugin: CSI_DIR_NAME,
+      pluginName: `${CSI_PLUGIN_NAME}:${p.driver}`,
       dir: join(CSI_DIR_NAME, p.specName),
       seLinuxRelabel: true,
       // requiresRepublish: NodePublishVolume again on every pod sync (fresh tokens reach the driver).

@@ -70,6 +70,7 @@ async function setUpClaim(ctx: SetUpContext, o: { claimName: string; readOnly: b
     path,
     readOnly: o.readOnly,
     plugin: 'kubernetes.io~persistent-volume',
+    pluginName: local ? 'kubernetes.io/local-volume' : 'kubernetes.io/host-path',
     seLinuxRelabel: local && !o.readOnly,
     ...(local ? { metrics: 'statfs' as const } : {}),
     pvcRef: claim,
