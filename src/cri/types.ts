@@ -161,6 +161,14 @@ export interface Mount {
   recursive_read_only?: boolean;
 }
 
+/** A host device node passed into a container (a raw block volume). */
+export interface Device {
+  container_path: string;
+  host_path: string;
+  /** cgroup device permissions: "mrw", or "r" for a read-only volume. */
+  permissions: string;
+}
+
 export interface Capability {
   add_capabilities?: string[];
   drop_capabilities?: string[];
@@ -193,6 +201,7 @@ export interface ContainerConfig {
   working_dir?: string;
   envs?: KeyValue[];
   mounts?: Mount[];
+  devices?: Device[];
   labels?: Labels;
   annotations?: Labels;
   log_path?: string;

@@ -186,6 +186,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
+    if (config.devices?.length) throw badRequest('devices (raw block volumes) are not supported by the process runtime');
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());
     this.containers.set(id, rec);

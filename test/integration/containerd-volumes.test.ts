@@ -140,4 +140,75 @@ describe('CSI volumes on containerd', () => {
       await driver.close();
     }
   }, 90_000);
+
+  it('a raw block CSI PV (volumeMode: Block): staged, published as a device file, bound into the pod and passed to runc as a device the container writes', async () => {
+    const backing = join(dir, 'csi-block-backing');
+    const driver = await startFakeCsiDriver({ root: join(dir, 'root'), backing, name: 'block.csi.k8s.io' });
+    const store = c.api.store;
+    try {
+      await until(() => driver.statuses.length, 20_000, 'driver registered');
+      store.create('storage.k8s.io/csidrivers', {
+        apiVersion: 'storage.k8s.io/v1',
+        kind: 'CSIDriver',
+        metadata: { name: driver.name },
+        spec: { attachRequired: false },
+      });
+      store.create('persistentvolumes', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'pv-block' },
+        spec: { capacity: { storage: '4Mi' }, accessModes: ['ReadWriteOnce'], volumeMode: 'Block', csi: { driver: driver.name, volumeHandle: 'blk-1' } },
+      });
+      store.create('persistentvolumeclaims', {
+        apiVersion: 'v1',
+        kind: 'PersistentVolumeClaim',
+        metadata: { name: 'block-claim', namespace: 'default' },
+        spec: { volumeName: 'pv-block', volumeMode: 'Block', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '4Mi' } } },
+        status: { phase: 'Bound' },
+      });
+      store.create(
+        'pods',
+        boundPod('ctrd-block', node, {
+          containers: [
+            {
+              name: 'main',
+              image: TEST_IMAGES.busybox,
+              command: ['sh', '-c', 'printf raw-block-data | dd of=/dev/xvda conv=notrunc 2>/dev/null && sync; sleep 3600'],
+              volumeDevices: [{ name: 'd', devicePath: '/dev/xvda' }],
+            },
+          ],
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'block-claim' } }],
+        }),
+      );
+      const uid = await until(
+        () =>
+          store.get('pods', 'default', 'ctrd-block')?.status?.containerStatuses?.[0]?.state?.running &&
+          store.get('pods', 'default', 'ctrd-block')!.metadata.uid,
+        40_000,
+        'ctrd-block running',
+      ).catch((e) => {
+        throw new Error(`${e.message}: ${JSON.stringify(store.get('pods', 'default', 'ctrd-block')?.status)}`);
+      });
+      await until(() => readFileSync(join(backing, 'blk-1.img')).subarray(0, 14).toString() === 'raw-block-data', 20_000, 'written through the device');
+      const base = join(dir, 'root', 'plugins', 'kubernetes.io', 'csi', 'volumeDevices');
+      const [stage] = driver.calls.filter((x) => x.method === 'NodeStageVolume').map((x) => x.req);
+      const [publish] = driver.calls.filter((x) => x.method === 'NodePublishVolume').map((x) => x.req);
+      expect(stage).toMatchObject({ staging_target_path: join(base, 'staging', 'pv-block'), volume_capability: { block: {}, access_type: 'block' } });
+      expect(publish).toMatchObject({ target_path: join(base, 'publish', 'pv-block', uid), volume_capability: { block: {} } });
+      // The pod's device file: a bind mount of the published device, under upstream's path.
+      const podDevice = join(dir, 'root', 'pods', uid, 'volumeDevices', 'kubernetes.io~csi', 'pv-block');
+      expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${podDevice} `);
+      store.remove('pods', 'default', 'ctrd-block', {});
+      await until(() => driver.calls.some((x) => x.method === 'NodeUnstageVolume'), 40_000, 'unstaged');
+      expect(
+        driver.calls
+          .filter((x) => ['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume'].includes(x.method))
+          .map((x) => x.method),
+      ).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
+      await until(() => !readFileSync('/proc/self/mountinfo', 'utf8').includes(join(dir, 'root', 'plugins')), 10_000, 'no mounts left under plugins');
+      await until(() => !existsSync(join(base, 'pv-block')) && !existsSync(join(base, 'staging', 'pv-block')), 10_000, 'block directories removed');
+    } finally {
+      await driver.close();
+    }
+  }, 90_000);
 });

@@ -70,7 +70,7 @@ export class PluginWatcher {
     let cancel = () => {};
     const tick = () => {
       void this.scan();
-      cancel = this.d.clock.setTimer(tick, this.d.rescanMs ?? 5000);
+      cancel = this.d.clock.setTimer(tick, this.d.rescanMs ?? 30_000);
     };
     tick();
     signal.addEventListener('abort', () => {

@@ -10,7 +10,7 @@ import { containerEnv, expand, type EnvContext } from './env.js';
 import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
 import { podNamespaceOptions } from './sandbox-config.js';
-import { planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
+import { planContainerDevices, planContainerMounts, type PlannedMount } from '../volume/container-mounts.js';
 import type { MountedVolume } from '../volume/types.js';
 import { appArmorProfile, seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
 
@@ -104,6 +104,8 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   const caps = (sc.capabilities ?? {}) as { add?: string[]; drop?: string[] };
   const planned = planContainerMounts(c, ctx.volumes ?? new Map(), vars, ctx.handlerSupportsRRO);
   if (!planned.ok) return planned;
+  const devices = planContainerDevices(c, ctx.volumes ?? new Map());
+  if (!devices.ok) return devices;
   // Upstream order: volume mounts, then the managed /etc/hosts, then the termination log.
   const mounts: cri.Mount[] = planned.mounts.map((m) => m.mount);
   const taken = mountedPaths(c);
@@ -128,6 +130,7 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
       working_dir: c.workingDir ?? '',
       envs: env.env,
       mounts,
+      ...(devices.devices.length ? { devices: devices.devices } : {}),
       labels: containerLabels(pod, c),
       annotations: containerAnnotations(pod, c, restartCount),
       log_path: containerLogPath(c.name, restartCount),

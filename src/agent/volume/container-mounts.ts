@@ -125,6 +125,24 @@ export function planContainerMounts(
   return { ok: true, mounts: out };
 }
 
+/**
+ * upstream makeBlockVolumes: the container's `volumeDevices` as CRI devices — each must name a
+ * raw block volume of the pod; "mrw", or "r" for a read-only one.
+ */
+export function planContainerDevices(
+  c: Container,
+  volumes: ReadonlyMap<string, MountedVolume>,
+): { ok: true; devices: { container_path: string; host_path: string; permissions: string }[] } | { ok: false; message: string } {
+  const devices = [];
+  for (const d of (c.volumeDevices ?? []) as { name: string; devicePath: string }[]) {
+    if (!d.devicePath.startsWith('/')) return { ok: false, message: `error DevicePath \`${d.devicePath}\` must be an absolute path` };
+    const vol = volumes.get(d.name);
+    if (!vol?.devicePath) return { ok: false, message: `cannot find volume "${d.name}" to pass into container "${c.name}"` };
+    devices.push({ container_path: d.devicePath, host_path: vol.devicePath, permissions: vol.readOnly ? 'r' : 'mrw' });
+  }
+  return { ok: true, devices };
+}
+
 /** Resolves every subPath on disk; a subPath escaping its volume is refused. */
 export async function prepareSubPaths(
   plan: PlannedMount[],

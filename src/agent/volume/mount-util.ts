@@ -1,10 +1,11 @@
 /**
  * Host mounts the volume plugins make (tmpfs for emptyDir medium Memory, secret and projected
- * volumes) and their removal. Mount points are read from /proc/self/mountinfo; mounting uses the
+ * volumes; a raw block volume's device file bound into the pod) and their removal. Mount points are read from /proc/self/mountinfo; mounting uses the
  * util-linux `mount` / `umount` commands (root only).
  */
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -52,6 +53,14 @@ export async function mountTmpfs(path: string, sizeBytes = 0): Promise<void> {
   if (await isMountPoint(path)) return;
   const opts = ['mode=0777', ...(sizeBytes > 0 ? [`size=${sizeBytes}`] : [])].join(',');
   await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', path]);
+}
+
+/** Bind-mounts the file (a device node) `src` on `dst`, made an empty file when missing; nothing when `dst` is already a mount point. */
+export async function bindMountFile(src: string, dst: string): Promise<void> {
+  await mkdir(dirname(dst), { recursive: true, mode: 0o750 });
+  await writeFile(dst, '', { flag: 'a' });
+  if (await isMountPoint(dst)) return;
+  await run('mount', ['--bind', src, dst]);
 }
 
 /** Unmounts every mount at or under `dir` (deepest first). Rejects when one cannot be unmounted. */

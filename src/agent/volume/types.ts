@@ -66,6 +66,8 @@ export interface MountedVolume {
   readOnly: boolean;
   /** The volume's plugin directory name, e.g. `kubernetes.io~configmap`. */
   plugin: string;
+  /** A raw block volume (volumeMode: Block): the device node on the host that containers get as `volumeDevices` (`path` is not mountable then). */
+  devicePath?: string;
   /** Upstream's full plugin name for the metrics when the directory's is not it: `kubernetes.io/csi:<driver>`, a claim's PV plugin (`kubernetes.io/local-volume`, `kubernetes.io/host-path`). */
   pluginName?: string;
   /** Its directory under the pod's volumes directory when that is not `<plugin>/<volume name>` (a CSI PV: `kubernetes.io~csi/<PV name>`). */

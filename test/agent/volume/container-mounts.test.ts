@@ -2,7 +2,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { planContainerMounts, prepareSubPaths, resolveRecursiveReadOnly, volumeMountStatuses } from '../../../src/agent/volume/container-mounts.js';
+import {
+  planContainerDevices,
+  planContainerMounts,
+  prepareSubPaths,
+  resolveRecursiveReadOnly,
+  volumeMountStatuses,
+} from '../../../src/agent/volume/container-mounts.js';
 import type { Container } from '../../../src/api/types.js';
 import type { MountedVolume } from '../../../src/agent/volume/types.js';
 
@@ -91,6 +97,52 @@ describe('planContainerMounts (upstream makeMounts)', () => {
       [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_BIDIRECTIONAL' }],
     ],
   ])('%s', (_n, mounts, extra, env, want) => expect(plan(mounts, extra, env)).toEqual(want));
+});
+
+describe('planContainerDevices (upstream makeBlockVolumes)', () => {
+  const blockVol = (readOnly: boolean): MountedVolume => ({
+    path: '/r/pods/u/volumeDevices/kubernetes.io~csi/pv',
+    devicePath: '/r/pods/u/volumeDevices/kubernetes.io~csi/pv',
+    readOnly,
+    plugin: 'kubernetes.io~csi',
+  });
+  const ctr = (devices: { name: string; devicePath: string }[]) => ({ name: 'c', image: 'i', volumeDevices: devices }) as unknown as Container;
+  it('passes a raw block volume as a device: mrw, or r when read-only', () => {
+    const volumes = new Map([
+      ['rw', blockVol(false)],
+      ['ro', blockVol(true)],
+    ]);
+    expect(
+      planContainerDevices(
+        ctr([
+          { name: 'rw', devicePath: '/dev/xvda' },
+          { name: 'ro', devicePath: '/dev/xvdb' },
+        ]),
+        volumes,
+      ),
+    ).toEqual({
+      ok: true,
+      devices: [
+        { container_path: '/dev/xvda', host_path: '/r/pods/u/volumeDevices/kubernetes.io~csi/pv', permissions: 'mrw' },
+        { container_path: '/dev/xvdb', host_path: '/r/pods/u/volumeDevices/kubernetes.io~csi/pv', permissions: 'r' },
+      ],
+    });
+  });
+  it("refuses a relative path and a volume that is not a raw block volume, with upstream's messages", () => {
+    const volumes = new Map<string, MountedVolume>([['fs', { path: '/p', readOnly: false, plugin: 'kubernetes.io~empty-dir' }]]);
+    expect(planContainerDevices(ctr([{ name: 'fs', devicePath: 'dev/x' }]), volumes)).toEqual({
+      ok: false,
+      message: 'error DevicePath `dev/x` must be an absolute path',
+    });
+    expect(planContainerDevices(ctr([{ name: 'fs', devicePath: '/dev/x' }]), volumes)).toEqual({
+      ok: false,
+      message: 'cannot find volume "fs" to pass into container "c"',
+    });
+    expect(planContainerDevices(ctr([{ name: 'nope', devicePath: '/dev/x' }]), volumes)).toEqual({
+      ok: false,
+      message: 'cannot find volume "nope" to pass into container "c"',
+    });
+  });
 });
 
 describe('prepareSubPaths', () => {

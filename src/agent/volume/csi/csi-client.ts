@@ -11,9 +11,10 @@ import { unaryCaller } from '../../../cri/unary-caller.js';
 /** upstream csiTimeout. */
 const CSI_TIMEOUT_MS = 2 * 60_000;
 
-/** VolumeCapability (csi.v1), as the kubelet sends it. */
+/** VolumeCapability (csi.v1), as the kubelet sends it: a filesystem (`mount`) or a raw block device (`block`). */
 export interface VolumeCapability {
-  mount: { fs_type: string; mount_flags: string[]; volume_mount_group: string };
+  mount?: { fs_type: string; mount_flags: string[]; volume_mount_group: string };
+  block?: Record<string, never>;
   access_mode: { mode: string };
 }
 

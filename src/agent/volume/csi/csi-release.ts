@@ -2,7 +2,9 @@
  * Releasing CSI volumes (upstream's TearDownAt and UnmountDevice, driven by records on disk so it
  * works for orphans and after a restart):
  * - a pod's record `<pod volumes>/kubernetes.io~csi/<name>/vol_data.json` → NodeUnpublishVolume;
- * - a staging's record `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/vol_data.json` →
+ * - a raw block volume's bind mounts of its device (the pod's and the node's global map) first;
+ * - a staging's record `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/vol_data.json` (a raw block
+ *   volume's: `…/csi/volumeDevices/<pv>/data/vol_data.json`) →
  *   NodeUnstageVolume once no pod's record names the volume (after a teardown, and by housekeeping
  *   for an unstage that failed or a stage that timed out).
  * Stage and unstage of one volume are serialized (`serialized`), as upstream's per-volume operations.
@@ -13,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
 import { listDirSync, statSyncOrUndefined } from '../../../lib/fs-util.js';
 import type { Logger } from '../../../lib/logger.js';
+import { unmountUnder } from '../mount-util.js';
 import type { CsiClient } from './csi-client.js';
 import type { CsiDrivers } from './csi-drivers.js';
 import { CSI_DIR_NAME, CSI_PLUGIN_NAME, parseVolData, VOL_DATA_FILE, type VolData } from './csi-spec.js';
@@ -49,13 +52,21 @@ export class CsiRelease {
       return; // never published (or not ours): the generic teardown removes the directory
     }
     const client = driverClient(this.d.drivers, data.driverName, 'Unmounter.TearDownAt');
-    await client.nodeUnpublishVolume(data.volumeHandle, join(dir, 'mount')).catch((err: unknown) => {
+    // A raw block volume: the kubelet's bind mounts of the device go first (upstream UnmapBlockVolume).
+    for (const bound of [data.podDeviceMapPath, data.globalMapPath])
+      if (bound) {
+        await unmountUnder(bound);
+        await rm(bound, { force: true });
+      }
+    const target = data.publishPath ?? join(dir, 'mount');
+    await client.nodeUnpublishVolume(data.volumeHandle, target).catch((err: unknown) => {
       throw new Error(csiLog(`Unmounter.TearDownAt failed: ${messageOf(err)}`));
     });
-    if (existsSync(join(dir, 'mount'))) await rmdir(join(dir, 'mount'));
+    if (data.publishPath) await rm(data.publishPath, { force: true });
+    else if (existsSync(target)) await rmdir(target);
     await rm(file, { force: true });
     await rmdir(dir).catch(() => {});
-    if (data.stagingTargetPath) await this.unstageIfUnused(dirname(data.stagingTargetPath));
+    if (data.stagingTargetPath) await this.unstageIfUnused(data.stageRecordDir ?? dirname(data.stagingTargetPath));
   }
 
   /**
@@ -74,8 +85,10 @@ export class CsiRelease {
     await this.serialized(stageDir, async () => {
       if (this.inUse(data)) return;
       try {
-        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(data.volumeHandle, join(stageDir, 'globalmount'));
+        const staging = data.stagingTargetPath ?? join(stageDir, 'globalmount');
+        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(data.volumeHandle, staging);
         await rm(stageDir, { recursive: true, force: true });
+        for (const d of data.cleanup ?? []) await rm(d, { recursive: true, force: true });
       } catch (err) {
         this.d.logger?.warn({ volume: data.volumeHandle, driver: data.driverName }, csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`));
       }
@@ -100,7 +113,14 @@ export class CsiRelease {
   releaseUnused(): Promise<void> {
     return (this.releasing ??= (async () => {
       const base = join(this.d.rootDir, 'plugins', CSI_PLUGIN_NAME);
-      const staged = (listDirSync(base) ?? []).flatMap((driver) => (listDirSync(join(base, driver)) ?? []).map((sha) => join(base, driver, sha)));
+      const blocks = join(base, 'volumeDevices');
+      const staged = [
+        // filesystems: <driver>/<sha256(handle)>; raw block volumes: volumeDevices/<pv>/data
+        ...(listDirSync(base) ?? [])
+          .filter((d) => d !== 'volumeDevices')
+          .flatMap((driver) => (listDirSync(join(base, driver)) ?? []).map((sha) => join(base, driver, sha))),
+        ...(listDirSync(blocks) ?? []).filter((d) => d !== 'staging' && d !== 'publish').map((pv) => join(blocks, pv, 'data')),
+      ];
       if (!staged.length) return; // nothing staged: no scan of the pods
       const used = this.usedVolumes();
       for (const dir of staged) await this.unstageIfUnused(dir, used);

@@ -46,6 +46,31 @@ export interface VolData {
   volumeLifecycleMode: 'Persistent' | 'Ephemeral';
   /** Not upstream's: the staging path used, so unstaging needs no API object. */
   stagingTargetPath?: string;
+  /** Where the staging's own record is (default: the staging path's parent). */
+  stageRecordDir?: string;
+  /** A raw block volume: where the driver published it and the kubelet's bind mounts of the device. */
+  volumeMode?: 'Block';
+  publishPath?: string;
+  globalMapPath?: string;
+  podDeviceMapPath?: string;
+  /** On a staging's record: directories removed once the volume is unstaged. */
+  cleanup?: string[];
+}
+
+/** upstream csi_block.go: a raw block PV's paths under `<root>/plugins/kubernetes.io/csi/volumeDevices`, and the pod's device file. */
+export function blockPaths(
+  rootDir: string,
+  pvName: string,
+  podUid: string,
+): { staging: string; stageRecordDir: string; publish: string; globalMap: string; podDeviceMap: string } {
+  const base = join(rootDir, 'plugins', CSI_PLUGIN_NAME, 'volumeDevices');
+  return {
+    staging: join(base, 'staging', pvName),
+    stageRecordDir: join(base, pvName, 'data'),
+    publish: join(base, 'publish', pvName, podUid),
+    globalMap: join(base, pvName, 'dev', podUid),
+    podDeviceMap: join(rootDir, 'pods', podUid, 'volumeDevices', CSI_DIR_NAME, pvName),
+  };
 }
 
 /** Parses a vol_data.json (bounded by the caller); throws on anything that is not one. */

@@ -35,12 +35,15 @@ import {
   csiAccessMode,
   inlineVolumeHandle,
   podInfoAttrs,
+  blockPaths,
   stagingPath,
   uniqueVolumeName,
   VOL_DATA_FILE,
   type VolData,
 } from '../csi/csi-spec.js';
 import { setVolumeOwnership } from '../ownership.js';
+import { bindMountFile } from '../mount-util.js';
+import type { VolumeCapability } from '../csi/csi-client.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 const log = csiLog;
@@ -138,8 +141,6 @@ export class CsiVolumes {
   /** Sets up the CSI PersistentVolume `pv` for the claim of `ctx.volume` (persistent-volume.ts). */
   setUpPersistent(ctx: SetUpContext, pv: CsiPv, claim: { name: string; namespace: string; readOnly: boolean }): Promise<MountedVolume> {
     const src = pv.spec.csi;
-    if (pv.spec.volumeMode === 'Block')
-      return Promise.reject(new Error(`raw block CSI volumes are not supported by tskubelet (PersistentVolume "${pv.metadata.name}")`));
     return this.publish({
       ctx,
       specName: pv.metadata.name,
@@ -175,21 +176,28 @@ export class CsiVolumes {
     const caps = await client.nodeCapabilities().catch((err: unknown) => {
       throw new Error(log(`mounter.SetUpAt failed to check for STAGE_UNSTAGE_VOLUME capability: ${messageOf(err)}`));
     });
-    const capability = {
-      mount: {
-        fs_type: p.fsType,
-        mount_flags: p.pv?.spec.mountOptions ?? [],
-        volume_mount_group: caps.has('VOLUME_MOUNT_GROUP') && ctx.fsGroup !== undefined ? String(ctx.fsGroup) : '',
-      },
-      access_mode: { mode: csiAccessMode(p.pv?.spec.accessModes, caps.has('SINGLE_NODE_MULTI_WRITER')) },
-    };
+    const block = p.pv?.spec.volumeMode === 'Block';
+    const accessMode = { mode: csiAccessMode(p.pv?.spec.accessModes, caps.has('SINGLE_NODE_MULTI_WRITER')) };
+    const capability: VolumeCapability = block
+      ? { block: {}, access_mode: accessMode }
+      : {
+          mount: {
+            fs_type: p.fsType,
+            mount_flags: p.pv?.spec.mountOptions ?? [],
+            volume_mount_group: caps.has('VOLUME_MOUNT_GROUP') && ctx.fsGroup !== undefined ? String(ctx.fsGroup) : '',
+          },
+          access_mode: accessMode,
+        };
     let publishContext: Record<string, string> = {};
     const attachable = !!p.pv && csiDriver?.spec?.attachRequired !== false;
     if (attachable) publishContext = await attachedContext(ctx.host, p.driver, p.volumeHandle, this.d.nodeName);
-    const staging = p.pv && caps.has('STAGE_UNSTAGE_VOLUME') ? stagingPath(this.d.rootDir, p.driver, p.volumeHandle) : '';
+    const uid = ctx.pod.metadata.uid!;
+    const bp = block ? blockPaths(this.d.rootDir, p.specName, uid) : undefined;
+    const staging = !p.pv || !caps.has('STAGE_UNSTAGE_VOLUME') ? '' : bp ? bp.staging : stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
+    const stageRecordDir = bp ? bp.stageRecordDir : dirname(staging);
     // The pod's record first (teardown and the release of staged volumes go by it), then the staging.
     const dir = join(ctx.volumesDir, CSI_DIR_NAME, p.specName);
-    const target = join(dir, 'mount');
+    const target = bp ? bp.publish : join(dir, 'mount');
     const podRecord = join(dir, VOL_DATA_FILE);
     const fresh = !existsSync(podRecord);
     await mkdir(dir, { recursive: true, mode: 0o750 });
@@ -200,14 +208,20 @@ export class CsiVolumes {
       nodeName: this.d.nodeName,
       attachmentID: attachmentName(p.volumeHandle, p.driver, this.d.nodeName),
       volumeLifecycleMode: p.mode,
-      ...(staging ? { stagingTargetPath: staging } : {}),
+      ...(staging ? { stagingTargetPath: staging, stageRecordDir } : {}),
+      ...(bp ? { volumeMode: 'Block' as const, publishPath: bp.publish, globalMapPath: bp.globalMap, podDeviceMapPath: bp.podDeviceMap } : {}),
     };
     await writeFile(podRecord, JSON.stringify(volData));
     const pv = p.pv;
     if (pv && staging)
-      await this.release.serialized(dirname(staging), async () => {
+      await this.release.serialized(stageRecordDir, async () => {
         await mkdir(staging, { recursive: true, mode: 0o750 });
-        await writeFile(join(dirname(staging), VOL_DATA_FILE), JSON.stringify({ volumeHandle: p.volumeHandle, driverName: p.driver }));
+        await mkdir(stageRecordDir, { recursive: true, mode: 0o750 });
+        const cleanup = bp ? [staging, dirname(bp.stageRecordDir), dirname(bp.publish)] : undefined;
+        await writeFile(
+          join(stageRecordDir, VOL_DATA_FILE),
+          JSON.stringify({ volumeHandle: p.volumeHandle, driverName: p.driver, stagingTargetPath: staging, ...(cleanup ? { cleanup } : {}) }),
+        );
         const src = pv.spec.csi;
         try {
           await client.nodeStageVolume({
@@ -223,7 +237,7 @@ export class CsiVolumes {
           // uses it). An uncertain one (a timeout…) keeps both, so the volume is unstaged once unused.
           if (isFinalError(err) && fresh) {
             await rm(dir, { recursive: true, force: true });
-            if (!this.release.inUse(volData)) await rm(dirname(staging), { recursive: true, force: true });
+            if (!this.release.inUse(volData)) await rm(stageRecordDir, { recursive: true, force: true });
           }
           throw err;
         }
@@ -234,6 +248,7 @@ export class CsiVolumes {
       ...(csiDriver?.spec?.podInfoOnMount ? podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') : {}),
       ...(await tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? [])),
     };
+    if (bp) await mkdir(dirname(bp.publish), { recursive: true, mode: 0o750 });
     await client.nodePublishVolume({
       volume_id: p.volumeHandle,
       publish_context: publishContext,
@@ -244,6 +259,20 @@ export class CsiVolumes {
       secrets,
       volume_context: attributes,
     });
+    if (bp) {
+      // upstream MapBlockVolume: the published device bound to the node's global map and into the pod.
+      await bindMountFile(bp.publish, bp.globalMap);
+      await bindMountFile(bp.publish, bp.podDeviceMap);
+      return {
+        path: bp.podDeviceMap,
+        devicePath: bp.podDeviceMap,
+        readOnly: p.readOnly,
+        plugin: CSI_DIR_NAME,
+        pluginName: `${CSI_PLUGIN_NAME}:${p.driver}`,
+        dir: join(CSI_DIR_NAME, p.specName),
+        ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
+      };
+    }
     const policy = csiDriver ? (csiDriver.spec?.fsGroupPolicy ?? 'ReadWriteOnceWithFSType') : 'ReadWriteOnceWithFSType';
     if (!caps.has('VOLUME_MOUNT_GROUP') && kubeletAppliesFsGroup(p, ctx.fsGroup, policy))
       await setVolumeOwnership(target, ctx.fsGroup, p.readOnly).catch((err: unknown) => {

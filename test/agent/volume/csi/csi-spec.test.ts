@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import {
   attachmentName,
+  blockPaths,
   csiAccessMode,
   highestSupportedVersion,
   inlineVolumeHandle,
@@ -26,6 +27,15 @@ describe('CSI names and paths (upstream pkg/volume/csi)', () => {
   it('staging path is <root>/plugins/kubernetes.io/csi/<driver>/<sha256(handle)>/globalmount', () => {
     expect(stagingPath('/var/lib/kubelet', 'd.csi', 'h')).toBe(`/var/lib/kubelet/plugins/kubernetes.io/csi/d.csi/${sha256sum('h')}/globalmount`);
     expect(uniqueVolumeName('d.csi', 'h')).toBe('kubernetes.io/csi/d.csi^h');
+  });
+  it("a raw block PV's paths are upstream's (csi_block.go)", () => {
+    expect(blockPaths('/var/lib/kubelet', 'pv1', 'uid1')).toEqual({
+      staging: '/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/staging/pv1',
+      stageRecordDir: '/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/pv1/data',
+      publish: '/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/pv1/uid1',
+      globalMap: '/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/pv1/dev/uid1',
+      podDeviceMap: '/var/lib/kubelet/pods/uid1/volumeDevices/kubernetes.io~csi/pv1',
+    });
   });
   it.each([
     [undefined, false, 'SINGLE_NODE_WRITER'],
