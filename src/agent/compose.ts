@@ -164,11 +164,7 @@ export function composeAgent(
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
   });
-  const workers = new PodWorkers({
-    syncer: timedSyncer(metrics, syncer, clock),
-    logger,
-    now: () => clock.now(),
-  });
+  const workers = new PodWorkers({ syncer: timedSyncer(metrics, syncer, clock), logger, now: () => clock.now() });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
   registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
   const syncLoop = new SyncLoop({
@@ -193,6 +189,7 @@ export function composeAgent(
         statusManager,
         mirrors,
         volumes,
+        onOrphanedRuntimePod: () => metrics.orphanedRuntimePods.inc(),
       }),
     // The eviction manager's admission first, as upstream orders its handlers.
     admit: (pod, admitted) =>
@@ -231,6 +228,7 @@ export function composeAgent(
     metrics,
     workers,
     probeCounts: () => prober.counts.values(),
+    probeDurations: () => prober.durations.family(),
     machine: () => machineInfo,
   });
   const abort = new AbortController();

@@ -79,6 +79,8 @@ export interface KubeletHost {
   machineSpec(): Record<string, unknown>;
   /** Counts a served request (kubelet_http_requests_total). */
   recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean; seconds: number }): void;
+  /** A request began (+1) or ended (-1): kubelet_http_inflight_requests. */
+  recordHttpInflight(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }, delta: 1 | -1): void;
 }
 
 /** The metrics endpoints. */

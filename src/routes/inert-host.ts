@@ -24,6 +24,7 @@ export function inertHost(nodeName = 'node', overrides: Partial<KubeletHost> = {
     metricsText: async () => '',
     machineSpec: () => ({}),
     recordHttpRequest: () => {},
+    recordHttpInflight: () => {},
     ...overrides,
   };
 }

@@ -4,7 +4,7 @@
  * - read-only (10255, plain): /pods and /healthz only; debugging paths answer 405;
  * - healthz (10248, plain, loopback by default): /healthz only.
  */
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from '../lib/logger.js';
 import type { KubeletHost } from '../routes/host.js';
 import { podsRoutes, runningPodsRoutes } from '../routes/pods.js';
@@ -169,36 +169,52 @@ export async function secureRoutes(
   }
 }
 
-/** kubelet_http_requests_total and _duration_seconds: path is the first segment, as upstream labels it. */
+/** The first path segments upstream labels requests with; any other is "other". */
+const LABELLED_PATHS = new Set([
+  'pods',
+  'runningpods',
+  'stats',
+  'metrics',
+  'spec',
+  'healthz',
+  'containerLogs',
+  'logs',
+  'configz',
+  'run',
+  'exec',
+  'attach',
+  'portForward',
+  'debug',
+  'checkpoint',
+]);
+
+const inflight = Symbol('counted in flight');
+
+/**
+ * kubelet_http_requests_total / _duration_seconds when a request is answered, and
+ * kubelet_http_inflight_requests from its arrival to its answer (or its client going away):
+ * path is the first segment, as upstream labels it.
+ */
 function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'readonly' | 'readwrite'): void {
-  app.addHook('onResponse', async (req, reply) => {
+  const labelsOf = (req: FastifyRequest) => {
     const first = req.url.split('?')[0].split('/')[1] ?? '';
-    const path = [
-      'pods',
-      'runningpods',
-      'stats',
-      'metrics',
-      'spec',
-      'healthz',
-      'containerLogs',
-      'logs',
-      'configz',
-      'run',
-      'exec',
-      'attach',
-      'portForward',
-      'debug',
-      'checkpoint',
-    ].includes(first)
-      ? first
-      : 'other';
-    host.recordHttpRequest({
-      method: req.method,
-      path,
-      serverType,
-      longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url),
-      seconds: reply.elapsedTime / 1000,
-    });
+    const path = LABELLED_PATHS.has(first) ? first : 'other';
+    return { method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) };
+  };
+  const done = (req: FastifyRequest) => {
+    const r = req as FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> };
+    if (r[inflight]) host.recordHttpInflight(r[inflight], -1);
+    r[inflight] = undefined;
+  };
+  app.addHook('onRequest', async (req) => {
+    const labels = labelsOf(req);
+    (req as FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> })[inflight] = labels;
+    host.recordHttpInflight(labels, 1);
+  });
+  app.addHook('onRequestAbort', async (req) => done(req));
+  app.addHook('onResponse', async (req, reply) => {
+    done(req);
+    host.recordHttpRequest({ ...labelsOf(req), seconds: reply.elapsedTime / 1000 });
   });
 }
 

@@ -209,6 +209,24 @@ describe('metrics', () => {
     expect(JSON.parse(await get('/spec/'))).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
   });
 
+  it('kubelet_http_inflight_requests counts a request from its arrival to its answer, and one whose client went away', async () => {
+    const inflight = (m: string, path: string) =>
+      Number(
+        new RegExp(`^kubelet_http_inflight_requests\\{long_running="false",method="GET",path="${path}",server_type="readonly"\\} (\\S+)$`, 'm').exec(m)?.[1],
+      );
+    // The scrape itself is in flight while it is answered.
+    expect(inflight(await get('/metrics'), 'metrics')).toBe(1);
+    await get('/pods');
+    expect(inflight(await get('/metrics'), 'pods')).toBe(0);
+    // Clients that send a request and go away at once: counted, then not.
+    for (let i = 0; i < 5; i++) {
+      const req = http.get(`http://127.0.0.1:${ports.ro}/stats/summary`);
+      req.on('error', () => {});
+      req.on('socket', (s) => s.on('connect', () => setTimeout(() => req.destroy(), 1)));
+    }
+    await until(async () => inflight(await get('/metrics'), 'stats') === 0, 10_000, 'aborted requests no longer in flight');
+  });
+
   it('promtool accepts every exposition', async () => {
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
 import { issueCert } from '../../src/server/pki.js';
-import { freePort, until } from './helpers.js';
+import { freePort, httpGet, until } from './helpers.js';
 
 const node = 'probe-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-probes-'));
@@ -115,6 +115,20 @@ describe('probes on the process runtime', () => {
     expect(cs('http')).toMatchObject({ ready: true, restartCount: 0 });
     expect(unhealthy()).toBe(before);
     expect(events('http').filter((e) => e.reason === 'Killing')).toEqual([]);
+    // /metrics/probes: successful probes' durations (upstream's prober_probe_duration_seconds), gone with the pod.
+    const probes = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/probes`)).body;
+    const count = (text: string, type: string) =>
+      Number(
+        new RegExp(`^prober_probe_duration_seconds_count\\{container="main",namespace="default",pod="http",probe_type="${type}"\\} (\\d+)$`, 'm').exec(
+          text,
+        )?.[1],
+      );
+    const text = await probes();
+    expect(count(text, 'Liveness')).toBeGreaterThan(0);
+    expect(count(text, 'Readiness')).toBeGreaterThan(0);
+    expect(text).toContain('# TYPE prober_probe_duration_seconds histogram');
+    c.api.store.remove('pods', 'default', 'http', {});
+    await until(async () => !(await probes()).includes('pod="http"'), 20_000, "the pod's probe series gone");
   }, 60_000);
 
   it('a startup probe holds started and ready back; liveness is not run until it passes', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -592,6 +592,18 @@ describe('restarts', () => {
       expect(cstatus(p)!.containerID).toBe(id);
     }
   }, 60_000);
+
+  it('a pod whose manifest went while the kubelet was down is removed from containerd and counted in kubelet_orphaned_runtime_pods_total', async () => {
+    writePod(manifests, 'gone', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+    const p = await waitPod(ports.ro, podName('gone'), (x) => !!cstatus(x)?.state.running, 40_000, 'gone running');
+    const uid = p.metadata.uid!;
+    await kubelet.stop();
+    rmSync(join(manifests, 'gone.yaml'));
+    kubelet = startKubelet(kubeletFlags());
+    await untilServing(ports);
+    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 40_000, 'orphan removed');
+    expect((await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body).toMatch(/^kubelet_orphaned_runtime_pods_total 1$/m);
+  }, 90_000);
 
   it('a containerd restart: containers keep running, the kubelet recovers and starts new pods', async () => {
     const p = await waitPod(ports.ro, podName('shell'), (x) => !!cstatus(x)?.state.running);

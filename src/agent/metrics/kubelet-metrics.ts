@@ -72,6 +72,8 @@ export class KubeletMetrics {
   readonly runtimeOpDuration: Histogram<'operation_type'>;
   readonly httpRequests: Counter<'method' | 'path' | 'server_type' | 'long_running'>;
   readonly httpRequestsDuration: Histogram<'method' | 'path' | 'server_type' | 'long_running'>;
+  readonly httpInflight: Gauge<'method' | 'path' | 'server_type' | 'long_running'>;
+  readonly orphanedRuntimePods: Counter;
   readonly startedPods: Counter;
   readonly startedPodsErrors: Counter;
   readonly startedContainersErrors: Counter<'container_type' | 'code'>;
@@ -203,6 +205,16 @@ export class KubeletMetrics {
         '[ALPHA] Duration in seconds to serve http requests',
         ['method', 'path', 'server_type', 'long_running'],
         DURATION_BUCKETS,
+      ),
+    );
+    this.httpInflight = r.register(
+      new Gauge('kubelet_http_inflight_requests', '[ALPHA] Number of the inflight http requests', ['method', 'path', 'server_type', 'long_running']),
+    );
+    this.orphanedRuntimePods = r.register(
+      new Counter(
+        'kubelet_orphaned_runtime_pods_total',
+        '[ALPHA] Number of pods that have been detected in the container runtime without being already known to the pod worker. This typically indicates the kubelet was restarted while a pod was force deleted in the API or in the local configuration, which is unusual.',
+        [],
       ),
     );
     this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));

@@ -43,6 +43,11 @@ abstract class Metric<L extends string, V> implements Collectable {
     this.series.clear();
   }
 
+  /** Forgets the series with these label values (a gone pod's). */
+  delete(labels: LabelValues<L>): void {
+    this.series.delete(this.labelNames.map((n) => labels[n] ?? '').join('\u0000'));
+  }
+
   abstract family(): Family;
 }
 
@@ -75,6 +80,11 @@ export class Gauge<L extends string = never> extends Metric<L, { n: number }> {
 
   set(labels: LabelValues<L> | undefined, value: number): void {
     this.entry(labels, () => ({ n: 0 })).value.n = value;
+  }
+
+  /** Adds `by` (negative to subtract). */
+  add(labels: LabelValues<L> | undefined, by: number): void {
+    this.entry(labels, () => ({ n: 0 })).value.n += by;
   }
 
   family(): Family {

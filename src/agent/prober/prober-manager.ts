@@ -20,6 +20,7 @@ import { runProbeAction, type ProbeAction } from './probe-handlers.js';
 import { initialState, nextState, probeTiming, type ProbeKind, type ProbeResult, type ProbeState } from './probe-state.js';
 import { firstDue, nextDue } from './probe-schedule.js';
 import { CoalescedTimers } from '../../lib/coalesced-timers.js';
+import { Histogram } from '../metrics/registry.js';
 
 /** What the manager needs. */
 export interface ProberDeps {
@@ -70,6 +71,13 @@ export class ProberManager {
   private readonly workers = new Map<string, Worker>();
   /** prober_probe_total: results counted by upstream's labels (probe_type, result, container, pod, namespace, pod_uid). */
   readonly counts = new Map<string, { labels: Record<string, string>; count: number }>();
+  /** prober_probe_duration_seconds: how long successful probes took (upstream's ProberDuration, default buckets). */
+  readonly durations = new Histogram(
+    'prober_probe_duration_seconds',
+    '[ALPHA] Duration in seconds for a probe response.',
+    ['probe_type', 'container', 'pod', 'namespace'],
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  );
 
   private readonly timers: CoalescedTimers;
   private readonly startedAt: number;
@@ -119,20 +127,26 @@ export class ProberManager {
         }
       }
     }
-    for (const [k, w] of this.workers)
-      if (w.uid === uid && !wanted.has(k)) {
-        w.cancel?.();
-        this.workers.delete(k);
-      }
+    for (const [k, w] of this.workers) if (w.uid === uid && !wanted.has(k)) this.stop(k, w);
   }
 
   /** Stops every worker of pod `uid`. */
   removePod(uid: string): void {
-    for (const [k, w] of this.workers)
-      if (w.uid === uid) {
-        w.cancel?.();
-        this.workers.delete(k);
-      }
+    for (const [k, w] of this.workers) if (w.uid === uid) this.stop(k, w);
+  }
+
+  /** Stops a worker and forgets its metric series, as upstream's worker.stop. */
+  private stop(k: string, w: Worker): void {
+    w.cancel?.();
+    this.workers.delete(k);
+    const labels = this.seriesLabels(w);
+    for (const result of ['successful', 'failed']) this.counts.delete(JSON.stringify({ ...labels, result, pod_uid: w.uid }));
+    this.durations.delete(labels);
+  }
+
+  /** A worker's probe_type, container, pod and namespace labels. */
+  private seriesLabels(w: Worker) {
+    return { probe_type: KIND_NAME[w.kind], container: w.container.name, pod: w.pod.metadata.name ?? '', namespace: w.pod.metadata.namespace ?? '' };
   }
 
   private result(uid: string, container: string, kind: ProbeKind, containerId: string): ProbeResult | undefined {
@@ -181,6 +195,7 @@ export class ProberManager {
     if (this.d.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
     if (w.kind !== 'startup' && w.container.startupProbe && this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success') return;
     const containerId = w.state.containerId;
+    const t0 = performance.now();
     const out = await runProbeAction(w.spec, {
       runtime: this.d.runtime,
       containerId,
@@ -188,14 +203,9 @@ export class ProberManager {
       podIP: w.podIP,
       timeoutMs: t.timeoutSeconds * 1000,
     });
-    const labels = {
-      probe_type: KIND_NAME[w.kind],
-      result: out.result === 'success' ? 'successful' : 'failed',
-      container: w.container.name,
-      pod: w.pod.metadata.name ?? '',
-      namespace: w.pod.metadata.namespace ?? '',
-      pod_uid: w.uid,
-    };
+    const series = this.seriesLabels(w);
+    if (out.result === 'success') this.durations.observe(series, (performance.now() - t0) / 1000);
+    const labels = { ...series, result: out.result === 'success' ? 'successful' : 'failed', pod_uid: w.uid };
     const countKey = JSON.stringify(labels);
     const entry = this.counts.get(countKey) ?? { labels, count: 0 };
     entry.count++;

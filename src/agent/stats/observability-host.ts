@@ -13,7 +13,7 @@ import type { VolumeStatsCollector } from '../volume/volume-stats.js';
 import type { StatsCollector } from './collector.js';
 import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
-import { renderFamilies } from '../metrics/prom-text.js';
+import { renderFamilies, type Family } from '../metrics/prom-text.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
 
@@ -30,6 +30,8 @@ export interface ObservabilityDeps {
   statusManager: StatusManager;
   metrics: KubeletMetrics;
   probeCounts(): Iterable<{ labels: Record<string, string>; count: number }>;
+  /** prober_probe_duration_seconds. */
+  probeDurations?(): Family;
   machine(): MachineInfo | undefined;
   /** How pod cgroups are named (cAdvisor's `id` labels). */
   cgroups: CgroupContext;
@@ -102,6 +104,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
           type: 'counter',
           samples: [...d.probeCounts()].map((c) => ({ labels: c.labels, value: c.count })),
         },
+        ...(d.probeDurations ? [d.probeDurations()] : []),
       ]);
     },
     machineSpec(): Record<string, unknown> {
@@ -132,6 +135,9 @@ export function createObservabilityHost(d: ObservabilityDeps) {
       const labels = { method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) };
       d.metrics.httpRequests.inc(labels);
       d.metrics.httpRequestsDuration.observe(labels, r.seconds);
+    },
+    recordHttpInflight(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }, delta: 1 | -1): void {
+      d.metrics.httpInflight.add({ method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) }, delta);
     },
   };
 }

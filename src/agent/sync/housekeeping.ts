@@ -31,6 +31,8 @@ export interface HousekeepingDeps {
   statusManager?: { uids(): string[]; remove(uid: string): void };
   mirrors?: { deleteOrphans(): Promise<void> };
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
+  /** A pod found in the runtime that no worker knows (kubelet_orphaned_runtime_pods_total). */
+  onOrphanedRuntimePod?(): void;
 }
 
 /** How old the runtime's lists may be for housekeeping: the PLEG lists every second. */
@@ -51,6 +53,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   for (const rp of runtimePods) {
     if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
     d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');
+    d.onOrphanedRuntimePod?.();
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
     await killPod(d.runtime, pod, { status, graceOverride: 2 });
