@@ -74,6 +74,41 @@ describe('CRI mounts on containerd', () => {
   }, 60_000);
 });
 
+/** A CSIDriver without an attach step (as csi-driver-host-path's), a PV of `driver` and its bound claim. */
+function csiClaim(driver: string, o: { pv: string; claim: string; handle: string; storage: string; block?: boolean }): void {
+  const store = c.api.store;
+  const mode = o.block ? { volumeMode: 'Block' } : {};
+  if (!store.get('storage.k8s.io/csidrivers', '', driver))
+    store.create('storage.k8s.io/csidrivers', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: driver },
+      spec: { attachRequired: false },
+    });
+  store.create('persistentvolumes', {
+    apiVersion: 'v1',
+    kind: 'PersistentVolume',
+    metadata: { name: o.pv },
+    spec: { capacity: { storage: o.storage }, accessModes: ['ReadWriteOnce'], ...mode, csi: { driver, volumeHandle: o.handle } },
+  });
+  store.create('persistentvolumeclaims', {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: o.claim, namespace: 'default' },
+    spec: { volumeName: o.pv, ...mode, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: o.storage } } },
+    status: { phase: 'Bound' },
+  });
+}
+
+/** The UID of pod `name` once its container runs (its status in the error otherwise). */
+function runningUid(name: string): Promise<string> {
+  const store = c.api.store;
+  const running = () => store.get('pods', 'default', name)?.status?.containerStatuses?.[0]?.state?.running && store.get('pods', 'default', name)!.metadata.uid;
+  return until(running, 40_000, `${name} running`).catch((e: Error) => {
+    throw new Error(`${e.message}: ${JSON.stringify(store.get('pods', 'default', name)?.status)}`);
+  });
+}
+
 describe('CSI volumes on containerd', () => {
   it('a PVC on a CSI PersistentVolume: the driver registers, stages and publishes; runc bind-mounts the published target; deleting the pod unpublishes and unstages', async () => {
     const backing = join(dir, 'csi-backing');
@@ -84,26 +119,7 @@ describe('CSI volumes on containerd', () => {
       mkdirSync(join(backing, 'ctrd-vol'), { recursive: true });
       writeFileSync(join(backing, 'ctrd-vol', 'in'), 'csi-data');
       const store = c.api.store;
-      // No attach step for this driver (as csi-driver-host-path's CSIDriver says).
-      store.create('storage.k8s.io/csidrivers', {
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'CSIDriver',
-        metadata: { name: driver.name },
-        spec: { attachRequired: false },
-      });
-      store.create('persistentvolumes', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-ctrd-csi' },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], csi: { driver: driver.name, volumeHandle: 'ctrd-vol' } },
-      });
-      store.create('persistentvolumeclaims', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: 'ctrd-claim', namespace: 'default' },
-        spec: { volumeName: 'pv-ctrd-csi', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
-        status: { phase: 'Bound' },
-      });
+      csiClaim(driver.name, { pv: 'pv-ctrd-csi', claim: 'ctrd-claim', handle: 'ctrd-vol', storage: '1Gi' });
       store.create(
         'pods',
         boundPod('ctrd-csi', node, {
@@ -118,12 +134,7 @@ describe('CSI volumes on containerd', () => {
           volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'ctrd-claim' } }],
         }),
       );
-      const uid = await until(
-        () =>
-          store.get('pods', 'default', 'ctrd-csi')?.status?.containerStatuses?.[0]?.state?.running && store.get('pods', 'default', 'ctrd-csi')!.metadata.uid,
-        40_000,
-        'ctrd-csi running',
-      );
+      const uid = await runningUid('ctrd-csi');
       await until(() => existsSync(join(backing, 'ctrd-vol', 'out')), 10_000, 'written through the container');
       expect(readFileSync(join(backing, 'ctrd-vol', 'out'), 'utf8')).toBe('csi-data');
       const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
@@ -147,25 +158,7 @@ describe('CSI volumes on containerd', () => {
     const store = c.api.store;
     try {
       await until(() => driver.statuses.length, 20_000, 'driver registered');
-      store.create('storage.k8s.io/csidrivers', {
-        apiVersion: 'storage.k8s.io/v1',
-        kind: 'CSIDriver',
-        metadata: { name: driver.name },
-        spec: { attachRequired: false },
-      });
-      store.create('persistentvolumes', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name: 'pv-block' },
-        spec: { capacity: { storage: '4Mi' }, accessModes: ['ReadWriteOnce'], volumeMode: 'Block', csi: { driver: driver.name, volumeHandle: 'blk-1' } },
-      });
-      store.create('persistentvolumeclaims', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name: 'block-claim', namespace: 'default' },
-        spec: { volumeName: 'pv-block', volumeMode: 'Block', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '4Mi' } } },
-        status: { phase: 'Bound' },
-      });
+      csiClaim(driver.name, { pv: 'pv-block', claim: 'block-claim', handle: 'blk-1', storage: '4Mi', block: true });
       store.create(
         'pods',
         boundPod('ctrd-block', node, {
@@ -180,15 +173,7 @@ describe('CSI volumes on containerd', () => {
           volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'block-claim' } }],
         }),
       );
-      const uid = await until(
-        () =>
-          store.get('pods', 'default', 'ctrd-block')?.status?.containerStatuses?.[0]?.state?.running &&
-          store.get('pods', 'default', 'ctrd-block')!.metadata.uid,
-        40_000,
-        'ctrd-block running',
-      ).catch((e) => {
-        throw new Error(`${e.message}: ${JSON.stringify(store.get('pods', 'default', 'ctrd-block')?.status)}`);
-      });
+      const uid = await runningUid('ctrd-block');
       await until(() => readFileSync(join(backing, 'blk-1.img')).subarray(0, 14).toString() === 'raw-block-data', 20_000, 'written through the device');
       const base = join(dir, 'root', 'plugins', 'kubernetes.io', 'csi', 'volumeDevices');
       const [stage] = driver.calls.filter((x) => x.method === 'NodeStageVolume').map((x) => x.req);

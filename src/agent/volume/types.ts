@@ -96,15 +96,18 @@ export interface MountedVolume {
   pvcRef?: { name: string; namespace: string };
 }
 
-/** A volume's figures as its driver reports them (a CSI driver's NodeGetVolumeStats). */
-export type VolumeMeasure = () => Promise<{
+/** A volume's usage figures (names as upstream's FsStats). */
+export interface VolumeFigures {
   usedBytes: number;
   inodesUsed: number;
   capacityBytes: number;
   availableBytes: number;
   inodes: number;
   inodesFree: number;
-}>;
+}
+
+/** A volume's figures as its driver reports them (a CSI driver's NodeGetVolumeStats). */
+export type VolumeMeasure = () => Promise<VolumeFigures>;
 
 /** One volume plugin. */
 export interface VolumePlugin {

@@ -12,18 +12,12 @@ import { join } from 'node:path';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import type { MountedVolume } from './types.js';
+import type { MountedVolume, VolumeFigures } from './types.js';
 
 /** One volume's figures (names as upstream's VolumeStats / FsStats). */
-export interface VolumeStats {
+export interface VolumeStats extends VolumeFigures {
   name: string;
   time: string;
-  usedBytes: number;
-  inodesUsed: number;
-  capacityBytes: number;
-  availableBytes: number;
-  inodes: number;
-  inodesFree: number;
   /** The claim of a persistentVolumeClaim volume. */
   pvcRef?: { name: string; namespace: string };
   /** Counted in the pod's ephemeral storage. */
@@ -54,7 +48,7 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
 }
 
 /** A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with its filesystem's capacity. */
-async function measureLocal(path: string, du: boolean) {
+async function measureLocal(path: string, du: boolean): Promise<VolumeFigures> {
   const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, statfs(path)]);
   return {
     usedBytes: used ? used.bytes : (fs.blocks - fs.bfree) * fs.bsize,
