@@ -9,9 +9,9 @@
  * `tskubelet process-runtime`; containers outlive kubelet restarts, and daemon restarts too: their
  * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { KubeletError, badRequest, notFound } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
@@ -30,8 +30,6 @@ import { destroyContainerCgroup, detectContainerCgroups, killCgroup, oomKills, r
 import { StreamingServer } from './streaming-server.js';
 import { ContainerSessions } from './container-sessions.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
-import { createHash } from 'node:crypto';
-import { resolve } from 'node:path';
 import { removeMountPoints } from './mount-namespace.js';
 
 /** What the runtime needs. */
@@ -63,9 +61,7 @@ export class ProcessRuntime implements RuntimeService {
   private cgroups: ContainerCgroups | undefined;
   /** Identifies this runtime's processes (a hash of its state dir); see proc.ts markedProcesses. */
   private readonly runtimeKey: string;
-  private markerOf(id: string): string {
-    return `${this.runtimeKey}:${id}`;
-  }
+  private readonly markerOf = (id: string): string => `${this.runtimeKey}:${id}`;
 
   constructor(private readonly deps: ProcessRuntimeDeps) {
     this.store = new StateStore(deps.stateDir);
@@ -108,9 +104,7 @@ export class ProcessRuntime implements RuntimeService {
     });
   }
 
-  private ioDirOf(id: string): string {
-    return join(this.deps.stateDir, 'io', id);
-  }
+  private readonly ioDirOf = (id: string): string => join(this.deps.stateDir, 'io', id);
 
   /**
    * In-process mode: stops every container and forgets them. Daemon mode: leaves detached
@@ -129,15 +123,9 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   // What it says about itself (runtime-info.ts).
-  async version(): Promise<cri.VersionResponse> {
-    return processRuntimeVersion(this.deps.version);
-  }
-  async status(): Promise<cri.StatusResponse> {
-    return processRuntimeStatus();
-  }
-  async runtimeConfig(): Promise<cri.RuntimeConfigResponse> {
-    return processRuntimeConfig();
-  }
+  readonly version = async (): Promise<cri.VersionResponse> => processRuntimeVersion(this.deps.version);
+  readonly status = async (): Promise<cri.StatusResponse> => processRuntimeStatus();
+  readonly runtimeConfig = async (): Promise<cri.RuntimeConfigResponse> => processRuntimeConfig();
 
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');

@@ -19,6 +19,7 @@
  */
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { buildInfo } from './build-info.js';
+import { registerHttpMetrics } from './http-metrics.js';
 import type { Pod } from '../../api/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
@@ -191,25 +192,7 @@ export class KubeletMetrics {
         RUNTIME_OP_BUCKETS,
       ),
     );
-    this.httpRequests = r.register(
-      new Counter('kubelet_http_requests_total', '[ALPHA] Number of the http requests received since the server started', [
-        'method',
-        'path',
-        'server_type',
-        'long_running',
-      ]),
-    );
-    this.httpRequestsDuration = r.register(
-      new Histogram(
-        'kubelet_http_requests_duration_seconds',
-        '[ALPHA] Duration in seconds to serve http requests',
-        ['method', 'path', 'server_type', 'long_running'],
-        DURATION_BUCKETS,
-      ),
-    );
-    this.httpInflight = r.register(
-      new Gauge('kubelet_http_inflight_requests', '[ALPHA] Number of the inflight http requests', ['method', 'path', 'server_type', 'long_running']),
-    );
+    ({ requests: this.httpRequests, duration: this.httpRequestsDuration, inflight: this.httpInflight } = registerHttpMetrics(r, DURATION_BUCKETS));
     this.orphanedRuntimePods = r.register(
       new Counter(
         'kubelet_orphaned_runtime_pods_total',

@@ -22,28 +22,7 @@ import { podRef, type EventSink } from '../events/recorder.js';
 import { makeRShared, unmountUnder } from './mount-util.js';
 import { computeVolumeActions, orphanedPodDirs } from './reconcile.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
-import { emptyDirPlugin } from './plugins/empty-dir.js';
-import { hostPathPlugin } from './plugins/host-path.js';
-import { configMapPlugin, downwardApiPlugin, projectedPlugin, secretPlugin } from './plugins/projection.js';
-import { claimPlugins } from './plugins/persistent-volume.js';
-import type { CsiVolumes } from './plugins/csi.js';
-
-/** Every plugin tskubelet has; CSI volumes (inline, and PVs through claims) with `csi`. */
-export function volumePlugins(csi?: CsiVolumes): VolumePlugin[] {
-  return [
-    emptyDirPlugin,
-    hostPathPlugin,
-    configMapPlugin,
-    secretPlugin,
-    downwardApiPlugin,
-    projectedPlugin,
-    ...claimPlugins(csi),
-    ...(csi ? [csi.plugin] : []),
-  ];
-}
-
-/** The plugins without CSI (no driver registry). */
-export const IN_TREE_PLUGINS: readonly VolumePlugin[] = volumePlugins();
+import { IN_TREE_PLUGINS } from './plugins/all.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { computeVolumeActions, orphanedPodDirs } from '../../../src/agent/volume/reconcile.js';
-import { IN_TREE_PLUGINS } from '../../../src/agent/volume/volume-manager.js';
+import { IN_TREE_PLUGINS } from '../../../src/agent/volume/plugins/all.js';
 import type { Volume } from '../../../src/agent/volume/types.js';
 
 const vols: Volume[] = [

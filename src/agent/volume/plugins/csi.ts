@@ -44,43 +44,10 @@ import {
 import { setVolumeOwnership } from '../ownership.js';
 import { bindMountFile } from '../mount-util.js';
 import type { VolumeCapability } from '../csi/csi-client.js';
+import type { CsiDriverObj, CsiInlineSource, CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 const log = csiLog;
-
-/** storage.k8s.io/v1 CSIDriver, the fields the kubelet reads. */
-interface CsiDriverObj {
-  spec?: {
-    attachRequired?: boolean;
-    podInfoOnMount?: boolean;
-    volumeLifecycleModes?: string[];
-    fsGroupPolicy?: string;
-    tokenRequests?: { audience?: string; expirationSeconds?: number }[];
-    requiresRepublish?: boolean;
-  };
-}
-/** core/v1 CSIPersistentVolumeSource. */
-export interface CsiPvSource {
-  driver: string;
-  volumeHandle: string;
-  readOnly?: boolean;
-  fsType?: string;
-  volumeAttributes?: Record<string, string>;
-  nodeStageSecretRef?: { name: string; namespace: string };
-  nodePublishSecretRef?: { name: string; namespace: string };
-}
-/** A PersistentVolume with a csi source. */
-export interface CsiPv {
-  metadata: { name: string };
-  spec: { csi: CsiPvSource; accessModes?: string[]; mountOptions?: string[]; volumeMode?: string };
-}
-interface CsiInlineSource {
-  driver: string;
-  readOnly?: boolean;
-  fsType?: string;
-  volumeAttributes?: Record<string, string>;
-  nodePublishSecretRef?: { name: string };
-}
 
 /** What one publish needs. */
 interface Publish {

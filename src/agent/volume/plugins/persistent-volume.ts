@@ -7,7 +7,8 @@
  * - anything else (an in-tree attachable type): a clear error naming what is supported.
  */
 import { checkHostPathType } from './host-path.js';
-import type { CsiPv, CsiVolumes } from './csi.js';
+import type { CsiVolumes } from './csi.js';
+import type { CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 interface Pvc {
