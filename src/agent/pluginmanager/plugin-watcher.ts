@@ -88,7 +88,7 @@ export class PluginWatcher {
     this.scanning = (async () => {
       do {
         this.again = false;
-        await this.scanOnce();
+        await this.scanOnce().catch((err: unknown) => this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'plugin registration scan failed'));
       } while (this.again);
     })().finally(() => (this.scanning = undefined));
     return this.scanning;

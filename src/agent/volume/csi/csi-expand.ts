@@ -54,20 +54,22 @@ export interface ExpandInput {
   nodeName: string;
   events?: EventSink;
   secrets(ref: { name: string; namespace: string }): Promise<Record<string, string>>;
+  /** The capacity this volume was last expanded to (kept by the caller across syncs). */
+  done?: { capacity?: string };
 }
 
 /** Expands the volume when its claim asks for it; resolves when done or not needed, rejects on failure (after its event). */
 export async function expandIfNeeded(i: ExpandInput): Promise<void> {
   if (!i.host.patchClaimStatus) return;
+  // The objects as cached for the pod's volumes (5 s): a sync soon after a finished expansion may
+  // still see the old claim, so what was done last is remembered (`done`).
   const [claim, pv] = await Promise.all([
-    i.host.getClusterObject<Claim>(`/api/v1/namespaces/${encodeURIComponent(i.claim.namespace)}/persistentvolumeclaims/${encodeURIComponent(i.claim.name)}`, {
-      fresh: true,
-    }),
-    i.host.getClusterObject<Pv>(`/api/v1/persistentvolumes/${encodeURIComponent(i.pvName)}`, { fresh: true }),
+    i.host.getObject<Claim>('persistentvolumeclaims', i.claim.namespace, i.claim.name),
+    i.host.getPersistentVolume<Pv>(i.pvName),
   ]);
   if (!claim || !pv) return;
   const need = needsNodeExpansion(pv, claim);
-  if (!need) return;
+  if (!need || i.done?.capacity === need.capacity) return;
   const claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: i.claim.namespace, name: i.claim.name, uid: claim.metadata?.uid };
   try {
     if (i.canExpand) {
@@ -95,6 +97,7 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
     i.events?.record(podRef(i.pod), 'Warning', 'FileSystemResizeFailed', text);
     throw new Error(text, { cause: err });
   }
+  if (i.done) i.done.capacity = need.capacity;
   const text = `MountVolume.NodeExpandVolume succeeded for volume "${i.pvName}" ${i.nodeName}`;
   i.events?.record(podRef(i.pod), 'Normal', 'FileSystemResizeSuccessful', text);
   i.events?.record(claimRef, 'Normal', 'FileSystemResizeSuccessful', text);

@@ -226,6 +226,7 @@ export class CsiVolumes {
       secrets,
       volume_context: attributes,
     });
+    const expanded: { capacity?: string } = {};
     if (bp) {
       // upstream MapBlockVolume: the published device bound to the node's global map and into the pod.
       await bindMountFile(bp.publish, bp.globalMap);
@@ -260,6 +261,7 @@ export class CsiVolumes {
         ? {
             onSync: () =>
               expandIfNeeded({
+                done: expanded,
                 host: ctx.host,
                 client,
                 canExpand: caps.has('EXPAND_VOLUME'),
