@@ -96,7 +96,7 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.podStartup });
+  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.imagePulls });
   const observeCgroup = metrics.observeCgroup;
   const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,

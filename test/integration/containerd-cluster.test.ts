@@ -148,6 +148,11 @@ describe('cluster on containerd', () => {
       .filter((e) => e.involvedObject.name === 'private')
       .map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Pulling', 'Pulled', 'Created', 'Started']));
+    // The pull is timed by the image's size bucket (a busybox image: under 10 MB), as upstream's kubelet_image_pull_duration_seconds.
+    const pulls = /^kubelet_image_pull_duration_seconds_count\{image_size_in_bytes="0-10MB"\} (\d+)$/m.exec(
+      (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body,
+    );
+    expect(Number(pulls?.[1])).toBeGreaterThanOrEqual(1);
     c.api.store.create('pods', boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
     await until(
       () => {

@@ -32,8 +32,8 @@ export interface ImageManagerDeps {
   /** registryPullQPS / registryBurst (undefined: no limit). */
   pullLimiter?: TokenBucket;
   events?: EventSink;
-  /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out). */
-  pullTimes?: { startedPulling(uid: string): void; finishedPulling(uid: string): void };
+  /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long a pull took, waiting included, and the image's size. */
+  pullTimes?: { startedPulling(uid: string): void; finishedPulling(uid: string): void; pulled?(seconds: number, sizeBytes: number): void };
 }
 
 /** Pulls images per policy. */
@@ -115,7 +115,9 @@ export class ImageManager {
       }
       this.deps.pullTimes?.finishedPulling(pod.metadata.uid!);
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
-      const secs = ((this.deps.clock.now() - started) / 1000).toFixed(3);
+      const seconds = (this.deps.clock.now() - started) / 1000;
+      this.deps.pullTimes?.pulled?.(seconds, Number(pulled?.size ?? 0));
+      const secs = seconds.toFixed(3);
       this.deps.events?.record(
         podRef(pod, { name: c.name, init: o.init }),
         'Normal',

@@ -20,6 +20,8 @@
 import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { buildInfo } from './build-info.js';
 import { registerHttpMetrics } from './http-metrics.js';
+import { registerImagePullMetrics } from './image-pull-metrics.js';
+import type { ImageManagerDeps } from '../images/image-manager.js';
 import type { Pod } from '../../api/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
@@ -86,6 +88,8 @@ export class KubeletMetrics {
 
   /** The pod startup SLI (pod-startup-latency.ts): fed by the apiserver source, the status manager and the image manager. */
   readonly podStartup: PodStartupLatencyTracker;
+  /** The image manager's pull observer: the startup SLI's pull times and kubelet_image_pull_duration_seconds. */
+  readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
 
   constructor(o: {
@@ -163,6 +167,8 @@ export class KubeletMetrics {
         },
       },
     });
+    const pulled = registerImagePullMetrics(r);
+    this.imagePulls = { startedPulling: (uid) => this.podStartup.startedPulling(uid), finishedPulling: (uid) => this.podStartup.finishedPulling(uid), pulled };
     this.plegRelistDuration = r.register(
       new Histogram('kubelet_pleg_relist_duration_seconds', '[ALPHA] Duration in seconds for relisting pods in PLEG.', [], DURATION_BUCKETS),
     );
