@@ -8,8 +8,9 @@
  *        └ registered ─► NotifyRegistrationStatus(true)
  *   socket removed ─► handler.deregister(name)
  *
- * The directory is watched (fs.watch) and scanned again every `rescanMs` (a missed event, a
- * failed registration). Scans run one at a time. Hidden files are skipped, as upstream.
+ * The directory is watched (fs.watch) and scanned again every `rescanMs` (a missed event); a
+ * socket whose registration failed (its server not listening yet, a refusal) is tried again after
+ * 1 s, doubling to 30 s. Scans run one at a time. Hidden files are skipped, as upstream.
  */
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -54,6 +55,10 @@ export class PluginWatcher {
   private readonly registered = new Map<string, { type: string; name: string; endpoint: string; ctimeMs: number }>();
   private scanning: Promise<void> | undefined;
   private again = false;
+  /** Sockets whose registration failed (not listening yet, refused…): when to try again (1 s doubling to 30 s, as upstream's reconciler keeps trying). */
+  private readonly retryAt = new Map<string, { atMs: number; delayMs: number }>();
+  private cancelRetry: (() => void) | undefined;
+  private stopped = false;
 
   constructor(private readonly d: PluginWatcherDeps) {}
 
@@ -74,7 +79,9 @@ export class PluginWatcher {
     };
     tick();
     signal.addEventListener('abort', () => {
+      this.stopped = true;
       cancel();
+      this.cancelRetry?.();
       watcher?.close();
     });
   }
@@ -114,11 +121,27 @@ export class PluginWatcher {
           ?.deregister(r.name, r.endpoint)
           .catch((err: unknown) => this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'));
       }
-    for (const [path, ctimeMs] of present) if (!this.registered.has(path)) await this.register(path, ctimeMs);
+    const now = this.d.clock.now();
+    for (const path of this.retryAt.keys()) if (!present.has(path)) this.retryAt.delete(path);
+    for (const [path, ctimeMs] of present) {
+      const retry = this.retryAt.get(path);
+      if (this.registered.has(path) || (retry && retry.atMs > now)) continue;
+      if (await this.register(path, ctimeMs)) this.retryAt.delete(path);
+      else {
+        const delayMs = retry ? Math.min(retry.delayMs * 2, 30_000) : 1000;
+        this.retryAt.set(path, { atMs: this.d.clock.now() + delayMs, delayMs });
+      }
+    }
+    this.cancelRetry?.();
+    this.cancelRetry = undefined;
+    if (this.retryAt.size && !this.stopped) {
+      const next = Math.min(...[...this.retryAt.values()].map((r) => r.atMs));
+      this.cancelRetry = this.d.clock.setTimer(() => void this.scan(), Math.max(0, next - this.d.clock.now()));
+    }
   }
 
-  /** upstream operationExecutor.RegisterPlugin. */
-  private async register(socket: string, ctimeMs: number): Promise<void> {
+  /** upstream operationExecutor.RegisterPlugin; resolves whether the plugin is registered. */
+  private async register(socket: string, ctimeMs: number): Promise<boolean> {
     const rpc = unaryCaller(socket, serviceMethods('pluginregistration/v1/api.proto', 'pluginregistration.Registration'), 10_000);
     const notify = (registered: boolean, error = '') =>
       rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
@@ -130,14 +153,14 @@ export class PluginWatcher {
         info = await rpc.call<PluginInfo>('GetInfo', {});
       } catch (err) {
         this.d.logger.warn({ socket }, `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socket}, err: ${messageOf(err)}`);
-        return;
+        return false;
       }
       const handler = this.d.handlers[info.type];
       if (!handler) {
         const why = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`;
         this.d.logger.warn({ socket }, why);
         await notify(false, why);
-        return;
+        return false;
       }
       const endpoint = info.endpoint || socket;
       try {
@@ -146,7 +169,7 @@ export class PluginWatcher {
         const why = `RegisterPlugin error -- plugin validation failed with err: ${messageOf(err)}`;
         this.d.logger.warn({ socket, plugin: info.name }, why);
         await notify(false, why);
-        return;
+        return false;
       }
       try {
         await handler.register(info.name, endpoint, info.supported_versions);
@@ -154,10 +177,11 @@ export class PluginWatcher {
         const why = `RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`;
         this.d.logger.warn({ socket, plugin: info.name }, why);
         await notify(false, why);
-        return;
+        return false;
       }
       this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       await notify(true);
+      return true;
     } finally {
       rpc.close();
     }

@@ -90,6 +90,25 @@ describe('PluginWatcher', () => {
     expect(bad.statuses).toEqual([{ plugin_registered: false, error: 'RegisterPlugin error -- plugin validation failed with err: nope' }]);
     expect(failing.statuses).toEqual([{ plugin_registered: false, error: 'RegisterPlugin error -- plugin registration failed with err: driver unreachable' }]);
     await watcher.scan();
+    expect(failing.statuses).toHaveLength(1); // backing off
+    await new Promise((r) => setTimeout(r, 1100));
+    await watcher.scan();
     expect(failing.statuses).toHaveLength(2);
+  });
+
+  it('a plugin whose GetInfo failed (not ready yet) is tried again after a second, with no filesystem event', async () => {
+    const { root, watcher } = setup();
+    const d = await startFakeCsiDriver({ root, backing: join(root, 'b') });
+    drivers.push(d);
+    d.fail('GetInfo', 14 /* UNAVAILABLE */, 1);
+    const ac = new AbortController();
+    await watcher.start({ signal: ac.signal });
+    await watcher.scan();
+    expect(d.statuses).toEqual([]);
+    const until = Date.now() + 5000;
+    while (!d.statuses.length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect(d.statuses).toEqual([{ plugin_registered: true, error: '' }]);
+    expect(d.calls.filter((c) => c.method === 'GetInfo')).toHaveLength(2);
+    ac.abort();
   });
 });

@@ -51,6 +51,23 @@ describe('tailOffset', () => {
 });
 
 describe('readLogs', () => {
+  it('without follow answers the log as it was when asked: tailLines=2 is two lines although the container writes meanwhile', async () => {
+    const f = join(dir, 'growing.log');
+    writeFileSync(f, [1, 2, 3, 4].map(line).join(''));
+    const got: string[] = [];
+    let n = 5;
+    // The "container" writes a line each time the reader hands one to the client.
+    const out = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        got.push(chunk.toString());
+        appendFileSync(f, line(n++));
+        cb();
+      },
+    });
+    await readLogs(f, { tailLines: 2 }, out);
+    expect(got.join('')).toBe('line 3\nline 4\n');
+  });
+
   it('tailLines=1 on a 200 MB log does not read it into memory', async () => {
     const f = join(dir, 'big.log');
     const block = Array.from({ length: 10_000 }, (_, i) => line(i)).join('');

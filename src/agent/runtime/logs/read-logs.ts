@@ -119,7 +119,9 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
     let idleChecks = 0;
     for (;;) {
       if (w.full) return;
-      const { bytesRead } = await fh.read(chunk, 0, chunk.length, offset);
+      // Without follow the answer is the file as it was when asked (tailLines is exact however fast the container writes).
+      const want = opts.follow ? chunk.length : Math.min(chunk.length, Math.max(0, size - offset));
+      const { bytesRead } = want > 0 ? await fh.read(chunk, 0, want, offset) : { bytesRead: 0 };
       if (bytesRead > 0) {
         offset += bytesRead;
         const data = Buffer.concat([pending, chunk.subarray(0, bytesRead)]);

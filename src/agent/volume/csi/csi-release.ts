@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
 import { listDirSync, statSyncOrUndefined } from '../../../lib/fs-util.js';
 import type { Logger } from '../../../lib/logger.js';
@@ -47,7 +47,7 @@ export class CsiRelease {
     const file = join(dir, VOL_DATA_FILE);
     let data: VolData;
     try {
-      data = readVolData(file);
+      data = this.confined(readVolData(file));
     } catch {
       return; // never published (or not ours): the generic teardown removes the directory
     }
@@ -76,7 +76,7 @@ export class CsiRelease {
   private async unstageIfUnused(stageDir: string, used?: Set<string>): Promise<void> {
     let data: VolData;
     try {
-      data = readVolData(join(stageDir, VOL_DATA_FILE));
+      data = this.confined(readVolData(join(stageDir, VOL_DATA_FILE)));
     } catch {
       return;
     }
@@ -93,6 +93,21 @@ export class CsiRelease {
         this.d.logger?.warn({ volume: data.volumeHandle, driver: data.driverName }, csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`));
       }
     });
+  }
+
+  /** A record with every path outside the root dir dropped: what teardown unmounts and removes is only ever the kubelet's own. */
+  private confined(v: VolData): VolData {
+    const root = `${resolve(this.d.rootDir)}/`;
+    const inside = (p: string | undefined) => (p !== undefined && resolve(p).startsWith(root) ? p : undefined);
+    return {
+      ...v,
+      stagingTargetPath: inside(v.stagingTargetPath),
+      stageRecordDir: inside(v.stageRecordDir),
+      publishPath: inside(v.publishPath),
+      globalMapPath: inside(v.globalMapPath),
+      podDeviceMapPath: inside(v.podDeviceMapPath),
+      cleanup: v.cleanup?.filter((p) => inside(p) !== undefined),
+    };
   }
 
   /** Runs `fn` after every earlier operation on the staged volume `key` (upstream serializes the operations of a volume). */
