@@ -72,13 +72,7 @@ export function composeVolumes(
       isRoot: process.getuid?.() === 0,
       getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
       getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
-      getClusterObject: async <T>(path: string, f?: { fresh?: boolean }) => {
-        if (!f?.fresh) return objects!.get<T>(path);
-        const r = await api!.request<T>({ path });
-        if (r.status === 404) return null;
-        if (r.status !== 200) throw apiError(`get ${path}`, r);
-        return r.body ?? null;
-      },
+      getClusterObject: (path, f) => objects!.get(path, f),
       getToken: (k) => tokens!.getToken(k),
       patchClaimStatus: api
         ? async (ns, name, patch) => {

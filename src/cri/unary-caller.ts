@@ -26,10 +26,13 @@ const GO_CODE = [
   'Unauthenticated',
 ];
 
-/** grpc-go's name of a call's outcome (codes.Code's String): "OK", "NotFound", "Unavailable"… */
+/** grpc-go's name of a code (codes.Code's String). */
+const codeName = (code: number) => GO_CODE[code] ?? `Code(${code})`;
+
+/** grpc-go's name of a call's outcome: "OK", "NotFound", "Unavailable"… */
 export function goCodeName(err: unknown): string {
   if (!err) return 'OK';
-  return err instanceof GrpcCallError ? (GO_CODE[err.code] ?? `Code(${err.code})`) : 'Unknown';
+  return err instanceof GrpcCallError ? codeName(err.code) : 'Unknown';
 }
 
 /** A failed call, its message as grpc-go's status error prints it; `code` is the gRPC code (UNKNOWN when the failure was not a gRPC status). */
@@ -44,7 +47,7 @@ export class GoStatusError extends Error {
 
 /** A failed call as grpc-go's status error prints. */
 export function goStatusError(err: unknown): GoStatusError {
-  if (err instanceof GrpcCallError) return new GoStatusError(err.code, `rpc error: code = ${GO_CODE[err.code] ?? `Code(${err.code})`} desc = ${err.details}`);
+  if (err instanceof GrpcCallError) return new GoStatusError(err.code, `rpc error: code = ${codeName(err.code)} desc = ${err.details}`);
   return new GoStatusError(GrpcCode.UNKNOWN, err instanceof Error ? err.message : String(err));
 }
 

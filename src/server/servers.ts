@@ -201,20 +201,21 @@ function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'rea
     const path = LABELLED_PATHS.has(first) ? first : 'other';
     return { method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) };
   };
-  const done = (req: FastifyRequest) => {
-    const r = req as FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> };
-    if (r[inflight]) host.recordHttpInflight(r[inflight], -1);
-    r[inflight] = undefined;
+  type Counted = FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> };
+  /** Ends a request's time in flight; its labels, computed once on arrival (undefined: already ended). */
+  const done = (req: Counted) => {
+    const labels = req[inflight];
+    if (labels) host.recordHttpInflight(labels, -1);
+    req[inflight] = undefined;
+    return labels;
   };
-  app.addHook('onRequest', async (req) => {
-    const labels = labelsOf(req);
-    (req as FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> })[inflight] = labels;
-    host.recordHttpInflight(labels, 1);
+  app.addHook('onRequest', async (req: Counted) => {
+    req[inflight] = labelsOf(req);
+    host.recordHttpInflight(req[inflight], 1);
   });
-  app.addHook('onRequestAbort', async (req) => done(req));
+  app.addHook('onRequestAbort', async (req) => void done(req));
   app.addHook('onResponse', async (req, reply) => {
-    done(req);
-    host.recordHttpRequest({ ...labelsOf(req), seconds: reply.elapsedTime / 1000 });
+    host.recordHttpRequest({ ...(done(req) ?? labelsOf(req)), seconds: reply.elapsedTime / 1000 });
   });
 }
 

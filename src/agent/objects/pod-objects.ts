@@ -51,18 +51,19 @@ export class PodObjectFetcher {
 
   /**
    * The object at `path` (null = 404), from the cache when fresh. An object marked `immutable`
-   * is fetched once and kept (upstream: immutable ConfigMaps/Secrets are never re-read).
+   * is fetched once and kept (upstream: immutable ConfigMaps/Secrets are never re-read). With
+   * `fresh`, read from the apiserver and left out of the cache (a VolumeAttachment's status).
    */
-  async get<T>(path: string): Promise<T | null> {
-    const hit = this.cache.get(path);
+  async get<T>(path: string, o: { fresh?: boolean } = {}): Promise<T | null> {
+    const hit = o.fresh ? undefined : this.cache.get(path);
     if (hit !== undefined) return hit as T | null;
     const r = await this.d.client.request<T & { message?: string }>({ path });
     if (r.status === 404) {
-      this.cache.set(path, null, this.d.ttlMs ?? 5000);
+      if (!o.fresh) this.cache.set(path, null, this.d.ttlMs ?? 5000);
       return null;
     }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
-    this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000));
+    if (!o.fresh) this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000));
     return r.body;
   }
 

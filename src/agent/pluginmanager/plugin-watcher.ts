@@ -147,6 +147,12 @@ export class PluginWatcher {
       rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
         this.d.logger.warn({ socket, err: messageOf(err) }, 'RegisterPlugin error -- failed to send registration status');
       });
+    /** Logs why the plugin is refused and tells it so; resolves false (not registered). */
+    const refuse = async (why: string, plugin?: string) => {
+      this.d.logger.warn({ socket, ...(plugin ? { plugin } : {}) }, why);
+      await notify(false, why);
+      return false;
+    };
     try {
       let info: PluginInfo;
       try {
@@ -156,28 +162,17 @@ export class PluginWatcher {
         return false;
       }
       const handler = this.d.handlers[info.type];
-      if (!handler) {
-        const why = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`;
-        this.d.logger.warn({ socket }, why);
-        await notify(false, why);
-        return false;
-      }
+      if (!handler) return await refuse(`RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`);
       const endpoint = info.endpoint || socket;
       try {
         handler.validate(info.name, endpoint, info.supported_versions);
       } catch (err) {
-        const why = `RegisterPlugin error -- plugin validation failed with err: ${messageOf(err)}`;
-        this.d.logger.warn({ socket, plugin: info.name }, why);
-        await notify(false, why);
-        return false;
+        return await refuse(`RegisterPlugin error -- plugin validation failed with err: ${messageOf(err)}`, info.name);
       }
       try {
         await handler.register(info.name, endpoint, info.supported_versions);
       } catch (err) {
-        const why = `RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`;
-        this.d.logger.warn({ socket, plugin: info.name }, why);
-        await notify(false, why);
-        return false;
+        return await refuse(`RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`, info.name);
       }
       this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       await notify(true);

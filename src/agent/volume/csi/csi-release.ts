@@ -38,6 +38,9 @@ export function driverClient(drivers: CsiDrivers, driver: string, what: string):
   }
 }
 
+/** A volume's key among the ones in use: its driver and handle. */
+const volumeKey = (v: { driverName: string; volumeHandle: string }) => `${v.driverName}\u0000${v.volumeHandle}`;
+
 /** Releases CSI volumes by their records. */
 export class CsiRelease {
   constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; logger?: Logger }) {}
@@ -145,7 +148,7 @@ export class CsiRelease {
 
   /** Whether a pod's volume on this node uses `v`'s volume (its vol_data.json names the same driver and handle). */
   inUse(v: { driverName: string; volumeHandle: string }, used = this.usedVolumes()): boolean {
-    return used.has(`${v.driverName}\u0000${v.volumeHandle}`);
+    return used.has(volumeKey(v));
   }
 
   /** The volumes the pods' records name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
@@ -156,7 +159,7 @@ export class CsiRelease {
       for (const name of listDirSync(join(pods, uid, 'volumes', CSI_DIR_NAME)) ?? []) {
         try {
           const v = readVolData(join(pods, uid, 'volumes', CSI_DIR_NAME, name, VOL_DATA_FILE));
-          used.add(`${v.driverName}\u0000${v.volumeHandle}`);
+          used.add(volumeKey(v));
         } catch {
           // no (readable) vol_data.json: not a published volume
         }

@@ -226,36 +226,31 @@ export class CsiVolumes {
       secrets,
       volume_context: attributes,
     });
-    const expanded: { capacity?: string } = {};
+    const mounted = {
+      readOnly: p.readOnly,
+      plugin: CSI_DIR_NAME,
+      pluginName: `${CSI_PLUGIN_NAME}:${p.driver}`,
+      dir: join(CSI_DIR_NAME, p.specName),
+      ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
+    };
     if (bp) {
       // upstream MapBlockVolume: the published device bound to the node's global map and into the pod.
       await bindMountFile(bp.publish, bp.globalMap);
       await bindMountFile(bp.publish, bp.podDeviceMap);
-      return {
-        path: bp.podDeviceMap,
-        devicePath: bp.podDeviceMap,
-        readOnly: p.readOnly,
-        plugin: CSI_DIR_NAME,
-        pluginName: `${CSI_PLUGIN_NAME}:${p.driver}`,
-        dir: join(CSI_DIR_NAME, p.specName),
-        ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
-      };
+      return { ...mounted, path: bp.podDeviceMap, devicePath: bp.podDeviceMap };
     }
     const policy = csiDriver ? (csiDriver.spec?.fsGroupPolicy ?? 'ReadWriteOnceWithFSType') : 'ReadWriteOnceWithFSType';
     if (!caps.has('VOLUME_MOUNT_GROUP') && kubeletAppliesFsGroup(p, ctx.fsGroup, policy))
       await setVolumeOwnership(target, ctx.fsGroup, p.readOnly).catch((err: unknown) => {
         throw new Error(`applyFSGroup failed for vol ${p.volumeHandle}: ${messageOf(err)}`);
       });
+    const expanded: { capacity?: string } = {};
     return {
+      ...mounted,
       path: target,
-      readOnly: p.readOnly,
-      plugin: CSI_DIR_NAME,
-      pluginName: `${CSI_PLUGIN_NAME}:${p.driver}`,
-      dir: join(CSI_DIR_NAME, p.specName),
       seLinuxRelabel: true,
       // requiresRepublish: NodePublishVolume again on every pod sync (fresh tokens reach the driver).
       ...(csiDriver?.spec?.requiresRepublish ? { remountEachSync: true } : {}),
-      ...(attachable ? { uniqueName: uniqueVolumeName(p.driver, p.volumeHandle) } : {}),
       ...(caps.has('GET_VOLUME_STATS') ? { metrics: csiMeasure(client, p.volumeHandle, target) } : {}),
       ...(p.pv && p.claim
         ? {
