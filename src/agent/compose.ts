@@ -166,7 +166,7 @@ export function composeAgent(
   });
   const workers = new PodWorkers({ syncer: timedSyncer(metrics, syncer, clock), logger, now: () => clock.now() });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
-  registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
+  const podCounts = registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
   const syncLoop = new SyncLoop({
     podConfig,
     podManager,
@@ -190,6 +190,8 @@ export function composeAgent(
         mirrors,
         volumes,
         onOrphanedRuntimePod: () => metrics.orphanedRuntimePods.inc(),
+        activePods: () => syncLoop.activePods(),
+        onRestartedPod: podCounts.restarted,
       }),
     // The eviction manager's admission first, as upstream orders its handlers.
     admit: (pod, admitted) =>
@@ -207,7 +209,7 @@ export function composeAgent(
         podManager,
         clock,
         logger,
-        canBeDeleted: (uid) => workers.stateOf(uid) === 'terminated' || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
+        canBeDeleted: (uid) => workers.isFinished(uid) || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
       })
     : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);

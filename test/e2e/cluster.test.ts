@@ -221,9 +221,13 @@ describe('pods from the apiserver', () => {
     expect(pod('doomed')).toBeUndefined();
     const del = c.api.requests.find((r) => r.method === 'DELETE' && r.path === '/api/v1/namespaces/default/pods/doomed' && r.user === `system:node:${node}`)!;
     expect(del.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid } });
-    // The last status written before the DELETE: the container handled SIGTERM and exited 0.
-    const last = c.api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/doomed/status').at(-1)!;
-    expect(last.body!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    // The statuses written before the DELETE: the container handled SIGTERM and exited 0, and the
+    // last one, after its release, gives the pod's final phase.
+    const patches = c.api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/doomed/status');
+    const stopped = patches.filter((r) => r.body!.status.containerStatuses).at(-1)!;
+    expect(stopped.body!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(patches.at(-1)!.body!.status.phase).toBe('Succeeded');
+    expect(c.api.requests.indexOf(patches.at(-1)!)).toBeLessThan(c.api.requests.indexOf(del));
     expect(countProcesses('doomed-marker-7f3')).toBe(0);
     const killing = c.api.store.list('events').find((e) => e.involvedObject.uid === uid && e.reason === 'Killing');
     expect(killing?.message).toBe('Stopping container main');
@@ -352,6 +356,77 @@ describe('pods from the apiserver', () => {
       'COLOR=blue PASS=s3cret APP_MODE=fast URL=http://10.96.0.20:blue DB=10.96.0.20:5432 K=10.96.0.1 L=tcp://10.96.0.20:5432',
     );
   }, 60_000);
+});
+
+describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_test.go)', () => {
+  const FINALIZER = 'example.com/test-finalizer';
+  const held = (name: string, spec: Obj) => create(boundPod(name, node, spec, { finalizers: [FINALIZER] }));
+  const release = (name: string) => kubectl(c, ['patch', 'pod', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  const phaseOf = (name: string) => pod(name)?.status?.phase;
+
+  it('a pod deleted while pending ends Failed; one killed (non-zero exit) ends Failed, whatever its restart policy', async () => {
+    held('deleted-pending', {
+      containers: [
+        { name: 'main', image: 'busybox', command: ['sleep', '3600'], env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'absent', key: 'k' } } }] },
+      ],
+    });
+    for (const policy of ['Always', 'OnFailure', 'Never'])
+      held(`deleted-running-${policy.toLowerCase()}`, {
+        restartPolicy: policy,
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600', `deleted-${policy}-marker`] }],
+      });
+    const names = ['always', 'onfailure', 'never'].map((p) => `deleted-running-${p}`);
+    await until(() => pod('deleted-pending')?.status?.containerStatuses?.[0]?.state?.waiting && names.every(running), 20_000, 'pods pending and running');
+    for (const name of ['deleted-pending', ...names]) await kubectl(c, ['delete', 'pod', name, '--wait=false']);
+    await until(() => ['deleted-pending', ...names].every((n) => phaseOf(n) === 'Failed'), 20_000, 'all Failed');
+    for (const name of names) expect(pod(name)!.status.containerStatuses[0].state.terminated.exitCode).not.toBe(0);
+    // After the final status, the kubelet's DELETE (grace 0): the finalizer alone holds each object.
+    await until(() => ['deleted-pending', ...names].every((n) => pod(n)!.metadata.deletionGracePeriodSeconds === 0), 10_000, 'DELETEs');
+    expect(pod('deleted-pending')!.status.containerStatuses[0].state.terminated).toMatchObject({ reason: 'ContainerStatusUnknown', exitCode: 137 });
+    for (const name of ['deleted-pending', ...names]) await release(name);
+    await until(() => ['deleted-pending', ...names].every((n) => !pod(n)), 10_000, 'objects gone with their finalizer');
+    await until(() => ['Always', 'OnFailure', 'Never'].every((p) => countProcesses(`deleted-${p}-marker`) === 0), 10_000, 'processes gone');
+  }, 60_000);
+
+  it('a pod whose containers exit 0 on SIGTERM ends Succeeded, and its emptyDir is unmounted and gone before that status is written', async () => {
+    held('deleted-volume', {
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox',
+          command: ['sh', '-c', 'trap "exit 0" TERM; echo HelloWorld >> /data/myfile; while true; do sleep 0.1; done', 'deleted-volume-marker'],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
+    });
+    await until(() => running('deleted-volume'), 20_000, 'deleted-volume Running');
+    const uid = pod('deleted-volume')!.metadata.uid;
+    const volumeDir = join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'data');
+    expect(existsSync(volumeDir)).toBe(true);
+    // What a watcher sees at the moment the phase turns Succeeded (the e2e test's watch).
+    const seen: { phase: string; volumeThere: boolean }[] = [];
+    const stop = c.api.store.watch(
+      'pods',
+      0,
+      (o) => o.metadata.name === 'deleted-volume',
+      (e) => {
+        const phase = e.object.status?.phase;
+        if (phase === 'Succeeded' && !seen.length) seen.push({ phase, volumeThere: existsSync(volumeDir) });
+      },
+    );
+    try {
+      await kubectl(c, ['delete', 'pod', 'deleted-volume', '--wait=false']);
+      await until(() => seen.length, 20_000, 'Succeeded seen');
+    } finally {
+      stop();
+    }
+    expect(seen).toEqual([{ phase: 'Succeeded', volumeThere: false }]);
+    expect(pod('deleted-volume')!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0 });
+    await release('deleted-volume');
+    await until(() => !pod('deleted-volume') && !existsSync(join(dir, 'root', 'pods', uid)), 10_000, 'object and pod directory gone');
+  }, 40_000);
 });
 
 describe('admission', () => {

@@ -206,6 +206,51 @@ spec:
     expect(after.metadata.uid).not.toBe(before);
   });
 
+  it("runs one copy at a time when a manifest is edited: the new pod starts once the old one's processes are gone, as upstream", async () => {
+    const stubborn = (marker: string) =>
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: stubborn}\nspec:\n  terminationGracePeriodSeconds: 2\n  containers:\n  - {name: main, image: busybox, command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done", "${marker}"]}\n`;
+    writeFileSync(join(manifests, 'stubborn.yaml'), stubborn(`${tag}-stubborn-v1`));
+    await until(() => countProcesses(`${tag}-stubborn-v1`) > 0, 15_000, 'v1 running');
+    writeFileSync(join(manifests, 'stubborn.yaml'), stubborn(`${tag}-stubborn-v2`));
+    let overlap = false;
+    let sawV1Stopping = false;
+    await until(
+      () => {
+        const v1 = countProcesses(`${tag}-stubborn-v1`);
+        const v2 = countProcesses(`${tag}-stubborn-v2`);
+        if (v1 && v2) overlap = true;
+        if (v1) sawV1Stopping = true;
+        return v2 > 0;
+      },
+      15_000,
+      'v2 running',
+    );
+    expect(sawV1Stopping).toBe(true);
+    expect(overlap).toBe(false);
+    rmSync(join(manifests, 'stubborn.yaml'));
+    await until(() => countProcesses(`${tag}-stubborn`) === 0, 10_000, 'stubborn gone');
+  }, 40_000);
+
+  it('runs a pod again whose manifest was removed and put back while it stopped (same UID), counted in kubelet_restarted_pods_total', async () => {
+    const manifest = `apiVersion: v1\nkind: Pod\nmetadata: {name: again}\nspec:\n  terminationGracePeriodSeconds: 2\n  containers:\n  - {name: main, image: busybox, command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done", "${tag}-again"]}\n`;
+    const restarted = async () =>
+      /^kubelet_restarted_pods_total\{static="true"\} (\d+)$/m.exec((await httpsGet(`https://127.0.0.1:${ports.port}/metrics`, pki())).body)?.[1];
+    const before = Number(await restarted());
+    writeFileSync(join(manifests, 'again.yaml'), manifest);
+    const first = await until(async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')), 15_000, 'again Running');
+    rmSync(join(manifests, 'again.yaml'));
+    // Put back while the old copy is still in its grace period (it ignores SIGTERM).
+    await until(async () => !(await podNamed('again')), 10_000, 'again removed from /pods');
+    writeFileSync(join(manifests, 'again.yaml'), manifest);
+    await until(() => countProcesses(`${tag}-again`) === 0, 10_000, 'old copy stopped');
+    const second = await until(async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')), 15_000, 'again Running again');
+    expect(second.metadata.uid).toBe(first.metadata.uid);
+    await until(() => countProcesses(`${tag}-again`) === 1, 10_000, 'one copy running');
+    expect(Number(await restarted())).toBe(before + 1);
+    rmSync(join(manifests, 'again.yaml'));
+    await until(() => countProcesses(`${tag}-again`) === 0, 10_000, 'again gone');
+  }, 40_000);
+
   it('keeps exactly one set of processes across a kubelet restart', async () => {
     const code = await kubelet.stop();
     expect(code).toBe(0);

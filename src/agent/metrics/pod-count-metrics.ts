@@ -2,12 +2,13 @@
  * Upstream's pod count gauges, read at scrape time from the pod manager and the pod workers:
  * kubelet_desired_pods{static}, kubelet_active_pods{static}, kubelet_mirror_pods and
  * kubelet_working_pods{lifecycle,config,static} (every combination, zero included, as upstream
- * sets them). `static` is "true" for a pod from a file or URL, "" for an apiserver pod.
+ * sets them); the counter kubelet_restarted_pods_total{static}. `static` is "true" for a pod from
+ * a file or URL, "" for an apiserver pod.
  */
 import type { Pod } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
-import { Gauge } from './registry.js';
+import { Counter, Gauge } from './registry.js';
 import type { WorkerState } from '../sync/pod-workers.js';
 
 /** What the counts are made of. */
@@ -56,8 +57,11 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
   };
 }
 
-/** Registers the gauges on `metrics`, read from `src` at each scrape. */
-export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSource): void {
+/**
+ * Registers the gauges on `metrics`, read from `src` at each scrape, and the counter of pods
+ * started anew after being created again with the same UID (`restarted`).
+ */
+export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSource): { restarted(pod: Pod): void } {
   let last: ReturnType<typeof podCounts> | undefined;
   // One count per scrape: the first gauge read computes it, the others reuse it.
   const counts = (first: boolean) => (first || !last ? (last = podCounts({ desired: src.desired(), workers: src.workers(), mirrors: src.mirrors })) : last);
@@ -96,4 +100,13 @@ export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSo
       },
     ),
   );
+  const restarted = metrics.register(
+    new Counter(
+      'kubelet_restarted_pods_total',
+      '[ALPHA] Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)',
+      ['static'],
+    ),
+  );
+  for (const s of ['', 'true']) restarted.inc({ static: s }, 0);
+  return { restarted: (pod) => restarted.inc({ static: staticLabel(pod) }) };
 }

@@ -8,6 +8,7 @@ import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-ac
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
+import { isStaticPod } from '../podconfig/types.js';
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -20,6 +21,8 @@ export interface PodStatusContext {
   probes?: ProbeResults;
   /** The pod's runtime handler makes recursive read-only mounts (the statuses' volumeMounts). */
   supportsRecursiveReadOnly?: boolean;
+  /** The pod is being stopped for good (deleted, evicted, finished): no container of it restarts. */
+  podIsTerminal?: boolean;
 }
 
 /** The probe results the status reads. */
@@ -94,8 +97,12 @@ function containerStatuses(
   });
 }
 
-/** Upstream getPhase. Sidecars count as initialized once started, and not at all once the regular containers run. */
-export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[]): PodPhase {
+/**
+ * Upstream getPhase. Sidecars count as initialized once started, and not at all once the regular
+ * containers run. A terminal pod's stopped containers restart under no policy: it is Succeeded or
+ * Failed — except a static pod (upstream kubernetes#116484: it may start again with the same UID).
+ */
+export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[], podIsTerminal = false): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
   const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
@@ -130,6 +137,7 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
+    if (podIsTerminal && !isStaticPod(pod)) return stopped === succeeded ? 'Succeeded' : 'Failed';
     if (policy === 'Always') return 'Running';
     if (stopped === succeeded) return 'Succeeded';
     if (policy === 'Never') return 'Failed';
@@ -168,7 +176,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   };
   const initDone = initSpecs.every(initComplete) || pod.spec.containers.some((c) => latestContainer(rs, c.name));
   const regular = containerStatuses(pod, pod.spec.containers, rs, ctx, initSpecs.length && !initDone ? 'PodInitializing' : 'ContainerCreating', false);
-  const phase = podPhase(pod, init, regular);
+  const phase = podPhase(pod, init, regular, ctx.podIsTerminal);
   const sandbox = rs.sandboxes[0];
   const podIP = pod.spec.hostNetwork ? ctx.nodeIP : sandbox?.ready ? sandbox.ip : '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);

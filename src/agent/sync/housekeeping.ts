@@ -1,11 +1,15 @@
 /**
  * Housekeeping (upstream HandlePodCleanups): 1. forget workers of removed pods that finished
- * terminating, and statuses of pods with neither a pod nor a worker; 2. delete orphaned mirror
+ * terminating and of pods created again with the same UID (`syncKnownPods`), and statuses of
+ * pods with neither a pod nor a worker; 1a. start anew each active pod without a worker (created
+ * again with the same UID while it terminated: a static pod's manifest removed and put back),
+ * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror
  * pods; 3. kill and remove runtime pods that no source wants and no worker owns (left by an
  * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
  * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
  * nor in the runtime (orphaned pod directories, also those left before a restart).
  */
+import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -33,6 +37,10 @@ export interface HousekeepingDeps {
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
   /** A pod found in the runtime that no worker knows (kubelet_orphaned_runtime_pods_total). */
   onOrphanedRuntimePod?(): void;
+  /** The pods admitted to run (upstream's active pods): in the pod manager, neither rejected nor finished in the API. */
+  activePods?(): Pod[];
+  /** An active pod started anew (kubelet_restarted_pods_total). */
+  onRestartedPod?(pod: Pod): void;
 }
 
 /** How old the runtime's lists may be for housekeeping: the PLEG lists every second. */
@@ -40,10 +48,18 @@ export const RECENT_LISTS_MS = 1500;
 
 /** One housekeeping pass. */
 export async function housekeeping(d: HousekeepingDeps): Promise<void> {
-  for (const uid of d.workers.uids()) {
-    if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === 'terminated') d.workers.forget(uid);
-  }
+  d.workers.syncKnownPods((uid) => !!d.podManager.getPodByUid(uid));
   for (const uid of d.statusManager?.uids() ?? []) if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === undefined) d.statusManager!.remove(uid);
+  // 1a.
+  for (const pod of d.activePods?.() ?? []) {
+    if (d.workers.stateOf(pod.metadata.uid!) !== undefined) continue;
+    d.logger.info(
+      { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, uid: pod.metadata.uid },
+      'Pod will be restarted because it is in the desired set and not known to the pod workers (likely due to UID reuse)',
+    );
+    d.workers.update({ pod, kind: 'create' });
+    d.onRestartedPod?.(pod);
+  }
   // 2.
   await d.mirrors?.deleteOrphans();
   // 3.

@@ -8,7 +8,9 @@
  *   (backoff expiry or syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
  * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs,
- *   then its volumes and pod directory.
+ *   then its volumes and pod directory; for a pod still desired (deleted in the API but held by a
+ *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
+ *   (Succeeded or Failed, upstream TerminatePod) — the status the apiserver gets before the DELETE.
  */
 import { rm } from 'node:fs/promises';
 import type { Pod } from '../../api/types.js';
@@ -28,6 +30,7 @@ import type { StepResult } from '../runtime/step-result.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
 import { legacyLogSymlink, removeContainerLogs } from '../runtime/logs/legacy-log-links.js';
+import { terminatePodStatus } from '../status/terminate-pod.js';
 import { generatePodStatus } from '../status/generate-pod-status.js';
 import type { ReasonCache } from '../status/reason-cache.js';
 import type { StatusManager } from '../status/status-manager.js';
@@ -69,7 +72,7 @@ export interface PodSyncDeps {
   /** Mirror pods for static pods (absent without an apiserver). */
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
-  volumes: Pick<VolumeManager, 'mountPod' | 'removePodDir'>;
+  volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
   /** The prober manager (workers per container and probe kind). */
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
@@ -155,9 +158,10 @@ export class PodSync implements PodSyncer {
     return dir ? legacyLogSymlink(dir, c.id, c.name, pod.metadata.name!, pod.metadata.namespace!) : undefined;
   }
 
-  private publish(pod: Pod, rs: PodRuntimeStatus) {
+  /** Generates and stores the pod's status; `final`: the status after its release (upstream TerminatePod). */
+  private publish(pod: Pod, rs: PodRuntimeStatus, final = false) {
     const uid = pod.metadata.uid!;
-    const st = generatePodStatus(pod, rs, {
+    let st = generatePodStatus(pod, rs, {
       nowMs: this.d.clock.now(),
       nodeIP: this.d.nodeIP,
       runtimeName: this.d.runtimeName,
@@ -165,7 +169,9 @@ export class PodSync implements PodSyncer {
       previous: this.d.statusManager.get(uid),
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
+      podIsTerminal: final,
     });
+    if (final) st = terminatePodStatus(pod, st);
     const verdict = this.verdicts.get(uid);
     if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });
     // An evicted pod says the kubelet disrupted it (upstream's DisruptionTarget condition).
@@ -184,7 +190,7 @@ export class PodSync implements PodSyncer {
       ];
     }
     this.d.statusManager.set(uid, st);
-    this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
+    if (!final) this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
   }
 
@@ -260,7 +266,14 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     const seen = this.stopped.get(uid);
     this.stopped.delete(uid);
-    if (this.d.isDesired(uid)) return;
+    if (this.d.isDesired(uid)) {
+      // Still in its source (deleted in the API with finalizers left, or finished): its volumes and
+      // cgroup go now and its final status after them; its containers stay (logs) until it is removed.
+      if (!(await this.d.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
+      if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
+      this.publish(pod, seen ?? (await this.status(pod)), true);
+      return;
+    }
     await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), {
       podLogDir: podLogDir(this.d.podLogsDir, pod),
       containerLogsDir: this.d.containerLogsDir,

@@ -8,11 +8,19 @@
  *   └──────────────┘   ◄── (never goes back) ─────────  └─────────────┘             └────────────┘
  *
  * `sync` runs the pod; `terminating` stops its containers with the grace period; `terminated`
- * releases what it holds. A pod forgotten (`forget`) after it is terminated and removed.
+ * releases what it holds, and the worker is `finished` once that succeeded. As upstream:
+ *  - a static pod starts only when no other static pod of its full name is started and not
+ *    finished (static-pod-starts.ts); one killed before it could start finishes at once;
+ *  - a pod created again with the same UID while it terminates (a static pod's manifest removed
+ *    and put back) is marked `restartRequested`: housekeeping forgets its worker once finished
+ *    and starts it anew (`syncKnownPods`).
+ * A worker is forgotten (`forget`) after it is terminated and its pod removed.
  */
-import type { Pod } from '../../api/types.js';
+import { podFullName, type Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
+import { isStaticPod } from '../podconfig/types.js';
+import { StaticPodStarts } from './static-pod-starts.js';
 
 /** A worker's lifecycle state. */
 export type WorkerState = 'sync' | 'terminating' | 'terminated';
@@ -46,6 +54,12 @@ interface Worker {
   pod: Pod;
   terminatingAt?: number;
   terminatedAt?: number;
+  /** When the terminated step succeeded (upstream `finished`): the pod holds nothing any more. */
+  finishedAt?: number;
+  /** Let start (a static pod waits for the one before it of the same full name). */
+  started: boolean;
+  /** Created again with the same UID while terminating: to be started anew once finished. */
+  restartRequested: boolean;
   grace?: number;
   pending?: WorkUpdate;
   busy: boolean;
@@ -70,6 +84,7 @@ export class PodWorkers {
    * since then: another worker for the same UID only goes once it has finished.
    */
   private lastForgetAtMs = 0;
+  private readonly staticStarts = new StaticPodStarts();
 
   constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number }) {}
 
@@ -78,8 +93,13 @@ export class PodWorkers {
     const uid = u.pod.metadata.uid!;
     let w = this.workers.get(uid);
     if (!w) {
-      w = { pod: u.pod, busy: false };
+      w = { pod: u.pod, busy: false, started: false, restartRequested: false };
       this.workers.set(uid, w);
+      if (isStaticPod(u.pod)) this.staticStarts.enqueue(podFullName(u.pod), uid);
+    } else if (w.terminatingAt !== undefined && u.kind === 'create') {
+      w.restartRequested = true;
+      this.deps.logger.debug({ pod: podRefOf(u.pod), uid }, 'Pod is terminating but has been requested to restart with same UID, will be reconciled later');
+      return;
     }
     if (stateOf(w) === 'terminated' && u.kind !== 'kill') return;
     if (u.kind === 'kill' && w.terminatingAt === undefined) {
@@ -100,6 +120,14 @@ export class PodWorkers {
         const u = w.pending;
         w.pending = undefined;
         w.pod = u.pod;
+        if (!w.started) {
+          const start = this.mayStart(uid, w);
+          if (start === 'wait') {
+            w.pending = u;
+            break;
+          }
+          if (start === 'never') continue;
+        }
         try {
           const state = stateOf(w);
           if (state === 'sync') {
@@ -118,15 +146,14 @@ export class PodWorkers {
             await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
             w.terminatedAt = this.deps.now();
             await this.deps.syncer.syncTerminatedPod(w.pod);
+            this.finish(uid, w);
           } else {
-            // Terminated and killed again (removed from its source): release what is left.
+            // Terminated and killed again (removed from its source), or its release retried.
             await this.deps.syncer.syncTerminatedPod(w.pod);
+            this.finish(uid, w);
           }
         } catch (err) {
-          this.deps.logger.error(
-            { pod: `${w.pod.metadata.namespace}/${w.pod.metadata.name}`, err: messageOf(err) },
-            'pod worker step failed; will retry on next sync',
-          );
+          this.deps.logger.error({ pod: podRefOf(w.pod), err: messageOf(err) }, 'pod worker step failed; will retry on next sync');
           if (stateOf(w) === 'terminating') {
             w.terminatedAt = undefined;
           }
@@ -142,6 +169,58 @@ export class PodWorkers {
     }
   }
 
+  /**
+   * Whether the worker may run its pod: `start` (and it is marked started), `wait` (a static pod
+   * whose full name another pod holds: tried again when that one finishes), or `never` (a static
+   * pod killed before it started: it ran nothing, so it is finished at once).
+   */
+  private mayStart(uid: string, w: Worker): 'start' | 'wait' | 'never' {
+    if (isStaticPod(w.pod)) {
+      if (w.terminatingAt !== undefined) {
+        w.terminatedAt = w.finishedAt = this.deps.now();
+        this.releaseName(uid, w);
+        return 'never';
+      }
+      const live = (other: string) => this.workers.get(other)?.terminatingAt === undefined;
+      if (!this.staticStarts.allow(podFullName(w.pod), uid, live)) {
+        this.deps.logger.debug({ pod: podRefOf(w.pod), uid }, 'Pod cannot start yet: another static pod with the same full name has not finished');
+        return 'wait';
+      }
+    }
+    w.started = true;
+    return 'start';
+  }
+
+  /** Marks the terminated step done and lets the next static pod of the same name start. */
+  private finish(uid: string, w: Worker): void {
+    w.finishedAt ??= this.deps.now();
+    this.releaseName(uid, w);
+  }
+
+  private releaseName(uid: string, w: Worker): void {
+    if (!isStaticPod(w.pod)) return;
+    for (const next of this.staticStarts.release(podFullName(w.pod), uid)) {
+      const n = this.workers.get(next);
+      if (n?.pending && !n.busy) void this.run(next, n);
+    }
+  }
+
+  /**
+   * Upstream SyncKnownPods: forgets each worker whose pod is terminated and no longer desired, or
+   * finished with a restart requested (housekeeping then starts it anew), and tries again the
+   * release of a desired pod whose terminated step failed.
+   */
+  syncKnownPods(isDesired: (uid: string) => boolean): void {
+    for (const [uid, w] of this.workers) {
+      if (stateOf(w) !== 'terminated' || w.busy) continue;
+      if (!isDesired(uid) || (w.restartRequested && w.finishedAt !== undefined)) this.forget(uid);
+      else if (w.finishedAt === undefined && !w.pending) {
+        w.pending = { pod: w.pod, kind: 'kill' };
+        void this.run(uid, w);
+      }
+    }
+  }
+
   /** The state of a pod's worker, if it has one. */
   stateOf(uid: string): WorkerState | undefined {
     const w = this.workers.get(uid);
@@ -152,6 +231,11 @@ export class PodWorkers {
   couldHaveRunningContainers(uid: string): boolean {
     const w = this.workers.get(uid);
     return !w || stateOf(w) !== 'terminated';
+  }
+
+  /** True once the pod's terminated step succeeded: nothing of it is left to release (the final DELETE may go). */
+  isFinished(uid: string): boolean {
+    return this.workers.get(uid)?.finishedAt !== undefined;
   }
 
   /** The pod a worker holds (its last update's): still there for a pod the pod manager let go while it terminates. */
@@ -174,6 +258,7 @@ export class PodWorkers {
     const w = this.workers.get(uid);
     if (w && stateOf(w) === 'terminated' && !w.busy) {
       this.workers.delete(uid);
+      this.releaseName(uid, w);
       this.lastForgetAtMs = performance.now();
     }
   }
@@ -184,3 +269,5 @@ export class PodWorkers {
     return new Promise((r) => this.idleWaiters.push(r));
   }
 }
+
+const podRefOf = (pod: Pod) => `${pod.metadata.namespace}/${pod.metadata.name}`;

@@ -58,6 +58,11 @@ export class SyncLoop {
     return this.inactive.has(uid);
   }
 
+  /** The pods admitted to run (upstream's active pods, before the workers' view): neither rejected nor finished in the API. */
+  activePods(): Pod[] {
+    return this.d.podManager.getPods().filter((p) => !this.inactive.has(p.metadata.uid!) && !hasTerminalPhase(p));
+  }
+
   private admitted(except: string): Pod[] {
     return this.d.podManager
       .getPods()

@@ -6,7 +6,8 @@
  *                 │ failure: Warning FailedMount "MountVolume.SetUp failed for volume "x" : …",
  *                 │          retry after a backoff (0.5 s doubling to 2 m 2 s, as upstream)
  *                 └ ok once every volume is set up → the containers get their mounts
- *  pod terminated ─► removePodDir(uid): unmount under the pod dir, then remove it
+ *  pod terminated ─► removePodDir(uid): unmount under the pod dir, then remove it; still in
+ *                   its source ─► unmountPod(uid): the same for its volume directories only
  *  housekeeping ─► cleanupOrphans(isKnown): the same for pod dirs of pods nobody knows
  *
  * Directory layout as upstream: <root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>.
@@ -27,6 +28,8 @@ import { IN_TREE_PLUGINS } from './plugins/all.js';
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
 const ORPHAN_INITIAL_BACKOFF_MS = 2000;
+/** A pod directory's volume directories (the rest — etc-hosts, containers/ — is the pod's own). */
+const POD_VOLUME_DIRS = ['volumes', 'volume-subpaths', 'volumeDevices'];
 
 /** The result of mounting a pod's volumes. */
 export type MountResult = { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
@@ -52,19 +55,11 @@ function mountSucceeded(pod: Pod, volume: string, dirName: string): string {
 }
 
 /** Upstream's name of a plugin (its directory name with "/" for "~": kubernetes.io/configmap). */
-export function pluginName(dirName: string): string {
-  return dirName.replace('~', '/');
-}
-
+const pluginName = (dirName: string) => dirName.replace('~', '/');
 /** A set-up volume's plugin as upstream's metrics name it (GetFullQualifiedPluginNameForVolume). */
-function metricsName(v: MountedVolume): string {
-  return v.pluginName ?? pluginName(v.plugin);
-}
-
+const metricsName = (v: MountedVolume) => v.pluginName ?? pluginName(v.plugin);
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
-export function podVolumesDir(rootDir: string, uid: string): string {
-  return join(rootDir, 'pods', uid, 'volumes');
-}
+const podVolumesDir = (rootDir: string, uid: string) => join(rootDir, 'pods', uid, 'volumes');
 
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
@@ -223,23 +218,35 @@ export class VolumeManager {
     this.d.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
   }
 
-  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
-  async removePodDir(uid: string): Promise<boolean> {
+  /**
+   * Tears down every volume of pod `uid` and removes its volume directories; the pod directory
+   * stays (upstream unmounts the volumes of a terminated pod still in its source). False when a
+   * volume cannot be released or unmounted: nothing is removed then.
+   */
+  async unmountPod(uid: string): Promise<boolean> {
     const dir = join(this.d.rootDir, 'pods', uid);
     const t0 = performance.now();
     try {
       await this.pluginTearDowns(podVolumesDir(this.d.rootDir, uid));
       await unmountUnder(dir);
     } catch (err) {
-      this.d.logger.warn({ uid, err: messageOf(err) }, 'pod directory kept: a volume could not be unmounted');
+      this.d.logger.warn({ uid, err: messageOf(err) }, 'a volume of the pod could not be unmounted');
       return false;
     }
-    await rm(dir, { recursive: true, force: true });
+    // Nothing is mounted under the pod any more: what is left of its volumes is plain files (an emptyDir's).
+    for (const sub of POD_VOLUME_DIRS) await rm(join(dir, sub), { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])
       this.d.observe?.({ plugin: metricsName(v), operation: 'volume_unmount', ok: true, seconds: (performance.now() - t0) / 1000 });
     this.actual.delete(uid);
     this.desired.delete(uid);
     this.retry.delete(uid);
+    return true;
+  }
+
+  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
+  async removePodDir(uid: string): Promise<boolean> {
+    if (!(await this.unmountPod(uid))) return false;
+    await rm(join(this.d.rootDir, 'pods', uid), { recursive: true, force: true });
     this.d.onPodRemoved?.(uid);
     return true;
   }

@@ -1,0 +1,210 @@
+/**
+ * The pod workers' lifecycle rules taken from upstream pod_workers.go and HandlePodCleanups:
+ * static pods of one full name start one at a time, in arrival order; a static pod killed before
+ * it could start runs nothing; a pod created again with the same UID while it terminates is
+ * started anew by housekeeping once finished (kubelet_restarted_pods_total); a worker is
+ * `finished` only once its terminated step succeeded, and a failed one is tried again.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../../src/api/types.js';
+import { PodWorkers, type PodSyncer } from '../../../src/agent/sync/pod-workers.js';
+import { StaticPodStarts } from '../../../src/agent/sync/static-pod-starts.js';
+import { housekeeping, type HousekeepingDeps } from '../../../src/agent/sync/housekeeping.js';
+import { PodManager } from '../../../src/agent/pods/pod-manager.js';
+import { createLogger } from '../../../src/lib/logger.js';
+
+const logger = createLogger({ level: 'fatal' });
+
+const pod = (uid: string, name = uid, source?: 'file'): Pod =>
+  ({
+    metadata: { uid, name, namespace: 'kube-system', annotations: source ? { 'kubernetes.io/config.source': source } : {} },
+    spec: { containers: [] },
+  }) as unknown as Pod;
+
+/** A syncer that records each step; `gate` holds a pod's terminating step until released. */
+function recorder() {
+  const steps: string[] = [];
+  const gates = new Map<string, Promise<void>>();
+  const failTerminated = new Set<string>();
+  const syncer: PodSyncer = {
+    syncPod: async (p) => {
+      steps.push(`sync ${p.metadata.uid}`);
+      return { terminal: false };
+    },
+    syncTerminatingPod: async (p) => {
+      steps.push(`terminating ${p.metadata.uid}`);
+      await gates.get(p.metadata.uid!);
+    },
+    syncTerminatedPod: async (p) => {
+      steps.push(`terminated ${p.metadata.uid}`);
+      if (failTerminated.has(p.metadata.uid!)) throw new Error('volume busy');
+    },
+  };
+  const hold = (uid: string) => {
+    let release!: () => void;
+    gates.set(uid, new Promise<void>((r) => (release = r)));
+    return () => release();
+  };
+  return { steps, syncer, hold, failTerminated };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('static pods sharing a full name', () => {
+  it('start one at a time: an edited manifest’s pod waits until the old one has finished', async () => {
+    const r = recorder();
+    const w = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    w.update({ pod: pod('old', 'etcd', 'file'), kind: 'create' });
+    await w.whenIdle();
+    const release = r.hold('old');
+    w.update({ pod: pod('old', 'etcd', 'file'), kind: 'kill' });
+    w.update({ pod: pod('new', 'etcd', 'file'), kind: 'create' });
+    await tick();
+    w.update({ pod: pod('new', 'etcd', 'file'), kind: 'sync' });
+    await tick();
+    expect(r.steps).toEqual(['sync old', 'terminating old']);
+    expect(w.stateOf('new')).toBe('sync');
+    release();
+    await w.whenIdle();
+    expect(r.steps).toEqual(['sync old', 'terminating old', 'terminated old', 'sync new']);
+  });
+
+  it('a static pod killed before it could start runs nothing and is finished at once; the next in line starts', async () => {
+    const r = recorder();
+    const w = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    w.update({ pod: pod('a', 'etcd', 'file'), kind: 'create' });
+    await w.whenIdle();
+    const release = r.hold('a');
+    w.update({ pod: pod('a', 'etcd', 'file'), kind: 'kill' });
+    w.update({ pod: pod('b', 'etcd', 'file'), kind: 'create' });
+    w.update({ pod: pod('c', 'etcd', 'file'), kind: 'create' });
+    await tick();
+    w.update({ pod: pod('b', 'etcd', 'file'), kind: 'kill' });
+    await tick();
+    expect(w.isFinished('b')).toBe(true);
+    release();
+    await w.whenIdle();
+    expect(r.steps).toEqual(['sync a', 'terminating a', 'terminated a', 'sync c']);
+  });
+
+  it('pods from the apiserver are not held back by a name', async () => {
+    const r = recorder();
+    const w = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    w.update({ pod: pod('x', 'web'), kind: 'create' });
+    await w.whenIdle();
+    r.hold('x');
+    w.update({ pod: pod('x', 'web'), kind: 'kill' });
+    w.update({ pod: pod('y', 'web'), kind: 'create' });
+    await tick();
+    expect(r.steps).toEqual(['sync x', 'terminating x', 'sync y']);
+  });
+
+  it('the queue skips pods that terminated or went while waiting (StaticPodStarts)', () => {
+    const s = new StaticPodStarts();
+    for (const uid of ['a', 'b', 'c']) s.enqueue('n', uid);
+    const live = new Set(['a', 'c']);
+    expect(s.allow('n', 'c', (u) => live.has(u))).toBe(false);
+    expect(s.allow('n', 'a', (u) => live.has(u))).toBe(true);
+    expect(s.allow('n', 'c', (u) => live.has(u))).toBe(false);
+    expect(s.release('n', 'a')).toEqual(['b', 'c']);
+    expect(s.allow('n', 'c', (u) => live.has(u))).toBe(true);
+    expect(s.allow('n', 'c', () => true)).toBe(true);
+  });
+});
+
+describe('a pod created again with the same UID while it terminates', () => {
+  function setup() {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    const podManager = new PodManager();
+    const restarted: Pod[] = [];
+    const deps = {
+      podManager,
+      workers,
+      logger,
+      activePods: () => podManager.getPods(),
+      onRestartedPod: (p: Pod) => restarted.push(p),
+      runtimeManager: { listRuntimePods: async () => [] },
+      backoff: { gc: () => {} },
+      clock: { now: () => Date.now() },
+    } as unknown as HousekeepingDeps;
+    return { r, workers, podManager, restarted, deps };
+  }
+
+  it('is started anew by housekeeping once its worker finished, and counted', async () => {
+    const { r, workers, podManager, restarted, deps } = setup();
+    const p = pod('s1', 'etcd', 'file');
+    podManager.addOrUpdate(p);
+    workers.update({ pod: p, kind: 'create' });
+    await workers.whenIdle();
+    // The manifest is removed, then put back while the pod terminates.
+    const release = r.hold('s1');
+    podManager.remove(p);
+    workers.update({ pod: p, kind: 'kill' });
+    await tick();
+    podManager.addOrUpdate(p);
+    workers.update({ pod: p, kind: 'create' });
+    await housekeeping(deps);
+    expect(restarted).toEqual([]);
+    release();
+    await workers.whenIdle();
+    expect(workers.stateOf('s1')).toBe('terminated');
+    await housekeeping(deps);
+    await workers.whenIdle();
+    expect(restarted.map((x) => x.metadata.uid)).toEqual(['s1']);
+    expect(workers.stateOf('s1')).toBe('sync');
+    expect(r.steps).toEqual(['sync s1', 'terminating s1', 'terminated s1', 'sync s1']);
+  });
+
+  it('also when put back after the worker finished but before housekeeping forgot it', async () => {
+    const { r, workers, podManager, restarted, deps } = setup();
+    const p = pod('s2', 'etcd', 'file');
+    podManager.addOrUpdate(p);
+    workers.update({ pod: p, kind: 'create' });
+    await workers.whenIdle();
+    podManager.remove(p);
+    workers.update({ pod: p, kind: 'kill' });
+    await workers.whenIdle();
+    podManager.addOrUpdate(p);
+    workers.update({ pod: p, kind: 'create' });
+    await housekeeping(deps);
+    await workers.whenIdle();
+    expect(restarted).toHaveLength(1);
+    expect(r.steps.at(-1)).toBe('sync s2');
+  });
+
+  it('a pod that simply finished (still desired, no restart asked) is left alone', async () => {
+    const { workers, podManager, restarted, deps } = setup();
+    const p = pod('done');
+    podManager.addOrUpdate(p);
+    workers.update({ pod: p, kind: 'create' });
+    workers.update({ pod: p, kind: 'kill' });
+    await workers.whenIdle();
+    await housekeeping(deps);
+    await workers.whenIdle();
+    expect(restarted).toEqual([]);
+    expect(workers.stateOf('done')).toBe('terminated');
+  });
+});
+
+describe('finished', () => {
+  it('only once the terminated step succeeded; a failed one is tried again by housekeeping while the pod is desired', async () => {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    const p = pod('f');
+    r.failTerminated.add('f');
+    workers.update({ pod: p, kind: 'create' });
+    workers.update({ pod: p, kind: 'kill' });
+    await workers.whenIdle();
+    expect(workers.stateOf('f')).toBe('terminated');
+    expect(workers.isFinished('f')).toBe(false);
+    r.failTerminated.delete('f');
+    workers.syncKnownPods(() => true);
+    await workers.whenIdle();
+    expect(workers.isFinished('f')).toBe(true);
+    expect(r.steps.filter((s) => s === 'terminated f')).toHaveLength(2);
+    workers.syncKnownPods(() => true);
+    await workers.whenIdle();
+    expect(r.steps.filter((s) => s === 'terminated f')).toHaveLength(2);
+  });
+});
