@@ -1,10 +1,17 @@
-/** The eviction manager's wiring (agent/eviction): its signals from the stats collector, its victims through the pod workers. */
+/**
+ * The kubelet's own evictions: the eviction manager's wiring (agent/eviction: its signals from
+ * the stats collector, its victims through the pod workers), and pod admission with the
+ * preemption of pods for a critical pod (admission/).
+ */
 import { totalmem } from 'node:os';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import type { Pod } from '../api/types.js';
-import type { AdmitResult } from './admission/predicate.js';
+import { admitPod, type AdmissionNode, type AdmitResult } from './admission/predicate.js';
+import { isCriticalPod, podsToPreempt, PREEMPTED, PREEMPTED_DISRUPTION } from './admission/preemption.js';
+import { podRef } from './events/recorder.js';
+import { Counter } from './metrics/registry.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { parseThresholds } from './eviction/signals.js';
 import type { EventRecorder } from './events/recorder.js';
@@ -48,7 +55,7 @@ export function composeEviction(
     activePods: () => o.podManager.getPods().filter((p) => o.workers.stateOf(p.metadata.uid!) === 'sync'),
     isStatic: isStaticPod,
     evict: (pod, message, graceSeconds) => {
-      o.syncer.evicted(pod.metadata.uid!, message);
+      o.syncer.disrupted(pod.metadata.uid!, { reason: 'Evicted', message, disruption: message });
       o.workers.update({ pod, kind: 'kill', gracePeriodSeconds: graceSeconds });
     },
     reclaimDisk: async () => {
@@ -66,4 +73,52 @@ export function composeEviction(
 export function refusedUnderPressure(e: EvictionManager, pod: Pod): AdmitResult | undefined {
   const r = e.admit(pod);
   return r.admit ? undefined : r;
+}
+
+/**
+ * Pod admission, handlers in upstream's order: the eviction manager's (no new pod under
+ * pressure), then the predicates (admission/predicate.ts). A critical pod refused for resources
+ * alone is admitted once the pods that free them are being killed (upstream
+ * CriticalPodAdmissionHandler): each Failed / Preempting with a DisruptionTarget condition, a
+ * Warning Preempting event and a count in kubelet_preemptions{preemption_signal}.
+ */
+export function composeAdmission(
+  cfg: AgentConfig,
+  o: {
+    eviction: () => EvictionManager;
+    node: () => AdmissionNode;
+    workers: PodWorkers;
+    syncer: PodSync;
+    events: EventRecorder;
+    metrics: KubeletMetrics;
+    logger: Logger;
+  },
+): (pod: Pod, admitted: Pod[]) => AdmitResult {
+  const preemptions = o.metrics.register(
+    new Counter('kubelet_preemptions', '[ALPHA] Cumulative number of pod preemptions by preemption resource', ['preemption_signal']),
+  );
+  return (pod, admitted) => {
+    const refused = refusedUnderPressure(o.eviction(), pod);
+    if (refused) return refused;
+    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
+    if (r.admit || !r.shortfalls || !isCriticalPod(pod)) return r;
+    const victims = podsToPreempt(pod, admitted, r.shortfalls);
+    if (typeof victims === 'string')
+      return {
+        admit: false,
+        reason: 'UnexpectedAdmissionError',
+        message: `Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: ${victims}`,
+      };
+    for (const v of victims) {
+      o.logger.info(
+        { pod: `${v.metadata.namespace}/${v.metadata.name}`, requestingPod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+        'Preempting pod to free up resources',
+      );
+      o.events.record(podRef(v), 'Warning', PREEMPTED.reason, PREEMPTED.message);
+      o.syncer.disrupted(v.metadata.uid!, { ...PREEMPTED, disruption: PREEMPTED_DISRUPTION });
+      o.workers.update({ pod: v, kind: 'kill' });
+      preemptions.inc({ preemption_signal: r.shortfalls[0].resource });
+    }
+    return { admit: true };
+  };
 }

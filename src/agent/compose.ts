@@ -46,12 +46,11 @@ import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { RuntimeState } from './runtime/runtime-state.js';
 import type { KubeClient } from '../lib/kube-client.js';
-import { isStaticPod } from './podconfig/types.js';
 import { StatusSync } from './status/status-sync.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
-import { admitPod, type AdmissionNode } from './admission/predicate.js';
-import { composeEviction, refusedUnderPressure } from './compose-eviction.js';
+import type { AdmissionNode } from './admission/predicate.js';
+import { composeAdmission, composeEviction } from './compose-eviction.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
@@ -193,10 +192,7 @@ export function composeAgent(
         activePods: () => syncLoop.activePods(),
         onRestartedPod: podCounts.restarted,
       }),
-    // The eviction manager's admission first, as upstream orders its handlers.
-    admit: (pod, admitted) =>
-      refusedUnderPressure(eviction, pod) ??
-      admitPod(pod, admitted, { node: admissionNode!, isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls }),
+    admit: composeAdmission(cfg, { eviction: () => eviction, node: () => admissionNode!, workers, syncer, events, metrics, logger }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);

@@ -9,7 +9,7 @@ import { cpus } from 'node:os';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bytes } from '../../src/api/quantity.js';
+import { bytes, milliCpu } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
 import { countProcesses, httpGet, until } from './helpers.js';
@@ -493,6 +493,37 @@ describe('static pods', () => {
     unlinkSync(join(c.manifests, 'static.yaml'));
     await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed');
   });
+});
+
+describe('critical pod preemption (upstream pkg/kubelet/preemption)', () => {
+  it('a static pod that does not fit preempts the pods that free its cpu: Failed / Preempting with DisruptionTarget, an event, kubelet_preemptions; a besteffort pod stays', async () => {
+    const allocatable = milliCpu(c.api.store.get('nodes', '', node)!.status.allocatable.cpu)!;
+    create(
+      boundPod('victim', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '200m' } } }] }),
+    );
+    create(boundPod('bystander', node));
+    await until(() => running('victim') && running('bystander'), 20_000, 'victim and bystander Running');
+    // The static pod asks for the whole node's cpu, as upstream's critical pod test does.
+    writeFileSync(
+      join(c.manifests, 'critical.yaml'),
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: critical, namespace: kube-system}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: ${allocatable}m}}}\n`,
+    );
+    const victim = await until(() => pod('victim')?.status?.phase === 'Failed' && pod('victim'), 20_000, 'victim preempted');
+    expect(victim.status).toMatchObject({ reason: 'Preempting', message: 'Preempted in order to admit critical pod' });
+    expect(victim.status.conditions.find((x: Obj) => x.type === 'DisruptionTarget')).toMatchObject({
+      status: 'True',
+      reason: 'TerminationByKubelet',
+      message: 'Pod was preempted by Kubelet to accommodate a critical pod.',
+    });
+    await until(() => c.api.store.get('pods', 'kube-system', `critical-${node}`)?.status?.phase === 'Running', 20_000, 'critical pod Running');
+    expect(running('bystander')).toBeTruthy();
+    const event = c.api.store.list('events').find((e) => e.involvedObject.uid === victim.metadata.uid && e.reason === 'Preempting');
+    expect(event).toMatchObject({ type: 'Warning', message: 'Preempted in order to admit critical pod' });
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(Number(/^kubelet_preemptions\{preemption_signal="cpu"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    unlinkSync(join(c.manifests, 'critical.yaml'));
+    await kubectl(c, ['delete', 'pod', 'bystander', '--wait=false']);
+  }, 60_000);
 });
 
 describe('apiserver disruptions', () => {

@@ -20,8 +20,16 @@ export interface AdmissionNode {
   appArmorEnabled?: boolean;
 }
 
-/** The verdict. */
-export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string };
+/** A resource the node lacks for a pod (upstream InsufficientResourceError). */
+export interface Shortfall {
+  resource: 'pods' | 'cpu' | 'memory';
+  requested: number;
+  used: number;
+  capacity: number;
+}
+
+/** The verdict; a refusal for resources alone lists every resource the node lacks (a critical pod may preempt for them). */
+export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string; shortfalls?: Shortfall[] };
 
 interface Requirement {
   key: string;
@@ -130,6 +138,21 @@ export function sysctlAllowed(name: string, allowedUnsafe: readonly string[]): b
   return [...SAFE_SYSCTLS, ...allowedUnsafe].some((a) => (a.endsWith('*') ? n.startsWith(a.slice(0, -1)) : a === n));
 }
 
+/** Every resource the node lacks for `pod` next to `admitted`, in upstream's order (pods, cpu, memory). */
+export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode['allocatable']): Shortfall[] {
+  const out: Shortfall[] = [];
+  if (admitted.length + 1 > allocatable.pods) out.push({ resource: 'pods', requested: 1, used: admitted.length, capacity: allocatable.pods });
+  const want = podRequests(pod);
+  const used = admitted
+    .map(podRequests)
+    .reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
+  if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > allocatable.cpuMilli)
+    out.push({ resource: 'cpu', requested: want.cpuMilli, used: used.cpuMilli, capacity: allocatable.cpuMilli });
+  if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > allocatable.memoryBytes)
+    out.push({ resource: 'memory', requested: want.memoryBytes, used: used.memoryBytes, capacity: allocatable.memoryBytes });
+  return out;
+}
+
 /** Decides whether `pod` may run next to `admitted` (the pods already running here). */
 export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; isStatic: boolean; allowedUnsafeSysctls?: readonly string[] }): AdmitResult {
   const { node } = o;
@@ -156,20 +179,16 @@ export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; is
     const tols = (pod.spec.tolerations ?? []) as Toleration[];
     if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t))) return predicate('TaintToleration');
   }
-  const short = (resource: string, requested: number, used: number, capacity: number): AdmitResult => ({
-    admit: false,
-    reason: `OutOf${resource}`,
-    message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
-  });
-  if (admitted.length + 1 > node.allocatable.pods) return short('pods', 1, admitted.length, node.allocatable.pods);
-  const want = podRequests(pod);
-  const used = admitted
-    .map(podRequests)
-    .reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
-  if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > node.allocatable.cpuMilli)
-    return short('cpu', want.cpuMilli, used.cpuMilli, node.allocatable.cpuMilli);
-  if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > node.allocatable.memoryBytes)
-    return short('memory', want.memoryBytes, used.memoryBytes, node.allocatable.memoryBytes);
+  const short = shortfalls(pod, admitted, node.allocatable);
+  if (short.length) {
+    const { resource, requested, used, capacity } = short[0];
+    return {
+      admit: false,
+      reason: `OutOf${resource}`,
+      message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
+      shortfalls: short,
+    };
+  }
   // Upstream's AppArmor admit handler.
   if (node.appArmorEnabled === false && appArmorRequired(pod))
     return { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };

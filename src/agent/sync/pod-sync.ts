@@ -17,7 +17,6 @@ import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
-import { rfc3339 } from '../../lib/time.js';
 import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
 import type { PodActionExecutor } from '../runtime/executor.js';
@@ -31,6 +30,7 @@ import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
 import { legacyLogSymlink, removeContainerLogs } from '../runtime/logs/legacy-log-links.js';
 import { terminatePodStatus } from '../status/terminate-pod.js';
+import { withVerdict, type Verdict } from '../status/verdict.js';
 import { generatePodStatus } from '../status/generate-pod-status.js';
 import type { ReasonCache } from '../status/reason-cache.js';
 import type { StatusManager } from '../status/status-manager.js';
@@ -125,7 +125,7 @@ export function createdByOneSync(before: PodRuntimeStatus, results: StepResult[]
 /** PodSyncer over the runtime manager. */
 export class PodSync implements PodSyncer {
   /** Terminal verdicts the kubelet reached itself (DeadlineExceeded), kept through termination. */
-  private readonly verdicts = new Map<string, { reason: string; message: string }>();
+  private readonly verdicts = new Map<string, Verdict>();
   /** The runtime status a terminating step ended with, for the terminated step right after it. */
   private readonly stopped = new Map<string, PodRuntimeStatus>();
 
@@ -147,9 +147,13 @@ export class PodSync implements PodSyncer {
     return this.d.runtimeManager.getCreatedPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, created.sandbox, created.containerIds);
   }
 
-  /** Makes the pod's status Failed / Evicted / `message` from now until it is gone (the eviction manager kills it). */
-  evicted(uid: string, message: string): void {
-    this.verdicts.set(uid, { reason: 'Evicted', message });
+  /**
+   * Makes the pod's status Failed with the verdict's reason and message from now until it is gone
+   * (the kubelet kills it: eviction, preemption), with upstream's DisruptionTarget condition
+   * (reason TerminationByKubelet) saying why.
+   */
+  disrupted(uid: string, verdict: Required<Verdict>): void {
+    this.verdicts.set(uid, verdict);
   }
 
   /** A container's legacy log link (undefined without a links dir). */
@@ -173,22 +177,7 @@ export class PodSync implements PodSyncer {
     });
     if (final) st = terminatePodStatus(pod, st);
     const verdict = this.verdicts.get(uid);
-    if (verdict) Object.assign(st, { phase: 'Failed', reason: verdict.reason, message: verdict.message });
-    // An evicted pod says the kubelet disrupted it (upstream's DisruptionTarget condition).
-    if (verdict?.reason === 'Evicted' && !st.conditions?.some((c) => c.type === 'DisruptionTarget')) {
-      const since = this.d.statusManager.get(uid)?.conditions?.find((c) => c.type === 'DisruptionTarget')?.lastTransitionTime;
-      st.conditions = [
-        ...(st.conditions ?? []),
-        {
-          type: 'DisruptionTarget',
-          status: 'True',
-          lastProbeTime: null,
-          lastTransitionTime: since ?? rfc3339(this.d.clock.now()),
-          reason: 'TerminationByKubelet',
-          message: verdict.message,
-        },
-      ];
-    }
+    if (verdict) st = withVerdict(st, verdict, this.d.statusManager.get(uid), this.d.clock.now());
     this.d.statusManager.set(uid, st);
     if (!final) this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
