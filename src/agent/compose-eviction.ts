@@ -100,8 +100,9 @@ export function composeAdmission(
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
-    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
-    if (r.admit || !r.shortfalls || !isCriticalPod(pod)) return r;
+    const isCritical = isCriticalPod(pod);
+    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), isCritical, allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
+    if (r.admit || !r.shortfalls || !isCritical) return r;
     const victims = podsToPreempt(pod, admitted, r.shortfalls);
     if (typeof victims === 'string')
       return {

@@ -437,7 +437,22 @@ describe('admission', () => {
     expect(greedy.reason).toBe('OutOfcpu');
     expect(greedy.message).toMatch(/^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/);
     const other = await until(() => pod('elsewhere')?.status?.phase === 'Failed' && pod('elsewhere')!.status, 15_000, 'elsewhere rejected');
-    expect(other).toMatchObject({ reason: 'NodeAffinity', message: 'Pod was rejected: Predicate NodeAffinity failed' });
+    expect(other).toMatchObject({
+      reason: 'NodeAffinity',
+      message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    });
+    // A host port an admitted pod holds (upstream's NodePorts predicate).
+    const withHostPort = (name: string) =>
+      boundPod(name, node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], ports: [{ containerPort: 80, hostPort: 18080 }] }] });
+    create(withHostPort('port-holder'));
+    await until(() => running('port-holder'), 15_000, 'port-holder Running');
+    create(withHostPort('port-taker'));
+    const taker = await until(() => pod('port-taker')?.status?.phase === 'Failed' && pod('port-taker')!.status, 15_000, 'port-taker rejected');
+    expect(taker).toMatchObject({
+      reason: 'NodePorts',
+      message: "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    });
+    await kubectl(c, ['delete', 'pod', 'port-holder', 'port-taker', '--wait=false']);
     expect(c.api.store.list('events').some((e) => e.involvedObject.name === 'greedy' && e.reason === 'OutOfcpu' && e.type === 'Warning')).toBe(true);
     // A rejected pod deleted by the user goes away at once (no containers to wait for).
     await kubectl(c, ['delete', 'pod', 'greedy', '--timeout=20s']);

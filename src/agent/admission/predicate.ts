@@ -1,9 +1,10 @@
 /**
- * Pod admission (upstream lifecycle.predicateAdmitHandler with the scheduler's generalFilter):
- * a pod bound here is run only if it fits the node. Checks, in upstream order: node name, node
- * selector and required node affinity, (static pods only) NoExecute taints, then resources —
- * pods count, cpu and memory requests against allocatable minus what the admitted pods request.
- * The first failure is the answer, with upstream's reason and message. Pure.
+ * Pod admission (upstream lifecycle.predicateAdmitHandler with the scheduler's AdmissionCheck):
+ * a pod bound here is run only if it fits the node. After the sysctl and OS checks, the general
+ * predicates in upstream order: resources — pods count, cpu and memory requests against
+ * allocatable minus what the admitted pods request —, required node affinity and node selector,
+ * node name, host ports, and (pods from the apiserver only: a static pod tolerates them all)
+ * NoExecute taints. The first failure is the answer, with upstream's reason and message. Pure.
  */
 import { appArmorRequired } from '../runtime/security-profiles.js';
 import type { Container, Pod } from '../../api/types.js';
@@ -153,19 +154,45 @@ export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode
   return out;
 }
 
-/** Decides whether `pod` may run next to `admitted` (the pods already running here). */
-export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; isStatic: boolean; allowedUnsafeSysctls?: readonly string[] }): AdmitResult {
+/** The host ports a pod's containers take (protocol, host IP — "0.0.0.0" when unset —, port). */
+function hostPorts(pod: Pod): { protocol: string; ip: string; port: number }[] {
+  return pod.spec.containers.flatMap((c) =>
+    ((c.ports ?? []) as { hostPort?: number; hostIP?: string; protocol?: string }[])
+      .filter((p) => (p.hostPort ?? 0) > 0)
+      .map((p) => ({ protocol: p.protocol ?? 'TCP', ip: p.hostIP || '0.0.0.0', port: p.hostPort! })),
+  );
+}
+
+/** Upstream nodeports.Fits: no host port of `pod` is taken by an admitted pod on the same protocol and port, on the same IP or either on 0.0.0.0. */
+function hostPortsFree(pod: Pod, admitted: Pod[]): boolean {
+  const used = admitted.flatMap(hostPorts);
+  return hostPorts(pod).every(
+    (w) => !used.some((u) => u.protocol === w.protocol && u.port === w.port && (u.ip === w.ip || u.ip === '0.0.0.0' || w.ip === '0.0.0.0')),
+  );
+}
+
+/**
+ * Decides whether `pod` may run next to `admitted` (the pods already running here). The general
+ * predicates are upstream's generalFilter, every failure in its order — resources, NodeAffinity,
+ * NodeName, NodePorts, then (pods from the apiserver only) NoExecute taints — answered by the
+ * first; a critical pod (`isCritical`: it may preempt for resources) is answered by the first
+ * failure that is not a resource's, and a refusal for resources alone lists them (`shortfalls`).
+ */
+export function admitPod(
+  pod: Pod,
+  admitted: Pod[],
+  o: { node: AdmissionNode; isStatic: boolean; isCritical?: boolean; allowedUnsafeSysctls?: readonly string[] },
+): AdmitResult {
   const { node } = o;
-  const predicate = (name: string): AdmitResult => ({ admit: false, reason: name, message: `Predicate ${name} failed` });
   // The sysctl allowlist handler (upstream runs it before the predicates).
   for (const sc of (pod.spec.securityContext as { sysctls?: { name: string }[] } | undefined)?.sysctls ?? []) {
     if (!sysctlAllowed(sc.name, o.allowedUnsafeSysctls ?? []))
       return { admit: false, reason: 'SysctlForbidden', message: `forbidden sysctl: "${sc.name}" not allowlisted` };
   }
-  // OS checks (upstream rejectPodAdmissionBasedOnOSSelector / OSField): this node is linux.
+  // OS checks (upstream rejectPodAdmissionBasedOnOSSelector — on the pod's labels — and OSField): this node is linux.
   const nodeOS = node.labels['kubernetes.io/os'] ?? 'linux';
-  const selOS = (pod.spec.nodeSelector as Record<string, string> | undefined)?.['kubernetes.io/os'];
-  if (selOS && selOS !== nodeOS)
+  const labelOS = pod.metadata.labels?.['kubernetes.io/os'];
+  if (labelOS !== undefined && labelOS !== nodeOS)
     return {
       admit: false,
       reason: 'PodOSSelectorNodeLabelDoesNotMatch',
@@ -173,22 +200,23 @@ export function admitPod(pod: Pod, admitted: Pod[], o: { node: AdmissionNode; is
     };
   const podOS = (pod.spec.os as { name?: string } | undefined)?.name;
   if (podOS && podOS !== nodeOS) return { admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS" };
-  if (pod.spec.nodeName && pod.spec.nodeName !== node.name) return predicate('NodeName');
-  if (!nodeAffinityMatches(pod, node)) return predicate('NodeAffinity');
-  if (o.isStatic) {
+  const failed: { reason: string; message: string }[] = [];
+  const predicate = (name: string, desc: string) => failed.push({ reason: name, message: `Predicate ${name} failed: ${desc}` });
+  if (!nodeAffinityMatches(pod, node)) predicate('NodeAffinity', "node(s) didn't match Pod's node affinity/selector");
+  if (pod.spec.nodeName && pod.spec.nodeName !== node.name) predicate('NodeName', "node(s) didn't match the requested node name");
+  if (!hostPortsFree(pod, admitted)) predicate('NodePorts', "node(s) didn't have free ports for the requested pod ports");
+  if (!o.isStatic) {
     const tols = (pod.spec.tolerations ?? []) as Toleration[];
-    if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t))) return predicate('TaintToleration');
+    if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t)))
+      predicate('TaintToleration', "node(s) had taints that the pod didn't tolerate");
   }
   const short = shortfalls(pod, admitted, node.allocatable);
-  if (short.length) {
+  if (short.length && !(o.isCritical && failed.length)) {
     const { resource, requested, used, capacity } = short[0];
-    return {
-      admit: false,
-      reason: `OutOf${resource}`,
-      message: `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`,
-      shortfalls: short,
-    };
+    const message = `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`;
+    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length ? {} : { shortfalls: short }) };
   }
+  if (failed.length) return { admit: false, ...failed[0] };
   // Upstream's AppArmor admit handler.
   if (node.appArmorEnabled === false && appArmorRequired(pod))
     return { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };

@@ -11,12 +11,16 @@ const node: AdmissionNode = {
 };
 const pod = (spec: Partial<Pod['spec']> = {}, req?: Record<string, string>): Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'u' },
-  spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i', resources: req ? { requests: req } : {} }], ...spec },
+  spec: { nodeName: 'n1', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', resources: req ? { requests: req } : {} }], ...spec },
+});
+const withPorts = (ports: { containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[]): Pod => ({
+  metadata: { name: 'p', namespace: 'default', uid: 'u' },
+  spec: { nodeName: 'n1', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', ports }] },
 });
 const affinity = (terms: unknown[]) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } });
 
 describe('admitPod', () => {
-  const cases: [string, Pod, Pod[], { isStatic?: boolean; allowedUnsafeSysctls?: string[] }, string | undefined, string?][] = [
+  const cases: [string, Pod, Pod[], { isStatic?: boolean; isCritical?: boolean; allowedUnsafeSysctls?: string[] }, string | undefined, string?][] = [
     ['safe sysctl', pod({ securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } }), [], {}, undefined],
     [
       'unsafe sysctl not allowed',
@@ -43,17 +47,32 @@ describe('admitPod', () => {
     ],
     ['pod OS linux', pod({ os: { name: 'linux' } }), [], {}, undefined],
     [
-      'OS node selector mismatch',
-      pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+      'OS label mismatch (upstream reads the pod’s labels)',
+      { ...pod(), metadata: { ...pod().metadata, labels: { 'kubernetes.io/os': 'windows' } } },
       [],
       {},
       'PodOSSelectorNodeLabelDoesNotMatch',
       "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
     ],
+    [
+      'OS node selector mismatch: a node affinity failure',
+      pod({ nodeSelector: { 'kubernetes.io/os': 'windows' } }),
+      [],
+      {},
+      'NodeAffinity',
+      "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    ],
     ['fits', pod({}, { cpu: '500m', memory: '1Gi' }), [pod({}, { cpu: '1' })], {}, undefined],
-    ['other node name', pod({ nodeName: 'n2' }), [], {}, 'NodeName', 'Predicate NodeName failed'],
+    ['other node name', pod({ nodeName: 'n2' }), [], {}, 'NodeName', "Predicate NodeName failed: node(s) didn't match the requested node name"],
     ['node selector matches', pod({ nodeSelector: { zone: 'a' } }), [], {}, undefined],
-    ['node selector mismatch', pod({ nodeSelector: { zone: 'b' } }), [], {}, 'NodeAffinity', 'Predicate NodeAffinity failed'],
+    [
+      'node selector mismatch',
+      pod({ nodeSelector: { zone: 'b' } }),
+      [],
+      {},
+      'NodeAffinity',
+      "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    ],
     ['affinity In', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }])), [], {}, undefined],
     ['affinity NotIn', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }])), [], {}, 'NodeAffinity'],
     ['affinity Gt', pod(affinity([{ matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }])), [], {}, undefined],
@@ -69,9 +88,53 @@ describe('admitPod', () => {
       {},
       undefined,
     ],
-    ['static pod without NoExecute toleration', pod(), [], { isStatic: true }, 'TaintToleration', 'Predicate TaintToleration failed'],
-    ['static pod tolerating all NoExecute', pod({ tolerations: [{ operator: 'Exists', effect: 'NoExecute' }] }), [], { isStatic: true }, undefined],
-    ["API pod: taints are the scheduler's business", pod(), [], {}, undefined],
+    [
+      'API pod without a toleration of a NoExecute taint',
+      pod({ tolerations: [] }),
+      [],
+      {},
+      'TaintToleration',
+      "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+    ],
+    [
+      'API pod tolerating the NoExecute taint',
+      pod({ tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoExecute' }] }),
+      [],
+      {},
+      undefined,
+    ],
+    ['static pod: not checked against taints (upstream)', pod({ tolerations: [] }), [], { isStatic: true }, undefined],
+    [
+      'host port taken by an admitted pod (same protocol and port, 0.0.0.0)',
+      withPorts([{ containerPort: 80, hostPort: 8080 }]),
+      [withPorts([{ containerPort: 81, hostPort: 8080, hostIP: '10.0.0.1' }])],
+      {},
+      'NodePorts',
+      "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    ],
+    [
+      'host port free: other protocol or other IP',
+      withPorts([{ containerPort: 80, hostPort: 8080, hostIP: '10.0.0.2' }]),
+      [withPorts([{ containerPort: 80, hostPort: 8080, hostIP: '10.0.0.1' }]), withPorts([{ containerPort: 80, hostPort: 8080, protocol: 'UDP' }])],
+      {},
+      undefined,
+    ],
+    [
+      'resources first: a pod short of cpu on another node is OutOfcpu',
+      pod({ nodeName: 'n2' }, { cpu: '3' }),
+      [],
+      {},
+      'OutOfcpu',
+      "Node didn't have enough resource: cpu, requested: 3000, used: 0, capacity: 2000",
+    ],
+    [
+      'a critical pod is answered by the failure preemption cannot mend',
+      pod({ nodeName: 'n2' }, { cpu: '3' }),
+      [],
+      { isCritical: true },
+      'NodeName',
+      "Predicate NodeName failed: node(s) didn't match the requested node name",
+    ],
     ['too many pods', pod(), [pod(), pod(), pod()], {}, 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"],
     [
       'cpu',
@@ -93,7 +156,7 @@ describe('admitPod', () => {
   ];
   for (const [name, p, admitted, o, reason, message] of cases) {
     it(name, () => {
-      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic, allowedUnsafeSysctls: o.allowedUnsafeSysctls });
+      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic, isCritical: o.isCritical, allowedUnsafeSysctls: o.allowedUnsafeSysctls });
       if (!reason) expect(r).toEqual({ admit: true });
       else expect(r).toMatchObject({ admit: false, reason, message: message ?? expect.any(String) });
     });
