@@ -2,6 +2,9 @@
  * Wiring of cluster membership (only with an apiserver): node registration and status, the
  * node Lease, and the pod status sync — started once the machine and the runtime are known.
  */
+import type { PodManager } from './pods/pod-manager.js';
+import type { StatusManager } from './status/status-manager.js';
+import { StatusSync } from './status/status-sync.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { KubeClient } from '../lib/kube-client.js';
@@ -12,7 +15,6 @@ import type { AgentConfig } from './agent-config.js';
 import { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
-import type { StatusSync } from './status/status-sync.js';
 
 /** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
@@ -73,4 +75,15 @@ export function startClusterMembership(
   }).start({ signal });
   d.statusSync.start({ signal });
   return nodeStatus;
+}
+
+/**
+ * The pod status sync: statuses to the apiserver, and the final DELETE of a deleted pod once its
+ * worker has finished (its containers stopped, its volumes released) — or of a pod never run.
+ */
+export function composeStatusSync(
+  client: KubeClient,
+  o: { statusManager: StatusManager; podManager: PodManager; finished: (uid: string) => boolean; clock: Clock; logger: Logger },
+): StatusSync {
+  return new StatusSync({ client, statusManager: o.statusManager, podManager: o.podManager, canBeDeleted: o.finished, clock: o.clock, logger: o.logger });
 }

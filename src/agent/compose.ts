@@ -13,7 +13,7 @@
  * client the kubelet is standalone.
  */
 import { setMaxListeners } from 'node:events';
-import type { Clock } from '../lib/clock.js';
+import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
 import {
@@ -27,7 +27,7 @@ import {
   type EmbeddedRuntime,
 } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
-import { startClusterMembership } from './compose-cluster.js';
+import { composeStatusSync, startClusterMembership } from './compose-cluster.js';
 import { composeHost, createStatsCollector, timedSyncer, trackPodStartDuration } from './compose-observability.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { composeSources } from './compose-sources.js';
@@ -46,7 +46,6 @@ import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { RuntimeState } from './runtime/runtime-state.js';
 import type { KubeClient } from '../lib/kube-client.js';
-import { StatusSync } from './status/status-sync.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
 import type { AdmissionNode } from './admission/predicate.js';
@@ -54,6 +53,7 @@ import { composeAdmission, composeEviction } from './compose-eviction.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
+import { NodeInformer } from './nodestatus/node-informer.js';
 import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics } from './metrics/kubelet-metrics.js';
@@ -87,6 +87,7 @@ export function composeAgent(
   const events = new EventRecorder({ client: api?.unthrottled(), nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
+  const nodeInformer = api ? new NodeInformer({ client: api, nodeName: cfg.nodeName, clock, logger }) : undefined;
 
   const podConfig = new PodConfig({ sources, logger, clock });
   const podManager = new PodManager();
@@ -192,22 +193,22 @@ export function composeAgent(
         activePods: () => syncLoop.activePods(),
         onRestartedPod: podCounts.restarted,
       }),
-    admit: composeAdmission(cfg, { eviction: () => eviction, node: () => admissionNode!, workers, syncer, events, metrics, logger }),
+    admit: composeAdmission(cfg, {
+      eviction: () => eviction,
+      node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
+      workers,
+      syncer,
+      events,
+      metrics,
+      logger,
+    }),
     onRejected: (pod, reason, message) => {
       statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });
-  const statusSync = api
-    ? new StatusSync({
-        client: api,
-        statusManager,
-        podManager,
-        clock,
-        logger,
-        canBeDeleted: (uid) => workers.isFinished(uid) || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid)),
-      })
-    : undefined;
+  const finished = (uid: string) => workers.isFinished(uid) || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid));
+  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, finished, clock, logger }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
@@ -254,6 +255,7 @@ export function composeAgent(
       collector,
     },
     async start() {
+      nodeInformer?.start(abort.signal);
       if (processRuntime) await processRuntime.start();
       await loadCredentialProviders();
       const machine = await readMachineInfo(cfg.rootDir);
@@ -276,6 +278,8 @@ export function composeAgent(
           { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync! },
           { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), signal: abort.signal },
         );
+      // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.
+      if (nodeInformer) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
     },

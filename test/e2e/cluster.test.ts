@@ -458,6 +458,25 @@ describe('admission', () => {
     await kubectl(c, ['delete', 'pod', 'greedy', '--timeout=20s']);
     expect(pod('greedy')).toBeUndefined();
   });
+
+  it("admits against the Node the apiserver has: a label an operator adds counts, and so does a NoExecute taint (upstream's node informer)", async () => {
+    await kubectl(c, ['label', 'node', node, 'disktype=ssd']);
+    await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute']);
+    await until(() => c.api.store.get('nodes', '', node)!.spec?.taints?.some((t: Obj) => t.key === 'quarantine'), 5_000, 'taint stored');
+    // The kubelet's watch of its Node delivers the change.
+    await new Promise((r) => setTimeout(r, 500));
+    const tolerant = { tolerations: [{ key: 'quarantine', operator: 'Exists', effect: 'NoExecute' }] };
+    create(boundPod('on-ssd', node, { nodeSelector: { disktype: 'ssd' }, ...tolerant }));
+    create(boundPod('intolerant', node));
+    await until(() => running('on-ssd'), 15_000, 'on-ssd Running');
+    const refused = await until(() => pod('intolerant')?.status?.phase === 'Failed' && pod('intolerant')!.status, 15_000, 'intolerant rejected');
+    expect(refused).toMatchObject({
+      reason: 'TaintToleration',
+      message: "Pod was rejected: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
+    });
+    await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute-']);
+    await kubectl(c, ['delete', 'pod', 'on-ssd', 'intolerant', '--wait=false']);
+  });
 });
 
 describe('static pods', () => {

@@ -1,0 +1,53 @@
+/**
+ * The kubelet's own Node as the apiserver has it (upstream's node informer, a list+watch of
+ * `metadata.name=<node>`): admission reads its labels and taints (upstream getNodeAnyWay), so a
+ * label an operator adds (`kubectl label node`) or a NoExecute taint counts for the pods that
+ * follow, as it does for the scheduler. Until the Node is known, admission uses the Node the
+ * kubelet registers (its configured labels and taints).
+ */
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import { ListWatch } from '../../lib/list-watch.js';
+import type { AdmissionNode } from '../admission/predicate.js';
+
+interface NodeObject {
+  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
+  spec?: { taints?: AdmissionNode['taints'] };
+}
+
+/** Watches this kubelet's Node. */
+export class NodeInformer {
+  private node: NodeObject | undefined;
+  private syncedNow!: () => void;
+  /** Resolves once the Node was read (or found absent) the first time. */
+  readonly synced = new Promise<void>((r) => (this.syncedNow = r));
+  private readonly reflector: ListWatch<NodeObject>;
+
+  constructor(d: { client: KubeClient; nodeName: string; clock: Clock; logger: Logger }) {
+    this.reflector = new ListWatch<NodeObject>({
+      client: d.client,
+      path: '/api/v1/nodes',
+      fieldSelector: `metadata.name=${d.nodeName}`,
+      clock: d.clock,
+      logger: d.logger,
+    });
+  }
+
+  /** Runs until `signal` aborts. */
+  start(signal: AbortSignal): void {
+    this.reflector.start({
+      signal,
+      onSnapshot: (nodes) => {
+        this.node = nodes[0];
+        this.syncedNow();
+      },
+    });
+  }
+
+  /** `registered` with the labels and taints the apiserver has for this Node, once known. */
+  admissionNode(registered: AdmissionNode): AdmissionNode {
+    if (!this.node) return registered;
+    return { ...registered, labels: this.node.metadata.labels ?? {}, taints: this.node.spec?.taints ?? [] };
+  }
+}
