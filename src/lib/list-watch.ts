@@ -33,6 +33,8 @@ export interface ListWatchDeps {
   watchdogMs?: number;
   /** Backoff after failures: initial → ×2 → max (default 800 ms → 30 s, as client-go). */
   backoff?: { initialMs: number; maxMs: number };
+  /** Told of each failed list or watch (before its backoff). */
+  onFailure?(): void;
 }
 
 const keyOf = (o: Listed) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -140,6 +142,7 @@ export class ListWatch<T extends Listed> {
       } catch (err) {
         if (signal.aborted) return;
         this.d.logger.warn({ path: this.d.path, err: messageOf(err), retryInMs: delay }, 'list/watch failed; retrying');
+        this.d.onFailure?.();
         await sleep(delay, signal, this.d.clock);
         delay = Math.min(delay * 2, maxMs);
       }

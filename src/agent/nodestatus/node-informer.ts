@@ -20,7 +20,7 @@ interface NodeObject {
 export class NodeInformer {
   private node: NodeObject | undefined;
   private syncedNow!: () => void;
-  /** Resolves once the Node was read (or found absent) the first time. */
+  /** Resolves once the Node was read (or found absent) the first time, or the apiserver could not be reached. */
   readonly synced = new Promise<void>((r) => (this.syncedNow = r));
   private readonly reflector: ListWatch<NodeObject>;
 
@@ -31,6 +31,8 @@ export class NodeInformer {
       fieldSelector: `metadata.name=${d.nodeName}`,
       clock: d.clock,
       logger: d.logger,
+      // An apiserver not up yet (a control plane the kubelet itself starts) holds nothing back.
+      onFailure: () => this.syncedNow(),
     });
   }
 
