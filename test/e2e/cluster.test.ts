@@ -527,6 +527,30 @@ describe('static pods', () => {
     unlinkSync(join(c.manifests, 'static.yaml'));
     await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed');
   });
+
+  it('a mirror pod stays Running, same UID, while its removed static pod stops within its grace period; then it goes (upstream MirrorPodWithGracePeriod)', async () => {
+    writeFileSync(
+      join(c.manifests, 'graceful.yaml'),
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: graceful, namespace: kube-system}\nspec:\n  terminationGracePeriodSeconds: 4\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "trap '' TERM; while true; do sleep 0.1; done", graceful-marker]}\n`,
+    );
+    const name = `graceful-${node}`;
+    const mirror = await until(
+      () => c.api.store.get('pods', 'kube-system', name)?.status?.phase === 'Running' && c.api.store.get('pods', 'kube-system', name),
+      20_000,
+      'mirror Running',
+    );
+    unlinkSync(join(c.manifests, 'graceful.yaml'));
+    expect(countProcesses('graceful-marker')).toBeGreaterThan(0);
+    const t0 = Date.now();
+    while (Date.now() - t0 < 2500) {
+      const m = c.api.store.get('pods', 'kube-system', name);
+      expect(m?.metadata.uid).toBe(mirror.metadata.uid);
+      expect(m?.status?.phase).toBe('Running');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed once the static pod stopped');
+    expect(countProcesses('graceful-marker')).toBe(0);
+  }, 40_000);
 });
 
 describe('critical pod preemption (upstream pkg/kubelet/preemption)', () => {

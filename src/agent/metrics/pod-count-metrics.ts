@@ -1,8 +1,8 @@
 /**
  * Upstream's pod count gauges, read at scrape time from the pod manager and the pod workers:
  * kubelet_desired_pods{static}, kubelet_active_pods{static}, kubelet_mirror_pods and
- * kubelet_working_pods{lifecycle,config,static} (every combination, zero included, as upstream
- * sets them); the counter kubelet_restarted_pods_total{static}. `static` is "true" for a pod from
+ * kubelet_working_pods{lifecycle,config,static} (upstream's combinations, zero included: static
+ * "unknown" for runtime_only); the counter kubelet_restarted_pods_total{static}. `static` is "true" for a pod from
  * a file or URL, "" for an apiserver pod.
  */
 import type { Pod } from '../../api/types.js';
@@ -38,11 +38,14 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
   }
   const active: Record<string, number> = { '': 0, true: 0 };
   const working = new Map<string, number>();
-  for (const lifecycle of ['sync', 'terminating', 'terminated'])
-    for (const config of ['desired', 'orphan', 'runtime_only']) for (const s of ['', 'true']) working.set(`${lifecycle}|${config}|${s}`, 0);
+  // Upstream's combinations: a runtime-only pod's static is "unknown" (it has no config to tell).
+  for (const lifecycle of ['sync', 'terminating', 'terminated']) {
+    for (const config of ['desired', 'orphan']) for (const s of ['', 'true']) working.set(`${lifecycle}|${config}|${s}`, 0);
+    working.set(`${lifecycle}|runtime_only|unknown`, 0);
+  }
   for (const w of src.workers) {
-    const s = staticLabel(w.pod);
     const config = desiredUids.has(w.uid) ? 'desired' : w.pod ? 'orphan' : 'runtime_only';
+    const s = config === 'runtime_only' ? 'unknown' : staticLabel(w.pod);
     working.set(`${w.state}|${config}|${s}`, working.get(`${w.state}|${config}|${s}`)! + 1);
     if (w.state === 'sync' && config === 'desired') active[s]++;
   }

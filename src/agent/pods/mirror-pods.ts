@@ -6,7 +6,7 @@
  * being deleted, and deleted when its static pod is gone. Deletes use grace 0 and a UID
  * precondition. Creation waits for the Node's UID (the owner reference needs it).
  */
-import type { Pod } from '../../api/types.js';
+import { podFullName, type Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
@@ -76,8 +76,9 @@ export class MirrorPods {
   }
 
   /** Deletes mirror pods whose static pod is gone (housekeeping). */
-  async deleteOrphans(): Promise<void> {
+  async deleteOrphans(keep: (fullName: string) => boolean = () => false): Promise<void> {
     for (const m of this.d.podManager.orphanedMirrors()) {
+      if (keep(podFullName(m))) continue;
       try {
         await this.remove(m);
         this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod');

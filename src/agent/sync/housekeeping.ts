@@ -3,8 +3,8 @@
  * terminating and of pods created again with the same UID (`syncKnownPods`), and statuses of
  * pods with neither a pod nor a worker; 1a. start anew each active pod without a worker (created
  * again with the same UID while it terminated: a static pod's manifest removed and put back),
- * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror
- * pods; 3. kill and remove runtime pods that no source wants and no worker owns (left by an
+ * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror pods (kept while their static
+ * pod stops its containers, as upstream); 3. kill and remove runtime pods that no source wants and no worker owns (left by an
  * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
  * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
  * nor in the runtime (orphaned pod directories, also those left before a restart).
@@ -33,7 +33,7 @@ export interface HousekeepingDeps {
   podLogsDir: string;
   containerLogsDir?: string;
   statusManager?: { uids(): string[]; remove(uid: string): void };
-  mirrors?: { deleteOrphans(): Promise<void> };
+  mirrors?: { deleteOrphans(keep: (fullName: string) => boolean): Promise<void> };
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
   /** A pod found in the runtime that no worker knows (kubelet_orphaned_runtime_pods_total). */
   onOrphanedRuntimePod?(): void;
@@ -61,7 +61,8 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     d.onRestartedPod?.(pod);
   }
   // 2.
-  await d.mirrors?.deleteOrphans();
+  // (a mirror pod stays while its static pod stops, as upstream)
+  await d.mirrors?.deleteOrphans((fullName) => d.workers.isStaticPodTerminating(fullName));
   // 3.
   const known = new Set(d.workers.uids());
   // The PLEG's lists of the last second serve (upstream's runtime cache is as old as that).

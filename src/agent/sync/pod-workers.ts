@@ -233,6 +233,16 @@ export class PodWorkers {
     return !w || stateOf(w) !== 'terminated';
   }
 
+  /**
+   * True while the started static pod of `fullName` stops its containers: its mirror pod stays
+   * until then (upstream IsPodForMirrorPodTerminatingByFullName).
+   */
+  isStaticPodTerminating(fullName: string): boolean {
+    const uid = this.staticStarts.holder(fullName);
+    const w = uid === undefined ? undefined : this.workers.get(uid);
+    return !!w && stateOf(w) === 'terminating';
+  }
+
   /** True once the pod's terminated step succeeded: nothing of it is left to release (the final DELETE may go). */
   isFinished(uid: string): boolean {
     return this.workers.get(uid)?.finishedAt !== undefined;

@@ -11,6 +11,11 @@ export class StaticPodStarts {
   /** The pods waiting for each full name, in arrival order. */
   private readonly waiting = new Map<string, string[]>();
 
+  /** The pod that holds `fullName`, if any. */
+  holder(fullName: string): string | undefined {
+    return this.started.get(fullName);
+  }
+
   /** Records a static pod seen for the first time (its place in the queue). */
   enqueue(fullName: string, uid: string): void {
     const queue = this.waiting.get(fullName);

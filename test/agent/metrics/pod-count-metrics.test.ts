@@ -23,7 +23,9 @@ describe('pod counts', () => {
     expect(c.desired).toEqual({ '': 1, true: 1 });
     expect(c.active).toEqual({ '': 1, true: 1 });
     expect(c.mirror).toBe(1);
-    expect(c.working).toHaveLength(18);
+    // Upstream's 15 series: desired and orphan by static "" / "true", runtime_only with static "unknown", in each lifecycle.
+    expect(c.working).toHaveLength(15);
+    expect(c.working.filter((w) => w.config === 'runtime_only').map((w) => w.static)).toEqual(['unknown', 'unknown', 'unknown']);
     const n = (lifecycle: string, config: string, st: string) =>
       c.working.find((w) => w.lifecycle === lifecycle && w.config === config && w.static === st)!.count;
     expect([n('sync', 'desired', ''), n('sync', 'desired', 'true'), n('terminating', 'orphan', ''), n('terminated', 'desired', '')]).toEqual([1, 1, 1, 0]);
