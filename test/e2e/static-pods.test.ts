@@ -231,6 +231,31 @@ spec:
     await until(() => countProcesses(`${tag}-stubborn`) === 0, 10_000, 'stubborn gone');
   }, 40_000);
 
+  it('runs a pod again, restartCount 1, whose manifest is deleted and written again at once (upstream MirrorPod recreate test)', async () => {
+    const manifest = `apiVersion: v1\nkind: Pod\nmetadata: {name: recreated}\nspec:\n  containers:\n  - {name: main, image: busybox, command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.1; done", "${tag}-recreated"]}\n`;
+    writeFileSync(join(manifests, 'recreated.yaml'), manifest);
+    const first = await until(
+      async () => (await podNamed('recreated'))?.status?.phase === 'Running' && (await podNamed('recreated')),
+      15_000,
+      'recreated Running',
+    );
+    rmSync(join(manifests, 'recreated.yaml'));
+    writeFileSync(join(manifests, 'recreated.yaml'), manifest);
+    const again = await until(
+      async () => {
+        const p = await podNamed('recreated');
+        const c = p?.status?.containerStatuses?.[0];
+        return c?.restartCount === 1 && c.state.running && p;
+      },
+      20_000,
+      'running again with restartCount 1',
+    );
+    expect(again.metadata.uid).toBe(first.metadata.uid);
+    await until(() => countProcesses(`${tag}-recreated`) === 1, 10_000, 'one copy');
+    rmSync(join(manifests, 'recreated.yaml'));
+    await until(() => countProcesses(`${tag}-recreated`) === 0, 10_000, 'recreated gone');
+  }, 40_000);
+
   it('runs a pod again whose manifest was removed and put back while it stopped (same UID), counted in kubelet_restarted_pods_total', async () => {
     const manifest = `apiVersion: v1\nkind: Pod\nmetadata: {name: again}\nspec:\n  terminationGracePeriodSeconds: 2\n  containers:\n  - {name: main, image: busybox, command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done", "${tag}-again"]}\n`;
     const restarted = async () =>

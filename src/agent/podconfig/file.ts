@@ -3,15 +3,17 @@
  * re-read on filesystem events (debounced) and every `periodMs` (a file whose stat has not changed
  * since it was read, settled, is not opened again). A file that fails to decode is
  * reported with its path and reason; the pods it produced last time are kept (an editor's
- * half-written save does not kill a running pod). A deleted file's pods go away.
+ * half-written save does not kill a running pod). A deleted file's pods go away; a file deleted
+ * (or moved away) and created again between two reads — two `rename` events for its name — has
+ * its pods removed and added again, as upstream's inotify source sees it: a pod whose manifest is
+ * put back with the same content (same UID) is restarted.
  * Only regular files (a symlink is followed to one) of at most MAX_MANIFEST_BYTES are read, and
  * without blocking: directories, FIFOs, devices, sockets, dangling symlinks and symlink loops are
  * skipped with a log line naming the file and the reason, as are empty files and files without
  * pods; a pod name that two files both define is kept from the first file and the second named.
  * Each of these is logged once per change, not on every check.
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { constants, statSync } from 'node:fs';
+import { constants, statSync, watch, type FSWatcher } from 'node:fs';
 import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
@@ -70,6 +72,8 @@ export class FileSource implements PodSource {
   readonly name = 'file';
   private readonly lastGood = new Map<string, ReadManifest & { pods: Pod[] }>();
   private readonly reported = new Map<string, string>();
+  /** `rename` events (creation, deletion, moves) by file since its last read. */
+  private renames = new Map<string, number>();
 
   constructor(private readonly deps: FileSourceDeps) {}
 
@@ -86,7 +90,8 @@ export class FileSource implements PodSource {
       try {
         do {
           again = false;
-          const pods = await this.readAll();
+          const { pods, replaced } = await this.read();
+          if (!signal.aborted && replaced.size) emit(pods.filter((p) => !replaced.has(p)));
           if (!signal.aborted) emit(pods);
         } while (again && !signal.aborted);
       } finally {
@@ -103,7 +108,12 @@ export class FileSource implements PodSource {
     const tryWatch = () => {
       if (watcher) return;
       try {
-        watcher = watch(this.deps.path, { persistent: false }, () => schedule(WATCH_SETTLE_MS));
+        const single = statSync(this.deps.path).isFile();
+        watcher = watch(this.deps.path, { persistent: false }, (event, name) => {
+          const f = single ? this.deps.path : name ? join(this.deps.path, name) : undefined;
+          if (event === 'rename' && f) this.renames.set(f, (this.renames.get(f) ?? 0) + 1);
+          schedule(WATCH_SETTLE_MS);
+        });
         watcher.on('error', () => {
           watcher?.close();
           watcher = undefined;
@@ -224,6 +234,14 @@ export class FileSource implements PodSource {
 
   /** Reads every manifest and returns the current static pods. */
   async readAll(): Promise<Pod[]> {
+    return (await this.read()).pods;
+  }
+
+  /** Reads every manifest: the current static pods, and those of files replaced since the last read (same text). */
+  async read(): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
+    const renames = this.renames;
+    this.renames = new Map();
+    const replaced = new Set<Pod>();
     const files = await this.files();
     const out: Pod[] = [];
     const owner = new Map<string, string>();
@@ -252,6 +270,7 @@ export class FileSource implements PodSource {
       if (cached && cached.text === text) {
         // Same text: the pods stand; a file read again keeps its new stat and read time.
         if (read !== cached) this.lastGood.set(f, { ...read, pods: cached.pods });
+        if ((renames.get(f) ?? 0) >= 2) for (const p of cached.pods) replaced.add(p);
         take(f, cached.pods);
         continue;
       }
@@ -276,6 +295,6 @@ export class FileSource implements PodSource {
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }
-    return out;
+    return { pods: out, replaced };
   }
 }

@@ -144,3 +144,34 @@ describe('unchangedSince', () => {
       expect(unchangedSince(read, { ...st, ...change })).toBe(false);
   });
 });
+
+describe('FileSource watching a directory', () => {
+  it('a manifest deleted and written again with the same text between two reads is removed and added again (upstream inotify); rewritten in place, it is not', async () => {
+    const d = join(dir, 'recreate');
+    mkdirSync(d);
+    const f = join(d, 'p.yaml');
+    writeFileSync(f, pod('again'));
+    const { s } = source(d);
+    const snapshots: string[][] = [];
+    const ctl = new AbortController();
+    s.start({ signal: ctl.signal, emit: (pods) => snapshots.push(pods.map((p) => String(p.metadata.name))) });
+    const settle = async (n: number) => {
+      for (let i = 0; i < 100 && snapshots.length < n; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 150));
+    };
+    await settle(1);
+    expect(snapshots).toEqual([['again-n1']]);
+    // In place, same text: nothing to tell.
+    writeFileSync(f, pod('again'));
+    await settle(2);
+    expect(snapshots.filter((x) => x.length === 0)).toEqual([]);
+    // Deleted and created again at once (as upstream's e2e test does): gone, then back.
+    rmSync(f);
+    writeFileSync(f, pod('again'));
+    await settle(snapshots.length + 2);
+    ctl.abort();
+    const i = snapshots.findIndex((x) => x.length === 0);
+    expect(i).toBeGreaterThan(0);
+    expect(snapshots[i + 1]).toEqual(['again-n1']);
+  });
+});
