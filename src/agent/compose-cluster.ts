@@ -5,6 +5,8 @@
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
 import { StatusSync } from './status/status-sync.js';
+import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import { Histogram } from './metrics/registry.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { KubeClient } from '../lib/kube-client.js';
@@ -83,7 +85,16 @@ export function startClusterMembership(
  */
 export function composeStatusSync(
   client: KubeClient,
-  o: { statusManager: StatusManager; podManager: PodManager; finished: (uid: string) => boolean; clock: Clock; logger: Logger },
+  o: { statusManager: StatusManager; podManager: PodManager; finished: (uid: string) => boolean; metrics: KubeletMetrics; clock: Clock; logger: Logger },
 ): StatusSync {
-  return new StatusSync({ client, statusManager: o.statusManager, podManager: o.podManager, canBeDeleted: o.finished, clock: o.clock, logger: o.logger });
+  const duration = o.metrics.register(
+    new Histogram(
+      'kubelet_pod_status_sync_duration_seconds',
+      '[ALPHA] Duration in seconds to sync a pod status update. Measures time from detection of a change to pod status until the API is successfully updated for that pod, even if multiple intevening changes to pod status occur.',
+      [],
+      [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 20, 30, 45, 60],
+    ),
+  );
+  const { statusManager, podManager, clock, logger } = o;
+  return new StatusSync({ client, statusManager, podManager, canBeDeleted: o.finished, clock, logger, observeSync: (s) => duration.observe(undefined, s) });
 }

@@ -201,6 +201,8 @@ describe('pods from the apiserver', () => {
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(Number(/^kubelet_pod_start_sli_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     expect(Number(/^kubelet_pod_start_total_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    // Each status write that reached the apiserver, timed from the change it carried.
+    expect(Number(/^kubelet_pod_status_sync_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
     const started = c.api.store.list('events').find((e) => e.involvedObject.name === 'web' && e.reason === 'Started')!;
     expect(started).toMatchObject({
       source: { component: 'kubelet', host: node },

@@ -32,6 +32,8 @@ export interface StatusSyncDeps {
   clock: Clock;
   logger: Logger;
   periodMs?: number;
+  /** Seconds from the first change of a pod's status not yet written to the write that carried it (kubelet_pod_status_sync_duration_seconds). */
+  observeSync?(seconds: number): void;
 }
 
 /** Syncs statuses. */
@@ -40,13 +42,19 @@ export class StatusSync {
   /** The status the apiserver answered to our last PATCH, by pod UID: the base of the next patch. */
   private readonly apiStatus = new Map<string, PodStatus>();
   private readonly deleted = new Set<string>();
+  /** When each pod's status first changed since its last write (monotonic ms). */
+  private readonly changedSince = new Map<string, number>();
   private running = false;
   private again = false;
   private cancel: (() => void) | undefined;
   private failures = 0;
   private stopped = false;
 
-  constructor(private readonly d: StatusSyncDeps) {}
+  constructor(private readonly d: StatusSyncDeps) {
+    d.statusManager.onChange((uid) => {
+      if (!this.changedSince.has(uid)) this.changedSince.set(uid, performance.now());
+    });
+  }
 
   /** Asks for a pass soon (coalesced). */
   trigger(): void {
@@ -76,9 +84,10 @@ export class StatusSync {
         this.again = false;
         failed = 0;
         for (const pod of this.d.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
-        for (const uid of [...this.written.keys(), ...this.deleted])
+        for (const uid of [...this.written.keys(), ...this.deleted, ...this.changedSince.keys()])
           if (!this.d.podManager.getPodByUid(uid)) {
             this.written.delete(uid);
+            this.changedSince.delete(uid);
             this.deleted.delete(uid);
             this.apiStatus.delete(uid);
           }
@@ -117,6 +126,11 @@ export class StatusSync {
           throw apiError('patching pod status', r);
         }
         if (r.status === 200 && r.body?.status) this.apiStatus.set(uid, r.body.status);
+        const since = this.changedSince.get(uid);
+        if (since !== undefined && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
+          this.changedSince.delete(uid);
+          if (r.status === 200) this.d.observeSync?.((performance.now() - since) / 1000);
+        }
         if (r.status !== 200)
           this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
       }

@@ -93,4 +93,37 @@ describe('StatusSync', () => {
     expect(api.store.get('pods', 'default', 'a')).toBeUndefined();
     expect(api.requests.find((r) => r.method === 'DELETE')!.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: a.metadata.uid } });
   });
+
+  it('observes kubelet_pod_status_sync_duration_seconds from the first unwritten change to the write that carries it, once per write, not for a pod gone', async () => {
+    const podManager = new PodManager();
+    const statusManager = new StatusManager();
+    const observed: number[] = [];
+    const sync = new StatusSync({
+      client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }),
+      statusManager,
+      podManager,
+      clock: realClock,
+      logger: createLogger({ level: 'fatal' }),
+      canBeDeleted: () => false,
+      observeSync: (s) => observed.push(s),
+    });
+    const p = apiPod('timed');
+    const gone = apiPod('timed-gone');
+    podManager.addOrUpdate(p);
+    podManager.addOrUpdate(gone);
+    api.store.remove('pods', 'default', 'timed-gone');
+    statusManager.set(gone.metadata.uid!, running);
+    statusManager.set(p.metadata.uid!, running);
+    await new Promise((r) => setTimeout(r, 60));
+    statusManager.set(p.metadata.uid!, { ...running, podIP: '10.0.0.8' });
+    await sync.pass();
+    // One write carried both changes: timed from the first; the pod gone (404) adds nothing.
+    expect(observed).toHaveLength(1);
+    expect(observed[0]).toBeGreaterThanOrEqual(0.06);
+    statusManager.set(p.metadata.uid!, { ...running, podIP: '10.0.0.9' });
+    await sync.pass();
+    await sync.pass();
+    expect(observed).toHaveLength(2);
+    expect(observed[1]).toBeLessThan(observed[0]);
+  });
 });
