@@ -478,6 +478,32 @@ describe('admission', () => {
     expect(pod('greedy')).toBeUndefined();
   });
 
+  it('counts a pod that is still stopping: its cpu is not free until its containers are gone (upstream active pods)', async () => {
+    const share = `${Math.floor(milliCpu(c.api.store.get('nodes', '', node)!.status.allocatable.cpu)! * 0.6)}m`;
+    const hungry = (name: string, marker: string) =>
+      boundPod(name, node, {
+        terminationGracePeriodSeconds: 4,
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', "trap '' TERM; while true; do sleep 0.1; done", marker],
+            resources: { requests: { cpu: share } },
+          },
+        ],
+      });
+    create(hungry('cpu-holder', 'cpu-holder-marker'));
+    await until(() => running('cpu-holder'), 15_000, 'cpu-holder Running');
+    await kubectl(c, ['delete', 'pod', 'cpu-holder', '--wait=false']);
+    await until(() => pod('cpu-holder')?.metadata.deletionTimestamp, 5_000, 'cpu-holder being deleted');
+    create(hungry('cpu-wanter', 'cpu-wanter-marker'));
+    const refused = await until(() => pod('cpu-wanter')?.status?.phase === 'Failed' && pod('cpu-wanter')!.status, 15_000, 'cpu-wanter rejected');
+    expect(refused.reason).toBe('OutOfcpu');
+    expect(countProcesses('cpu-holder-marker')).toBeGreaterThan(0);
+    await until(() => !pod('cpu-holder'), 20_000, 'cpu-holder gone');
+    await kubectl(c, ['delete', 'pod', 'cpu-wanter', '--wait=false']);
+  }, 40_000);
+
   it("admits against the Node the apiserver has: a label an operator adds counts, and so does a NoExecute taint (upstream's node informer)", async () => {
     await kubectl(c, ['label', 'node', node, 'disktype=ssd']);
     await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute']);

@@ -7,6 +7,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
+import { isActivePod } from '../pods/active-pods.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Counter, Gauge } from './registry.js';
 import type { WorkerState } from '../sync/pod-workers.js';
@@ -47,7 +48,7 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
     const config = desiredUids.has(w.uid) ? 'desired' : w.pod ? 'orphan' : 'runtime_only';
     const s = config === 'runtime_only' ? 'unknown' : staticLabel(w.pod);
     working.set(`${w.state}|${config}|${s}`, working.get(`${w.state}|${config}|${s}`)! + 1);
-    if (w.state === 'sync' && config === 'desired') active[s]++;
+    if (config === 'desired' && w.pod && isActivePod(w.pod, w.state)) active[s]++;
   }
   return {
     desired,

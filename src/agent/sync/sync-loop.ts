@@ -19,11 +19,9 @@ import type { AdmitResult } from '../admission/predicate.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { GenericPleg } from '../pleg/generic-pleg.js';
 import type { PodWorkers } from './pod-workers.js';
+import { hasTerminalPhase, isActivePod } from '../pods/active-pods.js';
 import type { WorkQueue } from './work-queue.js';
 import { compareStrings } from '../../lib/compare.js';
-
-/** True when the pod's (API) status is Succeeded or Failed. */
-const hasTerminalPhase = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 
 /** What the loop needs. */
 export interface SyncLoopDeps {
@@ -58,17 +56,13 @@ export class SyncLoop {
     return this.inactive.has(uid);
   }
 
-  /** The pods admitted to run (upstream's active pods, before the workers' view): neither rejected nor finished in the API. */
+  /** The active pods (upstream GetActivePods): admitted, and holding the node's resources (pods/active-pods.ts). */
   activePods(): Pod[] {
-    return this.d.podManager.getPods().filter((p) => !this.inactive.has(p.metadata.uid!) && !hasTerminalPhase(p));
+    return this.d.podManager.getPods().filter((p) => !this.inactive.has(p.metadata.uid!) && isActivePod(p, this.d.workers.stateOf(p.metadata.uid!)));
   }
 
   private admitted(except: string): Pod[] {
-    return this.d.podManager
-      .getPods()
-      .filter(
-        (p) => p.metadata.uid !== except && !this.inactive.has(p.metadata.uid!) && this.d.workers.stateOf(p.metadata.uid!) === 'sync' && !hasTerminalPhase(p),
-      );
+    return this.activePods().filter((p) => p.metadata.uid !== except);
   }
 
   private syncStaticOf(mirror: Pod): void {
