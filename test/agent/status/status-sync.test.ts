@@ -35,19 +35,19 @@ const apiPod = (name: string) =>
   }) as Pod;
 const running = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'True' as const }], podIP: '10.0.0.7' };
 
+/** A syncer over a fresh pod manager and status manager. */
+async function syncer(o: Pick<ConstructorParameters<typeof StatusSync>[0], 'canBeDeleted' | 'observeSync'>) {
+  const podManager = new PodManager();
+  const statusManager = new StatusManager();
+  const client = await createKubeClient(kubeconfig, { timeoutMs: 3000 });
+  const sync = new StatusSync({ client, statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), ...o });
+  return { podManager, statusManager, sync };
+}
+
 describe('StatusSync', () => {
   it('writes new versions only, merges conditions, handles 409/404 without retrying, retries failures, then deletes', async () => {
-    const podManager = new PodManager();
-    const statusManager = new StatusManager();
     const finished = new Set<string>();
-    const sync = new StatusSync({
-      client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }),
-      statusManager,
-      podManager,
-      clock: realClock,
-      logger: createLogger({ level: 'fatal' }),
-      canBeDeleted: (uid) => finished.has(uid),
-    });
+    const { podManager, statusManager, sync } = await syncer({ canBeDeleted: (uid) => finished.has(uid) });
     const a = apiPod('a');
     const gone = apiPod('gone');
     const replaced = apiPod('replaced');
@@ -95,18 +95,8 @@ describe('StatusSync', () => {
   });
 
   it('observes kubelet_pod_status_sync_duration_seconds from the first unwritten change to the write that carries it, once per write, not for a pod gone', async () => {
-    const podManager = new PodManager();
-    const statusManager = new StatusManager();
     const observed: number[] = [];
-    const sync = new StatusSync({
-      client: await createKubeClient(kubeconfig, { timeoutMs: 3000 }),
-      statusManager,
-      podManager,
-      clock: realClock,
-      logger: createLogger({ level: 'fatal' }),
-      canBeDeleted: () => false,
-      observeSync: (s) => observed.push(s),
-    });
+    const { podManager, statusManager, sync } = await syncer({ canBeDeleted: () => false, observeSync: (s) => observed.push(s) });
     const p = apiPod('timed');
     const gone = apiPod('timed-gone');
     podManager.addOrUpdate(p);
