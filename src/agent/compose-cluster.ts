@@ -14,7 +14,7 @@ import type { CriRuntime } from '../cri/services.js';
 import type { EventRecorder } from './events/recorder.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 import type { AgentConfig } from './agent-config.js';
-import { NodeStatusManager } from './nodestatus/node-status-manager.js';
+import { NodeStatusManager, type NodeStatusManagerDeps } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 
@@ -42,6 +42,8 @@ export function startClusterMembership(
     pressure?: () => ReadonlySet<string>;
     /** The volume manager's attachable volumes in use. */
     volumesInUse?: () => string[];
+    /** The node startup latency gauges. */
+    startup?: NodeStatusManagerDeps['startup'];
   },
 ): NodeStatusManager {
   const { signal } = o;
@@ -57,6 +59,7 @@ export function startClusterMembership(
     logger: d.logger,
     updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
+    startup: o.startup,
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),

@@ -276,7 +276,7 @@ export function composeAgent(
         nodeStatus = startClusterMembership(
           cfg,
           { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync! },
-          { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), signal: abort.signal },
+          { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), startup: metrics.nodeStartup, signal: abort.signal },
         );
       // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.
       if (nodeInformer) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);

@@ -109,6 +109,10 @@ describe('node', () => {
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(Number(/^rest_client_requests_total\{code="200",host="[^"]+",method="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
     expect(Number(/^rest_client_request_duration_seconds_count\{host="[^"]+",verb="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    // The node startup gauges: a new Node was registered, then became Ready.
+    for (const g of ['registration', 'post_registration', 'pre_registration'])
+      expect(Number(new RegExp(`^kubelet_node_startup_${g}_duration_seconds (\\S+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(Number(/^kubelet_node_startup_duration_seconds (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   it('keeps a Lease in kube-node-lease owned by the Node, renewed every duration/4', async () => {

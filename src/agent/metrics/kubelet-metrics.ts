@@ -25,6 +25,7 @@ import type { ImageManagerDeps } from '../images/image-manager.js';
 import type { Pod } from '../../api/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
+import { bootTimeMs, NodeStartupTracker } from './node-startup-metrics.js';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
@@ -91,6 +92,8 @@ export class KubeletMetrics {
   /** The image manager's pull observer: the startup SLI's pull times and kubelet_image_pull_duration_seconds. */
   readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
+  /** The node startup latency gauges, fed by node registration and status. */
+  readonly nodeStartup = new NodeStartupTracker(this, { bootMs: bootTimeMs(), kubeletStartMs: performance.timeOrigin, now: Date.now });
 
   constructor(o: {
     nodeName: string;

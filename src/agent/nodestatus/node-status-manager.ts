@@ -37,6 +37,8 @@ export interface NodeStatusManagerDeps {
   logger: Logger;
   updateFrequencyMs: number;
   reportFrequencyMs: number;
+  /** The node startup latency gauges (metrics/node-startup-metrics.ts). */
+  startup?: { attemptRegister(): void; registeredNew(): void; nodeReady(): void };
 }
 
 /** Registers the node and keeps its status current. */
@@ -58,8 +60,10 @@ export class NodeStatusManager {
     while (!signal.aborted) {
       try {
         const node = initialNode(s, this.d.machine);
+        this.d.startup?.attemptRegister();
         const r = await client.request<NodeObject>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
         if (r.status === 201) {
+          this.d.startup?.registeredNew();
           this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
           this.d.events.record(nodeRef(s.nodeName), 'Normal', 'RegisteredNode', `Node ${s.nodeName} registered with the API server`);
           this.uid = r.body!.metadata.uid;
@@ -132,6 +136,7 @@ export class NodeStatusManager {
     this.apiStatus = r.body?.status ?? desired;
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
+    if (ready.status === 'True') this.d.startup?.nodeReady();
     if (ready.status !== wasReady)
       this.d.events.record(
         nodeRef(s.nodeName),
