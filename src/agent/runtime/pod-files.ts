@@ -4,7 +4,7 @@
  * container's terminationMessagePath, world-writable so any user in the container can write it).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import { hostsFileContent } from './hosts-file.js';
@@ -15,11 +15,17 @@ export function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid);
 }
 
+/*
+ * The files here are small and local: they are read and written synchronously. Each pod start
+ * makes a few of these calls, and through fs.promises (a FileHandle, a thread-pool round trip and
+ * promises per step, under V8's interpreter) they cost the kubelet ~5 ms of CPU per pod.
+ */
+
 /** A file's text, or "" when there is no path or no file. */
 export async function readText(path: string): Promise<string> {
   if (!path) return '';
   try {
-    return await readFile(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch {
     return '';
   }
@@ -36,9 +42,9 @@ export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: s
     domain: name.ok ? name.domain : '',
     nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
   });
-  await mkdir(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const path = join(dir, 'etc-hosts');
-  await writeFile(path, content, { mode: 0o644 });
+  writeFileSync(path, content, { mode: 0o644 });
   return path;
 }
 
@@ -46,9 +52,9 @@ export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: s
 export async function terminationLogFile(rootDir: string, pod: Pod, c: Container): Promise<string | undefined> {
   if (!c.terminationMessagePath) return undefined;
   const dir = join(podDir(rootDir, pod.metadata.uid!), 'containers', c.name);
-  await mkdir(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const file = join(dir, randomBytes(4).toString('hex'));
-  await writeFile(file, '');
-  await chmod(file, 0o666);
+  writeFileSync(file, '');
+  chmodSync(file, 0o666);
   return file;
 }

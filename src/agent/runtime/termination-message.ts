@@ -5,7 +5,7 @@
  * terminationMessagePath) — or, with FallbackToLogsOnError, a non-zero exit and an empty file,
  * the last 80 lines / 2 KiB of its log.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import type * as cri from '../../cri/types.js';
 import { ContainerTerminationMessagePathAnnotation, ContainerTerminationMessagePolicyAnnotation } from './labels.js';
@@ -25,21 +25,25 @@ export function terminationMessageSource(s: cri.ContainerStatus): { file?: strin
   return { file: mount?.host_path, fallbackToLogs };
 }
 
+/** The last `max` bytes of a small local file (synchronous: the kubelet's own termination-log file). */
 async function readTail(path: string, max: number): Promise<string | undefined> {
-  let fh;
+  let fd;
   try {
-    fh = await open(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
   try {
-    const { size } = await fh.stat();
-    const len = Math.min(size, max);
+    const st = fstatSync(fd);
+    if (!st.isFile()) return undefined;
+    const len = Math.min(st.size, max);
     const buf = Buffer.alloc(len);
-    await fh.read(buf, 0, len, size - len);
-    return buf.toString('utf8');
+    const n = readSync(fd, buf, 0, len, st.size - len);
+    return buf.toString('utf8', 0, n);
+  } catch {
+    return undefined;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
