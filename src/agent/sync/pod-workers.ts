@@ -22,6 +22,9 @@ import { messageOf } from '../../lib/errors.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { StaticPodStarts } from './static-pod-starts.js';
 
+/** How long a dropped worker's UID is remembered (its successor's first sync waits for lists newer than the drop). */
+const FORGOTTEN_MS = 10_000;
+
 /** A worker's lifecycle state. */
 export type WorkerState = 'sync' | 'terminating' | 'terminated';
 
@@ -40,8 +43,8 @@ export interface PodSyncer {
   /**
    * Runs the pod; returns `terminal` when it is finished for good. Nothing has acted for this pod
    * since `quiet.quietSinceMs` (monotonic ms, performance.now): the end of its worker's previous
-   * sync, or for a worker's first sync the last time any worker was dropped (see
-   * RuntimeManager.getPodStatus).
+   * sync, or for a worker's first sync the time a worker of the same UID was dropped (0 for a
+   * UID no worker had: a new pod; see RuntimeManager.getPodStatus).
    */
   syncPod(pod: Pod, quiet: { quietSinceMs: number }, updateType: SyncUpdateType): Promise<{ terminal: boolean }>;
   /** Stops every container of the pod. */
@@ -80,10 +83,11 @@ export class PodWorkers {
   private idleWaiters: (() => void)[] = [];
   private busyCount = 0;
   /**
-   * When a worker was last dropped (monotonic ms). A new worker's pod has had nothing done for it
-   * since then: another worker for the same UID only goes once it has finished.
+   * When each UID's worker was dropped (monotonic ms), for the last FORGOTTEN_MS. A new worker's
+   * pod has had nothing done for it since then — another worker for the same UID only goes once
+   * it has finished — and a UID no worker had (a new pod) has had nothing done for it at all.
    */
-  private lastForgetAtMs = 0;
+  private readonly forgottenAt = new Map<string, number>();
   private readonly staticStarts = new StaticPodStarts();
 
   constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number }) {}
@@ -131,7 +135,7 @@ export class PodWorkers {
         try {
           const state = stateOf(w);
           if (state === 'sync') {
-            const quiet = { quietSinceMs: w.syncEndedAtMs ?? this.lastForgetAtMs };
+            const quiet = { quietSinceMs: w.syncEndedAtMs ?? this.forgottenAt.get(uid) ?? 0 };
             let r;
             try {
               r = await this.deps.syncer.syncPod(w.pod, quiet, u.kind === 'kill' ? 'sync' : u.kind);
@@ -269,7 +273,10 @@ export class PodWorkers {
     if (w && stateOf(w) === 'terminated' && !w.busy) {
       this.workers.delete(uid);
       this.releaseName(uid, w);
-      this.lastForgetAtMs = performance.now();
+      const now = performance.now();
+      // The PLEG lists every second: a drop older than this precedes every list a new worker reads.
+      for (const [old, at] of this.forgottenAt) if (at < now - FORGOTTEN_MS) this.forgottenAt.delete(old);
+      this.forgottenAt.set(uid, now);
     }
   }
 

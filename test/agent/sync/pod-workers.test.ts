@@ -1,6 +1,6 @@
 /**
  * Pod workers: each sync is told since when nothing has acted for its pod — the end of the
- * worker's previous sync, or for its first the last time any worker was dropped; idleness is tracked.
+ * worker's previous sync, or for its first the time a worker of its UID was dropped (0 for a new UID); idleness is tracked.
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
@@ -44,7 +44,7 @@ async function createThenSync(o: { failFirst?: boolean } = {}) {
 }
 
 describe('PodWorkers', () => {
-  it("dates a worker's first sync from the last worker dropped (none yet: 0), and each later one from the end of the sync before", async () => {
+  it("dates a worker's first sync from its UID's last worker dropped (none: 0), and each later one from the end of the sync before", async () => {
     const [first, second] = await createThenSync();
     expect(first.quietSinceMs).toBe(0);
     expect(second.quietSinceMs).toBeGreaterThanOrEqual(first.endedAtMs!);
@@ -60,7 +60,7 @@ describe('PodWorkers', () => {
     expect(second.quietSinceMs).toBeGreaterThanOrEqual(first.endedAtMs!);
   });
 
-  it('dates a new worker’s quiet time from the last worker dropped, so a re-added pod is not taken for new', async () => {
+  it('dates a new worker’s quiet time from the drop of its UID’s last worker, so a re-added pod is not taken for new', async () => {
     const r = recordingSyncer();
     const w = workersOf(r.syncer);
     w.update({ pod: pod('a'), kind: 'create' });
@@ -75,6 +75,18 @@ describe('PodWorkers', () => {
     const again = r.syncs.at(-1)!;
     expect(again.uid).toBe('a');
     expect(again.quietSinceMs).toBeGreaterThanOrEqual(before);
+  });
+
+  it('dates a new pod’s first sync from 0 although another worker was just dropped: nothing ever acted for its UID', async () => {
+    const r = recordingSyncer();
+    const w = workersOf(r.syncer);
+    w.update({ pod: pod('old'), kind: 'create' });
+    w.update({ pod: pod('old'), kind: 'kill' });
+    await w.whenIdle();
+    w.forget('old');
+    w.update({ pod: pod('new'), kind: 'create' });
+    await w.whenIdle();
+    expect(r.syncs.find((s) => s.uid === 'new')!.quietSinceMs).toBe(0);
   });
 
   it('is idle only when every worker is', async () => {
