@@ -3,7 +3,8 @@
  * its runtime. A pod bound through the API runs as a CNI container and its status (pod IP from the
  * bridge, containerd:// IDs) reaches the apiserver; a kubelet restart recreates nothing; a
  * containerd outage turns the Node NotReady with upstream's message and back; kubectl delete
- * removes the pod's containers and sandbox from containerd. Image pulls from a private registry
+ * removes the pod's containers and sandbox from containerd; a deleted pod held by a finalizer
+ * ends Failed with its container's SIGKILL (137). Image pulls from a private registry
  * (Basic auth) work with the pod's imagePullSecrets and fail without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -196,6 +197,27 @@ describe('cluster on containerd', () => {
       .map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['NodeNotReady', 'NodeReady']));
   }, 90_000);
+
+  it('a deleted pod held by a finalizer ends Failed, its container killed after the grace period: 137, reason Error (upstream Pod SIGKILL and deleted pods tests)', async () => {
+    // busybox sleep as PID 1 ignores SIGTERM: containerd kills it once the grace period is over.
+    c.api.store.create(
+      'pods',
+      boundPod(
+        'held',
+        node,
+        { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+        { finalizers: ['example.com/test-finalizer'] },
+      ),
+    );
+    await until(() => pod('held')?.status?.containerStatuses?.[0]?.state?.running, 40_000, 'held Running');
+    const uid = pod('held')!.metadata.uid;
+    await kubectl(c, ['delete', 'pod', 'held', '--wait=false']);
+    const st = await until(() => pod('held')?.status?.phase === 'Failed' && pod('held')!.status, 40_000, 'held Failed');
+    expect(st.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
+    await kubectl(c, ['patch', 'pod', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    await until(() => !pod('held'), 20_000, 'held gone');
+    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 30_000, 'sandbox removed');
+  }, 120_000);
 
   it('kubectl delete pod removes its containers and sandbox from containerd', async () => {
     const uid = pod('app')!.metadata.uid;
