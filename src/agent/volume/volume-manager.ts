@@ -24,6 +24,7 @@ import { makeRShared, unmountUnder } from './mount-util.js';
 import { computeVolumeActions, orphanedPodDirs } from './reconcile.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { IN_TREE_PLUGINS } from './plugins/all.js';
+import { podDir } from '../runtime/pod-files.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -59,7 +60,7 @@ const pluginName = (dirName: string) => dirName.replace('~', '/');
 /** A set-up volume's plugin as upstream's metrics name it (GetFullQualifiedPluginNameForVolume). */
 const metricsName = (v: MountedVolume) => v.pluginName ?? pluginName(v.plugin);
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
-const podVolumesDir = (rootDir: string, uid: string) => join(rootDir, 'pods', uid, 'volumes');
+const podVolumesDir = (rootDir: string, uid: string) => join(podDir(rootDir, uid), 'volumes');
 
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
@@ -224,7 +225,7 @@ export class VolumeManager {
    * volume cannot be released or unmounted: nothing is removed then.
    */
   async unmountPod(uid: string): Promise<boolean> {
-    const dir = join(this.d.rootDir, 'pods', uid);
+    const dir = podDir(this.d.rootDir, uid);
     const t0 = performance.now();
     try {
       await this.pluginTearDowns(podVolumesDir(this.d.rootDir, uid));
@@ -246,7 +247,7 @@ export class VolumeManager {
   /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
   async removePodDir(uid: string): Promise<boolean> {
     if (!(await this.unmountPod(uid))) return false;
-    await rm(join(this.d.rootDir, 'pods', uid), { recursive: true, force: true });
+    await rm(podDir(this.d.rootDir, uid), { recursive: true, force: true });
     this.d.onPodRemoved?.(uid);
     return true;
   }
