@@ -9,7 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import type { Pod } from '../api/types.js';
 import { admitPod, type AdmissionNode, type AdmitResult } from './admission/predicate.js';
-import { isCriticalPod, podsToPreempt, PREEMPTED, PREEMPTED_DISRUPTION } from './admission/preemption.js';
+import { isCritical, podsToPreempt, PREEMPTED, PREEMPTED_DISRUPTION } from './admission/preemption.js';
 import { podRef } from './events/recorder.js';
 import { Counter } from './metrics/registry.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
@@ -100,9 +100,9 @@ export function composeAdmission(
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
-    const isCritical = isCriticalPod(pod);
-    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), isCritical, allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
-    if (r.admit || !r.shortfalls || !isCritical) return r;
+    const critical = isCritical(pod);
+    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), isCritical: critical, allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
+    if (r.admit || !r.shortfalls || !critical) return r;
     const victims = podsToPreempt(pod, admitted, r.shortfalls);
     if (typeof victims === 'string')
       return {

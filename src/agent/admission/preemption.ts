@@ -7,8 +7,8 @@
  * the smaller request (memory, then cpu) winning a tie. Pure.
  */
 import type { Pod } from '../../api/types.js';
-import { isMirrorPod, isStaticPod } from '../podconfig/types.js';
-import { SYSTEM_CRITICAL_PRIORITY } from '../runtime/shutdown-groups.js';
+import { isStaticPod } from '../podconfig/types.js';
+import { isCriticalPod } from '../eviction/rank.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { podRequests, type Shortfall } from './predicate.js';
 
@@ -17,14 +17,12 @@ export const PREEMPTED = { reason: 'Preempting', message: 'Preempted in order to
 /** The victim's DisruptionTarget condition message. */
 export const PREEMPTED_DISRUPTION = 'Pod was preempted by Kubelet to accommodate a critical pod.';
 
-/** Upstream kubetypes.IsCriticalPod. */
-export function isCriticalPod(pod: Pod): boolean {
-  return isStaticPod(pod) || isMirrorPod(pod) || (pod.spec.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
-}
+/** Upstream kubetypes.IsCriticalPod (static, mirror, or system-critical priority: eviction/rank.ts's). */
+export const isCritical = (pod: Pod): boolean => isCriticalPod(pod, isStaticPod(pod));
 
 /** Upstream kubetypes.Preemptable: a critical pod may preempt a non-critical one, and a pod one of lower priority. */
 export function preemptable(preemptor: Pod, preemptee: Pod): boolean {
-  if (isCriticalPod(preemptor) && !isCriticalPod(preemptee)) return true;
+  if (isCritical(preemptor) && !isCritical(preemptee)) return true;
   const a = preemptor.spec.priority;
   const b = preemptee.spec.priority;
   return a !== undefined && b !== undefined && a > b;

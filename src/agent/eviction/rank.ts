@@ -7,9 +7,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { bytes } from '../../api/quantity.js';
 import { thresholdValue, resourceOf, type Observation, type Threshold } from './signals.js';
-
-/** Upstream scheduling.SystemCriticalPriority. */
-export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
+import { SYSTEM_CRITICAL_PRIORITY } from '../runtime/shutdown-groups.js';
 
 /** A pod with what it uses of the resource under pressure (undefined: no stats). */
 export interface Candidate {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { shortfalls, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
-import { isCriticalPod, podsToPreempt, preemptable } from '../../../src/agent/admission/preemption.js';
+import { isCritical, podsToPreempt, preemptable } from '../../../src/agent/admission/preemption.js';
 
 const allocatable: AdmissionNode['allocatable'] = { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 };
 const pod = (name: string, o: { cpu?: string; memory?: string; guaranteed?: boolean; priority?: number; static?: boolean } = {}): Pod => {
@@ -37,9 +37,9 @@ describe('shortfalls', () => {
 describe('critical pods', () => {
   it('static, mirror and system-critical priority pods are critical; a critical pod may preempt non-critical and lower-priority pods only', () => {
     const critical = pod('static', { static: true });
-    expect(isCriticalPod(critical)).toBe(true);
-    expect(isCriticalPod(pod('sys', { priority: 2_000_001_000 }))).toBe(true);
-    expect(isCriticalPod(pod('user', { priority: 1000 }))).toBe(false);
+    expect(isCritical(critical)).toBe(true);
+    expect(isCritical(pod('sys', { priority: 2_000_001_000 }))).toBe(true);
+    expect(isCritical(pod('user', { priority: 1000 }))).toBe(false);
     expect(preemptable(critical, pod('user'))).toBe(true);
     expect(preemptable(critical, pod('other-static', { static: true }))).toBe(false);
     expect(preemptable(pod('hi', { priority: 10 }), pod('lo', { priority: 5 }))).toBe(true);
