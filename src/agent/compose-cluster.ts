@@ -17,6 +17,7 @@ import type { AgentConfig } from './agent-config.js';
 import { NodeStatusManager, type NodeStatusManagerDeps } from './nodestatus/node-status-manager.js';
 import { LeaseController } from './nodestatus/lease.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
+import type { PodWorkers } from './sync/pod-workers.js';
 
 /** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
@@ -88,7 +89,15 @@ export function startClusterMembership(
  */
 export function composeStatusSync(
   client: KubeClient,
-  o: { statusManager: StatusManager; podManager: PodManager; finished: (uid: string) => boolean; metrics: KubeletMetrics; clock: Clock; logger: Logger },
+  o: {
+    statusManager: StatusManager;
+    podManager: PodManager;
+    finished: (uid: string) => boolean;
+    workers: Pick<PodWorkers, 'stateOf'>;
+    metrics: KubeletMetrics;
+    clock: Clock;
+    logger: Logger;
+  },
 ): StatusSync {
   const duration = o.metrics.register(
     new Histogram(
@@ -99,5 +108,15 @@ export function composeStatusSync(
     ),
   );
   const { statusManager, podManager, clock, logger } = o;
-  return new StatusSync({ client, statusManager, podManager, canBeDeleted: o.finished, clock, logger, observeSync: (s) => duration.observe(undefined, s) });
+  return new StatusSync({
+    client,
+    statusManager,
+    podManager,
+    canBeDeleted: o.finished,
+    // Upstream CouldHaveRunningContainers: a worker that has not stopped its pod (none: nothing runs).
+    couldHaveRunningContainers: (uid) => ['sync', 'terminating'].includes(o.workers.stateOf(uid) ?? ''),
+    clock,
+    logger,
+    observeSync: (s) => duration.observe(undefined, s),
+  });
 }

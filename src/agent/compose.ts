@@ -164,7 +164,7 @@ export function composeAgent(
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
   });
-  const workers = new PodWorkers({ syncer: timedSyncer(metrics, syncer, clock), logger, now: () => clock.now() });
+  const workers = new PodWorkers({ syncer: timedSyncer(metrics, syncer, clock), logger, now: () => clock.now(), onStopped: () => statusSync?.trigger() });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
   const podCounts = registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
   const syncLoop = new SyncLoop({
@@ -208,7 +208,7 @@ export function composeAgent(
     },
   });
   const finished = (uid: string) => workers.isFinished(uid) || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid));
-  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, finished, metrics, clock, logger }) : undefined;
+  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, finished, workers, metrics, clock, logger }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });

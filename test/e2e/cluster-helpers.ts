@@ -21,7 +21,8 @@ export interface Cluster {
   manifests: string;
   kubectlConfig: string;
   kubeconfig: string;
-  restartKubelet(): Promise<void>;
+  /** Stops the kubelet, runs `whileDown`, starts it again. */
+  restartKubelet(whileDown?: () => void | Promise<void>): Promise<void>;
   close(): Promise<void>;
   /** Starts the CSR signer of a cluster made with `bootstrap.paused`. */ startSigning(): void;
 }
@@ -129,8 +130,9 @@ export async function startCluster(o: {
     manifests,
     kubectlConfig,
     kubeconfig,
-    async restartKubelet() {
+    async restartKubelet(whileDown) {
       await cluster.kubelet.stop();
+      await whileDown?.();
       cluster.kubelet = startKubelet(args);
     },
     async close() {

@@ -1,17 +1,19 @@
 /**
  * The cluster path on real containers: a kubelet joined to the fake apiserver with containerd as
  * its runtime. A pod bound through the API runs as a CNI container and its status (pod IP from the
- * bridge, containerd:// IDs) reaches the apiserver; a kubelet restart recreates nothing; a
+ * bridge, containerd:// IDs) reaches the apiserver; a kubelet restart recreates nothing and
+ * releases a pod the apiserver has as Failed (upstream restart_test.go); a
  * containerd outage turns the Node NotReady with upstream's message and back; kubectl delete
  * removes the pod's containers and sandbox from containerd; a deleted pod held by a finalizer
  * ends Failed with its container's SIGKILL (137). Image pulls from a private registry
  * (Basic auth) work with the pod's imagePullSecrets and fail without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
+import { milliCpu } from '../../src/api/quantity.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
@@ -169,20 +171,56 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'nocreds');
   }, 90_000);
 
-  it('a kubelet restart recreates nothing and the status stays correct', async () => {
-    const before = pod('app')!.status.containerStatuses[0];
-    await c.restartKubelet();
+  it('a kubelet restart (upstream restart_test.go): a running pod keeps its container, start time and status (no write); a pod the apiserver has as Failed is stopped and released, never run again, holds no cpu, keeps its phase and reason', async () => {
+    const share = `${Math.floor(milliCpu(c.api.store.get('nodes', '', node)!.status.allocatable.cpu)! * 0.6)}m`;
+    const withCpu = (name: string) =>
+      boundPod(name, node, {
+        terminationGracePeriodSeconds: 2,
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            command: ['sleep', '3600'],
+            resources: { requests: { cpu: share } },
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          },
+        ],
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+      });
+    const runs = (name: string) => pod(name)?.status?.containerStatuses?.[0]?.state?.running;
+    c.api.store.create('pods', withCpu('evicted'));
+    await until(() => runs('evicted'), 40_000, 'evicted Running');
+    const uid = pod('evicted')!.metadata.uid;
+    const scratch = join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    expect(existsSync(scratch)).toBe(true);
+    const before = pod('app')!.status;
     const t = Date.now();
-    await until(
-      () => c.api.requests.some((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status'),
-      30_000,
-      'status written after the restart',
-    );
-    const after = pod('app')!.status.containerStatuses[0];
-    expect(after.containerID).toBe(before.containerID);
-    expect(after.restartCount).toBe(0);
-    expect(pod('app')!.status.phase).toBe('Running');
-  }, 60_000);
+    // The kubelet reported the pod Failed (an eviction) and died before it stopped its container.
+    await c.restartKubelet(() => {
+      const o = pod('evicted')!;
+      c.api.store.update('pods', { ...o, status: { ...o.status, phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' } });
+    });
+    const containers = () => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
+    await until(async () => (await containers()).every((x) => x.state !== 'CONTAINER_RUNNING'), 30_000, 'its container stopped');
+    await until(() => !existsSync(scratch), 10_000, 'its emptyDir released');
+    expect(await containers()).toHaveLength(1);
+    // Its cpu is free: a pod asking for as much is admitted and runs.
+    c.api.store.create('pods', withCpu('after-restart'));
+    await until(() => runs('after-restart'), 40_000, 'a pod needing the same cpu runs');
+    const failed = pod('evicted')!.status;
+    expect(failed).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' });
+    expect(failed.conditions.find((x: Obj) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'PodFailed' });
+    const after = pod('app')!.status;
+    expect(after.containerStatuses[0].containerID).toBe(before.containerStatuses[0].containerID);
+    expect(after.containerStatuses[0].restartCount).toBe(0);
+    expect(after.startTime).toBe(before.startTime);
+    expect(after.phase).toBe('Running');
+    expect(
+      c.api.requests.filter((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status').map((r) => r.body),
+    ).toEqual([]);
+    for (const n of ['evicted', 'after-restart']) await kubectl(c, ['delete', 'pod', n, '--wait=false']);
+    await until(() => !pod('evicted') && !pod('after-restart'), 40_000, 'pods gone');
+  }, 150_000);
 
   it('containerd down → Node NotReady with the runtime error; back → Ready', async () => {
     await ctrd.down();

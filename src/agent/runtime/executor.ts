@@ -12,6 +12,7 @@
  * Never throws for runtime failures: the next sync retries.
  */
 import { join } from 'node:path';
+import { restartCountFromLogs } from './logs/restart-count-from-logs.js';
 import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { logV } from '../../lib/logger.js';
@@ -196,8 +197,13 @@ export class PodActionExecutor {
     });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
+    // No instance of it in the runtime: its count goes on from its logs (a runtime whose state was wiped).
+    const restartCount =
+      s.restartCount === 0 && !o.status?.containers.some((x) => x.name === c.name)
+        ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name))
+        : s.restartCount;
     try {
-      const built = generateContainerConfig(pod, c, s.restartCount, img.imageRef, {
+      const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [],
         hostIPs: [node.nodeIP],
         nodeName: node.nodeName,

@@ -9,6 +9,8 @@ import { containerInstances, latestContainer, type PodRuntimeStatus, type Runtim
 import type { WaitingReason } from './reason-cache.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
+import { vanishedContainerStatus } from './vanished-container.js';
+import { stickyPhase } from './sticky-phase.js';
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -55,10 +57,11 @@ function containerStatuses(
   ctx: PodStatusContext,
   defaultWaiting: string,
   init: boolean,
+  previous: ContainerStatus[] | undefined,
 ): ContainerStatus[] {
   return specs.map((spec) => {
     const [cur, prev] = containerInstances(rs, spec.name);
-    const st: ContainerStatus = {
+    let st: ContainerStatus = {
       name: spec.name,
       state: { waiting: { reason: defaultWaiting } },
       lastState: {},
@@ -84,6 +87,13 @@ function containerStatuses(
       // As upstream: an init container that completed successfully is ready.
       if (init && spec.restartPolicy !== 'Always' && cur.state === 'exited' && cur.exitCode === 0) st.ready = true;
       if (prev?.state === 'exited') st.lastState = stateOf(prev, ctx.runtimeName);
+    } else {
+      st = vanishedContainerStatus(
+        pod,
+        st,
+        previous?.find((o) => o.name === spec.name),
+        defaultWaiting,
+      );
     }
     const reason = ctx.reasons.get(spec.name);
     const skipInit = init && cur?.state === 'exited' && cur.exitCode === 0;
@@ -168,15 +178,24 @@ export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
 /** Generates the pod's status. */
 export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatusContext): PodStatus {
   const initSpecs = pod.spec.initContainers ?? [];
-  const init = containerStatuses(pod, initSpecs, rs, ctx, 'PodInitializing', true);
+  const init = containerStatuses(pod, initSpecs, rs, ctx, 'PodInitializing', true, ctx.previous?.initContainerStatuses);
   const initComplete = (c: Container) => {
     if (isSidecar(c)) return !!init.find((s) => s.name === c.name)?.started;
     const i = latestContainer(rs, c.name);
     return i?.state === 'exited' && i.exitCode === 0;
   };
   const initDone = initSpecs.every(initComplete) || pod.spec.containers.some((c) => latestContainer(rs, c.name));
-  const regular = containerStatuses(pod, pod.spec.containers, rs, ctx, initSpecs.length && !initDone ? 'PodInitializing' : 'ContainerCreating', false);
-  const phase = podPhase(pod, init, regular, ctx.podIsTerminal);
+  const regular = containerStatuses(
+    pod,
+    pod.spec.containers,
+    rs,
+    ctx,
+    initSpecs.length && !initDone ? 'PodInitializing' : 'ContainerCreating',
+    false,
+    ctx.previous?.containerStatuses,
+  );
+  const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
+  const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
   const podIP = pod.spec.hostNetwork ? ctx.nodeIP : sandbox?.ready ? sandbox.ip : '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
@@ -185,9 +204,11 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const unready = [...init.filter((s) => sidecarNames.has(s.name)), ...regular].filter((s) => !s.ready).map((s) => s.name);
   const completed = phase === 'Succeeded';
   const initialized = incompleteInit.length === 0 || initDone || completed;
-  const containersReady = unready.length === 0 && !completed;
-  const notReadyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
-  const notReadyMsg = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  // A terminal pod's containers are not ready, whatever they say while they stop (upstream PodCompleted / PodFailed).
+  const terminal = completed || phase === 'Failed';
+  const containersReady = unready.length === 0 && !terminal;
+  const notReadyReason = completed ? 'PodCompleted' : terminal ? 'PodFailed' : 'ContainersNotReady';
+  const notReadyMsg = terminal ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   // Readiness gates (upstream GeneratePodReadyCondition): each gate's condition, set by others, must be True.
   const gateProblems = ((pod.spec.readinessGates ?? []) as { conditionType: string }[])
     .map((g) => {
@@ -203,14 +224,14 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const readyReason = !containersReady ? notReadyReason : 'ReadinessGatesNotReady';
   const readyMsg = !containersReady ? notReadyMsg : gateProblems.join(', ');
   const status: PodStatus = {
-    phase,
+    ...kept,
     conditions: [
       condition('PodReadyToStartContainers', !!sandbox?.ready, ctx),
       condition(
         'Initialized',
         initialized,
         ctx,
-        initialized ? (completed && initSpecs.length ? 'PodCompleted' : undefined) : 'ContainersNotInitialized',
+        initialized ? (completed ? 'PodCompleted' : undefined) : 'ContainersNotInitialized',
         initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`,
       ),
       condition('Ready', ready, ctx, ready ? undefined : readyReason, ready ? undefined : readyMsg),
@@ -230,6 +251,8 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   if (init.length) status.initContainerStatuses = init;
   const ephemeral = pod.spec.ephemeralContainers ?? [];
   if (ephemeral.length)
-    status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false).map((x) => ({ ...x, ready: false }));
+    status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false, ctx.previous?.ephemeralContainerStatuses).map(
+      (x) => ({ ...x, ready: false }),
+    );
   return status;
 }

@@ -7,8 +7,8 @@
  *   type) send only new or changed items (the key plus what changed), `{"$patch":"delete"}` for
  *   items that went away (a dead sandbox's IP), and `$setElementOrder/<list>` with the new order;
  * - other lists (containerStatuses, images…) are atomic: sent whole when they differ.
- * `mergePodStatus` first keeps the conditions other writers own (readiness gates, DisruptionTarget),
- * as upstream's status manager does.
+ * `mergePodStatus` first keeps the conditions other writers own (readiness gates, DisruptionTarget)
+ * and holds back a terminal phase while containers could run, as upstream's status manager does.
  */
 import type { PodCondition, PodStatus } from '../../api/types.js';
 import { deepEqual } from '../../lib/deep-equal.js';
@@ -40,10 +40,11 @@ function listPatch(key: string, oldList: unknown[], newList: unknown[]): unknown
 /** The strategic-merge patch that turns `oldObj` into `newObj` ({} when they are equal). */
 export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<string, string> = STATUS_MERGE_KEYS): Obj {
   const patch: Obj = {};
-  for (const k of Object.keys(oldObj)) if (!(k in newObj) && oldObj[k] !== undefined) patch[k] = null;
+  // null and absent are the same (a Go field that is nil or zero): neither side's null alone makes a patch.
+  for (const k of Object.keys(oldObj)) if (!(k in newObj) && oldObj[k] != null) patch[k] = null;
   for (const [k, nv] of Object.entries(newObj)) {
-    if (nv === undefined) {
-      if (oldObj[k] !== undefined) patch[k] = null;
+    if (nv == null) {
+      if (oldObj[k] != null) patch[k] = null;
       continue;
     }
     const ov = oldObj[k];
@@ -72,10 +73,26 @@ export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<str
 /** The pod condition types the kubelet owns (upstream PodConditionsByKubelet + PodReadyToStartContainers). */
 export const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
 
-/** Upstream mergePodStatus: the kubelet's status, keeping the conditions others own from the API's. */
-export function mergePodStatus(apiStatus: PodStatus | undefined, kubelet: PodStatus): PodStatus {
+const isTerminal = (phase: string | undefined) => phase === 'Succeeded' || phase === 'Failed';
+
+/**
+ * Upstream mergePodStatus: the kubelet's status, keeping the conditions others own from the API's.
+ * A pod is not reported Succeeded or Failed while its containers could still run (its worker has
+ * not stopped them: `couldHaveRunningContainers`): until then the API's phase, reason and message
+ * stay, and a new DisruptionTarget condition waits with the phase.
+ */
+export function mergePodStatus(apiStatus: PodStatus | undefined, kubelet: PodStatus, couldHaveRunningContainers = false): PodStatus {
+  const held = couldHaveRunningContainers && isTerminal(kubelet.phase) && !isTerminal(apiStatus?.phase);
   const others = (apiStatus?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type));
-  const mine = (kubelet.conditions ?? []).filter((c) => KUBELET_CONDITIONS.has(c.type) || !others.some((o) => o.type === c.type));
+  const mine = (kubelet.conditions ?? []).filter(
+    (c) => KUBELET_CONDITIONS.has(c.type) || (!others.some((o) => o.type === c.type) && !(held && c.type === 'DisruptionTarget')),
+  );
   const conditions: PodCondition[] = [...others, ...mine];
-  return { ...kubelet, ...(conditions.length ? { conditions } : {}) };
+  const out: PodStatus = { ...kubelet, ...(conditions.length ? { conditions } : {}) };
+  if (held) {
+    out.phase = apiStatus?.phase ?? 'Pending';
+    out.reason = apiStatus?.reason;
+    out.message = apiStatus?.message;
+  }
+  return out;
 }

@@ -4,7 +4,8 @@
  *    status subresource — for a static pod, its mirror pod's — with the two-way strategic-merge
  *    patch from the status the apiserver has (the last PATCH's answer, else the watched object)
  *    to the new one, conditions owned by others kept (status-patch.ts), the pod UID as
- *    precondition; one pass at a time, so a stale version never overwrites a newer one;
+ *    precondition; one pass at a time, so a stale version never overwrites a newer one; a terminal
+ *    phase waits until the pod's worker has stopped its containers (as upstream);
  *    404 (pod gone) and 409 (pod replaced) end that pod's sync; other failures retry with backoff;
  * 2. a pod being deleted whose containers are gone (`canBeDeleted`) and whose final status was
  *    written is DELETEd with gracePeriodSeconds 0 and a UID precondition, completing
@@ -29,6 +30,8 @@ export interface StatusSyncDeps {
   podManager: PodManager;
   /** True when the pod's containers are gone for good (worker terminated, or never admitted). */
   canBeDeleted(uid: string): boolean;
+  /** True while the pod's worker has not stopped its containers: no terminal phase is written before (mergePodStatus). */
+  couldHaveRunningContainers?(uid: string): boolean;
   clock: Clock;
   logger: Logger;
   periodMs?: number;
@@ -109,9 +112,12 @@ export class StatusSync {
     try {
       if ((this.written.get(uid) ?? 0) < vs.version) {
         const base = this.apiStatus.get(uid) ?? target.status ?? {};
-        const patch = twoWayMergePatch(base as Record<string, unknown>, mergePodStatus(base, vs.status) as Record<string, unknown>);
+        const merged = mergePodStatus(base, vs.status, this.d.couldHaveRunningContainers?.(uid) ?? false);
+        // A held-back terminal phase leaves the version unwritten: the next pass (the worker's stop, or the period) sends it.
+        const version = merged.phase === vs.status.phase ? vs.version : vs.version - 1;
+        const patch = twoWayMergePatch(base as Record<string, unknown>, merged as Record<string, unknown>);
         if (!Object.keys(patch).length) {
-          this.written.set(uid, vs.version);
+          this.written.set(uid, version);
           return true;
         }
         const r = await this.d.client.request<Pod>({
@@ -120,7 +126,7 @@ export class StatusSync {
           contentType: 'application/strategic-merge-patch+json',
           body: { metadata: { uid: target.metadata.uid }, status: patch },
         });
-        if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, vs.version);
+        if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, r.status === 200 ? version : vs.version);
         else {
           this.apiStatus.delete(uid);
           throw apiError('patching pod status', r);

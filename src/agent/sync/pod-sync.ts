@@ -170,7 +170,8 @@ export class PodSync implements PodSyncer {
       nodeIP: this.d.nodeIP,
       runtimeName: this.d.runtimeName,
       reasons: this.d.reasons.snapshot(uid),
-      previous: this.d.statusManager.get(uid),
+      // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
+      previous: this.d.statusManager.get(uid) ?? pod.status,
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
@@ -241,14 +242,20 @@ export class PodSync implements PodSyncer {
   async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
     const uid = pod.metadata.uid!;
     this.d.prober?.removePod(uid);
+    const rs = await this.stopAll(pod, gracePeriodSeconds);
+    this.publish(pod, rs);
+    // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
+    this.stopped.set(uid, rs);
+  }
+
+  /** Stops every container and sandbox of the pod (grace period), up to three tries; the runtime status after. */
+  private async stopAll(pod: Pod, gracePeriodSeconds?: number): Promise<PodRuntimeStatus> {
     let rs = await this.status(pod);
     for (let i = 0; i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready)); i++) {
       await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
       rs = await this.status(pod);
     }
-    this.publish(pod, rs);
-    // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
-    this.stopped.set(uid, rs);
+    return rs;
   }
 
   async syncTerminatedPod(pod: Pod): Promise<void> {
@@ -258,9 +265,12 @@ export class PodSync implements PodSyncer {
     if (this.d.isDesired(uid)) {
       // Still in its source (deleted in the API with finalizers left, or finished): its volumes and
       // cgroup go now and its final status after them; its containers stay (logs) until it is removed.
+      // A pod that came terminal from the apiserver (a kubelet restart) had no terminating step:
+      // whatever of it still runs is stopped first.
+      const rs = seen ?? (await this.stopAll(pod));
       if (!(await this.d.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
       if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
-      this.publish(pod, seen ?? (await this.status(pod)), true);
+      this.publish(pod, rs, true);
       return;
     }
     await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), {

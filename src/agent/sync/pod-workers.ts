@@ -90,7 +90,8 @@ export class PodWorkers {
   private readonly forgottenAt = new Map<string, number>();
   private readonly staticStarts = new StaticPodStarts();
 
-  constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number }) {}
+  /** `onStopped`: a pod's containers were stopped for good (its worker turned terminated). */
+  constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number; onStopped?: (uid: string) => void }) {}
 
   /** Queues work for a pod; never blocks. */
   update(u: WorkUpdate): void {
@@ -112,6 +113,19 @@ export class PodWorkers {
     }
     if (u.kind !== 'kill' || !w.pending) w.pending = u;
     w.pending = { ...w.pending, pod: u.pod };
+    void this.run(uid, w);
+  }
+
+  /**
+   * A pod first seen already Succeeded or Failed in the apiserver (a kubelet restart) starts
+   * terminated, as upstream: it holds nothing for admission and its release runs at once.
+   */
+  adoptTerminated(pod: Pod): void {
+    const uid = pod.metadata.uid!;
+    if (this.workers.has(uid)) return;
+    const now = this.deps.now();
+    const w: Worker = { pod, busy: false, started: true, restartRequested: false, terminatingAt: now, terminatedAt: now, pending: { pod, kind: 'kill' } };
+    this.workers.set(uid, w);
     void this.run(uid, w);
   }
 
@@ -149,6 +163,7 @@ export class PodWorkers {
           } else if (state === 'terminating') {
             await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
             w.terminatedAt = this.deps.now();
+            this.deps.onStopped?.(uid);
             await this.deps.syncer.syncTerminatedPod(w.pod);
             this.finish(uid, w);
           } else {
@@ -229,12 +244,6 @@ export class PodWorkers {
   stateOf(uid: string): WorkerState | undefined {
     const w = this.workers.get(uid);
     return w ? stateOf(w) : undefined;
-  }
-
-  /** True unless the pod's worker has finished terminating (upstream CouldHaveRunningContainers). */
-  couldHaveRunningContainers(uid: string): boolean {
-    const w = this.workers.get(uid);
-    return !w || stateOf(w) !== 'terminated';
   }
 
   /**

@@ -4,9 +4,10 @@
  * pods that are no longer desired, once every source has been seen).
  * Config updates (upstream HandlePodAdditions/Updates/Removes): mirror pods go to the pod
  * manager's mirror index and re-sync their static pod; a new pod the apiserver already reports
- * as Succeeded/Failed is never run again (after a kubelet restart); new pods are admitted in
+ * as Succeeded/Failed (after a kubelet restart) is never run again: its worker starts terminated
+ * and releases what it still holds (PodWorkers.adoptTerminated); new pods are admitted in
  * creation order against the pods already admitted — a rejected pod is recorded (`onRejected`)
- * and never run. Pods that never run get no worker (`isInactive`).
+ * and never run, and gets no worker (`isInactive`).
  */
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -14,7 +15,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { gracePeriodOf } from '../runtime/grace-period.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
-import { isMirrorPod, type PodUpdate } from '../podconfig/types.js';
+import { isMirrorPod, isStaticPod, type PodUpdate } from '../podconfig/types.js';
 import type { AdmitResult } from '../admission/predicate.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { GenericPleg } from '../pleg/generic-pleg.js';
@@ -51,7 +52,7 @@ export class SyncLoop {
 
   private readonly inactive = new Set<string>();
 
-  /** True for a pod that never gets a worker: rejected by admission, or terminal when it arrived. */
+  /** True for a pod that never gets a worker: rejected by admission. */
   isInactive(uid: string): boolean {
     return this.inactive.has(uid);
   }
@@ -92,8 +93,8 @@ export class SyncLoop {
           const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.inactive.has(uid);
           podManager.addOrUpdate(pod);
           if (this.inactive.has(uid)) break;
-          if (isNew && hasTerminalPhase(pod)) {
-            this.inactive.add(uid);
+          if (isNew && hasTerminalPhase(pod) && !isStaticPod(pod)) {
+            workers.adoptTerminated(pod);
             break;
           }
           if (isNew && this.d.admit && !pod.metadata.deletionTimestamp) {

@@ -45,6 +45,14 @@ describe('twoWayMergePatch', () => {
     expect(p).toEqual(want);
     expect(strategicMerge(oldO, p)).toEqual(newO);
   });
+
+  it('null and absent are the same (a Go nil): a condition the apiserver returns without lastProbeTime needs no patch, nor one with it null', () => {
+    const api = { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }] };
+    const mine = { conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: 't' }] };
+    expect(twoWayMergePatch(api, mine)).toEqual({});
+    expect(twoWayMergePatch(mine, api)).toEqual({});
+    expect(twoWayMergePatch({ reason: null }, { reason: 'Evicted' })).toEqual({ reason: 'Evicted' });
+  });
   it('keeps conditions other writers own', () => {
     const api: PodStatus = {
       conditions: [

@@ -36,7 +36,7 @@ const apiPod = (name: string) =>
 const running = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'True' as const }], podIP: '10.0.0.7' };
 
 /** A syncer over a fresh pod manager and status manager. */
-async function syncer(o: Pick<ConstructorParameters<typeof StatusSync>[0], 'canBeDeleted' | 'observeSync'>) {
+async function syncer(o: Pick<ConstructorParameters<typeof StatusSync>[0], 'canBeDeleted' | 'observeSync' | 'couldHaveRunningContainers'>) {
   const podManager = new PodManager();
   const statusManager = new StatusManager();
   const client = await createKubeClient(kubeconfig, { timeoutMs: 3000 });
@@ -115,5 +115,36 @@ describe('StatusSync', () => {
     await sync.pass();
     expect(observed).toHaveLength(2);
     expect(observed[1]).toBeLessThan(observed[0]);
+  });
+
+  it('holds back a terminal phase (and a new DisruptionTarget) while the pod could have running containers; sends it once they are stopped (upstream mergePodStatus)', async () => {
+    let running = true;
+    const { podManager, statusManager, sync } = await syncer({ canBeDeleted: () => false, couldHaveRunningContainers: () => running });
+    const p = api.store.create('pods', {
+      metadata: { name: 'evicted', namespace: 'default' },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+      status: { phase: 'Running' },
+    }) as Pod;
+    podManager.addOrUpdate(p);
+    const disruption = { type: 'DisruptionTarget', status: 'True' as const, reason: 'TerminationByKubelet', message: 'x' };
+    statusManager.set(p.metadata.uid!, {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'PodFailed' }, disruption],
+    });
+    expect(await sync.pass()).toBe(0);
+    const st = () => api.store.get('pods', 'default', 'evicted')!.status;
+    expect(st().phase).toBe('Running');
+    expect(st().reason).toBeUndefined();
+    expect(st().conditions.map((c: { type: string }) => c.type)).toEqual(['Ready']);
+    const writes = () => api.requests.filter((r) => r.method === 'PATCH' && r.path.endsWith('/evicted/status')).length;
+    const before = writes();
+    expect(await sync.pass()).toBe(0);
+    expect(writes()).toBe(before);
+    running = false;
+    expect(await sync.pass()).toBe(0);
+    expect(st()).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' });
+    expect(st().conditions.find((c: { type: string }) => c.type === 'DisruptionTarget')).toMatchObject(disruption);
   });
 });

@@ -12,6 +12,8 @@ import { StaticPodStarts } from '../../../src/agent/sync/static-pod-starts.js';
 import { housekeeping, type HousekeepingDeps } from '../../../src/agent/sync/housekeeping.js';
 import { PodManager } from '../../../src/agent/pods/pod-manager.js';
 import { createLogger } from '../../../src/lib/logger.js';
+import { SyncLoop, type SyncLoopDeps } from '../../../src/agent/sync/sync-loop.js';
+import type { AdmitResult } from '../../../src/agent/admission/predicate.js';
 
 const logger = createLogger({ level: 'fatal' });
 
@@ -206,5 +208,52 @@ describe('finished', () => {
     workers.syncKnownPods(() => true);
     await workers.whenIdle();
     expect(r.steps.filter((s) => s === 'terminated f')).toHaveLength(2);
+  });
+});
+
+describe('a pod that arrives Succeeded or Failed from the apiserver (a kubelet restart; upstream UpdatePod for a terminal pod first seen)', () => {
+  const loop = (workers: PodWorkers, admitted: string[][]) =>
+    new SyncLoop({
+      podManager: new PodManager(),
+      workers,
+      logger,
+      admit: (_p: Pod, others: Pod[]) => {
+        admitted.push(others.map((o) => o.metadata.uid!));
+        return { admit: true } as AdmitResult;
+      },
+    } as unknown as SyncLoopDeps);
+  const withPhase = (p: Pod, phase: string): Pod =>
+    ({ ...p, metadata: { ...p.metadata, creationTimestamp: '2026-01-01T00:00:00Z' }, status: { phase } }) as Pod;
+
+  it('gets a worker that starts terminated: its release runs (never a sync), it holds nothing for admission, and it is finished', async () => {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    const admitted: string[][] = [];
+    const l = loop(workers, admitted);
+    const later = { ...pod('new'), metadata: { ...pod('new').metadata, creationTimestamp: '2026-01-02T00:00:00Z' } } as Pod;
+    l.handle({ op: 'ADD', source: 'api', pods: [withPhase(pod('done'), 'Succeeded'), withPhase(pod('failed'), 'Failed'), later] });
+    await workers.whenIdle();
+    expect(r.steps.sort()).toEqual(['sync new', 'terminated done', 'terminated failed']);
+    expect(workers.stateOf('done')).toBe('terminated');
+    expect(workers.isFinished('done')).toBe(true);
+    expect(admitted).toEqual([[]]);
+    expect(l.activePods().map((p) => p.metadata.uid)).toEqual(['new']);
+    expect(l.isInactive('done')).toBe(false);
+    // Deleted in the API later: its release runs again (idempotent), nothing is started.
+    l.handle({
+      op: 'UPDATE',
+      source: 'api',
+      pods: [{ ...withPhase(pod('done'), 'Succeeded'), metadata: { ...pod('done').metadata, deletionTimestamp: 'x' } } as Pod],
+    });
+    await workers.whenIdle();
+    expect(r.steps.filter((s) => s.endsWith(' done'))).toEqual(['terminated done', 'terminated done']);
+  });
+
+  it('a static pod keeps running whatever phase it carries (it may start again with the same UID)', async () => {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    loop(workers, []).handle({ op: 'ADD', source: 'file', pods: [withPhase(pod('s', 's', 'file'), 'Succeeded')] });
+    await workers.whenIdle();
+    expect(r.steps).toEqual(['sync s']);
   });
 });
