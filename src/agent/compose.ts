@@ -157,7 +157,7 @@ export function composeAgent(
     observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     images,
-    isDesired: (uid) => !!podManager.getPodByUid(uid),
+    pods: podManager,
     events,
     mirrors,
     volumes,

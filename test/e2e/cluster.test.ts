@@ -657,6 +657,26 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
     await kubectl(c, ['delete', 'pod', 'lost', '--wait=false']);
     await until(() => !pod('lost'), 20_000, 'lost gone');
   }, 60_000);
+
+  it("a static pod's start time is its mirror pod's (upstream's old status for a static pod), and its restart count goes on", async () => {
+    writeFileSync(
+      join(c.manifests, 'restarted.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: restarted, namespace: kube-system}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+    );
+    const name = `restarted-${node}`;
+    const mirror = () => c.api.store.get('pods', 'kube-system', name);
+    const before = await until(() => mirror()?.status?.containerStatuses?.[0]?.state?.running && mirror()!.status, 20_000, 'mirror pod Running');
+    await new Promise((r) => setTimeout(r, 1100));
+    await c.restartKubelet();
+    const after = await until(
+      () => mirror()?.status?.containerStatuses?.[0]?.state?.running && mirror()!.status.containerStatuses[0].restartCount === 1 && mirror()!.status,
+      30_000,
+      'static pod running again',
+    );
+    expect(after.startTime).toBe(before.startTime);
+    unlinkSync(join(c.manifests, 'restarted.yaml'));
+    await until(() => !mirror(), 15_000, 'mirror pod removed');
+  }, 60_000);
 });
 
 describe('apiserver disruptions', () => {

@@ -3,7 +3,8 @@
  * apiserver's copies of static pods, by full name). Single writer (the sync loop); readers get
  * copies of the index, never the maps.
  */
-import { podFullName, type Pod } from '../../api/types.js';
+import { podFullName, type Pod, type PodStatus } from '../../api/types.js';
+import { isStaticPod } from '../podconfig/types.js';
 
 /** Desired pods. All methods are synchronous and O(1) except `getPods`. */
 export class PodManager {
@@ -62,6 +63,10 @@ export class PodManager {
   /** The mirror pod of a static pod, if the apiserver has one. */
   getMirrorOf(pod: Pod): Pod | undefined {
     return this.mirrors.get(podFullName(pod));
+  }
+  /** The status the apiserver has of a pod: its own, or for a static pod its mirror pod's (upstream's old status). */
+  apiStatusOf(pod: Pod): PodStatus | undefined {
+    return isStaticPod(pod) ? this.getMirrorOf(pod)?.status : pod.status;
   }
   /** Mirror pods whose static pod is gone. */
   orphanedMirrors(): Pod[] {

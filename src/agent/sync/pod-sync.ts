@@ -42,6 +42,7 @@ import { isStaticPod } from '../podconfig/types.js';
 import { podRef } from '../events/recorder.js';
 import type { VolumeManager } from '../volume/volume-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
+import type { PodManager } from '../pods/pod-manager.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -67,7 +68,8 @@ export interface PodSyncDeps {
   observeCgroup?: CgroupOpObserver;
   cgroupRoot: string;
   images: ImageManager;
-  isDesired(uid: string): boolean;
+  /** The desired pods (a pod not among them is released for good) and the statuses the apiserver has. */
+  pods: Pick<PodManager, 'getPodByUid' | 'apiStatusOf'>;
   events?: EventSink;
   /** Mirror pods for static pods (absent without an apiserver). */
   mirrors?: { ensure(pod: Pod): Promise<void> };
@@ -171,7 +173,7 @@ export class PodSync implements PodSyncer {
       runtimeName: this.d.runtimeName,
       reasons: this.d.reasons.snapshot(uid),
       // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
-      previous: this.d.statusManager.get(uid) ?? pod.status,
+      previous: this.d.statusManager.get(uid) ?? this.d.pods.apiStatusOf(pod),
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
@@ -262,7 +264,7 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     const seen = this.stopped.get(uid);
     this.stopped.delete(uid);
-    if (this.d.isDesired(uid)) {
+    if (this.d.pods.getPodByUid(uid)) {
       // Still in its source (deleted in the API with finalizers left, or finished): its volumes and
       // cgroup go now and its final status after them; its containers stay (logs) until it is removed.
       // A pod that came terminal from the apiserver (a kubelet restart) had no terminating step:
