@@ -66,6 +66,7 @@ describe('serverTLSBootstrap', () => {
     // Upstream's certificate manager metrics: no certificate yet is a TTL of +Inf.
     expect(await metric(c, 'kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
     expect(await metric(c, 'kubelet_server_expiration_renew_errors')).toBe('0');
+    expect(await metric(c, 'kubelet_certificate_manager_server_rotation_seconds_count')).toBe('0');
     csr.status = {
       conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
     };
@@ -115,6 +116,9 @@ describe('serverTLSBootstrap', () => {
         '10250 serving the rotated certificate',
       );
       expect(Date.parse(b.valid_to)).toBeGreaterThan(Date.parse(a.valid_to));
+      // The first certificate lived ~6–9 s before it was replaced: one observation, in the 1-minute bucket.
+      expect(await metric(r, 'kubelet_certificate_manager_server_rotation_seconds_count')).toBe('1');
+      expect(Number(await metric(r, 'kubelet_certificate_manager_server_rotation_seconds_sum'))).toBeLessThan(60);
     } finally {
       await r.close();
       rmSync(rdir, { recursive: true, force: true });

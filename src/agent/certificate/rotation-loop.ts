@@ -16,6 +16,8 @@ type Validity = { notBefore: number; notAfter: number };
 export interface RotationStatus {
   notAfter?: number;
   renewFailures: number;
+  /** Told how long (s) a certificate lived once a new one replaced it (kubelet_certificate_manager_server_rotation_seconds). */
+  onRotated?(livedSeconds: number): void;
 }
 
 /** Runs until `signal` aborts; never throws. */
@@ -51,6 +53,7 @@ export function runRotationLoop(o: {
       }
       try {
         await o.renew(v);
+        if (v) o.status?.onRotated?.((clock.now() - v.notBefore) / 1000);
         delay = 1000;
       } catch (err) {
         if (signal.aborted) return;

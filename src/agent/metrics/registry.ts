@@ -93,17 +93,20 @@ export class Gauge<L extends string = never> extends Metric<L, { n: number }> {
   }
 }
 
-/** A histogram with fixed upper bounds (seconds, for the kubelet's). */
+/** A histogram with fixed upper bounds (seconds, for the kubelet's); one without labels reads 0 before its first observation, as client_golang's. */
 export class Histogram<L extends string = never> extends Metric<L, { counts: number[]; sum: number; count: number }> {
   private readonly bounds: number[];
 
   constructor(name: string, help: string, labelNames: readonly L[], buckets: readonly number[]) {
     super(name, help, labelNames);
     this.bounds = [...buckets].sort((a, b) => a - b);
+    if (!labelNames.length) this.entry(undefined, this.empty);
   }
 
+  private readonly empty = () => ({ counts: this.bounds.map(() => 0), sum: 0, count: 0 });
+
   observe(labels: LabelValues<L> | undefined, value: number): void {
-    const h = this.entry(labels, () => ({ counts: this.bounds.map(() => 0), sum: 0, count: 0 })).value;
+    const h = this.entry(labels, this.empty).value;
     const i = this.bounds.findIndex((b) => value <= b);
     if (i >= 0) h.counts[i]++;
     h.sum += value;

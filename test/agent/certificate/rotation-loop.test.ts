@@ -49,4 +49,44 @@ describe('rotation loop status', () => {
     expect(series('kubelet_server_expiration_renew_errors')).toBe('2');
     abort.abort();
   });
+
+  it('observes how long the serving certificate lived once a new one replaces it (kubelet_certificate_manager_server_rotation_seconds, upstream buckets); the first one is no rotation', async () => {
+    const clock = new FakeClock(Date.UTC(2026, 10, 25));
+    const status: RotationStatus = { renewFailures: 0 };
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    registerCertificateMetrics(metrics, 'server', status, () => clock.now());
+    const text = () => metrics.text();
+    expect(text()).toContain('# TYPE kubelet_certificate_manager_server_rotation_seconds histogram');
+    expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_count 0$/m);
+    let cert: { notBefore: number; notAfter: number } | undefined;
+    let issued = 0;
+    const abort = new AbortController();
+    runRotationLoop({
+      signal: abort.signal,
+      clock,
+      logger: silentLogger,
+      jitter: () => 0,
+      validity: async () => cert,
+      whenMissing: 'request',
+      failure: 'failed',
+      status,
+      renew: async () => {
+        issued++;
+        cert = { notBefore: clock.now(), notAfter: clock.now() + 10_000e3 };
+      },
+    });
+    for (let i = 0; i < 300 && issued < 2; i++) {
+      await tick();
+      clock.advance(60_000);
+    }
+    expect(issued).toBe(2);
+    const sum = Number(/^kubelet_certificate_manager_server_rotation_seconds_sum (\S+)$/m.exec(text())![1]);
+    // Rotated at 70 % of its 10,000 s lifetime (jitter 0), within the loop's one-minute steps here.
+    expect(sum).toBeGreaterThanOrEqual(7000);
+    expect(sum).toBeLessThan(7000 + 61);
+    expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_count 1$/m);
+    expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="14400"\} 1$/m);
+    expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="3600"\} 0$/m);
+    abort.abort();
+  });
 });
