@@ -18,6 +18,8 @@ import { NodeStatusManager, type NodeStatusManagerDeps } from './nodestatus/node
 import { LeaseController } from './nodestatus/lease.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 import type { PodWorkers } from './sync/pod-workers.js';
+import type { SyncLoop } from './sync/sync-loop.js';
+import type { NodeInformer } from './nodestatus/node-informer.js';
 
 /** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
@@ -31,6 +33,8 @@ export interface ClusterMembershipDeps {
   /** `<name>://<version>` of the runtime, for nodeInfo. */
   runtimeVersion: string;
   statusSync: StatusSync;
+  /** The Node as the apiserver has it: the base of the status patch (what others put in its capacity stays). */
+  nodeInformer?: Pick<NodeInformer, 'status'>;
 }
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
@@ -61,6 +65,7 @@ export function startClusterMembership(
     updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
     startup: o.startup,
+    apiStatus: () => d.nodeInformer?.status(),
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
@@ -92,8 +97,8 @@ export function composeStatusSync(
   o: {
     statusManager: StatusManager;
     podManager: PodManager;
-    finished: (uid: string) => boolean;
-    workers: Pick<PodWorkers, 'stateOf'>;
+    workers: Pick<PodWorkers, 'stateOf' | 'isFinished'>;
+    syncLoop: Pick<SyncLoop, 'isInactive'>;
     metrics: KubeletMetrics;
     clock: Clock;
     logger: Logger;
@@ -112,7 +117,8 @@ export function composeStatusSync(
     client,
     statusManager,
     podManager,
-    canBeDeleted: o.finished,
+    // Finished: the worker released the pod, or it never had one (admission refused it).
+    canBeDeleted: (uid) => o.workers.isFinished(uid) || (o.workers.stateOf(uid) === undefined && o.syncLoop.isInactive(uid)),
     // Upstream CouldHaveRunningContainers: a worker that has not stopped its pod (none: nothing runs).
     couldHaveRunningContainers: (uid) => ['sync', 'terminating'].includes(o.workers.stateOf(uid) ?? ''),
     clock,

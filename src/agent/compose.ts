@@ -207,8 +207,7 @@ export function composeAgent(
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });
-  const finished = (uid: string) => workers.isFinished(uid) || (workers.stateOf(uid) === undefined && syncLoop.isInactive(uid));
-  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, finished, workers, metrics, clock, logger }) : undefined;
+  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, workers, syncLoop, metrics, clock, logger }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
@@ -275,7 +274,7 @@ export function composeAgent(
       if (api)
         nodeStatus = startClusterMembership(
           cfg,
-          { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync! },
+          { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync!, nodeInformer },
           { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), startup: metrics.nodeStartup, signal: abort.signal },
         );
       // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.

@@ -509,6 +509,46 @@ describe('admission', () => {
     await kubectl(c, ['delete', 'pod', 'cpu-wanter', '--wait=false']);
   }, 40_000);
 
+  it('an extended resource an operator advertises (kubectl patch node --subresource=status) becomes allocatable and is admitted against; a cluster-level one is not checked', async () => {
+    const patched = await kubectl(c, [
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"capacity":{"example.com/dongle":"4"}}}',
+    ]);
+    expect(patched.code).toBe(0);
+    const n = await until(
+      () => c.api.store.get('nodes', '', node)?.status?.allocatable?.['example.com/dongle'] === '4' && c.api.store.get('nodes', '', node)!,
+      15_000,
+      'dongle allocatable',
+    );
+    expect(n.status.capacity['example.com/dongle']).toBe('4');
+    expect(n.status.capacity.cpu).toBeDefined();
+    const dongles = (name: string, count: string, resource = 'example.com/dongle') =>
+      boundPod(name, node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { [resource]: count }, limits: { [resource]: count } } },
+        ],
+      });
+    create(dongles('three-dongles', '3'));
+    await until(() => running('three-dongles'), 15_000, 'three-dongles Running');
+    create(dongles('two-dongles', '2'));
+    const refused = await until(() => pod('two-dongles')?.status?.phase === 'Failed' && pod('two-dongles')!.status, 15_000, 'two-dongles rejected');
+    expect(refused.reason).toBe('OutOfexample.com/dongle');
+    expect(refused.message).toBe("Pod was rejected: Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4");
+    // Not advertised by the node: a cluster-level resource, left to the scheduler (upstream removeMissingExtendedResources).
+    create(dongles('cluster-level', '1', 'example.com/license'));
+    await until(() => running('cluster-level'), 15_000, 'cluster-level Running');
+    // The kubelet's next status reports keep the operator's resource.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(c.api.store.get('nodes', '', node)!.status.capacity['example.com/dongle']).toBe('4');
+    for (const name of ['three-dongles', 'two-dongles', 'cluster-level']) await kubectl(c, ['delete', 'pod', name, '--wait=false']);
+    await until(() => !pod('three-dongles') && !pod('cluster-level'), 20_000, 'pods gone');
+  }, 60_000);
+
   it("admits against the Node the apiserver has: a label an operator adds counts, and so does a NoExecute taint (upstream's node informer)", async () => {
     await kubectl(c, ['label', 'node', node, 'disktype=ssd']);
     await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute']);

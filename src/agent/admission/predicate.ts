@@ -2,13 +2,15 @@
  * Pod admission (upstream lifecycle.predicateAdmitHandler with the scheduler's AdmissionCheck):
  * a pod bound here is run only if it fits the node. After the sysctl and OS checks, the general
  * predicates in upstream order: resources — pods count, cpu and memory requests against
- * allocatable minus what the admitted pods request —, required node affinity and node selector,
+ * allocatable minus what the admitted pods request, then the extended resources the Node
+ * advertises —, required node affinity and node selector,
  * node name, host ports, and (pods from the apiserver only: a static pod tolerates them all)
  * NoExecute taints. The first failure is the answer, with upstream's reason and message. Pure.
  */
 import { appArmorRequired } from '../runtime/security-profiles.js';
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
+import { extendedShortfalls } from './extended-resources.js';
 
 /** What admission knows of the node. */
 export interface AdmissionNode {
@@ -17,6 +19,8 @@ export interface AdmissionNode {
   taints: { key: string; value?: string; effect: string }[];
   /** Allocatable cpu (millicores), memory (bytes) and pods. */
   allocatable: { cpuMilli: number; memoryBytes: number; pods: number };
+  /** Allocatable extended resources the apiserver's Node advertises (extended-resources.ts). */
+  extended?: Readonly<Record<string, number>>;
   /** false: the kernel enforces no AppArmor profiles, so pods that ask for one are refused. */
   appArmorEnabled?: boolean;
 }
@@ -211,10 +215,12 @@ export function admitPod(
       predicate('TaintToleration', "node(s) had taints that the pod didn't tolerate");
   }
   const short = shortfalls(pod, admitted, node.allocatable);
-  if (short.length && !(o.isCritical && failed.length)) {
-    const { resource, requested, used, capacity } = short[0];
+  const extended = extendedShortfalls(pod, admitted, node.extended ?? {});
+  if ((short.length || extended.length) && !(o.isCritical && failed.length)) {
+    const { resource, requested, used, capacity } = [...short, ...extended][0];
     const message = `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`;
-    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length ? {} : { shortfalls: short }) };
+    // A critical pod preempts for cpu, memory and pods only.
+    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length || extended.length ? {} : { shortfalls: short }) };
   }
   if (failed.length) return { admit: false, ...failed[0] };
   // Upstream's AppArmor admit handler.

@@ -1,8 +1,9 @@
 /**
  * The kubelet's own Node as the apiserver has it (upstream's node informer, a list+watch of
- * `metadata.name=<node>`): admission reads its labels and taints (upstream getNodeAnyWay), so a
- * label an operator adds (`kubectl label node`) or a NoExecute taint counts for the pods that
- * follow, as it does for the scheduler. Until the Node is known, admission uses the Node the
+ * `metadata.name=<node>`): admission reads its labels, taints and extended resources (upstream
+ * getNodeAnyWay), so a label an operator adds (`kubectl label node`), a NoExecute taint or an
+ * advertised `example.com/dongle` counts for the pods that follow, as it does for the scheduler;
+ * the node status sync keeps what others put in its capacity. Until the Node is known, admission uses the Node the
  * kubelet registers (its configured labels and taints).
  */
 import type { Clock } from '../../lib/clock.js';
@@ -10,10 +11,13 @@ import type { Logger } from '../../lib/logger.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import { ListWatch } from '../../lib/list-watch.js';
 import type { AdmissionNode } from '../admission/predicate.js';
+import { isExtendedResource } from '../admission/extended-resources.js';
+import { parseQuantity } from '../../api/quantity.js';
 
 interface NodeObject {
   metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
   spec?: { taints?: AdmissionNode['taints'] };
+  status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
 }
 
 /** Watches this kubelet's Node. */
@@ -47,9 +51,16 @@ export class NodeInformer {
     });
   }
 
-  /** `registered` with the labels and taints the apiserver has for this Node, once known. */
+  /** `registered` with the labels, taints and extended resources the apiserver has for this Node, once known. */
   admissionNode(registered: AdmissionNode): AdmissionNode {
     if (!this.node) return registered;
-    return { ...registered, labels: this.node.metadata.labels ?? {}, taints: this.node.spec?.taints ?? [] };
+    const extended: Record<string, number> = {};
+    for (const [k, v] of Object.entries(this.node.status?.allocatable ?? {})) if (isExtendedResource(k)) extended[k] = parseQuantity(v) ?? 0;
+    return { ...registered, labels: this.node.metadata.labels ?? {}, taints: this.node.spec?.taints ?? [], extended };
+  }
+
+  /** The Node's status as the apiserver has it (capacity and allocatable), once known. */
+  status(): NodeObject['status'] | undefined {
+    return this.node?.status;
   }
 }

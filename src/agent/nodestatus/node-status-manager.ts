@@ -3,8 +3,9 @@
  * 1. register: POST the initial Node; on 409 AlreadyExists GET it and reconcile the labels the
  *    kubelet owns (merge patch); retry with backoff until done;
  * 2. every nodeStatusUpdateFrequency compute the status; PATCH it to the status subresource
- *    (strategic merge) only when it changed apart from heartbeats or nodeStatusReportFrequency
- *    has passed since the last report — as upstream with node leases;
+ *    (strategic merge) only when it changed apart from heartbeats, or a resource others put in
+ *    the capacity is not yet allocatable, or nodeStatusReportFrequency has passed since the last
+ *    report — as upstream with node leases;
  * 3. events: Starting once, RegisteredNode on creation, NodeReady / NodeNotReady on transitions.
  */
 import type { Clock } from '../../lib/clock.js';
@@ -16,6 +17,7 @@ import { deepEqual } from '../../lib/deep-equal.js';
 import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
+import { withAdvertisedResources } from './advertised-resources.js';
 import { initialNode, nodeLabels, nodeStatus, withoutHeartbeats, type NodeCondition, type NodeSettings, type NodeStatusInput } from './node-object.js';
 
 /** A Node as this manager reads it back (the rest is written, never read). */
@@ -39,6 +41,8 @@ export interface NodeStatusManagerDeps {
   reportFrequencyMs: number;
   /** The node startup latency gauges (metrics/node-startup-metrics.ts). */
   startup?: { attemptRegister(): void; registeredNew(): void; nodeReady(): void };
+  /** The Node's status as the apiserver has it now (the node informer's), when known. */
+  apiStatus?: () => Record<string, unknown> | undefined;
 }
 
 /** Registers the node and keeps its status current. */
@@ -107,18 +111,21 @@ export class NodeStatusManager {
     const now = this.d.clock.now();
     const rt = await this.d.runtime();
     const next = nodeStatus(s, { machine: this.d.machine, ...rt, previous: this.last?.conditions as NodeCondition[] | undefined, nowMs: now });
-    const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next));
-    if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
-    // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver, whose
-    // conditions set by others (e.g. NetworkUnavailable) are kept.
-    if (!this.apiStatus) {
+    // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver (the
+    // node informer's, else the last answer), whose conditions set by others (e.g.
+    // NetworkUnavailable) and resources others advertise are kept.
+    if (!this.apiStatus && !this.d.apiStatus?.()) {
       const got = await client.request<{ status?: Record<string, unknown> }>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
       this.apiStatus = got.status === 200 ? (got.body?.status ?? {}) : {};
     }
-    const base = this.apiStatus;
+    const base = this.d.apiStatus?.() ?? this.apiStatus ?? {};
+    const resources = withAdvertisedResources(base, next);
+    const advertised = !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
+    const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;
+    if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
-    const desired: Record<string, unknown> = { ...base, ...next, conditions: [...others, ...(next.conditions as NodeCondition[])] };
+    const desired: Record<string, unknown> = { ...base, ...next, ...resources, conditions: [...others, ...(next.conditions as NodeCondition[])] };
     // With an external cloud provider, addresses the cloud controller manager set win (upstream's setter returns early).
     if (s.externalCloudProvider && Array.isArray(base.addresses) && base.addresses.length) desired.addresses = base.addresses;
     const patch = twoWayMergePatch(base, desired);

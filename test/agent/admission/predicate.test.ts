@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { admitPod, podRequests, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
+import { isExtendedResource, podRequestOf } from '../../../src/agent/admission/extended-resources.js';
+import { withAdvertisedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
 
 const node: AdmissionNode = {
   name: 'n1',
@@ -193,5 +195,60 @@ describe('AppArmor admission', () => {
     expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'Unconfined' } } }))).toEqual({ admit: true });
     expect(verdict(pod())).toEqual({ admit: true });
     expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }), { ...node, appArmorEnabled: true })).toEqual({ admit: true });
+  });
+});
+
+describe('extended resources (upstream: checked when the Node advertises them, else a cluster-level resource)', () => {
+  const dongleNode: AdmissionNode = { ...node, extended: { 'example.com/dongle': 4 } };
+  const wants = (n: string, resource = 'example.com/dongle') => pod({}, { [resource]: n });
+
+  it('counts what the admitted pods request against the allocatable; the refusal is upstream’s, with no preemption offered', () => {
+    expect(admitPod(wants('3'), [], { node: dongleNode, isStatic: false })).toEqual({ admit: true });
+    expect(admitPod(wants('2'), [wants('3')], { node: dongleNode, isStatic: false })).toEqual({
+      admit: false,
+      reason: 'OutOfexample.com/dongle',
+      message: "Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4",
+    });
+    expect(admitPod(wants('2'), [wants('3')], { node: dongleNode, isStatic: true, isCritical: true })).toMatchObject({
+      admit: false,
+      reason: 'OutOfexample.com/dongle',
+    });
+    expect(admitPod(wants('2'), [wants('3')], { node: dongleNode, isStatic: true, isCritical: true })).not.toHaveProperty('shortfalls');
+  });
+
+  it('a resource the node does not advertise, or a native one under kubernetes.io/, is not checked here', () => {
+    expect(admitPod(wants('9', 'example.com/license'), [], { node: dongleNode, isStatic: false })).toEqual({ admit: true });
+    expect(admitPod(wants('9'), [], { node, isStatic: false })).toEqual({ admit: true });
+    expect(isExtendedResource('example.com/dongle')).toBe(true);
+    expect(isExtendedResource('hugepages-2Mi')).toBe(false);
+    expect(isExtendedResource('kubernetes.io/batch-cpu')).toBe(false);
+    expect(isExtendedResource('requests.example.com/dongle')).toBe(false);
+  });
+
+  it('a pod’s request is max(containers and sidecars, largest init container) + overhead', () => {
+    const p: Pod = {
+      metadata: { name: 'p', namespace: 'default', uid: 'u' },
+      spec: {
+        containers: [{ name: 'a', image: 'i', resources: { requests: { 'example.com/dongle': '1' } } }],
+        initContainers: [
+          { name: 'init', image: 'i', resources: { requests: { 'example.com/dongle': '3' } } },
+          { name: 'side', image: 'i', restartPolicy: 'Always', resources: { requests: { 'example.com/dongle': '1' } } },
+        ],
+        overhead: { 'example.com/dongle': '1' },
+      },
+    } as Pod;
+    expect(podRequestOf(p, 'example.com/dongle')).toBe(4);
+  });
+});
+
+describe('withAdvertisedResources (upstream MachineInfo setter)', () => {
+  it('keeps what others put in capacity, makes it allocatable, lets the kubelet’s own figures win, and drops an extended resource gone from capacity', () => {
+    const mine = { capacity: { cpu: '2', memory: '4Gi', pods: '110' }, allocatable: { cpu: '1900m', memory: '3Gi', pods: '110' } };
+    const api = { capacity: { cpu: '8', 'example.com/dongle': '4' }, allocatable: { cpu: '8', 'example.com/old': '1' } };
+    expect(withAdvertisedResources(api, mine)).toEqual({
+      capacity: { cpu: '2', memory: '4Gi', pods: '110', 'example.com/dongle': '4' },
+      allocatable: { cpu: '1900m', memory: '3Gi', pods: '110', 'example.com/dongle': '4' },
+    });
+    expect(withAdvertisedResources({}, mine)).toEqual(mine);
   });
 });

@@ -28,14 +28,24 @@ function client(o: { node?: object; fail?: boolean }): KubeClient {
 }
 
 describe('NodeInformer', () => {
-  it("gives the apiserver's labels and taints once the Node is read, the registered Node's before", async () => {
-    const node = { metadata: { name: 'n1', labels: { disktype: 'ssd' } }, spec: { taints: [{ key: 'q', effect: 'NoExecute' }] } };
+  it("gives the apiserver's labels, taints and extended resources once the Node is read, the registered Node's before", async () => {
+    const node = {
+      metadata: { name: 'n1', labels: { disktype: 'ssd' } },
+      spec: { taints: [{ key: 'q', effect: 'NoExecute' }] },
+      status: { allocatable: { cpu: '2', 'example.com/dongle': '4' } },
+    };
     const informer = new NodeInformer({ client: client({ node }), nodeName: 'n1', clock: realClock, logger });
     expect(informer.admissionNode(registered)).toBe(registered);
     const ctl = new AbortController();
     informer.start(ctl.signal);
     await informer.synced;
-    expect(informer.admissionNode(registered)).toEqual({ ...registered, labels: { disktype: 'ssd' }, taints: [{ key: 'q', effect: 'NoExecute' }] });
+    expect(informer.admissionNode(registered)).toEqual({
+      ...registered,
+      labels: { disktype: 'ssd' },
+      taints: [{ key: 'q', effect: 'NoExecute' }],
+      extended: { 'example.com/dongle': 4 },
+    });
+    expect(informer.status()).toEqual(node.status);
     ctl.abort();
   });
 

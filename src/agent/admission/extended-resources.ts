@@ -1,0 +1,41 @@
+/**
+ * Extended resources (`example.com/dongle`: a name outside kubernetes.io/) in admission, as
+ * upstream's predicate admit handler: a resource the node advertises (in the allocatable the
+ * apiserver has: an operator PATCHes the Node's capacity and the kubelet copies it to
+ * allocatable) is checked like cpu — requested plus what the admitted pods request, against
+ * allocatable; one the node does not advertise is a cluster-level resource and is not checked
+ * (upstream removeMissingExtendedResources). Pure.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { parseQuantity } from '../../api/quantity.js';
+
+/** Upstream IsExtendedResourceName: not native (no `/`, or in kubernetes.io/) and not a `requests.` quota name. */
+export function isExtendedResource(name: string): boolean {
+  return name.includes('/') && !name.includes('kubernetes.io/') && !name.startsWith('requests.');
+}
+
+/** The pod's effective request of `name` (upstream PodRequests): max(sum of containers and sidecars, largest init container) + overhead. */
+export function podRequestOf(pod: Pod, name: string): number {
+  const of = (c: Container) => parseQuantity(c.resources?.requests?.[name]) ?? 0;
+  const inits = pod.spec.initContainers ?? [];
+  const running = [...pod.spec.containers, ...inits.filter((c) => c.restartPolicy === 'Always')].reduce((n, c) => n + of(c), 0);
+  return Math.max(running, ...inits.map(of), 0) + (parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0);
+}
+
+/** What the pod asks of an extended resource the node lacks, in name order (empty: it fits). */
+export function extendedShortfalls(
+  pod: Pod,
+  admitted: Pod[],
+  allocatable: Readonly<Record<string, number>>,
+): { resource: string; requested: number; used: number; capacity: number }[] {
+  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].flatMap((c) => Object.keys(c.resources?.requests ?? {})));
+  const out = [];
+  for (const resource of [...names].filter(isExtendedResource).sort()) {
+    const capacity = allocatable[resource];
+    const requested = podRequestOf(pod, resource);
+    if (capacity === undefined || requested === 0) continue;
+    const used = admitted.reduce((n, p) => n + podRequestOf(p, resource), 0);
+    if (used + requested > capacity) out.push({ resource, requested, used, capacity });
+  }
+  return out;
+}
