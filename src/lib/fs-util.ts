@@ -1,5 +1,5 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
-import { readdirSync, statSync, type Stats } from 'node:fs';
+import { chmod as chmodCb, mkdir as mkdirCb, readdirSync, statSync, writeFile as writeFileCb, type Stats } from 'node:fs';
 import { access, mkdir, rename, writeFile, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -9,6 +9,22 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
   await writeFile(tmp, data, { mode });
   await rename(tmp, path);
+}
+
+/**
+ * Writes a small file off the event loop (its directory made first), its mode set exactly
+ * (`chmod`: whatever the umask). Through the callback API: each step is one thread-pool round trip
+ * without fs.promises' FileHandle, and on a disk busy with a burst of container starts a create
+ * waits milliseconds that the loop would otherwise spend blocked.
+ */
+export function writeSmallFile(path: string, data: string, mode: number, o: { chmod?: boolean } = {}): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (err: NodeJS.ErrnoException | null) => (err ? reject(err) : resolve());
+    mkdirCb(dirname(path), { recursive: true }, (err) => {
+      if (err) return reject(err);
+      writeFileCb(path, data, { mode }, (err2) => (err2 || !o.chmod ? done(err2) : chmodCb(path, mode, done)));
+    });
+  });
 }
 
 /** Whether `path` exists (can be reached: access(2) with F_OK). */

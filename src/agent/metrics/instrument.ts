@@ -12,12 +12,16 @@ export function operationType(method: string): string {
 }
 
 function instrument<T extends object>(target: T, m: KubeletMetrics): T {
+  // One wrapper per method, made on its first call (a CRI call is counted, not its name re-derived).
+  const wrappers = new Map<string, { of: unknown; wrapper: (...args: unknown[]) => unknown }>();
   return new Proxy(target, {
     get(obj, prop, recv) {
       const v = Reflect.get(obj, prop, recv) as unknown;
       if (typeof v !== 'function' || typeof prop !== 'string' || prop === 'close') return v;
-      return (...args: unknown[]) => {
-        const op = operationType(prop);
+      const known = wrappers.get(prop);
+      if (known?.of === v) return known.wrapper;
+      const op = operationType(prop);
+      const wrapper = (...args: unknown[]) => {
         const end = m.runtimeOpDuration.startTimer({ operation_type: op });
         m.runtimeOps.inc({ operation_type: op });
         const r = (v as (...a: unknown[]) => unknown).apply(obj, args);
@@ -37,6 +41,8 @@ function instrument<T extends object>(target: T, m: KubeletMetrics): T {
           },
         );
       };
+      wrappers.set(prop, { of: v, wrapper });
+      return wrapper;
     },
   });
 }
