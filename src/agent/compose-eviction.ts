@@ -120,6 +120,11 @@ export function composeAdmission(
       o.workers.update({ pod: v, kind: 'kill' });
       preemptions.inc({ preemption_signal: r.shortfalls[0].resource });
     }
+    // It starts once they are stopped (upstream killPodNow holds admission until then).
+    o.workers.startAfterStopped(pod.metadata.uid!, victims, (late) => {
+      for (const v of victims.filter((x) => late.includes(x.metadata.uid!)))
+        o.events.record(podRef(v), 'Warning', 'ExceededGracePeriod', 'Container runtime did not kill the pod within specified grace period.');
+    });
     return { admit: true };
   };
 }

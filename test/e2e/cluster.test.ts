@@ -646,16 +646,30 @@ describe('static pods', () => {
 describe('critical pod preemption (upstream pkg/kubelet/preemption)', () => {
   it('a static pod that does not fit preempts the pods that free its cpu: Failed / Preempting with DisruptionTarget, an event, kubelet_preemptions; a besteffort pod stays', async () => {
     const allocatable = milliCpu(c.api.store.get('nodes', '', node)!.status.allocatable.cpu)!;
+    // The victim ignores SIGTERM: it stops at the end of its 3 s grace period.
     create(
-      boundPod('victim', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '200m' } } }] }),
+      boundPod('victim', node, {
+        terminationGracePeriodSeconds: 3,
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', "trap '' TERM; while true; do sleep 0.1; done", 'victim-marker-8c2'],
+            resources: { requests: { cpu: '200m' } },
+          },
+        ],
+      }),
     );
     create(boundPod('bystander', node));
     await until(() => running('victim') && running('bystander'), 20_000, 'victim and bystander Running');
     // The static pod asks for the whole node's cpu, as upstream's critical pod test does.
     writeFileSync(
       join(c.manifests, 'critical.yaml'),
-      `apiVersion: v1\nkind: Pod\nmetadata: {name: critical, namespace: kube-system}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"], resources: {requests: {cpu: ${allocatable}m}}}\n`,
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: critical, namespace: kube-system}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while true; do sleep 0.1; done", critical-marker-8c2], resources: {requests: {cpu: ${allocatable}m}}}\n`,
     );
+    // It starts only once the victim is stopped (upstream killPodNow).
+    const seen: { victim: number; critical: number }[] = [];
+    const sampler = setInterval(() => seen.push({ victim: countProcesses('victim-marker-8c2'), critical: countProcesses('critical-marker-8c2') }), 50);
     const victim = await until(() => pod('victim')?.status?.phase === 'Failed' && pod('victim'), 20_000, 'victim preempted');
     expect(victim.status).toMatchObject({ reason: 'Preempting', message: 'Preempted in order to admit critical pod' });
     expect(victim.status.conditions.find((x: Obj) => x.type === 'DisruptionTarget')).toMatchObject({
@@ -664,6 +678,10 @@ describe('critical pod preemption (upstream pkg/kubelet/preemption)', () => {
       message: 'Pod was preempted by Kubelet to accommodate a critical pod.',
     });
     await until(() => c.api.store.get('pods', 'kube-system', `critical-${node}`)?.status?.phase === 'Running', 20_000, 'critical pod Running');
+    await until(() => seen.some((x) => x.critical > 0), 5_000, 'critical process sampled');
+    clearInterval(sampler);
+    expect(seen.filter((x) => x.victim > 0 && x.critical > 0)).toEqual([]);
+    expect(seen.some((x) => x.victim > 0)).toBe(true);
     expect(running('bystander')).toBeTruthy();
     const event = c.api.store.list('events').find((e) => e.involvedObject.uid === victim.metadata.uid && e.reason === 'Preempting');
     expect(event).toMatchObject({ type: 'Warning', message: 'Preempted in order to admit critical pod' });

@@ -13,7 +13,8 @@
  *    finished (static-pod-starts.ts); one killed before it could start finishes at once;
  *  - a pod created again with the same UID while it terminates (a static pod's manifest removed
  *    and put back) is marked `restartRequested`: housekeeping forgets its worker once finished
- *    and starts it anew (`syncKnownPods`).
+ *    and starts it anew (`syncKnownPods`);
+ *  - a critical pod admitted by preemption starts once its victims are stopped (start-gates.ts).
  * A worker is forgotten (`forget`) after it is terminated and its pod removed.
  */
 import { podFullName, type Pod } from '../../api/types.js';
@@ -21,37 +22,13 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { StaticPodStarts } from './static-pod-starts.js';
+import { StartGates, stopTimeoutMs } from './start-gates.js';
+import type { PodSyncer, WorkerState, WorkUpdate } from './pod-worker-types.js';
+
+export type { PodSyncer, SyncUpdateType, WorkerState, WorkUpdate } from './pod-worker-types.js';
 
 /** How long a dropped worker's UID is remembered (its successor's first sync waits for lists newer than the drop). */
 const FORGOTTEN_MS = 10_000;
-
-/** A worker's lifecycle state. */
-export type WorkerState = 'sync' | 'terminating' | 'terminated';
-
-/** What a caller asks of a worker. */
-export interface WorkUpdate {
-  pod: Pod;
-  kind: 'create' | 'update' | 'sync' | 'kill';
-  gracePeriodSeconds?: number;
-}
-
-/** Why a running pod is synced (upstream's SyncPodType): its first update, a changed spec, or a resync. */
-export type SyncUpdateType = 'create' | 'update' | 'sync';
-
-/** The per-state work, supplied by the composition (pod-sync.ts). */
-export interface PodSyncer {
-  /**
-   * Runs the pod; returns `terminal` when it is finished for good. Nothing has acted for this pod
-   * since `quiet.quietSinceMs` (monotonic ms, performance.now): the end of its worker's previous
-   * sync, or for a worker's first sync the time a worker of the same UID was dropped (0 for a
-   * UID no worker had: a new pod; see RuntimeManager.getPodStatus).
-   */
-  syncPod(pod: Pod, quiet: { quietSinceMs: number }, updateType: SyncUpdateType): Promise<{ terminal: boolean }>;
-  /** Stops every container of the pod. */
-  syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void>;
-  /** Releases the pod's remaining resources after it has stopped. */
-  syncTerminatedPod(pod: Pod): Promise<void>;
-}
 
 interface Worker {
   pod: Pod;
@@ -89,6 +66,7 @@ export class PodWorkers {
    */
   private readonly forgottenAt = new Map<string, number>();
   private readonly staticStarts = new StaticPodStarts();
+  private readonly gates = new StartGates();
 
   /** `onStopped`: a pod's containers were stopped for good (its worker turned terminated). */
   constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number; onStopped?: (uid: string) => void }) {}
@@ -164,6 +142,7 @@ export class PodWorkers {
             await this.deps.syncer.syncTerminatingPod(w.pod, w.grace);
             w.terminatedAt = this.deps.now();
             this.deps.onStopped?.(uid);
+            for (const next of this.gates.waitingOn(uid)) this.wake(next);
             await this.deps.syncer.syncTerminatedPod(w.pod);
             this.finish(uid, w);
           } else {
@@ -194,6 +173,10 @@ export class PodWorkers {
    * pod killed before it started: it ran nothing, so it is finished at once).
    */
   private mayStart(uid: string, w: Worker): 'start' | 'wait' | 'never' {
+    if (!this.gates.open(uid, (v) => this.workers.get(v)?.terminatedAt !== undefined || !this.workers.has(v), this.deps.now())) {
+      setTimeout(() => this.wake(uid), Math.max(0, this.gates.deadline(uid)! - this.deps.now())).unref();
+      return 'wait';
+    }
     if (isStaticPod(w.pod)) {
       if (w.terminatingAt !== undefined) {
         w.terminatedAt = w.finishedAt = this.deps.now();
@@ -217,11 +200,28 @@ export class PodWorkers {
   }
 
   private releaseName(uid: string, w: Worker): void {
-    if (!isStaticPod(w.pod)) return;
-    for (const next of this.staticStarts.release(podFullName(w.pod), uid)) {
-      const n = this.workers.get(next);
-      if (n?.pending && !n.busy) void this.run(next, n);
-    }
+    if (isStaticPod(w.pod)) for (const next of this.staticStarts.release(podFullName(w.pod), uid)) this.wake(next);
+  }
+
+  /** Runs a worker that waits to start (its pending update), unless it is running. */
+  private wake(uid: string): void {
+    const n = this.workers.get(uid);
+    if (n?.pending && !n.busy) void this.run(uid, n);
+  }
+
+  /**
+   * Holds the start of pod `uid` (admitted by preempting `victims`) until they are stopped, or
+   * each one's grace period and half again has passed (upstream killPodNow); `late` is told of
+   * the victims still running then.
+   */
+  startAfterStopped(uid: string, victims: Pod[], late: (victims: string[]) => void): void {
+    const timeout = Math.max(...victims.map((v) => stopTimeoutMs(v.spec.terminationGracePeriodSeconds ?? 30)));
+    this.gates.hold(
+      uid,
+      victims.map((v) => v.metadata.uid!),
+      this.deps.now() + timeout,
+      late,
+    );
   }
 
   /**

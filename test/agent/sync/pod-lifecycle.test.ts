@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { PodWorkers, type PodSyncer } from '../../../src/agent/sync/pod-workers.js';
 import { StaticPodStarts } from '../../../src/agent/sync/static-pod-starts.js';
+import { stopTimeoutMs } from '../../../src/agent/sync/start-gates.js';
 import { housekeeping, type HousekeepingDeps } from '../../../src/agent/sync/housekeeping.js';
 import { PodManager } from '../../../src/agent/pods/pod-manager.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -255,5 +256,56 @@ describe('a pod that arrives Succeeded or Failed from the apiserver (a kubelet r
     loop(workers, []).handle({ op: 'ADD', source: 'file', pods: [withPhase(pod('s', 's', 'file'), 'Succeeded')] });
     await workers.whenIdle();
     expect(r.steps).toEqual(['sync s']);
+  });
+});
+
+describe('a critical pod admitted by preemption (upstream killPodNow)', () => {
+  const withGrace = (p: Pod, s: number): Pod => ({ ...p, spec: { ...p.spec, terminationGracePeriodSeconds: s } }) as Pod;
+
+  it('starts once its victims’ containers are stopped', async () => {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    const victim = withGrace(pod('v'), 5);
+    workers.update({ pod: victim, kind: 'create' });
+    await workers.whenIdle();
+    const release = r.hold('v');
+    workers.update({ pod: victim, kind: 'kill' });
+    const late: string[][] = [];
+    workers.startAfterStopped('c', [victim], (v) => late.push(v));
+    workers.update({ pod: pod('c'), kind: 'create' });
+    await tick();
+    workers.update({ pod: pod('c'), kind: 'sync' });
+    await tick();
+    expect(r.steps).toEqual(['sync v', 'terminating v']);
+    release();
+    await workers.whenIdle();
+    // Once its containers are stopped (upstream closes killPodNow's channel there, before the release).
+    expect(r.steps.sort()).toEqual(['sync c', 'sync v', 'terminated v', 'terminating v']);
+    expect(late).toEqual([]);
+  });
+
+  it('starts anyway once a victim’s grace period and half again (at least 10 s) has passed, telling which one is late', async () => {
+    expect(stopTimeoutMs(30)).toBe(45_000);
+    expect(stopTimeoutMs(2)).toBe(10_000);
+    const r = recorder();
+    let now = 1_000_000;
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: () => now });
+    const victim = withGrace(pod('v'), 30);
+    workers.update({ pod: victim, kind: 'create' });
+    await workers.whenIdle();
+    r.hold('v');
+    workers.update({ pod: victim, kind: 'kill' });
+    const late: string[][] = [];
+    workers.startAfterStopped('c', [victim], (v) => late.push(v));
+    workers.update({ pod: pod('c'), kind: 'create' });
+    now += 44_000;
+    workers.update({ pod: pod('c'), kind: 'sync' });
+    await tick();
+    expect(r.steps).not.toContain('sync c');
+    now += 1_000;
+    workers.update({ pod: pod('c'), kind: 'sync' });
+    await tick();
+    expect(r.steps).toContain('sync c');
+    expect(late).toEqual([['v']]);
   });
 });
