@@ -67,6 +67,38 @@ describe('probes on the process runtime', () => {
     expect(events('ready').some((e) => e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed'))).toBe(true);
   }, 60_000);
 
+  it('a pod being deleted turns unready while its container stops (readiness still probed), and its liveness probe no longer runs (upstream container_probe.go)', async () => {
+    const ready = join(dir, 'stopping-ready');
+    const live = join(dir, 'stopping-live');
+    writeFileSync(ready, '');
+    writeFileSync(live, '');
+    c.api.store.create(
+      'pods',
+      boundPod('stopping', node, {
+        terminationGracePeriodSeconds: 30,
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', `trap 'rm -f ${ready} ${live}; sleep 8; exit 0' TERM; while true; do sleep 0.1; done`, 'stopping-marker-4e1'],
+            readinessProbe: { exec: { command: ['test', '-f', ready] }, periodSeconds: 1, failureThreshold: 1 },
+            livenessProbe: { exec: { command: ['test', '-f', live] }, periodSeconds: 1, failureThreshold: 1 },
+          },
+        ],
+      }),
+    );
+    await until(() => cond('stopping', 'Ready')?.status === 'True', 20_000, 'Ready');
+    await kubectl(c, ['delete', 'pod', 'stopping', '--wait=false']);
+    const t = Date.now();
+    await until(() => cond('stopping', 'Ready')?.status === 'False', 6_000, 'unready while stopping');
+    // Still stopping: its process runs out the trap's 8 s.
+    expect(Date.now() - t).toBeLessThan(7_000);
+    expect(pod('stopping')!.metadata.deletionTimestamp).toBeDefined();
+    expect(cs('stopping').state.running).toBeDefined();
+    await until(() => !pod('stopping'), 30_000, 'pod gone');
+    expect(events('stopping').filter((e) => e.reason === 'Unhealthy' && e.message.startsWith('Liveness probe failed'))).toEqual([]);
+  }, 60_000);
+
   it('a failing liveness probe restarts the container with upstream events', async () => {
     c.api.store.create(
       'pods',

@@ -81,6 +81,7 @@ export class ProberManager {
 
   private readonly timers: CoalescedTimers;
   private readonly startedAt: number;
+  private readonly listeners: ((uid: string) => void)[] = [];
 
   constructor(private readonly d: ProberDeps) {
     this.timers = new CoalescedTimers(d.clock);
@@ -130,9 +131,14 @@ export class ProberManager {
     for (const [k, w] of this.workers) if (w.uid === uid && !wanted.has(k)) this.stop(k, w);
   }
 
-  /** Stops every worker of pod `uid`. */
-  removePod(uid: string): void {
-    for (const [k, w] of this.workers) if (w.uid === uid) this.stop(k, w);
+  /** Stops every worker of pod `uid` (or only those of `kinds`: upstream's StopLivenessAndStartup when a pod starts stopping). */
+  removePod(uid: string, kinds?: readonly ProbeKind[]): void {
+    for (const [k, w] of this.workers) if (w.uid === uid && (!kinds || kinds.includes(w.kind))) this.stop(k, w);
+  }
+
+  /** Also tells `fn` of each changed result (the status of a pod whose worker is busy stopping it). */
+  onResult(fn: (uid: string) => void): void {
+    this.listeners.push(fn);
   }
 
   /** Stops a worker and forgets its metric series, as upstream's worker.stop. */
@@ -221,6 +227,8 @@ export class ProberManager {
     }
     const before = w.state.result;
     w.state = nextState(w.state, out.result, { kind: w.kind, successThreshold: t.successThreshold, failureThreshold: t.failureThreshold });
-    if (w.state.result !== before) this.d.onChange(w.uid);
+    if (w.state.result === before) return;
+    this.d.onChange(w.uid);
+    for (const l of this.listeners) l(w.uid);
   }
 }

@@ -19,7 +19,7 @@ import { podLogDir } from '../runtime/sandbox-config.js';
 import { killPod } from '../runtime/kill-pod.js';
 import type { BackoffTable } from './backoff.js';
 import type { PodWorkers } from './pod-workers.js';
-import { removePodFromRuntime } from './pod-sync.js';
+import { removePodFromRuntime } from '../runtime/remove-pod.js';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {

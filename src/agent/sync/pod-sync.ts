@@ -12,7 +12,6 @@
  *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
  *   (Succeeded or Failed, upstream TerminatePod) — the status the apiserver gets before the DELETE.
  */
-import { rm } from 'node:fs/promises';
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -28,6 +27,7 @@ import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-st
 import type { StepResult } from '../runtime/step-result.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
+import { removePodFromRuntime } from '../runtime/remove-pod.js';
 import { legacyLogSymlink, removeContainerLogs } from '../runtime/logs/legacy-log-links.js';
 import { terminatePodStatus } from '../status/terminate-pod.js';
 import { withVerdict, type Verdict } from '../status/verdict.js';
@@ -76,31 +76,9 @@ export interface PodSyncDeps {
   /** The volume manager's pod-facing half. */
   volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
   /** The prober manager (workers per container and probe kind). */
-  prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results'>;
+  prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
-}
-
-/** Removes a pod's runtime objects, its log directory and its containers' legacy log links (idempotent). */
-export async function removePodFromRuntime(
-  runtime: RuntimeService,
-  status: PodRuntimeStatus,
-  logs: { podLogDir: string; containerLogsDir?: string },
-): Promise<void> {
-  const { containerLogsDir } = logs;
-  await Promise.all(
-    status.containers.map(async (c) => {
-      await runtime.removeContainer(c.id);
-      if (containerLogsDir) await removeContainerLogs({ link: legacyLogSymlink(containerLogsDir, c.id, c.name, status.name, status.namespace) });
-    }),
-  );
-  await Promise.all(
-    status.sandboxes.map(async (s) => {
-      await runtime.stopPodSandbox(s.id);
-      await runtime.removePodSandbox(s.id);
-    }),
-  );
-  await rm(logs.podLogDir, { recursive: true, force: true });
 }
 
 /** Upstream activeDeadlineHandler: when the pod's active deadline passes (ms), or undefined. Pure. */
@@ -130,8 +108,17 @@ export class PodSync implements PodSyncer {
   private readonly verdicts = new Map<string, Verdict>();
   /** The runtime status a terminating step ended with, for the terminated step right after it. */
   private readonly stopped = new Map<string, PodRuntimeStatus>();
+  /** The pods being stopped, with the runtime status they had: their readiness still counts. */
+  private readonly stopping = new Map<string, { pod: Pod; rs: PodRuntimeStatus }>();
 
-  constructor(private readonly d: PodSyncDeps) {}
+  constructor(private readonly d: PodSyncDeps) {
+    // While a pod stops, its worker waits on the kill; a readiness change reaches its status here
+    // (upstream's status manager SetContainerReadiness): a pod going away turns unready at once.
+    d.prober?.onResult((uid) => {
+      const s = this.stopping.get(uid);
+      if (s) this.publish(s.pod, s.rs, 'stopping');
+    });
+  }
 
   /** The pod's runtime status: read now, or (`quiet`) from the PLEG's lists when they began after the pod's quiet time. */
   private status(pod: Pod, quiet?: { quietSinceMs: number }) {
@@ -164,8 +151,12 @@ export class PodSync implements PodSyncer {
     return dir ? legacyLogSymlink(dir, c.id, c.name, pod.metadata.name!, pod.metadata.namespace!) : undefined;
   }
 
-  /** Generates and stores the pod's status; `final`: the status after its release (upstream TerminatePod). */
-  private publish(pod: Pod, rs: PodRuntimeStatus, final = false) {
+  /**
+   * Generates and stores the pod's status; `final`: the status after its release (upstream
+   * TerminatePod); `stopping`: while its containers stop (no probe worker is started).
+   */
+  private publish(pod: Pod, rs: PodRuntimeStatus, mode: 'sync' | 'stopping' | 'final' = 'sync') {
+    const final = mode === 'final';
     const uid = pod.metadata.uid!;
     let st = generatePodStatus(pod, rs, {
       nowMs: this.d.clock.now(),
@@ -182,7 +173,7 @@ export class PodSync implements PodSyncer {
     const verdict = this.verdicts.get(uid);
     if (verdict) st = withVerdict(st, verdict, this.d.statusManager.get(uid), this.d.clock.now());
     this.d.statusManager.set(uid, st);
-    if (!final) this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
+    if (mode === 'sync') this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
   }
 
@@ -243,16 +234,25 @@ export class PodSync implements PodSyncer {
 
   async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
     const uid = pod.metadata.uid!;
+    // Liveness and startup probes stop now, readiness once the containers have stopped (as upstream).
+    this.d.prober?.removePod(uid, ['liveness', 'startup']);
+    const before = await this.status(pod);
+    this.stopping.set(uid, { pod, rs: before });
+    let rs;
+    try {
+      rs = await this.stopAll(pod, gracePeriodSeconds, before);
+    } finally {
+      this.stopping.delete(uid);
+    }
     this.d.prober?.removePod(uid);
-    const rs = await this.stopAll(pod, gracePeriodSeconds);
-    this.publish(pod, rs);
+    this.publish(pod, rs, 'stopping');
     // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
     this.stopped.set(uid, rs);
   }
 
   /** Stops every container and sandbox of the pod (grace period), up to three tries; the runtime status after. */
-  private async stopAll(pod: Pod, gracePeriodSeconds?: number): Promise<PodRuntimeStatus> {
-    let rs = await this.status(pod);
+  private async stopAll(pod: Pod, gracePeriodSeconds?: number, current?: PodRuntimeStatus): Promise<PodRuntimeStatus> {
+    let rs = current ?? (await this.status(pod));
     for (let i = 0; i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready)); i++) {
       await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
       rs = await this.status(pod);
@@ -272,7 +272,7 @@ export class PodSync implements PodSyncer {
       const rs = seen ?? (await this.stopAll(pod));
       if (!(await this.d.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
       if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
-      this.publish(pod, rs, true);
+      this.publish(pod, rs, 'final');
       return;
     }
     await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), {
