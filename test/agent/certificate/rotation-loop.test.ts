@@ -12,69 +12,73 @@ import { silentLogger } from '../../../src/lib/logger.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
-describe('rotation loop status', () => {
-  it('tracks the expiry of the current certificate and counts failed renewals; the metrics read it', async () => {
-    const clock = new FakeClock(Date.UTC(2026, 10, 25));
-    const status: RotationStatus = { renewFailures: 0 };
-    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
-    registerCertificateMetrics(metrics, 'server', status, () => clock.now());
-    const series = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics.text())?.[1];
-    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
-    let cert: { notBefore: number; notAfter: number } | undefined;
-    let fail = 2;
-    const abort = new AbortController();
+type Cert = { notBefore: number; notAfter: number };
+
+/** A server certificate loop on a fake clock, its metrics registered; `renew` gives the next certificate (or throws). */
+function serverLoop(renew: (now: number) => Cert) {
+  const clock = new FakeClock(Date.UTC(2026, 10, 25));
+  const status: RotationStatus = { renewFailures: 0 };
+  const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+  registerCertificateMetrics(metrics, 'server', status, () => clock.now());
+  const loop = { clock, status, metrics, cert: undefined as Cert | undefined, abort: new AbortController() };
+  const start = () =>
     runRotationLoop({
-      signal: abort.signal,
+      signal: loop.abort.signal,
       clock,
       logger: silentLogger,
       jitter: () => 0,
-      validity: async () => cert,
+      validity: async () => loop.cert,
       whenMissing: 'request',
       failure: 'failed',
       status,
       renew: async () => {
-        if (fail-- > 0) throw new Error('no signer');
-        cert = { notBefore: clock.now(), notAfter: clock.now() + 100_000.9e3 };
+        loop.cert = renew(clock.now());
       },
     });
+  return {
+    ...loop,
+    start,
+    get cert() {
+      return loop.cert;
+    },
+  };
+}
+
+describe('rotation loop status', () => {
+  it('tracks the expiry of the current certificate and counts failed renewals; the metrics read it', async () => {
+    let fail = 2;
+    const l = serverLoop((now) => {
+      if (fail-- > 0) throw new Error('no signer');
+      return { notBefore: now, notAfter: now + 100_000.9e3 };
+    });
+    const { clock, status, metrics } = l;
+    const series = (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics.text())?.[1];
+    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe('+Inf');
+    l.start();
     // Two failures (retried after 1 s, then 2 s), then a certificate.
     for (let i = 0; i < 20 && !status.notAfter; i++) {
       await tick();
       clock.advance(1000);
     }
     expect(status.renewFailures).toBe(2);
-    expect(status.notAfter).toBe(cert!.notAfter);
+    expect(status.notAfter).toBe(l.cert!.notAfter);
     clock.advance(500);
-    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe(String(Math.trunc((cert!.notAfter - clock.now()) / 1000)));
+    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe(String(Math.trunc((l.cert!.notAfter - clock.now()) / 1000)));
     expect(series('kubelet_server_expiration_renew_errors')).toBe('2');
-    abort.abort();
+    l.abort.abort();
   });
 
   it('observes how long the serving certificate lived once a new one replaces it (kubelet_certificate_manager_server_rotation_seconds, upstream buckets); the first one is no rotation', async () => {
-    const clock = new FakeClock(Date.UTC(2026, 10, 25));
-    const status: RotationStatus = { renewFailures: 0 };
-    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
-    registerCertificateMetrics(metrics, 'server', status, () => clock.now());
-    const text = () => metrics.text();
+    let issued = 0;
+    const l = serverLoop((now) => {
+      issued++;
+      return { notBefore: now, notAfter: now + 10_000e3 };
+    });
+    const { clock } = l;
+    const text = () => l.metrics.text();
     expect(text()).toContain('# TYPE kubelet_certificate_manager_server_rotation_seconds histogram');
     expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_count 0$/m);
-    let cert: { notBefore: number; notAfter: number } | undefined;
-    let issued = 0;
-    const abort = new AbortController();
-    runRotationLoop({
-      signal: abort.signal,
-      clock,
-      logger: silentLogger,
-      jitter: () => 0,
-      validity: async () => cert,
-      whenMissing: 'request',
-      failure: 'failed',
-      status,
-      renew: async () => {
-        issued++;
-        cert = { notBefore: clock.now(), notAfter: clock.now() + 10_000e3 };
-      },
-    });
+    l.start();
     for (let i = 0; i < 300 && issued < 2; i++) {
       await tick();
       clock.advance(60_000);
@@ -87,6 +91,6 @@ describe('rotation loop status', () => {
     expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_count 1$/m);
     expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="14400"\} 1$/m);
     expect(text()).toMatch(/^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="3600"\} 0$/m);
-    abort.abort();
+    l.abort.abort();
   });
 });
