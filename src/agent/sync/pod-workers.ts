@@ -173,10 +173,7 @@ export class PodWorkers {
    * pod killed before it started: it ran nothing, so it is finished at once).
    */
   private mayStart(uid: string, w: Worker): 'start' | 'wait' | 'never' {
-    if (!this.gates.open(uid, (v) => this.workers.get(v)?.terminatedAt !== undefined || !this.workers.has(v), this.deps.now())) {
-      setTimeout(() => this.wake(uid), Math.max(0, this.gates.deadline(uid)! - this.deps.now())).unref();
-      return 'wait';
-    }
+    if (!this.gates.open(uid, (v) => this.workers.get(v)?.terminatedAt !== undefined || !this.workers.has(v), this.deps.now())) return 'wait';
     if (isStaticPod(w.pod)) {
       if (w.terminatingAt !== undefined) {
         w.terminatedAt = w.finishedAt = this.deps.now();
@@ -215,13 +212,9 @@ export class PodWorkers {
    * the victims still running then.
    */
   startAfterStopped(uid: string, victims: Pod[], late: (victims: string[]) => void): void {
-    const timeout = Math.max(...victims.map((v) => stopTimeoutMs(v.spec.terminationGracePeriodSeconds ?? 30)));
-    this.gates.hold(
-      uid,
-      victims.map((v) => v.metadata.uid!),
-      this.deps.now() + timeout,
-      late,
-    );
+    const timeoutMs = Math.max(...victims.map((v) => stopTimeoutMs(v.spec.terminationGracePeriodSeconds ?? 30)));
+    const ids = victims.map((v) => v.metadata.uid!);
+    this.gates.hold(uid, ids, { nowMs: this.deps.now(), timeoutMs, wake: () => this.wake(uid), late });
   }
 
   /**

@@ -14,9 +14,14 @@ export function stopTimeoutMs(graceSeconds: number): number {
 export class StartGates {
   private readonly gates = new Map<string, { victims: string[]; deadlineMs: number; late: (victims: string[]) => void }>();
 
-  /** Holds `uid`'s start until `victims` have stopped, or `deadlineMs` (the clock's ms); `late` is told of those still running then. */
-  hold(uid: string, victims: string[], deadlineMs: number, late: (victims: string[]) => void): void {
-    if (victims.length) this.gates.set(uid, { victims, deadlineMs, late });
+  /**
+   * Holds `uid`'s start until `victims` have stopped, or `timeoutMs` from `nowMs` (the clock's ms),
+   * when `wake` is called; `late` is then told of the victims still running.
+   */
+  hold(uid: string, victims: string[], o: { nowMs: number; timeoutMs: number; wake: () => void; late: (victims: string[]) => void }): void {
+    if (!victims.length) return;
+    this.gates.set(uid, { victims, deadlineMs: o.nowMs + o.timeoutMs, late: o.late });
+    setTimeout(o.wake, o.timeoutMs).unref();
   }
 
   /** Whether `uid` may start at `nowMs`: no gate, every victim `stopped`, or the deadline passed (the gate then goes). */
@@ -28,11 +33,6 @@ export class StartGates {
     this.gates.delete(uid);
     if (running.length) g.late(running);
     return true;
-  }
-
-  /** When `uid`'s gate gives up waiting, if it has one. */
-  deadline(uid: string): number | undefined {
-    return this.gates.get(uid)?.deadlineMs;
   }
 
   /** The pods whose start waits for `victim`. */
