@@ -27,7 +27,8 @@ export interface AdmissionNode {
 
 /** A resource the node lacks for a pod (upstream InsufficientResourceError). */
 export interface Shortfall {
-  resource: 'pods' | 'cpu' | 'memory';
+  /** pods, cpu, memory, or an extended resource the Node advertises. */
+  resource: string;
   requested: number;
   used: number;
   capacity: number;
@@ -219,8 +220,7 @@ export function admitPod(
   if ((short.length || extended.length) && !(o.isCritical && failed.length)) {
     const { resource, requested, used, capacity } = [...short, ...extended][0];
     const message = `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`;
-    // A critical pod preempts for cpu, memory and pods only.
-    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length || extended.length ? {} : { shortfalls: short }) };
+    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length ? {} : { shortfalls: [...short, ...extended] }) };
   }
   if (failed.length) return { admit: false, ...failed[0] };
   // Upstream's AppArmor admit handler.

@@ -6,6 +6,7 @@
  * short — and within a class by "distance": the squared, normalised shortfall a candidate leaves,
  * the smaller request (memory, then cpu) winning a tie. Pure.
  */
+import { podRequestOf } from './extended-resources.js';
 import type { Pod } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { isCriticalPod } from '../eviction/rank.js';
@@ -30,9 +31,10 @@ export function preemptable(preemptor: Pod, preemptee: Pod): boolean {
 
 type Requirement = { resource: Shortfall['resource']; quantity: number };
 
-/** Upstream resource.GetResourceRequest: a pod takes one pod slot, its cpu in millicores, its memory in bytes. */
+/** Upstream resource.GetResourceRequest: a pod takes one pod slot, its cpu in millicores, its memory in bytes, its count of an extended resource. */
 function request(pod: Pod, resource: Requirement['resource']): number {
   if (resource === 'pods') return 1;
+  if (resource !== 'cpu' && resource !== 'memory') return podRequestOf(pod, resource);
   const r = podRequests(pod);
   return resource === 'cpu' ? r.cpuMilli : r.memoryBytes;
 }

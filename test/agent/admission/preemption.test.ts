@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { shortfalls, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
+import { admitPod, shortfalls, type AdmissionNode, type Shortfall } from '../../../src/agent/admission/predicate.js';
 import { isCritical, podsToPreempt, preemptable } from '../../../src/agent/admission/preemption.js';
 
 const allocatable: AdmissionNode['allocatable'] = { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 };
@@ -72,5 +72,26 @@ describe('podsToPreempt', () => {
   it('no set of preemptable pods frees enough: upstream’s error; critical pods are never victims', () => {
     const other = pod('other-static', { static: true, cpu: '1500m' });
     expect(podsToPreempt(critical, [b100, other], short(1600))).toBe('no set of running pods found to reclaim resources: [(res: cpu, q: 1500), ]');
+  });
+});
+
+describe('extended resources', () => {
+  it('a critical pod short of an extended resource the Node advertises preempts the pod that holds it (upstream GetResourceRequest for any resource)', () => {
+    const dongles = (name: string, n: string, o: { static?: boolean } = {}): Pod => {
+      const p = pod(name, o);
+      p.spec.containers[0].resources = { requests: { 'example.com/dongle': n } };
+      return p;
+    };
+    const holder = dongles('holder', '3');
+    const other = pod('other', { cpu: '100m' });
+    const critical = dongles('critical', '2', { static: true });
+    const node: AdmissionNode = { name: 'n1', labels: {}, taints: [], allocatable, extended: { 'example.com/dongle': 4 } };
+    const r = admitPod(critical, [holder, other], { node, isStatic: true, isCritical: true });
+    expect(r).toMatchObject({
+      admit: false,
+      reason: 'OutOfexample.com/dongle',
+      shortfalls: [{ resource: 'example.com/dongle', requested: 2, used: 3, capacity: 4 }],
+    });
+    expect(names(podsToPreempt(critical, [holder, other], (r as { shortfalls: Shortfall[] }).shortfalls))).toEqual(['holder']);
   });
 });
