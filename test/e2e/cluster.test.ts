@@ -716,6 +716,29 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
     await until(() => !pod('lost'), 20_000, 'lost gone');
   }, 60_000);
 
+  it('a pod found Succeeded and being deleted after a restart is deleted from the API, its volume released (upstream regression test for kubernetes#116925)', async () => {
+    create(
+      boundPod('terminal-deleted', node, {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        volumes: [{ name: 'scratch', emptyDir: {} }],
+      }),
+    );
+    await until(() => running('terminal-deleted'), 20_000, 'Running');
+    const uid = pod('terminal-deleted')!.metadata.uid;
+    const scratch = join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    expect(existsSync(scratch)).toBe(true);
+    // Deleted gracefully; its container exited 0, the kubelet wrote Succeeded and died before the DELETE.
+    await c.restartKubelet(async () => {
+      await kubectl(c, ['delete', 'pod', 'terminal-deleted', '--wait=false']);
+      const o = pod('terminal-deleted')!;
+      expect(o.metadata.deletionTimestamp).toBeDefined();
+      c.api.store.update('pods', { ...o, status: { ...o.status, phase: 'Succeeded' } });
+    });
+    await until(() => !pod('terminal-deleted'), 20_000, 'deleted from the API');
+    await until(() => !existsSync(scratch), 10_000, 'volume released');
+  }, 60_000);
+
   it("a static pod's start time is its mirror pod's (upstream's old status for a static pod), and its restart count goes on", async () => {
     writeFileSync(
       join(c.manifests, 'restarted.yaml'),
