@@ -196,6 +196,11 @@ export interface Status {
   code?: number;
 }
 
+/** True for a phase a pod never leaves: Succeeded or Failed. */
+export function isTerminalPhase(phase: string | undefined): phase is 'Succeeded' | 'Failed' {
+  return phase === 'Succeeded' || phase === 'Failed';
+}
+
 /** "namespace/name" → the pod's full name as the kubelet uses it ("name_namespace"). */
 export function podFullName(pod: Pod): string {
   return `${pod.metadata.name}_${pod.metadata.namespace}`;

@@ -6,7 +6,8 @@
  * allocatable; one the node does not advertise is a cluster-level resource and is not checked
  * (upstream removeMissingExtendedResources). Pure.
  */
-import type { Container, Pod } from '../../api/types.js';
+import type { Pod } from '../../api/types.js';
+import { podQuantity } from './pod-quantity.js';
 import { parseQuantity } from '../../api/quantity.js';
 
 /** Upstream IsExtendedResourceName: not native (no `/`, or in kubernetes.io/) and not a `requests.` quota name. */
@@ -16,10 +17,8 @@ export function isExtendedResource(name: string): boolean {
 
 /** The pod's effective request of `name` (upstream PodRequests): max(sum of containers and sidecars, largest init container) + overhead. */
 export function podRequestOf(pod: Pod, name: string): number {
-  const of = (c: Container) => parseQuantity(c.resources?.requests?.[name]) ?? 0;
-  const inits = pod.spec.initContainers ?? [];
-  const running = [...pod.spec.containers, ...inits.filter((c) => c.restartPolicy === 'Always')].reduce((n, c) => n + of(c), 0);
-  return Math.max(running, ...inits.map(of), 0) + (parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0);
+  const overhead = parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0;
+  return podQuantity(pod, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);
 }
 
 /** What the pod asks of an extended resource the node lacks, in name order (empty: it fits). */

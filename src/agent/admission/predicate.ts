@@ -8,9 +8,10 @@
  * NoExecute taints. The first failure is the answer, with upstream's reason and message. Pure.
  */
 import { appArmorRequired } from '../runtime/security-profiles.js';
-import type { Container, Pod } from '../../api/types.js';
+import type { Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { extendedShortfalls } from './extended-resources.js';
+import { podQuantity } from './pod-quantity.js';
 
 /** What admission knows of the node. */
 export interface AdmissionNode {
@@ -54,15 +55,10 @@ export interface Toleration {
  * containers and sidecars, largest init container) + overhead.
  */
 export function podResources(pod: Pod, kind: 'requests' | 'limits'): { cpuMilli: number; memoryBytes: number } {
-  const sum = (cs: Container[], f: (c: Container) => number) => cs.reduce((n, c) => n + f(c), 0);
-  const cpu = (c: Container) => milliCpu(c.resources?.[kind]?.cpu) ?? 0;
-  const mem = (c: Container) => bytes(c.resources?.[kind]?.memory) ?? 0;
-  const inits = pod.spec.initContainers ?? [];
-  const sidecars = inits.filter((c) => c.restartPolicy === 'Always');
   const overhead = (pod.spec.overhead ?? {}) as Record<string, string>;
   return {
-    cpuMilli: Math.max(sum(pod.spec.containers, cpu) + sum(sidecars, cpu), ...inits.map(cpu), 0) + (milliCpu(overhead.cpu) ?? 0),
-    memoryBytes: Math.max(sum(pod.spec.containers, mem) + sum(sidecars, mem), ...inits.map(mem), 0) + (bytes(overhead.memory) ?? 0),
+    cpuMilli: podQuantity(pod, (c) => milliCpu(c.resources?.[kind]?.cpu) ?? 0, milliCpu(overhead.cpu) ?? 0),
+    memoryBytes: podQuantity(pod, (c) => bytes(c.resources?.[kind]?.memory) ?? 0, bytes(overhead.memory) ?? 0),
   };
 }
 

@@ -114,11 +114,12 @@ export class NodeStatusManager {
     // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver (the
     // node informer's, else the last answer), whose conditions set by others (e.g.
     // NetworkUnavailable) and resources others advertise are kept.
-    if (!this.apiStatus && !this.d.apiStatus?.()) {
+    const live = this.d.apiStatus?.();
+    if (!this.apiStatus && !live) {
       const got = await client.request<{ status?: Record<string, unknown> }>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
       this.apiStatus = got.status === 200 ? (got.body?.status ?? {}) : {};
     }
-    const base = this.d.apiStatus?.() ?? this.apiStatus ?? {};
+    const base = live ?? this.apiStatus ?? {};
     const resources = withAdvertisedResources(base, next);
     const advertised = !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;

@@ -4,11 +4,11 @@
  * them, and those finished in the API (Succeeded/Failed) unless they are still stopping. A pod
  * being deleted keeps its cpu, memory and host ports until its containers are gone. Pure.
  */
-import type { Pod } from '../../api/types.js';
+import { isTerminalPhase, type Pod } from '../../api/types.js';
 import type { WorkerState } from '../sync/pod-workers.js';
 
 /** True when the pod's (API) status is Succeeded or Failed. */
-export const hasTerminalPhase = (p: Pod) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+export const hasTerminalPhase = (p: Pod) => isTerminalPhase(p.status?.phase);
 
 /** Whether `pod`, whose worker is in `state` (undefined: none yet), is active. */
 export function isActivePod(pod: Pod, state: WorkerState | undefined): boolean {

@@ -197,11 +197,9 @@ export class PodActionExecutor {
     });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
-    // No instance of it in the runtime: its count goes on from its logs (a runtime whose state was wiped).
-    const restartCount =
-      s.restartCount === 0 && !o.status?.containers.some((x) => x.name === c.name)
-        ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name))
-        : s.restartCount;
+    // Count 0 is computePodActions' answer when the runtime has no instance of it: the count goes on
+    // from its logs (a runtime whose state was wiped).
+    const restartCount = s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount;
     try {
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [],

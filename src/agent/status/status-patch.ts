@@ -10,7 +10,7 @@
  * `mergePodStatus` first keeps the conditions other writers own (readiness gates, DisruptionTarget)
  * and holds back a terminal phase while containers could run, as upstream's status manager does.
  */
-import type { PodCondition, PodStatus } from '../../api/types.js';
+import { isTerminalPhase, type PodCondition, type PodStatus } from '../../api/types.js';
 import { deepEqual } from '../../lib/deep-equal.js';
 
 type Obj = Record<string, unknown>;
@@ -73,8 +73,6 @@ export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<str
 /** The pod condition types the kubelet owns (upstream PodConditionsByKubelet + PodReadyToStartContainers). */
 export const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
 
-const isTerminal = (phase: string | undefined) => phase === 'Succeeded' || phase === 'Failed';
-
 /**
  * Upstream mergePodStatus: the kubelet's status, keeping the conditions others own from the API's.
  * A pod is not reported Succeeded or Failed while its containers could still run (its worker has
@@ -82,7 +80,7 @@ const isTerminal = (phase: string | undefined) => phase === 'Succeeded' || phase
  * stay, and a new DisruptionTarget condition waits with the phase.
  */
 export function mergePodStatus(apiStatus: PodStatus | undefined, kubelet: PodStatus, couldHaveRunningContainers = false): PodStatus {
-  const held = couldHaveRunningContainers && isTerminal(kubelet.phase) && !isTerminal(apiStatus?.phase);
+  const held = couldHaveRunningContainers && isTerminalPhase(kubelet.phase) && !isTerminalPhase(apiStatus?.phase);
   const others = (apiStatus?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type));
   const mine = (kubelet.conditions ?? []).filter(
     (c) => KUBELET_CONDITIONS.has(c.type) || (!others.some((o) => o.type === c.type) && !(held && c.type === 'DisruptionTarget')),

@@ -6,18 +6,16 @@
  *    may start again with the same UID (kubernetes#116484);
  *  - while the phase stays the same, so do its reason and message (an eviction's `Evicted`).
  */
-import type { Pod, PodPhase, PodStatus } from '../../api/types.js';
+import { isTerminalPhase, type Pod, type PodPhase, type PodStatus } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
-
-const isTerminal = (p: string | undefined): p is 'Succeeded' | 'Failed' => p === 'Succeeded' || p === 'Failed';
 
 /** The phase, reason and message of the new status, given the generated phase. */
 export function stickyPhase(pod: Pod, generated: PodPhase, previous: PodStatus | undefined): Pick<PodStatus, 'phase' | 'reason' | 'message'> {
   let phase = generated;
   const api = pod.status?.phase;
   if (!isStaticPod(pod)) {
-    if (!isTerminal(phase) && isTerminal(previous?.phase)) phase = previous.phase;
-    if (isTerminal(api)) phase = api;
+    if (!isTerminalPhase(phase) && isTerminalPhase(previous?.phase)) phase = previous.phase;
+    if (isTerminalPhase(api)) phase = api;
   }
   if (phase !== previous?.phase) return { phase };
   const reason = previous.reason || pod.status?.reason;

@@ -6,7 +6,7 @@
  * — and a pod not yet Succeeded or Failed is Failed. A static pod keeps its phase, as upstream
  * (kubernetes#116484): it may be started again with the same UID. Pure.
  */
-import type { ContainerStatus, Pod, PodStatus } from '../../api/types.js';
+import { isTerminalPhase, type ContainerStatus, type Pod, type PodStatus } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 
 const UNKNOWN = { reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', exitCode: 137 };
@@ -35,6 +35,6 @@ export function terminatePodStatus(pod: Pod, st: PodStatus): PodStatus {
     const n = triedToStart(st.initContainerStatuses);
     out.initContainerStatuses = st.initContainerStatuses.map((c, i) => (i < n ? terminated(c) : c));
   }
-  if (!isStaticPod(pod) && out.phase !== 'Succeeded' && out.phase !== 'Failed') out.phase = 'Failed';
+  if (!isStaticPod(pod) && !isTerminalPhase(out.phase)) out.phase = 'Failed';
   return out;
 }

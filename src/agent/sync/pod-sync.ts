@@ -12,7 +12,7 @@
  *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
  *   (Succeeded or Failed, upstream TerminatePod) — the status the apiserver gets before the DELETE.
  */
-import type { Pod } from '../../api/types.js';
+import { isTerminalPhase, type Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -195,7 +195,7 @@ export class PodSync implements PodSyncer {
       return { terminal: true };
     }
     if (deadline !== undefined) this.d.workQueue.enqueue(uid, deadline);
-    if (pod.metadata.deletionTimestamp || st.phase === 'Succeeded' || st.phase === 'Failed') return { terminal: true };
+    if (pod.metadata.deletionTimestamp || isTerminalPhase(st.phase)) return { terminal: true };
     // 3a.
     const mounted = await this.d.volumes.mountPod(pod);
     if (!mounted.ok) {
@@ -223,7 +223,7 @@ export class PodSync implements PodSyncer {
       }
       if (dead.length) fresh = await this.status(pod);
       const after = this.publish(pod, fresh);
-      if (plan.failed || after.phase === 'Failed' || after.phase === 'Succeeded') return { terminal: true };
+      if (plan.failed || isTerminalPhase(after.phase)) return { terminal: true };
     }
     // 9.
     const retry = results.map((r) => r.retryAfterMs).filter((x): x is number => x !== undefined);

@@ -1,0 +1,13 @@
+/**
+ * A pod's effective quantity of one resource (upstream PodRequests / PodLimits): the larger of
+ * what its containers and sidecars take together and what its largest init container takes,
+ * plus the pod's overhead. Pure.
+ */
+import type { Container, Pod } from '../../api/types.js';
+
+/** The quantity of `pod`, given each container's (`perContainer`) and the pod's `overhead`. */
+export function podQuantity(pod: Pod, perContainer: (c: Container) => number, overhead: number): number {
+  const inits = pod.spec.initContainers ?? [];
+  const running = [...pod.spec.containers, ...inits.filter((c) => c.restartPolicy === 'Always')].reduce((n, c) => n + perContainer(c), 0);
+  return Math.max(running, ...inits.map(perContainer), 0) + overhead;
+}
