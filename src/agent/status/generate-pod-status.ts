@@ -19,6 +19,8 @@ export interface PodStatusContext {
   runtimeName: string;
   reasons: ReadonlyMap<string, WaitingReason>;
   previous?: PodStatus;
+  /** The start time the apiserver has (the pod's, a static pod's mirror's): once set it never changes. */
+  apiStartTime?: string;
   /** Probe results by container name and instance id (prober-manager.ts); undefined = no such probe. */
   probes?: ProbeResults;
   /** The pod's runtime handler makes recursive read-only mounts (the statuses' volumeMounts). */
@@ -240,7 +242,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     ],
     hostIP: ctx.nodeIP,
     hostIPs: [{ ip: ctx.nodeIP }],
-    startTime: ctx.previous?.startTime ?? rfc3339(ctx.nowMs),
+    startTime: ctx.apiStartTime ?? ctx.previous?.startTime ?? rfc3339(ctx.nowMs),
     containerStatuses: regular,
     qosClass: qosClass(pod),
   };

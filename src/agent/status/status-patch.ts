@@ -8,7 +8,8 @@
  *   items that went away (a dead sandbox's IP), and `$setElementOrder/<list>` with the new order;
  * - other lists (containerStatuses, images…) are atomic: sent whole when they differ.
  * `mergePodStatus` first keeps the conditions other writers own (readiness gates, DisruptionTarget)
- * and holds back a terminal phase while containers could run, as upstream's status manager does.
+ * and the start time the apiserver has, and holds back a terminal phase while containers could
+ * run, as upstream's status manager does.
  */
 import { isTerminalPhase, type PodCondition, type PodStatus } from '../../api/types.js';
 import { deepEqual } from '../../lib/deep-equal.js';
@@ -87,6 +88,8 @@ export function mergePodStatus(apiStatus: PodStatus | undefined, kubelet: PodSta
   );
   const conditions: PodCondition[] = [...others, ...mine];
   const out: PodStatus = { ...kubelet, ...(conditions.length ? { conditions } : {}) };
+  // Once the apiserver has a start time it stays (upstream's status manager never changes it).
+  if (apiStatus?.startTime) out.startTime = apiStatus.startTime;
   if (held) {
     out.phase = apiStatus?.phase ?? 'Pending';
     out.reason = apiStatus?.reason;

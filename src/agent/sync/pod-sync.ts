@@ -158,13 +158,15 @@ export class PodSync implements PodSyncer {
   private publish(pod: Pod, rs: PodRuntimeStatus, mode: 'sync' | 'stopping' | 'final' = 'sync') {
     const final = mode === 'final';
     const uid = pod.metadata.uid!;
+    const api = this.d.pods.apiStatusOf(pod);
     let st = generatePodStatus(pod, rs, {
       nowMs: this.d.clock.now(),
       nodeIP: this.d.nodeIP,
       runtimeName: this.d.runtimeName,
       reasons: this.d.reasons.snapshot(uid),
       // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
-      previous: this.d.statusManager.get(uid) ?? this.d.pods.apiStatusOf(pod),
+      previous: this.d.statusManager.get(uid) ?? api,
+      apiStartTime: api?.startTime,
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,

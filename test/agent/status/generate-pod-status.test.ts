@@ -82,6 +82,10 @@ describe('the previous status', () => {
     expect(st.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe('2026-11-20T08:00:05Z');
     expect(st.conditions!.find((c) => c.type === 'PodScheduled')!.lastTransitionTime).toBe('2026-11-20T07:59:59Z');
     expect(generatePodStatus(pod(), withContainers(container('running')), ctx()).startTime).toBe('2026-11-25T12:00:00Z');
+    // The apiserver's start time wins over the kubelet's own (a mirror pod learnt of after the first sync).
+    expect(generatePodStatus(pod(), withContainers(container('running')), { ...ctx(previous), apiStartTime: '2026-11-19T00:00:00Z' }).startTime).toBe(
+      '2026-11-19T00:00:00Z',
+    );
   });
 
   it('a container the runtime lost that had terminated keeps its terminated status', () => {

@@ -46,6 +46,12 @@ describe('twoWayMergePatch', () => {
     expect(strategicMerge(oldO, p)).toEqual(newO);
   });
 
+  it('mergePodStatus keeps the start time the apiserver has (a static pod synced before its mirror pod was known after a restart)', () => {
+    const merged = mergePodStatus({ phase: 'Running', startTime: '2026-11-20T08:00:00Z' }, { phase: 'Running', startTime: '2026-11-25T12:00:00Z' });
+    expect(merged.startTime).toBe('2026-11-20T08:00:00Z');
+    expect(mergePodStatus({ phase: 'Pending' }, { phase: 'Running', startTime: '2026-11-25T12:00:00Z' }).startTime).toBe('2026-11-25T12:00:00Z');
+  });
+
   it('null and absent are the same (a Go nil): a condition the apiserver returns without lastProbeTime needs no patch, nor one with it null', () => {
     const api = { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }] };
     const mine = { conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: 't' }] };
