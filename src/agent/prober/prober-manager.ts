@@ -209,6 +209,8 @@ export class ProberManager {
       podIP: w.podIP,
       timeoutMs: t.timeoutSeconds * 1000,
     });
+    // A worker stopped while its probe ran is gone with its series (upstream's worker records before it stops).
+    if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
     const series = this.seriesLabels(w);
     if (out.result === 'success') this.durations.observe(series, (performance.now() - t0) / 1000);
     const labels = { ...series, result: out.result === 'success' ? 'successful' : 'failed', pod_uid: w.uid };

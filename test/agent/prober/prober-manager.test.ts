@@ -164,4 +164,26 @@ describe('ProberManager (fake clock)', () => {
     await run(clock, 40);
     expect(at.length).toBe(2);
   });
+  it('a probe still in flight when its pod is removed leaves no metric series and no result change behind', async () => {
+    const clock = new FakeClock(1_000_000);
+    let answer: (() => void) | undefined;
+    const runtime = {
+      execSync: () =>
+        new Promise((resolve) => {
+          answer = () => resolve({ stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 });
+        }),
+    } as unknown as RuntimeService;
+    const changes: string[] = [];
+    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0 });
+    const one: Pod = { ...pod, spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['check'] } } }] } };
+    m.syncPod(one, rs('c1', 'running'), '10.0.0.1');
+    await run(clock, 2);
+    expect(answer).toBeDefined();
+    m.removePod('u1');
+    answer!();
+    await flush();
+    expect([...m.counts.values()]).toEqual([]);
+    expect(m.durations.family().samples).toEqual([]);
+    expect(changes).toEqual([]);
+  });
 });
