@@ -175,6 +175,7 @@ export async function main(argv: string[]): Promise<number> {
       ...auth,
       enableDebuggingHandlers: kc.enableDebuggingHandlers,
       enableSystemLogHandler: kc.enableSystemLogHandler,
+      systemLogQuery: kc.enableSystemLogQuery,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
       configz: kc,
     });

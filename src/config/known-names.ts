@@ -5,7 +5,7 @@
  */
 
 /** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */
-export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI']);
+export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI', 'NodeLogQuery']);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
@@ -38,7 +38,6 @@ export const unimplementedConfigFields = new Set([
   'volumePluginDir',
   'kernelMemcgNotification',
   'logging',
-  'enableSystemLogQuery',
   'crashLoopBackOff',
   'reservedMemory',
   'enableProfilingHandler',
@@ -81,7 +80,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   failCgroupV1: oneOf(false),
   memoryThrottlingFactor: () => true,
   containerLogMaxWorkers: oneOf(1),
-  enableSystemLogQuery: oneOf(false),
   runOnce: oneOf(false),
   mergeDefaultEvictionSettings: oneOf(false),
   reservedSystemCPUs: oneOf(''),

@@ -55,6 +55,7 @@ export const kubeletConfigSchema = z.strictObject({
   containerRuntimeEndpoint: def(z.string(), ''),
   enableDebuggingHandlers: def(z.boolean(), true),
   enableSystemLogHandler: def(z.boolean(), true),
+  enableSystemLogQuery: def(z.boolean(), false),
   enableDebugFlagsHandler: def(z.boolean(), true),
   streamingConnectionIdleTimeout: def(duration, '4h0m0s'),
   runtimeRequestTimeout: def(duration, '2m0s'),

@@ -59,5 +59,7 @@ export function configErrors(kc: KubeletConfiguration): string[] {
       enforce.includes(`${who}-reserved` as never) && enforce.includes(`${who}-reserved-compressible` as never),
       `enforceNodeAllocatable (--enforce-node-allocatable) may not contain both "${who}-reserved" and "${who}-reserved-compressible"`,
     );
+  bad(kc.enableSystemLogQuery && kc.featureGates?.NodeLogQuery !== true, 'NodeLogQuery feature gate is required for enableSystemLogHandler');
+  bad(kc.enableSystemLogQuery && !kc.enableSystemLogHandler, 'enableSystemLogHandler is required for enableSystemLogQuery');
   return errs;
 }

@@ -1,7 +1,7 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
 import { chmod as chmodCb, mkdir as mkdirCb, readdirSync, statSync, writeFile as writeFileCb, type Stats } from 'node:fs';
-import { access, mkdir, rename, writeFile, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { access, mkdir, realpath, rename, writeFile, readFile } from 'node:fs/promises';
+import { dirname, join, posix, sep } from 'node:path';
 
 /** Writes `data` to `path` atomically (temp file + rename), creating parent dirs. */
 export async function writeFileAtomic(path: string, data: string | Buffer, mode = 0o644): Promise<void> {
@@ -67,4 +67,16 @@ export function statSyncOrUndefined(path: string): Stats | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Resolves a request path inside `root`, or undefined when it would leave it (pure but for realpath). */
+export async function resolveInside(root: string, requested: string): Promise<string | undefined> {
+  if (requested.includes('\0')) return undefined;
+  const clean = posix.normalize(`/${requested}`);
+  if (clean.split('/').includes('..')) return undefined;
+  const rootReal = await realpath(root).catch(() => undefined);
+  if (!rootReal) return undefined;
+  const target = await realpath(join(rootReal, clean)).catch(() => undefined);
+  if (!target || (target !== rootReal && !target.startsWith(rootReal + sep))) return undefined;
+  return target;
 }

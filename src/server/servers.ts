@@ -77,6 +77,8 @@ export interface SecureServerOptions {
   /** /logs/ (enableSystemLogHandler, default true) and the directory it serves (default /var/log). */
   enableSystemLogHandler?: boolean;
   systemLogDir?: string;
+  /** The node log query on /logs/ (NodeLogQuery gate and enableSystemLogQuery). */
+  systemLogQuery?: boolean;
   /** What /configz serves (the effective configuration). */
   configz?: Record<string, unknown>;
   /** /debug/flags/v (enableDebugFlagsHandler) and what sets the log level. */
@@ -147,6 +149,7 @@ export async function secureRoutes(
     configz?: Record<string, unknown>;
     enableSystemLogHandler?: boolean;
     systemLogDir?: string;
+    systemLogQuery?: boolean;
     /** enableDebugFlagsHandler (default on) and what sets the log level. */
     debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
   },
@@ -162,7 +165,8 @@ export async function secureRoutes(
     await app.register(streamingRoutes);
     await app.register(runRoutes, { host: opts.host });
     await app.register(checkpointRoutes, { host: opts.host });
-    if (opts.enableSystemLogHandler ?? true) await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log' });
+    if (opts.enableSystemLogHandler ?? true)
+      await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log', query: opts.systemLogQuery ? {} : undefined });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);

@@ -201,6 +201,18 @@ describe('loadConfig', () => {
     );
     expect([ok.kc.enforceNodeAllocatable, ok.kc.systemReservedCgroup, ok.warnings]).toEqual([['pods', 'system-reserved'], '/system.slice', []]);
   });
+  it('turns the node log query on only with the NodeLogQuery gate and the log handler, with upstream messages', async () => {
+    const load = (yaml: string, ...flags: string[]) => loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nlq.yaml', yaml), ...flags]));
+    await expect(load('enableSystemLogQuery: true\n')).rejects.toThrow(
+      'invalid configuration: NodeLogQuery feature gate is required for enableSystemLogHandler',
+    );
+    await expect(load('enableSystemLogQuery: true\nenableSystemLogHandler: false\nfeatureGates: {NodeLogQuery: true}\n')).rejects.toThrow(
+      'invalid configuration: enableSystemLogHandler is required for enableSystemLogQuery',
+    );
+    const on = await load('enableSystemLogQuery: true\n', '--feature-gates=NodeLogQuery=true');
+    expect([on.kc.enableSystemLogQuery, on.warnings]).toEqual([true, []]);
+    expect((await load('{}\n')).kc.enableSystemLogQuery).toBe(false);
+  });
   it('applies --config-dir drop-ins over the file in lexical order as JSON merge patches; flags still win', async () => {
     const d = join(dir, 'conf.d');
     mkdirSync(join(d, '30-sub'), { recursive: true });

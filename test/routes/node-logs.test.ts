@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import http from 'node:http';
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -113,5 +114,134 @@ describe('/logs/', () => {
     } finally {
       clearInterval(writer);
     }
+  });
+});
+
+describe('/logs/ with the node log query (NodeLogQuery, enableSystemLogQuery)', () => {
+  const qroot = join(base, 'qlog');
+  const calls = join(base, 'journalctl-calls');
+  const pidFile = join(base, 'journalctl-pid');
+  // A journalctl on this machine's terms: it knows the units kubelet and slow; slow never ends.
+  const journalctl = join(base, 'journalctl');
+  let qapp: FastifyInstance;
+  let qport: number;
+  const qget = (path: string, headers: Record<string, string> = {}) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      http
+        .request({ host: '127.0.0.1', port: qport, path, headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (d: Buffer) => chunks.push(d));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject)
+        .end();
+    });
+  const text = async (path: string) => {
+    const r = await qget(path);
+    return { status: r.status, type: r.headers['content-type'], body: r.body.toString() };
+  };
+  const lastCall = () => readFileSync(calls, 'utf8').trim().split('\n').at(-1);
+
+  beforeAll(async () => {
+    mkdirSync(join(qroot, 'kube-proxy'), { recursive: true });
+    writeFileSync(join(qroot, 'kube-proxy', 'kube-proxy.log'), 'proxy started\n');
+    writeFileSync(join(qroot, 'syslog'), 'line one\nline two\n');
+    symlinkSync(join(base, 'secret'), join(qroot, 'escape'));
+    writeFileSync(
+      journalctl,
+      [
+        '#!/bin/sh',
+        `echo "$*" >> ${calls}`,
+        'if [ "$1" = "--field" ]; then printf "kubelet.service\\nslow.service\\n"; exit 0; fi',
+        `case "$*" in *--unit=slow*) echo $$ > ${pidFile}; echo first; exec sleep 100;; esac`,
+        'echo "journal: $*"',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    qapp = Fastify();
+    await qapp.register(nodeLogsRoutes, { root: qroot, query: { journalctl } });
+    await qapp.listen({ port: 0, host: '127.0.0.1' });
+    qport = (qapp.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await qapp.close();
+  });
+
+  it('reads a journald service with journalctl, with the options as its arguments', async () => {
+    const r = await text('/logs/?query=kubelet&tailLines=5&sinceTime=2026-09-24T01:02:03Z&pattern=err');
+    expect(r.status).toBe(200);
+    expect(r.type).toBe('text/plain;charset=UTF-8');
+    expect(r.body).toBe('journal: --utc --no-pager --output=short-precise --since=2026-9-24 1:2:3 --pager-end --lines=5 --unit=kubelet --grep=err\n');
+    // An argument the OS refuses is journalctl failing to run, as upstream's exec; the kubelet carries on.
+    expect((await text('/logs/?query=kubelet&pattern=%00')).body).toBe('\nerror: journal output not available\n');
+    const gz = await qget('/logs/?query=kubelet', { 'accept-encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).toString()).toBe('journal: --utc --no-pager --output=short-precise --unit=kubelet\n');
+  });
+
+  it('finds a service journald does not know among the files, by name', async () => {
+    expect((await text('/logs/?query=kube-proxy')).body).toBe('proxy started\n');
+    expect((await text('/logs/?query=syslog')).body).toBe('line one\nline two\n');
+    expect((await text('/logs/?query=nothing')).body).toBe('\nlog not found for nothing\n');
+    expect((await text('/logs/?query=kube-proxy&tailLines=2')).body).toBe(
+      '\noptions present and query resolved to log files for [kube-proxy]\ntry without specifying options\n',
+    );
+    expect(lastCall()).toBe('--field _SYSTEMD_UNIT');
+  });
+
+  it('serves one queried file; a request without query parameters is the file server', async () => {
+    expect(await text('/logs/?query=/syslog')).toMatchObject({ status: 200, body: 'line one\nline two\n' });
+    expect((await text('/logs/syslog')).body).toBe('line one\nline two\n');
+    expect((await text('/logs/?other=1')).body).toContain('<a href="syslog">syslog</a>');
+  });
+
+  it("answers upstream's 400 and 406 in plain text", async () => {
+    expect(await text('/logs/?query=kubelet&tailLines=x')).toMatchObject({
+      status: 400,
+      type: 'text/plain; charset=utf-8',
+      body: 'tailLines: Invalid value: "x": strconv.Atoi: parsing "x": invalid syntax\n',
+    });
+    expect(await text('/logs/syslog?query=kubelet')).toMatchObject({ status: 406, body: 'path not allowed in query mode\n' });
+    expect(await text('/logs/?query=kubelet&query=/syslog')).toMatchObject({
+      status: 406,
+      body: 'query: Invalid value: "[/syslog], [kubelet]": cannot specify a file and service\n',
+    });
+    expect(await text('/logs/?query=/nope.log')).toMatchObject({
+      status: 406,
+      body: `query: Invalid value: []string{"/nope.log"}: stat ${join(qroot, 'nope.log')}: no such file or directory\n`,
+    });
+    expect((await text('/logs/?query=a%3Bb&boot=1')).body).toBe(
+      '[query: Invalid value: "a;b": input contains unsupported characters, boot: Invalid value: 1: must be less than 1]\n',
+    );
+    // A file query never leaves the log directory.
+    expect((await text(`/logs/?query=${encodeURIComponent('/../secret')}`)).body).not.toContain('outside the log dir');
+    expect(await text('/logs/?query=/escape')).toMatchObject({ status: 404, body: '404 page not found\n' });
+  });
+
+  it('stops journalctl when the client goes away', async () => {
+    rmSync(pidFile, { force: true });
+    const req = http.request({ host: '127.0.0.1', port: qport, path: '/logs/?query=slow' });
+    const first = await new Promise<string>((resolve) => {
+      req.on('response', (res) => res.once('data', (d: Buffer) => resolve(d.toString())));
+      req.end();
+    });
+    expect(first).toBe('first\n');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    req.destroy();
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (let i = 0; i < 50 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(alive()).toBe(false);
+  });
+
+  it('without the query turned on, query parameters are ignored (the file server)', async () => {
+    expect((await get('/logs/?query=kubelet')).body).toContain('<a href="syslog">syslog</a>');
   });
 });
