@@ -1,7 +1,7 @@
 /**
  * Reading a cgroup's usage as cAdvisor does, for cgroup v1 (cpuacct + memory hierarchies) and v2
- * (one unified hierarchy): cumulative CPU, memory usage, working set (usage − inactive file) and
- * RSS. Synchronous: cgroupfs files are small and never block, and a sync read costs a fraction
+ * (one unified hierarchy): cumulative CPU, memory usage, working set (usage − inactive file),
+ * RSS, page faults and the memory limit. Synchronous: cgroupfs files are small and never block, and a sync read costs a fraction
  * of fs/promises' open/stat/read/close round trips (this runs for many cgroups every sample).
  */
 import { readFileSync } from 'node:fs';
@@ -13,6 +13,20 @@ export interface CgroupUsage {
   memoryUsageBytes: number;
   workingSetBytes: number;
   rssBytes: number;
+  /** Cumulative page faults, and the major ones (memory.stat pgfault / pgmajfault). */
+  pageFaults: number;
+  majorPageFaults: number;
+  /** The memory limit; undefined when unlimited (cAdvisor's isMemoryUnlimited: above 2^62). */
+  limitBytes?: number;
+}
+
+/** Above this a memory limit is no limit (the kernel rounds "max" / -1 down to a page multiple near 2^63). */
+const UNLIMITED_MEMORY = 2 ** 62;
+
+/** A memory limit file's value; undefined for "max" and the like. Pure. */
+export function memoryLimitOf(text: string): number | undefined {
+  const n = Number(text.trim());
+  return Number.isFinite(n) && n >= 0 && n < UNLIMITED_MEMORY ? n : undefined;
 }
 
 /** Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories. */
@@ -31,6 +45,14 @@ export function parseFlatKeyed(text: string): Map<string, number> {
 /** The usage of one cgroup; undefined when its files cannot be read. */
 export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
   const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
+  // No limit file (v2's root cgroup has none): no limit.
+  const limit = (dir: string, file: string) => {
+    try {
+      return memoryLimitOf(read(dir, file));
+    } catch {
+      return undefined;
+    }
+  };
   try {
     if (d.version === 2) {
       const m = parseFlatKeyed(read(d.dir, 'memory.stat'));
@@ -40,6 +62,9 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
         memoryUsageBytes: usage,
         workingSetBytes: Math.max(0, usage - (m.get('inactive_file') ?? 0)),
         rssBytes: m.get('anon') ?? 0,
+        pageFaults: m.get('pgfault') ?? 0,
+        majorPageFaults: m.get('pgmajfault') ?? 0,
+        limitBytes: limit(d.dir, 'memory.max'),
       };
     }
     const m = parseFlatKeyed(read(d.memoryDir, 'memory.stat'));
@@ -49,6 +74,9 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
       memoryUsageBytes: usage,
       workingSetBytes: Math.max(0, usage - (m.get('total_inactive_file') ?? 0)),
       rssBytes: m.get('total_rss') ?? 0,
+      pageFaults: m.get('total_pgfault') ?? 0,
+      majorPageFaults: m.get('total_pgmajfault') ?? 0,
+      limitBytes: limit(d.memoryDir, 'memory.limit_in_bytes'),
     };
   } catch {
     return undefined;

@@ -21,10 +21,17 @@ function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
   return byId;
 }
 
-/** The usage of the processes `pids` in the shape a cgroup gives (no page cache: usage = working set = RSS). */
+/** The usage of the processes `pids` in the shape a cgroup gives (no page cache: usage = working set = RSS; no limit). */
 function processUsage(pids: number[]): CgroupUsage {
   const u = processTreeUsage(pids);
-  return { cpuNs: u.cpuNs, memoryUsageBytes: u.rssBytes, workingSetBytes: u.rssBytes, rssBytes: u.rssBytes };
+  return {
+    cpuNs: u.cpuNs,
+    memoryUsageBytes: u.rssBytes,
+    workingSetBytes: u.rssBytes,
+    rssBytes: u.rssBytes,
+    pageFaults: u.pageFaults,
+    majorPageFaults: u.majorPageFaults,
+  };
 }
 
 /** The stats of `containers` from `usage` (their cgroups, else their processes), stamped `timestampNs`. Pure. */
@@ -37,6 +44,10 @@ function containerStats(containers: cri.Container[], usage: readonly CgroupUsage
       working_set_bytes: { value: usage[i].workingSetBytes },
       usage_bytes: { value: usage[i].memoryUsageBytes },
       rss_bytes: { value: usage[i].rssBytes },
+      page_faults: { value: usage[i].pageFaults },
+      major_page_faults: { value: usage[i].majorPageFaults },
+      // As cAdvisor: what is left under the limit, only when there is one.
+      ...(usage[i].limitBytes !== undefined ? { available_bytes: { value: Math.max(0, usage[i].limitBytes! - usage[i].workingSetBytes) } } : {}),
     },
   }));
 }
@@ -63,6 +74,8 @@ export function sandboxStats(
           working_set_bytes: sumOf(cs.map((c) => c.memory?.working_set_bytes)),
           usage_bytes: sumOf(cs.map((c) => c.memory?.usage_bytes)),
           rss_bytes: sumOf(cs.map((c) => c.memory?.rss_bytes)),
+          page_faults: sumOf(cs.map((c) => c.memory?.page_faults)),
+          major_page_faults: sumOf(cs.map((c) => c.memory?.major_page_faults)),
         },
         process: { timestamp: timestampNs, process_count: { value: mine.reduce((a, i) => a + processCounts[i], 0) } },
         containers: cs,

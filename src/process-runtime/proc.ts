@@ -78,19 +78,25 @@ const TICKS_PER_SECOND = 100;
 const PAGE_SIZE = 4096;
 
 /**
- * CPU time (ns) and resident memory (bytes) summed over `pids`; gone processes count 0. CPU is
+ * CPU time (ns), resident memory (bytes) and page faults summed over `pids` (faults and CPU with
+ * their reaped children's); gone processes count 0. CPU is
  * the nanosecond scheduler time of every thread (/proc/<pid>/task/<tid>/schedstat), so even a
  * process that ran for a few microseconds is not zero, plus the CPU of children the process has
  * reaped (cutime + cstime), which would otherwise vanish with them.
  */
-export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: number } {
+export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: number; pageFaults: number; majorPageFaults: number } {
   let cpuNs = 0;
   let pages = 0;
+  let pageFaults = 0;
+  let majorPageFaults = 0;
   for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // From the state field on: minflt cminflt majflt cmajflt are fields 10–13 of proc(5), utime… 14–17.
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       cpuNs += ((Number(f[13]) + Number(f[14])) * 1e9) / TICKS_PER_SECOND;
+      pageFaults += Number(f[7]) + Number(f[8]);
+      majorPageFaults += Number(f[9]) + Number(f[10]);
       for (const tid of readdirSync(`/proc/${pid}/task`)) {
         try {
           cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
@@ -103,5 +109,5 @@ export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: num
       /* exited */
     }
   }
-  return { cpuNs, rssBytes: pages * PAGE_SIZE };
+  return { cpuNs, rssBytes: pages * PAGE_SIZE, pageFaults, majorPageFaults };
 }

@@ -41,7 +41,10 @@ beforeAll(async () => {
   const pod = (name: string, script: string, extra = '') =>
     `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n    command: [sh, -c, ${JSON.stringify(script)}]${extra}\n`;
   writeFileSync(join(manifests, 'burner.yaml'), pod('burner', 'while :; do :; done'));
-  writeFileSync(join(manifests, 'memhog.yaml'), pod('memhog', 'exec python3 -c "x = bytearray(96 * 1024 * 1024); import time; time.sleep(3600)"'));
+  writeFileSync(
+    join(manifests, 'memhog.yaml'),
+    pod('memhog', 'exec python3 -c "x = bytearray(96 * 1024 * 1024); import time; time.sleep(3600)"', '\n    resources: {limits: {memory: 200Mi}}'),
+  );
   writeFileSync(
     join(manifests, 'writer.yaml'),
     `${pod('writer', 'dd if=/dev/urandom of=/data/blob bs=1M count=24 2>/dev/null; sleep 3600', '\n    volumeMounts: [{name: data, mountPath: /data}]')}  volumes: [{name: data, emptyDir: {}}]\n`,
@@ -111,6 +114,19 @@ describe('/stats/summary', () => {
     const byName = (n: string) => s.pods.find((p: Obj) => p.podRef.name === `${n}-obs`);
     expect(byName('burner').containers[0].cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(byName('memhog').containers[0].memory.workingSetBytes).toBeGreaterThan(80 * 1024 * 1024);
+    // Under its 200Mi limit (container and pod): what is left, as cAdvisor (limit − working set); none without a limit.
+    for (const m of [byName('memhog').containers[0].memory, byName('memhog').memory]) {
+      expect(m.availableBytes).toBeGreaterThan(0);
+      expect(m.availableBytes + m.workingSetBytes).toBeGreaterThan(190 * 2 ** 20);
+      expect(m.availableBytes + m.workingSetBytes).toBeLessThanOrEqual(200 * 2 ** 20);
+    }
+    expect(byName('burner').containers[0].memory.availableBytes).toBeUndefined();
+    expect(byName('burner').memory.availableBytes).toBeUndefined();
+    // Page faults everywhere upstream's summary test looks: 96 MiB touched is ~24k of them.
+    expect(byName('memhog').containers[0].memory.pageFaults).toBeGreaterThan(20_000);
+    expect(byName('memhog').memory.pageFaults).toBeGreaterThan(20_000);
+    expect(s.node.memory).toMatchObject({ rssBytes: expect.any(Number), pageFaults: expect.any(Number), majorPageFaults: expect.any(Number) });
+    for (const sys of s.node.systemContainers) expect([sys.name, sys.memory.pageFaults >= 1000]).toEqual([sys.name, true]);
     expect(byName('writer').volume[0]).toMatchObject({
       name: 'data',
       usedBytes: expect.any(Number),

@@ -97,6 +97,63 @@ describe('stats on containerd', () => {
     expect(c.kubelet.output()).not.toContain('MaxListenersExceededWarning');
   }, 120_000);
 
+  it("meets upstream's SummaryAPI bounds for memory (NodeConformance summary_test): what is left under a limit, page faults, RSS", async () => {
+    const Kb = 1000;
+    const Mb = 1000 * Kb;
+    c.api.store.create(
+      'pods',
+      boundPod('limited', node, {
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          // Upstream's summary test pod: a memory limit of 80M, which gives the container and the pod availableBytes.
+          { name: 'busybox-container', image: img, command: ['sh', '-c', 'echo some bytes > /f; sleep 3600'], resources: { limits: { memory: '80M' } } },
+        ],
+      }),
+    );
+    const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
+    const p = await until(
+      async () => {
+        const pod = (await summary()).pods?.find((x: Obj) => x.podRef.name === 'limited');
+        return pod?.containers?.[0]?.memory?.workingSetBytes && pod.memory?.workingSetBytes ? pod : undefined;
+      },
+      60_000,
+      'the limited pod measured',
+    );
+    const bounded = (lo: number, hi: number) => expect.toSatisfy((v: unknown) => typeof v === 'number' && v >= lo && v <= hi);
+    const memoryOf = (o: { available: unknown }) => ({
+      time: expect.any(String),
+      availableBytes: o.available,
+      usageBytes: bounded(10 * Kb, 80 * Mb),
+      workingSetBytes: bounded(10 * Kb, 80 * Mb),
+      rssBytes: bounded(1 * Kb, 80 * Mb),
+      pageFaults: bounded(0, 1e9),
+      majorPageFaults: bounded(0, 1e9),
+    });
+    expect(p.containers[0].memory).toEqual({ ...memoryOf({ available: bounded(1 * Kb, 80 * Mb) }), pageFaults: bounded(100, 1e9) });
+    expect(p.memory).toEqual(memoryOf({ available: bounded(1 * Kb, 80 * Mb) }));
+    // Left under the limit: limit − working set, as cAdvisor.
+    expect(p.containers[0].memory.availableBytes + p.containers[0].memory.workingSetBytes).toBeGreaterThan(79 * Mb);
+    const s = await summary();
+    const capacity = s.node.memory.availableBytes + s.node.memory.workingSetBytes;
+    expect(s.node.memory).toMatchObject({
+      rssBytes: bounded(1 * Kb, capacity),
+      pageFaults: bounded(1000, Number.MAX_SAFE_INTEGER),
+      majorPageFaults: expect.any(Number),
+    });
+    for (const sys of s.node.systemContainers as Obj[]) {
+      expect([sys.name, sys.memory]).toEqual([
+        sys.name,
+        expect.objectContaining({ pageFaults: bounded(1000, Number.MAX_SAFE_INTEGER), majorPageFaults: expect.any(Number) }),
+      ]);
+      // Only the pods' cgroup is limited (node allocatable); the kubelet's and the runtime's are not.
+      if (sys.name === 'pods') expect(sys.memory.availableBytes).toEqual(bounded(1 * Kb, capacity));
+      else expect(sys.memory.availableBytes).toBeUndefined();
+    }
+    // A container without a limit has nothing "available" under one (containerd says 0 for it).
+    const load = s.pods.find((x: Obj) => x.podRef.name === 'load');
+    if (load) expect(load.containers.map((x: Obj) => x.memory.availableBytes)).toEqual(load.containers.map(() => undefined));
+  }, 90_000);
+
   it("a claim on a local PV: its filesystem's figures with its pvcRef, and kubelet_volume_stats_* for it; a hostPath PV's claim is not measured, as upstream", async () => {
     const api = c.api.store;
     const pv = (name: string, source: Obj) =>

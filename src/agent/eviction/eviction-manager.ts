@@ -18,7 +18,7 @@ import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import type { ContainerSample, StatsSnapshot } from '../stats/collector.js';
+import type { ContainerSample, StatsSnapshot } from '../stats/samples.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';

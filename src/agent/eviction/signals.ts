@@ -5,7 +5,7 @@
  * kept for `evictionPressureTransitionPeriod` after the last time they were met, as upstream.
  */
 import { parseQuantity } from '../../api/quantity.js';
-import type { StatsSnapshot } from '../stats/collector.js';
+import type { StatsSnapshot } from '../stats/samples.js';
 
 export type Signal = 'memory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree' | 'pid.available';
 export type PressureCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';

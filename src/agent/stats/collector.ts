@@ -9,130 +9,15 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
-import type * as cri from '../../cri/types.js';
 import { readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
-import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, type InterfaceStats } from './node-sources.js';
+import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit } from './node-sources.js';
+import { podSamples, withPodRates, type ContainerSample, type StatsSnapshot, type SystemContainerSample } from './samples.js';
 import { nanoCores } from './rates.js';
-
-/** One container's sample. */
-export interface ContainerSample {
-  id: string;
-  name: string;
-  podUid: string;
-  podName: string;
-  podNamespace: string;
-  atMs: number;
-  cpuNs?: number;
-  nanoCores?: number;
-  workingSet?: number;
-  usage?: number;
-  rss?: number;
-  pageFaults?: number;
-  majorPageFaults?: number;
-  rootfsUsed?: number;
-  rootfsInodesUsed?: number;
-  logsUsed?: number;
-}
-
-/** A system container's sample. */
-export interface SystemContainerSample {
-  cpuNs: number;
-  nanoCores?: number;
-  rss: number;
-  usage: number;
-  workingSet: number;
-}
-
-/**
- * One pod's sandbox-level sample (CRI ListPodSandboxStats): its network, process count, and the
- * CPU and memory of its cgroup (pause and overhead included) when the runtime gives them.
- */
-export interface PodSample {
-  podUid: string;
-  network?: { defaultName?: string; interfaces: InterfaceStats[] };
-  processCount?: number;
-  cpuNs?: number;
-  nanoCores?: number;
-  workingSet?: number;
-  usage?: number;
-  rss?: number;
-}
-
-/** Everything the endpoints serve. */
-export interface StatsSnapshot {
-  atMs: number;
-  node: {
-    cpuNs: number;
-    nanoCores?: number;
-    memory: ReturnType<typeof nodeMemory>;
-    network: { interfaces: InterfaceStats[]; defaultName?: string };
-    fs?: Awaited<ReturnType<typeof fsUsage>>;
-    imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
-    logsFs?: Awaited<ReturnType<typeof fsUsage>>;
-    rlimit: { maxpid: number; curproc: number };
-  };
-  /** The kubelet: its cgroup's figures when it has its own (system-containers.ts), else its process's. */
-  kubelet: SystemContainerSample;
-  /** The pods' cgroup (`kubepods`) when there is one; else the summary adds up the containers. */
-  podsCgroup?: SystemContainerSample;
-  /** The pods' QoS classes' cgroups (`kubepods/burstable`, `kubepods/besteffort`) when they exist: /metrics/cadvisor series. */
-  burstableCgroup?: SystemContainerSample;
-  besteffortCgroup?: SystemContainerSample;
-  /** The named runtime and misc (system) cgroups, when configured (--runtime-cgroups, systemCgroups). */
-  runtimeCgroup?: SystemContainerSample;
-  miscCgroup?: SystemContainerSample;
-  containers: ContainerSample[];
-  /** By pod UID; empty when the runtime does not implement ListPodSandboxStats. */
-  pods: Map<string, PodSample>;
-}
-
-/** A CRI UInt64Value's number; undefined when the runtime left it out. */
-const num = (v: { value?: number | string | null } | null | undefined) => (v?.value !== undefined && v.value !== null ? Number(v.value) : undefined);
-
-/** The pod samples of ListPodSandboxStats. Pure. */
-export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample> {
-  const out = new Map<string, PodSample>();
-  const iface = (i: cri.NetworkInterfaceUsage): InterfaceStats => ({
-    name: i.name,
-    rxBytes: Number(i.rx_bytes?.value ?? 0),
-    rxErrors: Number(i.rx_errors?.value ?? 0),
-    txBytes: Number(i.tx_bytes?.value ?? 0),
-    txErrors: Number(i.tx_errors?.value ?? 0),
-  });
-  for (const s of stats) {
-    const uid = s.attributes?.metadata?.uid;
-    if (!uid) continue;
-    const net = s.linux?.network;
-    const interfaces = (net?.interfaces ?? []).map(iface);
-    const def = net?.default_interface?.name ? net.default_interface : undefined;
-    if (def && !interfaces.some((i) => i.name === def.name)) interfaces.unshift(iface(def));
-    const mem = s.linux?.memory;
-    out.set(uid, {
-      podUid: uid,
-      network: interfaces.length ? { defaultName: def?.name ?? interfaces[0].name, interfaces } : undefined,
-      processCount: num(s.linux?.process?.process_count),
-      cpuNs: num(s.linux?.cpu?.usage_core_nano_seconds),
-      workingSet: num(mem?.working_set_bytes),
-      usage: num(mem?.usage_bytes),
-      rss: num(mem?.rss_bytes),
-    });
-  }
-  return out;
-}
-
-/** `pods` with each one's CPU rate against the previous snapshot's sample of it. */
-function withPodRates(pods: Map<string, PodSample>, prev: StatsSnapshot | undefined, atMs: number): Map<string, PodSample> {
-  for (const p of pods.values()) {
-    const before = prev?.pods.get(p.podUid);
-    if (p.cpuNs !== undefined && before?.cpuNs !== undefined) p.nanoCores = nanoCores({ cpuNs: before.cpuNs, atMs: prev!.atMs }, { cpuNs: p.cpuNs, atMs });
-  }
-  return pods;
-}
 
 /** Upstream's housekeeping interval for container stats. */
 export const STATS_PERIOD_MS = 10_000;
@@ -217,12 +102,35 @@ export class StatsCollector {
     const withRate = (c: SystemContainerSample, before: SystemContainerSample | undefined) => ({ ...c, nanoCores: rate(c, before) });
     const sampleOf = (dirs: CgroupDirs | undefined, before: SystemContainerSample | undefined): SystemContainerSample | undefined => {
       const u = dirs && readCgroupUsage(dirs);
-      return u ? withRate({ cpuNs: u.cpuNs, rss: u.rssBytes, usage: u.memoryUsageBytes, workingSet: u.workingSetBytes }, before) : undefined;
+      return u
+        ? withRate(
+            {
+              cpuNs: u.cpuNs,
+              rss: u.rssBytes,
+              usage: u.memoryUsageBytes,
+              workingSet: u.workingSetBytes,
+              pageFaults: u.pageFaults,
+              majorPageFaults: u.majorPageFaults,
+              limit: u.limitBytes,
+            },
+            before,
+          )
+        : undefined;
     };
     const ownProcess = (): SystemContainerSample => {
-      const cpu = process.cpuUsage();
+      const r = process.resourceUsage();
       const rss = process.memoryUsage().rss;
-      return withRate({ cpuNs: (cpu.user + cpu.system) * 1000, rss, usage: rss, workingSet: rss }, prev?.kubelet);
+      return withRate(
+        {
+          cpuNs: (r.userCPUTime + r.systemCPUTime) * 1000,
+          rss,
+          usage: rss,
+          workingSet: rss,
+          pageFaults: r.minorPageFault + r.majorPageFault,
+          majorPageFaults: r.majorPageFault,
+        },
+        prev?.kubelet,
+      );
     };
     const kubelet = sampleOf(cgroups.kubelet, prev?.kubelet) ?? ownProcess();
     const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
@@ -247,6 +155,7 @@ export class StatsCollector {
       if (mem?.rss_bytes) c.rss = Number(mem.rss_bytes.value);
       if (mem?.page_faults) c.pageFaults = Number(mem.page_faults.value);
       if (mem?.major_page_faults) c.majorPageFaults = Number(mem.major_page_faults.value);
+      if (mem?.available_bytes) c.available = Number(mem.available_bytes.value);
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
       c.logsUsed = dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));

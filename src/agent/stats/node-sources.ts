@@ -30,13 +30,18 @@ export function nodeCpuNs(): number {
   return ((user + nice + system + irq + softirq + (steal || 0)) * 1e9) / 100;
 }
 
-/** Memory of the node in bytes, and its swap (in use: SwapTotal − SwapFree; available: SwapFree; both 0 without swap). */
+/**
+ * Memory of the node in bytes, and its swap (in use: SwapTotal − SwapFree; available: SwapFree;
+ * both 0 without swap); RSS is its anonymous pages, page faults /proc/vmstat's since boot.
+ */
 export function nodeMemory(): {
   capacity: number;
   usage: number;
   workingSet: number;
   available: number;
-  rss?: number;
+  rss: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
   swapUsage: number;
   swapAvailable: number;
 } {
@@ -54,9 +59,20 @@ export function nodeMemory(): {
     usage,
     workingSet,
     available: Math.max(0, capacity - workingSet),
+    rss: m.get('AnonPages') ?? 0,
+    ...vmstatFaults(procText('/proc/vmstat')),
     swapUsage: Math.max(0, (m.get('SwapTotal') ?? 0) - swapFree),
     swapAvailable: swapFree,
   };
+}
+
+/** The page faults since boot in /proc/vmstat's text (`pgfault`, `pgmajfault`). Pure. */
+export function vmstatFaults(text: string): { pageFaults?: number; majorPageFaults?: number } {
+  const value = (key: string) => {
+    const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : undefined;
+  };
+  return { pageFaults: value('pgfault'), majorPageFaults: value('pgmajfault') };
 }
 
 /** One network interface's counters. */

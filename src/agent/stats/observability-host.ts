@@ -16,6 +16,8 @@ import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
+import { bytes } from '../../api/quantity.js';
+import { podLimits } from '../cgroups/pod-resource-config.js';
 
 /** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
 export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
@@ -40,6 +42,17 @@ export interface ObservabilityDeps {
    * and cgroups are still there, and keep their `id` labels until they are gone.
    */
   lingeringPods?: () => Pod[];
+}
+
+/** A pod's memory limits: its cgroup's (when every container declares one, as upstream sets it) and its containers'. Pure. */
+export function memoryLimits(pod: Pod): { memoryLimit?: number; containerMemoryLimits: Map<string, number> } {
+  const containers = new Map<string, number>();
+  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+    const limit = bytes(c.resources?.limits?.memory) ?? 0;
+    if (limit > 0) containers.set(c.name, limit);
+  }
+  const pl = podLimits(pod);
+  return { memoryLimit: pl.memoryDeclared && pl.memoryBytes > 0 ? pl.memoryBytes : undefined, containerMemoryLimits: containers };
 }
 
 /** The host methods. */
@@ -70,7 +83,14 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         const starts = new Map<string, string>();
         for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? [])])
           if (cs.state.running?.startedAt) starts.set(cs.name, cs.state.running.startedAt);
-        return { uid: p.metadata.uid!, name: p.metadata.name!, namespace: p.metadata.namespace!, startTime: st?.startTime, containerStartTimes: starts };
+        return {
+          uid: p.metadata.uid!,
+          name: p.metadata.name!,
+          namespace: p.metadata.namespace!,
+          startTime: st?.startTime,
+          containerStartTimes: starts,
+          ...memoryLimits(p),
+        };
       });
       return buildSummary(snap, {
         nodeName: d.nodeName,

@@ -3,7 +3,7 @@
  * runtime measures it (ListPodSandboxStats; upstream reads the pod cgroup through cAdvisor), else
  * the sum of its containers'. Pure.
  */
-import type { ContainerSample, PodSample } from './collector.js';
+import type { ContainerSample, PodSample } from './samples.js';
 
 /** The sum, or undefined when there is nothing to add or one figure is missing. */
 export const sumDefined = (xs: (number | undefined)[]): number | undefined =>
@@ -16,6 +16,8 @@ export interface PodUsage {
   workingSet?: number;
   usage?: number;
   rss?: number;
+  pageFaults?: number;
+  majorPageFaults?: number;
 }
 
 /** CPU from the pod's cgroup when it has a cumulative figure, memory when it has a working set; each else from `containers`. */
@@ -24,7 +26,13 @@ export function podUsage(pod: PodSample | undefined, containers: readonly Contai
   const cpu = pod?.cpuNs !== undefined ? { cpuNs: pod.cpuNs, nanoCores: pod.nanoCores } : { cpuNs: of((c) => c.cpuNs), nanoCores: of((c) => c.nanoCores) };
   const memory =
     pod?.workingSet !== undefined
-      ? { workingSet: pod.workingSet, usage: pod.usage, rss: pod.rss }
-      : { workingSet: of((c) => c.workingSet), usage: of((c) => c.usage), rss: of((c) => c.rss) };
+      ? { workingSet: pod.workingSet, usage: pod.usage, rss: pod.rss, pageFaults: pod.pageFaults, majorPageFaults: pod.majorPageFaults }
+      : {
+          workingSet: of((c) => c.workingSet),
+          usage: of((c) => c.usage),
+          rss: of((c) => c.rss),
+          pageFaults: of((c) => c.pageFaults),
+          majorPageFaults: of((c) => c.majorPageFaults),
+        };
   return { ...cpu, ...memory };
 }

@@ -3,7 +3,7 @@
  * /metrics/cadvisor (the container_* / machine_* names dashboards use), rendered from a
  * StatsSnapshot with explicit millisecond timestamps. Pure.
  */
-import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './collector.js';
+import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { QosCgroupIds } from './cgroup-ids.js';
 import { podUsage } from './pod-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';

@@ -4,7 +4,7 @@
  * `onlyCpuAndMemory` only cpu and memory appear at every level, as upstream.
  */
 import type { VolumeStats } from '../volume/volume-stats.js';
-import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './collector.js';
+import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import { podUsage, sumDefined as sum } from './pod-usage.js';
 
 type Obj = Record<string, unknown>;
@@ -14,9 +14,28 @@ export interface SummaryContext {
   nodeName: string;
   /** When the kubelet (node stats) started, RFC 3339. */
   startTime: string;
-  pods: { uid: string; name: string; namespace: string; startTime?: string; containerStartTimes: ReadonlyMap<string, string> }[];
+  pods: {
+    uid: string;
+    name: string;
+    namespace: string;
+    startTime?: string;
+    containerStartTimes: ReadonlyMap<string, string>;
+    /** The pod's memory limit (its cgroup's, from its spec) and its containers' by name, when set. */
+    memoryLimit?: number;
+    containerMemoryLimits?: ReadonlyMap<string, number>;
+  }[];
   volumes(uid: string): VolumeStats[];
   onlyCpuAndMemory?: boolean;
+}
+
+/**
+ * The memory left under a limit (cAdvisor: limit − working set), only when there is a limit: the
+ * runtime's figure when it gives one (the cgroup's own limit), else the limit's.
+ */
+export function availableUnder(limit: number | undefined, fromRuntime: number | undefined, workingSet: number | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (fromRuntime !== undefined) return fromRuntime;
+  return workingSet === undefined ? undefined : Math.max(0, limit - workingSet);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -82,7 +101,14 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       name,
       startTime: ctx.startTime,
       cpu: cpu(time, c.cpuNs, c.nanoCores),
-      memory: memory(time, { usage: c.usage, workingSet: c.workingSet, rss: c.rss }),
+      memory: memory(time, {
+        available: availableUnder(c.limit, undefined, c.workingSet),
+        usage: c.usage,
+        workingSet: c.workingSet,
+        rss: c.rss,
+        pageFaults: c.pageFaults,
+        majorPageFaults: c.majorPageFaults,
+      }),
     });
   // The pods: their cgroup (kubepods) when there is one, else the sum of their containers.
   const podsAggregate = s.podsCgroup
@@ -95,6 +121,8 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           usage: sum(allContainers.map((c) => c.usage)),
           workingSet: sum(allContainers.map((c) => c.workingSet)),
           rss: sum(allContainers.map((c) => c.rss)),
+          pageFaults: sum(allContainers.map((c) => c.pageFaults)),
+          majorPageFaults: sum(allContainers.map((c) => c.majorPageFaults)),
         }),
       });
   const kubelet = systemContainer('kubelet', s.kubelet);
@@ -116,7 +144,14 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
     ],
     startTime: ctx.startTime,
     cpu: cpu(time, s.node.cpuNs, s.node.nanoCores),
-    memory: memory(time, { available: s.node.memory.available, usage: s.node.memory.usage, workingSet: s.node.memory.workingSet }),
+    memory: memory(time, {
+      available: s.node.memory.available,
+      usage: s.node.memory.usage,
+      workingSet: s.node.memory.workingSet,
+      rss: s.node.memory.rss,
+      pageFaults: s.node.memory.pageFaults,
+      majorPageFaults: s.node.memory.majorPageFaults,
+    }),
     ...(only
       ? {}
       : {
@@ -139,7 +174,14 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
         name: c.name,
         startTime: p.containerStartTimes.get(c.name),
         cpu: cpu(time, c.cpuNs, c.nanoCores),
-        memory: memory(time, { usage: c.usage, workingSet: c.workingSet, rss: c.rss, pageFaults: c.pageFaults, majorPageFaults: c.majorPageFaults }),
+        memory: memory(time, {
+          available: availableUnder(p.containerMemoryLimits?.get(c.name), c.available, c.workingSet),
+          usage: c.usage,
+          workingSet: c.workingSet,
+          rss: c.rss,
+          pageFaults: c.pageFaults,
+          majorPageFaults: c.majorPageFaults,
+        }),
         ...(only
           ? {}
           : {
@@ -171,7 +213,14 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       startTime: p.startTime,
       containers,
       cpu: cpu(time, usage.cpuNs, usage.nanoCores),
-      memory: memory(time, { usage: usage.usage, workingSet: usage.workingSet, rss: usage.rss }),
+      memory: memory(time, {
+        available: availableUnder(p.memoryLimit, sandbox?.workingSet !== undefined ? sandbox.available : undefined, usage.workingSet),
+        usage: usage.usage,
+        workingSet: usage.workingSet,
+        rss: usage.rss,
+        pageFaults: usage.pageFaults,
+        majorPageFaults: usage.majorPageFaults,
+      }),
       ...(only
         ? {}
         : {

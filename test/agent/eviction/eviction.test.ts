@@ -5,7 +5,7 @@ import { observe, parseThresholds, pressureConditions, thresholdsMet, type Press
 import { evictionMessage, formatBinary, isCriticalPod, rankForEviction } from '../../../src/agent/eviction/rank.js';
 import { EvictionManager } from '../../../src/agent/eviction/eviction-manager.js';
 import { localStorageViolation } from '../../../src/agent/eviction/local-storage.js';
-import type { StatsSnapshot } from '../../../src/agent/stats/collector.js';
+import type { StatsSnapshot } from '../../../src/agent/stats/samples.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
 
@@ -31,7 +31,7 @@ function snapshot(available: number, usage: Record<string, number>, atMs = 1000)
       fs: { capacityBytes: 100 * Gi, availableBytes: 50 * Gi, usedBytes: 50 * Gi, inodes: 1000, inodesFree: 500, inodesUsed: 500 },
       rlimit: { maxpid: 4000, curproc: 100 },
     },
-    kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0 },
+    kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0, pageFaults: 0, majorPageFaults: 0 },
     containers: Object.entries(usage).map(([name, ws]) => ({
       id: name,
       name: 'main',

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadavgTasks, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit } from '../../../src/agent/stats/node-sources.js';
+import { loadavgTasks, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, vmstatFaults } from '../../../src/agent/stats/node-sources.js';
 
 /** The number of entries in a directory, or undefined once it is gone. */
 function readdirSyncOr(dir: string): number | undefined {
@@ -35,6 +35,16 @@ describe('node figures from /proc', () => {
     expect(m.capacity).toBeGreaterThan(0);
     expect(m.workingSet).toBeLessThanOrEqual(m.usage);
     expect(m.available).toBe(m.capacity - m.workingSet);
+    // RSS (anonymous pages) and the page faults since boot, as the root cgroup counts them.
+    expect(m.rss).toBeGreaterThan(0);
+    expect(m.rss).toBeLessThanOrEqual(m.usage);
+    expect(m.pageFaults).toBeGreaterThan(1000);
+    expect(m.majorPageFaults).toBeGreaterThanOrEqual(0);
     expect(nodeNetwork().interfaces.every((i) => i.name !== 'lo')).toBe(true);
+  });
+
+  it('reads the page faults of /proc/vmstat', () => {
+    expect(vmstatFaults('pgpgout 5\npgfault 123\npgmajfault 4\npgfault_x 9\n')).toEqual({ pageFaults: 123, majorPageFaults: 4 });
+    expect(vmstatFaults('')).toEqual({ pageFaults: undefined, majorPageFaults: undefined });
   });
 });

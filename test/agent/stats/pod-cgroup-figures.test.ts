@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type * as cri from '../../../src/cri/types.js';
-import { podSamples, type PodSample, type StatsSnapshot } from '../../../src/agent/stats/collector.js';
-import { buildSummary } from '../../../src/agent/stats/summary.js';
+import { podSamples, type PodSample, type StatsSnapshot } from '../../../src/agent/stats/samples.js';
+import { availableUnder, buildSummary } from '../../../src/agent/stats/summary.js';
+import { memoryLimits } from '../../../src/agent/stats/observability-host.js';
 import { cadvisorMetrics, resourceMetrics } from '../../../src/agent/stats/resource-metrics.js';
 
 const u = (value: number) => ({ value });
@@ -77,5 +78,56 @@ describe('pod CPU and memory', () => {
     expect(pod.memory).toMatchObject({ workingSetBytes: 300 });
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_cpu_usage_seconds_total\{namespace="default",pod="p"\} 3 /);
     expect(cadvisorMetrics(s, () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container="",cpu="total",id="/kubepods');
+  });
+
+  it('has what is left under a limit only when there is one, as cAdvisor; page faults at every level', () => {
+    const s = snapshot({ cpuNs: 5e9, workingSet: 700, usage: 900, rss: 600, pageFaults: 50, majorPageFaults: 2, available: 0 });
+    (s.containers[0] as { available?: number; pageFaults?: number }).available = 0; // containerd: 0 without a limit
+    (s.containers[1] as { available?: number; pageFaults?: number }).pageFaults = 30;
+    s.kubelet = { cpuNs: 1, rss: 1, usage: 1, workingSet: 1, pageFaults: 5000, majorPageFaults: 3 };
+    s.podsCgroup = { cpuNs: 1, rss: 1, usage: 1, workingSet: 400, pageFaults: 6000, majorPageFaults: 4, limit: 1000 };
+    const unlimited = (buildSummary(s, ctx) as Obj).pods[0];
+    expect(unlimited.memory.availableBytes).toBeUndefined();
+    expect(unlimited.containers.map((c: Obj) => c.memory.availableBytes)).toEqual([undefined, undefined]);
+    expect(unlimited.memory).toMatchObject({ pageFaults: 50, majorPageFaults: 2 });
+    // Limited: the runtime's figure for the pod's cgroup (even 0: nothing left) and for a container; else limit − working set.
+    const limited = {
+      ...ctx.pods[0],
+      memoryLimit: 2000,
+      containerMemoryLimits: new Map([
+        ['a', 150],
+        ['b', 1000],
+      ]),
+    };
+    const pod = (buildSummary(s, { ...ctx, pods: [limited] }) as Obj).pods[0];
+    expect(pod.memory.availableBytes).toBe(0);
+    expect(pod.containers.map((c: Obj) => c.memory.availableBytes)).toEqual([0, 800]);
+    expect(pod.containers[1].memory.pageFaults).toBe(30);
+    const sys = (buildSummary(s, ctx) as Obj).node.systemContainers as Obj[];
+    expect(sys.find((c) => c.name === 'kubelet')!.memory).toMatchObject({ pageFaults: 5000, majorPageFaults: 3 });
+    expect(sys.find((c) => c.name === 'kubelet')!.memory.availableBytes).toBeUndefined();
+    expect(sys.find((c) => c.name === 'pods')!.memory).toMatchObject({ availableBytes: 600, pageFaults: 6000 });
+    expect(availableUnder(100, undefined, 300)).toBe(0);
+    expect(availableUnder(undefined, 5, 3)).toBeUndefined();
+  });
+
+  it("take a pod's memory limit as its cgroup has it: every container limited, overhead included", () => {
+    const pod = (limits: (string | undefined)[], overhead?: string) =>
+      memoryLimits({
+        metadata: {},
+        spec: {
+          containers: limits.map((m, i) => ({ name: `c${i}`, image: 'i', resources: m ? { limits: { memory: m } } : {} })),
+          ...(overhead ? { overhead: { memory: overhead } } : {}),
+        },
+      } as never);
+    expect(pod(['80M', '20M'])).toEqual({
+      memoryLimit: 100e6,
+      containerMemoryLimits: new Map([
+        ['c0', 80e6],
+        ['c1', 20e6],
+      ]),
+    });
+    expect(pod(['80M', undefined])).toEqual({ memoryLimit: undefined, containerMemoryLimits: new Map([['c0', 80e6]]) });
+    expect(pod(['1Mi'], '1Mi').memoryLimit).toBe(2 * 2 ** 20);
   });
 });

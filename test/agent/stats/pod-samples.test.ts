@@ -3,7 +3,7 @@
  * process count), and the process runtime's sums per sandbox.
  */
 import { describe, expect, it } from 'vitest';
-import { podSamples } from '../../../src/agent/stats/collector.js';
+import { podSamples } from '../../../src/agent/stats/samples.js';
 import { sandboxStats } from '../../../src/process-runtime/container-stats.js';
 import type * as cri from '../../../src/cri/types.js';
 

@@ -69,10 +69,11 @@ describe('system containers from cgroups', () => {
     expect(detectCgroupLayout(join(dir, 'nothing'))).toBeUndefined();
   });
 
-  it('reads usage as cAdvisor: v1 and v2', () => {
+  it('reads usage as cAdvisor: v1 and v2, with page faults and the memory limit', () => {
     const r1 = tree({
       'm/memory.usage_in_bytes': '10000000\n',
-      'm/memory.stat': 'cache 5\ntotal_rss 3000000\ntotal_inactive_file 4000000\n',
+      'm/memory.stat': 'cache 5\ntotal_rss 3000000\ntotal_inactive_file 4000000\ntotal_pgfault 5000\ntotal_pgmajfault 7\n',
+      'm/memory.limit_in_bytes': '9223372036854771712\n',
       'c/cpuacct.usage': '123456789\n',
     });
     expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toEqual({
@@ -80,9 +81,29 @@ describe('system containers from cgroups', () => {
       memoryUsageBytes: 10000000,
       workingSetBytes: 6000000,
       rssBytes: 3000000,
+      pageFaults: 5000,
+      majorPageFaults: 7,
+      limitBytes: undefined,
     });
-    const r2 = tree({ 'cpu.stat': 'usage_usec 2500\n', 'memory.current': '8192000\n', 'memory.stat': 'anon 4096000\ninactive_file 1024000\n' });
-    expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({ cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000 });
+    const r2 = tree({
+      'cpu.stat': 'usage_usec 2500\n',
+      'memory.current': '8192000\n',
+      'memory.stat': 'anon 4096000\ninactive_file 1024000\npgfault 900\npgmajfault 1\n',
+      'memory.max': '80000000\n',
+    });
+    expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({
+      cpuNs: 2_500_000,
+      memoryUsageBytes: 8192000,
+      workingSetBytes: 7168000,
+      rssBytes: 4096000,
+      pageFaults: 900,
+      majorPageFaults: 1,
+      limitBytes: 80000000,
+    });
+    writeFileSync(join(r2, 'memory.max'), 'max\n');
+    expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
+    rmSync(join(r2, 'memory.max'));
+    expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     expect(readCgroupUsage({ version: 2, dir: join(dir, 'missing') })).toBeUndefined();
   });
 });
