@@ -3,22 +3,14 @@
  * runtime measures it (ListPodSandboxStats; upstream reads the pod cgroup through cAdvisor), else
  * the sum of its containers'. Pure.
  */
-import type { ContainerSample, PodSample } from './samples.js';
+import type { ContainerSample, PodSample, UsageFigures } from './samples.js';
 
 /** The sum, or undefined when there is nothing to add or one figure is missing. */
 export const sumDefined = (xs: (number | undefined)[]): number | undefined =>
   xs.length && xs.every((x) => x !== undefined) ? xs.reduce((a, b) => a! + b!, 0) : undefined;
 
 /** A pod's figures. */
-export interface PodUsage {
-  cpuNs?: number;
-  nanoCores?: number;
-  workingSet?: number;
-  usage?: number;
-  rss?: number;
-  pageFaults?: number;
-  majorPageFaults?: number;
-}
+export type PodUsage = UsageFigures;
 
 /** CPU from the pod's cgroup when it has a cumulative figure, memory when it has a working set; each else from `containers`. */
 export function podUsage(pod: PodSample | undefined, containers: readonly ContainerSample[]): PodUsage {

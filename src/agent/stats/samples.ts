@@ -6,14 +6,8 @@ import type * as cri from '../../cri/types.js';
 import type { fsUsage, nodeMemory, InterfaceStats } from './node-sources.js';
 import { nanoCores } from './rates.js';
 
-/** One container's sample. */
-export interface ContainerSample {
-  id: string;
-  name: string;
-  podUid: string;
-  podName: string;
-  podNamespace: string;
-  atMs: number;
+/** CPU and memory figures of a container or a pod; one the runtime did not give is undefined. */
+export interface UsageFigures {
   cpuNs?: number;
   nanoCores?: number;
   workingSet?: number;
@@ -21,6 +15,16 @@ export interface ContainerSample {
   rss?: number;
   pageFaults?: number;
   majorPageFaults?: number;
+}
+
+/** One container's sample. */
+export interface ContainerSample extends UsageFigures {
+  id: string;
+  name: string;
+  podUid: string;
+  podName: string;
+  podNamespace: string;
+  atMs: number;
   /** The runtime's available_bytes (containerd: 0 without a limit; the summary reads it only for a limited container). */
   available?: number;
   rootfsUsed?: number;
@@ -45,17 +49,10 @@ export interface SystemContainerSample {
  * One pod's sandbox-level sample (CRI ListPodSandboxStats): its network, process count, and the
  * CPU and memory of its cgroup (pause and overhead included) when the runtime gives them.
  */
-export interface PodSample {
+export interface PodSample extends UsageFigures {
   podUid: string;
   network?: { defaultName?: string; interfaces: InterfaceStats[] };
   processCount?: number;
-  cpuNs?: number;
-  nanoCores?: number;
-  workingSet?: number;
-  usage?: number;
-  rss?: number;
-  pageFaults?: number;
-  majorPageFaults?: number;
   /** The runtime's available_bytes for the pod's cgroup (read only for a pod with a memory limit). */
   available?: number;
 }
