@@ -30,6 +30,7 @@ import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-dri
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
 import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
+import { hugePageSizesKbSync } from './nodestatus/machine-info.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -280,6 +281,11 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
     resolvConfPath: cfg.resolvConf,
     cgroups: cfg.cgroups,
     security: { seccompDefault: cfg.seccompDefault ?? false, seccompProfileRoot: join(cfg.rootDir, 'seccomp') },
-    resources: { memoryCapacityBytes: totalmem(), cpuCFSQuota: cfg.cpuCFSQuota, cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs },
+    resources: {
+      memoryCapacityBytes: totalmem(),
+      cpuCFSQuota: cfg.cpuCFSQuota,
+      cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
+      hugePageSizesKb: hugePageSizesKbSync(),
+    },
   };
 }

@@ -44,3 +44,13 @@ export function bytes(q: string | number | undefined): number | undefined {
   const v = parseQuantity(q);
   return v === undefined ? undefined : Math.ceil(v);
 }
+
+/** A whole number of bytes in Go's canonical BinarySI form: the largest binary suffix that keeps it whole ("0", "512", "2Mi", "1Gi"). */
+export function binaryQuantity(n: number): string {
+  const units = ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki'];
+  for (const [i, u] of units.entries()) {
+    const size = 2 ** (10 * (units.length - i));
+    if (n !== 0 && n % size === 0) return `${n / size}${u}`;
+  }
+  return String(n);
+}

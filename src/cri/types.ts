@@ -87,6 +87,8 @@ export interface LinuxContainerResources {
   cpuset_mems?: string;
   unified?: Labels;
   memory_swap_limit_in_bytes?: number;
+  /** Per huge page size (`2MB`, `1GB`), the bytes of it the container may use. */
+  hugepage_limits?: { page_size: string; limit: number }[];
 }
 
 export interface LinuxPodSandboxConfig {

@@ -4,7 +4,8 @@
  * apiserver has: an operator PATCHes the Node's capacity and the kubelet copies it to
  * allocatable) is checked like cpu — requested plus what the admitted pods request, against
  * allocatable; one the node does not advertise is a cluster-level resource and is not checked
- * (upstream removeMissingExtendedResources). Pure.
+ * (upstream removeMissingExtendedResources). Huge pages (`hugepages-2Mi`) are checked the same
+ * way against the node's own pools, always: a size the machine lacks has none to give. Pure.
  */
 import type { Pod } from '../../api/types.js';
 import { podQuantity } from './pod-quantity.js';
@@ -21,16 +22,23 @@ export function podRequestOf(pod: Pod, name: string): number {
   return podQuantity(pod, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);
 }
 
-/** What the pod asks of an extended resource the node lacks, in name order (empty: it fits). */
+/** Upstream IsHugePageResourceName. */
+export const isHugePageResource = (name: string): boolean => name.startsWith('hugepages-');
+
+/**
+ * What the pod asks of an extended resource the node advertises (`extended`) or of huge pages
+ * (`hugePages`, the node's pools in bytes) beyond what is left, in name order (empty: it fits).
+ */
 export function extendedShortfalls(
   pod: Pod,
   admitted: Pod[],
-  allocatable: Readonly<Record<string, number>>,
+  extended: Readonly<Record<string, number>>,
+  hugePages: Readonly<Record<string, number>> = {},
 ): { resource: string; requested: number; used: number; capacity: number }[] {
   const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].flatMap((c) => Object.keys(c.resources?.requests ?? {})));
   const out = [];
-  for (const resource of [...names].filter(isExtendedResource).sort()) {
-    const capacity = allocatable[resource];
+  for (const resource of [...names].filter((n) => isExtendedResource(n) || isHugePageResource(n)).sort()) {
+    const capacity = isHugePageResource(resource) ? (hugePages[resource] ?? 0) : extended[resource];
     const requested = podRequestOf(pod, resource);
     if (capacity === undefined || requested === 0) continue;
     const used = admitted.reduce((n, p) => n + podRequestOf(p, resource), 0);

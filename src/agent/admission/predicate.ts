@@ -22,13 +22,15 @@ export interface AdmissionNode {
   allocatable: { cpuMilli: number; memoryBytes: number; pods: number };
   /** Allocatable extended resources the apiserver's Node advertises (extended-resources.ts). */
   extended?: Readonly<Record<string, number>>;
+  /** Allocatable huge pages by resource name (`hugepages-2Mi`), in bytes. */
+  hugePages?: Readonly<Record<string, number>>;
   /** false: the kernel enforces no AppArmor profiles, so pods that ask for one are refused. */
   appArmorEnabled?: boolean;
 }
 
 /** A resource the node lacks for a pod (upstream InsufficientResourceError). */
 export interface Shortfall {
-  /** pods, cpu, memory, or an extended resource the Node advertises. */
+  /** pods, cpu, memory, huge pages, or an extended resource the Node advertises. */
   resource: string;
   requested: number;
   used: number;
@@ -212,7 +214,7 @@ export function admitPod(
       predicate('TaintToleration', "node(s) had taints that the pod didn't tolerate");
   }
   const short = shortfalls(pod, admitted, node.allocatable);
-  const extended = extendedShortfalls(pod, admitted, node.extended ?? {});
+  const extended = extendedShortfalls(pod, admitted, node.extended ?? {}, node.hugePages);
   if ((short.length || extended.length) && !(o.isCritical && failed.length)) {
     const { resource, requested, used, capacity } = [...short, ...extended][0];
     const message = `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`;

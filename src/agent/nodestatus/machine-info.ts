@@ -1,9 +1,11 @@
 /**
  * Facts about this machine for the Node object (upstream cadvisor MachineInfo + the node status
  * setters' sources): machine ID, system UUID, boot ID, kernel, OS image, architecture, CPU count,
- * memory and the root dir's filesystem size. Read at the edge; every value has a fallback.
+ * memory, the huge page pools and the root dir's filesystem size. Read at the edge; every value
+ * has a fallback.
  */
-import { readFile, statfs } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { readdir, readFile, statfs } from 'node:fs/promises';
 import { arch, cpus, release, totalmem } from 'node:os';
 
 /** What the node status needs to know of the machine. */
@@ -21,6 +23,47 @@ export interface MachineInfo {
   ephemeralStorageBytes: number;
   /** Whether the kernel enforces AppArmor profiles (absent: unknown, as in tests' machines). */
   appArmorEnabled?: boolean;
+  /** The huge page pools by page size (cAdvisor's HugePages: every size the kernel supports), smallest first. */
+  hugePages?: HugePagePool[];
+}
+
+/** One huge page size and the pages the kernel holds of it (nr_hugepages). */
+export interface HugePagePool {
+  pageSizeKb: number;
+  pages: number;
+}
+
+/** The page size (kB) in a /sys/kernel/mm/hugepages entry's name (`hugepages-2048kB`). Pure. */
+export function hugePageSizeKb(dirName: string): number | undefined {
+  const m = /^hugepages-(\d+)kB$/.exec(dirName);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The huge page sizes (kB) the kernel supports, smallest first (libcontainer HugePageSizes); none without sysfs. */
+export function hugePageSizesKbSync(root = '/sys/kernel/mm/hugepages'): number[] {
+  let names: string[] = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    /* no sysfs: no sizes */
+  }
+  return names
+    .map(hugePageSizeKb)
+    .filter((n): n is number => n !== undefined)
+    .sort((a, b) => a - b);
+}
+
+/** The huge page pools under `root` (/sys/kernel/mm/hugepages): none when it cannot be read. */
+export async function readHugePages(root = '/sys/kernel/mm/hugepages'): Promise<HugePagePool[]> {
+  const names = await readdir(root).catch(() => [] as string[]);
+  const pools: HugePagePool[] = [];
+  for (const name of names) {
+    const pageSizeKb = hugePageSizeKb(name);
+    if (pageSizeKb === undefined) continue;
+    const pages = Number(await text(`${root}/${name}/nr_hugepages`));
+    pools.push({ pageSizeKb, pages: Number.isSafeInteger(pages) && pages > 0 ? pages : 0 });
+  }
+  return pools.sort((a, b) => a.pageSizeKb - b.pageSizeKb);
 }
 
 const text = async (path: string) => (await readFile(path, 'utf8').catch(() => '')).trim();
@@ -50,5 +93,6 @@ export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
     memoryBytes: totalmem(),
     ephemeralStorageBytes: fs.blocks * fs.bsize,
     appArmorEnabled: (await text('/sys/module/apparmor/parameters/enabled')) === 'Y',
+    hugePages: await readHugePages(),
   };
 }

@@ -5,7 +5,7 @@
  * images, runtime handlers, and the four conditions with upstream reasons, messages and heartbeat/transition times.
  */
 import type { AdmissionNode } from '../admission/predicate.js';
-import { bytes, milliCpu } from '../../api/quantity.js';
+import { binaryQuantity, bytes, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import type { MachineInfo } from './machine-info.js';
 import type { NodeRuntimeHandler } from '../runtime/runtime-state.js';
@@ -96,6 +96,7 @@ export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
     labels: nodeLabels(s, m),
     taints: s.registerWithTaints,
     allocatable: nodeResources(s, m).allocatableNumbers,
+    hugePages: nodeResources(s, m).allocatableHugePages,
     appArmorEnabled: m.appArmorEnabled,
   };
 }
@@ -104,30 +105,48 @@ export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
 export function nodeResources(
   s: NodeSettings,
   m: MachineInfo,
-): { capacity: Record<string, string>; allocatable: Record<string, string>; allocatableNumbers: { cpuMilli: number; memoryBytes: number; pods: number } } {
+): {
+  capacity: Record<string, string>;
+  allocatable: Record<string, string>;
+  allocatableNumbers: { cpuMilli: number; memoryBytes: number; pods: number };
+  allocatableHugePages: Record<string, number>;
+} {
   const reserved = (name: string, parse: (q: string) => number | undefined) =>
     (parse(s.kubeReserved[name] ?? '0') ?? 0) + (parse(s.systemReserved[name] ?? '0') ?? 0);
   const cpuMilli = Math.max(0, m.cpuCores * 1000 - reserved('cpu', milliCpu));
-  const memoryBytes = Math.max(0, m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes));
+  const memoryBeforeHugePages = Math.max(0, m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes));
   const storage = Math.max(
     0,
     m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
   );
   // Upstream's MachineInfo setter: podsPerCore × cores, never above maxPods.
   const pods = s.podsPerCore && s.podsPerCore > 0 ? Math.min(s.podsPerCore * m.cpuCores, s.maxPods) : s.maxPods;
+  // Each huge page pool is a resource (`hugepages-2Mi`: its pages' bytes), less what is reserved of
+  // it; the memory it holds is not allocatable as memory (upstream CapacityFromMachineInfo, MachineInfo setter).
+  const hugeCapacity: Record<string, string> = {};
+  const hugeAllocatable: Record<string, string> = {};
+  const allocatableHugePages: Record<string, number> = {};
+  let hugeBytes = 0;
+  for (const pool of m.hugePages ?? []) {
+    const name = `hugepages-${binaryQuantity(pool.pageSizeKb * 1024)}`;
+    const total = pool.pageSizeKb * 1024 * pool.pages;
+    hugeCapacity[name] = binaryQuantity(total);
+    allocatableHugePages[name] = Math.max(0, total - reserved(name, bytes));
+    hugeAllocatable[name] = binaryQuantity(allocatableHugePages[name]);
+    hugeBytes += total;
+  }
+  const memoryBytes = Math.max(0, memoryBeforeHugePages - hugeBytes);
   const capacity = {
     cpu: String(m.cpuCores),
     'ephemeral-storage': ki(m.ephemeralStorageBytes),
-    'hugepages-1Gi': '0',
-    'hugepages-2Mi': '0',
+    ...hugeCapacity,
     memory: ki(m.memoryBytes),
     pods: String(pods),
   };
   const allocatable = {
     cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
     'ephemeral-storage': String(storage),
-    'hugepages-1Gi': '0',
-    'hugepages-2Mi': '0',
+    ...hugeAllocatable,
     memory: ki(memoryBytes),
     pods: String(pods),
   };
@@ -135,7 +154,7 @@ export function nodeResources(
     delete (capacity as Record<string, string>)['ephemeral-storage'];
     delete (allocatable as Record<string, string>)['ephemeral-storage'];
   }
-  return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods } };
+  return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods }, allocatableHugePages };
 }
 
 /** The taint a Node carries until a cloud controller manager has initialized it (upstream TaintExternalCloudProvider). */

@@ -4,7 +4,7 @@
  * container manager's cgroup names, cgroup v1/cgroupfs semantics). Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
-import { bytes, milliCpu } from '../../api/quantity.js';
+import { binaryQuantity, bytes, milliCpu } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
 import { qosClass } from '../status/generate-pod-status.js';
 
@@ -20,6 +20,29 @@ export interface ResourceContext {
   memoryCapacityBytes: number;
   cpuCFSQuota: boolean;
   cpuCFSQuotaPeriodUs: number;
+  /** The huge page sizes the machine supports, in kB (none: no hugepage_limits). */
+  hugePageSizesKb?: readonly number[];
+}
+
+/** A page size as the runtime names it (upstream HugePageUnitSizeFromByteSize): 2048 kB → `2MB`, 1048576 kB → `1GB`. Pure. */
+export function hugePageUnitSize(kb: number): string {
+  const units = ['KB', 'MB', 'GB', 'TB', 'PB'];
+  let size = kb;
+  let i = 0;
+  while (size >= 1024 && i < units.length - 1) {
+    size /= 1024;
+    i++;
+  }
+  return `${size}${units[i]}`;
+}
+
+/**
+ * The container's huge page limits (upstream GetHugepageLimitsFromResources): every size the
+ * machine supports, 0 unless the container's limits give `hugepages-<size>`. Pure.
+ */
+export function hugePageLimits(c: Container, sizesKb: readonly number[]): { page_size: string; limit: number }[] {
+  const limits = (c.resources?.limits ?? {}) as Record<string, string>;
+  return sizesKb.map((kb) => ({ page_size: hugePageUnitSize(kb), limit: bytes(limits[`hugepages-${binaryQuantity(kb * 1024)}`]) ?? 0 }));
 }
 
 /** Upstream MilliCPUToShares. */
@@ -53,6 +76,7 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   const memory = bytes(c.resources?.limits?.memory);
   const out: cri.LinuxContainerResources = { cpu_shares: milliCpuToShares(requestCpu), oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes) };
   if (memory !== undefined) out.memory_limit_in_bytes = memory;
+  if (ctx.hugePageSizesKb?.length) out.hugepage_limits = hugePageLimits(c, ctx.hugePageSizesKb);
   if (ctx.cpuCFSQuota && limitCpu !== undefined) {
     out.cpu_period = ctx.cpuCFSQuotaPeriodUs;
     out.cpu_quota = milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs);

@@ -227,6 +227,18 @@ describe('extended resources (upstream: checked when the Node advertises them, e
     expect(isExtendedResource('requests.example.com/dongle')).toBe(false);
   });
 
+  it('huge pages are checked against the node’s pools, always: a size the machine lacks has none (OutOfhugepages-1Gi)', () => {
+    const hugeNode: AdmissionNode = { ...node, hugePages: { 'hugepages-2Mi': 64 * 2 ** 20 } };
+    expect(admitPod(wants('32Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false })).toEqual({ admit: true });
+    expect(admitPod(wants('64Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false })).toEqual({
+      admit: false,
+      reason: 'OutOfhugepages-2Mi',
+      message: `Node didn't have enough resource: hugepages-2Mi, requested: ${64 * 2 ** 20}, used: ${32 * 2 ** 20}, capacity: ${64 * 2 ** 20}`,
+      shortfalls: [{ resource: 'hugepages-2Mi', requested: 64 * 2 ** 20, used: 32 * 2 ** 20, capacity: 64 * 2 ** 20 }],
+    });
+    expect(admitPod(wants('1Gi', 'hugepages-1Gi'), [], { node: hugeNode, isStatic: false })).toMatchObject({ admit: false, reason: 'OutOfhugepages-1Gi' });
+  });
+
   it('a pod’s request is max(containers and sidecars, largest init container) + overhead', () => {
     const p: Pod = {
       metadata: { name: 'p', namespace: 'default', uid: 'u' },

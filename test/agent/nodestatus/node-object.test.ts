@@ -11,7 +11,11 @@ import {
   type NodeSettings,
 } from '../../../src/agent/nodestatus/node-object.js';
 import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
-import { osImageOf } from '../../../src/agent/nodestatus/machine-info.js';
+import { hugePageSizeKb, osImageOf, readHugePages } from '../../../src/agent/nodestatus/machine-info.js';
+import { binaryQuantity } from '../../../src/api/quantity.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const machine: MachineInfo = {
   machineID: 'm',
@@ -23,6 +27,10 @@ const machine: MachineInfo = {
   cpuCores: 4,
   memoryBytes: 8 * 2 ** 30,
   ephemeralStorageBytes: 100 * 2 ** 30,
+  hugePages: [
+    { pageSizeKb: 2048, pages: 0 },
+    { pageSizeKb: 1048576, pages: 0 },
+  ],
 };
 const settings: NodeSettings = {
   nodeName: 'n1',
@@ -54,6 +62,45 @@ describe('node object', () => {
     expect(r.allocatable.memory).toBe(`${(8 * 2 ** 30 - 1024 * 2 ** 20 - 100 * 2 ** 20) / 1024}Ki`);
     expect(r.allocatable['ephemeral-storage']).toBe(String(100 * 2 ** 30 - 2 ** 30 - Math.floor(100 * 2 ** 30 * 0.1)));
     expect(r.allocatableNumbers).toEqual({ cpuMilli: 3750, memoryBytes: 8 * 2 ** 30 - 1124 * 2 ** 20, pods: 110 });
+  });
+  it('reports each huge page pool as upstream: its bytes, less what is reserved of it; that memory is not allocatable memory', () => {
+    const withPools = {
+      ...machine,
+      hugePages: [
+        { pageSizeKb: 2048, pages: 512 },
+        { pageSizeKb: 1048576, pages: 1 },
+        { pageSizeKb: 64, pages: 3 },
+      ],
+    };
+    const r = nodeResources({ ...settings, systemReserved: { ...settings.systemReserved, 'hugepages-2Mi': '256Mi' } }, withPools);
+    expect(r.capacity).toMatchObject({ 'hugepages-2Mi': '1Gi', 'hugepages-1Gi': '1Gi', 'hugepages-64Ki': '192Ki', memory: `${8 * 2 ** 20}Ki` });
+    expect(r.allocatable).toMatchObject({ 'hugepages-2Mi': '768Mi', 'hugepages-1Gi': '1Gi', 'hugepages-64Ki': '192Ki' });
+    expect(r.allocatableHugePages).toEqual({ 'hugepages-2Mi': 768 * 2 ** 20, 'hugepages-1Gi': 2 ** 30, 'hugepages-64Ki': 192 * 1024 });
+    const hugeBytes = 2 ** 30 + 2 ** 30 + 192 * 1024;
+    expect(r.allocatableNumbers.memoryBytes).toBe(8 * 2 ** 30 - 1124 * 2 ** 20 - hugeBytes);
+    // No pools known (no sysfs): no huge page resources at all.
+    expect(Object.keys(nodeResources(settings, { ...machine, hugePages: [] }).capacity).filter((k) => k.startsWith('hugepages-'))).toEqual([]);
+  });
+  it('reads the huge page pools of /sys/kernel/mm/hugepages', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'tsk-hugepages-'));
+    for (const [name, n] of [
+      ['hugepages-2048kB', '16\n'],
+      ['hugepages-1048576kB', '0\n'],
+      ['other', '5\n'],
+    ]) {
+      mkdirSync(join(root, name));
+      writeFileSync(join(root, name, 'nr_hugepages'), n);
+    }
+    expect(await readHugePages(root)).toEqual([
+      { pageSizeKb: 2048, pages: 16 },
+      { pageSizeKb: 1048576, pages: 0 },
+    ]);
+    expect(await readHugePages(join(root, 'missing'))).toEqual([]);
+    expect(hugePageSizeKb('hugepages-2048kB')).toBe(2048);
+    expect(binaryQuantity(0)).toBe('0');
+    expect(binaryQuantity(1536)).toBe('1536');
+    expect(binaryQuantity(3 * 2 ** 20)).toBe('3Mi');
+    rmSync(root, { recursive: true, force: true });
   });
   it('registers with the default labels plus --node-labels, taints and providerID', () => {
     const n = initialNode({ ...settings, registerWithTaints: [{ key: 'k', effect: 'NoSchedule' }], providerID: 'aws:///i-1' }, machine) as any;

@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { bytes, milliCpu, parseQuantity } from '../../../src/api/quantity.js';
-import { linuxContainerResources, milliCpuToQuota, milliCpuToShares, oomScoreAdj, podCgroupParent } from '../../../src/agent/runtime/linux-resources.js';
+import {
+  hugePageUnitSize,
+  linuxContainerResources,
+  milliCpuToQuota,
+  milliCpuToShares,
+  oomScoreAdj,
+  podCgroupParent,
+} from '../../../src/agent/runtime/linux-resources.js';
 import { parseResolvConf, podDnsConfig } from '../../../src/agent/runtime/dns-config.js';
 import { hostsFileContent } from '../../../src/agent/runtime/hosts-file.js';
 import { dns1123LabelErrors, podHostNameAndDomain, sandboxHostname } from '../../../src/agent/runtime/pod-hostname.js';
@@ -63,6 +70,21 @@ describe('Linux resources', () => {
   it('no CFS quota when disabled', () => {
     const p = pod({}, { resources: { limits: { cpu: '1' } } });
     expect(linuxContainerResources(p, p.spec.containers[0], { ...ctx, cpuCFSQuota: false }).cpu_quota).toBeUndefined();
+  });
+  it("huge page limits as upstream's GetHugepageLimitsFromResources: every size the machine has, 0 unless the container's limits give it", () => {
+    const p = pod({}, { resources: { limits: { memory: '1Gi', 'hugepages-2Mi': '64Mi' }, requests: { memory: '1Gi', 'hugepages-2Mi': '64Mi' } } });
+    const sizes = { ...ctx, hugePageSizesKb: [2048, 1048576] };
+    expect(linuxContainerResources(p, p.spec.containers[0], sizes).hugepage_limits).toEqual([
+      { page_size: '2MB', limit: 64 * 2 ** 20 },
+      { page_size: '1GB', limit: 0 },
+    ]);
+    const plain = pod();
+    expect(linuxContainerResources(plain, plain.spec.containers[0], sizes).hugepage_limits).toEqual([
+      { page_size: '2MB', limit: 0 },
+      { page_size: '1GB', limit: 0 },
+    ]);
+    expect(linuxContainerResources(plain, plain.spec.containers[0], ctx).hugepage_limits).toBeUndefined();
+    expect(hugePageUnitSize(64)).toBe('64KB');
   });
   it('cgroup parents per QoS class and driver', () => {
     const c = { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' as const };
