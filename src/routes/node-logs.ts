@@ -64,8 +64,14 @@ async function statProblem(root: string, file: string): Promise<string | undefin
     (e: NodeJS.ErrnoException) => e,
   );
   if (!err) return undefined;
-  const reason: Record<string, string> = { ENOENT: 'no such file or directory', ENOTDIR: 'not a directory', EACCES: 'permission denied' };
-  return `stat ${full}: ${reason[err.code ?? ''] ?? err.message}`;
+  const reason: Record<string, string> = {
+    ENOENT: 'no such file or directory',
+    ENOTDIR: 'not a directory',
+    EACCES: 'permission denied',
+    ENAMETOOLONG: 'file name too long',
+    ERR_INVALID_ARG_VALUE: 'invalid argument',
+  };
+  return `stat ${JSON.stringify(full).slice(1, -1)}: ${reason[err.code ?? ''] ?? 'invalid argument'}`;
 }
 
 /** Answers service logs: journald's or their files', gzip-compressed when asked (upstream's journalServer). */

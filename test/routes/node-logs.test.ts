@@ -213,6 +213,10 @@ describe('/logs/ with the node log query (NodeLogQuery, enableSystemLogQuery)', 
     expect((await text('/logs/?query=a%3Bb&boot=1')).body).toBe(
       '[query: Invalid value: "a;b": input contains unsupported characters, boot: Invalid value: 1: must be less than 1]\n',
     );
+    expect(await text('/logs/?query=/a%00b')).toMatchObject({
+      status: 406,
+      body: `query: Invalid value: []string{"/a\\u0000b"}: stat ${join(qroot, 'a')}\\u0000b: invalid argument\n`,
+    });
     // A file query never leaves the log directory.
     expect((await text(`/logs/?query=${encodeURIComponent('/../secret')}`)).body).not.toContain('outside the log dir');
     expect(await text('/logs/?query=/escape')).toMatchObject({ status: 404, body: '404 page not found\n' });
