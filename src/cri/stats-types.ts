@@ -23,6 +23,13 @@ export interface ContainerStats {
   cpu?: CpuUsage | null;
   memory?: MemoryUsage | null;
   writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
+  swap?: SwapUsage | null;
+}
+/** A container's swap (cri-api 1.29+; containerd 2 and the embedded runtime give it). */
+export interface SwapUsage {
+  timestamp: number;
+  swap_available_bytes?: UInt64Value | null;
+  swap_usage_bytes?: UInt64Value | null;
 }
 export interface NetworkInterfaceUsage {
   name: string;

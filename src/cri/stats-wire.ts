@@ -64,7 +64,7 @@ const ContainerStats = schema({
   2: ['cpu', message(CpuUsage)],
   3: ['memory', message(MemoryUsage)],
   4: ['writable_layer', message(FilesystemUsage)],
-  5: ['swap', { skip: 'message' }],
+  5: ['swap', message(schema({ 1: ['timestamp', 'int64'], 2: ['swap_available_bytes', u64], 3: ['swap_usage_bytes', u64] }))],
 });
 const NetworkInterfaceUsage = schema({ 1: ['name', 'string'], 2: ['rx_bytes', u64], 3: ['rx_errors', u64], 4: ['tx_bytes', u64], 5: ['tx_errors', u64] });
 const PodSandboxStats = schema({

@@ -18,6 +18,10 @@ export interface CgroupUsage {
   majorPageFaults: number;
   /** The memory limit; undefined when unlimited (cAdvisor's isMemoryUnlimited: above 2^62). */
   limitBytes?: number;
+  /** Swap in use (v2 memory.swap.current; v1 memsw − memory usage); undefined without swap accounting. */
+  swapUsageBytes?: number;
+  /** The swap the cgroup may use (v2 memory.swap.max; v1 memsw − memory limit), when limited. */
+  swapLimitBytes?: number;
 }
 
 /** Above this a memory limit is no limit (the kernel rounds "max" / -1 down to a page multiple near 2^63). */
@@ -45,14 +49,15 @@ export function parseFlatKeyed(text: string): Map<string, number> {
 /** The usage of one cgroup; undefined when its files cannot be read. */
 export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
   const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
-  // No limit file (v2's root cgroup has none): no limit.
-  const limit = (dir: string, file: string) => {
+  // No limit file (v2's root cgroup has none): no limit; no swap file (no swap accounting): no swap figures.
+  const optional = <T>(f: () => T): T | undefined => {
     try {
-      return memoryLimitOf(read(dir, file));
+      return f();
     } catch {
       return undefined;
     }
   };
+  const limit = (dir: string, file: string) => optional(() => memoryLimitOf(read(dir, file)));
   try {
     if (d.version === 2) {
       const m = parseFlatKeyed(read(d.dir, 'memory.stat'));
@@ -65,10 +70,15 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
         pageFaults: m.get('pgfault') ?? 0,
         majorPageFaults: m.get('pgmajfault') ?? 0,
         limitBytes: limit(d.dir, 'memory.max'),
+        swapUsageBytes: optional(() => Number(read(d.dir, 'memory.swap.current'))),
+        swapLimitBytes: limit(d.dir, 'memory.swap.max'),
       };
     }
     const m = parseFlatKeyed(read(d.memoryDir, 'memory.stat'));
     const usage = Number(read(d.memoryDir, 'memory.usage_in_bytes'));
+    const memsw = optional(() => Number(read(d.memoryDir, 'memory.memsw.usage_in_bytes')));
+    const memLimit = limit(d.memoryDir, 'memory.limit_in_bytes');
+    const memswLimit = limit(d.memoryDir, 'memory.memsw.limit_in_bytes');
     return {
       cpuNs: Number(read(d.cpuDir, 'cpuacct.usage')),
       memoryUsageBytes: usage,
@@ -76,7 +86,9 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
       rssBytes: m.get('total_rss') ?? 0,
       pageFaults: m.get('total_pgfault') ?? 0,
       majorPageFaults: m.get('total_pgmajfault') ?? 0,
-      limitBytes: limit(d.memoryDir, 'memory.limit_in_bytes'),
+      limitBytes: memLimit,
+      swapUsageBytes: memsw === undefined ? undefined : Math.max(0, memsw - usage),
+      swapLimitBytes: memswLimit !== undefined && memLimit !== undefined ? Math.max(0, memswLimit - memLimit) : undefined,
     };
   } catch {
     return undefined;

@@ -55,13 +55,10 @@ const sandboxStats = (id: string) => ({
 type Decoded = { stats: Record<string, any>[] };
 
 describe('stats answers decoded from the wire', () => {
-  it('ListContainerStats: everything proto-loader gives, the annotations and swap left at their defaults', () => {
+  it('ListContainerStats: everything proto-loader gives (swap included), the annotations left at their defaults', () => {
     const bytes = containerStatsCodec.responseSerialize({ stats: [containerStats('a'), containerStats('b'), { attributes: { id: 'bare' } }] });
     const want = containerStatsCodec.responseDeserialize(bytes) as Decoded;
-    for (const s of want.stats) {
-      s.attributes.annotations = {};
-      s.swap = null;
-    }
+    for (const s of want.stats) s.attributes.annotations = {};
     const got = decodeListContainerStats(bytes) as Decoded;
     expect(got).toEqual(want);
     // Not vacuous: the large numbers came through.
@@ -69,6 +66,7 @@ describe('stats answers decoded from the wire', () => {
     expect(got.stats[0].cpu.usage_core_nano_seconds.value).toBe(987654321012);
     expect(got.stats[0].cpu.timestamp).toBe(Number(NOW_NS));
     expect(got.stats[2].cpu).toBeNull();
+    expect(got.stats[0].swap).toEqual({ timestamp: Number(NOW_NS), swap_usage_bytes: { value: 1 }, swap_available_bytes: null });
   });
 
   it("ListPodSandboxStats: the sandboxes' own figures; labels, annotations, Windows part and container stats at their defaults", () => {

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -140,12 +140,12 @@ describe('/stats/summary', () => {
     expect(byName('writer').process_stats.process_count).toBeGreaterThanOrEqual(2);
   });
 
-  it('only_cpu_and_memory=true gives only cpu and memory, on GET and POST', async () => {
+  it('only_cpu_and_memory=true gives only cpu, memory and swap (upstream ListPodCPUAndMemoryStats), on GET and POST', async () => {
     const s = await summary('?only_cpu_and_memory=true');
     expect(Object.keys(s.node).sort()).toEqual(['cpu', 'memory', 'nodeName', 'startTime', 'swap', 'systemContainers']);
     for (const p of s.pods) {
-      expect(Object.keys(p).sort()).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
-      for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory'].includes(x))).toEqual([]);
+      expect(Object.keys(p).filter((x) => x !== 'swap').sort()).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
+      for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory', 'swap'].includes(x))).toEqual([]);
     }
     const post = await new Promise<number>((resolve) => {
       const r = http.request({ host: '127.0.0.1', port: ports.ro, path: '/stats/summary', method: 'POST' }, (res) => {
@@ -179,6 +179,16 @@ describe('metrics', () => {
     expect(samples.find((x) => x.name === 'node_cpu_usage_seconds_total')!.value).toBeGreaterThan(0);
     expect(samples.find((x) => x.name === 'node_memory_working_set_bytes')!.value).toBeGreaterThan(0);
     expect(samples.find((x) => x.name === 'node_swap_usage_bytes')!.value).toBeGreaterThanOrEqual(0);
+    // Containers' swap where the kernel accounts it (v1 memsw, v2): the embedded runtime reports it from their cgroups.
+    if (existsSync('/sys/fs/cgroup/memory/memory.memsw.usage_in_bytes') || existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+      const swapped = samples.filter((x) => x.name === 'container_swap_usage_bytes').map((x) => x.labels.pod);
+      expect(swapped.sort()).toEqual(expect.arrayContaining(['burner-obs', 'memhog-obs', 'writer-obs']));
+      const podSwap = samples.find((x) => x.name === 'pod_swap_usage_bytes' && x.labels.pod === 'memhog-obs');
+      expect(podSwap?.value).toBeGreaterThanOrEqual(0);
+      const memhog = (await summary()).pods.find((p: Obj) => p.podRef.name === 'memhog-obs');
+      expect(memhog.containers[0].swap).toMatchObject({ time: expect.any(String), swapUsageBytes: expect.any(Number) });
+      expect(memhog.swap).toMatchObject({ swapUsageBytes: expect.any(Number) });
+    }
   });
 
   it('/metrics has the kubelet_* metrics operators graph; /metrics/probes and /spec/ answer', async () => {

@@ -156,6 +156,8 @@ export class StatsCollector {
       if (mem?.page_faults) c.pageFaults = Number(mem.page_faults.value);
       if (mem?.major_page_faults) c.majorPageFaults = Number(mem.major_page_faults.value);
       if (mem?.available_bytes) c.available = Number(mem.available_bytes.value);
+      if (s.swap?.swap_usage_bytes) c.swapUsage = Number(s.swap.swap_usage_bytes.value);
+      if (s.swap?.swap_available_bytes) c.swapAvailable = Number(s.swap.swap_available_bytes.value);
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
       c.logsUsed = dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));

@@ -5,7 +5,7 @@
  */
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { QosCgroupIds } from './cgroup-ids.js';
-import { podUsage } from './pod-usage.js';
+import { podUsage, sumDefined } from './pod-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
@@ -26,6 +26,12 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
   const cCpu = family('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
   const cMem = family('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
   const cStart = family('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
+  const cSwap = family(
+    'container_swap_usage_bytes',
+    '[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems',
+    'gauge',
+  );
+  const pSwap = family('pod_swap_usage_bytes', '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems', 'gauge');
   const pCpu = family('pod_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', 'counter');
   const pMem = family('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
   const err = family('resource_scrape_error', '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', 'gauge');
@@ -40,6 +46,7 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       const labels = { container: c.name, namespace: c.podNamespace, pod: c.podName };
       if (c.cpuNs !== undefined) cCpu.samples.push({ labels, value: c.cpuNs / 1e9, timestampMs: ts });
       if (c.workingSet !== undefined) cMem.samples.push({ labels, value: c.workingSet, timestampMs: ts });
+      if (c.swapUsage !== undefined) cSwap.samples.push({ labels, value: c.swapUsage, timestampMs: ts });
       const started = info(c.id).startedAtMs;
       if (started) cStart.samples.push({ labels, value: started / 1000, timestampMs: ts });
       const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, containers: [] };
@@ -51,9 +58,12 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       const { cpuNs, workingSet } = podUsage(s.pods.get(uid), p.containers);
       if (cpuNs !== undefined) pCpu.samples.push({ labels, value: cpuNs / 1e9, timestampMs: ts });
       if (workingSet !== undefined) pMem.samples.push({ labels, value: workingSet, timestampMs: ts });
+      const swapUsage = sumDefined(p.containers.map((c) => c.swapUsage));
+      if (swapUsage !== undefined) pSwap.samples.push({ labels, value: swapUsage, timestampMs: ts });
     }
   }
-  return renderFamilies([cCpu, cMem, cStart, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, err]);
+  // As client_golang gathers a collector: a family without samples (swap no runtime reports, no pods yet) is left out.
+  return renderFamilies([cCpu, cMem, cStart, cSwap, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, pSwap, err].filter((f) => f.samples.length));
 }
 
 /**

@@ -27,6 +27,9 @@ export interface ContainerSample extends UsageFigures {
   atMs: number;
   /** The runtime's available_bytes (containerd: 0 without a limit; the summary reads it only for a limited container). */
   available?: number;
+  /** Its swap in use and what is left under its swap limit, when the runtime reports swap. */
+  swapUsage?: number;
+  swapAvailable?: number;
   rootfsUsed?: number;
   rootfsInodesUsed?: number;
   logsUsed?: number;

@@ -38,6 +38,11 @@ export function availableUnder(limit: number | undefined, fromRuntime: number | 
   return workingSet === undefined ? undefined : Math.max(0, limit - workingSet);
 }
 
+/** SwapStats: in use, and what is left under a swap limit; none when the runtime reports no swap. */
+function swap(time: string, usage: number | undefined, available?: number): Obj | undefined {
+  return usage === undefined ? undefined : defined({ time, swapAvailableBytes: available, swapUsageBytes: usage });
+}
+
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const defined = (o: Obj): Obj => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
@@ -182,6 +187,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           pageFaults: c.pageFaults,
           majorPageFaults: c.majorPageFaults,
         }),
+        swap: swap(time, c.swapUsage, c.swapAvailable),
         ...(only
           ? {}
           : {
@@ -221,6 +227,8 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
         pageFaults: usage.pageFaults,
         majorPageFaults: usage.majorPageFaults,
       }),
+      // The pod's swap: its containers' (the runtime reports none for the pod's cgroup).
+      swap: swap(time, sum(cs.map((c) => c.swapUsage))),
       ...(only
         ? {}
         : {

@@ -130,4 +130,25 @@ describe('pod CPU and memory', () => {
     expect(pod(['80M', undefined])).toEqual({ memoryLimit: undefined, containerMemoryLimits: new Map([['c0', 80e6]]) });
     expect(pod(['1Mi'], '1Mi').memoryLimit).toBe(2 * 2 ** 20);
   });
+
+  it('swap, where the runtime reports it: the containers’ in the summary and /metrics/resource, the pod’s their sum; none otherwise', () => {
+    const s = snapshot({ cpuNs: 5e9, workingSet: 700 });
+    const none = buildSummary(s, ctx) as Obj;
+    expect(none.pods[0].swap).toBeUndefined();
+    expect(none.pods[0].containers[0].swap).toBeUndefined();
+    expect(resourceMetrics(s, () => ({}))).not.toContain('swap_usage_bytes{');
+    expect(resourceMetrics(s, () => ({}))).not.toContain('# TYPE container_swap_usage_bytes');
+    Object.assign(s.containers[0], { swapUsage: 4096, swapAvailable: 1000 });
+    Object.assign(s.containers[1], { swapUsage: 0 });
+    const pod = (buildSummary(s, ctx) as Obj).pods[0];
+    expect(pod.containers[0].swap).toEqual({ time: expect.any(String), swapAvailableBytes: 1000, swapUsageBytes: 4096 });
+    expect(pod.containers[1].swap).toEqual({ time: expect.any(String), swapUsageBytes: 0 });
+    expect(pod.swap).toEqual({ time: expect.any(String), swapUsageBytes: 4096 });
+    const text = resourceMetrics(s, () => ({}));
+    expect(text).toContain(
+      '# HELP container_swap_usage_bytes [ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems',
+    );
+    expect(text).toMatch(/^container_swap_usage_bytes\{container="a",namespace="default",pod="p"\} 4096 10000$/m);
+    expect(text).toMatch(/^pod_swap_usage_bytes\{namespace="default",pod="p"\} 4096 10000$/m);
+  });
 });

@@ -100,6 +100,13 @@ describe('system containers from cgroups', () => {
       majorPageFaults: 1,
       limitBytes: 80000000,
     });
+    // Swap, where the kernel accounts it: v2's own files; v1's memory+swap less memory.
+    writeFileSync(join(r2, 'memory.swap.current'), '4096\n');
+    writeFileSync(join(r2, 'memory.swap.max'), '1048576\n');
+    expect(readCgroupUsage({ version: 2, dir: r2 })).toMatchObject({ swapUsageBytes: 4096, swapLimitBytes: 1048576 });
+    writeFileSync(join(r1, 'm/memory.memsw.usage_in_bytes'), '10008192\n');
+    writeFileSync(join(r1, 'm/memory.memsw.limit_in_bytes'), '9223372036854771712\n');
+    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toMatchObject({ swapUsageBytes: 8192, swapLimitBytes: undefined });
     writeFileSync(join(r2, 'memory.max'), 'max\n');
     expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     rmSync(join(r2, 'memory.max'));
