@@ -144,7 +144,11 @@ describe('/stats/summary', () => {
     const s = await summary('?only_cpu_and_memory=true');
     expect(Object.keys(s.node).sort()).toEqual(['cpu', 'memory', 'nodeName', 'startTime', 'swap', 'systemContainers']);
     for (const p of s.pods) {
-      expect(Object.keys(p).filter((x) => x !== 'swap').sort()).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
+      expect(
+        Object.keys(p)
+          .filter((x) => x !== 'swap')
+          .sort(),
+      ).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
       for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory', 'swap'].includes(x))).toEqual([]);
     }
     const post = await new Promise<number>((resolve) => {
