@@ -289,6 +289,49 @@ describe('CSI drivers on the process runtime', () => {
     expect(calls('NodeExpandVolume')).toHaveLength(1);
   }, 40_000);
 
+  it('marks the claim as upstream (RecoverVolumeExpansionFailure): a failed expansion is a NodeResizeError, retried; an infeasible one is not; none without the node’s turn', async () => {
+    const grow = (storage: string, allocated?: string) => {
+      const pvNow = structuredClone(store().get('persistentvolumes', '', 'pv-csi') as Obj);
+      pvNow.spec.capacity.storage = storage;
+      store().update('persistentvolumes', pvNow);
+      const claim = structuredClone(store().get('persistentvolumeclaims', 'default', 'claim-csi') as Obj);
+      claim.status = { ...claim.status, ...(allocated ? { allocatedResourceStatuses: { storage: allocated } } : {}) };
+      store().update('persistentvolumeclaims', claim);
+    };
+    const claimStatus = () => (store().get('persistentvolumeclaims', 'default', 'claim-csi') as Obj).status;
+    const before = calls('NodeExpandVolume').length;
+    // An older resizer that gives the node no turn: nothing happens (upstream's runPreCheck).
+    grow('3Gi');
+    await new Promise((r) => setTimeout(r, 4500));
+    expect(calls('NodeExpandVolume')).toHaveLength(before);
+    // A failure the driver may recover from: a NodeResizeError condition, the claim stays NodeResizeInProgress, and the next sync succeeds.
+    driver.fail('NodeExpandVolume', 13 /* INTERNAL */, 1);
+    grow('3Gi', 'NodeResizePending');
+    const failed = await until(() => claimStatus().conditions?.find((c: Obj) => c.type === 'NodeResizeError') && claimStatus(), 20_000, 'NodeResizeError');
+    expect(failed.allocatedResourceStatuses).toEqual({ storage: 'NodeResizeInProgress' });
+    expect(failed.conditions.find((c: Obj) => c.type === 'NodeResizeError')).toMatchObject({
+      status: 'True',
+      message:
+        'failed to expand pvc with Expander.NodeExpand failed to expand the volume : rpc error: code = Internal desc = injected INTERNAL for NodeExpandVolume',
+    });
+    await until(() => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeFailed'), 10_000, 'FileSystemResizeFailed');
+    const done = await until(() => claimStatus().capacity.storage === '3Gi' && claimStatus(), 20_000, 'retried expansion');
+    expect(done.allocatedResourceStatuses).toBeUndefined();
+    expect(done.conditions).toEqual([]);
+    // An infeasible one: NodeResizeInfeasible, and the node does not try again.
+    driver.fail('NodeExpandVolume', 3 /* INVALID_ARGUMENT */);
+    grow('4Gi', 'NodeResizePending');
+    const infeasible = await until(() => claimStatus().allocatedResourceStatuses?.storage === 'NodeResizeInfeasible' && claimStatus(), 20_000, 'infeasible');
+    expect(infeasible.conditions.find((c: Obj) => c.type === 'NodeResizeError')?.message).toBe(
+      'failed to expand pvc with Expander.NodeExpand failed to expand the volume rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeExpandVolume',
+    );
+    const tried = calls('NodeExpandVolume').length;
+    await new Promise((r) => setTimeout(r, 4500));
+    expect(calls('NodeExpandVolume')).toHaveLength(tried);
+    expect(claimStatus().capacity.storage).toBe('3Gi');
+    driver.fail('NodeExpandVolume', 0, 0);
+  }, 90_000);
+
   it('inline CSI volumes need the Ephemeral lifecycle mode in the CSIDriver; then they are published without staging', async () => {
     store().create('pods', volPod('csi-inline', { csi: { driver: DRIVER, volumeAttributes: { size: '1Mi' } } }, 'echo inline > /data/f; sleep 3600'));
     await failedMount(

@@ -1,3 +1,4 @@
+import { GoStatusError } from '../../../../src/cri/unary-caller.js';
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import {
@@ -13,7 +14,7 @@ import {
   uniqueVolumeName,
 } from '../../../../src/agent/volume/csi/csi-spec.js';
 import { annotationWith, driverEntry, driversWith } from '../../../../src/agent/volume/csi/csi-node-info.js';
-import { needsNodeExpansion } from '../../../../src/agent/volume/csi/csi-expand.js';
+import { failedExpansionStatus, needsNodeExpansion } from '../../../../src/agent/volume/csi/csi-expand.js';
 
 /** sha256 by coreutils, not node:crypto: the names must be what upstream's Go computes. */
 const sha256sum = (s: string) => execFileSync('sha256sum', { input: s }).toString().split(' ')[0];
@@ -115,13 +116,19 @@ describe('CSINode entries and the node-ID annotation (upstream nodeinfomanager)'
 describe('needsNodeExpansion (upstream node expander)', () => {
   const pv = (storage: string) => ({ spec: { capacity: { storage } } });
   it.each([
-    ['PV grown, claim behind', pv('2Gi'), { status: { capacity: { storage: '1Gi' } } }, 2 * 1024 ** 3],
+    ['PV grown, but no resizer gave the node its turn', pv('2Gi'), { status: { capacity: { storage: '1Gi' } } }, undefined],
     ['the node’s turn', pv('2Gi'), { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizePending' } } }, 2 * 1024 ** 3],
     [
-      'a failed node expansion is tried again',
+      'a node expansion that failed is tried again',
       pv('2Gi'),
-      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizeFailed' } } },
+      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizeInProgress' } } },
       2 * 1024 ** 3,
+    ],
+    [
+      'an infeasible one is not',
+      pv('2Gi'),
+      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizeInfeasible' } } },
+      undefined,
     ],
     [
       'the controller is still at it',
@@ -133,5 +140,39 @@ describe('needsNodeExpansion (upstream node expander)', () => {
     ['no status capacity yet', pv('2Gi'), { status: {} }, undefined],
   ])('%s', (_n, v, claim, bytes) => {
     expect(needsNodeExpansion(v, claim)?.bytes).toBe(bytes);
+  });
+});
+
+describe('failedExpansionStatus (upstream MarkNodeExpansionInfeasible / MarkNodeExpansionFailedCondition)', () => {
+  const status = {
+    capacity: { storage: '1Gi' },
+    allocatedResourceStatuses: { storage: 'NodeResizeInProgress' },
+    conditions: [{ type: 'FileSystemResizePending' }],
+  };
+  it('an infeasible error marks the claim NodeResizeInfeasible with a NodeResizeError condition; a final one the condition; an uncertain one nothing', () => {
+    expect(failedExpansionStatus(status, new GoStatusError(11, 'rpc error: code = OutOfRange desc = too big'), 't')).toEqual({
+      conditions: [
+        { type: 'FileSystemResizePending' },
+        {
+          type: 'NodeResizeError',
+          status: 'True',
+          lastTransitionTime: 't',
+          message: 'failed to expand pvc with Expander.NodeExpand failed to expand the volume rpc error: code = OutOfRange desc = too big',
+        },
+      ],
+      allocatedResourceStatuses: { storage: 'NodeResizeInfeasible' },
+    });
+    expect(failedExpansionStatus(status, new GoStatusError(13, 'rpc error: code = Internal desc = x'), 't')).toEqual({
+      conditions: [
+        { type: 'FileSystemResizePending' },
+        {
+          type: 'NodeResizeError',
+          status: 'True',
+          lastTransitionTime: 't',
+          message: 'failed to expand pvc with Expander.NodeExpand failed to expand the volume : rpc error: code = Internal desc = x',
+        },
+      ],
+    });
+    expect(failedExpansionStatus(status, new GoStatusError(4, 'rpc error: code = DeadlineExceeded desc = x'), 't')).toBeUndefined();
   });
 });
