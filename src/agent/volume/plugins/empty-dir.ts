@@ -1,11 +1,13 @@
 /**
  * emptyDir (upstream pkg/volume/emptydir): a directory under the pod, mode 0777, on the node's
- * disk; `medium: Memory` is a tmpfs mounted there (root only), sized by `sizeLimit` when set.
- * fsGroup ownership as upstream (read-write masks).
+ * disk; `medium: Memory` is a tmpfs mounted there (root only), sized by `sizeLimit` when set;
+ * `medium: HugePages` (or `HugePages-<size>`) a hugetlbfs of the page size the pod's containers
+ * request. fsGroup ownership as upstream (read-write masks).
  */
 import { chmod, mkdir } from 'node:fs/promises';
 import { bytes } from '../../../api/quantity.js';
-import { mountTmpfs } from '../mount-util.js';
+import { mountHugetlbfs, mountTmpfs } from '../mount-util.js';
+import type { Pod } from '../../../api/types.js';
 import { setVolumeOwnership } from '../ownership.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
@@ -14,17 +16,44 @@ export const emptyDirPlugin: VolumePlugin = {
   dirName: 'kubernetes.io~empty-dir',
   field: 'emptyDir',
   remountEachSync: false,
-  async setUp({ volume, dir, fsGroup, host }: SetUpContext): Promise<MountedVolume> {
+  async setUp({ pod, volume, dir, fsGroup, host }: SetUpContext): Promise<MountedVolume> {
     const src = (volume.emptyDir ?? {}) as { medium?: string; sizeLimit?: string };
     const medium = src.medium ?? '';
-    if (medium !== '' && medium !== 'Memory') throw new Error(`unknown storage medium "${medium}" (tskubelet supports "" and "Memory")`);
+    const huge = medium.startsWith('HugePages');
+    if (medium !== '' && medium !== 'Memory' && !huge) throw new Error(`unknown storage medium "${medium}" (tskubelet supports "", "Memory" and "HugePages")`);
+    const pageSize = huge ? pageSizeMountOption(medium, pod) : undefined;
     await mkdir(dir, { recursive: true });
-    if (medium === 'Memory') {
-      if (!host.isRoot) throw new Error('emptyDir medium "Memory" needs a tmpfs mount, which needs root');
-      await mountTmpfs(dir, src.sizeLimit ? (bytes(src.sizeLimit) ?? 0) : 0);
+    if (medium === 'Memory' || pageSize) {
+      if (!host.isRoot) throw new Error(`emptyDir medium "${medium}" needs a mount, which needs root`);
+      if (pageSize) await mountHugetlbfs(dir, pageSize);
+      else await mountTmpfs(dir, src.sizeLimit ? (bytes(src.sizeLimit) ?? 0) : 0);
     }
     await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);
     return { path: dir, readOnly: false, plugin: this.dirName, seLinuxRelabel: true, metrics: 'du', localEphemeral: medium === '' };
   },
 };
+
+/**
+ * The hugetlbfs page size option for `medium` (upstream getPageSizeMountOption; pure): `HugePages-<size>`
+ * names it and some container must request it; `HugePages` takes the one size the containers
+ * request. Throws upstream's errors otherwise.
+ */
+export function pageSizeMountOption(medium: string, pod: Pod): string {
+  const mediumSize = medium === 'HugePages' ? undefined : medium.replace(/^HugePages-/, '');
+  if (mediumSize !== undefined && (!/^HugePages-/.test(medium) || !bytes(mediumSize))) throw new Error(`size not specified in medium ${medium}`);
+  let found: string | undefined;
+  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
+    for (const name of Object.keys(c.resources?.requests ?? {})) {
+      if (!name.startsWith('hugepages-')) continue;
+      const size = name.slice('hugepages-'.length);
+      if (mediumSize === undefined) {
+        if (found !== undefined && bytes(found) !== bytes(size))
+          throw new Error(`medium: ${medium} can't be used if container requests multiple huge page sizes`);
+        found = size;
+      } else if (bytes(size) === bytes(mediumSize)) found = size;
+    }
+  }
+  if (found === undefined) throw new Error(`medium ${medium}: hugePages storage requested, but there is no resource request for huge pages`);
+  return `pagesize=${found}`;
+}
