@@ -41,7 +41,7 @@ export const emptyDirPlugin: VolumePlugin = {
  */
 export function pageSizeMountOption(medium: string, pod: Pod): string {
   const mediumSize = medium === 'HugePages' ? undefined : medium.replace(/^HugePages-/, '');
-  if (mediumSize !== undefined && (!/^HugePages-/.test(medium) || !bytes(mediumSize))) throw new Error(`size not specified in medium ${medium}`);
+  if (mediumSize !== undefined && (!medium.startsWith('HugePages-') || !bytes(mediumSize))) throw new Error(`size not specified in medium ${medium}`);
   let found: string | undefined;
   for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
     for (const name of Object.keys(c.resources?.requests ?? {})) {
