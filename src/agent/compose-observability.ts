@@ -9,6 +9,8 @@ import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import { StatsCollector } from './stats/collector.js';
 import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, qosCgroupDirs } from './stats/system-containers.js';
+import { containerCgroupId, podCgroupId } from './stats/cgroup-ids.js';
+import type { Pod } from '../api/types.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { PodManager } from './pods/pod-manager.js';
 import type { StatusManager } from './status/status-manager.js';
@@ -67,7 +69,14 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
  * named, and the pods' kubepods cgroup and its QoS classes on a CRI runtime with cgroupsPerQOS (the embedded runtime
  * keeps its own subtree: its pods are summed from their containers).
  */
-export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime; embeddedRuntime: boolean; clock: Clock; logger: Logger }): StatsCollector {
+export function createStatsCollector(d: {
+  cfg: AgentConfig;
+  runtime: CriRuntime;
+  embeddedRuntime: boolean;
+  podOf: (uid: string) => Pod | undefined;
+  clock: Clock;
+  logger: Logger;
+}): StatsCollector {
   const { cfg } = d;
   const layout = detectCgroupLayout();
   const named = (name: string | undefined) => (layout && name ? cgroupDirs(layout, name) : undefined);
@@ -82,6 +91,11 @@ export function createStatsCollector(d: { cfg: AgentConfig; runtime: CriRuntime;
     clock: d.clock,
     logger: d.logger,
     systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),
+    // A CRI runtime makes each container's cgroup below the pod's (the embedded runtime keeps its own subtree).
+    containerCgroup: (uid, id) => {
+      const pod = layout && !d.embeddedRuntime ? d.podOf(uid) : undefined;
+      return pod && layout && cgroupDirs(layout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver));
+    },
   });
 }
 

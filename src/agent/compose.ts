@@ -210,7 +210,8 @@ export function composeAgent(
   const statusSync = api ? composeStatusSync(api, { statusManager, podManager, workers, syncLoop, metrics, clock, logger }) : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
-  const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, clock, logger });
+  const podOf = (uid: string) => podManager.getPodByUid(uid) ?? workers.podOf(uid);
+  const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, podOf, clock, logger });
   const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
   let machineInfo: MachineInfo | undefined;
   const host = composeHost(cfg, {

@@ -33,8 +33,11 @@ export function memoryLimitOf(text: string): number | undefined {
   return Number.isFinite(n) && n >= 0 && n < UNLIMITED_MEMORY ? n : undefined;
 }
 
-/** Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories. */
-export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string };
+/**
+ * Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories, and for
+ * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) and pids ones when mounted.
+ */
+export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string; pidsDir?: string };
 
 /** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
 export function parseFlatKeyed(text: string): Map<string, number> {
@@ -93,4 +96,104 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Clock ticks per second of cpuacct.stat (USER_HZ). */
+const USER_HZ = 100;
+
+/**
+ * What cAdvisor reads of a container's cgroup beyond its usage, for /metrics/cadvisor's dashboard
+ * series: page cache, mapped files, swap, the CPU split and CFS throttling, the limits, OOM kills
+ * and processes. A figure the kernel does not give is undefined.
+ */
+export interface CgroupDetail {
+  cacheBytes: number;
+  mappedFileBytes: number;
+  swapBytes?: number;
+  maxUsageBytes?: number;
+  /** Limits; undefined: unlimited. */
+  limitBytes?: number;
+  swapLimitBytes?: number;
+  userNs?: number;
+  systemNs?: number;
+  cfsPeriods?: number;
+  cfsThrottledPeriods?: number;
+  cfsThrottledNs?: number;
+  cpuShares?: number;
+  /** CFS quota and period in µs; undefined: no quota. */
+  cpuQuotaUs?: number;
+  cpuPeriodUs?: number;
+  oomKills?: number;
+  processes?: number;
+}
+
+/** The details of one cgroup; undefined when its memory files cannot be read (gone, or not this runtime's layout). */
+export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
+  const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
+  const opt = <T>(f: () => T): T | undefined => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : opt(() => Number(read(dir, file).trim())));
+  const count = (dir: string | undefined) => (dir === undefined ? undefined : opt(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean).length));
+  let m: Map<string, number>;
+  try {
+    m = parseFlatKeyed(read(d.version === 2 ? d.dir : d.memoryDir, 'memory.stat'));
+  } catch {
+    return undefined;
+  }
+  if (d.version === 2) {
+    const cpu = opt(() => parseFlatKeyed(read(d.dir, 'cpu.stat')));
+    const max = opt(() => read(d.dir, 'cpu.max').trim().split(' '));
+    const weight = num(d.dir, 'cpu.weight');
+    const usec = (k: string) => (cpu?.get(k) === undefined ? undefined : cpu.get(k)! * 1000);
+    return {
+      cacheBytes: m.get('file') ?? 0,
+      mappedFileBytes: m.get('file_mapped') ?? 0,
+      swapBytes: num(d.dir, 'memory.swap.current'),
+      maxUsageBytes: num(d.dir, 'memory.peak'),
+      limitBytes: opt(() => memoryLimitOf(read(d.dir, 'memory.max'))),
+      swapLimitBytes: opt(() => memoryLimitOf(read(d.dir, 'memory.swap.max'))),
+      userNs: usec('user_usec'),
+      systemNs: usec('system_usec'),
+      cfsPeriods: cpu?.get('nr_periods'),
+      cfsThrottledPeriods: cpu?.get('nr_throttled'),
+      cfsThrottledNs: usec('throttled_usec'),
+      // cAdvisor's weight → shares (convertCPUWeightToCPULimit).
+      cpuShares: weight === undefined ? undefined : 2 + Math.floor(((weight - 1) * 262142) / 9999),
+      cpuQuotaUs: max && max[0] !== 'max' ? Number(max[0]) : undefined,
+      cpuPeriodUs: max ? Number(max[1]) : undefined,
+      oomKills: opt(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
+      processes: count(d.dir),
+    };
+  }
+  const usage = num(d.memoryDir, 'memory.usage_in_bytes');
+  const memsw = num(d.memoryDir, 'memory.memsw.usage_in_bytes');
+  const limit = opt(() => memoryLimitOf(read(d.memoryDir, 'memory.limit_in_bytes')));
+  const memswLimit = opt(() => memoryLimitOf(read(d.memoryDir, 'memory.memsw.limit_in_bytes')));
+  const acct = opt(() => parseFlatKeyed(read(d.cpuDir, 'cpuacct.stat')));
+  const ticks = (k: string) => (acct?.get(k) === undefined ? undefined : (acct.get(k)! * 1e9) / USER_HZ);
+  const cfs = d.cfsDir === undefined ? undefined : opt(() => parseFlatKeyed(read(d.cfsDir!, 'cpu.stat')));
+  const quota = num(d.cfsDir, 'cpu.cfs_quota_us');
+  return {
+    cacheBytes: m.get('total_cache') ?? 0,
+    mappedFileBytes: m.get('total_mapped_file') ?? 0,
+    swapBytes: memsw !== undefined && usage !== undefined ? Math.max(0, memsw - usage) : undefined,
+    maxUsageBytes: num(d.memoryDir, 'memory.max_usage_in_bytes'),
+    limitBytes: limit,
+    swapLimitBytes: memswLimit !== undefined && limit !== undefined ? Math.max(0, memswLimit - limit) : undefined,
+    userNs: ticks('user'),
+    systemNs: ticks('system'),
+    cfsPeriods: cfs?.get('nr_periods'),
+    cfsThrottledPeriods: cfs?.get('nr_throttled'),
+    cfsThrottledNs: cfs?.get('throttled_time'),
+    cpuShares: num(d.cfsDir, 'cpu.shares'),
+    cpuQuotaUs: quota !== undefined && quota > 0 ? quota : undefined,
+    cpuPeriodUs: num(d.cfsDir, 'cpu.cfs_period_us'),
+    oomKills: opt(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
+    processes: count(d.memoryDir),
+  };
 }

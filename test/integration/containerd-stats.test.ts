@@ -5,6 +5,7 @@
  * ListPodSandboxStats.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,10 +150,43 @@ describe('stats on containerd', () => {
       if (sys.name === 'pods') expect(sys.memory.availableBytes).toEqual(bounded(1 * Kb, capacity));
       else expect(sys.memory.availableBytes).toBeUndefined();
     }
+    // /metrics/cadvisor reads the container's own cgroup as cAdvisor: the spec limit, page cache, processes, the CPU split.
+    const cadvisor = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
+    const series = (name: string) =>
+      Number(new RegExp(`^${name}\\{container="busybox-container",[^}]*pod="limited"\\} (\\S+)`, 'm').exec(cadvisor)?.[1] ?? NaN);
+    expect(series('container_spec_memory_limit_bytes')).toBeGreaterThan(79 * Mb);
+    expect(series('container_spec_memory_limit_bytes')).toBeLessThanOrEqual(80 * Mb);
+    expect(series('container_memory_cache')).toBeGreaterThanOrEqual(0);
+    expect(series('container_processes')).toBeGreaterThanOrEqual(1);
+    expect(series('container_cpu_user_seconds_total') + series('container_cpu_system_seconds_total')).toBeGreaterThanOrEqual(0);
+    // No CPU quota here: no CFS series, as cAdvisor.
+    expect(cadvisor).not.toMatch(/^container_cpu_cfs_periods_total\{container="busybox-container"/m);
+    // A busy container under a 100m quota is throttled, which the usual CPUThrottlingHigh alert reads.
+    c.api.store.create(
+      'pods',
+      boundPod('throttled', node, {
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'spin', image: img, command: ['sh', '-c', 'while :; do :; done'], resources: { limits: { cpu: '100m', memory: '16Mi' } } }],
+      }),
+    );
+    const throttled = (name: string) => async () =>
+      Number(
+        new RegExp(`^${name}\\{container="spin",[^}]*pod="throttled"\\} (\\S+)`, 'm').exec(
+          (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body,
+        )?.[1] ?? 0,
+      );
+    await until(async () => (await throttled('container_cpu_cfs_throttled_periods_total')()) > 0, 40_000, 'throttled periods');
+    expect(await throttled('container_cpu_cfs_periods_total')()).toBeGreaterThan(0);
+    expect(await throttled('container_cpu_cfs_throttled_seconds_total')()).toBeGreaterThan(0);
+    expect(await throttled('container_spec_cpu_quota')()).toBe(10000);
+    expect(await throttled('container_spec_cpu_period')()).toBe(100000);
+    // promtool accepts the exposition with these series.
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body });
+    expect([check.status, check.stdout.toString() + check.stderr.toString()]).toEqual([0, '']);
     // A container without a limit has nothing "available" under one (containerd says 0 for it).
     const load = s.pods.find((x: Obj) => x.podRef.name === 'load');
     if (load) expect(load.containers.map((x: Obj) => x.memory.availableBytes)).toEqual(load.containers.map(() => undefined));
-  }, 90_000);
+  }, 150_000);
 
   it("a claim on a local PV: its filesystem's figures with its pvcRef, and kubelet_volume_stats_* for it; a hostPath PV's claim is not measured, as upstream", async () => {
     const api = c.api.store;

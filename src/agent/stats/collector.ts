@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
-import { readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
+import { readCgroupDetail, readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -56,6 +56,8 @@ export class StatsCollector {
         burstable?: CgroupDirs;
         besteffort?: CgroupDirs;
       };
+      /** A container's cgroup (its pod's cgroup and its ID, as cAdvisor finds it), when the kubelet can name it. */
+      containerCgroup?: (podUid: string, containerId: string) => CgroupDirs | undefined;
     },
   ) {}
 
@@ -161,6 +163,10 @@ export class StatsCollector {
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
       c.logsUsed = dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      const dirs = this.d.containerCgroup?.(uid, c.id);
+      c.cgroup = dirs && readCgroupDetail(dirs);
+      // cAdvisor's swap when the runtime gives none (containerd 1.x).
+      if (c.swapUsage === undefined && c.cgroup?.swapBytes !== undefined) c.swapUsage = c.cgroup.swapBytes;
       containers.push(c);
     }
     const snap: StatsSnapshot = {

@@ -6,6 +6,8 @@
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { QosCgroupIds } from './cgroup-ids.js';
 import { podUsage, sumDefined } from './pod-usage.js';
+import { cadvisorDetailFamilies } from './cadvisor-details.js';
+import type { CgroupDetail } from '../../lib/cgroup-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
@@ -89,6 +91,7 @@ export function cadvisorMetrics(
   const seenF = family('container_last_seen', 'Last time a container was seen by the exporter', 'gauge');
   const coresF = family('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
   const memF = family('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
+  const details: { labels: Record<string, string>; detail: CgroupDetail }[] = [];
   coresF.samples.push({ value: machine.cores });
   memF.samples.push({ value: machine.memoryBytes });
   if (s) {
@@ -115,7 +118,7 @@ export function cadvisorMetrics(
       usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
     }
     for (const c of s.containers) {
-      const labels = {
+      const labels: Record<string, string> = {
         container: c.name,
         id: info(c.id).cgroupId ?? `/kubepods/pod${c.podUid}/${c.id}`,
         image: info(c.id).image ?? '',
@@ -129,6 +132,7 @@ export function cadvisorMetrics(
       if (c.usage !== undefined) usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
       if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
+      if (c.cgroup) details.push({ labels, detail: c.cgroup });
     }
     // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime measures them, network.
     const podRefs = new Map(s.containers.map((c) => [c.podUid, { namespace: c.podNamespace, pod: c.podName }]));
@@ -146,5 +150,5 @@ export function cadvisorMetrics(
       }
     }
   }
-  return renderFamilies([cpuF, wsF, rssF, usageF, rxF, txF, fsF, seenF, coresF, memF]);
+  return renderFamilies([cpuF, wsF, rssF, usageF, rxF, txF, fsF, seenF, ...cadvisorDetailFamilies(details, s?.atMs ?? 0), coresF, memF]);
 }

@@ -12,14 +12,16 @@ import type { CgroupContext } from '../runtime/linux-resources.js';
 import { qosCgroupIds, type QosCgroupIds } from './cgroup-ids.js';
 
 /** The mounted hierarchies. */
-export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string };
+export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string; cpu?: string; pids?: string };
 
-/** Detects cgroup v2 (unified at `fsRoot`) or v1 (cpuacct and memory mounted under it). */
+/** Detects cgroup v2 (unified at `fsRoot`) or v1 (cpuacct and memory mounted under it; cpu and pids when they are). */
 export function detectCgroupLayout(fsRoot = '/sys/fs/cgroup'): CgroupLayout | undefined {
   if (existsSync(join(fsRoot, 'cgroup.controllers'))) return { version: 2, root: fsRoot };
   const cpuacct = ['cpuacct', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpuacct.usage')));
   const memory = join(fsRoot, 'memory');
-  return cpuacct && existsSync(join(memory, 'memory.usage_in_bytes')) ? { version: 1, cpuacct, memory } : undefined;
+  const cpu = ['cpu', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpu.shares')));
+  const pids = existsSync(join(fsRoot, 'pids', 'cgroup.procs')) ? join(fsRoot, 'pids') : undefined;
+  return cpuacct && existsSync(join(memory, 'memory.usage_in_bytes')) ? { version: 1, cpuacct, memory, cpu, pids } : undefined;
 }
 
 /** The cgroup paths in /proc/<pid>/cgroup text: the unified one (v2) and the cpuacct and memory ones (v1). Pure. */
@@ -40,7 +42,13 @@ export function parseProcCgroup(text: string): { unified?: string; cpuacct?: str
 export function cgroupDirs(layout: CgroupLayout, path: string): CgroupDirs {
   return layout.version === 2
     ? { version: 2, dir: join(layout.root, path) }
-    : { version: 1, cpuDir: join(layout.cpuacct, path), memoryDir: join(layout.memory, path) };
+    : {
+        version: 1,
+        cpuDir: join(layout.cpuacct, path),
+        memoryDir: join(layout.memory, path),
+        ...(layout.cpu ? { cfsDir: join(layout.cpu, path) } : {}),
+        ...(layout.pids ? { pidsDir: join(layout.pids, path) } : {}),
+      };
 }
 
 /** The kubelet's own cgroup, or undefined when it runs in the root cgroup of a hierarchy used (nothing of its own to report). */

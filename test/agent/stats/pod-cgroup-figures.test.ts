@@ -151,4 +151,37 @@ describe('pod CPU and memory', () => {
     expect(text).toMatch(/^container_swap_usage_bytes\{container="a",namespace="default",pod="p"\} 4096 10000$/m);
     expect(text).toMatch(/^pod_swap_usage_bytes\{namespace="default",pod="p"\} 4096 10000$/m);
   });
+
+  it("exports a container's cgroup details on /metrics/cadvisor as cAdvisor: CFS series only with a quota, spec series without a timestamp", () => {
+    const s = snapshot({});
+    const detail = {
+      cacheBytes: 4096,
+      mappedFileBytes: 0,
+      swapBytes: 0,
+      userNs: 2e9,
+      systemNs: 1e9,
+      cfsPeriods: 10,
+      cfsThrottledPeriods: 2,
+      cfsThrottledNs: 5e8,
+      cpuShares: 512,
+      cpuPeriodUs: 100000,
+      processes: 3,
+    };
+    Object.assign(s.containers[0], { cgroup: { ...detail, cpuQuotaUs: 50000, limitBytes: 80e6 } });
+    Object.assign(s.containers[1], { cgroup: detail });
+    const text = cadvisorMetrics(s, (id) => ({ cgroupId: `/kubepods/podu1/${id}` }), { cores: 1, memoryBytes: 1 });
+    const labels = (id: string, name: string) => `container="${name}",id="/kubepods/podu1/${id}",image="",name="${id}",namespace="default",pod="p"`;
+    expect(text).toContain('# HELP container_memory_cache Number of bytes of page cache memory.');
+    expect(text).toContain(`container_memory_cache{${labels('c1', 'a')}} 4096 10000`);
+    expect(text).toContain(`container_cpu_cfs_throttled_periods_total{${labels('c1', 'a')}} 2 10000`);
+    expect(text).toContain(`container_cpu_cfs_throttled_seconds_total{${labels('c1', 'a')}} 0.5 10000`);
+    expect(text).not.toContain(`container_cpu_cfs_periods_total{${labels('c2', 'b')}}`);
+    expect(text).toContain(`container_spec_cpu_quota{${labels('c1', 'a')}} 50000\n`);
+    expect(text).toContain(`container_spec_memory_limit_bytes{${labels('c1', 'a')}} 80000000\n`);
+    expect(text).toContain(`container_spec_memory_limit_bytes{${labels('c2', 'b')}} 0\n`);
+    expect(text).toContain(`container_cpu_user_seconds_total{${labels('c2', 'b')}} 2 10000`);
+    expect(text).toContain(`container_processes{${labels('c2', 'b')}} 3 10000`);
+    // Without details (the embedded runtime's containers), none of these families.
+    expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container_memory_cache');
+  });
 });

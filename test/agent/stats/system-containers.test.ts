@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
+import { readCgroupDetail, readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
 import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, qosCgroupDirs } from '../../../src/agent/stats/system-containers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-sysc-'));
@@ -112,5 +112,71 @@ describe('system containers from cgroups', () => {
     rmSync(join(r2, 'memory.max'));
     expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     expect(readCgroupUsage({ version: 2, dir: join(dir, 'missing') })).toBeUndefined();
+  });
+
+  it('reads the details cAdvisor exports: cache, mapped files, swap, the CPU split and CFS throttling, limits, OOM kills, processes (v1 and v2)', () => {
+    const v2 = tree({
+      'memory.stat': 'anon 100\nfile 4096\nfile_mapped 512\n',
+      'memory.current': '8192\n',
+      'memory.swap.current': '0\n',
+      'memory.max': '83886080\n',
+      'memory.swap.max': 'max\n',
+      'memory.events': 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n',
+      'cpu.stat': 'usage_usec 300\nuser_usec 200\nsystem_usec 100\nnr_periods 50\nnr_throttled 7\nthrottled_usec 2500\n',
+      'cpu.max': '50000 100000\n',
+      'cpu.weight': '20\n',
+      'cgroup.procs': '10\n11\n',
+    });
+    expect(readCgroupDetail({ version: 2, dir: v2 })).toEqual({
+      cacheBytes: 4096,
+      mappedFileBytes: 512,
+      swapBytes: 0,
+      maxUsageBytes: undefined,
+      limitBytes: 83886080,
+      swapLimitBytes: undefined,
+      userNs: 200_000,
+      systemNs: 100_000,
+      cfsPeriods: 50,
+      cfsThrottledPeriods: 7,
+      cfsThrottledNs: 2_500_000,
+      cpuShares: 2 + Math.floor((19 * 262142) / 9999),
+      cpuQuotaUs: 50000,
+      cpuPeriodUs: 100000,
+      oomKills: 1,
+      processes: 2,
+    });
+    const v1 = tree({
+      'm/memory.stat': 'total_cache 8192\ntotal_mapped_file 1024\n',
+      'm/memory.usage_in_bytes': '20000\n',
+      'm/memory.memsw.usage_in_bytes': '20000\n',
+      'm/memory.limit_in_bytes': '9223372036854771712\n',
+      'm/memory.max_usage_in_bytes': '30000\n',
+      'm/memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n',
+      'm/cgroup.procs': '5\n',
+      'a/cpuacct.stat': 'user 150\nsystem 50\n',
+      'c/cpu.stat': 'nr_periods 9\nnr_throttled 3\nthrottled_time 1500000000\n',
+      'c/cpu.shares': '512\n',
+      'c/cpu.cfs_quota_us': '-1\n',
+      'c/cpu.cfs_period_us': '100000\n',
+    });
+    expect(readCgroupDetail({ version: 1, cpuDir: join(v1, 'a'), memoryDir: join(v1, 'm'), cfsDir: join(v1, 'c') })).toEqual({
+      cacheBytes: 8192,
+      mappedFileBytes: 1024,
+      swapBytes: 0,
+      maxUsageBytes: 30000,
+      limitBytes: undefined,
+      swapLimitBytes: undefined,
+      userNs: 1.5e9,
+      systemNs: 0.5e9,
+      cfsPeriods: 9,
+      cfsThrottledPeriods: 3,
+      cfsThrottledNs: 1.5e9,
+      cpuShares: 512,
+      cpuQuotaUs: undefined,
+      cpuPeriodUs: 100000,
+      oomKills: 2,
+      processes: 1,
+    });
+    expect(readCgroupDetail({ version: 2, dir: join(dir, 'gone') })).toBeUndefined();
   });
 });

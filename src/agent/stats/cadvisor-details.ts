@@ -1,0 +1,62 @@
+/**
+ * /metrics/cadvisor's series from a container's cgroup beyond its usage (cAdvisor's names, help
+ * and conditions): page cache, swap, mapped files, peak usage, the CPU split and
+ * CFS throttling (only for a container with a CPU quota), the spec's limits and shares, OOM kills
+ * and processes — what the usual dashboards (memory cache, CPU throttling) and alerts read.
+ * (cAdvisor's container_memory_failcnt is left out: a counter without `_total`, which promtool
+ * refuses.) Pure.
+ */
+import type { Family } from '../metrics/prom-text.js';
+import type { CgroupDetail } from '../../lib/cgroup-usage.js';
+
+type Labels = Record<string, string>;
+type Pick = (d: CgroupDetail) => number | undefined;
+
+/** name, help, type, value, and whether the sample is a spec (no timestamp, as cAdvisor's spec series). */
+const SERIES: [string, string, Family['type'], Pick, 'stat' | 'spec'][] = [
+  ['container_cpu_user_seconds_total', 'Cumulative user cpu time consumed in seconds.', 'counter', (d) => seconds(d.userNs), 'stat'],
+  ['container_cpu_system_seconds_total', 'Cumulative system cpu time consumed in seconds.', 'counter', (d) => seconds(d.systemNs), 'stat'],
+  ['container_cpu_cfs_periods_total', 'Number of elapsed enforcement period intervals.', 'counter', (d) => withQuota(d, d.cfsPeriods), 'stat'],
+  ['container_cpu_cfs_throttled_periods_total', 'Number of throttled period intervals.', 'counter', (d) => withQuota(d, d.cfsThrottledPeriods), 'stat'],
+  [
+    'container_cpu_cfs_throttled_seconds_total',
+    'Total time duration the container has been throttled.',
+    'counter',
+    (d) => withQuota(d, seconds(d.cfsThrottledNs)),
+    'stat',
+  ],
+  ['container_memory_cache', 'Number of bytes of page cache memory.', 'gauge', (d) => d.cacheBytes, 'stat'],
+  ['container_memory_swap', 'Container swap usage in bytes.', 'gauge', (d) => d.swapBytes, 'stat'],
+  ['container_memory_mapped_file', 'Size of memory mapped files in bytes.', 'gauge', (d) => d.mappedFileBytes, 'stat'],
+  ['container_memory_max_usage_bytes', 'Maximum memory usage recorded in bytes', 'gauge', (d) => d.maxUsageBytes, 'stat'],
+  ['container_oom_events_total', 'Count of out of memory events observed for the container', 'counter', (d) => d.oomKills, 'stat'],
+  ['container_processes', 'Number of processes running inside the container.', 'gauge', (d) => d.processes, 'stat'],
+  ['container_spec_cpu_shares', 'CPU share of the container.', 'gauge', (d) => d.cpuShares, 'spec'],
+  ['container_spec_cpu_period', 'CPU period of the container.', 'gauge', (d) => d.cpuPeriodUs || undefined, 'spec'],
+  ['container_spec_cpu_quota', 'CPU quota of the container.', 'gauge', (d) => d.cpuQuotaUs, 'spec'],
+  // cAdvisor's specMemoryValue: an unlimited one is 0.
+  ['container_spec_memory_limit_bytes', 'Memory limit for the container.', 'gauge', (d) => d.limitBytes ?? 0, 'spec'],
+  ['container_spec_memory_swap_limit_bytes', 'Memory swap limit for the container.', 'gauge', (d) => d.swapLimitBytes ?? 0, 'spec'],
+];
+
+function seconds(ns: number | undefined): number | undefined {
+  return ns === undefined ? undefined : ns / 1e9;
+}
+
+/** cAdvisor emits the CFS series only for a container with a quota. */
+function withQuota(d: CgroupDetail, v: number | undefined): number | undefined {
+  return d.cpuQuotaUs ? v : undefined;
+}
+
+/** The families for `containers` (each with its labels and cgroup detail), stamped `timestampMs`; none without details. */
+export function cadvisorDetailFamilies(containers: readonly { labels: Labels; detail?: CgroupDetail }[], timestampMs: number): Family[] {
+  return SERIES.map(([name, help, type, pick, kind]) => ({
+    name,
+    help,
+    type,
+    samples: containers.flatMap((c) => {
+      const value = c.detail && pick(c.detail);
+      return value === undefined ? [] : [{ labels: c.labels, value, ...(kind === 'stat' ? { timestampMs } : {}) }];
+    }),
+  })).filter((f) => f.samples.length);
+}
