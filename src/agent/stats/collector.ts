@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
-import { readCgroupDetail, readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
+import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -64,6 +64,27 @@ export class StatsCollector {
   /** The latest snapshot (undefined before the first sample). */
   snapshot(): StatsSnapshot | undefined {
     return this.last;
+  }
+
+  private details?: { of: StatsSnapshot; byId: Map<string, CgroupDetail> };
+
+  /**
+   * The cgroup details of the latest snapshot's containers, by ID (what /metrics/cadvisor adds):
+   * read when first asked for a snapshot, so a node nobody scrapes pays nothing for them and
+   * scrapes cost one read per sample however many come.
+   */
+  containerDetails(): ReadonlyMap<string, CgroupDetail> {
+    const snap = this.last;
+    if (!snap || !this.d.containerCgroup) return new Map();
+    if (this.details?.of === snap) return this.details.byId;
+    const byId = new Map<string, CgroupDetail>();
+    for (const c of snap.containers) {
+      const dirs = this.d.containerCgroup(c.podUid, c.id);
+      const detail = dirs && readCgroupDetail(dirs);
+      if (detail) byId.set(c.id, detail);
+    }
+    this.details = { of: snap, byId };
+    return byId;
   }
 
   /** Number of samples taken. */
@@ -163,10 +184,6 @@ export class StatsCollector {
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
       c.logsUsed = dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
-      const dirs = this.d.containerCgroup?.(uid, c.id);
-      c.cgroup = dirs && readCgroupDetail(dirs);
-      // cAdvisor's swap when the runtime gives none (containerd 1.x).
-      if (c.swapUsage === undefined && c.cgroup?.swapBytes !== undefined) c.swapUsage = c.cgroup.swapBytes;
       containers.push(c);
     }
     const snap: StatsSnapshot = {

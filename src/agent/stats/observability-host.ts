@@ -16,6 +16,7 @@ import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
+import type { CgroupDetail } from '../../lib/cgroup-usage.js';
 import { bytes } from '../../api/quantity.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 
@@ -59,7 +60,7 @@ export function memoryLimits(pod: Pod): { memoryLimit?: number; containerMemoryL
 export function createObservabilityHost(d: ObservabilityDeps) {
   /** The pod manager's pods and `lingering` (deleted, still terminating: their sandboxes and cgroups are still there). */
   const podsWith = (lingering: Pod[]): Pod[] => (lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods());
-  const containerInfo = (lingering: Pod[] = []): ((id: string) => ContainerInfo) => {
+  const containerInfo = (lingering: Pod[] = [], details?: ReadonlyMap<string, CgroupDetail>): ((id: string) => ContainerInfo) => {
     const m = new Map<string, ContainerInfo>();
     for (const p of podsWith(lingering)) {
       const st = d.statusManager.get(p.metadata.uid!);
@@ -68,7 +69,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         const id = cs.containerID?.replace(/^[^:]+:\/\//, '');
         if (!id) continue;
         const startedAtMs = cs.state.running?.startedAt ? Date.parse(cs.state.running.startedAt) : undefined;
-        m.set(id, { startedAtMs, image: cs.image, cgroupId: containerCgroupId(podId, id, d.cgroups.cgroupDriver) });
+        m.set(id, { startedAtMs, image: cs.image, cgroupId: containerCgroupId(podId, id, d.cgroups.cgroupDriver), cgroup: details?.get(id) });
       }
     }
     return (id) => m.get(id) ?? {};
@@ -112,7 +113,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         };
         return cadvisorMetrics(
           d.collector.snapshot(),
-          containerInfo(lingering),
+          containerInfo(lingering, d.collector.containerDetails()),
           { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() },
           { pod: podIds, qos: qosCgroupIds(d.cgroups) },
         );

@@ -18,6 +18,8 @@ export interface ContainerInfo {
   image?: string;
   /** Its cgroup, cAdvisor's `id` (cgroup-ids.ts). */
   cgroupId?: string;
+  /** What its cgroup says beyond usage, when the kubelet can read it (a CRI runtime's containers, below their pod's cgroup). */
+  cgroup?: CgroupDetail;
 }
 
 /** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
@@ -132,7 +134,8 @@ export function cadvisorMetrics(
       if (c.usage !== undefined) usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
       if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
-      if (c.cgroup) details.push({ labels, detail: c.cgroup });
+      const detail = info(c.id).cgroup;
+      if (detail) details.push({ labels, detail });
     }
     // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime measures them, network.
     const podRefs = new Map(s.containers.map((c) => [c.podUid, { namespace: c.podNamespace, pod: c.podName }]));

@@ -3,7 +3,6 @@
  * the pods, in one snapshot), and the pod samples of CRI ListPodSandboxStats. Pure.
  */
 import type * as cri from '../../cri/types.js';
-import type { CgroupDetail } from '../../lib/cgroup-usage.js';
 import type { fsUsage, nodeMemory, InterfaceStats } from './node-sources.js';
 import { nanoCores } from './rates.js';
 
@@ -31,8 +30,6 @@ export interface ContainerSample extends UsageFigures {
   /** Its swap in use and what is left under its swap limit, when the runtime reports swap. */
   swapUsage?: number;
   swapAvailable?: number;
-  /** What its cgroup says beyond usage, when the kubelet can read it (a CRI runtime's containers under their pod's cgroup). */
-  cgroup?: CgroupDetail;
   rootfsUsed?: number;
   rootfsInodesUsed?: number;
   logsUsed?: number;

@@ -167,9 +167,11 @@ describe('pod CPU and memory', () => {
       cpuPeriodUs: 100000,
       processes: 3,
     };
-    Object.assign(s.containers[0], { cgroup: { ...detail, cpuQuotaUs: 50000, limitBytes: 80e6 } });
-    Object.assign(s.containers[1], { cgroup: detail });
-    const text = cadvisorMetrics(s, (id) => ({ cgroupId: `/kubepods/podu1/${id}` }), { cores: 1, memoryBytes: 1 });
+    const details = new Map([
+      ['c1', { ...detail, cpuQuotaUs: 50000, limitBytes: 80e6 }],
+      ['c2', detail],
+    ]);
+    const text = cadvisorMetrics(s, (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }), { cores: 1, memoryBytes: 1 });
     const labels = (id: string, name: string) => `container="${name}",id="/kubepods/podu1/${id}",image="",name="${id}",namespace="default",pod="p"`;
     expect(text).toContain('# HELP container_memory_cache Number of bytes of page cache memory.');
     expect(text).toContain(`container_memory_cache{${labels('c1', 'a')}} 4096 10000`);
