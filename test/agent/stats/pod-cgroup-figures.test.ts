@@ -8,6 +8,7 @@ import type * as cri from '../../../src/cri/types.js';
 import { podSamples, type PodSample, type StatsSnapshot } from '../../../src/agent/stats/samples.js';
 import { availableUnder, buildSummary } from '../../../src/agent/stats/summary.js';
 import { memoryLimits } from '../../../src/agent/stats/observability-host.js';
+import type { CgroupDetail } from '../../../src/lib/cgroup-usage.js';
 import { cadvisorMetrics, resourceMetrics } from '../../../src/agent/stats/resource-metrics.js';
 
 const u = (value: number) => ({ value });
@@ -167,7 +168,7 @@ describe('pod CPU and memory', () => {
       cpuPeriodUs: 100000,
       processes: 3,
     };
-    const details = new Map([
+    const details = new Map<string, CgroupDetail>([
       ['c1', { ...detail, cpuQuotaUs: 50000, limitBytes: 80e6 }],
       ['c2', detail],
     ]);
