@@ -72,7 +72,9 @@ export function failedExpansionStatus(
   const text = infeasible
     ? `Expander.NodeExpand failed to expand the volume ${messageOf(err)}`
     : `Expander.NodeExpand failed to expand the volume : ${messageOf(err)}`;
-  const condition = { type: 'NodeResizeError', status: 'True', lastTransitionTime: nowIso, message: `failed to expand pvc with ${text}` };
+  // MergeResizeConditionOnPVC: a NodeResizeError already True stays as it is (its time and first message).
+  const current = (status.conditions ?? []).find((c) => c.type === 'NodeResizeError' && c.status === 'True');
+  const condition = current ?? { type: 'NodeResizeError', status: 'True', lastTransitionTime: nowIso, message: `failed to expand pvc with ${text}` };
   const others = (status.conditions ?? []).filter((c) => c.type !== 'NodeResizeError');
   return {
     conditions: [...others, condition],
@@ -150,7 +152,11 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
     });
   } catch (err) {
     const marks = failedExpansionStatus(status, err, (i.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z'));
-    if (marks) await i.host.patchClaimStatus(i.claim.namespace, i.claim.name, { status: marks }).catch(() => undefined);
+    const changed =
+      marks &&
+      (JSON.stringify(marks.conditions) !== JSON.stringify(status.conditions) ||
+        (marks.allocatedResourceStatuses !== undefined && marks.allocatedResourceStatuses.storage !== status.allocatedResourceStatuses?.storage));
+    if (changed) await i.host.patchClaimStatus(i.claim.namespace, i.claim.name, { status: marks }).catch(() => undefined);
     // FailedPrecondition: the volume cannot grow while in use; that must not hold the pod back (upstream MarkForInUseExpansionError).
     if (err instanceof GoStatusError && err.code === GrpcCode.FAILED_PRECONDITION) {
       if (i.done) i.done.inUse = true;

@@ -174,5 +174,8 @@ describe('failedExpansionStatus (upstream MarkNodeExpansionInfeasible / MarkNode
       ],
     });
     expect(failedExpansionStatus(status, new GoStatusError(4, 'rpc error: code = DeadlineExceeded desc = x'), 't')).toBeUndefined();
+    // A NodeResizeError already there stays as it was (upstream MergeResizeConditionOnPVC keeps an unchanged condition).
+    const earlier = { type: 'NodeResizeError', status: 'True', lastTransitionTime: 'before', message: 'failed to expand pvc with first' };
+    expect(failedExpansionStatus({ ...status, conditions: [earlier] }, new GoStatusError(13, 'again'), 't')?.conditions).toEqual([earlier]);
   });
 });
