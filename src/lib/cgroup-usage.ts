@@ -49,17 +49,21 @@ export function parseFlatKeyed(text: string): Map<string, number> {
   return out;
 }
 
+/** A cgroup file's text. */
+const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
+
+/** `f()`, or undefined when it throws (a file this kernel or cgroup does not have). */
+function optional<T>(f: () => T): T | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
 /** The usage of one cgroup; undefined when its files cannot be read. */
 export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
-  const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
   // No limit file (v2's root cgroup has none): no limit; no swap file (no swap accounting): no swap figures.
-  const optional = <T>(f: () => T): T | undefined => {
-    try {
-      return f();
-    } catch {
-      return undefined;
-    }
-  };
   const limit = (dir: string, file: string) => optional(() => memoryLimitOf(read(dir, file)));
   try {
     if (d.version === 2) {
@@ -129,16 +133,8 @@ export interface CgroupDetail {
 
 /** The details of one cgroup; undefined when its memory files cannot be read (gone, or not this runtime's layout). */
 export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
-  const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
-  const opt = <T>(f: () => T): T | undefined => {
-    try {
-      return f();
-    } catch {
-      return undefined;
-    }
-  };
-  const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : opt(() => Number(read(dir, file).trim())));
-  const count = (dir: string | undefined) => (dir === undefined ? undefined : opt(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean).length));
+  const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : optional(() => Number(read(dir, file).trim())));
+  const count = (dir: string | undefined) => (dir === undefined ? undefined : optional(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean).length));
   let m: Map<string, number>;
   try {
     m = parseFlatKeyed(read(d.version === 2 ? d.dir : d.memoryDir, 'memory.stat'));
@@ -146,8 +142,8 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     return undefined;
   }
   if (d.version === 2) {
-    const cpu = opt(() => parseFlatKeyed(read(d.dir, 'cpu.stat')));
-    const max = opt(() => read(d.dir, 'cpu.max').trim().split(' '));
+    const cpu = optional(() => parseFlatKeyed(read(d.dir, 'cpu.stat')));
+    const max = optional(() => read(d.dir, 'cpu.max').trim().split(' '));
     const weight = num(d.dir, 'cpu.weight');
     const usec = (k: string) => (cpu?.get(k) === undefined ? undefined : cpu.get(k)! * 1000);
     return {
@@ -155,8 +151,8 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
       mappedFileBytes: m.get('file_mapped') ?? 0,
       swapBytes: num(d.dir, 'memory.swap.current'),
       maxUsageBytes: num(d.dir, 'memory.peak'),
-      limitBytes: opt(() => memoryLimitOf(read(d.dir, 'memory.max'))),
-      swapLimitBytes: opt(() => memoryLimitOf(read(d.dir, 'memory.swap.max'))),
+      limitBytes: optional(() => memoryLimitOf(read(d.dir, 'memory.max'))),
+      swapLimitBytes: optional(() => memoryLimitOf(read(d.dir, 'memory.swap.max'))),
       userNs: usec('user_usec'),
       systemNs: usec('system_usec'),
       cfsPeriods: cpu?.get('nr_periods'),
@@ -166,17 +162,17 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
       cpuShares: weight === undefined ? undefined : 2 + Math.floor(((weight - 1) * 262142) / 9999),
       cpuQuotaUs: max && max[0] !== 'max' ? Number(max[0]) : undefined,
       cpuPeriodUs: max ? Number(max[1]) : undefined,
-      oomKills: opt(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
+      oomKills: optional(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
       processes: count(d.dir),
     };
   }
   const usage = num(d.memoryDir, 'memory.usage_in_bytes');
   const memsw = num(d.memoryDir, 'memory.memsw.usage_in_bytes');
-  const limit = opt(() => memoryLimitOf(read(d.memoryDir, 'memory.limit_in_bytes')));
-  const memswLimit = opt(() => memoryLimitOf(read(d.memoryDir, 'memory.memsw.limit_in_bytes')));
-  const acct = opt(() => parseFlatKeyed(read(d.cpuDir, 'cpuacct.stat')));
+  const limit = optional(() => memoryLimitOf(read(d.memoryDir, 'memory.limit_in_bytes')));
+  const memswLimit = optional(() => memoryLimitOf(read(d.memoryDir, 'memory.memsw.limit_in_bytes')));
+  const acct = optional(() => parseFlatKeyed(read(d.cpuDir, 'cpuacct.stat')));
   const ticks = (k: string) => (acct?.get(k) === undefined ? undefined : (acct.get(k)! * 1e9) / USER_HZ);
-  const cfs = d.cfsDir === undefined ? undefined : opt(() => parseFlatKeyed(read(d.cfsDir!, 'cpu.stat')));
+  const cfs = d.cfsDir === undefined ? undefined : optional(() => parseFlatKeyed(read(d.cfsDir!, 'cpu.stat')));
   const quota = num(d.cfsDir, 'cpu.cfs_quota_us');
   return {
     cacheBytes: m.get('total_cache') ?? 0,
@@ -193,7 +189,7 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     cpuShares: num(d.cfsDir, 'cpu.shares'),
     cpuQuotaUs: quota !== undefined && quota > 0 ? quota : undefined,
     cpuPeriodUs: num(d.cfsDir, 'cpu.cfs_period_us'),
-    oomKills: opt(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
+    oomKills: optional(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
     processes: count(d.memoryDir),
   };
 }
