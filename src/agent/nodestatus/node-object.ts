@@ -91,12 +91,13 @@ function threshold(v: string | undefined, capacity: number): number {
 
 /** What admission knows of the node: name, labels, taints, allocatable, AppArmor. */
 export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
+  const resources = nodeResources(s, m);
   return {
     name: s.nodeName,
     labels: nodeLabels(s, m),
     taints: s.registerWithTaints,
-    allocatable: nodeResources(s, m).allocatableNumbers,
-    hugePages: nodeResources(s, m).allocatableHugePages,
+    allocatable: resources.allocatableNumbers,
+    hugePages: resources.allocatableHugePages,
     appArmorEnabled: m.appArmorEnabled,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The /stats/summary document (kubelet stats/v1alpha1 Summary), built from a StatsSnapshot, pure.
  * Field names are upstream's; a figure that is not known is left out (never a zero). With
- * `onlyCpuAndMemory` only cpu and memory appear at every level, as upstream.
+ * `onlyCpuAndMemory` only cpu, memory and swap appear at every level, as upstream.
  */
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
