@@ -193,3 +193,10 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     processes: count(d.memoryDir),
   };
 }
+
+/** A process of the cgroup (the first of its cgroup.procs); undefined when it has none or is gone. */
+export function firstPid(d: CgroupDirs): number | undefined {
+  const text = optional(() => read(d.version === 2 ? d.dir : d.memoryDir, 'cgroup.procs'));
+  const pid = text ? Number.parseInt(text, 10) : NaN;
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}

@@ -85,6 +85,12 @@ describe('stats on containerd', () => {
       Number(new RegExp(`container_memory_working_set_bytes\\{container="",id="${id}",image="",name="",namespace="",pod=""\\} (\\d+)`).exec(cadvisor)?.[1]);
     expect(treeWs(`${ctrd.cgroupRoot}/kubepods`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
     expect(treeWs(`${ctrd.cgroupRoot}/kubepods/besteffort`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
+    // The pod's packets, from its own network namespace (cAdvisor's counters beside CRI's bytes).
+    const packets = new RegExp(
+      `^container_network_receive_packets_total\\{container="",id="[^"]+",image="",interface="eth0",name="",namespace="default",pod="load"\\} (\\d+)`,
+      'm',
+    ).exec(cadvisor);
+    expect(Number(packets?.[1])).toBeGreaterThan(0);
     expect(p.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
     expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);

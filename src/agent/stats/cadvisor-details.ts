@@ -8,6 +8,7 @@
  */
 import type { Family } from '../metrics/prom-text.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
+import type { NetDevStats } from './node-sources.js';
 
 type Labels = Record<string, string>;
 type Pick = (d: CgroupDetail) => number | undefined;
@@ -58,5 +59,25 @@ export function cadvisorDetailFamilies(containers: readonly { labels: Labels; de
       const value = c.detail && pick(c.detail);
       return value === undefined ? [] : [{ labels: c.labels, value, ...(kind === 'stat' ? { timestampMs } : {}) }];
     }),
+  })).filter((f) => f.samples.length);
+}
+
+/** cAdvisor's packet, error and drop counters of a pod's interfaces (its network namespace's /proc/<pid>/net/dev). */
+const NETWORK: [string, string, keyof NetDevStats][] = [
+  ['container_network_receive_packets_total', 'Cumulative count of packets received', 'rxPackets'],
+  ['container_network_receive_packets_dropped_total', 'Cumulative count of packets dropped while receiving', 'rxDropped'],
+  ['container_network_receive_errors_total', 'Cumulative count of errors encountered while receiving', 'rxErrors'],
+  ['container_network_transmit_packets_total', 'Cumulative count of packets transmitted', 'txPackets'],
+  ['container_network_transmit_packets_dropped_total', 'Cumulative count of packets dropped while transmitting', 'txDropped'],
+  ['container_network_transmit_errors_total', 'Cumulative count of errors encountered while transmitting', 'txErrors'],
+];
+
+/** The network counter families of `rows` (a pod's labels with `interface`, and that interface's counters). */
+export function networkCounterFamilies(rows: readonly { labels: Labels; stats: NetDevStats }[], timestampMs: number): Family[] {
+  return NETWORK.map(([name, help, key]) => ({
+    name,
+    help,
+    type: 'counter' as const,
+    samples: rows.map((r) => ({ labels: r.labels, value: r.stats[key] as number, timestampMs })),
   })).filter((f) => f.samples.length);
 }

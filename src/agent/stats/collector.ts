@@ -9,13 +9,13 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
-import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
+import { firstPid, readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
-import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit } from './node-sources.js';
+import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, processNetDev, type NetDevStats } from './node-sources.js';
 import { podSamples, withPodRates, type ContainerSample, type StatsSnapshot, type SystemContainerSample } from './samples.js';
 import { nanoCores } from './rates.js';
 
@@ -66,7 +66,7 @@ export class StatsCollector {
     return this.last;
   }
 
-  private details?: { of: StatsSnapshot; byId: Map<string, CgroupDetail> };
+  private details?: { of: StatsSnapshot; byId: Map<string, CgroupDetail>; netByPod: Map<string, NetDevStats[]> };
 
   /**
    * The cgroup details of the latest snapshot's containers, by ID (what /metrics/cadvisor adds):
@@ -74,17 +74,30 @@ export class StatsCollector {
    * scrapes cost one read per sample however many come.
    */
   containerDetails(): ReadonlyMap<string, CgroupDetail> {
+    return this.readDetails().byId;
+  }
+
+  /** Each pod's interfaces with cAdvisor's packet and drop counters (from a process of one of its containers), read as containerDetails. */
+  podNetDev(): ReadonlyMap<string, NetDevStats[]> {
+    return this.readDetails().netByPod;
+  }
+
+  private readDetails(): { byId: Map<string, CgroupDetail>; netByPod: Map<string, NetDevStats[]> } {
     const snap = this.last;
-    if (!snap || !this.d.containerCgroup) return new Map();
-    if (this.details?.of === snap) return this.details.byId;
+    if (!snap || !this.d.containerCgroup) return { byId: new Map(), netByPod: new Map() };
+    if (this.details?.of === snap) return this.details;
     const byId = new Map<string, CgroupDetail>();
+    const netByPod = new Map<string, NetDevStats[]>();
     for (const c of snap.containers) {
       const dirs = this.d.containerCgroup(c.podUid, c.id);
       const detail = dirs && readCgroupDetail(dirs);
-      if (detail) byId.set(c.id, detail);
+      if (!detail) continue;
+      byId.set(c.id, detail);
+      const pid = netByPod.has(c.podUid) ? undefined : firstPid(dirs);
+      if (pid !== undefined) netByPod.set(c.podUid, processNetDev(pid));
     }
-    this.details = { of: snap, byId };
-    return byId;
+    this.details = { of: snap, byId, netByPod };
+    return this.details;
   }
 
   /** Number of samples taken. */

@@ -84,15 +84,48 @@ export interface InterfaceStats {
   txErrors: number;
 }
 
-/** Every interface but loopback, and the name of the default route's interface. */
-export function nodeNetwork(): { interfaces: InterfaceStats[]; defaultName?: string } {
-  const interfaces: InterfaceStats[] = [];
-  for (const l of procText('/proc/net/dev').split('\n').slice(2)) {
+/** An interface's counters as /proc/<pid>/net/dev has them (cAdvisor's network stats). */
+export interface NetDevStats extends InterfaceStats {
+  rxPackets: number;
+  rxDropped: number;
+  txPackets: number;
+  txDropped: number;
+}
+
+/** Every interface but loopback in /proc/net/dev's text. Pure. */
+export function parseNetDev(text: string): NetDevStats[] {
+  const out: NetDevStats[] = [];
+  for (const l of text.split('\n').slice(2)) {
     const [name, rest] = l.split(':');
     if (!rest || name.trim() === 'lo') continue;
     const f = rest.trim().split(/\s+/).map(Number);
-    interfaces.push({ name: name.trim(), rxBytes: f[0], rxErrors: f[2], txBytes: f[8], txErrors: f[10] });
+    out.push({
+      name: name.trim(),
+      rxBytes: f[0],
+      rxPackets: f[1],
+      rxErrors: f[2],
+      rxDropped: f[3],
+      txBytes: f[8],
+      txPackets: f[9],
+      txErrors: f[10],
+      txDropped: f[11],
+    });
   }
+  return out;
+}
+
+/** The interfaces of the network namespace `pid` is in (none when it is gone). */
+export const processNetDev = (pid: number): NetDevStats[] => parseNetDev(procText(`/proc/${pid}/net/dev`));
+
+/** Every interface but loopback, and the name of the default route's interface. */
+export function nodeNetwork(): { interfaces: InterfaceStats[]; defaultName?: string } {
+  const interfaces: InterfaceStats[] = parseNetDev(procText('/proc/net/dev')).map((i) => ({
+    name: i.name,
+    rxBytes: i.rxBytes,
+    rxErrors: i.rxErrors,
+    txBytes: i.txBytes,
+    txErrors: i.txErrors,
+  }));
   let defaultName: string | undefined;
   for (const l of procText('/proc/net/route').split('\n').slice(1)) {
     const f = l.split('\t');

@@ -115,7 +115,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
           d.collector.snapshot(),
           containerInfo(lingering, d.collector.containerDetails()),
           { cores: m?.cpuCores ?? os.cpus().length, memoryBytes: m?.memoryBytes ?? os.totalmem() },
-          { pod: podIds, qos: qosCgroupIds(d.cgroups) },
+          { pod: podIds, qos: qosCgroupIds(d.cgroups), podNetDev: (uid) => d.collector.podNetDev().get(uid) },
         );
       }
       return renderFamilies([

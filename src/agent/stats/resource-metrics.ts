@@ -6,7 +6,8 @@
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { QosCgroupIds } from './cgroup-ids.js';
 import { podUsage, sumDefined } from './pod-usage.js';
-import { cadvisorDetailFamilies } from './cadvisor-details.js';
+import { cadvisorDetailFamilies, networkCounterFamilies } from './cadvisor-details.js';
+import type { NetDevStats } from './node-sources.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
@@ -80,7 +81,7 @@ export function cadvisorMetrics(
   s: StatsSnapshot | undefined,
   info: (containerId: string) => ContainerInfo,
   machine: { cores: number; memoryBytes: number },
-  ids: { pod?: (uid: string) => string | undefined; qos?: QosCgroupIds } = {},
+  ids: { pod?: (uid: string) => string | undefined; qos?: QosCgroupIds; podNetDev?: (uid: string) => readonly NetDevStats[] | undefined } = {},
 ): string {
   const podCgroupId = ids.pod ?? (() => undefined);
   const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
@@ -94,6 +95,7 @@ export function cadvisorMetrics(
   const coresF = family('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
   const memF = family('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
   const details: { labels: Record<string, string>; detail: CgroupDetail }[] = [];
+  const netDev: { labels: Record<string, string>; stats: NetDevStats }[] = [];
   coresF.samples.push({ value: machine.cores });
   memF.samples.push({ value: machine.memoryBytes });
   if (s) {
@@ -151,7 +153,21 @@ export function cadvisorMetrics(
         rxF.samples.push({ labels: { ...labels, interface: i.name }, value: i.rxBytes, timestampMs: ts });
         txF.samples.push({ labels: { ...labels, interface: i.name }, value: i.txBytes, timestampMs: ts });
       }
+      for (const i of ids.podNetDev?.(uid) ?? []) netDev.push({ labels: { ...labels, interface: i.name }, stats: i });
     }
   }
-  return renderFamilies([cpuF, wsF, rssF, usageF, rxF, txF, fsF, seenF, ...cadvisorDetailFamilies(details, s?.atMs ?? 0), coresF, memF]);
+  return renderFamilies([
+    cpuF,
+    wsF,
+    rssF,
+    usageF,
+    rxF,
+    txF,
+    ...networkCounterFamilies(netDev, s?.atMs ?? 0),
+    fsF,
+    seenF,
+    ...cadvisorDetailFamilies(details, s?.atMs ?? 0),
+    coresF,
+    memF,
+  ]);
 }

@@ -55,7 +55,7 @@ describe('cadvisorMetrics ids', () => {
       createObservabilityHost({
         nodeName: 'n',
         startTime: '',
-        collector: { snapshot: () => snap, containerDetails: () => new Map() } as unknown as StatsCollector,
+        collector: { snapshot: () => snap, containerDetails: () => new Map(), podNetDev: () => new Map() } as unknown as StatsCollector,
         volumeStats: { get: () => [] } as unknown as VolumeStatsCollector,
         podManager: { getPods: () => [], getPodByUid: () => undefined } as unknown as PodManager,
         statusManager: {

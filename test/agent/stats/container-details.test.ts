@@ -3,7 +3,8 @@
  * when asked, once per collector sample: a node nobody scrapes pays nothing, many scrapes cost one read.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { parseNetDev } from '../../../src/agent/stats/node-sources.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StatsCollector } from '../../../src/agent/stats/collector.js';
@@ -54,5 +55,25 @@ describe('StatsCollector.containerDetails', () => {
     await collector.sample();
     collector.containerDetails();
     expect(asked).toEqual(['u1/c1', 'u1/c1']);
+    // The pod's interfaces, from the network namespace of a process of its container (here: this test's own).
+    writeFileSync(join(dir, 'c1', 'cgroup.procs'), `${process.pid}\n`);
+    await collector.sample();
+    const own = collector.podNetDev().get('u1');
+    expect(own).toEqual(parseNetDev(readFileSync(`/proc/${process.pid}/net/dev`, 'utf8')));
+    expect(asked).toHaveLength(3);
+  });
+});
+
+describe('parseNetDev', () => {
+  it('reads every interface but loopback with cAdvisor’s counters', () => {
+    const text = [
+      'Inter-|   Receive                                                |  Transmit',
+      ' face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed',
+      '    lo:     100       2    0    0    0     0          0         0      100       2    0    0    0     0       0          0',
+      '  eth0:    5000      40    1    3    0     0          0         0     7000      50    2    4    0     0       0          0',
+    ].join('\n');
+    expect(parseNetDev(text)).toEqual([
+      { name: 'eth0', rxBytes: 5000, rxPackets: 40, rxErrors: 1, rxDropped: 3, txBytes: 7000, txPackets: 50, txErrors: 2, txDropped: 4 },
+    ]);
   });
 });

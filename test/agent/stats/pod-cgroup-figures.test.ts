@@ -184,6 +184,20 @@ describe('pod CPU and memory', () => {
     expect(text).toContain(`container_spec_memory_limit_bytes{${labels('c2', 'b')}} 0\n`);
     expect(text).toContain(`container_cpu_user_seconds_total{${labels('c2', 'b')}} 2 10000`);
     expect(text).toContain(`container_processes{${labels('c2', 'b')}} 3 10000`);
+    // A pod's interfaces with cAdvisor's packet counters, on the pod's row.
+    const withNet = cadvisorMetrics(
+      snapshot({ cpuNs: 1 }),
+      () => ({}),
+      { cores: 1, memoryBytes: 1 },
+      {
+        pod: () => '/kubepods/podu1',
+        podNetDev: () => [{ name: 'eth0', rxBytes: 1, rxPackets: 40, rxErrors: 0, rxDropped: 3, txBytes: 2, txPackets: 50, txErrors: 0, txDropped: 0 }],
+      },
+    );
+    expect(withNet).toContain(
+      'container_network_receive_packets_total{container="",id="/kubepods/podu1",image="",interface="eth0",name="",namespace="default",pod="p"} 40 10000',
+    );
+    expect(withNet).toContain('# HELP container_network_receive_packets_dropped_total Cumulative count of packets dropped while receiving');
     // Without details (the embedded runtime's containers), none of these families.
     expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container_memory_cache');
   });
