@@ -118,14 +118,8 @@ export function parseNetDev(text: string): NetDevStats[] {
 export const processNetDev = (pid: number): NetDevStats[] => parseNetDev(procText(`/proc/${pid}/net/dev`));
 
 /** Every interface but loopback, and the name of the default route's interface. */
-export function nodeNetwork(): { interfaces: InterfaceStats[]; defaultName?: string } {
-  const interfaces: InterfaceStats[] = parseNetDev(procText('/proc/net/dev')).map((i) => ({
-    name: i.name,
-    rxBytes: i.rxBytes,
-    rxErrors: i.rxErrors,
-    txBytes: i.txBytes,
-    txErrors: i.txErrors,
-  }));
+export function nodeNetwork(): { interfaces: NetDevStats[]; defaultName?: string } {
+  const interfaces = parseNetDev(procText('/proc/net/dev'));
   let defaultName: string | undefined;
   for (const l of procText('/proc/net/route').split('\n').slice(1)) {
     const f = l.split('\t');

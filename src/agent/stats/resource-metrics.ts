@@ -107,6 +107,7 @@ export function cadvisorMetrics(
     for (const i of s.node.network.interfaces) {
       rxF.samples.push({ labels: { ...root, interface: i.name }, value: i.rxBytes, timestampMs: ts });
       txF.samples.push({ labels: { ...root, interface: i.name }, value: i.txBytes, timestampMs: ts });
+      netDev.push({ labels: { ...root, interface: i.name }, stats: i });
     }
     const qos: [string | undefined, SystemContainerSample | undefined][] = [
       [ids.qos?.pods, s.podsCgroup],

@@ -3,7 +3,7 @@
  * the pods, in one snapshot), and the pod samples of CRI ListPodSandboxStats. Pure.
  */
 import type * as cri from '../../cri/types.js';
-import type { fsUsage, nodeMemory, InterfaceStats } from './node-sources.js';
+import type { fsUsage, nodeMemory, nodeNetwork, InterfaceStats } from './node-sources.js';
 import { nanoCores } from './rates.js';
 
 /** CPU and memory figures of a container or a pod; one the runtime did not give is undefined. */
@@ -67,7 +67,7 @@ export interface StatsSnapshot {
     cpuNs: number;
     nanoCores?: number;
     memory: ReturnType<typeof nodeMemory>;
-    network: { interfaces: InterfaceStats[]; defaultName?: string };
+    network: ReturnType<typeof nodeNetwork>;
     fs?: Awaited<ReturnType<typeof fsUsage>>;
     imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
     logsFs?: Awaited<ReturnType<typeof fsUsage>>;

@@ -198,6 +198,14 @@ describe('pod CPU and memory', () => {
       'container_network_receive_packets_total{container="",id="/kubepods/podu1",image="",interface="eth0",name="",namespace="default",pod="p"} 40 10000',
     );
     expect(withNet).toContain('# HELP container_network_receive_packets_dropped_total Cumulative count of packets dropped while receiving');
+    // And the node's, on the root row.
+    const node = snapshot({});
+    node.node.network = {
+      interfaces: [{ name: 'ens3', rxBytes: 9, rxPackets: 7, rxErrors: 0, rxDropped: 1, txBytes: 9, txPackets: 8, txErrors: 0, txDropped: 0 }],
+    };
+    expect(cadvisorMetrics(node, () => ({}), { cores: 1, memoryBytes: 1 })).toContain(
+      'container_network_transmit_packets_total{container="",id="/",image="",interface="ens3",name="",namespace="",pod=""} 8 10000',
+    );
     // Without details (the embedded runtime's containers), none of these families.
     expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container_memory_cache');
   });
