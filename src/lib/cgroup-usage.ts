@@ -19,7 +19,7 @@ export interface CgroupUsage {
   /** The memory limit; undefined when unlimited (cAdvisor's isMemoryUnlimited: above 2^62). */
   limitBytes?: number;
   /** Swap in use (v2 memory.swap.current; v1 memsw − memory usage); undefined without swap accounting. */
-  swapUsageBytes?: number;
+  swapBytes?: number;
   /** The swap the cgroup may use (v2 memory.swap.max; v1 memsw − memory limit), when limited. */
   swapLimitBytes?: number;
 }
@@ -35,9 +35,9 @@ export function memoryLimitOf(text: string): number | undefined {
 
 /**
  * Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories, and for
- * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) and pids ones when mounted.
+ * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) one when mounted.
  */
-export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string; pidsDir?: string };
+export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string };
 
 /** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
 export function parseFlatKeyed(text: string): Map<string, number> {
@@ -61,10 +61,31 @@ function optional<T>(f: () => T): T | undefined {
   }
 }
 
+/**
+ * A cgroup's memory limit and swap (what readCgroupUsage and readCgroupDetail both report), given
+ * its memory usage (v1's swap is memory+swap less it). No limit file (v2's root cgroup has none):
+ * no limit; no swap file (no swap accounting): no swap figures.
+ */
+function memoryBounds(d: CgroupDirs, usage: number | undefined): { limitBytes?: number; swapBytes?: number; swapLimitBytes?: number } {
+  const limit = (dir: string, file: string) => optional(() => memoryLimitOf(read(dir, file)));
+  if (d.version === 2)
+    return {
+      limitBytes: limit(d.dir, 'memory.max'),
+      swapBytes: optional(() => Number(read(d.dir, 'memory.swap.current'))),
+      swapLimitBytes: limit(d.dir, 'memory.swap.max'),
+    };
+  const memsw = optional(() => Number(read(d.memoryDir, 'memory.memsw.usage_in_bytes')));
+  const memLimit = limit(d.memoryDir, 'memory.limit_in_bytes');
+  const memswLimit = limit(d.memoryDir, 'memory.memsw.limit_in_bytes');
+  return {
+    limitBytes: memLimit,
+    swapBytes: memsw !== undefined && usage !== undefined ? Math.max(0, memsw - usage) : undefined,
+    swapLimitBytes: memswLimit !== undefined && memLimit !== undefined ? Math.max(0, memswLimit - memLimit) : undefined,
+  };
+}
+
 /** The usage of one cgroup; undefined when its files cannot be read. */
 export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
-  // No limit file (v2's root cgroup has none): no limit; no swap file (no swap accounting): no swap figures.
-  const limit = (dir: string, file: string) => optional(() => memoryLimitOf(read(dir, file)));
   try {
     if (d.version === 2) {
       const m = parseFlatKeyed(read(d.dir, 'memory.stat'));
@@ -76,16 +97,11 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
         rssBytes: m.get('anon') ?? 0,
         pageFaults: m.get('pgfault') ?? 0,
         majorPageFaults: m.get('pgmajfault') ?? 0,
-        limitBytes: limit(d.dir, 'memory.max'),
-        swapUsageBytes: optional(() => Number(read(d.dir, 'memory.swap.current'))),
-        swapLimitBytes: limit(d.dir, 'memory.swap.max'),
+        ...memoryBounds(d, usage),
       };
     }
     const m = parseFlatKeyed(read(d.memoryDir, 'memory.stat'));
     const usage = Number(read(d.memoryDir, 'memory.usage_in_bytes'));
-    const memsw = optional(() => Number(read(d.memoryDir, 'memory.memsw.usage_in_bytes')));
-    const memLimit = limit(d.memoryDir, 'memory.limit_in_bytes');
-    const memswLimit = limit(d.memoryDir, 'memory.memsw.limit_in_bytes');
     return {
       cpuNs: Number(read(d.cpuDir, 'cpuacct.usage')),
       memoryUsageBytes: usage,
@@ -93,9 +109,7 @@ export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
       rssBytes: m.get('total_rss') ?? 0,
       pageFaults: m.get('total_pgfault') ?? 0,
       majorPageFaults: m.get('total_pgmajfault') ?? 0,
-      limitBytes: memLimit,
-      swapUsageBytes: memsw === undefined ? undefined : Math.max(0, memsw - usage),
-      swapLimitBytes: memswLimit !== undefined && memLimit !== undefined ? Math.max(0, memswLimit - memLimit) : undefined,
+      ...memoryBounds(d, usage),
     };
   } catch {
     return undefined;
@@ -129,12 +143,18 @@ export interface CgroupDetail {
   cpuPeriodUs?: number;
   oomKills?: number;
   processes?: number;
+  /** A process of the cgroup (the first of cgroup.procs): whose network namespace the pod's is. */
+  firstPid?: number;
 }
 
 /** The details of one cgroup; undefined when its memory files cannot be read (gone, or not this runtime's layout). */
 export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
   const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : optional(() => Number(read(dir, file).trim())));
-  const count = (dir: string | undefined) => (dir === undefined ? undefined : optional(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean).length));
+  const procs = (dir: string) => {
+    const pids = optional(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean));
+    const first = pids?.length ? Number.parseInt(pids[0], 10) : NaN;
+    return { processes: pids?.length, firstPid: Number.isSafeInteger(first) && first > 0 ? first : undefined };
+  };
   let m: Map<string, number>;
   try {
     m = parseFlatKeyed(read(d.version === 2 ? d.dir : d.memoryDir, 'memory.stat'));
@@ -149,10 +169,8 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     return {
       cacheBytes: m.get('file') ?? 0,
       mappedFileBytes: m.get('file_mapped') ?? 0,
-      swapBytes: num(d.dir, 'memory.swap.current'),
+      ...memoryBounds(d, undefined),
       maxUsageBytes: num(d.dir, 'memory.peak'),
-      limitBytes: optional(() => memoryLimitOf(read(d.dir, 'memory.max'))),
-      swapLimitBytes: optional(() => memoryLimitOf(read(d.dir, 'memory.swap.max'))),
       userNs: usec('user_usec'),
       systemNs: usec('system_usec'),
       cfsPeriods: cpu?.get('nr_periods'),
@@ -163,13 +181,10 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
       cpuQuotaUs: max && max[0] !== 'max' ? Number(max[0]) : undefined,
       cpuPeriodUs: max ? Number(max[1]) : undefined,
       oomKills: optional(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
-      processes: count(d.dir),
+      ...procs(d.dir),
     };
   }
   const usage = num(d.memoryDir, 'memory.usage_in_bytes');
-  const memsw = num(d.memoryDir, 'memory.memsw.usage_in_bytes');
-  const limit = optional(() => memoryLimitOf(read(d.memoryDir, 'memory.limit_in_bytes')));
-  const memswLimit = optional(() => memoryLimitOf(read(d.memoryDir, 'memory.memsw.limit_in_bytes')));
   const acct = optional(() => parseFlatKeyed(read(d.cpuDir, 'cpuacct.stat')));
   const ticks = (k: string) => (acct?.get(k) === undefined ? undefined : (acct.get(k)! * 1e9) / USER_HZ);
   const cfs = d.cfsDir === undefined ? undefined : optional(() => parseFlatKeyed(read(d.cfsDir!, 'cpu.stat')));
@@ -177,10 +192,8 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
   return {
     cacheBytes: m.get('total_cache') ?? 0,
     mappedFileBytes: m.get('total_mapped_file') ?? 0,
-    swapBytes: memsw !== undefined && usage !== undefined ? Math.max(0, memsw - usage) : undefined,
+    ...memoryBounds(d, usage),
     maxUsageBytes: num(d.memoryDir, 'memory.max_usage_in_bytes'),
-    limitBytes: limit,
-    swapLimitBytes: memswLimit !== undefined && limit !== undefined ? Math.max(0, memswLimit - limit) : undefined,
     userNs: ticks('user'),
     systemNs: ticks('system'),
     cfsPeriods: cfs?.get('nr_periods'),
@@ -190,13 +203,6 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     cpuQuotaUs: quota !== undefined && quota > 0 ? quota : undefined,
     cpuPeriodUs: num(d.cfsDir, 'cpu.cfs_period_us'),
     oomKills: optional(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
-    processes: count(d.memoryDir),
+    ...procs(d.memoryDir),
   };
-}
-
-/** A process of the cgroup (the first of its cgroup.procs); undefined when it has none or is gone. */
-export function firstPid(d: CgroupDirs): number | undefined {
-  const text = optional(() => read(d.version === 2 ? d.dir : d.memoryDir, 'cgroup.procs'));
-  const pid = text ? Number.parseInt(text, 10) : NaN;
-  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }

@@ -49,13 +49,13 @@ function containerStats(containers: cri.Container[], usage: readonly CgroupUsage
       // As cAdvisor: what is left under the limit, only when there is one.
       ...(usage[i].limitBytes !== undefined ? { available_bytes: { value: Math.max(0, usage[i].limitBytes! - usage[i].workingSetBytes) } } : {}),
     },
-    ...(usage[i].swapUsageBytes !== undefined ? { swap: swapUsage(usage[i], timestampNs) } : {}),
+    ...(usage[i].swapBytes !== undefined ? { swap: swapUsage(usage[i], timestampNs) } : {}),
   }));
 }
 
 /** A cgroup's swap as CRI gives it: in use, and what is left under its swap limit when it has one. */
 function swapUsage(u: CgroupUsage, timestampNs: number): cri.SwapUsage {
-  const used = u.swapUsageBytes!;
+  const used = u.swapBytes!;
   return {
     timestamp: timestampNs,
     swap_usage_bytes: { value: used },

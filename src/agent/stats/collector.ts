@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
-import { firstPid, readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
+import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -93,7 +93,7 @@ export class StatsCollector {
       const detail = dirs && readCgroupDetail(dirs);
       if (!detail) continue;
       byId.set(c.id, detail);
-      const pid = netByPod.has(c.podUid) ? undefined : firstPid(dirs);
+      const pid = netByPod.has(c.podUid) ? undefined : detail.firstPid;
       if (pid !== undefined) netByPod.set(c.podUid, processNetDev(pid));
     }
     this.details = { of: snap, byId, netByPod };

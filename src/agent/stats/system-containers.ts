@@ -12,16 +12,15 @@ import type { CgroupContext } from '../runtime/linux-resources.js';
 import { qosCgroupIds, type QosCgroupIds } from './cgroup-ids.js';
 
 /** The mounted hierarchies. */
-export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string; cpu?: string; pids?: string };
+export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string; cpu?: string };
 
-/** Detects cgroup v2 (unified at `fsRoot`) or v1 (cpuacct and memory mounted under it; cpu and pids when they are). */
+/** Detects cgroup v2 (unified at `fsRoot`) or v1 (cpuacct and memory mounted under it; cpu when it is). */
 export function detectCgroupLayout(fsRoot = '/sys/fs/cgroup'): CgroupLayout | undefined {
   if (existsSync(join(fsRoot, 'cgroup.controllers'))) return { version: 2, root: fsRoot };
   const cpuacct = ['cpuacct', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpuacct.usage')));
   const memory = join(fsRoot, 'memory');
   const cpu = ['cpu', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpu.shares')));
-  const pids = existsSync(join(fsRoot, 'pids', 'cgroup.procs')) ? join(fsRoot, 'pids') : undefined;
-  return cpuacct && existsSync(join(memory, 'memory.usage_in_bytes')) ? { version: 1, cpuacct, memory, cpu, pids } : undefined;
+  return cpuacct && existsSync(join(memory, 'memory.usage_in_bytes')) ? { version: 1, cpuacct, memory, cpu } : undefined;
 }
 
 /** The cgroup paths in /proc/<pid>/cgroup text: the unified one (v2) and the cpuacct and memory ones (v1). Pure. */
@@ -47,7 +46,6 @@ export function cgroupDirs(layout: CgroupLayout, path: string): CgroupDirs {
         cpuDir: join(layout.cpuacct, path),
         memoryDir: join(layout.memory, path),
         ...(layout.cpu ? { cfsDir: join(layout.cpu, path) } : {}),
-        ...(layout.pids ? { pidsDir: join(layout.pids, path) } : {}),
       };
 }
 

@@ -103,10 +103,10 @@ describe('system containers from cgroups', () => {
     // Swap, where the kernel accounts it: v2's own files; v1's memory+swap less memory.
     writeFileSync(join(r2, 'memory.swap.current'), '4096\n');
     writeFileSync(join(r2, 'memory.swap.max'), '1048576\n');
-    expect(readCgroupUsage({ version: 2, dir: r2 })).toMatchObject({ swapUsageBytes: 4096, swapLimitBytes: 1048576 });
+    expect(readCgroupUsage({ version: 2, dir: r2 })).toMatchObject({ swapBytes: 4096, swapLimitBytes: 1048576 });
     writeFileSync(join(r1, 'm/memory.memsw.usage_in_bytes'), '10008192\n');
     writeFileSync(join(r1, 'm/memory.memsw.limit_in_bytes'), '9223372036854771712\n');
-    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toMatchObject({ swapUsageBytes: 8192, swapLimitBytes: undefined });
+    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toMatchObject({ swapBytes: 8192, swapLimitBytes: undefined });
     writeFileSync(join(r2, 'memory.max'), 'max\n');
     expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     rmSync(join(r2, 'memory.max'));
@@ -144,6 +144,7 @@ describe('system containers from cgroups', () => {
       cpuPeriodUs: 100000,
       oomKills: 1,
       processes: 2,
+      firstPid: 10,
     });
     const v1 = tree({
       'm/memory.stat': 'total_cache 8192\ntotal_mapped_file 1024\n',
@@ -176,6 +177,7 @@ describe('system containers from cgroups', () => {
       cpuPeriodUs: 100000,
       oomKills: 2,
       processes: 1,
+      firstPid: 5,
     });
     expect(readCgroupDetail({ version: 2, dir: join(dir, 'gone') })).toBeUndefined();
   });
