@@ -45,6 +45,12 @@ export function bytes(q: string | number | undefined): number | undefined {
   return v === undefined ? undefined : Math.ceil(v);
 }
 
+/** Upstream IsHugePageResourceName: `hugepages-<size>`. */
+export const isHugePageResource = (name: string): boolean => name.startsWith('hugepages-');
+
+/** The resource of huge pages of `pageSizeKb` (upstream HugePageResourceName): 2048 kB → `hugepages-2Mi`. */
+export const hugePageResourceName = (pageSizeKb: number): string => `hugepages-${binaryQuantity(pageSizeKb * 1024)}`;
+
 /** A whole number of bytes in Go's canonical BinarySI form: the largest binary suffix that keeps it whole ("0", "512", "2Mi", "1Gi"). */
 export function binaryQuantity(n: number): string {
   const units = ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki'];

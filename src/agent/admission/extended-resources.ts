@@ -9,7 +9,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import { podQuantity } from './pod-quantity.js';
-import { parseQuantity } from '../../api/quantity.js';
+import { isHugePageResource, parseQuantity } from '../../api/quantity.js';
 
 /** Upstream IsExtendedResourceName: not native (no `/`, or in kubernetes.io/) and not a `requests.` quota name. */
 export function isExtendedResource(name: string): boolean {
@@ -21,9 +21,6 @@ export function podRequestOf(pod: Pod, name: string): number {
   const overhead = parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0;
   return podQuantity(pod, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);
 }
-
-/** Upstream IsHugePageResourceName. */
-export const isHugePageResource = (name: string): boolean => name.startsWith('hugepages-');
 
 /**
  * What the pod asks of an extended resource the node advertises (`extended`) or of huge pages

@@ -5,7 +5,7 @@
  * has a fallback.
  */
 import { readdirSync } from 'node:fs';
-import { readdir, readFile, statfs } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import { arch, cpus, release, totalmem } from 'node:os';
 
 /** What the node status needs to know of the machine. */
@@ -55,15 +55,12 @@ export function hugePageSizesKbSync(root = '/sys/kernel/mm/hugepages'): number[]
 
 /** The huge page pools under `root` (/sys/kernel/mm/hugepages): none when it cannot be read. */
 export async function readHugePages(root = '/sys/kernel/mm/hugepages'): Promise<HugePagePool[]> {
-  const names = await readdir(root).catch(() => [] as string[]);
   const pools: HugePagePool[] = [];
-  for (const name of names) {
-    const pageSizeKb = hugePageSizeKb(name);
-    if (pageSizeKb === undefined) continue;
-    const pages = Number(await text(`${root}/${name}/nr_hugepages`));
+  for (const pageSizeKb of hugePageSizesKbSync(root)) {
+    const pages = Number(await text(`${root}/hugepages-${pageSizeKb}kB/nr_hugepages`));
     pools.push({ pageSizeKb, pages: Number.isSafeInteger(pages) && pages > 0 ? pages : 0 });
   }
-  return pools.sort((a, b) => a.pageSizeKb - b.pageSizeKb);
+  return pools;
 }
 
 const text = async (path: string) => (await readFile(path, 'utf8').catch(() => '')).trim();

@@ -5,7 +5,7 @@
  * images, runtime handlers, and the four conditions with upstream reasons, messages and heartbeat/transition times.
  */
 import type { AdmissionNode } from '../admission/predicate.js';
-import { binaryQuantity, bytes, milliCpu } from '../../api/quantity.js';
+import { binaryQuantity, bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import type { MachineInfo } from './machine-info.js';
 import type { NodeRuntimeHandler } from '../runtime/runtime-state.js';
@@ -129,7 +129,7 @@ export function nodeResources(
   const allocatableHugePages: Record<string, number> = {};
   let hugeBytes = 0;
   for (const pool of m.hugePages ?? []) {
-    const name = `hugepages-${binaryQuantity(pool.pageSizeKb * 1024)}`;
+    const name = hugePageResourceName(pool.pageSizeKb);
     const total = pool.pageSizeKb * 1024 * pool.pages;
     hugeCapacity[name] = binaryQuantity(total);
     allocatableHugePages[name] = Math.max(0, total - reserved(name, bytes));

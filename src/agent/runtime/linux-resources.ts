@@ -4,7 +4,7 @@
  * container manager's cgroup names, cgroup v1/cgroupfs semantics). Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
-import { binaryQuantity, bytes, milliCpu } from '../../api/quantity.js';
+import { bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
 import { qosClass } from '../status/generate-pod-status.js';
 
@@ -42,7 +42,7 @@ export function hugePageUnitSize(kb: number): string {
  */
 export function hugePageLimits(c: Container, sizesKb: readonly number[]): { page_size: string; limit: number }[] {
   const limits = (c.resources?.limits ?? {}) as Record<string, string>;
-  return sizesKb.map((kb) => ({ page_size: hugePageUnitSize(kb), limit: bytes(limits[`hugepages-${binaryQuantity(kb * 1024)}`]) ?? 0 }));
+  return sizesKb.map((kb) => ({ page_size: hugePageUnitSize(kb), limit: bytes(limits[hugePageResourceName(kb)]) ?? 0 }));
 }
 
 /** Upstream MilliCPUToShares. */

@@ -5,7 +5,7 @@
  * request. fsGroup ownership as upstream (read-write masks).
  */
 import { chmod, mkdir } from 'node:fs/promises';
-import { bytes } from '../../../api/quantity.js';
+import { bytes, isHugePageResource } from '../../../api/quantity.js';
 import { mountHugetlbfs, mountTmpfs } from '../mount-util.js';
 import type { Pod } from '../../../api/types.js';
 import { setVolumeOwnership } from '../ownership.js';
@@ -45,7 +45,7 @@ export function pageSizeMountOption(medium: string, pod: Pod): string {
   let found: string | undefined;
   for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
     for (const name of Object.keys(c.resources?.requests ?? {})) {
-      if (!name.startsWith('hugepages-')) continue;
+      if (!isHugePageResource(name)) continue;
       const size = name.slice('hugepages-'.length);
       if (mediumSize === undefined) {
         if (found !== undefined && bytes(found) !== bytes(size))
