@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readCgroupIo, type CgroupIo, type DeviceNamer } from './cgroup-io.js';
 
 /** A cgroup's cumulative CPU and its memory. */
 export interface CgroupUsage {
@@ -35,9 +36,9 @@ export function memoryLimitOf(text: string): number | undefined {
 
 /**
  * Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories, and for
- * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) one when mounted.
+ * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) and blkio ones when mounted.
  */
-export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string };
+export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string; blkioDir?: string };
 
 /** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
 export function parseFlatKeyed(text: string): Map<string, number> {
@@ -145,10 +146,12 @@ export interface CgroupDetail {
   processes?: number;
   /** A process of the cgroup (the first of cgroup.procs): whose network namespace the pod's is. */
   firstPid?: number;
+  /** Block I/O by device (cgroup-io.ts); undefined without I/O accounting. */
+  io?: CgroupIo;
 }
 
-/** The details of one cgroup; undefined when its memory files cannot be read (gone, or not this runtime's layout). */
-export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
+/** The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or not this runtime's layout). */
+export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): CgroupDetail | undefined {
   const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : optional(() => Number(read(dir, file).trim())));
   const procs = (dir: string) => {
     const pids = optional(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean));
@@ -182,6 +185,7 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
       cpuPeriodUs: max ? Number(max[1]) : undefined,
       oomKills: optional(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
       ...procs(d.dir),
+      io: readCgroupIo(d, deviceName),
     };
   }
   const usage = num(d.memoryDir, 'memory.usage_in_bytes');
@@ -204,5 +208,6 @@ export function readCgroupDetail(d: CgroupDirs): CgroupDetail | undefined {
     cpuPeriodUs: num(d.cfsDir, 'cpu.cfs_period_us'),
     oomKills: optional(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
     ...procs(d.memoryDir),
+    io: readCgroupIo(d, deviceName),
   };
 }

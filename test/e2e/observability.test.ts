@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
@@ -236,7 +236,18 @@ describe('metrics', () => {
     // PLEG last seen: a relist within the last few seconds.
     expect(Date.now() / 1000 - Number(/^kubelet_pleg_last_seen_seconds (\d+)$/m.exec(m)?.[1])).toBeLessThan(5);
     expect(await get('/metrics/probes')).toContain('# TYPE prober_probe_total counter');
-    expect(JSON.parse(await get('/spec/'))).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
+    const spec = JSON.parse(await get('/spec/'));
+    expect(spec).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
+    // The machine's disks, as cAdvisor's disk_map: this machine's /sys/block but loop, ram and sr devices.
+    const diskMap = spec.disk_map as Record<string, { name: string; major: number; minor: number; size: number }>;
+    const disks = readdirSync('/sys/block').filter((n) => !/^(loop|ram|sr)/.test(n));
+    expect(
+      Object.values(diskMap)
+        .map((d) => d.name)
+        .sort(),
+    ).toEqual(disks.sort());
+    for (const [key, d] of Object.entries(diskMap))
+      expect([key, d.size]).toEqual([`${d.major}:${d.minor}`, Number(readFileSync(`/sys/block/${d.name}/size`, 'utf8')) * 512]);
   });
 
   it('kubelet_http_inflight_requests counts a request from its arrival to its answer, and one whose client went away', async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
@@ -172,7 +172,11 @@ describe('stats on containerd', () => {
       'pods',
       boundPod('throttled', node, {
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'spin', image: img, command: ['sh', '-c', 'while :; do :; done'], resources: { limits: { cpu: '100m', memory: '16Mi' } } }],
+        containers: [
+          { name: 'spin', image: img, command: ['sh', '-c', 'while :; do :; done'], resources: { limits: { cpu: '100m', memory: '16Mi' } } },
+          // Writes past the page cache (O_DIRECT), so the bios are its own.
+          { name: 'io', image: img, command: ['sh', '-c', 'while :; do dd if=/dev/zero of=/tmp/f bs=64k count=16 oflag=direct 2>/dev/null; sleep 0.2; done'] },
+        ],
       }),
     );
     const throttled = (name: string) => async () =>
@@ -186,8 +190,41 @@ describe('stats on containerd', () => {
     expect(await throttled('container_cpu_cfs_throttled_seconds_total')()).toBeGreaterThan(0);
     expect(await throttled('container_spec_cpu_quota')()).toBe(10000);
     expect(await throttled('container_spec_cpu_period')()).toBe(100000);
+    // Its block I/O by device, as cAdvisor (the storage I/O panels). With cgroup v1 this kernel counts a
+    // cgroup's bios only once blk-throttle is on for the device's queue: the container's own cgroup gets
+    // a write limit far above what it writes (the cgroup goes with the container).
+    const cadvisorText = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
+    const cgroup = await until(
+      async () => /^container_last_seen\{container="io",id="([^"]+)",[^}]*pod="throttled"\}/m.exec(await cadvisorText())?.[1],
+      40_000,
+      'the io container',
+    );
+    const dev = statSync(dir).dev;
+    const [major, minor] = [(dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00)];
+    if (existsSync('/sys/fs/cgroup/blkio'))
+      writeFileSync(join('/sys/fs/cgroup/blkio', cgroup, 'blkio.throttle.write_bps_device'), `${major}:${minor} ${2 ** 40}\n`);
+    const written = await until(
+      async () => {
+        const m = /^container_fs_writes_bytes_total\{container="io",device="([^"]*)",[^}]*pod="throttled"\} (\S+)/m.exec(await cadvisorText());
+        return m && Number(m[2]) > 0 ? m : undefined;
+      },
+      40_000,
+      'bytes written by the io container',
+    );
+    expect(written[1]).toMatch(/^\/dev\//);
+    const metrics = await cadvisorText();
+    const line = (name: string) =>
+      Number(new RegExp(`^${name}\\{container="io",device="${written[1]}",[^}]*pod="throttled"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    expect(line('container_fs_writes_total')).toBeGreaterThan(0);
+    expect(line('container_fs_writes_bytes_total')).toBeGreaterThanOrEqual(Number(written[2]));
+    expect(metrics).toMatch(
+      new RegExp(
+        `^container_blkio_device_usage_total\\{container="io",device="${written[1]}",[^}]*major="${major}",minor="${minor}",[^}]*operation="Write",pod="throttled"\\} [1-9]`,
+        'm',
+      ),
+    );
     // promtool accepts the exposition with these series.
-    const check = spawnSync('promtool', ['check', 'metrics'], { input: (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body });
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: await cadvisorText() });
     expect([check.status, check.stdout.toString() + check.stderr.toString()]).toEqual([0, '']);
     // A container without a limit has nothing "available" under one (containerd says 0 for it).
     const load = s.pods.find((x: Obj) => x.podRef.name === 'load');

@@ -1,13 +1,15 @@
 /**
  * /metrics/cadvisor's series from a container's cgroup beyond its usage (cAdvisor's names, help
  * and conditions): page cache, swap, mapped files, peak usage, the CPU split and
- * CFS throttling (only for a container with a CPU quota), the spec's limits and shares, OOM kills
- * and processes — what the usual dashboards (memory cache, CPU throttling) and alerts read.
+ * CFS throttling (only for a container with a CPU quota), the spec's limits and shares, OOM kills,
+ * processes and block I/O by device — what the usual dashboards (memory cache, CPU throttling,
+ * storage I/O) and alerts read.
  * (cAdvisor's container_memory_failcnt is left out: a counter without `_total`, which promtool
  * refuses.) Pure.
  */
 import type { Family } from '../metrics/prom-text.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
+import type { CgroupIo } from '../../lib/cgroup-io.js';
 import type { NetDevStats } from './node-sources.js';
 
 type Labels = Record<string, string>;
@@ -49,17 +51,55 @@ function withQuota(d: CgroupDetail, v: number | undefined): number | undefined {
   return d.cpuQuotaUs ? v : undefined;
 }
 
+/**
+ * cAdvisor's per-device I/O series (its DiskIOMetrics): name, help, table, operation and unit
+ * divisor. A device without the operation counts 0, as cAdvisor's ioValues.
+ */
+const IO: [string, string, keyof CgroupIo, string, number][] = [
+  ['container_fs_reads_bytes_total', 'Cumulative count of bytes read', 'serviceBytes', 'Read', 1],
+  ['container_fs_reads_total', 'Cumulative count of reads completed', 'serviced', 'Read', 1],
+  ['container_fs_writes_bytes_total', 'Cumulative count of bytes written', 'serviceBytes', 'Write', 1],
+  ['container_fs_writes_total', 'Cumulative count of writes completed', 'serviced', 'Write', 1],
+  ['container_fs_io_cost_usage_seconds_total', 'Cumulative IOCost usage in seconds', 'costUsage', 'Count', 1e6],
+  ['container_fs_io_cost_wait_seconds_total', 'Cumulative IOCost wait in seconds', 'costWait', 'Count', 1e6],
+  ['container_fs_io_cost_indebt_seconds_total', 'Cumulative IOCost debt in seconds', 'costIndebt', 'Count', 1e6],
+  ['container_fs_io_cost_indelay_seconds_total', 'Cumulative IOCost delay in seconds', 'costIndelay', 'Count', 1e6],
+];
+
 /** The families for `containers` (each with its labels and cgroup detail), stamped `timestampMs`; none without details. */
 export function cadvisorDetailFamilies(containers: readonly { labels: Labels; detail?: CgroupDetail }[], timestampMs: number): Family[] {
-  return SERIES.map(([name, help, type, pick, kind]) => ({
-    name,
-    help,
-    type,
-    samples: containers.flatMap((c) => {
-      const value = c.detail && pick(c.detail);
-      return value === undefined ? [] : [{ labels: c.labels, value, ...(kind === 'stat' ? { timestampMs } : {}) }];
-    }),
-  })).filter((f) => f.samples.length);
+  const withIo = containers.flatMap((c) => (c.detail?.io ? [{ labels: c.labels, io: c.detail.io }] : []));
+  return [
+    ...SERIES.map(([name, help, type, pick, kind]) => ({
+      name,
+      help,
+      type,
+      samples: containers.flatMap((c) => {
+        const value = c.detail && pick(c.detail);
+        return value === undefined ? [] : [{ labels: c.labels, value, ...(kind === 'stat' ? { timestampMs } : {}) }];
+      }),
+    })),
+    ...IO.map(([name, help, table, op, divisor]) => ({
+      name,
+      help,
+      type: 'counter' as const,
+      samples: withIo.flatMap((c) => c.io[table].map((d) => ({ labels: { ...c.labels, device: d.device }, value: (d.ops[op] ?? 0) / divisor, timestampMs }))),
+    })),
+    {
+      name: 'container_blkio_device_usage_total',
+      help: 'Blkio Device bytes usage',
+      type: 'counter' as const,
+      samples: withIo.flatMap((c) =>
+        c.io.serviceBytes.flatMap((d) =>
+          Object.entries(d.ops).map(([operation, value]) => ({
+            labels: { ...c.labels, device: d.device, major: String(d.major), minor: String(d.minor), operation },
+            value,
+            timestampMs,
+          })),
+        ),
+      ),
+    },
+  ].filter((f) => f.samples.length);
 }
 
 /** cAdvisor's packet, error and drop counters of a pod's interfaces (its network namespace's /proc/<pid>/net/dev). */

@@ -9,6 +9,7 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
+import { machineDeviceNamer } from '../../lib/block-devices.js';
 import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
@@ -88,9 +89,10 @@ export class StatsCollector {
     if (this.details?.of === snap) return this.details;
     const byId = new Map<string, CgroupDetail>();
     const netByPod = new Map<string, NetDevStats[]>();
+    const deviceName = machineDeviceNamer();
     for (const c of snap.containers) {
       const dirs = this.d.containerCgroup(c.podUid, c.id);
-      const detail = dirs && readCgroupDetail(dirs);
+      const detail = dirs && readCgroupDetail(dirs, deviceName);
       if (!detail) continue;
       byId.set(c.id, detail);
       const pid = netByPod.has(c.podUid) ? undefined : detail.firstPid;

@@ -17,6 +17,7 @@ import { renderFamilies, type Family } from '../metrics/prom-text.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
+import { readDiskMap } from '../../lib/block-devices.js';
 import { bytes } from '../../api/quantity.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 
@@ -140,7 +141,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         system_uuid: m?.systemUUID ?? '',
         boot_id: m?.bootID ?? '',
         filesystems: [],
-        disk_map: {},
+        disk_map: Object.fromEntries(readDiskMap()),
         network_devices: os.networkInterfaces()
           ? Object.keys(os.networkInterfaces())
               .filter((n) => n !== 'lo')

@@ -209,4 +209,45 @@ describe('pod CPU and memory', () => {
     // Without details (the embedded runtime's containers), none of these families.
     expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container_memory_cache');
   });
+
+  it("exports a container's block I/O by device as cAdvisor: fs reads/writes, bytes and operations, blkio device usage by operation", () => {
+    const dev = (ops: Record<string, number>) => [{ major: 254, minor: 0, device: '/dev/vda', ops }];
+    const details = new Map<string, CgroupDetail>([
+      [
+        'c1',
+        {
+          cacheBytes: 0,
+          mappedFileBytes: 0,
+          io: {
+            serviceBytes: dev({ Read: 8192, Write: 4096, Total: 12288 }),
+            serviced: dev({ Read: 2, Write: 1 }),
+            costUsage: dev({ Count: 1_500_000 }),
+            costWait: [],
+            costIndebt: [],
+            costIndelay: [],
+          },
+        },
+      ],
+      ['c2', { cacheBytes: 0, mappedFileBytes: 0 }],
+    ]);
+    const text = cadvisorMetrics(snapshot({}), (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }), { cores: 1, memoryBytes: 1 });
+    const labels = 'container="a",device="/dev/vda",id="/kubepods/podu1/c1",image="",name="c1",namespace="default",pod="p"';
+    expect(text).toContain('# HELP container_fs_reads_bytes_total Cumulative count of bytes read\n# TYPE container_fs_reads_bytes_total counter');
+    expect(text).toContain(`container_fs_reads_bytes_total{${labels}} 8192 10000`);
+    expect(text).toContain(`container_fs_writes_bytes_total{${labels}} 4096 10000`);
+    expect(text).toContain(`container_fs_reads_total{${labels}} 2 10000`);
+    expect(text).toContain(`container_fs_writes_total{${labels}} 1 10000`);
+    expect(text).toContain(`container_fs_io_cost_usage_seconds_total{${labels}} 1.5 10000`);
+    expect(text).not.toContain('container_fs_io_cost_wait_seconds_total');
+    for (const [op, v] of [
+      ['Read', 8192],
+      ['Write', 4096],
+      ['Total', 12288],
+    ])
+      expect(text).toContain(
+        `container_blkio_device_usage_total{container="a",device="/dev/vda",id="/kubepods/podu1/c1",image="",major="254",minor="0",name="c1",namespace="default",operation="${op}",pod="p"} ${v} 10000`,
+      );
+    // A container without I/O accounting has none of these rows.
+    expect(text).not.toMatch(/^container_fs_reads_total\{container="b"/m);
+  });
 });

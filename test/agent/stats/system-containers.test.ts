@@ -54,6 +54,10 @@ describe('system containers from cgroups', () => {
     expect(qosCgroupDirs(v1, ctx)).toEqual({ pods: cgroupDirs(v1, '/r/kubepods'), burstable: undefined, besteffort: cgroupDirs(v1, '/r/kubepods/besteffort') });
     expect(qosCgroupDirs(v1, { ...ctx, cgroupRoot: '/' })).toEqual({ pods: undefined, burstable: undefined, besteffort: undefined });
     expect(qosCgroupDirs(v1, { ...ctx, cgroupsPerQOS: false })).toEqual({});
+    // With the blkio hierarchy mounted, a cgroup's I/O is read there too.
+    const blkioRoot = tree({ 'cpuacct/cpuacct.usage': '1', 'memory/memory.usage_in_bytes': '1', 'blkio/blkio.throttle.io_serviced': '' });
+    expect(cgroupDirs(detectCgroupLayout(blkioRoot)!, '/k/c1')).toMatchObject({ version: 1, blkioDir: join(blkioRoot, 'blkio/k/c1') });
+    expect(cgroupDirs(v1, '/k/c1')).not.toHaveProperty('blkioDir');
     const v2root = tree({
       'cgroup.controllers': 'cpu memory',
       'kubepods.slice/memory.current': '5',
