@@ -219,7 +219,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   // The pod-resources API (the root dir lock makes the socket ours to replace).
   const stopPodResources = await import('./server/pod-resources.js')
-    .then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods() }))
+    .then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods(), cpus: agent.cpus }))
     .catch((err: unknown) => {
       logger.warn({ err: messageOf(err) }, 'pod-resources API not served');
       return async () => {};

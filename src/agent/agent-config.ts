@@ -2,6 +2,7 @@
  * The agent's contract with its caller (main, tests, benches): the resolved configuration it is
  * built from, and what a composed agent offers.
  */
+import type { PodCpus } from './cpumanager/cpu-manager.js';
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
@@ -59,6 +60,8 @@ export interface AgentConfig {
   cpuCFSQuotaPeriodUs: number;
   /** podPidsLimit (≤ 0 or absent: none). */
   podPidsLimit?: number;
+  /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */
+  cpuManager?: { policy: 'none' | 'static'; reconcilePeriodMs: number; reservedCpus: string };
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
   /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */
@@ -106,6 +109,8 @@ export interface Agent {
   host: ReturnType<typeof createAgentHost> & ReturnType<typeof createObservabilityHost>;
   /** The kubelet's /metrics registry (main adds the certificate managers' figures). */
   metrics: KubeletMetrics;
+  /** The CPU manager's view for the pod-resources API. */
+  cpus: PodCpus;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */

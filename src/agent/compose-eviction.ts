@@ -87,6 +87,8 @@ export function composeAdmission(
   o: {
     eviction: () => EvictionManager;
     node: () => AdmissionNode;
+    /** The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined. */
+    allocateCpus?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined;
     workers: PodWorkers;
     syncer: PodSync;
     events: EventRecorder;
@@ -102,7 +104,8 @@ export function composeAdmission(
     if (refused) return refused;
     const critical = isCritical(pod);
     const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), isCritical: critical, allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
-    if (r.admit || !r.shortfalls || !critical) return r;
+    if (r.admit) return o.allocateCpus?.(pod, admitted) ?? r;
+    if (!r.shortfalls || !critical) return r;
     const victims = podsToPreempt(pod, admitted, r.shortfalls);
     if (typeof victims === 'string')
       return {

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import type { Pod } from '../api/types.js';
 import { createCriClient } from '../cri/client.js';
-import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
+import { CRI_API_VERSION, type CriRuntime, type RuntimeService } from '../cri/services.js';
+import { composeCpuManager } from './compose-cpus.js';
 import { messageOf, unavailable } from '../lib/errors.js';
 import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
@@ -115,12 +116,25 @@ export function composeImages(
 /**
  * What the executor gets of the node besides the runtime: the pod cgroup manager, for a CRI
  * runtime the kubelet connects to (not the embedded one, which keeps its containers in its own
- * subtree) with cgroupsPerQOS and the cgroupfs driver, as root; the image credential providers.
+ * subtree) with cgroupsPerQOS and the cgroupfs driver, as root; the image credential providers; the CPU manager (compose-cpus.ts).
  */
 export function composeNodeResources(
   cfg: AgentConfig,
-  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[]; observeCgroup?: CgroupOpObserver },
-): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
+  d: {
+    criEndpoint: boolean;
+    logger: Logger;
+    activePods: () => Pod[];
+    podsHoldingCpus: () => Pod[];
+    observeCgroup?: CgroupOpObserver;
+    runtime: RuntimeService;
+    clock: Clock;
+  },
+): {
+  podCgroups?: PodCgroupManager;
+  loadCredentialProviders(): Promise<void>;
+  nodeCredentials?: (image: string) => Promise<AuthConfig[]>;
+  cpus: ReturnType<typeof composeCpuManager>;
+} {
   const c = cfg.cgroups;
   const podCgroups =
     d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
@@ -139,7 +153,8 @@ export function composeNodeResources(
   const loadCredentialProviders = async () => {
     if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
   };
-  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
+  const cpus = composeCpuManager(cfg, { runtime: d.runtime, activePods: d.podsHoldingCpus, clock: d.clock, logger: d.logger });
+  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])), cpus };
 }
 
 /**

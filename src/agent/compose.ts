@@ -98,11 +98,15 @@ export function composeAgent(
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.imagePulls });
   const observeCgroup = metrics.observeCgroup;
-  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
+  const { podCgroups, nodeCredentials, loadCredentialProviders, cpus } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,
     logger,
     activePods: () => podManager.getPods(),
+    // The CPU manager's: a terminated pod's CPUs go back to the shared pool.
+    podsHoldingCpus: () => syncLoop.activePods(),
     observeCgroup,
+    runtime: runtime.runtime,
+    clock,
   });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
@@ -123,6 +127,7 @@ export function composeAgent(
     node: nodeFacts(cfg),
     podCgroups,
     nodeCredentials,
+    cpusets: cpus.cpusets,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
@@ -196,6 +201,7 @@ export function composeAgent(
     admit: composeAdmission(cfg, {
       eviction: () => eviction,
       node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
+      allocateCpus: cpus.admit,
       workers,
       syncer,
       events,
@@ -238,22 +244,8 @@ export function composeAgent(
   return {
     host,
     metrics,
-    internals: {
-      podConfig,
-      podManager,
-      workers,
-      statusManager,
-      pleg,
-      runtime,
-      gc,
-      imageGc,
-      runtimeState,
-      events,
-      volumes,
-      volumeStats,
-      prober,
-      collector,
-    },
+    cpus: cpus.podCpus,
+    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober, collector },
     async start() {
       nodeInformer?.start(abort.signal);
       if (processRuntime) await processRuntime.start();
@@ -263,6 +255,7 @@ export function composeAgent(
       admissionNode = admissionNodeOf(cfg.node, machine);
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
+      cpus.start(abort.signal);
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

@@ -2,6 +2,8 @@
 import type { AgentConfig } from '../agent/agent-config.js';
 import { bytes } from '../api/quantity.js';
 import { parseDuration } from '../lib/duration.js';
+import { parseCpuSet } from '../lib/cpuset.js';
+import type { KubeletConfiguration } from './schema.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
 import type { ResolvedConfig } from './load.js';
 import { evictionThresholds } from './eviction-thresholds.js';
@@ -38,6 +40,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     cpuCFSQuota: kc.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
     podPidsLimit: kc.podPidsLimit,
+    cpuManager: { policy: kc.cpuManagerPolicy, reconcilePeriodMs: parseDuration(kc.cpuManagerReconcilePeriod)!, reservedCpus: kc.reservedSystemCPUs },
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },
     serializeImagePulls: kc.serializeImagePulls,
@@ -68,8 +71,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       nodeIPSpecified: cfg.nodeIPSpecified,
       secondaryNodeIP: cfg.secondaryNodeIP,
       providerID: kc.providerID,
-      kubeReserved: kc.kubeReserved,
-      systemReserved: kc.systemReserved,
+      // reservedSystemCPUs stands for the reserved cpu: system-reserved is its size, kube-reserved has none (as upstream's server.go).
+      ...reservedCpu(kc),
       evictionHard: kc.evictionHard,
       kubeletVersion: KUBERNETES_VERSION,
     },
@@ -87,4 +90,11 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
     },
   };
+}
+
+/** kubeReserved / systemReserved, with reservedSystemCPUs' size as the system's cpu when it is set. */
+function reservedCpu(kc: KubeletConfiguration): { kubeReserved: Record<string, string>; systemReserved: Record<string, string> } {
+  if (!kc.reservedSystemCPUs) return { kubeReserved: kc.kubeReserved, systemReserved: kc.systemReserved };
+  const { cpu: _kube, ...kubeReserved } = kc.kubeReserved;
+  return { kubeReserved, systemReserved: { ...kc.systemReserved, cpu: String(parseCpuSet(kc.reservedSystemCPUs).length) } };
 }

@@ -33,6 +33,8 @@ const ZERO_MEANS_DEFAULT: string[][] = [
   ['evictionPressureTransitionPeriod'],
   ['containerLogMaxSize'],
   ['podLogsDir'],
+  ['cpuManagerPolicy'],
+  ['cpuManagerReconcilePeriod'],
 ];
 
 const isZero = (v: unknown) => v === 0 || v === '' || (typeof v === 'string' && /^(0+(\.0*)?(ns|us|µs|ms|s|m|h))+$/.test(v));

@@ -12,10 +12,8 @@ export const unimplementedConfigFields = new Set([
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
   'enableContentionProfiling',
-  'cpuManagerPolicy',
   'singleProcessOOMKill',
   'cpuManagerPolicyOptions',
-  'cpuManagerReconcilePeriod',
   'memoryManagerPolicy',
   'topologyManagerPolicy',
   'topologyManagerScope',
@@ -33,7 +31,6 @@ export const unimplementedConfigFields = new Set([
   'memorySwap',
   'containerLogMaxWorkers',
   'configMapAndSecretChangeDetectionStrategy',
-  'reservedSystemCPUs',
   'showHiddenMetricsForVersion',
   'volumePluginDir',
   'kernelMemcgNotification',
@@ -59,9 +56,6 @@ const oneOf =
  * no-ops with a CRI runtime): accepted without a warning, so a kubeadm-written config starts quietly.
  */
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
-  cpuManagerPolicy: oneOf('none'),
-  // Only read by the static CPU manager policy.
-  cpuManagerReconcilePeriod: () => true,
   cpuManagerPolicyOptions: empty,
   memoryManagerPolicy: oneOf('None'),
   topologyManagerPolicy: oneOf('none'),
@@ -82,7 +76,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   containerLogMaxWorkers: oneOf(1),
   runOnce: oneOf(false),
   mergeDefaultEvictionSettings: oneOf(false),
-  reservedSystemCPUs: oneOf(''),
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,
@@ -107,16 +100,13 @@ export const unimplementedFlags = new Set([
   'contention-profiling',
   'profiling',
   'topology-manager-policy',
-  'cpu-manager-policy',
   'memory-manager-policy',
-  'reserved-cpus',
   'keep-terminated-pod-volumes',
   'experimental-allocatable-ignore-eviction',
   'seccomp-profile-root',
   'tls-sni-cert-key',
   'runonce',
   'cpu-manager-policy-options',
-  'cpu-manager-reconcile-period',
   'topology-manager-policy-options',
   'topology-manager-scope',
   'qos-reserved',

@@ -93,6 +93,11 @@ export const kubeletConfigSchema = z.strictObject({
   seccompDefault: def(z.boolean(), false),
   imageServiceEndpoint: def(z.string(), ''),
   podPidsLimit: def(z.int(), -1),
+  /** The CPU manager (agent/cpumanager): `none`, or `static` (exclusive CPUs for Guaranteed pods' integer requests). */
+  cpuManagerPolicy: def(z.enum(['none', 'static']), 'none'),
+  cpuManagerReconcilePeriod: def(duration, '10s'),
+  /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
+  reservedSystemCPUs: def(z.string(), ''),
   localStorageCapacityIsolation: def(z.boolean(), true),
   protectKernelDefaults: def(z.boolean(), false),
   failSwapOn: def(z.boolean(), true),

@@ -3,6 +3,7 @@
  * for the fields tskubelet implements (pure). The zod schema checks each field's type first.
  */
 import { parseDuration } from '../lib/duration.js';
+import { parseCpuSet } from '../lib/cpuset.js';
 import type { KubeletConfiguration } from './schema.js';
 
 /** Every rule `kc` breaks, in upstream's words (empty when valid). */
@@ -41,6 +42,17 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     'Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time',
   );
   bad(critical > 0 && critical < 1000, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
+  if (kc.reservedSystemCPUs) {
+    bad(
+      kc.systemReservedCgroup !== '' || kc.kubeReservedCgroup !== '',
+      "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)",
+    );
+    try {
+      parseCpuSet(kc.reservedSystemCPUs);
+    } catch (err) {
+      bad(true, `unable to parse reservedSystemCPUs (--reserved-cpus) ${kc.reservedSystemCPUs}, error: ${(err as Error).message}`);
+    }
+  }
   const enforce = kc.enforceNodeAllocatable;
   for (const key of enforce) {
     if (key === 'none') {

@@ -88,6 +88,9 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
       await r('ReopenContainerLog', { container_id: id });
     },
     runtimeConfig: () => r('RuntimeConfig', {}),
+    updateContainerResources: async (id, linux) => {
+      await r('UpdateContainerResources', { container_id: id, linux });
+    },
     checkpointContainer: async (req) => {
       await r('CheckpointContainer', req, req.timeout ? req.timeout * 1000 : T);
     },

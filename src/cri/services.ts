@@ -39,6 +39,8 @@ export interface RuntimeService {
   reopenContainerLog(containerId: string): Promise<void>;
   /** CRI RuntimeConfig: the runtime's cgroup driver (absent: the runtime does not say; the kubelet's config decides). */
   runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
+  /** CRI UpdateContainerResources, Linux part (absent: the runtime cannot change a running container's resources). */
+  updateContainerResources?(containerId: string, linux: cri.LinuxContainerResources): Promise<void>;
   /** CRI CheckpointContainer (absent: the runtime cannot checkpoint). */
   checkpointContainer?(req: cri.CheckpointContainerRequest): Promise<void>;
 }

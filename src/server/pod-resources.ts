@@ -1,9 +1,11 @@
 /**
  * The pod-resources gRPC API (podresources.v1 PodResourcesLister: List, GetAllocatableResources,
  * Get) on a unix socket, as device plugins and monitoring agents expect it at
- * `<root-dir>/pod-resources/kubelet.sock`. tskubelet has no CPU, memory or device managers yet,
- * so containers report no exclusive cpus, memory blocks or devices (empty lists, as the Go
- * kubelet with the `none` policies does); every running pod and container is listed.
+ * `<root-dir>/pod-resources/kubelet.sock`. Each container's exclusive CPUs are the CPU manager's
+ * (the static policy; none with `none`), and the allocatable cpu_ids the CPUs exclusive
+ * allocations come from; tskubelet has no memory or device managers yet, so containers report no
+ * memory blocks or devices (empty lists, as the Go kubelet with the `none` policies does); every
+ * running pod and container is listed.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -12,25 +14,31 @@ import { GrpcCallError, GrpcCode } from '../cri/h2-unary.js';
 import { serveUnary, type UnaryHandler } from '../cri/h2-unary-server.js';
 import { serviceMethods } from '../cri/proto.js';
 
-function podResources(p: Pod) {
+/** The CPU manager's view (agent compose-cpus.ts PodCpus). */
+interface Cpus {
+  allocatableCpus(): readonly number[];
+  exclusiveCpus(podUid: string, name: string): readonly number[];
+}
+
+function podResources(p: Pod, cpus?: Cpus) {
   const containers = [...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...p.spec.containers];
   return {
     name: p.metadata.name,
     namespace: p.metadata.namespace,
-    containers: containers.map((c) => ({ name: c.name, devices: [], cpu_ids: [], memory: [] })),
+    containers: containers.map((c) => ({ name: c.name, devices: [], cpu_ids: [...(cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])], memory: [] })),
   };
 }
 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
-export async function servePodResources(socketPath: string, o: { pods(): Pod[] }): Promise<() => Promise<void>> {
+export async function servePodResources(socketPath: string, o: { pods(): Pod[]; cpus?: Cpus }): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
-    List: () => ({ pod_resources: o.pods().map(podResources) }),
-    GetAllocatableResources: () => ({ devices: [], cpu_ids: [], memory: [] }),
+    List: () => ({ pod_resources: o.pods().map((p) => podResources(p, o.cpus)) }),
+    GetAllocatableResources: () => ({ devices: [], cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])], memory: [] }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
       if (!p) throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
-      return { pod_resources: podResources(p) };
+      return { pod_resources: podResources(p, o.cpus) };
     },
   };
   const methods: Record<string, UnaryHandler> = {};

@@ -440,12 +440,30 @@ describe('loadConfig', () => {
     );
     // Values that ask for something tskubelet does not do still warn.
     const e = await loadConfig(
-      parseFlags(['--config', file('static.yaml', 'cpuManagerPolicy: static\nrunOnce: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
+      parseFlags([
+        '--config',
+        file('static.yaml', 'cpuManagerPolicyOptions: {full-pcpus-only: "true"}\nrunOnce: true\nlogging: {format: text}\n'),
+        '--kubeconfig=/k',
+      ]),
     );
     expect(e.warnings).toEqual([
-      'config field "cpuManagerPolicy" is accepted but not implemented yet; it has no effect',
+      'config field "cpuManagerPolicyOptions" is accepted but not implemented yet; it has no effect',
       'config field "runOnce" is accepted but not implemented yet; it has no effect',
     ]);
+    // The CPU manager's settings are read (cpumanager/): file fields, flags, upstream's defaults and checks.
+    const cpu = await loadConfig(
+      parseFlags(['--config', file('cpu.yaml', 'cpuManagerPolicy: static\ncpuManagerReconcilePeriod: 0s\nkubeReserved: {cpu: 500m}\n'), '--kubeconfig=/k']),
+    );
+    expect([cpu.kc.cpuManagerPolicy, cpu.kc.cpuManagerReconcilePeriod, cpu.kc.reservedSystemCPUs, cpu.warnings]).toEqual(['static', '10s', '', []]);
+    const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
+    expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
+    await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
+    await expect(loadConfig(parseFlags(['--reserved-cpus=0-x', '--kubeconfig=/k']))).rejects.toThrow(
+      'invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-x, error: strconv.Atoi: parsing "x": invalid syntax',
+    );
+    await expect(loadConfig(parseFlags(['--reserved-cpus=0', '--kube-reserved-cgroup=/kube', '--kubeconfig=/k']))).rejects.toThrow(
+      "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)",
+    );
     // failSwapOn: upstream's default (true) unless the file or the flag says otherwise.
     expect(c.kc.failSwapOn).toBe(true);
     const g = await loadConfig(parseFlags(['--config', file('swap.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k']));

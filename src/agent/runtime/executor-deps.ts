@@ -1,4 +1,5 @@
 /** What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its counters. */
+import type { ContainerCpusets } from '../cpumanager/cpu-manager.js';
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -55,6 +56,8 @@ export interface ExecutorDeps {
   logger?: Logger;
   /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
   nodeCredentials?(image: string): Promise<AuthConfig[]>;
+  /** The CPU manager's cpuset for each container created (compose-cpus.ts; absent or undefined: none). */
+  cpusets?: ContainerCpusets;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
   podCgroups?: { ensure(pod: Pod): Promise<void> };
   /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */

@@ -197,6 +197,7 @@ export class PodActionExecutor {
     });
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
+    let cpuset: string | undefined;
     // Count 0 is computePodActions' answer when the runtime has no instance of it: the count goes on
     // from its logs (a runtime whose state was wiped).
     const restartCount = s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount;
@@ -224,6 +225,9 @@ export class PodActionExecutor {
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
       if (!sub.ok) return failed('CreateContainerConfigError', sub.message, 10_000);
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };
+      // The CPU manager's cpuset (upstream PreCreateContainer): the container's exclusive CPUs, or the shared pool.
+      cpuset = this.deps.cpusets?.cpusetFor(pod.metadata.uid!, c.name);
+      if (cpuset && config.linux?.resources) config.linux.resources.cpuset_cpus = cpuset;
     } catch (err) {
       return failed('CreateContainerConfigError', messageOf(err), 10_000);
     }
@@ -234,6 +238,7 @@ export class PodActionExecutor {
     } catch (err) {
       return failed('CreateContainerError', err);
     }
+    if (cpuset) this.deps.cpusets?.created(pod.metadata.uid!, c.name, id, cpuset);
     this.deps.events?.record(ref, 'Normal', 'Created', `Created container: ${c.name}`);
     try {
       await this.deps.runtime.startContainer(id);

@@ -1,0 +1,220 @@
+/**
+ * The CPU manager (upstream pkg/kubelet/cm/cpumanager, policies `none` and `static` without
+ * options). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
+ * with an integer CPU request CPUs of its own, taken at admission (takeByTopology) out of the
+ * shared pool less the reserved CPUs (reservedSystemCPUs, else the ceiling of kube- plus
+ * system-reserved cpu taken by topology); every other container runs on the shared pool, which
+ * keeps the reserved CPUs. Containers are created with their cpuset, and the reconcile loop
+ * (cpuManagerReconcilePeriod) writes each running container's cpuset again when it changed
+ * (UpdateContainerResources) — the shared pool shrinks and grows as exclusive CPUs are taken and
+ * freed. CPUs of a pod no longer active go back to the pool. Init containers' CPUs are reused
+ * by the pod's app containers (not a sidecar's: it runs beside them). The state survives restarts
+ * in `cpu_manager_state` (checkpoint.ts); a state that does not fit the configuration stops the
+ * kubelet with upstream's message.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { milliCpu } from '../../api/quantity.js';
+import type { Logger } from '../../lib/logger.js';
+import { qosClass } from '../status/generate-pod-status.js';
+import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
+import { takeByTopology } from './cpu-assignment.js';
+import { difference, equalSets, formatCpuSet, intersection, union, type CpuSet } from '../../lib/cpuset.js';
+import { topologyCpus, type CpuTopology } from './topology.js';
+
+export interface CpuManagerConfig {
+  policy: 'none' | 'static';
+  stateFile: string;
+  topology: CpuTopology;
+  /** reservedSystemCPUs (an explicit set). */
+  reservedCpus?: CpuSet;
+  /** kube-reserved + system-reserved cpu, in millicores (the static policy needs it above 0). */
+  reservedMilli: number;
+  logger?: Logger;
+}
+
+/** A running container the reconcile loop keeps on its cpuset. */
+export interface RunningContainer {
+  podUid: string;
+  name: string;
+  id: string;
+}
+
+/** What the executor asks of the CPU manager for a container it creates. */
+export interface ContainerCpusets {
+  /** The cpuset to create it with (undefined: none, the `none` policy). */
+  cpusetFor(podUid: string, name: string): string | undefined;
+  /** It was created with `cpuset` (the reconcile loop need not write it again). */
+  created(podUid: string, name: string, id: string, cpuset: string): void;
+}
+
+/** The pod-resources API's view: the CPUs exclusive allocations come from, and a container's. */
+export interface PodCpus {
+  allocatableCpus(): CpuSet;
+  exclusiveCpus(podUid: string, name: string): CpuSet;
+}
+
+/** A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0. Pure. */
+export function guaranteedCpus(pod: Pod, c: Container): number {
+  if (qosClass(pod) !== 'Guaranteed') return 0;
+  const milli = milliCpu(c.resources?.requests?.cpu) ?? milliCpu(c.resources?.limits?.cpu) ?? 0;
+  return milli % 1000 === 0 ? milli / 1000 : 0;
+}
+
+export class CpuManager {
+  private state: CpuManagerState = { policyName: 'none', defaultCpuSet: [], entries: new Map() };
+  private readonly reserved: CpuSet;
+  private readonly reuse = new Map<string, CpuSet>();
+  /** What each container's cpuset was last written as (upstream lastUpdateState). */
+  private readonly written = new Map<string, string>();
+
+  /** The policy (static: its reserved CPUs); throws upstream's message when they cannot be reserved. */
+  constructor(private readonly c: CpuManagerConfig) {
+    const all = topologyCpus(c.topology);
+    this.reserved = [];
+    if (c.policy === 'static') {
+      if (c.reservedMilli <= 0 && !c.reservedCpus?.length)
+        throw new Error('[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+      const n = c.reservedCpus?.length ? c.reservedCpus.length : Math.ceil(c.reservedMilli / 1000);
+      const taken = c.reservedCpus?.length ? { ok: true as const, cpus: c.reservedCpus } : takeByTopology(c.topology, all, n);
+      if (!taken.ok || taken.cpus.length !== n)
+        throw new Error(`[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`);
+      this.reserved = taken.cpus;
+    }
+  }
+
+  /** Reads the state and checks it against the configuration (throws upstream's message when they disagree), and writes it back. */
+  start(): void {
+    this.state = readCheckpoint(this.c.stateFile, this.c.policy);
+    if (this.c.policy === 'static') this.validate(topologyCpus(this.c.topology));
+    this.save();
+  }
+
+  get policy(): 'none' | 'static' {
+    return this.c.policy;
+  }
+
+  /** upstream staticPolicy.validateState. */
+  private validate(all: CpuSet): void {
+    const s = this.state;
+    const assigned = [...s.entries].flatMap(([pod, cs]) => [...cs].map(([name, set]) => ({ pod, name, set })));
+    if (!s.defaultCpuSet.length) {
+      if (assigned.length) throw new Error('default cpuset cannot be empty');
+      s.defaultCpuSet = all;
+      return;
+    }
+    if (!equalSets(intersection(this.reserved, s.defaultCpuSet), this.reserved))
+      throw new Error(`not all reserved cpus: "${formatCpuSet(this.reserved)}" are present in defaultCpuSet: "${formatCpuSet(s.defaultCpuSet)}"`);
+    for (const a of assigned)
+      if (intersection(s.defaultCpuSet, a.set).length)
+        throw new Error(`pod: ${a.pod}, container: ${a.name} cpuset: "${formatCpuSet(a.set)}" overlaps with default cpuset "${formatCpuSet(s.defaultCpuSet)}"`);
+    const known = union(s.defaultCpuSet, ...assigned.map((a) => a.set));
+    if (!equalSets(known, all))
+      throw new Error(`current set of available CPUs "${formatCpuSet(all)}" doesn't match with CPUs in state "${formatCpuSet(known)}"`);
+  }
+
+  private save(): void {
+    writeCheckpoint(this.c.stateFile, this.state);
+  }
+
+  /** The CPUs exclusive allocations can come from (upstream GetAllocatableCPUs; the pod-resources API's allocatable cpu_ids). */
+  allocatableCpus(): CpuSet {
+    return this.c.policy === 'static' ? difference(topologyCpus(this.c.topology), this.reserved) : [];
+  }
+
+  /** A container's exclusive CPUs (empty when it runs on the shared pool). */
+  exclusiveCpus(podUid: string, name: string): CpuSet {
+    return this.state.entries.get(podUid)?.get(name) ?? [];
+  }
+
+  /** The cpuset a container is created with (upstream GetCPUSetOrDefault); undefined under `none`. */
+  containerCpuset(podUid: string, name: string): string | undefined {
+    if (this.c.policy !== 'static') return undefined;
+    const set = this.state.entries.get(podUid)?.get(name) ?? this.state.defaultCpuSet;
+    return set.length ? formatCpuSet(set) : undefined;
+  }
+
+  /** A container was created with `cpuset` (upstream AddContainer's lastUpdateState): the reconcile loop leaves it. */
+  created(podUid: string, name: string, id: string, cpuset: string): void {
+    this.written.set(`${podUid}/${name}/${id}`, cpuset);
+  }
+
+  /**
+   * Allocates the pod's exclusive CPUs at admission, init containers first (upstream: the
+   * topology manager's admit handler calling the policy's Allocate); the refusal's message, or
+   * undefined. Assignments of pods no longer active are released first.
+   */
+  allocate(pod: Pod, active: readonly Pod[]): string | undefined {
+    if (this.c.policy !== 'static') return undefined;
+    this.removeStale(new Set([...active, pod].map((p) => p.metadata.uid!)));
+    const uid = pod.metadata.uid!;
+    for (const [c, init] of [...(pod.spec.initContainers ?? []).map((x) => [x, true] as const), ...pod.spec.containers.map((x) => [x, false] as const)]) {
+      const n = guaranteedCpus(pod, c);
+      if (!n) continue;
+      let set = this.state.entries.get(uid)?.get(c.name);
+      if (!set) {
+        const available = union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
+        const taken = takeByTopology(this.c.topology, available, n);
+        if (!taken.ok) {
+          this.c.logger?.error(
+            { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, containerName: c.name, numCPUs: n, err: taken.message },
+            'Unable to allocate CPUs',
+          );
+          this.save();
+          return taken.message;
+        }
+        set = taken.cpus;
+        this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);
+        if (!this.state.entries.has(uid)) this.state.entries.set(uid, new Map());
+        this.state.entries.get(uid)!.set(c.name, set);
+      }
+      // upstream updateCPUsToReuse: only this pod's entry; a (non-sidecar) init container's CPUs are reusable, an app container's are not.
+      for (const k of this.reuse.keys()) if (k !== uid) this.reuse.delete(k);
+      const sidecar = init && c.restartPolicy === 'Always';
+      this.reuse.set(uid, init && !sidecar ? union(this.reuse.get(uid) ?? [], set) : difference(this.reuse.get(uid) ?? [], set));
+    }
+    this.save();
+    return undefined;
+  }
+
+  /** Releases the CPUs of every pod not in `activeUids` to the shared pool (upstream removeStaleState). */
+  removeStale(activeUids: ReadonlySet<string>): void {
+    let changed = false;
+    for (const [uid, cs] of this.state.entries) {
+      if (activeUids.has(uid)) continue;
+      this.state.defaultCpuSet = union(this.state.defaultCpuSet, ...cs.values());
+      this.state.entries.delete(uid);
+      changed = true;
+    }
+    for (const key of this.written.keys()) if (!activeUids.has(key.slice(0, key.indexOf('/')))) this.written.delete(key);
+    if (changed) this.save();
+  }
+
+  /**
+   * One reconcile pass (upstream reconcileState): stale assignments released, then every running
+   * container whose cpuset differs from what was last written gets it written. Returns the
+   * containers it failed to update.
+   */
+  async reconcile(
+    activeUids: ReadonlySet<string>,
+    running: readonly RunningContainer[],
+    update: (id: string, cpuset: string) => Promise<void>,
+  ): Promise<RunningContainer[]> {
+    if (this.c.policy !== 'static') return [];
+    this.removeStale(activeUids);
+    const failed: RunningContainer[] = [];
+    for (const r of running) {
+      if (!activeUids.has(r.podUid)) continue;
+      const cpuset = this.containerCpuset(r.podUid, r.name);
+      const key = `${r.podUid}/${r.name}/${r.id}`;
+      if (!cpuset || this.written.get(key) === cpuset) continue;
+      try {
+        await update(r.id, cpuset);
+        this.written.set(key, cpuset);
+      } catch (err) {
+        this.c.logger?.error({ containerID: r.id, cpuSet: cpuset, err: (err as Error).message }, 'ReconcileState: failed to update container');
+        failed.push(r);
+      }
+    }
+    return failed;
+  }
+}

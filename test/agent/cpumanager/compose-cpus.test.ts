@@ -1,0 +1,68 @@
+/**
+ * The CPU manager as the agent wires it: a pod whose CPUs cannot be allocated is refused at
+ * admission with upstream's reason and message; a state file that does not fit stops the start
+ * with upstream's wrapping.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../../../src/api/types.js';
+import type { AgentConfig } from '../../../src/agent/agent-config.js';
+import type { RuntimeService } from '../../../src/cri/services.js';
+import { composeCpuManager } from '../../../src/agent/compose-cpus.js';
+import { readCpuTopology } from '../../../src/agent/cpumanager/topology.js';
+import { realClock } from '../../../src/lib/clock.js';
+import { createLogger } from '../../../src/lib/logger.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-cpus-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const cpus = readCpuTopology().size;
+
+const cfg = (policy: 'none' | 'static') =>
+  ({
+    rootDir: dir,
+    node: { kubeReserved: { cpu: '1' }, systemReserved: {} },
+    cpuManager: { policy, reconcilePeriodMs: 60_000, reservedCpus: '' },
+  }) as unknown as AgentConfig;
+const wire = (policy: 'none' | 'static') =>
+  composeCpuManager(cfg(policy), { runtime: {} as RuntimeService, activePods: () => [], clock: realClock, logger: createLogger({ level: 'fatal' }) });
+const guaranteed = (n: number): Pod =>
+  ({
+    metadata: { name: 'big', namespace: 'default', uid: 'u-big' },
+    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: `${n}`, memory: '1Mi' }, limits: { cpu: `${n}`, memory: '1Mi' } } }] },
+  }) as Pod;
+
+describe('composeCpuManager', () => {
+  it("refuses a pod whose CPUs cannot be allocated: UnexpectedAdmissionError, upstream's message", () => {
+    const abort = new AbortController();
+    const m = wire('static');
+    m.start(abort.signal);
+    try {
+      expect(m.admit(guaranteed(cpus), [])).toEqual({
+        admit: false,
+        reason: 'UnexpectedAdmissionError',
+        message: `Allocate failed due to not enough cpus available to satisfy request: requested=${cpus}, available=${cpus - 1}, which is unexpected`,
+      });
+      expect(m.admit(guaranteed(1), [])).toBeUndefined();
+      expect(m.podCpus.exclusiveCpus('u-big', 'c')).toHaveLength(1);
+    } finally {
+      abort.abort();
+    }
+  });
+
+  it('stops the start when the state was written for another policy, naming the file to delete', () => {
+    writeFileSync(join(dir, 'cpu_manager_state'), '{"policyName":"static","defaultCpuSet":"0","checksum":0}');
+    expect(() => wire('none').start(new AbortController().signal)).toThrow(
+      `start cpu manager error: could not restore state from checkpoint: configured policy "none" differs from state checkpoint policy "static", please drain this node and delete the CPU manager checkpoint file "${join(dir, 'cpu_manager_state')}" before restarting Kubelet`,
+    );
+    expect(() =>
+      composeCpuManager({ ...cfg('static'), node: { kubeReserved: {}, systemReserved: {} } } as unknown as AgentConfig, {
+        runtime: {} as RuntimeService,
+        activePods: () => [],
+        clock: realClock,
+        logger: createLogger({ level: 'fatal' }),
+      }).start(new AbortController().signal),
+    ).toThrow('failed to initialize cpu manager: [cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The static CPU manager policy as upstream's: which CPUs an exclusive allocation takes (its
+ * test topologies), the reserved CPUs, allocation at admission, the shared pool every other
+ * container runs on, release of a gone pod's CPUs, reuse of init containers' CPUs, the state
+ * across restarts and the checks that stop a kubelet whose state does not fit.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../../src/api/types.js';
+import { takeByTopology } from '../../../src/agent/cpumanager/cpu-assignment.js';
+import { CpuManager, guaranteedCpus } from '../../../src/agent/cpumanager/cpu-manager.js';
+import { readCpuTopology, type CpuTopology } from '../../../src/agent/cpumanager/topology.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-cpumgr-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** upstream's topoSingleSocketHT: 8 CPUs, 4 cores of 2 threads (i and i+4), one socket. */
+const singleSocketHT: CpuTopology = new Map(Array.from({ length: 8 }, (_, i) => [i, { coreId: i % 4, socketId: 0, numaNodeId: 0 }]));
+/** upstream's topoDualSocketHT: 12 CPUs, even ones on socket 0, cores (0,6) (2,8) (4,10) (1,7) (3,9) (5,11). */
+const dualSocketHT: CpuTopology = new Map(Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]));
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+
+describe('takeByTopology', () => {
+  it("takes as upstream's takeByTopologyNUMAPacked: whole sockets, then whole cores, then single CPUs of the fullest cores", () => {
+    const take = (t: CpuTopology, available: number[], n: number) => {
+      const r = takeByTopology(t, available, n);
+      return r.ok ? r.cpus : r.message;
+    };
+    expect(take(singleSocketHT, range(0, 7), 1)).toEqual([0]);
+    expect(take(singleSocketHT, range(0, 7), 2)).toEqual([0, 4]);
+    expect(take(singleSocketHT, range(1, 7), 1)).toEqual([4]);
+    expect(take(singleSocketHT, range(1, 7), 3)).toEqual([1, 4, 5]);
+    expect(take(dualSocketHT, range(0, 11), 6)).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(take(dualSocketHT, range(0, 11), 8)).toEqual([0, 1, 2, 4, 6, 7, 8, 10]);
+    expect(take(singleSocketHT, [1, 2], 3)).toBe('not enough cpus available to satisfy request: requested=3, available=2');
+  });
+});
+
+const pod = (uid: string, containers: Partial<Container>[], init: Partial<Container>[] = []): Pod =>
+  ({
+    metadata: { name: uid, namespace: 'default', uid },
+    spec: {
+      containers: containers.map((c, i) => ({ name: `c${i}`, image: 'i', ...c })),
+      initContainers: init.map((c, i) => ({ name: `init${i}`, image: 'i', ...c })),
+    },
+  }) as Pod;
+const guaranteed = (cpu: string) => ({ resources: { requests: { cpu, memory: '1Mi' }, limits: { cpu, memory: '1Mi' } } });
+
+describe('CpuManager (static)', () => {
+  const stateFile = join(dir, 'cpu_manager_state');
+  const make = (o: { reservedMilli?: number; reservedCpus?: number[]; topology?: CpuTopology } = {}) => {
+    const m = new CpuManager({
+      policy: 'static',
+      stateFile,
+      topology: o.topology ?? singleSocketHT,
+      reservedMilli: o.reservedMilli ?? 1000,
+      reservedCpus: o.reservedCpus,
+    });
+    m.start();
+    return m;
+  };
+
+  it('gives Guaranteed integer requests CPUs of their own; everything else runs on the shared pool, which keeps the reserved CPUs', () => {
+    rmSync(stateFile, { force: true });
+    const m = make();
+    expect(m.allocatableCpus()).toEqual(range(1, 7));
+    const g = pod('g', [guaranteed('2'), guaranteed('500m')]);
+    expect(m.allocate(g, [])).toBeUndefined();
+    // CPU 0 is reserved (the lowest core's first thread), so the first whole free core is 1 (1 and 5).
+    expect(m.exclusiveCpus('g', 'c0')).toEqual([1, 5]);
+    expect(m.containerCpuset('g', 'c0')).toBe('1,5');
+    // A fractional request runs on the shared pool, as a Burstable pod's containers do.
+    expect(m.containerCpuset('g', 'c1')).toBe('0,2-4,6-7');
+    expect(m.containerCpuset('other', 'x')).toBe('0,2-4,6-7');
+    expect(guaranteedCpus(pod('b', [{ resources: { requests: { cpu: '2' } } }]), { name: 'c0', resources: { requests: { cpu: '2' } } } as Container)).toBe(0);
+    // Not enough left: upstream's message (the admission handler wraps it).
+    expect(m.allocate(pod('big', [guaranteed('6')]), [g])).toBe('not enough cpus available to satisfy request: requested=6, available=5');
+    // The state survives a restart; a pod no longer active gives its CPUs back.
+    const again = make();
+    expect(again.exclusiveCpus('g', 'c0')).toEqual([1, 5]);
+    again.removeStale(new Set());
+    expect(again.containerCpuset('other', 'x')).toBe('0-7');
+    expect(make().exclusiveCpus('g', 'c0')).toEqual([]);
+  });
+
+  it("reuses an init container's CPUs for the app containers, not a sidecar's", () => {
+    rmSync(stateFile, { force: true });
+    const m = make();
+    m.allocate(pod('p', [guaranteed('2')], [guaranteed('2')]), []);
+    expect(m.exclusiveCpus('p', 'init0')).toEqual([1, 5]);
+    expect(m.exclusiveCpus('p', 'c0')).toEqual([1, 5]);
+    m.allocate(pod('s', [guaranteed('2')], [{ ...guaranteed('2'), restartPolicy: 'Always' }]), [pod('p', [])]);
+    expect(m.exclusiveCpus('s', 'init0')).toEqual([2, 6]);
+    expect(m.exclusiveCpus('s', 'c0')).toEqual([3, 7]);
+  });
+
+  it('writes each running container its cpuset when it changed, once', async () => {
+    rmSync(stateFile, { force: true });
+    const m = make();
+    const writes: string[] = [];
+    const update = async (id: string, cpuset: string) => {
+      writes.push(`${id}=${cpuset}`);
+    };
+    const running = [
+      { podUid: 'shared', name: 'c0', id: 'a' },
+      { podUid: 'gone', name: 'c0', id: 'b' },
+    ];
+    m.created('shared', 'c0', 'a', '0-7');
+    await m.reconcile(new Set(['shared']), running, update);
+    expect(writes).toEqual([]);
+    m.allocate(pod('g', [guaranteed('2')]), [pod('shared', [])]);
+    running.push({ podUid: 'g', name: 'c0', id: 'c' });
+    await m.reconcile(new Set(['shared', 'g']), running, update);
+    expect(writes).toEqual(['a=0,2-4,6-7', 'c=1,5']);
+    await m.reconcile(new Set(['shared', 'g']), running, update);
+    expect(writes).toHaveLength(2);
+    // The exclusive pod goes: its CPUs return and the shared container gets them.
+    await m.reconcile(new Set(['shared']), running, update);
+    expect(writes.at(-1)).toBe('a=0-7');
+  });
+
+  it('refuses what upstream refuses: no reservation, a state that does not fit the machine or the reservation', () => {
+    rmSync(stateFile, { force: true });
+    expect(() => make({ reservedMilli: 0 })).toThrow('[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+    expect(make({ reservedMilli: 1500 }).allocatableCpus()).toEqual([1, 2, 3, 5, 6, 7]);
+    expect(make({ reservedCpus: [3] }).allocatableCpus()).toEqual([0, 1, 2, 4, 5, 6, 7]);
+    // The state was written for 8 CPUs: a machine with 12 does not fit it.
+    expect(() => make({ topology: dualSocketHT })).toThrow('current set of available CPUs "0-11" doesn\'t match with CPUs in state "0-7"');
+    writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"1-7","checksum":0}');
+    expect(() => make()).toThrow('not all reserved cpus: "0" are present in defaultCpuSet: "1-7"');
+    writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"0-7","entries":{"p":{"c":"1"}},"checksum":0}');
+    expect(() => make()).toThrow('pod: p, container: c cpuset: "1" overlaps with default cpuset "0-7"');
+    writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"","entries":{"p":{"c":"1"}},"checksum":0}');
+    expect(() => make()).toThrow('default cpuset cannot be empty');
+  });
+
+  it('none: keeps its state file and sets no cpuset', () => {
+    const file = join(dir, 'none_state');
+    const m = new CpuManager({ policy: 'none', stateFile: file, topology: singleSocketHT, reservedMilli: 0 });
+    m.start();
+    expect(m.containerCpuset('p', 'c')).toBeUndefined();
+    expect(m.allocate(pod('g', [guaranteed('2')]), [])).toBeUndefined();
+    expect(m.allocatableCpus()).toEqual([]);
+  });
+
+  it("reads this machine's topology from sysfs: every online CPU with a core and socket", () => {
+    const t = readCpuTopology();
+    expect(t.size).toBeGreaterThan(0);
+    for (const info of t.values()) expect(info).toEqual({ coreId: expect.any(Number), socketId: expect.any(Number), numaNodeId: expect.any(Number) });
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * The static CPU manager policy on containerd (cgroup v1 cpuset, real runc): a Guaranteed pod's
+ * integer CPU request gets CPUs of its own, the shared pool every other container runs on shrinks
+ * to the rest (written into running containers by the reconcile loop) and grows back when the
+ * pod goes; the state file is upstream's format; the pod-resources API reports the CPUs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CriRuntime } from '../../src/cri/services.js';
+import { decodeCheckpoint } from '../../src/agent/cpumanager/checkpoint.js';
+import { formatCpuSet } from '../../src/lib/cpuset.js';
+import { readCpuTopology } from '../../src/agent/cpumanager/topology.js';
+import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
+import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
+import { httpGet, until } from '../e2e/helpers.js';
+import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
+
+const node = 'ctrd-cpumgr-node';
+const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-cpumgr-'));
+let ctrd: Containerd;
+let cri: CriRuntime;
+let c: Cluster;
+const all = [...readCpuTopology().keys()].sort((a, b) => a - b);
+
+beforeAll(
+  async () =>
+    ({ ctrd, cri, c } = await startContainerdCluster({
+      dir,
+      node,
+      config: ['cpuManagerPolicy: static', 'cpuManagerReconcilePeriod: 1s', 'reservedSystemCPUs: "0"'],
+    })),
+  60_000,
+);
+afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
+
+/** The cpuset.cpus of a container's cgroup (its id as /metrics/cadvisor names it, cgroupfs driver). */
+async function cpusetOf(pod: string): Promise<string> {
+  const body = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
+  const id = new RegExp(`^container_last_seen\\{container="main",id="([^"]+)",[^}]*pod="${pod}"\\}`, 'm').exec(body)?.[1];
+  if (!id) return '';
+  try {
+    return readFileSync(join('/sys/fs/cgroup/cpuset', id, 'cpuset.cpus'), 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+describe('CPU manager (static) on containerd', () => {
+  it("pins a Guaranteed pod's integer CPUs, moves the shared pool off them and back", async () => {
+    expect(all.length).toBeGreaterThanOrEqual(2);
+    const main = (resources?: object) => ({ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'], ...(resources ? { resources } : {}) });
+    c.api.store.create('pods', boundPod('shared', node, { terminationGracePeriodSeconds: 1, containers: [main()] }));
+    await until(async () => (await cpusetOf('shared')) === formatCpuSet(all), 60_000, 'the shared container on every CPU');
+    // CPU 0 is reserved (reservedSystemCPUs), so the exclusive CPU is the next one.
+    const cpu = { cpu: '1', memory: '32Mi' };
+    c.api.store.create('pods', boundPod('pinned', node, { terminationGracePeriodSeconds: 1, containers: [main({ requests: cpu, limits: cpu })] }));
+    await until(async () => (await cpusetOf('pinned')) === '1', 60_000, 'the pinned container on CPU 1');
+    const rest = formatCpuSet(all.filter((x) => x !== 1));
+    await until(async () => (await cpusetOf('shared')) === rest, 20_000, 'the shared container off CPU 1');
+    // upstream's state file: the Go kubelet could take this node over.
+    const uid = c.api.store.get('pods', 'default', 'pinned')?.metadata?.uid as string;
+    const state = decodeCheckpoint(readFileSync(join(dir, 'root', 'cpu_manager_state'), 'utf8'), 'static');
+    expect([formatCpuSet(state.defaultCpuSet), state.entries.get(uid)?.get('main')]).toEqual([rest, [1]]);
+    // The pod-resources API reports it.
+    const grpc = await import('@grpc/grpc-js');
+    const protoLoader = await import('@grpc/proto-loader');
+    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), {
+      keepCase: true,
+      longs: Number,
+      defaults: true,
+    });
+    const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
+    const client = new Lister(`unix://${join(dir, 'root', 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
+    const call = <T>(m: string, req: object) =>
+      new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    try {
+      expect(await call<any>('GetAllocatableResources', {})).toMatchObject({ cpu_ids: all.filter((x) => x !== 0) });
+      expect((await call<any>('Get', { pod_name: 'pinned', pod_namespace: 'default' })).pod_resources.containers).toMatchObject([
+        { name: 'main', cpu_ids: [1] },
+      ]);
+    } finally {
+      client.close();
+    }
+    // The pod goes: its CPU returns to the shared pool.
+    c.api.store.remove('pods', 'default', 'pinned', {});
+    await until(async () => (await cpusetOf('shared')) === formatCpuSet(all), 40_000, 'the shared container back on every CPU');
+  }, 150_000);
+});
