@@ -21,7 +21,7 @@ import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 
 export function composeCpuManager(
   cfg: AgentConfig,
-  d: { runtime: RuntimeService; activePods: () => Pod[]; clock: Clock; logger: Logger },
+  d: { runtime: RuntimeService; activePods: () => Pod[]; sourcesSeen: () => boolean; clock: Clock; logger: Logger },
 ): {
   start(signal: AbortSignal): void;
   admit(pod: Pod, admitted: Pod[]): AdmitResult | undefined;
@@ -32,7 +32,8 @@ export function composeCpuManager(
   const c = cfg.cpuManager ?? { policy: 'none', reconcilePeriodMs: 10_000, reservedCpus: '' };
   const reconcile = async () => {
     const update = d.runtime.updateContainerResources?.bind(d.runtime);
-    if (!m || !update) return;
+    // Not before every pod source has delivered its pods: until then "not active" is not "gone" (upstream sourcesReady).
+    if (!m || !update || !d.sourcesSeen()) return;
     const running = (await d.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map((x) => ({
       podUid: x.labels?.[PodUidLabel] ?? '',
       name: x.labels?.[ContainerNameLabel] ?? '',

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import type { Pod } from '../api/types.js';
 import { createCriClient } from '../cri/client.js';
-import { CRI_API_VERSION, type CriRuntime, type RuntimeService } from '../cri/services.js';
-import { composeCpuManager } from './compose-cpus.js';
+import { CRI_API_VERSION, type CriRuntime } from '../cri/services.js';
 import { messageOf, unavailable } from '../lib/errors.js';
 import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
@@ -116,25 +115,12 @@ export function composeImages(
 /**
  * What the executor gets of the node besides the runtime: the pod cgroup manager, for a CRI
  * runtime the kubelet connects to (not the embedded one, which keeps its containers in its own
- * subtree) with cgroupsPerQOS and the cgroupfs driver, as root; the image credential providers; the CPU manager (compose-cpus.ts).
+ * subtree) with cgroupsPerQOS and the cgroupfs driver, as root; the image credential providers.
  */
 export function composeNodeResources(
   cfg: AgentConfig,
-  d: {
-    criEndpoint: boolean;
-    logger: Logger;
-    activePods: () => Pod[];
-    podsHoldingCpus: () => Pod[];
-    observeCgroup?: CgroupOpObserver;
-    runtime: RuntimeService;
-    clock: Clock;
-  },
-): {
-  podCgroups?: PodCgroupManager;
-  loadCredentialProviders(): Promise<void>;
-  nodeCredentials?: (image: string) => Promise<AuthConfig[]>;
-  cpus: ReturnType<typeof composeCpuManager>;
-} {
+  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[]; observeCgroup?: CgroupOpObserver },
+): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
   const c = cfg.cgroups;
   const podCgroups =
     d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
@@ -153,8 +139,7 @@ export function composeNodeResources(
   const loadCredentialProviders = async () => {
     if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
   };
-  const cpus = composeCpuManager(cfg, { runtime: d.runtime, activePods: d.podsHoldingCpus, clock: d.clock, logger: d.logger });
-  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])), cpus };
+  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type EmbeddedRuntime,
 } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
+import { composeCpuManager } from './compose-cpus.js';
 import { composeStatusSync, startClusterMembership } from './compose-cluster.js';
 import { composeHost, createStatsCollector, timedSyncer, trackPodStartDuration } from './compose-observability.js';
 import { PodConfig } from './podconfig/pod-config.js';
@@ -98,15 +99,19 @@ export function composeAgent(
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.imagePulls });
   const observeCgroup = metrics.observeCgroup;
-  const { podCgroups, nodeCredentials, loadCredentialProviders, cpus } = composeNodeResources(cfg, {
+  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,
     logger,
     activePods: () => podManager.getPods(),
-    // The CPU manager's: a terminated pod's CPUs go back to the shared pool.
-    podsHoldingCpus: () => syncLoop.activePods(),
     observeCgroup,
+  });
+  // A terminated pod's CPUs go back to the shared pool.
+  const cpus = composeCpuManager(cfg, {
     runtime: runtime.runtime,
+    activePods: () => syncLoop.activePods(),
+    sourcesSeen: () => podConfig.allSourcesSeen(),
     clock,
+    logger,
   });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;

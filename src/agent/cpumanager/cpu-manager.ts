@@ -66,6 +66,8 @@ export class CpuManager {
   private readonly reuse = new Map<string, CpuSet>();
   /** What each container's cpuset was last written as (upstream lastUpdateState). */
   private readonly written = new Map<string, string>();
+  /** The pods seen active since start: admission releases only their CPUs (a pod of the state not re-admitted yet after a restart keeps its own). */
+  private readonly seen = new Set<string>();
 
   /** The policy (static: its reserved CPUs); throws upstream's message when they cannot be reserved. */
   constructor(private readonly c: CpuManagerConfig) {
@@ -141,11 +143,13 @@ export class CpuManager {
   /**
    * Allocates the pod's exclusive CPUs at admission, init containers first (upstream: the
    * topology manager's admit handler calling the policy's Allocate); the refusal's message, or
-   * undefined. Assignments of pods no longer active are released first.
+   * undefined. Assignments of pods seen active and no longer so are released first.
    */
   allocate(pod: Pod, active: readonly Pod[]): string | undefined {
     if (this.c.policy !== 'static') return undefined;
-    this.removeStale(new Set([...active, pod].map((p) => p.metadata.uid!)));
+    const activeUids = new Set([...active, pod].map((p) => p.metadata.uid!));
+    for (const u of activeUids) this.seen.add(u);
+    this.removeStale(activeUids, true);
     const uid = pod.metadata.uid!;
     for (const [c, init] of [...(pod.spec.initContainers ?? []).map((x) => [x, true] as const), ...pod.spec.containers.map((x) => [x, false] as const)]) {
       const n = guaranteedCpus(pod, c);
@@ -176,11 +180,15 @@ export class CpuManager {
     return undefined;
   }
 
-  /** Releases the CPUs of every pod not in `activeUids` to the shared pool (upstream removeStaleState). */
-  removeStale(activeUids: ReadonlySet<string>): void {
+  /**
+   * Releases the CPUs of every pod not in `activeUids` to the shared pool (upstream
+   * removeStaleState); `seenOnly`: only of pods seen active since start (admission's, which can
+   * run before every pod of the state has been admitted again after a restart).
+   */
+  removeStale(activeUids: ReadonlySet<string>, seenOnly = false): void {
     let changed = false;
     for (const [uid, cs] of this.state.entries) {
-      if (activeUids.has(uid)) continue;
+      if (activeUids.has(uid) || (seenOnly && !this.seen.has(uid))) continue;
       this.state.defaultCpuSet = union(this.state.defaultCpuSet, ...cs.values());
       this.state.entries.delete(uid);
       changed = true;
@@ -190,7 +198,8 @@ export class CpuManager {
   }
 
   /**
-   * One reconcile pass (upstream reconcileState): stale assignments released, then every running
+   * One reconcile pass (upstream reconcileState; the caller runs it once every pod source has
+   * delivered its pods): stale assignments released, then every running
    * container whose cpuset differs from what was last written gets it written. Returns the
    * containers it failed to update.
    */
@@ -200,6 +209,7 @@ export class CpuManager {
     update: (id: string, cpuset: string) => Promise<void>,
   ): Promise<RunningContainer[]> {
     if (this.c.policy !== 'static') return [];
+    for (const u of activeUids) this.seen.add(u);
     this.removeStale(activeUids);
     const failed: RunningContainer[] = [];
     for (const r of running) {

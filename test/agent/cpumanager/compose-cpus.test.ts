@@ -25,8 +25,14 @@ const cfg = (policy: 'none' | 'static') =>
     node: { kubeReserved: { cpu: '1' }, systemReserved: {} },
     cpuManager: { policy, reconcilePeriodMs: 60_000, reservedCpus: '' },
   }) as unknown as AgentConfig;
-const wire = (policy: 'none' | 'static') =>
-  composeCpuManager(cfg(policy), { runtime: {} as RuntimeService, activePods: () => [], clock: realClock, logger: createLogger({ level: 'fatal' }) });
+const wire = (policy: 'none' | 'static', c: AgentConfig = cfg(policy)) =>
+  composeCpuManager(c, {
+    runtime: {} as RuntimeService,
+    activePods: () => [],
+    sourcesSeen: () => true,
+    clock: realClock,
+    logger: createLogger({ level: 'fatal' }),
+  });
 const guaranteed = (n: number): Pod =>
   ({
     metadata: { name: 'big', namespace: 'default', uid: 'u-big' },
@@ -57,12 +63,7 @@ describe('composeCpuManager', () => {
       `start cpu manager error: could not restore state from checkpoint: configured policy "none" differs from state checkpoint policy "static", please drain this node and delete the CPU manager checkpoint file "${join(dir, 'cpu_manager_state')}" before restarting Kubelet`,
     );
     expect(() =>
-      composeCpuManager({ ...cfg('static'), node: { kubeReserved: {}, systemReserved: {} } } as unknown as AgentConfig, {
-        runtime: {} as RuntimeService,
-        activePods: () => [],
-        clock: realClock,
-        logger: createLogger({ level: 'fatal' }),
-      }).start(new AbortController().signal),
+      wire('static', { ...cfg('static'), node: { kubeReserved: {}, systemReserved: {} } } as unknown as AgentConfig).start(new AbortController().signal),
     ).toThrow('failed to initialize cpu manager: [cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
   });
 });

@@ -85,6 +85,24 @@ describe('CpuManager (static)', () => {
     expect(make().exclusiveCpus('g', 'c0')).toEqual([]);
   });
 
+  it('after a restart, admission keeps the CPUs of pods of the state not admitted again yet; the reconcile pass releases them', async () => {
+    rmSync(stateFile, { force: true });
+    make().allocate(pod('g', [guaranteed('2')]), []);
+    const restarted = make();
+    // The first pod admitted after the restart: g is not in the active list yet, and keeps its CPUs.
+    expect(restarted.allocate(pod('h', [guaranteed('2')]), [])).toBeUndefined();
+    expect([restarted.exclusiveCpus('g', 'c0'), restarted.exclusiveCpus('h', 'c0')]).toEqual([
+      [1, 5],
+      [2, 6],
+    ]);
+    // Once every source has delivered its pods, a pod of the state that is not active is gone.
+    await restarted.reconcile(new Set(['h']), [], async () => {});
+    expect(restarted.exclusiveCpus('g', 'c0')).toEqual([]);
+    // A pod seen active and then gone is released by the next admission too.
+    restarted.allocate(pod('k', [guaranteed('1')]), []);
+    expect(restarted.exclusiveCpus('h', 'c0')).toEqual([]);
+  });
+
   it("reuses an init container's CPUs for the app containers, not a sidecar's", () => {
     rmSync(stateFile, { force: true });
     const m = make();
