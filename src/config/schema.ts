@@ -97,7 +97,7 @@ export const kubeletConfigSchema = z.strictObject({
   cpuManagerPolicy: def(z.enum(['none', 'static']), 'none'),
   cpuManagerReconcilePeriod: def(duration, '10s'),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
-  reservedSystemCPUs: def(z.string(), ''),
+  reservedSystemCPUs: opt(z.string()),
   localStorageCapacityIsolation: def(z.boolean(), true),
   protectKernelDefaults: def(z.boolean(), false),
   failSwapOn: def(z.boolean(), true),

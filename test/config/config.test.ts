@@ -454,7 +454,7 @@ describe('loadConfig', () => {
     const cpu = await loadConfig(
       parseFlags(['--config', file('cpu.yaml', 'cpuManagerPolicy: static\ncpuManagerReconcilePeriod: 0s\nkubeReserved: {cpu: 500m}\n'), '--kubeconfig=/k']),
     );
-    expect([cpu.kc.cpuManagerPolicy, cpu.kc.cpuManagerReconcilePeriod, cpu.kc.reservedSystemCPUs, cpu.warnings]).toEqual(['static', '10s', '', []]);
+    expect([cpu.kc.cpuManagerPolicy, cpu.kc.cpuManagerReconcilePeriod, cpu.kc.reservedSystemCPUs, cpu.warnings]).toEqual(['static', '10s', undefined, []]);
     const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
     expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
