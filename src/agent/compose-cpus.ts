@@ -86,6 +86,7 @@ export function composeCpuManager(
     podCpus: {
       allocatableCpus: () => m?.allocatableCpus() ?? [],
       exclusiveCpus: (uid, name) => m?.exclusiveCpus(uid, name) ?? [],
+      counts: () => m?.counts() ?? { pinningRequests: 0, pinningErrors: 0, sharedPoolMilli: 0, exclusiveCpus: 0 },
     },
   };
 }

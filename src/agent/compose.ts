@@ -59,6 +59,7 @@ import { stopPodsForShutdown } from './runtime/shutdown.js';
 import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { registerPodCountMetrics } from './metrics/pod-count-metrics.js';
+import { registerCpuManagerMetrics } from './metrics/cpu-manager-metrics.js';
 import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 
@@ -105,7 +106,6 @@ export function composeAgent(
     activePods: () => podManager.getPods(),
     observeCgroup,
   });
-  // A terminated pod's CPUs go back to the shared pool.
   const cpus = composeCpuManager(cfg, {
     runtime: runtime.runtime,
     activePods: () => syncLoop.activePods(),

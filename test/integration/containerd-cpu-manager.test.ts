@@ -63,6 +63,11 @@ describe('CPU manager (static) on containerd', () => {
     const uid = c.api.store.get('pods', 'default', 'pinned')?.metadata?.uid as string;
     const state = decodeCheckpoint(readFileSync(join(dir, 'root', 'cpu_manager_state'), 'utf8'), 'static');
     expect([formatCpuSet(state.defaultCpuSet), state.entries.get(uid)?.get('main')]).toEqual([rest, [1]]);
+    // upstream's CPU manager metrics.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toContain('kubelet_cpu_manager_pinning_requests_total 1\n');
+    expect(metrics).toContain('kubelet_cpu_manager_exclusive_cpu_allocation_count 1\n');
+    expect(metrics).toContain(`kubelet_cpu_manager_shared_pool_size_millicores ${(all.length - 2) * 1000}\n`);
     // The pod-resources API reports it.
     const grpc = await import('@grpc/grpc-js');
     const protoLoader = await import('@grpc/proto-loader');

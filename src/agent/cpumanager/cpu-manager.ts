@@ -47,10 +47,21 @@ export interface ContainerCpusets {
   created(podUid: string, name: string, id: string, cpuset: string): void;
 }
 
-/** The pod-resources API's view: the CPUs exclusive allocations come from, and a container's. */
+/** What upstream's CPU manager metrics report (metrics/cpu-manager-metrics.ts). */
+export interface CpuManagerCounts {
+  pinningRequests: number;
+  pinningErrors: number;
+  /** The shared pool less the reserved CPUs, in millicores (0 with `none`). */
+  sharedPoolMilli: number;
+  /** The CPUs of every exclusive assignment (a reused init container's counted again, as upstream's countExclusiveCPUs). */
+  exclusiveCpus: number;
+}
+
+/** The pod-resources API's and the metrics' view: the CPUs exclusive allocations come from, a container's, the counts. */
 export interface PodCpus {
   allocatableCpus(): CpuSet;
   exclusiveCpus(podUid: string, name: string): CpuSet;
+  counts(): CpuManagerCounts;
 }
 
 /** A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0. Pure. */
@@ -66,6 +77,8 @@ export class CpuManager {
   private readonly reuse = new Map<string, CpuSet>();
   /** What each container's cpuset was last written as (upstream lastUpdateState). */
   private readonly written = new Map<string, string>();
+  private pinningRequests = 0;
+  private pinningErrors = 0;
   /** The pods seen active since start: admission releases only their CPUs (a pod of the state not re-admitted yet after a restart keeps its own). */
   private readonly seen = new Set<string>();
 
@@ -123,6 +136,16 @@ export class CpuManager {
     return this.c.policy === 'static' ? difference(topologyCpus(this.c.topology), this.reserved) : [];
   }
 
+  counts(): CpuManagerCounts {
+    const isStatic = this.c.policy === 'static';
+    return {
+      pinningRequests: this.pinningRequests,
+      pinningErrors: this.pinningErrors,
+      sharedPoolMilli: isStatic ? difference(this.state.defaultCpuSet, this.reserved).length * 1000 : 0,
+      exclusiveCpus: [...this.state.entries.values()].reduce((n, cs) => n + [...cs.values()].reduce((m, set) => m + set.length, 0), 0),
+    };
+  }
+
   /** A container's exclusive CPUs (empty when it runs on the shared pool). */
   exclusiveCpus(podUid: string, name: string): CpuSet {
     return this.state.entries.get(podUid)?.get(name) ?? [];
@@ -154,11 +177,13 @@ export class CpuManager {
     for (const [c, init] of [...(pod.spec.initContainers ?? []).map((x) => [x, true] as const), ...pod.spec.containers.map((x) => [x, false] as const)]) {
       const n = guaranteedCpus(pod, c);
       if (!n) continue;
+      this.pinningRequests++;
       let set = this.state.entries.get(uid)?.get(c.name);
       if (!set) {
         const available = union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
         const taken = takeByTopology(this.c.topology, available, n);
         if (!taken.ok) {
+          this.pinningErrors++;
           this.c.logger?.error(
             { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, containerName: c.name, numCPUs: n, err: taken.message },
             'Unable to allocate CPUs',

@@ -77,6 +77,8 @@ describe('CpuManager (static)', () => {
     expect(guaranteedCpus(pod('b', [{ resources: { requests: { cpu: '2' } } }]), { name: 'c0', resources: { requests: { cpu: '2' } } } as Container)).toBe(0);
     // Not enough left: upstream's message (the admission handler wraps it).
     expect(m.allocate(pod('big', [guaranteed('6')]), [g])).toBe('not enough cpus available to satisfy request: requested=6, available=5');
+    // upstream's metrics: two pinning requests (one failed), 2 CPUs exclusive, the shared pool less the reserved CPU.
+    expect(m.counts()).toEqual({ pinningRequests: 2, pinningErrors: 1, sharedPoolMilli: 5000, exclusiveCpus: 2 });
     // The state survives a restart; a pod no longer active gives its CPUs back.
     const again = make();
     expect(again.exclusiveCpus('g', 'c0')).toEqual([1, 5]);
