@@ -113,6 +113,7 @@ export function composeAgent(
     clock,
     logger,
   });
+  registerCpuManagerMetrics(metrics, cpus.podCpus);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const { volumes, volumeStats, objects, start: startVolumes } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
