@@ -58,7 +58,11 @@ export const componentSchemas = {
     required: ['node', 'pods'],
     properties: { node: { type: 'object' }, pods: { type: 'array', items: { type: 'object' } } },
   },
-  MachineInfo: { type: 'object', description: 'cAdvisor MachineInfo (num_cores, memory_capacity, machine_id, system_uuid, boot_id, …).' },
+  MachineInfo: {
+    type: 'object',
+    description:
+      'cAdvisor MachineInfo (num_cores, memory_capacity, machine_id, system_uuid, boot_id, disk_map: the disks of /sys/block but loop, ram and sr devices by "major:minor" with name, major, minor, size in bytes and scheduler, …).',
+  },
   PodList: {
     type: 'object',
     description: 'core/v1 PodList.',
