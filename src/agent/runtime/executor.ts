@@ -200,7 +200,7 @@ export class PodActionExecutor {
     let cpuset: string | undefined;
     // Count 0 is computePodActions' answer when the runtime has no instance of it: the count goes on
     // from its logs (a runtime whose state was wiped).
-    const restartCount = s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount;
+    const restartCount = s.restartCount === 0 ? await restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount;
     try {
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [],

@@ -6,7 +6,7 @@
  * A link goes when its container is removed; the container GC also removes links left dangling
  * whose container is gone or has exited (upstream evictPodLogsDirectories).
  */
-import { mkdirSync, statSync, symlinkSync } from 'node:fs';
+import { mkdir as mkdirCb, stat as statCb, statSync, symlink as symlinkCb } from 'node:fs';
 import { rm, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { listDirSync } from '../../../lib/fs-util.js';
@@ -35,20 +35,18 @@ export function containerIdOfLink(name: string): string | undefined {
 
 /** Links `link` to `target` when the target exists (no dangling link is made, as upstream); false if it was not made. */
 export async function linkContainerLog(link: string, target: string): Promise<boolean> {
-  // Synchronous: two local metadata calls per container start, cheaper than their promises.
-  try {
-    statSync(target);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+  // Through the callback API, off the event loop: on a disk busy with a burst of container starts
+  // a symlink waits milliseconds that the loop would spend blocked.
+  const call = (f: (done: (err: NodeJS.ErrnoException | null) => void) => void) => new Promise<NodeJS.ErrnoException | null>((r) => f(r));
+  const missing = await call((done) => statCb(target, (err) => done(err)));
+  if (missing?.code === 'ENOENT') return false;
+  let err = await call((done) => symlinkCb(target, link, done));
+  // The links directory is made when the first link needs it (and again if it was removed).
+  if (err?.code === 'ENOENT') {
+    const made = await call((done) => mkdirCb(dirname(link), { recursive: true, mode: 0o755 }, (e) => done(e)));
+    err = made ?? (await call((done) => symlinkCb(target, link, done)));
   }
-  try {
-    symlinkSync(target, link);
-  } catch (err) {
-    // The links directory is made when the first link needs it (and again if it was removed).
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(dirname(link), { recursive: true, mode: 0o755 });
-    symlinkSync(target, link);
-  }
+  if (err) throw err;
   return true;
 }
 

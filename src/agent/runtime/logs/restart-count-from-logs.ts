@@ -5,20 +5,18 @@
  * `<n>.log.<suffix>`), so it neither overwrites nor appends to an earlier instance's log, and its
  * restart count goes on. 0 without such files.
  */
-import { readdirSync } from 'node:fs';
+import { readdir, type Dirent } from 'node:fs';
 
 const LOG_NAME = /^(\d+)\.log(\..*)?$/;
 
-/** The restart count the next instance of the container whose log directory is `dir` gets. */
-export function restartCountFromLogs(dir: string): number {
+/**
+ * The restart count the next instance of the container whose log directory is `dir` gets. Read
+ * through the callback API, off the event loop (it runs for every container start).
+ */
+export async function restartCountFromLogs(dir: string): Promise<number> {
+  const entries = await new Promise<Dirent[] | undefined>((resolve) => readdir(dir, { withFileTypes: true }, (err, e) => resolve(err ? undefined : e)));
   let count = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
+  for (const e of entries ?? []) {
     const m = e.isDirectory() ? null : LOG_NAME.exec(e.name);
     const n = m ? Number(m[1]) : NaN;
     if (Number.isSafeInteger(n)) count = Math.max(count, n + 1);
