@@ -49,6 +49,10 @@ describe('cpu_manager_state', () => {
     expect(encodeCheckpoint({ policyName: 'none', defaultCpuSet: [4, 5, 6], entries: new Map() })).toBe(
       '{"policyName":"none","defaultCpuSet":"4-6","checksum":354655845}',
     );
+    // What every Go kubelet with the default policy leaves in /var/lib/kubelet/cpu_manager_state.
+    expect(encodeCheckpoint({ policyName: 'none', defaultCpuSet: [], entries: new Map() })).toBe(
+      '{"policyName":"none","defaultCpuSet":"","checksum":1353318690}',
+    );
   });
 
   it("refuses with upstream's messages: a bad checksum, another policy, unparsable sets, broken JSON", () => {
