@@ -60,6 +60,8 @@ export interface AgentConfig {
   cpuCFSQuotaPeriodUs: number;
   /** podPidsLimit (≤ 0 or absent: none). */
   podPidsLimit?: number;
+  /** memorySwap.swapBehavior (absent or "": NoSwap). */
+  swapBehavior?: string;
   /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */
   cpuManager?: { policy: 'none' | 'static'; reconcilePeriodMs: number; reservedCpus: string };
   /** enforceNodeAllocatable (absent: ["pods"]). */

@@ -31,6 +31,7 @@ import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './object
 import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 import { hugePageSizesKbSync } from './nodestatus/machine-info.js';
+import { nodeSwapContext } from './runtime/swap.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -286,6 +287,7 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
       cpuCFSQuota: cfg.cpuCFSQuota,
       cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
       hugePageSizesKb: hugePageSizesKbSync(),
+      swap: nodeSwapContext(cfg.swapBehavior),
     },
   };
 }

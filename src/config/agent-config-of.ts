@@ -40,6 +40,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     cpuCFSQuota: kc.cpuCFSQuota,
     cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
     podPidsLimit: kc.podPidsLimit,
+    swapBehavior: kc.memorySwap.swapBehavior,
     cpuManager: { policy: kc.cpuManagerPolicy, reconcilePeriodMs: parseDuration(kc.cpuManagerReconcilePeriod)!, reservedCpus: kc.reservedSystemCPUs ?? '' },
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },

@@ -28,7 +28,6 @@ export const unimplementedConfigFields = new Set([
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',
   'iptablesDropBit',
-  'memorySwap',
   'containerLogMaxWorkers',
   'configMapAndSecretChangeDetectionStrategy',
   'showHiddenMetricsForVersion',
@@ -62,7 +61,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   topologyManagerScope: oneOf('container'),
   topologyManagerPolicyOptions: empty,
   crashLoopBackOff: empty,
-  memorySwap: (v) => empty(v) || oneOf('', 'NoSwap')((v as { swapBehavior?: string }).swapBehavior),
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
   hairpinMode: () => true,
   contentType: () => true,

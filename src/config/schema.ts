@@ -98,6 +98,8 @@ export const kubeletConfigSchema = z.strictObject({
   cpuManagerReconcilePeriod: def(duration, '10s'),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
   reservedSystemCPUs: opt(z.string()),
+  /** memorySwap.swapBehavior: "" or NoSwap (no swap for containers), or LimitedSwap (runtime/swap.ts). */
+  memorySwap: def(z.strictObject({ swapBehavior: opt(z.string()) }), {}),
   localStorageCapacityIsolation: def(z.boolean(), true),
   protectKernelDefaults: def(z.boolean(), false),
   failSwapOn: def(z.boolean(), true),

@@ -53,6 +53,11 @@ export function configErrors(kc: KubeletConfiguration): string[] {
       bad(true, `unable to parse reservedSystemCPUs (--reserved-cpus) ${kc.reservedSystemCPUs}, error: ${(err as Error).message}`);
     }
   }
+  const swapBehavior = kc.memorySwap.swapBehavior ?? '';
+  bad(
+    !['', 'NoSwap', 'LimitedSwap'].includes(swapBehavior),
+    `memorySwap.swapBehavior ${JSON.stringify(swapBehavior)} must be one of: "", "LimitedSwap" or "NoSwap"`,
+  );
   const enforce = kc.enforceNodeAllocatable;
   for (const key of enforce) {
     if (key === 'none') {

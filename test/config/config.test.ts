@@ -458,6 +458,14 @@ describe('loadConfig', () => {
     const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
     expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
+    // memorySwap.swapBehavior (runtime/swap.ts): read, with upstream's check.
+    const swap = await loadConfig(
+      parseFlags(['--config', file('swap-ls.yaml', 'failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n'), '--kubeconfig=/k']),
+    );
+    expect([swap.kc.memorySwap, swap.warnings]).toEqual([{ swapBehavior: 'LimitedSwap' }, []]);
+    await expect(loadConfig(parseFlags(['--config', file('swap-bad.yaml', 'memorySwap: {swapBehavior: UnlimitedSwap}\n'), '--kubeconfig=/k']))).rejects.toThrow(
+      'invalid configuration: memorySwap.swapBehavior "UnlimitedSwap" must be one of: "", "LimitedSwap" or "NoSwap"',
+    );
     await expect(loadConfig(parseFlags(['--reserved-cpus=0-x', '--kubeconfig=/k']))).rejects.toThrow(
       'invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-x, error: strconv.Atoi: parsing "x": invalid syntax',
     );

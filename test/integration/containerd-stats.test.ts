@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
@@ -165,6 +165,12 @@ describe('stats on containerd', () => {
     expect(series('container_memory_cache')).toBeGreaterThanOrEqual(0);
     expect(series('container_processes')).toBeGreaterThanOrEqual(1);
     expect(series('container_cpu_user_seconds_total') + series('container_cpu_system_seconds_total')).toBeGreaterThanOrEqual(0);
+    // No swap for it (upstream's NoSwap; this kernel accounts swap per cgroup): memory+swap capped at its limit.
+    const limitedId = new RegExp(`^container_last_seen\\{container="busybox-container",id="([^"]+)",[^}]*pod="limited"\\}`, 'm').exec(cadvisor)?.[1];
+    if (existsSync('/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes'))
+      expect(Number(readFileSync(join('/sys/fs/cgroup/memory', limitedId ?? '', 'memory.memsw.limit_in_bytes'), 'utf8'))).toBe(
+        series('container_spec_memory_limit_bytes'),
+      );
     // No CPU quota here: no CFS series, as cAdvisor.
     expect(cadvisor).not.toMatch(/^container_cpu_cfs_periods_total\{container="busybox-container"/m);
     // A busy container under a 100m quota is throttled, which the usual CPUThrottlingHigh alert reads.

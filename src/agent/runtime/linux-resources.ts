@@ -7,6 +7,7 @@ import type { Container, Pod } from '../../api/types.js';
 import { bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
 import { qosClass } from '../status/generate-pod-status.js';
+import { applySwap, type SwapContext } from './swap.js';
 
 /** Upstream constants. */
 export const MIN_SHARES = 2;
@@ -22,6 +23,8 @@ export interface ResourceContext {
   cpuCFSQuotaPeriodUs: number;
   /** The huge page sizes the machine supports, in kB (none: no hugepage_limits). */
   hugePageSizesKb?: readonly number[];
+  /** The node's swap settings (absent: the kernel accounts no swap per cgroup; nothing is written). */
+  swap?: SwapContext;
 }
 
 /** A page size as the runtime names it (upstream HugePageUnitSizeFromByteSize): 2048 kB → `2MB`, 1048576 kB → `1GB`. Pure. */
@@ -76,6 +79,7 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   const memory = bytes(c.resources?.limits?.memory);
   const out: cri.LinuxContainerResources = { cpu_shares: milliCpuToShares(requestCpu), oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes) };
   if (memory !== undefined) out.memory_limit_in_bytes = memory;
+  applySwap(out, pod, c, ctx.swap);
   if (ctx.hugePageSizesKb?.length) out.hugepage_limits = hugePageLimits(c, ctx.hugePageSizesKb);
   if (ctx.cpuCFSQuota && limitCpu !== undefined) {
     out.cpu_period = ctx.cpuCFSQuotaPeriodUs;
