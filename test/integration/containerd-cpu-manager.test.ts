@@ -2,7 +2,8 @@
  * The static CPU manager policy on containerd (cgroup v1 cpuset, real runc): a Guaranteed pod's
  * integer CPU request gets CPUs of its own, the shared pool every other container runs on shrinks
  * to the rest (written into running containers by the reconcile loop) and grows back when the
- * pod goes; the state file is upstream's format; the pod-resources API reports the CPUs.
+ * pod goes; the state file is upstream's format and keeps the assignment across a kubelet restart;
+ * the pod-resources API and the metrics report the CPUs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -88,8 +89,14 @@ describe('CPU manager (static) on containerd', () => {
     } finally {
       client.close();
     }
+    // A kubelet restart keeps the assignment (the state file): the pinned container keeps CPU 1, a new shared one stays off it.
+    await c.restartKubelet();
+    c.api.store.create('pods', boundPod('later', node, { terminationGracePeriodSeconds: 1, containers: [main()] }));
+    await until(async () => (await cpusetOf('later')) === rest, 60_000, 'a new shared container off CPU 1 after the restart');
+    expect([await cpusetOf('pinned'), await cpusetOf('shared')]).toEqual(['1', rest]);
     // The pod goes: its CPU returns to the shared pool.
     c.api.store.remove('pods', 'default', 'pinned', {});
     await until(async () => (await cpusetOf('shared')) === formatCpuSet(all), 40_000, 'the shared container back on every CPU');
+    expect(await cpusetOf('later')).toBe(formatCpuSet(all));
   }, 150_000);
 });
