@@ -2,7 +2,7 @@
  * The agent's contract with its caller (main, tests, benches): the resolved configuration it is
  * built from, and what a composed agent offers.
  */
-import type { PodCpus } from './cpumanager/cpu-manager.js';
+import type { PodCpus } from './cpumanager/views.js';
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
@@ -62,6 +62,8 @@ export interface AgentConfig {
   podPidsLimit?: number;
   /** memorySwap.swapBehavior (absent or "": NoSwap). */
   swapBehavior?: string;
+  /** topologyManagerPolicy and topologyManagerScope (absent: none, container). */
+  topologyManager?: { policy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node'; scope: 'container' | 'pod' };
   /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */
   cpuManager?: { policy: 'none' | 'static'; reconcilePeriodMs: number; reservedCpus: string };
   /** enforceNodeAllocatable (absent: ["pods"]). */

@@ -1,7 +1,7 @@
 /**
- * The CPU manager's wiring (cpumanager/cpu-manager.ts): made at start from the configuration and
+ * The CPU and topology managers' wiring (cpumanager/): made at start from the configuration and
  * the machine's topology (a state that does not fit stops the kubelet, as upstream), asked at
- * admission for a pod's exclusive CPUs, asked for each new container's cpuset, and with the
+ * admission for a pod's exclusive CPUs under the topology policy (topology-admission.ts), asked for each new container's cpuset, and with the
  * static policy its reconcile loop every cpuManagerReconcilePeriod over the runtime's running
  * containers (UpdateContainerResources with the cpuset).
  */
@@ -15,8 +15,11 @@ import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import type { AdmitResult } from './admission/predicate.js';
-import { CpuManager, type ContainerCpusets, type PodCpus } from './cpumanager/cpu-manager.js';
+import { CpuManager } from './cpumanager/cpu-manager.js';
+import type { ContainerCpusets, PodCpus } from './cpumanager/views.js';
 import { readCpuTopology } from './cpumanager/topology.js';
+import { admitWithTopology, type TopologyManagerConfig } from './cpumanager/topology-admission.js';
+import { numaNodesOf } from './cpumanager/topology-hints.js';
 import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 
 export function composeCpuManager(
@@ -29,6 +32,9 @@ export function composeCpuManager(
   podCpus: PodCpus;
 } {
   let m: CpuManager | undefined;
+  let topology: TopologyManagerConfig | undefined;
+  let topologyAdmissions = 0;
+  let topologyErrors = 0;
   const c = cfg.cpuManager ?? { policy: 'none', reconcilePeriodMs: 10_000, reservedCpus: '' };
   const reconcile = async () => {
     const update = d.runtime.updateContainerResources?.bind(d.runtime);
@@ -44,13 +50,14 @@ export function composeCpuManager(
   return {
     start(signal) {
       const reserved = (r: Record<string, string>) => milliCpu(r.cpu) ?? 0;
+      const cpuTopology = readCpuTopology();
       // Upstream's two failures: the policy cannot be made, or its state does not fit it.
       const made = (() => {
         try {
           return new CpuManager({
             policy: c.policy,
             stateFile: join(cfg.rootDir, 'cpu_manager_state'),
-            topology: readCpuTopology(),
+            topology: cpuTopology,
             reservedCpus: c.reservedCpus ? parseCpuSet(c.reservedCpus) : undefined,
             reservedMilli: reserved(cfg.node.kubeReserved) + reserved(cfg.node.systemReserved),
             logger: d.logger,
@@ -65,6 +72,11 @@ export function composeCpuManager(
         throw new Error(`start cpu manager error: ${messageOf(err)}`, { cause: err });
       }
       m = made;
+      const t = cfg.topologyManager ?? { policy: 'none', scope: 'container' };
+      const numaNodes = numaNodesOf(cpuTopology);
+      // upstream's limit for the policies that compare NUMA nodes (without the max-allowable-numa-nodes option).
+      if (t.policy !== 'none' && numaNodes.length > 8) throw new Error('unsupported on machines with more than 8 NUMA Nodes');
+      topology = { ...t, numaNodes };
       if (c.policy !== 'static') return;
       void (async () => {
         while (!signal.aborted) {
@@ -74,10 +86,11 @@ export function composeCpuManager(
       })();
     },
     admit(pod, admitted) {
-      const message = m?.allocate(pod, admitted);
-      return message === undefined
-        ? undefined
-        : { admit: false, reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${message}, which is unexpected` };
+      if (!m || !topology) return undefined;
+      topologyAdmissions++;
+      const refused = admitWithTopology(m, topology, pod, admitted);
+      if (refused) topologyErrors++;
+      return refused && { admit: false, ...refused };
     },
     cpusets: {
       cpusetFor: (uid, name) => m?.containerCpuset(uid, name),
@@ -86,7 +99,7 @@ export function composeCpuManager(
     podCpus: {
       allocatableCpus: () => m?.allocatableCpus() ?? [],
       exclusiveCpus: (uid, name) => m?.exclusiveCpus(uid, name) ?? [],
-      counts: () => m?.counts() ?? { pinningRequests: 0, pinningErrors: 0, sharedPoolMilli: 0, exclusiveCpus: 0 },
+      counts: () => ({ pinningRequests: 0, pinningErrors: 0, sharedPoolMilli: 0, exclusiveCpus: 0, ...m?.counts(), topologyAdmissions, topologyErrors }),
     },
   };
 }

@@ -41,6 +41,10 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     cpuCFSQuotaPeriodUs: Math.round(parseDuration(kc.cpuCFSQuotaPeriod)! * 1000),
     podPidsLimit: kc.podPidsLimit,
     swapBehavior: kc.memorySwap.swapBehavior,
+    topologyManager: {
+      policy: kc.topologyManagerPolicy as NonNullable<AgentConfig['topologyManager']>['policy'],
+      scope: kc.topologyManagerScope as 'container' | 'pod',
+    },
     cpuManager: { policy: kc.cpuManagerPolicy, reconcilePeriodMs: parseDuration(kc.cpuManagerReconcilePeriod)!, reservedCpus: kc.reservedSystemCPUs ?? '' },
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },

@@ -35,6 +35,8 @@ const ZERO_MEANS_DEFAULT: string[][] = [
   ['podLogsDir'],
   ['cpuManagerPolicy'],
   ['cpuManagerReconcilePeriod'],
+  ['topologyManagerPolicy'],
+  ['topologyManagerScope'],
 ];
 
 const isZero = (v: unknown) => v === 0 || v === '' || (typeof v === 'string' && /^(0+(\.0*)?(ns|us|µs|ms|s|m|h))+$/.test(v));

@@ -71,6 +71,8 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'cpu-manager-policy': { path: ['cpuManagerPolicy'], kind: 'string' },
   'cpu-manager-reconcile-period': { path: ['cpuManagerReconcilePeriod'], kind: 'duration' },
   'reserved-cpus': { path: ['reservedSystemCPUs'], kind: 'string' },
+  'topology-manager-policy': { path: ['topologyManagerPolicy'], kind: 'string' },
+  'topology-manager-scope': { path: ['topologyManagerScope'], kind: 'string' },
   'local-storage-capacity-isolation': { path: ['localStorageCapacityIsolation'], kind: 'bool' },
   'protect-kernel-defaults': { path: ['protectKernelDefaults'], kind: 'bool' },
   'fail-swap-on': { path: ['failSwapOn'], kind: 'bool' },

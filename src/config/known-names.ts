@@ -15,8 +15,6 @@ export const unimplementedConfigFields = new Set([
   'singleProcessOOMKill',
   'cpuManagerPolicyOptions',
   'memoryManagerPolicy',
-  'topologyManagerPolicy',
-  'topologyManagerScope',
   'topologyManagerPolicyOptions',
   'qosReserved',
   'hairpinMode',
@@ -57,8 +55,6 @@ const oneOf =
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
   cpuManagerPolicyOptions: empty,
   memoryManagerPolicy: oneOf('None'),
-  topologyManagerPolicy: oneOf('none'),
-  topologyManagerScope: oneOf('container'),
   topologyManagerPolicyOptions: empty,
   crashLoopBackOff: empty,
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
@@ -97,7 +93,6 @@ export const unimplementedFlags = new Set([
   'vmodule',
   'contention-profiling',
   'profiling',
-  'topology-manager-policy',
   'memory-manager-policy',
   'keep-terminated-pod-volumes',
   'experimental-allocatable-ignore-eviction',
@@ -106,7 +101,6 @@ export const unimplementedFlags = new Set([
   'runonce',
   'cpu-manager-policy-options',
   'topology-manager-policy-options',
-  'topology-manager-scope',
   'qos-reserved',
   'reserved-memory',
   'experimental-mounter-path',

@@ -98,6 +98,9 @@ export const kubeletConfigSchema = z.strictObject({
   cpuManagerReconcilePeriod: def(duration, '10s'),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
   reservedSystemCPUs: opt(z.string()),
+  /** The topology manager (agent/cpumanager/topology-admission.ts), the CPU manager its hint provider. */
+  topologyManagerPolicy: def(z.string(), 'none'),
+  topologyManagerScope: def(z.string(), 'container'),
   /** memorySwap.swapBehavior: "" or NoSwap (no swap for containers), or LimitedSwap (runtime/swap.ts). */
   memorySwap: def(z.strictObject({ swapBehavior: opt(z.string()) }), {}),
   localStorageCapacityIsolation: def(z.boolean(), true),

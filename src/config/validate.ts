@@ -53,6 +53,14 @@ export function configErrors(kc: KubeletConfiguration): string[] {
       bad(true, `unable to parse reservedSystemCPUs (--reserved-cpus) ${kc.reservedSystemCPUs}, error: ${(err as Error).message}`);
     }
   }
+  bad(
+    !['none', 'best-effort', 'restricted', 'single-numa-node'].includes(kc.topologyManagerPolicy),
+    `topologyManagerPolicy (--topology-manager-policy) ${JSON.stringify(kc.topologyManagerPolicy)} must be one of: ["none" "best-effort" "restricted" "single-numa-node"]`,
+  );
+  bad(
+    !['container', 'pod'].includes(kc.topologyManagerScope),
+    `topologyManagerScope (--topology-manager-scope) ${JSON.stringify(kc.topologyManagerScope)} must be one of: "container", or "pod"`,
+  );
   const swapBehavior = kc.memorySwap.swapBehavior ?? '';
   bad(
     !['', 'NoSwap', 'LimitedSwap'].includes(swapBehavior),

@@ -458,6 +458,15 @@ describe('loadConfig', () => {
     const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
     expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
+    // The topology manager's policy and scope: read, with upstream's checks.
+    const topo = await loadConfig(parseFlags(['--topology-manager-policy=single-numa-node', '--topology-manager-scope=pod', '--kubeconfig=/k']));
+    expect([topo.kc.topologyManagerPolicy, topo.kc.topologyManagerScope, topo.warnings]).toEqual(['single-numa-node', 'pod', []]);
+    await expect(loadConfig(parseFlags(['--topology-manager-policy=strict', '--kubeconfig=/k']))).rejects.toThrow(
+      'invalid configuration: topologyManagerPolicy (--topology-manager-policy) "strict" must be one of: ["none" "best-effort" "restricted" "single-numa-node"]',
+    );
+    await expect(loadConfig(parseFlags(['--topology-manager-scope=node', '--kubeconfig=/k']))).rejects.toThrow(
+      'invalid configuration: topologyManagerScope (--topology-manager-scope) "node" must be one of: "container", or "pod"',
+    );
     // memorySwap.swapBehavior (runtime/swap.ts): read, with upstream's check.
     const swap = await loadConfig(
       parseFlags(['--config', file('swap-ls.yaml', 'failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n'), '--kubeconfig=/k']),

@@ -30,7 +30,7 @@ beforeAll(
     ({ ctrd, cri, c } = await startContainerdCluster({
       dir,
       node,
-      config: ['cpuManagerPolicy: static', 'cpuManagerReconcilePeriod: 1s', 'reservedSystemCPUs: "0"'],
+      config: ['cpuManagerPolicy: static', 'cpuManagerReconcilePeriod: 1s', 'reservedSystemCPUs: "0"', 'topologyManagerPolicy: single-numa-node'],
     })),
   60_000,
 );
@@ -69,6 +69,9 @@ describe('CPU manager (static) on containerd', () => {
     expect(metrics).toContain('kubelet_cpu_manager_pinning_requests_total 1\n');
     expect(metrics).toContain('kubelet_cpu_manager_exclusive_cpu_allocation_count 1\n');
     expect(metrics).toContain(`kubelet_cpu_manager_shared_pool_size_millicores ${(all.length - 2) * 1000}\n`);
+    // single-numa-node on a one-node machine admits both; the topology manager counted them.
+    expect(metrics).toContain('kubelet_topology_manager_admission_requests_total 2\n');
+    expect(metrics).toContain('kubelet_topology_manager_admission_errors_total 0\n');
     // The pod-resources API reports it.
     const grpc = await import('@grpc/grpc-js');
     const protoLoader = await import('@grpc/proto-loader');

@@ -18,8 +18,10 @@ import type { Logger } from '../../lib/logger.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
 import { takeByTopology } from './cpu-assignment.js';
+import { cpuTopologyHints, type TopologyHint } from './topology-hints.js';
 import { difference, equalSets, formatCpuSet, intersection, union, type CpuSet } from '../../lib/cpuset.js';
 import { topologyCpus, type CpuTopology } from './topology.js';
+import type { CpuManagerCounts } from './views.js';
 
 export interface CpuManagerConfig {
   policy: 'none' | 'static';
@@ -37,31 +39,6 @@ export interface RunningContainer {
   podUid: string;
   name: string;
   id: string;
-}
-
-/** What the executor asks of the CPU manager for a container it creates. */
-export interface ContainerCpusets {
-  /** The cpuset to create it with (undefined: none, the `none` policy). */
-  cpusetFor(podUid: string, name: string): string | undefined;
-  /** It was created with `cpuset` (the reconcile loop need not write it again). */
-  created(podUid: string, name: string, id: string, cpuset: string): void;
-}
-
-/** What upstream's CPU manager metrics report (metrics/cpu-manager-metrics.ts). */
-export interface CpuManagerCounts {
-  pinningRequests: number;
-  pinningErrors: number;
-  /** The shared pool less the reserved CPUs, in millicores (0 with `none`). */
-  sharedPoolMilli: number;
-  /** The CPUs of every exclusive assignment (a reused init container's counted again, as upstream's countExclusiveCPUs). */
-  exclusiveCpus: number;
-}
-
-/** The pod-resources API's and the metrics' view: the CPUs exclusive allocations come from, a container's, the counts. */
-export interface PodCpus {
-  allocatableCpus(): CpuSet;
-  exclusiveCpus(podUid: string, name: string): CpuSet;
-  counts(): CpuManagerCounts;
 }
 
 /** A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0. Pure. */
@@ -136,7 +113,7 @@ export class CpuManager {
     return this.c.policy === 'static' ? difference(topologyCpus(this.c.topology), this.reserved) : [];
   }
 
-  counts(): CpuManagerCounts {
+  counts(): Omit<CpuManagerCounts, 'topologyAdmissions' | 'topologyErrors'> {
     const isStatic = this.c.policy === 'static';
     return {
       pinningRequests: this.pinningRequests,
@@ -165,44 +142,96 @@ export class CpuManager {
 
   /**
    * Allocates the pod's exclusive CPUs at admission, init containers first (upstream: the
-   * topology manager's admit handler calling the policy's Allocate); the refusal's message, or
-   * undefined. Assignments of pods seen active and no longer so are released first.
+   * topology manager's admit handler calling the policy's Allocate for each container, with the
+   * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal's message, or undefined.
+   * Assignments of pods seen active and no longer so are released first.
    */
-  allocate(pod: Pod, active: readonly Pod[]): string | undefined {
-    if (this.c.policy !== 'static') return undefined;
+  allocate(pod: Pod, active: readonly Pod[], affinity: (c: Container) => readonly number[] | undefined = () => undefined): string | undefined {
+    this.beginAdmission(pod, active);
+    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+      const refused = this.allocateContainer(pod, c, affinity(c));
+      if (refused) return refused;
+    }
+    return undefined;
+  }
+
+  /** The start of a pod's admission: the pods seen active noted, the stale assignments released. */
+  beginAdmission(pod: Pod, active: readonly Pod[]): void {
+    if (this.c.policy !== 'static') return;
     const activeUids = new Set([...active, pod].map((p) => p.metadata.uid!));
     for (const u of activeUids) this.seen.add(u);
     this.removeStale(activeUids, true);
+  }
+
+  /** The CPUs exclusive allocations can take now, with those `pod` may reuse (its init containers'). */
+  private available(uid: string): CpuSet {
+    return union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
+  }
+
+  /** One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal's message, or undefined. */
+  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): string | undefined {
+    const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
+    if (!n) return undefined;
     const uid = pod.metadata.uid!;
-    for (const [c, init] of [...(pod.spec.initContainers ?? []).map((x) => [x, true] as const), ...pod.spec.containers.map((x) => [x, false] as const)]) {
-      const n = guaranteedCpus(pod, c);
-      if (!n) continue;
-      this.pinningRequests++;
-      let set = this.state.entries.get(uid)?.get(c.name);
-      if (!set) {
-        const available = union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
-        const taken = takeByTopology(this.c.topology, available, n);
-        if (!taken.ok) {
-          this.pinningErrors++;
-          this.c.logger?.error(
-            { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, containerName: c.name, numCPUs: n, err: taken.message },
-            'Unable to allocate CPUs',
-          );
-          this.save();
-          return taken.message;
-        }
-        set = taken.cpus;
-        this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);
-        if (!this.state.entries.has(uid)) this.state.entries.set(uid, new Map());
-        this.state.entries.get(uid)!.set(c.name, set);
+    this.pinningRequests++;
+    let set = this.state.entries.get(uid)?.get(c.name);
+    if (!set) {
+      const available = this.available(uid);
+      const aligned = numaNodes ? available.filter((cpu) => numaNodes.includes(this.c.topology.get(cpu)?.numaNodeId ?? -1)) : [];
+      const first = takeByTopology(this.c.topology, aligned, Math.min(n, aligned.length));
+      const rest = first.ok ? takeByTopology(this.c.topology, difference(available, first.cpus), n - first.cpus.length) : first;
+      if (!first.ok || !rest.ok) {
+        this.pinningErrors++;
+        const message = !rest.ok ? rest.message : 'failed to allocate cpus';
+        this.c.logger?.error(
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, containerName: c.name, numCPUs: n, err: message },
+          'Unable to allocate CPUs',
+        );
+        this.save();
+        return message;
       }
-      // upstream updateCPUsToReuse: only this pod's entry; a (non-sidecar) init container's CPUs are reusable, an app container's are not.
-      for (const k of this.reuse.keys()) if (k !== uid) this.reuse.delete(k);
-      const sidecar = init && c.restartPolicy === 'Always';
-      this.reuse.set(uid, init && !sidecar ? union(this.reuse.get(uid) ?? [], set) : difference(this.reuse.get(uid) ?? [], set));
+      set = union(first.cpus, rest.cpus);
+      this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);
+      if (!this.state.entries.has(uid)) this.state.entries.set(uid, new Map());
+      this.state.entries.get(uid)!.set(c.name, set);
     }
+    // upstream updateCPUsToReuse: only this pod's entry; a (non-sidecar) init container's CPUs are reusable, an app container's are not.
+    for (const k of this.reuse.keys()) if (k !== uid) this.reuse.delete(k);
+    const init = (pod.spec.initContainers ?? []).some((x) => x.name === c.name);
+    const reusable = init && c.restartPolicy !== 'Always';
+    this.reuse.set(uid, reusable ? union(this.reuse.get(uid) ?? [], set) : difference(this.reuse.get(uid) ?? [], set));
     this.save();
     return undefined;
+  }
+
+  /** The container's topology hints (upstream GetTopologyHints): undefined for no preference (not exclusive); an assigned container's again. */
+  containerHints(pod: Pod, c: Container): TopologyHint[] | undefined {
+    const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
+    if (!n) return undefined;
+    const assigned = this.state.entries.get(pod.metadata.uid!)?.get(c.name);
+    if (assigned) return assigned.length === n ? cpuTopologyHints(this.c.topology, assigned, [], n) : [];
+    return cpuTopologyHints(this.c.topology, difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(pod.metadata.uid!) ?? [], n);
+  }
+
+  /** The pod's topology hints for the pod scope (upstream GetPodTopologyHints): for the most of its init containers' or the sum of its app containers' CPUs. */
+  podHints(pod: Pod): TopologyHint[] | undefined {
+    if (this.c.policy !== 'static') return undefined;
+    const of = (cs: Container[] = []) => cs.map((c) => guaranteedCpus(pod, c));
+    const requested = Math.max(
+      0,
+      ...of(pod.spec.initContainers),
+      of(pod.spec.containers).reduce((a, b) => a + b, 0),
+    );
+    if (!requested) return undefined;
+    let assigned: CpuSet = [];
+    for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+      const set = this.state.entries.get(pod.metadata.uid!)?.get(c.name);
+      if (set && set.length !== guaranteedCpus(pod, c)) return [];
+      if (set) assigned = union(assigned, set);
+    }
+    if (assigned.length === requested) return cpuTopologyHints(this.c.topology, assigned, [], requested);
+    const reusable = union(this.reuse.get(pod.metadata.uid!) ?? [], assigned);
+    return cpuTopologyHints(this.c.topology, difference(this.state.defaultCpuSet, this.reserved), reusable, requested);
   }
 
   /**

@@ -2,9 +2,9 @@
  * Upstream's CPU manager metrics (pkg/kubelet/metrics, 1.32): pinning requests and failures (each
  * container of a Guaranteed pod with an integer CPU request, at admission), the shared pool's size
  * (its CPUs less the reserved ones, in millicores; 0 with the `none` policy) and the CPUs
- * allocated exclusively — read from the manager when scraped.
+ * allocated exclusively; and the topology manager's admissions and refusals — read when scraped.
  */
-import type { CpuManagerCounts } from '../cpumanager/cpu-manager.js';
+import type { CpuManagerCounts } from '../cpumanager/views.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 
 const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] = [
@@ -21,6 +21,18 @@ const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] 
     'The total number of CPUs exclusively allocated to containers running on this node',
     'gauge',
     'exclusiveCpus',
+  ],
+  [
+    'kubelet_topology_manager_admission_requests_total',
+    'The number of admission requests where resources have to be aligned.',
+    'counter',
+    'topologyAdmissions',
+  ],
+  [
+    'kubelet_topology_manager_admission_errors_total',
+    'The number of admission request failures where resources could not be aligned.',
+    'counter',
+    'topologyErrors',
   ],
 ];
 

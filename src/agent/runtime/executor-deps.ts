@@ -1,5 +1,5 @@
 /** What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its counters. */
-import type { ContainerCpusets } from '../cpumanager/cpu-manager.js';
+import type { ContainerCpusets } from '../cpumanager/views.js';
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
