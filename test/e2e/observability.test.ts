@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
 import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
+import { podResourcesClient } from './pod-resources-client.js';
 import { fieldNames, UPSTREAM_FIELDS } from './summary-fields.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-obs-'));
@@ -268,10 +269,15 @@ describe('metrics', () => {
     await until(async () => inflight(await get('/metrics'), 'stats') === 0, 10_000, 'aborted requests no longer in flight');
   });
 
-  it('promtool accepts every exposition', async () => {
+  it("promtool accepts every exposition (but for the one name of upstream's its lint flags)", async () => {
+    // upstream's kubelet_cpu_manager_exclusive_cpu_allocation_count is a gauge named _count: promtool's lint
+    // flags it in the Go kubelet's exposition too; the name is kept for the dashboards that use it.
+    const upstreamName = 'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n';
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });
-      expect([path, r.status, r.stdout.toString() + r.stderr.toString()]).toEqual([path, 0, '']);
+      const out = r.stdout.toString() + r.stderr.toString();
+      if (out === upstreamName) expect([path, r.status]).toEqual(['/metrics', 3]);
+      else expect([path, r.status, out]).toEqual([path, 0, '']);
     }
   });
 
@@ -304,17 +310,7 @@ describe('metrics', () => {
 
 describe('pod-resources gRPC API', () => {
   it('a real gRPC client lists the pods and their containers, gets one, and reads the allocatable resources', async () => {
-    const grpc = await import('@grpc/grpc-js');
-    const protoLoader = await import('@grpc/proto-loader');
-    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), {
-      keepCase: true,
-      longs: Number,
-      defaults: true,
-    });
-    const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
-    const client = new Lister(`unix://${join(dir, 'root', 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
-    const call = <T>(m: string, req: object) =>
-      new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    const { grpc, client, call } = await podResourcesClient(join(dir, 'root'));
     try {
       const list = await call<Obj>('List', {});
       expect(list.pod_resources.map((p: Obj) => p.name).sort()).toEqual(['burner-obs', 'memhog-obs', 'writer-obs']);

@@ -16,6 +16,7 @@ import { readCpuTopology } from '../../src/agent/cpumanager/topology.js';
 import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
 import { httpGet, until } from '../e2e/helpers.js';
+import { podResourcesClient } from '../e2e/pod-resources-client.js';
 import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
 
 const node = 'ctrd-cpumgr-node';
@@ -73,17 +74,7 @@ describe('CPU manager (static) on containerd', () => {
     expect(metrics).toContain('kubelet_topology_manager_admission_requests_total 2\n');
     expect(metrics).toContain('kubelet_topology_manager_admission_errors_total 0\n');
     // The pod-resources API reports it.
-    const grpc = await import('@grpc/grpc-js');
-    const protoLoader = await import('@grpc/proto-loader');
-    const def = protoLoader.loadSync(join(import.meta.dirname, '..', '..', 'proto', 'podresources', 'v1', 'api.proto'), {
-      keepCase: true,
-      longs: Number,
-      defaults: true,
-    });
-    const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
-    const client = new Lister(`unix://${join(dir, 'root', 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
-    const call = <T>(m: string, req: object) =>
-      new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    const { client, call } = await podResourcesClient(join(dir, 'root'));
     try {
       expect(await call<any>('GetAllocatableResources', {})).toMatchObject({ cpu_ids: all.filter((x) => x !== 0) });
       expect((await call<any>('Get', { pod_name: 'pinned', pod_namespace: 'default' })).pod_resources.containers).toMatchObject([
