@@ -65,7 +65,14 @@ export interface AgentConfig {
   /** topologyManagerPolicy and topologyManagerScope (absent: none, container). */
   topologyManager?: { policy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node'; scope: 'container' | 'pod' };
   /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */
-  cpuManager?: { policy: 'none' | 'static'; reconcilePeriodMs: number; reservedCpus: string };
+  cpuManager?: {
+    policy: 'none' | 'static';
+    reconcilePeriodMs: number;
+    reservedCpus: string;
+    /** cpuManagerPolicyOptions, and the CPUManagerPolicyAlphaOptions / BetaOptions gates (off / on by default). */
+    options?: Record<string, string>;
+    optionGates?: { alpha: boolean; beta: boolean };
+  };
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
   /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */

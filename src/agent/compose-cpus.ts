@@ -60,6 +60,8 @@ export function composeCpuManager(
             topology: cpuTopology,
             reservedCpus: c.reservedCpus ? parseCpuSet(c.reservedCpus) : undefined,
             reservedMilli: reserved(cfg.node.kubeReserved) + reserved(cfg.node.systemReserved),
+            options: c.options,
+            optionGates: c.optionGates,
             logger: d.logger,
           });
         } catch (err) {

@@ -70,6 +70,7 @@ const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'pod-max-pids': { path: ['podPidsLimit'], kind: 'int' },
   'cpu-manager-policy': { path: ['cpuManagerPolicy'], kind: 'string' },
   'cpu-manager-reconcile-period': { path: ['cpuManagerReconcilePeriod'], kind: 'duration' },
+  'cpu-manager-policy-options': { path: ['cpuManagerPolicyOptions'], kind: 'map' },
   'reserved-cpus': { path: ['reservedSystemCPUs'], kind: 'string' },
   'topology-manager-policy': { path: ['topologyManagerPolicy'], kind: 'string' },
   'topology-manager-scope': { path: ['topologyManagerScope'], kind: 'string' },

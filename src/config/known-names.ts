@@ -5,7 +5,7 @@
  */
 
 /** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */
-export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI', 'NodeLogQuery']);
+export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI', 'NodeLogQuery', 'CPUManagerPolicyAlphaOptions', 'CPUManagerPolicyBetaOptions']);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
@@ -13,7 +13,6 @@ export const unimplementedConfigFields = new Set([
   'preloadedImagesVerificationAllowlist',
   'enableContentionProfiling',
   'singleProcessOOMKill',
-  'cpuManagerPolicyOptions',
   'memoryManagerPolicy',
   'topologyManagerPolicyOptions',
   'qosReserved',
@@ -53,7 +52,6 @@ const oneOf =
  * no-ops with a CRI runtime): accepted without a warning, so a kubeadm-written config starts quietly.
  */
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
-  cpuManagerPolicyOptions: empty,
   memoryManagerPolicy: oneOf('None'),
   topologyManagerPolicyOptions: empty,
   crashLoopBackOff: empty,
@@ -99,7 +97,6 @@ export const unimplementedFlags = new Set([
   'seccomp-profile-root',
   'tls-sni-cert-key',
   'runonce',
-  'cpu-manager-policy-options',
   'topology-manager-policy-options',
   'qos-reserved',
   'reserved-memory',

@@ -21,6 +21,14 @@ import { configErrors } from './validate.js';
 import { applyDropIns, mergePatch } from './drop-ins.js';
 import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 
+const KNOWN_CPU_OPTIONS = [
+  'distribute-cpus-across-numa',
+  'align-by-socket',
+  'distribute-cpus-across-cores',
+  'strict-cpu-reservation',
+  'prefer-align-cpus-by-uncorecache',
+];
+
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
 
@@ -195,6 +203,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
+  // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as upstream's).
+  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter((n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n)))
+    warnings.push(`CPU manager policy option "${name}" is accepted but not implemented yet; it has no effect`);
   for (const gate of Object.keys(kc.featureGates ?? {}).filter((g) => !implementedFeatureGates.has(g)))
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
   // Upstream reports every broken rule at once.

@@ -53,6 +53,6 @@ describe('agentConfigOf', () => {
       ),
     );
     expect([a.node.kubeReserved, a.node.systemReserved]).toEqual([{ memory: '1Gi' }, { cpu: '2', memory: '2Gi' }]);
-    expect(a.cpuManager).toEqual({ policy: 'static', reconcilePeriodMs: 10_000, reservedCpus: '0,2' });
+    expect(a.cpuManager).toEqual({ policy: 'static', reconcilePeriodMs: 10_000, reservedCpus: '0,2', optionGates: { alpha: false, beta: true } });
   });
 });

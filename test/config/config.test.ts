@@ -440,14 +440,10 @@ describe('loadConfig', () => {
     );
     // Values that ask for something tskubelet does not do still warn.
     const e = await loadConfig(
-      parseFlags([
-        '--config',
-        file('static.yaml', 'cpuManagerPolicyOptions: {full-pcpus-only: "true"}\nrunOnce: true\nlogging: {format: text}\n'),
-        '--kubeconfig=/k',
-      ]),
+      parseFlags(['--config', file('static.yaml', 'memoryManagerPolicy: Static\nrunOnce: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
     );
     expect(e.warnings).toEqual([
-      'config field "cpuManagerPolicyOptions" is accepted but not implemented yet; it has no effect',
+      'config field "memoryManagerPolicy" is accepted but not implemented yet; it has no effect',
       'config field "runOnce" is accepted but not implemented yet; it has no effect',
     ]);
     // The CPU manager's settings are read (cpumanager/): file fields, flags, upstream's defaults and checks.
@@ -458,6 +454,12 @@ describe('loadConfig', () => {
     const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
     expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
+    // The static policy's options: full-pcpus-only is read; the others are accepted with a warning.
+    const opts = await loadConfig(parseFlags(['--cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-numa=true', '--kubeconfig=/k']));
+    expect([opts.kc.cpuManagerPolicyOptions, opts.warnings]).toEqual([
+      { 'full-pcpus-only': 'true', 'distribute-cpus-across-numa': 'true' },
+      ['CPU manager policy option "distribute-cpus-across-numa" is accepted but not implemented yet; it has no effect'],
+    ]);
     // The topology manager's policy and scope: read, with upstream's checks.
     const topo = await loadConfig(parseFlags(['--topology-manager-policy=single-numa-node', '--topology-manager-scope=pod', '--kubeconfig=/k']));
     expect([topo.kc.topologyManagerPolicy, topo.kc.topologyManagerScope, topo.warnings]).toEqual(['single-numa-node', 'pod', []]);

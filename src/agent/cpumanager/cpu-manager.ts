@@ -19,9 +19,11 @@ import { qosClass } from '../status/generate-pod-status.js';
 import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
 import { takeByTopology } from './cpu-assignment.js';
 import { cpuTopologyHints, type TopologyHint } from './topology-hints.js';
-import { difference, equalSets, formatCpuSet, intersection, union, type CpuSet } from '../../lib/cpuset.js';
-import { topologyCpus, type CpuTopology } from './topology.js';
-import type { CpuManagerCounts } from './views.js';
+import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.js';
+import { cpusPerCore, topologyCpus, type CpuTopology } from './topology.js';
+import { goMap, parseStaticPolicyOptions, type StaticPolicyOptions } from './policy-options.js';
+import type { AllocationRefusal, CpuManagerCounts, RunningContainer } from './views.js';
+import { validateStaticState } from './validate-state.js';
 
 export interface CpuManagerConfig {
   policy: 'none' | 'static';
@@ -31,14 +33,10 @@ export interface CpuManagerConfig {
   reservedCpus?: CpuSet;
   /** kube-reserved + system-reserved cpu, in millicores (the static policy needs it above 0). */
   reservedMilli: number;
+  /** cpuManagerPolicyOptions and the gates that allow them (policy-options.ts). */
+  options?: Readonly<Record<string, string>>;
+  optionGates?: { alpha: boolean; beta: boolean };
   logger?: Logger;
-}
-
-/** A running container the reconcile loop keeps on its cpuset. */
-export interface RunningContainer {
-  podUid: string;
-  name: string;
-  id: string;
 }
 
 /** A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0. Pure. */
@@ -59,11 +57,23 @@ export class CpuManager {
   /** The pods seen active since start: admission releases only their CPUs (a pod of the state not re-admitted yet after a restart keeps its own). */
   private readonly seen = new Set<string>();
 
-  /** The policy (static: its reserved CPUs); throws upstream's message when they cannot be reserved. */
+  private readonly options: StaticPolicyOptions = { fullPhysicalCpusOnly: false, notImplemented: [] };
+  /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
+  private reservedCores: CpuSet = [];
+
+  /** The policy (static: its options and reserved CPUs); throws upstream's message when they are wrong or cannot be reserved. */
   constructor(private readonly c: CpuManagerConfig) {
     const all = topologyCpus(c.topology);
     this.reserved = [];
+    const options = c.options ?? {};
+    if (c.policy === 'none' && Object.keys(options).length)
+      throw new Error(`new none policy error: None policy: received unsupported options=${goMap(options)}`);
     if (c.policy === 'static') {
+      try {
+        this.options = parseStaticPolicyOptions(options, c.optionGates ?? { alpha: false, beta: true });
+      } catch (err) {
+        throw new Error(`new static policy error: ${(err as Error).message}`, { cause: err });
+      }
       if (c.reservedMilli <= 0 && !c.reservedCpus?.length)
         throw new Error('[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
       const n = c.reservedCpus?.length ? c.reservedCpus.length : Math.ceil(c.reservedMilli / 1000);
@@ -71,37 +81,25 @@ export class CpuManager {
       if (!taken.ok || taken.cpus.length !== n)
         throw new Error(`[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`);
       this.reserved = taken.cpus;
+      const cores = new Set(this.reserved.map((cpu) => c.topology.get(cpu)?.coreId));
+      this.reservedCores = all.filter((cpu) => cores.has(c.topology.get(cpu)?.coreId));
     }
+  }
+
+  /** The static policy's options tskubelet accepted without acting on them. */
+  get unimplementedOptions(): readonly string[] {
+    return this.options.notImplemented;
   }
 
   /** Reads the state and checks it against the configuration (throws upstream's message when they disagree), and writes it back. */
   start(): void {
     this.state = readCheckpoint(this.c.stateFile, this.c.policy);
-    if (this.c.policy === 'static') this.validate(topologyCpus(this.c.topology));
+    if (this.c.policy === 'static') this.state = validateStaticState(this.state, this.reserved, topologyCpus(this.c.topology));
     this.save();
   }
 
   get policy(): 'none' | 'static' {
     return this.c.policy;
-  }
-
-  /** upstream staticPolicy.validateState. */
-  private validate(all: CpuSet): void {
-    const s = this.state;
-    const assigned = [...s.entries].flatMap(([pod, cs]) => [...cs].map(([name, set]) => ({ pod, name, set })));
-    if (!s.defaultCpuSet.length) {
-      if (assigned.length) throw new Error('default cpuset cannot be empty');
-      s.defaultCpuSet = all;
-      return;
-    }
-    if (!equalSets(intersection(this.reserved, s.defaultCpuSet), this.reserved))
-      throw new Error(`not all reserved cpus: "${formatCpuSet(this.reserved)}" are present in defaultCpuSet: "${formatCpuSet(s.defaultCpuSet)}"`);
-    for (const a of assigned)
-      if (intersection(s.defaultCpuSet, a.set).length)
-        throw new Error(`pod: ${a.pod}, container: ${a.name} cpuset: "${formatCpuSet(a.set)}" overlaps with default cpuset "${formatCpuSet(s.defaultCpuSet)}"`);
-    const known = union(s.defaultCpuSet, ...assigned.map((a) => a.set));
-    if (!equalSets(known, all))
-      throw new Error(`current set of available CPUs "${formatCpuSet(all)}" doesn't match with CPUs in state "${formatCpuSet(known)}"`);
   }
 
   private save(): void {
@@ -146,7 +144,7 @@ export class CpuManager {
    * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal's message, or undefined.
    * Assignments of pods seen active and no longer so are released first.
    */
-  allocate(pod: Pod, active: readonly Pod[], affinity: (c: Container) => readonly number[] | undefined = () => undefined): string | undefined {
+  allocate(pod: Pod, active: readonly Pod[], affinity: (c: Container) => readonly number[] | undefined = () => undefined): AllocationRefusal | undefined {
     this.beginAdmission(pod, active);
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
       const refused = this.allocateContainer(pod, c, affinity(c));
@@ -169,11 +167,16 @@ export class CpuManager {
   }
 
   /** One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal's message, or undefined. */
-  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): string | undefined {
+  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): AllocationRefusal | undefined {
     const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
     if (!n) return undefined;
     const uid = pod.metadata.uid!;
     this.pinningRequests++;
+    const smt = this.smtAlignmentError(n);
+    if (smt) {
+      this.pinningErrors++;
+      return { reason: 'SMTAlignmentError', message: smt };
+    }
     let set = this.state.entries.get(uid)?.get(c.name);
     if (!set) {
       const available = this.available(uid);
@@ -188,7 +191,7 @@ export class CpuManager {
           'Unable to allocate CPUs',
         );
         this.save();
-        return message;
+        return { reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${message}, which is unexpected` };
       }
       set = union(first.cpus, rest.cpus);
       this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);
@@ -201,6 +204,17 @@ export class CpuManager {
     const reusable = init && c.restartPolicy !== 'Always';
     this.reuse.set(uid, reusable ? union(this.reuse.get(uid) ?? [], set) : difference(this.reuse.get(uid) ?? [], set));
     this.save();
+    return undefined;
+  }
+
+  /** full-pcpus-only's refusal of `n` CPUs (upstream SMTAlignmentError), or undefined. */
+  private smtAlignmentError(n: number): string | undefined {
+    const perCore = cpusPerCore(this.c.topology);
+    if (!this.options.fullPhysicalCpusOnly || perCore < 1) return undefined;
+    if (n % perCore !== 0) return `SMT Alignment Error: requested ${n} cpus not multiple cpus per core = ${perCore}`;
+    const physical = difference(this.state.defaultCpuSet, this.reservedCores).length;
+    if (n > physical)
+      return `SMT Alignment Error: not enough free physical CPUs: available physical CPUs = ${physical}, requested CPUs = ${n}, CPUs per core = ${perCore}`;
     return undefined;
   }
 

@@ -3,8 +3,8 @@
  * the CPU manager as hint provider): with a policy other than `none`, each container's hints (the
  * `container` scope) or the pod's (`pod`) are merged under the policy, a pod the policy refuses is
  * rejected (`TopologyAffinityError`), and each container's CPUs are allocated aligned to the
- * chosen NUMA nodes; with `none`, allocated without hints. An allocation that fails is
- * upstream's `UnexpectedAdmissionError`.
+ * chosen NUMA nodes; with `none`, allocated without hints. An allocation that fails is refused as
+ * the CPU manager says (`UnexpectedAdmissionError`, or full-pcpus-only's `SMTAlignmentError`).
  */
 import type { Pod } from '../../api/types.js';
 import type { CpuManager } from './cpu-manager.js';
@@ -22,13 +22,12 @@ export const TOPOLOGY_AFFINITY_ERROR = { reason: 'TopologyAffinityError', messag
 
 /** The refusal of `pod`, or undefined when it is admitted (its CPUs allocated). */
 export function admitWithTopology(m: CpuManager, t: TopologyManagerConfig, pod: Pod, active: readonly Pod[]): { reason: string; message: string } | undefined {
-  const unexpected = (message: string) => ({ reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${message}, which is unexpected` });
   m.beginAdmission(pod, active);
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   if (t.policy === 'none') {
     for (const c of containers) {
       const refused = m.allocateContainer(pod, c);
-      if (refused) return unexpected(refused);
+      if (refused) return refused;
     }
     return undefined;
   }
@@ -38,7 +37,7 @@ export function admitWithTopology(m: CpuManager, t: TopologyManagerConfig, pod: 
     const { hint, admit } = podHint ?? mergeHints(t.policy, t.numaNodes, m.containerHints(pod, c));
     if (!admit) return TOPOLOGY_AFFINITY_ERROR;
     const refused = m.allocateContainer(pod, c, hint.numaNodes);
-    if (refused) return unexpected(refused);
+    if (refused) return refused;
   }
   return undefined;
 }

@@ -31,3 +31,16 @@ export interface PodCpus {
   exclusiveCpus(podUid: string, name: string): CpuSet;
   counts(): CpuManagerCounts;
 }
+
+/** Why a container's CPUs cannot be allocated, as the admission result upstream's GetPodAdmitResult makes of it. */
+export interface AllocationRefusal {
+  reason: string;
+  message: string;
+}
+
+/** A running container the reconcile loop keeps on its cpuset. */
+export interface RunningContainer {
+  podUid: string;
+  name: string;
+  id: string;
+}

@@ -76,7 +76,10 @@ describe('CpuManager (static)', () => {
     expect(m.containerCpuset('other', 'x')).toBe('0,2-4,6-7');
     expect(guaranteedCpus(pod('b', [{ resources: { requests: { cpu: '2' } } }]), { name: 'c0', resources: { requests: { cpu: '2' } } } as Container)).toBe(0);
     // Not enough left: upstream's message (the admission handler wraps it).
-    expect(m.allocate(pod('big', [guaranteed('6')]), [g])).toBe('not enough cpus available to satisfy request: requested=6, available=5');
+    expect(m.allocate(pod('big', [guaranteed('6')]), [g])).toEqual({
+      reason: 'UnexpectedAdmissionError',
+      message: 'Allocate failed due to not enough cpus available to satisfy request: requested=6, available=5, which is unexpected',
+    });
     // upstream's metrics: two pinning requests (one failed), 2 CPUs exclusive, the shared pool less the reserved CPU.
     expect(m.counts()).toEqual({ pinningRequests: 2, pinningErrors: 1, sharedPoolMilli: 5000, exclusiveCpus: 2 });
     // The state survives a restart; a pod no longer active gives its CPUs back.
@@ -154,6 +157,41 @@ describe('CpuManager (static)', () => {
     expect(() => make()).toThrow('pod: p, container: c cpuset: "1" overlaps with default cpuset "0-7"');
     writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"","entries":{"p":{"c":"1"}},"checksum":0}');
     expect(() => make()).toThrow('default cpuset cannot be empty');
+  });
+
+  it("full-pcpus-only: whole physical cores or upstream's SMTAlignmentError; the reserved CPUs' siblings are not free cores", () => {
+    rmSync(stateFile, { force: true });
+    const m = new CpuManager({ policy: 'static', stateFile, topology: singleSocketHT, reservedMilli: 1000, options: { 'full-pcpus-only': 'true' } });
+    m.start();
+    expect(m.allocate(pod('odd', [guaranteed('3')]), [])).toEqual({
+      reason: 'SMTAlignmentError',
+      message: 'SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2',
+    });
+    expect(m.allocate(pod('two', [guaranteed('2')]), [])).toBeUndefined();
+    expect(m.exclusiveCpus('two', 'c0')).toEqual([1, 5]);
+    // CPU 0 is reserved, so its sibling 4 is no whole core either: 2, 3, 6 and 7 are the free physical CPUs.
+    expect(m.allocate(pod('six', [guaranteed('6')]), [pod('two', [])])).toEqual({
+      reason: 'SMTAlignmentError',
+      message: 'SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 4, requested CPUs = 6, CPUs per core = 2',
+    });
+    expect(m.counts()).toMatchObject({ pinningRequests: 3, pinningErrors: 2 });
+  });
+
+  it('checks the options as upstream: unknown names, gated levels, bad values; none takes none', () => {
+    const make =
+      (policy: 'none' | 'static', options: Record<string, string>, optionGates = { alpha: false, beta: true }) =>
+      () =>
+        new CpuManager({ policy, stateFile: join(dir, 'opts'), topology: singleSocketHT, reservedMilli: 1000, options, optionGates });
+    expect(make('static', { 'full-pcups-only': 'true' })).toThrow('new static policy error: unknown CPU Manager Policy option: "full-pcups-only"');
+    expect(make('static', { 'align-by-socket': 'true' })).toThrow(
+      'new static policy error: CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided',
+    );
+    expect(make('static', { 'full-pcpus-only': 'true' }, { alpha: false, beta: false })).toThrow(
+      'CPU Manager Policy Beta-level Options not enabled, but option "full-pcpus-only" provided',
+    );
+    expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow('bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax');
+    expect(make('static', { 'distribute-cpus-across-numa': 'true' })().unimplementedOptions).toEqual(['distribute-cpus-across-numa']);
+    expect(make('none', { 'full-pcpus-only': 'true' })).toThrow('new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]');
   });
 
   it('none: keeps its state file and sets no cpuset', () => {
