@@ -78,7 +78,10 @@ describe('kubeletCgroups', () => {
       const ports = await freeKubeletPorts();
       const k = startKubelet(kubeletArgs({ dir: join(dir, 'cli'), ports, node: 'cg', extra: ['--kubelet-cgroups', name] }));
       try {
-        await untilServing(ports);
+        // The kubelet's own words when it does not come up (a CI run once timed out here with nothing to go on).
+        await untilServing(ports).catch((err: unknown) =>
+          Promise.reject(new Error(`${(err as Error).message}; exit ${k.proc.exitCode}; output:\n${k.output()}`)),
+        );
         const lines = readFileSync(`/proc/${k.proc.pid}/cgroup`, 'utf8').split('\n');
         expect(lines.some((l) => /^\d+:(memory|):/.test(l) && l.endsWith(`:${name}`))).toBe(true);
         let kubelet: { memory?: { workingSetBytes?: number } } | undefined;
