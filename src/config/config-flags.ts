@@ -66,6 +66,7 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'image-service-endpoint': { path: ['imageServiceEndpoint'], kind: 'string' },
   'volume-stats-agg-period': { path: ['volumeStatsAggPeriod'], kind: 'duration' },
   'pod-max-pids': { path: ['podPidsLimit'], kind: 'int' },
+  'max-open-files': { path: ['maxOpenFiles'], kind: 'int' },
   'cpu-manager-policy': { path: ['cpuManagerPolicy'], kind: 'string' },
   'cpu-manager-reconcile-period': { path: ['cpuManagerReconcilePeriod'], kind: 'duration' },
   'cpu-manager-policy-options': { path: ['cpuManagerPolicyOptions'], kind: 'map' },

@@ -19,7 +19,6 @@ export const unimplementedConfigFields = new Set([
   'hairpinMode',
   'podCIDR',
   'runOnce',
-  'maxOpenFiles',
   'contentType',
   'enableControllerAttachDetach',
   'makeIPTablesUtilChains',
@@ -77,7 +76,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 export const unimplementedFlags = new Set([
   'register-schedulable',
   'cloud-config',
-  'max-open-files',
   'kube-api-content-type',
   'lock-file',
   'exit-on-lock-contention',

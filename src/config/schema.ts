@@ -93,6 +93,8 @@ export const kubeletConfigSchema = z.strictObject({
   seccompDefault: def(z.boolean(), false),
   imageServiceEndpoint: def(z.string(), ''),
   podPidsLimit: def(z.int(), -1),
+  /** The kubelet's own RLIMIT_NOFILE (lib/rlimit.ts). */
+  maxOpenFiles: def(z.int(), 1000000),
   /** The CPU manager (agent/cpumanager): `none`, or `static` (exclusive CPUs for Guaranteed pods' integer requests). */
   cpuManagerPolicy: def(z.enum(['none', 'static']), 'none'),
   cpuManagerReconcilePeriod: def(duration, '10s'),

@@ -1,6 +1,7 @@
 /**
  * Settings about the kubelet process itself, on the embedded runtime: enableServer=false leaves
- * 10250 closed while the read-only and healthz ports serve (as upstream); oomScoreAdj is the
+ * 10250 closed while the read-only and healthz ports serve (as upstream); maxOpenFiles is its
+ * RLIMIT_NOFILE; oomScoreAdj is the
  * kubelet's own OOM score, and each container gets its QoS class's score instead of inheriting it.
  * Scores above the kubelet's are used here: lowering one needs CAP_SYS_RESOURCE, which the test
  * machines' root does not have (the kubelet then logs the failure and goes on, as upstream's).
@@ -43,7 +44,7 @@ beforeAll(async () => {
   writeFileSync(join(manifests, 'besteffort.json'), pod('besteffort', {}));
   writeFileSync(join(manifests, 'burstable.json'), pod('burstable', { requests: { memory: '2Gi' } }));
   ports = await freeKubeletPorts();
-  k = startKubelet(kubeletArgs({ dir, ports, node: 'procset', manifests, extra: ['--enable-server=false', '--oom-score-adj=500'] }));
+  k = startKubelet(kubeletArgs({ dir, ports, node: 'procset', manifests, extra: ['--enable-server=false', '--oom-score-adj=500', '--max-open-files=4096'] }));
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');
 }, 30_000);
 afterAll(async () => {
@@ -55,6 +56,9 @@ describe('process settings', () => {
   it('enableServer=false: no secure port; the read-only port serves the pods', async () => {
     await until(async () => (await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).status === 200, 10_000, 'read-only port');
     expect(await refused(ports.port)).toBe(true);
+  });
+  it("maxOpenFiles: the kubelet's own open-files limits, both of them (upstream rlimit.SetNumFiles)", () => {
+    expect(/^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync(`/proc/${k.proc.pid}/limits`, 'utf8'))?.slice(1)).toEqual(['4096', '4096']);
   });
   it("oomScoreAdj: the kubelet's own score; containers get their QoS class's", async () => {
     expect(readFileSync(`/proc/${k.proc.pid}/oom_score_adj`, 'utf8').trim()).toBe('500');
