@@ -1,9 +1,10 @@
 /**
  * The CPU and topology managers' wiring (cpumanager/): made at start from the configuration and
  * the machine's topology (a state that does not fit stops the kubelet, as upstream), asked at
- * admission for a pod's exclusive CPUs under the topology policy (topology-admission.ts), asked for each new container's cpuset, and with the
- * static policy its reconcile loop every cpuManagerReconcilePeriod over the runtime's running
- * containers (UpdateContainerResources with the cpuset).
+ * admission for a pod's exclusive CPUs under the topology policy (topology-admission.ts) and for
+ * each new container's cpuset, and with the static policy its reconcile loop every
+ * cpuManagerReconcilePeriod over the runtime's running containers (UpdateContainerResources with
+ * the cpuset).
  */
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';

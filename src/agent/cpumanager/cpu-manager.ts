@@ -98,10 +98,6 @@ export class CpuManager {
     this.save();
   }
 
-  get policy(): 'none' | 'static' {
-    return this.c.policy;
-  }
-
   private save(): void {
     writeCheckpoint(this.c.stateFile, this.state);
   }
@@ -141,7 +137,7 @@ export class CpuManager {
   /**
    * Allocates the pod's exclusive CPUs at admission, init containers first (upstream: the
    * topology manager's admit handler calling the policy's Allocate for each container, with the
-   * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal's message, or undefined.
+   * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal, or undefined.
    * Assignments of pods seen active and no longer so are released first.
    */
   allocate(pod: Pod, active: readonly Pod[], affinity: (c: Container) => readonly number[] | undefined = () => undefined): AllocationRefusal | undefined {
@@ -166,7 +162,7 @@ export class CpuManager {
     return union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
   }
 
-  /** One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal's message, or undefined. */
+  /** One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal, or undefined. */
   allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): AllocationRefusal | undefined {
     const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
     if (!n) return undefined;
@@ -262,6 +258,8 @@ export class CpuManager {
       changed = true;
     }
     for (const key of this.written.keys()) if (!activeUids.has(key.slice(0, key.indexOf('/')))) this.written.delete(key);
+    // Bounded: only pods still active or still holding CPUs stay noted as seen.
+    for (const uid of this.seen) if (!activeUids.has(uid) && !this.state.entries.has(uid)) this.seen.delete(uid);
     if (changed) this.save();
   }
 
