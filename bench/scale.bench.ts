@@ -10,7 +10,8 @@
  *    StartContainer returned (direct);
  *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
  *    last RemovePodSandbox returned (direct);
- *  The direct rounds run before the kubelet starts (a kubelet stops sandboxes it does not know).
+ *  Rounds alternate (direct, kubelet, direct, …) and each timed start begins once no pod cgroup
+ *  is left plus a settle time; the ratio is the median of the rounds' paired ratios.
  *  - kubelet CPU: the kubelet's CPU seconds from the manifests written to all Running, per pod
  *    (median over rounds; it includes serving the bench's /pods polls every 50 ms) — a figure that
  *    moves less with the runtime's speed than the ratio does;
@@ -26,7 +27,7 @@ import type { Pod, PodList } from '../src/api/types.js';
 import { createCriClient } from '../src/cri/client.js';
 import { directStartPod } from './direct-cri.js';
 import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
-import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
+import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
@@ -34,6 +35,8 @@ import { machine, percentile, report, round, sampleProcess } from './lib.js';
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
 const IDLE_SECONDS = Number(process.env.BENCH_SCALE_IDLE_SECONDS ?? 20);
+// A quiet pause before each timed start, after the last pod cgroup is gone (BENCH_SCALE_SETTLE_MS).
+const SETTLE_MS = Number(process.env.BENCH_SCALE_SETTLE_MS ?? 3000);
 // The kubelet never gives less than upstream's minimumGracePeriodInSeconds (2 s), so both sides stop with 2 s.
 const GRACE_S = MIN_GRACE_SECONDS;
 const node = 'scale-bench';
@@ -98,29 +101,41 @@ async function kubeletStop(prefix: string, n: number): Promise<number> {
   return (performance.now() - t1) / 1000;
 }
 
+/** Waits until no pod cgroup is left and the kernel's deferred work of the last teardown has had SETTLE_MS: each timed start begins on a quiet machine. */
+async function quiet(): Promise<void> {
+  const t0 = performance.now();
+  while (findPodCgroups('/sys/fs/cgroup').size > 0) {
+    if (performance.now() - t0 > 120_000) throw new Error('pod cgroups still there after 2 min');
+    await sleep(100);
+  }
+  await sleep(SETTLE_MS);
+}
+
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
   for (const n of SIZES) {
-    // The direct rounds first, with no kubelet on the runtime (a kubelet stops sandboxes it does not know, as upstream's).
     const d = { start: [] as number[], stop: [] as number[] };
+    const k = { start: [] as number[], stop: [] as number[], cpu: [] as number[], rss0: [] as number[], rssN: [] as number[] };
+    let cpuPercent = NaN;
+    let rssIdle = NaN;
+    // Rounds alternate, direct then kubelet, so a drift of the runtime's speed falls on both sides
+    // alike; the ratio is the median of each round's pair. The kubelet is stopped during the direct
+    // rounds (a kubelet stops sandboxes it does not know, as upstream's) and started again, on the
+    // same root dir, for its own.
     for (let r = 0; r < ROUNDS; r++) {
+      await quiet();
       const dr = await directRound(n, r);
       d.start.push(dr.startS);
       d.stop.push(dr.stopS);
-    }
-    const ports = await freeKubeletPorts();
-    const kubelet: Kubelet = startKubelet(
-      kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
-    );
-    try {
-      await untilServing(ports);
-      await sleep(5000);
-      const rss0 = sampleProcess(kubelet.proc.pid!).rss;
-      const k = { start: [] as number[], stop: [] as number[], cpu: [] as number[] };
-      const rssN: number[] = [];
-      let cpuPercent = NaN;
-      let rssIdle = NaN;
-      for (let r = 0; r < ROUNDS; r++) {
+      const ports = await freeKubeletPorts();
+      const kubelet: Kubelet = startKubelet(
+        kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
+      );
+      try {
+        await untilServing(ports);
+        await sleep(2000);
+        await quiet();
+        const rss0 = sampleProcess(kubelet.proc.pid!).rss;
         const prefix = `k-${n}-${r}-`;
         const cpu0 = sampleProcess(kubelet.proc.pid!).cpuSeconds;
         const t0 = performance.now();
@@ -134,37 +149,41 @@ try {
         k.cpu.push(sampleProcess(kubelet.proc.pid!).cpuSeconds - cpu0);
         await sleep(5000);
         const a = sampleProcess(kubelet.proc.pid!);
-        rssN.push(a.rss);
+        k.rss0.push(rss0);
+        k.rssN.push(a.rss);
         if (r === 0) {
           await sleep(IDLE_SECONDS * 1000);
           const b = sampleProcess(kubelet.proc.pid!);
           cpuPercent = ((b.cpuSeconds - a.cpuSeconds) / IDLE_SECONDS) * 100;
-          rssIdle = b.rss;
+          rssIdle = b.rss - rss0;
         }
         k.stop.push(await kubeletStop(prefix, n));
+      } finally {
+        await kubelet.stop();
       }
-      const row = {
-        pods: n,
-        rounds: ROUNDS,
-        directStartS: round(median(d.start)),
-        kubeletStartS: round(median(k.start)),
-        startRatio: round(median(k.start) / median(d.start)),
-        directStopS: round(median(d.stop)),
-        kubeletStopS: round(median(k.stop)),
-        stopRatio: round(median(k.stop) / median(d.stop)),
-        kubeletStartCpuMsPerPod: round((median(k.cpu) / n) * 1000),
-        rssMiBNoPods: round(rss0 / 2 ** 20),
-        rssMiB: round(median(rssN) / 2 ** 20),
-        bytesPerPod: Math.round((median(rssN) - rss0) / n),
-        rssIdleMiB: round(rssIdle / 2 ** 20),
-        bytesPerPodIdle: Math.round((rssIdle - rss0) / n),
-        idleCpuPercent: round(cpuPercent),
-      };
-      results[`pods${n}`] = row;
-      console.log(JSON.stringify(row));
-    } finally {
-      await kubelet.stop();
     }
+    const ratios = (ks: number[], ds: number[]) => ks.map((x, i) => x / ds[i]);
+    const row = {
+      pods: n,
+      rounds: ROUNDS,
+      directStartS: round(median(d.start)),
+      kubeletStartS: round(median(k.start)),
+      startRatio: round(median(ratios(k.start, d.start))),
+      startRatios: ratios(k.start, d.start).map(round),
+      directStopS: round(median(d.stop)),
+      kubeletStopS: round(median(k.stop)),
+      stopRatio: round(median(ratios(k.stop, d.stop))),
+      stopRatios: ratios(k.stop, d.stop).map(round),
+      kubeletStartCpuMsPerPod: round((median(k.cpu) / n) * 1000),
+      rssMiBNoPods: round(median(k.rss0) / 2 ** 20),
+      rssMiB: round(median(k.rssN) / 2 ** 20),
+      bytesPerPod: Math.round(median(k.rssN.map((x, i) => x - k.rss0[i])) / n),
+      rssIdleMiB: round((rssIdle + k.rss0[0]) / 2 ** 20),
+      bytesPerPodIdle: Math.round(rssIdle / n),
+      idleCpuPercent: round(cpuPercent),
+    };
+    results[`pods${n}`] = row;
+    console.log(JSON.stringify(row));
   }
 } finally {
   cri.close?.();
