@@ -15,8 +15,8 @@
  *  - kubelet CPU: the kubelet's CPU seconds from the manifests written to all Running, per pod
  *    (median over rounds; it includes serving the bench's /pods polls every 50 ms) — a figure that
  *    moves less with the runtime's speed than the ratio does;
- *  - footprint: a fresh kubelet per N; RSS with no pods, then with N pods running (after 5 s),
- *    bytes per pod = the difference / N; CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS),
+ *  - footprint: each round's kubelet's RSS with no pods, then with N pods running (after 5 s),
+ *    bytes per pod = the difference / N (median over rounds); CPU while idle with N pods (BENCH_SCALE_IDLE_SECONDS),
  *    and RSS and bytes per pod at the end of that idle time (first round).
  * Prints a table and writes bench/results/scale.json. Not part of the tests.
  */
