@@ -40,6 +40,9 @@ const SETTLE_MS = Number(process.env.BENCH_SCALE_SETTLE_MS ?? 3000);
 // The kubelet never gives less than upstream's minimumGracePeriodInSeconds (2 s), so both sides stop with 2 s.
 const GRACE_S = MIN_GRACE_SECONDS;
 const node = 'scale-bench';
+// Pod cgroups of another kubelet or of an interrupted run slow every cgroup operation: the figures would be skewed.
+const foreign = findPodCgroups('/sys/fs/cgroup').size;
+if (foreign > 0) throw new Error(`${foreign} pod cgroups are already under /sys/fs/cgroup (another kubelet, or a run that was killed): remove them first`);
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-scale-'));
 const manifests = join(dir, 'manifests');
 mkdirSync(manifests);
