@@ -161,6 +161,8 @@ try {
           rssIdle = b.rss - rss0;
         }
         k.stop.push(await kubeletStop(prefix, n));
+        // The kubelet removes the pods' cgroups after their sandboxes: it runs until it has.
+        await quiet();
       } finally {
         await kubelet.stop();
       }
