@@ -16,7 +16,9 @@ import { directStartPod } from './direct-cri.js';
 import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
-import { machine, percentile, report, round, sampleProcess } from './lib.js';
+import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess } from './lib.js';
+
+await clearLeftoverPodCgroups();
 
 const ROUNDS = Number(process.env.BENCH_CRI_ROUNDS ?? 20);
 const CHURN = 50;

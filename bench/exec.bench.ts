@@ -15,10 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
-import { machine, percentile, report, round } from './lib.js';
+import { clearLeftoverPodCgroups, machine, percentile, report, round } from './lib.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { WebSocket } from 'ws';
 import { createCriClient } from '../src/cri/client.js';
+
+await clearLeftoverPodCgroups();
 
 const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
 const tlsOf = (p: { ca: string; cert: string; key: string }) => ({ ca: readFileSync(p.ca), cert: readFileSync(p.cert), key: readFileSync(p.key) });

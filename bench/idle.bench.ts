@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing } from '../test/e2e/helpers.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
-import { machine, report, round, sampleProcess } from './lib.js';
+import { clearLeftoverPodCgroups, machine, report, round, sampleProcess } from './lib.js';
+
+await clearLeftoverPodCgroups();
 
 const N = Number(process.env.BENCH_IDLE_PODS ?? 100);
 const T = Number(process.env.BENCH_IDLE_SECONDS ?? 150);

@@ -13,9 +13,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
-import { machine, report, round, sampleProcess } from './lib.js';
+import { clearLeftoverPodCgroups, machine, report, round, sampleProcess } from './lib.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { createCriClient } from '../src/cri/client.js';
+
+await clearLeftoverPodCgroups();
 
 const PODS = 100;
 const MEASURE_S = 60;

@@ -30,7 +30,7 @@ import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
 import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
-import { machine, percentile, report, round, sampleProcess } from './lib.js';
+import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
@@ -40,9 +40,7 @@ const SETTLE_MS = Number(process.env.BENCH_SCALE_SETTLE_MS ?? 3000);
 // The kubelet never gives less than upstream's minimumGracePeriodInSeconds (2 s), so both sides stop with 2 s.
 const GRACE_S = MIN_GRACE_SECONDS;
 const node = 'scale-bench';
-// Pod cgroups of another kubelet or of an interrupted run slow every cgroup operation: the figures would be skewed.
-const foreign = findPodCgroups('/sys/fs/cgroup').size;
-if (foreign > 0) throw new Error(`${foreign} pod cgroups are already under /sys/fs/cgroup (another kubelet, or a run that was killed): remove them first`);
+await clearLeftoverPodCgroups();
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-scale-'));
 const manifests = join(dir, 'manifests');
 mkdirSync(manifests);
