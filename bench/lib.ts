@@ -1,10 +1,10 @@
 /** Shared pieces for benchmarks: percentiles, process sampling, a keep-alive load generator. */
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
-import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
+import { findPodCgroups, podCgroupPids, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 
 /** The p-th percentile (0–100) of `xs`, nearest-rank. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -92,16 +92,6 @@ export function report(name: string, results: Record<string, unknown>): void {
   writeFileSync(join(import.meta.dirname, 'results', `${name}.json`), JSON.stringify(results, null, 2) + '\n');
 }
 
-/** Whether a cgroup or one below it has a process. */
-function hasProcesses(dir: string): boolean {
-  try {
-    if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim()) return true;
-    return readdirSync(dir, { withFileTypes: true }).some((e) => e.isDirectory() && hasProcesses(join(dir, e.name)));
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Before a bench on containerd: pod cgroups left by another kubelet or by a killed run (a test
  * that kills its kubelet leaves its pods' cgroups) slow every cgroup operation and skew the
@@ -110,7 +100,8 @@ function hasProcesses(dir: string): boolean {
  */
 export async function clearLeftoverPodCgroups(): Promise<void> {
   const pods = findPodCgroups('/sys/fs/cgroup');
-  const live = [...pods.values()].filter((dirs) => dirs.some(hasProcesses)).length;
+  let live = 0;
+  for (const dirs of pods.values()) if ((await podCgroupPids(dirs)).size) live++;
   if (live) throw new Error(`${live} pods of another kubelet are running on this machine (pod cgroups with processes): stop them first`);
   if (pods.size) console.error(`removing ${pods.size} empty pod cgroups left by an earlier run`);
   await removeOrphanedPodCgroups('/sys/fs/cgroup', () => false);

@@ -156,7 +156,7 @@ try {
           await sleep(IDLE_SECONDS * 1000);
           const b = sampleProcess(kubelet.proc.pid!);
           cpuPercent = ((b.cpuSeconds - a.cpuSeconds) / IDLE_SECONDS) * 100;
-          rssIdle = b.rss - rss0;
+          rssIdle = b.rss;
         }
         k.stop.push(await kubeletStop(prefix, n));
         // The kubelet removes the pods' cgroups after their sandboxes: it runs until it has.
@@ -165,24 +165,25 @@ try {
         await kubelet.stop();
       }
     }
-    const ratios = (ks: number[], ds: number[]) => ks.map((x, i) => x / ds[i]);
+    const startRatios = k.start.map((x, i) => x / d.start[i]);
+    const stopRatios = k.stop.map((x, i) => x / d.stop[i]);
     const row = {
       pods: n,
       rounds: ROUNDS,
       directStartS: round(median(d.start)),
       kubeletStartS: round(median(k.start)),
-      startRatio: round(median(ratios(k.start, d.start))),
-      startRatios: ratios(k.start, d.start).map(round),
+      startRatio: round(median(startRatios)),
+      startRatios: startRatios.map(round),
       directStopS: round(median(d.stop)),
       kubeletStopS: round(median(k.stop)),
-      stopRatio: round(median(ratios(k.stop, d.stop))),
-      stopRatios: ratios(k.stop, d.stop).map(round),
+      stopRatio: round(median(stopRatios)),
+      stopRatios: stopRatios.map(round),
       kubeletStartCpuMsPerPod: round((median(k.cpu) / n) * 1000),
       rssMiBNoPods: round(median(k.rss0) / 2 ** 20),
       rssMiB: round(median(k.rssN) / 2 ** 20),
       bytesPerPod: Math.round(median(k.rssN.map((x, i) => x - k.rss0[i])) / n),
-      rssIdleMiB: round((rssIdle + k.rss0[0]) / 2 ** 20),
-      bytesPerPodIdle: Math.round(rssIdle / n),
+      rssIdleMiB: round(rssIdle / 2 ** 20),
+      bytesPerPodIdle: Math.round((rssIdle - k.rss0[0]) / n),
       idleCpuPercent: round(cpuPercent),
     };
     results[`pods${n}`] = row;

@@ -75,6 +75,13 @@ async function pidsIn(dir: string, into: Set<number>): Promise<void> {
   }
 }
 
+/** The processes in a pod's cgroups (`dirs`, one per hierarchy and what is below them). */
+export async function podCgroupPids(dirs: readonly string[]): Promise<Set<number>> {
+  const pids = new Set<number>();
+  for (const d of dirs) await pidsIn(d, pids);
+  return pids;
+}
+
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -84,8 +91,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function killPodProcesses(dirs: readonly string[]): Promise<number> {
   const signalled = new Set<number>();
   for (let pass = 0; pass < 5; pass++) {
-    const pids = new Set<number>();
-    for (const d of dirs) await pidsIn(d, pids);
+    const pids = await podCgroupPids(dirs);
     if (!pids.size) break;
     for (const pid of pids) {
       try {
