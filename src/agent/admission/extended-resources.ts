@@ -19,7 +19,7 @@ export function isExtendedResource(name: string): boolean {
 /** The pod's effective request of `name` (upstream PodRequests): max(sum of containers and sidecars, largest init container) + overhead. */
 export function podRequestOf(pod: Pod, name: string): number {
   const overhead = parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0;
-  return podQuantity(pod, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);
+  return podQuantity(pod.spec, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);
 }
 
 /**

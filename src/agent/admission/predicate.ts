@@ -12,6 +12,7 @@ import type { Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { extendedShortfalls } from './extended-resources.js';
 import { podQuantity } from './pod-quantity.js';
+import { memoByObject } from '../../lib/memo.js';
 
 /** What admission knows of the node. */
 export interface AdmissionNode {
@@ -56,16 +57,24 @@ export interface Toleration {
  * The pod's effective cpu and memory of `kind` (upstream PodRequests / PodLimits): max(sum of
  * containers and sidecars, largest init container) + overhead.
  */
-export function podResources(pod: Pod, kind: 'requests' | 'limits'): { cpuMilli: number; memoryBytes: number } {
-  const overhead = (pod.spec.overhead ?? {}) as Record<string, string>;
-  return {
-    cpuMilli: podQuantity(pod, (c) => milliCpu(c.resources?.[kind]?.cpu) ?? 0, milliCpu(overhead.cpu) ?? 0),
-    memoryBytes: podQuantity(pod, (c) => bytes(c.resources?.[kind]?.memory) ?? 0, bytes(overhead.memory) ?? 0),
-  };
+export function podResources(pod: Pod, kind: 'requests' | 'limits'): Readonly<{ cpuMilli: number; memoryBytes: number }> {
+  return (kind === 'requests' ? requestsOf : limitsOf)(pod.spec);
 }
 
+const resourcesOf = (kind: 'requests' | 'limits') =>
+  // Once per spec: admission and the Burstable QoS cgroup sum every admitted pod's requests for each new pod.
+  memoByObject((spec: Pod['spec']) => {
+    const overhead = (spec.overhead ?? {}) as Record<string, string>;
+    return Object.freeze({
+      cpuMilli: podQuantity(spec, (c) => milliCpu(c.resources?.[kind]?.cpu) ?? 0, milliCpu(overhead.cpu) ?? 0),
+      memoryBytes: podQuantity(spec, (c) => bytes(c.resources?.[kind]?.memory) ?? 0, bytes(overhead.memory) ?? 0),
+    });
+  });
+const requestsOf = resourcesOf('requests');
+const limitsOf = resourcesOf('limits');
+
 /** The pod's effective requests (upstream PodRequests). */
-export function podRequests(pod: Pod): { cpuMilli: number; memoryBytes: number } {
+export function podRequests(pod: Pod): Readonly<{ cpuMilli: number; memoryBytes: number }> {
   return podResources(pod, 'requests');
 }
 
@@ -147,9 +156,12 @@ export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode
   const out: Shortfall[] = [];
   if (admitted.length + 1 > allocatable.pods) out.push({ resource: 'pods', requested: 1, used: admitted.length, capacity: allocatable.pods });
   const want = podRequests(pod);
-  const used = admitted
-    .map(podRequests)
-    .reduce((a, b) => ({ cpuMilli: a.cpuMilli + b.cpuMilli, memoryBytes: a.memoryBytes + b.memoryBytes }), { cpuMilli: 0, memoryBytes: 0 });
+  const used = { cpuMilli: 0, memoryBytes: 0 };
+  for (const p of admitted) {
+    const r = podRequests(p);
+    used.cpuMilli += r.cpuMilli;
+    used.memoryBytes += r.memoryBytes;
+  }
   if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > allocatable.cpuMilli)
     out.push({ resource: 'cpu', requested: want.cpuMilli, used: used.cpuMilli, capacity: allocatable.cpuMilli });
   if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > allocatable.memoryBytes)
@@ -158,13 +170,15 @@ export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode
 }
 
 /** The host ports a pod's containers take (protocol, host IP — "0.0.0.0" when unset —, port). */
-function hostPorts(pod: Pod): { protocol: string; ip: string; port: number }[] {
-  return pod.spec.containers.flatMap((c) =>
+const hostPorts = (pod: Pod): readonly HostPort[] => hostPortsOf(pod.spec);
+type HostPort = { protocol: string; ip: string; port: number };
+const hostPortsOf = memoByObject((spec: Pod['spec']): readonly HostPort[] =>
+  spec.containers.flatMap((c) =>
     ((c.ports ?? []) as { hostPort?: number; hostIP?: string; protocol?: string }[])
       .filter((p) => (p.hostPort ?? 0) > 0)
       .map((p) => ({ protocol: p.protocol ?? 'TCP', ip: p.hostIP || '0.0.0.0', port: p.hostPort! })),
-  );
-}
+  ),
+);
 
 /** Upstream nodeports.Fits: no host port of `pod` is taken by an admitted pod on the same protocol and port, on the same IP or either on 0.0.0.0. */
 function hostPortsFree(pod: Pod, admitted: Pod[]): boolean {

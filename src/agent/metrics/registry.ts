@@ -28,7 +28,9 @@ abstract class Metric<L extends string, V> implements Collectable {
   ) {}
 
   protected entry(labels: LabelValues<L> | undefined, init: () => V): { labels: Record<string, string>; value: V } {
-    const key = this.labelNames.length ? this.labelNames.map((n) => labels?.[n] ?? '').join('\u0000') : '';
+    // Most series have one label (a CRI call's operation_type on every call): its value is the key, unjoined.
+    const names = this.labelNames;
+    const key = names.length === 1 ? (labels?.[names[0]] ?? '') : names.length ? names.map((n) => labels?.[n] ?? '').join('\u0000') : '';
     let e = this.series.get(key);
     if (!e) {
       const own: Record<string, string> = {};
@@ -107,8 +109,12 @@ export class Histogram<L extends string = never> extends Metric<L, { counts: num
 
   observe(labels: LabelValues<L> | undefined, value: number): void {
     const h = this.entry(labels, this.empty).value;
-    const i = this.bounds.findIndex((b) => value <= b);
-    if (i >= 0) h.counts[i]++;
+    const bounds = this.bounds;
+    for (let i = 0; i < bounds.length; i++)
+      if (value <= bounds[i]) {
+        h.counts[i]++;
+        break;
+      }
     h.sum += value;
     h.count++;
   }

@@ -4,6 +4,7 @@
  */
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
+import { memoByObject } from '../../lib/memo.js';
 import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
@@ -166,8 +167,14 @@ function condition(type: string, ok: boolean, ctx: PodStatusContext, reason?: st
 }
 
 /** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
-export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const cs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+export function qosClass(pod: Pod): QosClass {
+  return qosOf(pod.spec);
+}
+
+type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
+// Once per spec: the Burstable QoS cgroup's update reads every active pod's class for each new pod.
+const qosOf = memoByObject((spec: Pod['spec']): QosClass => {
+  const cs = [...spec.containers, ...(spec.initContainers ?? [])];
   const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
   if (cs.every((c) => !has(c, 'requests', 'cpu') && !has(c, 'requests', 'memory') && !has(c, 'limits', 'cpu') && !has(c, 'limits', 'memory')))
     return 'BestEffort';
@@ -175,7 +182,7 @@ export function qosClass(pod: Pod): 'Guaranteed' | 'Burstable' | 'BestEffort' {
     ['cpu', 'memory'].every((r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r])),
   );
   return guaranteed ? 'Guaranteed' : 'Burstable';
-}
+});
 
 /** Generates the pod's status. */
 export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatusContext): PodStatus {

@@ -266,3 +266,28 @@ describe('withAdvertisedResources (upstream MachineInfo setter)', () => {
     expect(withAdvertisedResources({}, mine)).toEqual(mine);
   });
 });
+
+describe('what admission computes per pod, once per spec', () => {
+  it('an updated pod (a new spec object) is counted with its new requests; the same spec gives the same answer', () => {
+    const a = pod({}, { cpu: '1500m' });
+    expect(podRequests(a)).toEqual({ cpuMilli: 1500, memoryBytes: 0 });
+    expect(podRequests(a)).toBe(podRequests({ ...a, metadata: { ...a.metadata, name: 'renamed' } }));
+    const resized = pod({}, { cpu: '250m', memory: '1Gi' });
+    expect(podRequests(resized)).toEqual({ cpuMilli: 250, memoryBytes: 2 ** 30 });
+    // 1500m of 2000 admitted: 600m does not fit next to `a`, but does next to it resized to 250m
+    expect(admitPod(pod({}, { cpu: '600m' }), [a], { node, isStatic: true })).toMatchObject({ admit: false, reason: 'OutOfcpu' });
+    expect(admitPod(pod({}, { cpu: '600m' }), [resized], { node, isStatic: true })).toEqual({ admit: true });
+  });
+  it('host ports are read from each admitted pod spec as it is', () => {
+    const taken = withPorts([{ containerPort: 80, hostPort: 8080 }]);
+    expect(admitPod(withPorts([{ containerPort: 80, hostPort: 8080 }]), [taken], { node, isStatic: true })).toMatchObject({
+      admit: false,
+      reason: 'NodePorts',
+    });
+    expect(
+      admitPod(withPorts([{ containerPort: 80, hostPort: 8080 }]), [withPorts([{ containerPort: 80, hostPort: 9090 }])], { node, isStatic: true }),
+    ).toEqual({
+      admit: true,
+    });
+  });
+});

@@ -45,6 +45,10 @@ describe('decodeManifests bounds', () => {
   });
   it('deep nesting, oversized text and huge annotations are errors', () => {
     expect(decodeManifests(`a: ${'['.repeat(150)}${']'.repeat(150)}`, 'deep').errors[0]).toMatch(/^deep: /);
+    // JSON takes the native parser's path: the same bounds hold, and a million levels cannot overflow it
+    expect(decodeManifests(`{"a": ${'['.repeat(150)}${']'.repeat(150)}}`, 'deep.json').errors).toEqual(['deep.json: nested too deeply (more than 100 levels)']);
+    expect(decodeManifests(`${'['.repeat(1e6)}${']'.repeat(1e6)}`, 'deeper.json').errors).toEqual(['deeper.json: nested too deeply (more than 100 levels)']);
+    expect(decodeManifests(`[${'0,'.repeat(1_100_000)}0]`, 'wide.json').errors).toEqual(['wide.json: too many values (more than 1000000)']);
     expect(decodeManifests('x'.repeat(MAX_MANIFEST_BYTES + 1), 'big').errors).toEqual([`big: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`]);
     const ann = `apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: "${'x'.repeat(300 * 1024)}"}}\nspec: {containers: [{name: c, image: i}]}\n`;
     expect(decodeManifests(ann, 'ann').errors[0]).toContain('metadata.annotations: Too long: must have at most 262144 bytes');

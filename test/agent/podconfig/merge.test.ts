@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { mergeSnapshot } from '../../../src/agent/podconfig/merge.js';
 import { decodeManifests } from '../../../src/agent/podconfig/decode.js';
+import { stringify } from 'yaml';
 import { toStaticPod } from '../../../src/agent/podconfig/static-pod.js';
 
 const pod = (uid: string, name: string, over: Partial<Pod['spec']> = {}, meta: Partial<Pod['metadata']> = {}): Pod => ({
@@ -72,6 +73,19 @@ describe('decodeManifests', () => {
   });
   it('reads JSON', () => {
     expect(names(decodeManifests(JSON.stringify(pod('', 'j')), 'f.json').pods)).toEqual(['j']);
+  });
+  it('reads a JSON document (parsed natively) exactly as the same document in YAML', () => {
+    const doc = { kind: 'PodList', apiVersion: 'v1', items: [pod('', 'a'), { ...pod('', 'b'), spec: {} }] };
+    const fromJson = decodeManifests(`  \n${JSON.stringify(doc, null, 2)}\n`, 'f');
+    const fromYaml = decodeManifests(stringify(doc), 'f');
+    expect(names(fromJson.pods)).toEqual(['a']);
+    expect(fromJson).toEqual(fromYaml);
+  });
+  it('gives JSON that is not one valid document to the YAML parser: several documents, a syntax error', () => {
+    expect(names(decodeManifests(`${JSON.stringify(pod('', 'x'))}\n---\n${JSON.stringify(pod('', 'y'))}`, 'f.json').pods)).toEqual(['x', 'y']);
+    const broken = decodeManifests('{"kind": "Pod", "metadata": {"name": "a"', 'f.json');
+    expect(broken.pods).toEqual([]);
+    expect(broken.errors[0]).toMatch(/^f\.json: /);
   });
   const bad: [string, string, RegExp][] = [
     ['YAML syntax', 'metadata: {name: a\nspec: [', /f.yaml/],
