@@ -106,3 +106,30 @@ export async function clearLeftoverPodCgroups(): Promise<void> {
   if (pods.size) console.error(`removing ${pods.size} empty pod cgroups left by an earlier run`);
   await removeOrphanedPodCgroups('/sys/fs/cgroup', () => false);
 }
+
+/** The machine's busy CPU time so far, in seconds summed over cores (/proc/stat: user, nice, system, irq, softirq). */
+function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+  return (f[0] + f[1] + f[2] + f[5] + f[6]) / 100;
+}
+
+/**
+ * Waits until the machine is idle: under `maxBusy` (a fraction of all cores) over a `windowMs`
+ * window, for at most `timeoutMs` (then it goes on, saying so). The kernel's deferred work after a
+ * teardown (cgroup release, RCU frees, writeback) can run for seconds after the last pod cgroup is
+ * gone; a timed round that starts inside it is slowed by whatever it overlaps.
+ */
+export async function untilIdle(o: { maxBusy?: number; windowMs?: number; timeoutMs?: number } = {}): Promise<void> {
+  const { maxBusy = 0.05, windowMs = 500, timeoutMs = 30_000 } = o;
+  const t0 = performance.now();
+  for (;;) {
+    const b0 = machineBusySeconds();
+    await new Promise((r) => setTimeout(r, windowMs));
+    const busy = (machineBusySeconds() - b0) / ((windowMs / 1000) * os.cpus().length);
+    if (busy < maxBusy) return;
+    if (performance.now() - t0 > timeoutMs) {
+      console.error(`machine still ${Math.round(busy * 100)} % busy after ${timeoutMs / 1000} s; going on`);
+      return;
+    }
+  }
+}

@@ -11,7 +11,8 @@
  *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
  *    last RemovePodSandbox returned (direct);
  *  Rounds alternate (direct, kubelet, direct, …) and each timed start begins once no pod cgroup
- *  is left plus a settle time; the ratio is the median of the rounds' paired ratios.
+ *  is left, a settle time has passed and the machine is idle; the ratio is the median of the
+ *  rounds' paired ratios.
  *  - kubelet CPU: the kubelet's CPU seconds from the manifests written to all Running, per pod
  *    (median over rounds; it includes serving the bench's /pods polls every 50 ms) — a figure that
  *    moves less with the runtime's speed than the ratio does;
@@ -30,7 +31,7 @@ import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
 import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
-import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess } from './lib.js';
+import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess, untilIdle } from './lib.js';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
@@ -109,7 +110,10 @@ async function kubeletStop(prefix: string, n: number): Promise<number> {
   return (performance.now() - t1) / 1000;
 }
 
-/** Waits until no pod cgroup is left and the kernel's deferred work of the last teardown has had SETTLE_MS: each timed start begins on a quiet machine. */
+/**
+ * Waits until no pod cgroup is left, SETTLE_MS, and then until the machine is idle (the kernel's
+ * deferred work of the last teardown done): each timed start begins on a quiet machine.
+ */
 async function quiet(): Promise<void> {
   const t0 = performance.now();
   while (findPodCgroups('/sys/fs/cgroup').size > 0) {
@@ -117,6 +121,7 @@ async function quiet(): Promise<void> {
     await sleep(100);
   }
   await sleep(SETTLE_MS);
+  await untilIdle();
 }
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
