@@ -43,12 +43,31 @@ describe('decodeManifests bounds', () => {
     expect(r.pods).toEqual([]);
     expect(r.errors[0]).toMatch(/^bomb\.yaml: .*alias/i);
   });
+  it('brackets inside double-quoted strings are text, not nesting', () => {
+    const cmd = ['sh', '-c', `echo "${'['.repeat(200)}" '${'{'.repeat(150)}'`];
+    const doc = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', command: cmd }] } };
+    for (const [text, name] of [
+      [JSON.stringify(doc), 'p.json'],
+      [`apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n    command: ${JSON.stringify(cmd)}\n`, 'p.yaml'],
+    ]) {
+      const r = decodeManifests(text, name);
+      expect(r.errors).toEqual([]);
+      expect(r.pods[0].spec.containers[0].command).toEqual(cmd);
+    }
+  });
   it('deep nesting, oversized text and huge annotations are errors', () => {
     expect(decodeManifests(`a: ${'['.repeat(150)}${']'.repeat(150)}`, 'deep').errors[0]).toMatch(/^deep: /);
     // JSON takes the native parser's path: the same bounds hold, and a million levels cannot overflow it
     expect(decodeManifests(`{"a": ${'['.repeat(150)}${']'.repeat(150)}}`, 'deep.json').errors).toEqual(['deep.json: nested too deeply (more than 100 levels)']);
     expect(decodeManifests(`${'['.repeat(1e6)}${']'.repeat(1e6)}`, 'deeper.json').errors).toEqual(['deeper.json: nested too deeply (more than 100 levels)']);
     expect(decodeManifests(`[${'0,'.repeat(1_100_000)}0]`, 'wide.json').errors).toEqual(['wide.json: too many values (more than 1000000)']);
+    expect(decodeManifests(`[${'[],'.repeat(1_100_000)}[]]`, 'wide.json').errors).toEqual(['wide.json: too many values (more than 1000000)']);
+    expect(decodeManifests(`a: [${'{},'.repeat(1_100_000)}{}]`, 'wide.yaml').errors).toEqual(['wide.yaml: too many values (more than 1000000)']);
+    // YAML's flow collections too: the parser recursed until the stack overflowed ("Maximum call stack size exceeded", 0.6 s here)
+    expect(decodeManifests(`a: ${'['.repeat(40_000)}${']'.repeat(40_000)}`, 'deep.yaml').errors).toEqual([
+      'deep.yaml: nested too deeply (more than 100 levels)',
+    ]);
+    expect(decodeManifests(`a: ${'{b: '.repeat(150)}c${'}'.repeat(150)}`, 'deep.yaml').errors).toEqual(['deep.yaml: nested too deeply (more than 100 levels)']);
     expect(decodeManifests('x'.repeat(MAX_MANIFEST_BYTES + 1), 'big').errors).toEqual([`big: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`]);
     const ann = `apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: "${'x'.repeat(300 * 1024)}"}}\nspec: {containers: [{name: c, image: i}]}\n`;
     expect(decodeManifests(ann, 'ann').errors[0]).toContain('metadata.annotations: Too long: must have at most 262144 bytes');
