@@ -9,15 +9,37 @@ import { join } from 'node:path';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
 
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
+/** Whether a listener can take `port` on 127.0.0.1 now. */
+function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
+}
+
+/** The first port of the kernel's ephemeral range (net.ipv4.ip_local_port_range). */
+function ephemeralPortsFrom(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/**
+ * A free TCP port on 127.0.0.1, chosen at random between 20000 (above the kubelet's own defaults)
+ * and the kernel's ephemeral range. The port is used later by another process (a kubelet, a pod),
+ * and a port from the ephemeral range could be taken meanwhile by any parallel test's outgoing
+ * connection or port-0 listener: a pod's server then failed to listen, and a port-forward reached
+ * another test's server.
+ */
+export async function freePort(): Promise<number> {
+  const top = Math.max(ephemeralPortsFrom(), 25_000);
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * (top - 20_000));
+    if (await canListen(port)) return port;
+  }
 }
 
 /** The kubelet's three ports. */
