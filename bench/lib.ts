@@ -5,6 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import os from 'node:os';
 import { findPodCgroups, podCgroupPids, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
+import { nodeCpuNs } from '../src/agent/stats/node-sources.js';
 
 /** The p-th percentile (0–100) of `xs`, nearest-rank. */
 export function percentile(xs: readonly number[], p: number): number {
@@ -107,12 +108,6 @@ export async function clearLeftoverPodCgroups(): Promise<void> {
   await removeOrphanedPodCgroups('/sys/fs/cgroup', () => false);
 }
 
-/** The machine's busy CPU time so far, in seconds summed over cores (/proc/stat: user, nice, system, irq, softirq). */
-function machineBusySeconds(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
-  return (f[0] + f[1] + f[2] + f[5] + f[6]) / 100;
-}
-
 /**
  * Waits until the machine is idle: under `maxBusy` (a fraction of all cores) over a `windowMs`
  * window, for at most `timeoutMs` (then it goes on, saying so). The kernel's deferred work after a
@@ -123,9 +118,9 @@ export async function untilIdle(o: { maxBusy?: number; windowMs?: number; timeou
   const { maxBusy = 0.05, windowMs = 500, timeoutMs = 30_000 } = o;
   const t0 = performance.now();
   for (;;) {
-    const b0 = machineBusySeconds();
+    const b0 = nodeCpuNs();
     await new Promise((r) => setTimeout(r, windowMs));
-    const busy = (machineBusySeconds() - b0) / ((windowMs / 1000) * os.cpus().length);
+    const busy = (nodeCpuNs() - b0) / 1e9 / ((windowMs / 1000) * os.cpus().length);
     if (busy < maxBusy) return;
     if (performance.now() - t0 > timeoutMs) {
       console.error(`machine still ${Math.round(busy * 100)} % busy after ${timeoutMs / 1000} s; going on`);
