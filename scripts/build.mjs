@@ -10,7 +10,8 @@ import { rmSync } from 'node:fs';
 const outdir = process.argv[2] ?? 'dist';
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: ['src/main.ts'],
+  // The CLI, and each worker thread's module (lib/worker-task.ts finds it beside the chunks).
+  entryPoints: { main: 'src/main.ts', 'decode-worker': 'src/agent/podconfig/decode-worker.ts' },
   outdir,
   bundle: true,
   splitting: true,

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kernelDefaultsErrors } from '../../src/agent/node-setup/kernel-tunables.js';
 import type { Pod, PodList } from '../../src/api/types.js';
+import { OFF_THREAD_BYTES } from '../../src/agent/podconfig/decode-off-thread.js';
 import { countProcesses, freeKubeletPorts, httpGet, httpsGet, kubeletArgs, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
 
 const tag = `e2e${process.pid}`;
@@ -47,6 +48,11 @@ beforeAll(async () => {
   );
   writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n');
   writeFileSync(join(manifests, '.hidden.yaml'), loopPod('hidden', `${tag}-hidden`));
+  // Longer than OFF_THREAD_BYTES: decoded in a worker thread (dist/decode-worker.js).
+  writeFileSync(
+    join(manifests, 'long.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: long\n  annotations: {note: "${'n'.repeat(OFF_THREAD_BYTES)}"}\nspec:\n  containers:\n  - {name: c, image: busybox, command: [sleep, "3600"]}\n`,
+  );
   kubelet = startKubelet(args());
   await until(async () => (await podNamed('loop'))?.status?.phase === 'Running', 20_000, 'loop pod Running');
 }, 30_000);
@@ -103,6 +109,18 @@ spec:
     expect(p.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('True');
     expect(p.status!.podIP).toBe('127.0.0.1');
     expect(countProcesses(`${tag}-loop`)).toBe(1);
+  });
+
+  it('runs a pod whose manifest is long enough to be decoded in a worker thread', async () => {
+    const p = await until(
+      async () => {
+        const x = await podNamed('long');
+        return x?.status?.phase === 'Running' ? x : undefined;
+      },
+      10_000,
+      'long pod Running',
+    );
+    expect(p.metadata.annotations!.note).toHaveLength(OFF_THREAD_BYTES);
   });
 
   it('reports a broken manifest with its file and keeps the others running; hidden files are ignored', async () => {

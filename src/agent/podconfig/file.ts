@@ -12,6 +12,9 @@
  * skipped with a log line naming the file and the reason, as are empty files and files without
  * pods; a pod name that two files both define is kept from the first file and the second named.
  * Each of these is logged once per change, not on every check.
+ * Long manifests are decoded in a bounded worker (decode-off-thread.ts); while one decodes, the
+ * other files' pods go on being read and its own last good pods stand. Text that failed to decode
+ * is not decoded again until it changes.
  */
 import { constants, statSync, watch, type FSWatcher } from 'node:fs';
 import { lstat, open, readdir, stat } from 'node:fs/promises';
@@ -19,7 +22,8 @@ import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
-import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
+import { decodeManifests, MAX_MANIFEST_BYTES, type DecodeResult } from './decode.js';
+import { decodeManifestsOffThread, OFF_THREAD_BYTES, type ManifestDecoder } from './decode-off-thread.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
@@ -65,6 +69,15 @@ export interface FileSourceDeps {
   periodMs: number;
   logger: Logger;
   clock: Clock;
+  /** Decodes long manifest text off the event loop (default decodeManifestsOffThread). */
+  decode?: ManifestDecoder;
+}
+
+/** A file's text being decoded, or decoded: `result` once done. */
+interface Decode {
+  text: string;
+  done: Promise<DecodeResult>;
+  result?: DecodeResult;
 }
 
 /** PodSource over a manifest directory or file. */
@@ -72,6 +85,13 @@ export class FileSource implements PodSource {
   readonly name = 'file';
   private readonly lastGood = new Map<string, ReadManifest & { pods: Pod[] }>();
   private readonly reported = new Map<string, string>();
+  /**
+   * Decodes by file: those running in a worker (long text), and those that failed, so that the
+   * same text is not decoded again.
+   */
+  private readonly decodes = new Map<string, Decode>();
+  /** Reads again (set by start): a decode in a worker has finished. */
+  private wakeup: (() => void) | undefined;
   /** `rename` events (creation, deletion, moves) by file since its last read. */
   private renames = new Map<string, number>();
 
@@ -81,6 +101,9 @@ export class FileSource implements PodSource {
     let timer: (() => void) | undefined;
     let running = false;
     let again = false;
+    // The first read waits for every decode: until a source has delivered its pods, the kubelet
+    // does not clean up pods it does not know, and a pod missing from it would be killed.
+    let first = true;
     const run = async () => {
       if (running) {
         again = true;
@@ -90,7 +113,8 @@ export class FileSource implements PodSource {
       try {
         do {
           again = false;
-          const { pods, replaced } = await this.read();
+          const { pods, replaced } = await this.read({ signal, wait: first });
+          first = false;
           if (!signal.aborted && replaced.size) emit(pods.filter((p) => !replaced.has(p)));
           if (!signal.aborted) emit(pods);
         } while (again && !signal.aborted);
@@ -123,6 +147,7 @@ export class FileSource implements PodSource {
       }
     };
     tryWatch();
+    this.wakeup = () => void run();
     void run().then(() => schedule(this.deps.periodMs));
     const retryWatch = setInterval(tryWatch, Math.max(1000, this.deps.periodMs));
     retryWatch.unref();
@@ -234,11 +259,34 @@ export class FileSource implements PodSource {
 
   /** Reads every manifest and returns the current static pods. */
   async readAll(): Promise<Pod[]> {
-    return (await this.read()).pods;
+    return (await this.read({ wait: true })).pods;
+  }
+
+  /**
+   * The outcome of decoding `text` of file `f`: at once when short (or known to fail), else
+   * undefined while a worker decodes it (the source reads again when it is done).
+   */
+  private decoded(f: string, text: string, signal: AbortSignal | undefined): DecodeResult | undefined {
+    const known = this.decodes.get(f);
+    if (known?.text === text) return known.result;
+    if (text.length <= OFF_THREAD_BYTES) {
+      const result = decodeManifests(text, f);
+      if (result.errors.length) this.decodes.set(f, { text, result, done: Promise.resolve(result) });
+      else this.decodes.delete(f);
+      return result;
+    }
+    const d: Decode = { text, done: (this.deps.decode ?? decodeManifestsOffThread)(text, f, { signal }) };
+    d.done = d.done.then((result) => {
+      d.result = result;
+      if (this.decodes.get(f) === d && !signal?.aborted) this.wakeup?.();
+      return result;
+    });
+    this.decodes.set(f, d);
+    return undefined;
   }
 
   /** Reads every manifest: the current static pods, and those of files replaced since the last read (same text). */
-  async read(): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
+  async read({ signal, wait = false }: { signal?: AbortSignal; wait?: boolean } = {}): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
     const renames = this.renames;
     this.renames = new Map();
     const replaced = new Set<Pod>();
@@ -279,7 +327,15 @@ export class FileSource implements PodSource {
         this.lastGood.set(f, { ...read, pods: [] });
         continue;
       }
-      const r = decodeManifests(text, f);
+      let r = this.decoded(f, text, signal);
+      if (r === undefined && wait) r = await this.decodes.get(f)!.done;
+      if (signal?.aborted) break;
+      if (r === undefined) {
+        // Still decoding: its pods of the last good text stand until it is done.
+        if (cached) take(f, cached.pods);
+        continue;
+      }
+      if (!r.errors.length) this.decodes.delete(f);
       if (r.errors.length) this.note(f, `could not process manifest file ${f}: ${r.errors.join('; ')}`, 'error');
       else if (!r.pods.length) this.note(f, `skipping manifest ${f}: it defines no pods`);
       else this.reported.delete(f);
@@ -292,6 +348,7 @@ export class FileSource implements PodSource {
       take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
+    for (const f of [...this.decodes.keys()]) if (!files.includes(f)) this.decodes.delete(f);
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }

@@ -7,7 +7,8 @@ import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
-import { decodeManifests, MAX_MANIFEST_BYTES } from './decode.js';
+import { MAX_MANIFEST_BYTES } from './decode.js';
+import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thread.js';
 import { getText } from '../../lib/http-get.js';
 
 import { toStaticPod } from './static-pod.js';
@@ -21,6 +22,8 @@ export interface HttpSourceDeps {
   periodMs: number;
   logger: Logger;
   clock: Clock;
+  /** Decodes long manifest text off the event loop (default decodeManifestsOffThread). */
+  decode?: ManifestDecoder;
 }
 
 /** PodSource over a manifest URL. */
@@ -28,6 +31,8 @@ export class HttpSource implements PodSource {
   readonly name = 'http';
   private lastBody: string | undefined;
   private lastError: string | undefined;
+  /** The last body that failed to decode, and why: the same body is not decoded again. */
+  private lastBad: { body: string; message: string } | undefined;
 
   constructor(private readonly deps: HttpSourceDeps) {}
 
@@ -65,13 +70,20 @@ export class HttpSource implements PodSource {
       return undefined;
     }
     if (body === this.lastBody) return undefined;
-    const r = decodeManifests(body, this.deps.url);
+    if (body === this.lastBad?.body) {
+      this.report(this.lastBad.message);
+      return undefined;
+    }
+    const r = await (this.deps.decode ?? decodeManifestsOffThread)(body, this.deps.url, { signal });
+    if (signal?.aborted) return undefined;
     // As upstream: a response with any invalid pod is rejected whole; the last good set stays.
     if (r.errors.length) {
-      this.report(`invalid manifest from URL: ${r.errors.join('; ')}`);
+      this.lastBad = { body, message: `invalid manifest from URL: ${r.errors.join('; ')}` };
+      this.report(this.lastBad.message);
       return undefined;
     }
     this.lastError = undefined;
+    this.lastBad = undefined;
     this.lastBody = body;
     return r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }));
   }

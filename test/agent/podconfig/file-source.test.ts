@@ -10,7 +10,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileSignature, FileSource, SETTLED_MS, unchangedSince } from '../../../src/agent/podconfig/file.js';
+import { fileSignature, FileSource, SETTLED_MS, unchangedSince, type FileSourceDeps } from '../../../src/agent/podconfig/file.js';
+import { decodeManifestsOffThread, OFF_THREAD_BYTES, type ManifestDecoder } from '../../../src/agent/podconfig/decode-off-thread.js';
+import type { Pod } from '../../../src/api/types.js';
 import { decodeManifests, MAX_MANIFEST_BYTES } from '../../../src/agent/podconfig/decode.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { realClock } from '../../../src/lib/clock.js';
@@ -25,7 +27,7 @@ export const ALIAS_BOMB = [
 
 const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "1"]}]}\n`;
 
-function source(path: string) {
+function source(path: string, extra: Partial<FileSourceDeps> = {}) {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk, _e, cb) {
@@ -33,7 +35,7 @@ function source(path: string) {
       cb();
     },
   });
-  const s = new FileSource({ path, nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock });
+  const s = new FileSource({ path, nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock, ...extra });
   return { s, lines, messages: () => lines.map((l) => String(l.msg)) };
 }
 
@@ -151,6 +153,59 @@ describe('FileSource', () => {
     expect((await s.readAll()).map((p) => p.metadata.name)).toEqual(['bbbb-n1']);
   });
 });
+
+describe('FileSource with long manifests', () => {
+  /** A pod manifest longer than OFF_THREAD_BYTES: decoded in a worker. */
+  const longPod = (name: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  annotations: {note: "${'n'.repeat(OFF_THREAD_BYTES)}"}\nspec: {containers: [{name: c, image: busybox}]}\n`;
+  /** Costly to parse (200,000 YAML values), cheap to write. */
+  const heavy = `a: [${'b,'.repeat(200_000)}c]\n`;
+
+  it('a manifest too slow to decode holds up no other file, is reported once and not decoded again until it changes; its pods come when a worker has decoded it', async () => {
+    const d = join(dir, 'long');
+    mkdirSync(d);
+    writeFileSync(join(d, 'a.yaml'), pod('small'));
+    writeFileSync(join(d, 'b.yaml'), heavy);
+    writeFileSync(join(d, 'c.yaml'), longPod('long'));
+    const calls: string[] = [];
+    const decode: ManifestDecoder = (text, origin, opts) => {
+      calls.push(origin);
+      return decodeManifestsOffThread(text, origin, { ...opts, deadlineMs: 300 });
+    };
+    const { s, messages } = source(d, { decode, periodMs: 60_000 });
+    const emits: Pod[][] = [];
+    const ac = new AbortController();
+    s.start({ signal: ac.signal, emit: (p) => emits.push(p) });
+    try {
+      // The first delivery waits for the decode (until then no pod counts as gone).
+      await until(() => emits.length > 0);
+      expect(emits[0].map((p) => p.metadata.name)).toEqual(['small-n1', 'long-n1']);
+      expect(emits[0][1].metadata.annotations!.note).toHaveLength(OFF_THREAD_BYTES);
+      expect(messages()).toContain(
+        `could not process manifest file ${join(d, 'b.yaml')}: ${join(d, 'b.yaml')}: too large or too complex to decode (took longer than 0.3 s)`,
+      );
+      await s.readAll();
+      await s.readAll();
+      expect(calls).toEqual([join(d, 'b.yaml'), join(d, 'c.yaml')]);
+      // Rewritten valid and long: the others are read at once without it, then it joins them once the worker is done.
+      const before = emits.length;
+      writeFileSync(join(d, 'b.yaml'), longPod('second'));
+      await until(() => emits.some((e) => e.some((p) => p.metadata.name === 'second-n1')));
+      expect(emits[before].map((p) => p.metadata.name)).toEqual(['small-n1', 'long-n1']);
+      expect(emits.at(-1)!.map((p) => p.metadata.name)).toEqual(['small-n1', 'second-n1', 'long-n1']);
+      expect(calls).toEqual([join(d, 'b.yaml'), join(d, 'c.yaml'), join(d, 'b.yaml')]);
+    } finally {
+      ac.abort();
+    }
+  });
+});
+
+async function until(ok: () => boolean): Promise<void> {
+  for (let i = 0; !ok(); i++) {
+    if (i > 300) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 describe('unchangedSince', () => {
   const st = { dev: 1, ino: 2, size: 3, mtimeMs: 10_000, ctimeMs: 10_000 };
