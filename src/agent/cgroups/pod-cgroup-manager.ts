@@ -13,7 +13,7 @@
  * with the controllers enabled on the way down). An existing pod cgroup is
  * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
@@ -57,6 +57,8 @@ export interface PodCgroupManagerDeps {
 /** Makes the QoS and pod cgroups. */
 export class PodCgroupManager {
   private hierarchies: Promise<Hierarchies | undefined> | undefined;
+  /** The CPU shares last written to each QoS class's cgroup: a new pod rewrites only a change. */
+  private readonly qosShares = new Map<string, number>();
   constructor(private readonly d: PodCgroupManagerDeps) {}
 
   private found(): Promise<Hierarchies | undefined> {
@@ -65,10 +67,10 @@ export class PodCgroupManager {
   }
 
   /** Makes `rel` in every hierarchy used and applies `config` (`op`: as upstream's cgroup manager counts it). */
-  private async create(rel: string, config: ResourceConfig, op: 'create' | 'update' = 'create'): Promise<void> {
+  private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    await timedCgroupOp(this.d.observe, op, async () => {
+    await timedCgroupOp(this.d.observe, 'create', async () => {
       await makeCgroup(h, rel);
       await this.apply(h, rel, config);
     });
@@ -107,27 +109,70 @@ export class PodCgroupManager {
     await this.create(qosLevelDir(root, 'Guaranteed'), cap);
     await this.create(qosLevelDir(root, 'Burstable'), {});
     await this.create(qosLevelDir(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    this.qosShares.set(qosLevelDir(root, 'BestEffort'), MIN_SHARES);
   }
 
-  /** The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream setCPUCgroupConfig). */
-  async updateQosCgroups(): Promise<void> {
+  /**
+   * The Burstable class's shares from its pods' CPU requests, BestEffort's the minimum (upstream
+   * setCPUCgroupConfig). Before a new pod cgroup only a changed value is written (`force`: every
+   * value, as the periodic update does); a QoS cgroup that is gone is made again.
+   */
+  async updateQosCgroups({ force = true }: { force?: boolean } = {}): Promise<void> {
+    const h = await this.found();
+    if (!h) return;
     const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
-    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'Burstable'), { cpuShares: milliCpuToShares(burstable) }, 'update');
-    await this.create(qosLevelDir(this.d.cgroups.cgroupRoot, 'BestEffort'), { cpuShares: MIN_SHARES }, 'update');
+    const root = this.d.cgroups.cgroupRoot;
+    for (const [rel, cpuShares] of [
+      [qosLevelDir(root, 'Burstable'), milliCpuToShares(burstable)],
+      [qosLevelDir(root, 'BestEffort'), MIN_SHARES],
+    ] as const) {
+      if (!force && this.qosShares.get(rel) === cpuShares) continue;
+      await timedCgroupOp(this.d.observe, 'update', async () => {
+        try {
+          await this.apply(h, rel, { cpuShares });
+        } catch {
+          await makeCgroup(h, rel);
+          await this.apply(h, rel, { cpuShares });
+        }
+      });
+      this.qosShares.set(rel, cpuShares);
+    }
   }
 
-  /** Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after UpdateQOSCgroups). */
+  /**
+   * Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after
+   * UpdateQOSCgroups). One mkdir per hierarchy, under the QoS cgroup made at start, tells both
+   * (a missing parent is made on the way down).
+   */
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
-    if (!h || (await Promise.all(hierarchyDirs(h, rel).map(pathExists))).every(Boolean)) return;
-    await this.updateQosCgroups();
-    const config = resourceConfigForPod(pod, {
-      enforceCpuLimits: this.d.cpuCFSQuota,
-      cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
-      podPidsLimit: this.d.podPidsLimit,
+    if (!h) return;
+    await timedCgroupOp(this.d.observe, 'create', async () => {
+      const made = await Promise.all(
+        hierarchyDirs(h, rel).map((d) =>
+          mkdir(d).then(
+            () => 'made' as const,
+            (err: unknown) => {
+              const code = (err as NodeJS.ErrnoException).code;
+              if (code === 'EEXIST') return 'exists' as const;
+              if (code === 'ENOENT') return 'no parent' as const;
+              throw err;
+            },
+          ),
+        ),
+      );
+      if (made.every((m) => m === 'exists')) return;
+      const remade = made.includes('no parent');
+      if (remade) await makeCgroup(h, rel);
+      await this.updateQosCgroups({ force: remade });
+      const config = resourceConfigForPod(pod, {
+        enforceCpuLimits: this.d.cpuCFSQuota,
+        cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
+        podPidsLimit: this.d.podPidsLimit,
+      });
+      await this.apply(h, rel, config);
     });
-    await this.create(rel, config);
   }
 
   /** Updates the QoS cgroups every minute (upstream's periodic update), until `signal` aborts. */

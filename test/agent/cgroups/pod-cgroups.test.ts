@@ -126,6 +126,32 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('307');
   });
 
+  it('a new pod rewrites only QoS shares that changed, the periodic update all of them; a QoS cgroup that is gone is made again', async () => {
+    const root = join(dir, 'qos-writes');
+    for (const c of ['cpu', 'memory']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const pods = [pod([{}], {}, 'e1'), pod([{}], {}, 'e2'), pod([{}], {}, 'e3')];
+    const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods });
+    await m.ensureQosCgroups();
+    await m.ensure(pods[0]);
+    writeFileSync(join(root, 'cpu/kubepods/besteffort/cpu.shares'), '7');
+    writeFileSync(join(root, 'cpu/kubepods/burstable/cpu.shares'), '7');
+    await m.ensure(pods[1]);
+    expect(existsSync(join(root, 'cpu/kubepods/besteffort/pode2'))).toBe(true);
+    expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('7');
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('7');
+    await m.updateQosCgroups();
+    expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('2');
+    for (const c of ['cpu', 'memory']) rmSync(join(root, c, 'kubepods/besteffort'), { recursive: true });
+    await m.ensure(pods[2]);
+    expect(read(join(root, 'cpu/kubepods/besteffort/pode3/cpu.shares'))).toBe('2');
+    expect(existsSync(join(root, 'memory/kubepods/besteffort/pode3'))).toBe(true);
+    expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
+  });
+
   it('v2: one unified hierarchy, controllers enabled on the way down', async () => {
     const root = join(dir, 'v2');
     mkdirSync(root, { recursive: true });
