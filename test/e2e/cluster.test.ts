@@ -396,7 +396,15 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
       });
     const names = ['always', 'onfailure', 'never'].map((p) => `deleted-running-${p}`);
     // (generous bounds: on a loaded 2-core CI machine four pods can take seconds)
-    await until(() => pod('deleted-pending')?.status?.containerStatuses?.[0]?.state?.waiting && names.every(running), 45_000, 'pods pending and running');
+    await until(
+      () => {
+        if (pod('deleted-pending')?.status?.containerStatuses?.[0]?.state?.waiting && names.every(running)) return true;
+        // what a timeout reports: each pod's phase and container state as last seen
+        throw new Error(JSON.stringify(['deleted-pending', ...names].map((n) => [n, pod(n)?.status?.phase, pod(n)?.status?.containerStatuses?.[0]?.state])));
+      },
+      45_000,
+      'pods pending and running',
+    );
     for (const name of ['deleted-pending', ...names]) await kubectl(c, ['delete', 'pod', name, '--wait=false']);
     await until(() => ['deleted-pending', ...names].every((n) => phaseOf(n) === 'Failed'), 30_000, 'all Failed');
     for (const name of names) expect(pod(name)!.status.containerStatuses[0].state.terminated.exitCode).not.toBe(0);
