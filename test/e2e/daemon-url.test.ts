@@ -11,9 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Pod, PodList } from '../../src/api/types.js';
+import { removeCgroupTree } from '../fixtures/cgroup-tree.js';
 import { countProcesses, freeKubeletPorts, killProcesses, freePort, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 
 const tag = `durl${process.pid}`;
+const cgroupRoot = `/tsk-${tag}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-durl-'));
 const root = join(dir, 'root');
 const socket = join(dir, 'cri.sock');
@@ -58,6 +60,9 @@ const args = () =>
       '1s',
       '--node-ip',
       '127.0.0.1',
+      // Its own cgroup root, removed at the end: the kubelet leaves the cgroup of a pod it stopped at shutdown, as upstream.
+      '--cgroup-root',
+      cgroupRoot,
       // The daemon says cgroupfs (RuntimeConfig): the kubelet adopts it over this (KubeletCgroupDriverFromCRI).
       '--cgroup-driver',
       'systemd',
@@ -89,6 +94,7 @@ afterAll(async () => {
   await daemon?.stop();
   killProcesses(dir, tag);
   manifestServer?.close();
+  removeCgroupTree(cgroupRoot);
   rmSync(dir, { recursive: true, force: true });
 });
 
