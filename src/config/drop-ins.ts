@@ -5,10 +5,10 @@
  * (RFC 7386): objects merge, anything else (lists too) replaces, null removes. Flags still win
  * over both. A file that cannot be read or decoded stops the start with upstream's message.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { messageOf } from '../lib/errors.js';
+import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 
 type Obj = Record<string, unknown>;
 
@@ -27,7 +27,6 @@ export function mergePatch(target: Obj, patch: Obj): Obj {
 /** Bounds: an operator's files, but a stray huge or looping one must not hang the start. */
 const MAX_FILE_BYTES = 1 << 20;
 const MAX_FILES = 1000;
-const MAX_ALIASES = 100;
 
 /** The `*.conf` files under `dir` (and its subdirectories), in the order upstream's WalkDir visits them. */
 async function dropInFiles(dir: string, out: string[] = []): Promise<string[]> {
@@ -43,9 +42,7 @@ async function dropInFiles(dir: string, out: string[] = []): Promise<string[]> {
 
 /** One drop-in as an object (its apiVersion and kind, when given, must be a KubeletConfiguration's). */
 async function readDropIn(path: string): Promise<Obj> {
-  const text = await readFile(path, 'utf8');
-  if (Buffer.byteLength(text) > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
-  const doc = (parseYaml(text, { maxAliasCount: MAX_ALIASES }) ?? {}) as unknown;
+  const doc = (parseYamlBounded(await readTextBounded(path, MAX_FILE_BYTES), MAX_FILE_BYTES) ?? {}) as unknown;
   if (!isObj(doc)) throw new Error('not a KubeletConfiguration object');
   if (doc.apiVersion !== undefined && doc.apiVersion !== 'kubelet.config.k8s.io/v1beta1')
     throw new Error(`unknown apiVersion ${JSON.stringify(doc.apiVersion)}`);

@@ -4,11 +4,10 @@
  * Precedence is upstream's: flags over file over defaults. Note the upstream quirk kept here:
  * `--read-only-port` defaults to 10255 as a flag, but to 0 (disabled) in a config file.
  */
-import { readFile, access, constants } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
@@ -20,6 +19,7 @@ import { evictionThresholds } from './eviction-thresholds.js';
 import { configErrors } from './validate.js';
 import { applyDropIns, mergePatch } from './drop-ins.js';
 import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
+import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 
 const KNOWN_CPU_OPTIONS = [
   'distribute-cpus-across-numa',
@@ -129,13 +129,13 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     source = `kubelet config file "${path}"`;
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readTextBounded(path);
     } catch (err) {
       throw new ConfigError(`failed to read kubelet config file "${path}": ${messageOf(err)}`);
     }
     let doc: unknown;
     try {
-      doc = parseYaml(text);
+      doc = parseYamlBounded(text);
     } catch (err) {
       throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`);
     }

@@ -12,8 +12,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { execConfigOf, execCredentialSource } from './exec-credential.js';
+import { parseYamlBounded, readTextBoundedSync } from './bounded-yaml.js';
 
 type ExecCredentialSource = ReturnType<typeof execCredentialSource>;
 
@@ -45,7 +45,7 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
   };
   let doc: Doc;
   try {
-    doc = (parseYaml(readFileSync(path, 'utf8'), { maxAliasCount: 100 }) ?? {}) as Doc;
+    doc = (parseYamlBounded(readTextBoundedSync(path)) ?? {}) as Doc;
   } catch (err) {
     return fail((err as Error).message);
   }

@@ -11,7 +11,7 @@
  */
 import { readFile, rename, symlink, unlink, mkdir } from 'node:fs/promises';
 import { join, isAbsolute, dirname } from 'node:path';
-import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { stringify as stringifyYaml } from 'yaml';
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -20,6 +20,7 @@ import { apiError, createKubeClient, type KubeClient } from '../../lib/kube-clie
 import { loadKubeconfig } from '../../lib/kubeconfig.js';
 import { certValidity, compatibleCsr, csrName, csrObject, kubeletClientUsages, nodeCsr } from './csr.js';
 import { runRotationLoop, type RotationStatus } from './rotation-loop.js';
+import { parseYamlBounded, readTextBounded } from '../../lib/bounded-yaml.js';
 
 /** The parts of a CertificateSigningRequest this file reads. */
 interface CsrObject {
@@ -130,7 +131,7 @@ export async function bootstrapClientCert(
   const certPem = await requestCertificate(boot, csrPem, { usages: kubeletClientUsages(keyPem), clock: o.clock, signal: o.signal, name });
   const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
   await unlink(keyFile).catch(() => {});
-  const bootDoc = parseYaml(await readFile(paths.bootstrapKubeconfig, 'utf8')) as Kubeconfig;
+  const bootDoc = parseYamlBounded(await readTextBounded(paths.bootstrapKubeconfig)) as Kubeconfig;
   const ctxName = bootDoc['current-context'];
   const ctx = (bootDoc.contexts ?? []).find((c) => c.name === ctxName) ?? bootDoc.contexts?.[0];
   const cluster = (bootDoc.clusters ?? []).find((c) => c.name === ctx?.context?.cluster) ?? bootDoc.clusters?.[0];

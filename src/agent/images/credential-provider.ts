@@ -12,12 +12,12 @@
  */
 import { access, constants, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../../lib/duration.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { runPlugin } from '../../lib/run-plugin.js';
 import { authEntries, credentialsOf, imageRegistry, keyMatches, type AuthConfig, type KeyringEntry } from './keyring.js';
+import { parseYamlBounded } from '../../lib/bounded-yaml.js';
 
 const CONFIG_API_VERSIONS = ['kubelet.config.k8s.io/v1', 'kubelet.config.k8s.io/v1beta1', 'kubelet.config.k8s.io/v1alpha1'];
 const PLUGIN_API_VERSIONS = ['credentialprovider.kubelet.k8s.io/v1', 'credentialprovider.kubelet.k8s.io/v1beta1', 'credentialprovider.kubelet.k8s.io/v1alpha1'];
@@ -41,7 +41,7 @@ export interface CredentialProvider {
 export function parseCredentialProviderConfig(text: string, binDir: string): CredentialProvider[] {
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = parseYamlBounded(text);
   } catch (err) {
     throw new Error(`cannot decode the credential provider config: ${messageOf(err)}`);
   }

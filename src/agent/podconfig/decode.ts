@@ -11,13 +11,12 @@ import { parseAllDocuments } from 'yaml';
 import type { Pod } from '../../api/types.js';
 import { validatePod } from '../../api/validate.js';
 import { messageOf } from '../../lib/errors.js';
+import { boundsError, bracketsError, MAX_ALIASES, MAX_DEPTH, MAX_NODES } from '../../lib/bounded-yaml.js';
 
 /** Upstream's cap on a manifest (file or URL body). */
 export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
 export const MAX_DOCUMENTS = 1000;
-export const MAX_ALIASES = 100;
-export const MAX_DEPTH = 100;
-export const MAX_NODES = 1_000_000;
+export { MAX_ALIASES, MAX_DEPTH, MAX_NODES };
 
 /** The outcome of decoding one manifest: the pods that are valid and one message per problem. */
 export interface DecodeResult {
@@ -27,59 +26,6 @@ export interface DecodeResult {
 
 /** A field's value for a message: strings as they are, anything else as JSON. */
 const scalar = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
-
-const TOO_DEEP = `nested too deeply (more than ${MAX_DEPTH} levels)`;
-const TOO_MANY = `too many values (more than ${MAX_NODES})`;
-
-/**
- * Why `v` is too deep or too big, or undefined. Iterative: a deep value cannot overflow the
- * stack. A collection whose members would take the count past MAX_NODES fails before they are
- * queued (a list of millions is not copied to learn that it is too long).
- */
-export function boundsError(v: unknown): string | undefined {
-  const stack: [unknown, number][] = [[v, 1]];
-  let nodes = 0;
-  while (stack.length) {
-    const [x, depth] = stack.pop()!;
-    if (++nodes > MAX_NODES) return TOO_MANY;
-    if (x === null || typeof x !== 'object') continue;
-    if (depth > MAX_DEPTH) return TOO_DEEP;
-    const members = Array.isArray(x) ? (x as unknown[]) : Object.values(x);
-    if (nodes + stack.length + members.length > MAX_NODES) return TOO_MANY;
-    for (const c of members) stack.push([c, depth + 1]);
-  }
-  return undefined;
-}
-
-/**
- * Refuses, before any parser reads it, text whose brackets nest deeper than MAX_DEPTH or open more
- * than MAX_NODES collections: "[" and "{" against "]" and "}", outside double-quoted strings
- * (JSON's and YAML's, with backslash escapes). Such text is what parsing costs most on: the YAML
- * parser recursed until the stack overflowed (40,000 levels took 0.6 s, a 10 MiB file of them
- * minutes), JSON.parse built millions of arrays (a 10 MiB file: 2 s and 290 MiB of heap nested,
- * 7 s flat). A manifest's own brackets come nowhere near either bound; only YAML text outside
- * double quotes (a comment, a plain, single-quoted or block scalar) holding over 100 unclosed
- * brackets would be refused wrongly.
- */
-function bracketsError(text: string): string | undefined {
-  let depth = 0;
-  let opened = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // a double-quoted string: skip to its closing quote, over escaped characters
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_DEPTH) return TOO_DEEP;
-      if (++opened > MAX_NODES) return TOO_MANY;
-    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
-  }
-  return undefined;
-}
 
 function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
   if (obj === null || obj === undefined) return;
