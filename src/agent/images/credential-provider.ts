@@ -10,14 +10,14 @@
  * credentials come after the pod's own pull secrets, as upstream's union keyring orders them. A
  * plugin that fails is logged and skipped; runs are bounded (60 s, 1 MiB of output).
  */
-import { access, constants, readFile } from 'node:fs/promises';
+import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDuration } from '../../lib/duration.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { runPlugin } from '../../lib/run-plugin.js';
 import { authEntries, credentialsOf, imageRegistry, keyMatches, type AuthConfig, type KeyringEntry } from './keyring.js';
-import { parseYamlBounded } from '../../lib/bounded-yaml.js';
+import { parseYamlBounded, readTextBounded } from '../../lib/bounded-yaml.js';
 
 const CONFIG_API_VERSIONS = ['kubelet.config.k8s.io/v1', 'kubelet.config.k8s.io/v1beta1', 'kubelet.config.k8s.io/v1alpha1'];
 const PLUGIN_API_VERSIONS = ['credentialprovider.kubelet.k8s.io/v1', 'credentialprovider.kubelet.k8s.io/v1beta1', 'credentialprovider.kubelet.k8s.io/v1alpha1'];
@@ -88,9 +88,7 @@ export function parseCredentialProviderConfig(text: string, binDir: string): Cre
 export async function loadCredentialProviders(configPath: string, binDir: string): Promise<CredentialProvider[]> {
   let text: string;
   try {
-    const buf = await readFile(configPath);
-    if (buf.length > MAX_CONFIG_BYTES) throw new Error(`larger than ${MAX_CONFIG_BYTES} bytes`);
-    text = buf.toString('utf8');
+    text = await readTextBounded(configPath, MAX_CONFIG_BYTES);
   } catch (err) {
     throw new Error(`failed to read the image credential provider config "${configPath}": ${messageOf(err)}`);
   }
