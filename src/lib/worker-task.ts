@@ -9,6 +9,10 @@
  * builds each worker as an entry of its own), or the `.ts` source under tsx and vitest, which is
  * then loaded through tsx's loader (a worker does not inherit the parent's `--import` hooks).
  */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { messageOf } from './errors.js';
 
@@ -24,10 +28,21 @@ export interface WorkerTaskLimits {
 /** What came of a task: its result, or why there is none. */
 export type WorkerTaskOutcome<T> = { ok: true; value: T } | { ok: false; reason: 'deadline' | 'memory' | 'aborted' | 'failed'; message: string };
 
+/**
+ * tsx's ESM API (its package's `./esm/api` import export), found from this module: the eval'd
+ * loader would resolve a bare name from the working directory, and require.resolve gives the
+ * CommonJS build.
+ */
+function tsxEsmApi(): string {
+  const pkgPath = createRequire(import.meta.url).resolve('tsx/package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  return pathToFileURL(join(dirname(pkgPath), pkg.exports['./esm/api'].import.default)).href;
+}
+
 /** The module `entry` names, for a Worker: itself when built, behind tsx's loader when TypeScript. */
 function workerScript(entry: URL): { script: string | URL; eval: boolean } {
   if (!entry.pathname.endsWith('.ts')) return { script: entry, eval: false };
-  const load = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
+  const load = `import(${JSON.stringify(tsxEsmApi())}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); })`;
   return { script: load, eval: true };
 }
 
