@@ -78,6 +78,8 @@ interface Decode {
   text: string;
   done: Promise<DecodeResult>;
   result?: DecodeResult;
+  /** Stops the decode (its text was replaced or its file is gone). */
+  stop?: AbortController;
 }
 
 /** PodSource over a manifest directory or file. */
@@ -269,13 +271,17 @@ export class FileSource implements PodSource {
   private decoded(f: string, text: string, signal: AbortSignal | undefined): DecodeResult | undefined {
     const known = this.decodes.get(f);
     if (known?.text === text) return known.result;
+    // Superseded: a file rewritten faster than it decodes queues no more than one decode.
+    known?.stop?.abort();
     if (text.length <= OFF_THREAD_BYTES) {
       const result = decodeManifests(text, f);
       if (result.errors.length) this.decodes.set(f, { text, result, done: Promise.resolve(result) });
       else this.decodes.delete(f);
       return result;
     }
-    const d: Decode = { text, done: (this.deps.decode ?? decodeManifestsOffThread)(text, f, { signal }) };
+    const stop = new AbortController();
+    const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    const d: Decode = { text, stop, done: (this.deps.decode ?? decodeManifestsOffThread)(text, f, { signal: both }) };
     d.done = d.done.then((result) => {
       d.result = result;
       if (this.decodes.get(f) === d && !signal?.aborted) this.wakeup?.();
@@ -348,7 +354,11 @@ export class FileSource implements PodSource {
       take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
-    for (const f of [...this.decodes.keys()]) if (!files.includes(f)) this.decodes.delete(f);
+    for (const [f, d] of [...this.decodes]) {
+      if (files.includes(f)) continue;
+      d.stop?.abort();
+      this.decodes.delete(f);
+    }
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }

@@ -200,6 +200,33 @@ describe('FileSource with long manifests', () => {
   });
 });
 
+describe('FileSource decodes', () => {
+  it('a decode whose text is replaced, or whose file is removed, is stopped: a file rewritten faster than it decodes queues no decodes', async () => {
+    const d = join(dir, 'superseded');
+    mkdirSync(d);
+    const f = join(d, 'p.yaml');
+    const signals: AbortSignal[] = [];
+    // Decodes that end only when stopped.
+    const decode: ManifestDecoder = (_text, origin, opts) =>
+      new Promise((resolve) => {
+        signals.push(opts!.signal!);
+        opts!.signal!.addEventListener('abort', () => resolve({ pods: [], errors: [`${origin}: aborted`] }));
+      });
+    const { s } = source(d, { decode });
+    const long = (n: number) => `# ${String(n).repeat(OFF_THREAD_BYTES)}\n${pod('p')}`;
+    writeFileSync(f, long(1));
+    await s.read();
+    writeFileSync(f, long(2));
+    await s.read();
+    expect(signals.map((x) => x.aborted)).toEqual([true, false]);
+    await s.read();
+    expect(signals).toHaveLength(2);
+    rmSync(f);
+    await s.read();
+    expect(signals.map((x) => x.aborted)).toEqual([true, true]);
+  });
+});
+
 async function until(ok: () => boolean): Promise<void> {
   for (let i = 0; !ok(); i++) {
     if (i > 300) throw new Error('timed out');
