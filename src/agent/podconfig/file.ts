@@ -291,6 +291,12 @@ export class FileSource implements PodSource {
     return undefined;
   }
 
+  /** Drops file `f`'s decode, stopping it if it still runs. */
+  private forget(f: string): void {
+    this.decodes.get(f)?.stop?.abort();
+    this.decodes.delete(f);
+  }
+
   /** Reads every manifest: the current static pods, and those of files replaced since the last read (same text). */
   async read({ signal, wait = false }: { signal?: AbortSignal; wait?: boolean } = {}): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
     const renames = this.renames;
@@ -322,13 +328,16 @@ export class FileSource implements PodSource {
       if (read === undefined) continue;
       const { text } = read;
       if (cached && cached.text === text) {
-        // Same text: the pods stand; a file read again keeps its new stat and read time.
+        // Same text: the pods stand (a decode of other text it held meanwhile is stopped); a file
+        // read again keeps its new stat and read time.
+        this.forget(f);
         if (read !== cached) this.lastGood.set(f, { ...read, pods: cached.pods });
         if ((renames.get(f) ?? 0) >= 2) for (const p of cached.pods) replaced.add(p);
         take(f, cached.pods);
         continue;
       }
       if (!text.trim()) {
+        this.forget(f);
         this.note(f, `skipping manifest ${f}: the file is empty`);
         this.lastGood.set(f, { ...read, pods: [] });
         continue;
@@ -354,11 +363,7 @@ export class FileSource implements PodSource {
       take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
-    for (const [f, d] of [...this.decodes]) {
-      if (files.includes(f)) continue;
-      d.stop?.abort();
-      this.decodes.delete(f);
-    }
+    for (const f of [...this.decodes.keys()]) if (!files.includes(f)) this.forget(f);
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }

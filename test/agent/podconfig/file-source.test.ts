@@ -221,9 +221,14 @@ describe('FileSource decodes', () => {
     expect(signals.map((x) => x.aborted)).toEqual([true, false]);
     await s.read();
     expect(signals).toHaveLength(2);
-    rmSync(f);
+    writeFileSync(f, '');
     await s.read();
     expect(signals.map((x) => x.aborted)).toEqual([true, true]);
+    writeFileSync(f, long(3));
+    await s.read();
+    rmSync(f);
+    await s.read();
+    expect(signals.map((x) => x.aborted)).toEqual([true, true, true]);
   });
 });
 
