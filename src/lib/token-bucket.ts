@@ -51,10 +51,15 @@ export class Semaphore {
 
   constructor(private readonly limit: number) {}
 
-  /** Runs `task` once a slot is free. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `task` once a slot is free. `signal` aborted before or while it waits: it leaves the queue at once
+   * (rejecting with the signal's reason) and never runs, so a queue of abandoned tasks holds
+   * nothing.
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw signal.reason as Error;
     if (this.limit > 0) {
-      if (this.running >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+      if (this.running >= this.limit) await this.turn(signal);
       else this.running++;
     }
     try {
@@ -67,5 +72,26 @@ export class Semaphore {
         else this.running--;
       }
     }
+  }
+
+  /** Resolves when a slot passes to this waiter; rejects (and leaves the queue) if `signal` aborts first. */
+  private turn(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
+      const onAbort = () => {
+        const i = this.waiting.indexOf(go);
+        if (i >= 0) this.waiting.splice(i, 1);
+        reject(signal!.reason as Error);
+      };
+      const go = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      this.waiting.push(go);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 }

@@ -60,6 +60,26 @@ describe('Semaphore', () => {
     expect(running).toBe(0);
   });
 
+  it('a waiting task whose signal aborts leaves the queue at once and never runs; the others keep their turns', async () => {
+    const s = new Semaphore(1);
+    const ran: string[] = [];
+    let release!: () => void;
+    const first = s.run(() => new Promise<void>((r) => (release = r)).then(() => void ran.push('first')));
+    const ac = new AbortController();
+    const abandoned = s.run(async () => void ran.push('abandoned'), ac.signal);
+    const third = s.run(async () => void ran.push('third'));
+    ac.abort(new Error('superseded'));
+    await expect(abandoned).rejects.toThrow('superseded');
+    release();
+    await Promise.all([first, third]);
+    expect(ran).toEqual(['first', 'third']);
+    const gone = new AbortController();
+    gone.abort(new Error('already'));
+    await expect(s.run(async () => void ran.push('never'), gone.signal)).rejects.toThrow('already');
+    await s.run(async () => void ran.push('free'));
+    expect(ran).toEqual(['first', 'third', 'free']);
+  });
+
   it('limit 0 means no limit', async () => {
     const s = new Semaphore(0);
     let running = 0;

@@ -8,7 +8,8 @@
  * running), so a directory of hostile files costs at most one core. Shorter text, every real pod
  * manifest, is decoded in place: a worker costs a thread and ~50 ms to start.
  */
-import { runWorkerTask } from '../../lib/worker-task.js';
+import { Semaphore } from '../../lib/token-bucket.js';
+import { runWorkerTask, type WorkerTaskOutcome } from '../../lib/worker-task.js';
 import { decodeManifests, type DecodeResult } from './decode.js';
 
 /** Text up to this many characters is decoded on the event loop: at most ~0.3 s even when hostile. */
@@ -27,21 +28,16 @@ export interface DecodeOptions {
 
 const entry = new URL(import.meta.url.endsWith('.ts') ? './decode-worker.ts' : './decode-worker.js', import.meta.url);
 
-/** The decode in a worker now running, if any: the next one starts after it. */
-let turn: Promise<unknown> = Promise.resolve();
+/** One decode in a worker at a time; one whose signal aborts while it waits leaves the queue (and its text) at once. */
+const slot = new Semaphore(1);
 
 /** Parses `text` as `decodeManifests` does, in a bounded worker when it is long. */
 export const decodeManifestsOffThread: ManifestDecoder = async (text, origin, opts = {}) => {
   if (text.length <= OFF_THREAD_BYTES) return decodeManifests(text, origin);
-  const run = turn.then(() =>
-    runWorkerTask<DecodeResult>(
-      entry,
-      { text, origin },
-      { deadlineMs: opts.deadlineMs ?? DECODE_DEADLINE_MS, maxHeapMb: opts.maxHeapMb ?? DECODE_MAX_HEAP_MB, signal: opts.signal },
-    ),
-  );
-  turn = run;
-  const outcome = await run;
+  const limits = { deadlineMs: opts.deadlineMs ?? DECODE_DEADLINE_MS, maxHeapMb: opts.maxHeapMb ?? DECODE_MAX_HEAP_MB, signal: opts.signal };
+  const outcome = await slot
+    .run(() => runWorkerTask<DecodeResult>(entry, { text, origin }, limits), opts.signal)
+    .catch((): WorkerTaskOutcome<DecodeResult> => ({ ok: false, reason: 'aborted', message: 'aborted' }));
   if (outcome.ok) return outcome.value;
   const why =
     outcome.reason === 'deadline' || outcome.reason === 'memory'
