@@ -31,9 +31,12 @@ const entry = new URL(import.meta.url.endsWith('.ts') ? './decode-worker.ts' : '
 /** One decode in a worker at a time; one whose signal aborts while it waits leaves the queue (and its text) at once. */
 const slot = new Semaphore(1);
 
+/** Whether `text` is short enough to decode on the event loop. */
+export const decodesInPlace = (text: string): boolean => text.length <= OFF_THREAD_BYTES;
+
 /** Parses `text` as `decodeManifests` does, in a bounded worker when it is long. */
 export const decodeManifestsOffThread: ManifestDecoder = async (text, origin, opts = {}) => {
-  if (text.length <= OFF_THREAD_BYTES) return decodeManifests(text, origin);
+  if (decodesInPlace(text)) return decodeManifests(text, origin);
   const limits = { deadlineMs: opts.deadlineMs ?? DECODE_DEADLINE_MS, maxHeapMb: opts.maxHeapMb ?? DECODE_MAX_HEAP_MB, signal: opts.signal };
   const outcome = await slot
     .run(() => runWorkerTask<DecodeResult>(entry, { text, origin }, limits), opts.signal)

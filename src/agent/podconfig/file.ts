@@ -22,8 +22,9 @@ import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Clock } from '../../lib/clock.js';
-import { decodeManifests, MAX_MANIFEST_BYTES, type DecodeResult } from './decode.js';
-import { decodeManifestsOffThread, OFF_THREAD_BYTES, type ManifestDecoder } from './decode-off-thread.js';
+import { MAX_MANIFEST_BYTES } from './decode.js';
+import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thread.js';
+import { FileDecodes } from './file-decodes.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
@@ -73,31 +74,21 @@ export interface FileSourceDeps {
   decode?: ManifestDecoder;
 }
 
-/** A file's text being decoded, or decoded: `result` once done. */
-interface Decode {
-  text: string;
-  done: Promise<DecodeResult>;
-  result?: DecodeResult;
-  /** Stops the decode (its text was replaced or its file is gone). */
-  stop?: AbortController;
-}
-
 /** PodSource over a manifest directory or file. */
 export class FileSource implements PodSource {
   readonly name = 'file';
   private readonly lastGood = new Map<string, ReadManifest & { pods: Pod[] }>();
   private readonly reported = new Map<string, string>();
-  /**
-   * Decodes by file: those running in a worker (long text), and those that failed, so that the
-   * same text is not decoded again.
-   */
-  private readonly decodes = new Map<string, Decode>();
+  /** Decodes by file (long text in a worker, failures remembered); reads again when one is done. */
+  private readonly decodes: FileDecodes;
   /** Reads again (set by start): a decode in a worker has finished. */
   private wakeup: (() => void) | undefined;
   /** `rename` events (creation, deletion, moves) by file since its last read. */
   private renames = new Map<string, number>();
 
-  constructor(private readonly deps: FileSourceDeps) {}
+  constructor(private readonly deps: FileSourceDeps) {
+    this.decodes = new FileDecodes(deps.decode ?? decodeManifestsOffThread, () => this.wakeup?.());
+  }
 
   start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
     let timer: (() => void) | undefined;
@@ -264,39 +255,6 @@ export class FileSource implements PodSource {
     return (await this.read({ wait: true })).pods;
   }
 
-  /**
-   * The outcome of decoding `text` of file `f`: at once when short (or known to fail), else
-   * undefined while a worker decodes it (the source reads again when it is done).
-   */
-  private decoded(f: string, text: string, signal: AbortSignal | undefined): DecodeResult | undefined {
-    const known = this.decodes.get(f);
-    if (known?.text === text) return known.result;
-    // Superseded: a file rewritten faster than it decodes queues no more than one decode.
-    known?.stop?.abort();
-    if (text.length <= OFF_THREAD_BYTES) {
-      const result = decodeManifests(text, f);
-      if (result.errors.length) this.decodes.set(f, { text, result, done: Promise.resolve(result) });
-      else this.decodes.delete(f);
-      return result;
-    }
-    const stop = new AbortController();
-    const both = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
-    const d: Decode = { text, stop, done: (this.deps.decode ?? decodeManifestsOffThread)(text, f, { signal: both }) };
-    d.done = d.done.then((result) => {
-      d.result = result;
-      if (this.decodes.get(f) === d && !signal?.aborted) this.wakeup?.();
-      return result;
-    });
-    this.decodes.set(f, d);
-    return undefined;
-  }
-
-  /** Drops file `f`'s decode, stopping it if it still runs. */
-  private forget(f: string): void {
-    this.decodes.get(f)?.stop?.abort();
-    this.decodes.delete(f);
-  }
-
   /** Reads every manifest: the current static pods, and those of files replaced since the last read (same text). */
   async read({ signal, wait = false }: { signal?: AbortSignal; wait?: boolean } = {}): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
     const renames = this.renames;
@@ -330,27 +288,27 @@ export class FileSource implements PodSource {
       if (cached && cached.text === text) {
         // Same text: the pods stand (a decode of other text it held meanwhile is stopped); a file
         // read again keeps its new stat and read time.
-        this.forget(f);
+        this.decodes.forget(f);
         if (read !== cached) this.lastGood.set(f, { ...read, pods: cached.pods });
         if ((renames.get(f) ?? 0) >= 2) for (const p of cached.pods) replaced.add(p);
         take(f, cached.pods);
         continue;
       }
       if (!text.trim()) {
-        this.forget(f);
+        this.decodes.forget(f);
         this.note(f, `skipping manifest ${f}: the file is empty`);
         this.lastGood.set(f, { ...read, pods: [] });
         continue;
       }
-      let r = this.decoded(f, text, signal);
-      if (r === undefined && wait) r = await this.decodes.get(f)!.done;
+      let r = this.decodes.outcome(f, text, signal);
+      if (r === undefined && wait) r = await this.decodes.wait(f);
       if (signal?.aborted) break;
       if (r === undefined) {
         // Still decoding: its pods of the last good text stand until it is done.
         if (cached) take(f, cached.pods);
         continue;
       }
-      if (!r.errors.length) this.decodes.delete(f);
+      this.decodes.taken(f, r);
       if (r.errors.length) this.note(f, `could not process manifest file ${f}: ${r.errors.join('; ')}`, 'error');
       else if (!r.pods.length) this.note(f, `skipping manifest ${f}: it defines no pods`);
       else this.reported.delete(f);
@@ -363,7 +321,7 @@ export class FileSource implements PodSource {
       take(f, pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
-    for (const f of [...this.decodes.keys()]) if (!files.includes(f)) this.forget(f);
+    this.decodes.keepOnly(files);
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }
