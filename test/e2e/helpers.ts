@@ -218,11 +218,27 @@ export function killProcesses(...markers: string[]): void {
 
 /** Number of live processes whose command line contains `marker`. */
 export function countProcesses(marker: string): number {
+  let pids: number[];
   try {
-    return execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).length;
+    pids = execFileSync('pgrep', ['-f', marker]).toString().trim().split('\n').filter(Boolean).map(Number);
   } catch {
     return 0;
   }
+  // A shell forks before it execs each command, and for that moment the child carries the
+  // parent's command line, marker included: a match whose parent matches too is not a copy.
+  const matched = new Set(pids);
+  const parentOf = (pid: number) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return undefined; // gone meanwhile
+    }
+  };
+  return pids.filter((pid) => {
+    const parent = parentOf(pid);
+    return parent !== undefined && !matched.has(parent);
+  }).length;
 }
 
 /** Volume mounts outlive a kubelet stop (as upstream): a test's own clean-up unmounts what is under `dir`. */
