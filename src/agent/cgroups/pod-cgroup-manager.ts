@@ -66,7 +66,7 @@ export class PodCgroupManager {
     return this.hierarchies;
   }
 
-  /** Makes `rel` in every hierarchy used and applies `config` (`op`: as upstream's cgroup manager counts it). */
+  /** Makes `rel` in every hierarchy used and applies `config` (timed as a 'create'). */
   private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
@@ -142,27 +142,28 @@ export class PodCgroupManager {
   /**
    * Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after
    * UpdateQOSCgroups). One mkdir per hierarchy, under the QoS cgroup made at start, tells both
-   * (a missing parent is made on the way down).
+   * (a missing parent is made on the way down). As upstream's, only a cgroup that was missing
+   * counts as a 'create'.
    */
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
     if (!h) return;
-    await timedCgroupOp(this.d.observe, 'create', async () => {
-      const made = await Promise.all(
-        hierarchyDirs(h, rel).map((d) =>
-          mkdir(d).then(
-            () => 'made' as const,
-            (err: unknown) => {
-              const code = (err as NodeJS.ErrnoException).code;
-              if (code === 'EEXIST') return 'exists' as const;
-              if (code === 'ENOENT') return 'no parent' as const;
-              throw err;
-            },
-          ),
+    const made = await Promise.all(
+      hierarchyDirs(h, rel).map((d) =>
+        mkdir(d).then(
+          () => 'made' as const,
+          (err: unknown) => {
+            const code = (err as NodeJS.ErrnoException).code;
+            if (code === 'EEXIST') return 'exists' as const;
+            if (code === 'ENOENT') return 'no parent' as const;
+            throw err;
+          },
         ),
-      );
-      if (made.every((m) => m === 'exists')) return;
+      ),
+    );
+    if (made.every((m) => m === 'exists')) return;
+    await timedCgroupOp(this.d.observe, 'create', async () => {
       const remade = made.includes('no parent');
       if (remade) await makeCgroup(h, rel);
       await this.updateQosCgroups({ force: remade });

@@ -4,19 +4,18 @@
  * bounded so that no manifest can exhaust memory or throw past this function: at most
  * MAX_MANIFEST_BYTES of text (upstream's 10 MiB), MAX_DOCUMENTS documents, MAX_ALIASES alias
  * expansions per document (a "billion laughs" document fails), MAX_DEPTH levels of nesting and
- * MAX_NODES values per document. Text whose brackets nest deeper than MAX_DEPTH, or open more than
- * MAX_NODES collections, is refused whole before it is parsed.
+ * MAX_NODES values per document (the last three lib/bounded-yaml.ts's). Text whose brackets nest
+ * deeper than MAX_DEPTH, or open more than MAX_NODES collections, is refused whole before it is parsed.
  */
 import { parseAllDocuments } from 'yaml';
 import type { Pod } from '../../api/types.js';
 import { validatePod } from '../../api/validate.js';
 import { messageOf } from '../../lib/errors.js';
-import { boundsError, bracketsError, MAX_ALIASES, MAX_DEPTH, MAX_NODES } from '../../lib/bounded-yaml.js';
+import { boundsError, bracketsError, MAX_ALIASES } from '../../lib/bounded-yaml.js';
 
 /** Upstream's cap on a manifest (file or URL body). */
 export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
 export const MAX_DOCUMENTS = 1000;
-export { MAX_ALIASES, MAX_DEPTH, MAX_NODES };
 
 /** The outcome of decoding one manifest: the pods that are valid and one message per problem. */
 export interface DecodeResult {

@@ -152,6 +152,22 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
   });
 
+  it("counts a 'create' only for a pod cgroup that was missing (upstream EnsureExists)", async () => {
+    const root = join(dir, 'ops');
+    for (const c of ['cpu', 'memory']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const ops: string[] = [];
+    const m = new PodCgroupManager({ ...deps, fsRoot: root, observe: (op) => ops.push(op) });
+    await m.ensureQosCgroups();
+    ops.length = 0;
+    await m.ensure(pod([{}], {}, 'x1'));
+    expect(ops.filter((o) => o === 'create')).toHaveLength(1);
+    await m.ensure(pod([{}], {}, 'x1'));
+    expect(ops.filter((o) => o === 'create')).toHaveLength(1);
+  });
+
   it('v2: one unified hierarchy, controllers enabled on the way down', async () => {
     const root = join(dir, 'v2');
     mkdirSync(root, { recursive: true });
