@@ -39,7 +39,7 @@ export async function detectContainerCgroups(runtimeKey: string, fsRoot = '/sys/
     if (!h) return undefined;
     if (h.version === 1 && (!h.byController.has('memory') || !h.byController.has('cpuacct'))) return undefined;
     // v2: the controllers enabled on the way down, for the leaves to account memory and CPU.
-    await makeCgroup(h, sub);
+    makeCgroup(h, sub);
     if (h.version === 2) {
       const root = join(fsRoot, sub);
       // Its containers are its children: the controllers enabled in it too.

@@ -13,7 +13,7 @@
  * with the controllers enabled on the way down). An existing pod cgroup is
  * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
@@ -71,18 +71,18 @@ export class PodCgroupManager {
     const h = await this.found();
     if (!h) return;
     await timedCgroupOp(this.d.observe, 'create', async () => {
-      await makeCgroup(h, rel);
-      await this.apply(h, rel, config);
+      makeCgroup(h, rel);
+      this.apply(h, rel, config);
     });
   }
 
   /** Writes `config` into `rel` in the hierarchies it needs; a failed write names the file. */
-  private async apply(h: Hierarchies, rel: string, config: ResourceConfig): Promise<void> {
+  private apply(h: Hierarchies, rel: string, config: ResourceConfig): void {
     for (const w of cgroupWrites(config, h.version)) {
       const mount = h.byController.get(w.controller);
       if (!mount) continue;
       try {
-        await writeFile(join(mount, rel, w.file), w.value);
+        writeFileSync(join(mount, rel, w.file), w.value);
       } catch (err) {
         throw new Error(`failed to set ${w.file} of ${rel} to ${w.value}: ${messageOf(err)}`);
       }
@@ -99,7 +99,7 @@ export class PodCgroupManager {
     const writes = cgroupWrites(config, h.version);
     const dirs = [...new Set(writes.map((w) => h.byController.get(w.controller)).filter((m): m is string => !!m))].map((m) => join(m, cgroup));
     if (!(await Promise.all(dirs.map(pathExists))).every(Boolean)) throw new Error(`"${cgroup}" cgroup does not exist`);
-    await this.apply(h, cgroup, config);
+    this.apply(h, cgroup, config);
   }
 
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
@@ -127,15 +127,19 @@ export class PodCgroupManager {
       [qosLevelDir(root, 'BestEffort'), MIN_SHARES],
     ] as const) {
       if (!force && this.qosShares.get(rel) === cpuShares) continue;
+      // Noted before the write returns: pods ensured meanwhile do not write the same value again.
+      this.qosShares.set(rel, cpuShares);
       await timedCgroupOp(this.d.observe, 'update', async () => {
         try {
-          await this.apply(h, rel, { cpuShares });
+          this.apply(h, rel, { cpuShares });
         } catch {
-          await makeCgroup(h, rel);
-          await this.apply(h, rel, { cpuShares });
+          makeCgroup(h, rel);
+          this.apply(h, rel, { cpuShares });
         }
+      }).catch((err: unknown) => {
+        this.qosShares.delete(rel);
+        throw err;
       });
-      this.qosShares.set(rel, cpuShares);
     }
   }
 
@@ -149,30 +153,28 @@ export class PodCgroupManager {
     const rel = podCgroupParent(pod, this.d.cgroups);
     const h = await this.found();
     if (!h) return;
-    const made = await Promise.all(
-      hierarchyDirs(h, rel).map((d) =>
-        mkdir(d).then(
-          () => 'made' as const,
-          (err: unknown) => {
-            const code = (err as NodeJS.ErrnoException).code;
-            if (code === 'EEXIST') return 'exists' as const;
-            if (code === 'ENOENT') return 'no parent' as const;
-            throw err;
-          },
-        ),
-      ),
-    );
+    const made = hierarchyDirs(h, rel).map((d) => {
+      try {
+        mkdirSync(d);
+        return 'made' as const;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') return 'exists' as const;
+        if (code === 'ENOENT') return 'no parent' as const;
+        throw err;
+      }
+    });
     if (made.every((m) => m === 'exists')) return;
     await timedCgroupOp(this.d.observe, 'create', async () => {
       const remade = made.includes('no parent');
-      if (remade) await makeCgroup(h, rel);
+      if (remade) makeCgroup(h, rel);
       await this.updateQosCgroups({ force: remade });
       const config = resourceConfigForPod(pod, {
         enforceCpuLimits: this.d.cpuCFSQuota,
         cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
         podPidsLimit: this.d.podPidsLimit,
       });
-      await this.apply(h, rel, config);
+      this.apply(h, rel, config);
     });
   }
 

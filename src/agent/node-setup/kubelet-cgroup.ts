@@ -20,7 +20,7 @@ export const ENSURE_PERIOD_MS = 60_000;
 export async function moveIntoCgroup(pid: number, name: string, fsRoot = '/sys/fs/cgroup'): Promise<boolean> {
   const h = await detectHierarchies(fsRoot);
   if (!h) throw new Error(`no writable cgroup hierarchy under ${fsRoot}`);
-  await makeCgroup(h, name);
+  makeCgroup(h, name);
   let moved = false;
   for (const dir of hierarchyDirs(h, name)) {
     const procs = join(dir, 'cgroup.procs');

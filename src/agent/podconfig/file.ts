@@ -16,52 +16,20 @@
  * other files' pods go on being read and its own last good pods stand. Text that failed to decode
  * is not decoded again until it changes.
  */
-import { constants, statSync, watch, type FSWatcher } from 'node:fs';
-import { lstat, open, readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Clock } from '../../lib/clock.js';
-import { MAX_MANIFEST_BYTES } from './decode.js';
+import type { CancelTimer, Clock } from '../../lib/clock.js';
 import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thread.js';
 import { FileDecodes } from './file-decodes.js';
+import { readManifest, type ReadManifest } from './read-manifest.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
 const WATCH_SETTLE_MS = 30;
-
-/** A manifest's text, the stat it had when read (fileSignature) and when it was read. */
-interface ReadManifest {
-  text: string;
-  sig: string;
-  readAtMs: number;
-}
-
-/** How much older than the read a file's last change must be for its stat to stand for its text. */
-export const SETTLED_MS = 2000;
-
-/** What of a file's stat tells whether it changed. */
-export interface FileStamps {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
-
-/** A regular file's identity and change stamps: device, inode, size, mtime, ctime (ns where the filesystem has them). */
-export function fileSignature(st: FileStamps): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-/**
- * Whether a file whose stat is now `st` still holds the text read at `read.readAtMs`: the same
- * signature, and its last change was SETTLED_MS before that read, so a write in the same timestamp
- * tick as the read (coarse-grained filesystems) cannot hide behind an unchanged stat. Pure.
- */
-export function unchangedSince(read: { sig: string; readAtMs: number }, st: FileStamps): boolean {
-  return read.sig === fileSignature(st) && Math.max(st.mtimeMs, st.ctimeMs) < read.readAtMs - SETTLED_MS;
-}
+/** The longest a burst of events (100 manifests being written) holds the read back: its files written so far are read then. */
+const WATCH_MAX_WAIT_MS = 30;
 
 /** What the file source needs. */
 export interface FileSourceDeps {
@@ -83,6 +51,8 @@ export class FileSource implements PodSource {
   private readonly decodes: FileDecodes;
   /** Reads again (set by start): a decode in a worker has finished. */
   private wakeup: (() => void) | undefined;
+  /** The pods of the last read. */
+  private lastPods: Pod[] = [];
   /** `rename` events (creation, deletion, moves) by file since its last read. */
   private renames = new Map<string, number>();
 
@@ -91,7 +61,11 @@ export class FileSource implements PodSource {
   }
 
   start({ signal, emit }: { signal: AbortSignal; emit: (pods: Pod[]) => void }): void {
-    let timer: (() => void) | undefined;
+    const clock = this.deps.clock;
+    let periodic: CancelTimer | undefined;
+    // The read that filesystem events asked for, and when the first of them came (unread since).
+    let pending: CancelTimer | undefined;
+    let burstSince: number | undefined;
     let running = false;
     let again = false;
     // The first read waits for every decode: until a source has delivered its pods, the kubelet
@@ -106,20 +80,33 @@ export class FileSource implements PodSource {
       try {
         do {
           again = false;
+          burstSince = undefined;
           const { pods, replaced } = await this.read({ signal, wait: first });
           first = false;
           if (!signal.aborted && replaced.size) emit(pods.filter((p) => !replaced.has(p)));
           if (!signal.aborted) emit(pods);
         } while (again && !signal.aborted);
+      } catch (err) {
+        this.deps.logger.error({ path: this.deps.path, err: (err as Error).message }, 'failed to read the static pod path');
       } finally {
         running = false;
       }
     };
-    const schedule = (ms: number) => {
-      timer?.();
-      timer = this.deps.clock.setTimer(() => {
-        void run().then(() => schedule(this.deps.periodMs));
-      }, ms);
+    const tick = () => {
+      if (!signal.aborted) periodic = clock.setTimer(() => void run().finally(tick), this.deps.periodMs);
+    };
+    // A read WATCH_SETTLE_MS after the last event, and no later than WATCH_MAX_WAIT_MS after the first.
+    const onEvent = () => {
+      const now = clock.now();
+      burstSince ??= now;
+      pending?.();
+      pending = clock.setTimer(
+        () => {
+          pending = undefined;
+          void run();
+        },
+        Math.max(0, Math.min(WATCH_SETTLE_MS, burstSince + WATCH_MAX_WAIT_MS - now)),
+      );
     };
     let watcher: FSWatcher | undefined;
     const tryWatch = () => {
@@ -129,7 +116,7 @@ export class FileSource implements PodSource {
         watcher = watch(this.deps.path, { persistent: false }, (event, name) => {
           const f = single ? this.deps.path : name ? join(this.deps.path, name) : undefined;
           if (event === 'rename' && f) this.renames.set(f, (this.renames.get(f) ?? 0) + 1);
-          schedule(WATCH_SETTLE_MS);
+          onEvent();
         });
         watcher.on('error', () => {
           watcher?.close();
@@ -141,13 +128,14 @@ export class FileSource implements PodSource {
     };
     tryWatch();
     this.wakeup = () => void run();
-    void run().then(() => schedule(this.deps.periodMs));
+    void run().finally(tick);
     const retryWatch = setInterval(tryWatch, Math.max(1000, this.deps.periodMs));
     retryWatch.unref();
     signal.addEventListener(
       'abort',
       () => {
-        timer?.();
+        periodic?.();
+        pending?.();
         watcher?.close();
         clearInterval(retryWatch);
       },
@@ -155,9 +143,15 @@ export class FileSource implements PodSource {
     );
   }
 
-  private async files(): Promise<string[]> {
+  /** The files to read; undefined when the directory cannot be listed now (logged; its pods stand, as upstream's). */
+  private files(): string[] | undefined {
     const p = this.deps.path;
-    const st = await stat(p).catch(() => undefined);
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      st = undefined;
+    }
     if (!st) {
       if (!this.reported.has(p)) {
         this.deps.logger.warn({ path: p }, 'static pod path does not exist (yet)');
@@ -165,10 +159,15 @@ export class FileSource implements PodSource {
       }
       return [];
     }
+    let names: string[] | undefined;
+    try {
+      names = st.isFile() ? undefined : readdirSync(p).filter((n) => !n.startsWith('.'));
+    } catch (err) {
+      this.note(p, `cannot list manifest path ${p}: ${(err as Error).message}`, 'error');
+      return undefined;
+    }
     this.reported.delete(p);
-    if (st.isFile()) return [p];
-    const names = (await readdir(p)).filter((n) => !n.startsWith('.'));
-    return names.map((n) => join(p, n)).sort();
+    return names ? names.map((n) => join(p, n)).sort() : [p];
   }
 
   /** Logs `message` for `file` unless it was the last thing logged for it. */
@@ -176,78 +175,6 @@ export class FileSource implements PodSource {
     if (this.reported.get(file) === message) return;
     this.reported.set(file, message);
     this.deps.logger[level]({ file }, message);
-  }
-
-  /**
-   * The text of `f` when it is a regular file within the size cap; otherwise notes why not. Never
-   * blocks on a FIFO. A file whose stat is what it was at the last read, and was already settled
-   * then, is not read again (`unchangedSince`).
-   */
-  private async readManifest(f: string, cached: ReadManifest | undefined): Promise<ReadManifest | undefined> {
-    let st;
-    try {
-      // Synchronous: every file, every fileCheckFrequency; asynchronous, a stat cost five times the CPU under V8's interpreter.
-      st = statSync(f);
-    } catch (err) {
-      // Gone since the directory was listed: nothing to say. Otherwise it is a link to nothing (or a loop).
-      if (!(await lstat(f).catch(() => undefined))) return undefined;
-      const code = (err as NodeJS.ErrnoException).code;
-      this.note(
-        f,
-        code === 'ELOOP'
-          ? `skipping manifest ${f}: symlink loop`
-          : code === 'ENOENT'
-            ? `skipping manifest ${f}: dangling symlink`
-            : `skipping manifest ${f}: ${(err as Error).message}`,
-      );
-      return undefined;
-    }
-    if (st.isDirectory()) {
-      this.note(f, `not recursing into manifest path ${f}: it is a directory`);
-      return undefined;
-    }
-    if (!st.isFile()) {
-      this.note(f, `skipping manifest ${f}: not a regular file`);
-      return undefined;
-    }
-    if (st.size > MAX_MANIFEST_BYTES) {
-      this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
-      return undefined;
-    }
-    if (cached && unchangedSince(cached, st)) return cached;
-    const sig = fileSignature(st);
-    const readAtMs = Date.now();
-    let fh;
-    try {
-      fh = await open(f, constants.O_RDONLY | constants.O_NONBLOCK);
-    } catch {
-      return undefined;
-    }
-    try {
-      if (!(await fh.stat()).isFile()) {
-        this.note(f, `skipping manifest ${f}: not a regular file`);
-        return undefined;
-      }
-      // Read in chunks sized to the file (not the cap: a scan of 100 small manifests must not allocate 1 GB).
-      const chunks: Buffer[] = [];
-      let n = 0;
-      for (;;) {
-        const chunk = Buffer.allocUnsafe(Math.min(Math.max(st.size + 1, 4096), 1 << 20));
-        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
-        if (!bytesRead) break;
-        n += bytesRead;
-        if (n > MAX_MANIFEST_BYTES) {
-          this.note(f, `skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
-          return undefined;
-        }
-        chunks.push(chunk.subarray(0, bytesRead));
-      }
-      return { text: Buffer.concat(chunks, n).toString('utf8'), sig, readAtMs };
-    } catch {
-      return undefined;
-    } finally {
-      await fh.close();
-    }
   }
 
   /** Reads every manifest and returns the current static pods. */
@@ -260,7 +187,8 @@ export class FileSource implements PodSource {
     const renames = this.renames;
     this.renames = new Map();
     const replaced = new Set<Pod>();
-    const files = await this.files();
+    const files = this.files();
+    if (!files) return { pods: this.lastPods, replaced };
     const out: Pod[] = [];
     const owner = new Map<string, string>();
     const dupsNow = new Set<string>();
@@ -282,8 +210,10 @@ export class FileSource implements PodSource {
     };
     for (const f of files) {
       const cached = this.lastGood.get(f);
-      const read = await this.readManifest(f, cached);
-      if (read === undefined) continue;
+      const got = readManifest(f, cached);
+      if (got && 'skip' in got) this.note(f, got.skip, got.level);
+      if (!got || 'skip' in got) continue;
+      const { read } = got;
       const { text } = read;
       if (cached && cached.text === text) {
         // Same text: the pods stand (a decode of other text it held meanwhile is stopped); a file
@@ -325,6 +255,7 @@ export class FileSource implements PodSource {
     for (const k of [...this.reported.keys()]) {
       if (k.endsWith('#dup') ? !dupsNow.has(k) : !files.includes(k) && k !== this.deps.path) this.reported.delete(k);
     }
+    this.lastPods = out;
     return { pods: out, replaced };
   }
 }

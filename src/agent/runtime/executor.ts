@@ -120,14 +120,19 @@ export class PodActionExecutor {
     backoffResults(pod, plan, results, this.deps.events);
     // 5.
     if (!plan.start.length) return results;
-    const hostsFile = podIP ? await writeHostsFile(pod, podIP, node) : undefined;
+    // Independent, so at once: each waits on the disk or the apiserver while many pods start.
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
     let objectsError: string | undefined;
-    try {
-      objects = await this.deps.objects?.forPod(pod);
-    } catch (err) {
-      objectsError = messageOf(err);
-    }
+    const [hostsFile] = await Promise.all([
+      podIP ? writeHostsFile(pod, podIP, node) : undefined,
+      (async () => {
+        try {
+          objects = await this.deps.objects?.forPod(pod);
+        } catch (err) {
+          objectsError = messageOf(err);
+        }
+      })(),
+    ]);
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
       if (!spec) continue;
@@ -187,20 +192,23 @@ export class PodActionExecutor {
       this.deps.events?.record(ref, 'Warning', 'Failed', `Error: ${message}`);
       return { ...base, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
     };
-    const img = await this.deps.images.ensureImageExists(pod, c, {
-      sandboxConfig: o.sandboxConfig,
-      auth: async () => [
-        ...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []),
-        ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? []),
-      ],
-      init: s.init,
-    });
+    // The image, and the restart count alongside (a directory read, independent of it). Count 0 is
+    // computePodActions' answer when the runtime has no instance of it: the count goes on from its
+    // logs (a runtime whose state was wiped).
+    const [img, restartCount] = await Promise.all([
+      this.deps.images.ensureImageExists(pod, c, {
+        sandboxConfig: o.sandboxConfig,
+        auth: async () => [
+          ...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []),
+          ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? []),
+        ],
+        init: s.init,
+      }),
+      s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount,
+    ]);
     if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
     let config: cri.ContainerConfig;
     let cpuset: string | undefined;
-    // Count 0 is computePodActions' answer when the runtime has no instance of it: the count goes on
-    // from its logs (a runtime whose state was wiped).
-    const restartCount = s.restartCount === 0 ? await restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount;
     try {
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [],

@@ -152,6 +152,24 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
   });
 
+  it('pods ensured at once write a changed QoS share once, not once per pod', async () => {
+    const root = join(dir, 'qos-burst');
+    for (const c of ['cpu', 'memory']) {
+      mkdirSync(join(root, c), { recursive: true });
+      writeFileSync(join(root, c, 'cgroup.procs'), '');
+    }
+    const pods = Array.from({ length: 20 }, (_, i) => pod([{}], {}, `e${i}`));
+    const ops: string[] = [];
+    const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods, observe: (op) => ops.push(op) });
+    await m.ensureQosCgroups();
+    ops.length = 0;
+    await Promise.all(pods.map((p) => m.ensure(p)));
+    // The Burstable class's shares were never written by a pod before: once, for the first.
+    expect(ops.filter((o) => o === 'update')).toHaveLength(1);
+    expect(ops.filter((o) => o === 'create')).toHaveLength(20);
+    expect(read(join(root, 'cpu/kubepods/burstable/cpu.shares'))).toBe('2');
+  });
+
   it("counts a 'create' only for a pod cgroup that was missing (upstream EnsureExists)", async () => {
     const root = join(dir, 'ops');
     for (const c of ['cpu', 'memory']) {

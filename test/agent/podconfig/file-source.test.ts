@@ -10,12 +10,13 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { fileSignature, FileSource, SETTLED_MS, unchangedSince, type FileSourceDeps } from '../../../src/agent/podconfig/file.js';
+import { FileSource, type FileSourceDeps } from '../../../src/agent/podconfig/file.js';
+import { fileSignature, SETTLED_MS, unchangedSince } from '../../../src/agent/podconfig/read-manifest.js';
 import { decodeManifestsOffThread, OFF_THREAD_BYTES, type ManifestDecoder } from '../../../src/agent/podconfig/decode-off-thread.js';
 import type { Pod } from '../../../src/api/types.js';
 import { decodeManifests, MAX_MANIFEST_BYTES } from '../../../src/agent/podconfig/decode.js';
 import { createLogger } from '../../../src/lib/logger.js';
-import { realClock } from '../../../src/lib/clock.js';
+import { FakeClock, realClock } from '../../../src/lib/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-filesrc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -284,5 +285,38 @@ describe('FileSource watching a directory', () => {
     const i = snapshots.findIndex((x) => x.length === 0);
     expect(i).toBeGreaterThan(0);
     expect(snapshots[i + 1]).toEqual(['again-n1']);
+  });
+});
+
+describe('FileSource timing', () => {
+  const until = async (cond: () => boolean) => {
+    for (let i = 0; i < 250 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+  const names = (pods: Pod[]) => pods.map((p) => String(p.metadata.name));
+  it('a burst of writes is read no later than 30 ms after its first event, then again after its last', async () => {
+    const d = join(dir, 'burst');
+    mkdirSync(d);
+    const clock = new FakeClock();
+    const { s } = source(d, { clock, periodMs: 20_000 });
+    const emits: Pod[][] = [];
+    const ac = new AbortController();
+    s.start({ signal: ac.signal, emit: (p) => emits.push(p) });
+    try {
+      await until(() => emits.length > 0);
+      for (let i = 0; i < 4; i++) {
+        writeFileSync(join(d, `p${i}.yaml`), pod(`p${i}`));
+        await new Promise((r) => setTimeout(r, 50));
+        // Events keep coming every 10 ms of the source's time: the settle alone would wait for their end.
+        clock.advance(10);
+      }
+      await until(() => emits.length > 1);
+      expect(emits.length).toBeGreaterThan(1);
+      expect(names(emits[1]).length).toBeLessThan(4);
+      clock.advance(30);
+      await until(() => names(emits.at(-1)!).length === 4);
+      expect(names(emits.at(-1)!)).toEqual(['p0-n1', 'p1-n1', 'p2-n1', 'p3-n1']);
+    } finally {
+      ac.abort();
+    }
   });
 });
