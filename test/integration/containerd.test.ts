@@ -390,6 +390,12 @@ describe('pods as real containers', () => {
     expect(cstatus(p, 'absent')!.state.waiting!.message).toBe('Back-off pulling image "tskubelet.test/absent:1"');
     expect(cstatus(p, 'present')!.state.running).toBeDefined();
     expect(kubelet.output()).toMatch(/Failed to pull image \\"tskubelet\.test\/busybox:1\\"/);
+    // A container whose image fails keeps no termination-log file (it is made alongside the image check).
+    const files = (c: string) => readdirSync(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c), { withFileTypes: true }).filter((e) => e.isFile());
+    expect(files('present')).toHaveLength(1);
+    expect(['never', 'absent', 'always'].map((c) => (lexists(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c)) ? files(c).length : 0))).toEqual([
+      0, 0, 0,
+    ]);
   });
 
   it.concurrent("graceful stop: SIGTERM reaches the container, then the pod's containers, sandbox, logs, dirs and cgroups go", async () => {

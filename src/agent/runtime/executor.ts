@@ -11,6 +11,7 @@
  *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { restartCountFromLogs } from './logs/restart-count-from-logs.js';
 import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
@@ -192,10 +193,16 @@ export class PodActionExecutor {
       this.deps.events?.record(ref, 'Warning', 'Failed', `Error: ${message}`);
       return { ...base, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
     };
-    // The image, and the restart count alongside (a directory read, independent of it). Count 0 is
+    // The image, and alongside it what does not depend on it: the restart count (count 0 is
     // computePodActions' answer when the runtime has no instance of it: the count goes on from its
-    // logs (a runtime whose state was wiped).
-    const [img, restartCount] = await Promise.all([
+    // logs, a runtime whose state was wiped) and the termination-log file (upstream makes it after
+    // the image; here it is removed again when the image fails). Each waits on the disk or the
+    // runtime while many pods start.
+    const termLog = terminationLogFile(node.rootDir, pod, c).then(
+      (file) => ({ file }),
+      (err: unknown) => ({ file: undefined, err }),
+    );
+    const [img, restartCount, log] = await Promise.all([
       this.deps.images.ensureImageExists(pod, c, {
         sandboxConfig: o.sandboxConfig,
         auth: async () => [
@@ -205,17 +212,22 @@ export class PodActionExecutor {
         init: s.init,
       }),
       s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount,
+      termLog,
     ]);
-    if (!img.ok) return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
+    if (!img.ok) {
+      if (log.file) await rm(log.file, { force: true }).catch(() => {});
+      return { ...base, ok: false, reason: img.reason, message: img.message, retryAfterMs: img.retryAfterMs };
+    }
     let config: cri.ContainerConfig;
     let cpuset: string | undefined;
     try {
+      if ('err' in log) throw log.err;
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         podIPs: o.podIP ? [o.podIP] : [],
         hostIPs: [node.nodeIP],
         nodeName: node.nodeName,
         hostsFile: o.hostsFile,
-        terminationLogFile: await terminationLogFile(node.rootDir, pod, c),
+        terminationLogFile: log.file,
         resources: node.resources,
         image: img.image,
         objects: o.objects,
