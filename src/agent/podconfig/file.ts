@@ -24,6 +24,7 @@ import type { CancelTimer, Clock } from '../../lib/clock.js';
 import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thread.js';
 import { FileDecodes } from './file-decodes.js';
 import { readManifest, type ReadManifest } from './read-manifest.js';
+import { statSyncOrUndefined } from '../../lib/fs-util.js';
 import { toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
@@ -146,12 +147,7 @@ export class FileSource implements PodSource {
   /** The files to read; undefined when the directory cannot be listed now (logged; its pods stand, as upstream's). */
   private files(): string[] | undefined {
     const p = this.deps.path;
-    let st;
-    try {
-      st = statSync(p);
-    } catch {
-      st = undefined;
-    }
+    const st = statSyncOrUndefined(p);
     if (!st) {
       if (!this.reported.has(p)) {
         this.deps.logger.warn({ path: p }, 'static pod path does not exist (yet)');

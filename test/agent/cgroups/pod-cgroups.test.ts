@@ -82,13 +82,18 @@ describe('pod cgroup manager', () => {
   const cgroups = { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' as const };
   const deps = { cgroups, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, podPidsLimit: 64 };
   const read = (p: string) => readFileSync(p, 'utf8');
-
-  it('v1: makes the QoS and pod cgroups in each hierarchy with their settings; leaves an existing pod cgroup alone', async () => {
-    const root = join(dir, 'v1');
-    for (const c of ['cpu', 'cpuacct', 'memory', 'pids']) {
+  /** A directory laid out as cgroup v1 mounts `controllers`, each hierarchy's root with its cgroup.procs. */
+  const v1Root = (name: string, controllers: string[]) => {
+    const root = join(dir, name);
+    for (const c of controllers) {
       mkdirSync(join(root, c), { recursive: true });
       writeFileSync(join(root, c, 'cgroup.procs'), '');
     }
+    return root;
+  };
+
+  it('v1: makes the QoS and pod cgroups in each hierarchy with their settings; leaves an existing pod cgroup alone', async () => {
+    const root = v1Root('v1', ['cpu', 'cpuacct', 'memory', 'pids']);
     const m = new PodCgroupManager({ ...deps, fsRoot: root });
     await m.ensureQosCgroups({ cpuMilli: 2000, memoryBytes: 4096 });
     expect([read(join(root, 'cpu/kubepods/cpu.shares')), read(join(root, 'memory/kubepods/memory.limit_in_bytes'))]).toEqual(['2048', '4096']);
@@ -107,11 +112,7 @@ describe('pod cgroup manager', () => {
   });
 
   it("the Burstable class gets the shares of its pods' CPU requests, set before each new pod cgroup", async () => {
-    const root = join(dir, 'qos');
-    for (const c of ['cpu', 'memory']) {
-      mkdirSync(join(root, c), { recursive: true });
-      writeFileSync(join(root, c, 'cgroup.procs'), '');
-    }
+    const root = v1Root('qos', ['cpu', 'memory']);
     const g = { cpu: '1', memory: '1Mi' };
     let pods = [pod([res({ cpu: '100m' })], {}, 'b1'), pod([res(g, g)], {}, 'g1'), pod([{}], {}, 'e1')];
     const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods });
@@ -127,11 +128,7 @@ describe('pod cgroup manager', () => {
   });
 
   it('a new pod rewrites only QoS shares that changed, the periodic update all of them; a QoS cgroup that is gone is made again', async () => {
-    const root = join(dir, 'qos-writes');
-    for (const c of ['cpu', 'memory']) {
-      mkdirSync(join(root, c), { recursive: true });
-      writeFileSync(join(root, c, 'cgroup.procs'), '');
-    }
+    const root = v1Root('qos-writes', ['cpu', 'memory']);
     const pods = [pod([{}], {}, 'e1'), pod([{}], {}, 'e2'), pod([{}], {}, 'e3')];
     const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods });
     await m.ensureQosCgroups();
@@ -153,11 +150,7 @@ describe('pod cgroup manager', () => {
   });
 
   it('pods ensured at once write a changed QoS share once, not once per pod', async () => {
-    const root = join(dir, 'qos-burst');
-    for (const c of ['cpu', 'memory']) {
-      mkdirSync(join(root, c), { recursive: true });
-      writeFileSync(join(root, c, 'cgroup.procs'), '');
-    }
+    const root = v1Root('qos-burst', ['cpu', 'memory']);
     const pods = Array.from({ length: 20 }, (_, i) => pod([{}], {}, `e${i}`));
     const ops: string[] = [];
     const m = new PodCgroupManager({ ...deps, fsRoot: root, activePods: () => pods, observe: (op) => ops.push(op) });
@@ -171,11 +164,7 @@ describe('pod cgroup manager', () => {
   });
 
   it("counts a 'create' only for a pod cgroup that was missing (upstream EnsureExists)", async () => {
-    const root = join(dir, 'ops');
-    for (const c of ['cpu', 'memory']) {
-      mkdirSync(join(root, c), { recursive: true });
-      writeFileSync(join(root, c, 'cgroup.procs'), '');
-    }
+    const root = v1Root('ops', ['cpu', 'memory']);
     const ops: string[] = [];
     const m = new PodCgroupManager({ ...deps, fsRoot: root, observe: (op) => ops.push(op) });
     await m.ensureQosCgroups();
@@ -198,11 +187,7 @@ describe('pod cgroup manager', () => {
   });
 
   it('a setting that cannot be written fails the pod cgroup, naming the file', async () => {
-    const root = join(dir, 'bad');
-    for (const c of ['cpu', 'memory']) {
-      mkdirSync(join(root, c), { recursive: true });
-      writeFileSync(join(root, c, 'cgroup.procs'), '');
-    }
+    const root = v1Root('bad', ['cpu', 'memory']);
     // A directory where cpu.shares goes; the memory side is still missing, so the pod cgroup is made.
     mkdirSync(join(root, 'cpu', 'kubepods', 'besteffort', 'podz', 'cpu.shares'), { recursive: true });
     const m = new PodCgroupManager({ ...deps, fsRoot: root });
