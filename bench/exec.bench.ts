@@ -5,8 +5,8 @@
  *  2. exec round trip: connect → run `true` → status, 100 sequential sessions per protocol (p50/p99);
  *  3. the same relay to containerd (private instance, busybox pod): 200 MiB of stdout over
  *     WebSocket v4 (containerd 1.6's streaming server predates v5) through 10250, MiB/s and time to the first byte, BENCH_EXEC_CTRD_ROUNDS rounds
- *     (default 5), median; and the same exec straight to containerd's streaming URL (the physical limit);
- *     then the same two over SPDY (what the apiserver speaks to a kubelet).
+ *     (default 5), median, each round followed by the same exec straight to containerd's streaming URL (the physical limit):
+ *     the median of the rounds' ratios and the kubelet's CPU per 200 MiB; then the same two over SPDY (what the apiserver speaks to a kubelet).
  * The WebSocket rows all use one lean counting client (countStdout), so they differ only in the path.
  * Prints a table and writes bench/results/exec.json. Not part of the tests.
  */
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
 import { spdyExec, wsSession } from '../test/e2e/streaming-helpers.js';
-import { clearLeftoverPodCgroups, machine, percentile, report, round } from './lib.js';
+import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess } from './lib.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
 import { WebSocket } from 'ws';
 import { createCriClient } from '../src/cri/client.js';
@@ -132,48 +132,72 @@ try {
     );
     const MIB_CTRD = 200;
     const bigCtrd = ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'];
-    const rates: number[] = [];
-    const firsts: number[] = [];
-    for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      const out = await countStdout(`wss://127.0.0.1:${cports.port}${path(bigCtrd, 'output=1')}`, 'v4.channel.k8s.io', tlsOf(cpki));
-      if (out.bytes !== MIB_CTRD << 20) throw new Error(`got ${out.bytes} bytes`);
-      rates.push(out.bytes / 2 ** 20 / out.seconds);
-      firsts.push(out.firstMs);
-    }
-    results['containerd exec ws v4 200 MiB'] = { rounds: rates.length, MiBps: round(percentile(rates, 50)), firstByteMs: round(percentile(firsts, 50)) };
-    // The physical limit: the same exec straight to containerd's streaming server (CRI Exec → its URL), no kubelet.
     const cri = createCriClient(ctrd.endpoint);
     const ctr = (await cri.runtime.listContainers()).find((c) => c.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING')!;
-    const direct: number[] = [];
-    const directFirst: number[] = [];
-    for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      const url = await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true });
-      const out = await countStdout(url.replace(/^http/, 'ws'), 'v4.channel.k8s.io');
-      if (out.bytes !== MIB_CTRD << 20) throw new Error(`direct: got ${out.bytes} bytes`);
-      direct.push(out.bytes / 2 ** 20 / out.seconds);
-      directFirst.push(out.firstMs);
-    }
-    results['containerd exec ws v4 200 MiB, direct to containerd (no kubelet)'] = {
-      rounds: direct.length,
-      MiBps: round(percentile(direct, 50)),
-      firstByteMs: round(percentile(directFirst, 50)),
-    };
-    // SPDY, as the apiserver speaks to the kubelet (it translates kubectl's WebSocket into SPDY):
-    // through 10250, and straight to containerd's URL, with our SPDY client counting.
-    const spdyRate = async (port: number, url: string, tls?: typeof cpki): Promise<number> => {
-      const r = await countSpdyStdout(port, url, tls);
-      if (r.bytes !== MIB_CTRD << 20) throw new Error(`spdy: got ${r.bytes} bytes`);
+    const ROUNDS_CTRD = Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5);
+    const rate = (r: { bytes: number; seconds: number }, what: string) => {
+      if (r.bytes !== MIB_CTRD << 20) throw new Error(`${what}: got ${r.bytes} bytes`);
       return r.bytes / 2 ** 20 / r.seconds;
     };
-    const spdy: number[] = [];
-    const spdyDirect: number[] = [];
-    for (let r = 0; r < Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5); r++) {
-      spdy.push(await spdyRate(cports.port, path(bigCtrd, 'output=1'), cpki));
-      const url = new URL(await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true }));
-      spdyDirect.push(await spdyRate(Number(url.port), `${url.pathname}${url.search}`));
-    }
-    results['containerd exec spdy v4 200 MiB'] = { rounds: spdy.length, MiBps: round(percentile(spdy, 50)) };
-    results['containerd exec spdy v4 200 MiB, direct to containerd (no kubelet)'] = { rounds: spdyDirect.length, MiBps: round(percentile(spdyDirect, 50)) };
+    /**
+     * Rounds alternate between the relay and the physical limit (the same exec straight to
+     * containerd's streaming server: CRI Exec → its URL, no kubelet, same client), so that both
+     * see the same containerd: its streaming rate moves by tens of percent from day to day here.
+     * The ratio is the median of each round's pair; the kubelet's CPU is per relayed 200 MiB.
+     */
+    const alternate = async (
+      name: string,
+      viaKubelet: () => Promise<{ bytes: number; seconds: number; firstMs?: number }>,
+      direct: () => Promise<{ bytes: number; seconds: number; firstMs?: number }>,
+    ) => {
+      const relayed: number[] = [];
+      const straight: number[] = [];
+      const firsts: number[] = [];
+      const directFirsts: number[] = [];
+      const cpu: number[] = [];
+      for (let r = 0; r < ROUNDS_CTRD; r++) {
+        const cpu0 = sampleProcess(k.proc.pid!).cpuSeconds;
+        const a = await viaKubelet();
+        cpu.push(sampleProcess(k.proc.pid!).cpuSeconds - cpu0);
+        relayed.push(rate(a, name));
+        if (a.firstMs !== undefined) firsts.push(a.firstMs);
+        const b = await direct();
+        straight.push(rate(b, `${name}, direct`));
+        if (b.firstMs !== undefined) directFirsts.push(b.firstMs);
+      }
+      results[`containerd exec ${name} 200 MiB`] = {
+        rounds: relayed.length,
+        MiBps: round(percentile(relayed, 50)),
+        ...(firsts.length ? { firstByteMs: round(percentile(firsts, 50)) } : {}),
+        ratio: round(
+          percentile(
+            relayed.map((x, i) => x / straight[i]),
+            50,
+          ),
+        ),
+        kubeletCpuS: round(percentile(cpu, 50)),
+      };
+      results[`containerd exec ${name} 200 MiB, direct to containerd (no kubelet)`] = {
+        rounds: straight.length,
+        MiBps: round(percentile(straight, 50)),
+        ...(directFirsts.length ? { firstByteMs: round(percentile(directFirsts, 50)) } : {}),
+      };
+    };
+    await alternate(
+      'ws v4',
+      () => countStdout(`wss://127.0.0.1:${cports.port}${path(bigCtrd, 'output=1')}`, 'v4.channel.k8s.io', tlsOf(cpki)),
+      async () => countStdout((await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true })).replace(/^http/, 'ws'), 'v4.channel.k8s.io'),
+    );
+    // SPDY, as the apiserver speaks to the kubelet (it translates kubectl's WebSocket into SPDY):
+    // through 10250, and straight to containerd's URL, with our SPDY client counting.
+    await alternate(
+      'spdy v4',
+      () => countSpdyStdout(cports.port, path(bigCtrd, 'output=1'), cpki),
+      async () => {
+        const url = new URL(await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true }));
+        return countSpdyStdout(Number(url.port), `${url.pathname}${url.search}`);
+      },
+    );
     cri.close?.();
   } finally {
     await k.stop();
