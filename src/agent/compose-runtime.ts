@@ -83,7 +83,7 @@ function criClients(endpoint: string, imageEndpoint: string | undefined, request
 /** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one. */
 export function composeRuntime(
   cfg: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeoutMs?: number },
-  o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime },
+  o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime; logger?: Logger },
 ): ComposedRuntime {
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
@@ -91,7 +91,7 @@ export function composeRuntime(
   else if (cfg.containerRuntimeEndpoint) runtime = criClients(cfg.containerRuntimeEndpoint, cfg.imageServiceEndpoint, cfg.runtimeRequestTimeoutMs);
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
-  return { runtime: instrumentCri(runtime, o.metrics), processRuntime };
+  return { runtime: instrumentCri(runtime, o.metrics, o.logger), processRuntime };
 }
 
 /**

@@ -34,13 +34,25 @@ export function setVerbosity(logger: Logger, v: number): void {
 }
 
 /**
- * Logs a klog.V(v) line: V(1) at info level when `--v` is at least 1 (pino has no level between
+ * Whether klog.V(v) lines are logged: `--v` at least v. A logger made with a level and no `--v`
+ * (tests) logs V(2) and up by its level.
+ */
+export function vEnabled(logger: Logger, v: number): boolean {
+  const given = (logger as unknown as Record<symbol, number | undefined>)[VERBOSITY];
+  if (v <= 0) return true;
+  if (given !== undefined || v === 1) return (given ?? 0) >= v;
+  return logger.isLevelEnabled(levelForVerbosity(v));
+}
+
+/**
+ * Logs a klog.V(v) line when `--v` is at least v: V(1) at info level (pino has no level between
  * debug and info), V(2–3) at debug, V(4+) at trace.
  */
 export function logV(logger: Logger, v: number, obj: Record<string, unknown>, msg: string): void {
+  if (!vEnabled(logger, v)) return;
   if (v >= 4) logger.trace(obj, msg);
   else if (v >= 2) logger.debug(obj, msg);
-  else if (v <= 0 || ((logger as unknown as Record<symbol, number | undefined>)[VERBOSITY] ?? 0) >= v) logger.info(obj, msg);
+  else logger.info(obj, msg);
 }
 
 /** Maps `--v` to a pino level. */

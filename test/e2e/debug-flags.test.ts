@@ -51,14 +51,14 @@ const running = async (name: string) =>
   (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { metadata: { name: string }; status?: { phase?: string } }[]).some(
     (p) => p.metadata.name === name && p.status?.phase === 'Running',
   );
-const writePod = (name: string) =>
+const writePod = (name: string, env: { name: string; value: string }[] = []) =>
   writeFileSync(
     join(manifests, `${name}.json`),
     JSON.stringify({
       metadata: { name, namespace: 'default' },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], env, volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
         volumes: [{ name: 'scratch', emptyDir: {} }],
       },
     }),
@@ -106,6 +106,30 @@ describe('/debug/flags/v', () => {
     expect(kubelet.output()).toContain('] "SyncLoop ADD" source="file" pods=["default/loud-flags"]');
     expect(kubelet.output()).not.toContain('pods=["default/quiet-flags"]');
     expect(kubelet.output()).toContain('] "No sandbox for pod can be found. Need to start a new one" pod="default/loud-flags"');
+    // The CRI call log is V(10): not at 4.
+    expect(kubelet.output()).not.toContain('[RemoteRuntimeService]');
+    expect((await request('PUT', '10')).status).toBe(200);
+    writePod('traced', [{ name: 'TOKEN', value: 'hunter2-never-logged' }]);
+    await until(() => running('traced-flags'), 20_000, 'traced running');
+    const lines = kubelet.output().split('\n');
+    const line = (re: RegExp) => lines.find((l) => re.test(l));
+    // Each call going out and coming back, with its ids and duration, as upstream's cri-client at V(10).
+    expect(
+      line(/remote_runtime:0\] "\[RemoteRuntimeService\] RunPodSandbox" pod="default\/traced-flags" podUID="[0-9a-f-]+" attempt=0 runtimeHandler=""$/),
+    ).toBeDefined();
+    const sandbox = /podSandboxID="([^"]+)" duration="[0-9.]+(µs|ms|s)"$/.exec(
+      line(/"\[RemoteRuntimeService\] RunPodSandbox Response" pod="default\/traced-flags" /) ?? '',
+    )?.[1];
+    expect(sandbox).toBeTruthy();
+    const created = line(
+      new RegExp(`"\\[RemoteRuntimeService\\] CreateContainer Response" podSandboxID="${sandbox}" container="main" attempt=0 containerID="([^"]+)" duration=`),
+    );
+    const container = /containerID="([^"]+)"/.exec(created ?? '')?.[1];
+    expect(container).toBeTruthy();
+    expect(line(new RegExp(`"\\[RemoteRuntimeService\\] StartContainer Response" containerID="${container}" duration=`))).toBeDefined();
+    expect(line(/"\[RemoteImageService\] ImageStatus" image="busybox"/)).toBeDefined();
+    // The configuration (its environment) is never logged, unlike upstream's.
+    expect(kubelet.output()).not.toContain('hunter2-never-logged');
     // Back to 0: quiet again.
     expect((await request('PUT', '0')).status).toBe(200);
   }, 60_000);
