@@ -22,9 +22,6 @@ import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 export type EnsureImageResult =
   { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean } | { ok: false; reason: string; message: string; retryAfterMs?: number };
 
-/** What ImageStatus said of an image: present (its record) or absent (null), or why it could not be asked. */
-export type ImageInspection = { present: cri.Image | null } | { error: unknown };
-
 /** What the image manager needs. */
 export interface ImageManagerDeps {
   images: ImageService;
@@ -37,13 +34,6 @@ export interface ImageManagerDeps {
   events?: EventSink;
   /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long a pull took, waiting included, and the image's size. */
   pullTimes?: { startedPulling(uid: string): void; finishedPulling(uid: string): void; pulled?(seconds: number, sizeBytes: number): void };
-}
-
-export interface EnsureImageOptions {
-  sandboxConfig?: cri.PodSandboxConfig;
-  auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
-  init?: boolean;
-  inspected?: Promise<ImageInspection>;
 }
 
 /** Pulls images per policy. */
@@ -61,26 +51,14 @@ export class ImageManager {
   }
 
   /**
-   * Asks the runtime whether `c`'s image is present (ImageStatus), as ensureImageExists does
-   * first; the executor asks while the pod's sandbox is made and hands the answer on (`inspected`).
-   */
-  inspect(c: Container): Promise<ImageInspection> {
-    const image = c.image ?? '';
-    // Never throws: a runtime that fails at once answers as one that fails later.
-    return Promise.resolve()
-      .then(() => this.deps.images.imageStatus({ image, user_specified_image: image }))
-      .then(
-        (present) => ({ present }),
-        (error: unknown) => ({ error }),
-      );
-  }
-
-  /**
    * Ensures the image of `c`; `auth` lists the credentials to try for its registry (pull secrets,
    * then credential providers), in order — a function is asked only when a pull is needed.
-   * `inspected`: ImageStatus's answer, asked already (inspect).
    */
-  async ensureImageExists(pod: Pod, c: Container, o: EnsureImageOptions = {}): Promise<EnsureImageResult> {
+  async ensureImageExists(
+    pod: Pod,
+    c: Container,
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean } = {},
+  ): Promise<EnsureImageResult> {
     const r = await this.ensure(pod, c, o);
     const ev = this.deps.events;
     if (ev) {
@@ -97,13 +75,20 @@ export class ImageManager {
     return r;
   }
 
-  private async ensure(pod: Pod, c: Container, o: EnsureImageOptions): Promise<EnsureImageResult> {
+  private async ensure(
+    pod: Pod,
+    c: Container,
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean },
+  ): Promise<EnsureImageResult> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };
-    const inspected = await (o.inspected ?? this.inspect(c));
-    if ('error' in inspected) return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(inspected.error)}` };
-    const present = inspected.present;
+    let present: cri.Image | null = null;
+    try {
+      present = await this.deps.images.imageStatus(spec);
+    } catch (err) {
+      return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
+    }
     if (present && policy !== 'Always') return { ok: true, imageRef: present.id, image: present, pulled: false };
     if (!present && policy === 'Never') {
       return { ok: false, reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never` };

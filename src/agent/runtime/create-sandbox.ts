@@ -44,8 +44,6 @@ export async function createSandbox(
     /** The pod's runtime handler (its RuntimeClass's); absent without an apiserver: the default (""), as upstream. */
     runtimeHandler?(pod: Pod): Promise<string>;
     events?: EventSink;
-    /** Told once RunPodSandbox has been sent (what may run alongside it starts then, not before: it would queue ahead of the sandbox's own steps). */
-    requested?(): void;
   },
 ): Promise<StepResult> {
   const failed = (reason: string, message: string, retryAfterMs?: number) => sandboxFailed(pod, reason, message, d.events, retryAfterMs);
@@ -59,9 +57,7 @@ export async function createSandbox(
   try {
     const handler = d.runtimeHandler ? await d.runtimeHandler(pod) : '';
     await mkdir(d.podDir, { recursive: true });
-    const call = d.runtime.runPodSandbox(config, handler);
-    d.requested?.();
-    const id = await call;
+    const id = await d.runtime.runPodSandbox(config, handler);
     // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
     // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
     const sandbox = pod.spec.hostNetwork

@@ -3,19 +3,17 @@
  * 1. kill the pod when asked (containers with grace, then sandboxes); stop unless a sandbox is due;
  * 2. kill containers that must be replaced;
  * 3. create the sandbox when asked — not for a non-hostNetwork pod while the runtime's network is
- *    not ready (upstream "network is not ready: …"); a failure ends this sync. Alongside it, what
- *    the containers to start need that does not wait for it (start-prep.ts): the pod's managed
- *    /etc/hosts when its IP is known, its objects, each container's termination-log file and
- *    restart count;
+ *    not ready (upstream "network is not ready: …"); a failure ends this sync;
  * 4. report containers held by backoff (CrashLoopBackOff);
- * 5. write the hosts file if the sandbox gave the IP; for each container to start: ensure the
- *    image, build the config (CreateContainerConfigError), record the restart in the backoff
- *    table, create, start. A failed step is recorded with its upstream reason; later containers
- *    still run.
+ * 5. for each container to start: ensure the image, write the pod's managed /etc/hosts, create
+ *    the termination-log file, build the config (CreateContainerConfigError), record the restart
+ *    in the backoff table, create, start. A failed step is recorded with its upstream reason;
+ *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { restartCountFromLogs } from './logs/restart-count-from-logs.js';
 import type { Container, EphemeralContainer, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { logV } from '../../lib/logger.js';
@@ -27,8 +25,7 @@ import { killPod } from './kill-pod.js';
 import { gracePeriodOf } from './grace-period.js';
 import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sandbox.js';
 import { backoffResults } from './backoff-results.js';
-import { podDir, readText, writeHostsFile } from './pod-files.js';
-import { prepareStarts, type ContainerPrep, type StartPrep } from './start-prep.js';
+import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
@@ -48,14 +45,6 @@ export type { ExecutorDeps, NodeFacts, StartCounters } from './executor-deps.js'
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
   return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
-}
-
-/** A container that cannot start because its pod's objects could not be read; its termination-log file, made for it, goes. */
-async function configFailed(s: PodActions['start'][number], message: string, early: ContainerPrep): Promise<StepResult> {
-  const log = await early.termLog;
-  if (log.file) await rm(log.file, { force: true }).catch(() => {});
-  await Promise.all([early.restartCount, early.image]);
-  return { action: 'StartContainer', target: s.name, init: s.init, ok: false, reason: 'CreateContainerConfigError', message, retryAfterMs: 10_000 };
 }
 
 /** Applies plans. */
@@ -111,22 +100,6 @@ export class PodActionExecutor {
       return results;
     }
     const sandboxConfig = built.config;
-    // What the containers need that does not wait for the sandbox is begun alongside it (start-prep.ts),
-    // once RunPodSandbox is sent: begun before, its file writes queued ahead of the sandbox's own.
-    let begun: StartPrep | undefined;
-    const prep = (): StartPrep | undefined =>
-      (begun ??= plan.start.length
-        ? prepareStarts(pod, plan.start, {
-            rootDir: node.rootDir,
-            clusterDomain: node.clusterDomain,
-            logDirectory: sandboxConfig.log_directory ?? '',
-            knownIP: plan.createSandbox && !pod.spec.hostNetwork ? undefined : podIP,
-            specOf: (s) => specOf(pod, s.name, s.init),
-            images: this.deps.images,
-            objects: this.deps.objects,
-          })
-        : undefined);
-    const discard = async () => begun?.discard();
     if (plan.createSandbox) {
       const created = await createSandbox(pod, plan.attempt, sandboxConfig, {
         runtime,
@@ -136,34 +109,45 @@ export class PodActionExecutor {
         podCgroups: this.deps.podCgroups,
         runtimeHandler: this.deps.runtimeHandler,
         events: this.deps.events,
-        requested: () => void prep(),
       });
       results.push(created);
       // Upstream's SyncPod stops before the sandbox on a network that is not ready: no start tried.
       if (created.reason !== 'NetworkNotReady') this.deps.counters?.pod(created.ok);
-      if (!created.ok) {
-        await discard();
-        return results;
-      }
+      if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
     }
     // 4.
     backoffResults(pod, plan, results, this.deps.events);
     // 5.
-    const early = prep();
-    if (!early) return results;
-    const [hostsFile, { objects, error: objectsError }] = await Promise.all([
-      early.hostsFile ?? (podIP ? writeHostsFile(pod, podIP, node) : undefined),
-      early.objects,
+    if (!plan.start.length) return results;
+    // Independent, so at once: each waits on the disk or the apiserver while many pods start.
+    let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
+    let objectsError: string | undefined;
+    const [hostsFile] = await Promise.all([
+      podIP ? writeHostsFile(pod, podIP, node) : undefined,
+      (async () => {
+        try {
+          objects = await this.deps.objects?.forPod(pod);
+        } catch (err) {
+          objectsError = messageOf(err);
+        }
+      })(),
     ]);
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
-      const part = early.containers.get(s);
-      if (!spec || !part) continue;
+      if (!spec) continue;
       const r = objectsError
-        ? await configFailed(s, objectsError, part)
-        : await this.startContainer(pod, spec, s, part, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
+        ? {
+            action: 'StartContainer' as const,
+            target: s.name,
+            init: s.init,
+            ok: false,
+            reason: 'CreateContainerConfigError',
+            message: objectsError,
+            retryAfterMs: 10_000,
+          }
+        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
       this.deps.counters?.container(s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container', r.ok ? undefined : r.reason);
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(
@@ -190,7 +174,6 @@ export class PodActionExecutor {
     pod: Pod,
     c: Container,
     s: PodActions['start'][number],
-    early: ContainerPrep,
     o: {
       sandboxId: string;
       sandboxConfig: cri.PodSandboxConfig;
@@ -210,11 +193,15 @@ export class PodActionExecutor {
       this.deps.events?.record(ref, 'Warning', 'Failed', `Error: ${message}`);
       return { ...base, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
     };
-    // The image (ImageStatus was asked while the sandbox was made: start-prep.ts), and what was
-    // begun alongside it: the restart count (count 0 is computePodActions' answer when the runtime
-    // has no instance of it: the count goes on from its logs, a runtime whose state was wiped) and
-    // the termination-log file (upstream makes it after the image; here it is removed again when
-    // the image fails).
+    // The image, and alongside it what does not depend on it: the restart count (count 0 is
+    // computePodActions' answer when the runtime has no instance of it: the count goes on from its
+    // logs, a runtime whose state was wiped) and the termination-log file (upstream makes it after
+    // the image; here it is removed again when the image fails). Each waits on the disk or the
+    // runtime while many pods start.
+    const termLog = terminationLogFile(node.rootDir, pod, c).then(
+      (file) => ({ file }),
+      (err: unknown) => ({ file: undefined, err }),
+    );
     const [img, restartCount, log] = await Promise.all([
       this.deps.images.ensureImageExists(pod, c, {
         sandboxConfig: o.sandboxConfig,
@@ -223,10 +210,9 @@ export class PodActionExecutor {
           ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? []),
         ],
         init: s.init,
-        inspected: early.image,
       }),
-      early.restartCount,
-      early.termLog,
+      s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount,
+      termLog,
     ]);
     if (!img.ok) {
       if (log.file) await rm(log.file, { force: true }).catch(() => {});
