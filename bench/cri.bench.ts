@@ -15,7 +15,7 @@ import { createCriClient } from '../src/cri/client.js';
 import { directStartPod } from './direct-cri.js';
 import { removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet } from '../test/e2e/helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing } from '../test/e2e/helpers.js';
 import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess } from './lib.js';
 
 await clearLeftoverPodCgroups();
@@ -56,10 +56,8 @@ async function directStart(i: number): Promise<{ ms: number; sandboxId: string; 
 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
-  for (;;) {
-    if ((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200) break;
-    await sleep(20);
-  }
+  // Both API ports, not only /healthz: the read-only port opens after it (bench/startup.bench.ts).
+  await untilServing(ports);
   // 1. interleaved: one pod through the kubelet, one through direct CRI calls.
   const viaKubelet: number[] = [];
   const direct: number[] = [];
