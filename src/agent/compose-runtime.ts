@@ -80,7 +80,7 @@ function criClients(endpoint: string, imageEndpoint: string | undefined, request
   };
 }
 
-/** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one. */
+/** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one; `logger`: the CRI call log's. */
 export function composeRuntime(
   cfg: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeoutMs?: number },
   o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime; logger?: Logger },
@@ -91,7 +91,8 @@ export function composeRuntime(
   else if (cfg.containerRuntimeEndpoint) runtime = criClients(cfg.containerRuntimeEndpoint, cfg.imageServiceEndpoint, cfg.runtimeRequestTimeoutMs);
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
-  return { runtime: instrumentCri(runtime, o.metrics, o.logger), processRuntime };
+  // Its V(10) call log under upstream's source name (remote_runtime.go).
+  return { runtime: instrumentCri(runtime, o.metrics, o.logger?.child({ component: 'remote_runtime' })), processRuntime };
 }
 
 /**

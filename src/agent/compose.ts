@@ -83,12 +83,7 @@ export function composeAgent(
     logger,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
-  const { runtime, processRuntime } = composeRuntime(cfg, {
-    metrics,
-    given: deps.runtime,
-    embedded: deps.embedded,
-    logger: logger.child({ component: 'remote_runtime' }),
-  });
+  const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded, logger });
 
   const sources = composeSources(cfg, { api, logger, clock, onWatch: (pods) => metrics.podStartup.observedOnWatch(pods) });
   const events = new EventRecorder({ client: api?.unthrottled(), nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
