@@ -59,6 +59,9 @@ const REQUEST: Record<string, (a: Args) => Fields> = {
   removeImage: image,
 };
 
+/** The request fields of a call (none for a method the table does not name, Object's own included). */
+const requestFields = (method: string, args: Args): Fields => (Object.hasOwn(REQUEST, method) ? REQUEST[method](args) : {});
+
 /** The service's tag in the line, as upstream's. */
 export type CriService = 'RemoteRuntimeService' | 'RemoteImageService';
 
@@ -67,7 +70,7 @@ const upper = (method: string) => method.charAt(0).toUpperCase() + method.slice(
 
 /** The line logged when a call goes out. */
 export function criRequestLine(service: CriService, method: string, args: Args): { msg: string; fields: Fields } {
-  return { msg: `[${service}] ${upper(method)}`, fields: REQUEST[method]?.(args) ?? {} };
+  return { msg: `[${service}] ${upper(method)}`, fields: requestFields(method, args) };
 }
 
 /**
@@ -82,7 +85,7 @@ export function criResponseLine(
   outcome: { result?: unknown; error?: unknown },
   duration: string,
 ): { msg: string; fields: Fields } {
-  const fields: Fields = REQUEST[method]?.(args) ?? {};
+  const fields = requestFields(method, args);
   if (outcome.error !== undefined) fields.err = messageOf(outcome.error);
   else if (method === 'runPodSandbox') fields.podSandboxID = outcome.result;
   else if (method === 'createContainer') fields.containerID = outcome.result;

@@ -22,6 +22,8 @@ describe('CRI call log lines', () => {
     expect(criRequestLine('RemoteRuntimeService', 'exec', [{ container_id: 'c1', cmd: ['cat', '/secret'] }]).fields).toEqual({ containerID: 'c1' });
     expect(criRequestLine('RemoteRuntimeService', 'listContainers', []).fields).toEqual({});
     expect(criRequestLine('RemoteRuntimeService', 'somethingNew', ['x'])).toEqual({ msg: '[RemoteRuntimeService] SomethingNew', fields: {} });
+    expect(criRequestLine('RemoteRuntimeService', 'toString', []).fields).toEqual({});
+    expect(criResponseLine('RemoteRuntimeService', 'constructor', [], { result: 1 }, '1ms').fields).toEqual({ duration: '1ms' });
   });
 
   it('never carry a configuration, a command or credentials', () => {
