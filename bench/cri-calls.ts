@@ -48,7 +48,10 @@ export function report(calls: Call[]): string[] {
   const byMethod = new Map<string, number[]>();
   for (const c of calls.filter((x) => x.response)) {
     const ms = parseDuration(c.fields.duration ?? '');
-    if (ms !== undefined) byMethod.set(c.method, [...(byMethod.get(c.method) ?? []), ms]);
+    if (ms === undefined) continue;
+    const xs = byMethod.get(c.method);
+    if (xs) xs.push(ms);
+    else byMethod.set(c.method, [ms]);
   }
   out.push('durations:');
   for (const [m, xs] of [...byMethod].sort((a, b) => b[1].length - a[1].length)) out.push(`  ${m.padEnd(24)} ${stats(xs)}`);
