@@ -3,8 +3,9 @@
  * private containerd, all Running, then the kubelet's CPU over a steady window from 30 s after
  * the burst to BENCH_IDLE_SECONDS (default 150): the process, its main thread (user / system)
  * and its other threads (V8's and libuv's workers), the main thread's wake-ups per second, its
- * RSS, and the CRI calls it made per minute in the window (its own metrics). BENCH_IDLE_ROUNDS
- * rounds (default 1).
+ * RSS, and the CRI calls it made per minute in the window (its own metrics); beside it, the CPU
+ * the runtime spent in the same window (containerd and its shims, with the `runc` runs they
+ * waited for), which the kubelet's calls drive. BENCH_IDLE_ROUNDS rounds (default 1).
  * Prints a table and writes bench/results/idle.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +35,27 @@ function threadTicks(pid: number): { user: number; system: number }[] {
 /** The main thread's wake-ups so far: its voluntary context switches (each a return from epoll_wait, mostly). */
 function mainWakeups(pid: number): number {
   return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+}
+
+/**
+ * CPU ticks of the runtime: every containerd and containerd-shim process, with their reaped
+ * children's (the `runc` a shim runs). Benches refuse to run beside another kubelet's pods
+ * (lib.ts), so these are this bench's containerd's.
+ */
+function runtimeTicks(): number {
+  let ticks = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (!stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).startsWith('containerd')) continue;
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
 }
 
 /** The kubelet's CRI call counters (kubelet_runtime_operations_total by operation_type). */
@@ -73,6 +95,7 @@ async function once(): Promise<Record<string, unknown>> {
       cpu: sampleProcess(pid).cpuSeconds,
       threads: threadTicks(pid),
       wakes: mainWakeups(pid),
+      runtime: runtimeTicks(),
       calls: await criCalls(ports.ro),
       t: performance.now(),
     });
@@ -91,6 +114,7 @@ async function once(): Promise<Record<string, unknown>> {
       mainUserPct: pct(main.user),
       mainSystemPct: pct(main.system),
       otherThreadsPct: pct(all(b.threads.slice(1)) - all(a.threads.slice(1))),
+      runtimeCpuPct: pct(b.runtime - a.runtime),
       mainWakeupsPerS: round((b.wakes - a.wakes) / seconds),
       rssMiB: round(sampleProcess(pid).rss / 2 ** 20),
       criCallsPerMinute: perMinute,

@@ -66,8 +66,8 @@ export function trackPodStartDuration(d: { statusManager: StatusManager; podMana
 /**
  * The stats collector. System containers come from cgroups (v1 or v2, detected once): the kubelet's
  * (kubeletCgroups, else its own), the runtime's (--runtime-cgroups) and misc (systemCgroups) when
- * named, and the pods' kubepods cgroup and its QoS classes on a CRI runtime with cgroupsPerQOS (the embedded runtime
- * keeps its own subtree: its pods are summed from their containers).
+ * named, and the pods' kubepods cgroup, its QoS classes and each pod's own cgroup on a CRI runtime
+ * with cgroupsPerQOS (the embedded runtime keeps its own subtree and answers ListPodSandboxStats).
  */
 export function createStatsCollector(d: {
   cfg: AgentConfig;
@@ -96,6 +96,15 @@ export function createStatsCollector(d: {
       const pod = layout && !d.embeddedRuntime ? d.podOf(uid) : undefined;
       return pod && layout && cgroupDirs(layout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver));
     },
+    // Each pod has its own cgroup with cgroupsPerQOS: its figures are read there, as cAdvisor does.
+    ...(layout && !d.embeddedRuntime && cfg.cgroups.cgroupsPerQOS
+      ? {
+          podCgroup: (uid: string) => {
+            const pod = d.podOf(uid);
+            return pod && { dirs: cgroupDirs(layout, podCgroupId(pod, cfg.cgroups)), hostNetwork: pod.spec.hostNetwork === true };
+          },
+        }
+      : {}),
   });
 }
 

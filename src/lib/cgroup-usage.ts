@@ -85,32 +85,48 @@ function memoryBounds(d: CgroupDirs, usage: number | undefined): { limitBytes?: 
   };
 }
 
-/** The usage of one cgroup; undefined when its files cannot be read. */
-export function readCgroupUsage(d: CgroupDirs): CgroupUsage | undefined {
+/**
+ * The number after `key ` on its own line of a flat-keyed file (memory.stat, cpu.stat); undefined
+ * when the key is absent. Pure. Looks up only what is asked (a memory.stat has 30-50 lines, and
+ * this runs for every pod at every sample).
+ */
+export function flatKeyedValue(text: string, key: string): number | undefined {
+  const at = text.startsWith(`${key} `) ? 0 : text.indexOf(`\n${key} `) + 1;
+  if (at === 0 && !text.startsWith(`${key} `)) return undefined;
+  const start = at + key.length + 1;
+  const end = text.indexOf('\n', start);
+  return Number(text.slice(start, end < 0 ? undefined : end));
+}
+
+/**
+ * The usage of one cgroup; undefined when its files cannot be read. `bounds: false` leaves out
+ * the memory limit and swap (three more files; a pod's come from its spec and its containers).
+ */
+export function readCgroupUsage(d: CgroupDirs, { bounds = true }: { bounds?: boolean } = {}): CgroupUsage | undefined {
   try {
     if (d.version === 2) {
-      const m = parseFlatKeyed(read(d.dir, 'memory.stat'));
+      const m = read(d.dir, 'memory.stat');
       const usage = Number(read(d.dir, 'memory.current'));
       return {
-        cpuNs: (parseFlatKeyed(read(d.dir, 'cpu.stat')).get('usage_usec') ?? 0) * 1000,
+        cpuNs: (flatKeyedValue(read(d.dir, 'cpu.stat'), 'usage_usec') ?? 0) * 1000,
         memoryUsageBytes: usage,
-        workingSetBytes: Math.max(0, usage - (m.get('inactive_file') ?? 0)),
-        rssBytes: m.get('anon') ?? 0,
-        pageFaults: m.get('pgfault') ?? 0,
-        majorPageFaults: m.get('pgmajfault') ?? 0,
-        ...memoryBounds(d, usage),
+        workingSetBytes: Math.max(0, usage - (flatKeyedValue(m, 'inactive_file') ?? 0)),
+        rssBytes: flatKeyedValue(m, 'anon') ?? 0,
+        pageFaults: flatKeyedValue(m, 'pgfault') ?? 0,
+        majorPageFaults: flatKeyedValue(m, 'pgmajfault') ?? 0,
+        ...(bounds ? memoryBounds(d, usage) : {}),
       };
     }
-    const m = parseFlatKeyed(read(d.memoryDir, 'memory.stat'));
+    const m = read(d.memoryDir, 'memory.stat');
     const usage = Number(read(d.memoryDir, 'memory.usage_in_bytes'));
     return {
       cpuNs: Number(read(d.cpuDir, 'cpuacct.usage')),
       memoryUsageBytes: usage,
-      workingSetBytes: Math.max(0, usage - (m.get('total_inactive_file') ?? 0)),
-      rssBytes: m.get('total_rss') ?? 0,
-      pageFaults: m.get('total_pgfault') ?? 0,
-      majorPageFaults: m.get('total_pgmajfault') ?? 0,
-      ...memoryBounds(d, usage),
+      workingSetBytes: Math.max(0, usage - (flatKeyedValue(m, 'total_inactive_file') ?? 0)),
+      rssBytes: flatKeyedValue(m, 'total_rss') ?? 0,
+      pageFaults: flatKeyedValue(m, 'total_pgfault') ?? 0,
+      majorPageFaults: flatKeyedValue(m, 'total_pgmajfault') ?? 0,
+      ...(bounds ? memoryBounds(d, usage) : {}),
     };
   } catch {
     return undefined;
@@ -150,14 +166,23 @@ export interface CgroupDetail {
   io?: CgroupIo;
 }
 
+/**
+ * The processes directly in one cgroup (cgroup.procs: v2's directory, v1's memory hierarchy) and
+ * the first of them; both undefined when the file cannot be read (the cgroup is gone).
+ */
+export function readCgroupProcs(d: CgroupDirs): { processes?: number; firstPid?: number } {
+  const pids = optional(() =>
+    read(d.version === 2 ? d.dir : d.memoryDir, 'cgroup.procs')
+      .split('\n')
+      .filter(Boolean),
+  );
+  const first = pids?.length ? Number.parseInt(pids[0], 10) : NaN;
+  return { processes: pids?.length, firstPid: Number.isSafeInteger(first) && first > 0 ? first : undefined };
+}
+
 /** The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or not this runtime's layout). */
 export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): CgroupDetail | undefined {
   const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : optional(() => Number(read(dir, file).trim())));
-  const procs = (dir: string) => {
-    const pids = optional(() => read(dir, 'cgroup.procs').split('\n').filter(Boolean));
-    const first = pids?.length ? Number.parseInt(pids[0], 10) : NaN;
-    return { processes: pids?.length, firstPid: Number.isSafeInteger(first) && first > 0 ? first : undefined };
-  };
   let m: Map<string, number>;
   try {
     m = parseFlatKeyed(read(d.version === 2 ? d.dir : d.memoryDir, 'memory.stat'));
@@ -184,7 +209,7 @@ export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): Cgrou
       cpuQuotaUs: max && max[0] !== 'max' ? Number(max[0]) : undefined,
       cpuPeriodUs: max ? Number(max[1]) : undefined,
       oomKills: optional(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
-      ...procs(d.dir),
+      ...readCgroupProcs(d),
       io: readCgroupIo(d, deviceName),
     };
   }
@@ -207,7 +232,7 @@ export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): Cgrou
     cpuQuotaUs: quota !== undefined && quota > 0 ? quota : undefined,
     cpuPeriodUs: num(d.cfsDir, 'cpu.cfs_period_us'),
     oomKills: optional(() => parseFlatKeyed(read(d.memoryDir, 'memory.oom_control')).get('oom_kill')),
-    ...procs(d.memoryDir),
+    ...readCgroupProcs(d),
     io: readCgroupIo(d, deviceName),
   };
 }

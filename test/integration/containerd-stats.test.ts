@@ -1,8 +1,9 @@
 /**
  * /stats/summary on real containers (containerd, CNI): upstream's field names only; a container
  * burning CPU and one holding memory show it, with rates after two samples; an emptyDir written
- * into shows its bytes; the pod's network (its own namespace) and process count come from
- * ListPodSandboxStats.
+ * into shows its bytes; the pod's CPU, memory, network (its own namespace) and process count come
+ * from its cgroups, as upstream's cAdvisor reads them — never from ListPodSandboxStats, which
+ * containerd answers by running `runc ps` for every task.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
@@ -70,8 +71,8 @@ describe('stats on containerd', () => {
     expect([...fieldNames(s)].filter((f) => !UPSTREAM_FIELDS.has(f))).toEqual([]);
     expect(p.cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(p.memory.workingSetBytes).toBeGreaterThan(80 * 2 ** 20);
-    // The pod's CPU and memory are its cgroup's (containerd's ListPodSandboxStats): they hold all of its containers'
-    // (the sandbox's answer is read at about the same time as theirs, so allow a little for the burner's next slice).
+    // The pod's CPU and memory are its cgroup's: they hold all of its containers'
+    // (the pod's cgroup is read just after the containers' stats, so allow a little either way).
     const sumOf = (f: (c: Obj) => number) => p.containers.reduce((a: number, c: Obj) => a + f(c), 0);
     expect(p.cpu.usageCoreNanoSeconds).toBeGreaterThan(0.9 * sumOf((c) => c.cpu.usageCoreNanoSeconds));
     expect(p.memory.usageBytes).toBeGreaterThan(0.9 * sumOf((c) => c.memory.usageBytes));
@@ -93,6 +94,9 @@ describe('stats on containerd', () => {
     expect(Number(packets?.[1])).toBeGreaterThan(0);
     expect(p.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
     expect(p.process_stats.process_count).toBeGreaterThanOrEqual(3);
+    const ops = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(ops).toMatch(/^kubelet_runtime_operations_total\{operation_type="list_container_stats"\} [1-9]/m);
+    expect(ops).not.toContain('operation_type="list_podsandbox_stats"');
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);
     expect(s.node.cpu.usageNanoCores).toBeGreaterThan(1e8);
     // System containers: the pods' kubepods cgroup holds the burner's CPU and the hog's memory; the kubelet's own figures.

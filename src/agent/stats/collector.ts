@@ -1,9 +1,9 @@
 /**
  * The stats collector (the kubelet's stats provider, CRI flavour): every 10 s (and 1 s after
  * start, so rates exist early) it samples the node (node-sources.ts), the kubelet process, the
- * runtime's ListContainerStats, ListPodSandboxStats (pod network, process count) and ImageFsInfo,
- * and the pods' log directories, turns cumulative
- * CPU into usageNanoCores against the previous sample (rates.ts) and keeps the result in memory.
+ * runtime's ListContainerStats and ImageFsInfo, the pods (their cgroups when the kubelet makes
+ * them, else ListPodSandboxStats: CPU, memory, network, process count) and the pods' log
+ * directories, turns cumulative CPU into usageNanoCores against the previous sample (rates.ts) and keeps the result in memory.
  * Requests read `snapshot()`; a request never waits for sampling and costs the same however many
  * come. Figures the runtime does not give are left out, never reported as zero.
  */
@@ -19,6 +19,7 @@ import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from
 import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, processNetDev, type NetDevStats } from './node-sources.js';
 import { podSamples, withPodRates, type ContainerSample, type StatsSnapshot, type SystemContainerSample } from './samples.js';
 import { nanoCores } from './rates.js';
+import { podSamplesFromCgroups } from './pod-cgroup-samples.js';
 
 /** Upstream's housekeeping interval for container stats. */
 export const STATS_PERIOD_MS = 10_000;
@@ -59,6 +60,11 @@ export class StatsCollector {
       };
       /** A container's cgroup (its pod's cgroup and its ID, as cAdvisor finds it), when the kubelet can name it. */
       containerCgroup?: (podUid: string, containerId: string) => CgroupDirs | undefined;
+      /**
+       * A pod's own cgroup, when the kubelet makes pods' cgroups on a CRI runtime (cgroupsPerQOS):
+       * pods are then sampled there (pod-cgroup-samples.ts), never by ListPodSandboxStats.
+       */
+      podCgroup?: (podUid: string) => { dirs: CgroupDirs; hostNetwork: boolean } | undefined;
     },
   ) {}
 
@@ -116,6 +122,7 @@ export class StatsCollector {
     const memory = nodeMemory();
     const network = nodeNetwork();
     const rlimit = nodeRlimit();
+    const { podCgroup, containerCgroup } = this.d;
     const [fs, stats, imageFsInfo, sandboxStats] = await Promise.all([
       fsUsage(this.d.rootDir),
       this.d.runtime.runtime.listContainerStats().catch((err: unknown) => {
@@ -123,10 +130,12 @@ export class StatsCollector {
         return [];
       }),
       this.d.runtime.images.imageFsInfo().catch(() => []),
-      this.d.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
-        this.d.logger.debug({ err: messageOf(err) }, 'ListPodSandboxStats failed');
-        return [];
-      }),
+      podCgroup
+        ? undefined
+        : this.d.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
+            this.d.logger.debug({ err: messageOf(err) }, 'ListPodSandboxStats failed');
+            return [];
+          }),
     ]);
     const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
     const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
@@ -220,7 +229,11 @@ export class StatsCollector {
       runtimeCgroup: sampleOf(cgroups.runtime, prev?.runtimeCgroup),
       miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,
-      pods: withPodRates(podSamples(sandboxStats), prev, atMs),
+      pods: withPodRates(
+        podCgroup ? podSamplesFromCgroups(containers, { pod: podCgroup, container: containerCgroup ?? (() => undefined) }) : podSamples(sandboxStats ?? []),
+        prev,
+        atMs,
+      ),
     };
     this.last = snap;
     this.samples++;

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readCgroupDetail, readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
+import { flatKeyedValue, readCgroupDetail, readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
 import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, qosCgroupDirs } from '../../../src/agent/stats/system-containers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-sysc-'));
@@ -116,6 +116,27 @@ describe('system containers from cgroups', () => {
     rmSync(join(r2, 'memory.max'));
     expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     expect(readCgroupUsage({ version: 2, dir: join(dir, 'missing') })).toBeUndefined();
+    // Without the bounds (a pod's): the same usage, no limit or swap files read.
+    writeFileSync(join(r2, 'memory.max'), '80000000\n');
+    expect(readCgroupUsage({ version: 2, dir: r2 }, { bounds: false })).toEqual({
+      cpuNs: 2_500_000,
+      memoryUsageBytes: 8192000,
+      workingSetBytes: 7168000,
+      rssBytes: 4096000,
+      pageFaults: 900,
+      majorPageFaults: 1,
+    });
+  });
+
+  it('looks up a flat-keyed file’s value by its whole key, first line and last line included', () => {
+    const text = 'rss 1\ntotal_rss 2\nrss_huge 3\ntotal_pgfault 4';
+    expect(flatKeyedValue(text, 'rss')).toBe(1);
+    expect(flatKeyedValue(text, 'total_rss')).toBe(2);
+    expect(flatKeyedValue(text, 'rss_huge')).toBe(3);
+    expect(flatKeyedValue(text, 'total_pgfault')).toBe(4);
+    expect(flatKeyedValue(text, 'pgfault')).toBeUndefined();
+    expect(flatKeyedValue(text, 'huge')).toBeUndefined();
+    expect(flatKeyedValue('', 'rss')).toBeUndefined();
   });
 
   it('reads the details cAdvisor exports: cache, mapped files, swap, the CPU split and CFS throttling, limits, OOM kills, processes (v1 and v2)', () => {

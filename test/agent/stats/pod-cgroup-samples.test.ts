@@ -1,0 +1,128 @@
+/**
+ * Pods sampled from their own cgroups (as upstream's cAdvisor reads them), never by asking the
+ * runtime: containerd answers ListPodSandboxStats with `runc ps` for every task.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { podSamplesFromCgroups } from '../../../src/agent/stats/pod-cgroup-samples.js';
+import { parseNetDev } from '../../../src/agent/stats/node-sources.js';
+import type { ContainerSample } from '../../../src/agent/stats/samples.js';
+import { StatsCollector } from '../../../src/agent/stats/collector.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import type { CriRuntime } from '../../../src/cri/services.js';
+import type { CgroupDirs } from '../../../src/lib/cgroup-usage.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-podcg-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A cgroup v2 directory with the files the samples read. */
+function cgroup(name: string, files: Record<string, string>): CgroupDirs {
+  mkdirSync(join(dir, name), { recursive: true });
+  for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, name, f), text);
+  return { version: 2, dir: join(dir, name) };
+}
+const container = (podUid: string, id: string): ContainerSample => ({ id, name: id, podUid, podName: 'p', podNamespace: 'default', atMs: 0 });
+const ownInterfaces = () => parseNetDev(readFileSync(`/proc/${process.pid}/net/dev`, 'utf8'));
+
+const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
+  u1: {
+    dirs: cgroup('pod-u1', {
+      'cpu.stat': 'usage_usec 2500\nuser_usec 2000\n',
+      'memory.current': '10000\n',
+      'memory.stat': 'anon 6000\ninactive_file 3000\npgfault 40\npgmajfault 2\n',
+    }),
+    hostNetwork: false,
+  },
+  u2: { dirs: cgroup('pod-u2', { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '1\n', 'memory.stat': '' }), hostNetwork: true },
+  // Known, but its cgroup is not there (gone, or another layout).
+  u3: { dirs: { version: 2, dir: join(dir, 'missing') }, hostNetwork: false },
+};
+const containers: Record<string, CgroupDirs> = {
+  'u1/a': cgroup('pod-u1/a', { 'cgroup.procs': `${process.pid}\n4242\n` }),
+  'u1/b': cgroup('pod-u1/b', { 'cgroup.procs': '4343\n' }),
+  'u2/c': cgroup('pod-u2/c', { 'cgroup.procs': `${process.pid}\n` }),
+  'u3/d': cgroup('pod-u3-d', { 'cgroup.procs': '7\n' }),
+};
+const cgroups = { pod: (uid: string) => pods[uid], container: (uid: string, id: string) => containers[`${uid}/${id}`] };
+
+describe('podSamplesFromCgroups', () => {
+  const samples = podSamplesFromCgroups(
+    [container('u1', 'a'), container('u1', 'b'), container('u1', 'exited'), container('u2', 'c'), container('u3', 'd'), container('unknown', 'e')],
+    cgroups,
+  );
+
+  it('reads the pod cgroup’s CPU and memory as cAdvisor does', () => {
+    expect(samples.get('u1')).toMatchObject({ cpuNs: 2_500_000, usage: 10000, workingSet: 7000, rss: 6000, pageFaults: 40, majorPageFaults: 2 });
+  });
+
+  it('counts the processes of the pod’s containers (one whose cgroup is gone adds none)', () => {
+    expect(samples.get('u1')?.processCount).toBe(3);
+    expect(samples.get('u2')?.processCount).toBe(1);
+  });
+
+  it('gives a pod the interfaces of its containers’ network namespace, eth0 its default; none for a hostNetwork pod', () => {
+    const own = ownInterfaces();
+    expect(own.length).toBeGreaterThan(0);
+    expect(samples.get('u1')?.network).toEqual({ defaultName: own.some((i) => i.name === 'eth0') ? 'eth0' : own[0].name, interfaces: own });
+    expect(samples.get('u2')?.network).toBeUndefined();
+  });
+
+  it('leaves out what cannot be read, and pods the kubelet does not know', () => {
+    expect(samples.get('u3')).toMatchObject({ podUid: 'u3', processCount: 1, cpuNs: undefined, workingSet: undefined });
+    expect(samples.has('unknown')).toBe(false);
+  });
+});
+
+describe('StatsCollector with pod cgroups', () => {
+  const stats = [
+    {
+      attributes: {
+        id: 'a',
+        metadata: { name: 'a', attempt: 0 },
+        labels: { 'io.kubernetes.pod.uid': 'u1', 'io.kubernetes.container.name': 'a' },
+        annotations: {},
+      },
+      cpu: { timestamp: 1, usage_core_nano_seconds: { value: 5 } },
+    },
+  ];
+  const collector = (podCgroup?: (uid: string) => { dirs: CgroupDirs; hostNetwork: boolean } | undefined) => {
+    const asked: string[] = [];
+    const runtime = {
+      runtime: {
+        listContainerStats: async () => stats,
+        listPodSandboxStats: async () => {
+          asked.push('ListPodSandboxStats');
+          return [];
+        },
+      },
+      images: { imageFsInfo: async () => [] },
+    } as unknown as CriRuntime;
+    const c = new StatsCollector({
+      runtime,
+      rootDir: dir,
+      podLogsDir: dir,
+      clock: new FakeClock(1_000_000),
+      logger: createLogger({ level: 'fatal' }),
+      containerCgroup: cgroups.container,
+      ...(podCgroup ? { podCgroup } : {}),
+    });
+    return { c, asked };
+  };
+
+  it('samples pods from their cgroups and never asks the runtime for pod stats', async () => {
+    const { c, asked } = collector(cgroups.pod);
+    const snap = await c.sample();
+    expect(asked).toEqual([]);
+    expect(snap.pods.get('u1')).toMatchObject({ cpuNs: 2_500_000, processCount: 2 });
+  });
+
+  it('asks the runtime (ListPodSandboxStats) when the kubelet makes no pod cgroups', async () => {
+    const { c, asked } = collector();
+    const snap = await c.sample();
+    expect(asked).toEqual(['ListPodSandboxStats']);
+    expect(snap.pods.size).toBe(0);
+  });
+});
