@@ -7,7 +7,6 @@
  * Synchronous, like the other cgroup readers (small files that never block).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 /** One device's counters by operation (v1: Read, Write, Sync, Async, Discard, Total; v2: Read, Write; io.cost: Count). */
 export interface DeviceIo {
@@ -102,7 +101,7 @@ const V1_GROUPS: [string, string][] = [
 
 function readOptional(dir: string, file: string): string | undefined {
   try {
-    return readFileSync(join(dir, file), 'utf8');
+    return readFileSync(`${dir}/${file}`, 'utf8');
   } catch {
     return undefined;
   }

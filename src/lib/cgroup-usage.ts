@@ -5,7 +5,6 @@
  * of fs/promises' open/stat/read/close round trips (this runs for many cgroups every sample).
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { readCgroupIo, type CgroupIo, type DeviceNamer } from './cgroup-io.js';
 
 /** A cgroup's cumulative CPU and its memory. */
@@ -50,8 +49,8 @@ export function parseFlatKeyed(text: string): Map<string, number> {
   return out;
 }
 
-/** A cgroup file's text. */
-const read = (dir: string, file: string) => readFileSync(join(dir, file), 'utf8');
+/** A cgroup file's text (`dir` a cgroup's directory, `file` a plain name: no path normalisation needed). */
+const read = (dir: string, file: string) => readFileSync(`${dir}/${file}`, 'utf8');
 
 /** `f()`, or undefined when it throws (a file this kernel or cgroup does not have). */
 function optional<T>(f: () => T): T | undefined {

@@ -7,6 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { joinClean } from '../../lib/join-clean.js';
 import type { CgroupDirs } from '../../lib/cgroup-usage.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { qosCgroupIds, type QosCgroupIds } from './cgroup-ids.js';
@@ -42,13 +43,13 @@ export function parseProcCgroup(text: string): { unified?: string; cpuacct?: str
 /** The directories of the cgroup at `path` (one path in every hierarchy). Pure. */
 export function cgroupDirs(layout: CgroupLayout, path: string): CgroupDirs {
   return layout.version === 2
-    ? { version: 2, dir: join(layout.root, path) }
+    ? { version: 2, dir: joinClean(layout.root, path) }
     : {
         version: 1,
-        cpuDir: join(layout.cpuacct, path),
-        memoryDir: join(layout.memory, path),
-        ...(layout.cpu ? { cfsDir: join(layout.cpu, path) } : {}),
-        ...(layout.blkio ? { blkioDir: join(layout.blkio, path) } : {}),
+        cpuDir: joinClean(layout.cpuacct, path),
+        memoryDir: joinClean(layout.memory, path),
+        ...(layout.cpu ? { cfsDir: joinClean(layout.cpu, path) } : {}),
+        ...(layout.blkio ? { blkioDir: joinClean(layout.blkio, path) } : {}),
       };
 }
 
