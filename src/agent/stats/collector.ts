@@ -3,9 +3,10 @@
  * start, so rates exist early) it samples the node (node-sources.ts), the kubelet process, the
  * runtime's ListContainerStats and ImageFsInfo, the pods (their cgroups when the kubelet makes
  * them, else ListPodSandboxStats: CPU, memory, network, process count) and the pods' log
- * directories, turns cumulative CPU into usageNanoCores against the previous sample (rates.ts) and keeps the result in memory.
- * Requests read `snapshot()`; a request never waits for sampling and costs the same however many
- * come. Figures the runtime does not give are left out, never reported as zero.
+ * directories, turns cumulative CPU into usageNanoCores against the previous sample (rates.ts)
+ * and keeps the result in memory. Requests read `snapshot()`; a request never waits for
+ * sampling and costs the same however many come. Figures the runtime does not give are left out,
+ * never reported as zero.
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
