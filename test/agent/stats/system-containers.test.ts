@@ -95,15 +95,8 @@ describe('system containers from cgroups', () => {
       'memory.stat': 'anon 4096000\ninactive_file 1024000\npgfault 900\npgmajfault 1\n',
       'memory.max': '80000000\n',
     });
-    expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({
-      cpuNs: 2_500_000,
-      memoryUsageBytes: 8192000,
-      workingSetBytes: 7168000,
-      rssBytes: 4096000,
-      pageFaults: 900,
-      majorPageFaults: 1,
-      limitBytes: 80000000,
-    });
+    const v2Usage = { cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000, pageFaults: 900, majorPageFaults: 1 };
+    expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({ ...v2Usage, limitBytes: 80000000 });
     // Swap, where the kernel accounts it: v2's own files; v1's memory+swap less memory.
     writeFileSync(join(r2, 'memory.swap.current'), '4096\n');
     writeFileSync(join(r2, 'memory.swap.max'), '1048576\n');
@@ -118,14 +111,7 @@ describe('system containers from cgroups', () => {
     expect(readCgroupUsage({ version: 2, dir: join(dir, 'missing') })).toBeUndefined();
     // Without the bounds (a pod's): the same usage, no limit or swap files read.
     writeFileSync(join(r2, 'memory.max'), '80000000\n');
-    expect(readCgroupUsage({ version: 2, dir: r2 }, { bounds: false })).toEqual({
-      cpuNs: 2_500_000,
-      memoryUsageBytes: 8192000,
-      workingSetBytes: 7168000,
-      rssBytes: 4096000,
-      pageFaults: 900,
-      majorPageFaults: 1,
-    });
+    expect(readCgroupUsage({ version: 2, dir: r2 }, { bounds: false })).toEqual(v2Usage);
   });
 
   it('looks up a flat-keyed file’s value by its whole key, first line and last line included', () => {
