@@ -83,7 +83,9 @@ export function createStatsCollector(d: {
   const kubelet = named(cfg.systemCgroupNames?.kubelet) ?? (layout && ownCgroupDirs(layout));
   const runtime = named(cfg.systemCgroupNames?.runtime);
   const misc = named(cfg.systemCgroupNames?.misc);
-  const qos = () => (layout && !d.embeddedRuntime ? qosCgroupDirs(layout, cfg.cgroups) : {});
+  // The pods' cgroups a CRI runtime makes (the embedded runtime keeps its own subtree).
+  const podsLayout = d.embeddedRuntime ? undefined : layout;
+  const qos = () => (podsLayout ? qosCgroupDirs(podsLayout, cfg.cgroups) : {});
   return new StatsCollector({
     runtime: d.runtime,
     rootDir: cfg.rootDir,
@@ -91,17 +93,17 @@ export function createStatsCollector(d: {
     clock: d.clock,
     logger: d.logger,
     systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),
-    // A CRI runtime makes each container's cgroup below the pod's (the embedded runtime keeps its own subtree).
+    // A CRI runtime makes each container's cgroup below the pod's.
     containerCgroup: (uid, id) => {
-      const pod = layout && !d.embeddedRuntime ? d.podOf(uid) : undefined;
-      return pod && layout && cgroupDirs(layout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver));
+      const pod = podsLayout && d.podOf(uid);
+      return pod && cgroupDirs(podsLayout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver));
     },
     // Each pod has its own cgroup with cgroupsPerQOS: its figures are read there, as cAdvisor does.
-    ...(layout && !d.embeddedRuntime && cfg.cgroups.cgroupsPerQOS
+    ...(podsLayout && cfg.cgroups.cgroupsPerQOS
       ? {
           podCgroup: (uid: string) => {
             const pod = d.podOf(uid);
-            return pod && { dirs: cgroupDirs(layout, podCgroupId(pod, cfg.cgroups)), hostNetwork: pod.spec.hostNetwork === true };
+            return pod && { dirs: cgroupDirs(podsLayout, podCgroupId(pod, cfg.cgroups)), hostNetwork: pod.spec.hostNetwork === true };
           },
         }
       : {}),
