@@ -10,7 +10,10 @@
  *    StartContainer returned (direct);
  *  - stop: manifests removed → no sandbox of theirs left in containerd (kubelet); first call →
  *    last RemovePodSandbox returned (direct);
- *  Rounds alternate (direct, kubelet, direct, …) and each timed start begins once no pod cgroup
+ *  - direct, gated: the same direct calls through the kubelet's lifecycle gate (a few calls in
+ *    flight per core, runtime/lifecycle-gate.ts), the runtime's limit for the order the kubelet
+ *    calls it in; `gatedStartRatio` is the kubelet's start against it;
+ *  Rounds alternate (direct, direct gated, kubelet, …) and each timed start begins once no pod cgroup
  *  is left, a settle time has passed and the machine is idle; the ratio is the median of the
  *  rounds' paired ratios.
  *  - kubelet CPU: the kubelet's CPU seconds from the manifests written to all Running, per pod
@@ -27,6 +30,8 @@ import { join } from 'node:path';
 import type { Pod, PodList } from '../src/api/types.js';
 import { createCriClient } from '../src/cri/client.js';
 import { directStartPod } from './direct-cri.js';
+import { gateLifecycleCalls } from '../src/agent/runtime/lifecycle-gate.js';
+import type { CriRuntime } from '../src/cri/services.js';
 import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
 import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
@@ -48,6 +53,7 @@ mkdirSync(manifests);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ctrd = await startContainerd();
 const cri = createCriClient(ctrd.endpoint);
+const gatedCri = gateLifecycleCalls(cri);
 const median = (xs: number[]) => percentile(xs, 50);
 
 const podSpec = (name: string): Pod => ({
@@ -74,14 +80,14 @@ async function sandboxesLeft(prefix: string): Promise<number> {
   return (await cri.runtime.listPodSandbox()).filter((s) => s.metadata.name.startsWith(prefix)).length;
 }
 
-async function directRound(n: number, r: number): Promise<{ startS: number; stopS: number }> {
-  const names = Array.from({ length: n }, (_, i) => `direct-${n}-${r}-${i}`);
+async function directRound(n: number, r: number, client: CriRuntime, tag = 'direct'): Promise<{ startS: number; stopS: number }> {
+  const names = Array.from({ length: n }, (_, i) => `${tag}-${n}-${r}-${i}`);
   const t0 = performance.now();
   const pods = await Promise.all(
     names.map((name) => {
       const pod = podSpec(name);
       pod.metadata.uid = `${name}-${Date.now()}`;
-      return directStartPod(cri, pod, { dir, node });
+      return directStartPod(client, pod, { dir, node });
     }),
   );
   const startS = (performance.now() - t0) / 1000;
@@ -128,6 +134,7 @@ const results: Record<string, unknown> = { machine: machine(), date: new Date().
 try {
   for (const n of SIZES) {
     const d = { start: [] as number[], stop: [] as number[] };
+    const g = { start: [] as number[], stop: [] as number[] };
     const k = { start: [] as number[], stop: [] as number[], cpu: [] as number[], rss0: [] as number[], rssN: [] as number[] };
     let cpuPercent = NaN;
     let rssIdle = NaN;
@@ -137,9 +144,13 @@ try {
     // same root dir, for its own.
     for (let r = 0; r < ROUNDS; r++) {
       await quiet();
-      const dr = await directRound(n, r);
+      const dr = await directRound(n, r, cri);
       d.start.push(dr.startS);
       d.stop.push(dr.stopS);
+      await quiet();
+      const gr = await directRound(n, r, gatedCri, 'gated');
+      g.start.push(gr.startS);
+      g.stop.push(gr.stopS);
       const ports = await freeKubeletPorts();
       const kubelet: Kubelet = startKubelet(
         kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
@@ -179,6 +190,7 @@ try {
     }
     const startRatios = k.start.map((x, i) => x / d.start[i]);
     const stopRatios = k.stop.map((x, i) => x / d.stop[i]);
+    const gatedStartRatios = k.start.map((x, i) => x / g.start[i]);
     const row = {
       pods: n,
       rounds: ROUNDS,
@@ -190,6 +202,10 @@ try {
       kubeletStopS: round(median(k.stop)),
       stopRatio: round(median(stopRatios)),
       stopRatios: stopRatios.map(round),
+      gatedDirectStartS: round(median(g.start)),
+      gatedStartRatio: round(median(gatedStartRatios)),
+      gatedStartRatios: gatedStartRatios.map(round),
+      gatedDirectStopS: round(median(g.stop)),
       kubeletStartCpuMsPerPod: round((median(k.cpu) / n) * 1000),
       rssMiBNoPods: round(median(k.rss0) / 2 ** 20),
       rssMiB: round(median(k.rssN) / 2 ** 20),

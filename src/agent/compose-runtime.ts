@@ -15,6 +15,7 @@ import { messageOf, unavailable } from '../lib/errors.js';
 import type { ProcessRuntime } from '../process-runtime/runtime.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { instrumentCri } from './metrics/instrument.js';
+import { gateLifecycleCalls } from './runtime/lifecycle-gate.js';
 import type { AgentConfig } from './agent-config.js';
 import type { NodeFacts } from './runtime/executor.js';
 import type { ImageService } from '../cri/services.js';
@@ -92,7 +93,8 @@ export function composeRuntime(
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
   else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
   // Its V(10) call log under upstream's source name (remote_runtime.go).
-  return { runtime: instrumentCri(runtime, o.metrics, o.logger?.child({ component: 'remote_runtime' })), processRuntime };
+  // Gated outside the instrumentation: a call's duration and its log line start when it is sent.
+  return { runtime: gateLifecycleCalls(instrumentCri(runtime, o.metrics, o.logger?.child({ component: 'remote_runtime' }))), processRuntime };
 }
 
 /**

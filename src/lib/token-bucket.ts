@@ -1,8 +1,11 @@
 /**
  * A token bucket, as client-go's flowcontrol limiter: `burst` tokens to start with, refilled at
  * `qps` per second up to `burst`. A qps of 0 or less means no limit (upstream's convention for
- * eventRecordQPS, registryPullQPS and kubeAPIQPS).
+ * eventRecordQPS, registryPullQPS and kubeAPIQPS). Beside it, the semaphore that bounds concurrent
+ * work (image pulls, the runtime's lifecycle calls).
  */
+import { type Clock, realClock } from './clock.js';
+
 export class TokenBucket {
   private tokens: number;
   private last = 0;
@@ -44,50 +47,77 @@ export class TokenBucket {
   }
 }
 
-/** At most `limit` tasks at a time; the rest wait in order (limit 0 or less: no limit). */
+/**
+ * At most `limit` tasks at a time; the rest wait in order (limit 0 or less: no limit). With
+ * `priorities`, a freed slot goes to the waiter of the highest priority (in order within one).
+ * With `holdMs`, a task that has held its slot that long gives it up and runs on unbounded, so
+ * tasks that hang delay the others by `holdMs` at most, never stop them.
+ */
 export class Semaphore {
   private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Waiters by priority, the highest last. */
+  private readonly waiting: (() => void)[][];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly o: { priorities?: number; holdMs?: number; clock?: Clock } = {},
+  ) {
+    this.waiting = Array.from({ length: Math.max(1, o.priorities ?? 1) }, () => []);
+  }
+
+  /** Tasks holding a slot and tasks waiting for one. */
+  get load(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.reduce((n, q) => n + q.length, 0) };
+  }
 
   /**
    * Runs `task` once a slot is free. `signal` aborted before or while it waits: it leaves the queue at once
    * (rejecting with the signal's reason) and never runs, so a queue of abandoned tasks holds
-   * nothing.
+   * nothing. `priority`: from 0 (the default, lowest) to priorities − 1.
    */
-  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal, priority = 0): Promise<T> {
     if (signal?.aborted) throw signal.reason as Error;
-    if (this.limit > 0) {
-      if (this.running >= this.limit) await this.turn(signal);
-      else this.running++;
-    }
+    if (this.limit <= 0) return task();
+    if (this.running >= this.limit) await this.turn(this.waiting[priority] ?? this.waiting[0], signal);
+    else this.running++;
+    let holding = true;
+    const release = () => {
+      if (!holding) return;
+      holding = false;
+      cancelHold?.();
+      this.handOn();
+    };
+    const cancelHold = this.o.holdMs === undefined ? undefined : (this.o.clock ?? realClock).setTimer(release, this.o.holdMs);
     try {
       return await task();
     } finally {
-      if (this.limit > 0) {
-        const next = this.waiting.shift();
-        // The slot passes straight to the next task (running stays the same).
-        if (next) next();
-        else this.running--;
-      }
+      release();
     }
   }
 
+  /** A freed slot passes straight to the next waiter (running stays the same), else back to the pool. */
+  private handOn(): void {
+    for (let p = this.waiting.length - 1; p >= 0; p--) {
+      const next = this.waiting[p].shift();
+      if (next) return next();
+    }
+    this.running--;
+  }
+
   /** Resolves when a slot passes to this waiter; rejects (and leaves the queue) if `signal` aborts first. */
-  private turn(signal?: AbortSignal): Promise<void> {
+  private turn(queue: (() => void)[], signal?: AbortSignal): Promise<void> {
     // (run has refused an aborted signal already, and nothing ran in between)
     return new Promise((resolve, reject) => {
       const onAbort = () => {
-        const i = this.waiting.indexOf(go);
-        if (i >= 0) this.waiting.splice(i, 1);
+        const i = queue.indexOf(go);
+        if (i >= 0) queue.splice(i, 1);
         reject(signal!.reason as Error);
       };
       const go = () => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       };
-      this.waiting.push(go);
+      queue.push(go);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

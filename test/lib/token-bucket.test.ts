@@ -1,5 +1,6 @@
 /** The token bucket (events, registry pulls, apiserver requests) and the pull semaphore. */
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/lib/clock.js';
 import { Semaphore, TokenBucket } from '../../src/lib/token-bucket.js';
 
 describe('TokenBucket', () => {
@@ -95,5 +96,63 @@ describe('Semaphore', () => {
       ),
     );
     expect(peak).toBe(10);
+  });
+
+  /** A task that runs until `done[name]()` is called. */
+  const controlled = (ran: string[], done: Record<string, () => void>) => (name: string) => () =>
+    new Promise<void>((r) => {
+      ran.push(name);
+      done[name] = r;
+    });
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it('a freed slot goes to the waiter of the highest priority, in order within one', async () => {
+    const s = new Semaphore(1, { priorities: 3 });
+    const ran: string[] = [];
+    const done: Record<string, () => void> = {};
+    const task = controlled(ran, done);
+    const all = [
+      s.run(task('first')),
+      s.run(task('low-1'), undefined, 0),
+      s.run(task('high'), undefined, 2),
+      s.run(task('mid'), undefined, 1),
+      s.run(task('low-2')),
+    ];
+    await settle();
+    expect(s.load).toEqual({ running: 1, waiting: 4 });
+    for (const next of ['first', 'high', 'mid', 'low-1', 'low-2']) {
+      expect(ran.at(-1)).toBe(next);
+      done[next]();
+      await settle();
+    }
+    await Promise.all(all);
+    expect(ran).toEqual(['first', 'high', 'mid', 'low-1', 'low-2']);
+    expect(s.load).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('a task holding its slot past holdMs gives it up and runs on; its end frees nothing twice', async () => {
+    const clock = new FakeClock();
+    const s = new Semaphore(1, { holdMs: 2000, clock });
+    const ran: string[] = [];
+    const done: Record<string, () => void> = {};
+    const task = controlled(ran, done);
+    const hung = s.run(task('hung'));
+    const next = s.run(task('next'));
+    await settle();
+    clock.advance(1999);
+    await settle();
+    expect(ran).toEqual(['hung']);
+    clock.advance(1);
+    await settle();
+    expect(ran).toEqual(['hung', 'next']);
+    expect(s.load).toEqual({ running: 1, waiting: 0 });
+    done.hung(); // its slot was passed on already: still one running
+    await hung;
+    expect(s.load).toEqual({ running: 1, waiting: 0 });
+    done.next();
+    await next;
+    expect(s.load).toEqual({ running: 0, waiting: 0 });
+    clock.advance(5000); // no timer left to free a slot again
+    expect(s.load).toEqual({ running: 0, waiting: 0 });
   });
 });
