@@ -2,7 +2,7 @@
  * The runtime's heavy lifecycle calls — RunPodSandbox, CreateContainer, StartContainer — bounded
  * to a few in flight per core. A runtime asked to start 100 pods at once (containerd: a shim and
  * runc processes per pod, its metadata store) spends a fifth more CPU on contention than one
- * asked a few at a time, and finishes later (docs/performance-history.md, 29 November 2026).
+ * asked a few at a time, and finishes later (docs/performance-history.md, _The runtime's lifecycle calls, bounded_).
  * Calls that have waited go in the order that finishes pods: a container's start before another
  * container's creation before another pod's sandbox. A call slower than the hold (a CNI plugin
  * that hangs) gives its slot up, so a hostNetwork pod still starts while networking is broken.
