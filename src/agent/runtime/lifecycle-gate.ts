@@ -36,7 +36,8 @@ export function gateLifecycleCalls(rt: CriRuntime, o: { limit?: number; holdMs?:
     startContainer: (...a) => gate.run(() => inner.startContainer(...a), undefined, PRIORITY.startContainer),
   };
   const runtime = new Proxy(inner, {
-    get: (obj, prop, recv): unknown => (typeof prop === 'string' && prop in gated ? gated[prop as keyof RuntimeService] : Reflect.get(obj, prop, recv)),
+    get: (obj, prop, recv): unknown =>
+      typeof prop === 'string' && Object.hasOwn(gated, prop) ? gated[prop as keyof RuntimeService] : Reflect.get(obj, prop, recv),
   });
   return { ...rt, runtime };
 }

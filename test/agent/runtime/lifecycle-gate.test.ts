@@ -52,6 +52,15 @@ describe('gateLifecycleCalls', () => {
     for (const c of calls) c.end();
     await Promise.all(results);
   });
+
+  it("passes every other property through, Object.prototype's names included", () => {
+    const { rt } = heldRuntime();
+    Object.assign(rt.runtime, { toString: () => 'the runtime', constructor: 'its own' });
+    const gated = gateLifecycleCalls(rt, { limit: 2 }).runtime;
+    expect(String(gated)).toBe('the runtime');
+    expect((gated as unknown as { constructor: unknown }).constructor).toBe('its own');
+    expect(gated.stopContainer).toBe(rt.runtime.stopContainer);
+  });
 });
 
 describe('composeRuntime', () => {
