@@ -57,8 +57,9 @@ describe('gateLifecycleCalls', () => {
     const { rt } = heldRuntime();
     Object.assign(rt.runtime, { toString: () => 'the runtime', constructor: 'its own' });
     const gated = gateLifecycleCalls(rt, { limit: 2 }).runtime;
-    expect(String(gated)).toBe('the runtime');
-    expect((gated as unknown as { constructor: unknown }).constructor).toBe('its own');
+    const own = gated as unknown as { toString(): string; constructor: unknown };
+    expect(own.toString()).toBe('the runtime');
+    expect(own.constructor).toBe('its own');
     expect(gated.stopContainer).toBe(rt.runtime.stopContainer);
   });
 });
