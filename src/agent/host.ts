@@ -138,9 +138,16 @@ export function createAgentHost(d: AgentHostDeps) {
       await d.runtimeManager.checkpointContainer({ container_id: c.id, location, timeout: req.timeoutSeconds ?? 0 });
       return location;
     },
-    async runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer> {
+    async runInContainer(req: {
+      namespace: string;
+      podName: string;
+      podUid?: string;
+      containerName: string;
+      command: string[];
+      signal?: AbortSignal;
+    }): Promise<Buffer> {
       const running = await runningContainer(req);
-      const r = await d.runtimeManager.execSync(running.id, req.command);
+      const r = await d.runtimeManager.execSync(running.id, req.command, req.signal);
       return Buffer.concat([r.stdout, r.stderr]);
     },
     async getContainerLogs(req: {

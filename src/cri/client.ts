@@ -22,9 +22,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
 const NO_DEADLINE = Infinity;
 
 function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, defaultTimeoutMs: number) {
-  return async function call<T>(method: string, req: unknown, timeoutMs = defaultTimeoutMs, m = methods[method]): Promise<T> {
+  return async function call<T>(method: string, req: unknown, timeoutMs = defaultTimeoutMs, m = methods[method], signal?: AbortSignal): Promise<T> {
     try {
-      return (await channel.call(m, req, timeoutMs)) as T;
+      return (await channel.call(m, req, timeoutMs, signal)) as T;
     } catch (err) {
       throw fromGrpcError(err as { code: number; details?: string; message: string }, method);
     }
@@ -78,7 +78,8 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     listContainers: async (filter) =>
       (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, T, filter ? undefined : allContainers)).containers,
     containerStatus: (id, verbose) => r('ContainerStatus', { container_id: id, verbose: !!verbose }),
-    execSync: (id, cmd, timeout = 0) => r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? T + timeout * 1000 : NO_DEADLINE),
+    execSync: (id, cmd, timeout = 0, signal) =>
+      r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? T + timeout * 1000 : NO_DEADLINE, undefined, signal),
     exec: async (req) => (await r<{ url: string }>('Exec', req)).url,
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,

@@ -12,13 +12,14 @@ import { GrpcCallError, GrpcCode, grpcFrame, unframe } from './h2-unary.js';
 export interface UnaryHandler {
   requestDeserialize(b: Buffer): unknown;
   responseSerialize(res: unknown): Buffer;
-  handle(req: unknown): unknown;
+  /** `signal` is aborted when the client cancels the call or goes away before it is answered. */
+  handle(req: unknown, signal: AbortSignal): unknown;
 }
 
 /** A handler's result, or the error it threw, as a gRPC frame or a GrpcCallError. */
-async function answer(m: UnaryHandler, req: unknown): Promise<Buffer | GrpcCallError> {
+async function answer(m: UnaryHandler, req: unknown, signal: AbortSignal): Promise<Buffer | GrpcCallError> {
   try {
-    return grpcFrame(m.responseSerialize(await m.handle(req)));
+    return grpcFrame(m.responseSerialize(await m.handle(req, signal)));
   } catch (err) {
     return err instanceof GrpcCallError ? err : new GrpcCallError(GrpcCode.UNKNOWN, String(err));
   }
@@ -37,6 +38,8 @@ export async function serveUnary(path: string, methods: Record<string, UnaryHand
   });
   server.on('stream', (stream, headers) => {
     stream.on('error', () => {});
+    const cancelled = new AbortController();
+    stream.once('close', () => cancelled.abort());
     const fail = (err: GrpcCallError) => {
       if (stream.destroyed || stream.closed) return;
       stream.respond(
@@ -64,7 +67,7 @@ export async function serveUnary(path: string, methods: Record<string, UnaryHand
       } catch (err) {
         return fail(new GrpcCallError(GrpcCode.INTERNAL, `error unmarshalling request: ${String(err)}`));
       }
-      void answer(m, req).then((out) => {
+      void answer(m, req, cancelled.signal).then((out) => {
         if (out instanceof GrpcCallError) return fail(out);
         if (stream.destroyed || stream.closed) return;
         stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });

@@ -55,8 +55,8 @@ export interface UnaryMethod {
 
 /** A connection to one target. */
 export interface UnaryChannel {
-  /** One unary call with a deadline of `timeoutMs` (Infinity: none). */
-  call(m: UnaryMethod, req: unknown, timeoutMs: number): Promise<unknown>;
+  /** One unary call with a deadline of `timeoutMs` (Infinity: none); `signal` cancels it (RST_STREAM CANCEL, as grpc-go). */
+  call(m: UnaryMethod, req: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
   close(): void;
 }
 
@@ -132,9 +132,10 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
     return s;
   };
 
-  const call = (m: UnaryMethod, req: unknown, timeoutMs: number): Promise<unknown> =>
+  const call = (m: UnaryMethod, req: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> =>
     new Promise((resolve, reject) => {
       if (closed) return reject(new GrpcCallError(GrpcCode.UNAVAILABLE, 'Channel has been shut down'));
+      if (signal?.aborted) return reject(new GrpcCallError(GrpcCode.CANCELLED, 'Cancelled on client'));
       let payload: Buffer;
       try {
         payload = m.requestSerialize(req);
@@ -171,6 +172,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
         if (done) return;
         done = true;
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onCancel);
         if (err) reject(err);
         else resolve(value);
       };
@@ -179,6 +181,8 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
       const timer = deadline ? setTimeout(() => abort(new GrpcCallError(GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded')), timeoutMs) : undefined;
+      const onCancel = () => abort(new GrpcCallError(GrpcCode.CANCELLED, 'Cancelled on client'));
+      signal?.addEventListener('abort', onCancel, { once: true });
       const readStatus = (h: http2.IncomingHttpHeaders) => {
         const s = h['grpc-status'];
         if (s === undefined) return;

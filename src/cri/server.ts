@@ -41,7 +41,7 @@ interface Requests {
   RemoveImage: { image: cri.ImageSpec };
   ImageFsInfo: Record<string, never>;
 }
-type Handlers<K extends keyof Requests> = { [M in K]: (q: Requests[M]) => Promise<unknown> };
+type Handlers<K extends keyof Requests> = { [M in K]: (q: Requests[M], signal: AbortSignal) => Promise<unknown> };
 
 /** The unary handlers of both services, by HTTP/2 path ("/runtime.v1.RuntimeService/Version"). */
 export function criHandlers(rt: RuntimeService, img: ImageService) {
@@ -80,7 +80,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     RemoveContainer: (q) => rt.removeContainer(q.container_id),
     ListContainers: async (q) => ({ containers: await rt.listContainers(q.filter ?? undefined) }),
     ContainerStatus: (q) => rt.containerStatus(q.container_id, q.verbose),
-    ExecSync: (q) => rt.execSync(q.container_id, q.cmd, Number(q.timeout)),
+    ExecSync: (q, signal) => rt.execSync(q.container_id, q.cmd, Number(q.timeout), signal),
     Exec: async (q) => ({ url: await rt.exec(q) }),
     Attach: async (q) => ({ url: await rt.attach(q) }),
     PortForward: async (q) => ({ url: await rt.portForward(q) }),
@@ -98,16 +98,16 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
   };
   const out: Record<string, UnaryHandler> = {};
-  const wrap = (service: 'RuntimeService' | 'ImageService', impl: Partial<Record<string, (q: never) => Promise<unknown>>>) => {
+  const wrap = (service: 'RuntimeService' | 'ImageService', impl: Partial<Record<string, (q: never, signal: AbortSignal) => Promise<unknown>>>) => {
     for (const [name, def] of Object.entries(criMethods(service))) {
       const fn = impl[name];
       out[def.path] = {
         requestDeserialize: (b) => def.requestDeserialize(b),
         responseSerialize: (r) => def.responseSerialize(r as object),
-        handle: async (q) => {
+        handle: async (q, signal) => {
           if (!fn || def.responseStream) throw new GrpcCallError(GrpcCode.UNIMPLEMENTED, `${name} is not implemented`);
           try {
-            return (await fn(q as never)) ?? {};
+            return (await fn(q as never, signal)) ?? {};
           } catch (err) {
             throw toGrpcError(err);
           }

@@ -25,7 +25,8 @@ export interface RuntimeService {
   removeContainer(containerId: string): Promise<void>;
   listContainers(filter?: cri.ContainerFilter): Promise<readonly cri.Container[]>;
   containerStatus(containerId: string, verbose?: boolean): Promise<cri.ContainerStatusResponse>;
-  execSync(containerId: string, cmd: string[], timeoutSeconds?: number): Promise<cri.ExecSyncResponse>;
+  /** `signal` cancels the call: the command is ended (as containerd does when the call's context is cancelled). */
+  execSync(containerId: string, cmd: string[], timeoutSeconds?: number, signal?: AbortSignal): Promise<cri.ExecSyncResponse>;
   exec(req: cri.ExecRequest): Promise<string>;
   attach(req: cri.AttachRequest): Promise<string>;
   portForward(req: cri.PortForwardRequest): Promise<string>;

@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'Conflict'
   | 'AlreadyExists'
   | 'Timeout'
+  | 'Cancelled'
   | 'TooManyRequests'
   | 'RequestEntityTooLarge'
   | 'Internal';
@@ -44,6 +45,8 @@ export const httpStatusOf: Record<ErrorCode, number> = {
   Conflict: 409,
   AlreadyExists: 409,
   Timeout: 504,
+  // Nobody reads the answer: the client that asked has gone.
+  Cancelled: 500,
   TooManyRequests: 429,
   RequestEntityTooLarge: 413,
   Internal: 500,
@@ -62,6 +65,7 @@ export const statusReasonOf: Record<ErrorCode, string> = {
   Conflict: 'Conflict',
   AlreadyExists: 'AlreadyExists',
   Timeout: 'Timeout',
+  Cancelled: 'InternalError',
   TooManyRequests: 'TooManyRequests',
   RequestEntityTooLarge: 'RequestEntityTooLarge',
   Internal: 'InternalError',

@@ -43,12 +43,13 @@ export class ContainerSessions {
   }
 
   /** CRI ExecSync. */
-  async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
+  async execSync(id: string, cmd: string[], timeoutSeconds = 0, signal?: AbortSignal): Promise<cri.ExecSyncResponse> {
     const c = this.running(id);
     if (!cmd?.length) throw badRequest('command is required');
     const ctx = this.contextOf(c);
     if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
-    const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds });
+    const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds, signal });
+    if (res.cancelled) throw new KubeletError('Cancelled', `command ${JSON.stringify(cmd)} was cancelled`);
     if (res.timedOut) throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
     return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
   }

@@ -58,6 +58,14 @@ function exitCodeOf(code: number | null, signal: NodeJS.Signals | null | number)
   return 128 + num;
 }
 
+/**
+ * The emitter attach sessions listen on. Any number of clients may attach to one container at
+ * once (each adds a listener per stream and removes it when it leaves), so there is no listener cap.
+ */
+function attachOutputs(): EventEmitter {
+  return new EventEmitter().setMaxListeners(0);
+}
+
 /** Feeds both output streams to the log and to attach listeners; resolves once both have closed. */
 function relayOutput(streams: { stdout: Readable; stderr: Readable }, log: CriLogWriter, output: EventEmitter): Promise<unknown> {
   const relay = (name: LogStream) => {
@@ -115,7 +123,7 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
   });
   const pid = child.pid!;
   const startTime = processStartTime(pid);
-  const output = new EventEmitter();
+  const output = attachOutputs();
   const streams = io ? io.spawned() : { stdout: child.stdout!, stderr: child.stderr! };
   const streamsDone = relayOutput(streams, log, output);
   const exited = new Promise<ProcessExit>((resolve) => {
@@ -146,7 +154,7 @@ const ADOPTED_POLL_MS = 1000;
  */
 export function adoptProcess(o: { pid: number; startTime?: number; ioDir: string; logPath: string }, nowNs: () => bigint): ProcessHandle {
   const log = new CriLogWriter(o.logPath);
-  const output = new EventEmitter();
+  const output = attachOutputs();
   const streams = openOutputReaders(o.ioDir);
   const streamsDone = relayOutput(streams, log, output);
   let timer: NodeJS.Timeout | undefined;
@@ -185,7 +193,7 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
   });
   const pid = term.pid;
   const startTime = processStartTime(pid);
-  const output = new EventEmitter();
+  const output = attachOutputs();
   term.onData((d) => {
     const b = Buffer.from(d, 'utf8');
     log.write('stdout', b);

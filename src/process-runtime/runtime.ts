@@ -261,8 +261,8 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   // Commands and sessions in a running container (container-sessions.ts).
-  async execSync(id: string, cmd: string[], timeoutSeconds = 0): Promise<cri.ExecSyncResponse> {
-    return this.sessions.execSync(id, cmd, timeoutSeconds);
+  async execSync(id: string, cmd: string[], timeoutSeconds = 0, signal?: AbortSignal): Promise<cri.ExecSyncResponse> {
+    return this.sessions.execSync(id, cmd, timeoutSeconds, signal);
   }
   async exec(req: cri.ExecRequest): Promise<string> {
     return this.sessions.exec(req);

@@ -21,14 +21,20 @@ const finish = (w: Writable | undefined) =>
       })
     : Promise.resolve();
 
-/** Writes with backpressure: pauses `src` while `w` is full. */
-function forward(src: Readable, w: Writable): void {
-  src.on('data', (d: Buffer) => {
+/** Writes with backpressure: pauses `src` while `w` is full. Returns what stops it (the session is over; `w` stays open). */
+function forward(src: Readable, w: Writable): () => void {
+  const resume = () => src.resume();
+  const onData = (d: Buffer) => {
     if (!w.destroyed && !w.write(d)) {
       src.pause();
-      w.once('drain', () => src.resume());
+      w.once('drain', resume);
     }
-  });
+  };
+  src.on('data', onData);
+  return () => {
+    src.off('data', onData);
+    w.off('drain', resume);
+  };
 }
 
 /** Runs `argv` for an exec session; resolves with its exit code once its output is delivered. */
@@ -99,25 +105,46 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
   return { exitCode: exit.signal ? 128 + exit.signal : exit.exitCode };
 }
 
-/** Joins a running container's stdio until it exits or the client leaves; upstream answers Success. */
+/**
+ * Output queued for one attach client above which its share of the container's output is dropped:
+ * the container's output goes on (to its log and to the other clients) whatever one client reads.
+ */
+const ATTACH_QUEUE_LIMIT = 4 << 20;
+
+/** Writes `data` to an attach client unless it has gone or is more than ATTACH_QUEUE_LIMIT behind. */
+function offer(w: Writable | undefined, data: Buffer): void {
+  if (w && !w.destroyed && !w.writableEnded && w.writableLength < ATTACH_QUEUE_LIMIT) w.write(data);
+}
+
+/**
+ * Joins a running container's stdio until it exits or the client leaves; upstream answers Success.
+ * A client may leave at any byte: a write to its stream then fails, and the failure ends the
+ * session instead of reaching the process as an unhandled 'error'.
+ */
 export async function runAttach(io: RemoteCommandIO, h: ProcessHandle): Promise<CommandResult> {
-  const onStdout = (d: Buffer) => {
-    if (io.stdout && !io.stdout.destroyed) io.stdout.write(d);
-  };
-  const onStderr = (d: Buffer) => {
-    if (io.stderr && !io.stderr.destroyed) io.stderr.write(d);
-  };
+  const left = new AbortController();
+  const onClientError = () => left.abort();
+  io.stdout?.on('error', onClientError);
+  io.stderr?.on('error', onClientError);
+  const onStdout = (d: Buffer) => offer(io.stdout, d);
+  const onStderr = (d: Buffer) => offer(io.stderr, d);
   h.output.on('stdout', onStdout);
   h.output.on('stderr', onStderr);
   const onResize = (s: { width: number; height: number }) => h.resize?.(s.width, s.height);
   io.resize.on('resize', onResize);
   if (io.resize.last) onResize(io.resize.last);
-  if (io.stdin && h.stdin) forward(io.stdin, h.stdin);
-  await Promise.race([h.exited, new Promise((r) => io.signal.addEventListener('abort', r, { once: true }))]);
+  const stopForwarding = io.stdin && h.stdin ? forward(io.stdin, h.stdin) : undefined;
+  const ended = (signal: AbortSignal) => new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener('abort', r, { once: true })));
+  await Promise.race([h.exited, ended(io.signal), ended(left.signal)]);
   h.output.off('stdout', onStdout);
   h.output.off('stderr', onStderr);
   io.resize.off('resize', onResize);
-  io.stdin?.removeAllListeners('data');
+  stopForwarding?.();
   await Promise.all([finish(io.stdout), finish(io.stderr)]);
+  io.stdout?.off('error', onClientError);
+  io.stderr?.off('error', onClientError);
+  // Late failures of a stream that is being torn down have nowhere to go.
+  io.stdout?.on('error', () => undefined);
+  io.stderr?.on('error', () => undefined);
   return { exitCode: 0 };
 }

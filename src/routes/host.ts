@@ -63,7 +63,8 @@ export interface KubeletHost {
    */
   getStreamUrl(req: StreamUrlRequest): Promise<string>;
   /** Runs a command in a running container to completion (CRI ExecSync); stdout then stderr. May block. */
-  runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[] }): Promise<Buffer>;
+  /** Upstream RunInContainer; `signal` is aborted when the client leaves, which ends the command. */
+  runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; signal?: AbortSignal }): Promise<Buffer>;
   /**
    * Checkpoints a container (CRI CheckpointContainer) into `<root-dir>/checkpoints`; resolves to
    * the archive's path. NotFound for an unknown pod or container; the runtime's failure otherwise.

@@ -36,8 +36,25 @@ export async function runRoutes(app: FastifyInstance, opts: { host: KubeletHost 
     const raw = req.query.cmd;
     const cmd = (Array.isArray(raw) ? raw[0] : raw) ?? '';
     if (!cmd) throw badRequest('cmd is required');
-    const out = await opts.host.runInContainer({ namespace: podNamespace, podName: podID, podUid: uid, containerName, command: cmd.split(' ') });
-    return reply.type('application/json').send(out);
+    // A client that leaves cancels the command, as upstream's request context cancels its ExecSync.
+    const clientGone = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) clientGone.abort();
+    };
+    reply.raw.once('close', onClose);
+    try {
+      const out = await opts.host.runInContainer({
+        namespace: podNamespace,
+        podName: podID,
+        podUid: uid,
+        containerName,
+        command: cmd.split(' '),
+        signal: clientGone.signal,
+      });
+      return await reply.type('application/json').send(out);
+    } finally {
+      reply.raw.off('close', onClose);
+    }
   };
   app.post<Req>('/run/:podNamespace/:podID/:containerName', { schema: schema(false) }, handler);
   app.post<Req>('/run/:podNamespace/:podID/:uid/:containerName', { schema: schema(true) }, handler);

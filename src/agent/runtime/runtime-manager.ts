@@ -206,9 +206,9 @@ export class RuntimeManager {
     return { sandboxes: [...(l?.sandboxes ?? [])], containers: [...(l?.containers ?? [])] };
   }
 
-  /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output. */
-  async execSync(containerId: string, cmd: string[]): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
-    const r = await this.runtime.execSync(containerId, cmd, 0);
+  /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output; `signal` ends it early. */
+  async execSync(containerId: string, cmd: string[], signal?: AbortSignal): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+    const r = await this.runtime.execSync(containerId, cmd, 0, signal);
     return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exit_code };
   }
 

@@ -25,6 +25,17 @@ export async function serveWebSocketPortForward(
     b.writeUInt16LE(p);
     return b;
   };
+  /** Bytes queued for the client above which the pod's socket is paused until they drain. */
+  const highWater = 1 << 20;
+  const relay = (s: Socket, ch: number) => (d: Buffer) => {
+    send(ch, d);
+    if (ws.bufferedAmount < highWater) return;
+    s.pause();
+    const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < highWater ? s.resume() : setTimeout(wait, 5));
+    wait();
+  };
+  // Socket and protocol errors are followed by 'close', which ends the session.
+  ws.on('error', () => undefined);
   const sockets: (Socket | undefined)[] = [];
   const pending: Buffer[][] = o.ports.map(() => []);
   o.ports.forEach((port, i) => {
@@ -48,7 +59,7 @@ export async function serveWebSocketPortForward(
         s.on('error', () => undefined);
         for (const b of pending[i]) s.write(b);
         pending[i] = [];
-        s.on('data', (d: Buffer) => send(2 * i, d));
+        s.on('data', relay(s, 2 * i));
         s.on('close', () => {
           if (ws.readyState === ws.OPEN) ws.close(1000);
         });

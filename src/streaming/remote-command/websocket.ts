@@ -40,12 +40,16 @@ export async function serveWebSocketRemoteCommand(
   const stdin = o.opts.stdin ? new PassThrough() : undefined;
   const resize = new ResizeEvents();
   let resizeBuf = '';
+  // A send fails once the client has gone (at any byte): the stream errors, and that ends the
+  // session like the close does; the listener keeps the failure from reaching the process.
   const out = (ch: number) =>
     new Writable({
       write(chunk: Buffer, _e, cb) {
         send(ch, chunk).then(() => cb(), cb);
       },
-    });
+    }).on('error', () => ac.abort());
+  // Socket and protocol errors are followed by 'close', which ends the session.
+  ws.on('error', () => undefined);
 
   ws.on('message', (raw: RawData, isBinary: boolean) => {
     const frame = decodeChannelFrame(raw, isBinary, base64);
