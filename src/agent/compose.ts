@@ -175,7 +175,13 @@ export function composeAgent(
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
   });
-  const workers = new PodWorkers({ syncer: timedSyncer(metrics, syncer, clock), logger, now: () => clock.now(), onStopped: () => statusSync?.trigger() });
+  const workers = new PodWorkers({
+    syncer: timedSyncer(metrics, syncer, clock),
+    logger,
+    now: () => clock.now(),
+    setTimer: (fn, ms) => clock.setTimer(fn, ms),
+    onStopped: () => statusSync?.trigger(),
+  });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
   const podCounts = registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
   const syncLoop = new SyncLoop({

@@ -15,10 +15,15 @@
  *    and put back) is marked `restartRequested`: housekeeping forgets its worker once finished
  *    and starts it anew (`syncKnownPods`);
  *  - a critical pod admitted by preemption starts once its victims are stopped (start-gates.ts).
+ * A step that fails (the runtime is down, a call times out) is tried again after upstream's worker
+ * back-off (10 s, up to half again of jitter: `workerBackOffPeriod`), whatever else happens to the
+ * pod meanwhile: a pod deleted while the runtime was away gets no other update that would retry
+ * its stop, and a new pod no PLEG event.
  * A worker is forgotten (`forget`) after it is terminated and its pod removed.
  */
 import { podFullName, type Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
+import { realClock, type CancelTimer, type Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { StaticPodStarts } from './static-pod-starts.js';
@@ -29,6 +34,15 @@ export type { PodSyncer, SyncUpdateType, WorkerState, WorkUpdate } from './pod-w
 
 /** How long a dropped worker's UID is remembered (its successor's first sync waits for lists newer than the drop). */
 const FORGOTTEN_MS = 10_000;
+
+/** Upstream workerBackOffPeriod and workerBackOffJitterFactor: a failed step is retried after 10–15 s. */
+export const WORKER_BACKOFF_MS = 10_000;
+const WORKER_BACKOFF_JITTER = 0.5;
+
+/** The delay before a failed step is tried again, for `random` in [0, 1) (wait.Jitter). Pure. */
+export function workerRetryDelayMs(random: number): number {
+  return WORKER_BACKOFF_MS * (1 + WORKER_BACKOFF_JITTER * random);
+}
 
 interface Worker {
   pod: Pod;
@@ -45,6 +59,8 @@ interface Worker {
   busy: boolean;
   /** When the worker's last sync ended, failed or not (monotonic ms); undefined before its first. */
   syncEndedAtMs?: number;
+  /** Cancels the retry scheduled after a failed step, while one is. */
+  cancelRetry?: CancelTimer;
 }
 
 /** Derives a worker's state from its timestamps (the one place that decides it). */
@@ -68,8 +84,17 @@ export class PodWorkers {
   private readonly staticStarts = new StaticPodStarts();
   private readonly gates = new StartGates();
 
-  /** `onStopped`: a pod's containers were stopped for good (its worker turned terminated). */
-  constructor(private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number; onStopped?: (uid: string) => void }) {}
+  private readonly setTimer: Clock['setTimer'];
+
+  /**
+   * `onStopped`: a pod's containers were stopped for good (its worker turned terminated);
+   * `setTimer`: schedules the retries of failed steps (the real clock's when absent).
+   */
+  constructor(
+    private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number; onStopped?: (uid: string) => void; setTimer?: Clock['setTimer'] },
+  ) {
+    this.setTimer = deps.setTimer ?? realClock.setTimer;
+  }
 
   /** Queues work for a pod; never blocks. */
   update(u: WorkUpdate): void {
@@ -151,10 +176,9 @@ export class PodWorkers {
             this.finish(uid, w);
           }
         } catch (err) {
-          this.deps.logger.error({ pod: podRefOf(w.pod), err: messageOf(err) }, 'pod worker step failed; will retry on next sync');
-          if (stateOf(w) === 'terminating') {
-            w.terminatedAt = undefined;
-          }
+          const delayMs = workerRetryDelayMs(Math.random());
+          this.deps.logger.error({ pod: podRefOf(w.pod), err: messageOf(err), retryAfter: `${Math.round(delayMs / 1000)}s` }, 'Error syncing pod, skipping');
+          this.retryLater(uid, w, u.kind === 'kill' ? 'kill' : 'sync', delayMs);
         }
       }
     } finally {
@@ -165,6 +189,17 @@ export class PodWorkers {
         for (const f of ws) f();
       }
     }
+  }
+
+  /** Runs the worker again after `delayMs` (one retry pending at a time) unless it has finished or been forgotten. */
+  private retryLater(uid: string, w: Worker, kind: 'sync' | 'kill', delayMs: number): void {
+    if (w.cancelRetry) return;
+    w.cancelRetry = this.setTimer(() => {
+      w.cancelRetry = undefined;
+      if (this.workers.get(uid) !== w || w.finishedAt !== undefined) return;
+      w.pending ??= kind === 'kill' ? { pod: w.pod, kind, gracePeriodSeconds: w.grace } : { pod: w.pod, kind };
+      void this.run(uid, w);
+    }, delayMs);
   }
 
   /**
@@ -273,6 +308,7 @@ export class PodWorkers {
   forget(uid: string): void {
     const w = this.workers.get(uid);
     if (w && stateOf(w) === 'terminated' && !w.busy) {
+      w.cancelRetry?.();
       this.workers.delete(uid);
       this.releaseName(uid, w);
       const now = performance.now();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { PodWorkers, type PodSyncer } from '../../../src/agent/sync/pod-workers.js';
+import { PodWorkers, WORKER_BACKOFF_MS, workerRetryDelayMs, type PodSyncer } from '../../../src/agent/sync/pod-workers.js';
 import { createLogger } from '../../../src/lib/logger.js';
 
 const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }) as unknown as Pod;
@@ -110,5 +110,91 @@ describe('PodWorkers', () => {
     release();
     await p;
     expect(idle).toBe(true);
+  });
+});
+
+describe('a failed step is tried again after the worker back-off (regression: a runtime outage left pods unsynced for good)', () => {
+  /** Workers whose retry timers the test fires by hand. */
+  function withManualTimers(syncer: PodSyncer) {
+    const timers: { fn: () => void; ms: number; cancelled: boolean }[] = [];
+    const workers = new PodWorkers({
+      syncer,
+      logger: createLogger({ level: 'fatal' }),
+      now: () => Date.now(),
+      setTimer: (fn, ms) => {
+        const t = { fn, ms, cancelled: false };
+        timers.push(t);
+        return () => (t.cancelled = true);
+      },
+    });
+    const fire = async () => {
+      for (const t of timers.splice(0)) if (!t.cancelled) t.fn();
+      await workers.whenIdle();
+    };
+    return { workers, timers, fire };
+  }
+
+  it('retries a failed sync with no other update for the pod', async () => {
+    let calls = 0;
+    const syncer: PodSyncer = {
+      syncPod: async () => {
+        if (++calls === 1) throw new Error('ListPodSandbox: connect ECONNREFUSED');
+        return { terminal: false };
+      },
+      syncTerminatingPod: async () => {},
+      syncTerminatedPod: async () => {},
+    };
+    const { workers, timers, fire } = withManualTimers(syncer);
+    workers.update({ pod: pod('a'), kind: 'create' });
+    await workers.whenIdle();
+    expect(calls).toBe(1);
+    expect(timers.map((t) => t.ms >= WORKER_BACKOFF_MS && t.ms <= 1.5 * WORKER_BACKOFF_MS)).toEqual([true]);
+    await fire();
+    expect(calls).toBe(2);
+    expect(timers).toEqual([]); // it succeeded: nothing more is scheduled by the workers
+  });
+
+  it('retries the stop of a pod deleted while the runtime was down, until it is stopped and released', async () => {
+    let stops = 0;
+    const released: string[] = [];
+    const syncer: PodSyncer = {
+      syncPod: async () => ({ terminal: false }),
+      syncTerminatingPod: async (_p, grace) => {
+        if (++stops <= 2) throw new Error('StopPodSandbox: connect ECONNREFUSED');
+        expect(grace).toBe(7);
+      },
+      syncTerminatedPod: async (p) => void released.push(p.metadata.uid!),
+    };
+    const { workers, fire } = withManualTimers(syncer);
+    workers.update({ pod: pod('b'), kind: 'create' });
+    await workers.whenIdle();
+    workers.update({ pod: pod('b'), kind: 'kill', gracePeriodSeconds: 7 });
+    await workers.whenIdle();
+    expect([stops, workers.stateOf('b')]).toEqual([1, 'terminating']);
+    await fire();
+    expect([stops, workers.stateOf('b')]).toEqual([2, 'terminating']);
+    await fire();
+    expect([stops, workers.stateOf('b'), released]).toEqual([3, 'terminated', ['b']]);
+    expect(workers.isFinished('b')).toBe(true);
+  });
+
+  it('keeps one retry pending at a time and drops it with the worker', async () => {
+    const syncer: PodSyncer = {
+      syncPod: async () => {
+        throw new Error('down');
+      },
+      syncTerminatingPod: async () => {},
+      syncTerminatedPod: async () => {},
+    };
+    const { workers, timers } = withManualTimers(syncer);
+    workers.update({ pod: pod('c'), kind: 'create' });
+    await workers.whenIdle();
+    workers.update({ pod: pod('c'), kind: 'sync' });
+    await workers.whenIdle();
+    expect(timers).toHaveLength(1);
+  });
+
+  it('waits 10 to 15 s (upstream workerBackOffPeriod with jitter 0.5)', () => {
+    expect([workerRetryDelayMs(0), workerRetryDelayMs(0.5), workerRetryDelayMs(0.75)]).toEqual([10_000, 12_500, 13_750]);
   });
 });
