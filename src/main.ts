@@ -18,6 +18,7 @@ import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { messageOf } from './lib/errors.js';
 import { prepareHost } from './agent/node-setup/prepare-host.js';
+import { setupDataDirs } from './agent/node-setup/data-dirs.js';
 import type { KubeClient } from './lib/kube-client.js';
 import type { KubeletHost } from './routes/host.js';
 import type { Agent } from './agent/compose.js';
@@ -70,6 +71,13 @@ export async function main(argv: string[]): Promise<number> {
     await acquireInstanceLock(cfg.rootDir, 'root directory');
   } catch (err) {
     logger.error(messageOf(err));
+    return 1;
+  }
+  // Upstream setupDataDirs: a fresh node's root dir is created with its layout before any manager writes there.
+  try {
+    await setupDataDirs(cfg.rootDir);
+  } catch (err) {
+    logger.error(`failed to run Kubelet: error creating data dirs: ${messageOf(err)}`);
     return 1;
   }
   if (!(await prepareHost(kc, logger))) return 1;

@@ -1,7 +1,7 @@
 /** Helpers for end-to-end tests: the real tskubelet CLI as a child process, real HTTPS clients. */
 import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import net from 'node:net';
@@ -248,4 +248,17 @@ export function unmountTestMounts(dir: string): void {
     .map((l) => l.split(' ')[4])
     .filter((p) => p?.startsWith(dir));
   for (const m of points.sort((a, b) => b.length - a.length)) spawnSync('umount', ['-l', m]);
+}
+
+/**
+ * The flags of a kubelet given its serving certificate and client CA (files written under `dir`),
+ * as a node set up by an operator: the kubelet then makes no local PKI under its root dir.
+ */
+export async function givenServingCertFlags(dir: string, node: string): Promise<string[]> {
+  const { createCa, issueCert } = await import('../../src/server/pki.js');
+  const ca = await createCa(`${node}-ca`);
+  const serving = await issueCert(ca, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+  const files = { 'ca.crt': ca.cert, 'tls.crt': serving.cert, 'tls.key': serving.key };
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return ['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--client-ca-file', join(dir, 'ca.crt')];
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import { freeKubeletPorts, givenServingCertFlags, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
 import { pods, removePod, teardown, waitPod, writePod } from './containerd-helpers.js';
 
 const node = 'outage-node';
@@ -36,7 +36,12 @@ beforeAll(async () => {
   cri = createCriClient(ctrd.endpoint);
   ports = await freeKubeletPorts();
   for (const name of ['stays', 'goes-a', 'goes-b']) sleeper(name);
-  kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s'] }));
+  // A root dir that does not exist yet and no local PKI to make it first (the reliability issue's defect 3:
+  // the CPU manager's first checkpoint write failed and the kubelet exited).
+  const root = join(dir, 'fresh', 'var', 'lib', 'kubelet');
+  const args = kubeletArgs({ dir, ports, node, manifests, extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s'] });
+  const certFlags = await givenServingCertFlags(dir, node);
+  kubelet = startKubelet([...args.map((a) => (a === join(dir, 'root') ? root : a)), ...certFlags]);
   for (const name of ['stays', 'goes-a', 'goes-b']) await running(name);
 }, 90_000);
 

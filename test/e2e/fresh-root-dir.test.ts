@@ -1,0 +1,52 @@
+/**
+ * Regression (reliability issue, defect 3): a node whose `--root-dir` does not exist yet. The
+ * kubelet creates it with upstream's layout and modes (those a Go kubelet v1.36 left, in
+ * ../shared/fixtures) and runs, instead of exiting when its first manager writes there. The
+ * serving certificate is given, so nothing else (the local PKI) makes the directory first.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, PodList } from '../../src/api/types.js';
+import { freeKubeletPorts, givenServingCertFlags, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-fresh-'));
+const manifests = join(dir, 'manifests');
+mkdirSync(manifests);
+const node = 'fresh-node';
+let kubelet: Kubelet | undefined;
+
+afterAll(async () => {
+  await kubelet?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The directories of a Go kubelet v1.36's root dir that exist before any pod (root-dir-layout.txt). */
+const upstreamLayout = { '.': 0o750, pods: 0o750, plugins: 0o750, plugins_registry: 0o750, 'pod-resources': 0o750, checkpoints: 0o700 };
+
+describe('a root dir that does not exist yet', () => {
+  it('is created with upstream layout and modes, and the kubelet serves and runs a static pod', async () => {
+    const certFlags = await givenServingCertFlags(dir, node);
+    writeFileSync(
+      join(manifests, 'web.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+    );
+    const root = join(dir, 'var', 'lib', 'kubelet');
+    const ports = await freeKubeletPorts();
+    const args = kubeletArgs({ dir, ports, node, manifests }).map((a) => (a === join(dir, 'root') ? root : a));
+    kubelet = startKubelet([...args, ...certFlags, '--cpu-manager-policy', 'none']);
+    await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, `healthz\n${kubelet.output()}`);
+    await until(
+      async () => {
+        const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
+        return items.length === 1 && items[0].status?.phase === 'Running';
+      },
+      20_000,
+      'the static pod Running',
+    );
+    const modes = Object.fromEntries(Object.keys(upstreamLayout).map((p) => [p, statSync(join(root, p)).mode & 0o7777]));
+    expect(modes).toEqual(upstreamLayout);
+    expect(kubelet.proc.exitCode).toBeNull();
+  }, 40_000);
+});
