@@ -58,5 +58,44 @@ export function validatePod(obj: unknown): { ok: true; pod: Pod } | { ok: false;
     if (names.has(c.name)) errors.push(`spec.containers: Duplicate value: "${c.name}"`);
     names.add(c.name);
   }
+  errors.push(...hostPortConflicts(pod.spec.containers, 'spec.containers'));
   return errors.length ? { ok: false, errors } : { ok: true, pod };
+}
+
+/**
+ * Upstream checkHostPortConflicts: two ports of a pod's containers with the same host IP,
+ * protocol and host port, named as upstream ("hostIP/protocol/port"). Pure.
+ */
+export function hostPortConflicts(
+  containers: readonly { ports?: readonly { hostPort?: number; hostIP?: string; protocol?: string }[] }[],
+  path: string,
+): string[] {
+  const seen = new Set<string>();
+  const errors: string[] = [];
+  containers.forEach((c, ci) =>
+    (c.ports ?? []).forEach((p, pi) => {
+      if (!p.hostPort) return;
+      const key = `${p.hostIP ?? ''}/${p.protocol ?? 'TCP'}/${p.hostPort}`;
+      if (seen.has(key)) errors.push(`${path}[${ci}].ports[${pi}].hostPort: Duplicate value: "${key}"`);
+      seen.add(key);
+    }),
+  );
+  return errors;
+}
+
+/** Upstream's limit on a DNS-1123 subdomain, which a pod's name is. */
+const MAX_POD_NAME = 253;
+
+/**
+ * What upstream's validation finds wrong with a static pod once the kubelet named it (the
+ * manifest's name and the node's, which together can be too long or not a DNS-1123 subdomain). Pure.
+ */
+export function staticPodNameErrors(name: string): string[] {
+  const errors: string[] = [];
+  if (name.length > MAX_POD_NAME) errors.push(`metadata.name: Invalid value: "${name}": must be no more than ${MAX_POD_NAME} characters`);
+  if (!dns1123Subdomain.test(name))
+    errors.push(
+      `metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
+    );
+  return errors;
 }

@@ -1,14 +1,19 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
 import { chmod as chmodCb, mkdir as mkdirCb, readdirSync, statSync, writeFile as writeFileCb, type Stats } from 'node:fs';
-import { access, mkdir, realpath, rename, writeFile, readFile } from 'node:fs/promises';
+import { access, mkdir, realpath, rename, rm, writeFile, readFile } from 'node:fs/promises';
 import { dirname, join, posix, sep } from 'node:path';
 
-/** Writes `data` to `path` atomically (temp file + rename), creating parent dirs. */
+/** Writes `data` to `path` atomically (temp file + rename), creating parent dirs; a failed write (a full disk) leaves no temp file. */
 export async function writeFileAtomic(path: string, data: string | Buffer, mode = 0o644): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await writeFile(tmp, data, { mode });
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, data, { mode });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
 }
 
 /**

@@ -4,14 +4,15 @@
  * through — join the container's cgroup (root; its memory and CPU limits set first), enter a private mount namespace with the
  * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
  */
-import { stat } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { messageOf } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
 import { withOomScoreAdj, type ExecContext } from './container-context.js';
 import { applyContainerLimits, createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
-import { effectiveMounts, prepareMountPoints, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
+import { effectiveMounts, isSettingUp, planMountNamespace, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
 
 /** What a launch needs besides the record. */
@@ -20,10 +21,12 @@ export interface LaunchOptions {
   cgroups?: ContainerCgroups;
   /** Daemon mode: where the detached I/O goes (container-io.ts). */
   ioDir?: string;
+  /** The container's scratch dir (mount-namespace.ts): made when its namespace needs one, removed with the container. */
+  scratchDir: string;
 }
 
 /**
- * Starts container `c` (setting its `mountNs` and `createdMountPoints`); the message says why
+ * Starts container `c` (setting its `mountNs`); the message says why
  * it could not, in the words of upstream's runtimes where they have some.
  */
 export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Promise<{ handle: ProcessHandle } | { message: string }> {
@@ -44,12 +47,14 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
   let wrap: ((a: string[]) => string[]) | undefined;
   let user: { uid?: number; gid?: number } = { uid, gid };
   if (mounts.mounts.length) {
+    let plan;
     try {
-      c.createdMountPoints = await prepareMountPoints(mounts.mounts);
+      plan = await planMountNamespace(mounts.mounts, o.scratchDir);
+      if (plan.shadows.length) await mkdir(o.scratchDir, { recursive: true, mode: 0o700 });
     } catch (err) {
       return { message: `failed to create mount points: ${messageOf(err)}` };
     }
-    wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups });
+    wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups }, plan, cwd);
     user = {};
     c.mountNs = true;
   }
@@ -77,8 +82,29 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
       { argv, wrap, ioDir: o.ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user },
       nowNs,
     );
+    // As runc's start: the container's mounts are in place once it is started, so that an exec
+    // or a probe right after it sees them.
+    if (c.mountNs) await namespaceSetUp(handle.pid);
     return { handle };
   } catch (err) {
     return { message: `failed to start container process: ${messageOf(err)}` };
+  }
+}
+
+/** How long a container's namespace set-up may take before the start goes on regardless. */
+const SETUP_WAIT_MS = 10_000;
+
+/** Resolves once process `pid` runs past its set-up (or has ended, or SETUP_WAIT_MS has passed). */
+async function namespaceSetUp(pid: number): Promise<void> {
+  const end = performance.now() + SETUP_WAIT_MS;
+  while (performance.now() < end) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    } catch {
+      return; // it has ended: its exit says why
+    }
+    if (!isSettingUp(argv)) return;
+    await new Promise((r) => setTimeout(r, 2));
   }
 }

@@ -20,6 +20,11 @@ export function formatRecord(ts: bigint, stream: LogStream, partial: boolean, co
   return Buffer.concat([head, content, Buffer.from('\n')]);
 }
 
+/** The record that tells a log's reader how much output was lost there, and why. */
+function droppedNotice(bytes: number, reason: string): Buffer {
+  return formatRecord(nowNs(), 'stderr', false, Buffer.from(`[process runtime] ${bytes} bytes of this container's log were dropped: ${reason}`));
+}
+
 /**
  * One log file fed by any number of streams; `close()` flushes every stream's pending bytes.
  * Records are written synchronously, as they are read (as containerd's shim does): output the
@@ -29,6 +34,8 @@ export function formatRecord(ts: bigint, stream: LogStream, partial: boolean, co
 export class CriLogWriter {
   private fd: number | undefined;
   private pending: Record<LogStream, Buffer> = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
+  /** Output dropped since the last write that succeeded; `cut`: the file ends inside a record. */
+  private lost: { bytes: number; reason: string; cut: boolean } | undefined;
 
   constructor(
     readonly path: string,
@@ -96,13 +103,26 @@ export class CriLogWriter {
     this.pending[stream] = Buffer.alloc(0);
   }
 
+  /**
+   * Writes records. A write that fails (a full disk) must not crash the runtime: the output is
+   * dropped, and once the log can be written again a stderr record says how much was lost and
+   * why, so that `kubectl logs` shows the gap where it is. A record cut short is ended first, so
+   * that the records after it parse.
+   */
   private append(records: Buffer[]): void {
     if (this.fd === undefined || records.length === 0) return;
-    const data = records.length === 1 ? records[0] : Buffer.concat(records);
+    const head = this.lost ? [...(this.lost.cut ? [Buffer.from('\n')] : []), droppedNotice(this.lost.bytes, this.lost.reason)] : [];
+    const all = [...head, ...records];
+    const data = all.length === 1 ? all[0] : Buffer.concat(all);
+    let off = 0;
     try {
-      for (let off = 0; off < data.length;) off += writeSync(this.fd, data, off);
-    } catch {
-      /* a full disk must not crash the runtime; the output is dropped */
+      while (off < data.length) off += writeSync(this.fd, data, off);
+      this.lost = undefined;
+    } catch (err) {
+      const headBytes = head.reduce((n, b) => n + b.length, 0);
+      const lostNow = data.length - Math.max(off, headBytes);
+      const reason = (err as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no space left on device' : (err as Error).message;
+      this.lost = { bytes: (this.lost?.bytes ?? 0) + lostNow, reason, cut: off > 0 ? data[off - 1] !== 0x0a : !!this.lost?.cut };
     }
   }
 

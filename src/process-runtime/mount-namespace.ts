@@ -3,12 +3,19 @@
  * mount namespace (util-linux `unshare --mount --propagation private`) where each CRI Mount is a
  * bind mount at its container path (read-only and propagation as asked), then drops to the
  * container's user and groups with `setpriv`; exec, attach-less ExecSync and probes enter that
- * namespace with `nsenter --mount`. The host filesystem is shared, so a missing mount point is
- * created on the host (an empty directory or file) and removed with the last container using it.
+ * namespace (and root) with `nsenter`.
+ *
+ * The host filesystem is shared, but nothing is created on it: a mount point that does not exist
+ * on the host is made inside the namespace. Its nearest existing ancestor is "shadowed" there: an
+ * overlay whose upper layer is on a tmpfs private to the container (the container's scratch dir,
+ * under the runtime's state dir), with the ancestor's own submounts bound back on top. A shadow of
+ * `/` cannot take effect for a process whose root is `/`, so such a container gets its own root:
+ * the host's tree bound recursively under its scratch dir, shadowed there, and entered with
+ * `chroot`. Two containers never share a mount point, so concurrent starts cannot race on one.
  * Without root no namespace can be made: file mounts (the kubelet-managed /etc/hosts and
  * termination log) are skipped, and a directory (volume) mount fails CreateContainer clearly.
  */
-import { lstat, mkdir, open, rmdir, stat, unlink } from 'node:fs/promises';
+import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
 
@@ -19,16 +26,45 @@ export interface ProcessUser {
   groups?: number[];
 }
 
+/**
+ * The namespace's set-up, run by /bin/sh inside it. Arguments: the scratch dir, 1 for a container
+ * root of its own, the working dir; the shadows (a count, then per shadow its dir, the count of
+ * its submounts and their paths relative to it); the mounts (host path, container path, "ro" or
+ * "rw", propagation, "d" or "f" for the kind of mount point to make, "-" when it exists); "--";
+ * then the command.
+ */
 const SCRIPT = [
+  's=$1 c=$2 cwd=$3',
+  'shift 3',
+  'r=',
+  'n=$1 i=0',
+  'if [ "$n" != 0 ]; then mount -t tmpfs -o mode=700 tsk-scratch "$s" || exit 127; fi',
+  'if [ "$c" = 1 ]; then r=$s/root; mkdir "$r" && mount --rbind / "$r" || exit 127; fi',
+  'shift',
+  'while [ $i -lt $n ]; do',
+  '  i=$((i+1)) d=$1 k=$2',
+  '  shift 2',
+  '  mkdir "$s/o$i" "$s/u$i" "$s/w$i" && mount --rbind "$r$d" "$s/o$i" || exit 127',
+  '  mount -t overlay tsk-shadow -o "lowerdir=$r$d,upperdir=$s/u$i,workdir=$s/w$i" "$r$d" || exit 127',
+  '  while [ $k -gt 0 ]; do',
+  '    mount --rbind "$s/o$i/$1" "$r$d/$1" || exit 127',
+  '    k=$((k-1))',
+  '    shift',
+  '  done',
+  'done',
   'while [ "$1" != "--" ]; do',
-  '  mount --rbind "$1" "$2" || exit 127',
-  '  [ "$3" = ro ] && { mount -o remount,bind,ro "$2" || exit 127; }',
-  '  [ "$4" = slave ] && mount --make-rslave "$2"',
-  '  [ "$4" = shared ] && mount --make-rshared "$2"',
-  '  shift 4',
+  '  t=$r$2',
+  '  if [ "$5" = d ]; then mkdir -p "$t" || exit 127; fi',
+  '  if [ "$5" = f ]; then mkdir -p "$(dirname "$t")" && : > "$t" || exit 127; fi',
+  '  mount --rbind "$1" "$t" || exit 127',
+  '  [ "$3" = ro ] && { mount -o remount,bind,ro "$t" || exit 127; }',
+  '  [ "$4" = slave ] && mount --make-rslave "$t"',
+  '  [ "$4" = shared ] && mount --make-rshared "$t"',
+  '  shift 5',
   'done',
   'shift',
-  'exec "$@"',
+  '[ -z "$r" ] && exec "$@"',
+  'cd / && exec chroot "$r" /bin/sh -c \'cd -- "$1" || exit 127; shift; exec "$@"\' enter-root "$cwd" "$@"',
 ].join('\n');
 
 /** argv prefix that switches to user `u` (none when `u` is empty). Pure. */
@@ -43,20 +79,127 @@ export function setprivArgs(u: ProcessUser): string[] {
   ];
 }
 
-/** argv that runs `argv` in a new mount namespace with `mounts` applied, as `user`. Pure. */
-export function wrapInMountNamespace(argv: string[], mounts: cri.Mount[], user: ProcessUser): string[] {
-  const specs = mounts.flatMap((m) => [
-    m.host_path,
-    m.container_path,
-    m.readonly ? 'ro' : 'rw',
-    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER' ? 'slave' : m.propagation === 'PROPAGATION_BIDIRECTIONAL' ? 'shared' : 'private',
-  ]);
-  return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', SCRIPT, 'sh', ...specs, '--', ...setprivArgs(user), ...argv];
+/** A mount point to make inside the namespace: a directory or an empty file, after the mount's source. */
+export type MissingMountPoint = 'd' | 'f';
+
+/** What the namespace is set up with besides the mounts (from planMountNamespace). */
+export interface MountNamespacePlan {
+  /** The container's scratch dir: a host directory of the runtime's own, a private tmpfs inside. */
+  scratchDir: string;
+  /** The container gets a root of its own (a mount point is missing right under `/`). */
+  ownRoot: boolean;
+  /** Host directories shadowed inside the namespace, shortest first, with their submounts (relative paths). */
+  shadows: { dir: string; submounts: string[] }[];
+  /** Mount points to make, by container path. */
+  missing: ReadonlyMap<string, MissingMountPoint>;
+  /**
+   * Where each container path is mounted, by container path, when the namespace is shadowed: its
+   * existing part with symbolic links resolved on the host (/var/run → /run), as the mount table
+   * and a root of the container's own know it.
+   */
+  targets: ReadonlyMap<string, string>;
 }
 
-/** argv that runs `argv` inside the mount namespace of process `pid` in directory `cwd`, as `user`. Pure. */
+/** argv that runs `argv` in a new mount namespace with `mounts` applied as `plan` says, as `user`, in `cwd`. Pure. */
+export function wrapInMountNamespace(argv: string[], mounts: cri.Mount[], user: ProcessUser, plan: MountNamespacePlan, cwd: string): string[] {
+  const shadows = plan.shadows.flatMap((s) => [s.dir, String(s.submounts.length), ...s.submounts]);
+  const specs = mounts.flatMap((m) => [
+    m.host_path,
+    plan.targets.get(m.container_path) ?? m.container_path,
+    m.readonly ? 'ro' : 'rw',
+    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER' ? 'slave' : m.propagation === 'PROPAGATION_BIDIRECTIONAL' ? 'shared' : 'private',
+    plan.missing.get(m.container_path) ?? '-',
+  ]);
+  const setup = [plan.scratchDir, plan.ownRoot ? '1' : '0', cwd, String(plan.shadows.length), ...shadows, ...specs, '--'];
+  return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', SCRIPT, 'mount-setup', ...setup, ...setprivArgs(user), ...argv];
+}
+
+/** The names ($0) of the shells that set a container's process up before its command runs (here and in the cgroup and OOM wrappers). */
+const SETUP_SHELLS = new Set(['mount-setup', 'enter-root', 'cgroup-join', 'oom-score-adj']);
+
+/**
+ * Whether a process whose argv is `argv` is still being set up (joining its cgroup, making its
+ * namespace, entering its root) rather than running the container's command. Pure.
+ */
+export function isSettingUp(argv: readonly string[]): boolean {
+  return argv[0] === 'unshare' || argv[0] === 'chroot' || (argv[1] === '-c' && SETUP_SHELLS.has(argv[3] ?? ''));
+}
+
+/**
+ * argv that runs `argv` inside the mount namespace and root of process `pid` in directory `cwd`,
+ * as `user`. The root and working dir are opened through `/proc/<pid>/root`, which leads into the
+ * container's view of the filesystem (its own root, when it has one). Pure.
+ */
 export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser & { cwd: string }): string[] {
-  return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, `--wd=${o.cwd}`, '--', ...setprivArgs(o), ...argv];
+  const root = `/proc/${pid}/root`;
+  return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, `--root=${root}`, `--wd=${root}${o.cwd}`, '--', ...setprivArgs(o), ...argv];
+}
+
+/** The mount points of a mountinfo table (its fifth field, octal escapes decoded). Pure. */
+export function mountPointsOf(mountinfo: string): string[] {
+  return mountinfo
+    .split('\n')
+    .map((line) => line.split(' ')[4])
+    .filter((p): p is string => !!p)
+    .map((p) => p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
+}
+
+const isUnder = (path: string, dir: string) => path !== dir && path.startsWith(dir === '/' ? '/' : `${dir}/`);
+
+/**
+ * The shadows for mount points missing under `ancestors` (each one's nearest existing ancestor on
+ * the host), given the host's mount points: one per ancestor, except an ancestor inside another
+ * shadow with no mount point in between (the outer overlay already makes it private). Each
+ * shadow's submounts are the mount points under it with no other mount point in between. Pure.
+ */
+export function shadowsFor(ancestors: string[], mountPoints: string[]): MountNamespacePlan['shadows'] {
+  const points = [...new Set(mountPoints)];
+  const chosen: string[] = [];
+  for (const dir of [...new Set(ancestors)].sort((a, b) => a.length - b.length || (a < b ? -1 : 1))) {
+    const covered = chosen.some((outer) => isUnder(dir, outer) && !points.some((m) => isUnder(m, outer) && (m === dir || isUnder(dir, m))));
+    if (!covered) chosen.push(dir);
+  }
+  return chosen.map((dir) => {
+    const under = points.filter((m) => isUnder(m, dir));
+    const direct = under.filter((m) => !under.some((n) => isUnder(m, n)));
+    return { dir, submounts: direct.sort().map((m) => (dir === '/' ? m.slice(1) : m.slice(dir.length + 1))) };
+  });
+}
+
+const exists = (path: string) =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** The nearest ancestor of `path` that exists on the host. */
+async function nearestExisting(path: string): Promise<string> {
+  let dir = dirname(path);
+  while (dir !== '/' && !(await exists(dir))) dir = dirname(dir);
+  return dir;
+}
+
+/** `path` with the symbolic links of its existing part resolved on the host. */
+async function resolvedOnHost(path: string): Promise<string> {
+  if (await exists(path)) return realpath(path);
+  const existing = await nearestExisting(path);
+  const resolved = await realpath(existing);
+  return (resolved === '/' ? '' : resolved) + path.slice(existing === '/' ? 0 : existing.length);
+}
+
+/** How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it privately. */
+export async function planMountNamespace(mounts: cri.Mount[], scratchDir: string, mountinfo = '/proc/self/mountinfo'): Promise<MountNamespacePlan> {
+  const missing = new Map<string, MissingMountPoint>();
+  for (const m of mounts) {
+    if (missing.has(m.container_path) || (await exists(m.container_path))) continue;
+    missing.set(m.container_path, (await stat(m.host_path)).isDirectory() ? 'd' : 'f');
+  }
+  if (!missing.size) return { scratchDir, ownRoot: false, shadows: [], missing, targets: new Map() };
+  const targets = new Map<string, string>();
+  for (const m of mounts) targets.set(m.container_path, await resolvedOnHost(m.container_path));
+  const ancestors = await Promise.all([...missing.keys()].map(async (path) => realpath(await nearestExisting(path))));
+  const shadows = shadowsFor(ancestors, mountPointsOf(await readFile(mountinfo, 'utf8')));
+  return { scratchDir, ownRoot: ancestors.includes('/'), shadows, missing, targets };
 }
 
 /** The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error. */
@@ -81,40 +224,10 @@ export async function effectiveMounts(mounts: cri.Mount[], isRoot: boolean): Pro
   return { ok: true, mounts: [] };
 }
 
-/** Creates missing mount points on the host (directory or empty file, after the source); returns the paths it created, deepest last. */
-export async function prepareMountPoints(mounts: cri.Mount[]): Promise<string[]> {
-  const created: string[] = [];
-  for (const m of mounts) {
-    if (
-      await lstat(m.container_path).then(
-        () => true,
-        () => false,
-      )
-    )
-      continue;
-    const isDir = (await stat(m.host_path)).isDirectory();
-    let first: string | undefined;
-    for (
-      let p = dirname(m.container_path);
-      !(await lstat(p).then(
-        () => true,
-        () => false,
-      ));
-      p = dirname(p)
-    )
-      first = p;
-    if (first) {
-      await mkdir(dirname(m.container_path), { recursive: true });
-      created.push(first);
-    }
-    if (isDir) await mkdir(m.container_path);
-    else await (await open(m.container_path, 'a')).close();
-    created.push(m.container_path);
-  }
-  return created;
-}
-
-/** Removes mount points this runtime created (only empty ones; deepest first). */
+/**
+ * Removes mount points an earlier version of this runtime created on the host (only empty ones;
+ * deepest first): its records of containers still carry them.
+ */
 export async function removeMountPoints(paths: string[]): Promise<void> {
   for (const p of [...paths].sort((a, b) => b.length - a.length)) {
     const s = await lstat(p).catch(() => undefined);

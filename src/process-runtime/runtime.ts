@@ -105,6 +105,7 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   private readonly ioDirOf = (id: string): string => join(this.deps.stateDir, 'io', id);
+  private readonly scratchDirOf = (id: string): string => join(this.deps.stateDir, 'scratch', id);
 
   /**
    * In-process mode: stops every container and forgets them. Daemon mode: leaves detached
@@ -182,9 +183,14 @@ export class ProcessRuntime implements RuntimeService {
     return id;
   }
 
+  /** Saves a container's record, unless the container has been removed meanwhile (its file is gone for good). */
+  private async persist(c: ContainerRecord): Promise<void> {
+    if (this.containers.get(c.id) === c) await this.store.saveContainer(c);
+  }
+
   private async failStart(c: ContainerRecord, message: string): Promise<never> {
     Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 128, reason: 'StartError', message, startedAtNs: '0', finishedAtNs: nowNs().toString() });
-    await this.store.saveContainer(c);
+    await this.persist(c);
     throw new KubeletError('BadRequest', message);
   }
 
@@ -194,12 +200,18 @@ export class ProcessRuntime implements RuntimeService {
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     // Daemon mode: output and exit status outlive this process (container-io.ts); a TTY cannot.
     const ioDir = this.deps.mode === 'daemon' && !c.config.tty ? this.ioDirOf(id) : undefined;
-    const launched = await launchContainer(c, { ctx: this.sessions.contextOf(c), cgroups: this.cgroups, ioDir });
+    const launched = await launchContainer(c, { ctx: this.sessions.contextOf(c), cgroups: this.cgroups, ioDir, scratchDir: this.scratchDirOf(id) });
     if ('message' in launched) return this.failStart(c, launched.message);
     const h = launched.handle;
+    if (this.containers.get(id) !== c) {
+      // Removed while it was being started: nothing may outlive the record.
+      signalGroup(h.pid, 'SIGKILL');
+      killMarked(this.markerOf(id));
+      throw notFound(`container "${id}" was removed while it was being started`);
+    }
     this.handles.set(id, h);
     Object.assign(c, { state: 'CONTAINER_RUNNING', startedAtNs: nowNs().toString(), pid: h.pid, pidStartTime: h.startTime });
-    await this.store.saveContainer(c);
+    await this.persist(c);
     this.watchExit(c, h);
   }
 
@@ -220,7 +232,7 @@ export class ProcessRuntime implements RuntimeService {
         reason: oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
         pid: undefined,
       });
-      await this.store.saveContainer(c).catch(() => {});
+      await this.persist(c).catch(() => {});
     });
   }
 
@@ -244,8 +256,10 @@ export class ProcessRuntime implements RuntimeService {
     this.usage.forget(id);
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
+    await rm(this.scratchDirOf(id), { recursive: true, force: true });
     if (this.cgroups) await destroyContainerCgroup(this.cgroups, id);
-    // A mount point another container still mounts stays (removing it would detach that mount).
+    // Records of an earlier version: mount points it made on the host. One another container
+    // still mounts stays (removing it would detach that mount).
     const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
     await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
   }

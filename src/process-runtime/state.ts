@@ -41,25 +41,51 @@ export interface ContainerRecord {
   createdMountPoints?: string[];
 }
 
-/** Loads, saves and deletes records; all writes are atomic. */
+/**
+ * Loads, saves and deletes records; all writes are atomic. The writes of one record run one after
+ * another in the order they were asked for, so a save that was under way when the record was
+ * deleted (a container's exit recorded as it is removed) cannot bring its file back.
+ */
 export class StateStore {
+  private readonly queues = new Map<string, Promise<void>>();
+
   constructor(readonly dir: string) {}
 
   private path(kind: 'sandboxes' | 'containers', id: string) {
     return join(this.dir, kind, `${id}.json`);
   }
 
-  async saveSandbox(r: SandboxRecord): Promise<void> {
-    await writeFileAtomic(this.path('sandboxes', r.id), JSON.stringify(r));
+  /** Runs `op` on `path` after the operations asked for before it (whatever their outcome). */
+  private serialized(path: string, op: () => Promise<void>): Promise<void> {
+    const next = (this.queues.get(path) ?? Promise.resolve()).then(op, op);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.queues.set(path, settled);
+    void settled.then(() => {
+      if (this.queues.get(path) === settled) this.queues.delete(path);
+    });
+    return next;
   }
-  async saveContainer(r: ContainerRecord): Promise<void> {
-    await writeFileAtomic(this.path('containers', r.id), JSON.stringify(r));
+
+  saveSandbox(r: SandboxRecord): Promise<void> {
+    const path = this.path('sandboxes', r.id);
+    const text = JSON.stringify(r);
+    return this.serialized(path, () => writeFileAtomic(path, text));
   }
-  async deleteSandbox(id: string): Promise<void> {
-    await rm(this.path('sandboxes', id), { force: true });
+  saveContainer(r: ContainerRecord): Promise<void> {
+    const path = this.path('containers', r.id);
+    const text = JSON.stringify(r);
+    return this.serialized(path, () => writeFileAtomic(path, text));
   }
-  async deleteContainer(id: string): Promise<void> {
-    await rm(this.path('containers', id), { force: true });
+  deleteSandbox(id: string): Promise<void> {
+    const path = this.path('sandboxes', id);
+    return this.serialized(path, () => rm(path, { force: true }));
+  }
+  deleteContainer(id: string): Promise<void> {
+    const path = this.path('containers', id);
+    return this.serialized(path, () => rm(path, { force: true }));
   }
 
   /** Removes the temporary files of atomic writes a crash interrupted. */

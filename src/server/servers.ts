@@ -17,7 +17,7 @@ import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { debugFlagsRoutes } from '../routes/debug-flags.js';
 import { statsRoutes } from '../routes/stats.js';
-import { installErrorHandlers, sendPlainText, sendStatus } from './status-errors.js';
+import { answerClientError, installErrorHandlers, sendPlainText, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
 import type { Server as HttpsServer } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
@@ -50,6 +50,8 @@ function base(logger: Logger, https?: SecureContextOptions & { requestCert: true
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs (bad %-escapes, over-long parameters) answer a Kubernetes Status like every other error.
     frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) => sendStatus(reply, 'BadRequest', err.message),
+    // Requests the HTTP parser refuses (headers over the limit, malformed) too.
+    clientErrorHandler: answerClientError,
     ...(https ? { https } : {}),
   } as never) as unknown as FastifyInstance;
   installErrorHandlers(app);

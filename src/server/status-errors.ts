@@ -19,6 +19,30 @@ export function sendPlainText(reply: FastifyReply, code: number, message: string
   return reply.code(code).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${message}\n`);
 }
 
+/**
+ * The raw answer to a request the HTTP parser refused before any route saw it (Fastify's
+ * clientErrorHandler): 431 for headers over the limit, else 400, with a Status body as every
+ * other error. A client that has gone gets nothing.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (!socket.writable) return void socket.destroy();
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const code = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: tooLarge ? 'Request Header Fields Too Large' : `Bad Request: ${err.code ?? err.message}`,
+    ...(tooLarge ? {} : { reason: statusReasonOf.BadRequest }),
+    code,
+  });
+  const statusText = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${code} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Installs the error and not-found handlers on an app. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | KubeletError, req, reply) => {

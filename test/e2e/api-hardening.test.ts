@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import https from 'node:https';
+import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,49 @@ describe('errors are Kubernetes Status on both ports', () => {
     const r = await httpGet(`http://127.0.0.1:${ports.ro}${path}`);
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(JSON.parse(r.body)).toMatchObject({ kind: 'Status', status: 'Failure', code: r.status });
+  });
+  it('headers over the limit get 431 with a Status on both ports (regression: Fastify JSON)', async () => {
+    const big = { 'X-Big': 'b'.repeat(20_000) };
+    const ro = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port: ports.ro, path: '/pods', headers: big }, (res) => {
+        let b = '';
+        res.on('data', (d) => (b += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(ro.status).toBe(431);
+    expect(JSON.parse(ro.body)).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'Request Header Fields Too Large',
+      code: 431,
+    });
+    const tls = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(
+        {
+          host: '127.0.0.1',
+          port: ports.port,
+          path: '/pods',
+          headers: big,
+          ca: readFileSync(pki.ca),
+          cert: readFileSync(pki.cert),
+          key: readFileSync(pki.key),
+        },
+        (res) => {
+          let b = '';
+          res.on('data', (d) => (b += d));
+          res.on('end', () => resolve({ status: res.statusCode!, body: b }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(tls.status).toBe(431);
+    expect(JSON.parse(tls.body)).toMatchObject({ kind: 'Status', code: 431 });
   });
   it('a valid 253-character pod name is not refused as too long', async () => {
     const r = await secure('GET', `/containerLogs/default/${'a'.repeat(253)}/c`);

@@ -31,19 +31,29 @@ afterAll(async () => {
 describeVolumeCases('volumes on the process runtime', () => ({ c, node, dir, image: 'busybox' }));
 
 describe('process runtime mount points', () => {
-  it('creates a missing mount point on the host for the container and removes it with the pod', async () => {
+  it('makes a missing mount point inside the container only: nothing is created on the host', async () => {
     const point = `/opt/tsk-mount-point-${process.pid}`;
     c.api.store.create(
       'pods',
       boundPod('mp', node, {
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: `${point}/deep` }] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', `echo here > ${point}/deep/f && exec sleep 3600`],
+            volumeMounts: [{ name: 'e', mountPath: `${point}/deep` }],
+          },
+        ],
         volumes: [{ name: 'e', emptyDir: {} }],
       }),
     );
     await until(() => c.api.store.get('pods', 'default', 'mp')?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'mp running');
-    expect(existsSync(`${point}/deep`)).toBe(true);
+    expect(existsSync(point)).toBe(false);
+    const uid = c.api.store.get('pods', 'default', 'mp')!.metadata.uid!;
+    expect(readFileSync(join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e', 'f'), 'utf8')).toBe('here\n');
     c.api.store.remove('pods', 'default', 'mp', {});
-    await until(() => !existsSync(point), 20_000, 'mount point removed');
+    await until(() => !existsSync(join(dir, 'root', 'pods', uid)), 20_000, "mp's directory removed");
+    expect(existsSync(point)).toBe(false);
   }, 40_000);
 
   it("housekeeping removes an orphaned pod directory (unmounting its tmpfs) and never a known pod's", async () => {

@@ -69,7 +69,9 @@ describe('containerd killed and started again', () => {
       SYNC_PERIOD_MS,
       'the removed pods stopped',
     );
-    expect((await pods(ports.ro)).map((p) => p.metadata.name).sort()).toEqual(['new-a', 'new-b', 'new-c', 'stays'].map((n) => `${n}-${node}`));
+    expect((await pods(ports.ro)).map((p) => p.metadata.name ?? '').sort((a, b) => a.localeCompare(b))).toEqual(
+      ['new-a', 'new-b', 'new-c', 'stays'].map((n) => `${n}-${node}`),
+    );
     expect(kubelet.proc.exitCode).toBeNull();
   }, 150_000);
 

@@ -91,3 +91,30 @@ describe('CriLogWriter', () => {
     expect(() => new CriLogWriter(join(dir, 'file', '0.log'))).toThrow(/EEXIST: file already exists/);
   });
 });
+
+describe('CriLogWriter on a full disk (regression: output was dropped with no trace in the log)', () => {
+  it('records how much was dropped once it can write again, and the records stay parseable', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'cri-log-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tsk-logfull', dir]);
+    try {
+      const log = new CriLogWriter(join(dir, '0.log'));
+      log.write('stdout', Buffer.from('before\n'));
+      writeFileSync(join(dir, 'filler'), Buffer.alloc(200 << 10));
+      log.write('stdout', Buffer.from(`${'x'.repeat(1000)}\n`.repeat(100)));
+      rmSync(join(dir, 'filler'));
+      log.write('stdout', Buffer.from('after\n'));
+      await log.close();
+      const all = readFileSync(join(dir, '0.log'), 'utf8').split('\n').filter(Boolean);
+      // Whatever fitted of the big write may be there, then the notice and the next line, each a whole record.
+      const last = all.slice(-2).map((line) => /^\S+ (stdout|stderr) ([PF]) (.*)$/.exec(line)?.slice(1));
+      expect(last[0]?.[0]).toBe('stderr');
+      expect(last[0]?.[2]).toMatch(/^\[process runtime\] \d+ bytes of this container's log were dropped: no space left on device$/);
+      expect(last[1]).toEqual(['stdout', 'F', 'after']);
+      expect(all[0]).toMatch(/ stdout F before$/);
+    } finally {
+      execFileSync('umount', [dir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

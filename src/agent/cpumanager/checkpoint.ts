@@ -6,7 +6,7 @@
  * (checkpointmanager/checksum); 0 is accepted unverified, as upstream. Pure, but for the file I/O
  * at the end.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { formatCpuSet, parseCpuSet, type CpuSet } from '../../lib/cpuset.js';
 
 export interface CpuManagerState {
@@ -136,6 +136,12 @@ export function readCheckpoint(path: string, policyName: string): CpuManagerStat
 
 /** Writes the state (a temporary file renamed over it: a crash leaves the old or the new one). Synchronous: rare and small. */
 export function writeCheckpoint(path: string, s: CpuManagerState): void {
-  writeFileSync(`${path}.tmp`, encodeCheckpoint(s), { mode: 0o644 });
-  renameSync(`${path}.tmp`, path);
+  const tmp = `${path}.tmp`;
+  try {
+    writeFileSync(tmp, encodeCheckpoint(s), { mode: 0o644 });
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true }); // a full disk leaves no partial file behind
+    throw err;
+  }
 }

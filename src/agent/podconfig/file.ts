@@ -25,7 +25,7 @@ import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thr
 import { FileDecodes } from './file-decodes.js';
 import { readManifest, type ReadManifest } from './read-manifest.js';
 import { statSyncOrUndefined } from '../../lib/fs-util.js';
-import { toStaticPod } from './static-pod.js';
+import { namedStaticPods, toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
 const WATCH_SETTLE_MS = 30;
@@ -235,6 +235,7 @@ export class FileSource implements PodSource {
         continue;
       }
       this.decodes.taken(f, r);
+      r = namedStaticPods(r, (p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'file', location: f }), f);
       if (r.errors.length) this.note(f, `could not process manifest file ${f}: ${r.errors.join('; ')}`, 'error');
       else if (!r.pods.length) this.note(f, `skipping manifest ${f}: it defines no pods`);
       else this.reported.delete(f);
@@ -242,9 +243,8 @@ export class FileSource implements PodSource {
         take(f, cached.pods);
         continue;
       }
-      const pods = r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'file', location: f }));
-      this.lastGood.set(f, { ...read, pods });
-      take(f, pods);
+      this.lastGood.set(f, { ...read, pods: r.pods });
+      take(f, r.pods);
     }
     for (const f of [...this.lastGood.keys()]) if (!files.includes(f)) this.lastGood.delete(f);
     this.decodes.keepOnly(files);

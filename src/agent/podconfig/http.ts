@@ -11,7 +11,7 @@ import { MAX_MANIFEST_BYTES } from './decode.js';
 import { decodeManifestsOffThread, type ManifestDecoder } from './decode-off-thread.js';
 import { getText } from '../../lib/http-get.js';
 
-import { toStaticPod } from './static-pod.js';
+import { namedStaticPods, toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 
 /** What the URL source needs. */
@@ -74,8 +74,9 @@ export class HttpSource implements PodSource {
       this.report(this.lastBad.message);
       return undefined;
     }
-    const r = await (this.deps.decode ?? decodeManifestsOffThread)(body, this.deps.url, { signal });
+    const decoded = await (this.deps.decode ?? decodeManifestsOffThread)(body, this.deps.url, { signal });
     if (signal?.aborted) return undefined;
+    const r = namedStaticPods(decoded, (p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }), this.deps.url);
     // As upstream: a response with any invalid pod is rejected whole; the last good set stays.
     if (r.errors.length) {
       this.lastBad = { body, message: `invalid manifest from URL: ${r.errors.join('; ')}` };
@@ -85,6 +86,6 @@ export class HttpSource implements PodSource {
     this.lastError = undefined;
     this.lastBad = undefined;
     this.lastBody = body;
-    return r.pods.map((p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }));
+    return r.pods;
   }
 }

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Pod } from '../../api/types.js';
 import { applyPodDefaults } from '../../api/defaults.js';
+import { staticPodNameErrors } from '../../api/validate.js';
 import { ConfigHashAnnotation } from './types.js';
 
 /** JSON with object keys sorted, so equal objects hash equally. */
@@ -59,4 +60,21 @@ export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
     spec: { ...pod.spec, nodeName: origin.nodeName, tolerations },
     status: { phase: 'Pending' },
   };
+}
+
+/**
+ * The decoded pods of a manifest as the kubelet runs them (`toStatic`), those whose name the
+ * node's suffix makes invalid moved to the errors (upstream validates after applyDefaults). Pure
+ * but for `toStatic`.
+ */
+export function namedStaticPods(decoded: { pods: Pod[]; errors: string[] }, toStatic: (pod: Pod) => Pod, origin: string): { pods: Pod[]; errors: string[] } {
+  const pods: Pod[] = [];
+  const errors = [...decoded.errors];
+  for (const raw of decoded.pods) {
+    const pod = toStatic(raw);
+    const invalid = staticPodNameErrors(pod.metadata.name!);
+    if (invalid.length) errors.push(`${origin}: invalid pod: ${invalid.join('; ')}`);
+    else pods.push(pod);
+  }
+  return { pods, errors };
 }

@@ -139,6 +139,26 @@ describe('FileSource', () => {
     expect(messages().filter((x) => x.startsWith('duplicate pod name'))).toHaveLength(2);
   });
 
+  it('rejects as upstream a pod whose name with the node suffix is over 253 characters, and one with a host port twice (regression: both ran)', async () => {
+    const d = join(dir, 'invalid');
+    mkdirSync(d);
+    const long = 'a'.repeat(251); // 251 + "-n1" = 254
+    const fits = 'b'.repeat(250); // 250 + "-n1" = 253
+    writeFileSync(join(d, 'long.yaml'), pod(long));
+    writeFileSync(join(d, 'fits.yaml'), pod(fits));
+    writeFileSync(
+      join(d, 'ports.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: ports}\nspec:\n  containers:\n  - {name: a, image: i, ports: [{containerPort: 80, hostPort: 8080}]}\n  - {name: b, image: i, ports: [{containerPort: 81, hostPort: 8080}]}\n',
+    );
+    const { s, messages } = source(d);
+    expect((await s.readAll()).map((p) => p.metadata.name)).toEqual([`${fits}-n1`]);
+    const errors = messages().filter((x) => x.startsWith('could not process manifest file'));
+    expect(errors).toEqual([
+      `could not process manifest file ${join(d, 'long.yaml')}: ${join(d, 'long.yaml')}: invalid pod: metadata.name: Invalid value: "${long}-n1": must be no more than 253 characters`,
+      `could not process manifest file ${join(d, 'ports.yaml')}: ${join(d, 'ports.yaml')}: invalid pod: spec.containers[1].ports[0].hostPort: Duplicate value: "/TCP/8080"`,
+    ]);
+  });
+
   it('a file rewritten with text of the same size is read again, even with its mtime put back', async () => {
     const d = join(dir, 'same-size');
     mkdirSync(d);

@@ -5,6 +5,11 @@
  * it (CRI ReopenContainerLog; on failure the rename is undone), rotated files other than the
  * newest are gzip-compressed (`.gz`), and the oldest are removed so that at most
  * containerLogMaxFiles files (the live one included) remain. A chatty container cannot fill the disk.
+ *
+ * A log that grows fast would pass the limit many times over between two passes (a container
+ * printing 10 MB/s with the default 10 Mi and 10 s): each log's growth since its last look says
+ * when it will reach the limit, and that log alone is looked at again then (within
+ * FAST_CHECK_MIN_MS and the interval). A rotation that fails half-way leaves no partial file.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
@@ -34,35 +39,101 @@ export async function rotatedLogs(log: string): Promise<string[]> {
     .map((n) => join(dirname(log), n));
 }
 
+/** The shortest wait before a fast-growing log is looked at again. */
+export const FAST_CHECK_MIN_MS = 200;
+
+/** When a log seen for the first time is looked at again, to learn how fast it grows. */
+const FIRST_RATE_SAMPLE_MS = 250;
+
+/**
+ * When to look at a log again, in ms: when it will reach `maxBytes` at the rate it grew since the
+ * last look (`grownBytes` in `elapsedMs`), within FAST_CHECK_MIN_MS and `intervalMs`. Pure.
+ */
+export function nextCheckInMs(o: { sizeBytes: number; grownBytes: number; elapsedMs: number; maxBytes: number; intervalMs: number }): number {
+  if (o.grownBytes <= 0 || o.elapsedMs <= 0) return o.intervalMs;
+  const untilFull = ((o.maxBytes - o.sizeBytes) * o.elapsedMs) / o.grownBytes;
+  return Math.min(o.intervalMs, Math.max(FAST_CHECK_MIN_MS, untilFull));
+}
+
+/** Compresses `file` to `file.gz` through a temporary file that a failure (a full disk) removes. */
+async function compress(file: string): Promise<void> {
+  const partial = `${file}.tmp.gz`;
+  try {
+    await pipeline(createReadStream(file), createGzip(), createWriteStream(partial));
+    await rename(partial, `${file}.gz`);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  }
+  await rm(file, { force: true });
+}
+
+/** What the manager knows of one running container's log. */
+interface WatchedLog {
+  path: string;
+  sizeBytes: number;
+  seenAtMs: number;
+  /** When the log is looked at again. */
+  dueAtMs: number;
+}
+
 /** Rotates container logs. */
 export class ContainerLogManager {
-  /** Log path per container ID: a container's log path never changes, so it is asked once. */
-  private readonly paths = new Map<string, string>();
+  /** By container ID: a container's log path never changes, so it is asked once. */
+  private readonly logs = new Map<string, WatchedLog>();
+  private lastFullPassAtMs = -Infinity;
 
   constructor(private readonly d: { runtime: RuntimeService; clock: Clock; logger: Logger; maxSizeBytes: number; maxFiles: number; intervalMs: number }) {}
 
   /** One pass over the running containers (one ContainerStatus per new container, a stat per log). */
   async rotateOnce(): Promise<void> {
+    const now = this.d.clock.now();
+    this.lastFullPassAtMs = now;
     const containers = (await this.d.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
     const live = new Set(containers.map((c) => c.id));
-    for (const id of [...this.paths.keys()]) if (!live.has(id)) this.paths.delete(id);
+    for (const id of [...this.logs.keys()]) if (!live.has(id)) this.logs.delete(id);
     for (const c of containers) {
-      let logPath = this.paths.get(c.id);
-      if (logPath === undefined) {
+      if (!this.logs.has(c.id)) {
+        let path: string;
         try {
-          logPath = (await this.d.runtime.containerStatus(c.id)).status.log_path;
+          path = (await this.d.runtime.containerStatus(c.id)).status.log_path;
         } catch {
           continue;
         }
-        this.paths.set(c.id, logPath);
+        this.logs.set(c.id, { path, sizeBytes: 0, seenAtMs: now, dueAtMs: now });
       }
-      if (!logPath) continue;
-      // Read synchronously (lib/fs-util.ts): every running container, every interval.
-      if ((statSyncOrUndefined(logPath)?.size ?? 0) <= this.d.maxSizeBytes) continue;
-      await this.rotate(c.id, logPath).catch((err: unknown) =>
-        this.d.logger.warn({ containerId: c.id, err: messageOf(err) }, 'failed to rotate container log'),
-      );
+      await this.check(c.id, now);
     }
+  }
+
+  /** Looks at the logs due by now (no list: the fast-growing ones between full passes). */
+  async rotateDue(): Promise<void> {
+    const now = this.d.clock.now();
+    for (const [id, log] of this.logs) if (log.dueAtMs <= now) await this.check(id, now);
+  }
+
+  private async check(id: string, now: number): Promise<void> {
+    const log = this.logs.get(id);
+    if (!log?.path) return;
+    // Read synchronously (lib/fs-util.ts): every running container, every interval.
+    let size = statSyncOrUndefined(log.path)?.size ?? 0;
+    const grown = size - log.sizeBytes;
+    if (size > this.d.maxSizeBytes) {
+      const rotated = await this.rotate(id, log.path).then(
+        () => true,
+        (err: unknown) => {
+          this.d.logger.warn({ containerId: id, err: messageOf(err) }, 'failed to rotate container log');
+          return false;
+        },
+      );
+      if (rotated) size = 0;
+    }
+    // A log seen for the first time has no rate yet: a second look soon gives it one.
+    const inMs =
+      now === log.seenAtMs
+        ? Math.min(this.d.intervalMs, FIRST_RATE_SAMPLE_MS)
+        : nextCheckInMs({ sizeBytes: size, grownBytes: grown, elapsedMs: now - log.seenAtMs, maxBytes: this.d.maxSizeBytes, intervalMs: this.d.intervalMs });
+    Object.assign(log, { sizeBytes: size, seenAtMs: now, dueAtMs: now + inMs });
   }
 
   private async rotate(id: string, log: string): Promise<void> {
@@ -70,11 +141,7 @@ export class ContainerLogManager {
     const old = await rotatedLogs(log);
     for (const f of old.slice(0, Math.max(0, old.length - (this.d.maxFiles - 2)))) await rm(f, { force: true });
     // 2. Compress every rotated file that is not compressed yet (the newest one stays plain until the next rotation).
-    for (const f of (await rotatedLogs(log)).filter((x) => !x.endsWith('.gz'))) {
-      await pipeline(createReadStream(f), createGzip(), createWriteStream(`${f}.tmp.gz`));
-      await rename(`${f}.tmp.gz`, `${f}.gz`);
-      await rm(f, { force: true });
-    }
+    for (const f of (await rotatedLogs(log)).filter((x) => !x.endsWith('.gz'))) await compress(f);
     // 3. Rename and reopen.
     let target = `${log}.${rotationSuffix(this.d.clock.now())}`;
     if (
@@ -93,13 +160,16 @@ export class ContainerLogManager {
     }
   }
 
-  /** Rotates every interval until `signal` aborts. */
+  /** Rotates every interval, and fast-growing logs when they are due, until `signal` aborts. */
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
       while (!signal.aborted) {
-        await sleep(this.d.intervalMs, signal, this.d.clock);
+        const nextFull = this.lastFullPassAtMs + this.d.intervalMs;
+        const next = Math.min(nextFull, ...[...this.logs.values()].map((l) => l.dueAtMs));
+        await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.d.clock.now()), signal, this.d.clock);
         if (signal.aborted) break;
-        await this.rotateOnce().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'container log rotation failed'));
+        const pass = this.d.clock.now() >= nextFull ? this.rotateOnce() : this.rotateDue();
+        await pass.catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'container log rotation failed'));
       }
     })();
   }

@@ -1,0 +1,51 @@
+/**
+ * Regression (reliability issue, defect 7): the process runtime's state follows its containers.
+ * A container removed while its exit is being recorded, or while it is being started, leaves no
+ * state file (they stayed as EXITED 143 until the runtime's next start) and no process.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
+import { silentLogger as logger } from '../../src/lib/logger.js';
+import type * as cri from '../../src/cri/types.js';
+import { countProcesses } from '../e2e/helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-statefollow-'));
+const stateDir = join(dir, 'state');
+const runtime = new ProcessRuntime({ stateDir, podIP: '127.0.0.1', mode: 'in-process', logger, version: 'test' });
+const marker = `state-follow-${process.pid}`;
+beforeAll(() => runtime.start());
+afterAll(async () => {
+  await runtime.shutdown(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const stateFiles = () => readdirSync(join(stateDir, 'containers')).filter((n) => n.endsWith('.json'));
+
+describe('container state files', () => {
+  it('are gone with containers removed as they exit or as they start', async () => {
+    const sandboxConfig: cri.PodSandboxConfig = { metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 }, log_directory: join(dir, 'logs') };
+    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const config = (i: number): cri.ContainerConfig => ({
+      metadata: { name: `c${i}`, attempt: 0 },
+      image: { image: 'busybox' },
+      command: ['sh', '-c', `sleep 100; echo ${marker}`],
+      log_path: `c${i}.log`,
+    });
+    for (let round = 0; round < 10; round++) {
+      const running = await runtime.createContainer(sandboxId, config(2 * round), sandboxConfig);
+      await runtime.startContainer(running);
+      const starting = await runtime.createContainer(sandboxId, config(2 * round + 1), sandboxConfig);
+      // Removed while its exit is recorded; the other removed while it starts.
+      await Promise.all([runtime.removeContainer(running), runtime.startContainer(starting).catch(() => undefined), runtime.removeContainer(starting)]);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await runtime.listContainers()).toEqual([]);
+    expect(stateFiles()).toEqual([]);
+    expect(countProcesses(marker)).toBe(0);
+    await runtime.stopPodSandbox(sandboxId);
+    await runtime.removePodSandbox(sandboxId);
+  }, 60_000);
+});
