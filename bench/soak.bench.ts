@@ -7,8 +7,13 @@
  *    within a session every line number follows the previous one (no line missed, none twice);
  *  - a stream of bad manifests (alias bomb, broken YAML, a FIFO, an oversized file, a duplicate
  *    name), each written, then removed a moment later;
- * then the kubelet's RSS, V8 heap in use and open file descriptors, SOAK_SETTLE_SECONDS (60) after the load stopped, against their
- * baseline (110 pods running, before the load). Prints a table and writes
+ *  - SOAK_ATTACHERS (20) attach sessions at a time over WebSocket and SPDY, each dropped by its
+ *    client at a random point while the containers print;
+ *  - the runtime killed (SIGKILL) half-way and started again 5 s later: the runtime is the
+ *    process-runtime daemon (`tskubelet process-runtime`) for that;
+ * then the kubelet's RSS, V8 heap in use and open file descriptors, and the node's processes,
+ * mounts, cgroups and the runtime's state files, SOAK_SETTLE_SECONDS (60) after the load stopped,
+ * against their baseline (110 pods running, before the load). Prints a table and writes
  * bench/results/soak.json. Not part of the tests.
  */
 import { createHash } from 'node:crypto';
@@ -19,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PodList } from '../src/api/types.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until } from '../test/e2e/helpers.js';
-import { wsSession } from '../test/e2e/streaming-helpers.js';
+import { droppedSpdy, droppedWebSocket, wsSession } from '../test/e2e/streaming-helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
@@ -27,6 +32,7 @@ const PODS = Number(process.env.SOAK_PODS ?? 110);
 const EXECS = Number(process.env.SOAK_EXECS ?? 50);
 const FOLLOWERS = Number(process.env.SOAK_FOLLOWERS ?? 100);
 const SETTLE_SECONDS = Number(process.env.SOAK_SETTLE_SECONDS ?? 60);
+const ATTACHERS = Number(process.env.SOAK_ATTACHERS ?? 20);
 const node = 'soak';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-soak-'));
 const manifests = join(dir, 'manifests');
@@ -42,7 +48,14 @@ const ports = await freeKubeletPorts();
 const diag = join(dir, 'diag');
 mkdirSync(diag);
 process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}`.trim();
-const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '2s'] }));
+const runtimeRoot = join(dir, 'runtime');
+const socket = join(dir, 'cri.sock');
+const startRuntime = () => startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', runtimeRoot, '--node-ip', '127.0.0.1']);
+let runtime = startRuntime();
+await until(() => runtime.output().includes('process runtime serving CRI'), 20_000, 'runtime serving');
+const kubelet = startKubelet(
+  kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '2s', '--container-runtime-endpoint', `unix://${socket}`] }),
+);
 const pid = kubelet.proc.pid!;
 const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
 const tlsOpts = () => ({ ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) });
@@ -71,6 +84,20 @@ async function heapOf(): Promise<{ heap: number; heapTotal: number; external: nu
 }
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 
+/** What the node holds besides the kubelet's own memory: processes, mounts and cgroups (node-wide), and the runtime's state files. */
+function nodeFootprint(): { processes: number; mounts: number; cgroups: number; stateFiles: number } {
+  const count = (cmd: string) => Number(execFileSync('sh', ['-c', cmd], { encoding: 'utf8' }).trim());
+  const state = ['containers', 'sandboxes'].flatMap((k) =>
+    readdirSync(join(runtimeRoot, 'process-runtime', k), { withFileTypes: true }).filter((e) => e.isFile()),
+  );
+  return {
+    processes: readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length,
+    mounts: readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean).length,
+    cgroups: count('find /sys/fs/cgroup -mindepth 1 -type d 2>/dev/null | wc -l'),
+    stateFiles: state.length,
+  };
+}
+
 const counts = {
   execs: 0,
   execBad: 0,
@@ -82,6 +109,8 @@ const counts = {
   followNoResponse: 0,
   followFirstByteMs: [] as number[],
   badManifests: 0,
+  attachSessions: 0,
+  runtimeRestarts: 0,
 };
 let end = 0;
 const failures: Record<string, unknown>[] = [];
@@ -166,6 +195,28 @@ async function follower(f: number): Promise<void> {
   }
 }
 
+/** One attacher: attach sessions back to back until the end, each dropped at a random point. */
+async function attacher(a: number): Promise<void> {
+  let n = 0;
+  while (Date.now() < end) {
+    const path = `/attach/default/p${(a + n++ * 11) % PODS}-${node}/main?output=1&error=1`;
+    await (n % 2
+      ? droppedWebSocket(`wss://127.0.0.1:${ports.port}${path}`, pki, 'v5.channel.k8s.io', 3000)
+      : droppedSpdy(ports.port, pki, path, ['error', 'stdout', 'stderr'], 3000));
+    counts.attachSessions++;
+  }
+}
+
+/** Kills the runtime half-way through the load and starts it again 5 s later. */
+async function runtimeRestart(): Promise<void> {
+  await sleep(Math.max(0, (end - Date.now()) / 2));
+  runtime.proc.kill('SIGKILL');
+  await sleep(5000);
+  runtime = startRuntime();
+  await until(() => runtime.output().includes('process runtime serving CRI'), 20_000, 'runtime serving again');
+  counts.runtimeRestarts++;
+}
+
 /** Bad manifests, one after another: each written, then removed. */
 async function badManifests(): Promise<void> {
   const bomb = [
@@ -208,15 +259,21 @@ try {
   );
   await sleep(15_000);
   await collectGarbage();
-  const base = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()) };
+  const base = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()), ...nodeFootprint() };
   end = Date.now() + SECONDS * 1000;
   let peakRss = base.rss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, sampleProcess(pid).rss)), 1000);
-  await Promise.all([...Array.from({ length: EXECS }, (_, w) => execWorker(w)), ...Array.from({ length: FOLLOWERS }, (_, f) => follower(f)), badManifests()]);
+  await Promise.all([
+    ...Array.from({ length: EXECS }, (_, w) => execWorker(w)),
+    ...Array.from({ length: FOLLOWERS }, (_, f) => follower(f)),
+    ...Array.from({ length: ATTACHERS }, (_, a) => attacher(a)),
+    badManifests(),
+    runtimeRestart(),
+  ]);
   clearInterval(sampler);
   await sleep(SETTLE_SECONDS * 1000);
   await collectGarbage();
-  const after = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()) };
+  const after = { rss: sampleProcess(pid).rss, fds: fds(), ...(await heapOf()), ...nodeFootprint() };
   const alive = kubelet.proc.exitCode === null && kubelet.proc.signalCode === null;
   const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
   const { followFirstByteMs, ...rest } = counts;
@@ -242,6 +299,14 @@ try {
     afterExternalMiB: round(after.external / 2 ** 20),
     baselineFds: base.fds,
     afterFds: after.fds,
+    baselineProcesses: base.processes,
+    afterProcesses: after.processes,
+    baselineMounts: base.mounts,
+    afterMounts: after.mounts,
+    baselineCgroups: base.cgroups,
+    afterCgroups: after.cgroups,
+    baselineStateFiles: base.stateFiles,
+    afterStateFiles: after.stateFiles,
   };
   results.verdict = {
     kubeletAlive: alive,
@@ -251,9 +316,12 @@ try {
     everyFollowerAnswered: counts.followErrors === 0 && counts.followNoResponse === 0,
     fdsBackToBaseline: after.fds <= base.fds + 2,
     rssWithin25PercentOfBaseline: after.rss <= base.rss * 1.25,
+    nodeBackToBaseline:
+      after.processes <= base.processes && after.mounts <= base.mounts && after.cgroups <= base.cgroups && after.stateFiles <= base.stateFiles,
   };
 } finally {
   await kubelet.stop();
+  await runtime.stop();
   rmSync(dir, { recursive: true, force: true });
 }
 if (failures.length) console.log('failures (first 10):', JSON.stringify(failures.slice(0, 10), null, 1));

@@ -3,7 +3,7 @@
  * the value is parsed (flags.ts parses the command line with it).
  */
 
-export type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints' | 'gates';
+export type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints' | 'gates' | 'version';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 export const configFlags: Record<string, { path: string[]; kind: Kind }> = {

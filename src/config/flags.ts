@@ -31,7 +31,8 @@ const kubeletFlags: Record<string, Kind> = {
   v: 'int',
   'logging-format': 'string',
   help: 'bool',
-  version: 'bool',
+  // upstream's version.Value: true, false or raw.
+  version: 'version',
 };
 
 /** The parsed command line. */
@@ -62,7 +63,7 @@ export interface ParsedFlags {
     v?: number;
     loggingFormat?: string;
     help?: boolean;
-    version?: boolean;
+    version?: boolean | 'raw';
   };
   /** Known upstream flags that are accepted but not implemented. */
   unimplemented: string[];
@@ -88,6 +89,12 @@ function convert(name: string, kind: Kind, raw: string): unknown {
   if (kind === 'number') {
     if (!/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a number`);
     return Number(raw);
+  }
+  if (kind === 'version') {
+    if (raw === 'raw') return 'raw';
+    const on = goBool(raw);
+    if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be true, false or raw`);
+    return on;
   }
   if (kind === 'bool') {
     const on = goBool(raw);
@@ -169,7 +176,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
     const name = eq >= 0 ? body.slice(0, eq) : body;
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
     const known: { kind: Kind; path?: string[] } | undefined = configFlags[name] ?? (kubeletFlags[name] ? { kind: kubeletFlags[name] } : undefined);
-    const isBool = known ? known.kind === 'bool' : booleanFlags.has(name);
+    const isBool = known ? known.kind === 'bool' || known.kind === 'version' : booleanFlags.has(name);
     if (!known && !unimplementedFlags.has(name) && !booleanFlags.has(name)) throw new FlagError(`unknown flag: --${name}`);
     if (value === undefined) {
       if (isBool) value = 'true';

@@ -6,6 +6,7 @@
  *   spawn ──► running ──(main process exits)──► group SIGKILLed (as a PID namespace would be)
  *                                               ──► logs flushed ──► exited(code, signal)
  */
+import { loadPty } from './pty.js';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { Writable as WritableStream } from 'node:stream';
@@ -180,7 +181,7 @@ export function adoptProcess(o: { pid: number; startTime?: number; ioDir: string
 }
 
 async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigint): Promise<ProcessHandle> {
-  const pty = await import('node-pty');
+  const pty = await loadPty();
   const argv = (spec.wrap ?? ((a: string[]) => a))(spec.argv);
   const term = pty.spawn(argv[0], argv.slice(1), {
     name: 'xterm',

@@ -23,6 +23,7 @@ import { containerMatches, sandboxMatches } from './filters.js';
 import type { ProcessHandle } from './process-handle.js';
 import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
+import { loadPty } from './pty.js';
 import { killMarked, signalGroup } from './proc.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
@@ -176,6 +177,7 @@ export class ProcessRuntime implements RuntimeService {
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
     if (config.devices?.length) throw badRequest('devices (raw block volumes) are not supported by the process runtime');
+    if (config.tty) await loadPty(); // refused now, with why, where node-pty is not installed
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());
     this.containers.set(id, rec);

@@ -11,6 +11,7 @@ import type { CommandResult } from '../streaming/remote-command/protocol.js';
 import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
 import { commandIn, type ExecContext } from './container-context.js';
+import { loadPty } from './pty.js';
 
 /** Ends `w` and resolves once everything written has been handed on. */
 const finish = (w: Writable | undefined) =>
@@ -68,7 +69,12 @@ export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecCont
 }
 
 async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext): Promise<CommandResult> {
-  const pty = await import('node-pty');
+  let pty;
+  try {
+    pty = await loadPty();
+  } catch (err) {
+    return { error: `failed to exec in container: ${(err as Error).message}` };
+  }
   const size = io.resize.last;
   let term: import('node-pty').IPty;
   try {

@@ -392,7 +392,8 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
       held(`deleted-running-${policy.toLowerCase()}`, {
         restartPolicy: policy,
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600', `deleted-${policy}-marker`] }],
+        // The marker is the shell's $0: `sleep 3600 marker` fails at once (an invalid interval).
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 3600; :', `deleted-${policy}-marker`] }],
       });
     const names = ['always', 'onfailure', 'never'].map((p) => `deleted-running-${p}`);
     // (generous bounds: on a loaded 2-core CI machine four pods can take seconds)

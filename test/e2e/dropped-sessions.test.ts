@@ -9,11 +9,9 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebSocket } from 'ws';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { SpdyConnection } from '../../src/streaming/spdy/connection.js';
 import { countProcesses, freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
-import { rawUpgrade, wsSession, type ClientPki } from './streaming-helpers.js';
+import { droppedSpdy, droppedWebSocket, wsSession, type ClientPki } from './streaming-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-drop-'));
 const manifests = join(dir, 'manifests');
@@ -30,7 +28,6 @@ let webPort: number;
 const tlsOptions = () => ({ ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) });
 const base = () => `wss://127.0.0.1:${ports.port}`;
 const execQuery = (cmd: string[]) => cmd.map((x) => `command=${encodeURIComponent(x)}`).join('&');
-const randomDelay = (maxMs: number) => new Promise((r) => setTimeout(r, Math.floor(Math.random() * maxMs)));
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
@@ -62,45 +59,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A WebSocket session to `path` that the client drops (terminates its TCP connection) after up to `maxMs`. */
-function droppedWebSocket(path: string, protocol: string, maxMs: number, send?: Buffer): Promise<void> {
-  return new Promise((resolve) => {
-    const ws = new WebSocket(base() + path, [protocol], { ...tlsOptions(), perMessageDeflate: false });
-    ws.on('error', () => resolve());
-    ws.on('close', () => resolve());
-    ws.on('open', () => {
-      if (send) ws.send(send);
-      void randomDelay(maxMs).then(() => ws.terminate());
-    });
-  });
-}
-
-/** A SPDY session to `path` with `streams`, its socket destroyed after up to `maxMs`. */
-async function droppedSpdy(path: string, streams: string[], maxMs: number): Promise<void> {
-  const up = await rawUpgrade(
-    '127.0.0.1',
-    ports.port,
-    path,
-    [
-      ['Connection', 'Upgrade'],
-      ['Upgrade', 'SPDY/3.1'],
-      ['X-Stream-Protocol-Version', 'v4.channel.k8s.io'],
-    ],
-    pki,
-  ).catch(() => undefined);
-  if (!up || up.status !== 101) return;
-  up.socket.on('error', () => undefined);
-  const connection = new SpdyConnection(up.socket, { server: false });
-  for (const type of streams) {
-    const stream = connection.openStream([['streamtype', type]]);
-    stream.on('error', () => undefined);
-    stream.resume();
-    if (type !== 'stdin') stream.end();
-  }
-  await randomDelay(maxMs);
-  up.socket.destroy();
-}
-
 describe('sessions dropped at random points while the containers print', () => {
   it('the kubelet stays up and no process a session started outlives it', async () => {
     const attach = (pod: string) => `/attach/default/${pod}-${node}/main?output=1&error=1`;
@@ -111,11 +69,11 @@ describe('sessions dropped at random points while the containers print', () => {
       const sessions: Promise<void>[] = [];
       for (let i = 0; i < 12; i++) {
         const pod = i % 2 ? 'chatty-a' : 'chatty-b';
-        sessions.push(droppedWebSocket(attach(pod), i % 3 ? 'v4.channel.k8s.io' : 'v5.channel.k8s.io', 1500));
-        sessions.push(droppedWebSocket(exec(pod), 'v4.channel.k8s.io', 1500));
-        sessions.push(droppedWebSocket(portForward, 'v4.channel.k8s.io', 300, request));
-        sessions.push(droppedSpdy(attach(pod), ['error', 'stdout', 'stderr'], 1500));
-        sessions.push(droppedSpdy(exec(pod), ['error', 'stdin', 'stdout', 'stderr'], 1500));
+        sessions.push(droppedWebSocket(base() + attach(pod), pki, i % 3 ? 'v4.channel.k8s.io' : 'v5.channel.k8s.io', 1500));
+        sessions.push(droppedWebSocket(base() + exec(pod), pki, 'v4.channel.k8s.io', 1500));
+        sessions.push(droppedWebSocket(base() + portForward, pki, 'v4.channel.k8s.io', 300, request));
+        sessions.push(droppedSpdy(ports.port, pki, attach(pod), ['error', 'stdout', 'stderr'], 1500));
+        sessions.push(droppedSpdy(ports.port, pki, exec(pod), ['error', 'stdin', 'stdout', 'stderr'], 1500));
       }
       await Promise.all(sessions);
       expect(kubelet.proc.exitCode, kubelet.output().slice(-3000)).toBeNull();

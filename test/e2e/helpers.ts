@@ -146,18 +146,20 @@ export function startKubelet(args: string[]): Kubelet {
 }
 
 const kubeletBin = join(repoRoot, 'bin', 'tskubelet.js');
-let shebang: { env: Record<string, string>; flags: string[] } | undefined;
+let unitSettings: { env: Record<string, string>; flags: string[] } | undefined;
 /**
- * The environment variables and Node flags of the command's shebang
- * (`#!/usr/bin/env -S [NAME=value ...] node <flags>`): what operators run.
+ * The environment and Node flags the kubelet runs with on a node: the `Environment=` lines of the
+ * systemd unit (packaging/systemd/tskubelet.service), NODE_OPTIONS as Node flags. Tests and
+ * benches spawn the kubelet with them, so they measure what operators run.
  */
 export function kubeletCommandLine(): { env: Record<string, string>; flags: string[] } {
-  if (shebang) return shebang;
-  const m = /^#!\S*env -S (.*?)\bnode\b(.*)$/.exec(readFileSync(kubeletBin, 'utf8').split('\n')[0]);
-  const words = (s: string | undefined) => (s ?? '').split(' ').filter(Boolean);
-  const env = Object.fromEntries(words(m?.[1]).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
-  shebang = { env, flags: words(m?.[2]) };
-  return shebang;
+  if (unitSettings) return unitSettings;
+  const unit = readFileSync(join(repoRoot, 'packaging', 'systemd', 'tskubelet.service'), 'utf8');
+  const env: Record<string, string> = {};
+  for (const [, name, value] of unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)) env[name] = value;
+  const { NODE_OPTIONS: nodeOptions = '', ...rest } = env;
+  unitSettings = { env: rest, flags: nodeOptions.split(' ').filter(Boolean) };
+  return unitSettings;
 }
 
 /** Runs the CLI to completion. */

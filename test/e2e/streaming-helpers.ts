@@ -158,3 +158,44 @@ export async function spdyExec(
   up.socket.destroy();
   return { status: 101, protocol, out };
 }
+
+const randomDelay = (maxMs: number) => new Promise((r) => setTimeout(r, Math.floor(Math.random() * maxMs)));
+
+/** A WebSocket session to `url` that the client drops (terminates its TCP connection) after up to `maxMs`; `send` once open. */
+export function droppedWebSocket(url: string, pki: ClientPki, protocol: string, maxMs: number, send?: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url, [protocol], { ...tlsOf(pki), perMessageDeflate: false });
+    ws.on('error', () => resolve());
+    ws.on('close', () => resolve());
+    ws.on('open', () => {
+      if (send) ws.send(send);
+      void randomDelay(maxMs).then(() => ws.terminate());
+    });
+  });
+}
+
+/** A SPDY session to `path` on 127.0.0.1:`port` with `streams`, its socket destroyed after up to `maxMs`. */
+export async function droppedSpdy(port: number, pki: ClientPki, path: string, streams: string[], maxMs: number): Promise<void> {
+  const up = await rawUpgrade(
+    '127.0.0.1',
+    port,
+    path,
+    [
+      ['Connection', 'Upgrade'],
+      ['Upgrade', 'SPDY/3.1'],
+      ['X-Stream-Protocol-Version', 'v4.channel.k8s.io'],
+    ],
+    pki,
+  ).catch(() => undefined);
+  if (!up || up.status !== 101) return;
+  up.socket.on('error', () => undefined);
+  const connection = new SpdyConnection(up.socket, { server: false });
+  for (const type of streams) {
+    const stream = connection.openStream([['streamtype', type]]);
+    stream.on('error', () => undefined);
+    stream.resume();
+    if (type !== 'stdin') stream.end();
+  }
+  await randomDelay(maxMs);
+  up.socket.destroy();
+}

@@ -45,21 +45,32 @@ beforeAll(async () => {
   for (const name of ['stays', 'goes-a', 'goes-b']) await running(name);
 }, 90_000);
 
+/** Whether the test left containerd down (a failed test): teardown starts it again, and only then (a second one would be orphaned). */
+let containerdDown = false;
+const containerdOff = async () => {
+  containerdDown = true;
+  await ctrd.down();
+};
+const containerdOn = async () => {
+  await ctrd.up();
+  containerdDown = false;
+};
+
 afterAll(async () => {
-  await ctrd?.up().catch(() => undefined);
+  if (containerdDown) await ctrd?.up().catch(() => undefined);
   await teardown({ kubelet, cri, ctrd, dir });
 }, 90_000);
 
 describe('containerd killed and started again', () => {
   it('pods added and removed while it is down converge once it is back', async () => {
-    await ctrd.down();
+    await containerdOff();
     for (const name of ['new-a', 'new-b', 'new-c']) sleeper(name);
     removePod(manifests, 'goes-a');
     removePod(manifests, 'goes-b');
     // The kubelet sees the changes (and fails to act on them while containerd is away).
     await until(async () => (await pods(ports.ro)).some((p) => p.metadata.name === `new-c-${node}`), 20_000, 'the new pods seen');
     await new Promise((r) => setTimeout(r, 5_000));
-    await ctrd.up();
+    await containerdOn();
     for (const name of ['new-a', 'new-b', 'new-c']) await running(name);
     await until(
       async () => {
@@ -79,9 +90,9 @@ describe('containerd killed and started again', () => {
     const burst = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
     for (const name of burst) sleeper(name);
     await until(async () => (await cri.runtime.listPodSandbox()).length > 5, 20_000, 'the burst under way');
-    await ctrd.down();
+    await containerdOff();
     await new Promise((r) => setTimeout(r, 3_000));
-    await ctrd.up();
+    await containerdOn();
     for (const name of burst) await running(name);
     const names = await runningContainersOf();
     for (const name of burst) expect(names.filter((n) => n === `${name}-${node}`)).toHaveLength(1);

@@ -16,8 +16,19 @@ import type { CriRuntime } from '../../src/cri/services.js';
 import { cgroupDriverFromRuntime } from '../../src/agent/cgroups/cgroup-driver.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, runKubelet, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
-import { spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  runKubelet,
+  startKubelet,
+  until,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from '../e2e/helpers.js';
+import { droppedSpdy, droppedWebSocket, spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
 import { bareId, teardown, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
 
 const node = 'ctrd-node';
@@ -499,6 +510,29 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
       new RegExp(`^checkpointing of default/${podName('shell')}/main failed \\(.*(not implemented|Unimplemented|unknown method).*\\)$`, 'i'),
     );
   });
+
+  // containerd 1.6 keeps an exec whose stream has gone as long as the command runs (it waits for
+  // its exit; the Go kubelet relays the same way): the commands here end by themselves.
+  it('sessions dropped at random points while the container prints: the kubelet stays up and serves on (regression)', async () => {
+    const marker = `ctrd-drop-${process.pid}`;
+    const base = `wss://127.0.0.1:${ports.port}`;
+    const attachPath = `/attach/default/${podName('shell')}/main?output=1&error=1`;
+    const execPath = `/exec/default/${podName('shell')}/main?command=sh&command=-c&command=${encodeURIComponent(`timeout 5 yes ${marker}`)}&output=1&error=1&input=1`;
+    for (let round = 0; round < 3; round++) {
+      const sessions: Promise<void>[] = [];
+      for (let i = 0; i < 10; i++) {
+        sessions.push(droppedWebSocket(base + execPath, pki, 'v4.channel.k8s.io', 1000));
+        sessions.push(droppedWebSocket(base + attachPath, pki, 'v5.channel.k8s.io', 1000));
+        sessions.push(droppedSpdy(ports.port, pki, execPath, ['error', 'stdin', 'stdout', 'stderr'], 1000));
+        sessions.push(droppedSpdy(ports.port, pki, attachPath, ['error', 'stdout', 'stderr'], 1000));
+      }
+      await Promise.all(sessions);
+      expect(kubelet.proc.exitCode).toBeNull();
+    }
+    await until(() => countProcesses(marker) === 0, 20_000, 'exec processes gone');
+    const r = await wsSession(exec(['echo', 'still-here'], 'output=1'), ['v4.channel.k8s.io'], pki);
+    expect(r.channels.get(1)!.toString()).toBe('still-here\n');
+  }, 90_000);
 
   it('exec with a WebSocket client (v4 and base64), stdin included', async () => {
     const r = await wsSession(exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'), ['v4.channel.k8s.io'], pki);
