@@ -99,13 +99,25 @@ function httpOnce(url: URL, headers: [string, string][], timeoutMs: number): Pro
   });
 }
 
+/**
+ * The URL an httpGet probe or hook asks for (upstream formatURL): the spec's path parsed as a URL
+ * reference, so that a query string stays a query (`/echo?msg=a` is not `/echo%3Fmsg=a`), on the
+ * scheme, host and port given (a host in the path, `//other/x`, does not replace them). Pure.
+ */
+export function probeUrl(scheme: string, host: string, port: number, path: string): URL {
+  const url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`);
+  const reference = new URL(path, 'http://path.invalid');
+  url.pathname = reference.pathname;
+  url.search = reference.search;
+  return url;
+}
+
 async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget): Promise<ProbeOutcome> {
   const port = resolvePort(a.port, t.container);
   if (port === undefined) return { result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` };
   const host = a.host || t.podIP;
   const scheme = (a.scheme ?? 'HTTP').toLowerCase();
-  let url = new URL(`${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`);
-  url.pathname = a.path ?? '/';
+  let url = probeUrl(scheme, host, port, a.path ?? '');
   // Upstream: the spec's headers (repeats kept), then User-Agent and Accept unless the spec set them.
   const headers: [string, string][] = (a.httpHeaders ?? []).map((h) => [h.name, h.value]);
   const has = (n: string) => headers.some(([k]) => k.toLowerCase() === n);

@@ -4,12 +4,13 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { runProbeAction, resolvePort } from '../../../src/agent/prober/probe-handlers.js';
+import { probeUrl, runProbeAction, resolvePort } from '../../../src/agent/prober/probe-handlers.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
 
 let server: http.Server;
 let port: number;
 const seen: http.IncomingHttpHeaders[] = [];
+const urls: string[] = [];
 let health: grpc.Server;
 let grpcPort: number;
 let serving = 1;
@@ -17,7 +18,8 @@ let serving = 1;
 beforeAll(async () => {
   server = http.createServer((req, res) => {
     seen.push(req.headers);
-    if (req.url === '/ok') return res.end('fine');
+    urls.push(req.url ?? '');
+    if (req.url === '/ok' || req.url?.startsWith('/echo?')) return res.end('fine');
     if (req.url === '/redirect') {
       res.writeHead(302, { Location: '/ok' });
       return res.end();
@@ -79,6 +81,21 @@ describe('probe handlers', () => {
       result: 'failure',
       output: 'unable to find port nope in container c',
     });
+  });
+
+  it('httpGet: a path with a query string reaches the server with that exact query (regression: it was sent as %3F; upstream formatURL)', async () => {
+    urls.length = 0;
+    expect((await runProbeAction({ httpGet: { path: '/echo?a=b&c=d', port } }, target())).result).toBe('success');
+    expect((await runProbeAction({ httpGet: { path: '/echo?msg=poststart', port } }, target())).result).toBe('success');
+    expect(urls).toEqual(['/echo?a=b&c=d', '/echo?msg=poststart']);
+  });
+
+  it('probeUrl: the path as a URL reference on the probe’s own scheme, host and port', () => {
+    expect(probeUrl('http', '10.0.0.1', 8080, '/echo?a=b&c=d').href).toBe('http://10.0.0.1:8080/echo?a=b&c=d');
+    expect(probeUrl('https', 'fd00::1', 443, 'healthz').href).toBe('https://[fd00::1]/healthz'); // WHATWG drops a default port; the request still goes to it
+    expect(probeUrl('http', '10.0.0.1', 80, '').href).toBe('http://10.0.0.1/');
+    expect(probeUrl('http', '10.0.0.1', 81, '//elsewhere/x?y#frag').href).toBe('http://10.0.0.1:81/x?y');
+    expect(probeUrl('http', '10.0.0.1', 81, '/a b').href).toBe('http://10.0.0.1:81/a%20b');
   });
 
   it('tcpSocket: connect succeeds; a closed port fails with the dial error', async () => {
