@@ -25,7 +25,7 @@ import type { Agent } from './agent/compose.js';
 import { startHealthzServer } from './server/healthz-server.js';
 import { closeServers, type ClosableServer } from './server/limits.js';
 import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
-import { KUBERNETES_VERSION, TSKUBELET_VERSION, versionText } from './version.js';
+import { TSKUBELET_VERSION, versionText } from './version.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
 const _hostFits = (h: Agent['host']): KubeletHost => h;
