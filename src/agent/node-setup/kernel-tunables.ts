@@ -3,7 +3,7 @@
  * allowed, the OOM killer rather than a panic on OOM, a reboot 10 s after a panic, a panic on an
  * oops, and room for the keys of many containers. With protectKernelDefaults the kubelet refuses
  * to start when one differs, naming each, as upstream's does. Without it upstream rewrites them;
- * tskubelet leaves the kernel alone (a deviation the README states).
+ * tskubelet leaves the kernel alone (a deviation docs/compatibility.md states).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
