@@ -5,7 +5,7 @@
  * serving certificate is given, so nothing else (the local PKI) makes the directory first.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
@@ -22,8 +22,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The directories of a Go kubelet v1.36's root dir that exist before any pod (root-dir-layout.txt). */
-const upstreamLayout = { '.': 0o750, pods: 0o750, plugins: 0o750, plugins_registry: 0o750, 'pod-resources': 0o750, checkpoints: 0o700 };
+/** The modes of the top-level directories a Go kubelet v1.36.2 left (test/fixtures/go-kubelet-1.36/root-dir-layout.txt). */
+const layoutText = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'root-dir-layout.txt'), 'utf8');
+const upstreamModes = new Map(
+  [...layoutText.matchAll(/^d (\d+) \.\/?([^/\n]*)$/gm)].map(([, mode, path]) => [path === '' ? '.' : path, parseInt(mode, 8)] as const),
+);
+/** Those that exist before any pod or image (image_manager/ is the image pull records'). */
+const upstreamLayout = Object.fromEntries(['.', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints'].map((p) => [p, upstreamModes.get(p)]));
 
 describe('a root dir that does not exist yet', () => {
   it('is created with upstream layout and modes, and the kubelet serves and runs a static pod', async () => {
@@ -46,6 +51,7 @@ describe('a root dir that does not exist yet', () => {
       'the static pod Running',
     );
     const modes = Object.fromEntries(Object.keys(upstreamLayout).map((p) => [p, statSync(join(root, p)).mode & 0o7777]));
+    expect(Object.values(upstreamLayout).every((m) => m !== undefined)).toBe(true);
     expect(modes).toEqual(upstreamLayout);
     expect(kubelet.proc.exitCode).toBeNull();
   }, 40_000);

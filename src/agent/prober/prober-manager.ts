@@ -230,7 +230,18 @@ export class ProberManager {
     const before = w.state.result;
     w.state = nextState(w.state, out.result, { kind: w.kind, successThreshold: t.successThreshold, failureThreshold: t.failureThreshold });
     if (w.state.result === before) return;
+    // Started: its readiness is probed now, not a readiness period later (upstream's UpdatePodStatus
+    // triggers the readiness worker of a started container that is not ready).
+    if (w.kind === 'startup' && w.state.result === 'success') this.probeNow(this.workers.get(this.key(w.uid, w.container.name, 'readiness')));
     this.d.onChange(w.uid);
     for (const l of this.listeners) l(w.uid);
+  }
+
+  /** Runs worker `w` at once (its next runs follow from then), unless it is absent or already running. */
+  private probeNow(w: Worker | undefined): void {
+    if (!w || w.inFlight) return;
+    w.cancel?.();
+    w.due = this.d.clock.now();
+    this.schedule(w);
   }
 }

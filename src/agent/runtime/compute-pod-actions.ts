@@ -19,7 +19,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
 import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
-import { containerHash } from './labels.js';
+import { containerHash } from './container-hash.js';
 import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from './pod-runtime-status.js';
 
 /** Inputs that are not the pod or its runtime state. */
@@ -94,6 +94,25 @@ function succeeded(status: PodRuntimeStatus, name: string): boolean {
   return !!inst && inst.state === 'exited' && inst.exitCode === 0;
 }
 
+/**
+ * The kill of a running container whose startup or liveness probe failed, in upstream's words
+ * (a regular container "will be restarted"; a sidecar is an init container), with the probe's own
+ * terminationGracePeriodSeconds when it sets one (upstream setTerminationGracePeriod, for both).
+ */
+function probeKill(c: Container, inst: { id: string }, snap: PodActionsSnapshot, sidecar: boolean): PodActions['kill'][number] | undefined {
+  const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+  if (!probe) return undefined;
+  const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)
+    ?.terminationGracePeriodSeconds;
+  return {
+    id: inst.id,
+    name: c.name,
+    reason: `Container ${c.name} failed ${probe} probe`,
+    message: sidecar ? `Init container ${c.name} failed ${probe} probe` : `Container ${c.name} failed ${probe} probe, will be restarted`,
+    ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
+  };
+}
+
 /** Computes the plan. */
 export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodActionsSnapshot): PodActions {
   const uid = pod.metadata.uid!;
@@ -165,6 +184,13 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       const inst = latestContainer(status, c.name);
       if (isSidecar(c)) {
         if (inst?.state === 'running') {
+          // A sidecar that failed its startup or liveness probe is restarted before anything goes on.
+          const kill = probeKill(c, inst, snap, true);
+          if (kill) {
+            actions.kill.push(kill);
+            actions.start.push({ name: c.name, init: true, restartCount: inst.restartCount + 1 });
+            return actions;
+          }
           if (sidecarStarted(c, inst.id)) continue;
           return actions;
         }
@@ -192,18 +218,9 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       continue;
     }
     // A failed liveness or startup probe: kill, and restart when the restart policy says so.
-    const probe =
-      snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
-    if (probe) {
-      const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)
-        ?.terminationGracePeriodSeconds;
-      actions.kill.push({
-        id: inst.id,
-        name: c.name,
-        reason: `Container ${c.name} failed ${probe} probe`,
-        message: `Container ${c.name} failed ${probe} probe, will be restarted`,
-        ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
-      });
+    const kill = probeKill(c, inst, snap, false);
+    if (kill) {
+      actions.kill.push(kill);
       if (pod.spec.restartPolicy !== 'Never') actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
@@ -240,15 +257,9 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
         startOrHold(c, true);
         continue;
       }
-      const probe =
-        snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
-      if (probe) {
-        actions.kill.push({
-          id: inst.id,
-          name: c.name,
-          reason: `Container ${c.name} failed ${probe} probe`,
-          message: `Container ${c.name} failed ${probe} probe, will be restarted`,
-        });
+      const kill = probeKill(c, inst, snap, true);
+      if (kill) {
+        actions.kill.push(kill);
         actions.start.push({ name: c.name, init: true, restartCount: inst.restartCount + 1 });
       }
     }

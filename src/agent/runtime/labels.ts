@@ -2,9 +2,8 @@
  * The labels and annotations the Go kubelet puts on CRI sandboxes and containers. They are how
  * the kubelet recognises its pods in the runtime after a restart (no local database).
  */
-import { createHash } from 'node:crypto';
 import type { Container, Pod } from '../../api/types.js';
-import { stableJson } from '../podconfig/static-pod.js';
+import { containerHash } from './container-hash.js';
 
 export const PodNameLabel = 'io.kubernetes.pod.name';
 export const PodNamespaceLabel = 'io.kubernetes.pod.namespace';
@@ -25,11 +24,6 @@ export function sandboxLabels(pod: Pod): Record<string, string> {
 /** Container labels: identity only (pod labels stay on the sandbox). */
 export function containerLabels(pod: Pod, c: Container): Record<string, string> {
   return { [PodNameLabel]: pod.metadata.name!, [PodNamespaceLabel]: pod.metadata.namespace!, [PodUidLabel]: pod.metadata.uid!, [ContainerNameLabel]: c.name };
-}
-
-/** The container spec hash: a change means the running container must be replaced. */
-export function containerHash(c: Container): string {
-  return createHash('sha256').update(stableJson(c)).digest('hex').slice(0, 8);
 }
 
 /** Container annotations the kubelet reads back. */

@@ -164,6 +164,46 @@ describe('ProberManager (fake clock)', () => {
     await run(clock, 40);
     expect(at.length).toBe(2);
   });
+  it('readiness is probed as soon as the startup probe succeeds, not a readiness period later (upstream "should be ready immediately after startupProbe succeeds")', async () => {
+    const clock = new FakeClock(1_000_000);
+    const probed: { at: number; cmd: string }[] = [];
+    let startupPasses = false;
+    const runtime = {
+      execSync: async (_id: string, cmd: string[]) => {
+        probed.push({ at: clock.now(), cmd: cmd[0] });
+        const ok = cmd[0] === 'ready' || startupPasses;
+        return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: ok ? 0 : 1 };
+      },
+    } as unknown as RuntimeService;
+    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: () => {}, random: () => 0.5 });
+    const startupPod: Pod = {
+      ...pod,
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            startupProbe: { exec: { command: ['started'] }, periodSeconds: 1, failureThreshold: 60 },
+            readinessProbe: { exec: { command: ['ready'] }, periodSeconds: 60 },
+          },
+        ],
+      },
+    };
+    const running = rs('c1', 'running');
+    running.containers[0].startedAt = clock.now();
+    m.syncPod(startupPod, running, '10.0.0.1');
+    await run(clock, 5);
+    expect(probed.filter((p) => p.cmd === 'ready')).toEqual([]);
+    startupPasses = true;
+    const before = clock.now();
+    await run(clock, 2);
+    const startedAt = probed.find((p) => p.cmd === 'started' && p.at >= before)!.at;
+    const readyProbes = probed.filter((p) => p.cmd === 'ready');
+    expect(readyProbes.length).toBe(1);
+    expect(readyProbes[0].at - startedAt).toBeLessThanOrEqual(1000);
+    expect(m.results('u1').readiness('c', 'c1')).toBe('success');
+  });
+
   it('a probe still in flight when its pod is removed leaves no metric series and no result change behind', async () => {
     const clock = new FakeClock(1_000_000);
     let answer: (() => void) | undefined;

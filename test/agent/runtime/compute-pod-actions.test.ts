@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { computePodActions } from '../../../src/agent/runtime/compute-pod-actions.js';
-import { containerHash } from '../../../src/agent/runtime/labels.js';
+import { containerHash } from '../../../src/agent/runtime/container-hash.js';
 import type { PodRuntimeStatus, RuntimeContainer } from '../../../src/agent/runtime/pod-runtime-status.js';
 import { backoffKey, type BackoffEntry } from '../../../src/agent/sync/backoff.js';
 
@@ -288,6 +288,18 @@ const sidecarPod: Pod = {
     ],
   },
 };
+/** The sidecars' probes set their own terminationGracePeriodSeconds. */
+const probeGracePod: Pod = {
+  ...sidecarPod,
+  spec: {
+    ...sidecarPod.spec,
+    initContainers: [
+      { name: 's1', image: 'busybox', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 5 } },
+      { name: 'i1', image: 'busybox' },
+      { name: 's2', image: 'busybox', restartPolicy: 'Always', livenessProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 7 } },
+    ],
+  },
+};
 const sctr = (name: string, over: Partial<RuntimeContainer>) =>
   ctr(name, { hash: containerHash(sidecarPod.spec.initContainers!.find((c) => c.name === name)!), ...over });
 const sidecarCases: Case[] = [
@@ -332,6 +344,26 @@ const sidecarCases: Case[] = [
           backoff: { key: backoffKey('u1', 's2', containerHash(sidecarPod.spec.initContainers![2])), eventMs: NOW - 1 },
         },
       ],
+    },
+  },
+  {
+    name: 'sidecar failed its startup probe before the regular containers: restarted, with the probe’s grace period (upstream "restartable init container should be restarted startup probe fails")',
+    pod: probeGracePod,
+    status: status([sctr('s1', { id: 's1-0' })]),
+    probes: { 'startup/s1': 'failure' },
+    want: {
+      kill: [{ id: 's1-0', name: 's1', reason: 'Container s1 failed startup probe', message: 'Init container s1 failed startup probe', gracePeriodSeconds: 5 }],
+      start: [{ name: 's1', init: true, restartCount: 1 }],
+    },
+  },
+  {
+    name: 'sidecar failed its liveness probe after the regular containers started: the probe’s terminationGracePeriodSeconds overrides the pod’s (regression)',
+    pod: probeGracePod,
+    status: status([ctr('a'), ctr('b'), sctr('s2', { id: 's2' }), sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }), sctr('s1', { id: 's1' })]),
+    probes: { 'startup/s1': 'success', 'liveness/s2': 'failure' },
+    want: {
+      kill: [{ id: 's2', name: 's2', reason: 'Container s2 failed liveness probe', message: 'Init container s2 failed liveness probe', gracePeriodSeconds: 7 }],
+      start: [{ name: 's2', init: true, restartCount: 1 }],
     },
   },
   {

@@ -1,0 +1,49 @@
+/**
+ * io.kubernetes.container.hash as the Go kubelet v1.36 writes it: the hashes a Go kubelet v1.36.2
+ * put on its containers (test/fixtures/go-kubelet-1.36, copied from ../shared/fixtures) are what tskubelet computes for the
+ * same containers, so a swap of kubelets does not see them as changed (regression: every
+ * container was restarted, "Container web definition changed").
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../../src/api/types.js';
+import { containerHash, fnv32a, goJsonString } from '../../../src/agent/runtime/container-hash.js';
+
+const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36');
+const pods = (JSON.parse(readFileSync(join(fixtures, 'pods.json'), 'utf8')) as { items: Pod[] }).items;
+const criContainers = JSON.parse(readFileSync(join(fixtures, 'cri-containers.json'), 'utf8')) as {
+  Labels: Record<string, string>;
+  CRI: { config?: { metadata: { name: string }; annotations?: Record<string, string> } };
+}[];
+
+describe('containerHash', () => {
+  it('is the hash the Go kubelet v1.36.2 wrote for every container of the fixtures', () => {
+    const written = criContainers
+      .filter((x) => x.CRI.config?.annotations?.['io.kubernetes.container.hash'])
+      .map((x) => ({
+        pod: x.Labels['io.kubernetes.pod.name'],
+        name: x.CRI.config!.metadata.name,
+        hash: x.CRI.config!.annotations!['io.kubernetes.container.hash'],
+      }));
+    expect(written.length).toBeGreaterThanOrEqual(5);
+    for (const w of written) {
+      const pod = pods.find((p) => p.metadata.name === w.pod)!;
+      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === w.name) as Container;
+      expect({ ...w, hash: containerHash(container) }).toEqual(w);
+    }
+  });
+
+  it('covers the name and the image only (the fields whose change replaces a container)', () => {
+    const base: Container = { name: 'main', image: 'busybox' } as Container;
+    expect(containerHash({ ...base, command: ['sleep', '1'] } as Container)).toBe(containerHash(base));
+    expect(containerHash({ ...base, image: 'busybox:1.37' })).not.toBe(containerHash(base));
+    expect(containerHash({ ...base, name: 'other' })).not.toBe(containerHash(base));
+  });
+
+  it("writes strings as Go's encoding/json and hashes with FNV-1a", () => {
+    expect(goJsonString('a<b>&c\u2028')).toBe('"a\\u003cb\\u003e\\u0026c\\u2028"');
+    expect(fnv32a(Buffer.from(''))).toBe(0x811c9dc5);
+    expect(fnv32a(Buffer.from('a'))).toBe(0xe40c292c);
+  });
+});
