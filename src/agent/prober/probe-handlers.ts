@@ -31,7 +31,10 @@ export interface ProbeAction {
 export interface ProbeOutcome {
   result: 'success' | 'failure';
   output: string;
-  /** exec: the command's exit code. */ exitCode?: number;
+  /** exec: the command's exit code. */
+  exitCode?: number;
+  /** A success upstream reports as probe.Warning (a redirect to another host, not followed): a ProbeWarning event. */
+  warning?: boolean;
 }
 
 /** What a handler needs. */
@@ -129,7 +132,8 @@ async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget)
       const r = await httpOnce(url, headers, Math.max(1, deadline - Date.now()));
       if (r.status >= 300 && r.status < 400 && r.location) {
         const next = new URL(r.location, url);
-        if (next.hostname !== url.hostname) return { result: 'success', output: 'Probe terminated redirects' };
+        // Upstream's probe.Warning: not followed, counted as a success, told in a ProbeWarning event.
+        if (next.hostname !== url.hostname) return { result: 'success', warning: true, output: `Probe terminated redirects, Response body: ${r.body}` };
         url = next;
         continue;
       }

@@ -219,6 +219,15 @@ export class ProberManager {
     entry.count++;
     this.counts.set(countKey, entry);
     if (w.state.containerId !== containerId) return;
+    if (out.warning) {
+      // Upstream records a warning (a redirect to another host) and counts the probe a success.
+      this.d.events?.record(
+        podRef(w.pod, { name: w.container.name }),
+        'Warning',
+        'ProbeWarning',
+        `${KIND_NAME[w.kind]} probe warning: ${out.output}`.slice(0, 1024),
+      );
+    }
     if (out.result === 'failure') {
       this.d.events?.record(
         podRef(w.pod, { name: w.container.name }),

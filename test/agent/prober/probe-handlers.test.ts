@@ -69,7 +69,11 @@ describe('probe handlers', () => {
     });
     expect(seen.at(-1)).toMatchObject({ 'user-agent': 'kube-probe/1.32', 'x-test': 'yes' });
     expect((await runProbeAction({ httpGet: { path: '/redirect', port } }, target())).result).toBe('success');
-    expect(await runProbeAction({ httpGet: { path: '/elsewhere', port } }, target())).toEqual({ result: 'success', output: 'Probe terminated redirects' });
+    expect(await runProbeAction({ httpGet: { path: '/elsewhere', port } }, target())).toEqual({
+      result: 'success',
+      warning: true,
+      output: 'Probe terminated redirects, Response body: ',
+    });
     expect(await runProbeAction({ httpGet: { path: '/bad', port } }, target())).toEqual({
       result: 'failure',
       output: 'HTTP probe failed with statuscode: 500',

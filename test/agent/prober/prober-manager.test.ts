@@ -5,6 +5,9 @@
  * over from the initial state.
  */
 import { describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { until } from '../../e2e/helpers.js';
 import { ProberManager } from '../../../src/agent/prober/prober-manager.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -202,6 +205,42 @@ describe('ProberManager (fake clock)', () => {
     expect(readyProbes.length).toBe(1);
     expect(readyProbes[0].at - startedAt).toBeLessThanOrEqual(1000);
     expect(m.results('u1').readiness('c', 'c1')).toBe('success');
+  });
+
+  it('a liveness probe redirected to another host is a success with a ProbeWarning event, as upstream (no restart)', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(302, { Location: 'http://192.0.2.1:9/elsewhere' });
+      res.end('moved');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const clock = new FakeClock(1_000_000);
+      const events: { type: string; reason: string; message: string }[] = [];
+      const m = new ProberManager({
+        runtime: {} as RuntimeService,
+        clock,
+        logger: createLogger({ level: 'fatal' }),
+        onChange: () => {},
+        events: { record: (_ref, type, reason, message) => events.push({ type, reason, message }) },
+        random: () => 0,
+      });
+      const redirected: Pod = { ...pod, spec: { containers: [{ name: 'c', image: 'i', livenessProbe: { httpGet: { path: '/', port }, periodSeconds: 1 } }] } };
+      m.syncPod(redirected, rs('c1', 'running'), '127.0.0.1');
+      await until(async () => {
+        clock.advance(1000);
+        await new Promise((r) => setTimeout(r, 20));
+        return events.length > 0;
+      });
+      expect(events[0]).toEqual({
+        type: 'Warning',
+        reason: 'ProbeWarning',
+        message: 'Liveness probe warning: Probe terminated redirects, Response body: moved',
+      });
+      expect(m.results('u1').liveness('c', 'c1')).toBe('success');
+    } finally {
+      server.close();
+    }
   });
 
   it('a probe still in flight when its pod is removed leaves no metric series and no result change behind', async () => {
