@@ -10,7 +10,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
-import { sandboxOf } from './runtime-manager.js';
+import { networkIps, sandboxOf } from './runtime-manager.js';
 import type { StepResult } from './step-result.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 
@@ -62,7 +62,10 @@ export async function createSandbox(
     // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
     const sandbox = pod.spec.hostNetwork
       ? { id, ready: true, createdAt: d.clock.now(), attempt, ip: '' }
-      : await d.runtime.podSandboxStatus(id).then(({ status }) => sandboxOf(status, status.network?.ip ?? ''));
+      : await d.runtime.podSandboxStatus(id).then(({ status }) => {
+          const ips = networkIps(status.network);
+          return sandboxOf(status, ips.ip, ips.additionalIps);
+        });
     return { action: 'CreatePodSandbox', target: id, ok: true, sandbox };
   } catch (err) {
     return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${messageOf(err)}`, SYNC_ERROR_BACKOFF_MS);

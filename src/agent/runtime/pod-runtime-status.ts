@@ -29,6 +29,8 @@ export interface RuntimeSandbox {
   createdAt: number;
   attempt: number;
   ip: string;
+  /** The runtime's other IPs of the pod (CRI additional_ips: the other family of a dual-stack pod). */
+  additionalIps?: string[];
 }
 
 /** Everything the runtime knows about one pod. */

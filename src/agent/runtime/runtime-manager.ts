@@ -42,9 +42,21 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
 }
 
 /** Converts a CRI sandbox (a list item or a PodSandboxStatus) with its IP, kept only for a ready sandbox. */
-export function sandboxOf(s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' | 'metadata'>, ip: string): RuntimeSandbox {
+export function sandboxOf(s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' | 'metadata'>, ip: string, additionalIps: string[] = []): RuntimeSandbox {
   const ready = s.state === 'SANDBOX_READY';
-  return { id: s.id, ready, createdAt: nsToMs(s.created_at), attempt: s.metadata?.attempt ?? 0, ip: ready ? ip : '' };
+  return {
+    id: s.id,
+    ready,
+    createdAt: nsToMs(s.created_at),
+    attempt: s.metadata?.attempt ?? 0,
+    ip: ready ? ip : '',
+    ...(ready && additionalIps.length ? { additionalIps } : {}),
+  };
+}
+
+/** A sandbox's IPs as its CRI network status gives them: the primary one, then the others. Pure. */
+export function networkIps(network: cri.PodSandboxNetworkStatus | null | undefined): { ip: string; additionalIps: string[] } {
+  return { ip: network?.ip ?? '', additionalIps: (network?.additional_ips ?? []).map((a) => a.ip).filter(Boolean) };
 }
 
 /** A pod the runtime has, identified by the kubelet's labels. */
@@ -58,8 +70,8 @@ export interface RuntimePod {
 
 /** What the last read of a pod found that cannot change while it is listed in the same state. */
 interface KnownPod {
-  /** The newest ready sandbox and its IP (a sandbox keeps its IP for life). */
-  sandbox?: { id: string; ip: string };
+  /** The newest ready sandbox and its IPs (a sandbox keeps its IPs for life). */
+  sandbox?: { id: string; ip: string; additionalIps: string[] };
   /** Container statuses by ID, of running and exited containers (final until the state changes). */
   containers: Map<string, RuntimeContainer>;
 }
@@ -117,19 +129,19 @@ export class RuntimeManager {
     sandboxes.sort((a, b) => b.created_at - a.created_at);
     const sboxes: RuntimeSandbox[] = [];
     for (const [i, s] of sandboxes.entries()) {
-      let ip = '';
+      let ips = { ip: '', additionalIps: [] as string[] };
       if (i === 0 && s.state === 'SANDBOX_READY') {
-        if (before?.sandbox?.id === s.id) ip = before.sandbox.ip;
+        if (before?.sandbox?.id === s.id) ips = before.sandbox;
         else {
           try {
-            ip = (await this.runtime.podSandboxStatus(s.id)).status.network?.ip ?? '';
+            ips = networkIps((await this.runtime.podSandboxStatus(s.id)).status.network);
           } catch (err) {
             if (!isCode(err, 'NotFound')) throw err;
           }
         }
-        now.sandbox = { id: s.id, ip };
+        now.sandbox = { id: s.id, ...ips };
       }
-      sboxes.push(sandboxOf(s, ip));
+      sboxes.push(sandboxOf(s, ips.ip, ips.additionalIps));
     }
     const statuses = await Promise.all(
       containers.map(async (c) => {
@@ -152,7 +164,10 @@ export class RuntimeManager {
    * here) instead of by lists, whose cost grows with everything the runtime has.
    */
   async getCreatedPodStatus(uid: string, name: string, namespace: string, sandbox: RuntimeSandbox, containerIds: string[]): Promise<PodRuntimeStatus> {
-    const now: KnownPod = { containers: new Map(), sandbox: sandbox.ready ? { id: sandbox.id, ip: sandbox.ip } : undefined };
+    const now: KnownPod = {
+      containers: new Map(),
+      sandbox: sandbox.ready ? { id: sandbox.id, ip: sandbox.ip, additionalIps: sandbox.additionalIps ?? [] } : undefined,
+    };
     const statuses = await Promise.all(containerIds.map((id) => this.containerStatus(id, sandbox.id, now)));
     return this.remember({ uid, name, namespace, sandboxes: [{ ...sandbox }], containers: sorted(statuses) }, now);
   }

@@ -2,6 +2,7 @@
  * The API PodStatus from the runtime's view (upstream generateAPIPodStatus, getPhase,
  * convertToAPIContainerStatuses, and the status/generate.go conditions). Pure.
  */
+import { isIP } from 'node:net';
 import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
 import { memoByObject } from '../../lib/memo.js';
@@ -206,7 +207,8 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
   const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
-  const podIP = pod.spec.hostNetwork ? ctx.nodeIP : sandbox?.ready ? sandbox.ip : '';
+  const podIPs = pod.spec.hostNetwork ? [ctx.nodeIP] : sandbox?.ready ? sortPodIPs([sandbox.ip, ...(sandbox.additionalIps ?? [])], ctx.nodeIP) : [];
+  const podIP = podIPs[0] ?? '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
   // Sidecars' readiness counts toward the pod's, as upstream.
   const sidecarNames = new Set(initSpecs.filter(isSidecar).map((c) => c.name));
@@ -255,7 +257,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   };
   if (podIP) {
     status.podIP = podIP;
-    status.podIPs = [{ ip: podIP }];
+    status.podIPs = podIPs.map((ip) => ({ ip }));
   }
   if (init.length) status.initContainerStatuses = init;
   const ephemeral = pod.spec.ephemeralContainers ?? [];
@@ -264,4 +266,15 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
       (x) => ({ ...x, ready: false }),
     );
   return status;
+}
+
+/**
+ * A pod's IPs as upstream's sortPodIPs orders them: the first of the node's primary family (that
+ * of `nodeIP`; IPv4 when it has none), then the first of the other family; at most one of each. Pure.
+ */
+export function sortPodIPs(ips: readonly string[], nodeIP: string): string[] {
+  const primaryFamily = isIP(nodeIP) === 6 ? 6 : 4;
+  const primary = ips.find((ip) => isIP(ip) === primaryFamily);
+  const secondary = ips.find((ip) => isIP(ip) === 10 - primaryFamily);
+  return [primary, secondary].filter((ip): ip is string => ip !== undefined);
 }

@@ -307,3 +307,21 @@ describe('RuntimeManager.getPodStatus', () => {
     expect((await rm.listRuntimePods()).map((p) => p.uid)).toEqual(['u3', 'u4']);
   });
 });
+
+describe('RuntimeManager and a dual-stack sandbox (regression: additional_ips were dropped)', () => {
+  it("keeps the CRI network status's additional IPs beside the primary one, on the first read and the next", async () => {
+    const labels = { [PodUidLabel]: 'u1' };
+    let statusReads = 0;
+    const runtime = {
+      listPodSandbox: async () => [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }],
+      listContainers: async () => [],
+      podSandboxStatus: async () => (statusReads++, { status: { network: { ip: '10.244.0.5', additional_ips: [{ ip: 'fd00:10:244::5' }] } } }),
+    } as unknown as RuntimeService;
+    const rm = new RuntimeManager(runtime);
+    for (let i = 0; i < 2; i++) {
+      const s = (await rm.getPodStatus('u1', 'p', 'ns')).sandboxes[0];
+      expect([s.ip, s.additionalIps]).toEqual(['10.244.0.5', ['fd00:10:244::5']]);
+    }
+    expect(statusReads).toBe(1);
+  });
+});

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, PodStatus } from '../../../src/api/types.js';
-import { generatePodStatus, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
+import { generatePodStatus, sortPodIPs, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
+import { networkIps } from '../../../src/agent/runtime/runtime-manager.js';
 import { emptyRuntimeStatus, type PodRuntimeStatus, type RuntimeContainer } from '../../../src/agent/runtime/pod-runtime-status.js';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
@@ -146,5 +147,31 @@ describe('phase rules (upstream generateAPIPodStatus)', () => {
     const live = generatePodStatus(pod(), withContainers(container('running')), ctx());
     expect(cond(live, 'Ready')).toMatchObject({ status: 'True' });
     expect(cond(live, 'Initialized').reason).toBeUndefined();
+  });
+});
+
+describe('pod IPs of a dual-stack sandbox (regression: only the primary IP was reported)', () => {
+  const running = (ip: string, additionalIps: string[]): PodRuntimeStatus => ({
+    ...emptyRuntimeStatus('u', 'p', 'd'),
+    sandboxes: [{ id: 's', ready: true, createdAt: NOW - 60_000, attempt: 0, ip, additionalIps }],
+    containers: [container('running')],
+  });
+  it('reports both families in podIPs, the node’s family first (upstream sortPodIPs)', () => {
+    const s = generatePodStatus(pod(), running('10.244.0.5', ['fd00:10:244::5']), ctx());
+    expect([s.podIP, s.podIPs]).toEqual(['10.244.0.5', [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]]);
+    const v6node = generatePodStatus(pod(), running('10.244.0.5', ['fd00:10:244::5']), { ...ctx(), nodeIP: 'fd00::1' });
+    expect([v6node.podIP, v6node.podIPs]).toEqual(['fd00:10:244::5', [{ ip: 'fd00:10:244::5' }, { ip: '10.244.0.5' }]]);
+  });
+  it('sortPodIPs keeps one of each family, valid ones only', () => {
+    expect(sortPodIPs(['fd00::5', '10.0.0.5', '10.0.0.6', 'nonsense'], '10.0.0.1')).toEqual(['10.0.0.5', 'fd00::5']);
+    expect(sortPodIPs(['fd00::5'], '10.0.0.1')).toEqual(['fd00::5']);
+    expect(sortPodIPs([], '')).toEqual([]);
+  });
+});
+
+describe('networkIps', () => {
+  it('reads the primary and the additional IPs of a CRI network status', () => {
+    expect(networkIps({ ip: '10.0.0.5', additional_ips: [{ ip: 'fd00::5' }] })).toEqual({ ip: '10.0.0.5', additionalIps: ['fd00::5'] });
+    expect(networkIps(null)).toEqual({ ip: '', additionalIps: [] });
   });
 });
