@@ -28,6 +28,12 @@ export interface SpdyConnectionOptions {
  * Events: 'stream' (a stream the peer opened, headers decoded; reply to accept it),
  * 'goaway', 'close', 'protocolError' (message).
  */
+/**
+ * Streams a peer may have open on one connection at once: an exec has five, a port-forward two
+ * per forwarded connection; more are refused (RST_STREAM REFUSED_STREAM), each one costing memory.
+ */
+export const MAX_OPEN_STREAMS = 1000;
+
 export class SpdyConnection extends EventEmitter implements StreamHost {
   private readonly decoder = new FrameDecoder();
   private readonly codec = new HeaderCodec();
@@ -181,6 +187,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
           return;
         }
         this.lastPeerId = f.streamId;
+        if (this.streams.size >= MAX_OPEN_STREAMS) {
+          this.sendFrame({ type: 'rst_stream', streamId: f.streamId, status: RstStatus.REFUSED_STREAM });
+          return;
+        }
         const s = new SpdyStream(f.streamId, this, this.flow.peerInitialWindow);
         s.headers = headers;
         this.streams.set(f.streamId, s);

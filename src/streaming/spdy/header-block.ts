@@ -99,6 +99,13 @@ export function adler32(b: Buffer): number {
 }
 
 /**
+ * The largest header block a peer may send, inflated (its compressed size is bounded by the frame
+ * size; a few kilobytes of deflate can otherwise inflate to hundreds of megabytes). A block over
+ * it fails the connection.
+ */
+export const MAX_HEADER_BLOCK_BYTES = 1 << 20;
+
+/**
  * The peer's zlib stream, inflated in order. Output is collected by one persistent listener and
  * handed over a turn after each Z_SYNC_FLUSH completes, once everything it produced has been
  * emitted.
@@ -107,10 +114,16 @@ class OrderedInflate {
   private readonly z = zlib.createInflate({ dictionary: spdy3Dictionary });
   private chain: Promise<unknown> = Promise.resolve();
   private out: Buffer[] = [];
+  private outBytes = 0;
   private error: Error | undefined;
 
   constructor() {
-    this.z.on('data', (c: Buffer) => this.out.push(c));
+    this.z.on('data', (c: Buffer) => {
+      this.outBytes += c.length;
+      // Inflation stops there: nothing more of the block is made or kept.
+      if (this.outBytes > MAX_HEADER_BLOCK_BYTES) this.z.destroy(new Error(`header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`));
+      else this.out.push(c);
+    });
     this.z.on('error', (e: Error) => {
       this.error = e;
     });
@@ -130,6 +143,7 @@ class OrderedInflate {
             if (this.error) return reject(this.error);
             const b = Buffer.concat(this.out);
             this.out = [];
+            this.outBytes = 0;
             resolve(b);
           }),
         );

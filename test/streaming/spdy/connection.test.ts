@@ -3,6 +3,7 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { SpdyConnection, type SpdyStream } from '../../../src/streaming/spdy/connection.js';
 import { encodeFrame, type Frame } from '../../../src/streaming/spdy/frames.js';
+import { until } from '../../e2e/helpers.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -249,6 +250,56 @@ describe('SpdyConnection', () => {
     const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
     const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
     expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(['rst 2 1', 'rst 5 1', 'rst 3 1']);
+  });
+
+  it('refuses a header block that inflates past 1 MiB, without inflating the rest (regression: a 255 KB block became a 256 MiB value)', async () => {
+    const { server, clientSocket } = await pair();
+    const { spdy3Dictionary } = await import('../../../src/streaming/spdy/dictionary.js');
+    const { MAX_HEADER_BLOCK_BYTES } = await import('../../../src/streaming/spdy/header-block.js');
+    // One header whose value is 256 MiB of "a", deflated a MiB at a time (the source is never whole in memory).
+    const zlib = await import('node:zlib');
+    const deflate = zlib.createDeflate({ dictionary: spdy3Dictionary, level: 9 });
+    const parts: Buffer[] = [];
+    deflate.on('data', (c: Buffer) => parts.push(c));
+    const head = Buffer.alloc(4 + 4 + 1 + 4);
+    head.writeUInt32BE(1, 0);
+    head.writeUInt32BE(1, 4);
+    head.write('x', 8);
+    head.writeUInt32BE(256 << 20, 9);
+    deflate.write(head);
+    const mib = Buffer.alloc(1 << 20, 'a');
+    for (let i = 0; i < 256; i++) deflate.write(mib);
+    await new Promise((r) => deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => r(undefined)));
+    const block = Buffer.concat(parts);
+    expect(block.length).toBeLessThan(1 << 20);
+    const rssBefore = process.memoryUsage().rss;
+    const err = once(server, 'protocolError');
+    clientSocket.write(encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: block }));
+    expect(String((await err)[0])).toBe(`bad header block: header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`);
+    expect((process.memoryUsage().rss - rssBefore) / 2 ** 20).toBeLessThan(32);
+  });
+
+  it('refuses streams past MAX_OPEN_STREAMS on one connection (REFUSED_STREAM) and keeps serving the open ones', async () => {
+    const { MAX_OPEN_STREAMS } = await import('../../../src/streaming/spdy/connection.js');
+    const { server, clientSocket } = await pair();
+    const opened: SpdyStream[] = [];
+    server.on('stream', (st: SpdyStream) => opened.push(st));
+    const got: Buffer[] = [];
+    clientSocket.on('data', (d: Buffer) => got.push(d));
+    const { HeaderCodec } = await import('../../../src/streaming/spdy/header-block.js');
+    const codec = new HeaderCodec();
+    const syn = (id: number) =>
+      encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
+    const ids = Array.from({ length: MAX_OPEN_STREAMS + 2 }, (_, i) => 2 * i + 1);
+    clientSocket.write(Buffer.concat(ids.map(syn)));
+    await until(() => opened.length === MAX_OPEN_STREAMS && got.length > 0, 10_000, 'streams');
+    await new Promise((r) => setTimeout(r, 100));
+    const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
+    const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
+    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(
+      ids.slice(MAX_OPEN_STREAMS).map((id) => `rst ${id} 3`),
+    );
+    expect(opened.length).toBe(MAX_OPEN_STREAMS);
   });
 
   it('rejects a header block that does not inflate', async () => {
