@@ -10,6 +10,7 @@
  * second per 100 pods (PLEG relist, stats, exec probes). The wire format is the same; the protobuf
  * (de)serializers are proto-loader's. Its server counterpart is h2-unary-server.ts.
  */
+import { longTimeout } from '../lib/clock.js';
 import http2 from 'node:http2';
 import net from 'node:net';
 
@@ -54,6 +55,26 @@ export interface UnaryMethod {
 }
 
 /** A connection to one target. */
+/**
+ * A `grpc-timeout` header value for `ms`: at most 8 digits, as the gRPC wire format requires (a
+ * peer refuses more), in the finest unit that fits (milliseconds up to ~27.8 hours, then seconds,
+ * minutes, hours), rounded up. Pure.
+ */
+export function grpcTimeout(ms: number): string {
+  const max = 99_999_999;
+  const value = Math.max(1, Math.ceil(ms));
+  if (value <= max) return `${value}m`;
+  for (const [unit, size] of [
+    ['S', 1000],
+    ['M', 60_000],
+    ['H', 3_600_000],
+  ] as const) {
+    const n = Math.ceil(value / size);
+    if (n <= max) return `${n}${unit}`;
+  }
+  return `${max}H`;
+}
+
 export interface UnaryChannel {
   /** One unary call with a deadline of `timeoutMs` (Infinity: none); `signal` cancels it (RST_STREAM CANCEL, as grpc-go). */
   call(m: UnaryMethod, req: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
@@ -153,7 +174,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
             ':path': m.path,
             'content-type': 'application/grpc',
             te: 'trailers',
-            ...(deadline ? { 'grpc-timeout': `${Math.max(1, Math.ceil(timeoutMs))}m` } : {}),
+            ...(deadline ? { 'grpc-timeout': grpcTimeout(timeoutMs) } : {}),
           },
           { endStream: false },
         );
@@ -171,7 +192,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
       const finish = (err: GrpcCallError | undefined, value?: unknown) => {
         if (done) return;
         done = true;
-        clearTimeout(timer);
+        cancelTimer?.();
         signal?.removeEventListener('abort', onCancel);
         if (err) reject(err);
         else resolve(value);
@@ -180,7 +201,7 @@ export function unaryChannel(target: string, o: { maxReceiveBytes: number }): Un
         finish(err);
         stream.close(http2.constants.NGHTTP2_CANCEL);
       };
-      const timer = deadline ? setTimeout(() => abort(new GrpcCallError(GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded')), timeoutMs) : undefined;
+      const cancelTimer = deadline ? longTimeout(() => abort(new GrpcCallError(GrpcCode.DEADLINE_EXCEEDED, 'Deadline exceeded')), timeoutMs) : undefined;
       const onCancel = () => abort(new GrpcCallError(GrpcCode.CANCELLED, 'Cancelled on client'));
       signal?.addEventListener('abort', onCancel, { once: true });
       const readStatus = (h: http2.IncomingHttpHeaders) => {

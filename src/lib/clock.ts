@@ -14,14 +14,26 @@ export interface Clock {
   setTimer(fn: () => void, ms: number): CancelTimer;
 }
 
-/** The wall clock. */
+/** The longest delay a Node timer takes (a longer one fires at once, with a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Runs `fn` after `ms`, however long (re-armed in steps a timer can take); returns the cancel. */
+export function longTimeout(fn: () => void, ms: number, o: { unref?: boolean } = {}): () => void {
+  const end = Date.now() + ms;
+  let timer: NodeJS.Timeout;
+  const arm = () => {
+    const left = end - Date.now();
+    timer = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(fn, Math.max(0, left));
+    if (o.unref) timer.unref();
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+/** The wall clock; its timers take any delay (a deadline days away) and never hold the process. */
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimer(fn, ms) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    t.unref?.();
-    return () => clearTimeout(t);
-  },
+  setTimer: (fn, ms) => longTimeout(fn, ms, { unref: true }),
 };
 
 /** Resolves after `ms` or when `signal` aborts (never rejects). */

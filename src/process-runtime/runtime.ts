@@ -9,6 +9,7 @@
  * `tskubelet process-runtime`; containers outlive kubelet restarts, and daemon restarts too: their
  * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
+import { longTimeout } from '../lib/clock.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -241,7 +242,15 @@ export class ProcessRuntime implements RuntimeService {
   async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
     const h = this.handles.get(id);
     if (!h) return;
-    const waitExit = (ms: number) => Promise.race([h.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+    // A grace period may be days long: longer than a single Node timer takes.
+    const waitExit = (ms: number) =>
+      new Promise<boolean>((resolve) => {
+        const cancel = longTimeout(() => resolve(false), ms);
+        void h.exited.then(() => {
+          cancel();
+          resolve(true);
+        });
+      });
     if (timeoutSeconds > 0) {
       signalGroup(h.pid, 'SIGTERM');
       if (await waitExit(timeoutSeconds * 1000)) return;

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCriClient } from '../../src/cri/client.js';
+import { grpcTimeout } from '../../src/cri/h2-unary.js';
 import { serveCri } from '../../src/cri/server.js';
 import * as grpcJs from '@grpc/grpc-js';
 import { serveCriWithGrpcJs } from '../fixtures/grpc-js-cri-server.js';
@@ -202,6 +203,16 @@ describe('CRI client transport', () => {
       PullImage: undefined,
       ImageStatus: '45000m',
     });
+  });
+
+  it('writes grpc-timeout in at most 8 digits, the finest unit that fits (regression: a 30-day deadline was 2592000000m)', () => {
+    expect(grpcTimeout(45_000)).toBe('45000m');
+    expect(grpcTimeout(0.2)).toBe('1m');
+    expect(grpcTimeout(99_999_999)).toBe('99999999m');
+    expect(grpcTimeout(100_000_000)).toBe('100000S');
+    expect(grpcTimeout(30 * 86_400_000 + 120_000)).toBe('2592120S');
+    expect(grpcTimeout(1e12)).toBe('16666667M');
+    expect(grpcTimeout(1e15)).toBe('99999999H');
   });
 
   it('refuses a response larger than the receive limit', async () => {

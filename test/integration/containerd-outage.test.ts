@@ -86,6 +86,22 @@ describe('containerd killed and started again', () => {
     expect(kubelet.proc.exitCode).toBeNull();
   }, 150_000);
 
+  it('a StopContainer with a 30-day grace period reaches containerd intact (regression: its deadline was refused, NGHTTP2_PROTOCOL_ERROR)', async () => {
+    writePod(manifests, 'trapper', {
+      hostNetwork: true,
+      containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 0.1; done'] }],
+    });
+    await running('trapper');
+    const [target] = await cri.runtime.listContainers({
+      state: { state: 'CONTAINER_RUNNING' },
+      label_selector: { 'io.kubernetes.pod.name': `trapper-${node}` },
+    });
+    expect(target).toBeDefined();
+    // It ends on SIGTERM: the call returns at once, its deadline (the grace period + 2 min) never near.
+    await cri.runtime.stopContainer(target.id, 30 * 86_400);
+    expect((await cri.runtime.containerStatus(target.id)).status.state).toBe('CONTAINER_EXITED');
+  });
+
   it('pods whose creation it died in the middle of start once it is back', async () => {
     const burst = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
     for (const name of burst) sleeper(name);
