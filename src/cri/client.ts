@@ -1,14 +1,15 @@
 /**
  * The CRI gRPC client: RuntimeService/ImageService over a unix socket (containerd, or our
  * process-runtime daemon). Every call has a deadline; errors are mapped to the error catalog;
- * the channel reconnects on the next call after a drop, so a restarted runtime is picked up
- * (h2-unary.ts: a lean unary client, not grpc-js).
+ * the channel (grpc-channel.ts, grpc-js) reconnects after a drop within its back-off, so a
+ * restarted runtime is picked up within seconds.
  */
 import { criMethods } from './proto.js';
 import { fromGrpcError } from './grpc-errors.js';
 import { reusingListDecoder } from './reused-list-items.js';
 import { decodeListContainerStats, decodeListPodSandboxStats } from './stats-wire.js';
-import { unaryChannel, type UnaryChannel, type UnaryMethod } from './h2-unary.js';
+import { unaryChannel, type UnaryChannel } from './grpc-channel.js';
+import type { UnaryMethod } from './grpc-status.js';
 import type { CriRuntime, ImageService, RuntimeService } from './services.js';
 import type * as cri from './types.js';
 
@@ -18,7 +19,7 @@ import type * as cri from './types.js';
  * none for no timeout) and PullImage (none), as upstream's cri-client.
  */
 export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
-/** No deadline (h2-unary sends no grpc-timeout and arms no timer). */
+/** No deadline (the call carries no grpc-timeout). */
 const NO_DEADLINE = Infinity;
 
 function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, defaultTimeoutMs: number) {

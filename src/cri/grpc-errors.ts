@@ -1,5 +1,5 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import { GrpcCallError, GrpcCode as Code } from './h2-unary.js';
+import { GrpcCallError, GrpcCode as Code } from './grpc-status.js';
 import { KubeletError, type ErrorCode } from '../lib/errors.js';
 
 const toCatalog: Partial<Record<number, ErrorCode>> = {

@@ -1,12 +1,12 @@
 /**
  * Serves a RuntimeService/ImageService implementation over gRPC (used by the process-runtime
- * daemon), on the lean unary server (h2-unary-server.ts). Each RPC unwraps the request into the
+ * daemon), on grpc-js (grpc-server.ts). Each RPC unwraps the request into the
  * interface's arguments and wraps the answer back into the response message; thrown
  * KubeletErrors become gRPC statuses; the streaming methods (GetContainerEvents) answer
  * UNIMPLEMENTED.
  */
-import { serveUnary, type UnaryHandler } from './h2-unary-server.js';
-import { GrpcCallError, GrpcCode } from './h2-unary.js';
+import { serveUnary, type UnaryHandler } from './grpc-server.js';
+import { GrpcCallError, GrpcCode } from './grpc-status.js';
 import { criMethods } from './proto.js';
 import { toGrpcError } from './grpc-errors.js';
 import type { ImageService, RuntimeService } from './services.js';

@@ -1,9 +1,10 @@
 /**
- * A unary gRPC caller for the kubelet's plugins (registration sockets, CSI drivers) on the lean
- * channel of h2-unary.ts: a failed call rejects with grpc-go's status text ("rpc error: code =
+ * A unary gRPC caller for the kubelet's plugins (registration sockets, CSI drivers) on a grpc-js
+ * channel (grpc-channel.ts): a failed call rejects with grpc-go's status text ("rpc error: code =
  * NotFound desc = …"), which upstream's messages and events embed.
  */
-import { GrpcCallError, GrpcCode, unaryChannel, type UnaryMethod } from './h2-unary.js';
+import { unaryChannel } from './grpc-channel.js';
+import { GrpcCallError, GrpcCode, type UnaryMethod } from './grpc-status.js';
 
 /** grpc-go's code names, for Go's status text. */
 const GO_CODE = [

@@ -10,8 +10,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { GrpcCallError, GrpcCode } from '../cri/h2-unary.js';
-import { serveUnary, type UnaryHandler } from '../cri/h2-unary-server.js';
+import { GrpcCallError, GrpcCode } from '../cri/grpc-status.js';
+import { serveUnary, type UnaryHandler } from '../cri/grpc-server.js';
 import { serviceMethods } from '../cri/proto.js';
 
 /** The CPU manager's view (agent compose-cpus.ts PodCpus). */

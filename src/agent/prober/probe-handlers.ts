@@ -16,7 +16,8 @@ import type { RuntimeService } from '../../cri/services.js';
 import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
 import { plainGet, type HttpGetResponse } from './http-get.js';
-import { GrpcCallError, GrpcCode, unaryChannel, type UnaryMethod } from '../../cri/h2-unary.js';
+import { unaryChannel } from '../../cri/grpc-channel.js';
+import { GrpcCallError, GrpcCode, type UnaryMethod } from '../../cri/grpc-status.js';
 
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {

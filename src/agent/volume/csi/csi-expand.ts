@@ -20,7 +20,7 @@ import { podRef, type EventSink } from '../../events/recorder.js';
 import type { VolumeHost } from '../types.js';
 import type { CsiClient, VolumeCapability } from './csi-client.js';
 import { GoStatusError, isFinalError } from '../../../cri/unary-caller.js';
-import { GrpcCode } from '../../../cri/h2-unary.js';
+import { GrpcCode } from '../../../cri/grpc-status.js';
 
 interface Claim {
   metadata?: { uid?: string };

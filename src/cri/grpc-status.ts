@@ -1,0 +1,41 @@
+/** gRPC status codes, the error a failed call rejects with, and a unary method's description: shared by every gRPC peer of the kubelet. */
+
+/** gRPC status codes (google.rpc.Code). */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  DATA_LOSS: 15,
+  UNAUTHENTICATED: 16,
+} as const;
+
+const CODE_NAME = Object.fromEntries(Object.entries(GrpcCode).map(([k, v]) => [v, k])) as Record<number, string>;
+
+/** A failed call: the gRPC status code and the server's (or our) details. */
+export class GrpcCallError extends Error {
+  constructor(
+    readonly code: number,
+    readonly details: string,
+  ) {
+    super(`${code} ${CODE_NAME[code] ?? 'UNKNOWN'}: ${details}`);
+  }
+}
+
+/** A unary method: its path ("/pkg.Service/Method") and its message codecs. */
+export interface UnaryMethod {
+  path: string;
+  requestSerialize(req: unknown): Buffer;
+  responseDeserialize(b: Buffer): unknown;
+}
