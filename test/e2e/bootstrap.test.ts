@@ -43,7 +43,7 @@ describe('client certificate bootstrap', () => {
     });
     expect(await csrSubject(Buffer.from(csr.spec.request, 'base64').toString('utf8'))).toEqual({ cn: `system:node:${node}`, o: ['system:nodes'] });
     const link = join(dir, 'certs', 'kubelet-client-current.pem');
-    expect(readlinkSync(link)).toMatch(/kubelet-client-\d{8}T\d{6}\.pem$/);
+    expect(readlinkSync(link)).toMatch(/kubelet-client-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.pem$/); // client-go certificate_store
     expect(statSync(readlinkSync(link)).mode & 0o777).toBe(0o600);
     expect(readFileSync(c.kubeconfig, 'utf8')).toContain(`client-certificate: ${link}`);
     const nodeCreate = c.api.requests.find((r) => r.method === 'POST' && r.path === '/api/v1/nodes')!;

@@ -78,6 +78,13 @@ export async function requestCertificate(
   throw new Error(`timed out waiting for certificate signing request ${name} to be signed`);
 }
 
+/** The time in a stored pem's name, as client-go's certificate store writes it (Go layout 2006-01-02-15-04-05, local time). Pure. */
+export function pemTimestamp(nowMs: number): string {
+  const d = new Date(nowMs);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}-${p(d.getHours())}-${p(d.getMinutes())}-${p(d.getSeconds())}`;
+}
+
 /**
  * Stores cert + key as a new `kubelet-<kind>-<time>.pem` and points `kubelet-<kind>-current.pem`
  * at it (upstream's certificate store); returns the link's path.
@@ -86,7 +93,7 @@ export async function storePem(certDir: string, o: { certPem: string; keyPem: st
   const { certPem, keyPem, nowMs } = o;
   const kind = o.kind ?? 'client';
   await mkdir(certDir, { recursive: true, mode: 0o700 });
-  const stamp = new Date(nowMs).toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const stamp = pemTimestamp(nowMs);
   const file = join(certDir, `kubelet-${kind}-${stamp}.pem`);
   await writeFileAtomic(file, `${certPem.trim()}\n${keyPem.trim()}\n`, 0o600);
   const link = join(certDir, `kubelet-${kind}-current.pem`);
