@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { containerHash, fnv32a, goJsonString } from '../../../src/agent/runtime/container-hash.js';
+import { containerAnnotations, containerLabels, goLifecycleHandlerJson, sandboxLabels } from '../../../src/agent/runtime/labels.js';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36');
 const pods = (JSON.parse(readFileSync(join(fixtures, 'pods.json'), 'utf8')) as { items: Pod[] }).items;
@@ -45,5 +46,42 @@ describe('containerHash', () => {
     expect(goJsonString('a<b>&c\u2028')).toBe('"a\\u003cb\\u003e\\u0026c\\u2028"');
     expect(fnv32a(Buffer.from(''))).toBe(0x811c9dc5);
     expect(fnv32a(Buffer.from('a'))).toBe(0xe40c292c);
+  });
+});
+
+describe('the labels and annotations tskubelet writes are those a Go kubelet v1.36.2 writes', () => {
+  const configs = criContainers.map(
+    (x) => x.CRI.config as { metadata: { name: string }; image?: unknown; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+  );
+  it('on every container of the fixtures, value for value (a Go kubelet taking the node over finds its own)', () => {
+    let compared = 0;
+    for (const [i, x] of criContainers.entries()) {
+      const config = configs[i];
+      if (!config?.image) continue;
+      const pod = pods.find((p) => p.metadata.name === x.Labels['io.kubernetes.pod.name'])!;
+      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === config.metadata.name) as Container;
+      const restartCount = Number(config.annotations!['io.kubernetes.container.restartCount']);
+      expect(containerLabels(pod, container)).toEqual(config.labels);
+      expect(containerAnnotations(pod, container, restartCount)).toEqual(config.annotations);
+      compared++;
+    }
+    expect(compared).toBeGreaterThanOrEqual(5);
+  });
+
+  it('writes lifecycle handlers as Go does', () => {
+    expect(goLifecycleHandlerJson({ sleep: { seconds: 1 } } as never)).toBe('{"sleep":{"seconds":1}}');
+    expect(goLifecycleHandlerJson({ exec: { command: ['sh', '-c', 'a<b'] } } as never)).toBe('{"exec":{"command":["sh","-c","a\\u003cb"]}}');
+    expect(goLifecycleHandlerJson({ httpGet: { port: 'http', path: '/stop?x=1', scheme: 'HTTP' } } as never)).toBe(
+      '{"httpGet":{"path":"/stop?x=1","port":"http","scheme":"HTTP"}}',
+    );
+  });
+
+  it('on every sandbox of the fixtures: its labels', () => {
+    for (const config of configs) {
+      if (!config || config.image) continue;
+      const meta = config.metadata as { name: string; namespace: string };
+      const pod = pods.find((p) => p.metadata.name === meta.name && p.metadata.namespace === meta.namespace)!;
+      expect(sandboxLabels(pod)).toEqual(config.labels);
+    }
   });
 });
