@@ -1,7 +1,8 @@
 /**
  * The kubelet's apiserver client: the kubeconfig (kubeconfig.ts: client certificate/key, bearer
  * token or token file, CA) supplies TLS material and the Authorization header per request;
- * requests and watch streams go over one keep-alive HTTPS agent of ours. Every call has a
+ * requests and watch streams go over one keep-alive HTTPS agent of ours (through a CONNECT tunnel
+ * when a proxy applies: http-proxy.ts). Every call has a
  * deadline; credentials never appear in errors. Imported lazily, so a standalone kubelet does
  * not pay for it at start.
  */
@@ -10,6 +11,7 @@ import https from 'node:https';
 import { loadKubeconfig } from './kubeconfig.js';
 import { sleep } from './clock.js';
 import { TokenBucket } from './token-bucket.js';
+import { proxyFor, TunnelingAgent } from './http-proxy.js';
 
 /** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
 export interface ApiResponse<T> {
@@ -79,10 +81,12 @@ interface Connection {
 function connect(kubeconfigPath: string): Connection {
   const kc = loadKubeconfig(kubeconfigPath);
   const url = kc.server;
-  const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) =>
-    url.protocol === 'https:'
-      ? new https.Agent({ keepAlive: true, ca: kc.tls.ca, cert, key, rejectUnauthorized: kc.tls.rejectUnauthorized, servername: kc.tls.servername })
-      : new http.Agent({ keepAlive: true });
+  const proxy = proxyFor(url, kc.proxyUrl, process.env);
+  const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) => {
+    if (url.protocol !== 'https:') return new http.Agent({ keepAlive: true });
+    const options = { keepAlive: true, ca: kc.tls.ca, cert, key, rejectUnauthorized: kc.tls.rejectUnauthorized, servername: kc.tls.servername };
+    return proxy ? new TunnelingAgent(proxy, options) : new https.Agent(options);
+  };
   let agent = agentFor(kc.tls.cert, kc.tls.key);
   let agentCert = kc.tls.cert;
   const exec = kc.exec;
@@ -174,6 +178,33 @@ export async function createKubeClient(
 
   /** The client; `limited`: its requests wait for the rate limiter. */
   const view = (limited: boolean): KubeClient => {
+    /** One exchange: the status, the decoded body and the Retry-After header. */
+    const once = async <T>(req: KubeRequest): Promise<ApiResponse<T> & { retryAfter?: string }> => {
+      const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs, false, limited);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const c of res) {
+          size += (c as Buffer).length;
+          if (size > MAX_RESPONSE_BYTES) {
+            res.destroy();
+            throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
+          }
+          chunks.push(c as Buffer);
+        }
+      } catch (err) {
+        throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`);
+      } finally {
+        done();
+      }
+      let body: T | undefined;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+      } catch {
+        body = undefined;
+      }
+      return { status: res.statusCode ?? 0, body, retryAfter: headerValue(res.headers['retry-after']) };
+    };
     const client: KubeClient = {
       server: conn.url.toString(),
       async reload() {
@@ -182,30 +213,14 @@ export async function createKubeClient(
         old.destroy();
       },
       async request<T>(req: KubeRequest): Promise<ApiResponse<T>> {
-        const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs, false, limited);
-        const chunks: Buffer[] = [];
-        let size = 0;
-        try {
-          for await (const c of res) {
-            size += (c as Buffer).length;
-            if (size > MAX_RESPONSE_BYTES) {
-              res.destroy();
-              throw new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`);
-            }
-            chunks.push(c as Buffer);
-          }
-        } catch (err) {
-          throw new Error(`${req.method ?? 'GET'} ${req.path}: ${(err as Error).message}`);
-        } finally {
-          done();
+        // client-go's checkWait: an answer that says when to come back (429, or a 5xx with
+        // Retry-After) is asked again then, up to MAX_RETRIES times.
+        for (let retries = 0; ; retries++) {
+          const answer = await once<T>(req);
+          const wait = retryAfterMs(answer.status, answer.retryAfter);
+          if (wait === undefined || retries >= MAX_RETRIES || req.signal?.aborted) return { status: answer.status, body: answer.body };
+          await sleep(wait, req.signal);
         }
-        let body: T | undefined;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
-        } catch {
-          body = undefined;
-        }
-        return { status: res.statusCode ?? 0, body };
       },
       post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
         return client.request<T>({ method: 'POST', path, body, ...opts });
@@ -247,6 +262,22 @@ export async function createKubeClient(
     return client;
   };
   return view(true);
+}
+
+/** client-go's maxRetries for answers that say when to come back. */
+export const MAX_RETRIES = 10;
+
+/** A header's value (the first, when repeated). */
+const headerValue = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/**
+ * How long to wait before asking again, as client-go's checkWait: a 429 or a 5xx that carries a
+ * Retry-After of whole seconds; undefined otherwise (the answer stands). Pure.
+ */
+export function retryAfterMs(status: number, retryAfter: string | undefined): number | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  const seconds = retryAfter?.trim();
+  return seconds !== undefined && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : undefined;
 }
 
 /** Caps on what the apiserver may send: a whole response (lists) and one watch event (objects are ≤ 1.5 MiB in etcd). */

@@ -20,6 +20,8 @@ type ExecCredentialSource = ReturnType<typeof execCredentialSource>;
 /** What a client needs from a kubeconfig. */
 export interface KubeconfigCredentials {
   server: URL;
+  /** The cluster's `proxy-url`, when it has one. */
+  proxyUrl?: string;
   /** TLS options for node:https (undefined fields are left to the defaults). */
   tls: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean; servername?: string };
   /** The Authorization header, if the user has one (a token file is re-read at most once a minute). */
@@ -114,5 +116,5 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
           now,
         })
       : undefined;
-  return { server, tls, authorization, exec };
+  return { server, proxyUrl: str(cluster, 'proxy-url'), tls, authorization, exec };
 }

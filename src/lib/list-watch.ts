@@ -35,9 +35,19 @@ export interface ListWatchDeps {
   backoff?: { initialMs: number; maxMs: number };
   /** Told of each failed list or watch (before its backoff). */
   onFailure?(): void;
+  /** The jitter's random source (Math.random when absent). */
+  random?: () => number;
 }
 
 const keyOf = (o: Listed) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Items per page of a list (client-go's pager default). */
+export const LIST_PAGE_SIZE = 500;
+
+/** `delayMs` with up to as much again of jitter, for `random` in [0, 1) (wait.Jitter with factor 1.0). Pure. */
+export function jittered(delayMs: number, random: number): number {
+  return delayMs * (1 + random);
+}
 
 /** A running reflector over one collection. */
 export class ListWatch<T extends Listed> {
@@ -50,22 +60,44 @@ export class ListWatch<T extends Listed> {
 
   constructor(private readonly d: ListWatchDeps) {}
 
+  private random(): number {
+    return (this.d.random ?? Math.random)();
+  }
+
   /** Runs until `signal` aborts; `onSnapshot` gets every item after each change. Never throws. */
   start({ signal, onSnapshot }: { signal: AbortSignal; onSnapshot: (items: T[]) => void }): void {
     void this.run(signal, onSnapshot);
   }
 
+  /**
+   * Lists the collection in pages of LIST_PAGE_SIZE, as client-go's reflector (its pager): a large
+   * cluster's answer comes in parts instead of one response of everything. A continue token that
+   * expired (410) starts the list over.
+   */
   private async list(signal: AbortSignal): Promise<void> {
-    const r = await this.d.client.request<{ metadata?: { resourceVersion?: string }; items?: T[]; message?: string }>({
-      path: this.d.path,
-      query: { fieldSelector: this.d.fieldSelector, resourceVersion: undefined },
-      signal,
-    });
-    if (r.status !== 200 || !r.body) throw apiError(`list ${this.d.path}`, r);
+    const items: T[] = [];
+    let token: string | undefined;
+    let rv = '';
+    do {
+      const r = await this.d.client.request<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; message?: string }>({
+        path: this.d.path,
+        query: { fieldSelector: this.d.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
+        signal,
+      });
+      if (r.status === 410 && token) {
+        items.length = 0;
+        token = undefined;
+        continue;
+      }
+      if (r.status !== 200 || !r.body) throw apiError(`list ${this.d.path}`, r);
+      items.push(...(r.body.items ?? []));
+      rv = r.body.metadata?.resourceVersion ?? '';
+      token = r.body.metadata?.continue || undefined;
+    } while (token);
     this.lists++;
     this.items.clear();
-    for (const it of r.body.items ?? []) this.items.set(keyOf(it), it);
-    this.rv = r.body.metadata?.resourceVersion ?? '';
+    for (const it of items) this.items.set(keyOf(it), it);
+    this.rv = rv;
   }
 
   /** One watch until the stream ends; returns 'relist' on 410 Gone. */
@@ -143,7 +175,8 @@ export class ListWatch<T extends Listed> {
         if (signal.aborted) return;
         this.d.logger.warn({ path: this.d.path, err: messageOf(err), retryInMs: delay }, 'list/watch failed; retrying');
         this.d.onFailure?.();
-        await sleep(delay, signal, this.d.clock);
+        // Jittered as client-go's reflector backoff (factor 1.0): reflectors that failed together do not retry together.
+        await sleep(jittered(delay, this.random()), signal, this.d.clock);
         delay = Math.min(delay * 2, maxMs);
       }
     }

@@ -102,3 +102,23 @@ describe('ListWatch', () => {
     ctl.abort();
   });
 });
+
+describe('ListWatch paging (client-go pager)', () => {
+  it('lists a large collection in pages of 500 with continue tokens', async () => {
+    for (let i = 0; i < 1200; i++) api.store.create('configmaps', { metadata: { name: `cm-${String(i).padStart(4, '0')}`, namespace: 'paged' }, data: {} });
+    const client = await createKubeClient(kubeconfig, { timeoutMs: 5000 });
+    const lw = new ListWatch<P>({ client, path: '/api/v1/namespaces/paged/configmaps', clock: realClock, logger, backoff: { initialMs: 50, maxMs: 200 } });
+    const ctl = new AbortController();
+    let count = 0;
+    const before = api.requests.length;
+    lw.start({ signal: ctl.signal, onSnapshot: (items) => (count = items.length) });
+    await until(() => count === 1200, 10_000, 'all 1200 listed');
+    ctl.abort();
+    const lists = api.requests.slice(before).filter((r) => r.method === 'GET' && !r.query.watch && r.path.endsWith('/paged/configmaps'));
+    expect(lists.map((r) => [r.query.limit, !!r.query.continue])).toEqual([
+      ['500', false],
+      ['500', true],
+      ['500', true],
+    ]);
+  });
+});
