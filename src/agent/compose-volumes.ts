@@ -5,6 +5,7 @@
  * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
  * and (with an apiserver) the CSINode object.
  */
+import { ServiceInformer } from './objects/service-informer.js';
 import { join } from 'node:path';
 import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -40,7 +41,8 @@ export function composeVolumes(
   },
 ): { volumes: VolumeManager; volumeStats: VolumeStatsCollector; objects?: PodObjectFetcher; start(signal: AbortSignal): void } {
   const { api, clock, logger } = o;
-  const objects = api ? new PodObjectFetcher({ client: api, clock }) : undefined;
+  const services = api ? new ServiceInformer({ client: api, clock, logger }) : undefined;
+  const objects = api && services ? new PodObjectFetcher({ client: api, clock, services }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
   const csiOperations = o.metrics.register(
@@ -98,6 +100,7 @@ export function composeVolumes(
     volumeStats,
     objects,
     start(signal) {
+      services?.start(signal);
       volumeStats.start({ signal });
       watcher.start({ signal }).catch((err: unknown) => logger.error({ err: messageOf(err) }, 'plugin watcher failed to start'));
       signal.addEventListener('abort', () => drivers.close());

@@ -1,7 +1,7 @@
 /**
  * Fetches the API objects a pod refers to (upstream configmap/secret managers, TTL strategy):
- * the ConfigMaps and Secrets named in env / envFrom, the imagePullSecrets, and the Services for
- * service links. Each object is cached for `ttlMs`; a 404 is remembered as "not found" (null);
+ * the ConfigMaps and Secrets named in env / envFrom, the imagePullSecrets (each object cached for
+ * `ttlMs`), and the Services for service links (from the watch-fed ServiceInformer); a 404 is remembered as "not found" (null);
  * other failures reject (the container gets CreateContainerConfigError and the sync retries).
  */
 import type { Container, Pod } from '../../api/types.js';
@@ -9,7 +9,8 @@ import type { Clock } from '../../lib/clock.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { PodObjects } from '../runtime/env.js';
-import { serviceEnv, servicesForPod, type ServiceLike } from '../runtime/service-env.js';
+import { serviceEnv, servicesForPod } from '../runtime/service-env.js';
+import type { ServiceInformer } from './service-informer.js';
 import type { PullSecret } from '../images/keyring.js';
 
 /** The names a pod refers to (pure). */
@@ -40,6 +41,8 @@ export interface PodObjectsDeps {
   client: KubeClient;
   clock: Clock;
   ttlMs?: number;
+  /** The cluster's Services, watch-fed (service-informer.ts). */
+  services: Pick<ServiceInformer, 'inNamespace' | 'get'>;
 }
 
 /** Fetches and caches. */
@@ -84,8 +87,8 @@ export class PodObjectFetcher {
     const secretNames = [...new Set([...refs.secrets, ...refs.pullSecrets])];
     const secrets = new Map(await Promise.all(secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const)));
     const links = pod.spec.enableServiceLinks !== false;
-    const list = links ? ((await this.get<{ items: ServiceLike[] }>(`/api/v1/namespaces/${ns}/services`))?.items ?? []) : [];
-    const master = await this.get<ServiceLike>('/api/v1/namespaces/default/services/kubernetes');
+    const list = links ? this.d.services.inNamespace(ns) : [];
+    const master = this.d.services.get('default', 'kubernetes');
     return {
       configMaps,
       secrets,
