@@ -9,13 +9,12 @@
  * - tcpSocket: a TCP connect;
  * - grpc: grpc.health.v1.Health/Check with `service`; SERVING succeeds.
  */
-import https from 'node:https';
 import net from 'node:net';
 import type { Container } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
-import { plainGet, type HttpGetResponse } from './http-get.js';
+import { probeGet, type HttpGetResponse } from './http-get.js';
 import { unaryChannel } from '../../cri/grpc-channel.js';
 import { GrpcCallError, GrpcCode, type UnaryMethod } from '../../cri/grpc-status.js';
 
@@ -71,36 +70,8 @@ async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
   }
 }
 
-function httpsOnce(url: URL, headers: [string, string][], timeoutMs: number): Promise<HttpGetResponse> {
-  return new Promise((resolve, reject) => {
-    const h: Record<string, string[]> = {};
-    for (const [k, v] of headers) (h[k] ??= []).push(v);
-    const req = https.request(url, { method: 'GET', headers: h, timeout: timeoutMs, rejectUnauthorized: false, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        if (body.length < MAX_BODY) body += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: body.slice(0, MAX_BODY) }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 function httpOnce(url: URL, headers: [string, string][], timeoutMs: number): Promise<HttpGetResponse> {
-  if (url.protocol === 'https:') return httpsOnce(url, headers, timeoutMs);
-  return plainGet({
-    host: url.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(url.port || 80),
-    path: `${url.pathname}${url.search}`,
-    hostHeader: url.host,
-    headers,
-    timeoutMs,
-    maxBody: MAX_BODY,
-  });
+  return probeGet(url, headers, { timeoutMs, maxBody: MAX_BODY });
 }
 
 /**
