@@ -38,7 +38,10 @@ async function waitFor(pred: () => boolean, ms: number, what: string) {
 }
 try {
   await waitFor(
-    () => !!c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready' && k.status === 'True'),
+    () =>
+      !!c.api.store
+        .get('nodes', '', node)
+        ?.status?.conditions?.find((k: Obj) => k.type === 'Ready' && k.status === 'True'),
     30_000,
     'node Ready',
   );
@@ -49,20 +52,33 @@ try {
     await waitFor(() => !!running(`seq-${i}`), 30_000, `seq-${i} Running`);
     lat.push(performance.now() - t0);
   }
-  results.bindToRunning = { pods: SEQUENTIAL, p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)), maxMs: round(Math.max(...lat)) };
+  results.bindToRunning = {
+    pods: SEQUENTIAL,
+    p50Ms: round(percentile(lat, 50)),
+    p99Ms: round(percentile(lat, 99)),
+    maxMs: round(Math.max(...lat)),
+  };
   for (let i = 0; i < SEQUENTIAL; i++) c.api.store.remove('pods', 'default', `seq-${i}`);
   await sleep(3000);
 
   const before = c.api.requests.length;
   const t1 = performance.now();
-  for (let i = 0; i < BURST; i++) c.api.store.create('pods', boundPod(`burst-${i}`, node, { terminationGracePeriodSeconds: 1 }));
-  await waitFor(() => Array.from({ length: BURST }, (_, i) => `burst-${i}`).every((n) => running(n)), 120_000, 'burst Running');
+  for (let i = 0; i < BURST; i++)
+    c.api.store.create('pods', boundPod(`burst-${i}`, node, { terminationGracePeriodSeconds: 1 }));
+  await waitFor(
+    () => Array.from({ length: BURST }, (_, i) => `burst-${i}`).every((n) => running(n)),
+    120_000,
+    'burst Running',
+  );
   results.burst = { pods: BURST, allRunningMs: round(performance.now() - t1) };
   await sleep(2000);
   results.rssWith50PodsMiB = round(sampleProcess(c.kubelet.proc.pid!).rss / 2 ** 20);
   const writes = c.api.requests.slice(before);
   results.apiWritesPerPodToRunning = {
-    statusPatches: round(writes.filter((r) => r.method === 'PATCH' && r.path.endsWith('/status') && r.path.includes('/pods/')).length / BURST),
+    statusPatches: round(
+      writes.filter((r) => r.method === 'PATCH' && r.path.endsWith('/status') && r.path.includes('/pods/')).length /
+        BURST,
+    ),
     events: round(writes.filter((r) => r.path.endsWith('/events') || r.path.includes('/events/')).length / BURST),
   };
 
@@ -76,7 +92,12 @@ try {
   await waitFor(() => c.api.store.list('pods').length === 0, 120_000, 'all deleted');
   results.gracefulDelete50 = { allGoneMs: round(performance.now() - t2) };
 
-  c.api.store.create('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'bench-cm', namespace: 'default' }, data: { 'app.conf': 'x=1' } });
+  c.api.store.create('configmaps', {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'bench-cm', namespace: 'default' },
+    data: { 'app.conf': 'x=1' },
+  });
   c.api.store.create('secrets', {
     apiVersion: 'v1',
     kind: 'Secret',

@@ -35,12 +35,14 @@ export function parseCallLine(line: string): Call | undefined {
     const t = /^[IWEF]\d{4} (\d\d):(\d\d):(\d\d\.\d+)/.exec(line);
     if (!t) return undefined;
     at = (Number(t[1]) * 60 + Number(t[2])) * 60_000 + Number(t[3]) * 1000;
-    for (const m of line.slice(head.index + head[0].length).matchAll(/ (\w+)=("(?:[^"\\]|\\.)*"|\S+)/g)) fields[m[1]] = m[2].replace(/^"|"$/g, '');
+    for (const m of line.slice(head.index + head[0].length).matchAll(/ (\w+)=("(?:[^"\\]|\\.)*"|\S+)/g))
+      fields[m[1]] = m[2].replace(/^"|"$/g, '');
   }
   return { method: head[1], response: !!head[2], at, fields };
 }
 
-const stats = (xs: number[]) => `n=${xs.length} p50 ${percentile(xs, 50).toFixed(1)} p90 ${percentile(xs, 90).toFixed(1)} max ${Math.max(...xs).toFixed(1)} ms`;
+const stats = (xs: number[]) =>
+  `n=${xs.length} p50 ${percentile(xs, 50).toFixed(1)} p90 ${percentile(xs, 90).toFixed(1)} max ${Math.max(...xs).toFixed(1)} ms`;
 
 /** The report for a log's calls. */
 export function report(calls: Call[]): string[] {
@@ -54,14 +56,16 @@ export function report(calls: Call[]): string[] {
     else byMethod.set(c.method, [ms]);
   }
   out.push('durations:');
-  for (const [m, xs] of [...byMethod].sort((a, b) => b[1].length - a[1].length)) out.push(`  ${m.padEnd(24)} ${stats(xs)}`);
+  for (const [m, xs] of [...byMethod].sort((a, b) => b[1].length - a[1].length))
+    out.push(`  ${m.padEnd(24)} ${stats(xs)}`);
   // The kubelet's own time between one pod's calls.
   const sandboxReady = new Map<string, number>();
   const created = new Map<string, number>();
   const toCreate: number[] = [];
   const toStart: number[] = [];
   for (const c of calls) {
-    if (c.method === 'RunPodSandbox' && c.response && c.fields.podSandboxID) sandboxReady.set(c.fields.podSandboxID, c.at);
+    if (c.method === 'RunPodSandbox' && c.response && c.fields.podSandboxID)
+      sandboxReady.set(c.fields.podSandboxID, c.at);
     if (c.method === 'CreateContainer' && !c.response && sandboxReady.has(c.fields.podSandboxID)) {
       toCreate.push(c.at - sandboxReady.get(c.fields.podSandboxID)!);
       sandboxReady.delete(c.fields.podSandboxID);

@@ -30,12 +30,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ctrd = await startContainerd();
 const cri = createCriClient(ctrd.endpoint);
 const ports = await freeKubeletPorts();
-const kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--node-ip', '127.0.0.1'] }));
+const kubelet = startKubelet(
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: ['--container-runtime-endpoint', ctrd.endpoint, '--node-ip', '127.0.0.1'],
+  }),
+);
 const podSpec = (name: string): Pod => ({
   metadata: { name, namespace: 'default' },
-  spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+  spec: {
+    terminationGracePeriodSeconds: 1,
+    containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+  },
 });
-const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
+const running = (p: Pod) =>
+  p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
 async function podsNow(): Promise<Pod[]> {
   return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
 }
@@ -89,8 +101,13 @@ try {
   // 2–3. churn and footprint.
   await sleep(2000);
   const t1 = performance.now();
-  for (let i = 0; i < CHURN; i++) writeFileSync(join(manifests, `churn-${i}.json`), JSON.stringify(podSpec(`churn-${i}`)));
-  await waitFor((ps) => ps.filter((p) => p.metadata.name!.startsWith('churn-') && running(p)).length === CHURN, 50, 300_000);
+  for (let i = 0; i < CHURN; i++)
+    writeFileSync(join(manifests, `churn-${i}.json`), JSON.stringify(podSpec(`churn-${i}`)));
+  await waitFor(
+    (ps) => ps.filter((p) => p.metadata.name!.startsWith('churn-') && running(p)).length === CHURN,
+    50,
+    300_000,
+  );
   const startS = (performance.now() - t1) / 1000;
   await sleep(5000);
   const rss = sampleProcess(kubelet.proc.pid!).rss;

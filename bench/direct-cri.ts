@@ -27,7 +27,9 @@ export async function directStartPod(
   if (!sb.ok) throw new Error(sb.message);
   const sbConfig = sb.config;
   const sandboxId = await cri.runtime.runPodSandbox(sbConfig);
-  const ip = pod.spec.hostNetwork ? '127.0.0.1' : ((await cri.runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '');
+  const ip = pod.spec.hostNetwork
+    ? '127.0.0.1'
+    : ((await cri.runtime.podSandboxStatus(sandboxId)).status.network?.ip ?? '');
   const built = generateContainerConfig(pod, c, 0, image!.id, {
     podIPs: [ip],
     hostIPs: ['127.0.0.1'],

@@ -23,7 +23,11 @@ import { createCriClient } from '../src/cri/client.js';
 await clearLeftoverPodCgroups();
 
 const MIB = Number(process.env.BENCH_EXEC_MIB ?? 256);
-const tlsOf = (p: { ca: string; cert: string; key: string }) => ({ ca: readFileSync(p.ca), cert: readFileSync(p.cert), key: readFileSync(p.key) });
+const tlsOf = (p: { ca: string; cert: string; key: string }) => ({
+  ca: readFileSync(p.ca),
+  cert: readFileSync(p.cert),
+  key: readFileSync(p.key),
+});
 
 /**
  * One exec's stdout over WebSocket, counted and dropped: every throughput row uses this same lean
@@ -31,7 +35,11 @@ const tlsOf = (p: { ca: string; cert: string; key: string }) => ({ ca: readFileS
  * only in the path. It keeps nothing: a client that held 200 MiB spent twice the CPU of the
  * stream on a 2-core machine and took it from the path being measured.
  */
-function countStdout(url: string, protocol: string, tls?: object): Promise<{ bytes: number; seconds: number; firstMs: number }> {
+function countStdout(
+  url: string,
+  protocol: string,
+  tls?: object,
+): Promise<{ bytes: number; seconds: number; firstMs: number }> {
   const base64 = protocol.includes('base64');
   return new Promise((resolve, reject) => {
     let bytes = 0;
@@ -42,14 +50,20 @@ function countStdout(url: string, protocol: string, tls?: object): Promise<{ byt
       if (d[0] !== (base64 ? 0x31 : 1)) return;
       if (!firstMs) firstMs = performance.now() - t0;
       // v4.base64: the channel digit, then base64 (its length gives the bytes exactly).
-      bytes += base64 ? ((d.length - 1) / 4) * 3 - (d[d.length - 1] === 0x3d ? (d[d.length - 2] === 0x3d ? 2 : 1) : 0) : d.length - 1;
+      bytes += base64
+        ? ((d.length - 1) / 4) * 3 - (d[d.length - 1] === 0x3d ? (d[d.length - 2] === 0x3d ? 2 : 1) : 0)
+        : d.length - 1;
     });
     ws.on('close', () => resolve({ bytes, seconds: (performance.now() - t0) / 1000, firstMs }));
     ws.on('error', reject);
   });
 }
 /** The same over SPDY (our SPDY client, counting and dropping stdout): through 10250 with `pki`, or plain to a runtime's streaming server. */
-async function countSpdyStdout(port: number, path: string, pki?: { ca: string; cert: string; key: string }): Promise<{ bytes: number; seconds: number }> {
+async function countSpdyStdout(
+  port: number,
+  path: string,
+  pki?: { ca: string; cert: string; key: string },
+): Promise<{ bytes: number; seconds: number }> {
   let bytes = 0;
   const t0 = performance.now();
   await spdyExec('127.0.0.1', port, path, pki, {
@@ -72,19 +86,37 @@ writeFileSync(
 );
 const ports = await freeKubeletPorts();
 const kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'bench', manifests }));
-const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
-const path = (cmd: string[], q: string) => `/exec/default/shell-bench/main?${cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${q}`;
+const pki = {
+  ca: join(root, 'pki', 'ca.crt'),
+  cert: join(root, 'pki', 'admin.crt'),
+  key: join(root, 'pki', 'admin.key'),
+};
+const path = (cmd: string[], q: string) =>
+  `/exec/default/shell-bench/main?${cmd.map((c) => `command=${encodeURIComponent(c)}`).join('&')}&${q}`;
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
-  await until(async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.phase === 'Running', 30_000, 'pod Running');
+  await until(
+    async () =>
+      JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.phase === 'Running',
+    30_000,
+    'pod Running',
+  );
   const big = ['head', '-c', String(MIB << 20), '/dev/zero'];
   for (const protocol of ['v5.channel.k8s.io', 'v4.base64.channel.k8s.io']) {
     const r = await countStdout(`wss://127.0.0.1:${ports.port}${path(big, 'output=1')}`, protocol, tlsOf(pki));
-    results[`throughput ws ${protocol}`] = { MiB: round(r.bytes / 2 ** 20), seconds: round(r.seconds), MiBps: round(r.bytes / 2 ** 20 / r.seconds) };
+    results[`throughput ws ${protocol}`] = {
+      MiB: round(r.bytes / 2 ** 20),
+      seconds: round(r.seconds),
+      MiBps: round(r.bytes / 2 ** 20 / r.seconds),
+    };
   }
   {
     const r = await countSpdyStdout(ports.port, path(big, 'output=1'), pki);
-    results['throughput spdy v4.channel.k8s.io'] = { MiB: round(r.bytes / 2 ** 20), seconds: round(r.seconds), MiBps: round(r.bytes / 2 ** 20 / r.seconds) };
+    results['throughput spdy v4.channel.k8s.io'] = {
+      MiB: round(r.bytes / 2 ** 20),
+      seconds: round(r.seconds),
+      MiBps: round(r.bytes / 2 ** 20 / r.seconds),
+    };
   }
   const rt = async (name: string, once: () => Promise<unknown>) => {
     const lat: number[] = [];
@@ -93,11 +125,20 @@ try {
       await once();
       lat.push(performance.now() - t0);
     }
-    results[`round trip ${name}`] = { sessions: ROUNDS, p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)) };
+    results[`round trip ${name}`] = {
+      sessions: ROUNDS,
+      p50Ms: round(percentile(lat, 50)),
+      p99Ms: round(percentile(lat, 99)),
+    };
   };
-  await rt('ws v5', () => wsSession(`wss://127.0.0.1:${ports.port}${path(['true'], 'output=1')}`, ['v5.channel.k8s.io'], pki));
+  await rt('ws v5', () =>
+    wsSession(`wss://127.0.0.1:${ports.port}${path(['true'], 'output=1')}`, ['v5.channel.k8s.io'], pki),
+  );
   await rt('spdy v4', () =>
-    spdyExec('127.0.0.1', ports.port, path(['true'], 'output=1'), pki, { protocols: ['v4.channel.k8s.io'], streams: ['error', 'stdout'] }),
+    spdyExec('127.0.0.1', ports.port, path(['true'], 'output=1'), pki, {
+      protocols: ['v4.channel.k8s.io'],
+      streams: ['error', 'stdout'],
+    }),
   );
 } finally {
   await kubelet.stop();
@@ -115,25 +156,42 @@ try {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'shell' },
-      spec: { hostNetwork: true, terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+      spec: {
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+      },
     }),
   );
   const ctrd = await startContainerd();
   const cports = await freeKubeletPorts();
   const k = startKubelet(
-    kubeletArgs({ dir: cdir, ports: cports, node: 'bench', manifests: cmanifests, extra: ['--container-runtime-endpoint', ctrd.endpoint] }),
+    kubeletArgs({
+      dir: cdir,
+      ports: cports,
+      node: 'bench',
+      manifests: cmanifests,
+      extra: ['--container-runtime-endpoint', ctrd.endpoint],
+    }),
   );
-  const cpki = { ca: join(cdir, 'root', 'pki', 'ca.crt'), cert: join(cdir, 'root', 'pki', 'admin.crt'), key: join(cdir, 'root', 'pki', 'admin.key') };
+  const cpki = {
+    ca: join(cdir, 'root', 'pki', 'ca.crt'),
+    cert: join(cdir, 'root', 'pki', 'admin.crt'),
+    key: join(cdir, 'root', 'pki', 'admin.key'),
+  };
   try {
     await until(
-      async () => JSON.parse((await httpGet(`http://127.0.0.1:${cports.ro}/pods`)).body).items[0]?.status?.phase === 'Running',
+      async () =>
+        JSON.parse((await httpGet(`http://127.0.0.1:${cports.ro}/pods`)).body).items[0]?.status?.phase === 'Running',
       60_000,
       'pod Running',
     );
     const MIB_CTRD = 200;
     const bigCtrd = ['head', '-c', String(MIB_CTRD << 20), '/dev/zero'];
     const cri = createCriClient(ctrd.endpoint);
-    const ctr = (await cri.runtime.listContainers()).find((c) => c.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING')!;
+    const ctr = (await cri.runtime.listContainers()).find(
+      (c) => c.metadata.name === 'main' && c.state === 'CONTAINER_RUNNING',
+    )!;
     const ROUNDS_CTRD = Number(process.env.BENCH_EXEC_CTRD_ROUNDS ?? 5);
     const rate = (r: { bytes: number; seconds: number }, what: string) => {
       if (r.bytes !== MIB_CTRD << 20) throw new Error(`${what}: got ${r.bytes} bytes`);
@@ -186,7 +244,11 @@ try {
     await alternate(
       'ws v4',
       () => countStdout(`wss://127.0.0.1:${cports.port}${path(bigCtrd, 'output=1')}`, 'v4.channel.k8s.io', tlsOf(cpki)),
-      async () => countStdout((await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true })).replace(/^http/, 'ws'), 'v4.channel.k8s.io'),
+      async () =>
+        countStdout(
+          (await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true })).replace(/^http/, 'ws'),
+          'v4.channel.k8s.io',
+        ),
     );
     // SPDY, as the apiserver speaks to the kubelet (it translates kubectl's WebSocket into SPDY):
     // through 10250, and straight to containerd's URL, with our SPDY client counting.

@@ -34,7 +34,9 @@ function threadTicks(pid: number): { user: number; system: number }[] {
 
 /** The main thread's wake-ups so far: its voluntary context switches (each a return from epoll_wait, mostly). */
 function mainWakeups(pid: number): number {
-  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+  return Number(
+    /^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))?.[1] ?? NaN,
+  );
 }
 
 /**
@@ -62,7 +64,8 @@ function runtimeTicks(): number {
 async function criCalls(port: number): Promise<Map<string, number>> {
   const text = (await httpGet(`http://127.0.0.1:${port}/metrics`)).body;
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\S+)$/gm)) out.set(m[1], Number(m[2]));
+  for (const m of text.matchAll(/^kubelet_runtime_operations_total\{operation_type="([^"]+)"\} (\S+)$/gm))
+    out.set(m[1], Number(m[2]));
   return out;
 }
 
@@ -72,7 +75,15 @@ async function once(): Promise<Record<string, unknown>> {
   mkdirSync(manifests);
   const ctrd = await startContainerd();
   const ports = await freeKubeletPorts();
-  const k = startKubelet(kubeletArgs({ dir: join(dir, 'k'), ports, node: 'idle', manifests, extra: [...ctrd.kubeletFlags, '--max-pods', String(N + 10)] }));
+  const k = startKubelet(
+    kubeletArgs({
+      dir: join(dir, 'k'),
+      ports,
+      node: 'idle',
+      manifests,
+      extra: [...ctrd.kubeletFlags, '--max-pods', String(N + 10)],
+    }),
+  );
   const pid = k.proc.pid!;
   try {
     await untilServing(ports);
@@ -81,11 +92,17 @@ async function once(): Promise<Record<string, unknown>> {
         join(manifests, `p${i}.json`),
         JSON.stringify({
           metadata: { name: `p${i}`, namespace: 'default' },
-          spec: { hostNetwork: true, terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] },
+          spec: {
+            hostNetwork: true,
+            terminationGracePeriodSeconds: 2,
+            containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+          },
         }),
       );
     for (;;) {
-      const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { status?: { phase?: string } }[];
+      const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as {
+        status?: { phase?: string };
+      }[];
       if (items.filter((p) => p.status?.phase === 'Running').length === N) break;
       await sleep(200);
     }
@@ -106,7 +123,9 @@ async function once(): Promise<Record<string, unknown>> {
     const pct = (ticks: number) => round(ticks / seconds); // ticks are 1/100 s: ticks / s = % of one core
     const main = { user: b.threads[0].user - a.threads[0].user, system: b.threads[0].system - a.threads[0].system };
     const all = (ts: { user: number; system: number }[]) => ts.reduce((a, t) => a + t.user + t.system, 0);
-    const perMinute = Object.fromEntries([...b.calls].map(([op, n]) => [op, round(((n - (a.calls.get(op) ?? 0)) * 60) / seconds)]).filter(([, n]) => n));
+    const perMinute = Object.fromEntries(
+      [...b.calls].map(([op, n]) => [op, round(((n - (a.calls.get(op) ?? 0)) * 60) / seconds)]).filter(([, n]) => n),
+    );
     return {
       pods: N,
       windowS: Math.round(seconds),

@@ -44,7 +44,9 @@ export interface LoadOptions {
 }
 
 /** Sends GETs over `connections` keep-alive connections for `seconds`; returns requests/s and latency percentiles. */
-export async function load(o: LoadOptions): Promise<{ requests: number; perSecond: number; p50Ms: number; p99Ms: number; errors: number }> {
+export async function load(
+  o: LoadOptions,
+): Promise<{ requests: number; perSecond: number; p50Ms: number; p99Ms: number; errors: number }> {
   const agent = o.tls
     ? new https.Agent({ keepAlive: true, maxSockets: o.connections, ...o.tls })
     : new http.Agent({ keepAlive: true, maxSockets: o.connections });
@@ -74,7 +76,13 @@ export async function load(o: LoadOptions): Promise<{ requests: number; perSecon
   await Promise.all(Array.from({ length: o.connections }, worker));
   const elapsed = (Date.now() - started) / 1000;
   agent.destroy();
-  return { requests: lat.length, perSecond: Math.round(lat.length / elapsed), p50Ms: round(percentile(lat, 50)), p99Ms: round(percentile(lat, 99)), errors };
+  return {
+    requests: lat.length,
+    perSecond: Math.round(lat.length / elapsed),
+    p50Ms: round(percentile(lat, 50)),
+    p99Ms: round(percentile(lat, 99)),
+    errors,
+  };
 }
 
 /** Rounds to two decimals. */
@@ -103,7 +111,10 @@ export async function clearLeftoverPodCgroups(): Promise<void> {
   const pods = findPodCgroups('/sys/fs/cgroup');
   let live = 0;
   for (const dirs of pods.values()) if ((await podCgroupPids(dirs)).size) live++;
-  if (live) throw new Error(`${live} pods of another kubelet are running on this machine (pod cgroups with processes): stop them first`);
+  if (live)
+    throw new Error(
+      `${live} pods of another kubelet are running on this machine (pod cgroups with processes): stop them first`,
+    );
   if (pods.size) console.error(`removing ${pods.size} empty pod cgroups left by an earlier run`);
   await removeOrphanedPodCgroups('/sys/fs/cgroup', () => false);
 }

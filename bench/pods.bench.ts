@@ -31,7 +31,8 @@ const ports = await freeKubeletPorts();
 
 const manifest = (name: string) =>
   `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: ["sleep", "3600"]}\n`;
-const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
+const running = (p: Pod) =>
+  p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
 async function runningNames(): Promise<Set<string>> {
   const r = await httpGet(`http://127.0.0.1:${ports.ro}/pods`);
   return new Set((JSON.parse(r.body) as PodList).items.filter(running).map((p) => p.metadata.name!));
@@ -48,9 +49,13 @@ try {
     if (performance.now() - spawnedAt > 30_000) throw new Error('no healthz after 30 s');
     await sleep(5);
   }
-  results.startup = { toHealthzMs: round(performance.now() - spawnedAt), rssMiB: round(sampleProcess(kubelet.proc.pid!).rss / 2 ** 20) };
+  results.startup = {
+    toHealthzMs: round(performance.now() - spawnedAt),
+    rssMiB: round(sampleProcess(kubelet.proc.pid!).rss / 2 ** 20),
+  };
   // The API ports serve a moment after healthz: the pod latencies start once /pods answers.
-  while ((await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status !== 200) await sleep(5);
+  while ((await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status !== 200)
+    await sleep(5);
 
   // 1a. one pod at a time
   const latencies: number[] = [];
@@ -111,8 +116,17 @@ try {
     cert: readFileSync(join(root, 'pki', 'admin.crt')),
     key: readFileSync(join(root, 'pki', 'admin.key')),
   };
-  results.podsReadOnly = await load({ url: `http://127.0.0.1:${ports.ro}/pods`, connections: 16, seconds: LOAD_SECONDS });
-  results.podsSecure = await load({ url: `https://127.0.0.1:${ports.port}/pods`, connections: 16, seconds: LOAD_SECONDS, tls });
+  results.podsReadOnly = await load({
+    url: `http://127.0.0.1:${ports.ro}/pods`,
+    connections: 16,
+    seconds: LOAD_SECONDS,
+  });
+  results.podsSecure = await load({
+    url: `https://127.0.0.1:${ports.port}/pods`,
+    connections: 16,
+    seconds: LOAD_SECONDS,
+    tls,
+  });
   const body = await httpGet(`http://127.0.0.1:${ports.ro}/pods`);
   results.podsResponseKiB = round(body.body.length / 1024);
 } finally {

@@ -27,7 +27,10 @@ const server = http.createServer((_req, res) => res.end('ok'));
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const port = (server.address() as AddressInfo).port;
 
-async function run(withProbes: boolean, cri?: { endpoint: string; image: string }): Promise<{ cpuPercent: number; rssMiB: number }> {
+async function run(
+  withProbes: boolean,
+  cri?: { endpoint: string; image: string },
+): Promise<{ cpuPercent: number; rssMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-probes-'));
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
@@ -52,11 +55,18 @@ async function run(withProbes: boolean, cri?: { endpoint: string; image: string 
   try {
     for (;;) {
       const items = await httpGet(`http://127.0.0.1:${ports.ro}/pods`)
-        .then((r) => JSON.parse(r.body).items as { status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] } }[])
+        .then(
+          (r) =>
+            JSON.parse(r.body).items as {
+              status?: { containerStatuses?: { ready: boolean; state: { running?: unknown } }[] };
+            }[],
+        )
         .catch(() => []);
       if (
         items.length === PODS &&
-        items.every((p) => (withProbes ? p.status?.containerStatuses?.[0]?.ready : p.status?.containerStatuses?.[0]?.state?.running))
+        items.every((p) =>
+          withProbes ? p.status?.containerStatuses?.[0]?.ready : p.status?.containerStatuses?.[0]?.state?.running,
+        )
       )
         break;
       await sleep(500);
@@ -90,10 +100,22 @@ async function compare(cri?: { endpoint: string; image: string }) {
     a.push(await run(false, cri));
     b.push(await run(true, cri));
   }
-  const without = { cpuPercent: median(a.map((x) => x.cpuPercent)), rssMiB: median(a.map((x) => x.rssMiB)), rounds: a.map((x) => x.cpuPercent) };
-  const withProbes = { cpuPercent: median(b.map((x) => x.cpuPercent)), rssMiB: median(b.map((x) => x.rssMiB)), rounds: b.map((x) => x.cpuPercent) };
+  const without = {
+    cpuPercent: median(a.map((x) => x.cpuPercent)),
+    rssMiB: median(a.map((x) => x.rssMiB)),
+    rounds: a.map((x) => x.cpuPercent),
+  };
+  const withProbes = {
+    cpuPercent: median(b.map((x) => x.cpuPercent)),
+    rssMiB: median(b.map((x) => x.rssMiB)),
+    rounds: b.map((x) => x.cpuPercent),
+  };
   const d = withProbes.cpuPercent - without.cpuPercent;
-  return { without, withProbes, overhead: { cpuPercent: round(d), probesPer10s, corePercentPer100ProbesPer10s: round((d * 100) / probesPer10s) } };
+  return {
+    without,
+    withProbes,
+    overhead: { cpuPercent: round(d), probesPer10s, corePercentPer100ProbesPer10s: round((d * 100) / probesPer10s) },
+  };
 }
 const embedded = await compare();
 const ctrd = await startContainerd({ cni: false });

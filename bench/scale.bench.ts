@@ -35,7 +35,15 @@ import type { CriRuntime } from '../src/cri/services.js';
 import { MIN_GRACE_SECONDS } from '../src/agent/runtime/grace-period.js';
 import { findPodCgroups, removeOrphanedPodCgroups } from '../src/agent/gc/pod-cgroups.js';
 import { startContainerd, TEST_IMAGES } from '../test/fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from '../test/e2e/helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from '../test/e2e/helpers.js';
 import { clearLeftoverPodCgroups, machine, percentile, report, round, sampleProcess, untilIdle } from './lib.js';
 
 const SIZES = (process.env.BENCH_SCALE_SIZES ?? '10,100,250').split(',').map(Number);
@@ -64,7 +72,8 @@ const podSpec = (name: string): Pod => ({
     containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
   },
 });
-const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
+const running = (p: Pod) =>
+  p.status?.phase === 'Running' && (p.status.containerStatuses ?? []).every((c) => c.state.running);
 
 /**
  * Whether the `n` pods named `prefix…` are all Running in /pods. The list is parsed only once it
@@ -74,13 +83,20 @@ const running = (p: Pod) => p.status?.phase === 'Running' && (p.status.container
 async function allRunning(ports: KubeletPorts, prefix: string, n: number): Promise<boolean> {
   const body = (await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body;
   if ((body.match(/"phase":\s*"Running"/g)?.length ?? 0) < n) return false;
-  return (JSON.parse(body) as PodList).items.filter((p) => p.metadata.name!.startsWith(prefix) && running(p)).length === n;
+  return (
+    (JSON.parse(body) as PodList).items.filter((p) => p.metadata.name!.startsWith(prefix) && running(p)).length === n
+  );
 }
 async function sandboxesLeft(prefix: string): Promise<number> {
   return (await cri.runtime.listPodSandbox()).filter((s) => s.metadata.name.startsWith(prefix)).length;
 }
 
-async function directRound(n: number, r: number, client: CriRuntime, tag = 'direct'): Promise<{ startS: number; stopS: number }> {
+async function directRound(
+  n: number,
+  r: number,
+  client: CriRuntime,
+  tag = 'direct',
+): Promise<{ startS: number; stopS: number }> {
   const names = Array.from({ length: n }, (_, i) => `${tag}-${n}-${r}-${i}`);
   const t0 = performance.now();
   const pods = await Promise.all(
@@ -135,7 +151,13 @@ try {
   for (const n of SIZES) {
     const d = { start: [] as number[], stop: [] as number[] };
     const g = { start: [] as number[], stop: [] as number[] };
-    const k = { start: [] as number[], stop: [] as number[], cpu: [] as number[], rss0: [] as number[], rssN: [] as number[] };
+    const k = {
+      start: [] as number[],
+      stop: [] as number[],
+      cpu: [] as number[],
+      rss0: [] as number[],
+      rssN: [] as number[],
+    };
     let cpuPercent = NaN;
     let rssIdle = NaN;
     // Rounds alternate, direct then kubelet, so a drift of the runtime's speed falls on both sides
@@ -153,7 +175,13 @@ try {
       g.stop.push(gr.stopS);
       const ports = await freeKubeletPorts();
       const kubelet: Kubelet = startKubelet(
-        kubeletArgs({ dir: join(dir, `k${n}`), ports, node, manifests, extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)] }),
+        kubeletArgs({
+          dir: join(dir, `k${n}`),
+          ports,
+          node,
+          manifests,
+          extra: ['--container-runtime-endpoint', ctrd.endpoint, '--max-pods', String(n + 10)],
+        }),
       );
       try {
         await untilServing(ports);
@@ -163,7 +191,8 @@ try {
         const prefix = `k-${n}-${r}-`;
         const cpu0 = sampleProcess(kubelet.proc.pid!).cpuSeconds;
         const t0 = performance.now();
-        for (let i = 0; i < n; i++) writeFileSync(join(manifests, `${prefix}${i}.json`), JSON.stringify(podSpec(`${prefix}${i}`)));
+        for (let i = 0; i < n; i++)
+          writeFileSync(join(manifests, `${prefix}${i}.json`), JSON.stringify(podSpec(`${prefix}${i}`)));
         for (;;) {
           if (await allRunning(ports, prefix, n)) break;
           if (performance.now() - t0 > 600_000) throw new Error(`pods not running after 10 min`);

@@ -18,7 +18,16 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,24 +56,48 @@ const ports = await freeKubeletPorts();
 // A heap snapshot (SIGUSR2) forces a full GC first: the figures before and after compare live memory, not garbage.
 const diag = join(dir, 'diag');
 mkdirSync(diag);
-process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}`.trim();
+process.env.NODE_OPTIONS =
+  `${process.env.NODE_OPTIONS ?? ''} --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}`.trim();
 const runtimeRoot = join(dir, 'runtime');
 const socket = join(dir, 'cri.sock');
-const startRuntime = () => startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', runtimeRoot, '--node-ip', '127.0.0.1']);
+const startRuntime = () =>
+  startKubelet([
+    'process-runtime',
+    '--listen',
+    `unix://${socket}`,
+    '--root-dir',
+    runtimeRoot,
+    '--node-ip',
+    '127.0.0.1',
+  ]);
 let runtime = startRuntime();
 await until(() => runtime.output().includes('process runtime serving CRI'), 20_000, 'runtime serving');
 const kubelet = startKubelet(
-  kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '2s', '--container-runtime-endpoint', `unix://${socket}`] }),
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: ['--file-check-frequency', '2s', '--container-runtime-endpoint', `unix://${socket}`],
+  }),
 );
 const pid = kubelet.proc.pid!;
-const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
+const pki = {
+  ca: join(root, 'pki', 'ca.crt'),
+  cert: join(root, 'pki', 'admin.crt'),
+  key: join(root, 'pki', 'admin.key'),
+};
 const tlsOpts = () => ({ ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) });
 const fds = () => readdirSync(`/proc/${pid}/fd`).length;
 /** Forces a full GC in the kubelet (through a heap snapshot, then deleted). */
 async function collectGarbage(): Promise<void> {
   const before = new Set(readdirSync(diag));
   process.kill(pid, 'SIGUSR2');
-  const file = await until(() => readdirSync(diag).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')), 60_000, 'heap snapshot');
+  const file = await until(
+    () => readdirSync(diag).find((f) => !before.has(f) && f.endsWith('.heapsnapshot')),
+    60_000,
+    'heap snapshot',
+  );
   let size = -1;
   for (;;) {
     await sleep(1000);
@@ -80,7 +113,11 @@ async function collectGarbage(): Promise<void> {
 async function heapOf(): Promise<{ heap: number; heapTotal: number; external: number }> {
   const text = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
   const v = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { heap: v('nodejs_heap_size_used_bytes'), heapTotal: v('nodejs_heap_size_total_bytes'), external: v('nodejs_external_memory_bytes') };
+  return {
+    heap: v('nodejs_heap_size_used_bytes'),
+    heapTotal: v('nodejs_heap_size_total_bytes'),
+    external: v('nodejs_external_memory_bytes'),
+  };
 }
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 
@@ -122,7 +159,11 @@ async function execWorker(w: number): Promise<void> {
   while (Date.now() < end) {
     const pod = `p${w % PODS}-${node}`;
     try {
-      const r = await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/main?${q}&output=1&error=1`, ['v5.channel.k8s.io'], pki);
+      const r = await wsSession(
+        `wss://127.0.0.1:${ports.port}/exec/default/${pod}/main?${q}&output=1&error=1`,
+        ['v5.channel.k8s.io'],
+        pki,
+      );
       const got = createHash('sha256')
         .update(r.channels.get(1) ?? Buffer.alloc(0))
         .digest('hex');
@@ -158,22 +199,26 @@ async function follower(f: number): Promise<void> {
       let responded = false;
       let ended = false;
       const t0 = Date.now();
-      const req = https.get(`https://127.0.0.1:${ports.port}/containerLogs/default/${pod}/main?follow=true&tailLines=1`, tlsOpts(), (res) => {
-        responded = true;
-        counts.followFirstByteMs.push(Date.now() - t0);
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => {
-          const lines = (rest + d).split('\n');
-          rest = lines.pop() ?? '';
-          for (const l of lines) {
-            const num = Number(/^line (\d+)$/.exec(l)?.[1]);
-            counts.followLines++;
-            if (last >= 0 && num !== last + 1) counts.followGaps++;
-            last = num;
-          }
-        });
-        res.on('error', () => {});
-      });
+      const req = https.get(
+        `https://127.0.0.1:${ports.port}/containerLogs/default/${pod}/main?follow=true&tailLines=1`,
+        tlsOpts(),
+        (res) => {
+          responded = true;
+          counts.followFirstByteMs.push(Date.now() - t0);
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => {
+            const lines = (rest + d).split('\n');
+            rest = lines.pop() ?? '';
+            for (const l of lines) {
+              const num = Number(/^line (\d+)$/.exec(l)?.[1]);
+              counts.followLines++;
+              if (last >= 0 && num !== last + 1) counts.followGaps++;
+              last = num;
+            }
+          });
+          res.on('error', () => {});
+        },
+      );
       req.on('error', (err) => {
         if (ended) return; // our own destroy at the end of the session
         counts.followErrors++;
@@ -225,7 +270,10 @@ async function badManifests(): Promise<void> {
   ].join('\n');
   const kinds: [string, () => void][] = [
     ['bomb.yaml', () => writeFileSync(join(manifests, 'bomb.yaml'), bomb)],
-    ['broken.yaml', () => writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n')],
+    [
+      'broken.yaml',
+      () => writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: [\n'),
+    ],
     ['fifo.yaml', () => execFileSync('mkfifo', [join(manifests, 'fifo.yaml')])],
     ['huge.yaml', () => writeFileSync(join(manifests, 'huge.yaml'), `# ${'x'.repeat(11 << 20)}\n`)],
     ['zz-dup.yaml', () => writeFileSync(join(manifests, 'zz-dup.yaml'), podYaml('p0'))],
@@ -317,7 +365,10 @@ try {
     fdsBackToBaseline: after.fds <= base.fds + 2,
     rssWithin25PercentOfBaseline: after.rss <= base.rss * 1.25,
     nodeBackToBaseline:
-      after.processes <= base.processes && after.mounts <= base.mounts && after.cgroups <= base.cgroups && after.stateFiles <= base.stateFiles,
+      after.processes <= base.processes &&
+      after.mounts <= base.mounts &&
+      after.cgroups <= base.cgroups &&
+      after.stateFiles <= base.stateFiles,
   };
 } finally {
   await kubelet.stop();

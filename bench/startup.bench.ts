@@ -22,7 +22,11 @@ async function once(dir: string): Promise<{ healthzMs: number; servingMs: number
     let healthzMs = 0;
     for (;;) {
       const now = performance.now() - t0;
-      if (!healthzMs && (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200) healthzMs = performance.now() - t0;
+      if (
+        !healthzMs &&
+        (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`).catch(() => ({ status: 0 }))).status === 200
+      )
+        healthzMs = performance.now() - t0;
       if (
         healthzMs &&
         (await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => ({ status: 0 }))).status === 200 &&

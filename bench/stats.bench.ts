@@ -30,7 +30,10 @@ try {
       .catch(() => undefined);
     if (
       s?.pods?.length === PODS &&
-      s.pods.every((p: { containers?: { cpu?: { usageNanoCores?: number } }[] }) => p.containers?.[0]?.cpu?.usageNanoCores !== undefined)
+      s.pods.every(
+        (p: { containers?: { cpu?: { usageNanoCores?: number } }[] }) =>
+          p.containers?.[0]?.cpu?.usageNanoCores !== undefined,
+      )
     )
       break;
     await sleep(1000);
@@ -39,13 +42,26 @@ try {
   const a = sampleProcess(k.proc.pid!);
   await sleep(60_000);
   const b = sampleProcess(k.proc.pid!);
-  results.idleWithCollector = { pods: PODS, cpuPercent: round(((b.cpuSeconds - a.cpuSeconds) / 60) * 100), rssMiB: round(b.rss / 2 ** 20) };
+  results.idleWithCollector = {
+    pods: PODS,
+    cpuPercent: round(((b.cpuSeconds - a.cpuSeconds) / 60) * 100),
+    rssMiB: round(b.rss / 2 ** 20),
+  };
   const summary = await load({ url: `http://127.0.0.1:${ports.ro}/stats/summary`, connections: 16, seconds: 10 });
   results.statsSummary = {
     ...summary,
-    goVsUs: { goP99Ms: 167, goPerSecond: 11, p99Ratio: round(summary.p99Ms / 167), perSecondRatio: round(summary.perSecond / 11) },
+    goVsUs: {
+      goP99Ms: 167,
+      goPerSecond: 11,
+      p99Ratio: round(summary.p99Ms / 167),
+      perSecondRatio: round(summary.perSecond / 11),
+    },
   };
-  results.metricsResource = await load({ url: `http://127.0.0.1:${ports.ro}/metrics/resource`, connections: 16, seconds: 10 });
+  results.metricsResource = await load({
+    url: `http://127.0.0.1:${ports.ro}/metrics/resource`,
+    connections: 16,
+    seconds: 10,
+  });
 } finally {
   await k.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -23,7 +23,9 @@ await build({
   // does from src/ under tsx.
   mainFields: ['module', 'main'],
   // CommonJS dependencies call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as __tskRequire } from 'node:module'; const require = __tskRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __tskRequire } from 'node:module'; const require = __tskRequire(import.meta.url);",
+  },
   sourcemap: 'linked',
   // V8 keeps each loaded chunk's source text in the heap (functions compile lazily from it):
   // whitespace, comments and syntax minified, ~1.4 MiB less heap at idle. Identifiers are kept, so

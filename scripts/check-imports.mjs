@@ -35,7 +35,8 @@ for (const f of files) {
     const target = resolve(dirname(f), m[1].replace(/\.js$/, '.ts'));
     deps.push(target);
     const [a, b] = [area(f), area(target)];
-    if (forbidden.some(([x, y]) => x === a && y === b)) errors.push(`${relative(src, f)} imports ${relative(src, target)} (${a} → ${b} is not allowed)`);
+    if (forbidden.some(([x, y]) => x === a && y === b))
+      errors.push(`${relative(src, f)} imports ${relative(src, target)} (${a} → ${b} is not allowed)`);
     if (a === 'agent' && b === 'process-runtime' && relative(src, f) !== 'agent/compose-runtime.ts')
       errors.push(`${relative(src, f)} imports the process runtime (only agent/compose-runtime.ts may)`);
   }
@@ -47,7 +48,8 @@ const visit = (f) => {
   state.set(f, 1);
   stack.push(f);
   for (const d of graph.get(f) ?? []) {
-    if (state.get(d) === 1) errors.push(`import cycle: ${[...stack.slice(stack.indexOf(d)), d].map((x) => relative(src, x)).join(' → ')}`);
+    if (state.get(d) === 1)
+      errors.push(`import cycle: ${[...stack.slice(stack.indexOf(d)), d].map((x) => relative(src, x)).join(' → ')}`);
     else if (!state.get(d) && graph.has(d)) visit(d);
   }
   stack.pop();

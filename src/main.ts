@@ -33,7 +33,8 @@ void _hostFits;
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'process-runtime') return (await import('./process-runtime-cli.js')).processRuntimeMain(argv.slice(1));
+  if (argv[0] === 'process-runtime')
+    return (await import('./process-runtime-cli.js')).processRuntimeMain(argv.slice(1));
   let parsed;
   try {
     parsed = parseFlags(argv);
@@ -86,7 +87,10 @@ export async function main(argv: string[]): Promise<number> {
   const servers: ClosableServer[] = [];
   let healthz;
   try {
-    healthz = kc.healthzPort > 0 ? await startHealthzServer({ port: kc.healthzPort, host: kc.healthzBindAddress, logger }) : undefined;
+    healthz =
+      kc.healthzPort > 0
+        ? await startHealthzServer({ port: kc.healthzPort, host: kc.healthzBindAddress, logger })
+        : undefined;
   } catch (err) {
     logger.error(`failed to start the healthz server: ${messageOf(err)}`);
     return 1;
@@ -103,8 +107,14 @@ export async function main(argv: string[]): Promise<number> {
   const serving = servingBootstrap ? await import('./agent/certificate/serving-cert.js') : undefined;
   const servingPem = serving?.servingPemPath(cfg.certDir);
   const nodeIPs = [cfg.nodeIP, ...(cfg.secondaryNodeIP ? [cfg.secondaryNodeIP] : [])];
-  const needPki = (!servingBootstrap && (!kc.tlsCertFile || !kc.tlsPrivateKeyFile)) || (standalone && !kc.authentication.x509.clientCAFile);
-  const pki = needPki ? await (await import('./server/pki.js')).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: nodeIPs }) : undefined;
+  const needPki =
+    (!servingBootstrap && (!kc.tlsCertFile || !kc.tlsPrivateKeyFile)) ||
+    (standalone && !kc.authentication.x509.clientCAFile);
+  const pki = needPki
+    ? await (
+        await import('./server/pki.js')
+      ).ensureLocalPki(join(cfg.rootDir, 'pki'), { nodeName: cfg.nodeName, ips: nodeIPs })
+    : undefined;
   const certFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsCertFile : pki!.serverCert);
   const keyFile = servingPem ?? (kc.tlsCertFile && kc.tlsPrivateKeyFile ? kc.tlsPrivateKeyFile : pki!.serverKey);
   const clientCA = kc.authentication.x509.clientCAFile ?? (standalone ? pki!.caCert : undefined);
@@ -112,12 +122,18 @@ export async function main(argv: string[]): Promise<number> {
   let api: KubeClient | undefined;
   const lifetime = new AbortController();
   setMaxListeners(0, lifetime.signal); // shared by every long-lived loop of the process (see agent/compose.ts)
-  const certPaths = { kubeconfig: cfg.kubeconfig ?? '', bootstrapKubeconfig: cfg.bootstrapKubeconfig, certDir: cfg.certDir };
+  const certPaths = {
+    kubeconfig: cfg.kubeconfig ?? '',
+    bootstrapKubeconfig: cfg.bootstrapKubeconfig,
+    certDir: cfg.certDir,
+  };
   // The clock's timers do not hold the process open; waiting for a CSR to be signed must.
   const holdOpen = setInterval(() => {}, 60_000);
-  const certModule = cfg.bootstrapKubeconfig || kc.rotateCertificates ? await import('./agent/certificate/client-cert.js') : undefined;
+  const certModule =
+    cfg.bootstrapKubeconfig || kc.rotateCertificates ? await import('./agent/certificate/client-cert.js') : undefined;
   try {
-    if (cfg.bootstrapKubeconfig && certModule) await certModule.bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
+    if (cfg.bootstrapKubeconfig && certModule)
+      await certModule.bootstrapClientCert(certPaths, { nodeName: cfg.nodeName, clock: realClock, logger });
   } catch (err) {
     logger.error(`client certificate bootstrap failed: ${messageOf(err)}`);
     return 1;
@@ -147,7 +163,8 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 
-  const { adoptRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime, registerCertificateMetrics } = await import('./agent/compose.js');
+  const { adoptRuntimeCgroupDriver, composeAgent, loadEmbeddedRuntime, registerCertificateMetrics } =
+    await import('./agent/compose.js');
   const agentCfg = agentConfigOf(cfg);
   const embedded = agentCfg.containerRuntimeEndpoint ? undefined : await loadEmbeddedRuntime(agentCfg, logger);
   try {
@@ -165,7 +182,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   healthz?.setChecks(() => agent.host.healthChecks());
   if (api && kc.rotateCertificates && certModule) {
-    const rotator = new certModule.ClientCertRotator({ client: api, paths: certPaths, nodeName: cfg.nodeName, clock: realClock, logger });
+    const rotator = new certModule.ClientCertRotator({
+      client: api,
+      paths: certPaths,
+      nodeName: cfg.nodeName,
+      clock: realClock,
+      logger,
+    });
     registerCertificateMetrics(agent.metrics, 'client', rotator.status);
     rotator.start({ signal: lifetime.signal });
   }
@@ -179,7 +202,13 @@ export async function main(argv: string[]): Promise<number> {
     ).buildSecureServer({
       host,
       logger,
-      tls: { certFile, keyFile, clientCAFile: clientCA, minVersion: kc.tlsMinVersion, cipherSuites: kc.tlsCipherSuites },
+      tls: {
+        certFile,
+        keyFile,
+        clientCAFile: clientCA,
+        minVersion: kc.tlsMinVersion,
+        cipherSuites: kc.tlsCipherSuites,
+      },
       ...auth,
       enableDebuggingHandlers: kc.enableDebuggingHandlers,
       enableSystemLogHandler: kc.enableSystemLogHandler,
@@ -209,7 +238,11 @@ export async function main(argv: string[]): Promise<number> {
       secureLater = false;
       startSecure().catch((err: unknown) => logger.error(`failed to start the secure port: ${messageOf(err)}`));
     });
-    if (secureLater) logger.warn({ port: kc.port }, 'no kubelet serving certificate yet: the secure port opens once its CSR is approved and signed');
+    if (secureLater)
+      logger.warn(
+        { port: kc.port },
+        'no kubelet serving certificate yet: the secure port opens once its CSR is approved and signed',
+      );
   }
   try {
     const { buildReadOnlyServer } = await serversModule;
@@ -227,13 +260,24 @@ export async function main(argv: string[]): Promise<number> {
   }
   // The pod-resources API (the root dir lock makes the socket ours to replace).
   const stopPodResources = await import('./server/pod-resources.js')
-    .then(({ servePodResources }) => servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), { pods: () => host.getPods(), cpus: agent.cpus }))
+    .then(({ servePodResources }) =>
+      servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), {
+        pods: () => host.getPods(),
+        cpus: agent.cpus,
+      }),
+    )
     .catch((err: unknown) => {
       logger.warn({ err: messageOf(err) }, 'pod-resources API not served');
       return async () => {};
     });
   logger.info(
-    { node: cfg.nodeName, port: kc.port, readOnlyPort: kc.readOnlyPort, healthzPort: kc.healthzPort, staticPodPath: kc.staticPodPath },
+    {
+      node: cfg.nodeName,
+      port: kc.port,
+      readOnlyPort: kc.readOnlyPort,
+      healthzPort: kc.healthzPort,
+      staticPodPath: kc.staticPodPath,
+    },
     'tskubelet started',
   );
   if (pki && kc.enableServer && !kc.authentication.x509.clientCAFile) {
@@ -260,7 +304,9 @@ export async function main(argv: string[]): Promise<number> {
   hardDeadline.unref();
   lifetime.abort();
   await Promise.all([
-    closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'closing servers failed')),
+    closeServers(servers, SHUTDOWN_REQUEST_GRACE_MS).catch((err: unknown) =>
+      logger.warn({ err: messageOf(err) }, 'closing servers failed'),
+    ),
     Promise.race([stopPodResources(), new Promise((r) => setTimeout(r, SHUTDOWN_REQUEST_GRACE_MS))]),
     agent.stop({ groups }),
   ]);

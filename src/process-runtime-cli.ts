@@ -20,7 +20,10 @@ export async function processRuntimeMain(argv: string[]): Promise<number> {
     process.stderr.write('error: --listen unix:///path.sock is required\n');
     return 1;
   }
-  const logger = createLogger({ verbosity: Number(args.get('v') ?? 0), format: args.get('logging-format') === 'json' ? 'json' : 'text' });
+  const logger = createLogger({
+    verbosity: Number(args.get('v') ?? 0),
+    format: args.get('logging-format') === 'json' ? 'json' : 'text',
+  });
   routeProcessWarnings(logger);
   let stop;
   try {

@@ -39,7 +39,10 @@ export interface ClusterMembershipDeps {
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
 export function startClusterMembership(
-  cfg: Pick<AgentConfig, 'node' | 'registerNode' | 'nodeStatusUpdateFrequencyMs' | 'nodeStatusReportFrequencyMs' | 'nodeLeaseDurationSeconds'>,
+  cfg: Pick<
+    AgentConfig,
+    'node' | 'registerNode' | 'nodeStatusUpdateFrequencyMs' | 'nodeStatusReportFrequencyMs' | 'nodeLeaseDurationSeconds'
+  >,
   d: ClusterMembershipDeps,
   o: {
     signal: AbortSignal;
@@ -70,7 +73,10 @@ export function startClusterMembership(
       runtimeVersion: d.runtimeVersion,
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
-      images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({ names: [...i.repo_digests, ...i.repo_tags], sizeBytes: Number(i.size) })),
+      images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({
+        names: [...i.repo_digests, ...i.repo_tags],
+        sizeBytes: Number(i.size),
+      })),
       pressure: o.pressure?.(),
       volumesInUse: o.volumesInUse?.(),
     }),
@@ -118,7 +124,8 @@ export function composeStatusSync(
     statusManager,
     podManager,
     // Finished: the worker released the pod, or it never had one (admission refused it).
-    canBeDeleted: (uid) => o.workers.isFinished(uid) || (o.workers.stateOf(uid) === undefined && o.syncLoop.isInactive(uid)),
+    canBeDeleted: (uid) =>
+      o.workers.isFinished(uid) || (o.workers.stateOf(uid) === undefined && o.syncLoop.isInactive(uid)),
     // Upstream CouldHaveRunningContainers: a worker that has not stopped its pod (none: nothing runs).
     couldHaveRunningContainers: (uid) => ['sync', 'terminating'].includes(o.workers.stateOf(uid) ?? ''),
     clock,

@@ -46,7 +46,9 @@ export function composeCpuManager(
       name: x.labels?.[ContainerNameLabel] ?? '',
       id: x.id,
     }));
-    await m.reconcile(new Set(d.activePods().map((p) => p.metadata.uid!)), running, (id, cpuset) => update(id, { cpuset_cpus: cpuset }));
+    await m.reconcile(new Set(d.activePods().map((p) => p.metadata.uid!)), running, (id, cpuset) =>
+      update(id, { cpuset_cpus: cpuset }),
+    );
   };
   return {
     start(signal) {
@@ -78,13 +80,17 @@ export function composeCpuManager(
       const t = cfg.topologyManager ?? { policy: 'none', scope: 'container' };
       const numaNodes = numaNodesOf(cpuTopology);
       // upstream's limit for the policies that compare NUMA nodes (without the max-allowable-numa-nodes option).
-      if (t.policy !== 'none' && numaNodes.length > 8) throw new Error('unsupported on machines with more than 8 NUMA Nodes');
+      if (t.policy !== 'none' && numaNodes.length > 8)
+        throw new Error('unsupported on machines with more than 8 NUMA Nodes');
       topology = { ...t, numaNodes };
       if (c.policy !== 'static') return;
       void (async () => {
         while (!signal.aborted) {
           await sleep(c.reconcilePeriodMs, signal, d.clock);
-          if (!signal.aborted) await reconcile().catch((err: unknown) => d.logger.warn({ err: messageOf(err) }, 'cpu manager reconcile failed'));
+          if (!signal.aborted)
+            await reconcile().catch((err: unknown) =>
+              d.logger.warn({ err: messageOf(err) }, 'cpu manager reconcile failed'),
+            );
         }
       })();
     },
@@ -102,7 +108,15 @@ export function composeCpuManager(
     podCpus: {
       allocatableCpus: () => m?.allocatableCpus() ?? [],
       exclusiveCpus: (uid, name) => m?.exclusiveCpus(uid, name) ?? [],
-      counts: () => ({ pinningRequests: 0, pinningErrors: 0, sharedPoolMilli: 0, exclusiveCpus: 0, ...m?.counts(), topologyAdmissions, topologyErrors }),
+      counts: () => ({
+        pinningRequests: 0,
+        pinningErrors: 0,
+        sharedPoolMilli: 0,
+        exclusiveCpus: 0,
+        ...m?.counts(),
+        topologyAdmissions,
+        topologyErrors,
+      }),
     },
   };
 }

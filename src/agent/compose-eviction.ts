@@ -97,13 +97,20 @@ export function composeAdmission(
   },
 ): (pod: Pod, admitted: Pod[]) => AdmitResult {
   const preemptions = o.metrics.register(
-    new Counter('kubelet_preemptions', '[ALPHA] Cumulative number of pod preemptions by preemption resource', ['preemption_signal']),
+    new Counter('kubelet_preemptions', '[ALPHA] Cumulative number of pod preemptions by preemption resource', [
+      'preemption_signal',
+    ]),
   );
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
     const critical = isCritical(pod);
-    const r = admitPod(pod, admitted, { node: o.node(), isStatic: isStaticPod(pod), isCritical: critical, allowedUnsafeSysctls: cfg.allowedUnsafeSysctls });
+    const r = admitPod(pod, admitted, {
+      node: o.node(),
+      isStatic: isStaticPod(pod),
+      isCritical: critical,
+      allowedUnsafeSysctls: cfg.allowedUnsafeSysctls,
+    });
     if (r.admit) return o.allocateCpus?.(pod, admitted) ?? r;
     if (!r.shortfalls || !critical) return r;
     const victims = podsToPreempt(pod, admitted, r.shortfalls);
@@ -115,7 +122,10 @@ export function composeAdmission(
       };
     for (const v of victims) {
       o.logger.info(
-        { pod: `${v.metadata.namespace}/${v.metadata.name}`, requestingPod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+        {
+          pod: `${v.metadata.namespace}/${v.metadata.name}`,
+          requestingPod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+        },
         'Preempting pod to free up resources',
       );
       o.events.record(podRef(v), 'Warning', PREEMPTED.reason, PREEMPTED.message);
@@ -126,7 +136,12 @@ export function composeAdmission(
     // It starts once they are stopped (upstream killPodNow holds admission until then).
     o.workers.startAfterStopped(pod.metadata.uid!, victims, (late) => {
       for (const v of victims.filter((x) => late.includes(x.metadata.uid!)))
-        o.events.record(podRef(v), 'Warning', 'ExceededGracePeriod', 'Container runtime did not kill the pod within specified grace period.');
+        o.events.record(
+          podRef(v),
+          'Warning',
+          'ExceededGracePeriod',
+          'Container runtime did not kill the pod within specified grace period.',
+        );
     });
     return { admit: true };
   };

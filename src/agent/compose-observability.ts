@@ -23,7 +23,11 @@ import { rfc3339 } from '../lib/time.js';
  * Runs one pod worker step, observed in kubelet_pod_worker_duration_seconds{operation_type}:
  * upstream's SyncPodType of the update (create, update, sync; kill for the steps that stop it).
  */
-export async function timedWorker<R>(metrics: KubeletMetrics, operation: SyncUpdateType | 'kill', fn: () => Promise<R>): Promise<R> {
+export async function timedWorker<R>(
+  metrics: KubeletMetrics,
+  operation: SyncUpdateType | 'kill',
+  fn: () => Promise<R>,
+): Promise<R> {
   const end = metrics.podWorkerDuration.startTimer({ operation_type: operation });
   try {
     return await fn();
@@ -45,7 +49,12 @@ export function timedSyncer(metrics: KubeletMetrics, syncer: PodSyncer, clock: C
 }
 
 /** Observes each pod's start duration once, when its status first shows every container running; tells the startup SLI tracker each status. */
-export function trackPodStartDuration(d: { statusManager: StatusManager; podManager: PodManager; metrics: KubeletMetrics; clock: Clock }): void {
+export function trackPodStartDuration(d: {
+  statusManager: StatusManager;
+  podManager: PodManager;
+  metrics: KubeletMetrics;
+  clock: Clock;
+}): void {
   const firstSeen = new Map<string, number>();
   d.statusManager.onChange((uid) => {
     if (firstSeen.get(uid) === -1) return;
@@ -96,14 +105,21 @@ export function createStatsCollector(d: {
     // A CRI runtime makes each container's cgroup below the pod's.
     containerCgroup: (uid, id) => {
       const pod = podsLayout && d.podOf(uid);
-      return pod && cgroupDirs(podsLayout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver));
+      return (
+        pod && cgroupDirs(podsLayout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver))
+      );
     },
     // Each pod has its own cgroup with cgroupsPerQOS: its figures are read there, as cAdvisor does.
     ...(podsLayout && cfg.cgroups.cgroupsPerQOS
       ? {
           podCgroup: (uid: string) => {
             const pod = d.podOf(uid);
-            return pod && { dirs: cgroupDirs(podsLayout, podCgroupId(pod, cfg.cgroups)), hostNetwork: pod.spec.hostNetwork === true };
+            return (
+              pod && {
+                dirs: cgroupDirs(podsLayout, podCgroupId(pod, cfg.cgroups)),
+                hostNetwork: pod.spec.hostNetwork === true,
+              }
+            );
           },
         }
       : {}),
@@ -118,7 +134,9 @@ export function createStatsCollector(d: {
 export function composeHost(
   cfg: AgentConfig,
   d: Omit<AgentHostDeps, 'nodeName' | 'syncFrequencyMs' | 'rootDir'> &
-    Omit<ObservabilityDeps, 'nodeName' | 'startTime' | 'cgroups' | 'lingeringPods'> & { workers: Pick<PodWorkers, 'uids' | 'podOf'> },
+    Omit<ObservabilityDeps, 'nodeName' | 'startTime' | 'cgroups' | 'lingeringPods'> & {
+      workers: Pick<PodWorkers, 'uids' | 'podOf'>;
+    },
 ) {
   return {
     ...createAgentHost({ ...d, nodeName: cfg.nodeName, syncFrequencyMs: cfg.syncFrequencyMs, rootDir: cfg.rootDir }),
@@ -127,7 +145,8 @@ export function composeHost(
       nodeName: cfg.nodeName,
       startTime: rfc3339(d.clock.now()),
       cgroups: cfg.cgroups,
-      lingeringPods: () => d.workers.uids().flatMap((uid) => (d.podManager.getPodByUid(uid) ? [] : (d.workers.podOf(uid) ?? []))),
+      lingeringPods: () =>
+        d.workers.uids().flatMap((uid) => (d.podManager.getPodByUid(uid) ? [] : (d.workers.podOf(uid) ?? []))),
     }),
   };
 }

@@ -54,7 +54,10 @@ export async function loadEmbeddedRuntime(
   cfg: { rootDir: string; nodeIP: string; version: string; streamingIdleTimeoutMs?: number },
   logger: Logger,
 ): Promise<EmbeddedRuntime> {
-  const [{ ProcessRuntime }, { ProcessImages }] = await Promise.all([import('../process-runtime/runtime.js'), import('../process-runtime/images.js')]);
+  const [{ ProcessRuntime }, { ProcessImages }] = await Promise.all([
+    import('../process-runtime/runtime.js'),
+    import('../process-runtime/images.js'),
+  ]);
   const processRuntime = new ProcessRuntime({
     stateDir: join(cfg.rootDir, 'process-runtime'),
     podIP: cfg.nodeIP,
@@ -67,7 +70,11 @@ export async function loadEmbeddedRuntime(
 }
 
 /** The CRI clients: the ImageService from `imageEndpoint` when it names another endpoint (upstream imageServiceEndpoint). */
-function criClients(endpoint: string, imageEndpoint: string | undefined, requestTimeoutMs: number | undefined): CriRuntime {
+function criClients(
+  endpoint: string,
+  imageEndpoint: string | undefined,
+  requestTimeoutMs: number | undefined,
+): CriRuntime {
   const rt = createCriClient(endpoint, { requestTimeoutMs });
   if (!imageEndpoint || imageEndpoint === endpoint) return rt;
   const img = createCriClient(imageEndpoint, { requestTimeoutMs });
@@ -89,12 +96,19 @@ export function composeRuntime(
   let processRuntime: ProcessRuntime | undefined;
   let runtime: CriRuntime;
   if (o.given) runtime = o.given;
-  else if (cfg.containerRuntimeEndpoint) runtime = criClients(cfg.containerRuntimeEndpoint, cfg.imageServiceEndpoint, cfg.runtimeRequestTimeoutMs);
+  else if (cfg.containerRuntimeEndpoint)
+    runtime = criClients(cfg.containerRuntimeEndpoint, cfg.imageServiceEndpoint, cfg.runtimeRequestTimeoutMs);
   else if (o.embedded) ({ processRuntime, runtime } = o.embedded);
-  else throw new Error('no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)');
+  else
+    throw new Error(
+      'no container runtime endpoint is configured and the embedded runtime was not loaded (loadEmbeddedRuntime)',
+    );
   // Its V(10) call log under upstream's source name (remote_runtime.go).
   // Gated outside the instrumentation: a call's duration and its log line start when it is sent.
-  return { runtime: gateLifecycleCalls(instrumentCri(runtime, o.metrics, o.logger?.child({ component: 'remote_runtime' }))), processRuntime };
+  return {
+    runtime: gateLifecycleCalls(instrumentCri(runtime, o.metrics, o.logger?.child({ component: 'remote_runtime' }))),
+    processRuntime,
+  };
 }
 
 /**
@@ -103,14 +117,23 @@ export function composeRuntime(
  */
 export function composeImages(
   cfg: AgentConfig,
-  d: { images: ImageService; clock: Clock; events: EventSink; registry: boolean; pullTimes?: ImageManagerDeps['pullTimes'] },
+  d: {
+    images: ImageService;
+    clock: Clock;
+    events: EventSink;
+    registry: boolean;
+    pullTimes?: ImageManagerDeps['pullTimes'];
+  },
 ): ImageManager {
   return new ImageManager({
     images: d.images,
     clock: d.clock,
     serializeImagePulls: cfg.serializeImagePulls,
     maxParallelImagePulls: cfg.maxParallelImagePulls,
-    pullLimiter: d.registry && cfg.registryPullQPS ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now()) : undefined,
+    pullLimiter:
+      d.registry && cfg.registryPullQPS
+        ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now())
+        : undefined,
     events: d.events,
     pullTimes: d.pullTimes,
   });
@@ -124,7 +147,11 @@ export function composeImages(
 export function composeNodeResources(
   cfg: AgentConfig,
   d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[]; observeCgroup?: CgroupOpObserver },
-): { podCgroups?: PodCgroupManager; loadCredentialProviders(): Promise<void>; nodeCredentials?: (image: string) => Promise<AuthConfig[]> } {
+): {
+  podCgroups?: PodCgroupManager;
+  loadCredentialProviders(): Promise<void>;
+  nodeCredentials?: (image: string) => Promise<AuthConfig[]>;
+} {
   const c = cfg.cgroups;
   const podCgroups =
     d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
@@ -143,7 +170,11 @@ export function composeNodeResources(
   const loadCredentialProviders = async () => {
     if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
   };
-  return { podCgroups, loadCredentialProviders, nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])) };
+  return {
+    podCgroups,
+    loadCredentialProviders,
+    nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])),
+  };
 }
 
 /**
@@ -164,7 +195,12 @@ export async function startNodeCgroups(
   await m.ensureQosCgroups(nodeAllocatableFor(cfg, machine)).then(
     () => {
       if ((cfg.enforceNodeAllocatable ?? ['pods']).includes('pods'))
-        o.events.record(node, 'Normal', 'SuccessfulNodeAllocatableEnforcement', 'Updated Node Allocatable limit across pods');
+        o.events.record(
+          node,
+          'Normal',
+          'SuccessfulNodeAllocatableEnforcement',
+          'Updated Node Allocatable limit across pods',
+        );
     },
     (err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'),
   );
@@ -183,16 +219,26 @@ export async function startNodeCgroups(
       o.events.record(node, 'Warning', 'FailedNodeAllocatableEnforcement', message);
       throw new Error(message, { cause: err });
     }
-    o.events.record(node, 'Normal', 'SuccessfulNodeAllocatableEnforcement', `Updated limits on ${r.who} reserved cgroup ${r.cgroup}`);
+    o.events.record(
+      node,
+      'Normal',
+      'SuccessfulNodeAllocatableEnforcement',
+      `Updated limits on ${r.who} reserved cgroup ${r.cgroup}`,
+    );
   }
   m.start({ signal: o.signal }, o.clock);
 }
 
 /** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */
-export function nodeAllocatableFor(cfg: AgentConfig, machine: { cpuCores: number; memoryBytes: number }): { cpuMilli: number; memoryBytes: number } {
+export function nodeAllocatableFor(
+  cfg: AgentConfig,
+  machine: { cpuCores: number; memoryBytes: number },
+): { cpuMilli: number; memoryBytes: number } {
   const capacity = { cpuMilli: machine.cpuCores * 1000, memoryBytes: machine.memoryBytes };
   const enforce = cfg.enforceNodeAllocatable ?? ['pods'];
-  return enforce.includes('pods') ? nodeAllocatableAbsolute(capacity, [cfg.node.kubeReserved, cfg.node.systemReserved]) : capacity;
+  return enforce.includes('pods')
+    ? nodeAllocatableAbsolute(capacity, [cfg.node.kubeReserved, cfg.node.systemReserved])
+    : capacity;
 }
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */
@@ -243,12 +289,16 @@ export function composeRuntimeClasses(
   const classes = new RuntimeClassHandlers(objects && ((path) => objects.get(path)));
   return {
     runtimeHandler: objects && ((pod) => classes.handlerOf(pod)),
-    supportsRecursiveReadOnly: (pod) => handlerSupportsRecursiveReadOnly(runtimeState.runtimeHandlers(), classes.knownHandlerOf(pod)),
+    supportsRecursiveReadOnly: (pod) =>
+      handlerSupportsRecursiveReadOnly(runtimeState.runtimeHandlers(), classes.knownHandlerOf(pod)),
   };
 }
 
 /** Images image GC never removes; asked of the runtime once (again after a failure). */
-export function protectedImages(runtime: CriRuntime, podInfraContainerImage: string | undefined): () => Promise<string[]> {
+export function protectedImages(
+  runtime: CriRuntime,
+  podInfraContainerImage: string | undefined,
+): () => Promise<string[]> {
   let cached: Promise<string[]> | undefined;
   const given = [podInfraContainerImage].filter((x): x is string => !!x);
   return () =>
@@ -262,10 +312,17 @@ export function protectedImages(runtime: CriRuntime, podInfraContainerImage: str
 }
 
 /** Asks the runtime its name and version (the node's containerRuntimeVersion); a runtime that does not answer stops the start. */
-export async function connectRuntime(runtime: CriRuntime, endpoint: string, logger: Logger): Promise<{ name: string; version: string }> {
+export async function connectRuntime(
+  runtime: CriRuntime,
+  endpoint: string,
+  logger: Logger,
+): Promise<{ name: string; version: string }> {
   try {
     const v = await runtime.runtime.version(CRI_API_VERSION);
-    logger.info({ runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version }, 'connected to container runtime');
+    logger.info(
+      { runtime: v.runtime_name, version: v.runtime_version, apiVersion: v.runtime_api_version },
+      'connected to container runtime',
+    );
     return { name: v.runtime_name, version: `${v.runtime_name}://${v.runtime_version}` };
   } catch (err) {
     throw unavailable(`container runtime is not reachable at ${endpoint || '(embedded)'}: ${messageOf(err)}`, err);

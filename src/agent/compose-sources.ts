@@ -13,14 +13,43 @@ import type { Pod } from '../api/types.js';
 import type { AgentConfig } from './agent-config.js';
 
 /** The sources the configuration asks for. */
-export function composeSources(cfg: AgentConfig, o: { api?: KubeClient; logger: Logger; clock: Clock; onWatch?: (pods: Pod[]) => void }): PodSource[] {
+export function composeSources(
+  cfg: AgentConfig,
+  o: { api?: KubeClient; logger: Logger; clock: Clock; onWatch?: (pods: Pod[]) => void },
+): PodSource[] {
   const { logger, clock } = o;
   const sources: PodSource[] = [];
-  if (cfg.staticPodPath) sources.push(new FileSource({ path: cfg.staticPodPath, nodeName: cfg.nodeName, periodMs: cfg.fileCheckFrequencyMs, logger, clock }));
+  if (cfg.staticPodPath)
+    sources.push(
+      new FileSource({
+        path: cfg.staticPodPath,
+        nodeName: cfg.nodeName,
+        periodMs: cfg.fileCheckFrequencyMs,
+        logger,
+        clock,
+      }),
+    );
   if (cfg.staticPodURL)
     sources.push(
-      new HttpSource({ url: cfg.staticPodURL, headers: cfg.staticPodURLHeader, nodeName: cfg.nodeName, periodMs: cfg.httpCheckFrequencyMs, logger, clock }),
+      new HttpSource({
+        url: cfg.staticPodURL,
+        headers: cfg.staticPodURLHeader,
+        nodeName: cfg.nodeName,
+        periodMs: cfg.httpCheckFrequencyMs,
+        logger,
+        clock,
+      }),
     );
-  if (o.api) sources.push(new ApiserverSource({ client: o.api, nodeName: cfg.nodeName, clock, logger, watchdogMs: cfg.watchdogMs, onWatch: o.onWatch }));
+  if (o.api)
+    sources.push(
+      new ApiserverSource({
+        client: o.api,
+        nodeName: cfg.nodeName,
+        clock,
+        logger,
+        watchdogMs: cfg.watchdogMs,
+        onWatch: o.onWatch,
+      }),
+    );
   return sources;
 }

@@ -39,7 +39,12 @@ export function composeVolumes(
     nodeAllocatable: () => AdmissionNode['allocatable'] | undefined;
     metrics: KubeletMetrics;
   },
-): { volumes: VolumeManager; volumeStats: VolumeStatsCollector; objects?: PodObjectFetcher; start(signal: AbortSignal): void } {
+): {
+  volumes: VolumeManager;
+  volumeStats: VolumeStatsCollector;
+  objects?: PodObjectFetcher;
+  start(signal: AbortSignal): void;
+} {
   const { api, clock, logger } = o;
   const services = api ? new ServiceInformer({ client: api, clock, logger }) : undefined;
   const objects = api && services ? new PodObjectFetcher({ client: api, clock, services }) : undefined;
@@ -54,7 +59,11 @@ export function composeVolumes(
     ),
   );
   const drivers = new CsiDrivers({
-    observe: (c) => csiOperations.observe({ driver_name: c.driver, method_name: c.method, grpc_status_code: c.code, migrated: 'false' }, c.seconds),
+    observe: (c) =>
+      csiOperations.observe(
+        { driver_name: c.driver, method_name: c.method, grpc_status_code: c.code, migrated: 'false' },
+        c.seconds,
+      ),
   });
   const nodeInfo = api ? new CsiNodeInfoManager({ client: api, nodeName: cfg.nodeName }) : undefined;
   const volumes = new VolumeManager({
@@ -62,11 +71,18 @@ export function composeVolumes(
     clock,
     logger,
     events: o.events,
-    plugins: volumePlugins(new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger, events: o.events })),
+    plugins: volumePlugins(
+      new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger, events: o.events }),
+    ),
     onPodRemoved: (uid) => tokens?.forgetPod(uid),
     observe: (v) =>
       o.metrics.storageOperationDuration.observe(
-        { volume_plugin: v.plugin, operation_name: v.operation, status: v.ok ? 'success' : 'fail-unknown', migrated: 'false' },
+        {
+          volume_plugin: v.plugin,
+          operation_name: v.operation,
+          status: v.ok ? 'success' : 'fail-unknown',
+          migrated: 'false',
+        },
         v.seconds,
       ),
     host: {
@@ -79,7 +95,12 @@ export function composeVolumes(
       patchClaimStatus: api
         ? async (ns, name, patch) => {
             const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims/${encodeURIComponent(name)}/status`;
-            const r = await api.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body: patch });
+            const r = await api.request({
+              method: 'PATCH',
+              path,
+              contentType: 'application/merge-patch+json',
+              body: patch,
+            });
             if (r.status !== 200) throw apiError(`patch ${path}`, r);
           }
         : undefined,
@@ -102,7 +123,9 @@ export function composeVolumes(
     start(signal) {
       services?.start(signal);
       volumeStats.start({ signal });
-      watcher.start({ signal }).catch((err: unknown) => logger.error({ err: messageOf(err) }, 'plugin watcher failed to start'));
+      watcher
+        .start({ signal })
+        .catch((err: unknown) => logger.error({ err: messageOf(err) }, 'plugin watcher failed to start'));
       signal.addEventListener('abort', () => drivers.close());
       // upstream initializeCSINode: the CSINode exists once the Node does (retried until then).
       if (nodeInfo)

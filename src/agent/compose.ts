@@ -83,10 +83,27 @@ export function composeAgent(
     logger,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
-  const { runtime, processRuntime } = composeRuntime(cfg, { metrics, given: deps.runtime, embedded: deps.embedded, logger });
+  const { runtime, processRuntime } = composeRuntime(cfg, {
+    metrics,
+    given: deps.runtime,
+    embedded: deps.embedded,
+    logger,
+  });
 
-  const sources = composeSources(cfg, { api, logger, clock, onWatch: (pods) => metrics.podStartup.observedOnWatch(pods) });
-  const events = new EventRecorder({ client: api?.unthrottled(), nodeName: cfg.nodeName, clock, logger, qps: cfg.eventRecordQPS, burst: cfg.eventBurst });
+  const sources = composeSources(cfg, {
+    api,
+    logger,
+    clock,
+    onWatch: (pods) => metrics.podStartup.observedOnWatch(pods),
+  });
+  const events = new EventRecorder({
+    client: api?.unthrottled(),
+    nodeName: cfg.nodeName,
+    clock,
+    logger,
+    qps: cfg.eventRecordQPS,
+    burst: cfg.eventBurst,
+  });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
   const nodeInformer = api ? new NodeInformer({ client: api, nodeName: cfg.nodeName, clock, logger }) : undefined;
@@ -98,7 +115,13 @@ export function composeAgent(
   const backoff = new BackoffTable();
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
-  const images = composeImages(cfg, { images: runtime.images, clock, events, registry: !processRuntime, pullTimes: metrics.imagePulls });
+  const images = composeImages(cfg, {
+    images: runtime.images,
+    clock,
+    events,
+    registry: !processRuntime,
+    pullTimes: metrics.imagePulls,
+  });
   const observeCgroup = metrics.observeCgroup;
   const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,
@@ -116,7 +139,12 @@ export function composeAgent(
   registerCpuManagerMetrics(metrics, cpus.podCpus);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
-  const { volumes, volumeStats, objects, start: startVolumes } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
+  const {
+    volumes,
+    volumeStats,
+    objects,
+    start: startVolumes,
+  } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
@@ -136,7 +164,9 @@ export function composeAgent(
     cpusets: cpus.cpusets,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
-  const mirrors = api ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger }) : undefined;
+  const mirrors = api
+    ? new MirrorPods({ client: api, podManager, nodeName: cfg.nodeName, nodeUid: () => nodeStatus?.nodeUid(), logger })
+    : undefined;
   pleg = new GenericPleg({
     listAll: () => runtimeManager.listAll(),
     clock,
@@ -144,7 +174,13 @@ export function composeAgent(
     periodMs: 1000,
     onRelist: (ms, interval) => metrics.observeRelist(ms, interval, clock.now()),
   });
-  const prober = new ProberManager({ runtime: runtime.runtime, clock, logger, events, onChange: (uid) => workQueue.enqueue(uid, clock.now()) });
+  const prober = new ProberManager({
+    runtime: runtime.runtime,
+    clock,
+    logger,
+    events,
+    onChange: (uid) => workQueue.enqueue(uid, clock.now()),
+  });
   let runtimeName = 'process';
   const syncer = new PodSync({
     runtime: runtime.runtime,
@@ -183,7 +219,11 @@ export function composeAgent(
     onStopped: () => statusSync?.trigger(),
   });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
-  const podCounts = registerPodCountMetrics(metrics, { desired: () => podManager.getPods(), workers: () => workers.states(), mirrors: !!api });
+  const podCounts = registerPodCountMetrics(metrics, {
+    desired: () => podManager.getPods(),
+    workers: () => workers.states(),
+    mirrors: !!api,
+  });
   const syncLoop = new SyncLoop({
     podConfig,
     podManager,
@@ -225,12 +265,35 @@ export function composeAgent(
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });
-  const statusSync = api ? composeStatusSync(api, { statusManager, podManager, workers, syncLoop, metrics, clock, logger }) : undefined;
+  const statusSync = api
+    ? composeStatusSync(api, { statusManager, podManager, workers, syncLoop, metrics, clock, logger })
+    : undefined;
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
-  const { imageGc, gc, startLogRotation } = composeGc(cfg, { runtime, runtimeManager, volumes, cgroupFsRoot, metrics, isActive, clock, logger });
+  const { imageGc, gc, startLogRotation } = composeGc(cfg, {
+    runtime,
+    runtimeManager,
+    volumes,
+    cgroupFsRoot,
+    metrics,
+    isActive,
+    clock,
+    logger,
+  });
   const podOf = (uid: string) => podManager.getPodByUid(uid) ?? workers.podOf(uid);
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, podOf, clock, logger });
-  const eviction = composeEviction(cfg, { collector, volumeStats, podManager, workers, syncer, gc, imageGc, events, metrics, clock, logger });
+  const eviction = composeEviction(cfg, {
+    collector,
+    volumeStats,
+    podManager,
+    workers,
+    syncer,
+    gc,
+    imageGc,
+    events,
+    metrics,
+    clock,
+    logger,
+  });
   let machineInfo: MachineInfo | undefined;
   const host = composeHost(cfg, {
     runtimeState,
@@ -257,7 +320,22 @@ export function composeAgent(
     host,
     metrics,
     cpus: cpus.podCpus,
-    internals: { podConfig, podManager, workers, statusManager, pleg, runtime, gc, imageGc, runtimeState, events, volumes, volumeStats, prober, collector },
+    internals: {
+      podConfig,
+      podManager,
+      workers,
+      statusManager,
+      pleg,
+      runtime,
+      gc,
+      imageGc,
+      runtimeState,
+      events,
+      volumes,
+      volumeStats,
+      prober,
+      collector,
+    },
     async start() {
       nodeInformer?.start(abort.signal);
       if (processRuntime) await processRuntime.start();
@@ -280,8 +358,24 @@ export function composeAgent(
       if (api)
         nodeStatus = startClusterMembership(
           cfg,
-          { client: api, machine, events, clock, logger, runtime, runtimeState, runtimeVersion: connected.version, statusSync: statusSync!, nodeInformer },
-          { pressure: () => eviction.conditions(), volumesInUse: () => volumes.volumesInUse(), startup: metrics.nodeStartup, signal: abort.signal },
+          {
+            client: api,
+            machine,
+            events,
+            clock,
+            logger,
+            runtime,
+            runtimeState,
+            runtimeVersion: connected.version,
+            statusSync: statusSync!,
+            nodeInformer,
+          },
+          {
+            pressure: () => eviction.conditions(),
+            volumesInUse: () => volumes.volumesInUse(),
+            startup: metrics.nodeStartup,
+            signal: abort.signal,
+          },
         );
       // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.
       if (nodeInformer) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);

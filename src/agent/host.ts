@@ -78,17 +78,25 @@ export function createAgentHost(d: AgentHostDeps) {
   const podFor = (req: { namespace: string; podName: string; podUid?: string }): Pod => {
     const pod = d.podManager.getPodByName(req.namespace, req.podName);
     if (!pod || (req.podUid && req.podUid !== pod.metadata.uid))
-      throw notFound(`pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`);
+      throw notFound(
+        `pod ${req.namespace}/${req.podName}${req.podUid ? ` with uid ${req.podUid}` : ''} does not exist`,
+      );
     return pod;
   };
   /** The running instance of a container (upstream findContainer + the running check). */
-  const runningContainer = async (req: { namespace: string; podName: string; podUid?: string; containerName: string }) => {
+  const runningContainer = async (req: {
+    namespace: string;
+    podName: string;
+    podUid?: string;
+    containerName: string;
+  }) => {
     const pod = podFor(req);
     const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
     if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
     const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
     const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
-    if (!running) throw badRequest(`container ${req.containerName} is not valid for pod ${req.podName}: container not running`);
+    if (!running)
+      throw badRequest(`container ${req.containerName} is not valid for pod ${req.podName}: container not running`);
     return running;
   };
   return {
@@ -106,7 +114,11 @@ export function createAgentHost(d: AgentHostDeps) {
         spec: {
           containers: rp.containers
             .filter((c) => c.state === 'CONTAINER_RUNNING')
-            .map((c) => ({ name: c.metadata.name, image: c.image?.user_specified_image || c.image?.image || c.image_ref, resources: {} })),
+            .map((c) => ({
+              name: c.metadata.name,
+              image: c.image?.user_specified_image || c.image?.image || c.image_ref,
+              resources: {},
+            })),
         },
         status: {},
       }));
@@ -120,14 +132,22 @@ export function createAgentHost(d: AgentHostDeps) {
         return d.runtimeManager.portForwardUrl(sandbox.id, req.ports);
       }
       const running = await runningContainer(req);
-      return req.kind === 'exec' ? d.runtimeManager.execUrl(running.id, req.command, req.flags) : d.runtimeManager.attachUrl(running.id, req.flags);
+      return req.kind === 'exec'
+        ? d.runtimeManager.execUrl(running.id, req.command, req.flags)
+        : d.runtimeManager.attachUrl(running.id, req.flags);
     },
     /** Upstream Kubelet.CheckpointContainer: `<root-dir>/checkpoints/checkpoint-<name>_<namespace>-<container>-<RFC 3339 time>.tar`. */
-    async checkpointContainer(req: { namespace: string; podName: string; containerName: string; timeoutSeconds?: number }): Promise<string> {
+    async checkpointContainer(req: {
+      namespace: string;
+      podName: string;
+      containerName: string;
+      timeoutSeconds?: number;
+    }): Promise<string> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound('pod does not exist');
       const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container ${req.containerName} does not exist`);
+      if (!all.some((c) => c.name === req.containerName))
+        throw notFound(`container ${req.containerName} does not exist`);
       const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
       const c = rs.containers.find((x) => x.name === req.containerName && x.state === 'running');
       if (!c) throw new Error(`container ${req.containerName} not found`);
@@ -161,29 +181,41 @@ export function createAgentHost(d: AgentHostDeps) {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
       const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-      if (!all.some((c) => c.name === req.containerName)) throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
+      if (!all.some((c) => c.name === req.containerName))
+        throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
       // Which instance: upstream validateContainerLogStatus, over the API status.
       const st = d.statusManager.get(pod.metadata.uid!);
-      const cs = [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])].find(
-        (c) => c.name === req.containerName,
-      );
+      const cs = [
+        ...(st?.containerStatuses ?? []),
+        ...(st?.initContainerStatuses ?? []),
+        ...(st?.ephemeralContainerStatuses ?? []),
+      ].find((c) => c.name === req.containerName);
       const last = cs?.lastState.terminated;
       let cid: string | undefined;
       if (req.options.previous) {
-        if (!last?.containerID) throw badRequest(`previous terminated container "${req.containerName}" in pod "${req.podName}" not found`);
+        if (!last?.containerID)
+          throw badRequest(`previous terminated container "${req.containerName}" in pod "${req.podName}" not found`);
         cid = last.containerID;
       } else if (cs?.state.running) cid = cs.containerID;
       else if (cs?.state.terminated) cid = cs.state.terminated.containerID || last?.containerID;
       else if (last) cid = last.containerID;
       else {
         const reason = cs?.state.waiting?.reason ?? 'ContainerCreating';
-        const why = reason === 'ErrImagePull' ? "image can't be pulled" : reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason;
+        const why =
+          reason === 'ErrImagePull'
+            ? "image can't be pulled"
+            : reason === 'ImagePullBackOff'
+              ? 'trying and failing to pull image'
+              : reason;
         throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is waiting to start: ${why}`);
       }
       if (!cid) throw badRequest(`container "${req.containerName}" in pod "${req.podName}" is terminated`);
       const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
       const target = rs.containers.find((c) => cid!.endsWith(`://${c.id}`));
-      if (!target) throw badRequest(`container "${req.containerName}" in pod "${req.podName}": instance ${cid} is no longer present`);
+      if (!target)
+        throw badRequest(
+          `container "${req.containerName}" in pod "${req.podName}": instance ${cid} is no longer present`,
+        );
       const isRunning = async () => {
         const now = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
         return now.containers.some((c) => c.id === target.id && c.state === 'running');
@@ -213,7 +245,9 @@ export function createAgentHost(d: AgentHostDeps) {
         check: () => {
           const last = d.pleg.lastRelistAt();
           const age = d.clock.now() - last;
-          return last && age <= 3 * 60_000 ? undefined : `pleg was last seen active ${last ? Math.round(age / 1000) + 's ago' : 'never'}; threshold is 3m0s`;
+          return last && age <= 3 * 60_000
+            ? undefined
+            : `pleg was last seen active ${last ? Math.round(age / 1000) + 's ago' : 'never'}; threshold is 3m0s`;
         },
       },
       { name: 'runtime', check: () => d.runtimeState.runtimeError() },

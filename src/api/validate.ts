@@ -52,8 +52,12 @@ export function validatePod(obj: unknown): { ok: true; pod: Pod } | { ok: false;
   const pod = res.data as unknown as Pod;
   const names = new Set<string>();
   const errors: string[] = [];
-  const annotationBytes = Object.entries(pod.metadata.annotations ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-  if (annotationBytes > MAX_ANNOTATIONS_BYTES) errors.push(`metadata.annotations: Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`);
+  const annotationBytes = Object.entries(pod.metadata.annotations ?? {}).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
+    0,
+  );
+  if (annotationBytes > MAX_ANNOTATIONS_BYTES)
+    errors.push(`metadata.annotations: Too long: must have at most ${MAX_ANNOTATIONS_BYTES} bytes`);
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
     if (names.has(c.name)) errors.push(`spec.containers: Duplicate value: "${c.name}"`);
     names.add(c.name);
@@ -92,7 +96,8 @@ const MAX_POD_NAME = 253;
  */
 export function staticPodNameErrors(name: string): string[] {
   const errors: string[] = [];
-  if (name.length > MAX_POD_NAME) errors.push(`metadata.name: Invalid value: "${name}": must be no more than ${MAX_POD_NAME} characters`);
+  if (name.length > MAX_POD_NAME)
+    errors.push(`metadata.name: Invalid value: "${name}": must be no more than ${MAX_POD_NAME} characters`);
   if (!dns1123Subdomain.test(name))
     errors.push(
       `metadata.name: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,

@@ -50,7 +50,10 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       reconcilePeriodMs: parseDuration(kc.cpuManagerReconcilePeriod)!,
       reservedCpus: kc.reservedSystemCPUs ?? '',
       options: kc.cpuManagerPolicyOptions,
-      optionGates: { alpha: kc.featureGates?.CPUManagerPolicyAlphaOptions ?? false, beta: kc.featureGates?.CPUManagerPolicyBetaOptions ?? true },
+      optionGates: {
+        alpha: kc.featureGates?.CPUManagerPolicyAlphaOptions ?? false,
+        beta: kc.featureGates?.CPUManagerPolicyBetaOptions ?? true,
+      },
     },
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },
@@ -104,8 +107,14 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
 }
 
 /** kubeReserved / systemReserved, with reservedSystemCPUs' size as the system's cpu when it is set. */
-function reservedCpu(kc: KubeletConfiguration): { kubeReserved: Record<string, string>; systemReserved: Record<string, string> } {
+function reservedCpu(kc: KubeletConfiguration): {
+  kubeReserved: Record<string, string>;
+  systemReserved: Record<string, string>;
+} {
   if (!kc.reservedSystemCPUs) return { kubeReserved: kc.kubeReserved, systemReserved: kc.systemReserved };
   const { cpu: _kube, ...kubeReserved } = kc.kubeReserved;
-  return { kubeReserved, systemReserved: { ...kc.systemReserved, cpu: String(parseCpuSet(kc.reservedSystemCPUs).length) } };
+  return {
+    kubeReserved,
+    systemReserved: { ...kc.systemReserved, cpu: String(parseCpuSet(kc.reservedSystemCPUs).length) },
+  };
 }

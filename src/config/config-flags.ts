@@ -3,7 +3,19 @@
  * the value is parsed (flags.ts parses the command line with it).
  */
 
-export type Kind = 'string' | 'int' | 'number' | 'bool' | 'duration' | 'headers' | 'list' | 'map' | 'eviction' | 'taints' | 'gates' | 'version';
+export type Kind =
+  | 'string'
+  | 'int'
+  | 'number'
+  | 'bool'
+  | 'duration'
+  | 'headers'
+  | 'list'
+  | 'map'
+  | 'eviction'
+  | 'taints'
+  | 'gates'
+  | 'version';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -27,8 +39,14 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'authentication-token-webhook-cache-ttl': { path: ['authentication', 'webhook', 'cacheTTL'], kind: 'duration' },
   'anonymous-auth': { path: ['authentication', 'anonymous', 'enabled'], kind: 'bool' },
   'authorization-mode': { path: ['authorization', 'mode'], kind: 'string' },
-  'authorization-webhook-cache-authorized-ttl': { path: ['authorization', 'webhook', 'cacheAuthorizedTTL'], kind: 'duration' },
-  'authorization-webhook-cache-unauthorized-ttl': { path: ['authorization', 'webhook', 'cacheUnauthorizedTTL'], kind: 'duration' },
+  'authorization-webhook-cache-authorized-ttl': {
+    path: ['authorization', 'webhook', 'cacheAuthorizedTTL'],
+    kind: 'duration',
+  },
+  'authorization-webhook-cache-unauthorized-ttl': {
+    path: ['authorization', 'webhook', 'cacheUnauthorizedTTL'],
+    kind: 'duration',
+  },
   'max-pods': { path: ['maxPods'], kind: 'int' },
   'container-runtime-endpoint': { path: ['containerRuntimeEndpoint'], kind: 'string' },
   'pod-logs-dir': { path: ['podLogsDir'], kind: 'string' },

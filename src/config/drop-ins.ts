@@ -30,7 +30,9 @@ const MAX_FILES = 1000;
 
 /** The `*.conf` files under `dir` (and its subdirectories), in the order upstream's WalkDir visits them. */
 async function dropInFiles(dir: string, out: string[] = []): Promise<string[]> {
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
   for (const e of entries) {
     if (out.length >= MAX_FILES) throw new Error(`more than ${MAX_FILES} drop-in files under ${dir}`);
     const path = join(dir, e.name);
@@ -46,7 +48,8 @@ async function readDropIn(path: string): Promise<Obj> {
   if (!isObj(doc)) throw new Error('not a KubeletConfiguration object');
   if (doc.apiVersion !== undefined && doc.apiVersion !== 'kubelet.config.k8s.io/v1beta1')
     throw new Error(`unknown apiVersion ${JSON.stringify(doc.apiVersion)}`);
-  if (doc.kind !== undefined && doc.kind !== 'KubeletConfiguration') throw new Error(`unknown kind ${JSON.stringify(doc.kind)}`);
+  if (doc.kind !== undefined && doc.kind !== 'KubeletConfiguration')
+    throw new Error(`unknown kind ${JSON.stringify(doc.kind)}`);
   return doc;
 }
 

@@ -39,7 +39,8 @@ const ZERO_MEANS_DEFAULT: string[][] = [
   ['topologyManagerScope'],
 ];
 
-const isZero = (v: unknown) => v === 0 || v === '' || (typeof v === 'string' && /^(0+(\.0*)?(ns|us|µs|ms|s|m|h))+$/.test(v));
+const isZero = (v: unknown) =>
+  v === 0 || v === '' || (typeof v === 'string' && /^(0+(\.0*)?(ns|us|µs|ms|s|m|h))+$/.test(v));
 
 /** `file` with upstream's zero-value defaults applied (a new object; `file` is not changed). */
 export function applyFileDefaults(file: Record<string, unknown>): Record<string, unknown> {
@@ -54,7 +55,8 @@ export function applyFileDefaults(file: Record<string, unknown>): Record<string,
   };
   // nodeStatusReportFrequency follows an explicitly set nodeStatusUpdateFrequency (upstream's backward compatibility).
   if (out.nodeStatusReportFrequency === undefined || isZero(out.nodeStatusReportFrequency)) {
-    if (out.nodeStatusUpdateFrequency !== undefined && !isZero(out.nodeStatusUpdateFrequency)) out.nodeStatusReportFrequency = out.nodeStatusUpdateFrequency;
+    if (out.nodeStatusUpdateFrequency !== undefined && !isZero(out.nodeStatusUpdateFrequency))
+      out.nodeStatusReportFrequency = out.nodeStatusUpdateFrequency;
     else delete out.nodeStatusReportFrequency;
   }
   for (const path of ZERO_MEANS_DEFAULT) {
@@ -62,6 +64,11 @@ export function applyFileDefaults(file: Record<string, unknown>): Record<string,
     if (f && f.key in f.parent && isZero(f.parent[f.key])) delete f.parent[f.key];
   }
   // serializeImagePulls defaults to false when maxParallelImagePulls allows more than one pull.
-  if (out.serializeImagePulls === undefined && typeof out.maxParallelImagePulls === 'number' && out.maxParallelImagePulls >= 2) out.serializeImagePulls = false;
+  if (
+    out.serializeImagePulls === undefined &&
+    typeof out.maxParallelImagePulls === 'number' &&
+    out.maxParallelImagePulls >= 2
+  )
+    out.serializeImagePulls = false;
   return out;
 }

@@ -87,13 +87,15 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     return Number(raw);
   }
   if (kind === 'number') {
-    if (!/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a number`);
+    if (!/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(raw))
+      throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a number`);
     return Number(raw);
   }
   if (kind === 'version') {
     if (raw === 'raw') return 'raw';
     const on = goBool(raw);
-    if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be true, false or raw`);
+    if (on === undefined)
+      throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be true, false or raw`);
     return on;
   }
   if (kind === 'bool') {
@@ -103,7 +105,8 @@ function convert(name: string, kind: Kind, raw: string): unknown {
   }
   if (kind === 'gates') {
     // The map kind's key=value pairs, each value a Go boolean.
-    const bad = () => new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "Gate=true|false" pairs separated by commas`);
+    const bad = () =>
+      new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "Gate=true|false" pairs separated by commas`);
     let pairs: Record<string, string>;
     try {
       pairs = convert(name, 'map', raw) as Record<string, string>;
@@ -131,7 +134,10 @@ function convert(name: string, kind: Kind, raw: string): unknown {
       .map((x) => x.trim())
       .filter(Boolean)) {
       const i = pair.indexOf(sep);
-      if (i <= 0) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want "key${sep}value" pairs separated by commas`);
+      if (i <= 0)
+        throw new FlagError(
+          `invalid argument "${raw}" for "--${name}" flag: want "key${sep}value" pairs separated by commas`,
+        );
       out[pair.slice(0, i)] = pair.slice(i + 1);
     }
     return out;
@@ -144,7 +150,9 @@ function convert(name: string, kind: Kind, raw: string): unknown {
       .map((t) => {
         const m = /^([^=:]+)(?:=([^:]*))?:(NoSchedule|PreferNoSchedule|NoExecute)$/.exec(t);
         if (!m)
-          throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: want key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute`);
+          throw new FlagError(
+            `invalid argument "${raw}" for "--${name}" flag: want key[=value]:Effect with Effect NoSchedule, PreferNoSchedule or NoExecute`,
+          );
         return { key: m[1], ...(m[2] !== undefined ? { value: m[2] } : {}), effect: m[3] };
       });
   }
@@ -175,9 +183,11 @@ export function parseFlags(argv: string[]): ParsedFlags {
     const eq = body.indexOf('=');
     const name = eq >= 0 ? body.slice(0, eq) : body;
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
-    const known: { kind: Kind; path?: string[] } | undefined = configFlags[name] ?? (kubeletFlags[name] ? { kind: kubeletFlags[name] } : undefined);
+    const known: { kind: Kind; path?: string[] } | undefined =
+      configFlags[name] ?? (kubeletFlags[name] ? { kind: kubeletFlags[name] } : undefined);
     const isBool = known ? known.kind === 'bool' || known.kind === 'version' : booleanFlags.has(name);
-    if (!known && !unimplementedFlags.has(name) && !booleanFlags.has(name)) throw new FlagError(`unknown flag: --${name}`);
+    if (!known && !unimplementedFlags.has(name) && !booleanFlags.has(name))
+      throw new FlagError(`unknown flag: --${name}`);
     if (value === undefined) {
       if (isBool) value = 'true';
       else {

@@ -5,7 +5,12 @@
  */
 
 /** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */
-export const implementedFeatureGates = new Set(['KubeletCgroupDriverFromCRI', 'NodeLogQuery', 'CPUManagerPolicyAlphaOptions', 'CPUManagerPolicyBetaOptions']);
+export const implementedFeatureGates = new Set([
+  'KubeletCgroupDriverFromCRI',
+  'NodeLogQuery',
+  'CPUManagerPolicyAlphaOptions',
+  'CPUManagerPolicyBetaOptions',
+]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([

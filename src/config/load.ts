@@ -83,7 +83,8 @@ export function parseNodeIPs(v: string): string[] {
   const bad = (why: string) => new ConfigError(`could not parse --node-ip "${v}": ${why}`);
   if (ips.length > 2) throw bad('at most two addresses (dual-stack)');
   for (const ip of ips) if (!isIP(ip)) throw bad(`${JSON.stringify(ip)} is not an IP address`);
-  if (ips.length === 2 && isIP(ips[0]) === isIP(ips[1])) throw bad('a dual-stack pair needs one IPv4 and one IPv6 address');
+  if (ips.length === 2 && isIP(ips[0]) === isIP(ips[1]))
+    throw bad('a dual-stack pair needs one IPv4 and one IPv6 address');
   if (ips.some((ip) => ip === '0.0.0.0' || ip === '::')) {
     if (ips.length > 1) throw bad('an unspecified address cannot be part of a pair');
     return [];
@@ -93,7 +94,8 @@ export function parseNodeIPs(v: string): string[] {
 
 /** The first non-internal IPv4 address of the host, else 127.0.0.1. */
 export function defaultNodeIP(): string {
-  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  for (const addrs of Object.values(networkInterfaces()))
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   return '127.0.0.1';
 }
 
@@ -140,7 +142,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`failed to decode kubelet config file "${path}": ${messageOf(err)}`);
     }
     if (doc === null || doc === undefined) doc = {};
-    if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
+    if (typeof doc !== 'object' || Array.isArray(doc))
+      throw new ConfigError(`kubelet config file "${path}" is not a KubeletConfiguration object`);
     obj = doc as Record<string, unknown>;
   }
   // The drop-ins go over the file (or, without one, over the flags' legacy defaults below).
@@ -166,8 +169,13 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     for (const key of Object.keys(given)) {
       if (key in known) continue;
       if (unimplementedConfigFields.has(key)) {
-        if (key === 'logging') ({ verbosity: loggingVerbosity, format: loggingFormat } = (given.logging ?? {}) as { verbosity?: unknown; format?: unknown });
-        if (!unimplementedButSatisfied[key]?.(given[key])) warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
+        if (key === 'logging')
+          ({ verbosity: loggingVerbosity, format: loggingFormat } = (given.logging ?? {}) as {
+            verbosity?: unknown;
+            format?: unknown;
+          });
+        if (!unimplementedButSatisfied[key]?.(given[key]))
+          warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
         delete given[key];
         continue;
       }
@@ -175,20 +183,27 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
     // Relative paths in the file are relative to the file (as upstream resolves them).
     for (const k of ['staticPodPath', 'tlsCertFile', 'tlsPrivateKeyFile', 'podLogsDir'] as const) {
-      if (typeof given[k] === 'string' && given[k] && !(given[k] as string).startsWith('/')) given[k] = join(configDir, given[k] as string);
+      if (typeof given[k] === 'string' && given[k] && !(given[k] as string).startsWith('/'))
+        given[k] = join(configDir, given[k] as string);
     }
     const auth = given.authentication as { x509?: { clientCAFile?: string } } | undefined;
-    if (typeof auth?.x509?.clientCAFile === 'string' && auth.x509.clientCAFile && !auth.x509.clientCAFile.startsWith('/'))
+    if (
+      typeof auth?.x509?.clientCAFile === 'string' &&
+      auth.x509.clientCAFile &&
+      !auth.x509.clientCAFile.startsWith('/')
+    )
       auth.x509.clientCAFile = join(configDir, auth.x509.clientCAFile);
     file = mergePatch(file, given);
   }
-  for (const f of parsed.unimplemented) warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
+  for (const f of parsed.unimplemented)
+    warnings.push(`flag --${f} is accepted but not implemented yet; it has no effect`);
   const merged = mergePatch(file, parsed.config);
   const res = kubeletConfigSchema.safeParse(merged);
   if (!res.success) {
     const i = res.error.issues[0];
     const field = i.path.join('.');
-    if (i.code === 'unrecognized_keys') throw new ConfigError(`unknown field "${[field, ...i.keys].filter(Boolean).join('.')}"`);
+    if (i.code === 'unrecognized_keys')
+      throw new ConfigError(`unknown field "${[field, ...i.keys].filter(Boolean).join('.')}"`);
     throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
   }
   const kc = res.data;
@@ -204,7 +219,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
   }
   // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as upstream's).
-  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter((n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n)))
+  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter(
+    (n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n),
+  ))
     warnings.push(`CPU manager policy option "${name}" is accepted but not implemented yet; it has no effect`);
   for (const gate of Object.keys(kc.featureGates ?? {}).filter((g) => !implementedFeatureGates.has(g)))
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
@@ -218,11 +235,15 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   }
   const minTtl = parsed.flags.minimumContainerTtlDuration ?? '0s';
   if (parseDuration(minTtl) === undefined)
-    throw new ConfigError(`invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`);
+    throw new ConfigError(
+      `invalid argument "${minTtl}" for "--minimum-container-ttl-duration" flag: must be a duration`,
+    );
   const kubeconfig = parsed.flags.kubeconfig ? resolve(parsed.flags.kubeconfig) : undefined;
   const bootstrapKubeconfig = parsed.flags.bootstrapKubeconfig ? resolve(parsed.flags.bootstrapKubeconfig) : undefined;
   if (bootstrapKubeconfig && !kubeconfig)
-    throw new ConfigError('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
+    throw new ConfigError(
+      '--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written',
+    );
   const needsApi = [
     kc.authentication.webhook.enabled && 'authentication.webhook.enabled=true',
     kc.authorization.mode === 'Webhook' && 'authorization.mode=Webhook',
@@ -248,7 +269,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     }
     if (!parsed.flags.containerLogsDir && !(await writable(containerLogsDir))) {
       containerLogsDir = join(base, 'containers');
-      warnings.push(`not running as root: linking container logs in ${containerLogsDir} instead of /var/log/containers`);
+      warnings.push(
+        `not running as root: linking container logs in ${containerLogsDir} instead of /var/log/containers`,
+      );
     }
   }
   const nodeName = (parsed.flags.hostnameOverride || hostname()).toLowerCase().trim();
@@ -264,7 +287,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   // As component-base's logging validation: a format it does not know stops the start.
   const format = parsed.flags.loggingFormat ?? loggingFormat ?? 'text';
   if (!LOG_FORMATS.includes(format as LogFormat))
-    throw new ConfigError(`logging.format: Unsupported value: ${JSON.stringify(format)}: supported values: ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`);
+    throw new ConfigError(
+      `logging.format: Unsupported value: ${JSON.stringify(format)}: supported values: ${LOG_FORMATS.map((f) => `"${f}"`).join(', ')}`,
+    );
   return {
     kc,
     kubeconfig,
@@ -275,7 +300,9 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     secondaryNodeIP: nodeIPs[1],
     nodeIPSpecified: nodeIPs.length > 0,
     externalCloudProvider: cloudProvider === 'external',
-    imageCredentialProvider: credConfig ? { configPath: resolve(credConfig), binDir: resolve(parsed.flags.imageCredentialProviderBinDir!) } : undefined,
+    imageCredentialProvider: credConfig
+      ? { configPath: resolve(credConfig), binDir: resolve(parsed.flags.imageCredentialProviderBinDir!) }
+      : undefined,
     rootDir,
     podLogsDir,
     containerLogsDir,

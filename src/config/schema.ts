@@ -8,7 +8,11 @@ import { parseDuration } from '../lib/duration.js';
 
 const duration = z
   .string()
-  .check(z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, { message: 'must be a Go duration such as "20s" or "1m0s"' }));
+  .check(
+    z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, {
+      message: 'must be a Go duration such as "20s" or "1m0s"',
+    }),
+  );
 const port = z.int().check(z.minimum(0), z.maximum(65535));
 const opt = z.optional;
 const def = z._default;
@@ -35,7 +39,10 @@ export const kubeletConfigSchema = z.strictObject({
   authentication: def(
     z.strictObject({
       x509: def(z.strictObject({ clientCAFile: opt(z.string()) }), {}),
-      webhook: def(z.strictObject({ enabled: def(z.boolean(), true), cacheTTL: def(duration, '2m0s') }), { enabled: true, cacheTTL: '2m0s' }),
+      webhook: def(z.strictObject({ enabled: def(z.boolean(), true), cacheTTL: def(duration, '2m0s') }), {
+        enabled: true,
+        cacheTTL: '2m0s',
+      }),
       anonymous: def(z.strictObject({ enabled: def(z.boolean(), false) }), { enabled: false }),
     }),
     { x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } },
@@ -43,10 +50,13 @@ export const kubeletConfigSchema = z.strictObject({
   authorization: def(
     z.strictObject({
       mode: def(z.enum(['AlwaysAllow', 'Webhook']), 'Webhook'),
-      webhook: def(z.strictObject({ cacheAuthorizedTTL: def(duration, '5m0s'), cacheUnauthorizedTTL: def(duration, '30s') }), {
-        cacheAuthorizedTTL: '5m0s',
-        cacheUnauthorizedTTL: '30s',
-      }),
+      webhook: def(
+        z.strictObject({ cacheAuthorizedTTL: def(duration, '5m0s'), cacheUnauthorizedTTL: def(duration, '30s') }),
+        {
+          cacheAuthorizedTTL: '5m0s',
+          cacheUnauthorizedTTL: '30s',
+        },
+      ),
     }),
     { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } },
   ),
@@ -89,7 +99,10 @@ export const kubeletConfigSchema = z.strictObject({
   oomScoreAdj: def(z.int(), -999),
   enableServer: def(z.boolean(), true),
   shutdownGracePeriodCriticalPods: def(duration, '0s'),
-  shutdownGracePeriodByPodPriority: def(z.array(z.strictObject({ priority: z.int(), shutdownGracePeriodSeconds: z.int().check(z.minimum(0)) })), []),
+  shutdownGracePeriodByPodPriority: def(
+    z.array(z.strictObject({ priority: z.int(), shutdownGracePeriodSeconds: z.int().check(z.minimum(0)) })),
+    [],
+  ),
   seccompDefault: def(z.boolean(), false),
   imageServiceEndpoint: def(z.string(), ''),
   podPidsLimit: def(z.int(), -1),
@@ -111,7 +124,16 @@ export const kubeletConfigSchema = z.strictObject({
   protectKernelDefaults: def(z.boolean(), false),
   failSwapOn: def(z.boolean(), true),
   enforceNodeAllocatable: def(
-    z.array(z.enum(['pods', 'system-reserved', 'kube-reserved', 'system-reserved-compressible', 'kube-reserved-compressible', 'none'])),
+    z.array(
+      z.enum([
+        'pods',
+        'system-reserved',
+        'kube-reserved',
+        'system-reserved-compressible',
+        'kube-reserved-compressible',
+        'none',
+      ]),
+    ),
     ['pods'],
   ),
   /** The existing cgroups enforceNodeAllocatable system-reserved / kube-reserved cap (cgroupfs names, e.g. "/system.slice"). */
@@ -129,7 +151,13 @@ export const kubeletConfigSchema = z.strictObject({
   evictionMaxPodGracePeriod: def(z.int(), 0),
   evictionMinimumReclaim: def(z.record(z.string(), z.string()), {}),
   registerWithTaints: def(
-    z.array(z.strictObject({ key: z.string(), value: opt(z.string()), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) })),
+    z.array(
+      z.strictObject({
+        key: z.string(),
+        value: opt(z.string()),
+        effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+      }),
+    ),
     [],
   ),
   providerID: def(z.string(), ''),

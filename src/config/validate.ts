@@ -12,18 +12,28 @@ export function configErrors(kc: KubeletConfiguration): string[] {
   const bad = (cond: boolean, msg: string) => {
     if (cond) errs.push(`invalid configuration: ${msg}`);
   };
-  const negative = (v: number, field: string, flag: string) => bad(v < 0, `${field} (--${flag}) ${v} must not be a negative number`);
+  const negative = (v: number, field: string, flag: string) =>
+    bad(v < 0, `${field} (--${flag}) ${v} must not be a negative number`);
   bad(
     kc.imageGCHighThresholdPercent < 100 && kc.imageGCLowThresholdPercent >= kc.imageGCHighThresholdPercent,
     `imageGCLowThresholdPercent (--image-gc-low-threshold) ${kc.imageGCLowThresholdPercent} must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) ${kc.imageGCHighThresholdPercent}`,
   );
   const minAge = parseDuration(kc.imageMinimumGCAge)!;
   const maxAge = parseDuration(kc.imageMaximumGCAge)!;
-  bad(maxAge > 0 && maxAge <= minAge, `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`);
+  bad(
+    maxAge > 0 && maxAge <= minAge,
+    `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`,
+  );
   negative(kc.kubeAPIBurst, 'kubeAPIBurst', 'kube-api-burst');
   negative(kc.kubeAPIQPS, 'kubeAPIQPS', 'kube-api-qps');
-  bad(kc.nodeStatusMaxImages < -1, `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`);
-  bad(kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000, `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`);
+  bad(
+    kc.nodeStatusMaxImages < -1,
+    `nodeStatusMaxImages (--node-status-max-images) ${kc.nodeStatusMaxImages} must be -1 or greater`,
+  );
+  bad(
+    kc.oomScoreAdj < -1000 || kc.oomScoreAdj > 1000,
+    `oomScoreAdj (--oom-score-adj) ${kc.oomScoreAdj} must be between -1000 and 1000, inclusive`,
+  );
   negative(kc.podsPerCore, 'podsPerCore', 'pods-per-core');
   negative(kc.registryBurst, 'registryBurst', 'registry-burst');
   negative(kc.registryPullQPS, 'registryPullQPS', 'registry-qps');
@@ -35,13 +45,22 @@ export function configErrors(kc: KubeletConfiguration): string[] {
   );
   const grace = parseDuration(kc.shutdownGracePeriod)!;
   const critical = parseDuration(kc.shutdownGracePeriodCriticalPods)!;
-  bad(critical > grace, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`);
-  bad(grace > 0 && grace < 1000, `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`);
+  bad(
+    critical > grace,
+    `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be <= shutdownGracePeriod ${kc.shutdownGracePeriod}`,
+  );
+  bad(
+    grace > 0 && grace < 1000,
+    `shutdownGracePeriod ${kc.shutdownGracePeriod} must be either zero or otherwise >= 1 sec`,
+  );
   bad(
     kc.shutdownGracePeriodByPodPriority.length > 0 && (grace > 0 || critical > 0),
     'Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at the same time',
   );
-  bad(critical > 0 && critical < 1000, `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`);
+  bad(
+    critical > 0 && critical < 1000,
+    `shutdownGracePeriodCriticalPods ${kc.shutdownGracePeriodCriticalPods} must be either zero or otherwise >= 1 sec`,
+  );
   if (kc.reservedSystemCPUs) {
     bad(
       kc.systemReservedCgroup !== '' || kc.kubeReservedCgroup !== '',
@@ -50,7 +69,10 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     try {
       parseCpuSet(kc.reservedSystemCPUs);
     } catch (err) {
-      bad(true, `unable to parse reservedSystemCPUs (--reserved-cpus) ${kc.reservedSystemCPUs}, error: ${(err as Error).message}`);
+      bad(
+        true,
+        `unable to parse reservedSystemCPUs (--reserved-cpus) ${kc.reservedSystemCPUs}, error: ${(err as Error).message}`,
+      );
     }
   }
   bad(
@@ -69,10 +91,15 @@ export function configErrors(kc: KubeletConfiguration): string[] {
   const enforce = kc.enforceNodeAllocatable;
   for (const key of enforce) {
     if (key === 'none') {
-      bad(enforce.length > 1, 'enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements when "none" is specified');
+      bad(
+        enforce.length > 1,
+        'enforceNodeAllocatable (--enforce-node-allocatable) may not contain additional enforcements when "none" is specified',
+      );
       continue;
     }
-    const [owner, flag] = key.startsWith('system-') ? ['systemReservedCgroup', 'system-reserved-cgroup'] : ['kubeReservedCgroup', 'kube-reserved-cgroup'];
+    const [owner, flag] = key.startsWith('system-')
+      ? ['systemReservedCgroup', 'system-reserved-cgroup']
+      : ['kubeReservedCgroup', 'kube-reserved-cgroup'];
     if (key !== 'pods')
       bad(
         (owner === 'systemReservedCgroup' ? kc.systemReservedCgroup : kc.kubeReservedCgroup) === '',
@@ -84,7 +111,13 @@ export function configErrors(kc: KubeletConfiguration): string[] {
       enforce.includes(`${who}-reserved` as never) && enforce.includes(`${who}-reserved-compressible` as never),
       `enforceNodeAllocatable (--enforce-node-allocatable) may not contain both "${who}-reserved" and "${who}-reserved-compressible"`,
     );
-  bad(kc.enableSystemLogQuery && kc.featureGates?.NodeLogQuery !== true, 'NodeLogQuery feature gate is required for enableSystemLogHandler');
-  bad(kc.enableSystemLogQuery && !kc.enableSystemLogHandler, 'enableSystemLogHandler is required for enableSystemLogQuery');
+  bad(
+    kc.enableSystemLogQuery && kc.featureGates?.NodeLogQuery !== true,
+    'NodeLogQuery feature gate is required for enableSystemLogHandler',
+  );
+  bad(
+    kc.enableSystemLogQuery && !kc.enableSystemLogHandler,
+    'enableSystemLogHandler is required for enableSystemLogQuery',
+  );
   return errs;
 }

@@ -23,7 +23,13 @@ export const DEFAULT_CALL_TIMEOUT_MS = 2 * 60_000;
 const NO_DEADLINE = Infinity;
 
 function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, defaultTimeoutMs: number) {
-  return async function call<T>(method: string, req: unknown, timeoutMs = defaultTimeoutMs, m = methods[method], signal?: AbortSignal): Promise<T> {
+  return async function call<T>(
+    method: string,
+    req: unknown,
+    timeoutMs = defaultTimeoutMs,
+    m = methods[method],
+    signal?: AbortSignal,
+  ): Promise<T> {
     try {
       return (await channel.call(m, req, timeoutMs, signal)) as T;
     } catch (err) {
@@ -48,15 +54,22 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
   const allSandboxes = reusing('ListPodSandbox', 'items', 5);
   const allContainers = reusing('ListContainers', 'containers', 8);
   // The stats answers are read from the wire by their own decoders, which skip what the kubelet does not read (services.ts).
-  const containerStats: UnaryMethod = { ...runtimeMethods.ListContainerStats, responseDeserialize: decodeListContainerStats };
-  const sandboxStats: UnaryMethod = { ...runtimeMethods.ListPodSandboxStats, responseDeserialize: decodeListPodSandboxStats };
+  const containerStats: UnaryMethod = {
+    ...runtimeMethods.ListContainerStats,
+    responseDeserialize: decodeListContainerStats,
+  };
+  const sandboxStats: UnaryMethod = {
+    ...runtimeMethods.ListPodSandboxStats,
+    responseDeserialize: decodeListPodSandboxStats,
+  };
   const i = caller(channel, criMethods('ImageService'), T);
 
   const runtime: RuntimeService = {
     version: (v) => r('Version', { version: v }),
     status: async (verbose) => r('Status', { verbose: !!verbose }),
     runPodSandbox: async (config, handler) =>
-      (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, 2 * T)).pod_sandbox_id,
+      (await r<{ pod_sandbox_id: string }>('RunPodSandbox', { config, runtime_handler: handler ?? '' }, 2 * T))
+        .pod_sandbox_id,
     stopPodSandbox: async (id) => {
       await r('StopPodSandbox', { pod_sandbox_id: id });
     },
@@ -64,9 +77,16 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
       await r('RemovePodSandbox', { pod_sandbox_id: id });
     },
     podSandboxStatus: (id, verbose) => r('PodSandboxStatus', { pod_sandbox_id: id, verbose: !!verbose }),
-    listPodSandbox: async (filter) => (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter }, T, filter ? undefined : allSandboxes)).items,
+    listPodSandbox: async (filter) =>
+      (await r<{ items: cri.PodSandbox[] }>('ListPodSandbox', { filter }, T, filter ? undefined : allSandboxes)).items,
     createContainer: async (sid, config, sandboxConfig) =>
-      (await r<{ container_id: string }>('CreateContainer', { pod_sandbox_id: sid, config, sandbox_config: sandboxConfig })).container_id,
+      (
+        await r<{ container_id: string }>('CreateContainer', {
+          pod_sandbox_id: sid,
+          config,
+          sandbox_config: sandboxConfig,
+        })
+      ).container_id,
     startContainer: async (id) => {
       await r('StartContainer', { container_id: id });
     },
@@ -77,15 +97,24 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
       await r('RemoveContainer', { container_id: id });
     },
     listContainers: async (filter) =>
-      (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, T, filter ? undefined : allContainers)).containers,
+      (await r<{ containers: cri.Container[] }>('ListContainers', { filter }, T, filter ? undefined : allContainers))
+        .containers,
     containerStatus: (id, verbose) => r('ContainerStatus', { container_id: id, verbose: !!verbose }),
     execSync: (id, cmd, timeout = 0, signal) =>
-      r('ExecSync', { container_id: id, cmd, timeout }, timeout > 0 ? T + timeout * 1000 : NO_DEADLINE, undefined, signal),
+      r(
+        'ExecSync',
+        { container_id: id, cmd, timeout },
+        timeout > 0 ? T + timeout * 1000 : NO_DEADLINE,
+        undefined,
+        signal,
+      ),
     exec: async (req) => (await r<{ url: string }>('Exec', req)).url,
     attach: async (req) => (await r<{ url: string }>('Attach', req)).url,
     portForward: async (req) => (await r<{ url: string }>('PortForward', req)).url,
-    listContainerStats: async (filter) => (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter }, T, containerStats)).stats,
-    listPodSandboxStats: async (filter) => (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter }, T, sandboxStats)).stats ?? [],
+    listContainerStats: async (filter) =>
+      (await r<{ stats: cri.ContainerStats[] }>('ListContainerStats', { filter }, T, containerStats)).stats,
+    listPodSandboxStats: async (filter) =>
+      (await r<{ stats: cri.PodSandboxStats[] }>('ListPodSandboxStats', { filter }, T, sandboxStats)).stats ?? [],
     reopenContainerLog: async (id) => {
       await r('ReopenContainerLog', { container_id: id });
     },
@@ -98,14 +127,17 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     },
   };
   const images: ImageService = {
-    listImages: async (filter) => (await i<{ images: cri.Image[] }>('ListImages', { filter: filter ? { image: filter } : undefined })).images,
+    listImages: async (filter) =>
+      (await i<{ images: cri.Image[] }>('ListImages', { filter: filter ? { image: filter } : undefined })).images,
     imageStatus: async (image) => (await i<{ image: cri.Image | null }>('ImageStatus', { image })).image ?? null,
     pullImage: async (image, auth, sandboxConfig) =>
-      (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, NO_DEADLINE)).image_ref,
+      (await i<{ image_ref: string }>('PullImage', { image, auth, sandbox_config: sandboxConfig }, NO_DEADLINE))
+        .image_ref,
     removeImage: async (image) => {
       await i('RemoveImage', { image });
     },
-    imageFsInfo: async () => (await i<{ image_filesystems: cri.FilesystemUsage[] }>('ImageFsInfo', {})).image_filesystems,
+    imageFsInfo: async () =>
+      (await i<{ image_filesystems: cri.FilesystemUsage[] }>('ImageFsInfo', {})).image_filesystems,
   };
   return {
     runtime,

@@ -19,7 +19,8 @@ export function grpcTarget(endpoint: string): string {
   if (endpoint.startsWith('unix://')) return `unix://${endpoint.slice('unix://'.length)}`;
   if (endpoint.startsWith('unix:')) return `unix://${endpoint.slice('unix:'.length)}`;
   if (endpoint.startsWith('/')) return `unix://${endpoint}`;
-  if (!/^(dns:(\/\/\/)?)?\[?[^\]]*?\]?:\d+$/.test(endpoint)) throw new Error(`unsupported gRPC target ${JSON.stringify(endpoint)}`);
+  if (!/^(dns:(\/\/\/)?)?\[?[^\]]*?\]?:\d+$/.test(endpoint))
+    throw new Error(`unsupported gRPC target ${JSON.stringify(endpoint)}`);
   return endpoint;
 }
 
@@ -34,7 +35,9 @@ export function unaryChannel(endpoint: string, o: { maxReceiveBytes: number }): 
     'grpc.initial_reconnect_backoff_ms': 250,
     'grpc.max_reconnect_backoff_ms': 2000,
     // Unix sockets: the authority is not a host name.
-    ...(endpoint.includes(':') && !endpoint.startsWith('unix') && !endpoint.startsWith('dns') ? {} : { 'grpc.default_authority': 'localhost' }),
+    ...(endpoint.includes(':') && !endpoint.startsWith('unix') && !endpoint.startsWith('dns')
+      ? {}
+      : { 'grpc.default_authority': 'localhost' }),
   });
   let closed = false;
   return {
@@ -48,7 +51,9 @@ export function unaryChannel(endpoint: string, o: { maxReceiveBytes: number }): 
         } catch (err) {
           return reject(new GrpcCallError(GrpcCode.INTERNAL, `Request message serialization failure: ${String(err)}`));
         }
-        const options: grpc.CallOptions = Number.isFinite(timeoutMs) ? { deadline: Date.now() + Math.max(1, timeoutMs) } : {};
+        const options: grpc.CallOptions = Number.isFinite(timeoutMs)
+          ? { deadline: Date.now() + Math.max(1, timeoutMs) }
+          : {};
         const call = client.makeUnaryRequest(m.path, identity, identity, payload, options, (err, response) => {
           signal?.removeEventListener('abort', onCancel);
           if (err) return reject(new GrpcCallError(err.code, err.details));

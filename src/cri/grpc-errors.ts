@@ -52,5 +52,9 @@ export function toGrpcError(err: unknown): GrpcCallError {
  */
 export function runtimeDetails(err: unknown): string {
   const cause = err instanceof KubeletError ? (err.cause as { details?: unknown } | undefined) : undefined;
-  return typeof cause?.details === 'string' && cause.details ? cause.details : err instanceof Error ? err.message : String(err);
+  return typeof cause?.details === 'string' && cause.details
+    ? cause.details
+    : err instanceof Error
+      ? err.message
+      : String(err);
 }

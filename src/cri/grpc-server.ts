@@ -17,7 +17,10 @@ export interface UnaryHandler {
 }
 
 /** Serves `methods` (by path, "/pkg.Service/Method") on the unix socket `path`. */
-export async function serveUnary(path: string, methods: Record<string, UnaryHandler>): Promise<{ close(): Promise<void> }> {
+export async function serveUnary(
+  path: string,
+  methods: Record<string, UnaryHandler>,
+): Promise<{ close(): Promise<void> }> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
   for (const [name, m] of Object.entries(methods)) {
     const handler: grpc.handleUnaryCall<unknown, unknown> = (call, callback) => {
@@ -42,7 +45,9 @@ export async function serveUnary(path: string, methods: Record<string, UnaryHand
     );
   }
   await new Promise<void>((resolve, reject) =>
-    server.bindAsync(`unix://${path}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    server.bindAsync(`unix://${path}`, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
   );
   return {
     close: () =>

@@ -38,7 +38,11 @@ interface Known {
  * A deserializer for a list response whose unchanged items keep their identity. `firstMapField`
  * is the number of the item's first map field (PodSandbox and Container: labels).
  */
-export function reusingListDecoder(decode: (b: Buffer) => unknown, field: string, firstMapField: number): (b: Buffer) => unknown {
+export function reusingListDecoder(
+  decode: (b: Buffer) => unknown,
+  field: string,
+  firstMapField: number,
+): (b: Buffer) => unknown {
   let last = new Map<string, Known>();
   let lastItems: readonly unknown[] = Object.freeze([]);
   return (b: Buffer) => {

@@ -74,7 +74,9 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     RemovePodSandbox: (q) => rt.removePodSandbox(q.pod_sandbox_id),
     PodSandboxStatus: (q) => rt.podSandboxStatus(q.pod_sandbox_id, q.verbose),
     ListPodSandbox: async (q) => ({ items: await rt.listPodSandbox(q.filter ?? undefined) }),
-    CreateContainer: async (q) => ({ container_id: await rt.createContainer(q.pod_sandbox_id, q.config, q.sandbox_config) }),
+    CreateContainer: async (q) => ({
+      container_id: await rt.createContainer(q.pod_sandbox_id, q.config, q.sandbox_config),
+    }),
     StartContainer: (q) => rt.startContainer(q.container_id),
     StopContainer: (q) => rt.stopContainer(q.container_id, Number(q.timeout)),
     RemoveContainer: (q) => rt.removeContainer(q.container_id),
@@ -89,7 +91,9 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
   // Optional in the interface: a runtime without it answers UNIMPLEMENTED, as containerd before 2.0.
-  const optional: Partial<Handlers<'RuntimeConfig'>> = rt.runtimeConfig ? { RuntimeConfig: () => rt.runtimeConfig!() } : {};
+  const optional: Partial<Handlers<'RuntimeConfig'>> = rt.runtimeConfig
+    ? { RuntimeConfig: () => rt.runtimeConfig!() }
+    : {};
   const image: Handlers<'ListImages' | 'ImageStatus' | 'PullImage' | 'RemoveImage' | 'ImageFsInfo'> = {
     ListImages: async (q) => ({ images: await img.listImages(q.filter?.image ?? undefined) }),
     ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),
@@ -98,7 +102,10 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
   };
   const out: Record<string, UnaryHandler> = {};
-  const wrap = (service: 'RuntimeService' | 'ImageService', impl: Partial<Record<string, (q: never, signal: AbortSignal) => Promise<unknown>>>) => {
+  const wrap = (
+    service: 'RuntimeService' | 'ImageService',
+    impl: Partial<Record<string, (q: never, signal: AbortSignal) => Promise<unknown>>>,
+  ) => {
     for (const [name, def] of Object.entries(criMethods(service))) {
       const fn = impl[name];
       out[def.path] = {

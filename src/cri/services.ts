@@ -19,14 +19,23 @@ export interface RuntimeService {
   removePodSandbox(podSandboxId: string): Promise<void>;
   podSandboxStatus(podSandboxId: string, verbose?: boolean): Promise<cri.PodSandboxStatusResponse>;
   listPodSandbox(filter?: cri.PodSandboxFilter): Promise<readonly cri.PodSandbox[]>;
-  createContainer(podSandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string>;
+  createContainer(
+    podSandboxId: string,
+    config: cri.ContainerConfig,
+    sandboxConfig: cri.PodSandboxConfig,
+  ): Promise<string>;
   startContainer(containerId: string): Promise<void>;
   stopContainer(containerId: string, timeoutSeconds: number): Promise<void>;
   removeContainer(containerId: string): Promise<void>;
   listContainers(filter?: cri.ContainerFilter): Promise<readonly cri.Container[]>;
   containerStatus(containerId: string, verbose?: boolean): Promise<cri.ContainerStatusResponse>;
   /** `signal` cancels the call: the command is ended (as containerd does when the call's context is cancelled). */
-  execSync(containerId: string, cmd: string[], timeoutSeconds?: number, signal?: AbortSignal): Promise<cri.ExecSyncResponse>;
+  execSync(
+    containerId: string,
+    cmd: string[],
+    timeoutSeconds?: number,
+    signal?: AbortSignal,
+  ): Promise<cri.ExecSyncResponse>;
   exec(req: cri.ExecRequest): Promise<string>;
   attach(req: cri.AttachRequest): Promise<string>;
   portForward(req: cri.PortForwardRequest): Promise<string>;

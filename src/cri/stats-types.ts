@@ -22,7 +22,12 @@ export interface ContainerStats {
   attributes: { id: string; metadata: ContainerMetadata; labels: Labels; annotations: Labels };
   cpu?: CpuUsage | null;
   memory?: MemoryUsage | null;
-  writable_layer?: { timestamp: number; fs_id?: { mountpoint: string } | null; used_bytes?: UInt64Value | null; inodes_used?: UInt64Value | null } | null;
+  writable_layer?: {
+    timestamp: number;
+    fs_id?: { mountpoint: string } | null;
+    used_bytes?: UInt64Value | null;
+    inodes_used?: UInt64Value | null;
+  } | null;
   swap?: SwapUsage | null;
 }
 /** A container's swap (cri-api 1.29+; containerd 2 and the embedded runtime give it). */

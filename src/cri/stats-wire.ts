@@ -14,7 +14,14 @@ import { field, readField, utf8 } from './wire.js';
 
 /** How one field is read: a scalar, a map<string,string>, a (repeated) message, or skipped at its default. */
 type Kind =
-  'string' | 'int64' | 'uint64' | 'uint32' | 'map' | 'UInt64Value' | { message: Schema; repeated?: boolean } | { skip: 'message' | 'map' | 'repeated' };
+  | 'string'
+  | 'int64'
+  | 'uint64'
+  | 'uint32'
+  | 'map'
+  | 'UInt64Value'
+  | { message: Schema; repeated?: boolean }
+  | { skip: 'message' | 'map' | 'repeated' };
 
 /** A message: its fields by number, each with the key it has in the decoded object. */
 interface Schema {
@@ -33,7 +40,11 @@ const message = (m: Schema, repeated = false): Kind => ({ message: m, repeated }
 /** A wrapped uint64, the most frequent message: read in place (its only field is 1). */
 const u64: Kind = 'UInt64Value';
 
-const CpuUsage = schema({ 1: ['timestamp', 'int64'], 2: ['usage_core_nano_seconds', u64], 3: ['usage_nano_cores', u64] });
+const CpuUsage = schema({
+  1: ['timestamp', 'int64'],
+  2: ['usage_core_nano_seconds', u64],
+  3: ['usage_nano_cores', u64],
+});
 const MemoryUsage = schema({
   1: ['timestamp', 'int64'],
   2: ['working_set_bytes', u64],
@@ -64,16 +75,35 @@ const ContainerStats = schema({
   2: ['cpu', message(CpuUsage)],
   3: ['memory', message(MemoryUsage)],
   4: ['writable_layer', message(FilesystemUsage)],
-  5: ['swap', message(schema({ 1: ['timestamp', 'int64'], 2: ['swap_available_bytes', u64], 3: ['swap_usage_bytes', u64] }))],
+  5: [
+    'swap',
+    message(schema({ 1: ['timestamp', 'int64'], 2: ['swap_available_bytes', u64], 3: ['swap_usage_bytes', u64] })),
+  ],
 });
-const NetworkInterfaceUsage = schema({ 1: ['name', 'string'], 2: ['rx_bytes', u64], 3: ['rx_errors', u64], 4: ['tx_bytes', u64], 5: ['tx_errors', u64] });
+const NetworkInterfaceUsage = schema({
+  1: ['name', 'string'],
+  2: ['rx_bytes', u64],
+  3: ['rx_errors', u64],
+  4: ['tx_bytes', u64],
+  5: ['tx_errors', u64],
+});
 const PodSandboxStats = schema({
   1: [
     'attributes',
     message(
       schema({
         1: ['id', 'string'],
-        2: ['metadata', message(schema({ 1: ['name', 'string'], 2: ['uid', 'string'], 3: ['namespace', 'string'], 4: ['attempt', 'uint32'] }))],
+        2: [
+          'metadata',
+          message(
+            schema({
+              1: ['name', 'string'],
+              2: ['uid', 'string'],
+              3: ['namespace', 'string'],
+              4: ['attempt', 'uint32'],
+            }),
+          ),
+        ],
         3: ['labels', { skip: 'map' }],
         4: ['annotations', { skip: 'map' }],
       }),

@@ -210,7 +210,10 @@ export interface ContainerConfig {
   stdin?: boolean;
   stdin_once?: boolean;
   tty?: boolean;
-  linux?: { resources?: LinuxContainerResources | null; security_context?: LinuxContainerSecurityContext | null } | null;
+  linux?: {
+    resources?: LinuxContainerResources | null;
+    security_context?: LinuxContainerSecurityContext | null;
+  } | null;
 }
 
 export interface ContainerFilter {
@@ -293,5 +296,8 @@ export interface StatusResponse {
   status: { conditions: RuntimeCondition[] };
   info?: Labels;
   /** The runtime's handlers and what each supports (containerd 2 and later; absent before). */
-  runtime_handlers?: { name: string; features?: { recursive_read_only_mounts?: boolean; user_namespaces?: boolean } | null }[];
+  runtime_handlers?: {
+    name: string;
+    features?: { recursive_read_only_mounts?: boolean; user_namespaces?: boolean } | null;
+  }[];
 }

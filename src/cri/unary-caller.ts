@@ -48,7 +48,8 @@ export class GoStatusError extends Error {
 
 /** A failed call as grpc-go's status error prints. */
 export function goStatusError(err: unknown): GoStatusError {
-  if (err instanceof GrpcCallError) return new GoStatusError(err.code, `rpc error: code = ${codeName(err.code)} desc = ${err.details}`);
+  if (err instanceof GrpcCallError)
+    return new GoStatusError(err.code, `rpc error: code = ${codeName(err.code)} desc = ${err.details}`);
   return new GoStatusError(GrpcCode.UNKNOWN, err instanceof Error ? err.message : String(err));
 }
 
@@ -59,7 +60,13 @@ export function goStatusError(err: unknown): GoStatusError {
  */
 export function isFinalError(err: unknown): boolean {
   if (!(err instanceof GoStatusError)) return true;
-  const uncertain: number[] = [GrpcCode.CANCELLED, GrpcCode.DEADLINE_EXCEEDED, GrpcCode.UNAVAILABLE, GrpcCode.RESOURCE_EXHAUSTED, GrpcCode.ABORTED];
+  const uncertain: number[] = [
+    GrpcCode.CANCELLED,
+    GrpcCode.DEADLINE_EXCEEDED,
+    GrpcCode.UNAVAILABLE,
+    GrpcCode.RESOURCE_EXHAUSTED,
+    GrpcCode.ABORTED,
+  ];
   return !uncertain.includes(err.code);
 }
 
@@ -85,7 +92,11 @@ export function unaryCaller(
         failure = err;
         throw goStatusError(err);
       } finally {
-        observe?.({ method: methods[method].path, code: goCodeName(failure), seconds: (performance.now() - t0) / 1000 });
+        observe?.({
+          method: methods[method].path,
+          code: goCodeName(failure),
+          seconds: (performance.now() - t0) / 1000,
+        });
       }
     },
     close: () => channel.close(),

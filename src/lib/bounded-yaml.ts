@@ -74,7 +74,8 @@ export function bracketsError(text: string): string | undefined {
  * MAX_DEPTH and MAX_NODES. Throws an Error saying which bound (or what the parser) refused.
  */
 export function parseYamlBounded(text: string, maxBytes = MAX_CONFIG_BYTES): unknown {
-  if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes) throw new Error(`larger than ${maxBytes} bytes`);
+  if (text.length > maxBytes || Buffer.byteLength(text, 'utf8') > maxBytes)
+    throw new Error(`larger than ${maxBytes} bytes`);
   const brackets = bracketsError(text);
   if (brackets) throw new Error(brackets);
   const value: unknown = parse(text, { maxAliasCount: MAX_ALIASES });

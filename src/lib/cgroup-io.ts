@@ -69,7 +69,14 @@ const V2_KEYS: Record<string, [keyof CgroupIo, string]> = {
   'cost.indelay': ['costIndelay', 'Count'],
 };
 
-const empty = (): CgroupIo => ({ serviceBytes: [], serviced: [], costUsage: [], costWait: [], costIndebt: [], costIndelay: [] });
+const empty = (): CgroupIo => ({
+  serviceBytes: [],
+  serviced: [],
+  costUsage: [],
+  costWait: [],
+  costIndebt: [],
+  costIndelay: [],
+});
 
 /** v2's io.stat (`8:0 rbytes=… wbytes=… rios=… wios=… dbytes=… dios=…`), in v1's tables and names. Pure. */
 export function parseIoStat(text: string, name: DeviceNamer = () => ''): CgroupIo {

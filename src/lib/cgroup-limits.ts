@@ -31,13 +31,16 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
   const out: CgroupWrite[] = [];
   if (version === 1) {
     if (c.cpuShares !== undefined) out.push({ controller: 'cpu', file: 'cpu.shares', value: String(c.cpuShares) });
-    if (c.cpuPeriod !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_period_us', value: String(c.cpuPeriod) });
+    if (c.cpuPeriod !== undefined)
+      out.push({ controller: 'cpu', file: 'cpu.cfs_period_us', value: String(c.cpuPeriod) });
     if (c.cpuQuota !== undefined) out.push({ controller: 'cpu', file: 'cpu.cfs_quota_us', value: String(c.cpuQuota) });
-    if (c.memoryLimit !== undefined) out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
+    if (c.memoryLimit !== undefined)
+      out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
     if (c.pidsLimit !== undefined) out.push({ controller: 'pids', file: 'pids.max', value: String(c.pidsLimit) });
     return out;
   }
-  if (c.cpuShares !== undefined) out.push({ controller: '', file: 'cpu.weight', value: String(cpuSharesToWeight(c.cpuShares)) });
+  if (c.cpuShares !== undefined)
+    out.push({ controller: '', file: 'cpu.weight', value: String(cpuSharesToWeight(c.cpuShares)) });
   if (c.cpuQuota !== undefined || c.cpuPeriod !== undefined) {
     const quota = c.cpuQuota === undefined || c.cpuQuota < 0 ? 'max' : String(c.cpuQuota);
     out.push({ controller: '', file: 'cpu.max', value: `${quota} ${c.cpuPeriod ?? 100_000}` });

@@ -37,7 +37,8 @@ export function memoryLimitOf(text: string): number | undefined {
  * Where one cgroup's files are: v2 one directory; v1 the cpuacct and memory directories, and for
  * the details cAdvisor reads (readCgroupDetail) the cpu (CFS) and blkio ones when mounted.
  */
-export type CgroupDirs = { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string; blkioDir?: string };
+export type CgroupDirs =
+  { version: 2; dir: string } | { version: 1; cpuDir: string; memoryDir: string; cfsDir?: string; blkioDir?: string };
 
 /** Reads `key value` lines (memory.stat, cpu.stat) into a map. Pure. */
 export function parseFlatKeyed(text: string): Map<string, number> {
@@ -66,7 +67,10 @@ function optional<T>(f: () => T): T | undefined {
  * its memory usage (v1's swap is memory+swap less it). No limit file (v2's root cgroup has none):
  * no limit; no swap file (no swap accounting): no swap figures.
  */
-function memoryBounds(d: CgroupDirs, usage: number | undefined): { limitBytes?: number; swapBytes?: number; swapLimitBytes?: number } {
+function memoryBounds(
+  d: CgroupDirs,
+  usage: number | undefined,
+): { limitBytes?: number; swapBytes?: number; swapLimitBytes?: number } {
   const limit = (dir: string, file: string) => optional(() => memoryLimitOf(read(dir, file)));
   if (d.version === 2)
     return {
@@ -181,7 +185,8 @@ export function readCgroupProcs(d: CgroupDirs): { processes?: number; firstPid?:
 
 /** The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or not this runtime's layout). */
 export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): CgroupDetail | undefined {
-  const num = (dir: string | undefined, file: string) => (dir === undefined ? undefined : optional(() => Number(read(dir, file).trim())));
+  const num = (dir: string | undefined, file: string) =>
+    dir === undefined ? undefined : optional(() => Number(read(dir, file).trim()));
   let m: Map<string, number>;
   try {
     m = parseFlatKeyed(read(d.version === 2 ? d.dir : d.memoryDir, 'memory.stat'));

@@ -60,7 +60,12 @@ export function uint(magnitude: Buffer): Buffer {
 /** An OBJECT IDENTIFIER from its dotted form. */
 export function oid(dotted: string): Buffer {
   const arcs = dotted.split('.').map(Number);
-  if (arcs.length < 2 || arcs.some((a) => !Number.isSafeInteger(a) || a < 0) || arcs[0] > 2 || (arcs[0] < 2 && arcs[1] >= 40))
+  if (
+    arcs.length < 2 ||
+    arcs.some((a) => !Number.isSafeInteger(a) || a < 0) ||
+    arcs[0] > 2 ||
+    (arcs[0] < 2 && arcs[1] >= 40)
+  )
     throw new Error(`bad OID ${dotted}`);
   // The first two arcs share one sub-identifier; each is base 128, high bit set on all but its last byte.
   const out: number[] = [];
@@ -93,7 +98,9 @@ export function time(d: Date): Buffer {
   const digits = iso.slice(0, 19).replace(/[-:T]/g, '') + 'Z';
   const year = d.getUTCFullYear();
   if (year < 1950 || year > 9999) throw new Error(`time out of range: ${iso}`);
-  return year < 2050 ? tlv(Tag.UTC_TIME, Buffer.from(digits.slice(2), 'latin1')) : tlv(Tag.GENERALIZED_TIME, Buffer.from(digits, 'latin1'));
+  return year < 2050
+    ? tlv(Tag.UTC_TIME, Buffer.from(digits.slice(2), 'latin1'))
+    : tlv(Tag.GENERALIZED_TIME, Buffer.from(digits, 'latin1'));
 }
 
 /** An element read from DER: its tag, the whole element and its content. */

@@ -46,20 +46,38 @@ export function execConfigOf(raw: unknown, kubeconfigPath: string, fail: (why: s
   const e = (raw ?? {}) as Record<string, unknown>;
   const apiVersion = e.apiVersion;
   if (typeof apiVersion !== 'string' || !EXEC_API_VERSIONS.includes(apiVersion))
-    return fail(`exec plugin: apiVersion must be one of ${EXEC_API_VERSIONS.join(', ')} (got ${JSON.stringify(apiVersion ?? '')})`);
+    return fail(
+      `exec plugin: apiVersion must be one of ${EXEC_API_VERSIONS.join(', ')} (got ${JSON.stringify(apiVersion ?? '')})`,
+    );
   if (typeof e.command !== 'string' || !e.command) return fail('exec plugin: command is required');
   const mode = e.interactiveMode;
-  if (apiVersion.endsWith('/v1') && mode === undefined) return fail('exec plugin: interactiveMode must be specified for client.authentication.k8s.io/v1');
+  if (apiVersion.endsWith('/v1') && mode === undefined)
+    return fail('exec plugin: interactiveMode must be specified for client.authentication.k8s.io/v1');
   if (mode !== undefined && !['Never', 'IfAvailable', 'Always'].includes(mode as string))
     return fail(`exec plugin: invalid interactiveMode ${JSON.stringify(mode)}`);
-  if (mode === 'Always') return fail('exec plugin: interactiveMode Always needs a terminal, which the kubelet does not have');
+  if (mode === 'Always')
+    return fail('exec plugin: interactiveMode Always needs a terminal, which the kubelet does not have');
   const args = e.args ?? [];
-  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) return fail('exec plugin: args must be a list of strings');
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
+    return fail('exec plugin: args must be a list of strings');
   const env = e.env ?? [];
-  if (!Array.isArray(env) || !env.every((v) => typeof (v as { name?: unknown })?.name === 'string' && typeof (v as { value?: unknown }).value === 'string'))
+  if (
+    !Array.isArray(env) ||
+    !env.every(
+      (v) =>
+        typeof (v as { name?: unknown })?.name === 'string' && typeof (v as { value?: unknown }).value === 'string',
+    )
+  )
     return fail('exec plugin: env must be a list of {name, value} strings');
-  const command = e.command.includes('/') && !isAbsolute(e.command) ? join(dirname(kubeconfigPath), e.command) : e.command;
-  return { apiVersion, command, args: args as string[], env: env as ExecConfig['env'], provideClusterInfo: e.provideClusterInfo === true };
+  const command =
+    e.command.includes('/') && !isAbsolute(e.command) ? join(dirname(kubeconfigPath), e.command) : e.command;
+  return {
+    apiVersion,
+    command,
+    args: args as string[],
+    env: env as ExecConfig['env'],
+    provideClusterInfo: e.provideClusterInfo === true,
+  };
 }
 
 /** The credential in a plugin's output, checked as client-go does; throws naming what is wrong (never a value). */
@@ -71,7 +89,8 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
     throw new Error('exec plugin: its output is not an ExecCredential (not JSON)');
   }
   if (doc?.kind !== 'ExecCredential') throw new Error('exec plugin: its output is not an ExecCredential (kind)');
-  if (doc.apiVersion !== apiVersion) throw new Error(`exec plugin: it answered ${JSON.stringify(doc.apiVersion)}, was configured to use ${apiVersion}`);
+  if (doc.apiVersion !== apiVersion)
+    throw new Error(`exec plugin: it answered ${JSON.stringify(doc.apiVersion)}, was configured to use ${apiVersion}`);
   const s = doc.status;
   if (!s || typeof s !== 'object') throw new Error('exec plugin: no status in its ExecCredential');
   const str = (k: string) => (typeof s[k] === 'string' && s[k] ? s[k] : undefined);
@@ -90,12 +109,21 @@ export function parseExecCredential(stdout: string, apiVersion: string): ExecCre
 
 /** Runs the plugin once and returns its credential. */
 export function runExecPlugin(cfg: ExecConfig, cluster: ExecClusterInfo | undefined): Promise<ExecCredential> {
-  const info = { apiVersion: cfg.apiVersion, kind: 'ExecCredential', spec: { interactive: false, ...(cfg.provideClusterInfo && cluster ? { cluster } : {}) } };
+  const info = {
+    apiVersion: cfg.apiVersion,
+    kind: 'ExecCredential',
+    spec: { interactive: false, ...(cfg.provideClusterInfo && cluster ? { cluster } : {}) },
+  };
   const env: NodeJS.ProcessEnv = { ...process.env, KUBERNETES_EXEC_INFO: JSON.stringify(info) };
   for (const { name, value } of cfg.env) env[name] = value;
-  return runPlugin({ command: cfg.command, args: cfg.args, env, timeoutMs: RUN_TIMEOUT_MS, maxBytes: MAX_OUTPUT_BYTES, what: 'exec plugin' }).then((out) =>
-    parseExecCredential(out, cfg.apiVersion),
-  );
+  return runPlugin({
+    command: cfg.command,
+    args: cfg.args,
+    env,
+    timeoutMs: RUN_TIMEOUT_MS,
+    maxBytes: MAX_OUTPUT_BYTES,
+    what: 'exec plugin',
+  }).then((out) => parseExecCredential(out, cfg.apiVersion));
 }
 
 /** A plugin's credential, kept until it expires or is rejected (`invalidate`); concurrent callers share one run. */

@@ -1,5 +1,12 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
-import { chmod as chmodCb, mkdir as mkdirCb, readdirSync, statSync, writeFile as writeFileCb, type Stats } from 'node:fs';
+import {
+  chmod as chmodCb,
+  mkdir as mkdirCb,
+  readdirSync,
+  statSync,
+  writeFile as writeFileCb,
+  type Stats,
+} from 'node:fs';
 import { access, mkdir, realpath, rename, rm, writeFile, readFile } from 'node:fs/promises';
 import { dirname, join, posix, sep } from 'node:path';
 

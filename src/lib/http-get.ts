@@ -32,8 +32,10 @@ export async function getText(
     // Go's CheckRedirect: the 10th redirect is not followed.
     if (hops + 1 === MAX_REDIRECTS) throw new Error(`stopped after ${MAX_REDIRECTS} redirects`);
     const next = new URL(r.location, target);
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') throw new Error(`redirect to an unsupported protocol ${next.protocol}`);
-    if (next.host !== target.host) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
+    if (next.protocol !== 'http:' && next.protocol !== 'https:')
+      throw new Error(`redirect to an unsupported protocol ${next.protocol}`);
+    if (next.host !== target.host)
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
     target = next;
   }
 }
@@ -44,7 +46,8 @@ function getOnce(
   maxBytes: number,
   signal: AbortSignal,
 ): Promise<{ status: number; body: string | undefined; location?: string }> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return Promise.reject(new Error(`unsupported protocol ${url.protocol}`));
   const get = url.protocol === 'https:' ? https.get : http.get;
   return new Promise((resolve, reject) => {
     const req = get(url, { headers, signal }, (res) => {

@@ -58,7 +58,9 @@ export function proxyFor(server: URL, proxyUrl: string | undefined, env: NodeJS.
 function tunnel(proxy: URL, host: string, port: number): Promise<Duplex> {
   return new Promise((resolve, reject) => {
     const auth = proxy.username
-      ? { 'Proxy-Authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}` }
+      ? {
+          'Proxy-Authorization': `Basic ${Buffer.from(`${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`).toString('base64')}`,
+        }
       : {};
     const target = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     const request = (proxy.protocol === 'https:' ? https : http).request({
@@ -87,7 +89,10 @@ export class TunnelingAgent extends https.Agent {
     super(options);
   }
 
-  override createConnection(options: http.RequestOptions, callback?: (err: Error | null, stream: Duplex) => void): Duplex | undefined {
+  override createConnection(
+    options: http.RequestOptions,
+    callback?: (err: Error | null, stream: Duplex) => void,
+  ): Duplex | undefined {
     tunnel(this.proxy, options.host ?? 'localhost', Number(options.port ?? 443)).then(
       (socket) => callback?.(null, tls.connect({ ...(options as tls.ConnectionOptions), socket })),
       (err: Error) => callback?.(err, undefined as never),

@@ -54,7 +54,11 @@ export async function acquireInstanceLock(dir: string, what: string): Promise<In
         return;
       }
       void holderPid(name).then((pid) =>
-        fail(new LockHeldError(`${what} ${path} is in use by another process (pid ${pid}); refusing to start a second instance`)),
+        fail(
+          new LockHeldError(
+            `${what} ${path} is in use by another process (pid ${pid}); refusing to start a second instance`,
+          ),
+        ),
       );
     });
     server.listen({ path: name }, () => ok());

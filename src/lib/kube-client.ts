@@ -84,7 +84,14 @@ function connect(kubeconfigPath: string): Connection {
   const proxy = proxyFor(url, kc.proxyUrl, process.env);
   const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) => {
     if (url.protocol !== 'https:') return new http.Agent({ keepAlive: true });
-    const options = { keepAlive: true, ca: kc.tls.ca, cert, key, rejectUnauthorized: kc.tls.rejectUnauthorized, servername: kc.tls.servername };
+    const options = {
+      keepAlive: true,
+      ca: kc.tls.ca,
+      cert,
+      key,
+      rejectUnauthorized: kc.tls.rejectUnauthorized,
+      servername: kc.tls.servername,
+    };
     return proxy ? new TunnelingAgent(proxy, options) : new https.Agent(options);
   };
   let agent = agentFor(kc.tls.cert, kc.tls.key);
@@ -130,7 +137,12 @@ export async function createKubeClient(
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
   /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
-  const open = async (req: KubeRequest, timeoutMs: number, headersOnly = false, limited = true): Promise<{ res: http.IncomingMessage; done: () => void }> => {
+  const open = async (
+    req: KubeRequest,
+    timeoutMs: number,
+    headersOnly = false,
+    limited = true,
+  ): Promise<{ res: http.IncomingMessage; done: () => void }> => {
     const turn = limited ? limiter?.reserve() : undefined;
     if (turn) await sleep(turn, req.signal);
     if (req.signal?.aborted) throw new Error(`${req.method ?? 'GET'} ${req.path}: aborted`);
@@ -146,7 +158,15 @@ export async function createKubeClient(
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
       const r = mod.request(
-        { protocol: conn.url.protocol, hostname: conn.url.hostname, port: conn.url.port, path: fullPath(conn, req), method, headers, agent },
+        {
+          protocol: conn.url.protocol,
+          hostname: conn.url.hostname,
+          port: conn.url.port,
+          path: fullPath(conn, req),
+          method,
+          headers,
+          agent,
+        },
         (res) => {
           response = res;
           // The credential was refused: the next request asks the plugin again (client-go's exec authenticator).
@@ -218,15 +238,24 @@ export async function createKubeClient(
         for (let retries = 0; ; retries++) {
           const answer = await once<T>(req);
           const wait = retryAfterMs(answer.status, answer.retryAfter);
-          if (wait === undefined || retries >= MAX_RETRIES || req.signal?.aborted) return { status: answer.status, body: answer.body };
+          if (wait === undefined || retries >= MAX_RETRIES || req.signal?.aborted)
+            return { status: answer.status, body: answer.body };
           await sleep(wait, req.signal);
         }
       },
       post<T>(path: string, body: unknown, opts: { timeoutMs?: number; signal?: AbortSignal } = {}) {
         return client.request<T>({ method: 'POST', path, body, ...opts });
       },
-      async watch<T>(req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>, onEvent: (e: WatchEvent<T>) => void): Promise<void> {
-        const { res, done } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, true, limited);
+      async watch<T>(
+        req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>,
+        onEvent: (e: WatchEvent<T>) => void,
+      ): Promise<void> {
+        const { res, done } = await open(
+          { ...req, query: { ...req.query, watch: 1 } },
+          defaults.timeoutMs,
+          true,
+          limited,
+        );
         try {
           if (res.statusCode !== 200) {
             const chunks: Buffer[] = [];

@@ -52,11 +52,13 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
     return fail((err as Error).message);
   }
   if (typeof doc !== 'object') return fail('not a kubeconfig');
-  const byName = <T>(list: Named<T>[] | undefined, name: string | undefined) => (list ?? []).find((x) => x?.name === name);
+  const byName = <T>(list: Named<T>[] | undefined, name: string | undefined) =>
+    (list ?? []).find((x) => x?.name === name);
   const ctx = byName(doc.contexts, doc['current-context'])?.context;
   if (!ctx) return fail(`context ${JSON.stringify(doc['current-context'] ?? '')} not found`);
   const cluster = byName(doc.clusters, ctx.cluster)?.cluster;
-  if (!cluster || typeof cluster.server !== 'string' || !cluster.server) return fail('the current context has no cluster server');
+  if (!cluster || typeof cluster.server !== 'string' || !cluster.server)
+    return fail('the current context has no cluster server');
   const user = byName(doc.users, ctx.user)?.user ?? {};
   const str = (o: Record<string, unknown>, k: string) => (typeof o[k] === 'string' && o[k] ? o[k] : undefined);
   const file = (p: string) => {
@@ -72,7 +74,8 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
     const f = str(o, fileKey);
     return f ? file(f) : undefined;
   };
-  if (user['auth-provider']) return fail('auth providers are not supported; use a client certificate, a token or an exec credential plugin');
+  if (user['auth-provider'])
+    return fail('auth providers are not supported; use a client certificate, a token or an exec credential plugin');
 
   let server: URL;
   try {
@@ -92,12 +95,15 @@ export function loadKubeconfig(path: string, now: () => number = Date.now): Kube
   const token = str(user, 'token');
   const tokenFile = str(user, 'tokenFile');
   const basic =
-    str(user, 'username') !== undefined ? `Basic ${Buffer.from(`${str(user, 'username')}:${str(user, 'password') ?? ''}`).toString('base64')}` : undefined;
+    str(user, 'username') !== undefined
+      ? `Basic ${Buffer.from(`${str(user, 'username')}:${str(user, 'password') ?? ''}`).toString('base64')}`
+      : undefined;
   let cached: { value: string; at: number } | undefined;
   const authorization = (): string | undefined => {
     if (token) return `Bearer ${token}`;
     if (tokenFile) {
-      if (!cached || now() - cached.at >= TOKEN_FILE_PERIOD_MS) cached = { value: file(tokenFile).toString('utf8').trim(), at: now() };
+      if (!cached || now() - cached.at >= TOKEN_FILE_PERIOD_MS)
+        cached = { value: file(tokenFile).toString('utf8').trim(), at: now() };
       return `Bearer ${cached.value}`;
     }
     return basic;

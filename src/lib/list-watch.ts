@@ -79,7 +79,11 @@ export class ListWatch<T extends Listed> {
     let token: string | undefined;
     let rv = '';
     do {
-      const r = await this.d.client.request<{ metadata?: { resourceVersion?: string; continue?: string }; items?: T[]; message?: string }>({
+      const r = await this.d.client.request<{
+        metadata?: { resourceVersion?: string; continue?: string };
+        items?: T[];
+        message?: string;
+      }>({
         path: this.d.path,
         query: { fieldSelector: this.d.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
         signal,

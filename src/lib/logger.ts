@@ -70,11 +70,16 @@ export const LOG_FORMATS: readonly LogFormat[] = ['json', 'text'];
  * Creates the root logger, writing to stderr as klog does; `destination` lets tests capture
  * output. Lines are pino's JSON (secrets redacted), turned into klog's text lines for `text`.
  */
-export function createLogger(opts: { verbosity?: number; destination?: DestinationStream; level?: pino.Level; format?: LogFormat } = {}): Logger {
+export function createLogger(
+  opts: { verbosity?: number; destination?: DestinationStream; level?: pino.Level; format?: LogFormat } = {},
+): Logger {
   const level = opts.level ?? levelForVerbosity(opts.verbosity ?? 0);
   const options = { level, base: undefined, redact: { paths: redactedPaths, censor: '[REDACTED]' } };
   const out = opts.destination ?? pino.destination({ fd: 2, sync: true });
-  const logger = pino(options, opts.format === 'text' ? { write: (line: string) => out.write(klogTextLine(line)) } : out);
+  const logger = pino(
+    options,
+    opts.format === 'text' ? { write: (line: string) => out.write(klogTextLine(line)) } : out,
+  );
   if (!opts.level) setVerbosity(logger, opts.verbosity ?? 0);
   return logger;
 }
@@ -85,5 +90,7 @@ export const silentLogger: Logger = pino({ level: 'silent' });
 /** Node's process warnings go through the logger instead of plain text on stderr. */
 export function routeProcessWarnings(logger: Logger): void {
   process.removeAllListeners('warning');
-  process.on('warning', (w) => logger.warn({ component: 'node', warning: w.name, code: (w as { code?: string }).code }, w.message));
+  process.on('warning', (w) =>
+    logger.warn({ component: 'node', warning: w.name, code: (w as { code?: string }).code }, w.message),
+  );
 }

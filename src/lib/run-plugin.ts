@@ -21,7 +21,10 @@ export interface PluginRun {
 /** The plugin's stdout once it exits 0. */
 export function runPlugin(r: PluginRun): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(r.command, r.args, { env: r.env, stdio: [r.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'inherit'] });
+    const child = spawn(r.command, r.args, {
+      env: r.env,
+      stdio: [r.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'inherit'],
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let failed: Error | undefined;
@@ -29,7 +32,10 @@ export function runPlugin(r: PluginRun): Promise<string> {
       failed ??= err;
       child.kill('SIGKILL');
     };
-    const timer = setTimeout(() => fail(new Error(`${r.what}: ${r.command} did not finish in ${r.timeoutMs / 1000} s`)), r.timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`${r.what}: ${r.command} did not finish in ${r.timeoutMs / 1000} s`)),
+      r.timeoutMs,
+    );
     if (r.stdin !== undefined && child.stdin) {
       // A plugin that exits without reading its input is not an error of ours.
       child.stdin.on('error', () => {});
@@ -47,7 +53,10 @@ export function runPlugin(r: PluginRun): Promise<string> {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (failed) return reject(failed);
-      if (code !== 0) return reject(new Error(`${r.what}: ${r.command} failed with ${code === null ? `signal ${signal}` : `exit code ${code}`}`));
+      if (code !== 0)
+        return reject(
+          new Error(`${r.what}: ${r.command} failed with ${code === null ? `signal ${signal}` : `exit code ${code}`}`),
+        );
       resolve(Buffer.concat(chunks).toString('utf8'));
     });
   });

@@ -49,7 +49,8 @@ export function opensslCiphers(names: readonly string[]): string {
   return names
     .map((n) => {
       const o = goCipherSuites[n];
-      if (!o) throw new Error(`unknown cipher suite "${n}" (want Go names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
+      if (!o)
+        throw new Error(`unknown cipher suite "${n}" (want Go names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)`);
       return o;
     })
     .join(':');

@@ -87,7 +87,8 @@ export class Semaphore {
       cancelHold?.();
       this.handOn();
     };
-    const cancelHold = this.o.holdMs === undefined ? undefined : (this.o.clock ?? realClock).setTimer(release, this.o.holdMs);
+    const cancelHold =
+      this.o.holdMs === undefined ? undefined : (this.o.clock ?? realClock).setTimer(release, this.o.holdMs);
     try {
       return await task();
     } finally {

@@ -26,7 +26,8 @@ export interface WorkerTaskLimits {
 }
 
 /** What came of a task: its result, or why there is none. */
-export type WorkerTaskOutcome<T> = { ok: true; value: T } | { ok: false; reason: 'deadline' | 'memory' | 'aborted' | 'failed'; message: string };
+export type WorkerTaskOutcome<T> =
+  { ok: true; value: T } | { ok: false; reason: 'deadline' | 'memory' | 'aborted' | 'failed'; message: string };
 
 /**
  * tsx's ESM API (its package's `./esm/api` import export), found from this module: the eval'd
@@ -77,7 +78,10 @@ export function runWorkerTask<T>(entry: URL, input: unknown, limits: WorkerTaskL
       void worker.terminate();
     };
     const onAbort = () => finish({ ok: false, reason: 'aborted', message: 'aborted' });
-    const timer = setTimeout(() => finish({ ok: false, reason: 'deadline', message: `took longer than ${limits.deadlineMs / 1000} s` }), limits.deadlineMs);
+    const timer = setTimeout(
+      () => finish({ ok: false, reason: 'deadline', message: `took longer than ${limits.deadlineMs / 1000} s` }),
+      limits.deadlineMs,
+    );
     timer.unref();
     limits.signal?.addEventListener('abort', onAbort, { once: true });
     worker.unref();
@@ -89,6 +93,8 @@ export function runWorkerTask<T>(entry: URL, input: unknown, limits: WorkerTaskL
           : { ok: false, reason: 'failed', message: messageOf(err) },
       ),
     );
-    worker.once('exit', (code) => finish({ ok: false, reason: 'failed', message: `the worker exited (code ${code}) without a result` }));
+    worker.once('exit', (code) =>
+      finish({ ok: false, reason: 'failed', message: `the worker exited (code ${code}) without a result` }),
+    );
   });
 }

@@ -9,7 +9,16 @@
  * may be EC P-256 / P-384 (ECDSA with SHA-256 / SHA-384) or RSA (PKCS #1 v1.5 with SHA-256),
  * so existing RSA keys keep working.
  */
-import { createPrivateKey, createPublicKey, generateKeyPair, randomBytes, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  randomBytes,
+  sign,
+  verify,
+  X509Certificate,
+  type KeyObject,
+} from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import { promisify } from 'node:util';
 import * as der from './der.js';
@@ -61,7 +70,8 @@ function signatureOf(key: KeyObject): { algorithm: Buffer; hash: string } {
     return { algorithm: der.seq(der.oid(p384 ? OID.ecdsaSha384 : OID.ecdsaSha256)), hash: p384 ? 'sha384' : 'sha256' };
   }
   // RFC 4055: the parameters of sha256WithRSAEncryption are NULL.
-  if (key.asymmetricKeyType === 'rsa') return { algorithm: der.seq(der.oid(OID.rsaSha256), der.tlv(der.Tag.NULL, Buffer.alloc(0))), hash: 'sha256' };
+  if (key.asymmetricKeyType === 'rsa')
+    return { algorithm: der.seq(der.oid(OID.rsaSha256), der.tlv(der.Tag.NULL, Buffer.alloc(0))), hash: 'sha256' };
   throw new Error(`unsupported key type ${key.asymmetricKeyType ?? 'unknown'}`);
 }
 
@@ -83,7 +93,9 @@ export function ipBytes(ip: string): Buffer {
   let text = ip.replace(/%.*$/, '');
   // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups.
   const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (v4) text = text.slice(0, v4.index) + ((+v4[1] << 8) | +v4[2]).toString(16) + ':' + ((+v4[3] << 8) | +v4[4]).toString(16);
+  if (v4)
+    text =
+      text.slice(0, v4.index) + ((+v4[1] << 8) | +v4[2]).toString(16) + ':' + ((+v4[3] << 8) | +v4[4]).toString(16);
   const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
   const groups = (s: string | undefined) => (s ? s.split(':') : []);
   const h = groups(head);
@@ -95,7 +107,8 @@ export function ipBytes(ip: string): Buffer {
 }
 
 /** An Extension: id, critical (encoded only when true) and the DER value. */
-const extension = (id: string, critical: boolean, value: Buffer) => der.seq(der.oid(id), ...(critical ? [der.bool(true)] : []), der.octets(value));
+const extension = (id: string, critical: boolean, value: Buffer) =>
+  der.seq(der.oid(id), ...(critical ? [der.bool(true)] : []), der.octets(value));
 
 /** KeyUsage bits (RFC 5280 4.2.1.3). */
 const KU = { digitalSignature: 0, keyEncipherment: 2, keyCertSign: 5, cRLSign: 6 } as const;
@@ -115,7 +128,10 @@ export interface CertOptions {
 
 /** The subjectAltName extension for DNS names and IPs. */
 function sanExtension(sans: { dns: string[]; ips: string[] }): Buffer {
-  const names = [...sans.dns.map((d) => der.tlv(0x82, Buffer.from(d, 'latin1'))), ...sans.ips.map((ip) => der.tlv(0x87, ipBytes(ip)))];
+  const names = [
+    ...sans.dns.map((d) => der.tlv(0x82, Buffer.from(d, 'latin1'))),
+    ...sans.ips.map((ip) => der.tlv(0x87, ipBytes(ip))),
+  ];
   return extension(OID.subjectAltName, false, der.seq(...names));
 }
 
@@ -132,9 +148,16 @@ function extensions(o: CertOptions): Buffer[] {
   const ca = o.usage === 'ca';
   const out = [
     extension(OID.basicConstraints, true, der.seq(...(ca ? [der.bool(true)] : []))),
-    extension(OID.keyUsage, true, der.namedBits(ca ? [KU.digitalSignature, KU.keyCertSign, KU.cRLSign] : [KU.digitalSignature, KU.keyEncipherment])),
+    extension(
+      OID.keyUsage,
+      true,
+      der.namedBits(ca ? [KU.digitalSignature, KU.keyCertSign, KU.cRLSign] : [KU.digitalSignature, KU.keyEncipherment]),
+    ),
   ];
-  if (!ca) out.push(extension(OID.extKeyUsage, false, der.seq(der.oid(o.usage === 'server' ? OID.serverAuth : OID.clientAuth))));
+  if (!ca)
+    out.push(
+      extension(OID.extKeyUsage, false, der.seq(der.oid(o.usage === 'server' ? OID.serverAuth : OID.clientAuth))),
+    );
   if (o.sans) out.push(sanExtension(o.sans));
   return out;
 }
@@ -174,12 +197,18 @@ export async function createCertificate(o: CertOptions): Promise<string> {
 }
 
 /** A PKCS#10 request for `subject` (and `sans`, as an extension request) signed with `keyPem`; returns its PEM. */
-export async function createCsr(subject: Subject, keyPem: string, sans?: { dns: string[]; ips: string[] }): Promise<string> {
+export async function createCsr(
+  subject: Subject,
+  keyPem: string,
+  sans?: { dns: string[]; ips: string[] },
+): Promise<string> {
   const key = createPrivateKey(keyPem);
   const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
   // Organizations first, then the common name, as upstream's node CSRs; attributes only for SANs.
   const name = der.seq(...(subject.o ?? []).map((o) => rdn(OID.o, o)), rdn(OID.cn, subject.cn));
-  const attributes = sans ? der.seq(der.oid(OID.extensionRequest), der.set(der.seq(sanExtension(sans)))) : Buffer.alloc(0);
+  const attributes = sans
+    ? der.seq(der.oid(OID.extensionRequest), der.set(der.seq(sanExtension(sans))))
+    : Buffer.alloc(0);
   const info = der.seq(der.uint(Buffer.from([0])), name, spki, der.tlv(0xa0, attributes));
   return der.toPem('CERTIFICATE REQUEST', signed(info, key));
 }
@@ -195,7 +224,8 @@ function csrSans(attributes: Buffer | undefined): { dns: string[]; ips: string[]
     for (const exts of der.children(der.expectTag(values, der.Tag.SET, 'attribute values').content))
       for (const ext of der.children(der.expectTag(exts, der.Tag.SEQUENCE, 'Extensions').content)) {
         const parts = der.children(der.expectTag(ext, der.Tag.SEQUENCE, 'Extension').content);
-        if (der.oidString(der.expectTag(parts[0], der.Tag.OID, 'extension id').content) !== OID.subjectAltName) continue;
+        if (der.oidString(der.expectTag(parts[0], der.Tag.OID, 'extension id').content) !== OID.subjectAltName)
+          continue;
         const value = der.expectTag(parts[parts.length - 1], der.Tag.OCTET_STRING, 'extension value').content;
         const out = { dns: [] as string[], ips: [] as string[] };
         for (const n of der.children(der.expectTag(der.readElement(value), der.Tag.SEQUENCE, 'GeneralNames').content)) {
@@ -209,9 +239,18 @@ function csrSans(attributes: Buffer | undefined): { dns: string[]; ips: string[]
 }
 
 /** A CSR's subject, public key (SPKI DER), SANs and whether its signature verifies with that key. */
-function readCsr(csrPem: string): { subject: Subject; spki: Buffer; sans?: { dns: string[]; ips: string[] }; signatureValid: boolean } {
+function readCsr(csrPem: string): {
+  subject: Subject;
+  spki: Buffer;
+  sans?: { dns: string[]; ips: string[] };
+  signatureValid: boolean;
+} {
   if (csrPem.length > MAX_CSR_BYTES) throw new Error('CSR too large');
-  const outer = der.expectTag(der.readElement(der.fromPem('CERTIFICATE REQUEST', csrPem)), der.Tag.SEQUENCE, 'CertificationRequest');
+  const outer = der.expectTag(
+    der.readElement(der.fromPem('CERTIFICATE REQUEST', csrPem)),
+    der.Tag.SEQUENCE,
+    'CertificationRequest',
+  );
   const [info, algorithm, signature] = der.children(outer.content);
   der.expectTag(info, der.Tag.SEQUENCE, 'CertificationRequestInfo');
   const [, name, spki, attributes] = der.children(info.content);
@@ -226,19 +265,33 @@ function readCsr(csrPem: string): { subject: Subject; spki: Buffer; sans?: { dns
   }
   der.expectTag(spki, der.Tag.SEQUENCE, 'SubjectPublicKeyInfo');
   const algId = der.oidString(
-    der.expectTag(der.children(der.expectTag(algorithm, der.Tag.SEQUENCE, 'signatureAlgorithm').content)[0], der.Tag.OID, 'algorithm').content,
+    der.expectTag(
+      der.children(der.expectTag(algorithm, der.Tag.SEQUENCE, 'signatureAlgorithm').content)[0],
+      der.Tag.OID,
+      'algorithm',
+    ).content,
   );
   const sig = der.expectTag(signature, der.Tag.BIT_STRING, 'signature').content;
   const hash = hashOfSignature.get(algId);
   let signatureValid = false;
   if (hash && sig[0] === 0) {
     try {
-      signatureValid = verify(hash, info.raw, createPublicKey({ key: spki.raw, format: 'der', type: 'spki' }), sig.subarray(1));
+      signatureValid = verify(
+        hash,
+        info.raw,
+        createPublicKey({ key: spki.raw, format: 'der', type: 'spki' }),
+        sig.subarray(1),
+      );
     } catch {
       signatureValid = false;
     }
   }
-  return { subject, spki: Buffer.from(spki.raw), sans: csrSans(attributes?.tag === 0xa0 ? attributes.content : undefined), signatureValid };
+  return {
+    subject,
+    spki: Buffer.from(spki.raw),
+    sans: csrSans(attributes?.tag === 0xa0 ? attributes.content : undefined),
+    signatureValid,
+  };
 }
 
 /** The subject of a CSR PEM (CN and O), parsed. */
@@ -247,7 +300,9 @@ export async function csrSubject(csrPem: string): Promise<Subject> {
 }
 
 /** A CSR PEM's subject and public key (SPKI DER), parsed. */
-export async function csrInfo(csrPem: string): Promise<{ subject: Subject; publicKeyDer: Buffer; sans?: { dns: string[]; ips: string[] } }> {
+export async function csrInfo(
+  csrPem: string,
+): Promise<{ subject: Subject; publicKeyDer: Buffer; sans?: { dns: string[]; ips: string[] } }> {
   const { subject, spki, sans } = readCsr(csrPem);
   return { subject, publicKeyDer: spki, sans };
 }

@@ -31,7 +31,10 @@ export interface ContainerCgroups {
 }
 
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
-export async function detectContainerCgroups(runtimeKey: string, fsRoot = '/sys/fs/cgroup'): Promise<ContainerCgroups | undefined> {
+export async function detectContainerCgroups(
+  runtimeKey: string,
+  fsRoot = '/sys/fs/cgroup',
+): Promise<ContainerCgroups | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const sub = join('tskubelet-process-runtime', runtimeKey);
   try {
@@ -88,9 +91,12 @@ export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerL
   const config: ResourceConfig = {
     ...(memory && memory > 0 ? { memoryLimit: memory } : {}),
     ...(cg.cpuLimitRoot && shares && shares > 0 ? { cpuShares: shares } : {}),
-    ...(cg.cpuLimitRoot && quota && quota > 0 ? { cpuQuota: quota, cpuPeriod: period && period > 0 ? period : 100_000 } : {}),
+    ...(cg.cpuLimitRoot && quota && quota > 0
+      ? { cpuQuota: quota, cpuPeriod: period && period > 0 ? period : 100_000 }
+      : {}),
   };
-  const rootOf: Record<string, string | undefined> = cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
+  const rootOf: Record<string, string | undefined> =
+    cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
   return cgroupWrites(config, cg.version).flatMap((w) => {
     const root = rootOf[w.controller];
     return root ? [[join(root, id, w.file), w.value] as [string, string]] : [];
@@ -98,14 +104,21 @@ export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerL
 }
 
 /** Writes the container's limits into its cgroup (before its process joins). */
-export async function applyContainerLimits(cg: ContainerCgroups, id: string, limits: ContainerLimits | undefined): Promise<void> {
+export async function applyContainerLimits(
+  cg: ContainerCgroups,
+  id: string,
+  limits: ContainerLimits | undefined,
+): Promise<void> {
   for (const [file, value] of limitWrites(cg, id, limits)) await writeFile(file, value);
 }
 
 /** How many processes of the container the kernel's OOM killer has killed (memory.events / memory.oom_control `oom_kill`). */
 export function oomKills(cg: ContainerCgroups, id: string): number {
   try {
-    const text = readFileSync(join(cg.memoryRoot, id, cg.version === 2 ? 'memory.events' : 'memory.oom_control'), 'utf8');
+    const text = readFileSync(
+      join(cg.memoryRoot, id, cg.version === 2 ? 'memory.events' : 'memory.oom_control'),
+      'utf8',
+    );
     return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
   } catch {
     return 0;
@@ -176,12 +189,16 @@ export async function removeRuntimeCgroups(cg: ContainerCgroups): Promise<void> 
 
 /** IDs of the containers that have a cgroup in the subtree. */
 export async function containerCgroupIds(cg: ContainerCgroups): Promise<string[]> {
-  return (await readdir(cg.roots[0], { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory()).map((d) => d.name);
+  return (await readdir(cg.roots[0], { withFileTypes: true }).catch(() => []))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
 }
 
 /** The usage of the container's cgroup (cAdvisor's figures, lib/cgroup-usage.ts); undefined when it has none. */
 export function cgroupUsage(cg: ContainerCgroups, id: string): CgroupUsage | undefined {
   return readCgroupUsage(
-    cg.version === 2 ? { version: 2, dir: join(cg.memoryRoot, id) } : { version: 1, cpuDir: join(cg.cpuRoot, id), memoryDir: join(cg.memoryRoot, id) },
+    cg.version === 2
+      ? { version: 2, dir: join(cg.memoryRoot, id) }
+      : { version: 1, cpuDir: join(cg.cpuRoot, id), memoryDir: join(cg.memoryRoot, id) },
   );
 }

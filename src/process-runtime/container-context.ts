@@ -43,7 +43,14 @@ function ownOomScoreAdj(): number {
  */
 export function withOomScoreAdj(value: number | undefined, argv: string[]): string[] {
   if (value === undefined || value === ownOomScoreAdj()) return argv;
-  return ['/bin/sh', '-c', 'echo "$1" 2>/dev/null > /proc/$$/oom_score_adj; shift; exec "$@"', 'oom-score-adj', String(value), ...argv];
+  return [
+    '/bin/sh',
+    '-c',
+    'echo "$1" 2>/dev/null > /proc/$$/oom_score_adj; shift; exec "$@"',
+    'oom-score-adj',
+    String(value),
+    ...argv,
+  ];
 }
 
 /** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
@@ -52,15 +59,32 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
   const entered = ctx.mountNsPid ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd }) : undefined;
   // Joining a cgroup needs root: the user switch then happens after it, through setpriv.
   // The OOM score first, while still root.
-  if (ctx.cgroupProcs?.length) return { argv: withOomScoreAdj(ctx.oomScoreAdj, joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv])) };
-  return entered ? { argv: withOomScoreAdj(ctx.oomScoreAdj, entered) } : { argv: withOomScoreAdj(ctx.oomScoreAdj, argv), uid: ctx.uid, gid: ctx.gid };
+  if (ctx.cgroupProcs?.length)
+    return {
+      argv: withOomScoreAdj(
+        ctx.oomScoreAdj,
+        joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv]),
+      ),
+    };
+  return entered
+    ? { argv: withOomScoreAdj(ctx.oomScoreAdj, entered) }
+    : { argv: withOomScoreAdj(ctx.oomScoreAdj, argv), uid: ctx.uid, gid: ctx.gid };
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its cgroup. */
-export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | undefined, marker: string, cgroupProcs?: string[]): ExecContext {
-  const env: Record<string, string> = { PATH: DEFAULT_PATH, HOSTNAME: sandbox?.config.hostname || hostname(), HOME: process.env.HOME ?? '/' };
+export function containerContext(
+  c: ContainerRecord,
+  sandbox: SandboxRecord | undefined,
+  marker: string,
+  cgroupProcs?: string[],
+): ExecContext {
+  const env: Record<string, string> = {
+    PATH: DEFAULT_PATH,
+    HOSTNAME: sandbox?.config.hostname || hostname(),
+    HOME: process.env.HOME ?? '/',
+  };
   for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
   env[CONTAINER_MARKER] = marker;
   const sc = c.config.linux?.security_context;
@@ -78,6 +102,7 @@ export function containerContext(c: ContainerRecord, sandbox: SandboxRecord | un
     ...user,
     mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined,
     cgroupProcs,
-    oomScoreAdj: typeof c.config.linux?.resources?.oom_score_adj === 'number' ? c.config.linux.resources.oom_score_adj : undefined,
+    oomScoreAdj:
+      typeof c.config.linux?.resources?.oom_score_adj === 'number' ? c.config.linux.resources.oom_score_adj : undefined,
   };
 }

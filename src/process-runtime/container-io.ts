@@ -73,7 +73,11 @@ export async function prepareDetachedIo(dir: string, argv: string[]): Promise<De
   try {
     readers.push(openReader(dir, 'stdout'), openReader(dir, 'stderr'));
     // O_RDWR on a FIFO never blocks and keeps a reader on it for the container's lifetime.
-    child.push(openSync(join(dir, 'stdout'), 'r+'), openSync(join(dir, 'stderr'), 'r+'), openSync(join(dir, 'exit'), 'w', 0o644));
+    child.push(
+      openSync(join(dir, 'stdout'), 'r+'),
+      openSync(join(dir, 'stderr'), 'r+'),
+      openSync(join(dir, 'exit'), 'w', 0o644),
+    );
   } catch (err) {
     closeAll(readers);
     closeAll(child);

@@ -10,9 +10,20 @@ import { messageOf } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
 import { withOomScoreAdj, type ExecContext } from './container-context.js';
-import { applyContainerLimits, createContainerCgroup, joinCgroupArgv, type ContainerCgroups } from './container-cgroups.js';
+import {
+  applyContainerLimits,
+  createContainerCgroup,
+  joinCgroupArgv,
+  type ContainerCgroups,
+} from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
-import { effectiveMounts, isSettingUp, planMountNamespace, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
+import {
+  effectiveMounts,
+  isSettingUp,
+  planMountNamespace,
+  setprivArgs,
+  wrapInMountNamespace,
+} from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
 
 /** What a launch needs besides the record. */
@@ -29,10 +40,16 @@ export interface LaunchOptions {
  * Starts container `c` (setting its `mountNs`); the message says why
  * it could not, in the words of upstream's runtimes where they have some.
  */
-export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Promise<{ handle: ProcessHandle } | { message: string }> {
+export async function launchContainer(
+  c: ContainerRecord,
+  o: LaunchOptions,
+): Promise<{ handle: ProcessHandle } | { message: string }> {
   const argv = [...(c.config.command ?? []), ...(c.config.args ?? [])];
   if (argv.length === 0)
-    return { message: 'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)' };
+    return {
+      message:
+        'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)',
+    };
   const { env, cwd, uid, gid, groups } = o.ctx;
   if (
     !(await stat(cwd).then(
@@ -41,7 +58,8 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
     ))
   )
     return { message: `chdir to cwd ("${cwd}") set in config failed: no such file or directory` };
-  if (!resolveExecutable(argv[0], env.PATH, cwd)) return { message: `exec: "${argv[0]}": executable file not found in $PATH` };
+  if (!resolveExecutable(argv[0], env.PATH, cwd))
+    return { message: `exec: "${argv[0]}": executable file not found in $PATH` };
   const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
   if (!mounts.ok) return { message: mounts.message };
   let wrap: ((a: string[]) => string[]) | undefined;
@@ -79,7 +97,17 @@ export async function launchContainer(c: ContainerRecord, o: LaunchOptions): Pro
   wrap = (a) => withOomScoreAdj(o.ctx.oomScoreAdj, inner ? inner(a) : a);
   try {
     const handle = await startProcess(
-      { argv, wrap, ioDir: o.ioDir, env, cwd, tty: !!c.config.tty, stdin: !!c.config.stdin, logPath: c.logPath, ...user },
+      {
+        argv,
+        wrap,
+        ioDir: o.ioDir,
+        env,
+        cwd,
+        tty: !!c.config.tty,
+        stdin: !!c.config.stdin,
+        logPath: c.logPath,
+        ...user,
+      },
       nowNs,
     );
     // As runc's start: the container's mounts are in place once it is started, so that an exec

@@ -31,7 +31,10 @@ export class ContainerSessions {
   /** The context commands run in inside container `c`. */
   contextOf(c: ContainerRecord): ExecContext {
     const cg = this.d.cgroups();
-    const cgroupProcs = cg && c.state === 'CONTAINER_RUNNING' ? containerCgroupDirs(cg, c.id).map((d) => join(d, 'cgroup.procs')) : undefined;
+    const cgroupProcs =
+      cg && c.state === 'CONTAINER_RUNNING'
+        ? containerCgroupDirs(cg, c.id).map((d) => join(d, 'cgroup.procs'))
+        : undefined;
     return containerContext(c, this.d.sandboxes.get(c.sandboxId), this.d.markerOf(c.id), cgroupProcs);
   }
 
@@ -47,10 +50,12 @@ export class ContainerSessions {
     const c = this.running(id);
     if (!cmd?.length) throw badRequest('command is required');
     const ctx = this.contextOf(c);
-    if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
+    if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd))
+      throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
     const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds, signal });
     if (res.cancelled) throw new KubeletError('Cancelled', `command ${JSON.stringify(cmd)} was cancelled`);
-    if (res.timedOut) throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
+    if (res.timedOut)
+      throw new KubeletError('Timeout', `command ${JSON.stringify(cmd)} timed out after ${timeoutSeconds}s`);
     return { stdout: res.stdout, stderr: res.stderr, exit_code: res.exit_code };
   }
 
@@ -66,10 +71,14 @@ export class ContainerSessions {
   attach(req: cri.AttachRequest): string {
     const c = this.running(req.container_id);
     const h = this.d.handles.get(c.id);
-    if (!h) throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
-    if (req.stdin && !c.config.stdin) throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
+    if (!h)
+      throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
+    if (req.stdin && !c.config.stdin)
+      throw badRequest('container does not accept stdin (spec.containers[].stdin is false)');
     if (!!req.tty !== !!c.config.tty)
-      throw badRequest(`tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`);
+      throw badRequest(
+        `tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`,
+      );
     return this.d.streaming.register(attachSession(streamOptionsOf(req), h));
   }
 

@@ -35,7 +35,11 @@ function processUsage(pids: number[]): CgroupUsage {
 }
 
 /** The stats of `containers` from `usage` (their cgroups, else their processes), stamped `timestampNs`. Pure. */
-function containerStats(containers: cri.Container[], usage: readonly CgroupUsage[], timestampNs: number): cri.ContainerStats[] {
+function containerStats(
+  containers: cri.Container[],
+  usage: readonly CgroupUsage[],
+  timestampNs: number,
+): cri.ContainerStats[] {
   return containers.map((v, i) => ({
     attributes: { id: v.id, metadata: v.metadata, labels: v.labels, annotations: v.annotations },
     cpu: { timestamp: timestampNs, usage_core_nano_seconds: { value: usage[i].cpuNs } },
@@ -47,7 +51,9 @@ function containerStats(containers: cri.Container[], usage: readonly CgroupUsage
       page_faults: { value: usage[i].pageFaults },
       major_page_faults: { value: usage[i].majorPageFaults },
       // As cAdvisor: what is left under the limit, only when there is one.
-      ...(usage[i].limitBytes !== undefined ? { available_bytes: { value: Math.max(0, usage[i].limitBytes! - usage[i].workingSetBytes) } } : {}),
+      ...(usage[i].limitBytes !== undefined
+        ? { available_bytes: { value: Math.max(0, usage[i].limitBytes! - usage[i].workingSetBytes) } }
+        : {}),
     },
     ...(usage[i].swapBytes !== undefined ? { swap: swapUsage(usage[i], timestampNs) } : {}),
   }));
@@ -59,11 +65,15 @@ function swapUsage(u: CgroupUsage, timestampNs: number): cri.SwapUsage {
   return {
     timestamp: timestampNs,
     swap_usage_bytes: { value: used },
-    ...(u.swapLimitBytes !== undefined ? { swap_available_bytes: { value: Math.max(0, u.swapLimitBytes - used) } } : {}),
+    ...(u.swapLimitBytes !== undefined
+      ? { swap_available_bytes: { value: Math.max(0, u.swapLimitBytes - used) } }
+      : {}),
   };
 }
 
-const sumOf = (xs: (cri.UInt64Value | null | undefined)[]) => ({ value: xs.reduce((a, x) => a + Number(x?.value ?? 0), 0) });
+const sumOf = (xs: (cri.UInt64Value | null | undefined)[]) => ({
+  value: xs.reduce((a, x) => a + Number(x?.value ?? 0), 0),
+});
 
 /** Each sandbox's stats: its running containers' stats, their sums and `processCounts` (by container index) summed. Pure. */
 export function sandboxStats(

@@ -22,7 +22,12 @@ export function formatRecord(ts: bigint, stream: LogStream, partial: boolean, co
 
 /** The record that tells a log's reader how much output was lost there, and why. */
 function droppedNotice(bytes: number, reason: string): Buffer {
-  return formatRecord(nowNs(), 'stderr', false, Buffer.from(`[process runtime] ${bytes} bytes of this container's log were dropped: ${reason}`));
+  return formatRecord(
+    nowNs(),
+    'stderr',
+    false,
+    Buffer.from(`[process runtime] ${bytes} bytes of this container's log were dropped: ${reason}`),
+  );
 }
 
 /**
@@ -111,7 +116,9 @@ export class CriLogWriter {
    */
   private append(records: Buffer[]): void {
     if (this.fd === undefined || records.length === 0) return;
-    const head = this.lost ? [...(this.lost.cut ? [Buffer.from('\n')] : []), droppedNotice(this.lost.bytes, this.lost.reason)] : [];
+    const head = this.lost
+      ? [...(this.lost.cut ? [Buffer.from('\n')] : []), droppedNotice(this.lost.bytes, this.lost.reason)]
+      : [];
     const all = [...head, ...records];
     const data = all.length === 1 ? all[0] : Buffer.concat(all);
     let off = 0;
@@ -121,8 +128,13 @@ export class CriLogWriter {
     } catch (err) {
       const headBytes = head.reduce((n, b) => n + b.length, 0);
       const lostNow = data.length - Math.max(off, headBytes);
-      const reason = (err as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no space left on device' : (err as Error).message;
-      this.lost = { bytes: (this.lost?.bytes ?? 0) + lostNow, reason, cut: off > 0 ? data[off - 1] !== 0x0a : !!this.lost?.cut };
+      const reason =
+        (err as NodeJS.ErrnoException).code === 'ENOSPC' ? 'no space left on device' : (err as Error).message;
+      this.lost = {
+        bytes: (this.lost?.bytes ?? 0) + lostNow,
+        reason,
+        cut: off > 0 ? data[off - 1] !== 0x0a : !!this.lost?.cut,
+      };
     }
   }
 

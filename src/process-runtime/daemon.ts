@@ -37,7 +37,13 @@ export interface DaemonOptions {
 
 /** Starts the daemon; resolves with a stop function once it listens. */
 export async function runProcessRuntimeDaemon(o: DaemonOptions): Promise<() => Promise<void>> {
-  const runtime = new ProcessRuntime({ stateDir: join(o.rootDir, 'process-runtime'), podIP: o.podIP, mode: 'daemon', logger: o.logger, version: o.version });
+  const runtime = new ProcessRuntime({
+    stateDir: join(o.rootDir, 'process-runtime'),
+    podIP: o.podIP,
+    mode: 'daemon',
+    logger: o.logger,
+    version: o.version,
+  });
   const path = o.listen.replace(/^unix:\/\//, '');
   // Never take over a socket someone serves, nor remove a file that is not a socket.
   if (o.listen.startsWith('unix://')) await checkSocketFree(path);

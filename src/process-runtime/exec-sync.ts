@@ -65,7 +65,13 @@ export function execSyncProcess(
       opts.signal?.removeEventListener('abort', cancel);
       clearTimeout(timer);
       if (child.pid) signalGroup(child.pid, 'SIGKILL');
-      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exit_code: code ?? 128 + (signal === 'SIGKILL' ? 9 : 15), timedOut, cancelled });
+      resolve({
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err),
+        exit_code: code ?? 128 + (signal === 'SIGKILL' ? 9 : 15),
+        timedOut,
+        cancelled,
+      });
     });
   });
 }

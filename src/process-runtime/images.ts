@@ -19,7 +19,15 @@ export class ProcessImages implements ImageService {
   constructor(private readonly rootDir: string) {}
 
   private describe(name: string): cri.Image {
-    return { id: imageIdOf(name), repo_tags: [name], repo_digests: [], size: 1, username: '', pinned: false, spec: { image: name } };
+    return {
+      id: imageIdOf(name),
+      repo_tags: [name],
+      repo_digests: [],
+      size: 1,
+      username: '',
+      pinned: false,
+      spec: { image: name },
+    };
   }
 
   async listImages(filter?: cri.ImageSpec): Promise<cri.Image[]> {

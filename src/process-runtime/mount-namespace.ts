@@ -101,17 +101,48 @@ export interface MountNamespacePlan {
 }
 
 /** argv that runs `argv` in a new mount namespace with `mounts` applied as `plan` says, as `user`, in `cwd`. Pure. */
-export function wrapInMountNamespace(argv: string[], mounts: cri.Mount[], user: ProcessUser, plan: MountNamespacePlan, cwd: string): string[] {
+export function wrapInMountNamespace(
+  argv: string[],
+  mounts: cri.Mount[],
+  user: ProcessUser,
+  plan: MountNamespacePlan,
+  cwd: string,
+): string[] {
   const shadows = plan.shadows.flatMap((s) => [s.dir, String(s.submounts.length), ...s.submounts]);
   const specs = mounts.flatMap((m) => [
     m.host_path,
     plan.targets.get(m.container_path) ?? m.container_path,
     m.readonly ? 'ro' : 'rw',
-    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER' ? 'slave' : m.propagation === 'PROPAGATION_BIDIRECTIONAL' ? 'shared' : 'private',
+    m.propagation === 'PROPAGATION_HOST_TO_CONTAINER'
+      ? 'slave'
+      : m.propagation === 'PROPAGATION_BIDIRECTIONAL'
+        ? 'shared'
+        : 'private',
     plan.missing.get(m.container_path) ?? '-',
   ]);
-  const setup = [plan.scratchDir, plan.ownRoot ? '1' : '0', cwd, String(plan.shadows.length), ...shadows, ...specs, '--'];
-  return ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', SCRIPT, 'mount-setup', ...setup, ...setprivArgs(user), ...argv];
+  const setup = [
+    plan.scratchDir,
+    plan.ownRoot ? '1' : '0',
+    cwd,
+    String(plan.shadows.length),
+    ...shadows,
+    ...specs,
+    '--',
+  ];
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    SCRIPT,
+    'mount-setup',
+    ...setup,
+    ...setprivArgs(user),
+    ...argv,
+  ];
 }
 
 /** The names ($0) of the shells that set a container's process up before its command runs (here and in the cgroup and OOM wrappers). */
@@ -132,7 +163,15 @@ export function isSettingUp(argv: readonly string[]): boolean {
  */
 export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser & { cwd: string }): string[] {
   const root = `/proc/${pid}/root`;
-  return ['nsenter', `--mount=/proc/${pid}/ns/mnt`, `--root=${root}`, `--wd=${root}${o.cwd}`, '--', ...setprivArgs(o), ...argv];
+  return [
+    'nsenter',
+    `--mount=/proc/${pid}/ns/mnt`,
+    `--root=${root}`,
+    `--wd=${root}${o.cwd}`,
+    '--',
+    ...setprivArgs(o),
+    ...argv,
+  ];
 }
 
 /** The mount points of a mountinfo table (its fifth field, octal escapes decoded). Pure. */
@@ -156,7 +195,9 @@ export function shadowsFor(ancestors: string[], mountPoints: string[]): MountNam
   const points = [...new Set(mountPoints)];
   const chosen: string[] = [];
   for (const dir of [...new Set(ancestors)].sort((a, b) => a.length - b.length || (a < b ? -1 : 1))) {
-    const covered = chosen.some((outer) => isUnder(dir, outer) && !points.some((m) => isUnder(m, outer) && (m === dir || isUnder(dir, m))));
+    const covered = chosen.some(
+      (outer) => isUnder(dir, outer) && !points.some((m) => isUnder(m, outer) && (m === dir || isUnder(dir, m))),
+    );
     if (!covered) chosen.push(dir);
   }
   return chosen.map((dir) => {
@@ -188,7 +229,11 @@ async function resolvedOnHost(path: string): Promise<string> {
 }
 
 /** How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it privately. */
-export async function planMountNamespace(mounts: cri.Mount[], scratchDir: string, mountinfo = '/proc/self/mountinfo'): Promise<MountNamespacePlan> {
+export async function planMountNamespace(
+  mounts: cri.Mount[],
+  scratchDir: string,
+  mountinfo = '/proc/self/mountinfo',
+): Promise<MountNamespacePlan> {
   const missing = new Map<string, MissingMountPoint>();
   for (const m of mounts) {
     if (missing.has(m.container_path) || (await exists(m.container_path))) continue;
@@ -203,7 +248,10 @@ export async function planMountNamespace(mounts: cri.Mount[], scratchDir: string
 }
 
 /** The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error. */
-export async function effectiveMounts(mounts: cri.Mount[], isRoot: boolean): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
+export async function effectiveMounts(
+  mounts: cri.Mount[],
+  isRoot: boolean,
+): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
   for (const m of mounts) {
     if (
       !(await lstat(m.host_path).then(

@@ -84,7 +84,12 @@ const PAGE_SIZE = 4096;
  * process that ran for a few microseconds is not zero, plus the CPU of children the process has
  * reaped (cutime + cstime), which would otherwise vanish with them.
  */
-export function processTreeUsage(pids: number[]): { cpuNs: number; rssBytes: number; pageFaults: number; majorPageFaults: number } {
+export function processTreeUsage(pids: number[]): {
+  cpuNs: number;
+  rssBytes: number;
+  pageFaults: number;
+  majorPageFaults: number;
+} {
   let cpuNs = 0;
   let pages = 0;
   let pageFaults = 0;

@@ -68,7 +68,11 @@ function attachOutputs(): EventEmitter {
 }
 
 /** Feeds both output streams to the log and to attach listeners; resolves once both have closed. */
-function relayOutput(streams: { stdout: Readable; stderr: Readable }, log: CriLogWriter, output: EventEmitter): Promise<unknown> {
+function relayOutput(
+  streams: { stdout: Readable; stderr: Readable },
+  log: CriLogWriter,
+  output: EventEmitter,
+): Promise<unknown> {
   const relay = (name: LogStream) => {
     streams[name].on('data', (d: Buffer) => {
       log.write(name, d);
@@ -81,7 +85,12 @@ function relayOutput(streams: { stdout: Readable; stderr: Readable }, log: CriLo
 }
 
 /** The exit of a container whose main process ended: the group is killed, output drained (bounded), the log closed. */
-async function settle(pid: number, streamsDone: Promise<unknown>, log: CriLogWriter, exit: () => Promise<ProcessExit>): Promise<ProcessExit> {
+async function settle(
+  pid: number,
+  streamsDone: Promise<unknown>,
+  log: CriLogWriter,
+  exit: () => Promise<ProcessExit>,
+): Promise<ProcessExit> {
   signalGroup(pid, 'SIGKILL');
   await Promise.race([streamsDone, new Promise((r) => setTimeout(r, 2000))]);
   await log.close().catch(() => {});
@@ -130,7 +139,11 @@ export async function startProcess(spec: ProcessSpec, nowNs: () => bigint): Prom
   const exited = new Promise<ProcessExit>((resolve) => {
     child.once('exit', (code, signal) => {
       const finishedAtNs = nowNs();
-      void settle(pid, streamsDone, log, async () => ({ exitCode: exitCodeOf(code, signal), signal: signal ?? undefined, finishedAtNs })).then(resolve);
+      void settle(pid, streamsDone, log, async () => ({
+        exitCode: exitCodeOf(code, signal),
+        signal: signal ?? undefined,
+        finishedAtNs,
+      })).then(resolve);
     });
   });
   child.stdin?.on('error', () => {});
@@ -153,7 +166,10 @@ const ADOPTED_POLL_MS = 1000;
  * and notices its end by polling (it is not our child); the exit status comes from the exit file
  * (none: the wrapper was killed, reported as SIGKILL's 137).
  */
-export function adoptProcess(o: { pid: number; startTime?: number; ioDir: string; logPath: string }, nowNs: () => bigint): ProcessHandle {
+export function adoptProcess(
+  o: { pid: number; startTime?: number; ioDir: string; logPath: string },
+  nowNs: () => bigint,
+): ProcessHandle {
   const log = new CriLogWriter(o.logPath);
   const output = attachOutputs();
   const streams = openOutputReaders(o.ioDir);
@@ -166,9 +182,12 @@ export function adoptProcess(o: { pid: number; startTime?: number; ioDir: string
       done = true;
       clearInterval(timer);
       const seenAt = nowNs();
-      void settle(o.pid, streamsDone, log, async () => (await readExitFile(o.ioDir)) ?? { exitCode: 137, signal: 'SIGKILL', finishedAtNs: seenAt }).then(
-        resolve,
-      );
+      void settle(
+        o.pid,
+        streamsDone,
+        log,
+        async () => (await readExitFile(o.ioDir)) ?? { exitCode: 137, signal: 'SIGKILL', finishedAtNs: seenAt },
+      ).then(resolve);
     };
     timer = setInterval(check, ADOPTED_POLL_MS).unref();
     void streamsDone.then(check);

@@ -60,7 +60,11 @@ export function sandboxStatus(s: SandboxRecord, timestampNs: number): cri.PodSan
     status: {
       ...sandboxView(s),
       network: { ip: s.ip, additional_ips: [] },
-      linux: { namespaces: { options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' } } },
+      linux: {
+        namespaces: {
+          options: { network: ns?.network ?? 'NODE', pid: ns?.pid ?? 'NODE', ipc: ns?.ipc ?? 'NODE', target_id: '' },
+        },
+      },
     },
     info: {},
     timestamp: timestampNs,

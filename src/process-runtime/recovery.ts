@@ -42,15 +42,25 @@ async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string)
 /** Kills every process of the runtime but those of the `spared` containers; logs how many. */
 async function killOrphans(x: RecoveryContext, spared: ReadonlySet<string>): Promise<void> {
   const key = x.runtimeKey;
-  const n = killMarked(`${key}:`, (value) => spared.has(value.slice(key.length + 1))) + (await clearCgroups(x.cgroups, (id) => spared.has(id)));
+  const n =
+    killMarked(`${key}:`, (value) => spared.has(value.slice(key.length + 1))) +
+    (await clearCgroups(x.cgroups, (id) => spared.has(id)));
   if (n) x.logger.info({ processes: n }, 'process runtime: killed processes left by an earlier run');
 }
 
 /** In-process mode: kills and forgets whatever an earlier run left. */
-export async function forgetEarlierRun(x: RecoveryContext, sandboxes: SandboxRecord[], containers: ContainerRecord[], ioRoot: string): Promise<void> {
+export async function forgetEarlierRun(
+  x: RecoveryContext,
+  sandboxes: SandboxRecord[],
+  containers: ContainerRecord[],
+  ioRoot: string,
+): Promise<void> {
   for (const c of containers) {
     if (c.state === 'CONTAINER_RUNNING' && c.pid && isSameProcessAlive(c.pid, c.pidStartTime)) {
-      x.logger.info({ containerId: c.id, pid: c.pid }, 'process runtime: killing container process left by an earlier run');
+      x.logger.info(
+        { containerId: c.id, pid: c.pid },
+        'process runtime: killing container process left by an earlier run',
+      );
       signalGroup(c.pid, 'SIGKILL');
     }
   }
@@ -70,7 +80,10 @@ async function adopt(x: RecoveryContext, c: ContainerRecord): Promise<ProcessHan
   try {
     return adoptProcess({ pid: c.pid, startTime: c.pidStartTime, ioDir, logPath: c.logPath }, nowNs);
   } catch (err) {
-    x.logger.warn({ containerId: c.id, err: messageOf(err) }, 'process runtime: cannot adopt a running container; killing it');
+    x.logger.warn(
+      { containerId: c.id, err: messageOf(err) },
+      'process runtime: cannot adopt a running container; killing it',
+    );
     return undefined;
   }
 }
@@ -104,11 +117,18 @@ export async function adoptEarlierRun(
             reason: exit.exitCode === 0 ? 'Completed' : 'Error',
             finishedAtNs: exit.finishedAtNs.toString(),
           }
-        : { state: 'CONTAINER_EXITED', exitCode: 137, reason: 'Error', message: 'process runtime restarted', finishedAtNs: nowNs().toString() },
+        : {
+            state: 'CONTAINER_EXITED',
+            exitCode: 137,
+            reason: 'Error',
+            message: 'process runtime restarted',
+            finishedAtNs: nowNs().toString(),
+          },
       { pid: undefined },
     );
     await x.store.saveContainer(c);
   }
   await killOrphans(x, adopted);
-  if (adopted.size) x.logger.info({ containers: adopted.size }, 'process runtime: adopted the running containers of an earlier run');
+  if (adopted.size)
+    x.logger.info({ containers: adopted.size }, 'process runtime: adopted the running containers of an earlier run');
 }

@@ -11,7 +11,12 @@ export const PROCESS_RUNTIME_NAME = 'process';
 
 /** CRI Version for the kubelet's `version`. */
 export function processRuntimeVersion(version: string): cri.VersionResponse {
-  return { version: '0.1.0', runtime_name: PROCESS_RUNTIME_NAME, runtime_version: version, runtime_api_version: CRI_API_VERSION };
+  return {
+    version: '0.1.0',
+    runtime_name: PROCESS_RUNTIME_NAME,
+    runtime_version: version,
+    runtime_api_version: CRI_API_VERSION,
+  };
 }
 
 /** CRI Status. */

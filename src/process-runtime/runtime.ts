@@ -28,7 +28,14 @@ import { loadPty } from './pty.js';
 import { killMarked, signalGroup } from './proc.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
-import { destroyContainerCgroup, detectContainerCgroups, killCgroup, oomKills, removeRuntimeCgroups, type ContainerCgroups } from './container-cgroups.js';
+import {
+  destroyContainerCgroup,
+  detectContainerCgroups,
+  killCgroup,
+  oomKills,
+  removeRuntimeCgroups,
+  type ContainerCgroups,
+} from './container-cgroups.js';
 import { StreamingServer } from './streaming-server.js';
 import { ContainerSessions } from './container-sessions.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
@@ -88,7 +95,8 @@ export class ProcessRuntime implements RuntimeService {
     await this.streaming.start();
     await this.store.removeTemporaryFiles();
     this.cgroups = await detectContainerCgroups(this.runtimeKey);
-    if (this.cgroups) this.deps.logger.info({ cgroups: this.cgroups.roots }, 'process runtime: each container gets a cgroup');
+    if (this.cgroups)
+      this.deps.logger.info({ cgroups: this.cgroups.roots }, 'process runtime: each container gets a cgroup');
     const { sandboxes, containers } = await this.store.loadAll();
     const recovery = {
       store: this.store,
@@ -97,7 +105,8 @@ export class ProcessRuntime implements RuntimeService {
       cgroups: this.cgroups,
       ioDirOf: (id: string) => this.ioDirOf(id),
     };
-    if (this.deps.mode === 'in-process') return forgetEarlierRun(recovery, sandboxes, containers, join(this.deps.stateDir, 'io'));
+    if (this.deps.mode === 'in-process')
+      return forgetEarlierRun(recovery, sandboxes, containers, join(this.deps.stateDir, 'io'));
     for (const s of sandboxes) this.sandboxes.set(s.id, s);
     for (const c of containers) this.containers.set(c.id, c);
     await adoptEarlierRun(recovery, containers, (c, h) => {
@@ -117,7 +126,11 @@ export class ProcessRuntime implements RuntimeService {
   async shutdown(graceSeconds = 5): Promise<void> {
     await this.streaming.stop();
     const daemon = this.deps.mode === 'daemon';
-    await Promise.all([...this.handles.entries()].map(([id, h]) => (daemon && h.detach ? h.detach() : this.stopContainer(id, graceSeconds))));
+    await Promise.all(
+      [...this.handles.entries()].map(([id, h]) =>
+        daemon && h.detach ? h.detach() : this.stopContainer(id, graceSeconds),
+      ),
+    );
     if (!daemon) {
       for (const id of [...this.sandboxes.keys()]) await this.removePodSandbox(id);
       if (this.cgroups) await removeRuntimeCgroups(this.cgroups);
@@ -138,7 +151,15 @@ export class ProcessRuntime implements RuntimeService {
     const dir = join(this.deps.stateDir, 'pods', id);
     await mkdir(dir, { recursive: true });
     if (config.log_directory) await mkdir(config.log_directory, { recursive: true });
-    const rec: SandboxRecord = { id, config, state: 'SANDBOX_READY', createdAtNs: nowNs().toString(), dir, ip: this.deps.podIP, runtimeHandler };
+    const rec: SandboxRecord = {
+      id,
+      config,
+      state: 'SANDBOX_READY',
+      createdAtNs: nowNs().toString(),
+      dir,
+      ip: this.deps.podIP,
+      runtimeHandler,
+    };
     this.sandboxes.set(id, rec);
     await this.store.saveSandbox(rec);
     return id;
@@ -172,12 +193,17 @@ export class ProcessRuntime implements RuntimeService {
     return [...this.sandboxes.values()].map(sandboxView).filter((s) => sandboxMatches(s, filter));
   }
 
-  async createContainer(sandboxId: string, config: cri.ContainerConfig, sandboxConfig: cri.PodSandboxConfig): Promise<string> {
+  async createContainer(
+    sandboxId: string,
+    config: cri.ContainerConfig,
+    sandboxConfig: cri.PodSandboxConfig,
+  ): Promise<string> {
     const s = this.sandboxes.get(sandboxId);
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
-    if (config.devices?.length) throw badRequest('devices (raw block volumes) are not supported by the process runtime');
+    if (config.devices?.length)
+      throw badRequest('devices (raw block volumes) are not supported by the process runtime');
     if (config.tty) await loadPty(); // refused now, with why, where node-pty is not installed
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());
@@ -192,7 +218,14 @@ export class ProcessRuntime implements RuntimeService {
   }
 
   private async failStart(c: ContainerRecord, message: string): Promise<never> {
-    Object.assign(c, { state: 'CONTAINER_EXITED', exitCode: 128, reason: 'StartError', message, startedAtNs: '0', finishedAtNs: nowNs().toString() });
+    Object.assign(c, {
+      state: 'CONTAINER_EXITED',
+      exitCode: 128,
+      reason: 'StartError',
+      message,
+      startedAtNs: '0',
+      finishedAtNs: nowNs().toString(),
+    });
     await this.persist(c);
     throw new KubeletError('BadRequest', message);
   }
@@ -203,7 +236,12 @@ export class ProcessRuntime implements RuntimeService {
     if (c.state !== 'CONTAINER_CREATED') throw badRequest(`container "${id}" is in ${c.state} state, not created`);
     // Daemon mode: output and exit status outlive this process (container-io.ts); a TTY cannot.
     const ioDir = this.deps.mode === 'daemon' && !c.config.tty ? this.ioDirOf(id) : undefined;
-    const launched = await launchContainer(c, { ctx: this.sessions.contextOf(c), cgroups: this.cgroups, ioDir, scratchDir: this.scratchDirOf(id) });
+    const launched = await launchContainer(c, {
+      ctx: this.sessions.contextOf(c),
+      cgroups: this.cgroups,
+      ioDir,
+      scratchDir: this.scratchDirOf(id),
+    });
     if ('message' in launched) return this.failStart(c, launched.message);
     const h = launched.handle;
     if (this.containers.get(id) !== c) {
@@ -213,7 +251,12 @@ export class ProcessRuntime implements RuntimeService {
       throw notFound(`container "${id}" was removed while it was being started`);
     }
     this.handles.set(id, h);
-    Object.assign(c, { state: 'CONTAINER_RUNNING', startedAtNs: nowNs().toString(), pid: h.pid, pidStartTime: h.startTime });
+    Object.assign(c, {
+      state: 'CONTAINER_RUNNING',
+      startedAtNs: nowNs().toString(),
+      pid: h.pid,
+      pidStartTime: h.startTime,
+    });
     await this.persist(c);
     this.watchExit(c, h);
   }
@@ -271,8 +314,12 @@ export class ProcessRuntime implements RuntimeService {
     if (this.cgroups) await destroyContainerCgroup(this.cgroups, id);
     // Records of an earlier version: mount points it made on the host. One another container
     // still mounts stays (removing it would detach that mount).
-    const inUse = new Set([...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)));
-    await removeMountPoints((c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))));
+    const inUse = new Set(
+      [...this.containers.values()].flatMap((o) => (o.config.mounts ?? []).map((m) => m.container_path)),
+    );
+    await removeMountPoints(
+      (c.createdMountPoints ?? []).filter((p) => ![...inUse].some((u) => u === p || u.startsWith(`${p}/`))),
+    );
   }
 
   async listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]> {
@@ -310,9 +357,13 @@ export class ProcessRuntime implements RuntimeService {
    * network: every sandbox shares the node's network (as for hostNetwork pods on containerd).
    */
   async listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]> {
-    const sandboxes = (await this.listPodSandbox({ id: filter?.id, label_selector: filter?.label_selector })).filter((s) => s.state === 'SANDBOX_READY');
+    const sandboxes = (await this.listPodSandbox({ id: filter?.id, label_selector: filter?.label_selector })).filter(
+      (s) => s.state === 'SANDBOX_READY',
+    );
     const ids = new Set(sandboxes.map((s) => s.id));
-    const running = (await this.listContainers()).filter((v) => v.state === 'CONTAINER_RUNNING' && ids.has(v.pod_sandbox_id));
+    const running = (await this.listContainers()).filter(
+      (v) => v.state === 'CONTAINER_RUNNING' && ids.has(v.pod_sandbox_id),
+    );
     const { stats, processCounts } = this.usage.read(running);
     return sandboxStats(sandboxes, running, stats, processCounts, Number(nowNs()));
   }

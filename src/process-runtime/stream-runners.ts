@@ -49,7 +49,10 @@ export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecCont
     gid: cmd.gid,
     stdio: [io.stdin ? 'pipe' : 'ignore', io.stdout ? 'pipe' : 'ignore', io.stderr ? 'pipe' : 'ignore'],
   });
-  const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([e]) => e as Error)]);
+  const spawned = await Promise.race([
+    once(child, 'spawn').then(() => undefined),
+    once(child, 'error').then(([e]) => e as Error),
+  ]);
   if (spawned) return { error: `failed to exec in container: ${spawned.message}` };
   const onAbort = () => child.kill('SIGKILL');
   io.signal.addEventListener('abort', onAbort, { once: true });
@@ -140,7 +143,8 @@ export async function runAttach(io: RemoteCommandIO, h: ProcessHandle): Promise<
   io.resize.on('resize', onResize);
   if (io.resize.last) onResize(io.resize.last);
   const stopForwarding = io.stdin && h.stdin ? forward(io.stdin, h.stdin) : undefined;
-  const ended = (signal: AbortSignal) => new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener('abort', r, { once: true })));
+  const ended = (signal: AbortSignal) =>
+    new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener('abort', r, { once: true })));
   await Promise.race([h.exited, ended(io.signal), ended(left.signal)]);
   h.output.off('stdout', onStdout);
   h.output.off('stderr', onStderr);

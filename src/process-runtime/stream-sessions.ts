@@ -16,7 +16,12 @@ import type { ExecContext } from './container-context.js';
 import type { PendingStream } from './streaming-server.js';
 
 /** The streams an Exec / Attach request asks for (a TTY drops stderr, as upstream). */
-export function streamOptionsOf(req: { stdin?: boolean; stdout?: boolean; stderr?: boolean; tty?: boolean }): StreamOptions {
+export function streamOptionsOf(req: {
+  stdin?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+  tty?: boolean;
+}): StreamOptions {
   return { stdin: !!req.stdin, stdout: !!req.stdout, stderr: !!req.stderr && !req.tty, tty: !!req.tty };
 }
 
@@ -31,19 +36,26 @@ export function execSession(cmd: string[], opts: StreamOptions, ctx: ExecContext
         run: (io) =>
           resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)
             ? runExec(io, cmd, ctx)
-            : Promise.resolve({ error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH` }),
+            : Promise.resolve({
+                error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH`,
+              }),
       }),
   };
 }
 
 /** Joins a running container's stdio once a client connects. */
 export function attachSession(opts: StreamOptions, h: ProcessHandle): PendingStream {
-  return { kind: 'attach', serve: (hreq, socket, head) => serveRemoteCommand(hreq, socket, head, { opts, command: [], run: (io) => runAttach(io, h) }) };
+  return {
+    kind: 'attach',
+    serve: (hreq, socket, head) =>
+      serveRemoteCommand(hreq, socket, head, { opts, command: [], run: (io) => runAttach(io, h) }),
+  };
 }
 
 /** Forwards to ports on the host (the pod's network) once a client connects. */
 export function portForwardSession(sb: SandboxRecord, req: cri.PortForwardRequest): PendingStream {
-  const describe = () => `pod ${sb.config.metadata?.namespace}/${sb.config.metadata?.name}, uid ${sb.config.metadata?.uid}`;
+  const describe = () =>
+    `pod ${sb.config.metadata?.namespace}/${sb.config.metadata?.name}, uid ${sb.config.metadata?.uid}`;
   const dial = (port: number) =>
     new Promise<Socket>((resolve, reject) => {
       const s = connect({ port, host: '127.0.0.1', noDelay: true }); // as Go's dial: no Nagle on forwarded bytes
@@ -53,5 +65,8 @@ export function portForwardSession(sb: SandboxRecord, req: cri.PortForwardReques
       });
       s.once('error', (err) => reject(new Error(`dial tcp4 127.0.0.1:${port}: ${err.message}`)));
     });
-  return { kind: 'portforward', serve: (hreq, socket, head) => servePortForward(hreq, socket, head, { dial, describe, ports: req.port ?? [] }) };
+  return {
+    kind: 'portforward',
+    serve: (hreq, socket, head) => servePortForward(hreq, socket, head, { dial, describe, ports: req.port ?? [] }),
+  };
 }

@@ -44,7 +44,9 @@ export class StreamingServer {
       res.writeHead(400, { 'Content-Type': 'text/plain' });
       res.end('Upgrade request required\n');
     });
-    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.onUpgrade(req, socket, head));
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onUpgrade(req, socket, head),
+    );
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.o.port ?? 0, this.o.address ?? '127.0.0.1', resolve);
@@ -59,7 +61,8 @@ export class StreamingServer {
     if (!this.server) throw new KubeletError('Unavailable', 'streaming server is not running');
     const now = Date.now();
     for (const [t, p] of this.pending) if (p.expires <= now) this.pending.delete(t);
-    if (this.pending.size >= (this.o.maxInFlight ?? 1000)) throw new KubeletError('TooManyRequests', 'maximum number of in-flight streaming requests exceeded');
+    if (this.pending.size >= (this.o.maxInFlight ?? 1000))
+      throw new KubeletError('TooManyRequests', 'maximum number of in-flight streaming requests exceeded');
     const token = randomBytes(12).toString('base64url');
     this.pending.set(token, { stream, expires: now + (this.o.tokenTtlMs ?? 60_000) });
     return `${this.baseUrl}/${stream.kind}/${token}`;

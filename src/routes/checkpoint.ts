@@ -15,11 +15,18 @@ const schema = {
   summary: 'Checkpoint a container (CRI CheckpointContainer) into <root-dir>/checkpoints',
   tags: ['debugging'],
   params: { type: 'object', properties: { podNamespace: name, podID: name, containerName: name } },
-  querystring: { type: 'object', properties: { timeout: { type: 'string', description: 'Seconds the runtime may take (the last value counts).' } } },
+  querystring: {
+    type: 'object',
+    properties: { timeout: { type: 'string', description: 'Seconds the runtime may take (the last value counts).' } },
+  },
   response: {
     200: {
       description: 'The archive written.',
-      content: { 'application/json': { schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } } } } },
+      content: {
+        'application/json': {
+          schema: { type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } } },
+        },
+      },
     },
     400: statusResponse('Bad path segment.'),
     404: statusResponse('No such pod or container, or a timeout that is not a number.'),
@@ -29,7 +36,10 @@ const schema = {
 
 /** Registers /checkpoint. */
 export async function checkpointRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  type Req = { Params: { podNamespace: string; podID: string; containerName: string }; Querystring: Record<string, string | string[]> };
+  type Req = {
+    Params: { podNamespace: string; podID: string; containerName: string };
+    Querystring: Record<string, string | string[]>;
+  };
   app.post<Req>('/checkpoint/:podNamespace/:podID/:containerName', { schema }, async (req, reply) => {
     const { podNamespace, podID, containerName } = req.params;
     const invalid = invalidPathSegment([
@@ -48,10 +58,19 @@ export async function checkpointRoutes(app: FastifyInstance, opts: { host: Kubel
     if (!opts.host.checkpointContainer) throw notFound('pod does not exist');
     let location: string;
     try {
-      location = await opts.host.checkpointContainer({ namespace: podNamespace, podName: podID, containerName, timeoutSeconds });
+      location = await opts.host.checkpointContainer({
+        namespace: podNamespace,
+        podName: podID,
+        containerName,
+        timeoutSeconds,
+      });
     } catch (err) {
       if (isCode(err, 'NotFound')) throw err;
-      throw new KubeletError('Internal', `checkpointing of ${podNamespace}/${podID}/${containerName} failed (${messageOf(err)})`, { cause: err });
+      throw new KubeletError(
+        'Internal',
+        `checkpointing of ${podNamespace}/${podID}/${containerName} failed (${messageOf(err)})`,
+        { cause: err },
+      );
     }
     return reply.type('application/json').send({ items: [location] });
   });

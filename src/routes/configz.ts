@@ -7,7 +7,12 @@ const schema = {
   summary: 'The running configuration',
   tags: ['config'],
   description: 'A debugging endpoint (secure port only).',
-  response: { 200: jsonResponse('`{"kubeletconfig": KubeletConfiguration}` (kubelet.config.k8s.io/v1beta1 field names).', 'Configz') },
+  response: {
+    200: jsonResponse(
+      '`{"kubeletconfig": KubeletConfiguration}` (kubelet.config.k8s.io/v1beta1 field names).',
+      'Configz',
+    ),
+  },
 };
 
 /** Registers /configz serving `config` (already free of secrets: the config holds paths, not keys). */

@@ -22,7 +22,11 @@ const schema = {
   params: {
     type: 'object',
     required: ['podNamespace', 'podID', 'containerName'],
-    properties: { podNamespace: name('Namespace.'), podID: name('Pod name.'), containerName: name('Container name (init containers too).') },
+    properties: {
+      podNamespace: name('Namespace.'),
+      podID: name('Pod name.'),
+      containerName: name('Container name (init containers too).'),
+    },
   },
   querystring: {
     type: 'object',
@@ -39,7 +43,9 @@ const schema = {
   },
   response: {
     200: textResponse('The log lines.'),
-    400: statusResponse('Undecodable query, bad path segment, or the container is waiting to start / has no previous instance.'),
+    400: statusResponse(
+      'Undecodable query, bad path segment, or the container is waiting to start / has no previous instance.',
+    ),
     404: statusResponse('No such pod or container.'),
     422: statusResponse('Query values out of range (Invalid).'),
   },
@@ -47,58 +53,66 @@ const schema = {
 
 /** Registers /containerLogs. */
 export async function containerLogsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  app.get<{ Params: { podNamespace: string; podID: string; containerName: string }; Querystring: Record<string, string | string[]> }>(
-    '/containerLogs/:podNamespace/:podID/:containerName',
-    { schema },
-    async (req, reply) => {
-      const { podNamespace: ns, podID: pod, containerName: container } = req.params;
-      for (const [what, v] of [
-        ['podNamespace', ns],
-        ['podID', pod],
-        ['containerName', container],
-      ] as const)
-        if (!v) throw badRequest(`Missing ${what}.`);
-      const invalid = invalidPathSegment([
-        ['podNamespace', ns],
-        ['podID', pod],
-        ['containerName', container],
-      ]);
-      if (invalid) throw badRequest(invalid);
-      const options = parseLogQuery(req.query, nowNs());
-      const ac = new AbortController();
-      req.raw.on('close', () => ac.abort());
-      reply.raw.on('close', () => ac.abort());
-      // The host writes into `body`; the first chunk marks the stream as started.
-      let started = false;
-      let onFirst!: () => void;
-      const first = new Promise<void>((resolve) => {
-        onFirst = resolve;
-      });
-      const body = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          if (!started) {
-            started = true;
-            onFirst();
-          }
-          cb(null, chunk);
-        },
-      });
-      const done = opts.host.getContainerLogs({ namespace: ns, podName: pod, containerName: container, options, out: body, signal: ac.signal }).finally(() => {
+  app.get<{
+    Params: { podNamespace: string; podID: string; containerName: string };
+    Querystring: Record<string, string | string[]>;
+  }>('/containerLogs/:podNamespace/:podID/:containerName', { schema }, async (req, reply) => {
+    const { podNamespace: ns, podID: pod, containerName: container } = req.params;
+    for (const [what, v] of [
+      ['podNamespace', ns],
+      ['podID', pod],
+      ['containerName', container],
+    ] as const)
+      if (!v) throw badRequest(`Missing ${what}.`);
+    const invalid = invalidPathSegment([
+      ['podNamespace', ns],
+      ['podID', pod],
+      ['containerName', container],
+    ]);
+    if (invalid) throw badRequest(invalid);
+    const options = parseLogQuery(req.query, nowNs());
+    const ac = new AbortController();
+    req.raw.on('close', () => ac.abort());
+    reply.raw.on('close', () => ac.abort());
+    // The host writes into `body`; the first chunk marks the stream as started.
+    let started = false;
+    let onFirst!: () => void;
+    const first = new Promise<void>((resolve) => {
+      onFirst = resolve;
+    });
+    const body = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        if (!started) {
+          started = true;
+          onFirst();
+        }
+        cb(null, chunk);
+      },
+    });
+    const done = opts.host
+      .getContainerLogs({
+        namespace: ns,
+        podName: pod,
+        containerName: container,
+        options,
+        out: body,
+        signal: ac.signal,
+      })
+      .finally(() => {
         if (!body.writableEnded) body.end();
       });
-      // Wait for the first byte or the end: errors before any output become a Status reply.
-      await Promise.race([first, done.catch(() => undefined)]);
-      if (!started) await done;
-      done.catch((err) => req.log.warn({ err: String(err) }, 'log stream ended with an error'));
-      body.on('close', () => ac.abort());
-      ac.signal.addEventListener(
-        'abort',
-        () => {
-          if (!body.destroyed) body.destroy();
-        },
-        { once: true },
-      );
-      return reply.type('text/plain').header('Cache-Control', 'no-cache').send(body);
-    },
-  );
+    // Wait for the first byte or the end: errors before any output become a Status reply.
+    await Promise.race([first, done.catch(() => undefined)]);
+    if (!started) await done;
+    done.catch((err) => req.log.warn({ err: String(err) }, 'log stream ended with an error'));
+    body.on('close', () => ac.abort());
+    ac.signal.addEventListener(
+      'abort',
+      () => {
+        if (!body.destroyed) body.destroy();
+      },
+      { once: true },
+    );
+    return reply.type('text/plain').header('Cache-Control', 'no-cache').send(body);
+  });
 }

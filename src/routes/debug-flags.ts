@@ -31,15 +31,25 @@ export function parseVerbosity(body: string): { ok: true; level: number } | { ok
 const schema = {
   summary: 'Set the log verbosity',
   tags: ['debug'],
-  description: 'PUT the level (`--v`) as the body; it applies at once to every log line. Other methods: 406. A debugging endpoint (secure port only).',
+  description:
+    'PUT the level (`--v`) as the body; it applies at once to every log line. Other methods: 406. A debugging endpoint (secure port only).',
   response: {
-    200: { description: '`successfully set klog.logging.verbosity to <level>`', content: { 'text/plain': { schema: { type: 'string' } } } },
-    400: { description: 'The body is not an int32 (strconv.ParseInt).', content: { 'text/plain': { schema: { type: 'string' } } } },
+    200: {
+      description: '`successfully set klog.logging.verbosity to <level>`',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
+    400: {
+      description: 'The body is not an int32 (strconv.ParseInt).',
+      content: { 'text/plain': { schema: { type: 'string' } } },
+    },
   },
 };
 
 /** Registers the handler; `setVerbosity` applies a level. Disabled: every method answers 405. */
-export async function debugFlagsRoutes(app: FastifyInstance, opts: { enabled: boolean; setVerbosity(level: number): void }): Promise<void> {
+export async function debugFlagsRoutes(
+  app: FastifyInstance,
+  opts: { enabled: boolean; setVerbosity(level: number): void },
+): Promise<void> {
   // Any content type (curl -d sends a form type): the body is read as text, as upstream reads it raw.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) => done(null, body));

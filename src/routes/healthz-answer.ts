@@ -34,7 +34,9 @@ export function healthzOne(checks: readonly HealthCheck[], name: string): Health
   const c = checks.find((x) => x.name === name);
   if (!c) return { status: 404, body: '404 page not found\n', failed: [] };
   const err = c.check();
-  return err ? { status: 500, body: `internal server error: ${err}\n`, failed: [{ name, reason: err }] } : { status: 200, body: 'ok', failed: [] };
+  return err
+    ? { status: 500, body: `internal server error: ${err}\n`, failed: [{ name, reason: err }] }
+    : { status: 200, body: 'ok', failed: [] };
 }
 
 /**

@@ -10,7 +10,12 @@ import { textResponse } from './schemas.js';
 const healthzSchema = {
   summary: 'Overall health',
   tags: ['health'],
-  querystring: { type: 'object', properties: { verbose: { type: 'string', description: 'Present: list every check as [+]name ok / [-]name failed.' } } },
+  querystring: {
+    type: 'object',
+    properties: {
+      verbose: { type: 'string', description: 'Present: list every check as [+]name ok / [-]name failed.' },
+    },
+  },
   response: {
     200: textResponse('"ok", or the verbose list ending in "healthz check passed".'),
     500: textResponse('The verbose list with the failed checks (reasons withheld) ending in "healthz check failed".'),
@@ -20,7 +25,11 @@ const healthzCheckSchema = {
   summary: 'One health check (ping, log, syncloop, …)',
   tags: ['health'],
   params: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
-  response: { 200: textResponse('"ok"'), 404: textResponse('No such check.'), 500: textResponse('"internal server error: <reason>"') },
+  response: {
+    200: textResponse('"ok"'),
+    404: textResponse('No such check.'),
+    500: textResponse('"internal server error: <reason>"'),
+  },
 };
 
 /** Registers the healthz routes for `host`'s checks plus ping and log. */

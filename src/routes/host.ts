@@ -25,7 +25,15 @@ export interface StreamFlags {
 
 /** An exec / attach / port-forward request, after path and query validation. */
 export type StreamUrlRequest =
-  | { kind: 'exec'; namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; flags: StreamFlags }
+  | {
+      kind: 'exec';
+      namespace: string;
+      podName: string;
+      podUid?: string;
+      containerName: string;
+      command: string[];
+      flags: StreamFlags;
+    }
   | { kind: 'attach'; namespace: string; podName: string; podUid?: string; containerName: string; flags: StreamFlags }
   | { kind: 'portForward'; namespace: string; podName: string; podUid?: string; ports: number[] };
 
@@ -64,12 +72,24 @@ export interface KubeletHost {
   getStreamUrl(req: StreamUrlRequest): Promise<string>;
   /** Runs a command in a running container to completion (CRI ExecSync); stdout then stderr. May block. */
   /** Upstream RunInContainer; `signal` is aborted when the client leaves, which ends the command. */
-  runInContainer(req: { namespace: string; podName: string; podUid?: string; containerName: string; command: string[]; signal?: AbortSignal }): Promise<Buffer>;
+  runInContainer(req: {
+    namespace: string;
+    podName: string;
+    podUid?: string;
+    containerName: string;
+    command: string[];
+    signal?: AbortSignal;
+  }): Promise<Buffer>;
   /**
    * Checkpoints a container (CRI CheckpointContainer) into `<root-dir>/checkpoints`; resolves to
    * the archive's path. NotFound for an unknown pod or container; the runtime's failure otherwise.
    */
-  checkpointContainer?(req: { namespace: string; podName: string; containerName: string; timeoutSeconds?: number }): Promise<string>;
+  checkpointContainer?(req: {
+    namespace: string;
+    podName: string;
+    containerName: string;
+    timeoutSeconds?: number;
+  }): Promise<string>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
   /** The /stats/summary document, from memory (undefined before the first sample). Never blocks on sampling. */
@@ -79,9 +99,18 @@ export interface KubeletHost {
   /** /spec/: the machine (cAdvisor MachineInfo subset). */
   machineSpec(): Record<string, unknown>;
   /** Counts a served request (kubelet_http_requests_total). */
-  recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean; seconds: number }): void;
+  recordHttpRequest(r: {
+    method: string;
+    path: string;
+    serverType: 'readonly' | 'readwrite';
+    longRunning: boolean;
+    seconds: number;
+  }): void;
   /** A request began (+1) or ended (-1): kubelet_http_inflight_requests. */
-  recordHttpInflight(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }, delta: 1 | -1): void;
+  recordHttpInflight(
+    r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean },
+    delta: 1 | -1,
+  ): void;
 }
 
 /** The metrics endpoints. */

@@ -77,7 +77,12 @@ async function copyServiceFile(service: string, out: Writable, logDir: string, s
 }
 
 /** Writes the logs of `q`'s services to `out` (not ended); `signal` is the client going away. */
-export async function copyServiceLogs(q: NodeLogQuery, out: Writable, src: JournalSources, signal: AbortSignal): Promise<void> {
+export async function copyServiceLogs(
+  q: NodeLogQuery,
+  out: Writable,
+  src: JournalSources,
+  signal: AbortSignal,
+): Promise<void> {
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(QUERY_DEADLINE_MS)]);
   const units = await journalUnits(src.journalctl, deadline);
   const native = q.services.filter((s) => units.includes(`${s}.service`));
@@ -88,7 +93,9 @@ export async function copyServiceLogs(q: NodeLogQuery, out: Writable, src: Journ
   }
   if (!files.length) return;
   if (hasOptions(q)) {
-    out.write(`\noptions present and query resolved to log files for [${files.join(' ')}]\ntry without specifying options\n`);
+    out.write(
+      `\noptions present and query resolved to log files for [${files.join(' ')}]\ntry without specifying options\n`,
+    );
     return;
   }
   if (deadline.aborted) {

@@ -65,7 +65,8 @@ export function parseRfc3339(s: string): QueryTime | undefined {
   const m = RFC3339.exec(s);
   if (!m) return undefined;
   const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
-  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || se > 59) return undefined;
+  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || se > 59)
+    return undefined;
   const offMin = m[8] === 'Z' ? 0 : (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
   if (Math.abs(offMin) >= 24 * 60) return undefined;
   const frac = m[7] ? Number(m[7]) : 0;
@@ -94,7 +95,8 @@ export function parseNodeLogQuery(params: QueryParams): { query?: NodeLogQuery; 
     if (/[/\\]/.test(v)) q.files.push(v);
     else if (v.trim() !== '') q.services.push(v);
   }
-  if (params.query !== undefined && q.files.length === 0 && q.services.length === 0) errors.push(invalid('query', goStrings(queries), 'query cannot be empty'));
+  if (params.query !== undefined && q.files.length === 0 && q.services.length === 0)
+    errors.push(invalid('query', goStrings(queries), 'query cannot be empty'));
   for (const name of ['sinceTime', 'untilTime'] as const) {
     const v = first(params[name]);
     if (!v) continue;
@@ -111,13 +113,24 @@ export function parseNodeLogQuery(params: QueryParams): { query?: NodeLogQuery; 
   }
   q.pattern = first(params.pattern);
   if (errors.length) return { errors };
-  const asked = q.services.length || q.files.length || q.sinceTime || q.untilTime || q.boot !== undefined || q.tailLines !== undefined || q.pattern;
+  const asked =
+    q.services.length ||
+    q.files.length ||
+    q.sinceTime ||
+    q.untilTime ||
+    q.boot !== undefined ||
+    q.tailLines !== undefined ||
+    q.pattern;
   return { query: asked ? q : undefined, errors };
 }
 
 /** Whether any option is set (upstream's `n.options != (options{})`). */
 export const hasOptions = (q: LogQueryOptions): boolean =>
-  q.sinceTime !== undefined || q.untilTime !== undefined || q.tailLines !== undefined || q.boot !== undefined || q.pattern !== '';
+  q.sinceTime !== undefined ||
+  q.untilTime !== undefined ||
+  q.tailLines !== undefined ||
+  q.boot !== undefined ||
+  q.pattern !== '';
 
 /** Why `pattern` is not a regular expression Go's regexp/syntax (Perl flags) accepts; undefined when it is. */
 export function patternProblem(pattern: string): string | undefined {
@@ -139,16 +152,23 @@ export function validateNodeLogQuery(q: NodeLogQuery, fileProblem?: string): str
   const errors: string[] = [];
   for (const s of q.services) {
     if (s.length > MAX_SERVICE_LENGTH) errors.push(invalid('query', quote(s), 'length must be less than 100'));
-    else if (UNSAFE_SERVICE_CHARACTERS.test(s)) errors.push(invalid('query', quote(s), 'input contains unsupported characters'));
+    else if (UNSAFE_SERVICE_CHARACTERS.test(s))
+      errors.push(invalid('query', quote(s), 'input contains unsupported characters'));
   }
-  if (q.services.length > MAX_SERVICES) errors.push(`query: Too many: ${q.services.length}: must have at most ${MAX_SERVICES} items`);
-  if (q.files.length === 0 && q.services.length === 0) errors.push('query: Required value: cannot be empty with options');
+  if (q.services.length > MAX_SERVICES)
+    errors.push(`query: Too many: ${q.services.length}: must have at most ${MAX_SERVICES} items`);
+  if (q.files.length === 0 && q.services.length === 0)
+    errors.push('query: Required value: cannot be empty with options');
   else if (q.files.length > 0 && q.services.length > 0)
-    errors.push(invalid('query', quote(`[${q.files.join(' ')}], [${q.services.join(' ')}]`), 'cannot specify a file and service'));
+    errors.push(
+      invalid('query', quote(`[${q.files.join(' ')}], [${q.services.join(' ')}]`), 'cannot specify a file and service'),
+    );
   else if (q.files.length > 1) errors.push(invalid('query', goStrings(q.files), 'cannot specify more than one file'));
-  else if (q.files.length === 1 && hasOptions(q)) errors.push(invalid('query', goStrings(q.files), 'cannot specify file with options'));
+  else if (q.files.length === 1 && hasOptions(q))
+    errors.push(invalid('query', goStrings(q.files), 'cannot specify file with options'));
   else if (q.files.length === 1 && fileProblem) errors.push(invalid('query', goStrings(q.files), fileProblem));
-  if (q.sinceTime && q.untilTime && q.sinceTime.ms > q.untilTime.ms) errors.push(invalid('untilTime', q.untilTime.text, 'must be after `sinceTime`'));
+  if (q.sinceTime && q.untilTime && q.sinceTime.ms > q.untilTime.ms)
+    errors.push(invalid('untilTime', q.untilTime.text, 'must be after `sinceTime`'));
   if (q.boot !== undefined && q.boot > 0) errors.push(invalid('boot', String(q.boot), 'must be less than 1'));
   if (q.tailLines !== undefined && (q.tailLines < 0 || q.tailLines > MAX_TAIL_LINES))
     errors.push(invalid('tailLines', String(q.tailLines), `must be between 0 and ${MAX_TAIL_LINES}, inclusive`));
@@ -179,4 +199,8 @@ export function journalctlArgs(q: LogQueryOptions, services: readonly string[]):
 }
 
 /** The files a service's logs may be in, in the order tried (heuristicsCopyFileLogs). */
-export const serviceLogFileNames = (service: string): string[] => [service, `${service}.log`, `${service}/${service}.log`];
+export const serviceLogFileNames = (service: string): string[] => [
+  service,
+  `${service}.log`,
+  `${service}/${service}.log`,
+];

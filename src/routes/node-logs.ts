@@ -18,19 +18,33 @@ import { join, posix } from 'node:path';
 import { textResponse } from './schemas.js';
 import { compareStrings } from '../lib/compare.js';
 import { resolveInside } from '../lib/fs-util.js';
-import { aggregateMessage, parseNodeLogQuery, validateNodeLogQuery, type NodeLogQuery, type QueryParams } from './node-log-query.js';
+import {
+  aggregateMessage,
+  parseNodeLogQuery,
+  validateNodeLogQuery,
+  type NodeLogQuery,
+  type QueryParams,
+} from './node-log-query.js';
 import { copyServiceLogs, type JournalSources } from './node-log-journal.js';
 
 const schema = {
   summary: 'Node log files (a debugging endpoint, secure port only)',
   tags: ['logs'],
-  params: { type: 'object', properties: { '*': { type: 'string', description: 'A path below the log directory; a directory answers a listing.' } } },
+  params: {
+    type: 'object',
+    properties: {
+      '*': { type: 'string', description: 'A path below the log directory; a directory answers a listing.' },
+    },
+  },
   // Untyped: upstream reads the first value of a repeated parameter and answers its own errors.
   querystring: {
     type: 'object',
     description: 'The node log query (NodeLogQuery gate and enableSystemLogQuery; otherwise ignored).',
     properties: {
-      query: { description: 'Services (journald units, else files by name) or one file (a value with a slash); repeatable, at most 4 services.' },
+      query: {
+        description:
+          'Services (journald units, else files by name) or one file (a value with a slash); repeatable, at most 4 services.',
+      },
       sinceTime: { description: 'RFC 3339 time from which to show service logs.' },
       untilTime: { description: 'RFC 3339 time until which to show service logs.' },
       tailLines: { description: 'The last N lines of service logs (0 to 100000).' },
@@ -75,7 +89,12 @@ async function statProblem(root: string, file: string): Promise<string | undefin
 }
 
 /** Answers service logs: journald's or their files', gzip-compressed when asked (upstream's journalServer). */
-function serveServices(req: FastifyRequest, reply: FastifyReply, q: NodeLogQuery, journal: JournalSources): FastifyReply {
+function serveServices(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  q: NodeLogQuery,
+  journal: JournalSources,
+): FastifyReply {
   const gzip = req.headers['accept-encoding'] === 'gzip';
   const out: Writable = gzip ? createGzip({ level: zlib.Z_BEST_SPEED }) : new PassThrough();
   const gone = new AbortController();
@@ -88,8 +107,12 @@ function serveServices(req: FastifyRequest, reply: FastifyReply, q: NodeLogQuery
 }
 
 /** Registers /logs and /logs/* over `root`; `query` turns the node log query on. */
-export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string; query?: { journalctl?: string } }): Promise<void> {
-  const notFound = (reply: FastifyReply) => reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
+export async function nodeLogsRoutes(
+  app: FastifyInstance,
+  opts: { root: string; query?: { journalctl?: string } },
+): Promise<void> {
+  const notFound = (reply: FastifyReply) =>
+    reply.code(404).type('text/plain; charset=utf-8').send('404 page not found\n');
   const { params: _params, ...rootSchema } = schema;
   const journal: JournalSources = { logDir: opts.root, journalctl: opts.query?.journalctl ?? 'journalctl' };
   app.get('/logs', { schema: rootSchema }, async (_req, reply) => reply.redirect('/logs/', 301));
@@ -100,7 +123,10 @@ export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string;
       if (errors.length) return httpError(reply, 400, aggregateMessage(errors));
       if (query) {
         if (rel !== '' && rel !== '/') return httpError(reply, 406, 'path not allowed in query mode');
-        const invalid = validateNodeLogQuery(query, query.files.length === 1 ? await statProblem(opts.root, query.files[0]) : undefined);
+        const invalid = validateNodeLogQuery(
+          query,
+          query.files.length === 1 ? await statProblem(opts.root, query.files[0]) : undefined,
+        );
         if (invalid.length) return httpError(reply, 406, aggregateMessage(invalid));
         if (query.services.length) return serveServices(req, reply, query, journal);
         rel = query.files[0].replaceAll('\\', '/');
@@ -117,7 +143,9 @@ export async function nodeLogsRoutes(app: FastifyInstance, opts: { root: string;
         const n = e.isDirectory() ? `${e.name}/` : e.name;
         return `<a href="${escapeHtml(encodeURI(n))}">${escapeHtml(n)}</a>`;
       });
-      return reply.type('text/html; charset=utf-8').send(`<pre>\n${links.join('\n')}${links.length ? '\n' : ''}</pre>\n`);
+      return reply
+        .type('text/html; charset=utf-8')
+        .send(`<pre>\n${links.join('\n')}${links.length ? '\n' : ''}</pre>\n`);
     }
     if (!st.isFile()) return notFound(reply);
     // Exactly the size stated in Content-Length, even while the file grows.

@@ -13,12 +13,15 @@ const podsSchema = {
 const runningPodsSchema = {
   summary: 'The pods as the container runtime has them',
   tags: ['pods'],
-  description: 'Metadata and running containers only, derived from the runtime (CRI) state; a debugging endpoint (secure port only).',
+  description:
+    'Metadata and running containers only, derived from the runtime (CRI) state; a debugging endpoint (secure port only).',
   response: { 200: jsonResponse('Runtime pods as a v1 PodList.', 'PodList') },
 };
 
 /** A v1 PodList's JSON up to its items (JSON.stringify's order and spacing), its separator and its end. */
-const POD_LIST_HEAD = Buffer.from(JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }).slice(0, -2));
+const POD_LIST_HEAD = Buffer.from(
+  JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: [] }).slice(0, -2),
+);
 const COMMA = Buffer.from(',');
 const POD_LIST_END = Buffer.from(']}');
 
@@ -65,7 +68,12 @@ export async function podsRoutes(app: FastifyInstance, opts: { host: KubeletHost
 export async function runningPodsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
   for (const url of ['/runningpods', '/runningpods/']) {
     app.get(url, { schema: runningPodsSchema }, async (_req, reply) => {
-      const body: PodList = { kind: 'PodList', apiVersion: 'v1', metadata: {}, items: await opts.host.getRunningPods() };
+      const body: PodList = {
+        kind: 'PodList',
+        apiVersion: 'v1',
+        metadata: {},
+        items: await opts.host.getRunningPods(),
+      };
       return reply.type('application/json').send(JSON.stringify(body));
     });
     methodNotAllowed(app, url, ['GET']);

@@ -12,8 +12,15 @@ const name = { type: 'string', pattern: pathSegment.source, maxLength: 253 };
 const schema = (withUid: boolean) => ({
   summary: 'Run a command in a container and return its output (ExecSync)',
   tags: ['streaming'],
-  params: { type: 'object', properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name } },
-  querystring: { type: 'object', required: ['cmd'], properties: { cmd: { type: 'string', description: 'The command line, split on single spaces.' } } },
+  params: {
+    type: 'object',
+    properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name },
+  },
+  querystring: {
+    type: 'object',
+    required: ['cmd'],
+    properties: { cmd: { type: 'string', description: 'The command line, split on single spaces.' } },
+  },
   response: {
     200: { description: 'stdout followed by stderr.', content: { 'application/json': { schema: { type: 'string' } } } },
     400: statusResponse('Bad path segment, missing cmd, or the container is not running.'),
@@ -23,7 +30,10 @@ const schema = (withUid: boolean) => ({
 
 /** Registers /run. */
 export async function runRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
-  type Req = { Params: { podNamespace: string; podID: string; uid?: string; containerName: string }; Querystring: Record<string, string | string[]> };
+  type Req = {
+    Params: { podNamespace: string; podID: string; uid?: string; containerName: string };
+    Querystring: Record<string, string | string[]>;
+  };
   const handler = async (req: import('fastify').FastifyRequest<Req>, reply: import('fastify').FastifyReply) => {
     const { podNamespace, podID, uid, containerName } = req.params;
     const invalid = invalidPathSegment([

@@ -10,7 +10,8 @@ export const pathSegment = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
 /** The first invalid one of named path segments (`invalid <name> "<value>"`); absent ones are skipped. */
 export function invalidPathSegment(segments: [name: string, value: string | undefined][]): string | undefined {
-  for (const [what, v] of segments) if (v !== undefined && (v.length > 253 || !pathSegment.test(v))) return `invalid ${what} "${v}"`;
+  for (const [what, v] of segments)
+    if (v !== undefined && (v.length > 253 || !pathSegment.test(v))) return `invalid ${what} "${v}"`;
   return undefined;
 }
 
@@ -18,10 +19,16 @@ export function invalidPathSegment(segments: [name: string, value: string | unde
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** A JSON response. */
-export const jsonResponse = (description: string, schemaName: string) => ({ description, content: { 'application/json': { schema: ref(schemaName) } } });
+export const jsonResponse = (description: string, schemaName: string) => ({
+  description,
+  content: { 'application/json': { schema: ref(schemaName) } },
+});
 
 /** A text/plain response. */
-export const textResponse = (description: string) => ({ description, content: { 'text/plain': { schema: { type: 'string' } } } });
+export const textResponse = (description: string) => ({
+  description,
+  content: { 'text/plain': { schema: { type: 'string' } } },
+});
 
 /** A Kubernetes Status error response. */
 export const statusResponse = (description: string) => jsonResponse(description, 'Status');
@@ -50,11 +57,17 @@ export const componentSchemas = {
   Configz: {
     type: 'object',
     required: ['kubeletconfig'],
-    properties: { kubeletconfig: { type: 'object', description: 'KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1 names).' } },
+    properties: {
+      kubeletconfig: {
+        type: 'object',
+        description: 'KubeletConfiguration fields (kubelet.config.k8s.io/v1beta1 names).',
+      },
+    },
   },
   Summary: {
     type: 'object',
-    description: 'kubelet stats/v1alpha1 Summary: `node` (NodeStats) and `pods` (PodStats[]), upstream field names; unknown figures are omitted.',
+    description:
+      'kubelet stats/v1alpha1 Summary: `node` (NodeStats) and `pods` (PodStats[]), upstream field names; unknown figures are omitted.',
     required: ['node', 'pods'],
     properties: { node: { type: 'object' }, pods: { type: 'array', items: { type: 'object' } } },
   },
@@ -67,7 +80,12 @@ export const componentSchemas = {
     type: 'object',
     description: 'core/v1 PodList.',
     required: ['kind', 'apiVersion', 'items'],
-    properties: { kind: { const: 'PodList' }, apiVersion: { const: 'v1' }, metadata: { type: 'object' }, items: { type: 'array', items: ref('Pod') } },
+    properties: {
+      kind: { const: 'PodList' },
+      apiVersion: { const: 'v1' },
+      metadata: { type: 'object' },
+      items: { type: 'array', items: ref('Pod') },
+    },
   },
 } as const;
 

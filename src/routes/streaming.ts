@@ -22,7 +22,9 @@ const upgradeDoc =
   "An upgrade: `Upgrade: SPDY/3.1` with `X-Stream-Protocol-Version` (v5/v4/v3/v2.channel.k8s.io, channel.k8s.io; portforward.k8s.io), or `Upgrade: websocket` with `Sec-WebSocket-Protocol` (v5.channel.k8s.io, v4.channel.k8s.io, v4.base64.channel.k8s.io, base64.channel.k8s.io, channel.k8s.io). Answers 101 and proxies to the runtime's streaming server.";
 const responses = {
   101: { description: 'Switching Protocols: the session runs on the connection.' },
-  400: statusResponse('Not an upgrade, a bad path segment or query (e.g. none of input/output/error), or the container is not running.'),
+  400: statusResponse(
+    'Not an upgrade, a bad path segment or query (e.g. none of input/output/error), or the container is not running.',
+  ),
   404: statusResponse('No such pod (or uid mismatch) or container.'),
 };
 
@@ -33,33 +35,59 @@ export async function streamingRoutes(app: FastifyInstance): Promise<void> {
   };
   for (const kind of ['exec', 'attach'] as const) {
     const schema = (withUid: boolean) => ({
-      summary: kind === 'exec' ? 'Run a command in a container (streaming)' : 'Attach to a running container (streaming)',
+      summary:
+        kind === 'exec' ? 'Run a command in a container (streaming)' : 'Attach to a running container (streaming)',
       tags: ['streaming'],
       description: upgradeDoc,
-      params: { type: 'object', properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name } },
+      params: {
+        type: 'object',
+        properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}), containerName: name },
+      },
       querystring:
         kind === 'exec'
           ? {
               ...streamQuery,
               properties: {
                 ...streamQuery.properties,
-                command: { type: 'array', items: { type: 'string' }, description: 'The command and its arguments, one `command=` each.' },
+                command: {
+                  type: 'array',
+                  items: { type: 'string' },
+                  description: 'The command and its arguments, one `command=` each.',
+                },
               },
             }
           : streamQuery,
       response: responses,
     });
-    app.route({ method: ['GET', 'POST'], url: `/${kind}/:podNamespace/:podID/:containerName`, schema: schema(false), handler: reject });
-    app.route({ method: ['GET', 'POST'], url: `/${kind}/:podNamespace/:podID/:uid/:containerName`, schema: schema(true), handler: reject });
+    app.route({
+      method: ['GET', 'POST'],
+      url: `/${kind}/:podNamespace/:podID/:containerName`,
+      schema: schema(false),
+      handler: reject,
+    });
+    app.route({
+      method: ['GET', 'POST'],
+      url: `/${kind}/:podNamespace/:podID/:uid/:containerName`,
+      schema: schema(true),
+      handler: reject,
+    });
   }
   const pf = (withUid: boolean) => ({
     summary: 'Forward ports of a pod (streaming)',
     tags: ['streaming'],
     description: `${upgradeDoc} WebSocket clients name the ports with \`?port=\`.`,
     params: { type: 'object', properties: { podNamespace: name, podID: name, ...(withUid ? { uid: name } : {}) } },
-    querystring: { type: 'object', properties: { port: { type: 'string', description: 'Comma-separated ports (WebSocket only).' } } },
+    querystring: {
+      type: 'object',
+      properties: { port: { type: 'string', description: 'Comma-separated ports (WebSocket only).' } },
+    },
     response: responses,
   });
   app.route({ method: ['GET', 'POST'], url: '/portForward/:podNamespace/:podID', schema: pf(false), handler: reject });
-  app.route({ method: ['GET', 'POST'], url: '/portForward/:podNamespace/:podID/:uid', schema: pf(true), handler: reject });
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/portForward/:podNamespace/:podID/:uid',
+    schema: pf(true),
+    handler: reject,
+  });
 }

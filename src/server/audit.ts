@@ -52,5 +52,12 @@ export function runAuditOf(rawUrl: string, user: UserInfo): AuditRecord | undefi
       }
     });
   if (parts[0] !== 'run' || parts.length < 4 || parts.length > 5) return undefined;
-  return { verb: 'run', user, namespace: parts[1], pod: parts[2], container: parts[parts.length - 1], command: (url.searchParams.get('cmd') ?? '').split(' ') };
+  return {
+    verb: 'run',
+    user,
+    namespace: parts[1],
+    pod: parts[2],
+    container: parts[parts.length - 1],
+    command: (url.searchParams.get('cmd') ?? '').split(' '),
+  };
 }

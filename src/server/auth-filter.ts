@@ -7,7 +7,13 @@ import type { Socket } from 'node:net';
 import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { Authenticator, UserInfo } from './authn/authenticator.js';
-import { authorizationErrorMessage, forbiddenMessage, requestAttributes, type Authorizer, type RequestAttributes } from './authz/authorizer.js';
+import {
+  authorizationErrorMessage,
+  forbiddenMessage,
+  requestAttributes,
+  type Authorizer,
+  type RequestAttributes,
+} from './authz/authorizer.js';
 
 /** What the filter needs. */
 export interface AuthFilterDeps {
@@ -18,10 +24,14 @@ export interface AuthFilterDeps {
 }
 
 /** The outcome: let through, or answer `code` with the plain-text `body`. */
-export type FilterResult = { ok: true; user: UserInfo; attrs: RequestAttributes } | { ok: false; code: 401 | 403 | 500; body: string };
+export type FilterResult =
+  { ok: true; user: UserInfo; attrs: RequestAttributes } | { ok: false; code: 401 | 403 | 500; body: string };
 
 /** Runs the filter for one request. Never throws. */
-export async function authFilter(d: AuthFilterDeps, r: { method: string; url: string; headers: IncomingHttpHeaders; socket: Socket }): Promise<FilterResult> {
+export async function authFilter(
+  d: AuthFilterDeps,
+  r: { method: string; url: string; headers: IncomingHttpHeaders; socket: Socket },
+): Promise<FilterResult> {
   let user: UserInfo | null = null;
   try {
     user = await d.authenticator.authenticate({ headers: r.headers, socket: r.socket });
@@ -33,7 +43,10 @@ export async function authFilter(d: AuthFilterDeps, r: { method: string; url: st
   try {
     const decision = await d.authorizer.authorize(attrs);
     if (decision.allowed) return { ok: true, user, attrs };
-    d.log.debug({ user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: decision.reason }, 'forbidden');
+    d.log.debug(
+      { user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: decision.reason },
+      'forbidden',
+    );
     return { ok: false, code: 403, body: forbiddenMessage(attrs) };
   } catch (err) {
     const body = authorizationErrorMessage(attrs);

@@ -21,12 +21,19 @@ export async function startHealthzServer(o: { port: number; host: string; logger
   const server = http.createServer((req, res) => {
     const a = healthzRoute([...builtinChecks, ...extra()], req.url ?? '/');
     for (const f of a.failed) o.logger.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
-    res.writeHead(a.status, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Length': Buffer.byteLength(a.body) });
+    res.writeHead(a.status, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Length': Buffer.byteLength(a.body),
+    });
     res.end(req.method === 'HEAD' ? undefined : a.body);
   });
   applyConnectionLimits(server);
   server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request');
+    if (socket.writable)
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request',
+      );
     else socket.destroy();
   });
   await new Promise<void>((resolve, reject) => {

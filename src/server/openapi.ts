@@ -25,7 +25,8 @@ async function collect(port: string, register: (app: FastifyInstance) => Promise
   app.addHook('onRoute', (r: RouteOptions) => {
     const schema = (r.schema ?? {}) as Record<string, unknown>;
     if (schema.hide) return;
-    for (const method of [r.method].flat()) if (method !== 'HEAD') out.push({ method: method.toLowerCase(), url: r.url, schema, port });
+    for (const method of [r.method].flat())
+      if (method !== 'HEAD') out.push({ method: method.toLowerCase(), url: r.url, schema, port });
   });
   await register(app);
   await app.ready();
@@ -35,13 +36,19 @@ async function collect(port: string, register: (app: FastifyInstance) => Promise
 
 /** Routes that lack a schema (neither documented nor hidden): a test asserts there are none. */
 export async function undocumentedRoutes(): Promise<string[]> {
-  return (await allRoutes()).filter((r) => !r.schema.summary).map((r) => `${r.method.toUpperCase()} ${r.url} (${r.port})`);
+  return (await allRoutes())
+    .filter((r) => !r.schema.summary)
+    .map((r) => `${r.method.toUpperCase()} ${r.url} (${r.port})`);
 }
 
 async function allRoutes(): Promise<Collected[]> {
   return [
     ...(await collect('10250', (app) =>
-      secureRoutes(app, { host: host, enableDebuggingHandlers: true, debugFlags: { enabled: true, setVerbosity: () => {} } }),
+      secureRoutes(app, {
+        host: host,
+        enableDebuggingHandlers: true,
+        debugFlags: { enabled: true, setVerbosity: () => {} },
+      }),
     )),
     ...(await collect('10255', (app) => readOnlyRoutes(app, { host }))),
     ...(await collect('10248', (app) => healthzPortRoutes(app, { host }))),
@@ -59,7 +66,13 @@ function parameters(schema: Record<string, unknown>): unknown[] {
     const s = schema[key] as { properties?: Record<string, unknown>; required?: string[] } | undefined;
     for (const [name, prop] of Object.entries(s?.properties ?? {})) {
       const { description, ...rest } = prop as { description?: string };
-      out.push({ name, in: where, required: where === 'path' || (s?.required ?? []).includes(name), ...(description ? { description } : {}), schema: rest });
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (s?.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
     }
   }
   return out;
@@ -92,7 +105,10 @@ export async function buildOpenApiDocument(version: string): Promise<Record<stri
         ...(r.port === '10250'
           ? {
               401: { description: 'No valid credentials.' },
-              403: { description: 'Denied by the authorizer: Forbidden (user=…, verb=…, resource=nodes, subresource(s)=[…]).' },
+              403: {
+                description:
+                  'Denied by the authorizer: Forbidden (user=…, verb=…, resource=nodes, subresource(s)=[…]).',
+              },
             }
           : {}),
       },
@@ -118,7 +134,12 @@ export async function buildOpenApiDocument(version: string): Promise<Record<stri
     ],
     components: {
       schemas: componentSchemas,
-      securitySchemes: { clientCertificate: { type: 'mutualTLS', description: 'An x509 client certificate signed by authentication.x509.clientCAFile.' } },
+      securitySchemes: {
+        clientCertificate: {
+          type: 'mutualTLS',
+          description: 'An x509 client certificate signed by authentication.x509.clientCAFile.',
+        },
+      },
     },
     paths: sorted,
   };

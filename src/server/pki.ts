@@ -95,7 +95,10 @@ export async function ensureLocalPki(dir: string, opts: { nodeName: string; ips:
         server: true,
         sans: { dns: [opts.nodeName, 'localhost'], ips: [...new Set(['127.0.0.1', '::1', ...opts.ips])] },
       }).then((s) => writePair(p.serverCert, p.serverKey, s)),
-    !haveAdmin && issueCert(ca, { cn: 'tskubelet-admin', org: 'system:masters' }).then((a) => writePair(p.adminCert, p.adminKey, a)),
+    !haveAdmin &&
+      issueCert(ca, { cn: 'tskubelet-admin', org: 'system:masters' }).then((a) =>
+        writePair(p.adminCert, p.adminKey, a),
+      ),
   ]);
   return p;
 }

@@ -21,23 +21,35 @@ interface Cpus {
 }
 
 function podResources(p: Pod, cpus?: Cpus) {
-  const containers = [...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'), ...p.spec.containers];
+  const containers = [
+    ...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+    ...p.spec.containers,
+  ];
   return {
     name: p.metadata.name,
     namespace: p.metadata.namespace,
-    containers: containers.map((c) => ({ name: c.name, devices: [], cpu_ids: [...(cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])], memory: [] })),
+    containers: containers.map((c) => ({
+      name: c.name,
+      devices: [],
+      cpu_ids: [...(cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
+      memory: [],
+    })),
   };
 }
 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
-export async function servePodResources(socketPath: string, o: { pods(): Pod[]; cpus?: Cpus }): Promise<() => Promise<void>> {
+export async function servePodResources(
+  socketPath: string,
+  o: { pods(): Pod[]; cpus?: Cpus },
+): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
     List: () => ({ pod_resources: o.pods().map((p) => podResources(p, o.cpus)) }),
     GetAllocatableResources: () => ({ devices: [], cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])], memory: [] }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
-      if (!p) throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
+      if (!p)
+        throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
       return { pod_resources: podResources(p, o.cpus) };
     },
   };

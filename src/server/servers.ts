@@ -42,14 +42,18 @@ function answerPlainHttpWith400(server: HttpsServer): void {
   });
 }
 
-function base(logger: Logger, https?: SecureContextOptions & { requestCert: true; rejectUnauthorized: false }): FastifyInstance {
+function base(
+  logger: Logger,
+  https?: SecureContextOptions & { requestCert: true; rejectUnauthorized: false },
+): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as never,
     logController: new LogController({ disableRequestLogging: true }),
     // Long enough for any valid path segment (a pod name is up to 253 characters); routes validate lengths with Status errors.
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs (bad %-escapes, over-long parameters) answer a Kubernetes Status like every other error.
-    frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) => sendStatus(reply, 'BadRequest', err.message),
+    frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) =>
+      sendStatus(reply, 'BadRequest', err.message),
     // Requests the HTTP parser refuses (headers over the limit, malformed) too.
     clientErrorHandler: answerClientError,
     ...(https ? { https } : {}),
@@ -66,7 +70,18 @@ export function schemasAsDocumentation(app: FastifyInstance): void {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 }
 
-const debuggingPrefixes = ['/containerLogs', '/exec', '/attach', '/portForward', '/run', '/runningpods', '/logs', '/configz', '/debug', '/checkpoint'];
+const debuggingPrefixes = [
+  '/containerLogs',
+  '/exec',
+  '/attach',
+  '/portForward',
+  '/run',
+  '/runningpods',
+  '/logs',
+  '/configz',
+  '/debug',
+  '/checkpoint',
+];
 
 /** What the secure server needs. */
 export interface SecureServerOptions {
@@ -104,7 +119,12 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
     log: opts.logger.child({ component: 'auth' }),
   };
   app.addHook('onRequest', async (req, reply) => {
-    const r = await authFilter(filter, { method: req.method, url: req.url, headers: req.headers, socket: req.raw.socket });
+    const r = await authFilter(filter, {
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      socket: req.raw.socket,
+    });
     if (!r.ok) return reply.code(r.code).type('text/plain; charset=utf-8').send(r.body);
     const run = req.method === 'POST' ? runAuditOf(req.url, r.user) : undefined;
     if (run) audit(opts.logger, { ...run, remote: req.ip });
@@ -116,7 +136,13 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
     void handleStreamingUpgrade(
-      { filter, host: opts.host, enabled: opts.enableDebuggingHandlers, log: opts.logger, audit: (r) => audit(opts.logger, r) },
+      {
+        filter,
+        host: opts.host,
+        enabled: opts.enableDebuggingHandlers,
+        log: opts.logger,
+        audit: (r) => audit(opts.logger, r),
+      },
       req,
       socket as Socket,
       head,
@@ -125,7 +151,10 @@ export async function buildSecureServer(opts: SecureServerOptions): Promise<Fast
   app.addHook('preClose', async () => {
     for (const s of upgraded) s.destroy();
   });
-  const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, { logger: opts.logger, intervalMs: opts.tlsReloadIntervalMs });
+  const stop = reloadTlsOnChange(app.server as unknown as HttpsServer, opts.tls, {
+    logger: opts.logger,
+    intervalMs: opts.tlsReloadIntervalMs,
+  });
   app.addHook('onClose', async () => stop());
   await secureRoutes(app, opts);
   return app;
@@ -168,7 +197,10 @@ export async function secureRoutes(
     await app.register(runRoutes, { host: opts.host });
     await app.register(checkpointRoutes, { host: opts.host });
     if (opts.enableSystemLogHandler ?? true)
-      await app.register(nodeLogsRoutes, { root: opts.systemLogDir ?? '/var/log', query: opts.systemLogQuery ? {} : undefined });
+      await app.register(nodeLogsRoutes, {
+        root: opts.systemLogDir ?? '/var/log',
+        query: opts.systemLogQuery ? {} : undefined,
+      });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
@@ -205,7 +237,12 @@ function countRequests(app: FastifyInstance, host: KubeletHost, serverType: 'rea
   const labelsOf = (req: FastifyRequest) => {
     const first = req.url.split('?')[0].split('/')[1] ?? '';
     const path = LABELLED_PATHS.has(first) ? first : 'other';
-    return { method: req.method, path, serverType, longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url) };
+    return {
+      method: req.method,
+      path,
+      serverType,
+      longRunning: path === 'containerLogs' && /follow=(true|1)/.test(req.url),
+    };
   };
   type Counted = FastifyRequest & { [inflight]?: ReturnType<typeof labelsOf> };
   /** Ends a request's time in flight; its labels, computed once on arrival (undefined: already ended). */

@@ -6,7 +6,15 @@ import { KubeletError, httpStatusOf, statusReasonOf, type ErrorCode } from '../l
 
 /** A Failure Status body. */
 export function statusBody(code: ErrorCode, message: string): Status {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: statusReasonOf[code], code: httpStatusOf[code] };
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason: statusReasonOf[code],
+    code: httpStatusOf[code],
+  };
 }
 
 /** Sends a Failure Status. */
@@ -16,7 +24,11 @@ export function sendStatus(reply: FastifyReply, code: ErrorCode, message: string
 
 /** Go's http.Error / writePlainText: `message` and a newline as plain text, not sniffed. */
 export function sendPlainText(reply: FastifyReply, code: number, message: string): FastifyReply {
-  return reply.code(code).type('text/plain; charset=utf-8').header('X-Content-Type-Options', 'nosniff').send(`${message}\n`);
+  return reply
+    .code(code)
+    .type('text/plain; charset=utf-8')
+    .header('X-Content-Type-Options', 'nosniff')
+    .send(`${message}\n`);
 }
 
 /**
@@ -50,22 +62,37 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if ((err as FastifyError).validation) return sendStatus(reply, 'BadRequest', err.message);
     const sc = (err as FastifyError).statusCode;
     if (sc && sc >= 400 && sc < 500)
-      return sendStatus(reply, sc === 404 ? 'NotFound' : sc === 405 ? 'MethodNotAllowed' : sc === 413 ? 'RequestEntityTooLarge' : 'BadRequest', err.message);
+      return sendStatus(
+        reply,
+        sc === 404 ? 'NotFound' : sc === 405 ? 'MethodNotAllowed' : sc === 413 ? 'RequestEntityTooLarge' : 'BadRequest',
+        err.message,
+      );
     req.log.error({ err: err.message }, 'request failed');
     return sendStatus(reply, 'Internal', err.message);
   });
   app.setNotFoundHandler((req, reply) =>
-    sendStatus(reply, 'NotFound', `the server could not find the requested resource (${req.method} ${req.url.split('?')[0]})`),
+    sendStatus(
+      reply,
+      'NotFound',
+      `the server could not find the requested resource (${req.method} ${req.url.split('?')[0]})`,
+    ),
   );
 }
 
 /** Answers 405 with an Allow header for every method of `path` not in `allowed`. */
 export function methodNotAllowed(app: FastifyInstance, path: string, allowed: string[]): void {
-  const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter((m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')));
+  const others = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'].filter(
+    (m) => !allowed.includes(m) && !(m === 'HEAD' && allowed.includes('GET')),
+  );
   app.route({
     method: others as never,
     url: path,
     schema: hidden,
-    handler: (req, reply) => sendStatus(reply.header('Allow', allowed.join(', ')), 'MethodNotAllowed', `method ${req.method} is not allowed on ${path}`),
+    handler: (req, reply) =>
+      sendStatus(
+        reply.header('Allow', allowed.join(', ')),
+        'MethodNotAllowed',
+        `method ${req.method} is not allowed on ${path}`,
+      ),
   });
 }

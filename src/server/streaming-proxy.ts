@@ -23,7 +23,10 @@ import { invalidPathSegment } from '../routes/schemas.js';
 import { pooledReads } from '../streaming/pooled-reads.js';
 
 /** Parses an upgrade path into a request, or a Status error (pure). */
-export function parseStreamPath(method: string, rawUrl: string): StreamUrlRequest | { code: ErrorCode; message: string } {
+export function parseStreamPath(
+  method: string,
+  rawUrl: string,
+): StreamUrlRequest | { code: ErrorCode; message: string } {
   const url = new URL(rawUrl, 'http://x');
   const parts = url.pathname
     .split('/')
@@ -37,10 +40,17 @@ export function parseStreamPath(method: string, rawUrl: string): StreamUrlReques
     });
   const [kind, namespace, podName, ...rest] = parts;
   const bad = (message: string) => ({ code: 'BadRequest' as const, message });
-  const notFound = { code: 'NotFound' as const, message: `the server could not find the requested resource (${method} ${url.pathname})` };
+  const notFound = {
+    code: 'NotFound' as const,
+    message: `the server could not find the requested resource (${method} ${url.pathname})`,
+  };
   if (kind !== 'exec' && kind !== 'attach' && kind !== 'portForward') return notFound;
   if (kind === 'portForward' ? rest.length > 1 : rest.length < 1 || rest.length > 2) return notFound;
-  const invalid = invalidPathSegment([['podNamespace', namespace ?? ''], ['podID', podName ?? ''], ...rest.map((r): [string, string] => ['segment', r])]);
+  const invalid = invalidPathSegment([
+    ['podNamespace', namespace ?? ''],
+    ['podID', podName ?? ''],
+    ...rest.map((r): [string, string] => ['segment', r]),
+  ]);
   if (invalid) return bad(invalid);
   if (kind === 'portForward') {
     const ports = portsFromQuery(url.searchParams);
@@ -57,7 +67,9 @@ export function parseStreamPath(method: string, rawUrl: string): StreamUrlReques
 }
 
 function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
-  writeResponse(socket, httpStatusOf[code], JSON.stringify(statusBody(code, message)), [['Content-Type', 'application/json']]);
+  writeResponse(socket, httpStatusOf[code], JSON.stringify(statusBody(code, message)), [
+    ['Content-Type', 'application/json'],
+  ]);
 }
 
 /** Handles one upgrade request on the secure port. Never throws. */
@@ -94,9 +106,15 @@ export async function handleStreamingUpgrade(
   }
   const reads = pooledReads();
   // No Nagle (Go's connections never have it): a small frame written behind another would wait for a delayed ACK.
-  const upstream = net.connect({ port: Number(target.port), host: target.hostname, onread: reads.onread, noDelay: true });
+  const upstream = net.connect({
+    port: Number(target.port),
+    host: target.hostname,
+    onread: reads.onread,
+    noDelay: true,
+  });
   upstream.on('error', (err) => {
-    if (!socket.destroyed) sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`);
+    if (!socket.destroyed)
+      sendStatus(socket, 'Internal', `error dialing the runtime's streaming server: ${err.message}`);
   });
   upstream.once('connect', () => {
     upstream.removeAllListeners('error');

@@ -21,8 +21,14 @@ export interface TlsFiles {
 }
 
 /** The https options for `files` (reads them now). Throws on unreadable files or unknown names. */
-export async function tlsOptions(files: TlsFiles): Promise<SecureContextOptions & { requestCert: true; rejectUnauthorized: false }> {
-  const [cert, key, ca] = await Promise.all([readFile(files.certFile), readFile(files.keyFile), files.clientCAFile ? readFile(files.clientCAFile) : undefined]);
+export async function tlsOptions(
+  files: TlsFiles,
+): Promise<SecureContextOptions & { requestCert: true; rejectUnauthorized: false }> {
+  const [cert, key, ca] = await Promise.all([
+    readFile(files.certFile),
+    readFile(files.keyFile),
+    files.clientCAFile ? readFile(files.clientCAFile) : undefined,
+  ]);
   return {
     cert,
     key,
@@ -38,7 +44,11 @@ export async function tlsOptions(files: TlsFiles): Promise<SecureContextOptions 
  * Polls the files every `intervalMs`; on a change, rebuilds the context and installs it on
  * `server`. A broken new pair is logged and the old context stays. Returns a stop function.
  */
-export function reloadTlsOnChange(server: Server, files: TlsFiles, opts: { logger: Logger; intervalMs?: number }): () => void {
+export function reloadTlsOnChange(
+  server: Server,
+  files: TlsFiles,
+  opts: { logger: Logger; intervalMs?: number },
+): () => void {
   const paths = [files.certFile, files.keyFile, ...(files.clientCAFile ? [files.clientCAFile] : [])];
   let pending: NodeJS.Timeout | undefined;
   const reload = () => {
@@ -51,7 +61,9 @@ export function reloadTlsOnChange(server: Server, files: TlsFiles, opts: { logge
           server.setSecureContext(o);
           opts.logger.info({ files: paths }, 'reloaded TLS certificate, key and client CA');
         })
-        .catch((err: unknown) => opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones'));
+        .catch((err: unknown) =>
+          opts.logger.error({ err: messageOf(err) }, 'TLS files changed but cannot be used; keeping the previous ones'),
+        );
     }, 100);
   };
   for (const p of paths)

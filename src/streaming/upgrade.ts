@@ -15,7 +15,8 @@ export function headerValues(h: IncomingHttpHeaders[string]): string[] {
 
 /** Picks the first client protocol we support (upstream negotiateProtocol: client order wins). */
 export function negotiate(clientProtocols: readonly string[], serverProtocols: readonly string[]): string | undefined {
-  for (const p of clientProtocols.flatMap((x) => x.split(',')).map((x) => x.trim())) if (serverProtocols.includes(p)) return p;
+  for (const p of clientProtocols.flatMap((x) => x.split(',')).map((x) => x.trim()))
+    if (serverProtocols.includes(p)) return p;
   return undefined;
 }
 
@@ -51,10 +52,20 @@ export function acceptSpdy(req: IncomingMessage, socket: Duplex, supported: read
 }
 
 /** The WebSocket subprotocol to use (`fallback` when the client offers none), or undefined once refused with 400. */
-export function webSocketProtocol(req: IncomingMessage, socket: Duplex, supported: readonly string[], fallback: string): string | undefined {
+export function webSocketProtocol(
+  req: IncomingMessage,
+  socket: Duplex,
+  supported: readonly string[],
+  fallback: string,
+): string | undefined {
   const offered = headerValues(req.headers['sec-websocket-protocol']);
   const protocol = offered.length ? negotiate(offered, supported) : fallback;
-  if (!protocol) rejectUpgrade(socket, 400, `requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${supported.join(' ')}]`);
+  if (!protocol)
+    rejectUpgrade(
+      socket,
+      400,
+      `requested protocol(s) are not supported: [${offered.join(' ')}]; supports [${supported.join(' ')}]`,
+    );
   return protocol;
 }
 
@@ -64,14 +75,25 @@ export function spdyUpgradeResponse(protocol: string): string {
 }
 
 /** Answers an upgrade with an error (plain text, as Go's http.Error) and closes the socket. */
-export function rejectUpgrade(socket: Duplex, code: number, message: string, extraHeaders: [string, string][] = []): void {
-  writeResponse(socket, code, `${message}\n`, [['Content-Type', 'text/plain; charset=utf-8'], ['X-Content-Type-Options', 'nosniff'], ...extraHeaders]);
+export function rejectUpgrade(
+  socket: Duplex,
+  code: number,
+  message: string,
+  extraHeaders: [string, string][] = [],
+): void {
+  writeResponse(socket, code, `${message}\n`, [
+    ['Content-Type', 'text/plain; charset=utf-8'],
+    ['X-Content-Type-Options', 'nosniff'],
+    ...extraHeaders,
+  ]);
 }
 
 /** Writes a whole HTTP/1.1 response on a raw socket (before any upgrade) and closes it. */
 export function writeResponse(socket: Duplex, code: number, body: string, headers: [string, string][]): void {
   const all = [...headers, ['Content-Length', String(Buffer.byteLength(body))], ['Connection', 'close']];
-  socket.end(`HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\n${all.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${code} ${STATUS_CODES[code] ?? 'Error'}\r\n${all.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`,
+  );
 }
 
 /**

@@ -14,14 +14,22 @@ export function messageBytes(raw: RawData): Buffer {
 }
 
 /** Encodes `data` for channel `ch`: the frame and whether it is binary. */
-export function encodeChannelFrame(ch: number, data: Buffer, base64: boolean): { frame: Buffer | string; binary: boolean } {
+export function encodeChannelFrame(
+  ch: number,
+  data: Buffer,
+  base64: boolean,
+): { frame: Buffer | string; binary: boolean } {
   return base64
     ? { frame: `${String.fromCharCode(48 + ch)}${data.toString('base64')}`, binary: false }
     : { frame: Buffer.concat([Buffer.from([ch]), data]), binary: true };
 }
 
 /** Decodes a received message into its channel and data; undefined for an empty message. */
-export function decodeChannelFrame(raw: RawData, isBinary: boolean, base64: boolean): { ch: number; data: Buffer } | undefined {
+export function decodeChannelFrame(
+  raw: RawData,
+  isBinary: boolean,
+  base64: boolean,
+): { ch: number; data: Buffer } | undefined {
   const b = messageBytes(raw);
   if (!b.length) return undefined;
   if (base64 && !isBinary) return { ch: b[0] - 48, data: Buffer.from(b.subarray(1).toString('latin1'), 'base64') };

@@ -49,10 +49,20 @@ describe('agentConfigOf', () => {
   it('reservedSystemCPUs stands for the reserved cpu: system-reserved is its size, kube-reserved has none (as upstream)', async () => {
     const a = agentConfigOf(
       await loadConfig(
-        parseFlags(['--reserved-cpus=0,2', '--kube-reserved=cpu=500m,memory=1Gi', '--system-reserved=cpu=1,memory=2Gi', '--cpu-manager-policy=static']),
+        parseFlags([
+          '--reserved-cpus=0,2',
+          '--kube-reserved=cpu=500m,memory=1Gi',
+          '--system-reserved=cpu=1,memory=2Gi',
+          '--cpu-manager-policy=static',
+        ]),
       ),
     );
     expect([a.node.kubeReserved, a.node.systemReserved]).toEqual([{ memory: '1Gi' }, { cpu: '2', memory: '2Gi' }]);
-    expect(a.cpuManager).toEqual({ policy: 'static', reconcilePeriodMs: 10_000, reservedCpus: '0,2', optionGates: { alpha: false, beta: true } });
+    expect(a.cpuManager).toEqual({
+      policy: 'static',
+      reconcilePeriodMs: 10_000,
+      reservedCpus: '0,2',
+      optionGates: { alpha: false, beta: true },
+    });
   });
 });

@@ -55,7 +55,12 @@ describe('flags', () => {
       seccompDefault: true,
       failSwapOn: false,
     });
-    expect(p.flags).toMatchObject({ hostnameOverride: 'N1', v: 3, nodeLabels: { x: '1', y: '2' }, runtimeCgroups: '/system.slice/containerd.service' });
+    expect(p.flags).toMatchObject({
+      hostnameOverride: 'N1',
+      v: 3,
+      nodeLabels: { x: '1', y: '2' },
+      runtimeCgroups: '/system.slice/containerd.service',
+    });
     expect(p.unimplemented).toEqual(['register-schedulable']);
     expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
     expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);
@@ -77,11 +82,10 @@ describe('flags', () => {
       }
     });
     expect(unknown).toEqual([]);
-    expect(parseFlags(['--fail-cgroupv1', '--enable-controller-attach-detach', '--qos-reserved', 'memory=50%']).unimplemented).toEqual([
-      'fail-cgroupv1',
-      'enable-controller-attach-detach',
-      'qos-reserved',
-    ]);
+    expect(
+      parseFlags(['--fail-cgroupv1', '--enable-controller-attach-detach', '--qos-reserved', 'memory=50%'])
+        .unimplemented,
+    ).toEqual(['fail-cgroupv1', 'enable-controller-attach-detach', 'qos-reserved']);
   });
 });
 
@@ -91,10 +95,19 @@ describe('loadConfig', () => {
       'a.yaml',
       'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nport: 11000\nsyncFrequency: 30s\nstaticPodPath: manifests\n',
     );
-    const c = await loadConfig(parseFlags(['--config', f, '--port=12000', '--kubeconfig', '/etc/kubernetes/kubelet.conf']));
+    const c = await loadConfig(
+      parseFlags(['--config', f, '--port=12000', '--kubeconfig', '/etc/kubernetes/kubelet.conf']),
+    );
     expect(c.kubeconfig).toBe('/etc/kubernetes/kubelet.conf');
-    expect(c.kc.authentication).toEqual({ x509: {}, webhook: { enabled: true, cacheTTL: '2m0s' }, anonymous: { enabled: false } });
-    expect(c.kc.authorization).toEqual({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } });
+    expect(c.kc.authentication).toEqual({
+      x509: {},
+      webhook: { enabled: true, cacheTTL: '2m0s' },
+      anonymous: { enabled: false },
+    });
+    expect(c.kc.authorization).toEqual({
+      mode: 'Webhook',
+      webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' },
+    });
     expect(c.kc.port).toBe(12000);
     expect(c.syncFrequencyMs).toBe(30_000);
     expect(c.fileCheckFrequencyMs).toBe(20_000);
@@ -110,8 +123,11 @@ describe('loadConfig', () => {
     expect(c.kc.authorization.mode).toBe('AlwaysAllow');
   });
   it('links container logs in /var/log/containers (as root), or where --container-logs-dir says', async () => {
-    if (process.getuid?.() === 0) expect((await loadConfig(parseFlags([]))).containerLogsDir).toBe('/var/log/containers');
-    expect((await loadConfig(parseFlags(['--container-logs-dir', 'rel/links']))).containerLogsDir).toBe(join(process.cwd(), 'rel/links'));
+    if (process.getuid?.() === 0)
+      expect((await loadConfig(parseFlags([]))).containerLogsDir).toBe('/var/log/containers');
+    expect((await loadConfig(parseFlags(['--container-logs-dir', 'rel/links']))).containerLogsDir).toBe(
+      join(process.cwd(), 'rel/links'),
+    );
   });
   it('checks the eviction thresholds: known signals, and a grace period for each soft one', async () => {
     await expect(loadConfig(parseFlags(['--eviction-hard', 'memory.free<1Gi']))).rejects.toThrow(
@@ -135,9 +151,13 @@ describe('loadConfig', () => {
       { 'memory.available': '1m30s' },
       20,
     ]);
-    const r = await loadConfig(parseFlags(['--eviction-minimum-reclaim', 'memory.available=0Mi,nodefs.available=500Mi']));
+    const r = await loadConfig(
+      parseFlags(['--eviction-minimum-reclaim', 'memory.available=0Mi,nodefs.available=500Mi']),
+    );
     expect(r.kc.evictionMinimumReclaim).toEqual({ 'memory.available': '0Mi', 'nodefs.available': '500Mi' });
-    await expect(loadConfig(parseFlags(['--eviction-minimum-reclaim', 'memory.free=1Mi']))).rejects.toThrow(/evictionMinimumReclaim: unknown signal/);
+    await expect(loadConfig(parseFlags(['--eviction-minimum-reclaim', 'memory.free=1Mi']))).rejects.toThrow(
+      /evictionMinimumReclaim: unknown signal/,
+    );
   });
   it('maps the auth and TLS flags onto the configuration', async () => {
     const c = await loadConfig(
@@ -154,15 +174,27 @@ describe('loadConfig', () => {
         '--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_AES_128_GCM_SHA256',
       ]),
     );
-    expect(c.kc.authentication).toEqual({ x509: { clientCAFile: '/ca.crt' }, webhook: { enabled: true, cacheTTL: '1m' }, anonymous: { enabled: true } });
-    expect(c.kc.authorization).toEqual({ mode: 'Webhook', webhook: { cacheAuthorizedTTL: '10s', cacheUnauthorizedTTL: '5s' } });
-    expect([c.kc.tlsMinVersion, c.kc.tlsCipherSuites]).toEqual(['VersionTLS13', ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256']]);
+    expect(c.kc.authentication).toEqual({
+      x509: { clientCAFile: '/ca.crt' },
+      webhook: { enabled: true, cacheTTL: '1m' },
+      anonymous: { enabled: true },
+    });
+    expect(c.kc.authorization).toEqual({
+      mode: 'Webhook',
+      webhook: { cacheAuthorizedTTL: '10s', cacheUnauthorizedTTL: '5s' },
+    });
+    expect([c.kc.tlsMinVersion, c.kc.tlsCipherSuites]).toEqual([
+      'VersionTLS13',
+      ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256'],
+    ]);
   });
   it('stops when a webhook mode has no apiserver, naming the fields and the way out', async () => {
     await expect(loadConfig(parseFlags(['--config', file('nokube.yaml', 'port: 10250\n')]))).rejects.toThrow(
       /authentication.webhook.enabled=true and authorization.mode=Webhook need an apiserver: pass --kubeconfig/,
     );
-    await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(/authorization.mode=Webhook need an apiserver/);
+    await expect(loadConfig(parseFlags(['--authorization-mode=Webhook']))).rejects.toThrow(
+      /authorization.mode=Webhook need an apiserver/,
+    );
   });
   it('accepts known upstream fields it does not implement, with a warning', async () => {
     const c = await loadConfig(
@@ -184,7 +216,12 @@ describe('loadConfig', () => {
       eventRecordQPS: 50,
       eventBurst: 100,
     });
-    expect(c.kc.evictionHard).toEqual({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '5%', 'imagefs.available': '15%' });
+    expect(c.kc.evictionHard).toEqual({
+      'memory.available': '100Mi',
+      'nodefs.available': '10%',
+      'nodefs.inodesFree': '5%',
+      'imagefs.available': '15%',
+    });
     expect(c.kc.clusterDNS).toEqual(['10.0.0.10']);
   });
   it('checks enforceNodeAllocatable as upstream: a reserved key needs its cgroup, none stands alone, a key and its -compressible twin exclude each other', async () => {
@@ -192,23 +229,36 @@ describe('loadConfig', () => {
     await expect(load('enforceNodeAllocatable: [pods, system-reserved, kube-reserved-compressible]\n')).rejects.toThrow(
       'invalid configuration: systemReservedCgroup (--system-reserved-cgroup) must be specified when "system-reserved" contained in enforceNodeAllocatable (--enforce-node-allocatable), invalid configuration: kubeReservedCgroup (--kube-reserved-cgroup) must be specified when "kube-reserved-compressible" contained in enforceNodeAllocatable (--enforce-node-allocatable)',
     );
-    await expect(load('enforceNodeAllocatable: [none, pods]\n')).rejects.toThrow('may not contain additional enforcements when "none" is specified');
-    await expect(load('enforceNodeAllocatable: [system-reserved, system-reserved-compressible]\nsystemReservedCgroup: /s\n')).rejects.toThrow(
-      'may not contain both "system-reserved" and "system-reserved-compressible"',
+    await expect(load('enforceNodeAllocatable: [none, pods]\n')).rejects.toThrow(
+      'may not contain additional enforcements when "none" is specified',
     );
+    await expect(
+      load('enforceNodeAllocatable: [system-reserved, system-reserved-compressible]\nsystemReservedCgroup: /s\n'),
+    ).rejects.toThrow('may not contain both "system-reserved" and "system-reserved-compressible"');
     const ok = await loadConfig(
-      parseFlags(['--kubeconfig=/k', '--enforce-node-allocatable', 'pods,system-reserved', '--system-reserved-cgroup', '/system.slice']),
+      parseFlags([
+        '--kubeconfig=/k',
+        '--enforce-node-allocatable',
+        'pods,system-reserved',
+        '--system-reserved-cgroup',
+        '/system.slice',
+      ]),
     );
-    expect([ok.kc.enforceNodeAllocatable, ok.kc.systemReservedCgroup, ok.warnings]).toEqual([['pods', 'system-reserved'], '/system.slice', []]);
+    expect([ok.kc.enforceNodeAllocatable, ok.kc.systemReservedCgroup, ok.warnings]).toEqual([
+      ['pods', 'system-reserved'],
+      '/system.slice',
+      [],
+    ]);
   });
   it('turns the node log query on only with the NodeLogQuery gate and the log handler, with upstream messages', async () => {
-    const load = (yaml: string, ...flags: string[]) => loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nlq.yaml', yaml), ...flags]));
+    const load = (yaml: string, ...flags: string[]) =>
+      loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nlq.yaml', yaml), ...flags]));
     await expect(load('enableSystemLogQuery: true\n')).rejects.toThrow(
       'invalid configuration: NodeLogQuery feature gate is required for enableSystemLogHandler',
     );
-    await expect(load('enableSystemLogQuery: true\nenableSystemLogHandler: false\nfeatureGates: {NodeLogQuery: true}\n')).rejects.toThrow(
-      'invalid configuration: enableSystemLogHandler is required for enableSystemLogQuery',
-    );
+    await expect(
+      load('enableSystemLogQuery: true\nenableSystemLogHandler: false\nfeatureGates: {NodeLogQuery: true}\n'),
+    ).rejects.toThrow('invalid configuration: enableSystemLogHandler is required for enableSystemLogQuery');
     const on = await load('enableSystemLogQuery: true\n', '--feature-gates=NodeLogQuery=true');
     expect([on.kc.enableSystemLogQuery, on.warnings]).toEqual([true, []]);
     expect((await load('{}\n')).kc.enableSystemLogQuery).toBe(false);
@@ -217,13 +267,26 @@ describe('loadConfig', () => {
     const d = join(dir, 'conf.d');
     mkdirSync(join(d, '30-sub'), { recursive: true });
     file('conf.d/20-dns.conf', 'clusterDNS: [10.0.0.10, 10.0.0.11]\nauthentication: {webhook: {cacheTTL: 1m0s}}\n');
-    file('conf.d/10-base.conf', 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\nclusterDNS: [10.9.9.9]\n');
+    file(
+      'conf.d/10-base.conf',
+      'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 50\nclusterDNS: [10.9.9.9]\n',
+    );
     file('conf.d/30-sub/x.conf', '{"registryPullQPS": 9, "clusterDomain": null}');
     file('conf.d/99-ignored.yaml', 'maxPods: 7\n');
-    const base = file('base.yaml', 'maxPods: 20\nclusterDomain: cluster.local\nregistryPullQPS: 1\nauthentication: {x509: {clientCAFile: /ca.crt}}\n');
-    const c = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d, '--registry-qps', '3']));
+    const base = file(
+      'base.yaml',
+      'maxPods: 20\nclusterDomain: cluster.local\nregistryPullQPS: 1\nauthentication: {x509: {clientCAFile: /ca.crt}}\n',
+    );
+    const c = await loadConfig(
+      parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d, '--registry-qps', '3']),
+    );
     // The list replaced (not appended); nested objects merged; null removed (the default is back); the .yaml file ignored.
-    expect([c.kc.maxPods, c.kc.clusterDNS, c.kc.clusterDomain, c.kc.registryPullQPS]).toEqual([50, ['10.0.0.10', '10.0.0.11'], '', 3]);
+    expect([c.kc.maxPods, c.kc.clusterDNS, c.kc.clusterDomain, c.kc.registryPullQPS]).toEqual([
+      50,
+      ['10.0.0.10', '10.0.0.11'],
+      '',
+      3,
+    ]);
     expect([c.kc.authentication.x509.clientCAFile, c.kc.authentication.webhook.cacheTTL]).toEqual(['/ca.crt', '1m0s']);
     // Without --config the drop-ins go over the flags' legacy defaults.
     const legacy = await loadConfig(parseFlags(['--config-dir', d]));
@@ -233,10 +296,16 @@ describe('loadConfig', () => {
       `failed to load kubelet dropin file, path: ${join(d, '40-bad.conf')}, error:`,
     );
     file('conf.d/40-bad.conf', 'kind: Pod\n');
-    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow('unknown kind "Pod"');
+    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow(
+      'unknown kind "Pod"',
+    );
     file('conf.d/40-bad.conf', 'bogusField: 1\n');
-    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow('unknown field "bogusField"');
-    await expect(loadConfig(parseFlags(['--config-dir', join(dir, 'nope.d')]))).rejects.toThrow('failed to read the kubelet drop-in directory');
+    await expect(loadConfig(parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d]))).rejects.toThrow(
+      'unknown field "bogusField"',
+    );
+    await expect(loadConfig(parseFlags(['--config-dir', join(dir, 'nope.d')]))).rejects.toThrow(
+      'failed to read the kubelet drop-in directory',
+    );
   });
   it('reads featureGates from the file and --feature-gates (the flag wins per gate), warning once per gate it does not read', async () => {
     const none = await loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nogates.yaml', 'port: 10250\n')]));
@@ -250,7 +319,11 @@ describe('loadConfig', () => {
         'KubeletCgroupDriverFromCRI=false,InPlacePodVerticalScaling=T',
       ]),
     );
-    expect(c.kc.featureGates).toEqual({ KubeletCgroupDriverFromCRI: false, SidecarContainers: true, InPlacePodVerticalScaling: true });
+    expect(c.kc.featureGates).toEqual({
+      KubeletCgroupDriverFromCRI: false,
+      SidecarContainers: true,
+      InPlacePodVerticalScaling: true,
+    });
     expect(c.warnings).toEqual([
       'feature gate "SidecarContainers" is accepted but not implemented yet; it has no effect',
       'feature gate "InPlacePodVerticalScaling" is accepted but not implemented yet; it has no effect',
@@ -258,12 +331,17 @@ describe('loadConfig', () => {
     expect(() => parseFlags(['--feature-gates', 'KubeletCgroupDriverFromCRI=maybe'])).toThrow(
       'invalid argument "KubeletCgroupDriverFromCRI=maybe" for "--feature-gates" flag: want "Gate=true|false" pairs separated by commas',
     );
-    await expect(loadConfig(parseFlags(['--config', file('badgate.yaml', 'featureGates: {A: "yes"}\n')]))).rejects.toThrow(
-      'invalid value for field "featureGates.A"',
-    );
+    await expect(
+      loadConfig(parseFlags(['--config', file('badgate.yaml', 'featureGates: {A: "yes"}\n')])),
+    ).rejects.toThrow('invalid value for field "featureGates.A"');
   });
   it('reads the runtime-facing settings with upstream defaults and checks the image GC thresholds', async () => {
-    const d = await loadConfig(parseFlags(['--config', file('d.yaml', 'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n')]));
+    const d = await loadConfig(
+      parseFlags([
+        '--config',
+        file('d.yaml', 'authentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n'),
+      ]),
+    );
     expect([
       d.kc.cgroupsPerQOS,
       d.kc.cgroupDriver,
@@ -285,14 +363,22 @@ describe('loadConfig', () => {
         '--serialize-image-pulls=false',
       ]),
     );
-    expect([f.kc.clusterDNS, f.kc.clusterDomain, f.containerGc, f.podInfraContainerImage, f.kc.serializeImagePulls]).toEqual([
+    expect([
+      f.kc.clusterDNS,
+      f.kc.clusterDomain,
+      f.containerGc,
+      f.podInfraContainerImage,
+      f.kc.serializeImagePulls,
+    ]).toEqual([
       ['10.0.0.10', '10.0.0.11'],
       'cluster.local',
       { minAgeMs: 60_000, maxPerPodContainer: 1, maxContainers: 5 },
       'reg/pause:3',
       false,
     ]);
-    await expect(loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60']))).rejects.toThrow(
+    await expect(
+      loadConfig(parseFlags(['--image-gc-high-threshold=50', '--image-gc-low-threshold=60'])),
+    ).rejects.toThrow(
       /imageGCLowThresholdPercent \(--image-gc-low-threshold\) 60 must be less than imageGCHighThresholdPercent/,
     );
   });
@@ -332,27 +418,45 @@ describe('loadConfig', () => {
         '--kubeconfig=/etc/kubernetes/kubelet.conf',
       ]),
     );
-    expect([c.kc.registryPullQPS, c.kc.registryBurst, c.kc.maxParallelImagePulls, c.kc.podsPerCore, c.kc.kubeAPIQPS, c.kc.kubeAPIBurst]).toEqual([
-      3, 4, 2, 10, 2.5, 7,
-    ]);
-    expect([c.kc.nodeStatusMaxImages, c.kc.enableServer, c.kc.imageServiceEndpoint, c.kc.oomScoreAdj, c.kc.volumeStatsAggPeriod]).toEqual([
-      -1,
-      false,
-      'unix:///img.sock',
-      -500,
-      '30s',
-    ]);
-    const pids = await loadConfig(parseFlags(['--pod-max-pids=100', '--enforce-node-allocatable=pods,kube-reserved', '--kube-reserved-cgroup=/kube.slice']));
-    expect([pids.kc.podPidsLimit, pids.kc.enforceNodeAllocatable, d.kc.podPidsLimit, d.kc.enforceNodeAllocatable]).toEqual([
-      100,
-      ['pods', 'kube-reserved'],
-      -1,
-      ['pods'],
-    ]);
+    expect([
+      c.kc.registryPullQPS,
+      c.kc.registryBurst,
+      c.kc.maxParallelImagePulls,
+      c.kc.podsPerCore,
+      c.kc.kubeAPIQPS,
+      c.kc.kubeAPIBurst,
+    ]).toEqual([3, 4, 2, 10, 2.5, 7]);
+    expect([
+      c.kc.nodeStatusMaxImages,
+      c.kc.enableServer,
+      c.kc.imageServiceEndpoint,
+      c.kc.oomScoreAdj,
+      c.kc.volumeStatsAggPeriod,
+    ]).toEqual([-1, false, 'unix:///img.sock', -500, '30s']);
+    const pids = await loadConfig(
+      parseFlags([
+        '--pod-max-pids=100',
+        '--enforce-node-allocatable=pods,kube-reserved',
+        '--kube-reserved-cgroup=/kube.slice',
+      ]),
+    );
+    expect([
+      pids.kc.podPidsLimit,
+      pids.kc.enforceNodeAllocatable,
+      d.kc.podPidsLimit,
+      d.kc.enforceNodeAllocatable,
+    ]).toEqual([100, ['pods', 'kube-reserved'], -1, ['pods']]);
     expect([pids.kc.kubeReservedCgroup, pids.warnings]).toEqual(['/kube.slice', []]);
     const ext = await loadConfig(parseFlags(['--cloud-provider=external', '--node-ip=10.0.0.9']));
-    expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([true, true, false, false]);
-    await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow('--cloud-provider="aws" is not supported');
+    expect([ext.externalCloudProvider, ext.nodeIPSpecified, d.externalCloudProvider, d.nodeIPSpecified]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    await expect(loadConfig(parseFlags(['--cloud-provider=aws']))).rejects.toThrow(
+      '--cloud-provider="aws" is not supported',
+    );
     const dual = await loadConfig(parseFlags(['--node-ip=10.0.0.9,fd00::9']));
     expect([dual.nodeIP, dual.secondaryNodeIP, dual.nodeIPSpecified]).toEqual(['10.0.0.9', 'fd00::9', true]);
     const unspecified = await loadConfig(parseFlags(['--node-ip=0.0.0.0']));
@@ -362,17 +466,32 @@ describe('loadConfig', () => {
       ['10.0.0.1,10.0.0.2', 'a dual-stack pair needs one IPv4 and one IPv6 address'],
       ['1.1.1.1,::1,2.2.2.2', 'at most two addresses'],
     ])
-      await expect(loadConfig(parseFlags([`--node-ip=${v}`]))).rejects.toThrow(`could not parse --node-ip "${v}": ${why}`);
-    const cred = await loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml', '--image-credential-provider-bin-dir=/usr/libexec/cp']));
-    expect(cred.imageCredentialProvider).toEqual({ configPath: join(process.cwd(), 'cp.yaml'), binDir: '/usr/libexec/cp' });
+      await expect(loadConfig(parseFlags([`--node-ip=${v}`]))).rejects.toThrow(
+        `could not parse --node-ip "${v}": ${why}`,
+      );
+    const cred = await loadConfig(
+      parseFlags(['--image-credential-provider-config=cp.yaml', '--image-credential-provider-bin-dir=/usr/libexec/cp']),
+    );
+    expect(cred.imageCredentialProvider).toEqual({
+      configPath: join(process.cwd(), 'cp.yaml'),
+      binDir: '/usr/libexec/cp',
+    });
     await expect(loadConfig(parseFlags(['--image-credential-provider-config=cp.yaml']))).rejects.toThrow(
       '--image-credential-provider-bin-dir is required with --image-credential-provider-config',
     );
-    expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(/invalid argument "fast" for "--kube-api-qps" flag: must be a number/);
+    expect(() => parseFlags(['--kube-api-qps=fast'])).toThrow(
+      /invalid argument "fast" for "--kube-api-qps" flag: must be a number/,
+    );
   });
   const invalid: [string[], string][] = [
-    [['--max-parallel-image-pulls=3'], 'maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false'],
-    [['--serialize-image-pulls=false', '--max-parallel-image-pulls=0'], 'maxParallelImagePulls 0 must be a positive number'],
+    [
+      ['--max-parallel-image-pulls=3'],
+      'maxParallelImagePulls cannot be larger than 1 unless SerializeImagePulls (--serialize-image-pulls) is set to false',
+    ],
+    [
+      ['--serialize-image-pulls=false', '--max-parallel-image-pulls=0'],
+      'maxParallelImagePulls 0 must be a positive number',
+    ],
     [['--registry-qps=-1'], 'registryPullQPS (--registry-qps) -1 must not be a negative number'],
     [['--registry-burst=-1'], 'registryBurst (--registry-burst) -1 must not be a negative number'],
     [['--kube-api-qps=-1'], 'kubeAPIQPS (--kube-api-qps) -1 must not be a negative number'],
@@ -395,7 +514,10 @@ describe('loadConfig', () => {
     });
   }
   it('refuses an imageMaximumGCAge not above imageMinimumGCAge, and critical-pod grace above the whole', async () => {
-    const f = file('ages.yaml', 'imageMinimumGCAge: 2m0s\nimageMaximumGCAge: 1m0s\nshutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n');
+    const f = file(
+      'ages.yaml',
+      'imageMinimumGCAge: 2m0s\nimageMaximumGCAge: 1m0s\nshutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n',
+    );
     const err = await loadConfig(parseFlags(['--config', f, '--kubeconfig=/k.conf'])).catch((e: unknown) => e as Error);
     expect(err).toBeInstanceOf(ConfigError);
     // Every broken rule at once, as upstream.
@@ -404,7 +526,9 @@ describe('loadConfig', () => {
     );
   });
   it('reads a kubeadm-written config as upstream: zero values mean the defaults, and its no-op fields start quietly', async () => {
-    const c = await loadConfig(parseFlags(['--config', file('kubeadm.yaml', KUBEADM_CONFIG), '--kubeconfig=/etc/kubernetes/kubelet.conf']));
+    const c = await loadConfig(
+      parseFlags(['--config', file('kubeadm.yaml', KUBEADM_CONFIG), '--kubeconfig=/etc/kubernetes/kubelet.conf']),
+    );
     expect(c.warnings).toEqual([]);
     expect(c.kc).toMatchObject({
       syncFrequency: '1m0s',
@@ -421,26 +545,40 @@ describe('loadConfig', () => {
       shutdownGracePeriod: '0s',
       cgroupDriver: 'systemd',
       containerRuntimeEndpoint: '',
-      authentication: { webhook: { enabled: true, cacheTTL: '2m0s' }, x509: { clientCAFile: '/etc/kubernetes/pki/ca.crt' } },
+      authentication: {
+        webhook: { enabled: true, cacheTTL: '2m0s' },
+        x509: { clientCAFile: '/etc/kubernetes/pki/ca.crt' },
+      },
       authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } },
     });
     expect([c.syncFrequencyMs, c.fileCheckFrequencyMs, c.verbosity]).toEqual([60_000, 20_000, 3]);
     // An explicit nodeStatusUpdateFrequency carries over to an unset report frequency; --v beats logging.verbosity.
     const d = await loadConfig(
-      parseFlags(['--config', file('upd.yaml', 'nodeStatusUpdateFrequency: 20s\nport: 0\nmaxPods: 0\nlogging: {verbosity: 4}\n'), '--kubeconfig=/k', '--v=1']),
+      parseFlags([
+        '--config',
+        file('upd.yaml', 'nodeStatusUpdateFrequency: 20s\nport: 0\nmaxPods: 0\nlogging: {verbosity: 4}\n'),
+        '--kubeconfig=/k',
+        '--v=1',
+      ]),
     );
     expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
     // logging.format: klog's text unless the file or --logging-format says json (the flag wins); others stop the start, as upstream.
     expect(d.loggingFormat).toBe('text');
     const json = file('json.yaml', 'logging: {format: json}\n');
     expect((await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k']))).loggingFormat).toBe('json');
-    expect((await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k', '--logging-format=text']))).loggingFormat).toBe('text');
+    expect(
+      (await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k', '--logging-format=text']))).loggingFormat,
+    ).toBe('text');
     await expect(loadConfig(parseFlags(['--logging-format=logfmt']))).rejects.toThrow(
       'logging.format: Unsupported value: "logfmt": supported values: "json", "text"',
     );
     // Values that ask for something tskubelet does not do still warn.
     const e = await loadConfig(
-      parseFlags(['--config', file('static.yaml', 'memoryManagerPolicy: Static\nrunOnce: true\nlogging: {format: text}\n'), '--kubeconfig=/k']),
+      parseFlags([
+        '--config',
+        file('static.yaml', 'memoryManagerPolicy: Static\nrunOnce: true\nlogging: {format: text}\n'),
+        '--kubeconfig=/k',
+      ]),
     );
     expect(e.warnings).toEqual([
       'config field "memoryManagerPolicy" is accepted but not implemented yet; it has no effect',
@@ -448,21 +586,55 @@ describe('loadConfig', () => {
     ]);
     // The CPU manager's settings are read (cpumanager/): file fields, flags, upstream's defaults and checks.
     const cpu = await loadConfig(
-      parseFlags(['--config', file('cpu.yaml', 'cpuManagerPolicy: static\ncpuManagerReconcilePeriod: 0s\nkubeReserved: {cpu: 500m}\n'), '--kubeconfig=/k']),
+      parseFlags([
+        '--config',
+        file('cpu.yaml', 'cpuManagerPolicy: static\ncpuManagerReconcilePeriod: 0s\nkubeReserved: {cpu: 500m}\n'),
+        '--kubeconfig=/k',
+      ]),
     );
-    expect([cpu.kc.cpuManagerPolicy, cpu.kc.cpuManagerReconcilePeriod, cpu.kc.reservedSystemCPUs, cpu.warnings]).toEqual(['static', '10s', undefined, []]);
-    const flags = await loadConfig(parseFlags(['--cpu-manager-policy=static', '--cpu-manager-reconcile-period=2s', '--reserved-cpus=0-1', '--kubeconfig=/k']));
-    expect([flags.kc.cpuManagerPolicy, flags.kc.cpuManagerReconcilePeriod, flags.kc.reservedSystemCPUs, flags.warnings]).toEqual(['static', '2s', '0-1', []]);
-    await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow('cpuManagerPolicy');
+    expect([
+      cpu.kc.cpuManagerPolicy,
+      cpu.kc.cpuManagerReconcilePeriod,
+      cpu.kc.reservedSystemCPUs,
+      cpu.warnings,
+    ]).toEqual(['static', '10s', undefined, []]);
+    const flags = await loadConfig(
+      parseFlags([
+        '--cpu-manager-policy=static',
+        '--cpu-manager-reconcile-period=2s',
+        '--reserved-cpus=0-1',
+        '--kubeconfig=/k',
+      ]),
+    );
+    expect([
+      flags.kc.cpuManagerPolicy,
+      flags.kc.cpuManagerReconcilePeriod,
+      flags.kc.reservedSystemCPUs,
+      flags.warnings,
+    ]).toEqual(['static', '2s', '0-1', []]);
+    await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow(
+      'cpuManagerPolicy',
+    );
     // The static policy's options: full-pcpus-only is read; the others are accepted with a warning.
-    const opts = await loadConfig(parseFlags(['--cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-numa=true', '--kubeconfig=/k']));
+    const opts = await loadConfig(
+      parseFlags([
+        '--cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-numa=true',
+        '--kubeconfig=/k',
+      ]),
+    );
     expect([opts.kc.cpuManagerPolicyOptions, opts.warnings]).toEqual([
       { 'full-pcpus-only': 'true', 'distribute-cpus-across-numa': 'true' },
       ['CPU manager policy option "distribute-cpus-across-numa" is accepted but not implemented yet; it has no effect'],
     ]);
     // The topology manager's policy and scope: read, with upstream's checks.
-    const topo = await loadConfig(parseFlags(['--topology-manager-policy=single-numa-node', '--topology-manager-scope=pod', '--kubeconfig=/k']));
-    expect([topo.kc.topologyManagerPolicy, topo.kc.topologyManagerScope, topo.warnings]).toEqual(['single-numa-node', 'pod', []]);
+    const topo = await loadConfig(
+      parseFlags(['--topology-manager-policy=single-numa-node', '--topology-manager-scope=pod', '--kubeconfig=/k']),
+    );
+    expect([topo.kc.topologyManagerPolicy, topo.kc.topologyManagerScope, topo.warnings]).toEqual([
+      'single-numa-node',
+      'pod',
+      [],
+    ]);
     await expect(loadConfig(parseFlags(['--topology-manager-policy=strict', '--kubeconfig=/k']))).rejects.toThrow(
       'invalid configuration: topologyManagerPolicy (--topology-manager-policy) "strict" must be one of: ["none" "best-effort" "restricted" "single-numa-node"]',
     );
@@ -471,26 +643,44 @@ describe('loadConfig', () => {
     );
     // memorySwap.swapBehavior (runtime/swap.ts): read, with upstream's check.
     const swap = await loadConfig(
-      parseFlags(['--config', file('swap-ls.yaml', 'failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n'), '--kubeconfig=/k']),
+      parseFlags([
+        '--config',
+        file('swap-ls.yaml', 'failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n'),
+        '--kubeconfig=/k',
+      ]),
     );
     expect([swap.kc.memorySwap, swap.warnings]).toEqual([{ swapBehavior: 'LimitedSwap' }, []]);
-    await expect(loadConfig(parseFlags(['--config', file('swap-bad.yaml', 'memorySwap: {swapBehavior: UnlimitedSwap}\n'), '--kubeconfig=/k']))).rejects.toThrow(
+    await expect(
+      loadConfig(
+        parseFlags([
+          '--config',
+          file('swap-bad.yaml', 'memorySwap: {swapBehavior: UnlimitedSwap}\n'),
+          '--kubeconfig=/k',
+        ]),
+      ),
+    ).rejects.toThrow(
       'invalid configuration: memorySwap.swapBehavior "UnlimitedSwap" must be one of: "", "LimitedSwap" or "NoSwap"',
     );
     await expect(loadConfig(parseFlags(['--reserved-cpus=0-x', '--kubeconfig=/k']))).rejects.toThrow(
       'invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) 0-x, error: strconv.Atoi: parsing "x": invalid syntax',
     );
-    await expect(loadConfig(parseFlags(['--reserved-cpus=0', '--kube-reserved-cgroup=/kube', '--kubeconfig=/k']))).rejects.toThrow(
+    await expect(
+      loadConfig(parseFlags(['--reserved-cpus=0', '--kube-reserved-cgroup=/kube', '--kubeconfig=/k'])),
+    ).rejects.toThrow(
       "can't use reservedSystemCPUs (--reserved-cpus) with systemReservedCgroup (--system-reserved-cgroup) or kubeReservedCgroup (--kube-reserved-cgroup)",
     );
     // failSwapOn: upstream's default (true) unless the file or the flag says otherwise.
     expect(c.kc.failSwapOn).toBe(true);
     const g = await loadConfig(parseFlags(['--config', file('swap.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k']));
     expect([g.kc.failSwapOn, g.warnings]).toEqual([false, []]);
-    const h = await loadConfig(parseFlags(['--config', file('swap2.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k', '--fail-swap-on']));
+    const h = await loadConfig(
+      parseFlags(['--config', file('swap2.yaml', 'failSwapOn: false\n'), '--kubeconfig=/k', '--fail-swap-on']),
+    );
     expect(h.kc.failSwapOn).toBe(true);
     // maxParallelImagePulls in the file turns serializeImagePulls' default off, as upstream.
-    const f = await loadConfig(parseFlags(['--config', file('par.yaml', 'maxParallelImagePulls: 4\n'), '--kubeconfig=/k']));
+    const f = await loadConfig(
+      parseFlags(['--config', file('par.yaml', 'maxParallelImagePulls: 4\n'), '--kubeconfig=/k']),
+    );
     expect([f.kc.serializeImagePulls, f.kc.maxParallelImagePulls]).toEqual([false, 4]);
   });
   const bad: [string, RegExp][] = [
@@ -500,14 +690,19 @@ describe('loadConfig', () => {
     ['authentication: {x509: {clientCAFile: 3}}\n', /authentication.x509.clientCAFile/],
     ['authentication: {x509: {nope: 1}}\n', /unknown field "authentication.x509.nope"/],
     ['port: [\n', /failed to decode/],
-    ['tlsCipherSuites: [TLS_FAKE_WITH_NOTHING]\n', /invalid value for field "tlsCipherSuites": unknown cipher suite "TLS_FAKE_WITH_NOTHING"/],
+    [
+      'tlsCipherSuites: [TLS_FAKE_WITH_NOTHING]\n',
+      /invalid value for field "tlsCipherSuites": unknown cipher suite "TLS_FAKE_WITH_NOTHING"/,
+    ],
     ['tlsMinVersion: VersionSSL3\n', /invalid value for field "tlsMinVersion": unknown TLS version "VersionSSL3"/],
     ['authorization: {mode: RBAC}\n', /invalid value for field "authorization.mode"/],
   ];
   for (const [text, re] of bad) {
     it(`rejects ${JSON.stringify(text.trim())}`, async () => {
       await expect(loadConfig(parseFlags(['--config', file(`bad-${Math.random()}.yaml`, text)]))).rejects.toThrow(re);
-      await expect(loadConfig(parseFlags(['--config', file(`bad-${Math.random()}.yaml`, text)]))).rejects.toBeInstanceOf(ConfigError);
+      await expect(
+        loadConfig(parseFlags(['--config', file(`bad-${Math.random()}.yaml`, text)])),
+      ).rejects.toBeInstanceOf(ConfigError);
     });
   }
 });

@@ -39,7 +39,8 @@ function socketPath(): string {
 /** A runtime whose calls do what the test needs; the rest throw. */
 function fakeRuntime(over: Partial<RuntimeService>): RuntimeService {
   return new Proxy(over, {
-    get: (o, k: string) => (o as Record<string, unknown>)[k] ?? (() => Promise.reject(new KubeletError('NotImplemented', `${k} not faked`))),
+    get: (o, k: string) =>
+      (o as Record<string, unknown>)[k] ?? (() => Promise.reject(new KubeletError('NotImplemented', `${k} not faked`))),
   }) as RuntimeService;
 }
 const noImages = fakeRuntime({}) as unknown as ImageService;
@@ -63,7 +64,11 @@ describe('CRI client transport', () => {
     const path = socketPath();
     await serve(path, {
       version: async (v) => ({ version: v, runtime_name: 'fake', runtime_version: '1', runtime_api_version: 'v1' }),
-      execSync: async (id, cmd, timeout) => ({ stdout: Buffer.from(`${id}:${cmd.join(',')}:${timeout}`), stderr: Buffer.from('é'), exit_code: 3 }),
+      execSync: async (id, cmd, timeout) => ({
+        stdout: Buffer.from(`${id}:${cmd.join(',')}:${timeout}`),
+        stderr: Buffer.from('é'),
+        exit_code: 3,
+      }),
       listContainers: async () =>
         [
           {
@@ -81,7 +86,11 @@ describe('CRI client transport', () => {
     try {
       expect(await c.runtime.version('0.1.0')).toMatchObject({ version: '0.1.0', runtime_name: 'fake' });
       const r = await c.runtime.execSync('abc', ['sh', '-c', 'x'], 7);
-      expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exit_code]).toEqual(['abc:sh,-c,x:7', 'é', 3]);
+      expect([Buffer.from(r.stdout).toString(), Buffer.from(r.stderr).toString(), r.exit_code]).toEqual([
+        'abc:sh,-c,x:7',
+        'é',
+        3,
+      ]);
       const [ct] = await c.runtime.listContainers();
       expect(ct).toMatchObject({ id: 'c1', state: 'CONTAINER_EXITED', labels: { a: 'b' } });
       expect(Math.abs(ct.created_at - 1_700_000_000_123_456_000)).toBeLessThan(1024);
@@ -132,7 +141,11 @@ describe('CRI client transport', () => {
     }
     // Our own server, for a runtime without the method (cri/server.ts leaves it out).
     const path2 = socketPath();
-    const server = await serveCri(`unix://${path2}`, { version: async () => ({}) } as unknown as RuntimeService, noImages);
+    const server = await serveCri(
+      `unix://${path2}`,
+      { version: async () => ({}) } as unknown as RuntimeService,
+      noImages,
+    );
     const c2 = createCriClient(path2);
     try {
       expect((await errorOf(c2.runtime.runtimeConfig!())).code).toBe('NotImplemented');
@@ -171,7 +184,10 @@ describe('CRI client transport', () => {
     const server = http2.createServer();
     server.on('stream', (stream, headers) => {
       seen.set(String(headers[':path']).split('/').pop()!, headers['grpc-timeout'] as string | undefined);
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12', 'grpc-message': 'no' }, { endStream: true });
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12', 'grpc-message': 'no' },
+        { endStream: true },
+      );
     });
     await new Promise<void>((r) => server.listen(path, r));
     const c = createCriClient(`unix://${path}`, { requestTimeoutMs: 45_000 });
@@ -194,7 +210,8 @@ describe('CRI client transport', () => {
       server.close();
     }
     // grpc-js writes what is left of the deadline when the call goes out: a few ms less.
-    const ms = (v: string | undefined) => (v === undefined ? undefined : Math.round(Number(/^(\d+)m$/.exec(v)?.[1] ?? NaN) / 1000) * 1000);
+    const ms = (v: string | undefined) =>
+      v === undefined ? undefined : Math.round(Number(/^(\d+)m$/.exec(v)?.[1] ?? NaN) / 1000) * 1000;
     expect(Object.fromEntries([...seen].map(([k, v]) => [k, ms(v)]))).toEqual({
       ListContainers: 45_000,
       ListPodSandbox: 45_000,
@@ -209,10 +226,14 @@ describe('CRI client transport', () => {
 
   it('refuses a response larger than the receive limit', async () => {
     const path = socketPath();
-    await serve(path, { execSync: async () => ({ stdout: Buffer.alloc(64 * 1024, 'a'), stderr: Buffer.alloc(0), exit_code: 0 }) });
+    await serve(path, {
+      execSync: async () => ({ stdout: Buffer.alloc(64 * 1024, 'a'), stderr: Buffer.alloc(0), exit_code: 0 }),
+    });
     const ch = unaryChannel(`unix://${path}`, { maxReceiveBytes: 1024 });
     try {
-      const e = (await errorOf(ch.call(criMethods('RuntimeService').ExecSync as never, { container_id: 'a', cmd: ['x'] }, 5000))) as unknown as {
+      const e = (await errorOf(
+        ch.call(criMethods('RuntimeService').ExecSync as never, { container_id: 'a', cmd: ['x'] }, 5000),
+      )) as unknown as {
         code: number;
       };
       expect(e.code).toBe(8);
@@ -224,7 +245,12 @@ describe('CRI client transport', () => {
   it('answers Unavailable while the runtime is not there, and reconnects when it comes back or restarts', async () => {
     const path = socketPath();
     const c = createCriClient(path);
-    const version = (tag: string) => async (v: string) => ({ version: v, runtime_name: tag, runtime_version: '1', runtime_api_version: 'v1' });
+    const version = (tag: string) => async (v: string) => ({
+      version: v,
+      runtime_name: tag,
+      runtime_version: '1',
+      runtime_api_version: 'v1',
+    });
     try {
       expect((await errorOf(c.runtime.version('x'))).code).toBe('Unavailable');
       // Calls fail fast while it is away; the channel connects again within its reconnect back-off (≤ 2 s).
@@ -262,23 +288,39 @@ describe('the daemon CRI server (serveCri) under a grpc-js client', () => {
           throw new KubeletError('NotFound', `container ${id} not found`);
         },
         listContainers: async () =>
-          [{ id: 'c1', pod_sandbox_id: 's1', state: 'CONTAINER_RUNNING', created_at: 1_700_000_000_000_000_000, labels: { a: 'b' } }] as never,
+          [
+            {
+              id: 'c1',
+              pod_sandbox_id: 's1',
+              state: 'CONTAINER_RUNNING',
+              created_at: 1_700_000_000_000_000_000,
+              labels: { a: 'b' },
+            },
+          ] as never,
         status: async () => {
           throw new Error('boom');
         },
       }),
       noImages,
     );
-    const Client = grpcJs.makeClientConstructor(criMethods('RuntimeService') as grpcJs.ServiceDefinition, 'RuntimeService');
+    const Client = grpcJs.makeClientConstructor(
+      criMethods('RuntimeService') as grpcJs.ServiceDefinition,
+      'RuntimeService',
+    );
     const client = new Client(`unix://${path}`, grpcJs.credentials.createInsecure()) as unknown as Record<
       string,
       (req: object, cb: (err: grpcJs.ServiceError | null, res: any) => void) => void
     > &
       grpcJs.Client;
     const call = (method: string, req: object) =>
-      new Promise<{ err: grpcJs.ServiceError | null; res: any }>((resolve) => client[method].call(client, req, (err, res) => resolve({ err, res })));
+      new Promise<{ err: grpcJs.ServiceError | null; res: any }>((resolve) =>
+        client[method].call(client, req, (err, res) => resolve({ err, res })),
+      );
     try {
-      expect((await call('Version', { version: '0.1.0' })).res).toMatchObject({ version: '0.1.0', runtime_name: 'proc' });
+      expect((await call('Version', { version: '0.1.0' })).res).toMatchObject({
+        version: '0.1.0',
+        runtime_name: 'proc',
+      });
       const listed = (await call('ListContainers', {})).res.containers;
       expect(listed).toMatchObject([{ id: 'c1', state: 'CONTAINER_RUNNING', labels: { a: 'b' } }]);
       const nf = (await call('ContainerStatus', { container_id: 'abc' })).err;
@@ -288,11 +330,16 @@ describe('the daemon CRI server (serveCri) under a grpc-js client', () => {
       const notFaked = (await call('RemoveContainer', { container_id: 'x' })).err;
       expect(notFaked?.code).toBe(grpcJs.status.UNIMPLEMENTED);
       const streamErr = await new Promise<grpcJs.ServiceError>((resolve) => {
-        const st = (client as unknown as Record<string, (req: object) => grpcJs.ClientReadableStream<unknown>>).GetContainerEvents.call(client, {});
+        const st = (
+          client as unknown as Record<string, (req: object) => grpcJs.ClientReadableStream<unknown>>
+        ).GetContainerEvents.call(client, {});
         st.on('error', resolve);
         st.on('data', () => {});
       });
-      expect([streamErr.code, streamErr.details]).toEqual([grpcJs.status.UNIMPLEMENTED, 'GetContainerEvents is not implemented']);
+      expect([streamErr.code, streamErr.details]).toEqual([
+        grpcJs.status.UNIMPLEMENTED,
+        'GetContainerEvents is not implemented',
+      ]);
     } finally {
       client.close();
       await server.close();

@@ -39,7 +39,15 @@ describe('reusingListDecoder', () => {
 
     const sandboxes = reusingListDecoder((b) => sandboxesCodec.responseDeserialize(b), 'items', 5);
     const sb = sandboxesCodec.responseSerialize({
-      items: [{ id: 's1', metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 }, state: 'SANDBOX_READY', created_at: 5, labels: { a: 'b' } }],
+      items: [
+        {
+          id: 's1',
+          metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 },
+          state: 'SANDBOX_READY',
+          created_at: 5,
+          labels: { a: 'b' },
+        },
+      ],
     });
     expect(sandboxes(sb)).toEqual(sandboxesCodec.responseDeserialize(sb));
     expect((sandboxes(sb) as { items: cri.PodSandbox[] }).items[0].state).toBe('SANDBOX_READY');
@@ -48,13 +56,17 @@ describe('reusingListDecoder', () => {
   it('answers an unchanged item with the object it decoded last time, and a changed or returning one with a new object', () => {
     const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
     const first = (decode(encode([container('a'), container('b')])) as { containers: cri.Container[] }).containers;
-    const second = (decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }).containers;
+    const second = (
+      decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }
+    ).containers;
     expect(second[0]).toBe(first[0]);
     expect(second[1]).not.toBe(first[1]);
     expect(second[1].state).toBe('CONTAINER_EXITED');
     // Only the last answer is remembered: an item that left and came back is decoded again.
     decode(encode([container('a')]));
-    const fourth = (decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }).containers;
+    const fourth = (
+      decode(encode([container('a'), container('b', 'CONTAINER_EXITED')])) as { containers: cri.Container[] }
+    ).containers;
     expect(fourth[0]).toBe(first[0]);
     expect(fourth[1]).not.toBe(second[1]);
     expect(fourth[1]).toEqual(second[1]);
@@ -62,7 +74,8 @@ describe('reusingListDecoder', () => {
 
   it('answers with the last array itself, frozen, when no item is new, changed or gone, in whatever order', () => {
     const decode = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
-    const list = (cs: Array<Partial<cri.Container>>) => (decode(encode(cs)) as { containers: cri.Container[] }).containers;
+    const list = (cs: Array<Partial<cri.Container>>) =>
+      (decode(encode(cs)) as { containers: cri.Container[] }).containers;
     const first = list([container('a'), container('b')]);
     expect(Object.isFrozen(first)).toBe(true);
     expect(list([container('b'), container('a')])).toBe(first);
@@ -121,8 +134,12 @@ describe('reusingListDecoder', () => {
     // 150 labels, reversed: the same; one more label: a new object.
     const many = { ...c, labels: Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`k${i}`, `v${i}`])) };
     const m1 = (decode(encode([many])) as { containers: cri.Container[] }).containers[0];
-    expect((decode(encode([{ ...many, labels: reversed(many.labels) }])) as { containers: cri.Container[] }).containers[0]).toBe(m1);
-    const more = (decode(encode([{ ...many, labels: { ...many.labels, k150: 'v150' } }])) as { containers: cri.Container[] }).containers[0];
+    expect(
+      (decode(encode([{ ...many, labels: reversed(many.labels) }])) as { containers: cri.Container[] }).containers[0],
+    ).toBe(m1);
+    const more = (
+      decode(encode([{ ...many, labels: { ...many.labels, k150: 'v150' } }])) as { containers: cri.Container[] }
+    ).containers[0];
     expect(more).not.toBe(m1);
     expect(more.labels.k150).toBe('v150');
   });
@@ -134,17 +151,29 @@ describe('reusingListDecoder', () => {
     for (const changed of [
       container('a', 'CONTAINER_EXITED'),
       { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457 },
-      { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457, metadata: { name: 'c-a', attempt: 2 } },
-      { ...container('a', 'CONTAINER_EXITED'), created_at: 1_700_000_000_123_457, metadata: { name: 'c-a', attempt: 2 }, image_ref: 'sha256:abd' },
+      {
+        ...container('a', 'CONTAINER_EXITED'),
+        created_at: 1_700_000_000_123_457,
+        metadata: { name: 'c-a', attempt: 2 },
+      },
+      {
+        ...container('a', 'CONTAINER_EXITED'),
+        created_at: 1_700_000_000_123_457,
+        metadata: { name: 'c-a', attempt: 2 },
+        image_ref: 'sha256:abd',
+      },
     ]) {
       const next = items(changed);
       expect(next).not.toBe(prev);
-      expect(next).toEqual((containersCodec.responseDeserialize(encode([changed])) as { containers: cri.Container[] }).containers[0]);
+      expect(next).toEqual(
+        (containersCodec.responseDeserialize(encode([changed])) as { containers: cri.Container[] }).containers[0],
+      );
       prev = next;
     }
     // A created container (state 0, not written) that starts: the state field appears.
     const d2 = reusingListDecoder((b) => containersCodec.responseDeserialize(b), 'containers', 8);
-    const created = (d2(encode([container('b', 'CONTAINER_CREATED')])) as { containers: cri.Container[] }).containers[0];
+    const created = (d2(encode([container('b', 'CONTAINER_CREATED')])) as { containers: cri.Container[] })
+      .containers[0];
     const running = (d2(encode([container('b')])) as { containers: cri.Container[] }).containers[0];
     expect(created.state).toBe('CONTAINER_CREATED');
     expect(running.state).toBe('CONTAINER_RUNNING');

@@ -30,11 +30,21 @@ const containerStats = (id: string) => ({
     page_faults: { value: 127 },
     major_page_faults: { value: 128 },
   },
-  writable_layer: { timestamp: NOW_NS, fs_id: { mountpoint: '/var/lib/containerd' }, used_bytes: { value: 8192 }, inodes_used: { value: 9 } },
+  writable_layer: {
+    timestamp: NOW_NS,
+    fs_id: { mountpoint: '/var/lib/containerd' },
+    used_bytes: { value: 8192 },
+    inodes_used: { value: 9 },
+  },
   swap: { timestamp: NOW_NS, swap_usage_bytes: { value: 1 } },
 });
 const sandboxStats = (id: string) => ({
-  attributes: { id, metadata: { name: 'p', namespace: 'default', uid: `u-${id}`, attempt: 1 }, labels: { a: 'b' }, annotations: { long: 'y'.repeat(200) } },
+  attributes: {
+    id,
+    metadata: { name: 'p', namespace: 'default', uid: `u-${id}`, attempt: 1 },
+    labels: { a: 'b' },
+    annotations: { long: 'y'.repeat(200) },
+  },
   linux: {
     cpu: { timestamp: 7, usage_core_nano_seconds: { value: 99 } },
     memory: { timestamp: 7, working_set_bytes: { value: 2 ** 40 }, rss_bytes: { value: 0 } },
@@ -42,7 +52,13 @@ const sandboxStats = (id: string) => ({
       timestamp: 7,
       default_interface: { name: 'eth0', rx_bytes: { value: 10 }, tx_bytes: { value: 20 } },
       interfaces: [
-        { name: 'eth0', rx_bytes: { value: 10 }, rx_errors: { value: 1 }, tx_bytes: { value: 20 }, tx_errors: { value: 2 } },
+        {
+          name: 'eth0',
+          rx_bytes: { value: 10 },
+          rx_errors: { value: 1 },
+          tx_bytes: { value: 20 },
+          tx_errors: { value: 2 },
+        },
         { name: 'eth1', rx_bytes: { value: '5000000000' } },
       ],
     },
@@ -56,7 +72,9 @@ type Decoded = { stats: Record<string, any>[] };
 
 describe('stats answers decoded from the wire', () => {
   it('ListContainerStats: everything proto-loader gives (swap included), the annotations left at their defaults', () => {
-    const bytes = containerStatsCodec.responseSerialize({ stats: [containerStats('a'), containerStats('b'), { attributes: { id: 'bare' } }] });
+    const bytes = containerStatsCodec.responseSerialize({
+      stats: [containerStats('a'), containerStats('b'), { attributes: { id: 'bare' } }],
+    });
     const want = containerStatsCodec.responseDeserialize(bytes) as Decoded;
     for (const s of want.stats) s.attributes.annotations = {};
     const got = decodeListContainerStats(bytes) as Decoded;
@@ -66,7 +84,11 @@ describe('stats answers decoded from the wire', () => {
     expect(got.stats[0].cpu.usage_core_nano_seconds.value).toBe(987654321012);
     expect(got.stats[0].cpu.timestamp).toBe(Number(NOW_NS));
     expect(got.stats[2].cpu).toBeNull();
-    expect(got.stats[0].swap).toEqual({ timestamp: Number(NOW_NS), swap_usage_bytes: { value: 1 }, swap_available_bytes: null });
+    expect(got.stats[0].swap).toEqual({
+      timestamp: Number(NOW_NS),
+      swap_usage_bytes: { value: 1 },
+      swap_available_bytes: null,
+    });
   });
 
   it("ListPodSandboxStats: the sandboxes' own figures; labels, annotations, Windows part and container stats at their defaults", () => {
@@ -85,7 +107,9 @@ describe('stats answers decoded from the wire', () => {
   });
 
   it('reads negative int64s and skips fields it does not know, as proto-loader does', () => {
-    const known = containerStatsCodec.responseSerialize({ stats: [{ attributes: { id: 'n' }, cpu: { timestamp: -5 } }] });
+    const known = containerStatsCodec.responseSerialize({
+      stats: [{ attributes: { id: 'n' }, cpu: { timestamp: -5 } }],
+    });
     // A varint field 7 and a length-delimited field 8 that a newer runtime might send.
     const bytes = Buffer.concat([known, Buffer.from([0x38, 0x96, 0x01, 0x42, 0x02, 0x68, 0x69])]);
     const want = containerStatsCodec.responseDeserialize(bytes);
@@ -100,6 +124,8 @@ describe('stats answers decoded from the wire', () => {
     expect(() => containerStatsCodec.responseDeserialize(cut)).toThrow();
     expect(() => decodeListContainerStats(cut)).toThrow(/invalid wire format/);
     // A string field sent as a varint.
-    expect(() => decodeListContainerStats(Buffer.from([0x0a, 0x04, 0x0a, 0x02, 0x08, 0x01]))).toThrow(/invalid wire format/);
+    expect(() => decodeListContainerStats(Buffer.from([0x0a, 0x04, 0x0a, 0x02, 0x08, 0x01]))).toThrow(
+      /invalid wire format/,
+    );
   });
 });

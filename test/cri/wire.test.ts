@@ -15,7 +15,20 @@ function encode(n: number): number[] {
 
 describe('varint', () => {
   it('reads every length from one to five bytes, up to 35 bits, and where it ended', () => {
-    for (const n of [0, 1, 127, 128, 300, 2 ** 21 - 1, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 2 ** 31, 2 ** 32 + 5, 2 ** 35 - 1]) {
+    for (const n of [
+      0,
+      1,
+      127,
+      128,
+      300,
+      2 ** 21 - 1,
+      2 ** 21,
+      2 ** 28 - 1,
+      2 ** 28,
+      2 ** 31,
+      2 ** 32 + 5,
+      2 ** 35 - 1,
+    ]) {
       const bytes = encode(n);
       const b = Buffer.from([0xaa, ...bytes, 0x01]);
       expect(varint(b, 1)).toBe(n);

@@ -11,7 +11,15 @@ import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 import { wsSession, type ClientPki } from './streaming-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-hard-'));
@@ -22,7 +30,15 @@ let pki: ClientPki;
 function secure(method: string, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port: ports.port, method, path, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+      {
+        host: '127.0.0.1',
+        port: ports.port,
+        method,
+        path,
+        ca: readFileSync(pki.ca),
+        cert: readFileSync(pki.cert),
+        key: readFileSync(pki.key),
+      },
       (res) => {
         let b = '';
         res.on('data', (d) => {
@@ -46,9 +62,15 @@ beforeAll(async () => {
   ports = await freeKubeletPorts();
   // JSON log lines (upstream's --logging-format=json): the audit trail below is read back as objects.
   k = startKubelet(kubeletArgs({ dir, ports, node: 'hard', manifests, extra: ['--logging-format=json'] }));
-  pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
+  pki = {
+    ca: join(dir, 'root', 'pki', 'ca.crt'),
+    cert: join(dir, 'root', 'pki', 'admin.crt'),
+    key: join(dir, 'root', 'pki', 'admin.key'),
+  };
   await until(
-    async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running,
+    async () =>
+      JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]
+        ?.state?.running,
     20_000,
     'pod running',
   );
@@ -135,12 +157,17 @@ describe('audit trail', () => {
   it('logs exec and run with user, pod, container and command, not the stdin data', async () => {
     const secret = `stdin-secret-${process.pid}`;
     const pod = 'box-hard';
-    await wsSession(`wss://127.0.0.1:${ports.port}/exec/default/${pod}/c?command=cat&command=-&input=1&output=1`, ['v5.channel.k8s.io'], pki, {
-      input: [
-        [0, `${secret}\n`],
-        [255, Buffer.from([0])],
-      ],
-    });
+    await wsSession(
+      `wss://127.0.0.1:${ports.port}/exec/default/${pod}/c?command=cat&command=-&input=1&output=1`,
+      ['v5.channel.k8s.io'],
+      pki,
+      {
+        input: [
+          [0, `${secret}\n`],
+          [255, Buffer.from([0])],
+        ],
+      },
+    );
     await secure('POST', `/run/default/${pod}/c?cmd=echo%20hi`);
     await until(() => k.output().includes('"verb":"run"'), 5000, 'run audited');
     const lines = k
@@ -150,8 +177,22 @@ describe('audit trail', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ verb: 'exec', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['cat', '-'] }),
-        expect.objectContaining({ verb: 'run', user: 'tskubelet-admin', namespace: 'default', pod, container: 'c', command: ['echo', 'hi'] }),
+        expect.objectContaining({
+          verb: 'exec',
+          user: 'tskubelet-admin',
+          namespace: 'default',
+          pod,
+          container: 'c',
+          command: ['cat', '-'],
+        }),
+        expect.objectContaining({
+          verb: 'run',
+          user: 'tskubelet-admin',
+          namespace: 'default',
+          pod,
+          container: 'c',
+          command: ['echo', 'hi'],
+        }),
       ]),
     );
     expect(k.output()).not.toContain(secret);

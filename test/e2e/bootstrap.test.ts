@@ -41,7 +41,10 @@ describe('client certificate bootstrap', () => {
       usages: ['digital signature', 'client auth'],
       username: 'system:bootstrap:abcdef',
     });
-    expect(await csrSubject(Buffer.from(csr.spec.request, 'base64').toString('utf8'))).toEqual({ cn: `system:node:${node}`, o: ['system:nodes'] });
+    expect(await csrSubject(Buffer.from(csr.spec.request, 'base64').toString('utf8'))).toEqual({
+      cn: `system:node:${node}`,
+      o: ['system:nodes'],
+    });
     const link = join(dir, 'certs', 'kubelet-client-current.pem');
     expect(readlinkSync(link)).toMatch(/kubelet-client-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.pem$/); // client-go certificate_store
     expect(statSync(readlinkSync(link)).mode & 0o777).toBe(0o600);
@@ -80,11 +83,19 @@ describe('client certificate bootstrap', () => {
     const before = c.api.store.list(CSRS).length;
     await c.restartKubelet();
     const t = Date.now();
-    await until(() => c.api.requests.some((r) => r.at > t && r.user === `system:node:${node}`), 20_000, 'requests after restart');
+    await until(
+      () => c.api.requests.some((r) => r.at > t && r.user === `system:node:${node}`),
+      20_000,
+      'requests after restart',
+    );
     expect(c.api.store.list(CSRS).length).toBe(before);
     // Registration again: 409 AlreadyExists, then the existing Node is kept (same UID).
     const uid = c.api.store.get('nodes', '', node)!.metadata.uid;
-    await until(() => c.api.requests.some((r) => r.at > t && r.method === 'GET' && r.path === `/api/v1/nodes/${node}`), 20_000, 'existing node read after 409');
+    await until(
+      () => c.api.requests.some((r) => r.at > t && r.method === 'GET' && r.path === `/api/v1/nodes/${node}`),
+      20_000,
+      'existing node read after 409',
+    );
     expect(c.api.store.get('nodes', '', node)!.metadata.uid).toBe(uid);
   }, 30_000);
 });
@@ -92,7 +103,12 @@ describe('client certificate bootstrap', () => {
 describe('a restart while the bootstrap CSR is pending', () => {
   it('reuses the pending key and CSR (node-csr-<digest>) instead of filing another; the certificate then arrives', async () => {
     const d = mkdtempSync(join(tmpdir(), 'tsk-boot-pending-'));
-    const p = await startCluster({ dir: d, node: 'pending-node', bootstrap: { validSeconds: 600, paused: true }, extra: ['--cert-dir', join(d, 'certs')] });
+    const p = await startCluster({
+      dir: d,
+      node: 'pending-node',
+      bootstrap: { validSeconds: 600, paused: true },
+      extra: ['--cert-dir', join(d, 'certs')],
+    });
     try {
       const csr = await until(() => p.api.store.list(CSRS)[0], 20_000, 'CSR filed');
       expect(csr.metadata.name).toMatch(/^node-csr-[A-Za-z0-9_-]{43}$/);
@@ -101,13 +117,19 @@ describe('a restart while the bootstrap CSR is pending', () => {
       await new Promise((r) => p.kubelet.proc.once('exit', r));
       await p.restartKubelet();
       await until(
-        () => p.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/certificatesigningrequests')).length >= 2,
+        () =>
+          p.api.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/certificatesigningrequests')).length >=
+          2,
         20_000,
         'second start asked again',
       );
       expect(p.api.store.list(CSRS).map((x) => x.metadata.name)).toEqual([csr.metadata.name]);
       p.startSigning();
-      await until(() => p.api.store.get('nodes', '', 'pending-node'), 30_000, 'node registered with the signed certificate');
+      await until(
+        () => p.api.store.get('nodes', '', 'pending-node'),
+        30_000,
+        'node registered with the signed certificate',
+      );
       expect(p.api.store.list(CSRS)).toHaveLength(1);
       expect(() => statSync(join(d, 'certs', 'kubelet-client.key.tmp'))).toThrow();
     } finally {

@@ -17,7 +17,12 @@ type Obj = Record<string, any>;
 const theNode = () => c.api.store.get('nodes', '', node) as Obj | undefined;
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s', 'nodeStatusReportFrequency: 1s'], extra: ['--cloud-provider=external'] });
+  c = await startCluster({
+    dir,
+    node,
+    config: ['nodeStatusUpdateFrequency: 1s', 'nodeStatusReportFrequency: 1s'],
+    extra: ['--cloud-provider=external'],
+  });
 }, 60_000);
 afterAll(async () => {
   await c?.close();
@@ -27,7 +32,9 @@ afterAll(async () => {
 describe('--cloud-provider=external', () => {
   it('registers uninitialized, with the IP the operator named for the cloud controller manager', async () => {
     const n = await until(() => theNode()?.status?.addresses && theNode(), 20_000, 'node with status');
-    expect(n.spec.taints).toEqual([{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }]);
+    expect(n.spec.taints).toEqual([
+      { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' },
+    ]);
     expect(n.metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe('127.0.0.1');
     expect(n.status.addresses).toEqual([
       { type: 'InternalIP', address: '127.0.0.1' },
@@ -41,10 +48,20 @@ describe('--cloud-provider=external', () => {
       { type: 'ExternalIP', address: '203.0.113.7' },
       { type: 'Hostname', address: `${node}.cloud.internal` },
     ];
-    const r = await kubectl(c, ['patch', 'node', node, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { addresses: cloud } })]);
+    const r = await kubectl(c, [
+      'patch',
+      'node',
+      node,
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { addresses: cloud } }),
+    ]);
     expect(r.stderr).toBe('');
     const patches = () =>
-      c.api.requests.filter((x) => x.method === 'PATCH' && x.path === `/api/v1/nodes/${node}/status` && x.user === `system:node:${node}`).length;
+      c.api.requests.filter(
+        (x) => x.method === 'PATCH' && x.path === `/api/v1/nodes/${node}/status` && x.user === `system:node:${node}`,
+      ).length;
     const before = patches();
     await until(() => patches() >= before + 3, 20_000, 'three more status updates');
     expect(theNode()!.status.addresses).toEqual(cloud);

@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { createCa, issueCert, type PemPair } from '../../src/server/pki.js';
 import { startFakeKubeApiserver, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
 import { startCsrSigner } from '../fixtures/apiserver/csr-signer.js';
-import { freeKubeletPorts, kubeletArgs, startKubelet, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  kubeletArgs,
+  startKubelet,
+  unmountTestMounts,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 /** A joined kubelet and its cluster. */
 export interface Cluster {
@@ -47,7 +54,11 @@ export async function startCluster(o: {
   user?: (client: PemPair) => string;
 }): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
-  const serving = await issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+  const serving = await issueCert(ca, {
+    cn: 'kube-apiserver',
+    server: true,
+    sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+  });
   const client = await issueCert(ca, { cn: `system:node:${o.node}`, org: 'system:nodes' });
   const api = await startFakeKubeApiserver({
     serving,
@@ -75,7 +86,12 @@ export async function startCluster(o: {
     writeFileSync(boot, kubeconfigText(`{token: ${BOOTSTRAP_TOKEN}}`));
     bootstrapArgs.push('--bootstrap-kubeconfig', boot);
   } else
-    writeFileSync(kubeconfig, kubeconfigText(o.user ? o.user(client) : `{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`));
+    writeFileSync(
+      kubeconfig,
+      kubeconfigText(
+        o.user ? o.user(client) : `{client-certificate-data: ${b64(client.cert)}, client-key-data: ${b64(client.key)}}`,
+      ),
+    );
   const kubectlConfig = join(o.dir, 'admin.kubeconfig');
   writeFileSync(
     kubectlConfig,
@@ -149,20 +165,39 @@ export async function startCluster(o: {
 }
 
 /** Runs kubectl against the fake apiserver as admin. */
-export function kubectl(c: Cluster, args: string[], timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function kubectl(
+  c: Cluster,
+  args: string[],
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('kubectl', args, { env: { ...process.env, KUBECONFIG: c.kubectlConfig }, timeout: timeoutMs }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      'kubectl',
+      args,
+      { env: { ...process.env, KUBECONFIG: c.kubectlConfig }, timeout: timeoutMs },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 /** A minimal pod bound to `node`. */
-export function boundPod(name: string, node: string, spec: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
+export function boundPod(
+  name: string,
+  node: string,
+  spec: Record<string, unknown> = {},
+  meta: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: 'default', ...meta },
-    spec: { nodeName: node, terminationGracePeriodSeconds: 2, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }], ...spec },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
+      ...spec,
+    },
   };
 }

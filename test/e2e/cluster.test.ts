@@ -20,7 +20,8 @@ let c: Cluster;
 type Obj = Record<string, any>;
 
 const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
-const running = (name: string) => pod(name)?.status?.phase === 'Running' && pod(name)?.status?.containerStatuses?.[0]?.state?.running;
+const running = (name: string) =>
+  pod(name)?.status?.phase === 'Running' && pod(name)?.status?.containerStatuses?.[0]?.state?.running;
 const create = (obj: Obj, resource = 'pods') => c.api.store.create(resource, structuredClone(obj));
 const logOf = (p: Obj, container = 'main') => {
   const d = join(dir, 'logs', `default_${p.metadata.name}_${p.metadata.uid}`, container);
@@ -35,7 +36,12 @@ beforeAll(async () => {
   c = await startCluster({
     dir,
     node,
-    config: ['nodeStatusUpdateFrequency: 1s', 'nodeStatusReportFrequency: 1m0s', 'nodeLeaseDurationSeconds: 4', 'kubeReserved: {memory: 256Mi, cpu: 100m}'],
+    config: [
+      'nodeStatusUpdateFrequency: 1s',
+      'nodeStatusReportFrequency: 1m0s',
+      'nodeLeaseDurationSeconds: 4',
+      'kubeReserved: {memory: 256Mi, cpu: 100m}',
+    ],
     extra: ['--node-labels', 'tier=test,zone=a', '--register-with-taints', 'dedicated=test:NoSchedule'],
   });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
@@ -86,7 +92,9 @@ describe('node', () => {
     ]);
     expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
     // The embedded runtime's one handler, from its CRI Status.
-    expect(n.status.runtimeHandlers).toEqual([{ name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } }]);
+    expect(n.status.runtimeHandlers).toEqual([
+      { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+    ]);
     expect(n.status.nodeInfo).toMatchObject({
       kubeletVersion: 'v1.32.0',
       operatingSystem: 'linux',
@@ -100,7 +108,9 @@ describe('node', () => {
       'Ready=True:KubeletReady',
     ]);
     const nodes = await kubectl(c, ['get', 'nodes', '-o', 'wide']);
-    expect(nodes.stdout).toMatch(new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.32\\.0\\s+127\\.0\\.0\\.1`, 'm'));
+    expect(nodes.stdout).toMatch(
+      new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.32\\.0\\s+127\\.0\\.0\\.1`, 'm'),
+    );
     const kinds = c.api.store
       .list('events')
       .filter((e) => e.involvedObject.kind === 'Node')
@@ -109,7 +119,8 @@ describe('node', () => {
   });
 
   it('PATCHes node status only when it changes (report frequency 1m), as strategic merge to the status subresource', async () => {
-    const patches = () => c.api.requests.filter((r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${node}/status`);
+    const patches = () =>
+      c.api.requests.filter((r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${node}/status`);
     await until(() => patches().length >= 1, 10_000, 'first status patch');
     const before = patches().length;
     await new Promise((r) => setTimeout(r, 3500));
@@ -118,16 +129,26 @@ describe('node', () => {
     expect(patches()[0].user).toBe(`system:node:${node}`);
     // client-go's request metrics, as upstream's kubelet exports them: count and latency by verb and host.
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
-    expect(Number(/^rest_client_requests_total\{code="200",host="[^"]+",method="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
-    expect(Number(/^rest_client_request_duration_seconds_count\{host="[^"]+",verb="PATCH"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect(
+      Number(/^rest_client_requests_total\{code="200",host="[^"]+",method="PATCH"\} (\d+)$/m.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
+    expect(
+      Number(/^rest_client_request_duration_seconds_count\{host="[^"]+",verb="PATCH"\} (\d+)$/m.exec(metrics)?.[1]),
+    ).toBeGreaterThan(0);
     // The node startup gauges: a new Node was registered, then became Ready.
     for (const g of ['registration', 'post_registration', 'pre_registration'])
-      expect(Number(new RegExp(`^kubelet_node_startup_${g}_duration_seconds (\\S+)$`, 'm').exec(metrics)?.[1])).toBeGreaterThan(0);
+      expect(
+        Number(new RegExp(`^kubelet_node_startup_${g}_duration_seconds (\\S+)$`, 'm').exec(metrics)?.[1]),
+      ).toBeGreaterThan(0);
     expect(Number(/^kubelet_node_startup_duration_seconds (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 
   it('keeps a Lease in kube-node-lease owned by the Node, renewed every duration/4', async () => {
-    const lease = await until(() => c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node), 10_000, 'lease');
+    const lease = await until(
+      () => c.api.store.get('coordination.k8s.io/leases', 'kube-node-lease', node),
+      10_000,
+      'lease',
+    );
     const n = c.api.store.get('nodes', '', node)!;
     expect(lease.spec).toMatchObject({ holderIdentity: node, leaseDurationSeconds: 4 });
     const first = lease.spec.renewTime;
@@ -150,7 +171,14 @@ describe('10250 behind the apiserver', () => {
       new Promise<number>((resolve, reject) => {
         https
           .get(
-            { host: '127.0.0.1', port: c.ports.port, path: '/pods', ca: c.ca.cert, rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } },
+            {
+              host: '127.0.0.1',
+              port: c.ports.port,
+              path: '/pods',
+              ca: c.ca.cert,
+              rejectUnauthorized: false,
+              headers: { Authorization: `Bearer ${token}` },
+            },
             (res) => {
               res.resume();
               resolve(res.statusCode!);
@@ -165,7 +193,9 @@ describe('10250 behind the apiserver', () => {
     expect(await get('reader-token')).toBe(200);
     expect(await get('intruder-token')).toBe(403);
     expect(await get('unknown-token')).toBe(401);
-    const sar = c.api.requests.find((r) => r.path === '/apis/authorization.k8s.io/v1/subjectaccessreviews' && r.body?.spec?.user === 'reader')!;
+    const sar = c.api.requests.find(
+      (r) => r.path === '/apis/authorization.k8s.io/v1/subjectaccessreviews' && r.body?.spec?.user === 'reader',
+    )!;
     expect(sar.body!.spec).toMatchObject({
       groups: expect.arrayContaining(['ops', 'system:authenticated']),
       resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'proxy', name: node },
@@ -180,9 +210,16 @@ describe('pods from the apiserver', () => {
     await until(() => running('web'), 20_000, 'web Running');
     const p = pod('web')!;
     expect(p.status.podIP).toBe('127.0.0.1');
-    expect(p.status.containerStatuses[0]).toMatchObject({ name: 'main', ready: true, restartCount: 0, containerID: expect.stringMatching(/:\/\//) });
+    expect(p.status.containerStatuses[0]).toMatchObject({
+      name: 'main',
+      ready: true,
+      restartCount: 0,
+      containerID: expect.stringMatching(/:\/\//),
+    });
     expect(p.status.conditions.find((k: Obj) => k.type === 'Ready').status).toBe('True');
-    const statusPatch = c.api.requests.find((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/web/status')!;
+    const statusPatch = c.api.requests.find(
+      (r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/web/status',
+    )!;
     expect(statusPatch.contentType).toBe('application/strategic-merge-patch+json');
     expect(statusPatch.body!.metadata.uid).toBe(p.metadata.uid);
     const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
@@ -214,10 +251,16 @@ describe('pods from the apiserver', () => {
       /^I\d{4} [\d:.]+ +\d+ kubelet:0\] "Observed pod startup duration" pod="default\/web" podStartSLOduration=[\d.]+ podStartE2EDuration="[\dmsµ.]+" podCreationTimestamp="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC"/,
     );
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
-    expect(Number(/^kubelet_pod_start_sli_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
-    expect(Number(/^kubelet_pod_start_total_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^kubelet_pod_start_sli_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
+    expect(Number(/^kubelet_pod_start_total_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
     // Each status write that reached the apiserver, timed from the change it carried.
-    expect(Number(/^kubelet_pod_status_sync_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^kubelet_pod_status_sync_duration_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
     const started = c.api.store.list('events').find((e) => e.involvedObject.name === 'web' && e.reason === 'Started')!;
     expect(started).toMatchObject({
       source: { component: 'kubelet', host: node },
@@ -228,7 +271,13 @@ describe('pods from the apiserver', () => {
   it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
     create(
       boundPod('doomed', node, {
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done', 'doomed-marker-7f3'] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 0.1; done', 'doomed-marker-7f3'],
+          },
+        ],
       }),
     );
     await until(() => running('doomed'), 20_000, 'doomed Running');
@@ -236,13 +285,23 @@ describe('pods from the apiserver', () => {
     const out = await kubectl(c, ['delete', 'pod', 'doomed', '--timeout=30s']);
     expect(out.stdout).toContain('pod "doomed" deleted');
     expect(pod('doomed')).toBeUndefined();
-    const del = c.api.requests.find((r) => r.method === 'DELETE' && r.path === '/api/v1/namespaces/default/pods/doomed' && r.user === `system:node:${node}`)!;
+    const del = c.api.requests.find(
+      (r) =>
+        r.method === 'DELETE' &&
+        r.path === '/api/v1/namespaces/default/pods/doomed' &&
+        r.user === `system:node:${node}`,
+    )!;
     expect(del.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid } });
     // The statuses written before the DELETE: the container handled SIGTERM and exited 0, and the
     // last one, after its release, gives the pod's final phase.
-    const patches = c.api.requests.filter((r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/doomed/status');
+    const patches = c.api.requests.filter(
+      (r) => r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/doomed/status',
+    );
     const stopped = patches.filter((r) => r.body!.status.containerStatuses).at(-1)!;
-    expect(stopped.body!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    expect(stopped.body!.status.containerStatuses[0].state.terminated).toMatchObject({
+      exitCode: 0,
+      reason: 'Completed',
+    });
     expect(patches.at(-1)!.body!.status.phase).toBe('Succeeded');
     expect(c.api.requests.indexOf(patches.at(-1)!)).toBeLessThan(c.api.requests.indexOf(del));
     expect(countProcesses('doomed-marker-7f3')).toBe(0);
@@ -254,12 +313,24 @@ describe('pods from the apiserver', () => {
     create(
       boundPod('stubborn', node, {
         terminationGracePeriodSeconds: 3,
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done', 'stubborn-marker-1c9'] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done', 'stubborn-marker-1c9'],
+          },
+        ],
       }),
     );
     create(
       boundPod('forced', node, {
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'while true; do sleep 0.1; done', 'forced-marker-5e2'] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'while true; do sleep 0.1; done', 'forced-marker-5e2'],
+          },
+        ],
       }),
     );
     await until(() => running('stubborn') && running('forced'), 20_000, 'pods Running');
@@ -291,18 +362,33 @@ describe('pods from the apiserver', () => {
   });
 
   it("runs no sandbox for a pod whose RuntimeClass is missing or names a handler the runtime lacks: FailedCreatePodSandBox with upstream's message, tried again", async () => {
-    create(boundPod('rc', node, { runtimeClassName: 'sandboxed', containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }] }));
+    create(
+      boundPod('rc', node, {
+        runtimeClassName: 'sandboxed',
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
+      }),
+    );
     const failures = () =>
       c.api.store
         .list('events')
         .filter((e) => e.involvedObject.name === 'rc' && e.reason === 'FailedCreatePodSandBox' && e.type === 'Warning')
         .map((e) => String(e.message));
-    await until(() => failures().includes('Failed to create pod sandbox: runtimeclass.node.k8s.io "sandboxed" not found'), 20_000, 'missing class');
+    await until(
+      () => failures().includes('Failed to create pod sandbox: runtimeclass.node.k8s.io "sandboxed" not found'),
+      20_000,
+      'missing class',
+    );
     expect(pod('rc')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
     // The class appears with a handler the embedded runtime does not have (it lists one, the default): the next try reaches the runtime.
-    create({ apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'sandboxed' }, handler: 'runsc' }, 'node.k8s.io/runtimeclasses');
+    create(
+      { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'sandboxed' }, handler: 'runsc' },
+      'node.k8s.io/runtimeclasses',
+    );
     await until(
-      () => failures().some((m) => m.startsWith('Failed to create pod sandbox:') && m.includes('no runtime for "runsc" is configured')),
+      () =>
+        failures().some(
+          (m) => m.startsWith('Failed to create pod sandbox:') && m.includes('no runtime for "runsc" is configured'),
+        ),
       30_000,
       'handler refused',
     );
@@ -334,7 +420,12 @@ describe('pods from the apiserver', () => {
       'services',
     );
     create(
-      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'default' }, data: { password: Buffer.from('s3cret').toString('base64') } },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'creds', namespace: 'default' },
+        data: { password: Buffer.from('s3cret').toString('base64') },
+      },
       'secrets',
     );
     create(
@@ -359,7 +450,11 @@ describe('pods from the apiserver', () => {
         ],
       }),
     );
-    const waiting = await until(() => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting, 20_000, 'waiting status');
+    const waiting = await until(
+      () => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting,
+      20_000,
+      'waiting status',
+    );
     expect(waiting).toEqual({ reason: 'CreateContainerConfigError', message: 'configmap "settings" not found' });
     // kubectl describe shows why, as with upstream: a Warning "Failed" event with the same words.
     const failed = c.api.store.list('events').find((e) => e.involvedObject.name === 'envpod' && e.reason === 'Failed');
@@ -368,7 +463,15 @@ describe('pods from the apiserver', () => {
       'Error: configmap "settings" not found',
       'spec.containers{main}',
     ]);
-    create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { color: 'blue', mode: 'fast' } }, 'configmaps');
+    create(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'settings', namespace: 'default' },
+        data: { color: 'blue', mode: 'fast' },
+      },
+      'configmaps',
+    );
     await until(() => pod('envpod')?.status?.phase === 'Succeeded', 40_000, 'envpod Succeeded');
     expect(logOf(pod('envpod')!)).toContain(
       'COLOR=blue PASS=s3cret APP_MODE=fast URL=http://10.96.0.20:blue DB=10.96.0.20:5432 K=10.96.0.1 L=tcp://10.96.0.20:5432',
@@ -379,13 +482,19 @@ describe('pods from the apiserver', () => {
 describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_test.go)', () => {
   const FINALIZER = 'example.com/test-finalizer';
   const held = (name: string, spec: Obj) => create(boundPod(name, node, spec, { finalizers: [FINALIZER] }));
-  const release = (name: string) => kubectl(c, ['patch', 'pod', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+  const release = (name: string) =>
+    kubectl(c, ['patch', 'pod', name, '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
   const phaseOf = (name: string) => pod(name)?.status?.phase;
 
   it('a pod deleted while pending ends Failed; one killed (non-zero exit) ends Failed, whatever its restart policy', async () => {
     held('deleted-pending', {
       containers: [
-        { name: 'main', image: 'busybox', command: ['sleep', '3600'], env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'absent', key: 'k' } } }] },
+        {
+          name: 'main',
+          image: 'busybox',
+          command: ['sleep', '3600'],
+          env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'absent', key: 'k' } } }],
+        },
       ],
     });
     for (const policy of ['Always', 'OnFailure', 'Never'])
@@ -393,7 +502,9 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
         restartPolicy: policy,
         terminationGracePeriodSeconds: 1,
         // The marker is the shell's $0: `sleep 3600 marker` fails at once (an invalid interval).
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 3600; :', `deleted-${policy}-marker`] }],
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 3600; :', `deleted-${policy}-marker`] },
+        ],
       });
     const names = ['always', 'onfailure', 'never'].map((p) => `deleted-running-${p}`);
     // (generous bounds: on a loaded 2-core CI machine four pods can take seconds)
@@ -401,7 +512,15 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
       () => {
         if (pod('deleted-pending')?.status?.containerStatuses?.[0]?.state?.waiting && names.every(running)) return true;
         // what a timeout reports: each pod's phase and container state as last seen
-        throw new Error(JSON.stringify(['deleted-pending', ...names].map((n) => [n, pod(n)?.status?.phase, pod(n)?.status?.containerStatuses?.[0]?.state])));
+        throw new Error(
+          JSON.stringify(
+            ['deleted-pending', ...names].map((n) => [
+              n,
+              pod(n)?.status?.phase,
+              pod(n)?.status?.containerStatuses?.[0]?.state,
+            ]),
+          ),
+        );
       },
       45_000,
       'pods pending and running',
@@ -410,22 +529,41 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
     await until(() => ['deleted-pending', ...names].every((n) => phaseOf(n) === 'Failed'), 30_000, 'all Failed');
     for (const name of names) expect(pod(name)!.status.containerStatuses[0].state.terminated.exitCode).not.toBe(0);
     // After the final status, the kubelet's DELETE (grace 0): the finalizer alone holds each object.
-    await until(() => ['deleted-pending', ...names].every((n) => pod(n)!.metadata.deletionGracePeriodSeconds === 0), 10_000, 'DELETEs');
-    expect(pod('deleted-pending')!.status.containerStatuses[0].state.terminated).toMatchObject({ reason: 'ContainerStatusUnknown', exitCode: 137 });
+    await until(
+      () => ['deleted-pending', ...names].every((n) => pod(n)!.metadata.deletionGracePeriodSeconds === 0),
+      10_000,
+      'DELETEs',
+    );
+    expect(pod('deleted-pending')!.status.containerStatuses[0].state.terminated).toMatchObject({
+      reason: 'ContainerStatusUnknown',
+      exitCode: 137,
+    });
     for (const name of ['deleted-pending', ...names]) await release(name);
     await until(() => ['deleted-pending', ...names].every((n) => !pod(n)), 10_000, 'objects gone with their finalizer');
-    await until(() => ['Always', 'OnFailure', 'Never'].every((p) => countProcesses(`deleted-${p}-marker`) === 0), 10_000, 'processes gone');
+    await until(
+      () => ['Always', 'OnFailure', 'Never'].every((p) => countProcesses(`deleted-${p}-marker`) === 0),
+      10_000,
+      'processes gone',
+    );
   }, 120_000);
 
   it('a pod whose secret volume cannot be mounted is deleted at once (upstream Terminate Pods: no hang on a missing volume)', async () => {
     create(
       boundPod('no-secret', node, {
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'vol1', mountPath: '/mnt/vol1' }] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            volumeMounts: [{ name: 'vol1', mountPath: '/mnt/vol1' }],
+          },
+        ],
         volumes: [{ name: 'vol1', secret: { secretName: 'non-existent-5f1c' } }],
       }),
     );
     await until(
-      () => pod('no-secret')?.status?.conditions?.some((x: Obj) => x.type === 'ContainersReady' && x.status === 'False'),
+      () =>
+        pod('no-secret')?.status?.conditions?.some((x: Obj) => x.type === 'ContainersReady' && x.status === 'False'),
       20_000,
       'ContainersReady False',
     );
@@ -439,7 +577,12 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
         {
           name: 'main',
           image: 'busybox',
-          command: ['sh', '-c', 'trap "exit 0" TERM; echo HelloWorld >> /data/myfile; while true; do sleep 0.1; done', 'deleted-volume-marker'],
+          command: [
+            'sh',
+            '-c',
+            'trap "exit 0" TERM; echo HelloWorld >> /data/myfile; while true; do sleep 0.1; done',
+            'deleted-volume-marker',
+          ],
           volumeMounts: [{ name: 'data', mountPath: '/data' }],
         },
       ],
@@ -469,35 +612,73 @@ describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_
     expect(seen).toEqual([{ phase: 'Succeeded', volumeThere: false }]);
     expect(pod('deleted-volume')!.status.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 0 });
     await release('deleted-volume');
-    await until(() => !pod('deleted-volume') && !existsSync(join(dir, 'root', 'pods', uid)), 10_000, 'object and pod directory gone');
+    await until(
+      () => !pod('deleted-volume') && !existsSync(join(dir, 'root', 'pods', uid)),
+      10_000,
+      'object and pod directory gone',
+    );
   }, 40_000);
 });
 
 describe('admission', () => {
   it('rejects pods that do not fit with phase Failed and the upstream reason', async () => {
-    create(boundPod('greedy', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '1'], resources: { requests: { cpu: '1000' } } }] }));
+    create(
+      boundPod('greedy', node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '1'], resources: { requests: { cpu: '1000' } } },
+        ],
+      }),
+    );
     create(boundPod('elsewhere', node, { nodeSelector: { tier: 'prod' } }));
-    const greedy = await until(() => pod('greedy')?.status?.phase === 'Failed' && pod('greedy')!.status, 15_000, 'greedy rejected');
+    const greedy = await until(
+      () => pod('greedy')?.status?.phase === 'Failed' && pod('greedy')!.status,
+      15_000,
+      'greedy rejected',
+    );
     expect(greedy.reason).toBe('OutOfcpu');
-    expect(greedy.message).toMatch(/^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/);
-    const other = await until(() => pod('elsewhere')?.status?.phase === 'Failed' && pod('elsewhere')!.status, 15_000, 'elsewhere rejected');
+    expect(greedy.message).toMatch(
+      /^Pod was rejected: Node didn't have enough resource: cpu, requested: 1000000, used: \d+, capacity: \d+$/,
+    );
+    const other = await until(
+      () => pod('elsewhere')?.status?.phase === 'Failed' && pod('elsewhere')!.status,
+      15_000,
+      'elsewhere rejected',
+    );
     expect(other).toMatchObject({
       reason: 'NodeAffinity',
       message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     });
     // A host port an admitted pod holds (upstream's NodePorts predicate).
     const withHostPort = (name: string) =>
-      boundPod(name, node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], ports: [{ containerPort: 80, hostPort: 18080 }] }] });
+      boundPod(name, node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            ports: [{ containerPort: 80, hostPort: 18080 }],
+          },
+        ],
+      });
     create(withHostPort('port-holder'));
     await until(() => running('port-holder'), 15_000, 'port-holder Running');
     create(withHostPort('port-taker'));
-    const taker = await until(() => pod('port-taker')?.status?.phase === 'Failed' && pod('port-taker')!.status, 15_000, 'port-taker rejected');
+    const taker = await until(
+      () => pod('port-taker')?.status?.phase === 'Failed' && pod('port-taker')!.status,
+      15_000,
+      'port-taker rejected',
+    );
     expect(taker).toMatchObject({
       reason: 'NodePorts',
-      message: "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+      message:
+        "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
     });
     await kubectl(c, ['delete', 'pod', 'port-holder', 'port-taker', '--wait=false']);
-    expect(c.api.store.list('events').some((e) => e.involvedObject.name === 'greedy' && e.reason === 'OutOfcpu' && e.type === 'Warning')).toBe(true);
+    expect(
+      c.api.store
+        .list('events')
+        .some((e) => e.involvedObject.name === 'greedy' && e.reason === 'OutOfcpu' && e.type === 'Warning'),
+    ).toBe(true);
     // A rejected pod deleted by the user goes away at once (no containers to wait for).
     await kubectl(c, ['delete', 'pod', 'greedy', '--timeout=20s']);
     expect(pod('greedy')).toBeUndefined();
@@ -522,7 +703,11 @@ describe('admission', () => {
     await kubectl(c, ['delete', 'pod', 'cpu-holder', '--wait=false']);
     await until(() => pod('cpu-holder')?.metadata.deletionTimestamp, 5_000, 'cpu-holder being deleted');
     create(hungry('cpu-wanter', 'cpu-wanter-marker'));
-    const refused = await until(() => pod('cpu-wanter')?.status?.phase === 'Failed' && pod('cpu-wanter')!.status, 15_000, 'cpu-wanter rejected');
+    const refused = await until(
+      () => pod('cpu-wanter')?.status?.phase === 'Failed' && pod('cpu-wanter')!.status,
+      15_000,
+      'cpu-wanter rejected',
+    );
     expect(refused.reason).toBe('OutOfcpu');
     expect(countProcesses('cpu-holder-marker')).toBeGreaterThan(0);
     await until(() => !pod('cpu-holder'), 20_000, 'cpu-holder gone');
@@ -541,7 +726,9 @@ describe('admission', () => {
     ]);
     expect(patched.code).toBe(0);
     const n = await until(
-      () => c.api.store.get('nodes', '', node)?.status?.allocatable?.['example.com/dongle'] === '4' && c.api.store.get('nodes', '', node)!,
+      () =>
+        c.api.store.get('nodes', '', node)?.status?.allocatable?.['example.com/dongle'] === '4' &&
+        c.api.store.get('nodes', '', node)!,
       15_000,
       'dongle allocatable',
     );
@@ -550,22 +737,34 @@ describe('admission', () => {
     const dongles = (name: string, count: string, resource = 'example.com/dongle') =>
       boundPod(name, node, {
         containers: [
-          { name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { [resource]: count }, limits: { [resource]: count } } },
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            resources: { requests: { [resource]: count }, limits: { [resource]: count } },
+          },
         ],
       });
     create(dongles('three-dongles', '3'));
     await until(() => running('three-dongles'), 15_000, 'three-dongles Running');
     create(dongles('two-dongles', '2'));
-    const refused = await until(() => pod('two-dongles')?.status?.phase === 'Failed' && pod('two-dongles')!.status, 15_000, 'two-dongles rejected');
+    const refused = await until(
+      () => pod('two-dongles')?.status?.phase === 'Failed' && pod('two-dongles')!.status,
+      15_000,
+      'two-dongles rejected',
+    );
     expect(refused.reason).toBe('OutOfexample.com/dongle');
-    expect(refused.message).toBe("Pod was rejected: Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4");
+    expect(refused.message).toBe(
+      "Pod was rejected: Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4",
+    );
     // Not advertised by the node: a cluster-level resource, left to the scheduler (upstream removeMissingExtendedResources).
     create(dongles('cluster-level', '1', 'example.com/license'));
     await until(() => running('cluster-level'), 15_000, 'cluster-level Running');
     // The kubelet's next status reports keep the operator's resource.
     await new Promise((r) => setTimeout(r, 2500));
     expect(c.api.store.get('nodes', '', node)!.status.capacity['example.com/dongle']).toBe('4');
-    for (const name of ['three-dongles', 'two-dongles', 'cluster-level']) await kubectl(c, ['delete', 'pod', name, '--wait=false']);
+    for (const name of ['three-dongles', 'two-dongles', 'cluster-level'])
+      await kubectl(c, ['delete', 'pod', name, '--wait=false']);
     await until(() => !pod('three-dongles') && !pod('cluster-level'), 20_000, 'pods gone');
   }, 60_000);
 
@@ -580,12 +779,19 @@ describe('admission', () => {
             name: 'main',
             image: 'busybox',
             command: ['sleep', '3600'],
-            resources: { requests: { 'hugepages-2Mi': String(want), memory: '8Mi' }, limits: { 'hugepages-2Mi': String(want), memory: '8Mi' } },
+            resources: {
+              requests: { 'hugepages-2Mi': String(want), memory: '8Mi' },
+              limits: { 'hugepages-2Mi': String(want), memory: '8Mi' },
+            },
           },
         ],
       }),
     );
-    const refused = await until(() => pod('huge-wanter')?.status?.phase === 'Failed' && pod('huge-wanter')!.status, 15_000, 'huge-wanter rejected');
+    const refused = await until(
+      () => pod('huge-wanter')?.status?.phase === 'Failed' && pod('huge-wanter')!.status,
+      15_000,
+      'huge-wanter rejected',
+    );
     expect(refused).toMatchObject({
       reason: 'OutOfhugepages-2Mi',
       message: `Pod was rejected: Node didn't have enough resource: hugepages-2Mi, requested: ${want}, used: 0, capacity: ${pool}`,
@@ -596,14 +802,22 @@ describe('admission', () => {
   it("admits against the Node the apiserver has: a label an operator adds counts, and so does a NoExecute taint (upstream's node informer)", async () => {
     await kubectl(c, ['label', 'node', node, 'disktype=ssd']);
     await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute']);
-    await until(() => c.api.store.get('nodes', '', node)!.spec?.taints?.some((t: Obj) => t.key === 'quarantine'), 5_000, 'taint stored');
+    await until(
+      () => c.api.store.get('nodes', '', node)!.spec?.taints?.some((t: Obj) => t.key === 'quarantine'),
+      5_000,
+      'taint stored',
+    );
     // The kubelet's watch of its Node delivers the change.
     await new Promise((r) => setTimeout(r, 500));
     const tolerant = { tolerations: [{ key: 'quarantine', operator: 'Exists', effect: 'NoExecute' }] };
     create(boundPod('on-ssd', node, { nodeSelector: { disktype: 'ssd' }, ...tolerant }));
     create(boundPod('intolerant', node));
     await until(() => running('on-ssd'), 15_000, 'on-ssd Running');
-    const refused = await until(() => pod('intolerant')?.status?.phase === 'Failed' && pod('intolerant')!.status, 15_000, 'intolerant rejected');
+    const refused = await until(
+      () => pod('intolerant')?.status?.phase === 'Failed' && pod('intolerant')!.status,
+      15_000,
+      'intolerant rejected',
+    );
     expect(refused).toMatchObject({
       reason: 'TaintToleration',
       message: "Pod was rejected: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate",
@@ -629,8 +843,12 @@ describe('static pods', () => {
       'mirror pod Running',
     );
     const n = c.api.store.get('nodes', '', node)!;
-    expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.hash']);
-    expect(mirror.metadata.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: node, uid: n.metadata.uid, controller: true }]);
+    expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toBe(
+      mirror.metadata.annotations['kubernetes.io/config.hash'],
+    );
+    expect(mirror.metadata.ownerReferences).toEqual([
+      { apiVersion: 'v1', kind: 'Node', name: node, uid: n.metadata.uid, controller: true },
+    ]);
     const out = await kubectl(c, ['get', 'pods', '-n', 'kube-system']);
     expect(out.stdout).toMatch(new RegExp(`^${name}\\s+1/1\\s+Running`, 'm'));
     c.api.store.remove('pods', 'kube-system', name);
@@ -642,7 +860,9 @@ describe('static pods', () => {
       15_000,
       'mirror pod recreated',
     );
-    expect(again.metadata.annotations['kubernetes.io/config.mirror']).toBe(mirror.metadata.annotations['kubernetes.io/config.mirror']);
+    expect(again.metadata.annotations['kubernetes.io/config.mirror']).toBe(
+      mirror.metadata.annotations['kubernetes.io/config.mirror'],
+    );
     // An edited manifest is a new static pod (new hash): the stale mirror pod is replaced.
     writeFileSync(
       join(c.manifests, 'static.yaml'),
@@ -656,8 +876,12 @@ describe('static pods', () => {
       20_000,
       'mirror pod replaced',
     );
-    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).not.toBe(again.metadata.annotations['kubernetes.io/config.mirror']);
-    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).toBe(edited.metadata.annotations['kubernetes.io/config.hash']);
+    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).not.toBe(
+      again.metadata.annotations['kubernetes.io/config.mirror'],
+    );
+    expect(edited.metadata.annotations['kubernetes.io/config.mirror']).toBe(
+      edited.metadata.annotations['kubernetes.io/config.hash'],
+    );
     unlinkSync(join(c.manifests, 'static.yaml'));
     await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed');
   });
@@ -669,7 +893,9 @@ describe('static pods', () => {
     );
     const name = `graceful-${node}`;
     const mirror = await until(
-      () => c.api.store.get('pods', 'kube-system', name)?.status?.phase === 'Running' && c.api.store.get('pods', 'kube-system', name),
+      () =>
+        c.api.store.get('pods', 'kube-system', name)?.status?.phase === 'Running' &&
+        c.api.store.get('pods', 'kube-system', name),
       20_000,
       'mirror Running',
     );
@@ -682,7 +908,11 @@ describe('static pods', () => {
       expect(m?.status?.phase).toBe('Running');
       await new Promise((r) => setTimeout(r, 200));
     }
-    await until(() => !c.api.store.get('pods', 'kube-system', name), 15_000, 'mirror pod removed once the static pod stopped');
+    await until(
+      () => !c.api.store.get('pods', 'kube-system', name),
+      15_000,
+      'mirror pod removed once the static pod stopped',
+    );
     expect(countProcesses('graceful-marker')).toBe(0);
   }, 40_000);
 });
@@ -713,24 +943,39 @@ describe('critical pod preemption (upstream pkg/kubelet/preemption)', () => {
     );
     // It starts only once the victim is stopped (upstream killPodNow).
     const seen: { victim: number; critical: number }[] = [];
-    const sampler = setInterval(() => seen.push({ victim: countProcesses('victim-marker-8c2'), critical: countProcesses('critical-marker-8c2') }), 50);
-    const victim = await until(() => pod('victim')?.status?.phase === 'Failed' && pod('victim'), 20_000, 'victim preempted');
+    const sampler = setInterval(
+      () => seen.push({ victim: countProcesses('victim-marker-8c2'), critical: countProcesses('critical-marker-8c2') }),
+      50,
+    );
+    const victim = await until(
+      () => pod('victim')?.status?.phase === 'Failed' && pod('victim'),
+      20_000,
+      'victim preempted',
+    );
     expect(victim.status).toMatchObject({ reason: 'Preempting', message: 'Preempted in order to admit critical pod' });
     expect(victim.status.conditions.find((x: Obj) => x.type === 'DisruptionTarget')).toMatchObject({
       status: 'True',
       reason: 'TerminationByKubelet',
       message: 'Pod was preempted by Kubelet to accommodate a critical pod.',
     });
-    await until(() => c.api.store.get('pods', 'kube-system', `critical-${node}`)?.status?.phase === 'Running', 20_000, 'critical pod Running');
+    await until(
+      () => c.api.store.get('pods', 'kube-system', `critical-${node}`)?.status?.phase === 'Running',
+      20_000,
+      'critical pod Running',
+    );
     await until(() => seen.some((x) => x.critical > 0), 5_000, 'critical process sampled');
     clearInterval(sampler);
     expect(seen.filter((x) => x.victim > 0 && x.critical > 0)).toEqual([]);
     expect(seen.some((x) => x.victim > 0)).toBe(true);
     expect(running('bystander')).toBeTruthy();
-    const event = c.api.store.list('events').find((e) => e.involvedObject.uid === victim.metadata.uid && e.reason === 'Preempting');
+    const event = c.api.store
+      .list('events')
+      .find((e) => e.involvedObject.uid === victim.metadata.uid && e.reason === 'Preempting');
     expect(event).toMatchObject({ type: 'Warning', message: 'Preempted in order to admit critical pod' });
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
-    expect(Number(/^kubelet_preemptions\{preemption_signal="cpu"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/^kubelet_preemptions\{preemption_signal="cpu"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
     unlinkSync(join(c.manifests, 'critical.yaml'));
     await kubectl(c, ['delete', 'pod', 'bystander', '--wait=false']);
   }, 60_000);
@@ -740,7 +985,13 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
   it('the pod runs again counting on from its logs (upstream calcRestartCountByLogDir): restartCount 1 in 1.log beside 0.log, its start time kept', async () => {
     create(
       boundPod('lost', node, {
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'echo up; while true; do sleep 0.1; done', 'lost-marker-3f1'] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'echo up; while true; do sleep 0.1; done', 'lost-marker-3f1'],
+          },
+        ],
       }),
     );
     await until(() => running('lost') && logOf(pod('lost')!).includes('up'), 20_000, 'lost Running');
@@ -748,7 +999,10 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
     const logs = join(dir, 'logs', `default_lost_${pod('lost')!.metadata.uid}`, 'main');
     await c.restartKubelet();
     const after = await until(
-      () => running('lost') && pod('lost')!.status.containerStatuses[0].containerID !== before.containerStatuses[0].containerID && pod('lost')!.status,
+      () =>
+        running('lost') &&
+        pod('lost')!.status.containerStatuses[0].containerID !== before.containerStatuses[0].containerID &&
+        pod('lost')!.status,
       30_000,
       'lost running again',
     );
@@ -764,7 +1018,14 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
     create(
       boundPod('terminal-deleted', node, {
         restartPolicy: 'Never',
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          },
+        ],
         volumes: [{ name: 'scratch', emptyDir: {} }],
       }),
     );
@@ -790,11 +1051,18 @@ describe('kubelet restart with a runtime that lost its containers (the embedded 
     );
     const name = `restarted-${node}`;
     const mirror = () => c.api.store.get('pods', 'kube-system', name);
-    const before = await until(() => mirror()?.status?.containerStatuses?.[0]?.state?.running && mirror()!.status, 20_000, 'mirror pod Running');
+    const before = await until(
+      () => mirror()?.status?.containerStatuses?.[0]?.state?.running && mirror()!.status,
+      20_000,
+      'mirror pod Running',
+    );
     await new Promise((r) => setTimeout(r, 1100));
     await c.restartKubelet();
     const after = await until(
-      () => mirror()?.status?.containerStatuses?.[0]?.state?.running && mirror()!.status.containerStatuses[0].restartCount === 1 && mirror()!.status,
+      () =>
+        mirror()?.status?.containerStatuses?.[0]?.state?.running &&
+        mirror()!.status.containerStatuses[0].restartCount === 1 &&
+        mirror()!.status,
       30_000,
       'static pod running again',
     );
@@ -809,14 +1077,19 @@ describe('apiserver disruptions', () => {
     create(boundPod('steady', node));
     await until(() => running('steady'), 20_000, 'steady Running');
     const before = pod('steady')!.status.containerStatuses[0];
-    const lists = () => c.api.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods' && !r.query.watch).length;
+    const lists = () =>
+      c.api.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/pods' && !r.query.watch).length;
     const listsBefore = lists();
     c.api.dropWatches();
     create(boundPod('after-drop', node));
     await until(() => running('after-drop'), 20_000, 'pod created after a watch drop runs');
     // The kubelet's resourceVersion falls behind a compaction: its re-watch gets 410 Gone.
     c.api.stallWatches(true);
-    for (let i = 0; i < 3; i++) create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `churn-${i}`, namespace: 'default' } }, 'configmaps');
+    for (let i = 0; i < 3; i++)
+      create(
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `churn-${i}`, namespace: 'default' } },
+        'configmaps',
+      );
     c.api.store.compact();
     c.api.dropWatches();
     c.api.stallWatches(false);
@@ -824,10 +1097,19 @@ describe('apiserver disruptions', () => {
     create(boundPod('after-410', node));
     await until(() => running('after-410'), 20_000, 'pod created after 410 runs');
     // A pod whose status changes while the apiserver is down.
-    create(boundPod('short', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 2; exit 3'] }] }));
+    create(
+      boundPod('short', node, {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 2; exit 3'] }],
+      }),
+    );
     await until(() => running('short'), 20_000, 'short Running');
     await c.api.restart(3000);
-    const short = await until(() => pod('short')?.status?.phase === 'Failed' && pod('short')!.status, 30_000, 'short pod status written after the restart');
+    const short = await until(
+      () => pod('short')?.status?.phase === 'Failed' && pod('short')!.status,
+      30_000,
+      'short pod status written after the restart',
+    );
     expect(short.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     create(boundPod('after-restart', node));
     await until(() => running('after-restart'), 20_000, 'pod created after the apiserver restart runs');

@@ -36,7 +36,8 @@ describe('crash safety of the embedded runtime', () => {
       const k = startKubelet(args);
       await until(() => k.output().includes('tskubelet started'), 20_000, 'started');
       await new Promise((r) => setTimeout(r, 300));
-      for (let j = 0; j < 4; j++, N++) writeFileSync(join(manifests, `p${N}.yaml`), podYaml(`p${N}`, `sleep 3600; echo ${tag}-p${N}x`));
+      for (let j = 0; j < 4; j++, N++)
+        writeFileSync(join(manifests, `p${N}.yaml`), podYaml(`p${N}`, `sleep 3600; echo ${tag}-p${N}x`));
       await new Promise((r) => setTimeout(r, 40 + t * 15));
       k.proc.kill('SIGKILL');
       await new Promise((r) => k.proc.once('exit', r));
@@ -47,7 +48,9 @@ describe('crash safety of the embedded runtime', () => {
       await new Promise((r) => setTimeout(r, 1500));
       for (let i = 0; i < N; i++) expect([i, countProcesses(`${tag}-p${i}x`)]).toEqual([i, 1]);
       const state = join(dir, 'root', 'process-runtime');
-      const leftovers = ['containers', 'sandboxes'].flatMap((d) => readdirSync(join(state, d)).filter((f) => f.includes('.tmp-')));
+      const leftovers = ['containers', 'sandboxes'].flatMap((d) =>
+        readdirSync(join(state, d)).filter((f) => f.includes('.tmp-')),
+      );
       expect(leftovers).toEqual([]);
     } finally {
       await k.stop();
@@ -70,13 +73,28 @@ describe('crash safety of the embedded runtime', () => {
       ),
     );
     const ports = await freeKubeletPorts();
-    const k = startKubelet(kubeletArgs({ dir, ports, node: 'crash', manifests, extra: ['--file-check-frequency', '1s'] }));
+    const k = startKubelet(
+      kubeletArgs({ dir, ports, node: 'crash', manifests, extra: ['--file-check-frequency', '1s'] }),
+    );
     try {
       await until(() => running(ports.ro, 1), 20_000, 'daemon pod running');
-      await until(() => countProcesses(`${tag}-escapee`) === 1 && countProcesses(`${tag}-scrubbed`) === 1, 10_000, 'daemonized children started');
+      await until(
+        () => countProcesses(`${tag}-escapee`) === 1 && countProcesses(`${tag}-scrubbed`) === 1,
+        10_000,
+        'daemonized children started',
+      );
       unlinkSync(join(manifests, 'daemon.yaml'));
-      await until(async () => running(ports.ro, 0).then(() => countProcesses(`${tag}-escapee`) === 0), 20_000, 'daemonized child gone with the pod');
-      if (process.getuid?.() === 0) await until(() => countProcesses(`${tag}-scrubbed`) === 0, 5_000, 'the child without the marker gone too (its cgroup)');
+      await until(
+        async () => running(ports.ro, 0).then(() => countProcesses(`${tag}-escapee`) === 0),
+        20_000,
+        'daemonized child gone with the pod',
+      );
+      if (process.getuid?.() === 0)
+        await until(
+          () => countProcesses(`${tag}-scrubbed`) === 0,
+          5_000,
+          'the child without the marker gone too (its cgroup)',
+        );
     } finally {
       await k.stop();
     }

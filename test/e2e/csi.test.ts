@@ -31,7 +31,11 @@ const pod = (name: string) => store().get('pods', 'default', name) as Obj | unde
 const running = (name: string) => pod(name)?.status?.containerStatuses?.[0]?.state?.running;
 const events = (name: string) => store().list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
 const failedMount = (name: string, text: string) =>
-  until(() => events(name).find((e) => e.reason === 'FailedMount' && String(e.message).includes(text)), 20_000, `FailedMount of ${name}: ${text}`);
+  until(
+    () => events(name).find((e) => e.reason === 'FailedMount' && String(e.message).includes(text)),
+    20_000,
+    `FailedMount of ${name}: ${text}`,
+  );
 const calls = (method: string) => driver.calls.filter((x) => x.method === method).map((x) => x.req);
 const logOf = (name: string) => {
   const uid = pod(name)?.metadata?.uid;
@@ -76,12 +80,23 @@ const attach = (handle: string, metadata: Record<string, string> = {}) => ({
 const volPod = (name: string, volume: Obj, command = 'sleep 3600') =>
   boundPod(name, node, {
     securityContext: { fsGroup: 2345 },
-    containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', command], volumeMounts: [{ name: 'data', mountPath: '/data' }] }],
+    containers: [
+      {
+        name: 'main',
+        image: 'busybox',
+        command: ['sh', '-c', command],
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      },
+    ],
     volumes: [{ name: 'data', ...volume }],
   });
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s', 'nodeStatusUpdateFrequency: 1s', 'syncFrequency: 2s'] });
+  c = await startCluster({
+    dir,
+    node,
+    config: ['volumeStatsAggPeriod: 1s', 'nodeStatusUpdateFrequency: 1s', 'syncFrequency: 2s'],
+  });
   await until(() => store().get('nodes', '', node), 20_000, 'node registered');
   driver = await startFakeCsiDriver({
     root,
@@ -105,11 +120,15 @@ describe('CSI drivers on the process runtime', () => {
     await until(() => driver.statuses.length, 20_000, 'registration status');
     expect(driver.statuses[0]).toEqual({ plugin_registered: true, error: '' });
     const csiNode = await until(
-      () => (store().get('storage.k8s.io/csinodes', '', node) as Obj)?.spec?.drivers?.length && store().get('storage.k8s.io/csinodes', '', node),
+      () =>
+        (store().get('storage.k8s.io/csinodes', '', node) as Obj)?.spec?.drivers?.length &&
+        store().get('storage.k8s.io/csinodes', '', node),
       20_000,
       'CSINode',
     );
-    expect(csiNode.spec.drivers).toEqual([{ name: DRIVER, nodeID: 'fake-node-7', topologyKeys: ['topology.fake.csi/zone'], allocatable: { count: 7 } }]);
+    expect(csiNode.spec.drivers).toEqual([
+      { name: DRIVER, nodeID: 'fake-node-7', topologyKeys: ['topology.fake.csi/zone'], allocatable: { count: 7 } },
+    ]);
     expect(csiNode.metadata.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Node', name: node, uid: (store().get('nodes', '', node) as Obj).metadata.uid },
     ]);
@@ -138,10 +157,17 @@ describe('CSI drivers on the process runtime', () => {
     store().create('persistentvolumeclaims', pvc('claim-csi', 'pv-csi'));
     store().create(
       'pods',
-      volPod('csi-pvc', { persistentVolumeClaim: { claimName: 'claim-csi' } }, 'cat /data/in; echo; echo written > /data/out; sleep 3600'),
+      volPod(
+        'csi-pvc',
+        { persistentVolumeClaim: { claimName: 'claim-csi' } },
+        'cat /data/in; echo; echo written > /data/out; sleep 3600',
+      ),
     );
     const attachId = `csi-${sha(`vol-1${DRIVER}${node}`)}`;
-    await failedMount('csi-pvc', `volume vol-1 has GET error for volume attachment ${attachId}: volumeattachments.storage.k8s.io "${attachId}" not found`);
+    await failedMount(
+      'csi-pvc',
+      `volume vol-1 has GET error for volume attachment ${attachId}: volumeattachments.storage.k8s.io "${attachId}" not found`,
+    );
     expect(calls('NodePublishVolume')).toHaveLength(0);
     store().create('storage.k8s.io/volumeattachments', attach('vol-1', { devicePath: '/dev/fake1' }));
     await until(() => running('csi-pvc'), 30_000, 'csi-pvc running');
@@ -194,7 +220,10 @@ describe('CSI drivers on the process runtime', () => {
     });
     // The attachable volume is reported in use, so the attach/detach controller keeps it attached.
     await until(
-      () => ((store().get('nodes', '', node) as Obj).status?.volumesInUse ?? []).includes(`kubernetes.io/csi/${DRIVER}^vol-1`),
+      () =>
+        ((store().get('nodes', '', node) as Obj).status?.volumesInUse ?? []).includes(
+          `kubernetes.io/csi/${DRIVER}^vol-1`,
+        ),
       20_000,
       'volumesInUse',
     );
@@ -217,7 +246,10 @@ describe('CSI drivers on the process runtime', () => {
     expect(summary.pvcRef).toEqual({ name: 'claim-csi', namespace: 'default' });
     expect(summary.capacityBytes).toBeGreaterThan(0);
     expect(summary.inodes).toBeGreaterThan(0);
-    expect(calls('NodeGetVolumeStats')[0]).toMatchObject({ volume_id: 'vol-1', volume_path: expect.stringContaining('kubernetes.io~csi/pv-csi/mount') });
+    expect(calls('NodeGetVolumeStats')[0]).toMatchObject({
+      volume_id: 'vol-1',
+      volume_path: expect.stringContaining('kubernetes.io~csi/pv-csi/mount'),
+    });
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     const sample = (name: string, labels: string) =>
       metrics
@@ -229,7 +261,14 @@ describe('CSI drivers on the process runtime', () => {
     const ok = `driver_name="${DRIVER}",grpc_status_code="OK",method_name="/csi.v1.Node/NodePublishVolume",migrated="false"`;
     expect(Number(sample('csi_operations_seconds_count', ok))).toBeGreaterThanOrEqual(1);
     // Storage metrics name a CSI volume's plugin with its driver (upstream GetFullQualifiedPluginNameForVolume).
-    expect(Number(sample('volume_manager_total_volumes', `plugin_name="kubernetes.io/csi:${DRIVER}",state="actual_state_of_world"`))).toBeGreaterThanOrEqual(1);
+    expect(
+      Number(
+        sample(
+          'volume_manager_total_volumes',
+          `plugin_name="kubernetes.io/csi:${DRIVER}",state="actual_state_of_world"`,
+        ),
+      ),
+    ).toBeGreaterThanOrEqual(1);
     expect(
       Number(
         sample(
@@ -239,10 +278,16 @@ describe('CSI drivers on the process runtime', () => {
       ),
     ).toBeGreaterThanOrEqual(1);
     expect(
-      sample('csi_operations_seconds_bucket', `driver_name="${DRIVER}",grpc_status_code="OK",le="0.1",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`),
+      sample(
+        'csi_operations_seconds_bucket',
+        `driver_name="${DRIVER}",grpc_status_code="OK",le="0.1",method_name="/csi.v1.Node/NodeGetInfo",migrated="false"`,
+      ),
     ).toBe('1');
     expect(metrics).toMatch(
-      new RegExp(`^kubelet_volume_stats_capacity_bytes\\{namespace="default",persistentvolumeclaim="claim-csi"\\} ${summary.capacityBytes}$`, 'm'),
+      new RegExp(
+        `^kubelet_volume_stats_capacity_bytes\\{namespace="default",persistentvolumeclaim="claim-csi"\\} ${summary.capacityBytes}$`,
+        'm',
+      ),
     );
   }, 30_000);
 
@@ -259,7 +304,11 @@ describe('CSI drivers on the process runtime', () => {
       conditions: [{ type: 'FileSystemResizePending', status: 'True' }],
     };
     store().update('persistentvolumeclaims', claim);
-    const [expand] = await until(() => calls('NodeExpandVolume').length && calls('NodeExpandVolume'), 20_000, 'NodeExpandVolume');
+    const [expand] = await until(
+      () => calls('NodeExpandVolume').length && calls('NodeExpandVolume'),
+      20_000,
+      'NodeExpandVolume',
+    );
     const uid = pod('csi-pvc')!.metadata.uid;
     expect(expand).toMatchObject({
       volume_id: 'vol-1',
@@ -279,9 +328,16 @@ describe('CSI drivers on the process runtime', () => {
     expect(st.conditions).toEqual([]);
     expect(st.allocatedResourceStatuses).toBeUndefined();
     const text = `MountVolume.NodeExpandVolume succeeded for volume "pv-csi" ${node}`;
-    await until(() => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeSuccessful' && e.message === text), 10_000, 'pod event');
     await until(
-      () => events('claim-csi').some((e) => e.reason === 'FileSystemResizeSuccessful' && e.involvedObject.kind === 'PersistentVolumeClaim'),
+      () => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeSuccessful' && e.message === text),
+      10_000,
+      'pod event',
+    );
+    await until(
+      () =>
+        events('claim-csi').some(
+          (e) => e.reason === 'FileSystemResizeSuccessful' && e.involvedObject.kind === 'PersistentVolumeClaim',
+        ),
       10_000,
       'claim event',
     );
@@ -307,21 +363,37 @@ describe('CSI drivers on the process runtime', () => {
     // A failure the driver may recover from: a NodeResizeError condition, the claim stays NodeResizeInProgress, and the next sync succeeds.
     driver.fail('NodeExpandVolume', 13 /* INTERNAL */, 1);
     grow('3Gi', 'NodeResizePending');
-    const failed = await until(() => claimStatus().conditions?.find((c: Obj) => c.type === 'NodeResizeError') && claimStatus(), 20_000, 'NodeResizeError');
+    const failed = await until(
+      () => claimStatus().conditions?.find((c: Obj) => c.type === 'NodeResizeError') && claimStatus(),
+      20_000,
+      'NodeResizeError',
+    );
     expect(failed.allocatedResourceStatuses).toEqual({ storage: 'NodeResizeInProgress' });
     expect(failed.conditions.find((c: Obj) => c.type === 'NodeResizeError')).toMatchObject({
       status: 'True',
       message:
         'failed to expand pvc with Expander.NodeExpand failed to expand the volume : rpc error: code = Internal desc = injected INTERNAL for NodeExpandVolume',
     });
-    await until(() => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeFailed'), 10_000, 'FileSystemResizeFailed');
-    const done = await until(() => claimStatus().capacity.storage === '3Gi' && claimStatus(), 20_000, 'retried expansion');
+    await until(
+      () => events('csi-pvc').some((e) => e.reason === 'FileSystemResizeFailed'),
+      10_000,
+      'FileSystemResizeFailed',
+    );
+    const done = await until(
+      () => claimStatus().capacity.storage === '3Gi' && claimStatus(),
+      20_000,
+      'retried expansion',
+    );
     expect(done.allocatedResourceStatuses).toBeUndefined();
     expect(done.conditions).toEqual([]);
     // An infeasible one: NodeResizeInfeasible, and the node does not try again.
     driver.fail('NodeExpandVolume', 3 /* INVALID_ARGUMENT */);
     grow('4Gi', 'NodeResizePending');
-    const infeasible = await until(() => claimStatus().allocatedResourceStatuses?.storage === 'NodeResizeInfeasible' && claimStatus(), 20_000, 'infeasible');
+    const infeasible = await until(
+      () => claimStatus().allocatedResourceStatuses?.storage === 'NodeResizeInfeasible' && claimStatus(),
+      20_000,
+      'infeasible',
+    );
     expect(infeasible.conditions.find((c: Obj) => c.type === 'NodeResizeError')?.message).toBe(
       'failed to expand pvc with Expander.NodeExpand failed to expand the volume rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeExpandVolume',
     );
@@ -333,7 +405,14 @@ describe('CSI drivers on the process runtime', () => {
   }, 90_000);
 
   it('inline CSI volumes need the Ephemeral lifecycle mode in the CSIDriver; then they are published without staging', async () => {
-    store().create('pods', volPod('csi-inline', { csi: { driver: DRIVER, volumeAttributes: { size: '1Mi' } } }, 'echo inline > /data/f; sleep 3600'));
+    store().create(
+      'pods',
+      volPod(
+        'csi-inline',
+        { csi: { driver: DRIVER, volumeAttributes: { size: '1Mi' } } },
+        'echo inline > /data/f; sleep 3600',
+      ),
+    );
     await failedMount(
       'csi-inline',
       `kubernetes.io/csi: mounter.SetupAt failed to check volume lifecycle mode: volume mode "Ephemeral" not supported by driver ${DRIVER} (only supports ["Persistent"])`,
@@ -350,7 +429,11 @@ describe('CSI drivers on the process runtime', () => {
       staging_target_path: '',
       target_path: join(root, 'pods', uid, 'volumes', 'kubernetes.io~csi', 'data', 'mount'),
       volume_capability: { access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-      volume_context: { size: '1Mi', 'csi.storage.k8s.io/ephemeral': 'true', 'csi.storage.k8s.io/pod.name': 'csi-inline' },
+      volume_context: {
+        size: '1Mi',
+        'csi.storage.k8s.io/ephemeral': 'true',
+        'csi.storage.k8s.io/pod.name': 'csi-inline',
+      },
     });
     expect(calls('NodeStageVolume').some((r) => r.volume_id === handle)).toBe(false);
   }, 60_000);
@@ -369,7 +452,11 @@ describe('CSI drivers on the process runtime', () => {
     const tokens = JSON.parse(publishes()[0].volume_context['csi.storage.k8s.io/serviceAccount.tokens']) as Obj;
     expect(Object.keys(tokens)).toEqual(['', 'vault']);
     const issued = c.api.issuedTokens.find((t: Obj) => t.token === tokens.vault.token) as Obj;
-    expect(issued).toMatchObject({ audiences: ['vault'], expirationSeconds: 600, boundObjectRef: { kind: 'Pod', name: 'csi-token', uid } });
+    expect(issued).toMatchObject({
+      audiences: ['vault'],
+      expirationSeconds: 600,
+      boundObjectRef: { kind: 'Pod', name: 'csi-token', uid },
+    });
     expect(tokens.vault.expirationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(c.api.issuedTokens.find((t: Obj) => t.token === tokens[''].token)).toMatchObject({
       audiences: ['https://kubernetes.default.svc'],
@@ -390,14 +477,22 @@ describe('CSI drivers on the process runtime', () => {
       'pods',
       volPod(
         'eph',
-        { ephemeral: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } } } },
+        {
+          ephemeral: {
+            volumeClaimTemplate: {
+              spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+            },
+          },
+        },
         'echo eph > /data/f; sleep 3600',
       ),
     );
     const uid = (await until(() => pod('eph')?.metadata?.uid, 10_000, 'eph uid')) as string;
     store().create(
       'persistentvolumeclaims',
-      pvc('eph-data', 'pv-eph', { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'someone-else', controller: true }] }),
+      pvc('eph-data', 'pv-eph', {
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'someone-else', controller: true }],
+      }),
     );
     await failedMount('eph', 'PVC default/eph-data was not created for pod default/eph (pod is not owner)');
     const cur = structuredClone(store().get('persistentvolumeclaims', 'default', 'eph-data') as Obj);
@@ -438,7 +533,11 @@ describe('CSI drivers on the process runtime', () => {
       ].sort(),
     );
     // The staging's directory goes once the driver answered the unstage.
-    await until(() => !existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'))), 10_000, 'staging directory removed');
+    await until(
+      () => !existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-1'))),
+      10_000,
+      'staging directory removed',
+    );
     expect(readFileSync(join(backing, 'vol-1', 'out'), 'utf8')).toBe('written\n');
     await until(() => !(store().get('nodes', '', node) as Obj).status?.volumesInUse, 20_000, 'volumesInUse cleared');
   }, 60_000);
@@ -457,7 +556,10 @@ describe('CSI drivers on the process runtime', () => {
       driver.fail('NodeStageVolume', 3 /* INVALID_ARGUMENT */);
       try {
         await errorPod('stage-final', 'vol-sf');
-        await failedMount('stage-final', 'rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume');
+        await failedMount(
+          'stage-final',
+          'rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume',
+        );
         const uid = pod('stage-final')!.metadata.uid;
         store().remove('pods', 'default', 'stage-final', {});
         await until(() => !existsSync(join(root, 'pods', uid)), 20_000, 'pod directory gone');
@@ -507,8 +609,16 @@ describe('CSI drivers on the process runtime', () => {
       await old.close();
     }
     await driver.close();
-    await until(() => ((store().get('storage.k8s.io/csinodes', '', node) as Obj).spec.drivers ?? []).length === 0, 20_000, 'driver removed from CSINode');
-    await until(() => !(store().get('nodes', '', node) as Obj).metadata.annotations?.['csi.volume.kubernetes.io/nodeid'], 20_000, 'annotation removed');
+    await until(
+      () => ((store().get('storage.k8s.io/csinodes', '', node) as Obj).spec.drivers ?? []).length === 0,
+      20_000,
+      'driver removed from CSINode',
+    );
+    await until(
+      () => !(store().get('nodes', '', node) as Obj).metadata.annotations?.['csi.volume.kubernetes.io/nodeid'],
+      20_000,
+      'annotation removed',
+    );
   }, 40_000);
 
   it('housekeeping does not wait on a hung driver: its orphan is kept and retried while other orphans go', async () => {
@@ -523,11 +633,23 @@ describe('CSI drivers on the process runtime', () => {
         mkdirSync(join(root, 'pods'), { recursive: true });
         renameSync(staging, join(root, 'pods', uid));
       };
-      orphan('orphan-hung', { specVolID: 'v', volumeHandle: 'h1', driverName: 'hung.csi.k8s.io', nodeName: node, volumeLifecycleMode: 'Persistent' });
-      await until(() => hung.calls.some((x) => x.method === 'NodeUnpublishVolume'), 20_000, 'unpublish asked of the hung driver');
+      orphan('orphan-hung', {
+        specVolID: 'v',
+        volumeHandle: 'h1',
+        driverName: 'hung.csi.k8s.io',
+        nodeName: node,
+        volumeLifecycleMode: 'Persistent',
+      });
+      await until(
+        () => hung.calls.some((x) => x.method === 'NodeUnpublishVolume'),
+        20_000,
+        'unpublish asked of the hung driver',
+      );
       orphan('orphan-plain');
       await until(() => !existsSync(join(root, 'pods', 'orphan-plain')), 20_000, 'the other orphan removed meanwhile');
-      expect(existsSync(join(root, 'pods', 'orphan-hung', 'volumes', 'kubernetes.io~csi', 'v', 'vol_data.json'))).toBe(true);
+      expect(existsSync(join(root, 'pods', 'orphan-hung', 'volumes', 'kubernetes.io~csi', 'v', 'vol_data.json'))).toBe(
+        true,
+      );
     } finally {
       await hung.close();
     }

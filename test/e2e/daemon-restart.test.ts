@@ -9,7 +9,17 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, unlinkSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freeKubeletPorts, killProcesses, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  killProcesses,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const tag = `drst${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-drst-'));
@@ -32,7 +42,16 @@ spec:
     command: ["sh", "-c", ${JSON.stringify(script)}]
 `;
 
-const startDaemon = () => startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', join(dir, 'runtime'), '--node-ip', '127.0.0.1']);
+const startDaemon = () =>
+  startKubelet([
+    'process-runtime',
+    '--listen',
+    `unix://${socket}`,
+    '--root-dir',
+    join(dir, 'runtime'),
+    '--node-ip',
+    '127.0.0.1',
+  ]);
 async function podNamed(n: string): Promise<Pod | undefined> {
   const r = await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => undefined);
   return r ? (JSON.parse(r.body) as PodList).items.find((p) => p.metadata.name === `${n}-${node}`) : undefined;
@@ -64,7 +83,10 @@ function logNumbers(): number[] {
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   mkdirSync(manifests, { recursive: true });
-  writeFileSync(join(manifests, 'live.yaml'), podYaml('live', `i=0; while true; do echo ${tag}-live $i; i=$((i+1)); sleep 0.1; done`));
+  writeFileSync(
+    join(manifests, 'live.yaml'),
+    podYaml('live', `i=0; while true; do echo ${tag}-live $i; i=$((i+1)); sleep 0.1; done`),
+  );
   writeFileSync(join(manifests, 'quit.yaml'), podYaml('quit', `echo ${tag}-quit; sleep 6; exit 3`, 'Never'));
   daemon = startDaemon();
   await until(() => daemon.output().includes('process runtime serving CRI'), 20_000, 'daemon serving');
@@ -74,10 +96,21 @@ beforeAll(async () => {
       ports,
       node,
       manifests,
-      extra: ['--container-runtime-endpoint', `unix://${socket}`, '--node-ip', '127.0.0.1', '--file-check-frequency', '1s'],
+      extra: [
+        '--container-runtime-endpoint',
+        `unix://${socket}`,
+        '--node-ip',
+        '127.0.0.1',
+        '--file-check-frequency',
+        '1s',
+      ],
     }),
   );
-  await until(async () => (await statusOf('live'))?.state.running && (await statusOf('quit'))?.state.running, 30_000, 'both pods running');
+  await until(
+    async () => (await statusOf('live'))?.state.running && (await statusOf('quit'))?.state.running,
+    30_000,
+    'both pods running',
+  );
 }, 45_000);
 
 afterAll(async () => {
@@ -98,7 +131,11 @@ describe('process runtime daemon restart', () => {
     daemon = startDaemon();
     await until(() => daemon.output().includes('process runtime serving CRI'), 20_000, 'daemon serving again');
     expect(daemon.output()).toContain('adopted the running containers of an earlier run');
-    const quit = await until(async () => (await statusOf('quit'))?.state.terminated, 20_000, 'quit reported terminated');
+    const quit = await until(
+      async () => (await statusOf('quit'))?.state.terminated,
+      20_000,
+      'quit reported terminated',
+    );
     expect(quit.exitCode).toBe(3);
     expect(quit.reason).toBe('Error');
     const after = (await statusOf('live'))!;

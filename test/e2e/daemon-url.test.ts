@@ -12,7 +12,18 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { removeCgroupTree } from '../fixtures/cgroup-tree.js';
-import { countProcesses, freeKubeletPorts, killProcesses, freePort, httpGet, httpsGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  killProcesses,
+  freePort,
+  httpGet,
+  httpsGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 
 const tag = `durl${process.pid}`;
 const cgroupRoot = `/tsk-${tag}`;
@@ -37,9 +48,14 @@ spec:
     image: busybox
     command: ["sh", "-c", "i=0; while true; do echo ${marker} $i; i=$((i+1)); sleep 0.2; done"]
 `;
-const podList = (...docs: string[]) => JSON.stringify({ kind: 'PodList', apiVersion: 'v1', items: docs.map((d) => parse(d) as Pod) });
+const podList = (...docs: string[]) =>
+  JSON.stringify({ kind: 'PodList', apiVersion: 'v1', items: docs.map((d) => parse(d) as Pod) });
 
-const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
+const pki = () => ({
+  ca: join(root, 'pki', 'ca.crt'),
+  cert: join(root, 'pki', 'admin.crt'),
+  key: join(root, 'pki', 'admin.key'),
+});
 async function pods(): Promise<Pod[]> {
   return (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items;
 }
@@ -84,7 +100,15 @@ beforeAll(async () => {
     res.end(served);
   });
   await new Promise<void>((r) => manifestServer.listen(ports.url, '127.0.0.1', r));
-  daemon = startKubelet(['process-runtime', '--listen', `unix://${socket}`, '--root-dir', join(dir, 'runtime'), '--node-ip', '127.0.0.1']);
+  daemon = startKubelet([
+    'process-runtime',
+    '--listen',
+    `unix://${socket}`,
+    '--root-dir',
+    join(dir, 'runtime'),
+    '--node-ip',
+    '127.0.0.1',
+  ]);
   kubelet = startKubelet(args());
   await until(async () => (await podNamed('a'))?.status?.phase === 'Running', 20_000, 'pod a Running');
 }, 30_000);
@@ -111,9 +135,12 @@ describe('process runtime daemon + manifest URL', () => {
 
   it("uses the daemon's cgroup driver (CRI RuntimeConfig) over the flag's, as upstream's KubeletCgroupDriverFromCRI; reads --config-dir drop-ins", async () => {
     const r = await httpsGet(`https://127.0.0.1:${ports.port}/configz`, pki());
-    const kc = (JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string; nodeStatusMaxImages: number } }).kubeletconfig;
+    const kc = (JSON.parse(r.body) as { kubeletconfig: { cgroupDriver: string; nodeStatusMaxImages: number } })
+      .kubeletconfig;
     expect([kc.cgroupDriver, kc.nodeStatusMaxImages]).toEqual(['cgroupfs', 7]);
-    expect(kubelet.output()).toMatch(/\] "Using cgroup driver setting received from the CRI runtime" cgroupDriver="cgroupfs"/);
+    expect(kubelet.output()).toMatch(
+      /\] "Using cgroup driver setting received from the CRI runtime" cgroupDriver="cgroupfs"/,
+    );
   });
 
   it("lists the runtime's view on /runningpods/ over 10250", async () => {
@@ -170,7 +197,11 @@ describe('process runtime daemon + manifest URL', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(countProcesses(`${tag}-a`)).toBe(1);
     kubelet = startKubelet(args());
-    const after = await until(async () => (await podNamed('a').catch(() => undefined))?.status?.containerStatuses?.[0], 20_000, 'status after restart');
+    const after = await until(
+      async () => (await podNamed('a').catch(() => undefined))?.status?.containerStatuses?.[0],
+      20_000,
+      'status after restart',
+    );
     expect(after.containerID).toBe(before.containerID);
     expect(after.restartCount).toBe(0);
     expect(after.state.running?.startedAt).toBe(before.state.running?.startedAt);
@@ -192,7 +223,9 @@ describe('process runtime daemon + manifest URL', () => {
     served = podList(podYaml('c', `${tag}-c`), podYaml('b', `${tag}-b`)).replace('"image":"busybox"', '"image":""');
     await until(() => kubelet.output().includes('invalid manifest from URL'), 10_000, 'error logged');
     expect(kubelet.output()).toMatch(
-      new RegExp(`127\\.0\\.0\\.1:${ports.url}.*invalid manifest from URL|invalid manifest from URL.*127\\.0\\.0\\.1:${ports.url}`),
+      new RegExp(
+        `127\\.0\\.0\\.1:${ports.url}.*invalid manifest from URL|invalid manifest from URL.*127\\.0\\.0\\.1:${ports.url}`,
+      ),
     );
     await new Promise((r) => setTimeout(r, 2500));
     expect((await podNamed('b'))?.status?.phase).toBe('Running');

@@ -11,7 +11,16 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { debugFlagsRoutes, parseVerbosity } from '../../src/routes/debug-flags.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-debug-flags-'));
 const manifests = join(dir, 'manifests');
@@ -48,9 +57,12 @@ function request(method: string, body?: string): Promise<{ status: number; type:
 }
 
 const running = async (name: string) =>
-  (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as { metadata: { name: string }; status?: { phase?: string } }[]).some(
-    (p) => p.metadata.name === name && p.status?.phase === 'Running',
-  );
+  (
+    JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as {
+      metadata: { name: string };
+      status?: { phase?: string };
+    }[]
+  ).some((p) => p.metadata.name === name && p.status?.phase === 'Running');
 const writePod = (name: string, env: { name: string; value: string }[] = []) =>
   writeFileSync(
     join(manifests, `${name}.json`),
@@ -58,7 +70,15 @@ const writePod = (name: string, env: { name: string; value: string }[] = []) =>
       metadata: { name, namespace: 'default' },
       spec: {
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], env, volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }] }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            env,
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          },
+        ],
         volumes: [{ name: 'scratch', emptyDir: {} }],
       },
     }),
@@ -99,13 +119,23 @@ describe('/debug/flags/v', () => {
     );
     expect(kubelet.output()).not.toContain('pods=["default/one-flags"]');
     const r = await request('PUT', '4');
-    expect(r).toEqual({ status: 200, type: 'text/plain; charset=utf-8', body: 'successfully set klog.logging.verbosity to 4\n' });
+    expect(r).toEqual({
+      status: 200,
+      type: 'text/plain; charset=utf-8',
+      body: 'successfully set klog.logging.verbosity to 4\n',
+    });
     writePod('loud');
-    await until(() => / object="Pod\/default\/loud-flags" type="Normal" reason="Started"/.test(kubelet.output()), 20_000, 'debug event lines');
+    await until(
+      () => / object="Pod\/default\/loud-flags" type="Normal" reason="Started"/.test(kubelet.output()),
+      20_000,
+      'debug event lines',
+    );
     // Upstream's V(2) line for the new pod.
     expect(kubelet.output()).toContain('] "SyncLoop ADD" source="file" pods=["default/loud-flags"]');
     expect(kubelet.output()).not.toContain('pods=["default/quiet-flags"]');
-    expect(kubelet.output()).toContain('] "No sandbox for pod can be found. Need to start a new one" pod="default/loud-flags"');
+    expect(kubelet.output()).toContain(
+      '] "No sandbox for pod can be found. Need to start a new one" pod="default/loud-flags"',
+    );
     // The CRI call log is V(10): not at 4.
     expect(kubelet.output()).not.toContain('[RemoteRuntimeService]');
     expect((await request('PUT', '10')).status).toBe(200);
@@ -115,18 +145,24 @@ describe('/debug/flags/v', () => {
     const line = (re: RegExp) => lines.find((l) => re.test(l));
     // Each call going out and coming back, with its ids and duration, as upstream's cri-client at V(10).
     expect(
-      line(/remote_runtime:0\] "\[RemoteRuntimeService\] RunPodSandbox" pod="default\/traced-flags" podUID="[0-9a-f-]+" attempt=0 runtimeHandler=""$/),
+      line(
+        /remote_runtime:0\] "\[RemoteRuntimeService\] RunPodSandbox" pod="default\/traced-flags" podUID="[0-9a-f-]+" attempt=0 runtimeHandler=""$/,
+      ),
     ).toBeDefined();
     const sandbox = /podSandboxID="([^"]+)" duration="[0-9.]+(µs|ms|s)"$/.exec(
       line(/"\[RemoteRuntimeService\] RunPodSandbox Response" pod="default\/traced-flags" /) ?? '',
     )?.[1];
     expect(sandbox).toBeTruthy();
     const created = line(
-      new RegExp(`"\\[RemoteRuntimeService\\] CreateContainer Response" podSandboxID="${sandbox}" container="main" attempt=0 containerID="([^"]+)" duration=`),
+      new RegExp(
+        `"\\[RemoteRuntimeService\\] CreateContainer Response" podSandboxID="${sandbox}" container="main" attempt=0 containerID="([^"]+)" duration=`,
+      ),
     );
     const container = /containerID="([^"]+)"/.exec(created ?? '')?.[1];
     expect(container).toBeTruthy();
-    expect(line(new RegExp(`"\\[RemoteRuntimeService\\] StartContainer Response" containerID="${container}" duration=`))).toBeDefined();
+    expect(
+      line(new RegExp(`"\\[RemoteRuntimeService\\] StartContainer Response" containerID="${container}" duration=`)),
+    ).toBeDefined();
     expect(line(/"\[RemoteImageService\] ImageStatus" image="busybox"/)).toBeDefined();
     // The configuration (its environment) is never logged, unlike upstream's.
     expect(kubelet.output()).not.toContain('hunter2-never-logged');
@@ -147,13 +183,13 @@ describe('/debug/flags/v', () => {
   });
 
   it('parses as strconv.ParseInt(s, 10, 32) does; disabled, every method answers 405', async () => {
-    expect([parseVerbosity('+3'), parseVerbosity('-1'), parseVerbosity(' 3').ok, parseVerbosity('').ok, parseVerbosity('0x3').ok]).toEqual([
-      { ok: true, level: 3 },
-      { ok: true, level: -1 },
-      false,
-      false,
-      false,
-    ]);
+    expect([
+      parseVerbosity('+3'),
+      parseVerbosity('-1'),
+      parseVerbosity(' 3').ok,
+      parseVerbosity('').ok,
+      parseVerbosity('0x3').ok,
+    ]).toEqual([{ ok: true, level: 3 }, { ok: true, level: -1 }, false, false, false]);
     const app = Fastify();
     await app.register(debugFlagsRoutes, { enabled: false, setVerbosity: () => {} });
     for (const method of ['PUT', 'GET'] as const) {

@@ -10,7 +10,16 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  freePort,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 import { droppedSpdy, droppedWebSocket, wsSession, type ClientPki } from './streaming-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-drop-'));
@@ -62,14 +71,17 @@ afterAll(async () => {
 describe('sessions dropped at random points while the containers print', () => {
   it('the kubelet stays up and no process a session started outlives it', async () => {
     const attach = (pod: string) => `/attach/default/${pod}-${node}/main?output=1&error=1`;
-    const exec = (pod: string) => `/exec/default/${pod}-${node}/main?${execQuery(['sh', '-c', `yes ${marker}`])}&output=1&error=1&input=1`;
+    const exec = (pod: string) =>
+      `/exec/default/${pod}-${node}/main?${execQuery(['sh', '-c', `yes ${marker}`])}&output=1&error=1&input=1`;
     const portForward = `/portForward/default/web-${node}?port=${webPort}`;
     const request = Buffer.concat([Buffer.from([0]), Buffer.from('GET / HTTP/1.0\r\n\r\n')]);
     for (let round = 0; round < 5; round++) {
       const sessions: Promise<void>[] = [];
       for (let i = 0; i < 12; i++) {
         const pod = i % 2 ? 'chatty-a' : 'chatty-b';
-        sessions.push(droppedWebSocket(base() + attach(pod), pki, i % 3 ? 'v4.channel.k8s.io' : 'v5.channel.k8s.io', 1500));
+        sessions.push(
+          droppedWebSocket(base() + attach(pod), pki, i % 3 ? 'v4.channel.k8s.io' : 'v5.channel.k8s.io', 1500),
+        );
         sessions.push(droppedWebSocket(base() + exec(pod), pki, 'v4.channel.k8s.io', 1500));
         sessions.push(droppedWebSocket(base() + portForward, pki, 'v4.channel.k8s.io', 300, request));
         sessions.push(droppedSpdy(ports.port, pki, attach(pod), ['error', 'stdout', 'stderr'], 1500));
@@ -80,7 +92,11 @@ describe('sessions dropped at random points while the containers print', () => {
     }
     await until(() => countProcesses(marker) === 0, 10_000, 'exec processes gone');
     // Still serving sessions afterwards.
-    const r = await wsSession(`${base()}/exec/default/chatty-a-${node}/main?${execQuery(['echo', 'still-here'])}&output=1`, ['v4.channel.k8s.io'], pki);
+    const r = await wsSession(
+      `${base()}/exec/default/chatty-a-${node}/main?${execQuery(['echo', 'still-here'])}&output=1`,
+      ['v4.channel.k8s.io'],
+      pki,
+    );
     expect(r.channels.get(1)?.toString()).toBe('still-here\n');
     expect(kubelet.output()).not.toMatch(/MaxListenersExceededWarning|Unhandled|uncaught/i);
   }, 120_000);

@@ -19,7 +19,11 @@ let c: Cluster;
 const pod = (name: string) => c.api.store.get('pods', 'default', name);
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, config: ['evictionHard: {memory.available: "1000Ti"}', 'evictionPressureTransitionPeriod: 30s'] });
+  c = await startCluster({
+    dir,
+    node,
+    config: ['evictionHard: {memory.available: "1000Ti"}', 'evictionPressureTransitionPeriod: 30s'],
+  });
   writeFileSync(
     join(c.manifests, 'static.yaml'),
     'apiVersion: v1\nkind: Pod\nmetadata: {name: critical, namespace: default}\nspec:\n  containers: [{name: main, image: busybox, command: [sleep, "3600"]}]\n',
@@ -36,23 +40,43 @@ describe('eviction under memory pressure', () => {
     // Burstable (a cpu request): admitted even once the node is under memory pressure.
     c.api.store.create(
       'pods',
-      boundPod('victim', node, { containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '10m' } } }] }),
+      boundPod('victim', node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '10m' } } },
+        ],
+      }),
     );
     const pressure = await until(
       () =>
         c.api.store
           .get('nodes', '', node)
-          ?.status?.conditions?.find((x: { type: string; status: string }) => x.type === 'MemoryPressure' && x.status === 'True'),
+          ?.status?.conditions?.find(
+            (x: { type: string; status: string }) => x.type === 'MemoryPressure' && x.status === 'True',
+          ),
       40_000,
       'MemoryPressure',
     );
-    expect(pressure).toMatchObject({ reason: 'KubeletHasInsufficientMemory', message: 'kubelet has insufficient memory available' });
-    const evicted = await until(() => (pod('victim')?.status?.reason === 'Evicted' ? pod('victim') : undefined), 40_000, 'victim evicted');
+    expect(pressure).toMatchObject({
+      reason: 'KubeletHasInsufficientMemory',
+      message: 'kubelet has insufficient memory available',
+    });
+    const evicted = await until(
+      () => (pod('victim')?.status?.reason === 'Evicted' ? pod('victim') : undefined),
+      40_000,
+      'victim evicted',
+    );
     expect(evicted.status.phase).toBe('Failed');
-    expect(evicted.status.message).toMatch(/^The node was low on resource: memory\. Threshold quantity: 1000Ti, available: \d+(Ki|Mi|Gi)?\. /);
-    expect(evicted.status.conditions).toContainEqual(expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }));
+    expect(evicted.status.message).toMatch(
+      /^The node was low on resource: memory\. Threshold quantity: 1000Ti, available: \d+(Ki|Mi|Gi)?\. /,
+    );
+    expect(evicted.status.conditions).toContainEqual(
+      expect.objectContaining({ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet' }),
+    );
     await until(
-      () => c.api.store.list('events').some((e) => e.reason === 'Evicted' && e.involvedObject?.name === 'victim' && e.type === 'Warning'),
+      () =>
+        c.api.store
+          .list('events')
+          .some((e) => e.reason === 'Evicted' && e.involvedObject?.name === 'victim' && e.type === 'Warning'),
       20_000,
       'Evicted event',
     );
@@ -60,8 +84,15 @@ describe('eviction under memory pressure', () => {
     const mirror = c.api.store.get('pods', 'default', `critical-${node}`);
     expect(mirror?.status?.phase).toBe('Running');
     c.api.store.create('pods', boundPod('besteffort', node));
-    const rejected = await until(() => (pod('besteffort')?.status?.phase === 'Failed' ? pod('besteffort') : undefined), 20_000, 'besteffort rejected');
-    expect(rejected.status).toMatchObject({ reason: 'Evicted', message: 'Pod was rejected: The node had condition: [MemoryPressure]. ' });
+    const rejected = await until(
+      () => (pod('besteffort')?.status?.phase === 'Failed' ? pod('besteffort') : undefined),
+      20_000,
+      'besteffort rejected',
+    );
+    expect(rejected.status).toMatchObject({
+      reason: 'Evicted',
+      message: 'Pod was rejected: The node had condition: [MemoryPressure]. ',
+    });
   }, 90_000);
 });
 
@@ -91,7 +122,10 @@ describe('local storage limits', () => {
         60_000,
         'filler evicted',
       );
-      expect(evicted.status).toMatchObject({ phase: 'Failed', message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ' });
+      expect(evicted.status).toMatchObject({
+        phase: 'Failed',
+        message: 'Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ',
+      });
     } finally {
       await l.close();
       rmSync(ldir, { recursive: true, force: true });

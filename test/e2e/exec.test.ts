@@ -61,7 +61,11 @@ afterAll(async () => {
 
 describe('exec over WebSocket', () => {
   it('v5: stdout, stderr, the ready frame and a NonZeroExitCode Status; runs in the container context', async () => {
-    const r = await wsSession(base() + execPath(['sh', '-c', 'echo $GREETING; pwd; echo oops >&2; exit 3'], 'output=1&error=1'), ['v5.channel.k8s.io'], pki);
+    const r = await wsSession(
+      base() + execPath(['sh', '-c', 'echo $GREETING; pwd; echo oops >&2; exit 3'], 'output=1&error=1'),
+      ['v5.channel.k8s.io'],
+      pki,
+    );
     expect(r.protocol).toBe('v5.channel.k8s.io');
     expect(r.frames[0]).toEqual({ ch: 1, len: 0 });
     expect(r.channels.get(1)!.toString()).toBe('from-the-pod\n/tmp\n');
@@ -70,7 +74,8 @@ describe('exec over WebSocket', () => {
       metadata: {},
       status: 'Failure',
       reason: 'NonZeroExitCode',
-      message: 'command terminated with non-zero exit code: error executing command [sh -c echo $GREETING; pwd; echo oops >&2; exit 3], exit code 3',
+      message:
+        'command terminated with non-zero exit code: error executing command [sh -c echo $GREETING; pwd; echo oops >&2; exit 3], exit code 3',
       details: { causes: [{ reason: 'ExitCode', message: '3' }] },
     });
   });
@@ -87,7 +92,11 @@ describe('exec over WebSocket', () => {
     expect(bad.channels.get(3)!.toString()).toMatch(/exit code 4$/);
     const good = await wsSession(base() + execPath(['true'], 'output=1'), ['channel.k8s.io'], pki);
     expect(good.channels.has(3)).toBe(false);
-    const b64 = await wsSession(base() + execPath(['sh', '-c', 'echo b64; exit 6'], 'output=1'), ['base64.channel.k8s.io'], pki);
+    const b64 = await wsSession(
+      base() + execPath(['sh', '-c', 'echo b64; exit 6'], 'output=1'),
+      ['base64.channel.k8s.io'],
+      pki,
+    );
     expect(b64.protocol).toBe('base64.channel.k8s.io');
     expect(b64.channels.get(1)!.toString()).toBe('b64\n');
     expect(b64.channels.get(3)!.toString()).toMatch(/exit code 6$/);
@@ -105,9 +114,14 @@ describe('exec over WebSocket', () => {
   });
 
   it('TTY: resize reaches the terminal', async () => {
-    const r = await wsSession(base() + execPath(['sh', '-c', 'sleep 0.5; stty size'], 'output=1&tty=1&input=1'), ['v4.channel.k8s.io'], pki, {
-      input: [[4, '{"Width":100,"Height":30}']],
-    });
+    const r = await wsSession(
+      base() + execPath(['sh', '-c', 'sleep 0.5; stty size'], 'output=1&tty=1&input=1'),
+      ['v4.channel.k8s.io'],
+      pki,
+      {
+        input: [[4, '{"Width":100,"Height":30}']],
+      },
+    );
     expect(r.channels.get(1)!.toString().trim()).toBe('30 100');
     expect(r.channels.has(2)).toBe(false);
   });
@@ -117,14 +131,19 @@ describe('exec over WebSocket', () => {
     let peak = before;
     let bytes = 0;
     let n = 0;
-    const r = await wsSession(base() + execPath(['head', '-c', String(100 << 20), '/dev/zero'], 'output=1'), ['v5.channel.k8s.io'], pki, {
-      onMessage: (ch, data) => {
-        if (ch === 1) {
-          bytes += data.length;
-          if (++n % 200 === 0) peak = Math.max(peak, sampleProcess(kubelet.proc.pid!).rss);
-        }
+    const r = await wsSession(
+      base() + execPath(['head', '-c', String(100 << 20), '/dev/zero'], 'output=1'),
+      ['v5.channel.k8s.io'],
+      pki,
+      {
+        onMessage: (ch, data) => {
+          if (ch === 1) {
+            bytes += data.length;
+            if (++n % 200 === 0) peak = Math.max(peak, sampleProcess(kubelet.proc.pid!).rss);
+          }
+        },
       },
-    });
+    );
     r.channels.delete(1);
     expect(bytes).toBe(100 << 20);
     expect(status(r).status).toBe('Success');
@@ -133,18 +152,34 @@ describe('exec over WebSocket', () => {
 
   it('serves 50 concurrent sessions', async () => {
     const rs = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => wsSession(base() + execPath(['sh', '-c', `echo session-${i}`], 'output=1'), ['v5.channel.k8s.io'], pki)),
+      Array.from({ length: 50 }, (_, i) =>
+        wsSession(base() + execPath(['sh', '-c', `echo session-${i}`], 'output=1'), ['v5.channel.k8s.io'], pki),
+      ),
     );
-    expect(rs.map((r) => r.channels.get(1)!.toString())).toEqual(Array.from({ length: 50 }, (_, i) => `session-${i}\n`));
+    expect(rs.map((r) => r.channels.get(1)!.toString())).toEqual(
+      Array.from({ length: 50 }, (_, i) => `session-${i}\n`),
+    );
   }, 60_000);
 });
 
 describe('exec over SPDY/3.1', () => {
   it("negotiates the client's first supported version and streams error/stdout/stderr", async () => {
-    const r = await spdyExec('127.0.0.1', ports.port, execPath(['sh', '-c', 'echo out; echo err >&2; exit 2'], 'output=1&error=1'), pki, {
-      protocols: ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'],
-      streams: ['error', 'stdout', 'stderr'],
-    });
+    const r = await spdyExec(
+      '127.0.0.1',
+      ports.port,
+      execPath(['sh', '-c', 'echo out; echo err >&2; exit 2'], 'output=1&error=1'),
+      pki,
+      {
+        protocols: [
+          'v5.channel.k8s.io',
+          'v4.channel.k8s.io',
+          'v3.channel.k8s.io',
+          'v2.channel.k8s.io',
+          'channel.k8s.io',
+        ],
+        streams: ['error', 'stdout', 'stderr'],
+      },
+    );
     expect(r.protocol).toBe('v5.channel.k8s.io');
     expect(r.out.stdout).toBe('out\n');
     expect(r.out.stderr).toBe('err\n');
@@ -232,9 +267,13 @@ describe('port-forward over plain WebSocket', () => {
       },
     });
     expect(r.channels.get(1)!.subarray(2).toString()).toMatch(
-      new RegExp(`^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`),
+      new RegExp(
+        `^error forwarding port ${closed} to pod default/web-${node}, uid [0-9a-f]+: dial tcp4 127\\.0\\.0\\.1:${closed}: connect ECONNREFUSED`,
+      ),
     );
-    await expect(wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki)).rejects.toMatchObject({ status: 400 });
+    await expect(
+      wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -242,7 +281,15 @@ describe('/run (ExecSync over HTTP)', () => {
   const post = (path: string) =>
     new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
       const req = https.request(
-        { host: '127.0.0.1', port: ports.port, path, method: 'POST', ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+        {
+          host: '127.0.0.1',
+          port: ports.port,
+          path,
+          method: 'POST',
+          ca: readFileSync(pki.ca),
+          cert: readFileSync(pki.cert),
+          key: readFileSync(pki.key),
+        },
         (res) => {
           let b = '';
           res.on('data', (d) => (b += d));
@@ -260,8 +307,14 @@ describe('/run (ExecSync over HTTP)', () => {
     expect(both.body).toMatch(/definitely-missing/);
   });
   it('answers Status errors for a missing container and a missing cmd', async () => {
-    expect(JSON.parse((await post(`/run/default/shell-${node}/nope?cmd=true`)).body)).toMatchObject({ kind: 'Status', code: 404 });
-    expect(JSON.parse((await post(`/run/default/shell-${node}/main`)).body)).toMatchObject({ code: 400, message: 'cmd is required' });
+    expect(JSON.parse((await post(`/run/default/shell-${node}/nope?cmd=true`)).body)).toMatchObject({
+      kind: 'Status',
+      code: 404,
+    });
+    expect(JSON.parse((await post(`/run/default/shell-${node}/main`)).body)).toMatchObject({
+      code: 400,
+      message: 'cmd is required',
+    });
   });
 });
 
@@ -285,22 +338,34 @@ describe('errors before the upgrade, and attach', () => {
     const noc = await up(execPath(['true'], 'output=1', `shell-${node}`, 'nope'));
     expect(JSON.parse(noc.body)).toMatchObject({ code: 404, message: 'container not found ("nope")' });
     const noflags = await up(execPath(['true'], 'tty=0'));
-    expect(JSON.parse(noflags.body)).toMatchObject({ code: 400, message: 'you must specify at least 1 of stdin, stdout, stderr' });
-    const anon = await up(execPath(['true'], 'output=1'), { ...pki, cert: join(root, 'pki', 'kubelet.crt'), key: join(root, 'pki', 'kubelet.key') });
+    expect(JSON.parse(noflags.body)).toMatchObject({
+      code: 400,
+      message: 'you must specify at least 1 of stdin, stdout, stderr',
+    });
+    const anon = await up(execPath(['true'], 'output=1'), {
+      ...pki,
+      cert: join(root, 'pki', 'kubelet.crt'),
+      key: join(root, 'pki', 'kubelet.key'),
+    });
     expect(anon.status).toBe(401);
   });
 
   it("attach joins the running container's stdin and stdout", async () => {
     let sentLine = false;
-    const r = await wsSession(`${base()}/attach/default/cat-${node}/main?input=1&output=1`, ['v5.channel.k8s.io'], pki, {
-      input: [[0, 'ping\n']],
-      onMessage: (ch, data, ws) => {
-        if (ch === 1 && data.toString().includes('got ping') && !sentLine) {
-          sentLine = true;
-          ws.close();
-        }
+    const r = await wsSession(
+      `${base()}/attach/default/cat-${node}/main?input=1&output=1`,
+      ['v5.channel.k8s.io'],
+      pki,
+      {
+        input: [[0, 'ping\n']],
+        onMessage: (ch, data, ws) => {
+          if (ch === 1 && data.toString().includes('got ping') && !sentLine) {
+            sentLine = true;
+            ws.close();
+          }
+        },
       },
-    });
+    );
     expect(r.channels.get(1)!.toString()).toContain('got ping');
   });
 });

@@ -9,7 +9,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { freeKubeletPorts, givenServingCertFlags, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  freeKubeletPorts,
+  givenServingCertFlags,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-fresh-'));
 const manifests = join(dir, 'manifests');
@@ -23,12 +31,19 @@ afterAll(async () => {
 });
 
 /** The modes of the top-level directories a Go kubelet v1.36.2 left (test/fixtures/go-kubelet-1.36/root-dir-layout.txt). */
-const layoutText = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'root-dir-layout.txt'), 'utf8');
+const layoutText = readFileSync(
+  join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'root-dir-layout.txt'),
+  'utf8',
+);
 const upstreamModes = new Map(
-  [...layoutText.matchAll(/^d (\d+) \.\/?([^/\n]*)$/gm)].map(([, mode, path]) => [path === '' ? '.' : path, parseInt(mode, 8)] as const),
+  [...layoutText.matchAll(/^d (\d+) \.\/?([^/\n]*)$/gm)].map(
+    ([, mode, path]) => [path === '' ? '.' : path, parseInt(mode, 8)] as const,
+  ),
 );
 /** Those that exist before any pod or image (image_manager/ is the image pull records'). */
-const upstreamLayout = Object.fromEntries(['.', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints'].map((p) => [p, upstreamModes.get(p)]));
+const upstreamLayout = Object.fromEntries(
+  ['.', 'pods', 'plugins', 'plugins_registry', 'pod-resources', 'checkpoints'].map((p) => [p, upstreamModes.get(p)]),
+);
 
 describe('a root dir that does not exist yet', () => {
   it('is created with upstream layout and modes, and the kubelet serves and runs a static pod', async () => {
@@ -41,7 +56,11 @@ describe('a root dir that does not exist yet', () => {
     const ports = await freeKubeletPorts();
     const args = kubeletArgs({ dir, ports, node, manifests }).map((a) => (a === join(dir, 'root') ? root : a));
     kubelet = startKubelet([...args, ...certFlags, '--cpu-manager-policy', 'none']);
-    await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, `healthz\n${kubelet.output()}`);
+    await until(
+      async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200,
+      20_000,
+      `healthz\n${kubelet.output()}`,
+    );
     await until(
       async () => {
         const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
@@ -50,7 +69,9 @@ describe('a root dir that does not exist yet', () => {
       20_000,
       'the static pod Running',
     );
-    const modes = Object.fromEntries(Object.keys(upstreamLayout).map((p) => [p, statSync(join(root, p)).mode & 0o7777]));
+    const modes = Object.fromEntries(
+      Object.keys(upstreamLayout).map((p) => [p, statSync(join(root, p)).mode & 0o7777]),
+    );
     expect(Object.values(upstreamLayout).every((m) => m !== undefined)).toBe(true);
     expect(modes).toEqual(upstreamLayout);
     expect(kubelet.proc.exitCode).toBeNull();

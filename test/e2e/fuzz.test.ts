@@ -9,7 +9,15 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, untilServing, type Kubelet } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  httpsGet,
+  kubeletArgs,
+  startKubelet,
+  untilServing,
+  type Kubelet,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-fuzz-'));
 const root = join(dir, 'root');
@@ -31,7 +39,8 @@ const seed = Number(process.env.FUZZ_SEED ?? 20261122);
 const rnd = prng(seed);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)));
-const printable = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rnd() * 94))).join('');
+const printable = (n: number) =>
+  Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rnd() * 94))).join('');
 
 const paths = [
   '/pods',
@@ -51,7 +60,15 @@ const paths = [
   `/${'a'.repeat(9000)}`,
 ];
 const methods = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS', 'CONNECT', 'TRACE', 'BREW', 'G\u0000T'];
-const authHeaders = ['Bearer ', 'Bearer x', 'Basic YWRtaW46YWRtaW4=', `Bearer ${printable(200)}`, 'Bearer \u0000', 'bearer a b c', printable(40)];
+const authHeaders = [
+  'Bearer ',
+  'Bearer x',
+  'Basic YWRtaW46YWRtaW4=',
+  `Bearer ${printable(200)}`,
+  'Bearer \u0000',
+  'bearer a b c',
+  printable(40),
+];
 
 function requestBytes(): Buffer {
   const kind = rnd();
@@ -70,7 +87,8 @@ function requestBytes(): Buffer {
   if (rnd() < 0.2) lines.push(`X-${printable(10)}: ${printable(Math.floor(rnd() * 5000))}`);
   if (rnd() < 0.1) lines.push('Transfer-Encoding: chunked', 'Content-Length: 5');
   const body = rnd() < 0.4 ? bytes(Math.floor(rnd() * 3000)) : Buffer.alloc(0);
-  if (body.length && rnd() < 0.7) lines.push(`Content-Length: ${rnd() < 0.8 ? body.length : Math.floor(rnd() * 99999)}`);
+  if (body.length && rnd() < 0.7)
+    lines.push(`Content-Length: ${rnd() < 0.8 ? body.length : Math.floor(rnd() * 99999)}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]);
 }
 
@@ -85,7 +103,9 @@ function send(port: number, payload: Buffer, plain = false): Promise<number> {
       const m = /^HTTP\/1\.[01] (\d{3})/.exec(buf);
       resolve(m ? Number(m[1]) : 0);
     };
-    const s = plain ? net.connect({ host: '127.0.0.1', port }) : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    const s = plain
+      ? net.connect({ host: '127.0.0.1', port })
+      : tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false });
     s.setTimeout(3000, () => s.destroy());
     s.on(plain ? 'connect' : 'secureConnect', () => {
       s.write(payload);
@@ -117,17 +137,23 @@ describe(`fuzzing 10250 without credentials (seed ${seed})`, () => {
       const codes = await Promise.all(payloads.map((p) => send(ports.port, p, rnd() < 0.05)));
       codes.forEach((c, i) => {
         seen.set(c, (seen.get(c) ?? 0) + 1);
-        if (c >= 200 && c < 400) bad.push(`${c} for ${JSON.stringify(payloads[i].subarray(0, 120).toString('latin1'))}`);
+        if (c >= 200 && c < 400)
+          bad.push(`${c} for ${JSON.stringify(payloads[i].subarray(0, 120).toString('latin1'))}`);
       });
     }
     expect(bad).toEqual([]);
     expect(kubelet.proc.exitCode).toBeNull();
     expect(seen.get(401)).toBeGreaterThan(100); // most well-formed requests reach authentication
     // Still serving: a valid client gets in, the read-only port answers.
-    const pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
+    const pki = {
+      ca: join(root, 'pki', 'ca.crt'),
+      cert: join(root, 'pki', 'admin.crt'),
+      key: join(root, 'pki', 'admin.key'),
+    };
     expect((await httpsGet(`https://127.0.0.1:${ports.port}/healthz`, pki)).status).toBe(200);
     expect((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).status).toBe(200);
-    for (const f of ['admin.key', 'kubelet.key', 'ca.key']) expect(kubelet.output()).not.toContain(readFileSync(join(root, 'pki', f), 'utf8').split('\n')[1]);
+    for (const f of ['admin.key', 'kubelet.key', 'ca.key'])
+      expect(kubelet.output()).not.toContain(readFileSync(join(root, 'pki', f), 'utf8').split('\n')[1]);
     expect(kubelet.output()).not.toMatch(/uncaught|unhandled/i);
   }, 120_000);
 });

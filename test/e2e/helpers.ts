@@ -55,7 +55,13 @@ export async function freeKubeletPorts(): Promise<KubeletPorts> {
 }
 
 /** The flags of a test kubelet: its dirs under `dir` (root, logs, containers), its ports, its node name, then `extra`. */
-export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string; manifests?: string; extra?: string[] }): string[] {
+export function kubeletArgs(o: {
+  dir: string;
+  ports: KubeletPorts;
+  node: string;
+  manifests?: string;
+  extra?: string[];
+}): string[] {
   return [
     ...(o.manifests ? ['--pod-manifest-path', o.manifests] : []),
     '--root-dir',
@@ -80,7 +86,11 @@ export function kubeletArgs(o: { dir: string; ports: KubeletPorts; node: string;
 }
 
 /** Polls `fn` until it returns a truthy value. */
-export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, what = 'condition'): Promise<Exclude<NonNullable<T>, false | 0 | ''>> {
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<Exclude<NonNullable<T>, false | 0 | ''>> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -90,7 +100,10 @@ export async function until<T>(fn: () => Promise<T> | T, timeoutMs = 20_000, wha
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out waiting for ${what}${last ? `: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -112,7 +125,11 @@ export function acceptsConnections(port: number): Promise<boolean> {
  */
 export async function untilServing(ports: KubeletPorts, timeoutMs = 20_000): Promise<void> {
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, timeoutMs, 'healthz');
-  await until(async () => (await acceptsConnections(ports.port)) && (!ports.ro || (await acceptsConnections(ports.ro))), timeoutMs, 'API ports');
+  await until(
+    async () => (await acceptsConnections(ports.port)) && (!ports.ro || (await acceptsConnections(ports.ro))),
+    timeoutMs,
+    'API ports',
+  );
 }
 
 /** A running kubelet. */
@@ -125,7 +142,10 @@ export interface Kubelet {
 /** Starts the built CLI with `args`. */
 export function startKubelet(args: string[]): Kubelet {
   const { env, flags } = kubeletCommandLine();
-  const proc = spawn(process.execPath, [...flags, kubeletBin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const proc = spawn(process.execPath, [...flags, kubeletBin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let out = '';
   proc.stdout!.on('data', (d) => {
     out += d;
@@ -182,7 +202,10 @@ export function httpGet(url: string): Promise<{ status: number; body: string; he
 }
 
 /** An HTTPS GET with optional client certificate, trusting `ca`. */
-export function httpsGet(url: string, opts: { ca: string; cert?: string; key?: string; method?: string }): Promise<{ status: number; body: string }> {
+export function httpsGet(
+  url: string,
+  opts: { ca: string; cert?: string; key?: string; method?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     https
       .request(
@@ -262,5 +285,12 @@ export async function givenServingCertFlags(dir: string, node: string): Promise<
   const serving = await issueCert(ca, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
   const files = { 'ca.crt': ca.cert, 'tls.crt': serving.cert, 'tls.key': serving.key };
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return ['--tls-cert-file', join(dir, 'tls.crt'), '--tls-private-key-file', join(dir, 'tls.key'), '--client-ca-file', join(dir, 'ca.crt')];
+  return [
+    '--tls-cert-file',
+    join(dir, 'tls.crt'),
+    '--tls-private-key-file',
+    join(dir, 'tls.key'),
+    '--client-ca-file',
+    join(dir, 'ca.crt'),
+  ];
 }

@@ -9,7 +9,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { countProcesses, freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 
 const marker = `inst-marker-${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-inst-'));
@@ -40,7 +48,11 @@ beforeAll(async () => {
   const ports = await freeKubeletPorts();
   ro = ports.ro;
   first = startKubelet(kubeletArgs({ dir, ports, node: 'inst', manifests }));
-  await until(async () => (await pods(ro)).some((p) => p.status?.containerStatuses?.[0]?.state?.running), 20_000, 'first kubelet runs its pod');
+  await until(
+    async () => (await pods(ro)).some((p) => p.status?.containerStatuses?.[0]?.state?.running),
+    20_000,
+    'first kubelet runs its pod',
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -54,7 +66,9 @@ describe('a second instance', () => {
     expect(countProcesses(marker)).toBe(1);
     const second = startKubelet(kubeletArgs({ dir, ports: await freeKubeletPorts(), node: 'inst', manifests }));
     expect(await exited(second)).toBe(1);
-    expect(second.output()).toContain(`root directory ${join(dir, 'root')} is in use by another process (pid ${first.proc.pid})`);
+    expect(second.output()).toContain(
+      `root directory ${join(dir, 'root')} is in use by another process (pid ${first.proc.pid})`,
+    );
     await new Promise((r) => setTimeout(r, 1500));
     expect(countProcesses(marker)).toBe(1);
     const after = (await pods(ro))[0].status!.containerStatuses![0];
@@ -70,7 +84,13 @@ describe('a second instance', () => {
     const sameSocket = startKubelet(['process-runtime', '--listen', `unix://${sock}`, '--root-dir', join(dir, 'rt2')]);
     expect(await exited(sameSocket)).toBe(1);
     expect(sameSocket.output()).toContain(`${sock} is served by another process`);
-    const sameDir = startKubelet(['process-runtime', '--listen', `unix://${join(dir, 'other.sock')}`, '--root-dir', join(dir, 'rt')]);
+    const sameDir = startKubelet([
+      'process-runtime',
+      '--listen',
+      `unix://${join(dir, 'other.sock')}`,
+      '--root-dir',
+      join(dir, 'rt'),
+    ]);
     expect(await exited(sameDir)).toBe(1);
     expect(sameDir.output()).toContain('process runtime state directory');
     expect(existsSync(sock)).toBe(true);

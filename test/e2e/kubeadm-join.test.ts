@@ -104,16 +104,28 @@ function commandLineFromDropIn(dropIn: string, rewrite: (text: string) => string
     if (start) exec = start[1];
   }
   const words = exec.split(/\s+/).filter(Boolean);
-  return words.slice(1).flatMap((w) => (w.startsWith('$') ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w]));
+  return words
+    .slice(1)
+    .flatMap((w) => (w.startsWith('$') ? (env[w.slice(1)] ?? '').split(/\s+/).filter(Boolean) : [w]));
 }
 
 beforeAll(async () => {
   ca = await createCa('kubeadm-cluster-ca');
-  const serving = await issueCert(ca, { cn: 'kube-apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
-  api = await startFakeKubeApiserver({ serving, clientCa: ca.cert, tokens: { [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' }, bookmarkMs: 500 });
+  const serving = await issueCert(ca, {
+    cn: 'kube-apiserver',
+    server: true,
+    sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+  });
+  api = await startFakeKubeApiserver({
+    serving,
+    clientCa: ca.cert,
+    tokens: { [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' },
+    bookmarkMs: 500,
+  });
   stopSigner = startCsrSigner(api, ca, { validSeconds: 3600 });
   // What kubeadm join writes before it starts the kubelet.
-  for (const d of ['etc/kubernetes/pki', 'etc/kubernetes/manifests', 'var/lib/kubelet', 'etc/default']) mkdirSync(at(d), { recursive: true });
+  for (const d of ['etc/kubernetes/pki', 'etc/kubernetes/manifests', 'var/lib/kubelet', 'etc/default'])
+    mkdirSync(at(d), { recursive: true });
   writeFileSync(at('etc/kubernetes/pki/ca.crt'), ca.cert);
   writeFileSync(
     at('etc/kubernetes/bootstrap-kubelet.conf'),
@@ -140,7 +152,10 @@ beforeAll(async () => {
   );
   writeFileSync(at('var/lib/kubelet/config.yaml'), kubeadmConfig());
   // kubeadm's flags for this node (no containerd here: the embedded runtime runs its pods).
-  writeFileSync(at('var/lib/kubelet/kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n');
+  writeFileSync(
+    at('var/lib/kubelet/kubeadm-flags.env'),
+    'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n',
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -159,8 +174,13 @@ describe('kubeadm join', () => {
       at('etc/default/kubelet'),
       `KUBELET_EXTRA_ARGS=--root-dir=${at('var/lib/kubelet')} --port=${ports.port} --read-only-port=${ports.ro} --healthz-port=${ports.hz} --hostname-override=${node} --fail-swap-on=false --pod-logs-dir=${at('var/log/pods')} --container-logs-dir=${at('var/log/containers')}\n`,
     );
-    const dropIn = readFileSync(join(repoRoot, 'packaging', 'systemd', 'tskubelet.service.d', '10-kubeadm.conf'), 'utf8');
-    const args = commandLineFromDropIn(dropIn, (text) => text.replaceAll('/etc/', `${at('etc')}/`).replaceAll('/var/lib/kubelet', at('var/lib/kubelet')));
+    const dropIn = readFileSync(
+      join(repoRoot, 'packaging', 'systemd', 'tskubelet.service.d', '10-kubeadm.conf'),
+      'utf8',
+    );
+    const args = commandLineFromDropIn(dropIn, (text) =>
+      text.replaceAll('/etc/', `${at('etc')}/`).replaceAll('/var/lib/kubelet', at('var/lib/kubelet')),
+    );
     expect(args).toEqual(
       expect.arrayContaining([
         `--bootstrap-kubeconfig=${at('etc/kubernetes/bootstrap-kubelet.conf')}`,
@@ -169,13 +189,20 @@ describe('kubeadm join', () => {
       ]),
     );
     kubelet = startKubelet(args);
-    const csr = await until(() => api.store.list('certificates.k8s.io/certificatesigningrequests')[0], 20_000, `a CSR\n${kubelet!.output()}`);
+    const csr = await until(
+      () => api.store.list('certificates.k8s.io/certificatesigningrequests')[0],
+      20_000,
+      `a CSR\n${kubelet!.output()}`,
+    );
     expect(csr.spec.signerName).toBe('kubernetes.io/kube-apiserver-client-kubelet');
     const kubeconfigPath = at('etc/kubernetes/kubelet.conf');
     const kubeconfig = await until(
       () => {
         try {
-          return parse(readFileSync(kubeconfigPath, 'utf8')) as { users: { user: Record<string, string> }[]; clusters: { cluster: { server: string } }[] };
+          return parse(readFileSync(kubeconfigPath, 'utf8')) as {
+            users: { user: Record<string, string> }[];
+            clusters: { cluster: { server: string } }[];
+          };
         } catch {
           return undefined;
         }
@@ -190,7 +217,12 @@ describe('kubeadm join', () => {
     expect(lstatSync(current).isSymbolicLink()).toBe(true);
     expect(readlinkSync(current)).toMatch(/kubelet-client-\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.pem$/);
     const ready = await until(
-      () => api.store.get('nodes', '', node)?.status?.conditions?.find((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True'),
+      () =>
+        api.store
+          .get('nodes', '', node)
+          ?.status?.conditions?.find(
+            (c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True',
+          ),
       30_000,
       'Node Ready',
     );

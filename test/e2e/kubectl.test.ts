@@ -23,7 +23,10 @@ let api: KubectlApiserver;
 let kubeconfig: string;
 let webPort: number;
 
-function kubectl(args: string[], o: { spdy: boolean; input?: string; killWhen?: RegExp }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function kubectl(
+  args: string[],
+  o: { spdy: boolean; input?: string; killWhen?: RegExp },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const env = {
       ...process.env,
@@ -82,7 +85,11 @@ beforeAll(async () => {
   const apiCa = await createCa('apiserver-ca');
   const pki = (f: string) => readFileSync(join(root, 'pki', f));
   api = await startKubectlApiserver({
-    serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
+    serving: await issueCert(apiCa, {
+      cn: 'apiserver',
+      server: true,
+      sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+    }),
     kubelet: { port: ports.port, ca: pki('ca.crt'), cert: pki('admin.crt'), key: pki('admin.key') },
     readOnlyUrl,
   });
@@ -104,22 +111,34 @@ for (const spdy of [false, true]) {
   describe(`kubectl over ${via}`, () => {
     it('exec: output and the remote exit code', async () => {
       api.upgrades.length = 0;
-      const r = await kubectl(['exec', `shell-${node}`, '--', 'sh', '-c', 'echo hello from $0; echo to-stderr >&2; exit 3'], { spdy });
+      const r = await kubectl(
+        ['exec', `shell-${node}`, '--', 'sh', '-c', 'echo hello from $0; echo to-stderr >&2; exit 3'],
+        { spdy },
+      );
       expect(r.stdout).toBe('hello from sh\n');
       expect(r.stderr).toContain('to-stderr');
       expect(r.code).toBe(3);
-      expect(api.upgrades[0]).toMatch(new RegExp(`^${via} /exec/default/shell-${node}/main\\?command=sh&command=-c&.*output=1&error=1`, 'i'));
+      expect(api.upgrades[0]).toMatch(
+        new RegExp(`^${via} /exec/default/shell-${node}/main\\?command=sh&command=-c&.*output=1&error=1`, 'i'),
+      );
     });
 
     it('exec -i: stdin reaches the command', async () => {
-      const r = await kubectl(['exec', '-i', `shell-${node}`, '--', 'sh', '-c', 'tr a-z A-Z'], { spdy, input: 'shout this\n' });
+      const r = await kubectl(['exec', '-i', `shell-${node}`, '--', 'sh', '-c', 'tr a-z A-Z'], {
+        spdy,
+        input: 'shout this\n',
+      });
       expect(r.stdout).toBe('SHOUT THIS\n');
       expect(r.code).toBe(0);
     });
 
     it('exec -it in a pty: an interactive shell', async () => {
       const pty = await import('node-pty');
-      const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECTL_REMOTE_COMMAND_WEBSOCKETS: spdy ? 'false' : 'true' } as Record<string, string>;
+      const env = {
+        ...process.env,
+        KUBECONFIG: kubeconfig,
+        KUBECTL_REMOTE_COMMAND_WEBSOCKETS: spdy ? 'false' : 'true',
+      } as Record<string, string>;
       const term = pty.spawn('kubectl', ['exec', '-it', `shell-${node}`, '--', 'sh'], { cols: 100, rows: 30, env });
       let out = '';
       term.onData((d) => (out += d));
@@ -134,27 +153,44 @@ for (const spdy of [false, true]) {
     it('port-forward: curl through the forwarded port, then an error for a closed port', async () => {
       const local = await freePort();
       const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECTL_PORT_FORWARD_WEBSOCKETS: spdy ? 'false' : 'true' };
-      const pf = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local}:${webPort}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const pf = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local}:${webPort}`], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       pf.stdout.on('data', (d) => (out += d));
       pf.stderr.on('data', (d) => (out += d));
       try {
-        await until(() => out.includes(`Forwarding from 127.0.0.1:${local} -> ${webPort}`), 10_000, 'kubectl port-forward ready');
-        for (let i = 0; i < 3; i++) expect((await httpGet(`http://127.0.0.1:${local}/try-${i}`)).body).toBe(`hello from web /try-${i}`);
-        expect(api.upgrades.some((u) => u.startsWith(spdy ? 'SPDY/3.1 /portForward/' : 'websocket /portForward/'))).toBe(true);
+        await until(
+          () => out.includes(`Forwarding from 127.0.0.1:${local} -> ${webPort}`),
+          10_000,
+          'kubectl port-forward ready',
+        );
+        for (let i = 0; i < 3; i++)
+          expect((await httpGet(`http://127.0.0.1:${local}/try-${i}`)).body).toBe(`hello from web /try-${i}`);
+        expect(
+          api.upgrades.some((u) => u.startsWith(spdy ? 'SPDY/3.1 /portForward/' : 'websocket /portForward/')),
+        ).toBe(true);
       } finally {
         pf.kill('SIGTERM');
       }
       const closed = await freePort();
       const local2 = await freePort();
-      const pf2 = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local2}:${closed}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const pf2 = spawn('kubectl', ['port-forward', `pod/web-${node}`, `${local2}:${closed}`], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out2 = '';
       pf2.stdout.on('data', (d) => (out2 += d));
       pf2.stderr.on('data', (d) => (out2 += d));
       try {
         await until(() => out2.includes('Forwarding from'), 10_000, 'second port-forward ready');
         await httpGet(`http://127.0.0.1:${local2}/`).catch(() => undefined);
-        await until(() => out2.includes(`error forwarding port ${closed}`), 10_000, 'the dial error reported by kubectl');
+        await until(
+          () => out2.includes(`error forwarding port ${closed}`),
+          10_000,
+          'the dial error reported by kubectl',
+        );
         expect(out2).toMatch(/connect ECONNREFUSED|connection refused/);
       } finally {
         pf2.kill('SIGTERM');

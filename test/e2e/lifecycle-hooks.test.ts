@@ -72,16 +72,27 @@ describe('lifecycle hooks', () => {
       'pods',
       boundPod('bad-post', node, {
         containers: [
-          { name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } } } },
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } } },
+          },
         ],
       }),
     );
-    const ev = await until(() => events('bad-post').find((e) => e.reason === 'FailedPostStartHook'), 20_000, 'FailedPostStartHook');
+    const ev = await until(
+      () => events('bad-post').find((e) => e.reason === 'FailedPostStartHook'),
+      20_000,
+      'FailedPostStartHook',
+    );
     expect(ev.message).toMatch(
       /^Exec lifecycle hook \(\[sh -c echo nope; exit 3\]\) for Container "main" in Pod "bad-post_default\([^)]+\)" failed - error: command 'sh -c echo nope; exit 3' exited with 3: , message: "nope\\n"$/,
     );
     await until(
-      () => (pod('bad-post')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 || pod('bad-post')?.status?.containerStatuses?.[0]?.state?.waiting,
+      () =>
+        (pod('bad-post')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 ||
+        pod('bad-post')?.status?.containerStatuses?.[0]?.state?.waiting,
       20_000,
       'not running',
     );
@@ -89,7 +100,14 @@ describe('lifecycle hooks', () => {
       'pods',
       boundPod('bad-pre', node, {
         terminationGracePeriodSeconds: 5,
-        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], lifecycle: { preStop: { exec: { command: ['false'] } } } }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            lifecycle: { preStop: { exec: { command: ['false'] } } },
+          },
+        ],
       }),
     );
     await until(() => pod('bad-pre')?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'bad-pre running');

@@ -9,7 +9,15 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-logrot-'));
 let k: Kubelet;
@@ -28,9 +36,13 @@ beforeAll(async () => {
     'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerLogMaxSize: 4Ki\ncontainerLogMaxFiles: 3\ncontainerLogMonitorInterval: 1s\nauthentication: {webhook: {enabled: false}, x509: {}}\nauthorization: {mode: AlwaysAllow}\n',
   );
   ports = await freeKubeletPorts();
-  k = startKubelet(kubeletArgs({ dir, ports, node: 'rot', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro)] }));
+  k = startKubelet(
+    kubeletArgs({ dir, ports, node: 'rot', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro)] }),
+  );
   await until(
-    async () => JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]?.state?.running,
+    async () =>
+      JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items[0]?.status?.containerStatuses?.[0]
+        ?.state?.running,
     20_000,
     'running',
   );

@@ -9,7 +9,16 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { freeKubeletPorts, httpGet, httpsGet, kubeletArgs, startKubelet, until, unmountTestMounts, type Kubelet } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  httpsGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  unmountTestMounts,
+  type Kubelet,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-mountpoints-'));
 const manifests = join(dir, 'manifests');
@@ -23,7 +32,8 @@ let ports: { port: number; ro: number; hz: number };
 let kubelet: Kubelet;
 const hostPaths = [top, `/tsk-nested-${process.pid}`, inDev];
 
-const list = async () => (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
+const list = async () =>
+  (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
 
 beforeAll(async () => {
   for (const p of hostPaths) expect(existsSync(p)).toBe(false);
@@ -44,7 +54,11 @@ beforeAll(async () => {
           {
             name: 'main',
             image: 'busybox',
-            command: ['sh', '-c', `echo ${i} > ${top}/mine && echo deep > ${nested}/x && touch ${inDev}/y && exec sleep 3600`],
+            command: [
+              'sh',
+              '-c',
+              `echo ${i} > ${top}/mine && echo deep > ${nested}/x && touch ${inDev}/y && exec sleep 3600`,
+            ],
             volumeMounts: [
               { name: 'scratch', mountPath: top },
               { name: 'info', mountPath: nested },
@@ -81,12 +95,19 @@ describe('mount points that do not exist on the host', () => {
     });
     for (const p of hostPaths) expect(existsSync(p), p).toBe(false);
     // Each container sees its own volume at the path (the file it wrote there).
-    const pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
+    const pki = {
+      ca: join(dir, 'root', 'pki', 'ca.crt'),
+      cert: join(dir, 'root', 'pki', 'admin.crt'),
+      key: join(dir, 'root', 'pki', 'admin.key'),
+    };
     for (const i of [0, POD_COUNT - 1]) {
-      const r = await httpsGet(`https://127.0.0.1:${ports.port}/run/default/mp-${i}-${node}/main?cmd=${encodeURIComponent(`cat ${top}/mine ${nested}/x`)}`, {
-        ...pki,
-        method: 'POST',
-      });
+      const r = await httpsGet(
+        `https://127.0.0.1:${ports.port}/run/default/mp-${i}-${node}/main?cmd=${encodeURIComponent(`cat ${top}/mine ${nested}/x`)}`,
+        {
+          ...pki,
+          method: 'POST',
+        },
+      );
       expect(r.body).toBe(`${i}\ndeep\n`);
     }
     // Deleted, they leave nothing either.

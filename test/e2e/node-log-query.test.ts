@@ -10,7 +10,15 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpsGet, kubeletArgs, startKubelet, untilServing, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpsGet,
+  kubeletArgs,
+  startKubelet,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-nlq-'));
 // A service of this test's own, logging to a file under /var/log (the kubelet reads /var/log).
@@ -59,18 +67,25 @@ afterAll(async () => {
 describe('node log query through kubectl get --raw', () => {
   it("reads a service's log found by name, and a file by its path", async () => {
     expect(await raw(`/logs/?query=${service}`)).toMatchObject({ code: 0, stdout: 'service started\nservice ready\n' });
-    expect(await raw(`/logs/?query=/${service}.log`)).toMatchObject({ code: 0, stdout: 'service started\nservice ready\n' });
+    expect(await raw(`/logs/?query=/${service}.log`)).toMatchObject({
+      code: 0,
+      stdout: 'service started\nservice ready\n',
+    });
     expect((await raw(`/logs/?query=${service}&tailLines=1`)).stdout).toBe(
       `\noptions present and query resolved to log files for [${service}]\ntry without specifying options\n`,
     );
-    expect((await raw('/logs/?query=tsk-nlq-no-such-service')).stdout).toBe('\nlog not found for tsk-nlq-no-such-service\n');
+    expect((await raw('/logs/?query=tsk-nlq-no-such-service')).stdout).toBe(
+      '\nlog not found for tsk-nlq-no-such-service\n',
+    );
   }, 60_000);
 
   it("refuses a query breaking upstream's rules; an unauthenticated client gets nothing", async () => {
     const bad = await raw(`/logs/${service}.log?query=kubelet`);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain('path not allowed in query mode');
-    const anon = await httpsGet(`https://127.0.0.1:${ports.port}/logs/?query=${service}`, { ca: join(dir, 'root', 'pki', 'ca.crt') });
+    const anon = await httpsGet(`https://127.0.0.1:${ports.port}/logs/?query=${service}`, {
+      ca: join(dir, 'root', 'pki', 'ca.crt'),
+    });
     expect(anon.status).toBe(401);
     expect(anon.body).not.toContain('service started');
   }, 60_000);

@@ -11,7 +11,17 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { join } from 'node:path';
-import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, unmountTestMounts, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  freePort,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  unmountTestMounts,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 import { podResourcesClient } from './pod-resources-client.js';
 import { fieldNames, UPSTREAM_FIELDS } from './summary-fields.js';
 
@@ -31,7 +41,9 @@ function parseProm(text: string): { name: string; labels: Record<string, string>
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => {
       const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)(?: (\d+))?$/.exec(l)!;
-      const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+      const labels = Object.fromEntries(
+        [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]),
+      );
       return { name: m[1], labels, value: Number(m[3]), ts: m[4] ? Number(m[4]) : undefined };
     });
 }
@@ -44,7 +56,11 @@ beforeAll(async () => {
   writeFileSync(join(manifests, 'burner.yaml'), pod('burner', 'while :; do :; done'));
   writeFileSync(
     join(manifests, 'memhog.yaml'),
-    pod('memhog', 'exec python3 -c "x = bytearray(96 * 1024 * 1024); import time; time.sleep(3600)"', '\n    resources: {limits: {memory: 200Mi}}'),
+    pod(
+      'memhog',
+      'exec python3 -c "x = bytearray(96 * 1024 * 1024); import time; time.sleep(3600)"',
+      '\n    resources: {limits: {memory: 200Mi}}',
+    ),
   );
   writeFileSync(
     join(manifests, 'writer.yaml'),
@@ -57,7 +73,13 @@ beforeAll(async () => {
   );
   ports = await freeKubeletPorts();
   k = startKubelet(
-    kubeletArgs({ dir, ports, node: 'obs', manifests, extra: ['--config', cfg, '--read-only-port', String(ports.ro), '--runtime-cgroups', '/'] }),
+    kubeletArgs({
+      dir,
+      ports,
+      node: 'obs',
+      manifests,
+      extra: ['--config', cfg, '--read-only-port', String(ports.ro), '--runtime-cgroups', '/'],
+    }),
   );
   await until(
     async () => {
@@ -88,7 +110,9 @@ afterAll(async () => {
 describe('/stats/summary', () => {
   it('uses only upstream field names and reports what moves', async () => {
     await until(
-      async () => (await summary()).pods.find((p: Obj) => p.podRef.name === 'writer-obs')?.volume?.[0]?.usedBytes >= 24 * 1024 * 1024,
+      async () =>
+        (await summary()).pods.find((p: Obj) => p.podRef.name === 'writer-obs')?.volume?.[0]?.usedBytes >=
+        24 * 1024 * 1024,
       20_000,
       'volume stats',
     );
@@ -126,15 +150,24 @@ describe('/stats/summary', () => {
     // Page faults everywhere upstream's summary test looks: 96 MiB touched is ~24k of them.
     expect(byName('memhog').containers[0].memory.pageFaults).toBeGreaterThan(20_000);
     expect(byName('memhog').memory.pageFaults).toBeGreaterThan(20_000);
-    expect(s.node.memory).toMatchObject({ rssBytes: expect.any(Number), pageFaults: expect.any(Number), majorPageFaults: expect.any(Number) });
-    for (const sys of s.node.systemContainers) expect([sys.name, sys.memory.pageFaults >= 1000]).toEqual([sys.name, true]);
+    expect(s.node.memory).toMatchObject({
+      rssBytes: expect.any(Number),
+      pageFaults: expect.any(Number),
+      majorPageFaults: expect.any(Number),
+    });
+    for (const sys of s.node.systemContainers)
+      expect([sys.name, sys.memory.pageFaults >= 1000]).toEqual([sys.name, true]);
     expect(byName('writer').volume[0]).toMatchObject({
       name: 'data',
       usedBytes: expect.any(Number),
       capacityBytes: expect.any(Number),
       inodesUsed: expect.any(Number),
     });
-    expect(byName('burner').podRef).toMatchObject({ name: 'burner-obs', namespace: 'default', uid: expect.any(String) });
+    expect(byName('burner').podRef).toMatchObject({
+      name: 'burner-obs',
+      namespace: 'default',
+      uid: expect.any(String),
+    });
     expect(byName('burner').containers[0].logs).toMatchObject({ usedBytes: expect.any(Number) });
     // ListPodSandboxStats: each pod's process count (the writer runs its shell and a sleep).
     expect(byName('burner').process_stats.process_count).toBeGreaterThanOrEqual(1);
@@ -150,7 +183,8 @@ describe('/stats/summary', () => {
           .filter((x) => x !== 'swap')
           .sort(),
       ).toEqual(['containers', 'cpu', 'memory', 'podRef', 'startTime']);
-      for (const c of p.containers) expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory', 'swap'].includes(x))).toEqual([]);
+      for (const c of p.containers)
+        expect(Object.keys(c).filter((x) => !['name', 'startTime', 'cpu', 'memory', 'swap'].includes(x))).toEqual([]);
     }
     const post = await new Promise<number>((resolve) => {
       const r = http.request({ host: '127.0.0.1', port: ports.ro, path: '/stats/summary', method: 'POST' }, (res) => {
@@ -185,7 +219,10 @@ describe('metrics', () => {
     expect(samples.find((x) => x.name === 'node_memory_working_set_bytes')!.value).toBeGreaterThan(0);
     expect(samples.find((x) => x.name === 'node_swap_usage_bytes')!.value).toBeGreaterThanOrEqual(0);
     // Containers' swap where the kernel accounts it (v1 memsw, v2): the embedded runtime reports it from their cgroups.
-    if (existsSync('/sys/fs/cgroup/memory/memory.memsw.usage_in_bytes') || existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+    if (
+      existsSync('/sys/fs/cgroup/memory/memory.memsw.usage_in_bytes') ||
+      existsSync('/sys/fs/cgroup/cgroup.controllers')
+    ) {
       const swapped = samples.filter((x) => x.name === 'container_swap_usage_bytes').map((x) => x.labels.pod);
       expect(swapped.sort()).toEqual(expect.arrayContaining(['burner-obs', 'memhog-obs', 'writer-obs']));
       const podSwap = samples.find((x) => x.name === 'pod_swap_usage_bytes' && x.labels.pod === 'memhog-obs');
@@ -233,7 +270,9 @@ describe('metrics', () => {
     ])
       expect(m).toContain(name);
     // The version dashboards show: kubernetes_build_info, the Kubernetes version tskubelet stands in for.
-    expect(m).toMatch(/^kubernetes_build_info\{[^}]*git_version="v1\.32\.\d+"[^}]*major="1",minor="32",platform="linux\/[a-z0-9]+"\} 1$/m);
+    expect(m).toMatch(
+      /^kubernetes_build_info\{[^}]*git_version="v1\.32\.\d+"[^}]*major="1",minor="32",platform="linux\/[a-z0-9]+"\} 1$/m,
+    );
     // PLEG last seen: a relist within the last few seconds.
     expect(Date.now() / 1000 - Number(/^kubelet_pleg_last_seen_seconds (\d+)$/m.exec(m)?.[1])).toBeLessThan(5);
     expect(await get('/metrics/probes')).toContain('# TYPE prober_probe_total counter');
@@ -248,13 +287,19 @@ describe('metrics', () => {
         .sort(),
     ).toEqual(disks.sort());
     for (const [key, d] of Object.entries(diskMap))
-      expect([key, d.size]).toEqual([`${d.major}:${d.minor}`, Number(readFileSync(`/sys/block/${d.name}/size`, 'utf8')) * 512]);
+      expect([key, d.size]).toEqual([
+        `${d.major}:${d.minor}`,
+        Number(readFileSync(`/sys/block/${d.name}/size`, 'utf8')) * 512,
+      ]);
   });
 
   it('kubelet_http_inflight_requests counts a request from its arrival to its answer, and one whose client went away', async () => {
     const inflight = (m: string, path: string) =>
       Number(
-        new RegExp(`^kubelet_http_inflight_requests\\{long_running="false",method="GET",path="${path}",server_type="readonly"\\} (\\S+)$`, 'm').exec(m)?.[1],
+        new RegExp(
+          `^kubelet_http_inflight_requests\\{long_running="false",method="GET",path="${path}",server_type="readonly"\\} (\\S+)$`,
+          'm',
+        ).exec(m)?.[1],
       );
     // The scrape itself is in flight while it is answered.
     expect(inflight(await get('/metrics'), 'metrics')).toBe(1);
@@ -266,13 +311,18 @@ describe('metrics', () => {
       req.on('error', () => {});
       req.on('socket', (s) => s.on('connect', () => setTimeout(() => req.destroy(), 1)));
     }
-    await until(async () => inflight(await get('/metrics'), 'stats') === 0, 10_000, 'aborted requests no longer in flight');
+    await until(
+      async () => inflight(await get('/metrics'), 'stats') === 0,
+      10_000,
+      'aborted requests no longer in flight',
+    );
   });
 
   it("promtool accepts every exposition (but for the one name of upstream's its lint flags)", async () => {
     // upstream's kubelet_cpu_manager_exclusive_cpu_allocation_count is a gauge named _count: promtool's lint
     // flags it in the Go kubelet's exposition too; the name is kept for the dashboards that use it.
-    const upstreamName = 'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n';
+    const upstreamName =
+      'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n';
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });
       const out = r.stdout.toString() + r.stderr.toString();
@@ -290,12 +340,25 @@ describe('metrics', () => {
       cfg,
       `global: {scrape_interval: 1s}\nscrape_configs:\n${job('kubelet', '/metrics')}${job('cadvisor', '/metrics/cadvisor')}${job('resource', '/metrics/resource')}`,
     );
-    prom = spawn('prometheus', [`--config.file=${cfg}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`], {
-      stdio: 'ignore',
-    });
+    prom = spawn(
+      'prometheus',
+      [
+        `--config.file=${cfg}`,
+        `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+        `--web.listen-address=127.0.0.1:${promPort}`,
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
     const query = async (q: string) =>
-      JSON.parse((await httpGet(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).body).data?.result as Obj[] | undefined;
-    const running = await until(async () => (await query('kubelet_running_pods'))?.[0]?.value?.[1], 40_000, 'kubelet_running_pods in Prometheus');
+      JSON.parse((await httpGet(`http://127.0.0.1:${promPort}/api/v1/query?query=${encodeURIComponent(q)}`)).body).data
+        ?.result as Obj[] | undefined;
+    const running = await until(
+      async () => (await query('kubelet_running_pods'))?.[0]?.value?.[1],
+      40_000,
+      'kubelet_running_pods in Prometheus',
+    );
     expect(running).toBe('3');
     const cpu = await until(
       async () => query('container_cpu_usage_seconds_total{pod="burner-obs"}').then((r) => (r?.length ? r : undefined)),
@@ -303,7 +366,11 @@ describe('metrics', () => {
       'cadvisor series',
     );
     expect(cpu[0].metric).toMatchObject({ container: 'main', namespace: 'default', pod: 'burner-obs' });
-    const node = await until(async () => query('node_memory_working_set_bytes').then((r) => (r?.length ? r : undefined)), 40_000, 'resource series');
+    const node = await until(
+      async () => query('node_memory_working_set_bytes').then((r) => (r?.length ? r : undefined)),
+      40_000,
+      'resource series',
+    );
     expect(Number(node[0].value[1])).toBeGreaterThan(0);
   }, 120_000);
 });
@@ -314,7 +381,10 @@ describe('pod-resources gRPC API', () => {
     try {
       const list = await call<Obj>('List', {});
       expect(list.pod_resources.map((p: Obj) => p.name).sort()).toEqual(['burner-obs', 'memhog-obs', 'writer-obs']);
-      expect(list.pod_resources[0]).toMatchObject({ namespace: 'default', containers: [{ name: 'main', devices: [], cpu_ids: [], memory: [] }] });
+      expect(list.pod_resources[0]).toMatchObject({
+        namespace: 'default',
+        containers: [{ name: 'main', devices: [], cpu_ids: [], memory: [] }],
+      });
       expect(await call<Obj>('Get', { pod_name: 'burner-obs', pod_namespace: 'default' })).toMatchObject({
         pod_resources: { name: 'burner-obs', containers: [{ name: 'main' }] },
       });
@@ -334,8 +404,12 @@ describe('pod-resources gRPC API', () => {
             (err: Error | null, res: unknown) => (err ? reject(err) : resolve(res)),
           ),
         );
-      await expect(raw('/v1.PodResourcesLister/Nope', Buffer.alloc(0))).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
-      await expect(raw('/v1.PodResourcesLister/Get', Buffer.from([0xff, 0xff]))).rejects.toMatchObject({ code: grpc.status.INTERNAL });
+      await expect(raw('/v1.PodResourcesLister/Nope', Buffer.alloc(0))).rejects.toMatchObject({
+        code: grpc.status.UNIMPLEMENTED,
+      });
+      await expect(raw('/v1.PodResourcesLister/Get', Buffer.from([0xff, 0xff]))).rejects.toMatchObject({
+        code: grpc.status.INTERNAL,
+      });
       expect((await call<Obj>('List', {})).pod_resources).toHaveLength(3);
     } finally {
       client.close();

@@ -10,8 +10,13 @@ export async function podResourcesClient(rootDir: string) {
     defaults: true,
   });
   const Lister = (grpc.loadPackageDefinition(def) as any).v1.PodResourcesLister;
-  const client = new Lister(`unix://${join(rootDir, 'pod-resources', 'kubelet.sock')}`, grpc.credentials.createInsecure());
+  const client = new Lister(
+    `unix://${join(rootDir, 'pod-resources', 'kubelet.sock')}`,
+    grpc.credentials.createInsecure(),
+  );
   const call = <T>(m: string, req: object) =>
-    new Promise<T>((resolve, reject) => client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))));
+    new Promise<T>((resolve, reject) =>
+      client[m](req, (err: Error | null, res: T) => (err ? reject(err) : resolve(res))),
+    );
   return { grpc, client, call };
 }

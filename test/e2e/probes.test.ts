@@ -64,7 +64,9 @@ describe('probes on the process runtime', () => {
       reason: 'ContainersNotReady',
       message: 'containers with unready status: [main]',
     });
-    expect(events('ready').some((e) => e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed'))).toBe(true);
+    expect(
+      events('ready').some((e) => e.reason === 'Unhealthy' && e.message.startsWith('Readiness probe failed')),
+    ).toBe(true);
   }, 60_000);
 
   it('a pod being deleted turns unready while its container stops (readiness still probed), and its liveness probe no longer runs (upstream container_probe.go)', async () => {
@@ -80,7 +82,12 @@ describe('probes on the process runtime', () => {
           {
             name: 'main',
             image: 'busybox',
-            command: ['sh', '-c', `trap 'rm -f ${ready} ${live}; sleep 8; exit 0' TERM; while true; do sleep 0.1; done`, 'stopping-marker-4e1'],
+            command: [
+              'sh',
+              '-c',
+              `trap 'rm -f ${ready} ${live}; sleep 8; exit 0' TERM; while true; do sleep 0.1; done`,
+              'stopping-marker-4e1',
+            ],
             readinessProbe: { exec: { command: ['test', '-f', ready] }, periodSeconds: 1, failureThreshold: 1 },
             livenessProbe: { exec: { command: ['test', '-f', live] }, periodSeconds: 1, failureThreshold: 1 },
           },
@@ -96,7 +103,9 @@ describe('probes on the process runtime', () => {
     expect(pod('stopping')!.metadata.deletionTimestamp).toBeDefined();
     expect(cs('stopping').state.running).toBeDefined();
     await until(() => !pod('stopping'), 30_000, 'pod gone');
-    expect(events('stopping').filter((e) => e.reason === 'Unhealthy' && e.message.startsWith('Liveness probe failed'))).toEqual([]);
+    expect(
+      events('stopping').filter((e) => e.reason === 'Unhealthy' && e.message.startsWith('Liveness probe failed')),
+    ).toEqual([]);
   }, 60_000);
 
   it('a failing liveness probe restarts the container with upstream events', async () => {
@@ -108,15 +117,25 @@ describe('probes on the process runtime', () => {
             name: 'main',
             image: 'busybox',
             command: ['sleep', '3600'],
-            livenessProbe: { exec: { command: ['sh', '-c', 'echo sick; exit 1'] }, periodSeconds: 1, failureThreshold: 2 },
+            livenessProbe: {
+              exec: { command: ['sh', '-c', 'echo sick; exit 1'] },
+              periodSeconds: 1,
+              failureThreshold: 2,
+            },
           },
         ],
       }),
     );
     await until(() => (cs('live')?.restartCount ?? 0) >= 1, 30_000, 'restarted');
     const evs = events('live');
-    expect(evs.find((e) => e.reason === 'Unhealthy')).toMatchObject({ type: 'Warning', message: 'Liveness probe failed: sick' });
-    expect(evs.find((e) => e.reason === 'Killing')).toMatchObject({ type: 'Normal', message: 'Container main failed liveness probe, will be restarted' });
+    expect(evs.find((e) => e.reason === 'Unhealthy')).toMatchObject({
+      type: 'Warning',
+      message: 'Liveness probe failed: sick',
+    });
+    expect(evs.find((e) => e.reason === 'Killing')).toMatchObject({
+      type: 'Normal',
+      message: 'Container main failed liveness probe, will be restarted',
+    });
   }, 60_000);
 
   it('a healthy httpGet liveness probe and a tcpSocket readiness probe: ready, never restarted', async () => {
@@ -130,7 +149,12 @@ describe('probes on the process runtime', () => {
             image: 'busybox',
             command: ['python3', '-m', 'http.server', String(port), '--bind', '127.0.0.1'],
             ports: [{ name: 'web', containerPort: port }],
-            livenessProbe: { httpGet: { path: '/', port: 'web' }, initialDelaySeconds: 2, periodSeconds: 1, failureThreshold: 3 },
+            livenessProbe: {
+              httpGet: { path: '/', port: 'web' },
+              initialDelaySeconds: 2,
+              periodSeconds: 1,
+              failureThreshold: 3,
+            },
             readinessProbe: { tcpSocket: { port }, periodSeconds: 1 },
           },
         ],
@@ -151,9 +175,10 @@ describe('probes on the process runtime', () => {
     const probes = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/probes`)).body;
     const count = (text: string, type: string) =>
       Number(
-        new RegExp(`^prober_probe_duration_seconds_count\\{container="main",namespace="default",pod="http",probe_type="${type}"\\} (\\d+)$`, 'm').exec(
-          text,
-        )?.[1],
+        new RegExp(
+          `^prober_probe_duration_seconds_count\\{container="main",namespace="default",pod="http",probe_type="${type}"\\} (\\d+)$`,
+          'm',
+        ).exec(text)?.[1],
       );
     const text = await probes();
     expect(count(text, 'Liveness')).toBeGreaterThan(0);
@@ -202,9 +227,15 @@ describe('probes on the process runtime', () => {
       reason: 'ReadinessGatesNotReady',
       message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
     });
-    expect(pod('gated')!.status.initContainerStatuses[0]).toMatchObject({ ready: true, state: { terminated: { exitCode: 0 } } });
+    expect(pod('gated')!.status.initContainerStatuses[0]).toMatchObject({
+      ready: true,
+      state: { terminated: { exitCode: 0 } },
+    });
     const cur = pod('gated')!;
-    c.api.store.update('pods', { ...cur, status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/lb', status: 'True' }] } });
+    c.api.store.update('pods', {
+      ...cur,
+      status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/lb', status: 'True' }] },
+    });
     await until(() => cond('gated', 'Ready')?.status === 'True', 20_000, 'Ready after the gate');
     expect(cond('gated', 'example.com/lb')).toMatchObject({ status: 'True' });
   }, 60_000);
@@ -224,16 +255,29 @@ describe('pod-level rules', () => {
     await until(() => cs('deadline')?.state?.running, 20_000, 'running');
     const cur = pod('deadline')!;
     c.api.store.update('pods', { ...cur, spec: { ...cur.spec, activeDeadlineSeconds: 1 } });
-    const st = await until(() => pod('deadline')?.status?.phase === 'Failed' && pod('deadline')!.status, 20_000, 'Failed');
-    expect(st).toMatchObject({ reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+    const st = await until(
+      () => pod('deadline')?.status?.phase === 'Failed' && pod('deadline')!.status,
+      20_000,
+      'Failed',
+    );
+    expect(st).toMatchObject({
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+    });
     expect(events('deadline').some((e) => e.reason === 'DeadlineExceeded')).toBe(true);
     await until(() => !cs('deadline')?.state?.running, 20_000, 'container stopped');
   }, 40_000);
 
   it('PodOS and unsafe sysctls are rejected with upstream reasons; resourceFieldRef limits default to the node allocatable', async () => {
     c.api.store.create('pods', boundPod('win', node, { os: { name: 'windows' } }));
-    c.api.store.create('pods', boundPod('sysctl', node, { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] } }));
-    c.api.store.create('pods', boundPod('apparmor', node, { securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }));
+    c.api.store.create(
+      'pods',
+      boundPod('sysctl', node, { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '65536' }] } }),
+    );
+    c.api.store.create(
+      'pods',
+      boundPod('apparmor', node, { securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }),
+    );
     c.api.store.create(
       'pods',
       boundPod('limits', node, {
@@ -251,17 +295,27 @@ describe('pod-level rules', () => {
         ],
       }),
     );
-    expect(await until(() => pod('win')?.status?.phase === 'Failed' && pod('win')!.status, 20_000, 'win rejected')).toMatchObject({
+    expect(
+      await until(() => pod('win')?.status?.phase === 'Failed' && pod('win')!.status, 20_000, 'win rejected'),
+    ).toMatchObject({
       reason: 'PodOSNotSupported',
       message: "Pod was rejected: Failed to admit pod as the OS field doesn't match node OS",
     });
-    expect(await until(() => pod('sysctl')?.status?.phase === 'Failed' && pod('sysctl')!.status, 20_000, 'sysctl rejected')).toMatchObject({
+    expect(
+      await until(() => pod('sysctl')?.status?.phase === 'Failed' && pod('sysctl')!.status, 20_000, 'sysctl rejected'),
+    ).toMatchObject({
       reason: 'SysctlForbidden',
       message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
     });
     // A host whose kernel enforces no AppArmor refuses a pod that asks for a profile (this one runs where it does).
     if (!hostAppArmor())
-      expect(await until(() => pod('apparmor')?.status?.phase === 'Failed' && pod('apparmor')!.status, 20_000, 'apparmor rejected')).toMatchObject({
+      expect(
+        await until(
+          () => pod('apparmor')?.status?.phase === 'Failed' && pod('apparmor')!.status,
+          20_000,
+          'apparmor rejected',
+        ),
+      ).toMatchObject({
         reason: 'AppArmor',
         message: 'Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host',
       });
@@ -331,7 +385,11 @@ describe('sidecars (init containers with restartPolicy Always)', () => {
         containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1'] }],
       }),
     );
-    const st = await until(() => pod('job')?.status?.phase === 'Succeeded' && pod('job')!.status, 30_000, 'job Succeeded');
+    const st = await until(
+      () => pod('job')?.status?.phase === 'Succeeded' && pod('job')!.status,
+      30_000,
+      'job Succeeded',
+    );
     expect(st.containerStatuses[0].state.terminated.exitCode).toBe(0);
   }, 40_000);
 });
@@ -353,7 +411,10 @@ describe('ephemeral containers', () => {
       'echo debug-ok; sleep 2; exit 3',
     ]);
     expect(out.code, out.stderr).toBe(0);
-    expect(pod('debugme')!.spec.ephemeralContainers[0]).toMatchObject({ name: 'debugger', targetContainerName: 'main' });
+    expect(pod('debugme')!.spec.ephemeralContainers[0]).toMatchObject({
+      name: 'debugger',
+      targetContainerName: 'main',
+    });
     const eph = () => pod('debugme')?.status?.ephemeralContainerStatuses?.[0];
     await until(() => eph()?.state?.running, 20_000, 'ephemeral container running');
     expect(eph()).toMatchObject({ name: 'debugger', ready: false, restartCount: 0 });

@@ -11,7 +11,15 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from 'node:net';
 import { tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-procset-'));
 const manifests = join(dir, 'manifests');
@@ -34,7 +42,14 @@ const pod = (name: string, resources: Record<string, unknown>) =>
     metadata: { name },
     spec: {
       terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'c', image: 'busybox', resources, command: ['sh', '-c', `cat /proc/self/oom_score_adj > ${out}/${name}; exec sleep 3600`] }],
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox',
+          resources,
+          command: ['sh', '-c', `cat /proc/self/oom_score_adj > ${out}/${name}; exec sleep 3600`],
+        },
+      ],
     },
   });
 
@@ -44,7 +59,15 @@ beforeAll(async () => {
   writeFileSync(join(manifests, 'besteffort.json'), pod('besteffort', {}));
   writeFileSync(join(manifests, 'burstable.json'), pod('burstable', { requests: { memory: '2Gi' } }));
   ports = await freeKubeletPorts();
-  k = startKubelet(kubeletArgs({ dir, ports, node: 'procset', manifests, extra: ['--enable-server=false', '--oom-score-adj=500', '--max-open-files=4096'] }));
+  k = startKubelet(
+    kubeletArgs({
+      dir,
+      ports,
+      node: 'procset',
+      manifests,
+      extra: ['--enable-server=false', '--oom-score-adj=500', '--max-open-files=4096'],
+    }),
+  );
   await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');
 }, 30_000);
 afterAll(async () => {
@@ -54,17 +77,29 @@ afterAll(async () => {
 
 describe('process settings', () => {
   it('enableServer=false: no secure port; the read-only port serves the pods', async () => {
-    await until(async () => (await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).status === 200, 10_000, 'read-only port');
+    await until(
+      async () => (await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).status === 200,
+      10_000,
+      'read-only port',
+    );
     expect(await refused(ports.port)).toBe(true);
   });
   it("maxOpenFiles: the kubelet's own open-files limits, both of them (upstream rlimit.SetNumFiles)", () => {
-    expect(/^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync(`/proc/${k.proc.pid}/limits`, 'utf8'))?.slice(1)).toEqual(['4096', '4096']);
+    expect(
+      /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync(`/proc/${k.proc.pid}/limits`, 'utf8'))?.slice(1),
+    ).toEqual(['4096', '4096']);
   });
   it("oomScoreAdj: the kubelet's own score; containers get their QoS class's", async () => {
     expect(readFileSync(`/proc/${k.proc.pid}/oom_score_adj`, 'utf8').trim()).toBe('500');
-    await until(() => existsSync(join(out, 'besteffort')) && existsSync(join(out, 'burstable')), 20_000, 'scores written');
+    await until(
+      () => existsSync(join(out, 'besteffort')) && existsSync(join(out, 'burstable')),
+      20_000,
+      'scores written',
+    );
     expect(readFileSync(join(out, 'besteffort'), 'utf8').trim()).toBe('1000');
     // Upstream's Burstable score: 1000 − 1000 × request / memory capacity.
-    expect(readFileSync(join(out, 'burstable'), 'utf8').trim()).toBe(String(1000 - Math.floor((1000 * 2 * 2 ** 30) / totalmem())));
+    expect(readFileSync(join(out, 'burstable'), 'utf8').trim()).toBe(
+      String(1000 - Math.floor((1000 * 2 * 2 ** 30) / totalmem())),
+    );
   });
 });

@@ -37,7 +37,12 @@ function toolchainFreePath(): string {
 
 beforeAll(async () => {
   // dist/ is built (npm test builds before the tests run); packing must not rebuild it under the other tests.
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: repoRoot, encoding: 'utf8' })) as {
+  const packed = JSON.parse(
+    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }),
+  ) as {
     filename: string;
     files: { path: string }[];
   }[];
@@ -45,11 +50,30 @@ beforeAll(async () => {
   expect(files).toContain('dist/main.js');
   expect(files.some((f) => f.startsWith('test/'))).toBe(false);
   const path = toolchainFreePath();
-  for (const tool of ['g++', 'cc', 'make', 'python3']) expect(() => execFileSync('sh', ['-c', `command -v ${tool}`], { env: { PATH: path } })).toThrow();
-  execFileSync('npm', ['install', '-g', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed[0].filename)], {
-    env: { ...process.env, PATH: path, npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? '/root', '.npm') },
-    stdio: 'pipe',
-  });
+  for (const tool of ['g++', 'cc', 'make', 'python3'])
+    expect(() => execFileSync('sh', ['-c', `command -v ${tool}`], { env: { PATH: path } })).toThrow();
+  execFileSync(
+    'npm',
+    [
+      'install',
+      '-g',
+      '--prefix',
+      prefix,
+      '--omit=dev',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      join(dir, packed[0].filename),
+    ],
+    {
+      env: {
+        ...process.env,
+        PATH: path,
+        npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? '/root', '.npm'),
+      },
+      stdio: 'pipe',
+    },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -64,9 +88,13 @@ describe('the release installed without a toolchain', () => {
   it('prints the Kubernetes version as upstream, and tskubelet its own with --version=raw', () => {
     expect(execFileSync(installed, ['--version'], { encoding: 'utf8' })).toBe(`Kubernetes ${KUBERNETES_VERSION}\n`);
     expect(execFileSync(installed, ['--version=raw'], { encoding: 'utf8' })).toMatch(
-      new RegExp(`^version\\.Info\\{Major:"1", Minor:"\\d+", GitVersion:"${KUBERNETES_VERSION}", .*Compiler:"tskubelet \\S+", Platform:"linux/\\w+"\\}\\n$`),
+      new RegExp(
+        `^version\\.Info\\{Major:"1", Minor:"\\d+", GitVersion:"${KUBERNETES_VERSION}", .*Compiler:"tskubelet \\S+", Platform:"linux/\\w+"\\}\\n$`,
+      ),
     );
-    expect(existsSync(join(prefix, 'lib', 'node_modules', 'tskubelet', 'node_modules', 'node-pty', 'package.json'))).toBe(false);
+    expect(
+      existsSync(join(prefix, 'lib', 'node_modules', 'tskubelet', 'node_modules', 'node-pty', 'package.json')),
+    ).toBe(false);
   });
 
   it('starts on a root dir that does not exist, serves /healthz, runs a static pod and refuses a TTY with why', async () => {
@@ -88,9 +116,15 @@ describe('the release installed without a toolchain', () => {
     kubelet.stderr!.on('data', (d) => (output += d));
     await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');
     const podNamed = async (name: string) =>
-      ((JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[]).find((p) => p.metadata.name === `${name}-release`);
+      ((JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[]).find(
+        (p) => p.metadata.name === `${name}-release`,
+      );
     await until(async () => (await podNamed('web'))?.status?.phase === 'Running', 20_000, 'the static pod Running');
-    const waiting = await until(async () => (await podNamed('tty'))?.status?.containerStatuses?.[0]?.state?.waiting?.message, 20_000, 'the TTY refused');
+    const waiting = await until(
+      async () => (await podNamed('tty'))?.status?.containerStatuses?.[0]?.state?.waiting?.message,
+      20_000,
+      'the TTY refused',
+    );
     expect(waiting).toMatch(/node-pty is not installed/);
     expect(kubelet.exitCode, output).toBeNull();
   }, 60_000);
@@ -103,7 +137,10 @@ describe('systemd and kubeadm files', () => {
     const source = join(repoRoot, 'packaging', 'systemd');
     const verifyWith = (binary: string) => {
       for (const file of ['tskubelet.service', join('tskubelet.service.d', '10-kubeadm.conf')])
-        writeFileSync(join(units, file), readFileSync(join(source, file), 'utf8').replaceAll('/usr/local/bin/tskubelet', binary));
+        writeFileSync(
+          join(units, file),
+          readFileSync(join(source, file), 'utf8').replaceAll('/usr/local/bin/tskubelet', binary),
+        );
       return () =>
         execFileSync('systemd-analyze', ['verify', join(units, 'tskubelet.service')], {
           env: { ...process.env, SYSTEMD_UNIT_PATH: `${units}:` },

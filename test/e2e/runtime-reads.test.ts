@@ -10,7 +10,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PodList } from '../../src/api/types.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-reads-'));
 const manifests = join(dir, 'manifests');
@@ -32,7 +41,9 @@ async function listCounts(): Promise<{ lists: number; relists: number }> {
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
-  kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'reads', manifests, extra: ['--file-check-frequency', '1s'] }));
+  kubelet = startKubelet(
+    kubeletArgs({ dir, ports, node: 'reads', manifests, extra: ['--file-check-frequency', '1s'] }),
+  );
   await untilServing(ports);
 }, 30_000);
 
@@ -53,12 +64,17 @@ describe('runtime reads of pod syncs', () => {
           apiVersion: 'v1',
           kind: 'Pod',
           metadata: { name: `p${i}` },
-          spec: { terminationGracePeriodSeconds: 1, containers: [{ name: 'main', image: 'busybox', command: ['sleep', '600'] }] },
+          spec: {
+            terminationGracePeriodSeconds: 1,
+            containers: [{ name: 'main', image: 'busybox', command: ['sleep', '600'] }],
+          },
         }),
       );
     await until(
       async () =>
-        (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items.filter((p) => p.status?.phase === 'Running').length === N,
+        (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items.filter(
+          (p) => p.status?.phase === 'Running',
+        ).length === N,
       20_000,
       'all pods Running',
     );

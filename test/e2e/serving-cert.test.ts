@@ -19,11 +19,19 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-serving-'));
 const node = 'serving-node';
 const RESOURCE = 'certificates.k8s.io/certificatesigningrequests';
 let c: Cluster;
-const servingCsrs = (cl = c) => cl.api.store.list(RESOURCE).filter((x) => x.spec?.signerName === 'kubernetes.io/kubelet-serving');
+const servingCsrs = (cl = c) =>
+  cl.api.store.list(RESOURCE).filter((x) => x.spec?.signerName === 'kubernetes.io/kubelet-serving');
 /** Approves a CSR as `kubectl certificate approve` does. */
 function approve(cl: Cluster, csr: ReturnType<typeof servingCsrs>[number]): void {
   csr.status = {
-    conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
+    conditions: [
+      {
+        type: 'Approved',
+        status: 'True',
+        reason: 'KubectlApprove',
+        message: 'This CSR was approved by kubectl certificate approve.',
+      },
+    ],
   };
   cl.api.store.update(RESOURCE, csr);
 }
@@ -68,7 +76,14 @@ describe('serverTLSBootstrap', () => {
     expect(await metric(c, 'kubelet_server_expiration_renew_errors')).toBe('0');
     expect(await metric(c, 'kubelet_certificate_manager_server_rotation_seconds_count')).toBe('0');
     csr.status = {
-      conditions: [{ type: 'Approved', status: 'True', reason: 'KubectlApprove', message: 'This CSR was approved by kubectl certificate approve.' }],
+      conditions: [
+        {
+          type: 'Approved',
+          status: 'True',
+          reason: 'KubectlApprove',
+          message: 'This CSR was approved by kubectl certificate approve.',
+        },
+      ],
     };
     c.api.store.update(RESOURCE, csr);
     const cert = await until(() => servedCert().catch(() => undefined), 20_000, '10250 serving the signed certificate');
@@ -99,13 +114,22 @@ describe('serverTLSBootstrap', () => {
 
   it('requests a new certificate before the current one expires, and 10250 switches to it', async () => {
     const rdir = mkdtempSync(join(tmpdir(), 'tsk-serving-rot-'));
-    const r = await startCluster({ dir: rdir, node, bootstrap: { validSeconds: 3600, servingValidSeconds: 8 }, config: ['serverTLSBootstrap: true'] });
+    const r = await startCluster({
+      dir: rdir,
+      node,
+      bootstrap: { validSeconds: 3600, servingValidSeconds: 8 },
+      config: ['serverTLSBootstrap: true'],
+    });
     try {
       const first = await until(() => servingCsrs(r)[0], 20_000, 'a serving CSR');
       approve(r, first);
       const a = await until(() => servedCert(r).catch(() => undefined), 20_000, 'the first certificate');
       // Rotation at 70-90 % of its 9 s (notBefore is 1 s back): a second CSR, approved, then served.
-      const second = await until(() => servingCsrs(r).find((x) => x.metadata.name !== first.metadata.name), 20_000, 'a second serving CSR');
+      const second = await until(
+        () => servingCsrs(r).find((x) => x.metadata.name !== first.metadata.name),
+        20_000,
+        'a second serving CSR',
+      );
       approve(r, second);
       const b = await until(
         async () => {

@@ -11,7 +11,16 @@ import { connect } from 'node:net';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { countProcesses, freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
 
 const base = mkdtempSync(join(tmpdir(), 'tsk-shutdown-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
@@ -20,7 +29,10 @@ let seq = 0;
 const podYaml = (name: string, grace: number, script: string) =>
   `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec:\n  terminationGracePeriodSeconds: ${grace}\n  containers:\n  - {name: c, image: busybox, command: [sh, -c, ${JSON.stringify(script)}]}\n`;
 
-async function kubeletWith(pods: Record<string, string>, extra: string[] = []): Promise<{ k: Kubelet; ports: KubeletPorts; dir: string }> {
+async function kubeletWith(
+  pods: Record<string, string>,
+  extra: string[] = [],
+): Promise<{ k: Kubelet; ports: KubeletPorts; dir: string }> {
   const dir = join(base, `k${seq++}`);
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests, { recursive: true });
@@ -32,7 +44,10 @@ async function kubeletWith(pods: Record<string, string>, extra: string[] = []): 
       const items = JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body).items as {
         status?: { containerStatuses?: { state: { running?: unknown } }[] };
       }[];
-      return items.length === Object.keys(pods).length && items.every((p) => p.status?.containerStatuses?.[0]?.state?.running);
+      return (
+        items.length === Object.keys(pods).length &&
+        items.every((p) => p.status?.containerStatuses?.[0]?.state?.running)
+      );
     },
     20_000,
     'pods running',
@@ -54,7 +69,9 @@ function terminate(k: Kubelet, boundMs: number): Promise<number | null> {
 describe('bounded shutdown', () => {
   it('exits and stops its pods while a follow=true log stream is open', async () => {
     const marker = `sd-follow-${process.pid}`;
-    const { k, ports, dir } = await kubeletWith({ talk: podYaml('talk', 2, `while true; do echo ${marker}; sleep 0.2; done`) });
+    const { k, ports, dir } = await kubeletWith({
+      talk: podYaml('talk', 2, `while true; do echo ${marker}; sleep 0.2; done`),
+    });
     const pki = (f: string) => readFileSync(join(dir, 'root', 'pki', f));
     let got = '';
     const req = https.get(
@@ -104,7 +121,11 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
       zero: podYaml('zero', 0, zero),
     });
     // Running in /pods can come before the shell has installed its trap.
-    await until(() => ['slow', 'slow2', 'slow3', 'zero'].every((f) => existsSync(join(out, `${f}.ready`))), 10_000, 'traps installed');
+    await until(
+      () => ['slow', 'slow2', 'slow3', 'zero'].every((f) => existsSync(join(out, `${f}.ready`))),
+      10_000,
+      'traps installed',
+    );
     const t0 = Date.now();
     expect(await terminate(k, 30_000)).toBe(0);
     for (const f of ['slow', 'slow2', 'slow3']) expect(readFileSync(join(out, f), 'utf8')).toBe('term\ndone\n');
@@ -141,10 +162,19 @@ describe('grace periods at kubelet shutdown (process runtime)', () => {
       'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 6s\nshutdownGracePeriodCriticalPods: 3s\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
     );
     const criticalYaml = podYaml('critical', 30, critical).replace('spec:\n', 'spec:\n  priority: 2000000000\n');
-    const { k } = await kubeletWith({ regular: podYaml('regular', 30, regular), critical: criticalYaml }, ['--config', cfg]);
-    await until(() => ['regular', 'critical'].every((f) => existsSync(join(out, `${f}.ready`))), 10_000, 'traps installed');
+    const { k } = await kubeletWith({ regular: podYaml('regular', 30, regular), critical: criticalYaml }, [
+      '--config',
+      cfg,
+    ]);
+    await until(
+      () => ['regular', 'critical'].every((f) => existsSync(join(out, `${f}.ready`))),
+      10_000,
+      'traps installed',
+    );
     expect(await terminate(k, 30_000)).toBe(0);
-    expect(['regular.term', 'regular.done', 'critical.term', 'critical.done'].map((f) => existsSync(join(out, f)))).toEqual([true, false, true, true]);
+    expect(
+      ['regular.term', 'regular.done', 'critical.term', 'critical.done'].map((f) => existsSync(join(out, f))),
+    ).toEqual([true, false, true, true]);
     // The critical pod got its TERM only once the regular group was done (killed at the end of its 3 s).
     const termAt = (f: string) => statSync(join(out, `${f}.term`)).mtimeMs;
     expect(termAt('critical') - termAt('regular')).toBeGreaterThanOrEqual(2500);

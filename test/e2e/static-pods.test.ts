@@ -9,7 +9,17 @@ import { join } from 'node:path';
 import { kernelDefaultsErrors } from '../../src/agent/node-setup/kernel-tunables.js';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { OFF_THREAD_BYTES } from '../../src/agent/podconfig/decode-off-thread.js';
-import { countProcesses, freeKubeletPorts, httpGet, httpsGet, kubeletArgs, runKubelet, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  countProcesses,
+  freeKubeletPorts,
+  httpGet,
+  httpsGet,
+  kubeletArgs,
+  runKubelet,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 
 const tag = `e2e${process.pid}`;
 const dir = mkdtempSync(join(tmpdir(), 'tsk-e2e-'));
@@ -36,8 +46,13 @@ async function pods(): Promise<Pod[]> {
   return (JSON.parse(r.body) as PodList).items;
 }
 const podNamed = async (n: string) => (await pods()).find((p) => p.metadata.name === `${n}-${node}`);
-const pki = () => ({ ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') });
-const args = () => kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip', '127.0.0.1', '--file-check-frequency', '1s'] });
+const pki = () => ({
+  ca: join(root, 'pki', 'ca.crt'),
+  cert: join(root, 'pki', 'admin.crt'),
+  key: join(root, 'pki', 'admin.key'),
+});
+const args = () =>
+  kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip', '127.0.0.1', '--file-check-frequency', '1s'] });
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
@@ -46,7 +61,10 @@ beforeAll(async () => {
     join(manifests, 'crash.yaml'),
     `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`,
   );
-  writeFileSync(join(manifests, 'broken.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n');
+  writeFileSync(
+    join(manifests, 'broken.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n',
+  );
   writeFileSync(join(manifests, '.hidden.yaml'), loopPod('hidden', `${tag}-hidden`));
   // Longer than OFF_THREAD_BYTES: decoded in a worker thread (dist/decode-worker.js).
   writeFileSync(
@@ -85,14 +103,24 @@ spec:
 `,
       );
       const hog = await until(
-        async () => (await podNamed('limits'))?.status?.containerStatuses?.find((c) => c.name === 'hog')?.state.terminated,
+        async () =>
+          (await podNamed('limits'))?.status?.containerStatuses?.find((c) => c.name === 'hog')?.state.terminated,
         20_000,
         'hog ended',
       );
       expect([hog.reason, hog.exitCode]).toEqual(['OOMKilled', 137]);
       const calm = (await podNamed('limits'))!.status!.containerStatuses!.find((c) => c.name === 'calm')!;
       const id = calm.containerID!.replace('process://', '');
-      const [cgroupDir] = execFileSync('find', ['/sys/fs/cgroup/cpu/tskubelet-process-runtime', '-maxdepth', '2', '-name', id]).toString().trim().split('\n');
+      const [cgroupDir] = execFileSync('find', [
+        '/sys/fs/cgroup/cpu/tskubelet-process-runtime',
+        '-maxdepth',
+        '2',
+        '-name',
+        id,
+      ])
+        .toString()
+        .trim()
+        .split('\n');
       expect(readFileSync(join(cgroupDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('25000');
       rmSync(join(manifests, 'limits.yaml'));
     },
@@ -100,7 +128,10 @@ spec:
 
   it('lists static pods Running on the read-only port with upstream status fields', async () => {
     const p = (await podNamed('loop'))!;
-    expect(p.metadata.annotations).toMatchObject({ 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': p.metadata.uid });
+    expect(p.metadata.annotations).toMatchObject({
+      'kubernetes.io/config.source': 'file',
+      'kubernetes.io/config.hash': p.metadata.uid,
+    });
     expect(p.spec.nodeName).toBe(node);
     const cs = p.status!.containerStatuses![0];
     expect(cs).toMatchObject({ name: 'main', ready: true, started: true, restartCount: 0 });
@@ -151,23 +182,38 @@ spec:
   });
 
   it("exec and ExecSync in a container take its QoS class's OOM score, not the kubelet's", async () => {
-    const r = await httpsGet(`https://127.0.0.1:${ports.port}/run/default/loop-${node}/main?cmd=cat%20/proc/self/oom_score_adj`, { ...pki(), method: 'POST' });
+    const r = await httpsGet(
+      `https://127.0.0.1:${ports.port}/run/default/loop-${node}/main?cmd=cat%20/proc/self/oom_score_adj`,
+      { ...pki(), method: 'POST' },
+    );
     expect([r.status, r.body.trim()]).toEqual([200, '1000']);
   });
   it('POST /checkpoint: upstream codes and messages; the embedded runtime cannot checkpoint (500 naming the container)', async () => {
-    const post = (p: string) => httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/${p}`, { ...pki(), method: 'POST' });
+    const post = (p: string) =>
+      httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/${p}`, { ...pki(), method: 'POST' });
     const cases: [string, number, string][] = [
       [`default/nope-${node}/main`, 404, 'pod does not exist'],
       [`default/loop-${node}/nope`, 404, 'container nope does not exist'],
       [`default/loop-${node}/main?timeout=soon`, 404, 'cannot parse value of timeout parameter'],
-      [`default/loop-${node}/main?timeout=5`, 500, `checkpointing of default/loop-${node}/main failed (the container runtime cannot checkpoint containers)`],
+      [
+        `default/loop-${node}/main?timeout=5`,
+        500,
+        `checkpointing of default/loop-${node}/main failed (the container runtime cannot checkpoint containers)`,
+      ],
     ];
     for (const [p, code, message] of cases) {
       const r = await post(p);
       expect([r.status, JSON.parse(r.body)], p).toMatchObject([code, { kind: 'Status', code, message }]);
     }
     // Not on the read-only port, and never without credentials.
-    expect((await httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/default/loop-${node}/main`, { ca: pki().ca, method: 'POST' })).status).toBe(401);
+    expect(
+      (
+        await httpsGet(`https://127.0.0.1:${ports.port}/checkpoint/default/loop-${node}/main`, {
+          ca: pki().ca,
+          method: 'POST',
+        })
+      ).status,
+    ).toBe(401);
   });
   it('answers log errors with Status JSON and the upstream codes', async () => {
     const url = (p: string) => `https://127.0.0.1:${ports.port}/containerLogs/${p}`;
@@ -182,7 +228,13 @@ spec:
     for (const [p, code, reason] of cases) {
       const r = await httpsGet(url(p), pki());
       expect(r.status, p).toBe(code);
-      expect(JSON.parse(r.body), p).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason });
+      expect(JSON.parse(r.body), p).toMatchObject({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        code,
+        reason,
+      });
     }
   });
 
@@ -197,10 +249,15 @@ spec:
       'CrashLoopBackOff',
     );
     const s = p.status!.containerStatuses![0];
-    expect(s.state.waiting!.message).toMatch(/^back-off (10|20)s restarting failed container=c pod=crash-e2e-node_default\(/);
+    expect(s.state.waiting!.message).toMatch(
+      /^back-off (10|20)s restarting failed container=c pod=crash-e2e-node_default\(/,
+    );
     expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
     expect(p.status!.phase).toBe('Running');
-    const prev = await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/crash-${node}/c?previous=true`, pki());
+    const prev = await httpsGet(
+      `https://127.0.0.1:${ports.port}/containerLogs/default/crash-${node}/c?previous=true`,
+      pki(),
+    );
     expect(prev.body).toBe('crashing\n');
   }, 30_000);
 
@@ -216,7 +273,10 @@ spec:
       'new loop pod',
     );
     await until(
-      async () => (await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main?tailLines=1`, pki())).body.includes('v2'),
+      async () =>
+        (
+          await httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/loop-${node}/main?tailLines=1`, pki())
+        ).body.includes('v2'),
       10_000,
       'v2 output',
     );
@@ -277,16 +337,26 @@ spec:
   it('runs a pod again whose manifest was removed and put back while it stopped (same UID), counted in kubelet_restarted_pods_total', async () => {
     const manifest = `apiVersion: v1\nkind: Pod\nmetadata: {name: again}\nspec:\n  terminationGracePeriodSeconds: 2\n  containers:\n  - {name: main, image: busybox, command: ["sh", "-c", "trap '' TERM; while true; do sleep 0.1; done", "${tag}-again"]}\n`;
     const restarted = async () =>
-      /^kubelet_restarted_pods_total\{static="true"\} (\d+)$/m.exec((await httpsGet(`https://127.0.0.1:${ports.port}/metrics`, pki())).body)?.[1];
+      /^kubelet_restarted_pods_total\{static="true"\} (\d+)$/m.exec(
+        (await httpsGet(`https://127.0.0.1:${ports.port}/metrics`, pki())).body,
+      )?.[1];
     const before = Number(await restarted());
     writeFileSync(join(manifests, 'again.yaml'), manifest);
-    const first = await until(async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')), 15_000, 'again Running');
+    const first = await until(
+      async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')),
+      15_000,
+      'again Running',
+    );
     rmSync(join(manifests, 'again.yaml'));
     // Put back while the old copy is still in its grace period (it ignores SIGTERM).
     await until(async () => !(await podNamed('again')), 10_000, 'again removed from /pods');
     writeFileSync(join(manifests, 'again.yaml'), manifest);
     await until(() => countProcesses(`${tag}-again`) === 0, 10_000, 'old copy stopped');
-    const second = await until(async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')), 15_000, 'again Running again');
+    const second = await until(
+      async () => (await podNamed('again'))?.status?.phase === 'Running' && (await podNamed('again')),
+      15_000,
+      'again Running again',
+    );
     expect(second.metadata.uid).toBe(first.metadata.uid);
     await until(() => countProcesses(`${tag}-again`) === 1, 10_000, 'one copy running');
     expect(Number(await restarted())).toBe(before + 1);
@@ -299,7 +369,11 @@ spec:
     expect(code).toBe(0);
     expect(countProcesses(`${tag}-loop`)).toBe(0);
     kubelet = startKubelet(args());
-    await until(async () => (await podNamed('loop').catch(() => undefined))?.status?.phase === 'Running', 20_000, 'loop Running again');
+    await until(
+      async () => (await podNamed('loop').catch(() => undefined))?.status?.phase === 'Running',
+      20_000,
+      'loop Running again',
+    );
     await new Promise((r) => setTimeout(r, 2500));
     expect(countProcesses(`${tag}-loop`)).toBe(1);
   }, 40_000);
@@ -349,7 +423,9 @@ describe('start-up errors', () => {
       join(dir, 'no-bin'),
     ]);
     expect(r.code).toBe(1);
-    expect(r.output).toContain(`failed to register CRI auth plugins: error inspecting binary executable \\"${join(dir, 'no-bin', 'absent')}\\"`);
+    expect(r.output).toContain(
+      `failed to register CRI auth plugins: error inspecting binary executable \\"${join(dir, 'no-bin', 'absent')}\\"`,
+    );
   });
   it('exits 1 for an unknown flag', async () => {
     const r = await runKubelet(['--definitely-not-a-flag']);

@@ -46,15 +46,26 @@ export function wsSession(
       o.onMessage?.(ch, data, ws);
       if (!sent) {
         sent = true;
-        for (const [c, d] of o.input ?? []) ws.send(encodeChannelFrame(c, Buffer.from(d), isBase64Protocol(ws.protocol)).frame);
+        for (const [c, d] of o.input ?? [])
+          ws.send(encodeChannelFrame(c, Buffer.from(d), isBase64Protocol(ws.protocol)).frame);
       }
     });
-    ws.on('close', () => resolve({ protocol: ws.protocol, channels: new Map([...parts].map(([c, p]) => [c, Buffer.concat(p)])), frames }));
+    ws.on('close', () =>
+      resolve({ protocol: ws.protocol, channels: new Map([...parts].map(([c, p]) => [c, Buffer.concat(p)])), frames }),
+    );
     ws.on('error', reject);
     ws.on('unexpected-response', (_req, res) => {
       let b = '';
       res.on('data', (d) => (b += d));
-      res.on('end', () => reject(Object.assign(new Error(`HTTP ${res.statusCode}: ${b}`), { status: res.statusCode, body: b, headers: res.headers })));
+      res.on('end', () =>
+        reject(
+          Object.assign(new Error(`HTTP ${res.statusCode}: ${b}`), {
+            status: res.statusCode,
+            body: b,
+            headers: res.headers,
+          }),
+        ),
+      );
     });
   });
 }
@@ -72,8 +83,13 @@ export function rawUpgrade(
   method = 'POST',
 ): Promise<{ status: number; headers: string; body: string; socket: net.Socket }> {
   return new Promise((resolve, reject) => {
-    const request = () => socket.write(`${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
-    const socket = pki ? tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, request) : net.connect(port, host, request);
+    const request = () =>
+      socket.write(
+        `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${headers.map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`,
+      );
+    const socket = pki
+      ? tls.connect({ host, port, ...tlsOf(pki), servername: 'localhost' }, request)
+      : net.connect(port, host, request);
     let buf = Buffer.alloc(0);
     const onData = (d: Buffer) => {
       buf = Buffer.concat([buf, d]);
@@ -162,7 +178,13 @@ export async function spdyExec(
 const randomDelay = (maxMs: number) => new Promise((r) => setTimeout(r, Math.floor(Math.random() * maxMs)));
 
 /** A WebSocket session to `url` that the client drops (terminates its TCP connection) after up to `maxMs`; `send` once open. */
-export function droppedWebSocket(url: string, pki: ClientPki, protocol: string, maxMs: number, send?: Buffer): Promise<void> {
+export function droppedWebSocket(
+  url: string,
+  pki: ClientPki,
+  protocol: string,
+  maxMs: number,
+  send?: Buffer,
+): Promise<void> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, [protocol], { ...tlsOf(pki), perMessageDeflate: false });
     ws.on('error', () => resolve());
@@ -175,7 +197,13 @@ export function droppedWebSocket(url: string, pki: ClientPki, protocol: string, 
 }
 
 /** A SPDY session to `path` on 127.0.0.1:`port` with `streams`, its socket destroyed after up to `maxMs`. */
-export async function droppedSpdy(port: number, pki: ClientPki, path: string, streams: string[], maxMs: number): Promise<void> {
+export async function droppedSpdy(
+  port: number,
+  pki: ClientPki,
+  path: string,
+  streams: string[],
+  maxMs: number,
+): Promise<void> {
   const up = await rawUpgrade(
     '127.0.0.1',
     port,

@@ -44,7 +44,9 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
           .join('\n')
       : '';
   };
-  const running = (name: string) => pod(name)?.status?.phase === 'Running' && (pod(name)?.status?.containerStatuses ?? []).every((s: Obj) => s.state?.running);
+  const running = (name: string) =>
+    pod(name)?.status?.phase === 'Running' &&
+    (pod(name)?.status?.containerStatuses ?? []).every((s: Obj) => s.state?.running);
   /** The waiting state of a pod's first container once it is CreateContainerConfigError. */
   const configError = (name: string, what: string) =>
     until(
@@ -55,7 +57,8 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       20_000,
       what,
     );
-  const events = (name: string) => ctx().c.api.store.list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
+  const events = (name: string) =>
+    ctx().c.api.store.list('events', (e: Obj) => e.involvedObject?.name === name) as Obj[];
   const bound = (name: string, spec: Obj) => {
     const p = boundPod(name, ctx().node, spec) as Obj;
     for (const k of ['containers', 'initContainers']) for (const x of p.spec[k] ?? []) x.image = ctx().image;
@@ -96,7 +99,15 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       });
       await until(() => logOf('cm').includes('color=green'), 20_000, 'update propagated');
       expect(pod('cm')!.status.containerStatuses[0].restartCount).toBe(0);
-      const volDir = join(ctx().dir, 'root', 'pods', pod('cm')!.metadata.uid, 'volumes', 'kubernetes.io~configmap', 'config');
+      const volDir = join(
+        ctx().dir,
+        'root',
+        'pods',
+        pod('cm')!.metadata.uid,
+        'volumes',
+        'kubernetes.io~configmap',
+        'config',
+      );
       expect(readdirSync(volDir).filter((f) => f.startsWith('..20'))).toHaveLength(1);
     }, 60_000);
 
@@ -112,7 +123,8 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       );
       create(
         withVolumes('sec', {
-          command: 'cat /s/dir/pw; echo; stat -L -c "pw %a %g" /s/dir/pw; stat -L -c "def %a %g" /d/user; ls /s | tr "\\n" " "; echo; sleep 3600',
+          command:
+            'cat /s/dir/pw; echo; stat -L -c "pw %a %g" /s/dir/pw; stat -L -c "def %a %g" /d/user; ls /s | tr "\\n" " "; echo; sleep 3600',
           mounts: [
             { name: 's', mountPath: '/s' },
             { name: 'd', mountPath: '/d' },
@@ -136,7 +148,12 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
 
     it('the default projected service-account volume: a TokenRequest token, ca.crt and namespace', async () => {
       create(
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt', namespace: 'default' }, data: { 'ca.crt': ctx().c.ca.cert } },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'kube-root-ca.crt', namespace: 'default' },
+          data: { 'ca.crt': ctx().c.ca.cert },
+        },
         'configmaps',
       );
       const mountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -155,11 +172,20 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
                 sources: [
                   { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
                   { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-                  { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+                  {
+                    downwardAPI: {
+                      items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+                    },
+                  },
                 ],
               },
             },
-            { name: 'aud', projected: { sources: [{ serviceAccountToken: { audience: 'vault', expirationSeconds: 7200, path: 't' } }] } },
+            {
+              name: 'aud',
+              projected: {
+                sources: [{ serviceAccountToken: { audience: 'vault', expirationSeconds: 7200, path: 't' } }],
+              },
+            },
           ],
         }),
       );
@@ -186,7 +212,13 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
 
     it("recursiveReadOnly: Enabled on a runtime that cannot is CreateContainerConfigError with upstream's message; IfPossible runs read-only", async () => {
       const mounts = (mode: string) => [{ name: 'e', mountPath: '/ro', readOnly: true, recursiveReadOnly: mode }];
-      create(withVolumes('rro-on', { command: 'sleep 3600', mounts: mounts('Enabled'), volumes: [{ name: 'e', emptyDir: {} }] }));
+      create(
+        withVolumes('rro-on', {
+          command: 'sleep 3600',
+          mounts: mounts('Enabled'),
+          volumes: [{ name: 'e', emptyDir: {} }],
+        }),
+      );
       create(
         withVolumes('rro-maybe', {
           command: 'touch /ro/x 2>&1 | grep -o "Read-only file system"; sleep 3600',
@@ -198,7 +230,11 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       expect(waiting.message).toBe(
         'failed to resolve recursive read-only mode: volume "e" requested recursive read-only mode, but it is not supported by the runtime',
       );
-      await until(() => running('rro-maybe') && logOf('rro-maybe').includes('Read-only file system'), 20_000, 'rro-maybe read-only');
+      await until(
+        () => running('rro-maybe') && logOf('rro-maybe').includes('Read-only file system'),
+        20_000,
+        'rro-maybe read-only',
+      );
       expect(pod('rro-maybe')!.status.containerStatuses[0].volumeMounts).toEqual([
         { name: 'e', mountPath: '/ro', readOnly: true, recursiveReadOnly: 'Disabled' },
       ]);
@@ -238,13 +274,22 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       create(
         bound('shared', {
           initContainers: [
-            { name: 'init', image: 'busybox', command: ['sh', '-c', 'echo from-init > /work/seed'], volumeMounts: [{ name: 'work', mountPath: '/work' }] },
+            {
+              name: 'init',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo from-init > /work/seed'],
+              volumeMounts: [{ name: 'work', mountPath: '/work' }],
+            },
           ],
           containers: [
             {
               name: 'main',
               image: 'busybox',
-              command: ['sh', '-c', 'cat /work/seed; echo from-main > /work/main; grep " /mem " /proc/mounts; sleep 3600'],
+              command: [
+                'sh',
+                '-c',
+                'cat /work/seed; echo from-main > /work/main; grep " /mem " /proc/mounts; sleep 3600',
+              ],
               volumeMounts: [
                 { name: 'work', mountPath: '/work' },
                 { name: 'mem', mountPath: '/mem' },
@@ -253,7 +298,11 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
             {
               name: 'other',
               image: 'busybox',
-              command: ['sh', '-c', 'until [ -f /w2/main ]; do sleep 0.2; done; echo "other sees $(cat /w2/main)"; sleep 3600'],
+              command: [
+                'sh',
+                '-c',
+                'until [ -f /w2/main ]; do sleep 0.2; done; echo "other sees $(cat /w2/main)"; sleep 3600',
+              ],
               volumeMounts: [{ name: 'work', mountPath: '/w2' }],
             },
           ],
@@ -294,13 +343,23 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
           volumes: [{ name: 'h', hostPath: { path: join(base, 'new', 'dir'), type: 'DirectoryOrCreate' } }],
         }),
       );
-      const bad = await until(() => events('hp-bad').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount event');
+      const bad = await until(
+        () => events('hp-bad').find((e) => e.reason === 'FailedMount'),
+        20_000,
+        'FailedMount event',
+      );
       expect(bad).toMatchObject({
         type: 'Warning',
         message: `MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a directory`,
       });
-      const sock = await until(() => events('hp-sock').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount event');
-      expect(sock.message).toBe(`MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a socket file`);
+      const sock = await until(
+        () => events('hp-sock').find((e) => e.reason === 'FailedMount'),
+        20_000,
+        'FailedMount event',
+      );
+      expect(sock.message).toBe(
+        `MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${join(base, 'file')} is not a socket file`,
+      );
       expect(pod('hp-bad')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
       await until(() => running('hp-ok'), 20_000, 'DirectoryOrCreate pod runs');
       expect(existsSync(join(base, 'new', 'dir'))).toBe(true);
@@ -325,13 +384,29 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       await new Promise((r) => setTimeout(r, 1500));
       expect(pod('late')!.status.phase).toBe('Pending');
       expect(pod('late')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
-      create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late-cm', namespace: 'default' }, data: { k: 'arrived' } }, 'configmaps');
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'late-cm', namespace: 'default' },
+          data: { k: 'arrived' },
+        },
+        'configmaps',
+      );
       await until(() => running('late'), 30_000, 'pod runs after the configMap exists');
       await until(() => logOf('late').includes('arrived'), 10_000, 'file read');
     }, 60_000);
 
     it('subPath: a file of a configMap; escapes through ".." or a symlink are refused', async () => {
-      create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'sub', namespace: 'default' }, data: { 'app.conf': 'port=80' } }, 'configmaps');
+      create(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'sub', namespace: 'default' },
+          data: { 'app.conf': 'port=80' },
+        },
+        'configmaps',
+      );
       create(
         withVolumes('sub-ok', {
           command: 'cat /etc/app.conf; echo; sleep 3600',
@@ -348,8 +423,22 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       );
       create(
         bound('sub-link', {
-          initContainers: [{ name: 'init', image: 'busybox', command: ['sh', '-c', 'ln -s /etc /v/escape'], volumeMounts: [{ name: 'e', mountPath: '/v' }] }],
-          containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'], volumeMounts: [{ name: 'e', mountPath: '/x', subPath: 'escape' }] }],
+          initContainers: [
+            {
+              name: 'init',
+              image: 'busybox',
+              command: ['sh', '-c', 'ln -s /etc /v/escape'],
+              volumeMounts: [{ name: 'e', mountPath: '/v' }],
+            },
+          ],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sleep', '3600'],
+              volumeMounts: [{ name: 'e', mountPath: '/x', subPath: 'escape' }],
+            },
+          ],
           volumes: [{ name: 'e', emptyDir: {} }],
         }),
       );
@@ -378,7 +467,11 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
           apiVersion: 'v1',
           kind: 'PersistentVolume',
           metadata: { name: 'pv-nfs' },
-          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], nfs: { server: '10.0.0.1', path: '/x' } },
+          spec: {
+            capacity: { storage: '1Gi' },
+            accessModes: ['ReadWriteMany'],
+            nfs: { server: '10.0.0.1', path: '/x' },
+          },
         },
         'persistentvolumes',
       );
@@ -428,16 +521,25 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       const value = (name: string, labels: string) =>
         Number(new RegExp(`^${name}\\{${labels.replace(/[/.]/g, '\\$&')}\\} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
       const ops = (plugin: string, status: string) =>
-        value('storage_operation_duration_seconds_count', `migrated="false",operation_name="volume_mount",status="${status}",volume_plugin="${plugin}"`);
+        value(
+          'storage_operation_duration_seconds_count',
+          `migrated="false",operation_name="volume_mount",status="${status}",volume_plugin="${plugin}"`,
+        );
       expect(ops('kubernetes.io/configmap', 'success')).toBeGreaterThan(0);
       expect(ops('kubernetes.io/empty-dir', 'success')).toBeGreaterThan(0);
       // The NFS claim's set-up failed and keeps being retried.
       expect(ops('kubernetes.io/persistent-volume', 'fail-unknown')).toBeGreaterThan(0);
-      const volumes = (plugin: string, state: string) => value('volume_manager_total_volumes', `plugin_name="${plugin}",state="${state}"`);
+      const volumes = (plugin: string, state: string) =>
+        value('volume_manager_total_volumes', `plugin_name="${plugin}",state="${state}"`);
       expect(volumes('kubernetes.io/configmap', 'actual_state_of_world')).toBeGreaterThan(0);
       // The sub-link pod's init container ran: the start counters know container types, as upstream's.
       expect(value('kubelet_started_containers_total', 'container_type="init_container"')).toBeGreaterThan(0);
-      expect(value('kubelet_started_containers_errors_total', 'code="CreateContainerConfigError",container_type="container"')).toBeGreaterThan(0);
+      expect(
+        value(
+          'kubelet_started_containers_errors_total',
+          'code="CreateContainerConfigError",container_type="container"',
+        ),
+      ).toBeGreaterThan(0);
       // A set-up claim counts under its PV's plugin, as upstream's full plugin names; the NFS claim that never set up under the claim plugin.
       expect(volumes('kubernetes.io/host-path', 'actual_state_of_world')).toBeGreaterThan(0);
       expect(volumes('kubernetes.io/persistent-volume', 'desired_state_of_world')).toBeGreaterThan(0);
@@ -452,7 +554,9 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       ctx().c.api.store.remove('pods', 'default', 'shared', {});
       await until(() => !existsSync(podDir), 30_000, 'pod dir removed');
       expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(uid);
-      expect(existsSync(join(ctx().dir, 'root', 'pods', other, 'volumes', 'kubernetes.io~configmap', 'config', 'color'))).toBe(true);
+      expect(
+        existsSync(join(ctx().dir, 'root', 'pods', other, 'volumes', 'kubernetes.io~configmap', 'config', 'color')),
+      ).toBe(true);
       expect(existsSync(join(ctx().dir, 'host', 'file'))).toBe(true);
     }, 40_000);
   });

@@ -5,7 +5,16 @@
  * on the host are removed with the last container using them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,10 +56,16 @@ describe('process runtime mount points', () => {
         volumes: [{ name: 'e', emptyDir: {} }],
       }),
     );
-    await until(() => c.api.store.get('pods', 'default', 'mp')?.status?.containerStatuses?.[0]?.state?.running, 20_000, 'mp running');
+    await until(
+      () => c.api.store.get('pods', 'default', 'mp')?.status?.containerStatuses?.[0]?.state?.running,
+      20_000,
+      'mp running',
+    );
     expect(existsSync(point)).toBe(false);
     const uid = c.api.store.get('pods', 'default', 'mp')!.metadata.uid!;
-    expect(readFileSync(join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e', 'f'), 'utf8')).toBe('here\n');
+    expect(readFileSync(join(dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'e', 'f'), 'utf8')).toBe(
+      'here\n',
+    );
     c.api.store.remove('pods', 'default', 'mp', {});
     await until(() => !existsSync(join(dir, 'root', 'pods', uid)), 20_000, "mp's directory removed");
     expect(existsSync(point)).toBe(false);

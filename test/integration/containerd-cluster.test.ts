@@ -32,14 +32,20 @@ const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | 
 /** The first event about pod `name` with `reason` whose message passes `ok`, once there is one. */
 const eventOf = (name: string, reason: string, ok: (message: string) => boolean) =>
   until(
-    () => c.api.store.list('events').find((e) => e.involvedObject.name === name && e.reason === reason && ok(String(e.message))),
+    () =>
+      c.api.store
+        .list('events')
+        .find((e) => e.involvedObject.name === name && e.reason === reason && ok(String(e.message))),
     20_000,
     `${reason} event`,
   );
 const ready = () => c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready');
 
 beforeAll(async () => {
-  registry = await startRegistry({ users: { puller: 'pull-pw' }, images: [{ name: 'team/app:1', cmd: ['sleep', '3600'] }] });
+  registry = await startRegistry({
+    users: { puller: 'pull-pw' },
+    images: [{ name: 'team/app:1', cmd: ['sleep', '3600'] }],
+  });
   ctrd = await startContainerd({ cni: true, httpRegistries: [registry.host] });
   cri = createCriClient(ctrd.endpoint);
   c = await startCluster({ dir, node, config: ['nodeStatusUpdateFrequency: 1s'], extra: ctrd.kubeletFlags });
@@ -58,12 +64,21 @@ describe('cluster on containerd', () => {
     expect(n.status.nodeInfo.containerRuntimeVersion).toMatch(/^containerd:\/\/\d/);
     // containerd 1.6 lists no runtime handlers in its Status (2.0 does): no status.runtimeHandlers, as upstream.
     expect(n.status.runtimeHandlers).toBeUndefined();
-    expect(n.status.images.flatMap((i: Obj) => i.names)).toEqual(expect.arrayContaining([TEST_IMAGES.busybox, TEST_IMAGES.pause]));
+    expect(n.status.images.flatMap((i: Obj) => i.names)).toEqual(
+      expect.arrayContaining([TEST_IMAGES.busybox, TEST_IMAGES.pause]),
+    );
   });
 
   it('a bound pod runs as a CNI container; the apiserver gets its pod IP and container IDs', async () => {
-    c.api.store.create('pods', boundPod('app', node, { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] }));
-    const p = await until(() => pod('app')?.status?.containerStatuses?.[0]?.state?.running && pod('app'), 40_000, 'app Running in the apiserver');
+    c.api.store.create(
+      'pods',
+      boundPod('app', node, { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] }),
+    );
+    const p = await until(
+      () => pod('app')?.status?.containerStatuses?.[0]?.state?.running && pod('app'),
+      40_000,
+      'app Running in the apiserver',
+    );
     const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
     expect(p.status.podIP.startsWith(`${prefix}.`)).toBe(true);
     expect(p.status.containerStatuses[0]).toMatchObject({
@@ -72,16 +87,35 @@ describe('cluster on containerd', () => {
       ready: true,
     });
     const out = await kubectl(c, ['get', 'pods', '-o', 'wide']);
-    expect(out.stdout).toMatch(new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'));
+    expect(out.stdout).toMatch(
+      new RegExp(`^app\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${p.status.podIP.replace(/\./g, '\\.')}\\s+${node}`, 'm'),
+    );
   }, 60_000);
 
   it("runs a pod with its RuntimeClass's handler: containerd's sandbox carries it; a handler containerd lacks is its refusal", async () => {
-    c.api.store.create('node.k8s.io/runtimeclasses', { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'plain' }, handler: 'runc' });
-    c.api.store.create('node.k8s.io/runtimeclasses', { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'vm' }, handler: 'kata' });
-    const spec = (runtimeClassName: string) => ({ runtimeClassName, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
+    c.api.store.create('node.k8s.io/runtimeclasses', {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: 'plain' },
+      handler: 'runc',
+    });
+    c.api.store.create('node.k8s.io/runtimeclasses', {
+      apiVersion: 'node.k8s.io/v1',
+      kind: 'RuntimeClass',
+      metadata: { name: 'vm' },
+      handler: 'kata',
+    });
+    const spec = (runtimeClassName: string) => ({
+      runtimeClassName,
+      containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+    });
     c.api.store.create('pods', boundPod('classy', node, spec('plain')));
     c.api.store.create('pods', boundPod('kata', node, spec('vm')));
-    const p = await until(() => pod('classy')?.status?.containerStatuses?.[0]?.state?.running && pod('classy'), 40_000, 'classy Running');
+    const p = await until(
+      () => pod('classy')?.status?.containerStatuses?.[0]?.state?.running && pod('classy'),
+      40_000,
+      'classy Running',
+    );
     const sandboxes = await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid } });
     expect(sandboxes.map((s) => [s.state, s.runtime_handler])).toEqual([['SANDBOX_READY', 'runc']]);
     const refused = await eventOf('kata', 'FailedCreatePodSandBox', (m) => m.includes('"kata"'));
@@ -93,7 +127,12 @@ describe('cluster on containerd', () => {
     const long = 'h'.repeat(50);
     c.api.store.create(
       'pods',
-      boundPod('fqdn', node, { hostname: long, subdomain: 'grp', setHostnameAsFQDN: true, containers: [{ name: 'main', image: TEST_IMAGES.busybox }] }),
+      boundPod('fqdn', node, {
+        hostname: long,
+        subdomain: 'grp',
+        setHostnameAsFQDN: true,
+        containers: [{ name: 'main', image: TEST_IMAGES.busybox }],
+      }),
     );
     const refused = await eventOf('fqdn', 'FailedCreatePodSandBox', () => true);
     expect(refused.type).toBe('Warning');
@@ -110,7 +149,10 @@ describe('cluster on containerd', () => {
   it('a command that does not exist: a Warning "Failed" event in containerd\'s own words (no method name in front), as upstream\'s', async () => {
     c.api.store.create(
       'pods',
-      boundPod('nocmd', node, { restartPolicy: 'Never', containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['/no/such/binary'] }] }),
+      boundPod('nocmd', node, {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['/no/such/binary'] }],
+      }),
     );
     const failed = await eventOf('nocmd', 'Failed', (m) => m.startsWith('Error: '));
     expect(failed.type).toBe('Warning');
@@ -118,14 +160,24 @@ describe('cluster on containerd', () => {
     // Upstream's start counters: tried, and failed with the start's reason.
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(
-      Number(/^kubelet_started_containers_errors_total\{code="RunContainerError",container_type="container"\} (\d+)$/m.exec(metrics)?.[1]),
+      Number(
+        /^kubelet_started_containers_errors_total\{code="RunContainerError",container_type="container"\} (\d+)$/m.exec(
+          metrics,
+        )?.[1],
+      ),
     ).toBeGreaterThan(0);
     c.api.store.remove('pods', 'default', 'nocmd');
   }, 40_000);
 
   it("pulls from a private registry with the pod's imagePullSecrets; without them ErrImagePull → ImagePullBackOff", async () => {
     const image = `${registry.host}/team/app:1`;
-    const auths = { [registry.host]: { username: 'puller', password: 'pull-pw', auth: Buffer.from('puller:pull-pw').toString('base64') } };
+    const auths = {
+      [registry.host]: {
+        username: 'puller',
+        password: 'pull-pw',
+        auth: Buffer.from('puller:pull-pw').toString('base64'),
+      },
+    };
     c.api.store.create('secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -135,15 +187,20 @@ describe('cluster on containerd', () => {
     });
     c.api.store.create(
       'pods',
-      boundPod('private', node, { imagePullSecrets: [{ name: 'regcred' }], containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }),
+      boundPod('private', node, {
+        imagePullSecrets: [{ name: 'regcred' }],
+        containers: [{ name: 'main', image, imagePullPolicy: 'Always' }],
+      }),
     );
-    const p = await until(() => pod('private')?.status?.containerStatuses?.[0]?.state?.running && pod('private'), 30_000, 'private image pod Running').catch(
-      (err) => {
-        throw new Error(
-          `${err.message}: ${JSON.stringify(pod('private')?.status?.containerStatuses)} registry: ${JSON.stringify(registry.requests.slice(-6))}`,
-        );
-      },
-    );
+    const p = await until(
+      () => pod('private')?.status?.containerStatuses?.[0]?.state?.running && pod('private'),
+      30_000,
+      'private image pod Running',
+    ).catch((err) => {
+      throw new Error(
+        `${err.message}: ${JSON.stringify(pod('private')?.status?.containerStatuses)} registry: ${JSON.stringify(registry.requests.slice(-6))}`,
+      );
+    });
     expect(p.status.containerStatuses[0].image).toBe(image);
     expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/app/manifests/1')).toBe(true);
     const reasons = c.api.store
@@ -156,7 +213,10 @@ describe('cluster on containerd', () => {
       (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body,
     );
     expect(Number(pulls?.[1])).toBeGreaterThanOrEqual(1);
-    c.api.store.create('pods', boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }));
+    c.api.store.create(
+      'pods',
+      boundPod('nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'Always' }] }),
+    );
     await until(
       () => {
         const s = pod('nocreds')?.status?.containerStatuses?.[0]?.state?.waiting;
@@ -198,25 +258,41 @@ describe('cluster on containerd', () => {
     // The kubelet reported the pod Failed (an eviction) and died before it stopped its container.
     await c.restartKubelet(() => {
       const o = pod('evicted')!;
-      c.api.store.update('pods', { ...o, status: { ...o.status, phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' } });
+      c.api.store.update('pods', {
+        ...o,
+        status: { ...o.status, phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' },
+      });
     });
     const containers = () => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
-    await until(async () => (await containers()).every((x) => x.state !== 'CONTAINER_RUNNING'), 30_000, 'its container stopped');
+    await until(
+      async () => (await containers()).every((x) => x.state !== 'CONTAINER_RUNNING'),
+      30_000,
+      'its container stopped',
+    );
     await until(() => !existsSync(scratch), 10_000, 'its emptyDir released');
     expect(await containers()).toHaveLength(1);
     // Its cpu is free: a pod asking for as much is admitted and runs.
     c.api.store.create('pods', withCpu('after-restart'));
     await until(() => runs('after-restart'), 40_000, 'a pod needing the same cpu runs');
     const failed = pod('evicted')!.status;
-    expect(failed).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' });
-    expect(failed.conditions.find((x: Obj) => x.type === 'Ready')).toMatchObject({ status: 'False', reason: 'PodFailed' });
+    expect(failed).toMatchObject({
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    });
+    expect(failed.conditions.find((x: Obj) => x.type === 'Ready')).toMatchObject({
+      status: 'False',
+      reason: 'PodFailed',
+    });
     const after = pod('app')!.status;
     expect(after.containerStatuses[0].containerID).toBe(before.containerStatuses[0].containerID);
     expect(after.containerStatuses[0].restartCount).toBe(0);
     expect(after.startTime).toBe(before.startTime);
     expect(after.phase).toBe('Running');
     expect(
-      c.api.requests.filter((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status').map((r) => r.body),
+      c.api.requests
+        .filter((r) => r.at > t && r.method === 'PATCH' && r.path === '/api/v1/namespaces/default/pods/app/status')
+        .map((r) => r.body),
     ).toEqual([]);
     for (const n of ['evicted', 'after-restart']) await kubectl(c, ['delete', 'pod', n, '--wait=false']);
     await until(() => !pod('evicted') && !pod('after-restart'), 40_000, 'pods gone');
@@ -254,14 +330,22 @@ describe('cluster on containerd', () => {
     expect(st.containerStatuses[0].state.terminated).toMatchObject({ exitCode: 137, reason: 'Error' });
     await kubectl(c, ['patch', 'pod', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
     await until(() => !pod('held'), 20_000, 'held gone');
-    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 30_000, 'sandbox removed');
+    await until(
+      async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
+      30_000,
+      'sandbox removed',
+    );
   }, 120_000);
 
   it('kubectl delete pod removes its containers and sandbox from containerd', async () => {
     const uid = pod('app')!.metadata.uid;
     const out = await kubectl(c, ['delete', 'pod', 'app', '--timeout=60s'], 70_000);
     expect(out.stdout).toContain('pod "app" deleted');
-    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 30_000, 'sandbox removed');
+    await until(
+      async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
+      30_000,
+      'sandbox removed',
+    );
     expect(await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
   }, 90_000);
 });

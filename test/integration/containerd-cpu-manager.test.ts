@@ -31,7 +31,12 @@ beforeAll(
     ({ ctrd, cri, c } = await startContainerdCluster({
       dir,
       node,
-      config: ['cpuManagerPolicy: static', 'cpuManagerReconcilePeriod: 1s', 'reservedSystemCPUs: "0"', 'topologyManagerPolicy: single-numa-node'],
+      config: [
+        'cpuManagerPolicy: static',
+        'cpuManagerReconcilePeriod: 1s',
+        'reservedSystemCPUs: "0"',
+        'topologyManagerPolicy: single-numa-node',
+      ],
     })),
   60_000,
 );
@@ -40,7 +45,9 @@ afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 /** The cpuset.cpus of a container's cgroup (its id as /metrics/cadvisor names it, cgroupfs driver). */
 async function cpusetOf(pod: string): Promise<string> {
   const body = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
-  const id = new RegExp(`^container_last_seen\\{container="main",id="([^"]+)",[^}]*pod="${pod}"\\}`, 'm').exec(body)?.[1];
+  const id = new RegExp(`^container_last_seen\\{container="main",id="([^"]+)",[^}]*pod="${pod}"\\}`, 'm').exec(
+    body,
+  )?.[1];
   if (!id) return '';
   try {
     return readFileSync(join('/sys/fs/cgroup/cpuset', id, 'cpuset.cpus'), 'utf8').trim();
@@ -52,12 +59,27 @@ async function cpusetOf(pod: string): Promise<string> {
 describe('CPU manager (static) on containerd', () => {
   it("pins a Guaranteed pod's integer CPUs, moves the shared pool off them and back", async () => {
     expect(all.length).toBeGreaterThanOrEqual(2);
-    const main = (resources?: object) => ({ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'], ...(resources ? { resources } : {}) });
+    const main = (resources?: object) => ({
+      name: 'main',
+      image: TEST_IMAGES.busybox,
+      command: ['sleep', '3600'],
+      ...(resources ? { resources } : {}),
+    });
     c.api.store.create('pods', boundPod('shared', node, { terminationGracePeriodSeconds: 1, containers: [main()] }));
-    await until(async () => (await cpusetOf('shared')) === formatCpuSet(all), 60_000, 'the shared container on every CPU');
+    await until(
+      async () => (await cpusetOf('shared')) === formatCpuSet(all),
+      60_000,
+      'the shared container on every CPU',
+    );
     // CPU 0 is reserved (reservedSystemCPUs), so the exclusive CPU is the next one.
     const cpu = { cpu: '1', memory: '32Mi' };
-    c.api.store.create('pods', boundPod('pinned', node, { terminationGracePeriodSeconds: 1, containers: [main({ requests: cpu, limits: cpu })] }));
+    c.api.store.create(
+      'pods',
+      boundPod('pinned', node, {
+        terminationGracePeriodSeconds: 1,
+        containers: [main({ requests: cpu, limits: cpu })],
+      }),
+    );
     await until(async () => (await cpusetOf('pinned')) === '1', 60_000, 'the pinned container on CPU 1');
     const rest = formatCpuSet(all.filter((x) => x !== 1));
     await until(async () => (await cpusetOf('shared')) === rest, 20_000, 'the shared container off CPU 1');
@@ -77,20 +99,28 @@ describe('CPU manager (static) on containerd', () => {
     const { client, call } = await podResourcesClient(join(dir, 'root'));
     try {
       expect(await call<any>('GetAllocatableResources', {})).toMatchObject({ cpu_ids: all.filter((x) => x !== 0) });
-      expect((await call<any>('Get', { pod_name: 'pinned', pod_namespace: 'default' })).pod_resources.containers).toMatchObject([
-        { name: 'main', cpu_ids: [1] },
-      ]);
+      expect(
+        (await call<any>('Get', { pod_name: 'pinned', pod_namespace: 'default' })).pod_resources.containers,
+      ).toMatchObject([{ name: 'main', cpu_ids: [1] }]);
     } finally {
       client.close();
     }
     // A kubelet restart keeps the assignment (the state file): the pinned container keeps CPU 1, a new shared one stays off it.
     await c.restartKubelet();
     c.api.store.create('pods', boundPod('later', node, { terminationGracePeriodSeconds: 1, containers: [main()] }));
-    await until(async () => (await cpusetOf('later')) === rest, 60_000, 'a new shared container off CPU 1 after the restart');
+    await until(
+      async () => (await cpusetOf('later')) === rest,
+      60_000,
+      'a new shared container off CPU 1 after the restart',
+    );
     expect([await cpusetOf('pinned'), await cpusetOf('shared')]).toEqual(['1', rest]);
     // The pod goes: its CPU returns to the shared pool.
     c.api.store.remove('pods', 'default', 'pinned', {});
-    await until(async () => (await cpusetOf('shared')) === formatCpuSet(all), 40_000, 'the shared container back on every CPU');
+    await until(
+      async () => (await cpusetOf('shared')) === formatCpuSet(all),
+      40_000,
+      'the shared container back on every CPU',
+    );
     expect(await cpusetOf('later')).toBe(formatCpuSet(all));
   }, 150_000);
 });

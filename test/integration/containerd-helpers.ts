@@ -13,11 +13,21 @@ import { startCluster, type Cluster } from '../e2e/cluster-helpers.js';
 import type { ClientPki } from '../e2e/streaming-helpers.js';
 
 /** Writes a static pod manifest (JSON is YAML) and returns its file name. */
-export function writePod(dir: string, name: string, spec: Partial<Pod['spec']> & { containers: Container[] }, meta: Record<string, unknown> = {}): string {
+export function writePod(
+  dir: string,
+  name: string,
+  spec: Partial<Pod['spec']> & { containers: Container[] },
+  meta: Record<string, unknown> = {},
+): string {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(
     file,
-    JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', ...meta }, spec: { terminationGracePeriodSeconds: 1, ...spec } }),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', ...meta },
+      spec: { terminationGracePeriodSeconds: 1, ...spec },
+    }),
   );
   return file;
 }
@@ -33,7 +43,13 @@ export async function pods(ro: number): Promise<Pod[]> {
 }
 
 /** Waits until pod `name` (static: name-node) satisfies `pred`; returns it. */
-export async function waitPod(ro: number, name: string, pred: (p: Pod) => boolean, timeoutMs = 40_000, what = ''): Promise<Pod> {
+export async function waitPod(
+  ro: number,
+  name: string,
+  pred: (p: Pod) => boolean,
+  timeoutMs = 40_000,
+  what = '',
+): Promise<Pod> {
   let last: Pod | undefined;
   try {
     return await until(
@@ -55,10 +71,23 @@ export function cstatus(p: Pod, c = 'main', init = false): ContainerStatus | und
 }
 
 /** An HTTPS request to the kubelet with the admin client certificate. */
-export function kubeletRequest(port: number, path: string, pki: ClientPki, method = 'GET'): Promise<{ status: number; body: string }> {
+export function kubeletRequest(
+  port: number,
+  path: string,
+  pki: ClientPki,
+  method = 'GET',
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
-      { host: '127.0.0.1', port, path, method, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        ca: readFileSync(pki.ca),
+        cert: readFileSync(pki.cert),
+        key: readFileSync(pki.key),
+      },
       (res) => {
         let b = '';
         res.on('data', (d) => (b += d));
@@ -78,7 +107,12 @@ export async function run(port: number, pki: ClientPki, pod: string, cmd: string
 }
 
 /** The cgroup v1 directory of a pod under controller `ctrl` (cgroupfs driver), below the kubelet's cgroup root. */
-export function podCgroupDir(cgroupRoot: string, ctrl: string, qos: 'burstable' | 'besteffort' | '', uid: string): string {
+export function podCgroupDir(
+  cgroupRoot: string,
+  ctrl: string,
+  qos: 'burstable' | 'besteffort' | '',
+  uid: string,
+): string {
   return join('/sys/fs/cgroup', ctrl, cgroupRoot, 'kubepods', qos, `pod${uid}`);
 }
 
@@ -93,7 +127,12 @@ export function bareId(containerID: string | undefined): string {
 }
 
 /** Stops the kubelet, closes the CRI client, tears containerd down and removes the test dir. */
-export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: Containerd; dir: string }): Promise<void> {
+export async function teardown(o: {
+  kubelet?: Kubelet;
+  cri?: CriRuntime;
+  ctrd?: Containerd;
+  dir: string;
+}): Promise<void> {
   await o.kubelet?.stop();
   o.cri?.close?.();
   await o.ctrd?.stop();
@@ -101,7 +140,11 @@ export async function teardown(o: { kubelet?: Kubelet; cri?: CriRuntime; ctrd?: 
 }
 
 /** A kubelet joined to the fake apiserver with a private containerd as its runtime (the set-up of the cluster-on-containerd suites). */
-export async function startContainerdCluster(o: { dir: string; node: string; config?: string[] }): Promise<{ ctrd: Containerd; cri: CriRuntime; c: Cluster }> {
+export async function startContainerdCluster(o: {
+  dir: string;
+  node: string;
+  config?: string[];
+}): Promise<{ ctrd: Containerd; cri: CriRuntime; c: Cluster }> {
   const ctrd = await startContainerd({ cni: true });
   const cri = createCriClient(ctrd.endpoint);
   const c = await startCluster({ dir: o.dir, node: o.node, config: o.config, extra: ctrd.kubeletFlags });
@@ -110,9 +153,17 @@ export async function startContainerdCluster(o: { dir: string; node: string; con
 }
 
 /** Deletes every pod, waits for containerd to have no sandbox left, then stops everything. */
-export async function stopContainerdCluster(x: { ctrd?: Containerd; cri?: CriRuntime; c?: Cluster; dir: string }): Promise<void> {
+export async function stopContainerdCluster(x: {
+  ctrd?: Containerd;
+  cri?: CriRuntime;
+  c?: Cluster;
+  dir: string;
+}): Promise<void> {
   for (const p of x.c?.api.store.list('pods') ?? []) x.c!.api.store.remove('pods', 'default', p.metadata.name, {});
-  if (x.cri) await until(async () => (await x.cri!.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(() => {});
+  if (x.cri)
+    await until(async () => (await x.cri!.runtime.listPodSandbox()).length === 0, 30_000, 'sandboxes removed').catch(
+      () => {},
+    );
   await x.c?.close();
   unmountTestMounts(x.dir);
   await teardown({ cri: x.cri, ctrd: x.ctrd, dir: x.dir });

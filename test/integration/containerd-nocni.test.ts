@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from '../e2e/helpers.js';
 import { cstatus, teardown, waitPod, writePod } from './containerd-helpers.js';
 import { startRegistry, type Registry } from '../fixtures/registry.js';
 
@@ -64,7 +72,10 @@ beforeAll(async () => {
     cacheDuration: '1h',
     auth: { [registry.host]: { username: 'puller', password: 'pull-pw' } },
   };
-  writeFileSync(join(plugins, 'test-provider'), `#!/bin/sh\ncat >> ${dir}/plugin-requests\necho >> ${dir}/plugin-requests\necho '${JSON.stringify(answer)}'\n`);
+  writeFileSync(
+    join(plugins, 'test-provider'),
+    `#!/bin/sh\ncat >> ${dir}/plugin-requests\necho >> ${dir}/plugin-requests\necho '${JSON.stringify(answer)}'\n`,
+  );
   chmodSync(join(plugins, 'test-provider'), 0o755);
   writeFileSync(
     providerConfig,
@@ -78,11 +89,20 @@ beforeAll(async () => {
       '  apiVersion: credentialprovider.kubelet.k8s.io/v1',
     ].join('\n'),
   );
-  ctrd = await startContainerd({ cni: false, images: [{ name: UNUSED, cmd: ['true'] }], httpRegistries: [registry.host] });
+  ctrd = await startContainerd({
+    cni: false,
+    images: [{ name: UNUSED, cmd: ['true'] }],
+    httpRegistries: [registry.host],
+  });
   cri = createCriClient(ctrd.endpoint);
   ports = await freeKubeletPorts();
-  writePod(manifests, 'podnet', { containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
-  writePod(manifests, 'hostnet', { hostNetwork: true, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
+  writePod(manifests, 'podnet', {
+    containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+  });
+  writePod(manifests, 'hostnet', {
+    hostNetwork: true,
+    containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+  });
   kubelet = startKubelet(args());
 }, 60_000);
 
@@ -102,16 +122,22 @@ describe('NetworkReady=false', () => {
     const again = await waitPod(ports.ro, `podnet-${node}`, () => true);
     expect(again.status!.phase).toBe('Pending');
     expect(cstatus(again)!.state.waiting!.reason).toBe('ContainerCreating');
-    expect(await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid! } })).toEqual([]);
+    expect(await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': p.metadata.uid! } })).toEqual(
+      [],
+    );
     expect((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body).toBe('ok');
   });
 });
 
 describe('image garbage collection', () => {
   it('above the high threshold removes unused images, keeping those in use and the sandbox image', async () => {
-    expect(await imageNames()).toEqual([TEST_IMAGES.busybox, TEST_IMAGES.echo, TEST_IMAGES.nonroot, TEST_IMAGES.pause, UNUSED].sort());
+    expect(await imageNames()).toEqual(
+      [TEST_IMAGES.busybox, TEST_IMAGES.echo, TEST_IMAGES.nonroot, TEST_IMAGES.pause, UNUSED].sort(),
+    );
     await kubelet.stop();
-    kubelet = startKubelet(args(['--image-gc-high-threshold=1', '--image-gc-low-threshold=0', '--minimum-image-ttl-duration=0s']));
+    kubelet = startKubelet(
+      args(['--image-gc-high-threshold=1', '--image-gc-low-threshold=0', '--minimum-image-ttl-duration=0s']),
+    );
     await until(async () => (await imageNames()).length === 2, 30_000, 'unused images removed').catch(async (err) => {
       throw new Error(
         `${err.message}: ${(await imageNames()).join(' ')}\n${kubelet
@@ -132,9 +158,16 @@ describe('image garbage collection', () => {
 
 describe('image credential provider plugins', () => {
   it('pulls from a private registry with the credentials the plugin gives, running it once per registry', async () => {
-    writePod(manifests, 'private-a', { hostNetwork: true, containers: [{ name: 'main', image: `${registry.host}/team/app:1` }] });
-    writePod(manifests, 'private-b', { hostNetwork: true, containers: [{ name: 'main', image: `${registry.host}/team/other:1` }] });
-    for (const n of ['private-a', 'private-b']) await waitPod(ports.ro, `${n}-${node}`, (p) => p.status?.phase === 'Running', 60_000, 'Running');
+    writePod(manifests, 'private-a', {
+      hostNetwork: true,
+      containers: [{ name: 'main', image: `${registry.host}/team/app:1` }],
+    });
+    writePod(manifests, 'private-b', {
+      hostNetwork: true,
+      containers: [{ name: 'main', image: `${registry.host}/team/other:1` }],
+    });
+    for (const n of ['private-a', 'private-b'])
+      await waitPod(ports.ro, `${n}-${node}`, (p) => p.status?.phase === 'Running', 60_000, 'Running');
     expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/app/manifests/1')).toBe(true);
     expect(registry.requests.some((r) => r.user === 'puller' && r.path === '/v2/team/other/manifests/1')).toBe(true);
     // One run: the answer holds for the registry, so the second image used the cached credentials.

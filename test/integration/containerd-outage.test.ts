@@ -10,7 +10,15 @@ import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { freeKubeletPorts, givenServingCertFlags, kubeletArgs, startKubelet, until, type Kubelet, type KubeletPorts } from '../e2e/helpers.js';
+import {
+  freeKubeletPorts,
+  givenServingCertFlags,
+  kubeletArgs,
+  startKubelet,
+  until,
+  type Kubelet,
+  type KubeletPorts,
+} from '../e2e/helpers.js';
 import { pods, removePod, teardown, waitPod, writePod } from './containerd-helpers.js';
 
 const node = 'outage-node';
@@ -25,11 +33,17 @@ let kubelet: Kubelet;
 /** Upstream's resync period, which the issue asks every pod to converge within once the runtime is back. */
 const SYNC_PERIOD_MS = 60_000;
 const sleeper = (name: string) =>
-  writePod(manifests, name, { hostNetwork: true, containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }] });
-const running = (name: string) => waitPod(ports.ro, `${name}-${node}`, (p) => p.status?.phase === 'Running', SYNC_PERIOD_MS, 'Running');
+  writePod(manifests, name, {
+    hostNetwork: true,
+    containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+  });
+const running = (name: string) =>
+  waitPod(ports.ro, `${name}-${node}`, (p) => p.status?.phase === 'Running', SYNC_PERIOD_MS, 'Running');
 /** The pod names of the containers containerd runs. */
 const runningContainersOf = async () =>
-  (await cri.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map((c) => c.labels?.['io.kubernetes.pod.name'] ?? '');
+  (await cri.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map(
+    (c) => c.labels?.['io.kubernetes.pod.name'] ?? '',
+  );
 
 beforeAll(async () => {
   ctrd = await startContainerd({ cni: false });
@@ -39,7 +53,13 @@ beforeAll(async () => {
   // A root dir that does not exist yet and no local PKI to make it first (the reliability issue's defect 3:
   // the CPU manager's first checkpoint write failed and the kubelet exited).
   const root = join(dir, 'fresh', 'var', 'lib', 'kubelet');
-  const args = kubeletArgs({ dir, ports, node, manifests, extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s'] });
+  const args = kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: [...ctrd.kubeletFlags, '--file-check-frequency', '1s'],
+  });
   const certFlags = await givenServingCertFlags(dir, node);
   kubelet = startKubelet([...args.map((a) => (a === join(dir, 'root') ? root : a)), ...certFlags]);
   for (const name of ['stays', 'goes-a', 'goes-b']) await running(name);
@@ -68,7 +88,11 @@ describe('containerd killed and started again', () => {
     removePod(manifests, 'goes-a');
     removePod(manifests, 'goes-b');
     // The kubelet sees the changes (and fails to act on them while containerd is away).
-    await until(async () => (await pods(ports.ro)).some((p) => p.metadata.name === `new-c-${node}`), 20_000, 'the new pods seen');
+    await until(
+      async () => (await pods(ports.ro)).some((p) => p.metadata.name === `new-c-${node}`),
+      20_000,
+      'the new pods seen',
+    );
     await new Promise((r) => setTimeout(r, 5_000));
     await containerdOn();
     for (const name of ['new-a', 'new-b', 'new-c']) await running(name);
@@ -89,7 +113,13 @@ describe('containerd killed and started again', () => {
   it('a StopContainer with a 30-day grace period reaches containerd intact (regression: its deadline was refused, NGHTTP2_PROTOCOL_ERROR)', async () => {
     writePod(manifests, 'trapper', {
       hostNetwork: true,
-      containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 0.1; done'] }],
+      containers: [
+        {
+          name: 'main',
+          image: TEST_IMAGES.busybox,
+          command: ['sh', '-c', 'trap "exit 0" TERM; while :; do sleep 0.1; done'],
+        },
+      ],
     });
     await running('trapper');
     const [target] = await cri.runtime.listContainers({

@@ -36,20 +36,35 @@ describe('probes and hooks on containerd', () => {
           {
             name: 'main',
             image: img,
-            command: ['sh', '-c', 'mkdir -p /www && echo ok > /www/index.html && sleep 2 && touch /tmp/ready && exec httpd -f -p 8080 -h /www'],
+            command: [
+              'sh',
+              '-c',
+              'mkdir -p /www && echo ok > /www/index.html && sleep 2 && touch /tmp/ready && exec httpd -f -p 8080 -h /www',
+            ],
             ports: [{ name: 'http', containerPort: 8080 }],
             readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
-            livenessProbe: { httpGet: { path: '/index.html', port: 'http' }, initialDelaySeconds: 3, periodSeconds: 1, failureThreshold: 2 },
+            livenessProbe: {
+              httpGet: { path: '/index.html', port: 'http' },
+              initialDelaySeconds: 3,
+              periodSeconds: 1,
+              failureThreshold: 2,
+            },
             lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo hooked > /tmp/poststart'] } } },
           },
         ],
       }),
     );
     await until(() => cs('web')?.state?.running, 40_000, 'running');
-    await until(() => pod('web')?.status?.conditions?.find((x: Obj) => x.type === 'Ready')?.status === 'True', 30_000, 'Ready');
+    await until(
+      () => pod('web')?.status?.conditions?.find((x: Obj) => x.type === 'Ready')?.status === 'True',
+      30_000,
+      'Ready',
+    );
     await new Promise((r) => setTimeout(r, 5000));
     expect(cs('web')).toMatchObject({ ready: true, restartCount: 0 });
-    const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': pod('web')!.metadata.uid } });
+    const [ctr] = await cri.runtime.listContainers({
+      label_selector: { 'io.kubernetes.pod.uid': pod('web')!.metadata.uid },
+    });
     const r = await cri.runtime.execSync(ctr.id, ['cat', '/tmp/poststart'], 5);
     expect(Buffer.from(r.stdout).toString()).toBe('hooked\n');
   }, 90_000);
@@ -78,29 +93,45 @@ describe('probes and hooks on containerd', () => {
     const ro = c.ports.ro;
     const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${ro}/stats/summary`)).body) as Obj;
     const p = await until(
-      async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.containers?.[0]?.cpu?.usageNanoCores !== undefined),
+      async () =>
+        (await summary()).pods?.find(
+          (x: Obj) => x.podRef.uid === uid && x.containers?.[0]?.cpu?.usageNanoCores !== undefined,
+        ),
       40_000,
       'web stats with a rate',
     );
-    expect(p.containers[0]).toMatchObject({ name: 'main', cpu: { usageCoreNanoSeconds: expect.any(Number) }, memory: { workingSetBytes: expect.any(Number) } });
+    expect(p.containers[0]).toMatchObject({
+      name: 'main',
+      cpu: { usageCoreNanoSeconds: expect.any(Number) },
+      memory: { workingSetBytes: expect.any(Number) },
+    });
     expect(p.containers[0].memory.workingSetBytes).toBeGreaterThan(0);
     // ListPodSandboxStats: the pod's own network namespace (CNI, eth0; the httpGet probes went through it) and its processes.
-    const withNet = await until(async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.network), 30_000, 'pod network');
+    const withNet = await until(
+      async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.network),
+      30_000,
+      'pod network',
+    );
     expect(withNet.network).toMatchObject({ name: 'eth0', rxBytes: expect.any(Number), txBytes: expect.any(Number) });
     expect(withNet.network.rxBytes).toBeGreaterThan(0);
     expect(withNet.network.interfaces.map((i: Obj) => i.name)).toContain('eth0');
     expect(withNet.process_stats?.process_count).toBeGreaterThanOrEqual(1);
     const cadvisor = (await httpGet(`http://127.0.0.1:${ro}/metrics/cadvisor`)).body;
     const podNet =
-      /container_network_receive_bytes_total\{container="",id="([^"]+)",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/.exec(cadvisor);
+      /container_network_receive_bytes_total\{container="",id="([^"]+)",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/.exec(
+        cadvisor,
+      );
     // cAdvisor's ids are cgroups: the pod's (below this kubelet's cgroup root) and its container's, as containerd made them.
-    const cgroupExists = (id: string) => existsSync(join('/sys/fs/cgroup/memory', id)) || existsSync(join('/sys/fs/cgroup', id, 'cgroup.procs'));
+    const cgroupExists = (id: string) =>
+      existsSync(join('/sys/fs/cgroup/memory', id)) || existsSync(join('/sys/fs/cgroup', id, 'cgroup.procs'));
     expect(podNet?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
     expect(cgroupExists(podNet![1])).toBe(true);
     const main = /container_memory_working_set_bytes\{container="main",id="([^"]+)",[^}]*pod="web"\}/.exec(cadvisor);
     expect(main?.[1].startsWith(`${podNet![1]}/`)).toBe(true);
     expect(cgroupExists(main![1])).toBe(true);
     const text = (await httpGet(`http://127.0.0.1:${ro}/metrics/resource`)).body;
-    expect(text).toMatch(/container_memory_working_set_bytes\{container="main",namespace="default",pod="web"\} [1-9]\d* \d+/);
+    expect(text).toMatch(
+      /container_memory_working_set_bytes\{container="main",namespace="default",pod="web"\} [1-9]\d* \d+/,
+    );
   }, 60_000);
 });

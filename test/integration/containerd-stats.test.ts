@@ -25,7 +25,10 @@ let c: Cluster;
 type Obj = Record<string, any>;
 const img = TEST_IMAGES.busybox;
 
-beforeAll(async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s'] })), 60_000);
+beforeAll(
+  async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['volumeStatsAggPeriod: 1s'] })),
+  60_000,
+);
 afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
 describe('stats on containerd', () => {
@@ -48,7 +51,11 @@ describe('stats on containerd', () => {
         volumes: [{ name: 'data', emptyDir: {} }],
       }),
     );
-    const uid = await until(() => c.api.store.get('pods', 'default', 'load')?.metadata?.uid as string | undefined, 10_000, 'pod uid');
+    const uid = await until(
+      () => c.api.store.get('pods', 'default', 'load')?.metadata?.uid as string | undefined,
+      10_000,
+      'pod uid',
+    );
     const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
     const ctr = (p: Obj, n: string) => p.containers?.find((x: Obj) => x.name === n);
     const p = await until(
@@ -77,13 +84,20 @@ describe('stats on containerd', () => {
     expect(p.cpu.usageCoreNanoSeconds).toBeGreaterThan(0.9 * sumOf((c) => c.cpu.usageCoreNanoSeconds));
     expect(p.memory.usageBytes).toBeGreaterThan(0.9 * sumOf((c) => c.memory.usageBytes));
     const cadvisor = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
-    const podWs = /container_memory_working_set_bytes\{container="",id="([^"]+)",image="",name="",namespace="default",pod="load"\} (\d+)/.exec(cadvisor);
+    const podWs =
+      /container_memory_working_set_bytes\{container="",id="([^"]+)",image="",name="",namespace="default",pod="load"\} (\d+)/.exec(
+        cadvisor,
+      );
     expect(podWs?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
     expect(Number(podWs?.[2])).toBeGreaterThan(80 * 2 ** 20);
     // The QoS tree as cAdvisor exports it: kubepods and the pod's class (BestEffort: no resources) hold the load pod's memory.
     expect(podWs?.[1]).toBe(`${ctrd.cgroupRoot}/kubepods/besteffort/pod${uid}`);
     const treeWs = (id: string) =>
-      Number(new RegExp(`container_memory_working_set_bytes\\{container="",id="${id}",image="",name="",namespace="",pod=""\\} (\\d+)`).exec(cadvisor)?.[1]);
+      Number(
+        new RegExp(
+          `container_memory_working_set_bytes\\{container="",id="${id}",image="",name="",namespace="",pod=""\\} (\\d+)`,
+        ).exec(cadvisor)?.[1],
+      );
     expect(treeWs(`${ctrd.cgroupRoot}/kubepods`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
     expect(treeWs(`${ctrd.cgroupRoot}/kubepods/besteffort`)).toBeGreaterThan(0.9 * Number(podWs?.[2]));
     // The pod's packets, from its own network namespace (cAdvisor's counters beside CRI's bytes).
@@ -117,7 +131,12 @@ describe('stats on containerd', () => {
         terminationGracePeriodSeconds: 1,
         containers: [
           // Upstream's summary test pod: a memory limit of 80M, which gives the container and the pod availableBytes.
-          { name: 'busybox-container', image: img, command: ['sh', '-c', 'echo some bytes > /f; sleep 3600'], resources: { limits: { memory: '80M' } } },
+          {
+            name: 'busybox-container',
+            image: img,
+            command: ['sh', '-c', 'echo some bytes > /f; sleep 3600'],
+            resources: { limits: { memory: '80M' } },
+          },
         ],
       }),
     );
@@ -130,7 +149,8 @@ describe('stats on containerd', () => {
       60_000,
       'the limited pod measured',
     );
-    const bounded = (lo: number, hi: number) => expect.toSatisfy((v: unknown) => typeof v === 'number' && v >= lo && v <= hi);
+    const bounded = (lo: number, hi: number) =>
+      expect.toSatisfy((v: unknown) => typeof v === 'number' && v >= lo && v <= hi);
     const memoryOf = (o: { available: unknown }) => ({
       time: expect.any(String),
       availableBytes: o.available,
@@ -140,7 +160,10 @@ describe('stats on containerd', () => {
       pageFaults: bounded(0, 1e9),
       majorPageFaults: bounded(0, 1e9),
     });
-    expect(p.containers[0].memory).toEqual({ ...memoryOf({ available: bounded(1 * Kb, 80 * Mb) }), pageFaults: bounded(100, 1e9) });
+    expect(p.containers[0].memory).toEqual({
+      ...memoryOf({ available: bounded(1 * Kb, 80 * Mb) }),
+      pageFaults: bounded(100, 1e9),
+    });
     expect(p.memory).toEqual(memoryOf({ available: bounded(1 * Kb, 80 * Mb) }));
     // Left under the limit: limit − working set, as cAdvisor.
     expect(p.containers[0].memory.availableBytes + p.containers[0].memory.workingSetBytes).toBeGreaterThan(79 * Mb);
@@ -154,7 +177,10 @@ describe('stats on containerd', () => {
     for (const sys of s.node.systemContainers as Obj[]) {
       expect([sys.name, sys.memory]).toEqual([
         sys.name,
-        expect.objectContaining({ pageFaults: bounded(1000, Number.MAX_SAFE_INTEGER), majorPageFaults: expect.any(Number) }),
+        expect.objectContaining({
+          pageFaults: bounded(1000, Number.MAX_SAFE_INTEGER),
+          majorPageFaults: expect.any(Number),
+        }),
       ]);
       // Only the pods' cgroup is limited (node allocatable); the kubelet's and the runtime's are not.
       if (sys.name === 'pods') expect(sys.memory.availableBytes).toEqual(bounded(1 * Kb, capacity));
@@ -163,18 +189,26 @@ describe('stats on containerd', () => {
     // /metrics/cadvisor reads the container's own cgroup as cAdvisor: the spec limit, page cache, processes, the CPU split.
     const cadvisor = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
     const series = (name: string) =>
-      Number(new RegExp(`^${name}\\{container="busybox-container",[^}]*pod="limited"\\} (\\S+)`, 'm').exec(cadvisor)?.[1] ?? NaN);
+      Number(
+        new RegExp(`^${name}\\{container="busybox-container",[^}]*pod="limited"\\} (\\S+)`, 'm').exec(cadvisor)?.[1] ??
+          NaN,
+      );
     expect(series('container_spec_memory_limit_bytes')).toBeGreaterThan(79 * Mb);
     expect(series('container_spec_memory_limit_bytes')).toBeLessThanOrEqual(80 * Mb);
     expect(series('container_memory_cache')).toBeGreaterThanOrEqual(0);
     expect(series('container_processes')).toBeGreaterThanOrEqual(1);
-    expect(series('container_cpu_user_seconds_total') + series('container_cpu_system_seconds_total')).toBeGreaterThanOrEqual(0);
+    expect(
+      series('container_cpu_user_seconds_total') + series('container_cpu_system_seconds_total'),
+    ).toBeGreaterThanOrEqual(0);
     // No swap for it (upstream's NoSwap; this kernel accounts swap per cgroup): memory+swap capped at its limit.
-    const limitedId = new RegExp(`^container_last_seen\\{container="busybox-container",id="([^"]+)",[^}]*pod="limited"\\}`, 'm').exec(cadvisor)?.[1];
+    const limitedId = new RegExp(
+      `^container_last_seen\\{container="busybox-container",id="([^"]+)",[^}]*pod="limited"\\}`,
+      'm',
+    ).exec(cadvisor)?.[1];
     if (existsSync('/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes'))
-      expect(Number(readFileSync(join('/sys/fs/cgroup/memory', limitedId ?? '', 'memory.memsw.limit_in_bytes'), 'utf8'))).toBe(
-        series('container_spec_memory_limit_bytes'),
-      );
+      expect(
+        Number(readFileSync(join('/sys/fs/cgroup/memory', limitedId ?? '', 'memory.memsw.limit_in_bytes'), 'utf8')),
+      ).toBe(series('container_spec_memory_limit_bytes'));
     // No CPU quota here: no CFS series, as cAdvisor.
     expect(cadvisor).not.toMatch(/^container_cpu_cfs_periods_total\{container="busybox-container"/m);
     // A busy container under a 100m quota is throttled, which the usual CPUThrottlingHigh alert reads.
@@ -183,9 +217,22 @@ describe('stats on containerd', () => {
       boundPod('throttled', node, {
         terminationGracePeriodSeconds: 1,
         containers: [
-          { name: 'spin', image: img, command: ['sh', '-c', 'while :; do :; done'], resources: { limits: { cpu: '100m', memory: '16Mi' } } },
+          {
+            name: 'spin',
+            image: img,
+            command: ['sh', '-c', 'while :; do :; done'],
+            resources: { limits: { cpu: '100m', memory: '16Mi' } },
+          },
           // Writes past the page cache (O_DIRECT), so the bios are its own.
-          { name: 'io', image: img, command: ['sh', '-c', 'while :; do dd if=/dev/zero of=/tmp/f bs=64k count=16 oflag=direct 2>/dev/null; sleep 0.2; done'] },
+          {
+            name: 'io',
+            image: img,
+            command: [
+              'sh',
+              '-c',
+              'while :; do dd if=/dev/zero of=/tmp/f bs=64k count=16 oflag=direct 2>/dev/null; sleep 0.2; done',
+            ],
+          },
         ],
       }),
     );
@@ -195,7 +242,11 @@ describe('stats on containerd', () => {
           (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body,
         )?.[1] ?? 0,
       );
-    await until(async () => (await throttled('container_cpu_cfs_throttled_periods_total')()) > 0, 40_000, 'throttled periods');
+    await until(
+      async () => (await throttled('container_cpu_cfs_throttled_periods_total')()) > 0,
+      40_000,
+      'throttled periods',
+    );
     expect(await throttled('container_cpu_cfs_periods_total')()).toBeGreaterThan(0);
     expect(await throttled('container_cpu_cfs_throttled_seconds_total')()).toBeGreaterThan(0);
     expect(await throttled('container_spec_cpu_quota')()).toBe(10000);
@@ -205,17 +256,24 @@ describe('stats on containerd', () => {
     // a write limit far above what it writes (the cgroup goes with the container).
     const cadvisorText = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
     const cgroup = await until(
-      async () => /^container_last_seen\{container="io",id="([^"]+)",[^}]*pod="throttled"\}/m.exec(await cadvisorText())?.[1],
+      async () =>
+        /^container_last_seen\{container="io",id="([^"]+)",[^}]*pod="throttled"\}/m.exec(await cadvisorText())?.[1],
       40_000,
       'the io container',
     );
     const dev = statSync(dir).dev;
     const [major, minor] = [(dev >> 8) & 0xfff, (dev & 0xff) | ((dev >> 12) & 0xfff00)];
     if (existsSync('/sys/fs/cgroup/blkio'))
-      writeFileSync(join('/sys/fs/cgroup/blkio', cgroup, 'blkio.throttle.write_bps_device'), `${major}:${minor} ${2 ** 40}\n`);
+      writeFileSync(
+        join('/sys/fs/cgroup/blkio', cgroup, 'blkio.throttle.write_bps_device'),
+        `${major}:${minor} ${2 ** 40}\n`,
+      );
     const written = await until(
       async () => {
-        const m = /^container_fs_writes_bytes_total\{container="io",device="([^"]*)",[^}]*pod="throttled"\} (\S+)/m.exec(await cadvisorText());
+        const m =
+          /^container_fs_writes_bytes_total\{container="io",device="([^"]*)",[^}]*pod="throttled"\} (\S+)/m.exec(
+            await cadvisorText(),
+          );
         return m && Number(m[2]) > 0 ? m : undefined;
       },
       40_000,
@@ -224,7 +282,11 @@ describe('stats on containerd', () => {
     expect(written[1]).toMatch(/^\/dev\//);
     const metrics = await cadvisorText();
     const line = (name: string) =>
-      Number(new RegExp(`^${name}\\{container="io",device="${written[1]}",[^}]*pod="throttled"\\} (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN);
+      Number(
+        new RegExp(`^${name}\\{container="io",device="${written[1]}",[^}]*pod="throttled"\\} (\\S+)`, 'm').exec(
+          metrics,
+        )?.[1] ?? NaN,
+      );
     expect(line('container_fs_writes_total')).toBeGreaterThan(0);
     expect(line('container_fs_writes_bytes_total')).toBeGreaterThanOrEqual(Number(written[2]));
     expect(metrics).toMatch(
@@ -238,7 +300,8 @@ describe('stats on containerd', () => {
     expect([check.status, check.stdout.toString() + check.stderr.toString()]).toEqual([0, '']);
     // A container without a limit has nothing "available" under one (containerd says 0 for it).
     const load = s.pods.find((x: Obj) => x.podRef.name === 'load');
-    if (load) expect(load.containers.map((x: Obj) => x.memory.availableBytes)).toEqual(load.containers.map(() => undefined));
+    if (load)
+      expect(load.containers.map((x: Obj) => x.memory.availableBytes)).toEqual(load.containers.map(() => undefined));
   }, 150_000);
 
   it("a claim on a local PV: its filesystem's figures with its pvcRef, and kubelet_volume_stats_* for it; a hostPath PV's claim is not measured, as upstream", async () => {
@@ -284,7 +347,11 @@ describe('stats on containerd', () => {
         ],
       }),
     );
-    const uid = await until(() => api.get('pods', 'default', 'claims')?.metadata?.uid as string | undefined, 10_000, 'pod uid');
+    const uid = await until(
+      () => api.get('pods', 'default', 'claims')?.metadata?.uid as string | undefined,
+      10_000,
+      'pod uid',
+    );
     const summary = async () => JSON.parse((await httpGet(`http://127.0.0.1:${c.ports.ro}/stats/summary`)).body) as Obj;
     const p = await until(
       async () => {
@@ -303,7 +370,9 @@ describe('stats on containerd', () => {
     // The claim is not the pod's ephemeral storage: only the emptyDir and the containers' own are.
     expect(p['ephemeral-storage'].usedBytes).toBeLessThan(local.usedBytes);
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
-    const series = (name: string) => [...metrics.matchAll(new RegExp(`^kubelet_volume_stats_${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))];
+    const series = (name: string) => [
+      ...metrics.matchAll(new RegExp(`^kubelet_volume_stats_${name}\\{([^}]*)\\} (\\S+)$`, 'gm')),
+    ];
     for (const name of ['capacity_bytes', 'available_bytes', 'used_bytes', 'inodes', 'inodes_free', 'inodes_used']) {
       expect(series(name).map((m) => m[1])).toEqual(['namespace="default",persistentvolumeclaim="local-claim"']);
       expect(Number(series(name)[0][2])).toBeGreaterThan(0);

@@ -28,7 +28,9 @@ let c: Cluster;
 
 /** The fixture's hostnet pod's container: its image, and the hash the Go kubelet wrote for it (name "main"). */
 const fixture = (
-  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'cri-containers.json'), 'utf8')) as {
+  JSON.parse(
+    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'cri-containers.json'), 'utf8'),
+  ) as {
     Labels: Record<string, string>;
     CRI: { config?: { metadata: { name: string }; image?: unknown; annotations?: Record<string, string> } };
   }[]
@@ -50,7 +52,11 @@ afterAll(async () => {
 async function startedByGoKubelet(pod: Pod): Promise<{ sandboxId: string; containerId: string }> {
   const { name, namespace, uid } = pod.metadata as { name: string; namespace: string; uid: string };
   const container = pod.spec.containers[0] as Container;
-  const identity = { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': namespace, 'io.kubernetes.pod.uid': uid };
+  const identity = {
+    'io.kubernetes.pod.name': name,
+    'io.kubernetes.pod.namespace': namespace,
+    'io.kubernetes.pod.uid': uid,
+  };
   const sandboxConfig: criTypes.PodSandboxConfig = {
     metadata: { name, namespace, uid, attempt: 0 },
     hostname: '',
@@ -118,7 +124,9 @@ describe('a pod a Go kubelet started, taken over by tskubelet', () => {
     expect(containers.map((x) => [x.id, x.state])).toEqual([[made!.containerId, 'CONTAINER_RUNNING']]);
     const sandboxes = await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } });
     expect(sandboxes.map((x) => [x.id, x.state])).toEqual([[made!.sandboxId, 'SANDBOX_READY']]);
-    const killings = c.api.store.list('events').filter((e) => e.involvedObject?.name === 'taken-over' && e.reason === 'Killing');
+    const killings = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject?.name === 'taken-over' && e.reason === 'Killing');
     expect(killings).toEqual([]);
   }, 90_000);
 });

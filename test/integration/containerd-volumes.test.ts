@@ -22,7 +22,10 @@ let ctrd: Containerd;
 let cri: CriRuntime;
 let c: Cluster;
 
-beforeAll(async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['syncFrequency: 2s'] })), 60_000);
+beforeAll(
+  async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['syncFrequency: 2s'] })),
+  60_000,
+);
 afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
 describeVolumeCases('volumes on containerd', () => ({ c, node, dir, image: TEST_IMAGES.busybox }));
@@ -59,7 +62,9 @@ describe('CRI mounts on containerd', () => {
       40_000,
       'order running',
     ).catch((e) => {
-      throw new Error(`${e.message}: ${JSON.stringify(c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses)}`);
+      throw new Error(
+        `${e.message}: ${JSON.stringify(c.api.store.get('pods', 'default', 'order')?.status?.containerStatuses)}`,
+      );
     });
     const [ctr] = await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
     const mounts = (await cri.runtime.containerStatus(ctr.id)).status.mounts ?? [];
@@ -75,7 +80,10 @@ describe('CRI mounts on containerd', () => {
 });
 
 /** A CSIDriver without an attach step (as csi-driver-host-path's), a PV of `driver` and its bound claim. */
-function csiClaim(driver: string, o: { pv: string; claim: string; handle: string; storage: string; block?: boolean }): void {
+function csiClaim(
+  driver: string,
+  o: { pv: string; claim: string; handle: string; storage: string; block?: boolean },
+): void {
   const store = c.api.store;
   const mode = o.block ? { volumeMode: 'Block' } : {};
   if (!store.get('storage.k8s.io/csidrivers', '', driver))
@@ -89,13 +97,23 @@ function csiClaim(driver: string, o: { pv: string; claim: string; handle: string
     apiVersion: 'v1',
     kind: 'PersistentVolume',
     metadata: { name: o.pv },
-    spec: { capacity: { storage: o.storage }, accessModes: ['ReadWriteOnce'], ...mode, csi: { driver, volumeHandle: o.handle } },
+    spec: {
+      capacity: { storage: o.storage },
+      accessModes: ['ReadWriteOnce'],
+      ...mode,
+      csi: { driver, volumeHandle: o.handle },
+    },
   });
   store.create('persistentvolumeclaims', {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: { name: o.claim, namespace: 'default' },
-    spec: { volumeName: o.pv, ...mode, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: o.storage } } },
+    spec: {
+      volumeName: o.pv,
+      ...mode,
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: o.storage } },
+    },
     status: { phase: 'Bound' },
   });
 }
@@ -103,7 +121,9 @@ function csiClaim(driver: string, o: { pv: string; claim: string; handle: string
 /** The UID of pod `name` once its container runs (its status in the error otherwise). */
 function runningUid(name: string): Promise<string> {
   const store = c.api.store;
-  const running = () => store.get('pods', 'default', name)?.status?.containerStatuses?.[0]?.state?.running && store.get('pods', 'default', name)!.metadata.uid;
+  const running = () =>
+    store.get('pods', 'default', name)?.status?.containerStatuses?.[0]?.state?.running &&
+    store.get('pods', 'default', name)!.metadata.uid;
   return until(running, 40_000, `${name} running`).catch((e: Error) => {
     throw new Error(`${e.message}: ${JSON.stringify(store.get('pods', 'default', name)?.status)}`);
   });
@@ -145,7 +165,9 @@ describe('CSI volumes on containerd', () => {
       store.remove('pods', 'default', 'ctrd-csi', {});
       await until(() => driver.calls.some((x) => x.method === 'NodeUnstageVolume'), 40_000, 'unstaged');
       expect(
-        driver.calls.filter((x) => x.method.startsWith('Node') && x.method.includes('Volume') && !x.method.includes('Stats')).map((x) => x.method),
+        driver.calls
+          .filter((x) => x.method.startsWith('Node') && x.method.includes('Volume') && !x.method.includes('Stats'))
+          .map((x) => x.method),
       ).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
     } finally {
       await driver.close();
@@ -166,7 +188,11 @@ describe('CSI volumes on containerd', () => {
             {
               name: 'main',
               image: TEST_IMAGES.busybox,
-              command: ['sh', '-c', 'printf raw-block-data | dd of=/dev/xvda conv=notrunc 2>/dev/null && sync; sleep 3600'],
+              command: [
+                'sh',
+                '-c',
+                'printf raw-block-data | dd of=/dev/xvda conv=notrunc 2>/dev/null && sync; sleep 3600',
+              ],
               volumeDevices: [{ name: 'd', devicePath: '/dev/xvda' }],
             },
           ],
@@ -174,12 +200,22 @@ describe('CSI volumes on containerd', () => {
         }),
       );
       const uid = await runningUid('ctrd-block');
-      await until(() => readFileSync(join(backing, 'blk-1.img')).subarray(0, 14).toString() === 'raw-block-data', 20_000, 'written through the device');
+      await until(
+        () => readFileSync(join(backing, 'blk-1.img')).subarray(0, 14).toString() === 'raw-block-data',
+        20_000,
+        'written through the device',
+      );
       const base = join(dir, 'root', 'plugins', 'kubernetes.io', 'csi', 'volumeDevices');
       const [stage] = driver.calls.filter((x) => x.method === 'NodeStageVolume').map((x) => x.req);
       const [publish] = driver.calls.filter((x) => x.method === 'NodePublishVolume').map((x) => x.req);
-      expect(stage).toMatchObject({ staging_target_path: join(base, 'staging', 'pv-block'), volume_capability: { block: {}, access_type: 'block' } });
-      expect(publish).toMatchObject({ target_path: join(base, 'publish', 'pv-block', uid), volume_capability: { block: {} } });
+      expect(stage).toMatchObject({
+        staging_target_path: join(base, 'staging', 'pv-block'),
+        volume_capability: { block: {}, access_type: 'block' },
+      });
+      expect(publish).toMatchObject({
+        target_path: join(base, 'publish', 'pv-block', uid),
+        volume_capability: { block: {} },
+      });
       // The pod's device file: a bind mount of the published device, under upstream's path.
       const podDevice = join(dir, 'root', 'pods', uid, 'volumeDevices', 'kubernetes.io~csi', 'pv-block');
       expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${podDevice} `);
@@ -187,11 +223,21 @@ describe('CSI volumes on containerd', () => {
       await until(() => driver.calls.some((x) => x.method === 'NodeUnstageVolume'), 40_000, 'unstaged');
       expect(
         driver.calls
-          .filter((x) => ['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume'].includes(x.method))
+          .filter((x) =>
+            ['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume'].includes(x.method),
+          )
           .map((x) => x.method),
       ).toEqual(['NodeStageVolume', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeUnstageVolume']);
-      await until(() => !readFileSync('/proc/self/mountinfo', 'utf8').includes(join(dir, 'root', 'plugins')), 10_000, 'no mounts left under plugins');
-      await until(() => !existsSync(join(base, 'pv-block')) && !existsSync(join(base, 'staging', 'pv-block')), 10_000, 'block directories removed');
+      await until(
+        () => !readFileSync('/proc/self/mountinfo', 'utf8').includes(join(dir, 'root', 'plugins')),
+        10_000,
+        'no mounts left under plugins',
+      );
+      await until(
+        () => !existsSync(join(base, 'pv-block')) && !existsSync(join(base, 'staging', 'pv-block')),
+        10_000,
+        'block directories removed',
+      );
     } finally {
       await driver.close();
     }

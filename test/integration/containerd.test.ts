@@ -6,7 +6,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import https from 'node:https';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -29,7 +39,19 @@ import {
   type KubeletPorts,
 } from '../e2e/helpers.js';
 import { droppedSpdy, droppedWebSocket, spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
-import { bareId, teardown, cgroupValue, cstatus, kubeletRequest, podCgroupDir, pods, removePod, run, waitPod, writePod } from './containerd-helpers.js';
+import {
+  bareId,
+  teardown,
+  cgroupValue,
+  cstatus,
+  kubeletRequest,
+  podCgroupDir,
+  pods,
+  removePod,
+  run,
+  waitPod,
+  writePod,
+} from './containerd-helpers.js';
 
 const node = 'ctrd-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-it-'));
@@ -53,7 +75,16 @@ const kubeletFlags = () =>
     manifests,
     extra: [
       ...ctrd.kubeletFlags,
-      ...['--file-check-frequency', '1s', '--sync-frequency', '10s', '--pod-max-pids', '1024', '--cluster-domain', 'cluster.local'],
+      ...[
+        '--file-check-frequency',
+        '1s',
+        '--sync-frequency',
+        '10s',
+        '--pod-max-pids',
+        '1024',
+        '--cluster-domain',
+        'cluster.local',
+      ],
       // enforceNodeAllocatable system-reserved on a cgroup of the test's own (made below).
       ...[
         '--enforce-node-allocatable',
@@ -65,13 +96,17 @@ const kubeletFlags = () =>
       ],
     ],
   });
-const logs = async (pod: string, q = '', c = 'main') => kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
-const criContainersOf = async (uid: string) => cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
+const logs = async (pod: string, q = '', c = 'main') =>
+  kubeletRequest(ports.port, `/containerLogs/default/${podName(pod)}/${c}${q}`, pki);
+const criContainersOf = async (uid: string) =>
+  cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
 
 /** The test's system-reserved cgroup, in each hierarchy it is capped in (v1: cpu, memory, pids; v2: the unified one). */
 const reservedCgroup = `/tsk-sysres-${process.pid}`;
 const cgroupV2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
-const reservedDirs = cgroupV2 ? [`/sys/fs/cgroup${reservedCgroup}`] : ['cpu', 'memory', 'pids'].map((c) => `/sys/fs/cgroup/${c}${reservedCgroup}`);
+const reservedDirs = cgroupV2
+  ? [`/sys/fs/cgroup${reservedCgroup}`]
+  : ['cpu', 'memory', 'pids'].map((c) => `/sys/fs/cgroup/${c}${reservedCgroup}`);
 /** Removes a cgroup tree under every hierarchy (leaves first). */
 const removeCgroupTree = (name: string) =>
   execFileSync('sh', [
@@ -85,7 +120,11 @@ beforeAll(async () => {
   cri = createCriClient(ctrd.endpoint);
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletFlags());
-  pki = { ca: join(dir, 'root', 'pki', 'ca.crt'), cert: join(dir, 'root', 'pki', 'admin.crt'), key: join(dir, 'root', 'pki', 'admin.key') };
+  pki = {
+    ca: join(dir, 'root', 'pki', 'ca.crt'),
+    cert: join(dir, 'root', 'pki', 'admin.crt'),
+    key: join(dir, 'root', 'pki', 'admin.key'),
+  };
   await untilServing(ports);
 }, 60_000);
 
@@ -95,81 +134,114 @@ afterAll(async () => {
 }, 60_000);
 
 describe('pods as real containers', () => {
-  it.concurrent('a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env', async () => {
-    writePod(manifests, 'probe', {
-      hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.local', 'bar.local'] }],
-      dnsPolicy: 'None',
-      dnsConfig: { nameservers: ['1.2.3.4'], searches: ['team.example'], options: [{ name: 'ndots', value: '2' }] },
-      securityContext: { runAsUser: 1234, runAsGroup: 2345 },
-      containers: [
-        {
-          name: 'main',
-          image: bb,
-          command: ['sleep', '3600'],
-          env: [
-            { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
-            { name: 'GREETING', value: 'hi $(POD_IP)' },
-          ],
-          resources: { requests: { cpu: '250m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
-        },
-      ],
-    });
-    const p = await waitPod(ports.ro, podName('probe'), (x) => x.status?.phase === 'Running' && !!x.status.podIP, 40_000, 'Running');
-    const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
-    expect(p.status!.podIP!.startsWith(`${prefix}.`)).toBe(true);
-    expect(p.status!.qosClass).toBe('Burstable');
-    const st = cstatus(p)!;
-    expect(st.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
-    expect(st.imageID).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(st.state.running).toBeDefined();
-    // Resources → cgroups (cgroupfs, /kubepods/burstable/pod<uid>/<container>).
-    const cdir = (ctrl: string) => join(podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!), bareId(st.containerID));
-    expect(cgroupValue(join(cdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
-    expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
-    expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
-    expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
-    // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and podPidsLimit.
-    const pdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!);
-    expect(cgroupValue(join(pdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
-    expect(cgroupValue(join(pdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
-    expect(cgroupValue(join(pdir('cpu'), 'cpu.shares'))).toBe('256');
-    expect(cgroupValue(join(pdir('pids'), 'pids.max'))).toBe('1024');
-    // Inside the container.
-    const hosts = await run(ports.port, pki, podName('probe'), 'cat /etc/hosts');
-    expect(hosts).toContain('# Kubernetes-managed hosts file.');
-    expect(hosts).toContain(`${p.status!.podIP}\t${podName('probe')}`);
-    expect(hosts).toContain('# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local');
-    const resolv = await run(ports.port, pki, podName('probe'), 'cat /etc/resolv.conf');
-    expect(resolv).toMatch(/nameserver 1\.2\.3\.4/);
-    expect(resolv).toMatch(/search team\.example/);
-    expect(resolv).toMatch(/options ndots:2/);
-    expect(await run(ports.port, pki, podName('probe'), 'id -u')).toBe('1234\n');
-    expect(await run(ports.port, pki, podName('probe'), 'id -g')).toBe('2345\n');
-    const env = (await run(ports.port, pki, podName('probe'), 'env')).split('\n');
-    expect(env).toContain(`POD_IP=${p.status!.podIP}`);
-    expect(env).toContain(`GREETING=hi ${p.status!.podIP}`);
-    expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
-    // The pod cgroup was the cgroup manager's work: kubelet_cgroup_manager_duration_seconds counts it, as upstream's.
-    const metrics = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
-    expect(Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="create"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
-    expect(Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="update"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
-  });
+  it.concurrent(
+    'a CNI pod: Running with a pod IP from the bridge, resources in its cgroups, managed /etc/hosts, DNS, user and env',
+    async () => {
+      writePod(manifests, 'probe', {
+        hostAliases: [{ ip: '10.1.2.3', hostnames: ['foo.local', 'bar.local'] }],
+        dnsPolicy: 'None',
+        dnsConfig: { nameservers: ['1.2.3.4'], searches: ['team.example'], options: [{ name: 'ndots', value: '2' }] },
+        securityContext: { runAsUser: 1234, runAsGroup: 2345 },
+        containers: [
+          {
+            name: 'main',
+            image: bb,
+            command: ['sleep', '3600'],
+            env: [
+              { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+              { name: 'GREETING', value: 'hi $(POD_IP)' },
+            ],
+            resources: { requests: { cpu: '250m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+          },
+        ],
+      });
+      const p = await waitPod(
+        ports.ro,
+        podName('probe'),
+        (x) => x.status?.phase === 'Running' && !!x.status.podIP,
+        40_000,
+        'Running',
+      );
+      const prefix = ctrd.subnet.split('.').slice(0, 3).join('.');
+      expect(p.status!.podIP!.startsWith(`${prefix}.`)).toBe(true);
+      expect(p.status!.qosClass).toBe('Burstable');
+      const st = cstatus(p)!;
+      expect(st.containerID).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+      expect(st.imageID).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(st.state.running).toBeDefined();
+      // Resources → cgroups (cgroupfs, /kubepods/burstable/pod<uid>/<container>).
+      const cdir = (ctrl: string) =>
+        join(podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!), bareId(st.containerID));
+      expect(cgroupValue(join(cdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
+      expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
+      expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
+      expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
+      // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and podPidsLimit.
+      const pdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!);
+      expect(cgroupValue(join(pdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
+      expect(cgroupValue(join(pdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
+      expect(cgroupValue(join(pdir('cpu'), 'cpu.shares'))).toBe('256');
+      expect(cgroupValue(join(pdir('pids'), 'pids.max'))).toBe('1024');
+      // Inside the container.
+      const hosts = await run(ports.port, pki, podName('probe'), 'cat /etc/hosts');
+      expect(hosts).toContain('# Kubernetes-managed hosts file.');
+      expect(hosts).toContain(`${p.status!.podIP}\t${podName('probe')}`);
+      expect(hosts).toContain('# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local');
+      const resolv = await run(ports.port, pki, podName('probe'), 'cat /etc/resolv.conf');
+      expect(resolv).toMatch(/nameserver 1\.2\.3\.4/);
+      expect(resolv).toMatch(/search team\.example/);
+      expect(resolv).toMatch(/options ndots:2/);
+      expect(await run(ports.port, pki, podName('probe'), 'id -u')).toBe('1234\n');
+      expect(await run(ports.port, pki, podName('probe'), 'id -g')).toBe('2345\n');
+      const env = (await run(ports.port, pki, podName('probe'), 'env')).split('\n');
+      expect(env).toContain(`POD_IP=${p.status!.podIP}`);
+      expect(env).toContain(`GREETING=hi ${p.status!.podIP}`);
+      expect(await run(ports.port, pki, podName('probe'), 'hostname')).toBe(`${podName('probe')}\n`);
+      // The pod cgroup was the cgroup manager's work: kubelet_cgroup_manager_duration_seconds counts it, as upstream's.
+      const metrics = (await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body;
+      expect(
+        Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="create"\} (\d+)$/m.exec(metrics)?.[1]),
+      ).toBeGreaterThan(0);
+      expect(
+        Number(/^kubelet_cgroup_manager_duration_seconds_count\{operation_type="update"\} (\d+)$/m.exec(metrics)?.[1]),
+      ).toBeGreaterThan(0);
+    },
+  );
 
-  it.concurrent('shareProcessNamespace: one PID namespace for the pod (else one per container); setHostnameAsFQDN: the FQDN as host name', async () => {
-    const two = { containers: ['3600', '3601'].map((t, i) => ({ name: i ? 'side' : 'main', image: bb, command: ['sleep', t] })) };
-    writePod(manifests, 'sharepid', { ...two, shareProcessNamespace: true, hostname: 'fq', subdomain: 'grp', setHostnameAsFQDN: true });
-    writePod(manifests, 'ownpid', two);
-    const p = await waitPod(ports.ro, podName('sharepid'), (x) => x.status?.phase === 'Running' && !!x.status.podIP, 40_000, 'Running');
-    await waitPod(ports.ro, podName('ownpid'), (x) => x.status?.phase === 'Running', 40_000, 'Running');
-    const ps = (pod: string, c: string) => run(ports.port, pki, podName(pod), 'ps -o args', c);
-    expect(await ps('sharepid', 'main')).toContain('sleep 3601');
-    expect(await ps('sharepid', 'side')).toContain('sleep 3600');
-    expect(await ps('ownpid', 'main')).not.toContain('sleep 3601');
-    expect(await ps('ownpid', 'side')).not.toContain('sleep 3600');
-    expect(await run(ports.port, pki, podName('sharepid'), 'hostname')).toBe('fq.grp.default.svc.cluster.local\n');
-    expect(await run(ports.port, pki, podName('sharepid'), 'cat /etc/hosts')).toContain(`${p.status!.podIP}\tfq.grp.default.svc.cluster.local\tfq\n`);
-    expect(await run(ports.port, pki, podName('ownpid'), 'hostname')).toBe(`${podName('ownpid')}\n`);
-  });
+  it.concurrent(
+    'shareProcessNamespace: one PID namespace for the pod (else one per container); setHostnameAsFQDN: the FQDN as host name',
+    async () => {
+      const two = {
+        containers: ['3600', '3601'].map((t, i) => ({ name: i ? 'side' : 'main', image: bb, command: ['sleep', t] })),
+      };
+      writePod(manifests, 'sharepid', {
+        ...two,
+        shareProcessNamespace: true,
+        hostname: 'fq',
+        subdomain: 'grp',
+        setHostnameAsFQDN: true,
+      });
+      writePod(manifests, 'ownpid', two);
+      const p = await waitPod(
+        ports.ro,
+        podName('sharepid'),
+        (x) => x.status?.phase === 'Running' && !!x.status.podIP,
+        40_000,
+        'Running',
+      );
+      await waitPod(ports.ro, podName('ownpid'), (x) => x.status?.phase === 'Running', 40_000, 'Running');
+      const ps = (pod: string, c: string) => run(ports.port, pki, podName(pod), 'ps -o args', c);
+      expect(await ps('sharepid', 'main')).toContain('sleep 3601');
+      expect(await ps('sharepid', 'side')).toContain('sleep 3600');
+      expect(await ps('ownpid', 'main')).not.toContain('sleep 3601');
+      expect(await ps('ownpid', 'side')).not.toContain('sleep 3600');
+      expect(await run(ports.port, pki, podName('sharepid'), 'hostname')).toBe('fq.grp.default.svc.cluster.local\n');
+      expect(await run(ports.port, pki, podName('sharepid'), 'cat /etc/hosts')).toContain(
+        `${p.status!.podIP}\tfq.grp.default.svc.cluster.local\tfq\n`,
+      );
+      expect(await run(ports.port, pki, podName('ownpid'), 'hostname')).toBe(`${podName('ownpid')}\n`);
+    },
+  );
 
   it.concurrent("a hostNetwork pod: the node IP as pod IP, the node's hosts file plus aliases", async () => {
     writePod(manifests, 'hostnet', {
@@ -199,77 +271,105 @@ describe('pods as real containers', () => {
     expect((await logs('entry', '', 'cmd')).body).toBe('from-command\n');
   });
 
-  it.concurrent('exit codes and restart policies: Never → Failed with the code, OnFailure exit 0 → Succeeded/Completed', async () => {
-    writePod(manifests, 'never', { restartPolicy: 'Never', containers: [{ name: 'main', image: bb, ...sh('exit 3') }] });
-    writePod(manifests, 'onfail', { restartPolicy: 'OnFailure', containers: [{ name: 'main', image: bb, ...sh('exit 0') }] });
-    const f = await waitPod(ports.ro, podName('never'), (x) => x.status?.phase === 'Failed');
-    expect(cstatus(f)!.state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
-    expect(cstatus(f)!.restartCount).toBe(0);
-    const s = await waitPod(ports.ro, podName('onfail'), (x) => x.status?.phase === 'Succeeded');
-    expect(cstatus(s)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
-  });
+  it.concurrent(
+    'exit codes and restart policies: Never → Failed with the code, OnFailure exit 0 → Succeeded/Completed',
+    async () => {
+      writePod(manifests, 'never', {
+        restartPolicy: 'Never',
+        containers: [{ name: 'main', image: bb, ...sh('exit 3') }],
+      });
+      writePod(manifests, 'onfail', {
+        restartPolicy: 'OnFailure',
+        containers: [{ name: 'main', image: bb, ...sh('exit 0') }],
+      });
+      const f = await waitPod(ports.ro, podName('never'), (x) => x.status?.phase === 'Failed');
+      expect(cstatus(f)!.state.terminated).toMatchObject({ exitCode: 3, reason: 'Error' });
+      expect(cstatus(f)!.restartCount).toBe(0);
+      const s = await waitPod(ports.ro, podName('onfail'), (x) => x.status?.phase === 'Succeeded');
+      expect(cstatus(s)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+    },
+  );
 
-  it.concurrent('CrashLoopBackOff: restarts with backoff, last state kept, previous logs, dead instances collected', async () => {
-    writePod(manifests, 'crash', { containers: [{ name: 'main', image: bb, ...sh('echo "crash in $(hostname)"; exit 1') }] });
-    const p = await waitPod(
-      ports.ro,
-      podName('crash'),
-      (x) => cstatus(x)?.state.waiting?.reason === 'CrashLoopBackOff' && cstatus(x)!.restartCount >= 1,
-      40_000,
-      'CrashLoopBackOff',
-    );
-    const st = cstatus(p)!;
-    expect(st.state.waiting!.message).toMatch(/^back-off 10s restarting failed container=main pod=crash-ctrd-node_default\(/);
-    expect(st.lastState.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
-    expect(p.status!.phase).toBe('Running');
-    const prev = await logs('crash', '?previous=true');
-    expect(prev.status).toBe(200);
-    expect(prev.body).toBe(`crash in ${podName('crash')}\n`);
-    // Each instance's log is linked in the containers dir as upstream names it, to that instance's log.
-    const linkOf = (id: string) => join(dir, 'containers', `${podName('crash')}_default_main-${bareId(id)}.log`);
-    const firstLog = readlinkSync(linkOf(st.containerID!));
-    expect(firstLog).toMatch(new RegExp(`^${join(dir, 'logs', `default_${podName('crash')}_${p.metadata.uid}`, 'main')}/\\d+\\.log$`));
-    expect(readFileSync(linkOf(st.containerID!), 'utf8')).toContain(`crash in ${podName('crash')}`);
-    await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)!.restartCount >= 2, 40_000, 'second restart');
-    expect((await criContainersOf(p.metadata.uid!)).length).toBeLessThanOrEqual(2);
-    // A collected dead instance takes its log and its link along; the kept ones keep theirs.
-    const kept = new Set((await criContainersOf(p.metadata.uid!)).map((c) => linkOf(c.id)));
-    await until(() => !existsSync(linkOf(st.containerID!)) && !existsSync(firstLog), 10_000, 'first instance log and link removed');
-    const links = readdirSync(join(dir, 'containers'))
-      .filter((n) => n.startsWith(`${podName('crash')}_`))
-      .map((n) => join(dir, 'containers', n));
-    for (const l of links) expect(kept.has(l) || !existsSync(l)).toBe(true);
-    expect(links.some((l) => kept.has(l))).toBe(true);
-  });
+  it.concurrent(
+    'CrashLoopBackOff: restarts with backoff, last state kept, previous logs, dead instances collected',
+    async () => {
+      writePod(manifests, 'crash', {
+        containers: [{ name: 'main', image: bb, ...sh('echo "crash in $(hostname)"; exit 1') }],
+      });
+      const p = await waitPod(
+        ports.ro,
+        podName('crash'),
+        (x) => cstatus(x)?.state.waiting?.reason === 'CrashLoopBackOff' && cstatus(x)!.restartCount >= 1,
+        40_000,
+        'CrashLoopBackOff',
+      );
+      const st = cstatus(p)!;
+      expect(st.state.waiting!.message).toMatch(
+        /^back-off 10s restarting failed container=main pod=crash-ctrd-node_default\(/,
+      );
+      expect(st.lastState.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+      expect(p.status!.phase).toBe('Running');
+      const prev = await logs('crash', '?previous=true');
+      expect(prev.status).toBe(200);
+      expect(prev.body).toBe(`crash in ${podName('crash')}\n`);
+      // Each instance's log is linked in the containers dir as upstream names it, to that instance's log.
+      const linkOf = (id: string) => join(dir, 'containers', `${podName('crash')}_default_main-${bareId(id)}.log`);
+      const firstLog = readlinkSync(linkOf(st.containerID!));
+      expect(firstLog).toMatch(
+        new RegExp(`^${join(dir, 'logs', `default_${podName('crash')}_${p.metadata.uid}`, 'main')}/\\d+\\.log$`),
+      );
+      expect(readFileSync(linkOf(st.containerID!), 'utf8')).toContain(`crash in ${podName('crash')}`);
+      await waitPod(ports.ro, podName('crash'), (x) => cstatus(x)!.restartCount >= 2, 40_000, 'second restart');
+      expect((await criContainersOf(p.metadata.uid!)).length).toBeLessThanOrEqual(2);
+      // A collected dead instance takes its log and its link along; the kept ones keep theirs.
+      const kept = new Set((await criContainersOf(p.metadata.uid!)).map((c) => linkOf(c.id)));
+      await until(
+        () => !existsSync(linkOf(st.containerID!)) && !existsSync(firstLog),
+        10_000,
+        'first instance log and link removed',
+      );
+      const links = readdirSync(join(dir, 'containers'))
+        .filter((n) => n.startsWith(`${podName('crash')}_`))
+        .map((n) => join(dir, 'containers', n));
+      for (const l of links) expect(kept.has(l) || !existsSync(l)).toBe(true);
+      expect(links.some((l) => kept.has(l))).toBe(true);
+    },
+  );
 
-  it.concurrent('init containers run in order before the app; a failed one with restartPolicy Never fails the pod', async () => {
-    writePod(manifests, 'init', {
-      initContainers: [
-        { name: 'one', image: bb, ...sh('echo one') },
-        { name: 'two', image: bb, ...sh('echo two') },
-      ],
-      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
-    });
-    writePod(manifests, 'initfail', {
-      restartPolicy: 'Never',
-      initContainers: [{ name: 'one', image: bb, ...sh('exit 5') }],
-      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
-    });
-    const p = await waitPod(ports.ro, podName('init'), (x) => x.status?.phase === 'Running');
-    for (const n of ['one', 'two']) expect(cstatus(p, n, true)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
-    expect(new Date(cstatus(p, 'two', true)!.state.terminated!.startedAt!).getTime()).toBeGreaterThanOrEqual(
-      new Date(cstatus(p, 'one', true)!.state.terminated!.finishedAt!).getTime(),
-    );
-    expect((await logs('init', '', 'two')).body).toBe('two\n');
-    const f = await waitPod(ports.ro, podName('initfail'), (x) => x.status?.phase === 'Failed');
-    expect(cstatus(f, 'one', true)!.state.terminated).toMatchObject({ exitCode: 5, reason: 'Error' });
-    expect(cstatus(f)!.state.waiting?.reason).toBe('PodInitializing');
-  });
+  it.concurrent(
+    'init containers run in order before the app; a failed one with restartPolicy Never fails the pod',
+    async () => {
+      writePod(manifests, 'init', {
+        initContainers: [
+          { name: 'one', image: bb, ...sh('echo one') },
+          { name: 'two', image: bb, ...sh('echo two') },
+        ],
+        containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+      });
+      writePod(manifests, 'initfail', {
+        restartPolicy: 'Never',
+        initContainers: [{ name: 'one', image: bb, ...sh('exit 5') }],
+        containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+      });
+      const p = await waitPod(ports.ro, podName('init'), (x) => x.status?.phase === 'Running');
+      for (const n of ['one', 'two'])
+        expect(cstatus(p, n, true)!.state.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
+      expect(new Date(cstatus(p, 'two', true)!.state.terminated!.startedAt!).getTime()).toBeGreaterThanOrEqual(
+        new Date(cstatus(p, 'one', true)!.state.terminated!.finishedAt!).getTime(),
+      );
+      expect((await logs('init', '', 'two')).body).toBe('two\n');
+      const f = await waitPod(ports.ro, podName('initfail'), (x) => x.status?.phase === 'Failed');
+      expect(cstatus(f, 'one', true)!.state.terminated).toMatchObject({ exitCode: 5, reason: 'Error' });
+      expect(cstatus(f)!.state.waiting?.reason).toBe('PodInitializing');
+    },
+  );
 
   it.concurrent('OOMKilled with a small memory limit', async () => {
     writePod(manifests, 'oom', {
       restartPolicy: 'Never',
-      containers: [{ name: 'main', image: bb, command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } }],
+      containers: [
+        { name: 'main', image: bb, command: ['tail', '/dev/zero'], resources: { limits: { memory: '16Mi' } } },
+      ],
     });
     const p = await waitPod(ports.ro, podName('oom'), (x) => x.status?.phase === 'Failed', 40_000);
     expect(cstatus(p)!.state.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
@@ -280,9 +380,24 @@ describe('pods as real containers', () => {
       restartPolicy: 'Never',
       containers: [
         { name: 'main', image: bb, ...sh('printf "bye from file" > /dev/termination-log; exit 2') },
-        { name: 'custom', image: bb, terminationMessagePath: '/tmp/why', ...sh('printf "custom path" > /tmp/why; exit 0') },
-        { name: 'logs', image: bb, terminationMessagePolicy: 'FallbackToLogsOnError', ...sh('echo first; echo "fatal: boom"; exit 4') },
-        { name: 'quiet', image: bb, terminationMessagePolicy: 'FallbackToLogsOnError', ...sh('echo not-a-message; exit 0') },
+        {
+          name: 'custom',
+          image: bb,
+          terminationMessagePath: '/tmp/why',
+          ...sh('printf "custom path" > /tmp/why; exit 0'),
+        },
+        {
+          name: 'logs',
+          image: bb,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          ...sh('echo first; echo "fatal: boom"; exit 4'),
+        },
+        {
+          name: 'quiet',
+          image: bb,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          ...sh('echo not-a-message; exit 0'),
+        },
       ],
     });
     const p = await waitPod(ports.ro, podName('msg'), (x) => x.status?.phase === 'Failed');
@@ -296,7 +411,12 @@ describe('pods as real containers', () => {
     writePod(manifests, 'secure', {
       restartPolicy: 'Never',
       containers: [
-        { name: 'main', image: bb, securityContext: { readOnlyRootFilesystem: true }, ...sh('touch /x 2>/dev/null && exit 0; exit 9') },
+        {
+          name: 'main',
+          image: bb,
+          securityContext: { readOnlyRootFilesystem: true },
+          ...sh('touch /x 2>/dev/null && exit 0; exit 9'),
+        },
         { name: 'writable', image: bb, ...sh('touch /x && exit 0; exit 9') },
       ],
     });
@@ -310,7 +430,11 @@ describe('pods as real containers', () => {
     const p = await waitPod(ports.ro, podName('secure'), (x) => x.status?.phase === 'Failed');
     expect(cstatus(p)!.state.terminated!.exitCode).toBe(9);
     expect(cstatus(p, 'writable')!.state.terminated!.exitCode).toBe(0);
-    const n = await waitPod(ports.ro, podName('nonroot'), (x) => !!cstatus(x)?.state.waiting?.message && !!cstatus(x, 'ok')?.state.running);
+    const n = await waitPod(
+      ports.ro,
+      podName('nonroot'),
+      (x) => !!cstatus(x)?.state.waiting?.message && !!cstatus(x, 'ok')?.state.running,
+    );
     expect(cstatus(n)!.state.waiting).toEqual({
       reason: 'CreateContainerConfigError',
       message: `container has runAsNonRoot and image will run as root (pod: "${podName('nonroot')}_default(${n.metadata.uid})", container: main)`,
@@ -318,65 +442,90 @@ describe('pods as real containers', () => {
     expect(await run(ports.port, pki, podName('nonroot'), 'id -u', 'ok')).toBe('1000\n');
   });
 
-  it.concurrent('pod and QoS cgroups as upstream: Guaranteed, BestEffort and a Burstable pod without limits; kubepods capped at the allocatable', async () => {
-    const limits = { cpu: '100m', memory: '100Mi' };
-    writePod(manifests, 'cg-guaranteed', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'], resources: { requests: limits, limits } }] });
-    writePod(manifests, 'cg-besteffort', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
-    writePod(manifests, 'cg-burstable', {
-      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'], resources: { requests: { cpu: '200m', memory: '10Mi' } } }],
-    });
-    const running = (n: string) => waitPod(ports.ro, podName(n), (x) => x.status?.phase === 'Running', 40_000, 'Running');
-    const [g, be, bu] = await Promise.all([running('cg-guaranteed'), running('cg-besteffort'), running('cg-burstable')]);
-    const gdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, '', g.metadata.uid!);
-    expect(cgroupValue(join(gdir('cpu'), 'cpu.shares'))).toBe('102');
-    expect(cgroupValue(join(gdir('cpu'), 'cpu.cfs_quota_us'))).toBe('10000');
-    expect(cgroupValue(join(gdir('memory'), 'memory.limit_in_bytes'))).toBe(String(100 << 20));
-    expect(cgroupValue(join(gdir('pids'), 'pids.max'))).toBe('1024');
-    const bedir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'besteffort', be.metadata.uid!);
-    expect(cgroupValue(join(bedir('cpu'), 'cpu.shares'))).toBe('2');
-    expect(cgroupValue(join(bedir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
-    expect(Number(cgroupValue(join(bedir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
-    // Burstable without limits: shares from the requests, no quota, no memory limit.
-    const budir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', bu.metadata.uid!);
-    expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
-    expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
-    expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
-    // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (capacity − the system-reserved 200m / 64Mi).
-    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/besteffort/cpu.shares'))).toBe('2');
-    expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(
-      String(Math.floor(((cpus().length * 1000 - 200) * 1024) / 1000)),
-    );
-    expect(cgroupValue(join('/sys/fs/cgroup/memory', ctrd.cgroupRoot, 'kubepods/memory.limit_in_bytes'))).toBe(String(totalmem() - 64 * 2 ** 20));
-  });
+  it.concurrent(
+    'pod and QoS cgroups as upstream: Guaranteed, BestEffort and a Burstable pod without limits; kubepods capped at the allocatable',
+    async () => {
+      const limits = { cpu: '100m', memory: '100Mi' };
+      writePod(manifests, 'cg-guaranteed', {
+        containers: [{ name: 'main', image: bb, command: ['sleep', '3600'], resources: { requests: limits, limits } }],
+      });
+      writePod(manifests, 'cg-besteffort', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
+      writePod(manifests, 'cg-burstable', {
+        containers: [
+          {
+            name: 'main',
+            image: bb,
+            command: ['sleep', '3600'],
+            resources: { requests: { cpu: '200m', memory: '10Mi' } },
+          },
+        ],
+      });
+      const running = (n: string) =>
+        waitPod(ports.ro, podName(n), (x) => x.status?.phase === 'Running', 40_000, 'Running');
+      const [g, be, bu] = await Promise.all([
+        running('cg-guaranteed'),
+        running('cg-besteffort'),
+        running('cg-burstable'),
+      ]);
+      const gdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, '', g.metadata.uid!);
+      expect(cgroupValue(join(gdir('cpu'), 'cpu.shares'))).toBe('102');
+      expect(cgroupValue(join(gdir('cpu'), 'cpu.cfs_quota_us'))).toBe('10000');
+      expect(cgroupValue(join(gdir('memory'), 'memory.limit_in_bytes'))).toBe(String(100 << 20));
+      expect(cgroupValue(join(gdir('pids'), 'pids.max'))).toBe('1024');
+      const bedir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'besteffort', be.metadata.uid!);
+      expect(cgroupValue(join(bedir('cpu'), 'cpu.shares'))).toBe('2');
+      expect(cgroupValue(join(bedir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
+      expect(Number(cgroupValue(join(bedir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
+      // Burstable without limits: shares from the requests, no quota, no memory limit.
+      const budir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', bu.metadata.uid!);
+      expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
+      expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
+      expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
+      // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (capacity − the system-reserved 200m / 64Mi).
+      expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/besteffort/cpu.shares'))).toBe('2');
+      expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(
+        String(Math.floor(((cpus().length * 1000 - 200) * 1024) / 1000)),
+      );
+      expect(cgroupValue(join('/sys/fs/cgroup/memory', ctrd.cgroupRoot, 'kubepods/memory.limit_in_bytes'))).toBe(
+        String(totalmem() - 64 * 2 ** 20),
+      );
+    },
+  );
 
-  it.concurrent('seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp', async () => {
-    mkdirSync(join(dir, 'root', 'seccomp', 'test'), { recursive: true });
-    writeFileSync(
-      join(dir, 'root', 'seccomp', 'test', 'no-mkdir.json'),
-      JSON.stringify({ defaultAction: 'SCMP_ACT_ALLOW', syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }] }),
-    );
-    const mode = sh("grep '^Seccomp:' /proc/self/status");
-    writePod(manifests, 'seccomp', {
-      restartPolicy: 'Never',
-      securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
-      containers: [
-        { name: 'main', image: bb, ...mode },
-        { name: 'unconfined', image: bb, securityContext: { seccompProfile: { type: 'Unconfined' } }, ...mode },
-        {
-          name: 'local',
-          image: bb,
-          securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'test/no-mkdir.json' } },
-          ...sh('mkdir /tmp/x && exit 0; exit 7'),
-        },
-        { name: 'unfiltered', image: bb, ...sh('mkdir /tmp/x && exit 0; exit 7') },
-      ],
-    });
-    const p = await waitPod(ports.ro, podName('seccomp'), (x) => x.status?.phase === 'Failed', 40_000, 'Failed');
-    expect((await logs('seccomp')).body).toMatch(/^Seccomp:\s+2\n$/);
-    expect((await logs('seccomp', '', 'unconfined')).body).toMatch(/^Seccomp:\s+0\n$/);
-    expect(cstatus(p, 'local')!.state.terminated!.exitCode).toBe(7);
-    expect(cstatus(p, 'unfiltered')!.state.terminated!.exitCode).toBe(0);
-  });
+  it.concurrent(
+    'seccomp profiles reach runc: none → unconfined, RuntimeDefault, and a Localhost profile from <root-dir>/seccomp',
+    async () => {
+      mkdirSync(join(dir, 'root', 'seccomp', 'test'), { recursive: true });
+      writeFileSync(
+        join(dir, 'root', 'seccomp', 'test', 'no-mkdir.json'),
+        JSON.stringify({
+          defaultAction: 'SCMP_ACT_ALLOW',
+          syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }],
+        }),
+      );
+      const mode = sh("grep '^Seccomp:' /proc/self/status");
+      writePod(manifests, 'seccomp', {
+        restartPolicy: 'Never',
+        securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+        containers: [
+          { name: 'main', image: bb, ...mode },
+          { name: 'unconfined', image: bb, securityContext: { seccompProfile: { type: 'Unconfined' } }, ...mode },
+          {
+            name: 'local',
+            image: bb,
+            securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'test/no-mkdir.json' } },
+            ...sh('mkdir /tmp/x && exit 0; exit 7'),
+          },
+          { name: 'unfiltered', image: bb, ...sh('mkdir /tmp/x && exit 0; exit 7') },
+        ],
+      });
+      const p = await waitPod(ports.ro, podName('seccomp'), (x) => x.status?.phase === 'Failed', 40_000, 'Failed');
+      expect((await logs('seccomp')).body).toMatch(/^Seccomp:\s+2\n$/);
+      expect((await logs('seccomp', '', 'unconfined')).body).toMatch(/^Seccomp:\s+0\n$/);
+      expect(cstatus(p, 'local')!.state.terminated!.exitCode).toBe(7);
+      expect(cstatus(p, 'unfiltered')!.state.terminated!.exitCode).toBe(0);
+    },
+  );
 
   it.concurrent('image pull policies: Never, IfNotPresent and Always against a node without a registry', async () => {
     writePod(manifests, 'images', {
@@ -402,62 +551,88 @@ describe('pods as real containers', () => {
     expect(cstatus(p, 'present')!.state.running).toBeDefined();
     expect(kubelet.output()).toMatch(/Failed to pull image \\"tskubelet\.test\/busybox:1\\"/);
     // A container whose image fails keeps no termination-log file (it is made alongside the image check).
-    const files = (c: string) => readdirSync(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c), { withFileTypes: true }).filter((e) => e.isFile());
+    const files = (c: string) =>
+      readdirSync(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c), { withFileTypes: true }).filter((e) =>
+        e.isFile(),
+      );
     expect(files('present')).toHaveLength(1);
-    expect(['never', 'absent', 'always'].map((c) => (lexists(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c)) ? files(c).length : 0))).toEqual([
-      0, 0, 0,
-    ]);
+    expect(
+      ['never', 'absent', 'always'].map((c) =>
+        lexists(join(dir, 'root', 'pods', p.metadata.uid!, 'containers', c)) ? files(c).length : 0,
+      ),
+    ).toEqual([0, 0, 0]);
   });
 
-  it.concurrent("graceful stop: SIGTERM reaches the container, then the pod's containers, sandbox, logs, dirs and cgroups go", async () => {
-    let got = '';
-    const srv = createServer((s) =>
-      s.on('data', (d) => {
-        got += d;
-      }),
-    );
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-    const port = (srv.address() as { port: number }).port;
-    writePod(manifests, 'graceful', {
-      hostNetwork: true,
-      terminationGracePeriodSeconds: 20,
-      containers: [{ name: 'main', image: bb, ...sh(`trap 'echo term | nc 127.0.0.1 ${port}; exit 0' TERM; echo ready; while true; do sleep 0.2; done`) }],
-    });
-    const p = await waitPod(ports.ro, podName('graceful'), (x) => x.status?.phase === 'Running');
-    const uid = p.metadata.uid!;
-    await until(async () => (await logs('graceful')).body.includes('ready'), 10_000, 'trap installed');
-    expect(existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid))).toBe(true);
-    const logDir = join(dir, 'logs', `default_${podName('graceful')}_${uid}`);
-    expect(existsSync(logDir)).toBe(true);
-    const link = join(dir, 'containers', `${podName('graceful')}_default_main-${bareId(cstatus(p)!.containerID!)}.log`);
-    expect(readlinkSync(link)).toBe(join(logDir, 'main', '0.log'));
-    removePod(manifests, 'graceful');
-    await until(() => got.includes('term'), 20_000, 'SIGTERM handler ran');
-    await until(async () => !(await pods(ports.ro)).some((x) => x.metadata.uid === uid), 20_000, 'pod gone');
-    await until(
-      async () =>
-        (await criContainersOf(uid)).length === 0 && (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
-      20_000,
-      'runtime objects removed',
-    );
-    await until(
-      () =>
-        !existsSync(logDir) &&
-        !existsSync(join(dir, 'root', 'pods', uid)) &&
-        !existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid)) &&
-        !lexists(link),
-      10_000,
-      'log dir, pod dir, cgroups and log link removed',
-    );
-    srv.close();
-  });
+  it.concurrent(
+    "graceful stop: SIGTERM reaches the container, then the pod's containers, sandbox, logs, dirs and cgroups go",
+    async () => {
+      let got = '';
+      const srv = createServer((s) =>
+        s.on('data', (d) => {
+          got += d;
+        }),
+      );
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+      const port = (srv.address() as { port: number }).port;
+      writePod(manifests, 'graceful', {
+        hostNetwork: true,
+        terminationGracePeriodSeconds: 20,
+        containers: [
+          {
+            name: 'main',
+            image: bb,
+            ...sh(`trap 'echo term | nc 127.0.0.1 ${port}; exit 0' TERM; echo ready; while true; do sleep 0.2; done`),
+          },
+        ],
+      });
+      const p = await waitPod(ports.ro, podName('graceful'), (x) => x.status?.phase === 'Running');
+      const uid = p.metadata.uid!;
+      await until(async () => (await logs('graceful')).body.includes('ready'), 10_000, 'trap installed');
+      expect(existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid))).toBe(true);
+      const logDir = join(dir, 'logs', `default_${podName('graceful')}_${uid}`);
+      expect(existsSync(logDir)).toBe(true);
+      const link = join(
+        dir,
+        'containers',
+        `${podName('graceful')}_default_main-${bareId(cstatus(p)!.containerID!)}.log`,
+      );
+      expect(readlinkSync(link)).toBe(join(logDir, 'main', '0.log'));
+      removePod(manifests, 'graceful');
+      await until(() => got.includes('term'), 20_000, 'SIGTERM handler ran');
+      await until(async () => !(await pods(ports.ro)).some((x) => x.metadata.uid === uid), 20_000, 'pod gone');
+      await until(
+        async () =>
+          (await criContainersOf(uid)).length === 0 &&
+          (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
+        20_000,
+        'runtime objects removed',
+      );
+      await until(
+        () =>
+          !existsSync(logDir) &&
+          !existsSync(join(dir, 'root', 'pods', uid)) &&
+          !existsSync(podCgroupDir(ctrd.cgroupRoot, 'memory', 'besteffort', uid)) &&
+          !lexists(link),
+        10_000,
+        'log dir, pod dir, cgroups and log link removed',
+      );
+      srv.close();
+    },
+  );
 });
 
 describe('enforceNodeAllocatable system-reserved', () => {
   it('caps the existing system-reserved cgroup at the reserved amounts at start, with the Node event', () => {
-    const read = (file: string) => cgroupValue(`${cgroupV2 ? reservedDirs[0] : `/sys/fs/cgroup/${file.split('.')[0]}${reservedCgroup}`}/${file}`);
-    if (cgroupV2) expect([read('cpu.weight'), read('memory.max'), read('pids.max')]).toEqual(['8', String(64 * 2 ** 20), '10000']);
-    else expect([read('cpu.shares'), read('memory.limit_in_bytes'), read('pids.max')]).toEqual(['204', String(64 * 2 ** 20), '10000']);
+    const read = (file: string) =>
+      cgroupValue(`${cgroupV2 ? reservedDirs[0] : `/sys/fs/cgroup/${file.split('.')[0]}${reservedCgroup}`}/${file}`);
+    if (cgroupV2)
+      expect([read('cpu.weight'), read('memory.max'), read('pids.max')]).toEqual(['8', String(64 * 2 ** 20), '10000']);
+    else
+      expect([read('cpu.shares'), read('memory.limit_in_bytes'), read('pids.max')]).toEqual([
+        '204',
+        String(64 * 2 ** 20),
+        '10000',
+      ]);
   });
 
   it("a system-reserved cgroup that does not exist stops the start (exit 1) with upstream's message", async () => {
@@ -470,7 +645,14 @@ describe('enforceNodeAllocatable system-reserved', () => {
           node: 'reserved-fail',
           extra: [
             ...ctrd.kubeletFlags,
-            ...['--cgroup-root', failRoot, '--enforce-node-allocatable', 'pods,system-reserved', '--system-reserved', 'cpu=100m'],
+            ...[
+              '--cgroup-root',
+              failRoot,
+              '--enforce-node-allocatable',
+              'pods,system-reserved',
+              '--system-reserved',
+              'cpu=100m',
+            ],
             ...['--system-reserved-cgroup', `/tsk-missing-${process.pid}`],
           ],
         }),
@@ -489,14 +671,20 @@ describe('the cgroup driver from the runtime (KubeletCgroupDriverFromCRI)', () =
   it("containerd 1.6 answers RuntimeConfig with UNIMPLEMENTED: the kubelet keeps its configured driver, as upstream's fallback", async () => {
     await expect(cri.runtime.runtimeConfig!()).rejects.toMatchObject({ code: 'NotImplemented' });
     expect(await cgroupDriverFromRuntime(cri.runtime, { logger: silentLogger, retryDelayMs: 1 })).toBeUndefined();
-    const z = JSON.parse((await kubeletRequest(ports.port, '/configz', pki)).body) as { kubeletconfig: { cgroupDriver: string } };
+    const z = JSON.parse((await kubeletRequest(ports.port, '/configz', pki)).body) as {
+      kubeletconfig: { cgroupDriver: string };
+    };
     expect(z.kubeletconfig.cgroupDriver).toBe('cgroupfs');
   });
 });
 
 describe('streaming and logs through 10250, proxied to containerd', () => {
   beforeAll(async () => {
-    writePod(manifests, 'shell', { containers: [{ name: 'main', image: bb, ...sh('i=0; while true; do i=$((i+1)); echo "line $i"; sleep 0.2; done') }] });
+    writePod(manifests, 'shell', {
+      containers: [
+        { name: 'main', image: bb, ...sh('i=0; while true; do i=$((i+1)); echo "line $i"; sleep 0.2; done') },
+      ],
+    });
     await waitPod(ports.ro, podName('shell'), (x) => x.status?.phase === 'Running');
   }, 60_000);
 
@@ -507,7 +695,10 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     const r = await kubeletRequest(ports.port, `/checkpoint/default/${podName('shell')}/main`, pki, 'POST');
     expect(r.status).toBe(500);
     expect(JSON.parse(r.body).message).toMatch(
-      new RegExp(`^checkpointing of default/${podName('shell')}/main failed \\(.*(not implemented|Unimplemented|unknown method).*\\)$`, 'i'),
+      new RegExp(
+        `^checkpointing of default/${podName('shell')}/main failed \\(.*(not implemented|Unimplemented|unknown method).*\\)$`,
+        'i',
+      ),
     );
   });
 
@@ -535,7 +726,11 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
   }, 90_000);
 
   it('exec with a WebSocket client (v4 and base64), stdin included', async () => {
-    const r = await wsSession(exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'), ['v4.channel.k8s.io'], pki);
+    const r = await wsSession(
+      exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'),
+      ['v4.channel.k8s.io'],
+      pki,
+    );
     expect(r.protocol).toBe('v4.channel.k8s.io');
     expect(r.channels.get(1)!.toString()).toBe('out\n');
     expect(r.channels.get(2)!.toString()).toBe('err\n');
@@ -641,8 +836,14 @@ describe('restarts', () => {
     rmSync(join(manifests, 'gone.yaml'));
     kubelet = startKubelet(kubeletFlags());
     await untilServing(ports);
-    await until(async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0, 40_000, 'orphan removed');
-    expect((await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body).toMatch(/^kubelet_orphaned_runtime_pods_total 1$/m);
+    await until(
+      async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
+      40_000,
+      'orphan removed',
+    );
+    expect((await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body).toMatch(
+      /^kubelet_orphaned_runtime_pods_total 1$/m,
+    );
   }, 90_000);
 
   it('a containerd restart: containers keep running, the kubelet recovers and starts new pods', async () => {
@@ -658,7 +859,11 @@ describe('restarts', () => {
     );
     expect(hz).toMatch(/\[-\]runtime failed/);
     await ctrd.up();
-    await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok', 30_000, 'healthz ok after containerd restart');
+    await until(
+      async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).body === 'ok',
+      30_000,
+      'healthz ok after containerd restart',
+    );
     writePod(manifests, 'after', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
     await waitPod(ports.ro, podName('after'), (x) => x.status?.phase === 'Running', 40_000);
     const again = await waitPod(ports.ro, podName('shell'), (x) => !!cstatus(x)?.state.running);

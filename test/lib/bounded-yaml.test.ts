@@ -8,28 +8,41 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_CONFIG_BYTES, parseYamlBounded, readTextBounded, readTextBoundedSync } from '../../src/lib/bounded-yaml.js';
+import {
+  MAX_CONFIG_BYTES,
+  parseYamlBounded,
+  readTextBounded,
+  readTextBoundedSync,
+} from '../../src/lib/bounded-yaml.js';
 import { loadConfig } from '../../src/config/load.js';
 import { parseFlags } from '../../src/config/flags.js';
 import { loadKubeconfig } from '../../src/lib/kubeconfig.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bounded-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefghi'.split('').map((x, i) => `${x}: &${x} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`)].join(
-  '\n',
-);
+const bomb = [
+  'a: &a [x, x, x, x, x, x, x, x, x]',
+  ...'bcdefghi'.split('').map((x, i) => `${x}: &${x} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`),
+].join('\n');
 
 describe('parseYamlBounded', () => {
   it('parses a document within the bounds', () => {
-    expect(parseYamlBounded('kind: KubeletConfiguration\nmaxPods: 7\n')).toEqual({ kind: 'KubeletConfiguration', maxPods: 7 });
+    expect(parseYamlBounded('kind: KubeletConfiguration\nmaxPods: 7\n')).toEqual({
+      kind: 'KubeletConfiguration',
+      maxPods: 7,
+    });
   });
   it('refuses an alias bomb, deep nesting (before the parser overflows its stack), too many values and too much text', () => {
     expect(() => parseYamlBounded(bomb)).toThrow(/alias/i);
-    expect(() => parseYamlBounded(`a: ${'['.repeat(40_000)}${']'.repeat(40_000)}`)).toThrow('nested too deeply (more than 100 levels)');
-    expect(() => parseYamlBounded(`a:\n${Array.from({ length: 120 }, (_, i) => `${' '.repeat(i + 1)}b${i}:`).join('\n')} x`)).toThrow(
+    expect(() => parseYamlBounded(`a: ${'['.repeat(40_000)}${']'.repeat(40_000)}`)).toThrow(
       'nested too deeply (more than 100 levels)',
     );
-    expect(() => parseYamlBounded(`a: [${'[],'.repeat(1_100_000)}[]]`, 2 * MAX_CONFIG_BYTES)).toThrow('too many values (more than 1000000)');
+    expect(() =>
+      parseYamlBounded(`a:\n${Array.from({ length: 120 }, (_, i) => `${' '.repeat(i + 1)}b${i}:`).join('\n')} x`),
+    ).toThrow('nested too deeply (more than 100 levels)');
+    expect(() => parseYamlBounded(`a: [${'[],'.repeat(1_100_000)}[]]`, 2 * MAX_CONFIG_BYTES)).toThrow(
+      'too many values (more than 1000000)',
+    );
     expect(() => parseYamlBounded(`a: ${'x'.repeat(2000)}`, 1000)).toThrow('larger than 1000 bytes');
   });
 });
@@ -51,13 +64,19 @@ describe("the kubelet's files", () => {
   it('a config file that is a FIFO, nested too deeply or an alias bomb fails the start with a reason', async () => {
     const fifo = join(dir, 'config-fifo');
     execFileSync('mkfifo', [fifo]);
-    await expect(loadConfig(parseFlags(['--config', fifo]))).rejects.toThrow(`failed to read kubelet config file "${fifo}": not a regular file`);
+    await expect(loadConfig(parseFlags(['--config', fifo]))).rejects.toThrow(
+      `failed to read kubelet config file "${fifo}": not a regular file`,
+    );
     const deep = join(dir, 'deep.yaml');
     writeFileSync(deep, `kind: KubeletConfiguration\nx: ${'['.repeat(40_000)}${']'.repeat(40_000)}\n`);
-    await expect(loadConfig(parseFlags(['--config', deep]))).rejects.toThrow(`failed to decode kubelet config file "${deep}": nested too deeply`);
+    await expect(loadConfig(parseFlags(['--config', deep]))).rejects.toThrow(
+      `failed to decode kubelet config file "${deep}": nested too deeply`,
+    );
     const bombFile = join(dir, 'bomb.yaml');
     writeFileSync(bombFile, bomb);
-    await expect(loadConfig(parseFlags(['--config', bombFile]))).rejects.toThrow(/failed to decode kubelet config file .*alias/i);
+    await expect(loadConfig(parseFlags(['--config', bombFile]))).rejects.toThrow(
+      /failed to decode kubelet config file .*alias/i,
+    );
   });
   it('a kubeconfig nested too deeply is an error naming the file', () => {
     const p = join(dir, 'kubeconfig');

@@ -17,20 +17,28 @@ const write = (path: string, text: string) => {
   writeFileSync(join(dir, path), text);
 };
 
-const V1 = '254:0 Read 8192\n254:0 Write 4096\n254:0 Sync 12288\n254:0 Async 0\n254:0 Discard 0\n254:0 Total 12288\n8:16 Read 1\nTotal 12289\n';
+const V1 =
+  '254:0 Read 8192\n254:0 Write 4096\n254:0 Sync 12288\n254:0 Async 0\n254:0 Discard 0\n254:0 Total 12288\n8:16 Read 1\nTotal 12289\n';
 
 describe('cgroup I/O', () => {
   it("parses v1's per-device operations, skipping the file's Total line and what is not a device line", () => {
     const name = (ma: number, mi: number) => (ma === 254 ? '/dev/vda' : `${ma}:${mi}?`);
     expect(parseBlkioV1(V1 + 'garbage\n9:x Read 1\n', name)).toEqual([
-      { major: 254, minor: 0, device: '/dev/vda', ops: { Read: 8192, Write: 4096, Sync: 12288, Async: 0, Discard: 0, Total: 12288 } },
+      {
+        major: 254,
+        minor: 0,
+        device: '/dev/vda',
+        ops: { Read: 8192, Write: 4096, Sync: 12288, Async: 0, Discard: 0, Total: 12288 },
+      },
       { major: 8, minor: 16, device: '8:16?', ops: { Read: 1 } },
     ]);
     expect(parseBlkioV1('Total 0\n')).toEqual([]);
   });
 
   it("maps v2's io.stat to v1's tables: bytes and operations by Read/Write, io.cost's counters; discards are not mapped (as runc)", () => {
-    const io = parseIoStat('254:0 rbytes=8192 wbytes=4096 rios=2 wios=1 dbytes=7 dios=1 cost.usage=1500000 cost.wait=3\n8:0 rbytes=1 wbytes=0 rios=1 wios=0\n');
+    const io = parseIoStat(
+      '254:0 rbytes=8192 wbytes=4096 rios=2 wios=1 dbytes=7 dios=1 cost.usage=1500000 cost.wait=3\n8:0 rbytes=1 wbytes=0 rios=1 wios=0\n',
+    );
     expect(io.serviceBytes).toEqual([
       { major: 254, minor: 0, device: '', ops: { Read: 8192, Write: 4096 } },
       { major: 8, minor: 0, device: '', ops: { Read: 1, Write: 0 } },
@@ -105,6 +113,12 @@ describe('block devices', () => {
       ['253:3', '/dev/mapper/vg-data'],
     ]);
     const name = deviceNamer(readDiskMap(join(dir, 'sys/block')), mounts);
-    expect([name(254, 0), name(254, 1), name(253, 3), name(0, 28), name(7, 0)]).toEqual(['/dev/vda', '/dev/vda1', '/dev/mapper/vg-data', '', '']);
+    expect([name(254, 0), name(254, 1), name(253, 3), name(0, 28), name(7, 0)]).toEqual([
+      '/dev/vda',
+      '/dev/vda1',
+      '/dev/mapper/vg-data',
+      '',
+      '',
+    ]);
   });
 });

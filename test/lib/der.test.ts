@@ -42,7 +42,11 @@ describe('DER encoders', () => {
   });
 
   it('read back what they write, and the OID and string forms', () => {
-    const s = der.seq(der.oid('1.3.6.1.5.5.7.3.2'), der.utf8('système'), der.tlv(der.Tag.BMP_STRING, Buffer.from([0, 0x41, 0x26, 0x3a])));
+    const s = der.seq(
+      der.oid('1.3.6.1.5.5.7.3.2'),
+      der.utf8('système'),
+      der.tlv(der.Tag.BMP_STRING, Buffer.from([0, 0x41, 0x26, 0x3a])),
+    );
     const [o, u, b] = der.children(der.readElement(s).content);
     expect(der.oidString(o.content)).toBe('1.3.6.1.5.5.7.3.2');
     expect(der.oidString(der.readElement(der.oid('2.999.3')).content)).toBe('2.999.3');
@@ -103,19 +107,30 @@ describe('OpenSSL reads what is built', () => {
   it('verifies the chain, parses every field strictly, and verifies a CSR', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tsk-der-'));
     const ca = await createCa('tsk-ca');
-    const leaf = await issueCert(ca, { cn: 'node-1', server: true, sans: { dns: ['node-1'], ips: ['192.168.1.2', 'fd00::2'] } });
+    const leaf = await issueCert(ca, {
+      cn: 'node-1',
+      server: true,
+      sans: { dns: ['node-1'], ips: ['192.168.1.2', 'fd00::2'] },
+    });
     writeFileSync(join(dir, 'ca.pem'), ca.cert);
     writeFileSync(join(dir, 'leaf.pem'), leaf.cert);
     writeFileSync(join(dir, 'csr.pem'), (await nodeCsr('n1')).csrPem);
-    const run = (...args: string[]) => execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    expect(run('verify', '-purpose', 'sslserver', '-CAfile', join(dir, 'ca.pem'), join(dir, 'leaf.pem'))).toContain('OK');
+    const run = (...args: string[]) =>
+      execFileSync('openssl', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(run('verify', '-purpose', 'sslserver', '-CAfile', join(dir, 'ca.pem'), join(dir, 'leaf.pem'))).toContain(
+      'OK',
+    );
     const text = run('x509', '-in', join(dir, 'leaf.pem'), '-noout', '-text');
     expect(text).toContain('Version: 3 (0x2)');
     expect(text).toMatch(/Basic Constraints: critical\s+CA:FALSE/);
     expect(text).toMatch(/Key Usage: critical\s+Digital Signature, Key Encipherment/);
     expect(text).toMatch(/Extended Key Usage:\s+TLS Web Server Authentication/);
     expect(text).toContain('DNS:node-1, IP Address:192.168.1.2, IP Address:FD00:0:0:0:0:0:0:2');
-    expect(run('x509', '-in', join(dir, 'ca.pem'), '-noout', '-text')).toMatch(/CA:TRUE[\s\S]*Certificate Sign, CRL Sign/);
-    expect(run('req', '-in', join(dir, 'csr.pem'), '-verify', '-noout', '-subject')).toContain('subject=O = system:nodes, CN = system:node:n1');
+    expect(run('x509', '-in', join(dir, 'ca.pem'), '-noout', '-text')).toMatch(
+      /CA:TRUE[\s\S]*Certificate Sign, CRL Sign/,
+    );
+    expect(run('req', '-in', join(dir, 'csr.pem'), '-verify', '-noout', '-subject')).toContain(
+      'subject=O = system:nodes, CN = system:node:n1',
+    );
   });
 });

@@ -29,7 +29,9 @@ afterAll(() => {
 
 describe('on a full disk', () => {
   it('a failed atomic write leaves neither the file nor a temporary one', async () => {
-    await expect(writeFileAtomic(join(small, 'state', 'c1.json'), Buffer.alloc(2 << 20))).rejects.toMatchObject({ code: 'ENOSPC' });
+    await expect(writeFileAtomic(join(small, 'state', 'c1.json'), Buffer.alloc(2 << 20))).rejects.toMatchObject({
+      code: 'ENOSPC',
+    });
     expect(readdirSync(join(small, 'state'))).toEqual([]);
   });
 
@@ -38,7 +40,9 @@ describe('on a full disk', () => {
     writeCheckpoint(path, { policyName: 'none', defaultCpuSet: [0, 1], entries: new Map() });
     const before = statSync(path).size;
     // Many pods' entries: more than the disk has left.
-    const entries = new Map(Array.from({ length: 20_000 }, (_, i) => [`pod-${i}-${'u'.repeat(40)}`, new Map([['main', [i % 64]]])]));
+    const entries = new Map(
+      Array.from({ length: 20_000 }, (_, i) => [`pod-${i}-${'u'.repeat(40)}`, new Map([['main', [i % 64]]])]),
+    );
     writeFileSync(join(small, 'filler'), Buffer.alloc((1 << 20) - (64 << 10)));
     expect(() => writeCheckpoint(path, { policyName: 'static', defaultCpuSet: [0, 1], entries })).toThrow(/ENOSPC/);
     expect(statSync(path).size).toBe(before);
@@ -57,7 +61,14 @@ describe('on a full disk', () => {
       containerStatus: async () => ({ status: { log_path: log } }),
       reopenContainerLog: async () => {},
     } as unknown as RuntimeService;
-    const manager = new ContainerLogManager({ runtime, clock: realClock, logger, maxSizeBytes: 100 << 10, maxFiles: 5, intervalMs: 10_000 });
+    const manager = new ContainerLogManager({
+      runtime,
+      clock: realClock,
+      logger,
+      maxSizeBytes: 100 << 10,
+      maxFiles: 5,
+      intervalMs: 10_000,
+    });
     await manager.rotateOnce();
     expect(readdirSync(small).filter((n) => n.endsWith('.tmp.gz'))).toEqual([]);
     for (const n of readdirSync(small)) rmSync(join(small, n), { recursive: true });
@@ -83,7 +94,14 @@ describe('a log written faster than the rotation interval', () => {
       reopenContainerLog: async () => {},
     } as unknown as RuntimeService;
     const maxSizeBytes = 1 << 20;
-    const manager = new ContainerLogManager({ runtime, clock: realClock, logger, maxSizeBytes, maxFiles: 3, intervalMs: 10_000 });
+    const manager = new ContainerLogManager({
+      runtime,
+      clock: realClock,
+      logger,
+      maxSizeBytes,
+      maxFiles: 3,
+      intervalMs: 10_000,
+    });
     const stop = new AbortController();
     manager.start({ signal: stop.signal });
     // About 6 MB/s for 3 s (a 10 s interval would let the log reach ~18 MB).

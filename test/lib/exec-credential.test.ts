@@ -9,7 +9,13 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { execConfigOf, execCredentialSource, parseExecCredential, runExecPlugin, type ExecConfig } from '../../src/lib/exec-credential.js';
+import {
+  execConfigOf,
+  execCredentialSource,
+  parseExecCredential,
+  runExecPlugin,
+  type ExecConfig,
+} from '../../src/lib/exec-credential.js';
 import { createKubeClient } from '../../src/lib/kube-client.js';
 import { kubeconfigText } from '../fixtures/kubeconfig.js';
 import { loadKubeconfig } from '../../src/lib/kubeconfig.js';
@@ -31,7 +37,8 @@ function plugin(name: string, body: string): string {
   return path;
 }
 const runs = (path: string) => readFileSync(`${path}.count`, 'utf8').split('\n').filter(Boolean).length;
-const cred = (status: Record<string, unknown>, apiVersion = V1) => JSON.stringify({ apiVersion, kind: 'ExecCredential', status });
+const cred = (status: Record<string, unknown>, apiVersion = V1) =>
+  JSON.stringify({ apiVersion, kind: 'ExecCredential', status });
 const cfg = (command: string, more: Partial<ExecConfig> = {}): ExecConfig => ({
   apiVersion: V1,
   command,
@@ -43,27 +50,47 @@ const cfg = (command: string, more: Partial<ExecConfig> = {}): ExecConfig => ({
 
 describe('the exec stanza', () => {
   it('needs a known apiVersion, a command, and for v1 an interactiveMode other than Always', () => {
-    expect(execConfigOf({ apiVersion: V1, command: 'aws', args: ['eks', 'get-token'], interactiveMode: 'Never' }, '/etc/k/kubeconfig', fail)).toEqual({
+    expect(
+      execConfigOf(
+        { apiVersion: V1, command: 'aws', args: ['eks', 'get-token'], interactiveMode: 'Never' },
+        '/etc/k/kubeconfig',
+        fail,
+      ),
+    ).toEqual({
       apiVersion: V1,
       command: 'aws',
       args: ['eks', 'get-token'],
       env: [],
       provideClusterInfo: false,
     });
-    expect(() => execConfigOf({ apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' }, '/k', fail)).toThrow(/apiVersion must be one of/);
+    expect(() =>
+      execConfigOf({ apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'x' }, '/k', fail),
+    ).toThrow(/apiVersion must be one of/);
     expect(() => execConfigOf({ apiVersion: V1, interactiveMode: 'Never' }, '/k', fail)).toThrow(/command is required/);
-    expect(() => execConfigOf({ apiVersion: V1, command: 'x' }, '/k', fail)).toThrow(/interactiveMode must be specified/);
-    expect(() => execConfigOf({ apiVersion: V1, command: 'x', interactiveMode: 'Always' }, '/k', fail)).toThrow(/needs a terminal/);
-    expect(() => execConfigOf({ apiVersion: V1, command: 'x', interactiveMode: 'Never', env: [{ name: 'A' }] }, '/k', fail)).toThrow(/env must be/);
+    expect(() => execConfigOf({ apiVersion: V1, command: 'x' }, '/k', fail)).toThrow(
+      /interactiveMode must be specified/,
+    );
+    expect(() => execConfigOf({ apiVersion: V1, command: 'x', interactiveMode: 'Always' }, '/k', fail)).toThrow(
+      /needs a terminal/,
+    );
+    expect(() =>
+      execConfigOf({ apiVersion: V1, command: 'x', interactiveMode: 'Never', env: [{ name: 'A' }] }, '/k', fail),
+    ).toThrow(/env must be/);
     // v1beta1 does not need interactiveMode.
-    expect(execConfigOf({ apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'x' }, '/k', fail).command).toBe('x');
+    expect(execConfigOf({ apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'x' }, '/k', fail).command).toBe(
+      'x',
+    );
   });
 
   it('resolves a relative command with a slash against the kubeconfig directory, and leaves a bare name to PATH', () => {
-    expect(execConfigOf({ apiVersion: V1, command: './bin/get-token', interactiveMode: 'Never' }, '/etc/k/kubeconfig', fail).command).toBe(
-      '/etc/k/bin/get-token',
-    );
-    expect(execConfigOf({ apiVersion: V1, command: 'get-token', interactiveMode: 'Never' }, '/etc/k/kubeconfig', fail).command).toBe('get-token');
+    expect(
+      execConfigOf({ apiVersion: V1, command: './bin/get-token', interactiveMode: 'Never' }, '/etc/k/kubeconfig', fail)
+        .command,
+    ).toBe('/etc/k/bin/get-token');
+    expect(
+      execConfigOf({ apiVersion: V1, command: 'get-token', interactiveMode: 'Never' }, '/etc/k/kubeconfig', fail)
+        .command,
+    ).toBe('get-token');
   });
 });
 
@@ -81,20 +108,30 @@ describe('the ExecCredential a plugin prints', () => {
 
   it('is refused when it is not one, is of another version, or holds no usable credential — without quoting a value', () => {
     expect(() => parseExecCredential('SECRET', V1)).toThrow(/not JSON/);
-    expect(() => parseExecCredential(cred({ token: 'SECRET' }, 'client.authentication.k8s.io/v1beta1'), V1)).toThrow(/was configured to use/);
-    expect(() => parseExecCredential(JSON.stringify({ apiVersion: V1, kind: 'ExecCredential' }), V1)).toThrow(/no status/);
+    expect(() => parseExecCredential(cred({ token: 'SECRET' }, 'client.authentication.k8s.io/v1beta1'), V1)).toThrow(
+      /was configured to use/,
+    );
+    expect(() => parseExecCredential(JSON.stringify({ apiVersion: V1, kind: 'ExecCredential' }), V1)).toThrow(
+      /no status/,
+    );
     expect(() => parseExecCredential(cred({}), V1)).toThrow(/neither a token nor a client certificate/);
     expect(() => parseExecCredential(cred({ clientCertificateData: 'SECRET' }), V1)).toThrow(/together/);
-    expect(() => parseExecCredential(cred({ token: 'SECRET', expirationTimestamp: 'soon' }), V1)).toThrow(/expirationTimestamp/);
+    expect(() => parseExecCredential(cred({ token: 'SECRET', expirationTimestamp: 'soon' }), V1)).toThrow(
+      /expirationTimestamp/,
+    );
     for (const bad of ['SECRET', cred({ token: 'SECRET', expirationTimestamp: 'soon' })])
-      expect(() => parseExecCredential(bad, V1)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('SECRET') }) as Error);
+      expect(() => parseExecCredential(bad, V1)).toThrow(
+        expect.objectContaining({ message: expect.not.stringContaining('SECRET') }) as Error,
+      );
   });
 });
 
 describe('running a plugin', () => {
   it('passes KUBERNETES_EXEC_INFO (not interactive; the cluster with provideClusterInfo) and the env', async () => {
     const p = plugin('info', `echo '${cred({ token: 'tok' })}'`);
-    const c = await runExecPlugin(cfg(p, { env: [{ name: 'GREETING', value: 'hello' }], provideClusterInfo: true }), { server: 'https://api:6443' });
+    const c = await runExecPlugin(cfg(p, { env: [{ name: 'GREETING', value: 'hello' }], provideClusterInfo: true }), {
+      server: 'https://api:6443',
+    });
     expect(c.token).toBe('tok');
     expect(JSON.parse(readFileSync(`${p}.info`, 'utf8'))).toEqual({
       apiVersion: V1,
@@ -109,7 +146,9 @@ describe('running a plugin', () => {
   it('reports a failing, missing or flooding plugin', async () => {
     await expect(runExecPlugin(cfg(plugin('fails', 'exit 3')), undefined)).rejects.toThrow(/failed with exit code 3/);
     await expect(runExecPlugin(cfg(join(dir, 'absent')), undefined)).rejects.toThrow(/cannot run .*absent: ENOENT/);
-    await expect(runExecPlugin(cfg(plugin('flood', 'head -c 2000000 /dev/zero')), undefined)).rejects.toThrow(/more than 1048576 bytes/);
+    await expect(runExecPlugin(cfg(plugin('flood', 'head -c 2000000 /dev/zero')), undefined)).rejects.toThrow(
+      /more than 1048576 bytes/,
+    );
   });
 });
 

@@ -51,7 +51,10 @@ describe('getText', () => {
     await expect(get('/hop?n=10')).rejects.toThrow(/10 redirects/);
     await expect(get('/hop?n=9')).resolves.toMatchObject({ status: 404 });
     seen.length = 0;
-    expect(await get('/elsewhere', { headers: { authorization: ['Bearer s3cret'], 'x-keep': ['k'] } })).toEqual({ status: 200, body: 'kind: Pod' });
+    expect(await get('/elsewhere', { headers: { authorization: ['Bearer s3cret'], 'x-keep': ['k'] } })).toEqual({
+      status: 200,
+      body: 'kind: Pod',
+    });
     expect(seen[0].authorization).toBe('Bearer s3cret');
     expect(seen[1].authorization).toBeUndefined();
     expect(seen[1]['x-keep']).toBe('k');
@@ -68,6 +71,8 @@ describe('getText', () => {
     const p = get('/slow', { signal: ac.signal });
     ac.abort();
     await expect(p).rejects.toThrow();
-    await expect(getText('ftp://127.0.0.1/x', { timeoutMs: 100, maxBytes: 10 })).rejects.toThrow(/unsupported protocol/);
+    await expect(getText('ftp://127.0.0.1/x', { timeoutMs: 100, maxBytes: 10 })).rejects.toThrow(
+      /unsupported protocol/,
+    );
   });
 });

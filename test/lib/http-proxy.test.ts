@@ -67,7 +67,10 @@ describe('the apiserver client through a proxy', () => {
   it("tunnels through the kubeconfig cluster's proxy-url", async () => {
     delete process.env.HTTPS_PROXY;
     const withProxy = join(dir, 'kubeconfig-proxy');
-    writeFileSync(withProxy, readFileSync(kubeconfig, 'utf8').replace('cluster: {server:', `cluster: {proxy-url: "${proxyUrl}", server:`));
+    writeFileSync(
+      withProxy,
+      readFileSync(kubeconfig, 'utf8').replace('cluster: {server:', `cluster: {proxy-url: "${proxyUrl}", server:`),
+    );
     tunnels.length = 0;
     const client = await createKubeClient(withProxy, { timeoutMs: 5000 });
     expect((await client.request({ path: '/api/v1/nodes' })).status).toBe(200);
@@ -82,7 +85,9 @@ describe('the apiserver client through a proxy', () => {
     expect(exemptFromProxy('10.1.2.3', '6443', '10.1.2.3:443')).toBe(false);
     expect(exemptFromProxy('10.1.2.3', '6443', '10.1.2.3:6443')).toBe(true);
     expect(exemptFromProxy('anything', '1', '*')).toBe(true);
-    expect(proxyFor(new URL('https://a.b:6443'), undefined, { https_proxy: 'proxy:3128' })?.href).toBe('http://proxy:3128/');
+    expect(proxyFor(new URL('https://a.b:6443'), undefined, { https_proxy: 'proxy:3128' })?.href).toBe(
+      'http://proxy:3128/',
+    );
     expect(proxyFor(new URL('http://a.b:8080'), undefined, { HTTPS_PROXY: 'http://proxy:3128' })).toBeUndefined();
   });
 });

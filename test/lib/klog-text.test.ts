@@ -27,7 +27,9 @@ describe('klog text lines', () => {
         text: 'l1\nl2',
       }),
     );
-    expect(line).toBe('W1125 03:04:05.067000       7 http:0] "Pod \\"a\\" failed" pod="ns/a" n=3 ok=false ids=["x","y"] ctl="\\x01" text=<\n\tl1\n\tl2\n >\n');
+    expect(line).toBe(
+      'W1125 03:04:05.067000       7 http:0] "Pod \\"a\\" failed" pod="ns/a" n=3 ok=false ids=["x","y"] ctl="\\x01" text=<\n\tl1\n\tl2\n >\n',
+    );
     expect(klogTextLine('not json')).toBe('not json\n');
   });
 
@@ -36,7 +38,9 @@ describe('klog text lines', () => {
     const log = createLogger({ format: 'text', destination: { write: (s: string) => void lines.push(s) } });
     log.info({ token: 'sekrit', user: 'u' }, 'authenticated');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ kubelet:0\] "authenticated" token="\[REDACTED\]" user="u"\n$/);
+    expect(lines[0]).toMatch(
+      /^I\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ kubelet:0\] "authenticated" token="\[REDACTED\]" user="u"\n$/,
+    );
     expect(lines[0]).not.toContain('sekrit');
   });
 });

@@ -20,7 +20,10 @@ let kubeconfig = '';
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigText(`{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`, '{token: t}'));
+  writeFileSync(
+    kubeconfig,
+    kubeconfigText(`{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`, '{token: t}'),
+  );
 });
 afterAll(() => {
   server.close();
@@ -32,7 +35,9 @@ describe('apiserver client rate limit', () => {
     arrivals.length = 0;
     const client = await createKubeClient(kubeconfig, { timeoutMs: 5000, qps: 20, burst: 2 });
     const t0 = performance.now();
-    const statuses = await Promise.all(Array.from({ length: 6 }, () => client.request({ path: '/api/v1/nodes' }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, () => client.request({ path: '/api/v1/nodes' }).then((r) => r.status)),
+    );
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
     arrivals.sort((a, b) => a - b);
     // Four requests beyond the burst of two, 50 ms apart: the last cannot arrive before 200 ms.

@@ -31,7 +31,10 @@ let kubeconfig = '';
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(kubeconfig, kubeconfigText(`{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`, '{token: t}'));
+  writeFileSync(
+    kubeconfig,
+    kubeconfigText(`{server: "http://127.0.0.1:${(server.address() as { port: number }).port}"}`, '{token: t}'),
+  );
 });
 afterAll(() => {
   server.close();
@@ -47,7 +50,10 @@ describe('429 and Retry-After (client-go checkWait)', () => {
     script.set('/api/v1/namespaces/default/events', [{ status: 429, retryAfter: '1' }]);
     const client = await createKubeClient(kubeconfig, { timeoutMs: 5000 });
     seen.length = 0;
-    const [get, post] = await Promise.all([client.request({ path: '/api/v1/nodes' }), client.post('/api/v1/namespaces/default/events', {})]);
+    const [get, post] = await Promise.all([
+      client.request({ path: '/api/v1/nodes' }),
+      client.post('/api/v1/namespaces/default/events', {}),
+    ]);
     expect([get.status, post.status]).toEqual([200, 200]);
     const gets = seen.filter((s) => s.path === '/api/v1/nodes');
     expect(gets).toHaveLength(3);
@@ -69,13 +75,13 @@ describe('429 and Retry-After (client-go checkWait)', () => {
   });
 
   it('retryAfterMs and the reflector’s jitter', () => {
-    expect([retryAfterMs(429, '2'), retryAfterMs(500, '3'), retryAfterMs(429, undefined), retryAfterMs(404, '1'), retryAfterMs(503, 'soon')]).toEqual([
-      2000,
-      3000,
-      undefined,
-      undefined,
-      undefined,
-    ]);
+    expect([
+      retryAfterMs(429, '2'),
+      retryAfterMs(500, '3'),
+      retryAfterMs(429, undefined),
+      retryAfterMs(404, '1'),
+      retryAfterMs(503, 'soon'),
+    ]).toEqual([2000, 3000, undefined, undefined, undefined]);
     expect([jittered(800, 0), jittered(800, 0.5)]).toEqual([800, 1200]);
   });
 });

@@ -32,7 +32,10 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('loadKubeconfig', () => {
   it("reads the current context's cluster and user: inline data, a bearer token", () => {
-    const { path } = write(`{server: "https://10.0.0.1:6443", certificate-authority-data: ${b64('CA')}, tls-server-name: api}`, '{token: t0k3n}');
+    const { path } = write(
+      `{server: "https://10.0.0.1:6443", certificate-authority-data: ${b64('CA')}, tls-server-name: api}`,
+      '{token: t0k3n}',
+    );
     const kc = loadKubeconfig(path);
     expect(kc.server.href).toBe('https://10.0.0.1:6443/');
     expect(kc.tls).toMatchObject({ ca: Buffer.from('CA'), rejectUnauthorized: true, servername: 'api' });
@@ -49,12 +52,9 @@ describe('loadKubeconfig', () => {
     writeFileSync(join(dir, 'pki', 'ca.crt'), 'CAFILE');
     writeFileSync(join(dir, 'pki', 'c.pem'), 'CERT+KEY');
     const kc = loadKubeconfig(path);
-    expect([kc.tls.ca?.toString(), kc.tls.cert?.toString(), kc.tls.key?.toString(), kc.tls.rejectUnauthorized]).toEqual([
-      'CAFILE',
-      'CERT+KEY',
-      'CERT+KEY',
-      false,
-    ]);
+    expect([kc.tls.ca?.toString(), kc.tls.cert?.toString(), kc.tls.key?.toString(), kc.tls.rejectUnauthorized]).toEqual(
+      ['CAFILE', 'CERT+KEY', 'CERT+KEY', false],
+    );
     expect(kc.authorization()).toBeUndefined();
     const half = write('{server: "https://a:6443"}', `{client-certificate-data: ${b64('C')}}`);
     expect(() => loadKubeconfig(half.path)).toThrow(/must be given together/);
@@ -82,9 +82,15 @@ describe('loadKubeconfig', () => {
     const noCtx = write('{server: "https://a"}', '{token: x}');
     writeFileSync(noCtx.path, 'apiVersion: v1\nkind: Config\ncurrent-context: nope\ncontexts: []\n');
     expect(() => loadKubeconfig(noCtx.path)).toThrow(`kubeconfig ${noCtx.path}: context "nope" not found`);
-    expect(() => loadKubeconfig(write('{insecure-skip-tls-verify: true}', '{token: x}').path)).toThrow(/no cluster server/);
-    expect(() => loadKubeconfig(write('{server: "https://a"}', '{auth-provider: {name: gcp}}').path)).toThrow(/auth providers are not supported/);
-    expect(() => loadKubeconfig(write('{server: "https://a"}', '{exec: {command: aws}}').path)).toThrow(/exec plugin: apiVersion must be one of/);
+    expect(() => loadKubeconfig(write('{insecure-skip-tls-verify: true}', '{token: x}').path)).toThrow(
+      /no cluster server/,
+    );
+    expect(() => loadKubeconfig(write('{server: "https://a"}', '{auth-provider: {name: gcp}}').path)).toThrow(
+      /auth providers are not supported/,
+    );
+    expect(() => loadKubeconfig(write('{server: "https://a"}', '{exec: {command: aws}}').path)).toThrow(
+      /exec plugin: apiVersion must be one of/,
+    );
     const missing = write('{server: "https://a"}', '{tokenFile: /nonexistent/secret-token-path}');
     expect(() => loadKubeconfig(missing.path)).toThrow(/ENOENT reading \/nonexistent\/secret-token-path/);
     const bad = write('{server: "https://a"}', '{token: SUPERSECRET}');

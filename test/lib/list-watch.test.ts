@@ -26,7 +26,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const mk = (name: string, node: string) => api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: node, containers: [] } });
+const mk = (name: string, node: string) =>
+  api.store.create('pods', { metadata: { name, namespace: 'default' }, spec: { nodeName: node, containers: [] } });
 
 describe('ListWatch', () => {
   it('follows the watch, survives a silent stall (watchdog) without relisting, relists on 410', async () => {
@@ -105,16 +106,28 @@ describe('ListWatch', () => {
 
 describe('ListWatch paging (client-go pager)', () => {
   it('lists a large collection in pages of 500 with continue tokens', async () => {
-    for (let i = 0; i < 1200; i++) api.store.create('configmaps', { metadata: { name: `cm-${String(i).padStart(4, '0')}`, namespace: 'paged' }, data: {} });
+    for (let i = 0; i < 1200; i++)
+      api.store.create('configmaps', {
+        metadata: { name: `cm-${String(i).padStart(4, '0')}`, namespace: 'paged' },
+        data: {},
+      });
     const client = await createKubeClient(kubeconfig, { timeoutMs: 5000 });
-    const lw = new ListWatch<P>({ client, path: '/api/v1/namespaces/paged/configmaps', clock: realClock, logger, backoff: { initialMs: 50, maxMs: 200 } });
+    const lw = new ListWatch<P>({
+      client,
+      path: '/api/v1/namespaces/paged/configmaps',
+      clock: realClock,
+      logger,
+      backoff: { initialMs: 50, maxMs: 200 },
+    });
     const ctl = new AbortController();
     let count = 0;
     const before = api.requests.length;
     lw.start({ signal: ctl.signal, onSnapshot: (items) => (count = items.length) });
     await until(() => count === 1200, 10_000, 'all 1200 listed');
     ctl.abort();
-    const lists = api.requests.slice(before).filter((r) => r.method === 'GET' && !r.query.watch && r.path.endsWith('/paged/configmaps'));
+    const lists = api.requests
+      .slice(before)
+      .filter((r) => r.method === 'GET' && !r.query.watch && r.path.endsWith('/paged/configmaps'));
     expect(lists.map((r) => [r.query.limit, !!r.query.continue])).toEqual([
       ['500', false],
       ['500', true],

@@ -7,12 +7,18 @@ const limits = { deadlineMs: 5000, maxHeapMb: 64 };
 
 describe('runWorkerTask', () => {
   it("returns the worker's message, given its input", async () => {
-    const echo = module("import { parentPort, workerData } from 'node:worker_threads'; parentPort.postMessage({ twice: workerData * 2 });");
+    const echo = module(
+      "import { parentPort, workerData } from 'node:worker_threads'; parentPort.postMessage({ twice: workerData * 2 });",
+    );
     expect(await runWorkerTask(echo, 21, limits)).toEqual({ ok: true, value: { twice: 42 } });
   });
 
   it('a worker that throws, exits without a result, or cannot be loaded is a failure with its reason', async () => {
-    expect(await runWorkerTask(module("throw new Error('broken input')"), null, limits)).toEqual({ ok: false, reason: 'failed', message: 'broken input' });
+    expect(await runWorkerTask(module("throw new Error('broken input')"), null, limits)).toEqual({
+      ok: false,
+      reason: 'failed',
+      message: 'broken input',
+    });
     expect(await runWorkerTask(module('process.exit(3)'), null, limits)).toEqual({
       ok: false,
       reason: 'failed',
@@ -29,13 +35,19 @@ describe('runWorkerTask', () => {
       message: 'took longer than 0.1 s',
     });
     const hog = module('const keep = []; for (;;) keep.push(new Array(1000).fill(keep.length));');
-    expect(await runWorkerTask(hog, null, { deadlineMs: 60_000, maxHeapMb: 16 })).toEqual({ ok: false, reason: 'memory', message: 'needed more than 16 MiB' });
+    expect(await runWorkerTask(hog, null, { deadlineMs: 60_000, maxHeapMb: 16 })).toEqual({
+      ok: false,
+      reason: 'memory',
+      message: 'needed more than 16 MiB',
+    });
   });
 
   it('an aborted signal stops the task, before or while it runs', async () => {
     const ac = new AbortController();
     ac.abort();
-    expect(await runWorkerTask(module('setInterval(() => {}, 1000)'), null, { ...limits, signal: ac.signal })).toMatchObject({ reason: 'aborted' });
+    expect(
+      await runWorkerTask(module('setInterval(() => {}, 1000)'), null, { ...limits, signal: ac.signal }),
+    ).toMatchObject({ reason: 'aborted' });
     const later = new AbortController();
     const pending = runWorkerTask(module('setInterval(() => {}, 1000)'), null, { ...limits, signal: later.signal });
     setTimeout(() => later.abort(), 50);

@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { compatibleCsr, kubeletClientUsages, kubeletServingUsages, nodeCsr, KUBELET_CLIENT_SIGNER } from '../../src/agent/certificate/csr.js';
+import {
+  compatibleCsr,
+  kubeletClientUsages,
+  kubeletServingUsages,
+  nodeCsr,
+  KUBELET_CLIENT_SIGNER,
+} from '../../src/agent/certificate/csr.js';
 import { createCa, issueCert } from '../../src/server/pki.js';
 import { certValidity, createCertificate, csrInfo, csrSubject } from '../../src/lib/x509.js';
 import { execFileSync } from 'node:child_process';
@@ -13,7 +19,11 @@ import { execFileSync } from 'node:child_process';
 describe('x509', () => {
   it('issues EC P-256 certificates that chain to their CA with the asked usages and SANs', async () => {
     const ca = await createCa('unit-ca');
-    const leaf = await issueCert(ca, { cn: 'node-1', server: true, sans: { dns: ['node-1', 'localhost'], ips: ['127.0.0.1', '::1'] } });
+    const leaf = await issueCert(ca, {
+      cn: 'node-1',
+      server: true,
+      sans: { dns: ['node-1', 'localhost'], ips: ['127.0.0.1', '::1'] },
+    });
     const caX = new X509Certificate(ca.cert);
     const x = new X509Certificate(leaf.cert);
     expect(caX.ca).toBe(true);
@@ -34,7 +44,10 @@ describe('x509', () => {
   });
 
   it('signs with an existing RSA CA key too', async () => {
-    const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const key = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
     const cert = await createCertificate({
       subject: { cn: 'rsa-ca' },
       key: { privateKeyPem: key },
@@ -53,20 +66,36 @@ describe('x509', () => {
     expect(usages).toEqual(['digital signature', 'client auth']);
     const again = await nodeCsr('n1', keyPem);
     expect(again.csrPem).not.toBe(csrPem);
-    const existing = { spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages } };
+    const existing = {
+      spec: { request: Buffer.from(csrPem).toString('base64'), signerName: KUBELET_CLIENT_SIGNER, usages },
+    };
     expect(await compatibleCsr(existing, { csrPem: again.csrPem, usages })).toBe(true);
     expect(await compatibleCsr(existing, { csrPem: (await nodeCsr('n1')).csrPem, usages })).toBe(false);
     expect(await compatibleCsr(existing, { csrPem: (await nodeCsr('n2', keyPem)).csrPem, usages })).toBe(false);
-    expect(await compatibleCsr({ spec: { ...existing.spec, signerName: 'other' } }, { csrPem: again.csrPem, usages })).toBe(false);
-    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    expect(
+      await compatibleCsr({ spec: { ...existing.spec, signerName: 'other' } }, { csrPem: again.csrPem, usages }),
+    ).toBe(false);
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
     expect(kubeletClientUsages(rsa)).toEqual(['digital signature', 'key encipherment', 'client auth']);
   });
 
   it('puts SANs in a serving CSR as an extension request that OpenSSL reads and verifies', async () => {
-    const { keyPem, csrPem } = await nodeCsr('n1', undefined, { dns: ['n1', 'n1.example'], ips: ['10.0.0.7', 'fd00::1'] });
-    expect((await csrInfo(csrPem)).sans).toEqual({ dns: ['n1', 'n1.example'], ips: ['10.0.0.7', 'fd00:0:0:0:0:0:0:1'] });
+    const { keyPem, csrPem } = await nodeCsr('n1', undefined, {
+      dns: ['n1', 'n1.example'],
+      ips: ['10.0.0.7', 'fd00::1'],
+    });
+    expect((await csrInfo(csrPem)).sans).toEqual({
+      dns: ['n1', 'n1.example'],
+      ips: ['10.0.0.7', 'fd00:0:0:0:0:0:0:1'],
+    });
     expect((await csrInfo((await nodeCsr('n1')).csrPem)).sans).toBeUndefined();
-    const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], { input: csrPem, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+    const text = execFileSync('openssl', ['req', '-noout', '-text', '-verify'], {
+      input: csrPem,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }).toString();
     expect(text).toContain('DNS:n1, DNS:n1.example, IP Address:10.0.0.7, IP Address:FD00:0:0:0:0:0:0:1');
     expect(kubeletServingUsages(keyPem)).toEqual(['digital signature', 'server auth']);
   });

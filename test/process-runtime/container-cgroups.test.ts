@@ -38,7 +38,13 @@ describe('container cgroups', () => {
   });
 
   it('writes the limits as the kubelet writes its pod cgroups (lib/cgroup-limits.ts): CPU shares (weight on v2), the CFS quota after its period, memory; nothing unset', () => {
-    const v1 = { version: 1 as const, roots: ['/m/rt', '/c/rt'], memoryRoot: '/m/rt', cpuRoot: '/ca/rt', cpuLimitRoot: '/c/rt' };
+    const v1 = {
+      version: 1 as const,
+      roots: ['/m/rt', '/c/rt'],
+      memoryRoot: '/m/rt',
+      cpuRoot: '/ca/rt',
+      cpuLimitRoot: '/c/rt',
+    };
     const limits = { memory_limit_in_bytes: 64 << 20, cpu_shares: 512, cpu_quota: 50_000, cpu_period: 100_000 };
     expect(limitWrites(v1, 'k', limits)).toEqual([
       ['/c/rt/k/cpu.shares', '512'],
@@ -53,48 +59,64 @@ describe('container cgroups', () => {
       ['/u/rt/k/memory.max', String(64 << 20)],
     ]);
     // BestEffort: shares 2 and nothing else; no limits at all for a config without resources.
-    expect(limitWrites(v1, 'k', { cpu_shares: 2, memory_limit_in_bytes: 0, cpu_quota: 0 })).toEqual([['/c/rt/k/cpu.shares', '2']]);
+    expect(limitWrites(v1, 'k', { cpu_shares: 2, memory_limit_in_bytes: 0, cpu_quota: 0 })).toEqual([
+      ['/c/rt/k/cpu.shares', '2'],
+    ]);
     expect(limitWrites(v1, 'k', undefined)).toEqual([]);
-    expect(limitWrites({ ...v1, cpuLimitRoot: undefined }, 'k', limits)).toEqual([['/m/rt/k/memory.limit_in_bytes', String(64 << 20)]]);
+    expect(limitWrites({ ...v1, cpuLimitRoot: undefined }, 'k', limits)).toEqual([
+      ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
+    ]);
   });
 
-  it.runIf(process.getuid?.() === 0)('as root: the memory limit holds, and the OOM kill it causes is counted', async () => {
-    const cg = (await detectContainerCgroups(`test-oom${process.pid}`))!;
-    const procs = await createContainerCgroup(cg, 'oom');
-    await applyContainerLimits(cg, 'oom', { memory_limit_in_bytes: 16 << 20, cpu_quota: 20_000, cpu_period: 100_000 });
-    expect(
-      execFileSync('cat', [join(cg.memoryRoot, 'oom', cg.version === 2 ? 'memory.max' : 'memory.limit_in_bytes')])
-        .toString()
-        .trim(),
-    ).toBe(String(16 << 20));
-    expect(oomKills(cg, 'oom')).toBe(0);
-    const argv = joinCgroupArgv(procs, ['sh', '-c', 'a=x; while true; do a="$a$a"; done']);
-    const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
-    const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('exit', (c, s) => r([c, s])));
-    expect([code, signal]).toEqual([null, 'SIGKILL']);
-    expect(oomKills(cg, 'oom')).toBeGreaterThan(0);
-    await removeContainerCgroup(cg, 'oom');
-    await removeRuntimeCgroups(cg);
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'as root: the memory limit holds, and the OOM kill it causes is counted',
+    async () => {
+      const cg = (await detectContainerCgroups(`test-oom${process.pid}`))!;
+      const procs = await createContainerCgroup(cg, 'oom');
+      await applyContainerLimits(cg, 'oom', {
+        memory_limit_in_bytes: 16 << 20,
+        cpu_quota: 20_000,
+        cpu_period: 100_000,
+      });
+      expect(
+        execFileSync('cat', [join(cg.memoryRoot, 'oom', cg.version === 2 ? 'memory.max' : 'memory.limit_in_bytes')])
+          .toString()
+          .trim(),
+      ).toBe(String(16 << 20));
+      expect(oomKills(cg, 'oom')).toBe(0);
+      const argv = joinCgroupArgv(procs, ['sh', '-c', 'a=x; while true; do a="$a$a"; done']);
+      const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
+      const [code, signal] = await new Promise<[number | null, string | null]>((r) =>
+        child.on('exit', (c, s) => r([c, s])),
+      );
+      expect([code, signal]).toEqual([null, 'SIGKILL']);
+      expect(oomKills(cg, 'oom')).toBeGreaterThan(0);
+      await removeContainerCgroup(cg, 'oom');
+      await removeRuntimeCgroups(cg);
+    },
+  );
 
-  it.runIf(process.getuid?.() === 0)('as root: finds and kills every process that joined, forked and daemonized ones too', async () => {
-    const cg = (await detectContainerCgroups(`test${process.pid}`))!;
-    expect(cg).toBeDefined();
-    const procs = await createContainerCgroup(cg, 'k1');
-    const argv = joinCgroupArgv(procs, ['sh', '-c', '(env -i setsid sleep 300 &) ; sleep 300']);
-    const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
-    const pidsIn = async () => {
-      for (let i = 0; i < 100 && cgroupPids(cg, 'k1').length < 3; i++) await new Promise((r) => setTimeout(r, 20));
-      return cgroupPids(cg, 'k1');
-    };
-    const pids = await pidsIn();
-    expect(pids).toContain(child.pid);
-    expect(pids.length).toBeGreaterThanOrEqual(3);
-    expect(cgroupUsage(cg, 'k1')?.memoryUsageBytes).toBeGreaterThan(0);
-    expect(await killCgroup(cg, 'k1')).toBeGreaterThanOrEqual(3);
-    expect(cgroupPids(cg, 'k1')).toEqual([]);
-    await removeContainerCgroup(cg, 'k1');
-    await removeRuntimeCgroups(cg);
-    for (const r of cg.roots) expect(() => execFileSync('test', ['-d', r])).toThrow();
-  });
+  it.runIf(process.getuid?.() === 0)(
+    'as root: finds and kills every process that joined, forked and daemonized ones too',
+    async () => {
+      const cg = (await detectContainerCgroups(`test${process.pid}`))!;
+      expect(cg).toBeDefined();
+      const procs = await createContainerCgroup(cg, 'k1');
+      const argv = joinCgroupArgv(procs, ['sh', '-c', '(env -i setsid sleep 300 &) ; sleep 300']);
+      const child = spawn(argv[0], argv.slice(1), { stdio: 'ignore' });
+      const pidsIn = async () => {
+        for (let i = 0; i < 100 && cgroupPids(cg, 'k1').length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+        return cgroupPids(cg, 'k1');
+      };
+      const pids = await pidsIn();
+      expect(pids).toContain(child.pid);
+      expect(pids.length).toBeGreaterThanOrEqual(3);
+      expect(cgroupUsage(cg, 'k1')?.memoryUsageBytes).toBeGreaterThan(0);
+      expect(await killCgroup(cg, 'k1')).toBeGreaterThanOrEqual(3);
+      expect(cgroupPids(cg, 'k1')).toEqual([]);
+      await removeContainerCgroup(cg, 'k1');
+      await removeRuntimeCgroups(cg);
+      for (const r of cg.roots) expect(() => execFileSync('test', ['-d', r])).toThrow();
+    },
+  );
 });

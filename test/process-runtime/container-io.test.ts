@@ -36,7 +36,13 @@ async function run(name: string, argv: string[]): Promise<{ stdout: string; stde
 describe('detached container I/O', () => {
   it('runs argv verbatim (quotes, spaces, $, newlines) and records the exit status', async () => {
     const args = ["it's", 'a b', '$HOME', 'x\ny', '', '`id`'];
-    const r = await run('verbatim', ['sh', '-c', 'for a in "$@"; do printf "<%s>" "$a"; done; echo oops >&2; exit 5', 'sh', ...args]);
+    const r = await run('verbatim', [
+      'sh',
+      '-c',
+      'for a in "$@"; do printf "<%s>" "$a"; done; echo oops >&2; exit 5',
+      'sh',
+      ...args,
+    ]);
     expect(r.stdout).toBe(args.map((a) => `<${a}>`).join(''));
     expect(r.stderr).toBe('oops\n');
     expect(r.code).toBe(5);
@@ -51,8 +57,15 @@ describe('detached container I/O', () => {
 
   it('keeps output written while no reader is attached for the next reader; the fd 3 is not leaked to the command', async () => {
     const d = join(dir, 'buffered');
-    const io = await prepareDetachedIo(d, ['sh', '-c', 'sleep 0.3; echo one; ls /proc/self/fd/3 2>/dev/null && echo leaked; sleep 0.5; echo two']);
-    const child = spawn(io.argv[0], io.argv.slice(1), { stdio: ['ignore', io.stdout, io.stderr, io.exit], detached: true });
+    const io = await prepareDetachedIo(d, [
+      'sh',
+      '-c',
+      'sleep 0.3; echo one; ls /proc/self/fd/3 2>/dev/null && echo leaked; sleep 0.5; echo two',
+    ]);
+    const child = spawn(io.argv[0], io.argv.slice(1), {
+      stdio: ['ignore', io.stdout, io.stderr, io.exit],
+      detached: true,
+    });
     await new Promise((r) => child.once('spawn', r));
     const first = io.spawned();
     // The first reader goes away at once (a daemon that stops); the container keeps writing.
@@ -60,7 +73,11 @@ describe('detached container I/O', () => {
     first.stderr.destroy();
     await new Promise((r) => setTimeout(r, 500));
     const again = openOutputReaders(d);
-    const [out] = await Promise.all([collect(again.stdout), collect(again.stderr), new Promise((r) => child.once('exit', r))]);
+    const [out] = await Promise.all([
+      collect(again.stdout),
+      collect(again.stderr),
+      new Promise((r) => child.once('exit', r)),
+    ]);
     expect(out).toBe('one\ntwo\n');
     expect((await readExitFile(d))?.exitCode).toBe(0);
   });
@@ -68,7 +85,10 @@ describe('detached container I/O', () => {
   it('has no exit status when the wrapper itself was killed', async () => {
     const d = join(dir, 'killed');
     const io = await prepareDetachedIo(d, ['sleep', '30']);
-    const child = spawn(io.argv[0], io.argv.slice(1), { stdio: ['ignore', io.stdout, io.stderr, io.exit], detached: true });
+    const child = spawn(io.argv[0], io.argv.slice(1), {
+      stdio: ['ignore', io.stdout, io.stderr, io.exit],
+      detached: true,
+    });
     await new Promise((r) => child.once('spawn', r));
     const readers = io.spawned();
     process.kill(-child.pid!, 'SIGKILL');

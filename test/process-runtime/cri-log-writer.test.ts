@@ -109,7 +109,9 @@ describe('CriLogWriter on a full disk (regression: output was dropped with no tr
       // Whatever fitted of the big write may be there, then the notice and the next line, each a whole record.
       const last = all.slice(-2).map((line) => /^\S+ (stdout|stderr) ([PF]) (.*)$/.exec(line)?.slice(1));
       expect(last[0]?.[0]).toBe('stderr');
-      expect(last[0]?.[2]).toMatch(/^\[process runtime\] \d+ bytes of this container's log were dropped: no space left on device$/);
+      expect(last[0]?.[2]).toMatch(
+        /^\[process runtime\] \d+ bytes of this container's log were dropped: no space left on device$/,
+      );
       expect(last[1]).toEqual(['stdout', 'F', 'after']);
       expect(all[0]).toMatch(/ stdout F before$/);
     } finally {

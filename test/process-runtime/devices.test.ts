@@ -8,7 +8,13 @@ import { silentLogger as logger } from '../../src/lib/logger.js';
 import type * as cri from '../../src/cri/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-devices-'));
-const runtime = new ProcessRuntime({ stateDir: join(dir, 'state'), podIP: '127.0.0.1', mode: 'in-process', logger, version: 'test' });
+const runtime = new ProcessRuntime({
+  stateDir: join(dir, 'state'),
+  podIP: '127.0.0.1',
+  mode: 'in-process',
+  logger,
+  version: 'test',
+});
 beforeAll(() => runtime.start());
 afterAll(async () => {
   await runtime.shutdown(0);
@@ -17,7 +23,10 @@ afterAll(async () => {
 
 describe('process runtime devices', () => {
   it('refuses CreateContainer with devices and creates nothing', async () => {
-    const sandboxConfig: cri.PodSandboxConfig = { metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 }, log_directory: join(dir, 'logs') };
+    const sandboxConfig: cri.PodSandboxConfig = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 },
+      log_directory: join(dir, 'logs'),
+    };
     const sandboxId = await runtime.runPodSandbox(sandboxConfig);
     const config: cri.ContainerConfig = {
       metadata: { name: 'main', attempt: 0 },

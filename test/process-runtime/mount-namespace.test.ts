@@ -3,10 +3,22 @@ import { describe, expect, it } from 'vitest';
 import { enterMountNamespace, mountPointsOf, shadowsFor } from '../../src/process-runtime/mount-namespace.js';
 
 describe('shadowsFor', () => {
-  const mounts = ['/', '/proc', '/sys', '/sys/fs/cgroup', '/dev', '/dev/pts', '/dev/shm', '/var/lib/kubelet/pods/a/volumes/x', '/work'];
+  const mounts = [
+    '/',
+    '/proc',
+    '/sys',
+    '/sys/fs/cgroup',
+    '/dev',
+    '/dev/pts',
+    '/dev/shm',
+    '/var/lib/kubelet/pods/a/volumes/x',
+    '/work',
+  ];
   it('restores the direct submounts of each shadowed directory, relative to it', () => {
     expect(shadowsFor(['/dev'], mounts)).toEqual([{ dir: '/dev', submounts: ['pts', 'shm'] }]);
-    expect(shadowsFor(['/'], mounts)).toEqual([{ dir: '/', submounts: ['dev', 'proc', 'sys', 'var/lib/kubelet/pods/a/volumes/x', 'work'] }]);
+    expect(shadowsFor(['/'], mounts)).toEqual([
+      { dir: '/', submounts: ['dev', 'proc', 'sys', 'var/lib/kubelet/pods/a/volumes/x', 'work'] },
+    ]);
     expect(shadowsFor(['/var/lib'], mounts)).toEqual([{ dir: '/var/lib', submounts: ['kubelet/pods/a/volumes/x'] }]);
   });
   it('shadows once per directory, not inside another shadow unless a mount point lies between', () => {
@@ -20,7 +32,9 @@ describe('shadowsFor', () => {
 
 describe('mountPointsOf', () => {
   it("reads mountinfo's mount point field with its octal escapes", () => {
-    const info = ['22 1 8:1 / / rw - ext4 /dev/vda rw', '30 22 0:5 / /mnt/with\\040space rw - tmpfs tmpfs rw', ''].join('\n');
+    const info = ['22 1 8:1 / / rw - ext4 /dev/vda rw', '30 22 0:5 / /mnt/with\\040space rw - tmpfs tmpfs rw', ''].join(
+      '\n',
+    );
     expect(mountPointsOf(info)).toEqual(['/', '/mnt/with space']);
   });
 });

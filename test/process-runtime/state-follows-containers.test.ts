@@ -26,7 +26,10 @@ const stateFiles = () => readdirSync(join(stateDir, 'containers')).filter((n) =>
 
 describe('container state files', () => {
   it('are gone with containers removed as they exit or as they start', async () => {
-    const sandboxConfig: cri.PodSandboxConfig = { metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 }, log_directory: join(dir, 'logs') };
+    const sandboxConfig: cri.PodSandboxConfig = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 },
+      log_directory: join(dir, 'logs'),
+    };
     const sandboxId = await runtime.runPodSandbox(sandboxConfig);
     const config = (i: number): cri.ContainerConfig => ({
       metadata: { name: `c${i}`, attempt: 0 },
@@ -39,7 +42,11 @@ describe('container state files', () => {
       await runtime.startContainer(running);
       const starting = await runtime.createContainer(sandboxId, config(2 * round + 1), sandboxConfig);
       // Removed while its exit is recorded; the other removed while it starts.
-      await Promise.all([runtime.removeContainer(running), runtime.startContainer(starting).catch(() => undefined), runtime.removeContainer(starting)]);
+      await Promise.all([
+        runtime.removeContainer(running),
+        runtime.startContainer(starting).catch(() => undefined),
+        runtime.removeContainer(starting),
+      ]);
     }
     await new Promise((r) => setTimeout(r, 500));
     expect(await runtime.listContainers()).toEqual([]);

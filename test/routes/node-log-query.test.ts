@@ -28,8 +28,16 @@ describe('parseNodeLogQuery (newNodeLogQuery)', () => {
   });
 
   it("answers upstream's field errors for values that do not parse, all at once", () => {
-    expect(parseNodeLogQuery({ query: '   ' }).errors).toEqual(['query: Invalid value: []string{"   "}: query cannot be empty']);
-    const r = parseNodeLogQuery({ query: 'kubelet', sinceTime: 'yesterday', untilTime: '2024-02-30T00:00:00Z', boot: 'x', tailLines: '1e3' });
+    expect(parseNodeLogQuery({ query: '   ' }).errors).toEqual([
+      'query: Invalid value: []string{"   "}: query cannot be empty',
+    ]);
+    const r = parseNodeLogQuery({
+      query: 'kubelet',
+      sinceTime: 'yesterday',
+      untilTime: '2024-02-30T00:00:00Z',
+      boot: 'x',
+      tailLines: '1e3',
+    });
     expect(r.query).toBeUndefined();
     expect(r.errors).toEqual([
       'sinceTime: Invalid value: "yesterday": invalid time format',
@@ -46,18 +54,29 @@ describe('parseNodeLogQuery (newNodeLogQuery)', () => {
   });
 
   it('reads the first of repeated options and RFC 3339 times with offsets and fractions', () => {
-    const q = parsed({ query: 'kubelet', tailLines: ['3', '7'], sinceTime: '2026-09-24T01:02:03.5+02:00', boot: '-1', pattern: 'err(or)?' });
+    const q = parsed({
+      query: 'kubelet',
+      tailLines: ['3', '7'],
+      sinceTime: '2026-09-24T01:02:03.5+02:00',
+      boot: '-1',
+      pattern: 'err(or)?',
+    });
     expect(q.tailLines).toBe(3);
     expect(q.boot).toBe(-1);
     expect(q.pattern).toBe('err(or)?');
-    expect(q.sinceTime).toEqual({ ms: Date.UTC(2026, 8, 23, 23, 2, 3, 500), wall: '2026-9-24 1:2:3', text: '2026-09-24 01:02:03.5 +0200 +0200' });
+    expect(q.sinceTime).toEqual({
+      ms: Date.UTC(2026, 8, 23, 23, 2, 3, 500),
+      wall: '2026-9-24 1:2:3',
+      text: '2026-09-24 01:02:03.5 +0200 +0200',
+    });
     expect(parseRfc3339('2026-09-24T01:02:03Z')?.text).toBe('2026-09-24 01:02:03 +0000 UTC');
     expect(parseRfc3339('2026-09-24 01:02:03Z')).toBeUndefined();
   });
 });
 
 describe('validateNodeLogQuery (nodeLogQuery.validate)', () => {
-  const check = (params: Record<string, string | string[]>, fileProblem?: string) => validateNodeLogQuery(parsed(params), fileProblem);
+  const check = (params: Record<string, string | string[]>, fileProblem?: string) =>
+    validateNodeLogQuery(parsed(params), fileProblem);
 
   it('accepts services with options and one file without', () => {
     expect(check({ query: ['kubelet', 'containerd'], tailLines: '10', boot: '0', pattern: 'a.*b' })).toEqual([]);
@@ -66,18 +85,32 @@ describe('validateNodeLogQuery (nodeLogQuery.validate)', () => {
 
   it('refuses what upstream refuses, in its words', () => {
     expect(check({ tailLines: '5' })).toEqual(['query: Required value: cannot be empty with options']);
-    expect(check({ query: ['kubelet', '/syslog'] })).toEqual(['query: Invalid value: "[/syslog], [kubelet]": cannot specify a file and service']);
-    expect(check({ query: ['/a', '/b'] })).toEqual(['query: Invalid value: []string{"/a", "/b"}: cannot specify more than one file']);
-    expect(check({ query: '/syslog', tailLines: '1' })).toEqual(['query: Invalid value: []string{"/syslog"}: cannot specify file with options']);
+    expect(check({ query: ['kubelet', '/syslog'] })).toEqual([
+      'query: Invalid value: "[/syslog], [kubelet]": cannot specify a file and service',
+    ]);
+    expect(check({ query: ['/a', '/b'] })).toEqual([
+      'query: Invalid value: []string{"/a", "/b"}: cannot specify more than one file',
+    ]);
+    expect(check({ query: '/syslog', tailLines: '1' })).toEqual([
+      'query: Invalid value: []string{"/syslog"}: cannot specify file with options',
+    ]);
     expect(check({ query: '/nope' }, 'stat /var/log/nope: no such file or directory')).toEqual([
       'query: Invalid value: []string{"/nope"}: stat /var/log/nope: no such file or directory',
     ]);
-    expect(check({ query: 'kube;rm -rf' })).toEqual(['query: Invalid value: "kube;rm -rf": input contains unsupported characters']);
-    expect(check({ query: 'x'.repeat(257) })).toEqual([`query: Invalid value: "${'x'.repeat(257)}": length must be less than 100`]);
+    expect(check({ query: 'kube;rm -rf' })).toEqual([
+      'query: Invalid value: "kube;rm -rf": input contains unsupported characters',
+    ]);
+    expect(check({ query: 'x'.repeat(257) })).toEqual([
+      `query: Invalid value: "${'x'.repeat(257)}": length must be less than 100`,
+    ]);
     expect(check({ query: ['a', 'b', 'c', 'd', 'e'] })).toEqual(['query: Too many: 5: must have at most 4 items']);
     expect(check({ query: 'k', boot: '1' })).toEqual(['boot: Invalid value: 1: must be less than 1']);
-    expect(check({ query: 'k', tailLines: '100001' })).toEqual(['tailLines: Invalid value: 100001: must be between 0 and 100000, inclusive']);
-    expect(check({ query: 'k', tailLines: '-1' })).toEqual(['tailLines: Invalid value: -1: must be between 0 and 100000, inclusive']);
+    expect(check({ query: 'k', tailLines: '100001' })).toEqual([
+      'tailLines: Invalid value: 100001: must be between 0 and 100000, inclusive',
+    ]);
+    expect(check({ query: 'k', tailLines: '-1' })).toEqual([
+      'tailLines: Invalid value: -1: must be between 0 and 100000, inclusive',
+    ]);
     expect(check({ query: 'k', sinceTime: '2026-09-24T02:00:00Z', untilTime: '2026-09-24T01:00:00Z' })).toEqual([
       'untilTime: Invalid value: 2026-09-24 01:00:00 +0000 UTC: must be after `sinceTime`',
     ]);
@@ -112,7 +145,12 @@ describe('journalctlArgs (getLoggingCmd on Linux)', () => {
       '--boot',
       '-1',
     ]);
-    expect(journalctlArgs(parsed({ query: 'kubelet' }), ['kubelet'])).toEqual(['--utc', '--no-pager', '--output=short-precise', '--unit=kubelet']);
+    expect(journalctlArgs(parsed({ query: 'kubelet' }), ['kubelet'])).toEqual([
+      '--utc',
+      '--no-pager',
+      '--output=short-precise',
+      '--unit=kubelet',
+    ]);
   });
 
   it('looks for a service file as <name>, <name>.log, <name>/<name>.log', () => {

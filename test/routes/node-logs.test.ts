@@ -21,7 +21,14 @@ function get(path: string): Promise<{ status: number; type: string; location?: s
       .request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
         let b = '';
         res.on('data', (d) => (b += d));
-        res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type']), location: res.headers.location, body: b }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            type: String(res.headers['content-type']),
+            location: res.headers.location,
+            body: b,
+          }),
+        );
       })
       .on('error', reject)
       .end();
@@ -171,7 +178,9 @@ describe('/logs/ with the node log query (NodeLogQuery, enableSystemLogQuery)', 
     const r = await text('/logs/?query=kubelet&tailLines=5&sinceTime=2026-09-24T01:02:03Z&pattern=err');
     expect(r.status).toBe(200);
     expect(r.type).toBe('text/plain;charset=UTF-8');
-    expect(r.body).toBe('journal: --utc --no-pager --output=short-precise --since=2026-9-24 1:2:3 --pager-end --lines=5 --unit=kubelet --grep=err\n');
+    expect(r.body).toBe(
+      'journal: --utc --no-pager --output=short-precise --since=2026-9-24 1:2:3 --pager-end --lines=5 --unit=kubelet --grep=err\n',
+    );
     // An argument the OS refuses is journalctl failing to run, as upstream's exec; the kubelet carries on.
     expect((await text('/logs/?query=kubelet&pattern=%00')).body).toBe('\nerror: journal output not available\n');
     const gz = await qget('/logs/?query=kubelet', { 'accept-encoding': 'gzip' });
@@ -201,7 +210,10 @@ describe('/logs/ with the node log query (NodeLogQuery, enableSystemLogQuery)', 
       type: 'text/plain; charset=utf-8',
       body: 'tailLines: Invalid value: "x": strconv.Atoi: parsing "x": invalid syntax\n',
     });
-    expect(await text('/logs/syslog?query=kubelet')).toMatchObject({ status: 406, body: 'path not allowed in query mode\n' });
+    expect(await text('/logs/syslog?query=kubelet')).toMatchObject({
+      status: 406,
+      body: 'path not allowed in query mode\n',
+    });
     expect(await text('/logs/?query=kubelet&query=/syslog')).toMatchObject({
       status: 406,
       body: 'query: Invalid value: "[/syslog], [kubelet]": cannot specify a file and service\n',

@@ -22,7 +22,9 @@ describe('GET /pods', () => {
     let version = 1;
     const app = Fastify();
     schemasAsDocumentation(app);
-    await app.register(podsRoutes, { host: { getPods: () => pods, podsVersion: () => String(version) } as unknown as KubeletHost });
+    await app.register(podsRoutes, {
+      host: { getPods: () => pods, podsVersion: () => String(version) } as unknown as KubeletHost,
+    });
     const get = async () => (await app.inject({ method: 'GET', url: '/pods' })).body;
     const expected = () => JSON.stringify({ kind: 'PodList', apiVersion: 'v1', metadata: {}, items: pods });
     expect(await get()).toBe(expected());

@@ -98,7 +98,11 @@ let apiCa: PemPair;
 
 type Cred = 'none' | 'badCert' | 'otherCaCert' | 'validCert' | 'validToken' | 'invalidToken';
 function request(port: number, path: string, cred: Cred, method = 'GET'): Promise<{ status: number; body: string }> {
-  const certFor: Partial<Record<Cred, PemPair>> = { badCert: pem.expired, otherCaCert: pem.mallory, validCert: pem.alice };
+  const certFor: Partial<Record<Cred, PemPair>> = {
+    badCert: pem.expired,
+    otherCaCert: pem.mallory,
+    validCert: pem.alice,
+  };
   const tokenFor: Partial<Record<Cred, string>> = { validToken, invalidToken };
   const c = certFor[cred];
   const t = tokenFor[cred];
@@ -139,7 +143,11 @@ beforeAll(async () => {
     kubelet: await issueCert(clusterCa, { cn: node, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
   };
   api = await startFakeApiserver({
-    serving: await issueCert(apiCa, { cn: 'apiserver', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } }),
+    serving: await issueCert(apiCa, {
+      cn: 'apiserver',
+      server: true,
+      sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+    }),
     callerToken,
     slowMs: 2000,
   });
@@ -188,11 +196,25 @@ describe('authentication × authorization matrix on 10250', () => {
             const sars = api.reviews.filter((x) => x.kind === 'SubjectAccessReview');
             const u = users[cred];
             const user =
-              u === 'anonymous' ? (anonymous ? { name: 'system:anonymous', groups: ['system:unauthenticated'] } : undefined) : u === 'reject' ? undefined : u;
+              u === 'anonymous'
+                ? anonymous
+                  ? { name: 'system:anonymous', groups: ['system:unauthenticated'] }
+                  : undefined
+                : u === 'reject'
+                  ? undefined
+                  : u;
             const code = !user ? 401 : policy === 'deny' ? 403 : p.admitted;
             const sar = user
               ? JSON.stringify({
-                  resourceAttributes: { namespace: '', verb: 'get', group: '', version: 'v1', resource: 'nodes', subresource: p.subresource, name: node },
+                  resourceAttributes: {
+                    namespace: '',
+                    verb: 'get',
+                    group: '',
+                    version: 'v1',
+                    resource: 'nodes',
+                    subresource: p.subresource,
+                    name: node,
+                  },
                   user: user.name,
                   groups: user.groups,
                   ...(user.uid ? { uid: user.uid } : {}),
@@ -200,11 +222,15 @@ describe('authentication × authorization matrix on 10250', () => {
               : 'none';
             const expectedSar = sent.has(sar) ? 'none' : sar;
             sent.add(sar);
-            rows.push(`${cred} ${p.path} → ${r.status} sar=${sars.length ? sars.map((s) => JSON.stringify(s.spec)).join('|') : 'none'}`);
+            rows.push(
+              `${cred} ${p.path} → ${r.status} sar=${sars.length ? sars.map((s) => JSON.stringify(s.spec)).join('|') : 'none'}`,
+            );
             want.push(`${cred} ${p.path} → ${code} sar=${expectedSar}`);
             if (code === 401) expect(r.body, `${cred} ${p.path}`).toBe('Unauthorized');
             if (code === 403)
-              expect(r.body, `${cred} ${p.path}`).toBe(`Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresource}])\n`);
+              expect(r.body, `${cred} ${p.path}`).toBe(
+                `Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresource}])\n`,
+              );
             for (const tr of api.reviews.filter((x) => x.kind === 'TokenReview'))
               expect(tr.spec).toEqual({ token: cred === 'validToken' ? validToken : invalidToken });
           }

@@ -37,8 +37,14 @@ describe('healthz server', () => {
   it('adds the agent checks once set', async () => {
     let err: string | undefined = 'sync loop stalled';
     hz.setChecks(() => [{ name: 'syncloop', check: () => err }]);
-    expect(await get('/healthz')).toMatchObject({ status: 500, body: '[+]ping ok\n[+]log ok\n[-]syncloop failed: reason withheld\nhealthz check failed\n' });
-    expect(await get('/healthz/syncloop')).toMatchObject({ status: 500, body: 'internal server error: sync loop stalled\n' });
+    expect(await get('/healthz')).toMatchObject({
+      status: 500,
+      body: '[+]ping ok\n[+]log ok\n[-]syncloop failed: reason withheld\nhealthz check failed\n',
+    });
+    expect(await get('/healthz/syncloop')).toMatchObject({
+      status: 500,
+      body: 'internal server error: sync loop stalled\n',
+    });
     err = undefined;
     expect((await get('/healthz')).body).toBe('ok');
     expect((await get('/healthz/syncloop')).body).toBe('ok');
@@ -49,7 +55,9 @@ describe('healthz server', () => {
     const port = Number(new URL(base).port);
     const raw = await new Promise<string>((resolve) => {
       let buf = '';
-      const s = net.connect({ host: '127.0.0.1', port }, () => s.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+      const s = net.connect({ host: '127.0.0.1', port }, () =>
+        s.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
       s.on('data', (d) => {
         buf += d.toString();
       });

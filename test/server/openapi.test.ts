@@ -7,7 +7,9 @@ import { TSKUBELET_VERSION } from '../../src/version.js';
 
 describe('openapi/node-api.json', () => {
   it('matches what the route schemas generate (run `npm run openapi` after changing a route)', async () => {
-    const checkedIn = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'openapi', 'node-api.json'), 'utf8'));
+    const checkedIn = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'openapi', 'node-api.json'), 'utf8'),
+    );
     expect(checkedIn).toEqual(await buildOpenApiDocument(TSKUBELET_VERSION));
   });
   it('has every route documented or explicitly hidden', async () => {

@@ -29,16 +29,38 @@ const write = (name: string, text: string) => {
   return p;
 };
 
-async function secure(o: { minVersion?: string; cipherSuites?: string[]; name: string }): Promise<{ port: number; certFile: string; keyFile: string }> {
-  const serving = await issueCert(ca, { cn: `serving-1-${o.name}`, server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+async function secure(o: {
+  minVersion?: string;
+  cipherSuites?: string[];
+  name: string;
+}): Promise<{ port: number; certFile: string; keyFile: string }> {
+  const serving = await issueCert(ca, {
+    cn: `serving-1-${o.name}`,
+    server: true,
+    sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+  });
   const certFile = write(`${o.name}.crt`, serving.cert);
   const keyFile = write(`${o.name}.key`, serving.key);
-  const kc = kubeletConfigSchema.parse({ authentication: { webhook: { enabled: false } }, authorization: { mode: 'AlwaysAllow' } });
+  const kc = kubeletConfigSchema.parse({
+    authentication: { webhook: { enabled: false } },
+    authorization: { mode: 'AlwaysAllow' },
+  });
   const app = await buildSecureServer({
     host,
     logger: silentLogger,
-    tls: { certFile, keyFile, clientCAFile: write('ca.crt', ca.cert), minVersion: o.minVersion, cipherSuites: o.cipherSuites },
-    ...buildAuth({ authentication: kc.authentication, authorization: kc.authorization, hasClientCA: true, clock: realClock }),
+    tls: {
+      certFile,
+      keyFile,
+      clientCAFile: write('ca.crt', ca.cert),
+      minVersion: o.minVersion,
+      cipherSuites: o.cipherSuites,
+    },
+    ...buildAuth({
+      authentication: kc.authentication,
+      authorization: kc.authorization,
+      hasClientCA: true,
+      clock: realClock,
+    }),
     enableDebuggingHandlers: true,
     tlsReloadIntervalMs: 100,
   });
@@ -48,13 +70,23 @@ async function secure(o: { minVersion?: string; cipherSuites?: string[]; name: s
 }
 
 /** Handshakes with `opts`; resolves the negotiated protocol, cipher and peer CN, or the error code. */
-function handshake(port: number, opts: tls.ConnectionOptions = {}): Promise<{ protocol?: string | null; cipher?: string; cn?: string; error?: string }> {
+function handshake(
+  port: number,
+  opts: tls.ConnectionOptions = {},
+): Promise<{ protocol?: string | null; cipher?: string; cn?: string; error?: string }> {
   return new Promise((resolve) => {
-    const s = tls.connect({ host: '127.0.0.1', port, ca: ca.cert, servername: 'localhost', cert: client.cert, key: client.key, ...opts }, () => {
-      const r = { protocol: s.getProtocol(), cipher: s.getCipher().name, cn: String(s.getPeerCertificate().subject.CN) };
-      s.end();
-      resolve(r);
-    });
+    const s = tls.connect(
+      { host: '127.0.0.1', port, ca: ca.cert, servername: 'localhost', cert: client.cert, key: client.key, ...opts },
+      () => {
+        const r = {
+          protocol: s.getProtocol(),
+          cipher: s.getCipher().name,
+          cn: String(s.getPeerCertificate().subject.CN),
+        };
+        s.end();
+        resolve(r);
+      },
+    );
     s.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
   });
 }
@@ -86,13 +118,19 @@ describe('secure port TLS', () => {
     const { port } = await secure({ name: 'ciphers', cipherSuites: ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384'] });
     const ok = await handshake(port, { maxVersion: 'TLSv1.2' });
     expect(ok.cipher).toBe('ECDHE-ECDSA-AES256-GCM-SHA384');
-    expect((await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).error).toBeDefined();
+    expect(
+      (await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).error,
+    ).toBeDefined();
   });
 
   it('serves a new certificate after the files change on disk, without a restart', async () => {
     const { port, certFile, keyFile } = await secure({ name: 'reload' });
     expect((await handshake(port)).cn).toBe('serving-1-reload');
-    const next = await issueCert(ca, { cn: 'serving-2-reload', server: true, sans: { dns: ['localhost'], ips: ['127.0.0.1'] } });
+    const next = await issueCert(ca, {
+      cn: 'serving-2-reload',
+      server: true,
+      sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+    });
     writeFileSync(keyFile, next.key);
     writeFileSync(certFile, next.cert);
     const end = Date.now() + 5000;

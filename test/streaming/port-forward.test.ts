@@ -12,7 +12,9 @@ describe('port-forward request ids and ports', () => {
   });
   it('parses ?port= lists and rejects bad ports', () => {
     expect(portsFromQuery(new URLSearchParams('port=80,8080&port=9000'))).toEqual([80, 8080, 9000]);
-    expect(portsFromQuery(new URLSearchParams('port=0'))).toMatchObject({ error: expect.stringMatching(/unable to parse "0"/) });
+    expect(portsFromQuery(new URLSearchParams('port=0'))).toMatchObject({
+      error: expect.stringMatching(/unable to parse "0"/),
+    });
     expect(portsFromQuery(new URLSearchParams('port=http'))).toMatchObject({ error: expect.any(String) });
     expect(portsFromQuery(new URLSearchParams(''))).toEqual([]);
   });

@@ -49,7 +49,10 @@ const until = async (ok: () => boolean) => {
   while (!ok()) await new Promise((r) => setTimeout(r, 5));
 };
 
-const upgradeRequest = { method: 'GET', rawHeaders: ['Upgrade', 'SPDY/3.1', 'Connection', 'Upgrade'] } as unknown as IncomingMessage;
+const upgradeRequest = {
+  method: 'GET',
+  rawHeaders: ['Upgrade', 'SPDY/3.1', 'Connection', 'Upgrade'],
+} as unknown as IncomingMessage;
 
 describe('relayUpgrade', () => {
   it("writes everything it read to a slow client, then ends it, when the runtime's side resets", async () => {
@@ -58,7 +61,14 @@ describe('relayUpgrade', () => {
     const reads = pooledReads();
     const upstream = net.connect({ port, host: '127.0.0.1', onread: reads.onread });
     await new Promise((r) => upstream.once('connect', r));
-    relayUpgrade(upgradeRequest, Buffer.alloc(0), client, upstream, { path: '/exec/x', host: `127.0.0.1:${port}` }, reads);
+    relayUpgrade(
+      upgradeRequest,
+      Buffer.alloc(0),
+      client,
+      upstream,
+      { path: '/exec/x', host: `127.0.0.1:${port}` },
+      reads,
+    );
     const upstreamError = new Promise((r) => upstream.once('error', r));
     // 'finish' once everything queued was taken; a close before it is a destroy that dropped some.
     const outcome = new Promise((r) => {

@@ -32,7 +32,11 @@ export function extendedShortfalls(
   extended: Readonly<Record<string, number>>,
   hugePages: Readonly<Record<string, number>> = {},
 ): { resource: string; requested: number; used: number; capacity: number }[] {
-  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].flatMap((c) => Object.keys(c.resources?.requests ?? {})));
+  const names = new Set(
+    [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].flatMap((c) =>
+      Object.keys(c.resources?.requests ?? {}),
+    ),
+  );
   const out = [];
   for (const resource of [...names].filter((n) => isExtendedResource(n) || isHugePageResource(n)).sort()) {
     const capacity = isHugePageResource(resource) ? (hugePages[resource] ?? 0) : extended[resource];

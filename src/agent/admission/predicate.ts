@@ -57,7 +57,10 @@ export interface Toleration {
  * The pod's effective cpu and memory of `kind` (upstream PodRequests / PodLimits): max(sum of
  * containers and sidecars, largest init container) + overhead.
  */
-export function podResources(pod: Pod, kind: 'requests' | 'limits'): Readonly<{ cpuMilli: number; memoryBytes: number }> {
+export function podResources(
+  pod: Pod,
+  kind: 'requests' | 'limits',
+): Readonly<{ cpuMilli: number; memoryBytes: number }> {
   return (kind === 'requests' ? requestsOf : limitsOf)(pod.spec);
 }
 
@@ -99,12 +102,15 @@ function matches(req: Requirement, value: string | undefined): boolean {
 
 /** nodeSelector and requiredDuringSchedulingIgnoredDuringExecution (terms ORed, expressions ANDed). */
 export function nodeAffinityMatches(pod: Pod, node: AdmissionNode): boolean {
-  for (const [k, v] of Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>)) if (node.labels[k] !== v) return false;
+  for (const [k, v] of Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>))
+    if (node.labels[k] !== v) return false;
   const required = (
     pod.spec.affinity as
       | {
           nodeAffinity?: {
-            requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms?: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[] };
+            requiredDuringSchedulingIgnoredDuringExecution?: {
+              nodeSelectorTerms?: { matchExpressions?: Requirement[]; matchFields?: Requirement[] }[];
+            };
           };
         }
       | undefined
@@ -125,7 +131,9 @@ export function tolerates(tols: Toleration[], taint: AdmissionNode['taints'][num
   return tols.some(
     (t) =>
       (!t.effect || t.effect === taint.effect) &&
-      (t.operator === 'Exists' ? !t.key || t.key === taint.key : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')),
+      (t.operator === 'Exists'
+        ? !t.key || t.key === taint.key
+        : t.key === taint.key && (t.value ?? '') === (taint.value ?? '')),
   );
 }
 
@@ -154,7 +162,8 @@ export function sysctlAllowed(name: string, allowedUnsafe: readonly string[]): b
 /** Every resource the node lacks for `pod` next to `admitted`, in upstream's order (pods, cpu, memory). */
 export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode['allocatable']): Shortfall[] {
   const out: Shortfall[] = [];
-  if (admitted.length + 1 > allocatable.pods) out.push({ resource: 'pods', requested: 1, used: admitted.length, capacity: allocatable.pods });
+  if (admitted.length + 1 > allocatable.pods)
+    out.push({ resource: 'pods', requested: 1, used: admitted.length, capacity: allocatable.pods });
   const want = podRequests(pod);
   const used = { cpuMilli: 0, memoryBytes: 0 };
   for (const p of admitted) {
@@ -165,7 +174,12 @@ export function shortfalls(pod: Pod, admitted: Pod[], allocatable: AdmissionNode
   if (want.cpuMilli > 0 && used.cpuMilli + want.cpuMilli > allocatable.cpuMilli)
     out.push({ resource: 'cpu', requested: want.cpuMilli, used: used.cpuMilli, capacity: allocatable.cpuMilli });
   if (want.memoryBytes > 0 && used.memoryBytes + want.memoryBytes > allocatable.memoryBytes)
-    out.push({ resource: 'memory', requested: want.memoryBytes, used: used.memoryBytes, capacity: allocatable.memoryBytes });
+    out.push({
+      resource: 'memory',
+      requested: want.memoryBytes,
+      used: used.memoryBytes,
+      capacity: allocatable.memoryBytes,
+    });
   return out;
 }
 
@@ -184,7 +198,11 @@ const hostPortsOf = memoByObject((spec: Pod['spec']): readonly HostPort[] =>
 function hostPortsFree(pod: Pod, admitted: Pod[]): boolean {
   const used = admitted.flatMap(hostPorts);
   return hostPorts(pod).every(
-    (w) => !used.some((u) => u.protocol === w.protocol && u.port === w.port && (u.ip === w.ip || u.ip === '0.0.0.0' || w.ip === '0.0.0.0')),
+    (w) =>
+      !used.some(
+        (u) =>
+          u.protocol === w.protocol && u.port === w.port && (u.ip === w.ip || u.ip === '0.0.0.0' || w.ip === '0.0.0.0'),
+      ),
   );
 }
 
@@ -216,12 +234,20 @@ export function admitPod(
       message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
     };
   const podOS = (pod.spec.os as { name?: string } | undefined)?.name;
-  if (podOS && podOS !== nodeOS) return { admit: false, reason: 'PodOSNotSupported', message: "Failed to admit pod as the OS field doesn't match node OS" };
+  if (podOS && podOS !== nodeOS)
+    return {
+      admit: false,
+      reason: 'PodOSNotSupported',
+      message: "Failed to admit pod as the OS field doesn't match node OS",
+    };
   const failed: { reason: string; message: string }[] = [];
-  const predicate = (name: string, desc: string) => failed.push({ reason: name, message: `Predicate ${name} failed: ${desc}` });
+  const predicate = (name: string, desc: string) =>
+    failed.push({ reason: name, message: `Predicate ${name} failed: ${desc}` });
   if (!nodeAffinityMatches(pod, node)) predicate('NodeAffinity', "node(s) didn't match Pod's node affinity/selector");
-  if (pod.spec.nodeName && pod.spec.nodeName !== node.name) predicate('NodeName', "node(s) didn't match the requested node name");
-  if (!hostPortsFree(pod, admitted)) predicate('NodePorts', "node(s) didn't have free ports for the requested pod ports");
+  if (pod.spec.nodeName && pod.spec.nodeName !== node.name)
+    predicate('NodeName', "node(s) didn't match the requested node name");
+  if (!hostPortsFree(pod, admitted))
+    predicate('NodePorts', "node(s) didn't have free ports for the requested pod ports");
   if (!o.isStatic) {
     const tols = (pod.spec.tolerations ?? []) as Toleration[];
     if (node.taints.some((t) => t.effect === 'NoExecute' && !tolerates(tols, t)))
@@ -232,11 +258,20 @@ export function admitPod(
   if ((short.length || extended.length) && !(o.isCritical && failed.length)) {
     const { resource, requested, used, capacity } = [...short, ...extended][0];
     const message = `Node didn't have enough resource: ${resource}, requested: ${requested}, used: ${used}, capacity: ${capacity}`;
-    return { admit: false, reason: `OutOf${resource}`, message, ...(failed.length ? {} : { shortfalls: [...short, ...extended] }) };
+    return {
+      admit: false,
+      reason: `OutOf${resource}`,
+      message,
+      ...(failed.length ? {} : { shortfalls: [...short, ...extended] }),
+    };
   }
   if (failed.length) return { admit: false, ...failed[0] };
   // Upstream's AppArmor admit handler.
   if (node.appArmorEnabled === false && appArmorRequired(pod))
-    return { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };
+    return {
+      admit: false,
+      reason: 'AppArmor',
+      message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host',
+    };
   return { admit: true };
 }

@@ -42,7 +42,10 @@ function request(pod: Pod, resource: Requirement['resource']): number {
 /** What is still lacking once `pods` are gone. */
 function subtract(reqs: Requirement[], pods: Pod[]): Requirement[] {
   return reqs
-    .map((r) => ({ resource: r.resource, quantity: pods.reduce((q, p) => (q <= 0 ? q : q - request(p, r.resource)), r.quantity) }))
+    .map((r) => ({
+      resource: r.resource,
+      quantity: pods.reduce((q, p) => (q <= 0 ? q : q - request(p, r.resource)), r.quantity),
+    }))
     .filter((r) => r.quantity > 0);
 }
 
@@ -91,7 +94,10 @@ function byDistance(candidates: Pod[], reqs: Requirement[]): Pod[] | string {
  * string (upstream's error) when no set of them would free enough.
  */
 export function podsToPreempt(pod: Pod, pods: Pod[], short: Shortfall[]): Pod[] | string {
-  const reqs: Requirement[] = short.map((s) => ({ resource: s.resource, quantity: s.requested - (s.capacity - s.used) }));
+  const reqs: Requirement[] = short.map((s) => ({
+    resource: s.resource,
+    quantity: s.requested - (s.capacity - s.used),
+  }));
   const byQos = { BestEffort: [] as Pod[], Burstable: [] as Pod[], Guaranteed: [] as Pod[] };
   for (const p of pods) if (preemptable(pod, p)) byQos[qosClass(p)].push(p);
   const { BestEffort: bestEffort, Burstable: burstable, Guaranteed: guaranteed } = byQos;

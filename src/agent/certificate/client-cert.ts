@@ -54,24 +54,47 @@ const PENDING_KEY = 'kubelet-client.key.tmp';
 export async function requestCertificate(
   client: KubeClient,
   csrPem: string,
-  o: { usages: string[]; clock: Clock; signal?: AbortSignal; timeoutMs?: number; pollMs?: number; name?: string; signer?: string },
+  o: {
+    usages: string[];
+    clock: Clock;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    pollMs?: number;
+    name?: string;
+    signer?: string;
+  },
 ): Promise<string> {
   const path = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
-  const created = await client.request<CsrObject>({ method: 'POST', path, body: csrObject(csrPem, o.usages, o.name, o.signer), signal: o.signal });
+  const created = await client.request<CsrObject>({
+    method: 'POST',
+    path,
+    body: csrObject(csrPem, o.usages, o.name, o.signer),
+    signal: o.signal,
+  });
   let name: string;
   if (created.status === 201 && created.body) name = created.body.metadata.name;
   else if (created.status === 409 && o.name) {
     const existing = await client.request<CsrObject>({ path: `${path}/${o.name}`, signal: o.signal });
-    if (existing.status !== 200 || !existing.body || !(await compatibleCsr(existing.body, { csrPem, usages: o.usages, signer: o.signer })))
+    if (
+      existing.status !== 200 ||
+      !existing.body ||
+      !(await compatibleCsr(existing.body, { csrPem, usages: o.usages, signer: o.signer }))
+    )
       throw new Error(`certificate signing request ${o.name} exists with a different request`);
     name = o.name;
   } else throw apiError('creating the certificate signing request', created);
   const end = o.clock.now() + (o.timeoutMs ?? 3_600_000);
   while (!o.signal?.aborted && o.clock.now() < end) {
-    const r = await client.request<CsrObject>({ path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, signal: o.signal });
+    const r = await client.request<CsrObject>({
+      path: `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`,
+      signal: o.signal,
+    });
     const st = r.body?.status ?? {};
     const bad = (st.conditions ?? []).find((c) => c.type === 'Denied' || c.type === 'Failed');
-    if (bad) throw new Error(`certificate signing request ${name} ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim());
+    if (bad)
+      throw new Error(
+        `certificate signing request ${name} ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim(),
+      );
     if (st.certificate) return Buffer.from(st.certificate, 'base64').toString('utf8');
     await sleep(o.pollMs ?? 1000, o.signal, o.clock);
   }
@@ -89,7 +112,10 @@ export function pemTimestamp(nowMs: number): string {
  * Stores cert + key as a new `kubelet-<kind>-<time>.pem` and points `kubelet-<kind>-current.pem`
  * at it (upstream's certificate store); returns the link's path.
  */
-export async function storePem(certDir: string, o: { certPem: string; keyPem: string; nowMs: number; kind?: 'client' | 'server' }): Promise<string> {
+export async function storePem(
+  certDir: string,
+  o: { certPem: string; keyPem: string; nowMs: number; kind?: 'client' | 'server' },
+): Promise<string> {
   const { certPem, keyPem, nowMs } = o;
   const kind = o.kind ?? 'client';
   await mkdir(certDir, { recursive: true, mode: 0o700 });
@@ -124,7 +150,9 @@ export async function bootstrapClientCert(
   if (!paths.bootstrapKubeconfig) return false;
   o.logger.info(
     { kubeconfig: paths.kubeconfig },
-    cert ? 'client certificate expired; bootstrapping a new one' : 'no kubeconfig yet; bootstrapping a client certificate',
+    cert
+      ? 'client certificate expired; bootstrapping a new one'
+      : 'no kubeconfig yet; bootstrapping a client certificate',
   );
   const boot = await createKubeClient(paths.bootstrapKubeconfig, { timeoutMs: 10_000 });
   // As upstream: the private key waits in the cert dir until its certificate arrives, so a restart
@@ -134,8 +162,17 @@ export async function bootstrapClientCert(
   const pendingKey = await readFile(keyFile, 'utf8').catch(() => undefined);
   const { keyPem, csrPem } = await nodeCsr(o.nodeName, pendingKey);
   if (!pendingKey) await writeFileAtomic(keyFile, keyPem, 0o600);
-  const name = csrName(keyPem, { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'], usages: kubeletClientUsages(keyPem) });
-  const certPem = await requestCertificate(boot, csrPem, { usages: kubeletClientUsages(keyPem), clock: o.clock, signal: o.signal, name });
+  const name = csrName(keyPem, {
+    commonName: `system:node:${o.nodeName}`,
+    organizations: ['system:nodes'],
+    usages: kubeletClientUsages(keyPem),
+  });
+  const certPem = await requestCertificate(boot, csrPem, {
+    usages: kubeletClientUsages(keyPem),
+    clock: o.clock,
+    signal: o.signal,
+    name,
+  });
   const link = await storePem(paths.certDir, { certPem, keyPem, nowMs: o.clock.now() });
   await unlink(keyFile).catch(() => {});
   const bootDoc = parseYamlBounded(await readTextBounded(paths.bootstrapKubeconfig)) as Kubeconfig;
@@ -144,7 +181,8 @@ export async function bootstrapClientCert(
   const cluster = (bootDoc.clusters ?? []).find((c) => c.name === ctx?.context?.cluster) ?? bootDoc.clusters?.[0];
   const clusterBody = { ...cluster?.cluster };
   const ca = clusterBody['certificate-authority'];
-  if (typeof ca === 'string' && ca && !isAbsolute(ca)) clusterBody['certificate-authority'] = join(dirname(paths.bootstrapKubeconfig), ca);
+  if (typeof ca === 'string' && ca && !isAbsolute(ca))
+    clusterBody['certificate-authority'] = join(dirname(paths.bootstrapKubeconfig), ca);
   await mkdir(dirname(paths.kubeconfig), { recursive: true });
   await writeFileAtomic(
     paths.kubeconfig,
@@ -154,7 +192,12 @@ export async function bootstrapClientCert(
       'current-context': 'default-context',
       clusters: [{ name: 'default-cluster', cluster: clusterBody }],
       users: [{ name: 'default-auth', user: { 'client-certificate': link, 'client-key': link } }],
-      contexts: [{ name: 'default-context', context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' } }],
+      contexts: [
+        {
+          name: 'default-context',
+          context: { cluster: 'default-cluster', user: 'default-auth', namespace: 'default' },
+        },
+      ],
     }),
     0o600,
   );
@@ -168,7 +211,16 @@ export class ClientCertRotator {
   rotations = 0;
   /** The current certificate's expiry and the failed renewals (the certificate manager metrics). */
   readonly status: RotationStatus = { renewFailures: 0 };
-  constructor(private readonly d: { client: KubeClient; paths: ClientCertPaths; nodeName: string; clock: Clock; logger: Logger; jitter?: () => number }) {}
+  constructor(
+    private readonly d: {
+      client: KubeClient;
+      paths: ClientCertPaths;
+      nodeName: string;
+      clock: Clock;
+      logger: Logger;
+      jitter?: () => number;
+    },
+  ) {}
 
   /** Starts the rotation loop; never throws (failures retry with backoff up to 1 min). */
   start({ signal }: { signal: AbortSignal }): void {
@@ -195,7 +247,10 @@ export class ClientCertRotator {
         await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
         await this.d.client.reload();
         this.rotations++;
-        this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'rotated the kubelet client certificate');
+        this.d.logger.info(
+          { notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() },
+          'rotated the kubelet client certificate',
+        );
       },
     });
   }

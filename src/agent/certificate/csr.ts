@@ -16,14 +16,20 @@ export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubele
 export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
 /** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM), with `sans` for a serving certificate. */
-export async function nodeCsr(nodeName: string, keyPem?: string, sans?: { dns: string[]; ips: string[] }): Promise<{ keyPem: string; csrPem: string }> {
+export async function nodeCsr(
+  nodeName: string,
+  keyPem?: string,
+  sans?: { dns: string[]; ips: string[] },
+): Promise<{ keyPem: string; csrPem: string }> {
   const key = keyPem ?? (await newKeyPem());
   return { keyPem: key, csrPem: await createCsr({ cn: `system:node:${nodeName}`, o: ['system:nodes'] }, key, sans) };
 }
 
 /** The usages of a kubelet serving certificate request for `keyPem` (upstream: key encipherment only for RSA keys). */
 export function kubeletServingUsages(keyPem: string): string[] {
-  return createPublicKey(keyPem).asymmetricKeyType === 'rsa' ? ['digital signature', 'key encipherment', 'server auth'] : ['digital signature', 'server auth'];
+  return createPublicKey(keyPem).asymmetricKeyType === 'rsa'
+    ? ['digital signature', 'key encipherment', 'server auth']
+    : ['digital signature', 'server auth'];
 }
 
 /**
@@ -31,7 +37,9 @@ export function kubeletServingUsages(keyPem: string): string[] {
  * DefaultKubeletClientGetUsages: key encipherment only for RSA keys.
  */
 export function kubeletClientUsages(keyPem: string): string[] {
-  return createPublicKey(keyPem).asymmetricKeyType === 'rsa' ? ['digital signature', 'key encipherment', 'client auth'] : ['digital signature', 'client auth'];
+  return createPublicKey(keyPem).asymmetricKeyType === 'rsa'
+    ? ['digital signature', 'key encipherment', 'client auth']
+    : ['digital signature', 'client auth'];
 }
 
 /**
@@ -62,10 +70,17 @@ export async function compatibleCsr(
   want: { csrPem: string; usages: string[]; signer?: string },
 ): Promise<boolean> {
   const spec = existing.spec;
-  if (!spec?.request || spec.signerName !== (want.signer ?? KUBELET_CLIENT_SIGNER) || [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join())
+  if (
+    !spec?.request ||
+    spec.signerName !== (want.signer ?? KUBELET_CLIENT_SIGNER) ||
+    [...(spec.usages ?? [])].sort().join() !== [...want.usages].sort().join()
+  )
     return false;
   try {
-    const [a, b] = await Promise.all([csrInfo(Buffer.from(spec.request, 'base64').toString('utf8')), csrInfo(want.csrPem)]);
+    const [a, b] = await Promise.all([
+      csrInfo(Buffer.from(spec.request, 'base64').toString('utf8')),
+      csrInfo(want.csrPem),
+    ]);
     return (
       a.subject.cn === b.subject.cn &&
       [...(a.subject.o ?? [])].sort().join() === [...(b.subject.o ?? [])].sort().join() &&
@@ -77,7 +92,12 @@ export async function compatibleCsr(
 }
 
 /** The CertificateSigningRequest object for `csrPem` (named `name`, else generated). */
-export function csrObject(csrPem: string, usages: string[], name?: string, signer = KUBELET_CLIENT_SIGNER): Record<string, unknown> {
+export function csrObject(
+  csrPem: string,
+  usages: string[],
+  name?: string,
+  signer = KUBELET_CLIENT_SIGNER,
+): Record<string, unknown> {
   return {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',

@@ -68,7 +68,10 @@ export class ServingCertManager {
       status: this.status,
       renew: async () => {
         const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
-        this.d.logger.info({ signer: KUBELET_SERVING_SIGNER }, 'requesting a kubelet serving certificate (it needs an approval)');
+        this.d.logger.info(
+          { signer: KUBELET_SERVING_SIGNER },
+          'requesting a kubelet serving certificate (it needs an approval)',
+        );
         const certPem = await requestCertificate(this.d.client, csrPem, {
           usages: kubeletServingUsages(keyPem),
           signer: KUBELET_SERVING_SIGNER,
@@ -78,7 +81,10 @@ export class ServingCertManager {
         });
         const path = await storePem(this.d.certDir, { certPem, keyPem, nowMs: this.d.clock.now(), kind: 'server' });
         this.issued++;
-        this.d.logger.info({ notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() }, 'stored a new kubelet serving certificate');
+        this.d.logger.info(
+          { notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() },
+          'stored a new kubelet serving certificate',
+        );
         onCertificate(path);
       },
     });

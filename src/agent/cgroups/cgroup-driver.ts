@@ -57,5 +57,7 @@ export async function cgroupDriverFromRuntime(
     if (driver) o.logger.info({ cgroupDriver: driver }, 'Using cgroup driver setting received from the CRI runtime');
     return driver;
   }
-  throw new Error(`failed to get the cgroup driver from the container runtime: ${messageOf(lastErr)}`, { cause: lastErr });
+  throw new Error(`failed to get the cgroup driver from the container runtime: ${messageOf(lastErr)}`, {
+    cause: lastErr,
+  });
 }

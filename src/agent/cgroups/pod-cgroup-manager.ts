@@ -17,7 +17,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
-import { milliCpuToShares, MIN_SHARES, podCgroupParent, qosLevelDir, type CgroupContext } from '../runtime/linux-resources.js';
+import {
+  milliCpuToShares,
+  MIN_SHARES,
+  podCgroupParent,
+  qosLevelDir,
+  type CgroupContext,
+} from '../runtime/linux-resources.js';
 import { resourceConfigForPod } from './pod-resource-config.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
@@ -30,7 +36,11 @@ import { detectHierarchies, hierarchyDirs, makeCgroup, type Hierarchies } from '
 export type CgroupOpObserver = (op: 'create' | 'update' | 'destroy', seconds: number) => void;
 
 /** Times `fn` as `op` for `observe` (when given). */
-export async function timedCgroupOp<T>(observe: CgroupOpObserver | undefined, op: 'create' | 'update' | 'destroy', fn: () => Promise<T>): Promise<T> {
+export async function timedCgroupOp<T>(
+  observe: CgroupOpObserver | undefined,
+  op: 'create' | 'update' | 'destroy',
+  fn: () => Promise<T>,
+): Promise<T> {
   const t0 = performance.now();
   try {
     return await fn();
@@ -97,7 +107,9 @@ export class PodCgroupManager {
     const h = await this.found();
     if (!h) return;
     const writes = cgroupWrites(config, h.version);
-    const dirs = [...new Set(writes.map((w) => h.byController.get(w.controller)).filter((m): m is string => !!m))].map((m) => join(m, cgroup));
+    const dirs = [...new Set(writes.map((w) => h.byController.get(w.controller)).filter((m): m is string => !!m))].map(
+      (m) => join(m, cgroup),
+    );
     if (!(await Promise.all(dirs.map(pathExists))).every(Boolean)) throw new Error(`"${cgroup}" cgroup does not exist`);
     this.apply(h, cgroup, config);
   }
@@ -105,7 +117,9 @@ export class PodCgroupManager {
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
     const root = this.d.cgroups.cgroupRoot;
-    const cap = allocatable ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes } : {};
+    const cap = allocatable
+      ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes }
+      : {};
     await this.create(qosLevelDir(root, 'Guaranteed'), cap);
     await this.create(qosLevelDir(root, 'Burstable'), {});
     await this.create(qosLevelDir(root, 'BestEffort'), { cpuShares: MIN_SHARES });
@@ -120,7 +134,9 @@ export class PodCgroupManager {
   async updateQosCgroups({ force = true }: { force?: boolean } = {}): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    const burstable = (this.d.activePods?.() ?? []).filter((p) => qosClass(p) === 'Burstable').reduce((n, p) => n + podRequests(p).cpuMilli, 0);
+    const burstable = (this.d.activePods?.() ?? [])
+      .filter((p) => qosClass(p) === 'Burstable')
+      .reduce((n, p) => n + podRequests(p).cpuMilli, 0);
     const root = this.d.cgroups.cgroupRoot;
     for (const [rel, cpuShares] of [
       [qosLevelDir(root, 'Burstable'), milliCpuToShares(burstable)],

@@ -13,7 +13,12 @@ import { qosClass } from '../status/generate-pod-status.js';
 import type { ResourceConfig } from '../../lib/cgroup-limits.js';
 
 /** The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and whether every container declares each. */
-export function podLimits(pod: Pod): { cpuMilli: number; memoryBytes: number; cpuDeclared: boolean; memoryDeclared: boolean } {
+export function podLimits(pod: Pod): {
+  cpuMilli: number;
+  memoryBytes: number;
+  cpuDeclared: boolean;
+  memoryDeclared: boolean;
+} {
   const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
   return {
     ...podResources(pod, 'limits'),
@@ -23,7 +28,10 @@ export function podLimits(pod: Pod): { cpuMilli: number; memoryBytes: number; cp
 }
 
 /** The pod cgroup's settings (upstream ResourceConfigForPod, then EnsureExists' pids limit). */
-export function resourceConfigForPod(pod: Pod, o: { enforceCpuLimits: boolean; cpuPeriodUs: number; podPidsLimit: number }): ResourceConfig {
+export function resourceConfigForPod(
+  pod: Pod,
+  o: { enforceCpuLimits: boolean; cpuPeriodUs: number; podPidsLimit: number },
+): ResourceConfig {
   const limits = podLimits(pod);
   const shares = milliCpuToShares(podRequests(pod).cpuMilli);
   const quota = o.enforceCpuLimits ? milliCpuToQuota(limits.cpuMilli, o.cpuPeriodUs) : -1;
@@ -48,7 +56,8 @@ export function nodeAllocatableAbsolute(
   capacity: { cpuMilli: number; memoryBytes: number },
   reserved: Record<string, string>[],
 ): { cpuMilli: number; memoryBytes: number } {
-  const sum = (name: string, parse: (q: string) => number | undefined) => reserved.reduce((n, r) => n + (parse(r[name] ?? '0') ?? 0), 0);
+  const sum = (name: string, parse: (q: string) => number | undefined) =>
+    reserved.reduce((n, r) => n + (parse(r[name] ?? '0') ?? 0), 0);
   return {
     cpuMilli: Math.max(0, capacity.cpuMilli - sum('cpu', milliCpu)),
     memoryBytes: Math.max(0, capacity.memoryBytes - sum('memory', bytes)),
@@ -70,7 +79,11 @@ export interface ReservedCgroupLimit {
  */
 export function reservedCgroupLimits(
   enforce: readonly string[],
-  o: { cgroups: { system: string; kube: string }; systemReserved?: Record<string, string>; kubeReserved?: Record<string, string> },
+  o: {
+    cgroups: { system: string; kube: string };
+    systemReserved?: Record<string, string>;
+    kubeReserved?: Record<string, string>;
+  },
 ): ReservedCgroupLimit[] {
   const out: ReservedCgroupLimit[] = [];
   for (const who of ['system', 'kube'] as const) {

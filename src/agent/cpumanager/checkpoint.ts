@@ -25,7 +25,11 @@ function fnv32a(text: string): number {
 const sortedKeys = <V>(m: ReadonlyMap<string, V>) => [...m.keys()].sort();
 
 /** go-spew's `%#v` of upstream's *state.CPUManagerCheckpoint for `s` (checksum 0; entries never nil). */
-export function spewCheckpoint(s: { policyName: string; defaultCpuSet: string; entries: ReadonlyMap<string, ReadonlyMap<string, string>> }): string {
+export function spewCheckpoint(s: {
+  policyName: string;
+  defaultCpuSet: string;
+  entries: ReadonlyMap<string, ReadonlyMap<string, string>>;
+}): string {
   const inner = (m: ReadonlyMap<string, string>) =>
     `map[${sortedKeys(m)
       .map((k) => `${k}:${m.get(k)}`)
@@ -39,14 +43,19 @@ export function spewCheckpoint(s: { policyName: string; defaultCpuSet: string; e
 const asText = (s: CpuManagerState) => ({
   policyName: s.policyName,
   defaultCpuSet: formatCpuSet(s.defaultCpuSet),
-  entries: new Map([...s.entries].map(([pod, cs]) => [pod, new Map([...cs].map(([c, set]) => [c, formatCpuSet(set)]))])),
+  entries: new Map(
+    [...s.entries].map(([pod, cs]) => [pod, new Map([...cs].map(([c, set]) => [c, formatCpuSet(set)]))]),
+  ),
 });
 
 /** The file's bytes, as Go's json.Marshal writes the checkpoint (sorted keys, entries left out when empty). */
 export function encodeCheckpoint(s: CpuManagerState): string {
   const t = asText(s);
   const entries = Object.fromEntries(
-    sortedKeys(t.entries).map((p) => [p, Object.fromEntries(sortedKeys(t.entries.get(p)!).map((c) => [c, t.entries.get(p)!.get(c)]))]),
+    sortedKeys(t.entries).map((p) => [
+      p,
+      Object.fromEntries(sortedKeys(t.entries.get(p)!).map((c) => [c, t.entries.get(p)!.get(c)])),
+    ]),
   );
   return JSON.stringify({
     policyName: t.policyName,
@@ -68,32 +77,50 @@ const MAX_BYTES = 4 * 1024 * 1024;
 export function decodeCheckpoint(text: string, policyName: string): CpuManagerState {
   if (text.length > MAX_BYTES) throw new Error('checkpoint is too large');
   const o = JSON.parse(text) as Record<string, unknown>;
-  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new Error('json: cannot unmarshal into Go value of type state.CPUManagerCheckpoint');
+  if (!o || typeof o !== 'object' || Array.isArray(o))
+    throw new Error('json: cannot unmarshal into Go value of type state.CPUManagerCheckpoint');
   const str = (v: unknown, what: string) => {
     if (v !== undefined && typeof v !== 'string')
-      throw new Error(`json: cannot unmarshal ${typeof v} into Go struct field CPUManagerCheckpoint.${what} of type string`);
+      throw new Error(
+        `json: cannot unmarshal ${typeof v} into Go struct field CPUManagerCheckpoint.${what} of type string`,
+      );
     return v ?? '';
   };
   const name = str(field(o, 'policyName'), 'policyName');
   const defaultText = str(field(o, 'defaultCpuSet'), 'defaultCpuSet');
   const rawEntries = field(o, 'entries') ?? {};
   if (typeof rawEntries !== 'object' || rawEntries === null || Array.isArray(rawEntries))
-    throw new Error('json: cannot unmarshal into Go struct field CPUManagerCheckpoint.entries of type map[string]map[string]string');
+    throw new Error(
+      'json: cannot unmarshal into Go struct field CPUManagerCheckpoint.entries of type map[string]map[string]string',
+    );
   const textEntries = new Map<string, Map<string, string>>();
   for (const [pod, cs] of Object.entries(rawEntries as Record<string, unknown>)) {
     if (typeof cs !== 'object' || cs === null || Array.isArray(cs))
-      throw new Error('json: cannot unmarshal string into Go struct field CPUManagerCheckpointV2.entries of type map[string]string');
-    textEntries.set(pod, new Map(Object.entries(cs as Record<string, unknown>).map(([c, v]) => [c, str(v, 'entries')])));
+      throw new Error(
+        'json: cannot unmarshal string into Go struct field CPUManagerCheckpointV2.entries of type map[string]string',
+      );
+    textEntries.set(
+      pod,
+      new Map(Object.entries(cs as Record<string, unknown>).map(([c, v]) => [c, str(v, 'entries')])),
+    );
   }
   const checksum = field(o, 'checksum') ?? 0;
-  if (checksum !== 0 && checksum !== fnv32a(spewCheckpoint({ policyName: name, defaultCpuSet: defaultText, entries: textEntries })))
+  if (
+    checksum !== 0 &&
+    checksum !== fnv32a(spewCheckpoint({ policyName: name, defaultCpuSet: defaultText, entries: textEntries }))
+  )
     throw new Error('checkpoint is corrupted');
-  if (name !== policyName) throw new Error(`configured policy ${JSON.stringify(policyName)} differs from state checkpoint policy ${JSON.stringify(name)}`);
+  if (name !== policyName)
+    throw new Error(
+      `configured policy ${JSON.stringify(policyName)} differs from state checkpoint policy ${JSON.stringify(name)}`,
+    );
   let defaultCpuSet: CpuSet;
   try {
     defaultCpuSet = parseCpuSet(defaultText);
   } catch (err) {
-    throw new Error(`could not parse default cpu set ${JSON.stringify(defaultText)}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`could not parse default cpu set ${JSON.stringify(defaultText)}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const entries = new Map<string, Map<string, CpuSet>>();
   for (const [pod, cs] of textEntries) {

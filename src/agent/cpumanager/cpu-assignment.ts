@@ -15,11 +15,16 @@ export const notEnoughCpus = (requested: number, available: number) =>
   `not enough cpus available to satisfy request: requested=${requested}, available=${available}`;
 
 /** The CPUs of `topo` at `level` = `id`, among `cpus`. */
-const cpusIn = (topo: CpuTopology, cpus: CpuSet, level: Level, id: number) => cpus.filter((c) => topo.get(c)![level] === id);
+const cpusIn = (topo: CpuTopology, cpus: CpuSet, level: Level, id: number) =>
+  cpus.filter((c) => topo.get(c)![level] === id);
 const ids = (topo: CpuTopology, cpus: CpuSet, level: Level) => cpuSet(cpus.map((c) => topo.get(c)![level]));
 
 /** `numCpus` CPUs out of `available`, or upstream's error message. */
-export function takeByTopology(topo: CpuTopology, available: CpuSet, numCpus: number): { ok: true; cpus: CpuSet } | { ok: false; message: string } {
+export function takeByTopology(
+  topo: CpuTopology,
+  available: CpuSet,
+  numCpus: number,
+): { ok: true; cpus: CpuSet } | { ok: false; message: string } {
   const all = cpuSet(topo.keys());
   let free: CpuSet = available.filter((c) => topo.has(c));
   const result: number[] = [];
@@ -33,7 +38,9 @@ export function takeByTopology(topo: CpuTopology, available: CpuSet, numCpus: nu
   const size = (level: Level, id: number) => cpusIn(topo, all, level, id).length;
   // Units of `level` ordered best-fit: fewest free CPUs first, then ID.
   const sorted = (level: Level, within: CpuSet) =>
-    [...ids(topo, within, level)].sort((a, b) => cpusIn(topo, free, level, a).length - cpusIn(topo, free, level, b).length || a - b);
+    [...ids(topo, within, level)].sort(
+      (a, b) => cpusIn(topo, free, level, a).length - cpusIn(topo, free, level, b).length || a - b,
+    );
   // 1. Whole NUMA nodes / sockets, the larger first.
   const numaNodes = ids(topo, all, 'numaNodeId').length;
   const sockets = ids(topo, all, 'socketId').length;

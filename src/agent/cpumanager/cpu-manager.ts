@@ -75,11 +75,17 @@ export class CpuManager {
         throw new Error(`new static policy error: ${(err as Error).message}`, { cause: err });
       }
       if (c.reservedMilli <= 0 && !c.reservedCpus?.length)
-        throw new Error('[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+        throw new Error(
+          '[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero',
+        );
       const n = c.reservedCpus?.length ? c.reservedCpus.length : Math.ceil(c.reservedMilli / 1000);
-      const taken = c.reservedCpus?.length ? { ok: true as const, cpus: c.reservedCpus } : takeByTopology(c.topology, all, n);
+      const taken = c.reservedCpus?.length
+        ? { ok: true as const, cpus: c.reservedCpus }
+        : takeByTopology(c.topology, all, n);
       if (!taken.ok || taken.cpus.length !== n)
-        throw new Error(`[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`);
+        throw new Error(
+          `[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`,
+        );
       this.reserved = taken.cpus;
       const cores = new Set(this.reserved.map((cpu) => c.topology.get(cpu)?.coreId));
       this.reservedCores = all.filter((cpu) => cores.has(c.topology.get(cpu)?.coreId));
@@ -94,7 +100,8 @@ export class CpuManager {
   /** Reads the state and checks it against the configuration (throws upstream's message when they disagree), and writes it back. */
   start(): void {
     this.state = readCheckpoint(this.c.stateFile, this.c.policy);
-    if (this.c.policy === 'static') this.state = validateStaticState(this.state, this.reserved, topologyCpus(this.c.topology));
+    if (this.c.policy === 'static')
+      this.state = validateStaticState(this.state, this.reserved, topologyCpus(this.c.topology));
     this.save();
   }
 
@@ -113,7 +120,10 @@ export class CpuManager {
       pinningRequests: this.pinningRequests,
       pinningErrors: this.pinningErrors,
       sharedPoolMilli: isStatic ? difference(this.state.defaultCpuSet, this.reserved).length * 1000 : 0,
-      exclusiveCpus: [...this.state.entries.values()].reduce((n, cs) => n + [...cs.values()].reduce((m, set) => m + set.length, 0), 0),
+      exclusiveCpus: [...this.state.entries.values()].reduce(
+        (n, cs) => n + [...cs.values()].reduce((m, set) => m + set.length, 0),
+        0,
+      ),
     };
   }
 
@@ -140,7 +150,11 @@ export class CpuManager {
    * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal, or undefined.
    * Assignments of pods seen active and no longer so are released first.
    */
-  allocate(pod: Pod, active: readonly Pod[], affinity: (c: Container) => readonly number[] | undefined = () => undefined): AllocationRefusal | undefined {
+  allocate(
+    pod: Pod,
+    active: readonly Pod[],
+    affinity: (c: Container) => readonly number[] | undefined = () => undefined,
+  ): AllocationRefusal | undefined {
     this.beginAdmission(pod, active);
     for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
       const refused = this.allocateContainer(pod, c, affinity(c));
@@ -176,9 +190,13 @@ export class CpuManager {
     let set = this.state.entries.get(uid)?.get(c.name);
     if (!set) {
       const available = this.available(uid);
-      const aligned = numaNodes ? available.filter((cpu) => numaNodes.includes(this.c.topology.get(cpu)?.numaNodeId ?? -1)) : [];
+      const aligned = numaNodes
+        ? available.filter((cpu) => numaNodes.includes(this.c.topology.get(cpu)?.numaNodeId ?? -1))
+        : [];
       const first = takeByTopology(this.c.topology, aligned, Math.min(n, aligned.length));
-      const rest = first.ok ? takeByTopology(this.c.topology, difference(available, first.cpus), n - first.cpus.length) : first;
+      const rest = first.ok
+        ? takeByTopology(this.c.topology, difference(available, first.cpus), n - first.cpus.length)
+        : first;
       if (!first.ok || !rest.ok) {
         this.pinningErrors++;
         const message = !rest.ok ? rest.message : 'failed to allocate cpus';
@@ -187,7 +205,10 @@ export class CpuManager {
           'Unable to allocate CPUs',
         );
         this.save();
-        return { reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${message}, which is unexpected` };
+        return {
+          reason: 'UnexpectedAdmissionError',
+          message: `Allocate failed due to ${message}, which is unexpected`,
+        };
       }
       set = union(first.cpus, rest.cpus);
       this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);
@@ -220,7 +241,12 @@ export class CpuManager {
     if (!n) return undefined;
     const assigned = this.state.entries.get(pod.metadata.uid!)?.get(c.name);
     if (assigned) return assigned.length === n ? cpuTopologyHints(this.c.topology, assigned, [], n) : [];
-    return cpuTopologyHints(this.c.topology, difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(pod.metadata.uid!) ?? [], n);
+    return cpuTopologyHints(
+      this.c.topology,
+      difference(this.state.defaultCpuSet, this.reserved),
+      this.reuse.get(pod.metadata.uid!) ?? [],
+      n,
+    );
   }
 
   /** The pod's topology hints for the pod scope (upstream GetPodTopologyHints): for the most of its init containers' or the sum of its app containers' CPUs. */
@@ -257,7 +283,8 @@ export class CpuManager {
       this.state.entries.delete(uid);
       changed = true;
     }
-    for (const key of this.written.keys()) if (!activeUids.has(key.slice(0, key.indexOf('/')))) this.written.delete(key);
+    for (const key of this.written.keys())
+      if (!activeUids.has(key.slice(0, key.indexOf('/')))) this.written.delete(key);
     // Bounded: only pods still active or still holding CPUs stay noted as seen.
     for (const uid of this.seen) if (!activeUids.has(uid) && !this.state.entries.has(uid)) this.seen.delete(uid);
     if (changed) this.save();
@@ -287,7 +314,10 @@ export class CpuManager {
         await update(r.id, cpuset);
         this.written.set(key, cpuset);
       } catch (err) {
-        this.c.logger?.error({ containerID: r.id, cpuSet: cpuset, err: (err as Error).message }, 'ReconcileState: failed to update container');
+        this.c.logger?.error(
+          { containerID: r.id, cpuSet: cpuset, err: (err as Error).message },
+          'ReconcileState: failed to update container',
+        );
         failed.push(r);
       }
     }

@@ -6,7 +6,12 @@
  * implemented; the others are reported as not implemented. Pure.
  */
 
-const ALPHA = ['align-by-socket', 'distribute-cpus-across-cores', 'strict-cpu-reservation', 'prefer-align-cpus-by-uncorecache'];
+const ALPHA = [
+  'align-by-socket',
+  'distribute-cpus-across-cores',
+  'strict-cpu-reservation',
+  'prefer-align-cpus-by-uncorecache',
+];
 const BETA = ['full-pcpus-only', 'distribute-cpus-across-numa'];
 const BOOLEAN = ['full-pcpus-only', ...ALPHA, 'distribute-cpus-across-numa'];
 
@@ -25,15 +30,25 @@ function parseBool(v: string): boolean | undefined {
 }
 
 /** The options, or upstream's error (throws). */
-export function parseStaticPolicyOptions(options: Readonly<Record<string, string>>, gates: { alpha: boolean; beta: boolean }): StaticPolicyOptions {
+export function parseStaticPolicyOptions(
+  options: Readonly<Record<string, string>>,
+  gates: { alpha: boolean; beta: boolean },
+): StaticPolicyOptions {
   const out: StaticPolicyOptions = { fullPhysicalCpusOnly: false, notImplemented: [] };
   for (const [name, value] of Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (!ALPHA.includes(name) && !BETA.includes(name)) throw new Error(`unknown CPU Manager Policy option: ${JSON.stringify(name)}`);
+    if (!ALPHA.includes(name) && !BETA.includes(name))
+      throw new Error(`unknown CPU Manager Policy option: ${JSON.stringify(name)}`);
     if (ALPHA.includes(name) && !gates.alpha)
-      throw new Error(`CPU Manager Policy Alpha-level Options not enabled, but option ${JSON.stringify(name)} provided`);
-    if (BETA.includes(name) && !gates.beta) throw new Error(`CPU Manager Policy Beta-level Options not enabled, but option ${JSON.stringify(name)} provided`);
+      throw new Error(
+        `CPU Manager Policy Alpha-level Options not enabled, but option ${JSON.stringify(name)} provided`,
+      );
+    if (BETA.includes(name) && !gates.beta)
+      throw new Error(`CPU Manager Policy Beta-level Options not enabled, but option ${JSON.stringify(name)} provided`);
     const b = BOOLEAN.includes(name) ? parseBool(value) : undefined;
-    if (b === undefined) throw new Error(`bad value for option ${JSON.stringify(name)}: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+    if (b === undefined)
+      throw new Error(
+        `bad value for option ${JSON.stringify(name)}: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`,
+      );
     if (name === 'full-pcpus-only') out.fullPhysicalCpusOnly = b;
     else if (b) out.notImplemented.push(name);
   }

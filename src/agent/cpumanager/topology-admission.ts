@@ -18,10 +18,18 @@ export interface TopologyManagerConfig {
 }
 
 /** Upstream's TopologyAffinityError as an admission result. */
-export const TOPOLOGY_AFFINITY_ERROR = { reason: 'TopologyAffinityError', message: 'Resources cannot be allocated with Topology locality' };
+export const TOPOLOGY_AFFINITY_ERROR = {
+  reason: 'TopologyAffinityError',
+  message: 'Resources cannot be allocated with Topology locality',
+};
 
 /** The refusal of `pod`, or undefined when it is admitted (its CPUs allocated). */
-export function admitWithTopology(m: CpuManager, t: TopologyManagerConfig, pod: Pod, active: readonly Pod[]): { reason: string; message: string } | undefined {
+export function admitWithTopology(
+  m: CpuManager,
+  t: TopologyManagerConfig,
+  pod: Pod,
+  active: readonly Pod[],
+): { reason: string; message: string } | undefined {
   m.beginAdmission(pod, active);
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   if (t.policy === 'none') {

@@ -28,14 +28,20 @@ export function numaMasks(nodes: readonly number[]): number[][] {
 }
 
 /** The NUMA nodes of the machine, ascending. */
-export const numaNodesOf = (topo: CpuTopology): number[] => [...new Set([...topo.values()].map((c) => c.numaNodeId))].sort((a, b) => a - b);
+export const numaNodesOf = (topo: CpuTopology): number[] =>
+  [...new Set([...topo.values()].map((c) => c.numaNodeId))].sort((a, b) => a - b);
 
 /**
  * The CPU manager's hints for `request` exclusive CPUs (upstream generateCPUTopologyHints): every
  * set of NUMA nodes holding enough of `available` (plus all of `reusable`), preferred when it is as
  * small as the smallest set that could hold the request on this machine.
  */
-export function cpuTopologyHints(topo: CpuTopology, available: CpuSet, reusable: CpuSet, request: number): TopologyHint[] {
+export function cpuTopologyHints(
+  topo: CpuTopology,
+  available: CpuSet,
+  reusable: CpuSet,
+  request: number,
+): TopologyHint[] {
   const nodes = numaNodesOf(topo);
   const numa = (cpu: number) => topo.get(cpu)?.numaNodeId;
   let minSize = nodes.length;
@@ -69,17 +75,25 @@ export function mergeHints(
   allNodes: readonly number[],
   hints: readonly TopologyHint[] | undefined,
 ): { hint: TopologyHint; admit: boolean } {
-  let candidates: TopologyHint[] = hints === undefined ? [{ preferred: true }] : hints.length ? [...hints] : [{ preferred: false }];
-  if (policy === 'single-numa-node') candidates = candidates.filter((h) => h.preferred && (h.numaNodes === undefined || h.numaNodes.length === 1));
+  let candidates: TopologyHint[] =
+    hints === undefined ? [{ preferred: true }] : hints.length ? [...hints] : [{ preferred: false }];
+  if (policy === 'single-numa-node')
+    candidates = candidates.filter((h) => h.preferred && (h.numaNodes === undefined || h.numaNodes.length === 1));
   let best: { nodes: readonly number[]; preferred: boolean } | undefined;
   for (const h of candidates) {
     const nodes = h.numaNodes ?? allNodes;
     if (!nodes.length) continue;
-    if (!best || (h.preferred && !best.preferred) || (h.preferred === best.preferred && narrower(nodes, best.nodes))) best = { nodes, preferred: h.preferred };
+    if (!best || (h.preferred && !best.preferred) || (h.preferred === best.preferred && narrower(nodes, best.nodes)))
+      best = { nodes, preferred: h.preferred };
   }
   const result = best ?? { nodes: allNodes, preferred: false };
   // single-numa-node: the whole machine means no affinity.
-  const any = policy === 'single-numa-node' && result.nodes.length === allNodes.length && result.nodes.every((n, i) => n === allNodes[i]);
-  const hint: TopologyHint = any ? { preferred: result.preferred } : { numaNodes: result.nodes, preferred: result.preferred };
+  const any =
+    policy === 'single-numa-node' &&
+    result.nodes.length === allNodes.length &&
+    result.nodes.every((n, i) => n === allNodes[i]);
+  const hint: TopologyHint = any
+    ? { preferred: result.preferred }
+    : { numaNodes: result.nodes, preferred: result.preferred };
   return { hint, admit: policy === 'best-effort' || hint.preferred };
 }

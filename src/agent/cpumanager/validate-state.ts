@@ -15,11 +15,18 @@ export function validateStaticState(s: CpuManagerState, reserved: CpuSet, all: C
     return { ...s, defaultCpuSet: all };
   }
   if (!equalSets(intersection(reserved, s.defaultCpuSet), reserved))
-    throw new Error(`not all reserved cpus: "${formatCpuSet(reserved)}" are present in defaultCpuSet: "${formatCpuSet(s.defaultCpuSet)}"`);
+    throw new Error(
+      `not all reserved cpus: "${formatCpuSet(reserved)}" are present in defaultCpuSet: "${formatCpuSet(s.defaultCpuSet)}"`,
+    );
   for (const a of assigned)
     if (intersection(s.defaultCpuSet, a.set).length)
-      throw new Error(`pod: ${a.pod}, container: ${a.name} cpuset: "${formatCpuSet(a.set)}" overlaps with default cpuset "${formatCpuSet(s.defaultCpuSet)}"`);
+      throw new Error(
+        `pod: ${a.pod}, container: ${a.name} cpuset: "${formatCpuSet(a.set)}" overlaps with default cpuset "${formatCpuSet(s.defaultCpuSet)}"`,
+      );
   const known = union(s.defaultCpuSet, ...assigned.map((a) => a.set));
-  if (!equalSets(known, all)) throw new Error(`current set of available CPUs "${formatCpuSet(all)}" doesn't match with CPUs in state "${formatCpuSet(known)}"`);
+  if (!equalSets(known, all))
+    throw new Error(
+      `current set of available CPUs "${formatCpuSet(all)}" doesn't match with CPUs in state "${formatCpuSet(known)}"`,
+    );
   return s;
 }

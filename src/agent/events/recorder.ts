@@ -53,7 +53,10 @@ export class EventRecorder implements EventSink {
   }
 
   record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.d.logger.debug({ object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason }, message);
+    this.d.logger.debug(
+      { object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason },
+      message,
+    );
     const client = this.d.client;
     if (!client) return;
     if (!this.limiter.tryTake()) {

@@ -22,7 +22,15 @@ import type { ContainerSample, StatsSnapshot } from '../stats/samples.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';
-import { conditionOf, observe, pressureConditions, resourceOf, thresholdsMet, type PressureCondition, type Threshold } from './signals.js';
+import {
+  conditionOf,
+  observe,
+  pressureConditions,
+  resourceOf,
+  thresholdsMet,
+  type PressureCondition,
+  type Threshold,
+} from './signals.js';
 import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
 import { localStorageViolation } from './local-storage.js';
 
@@ -85,7 +93,11 @@ export class EvictionManager {
     if (!conds.length || isCriticalPod(pod, this.d.isStatic(pod))) return { admit: true };
     if (conds.length === 1 && conds[0] === 'MemoryPressure') {
       const tols = (pod.spec.tolerations ?? []) as Toleration[];
-      if (qosClass(pod) !== 'BestEffort' || tolerates(tols, { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' })) return { admit: true };
+      if (
+        qosClass(pod) !== 'BestEffort' ||
+        tolerates(tols, { key: 'node.kubernetes.io/memory-pressure', effect: 'NoSchedule' })
+      )
+        return { admit: true };
     }
     return { admit: false, reason: 'Evicted', message: `The node had condition: [${conds.join(' ')}]. ` };
   }
@@ -98,7 +110,9 @@ export class EvictionManager {
     const overLimit = this.d.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
     const obs = observe(snap, this.d.memoryCapacityBytes);
     const now = this.d.clock.now();
-    const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort((a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)]);
+    const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort(
+      (a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)],
+    );
     this.metLast = met;
     for (const t of [...this.firstMet.keys()]) if (!met.includes(t)) this.firstMet.delete(t);
     for (const t of met) if (!this.firstMet.has(t)) this.firstMet.set(t, now);
@@ -106,7 +120,8 @@ export class EvictionManager {
     // Conditions follow every met threshold, soft ones before their grace period too (as upstream).
     this.current = pressureConditions(met, this.lastMet, now, this.d.transitionMs);
     for (const c of this.current)
-      if (!before.has(c)) this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
+      if (!before.has(c))
+        this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
     if (overLimit) return overLimit;
     const actionable = met.filter((t) => now - this.firstMet.get(t)! >= (t.graceMs ?? 0));
     if (!actionable.length) return undefined;
@@ -116,7 +131,8 @@ export class EvictionManager {
       await this.d.reclaimDisk();
       // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
       const after = this.d.snapshot();
-      if (!after || after.atMs === snap.atMs || !thresholdsMet([t], observe(after, this.d.memoryCapacityBytes)).length) return undefined;
+      if (!after || after.atMs === snap.atMs || !thresholdsMet([t], observe(after, this.d.memoryCapacityBytes)).length)
+        return undefined;
     }
     const candidates = this.d
       .activePods()
@@ -128,7 +144,9 @@ export class EvictionManager {
       return undefined;
     }
     const grace =
-      t.graceMs === undefined ? HARD_EVICTION_GRACE_SECONDS : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
+      t.graceMs === undefined
+        ? HARD_EVICTION_GRACE_SECONDS
+        : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
     this.evictPod(victim.pod, evictionMessage(t, obs.get(t.signal)!, victim), grace, t.signal);
     this.lastEvictionMs = this.d.clock.now();
     return victim.pod;
@@ -136,7 +154,10 @@ export class EvictionManager {
 
   /** Logs, records the Evicted event, kills the pod with `graceSeconds` and counts the eviction under `signal`. */
   private evictPod(pod: Pod, message: string, graceSeconds: number, signal: string): void {
-    this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, signal }, `evicting pod: ${message.trim()}`);
+    this.d.logger.info(
+      { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, signal },
+      `evicting pod: ${message.trim()}`,
+    );
     this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
     this.d.evict(pod, message, graceSeconds);
     this.evictions++;
@@ -151,7 +172,9 @@ export class EvictionManager {
       if (isCriticalPod(pod, this.d.isStatic(pod))) continue;
       const uid = pod.metadata.uid!;
       // Each container's writable layer + logs.
-      const containers = new Map((byPod.get(uid) ?? []).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const));
+      const containers = new Map(
+        (byPod.get(uid) ?? []).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const),
+      );
       const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const violation = localStorageViolation(pod, { volumes, containers });
       if (!violation) continue;
@@ -166,7 +189,9 @@ export class EvictionManager {
     if (!this.d.thresholds.length && !this.d.volumeUsage) return;
     void (async () => {
       while (!signal.aborted) {
-        await this.synchronize().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'));
+        await this.synchronize().catch((err: unknown) =>
+          this.d.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'),
+        );
         await sleep(EVICTION_PERIOD_MS, signal, this.d.clock);
       }
     })();
@@ -187,7 +212,8 @@ function candidate(pod: Pod, t: Threshold, s: StatsSnapshot, byPod: ReadonlyMap<
   if (resource === 'pids') return { pod, usage: s.pods.get(uid)?.processCount };
   const cs = byPod.get(uid) ?? [];
   if (!cs.length) return { pod };
-  const of = (c: (typeof cs)[number]) => (resource === 'memory' ? (c.workingSet ?? 0) : (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0));
+  const of = (c: (typeof cs)[number]) =>
+    resource === 'memory' ? (c.workingSet ?? 0) : (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0);
   const containers = cs.map((c) => ({ name: c.name, usage: of(c) }));
   return { pod, usage: containers.reduce((n, c) => n + c.usage, 0), containers };
 }

@@ -26,7 +26,10 @@ interface VolumeSpec {
 export type LocalStorageSignal = 'emptydirfs.limit' | 'ephemeralpodfs.limit' | 'ephemeralcontainerfs.limit';
 
 /** The first local storage limit `pod` exceeds (its signal and upstream's message), or undefined. */
-export function localStorageViolation(pod: Pod, u: LocalStorageUsage): { signal: LocalStorageSignal; message: string } | undefined {
+export function localStorageViolation(
+  pod: Pod,
+  u: LocalStorageUsage,
+): { signal: LocalStorageSignal; message: string } | undefined {
   const volumes = (pod.spec.volumes ?? []) as VolumeSpec[];
   for (const v of volumes) {
     const limit = v.emptyDir?.sizeLimit;
@@ -34,12 +37,19 @@ export function localStorageViolation(pod: Pod, u: LocalStorageUsage): { signal:
     if (limit === undefined || used === undefined || v.emptyDir?.medium === 'Memory') continue;
     const max = bytes(limit);
     if (max !== undefined && max > 0 && used > max)
-      return { signal: 'emptydirfs.limit', message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". ` };
+      return {
+        signal: 'emptydirfs.limit',
+        message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". `,
+      };
   }
-  const limits = pod.spec.containers.map((c) => c.resources?.limits?.['ephemeral-storage']).filter((x): x is string => x !== undefined);
+  const limits = pod.spec.containers
+    .map((c) => c.resources?.limits?.['ephemeral-storage'])
+    .filter((x): x is string => x !== undefined);
   if (limits.length) {
     const podLimit = limits.reduce((n, l) => n + (bytes(l) ?? 0), 0);
-    const local = volumes.filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap).map((v) => u.volumes.get(v.name) ?? 0);
+    const local = volumes
+      .filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap)
+      .map((v) => u.volumes.get(v.name) ?? 0);
     const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, 0);
     if (used > podLimit)
       return {
@@ -52,7 +62,10 @@ export function localStorageViolation(pod: Pod, u: LocalStorageUsage): { signal:
     const max = bytes(limit);
     const used = u.containers.get(c.name);
     if (limit !== undefined && max && used !== undefined && used > max)
-      return { signal: 'ephemeralcontainerfs.limit', message: `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". ` };
+      return {
+        signal: 'ephemeralcontainerfs.limit',
+        message: `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". `,
+      };
   }
   return undefined;
 }

@@ -21,10 +21,13 @@ export interface Candidate {
 /** Upstream IsCriticalPod: static, mirror, or system-critical priority. */
 export function isCriticalPod(pod: Pod, isStatic: boolean): boolean {
   const annotations = pod.metadata.annotations ?? {};
-  return isStatic || 'kubernetes.io/config.mirror' in annotations || (pod.spec.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY;
+  return (
+    isStatic || 'kubernetes.io/config.mirror' in annotations || (pod.spec.priority ?? 0) >= SYSTEM_CRITICAL_PRIORITY
+  );
 }
 
-const requestOf = (c: Container, resource: 'memory' | 'ephemeral-storage') => bytes(c.resources?.requests?.[resource]) ?? 0;
+const requestOf = (c: Container, resource: 'memory' | 'ephemeral-storage') =>
+  bytes(c.resources?.requests?.[resource]) ?? 0;
 
 /** The pod's request of `resource` (its containers'). */
 function podRequest(pod: Pod, resource: 'memory' | 'ephemeral-storage'): number {
@@ -35,7 +38,8 @@ function podRequest(pod: Pod, resource: 'memory' | 'ephemeral-storage'): number 
 export function rankForEviction(cands: Candidate[], t: Threshold): Candidate[] {
   const resource = resourceOf(t.signal);
   const priority = (c: Candidate) => c.pod.spec.priority ?? 0;
-  if (resource === 'pids') return [...cands].sort((a, b) => priority(a) - priority(b) || (b.usage ?? 0) - (a.usage ?? 0));
+  if (resource === 'pids')
+    return [...cands].sort((a, b) => priority(a) - priority(b) || (b.usage ?? 0) - (a.usage ?? 0));
   const r = resource === 'memory' ? 'memory' : 'ephemeral-storage';
   const above = (c: Candidate) => (c.usage ?? 0) - podRequest(c.pod, r);
   const exceeds = (c: Candidate) => (c.usage === undefined ? 2 : above(c) > 0 ? 1 : 0);
@@ -58,7 +62,8 @@ export function formatBinary(n: number): string {
 /** Upstream's eviction message: the resource, the threshold and what was available, and each container using more than it requests. */
 export function evictionMessage(t: Threshold, o: Observation, c: Candidate): string {
   const resource = resourceOf(t.signal);
-  const fmt = resource === 'memory' || resource === 'ephemeral-storage' ? formatBinary : (n: number) => String(Math.round(n));
+  const fmt =
+    resource === 'memory' || resource === 'ephemeral-storage' ? formatBinary : (n: number) => String(Math.round(n));
   let message = `The node was low on resource: ${resource}. Threshold quantity: ${fmt(thresholdValue(t, o.capacity))}, available: ${fmt(o.available)}. `;
   if (resource === 'memory' || resource === 'ephemeral-storage') {
     for (const u of c.containers ?? []) {

@@ -7,7 +7,13 @@
 import { parseQuantity } from '../../api/quantity.js';
 import type { StatsSnapshot } from '../stats/samples.js';
 
-export type Signal = 'memory.available' | 'nodefs.available' | 'nodefs.inodesFree' | 'imagefs.available' | 'imagefs.inodesFree' | 'pid.available';
+export type Signal =
+  | 'memory.available'
+  | 'nodefs.available'
+  | 'nodefs.inodesFree'
+  | 'imagefs.available'
+  | 'imagefs.inodesFree'
+  | 'pid.available';
 export type PressureCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
 /** The resource a signal is about, as upstream's messages name it. */
 export type Resource = 'memory' | 'ephemeral-storage' | 'inodes' | 'pids';
@@ -53,7 +59,8 @@ export function parseThresholds(m: Record<string, string>, field = 'evictionHard
     const v = raw.trim();
     if (v.endsWith('%')) {
       const pct = Number(v.slice(0, -1));
-      if (!Number.isFinite(pct) || pct < 0 || pct > 100) throw new Error(`${field}: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
+      if (!Number.isFinite(pct) || pct < 0 || pct > 100)
+        throw new Error(`${field}: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
       if (pct > 0) out.push({ signal: signal as Signal, fraction: pct / 100, raw: v });
       continue;
     }
@@ -68,7 +75,8 @@ export function parseThresholds(m: Record<string, string>, field = 'evictionHard
 export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Signal, Observation> {
   const out = new Map<Signal, Observation>();
   const mem = s.node.memory as { available?: number };
-  if (mem.available !== undefined) out.set('memory.available', { available: mem.available, capacity: memoryCapacityBytes });
+  if (mem.available !== undefined)
+    out.set('memory.available', { available: mem.available, capacity: memoryCapacityBytes });
   const fsObs = (f: StatsSnapshot['node']['fs'], bytesSignal: Signal, inodesSignal: Signal) => {
     if (!f) return;
     out.set(bytesSignal, { available: f.availableBytes, capacity: f.capacityBytes });
@@ -76,7 +84,11 @@ export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Sign
   };
   fsObs(s.node.fs, 'nodefs.available', 'nodefs.inodesFree');
   fsObs(s.node.imageFs, 'imagefs.available', 'imagefs.inodesFree');
-  if (s.node.rlimit.maxpid > 0) out.set('pid.available', { available: s.node.rlimit.maxpid - s.node.rlimit.curproc, capacity: s.node.rlimit.maxpid });
+  if (s.node.rlimit.maxpid > 0)
+    out.set('pid.available', {
+      available: s.node.rlimit.maxpid - s.node.rlimit.curproc,
+      capacity: s.node.rlimit.maxpid,
+    });
   return out;
 }
 
@@ -89,11 +101,18 @@ export function thresholdValue(t: Threshold, capacity: number): number {
  * The thresholds met by the observations (a signal not observed meets nothing). Those in
  * `stillMet` (met last time) stay met until their minimum reclaim is available too, as upstream.
  */
-export function thresholdsMet(thresholds: Threshold[], obs: ReadonlyMap<Signal, Observation>, stillMet: readonly Threshold[] = []): Threshold[] {
+export function thresholdsMet(
+  thresholds: Threshold[],
+  obs: ReadonlyMap<Signal, Observation>,
+  stillMet: readonly Threshold[] = [],
+): Threshold[] {
   return thresholds.filter((t) => {
     const o = obs.get(t.signal);
     if (o === undefined) return false;
-    const reclaim = stillMet.includes(t) && t.minReclaim ? (t.minReclaim.quantity ?? Math.round((t.minReclaim.fraction ?? 0) * o.capacity)) : 0;
+    const reclaim =
+      stillMet.includes(t) && t.minReclaim
+        ? (t.minReclaim.quantity ?? Math.round((t.minReclaim.fraction ?? 0) * o.capacity))
+        : 0;
     return o.available < thresholdValue(t, o.capacity) + reclaim;
   });
 }
@@ -102,7 +121,12 @@ export function thresholdsMet(thresholds: Threshold[], obs: ReadonlyMap<Signal, 
  * The node conditions under pressure at `nowMs`: those a met threshold raises now, and those
  * raised within the last `transitionMs` (`lastMet` remembers when each was last raised; updated here).
  */
-export function pressureConditions(met: Threshold[], lastMet: Map<PressureCondition, number>, nowMs: number, transitionMs: number): Set<PressureCondition> {
+export function pressureConditions(
+  met: Threshold[],
+  lastMet: Map<PressureCondition, number>,
+  nowMs: number,
+  transitionMs: number,
+): Set<PressureCondition> {
   for (const t of met) lastMet.set(conditionOf(t.signal), nowMs);
   const out = new Set<PressureCondition>();
   for (const [c, at] of lastMet) {

@@ -29,7 +29,12 @@ export interface ContainerGcPlan {
 const nsToMs = (ns: number | string) => Number(ns) / 1e6;
 
 /** Computes the plan for `pods`; `isActive(uid)` says whether a source still wants the pod. */
-export function containerGcPlan(pods: readonly RuntimePod[], isActive: (uid: string) => boolean, nowMs: number, policy: ContainerGcPolicy): ContainerGcPlan {
+export function containerGcPlan(
+  pods: readonly RuntimePod[],
+  isActive: (uid: string) => boolean,
+  nowMs: number,
+  policy: ContainerGcPolicy,
+): ContainerGcPlan {
   const groups: { active: boolean; items: cri.Container[] }[] = [];
   for (const p of pods) {
     const byName = new Map<string, cri.Container[]>();
@@ -39,7 +44,8 @@ export function containerGcPlan(pods: readonly RuntimePod[], isActive: (uid: str
       (byName.get(name) ?? byName.set(name, []).get(name)!).push(c);
     }
     const active = isActive(p.uid);
-    for (const items of byName.values()) groups.push({ active, items: items.sort((a, b) => Number(b.created_at) - Number(a.created_at)) });
+    for (const items of byName.values())
+      groups.push({ active, items: items.sort((a, b) => Number(b.created_at) - Number(a.created_at)) });
   }
   const remove = new Set<string>();
   const keepPer = (g: { active: boolean; items: cri.Container[] }, n: number) => {

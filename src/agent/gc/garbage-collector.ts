@@ -61,10 +61,14 @@ export class GarbageCollector {
     const pods = await this.d.runtimeManager.listRuntimePods();
     const plan = containerGcPlan(pods, (uid) => this.d.isActive(uid), this.d.clock.now(), this.d.policy);
     for (const id of plan.containers)
-      await this.removeContainer(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'));
+      await this.removeContainer(id).catch((err) =>
+        this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'),
+      );
     for (const id of plan.sandboxes) {
       await this.d.runtime.stopPodSandbox(id).catch(() => {});
-      await this.d.runtime.removePodSandbox(id).catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
+      await this.d.runtime
+        .removePodSandbox(id)
+        .catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
     }
     const inRuntime = new Set(pods.map((p) => p.uid));
     const keep = (uid: string) => this.d.isActive(uid) || inRuntime.has(uid);
@@ -74,7 +78,10 @@ export class GarbageCollector {
     }
     const podsDir = join(this.d.rootDir, 'pods');
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
-      if (!keep(uid)) await (this.d.removePodDir ? this.d.removePodDir(uid) : rm(join(podsDir, uid), { recursive: true, force: true }));
+      if (!keep(uid))
+        await (this.d.removePodDir
+          ? this.d.removePodDir(uid)
+          : rm(join(podsDir, uid), { recursive: true, force: true }));
     }
     const linksDir = this.d.containerLogsDir;
     if (linksDir) {
@@ -83,11 +90,21 @@ export class GarbageCollector {
           (r) => r.status.state !== 'CONTAINER_EXITED',
           () => false,
         );
-      for (const link of await removeDanglingLinks(linksDir, alive)) this.d.logger.debug({ path: link }, 'removed dead container log symlink');
+      for (const link of await removeDanglingLinks(linksDir, alive))
+        this.d.logger.debug({ path: link }, 'removed dead container log symlink');
     }
     if (!this.d.cgroupFsRoot) return;
-    for (const { uid, killed } of await removeOrphanedPodCgroups(this.d.cgroupFsRoot, keep, this.d.cgroupRoot, this.d.observeCgroup))
-      if (killed) this.d.logger.info({ podUID: uid, killed }, 'Orphaned pod found, killed the processes left in its cgroups and removed them');
+    for (const { uid, killed } of await removeOrphanedPodCgroups(
+      this.d.cgroupFsRoot,
+      keep,
+      this.d.cgroupRoot,
+      this.d.observeCgroup,
+    ))
+      if (killed)
+        this.d.logger.info(
+          { podUID: uid, killed },
+          'Orphaned pod found, killed the processes left in its cgroups and removed them',
+        );
   }
 
   /** Removes a dead container, then its log, rotated logs and legacy link (upstream removeContainer + removeContainerLog). */
@@ -99,7 +116,10 @@ export class GarbageCollector {
     await this.d.runtime.removeContainer(id);
     const l = s?.labels ?? {};
     const dir = this.d.containerLogsDir;
-    const link = dir && s ? legacyLogSymlink(dir, id, l[ContainerNameLabel] ?? '', l[PodNameLabel] ?? '', l[PodNamespaceLabel] ?? '') : undefined;
+    const link =
+      dir && s
+        ? legacyLogSymlink(dir, id, l[ContainerNameLabel] ?? '', l[PodNameLabel] ?? '', l[PodNamespaceLabel] ?? '')
+        : undefined;
     await removeContainerLogs({ logPath: s?.log_path, link });
   }
 

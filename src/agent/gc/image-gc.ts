@@ -42,7 +42,13 @@ export function bytesToFree(capacity: number, available: number, policy: ImageGc
 }
 
 /** The images to remove to free `amount` bytes (pure): unused, unpinned, old enough; LRU first. */
-export function imagesToFree(records: ReadonlyMap<string, ImageRecord>, inUse: ReadonlySet<string>, amount: number, nowMs: number, minAgeMs: number): string[] {
+export function imagesToFree(
+  records: ReadonlyMap<string, ImageRecord>,
+  inUse: ReadonlySet<string>,
+  amount: number,
+  nowMs: number,
+  minAgeMs: number,
+): string[] {
   const candidates = [...records.entries()]
     .filter(([id, r]) => !inUse.has(id) && !r.pinned && nowMs - r.firstDetectedMs >= minAgeMs)
     .sort((a, b) => a[1].lastUsedMs - b[1].lastUsedMs || a[1].firstDetectedMs - b[1].firstDetectedMs);
@@ -57,8 +63,15 @@ export function imagesToFree(records: ReadonlyMap<string, ImageRecord>, inUse: R
 }
 
 /** The images unused for longer than `maxAgeMs` (pure): never used since detected counts as unused forever, as upstream. */
-export function imagesTooOld(records: ReadonlyMap<string, ImageRecord>, inUse: ReadonlySet<string>, nowMs: number, maxAgeMs: number): string[] {
-  return [...records.entries()].filter(([id, r]) => !inUse.has(id) && !r.pinned && nowMs - r.lastUsedMs > maxAgeMs).map(([id]) => id);
+export function imagesTooOld(
+  records: ReadonlyMap<string, ImageRecord>,
+  inUse: ReadonlySet<string>,
+  nowMs: number,
+  maxAgeMs: number,
+): string[] {
+  return [...records.entries()]
+    .filter(([id, r]) => !inUse.has(id) && !r.pinned && nowMs - r.lastUsedMs > maxAgeMs)
+    .map(([id]) => id);
 }
 
 /** What the image GC needs. */
@@ -91,7 +104,8 @@ export class ImageGc {
       this.deps.protectedImages(),
     ]);
     const byName = new Map<string, string>();
-    for (const img of images) for (const n of [img.id, ...(img.repo_tags ?? []), ...(img.repo_digests ?? [])]) byName.set(n, img.id);
+    for (const img of images)
+      for (const n of [img.id, ...(img.repo_tags ?? []), ...(img.repo_digests ?? [])]) byName.set(n, img.id);
     const inUse = new Set<string>();
     for (const c of containers) {
       const id = byName.get(c.image_ref) ?? byName.get(c.image?.image ?? '') ?? c.image_ref;
@@ -104,7 +118,12 @@ export class ImageGc {
     const seen = new Set<string>();
     for (const img of images) {
       seen.add(img.id);
-      const r = this.records.get(img.id) ?? { firstDetectedMs: now, lastUsedMs: 0, size: Number(img.size) || 0, pinned: false };
+      const r = this.records.get(img.id) ?? {
+        firstDetectedMs: now,
+        lastUsedMs: 0,
+        size: Number(img.size) || 0,
+        pinned: false,
+      };
       r.pinned = !!img.pinned;
       r.size = Number(img.size) || 0;
       if (inUse.has(img.id)) r.lastUsedMs = now;
@@ -122,7 +141,11 @@ export class ImageGc {
     const removed: string[] = [];
     if (maxAge > 0 && now - this.startedMs >= maxAge) {
       const old = await this.remove(imagesTooOld(this.records, inUse, now, maxAge), 'age');
-      if (old.length) this.deps.logger.info({ removed: old.length, maxAgeMs: maxAge }, 'removed images unused for longer than imageMaximumGCAge');
+      if (old.length)
+        this.deps.logger.info(
+          { removed: old.length, maxAgeMs: maxAge },
+          'removed images unused for longer than imageMaximumGCAge',
+        );
       removed.push(...old);
     }
     const fs = (await this.deps.images.imageFsInfo())[0] as cri.FilesystemUsage | undefined;

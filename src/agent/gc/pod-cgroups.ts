@@ -133,8 +133,17 @@ export async function removeOrphanedPodCgroups(
  * Removes one pod's cgroups (its pod<uid> directory in each hierarchy and QoS class) without
  * listing the others: the cost of a pod's removal does not grow with the number of pods.
  */
-export async function removePodCgroup(cgroupFsRoot: string, uid: string, cgroupRoot = '/', observe?: CgroupOpObserver): Promise<void> {
+export async function removePodCgroup(
+  cgroupFsRoot: string,
+  uid: string,
+  cgroupRoot = '/',
+  observe?: CgroupOpObserver,
+): Promise<void> {
   await timedCgroupOp(observe, 'destroy', () =>
-    Promise.all(hierarchiesOf(cgroupFsRoot).flatMap((h) => QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`))))),
+    Promise.all(
+      hierarchiesOf(cgroupFsRoot).flatMap((h) =>
+        QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`))),
+      ),
+    ),
   );
 }

@@ -16,11 +16,26 @@ import { parseDuration } from '../../lib/duration.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { runPlugin } from '../../lib/run-plugin.js';
-import { authEntries, credentialsOf, imageRegistry, keyMatches, type AuthConfig, type KeyringEntry } from './keyring.js';
+import {
+  authEntries,
+  credentialsOf,
+  imageRegistry,
+  keyMatches,
+  type AuthConfig,
+  type KeyringEntry,
+} from './keyring.js';
 import { parseYamlBounded, readTextBounded } from '../../lib/bounded-yaml.js';
 
-const CONFIG_API_VERSIONS = ['kubelet.config.k8s.io/v1', 'kubelet.config.k8s.io/v1beta1', 'kubelet.config.k8s.io/v1alpha1'];
-const PLUGIN_API_VERSIONS = ['credentialprovider.kubelet.k8s.io/v1', 'credentialprovider.kubelet.k8s.io/v1beta1', 'credentialprovider.kubelet.k8s.io/v1alpha1'];
+const CONFIG_API_VERSIONS = [
+  'kubelet.config.k8s.io/v1',
+  'kubelet.config.k8s.io/v1beta1',
+  'kubelet.config.k8s.io/v1alpha1',
+];
+const PLUGIN_API_VERSIONS = [
+  'credentialprovider.kubelet.k8s.io/v1',
+  'credentialprovider.kubelet.k8s.io/v1beta1',
+  'credentialprovider.kubelet.k8s.io/v1alpha1',
+];
 const RUN_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -47,8 +62,10 @@ export function parseCredentialProviderConfig(text: string, binDir: string): Cre
   }
   const d = (doc ?? {}) as { apiVersion?: unknown; kind?: unknown; providers?: unknown };
   if (d.kind !== 'CredentialProviderConfig') throw new Error('kind must be CredentialProviderConfig');
-  if (!CONFIG_API_VERSIONS.includes(d.apiVersion as string)) throw new Error(`unsupported apiVersion ${JSON.stringify(d.apiVersion)}`);
-  if (!Array.isArray(d.providers) || d.providers.length === 0) throw new Error('at least 1 item in plugins is required');
+  if (!CONFIG_API_VERSIONS.includes(d.apiVersion as string))
+    throw new Error(`unsupported apiVersion ${JSON.stringify(d.apiVersion)}`);
+  if (!Array.isArray(d.providers) || d.providers.length === 0)
+    throw new Error('at least 1 item in plugins is required');
   const seen = new Set<string>();
   return d.providers.map((raw: unknown, i: number) => {
     const p = (raw ?? {}) as Record<string, unknown>;
@@ -64,13 +81,23 @@ export function parseCredentialProviderConfig(text: string, binDir: string): Cre
     if (!Array.isArray(match) || match.length === 0 || !match.every((m) => typeof m === 'string' && m))
       throw new Error(`${where}.matchImages: at least 1 item in matchImages is required`);
     const cache = typeof p.defaultCacheDuration === 'string' ? parseDuration(p.defaultCacheDuration) : undefined;
-    if (cache === undefined || cache < 0) throw new Error(`${where}.defaultCacheDuration: a non-negative duration is required`);
+    if (cache === undefined || cache < 0)
+      throw new Error(`${where}.defaultCacheDuration: a non-negative duration is required`);
     if (!PLUGIN_API_VERSIONS.includes(p.apiVersion as string))
-      throw new Error(`${where}.apiVersion: supported values are ${PLUGIN_API_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`);
+      throw new Error(
+        `${where}.apiVersion: supported values are ${PLUGIN_API_VERSIONS.map((v) => JSON.stringify(v)).join(', ')}`,
+      );
     const args = p.args ?? [];
-    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new Error(`${where}.args: a list of strings`);
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string'))
+      throw new Error(`${where}.args: a list of strings`);
     const env = p.env ?? [];
-    if (!Array.isArray(env) || !env.every((e) => typeof (e as { name?: unknown })?.name === 'string' && typeof (e as { value?: unknown }).value === 'string'))
+    if (
+      !Array.isArray(env) ||
+      !env.every(
+        (e) =>
+          typeof (e as { name?: unknown })?.name === 'string' && typeof (e as { value?: unknown }).value === 'string',
+      )
+    )
       throw new Error(`${where}.env: a list of {name, value} strings`);
     return {
       name,
@@ -117,10 +144,13 @@ export function parseCredentialProviderResponse(
   } catch {
     throw new Error('its output is not a CredentialProviderResponse (not JSON)');
   }
-  if (doc?.kind !== 'CredentialProviderResponse') throw new Error('its output is not a CredentialProviderResponse (kind)');
-  if (doc.apiVersion !== apiVersion) throw new Error(`it answered ${JSON.stringify(doc.apiVersion)}, was configured to use ${apiVersion}`);
+  if (doc?.kind !== 'CredentialProviderResponse')
+    throw new Error('its output is not a CredentialProviderResponse (kind)');
+  if (doc.apiVersion !== apiVersion)
+    throw new Error(`it answered ${JSON.stringify(doc.apiVersion)}, was configured to use ${apiVersion}`);
   const type = doc.cacheKeyType;
-  if (type !== 'Image' && type !== 'Registry' && type !== 'Global') throw new Error(`invalid cacheKeyType ${JSON.stringify(type)}`);
+  if (type !== 'Image' && type !== 'Registry' && type !== 'Global')
+    throw new Error(`invalid cacheKeyType ${JSON.stringify(type)}`);
   let cacheMs: number | undefined;
   if (doc.cacheDuration !== undefined && doc.cacheDuration !== null) {
     cacheMs = typeof doc.cacheDuration === 'string' ? parseDuration(doc.cacheDuration) : undefined;
@@ -146,7 +176,11 @@ export class CredentialProviders {
   ) {}
 
   /** The providers of `configPath` (binaries under `binDir`), checked; throws as upstream fails the kubelet's start. */
-  static async fromFiles(configPath: string, binDir: string, d: { logger: Logger; now?: () => number }): Promise<CredentialProviders> {
+  static async fromFiles(
+    configPath: string,
+    binDir: string,
+    d: { logger: Logger; now?: () => number },
+  ): Promise<CredentialProviders> {
     try {
       return new CredentialProviders(await loadCredentialProviders(configPath, binDir), d);
     } catch (err) {
@@ -166,7 +200,10 @@ export class CredentialProviders {
       try {
         out.push(...credentialsOf(await this.entries(p, image), image));
       } catch (err) {
-        this.d.logger.warn({ provider: p.name, image, err: messageOf(err) }, 'failed getting credential from external registry credential provider');
+        this.d.logger.warn(
+          { provider: p.name, image, err: messageOf(err) },
+          'failed getting credential from external registry credential provider',
+        );
       }
     }
     return out;
@@ -174,7 +211,11 @@ export class CredentialProviders {
 
   private cached(p: CredentialProvider, image: string): KeyringEntry[] | undefined {
     const now = this.now();
-    for (const key of [`${p.name}\0image\0${image}`, `${p.name}\0registry\0${imageRegistry(image).host}`, `${p.name}\0global`]) {
+    for (const key of [
+      `${p.name}\0image\0${image}`,
+      `${p.name}\0registry\0${imageRegistry(image).host}`,
+      `${p.name}\0global`,
+    ]) {
       const c = this.cache.get(key);
       if (c && now < c.expiresAt) return c.entries;
       if (c) this.cache.delete(key);

@@ -20,7 +20,8 @@ import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
-  { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean } | { ok: false; reason: string; message: string; retryAfterMs?: number };
+  | { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean }
+  | { ok: false; reason: string; message: string; retryAfterMs?: number };
 
 /** What the image manager needs. */
 export interface ImageManagerDeps {
@@ -33,7 +34,11 @@ export interface ImageManagerDeps {
   pullLimiter?: TokenBucket;
   events?: EventSink;
   /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long a pull took, waiting included, and the image's size. */
-  pullTimes?: { startedPulling(uid: string): void; finishedPulling(uid: string): void; pulled?(seconds: number, sizeBytes: number): void };
+  pullTimes?: {
+    startedPulling(uid: string): void;
+    finishedPulling(uid: string): void;
+    pulled?(seconds: number, sizeBytes: number): void;
+  };
 }
 
 /** Pulls images per policy. */
@@ -44,9 +49,14 @@ export class ImageManager {
     this.pulls = new Semaphore(deps.serializeImagePulls ? 1 : (deps.maxParallelImagePulls ?? 0));
   }
 
-  private pull(spec: cri.ImageSpec, auth: AuthConfig | undefined, sandboxConfig?: cri.PodSandboxConfig): Promise<string> {
+  private pull(
+    spec: cri.ImageSpec,
+    auth: AuthConfig | undefined,
+    sandboxConfig?: cri.PodSandboxConfig,
+  ): Promise<string> {
     // Upstream's throttled image service refuses at once rather than queueing.
-    if (this.deps.pullLimiter && !this.deps.pullLimiter.tryTake()) return Promise.reject(new Error('pull QPS exceeded'));
+    if (this.deps.pullLimiter && !this.deps.pullLimiter.tryTake())
+      return Promise.reject(new Error('pull QPS exceeded'));
     return this.pulls.run(() => this.deps.images.pullImage(spec, auth, sandboxConfig));
   }
 
@@ -57,13 +67,18 @@ export class ImageManager {
   async ensureImageExists(
     pod: Pod,
     c: Container,
-    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean } = {},
+    o: {
+      sandboxConfig?: cri.PodSandboxConfig;
+      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+      init?: boolean;
+    } = {},
   ): Promise<EnsureImageResult> {
     const r = await this.ensure(pod, c, o);
     const ev = this.deps.events;
     if (ev) {
       const ref = podRef(pod, { name: c.name, init: o.init });
-      if (r.ok && !r.pulled) ev.record(ref, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`);
+      if (r.ok && !r.pulled)
+        ev.record(ref, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`);
       else if (!r.ok && r.reason === 'ImagePullBackOff') {
         ev.record(ref, 'Normal', 'BackOff', r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
@@ -91,15 +106,30 @@ export class ImageManager {
     }
     if (present && policy !== 'Always') return { ok: true, imageRef: present.id, image: present, pulled: false };
     if (!present && policy === 'Never') {
-      return { ok: false, reason: 'ErrImageNeverPull', message: `Container image "${image}" is not present with pull policy of Never` };
+      return {
+        ok: false,
+        reason: 'ErrImageNeverPull',
+        message: `Container image "${image}" is not present with pull policy of Never`,
+      };
     }
     const key = `${pod.metadata.uid}/${image}`;
     const now = this.deps.clock.now();
     const entry = this.backoff.snapshot().get(key);
     const remaining = entry ? backoffRemaining(entry, entry.lastUpdateMs, now) : 0;
-    if (remaining > 0) return { ok: false, reason: 'ImagePullBackOff', message: `Back-off pulling image "${image}"`, retryAfterMs: remaining };
+    if (remaining > 0)
+      return {
+        ok: false,
+        reason: 'ImagePullBackOff',
+        message: `Back-off pulling image "${image}"`,
+        retryAfterMs: remaining,
+      };
     const started = this.deps.clock.now();
-    this.deps.events?.record(podRef(pod, { name: c.name, init: o.init }), 'Normal', 'Pulling', `Pulling image "${image}"`);
+    this.deps.events?.record(
+      podRef(pod, { name: c.name, init: o.init }),
+      'Normal',
+      'Pulling',
+      `Pulling image "${image}"`,
+    );
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
     try {
       let ref = '';

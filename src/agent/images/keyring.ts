@@ -97,7 +97,11 @@ export function authEntries(auths: Record<string, unknown>): KeyringEntry[] {
     }
     const { host, path } = parseKey(key);
     // server_address stays empty, as upstream's keyring leaves it: runtimes then use the credentials for the image's registry.
-    return { host, path, auth: { username, password, auth: v.auth, identity_token: v.identitytoken, registry_token: v.registrytoken } };
+    return {
+      host,
+      path,
+      auth: { username, password, auth: v.auth, identity_token: v.identitytoken, registry_token: v.registrytoken },
+    };
   });
 }
 

@@ -3,7 +3,15 @@ import { KUBERNETES_VERSION } from '../../version.js';
 
 /** kubernetes_build_info's labels: the Kubernetes version tskubelet stands in for; no Go, so no commit, build date or Go version. */
 export function buildInfo(): Record<
-  'major' | 'minor' | 'git_version' | 'git_commit' | 'git_tree_state' | 'build_date' | 'go_version' | 'compiler' | 'platform',
+  | 'major'
+  | 'minor'
+  | 'git_version'
+  | 'git_commit'
+  | 'git_tree_state'
+  | 'build_date'
+  | 'go_version'
+  | 'compiler'
+  | 'platform',
   string
 > {
   const [major = '', minor = ''] = KUBERNETES_VERSION.replace(/^v/, '').split('.');

@@ -14,7 +14,12 @@ const ROTATION_BUCKETS = [60, 3600, 14400, 86400, 604800, 2592000, 7776000, 1555
  * seconds until it expires (truncated; +Inf without one), the failed renewals, and for the serving
  * certificate how long each one lived before it was replaced.
  */
-export function registerCertificateMetrics(metrics: KubeletMetrics, kind: 'client' | 'server', status: RotationStatus, now: () => number = Date.now): void {
+export function registerCertificateMetrics(
+  metrics: KubeletMetrics,
+  kind: 'client' | 'server',
+  status: RotationStatus,
+  now: () => number = Date.now,
+): void {
   const ttl = (): number => (status.notAfter === undefined ? Infinity : Math.trunc((status.notAfter - now()) / 1000));
   const which = kind === 'client' ? "the Kubelet's client certificate" : "the Kubelet's serving certificate";
   metrics.register(
@@ -38,7 +43,10 @@ export function registerCertificateMetrics(metrics: KubeletMetrics, kind: 'clien
   }
   metrics.register({
     family: () => ({
-      name: kind === 'client' ? 'kubelet_certificate_manager_client_expiration_renew_errors' : 'kubelet_server_expiration_renew_errors',
+      name:
+        kind === 'client'
+          ? 'kubelet_certificate_manager_client_expiration_renew_errors'
+          : 'kubelet_server_expiration_renew_errors',
       help: '[ALPHA] Counter of certificate renewal errors.',
       type: 'counter' as const,
       samples: [{ value: status.renewFailures }],

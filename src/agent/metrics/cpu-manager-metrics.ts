@@ -8,8 +8,18 @@ import type { CpuManagerCounts } from '../cpumanager/views.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 
 const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] = [
-  ['kubelet_cpu_manager_pinning_requests_total', 'The number of cpu core allocations which required pinning.', 'counter', 'pinningRequests'],
-  ['kubelet_cpu_manager_pinning_errors_total', 'The number of cpu core allocations which required pinning failed.', 'counter', 'pinningErrors'],
+  [
+    'kubelet_cpu_manager_pinning_requests_total',
+    'The number of cpu core allocations which required pinning.',
+    'counter',
+    'pinningRequests',
+  ],
+  [
+    'kubelet_cpu_manager_pinning_errors_total',
+    'The number of cpu core allocations which required pinning failed.',
+    'counter',
+    'pinningErrors',
+  ],
   [
     'kubelet_cpu_manager_shared_pool_size_millicores',
     'The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.',
@@ -38,5 +48,7 @@ const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] 
 
 export function registerCpuManagerMetrics(metrics: KubeletMetrics, cpus: { counts(): CpuManagerCounts }): void {
   for (const [name, help, type, key] of FAMILIES)
-    metrics.register({ family: () => ({ name, help: `[ALPHA] ${help}`, type, samples: [{ value: cpus.counts()[key] }] }) });
+    metrics.register({
+      family: () => ({ name, help: `[ALPHA] ${help}`, type, samples: [{ value: cpus.counts()[key] }] }),
+    });
 }

@@ -15,7 +15,9 @@ type Args = readonly unknown[];
 
 const sandboxId = (a: Args): Fields => ({ podSandboxID: a[0] });
 const containerId = (a: Args): Fields => ({ containerID: a[0] });
-const containerOf = (a: Args): Fields => ({ containerID: (a[0] as { container_id?: string } | undefined)?.container_id });
+const containerOf = (a: Args): Fields => ({
+  containerID: (a[0] as { container_id?: string } | undefined)?.container_id,
+});
 const filter = (a: Args): Fields => (a[0] === undefined ? {} : { filter: a[0] });
 const image = (a: Args): Fields => ({ image: (a[0] as cri.ImageSpec | undefined)?.image });
 
@@ -60,7 +62,8 @@ const REQUEST: Record<string, (a: Args) => Fields> = {
 };
 
 /** The request fields of a call (none for a method the table does not name, Object's own included). */
-const requestFields = (method: string, args: Args): Fields => (Object.hasOwn(REQUEST, method) ? REQUEST[method](args) : {});
+const requestFields = (method: string, args: Args): Fields =>
+  Object.hasOwn(REQUEST, method) ? REQUEST[method](args) : {};
 
 /** The service's tag in the line, as upstream's. */
 export type CriService = 'RemoteRuntimeService' | 'RemoteImageService';

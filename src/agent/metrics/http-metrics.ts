@@ -10,8 +10,23 @@ export function registerHttpMetrics(
   buckets: readonly number[],
 ): { requests: Counter<HttpLabel>; duration: Histogram<HttpLabel>; inflight: Gauge<HttpLabel> } {
   return {
-    requests: r.register(new Counter('kubelet_http_requests_total', '[ALPHA] Number of the http requests received since the server started', LABELS)),
-    duration: r.register(new Histogram('kubelet_http_requests_duration_seconds', '[ALPHA] Duration in seconds to serve http requests', LABELS, buckets)),
-    inflight: r.register(new Gauge('kubelet_http_inflight_requests', '[ALPHA] Number of the inflight http requests', LABELS)),
+    requests: r.register(
+      new Counter(
+        'kubelet_http_requests_total',
+        '[ALPHA] Number of the http requests received since the server started',
+        LABELS,
+      ),
+    ),
+    duration: r.register(
+      new Histogram(
+        'kubelet_http_requests_duration_seconds',
+        '[ALPHA] Duration in seconds to serve http requests',
+        LABELS,
+        buckets,
+      ),
+    ),
+    inflight: r.register(
+      new Gauge('kubelet_http_inflight_requests', '[ALPHA] Number of the inflight http requests', LABELS),
+    ),
   };
 }

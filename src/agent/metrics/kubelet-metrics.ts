@@ -30,7 +30,9 @@ import { bootTimeMs, NodeStartupTracker } from './node-startup-metrics.js';
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
 const RUNTIME_OP_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.005 * 2.5 ** i);
-const START_BUCKETS = [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600];
+const START_BUCKETS = [
+  0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600,
+];
 
 /** What the running-pods gauges read at scrape time. */
 export interface RunningState {
@@ -93,7 +95,11 @@ export class KubeletMetrics {
   readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
   /** The node startup latency gauges, fed by node registration and status. */
-  readonly nodeStartup = new NodeStartupTracker(this, { bootMs: bootTimeMs(), kubeletStartMs: performance.timeOrigin, now: Date.now });
+  readonly nodeStartup = new NodeStartupTracker(this, {
+    bootMs: bootTimeMs(),
+    kubeletStartMs: performance.timeOrigin,
+    now: Date.now,
+  });
 
   constructor(o: {
     nodeName: string;
@@ -105,20 +111,42 @@ export class KubeletMetrics {
     logger?: Logger;
   }) {
     const r = this.registry;
-    r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set({ node: o.nodeName }, 1);
+    r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set(
+      { node: o.nodeName },
+      1,
+    );
     r.register(
       new Gauge(
         'kubernetes_build_info',
         "[ALPHA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
-        ['major', 'minor', 'git_version', 'git_commit', 'git_tree_state', 'build_date', 'go_version', 'compiler', 'platform'],
+        [
+          'major',
+          'minor',
+          'git_version',
+          'git_commit',
+          'git_tree_state',
+          'build_date',
+          'go_version',
+          'compiler',
+          'platform',
+        ],
       ),
     ).set(buildInfo(), 1);
-    r.register(new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) => g.set(undefined, o.running.pods())));
     r.register(
-      new Gauge('kubelet_running_containers', '[ALPHA] Number of containers currently running', ['container_state'], (g) => {
-        g.reset();
-        for (const [state, n] of Object.entries(o.running.containers())) g.set({ container_state: state }, n);
-      }),
+      new Gauge('kubelet_running_pods', '[ALPHA] Number of pods that have a running pod sandbox', [], (g) =>
+        g.set(undefined, o.running.pods()),
+      ),
+    );
+    r.register(
+      new Gauge(
+        'kubelet_running_containers',
+        '[ALPHA] Number of containers currently running',
+        ['container_state'],
+        (g) => {
+          g.reset();
+          for (const [state, n] of Object.entries(o.running.containers())) g.set({ container_state: state }, n);
+        },
+      ),
     );
     this.podStartDuration = r.register(
       new Histogram(
@@ -144,7 +172,14 @@ export class KubeletMetrics {
         DURATION_BUCKETS,
       ),
     );
-    this.containersPerPod = r.register(new Histogram('kubelet_containers_per_pod_count', '[ALPHA] The number of containers per pod.', [], [1, 2, 4, 8, 16]));
+    this.containersPerPod = r.register(
+      new Histogram(
+        'kubelet_containers_per_pod_count',
+        '[ALPHA] The number of containers per pod.',
+        [],
+        [1, 2, 4, 8, 16],
+      ),
+    );
     const sli = r.register(
       new Histogram(
         'kubelet_pod_start_sli_duration_seconds',
@@ -171,12 +206,26 @@ export class KubeletMetrics {
       },
     });
     const pulled = registerImagePullMetrics(r);
-    this.imagePulls = { startedPulling: (uid) => this.podStartup.startedPulling(uid), finishedPulling: (uid) => this.podStartup.finishedPulling(uid), pulled };
+    this.imagePulls = {
+      startedPulling: (uid) => this.podStartup.startedPulling(uid),
+      finishedPulling: (uid) => this.podStartup.finishedPulling(uid),
+      pulled,
+    };
     this.plegRelistDuration = r.register(
-      new Histogram('kubelet_pleg_relist_duration_seconds', '[ALPHA] Duration in seconds for relisting pods in PLEG.', [], DURATION_BUCKETS),
+      new Histogram(
+        'kubelet_pleg_relist_duration_seconds',
+        '[ALPHA] Duration in seconds for relisting pods in PLEG.',
+        [],
+        DURATION_BUCKETS,
+      ),
     );
     this.plegRelistInterval = r.register(
-      new Histogram('kubelet_pleg_relist_interval_seconds', '[ALPHA] Interval in seconds between relisting in PLEG.', [], DURATION_BUCKETS),
+      new Histogram(
+        'kubelet_pleg_relist_interval_seconds',
+        '[ALPHA] Interval in seconds between relisting in PLEG.',
+        [],
+        DURATION_BUCKETS,
+      ),
     );
     this.cgroupManagerDuration = r.register(
       new Histogram(
@@ -186,12 +235,22 @@ export class KubeletMetrics {
         DURATION_BUCKETS,
       ),
     );
-    this.plegLastSeen = r.register(new Gauge('kubelet_pleg_last_seen_seconds', '[ALPHA] Timestamp in seconds when PLEG was last seen active.', []));
+    this.plegLastSeen = r.register(
+      new Gauge('kubelet_pleg_last_seen_seconds', '[ALPHA] Timestamp in seconds when PLEG was last seen active.', []),
+    );
     this.runtimeOps = r.register(
-      new Counter('kubelet_runtime_operations_total', '[ALPHA] Cumulative number of runtime operations by operation type.', ['operation_type']),
+      new Counter(
+        'kubelet_runtime_operations_total',
+        '[ALPHA] Cumulative number of runtime operations by operation type.',
+        ['operation_type'],
+      ),
     );
     this.runtimeOpErrors = r.register(
-      new Counter('kubelet_runtime_operations_errors_total', '[ALPHA] Cumulative number of runtime operation errors by operation type.', ['operation_type']),
+      new Counter(
+        'kubelet_runtime_operations_errors_total',
+        '[ALPHA] Cumulative number of runtime operation errors by operation type.',
+        ['operation_type'],
+      ),
     );
     this.runtimeOpDuration = r.register(
       new Histogram(
@@ -201,7 +260,11 @@ export class KubeletMetrics {
         RUNTIME_OP_BUCKETS,
       ),
     );
-    ({ requests: this.httpRequests, duration: this.httpRequestsDuration, inflight: this.httpInflight } = registerHttpMetrics(r, DURATION_BUCKETS));
+    ({
+      requests: this.httpRequests,
+      duration: this.httpRequestsDuration,
+      inflight: this.httpInflight,
+    } = registerHttpMetrics(r, DURATION_BUCKETS));
     this.orphanedRuntimePods = r.register(
       new Counter(
         'kubelet_orphaned_runtime_pods_total',
@@ -209,8 +272,12 @@ export class KubeletMetrics {
         [],
       ),
     );
-    this.startedPods = r.register(new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []));
-    this.startedPodsErrors = r.register(new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []));
+    this.startedPods = r.register(
+      new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []),
+    );
+    this.startedPodsErrors = r.register(
+      new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []),
+    );
     this.imagesCollected = r.register(
       new Counter(
         'kubelet_image_garbage_collected_total',
@@ -218,16 +285,29 @@ export class KubeletMetrics {
         ['reason'],
       ),
     );
-    this.evictions = r.register(new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', ['eviction_signal']));
-    this.startedContainers = r.register(new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', ['container_type']));
+    this.evictions = r.register(
+      new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', [
+        'eviction_signal',
+      ]),
+    );
+    this.startedContainers = r.register(
+      new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', [
+        'container_type',
+      ]),
+    );
     this.startedContainersErrors = r.register(
-      new Counter('kubelet_started_containers_errors_total', '[ALPHA] Cumulative number of errors when starting containers', ['container_type', 'code']),
+      new Counter(
+        'kubelet_started_containers_errors_total',
+        '[ALPHA] Cumulative number of errors when starting containers',
+        ['container_type', 'code'],
+      ),
     );
     for (const [suffix, help, figure] of VOLUME_STATS)
       r.register(
         new Gauge(`kubelet_volume_stats_${suffix}`, `[ALPHA] ${help}`, ['namespace', 'persistentvolumeclaim'], (g) => {
           g.reset();
-          for (const c of o.claims?.() ?? []) g.set({ namespace: c.pvcRef.namespace, persistentvolumeclaim: c.pvcRef.name }, c[figure]);
+          for (const c of o.claims?.() ?? [])
+            g.set({ namespace: c.pvcRef.namespace, persistentvolumeclaim: c.pvcRef.name }, c[figure]);
         }),
       );
     this.restClientDuration = r.register(
@@ -247,13 +327,22 @@ export class KubeletMetrics {
       ),
     );
     r.register(
-      new Gauge('volume_manager_total_volumes', '[ALPHA] Number of volumes in Volume Manager', ['plugin_name', 'state'], (g) => {
-        g.reset();
-        for (const v of o.volumes?.() ?? []) g.set({ plugin_name: v.plugin, state: v.state }, v.count);
-      }),
+      new Gauge(
+        'volume_manager_total_volumes',
+        '[ALPHA] Number of volumes in Volume Manager',
+        ['plugin_name', 'state'],
+        (g) => {
+          g.reset();
+          for (const v of o.volumes?.() ?? []) g.set({ plugin_name: v.plugin, state: v.state }, v.count);
+        },
+      ),
     );
     this.restClientRequests = r.register(
-      new Counter('rest_client_requests_total', '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.', ['code', 'method', 'host']),
+      new Counter(
+        'rest_client_requests_total',
+        '[ALPHA] Number of HTTP requests, partitioned by status code, method, and host.',
+        ['code', 'method', 'host'],
+      ),
     );
   }
 
@@ -289,7 +378,8 @@ export class KubeletMetrics {
   }
 
   /** Observes a cgroup manager operation (cgroups/pod-cgroup-manager.ts CgroupOpObserver). */
-  readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void => this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
+  readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void =>
+    this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
 
   /** The exposition text: the process figures, then the kubelet's. */
   text(): string {

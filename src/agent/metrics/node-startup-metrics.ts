@@ -9,10 +9,22 @@ import { readFileSync } from 'node:fs';
 import { Gauge } from './registry.js';
 
 const GAUGES = {
-  preKubelet: ['kubelet_node_startup_pre_kubelet_duration_seconds', 'Duration in seconds of node startup before kubelet starts.'],
-  preRegistration: ['kubelet_node_startup_pre_registration_duration_seconds', 'Duration in seconds of node startup before registration.'],
-  registration: ['kubelet_node_startup_registration_duration_seconds', 'Duration in seconds of node startup during registration.'],
-  postRegistration: ['kubelet_node_startup_post_registration_duration_seconds', 'Duration in seconds of node startup after registration.'],
+  preKubelet: [
+    'kubelet_node_startup_pre_kubelet_duration_seconds',
+    'Duration in seconds of node startup before kubelet starts.',
+  ],
+  preRegistration: [
+    'kubelet_node_startup_pre_registration_duration_seconds',
+    'Duration in seconds of node startup before registration.',
+  ],
+  registration: [
+    'kubelet_node_startup_registration_duration_seconds',
+    'Duration in seconds of node startup during registration.',
+  ],
+  postRegistration: [
+    'kubelet_node_startup_post_registration_duration_seconds',
+    'Duration in seconds of node startup after registration.',
+  ],
   total: ['kubelet_node_startup_duration_seconds', 'Duration in seconds of node startup in total.'],
 } as const;
 

@@ -41,7 +41,8 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
   const working = new Map<string, number>();
   // Upstream's combinations: a runtime-only pod's static is "unknown" (it has no config to tell).
   for (const lifecycle of ['sync', 'terminating', 'terminated']) {
-    for (const config of ['desired', 'orphan']) for (const s of ['', 'true']) working.set(`${lifecycle}|${config}|${s}`, 0);
+    for (const config of ['desired', 'orphan'])
+      for (const s of ['', 'true']) working.set(`${lifecycle}|${config}|${s}`, 0);
     working.set(`${lifecycle}|runtime_only|unknown`, 0);
   }
   for (const w of src.workers) {
@@ -68,7 +69,10 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
 export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSource): { restarted(pod: Pod): void } {
   let last: ReturnType<typeof podCounts> | undefined;
   // One count per scrape: the first gauge read computes it, the others reuse it.
-  const counts = (first: boolean) => (first || !last ? (last = podCounts({ desired: src.desired(), workers: src.workers(), mirrors: src.mirrors })) : last);
+  const counts = (first: boolean) =>
+    first || !last
+      ? (last = podCounts({ desired: src.desired(), workers: src.workers(), mirrors: src.mirrors }))
+      : last;
   metrics.register(
     new Gauge(
       'kubelet_desired_pods',
@@ -90,8 +94,11 @@ export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSo
     ),
   );
   metrics.register(
-    new Gauge('kubelet_mirror_pods', '[ALPHA] The number of mirror pods the kubelet will try to create (one per admitted static pod)', [], (g) =>
-      g.set(undefined, counts(false).mirror),
+    new Gauge(
+      'kubelet_mirror_pods',
+      '[ALPHA] The number of mirror pods the kubelet will try to create (one per admitted static pod)',
+      [],
+      (g) => g.set(undefined, counts(false).mirror),
     ),
   );
   metrics.register(
@@ -100,7 +107,8 @@ export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSo
       '[ALPHA] Number of pods the kubelet is actually running, broken down by lifecycle phase, whether the pod is desired, orphaned, or runtime only (also orphaned), and whether the pod is static. An orphaned pod has been removed from local configuration or force deleted in the API and consumes resources that are not otherwise visible.',
       ['lifecycle', 'config', 'static'],
       (g) => {
-        for (const w of counts(false).working) g.set({ lifecycle: w.lifecycle, config: w.config, static: w.static }, w.count);
+        for (const w of counts(false).working)
+          g.set({ lifecycle: w.lifecycle, config: w.config, static: w.static }, w.count);
       },
     ),
   );

@@ -86,7 +86,10 @@ export class PodStartupLatencyTracker {
     if (Number.isNaN(created)) return;
     const watchObserved = this.now();
     const e2eMs = watchObserved.ms - created;
-    const pullingMs = state.firstStartedPulling && state.lastFinishedPulling ? state.lastFinishedPulling.ms - state.firstStartedPulling.ms : 0;
+    const pullingMs =
+      state.firstStartedPulling && state.lastFinishedPulling
+        ? state.lastFinishedPulling.ms - state.firstStartedPulling.ms
+        : 0;
     const sli = (e2eMs - pullingMs) / 1000;
     this.d.sink.observe(sli, e2eMs / 1000);
     const at = (i: Instant | undefined) => (i ? goTimeString(i.ms, i.mono) : goTimeString(undefined));

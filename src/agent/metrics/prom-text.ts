@@ -18,7 +18,8 @@ export interface Family {
 
 const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 /** A number as Prometheus (and Go's strconv) writes it. */
-export const promNumber = (v: number): string => (Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN');
+export const promNumber = (v: number): string =>
+  Number.isFinite(v) ? String(v) : v > 0 ? '+Inf' : v < 0 ? '-Inf' : 'NaN';
 
 function renderLabels(labels: Record<string, string> | undefined): string {
   if (!labels) return '';
@@ -34,7 +35,9 @@ export function renderFamilies(families: Family[]): string {
   for (const f of families) {
     out.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples)
-      out.push(`${f.name}${s.suffix ?? ''}${renderLabels(s.labels)} ${promNumber(s.value)}${s.timestampMs !== undefined ? ` ${s.timestampMs}` : ''}`);
+      out.push(
+        `${f.name}${s.suffix ?? ''}${renderLabels(s.labels)} ${promNumber(s.value)}${s.timestampMs !== undefined ? ` ${s.timestampMs}` : ''}`,
+      );
   }
   return `${out.join('\n')}\n`;
 }

@@ -30,7 +30,12 @@ abstract class Metric<L extends string, V> implements Collectable {
   protected entry(labels: LabelValues<L> | undefined, init: () => V): { labels: Record<string, string>; value: V } {
     // Most series have one label (a CRI call's operation_type on every call): its value is the key, unjoined.
     const names = this.labelNames;
-    const key = names.length === 1 ? (labels?.[names[0]] ?? '') : names.length ? names.map((n) => labels?.[n] ?? '').join('\u0000') : '';
+    const key =
+      names.length === 1
+        ? (labels?.[names[0]] ?? '')
+        : names.length
+          ? names.map((n) => labels?.[n] ?? '').join('\u0000')
+          : '';
     let e = this.series.get(key);
     if (!e) {
       const own: Record<string, string> = {};
@@ -65,7 +70,12 @@ export class Counter<L extends string = never> extends Metric<L, { n: number }> 
   }
 
   family(): Family {
-    return { name: this.name, help: this.help, type: 'counter', samples: [...this.series.values()].map((e) => ({ labels: e.labels, value: e.value.n })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'counter',
+      samples: [...this.series.values()].map((e) => ({ labels: e.labels, value: e.value.n })),
+    };
   }
 }
 
@@ -91,7 +101,12 @@ export class Gauge<L extends string = never> extends Metric<L, { n: number }> {
 
   family(): Family {
     this.collect?.(this);
-    return { name: this.name, help: this.help, type: 'gauge', samples: [...this.series.values()].map((e) => ({ labels: e.labels, value: e.value.n })) };
+    return {
+      name: this.name,
+      help: this.help,
+      type: 'gauge',
+      samples: [...this.series.values()].map((e) => ({ labels: e.labels, value: e.value.n })),
+    };
   }
 }
 
@@ -156,7 +171,12 @@ export class Registry {
   }
 }
 
-const single = (name: string, help: string, type: 'counter' | 'gauge', value: number): Family => ({ name, help, type, samples: [{ value }] });
+const single = (name: string, help: string, type: 'counter' | 'gauge', value: number): Family => ({
+  name,
+  help,
+  type,
+  samples: [{ value }],
+});
 
 /** The Linux /proc figures of this process (undefined where /proc cannot be read). */
 function procFigures(): { openFds?: number; maxFds?: number; virtualBytes?: number } {
@@ -169,8 +189,12 @@ function procFigures(): { openFds?: number; maxFds?: number; virtualBytes?: numb
   };
   return {
     openFds: tryRead(() => readdirSync('/proc/self/fd').length - 1), // less the directory's own descriptor
-    maxFds: tryRead(() => Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? NaN)),
-    virtualBytes: tryRead(() => Number(/^VmSize:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) * 1024),
+    maxFds: tryRead(() =>
+      Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? NaN),
+    ),
+    virtualBytes: tryRead(
+      () => Number(/^VmSize:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) * 1024,
+    ),
   };
 }
 
@@ -182,13 +206,24 @@ export function processFamilies(startTimeSeconds: number): Family[] {
   const families: Family[] = [
     single('process_cpu_user_seconds_total', 'Total user CPU time spent in seconds.', 'counter', cpu.user / 1e6),
     single('process_cpu_system_seconds_total', 'Total system CPU time spent in seconds.', 'counter', cpu.system / 1e6),
-    single('process_cpu_seconds_total', 'Total user and system CPU time spent in seconds.', 'counter', (cpu.user + cpu.system) / 1e6),
-    single('process_start_time_seconds', 'Start time of the process since unix epoch in seconds.', 'gauge', startTimeSeconds),
+    single(
+      'process_cpu_seconds_total',
+      'Total user and system CPU time spent in seconds.',
+      'counter',
+      (cpu.user + cpu.system) / 1e6,
+    ),
+    single(
+      'process_start_time_seconds',
+      'Start time of the process since unix epoch in seconds.',
+      'gauge',
+      startTimeSeconds,
+    ),
     single('process_resident_memory_bytes', 'Resident memory size in bytes.', 'gauge', mem.rss),
   ];
   if (proc.virtualBytes !== undefined && Number.isFinite(proc.virtualBytes))
     families.push(single('process_virtual_memory_bytes', 'Virtual memory size in bytes.', 'gauge', proc.virtualBytes));
-  if (proc.openFds !== undefined) families.push(single('process_open_fds', 'Number of open file descriptors.', 'gauge', proc.openFds));
+  if (proc.openFds !== undefined)
+    families.push(single('process_open_fds', 'Number of open file descriptors.', 'gauge', proc.openFds));
   if (proc.maxFds !== undefined && Number.isFinite(proc.maxFds))
     families.push(single('process_max_fds', 'Maximum number of open file descriptors.', 'gauge', proc.maxFds));
   const [major, minor, patch] = process.versions.node.split('.');

@@ -33,16 +33,24 @@ export async function moveIntoCgroup(pid: number, name: string, fsRoot = '/sys/f
 }
 
 /** Moves the kubelet into `name` unless it is there; a failure is logged (and tried again a minute later). */
-export async function ensureKubeletCgroup(name: string, logger: Logger, o: { fsRoot?: string; pid?: number } = {}): Promise<void> {
+export async function ensureKubeletCgroup(
+  name: string,
+  logger: Logger,
+  o: { fsRoot?: string; pid?: number } = {},
+): Promise<void> {
   try {
-    if (await moveIntoCgroup(o.pid ?? process.pid, name, o.fsRoot)) logger.info({ cgroup: name }, 'moved the kubelet into its cgroup (kubeletCgroups)');
+    if (await moveIntoCgroup(o.pid ?? process.pid, name, o.fsRoot))
+      logger.info({ cgroup: name }, 'moved the kubelet into its cgroup (kubeletCgroups)');
   } catch (err) {
     logger.warn({ cgroup: name, err: messageOf(err) }, 'failed to ensure the kubelet is in its cgroup');
   }
 }
 
 /** Keeps the kubelet in `name` (moved there at start by prepareHost): a check every minute until `signal` aborts. */
-export function startKubeletCgroup(name: string, o: { signal: AbortSignal; clock: Clock; logger: Logger; fsRoot?: string; pid?: number }): void {
+export function startKubeletCgroup(
+  name: string,
+  o: { signal: AbortSignal; clock: Clock; logger: Logger; fsRoot?: string; pid?: number },
+): void {
   void (async () => {
     while (!o.signal.aborted) {
       await sleep(ENSURE_PERIOD_MS, o.signal, o.clock);

@@ -9,7 +9,13 @@ import { SWAP_ON_ERROR, swapIsOn } from './swap.js';
 
 /** Returns false (after logging why) when the kubelet must not start. `procSwaps`: where swap devices are listed. */
 export async function prepareHost(
-  kc: { protectKernelDefaults: boolean; oomScoreAdj: number; failSwapOn: boolean; kubeletCgroups?: string; maxOpenFiles?: number },
+  kc: {
+    protectKernelDefaults: boolean;
+    oomScoreAdj: number;
+    failSwapOn: boolean;
+    kubeletCgroups?: string;
+    maxOpenFiles?: number;
+  },
   logger: Logger,
   procSwaps?: string,
 ): Promise<boolean> {

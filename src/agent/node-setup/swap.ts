@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 
 /** Upstream's error, after "failed to run Kubelet: ". */
-export const SWAP_ON_ERROR = 'running with swap on is not supported, please disable swap or set --fail-swap-on flag to false';
+export const SWAP_ON_ERROR =
+  'running with swap on is not supported, please disable swap or set --fail-swap-on flag to false';
 
 /** Whether /proc/swaps lists a swap device: more than its header line (upstream isSwapOnAccordingToProcSwaps). Pure. */
 export function swapOnAccordingToProcSwaps(content: string): boolean {

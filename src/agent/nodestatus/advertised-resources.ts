@@ -12,7 +12,10 @@ export function withAdvertisedResources(
   api: { capacity?: unknown },
   mine: { capacity?: unknown; allocatable?: unknown },
 ): { capacity: Resources; allocatable: Resources } {
-  const capacity: Resources = { ...(api.capacity as Resources | undefined), ...(mine.capacity as Resources | undefined) };
+  const capacity: Resources = {
+    ...(api.capacity as Resources | undefined),
+    ...(mine.capacity as Resources | undefined),
+  };
   const allocatable: Resources = { ...(mine.allocatable as Resources | undefined) };
   for (const [k, v] of Object.entries(capacity)) if (!(k in allocatable)) allocatable[k] = v;
   return { capacity, allocatable };

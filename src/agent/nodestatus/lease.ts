@@ -52,7 +52,12 @@ export class LeaseController {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata,
-      spec: { ...base?.spec, holderIdentity: this.d.nodeName, leaseDurationSeconds: this.d.durationSeconds, renewTime: microTime(this.d.clock.now()) },
+      spec: {
+        ...base?.spec,
+        holderIdentity: this.d.nodeName,
+        leaseDurationSeconds: this.d.durationSeconds,
+        renewTime: microTime(this.d.clock.now()),
+      },
     };
   }
 
@@ -71,7 +76,12 @@ export class LeaseController {
         return;
       } else throw apiError('reading lease', r);
     }
-    const u = await client.request<Lease>({ method: 'PUT', path: `${path}/${this.d.nodeName}`, body: this.desired(this.lease), signal });
+    const u = await client.request<Lease>({
+      method: 'PUT',
+      path: `${path}/${this.d.nodeName}`,
+      body: this.desired(this.lease),
+      signal,
+    });
     if (u.status === 200) {
       this.lease = u.body;
       this.renewals++;

@@ -67,7 +67,19 @@ const text = async (path: string) => (await readFile(path, 'utf8').catch(() => '
 
 /** Node's arch → Go's GOARCH. */
 export function goArch(a: string = arch()): string {
-  return ({ x64: 'amd64', ia32: '386', arm: 'arm', arm64: 'arm64', ppc64: 'ppc64le', s390x: 's390x', riscv64: 'riscv64' } as Record<string, string>)[a] ?? a;
+  return (
+    (
+      {
+        x64: 'amd64',
+        ia32: '386',
+        arm: 'arm',
+        arm64: 'arm64',
+        ppc64: 'ppc64le',
+        s390x: 's390x',
+        riscv64: 'riscv64',
+      } as Record<string, string>
+    )[a] ?? a
+  );
 }
 
 /** PRETTY_NAME from os-release text. */

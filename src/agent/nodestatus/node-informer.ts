@@ -55,7 +55,8 @@ export class NodeInformer {
   admissionNode(registered: AdmissionNode): AdmissionNode {
     if (!this.node) return registered;
     const extended: Record<string, number> = {};
-    for (const [k, v] of Object.entries(this.node.status?.allocatable ?? {})) if (isExtendedResource(k)) extended[k] = parseQuantity(v) ?? 0;
+    for (const [k, v] of Object.entries(this.node.status?.allocatable ?? {}))
+      if (isExtendedResource(k)) extended[k] = parseQuantity(v) ?? 0;
     return { ...registered, labels: this.node.metadata.labels ?? {}, taints: this.node.spec?.taints ?? [], extended };
   }
 

@@ -115,10 +115,15 @@ export function nodeResources(
   const reserved = (name: string, parse: (q: string) => number | undefined) =>
     (parse(s.kubeReserved[name] ?? '0') ?? 0) + (parse(s.systemReserved[name] ?? '0') ?? 0);
   const cpuMilli = Math.max(0, m.cpuCores * 1000 - reserved('cpu', milliCpu));
-  const memoryBeforeHugePages = Math.max(0, m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes));
+  const memoryBeforeHugePages = Math.max(
+    0,
+    m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes),
+  );
   const storage = Math.max(
     0,
-    m.ephemeralStorageBytes - reserved('ephemeral-storage', bytes) - threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
+    m.ephemeralStorageBytes -
+      reserved('ephemeral-storage', bytes) -
+      threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
   );
   // Upstream's MachineInfo setter: podsPerCore × cores, never above maxPods.
   const pods = s.podsPerCore && s.podsPerCore > 0 ? Math.min(s.podsPerCore * m.cpuCores, s.maxPods) : s.maxPods;
@@ -159,7 +164,11 @@ export function nodeResources(
 }
 
 /** The taint a Node carries until a cloud controller manager has initialized it (upstream TaintExternalCloudProvider). */
-export const UNINITIALIZED_TAINT = { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' };
+export const UNINITIALIZED_TAINT = {
+  key: 'node.cloudprovider.kubernetes.io/uninitialized',
+  value: 'true',
+  effect: 'NoSchedule',
+};
 
 /** The Node the kubelet registers (upstream initialNode). */
 export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
@@ -167,7 +176,9 @@ export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   const annotations: Record<string, string> = { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' };
   // The IP the cloud controller manager is to use, when the operator named one.
   if (s.externalCloudProvider && s.nodeIPSpecified)
-    annotations['alpha.kubernetes.io/provided-node-ip'] = s.secondaryNodeIP ? `${s.nodeIP},${s.secondaryNodeIP}` : s.nodeIP;
+    annotations['alpha.kubernetes.io/provided-node-ip'] = s.secondaryNodeIP
+      ? `${s.nodeIP},${s.secondaryNodeIP}`
+      : s.nodeIP;
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -188,7 +199,13 @@ export function nodeAddresses(s: NodeSettings): { type: string; address: string 
 function condition(
   type: string,
   ok: boolean,
-  o: { good: [string, string]; bad: [string, string]; healthy: 'True' | 'False'; prev: NodeCondition | undefined; now: string },
+  o: {
+    good: [string, string];
+    bad: [string, string];
+    healthy: 'True' | 'False';
+    prev: NodeCondition | undefined;
+    now: string;
+  },
 ): NodeCondition {
   const { healthy, prev, now } = o;
   const status = ok ? healthy : healthy === 'True' ? 'False' : 'True';
@@ -273,7 +290,10 @@ const MAX_NAMES_PER_IMAGE = 5;
 /** The node status images (upstream Images setter): largest first, at most `maxImages` (-1: all), 5 names each. */
 export function nodeImages(images: NodeStatusInput['images'], maxImages: number): NodeStatusInput['images'] {
   const sorted = [...images].sort((a, b) => b.sizeBytes - a.sizeBytes);
-  return (maxImages > -1 ? sorted.slice(0, maxImages) : sorted).map((i) => ({ names: i.names.slice(0, MAX_NAMES_PER_IMAGE), sizeBytes: i.sizeBytes }));
+  return (maxImages > -1 ? sorted.slice(0, maxImages) : sorted).map((i) => ({
+    names: i.names.slice(0, MAX_NAMES_PER_IMAGE),
+    sizeBytes: i.sizeBytes,
+  }));
 }
 
 /** The status without heartbeat times, for "did anything change" (upstream nodeStatusHasChanged). */

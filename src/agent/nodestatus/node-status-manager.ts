@@ -18,7 +18,15 @@ import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import { withAdvertisedResources } from './advertised-resources.js';
-import { initialNode, nodeLabels, nodeStatus, withoutHeartbeats, type NodeCondition, type NodeSettings, type NodeStatusInput } from './node-object.js';
+import {
+  initialNode,
+  nodeLabels,
+  nodeStatus,
+  withoutHeartbeats,
+  type NodeCondition,
+  type NodeSettings,
+  type NodeStatusInput,
+} from './node-object.js';
 
 /** A Node as this manager reads it back (the rest is written, never read). */
 interface NodeObject {
@@ -33,7 +41,12 @@ export interface NodeStatusManagerDeps {
   registerNode: boolean;
   machine: MachineInfo;
   /** The runtime's current facts for the status. */
-  runtime: () => Promise<Pick<NodeStatusInput, 'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure' | 'volumesInUse'>>;
+  runtime: () => Promise<
+    Pick<
+      NodeStatusInput,
+      'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure' | 'volumesInUse'
+    >
+  >;
   events: EventSink;
   clock: Clock;
   logger: Logger;
@@ -69,7 +82,12 @@ export class NodeStatusManager {
         if (r.status === 201) {
           this.d.startup?.registeredNew();
           this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
-          this.d.events.record(nodeRef(s.nodeName), 'Normal', 'RegisteredNode', `Node ${s.nodeName} registered with the API server`);
+          this.d.events.record(
+            nodeRef(s.nodeName),
+            'Normal',
+            'RegisteredNode',
+            `Node ${s.nodeName} registered with the API server`,
+          );
           this.uid = r.body!.metadata.uid;
           return;
         }
@@ -110,25 +128,40 @@ export class NodeStatusManager {
     const { client, settings: s } = this.d;
     const now = this.d.clock.now();
     const rt = await this.d.runtime();
-    const next = nodeStatus(s, { machine: this.d.machine, ...rt, previous: this.last?.conditions as NodeCondition[] | undefined, nowMs: now });
+    const next = nodeStatus(s, {
+      machine: this.d.machine,
+      ...rt,
+      previous: this.last?.conditions as NodeCondition[] | undefined,
+      nowMs: now,
+    });
     // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver (the
     // node informer's, else the last answer), whose conditions set by others (e.g.
     // NetworkUnavailable) and resources others advertise are kept.
     const live = this.d.apiStatus?.();
     if (!this.apiStatus && !live) {
-      const got = await client.request<{ status?: Record<string, unknown> }>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
+      const got = await client.request<{ status?: Record<string, unknown> }>({
+        path: `/api/v1/nodes/${s.nodeName}`,
+        signal,
+      });
       this.apiStatus = got.status === 200 ? (got.body?.status ?? {}) : {};
     }
     const base = live ?? this.apiStatus ?? {};
     const resources = withAdvertisedResources(base, next);
-    const advertised = !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
+    const advertised =
+      !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;
     if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
-    const desired: Record<string, unknown> = { ...base, ...next, ...resources, conditions: [...others, ...(next.conditions as NodeCondition[])] };
+    const desired: Record<string, unknown> = {
+      ...base,
+      ...next,
+      ...resources,
+      conditions: [...others, ...(next.conditions as NodeCondition[])],
+    };
     // With an external cloud provider, addresses the cloud controller manager set win (upstream's setter returns early).
-    if (s.externalCloudProvider && Array.isArray(base.addresses) && base.addresses.length) desired.addresses = base.addresses;
+    if (s.externalCloudProvider && Array.isArray(base.addresses) && base.addresses.length)
+      desired.addresses = base.addresses;
     const patch = twoWayMergePatch(base, desired);
     const r = await client.request<{ status?: Record<string, unknown> }>({
       method: 'PATCH',

@@ -29,7 +29,9 @@ export function podReferences(pod: Pod): { configMaps: string[]; secrets: string
       if (v?.secretKeyRef) secrets.add(v.secretKeyRef.name);
     }
   }
-  const pullSecrets = ((pod.spec.imagePullSecrets ?? []) as { name?: string }[]).map((s) => s.name).filter((n): n is string => !!n);
+  const pullSecrets = ((pod.spec.imagePullSecrets ?? []) as { name?: string }[])
+    .map((s) => s.name)
+    .filter((n): n is string => !!n);
   return { configMaps: [...cms], secrets: [...secrets], pullSecrets };
 }
 
@@ -66,7 +68,12 @@ export class PodObjectFetcher {
       return null;
     }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
-    if (!o.fresh) this.cache.set(path, r.body, (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000));
+    if (!o.fresh)
+      this.cache.set(
+        path,
+        r.body,
+        (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000),
+      );
     return r.body;
   }
 
@@ -81,18 +88,27 @@ export class PodObjectFetcher {
     const refs = podReferences(pod);
     const configMaps = new Map(
       await Promise.all(
-        refs.configMaps.map(async (n) => [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const),
+        refs.configMaps.map(
+          async (n) =>
+            [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const,
+        ),
       ),
     );
     const secretNames = [...new Set([...refs.secrets, ...refs.pullSecrets])];
-    const secrets = new Map(await Promise.all(secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const)));
+    const secrets = new Map(
+      await Promise.all(
+        secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const),
+      ),
+    );
     const links = pod.spec.enableServiceLinks !== false;
     const list = links ? this.d.services.inNamespace(ns) : [];
     const master = this.d.services.get('default', 'kubernetes');
     return {
       configMaps,
       secrets,
-      serviceEnv: serviceEnv(servicesForPod(ns, { enableServiceLinks: links, inNamespace: list, masterService: master ?? undefined })),
+      serviceEnv: serviceEnv(
+        servicesForPod(ns, { enableServiceLinks: links, inNamespace: list, masterService: master ?? undefined }),
+      ),
       pullSecrets: refs.pullSecrets.map((n) => secrets.get(n)).filter((s): s is PullSecret => !!s),
     };
   }

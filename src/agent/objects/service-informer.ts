@@ -20,7 +20,12 @@ export class ServiceInformer {
   private readonly reflector: ListWatch<ServiceObject>;
 
   constructor(d: { client: KubeClient; clock: Clock; logger: Logger }) {
-    this.reflector = new ListWatch<ServiceObject>({ client: d.client, path: '/api/v1/services', clock: d.clock, logger: d.logger });
+    this.reflector = new ListWatch<ServiceObject>({
+      client: d.client,
+      path: '/api/v1/services',
+      clock: d.clock,
+      logger: d.logger,
+    });
   }
 
   /** Runs until `signal` aborts. */

@@ -98,7 +98,8 @@ export class GenericPleg {
     const interval = this.lastStartMs === undefined ? undefined : startMs - this.lastStartMs;
     this.lastStartMs = startMs;
     const { sandboxes, containers } = await this.deps.listAll();
-    const unchanged = unchangedList(this.lastLists.sandboxes, sandboxes) && unchangedList(this.lastLists.containers, containers);
+    const unchanged =
+      unchangedList(this.lastLists.sandboxes, sandboxes) && unchangedList(this.lastLists.containers, containers);
     this.lastLists = { sandboxes, containers };
     const events = unchanged ? [] : this.changes(sandboxes, containers);
     this.lastRelistMs = this.deps.clock.now();

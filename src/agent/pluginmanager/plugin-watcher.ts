@@ -70,7 +70,10 @@ export class PluginWatcher {
       watcher = watch(this.d.dir, { persistent: false }, () => void this.scan());
       watcher.on('error', () => {});
     } catch (err) {
-      this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'cannot watch the plugin registration directory; scanning it periodically');
+      this.d.logger.warn(
+        { dir: this.d.dir, err: messageOf(err) },
+        'cannot watch the plugin registration directory; scanning it periodically',
+      );
     }
     let cancel = () => {};
     const tick = () => {
@@ -95,7 +98,9 @@ export class PluginWatcher {
     this.scanning = (async () => {
       do {
         this.again = false;
-        await this.scanOnce().catch((err: unknown) => this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'plugin registration scan failed'));
+        await this.scanOnce().catch((err: unknown) =>
+          this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'plugin registration scan failed'),
+        );
       } while (this.again);
     })().finally(() => (this.scanning = undefined));
     return this.scanning;
@@ -116,10 +121,15 @@ export class PluginWatcher {
     for (const [path, r] of this.registered)
       if (present.get(path) !== r.ctimeMs) {
         this.registered.delete(path);
-        this.d.logger.info({ socket: path, plugin: r.name, type: r.type }, 'plugin socket removed: deregistering the plugin');
+        this.d.logger.info(
+          { socket: path, plugin: r.name, type: r.type },
+          'plugin socket removed: deregistering the plugin',
+        );
         await this.d.handlers[r.type]
           ?.deregister(r.name, r.endpoint)
-          .catch((err: unknown) => this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'));
+          .catch((err: unknown) =>
+            this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'),
+          );
       }
     const now = this.d.clock.now();
     for (const path of this.retryAt.keys()) if (!present.has(path)) this.retryAt.delete(path);
@@ -142,10 +152,17 @@ export class PluginWatcher {
 
   /** upstream operationExecutor.RegisterPlugin; resolves whether the plugin is registered. */
   private async register(socket: string, ctimeMs: number): Promise<boolean> {
-    const rpc = unaryCaller(socket, serviceMethods('pluginregistration/v1/api.proto', 'pluginregistration.Registration'), 10_000);
+    const rpc = unaryCaller(
+      socket,
+      serviceMethods('pluginregistration/v1/api.proto', 'pluginregistration.Registration'),
+      10_000,
+    );
     const notify = (registered: boolean, error = '') =>
       rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
-        this.d.logger.warn({ socket, err: messageOf(err) }, 'RegisterPlugin error -- failed to send registration status');
+        this.d.logger.warn(
+          { socket, err: messageOf(err) },
+          'RegisterPlugin error -- failed to send registration status',
+        );
       });
     /** Logs why the plugin is refused and tells it so; resolves false (not registered). */
     const refuse = async (why: string, plugin?: string) => {
@@ -158,11 +175,17 @@ export class PluginWatcher {
       try {
         info = await rpc.call<PluginInfo>('GetInfo', {});
       } catch (err) {
-        this.d.logger.warn({ socket }, `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socket}, err: ${messageOf(err)}`);
+        this.d.logger.warn(
+          { socket },
+          `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socket}, err: ${messageOf(err)}`,
+        );
         return false;
       }
       const handler = this.d.handlers[info.type];
-      if (!handler) return await refuse(`RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`);
+      if (!handler)
+        return await refuse(
+          `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`,
+        );
       const endpoint = info.endpoint || socket;
       try {
         handler.validate(info.name, endpoint, info.supported_versions);
@@ -172,7 +195,10 @@ export class PluginWatcher {
       try {
         await handler.register(info.name, endpoint, info.supported_versions);
       } catch (err) {
-        return await refuse(`RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`, info.name);
+        return await refuse(
+          `RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`,
+          info.name,
+        );
       }
       this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       await notify(true);

@@ -44,7 +44,10 @@ export class ApiserverSource implements PodSource {
     this.reflector.start({
       signal,
       onSnapshot: (pods) => {
-        const all = pods.map((p) => ({ ...p, metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' } }));
+        const all = pods.map((p) => ({
+          ...p,
+          metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' },
+        }));
         this.d.onWatch?.(all);
         emit(all);
       },

@@ -37,7 +37,11 @@ export const decodesInPlace = (text: string): boolean => text.length <= OFF_THRE
 /** Parses `text` as `decodeManifests` does, in a bounded worker when it is long. */
 export const decodeManifestsOffThread: ManifestDecoder = async (text, origin, opts = {}) => {
   if (decodesInPlace(text)) return decodeManifests(text, origin);
-  const limits = { deadlineMs: opts.deadlineMs ?? DECODE_DEADLINE_MS, maxHeapMb: opts.maxHeapMb ?? DECODE_MAX_HEAP_MB, signal: opts.signal };
+  const limits = {
+    deadlineMs: opts.deadlineMs ?? DECODE_DEADLINE_MS,
+    maxHeapMb: opts.maxHeapMb ?? DECODE_MAX_HEAP_MB,
+    signal: opts.signal,
+  };
   const outcome = await slot
     .run(() => runWorkerTask<DecodeResult>(entry, { text, origin }, limits), opts.signal)
     .catch((): WorkerTaskOutcome<DecodeResult> => ({ ok: false, reason: 'aborted', message: 'aborted' }));

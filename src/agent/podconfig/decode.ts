@@ -35,7 +35,9 @@ function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
   const o = obj as Record<string, unknown>;
   if (o.kind === 'PodList' || o.kind === 'List') {
     const items = Array.isArray(o.items) ? o.items : [];
-    items.forEach((it, i) => decodeObject({ kind: 'Pod', apiVersion: 'v1', ...(it as object) }, `${where} items[${i}]`, out));
+    items.forEach((it, i) =>
+      decodeObject({ kind: 'Pod', apiVersion: 'v1', ...(it as object) }, `${where} items[${i}]`, out),
+    );
     return;
   }
   if (o.kind !== undefined && o.kind !== 'Pod') {

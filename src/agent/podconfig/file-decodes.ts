@@ -41,7 +41,11 @@ export class FileDecodes {
       return result;
     }
     const stop = new AbortController();
-    const d: Decode = { text, stop, done: this.decode(text, f, { signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal }) };
+    const d: Decode = {
+      text,
+      stop,
+      done: this.decode(text, f, { signal: signal ? AbortSignal.any([signal, stop.signal]) : stop.signal }),
+    };
     d.done = d.done.then((result) => {
       d.result = result;
       if (this.byFile.get(f) === d && !signal?.aborted) this.onDone();

@@ -88,7 +88,10 @@ export class FileSource implements PodSource {
           if (!signal.aborted) emit(pods);
         } while (again && !signal.aborted);
       } catch (err) {
-        this.deps.logger.error({ path: this.deps.path, err: (err as Error).message }, 'failed to read the static pod path');
+        this.deps.logger.error(
+          { path: this.deps.path, err: (err as Error).message },
+          'failed to read the static pod path',
+        );
       } finally {
         running = false;
       }
@@ -179,7 +182,10 @@ export class FileSource implements PodSource {
   }
 
   /** Reads every manifest: the current static pods, and those of files replaced since the last read (same text). */
-  async read({ signal, wait = false }: { signal?: AbortSignal; wait?: boolean } = {}): Promise<{ pods: Pod[]; replaced: Set<Pod> }> {
+  async read({ signal, wait = false }: { signal?: AbortSignal; wait?: boolean } = {}): Promise<{
+    pods: Pod[];
+    replaced: Set<Pod>;
+  }> {
     const renames = this.renames;
     this.renames = new Map();
     const replaced = new Set<Pod>();

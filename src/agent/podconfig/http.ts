@@ -55,7 +55,12 @@ export class HttpSource implements PodSource {
   async poll(signal?: AbortSignal): Promise<Pod[] | undefined> {
     let body: string;
     try {
-      const res = await getText(this.deps.url, { headers: this.deps.headers, timeoutMs: 10_000, maxBytes: MAX_MANIFEST_BYTES, signal });
+      const res = await getText(this.deps.url, {
+        headers: this.deps.headers,
+        timeoutMs: 10_000,
+        maxBytes: MAX_MANIFEST_BYTES,
+        signal,
+      });
       if (res.status < 200 || res.status > 299) {
         this.report(`manifest URL answered ${res.status}`);
         return undefined;
@@ -76,7 +81,11 @@ export class HttpSource implements PodSource {
     }
     const decoded = await (this.deps.decode ?? decodeManifestsOffThread)(body, this.deps.url, { signal });
     if (signal?.aborted) return undefined;
-    const r = namedStaticPods(decoded, (p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }), this.deps.url);
+    const r = namedStaticPods(
+      decoded,
+      (p) => toStaticPod(p, { nodeName: this.deps.nodeName, kind: 'http', location: this.deps.url }),
+      this.deps.url,
+    );
     // As upstream: a response with any invalid pod is rejected whole; the last good set stays.
     if (r.errors.length) {
       this.lastBad = { body, message: `invalid manifest from URL: ${r.errors.join('; ')}` };

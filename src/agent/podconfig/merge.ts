@@ -34,7 +34,12 @@ function needsUpdate(oldPod: Pod, newPod: Pod): boolean {
 }
 
 /** Merges `snapshot` into `previous` for `source`; `seenAt` stamps newly seen pods. */
-export function mergeSnapshot(previous: ReadonlyMap<string, Pod>, snapshot: Pod[], source: string, seenAt: string): MergeResult {
+export function mergeSnapshot(
+  previous: ReadonlyMap<string, Pod>,
+  snapshot: Pod[],
+  source: string,
+  seenAt: string,
+): MergeResult {
   const res: MergeResult = { next: new Map(), adds: [], updates: [], removes: [], reconciles: [], errors: [] };
   const names = new Set<string>();
   for (const incoming of snapshot) {

@@ -74,7 +74,8 @@ export function readManifest(f: string, cached: ReadManifest | undefined, nowMs 
   }
   if (st.isDirectory()) return skip(`not recursing into manifest path ${f}: it is a directory`);
   if (!st.isFile()) return skip(`skipping manifest ${f}: not a regular file`);
-  if (st.size > MAX_MANIFEST_BYTES) return skip(`skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
+  if (st.size > MAX_MANIFEST_BYTES)
+    return skip(`skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
   if (cached && unchangedSince(cached, st)) return { read: cached };
   const sig = fileSignature(st);
   let fd;
@@ -94,7 +95,8 @@ export function readManifest(f: string, cached: ReadManifest | undefined, nowMs 
       const bytesRead = readSync(fd, chunk, 0, chunk.length, null);
       if (!bytesRead) break;
       n += bytesRead;
-      if (n > MAX_MANIFEST_BYTES) return skip(`skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
+      if (n > MAX_MANIFEST_BYTES)
+        return skip(`skipping manifest ${f}: larger than ${MAX_MANIFEST_BYTES} bytes`, 'error');
       chunks.push(chunk.subarray(0, bytesRead));
     }
     return { read: { text: Buffer.concat(chunks, n).toString('utf8'), sig, readAtMs: nowMs } };

@@ -44,7 +44,9 @@ export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
     origin.kind === 'file' &&
     !tolerations.some(
       (t) =>
-        (t as Record<string, unknown>).operator === 'Exists' && (t as Record<string, unknown>).effect === 'NoExecute' && !(t as Record<string, unknown>).key,
+        (t as Record<string, unknown>).operator === 'Exists' &&
+        (t as Record<string, unknown>).effect === 'NoExecute' &&
+        !(t as Record<string, unknown>).key,
     )
   ) {
     tolerations.push({ operator: 'Exists', effect: 'NoExecute' });
@@ -67,7 +69,11 @@ export function toStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
  * node's suffix makes invalid moved to the errors (upstream validates after applyDefaults). Pure
  * but for `toStatic`.
  */
-export function namedStaticPods(decoded: { pods: Pod[]; errors: string[] }, toStatic: (pod: Pod) => Pod, origin: string): { pods: Pod[]; errors: string[] } {
+export function namedStaticPods(
+  decoded: { pods: Pod[]; errors: string[] },
+  toStatic: (pod: Pod) => Pod,
+  origin: string,
+): { pods: Pod[]; errors: string[] } {
   const pods: Pod[] = [];
   const errors = [...decoded.errors];
   for (const raw of decoded.pods) {

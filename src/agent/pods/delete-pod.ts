@@ -13,5 +13,6 @@ export async function deletePodNow(client: KubeClient, pod: Pod): Promise<void> 
     path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
     body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: pod.metadata.uid } },
   });
-  if (r.status !== 200 && r.status !== 404 && r.status !== 409) throw apiError(`deleting pod ${pod.metadata.namespace}/${pod.metadata.name}`, r);
+  if (r.status !== 200 && r.status !== 404 && r.status !== 409)
+    throw apiError(`deleting pod ${pod.metadata.namespace}/${pod.metadata.name}`, r);
 }

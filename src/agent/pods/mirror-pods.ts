@@ -10,7 +10,12 @@ import { podFullName, type Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
-import { ConfigHashAnnotation, ConfigMirrorAnnotation, ConfigSeenAnnotation, ConfigSourceAnnotation } from '../podconfig/types.js';
+import {
+  ConfigHashAnnotation,
+  ConfigMirrorAnnotation,
+  ConfigSeenAnnotation,
+  ConfigSourceAnnotation,
+} from '../podconfig/types.js';
 import type { PodManager } from './pod-manager.js';
 import { deletePodNow } from './delete-pod.js';
 
@@ -25,7 +30,11 @@ export interface MirrorPodsDeps {
 
 /** The mirror pod object for a static pod (pure). */
 export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod {
-  const { [ConfigSeenAnnotation]: _seen, [ConfigSourceAnnotation]: _src, ...annotations } = pod.metadata.annotations ?? {};
+  const {
+    [ConfigSeenAnnotation]: _seen,
+    [ConfigSourceAnnotation]: _src,
+    ...annotations
+  } = pod.metadata.annotations ?? {};
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -33,7 +42,10 @@ export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod
       name: pod.metadata.name,
       namespace: pod.metadata.namespace,
       labels: pod.metadata.labels,
-      annotations: { ...annotations, [ConfigMirrorAnnotation]: pod.metadata.annotations?.[ConfigHashAnnotation] ?? pod.metadata.uid! },
+      annotations: {
+        ...annotations,
+        [ConfigMirrorAnnotation]: pod.metadata.annotations?.[ConfigHashAnnotation] ?? pod.metadata.uid!,
+      },
       ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.name, uid: node.uid, controller: true }],
     },
     spec: pod.spec,
@@ -55,7 +67,10 @@ export class MirrorPods {
     try {
       let mirror = this.d.podManager.getMirrorOf(pod);
       const hash = pod.metadata.annotations?.[ConfigHashAnnotation];
-      if (mirror && (mirror.metadata.deletionTimestamp || mirror.metadata.annotations?.[ConfigMirrorAnnotation] !== hash)) {
+      if (
+        mirror &&
+        (mirror.metadata.deletionTimestamp || mirror.metadata.annotations?.[ConfigMirrorAnnotation] !== hash)
+      ) {
         this.d.logger.info({ pod: name }, 'deleting stale mirror pod');
         await this.remove(mirror);
         mirror = undefined;
@@ -83,7 +98,10 @@ export class MirrorPods {
         await this.remove(m);
         this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod');
       } catch (err) {
-        this.d.logger.warn({ pod: `${m.metadata.namespace}/${m.metadata.name}`, err: messageOf(err) }, 'failed to delete orphaned mirror pod');
+        this.d.logger.warn(
+          { pod: `${m.metadata.namespace}/${m.metadata.name}`, err: messageOf(err) },
+          'failed to delete orphaned mirror pod',
+        );
       }
     }
   }

@@ -37,13 +37,18 @@ function goError(err: NodeJS.ErrnoException, where: string): Error {
   if (err.code === 'ECONNREFUSED') return new Error(`dial tcp ${where}: connect: connection refused`);
   if (err.code === 'ECONNRESET' && err.message === 'socket hang up') return new Error('EOF');
   if (err.code === 'ECONNRESET') return new Error(`read tcp ${where}: read: connection reset by peer`);
-  if (err.code === 'HPE_HEADER_OVERFLOW') return new Error(`net/http: server response headers exceeded ${MAX_HEADER_BYTES} bytes; aborted`);
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return new Error(`net/http: server response headers exceeded ${MAX_HEADER_BYTES} bytes; aborted`);
   if (err.code?.startsWith('HPE_')) return new Error(`net/http: malformed HTTP response (${err.message})`);
   return new Error(err.message);
 }
 
 /** GETs `url` (http: or https:). */
-export function probeGet(url: URL, headers: [string, string][], o: { timeoutMs: number; maxBody: number }): Promise<HttpGetResponse> {
+export function probeGet(
+  url: URL,
+  headers: [string, string][],
+  o: { timeoutMs: number; maxBody: number },
+): Promise<HttpGetResponse> {
   return new Promise((resolve, reject) => {
     const where = url.port ? url.host : `${url.host}:${url.protocol === 'https:' ? 443 : 80}`;
     let settled = false;
@@ -66,7 +71,11 @@ export function probeGet(url: URL, headers: [string, string][], o: { timeoutMs: 
       const chunks: Buffer[] = [];
       let size = 0;
       const done = () =>
-        settle(undefined, { status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks).subarray(0, o.maxBody).toString('utf8') });
+        settle(undefined, {
+          status: res.statusCode ?? 0,
+          location: res.headers.location,
+          body: Buffer.concat(chunks).subarray(0, o.maxBody).toString('utf8'),
+        });
       res.on('data', (d: Buffer) => {
         chunks.push(d);
         size += d.length;
@@ -77,7 +86,10 @@ export function probeGet(url: URL, headers: [string, string][], o: { timeoutMs: 
       res.on('aborted', done);
       res.on('error', done);
     });
-    const timer = setTimeout(() => settle(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')), o.timeoutMs);
+    const timer = setTimeout(
+      () => settle(new Error('context deadline exceeded (Client.Timeout exceeded while awaiting headers)')),
+      o.timeoutMs,
+    );
     request.on('error', (err: NodeJS.ErrnoException) => settle(goError(err, where)));
     request.end();
   });

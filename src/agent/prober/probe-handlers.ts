@@ -21,7 +21,13 @@ import { GrpcCallError, GrpcCode, type UnaryMethod } from '../../cri/grpc-status
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {
   exec?: { command?: string[] };
-  httpGet?: { path?: string; port: number | string; host?: string; scheme?: 'HTTP' | 'HTTPS'; httpHeaders?: { name: string; value: string }[] };
+  httpGet?: {
+    path?: string;
+    port: number | string;
+    host?: string;
+    scheme?: 'HTTP' | 'HTTPS';
+    httpHeaders?: { name: string; value: string }[];
+  };
   tcpSocket?: { port: number | string; host?: string };
   grpc?: { port: number; service?: string };
   sleep?: { seconds: number };
@@ -62,7 +68,11 @@ async function execProbe(cmd: string[], t: ProbeTarget): Promise<ProbeOutcome> {
     const output = Buffer.concat([Buffer.from(r.stdout ?? []), Buffer.from(r.stderr ?? [])]).toString('utf8');
     return r.exit_code === 0
       ? { result: 'success', output, exitCode: 0 }
-      : { result: 'failure', output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}`, exitCode: r.exit_code };
+      : {
+          result: 'failure',
+          output: output || `command ${JSON.stringify(cmd.join(' '))} exited with ${r.exit_code}`,
+          exitCode: r.exit_code,
+        };
   } catch (err) {
     if (isCode(err, 'Timeout') || /timed out|deadline/i.test(messageOf(err)))
       return { result: 'failure', output: `command ${JSON.stringify(cmd.join(' '))} timed out` };
@@ -89,7 +99,8 @@ export function probeUrl(scheme: string, host: string, port: number, path: strin
 
 async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget): Promise<ProbeOutcome> {
   const port = resolvePort(a.port, t.container);
-  if (port === undefined) return { result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` };
+  if (port === undefined)
+    return { result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` };
   const host = a.host || t.podIP;
   const scheme = (a.scheme ?? 'HTTP').toLowerCase();
   let url = probeUrl(scheme, host, port, a.path ?? '');
@@ -105,7 +116,8 @@ async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget)
       if (r.status >= 300 && r.status < 400 && r.location) {
         const next = new URL(r.location, url);
         // Upstream's probe.Warning: not followed, counted as a success, told in a ProbeWarning event.
-        if (next.hostname !== url.hostname) return { result: 'success', warning: true, output: `Probe terminated redirects, Response body: ${r.body}` };
+        if (next.hostname !== url.hostname)
+          return { result: 'success', warning: true, output: `Probe terminated redirects, Response body: ${r.body}` };
         url = next;
         continue;
       }
@@ -121,7 +133,11 @@ async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget)
 function tcpProbe(a: NonNullable<ProbeAction['tcpSocket']>, t: ProbeTarget): Promise<ProbeOutcome> {
   const port = resolvePort(a.port, t.container);
   const host = a.host || t.podIP;
-  if (port === undefined) return Promise.resolve({ result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` });
+  if (port === undefined)
+    return Promise.resolve({
+      result: 'failure',
+      output: `unable to find port ${String(a.port)} in container ${t.container.name}`,
+    });
   return new Promise((resolve) => {
     const s = net.connect({ host, port, timeout: t.timeoutMs });
     const done = (o: ProbeOutcome) => {
@@ -131,7 +147,10 @@ function tcpProbe(a: NonNullable<ProbeAction['tcpSocket']>, t: ProbeTarget): Pro
     s.once('connect', () => done({ result: 'success', output: '' }));
     s.once('timeout', () => done({ result: 'failure', output: `dial tcp ${host}:${port}: i/o timeout` }));
     s.once('error', (err: NodeJS.ErrnoException) =>
-      done({ result: 'failure', output: `dial tcp ${host}:${port}: connect: ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}` }),
+      done({
+        result: 'failure',
+        output: `dial tcp ${host}:${port}: connect: ${err.code === 'ECONNREFUSED' ? 'connection refused' : err.message}`,
+      }),
     );
   });
 }
@@ -195,7 +214,9 @@ const HEALTH_CHECK: UnaryMethod = {
 /** A gRPC code as Go's codes.Code prints it (DEADLINE_EXCEEDED → DeadlineExceeded). */
 function goCodeName(code: number): string {
   const name = Object.entries(GrpcCode).find(([, v]) => v === code)?.[0] ?? 'UNKNOWN';
-  return name === 'OK' ? 'OK' : name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _u: string, c: string) => c.toUpperCase());
+  return name === 'OK'
+    ? 'OK'
+    : name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _u: string, c: string) => c.toUpperCase());
 }
 
 /** grpc.health.v1 Check over the project's own unary gRPC client (a new connection per probe, as upstream). */
@@ -205,16 +226,28 @@ async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): P
   const within = `${t.timeoutMs / 1000}s`;
   try {
     const st = (await channel.call(HEALTH_CHECK, a.service ?? '', t.timeoutMs)) as number;
-    return st === 1 ? { result: 'success', output: '' } : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` };
+    return st === 1
+      ? { result: 'success', output: '' }
+      : { result: 'failure', output: `service unhealthy (responded with "${SERVING_STATUS[st] ?? st}")` };
   } catch (err) {
     const code = err instanceof GrpcCallError ? err.code : GrpcCode.UNKNOWN;
     const message = err instanceof GrpcCallError ? err.details : messageOf(err);
-    if (code === GrpcCode.DEADLINE_EXCEEDED) return { result: 'failure', output: `timeout: health rpc did not complete within ${within}` };
+    if (code === GrpcCode.DEADLINE_EXCEEDED)
+      return { result: 'failure', output: `timeout: health rpc did not complete within ${within}` };
     if (code === GrpcCode.UNIMPLEMENTED)
-      return { result: 'failure', output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${message}` };
+      return {
+        result: 'failure',
+        output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${message}`,
+      };
     if (code === GrpcCode.UNAVAILABLE && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT/.test(message))
-      return { result: 'failure', output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${within}: ${message}` };
-    return { result: 'failure', output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${message}` };
+      return {
+        result: 'failure',
+        output: `timeout: failed to connect service ${JSON.stringify(addr)} within ${within}: ${message}`,
+      };
+    return {
+      result: 'failure',
+      output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${message}`,
+    };
   } finally {
     channel.close();
   }

@@ -26,11 +26,20 @@ export interface ProbeState {
 
 /** The state of a fresh container instance (upstream initial values). */
 export function initialState(kind: ProbeKind, containerId: string): ProbeState {
-  return { containerId, result: kind === 'readiness' ? 'failure' : kind === 'liveness' ? 'success' : 'unknown', run: 0, onHold: false };
+  return {
+    containerId,
+    result: kind === 'readiness' ? 'failure' : kind === 'liveness' ? 'success' : 'unknown',
+    run: 0,
+    onHold: false,
+  };
 }
 
 /** The state after one probe returned `raw`. */
-export function nextState(s: ProbeState, raw: 'success' | 'failure', o: { kind: ProbeKind; successThreshold: number; failureThreshold: number }): ProbeState {
+export function nextState(
+  s: ProbeState,
+  raw: 'success' | 'failure',
+  o: { kind: ProbeKind; successThreshold: number; failureThreshold: number },
+): ProbeState {
   const run = s.lastRaw === raw ? s.run + 1 : 1;
   const next: ProbeState = { ...s, lastRaw: raw, run };
   if ((raw === 'failure' && run < o.failureThreshold) || (raw === 'success' && run < o.successThreshold)) return next;
@@ -45,7 +54,13 @@ export function nextState(s: ProbeState, raw: 'success' | 'failure', o: { kind: 
 
 /** Upstream defaults of a probe's numbers (API defaulting). */
 export function probeTiming(
-  p: { initialDelaySeconds?: number; periodSeconds?: number; timeoutSeconds?: number; successThreshold?: number; failureThreshold?: number },
+  p: {
+    initialDelaySeconds?: number;
+    periodSeconds?: number;
+    timeoutSeconds?: number;
+    successThreshold?: number;
+    failureThreshold?: number;
+  },
   kind: ProbeKind,
 ) {
   return {

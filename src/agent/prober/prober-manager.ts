@@ -17,7 +17,14 @@ import type { Logger } from '../../lib/logger.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
 import { runProbeAction, type ProbeAction } from './probe-handlers.js';
-import { initialState, nextState, probeTiming, type ProbeKind, type ProbeResult, type ProbeState } from './probe-state.js';
+import {
+  initialState,
+  nextState,
+  probeTiming,
+  type ProbeKind,
+  type ProbeResult,
+  type ProbeState,
+} from './probe-state.js';
 import { firstDue, nextDue } from './probe-schedule.js';
 import { CoalescedTimers } from '../../lib/coalesced-timers.js';
 import { Histogram } from '../metrics/registry.js';
@@ -96,7 +103,10 @@ export class ProberManager {
   syncPod(pod: Pod, rs: PodRuntimeStatus, podIP: string): void {
     const uid = pod.metadata.uid!;
     const wanted = new Set<string>();
-    const containers: Container[] = [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always')];
+    const containers: Container[] = [
+      ...pod.spec.containers,
+      ...(pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+    ];
     for (const c of containers) {
       const inst = latestContainer(rs, c.name);
       for (const kind of ['startup', 'liveness', 'readiness'] as ProbeKind[]) {
@@ -109,7 +119,19 @@ export class ProberManager {
         if (!w) {
           const now = this.d.clock.now();
           const due = firstDue(now, this.startedAt, t.periodSeconds * 1000, (this.d.random ?? Math.random)());
-          w = { uid, pod, container: c, kind, spec, state: initialState(kind, inst?.id ?? ''), running: false, startedAtMs: 0, podIP, due, inFlight: false };
+          w = {
+            uid,
+            pod,
+            container: c,
+            kind,
+            spec,
+            state: initialState(kind, inst?.id ?? ''),
+            running: false,
+            startedAtMs: 0,
+            podIP,
+            due,
+            inFlight: false,
+          };
           this.workers.set(k, w);
           this.schedule(w);
         }
@@ -118,7 +140,12 @@ export class ProberManager {
         if (inst && inst.id !== w.state.containerId) w.state = initialState(kind, inst.id);
         w.running = inst?.state === 'running';
         w.startedAtMs = inst?.startedAt ?? 0;
-        if (kind === 'readiness' && w.running && w.triggeredFor !== w.state.containerId && w.state.lastRaw === undefined) {
+        if (
+          kind === 'readiness' &&
+          w.running &&
+          w.triggeredFor !== w.state.containerId &&
+          w.state.lastRaw === undefined
+        ) {
           // Upstream triggers a readiness probe at once for a running container that is not ready.
           w.triggeredFor = w.state.containerId;
           // (A run due before this one would fall within initialDelaySeconds: it is replaced.)
@@ -146,13 +173,19 @@ export class ProberManager {
     w.cancel?.();
     this.workers.delete(k);
     const labels = this.seriesLabels(w);
-    for (const result of ['successful', 'failed']) this.counts.delete(JSON.stringify({ ...labels, result, pod_uid: w.uid }));
+    for (const result of ['successful', 'failed'])
+      this.counts.delete(JSON.stringify({ ...labels, result, pod_uid: w.uid }));
     this.durations.delete(labels);
   }
 
   /** A worker's probe_type, container, pod and namespace labels. */
   private seriesLabels(w: Worker) {
-    return { probe_type: KIND_NAME[w.kind], container: w.container.name, pod: w.pod.metadata.name ?? '', namespace: w.pod.metadata.namespace ?? '' };
+    return {
+      probe_type: KIND_NAME[w.kind],
+      container: w.container.name,
+      pod: w.pod.metadata.name ?? '',
+      namespace: w.pod.metadata.namespace ?? '',
+    };
   }
 
   private result(uid: string, container: string, kind: ProbeKind, containerId: string): ProbeResult | undefined {
@@ -199,7 +232,12 @@ export class ProberManager {
     // Probing a container that is not running never runs the handler.
     if (!w.running || !w.state.containerId || w.state.onHold) return;
     if (this.d.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
-    if (w.kind !== 'startup' && w.container.startupProbe && this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success') return;
+    if (
+      w.kind !== 'startup' &&
+      w.container.startupProbe &&
+      this.result(w.uid, w.container.name, 'startup', w.state.containerId) !== 'success'
+    )
+      return;
     const containerId = w.state.containerId;
     const t0 = performance.now();
     const out = await runProbeAction(w.spec, {
@@ -237,11 +275,16 @@ export class ProberManager {
       );
     }
     const before = w.state.result;
-    w.state = nextState(w.state, out.result, { kind: w.kind, successThreshold: t.successThreshold, failureThreshold: t.failureThreshold });
+    w.state = nextState(w.state, out.result, {
+      kind: w.kind,
+      successThreshold: t.successThreshold,
+      failureThreshold: t.failureThreshold,
+    });
     if (w.state.result === before) return;
     // Started: its readiness is probed now, not a readiness period later (upstream's UpdatePodStatus
     // triggers the readiness worker of a started container that is not ready).
-    if (w.kind === 'startup' && w.state.result === 'success') this.probeNow(this.workers.get(this.key(w.uid, w.container.name, 'readiness')));
+    if (w.kind === 'startup' && w.state.result === 'success')
+      this.probeNow(this.workers.get(this.key(w.uid, w.container.name, 'readiness')));
     this.d.onChange(w.uid);
     for (const l of this.listeners) l(w.uid);
   }

@@ -20,14 +20,22 @@ import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
 import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
 import { containerHash } from './container-hash.js';
-import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from './pod-runtime-status.js';
+import {
+  containerInstances,
+  latestContainer,
+  type PodRuntimeStatus,
+  type RuntimeContainer,
+} from './pod-runtime-status.js';
 
 /** Inputs that are not the pod or its runtime state. */
 export interface PodActionsSnapshot {
   nowMs: number;
   backoff: ReadonlyMap<string, BackoffEntry>;
   /** Liveness and startup probe results by container name and instance id (undefined = no such probe). */
-  probes?: { liveness(name: string, id: string): string | undefined; startup(name: string, id: string): string | undefined };
+  probes?: {
+    liveness(name: string, id: string): string | undefined;
+    startup(name: string, id: string): string | undefined;
+  };
 }
 
 /** A container to create and start. `backoff` is recorded by the executor when it restarts a crashed one. */
@@ -99,16 +107,29 @@ function succeeded(status: PodRuntimeStatus, name: string): boolean {
  * (a regular container "will be restarted"; a sidecar is an init container), with the probe's own
  * terminationGracePeriodSeconds when it sets one (upstream setTerminationGracePeriod, for both).
  */
-function probeKill(c: Container, inst: { id: string }, snap: PodActionsSnapshot, sidecar: boolean): PodActions['kill'][number] | undefined {
-  const probe = snap.probes?.startup(c.name, inst.id) === 'failure' ? 'startup' : snap.probes?.liveness(c.name, inst.id) === 'failure' ? 'liveness' : undefined;
+function probeKill(
+  c: Container,
+  inst: { id: string },
+  snap: PodActionsSnapshot,
+  sidecar: boolean,
+): PodActions['kill'][number] | undefined {
+  const probe =
+    snap.probes?.startup(c.name, inst.id) === 'failure'
+      ? 'startup'
+      : snap.probes?.liveness(c.name, inst.id) === 'failure'
+        ? 'liveness'
+        : undefined;
   if (!probe) return undefined;
-  const grace = ((probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined)
-    ?.terminationGracePeriodSeconds;
+  const grace = (
+    (probe === 'startup' ? c.startupProbe : c.livenessProbe) as { terminationGracePeriodSeconds?: number } | undefined
+  )?.terminationGracePeriodSeconds;
   return {
     id: inst.id,
     name: c.name,
     reason: `Container ${c.name} failed ${probe} probe`,
-    message: sidecar ? `Init container ${c.name} failed ${probe} probe` : `Container ${c.name} failed ${probe} probe, will be restarted`,
+    message: sidecar
+      ? `Init container ${c.name} failed ${probe} probe`
+      : `Container ${c.name} failed ${probe} probe, will be restarted`,
     ...(grace !== undefined ? { gracePeriodSeconds: grace } : {}),
   };
 }
@@ -166,7 +187,9 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       actions.createSandbox = false;
       return actions;
     }
-    const toStart = pod.spec.containers.filter((c) => !(pod.spec.restartPolicy === 'OnFailure' && succeeded(status, c.name)));
+    const toStart = pod.spec.containers.filter(
+      (c) => !(pod.spec.restartPolicy === 'OnFailure' && succeeded(status, c.name)),
+    );
     if (toStart.length === 0 && initContainers.length === 0) {
       actions.createSandbox = false;
       return actions;
@@ -178,7 +201,8 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
 
   // 2. Init containers.
   const regularStarted = pod.spec.containers.some((c) => latestContainer(status, c.name));
-  const sidecarStarted = (c: Container, id: string) => !c.startupProbe || snap.probes?.startup(c.name, id) === 'success';
+  const sidecarStarted = (c: Container, id: string) =>
+    !c.startupProbe || snap.probes?.startup(c.name, id) === 'success';
   if (!regularStarted) {
     for (const c of initContainers) {
       const inst = latestContainer(status, c.name);
@@ -221,7 +245,8 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     const kill = probeKill(c, inst, snap, false);
     if (kill) {
       actions.kill.push(kill);
-      if (pod.spec.restartPolicy !== 'Never') actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
+      if (pod.spec.restartPolicy !== 'Never')
+        actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
     if (inst.hash && inst.hash !== containerHash(c)) {
@@ -240,7 +265,8 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   // Ephemeral containers (kubectl debug) start once, in the running pod, and are never restarted.
   if (keep > 0)
     for (const e of pod.spec.ephemeralContainers ?? [])
-      if (!latestContainer(status, e.name)) actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
+      if (!latestContainer(status, e.name))
+        actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
   // 4. Nothing left to run: every regular container finished for good (sidecars do not count).
   const regularPending = actions.start.some((x) => !x.init && !x.ephemeral) || actions.backoff.some((x) => !x.init);
   if (keep === 0 && !regularPending) {

@@ -36,11 +36,15 @@ export interface ContainerConfigContext extends EnvContext {
   security?: SecurityProfileContext;
 }
 
-const DEFAULT_SECURITY: SecurityProfileContext = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
+const DEFAULT_SECURITY: SecurityProfileContext = {
+  seccompDefault: false,
+  seccompProfileRoot: '/var/lib/kubelet/seccomp',
+};
 
 /** The config, or why it cannot be built (reason CreateContainerConfigError). */
 /** `volumeMounts` are the first mounts of `config.mounts`, still to have their subPaths resolved on disk. */
-export type ContainerConfigResult = { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
+export type ContainerConfigResult =
+  { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
 
 /** Upstream's default masked and read-only /proc and /sys paths for unprivileged containers. */
 export const DEFAULT_MASKED_PATHS = [
@@ -75,7 +79,9 @@ export function verifyRunAsNonRoot(pod: Pod, c: Container, image: cri.Image | nu
   if (!nonRoot) return undefined;
   const runAsUser = num(sc.runAsUser) ?? num(podSc.runAsUser);
   if (runAsUser !== undefined)
-    return runAsUser === 0 ? `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${c.name})` : undefined;
+    return runAsUser === 0
+      ? `container's runAsUser breaks non-root policy (pod: "${formatPod(pod)}", container: ${c.name})`
+      : undefined;
   const uid = image?.uid ? Number(image.uid.value) : undefined;
   const username = image?.username ?? '';
   if (uid === 0 || (uid === undefined && !username))
@@ -90,7 +96,13 @@ function mountedPaths(c: Container): Set<string> {
 }
 
 /** The ContainerConfig for instance `restartCount` of `c`; `imageRef` is what the image service resolved. */
-export function generateContainerConfig(pod: Pod, c: Container, restartCount: number, imageRef: string, ctx: ContainerConfigContext): ContainerConfigResult {
+export function generateContainerConfig(
+  pod: Pod,
+  c: Container,
+  restartCount: number,
+  imageRef: string,
+  ctx: ContainerConfigContext,
+): ContainerConfigResult {
   const nonRoot = verifyRunAsNonRoot(pod, c, ctx.image);
   if (nonRoot) return { ok: false, message: nonRoot };
   const env = containerEnv(pod, c, ctx);
@@ -109,7 +121,8 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
   // Upstream order: volume mounts, then the managed /etc/hosts, then the termination log.
   const mounts: cri.Mount[] = planned.mounts.map((m) => m.mount);
   const taken = mountedPaths(c);
-  if (ctx.hostsFile && !taken.has('/etc/hosts')) mounts.push({ container_path: '/etc/hosts', host_path: ctx.hostsFile, readonly: false });
+  if (ctx.hostsFile && !taken.has('/etc/hosts'))
+    mounts.push({ container_path: '/etc/hosts', host_path: ctx.hostsFile, readonly: false });
   if (ctx.terminationLogFile && c.terminationMessagePath)
     mounts.push({ container_path: c.terminationMessagePath, host_path: ctx.terminationLogFile, readonly: false });
   const seccomp = seccompProfile(pod, c, ctx.security ?? DEFAULT_SECURITY);
@@ -143,7 +156,8 @@ export function generateContainerConfig(pod: Pod, c: Container, restartCount: nu
           privileged: sc.privileged === true,
           run_as_user: runAsUser !== undefined ? { value: runAsUser } : null,
           run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
-          supplemental_groups: fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
+          supplemental_groups:
+            fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
           readonly_rootfs: sc.readOnlyRootFilesystem === true,
           no_new_privs: sc.allowPrivilegeEscalation === false,
           capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },

@@ -25,9 +25,22 @@ const FAILURE_EVENTS: Record<string, string> = {
 export const SYNC_ERROR_BACKOFF_MS = 10_000;
 
 /** A sandbox that could not be made: the step's result, and a Warning event on the pod, as upstream's syncPod records it. */
-export function sandboxFailed(pod: Pod, reason: string, message: string, events: EventSink | undefined, retryAfterMs?: number): StepResult {
+export function sandboxFailed(
+  pod: Pod,
+  reason: string,
+  message: string,
+  events: EventSink | undefined,
+  retryAfterMs?: number,
+): StepResult {
   events?.record(podRef(pod), 'Warning', FAILURE_EVENTS[reason], message);
-  return { action: 'CreatePodSandbox', target: pod.metadata.name!, ok: false, reason, message, ...(retryAfterMs ? { retryAfterMs } : {}) };
+  return {
+    action: 'CreatePodSandbox',
+    target: pod.metadata.name!,
+    ok: false,
+    reason,
+    message,
+    ...(retryAfterMs ? { retryAfterMs } : {}),
+  };
 }
 
 /** Creates the sandbox; the result names it (`target`, `sandbox`) or says why there is none. */
@@ -46,13 +59,18 @@ export async function createSandbox(
     events?: EventSink;
   },
 ): Promise<StepResult> {
-  const failed = (reason: string, message: string, retryAfterMs?: number) => sandboxFailed(pod, reason, message, d.events, retryAfterMs);
+  const failed = (reason: string, message: string, retryAfterMs?: number) =>
+    sandboxFailed(pod, reason, message, d.events, retryAfterMs);
   const netErr = pod.spec.hostNetwork ? undefined : d.networkError();
   if (netErr) return failed('NetworkNotReady', `network is not ready: ${netErr}`, 5000);
   try {
     await d.podCgroups?.ensure(pod);
   } catch (err) {
-    return failed('FailedCreatePodContainer', `unable to ensure pod container exists: ${messageOf(err)}`, SYNC_ERROR_BACKOFF_MS);
+    return failed(
+      'FailedCreatePodContainer',
+      `unable to ensure pod container exists: ${messageOf(err)}`,
+      SYNC_ERROR_BACKOFF_MS,
+    );
   }
   try {
     const handler = d.runtimeHandler ? await d.runtimeHandler(pod) : '';

@@ -71,10 +71,18 @@ export function podDnsConfig(pod: Pod, node: NodeDns): cri.DNSConfig {
       break;
     case 'cluster': {
       const d = node.clusterDomain;
-      cfg = { servers: [...node.clusterDNS], searches: [...(d ? [`${ns}.svc.${d}`, `svc.${d}`, d] : []), ...host.searches], options: ['ndots:5'] };
+      cfg = {
+        servers: [...node.clusterDNS],
+        searches: [...(d ? [`${ns}.svc.${d}`, `svc.${d}`, d] : []), ...host.searches],
+        options: ['ndots:5'],
+      };
     }
   }
-  const extra = (pod.spec.dnsConfig ?? {}) as { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
+  const extra = (pod.spec.dnsConfig ?? {}) as {
+    nameservers?: string[];
+    searches?: string[];
+    options?: { name: string; value?: string }[];
+  };
   const servers = unique([...cfg.servers, ...(extra.nameservers ?? [])]).slice(0, MAX_NAMESERVERS);
   const searches = unique([...cfg.searches, ...(extra.searches ?? [])]).slice(0, MAX_SEARCHES);
   const options = mergeOptions(

@@ -93,7 +93,11 @@ export function fieldValue(pod: Pod, path: string, ctx: EnvContext): string | un
 }
 
 /** The value of a resourceFieldRef for container `c` (limits default to the node's allocatable). */
-export function resourceValue(c: Container, ref: { resource: string; divisor?: string }, ctx: EnvContext): string | undefined {
+export function resourceValue(
+  c: Container,
+  ref: { resource: string; divisor?: string },
+  ctx: EnvContext,
+): string | undefined {
   const [kind, name] = ref.resource.split('.') as ['limits' | 'requests', string];
   const raw = c.resources?.[kind]?.[name];
   if (name === 'cpu') {
@@ -112,13 +116,24 @@ export function resourceValue(c: Container, ref: { resource: string; divisor?: s
 type KeyRef = { name: string; key: string; optional?: boolean };
 
 /** A value from a ConfigMap or Secret key; undefined = skip (optional); string = error message via `fail`. */
-function keyValue(kind: 'ConfigMap' | 'Secret', ref: KeyRef, o: { ns: string; objects: PodObjects | undefined }): { value?: string; error?: string } {
+function keyValue(
+  kind: 'ConfigMap' | 'Secret',
+  ref: KeyRef,
+  o: { ns: string; objects: PodObjects | undefined },
+): { value?: string; error?: string } {
   const { ns, objects } = o;
-  if (!objects) return { error: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
+  if (!objects)
+    return {
+      error: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured`,
+    };
   const obj = kind === 'ConfigMap' ? objects.configMaps.get(ref.name) : objects.secrets.get(ref.name);
-  if (!obj) return ref.optional ? {} : { error: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
-  const raw = obj.data?.[ref.key] ?? (kind === 'ConfigMap' ? (obj as { binaryData?: Record<string, string> }).binaryData?.[ref.key] : undefined);
-  if (raw === undefined) return ref.optional ? {} : { error: `couldn't find key ${ref.key} in ${kind} ${ns}/${ref.name}` };
+  if (!obj)
+    return ref.optional ? {} : { error: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
+  const raw =
+    obj.data?.[ref.key] ??
+    (kind === 'ConfigMap' ? (obj as { binaryData?: Record<string, string> }).binaryData?.[ref.key] : undefined);
+  if (raw === undefined)
+    return ref.optional ? {} : { error: `couldn't find key ${ref.key} in ${kind} ${ns}/${ref.name}` };
   return { value: kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw };
 }
 
@@ -135,7 +150,11 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
     const kind = from.configMapRef ? 'ConfigMap' : 'Secret';
     const ref = from.configMapRef ?? from.secretRef;
     if (!ref) continue;
-    if (!ctx.objects) return { ok: false, message: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured` };
+    if (!ctx.objects)
+      return {
+        ok: false,
+        message: `couldn't get ${kind === 'ConfigMap' ? 'configMap' : 'secret'} ${ns}/${ref.name}: no apiserver configured`,
+      };
     const obj = kind === 'ConfigMap' ? ctx.objects.configMaps.get(ref.name) : ctx.objects.secrets.get(ref.name);
     if (!obj) {
       if (ref.optional) continue;
@@ -161,11 +180,17 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
       if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
       else if (from.resourceFieldRef) {
         const target = from.resourceFieldRef.containerName
-          ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === from.resourceFieldRef!.containerName)
+          ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find(
+              (x) => x.name === from.resourceFieldRef!.containerName,
+            )
           : c;
         value = target ? resourceValue(target, from.resourceFieldRef, ctx) : undefined;
       } else if (from.configMapKeyRef || from.secretKeyRef) {
-        const r = keyValue(from.configMapKeyRef ? 'ConfigMap' : 'Secret', (from.configMapKeyRef ?? from.secretKeyRef)!, { ns, objects: ctx.objects });
+        const r = keyValue(
+          from.configMapKeyRef ? 'ConfigMap' : 'Secret',
+          (from.configMapKeyRef ?? from.secretKeyRef)!,
+          { ns, objects: ctx.objects },
+        );
         if (r.error) return { ok: false, message: r.error };
         if (r.value === undefined) continue;
         value = r.value;

@@ -44,7 +44,9 @@ import type { ExecutorDeps } from './executor-deps.js';
 export type { ExecutorDeps, NodeFacts, StartCounters } from './executor-deps.js';
 
 function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
-  return (init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]).find((c) => c.name === name);
+  return (
+    init ? (pod.spec.initContainers ?? []) : [...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])]
+  ).find((c) => c.name === name);
 }
 
 /** Applies plans. */
@@ -52,11 +54,17 @@ export class PodActionExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
   /** Applies `plan`; `volumes` are the pod's set-up volumes (volume manager) for the container mounts. */
-  async apply(pod: Pod, status: PodRuntimeStatus, plan: PodActions, volumes?: ReadonlyMap<string, MountedVolume>): Promise<StepResult[]> {
+  async apply(
+    pod: Pod,
+    status: PodRuntimeStatus,
+    plan: PodActions,
+    volumes?: ReadonlyMap<string, MountedVolume>,
+  ): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
     // Upstream's V(2) line for a sandbox that must be (re)made.
-    if (plan.sandboxChange && this.deps.logger) logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
+    if (plan.sandboxChange && this.deps.logger)
+      logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
     // 1.
     if (plan.killPod) {
       results.push(...(await killPod(runtime, pod, { status, events: this.deps.events })));
@@ -65,7 +73,12 @@ export class PodActionExecutor {
     // 2.
     await Promise.all(
       plan.kill.map(async (k) => {
-        this.deps.events?.record(podRef(pod, { name: k.name }), 'Normal', 'Killing', k.message ?? `Stopping container ${k.name}`);
+        this.deps.events?.record(
+          podRef(pod, { name: k.name }),
+          'Normal',
+          'Killing',
+          k.message ?? `Stopping container ${k.name}`,
+        );
         try {
           const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), {
             runtime,
@@ -77,7 +90,13 @@ export class PodActionExecutor {
           await runtime.stopContainer(k.id, left);
           results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
         } catch (err) {
-          results.push({ action: 'KillContainer', target: k.name, ok: false, reason: 'KillContainerError', message: messageOf(err) });
+          results.push({
+            action: 'KillContainer',
+            target: k.name,
+            ok: false,
+            reason: 'KillContainerError',
+            message: messageOf(err),
+          });
         }
       }),
     );
@@ -91,12 +110,24 @@ export class PodActionExecutor {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
       security: node.security,
-      dns: { clusterDNS: node.clusterDNS, clusterDomain: node.clusterDomain, resolvConf: await readText(node.resolvConfPath) },
+      dns: {
+        clusterDNS: node.clusterDNS,
+        clusterDomain: node.clusterDomain,
+        resolvConf: await readText(node.resolvConfPath),
+      },
     });
     // Upstream makes the config first in createPodSandbox: a pod that cannot have one (its host name) gets no sandbox.
     if (!built.ok) {
       if (plan.createSandbox) this.deps.counters?.pod(false);
-      results.push(sandboxFailed(pod, 'CreatePodSandboxError', `Failed to create pod sandbox: ${built.message}`, this.deps.events, SYNC_ERROR_BACKOFF_MS));
+      results.push(
+        sandboxFailed(
+          pod,
+          'CreatePodSandboxError',
+          `Failed to create pod sandbox: ${built.message}`,
+          this.deps.events,
+          SYNC_ERROR_BACKOFF_MS,
+        ),
+      );
       return results;
     }
     const sandboxConfig = built.config;
@@ -147,8 +178,19 @@ export class PodActionExecutor {
             message: objectsError,
             retryAfterMs: 10_000,
           }
-        : await this.startContainer(pod, spec, s, { sandboxId, sandboxConfig, podIP, hostsFile, objects, volumes, status });
-      this.deps.counters?.container(s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container', r.ok ? undefined : r.reason);
+        : await this.startContainer(pod, spec, s, {
+            sandboxId,
+            sandboxConfig,
+            podIP,
+            hostsFile,
+            objects,
+            volumes,
+            status,
+          });
+      this.deps.counters?.container(
+        s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container',
+        r.ok ? undefined : r.reason,
+      );
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(
           podRef(pod, { name: s.name, init: s.init }),
@@ -164,9 +206,18 @@ export class PodActionExecutor {
 
   /** The container's legacy log link (upstream: after StartContainer, before postStart); a failure is logged, not fatal. */
   private async linkLog(pod: Pod, name: string, id: string, logPath: string): Promise<void> {
-    const link = legacyLogSymlink(this.deps.node.containerLogsDir!, id, name, pod.metadata.name!, pod.metadata.namespace!);
+    const link = legacyLogSymlink(
+      this.deps.node.containerLogsDir!,
+      id,
+      name,
+      pod.metadata.name!,
+      pod.metadata.namespace!,
+    );
     await linkContainerLog(link, logPath).catch((err: unknown) =>
-      this.deps.logger?.warn({ path: link, containerID: id, containerLogPath: logPath, err: messageOf(err) }, 'Failed to create legacy symbolic link'),
+      this.deps.logger?.warn(
+        { path: link, containerID: id, containerLogPath: logPath, err: messageOf(err) },
+        'Failed to create legacy symbolic link',
+      ),
     );
   }
 
@@ -239,7 +290,9 @@ export class PodActionExecutor {
       if (!built.ok) return failed('CreateContainerConfigError', built.message, 10_000);
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).
       const target = (c as EphemeralContainer).targetContainerName;
-      const targetId = target ? o.status?.containers.find((x) => x.name === target && x.state === 'running')?.id : undefined;
+      const targetId = target
+        ? o.status?.containers.find((x) => x.name === target && x.state === 'running')?.id
+        : undefined;
       if (s.ephemeral && targetId && built.config.linux?.security_context?.namespace_options)
         Object.assign(built.config.linux.security_context.namespace_options, { pid: 'TARGET', target_id: targetId });
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
@@ -266,9 +319,15 @@ export class PodActionExecutor {
       return failed('RunContainerError', err);
     }
     this.deps.events?.record(ref, 'Normal', 'Started', `Started container ${c.name}`);
-    if (node.containerLogsDir) await this.linkLog(pod, c.name, id, join(o.sandboxConfig.log_directory ?? '', config.log_path ?? ''));
+    if (node.containerLogsDir)
+      await this.linkLog(pod, c.name, id, join(o.sandboxConfig.log_directory ?? '', config.log_path ?? ''));
     // postStart: the container is not started until the hook returns; a failure kills it.
-    const hookError = await runHook('postStart', pod, c, { runtime: this.deps.runtime, containerId: id, podIP: o.podIP, timeoutMs: POST_START_TIMEOUT_MS });
+    const hookError = await runHook('postStart', pod, c, {
+      runtime: this.deps.runtime,
+      containerId: id,
+      podIP: o.podIP,
+      timeoutMs: POST_START_TIMEOUT_MS,
+    });
     if (hookError) {
       this.deps.events?.record(ref, 'Warning', 'FailedPostStartHook', hookError);
       await this.deps.runtime.stopContainer(id, gracePeriodOf(pod)).catch(() => {});

@@ -6,7 +6,10 @@
 import type { Pod } from '../../api/types.js';
 
 /** The file's content. */
-export function hostsFileContent(pod: Pod, o: { podIPs: string[]; hostname: string; domain: string; nodeHostsFile?: string }): string {
+export function hostsFileContent(
+  pod: Pod,
+  o: { podIPs: string[]; hostname: string; domain: string; nodeHostsFile?: string },
+): string {
   let out: string;
   if (pod.spec.hostNetwork) {
     out = `# Kubernetes-managed hosts file (host network).\n${o.nodeHostsFile ?? ''}`;
@@ -14,7 +17,8 @@ export function hostsFileContent(pod: Pod, o: { podIPs: string[]; hostname: stri
   } else {
     out =
       '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n';
-    for (const ip of o.podIPs) out += o.domain ? `${ip}\t${o.hostname}.${o.domain}\t${o.hostname}\n` : `${ip}\t${o.hostname}\n`;
+    for (const ip of o.podIPs)
+      out += o.domain ? `${ip}\t${o.hostname}.${o.domain}\t${o.hostname}\n` : `${ip}\t${o.hostname}\n`;
   }
   const aliases = pod.spec.hostAliases ?? [];
   if (aliases.length) {

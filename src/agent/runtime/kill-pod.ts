@@ -20,11 +20,14 @@ export async function killPod(
 ): Promise<StepResult[]> {
   const { status, events } = o;
   const grace = gracePeriodOf(pod, o.graceOverride);
-  const running = status.containers.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+  const running = status.containers.filter(
+    (c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown',
+  );
   const podIP = status.sandboxes[0]?.ip ?? '';
   const specs = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
   const killOne = async (c: (typeof running)[number]): Promise<StepResult> => {
-    if (c.state === 'running') events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
+    if (c.state === 'running')
+      events?.record(podRef(pod, { name: c.name }), 'Normal', 'Killing', `Stopping container ${c.name}`);
     try {
       const left =
         c.state === 'running'
@@ -37,7 +40,13 @@ export async function killPod(
       await runtime.stopContainer(c.id, left);
       return { action: 'KillContainer', target: c.name, ok: true };
     } catch (err) {
-      return { action: 'KillContainer', target: c.name, ok: false, reason: 'KillContainerError', message: messageOf(err) };
+      return {
+        action: 'KillContainer',
+        target: c.name,
+        ok: false,
+        reason: 'KillContainerError',
+        message: messageOf(err),
+      };
     }
   };
   // Regular containers first, all at once; then sidecars one by one in reverse order (upstream).
@@ -46,14 +55,21 @@ export async function killPod(
     .map((c) => c.name)
     .reverse();
   const results = await Promise.all(running.filter((c) => !sidecarOrder.includes(c.name)).map(killOne));
-  for (const name of sidecarOrder) for (const c of running.filter((x) => x.name === name)) results.push(await killOne(c));
+  for (const name of sidecarOrder)
+    for (const c of running.filter((x) => x.name === name)) results.push(await killOne(c));
   for (const s of status.sandboxes) {
     if (!s.ready) continue;
     try {
       await runtime.stopPodSandbox(s.id);
       results.push({ action: 'KillPodSandbox', target: s.id, ok: true });
     } catch (err) {
-      results.push({ action: 'KillPodSandbox', target: s.id, ok: false, reason: 'KillPodSandboxError', message: messageOf(err) });
+      results.push({
+        action: 'KillPodSandbox',
+        target: s.id,
+        ok: false,
+        reason: 'KillPodSandboxError',
+        message: messageOf(err),
+      });
     }
   }
   return results;

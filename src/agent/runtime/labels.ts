@@ -19,12 +19,22 @@ export const ContainerPreStopHandlerAnnotation = 'io.kubernetes.container.preSto
 
 /** Sandbox labels: the pod's labels plus the kubelet's identity labels. */
 export function sandboxLabels(pod: Pod): Record<string, string> {
-  return { ...pod.metadata.labels, [PodNameLabel]: pod.metadata.name!, [PodNamespaceLabel]: pod.metadata.namespace!, [PodUidLabel]: pod.metadata.uid! };
+  return {
+    ...pod.metadata.labels,
+    [PodNameLabel]: pod.metadata.name!,
+    [PodNamespaceLabel]: pod.metadata.namespace!,
+    [PodUidLabel]: pod.metadata.uid!,
+  };
 }
 
 /** Container labels: identity only (pod labels stay on the sandbox). */
 export function containerLabels(pod: Pod, c: Container): Record<string, string> {
-  return { [PodNameLabel]: pod.metadata.name!, [PodNamespaceLabel]: pod.metadata.namespace!, [PodUidLabel]: pod.metadata.uid!, [ContainerNameLabel]: c.name };
+  return {
+    [PodNameLabel]: pod.metadata.name!,
+    [PodNamespaceLabel]: pod.metadata.namespace!,
+    [PodUidLabel]: pod.metadata.uid!,
+    [ContainerNameLabel]: c.name,
+  };
 }
 
 /** Container annotations the kubelet reads back. */
@@ -74,7 +84,13 @@ const goIntOrString = (v: number | string | undefined) => (typeof v === 'number'
 /** A v1.LifecycleHandler, as far as its annotation needs it. */
 export interface LifecycleHandler {
   exec?: { command?: string[] };
-  httpGet?: { path?: string; port?: number | string; host?: string; scheme?: string; httpHeaders?: { name: string; value: string }[] };
+  httpGet?: {
+    path?: string;
+    port?: number | string;
+    host?: string;
+    scheme?: string;
+    httpHeaders?: { name: string; value: string }[];
+  };
   tcpSocket?: { port?: number | string; host?: string };
   sleep?: { seconds?: number };
 }
@@ -82,7 +98,16 @@ export interface LifecycleHandler {
 /** A lifecycle handler as Go's encoding/json writes v1.LifecycleHandler (field order, omitempty). Pure. */
 export function goLifecycleHandlerJson(handler: LifecycleHandler): string {
   return goObject([
-    ['exec', handler.exec && goObject([['command', handler.exec.command?.length ? `[${handler.exec.command.map(goJsonString).join(',')}]` : undefined]])],
+    [
+      'exec',
+      handler.exec &&
+        goObject([
+          [
+            'command',
+            handler.exec.command?.length ? `[${handler.exec.command.map(goJsonString).join(',')}]` : undefined,
+          ],
+        ]),
+    ],
     [
       'httpGet',
       handler.httpGet &&

@@ -23,7 +23,10 @@ export const LIFECYCLE_HOLD_MS = 2000;
 const PRIORITY = { runPodSandbox: 0, createContainer: 1, startContainer: 2 } as const;
 
 /** `rt` with its lifecycle calls going through one gate of `limit` slots (default: per core). */
-export function gateLifecycleCalls(rt: CriRuntime, o: { limit?: number; holdMs?: number; clock?: Clock } = {}): CriRuntime {
+export function gateLifecycleCalls(
+  rt: CriRuntime,
+  o: { limit?: number; holdMs?: number; clock?: Clock } = {},
+): CriRuntime {
   const gate = new Semaphore(o.limit ?? LIFECYCLE_CALLS_PER_CORE * availableParallelism(), {
     priorities: 3,
     holdMs: o.holdMs ?? LIFECYCLE_HOLD_MS,
@@ -37,7 +40,9 @@ export function gateLifecycleCalls(rt: CriRuntime, o: { limit?: number; holdMs?:
   };
   const runtime = new Proxy(inner, {
     get: (obj, prop, recv): unknown =>
-      typeof prop === 'string' && Object.hasOwn(gated, prop) ? gated[prop as keyof RuntimeService] : Reflect.get(obj, prop, recv),
+      typeof prop === 'string' && Object.hasOwn(gated, prop)
+        ? gated[prop as keyof RuntimeService]
+        : Reflect.get(obj, prop, recv),
   });
   return { ...rt, runtime };
 }

@@ -26,7 +26,13 @@ export async function runHook(
     await new Promise((r) => setTimeout(r, Math.min(handler.sleep!.seconds * 1000, o.timeoutMs)));
     return undefined;
   }
-  const out = await runProbeAction(handler, { runtime: o.runtime, containerId: o.containerId, container: c, podIP: o.podIP, timeoutMs: o.timeoutMs });
+  const out = await runProbeAction(handler, {
+    runtime: o.runtime,
+    containerId: o.containerId,
+    container: c,
+    podIP: o.podIP,
+    timeoutMs: o.timeoutMs,
+  });
   if (out.result === 'success') return undefined;
   if (handler.exec) {
     const cmd = (handler.exec.command ?? []).join(' ');
@@ -49,7 +55,12 @@ export async function preStop(
 ): Promise<number> {
   if (!c?.lifecycle || !(c.lifecycle as Record<string, unknown>).preStop || o.graceSeconds <= 0) return o.graceSeconds;
   const start = Date.now();
-  const msg = await runHook('preStop', pod, c, { runtime: o.runtime, containerId: o.containerId, podIP: o.podIP, timeoutMs: o.graceSeconds * 1000 });
+  const msg = await runHook('preStop', pod, c, {
+    runtime: o.runtime,
+    containerId: o.containerId,
+    podIP: o.podIP,
+    timeoutMs: o.graceSeconds * 1000,
+  });
   if (msg) o.events?.record(podRef(pod, { name: c.name }), 'Warning', 'FailedPreStopHook', msg);
   const left = o.graceSeconds - Math.floor((Date.now() - start) / 1000);
   return Math.max(MIN_GRACE_SECONDS, left);

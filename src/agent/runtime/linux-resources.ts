@@ -45,7 +45,10 @@ export function hugePageUnitSize(kb: number): string {
  */
 export function hugePageLimits(c: Container, sizesKb: readonly number[]): { page_size: string; limit: number }[] {
   const limits = (c.resources?.limits ?? {}) as Record<string, string>;
-  return sizesKb.map((kb) => ({ page_size: hugePageUnitSize(kb), limit: bytes(limits[hugePageResourceName(kb)]) ?? 0 }));
+  return sizesKb.map((kb) => ({
+    page_size: hugePageUnitSize(kb),
+    limit: bytes(limits[hugePageResourceName(kb)]) ?? 0,
+  }));
 }
 
 /** Upstream MilliCPUToShares. */
@@ -77,7 +80,10 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   const limitCpu = milliCpu(c.resources?.limits?.cpu);
   const requestCpu = milliCpu(c.resources?.requests?.cpu) ?? limitCpu ?? 0;
   const memory = bytes(c.resources?.limits?.memory);
-  const out: cri.LinuxContainerResources = { cpu_shares: milliCpuToShares(requestCpu), oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes) };
+  const out: cri.LinuxContainerResources = {
+    cpu_shares: milliCpuToShares(requestCpu),
+    oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes),
+  };
   if (memory !== undefined) out.memory_limit_in_bytes = memory;
   applySwap(out, pod, c, ctx.swap);
   if (ctx.hugePageSizesKb?.length) out.hugepage_limits = hugePageLimits(c, ctx.hugePageSizesKb);

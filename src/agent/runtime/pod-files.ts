@@ -32,7 +32,11 @@ export async function readText(path: string): Promise<string> {
 }
 
 /** Writes the pod's managed hosts file (the node's own entries for a hostNetwork pod); returns its path. */
-export async function writeHostsFile(pod: Pod, podIP: string, node: { rootDir: string; clusterDomain: string }): Promise<string> {
+export async function writeHostsFile(
+  pod: Pod,
+  podIP: string,
+  node: { rootDir: string; clusterDomain: string },
+): Promise<string> {
   const dir = podDir(node.rootDir, pod.metadata.uid!);
   // The sandbox exists, so the name was valid when it was made (and the fields cannot change).
   const name = podHostNameAndDomain(pod, node.clusterDomain);

@@ -34,7 +34,8 @@ export function podHostNameAndDomain(pod: Pod, clusterDomain: string): PodHostNa
   let hostname = pod.metadata.name!;
   if (spec.hostname) {
     const errs = dns1123LabelErrors(spec.hostname);
-    if (errs.length) return { ok: false, message: `pod Hostname "${spec.hostname}" is not a valid DNS label: ${errs.join(';')}` };
+    if (errs.length)
+      return { ok: false, message: `pod Hostname "${spec.hostname}" is not a valid DNS label: ${errs.join(';')}` };
     hostname = spec.hostname;
   }
   if (hostname.length > HOSTNAME_MAX) {
@@ -45,18 +46,23 @@ export function podHostNameAndDomain(pod: Pod, clusterDomain: string): PodHostNa
   let domain = '';
   if (spec.subdomain) {
     const errs = dns1123LabelErrors(spec.subdomain);
-    if (errs.length) return { ok: false, message: `pod Subdomain "${spec.subdomain}" is not a valid DNS label: ${errs.join(';')}` };
+    if (errs.length)
+      return { ok: false, message: `pod Subdomain "${spec.subdomain}" is not a valid DNS label: ${errs.join(';')}` };
     domain = `${spec.subdomain}.${pod.metadata.namespace}.svc.${clusterDomain}`;
   }
   return { ok: true, hostname, domain };
 }
 
 /** The sandbox's kernel host name: "" for a hostNetwork pod (the node's), the FQDN with setHostnameAsFQDN and a domain, else the host name. */
-export function sandboxHostname(pod: Pod, clusterDomain: string): { ok: true; hostname: string } | { ok: false; message: string } {
+export function sandboxHostname(
+  pod: Pod,
+  clusterDomain: string,
+): { ok: true; hostname: string } | { ok: false; message: string } {
   if (pod.spec.hostNetwork) return { ok: true, hostname: '' };
   const name = podHostNameAndDomain(pod, clusterDomain);
   if (!name.ok) return name;
-  if (!name.domain || (pod.spec as { setHostnameAsFQDN?: boolean }).setHostnameAsFQDN !== true) return { ok: true, hostname: name.hostname };
+  if (!name.domain || (pod.spec as { setHostnameAsFQDN?: boolean }).setHostnameAsFQDN !== true)
+    return { ok: true, hostname: name.hostname };
   const fqdn = `${name.hostname}.${name.domain}`;
   if (fqdn.length > FQDN_MAX)
     return {

@@ -36,7 +36,10 @@ interface Waiter {
 export const SHARED_LIST_MIN_PODS = 3;
 
 /** Groups unfiltered lists by the pod-UID label. Pure. */
-export function groupByPod(sandboxes: readonly cri.PodSandbox[], containers: readonly cri.Container[]): Map<string, PodLists> {
+export function groupByPod(
+  sandboxes: readonly cri.PodSandbox[],
+  containers: readonly cri.Container[],
+): Map<string, PodLists> {
   const byUid = new Map<string, PodLists>();
   const of = (uid: string | undefined) => {
     if (!uid) return undefined;
@@ -95,7 +98,9 @@ export class PodListReader {
       for (const w of batch) {
         const l = byUid.get(w.uid);
         // Two waiters for one pod must not share (and so sort) the same arrays.
-        w.resolve(l ? { sandboxes: [...l.sandboxes], containers: [...l.containers] } : { sandboxes: [], containers: [] });
+        w.resolve(
+          l ? { sandboxes: [...l.sandboxes], containers: [...l.containers] } : { sandboxes: [], containers: [] },
+        );
       }
     } catch (err) {
       for (const w of batch) w.reject(err);

@@ -14,7 +14,10 @@ export async function removePodFromRuntime(
   await Promise.all(
     status.containers.map(async (c) => {
       await runtime.removeContainer(c.id);
-      if (containerLogsDir) await removeContainerLogs({ link: legacyLogSymlink(containerLogsDir, c.id, c.name, status.name, status.namespace) });
+      if (containerLogsDir)
+        await removeContainerLogs({
+          link: legacyLogSymlink(containerLogsDir, c.id, c.name, status.name, status.namespace),
+        });
     }),
   );
   await Promise.all(

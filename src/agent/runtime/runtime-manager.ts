@@ -6,7 +6,13 @@ import { notImplemented } from '../../lib/errors.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import { isCode } from '../../lib/errors.js';
-import { ContainerHashAnnotation, ContainerNameLabel, ContainerRestartCountAnnotation, PodNameLabel, PodNamespaceLabel } from './labels.js';
+import {
+  ContainerHashAnnotation,
+  ContainerNameLabel,
+  ContainerRestartCountAnnotation,
+  PodNameLabel,
+  PodNamespaceLabel,
+} from './labels.js';
 import { groupByPod, PodListReader, type PodLists, type RuntimeLists } from './pod-lists.js';
 import { terminationMessage } from './termination-message.js';
 import type { PodRuntimeStatus, RuntimeContainer, RuntimeSandbox } from './pod-runtime-status.js';
@@ -42,7 +48,11 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
 }
 
 /** Converts a CRI sandbox (a list item or a PodSandboxStatus) with its IP, kept only for a ready sandbox. */
-export function sandboxOf(s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' | 'metadata'>, ip: string, additionalIps: string[] = []): RuntimeSandbox {
+export function sandboxOf(
+  s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' | 'metadata'>,
+  ip: string,
+  additionalIps: string[] = [],
+): RuntimeSandbox {
   const ready = s.state === 'SANDBOX_READY';
   return {
     id: s.id,
@@ -55,7 +65,10 @@ export function sandboxOf(s: Pick<cri.PodSandbox, 'id' | 'state' | 'created_at' 
 }
 
 /** A sandbox's IPs as its CRI network status gives them: the primary one, then the others. Pure. */
-export function networkIps(network: cri.PodSandboxNetworkStatus | null | undefined): { ip: string; additionalIps: string[] } {
+export function networkIps(network: cri.PodSandboxNetworkStatus | null | undefined): {
+  ip: string;
+  additionalIps: string[];
+} {
   return { ip: network?.ip ?? '', additionalIps: (network?.additional_ips ?? []).map((a) => a.ip).filter(Boolean) };
 }
 
@@ -78,7 +91,9 @@ interface KnownPod {
 
 /** The containers found, newest first (by creation, then restart count). */
 function sorted(statuses: (RuntimeContainer | undefined)[]): RuntimeContainer[] {
-  return statuses.filter((x): x is RuntimeContainer => !!x).sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
+  return statuses
+    .filter((x): x is RuntimeContainer => !!x)
+    .sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
 }
 
 /** Full lists begun at most this long ago (ms) mean that lists are being made every second (the PLEG relists). */
@@ -122,8 +137,14 @@ export class RuntimeManager {
    * every second, the next ones are awaited (at most NEXT_LISTS_WAIT_MS). This is upstream's pod
    * sync, which waits for the PLEG's cache to be newer than the worker's last sync.
    */
-  async getPodStatus(uid: string, name: string, namespace: string, o: { quietSinceMs?: number } = {}): Promise<PodRuntimeStatus> {
-    const { sandboxes, containers } = (o.quietSinceMs !== undefined && (await this.listsAfter(uid, o.quietSinceMs))) || (await this.lists.read(uid));
+  async getPodStatus(
+    uid: string,
+    name: string,
+    namespace: string,
+    o: { quietSinceMs?: number } = {},
+  ): Promise<PodRuntimeStatus> {
+    const { sandboxes, containers } =
+      (o.quietSinceMs !== undefined && (await this.listsAfter(uid, o.quietSinceMs))) || (await this.lists.read(uid));
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
     sandboxes.sort((a, b) => b.created_at - a.created_at);
@@ -163,10 +184,18 @@ export class RuntimeManager {
    * has exactly these: they are read by ID (the executor read the sandbox's status; ContainerStatus
    * here) instead of by lists, whose cost grows with everything the runtime has.
    */
-  async getCreatedPodStatus(uid: string, name: string, namespace: string, sandbox: RuntimeSandbox, containerIds: string[]): Promise<PodRuntimeStatus> {
+  async getCreatedPodStatus(
+    uid: string,
+    name: string,
+    namespace: string,
+    sandbox: RuntimeSandbox,
+    containerIds: string[],
+  ): Promise<PodRuntimeStatus> {
     const now: KnownPod = {
       containers: new Map(),
-      sandbox: sandbox.ready ? { id: sandbox.id, ip: sandbox.ip, additionalIps: sandbox.additionalIps ?? [] } : undefined,
+      sandbox: sandbox.ready
+        ? { id: sandbox.id, ip: sandbox.ip, additionalIps: sandbox.additionalIps ?? [] }
+        : undefined,
     };
     const statuses = await Promise.all(containerIds.map((id) => this.containerStatus(id, sandbox.id, now)));
     return this.remember({ uid, name, namespace, sandboxes: [{ ...sandbox }], containers: sorted(statuses) }, now);
@@ -222,7 +251,11 @@ export class RuntimeManager {
   }
 
   /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output; `signal` ends it early. */
-  async execSync(containerId: string, cmd: string[], signal?: AbortSignal): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
+  async execSync(
+    containerId: string,
+    cmd: string[],
+    signal?: AbortSignal,
+  ): Promise<{ stdout: Buffer; stderr: Buffer; exitCode: number }> {
     const r = await this.runtime.execSync(containerId, cmd, 0, signal);
     return { stdout: Buffer.from(r.stdout ?? []), stderr: Buffer.from(r.stderr ?? []), exitCode: r.exit_code };
   }
@@ -234,12 +267,19 @@ export class RuntimeManager {
   }
 
   /** CRI Exec: the runtime's streaming URL for a session in container `containerId`. */
-  execUrl(containerId: string, cmd: string[], o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
+  execUrl(
+    containerId: string,
+    cmd: string[],
+    o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean },
+  ): Promise<string> {
     return this.runtime.exec({ container_id: containerId, cmd, ...o });
   }
 
   /** CRI Attach: the runtime's streaming URL for attaching to `containerId`. */
-  attachUrl(containerId: string, o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }): Promise<string> {
+  attachUrl(
+    containerId: string,
+    o: { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean },
+  ): Promise<string> {
     return this.runtime.attach({ container_id: containerId, ...o });
   }
 
@@ -276,7 +316,13 @@ export class RuntimeManager {
   async listRuntimePods(maxAgeMs = 0): Promise<readonly RuntimePod[]> {
     const { sandboxes, containers } = await this.listAll(maxAgeMs);
     let last = this.lastPods;
-    if (!last || last.sandboxes !== sandboxes || last.containers !== containers || !Object.isFrozen(sandboxes) || !Object.isFrozen(containers)) {
+    if (
+      !last ||
+      last.sandboxes !== sandboxes ||
+      last.containers !== containers ||
+      !Object.isFrozen(sandboxes) ||
+      !Object.isFrozen(containers)
+    ) {
       const pods = runtimePodsOf(sandboxes, containers);
       last = this.lastPods = { sandboxes, containers, pods, uids: new Set(pods.map((p) => p.uid)) };
     }
@@ -287,7 +333,10 @@ export class RuntimeManager {
 }
 
 /** The runtime's pods in unfiltered lists, by the kubelet's labels. Pure. */
-export function runtimePodsOf(sandboxes: readonly cri.PodSandbox[], containers: readonly cri.Container[]): readonly RuntimePod[] {
+export function runtimePodsOf(
+  sandboxes: readonly cri.PodSandbox[],
+  containers: readonly cri.Container[],
+): readonly RuntimePod[] {
   return Object.freeze(
     [...groupByPod(sandboxes, containers)].map(([uid, l]): RuntimePod => {
       const labels = (l.sandboxes[0] ?? l.containers[0]).labels;

@@ -17,13 +17,22 @@ export function formatCondition(c: cri.RuntimeCondition): string {
 }
 
 /** The errors a Status response implies (pure). */
-export function runtimeErrors(status: cri.StatusResponse['status'] | undefined): { runtime?: string; network?: string } {
+export function runtimeErrors(status: cri.StatusResponse['status'] | undefined): {
+  runtime?: string;
+  network?: string;
+} {
   const conds = status?.conditions ?? [];
   const rt = conds.find((c) => c.type === 'RuntimeReady');
   const net = conds.find((c) => c.type === 'NetworkReady');
   return {
-    runtime: !rt || !rt.status ? `container runtime not ready: ${rt ? formatCondition(rt) : 'RuntimeReady missing'}` : undefined,
-    network: !net || !net.status ? `container runtime network not ready: ${net ? formatCondition(net) : 'NetworkReady missing'}` : undefined,
+    runtime:
+      !rt || !rt.status
+        ? `container runtime not ready: ${rt ? formatCondition(rt) : 'RuntimeReady missing'}`
+        : undefined,
+    network:
+      !net || !net.status
+        ? `container runtime network not ready: ${net ? formatCondition(net) : 'NetworkReady missing'}`
+        : undefined,
   };
 }
 
@@ -37,7 +46,10 @@ export interface NodeRuntimeHandler {
 export function runtimeHandlers(res: Pick<cri.StatusResponse, 'runtime_handlers'>): NodeRuntimeHandler[] {
   return (res.runtime_handlers ?? []).map((h) => ({
     name: h.name,
-    features: { recursiveReadOnlyMounts: !!h.features?.recursive_read_only_mounts, userNamespaces: !!h.features?.user_namespaces },
+    features: {
+      recursiveReadOnlyMounts: !!h.features?.recursive_read_only_mounts,
+      userNamespaces: !!h.features?.user_namespaces,
+    },
   }));
 }
 
@@ -67,7 +79,8 @@ export class RuntimeState {
       next = { runtime: `container runtime is down: ${messageOf(err)}`, network: 'container runtime is down' };
     }
     if (next.runtime !== this.runtime || next.network !== this.network) {
-      if (next.runtime || next.network) this.deps.logger.warn({ runtime: next.runtime, network: next.network }, 'container runtime not ready');
+      if (next.runtime || next.network)
+        this.deps.logger.warn({ runtime: next.runtime, network: next.network }, 'container runtime not ready');
       else this.deps.logger.info('container runtime ready');
     }
     this.runtime = next.runtime;

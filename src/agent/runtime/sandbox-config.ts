@@ -53,14 +53,21 @@ export function generateSandboxConfig(
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
-      ports.push({ protocol: (p.protocol ?? 'TCP') as cri.Protocol, container_port: p.containerPort, host_port: p.hostPort, host_ip: p.hostIP ?? '' });
+      ports.push({
+        protocol: (p.protocol ?? 'TCP') as cri.Protocol,
+        container_port: p.containerPort,
+        host_port: p.hostPort,
+        host_ip: p.hostIP ?? '',
+      });
     }
   }
   const sc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
   const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some(
     (c) => (c.securityContext as Record<string, unknown> | undefined)?.privileged === true,
   );
-  const sysctls = Object.fromEntries(((sc.sysctls as { name: string; value: string }[] | undefined) ?? []).map((s) => [s.name, s.value]));
+  const sysctls = Object.fromEntries(
+    ((sc.sysctls as { name: string; value: string }[] | undefined) ?? []).map((s) => [s.name, s.value]),
+  );
   const config: cri.PodSandboxConfig = {
     metadata: { name: pod.metadata.name!, namespace: pod.metadata.namespace!, uid: pod.metadata.uid!, attempt },
     hostname: hostname.hostname,

@@ -27,8 +27,12 @@ function seccompField(field: ProfileField, ctx: SecurityProfileContext): Profile
   if (!field) return { ok: true, profile: { profile_type: ctx.seccompDefault ? 'RuntimeDefault' : 'Unconfined' } };
   if (field.type === 'RuntimeDefault') return { ok: true, profile: { profile_type: 'RuntimeDefault' } };
   if (field.type === 'Localhost') {
-    if (!field.localhostProfile) return { ok: false, message: 'localhostProfile must be set if seccompProfile type is Localhost.' };
-    return { ok: true, profile: { profile_type: 'Localhost', localhost_ref: join(ctx.seccompProfileRoot, field.localhostProfile) } };
+    if (!field.localhostProfile)
+      return { ok: false, message: 'localhostProfile must be set if seccompProfile type is Localhost.' };
+    return {
+      ok: true,
+      profile: { profile_type: 'Localhost', localhost_ref: join(ctx.seccompProfileRoot, field.localhostProfile) },
+    };
   }
   return { ok: true, profile: { profile_type: 'Unconfined' } };
 }
@@ -36,12 +40,15 @@ function seccompField(field: ProfileField, ctx: SecurityProfileContext): Profile
 type SELinuxField = { user?: string; role?: string; type?: string; level?: string } | undefined;
 
 const scOf = (x: { securityContext?: unknown } | undefined) =>
-  x?.securityContext as { seccompProfile?: ProfileField; appArmorProfile?: ProfileField; seLinuxOptions?: SELinuxField } | undefined;
+  x?.securityContext as
+    { seccompProfile?: ProfileField; appArmorProfile?: ProfileField; seLinuxOptions?: SELinuxField } | undefined;
 
 /** The SELinux label of container `c` (undefined: the sandbox's): seLinuxOptions, the container's else the pod's; none when neither sets it. */
 export function seLinuxOptions(pod: Pod, c: Container | undefined): { selinux_options?: cri.SELinuxOption } {
   const o = scOf(c)?.seLinuxOptions ?? scOf(pod.spec)?.seLinuxOptions;
-  return o ? { selinux_options: { user: o.user ?? '', role: o.role ?? '', type: o.type ?? '', level: o.level ?? '' } } : {};
+  return o
+    ? { selinux_options: { user: o.user ?? '', role: o.role ?? '', type: o.type ?? '', level: o.level ?? '' } }
+    : {};
 }
 
 /** The seccomp profile of container `c` (undefined: the sandbox's). */
@@ -56,13 +63,22 @@ const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.
 export function appArmorRequired(pod: Pod): boolean {
   const confined = (f: ProfileField) => !!f && f.type !== 'Unconfined';
   if (confined(scOf(pod.spec)?.appArmorProfile)) return true;
-  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...((pod.spec.ephemeralContainers ?? []) as Container[])];
+  const all = [
+    ...pod.spec.containers,
+    ...(pod.spec.initContainers ?? []),
+    ...((pod.spec.ephemeralContainers ?? []) as Container[]),
+  ];
   if (all.some((c) => confined(scOf(c)?.appArmorProfile))) return true;
-  return Object.entries(pod.metadata.annotations ?? {}).some(([k, v]) => k.startsWith(APPARMOR_ANNOTATION_PREFIX) && v !== 'unconfined');
+  return Object.entries(pod.metadata.annotations ?? {}).some(
+    ([k, v]) => k.startsWith(APPARMOR_ANNOTATION_PREFIX) && v !== 'unconfined',
+  );
 }
 
 /** The AppArmor profile of `c` with its deprecated name; undefined when nothing asks for one (the runtime decides). */
-export function appArmorProfile(pod: Pod, c: Container): { ok: true; profile?: cri.SecurityProfile; name?: string } | { ok: false; message: string } {
+export function appArmorProfile(
+  pod: Pod,
+  c: Container,
+): { ok: true; profile?: cri.SecurityProfile; name?: string } | { ok: false; message: string } {
   let field = scOf(c)?.appArmorProfile;
   if (!field) {
     // Upstream apparmor.GetProfile: the container field, then the annotation, then the pod field.
@@ -73,11 +89,16 @@ export function appArmorProfile(pod: Pod, c: Container): { ok: true; profile?: c
   }
   field ??= scOf(pod.spec)?.appArmorProfile;
   if (!field) return { ok: true };
-  if (field.type === 'RuntimeDefault') return { ok: true, profile: { profile_type: 'RuntimeDefault' }, name: 'runtime/default' };
+  if (field.type === 'RuntimeDefault')
+    return { ok: true, profile: { profile_type: 'RuntimeDefault' }, name: 'runtime/default' };
   if (field.type === 'Unconfined') return { ok: true, profile: { profile_type: 'Unconfined' }, name: 'unconfined' };
   if (field.type === 'Localhost') {
     if (!field.localhostProfile) return { ok: false, message: 'missing localhost apparmor profile name' };
-    return { ok: true, profile: { profile_type: 'Localhost', localhost_ref: field.localhostProfile }, name: `localhost/${field.localhostProfile}` };
+    return {
+      ok: true,
+      profile: { profile_type: 'Localhost', localhost_ref: field.localhostProfile },
+      name: `localhost/${field.localhostProfile}`,
+    };
   }
   return { ok: true };
 }

@@ -47,6 +47,8 @@ export function servicesForPod(
   namespace: string,
   o: { enableServiceLinks: boolean; inNamespace: ServiceLike[]; masterService: ServiceLike | undefined },
 ): ServiceLike[] {
-  const list = o.enableServiceLinks ? o.inNamespace.filter((s) => !(namespace === 'default' && s.metadata.name === 'kubernetes')) : [];
+  const list = o.enableServiceLinks
+    ? o.inNamespace.filter((s) => !(namespace === 'default' && s.metadata.name === 'kubernetes'))
+    : [];
   return o.masterService ? [o.masterService, ...list] : list;
 }

@@ -18,7 +18,11 @@ export interface ShutdownGroup {
  * The groups: shutdownGracePeriodByPodPriority's, lowest priority first; else upstream's
  * migrateConfig of the two periods; none without either (each pod its own grace).
  */
-export function shutdownGroups(shutdownGracePeriodMs: number, criticalPodsMs: number, byPriority: readonly ShutdownGroup[] = []): ShutdownGroup[] {
+export function shutdownGroups(
+  shutdownGracePeriodMs: number,
+  criticalPodsMs: number,
+  byPriority: readonly ShutdownGroup[] = [],
+): ShutdownGroup[] {
   if (byPriority.length) return [...byPriority].sort((a, b) => a.priority - b.priority);
   if (shutdownGracePeriodMs <= 0 || criticalPodsMs > shutdownGracePeriodMs) return [];
   return [
@@ -45,6 +49,9 @@ export function shutdownGroupsOf(kc: {
   return shutdownGroups(
     parseDuration(kc.shutdownGracePeriod) ?? 0,
     parseDuration(kc.shutdownGracePeriodCriticalPods) ?? 0,
-    kc.shutdownGracePeriodByPodPriority.map((g) => ({ priority: g.priority, graceSeconds: g.shutdownGracePeriodSeconds })),
+    kc.shutdownGracePeriodByPodPriority.map((g) => ({
+      priority: g.priority,
+      graceSeconds: g.shutdownGracePeriodSeconds,
+    })),
   );
 }

@@ -53,10 +53,16 @@ export async function stopPodsForShutdown(d: {
           try {
             const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
             if (!status.containers.some((c) => c.state === 'running')) return;
-            d.logger.info({ pod: `${rp.namespace}/${rp.name}`, gracePeriodSeconds: grace }, 'stopping pod for kubelet shutdown');
+            d.logger.info(
+              { pod: `${rp.namespace}/${rp.name}`, gracePeriodSeconds: grace },
+              'stopping pod for kubelet shutdown',
+            );
             await killPod(d.runtime, pod, { status, graceOverride: grace });
           } catch (err) {
-            d.logger.warn({ pod: `${rp.namespace}/${rp.name}`, err: messageOf(err) }, 'stopping pod at shutdown failed');
+            d.logger.warn(
+              { pod: `${rp.namespace}/${rp.name}`, err: messageOf(err) },
+              'stopping pod at shutdown failed',
+            );
           }
         }),
     );

@@ -28,7 +28,8 @@ export interface SwapContext {
 
 /** Which controller accounts swap (upstream swapControllerAvailable), from the cgroup mount and this process's cgroup. */
 export function detectSwapController(fsRoot = '/sys/fs/cgroup', procSelfCgroup?: string): 'v1' | 'v2' | undefined {
-  if (!existsSync(join(fsRoot, 'cgroup.controllers'))) return existsSync(join(fsRoot, 'memory', 'memory.memsw.limit_in_bytes')) ? 'v1' : undefined;
+  if (!existsSync(join(fsRoot, 'cgroup.controllers')))
+    return existsSync(join(fsRoot, 'memory', 'memory.memsw.limit_in_bytes')) ? 'v1' : undefined;
   let text = procSelfCgroup;
   try {
     text ??= readFileSync('/proc/self/cgroup', 'utf8');
@@ -64,7 +65,12 @@ export function nodeSwapContext(behavior: string | undefined): SwapContext | und
 }
 
 /** The container's swap settings, merged into its Linux resources (`out`, whose memory limit is set). Pure. */
-export function applySwap(out: cri.LinuxContainerResources, pod: Pod, c: Container, swap: SwapContext | undefined): void {
+export function applySwap(
+  out: cri.LinuxContainerResources,
+  pod: Pod,
+  c: Container,
+  swap: SwapContext | undefined,
+): void {
   if (!swap) return;
   const request = bytes(c.resources?.requests?.memory) ?? 0;
   const limit = bytes(c.resources?.limits?.memory) ?? 0;

@@ -20,7 +20,9 @@ export const MAX_TERMINATION_LOG_BYTES = 2048;
 export function terminationMessageSource(s: cri.ContainerStatus): { file?: string; fallbackToLogs: boolean } {
   const path = s.annotations?.[ContainerTerminationMessagePathAnnotation] ?? '';
   const fallbackToLogs =
-    s.annotations?.[ContainerTerminationMessagePolicyAnnotation] === 'FallbackToLogsOnError' && Number(s.exit_code) !== 0 && s.reason !== 'ContainerCannotRun';
+    s.annotations?.[ContainerTerminationMessagePolicyAnnotation] === 'FallbackToLogsOnError' &&
+    Number(s.exit_code) !== 0 &&
+    s.reason !== 'ContainerCannotRun';
   const mount = path ? (s.mounts ?? []).find((m) => m.container_path === path) : undefined;
   return { file: mount?.host_path, fallbackToLogs };
 }

@@ -17,10 +17,34 @@ type Pick = (d: CgroupDetail) => number | undefined;
 
 /** name, help, type, value, and whether the sample is a spec (no timestamp, as cAdvisor's spec series). */
 const SERIES: [string, string, Family['type'], Pick, 'stat' | 'spec'][] = [
-  ['container_cpu_user_seconds_total', 'Cumulative user cpu time consumed in seconds.', 'counter', (d) => seconds(d.userNs), 'stat'],
-  ['container_cpu_system_seconds_total', 'Cumulative system cpu time consumed in seconds.', 'counter', (d) => seconds(d.systemNs), 'stat'],
-  ['container_cpu_cfs_periods_total', 'Number of elapsed enforcement period intervals.', 'counter', (d) => withQuota(d, d.cfsPeriods), 'stat'],
-  ['container_cpu_cfs_throttled_periods_total', 'Number of throttled period intervals.', 'counter', (d) => withQuota(d, d.cfsThrottledPeriods), 'stat'],
+  [
+    'container_cpu_user_seconds_total',
+    'Cumulative user cpu time consumed in seconds.',
+    'counter',
+    (d) => seconds(d.userNs),
+    'stat',
+  ],
+  [
+    'container_cpu_system_seconds_total',
+    'Cumulative system cpu time consumed in seconds.',
+    'counter',
+    (d) => seconds(d.systemNs),
+    'stat',
+  ],
+  [
+    'container_cpu_cfs_periods_total',
+    'Number of elapsed enforcement period intervals.',
+    'counter',
+    (d) => withQuota(d, d.cfsPeriods),
+    'stat',
+  ],
+  [
+    'container_cpu_cfs_throttled_periods_total',
+    'Number of throttled period intervals.',
+    'counter',
+    (d) => withQuota(d, d.cfsThrottledPeriods),
+    'stat',
+  ],
   [
     'container_cpu_cfs_throttled_seconds_total',
     'Total time duration the container has been throttled.',
@@ -31,15 +55,33 @@ const SERIES: [string, string, Family['type'], Pick, 'stat' | 'spec'][] = [
   ['container_memory_cache', 'Number of bytes of page cache memory.', 'gauge', (d) => d.cacheBytes, 'stat'],
   ['container_memory_swap', 'Container swap usage in bytes.', 'gauge', (d) => d.swapBytes, 'stat'],
   ['container_memory_mapped_file', 'Size of memory mapped files in bytes.', 'gauge', (d) => d.mappedFileBytes, 'stat'],
-  ['container_memory_max_usage_bytes', 'Maximum memory usage recorded in bytes', 'gauge', (d) => d.maxUsageBytes, 'stat'],
-  ['container_oom_events_total', 'Count of out of memory events observed for the container', 'counter', (d) => d.oomKills, 'stat'],
+  [
+    'container_memory_max_usage_bytes',
+    'Maximum memory usage recorded in bytes',
+    'gauge',
+    (d) => d.maxUsageBytes,
+    'stat',
+  ],
+  [
+    'container_oom_events_total',
+    'Count of out of memory events observed for the container',
+    'counter',
+    (d) => d.oomKills,
+    'stat',
+  ],
   ['container_processes', 'Number of processes running inside the container.', 'gauge', (d) => d.processes, 'stat'],
   ['container_spec_cpu_shares', 'CPU share of the container.', 'gauge', (d) => d.cpuShares, 'spec'],
   ['container_spec_cpu_period', 'CPU period of the container.', 'gauge', (d) => d.cpuPeriodUs || undefined, 'spec'],
   ['container_spec_cpu_quota', 'CPU quota of the container.', 'gauge', (d) => d.cpuQuotaUs, 'spec'],
   // cAdvisor's specMemoryValue: an unlimited one is 0.
   ['container_spec_memory_limit_bytes', 'Memory limit for the container.', 'gauge', (d) => d.limitBytes ?? 0, 'spec'],
-  ['container_spec_memory_swap_limit_bytes', 'Memory swap limit for the container.', 'gauge', (d) => d.swapLimitBytes ?? 0, 'spec'],
+  [
+    'container_spec_memory_swap_limit_bytes',
+    'Memory swap limit for the container.',
+    'gauge',
+    (d) => d.swapLimitBytes ?? 0,
+    'spec',
+  ],
 ];
 
 function seconds(ns: number | undefined): number | undefined {
@@ -67,7 +109,10 @@ const IO: [string, string, keyof CgroupIo, string, number][] = [
 ];
 
 /** The families for `containers` (each with its labels and cgroup detail), stamped `timestampMs`; none without details. */
-export function cadvisorDetailFamilies(containers: readonly { labels: Labels; detail?: CgroupDetail }[], timestampMs: number): Family[] {
+export function cadvisorDetailFamilies(
+  containers: readonly { labels: Labels; detail?: CgroupDetail }[],
+  timestampMs: number,
+): Family[] {
   const withIo = containers.flatMap((c) => (c.detail?.io ? [{ labels: c.labels, io: c.detail.io }] : []));
   return [
     ...SERIES.map(([name, help, type, pick, kind]) => ({
@@ -83,7 +128,13 @@ export function cadvisorDetailFamilies(containers: readonly { labels: Labels; de
       name,
       help,
       type: 'counter' as const,
-      samples: withIo.flatMap((c) => c.io[table].map((d) => ({ labels: { ...c.labels, device: d.device }, value: (d.ops[op] ?? 0) / divisor, timestampMs }))),
+      samples: withIo.flatMap((c) =>
+        c.io[table].map((d) => ({
+          labels: { ...c.labels, device: d.device },
+          value: (d.ops[op] ?? 0) / divisor,
+          timestampMs,
+        })),
+      ),
     })),
     {
       name: 'container_blkio_device_usage_total',
@@ -105,15 +156,26 @@ export function cadvisorDetailFamilies(containers: readonly { labels: Labels; de
 /** cAdvisor's packet, error and drop counters of a pod's interfaces (its network namespace's /proc/<pid>/net/dev). */
 const NETWORK: [string, string, keyof NetDevStats][] = [
   ['container_network_receive_packets_total', 'Cumulative count of packets received', 'rxPackets'],
-  ['container_network_receive_packets_dropped_total', 'Cumulative count of packets dropped while receiving', 'rxDropped'],
+  [
+    'container_network_receive_packets_dropped_total',
+    'Cumulative count of packets dropped while receiving',
+    'rxDropped',
+  ],
   ['container_network_receive_errors_total', 'Cumulative count of errors encountered while receiving', 'rxErrors'],
   ['container_network_transmit_packets_total', 'Cumulative count of packets transmitted', 'txPackets'],
-  ['container_network_transmit_packets_dropped_total', 'Cumulative count of packets dropped while transmitting', 'txDropped'],
+  [
+    'container_network_transmit_packets_dropped_total',
+    'Cumulative count of packets dropped while transmitting',
+    'txDropped',
+  ],
   ['container_network_transmit_errors_total', 'Cumulative count of errors encountered while transmitting', 'txErrors'],
 ];
 
 /** The network counter families of `rows` (a pod's labels with `interface`, and that interface's counters). */
-export function networkCounterFamilies(rows: readonly { labels: Labels; stats: NetDevStats }[], timestampMs: number): Family[] {
+export function networkCounterFamilies(
+  rows: readonly { labels: Labels; stats: NetDevStats }[],
+  timestampMs: number,
+): Family[] {
   return NETWORK.map(([name, help, key]) => ({
     name,
     help,

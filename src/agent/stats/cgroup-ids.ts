@@ -4,7 +4,13 @@
  * (runtime/linux-resources.ts `podCgroupParent`), as cAdvisor reading them would. Pure.
  */
 import type { Pod } from '../../api/types.js';
-import { podCgroupParent, qosLevel, qosLevelDir, type CgroupContext, type QosClass } from '../runtime/linux-resources.js';
+import {
+  podCgroupParent,
+  qosLevel,
+  qosLevelDir,
+  type CgroupContext,
+  type QosClass,
+} from '../runtime/linux-resources.js';
 
 /**
  * A pod's cgroup: `/kubepods/burstable/pod<uid>` (cgroupfs, below the cgroup root), or with the
@@ -38,7 +44,8 @@ export interface QosCgroupIds {
  */
 export function qosCgroupIds(ctx: CgroupContext): QosCgroupIds | undefined {
   if (!ctx.cgroupsPerQOS) return undefined;
-  const id = (qos: QosClass) => (ctx.cgroupDriver === 'systemd' ? sliceId(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos));
+  const id = (qos: QosClass) =>
+    ctx.cgroupDriver === 'systemd' ? sliceId(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos);
   return { pods: id('Guaranteed'), burstable: id('Burstable'), besteffort: id('BestEffort') };
 }
 

@@ -17,8 +17,22 @@ import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
-import { fsUsage, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, processNetDev, type NetDevStats } from './node-sources.js';
-import { podSamples, withPodRates, type ContainerSample, type StatsSnapshot, type SystemContainerSample } from './samples.js';
+import {
+  fsUsage,
+  nodeCpuNs,
+  nodeMemory,
+  nodeNetwork,
+  nodeRlimit,
+  processNetDev,
+  type NetDevStats,
+} from './node-sources.js';
+import {
+  podSamples,
+  withPodRates,
+  type ContainerSample,
+  type StatsSnapshot,
+  type SystemContainerSample,
+} from './samples.js';
 import { nanoCores } from './rates.js';
 import { podSamplesFromCgroups } from './pod-cgroup-samples.js';
 
@@ -141,14 +155,24 @@ export class StatsCollector {
     const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
     const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
     const imageFs = imageFsUsage
-      ? { ...imageFsUsage, imageUsedBytes: imageFsInfo[0]?.used_bytes?.value, imageInodesUsed: imageFsInfo[0]?.inodes_used?.value }
+      ? {
+          ...imageFsUsage,
+          imageUsedBytes: imageFsInfo[0]?.used_bytes?.value,
+          imageInodesUsed: imageFsInfo[0]?.inodes_used?.value,
+        }
       : undefined;
     const logsFs = await fsUsage(this.d.podLogsDir);
     const cgroups = this.d.systemCgroups?.() ?? {};
     const rate = (cur: { cpuNs: number }, before: { cpuNs: number } | undefined) =>
       prev && before ? nanoCores({ cpuNs: before.cpuNs, atMs: prev.atMs }, { cpuNs: cur.cpuNs, atMs }) : undefined;
-    const withRate = (c: SystemContainerSample, before: SystemContainerSample | undefined) => ({ ...c, nanoCores: rate(c, before) });
-    const sampleOf = (dirs: CgroupDirs | undefined, before: SystemContainerSample | undefined): SystemContainerSample | undefined => {
+    const withRate = (c: SystemContainerSample, before: SystemContainerSample | undefined) => ({
+      ...c,
+      nanoCores: rate(c, before),
+    });
+    const sampleOf = (
+      dirs: CgroupDirs | undefined,
+      before: SystemContainerSample | undefined,
+    ): SystemContainerSample | undefined => {
       const u = dirs && readCgroupUsage(dirs);
       return u
         ? withRate(
@@ -188,12 +212,20 @@ export class StatsCollector {
       const uid = l[PodUidLabel];
       if (!uid) continue;
       const name = l[ContainerNameLabel] ?? s.attributes.metadata?.name ?? '';
-      const c: ContainerSample = { id: s.attributes.id, name, podUid: uid, podName: l[PodNameLabel] ?? '', podNamespace: l[PodNamespaceLabel] ?? '', atMs };
+      const c: ContainerSample = {
+        id: s.attributes.id,
+        name,
+        podUid: uid,
+        podName: l[PodNameLabel] ?? '',
+        podNamespace: l[PodNamespaceLabel] ?? '',
+        atMs,
+      };
       const cpu = s.cpu?.usage_core_nano_seconds?.value;
       if (cpu !== undefined && cpu !== null) {
         c.cpuNs = Number(cpu);
         const p = prevById.get(c.id);
-        c.nanoCores = p?.cpuNs !== undefined ? nanoCores({ cpuNs: p.cpuNs, atMs: p.atMs }, { cpuNs: c.cpuNs, atMs }) : undefined;
+        c.nanoCores =
+          p?.cpuNs !== undefined ? nanoCores({ cpuNs: p.cpuNs, atMs: p.atMs }, { cpuNs: c.cpuNs, atMs }) : undefined;
         const fromRuntime = s.cpu?.usage_nano_cores?.value;
         if (c.nanoCores === undefined && fromRuntime) c.nanoCores = Number(fromRuntime);
       }
@@ -231,7 +263,9 @@ export class StatsCollector {
       miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,
       pods: withPodRates(
-        podCgroup ? podSamplesFromCgroups(containers, { pod: podCgroup, container: containerCgroup ?? (() => undefined) }) : podSamples(sandboxStats ?? []),
+        podCgroup
+          ? podSamplesFromCgroups(containers, { pod: podCgroup, container: containerCgroup ?? (() => undefined) })
+          : podSamples(sandboxStats ?? []),
         prev,
         atMs,
       ),

@@ -134,7 +134,17 @@ export function nodeNetwork(): { interfaces: NetDevStats[]; defaultName?: string
 /** statfs of `path` as FsStats numbers. */
 export async function fsUsage(
   path: string,
-): Promise<{ capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined> {
+): Promise<
+  | {
+      capacityBytes: number;
+      availableBytes: number;
+      usedBytes: number;
+      inodes: number;
+      inodesFree: number;
+      inodesUsed: number;
+    }
+  | undefined
+> {
   try {
     const s = await statfs(path);
     return {
@@ -157,7 +167,9 @@ export async function fsUsage(
  * counts them. One small read each, not a listing of /proc.
  */
 export function nodeRlimit(): { maxpid: number; curproc: number } {
-  const limits = ['/proc/sys/kernel/pid_max', '/proc/sys/kernel/threads-max'].map((f) => parseInt(procText(f), 10)).filter((n) => n >= 0);
+  const limits = ['/proc/sys/kernel/pid_max', '/proc/sys/kernel/threads-max']
+    .map((f) => parseInt(procText(f), 10))
+    .filter((n) => n >= 0);
   return { maxpid: limits.length ? Math.min(...limits) : 0, curproc: loadavgTasks(procText('/proc/loadavg')) ?? 0 };
 }
 

@@ -54,23 +54,39 @@ export function memoryLimits(pod: Pod): { memoryLimit?: number; containerMemoryL
     if (limit > 0) containers.set(c.name, limit);
   }
   const pl = podLimits(pod);
-  return { memoryLimit: pl.memoryDeclared && pl.memoryBytes > 0 ? pl.memoryBytes : undefined, containerMemoryLimits: containers };
+  return {
+    memoryLimit: pl.memoryDeclared && pl.memoryBytes > 0 ? pl.memoryBytes : undefined,
+    containerMemoryLimits: containers,
+  };
 }
 
 /** The host methods. */
 export function createObservabilityHost(d: ObservabilityDeps) {
   /** The pod manager's pods and `lingering` (deleted, still terminating: their sandboxes and cgroups are still there). */
-  const podsWith = (lingering: Pod[]): Pod[] => (lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods());
-  const containerInfo = (lingering: Pod[] = [], details?: ReadonlyMap<string, CgroupDetail>): ((id: string) => ContainerInfo) => {
+  const podsWith = (lingering: Pod[]): Pod[] =>
+    lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods();
+  const containerInfo = (
+    lingering: Pod[] = [],
+    details?: ReadonlyMap<string, CgroupDetail>,
+  ): ((id: string) => ContainerInfo) => {
     const m = new Map<string, ContainerInfo>();
     for (const p of podsWith(lingering)) {
       const st = d.statusManager.get(p.metadata.uid!);
       const podId = podCgroupId(p, d.cgroups);
-      for (const cs of [...(st?.containerStatuses ?? []), ...(st?.initContainerStatuses ?? []), ...(st?.ephemeralContainerStatuses ?? [])]) {
+      for (const cs of [
+        ...(st?.containerStatuses ?? []),
+        ...(st?.initContainerStatuses ?? []),
+        ...(st?.ephemeralContainerStatuses ?? []),
+      ]) {
         const id = cs.containerID?.replace(/^[^:]+:\/\//, '');
         if (!id) continue;
         const startedAtMs = cs.state.running?.startedAt ? Date.parse(cs.state.running.startedAt) : undefined;
-        m.set(id, { startedAtMs, image: cs.image, cgroupId: containerCgroupId(podId, id, d.cgroups.cgroupDriver), cgroup: details?.get(id) });
+        m.set(id, {
+          startedAtMs,
+          image: cs.image,
+          cgroupId: containerCgroupId(podId, id, d.cgroups.cgroupDriver),
+          cgroup: details?.get(id),
+        });
       }
     }
     return (id) => m.get(id) ?? {};
@@ -153,13 +169,25 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         instance_id: 'None',
       };
     },
-    recordHttpRequest(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean; seconds: number }): void {
+    recordHttpRequest(r: {
+      method: string;
+      path: string;
+      serverType: 'readonly' | 'readwrite';
+      longRunning: boolean;
+      seconds: number;
+    }): void {
       const labels = { method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) };
       d.metrics.httpRequests.inc(labels);
       d.metrics.httpRequestsDuration.observe(labels, r.seconds);
     },
-    recordHttpInflight(r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean }, delta: 1 | -1): void {
-      d.metrics.httpInflight.add({ method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) }, delta);
+    recordHttpInflight(
+      r: { method: string; path: string; serverType: 'readonly' | 'readwrite'; longRunning: boolean },
+      delta: 1 | -1,
+    ): void {
+      d.metrics.httpInflight.add(
+        { method: r.method, path: r.path, server_type: r.serverType, long_running: String(r.longRunning) },
+        delta,
+      );
     },
   };
 }

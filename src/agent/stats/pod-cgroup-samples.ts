@@ -26,7 +26,10 @@ export interface PodCgroups {
 }
 
 /** A sample for each pod that has containers in `containers`, from the cgroups (reads them now). */
-export function podSamplesFromCgroups(containers: readonly ContainerSample[], cgroups: PodCgroups): Map<string, PodSample> {
+export function podSamplesFromCgroups(
+  containers: readonly ContainerSample[],
+  cgroups: PodCgroups,
+): Map<string, PodSample> {
   const byPod = new Map<string, string[]>();
   for (const c of containers) {
     const ids = byPod.get(c.podUid);
@@ -51,7 +54,10 @@ export function podSamplesFromCgroups(containers: readonly ContainerSample[], cg
     out.set(podUid, {
       podUid,
       network: interfaces.length
-        ? { defaultName: interfaces.some((i) => i.name === DEFAULT_INTERFACE) ? DEFAULT_INTERFACE : interfaces[0].name, interfaces }
+        ? {
+            defaultName: interfaces.some((i) => i.name === DEFAULT_INTERFACE) ? DEFAULT_INTERFACE : interfaces[0].name,
+            interfaces,
+          }
         : undefined,
       processCount,
       cpuNs: usage?.cpuNs,

@@ -15,10 +15,19 @@ export type PodUsage = UsageFigures;
 /** CPU from the pod's cgroup when it has a cumulative figure, memory when it has a working set; each else from `containers`. */
 export function podUsage(pod: PodSample | undefined, containers: readonly ContainerSample[]): PodUsage {
   const of = (f: (c: ContainerSample) => number | undefined) => sumDefined(containers.map(f));
-  const cpu = pod?.cpuNs !== undefined ? { cpuNs: pod.cpuNs, nanoCores: pod.nanoCores } : { cpuNs: of((c) => c.cpuNs), nanoCores: of((c) => c.nanoCores) };
+  const cpu =
+    pod?.cpuNs !== undefined
+      ? { cpuNs: pod.cpuNs, nanoCores: pod.nanoCores }
+      : { cpuNs: of((c) => c.cpuNs), nanoCores: of((c) => c.nanoCores) };
   const memory =
     pod?.workingSet !== undefined
-      ? { workingSet: pod.workingSet, usage: pod.usage, rss: pod.rss, pageFaults: pod.pageFaults, majorPageFaults: pod.majorPageFaults }
+      ? {
+          workingSet: pod.workingSet,
+          usage: pod.usage,
+          rss: pod.rss,
+          pageFaults: pod.pageFaults,
+          majorPageFaults: pod.majorPageFaults,
+        }
       : {
           workingSet: of((c) => c.workingSet),
           usage: of((c) => c.usage),

@@ -25,21 +25,53 @@ export interface ContainerInfo {
 
 /** The /metrics/resource text. `scrapeError` when no snapshot could be taken. */
 export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId: string) => ContainerInfo): string {
-  const nodeCpu = family('node_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the node in core-seconds', 'counter');
+  const nodeCpu = family(
+    'node_cpu_usage_seconds_total',
+    '[STABLE] Cumulative cpu time consumed by the node in core-seconds',
+    'counter',
+  );
   const nodeMem = family('node_memory_working_set_bytes', '[STABLE] Current working set of the node in bytes', 'gauge');
-  const nodeSwap = family('node_swap_usage_bytes', '[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems', 'gauge');
-  const cCpu = family('container_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the container in core-seconds', 'counter');
-  const cMem = family('container_memory_working_set_bytes', '[STABLE] Current working set of the container in bytes', 'gauge');
-  const cStart = family('container_start_time_seconds', '[STABLE] Start time of the container since unix epoch in seconds', 'gauge');
+  const nodeSwap = family(
+    'node_swap_usage_bytes',
+    '[ALPHA] Current swap usage of the node in bytes. Reported only on non-windows systems',
+    'gauge',
+  );
+  const cCpu = family(
+    'container_cpu_usage_seconds_total',
+    '[STABLE] Cumulative cpu time consumed by the container in core-seconds',
+    'counter',
+  );
+  const cMem = family(
+    'container_memory_working_set_bytes',
+    '[STABLE] Current working set of the container in bytes',
+    'gauge',
+  );
+  const cStart = family(
+    'container_start_time_seconds',
+    '[STABLE] Start time of the container since unix epoch in seconds',
+    'gauge',
+  );
   const cSwap = family(
     'container_swap_usage_bytes',
     '[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems',
     'gauge',
   );
-  const pSwap = family('pod_swap_usage_bytes', '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems', 'gauge');
-  const pCpu = family('pod_cpu_usage_seconds_total', '[STABLE] Cumulative cpu time consumed by the pod in core-seconds', 'counter');
+  const pSwap = family(
+    'pod_swap_usage_bytes',
+    '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems',
+    'gauge',
+  );
+  const pCpu = family(
+    'pod_cpu_usage_seconds_total',
+    '[STABLE] Cumulative cpu time consumed by the pod in core-seconds',
+    'counter',
+  );
   const pMem = family('pod_memory_working_set_bytes', '[STABLE] Current working set of the pod in bytes', 'gauge');
-  const err = family('resource_scrape_error', '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise', 'gauge');
+  const err = family(
+    'resource_scrape_error',
+    '[STABLE] 1 if there was an error while getting container metrics, 0 otherwise',
+    'gauge',
+  );
   err.samples.push({ value: s ? 0 : 1 });
   if (s) {
     const ts = s.atMs;
@@ -68,7 +100,9 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
     }
   }
   // As client_golang gathers a collector: a family without samples (swap no runtime reports, no pods yet) is left out.
-  return renderFamilies([cCpu, cMem, cStart, cSwap, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, pSwap, err].filter((f) => f.samples.length));
+  return renderFamilies(
+    [cCpu, cMem, cStart, cSwap, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, pSwap, err].filter((f) => f.samples.length),
+  );
 }
 
 /**
@@ -81,16 +115,28 @@ export function cadvisorMetrics(
   s: StatsSnapshot | undefined,
   info: (containerId: string) => ContainerInfo,
   machine: { cores: number; memoryBytes: number },
-  ids: { pod?: (uid: string) => string | undefined; qos?: QosCgroupIds; podNetDev?: (uid: string) => readonly NetDevStats[] | undefined } = {},
+  ids: {
+    pod?: (uid: string) => string | undefined;
+    qos?: QosCgroupIds;
+    podNetDev?: (uid: string) => readonly NetDevStats[] | undefined;
+  } = {},
 ): string {
   const podCgroupId = ids.pod ?? (() => undefined);
   const cpuF = family('container_cpu_usage_seconds_total', 'Cumulative cpu time consumed in seconds.', 'counter');
   const wsF = family('container_memory_working_set_bytes', 'Current working set in bytes.', 'gauge');
   const rssF = family('container_memory_rss', 'Size of RSS in bytes.', 'gauge');
-  const usageF = family('container_memory_usage_bytes', 'Current memory usage in bytes, including all memory regardless of when it was accessed', 'gauge');
+  const usageF = family(
+    'container_memory_usage_bytes',
+    'Current memory usage in bytes, including all memory regardless of when it was accessed',
+    'gauge',
+  );
   const rxF = family('container_network_receive_bytes_total', 'Cumulative count of bytes received', 'counter');
   const txF = family('container_network_transmit_bytes_total', 'Cumulative count of bytes transmitted', 'counter');
-  const fsF = family('container_fs_usage_bytes', 'Number of bytes that are consumed by the container on this filesystem.', 'gauge');
+  const fsF = family(
+    'container_fs_usage_bytes',
+    'Number of bytes that are consumed by the container on this filesystem.',
+    'gauge',
+  );
   const seenF = family('container_last_seen', 'Last time a container was seen by the exporter', 'gauge');
   const coresF = family('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
   const memF = family('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
@@ -131,11 +177,13 @@ export function cadvisorMetrics(
         namespace: c.podNamespace,
         pod: c.podName,
       };
-      if (c.cpuNs !== undefined) cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: c.cpuNs / 1e9, timestampMs: ts });
+      if (c.cpuNs !== undefined)
+        cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: c.cpuNs / 1e9, timestampMs: ts });
       if (c.workingSet !== undefined) wsF.samples.push({ labels, value: c.workingSet, timestampMs: ts });
       if (c.rss !== undefined) rssF.samples.push({ labels, value: c.rss, timestampMs: ts });
       if (c.usage !== undefined) usageF.samples.push({ labels, value: c.usage, timestampMs: ts });
-      if (c.rootfsUsed !== undefined) fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
+      if (c.rootfsUsed !== undefined)
+        fsF.samples.push({ labels: { ...labels, device: 'rootfs' }, value: c.rootfsUsed, timestampMs: ts });
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
       const detail = info(c.id).cgroup;
       if (detail) details.push({ labels, detail });
@@ -146,7 +194,8 @@ export function cadvisorMetrics(
       const ref = podRefs.get(uid);
       if (!ref) continue;
       const labels = { container: '', id: podCgroupId(uid) ?? `/kubepods/pod${uid}`, image: '', name: '', ...ref };
-      if (p.cpuNs !== undefined) cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: p.cpuNs / 1e9, timestampMs: ts });
+      if (p.cpuNs !== undefined)
+        cpuF.samples.push({ labels: { ...labels, cpu: 'total' }, value: p.cpuNs / 1e9, timestampMs: ts });
       if (p.workingSet !== undefined) wsF.samples.push({ labels, value: p.workingSet, timestampMs: ts });
       if (p.rss !== undefined) rssF.samples.push({ labels, value: p.rss, timestampMs: ts });
       if (p.usage !== undefined) usageF.samples.push({ labels, value: p.usage, timestampMs: ts });

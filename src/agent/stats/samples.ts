@@ -89,7 +89,8 @@ export interface StatsSnapshot {
 }
 
 /** A CRI UInt64Value's number; undefined when the runtime left it out. */
-const num = (v: { value?: number | string | null } | null | undefined) => (v?.value !== undefined && v.value !== null ? Number(v.value) : undefined);
+const num = (v: { value?: number | string | null } | null | undefined) =>
+  v?.value !== undefined && v.value !== null ? Number(v.value) : undefined;
 
 /** The pod samples of ListPodSandboxStats. Pure. */
 export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample> {
@@ -126,10 +127,15 @@ export function podSamples(stats: cri.PodSandboxStats[]): Map<string, PodSample>
 }
 
 /** `pods` with each one's CPU rate against the previous snapshot's sample of it. */
-export function withPodRates(pods: Map<string, PodSample>, prev: StatsSnapshot | undefined, atMs: number): Map<string, PodSample> {
+export function withPodRates(
+  pods: Map<string, PodSample>,
+  prev: StatsSnapshot | undefined,
+  atMs: number,
+): Map<string, PodSample> {
   for (const p of pods.values()) {
     const before = prev?.pods.get(p.podUid);
-    if (p.cpuNs !== undefined && before?.cpuNs !== undefined) p.nanoCores = nanoCores({ cpuNs: before.cpuNs, atMs: prev!.atMs }, { cpuNs: p.cpuNs, atMs });
+    if (p.cpuNs !== undefined && before?.cpuNs !== undefined)
+      p.nanoCores = nanoCores({ cpuNs: before.cpuNs, atMs: prev!.atMs }, { cpuNs: p.cpuNs, atMs });
   }
   return pods;
 }

@@ -32,7 +32,11 @@ export interface SummaryContext {
  * The memory left under a limit (cAdvisor: limit − working set), only when there is a limit: the
  * runtime's figure when it gives one (the cgroup's own limit), else the limit's.
  */
-export function availableUnder(limit: number | undefined, fromRuntime: number | undefined, workingSet: number | undefined): number | undefined {
+export function availableUnder(
+  limit: number | undefined,
+  fromRuntime: number | undefined,
+  workingSet: number | undefined,
+): number | undefined {
   if (limit === undefined) return undefined;
   if (fromRuntime !== undefined) return fromRuntime;
   return workingSet === undefined ? undefined : Math.max(0, limit - workingSet);
@@ -48,12 +52,23 @@ const defined = (o: Obj): Obj => Object.fromEntries(Object.entries(o).filter(([,
 
 function cpu(time: string, cpuNs?: number, nanoCores?: number): Obj | undefined {
   if (cpuNs === undefined && nanoCores === undefined) return undefined;
-  return defined({ time, usageNanoCores: nanoCores, usageCoreNanoSeconds: cpuNs === undefined ? undefined : Math.round(cpuNs) });
+  return defined({
+    time,
+    usageNanoCores: nanoCores,
+    usageCoreNanoSeconds: cpuNs === undefined ? undefined : Math.round(cpuNs),
+  });
 }
 
 function memory(
   time: string,
-  m: { available?: number; usage?: number; workingSet?: number; rss?: number; pageFaults?: number; majorPageFaults?: number },
+  m: {
+    available?: number;
+    usage?: number;
+    workingSet?: number;
+    rss?: number;
+    pageFaults?: number;
+    majorPageFaults?: number;
+  },
 ): Obj | undefined {
   const o = defined({
     time,
@@ -69,7 +84,16 @@ function memory(
 
 function fs(
   time: string,
-  f: { capacityBytes: number; availableBytes: number; usedBytes: number; inodes: number; inodesFree: number; inodesUsed: number } | undefined,
+  f:
+    | {
+        capacityBytes: number;
+        availableBytes: number;
+        usedBytes: number;
+        inodes: number;
+        inodesFree: number;
+        inodesUsed: number;
+      }
+    | undefined,
   used?: number,
   inodesUsed?: number,
 ): Obj | undefined {
@@ -191,7 +215,8 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
         ...(only
           ? {}
           : {
-              rootfs: c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
+              rootfs:
+                c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
               logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
             }),
       }),
@@ -220,7 +245,11 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       containers,
       cpu: cpu(time, usage.cpuNs, usage.nanoCores),
       memory: memory(time, {
-        available: availableUnder(p.memoryLimit, sandbox?.workingSet !== undefined ? sandbox.available : undefined, usage.workingSet),
+        available: availableUnder(
+          p.memoryLimit,
+          sandbox?.workingSet !== undefined ? sandbox.available : undefined,
+          usage.workingSet,
+        ),
         usage: usage.usage,
         workingSet: usage.workingSet,
         rss: usage.rss,
@@ -235,7 +264,9 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
             network: podDef ? { time, ...iface(podDef), interfaces: podNet!.interfaces.map(iface) } : undefined,
             volume: volumes.length ? volumes : undefined,
             'ephemeral-storage':
-              ephemeralUsed !== undefined && cs.length ? fs(time, s.node.fs, ephemeralUsed + localEphemeralBytes(ctx.volumes(p.uid))) : undefined,
+              ephemeralUsed !== undefined && cs.length
+                ? fs(time, s.node.fs, ephemeralUsed + localEphemeralBytes(ctx.volumes(p.uid)))
+                : undefined,
             process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),
     });

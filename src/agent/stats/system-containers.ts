@@ -13,17 +13,26 @@ import type { CgroupContext } from '../runtime/linux-resources.js';
 import { qosCgroupIds, type QosCgroupIds } from './cgroup-ids.js';
 
 /** The mounted hierarchies. */
-export type CgroupLayout = { version: 2; root: string } | { version: 1; cpuacct: string; memory: string; cpu?: string; blkio?: string };
+export type CgroupLayout =
+  { version: 2; root: string } | { version: 1; cpuacct: string; memory: string; cpu?: string; blkio?: string };
 
 /** Detects cgroup v2 (unified at `fsRoot`) or v1 (cpuacct and memory mounted under it; cpu and blkio when they are). */
 export function detectCgroupLayout(fsRoot = '/sys/fs/cgroup'): CgroupLayout | undefined {
   if (existsSync(join(fsRoot, 'cgroup.controllers'))) return { version: 2, root: fsRoot };
-  const cpuacct = ['cpuacct', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpuacct.usage')));
+  const cpuacct = ['cpuacct', 'cpu,cpuacct']
+    .map((d) => join(fsRoot, d))
+    .find((d) => existsSync(join(d, 'cpuacct.usage')));
   const memory = join(fsRoot, 'memory');
   const cpu = ['cpu', 'cpu,cpuacct'].map((d) => join(fsRoot, d)).find((d) => existsSync(join(d, 'cpu.shares')));
   const blkio = join(fsRoot, 'blkio');
   if (!cpuacct || !existsSync(join(memory, 'memory.usage_in_bytes'))) return undefined;
-  return { version: 1, cpuacct, memory, cpu, blkio: existsSync(join(blkio, 'blkio.throttle.io_serviced')) ? blkio : undefined };
+  return {
+    version: 1,
+    cpuacct,
+    memory,
+    cpu,
+    blkio: existsSync(join(blkio, 'blkio.throttle.io_serviced')) ? blkio : undefined,
+  };
 }
 
 /** The cgroup paths in /proc/<pid>/cgroup text: the unified one (v2) and the cpuacct and memory ones (v1). Pure. */

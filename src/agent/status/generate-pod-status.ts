@@ -3,11 +3,24 @@
  * convertToAPIContainerStatuses, and the status/generate.go conditions). Pure.
  */
 import { isIP } from 'node:net';
-import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../../api/types.js';
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodPhase,
+  PodStatus,
+} from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
 import { memoByObject } from '../../lib/memo.js';
 import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
-import { containerInstances, latestContainer, type PodRuntimeStatus, type RuntimeContainer } from '../runtime/pod-runtime-status.js';
+import {
+  containerInstances,
+  latestContainer,
+  type PodRuntimeStatus,
+  type RuntimeContainer,
+} from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
@@ -116,7 +129,12 @@ function containerStatuses(
  * containers run. A terminal pod's stopped containers restart under no policy: it is Succeeded or
  * Failed — except a static pod (upstream kubernetes#116484: it may start again with the same UID).
  */
-export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerStatus[], podIsTerminal = false): PodPhase {
+export function podPhase(
+  pod: Pod,
+  init: ContainerStatus[],
+  regular: ContainerStatus[],
+  podIsTerminal = false,
+): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
   const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
@@ -163,8 +181,16 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
 function condition(type: string, ok: boolean, ctx: PodStatusContext, reason?: string, message?: string): PodCondition {
   const status = ok ? 'True' : 'False';
   const old = ctx.previous?.conditions?.find((c) => c.type === type);
-  const lastTransitionTime = old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(ctx.nowMs);
-  return { type, status, lastProbeTime: null, lastTransitionTime, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
+  const lastTransitionTime =
+    old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(ctx.nowMs);
+  return {
+    type,
+    status,
+    lastProbeTime: null,
+    lastTransitionTime,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
 }
 
 /** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
@@ -177,10 +203,20 @@ type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 const qosOf = memoByObject((spec: Pod['spec']): QosClass => {
   const cs = [...spec.containers, ...(spec.initContainers ?? [])];
   const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
-  if (cs.every((c) => !has(c, 'requests', 'cpu') && !has(c, 'requests', 'memory') && !has(c, 'limits', 'cpu') && !has(c, 'limits', 'memory')))
+  if (
+    cs.every(
+      (c) =>
+        !has(c, 'requests', 'cpu') &&
+        !has(c, 'requests', 'memory') &&
+        !has(c, 'limits', 'cpu') &&
+        !has(c, 'limits', 'memory'),
+    )
+  )
     return 'BestEffort';
   const guaranteed = cs.every((c) =>
-    ['cpu', 'memory'].every((r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r])),
+    ['cpu', 'memory'].every(
+      (r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r]),
+    ),
   );
   return guaranteed ? 'Guaranteed' : 'Burstable';
 });
@@ -207,12 +243,18 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
   const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
-  const podIPs = pod.spec.hostNetwork ? [ctx.nodeIP] : sandbox?.ready ? sortPodIPs([sandbox.ip, ...(sandbox.additionalIps ?? [])], ctx.nodeIP) : [];
+  const podIPs = pod.spec.hostNetwork
+    ? [ctx.nodeIP]
+    : sandbox?.ready
+      ? sortPodIPs([sandbox.ip, ...(sandbox.additionalIps ?? [])], ctx.nodeIP)
+      : [];
   const podIP = podIPs[0] ?? '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
   // Sidecars' readiness counts toward the pod's, as upstream.
   const sidecarNames = new Set(initSpecs.filter(isSidecar).map((c) => c.name));
-  const unready = [...init.filter((s) => sidecarNames.has(s.name)), ...regular].filter((s) => !s.ready).map((s) => s.name);
+  const unready = [...init.filter((s) => sidecarNames.has(s.name)), ...regular]
+    .filter((s) => !s.ready)
+    .map((s) => s.name);
   const completed = phase === 'Succeeded';
   const initialized = incompleteInit.length === 0 || initDone || completed;
   // A terminal pod's containers are not ready, whatever they say while they stop (upstream PodCompleted / PodFailed).
@@ -246,7 +288,13 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
         initialized ? undefined : `containers with incomplete status: [${incompleteInit.join(' ')}]`,
       ),
       condition('Ready', ready, ctx, ready ? undefined : readyReason, ready ? undefined : readyMsg),
-      condition('ContainersReady', containersReady, ctx, containersReady ? undefined : notReadyReason, containersReady ? undefined : notReadyMsg),
+      condition(
+        'ContainersReady',
+        containersReady,
+        ctx,
+        containersReady ? undefined : notReadyReason,
+        containersReady ? undefined : notReadyMsg,
+      ),
       condition('PodScheduled', true, ctx),
     ],
     hostIP: ctx.nodeIP,
@@ -262,9 +310,15 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   if (init.length) status.initContainerStatuses = init;
   const ephemeral = pod.spec.ephemeralContainers ?? [];
   if (ephemeral.length)
-    status.ephemeralContainerStatuses = containerStatuses(pod, ephemeral, rs, ctx, 'ContainerCreating', false, ctx.previous?.ephemeralContainerStatuses).map(
-      (x) => ({ ...x, ready: false }),
-    );
+    status.ephemeralContainerStatuses = containerStatuses(
+      pod,
+      ephemeral,
+      rs,
+      ctx,
+      'ContainerCreating',
+      false,
+      ctx.previous?.ephemeralContainerStatuses,
+    ).map((x) => ({ ...x, ready: false }));
   return status;
 }
 

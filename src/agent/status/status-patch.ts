@@ -18,7 +18,13 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
 /** patchMergeKey of the status lists of Pod and Node (k8s.io/api struct tags). */
-export const STATUS_MERGE_KEYS: Record<string, string> = { conditions: 'type', podIPs: 'ip', hostIPs: 'ip', addresses: 'type', resourceClaimStatuses: 'name' };
+export const STATUS_MERGE_KEYS: Record<string, string> = {
+  conditions: 'type',
+  podIPs: 'ip',
+  hostIPs: 'ip',
+  addresses: 'type',
+  resourceClaimStatuses: 'name',
+};
 
 function listPatch(key: string, oldList: unknown[], newList: unknown[]): unknown[] {
   const out: unknown[] = [];
@@ -72,7 +78,13 @@ export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<str
 }
 
 /** The pod condition types the kubelet owns (upstream PodConditionsByKubelet + PodReadyToStartContainers). */
-export const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers']);
+export const KUBELET_CONDITIONS = new Set([
+  'PodScheduled',
+  'Ready',
+  'Initialized',
+  'ContainersReady',
+  'PodReadyToStartContainers',
+]);
 
 /**
  * Upstream mergePodStatus: the kubelet's status, keeping the conditions others own from the API's.
@@ -80,11 +92,17 @@ export const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized
  * not stopped them: `couldHaveRunningContainers`): until then the API's phase, reason and message
  * stay, and a new DisruptionTarget condition waits with the phase.
  */
-export function mergePodStatus(apiStatus: PodStatus | undefined, kubelet: PodStatus, couldHaveRunningContainers = false): PodStatus {
+export function mergePodStatus(
+  apiStatus: PodStatus | undefined,
+  kubelet: PodStatus,
+  couldHaveRunningContainers = false,
+): PodStatus {
   const held = couldHaveRunningContainers && isTerminalPhase(kubelet.phase) && !isTerminalPhase(apiStatus?.phase);
   const others = (apiStatus?.conditions ?? []).filter((c) => !KUBELET_CONDITIONS.has(c.type));
   const mine = (kubelet.conditions ?? []).filter(
-    (c) => KUBELET_CONDITIONS.has(c.type) || (!others.some((o) => o.type === c.type) && !(held && c.type === 'DisruptionTarget')),
+    (c) =>
+      KUBELET_CONDITIONS.has(c.type) ||
+      (!others.some((o) => o.type === c.type) && !(held && c.type === 'DisruptionTarget')),
   );
   const conditions: PodCondition[] = [...others, ...mine];
   const out: PodStatus = { ...kubelet, ...(conditions.length ? { conditions } : {}) };

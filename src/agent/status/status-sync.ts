@@ -99,7 +99,9 @@ export class StatusSync {
       this.running = false;
     }
     this.failures = failed ? this.failures + 1 : 0;
-    this.schedule(failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : (this.d.periodMs ?? 10_000));
+    this.schedule(
+      failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : (this.d.periodMs ?? 10_000),
+    );
     return failed;
   }
 
@@ -126,7 +128,8 @@ export class StatusSync {
           contentType: 'application/strategic-merge-patch+json',
           body: { metadata: { uid: target.metadata.uid }, status: patch },
         });
-        if (r.status === 200 || r.status === 404 || r.status === 409) this.written.set(uid, r.status === 200 ? version : vs.version);
+        if (r.status === 200 || r.status === 404 || r.status === 409)
+          this.written.set(uid, r.status === 200 ? version : vs.version);
         else {
           this.apiStatus.delete(uid);
           throw apiError('patching pod status', r);
@@ -138,7 +141,10 @@ export class StatusSync {
           if (r.status === 200) this.d.observeSync?.((performance.now() - since) / 1000);
         }
         if (r.status !== 200)
-          this.d.logger.debug({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status }, 'pod status not written: pod gone or replaced');
+          this.d.logger.debug(
+            { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status },
+            'pod status not written: pod gone or replaced',
+          );
       }
       if (
         target === pod &&
@@ -149,11 +155,17 @@ export class StatusSync {
       ) {
         await deletePodNow(this.d.client, pod);
         this.deleted.add(uid);
-        this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'pod fully terminated and removed from the API');
+        this.d.logger.info(
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+          'pod fully terminated and removed from the API',
+        );
       }
       return true;
     } catch (err) {
-      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) }, 'failed to update pod status; will retry');
+      this.d.logger.warn(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) },
+        'failed to update pod status; will retry',
+      );
       return false;
     }
   }

@@ -10,7 +10,11 @@ import { isTerminalPhase, type Pod, type PodPhase, type PodStatus } from '../../
 import { isStaticPod } from '../podconfig/types.js';
 
 /** The phase, reason and message of the new status, given the generated phase. */
-export function stickyPhase(pod: Pod, generated: PodPhase, previous: PodStatus | undefined): Pick<PodStatus, 'phase' | 'reason' | 'message'> {
+export function stickyPhase(
+  pod: Pod,
+  generated: PodPhase,
+  previous: PodStatus | undefined,
+): Pick<PodStatus, 'phase' | 'reason' | 'message'> {
   let phase = generated;
   const api = pod.status?.phase;
   if (!isStaticPod(pod)) {

@@ -9,7 +9,11 @@
 import { isTerminalPhase, type ContainerStatus, type Pod, type PodStatus } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 
-const UNKNOWN = { reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', exitCode: 137 };
+const UNKNOWN = {
+  reason: 'ContainerStatusUnknown',
+  message: 'The container could not be located when the pod was terminated',
+  exitCode: 137,
+};
 
 /** Upstream hasPodInitialized: no init containers, or a regular container left waiting once, or the last init container succeeded. */
 function hasInitialized(pod: Pod, st: PodStatus): boolean {
@@ -25,7 +29,8 @@ function triedToStart(cs: ContainerStatus[]): number {
   return Math.min(cs.length, 1);
 }
 
-const terminated = (c: ContainerStatus): ContainerStatus => (c.state?.terminated ? c : { ...c, state: { terminated: { ...UNKNOWN } } });
+const terminated = (c: ContainerStatus): ContainerStatus =>
+  c.state?.terminated ? c : { ...c, state: { terminated: { ...UNKNOWN } } };
 
 /** The pod's final status from its last generated one. */
 export function terminatePodStatus(pod: Pod, st: PodStatus): PodStatus {

@@ -19,7 +19,12 @@ const VANISHED = {
 };
 
 /** `st` (the default waiting status, `defaultWaiting` its reason) with what `old` says of the container. */
-export function vanishedContainerStatus(pod: Pod, st: ContainerStatus, old: ContainerStatus | undefined, defaultWaiting: string): ContainerStatus {
+export function vanishedContainerStatus(
+  pod: Pod,
+  st: ContainerStatus,
+  old: ContainerStatus | undefined,
+  defaultWaiting: string,
+): ContainerStatus {
   if (!old) return st;
   if (old.state?.terminated) return { ...old, lastState: old.lastState ?? {} };
   const out: ContainerStatus = { ...st, restartCount: old.restartCount ?? 0, lastState: old.lastState ?? {} };

@@ -15,7 +15,12 @@ export interface Verdict {
 }
 
 /** `st` with `verdict` applied (`previous`: the status before, `nowMs`: now). */
-export function withVerdict(st: PodStatus, verdict: Verdict, previous: PodStatus | undefined, nowMs: number): PodStatus {
+export function withVerdict(
+  st: PodStatus,
+  verdict: Verdict,
+  previous: PodStatus | undefined,
+  nowMs: number,
+): PodStatus {
   const out: PodStatus = { ...st, phase: 'Failed', reason: verdict.reason, message: verdict.message };
   if (!verdict.disruption || st.conditions?.some((c) => c.type === 'DisruptionTarget')) return out;
   const since = previous?.conditions?.find((c) => c.type === 'DisruptionTarget')?.lastTransitionTime;

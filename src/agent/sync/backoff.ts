@@ -25,13 +25,23 @@ function expired(eventMs: number, entry: BackoffEntry, p: BackoffPolicy): boolea
 }
 
 /** Milliseconds left in backoff for an event (container finish) at `eventMs`; 0 when not in backoff. */
-export function backoffRemaining(entry: BackoffEntry | undefined, eventMs: number, nowMs: number, p = containerBackoffPolicy): number {
+export function backoffRemaining(
+  entry: BackoffEntry | undefined,
+  eventMs: number,
+  nowMs: number,
+  p = containerBackoffPolicy,
+): number {
   if (!entry || expired(eventMs, entry, p)) return 0;
   return Math.max(0, entry.delayMs - (nowMs - eventMs));
 }
 
 /** The entry after one more restart at `nowMs` for an event at `eventMs`. */
-export function nextBackoff(entry: BackoffEntry | undefined, eventMs: number, nowMs: number, p = containerBackoffPolicy): BackoffEntry {
+export function nextBackoff(
+  entry: BackoffEntry | undefined,
+  eventMs: number,
+  nowMs: number,
+  p = containerBackoffPolicy,
+): BackoffEntry {
   if (!entry || expired(eventMs, entry, p)) return { delayMs: p.initialMs, lastUpdateMs: nowMs };
   return { delayMs: Math.min(entry.delayMs * 2, p.maxMs), lastUpdateMs: nowMs };
 }

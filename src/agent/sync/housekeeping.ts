@@ -49,7 +49,8 @@ export const RECENT_LISTS_MS = 1500;
 /** One housekeeping pass. */
 export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   d.workers.syncKnownPods((uid) => !!d.podManager.getPodByUid(uid));
-  for (const uid of d.statusManager?.uids() ?? []) if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === undefined) d.statusManager!.remove(uid);
+  for (const uid of d.statusManager?.uids() ?? [])
+    if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === undefined) d.statusManager!.remove(uid);
   // 1a.
   for (const pod of d.activePods?.() ?? []) {
     if (d.workers.stateOf(pod.metadata.uid!) !== undefined) continue;
@@ -69,12 +70,18 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   const runtimePods = await d.runtimeManager.listRuntimePods(RECENT_LISTS_MS);
   for (const rp of runtimePods) {
     if (d.podManager.getPodByUid(rp.uid) || known.has(rp.uid)) continue;
-    d.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'cleaning up runtime pod that is no longer desired');
+    d.logger.info(
+      { pod: `${rp.namespace}/${rp.name}`, uid: rp.uid },
+      'cleaning up runtime pod that is no longer desired',
+    );
     d.onOrphanedRuntimePod?.();
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
     await killPod(d.runtime, pod, { status, graceOverride: 2 });
-    await removePodFromRuntime(d.runtime, status, { podLogDir: podLogDir(d.podLogsDir, pod), containerLogsDir: d.containerLogsDir });
+    await removePodFromRuntime(d.runtime, status, {
+      podLogDir: podLogDir(d.podLogsDir, pod),
+      containerLogsDir: d.containerLogsDir,
+    });
   }
   d.backoff.gc(d.clock.now());
   // 5.

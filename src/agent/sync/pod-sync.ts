@@ -94,7 +94,10 @@ export function activeDeadlineMs(pod: Pod, startTime: string | undefined): numbe
  * which are then all the runtime has of the pod. Undefined otherwise (a failed step may leave a
  * container behind). Pure.
  */
-export function createdByOneSync(before: PodRuntimeStatus, results: StepResult[]): { sandbox: RuntimeSandbox; containerIds: string[] } | undefined {
+export function createdByOneSync(
+  before: PodRuntimeStatus,
+  results: StepResult[],
+): { sandbox: RuntimeSandbox; containerIds: string[] } | undefined {
   if (before.sandboxes.length || before.containers.length || !results.every((r) => r.ok)) return undefined;
   const [first, ...rest] = results;
   const containerIds = rest.flatMap((r) => (r.action === 'StartContainer' && r.id ? [r.id] : []));
@@ -133,7 +136,13 @@ export class PodSync implements PodSyncer {
   private statusAfter(pod: Pod, before: PodRuntimeStatus, results: StepResult[]) {
     const created = createdByOneSync(before, results);
     if (!created) return this.status(pod);
-    return this.d.runtimeManager.getCreatedPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, created.sandbox, created.containerIds);
+    return this.d.runtimeManager.getCreatedPodStatus(
+      pod.metadata.uid!,
+      pod.metadata.name!,
+      pod.metadata.namespace!,
+      created.sandbox,
+      created.containerIds,
+    );
   }
 
   /**
@@ -205,7 +214,11 @@ export class PodSync implements PodSyncer {
       return { terminal: false };
     }
     // 4–5.
-    const plan = computePodActions(pod, rs, { nowMs: now, backoff: this.d.backoff.snapshot(), probes: this.d.prober?.results(uid) });
+    const plan = computePodActions(pod, rs, {
+      nowMs: now,
+      backoff: this.d.backoff.snapshot(),
+      probes: this.d.prober?.results(uid),
+    });
     const results = await this.d.executor.apply(pod, rs, plan, mounted.volumes);
     // 6.
     this.d.reasons.update(uid, results);
@@ -255,7 +268,11 @@ export class PodSync implements PodSyncer {
   /** Stops every container and sandbox of the pod (grace period), up to three tries; the runtime status after. */
   private async stopAll(pod: Pod, gracePeriodSeconds?: number, current?: PodRuntimeStatus): Promise<PodRuntimeStatus> {
     let rs = current ?? (await this.status(pod));
-    for (let i = 0; i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready)); i++) {
+    for (
+      let i = 0;
+      i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready));
+      i++
+    ) {
       await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
       rs = await this.status(pod);
     }

@@ -91,7 +91,13 @@ export class PodWorkers {
    * `setTimer`: schedules the retries of failed steps (the real clock's when absent).
    */
   constructor(
-    private readonly deps: { syncer: PodSyncer; logger: Logger; now: () => number; onStopped?: (uid: string) => void; setTimer?: Clock['setTimer'] },
+    private readonly deps: {
+      syncer: PodSyncer;
+      logger: Logger;
+      now: () => number;
+      onStopped?: (uid: string) => void;
+      setTimer?: Clock['setTimer'];
+    },
   ) {
     this.setTimer = deps.setTimer ?? realClock.setTimer;
   }
@@ -106,7 +112,10 @@ export class PodWorkers {
       if (isStaticPod(u.pod)) this.staticStarts.enqueue(podFullName(u.pod), uid);
     } else if (w.terminatingAt !== undefined && u.kind === 'create') {
       w.restartRequested = true;
-      this.deps.logger.debug({ pod: podRefOf(u.pod), uid }, 'Pod is terminating but has been requested to restart with same UID, will be reconciled later');
+      this.deps.logger.debug(
+        { pod: podRefOf(u.pod), uid },
+        'Pod is terminating but has been requested to restart with same UID, will be reconciled later',
+      );
       return;
     }
     if (stateOf(w) === 'terminated' && u.kind !== 'kill') return;
@@ -127,7 +136,15 @@ export class PodWorkers {
     const uid = pod.metadata.uid!;
     if (this.workers.has(uid)) return;
     const now = this.deps.now();
-    const w: Worker = { pod, busy: false, started: true, restartRequested: false, terminatingAt: now, terminatedAt: now, pending: { pod, kind: 'kill' } };
+    const w: Worker = {
+      pod,
+      busy: false,
+      started: true,
+      restartRequested: false,
+      terminatingAt: now,
+      terminatedAt: now,
+      pending: { pod, kind: 'kill' },
+    };
     this.workers.set(uid, w);
     void this.run(uid, w);
   }
@@ -177,7 +194,10 @@ export class PodWorkers {
           }
         } catch (err) {
           const delayMs = workerRetryDelayMs(Math.random());
-          this.deps.logger.error({ pod: podRefOf(w.pod), err: messageOf(err), retryAfter: `${Math.round(delayMs / 1000)}s` }, 'Error syncing pod, skipping');
+          this.deps.logger.error(
+            { pod: podRefOf(w.pod), err: messageOf(err), retryAfter: `${Math.round(delayMs / 1000)}s` },
+            'Error syncing pod, skipping',
+          );
           this.retryLater(uid, w, u.kind === 'kill' ? 'kill' : 'sync', delayMs);
         }
       }
@@ -208,7 +228,14 @@ export class PodWorkers {
    * pod killed before it started: it ran nothing, so it is finished at once).
    */
   private mayStart(uid: string, w: Worker): 'start' | 'wait' | 'never' {
-    if (!this.gates.open(uid, (v) => this.workers.get(v)?.terminatedAt !== undefined || !this.workers.has(v), this.deps.now())) return 'wait';
+    if (
+      !this.gates.open(
+        uid,
+        (v) => this.workers.get(v)?.terminatedAt !== undefined || !this.workers.has(v),
+        this.deps.now(),
+      )
+    )
+      return 'wait';
     if (isStaticPod(w.pod)) {
       if (w.terminatingAt !== undefined) {
         w.terminatedAt = w.finishedAt = this.deps.now();
@@ -217,7 +244,10 @@ export class PodWorkers {
       }
       const live = (other: string) => this.workers.get(other)?.terminatingAt === undefined;
       if (!this.staticStarts.allow(podFullName(w.pod), uid, live)) {
-        this.deps.logger.debug({ pod: podRefOf(w.pod), uid }, 'Pod cannot start yet: another static pod with the same full name has not finished');
+        this.deps.logger.debug(
+          { pod: podRefOf(w.pod), uid },
+          'Pod cannot start yet: another static pod with the same full name has not finished',
+        );
         return 'wait';
       }
     }

@@ -12,13 +12,20 @@ export function stopTimeoutMs(graceSeconds: number): number {
 
 /** The gates, by the UID of the pod that waits. */
 export class StartGates {
-  private readonly gates = new Map<string, { victims: string[]; deadlineMs: number; late: (victims: string[]) => void }>();
+  private readonly gates = new Map<
+    string,
+    { victims: string[]; deadlineMs: number; late: (victims: string[]) => void }
+  >();
 
   /**
    * Holds `uid`'s start until `victims` have stopped, or `timeoutMs` from `nowMs` (the clock's ms),
    * when `wake` is called; `late` is then told of the victims still running.
    */
-  hold(uid: string, victims: string[], o: { nowMs: number; timeoutMs: number; wake: () => void; late: (victims: string[]) => void }): void {
+  hold(
+    uid: string,
+    victims: string[],
+    o: { nowMs: number; timeoutMs: number; wake: () => void; late: (victims: string[]) => void },
+  ): void {
     if (!victims.length) return;
     this.gates.set(uid, { victims, deadlineMs: o.nowMs + o.timeoutMs, late: o.late });
     setTimeout(o.wake, o.timeoutMs).unref();

@@ -59,7 +59,9 @@ export class SyncLoop {
 
   /** The active pods (upstream GetActivePods): admitted, and holding the node's resources (pods/active-pods.ts). */
   activePods(): Pod[] {
-    return this.d.podManager.getPods().filter((p) => !this.inactive.has(p.metadata.uid!) && isActivePod(p, this.d.workers.stateOf(p.metadata.uid!)));
+    return this.d.podManager
+      .getPods()
+      .filter((p) => !this.inactive.has(p.metadata.uid!) && isActivePod(p, this.d.workers.stateOf(p.metadata.uid!)));
   }
 
   private admitted(except: string): Pod[] {
@@ -77,8 +79,16 @@ export class SyncLoop {
     // Upstream's lines for each update: V(2), RECONCILE V(4) (debug and trace here).
     const level = u.op === 'RECONCILE' ? 'trace' : 'debug';
     if (this.d.logger.isLevelEnabled(level))
-      this.d.logger[level]({ source: u.source, pods: u.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`) }, `SyncLoop ${u.op}`);
-    const pods = u.op === 'ADD' ? [...u.pods].sort((a, b) => compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '')) : u.pods;
+      this.d.logger[level](
+        { source: u.source, pods: u.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`) },
+        `SyncLoop ${u.op}`,
+      );
+    const pods =
+      u.op === 'ADD'
+        ? [...u.pods].sort((a, b) =>
+            compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? ''),
+          )
+        : u.pods;
     for (const pod of pods) {
       const uid = pod.metadata.uid!;
       if (isMirrorPod(pod)) {
@@ -101,12 +111,16 @@ export class SyncLoop {
             const r = this.d.admit(pod, this.admitted(uid));
             if (!r.admit) {
               this.inactive.add(uid);
-              this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason }, `pod rejected: ${r.message}`);
+              this.d.logger.warn(
+                { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason },
+                `pod rejected: ${r.message}`,
+              );
               this.d.onRejected?.(pod, r.reason, r.message);
               break;
             }
           }
-          if (pod.metadata.deletionTimestamp) workers.update({ pod, kind: 'kill', gracePeriodSeconds: gracePeriodOf(pod) });
+          if (pod.metadata.deletionTimestamp)
+            workers.update({ pod, kind: 'kill', gracePeriodSeconds: gracePeriodOf(pod) });
           else workers.update({ pod, kind: u.op === 'ADD' ? 'create' : 'update' });
           break;
         }

@@ -12,7 +12,21 @@
  * in the payload; 8. remove every other timestamped directory (the old one, and any left by an
  * interrupted write).
  */
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** One file of a payload: content and permission bits. */
@@ -34,7 +48,8 @@ export function invalidPayloadPath(p: string): string | undefined {
   if (p.length > MAX_PATH) return `invalid path: must be less than or equal to ${MAX_PATH} characters`;
   if (p.startsWith('/')) return 'invalid path: must be relative path';
   const parts = p.split('/');
-  if (parts.some((x) => x.length > MAX_FILE)) return `invalid path: filenames must be less than or equal to ${MAX_FILE} characters`;
+  if (parts.some((x) => x.length > MAX_FILE))
+    return `invalid path: filenames must be less than or equal to ${MAX_FILE} characters`;
   if (parts.includes('..')) return "invalid path: must not contain '..'";
   if (p.startsWith('..')) return "invalid path: must not start with '..'";
   if (!p || parts.some((x) => x === '')) return 'invalid path: must not be empty or contain empty components';
@@ -96,7 +111,11 @@ export interface WriteResult {
  * Writes `payload` into `dir` as upstream's AtomicWriter.Write; `setPerms(tsDir)` runs on the new
  * timestamped directory before it becomes visible. Idempotent: an equal payload writes nothing.
  */
-export async function writeAtomic(dir: string, payload: Payload, o: { now?: Date; setPerms?: (tsDir: string) => Promise<void> } = {}): Promise<WriteResult> {
+export async function writeAtomic(
+  dir: string,
+  payload: Payload,
+  o: { now?: Date; setPerms?: (tsDir: string) => Promise<void> } = {},
+): Promise<WriteResult> {
   // 1.
   for (const p of payload.keys()) {
     const bad = invalidPayloadPath(p);
@@ -149,7 +168,8 @@ export async function writeAtomic(dir: string, payload: Payload, o: { now?: Date
 /** Removes every timestamped directory except `keep` (left by an interrupted write or replaced). */
 async function removeStale(dir: string, keep: string): Promise<void> {
   for (const e of await readdir(dir).catch(() => [] as string[])) {
-    if (e.startsWith('..') && e !== keep && e !== DATA && /^\.\.\d{4}_\d\d_\d\d_/.test(e)) await rm(join(dir, e), { recursive: true, force: true });
+    if (e.startsWith('..') && e !== keep && e !== DATA && /^\.\.\d{4}_\d\d_\d\d_/.test(e))
+      await rm(join(dir, e), { recursive: true, force: true });
   }
   await rm(join(dir, DATA_TMP), { force: true });
 }

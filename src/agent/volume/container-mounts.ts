@@ -35,10 +35,13 @@ export function resolveRecursiveReadOnly(m: VolumeMount, handlerSupportsRRO: boo
   if (!mode || mode === 'Disabled') return false;
   if (!m.readOnly) throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not read-only`);
   if (m.mountPropagation && m.mountPropagation !== 'None')
-    throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not compatible with propagation "${m.mountPropagation}"`);
+    throw new Error(
+      `volume "${m.name}" requested recursive read-only mode, but it is not compatible with propagation "${m.mountPropagation}"`,
+    );
   if (mode === 'IfPossible') return handlerSupportsRRO;
   if (mode === 'Enabled') {
-    if (!handlerSupportsRRO) throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not supported by the runtime`);
+    if (!handlerSupportsRRO)
+      throw new Error(`volume "${m.name}" requested recursive read-only mode, but it is not supported by the runtime`);
     return true;
   }
   throw new Error(`unknown recursive read-only mode "${mode}"`);
@@ -95,8 +98,10 @@ export function planContainerMounts(
     let subPath = m.subPath ?? '';
     if (m.subPathExpr) subPath = expand(m.subPathExpr, (n) => env.get(n));
     if (subPath) {
-      if (subPath.startsWith('/')) return { ok: false, message: `error SubPath \`${subPath}\` must not be an absolute path` };
-      if (subPath.split(/[\\/]/).includes('..')) return { ok: false, message: `unable to provision SubPath \`${subPath}\`: must not contain '..'` };
+      if (subPath.startsWith('/'))
+        return { ok: false, message: `error SubPath \`${subPath}\` must not be an absolute path` };
+      if (subPath.split(/[\\/]/).includes('..'))
+        return { ok: false, message: `unable to provision SubPath \`${subPath}\`: must not contain '..'` };
     }
     const propagation = PROPAGATION[m.mountPropagation ?? 'None'];
     if (!propagation) return { ok: false, message: `invalid MountPropagation mode: ${m.mountPropagation}` };
@@ -132,12 +137,16 @@ export function planContainerMounts(
 export function planContainerDevices(
   c: Container,
   volumes: ReadonlyMap<string, MountedVolume>,
-): { ok: true; devices: { container_path: string; host_path: string; permissions: string }[] } | { ok: false; message: string } {
+):
+  | { ok: true; devices: { container_path: string; host_path: string; permissions: string }[] }
+  | { ok: false; message: string } {
   const devices = [];
   for (const d of (c.volumeDevices ?? []) as { name: string; devicePath: string }[]) {
-    if (!d.devicePath.startsWith('/')) return { ok: false, message: `error DevicePath \`${d.devicePath}\` must be an absolute path` };
+    if (!d.devicePath.startsWith('/'))
+      return { ok: false, message: `error DevicePath \`${d.devicePath}\` must be an absolute path` };
     const vol = volumes.get(d.name);
-    if (!vol?.devicePath) return { ok: false, message: `cannot find volume "${d.name}" to pass into container "${c.name}"` };
+    if (!vol?.devicePath)
+      return { ok: false, message: `cannot find volume "${d.name}" to pass into container "${c.name}"` };
     devices.push({ container_path: d.devicePath, host_path: vol.devicePath, permissions: vol.readOnly ? 'r' : 'mrw' });
   }
   return { ok: true, devices };
@@ -158,7 +167,10 @@ export async function prepareSubPaths(
     try {
       base = await realpath(p.volumePath);
     } catch {
-      return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` };
+      return {
+        ok: false,
+        message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"`,
+      };
     }
     let resolved: string | undefined;
     try {
@@ -167,11 +179,18 @@ export async function prepareSubPaths(
       // Missing: upstream SafeMakeDir creates it (0750) — only when every existing parent stays inside the volume.
       const parent = await deepestExisting(p.mount.host_path);
       if (!parent || !inside(parent, base))
-        return { ok: false, message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"` };
+        return {
+          ok: false,
+          message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"`,
+        };
       await mkdir(p.mount.host_path, { recursive: true, mode: 0o750 });
       resolved = await realpath(p.mount.host_path);
     }
-    if (!inside(resolved, base)) return { ok: false, message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"` };
+    if (!inside(resolved, base))
+      return {
+        ok: false,
+        message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"`,
+      };
     mounts.push({ ...p.mount, host_path: resolved });
   }
   return { ok: true, mounts };

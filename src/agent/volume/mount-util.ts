@@ -24,7 +24,11 @@ export async function listMounts(): Promise<{ path: string; fstype: string; shar
     .map((l) => {
       const f = l.split(' ');
       const sep = f.indexOf('-');
-      return { path: unescape(f[4]), fstype: f[sep + 1] ?? '', shared: f.slice(6, sep).some((o) => o.startsWith('shared:')) };
+      return {
+        path: unescape(f[4]),
+        fstype: f[sep + 1] ?? '',
+        shared: f.slice(6, sep).some((o) => o.startsWith('shared:')),
+      };
     });
 }
 

@@ -55,7 +55,10 @@ function keyedPayload(
       if (o.optional) continue;
       return {
         ok: false,
-        message: kind === 'configmap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`,
+        message:
+          kind === 'configmap'
+            ? `configmap references non-existent config key: ${item.key}`
+            : `references non-existent secret key: ${item.key}`,
       };
     }
     payload.set(item.path, { data, mode: item.mode ?? o.defaultMode });
@@ -69,19 +72,33 @@ export function configMapPayload(
   cm: ConfigMapObject | null,
   o: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean },
 ): PayloadResult {
-  if (!cm) return o.optional ? { ok: true, payload: new Map() } : { ok: false, message: `configmap "${name}" not found` };
+  if (!cm)
+    return o.optional ? { ok: true, payload: new Map() } : { ok: false, message: `configmap "${name}" not found` };
   const values = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(cm.data ?? {})) values.set(k, Buffer.from(v, 'utf8'));
   for (const [k, v] of Object.entries(cm.binaryData ?? {})) values.set(k, Buffer.from(v, 'base64'));
-  return keyedPayload('configmap', values, { items: o.items, defaultMode: o.defaultMode ?? DEFAULT_MODE, optional: !!o.optional });
+  return keyedPayload('configmap', values, {
+    items: o.items,
+    defaultMode: o.defaultMode ?? DEFAULT_MODE,
+    optional: !!o.optional,
+  });
 }
 
 /** A secret volume's (or projection's) files; `secret` null = not found. */
-export function secretPayload(name: string, secret: SecretObject | null, o: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean }): PayloadResult {
-  if (!secret) return o.optional ? { ok: true, payload: new Map() } : { ok: false, message: `secret "${name}" not found` };
+export function secretPayload(
+  name: string,
+  secret: SecretObject | null,
+  o: { items?: KeyToPath[]; defaultMode?: number; optional?: boolean },
+): PayloadResult {
+  if (!secret)
+    return o.optional ? { ok: true, payload: new Map() } : { ok: false, message: `secret "${name}" not found` };
   const values = new Map<string, Buffer>();
   for (const [k, v] of Object.entries(secret.data ?? {})) values.set(k, Buffer.from(v, 'base64'));
-  return keyedPayload('secret', values, { items: o.items, defaultMode: o.defaultMode ?? DEFAULT_MODE, optional: !!o.optional });
+  return keyedPayload('secret', values, {
+    items: o.items,
+    defaultMode: o.defaultMode ?? DEFAULT_MODE,
+    optional: !!o.optional,
+  });
 }
 
 /** Go's strconv.Quote for the characters a label or annotation value can hold. */
@@ -120,9 +137,18 @@ export interface DownwardContext {
 }
 
 /** A downwardAPI volume's (or projection's) files. */
-export function downwardApiPayload(pod: Pod, items: DownwardApiFile[], o: { defaultMode?: number; ctx: DownwardContext }): PayloadResult {
+export function downwardApiPayload(
+  pod: Pod,
+  items: DownwardApiFile[],
+  o: { defaultMode?: number; ctx: DownwardContext },
+): PayloadResult {
   const payload: Payload = new Map();
-  const envCtx = { podIPs: o.ctx.podIPs, hostIPs: o.ctx.hostIPs, nodeName: o.ctx.nodeName, nodeAllocatable: o.ctx.nodeAllocatable };
+  const envCtx = {
+    podIPs: o.ctx.podIPs,
+    hostIPs: o.ctx.hostIPs,
+    nodeName: o.ctx.nodeName,
+    nodeAllocatable: o.ctx.nodeAllocatable,
+  };
   for (const item of items) {
     let value: string | undefined;
     if (item.fieldRef) {
@@ -130,13 +156,15 @@ export function downwardApiPayload(pod: Pod, items: DownwardApiFile[], o: { defa
       if (path === 'metadata.labels') value = formatMap(pod.metadata.labels);
       else if (path === 'metadata.annotations') value = formatMap(pod.metadata.annotations);
       else value = fieldValue(pod, path, envCtx);
-      if (value === undefined) return { ok: false, message: `error for volume item "${item.path}": unsupported fieldPath: ${path}` };
+      if (value === undefined)
+        return { ok: false, message: `error for volume item "${item.path}": unsupported fieldPath: ${path}` };
     } else if (item.resourceFieldRef) {
       const all: Container[] = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
       const c = all.find((x) => x.name === item.resourceFieldRef!.containerName);
       if (!c) return { ok: false, message: `container ${item.resourceFieldRef.containerName ?? ''} not found` };
       value = resourceValue(c, item.resourceFieldRef, envCtx);
-      if (value === undefined) return { ok: false, message: `Unsupported container resource : ${item.resourceFieldRef.resource}` };
+      if (value === undefined)
+        return { ok: false, message: `Unsupported container resource : ${item.resourceFieldRef.resource}` };
     } else continue;
     payload.set(item.path, { data: Buffer.from(value, 'utf8'), mode: item.mode ?? o.defaultMode ?? DEFAULT_MODE });
   }

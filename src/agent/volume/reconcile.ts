@@ -62,7 +62,8 @@ export function computeVolumeActions(
     names.add(v.name);
     const plugin = pluginFor(v, o.plugins);
     if (!plugin) {
-      const field = UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
+      const field =
+        UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
       out.unsupported.push({
         name: v.name,
         message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi)`,
@@ -74,7 +75,8 @@ export function computeVolumeActions(
       out.waiting.push({ name: v.name, retryAtMs });
       continue;
     }
-    if (!actual.has(v.name) || plugin.remountEachSync || actual.get(v.name)!.remountEachSync) out.setUp.push({ volume: v, plugin });
+    if (!actual.has(v.name) || plugin.remountEachSync || actual.get(v.name)!.remountEachSync)
+      out.setUp.push({ volume: v, plugin });
   }
   for (const name of actual.keys()) if (!names.has(name)) out.tearDown.push(name);
   return out;

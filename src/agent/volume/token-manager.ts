@@ -33,10 +33,17 @@ export interface TokenStatus {
   expirationTimestamp: string;
 }
 
-const statusOf = (c: Cached): TokenStatus => ({ token: c.token, expirationTimestamp: new Date(c.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z') });
+const statusOf = (c: Cached): TokenStatus => ({
+  token: c.token,
+  expirationTimestamp: new Date(c.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+});
 
 /** Upstream requiresRefresh (pure): true once the token is within 20 % of its TTL of expiring or older than 24 h. */
-export function requiresRefresh(t: { expiresAt: number; expirationSeconds: number }, nowMs: number, jitterMs: number): boolean {
+export function requiresRefresh(
+  t: { expiresAt: number; expirationSeconds: number },
+  nowMs: number,
+  jitterMs: number,
+): boolean {
   const issuedAt = t.expiresAt - t.expirationSeconds * 1000;
   if (nowMs > issuedAt + MAX_TTL_MS - jitterMs) return true;
   return nowMs > t.expiresAt - (t.expirationSeconds * 1000 * 20) / 100 - jitterMs;
@@ -69,10 +76,19 @@ export class TokenManager {
       },
     };
     try {
-      const r = await this.d.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({ method: 'POST', path, body });
+      const r = await this.d.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({
+        method: 'POST',
+        path,
+        body,
+      });
       if ((r.status !== 201 && r.status !== 200) || !r.body?.status?.token) throw apiError(`POST ${path}`, r);
       const expiresAt = Date.parse(r.body.status.expirationTimestamp ?? '') || now + k.expirationSeconds * 1000;
-      const fresh = { token: r.body.status.token, expiresAt, expirationSeconds: k.expirationSeconds, podUid: k.pod.uid };
+      const fresh = {
+        token: r.body.status.token,
+        expiresAt,
+        expirationSeconds: k.expirationSeconds,
+        podUid: k.pod.uid,
+      };
       this.cache.set(key, fresh);
       return statusOf(fresh);
     } catch (err) {

@@ -22,7 +22,11 @@ export interface Volume {
 /** What a plugin may read besides the pod and the volume. */
 export interface VolumeHost {
   /** A namespaced core/v1 object (null = not found); cached as upstream's TTL strategy. */
-  getObject<T>(resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims', ns: string, name: string): Promise<T | null>;
+  getObject<T>(
+    resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims',
+    ns: string,
+    name: string,
+  ): Promise<T | null>;
   /** A PersistentVolume (null = not found). */
   getPersistentVolume<T>(name: string): Promise<T | null>;
   /** An object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */

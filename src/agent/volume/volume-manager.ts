@@ -33,7 +33,8 @@ const ORPHAN_INITIAL_BACKOFF_MS = 2000;
 const POD_VOLUME_DIRS = ['volumes', 'volume-subpaths', 'volumeDevices'];
 
 /** The result of mounting a pod's volumes. */
-export type MountResult = { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
+export type MountResult =
+  { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
 
 /** What the manager needs. */
 export interface VolumeManagerDeps {
@@ -140,14 +141,20 @@ export class VolumeManager {
     // Each volume under its plugin's full name: the set-up one's (a claim's PV plugin), else the spec's.
     const desired = new Map(
       volumes.flatMap((v) =>
-        this.plugins.filter((p) => p.field in v).map((p) => [v.name, actual.has(v.name) ? metricsName(actual.get(v.name)!) : pluginName(p.dirName)] as const),
+        this.plugins
+          .filter((p) => p.field in v)
+          .map((p) => [v.name, actual.has(v.name) ? metricsName(actual.get(v.name)!) : pluginName(p.dirName)] as const),
       ),
     );
     this.desired.set(uid, desired);
     const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
     this.retry.set(uid, retries);
     const now = this.d.clock.now();
-    const plan = computeVolumeActions(volumes, actual, { plugins: this.plugins, nowMs: now, retryAt: new Map([...retries].map(([k, v]) => [k, v.atMs])) });
+    const plan = computeVolumeActions(volumes, actual, {
+      plugins: this.plugins,
+      nowMs: now,
+      retryAt: new Map([...retries].map(([k, v]) => [k, v.atMs])),
+    });
     for (const u of plan.unsupported) this.failed(pod, u.name, u.message, retries, now);
     const fsGroup = (pod.spec.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
     await Promise.all(
@@ -170,7 +177,12 @@ export class VolumeManager {
           desired.set(volume.name, metricsName(mounted));
           observe(true, metricsName(mounted));
           // Upstream's V(1) line for a first set-up (a remount's is V(4)), with its unique name.
-          logV(this.d.logger, first ? 1 : 4, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, mountSucceeded(pod, volume.name, plugin.dirName));
+          logV(
+            this.d.logger,
+            first ? 1 : 4,
+            { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+            mountSucceeded(pod, volume.name, plugin.dirName),
+          );
         } catch (err) {
           observe(false);
           this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
@@ -182,7 +194,11 @@ export class VolumeManager {
     await Promise.all(
       [...actual]
         .filter(([name, v]) => v.onSync && !again.has(name))
-        .map(([name, v]) => v.onSync!().catch((err: unknown) => this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume sync failed'))),
+        .map(([name, v]) =>
+          v.onSync!().catch((err: unknown) =>
+            this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume sync failed'),
+          ),
+        ),
     );
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
@@ -198,19 +214,40 @@ export class VolumeManager {
             return false;
           },
         );
-      this.d.observe?.({ plugin: metricsName(v), operation: 'volume_unmount', ok, seconds: (performance.now() - t0) / 1000 });
+      this.d.observe?.({
+        plugin: metricsName(v),
+        operation: 'volume_unmount',
+        ok,
+        seconds: (performance.now() - t0) / 1000,
+      });
       actual.delete(name);
     }
     const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
     const containers = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-    if (containers.some((c) => ((c.volumeMounts ?? []) as { mountPropagation?: string }[]).some((m) => m.mountPropagation && m.mountPropagation !== 'None')))
+    if (
+      containers.some((c) =>
+        ((c.volumeMounts ?? []) as { mountPropagation?: string }[]).some(
+          (m) => m.mountPropagation && m.mountPropagation !== 'None',
+        ),
+      )
+    )
       await this.ensureSharedRootDir();
     if (!missing.length) return { ok: true, volumes: actual };
     const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
-    return { ok: false, message: `unmounted volumes=[${missing.join(' ')}]`, retryAfterMs: Math.max(0, next - this.d.clock.now()) };
+    return {
+      ok: false,
+      message: `unmounted volumes=[${missing.join(' ')}]`,
+      retryAfterMs: Math.max(0, next - this.d.clock.now()),
+    };
   }
 
-  private failed(pod: Pod, name: string, message: string, retries: Map<string, { atMs: number; delayMs: number }>, now: number): void {
+  private failed(
+    pod: Pod,
+    name: string,
+    message: string,
+    retries: Map<string, { atMs: number; delayMs: number }>,
+    now: number,
+  ): void {
     const prev = retries.get(name);
     const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
     retries.set(name, { atMs: now + delayMs, delayMs });
@@ -237,7 +274,12 @@ export class VolumeManager {
     // Nothing is mounted under the pod any more: what is left of its volumes is plain files (an emptyDir's).
     for (const sub of POD_VOLUME_DIRS) await rm(join(dir, sub), { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])
-      this.d.observe?.({ plugin: metricsName(v), operation: 'volume_unmount', ok: true, seconds: (performance.now() - t0) / 1000 });
+      this.d.observe?.({
+        plugin: metricsName(v),
+        operation: 'volume_unmount',
+        ok: true,
+        seconds: (performance.now() - t0) / 1000,
+      });
     this.actual.delete(uid);
     this.desired.delete(uid);
     this.retry.delete(uid);
@@ -255,7 +297,9 @@ export class VolumeManager {
   /** Lets each plugin with a `tearDown` release its volumes under `volumesDir` (read from disk: works for orphans and after a restart). */
   private async pluginTearDowns(volumesDir: string): Promise<void> {
     for (const p of this.plugins)
-      if (p.tearDown) for (const name of listDirSync(join(volumesDir, p.dirName)) ?? []) await p.tearDown(join(volumesDir, p.dirName, name));
+      if (p.tearDown)
+        for (const name of listDirSync(join(volumesDir, p.dirName)) ?? [])
+          await p.tearDown(join(volumesDir, p.dirName, name));
   }
 
   /**
@@ -286,7 +330,11 @@ export class VolumeManager {
       this.removingOrphans.set(uid, removal);
     }
     for (const p of this.plugins)
-      void p.releaseUnused?.().catch((err: unknown) => this.d.logger.warn({ plugin: p.dirName, err: messageOf(err) }, 'releasing unused volumes failed'));
+      void p
+        .releaseUnused?.()
+        .catch((err: unknown) =>
+          this.d.logger.warn({ plugin: p.dirName, err: messageOf(err) }, 'releasing unused volumes failed'),
+        );
     const present = new Set(onDisk);
     for (const uid of this.orphanBackoff.keys()) if (!present.has(uid)) this.orphanBackoff.delete(uid);
     for (const uid of this.actual.keys())

@@ -82,7 +82,8 @@ export class VolumeStatsCollector {
     const out = new Map<string, VolumeStats & { pvcRef: { name: string; namespace: string } }>();
     for (const stats of this.latest.values())
       for (const s of stats)
-        if (s.pvcRef && !out.has(`${s.pvcRef.namespace}/${s.pvcRef.name}`)) out.set(`${s.pvcRef.namespace}/${s.pvcRef.name}`, { ...s, pvcRef: s.pvcRef });
+        if (s.pvcRef && !out.has(`${s.pvcRef.namespace}/${s.pvcRef.name}`))
+          out.set(`${s.pvcRef.namespace}/${s.pvcRef.name}`, { ...s, pvcRef: s.pvcRef });
     return [...out.values()];
   }
 
@@ -114,7 +115,9 @@ export class VolumeStatsCollector {
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
       while (!signal.aborted) {
-        await this.collect().catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'));
+        await this.collect().catch((err: unknown) =>
+          this.d.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'),
+        );
         await sleep(this.d.periodMs ?? VOLUME_STATS_PERIOD_MS, signal, this.d.clock);
       }
     })();

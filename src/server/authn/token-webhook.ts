@@ -51,9 +51,13 @@ export function tokenWebhookAuthenticator(d: TokenWebhookDeps): Authenticator {
         } catch (err) {
           throw new AuthenticationError(`token review failed: ${messageOf(err)}`);
         }
-        if (res.status !== 200 && res.status !== 201) throw new AuthenticationError(`token review failed: apiserver answered ${res.status}`);
+        if (res.status !== 200 && res.status !== 201)
+          throw new AuthenticationError(`token review failed: apiserver answered ${res.status}`);
         const st = res.body?.status ?? {};
-        user = st.authenticated && st.user?.username ? { name: st.user.username, uid: st.user.uid, groups: st.user.groups ?? [], extra: st.user.extra } : null;
+        user =
+          st.authenticated && st.user?.username
+            ? { name: st.user.username, uid: st.user.uid, groups: st.user.groups ?? [], extra: st.user.extra }
+            : null;
         cache.set(key, user, d.cacheTtlMs);
       }
       if (!user) throw new AuthenticationError('invalid bearer token');

@@ -16,7 +16,8 @@ export const x509Authenticator: Authenticator = {
     if (!sock.encrypted) return null;
     const cert = sock.getPeerCertificate();
     if (!cert || Object.keys(cert).length === 0) return null;
-    if (!sock.authorized) throw new AuthenticationError(`x509: certificate rejected: ${String(sock.authorizationError)}`);
+    if (!sock.authorized)
+      throw new AuthenticationError(`x509: certificate rejected: ${String(sock.authorizationError)}`);
     if (cert.ext_key_usage && !cert.ext_key_usage.includes(clientAuthOid))
       throw new AuthenticationError('x509: certificate specifies an incompatible key usage');
     const [cn] = list(cert.subject?.CN);

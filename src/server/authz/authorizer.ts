@@ -72,5 +72,14 @@ export function requestAttributes(user: UserInfo, method: string, path: string, 
   else if (p === '/metrics' || p.startsWith('/metrics/')) subresource = 'metrics';
   else if (p === '/logs' || p.startsWith('/logs/')) subresource = 'log';
   else if (p.startsWith('/checkpoint/')) subresource = 'checkpoint';
-  return { user, verb: verbs[method.toUpperCase()] ?? '', resource: 'nodes', name: nodeName, subresource, apiGroup: '', apiVersion: 'v1', path: p };
+  return {
+    user,
+    verb: verbs[method.toUpperCase()] ?? '',
+    resource: 'nodes',
+    name: nodeName,
+    subresource,
+    apiGroup: '',
+    apiVersion: 'v1',
+    path: p,
+  };
 }

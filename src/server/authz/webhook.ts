@@ -50,7 +50,9 @@ export function webhookAuthorizer(d: WebhookAuthorizerDeps): Authorizer {
       if (hit) return hit;
       let res;
       try {
-        res = await d.client.post<{ status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string } }>(
+        res = await d.client.post<{
+          status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
+        }>(
           '/apis/authorization.k8s.io/v1/subjectaccessreviews',
           { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec },
           { timeoutMs: d.timeoutMs },
@@ -58,7 +60,8 @@ export function webhookAuthorizer(d: WebhookAuthorizerDeps): Authorizer {
       } catch (err) {
         throw new Error(`subject access review failed: ${messageOf(err)}`);
       }
-      if (res.status !== 200 && res.status !== 201) throw new Error(`subject access review failed: apiserver answered ${res.status}`);
+      if (res.status !== 200 && res.status !== 201)
+        throw new Error(`subject access review failed: apiserver answered ${res.status}`);
       const st = res.body?.status ?? {};
       const decision: Decision = { allowed: st.allowed === true && st.denied !== true, reason: st.reason };
       cache.set(key, decision, decision.allowed ? d.authorizedTtlMs : d.unauthorizedTtlMs);

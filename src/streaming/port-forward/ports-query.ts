@@ -8,7 +8,8 @@ export function portsFromQuery(q: URLSearchParams): number[] | { error: string }
   const ports: number[] = [];
   for (const p of raw) {
     const n = Number(p);
-    if (!/^\d+$/.test(p) || n < 1 || n > 65535) return { error: `unable to parse "${p}" as a port: must be an integer between 1 and 65535` };
+    if (!/^\d+$/.test(p) || n < 1 || n > 65535)
+      return { error: `unable to parse "${p}" as a port: must be an integer between 1 and 65535` };
     ports.push(n);
   }
   return ports;

@@ -35,7 +35,10 @@ export async function servePortForward(
     const protocol = webSocketProtocol(req, socket, wsProtocols, 'v4.channel.k8s.io');
     if (!protocol) return;
     if (protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
-      return serveSpdyPortForward(new SpdyConnection(webSocketDuplex(await acceptWebSocket(req, socket, protocol)), { server: true }), forward);
+      return serveSpdyPortForward(
+        new SpdyConnection(webSocketDuplex(await acceptWebSocket(req, socket, protocol)), { server: true }),
+        forward,
+      );
     }
     // The ports of the CRI request, else the query's.
     const ports = o.ports?.length ? o.ports : portsFromQuery(new URL(req.url ?? '/', 'http://x').searchParams);

@@ -22,7 +22,10 @@ export function requestIdOf(s: { id: number; header(name: string): string | unde
 }
 
 /** Serves port-forward streams on `conn` until it closes. */
-export function serveSpdyPortForward(conn: SpdyConnection, o: { dial: PortDialer; describe: (port: number) => string; pairTimeoutMs?: number }): Promise<void> {
+export function serveSpdyPortForward(
+  conn: SpdyConnection,
+  o: { dial: PortDialer; describe: (port: number) => string; pairTimeoutMs?: number },
+): Promise<void> {
   const pairs = new Map<string, { error?: SpdyStream; data?: SpdyStream; timer: NodeJS.Timeout }>();
   conn.on('stream', (s: SpdyStream) => {
     const type = s.header('streamtype');
@@ -63,7 +66,11 @@ export function serveSpdyPortForward(conn: SpdyConnection, o: { dial: PortDialer
   );
 }
 
-async function forward(error: SpdyStream, data: SpdyStream, o: { dial: PortDialer; describe: (port: number) => string }): Promise<void> {
+async function forward(
+  error: SpdyStream,
+  data: SpdyStream,
+  o: { dial: PortDialer; describe: (port: number) => string },
+): Promise<void> {
   const port = Number(data.header('port'));
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     error.end(`invalid port "${data.header('port') ?? ''}"`);

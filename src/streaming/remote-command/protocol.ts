@@ -7,7 +7,13 @@
 export const Channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
 
 /** SPDY `X-Stream-Protocol-Version` values we serve, most preferred first (upstream's list). */
-export const spdyRemoteCommandProtocols = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'v3.channel.k8s.io', 'v2.channel.k8s.io', 'channel.k8s.io'] as const;
+export const spdyRemoteCommandProtocols = [
+  'v5.channel.k8s.io',
+  'v4.channel.k8s.io',
+  'v3.channel.k8s.io',
+  'v2.channel.k8s.io',
+  'channel.k8s.io',
+] as const;
 
 /** WebSocket subprotocols we serve for remote command. */
 export const wsRemoteCommandProtocols = [
@@ -34,7 +40,14 @@ export type CommandResult = { exitCode: number } | { error: string };
 export function statusPayload(result: CommandResult, version: number, command: readonly string[]): Buffer | undefined {
   let status: Record<string, unknown>;
   if ('error' in result)
-    status = { metadata: {}, status: 'Failure', message: result.error, reason: 'InternalError', details: { causes: [{ message: result.error }] }, code: 500 };
+    status = {
+      metadata: {},
+      status: 'Failure',
+      message: result.error,
+      reason: 'InternalError',
+      details: { causes: [{ message: result.error }] },
+      code: 500,
+    };
   else if (result.exitCode === 0) status = { metadata: {}, status: 'Success' };
   else {
     status = {

@@ -15,7 +15,13 @@ export const STREAM_CREATION_TIMEOUT_MS = 30_000;
 /** Serves one session on an upgraded socket; resolves when it is over. */
 export async function serveSpdyRemoteCommand(
   socket: Duplex,
-  o: { protocol: string; opts: StreamOptions; command: readonly string[]; run: RemoteCommandRunner; streamTimeoutMs?: number },
+  o: {
+    protocol: string;
+    opts: StreamOptions;
+    command: readonly string[];
+    run: RemoteCommandRunner;
+    streamTimeoutMs?: number;
+  },
 ): Promise<void> {
   const version = protocolVersion(o.protocol);
   const conn = new SpdyConnection(socket, { server: true });
@@ -67,11 +73,20 @@ export async function serveSpdyRemoteCommand(
   }
 
   const result = await o
-    .run({ stdin: streams.get('stdin'), stdout: streams.get('stdout'), stderr: streams.get('stderr'), resize, tty: o.opts.tty, signal: ac.signal })
+    .run({
+      stdin: streams.get('stdin'),
+      stdout: streams.get('stdout'),
+      stderr: streams.get('stderr'),
+      resize,
+      tty: o.opts.tty,
+      signal: ac.signal,
+    })
     .catch((err: Error) => ({ error: err.message }));
   const error = streams.get('error')!;
   const payload = statusPayload(result, version, o.command);
-  const ends = [error, streams.get('stdout'), streams.get('stderr')].filter((s): s is SpdyStream => !!s && !s.destroyed && !s.writableEnded);
+  const ends = [error, streams.get('stdout'), streams.get('stderr')].filter(
+    (s): s is SpdyStream => !!s && !s.destroyed && !s.writableEnded,
+  );
   if (payload && !error.destroyed) error.write(payload);
   await Promise.all(ends.map((s) => new Promise<void>((r) => s.end(r))));
   await conn.close();

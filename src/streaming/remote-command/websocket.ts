@@ -22,7 +22,8 @@ function channelSender(ws: WebSocket, base64: boolean) {
       ws.send(frame, { binary }, (err) => {
         if (err) return reject(err);
         if (ws.bufferedAmount < HIGH_WATER) return resolve();
-        const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < HIGH_WATER ? resolve() : setTimeout(wait, 5));
+        const wait = () =>
+          ws.readyState !== ws.OPEN || ws.bufferedAmount < HIGH_WATER ? resolve() : setTimeout(wait, 5);
         wait();
       });
     });

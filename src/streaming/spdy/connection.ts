@@ -75,7 +75,14 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
     const s = new SpdyStream(id, this, this.flow.peerInitialWindow);
     this.streams.set(id, s);
     const block = this.codec.compress(headers);
-    this.sendFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: fin ? FLAG_FIN : 0, headerBlock: block });
+    this.sendFrame({
+      type: 'syn_stream',
+      streamId: id,
+      associatedStreamId: 0,
+      priority: 0,
+      flags: fin ? FLAG_FIN : 0,
+      headerBlock: block,
+    });
     return s;
   }
 
@@ -112,7 +119,12 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   }
 
   /** @internal */
-  sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): void {
+  sendHeaders(
+    kind: 'syn_reply' | 'headers',
+    streamId: number,
+    headers: Iterable<[string, string | string[]]>,
+    fin: boolean,
+  ): void {
     const block = this.codec.compress(headers);
     this.sendFrame({ type: kind, streamId, flags: fin ? FLAG_FIN : 0, headerBlock: block });
   }
@@ -167,7 +179,10 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   private onBytes(chunk: Buffer): void {
     const { frames, error } = this.decoder.push(chunk);
     // Frames are handled strictly in order; only header blocks make handling asynchronous.
-    for (const f of frames) this.inbound = this.inbound.then(() => this.handle(f)).catch((err: Error) => this.fail(`bad header block: ${err.message}`));
+    for (const f of frames)
+      this.inbound = this.inbound
+        .then(() => this.handle(f))
+        .catch((err: Error) => this.fail(`bad header block: ${err.message}`));
     if (error) this.inbound = this.inbound.then(() => this.fail(error.error));
   }
 

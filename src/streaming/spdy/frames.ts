@@ -8,7 +8,16 @@
  */
 
 /** Control frame types. */
-export const FrameType = { SYN_STREAM: 1, SYN_REPLY: 2, RST_STREAM: 3, SETTINGS: 4, PING: 6, GOAWAY: 7, HEADERS: 8, WINDOW_UPDATE: 9 } as const;
+export const FrameType = {
+  SYN_STREAM: 1,
+  SYN_REPLY: 2,
+  RST_STREAM: 3,
+  SETTINGS: 4,
+  PING: 6,
+  GOAWAY: 7,
+  HEADERS: 8,
+  WINDOW_UPDATE: 9,
+} as const;
 /** FLAG_FIN (data, SYN_STREAM, SYN_REPLY, HEADERS). */
 export const FLAG_FIN = 0x01;
 /** FLAG_UNIDIRECTIONAL (SYN_STREAM). */
@@ -40,7 +49,14 @@ export const MAX_FRAME_PAYLOAD = 0xffffff;
 /** A decoded frame. */
 export type Frame =
   | { type: 'data'; streamId: number; flags: number; data: Buffer }
-  | { type: 'syn_stream'; streamId: number; associatedStreamId: number; priority: number; flags: number; headerBlock: Buffer }
+  | {
+      type: 'syn_stream';
+      streamId: number;
+      associatedStreamId: number;
+      priority: number;
+      flags: number;
+      headerBlock: Buffer;
+    }
   | { type: 'syn_reply'; streamId: number; flags: number; headerBlock: Buffer }
   | { type: 'headers'; streamId: number; flags: number; headerBlock: Buffer }
   | { type: 'rst_stream'; streamId: number; status: number }
@@ -89,7 +105,11 @@ export function encodeFrame(f: Exclude<Frame, { type: 'unknown_control' }>): Buf
     case 'headers': {
       const p = Buffer.alloc(4);
       p.writeUInt32BE(f.streamId & 0x7fffffff, 0);
-      return control(f.type === 'syn_reply' ? FrameType.SYN_REPLY : FrameType.HEADERS, f.flags, Buffer.concat([p, f.headerBlock]));
+      return control(
+        f.type === 'syn_reply' ? FrameType.SYN_REPLY : FrameType.HEADERS,
+        f.flags,
+        Buffer.concat([p, f.headerBlock]),
+      );
     }
     case 'rst_stream':
     case 'goaway':
@@ -98,7 +118,12 @@ export function encodeFrame(f: Exclude<Frame, { type: 'unknown_control' }>): Buf
       p.writeUInt32BE((f.type === 'goaway' ? f.lastGoodStreamId : f.streamId) & 0x7fffffff, 0);
       if (f.type === 'window_update') p.writeUInt32BE(f.delta & 0x7fffffff, 4);
       else p.writeUInt32BE(f.status >>> 0, 4);
-      const t = f.type === 'rst_stream' ? FrameType.RST_STREAM : f.type === 'goaway' ? FrameType.GOAWAY : FrameType.WINDOW_UPDATE;
+      const t =
+        f.type === 'rst_stream'
+          ? FrameType.RST_STREAM
+          : f.type === 'goaway'
+            ? FrameType.GOAWAY
+            : FrameType.WINDOW_UPDATE;
       return control(t, 0, p);
     }
     case 'settings': {
@@ -125,20 +150,33 @@ function decodePayload(first: number, flags: number, payload: Buffer): Frame | F
   const version = (first >>> 16) & 0x7fff;
   const type = first & 0xffff;
   if (version !== 3) return { error: `unsupported SPDY version ${version}`, version };
-  const need = (n: number) => (payload.length < n ? { error: `control frame type ${type} too short (${payload.length} < ${n})` } : undefined);
+  const need = (n: number) =>
+    payload.length < n ? { error: `control frame type ${type} too short (${payload.length} < ${n})` } : undefined;
   switch (type) {
     case FrameType.SYN_STREAM: {
       const e = need(10);
       if (e) return e;
       const streamId = u31(payload, 0);
       if (streamId === 0) return { error: 'SYN_STREAM with stream id 0' };
-      return { type: 'syn_stream', streamId, associatedStreamId: u31(payload, 4), priority: payload[8] >> 5, flags, headerBlock: payload.subarray(10) };
+      return {
+        type: 'syn_stream',
+        streamId,
+        associatedStreamId: u31(payload, 4),
+        priority: payload[8] >> 5,
+        flags,
+        headerBlock: payload.subarray(10),
+      };
     }
     case FrameType.SYN_REPLY:
     case FrameType.HEADERS: {
       const e = need(4);
       if (e) return e;
-      return { type: type === FrameType.SYN_REPLY ? 'syn_reply' : 'headers', streamId: u31(payload, 0), flags, headerBlock: payload.subarray(4) };
+      return {
+        type: type === FrameType.SYN_REPLY ? 'syn_reply' : 'headers',
+        streamId: u31(payload, 0),
+        flags,
+        headerBlock: payload.subarray(4),
+      };
     }
     case FrameType.RST_STREAM: {
       if (payload.length !== 8) return { error: `RST_STREAM length ${payload.length} != 8` };
@@ -198,7 +236,13 @@ export class FrameDecoder {
       const len = this.buf.readUInt32BE(off + 4) & 0xffffff;
       if (len > this.maxPayload) {
         this.failed = true;
-        return { frames, error: { error: `frame payload ${len} exceeds ${this.maxPayload}`, streamId: first & 0x80000000 ? undefined : first & 0x7fffffff } };
+        return {
+          frames,
+          error: {
+            error: `frame payload ${len} exceeds ${this.maxPayload}`,
+            streamId: first & 0x80000000 ? undefined : first & 0x7fffffff,
+          },
+        };
       }
       if (this.buf.length - off < 8 + len) break;
       // A view, not a copy: buffers given to push() are never written to afterwards.

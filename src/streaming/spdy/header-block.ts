@@ -121,7 +121,8 @@ class OrderedInflate {
     this.z.on('data', (c: Buffer) => {
       this.outBytes += c.length;
       // Inflation stops there: nothing more of the block is made or kept.
-      if (this.outBytes > MAX_HEADER_BLOCK_BYTES) this.z.destroy(new Error(`header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`));
+      if (this.outBytes > MAX_HEADER_BLOCK_BYTES)
+        this.z.destroy(new Error(`header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`));
       else this.out.push(c);
     });
     this.z.on('error', (e: Error) => {

@@ -18,7 +18,12 @@ export interface StreamHost {
   /** Queues a frame; resolves when the socket can take more. */
   sendFrameDrained(f: Parameters<typeof encodeFrame>[0]): Promise<void>;
   /** Sends SYN_REPLY / HEADERS with a header block. */
-  sendHeaders(kind: 'syn_reply' | 'headers', streamId: number, headers: Iterable<[string, string | string[]]>, fin: boolean): void;
+  sendHeaders(
+    kind: 'syn_reply' | 'headers',
+    streamId: number,
+    headers: Iterable<[string, string | string[]]>,
+    fin: boolean,
+  ): void;
   /** The reader wants more: grant the peer more window, resume a socket its unread data paused. */
   acknowledge(s: SpdyStream): void;
   /** Our side sent FIN. */
@@ -83,7 +88,8 @@ export class SpdyStream extends Duplex {
   }
 
   override _final(cb: (err?: Error | null) => void): void {
-    if (!this.peerGone) this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
+    if (!this.peerGone)
+      this.conn.sendFrame({ type: 'data', streamId: this.id, flags: FLAG_FIN, data: Buffer.alloc(0) });
     this.conn.localFinished(this);
     cb();
   }
@@ -98,13 +104,20 @@ export class SpdyStream extends Duplex {
     let off = 0;
     while (off < chunk.length) {
       const flowControl = this.conn.peerDoesFlowControl;
-      if (flowControl) while (this.sendWindow <= 0 && !this.destroyed && !this.peerGone) await new Promise<void>((r) => this.waiters.push(r));
+      if (flowControl)
+        while (this.sendWindow <= 0 && !this.destroyed && !this.peerGone)
+          await new Promise<void>((r) => this.waiters.push(r));
       if (this.destroyed) throw new Error('stream closed');
       // Dropped once the peer reset the stream or the connection closed: nobody reads it, and a reset is no 'error'.
       if (this.peerGone) return;
       const n = Math.min(MAX_DATA_FRAME, chunk.length - off, flowControl ? this.sendWindow : Infinity);
       if (flowControl) this.sendWindow -= n;
-      await this.conn.sendFrameDrained({ type: 'data', streamId: this.id, flags: 0, data: chunk.subarray(off, off + n) });
+      await this.conn.sendFrameDrained({
+        type: 'data',
+        streamId: this.id,
+        flags: 0,
+        data: chunk.subarray(off, off + n),
+      });
       off += n;
     }
   }

@@ -13,17 +13,37 @@ const node: AdmissionNode = {
 };
 const pod = (spec: Partial<Pod['spec']> = {}, req?: Record<string, string>): Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'u' },
-  spec: { nodeName: 'n1', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', resources: req ? { requests: req } : {} }], ...spec },
+  spec: {
+    nodeName: 'n1',
+    tolerations: [{ operator: 'Exists' }],
+    containers: [{ name: 'c', image: 'i', resources: req ? { requests: req } : {} }],
+    ...spec,
+  },
 });
 const withPorts = (ports: { containerPort: number; hostPort?: number; hostIP?: string; protocol?: string }[]): Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'u' },
   spec: { nodeName: 'n1', tolerations: [{ operator: 'Exists' }], containers: [{ name: 'c', image: 'i', ports }] },
 });
-const affinity = (terms: unknown[]) => ({ affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } } });
+const affinity = (terms: unknown[]) => ({
+  affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } },
+});
 
 describe('admitPod', () => {
-  const cases: [string, Pod, Pod[], { isStatic?: boolean; isCritical?: boolean; allowedUnsafeSysctls?: string[] }, string | undefined, string?][] = [
-    ['safe sysctl', pod({ securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } }), [], {}, undefined],
+  const cases: [
+    string,
+    Pod,
+    Pod[],
+    { isStatic?: boolean; isCritical?: boolean; allowedUnsafeSysctls?: string[] },
+    string | undefined,
+    string?,
+  ][] = [
+    [
+      'safe sysctl',
+      pod({ securityContext: { sysctls: [{ name: 'net.ipv4.tcp_syncookies', value: '1' }] } }),
+      [],
+      {},
+      undefined,
+    ],
     [
       'unsafe sysctl not allowed',
       pod({ securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '1' }] } }),
@@ -65,7 +85,14 @@ describe('admitPod', () => {
       "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     ],
     ['fits', pod({}, { cpu: '500m', memory: '1Gi' }), [pod({}, { cpu: '1' })], {}, undefined],
-    ['other node name', pod({ nodeName: 'n2' }), [], {}, 'NodeName', "Predicate NodeName failed: node(s) didn't match the requested node name"],
+    [
+      'other node name',
+      pod({ nodeName: 'n2' }),
+      [],
+      {},
+      'NodeName',
+      "Predicate NodeName failed: node(s) didn't match the requested node name",
+    ],
     ['node selector matches', pod({ nodeSelector: { zone: 'a' } }), [], {}, undefined],
     [
       'node selector mismatch',
@@ -75,9 +102,27 @@ describe('admitPod', () => {
       'NodeAffinity',
       "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     ],
-    ['affinity In', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }])), [], {}, undefined],
-    ['affinity NotIn', pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }])), [], {}, 'NodeAffinity'],
-    ['affinity Gt', pod(affinity([{ matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }])), [], {}, undefined],
+    [
+      'affinity In',
+      pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'In', values: ['a', 'b'] }] }])),
+      [],
+      {},
+      undefined,
+    ],
+    [
+      'affinity NotIn',
+      pod(affinity([{ matchExpressions: [{ key: 'zone', operator: 'NotIn', values: ['a'] }] }])),
+      [],
+      {},
+      'NodeAffinity',
+    ],
+    [
+      'affinity Gt',
+      pod(affinity([{ matchExpressions: [{ key: 'gen', operator: 'Gt', values: ['4'] }] }])),
+      [],
+      {},
+      undefined,
+    ],
     [
       'affinity DoesNotExist fails, second term ORed passes',
       pod(
@@ -117,7 +162,10 @@ describe('admitPod', () => {
     [
       'host port free: other protocol or other IP',
       withPorts([{ containerPort: 80, hostPort: 8080, hostIP: '10.0.0.2' }]),
-      [withPorts([{ containerPort: 80, hostPort: 8080, hostIP: '10.0.0.1' }]), withPorts([{ containerPort: 80, hostPort: 8080, protocol: 'UDP' }])],
+      [
+        withPorts([{ containerPort: 80, hostPort: 8080, hostIP: '10.0.0.1' }]),
+        withPorts([{ containerPort: 80, hostPort: 8080, protocol: 'UDP' }]),
+      ],
       {},
       undefined,
     ],
@@ -137,7 +185,14 @@ describe('admitPod', () => {
       'NodeName',
       "Predicate NodeName failed: node(s) didn't match the requested node name",
     ],
-    ['too many pods', pod(), [pod(), pod(), pod()], {}, 'OutOfpods', "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3"],
+    [
+      'too many pods',
+      pod(),
+      [pod(), pod(), pod()],
+      {},
+      'OutOfpods',
+      "Node didn't have enough resource: pods, requested: 1, used: 3, capacity: 3",
+    ],
     [
       'cpu',
       pod({}, { cpu: '1500m' }),
@@ -158,7 +213,12 @@ describe('admitPod', () => {
   ];
   for (const [name, p, admitted, o, reason, message] of cases) {
     it(name, () => {
-      const r = admitPod(p, admitted, { node, isStatic: !!o.isStatic, isCritical: o.isCritical, allowedUnsafeSysctls: o.allowedUnsafeSysctls });
+      const r = admitPod(p, admitted, {
+        node,
+        isStatic: !!o.isStatic,
+        isCritical: o.isCritical,
+        allowedUnsafeSysctls: o.allowedUnsafeSysctls,
+      });
       if (!reason) expect(r).toEqual({ admit: true });
       else expect(r).toMatchObject({ admit: false, reason, message: message ?? expect.any(String) });
     });
@@ -181,7 +241,11 @@ describe('admitPod', () => {
 describe('AppArmor admission', () => {
   const noAppArmor = { ...node, appArmorEnabled: false };
   const verdict = (p: Pod, n: AdmissionNode = noAppArmor) => admitPod(p, [], { node: n, isStatic: false });
-  const refused = { admit: false, reason: 'AppArmor', message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host' };
+  const refused = {
+    admit: false,
+    reason: 'AppArmor',
+    message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host',
+  };
   it('refuses a pod that asks for a profile when the kernel enforces none, by field or beta annotation', () => {
     expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }))).toEqual(refused);
     const c = pod();
@@ -194,7 +258,12 @@ describe('AppArmor admission', () => {
   it('admits Unconfined, no profile, or a host that enforces AppArmor', () => {
     expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'Unconfined' } } }))).toEqual({ admit: true });
     expect(verdict(pod())).toEqual({ admit: true });
-    expect(verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }), { ...node, appArmorEnabled: true })).toEqual({ admit: true });
+    expect(
+      verdict(pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }), {
+        ...node,
+        appArmorEnabled: true,
+      }),
+    ).toEqual({ admit: true });
   });
 });
 
@@ -219,7 +288,9 @@ describe('extended resources (upstream: checked when the Node advertises them, e
   });
 
   it('a resource the node does not advertise, or a native one under kubernetes.io/, is not checked here', () => {
-    expect(admitPod(wants('9', 'example.com/license'), [], { node: dongleNode, isStatic: false })).toEqual({ admit: true });
+    expect(admitPod(wants('9', 'example.com/license'), [], { node: dongleNode, isStatic: false })).toEqual({
+      admit: true,
+    });
     expect(admitPod(wants('9'), [], { node, isStatic: false })).toEqual({ admit: true });
     expect(isExtendedResource('example.com/dongle')).toBe(true);
     expect(isExtendedResource('hugepages-2Mi')).toBe(false);
@@ -229,14 +300,21 @@ describe('extended resources (upstream: checked when the Node advertises them, e
 
   it('huge pages are checked against the node’s pools, always: a size the machine lacks has none (OutOfhugepages-1Gi)', () => {
     const hugeNode: AdmissionNode = { ...node, hugePages: { 'hugepages-2Mi': 64 * 2 ** 20 } };
-    expect(admitPod(wants('32Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false })).toEqual({ admit: true });
-    expect(admitPod(wants('64Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false })).toEqual({
+    expect(
+      admitPod(wants('32Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false }),
+    ).toEqual({ admit: true });
+    expect(
+      admitPod(wants('64Mi', 'hugepages-2Mi'), [wants('32Mi', 'hugepages-2Mi')], { node: hugeNode, isStatic: false }),
+    ).toEqual({
       admit: false,
       reason: 'OutOfhugepages-2Mi',
       message: `Node didn't have enough resource: hugepages-2Mi, requested: ${64 * 2 ** 20}, used: ${32 * 2 ** 20}, capacity: ${64 * 2 ** 20}`,
       shortfalls: [{ resource: 'hugepages-2Mi', requested: 64 * 2 ** 20, used: 32 * 2 ** 20, capacity: 64 * 2 ** 20 }],
     });
-    expect(admitPod(wants('1Gi', 'hugepages-1Gi'), [], { node: hugeNode, isStatic: false })).toMatchObject({ admit: false, reason: 'OutOfhugepages-1Gi' });
+    expect(admitPod(wants('1Gi', 'hugepages-1Gi'), [], { node: hugeNode, isStatic: false })).toMatchObject({
+      admit: false,
+      reason: 'OutOfhugepages-1Gi',
+    });
   });
 
   it('a pod’s request is max(containers and sidecars, largest init container) + overhead', () => {
@@ -257,8 +335,14 @@ describe('extended resources (upstream: checked when the Node advertises them, e
 
 describe('withAdvertisedResources (upstream MachineInfo setter)', () => {
   it('keeps what others put in capacity, makes it allocatable, lets the kubelet’s own figures win, and drops an extended resource gone from capacity', () => {
-    const mine = { capacity: { cpu: '2', memory: '4Gi', pods: '110' }, allocatable: { cpu: '1900m', memory: '3Gi', pods: '110' } };
-    const api = { capacity: { cpu: '8', 'example.com/dongle': '4' }, allocatable: { cpu: '8', 'example.com/old': '1' } };
+    const mine = {
+      capacity: { cpu: '2', memory: '4Gi', pods: '110' },
+      allocatable: { cpu: '1900m', memory: '3Gi', pods: '110' },
+    };
+    const api = {
+      capacity: { cpu: '8', 'example.com/dongle': '4' },
+      allocatable: { cpu: '8', 'example.com/old': '1' },
+    };
     expect(withAdvertisedResources(api, mine)).toEqual({
       capacity: { cpu: '2', memory: '4Gi', pods: '110', 'example.com/dongle': '4' },
       allocatable: { cpu: '1900m', memory: '3Gi', pods: '110', 'example.com/dongle': '4' },
@@ -275,17 +359,26 @@ describe('what admission computes per pod, once per spec', () => {
     const resized = pod({}, { cpu: '250m', memory: '1Gi' });
     expect(podRequests(resized)).toEqual({ cpuMilli: 250, memoryBytes: 2 ** 30 });
     // 1500m of 2000 admitted: 600m does not fit next to `a`, but does next to it resized to 250m
-    expect(admitPod(pod({}, { cpu: '600m' }), [a], { node, isStatic: true })).toMatchObject({ admit: false, reason: 'OutOfcpu' });
+    expect(admitPod(pod({}, { cpu: '600m' }), [a], { node, isStatic: true })).toMatchObject({
+      admit: false,
+      reason: 'OutOfcpu',
+    });
     expect(admitPod(pod({}, { cpu: '600m' }), [resized], { node, isStatic: true })).toEqual({ admit: true });
   });
   it('host ports are read from each admitted pod spec as it is', () => {
     const taken = withPorts([{ containerPort: 80, hostPort: 8080 }]);
-    expect(admitPod(withPorts([{ containerPort: 80, hostPort: 8080 }]), [taken], { node, isStatic: true })).toMatchObject({
+    expect(
+      admitPod(withPorts([{ containerPort: 80, hostPort: 8080 }]), [taken], { node, isStatic: true }),
+    ).toMatchObject({
       admit: false,
       reason: 'NodePorts',
     });
     expect(
-      admitPod(withPorts([{ containerPort: 80, hostPort: 8080 }]), [withPorts([{ containerPort: 80, hostPort: 9090 }])], { node, isStatic: true }),
+      admitPod(
+        withPorts([{ containerPort: 80, hostPort: 8080 }]),
+        [withPorts([{ containerPort: 80, hostPort: 9090 }])],
+        { node, isStatic: true },
+      ),
     ).toEqual({
       admit: true,
     });

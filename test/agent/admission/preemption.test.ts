@@ -8,14 +8,28 @@ import { admitPod, shortfalls, type AdmissionNode, type Shortfall } from '../../
 import { isCritical, podsToPreempt, preemptable } from '../../../src/agent/admission/preemption.js';
 
 const allocatable: AdmissionNode['allocatable'] = { cpuMilli: 2000, memoryBytes: 4 * 2 ** 30, pods: 10 };
-const pod = (name: string, o: { cpu?: string; memory?: string; guaranteed?: boolean; priority?: number; static?: boolean } = {}): Pod => {
+const pod = (
+  name: string,
+  o: { cpu?: string; memory?: string; guaranteed?: boolean; priority?: number; static?: boolean } = {},
+): Pod => {
   const res: Record<string, string> = {};
   if (o.cpu) res.cpu = o.cpu;
   if (o.memory) res.memory = o.memory;
   return {
-    metadata: { name, namespace: 'default', uid: name, annotations: o.static ? { 'kubernetes.io/config.source': 'file' } : {} },
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: name,
+      annotations: o.static ? { 'kubernetes.io/config.source': 'file' } : {},
+    },
     spec: {
-      containers: [{ name: 'c', image: 'i', resources: o.cpu || o.memory ? { requests: res, ...(o.guaranteed ? { limits: res } : {}) } : {} }],
+      containers: [
+        {
+          name: 'c',
+          image: 'i',
+          resources: o.cpu || o.memory ? { requests: res, ...(o.guaranteed ? { limits: res } : {}) } : {},
+        },
+      ],
       ...(o.priority !== undefined ? { priority: o.priority } : {}),
     },
   } as Pod;
@@ -60,8 +74,14 @@ describe('podsToPreempt', () => {
   });
 
   it('several pods when one is not enough, fewest first; Guaranteed only when the lower classes cannot free it', () => {
-    expect(names(podsToPreempt(critical, [bestEffort, b100, b200, g300], short(250)))).toEqual(['burstable-200m', 'burstable-100m']);
-    expect(names(podsToPreempt(critical, [bestEffort, b100, b200, g300], short(400)))).toEqual(['burstable-100m', 'guaranteed-300m']);
+    expect(names(podsToPreempt(critical, [bestEffort, b100, b200, g300], short(250)))).toEqual([
+      'burstable-200m',
+      'burstable-100m',
+    ]);
+    expect(names(podsToPreempt(critical, [bestEffort, b100, b200, g300], short(400)))).toEqual([
+      'burstable-100m',
+      'guaranteed-300m',
+    ]);
   });
 
   it('a pod slot: the besteffort pod with the smallest request goes', () => {
@@ -71,7 +91,9 @@ describe('podsToPreempt', () => {
 
   it('no set of preemptable pods frees enough: upstream’s error; critical pods are never victims', () => {
     const other = pod('other-static', { static: true, cpu: '1500m' });
-    expect(podsToPreempt(critical, [b100, other], short(1600))).toBe('no set of running pods found to reclaim resources: [(res: cpu, q: 1500), ]');
+    expect(podsToPreempt(critical, [b100, other], short(1600))).toBe(
+      'no set of running pods found to reclaim resources: [(res: cpu, q: 1500), ]',
+    );
   });
 });
 
@@ -85,13 +107,21 @@ describe('extended resources', () => {
     const holder = dongles('holder', '3');
     const other = pod('other', { cpu: '100m' });
     const critical = dongles('critical', '2', { static: true });
-    const node: AdmissionNode = { name: 'n1', labels: {}, taints: [], allocatable, extended: { 'example.com/dongle': 4 } };
+    const node: AdmissionNode = {
+      name: 'n1',
+      labels: {},
+      taints: [],
+      allocatable,
+      extended: { 'example.com/dongle': 4 },
+    };
     const r = admitPod(critical, [holder, other], { node, isStatic: true, isCritical: true });
     expect(r).toMatchObject({
       admit: false,
       reason: 'OutOfexample.com/dongle',
       shortfalls: [{ resource: 'example.com/dongle', requested: 2, used: 3, capacity: 4 }],
     });
-    expect(names(podsToPreempt(critical, [holder, other], (r as { shortfalls: Shortfall[] }).shortfalls))).toEqual(['holder']);
+    expect(names(podsToPreempt(critical, [holder, other], (r as { shortfalls: Shortfall[] }).shortfalls))).toEqual([
+      'holder',
+    ]);
   });
 });

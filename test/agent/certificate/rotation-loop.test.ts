@@ -63,7 +63,9 @@ describe('rotation loop status', () => {
     expect(status.renewFailures).toBe(2);
     expect(status.notAfter).toBe(l.cert!.notAfter);
     clock.advance(500);
-    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe(String(Math.trunc((l.cert!.notAfter - clock.now()) / 1000)));
+    expect(series('kubelet_certificate_manager_server_ttl_seconds')).toBe(
+      String(Math.trunc((l.cert!.notAfter - clock.now()) / 1000)),
+    );
     expect(series('kubelet_server_expiration_renew_errors')).toBe('2');
     l.abort.abort();
   });

@@ -14,7 +14,8 @@ function capture() {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _e, cb) {
-      for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l) as Record<string, unknown>);
+      for (const l of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(l) as Record<string, unknown>);
       cb();
     },
   });
@@ -43,15 +44,24 @@ describe('driverOfAnswer', () => {
     expect(driverOfAnswer({ linux: {} })).toBe('systemd');
     expect(driverOfAnswer({ linux: null })).toBeUndefined();
     expect(driverOfAnswer({})).toBeUndefined();
-    expect(() => driverOfAnswer({ linux: { cgroup_driver: '7' as never } })).toThrow('runtime returned an unknown cgroup driver 7');
+    expect(() => driverOfAnswer({ linux: { cgroup_driver: '7' as never } })).toThrow(
+      'runtime returned an unknown cgroup driver 7',
+    );
   });
 });
 
 describe('cgroupDriverFromRuntime', () => {
   it("adopts the runtime's driver and says so as upstream does", async () => {
     const { logger, lines } = capture();
-    expect(await cgroupDriverFromRuntime(scripted([{ linux: { cgroup_driver: 'SYSTEMD' } }]), { logger })).toBe('systemd');
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'Using cgroup driver setting received from the CRI runtime', cgroupDriver: 'systemd' }));
+    expect(await cgroupDriverFromRuntime(scripted([{ linux: { cgroup_driver: 'SYSTEMD' } }]), { logger })).toBe(
+      'systemd',
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'Using cgroup driver setting received from the CRI runtime',
+        cgroupDriver: 'systemd',
+      }),
+    );
   });
 
   it('falls back to the configuration at once for a runtime without RuntimeConfig (containerd before 2.0)', async () => {

@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../../src/api/types.js';
-import { nodeAllocatableAbsolute, podLimits, reservedCgroupLimits, resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
+import {
+  nodeAllocatableAbsolute,
+  podLimits,
+  reservedCgroupLimits,
+  resourceConfigForPod,
+} from '../../../src/agent/cgroups/pod-resource-config.js';
 import { cgroupWrites, cpuSharesToWeight } from '../../../src/lib/cgroup-limits.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
 
@@ -19,7 +24,9 @@ const pod = (containers: Partial<Container>[], extra: Partial<Pod['spec']> = {},
   metadata: { name: 'p', namespace: 'd', uid },
   spec: { containers: containers.map((c, i) => ({ name: `c${i}`, image: 'i', ...c })), ...extra },
 });
-const res = (requests: Record<string, string>, limits: Record<string, string> = {}) => ({ resources: { requests, limits } });
+const res = (requests: Record<string, string>, limits: Record<string, string> = {}) => ({
+  resources: { requests, limits },
+});
 const o = { enforceCpuLimits: true, cpuPeriodUs: 100_000, podPidsLimit: -1 };
 
 describe('pod resource config', () => {
@@ -35,7 +42,12 @@ describe('pod resource config', () => {
   });
   it('Burstable: a quota or memory limit only when every container declares it; pids limit when set', () => {
     const both = pod([res({ cpu: '100m' }, { cpu: '200m', memory: '64Mi' }), res({ cpu: '100m' }, { cpu: '300m' })]);
-    expect(resourceConfigForPod(both, { ...o, podPidsLimit: 100 })).toEqual({ cpuShares: 204, cpuQuota: 50_000, cpuPeriod: 100_000, pidsLimit: 100 });
+    expect(resourceConfigForPod(both, { ...o, podPidsLimit: 100 })).toEqual({
+      cpuShares: 204,
+      cpuQuota: 50_000,
+      cpuPeriod: 100_000,
+      pidsLimit: 100,
+    });
     expect(resourceConfigForPod(pod([res({ memory: '10Mi' })]), o)).toEqual({ cpuShares: 2 });
   });
   it('BestEffort: the minimum shares', () => {
@@ -66,11 +78,18 @@ describe('pod resource config', () => {
       { controller: '', file: 'memory.max', value: '1000' },
       { controller: '', file: 'pids.max', value: '5' },
     ]);
-    expect(cgroupWrites({ cpuQuota: -1, cpuPeriod: 100_000 }, 2)).toEqual([{ controller: '', file: 'cpu.max', value: 'max 100000' }]);
+    expect(cgroupWrites({ cpuQuota: -1, cpuPeriod: 100_000 }, 2)).toEqual([
+      { controller: '', file: 'cpu.max', value: 'max 100000' },
+    ]);
     expect([cpuSharesToWeight(2), cpuSharesToWeight(1024), cpuSharesToWeight(262144)]).toEqual([1, 39, 10000]);
   });
   it('node allocatable for enforcement: capacity − kube- and system-reserved, never below 0', () => {
-    expect(nodeAllocatableAbsolute({ cpuMilli: 4000, memoryBytes: 8 * 2 ** 30 }, [{ cpu: '500m', memory: '1Gi' }, { memory: '1Gi' }])).toEqual({
+    expect(
+      nodeAllocatableAbsolute({ cpuMilli: 4000, memoryBytes: 8 * 2 ** 30 }, [
+        { cpu: '500m', memory: '1Gi' },
+        { memory: '1Gi' },
+      ]),
+    ).toEqual({
       cpuMilli: 3500,
       memoryBytes: 6 * 2 ** 30,
     });
@@ -96,7 +115,10 @@ describe('pod cgroup manager', () => {
     const root = v1Root('v1', ['cpu', 'cpuacct', 'memory', 'pids']);
     const m = new PodCgroupManager({ ...deps, fsRoot: root });
     await m.ensureQosCgroups({ cpuMilli: 2000, memoryBytes: 4096 });
-    expect([read(join(root, 'cpu/kubepods/cpu.shares')), read(join(root, 'memory/kubepods/memory.limit_in_bytes'))]).toEqual(['2048', '4096']);
+    expect([
+      read(join(root, 'cpu/kubepods/cpu.shares')),
+      read(join(root, 'memory/kubepods/memory.limit_in_bytes')),
+    ]).toEqual(['2048', '4096']);
     expect(read(join(root, 'cpu/kubepods/besteffort/cpu.shares'))).toBe('2');
     expect(existsSync(join(root, 'pids/kubepods/burstable'))).toBe(true);
     const g = { cpu: '250m', memory: '1Mi' };
@@ -183,7 +205,8 @@ describe('pod cgroup manager', () => {
     await m.ensure(pod([{}], {}, 'b1'));
     expect(read(join(root, 'kubepods/besteffort/podb1/cpu.weight'))).toBe('1');
     expect(read(join(root, 'kubepods/besteffort/podb1/pids.max'))).toBe('64');
-    for (const d of ['', 'kubepods', 'kubepods/besteffort']) expect(read(join(root, d, 'cgroup.subtree_control'))).toBe('+cpu +memory +pids');
+    for (const d of ['', 'kubepods', 'kubepods/besteffort'])
+      expect(read(join(root, d, 'cgroup.subtree_control'))).toBe('+cpu +memory +pids');
   });
 
   it('a setting that cannot be written fails the pod cgroup, naming the file', async () => {
@@ -191,7 +214,9 @@ describe('pod cgroup manager', () => {
     // A directory where cpu.shares goes; the memory side is still missing, so the pod cgroup is made.
     mkdirSync(join(root, 'cpu', 'kubepods', 'besteffort', 'podz', 'cpu.shares'), { recursive: true });
     const m = new PodCgroupManager({ ...deps, fsRoot: root });
-    await expect(m.ensure(pod([{}], {}, 'z'))).rejects.toThrow(/^failed to set cpu\.shares of \/kubepods\/besteffort\/podz to 2: EISDIR/);
+    await expect(m.ensure(pod([{}], {}, 'z'))).rejects.toThrow(
+      /^failed to set cpu\.shares of \/kubepods\/besteffort\/podz to 2: EISDIR/,
+    );
   });
 
   it('enforceNodeAllocatable system-reserved / kube-reserved: the existing cgroup gets shares, memory and pids; a missing one is an error', async () => {
@@ -206,15 +231,19 @@ describe('pod cgroup manager', () => {
       systemReserved: { cpu: '500m', memory: '100Mi', pid: '1000' },
       kubeReserved: { cpu: '1', memory: '1Gi' },
     });
-    expect(sys).toEqual({ who: 'system', cgroup: '/system.slice', config: { cpuShares: 512, memoryLimit: 100 * 2 ** 20, pidsLimit: 1000 } });
+    expect(sys).toEqual({
+      who: 'system',
+      cgroup: '/system.slice',
+      config: { cpuShares: 512, memoryLimit: 100 * 2 ** 20, pidsLimit: 1000 },
+    });
     // The compressible key caps the CPU only.
     expect(kube).toEqual({ who: 'kube', cgroup: '/kube.slice', config: { cpuShares: 1024 } });
     await m.enforceExisting(sys.cgroup, sys.config);
-    expect(['cpu/system.slice/cpu.shares', 'memory/system.slice/memory.limit_in_bytes', 'pids/system.slice/pids.max'].map((f) => read(join(root, f)))).toEqual([
-      '512',
-      String(100 * 2 ** 20),
-      '1000',
-    ]);
+    expect(
+      ['cpu/system.slice/cpu.shares', 'memory/system.slice/memory.limit_in_bytes', 'pids/system.slice/pids.max'].map(
+        (f) => read(join(root, f)),
+      ),
+    ).toEqual(['512', String(100 * 2 ** 20), '1000']);
     await expect(m.enforceExisting(kube.cgroup, kube.config)).rejects.toThrow('"/kube.slice" cgroup does not exist');
     expect(reservedCgroupLimits(['pods'], { cgroups: { system: '/s', kube: '/k' } })).toEqual([]);
   });

@@ -7,7 +7,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeCheckpoint, encodeCheckpoint, readCheckpoint, writeCheckpoint } from '../../../src/agent/cpumanager/checkpoint.js';
+import {
+  decodeCheckpoint,
+  encodeCheckpoint,
+  readCheckpoint,
+  writeCheckpoint,
+} from '../../../src/agent/cpumanager/checkpoint.js';
 import { formatCpuSet, parseCpuSet } from '../../../src/lib/cpuset.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cpuckpt-'));
@@ -19,8 +24,15 @@ const fixture = (policy: string, def: string, entries: string, checksum: number)
 
 describe('cpu_manager_state', () => {
   it("reads the Go kubelet's checkpoints: their checksums verify", () => {
-    expect(decodeCheckpoint(fixture('none', '4-6', '{}', 354655845), 'none')).toEqual({ policyName: 'none', defaultCpuSet: [4, 5, 6], entries: new Map() });
-    const s = decodeCheckpoint(fixture('none', '1-3', '{"pod": {"container1": "4-6", "container2": "1-3"}}', 3610638499), 'none');
+    expect(decodeCheckpoint(fixture('none', '4-6', '{}', 354655845), 'none')).toEqual({
+      policyName: 'none',
+      defaultCpuSet: [4, 5, 6],
+      entries: new Map(),
+    });
+    const s = decodeCheckpoint(
+      fixture('none', '1-3', '{"pod": {"container1": "4-6", "container2": "1-3"}}', 3610638499),
+      'none',
+    );
     expect(s.entries.get('pod')).toEqual(
       new Map([
         ['container1', [4, 5, 6]],
@@ -45,7 +57,9 @@ describe('cpu_manager_state', () => {
         ],
       ]),
     });
-    expect(text).toBe('{"policyName":"none","defaultCpuSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},"checksum":3610638499}');
+    expect(text).toBe(
+      '{"policyName":"none","defaultCpuSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},"checksum":3610638499}',
+    );
     expect(encodeCheckpoint({ policyName: 'none', defaultCpuSet: [4, 5, 6], entries: new Map() })).toBe(
       '{"policyName":"none","defaultCpuSet":"4-6","checksum":354655845}',
     );
@@ -63,7 +77,12 @@ describe('cpu_manager_state', () => {
     expect(() => decodeCheckpoint(fixture('none', '1.3', '{}', 3021697696), 'none')).toThrow(
       'could not parse default cpu set "1.3": strconv.Atoi: parsing "1.3": invalid syntax',
     );
-    expect(() => decodeCheckpoint(fixture('none', '1-3', '{"pod": {"container1": "4-6", "container2": "asd"}}', 962272150), 'none')).toThrow(
+    expect(() =>
+      decodeCheckpoint(
+        fixture('none', '1-3', '{"pod": {"container1": "4-6", "container2": "asd"}}', 962272150),
+        'none',
+      ),
+    ).toThrow(
       'could not parse cpuset "asd" for container "container2" in pod "pod": strconv.Atoi: parsing "asd": invalid syntax',
     );
     expect(() => decodeCheckpoint('{', 'none')).toThrow();
@@ -74,7 +93,11 @@ describe('cpu_manager_state', () => {
   it('keeps the state across restarts in one file; no file is an empty state; a refusal names the file to delete', () => {
     const path = join(dir, 'cpu_manager_state');
     expect(readCheckpoint(path, 'static')).toEqual({ policyName: 'static', defaultCpuSet: [], entries: new Map() });
-    writeCheckpoint(path, { policyName: 'static', defaultCpuSet: [0, 3], entries: new Map([['u1', new Map([['c', [1, 2]]])]]) });
+    writeCheckpoint(path, {
+      policyName: 'static',
+      defaultCpuSet: [0, 3],
+      entries: new Map([['u1', new Map([['c', [1, 2]]])]]),
+    });
     expect(readCheckpoint(path, 'static').entries.get('u1')?.get('c')).toEqual([1, 2]);
     expect(() => readCheckpoint(path, 'none')).toThrow(
       `could not restore state from checkpoint: configured policy "none" differs from state checkpoint policy "static", please drain this node and delete the CPU manager checkpoint file "${path}" before restarting Kubelet`,

@@ -36,7 +36,15 @@ const wire = (policy: 'none' | 'static', c: AgentConfig = cfg(policy)) =>
 const guaranteed = (n: number): Pod =>
   ({
     metadata: { name: 'big', namespace: 'default', uid: 'u-big' },
-    spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: `${n}`, memory: '1Mi' }, limits: { cpu: `${n}`, memory: '1Mi' } } }] },
+    spec: {
+      containers: [
+        {
+          name: 'c',
+          image: 'i',
+          resources: { requests: { cpu: `${n}`, memory: '1Mi' }, limits: { cpu: `${n}`, memory: '1Mi' } },
+        },
+      ],
+    },
   }) as Pod;
 
 describe('composeCpuManager', () => {
@@ -63,7 +71,12 @@ describe('composeCpuManager', () => {
       `start cpu manager error: could not restore state from checkpoint: configured policy "none" differs from state checkpoint policy "static", please drain this node and delete the CPU manager checkpoint file "${join(dir, 'cpu_manager_state')}" before restarting Kubelet`,
     );
     expect(() =>
-      wire('static', { ...cfg('static'), node: { kubeReserved: {}, systemReserved: {} } } as unknown as AgentConfig).start(new AbortController().signal),
-    ).toThrow('failed to initialize cpu manager: [cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+      wire('static', {
+        ...cfg('static'),
+        node: { kubeReserved: {}, systemReserved: {} },
+      } as unknown as AgentConfig).start(new AbortController().signal),
+    ).toThrow(
+      'failed to initialize cpu manager: [cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero',
+    );
   });
 });

@@ -17,9 +17,13 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-cpumgr-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** upstream's topoSingleSocketHT: 8 CPUs, 4 cores of 2 threads (i and i+4), one socket. */
-const singleSocketHT: CpuTopology = new Map(Array.from({ length: 8 }, (_, i) => [i, { coreId: i % 4, socketId: 0, numaNodeId: 0 }]));
+const singleSocketHT: CpuTopology = new Map(
+  Array.from({ length: 8 }, (_, i) => [i, { coreId: i % 4, socketId: 0, numaNodeId: 0 }]),
+);
 /** upstream's topoDualSocketHT: 12 CPUs, even ones on socket 0, cores (0,6) (2,8) (4,10) (1,7) (3,9) (5,11). */
-const dualSocketHT: CpuTopology = new Map(Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]));
+const dualSocketHT: CpuTopology = new Map(
+  Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]),
+);
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
 
 describe('takeByTopology', () => {
@@ -34,7 +38,9 @@ describe('takeByTopology', () => {
     expect(take(singleSocketHT, range(1, 7), 3)).toEqual([1, 4, 5]);
     expect(take(dualSocketHT, range(0, 11), 6)).toEqual([0, 2, 4, 6, 8, 10]);
     expect(take(dualSocketHT, range(0, 11), 8)).toEqual([0, 1, 2, 4, 6, 7, 8, 10]);
-    expect(take(singleSocketHT, [1, 2], 3)).toBe('not enough cpus available to satisfy request: requested=3, available=2');
+    expect(take(singleSocketHT, [1, 2], 3)).toBe(
+      'not enough cpus available to satisfy request: requested=3, available=2',
+    );
   });
 });
 
@@ -46,7 +52,9 @@ const pod = (uid: string, containers: Partial<Container>[], init: Partial<Contai
       initContainers: init.map((c, i) => ({ name: `init${i}`, image: 'i', ...c })),
     },
   }) as Pod;
-const guaranteed = (cpu: string) => ({ resources: { requests: { cpu, memory: '1Mi' }, limits: { cpu, memory: '1Mi' } } });
+const guaranteed = (cpu: string) => ({
+  resources: { requests: { cpu, memory: '1Mi' }, limits: { cpu, memory: '1Mi' } },
+});
 
 describe('CpuManager (static)', () => {
   const stateFile = join(dir, 'cpu_manager_state');
@@ -74,11 +82,17 @@ describe('CpuManager (static)', () => {
     // A fractional request runs on the shared pool, as a Burstable pod's containers do.
     expect(m.containerCpuset('g', 'c1')).toBe('0,2-4,6-7');
     expect(m.containerCpuset('other', 'x')).toBe('0,2-4,6-7');
-    expect(guaranteedCpus(pod('b', [{ resources: { requests: { cpu: '2' } } }]), { name: 'c0', resources: { requests: { cpu: '2' } } } as Container)).toBe(0);
+    expect(
+      guaranteedCpus(pod('b', [{ resources: { requests: { cpu: '2' } } }]), {
+        name: 'c0',
+        resources: { requests: { cpu: '2' } },
+      } as Container),
+    ).toBe(0);
     // Not enough left: upstream's message (the admission handler wraps it).
     expect(m.allocate(pod('big', [guaranteed('6')]), [g])).toEqual({
       reason: 'UnexpectedAdmissionError',
-      message: 'Allocate failed due to not enough cpus available to satisfy request: requested=6, available=5, which is unexpected',
+      message:
+        'Allocate failed due to not enough cpus available to satisfy request: requested=6, available=5, which is unexpected',
     });
     // upstream's metrics: two pinning requests (one failed), 2 CPUs exclusive, the shared pool less the reserved CPU.
     expect(m.counts()).toEqual({ pinningRequests: 2, pinningErrors: 1, sharedPoolMilli: 5000, exclusiveCpus: 2 });
@@ -146,11 +160,15 @@ describe('CpuManager (static)', () => {
 
   it('refuses what upstream refuses: no reservation, a state that does not fit the machine or the reservation', () => {
     rmSync(stateFile, { force: true });
-    expect(() => make({ reservedMilli: 0 })).toThrow('[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero');
+    expect(() => make({ reservedMilli: 0 })).toThrow(
+      '[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero',
+    );
     expect(make({ reservedMilli: 1500 }).allocatableCpus()).toEqual([1, 2, 3, 5, 6, 7]);
     expect(make({ reservedCpus: [3] }).allocatableCpus()).toEqual([0, 1, 2, 4, 5, 6, 7]);
     // The state was written for 8 CPUs: a machine with 12 does not fit it.
-    expect(() => make({ topology: dualSocketHT })).toThrow('current set of available CPUs "0-11" doesn\'t match with CPUs in state "0-7"');
+    expect(() => make({ topology: dualSocketHT })).toThrow(
+      'current set of available CPUs "0-11" doesn\'t match with CPUs in state "0-7"',
+    );
     writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"1-7","checksum":0}');
     expect(() => make()).toThrow('not all reserved cpus: "0" are present in defaultCpuSet: "1-7"');
     writeFileSync(stateFile, '{"policyName":"static","defaultCpuSet":"0-7","entries":{"p":{"c":"1"}},"checksum":0}');
@@ -161,7 +179,13 @@ describe('CpuManager (static)', () => {
 
   it("full-pcpus-only: whole physical cores or upstream's SMTAlignmentError; the reserved CPUs' siblings are not free cores", () => {
     rmSync(stateFile, { force: true });
-    const m = new CpuManager({ policy: 'static', stateFile, topology: singleSocketHT, reservedMilli: 1000, options: { 'full-pcpus-only': 'true' } });
+    const m = new CpuManager({
+      policy: 'static',
+      stateFile,
+      topology: singleSocketHT,
+      reservedMilli: 1000,
+      options: { 'full-pcpus-only': 'true' },
+    });
     m.start();
     expect(m.allocate(pod('odd', [guaranteed('3')]), [])).toEqual({
       reason: 'SMTAlignmentError',
@@ -172,7 +196,8 @@ describe('CpuManager (static)', () => {
     // CPU 0 is reserved, so its sibling 4 is no whole core either: 2, 3, 6 and 7 are the free physical CPUs.
     expect(m.allocate(pod('six', [guaranteed('6')]), [pod('two', [])])).toEqual({
       reason: 'SMTAlignmentError',
-      message: 'SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 4, requested CPUs = 6, CPUs per core = 2',
+      message:
+        'SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 4, requested CPUs = 6, CPUs per core = 2',
     });
     expect(m.counts()).toMatchObject({ pinningRequests: 3, pinningErrors: 2 });
   });
@@ -181,17 +206,32 @@ describe('CpuManager (static)', () => {
     const make =
       (policy: 'none' | 'static', options: Record<string, string>, optionGates = { alpha: false, beta: true }) =>
       () =>
-        new CpuManager({ policy, stateFile: join(dir, 'opts'), topology: singleSocketHT, reservedMilli: 1000, options, optionGates });
-    expect(make('static', { 'full-pcups-only': 'true' })).toThrow('new static policy error: unknown CPU Manager Policy option: "full-pcups-only"');
+        new CpuManager({
+          policy,
+          stateFile: join(dir, 'opts'),
+          topology: singleSocketHT,
+          reservedMilli: 1000,
+          options,
+          optionGates,
+        });
+    expect(make('static', { 'full-pcups-only': 'true' })).toThrow(
+      'new static policy error: unknown CPU Manager Policy option: "full-pcups-only"',
+    );
     expect(make('static', { 'align-by-socket': 'true' })).toThrow(
       'new static policy error: CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided',
     );
     expect(make('static', { 'full-pcpus-only': 'true' }, { alpha: false, beta: false })).toThrow(
       'CPU Manager Policy Beta-level Options not enabled, but option "full-pcpus-only" provided',
     );
-    expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow('bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax');
-    expect(make('static', { 'distribute-cpus-across-numa': 'true' })().unimplementedOptions).toEqual(['distribute-cpus-across-numa']);
-    expect(make('none', { 'full-pcpus-only': 'true' })).toThrow('new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]');
+    expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow(
+      'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax',
+    );
+    expect(make('static', { 'distribute-cpus-across-numa': 'true' })().unimplementedOptions).toEqual([
+      'distribute-cpus-across-numa',
+    ]);
+    expect(make('none', { 'full-pcpus-only': 'true' })).toThrow(
+      'new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]',
+    );
   });
 
   it('none: keeps its state file and sets no cpuset', () => {
@@ -206,6 +246,11 @@ describe('CpuManager (static)', () => {
   it("reads this machine's topology from sysfs: every online CPU with a core and socket", () => {
     const t = readCpuTopology();
     expect(t.size).toBeGreaterThan(0);
-    for (const info of t.values()) expect(info).toEqual({ coreId: expect.any(Number), socketId: expect.any(Number), numaNodeId: expect.any(Number) });
+    for (const info of t.values())
+      expect(info).toEqual({
+        coreId: expect.any(Number),
+        socketId: expect.any(Number),
+        numaNodeId: expect.any(Number),
+      });
   });
 });

@@ -18,16 +18,26 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-topo-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** upstream's topoDualSocketHT: 12 CPUs, even ones on socket / NUMA node 0, odd ones on 1. */
-const dual: CpuTopology = new Map(Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]));
+const dual: CpuTopology = new Map(
+  Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]),
+);
 const all = [...dual.keys()];
 const guaranteed = (cpu: number): Partial<Container> => ({
   resources: { requests: { cpu: String(cpu), memory: '1Mi' }, limits: { cpu: String(cpu), memory: '1Mi' } },
 });
 const pod = (uid: string, ...cpus: number[]): Pod =>
-  ({ metadata: { name: uid, namespace: 'default', uid }, spec: { containers: cpus.map((n, i) => ({ name: `c${i}`, image: 'i', ...guaranteed(n) })) } }) as Pod;
+  ({
+    metadata: { name: uid, namespace: 'default', uid },
+    spec: { containers: cpus.map((n, i) => ({ name: `c${i}`, image: 'i', ...guaranteed(n) })) },
+  }) as Pod;
 let n = 0;
 const manager = () => {
-  const m = new CpuManager({ policy: 'static', stateFile: join(dir, `state-${n++}`), topology: dual, reservedMilli: 1000 });
+  const m = new CpuManager({
+    policy: 'static',
+    stateFile: join(dir, `state-${n++}`),
+    topology: dual,
+    reservedMilli: 1000,
+  });
   m.start();
   return m;
 };
@@ -54,14 +64,23 @@ describe('topology hints', () => {
 
   it('merges under the policies: the narrowest preferred hint; single-numa-node keeps single nodes; restricted and single-numa-node refuse an unpreferred best', () => {
     const hints = cpuTopologyHints(dual, all, [], 2);
-    expect(mergeHints('best-effort', [0, 1], hints)).toEqual({ hint: { numaNodes: [0], preferred: true }, admit: true });
+    expect(mergeHints('best-effort', [0, 1], hints)).toEqual({
+      hint: { numaNodes: [0], preferred: true },
+      admit: true,
+    });
     const wide = cpuTopologyHints(dual, all, [], 8);
-    expect(mergeHints('restricted', [0, 1], wide)).toEqual({ hint: { numaNodes: [0, 1], preferred: true }, admit: true });
+    expect(mergeHints('restricted', [0, 1], wide)).toEqual({
+      hint: { numaNodes: [0, 1], preferred: true },
+      admit: true,
+    });
     expect(mergeHints('single-numa-node', [0, 1], wide)).toEqual({ hint: { preferred: false }, admit: false });
     expect(mergeHints('best-effort', [0, 1], wide).admit).toBe(true);
     // No preference (a container without exclusive CPUs): any node, admitted by every policy.
     expect(mergeHints('single-numa-node', [0, 1], undefined)).toEqual({ hint: { preferred: true }, admit: true });
-    expect(mergeHints('restricted', [0, 1], undefined)).toEqual({ hint: { numaNodes: [0, 1], preferred: true }, admit: true });
+    expect(mergeHints('restricted', [0, 1], undefined)).toEqual({
+      hint: { numaNodes: [0, 1], preferred: true },
+      admit: true,
+    });
     // No way at all (an empty list): refused where preference is required.
     expect(mergeHints('restricted', [0, 1], []).admit).toBe(false);
   });
@@ -82,16 +101,21 @@ describe('topology admission', () => {
 
   it("pod scope: one hint for the pod's CPUs, every container on its NUMA node", () => {
     const m = manager();
-    expect(admitWithTopology(m, { policy: 'single-numa-node', scope: 'pod', numaNodes: [0, 1] }, pod('p', 3, 3), [])).toBeUndefined();
+    expect(
+      admitWithTopology(m, { policy: 'single-numa-node', scope: 'pod', numaNodes: [0, 1] }, pod('p', 3, 3), []),
+    ).toBeUndefined();
     // Node 0 has five CPUs left after the reserved one: only node 1 holds all six.
     expect([...m.exclusiveCpus('p', 'c0'), ...m.exclusiveCpus('p', 'c1')].every((c) => c % 2 === 1)).toBe(true);
   });
 
   it("none: allocates without hints; a failed allocation is upstream's UnexpectedAdmissionError", () => {
     const m = manager();
-    expect(admitWithTopology(m, { policy: 'none', scope: 'container', numaNodes: [0, 1] }, pod('big', 12), [])).toEqual({
-      reason: 'UnexpectedAdmissionError',
-      message: 'Allocate failed due to not enough cpus available to satisfy request: requested=12, available=11, which is unexpected',
-    });
+    expect(admitWithTopology(m, { policy: 'none', scope: 'container', numaNodes: [0, 1] }, pod('big', 12), [])).toEqual(
+      {
+        reason: 'UnexpectedAdmissionError',
+        message:
+          'Allocate failed due to not enough cpus available to satisfy request: requested=12, available=11, which is unexpected',
+      },
+    );
   });
 });

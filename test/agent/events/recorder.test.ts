@@ -32,7 +32,14 @@ describe('EventRecorder', () => {
       metadata: { namespace: 'shop', name: expect.stringMatching(/^web\.[0-9a-f]{16}$/) },
       type: 'Warning',
       count: 2,
-      involvedObject: { kind: 'Pod', apiVersion: 'v1', namespace: 'shop', name: 'web', uid: 'u-1', fieldPath: 'spec.containers{main}' },
+      involvedObject: {
+        kind: 'Pod',
+        apiVersion: 'v1',
+        namespace: 'shop',
+        name: 'web',
+        uid: 'u-1',
+        fieldPath: 'spec.containers{main}',
+      },
       source: { component: 'kubelet', host: 'n1' },
       firstTimestamp: '2026-11-22T00:00:00Z',
     });
@@ -40,9 +47,9 @@ describe('EventRecorder', () => {
       metadata: { namespace: 'default' },
       involvedObject: { kind: 'Node', name: 'n1', uid: 'n1' },
     });
-    expect(fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0].contentType).toBe(
-      'application/strategic-merge-patch+json',
-    );
+    expect(
+      fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0].contentType,
+    ).toBe('application/strategic-merge-patch+json');
     clock.advance(2000);
     rec.record(nodeRef('n1'), 'Normal', 'Refilled', 'tokens refill at qps');
     await rec.flush();

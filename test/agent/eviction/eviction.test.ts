@@ -1,7 +1,13 @@
 /** Eviction (hard thresholds): parsing, signals, pressure with its transition period, ranking, messages, admission and one pass of the manager. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { observe, parseThresholds, pressureConditions, thresholdsMet, type PressureCondition } from '../../../src/agent/eviction/signals.js';
+import {
+  observe,
+  parseThresholds,
+  pressureConditions,
+  thresholdsMet,
+  type PressureCondition,
+} from '../../../src/agent/eviction/signals.js';
 import { evictionMessage, formatBinary, isCriticalPod, rankForEviction } from '../../../src/agent/eviction/rank.js';
 import { EvictionManager } from '../../../src/agent/eviction/eviction-manager.js';
 import { localStorageViolation } from '../../../src/agent/eviction/local-storage.js';
@@ -11,12 +17,24 @@ import { silentLogger } from '../../../src/lib/logger.js';
 
 const Mi = 2 ** 20;
 const Gi = 2 ** 30;
-const pod = (name: string, o: { memRequest?: string; priority?: number; besteffort?: boolean; static?: boolean } = {}): Pod => ({
-  metadata: { name, namespace: 'default', uid: `uid-${name}`, annotations: o.static ? { 'kubernetes.io/config.source': 'file' } : {} },
+const pod = (
+  name: string,
+  o: { memRequest?: string; priority?: number; besteffort?: boolean; static?: boolean } = {},
+): Pod => ({
+  metadata: {
+    name,
+    namespace: 'default',
+    uid: `uid-${name}`,
+    annotations: o.static ? { 'kubernetes.io/config.source': 'file' } : {},
+  },
   spec: {
     priority: o.priority,
     containers: [
-      { name: 'main', image: 'busybox', resources: o.besteffort ? {} : { requests: { cpu: '10m', ...(o.memRequest ? { memory: o.memRequest } : {}) } } },
+      {
+        name: 'main',
+        image: 'busybox',
+        resources: o.besteffort ? {} : { requests: { cpu: '10m', ...(o.memRequest ? { memory: o.memRequest } : {}) } },
+      },
     ],
   },
 });
@@ -28,7 +46,14 @@ function snapshot(available: number, usage: Record<string, number>, atMs = 1000)
       cpuNs: 0,
       memory: { available, usage: 0, workingSet: 0 } as StatsSnapshot['node']['memory'],
       network: { interfaces: [] },
-      fs: { capacityBytes: 100 * Gi, availableBytes: 50 * Gi, usedBytes: 50 * Gi, inodes: 1000, inodesFree: 500, inodesUsed: 500 },
+      fs: {
+        capacityBytes: 100 * Gi,
+        availableBytes: 50 * Gi,
+        usedBytes: 50 * Gi,
+        inodes: 1000,
+        inodesFree: 500,
+        inodesUsed: 500,
+      },
       rlimit: { maxpid: 4000, curproc: 100 },
     },
     kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0, pageFaults: 0, majorPageFaults: 0 },
@@ -47,7 +72,14 @@ function snapshot(available: number, usage: Record<string, number>, atMs = 1000)
 
 describe('thresholds and signals', () => {
   it('parses quantities and percentages; 0 disables; unknown signals and bad values are errors', () => {
-    expect(parseThresholds({ 'memory.available': '100Mi', 'nodefs.available': '10%', 'nodefs.inodesFree': '0%', 'pid.available': '0' })).toEqual([
+    expect(
+      parseThresholds({
+        'memory.available': '100Mi',
+        'nodefs.available': '10%',
+        'nodefs.inodesFree': '0%',
+        'pid.available': '0',
+      }),
+    ).toEqual([
       { signal: 'memory.available', quantity: 100 * Mi, raw: '100Mi' },
       { signal: 'nodefs.available', fraction: 0.1, raw: '10%' },
     ]);
@@ -81,7 +113,12 @@ describe('ranking and messages', () => {
     const over = { pod: pod('over', { memRequest: '10Mi', priority: 10 }), usage: 20 * Mi };
     const overLow = { pod: pod('over-low', { memRequest: '10Mi', priority: 0 }), usage: 15 * Mi };
     const overMore = { pod: pod('over-more', { memRequest: '10Mi', priority: 0 }), usage: 90 * Mi };
-    expect(rankForEviction([within, over, overLow, overMore], t).map((c) => c.pod.metadata.name)).toEqual(['over-more', 'over-low', 'over', 'within']);
+    expect(rankForEviction([within, over, overLow, overMore], t).map((c) => c.pod.metadata.name)).toEqual([
+      'over-more',
+      'over-low',
+      'over',
+      'within',
+    ]);
     const [pid] = parseThresholds({ 'pid.available': '100' });
     expect(
       rankForEviction(
@@ -100,12 +137,22 @@ describe('ranking and messages', () => {
     expect(evictionMessage(t, { available: 50 * Mi, capacity: 8 * Gi }, c)).toBe(
       'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container main was using 30Mi, request is 10Mi, has larger consumption of memory. ',
     );
-    expect([formatBinary(1536), formatBinary(1000), formatBinary(3 * Gi), formatBinary(2048)]).toEqual(['1536', '1000', '3Gi', '2Ki']);
+    expect([formatBinary(1536), formatBinary(1000), formatBinary(3 * Gi), formatBinary(2048)]).toEqual([
+      '1536',
+      '1000',
+      '3Gi',
+      '2Ki',
+    ]);
   });
 
   it('never ranks critical pods: static, mirror, system-critical priority', () => {
     expect(isCriticalPod(pod('s'), true)).toBe(true);
-    expect(isCriticalPod({ ...pod('m'), metadata: { ...pod('m').metadata, annotations: { 'kubernetes.io/config.mirror': 'x' } } }, false)).toBe(true);
+    expect(
+      isCriticalPod(
+        { ...pod('m'), metadata: { ...pod('m').metadata, annotations: { 'kubernetes.io/config.mirror': 'x' } } },
+        false,
+      ),
+    ).toBe(true);
     expect(isCriticalPod(pod('c', { priority: 2_000_000_000 }), false)).toBe(true);
     expect(isCriticalPod(pod('n', { priority: 1000 }), false)).toBe(false);
   });
@@ -115,7 +162,11 @@ describe('the manager', () => {
   const setup = (available: number) => {
     const evicted: { name: string; message: string; grace: number }[] = [];
     const signals: string[] = [];
-    const pods = [pod('static', { static: true }), pod('small', { memRequest: '100Mi' }), pod('hog', { memRequest: '10Mi' })];
+    const pods = [
+      pod('static', { static: true }),
+      pod('small', { memRequest: '100Mi' }),
+      pod('hog', { memRequest: '10Mi' }),
+    ];
     let snap = snapshot(available, { static: 500 * Mi, small: 50 * Mi, hog: 300 * Mi });
     const clock = new FakeClock(1000);
     const m = new EvictionManager({
@@ -157,7 +208,11 @@ describe('the manager', () => {
       },
     ]);
     expect([...m.conditions()]).toEqual(['MemoryPressure']);
-    expect(m.admit(pod('be', { besteffort: true }))).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
+    expect(m.admit(pod('be', { besteffort: true }))).toEqual({
+      admit: false,
+      reason: 'Evicted',
+      message: 'The node had condition: [MemoryPressure]. ',
+    });
     expect(m.admit(pod('bu'))).toEqual({ admit: true });
     // A critical (here static) pod is admitted whatever its QoS.
     expect(m.admit(pod('static', { besteffort: true }))).toEqual({ admit: true });
@@ -177,7 +232,10 @@ describe('the manager', () => {
 });
 
 describe('local storage limits', () => {
-  const withSpec = (spec: Partial<Pod['spec']>): Pod => ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [], ...spec } });
+  const withSpec = (spec: Partial<Pod['spec']>): Pod => ({
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { containers: [], ...spec },
+  });
   const violation = (p: Pod, u: Parameters<typeof localStorageViolation>[1]) => localStorageViolation(p, u)?.message;
   const usage = (volumes: Record<string, number>, containers: Record<string, number>) => ({
     volumes: new Map(Object.entries(volumes)),
@@ -192,7 +250,9 @@ describe('local storage limits', () => {
       ],
       containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '10Mi' } } }],
     });
-    expect(violation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe('Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ');
+    expect(violation(p, usage({ mem: 20 * Mi, disk: 2 * Mi }, { main: 20 * Mi }))).toBe(
+      'Usage of EmptyDir volume "disk" exceeds the limit "1Mi". ',
+    );
     // The memory-backed volume counts toward neither its sizeLimit nor the pod's ephemeral storage.
     expect(violation(p, usage({ mem: 20 * Mi, disk: Mi }, { main: 0 }))).toBeUndefined();
   });
@@ -205,7 +265,9 @@ describe('local storage limits', () => {
         { name: 'b', image: 'x' },
       ],
     });
-    expect(violation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))).toBe('Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ');
+    expect(violation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))).toBe(
+      'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
+    );
     expect(violation(p, usage({ disk: 0 }, { a: 9 * Mi, b: 0 }))).toBeUndefined();
     const two = withSpec({
       containers: [
@@ -213,17 +275,24 @@ describe('local storage limits', () => {
         { name: 'b', image: 'x', resources: { limits: { 'ephemeral-storage': '100Mi' } } },
       ],
     });
-    expect(violation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe('Container a exceeded its local ephemeral storage limit "1Mi". ');
+    expect(violation(two, usage({}, { a: 2 * Mi, b: 0 }))).toBe(
+      'Container a exceeded its local ephemeral storage limit "1Mi". ',
+    );
     // The signals upstream counts them under (kubelet_evictions).
     expect(localStorageViolation(two, usage({}, { a: 2 * Mi, b: 0 }))?.signal).toBe('ephemeralcontainerfs.limit');
-    expect(localStorageViolation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))?.signal).toBe('ephemeralpodfs.limit');
+    expect(localStorageViolation(p, usage({ disk: 8 * Mi }, { a: Mi, b: 2 * Mi }))?.signal).toBe(
+      'ephemeralpodfs.limit',
+    );
   });
 });
 
 describe('localStorageCapacityIsolation', () => {
   it('false turns the local storage limits off', async () => {
     const base = pod('filler');
-    const filler: Pod = { ...base, spec: { ...base.spec, volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] } };
+    const filler: Pod = {
+      ...base,
+      spec: { ...base.spec, volumes: [{ name: 'scratch', emptyDir: { sizeLimit: '1Mi' } }] },
+    };
     const run = async (localStorageLimits: boolean) => {
       const evicted: string[] = [];
       const m = new EvictionManager({
@@ -251,7 +320,10 @@ describe('soft thresholds', () => {
   it('raise the condition at once but evict only once met for their grace period, with the pod grace capped by evictionMaxPodGracePeriod', async () => {
     const evicted: { name: string; grace: number }[] = [];
     const clock = new FakeClock(1000);
-    const victim = { ...pod('hog', { memRequest: '10Mi' }), spec: { ...pod('hog', { memRequest: '10Mi' }).spec, terminationGracePeriodSeconds: 60 } };
+    const victim = {
+      ...pod('hog', { memRequest: '10Mi' }),
+      spec: { ...pod('hog', { memRequest: '10Mi' }).spec, terminationGracePeriodSeconds: 60 },
+    };
     let snap = snapshot(500 * Mi, { hog: 300 * Mi }, 1000);
     const m = new EvictionManager({
       thresholds: [

@@ -20,7 +20,13 @@ import type * as cri from '../../../src/cri/types.js';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-gc-'));
 const logsDir = join(dir, 'logs');
 const linksDir = join(dir, 'containers');
-const runtime = new ProcessRuntime({ stateDir: join(dir, 'state'), podIP: '127.0.0.1', mode: 'in-process', logger, version: 'test' });
+const runtime = new ProcessRuntime({
+  stateDir: join(dir, 'state'),
+  podIP: '127.0.0.1',
+  mode: 'in-process',
+  logger,
+  version: 'test',
+});
 const lexists = (p: string) => !!lstatSync(p, { throwIfNoEntry: false });
 
 beforeAll(() => runtime.start());
@@ -30,7 +36,10 @@ afterAll(async () => {
 });
 
 /** A pod with the kubelet's labels and one container running `script`; returns its IDs and log. */
-async function podWith(name: string, script: string): Promise<{ uid: string; sandboxId: string; id: string; log: string }> {
+async function podWith(
+  name: string,
+  script: string,
+): Promise<{ uid: string; sandboxId: string; id: string; log: string }> {
   const uid = `uid-${name}`;
   const labels = { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'ns', 'io.kubernetes.pod.uid': uid };
   const sandboxConfig: cri.PodSandboxConfig = {

@@ -26,7 +26,13 @@ const sbx = (id: string, createdMs: number, ready = false) =>
     labels: {},
     annotations: {},
   }) as never;
-const rpod = (uid: string, containers: never[], sandboxes: never[] = []): RuntimePod => ({ uid, name: uid, namespace: 'd', containers, sandboxes });
+const rpod = (uid: string, containers: never[], sandboxes: never[] = []): RuntimePod => ({
+  uid,
+  name: uid,
+  namespace: 'd',
+  containers,
+  sandboxes,
+});
 
 describe('container GC plan', () => {
   it('keeps maxPerPodContainer newest dead per container of a wanted pod; running ones are never chosen', () => {
@@ -41,15 +47,24 @@ describe('container GC plan', () => {
   });
   it('removes every dead container of a pod no source wants; respects minAge', () => {
     const p = rpod('gone', [ctr('old', 'main', 100), ctr('new', 'main', 950)]);
-    expect(containerGcPlan([p], () => false, 1000, { ...defaultContainerGcPolicy, minAgeMs: 100 }).containers).toEqual(['old']);
+    expect(containerGcPlan([p], () => false, 1000, { ...defaultContainerGcPolicy, minAgeMs: 100 }).containers).toEqual([
+      'old',
+    ]);
   });
   it('caps the total with maxContainers, oldest first', () => {
-    const pods = [rpod('a', [ctr('a1', 'm', 100), ctr('a2', 'm', 500)]), rpod('b', [ctr('b1', 'm', 200), ctr('b2', 'm', 600)])];
+    const pods = [
+      rpod('a', [ctr('a1', 'm', 100), ctr('a2', 'm', 500)]),
+      rpod('b', [ctr('b1', 'm', 200), ctr('b2', 'm', 600)]),
+    ];
     const plan = containerGcPlan(pods, () => true, 1000, { minAgeMs: 0, maxPerPodContainer: -1, maxContainers: 1 });
     expect(plan.containers.sort()).toEqual(['a1', 'a2', 'b1']);
   });
   it('removes not-ready sandboxes without containers, keeping the newest of a wanted pod', () => {
-    const p = rpod('a', [ctr('c', 'main', 300, 'CONTAINER_RUNNING', 's3')], [sbx('s1', 100), sbx('s2', 200), sbx('s3', 300, true)]);
+    const p = rpod(
+      'a',
+      [ctr('c', 'main', 300, 'CONTAINER_RUNNING', 's3')],
+      [sbx('s1', 100), sbx('s2', 200), sbx('s3', 300, true)],
+    );
     expect(containerGcPlan([p], () => true, 1000, defaultContainerGcPolicy).sandboxes.sort()).toEqual(['s1', 's2']);
     const q = rpod('a', [], [sbx('s1', 100), sbx('s2', 200)]);
     expect(containerGcPlan([q], () => true, 1000, defaultContainerGcPolicy).sandboxes).toEqual(['s1']);
@@ -66,7 +81,12 @@ describe('image GC', () => {
     expect(bytesToFree(1000, 0, { ...policy, highThresholdPercent: 100 })).toBe(0);
   });
   it('picks unused, unpinned images older than minAge, least recently used first, until enough', () => {
-    const rec = (first: number, last: number, size: number, pinned = false): ImageRecord => ({ firstDetectedMs: first, lastUsedMs: last, size, pinned });
+    const rec = (first: number, last: number, size: number, pinned = false): ImageRecord => ({
+      firstDetectedMs: first,
+      lastUsedMs: last,
+      size,
+      pinned,
+    });
     const records = new Map([
       ['inuse', rec(0, 900, 500)],
       ['pinned', rec(0, 0, 500, true)],
@@ -82,7 +102,12 @@ describe('image GC', () => {
 
 describe('image GC by age (imageMaximumGCAge)', () => {
   it('picks unused, unpinned images last used longer ago than the maximum age; never used counts as unused since ever', () => {
-    const rec = (lastUsedMs: number, pinned = false): ImageRecord => ({ firstDetectedMs: 0, lastUsedMs, size: 1, pinned });
+    const rec = (lastUsedMs: number, pinned = false): ImageRecord => ({
+      firstDetectedMs: 0,
+      lastUsedMs,
+      size: 1,
+      pinned,
+    });
     const records = new Map([
       ['old', rec(1_000)],
       ['recent', rec(900_000)],

@@ -15,7 +15,9 @@ describe('image GC by maximum age', () => {
         { id, repo_tags: [`${id}:1`], repo_digests: [], size: 10, pinned: id === 'pinned' } as unknown as cri.Image,
       ]),
     );
-    let containers: cri.Container[] = [{ id: 'c1', image_ref: 'used', image: { image: 'used:1' } } as unknown as cri.Container];
+    let containers: cri.Container[] = [
+      { id: 'c1', image_ref: 'used', image: { image: 'used:1' } } as unknown as cri.Container,
+    ];
     const removed: string[] = [];
     const reasons: string[] = [];
     const gc = new ImageGc({

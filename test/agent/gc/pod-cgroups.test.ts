@@ -46,7 +46,10 @@ describe('pod cgroups', () => {
     const r = tree();
     const ops: string[] = [];
     const observe = (op: string, seconds: number) => ops.push(`${op}:${seconds >= 0}`);
-    expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c', '/', observe)).map((o) => o.uid).sort()).toEqual(['a', 'b']);
+    expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c', '/', observe)).map((o) => o.uid).sort()).toEqual([
+      'a',
+      'b',
+    ]);
     expect([...findPodCgroups(r).keys()]).toEqual(['c']);
     await removePodCgroup(r, 'c', '/', observe);
     expect(ops).toEqual(['destroy:true', 'destroy:true', 'destroy:true']);
@@ -61,7 +64,8 @@ describe('pod cgroups on the real cgroupfs', () => {
   const made: string[] = [];
   const procs: ChildProcess[] = [];
   afterEach(async () => {
-    for (const p of procs.splice(0)) if (p.exitCode === null && p.signalCode === null) await new Promise((r) => p.once('exit', r).kill('SIGKILL'));
+    for (const p of procs.splice(0))
+      if (p.exitCode === null && p.signalCode === null) await new Promise((r) => p.once('exit', r).kill('SIGKILL'));
     for (const d of made.splice(0).reverse()) {
       try {
         rmdirSync(d);
@@ -72,7 +76,10 @@ describe('pod cgroups on the real cgroupfs', () => {
   });
 
   /** A pod cgroup pod<uid>/ctr1 under a test root with one `sleep` in it. */
-  async function podWithProcess(testRoot: string, uid: string): Promise<{ proc: ChildProcess; exited: Promise<NodeJS.Signals | null> }> {
+  async function podWithProcess(
+    testRoot: string,
+    uid: string,
+  ): Promise<{ proc: ChildProcess; exited: Promise<NodeJS.Signals | null> }> {
     let dir = hierarchy;
     for (const part of [testRoot, 'kubepods', 'burstable', `pod${uid}`, 'ctr1']) {
       dir = join(dir, part);

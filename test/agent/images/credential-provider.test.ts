@@ -19,7 +19,8 @@ import { createLogger } from '../../../src/lib/logger.js';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-credprov-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const V1 = 'credentialprovider.kubelet.k8s.io/v1';
-const config = (providers: string) => `apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n${providers}`;
+const config = (providers: string) =>
+  `apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n${providers}`;
 const provider = (name: string, extra = '') =>
   `- name: ${name}\n  matchImages: ["*.dkr.ecr.*.amazonaws.com", "registry.example.com/team"]\n  defaultCacheDuration: 10m\n  apiVersion: ${V1}\n${extra}`;
 
@@ -53,7 +54,10 @@ const ecr = (repo: string) => `123.dkr.ecr.eu-west-1.amazonaws.com/${repo}:1`;
 
 describe('credential provider config', () => {
   it('reads the providers with their binary under the bin dir', () => {
-    const [p] = parseCredentialProviderConfig(config(provider('ecr', '  args: [get-credentials]\n  env: [{name: AWS_PROFILE, value: temp}]\n')), '/bin/dir');
+    const [p] = parseCredentialProviderConfig(
+      config(provider('ecr', '  args: [get-credentials]\n  env: [{name: AWS_PROFILE, value: temp}]\n')),
+      '/bin/dir',
+    );
     expect(p).toEqual({
       name: 'ecr',
       matchImages: ['*.dkr.ecr.*.amazonaws.com', 'registry.example.com/team'],
@@ -66,15 +70,26 @@ describe('credential provider config', () => {
   });
   it.each([
     ['apiVersion: v1\nkind: CredentialProviderConfig\nproviders: []', /unsupported apiVersion/],
-    ['apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders: []', /at least 1 item in plugins is required/],
+    [
+      'apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders: []',
+      /at least 1 item in plugins is required/,
+    ],
     [config(provider('a/b')), /provider name cannot contain '\/'/],
     [config(provider('a b')), /cannot contain spaces/],
     [config(provider('..')), /cannot be '.' or '..'/],
     [config(`${provider('x')}${provider('x')}`), /duplicate provider name "x"/],
-    [config(`- name: x\n  matchImages: []\n  defaultCacheDuration: 1m\n  apiVersion: ${V1}\n`), /at least 1 item in matchImages is required/],
-    [config(`- name: x\n  matchImages: [a]\n  apiVersion: ${V1}\n`), /defaultCacheDuration: a non-negative duration is required/],
     [
-      config(`- name: x\n  matchImages: [a]\n  defaultCacheDuration: 1m\n  apiVersion: credentialprovider.kubelet.k8s.io/v2\n`),
+      config(`- name: x\n  matchImages: []\n  defaultCacheDuration: 1m\n  apiVersion: ${V1}\n`),
+      /at least 1 item in matchImages is required/,
+    ],
+    [
+      config(`- name: x\n  matchImages: [a]\n  apiVersion: ${V1}\n`),
+      /defaultCacheDuration: a non-negative duration is required/,
+    ],
+    [
+      config(
+        `- name: x\n  matchImages: [a]\n  defaultCacheDuration: 1m\n  apiVersion: credentialprovider.kubelet.k8s.io/v2\n`,
+      ),
       /apiVersion: supported values are/,
     ],
   ])('refuses %j', (text, re) => {
@@ -82,7 +97,9 @@ describe('credential provider config', () => {
   });
   it('fails the start when a binary is missing, naming it', async () => {
     writeFileSync(join(dir, 'cfg.yaml'), config(provider('absent')));
-    await expect(loadCredentialProviders(join(dir, 'cfg.yaml'), dir)).rejects.toThrow(`error inspecting binary executable "${join(dir, 'absent')}"`);
+    await expect(loadCredentialProviders(join(dir, 'cfg.yaml'), dir)).rejects.toThrow(
+      `error inspecting binary executable "${join(dir, 'absent')}"`,
+    );
   });
   it('matches images as upstream: a glob per host label, a path prefix', () => {
     expect(keyMatches('*.dkr.ecr.*.amazonaws.com', ecr('app'))).toBe(true);
@@ -106,8 +123,12 @@ describe('credential provider answers', () => {
       cacheMs: 3_600_000,
       entries: [{ host: 'r.io' }],
     });
-    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, apiVersion: 'x' }), V1)).toThrow(/configured to use/);
-    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, cacheKeyType: 'Pod' }), V1)).toThrow(/invalid cacheKeyType/);
+    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, apiVersion: 'x' }), V1)).toThrow(
+      /configured to use/,
+    );
+    expect(() => parseCredentialProviderResponse(JSON.stringify({ ...ok, cacheKeyType: 'Pod' }), V1)).toThrow(
+      /invalid cacheKeyType/,
+    );
     expect(() => parseCredentialProviderResponse('nope', V1)).toThrow(/not JSON/);
   });
 });
@@ -128,7 +149,11 @@ describe('credential providers', () => {
     expect(a).toEqual([expect.objectContaining({ username: 'AWS', password: 'pw-reg' })]);
     expect(b).toEqual(a);
     expect(runs('reg')).toHaveLength(1);
-    expect(JSON.parse(runs('reg')[0])).toEqual({ apiVersion: V1, kind: 'CredentialProviderRequest', image: expect.stringMatching(/\/(a|b):1$/) });
+    expect(JSON.parse(runs('reg')[0])).toEqual({
+      apiVersion: V1,
+      kind: 'CredentialProviderRequest',
+      image: expect.stringMatching(/\/(a|b):1$/),
+    });
     now += 3_600_001;
     await set.credentialsFor(ecr('c'));
     expect(runs('reg')).toHaveLength(2);

@@ -25,7 +25,8 @@ function registry(users: Record<string, string>) {
     },
     async pullImage(spec: cri.ImageSpec, auth?: cri.AuthConfig) {
       tried.push(auth);
-      if (!auth?.username || users[auth.username] !== auth.password) throw new Error('failed to resolve reference: pull access denied, 401 Unauthorized');
+      if (!auth?.username || users[auth.username] !== auth.password)
+        throw new Error('failed to resolve reference: pull access denied, 401 Unauthorized');
       present.set(spec.image, {
         id: `sha256:${spec.image.length}`,
         repo_tags: [spec.image],
@@ -72,7 +73,9 @@ describe('image pulls with imagePullSecrets', () => {
     );
     const again = await m.ensureImageExists(pod, pod.spec.containers[0], { auth });
     expect(again).toMatchObject({ ok: true, pulled: false });
-    expect(events.at(-1)).toBe('Normal Pulled Container image "registry.example.com/team/app:1" already present on machine');
+    expect(events.at(-1)).toBe(
+      'Normal Pulled Container image "registry.example.com/team/app:1" already present on machine',
+    );
   });
   it('without working credentials: ErrImagePull, then ImagePullBackOff, with Failed/BackOff events', async () => {
     const { svc, tried } = registry({ alice: 'right' });
@@ -84,10 +87,18 @@ describe('image pulls with imagePullSecrets', () => {
       events: { record: (_r, type, reason, message) => events.push(`${type} ${reason} ${message}`) },
     });
     const r = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
-    expect(r).toMatchObject({ ok: false, reason: 'ErrImagePull', message: expect.stringContaining('401 Unauthorized') });
+    expect(r).toMatchObject({
+      ok: false,
+      reason: 'ErrImagePull',
+      message: expect.stringContaining('401 Unauthorized'),
+    });
     expect(tried).toEqual([undefined]);
     const b = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
-    expect(b).toMatchObject({ ok: false, reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example.com/team/app:1"' });
+    expect(b).toMatchObject({
+      ok: false,
+      reason: 'ImagePullBackOff',
+      message: 'Back-off pulling image "registry.example.com/team/app:1"',
+    });
     expect(events).toEqual(
       expect.arrayContaining([
         'Warning Failed Error: ErrImagePull',

@@ -13,7 +13,8 @@ function slowRegistry(ms: number) {
   const stats = { running: 0, peak: 0, pulls: 0 };
   const svc = {
     listImages: async () => [],
-    imageStatus: async (spec: cri.ImageSpec) => (present.has(spec.image) ? ({ id: spec.image, size: 1 } as unknown as cri.Image) : null),
+    imageStatus: async (spec: cri.ImageSpec) =>
+      present.has(spec.image) ? ({ id: spec.image, size: 1 } as unknown as cri.Image) : null,
     async pullImage(spec: cri.ImageSpec) {
       stats.pulls++;
       stats.running++;
@@ -49,7 +50,10 @@ describe('image pull limits', () => {
   });
   it('maxParallelImagePulls bounds parallel pulls; unset, they all run at once', async () => {
     const a = slowRegistry(20);
-    const results = await pullAll(new ImageManager({ images: a.svc, clock: new FakeClock(), serializeImagePulls: false, maxParallelImagePulls: 2 }), 6);
+    const results = await pullAll(
+      new ImageManager({ images: a.svc, clock: new FakeClock(), serializeImagePulls: false, maxParallelImagePulls: 2 }),
+      6,
+    );
     expect(results.every((r) => r.ok)).toBe(true);
     expect([a.stats.pulls, a.stats.peak]).toEqual([6, 2]);
     const b = slowRegistry(20);
@@ -59,10 +63,19 @@ describe('image pull limits', () => {
   it('pulls beyond registryPullQPS / registryBurst fail at once with "pull QPS exceeded" and back off', async () => {
     const clock = new FakeClock(1_000_000);
     const { svc, stats } = slowRegistry(1);
-    const m = new ImageManager({ images: svc, clock, serializeImagePulls: false, pullLimiter: new TokenBucket(1, 2, () => clock.now()) });
+    const m = new ImageManager({
+      images: svc,
+      clock,
+      serializeImagePulls: false,
+      pullLimiter: new TokenBucket(1, 2, () => clock.now()),
+    });
     const results = await pullAll(m, 3);
     expect(results.slice(0, 2).every((r) => r.ok)).toBe(true);
-    expect(results[2]).toMatchObject({ ok: false, reason: 'ErrImagePull', message: 'Failed to pull image "img2:1": pull QPS exceeded' });
+    expect(results[2]).toMatchObject({
+      ok: false,
+      reason: 'ErrImagePull',
+      message: 'Failed to pull image "img2:1": pull QPS exceeded',
+    });
     expect(stats.pulls).toBe(2);
     // Within the backoff the pod waits; after it (and a token later) the pull goes through.
     const p = podWith('img2:1');

@@ -18,12 +18,21 @@ describe('CRI call log lines', () => {
       msg: '[RemoteRuntimeService] StopContainer',
       fields: { containerID: 'c1', timeout: 30 },
     });
-    expect(criRequestLine('RemoteRuntimeService', 'portForward', [{ pod_sandbox_id: 's1', port: [80] }]).fields).toEqual({ podSandboxID: 's1', port: [80] });
-    expect(criRequestLine('RemoteRuntimeService', 'exec', [{ container_id: 'c1', cmd: ['cat', '/secret'] }]).fields).toEqual({ containerID: 'c1' });
+    expect(
+      criRequestLine('RemoteRuntimeService', 'portForward', [{ pod_sandbox_id: 's1', port: [80] }]).fields,
+    ).toEqual({ podSandboxID: 's1', port: [80] });
+    expect(
+      criRequestLine('RemoteRuntimeService', 'exec', [{ container_id: 'c1', cmd: ['cat', '/secret'] }]).fields,
+    ).toEqual({ containerID: 'c1' });
     expect(criRequestLine('RemoteRuntimeService', 'listContainers', []).fields).toEqual({});
-    expect(criRequestLine('RemoteRuntimeService', 'somethingNew', ['x'])).toEqual({ msg: '[RemoteRuntimeService] SomethingNew', fields: {} });
+    expect(criRequestLine('RemoteRuntimeService', 'somethingNew', ['x'])).toEqual({
+      msg: '[RemoteRuntimeService] SomethingNew',
+      fields: {},
+    });
     expect(criRequestLine('RemoteRuntimeService', 'toString', []).fields).toEqual({});
-    expect(criResponseLine('RemoteRuntimeService', 'constructor', [], { result: 1 }, '1ms').fields).toEqual({ duration: '1ms' });
+    expect(criResponseLine('RemoteRuntimeService', 'constructor', [], { result: 1 }, '1ms').fields).toEqual({
+      duration: '1ms',
+    });
   });
 
   it('never carry a configuration, a command or credentials', () => {
@@ -35,7 +44,11 @@ describe('CRI call log lines', () => {
         sandboxConfig,
       ]),
       criRequestLine('RemoteRuntimeService', 'execSync', ['c1', ['sh', '-c', 'echo hunter2'], 5]),
-      criRequestLine('RemoteImageService', 'pullImage', [{ image: 'registry/app:1' }, { username: 'u', password: 'hunter2' }, sandboxConfig]),
+      criRequestLine('RemoteImageService', 'pullImage', [
+        { image: 'registry/app:1' },
+        { username: 'u', password: 'hunter2' },
+        sandboxConfig,
+      ]),
     ];
     expect(JSON.stringify(lines)).not.toContain('hunter2');
     expect(lines[1].fields).toEqual({ podSandboxID: 's1', container: 'main', attempt: undefined });
@@ -43,12 +56,20 @@ describe('CRI call log lines', () => {
   });
 
   it('the response line adds what the call made, a list length or the error, and the duration', () => {
-    expect(criResponseLine('RemoteRuntimeService', 'runPodSandbox', [sandboxConfig], { result: 's9' }, '1.5ms')).toEqual({
+    expect(
+      criResponseLine('RemoteRuntimeService', 'runPodSandbox', [sandboxConfig], { result: 's9' }, '1.5ms'),
+    ).toEqual({
       msg: '[RemoteRuntimeService] RunPodSandbox Response',
       fields: { pod: 'prod/web', podUID: 'u1', attempt: 2, runtimeHandler: '', podSandboxID: 's9', duration: '1.5ms' },
     });
     expect(
-      criResponseLine('RemoteRuntimeService', 'createContainer', ['s9', { metadata: { name: 'main', attempt: 0 } }], { result: 'c9' }, '2ms').fields,
+      criResponseLine(
+        'RemoteRuntimeService',
+        'createContainer',
+        ['s9', { metadata: { name: 'main', attempt: 0 } }],
+        { result: 'c9' },
+        '2ms',
+      ).fields,
     ).toEqual({
       podSandboxID: 's9',
       container: 'main',
@@ -56,13 +77,20 @@ describe('CRI call log lines', () => {
       containerID: 'c9',
       duration: '2ms',
     });
-    expect(criResponseLine('RemoteImageService', 'pullImage', [{ image: 'busybox' }], { result: 'sha256:abc' }, '1s').fields).toEqual({
+    expect(
+      criResponseLine('RemoteImageService', 'pullImage', [{ image: 'busybox' }], { result: 'sha256:abc' }, '1s').fields,
+    ).toEqual({
       image: 'busybox',
       imageRef: 'sha256:abc',
       duration: '1s',
     });
-    expect(criResponseLine('RemoteRuntimeService', 'listPodSandbox', [], { result: [1, 2, 3] }, '1ms').fields).toEqual({ items: 3, duration: '1ms' });
-    expect(criResponseLine('RemoteRuntimeService', 'startContainer', ['c1'], { error: new Error('boom') }, '1ms').fields).toEqual({
+    expect(criResponseLine('RemoteRuntimeService', 'listPodSandbox', [], { result: [1, 2, 3] }, '1ms').fields).toEqual({
+      items: 3,
+      duration: '1ms',
+    });
+    expect(
+      criResponseLine('RemoteRuntimeService', 'startContainer', ['c1'], { error: new Error('boom') }, '1ms').fields,
+    ).toEqual({
       containerID: 'c1',
       err: 'boom',
       duration: '1ms',

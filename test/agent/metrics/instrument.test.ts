@@ -42,7 +42,11 @@ describe('instrumentCri', () => {
       },
     };
     const images = { imageStatus: async () => null };
-    const cri = instrumentCri({ runtime, images } as unknown as CriRuntime, metrics, logger.child({ component: 'remote_runtime' }));
+    const cri = instrumentCri(
+      { runtime, images } as unknown as CriRuntime,
+      metrics,
+      logger.child({ component: 'remote_runtime' }),
+    );
     await cri.runtime.startContainer('c0');
     expect(lines).toEqual([]);
     setVerbosity(logger, 10);

@@ -12,7 +12,13 @@ function setup() {
   let now = 1_000_000;
   const t = new NodeStartupTracker(metrics, { bootMs: now - 100, kubeletStartMs: now, now: () => now });
   const step = (ms: number) => (now += ms);
-  const values = () => Object.fromEntries(gauges.map((g) => [g.family().name.replace(/^kubelet_node_startup_|_seconds$/g, ''), g.family().samples[0].value]));
+  const values = () =>
+    Object.fromEntries(
+      gauges.map((g) => [
+        g.family().name.replace(/^kubelet_node_startup_|_seconds$/g, ''),
+        g.family().samples[0].value,
+      ]),
+    );
   return { t, step, values };
 }
 

@@ -10,7 +10,11 @@ import type { Pod } from '../../../src/api/types.js';
 
 const created = Date.UTC(2026, 10, 25, 3, 0, 0);
 const pod = (uid: string, status?: Pod['status']): Pod =>
-  ({ metadata: { uid, name: uid, namespace: 'default', creationTimestamp: new Date(created).toISOString() }, spec: { containers: [] }, status }) as Pod;
+  ({
+    metadata: { uid, name: uid, namespace: 'default', creationTimestamp: new Date(created).toISOString() },
+    spec: { containers: [] },
+    status,
+  }) as Pod;
 const running: Pod['status'] = {
   startTime: '2026-11-25T03:00:01Z',
   containerStatuses: [{ name: 'c', state: { running: { startedAt: '2026-11-25T03:00:05Z' } } }] as never,
@@ -20,7 +24,9 @@ function harness() {
   let now = created;
   const observed: [number, number][] = [];
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } });
+  const logger = createLogger({
+    destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) },
+  });
   const t = new PodStartupLatencyTracker({
     sink: { observe: (a, b) => void observed.push([a, b]) },
     logger,

@@ -4,7 +4,16 @@
  * with --kubelet-cgroups (as root, which CI is).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,33 +59,39 @@ describe('kubeletCgroups', () => {
   it('v1: one write per hierarchy, controllers mounted together counted once', async () => {
     const r = tree(1);
     expect(await moveIntoCgroup(7, '/kubelet', r)).toBe(true);
-    for (const c of ['cpu,cpuacct', 'memory', 'pids']) expect(readFileSync(join(r, c, 'kubelet/cgroup.procs'), 'utf8')).toBe('7');
+    for (const c of ['cpu,cpuacct', 'memory', 'pids'])
+      expect(readFileSync(join(r, c, 'kubelet/cgroup.procs'), 'utf8')).toBe('7');
   });
 
   it('fails with the reason when there is no hierarchy to write to', async () => {
     await expect(moveIntoCgroup(7, '/kubelet', join(dir, 'nothing'))).rejects.toThrow(/no writable cgroup hierarchy/);
   });
 
-  it.skipIf(!root)("on the host's cgroupfs: a process ends up in the named cgroup of the memory hierarchy", async () => {
-    const name = `/tsk-test-kubelet-cgroup-${process.pid}`;
-    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
-    try {
-      expect(await moveIntoCgroup(child.pid!, name)).toBe(true);
-      const lines = readFileSync(`/proc/${child.pid}/cgroup`, 'utf8').split('\n');
-      expect(lines.some((l) => /^\d+:(memory|):/.test(l) && l.endsWith(`:${name}`))).toBe(true);
-    } finally {
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
-      await removeCgroup(name);
-    }
-  });
+  it.skipIf(!root)(
+    "on the host's cgroupfs: a process ends up in the named cgroup of the memory hierarchy",
+    async () => {
+      const name = `/tsk-test-kubelet-cgroup-${process.pid}`;
+      const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+      try {
+        expect(await moveIntoCgroup(child.pid!, name)).toBe(true);
+        const lines = readFileSync(`/proc/${child.pid}/cgroup`, 'utf8').split('\n');
+        expect(lines.some((l) => /^\d+:(memory|):/.test(l) && l.endsWith(`:${name}`))).toBe(true);
+      } finally {
+        child.kill('SIGKILL');
+        await new Promise((r) => child.once('exit', r));
+        await removeCgroup(name);
+      }
+    },
+  );
 
   it.skipIf(!root)(
     'the CLI with --kubelet-cgroups runs in that cgroup and reports it as its system container',
     async () => {
       const name = `/tsk-test-kubelet-cli-${process.pid}`;
       const ports = await freeKubeletPorts();
-      const k = startKubelet(kubeletArgs({ dir: join(dir, 'cli'), ports, node: 'cg', extra: ['--kubelet-cgroups', name] }));
+      const k = startKubelet(
+        kubeletArgs({ dir: join(dir, 'cli'), ports, node: 'cg', extra: ['--kubelet-cgroups', name] }),
+      );
       try {
         // The kubelet's own words when it does not come up (a CI run once timed out here with nothing to go on).
         await untilServing(ports).catch((err: unknown) =>

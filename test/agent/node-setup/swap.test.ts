@@ -18,7 +18,9 @@ describe('swap', () => {
     expect(swapOnAccordingToProcSwaps('\n\n')).toBe(false);
     expect(swapOnAccordingToProcSwaps('')).toBe(false);
     expect(swapOnAccordingToProcSwaps(`${HEADER}/dev/dm-1               partition\t33554428\t0\t\t-2\n`)).toBe(true);
-    expect(swapOnAccordingToProcSwaps(`${HEADER}/dev/dm-1 partition 33554428 0 -2\n/dev/zram0 partition 8388604 0 100\n`)).toBe(true);
+    expect(
+      swapOnAccordingToProcSwaps(`${HEADER}/dev/dm-1 partition 33554428 0 -2\n/dev/zram0 partition 8388604 0 100\n`),
+    ).toBe(true);
   });
 
   it('with failSwapOn, the kubelet does not start on a node that swaps, with upstream’s error; without it, or with no swap, it does', async () => {
@@ -39,7 +41,9 @@ describe('swap', () => {
     const oomScoreAdj = Number(readFileSync('/proc/self/oom_score_adj', 'utf8'));
     const kc = { protectKernelDefaults: false, oomScoreAdj, failSwapOn: true };
     expect(await prepareHost(kc, logger, swapping)).toBe(false);
-    expect(out).toContain('failed to run Kubelet: running with swap on is not supported, please disable swap or set --fail-swap-on flag to false');
+    expect(out).toContain(
+      'failed to run Kubelet: running with swap on is not supported, please disable swap or set --fail-swap-on flag to false',
+    );
     expect(await prepareHost({ ...kc, failSwapOn: false }, logger, swapping)).toBe(true);
     expect(await prepareHost(kc, logger, none)).toBe(true);
     expect(await prepareHost(kc, logger, join(dir, 'absent'))).toBe(true);

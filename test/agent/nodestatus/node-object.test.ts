@@ -72,14 +72,34 @@ describe('node object', () => {
         { pageSizeKb: 64, pages: 3 },
       ],
     };
-    const r = nodeResources({ ...settings, systemReserved: { ...settings.systemReserved, 'hugepages-2Mi': '256Mi' } }, withPools);
-    expect(r.capacity).toMatchObject({ 'hugepages-2Mi': '1Gi', 'hugepages-1Gi': '1Gi', 'hugepages-64Ki': '192Ki', memory: `${8 * 2 ** 20}Ki` });
-    expect(r.allocatable).toMatchObject({ 'hugepages-2Mi': '768Mi', 'hugepages-1Gi': '1Gi', 'hugepages-64Ki': '192Ki' });
-    expect(r.allocatableHugePages).toEqual({ 'hugepages-2Mi': 768 * 2 ** 20, 'hugepages-1Gi': 2 ** 30, 'hugepages-64Ki': 192 * 1024 });
+    const r = nodeResources(
+      { ...settings, systemReserved: { ...settings.systemReserved, 'hugepages-2Mi': '256Mi' } },
+      withPools,
+    );
+    expect(r.capacity).toMatchObject({
+      'hugepages-2Mi': '1Gi',
+      'hugepages-1Gi': '1Gi',
+      'hugepages-64Ki': '192Ki',
+      memory: `${8 * 2 ** 20}Ki`,
+    });
+    expect(r.allocatable).toMatchObject({
+      'hugepages-2Mi': '768Mi',
+      'hugepages-1Gi': '1Gi',
+      'hugepages-64Ki': '192Ki',
+    });
+    expect(r.allocatableHugePages).toEqual({
+      'hugepages-2Mi': 768 * 2 ** 20,
+      'hugepages-1Gi': 2 ** 30,
+      'hugepages-64Ki': 192 * 1024,
+    });
     const hugeBytes = 2 ** 30 + 2 ** 30 + 192 * 1024;
     expect(r.allocatableNumbers.memoryBytes).toBe(8 * 2 ** 30 - 1124 * 2 ** 20 - hugeBytes);
     // No pools known (no sysfs): no huge page resources at all.
-    expect(Object.keys(nodeResources(settings, { ...machine, hugePages: [] }).capacity).filter((k) => k.startsWith('hugepages-'))).toEqual([]);
+    expect(
+      Object.keys(nodeResources(settings, { ...machine, hugePages: [] }).capacity).filter((k) =>
+        k.startsWith('hugepages-'),
+      ),
+    ).toEqual([]);
   });
   it('reads the huge page pools of /sys/kernel/mm/hugepages', async () => {
     const root = mkdtempSync(join(tmpdir(), 'tsk-hugepages-'));
@@ -103,7 +123,10 @@ describe('node object', () => {
     rmSync(root, { recursive: true, force: true });
   });
   it('registers with the default labels plus --node-labels, taints and providerID', () => {
-    const n = initialNode({ ...settings, registerWithTaints: [{ key: 'k', effect: 'NoSchedule' }], providerID: 'aws:///i-1' }, machine) as any;
+    const n = initialNode(
+      { ...settings, registerWithTaints: [{ key: 'k', effect: 'NoSchedule' }], providerID: 'aws:///i-1' },
+      machine,
+    ) as any;
     expect(n.metadata.labels).toEqual({
       'beta.kubernetes.io/arch': 'amd64',
       'beta.kubernetes.io/os': 'linux',
@@ -117,7 +140,11 @@ describe('node object', () => {
   it('Ready follows the runtime; transition time moves only on a change, heartbeat every time', () => {
     const t0 = Date.UTC(2026, 0, 1);
     const notYet = nodeConditions(undefined, undefined, t0).find((c) => c.type === 'Ready')!;
-    expect(notYet).toMatchObject({ status: 'False', reason: 'KubeletNotReady', message: 'container runtime status check may not have completed yet' });
+    expect(notYet).toMatchObject({
+      status: 'False',
+      reason: 'KubeletNotReady',
+      message: 'container runtime status check may not have completed yet',
+    });
     const ready = nodeConditions([], [notYet], t0 + 10_000);
     expect(ready.find((c) => c.type === 'Ready')).toMatchObject({
       status: 'True',
@@ -126,8 +153,13 @@ describe('node object', () => {
       lastTransitionTime: '2026-01-01T00:00:10Z',
     });
     const still = nodeConditions([], ready, t0 + 20_000).find((c) => c.type === 'Ready')!;
-    expect(still).toMatchObject({ lastTransitionTime: '2026-01-01T00:00:10Z', lastHeartbeatTime: '2026-01-01T00:00:20Z' });
-    const down = nodeConditions(['container runtime is down', 'network plugin not ready'], ready, t0 + 30_000).find((c) => c.type === 'Ready')!;
+    expect(still).toMatchObject({
+      lastTransitionTime: '2026-01-01T00:00:10Z',
+      lastHeartbeatTime: '2026-01-01T00:00:20Z',
+    });
+    const down = nodeConditions(['container runtime is down', 'network plugin not ready'], ready, t0 + 30_000).find(
+      (c) => c.type === 'Ready',
+    )!;
     expect(down).toMatchObject({
       status: 'False',
       message: '[container runtime is down, network plugin not ready]',
@@ -137,8 +169,21 @@ describe('node object', () => {
   });
   it('a status differing only in heartbeats is unchanged; images are sorted by size and capped at 50', () => {
     const images = Array.from({ length: 60 }, (_, i) => ({ names: [`img${i}`], sizeBytes: i }));
-    const a = nodeStatus(settings, { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, nowMs: 1000 });
-    const b = nodeStatus(settings, { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, previous: a.conditions as any, nowMs: 61_000 });
+    const a = nodeStatus(settings, {
+      machine,
+      runtimeVersion: 'containerd://1.6',
+      runtimeErrors: [],
+      images,
+      nowMs: 1000,
+    });
+    const b = nodeStatus(settings, {
+      machine,
+      runtimeVersion: 'containerd://1.6',
+      runtimeErrors: [],
+      images,
+      previous: a.conditions as any,
+      nowMs: 61_000,
+    });
     expect(withoutHeartbeats(a)).toEqual(withoutHeartbeats(b));
     expect(a).not.toEqual(b);
     expect((a.images as any[]).length).toBe(50);
@@ -152,12 +197,18 @@ describe('node object', () => {
     expect('runtimeHandlers' in nodeStatus(settings, input)).toBe(false);
   });
   it('nodeStatusMaxImages caps the list (-1: all, 0: none); at most 5 names per image', () => {
-    const images = Array.from({ length: 8 }, (_, i) => ({ names: Array.from({ length: i + 1 }, (_, j) => `img${i}:${j}`), sizeBytes: i }));
+    const images = Array.from({ length: 8 }, (_, i) => ({
+      names: Array.from({ length: i + 1 }, (_, j) => `img${i}:${j}`),
+      sizeBytes: i,
+    }));
     expect(nodeImages(images, 3).map((i) => i.sizeBytes)).toEqual([7, 6, 5]);
     expect(nodeImages(images, -1)).toHaveLength(8);
     expect(nodeImages(images, 0)).toEqual([]);
     expect(nodeImages(images, 1)[0].names).toEqual(['img7:0', 'img7:1', 'img7:2', 'img7:3', 'img7:4']);
-    const s = nodeStatus({ ...settings, maxImages: 2 }, { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, nowMs: 1000 });
+    const s = nodeStatus(
+      { ...settings, maxImages: 2 },
+      { machine, runtimeVersion: 'containerd://1.6', runtimeErrors: [], images, nowMs: 1000 },
+    );
     expect((s.images as { sizeBytes: number }[]).map((i) => i.sizeBytes)).toEqual([7, 6]);
   });
   it('localStorageCapacityIsolation=false leaves ephemeral-storage out of capacity and allocatable', () => {
@@ -174,9 +225,13 @@ describe('node object', () => {
   it('an external cloud provider: the uninitialized taint, the provided IP only when named, and only the hostname without one', () => {
     const ext = { ...settings, externalCloudProvider: true };
     const named = initialNode({ ...ext, nodeIPSpecified: true }, machine) as any;
-    expect(named.spec.taints).toEqual([{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }]);
+    expect(named.spec.taints).toEqual([
+      { key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' },
+    ]);
     expect(named.metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe('10.0.0.5');
-    expect((initialNode(ext, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBeUndefined();
+    expect(
+      (initialNode(ext, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip'],
+    ).toBeUndefined();
     expect((initialNode(settings, machine) as any).spec.taints).toBeUndefined();
     expect(nodeAddresses(ext)).toEqual([{ type: 'Hostname', address: 'n1' }]);
     expect(nodeAddresses({ ...ext, nodeIPSpecified: true })).toEqual([
@@ -186,9 +241,13 @@ describe('node object', () => {
     expect(nodeAddresses(settings)).toEqual(nodeAddresses({ ...ext, nodeIPSpecified: true }));
     const dual = { ...ext, nodeIPSpecified: true, secondaryNodeIP: 'fd00::5' };
     expect(nodeAddresses(dual).map((a) => a.address)).toEqual(['10.0.0.5', 'fd00::5', 'n1']);
-    expect((initialNode(dual, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe('10.0.0.5,fd00::5');
+    expect((initialNode(dual, machine) as any).metadata.annotations['alpha.kubernetes.io/provided-node-ip']).toBe(
+      '10.0.0.5,fd00::5',
+    );
   });
   it('reads PRETTY_NAME from os-release', () => {
-    expect(osImageOf('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')).toBe('Debian GNU/Linux 12 (bookworm)');
+    expect(osImageOf('NAME="Debian"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\n')).toBe(
+      'Debian GNU/Linux 12 (bookworm)',
+    );
   });
 });

@@ -1,9 +1,14 @@
 /** A pod's runtime handler from its RuntimeClass, with upstream's errors. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly, lookupRuntimeHandler } from '../../../src/agent/objects/runtime-class.js';
+import {
+  RuntimeClassHandlers,
+  handlerSupportsRecursiveReadOnly,
+  lookupRuntimeHandler,
+} from '../../../src/agent/objects/runtime-class.js';
 
-const pod = (runtimeClassName?: string) => ({ metadata: { name: 'p', uid: 'u' }, spec: { containers: [], runtimeClassName } }) as unknown as Pod;
+const pod = (runtimeClassName?: string) =>
+  ({ metadata: { name: 'p', uid: 'u' }, spec: { containers: [], runtimeClassName } }) as unknown as Pod;
 
 describe('lookupRuntimeHandler', () => {
   it("uses the runtime's default handler without a runtimeClassName, and never asks the apiserver then", async () => {
@@ -22,12 +27,16 @@ describe('lookupRuntimeHandler', () => {
   });
 
   it("fails with upstream's messages for a RuntimeClass that does not exist or cannot be read", async () => {
-    await expect(lookupRuntimeHandler(pod('gone'), async () => null)).rejects.toThrow('runtimeclass.node.k8s.io "gone" not found');
+    await expect(lookupRuntimeHandler(pod('gone'), async () => null)).rejects.toThrow(
+      'runtimeclass.node.k8s.io "gone" not found',
+    );
     await expect(
       lookupRuntimeHandler(pod('kata'), async () => {
         throw new Error('GET /apis/node.k8s.io/v1/runtimeclasses/kata: 403 Forbidden');
       }),
-    ).rejects.toThrow('failed to lookup RuntimeClass kata: GET /apis/node.k8s.io/v1/runtimeclasses/kata: 403 Forbidden');
+    ).rejects.toThrow(
+      'failed to lookup RuntimeClass kata: GET /apis/node.k8s.io/v1/runtimeclasses/kata: 403 Forbidden',
+    );
   });
 });
 
@@ -40,11 +49,11 @@ describe('RuntimeClassHandlers and handler features', () => {
     expect(h.knownHandlerOf(pod('plain'))).toBe('runc');
     const standalone = new RuntimeClassHandlers();
     // Without an apiserver: the default handler, and none known to have features (upstream has no RuntimeClass manager then).
-    expect([await standalone.handlerOf(pod('plain')), standalone.knownHandlerOf(pod('plain')), standalone.knownHandlerOf(pod())]).toEqual([
-      '',
-      undefined,
-      undefined,
-    ]);
+    expect([
+      await standalone.handlerOf(pod('plain')),
+      standalone.knownHandlerOf(pod('plain')),
+      standalone.knownHandlerOf(pod()),
+    ]).toEqual(['', undefined, undefined]);
   });
 
   it('a handler makes recursive read-only mounts only when the runtime lists it so (none listed: no)', () => {

@@ -9,8 +9,10 @@ import { PodUidLabel } from '../../../src/agent/runtime/labels.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { silentLogger as logger } from '../../../src/lib/logger.js';
 
-const container = (id: string, uid: string, state: string): cri.Container => ({ id, labels: { [PodUidLabel]: uid }, state }) as unknown as cri.Container;
-const sandbox = (id: string, uid: string, state: string): cri.PodSandbox => ({ id, labels: { [PodUidLabel]: uid }, state }) as unknown as cri.PodSandbox;
+const container = (id: string, uid: string, state: string): cri.Container =>
+  ({ id, labels: { [PodUidLabel]: uid }, state }) as unknown as cri.Container;
+const sandbox = (id: string, uid: string, state: string): cri.PodSandbox =>
+  ({ id, labels: { [PodUidLabel]: uid }, state }) as unknown as cri.PodSandbox;
 
 function plegOver(lists: () => { sandboxes: readonly cri.PodSandbox[]; containers: readonly cri.Container[] }) {
   return new GenericPleg({ listAll: async () => lists(), clock: realClock, logger, periodMs: 1000 });

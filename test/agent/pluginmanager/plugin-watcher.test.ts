@@ -25,7 +25,9 @@ function setup(handler: Partial<PluginHandler> = {}) {
   const log: string[] = [];
   const h: PluginHandler = {
     validate: handler.validate ?? (() => {}),
-    register: handler.register ?? (async (name, endpoint, versions) => void log.push(`register ${name} ${endpoint} ${versions.join(',')}`)),
+    register:
+      handler.register ??
+      (async (name, endpoint, versions) => void log.push(`register ${name} ${endpoint} ${versions.join(',')}`)),
     deregister: handler.deregister ?? (async (name, endpoint) => void log.push(`deregister ${name} ${endpoint}`)),
   };
   const watcher = new PluginWatcher({
@@ -53,7 +55,10 @@ describe('PluginWatcher', () => {
     expect(log).toHaveLength(1);
     await d.close();
     await watcher.scan();
-    expect(log).toEqual([`register fake.csi.k8s.io ${d.driverSocket} 1.0.0,1.5.0`, `deregister fake.csi.k8s.io ${d.driverSocket}`]);
+    expect(log).toEqual([
+      `register fake.csi.k8s.io ${d.driverSocket} 1.0.0,1.5.0`,
+      `deregister fake.csi.k8s.io ${d.driverSocket}`,
+    ]);
     ac.abort();
   });
 
@@ -85,10 +90,20 @@ describe('PluginWatcher', () => {
     drivers.push(dra, bad, failing);
     await watcher.scan();
     expect(dra.statuses).toEqual([
-      { plugin_registered: false, error: `RegisterPlugin error -- no handler registered for plugin type: DRAPlugin at socket ${dra.registrationSocket}` },
+      {
+        plugin_registered: false,
+        error: `RegisterPlugin error -- no handler registered for plugin type: DRAPlugin at socket ${dra.registrationSocket}`,
+      },
     ]);
-    expect(bad.statuses).toEqual([{ plugin_registered: false, error: 'RegisterPlugin error -- plugin validation failed with err: nope' }]);
-    expect(failing.statuses).toEqual([{ plugin_registered: false, error: 'RegisterPlugin error -- plugin registration failed with err: driver unreachable' }]);
+    expect(bad.statuses).toEqual([
+      { plugin_registered: false, error: 'RegisterPlugin error -- plugin validation failed with err: nope' },
+    ]);
+    expect(failing.statuses).toEqual([
+      {
+        plugin_registered: false,
+        error: 'RegisterPlugin error -- plugin registration failed with err: driver unreachable',
+      },
+    ]);
     await watcher.scan();
     expect(failing.statuses).toHaveLength(1); // backing off
     await new Promise((r) => setTimeout(r, 1100));

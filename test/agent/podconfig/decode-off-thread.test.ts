@@ -54,12 +54,18 @@ describe('decodeManifestsOffThread', () => {
 
   it('stops a decode that runs past its deadline and says so', async () => {
     const r = await decodeManifestsOffThread(heavy, 'heavy.yaml', { deadlineMs: 200 });
-    expect(r).toEqual({ pods: [], errors: ['heavy.yaml: too large or too complex to decode (took longer than 0.2 s)'] });
+    expect(r).toEqual({
+      pods: [],
+      errors: ['heavy.yaml: too large or too complex to decode (took longer than 0.2 s)'],
+    });
   });
 
   it('stops a decode whose heap passes its limit and says so', async () => {
     const r = await decodeManifestsOffThread(heavy, 'heavy.yaml', { deadlineMs: 60_000, maxHeapMb: 16 });
-    expect(r).toEqual({ pods: [], errors: ['heavy.yaml: too large or too complex to decode (needed more than 16 MiB)'] });
+    expect(r).toEqual({
+      pods: [],
+      errors: ['heavy.yaml: too large or too complex to decode (needed more than 16 MiB)'],
+    });
   });
 
   it('stops when aborted', async () => {

@@ -14,7 +14,8 @@ const failing = new Set<string>();
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
   const readdirSync = ((p: string, ...rest: unknown[]) => {
-    if (failing.has(String(p))) throw Object.assign(new Error(`EMFILE: too many open files, scandir '${String(p)}'`), { code: 'EMFILE' });
+    if (failing.has(String(p)))
+      throw Object.assign(new Error(`EMFILE: too many open files, scandir '${String(p)}'`), { code: 'EMFILE' });
     return (fs.readdirSync as (...a: unknown[]) => unknown)(p, ...rest);
   }) as typeof fs.readdirSync;
   return { ...fs, default: { ...fs, readdirSync }, readdirSync };
@@ -30,7 +31,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('FileSource listing', () => {
   it('a directory that cannot be listed keeps its pods and is reported once', async () => {
     mkdirSync(join(dir, 'm'));
-    writeFileSync(join(dir, 'm', 'p.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: kept}\nspec: {containers: [{name: c, image: busybox}]}\n');
+    writeFileSync(
+      join(dir, 'm', 'p.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: kept}\nspec: {containers: [{name: c, image: busybox}]}\n',
+    );
     const lines: string[] = [];
     const destination = new Writable({
       write(chunk, _e, cb) {
@@ -38,7 +42,13 @@ describe('FileSource listing', () => {
         cb();
       },
     });
-    const s = new FileSource({ path: join(dir, 'm'), nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock });
+    const s = new FileSource({
+      path: join(dir, 'm'),
+      nodeName: 'n1',
+      periodMs: 1000,
+      logger: createLogger({ destination, level: 'info' }),
+      clock: realClock,
+    });
     const names = async () => (await s.readAll()).map((p) => p.metadata.name);
     expect(await names()).toEqual(['kept-n1']);
     failing.add(join(dir, 'm'));

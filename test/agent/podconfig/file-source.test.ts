@@ -12,7 +12,11 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { FileSource, type FileSourceDeps } from '../../../src/agent/podconfig/file.js';
 import { fileSignature, SETTLED_MS, unchangedSince } from '../../../src/agent/podconfig/read-manifest.js';
-import { decodeManifestsOffThread, OFF_THREAD_BYTES, type ManifestDecoder } from '../../../src/agent/podconfig/decode-off-thread.js';
+import {
+  decodeManifestsOffThread,
+  OFF_THREAD_BYTES,
+  type ManifestDecoder,
+} from '../../../src/agent/podconfig/decode-off-thread.js';
 import type { Pod } from '../../../src/api/types.js';
 import { decodeManifests, MAX_MANIFEST_BYTES } from '../../../src/agent/podconfig/decode.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -26,7 +30,8 @@ export const ALIAS_BOMB = [
   ...'bcdefghi'.split('').map((x, i) => `${x}: &${x} [${Array(9).fill(`*${'abcdefgh'[i]}`).join(',')}]`),
 ].join('\n');
 
-const pod = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "1"]}]}\n`;
+const pod = (name: string) =>
+  `apiVersion: v1\nkind: Pod\nmetadata: {name: ${name}}\nspec: {containers: [{name: c, image: busybox, command: [sleep, "1"]}]}\n`;
 
 function source(path: string, extra: Partial<FileSourceDeps> = {}) {
   const lines: Record<string, unknown>[] = [];
@@ -36,7 +41,14 @@ function source(path: string, extra: Partial<FileSourceDeps> = {}) {
       cb();
     },
   });
-  const s = new FileSource({ path, nodeName: 'n1', periodMs: 1000, logger: createLogger({ destination, level: 'info' }), clock: realClock, ...extra });
+  const s = new FileSource({
+    path,
+    nodeName: 'n1',
+    periodMs: 1000,
+    logger: createLogger({ destination, level: 'info' }),
+    clock: realClock,
+    ...extra,
+  });
   return { s, lines, messages: () => lines.map((l) => String(l.msg)) };
 }
 
@@ -48,10 +60,18 @@ describe('decodeManifests bounds', () => {
   });
   it('brackets inside double-quoted strings are text, not nesting', () => {
     const cmd = ['sh', '-c', `echo "${'['.repeat(200)}" '${'{'.repeat(150)}'`];
-    const doc = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: 'i', command: cmd }] } };
+    const doc = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers: [{ name: 'c', image: 'i', command: cmd }] },
+    };
     for (const [text, name] of [
       [JSON.stringify(doc), 'p.json'],
-      [`apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n    command: ${JSON.stringify(cmd)}\n`, 'p.yaml'],
+      [
+        `apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: i\n    command: ${JSON.stringify(cmd)}\n`,
+        'p.yaml',
+      ],
     ]) {
       const r = decodeManifests(text, name);
       expect(r.errors).toEqual([]);
@@ -61,19 +81,35 @@ describe('decodeManifests bounds', () => {
   it('deep nesting, oversized text and huge annotations are errors', () => {
     expect(decodeManifests(`a: ${'['.repeat(150)}${']'.repeat(150)}`, 'deep').errors[0]).toMatch(/^deep: /);
     // JSON takes the native parser's path: the same bounds hold, and a million levels cannot overflow it
-    expect(decodeManifests(`{"a": ${'['.repeat(150)}${']'.repeat(150)}}`, 'deep.json').errors).toEqual(['deep.json: nested too deeply (more than 100 levels)']);
-    expect(decodeManifests(`${'['.repeat(1e6)}${']'.repeat(1e6)}`, 'deeper.json').errors).toEqual(['deeper.json: nested too deeply (more than 100 levels)']);
-    expect(decodeManifests(`[${'0,'.repeat(1_100_000)}0]`, 'wide.json').errors).toEqual(['wide.json: too many values (more than 1000000)']);
-    expect(decodeManifests(`[${'[],'.repeat(1_100_000)}[]]`, 'wide.json').errors).toEqual(['wide.json: too many values (more than 1000000)']);
-    expect(decodeManifests(`a: [${'{},'.repeat(1_100_000)}{}]`, 'wide.yaml').errors).toEqual(['wide.yaml: too many values (more than 1000000)']);
+    expect(decodeManifests(`{"a": ${'['.repeat(150)}${']'.repeat(150)}}`, 'deep.json').errors).toEqual([
+      'deep.json: nested too deeply (more than 100 levels)',
+    ]);
+    expect(decodeManifests(`${'['.repeat(1e6)}${']'.repeat(1e6)}`, 'deeper.json').errors).toEqual([
+      'deeper.json: nested too deeply (more than 100 levels)',
+    ]);
+    expect(decodeManifests(`[${'0,'.repeat(1_100_000)}0]`, 'wide.json').errors).toEqual([
+      'wide.json: too many values (more than 1000000)',
+    ]);
+    expect(decodeManifests(`[${'[],'.repeat(1_100_000)}[]]`, 'wide.json').errors).toEqual([
+      'wide.json: too many values (more than 1000000)',
+    ]);
+    expect(decodeManifests(`a: [${'{},'.repeat(1_100_000)}{}]`, 'wide.yaml').errors).toEqual([
+      'wide.yaml: too many values (more than 1000000)',
+    ]);
     // YAML's flow collections too: the parser recursed until the stack overflowed ("Maximum call stack size exceeded", 0.6 s here)
     expect(decodeManifests(`a: ${'['.repeat(40_000)}${']'.repeat(40_000)}`, 'deep.yaml').errors).toEqual([
       'deep.yaml: nested too deeply (more than 100 levels)',
     ]);
-    expect(decodeManifests(`a: ${'{b: '.repeat(150)}c${'}'.repeat(150)}`, 'deep.yaml').errors).toEqual(['deep.yaml: nested too deeply (more than 100 levels)']);
-    expect(decodeManifests('x'.repeat(MAX_MANIFEST_BYTES + 1), 'big').errors).toEqual([`big: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`]);
+    expect(decodeManifests(`a: ${'{b: '.repeat(150)}c${'}'.repeat(150)}`, 'deep.yaml').errors).toEqual([
+      'deep.yaml: nested too deeply (more than 100 levels)',
+    ]);
+    expect(decodeManifests('x'.repeat(MAX_MANIFEST_BYTES + 1), 'big').errors).toEqual([
+      `big: manifest is larger than ${MAX_MANIFEST_BYTES} bytes`,
+    ]);
     const ann = `apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: "${'x'.repeat(300 * 1024)}"}}\nspec: {containers: [{name: c, image: i}]}\n`;
-    expect(decodeManifests(ann, 'ann').errors[0]).toContain('metadata.annotations: Too long: must have at most 262144 bytes');
+    expect(decodeManifests(ann, 'ann').errors[0]).toContain(
+      'metadata.annotations: Too long: must have at most 262144 bytes',
+    );
   });
 });
 
@@ -133,7 +169,10 @@ describe('FileSource', () => {
       `duplicate pod name "same-n1" in namespace "default": defined by ${join(d, 'a.yaml')} and ${join(d, 'b.yaml')}; ignoring the one in ${join(d, 'b.yaml')}`,
     ]);
     writeFileSync(join(d, 'b.yaml'), pod('other'));
-    expect((await s.readAll()).map((p) => p.metadata.name).sort((a, b) => String(a).localeCompare(String(b)))).toEqual(['other-n1', 'same-n1']);
+    expect((await s.readAll()).map((p) => p.metadata.name).sort((a, b) => String(a).localeCompare(String(b)))).toEqual([
+      'other-n1',
+      'same-n1',
+    ]);
     writeFileSync(join(d, 'b.yaml'), pod('same'));
     await s.readAll();
     expect(messages().filter((x) => x.startsWith('duplicate pod name'))).toHaveLength(2);

@@ -17,10 +17,26 @@ describe('mergeSnapshot', () => {
     ['1', mergeSnapshot(new Map(), [pod('1', 'a')], 'file', 'old').adds[0]],
     ['2', mergeSnapshot(new Map(), [pod('2', 'b')], 'file', 'old').adds[0]],
   ]);
-  const table: { name: string; snapshot: Pod[]; want: { adds: string[]; updates: string[]; removes: string[]; reconciles: string[]; errors?: number } }[] = [
-    { name: 'same snapshot: no updates', snapshot: [pod('1', 'a'), pod('2', 'b')], want: { adds: [], updates: [], removes: [], reconciles: [] } },
-    { name: 'new pod: ADD', snapshot: [pod('1', 'a'), pod('2', 'b'), pod('3', 'c')], want: { adds: ['c'], updates: [], removes: [], reconciles: [] } },
-    { name: 'pod gone: REMOVE', snapshot: [pod('1', 'a')], want: { adds: [], updates: [], removes: ['b'], reconciles: [] } },
+  const table: {
+    name: string;
+    snapshot: Pod[];
+    want: { adds: string[]; updates: string[]; removes: string[]; reconciles: string[]; errors?: number };
+  }[] = [
+    {
+      name: 'same snapshot: no updates',
+      snapshot: [pod('1', 'a'), pod('2', 'b')],
+      want: { adds: [], updates: [], removes: [], reconciles: [] },
+    },
+    {
+      name: 'new pod: ADD',
+      snapshot: [pod('1', 'a'), pod('2', 'b'), pod('3', 'c')],
+      want: { adds: ['c'], updates: [], removes: [], reconciles: [] },
+    },
+    {
+      name: 'pod gone: REMOVE',
+      snapshot: [pod('1', 'a')],
+      want: { adds: [], updates: [], removes: ['b'], reconciles: [] },
+    },
     {
       name: 'spec changed: UPDATE',
       snapshot: [pod('1', 'a', { restartPolicy: 'Never' }), pod('2', 'b')],
@@ -41,12 +57,21 @@ describe('mergeSnapshot', () => {
       snapshot: [pod('1', 'a'), pod('2', 'b'), pod('9', 'a')],
       want: { adds: [], updates: [], removes: [], reconciles: [], errors: 1 },
     },
-    { name: 'empty snapshot: REMOVE all', snapshot: [], want: { adds: [], updates: [], removes: ['a', 'b'], reconciles: [] } },
+    {
+      name: 'empty snapshot: REMOVE all',
+      snapshot: [],
+      want: { adds: [], updates: [], removes: ['a', 'b'], reconciles: [] },
+    },
   ];
   for (const c of table) {
     it(c.name, () => {
       const r = mergeSnapshot(prev, c.snapshot, 'file', SEEN);
-      expect({ adds: names(r.adds), updates: names(r.updates), removes: names(r.removes), reconciles: names(r.reconciles) }).toEqual({
+      expect({
+        adds: names(r.adds),
+        updates: names(r.updates),
+        removes: names(r.removes),
+        reconciles: names(r.reconciles),
+      }).toEqual({
         adds: c.want.adds,
         updates: c.want.updates,
         removes: c.want.removes,
@@ -57,7 +82,10 @@ describe('mergeSnapshot', () => {
   }
   it('annotates source and keeps the first seen time', () => {
     const r = mergeSnapshot(prev, [pod('1', 'a', { restartPolicy: 'Never' }), pod('3', 'c')], 'file', SEEN);
-    expect(r.updates[0].metadata.annotations).toMatchObject({ 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.seen': 'old' });
+    expect(r.updates[0].metadata.annotations).toMatchObject({
+      'kubernetes.io/config.source': 'file',
+      'kubernetes.io/config.seen': 'old',
+    });
     expect(r.adds[0].metadata.annotations).toMatchObject({ 'kubernetes.io/config.seen': SEEN });
   });
 });
@@ -82,19 +110,37 @@ describe('decodeManifests', () => {
     expect(fromJson).toEqual(fromYaml);
   });
   it('gives JSON that is not one valid document to the YAML parser: several documents, a syntax error', () => {
-    expect(names(decodeManifests(`${JSON.stringify(pod('', 'x'))}\n---\n${JSON.stringify(pod('', 'y'))}`, 'f.json').pods)).toEqual(['x', 'y']);
+    expect(
+      names(decodeManifests(`${JSON.stringify(pod('', 'x'))}\n---\n${JSON.stringify(pod('', 'y'))}`, 'f.json').pods),
+    ).toEqual(['x', 'y']);
     const broken = decodeManifests('{"kind": "Pod", "metadata": {"name": "a"', 'f.json');
     expect(broken.pods).toEqual([]);
     expect(broken.errors[0]).toMatch(/^f\.json: /);
   });
   const bad: [string, string, RegExp][] = [
     ['YAML syntax', 'metadata: {name: a\nspec: [', /f.yaml/],
-    ['no containers', 'kind: Pod\nmetadata: {name: a}\nspec: {containers: []}', /spec.containers: must have at least one container/],
+    [
+      'no containers',
+      'kind: Pod\nmetadata: {name: a}\nspec: {containers: []}',
+      /spec.containers: must have at least one container/,
+    ],
     ['missing image', 'kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}', /spec.containers.0.image/],
-    ['bad name', 'kind: Pod\nmetadata: {name: A_B}\nspec: {containers: [{name: c, image: i}]}', /metadata.name: must be a DNS-1123 subdomain/],
+    [
+      'bad name',
+      'kind: Pod\nmetadata: {name: A_B}\nspec: {containers: [{name: c, image: i}]}',
+      /metadata.name: must be a DNS-1123 subdomain/,
+    ],
     ['wrong kind', 'kind: Service\nmetadata: {name: a}', /kind "Service" is not Pod/],
-    ['duplicate container', 'kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}, {name: c, image: i}]}', /Duplicate value: "c"/],
-    ['bad restartPolicy', 'kind: Pod\nmetadata: {name: a}\nspec: {restartPolicy: Sometimes, containers: [{name: c, image: i}]}', /restartPolicy/],
+    [
+      'duplicate container',
+      'kind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}, {name: c, image: i}]}',
+      /Duplicate value: "c"/,
+    ],
+    [
+      'bad restartPolicy',
+      'kind: Pod\nmetadata: {name: a}\nspec: {restartPolicy: Sometimes, containers: [{name: c, image: i}]}',
+      /restartPolicy/,
+    ],
   ];
   for (const [name, text, re] of bad) {
     it(`reports ${name} and yields no pod`, () => {
@@ -120,7 +166,10 @@ describe('toStaticPod', () => {
     const a = toStaticPod(raw, { nodeName: 'Node1', kind: 'file', location: '/etc/m/web.yaml' });
     const b = toStaticPod(raw, { nodeName: 'Node1', kind: 'file', location: '/etc/m/web.yaml' });
     const other = toStaticPod(raw, { nodeName: 'Node1', kind: 'file', location: '/etc/m/other.yaml' });
-    const changed = toStaticPod({ ...raw, spec: { ...raw.spec, restartPolicy: 'Never' } }, { nodeName: 'Node1', kind: 'file', location: '/etc/m/web.yaml' });
+    const changed = toStaticPod(
+      { ...raw, spec: { ...raw.spec, restartPolicy: 'Never' } },
+      { nodeName: 'Node1', kind: 'file', location: '/etc/m/web.yaml' },
+    );
     expect(a.metadata.name).toBe('web-node1');
     expect(a.metadata.uid).toMatch(/^[0-9a-f]{32}$/);
     expect(a.metadata.uid).toBe(b.metadata.uid);
@@ -134,7 +183,11 @@ describe('toStaticPod', () => {
       dnsPolicy: 'ClusterFirst',
       tolerations: [{ operator: 'Exists', effect: 'NoExecute' }],
     });
-    expect(a.spec.containers[0]).toMatchObject({ imagePullPolicy: 'Always', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+    expect(a.spec.containers[0]).toMatchObject({
+      imagePullPolicy: 'Always',
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+    });
     expect(a.status).toEqual({ phase: 'Pending' });
   });
 });

@@ -45,7 +45,10 @@ async function rawServer(onConn: (s: net.Socket) => void): Promise<number> {
 }
 
 const get = (p: number, path = '/', o: { headers?: [string, string][]; timeoutMs?: number } = {}) =>
-  probeGet(new URL(`http://127.0.0.1:${p}${path}`), o.headers ?? [], { timeoutMs: o.timeoutMs ?? 2000, maxBody: 10 * 1024 });
+  probeGet(new URL(`http://127.0.0.1:${p}${path}`), o.headers ?? [], {
+    timeoutMs: o.timeoutMs ?? 2000,
+    maxBody: 10 * 1024,
+  });
 
 describe('probeGet', () => {
   it('reads content-length and chunked bodies; sends the headers in order, repeats kept, Connection: close', async () => {
@@ -61,7 +64,9 @@ describe('probeGet', () => {
     const last = seen.at(-1)!;
     const pairs = (raw: string[]) => raw.flatMap((v, i) => (i % 2 ? [] : [`${v.toLowerCase()}: ${raw[i + 1]}`]));
     expect(last.url).toBe('/ok?x=1');
-    expect(pairs(last.raw).sort()).toEqual([`host: 127.0.0.1:${port}`, 'x-a: 1', 'x-a: 2', 'user-agent: kube-probe/1.32', 'connection: close'].sort());
+    expect(pairs(last.raw).sort()).toEqual(
+      [`host: 127.0.0.1:${port}`, 'x-a: 1', 'x-a: 2', 'user-agent: kube-probe/1.32', 'connection: close'].sort(),
+    );
     expect(pairs(last.raw).filter((p) => p.startsWith('x-a'))).toEqual(['x-a: 1', 'x-a: 2']);
     expect((await get(port, '/chunked')).body).toBe('one,two');
     expect((await get(port, '/big')).body).toHaveLength(10 * 1024);
@@ -75,14 +80,18 @@ describe('probeGet', () => {
   });
 
   it('finishes on content-length even when the server keeps the connection open; reads HTTP/1.0 to EOF; skips an interim 100', async () => {
-    const keep = await rawServer((c) => c.write('HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 3\r\n\r\nabc'));
+    const keep = await rawServer((c) =>
+      c.write('HTTP/1.1 302 Found\r\nLocation: /next\r\nContent-Length: 3\r\n\r\nabc'),
+    );
     expect(await get(keep, '/', { timeoutMs: 1000 })).toEqual({ status: 302, location: '/next', body: 'abc' });
     const old = await rawServer((c) => {
       c.write('HTTP/1.0 200 OK\r\n\r\npart1 ');
       setTimeout(() => c.end('part2'), 20);
     });
     expect(await get(old)).toEqual({ status: 200, location: undefined, body: 'part1 part2' });
-    const interim = await rawServer((c) => c.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n'));
+    const interim = await rawServer((c) =>
+      c.end('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Unavailable\r\nContent-Length: 0\r\n\r\n'),
+    );
     expect((await get(interim)).status).toBe(503);
   });
 

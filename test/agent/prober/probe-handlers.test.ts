@@ -45,7 +45,9 @@ beforeAll(async () => {
     (b: Buffer) => b,
     'unary',
   );
-  grpcPort = await new Promise<number>((r, j) => health.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+  grpcPort = await new Promise<number>((r, j) =>
+    health.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+  );
 });
 afterAll(async () => {
   server.close();
@@ -63,7 +65,12 @@ const target = (over: Partial<Parameters<typeof runProbeAction>[1]> = {}) => ({
 
 describe('probe handlers', () => {
   it('httpGet: 2xx succeeds, redirects on the same host are followed, another host ends in success, 5xx fails, the User-Agent is kube-probe', async () => {
-    expect(await runProbeAction({ httpGet: { path: '/ok', port: 'web', httpHeaders: [{ name: 'X-Test', value: 'yes' }] } }, target())).toEqual({
+    expect(
+      await runProbeAction(
+        { httpGet: { path: '/ok', port: 'web', httpHeaders: [{ name: 'X-Test', value: 'yes' }] } },
+        target(),
+      ),
+    ).toEqual({
       result: 'success',
       output: 'fine',
     });
@@ -149,19 +156,25 @@ describe('probe handlers', () => {
       'unary',
     );
     const bind = (s: grpc.Server) =>
-      new Promise<number>((r, j) => s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))));
+      new Promise<number>((r, j) =>
+        s.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? j(e) : r(p))),
+      );
     const [barePort, slowPort] = [await bind(bare), await bind(slow)];
     try {
       const unimpl = await runProbeAction({ grpc: { port: barePort } }, target());
       expect(unimpl.result).toBe('failure');
-      expect(unimpl.output).toMatch(/^error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /);
+      expect(unimpl.output).toMatch(
+        /^error: this server does not implement the grpc health protocol \(grpc\.health\.v1\.Health\): /,
+      );
       expect(await runProbeAction({ grpc: { port: slowPort } }, target({ timeoutMs: 300 }))).toEqual({
         result: 'failure',
         output: 'timeout: health rpc did not complete within 0.3s',
       });
       bare.forceShutdown();
       const refused = await runProbeAction({ grpc: { port: barePort } }, target());
-      expect(refused.output).toMatch(new RegExp(`^timeout: failed to connect service "127\\.0\\.0\\.1:${barePort}" within 1s: .*ECONNREFUSED`));
+      expect(refused.output).toMatch(
+        new RegExp(`^timeout: failed to connect service "127\\.0\\.0\\.1:${barePort}" within 1s: .*ECONNREFUSED`),
+      );
     } finally {
       bare.forceShutdown();
       slow.forceShutdown();
@@ -172,11 +185,19 @@ describe('probe handlers', () => {
     const runtime = {
       execSync: async (_id: string, cmd: string[]) => {
         if (cmd[0] === 'slow') throw Object.assign(new Error('timed out'), { code: 'Timeout' });
-        return { stdout: Buffer.from(cmd[0] === 'ok' ? '' : 'not ready\n'), stderr: Buffer.alloc(0), exit_code: cmd[0] === 'ok' ? 0 : 1 };
+        return {
+          stdout: Buffer.from(cmd[0] === 'ok' ? '' : 'not ready\n'),
+          stderr: Buffer.alloc(0),
+          exit_code: cmd[0] === 'ok' ? 0 : 1,
+        };
       },
     } as unknown as RuntimeService;
     expect((await runProbeAction({ exec: { command: ['ok'] } }, target({ runtime }))).result).toBe('success');
-    expect(await runProbeAction({ exec: { command: ['bad'] } }, target({ runtime }))).toEqual({ result: 'failure', output: 'not ready\n', exitCode: 1 });
+    expect(await runProbeAction({ exec: { command: ['bad'] } }, target({ runtime }))).toEqual({
+      result: 'failure',
+      output: 'not ready\n',
+      exitCode: 1,
+    });
     expect(await runProbeAction({ exec: { command: ['slow', 'x'] } }, target({ runtime }))).toEqual({
       result: 'failure',
       output: 'command "slow x" timed out',

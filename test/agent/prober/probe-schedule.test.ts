@@ -31,5 +31,7 @@ describe('probe schedule', () => {
     [100_000, 125_000, 10_000, 130_000], // ticks already past are dropped (110 s, 120 s)
     [100_000, 110_000, 10_000, 120_000], // a tick due exactly now is past
     [100_000, 100_050, 1_000, 101_000],
-  ])('after %i at now=%i with period %i → %i', (prev, now, period, due) => expect(nextDue(prev, now, period)).toBe(due));
+  ])('after %i at now=%i with period %i → %i', (prev, now, period, due) =>
+    expect(nextDue(prev, now, period)).toBe(due),
+  );
 });

@@ -18,7 +18,15 @@ import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-st
 const flush = () => new Promise((r) => setImmediate(r));
 const pod: Pod = {
   metadata: { name: 'p', namespace: 'default', uid: 'u1' },
-  spec: { containers: [{ name: 'c', image: 'i', livenessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 } }] },
+  spec: {
+    containers: [
+      {
+        name: 'c',
+        image: 'i',
+        livenessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 },
+      },
+    ],
+  },
 };
 const rs = (id: string, state: 'running' | 'exited'): PodRuntimeStatus => ({
   uid: 'u1',
@@ -76,7 +84,13 @@ describe('ProberManager (fake clock)', () => {
         return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: 0 };
       },
     } as unknown as RuntimeService;
-    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0.5 });
+    const m = new ProberManager({
+      runtime,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: (u) => changes.push(u),
+      random: () => 0.5,
+    });
     m.syncPod(pod, rs('c1', 'running'), '10.0.0.1');
     await run(clock, 3600);
     expect(calls).toBeGreaterThanOrEqual(355);
@@ -95,7 +109,13 @@ describe('ProberManager (fake clock)', () => {
       },
     } as unknown as RuntimeService;
     const changes: string[] = [];
-    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0 });
+    const m = new ProberManager({
+      runtime,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: (u) => changes.push(u),
+      random: () => 0,
+    });
     m.syncPod(pod, rs('c1', 'exited'), '10.0.0.1');
     await run(clock, 60);
     expect(calls).toBe(0);
@@ -133,8 +153,19 @@ describe('ProberManager (fake clock)', () => {
     };
     const { at, runtime } = recordingRuntime(clock);
     let r = 0;
-    const m = new ProberManager({ runtime, clock: counting, logger: createLogger({ level: 'fatal' }), onChange: () => {}, random: () => (r++ % 97) / 97 });
-    for (let i = 0; i < 100; i++) m.syncPod({ ...pod, metadata: { ...pod.metadata, uid: `u${i}` } }, { ...rs(`c${i}`, 'running'), uid: `u${i}` }, '10.0.0.1');
+    const m = new ProberManager({
+      runtime,
+      clock: counting,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: () => {},
+      random: () => (r++ % 97) / 97,
+    });
+    for (let i = 0; i < 100; i++)
+      m.syncPod(
+        { ...pod, metadata: { ...pod.metadata, uid: `u${i}` } },
+        { ...rs(`c${i}`, 'running'), uid: `u${i}` },
+        '10.0.0.1',
+      );
     expect(timers).toBeLessThanOrEqual(11);
     await run(clock, 60);
     expect(at.length).toBeGreaterThanOrEqual(500);
@@ -146,11 +177,25 @@ describe('ProberManager (fake clock)', () => {
     const clock = new FakeClock(1_000_000);
     const { at, runtime } = recordingRuntime(clock);
     const changes: string[] = [];
-    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0.99 });
+    const m = new ProberManager({
+      runtime,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: (u) => changes.push(u),
+      random: () => 0.99,
+    });
     clock.advance(60_000);
     const ready: Pod = {
       ...pod,
-      spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['check'] }, periodSeconds: 30, initialDelaySeconds: 2 } }] },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            readinessProbe: { exec: { command: ['check'] }, periodSeconds: 30, initialDelaySeconds: 2 },
+          },
+        ],
+      },
     };
     const started = clock.now();
     m.syncPod(ready, rs('c1', 'exited'), '10.0.0.1');
@@ -178,7 +223,13 @@ describe('ProberManager (fake clock)', () => {
         return { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), exit_code: ok ? 0 : 1 };
       },
     } as unknown as RuntimeService;
-    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: () => {}, random: () => 0.5 });
+    const m = new ProberManager({
+      runtime,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: () => {},
+      random: () => 0.5,
+    });
     const startupPod: Pod = {
       ...pod,
       spec: {
@@ -225,7 +276,12 @@ describe('ProberManager (fake clock)', () => {
         events: { record: (_ref, type, reason, message) => events.push({ type, reason, message }) },
         random: () => 0,
       });
-      const redirected: Pod = { ...pod, spec: { containers: [{ name: 'c', image: 'i', livenessProbe: { httpGet: { path: '/', port }, periodSeconds: 1 } }] } };
+      const redirected: Pod = {
+        ...pod,
+        spec: {
+          containers: [{ name: 'c', image: 'i', livenessProbe: { httpGet: { path: '/', port }, periodSeconds: 1 } }],
+        },
+      };
       m.syncPod(redirected, rs('c1', 'running'), '127.0.0.1');
       await until(async () => {
         clock.advance(1000);
@@ -253,8 +309,17 @@ describe('ProberManager (fake clock)', () => {
         }),
     } as unknown as RuntimeService;
     const changes: string[] = [];
-    const m = new ProberManager({ runtime, clock, logger: createLogger({ level: 'fatal' }), onChange: (u) => changes.push(u), random: () => 0 });
-    const one: Pod = { ...pod, spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['check'] } } }] } };
+    const m = new ProberManager({
+      runtime,
+      clock,
+      logger: createLogger({ level: 'fatal' }),
+      onChange: (u) => changes.push(u),
+      random: () => 0,
+    });
+    const one: Pod = {
+      ...pod,
+      spec: { containers: [{ name: 'c', image: 'i', readinessProbe: { exec: { command: ['check'] } } }] },
+    };
     m.syncPod(one, rs('c1', 'running'), '10.0.0.1');
     await run(clock, 2);
     expect(answer).toBeDefined();

@@ -28,7 +28,9 @@ const ctr = (name: string, over: Partial<RuntimeContainer> = {}): RuntimeContain
   message: '',
   image: 'busybox',
   imageRef: 'sha256:x',
-  hash: basePod.spec.containers.some((c) => c.name === name) ? containerHash(basePod.spec.containers.find((c) => c.name === name)!) : '',
+  hash: basePod.spec.containers.some((c) => c.name === name)
+    ? containerHash(basePod.spec.containers.find((c) => c.name === name)!)
+    : '',
   restartCount: 0,
   logPath: '',
   sandboxId: 's1',
@@ -95,7 +97,12 @@ const cases: Case[] = [
     status: status([ctr('a'), exited('b', 1)]),
     want: {
       start: [
-        { name: 'b', init: false, restartCount: 1, backoff: { key: backoffKey('u1', 'b', containerHash(basePod.spec.containers[1])), eventMs: NOW - 2000 } },
+        {
+          name: 'b',
+          init: false,
+          restartCount: 1,
+          backoff: { key: backoffKey('u1', 'b', containerHash(basePod.spec.containers[1])), eventMs: NOW - 2000 },
+        },
       ],
       backoff: [],
     },
@@ -103,21 +110,43 @@ const cases: Case[] = [
   {
     name: 'crashed container within backoff: held as CrashLoopBackOff',
     status: status([ctr('a'), exited('b', 1, 1)]),
-    backoff: { [backoffKey('u1', 'b', containerHash(basePod.spec.containers[1]))]: { delayMs: 10_000, lastUpdateMs: NOW - 20_000 } },
+    backoff: {
+      [backoffKey('u1', 'b', containerHash(basePod.spec.containers[1]))]: {
+        delayMs: 10_000,
+        lastUpdateMs: NOW - 20_000,
+      },
+    },
     want: {
       start: [],
       killPod: false,
-      backoff: [{ name: 'b', init: false, remainingMs: 8000, message: 'back-off 10s restarting failed container=b pod=p_default(u1)' }],
+      backoff: [
+        {
+          name: 'b',
+          init: false,
+          remainingMs: 8000,
+          message: 'back-off 10s restarting failed container=b pod=p_default(u1)',
+        },
+      ],
     },
   },
   {
     name: 'backoff expired: restart',
     status: status([ctr('a'), exited('b', 1, 1, NOW - 15_000)]),
-    backoff: { [backoffKey('u1', 'b', containerHash(basePod.spec.containers[1]))]: { delayMs: 10_000, lastUpdateMs: NOW - 30_000 } },
+    backoff: {
+      [backoffKey('u1', 'b', containerHash(basePod.spec.containers[1]))]: {
+        delayMs: 10_000,
+        lastUpdateMs: NOW - 30_000,
+      },
+    },
     want: {
       backoff: [],
       start: [
-        { name: 'b', init: false, restartCount: 2, backoff: { key: backoffKey('u1', 'b', containerHash(basePod.spec.containers[1])), eventMs: NOW - 15_000 } },
+        {
+          name: 'b',
+          init: false,
+          restartCount: 2,
+          backoff: { key: backoffKey('u1', 'b', containerHash(basePod.spec.containers[1])), eventMs: NOW - 15_000 },
+        },
       ],
     },
   },
@@ -143,7 +172,14 @@ const cases: Case[] = [
     name: 'spec hash changed: kill and restart',
     status: status([ctr('a', { hash: 'deadbeef' }), ctr('b')]),
     want: {
-      kill: [{ id: 'a-0', name: 'a', reason: 'Container spec hash changed', message: 'Container a definition changed, will be restarted' }],
+      kill: [
+        {
+          id: 'a-0',
+          name: 'a',
+          reason: 'Container spec hash changed',
+          message: 'Container a definition changed, will be restarted',
+        },
+      ],
       start: [{ name: 'a', init: false, restartCount: 1 }],
     },
   },
@@ -174,7 +210,12 @@ const initCases: Case[] = [
     status: status([], []),
     want: { createSandbox: true, start: [{ name: 'i1', init: true, restartCount: 0 }] },
   },
-  { name: 'init: running init container is waited for', pod: initPod, status: status([ictr('i1', {})]), want: { start: [], killPod: false } },
+  {
+    name: 'init: running init container is waited for',
+    pod: initPod,
+    status: status([ictr('i1', {})]),
+    want: { start: [], killPod: false },
+  },
   {
     name: 'init: first done, second starts',
     pod: initPod,
@@ -184,7 +225,10 @@ const initCases: Case[] = [
   {
     name: 'init: all done, regular containers start',
     pod: initPod,
-    status: status([ictr('i2', { state: 'exited', exitCode: 0, id: 'i2' }), ictr('i1', { state: 'exited', exitCode: 0, id: 'i1' })]),
+    status: status([
+      ictr('i2', { state: 'exited', exitCode: 0, id: 'i2' }),
+      ictr('i1', { state: 'exited', exitCode: 0, id: 'i1' }),
+    ]),
     want: {
       start: [
         { name: 'a', init: false, restartCount: 0 },
@@ -198,7 +242,12 @@ const initCases: Case[] = [
     status: status([ictr('i1', { state: 'exited', exitCode: 1, finishedAt: NOW - 1 })]),
     want: {
       start: [
-        { name: 'i1', init: true, restartCount: 1, backoff: { key: backoffKey('u1', 'i1', containerHash(initPod.spec.initContainers![0])), eventMs: NOW - 1 } },
+        {
+          name: 'i1',
+          init: true,
+          restartCount: 1,
+          backoff: { key: backoffKey('u1', 'i1', containerHash(initPod.spec.initContainers![0])), eventMs: NOW - 1 },
+        },
       ],
     },
   },
@@ -216,7 +265,14 @@ const probeCases: Case[] = [
     status: status([ctr('a'), ctr('b')]),
     probes: { 'liveness/a': 'failure' },
     want: {
-      kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted' }],
+      kill: [
+        {
+          id: 'a-0',
+          name: 'a',
+          reason: 'Container a failed liveness probe',
+          message: 'Container a failed liveness probe, will be restarted',
+        },
+      ],
       start: [{ name: 'a', init: false, restartCount: 1 }],
     },
   },
@@ -225,7 +281,14 @@ const probeCases: Case[] = [
     status: status([ctr('a'), ctr('b')]),
     probes: { 'startup/b': 'failure' },
     want: {
-      kill: [{ id: 'b-0', name: 'b', reason: 'Container b failed startup probe', message: 'Container b failed startup probe, will be restarted' }],
+      kill: [
+        {
+          id: 'b-0',
+          name: 'b',
+          reason: 'Container b failed startup probe',
+          message: 'Container b failed startup probe, will be restarted',
+        },
+      ],
       start: [{ name: 'b', init: false, restartCount: 1 }],
     },
   },
@@ -235,7 +298,14 @@ const probeCases: Case[] = [
     status: status([ctr('a'), ctr('b')]),
     probes: { 'liveness/a': 'failure' },
     want: {
-      kill: [{ id: 'a-0', name: 'a', reason: 'Container a failed liveness probe', message: 'Container a failed liveness probe, will be restarted' }],
+      kill: [
+        {
+          id: 'a-0',
+          name: 'a',
+          reason: 'Container a failed liveness probe',
+          message: 'Container a failed liveness probe, will be restarted',
+        },
+      ],
       start: [],
     },
   },
@@ -246,13 +316,21 @@ const probeCases: Case[] = [
       spec: {
         ...basePod.spec,
         containers: [
-          { ...basePod.spec.containers[0], livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 } },
+          {
+            ...basePod.spec.containers[0],
+            livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 },
+          },
           basePod.spec.containers[1],
         ],
       },
     },
     status: status([
-      ctr('a', { hash: containerHash({ ...basePod.spec.containers[0], livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 } }) }),
+      ctr('a', {
+        hash: containerHash({
+          ...basePod.spec.containers[0],
+          livenessProbe: { exec: { command: ['x'] }, terminationGracePeriodSeconds: 3 },
+        }),
+      }),
       ctr('b'),
     ]),
     probes: { 'liveness/a': 'failure' },
@@ -294,9 +372,19 @@ const probeGracePod: Pod = {
   spec: {
     ...sidecarPod.spec,
     initContainers: [
-      { name: 's1', image: 'busybox', restartPolicy: 'Always', startupProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 5 } },
+      {
+        name: 's1',
+        image: 'busybox',
+        restartPolicy: 'Always',
+        startupProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 5 },
+      },
       { name: 'i1', image: 'busybox' },
-      { name: 's2', image: 'busybox', restartPolicy: 'Always', livenessProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 7 } },
+      {
+        name: 's2',
+        image: 'busybox',
+        restartPolicy: 'Always',
+        livenessProbe: { exec: { command: ['true'] }, terminationGracePeriodSeconds: 7 },
+      },
     ],
   },
 };
@@ -320,7 +408,11 @@ const sidecarCases: Case[] = [
   {
     name: 'sidecar without startup probe: running is started; regular containers follow',
     pod: sidecarPod,
-    status: status([sctr('s2', { id: 's2' }), sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }), sctr('s1', { id: 's1' })]),
+    status: status([
+      sctr('s2', { id: 's2' }),
+      sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }),
+      sctr('s1', { id: 's1' }),
+    ]),
     probes: { 'startup/s1': 'success' },
     want: {
       start: [
@@ -332,7 +424,12 @@ const sidecarCases: Case[] = [
   {
     name: 'sidecar exited after the regular containers started: restarted although restartPolicy is Never',
     pod: sidecarPod,
-    status: status([ctr('a'), ctr('b'), sctr('s2', { state: 'exited', exitCode: 1, id: 's2x', finishedAt: NOW - 1 }), sctr('s1', { id: 's1' })]),
+    status: status([
+      ctr('a'),
+      ctr('b'),
+      sctr('s2', { state: 'exited', exitCode: 1, id: 's2x', finishedAt: NOW - 1 }),
+      sctr('s1', { id: 's1' }),
+    ]),
     probes: { 'startup/s1': 'success' },
     want: {
       killPod: false,
@@ -352,17 +449,39 @@ const sidecarCases: Case[] = [
     status: status([sctr('s1', { id: 's1-0' })]),
     probes: { 'startup/s1': 'failure' },
     want: {
-      kill: [{ id: 's1-0', name: 's1', reason: 'Container s1 failed startup probe', message: 'Init container s1 failed startup probe', gracePeriodSeconds: 5 }],
+      kill: [
+        {
+          id: 's1-0',
+          name: 's1',
+          reason: 'Container s1 failed startup probe',
+          message: 'Init container s1 failed startup probe',
+          gracePeriodSeconds: 5,
+        },
+      ],
       start: [{ name: 's1', init: true, restartCount: 1 }],
     },
   },
   {
     name: 'sidecar failed its liveness probe after the regular containers started: the probe’s terminationGracePeriodSeconds overrides the pod’s (regression)',
     pod: probeGracePod,
-    status: status([ctr('a'), ctr('b'), sctr('s2', { id: 's2' }), sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }), sctr('s1', { id: 's1' })]),
+    status: status([
+      ctr('a'),
+      ctr('b'),
+      sctr('s2', { id: 's2' }),
+      sctr('i1', { state: 'exited', exitCode: 0, id: 'i1' }),
+      sctr('s1', { id: 's1' }),
+    ]),
     probes: { 'startup/s1': 'success', 'liveness/s2': 'failure' },
     want: {
-      kill: [{ id: 's2', name: 's2', reason: 'Container s2 failed liveness probe', message: 'Init container s2 failed liveness probe', gracePeriodSeconds: 7 }],
+      kill: [
+        {
+          id: 's2',
+          name: 's2',
+          reason: 'Container s2 failed liveness probe',
+          message: 'Init container s2 failed liveness probe',
+          gracePeriodSeconds: 7,
+        },
+      ],
       start: [{ name: 's2', init: true, restartCount: 1 }],
     },
   },

@@ -9,7 +9,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { containerHash, fnv32a, goJsonString } from '../../../src/agent/runtime/container-hash.js';
-import { containerAnnotations, containerLabels, goLifecycleHandlerJson, sandboxLabels } from '../../../src/agent/runtime/labels.js';
+import {
+  containerAnnotations,
+  containerLabels,
+  goLifecycleHandlerJson,
+  sandboxLabels,
+} from '../../../src/agent/runtime/labels.js';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36');
 const pods = (JSON.parse(readFileSync(join(fixtures, 'pods.json'), 'utf8')) as { items: Pod[] }).items;
@@ -30,7 +35,9 @@ describe('containerHash', () => {
     expect(written.length).toBeGreaterThanOrEqual(5);
     for (const w of written) {
       const pod = pods.find((p) => p.metadata.name === w.pod)!;
-      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === w.name) as Container;
+      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find(
+        (c) => c.name === w.name,
+      ) as Container;
       expect({ ...w, hash: containerHash(container) }).toEqual(w);
     }
   });
@@ -51,7 +58,15 @@ describe('containerHash', () => {
 
 describe('the labels and annotations tskubelet writes are those a Go kubelet v1.36.2 writes', () => {
   const configs = criContainers.map(
-    (x) => x.CRI.config as { metadata: { name: string }; image?: unknown; labels?: Record<string, string>; annotations?: Record<string, string> } | undefined,
+    (x) =>
+      x.CRI.config as
+        | {
+            metadata: { name: string };
+            image?: unknown;
+            labels?: Record<string, string>;
+            annotations?: Record<string, string>;
+          }
+        | undefined,
   );
   it('on every container of the fixtures, value for value (a Go kubelet taking the node over finds its own)', () => {
     let compared = 0;
@@ -59,7 +74,9 @@ describe('the labels and annotations tskubelet writes are those a Go kubelet v1.
       const config = configs[i];
       if (!config?.image) continue;
       const pod = pods.find((p) => p.metadata.name === x.Labels['io.kubernetes.pod.name'])!;
-      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === config.metadata.name) as Container;
+      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find(
+        (c) => c.name === config.metadata.name,
+      ) as Container;
       const restartCount = Number(config.annotations!['io.kubernetes.container.restartCount']);
       expect(containerLabels(pod, container)).toEqual(config.labels);
       expect(containerAnnotations(pod, container, restartCount)).toEqual(config.annotations);
@@ -70,7 +87,9 @@ describe('the labels and annotations tskubelet writes are those a Go kubelet v1.
 
   it('writes lifecycle handlers as Go does', () => {
     expect(goLifecycleHandlerJson({ sleep: { seconds: 1 } } as never)).toBe('{"sleep":{"seconds":1}}');
-    expect(goLifecycleHandlerJson({ exec: { command: ['sh', '-c', 'a<b'] } } as never)).toBe('{"exec":{"command":["sh","-c","a\\u003cb"]}}');
+    expect(goLifecycleHandlerJson({ exec: { command: ['sh', '-c', 'a<b'] } } as never)).toBe(
+      '{"exec":{"command":["sh","-c","a\\u003cb"]}}',
+    );
     expect(goLifecycleHandlerJson({ httpGet: { port: 'http', path: '/stop?x=1', scheme: 'HTTP' } } as never)).toBe(
       '{"httpGet":{"path":"/stop?x=1","port":"http","scheme":"HTTP"}}',
     );

@@ -46,8 +46,12 @@ describe('quantities', () => {
 
 describe('Linux resources', () => {
   it('shares, quota and OOM score follow upstream', () => {
-    expect([milliCpuToShares(0), milliCpuToShares(1), milliCpuToShares(250), milliCpuToShares(1e6)]).toEqual([2, 2, 256, 262144]);
-    expect([milliCpuToQuota(0, 100_000), milliCpuToQuota(5, 100_000), milliCpuToQuota(500, 100_000)]).toEqual([0, 1000, 50_000]);
+    expect([milliCpuToShares(0), milliCpuToShares(1), milliCpuToShares(250), milliCpuToShares(1e6)]).toEqual([
+      2, 2, 256, 262144,
+    ]);
+    expect([milliCpuToQuota(0, 100_000), milliCpuToQuota(5, 100_000), milliCpuToQuota(500, 100_000)]).toEqual([
+      0, 1000, 50_000,
+    ]);
     const burst = pod({}, { resources: { requests: { memory: '2Gi' } } });
     expect(oomScoreAdj(burst, burst.spec.containers[0], 8 * GiB)).toBe(750);
     const huge = pod({}, { resources: { requests: { memory: '8Gi' } } });
@@ -62,7 +66,11 @@ describe('Linux resources', () => {
       { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } },
       { cpu_shares: 1024, oom_score_adj: -997, memory_limit_in_bytes: GiB, cpu_period: 100_000, cpu_quota: 100_000 },
     ],
-    ['limit only → request = limit', { limits: { cpu: '500m' } }, { cpu_shares: 512, oom_score_adj: 999, cpu_period: 100_000, cpu_quota: 50_000 }],
+    [
+      'limit only → request = limit',
+      { limits: { cpu: '500m' } },
+      { cpu_shares: 512, oom_score_adj: 999, cpu_period: 100_000, cpu_quota: 50_000 },
+    ],
   ])('%s', (_n, resources, want) => {
     const p = pod({}, { resources });
     expect(linuxContainerResources(p, p.spec.containers[0], ctx)).toEqual(want);
@@ -72,7 +80,15 @@ describe('Linux resources', () => {
     expect(linuxContainerResources(p, p.spec.containers[0], { ...ctx, cpuCFSQuota: false }).cpu_quota).toBeUndefined();
   });
   it("huge page limits as upstream's GetHugepageLimitsFromResources: every size the machine has, 0 unless the container's limits give it", () => {
-    const p = pod({}, { resources: { limits: { memory: '1Gi', 'hugepages-2Mi': '64Mi' }, requests: { memory: '1Gi', 'hugepages-2Mi': '64Mi' } } });
+    const p = pod(
+      {},
+      {
+        resources: {
+          limits: { memory: '1Gi', 'hugepages-2Mi': '64Mi' },
+          requests: { memory: '1Gi', 'hugepages-2Mi': '64Mi' },
+        },
+      },
+    );
     const sizes = { ...ctx, hugePageSizesKb: [2048, 1048576] };
     expect(linuxContainerResources(p, p.spec.containers[0], sizes).hugepage_limits).toEqual([
       { page_size: '2MB', limit: 64 * 2 ** 20 },
@@ -90,7 +106,9 @@ describe('Linux resources', () => {
     const c = { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' as const };
     expect(podCgroupParent(pod(), c)).toBe('/kubepods/besteffort/podu-1');
     expect(podCgroupParent(pod({}, { resources: { requests: { cpu: '1' } } }), c)).toBe('/kubepods/burstable/podu-1');
-    expect(podCgroupParent(pod({}, { resources: { limits: { cpu: '1', memory: '1Gi' } } }), c)).toBe('/kubepods/podu-1');
+    expect(podCgroupParent(pod({}, { resources: { limits: { cpu: '1', memory: '1Gi' } } }), c)).toBe(
+      '/kubepods/podu-1',
+    );
     expect(podCgroupParent(pod(), { ...c, cgroupDriver: 'systemd' })).toBe('kubepods-besteffort-podu_1.slice');
     expect(podCgroupParent(pod(), { ...c, cgroupRoot: '/custom' })).toBe('/custom/kubepods/besteffort/podu-1');
     expect(podCgroupParent(pod(), { ...c, cgroupsPerQOS: false })).toBe('/');
@@ -98,10 +116,15 @@ describe('Linux resources', () => {
 });
 
 describe('DNS config', () => {
-  const host = 'nameserver 10.0.0.2\nnameserver 10.0.0.3 # second\n; comment\nsearch corp.example lab.example.\noptions rotate timeout:2\n';
+  const host =
+    'nameserver 10.0.0.2\nnameserver 10.0.0.3 # second\n; comment\nsearch corp.example lab.example.\noptions rotate timeout:2\n';
   const node = { clusterDNS: ['10.96.0.10'], clusterDomain: 'cluster.local', resolvConf: host };
   it('parses resolv.conf', () =>
-    expect(parseResolvConf(host)).toEqual({ servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }));
+    expect(parseResolvConf(host)).toEqual({
+      servers: ['10.0.0.2', '10.0.0.3'],
+      searches: ['corp.example', 'lab.example'],
+      options: ['rotate', 'timeout:2'],
+    }));
   it.each([
     [
       'ClusterFirst',
@@ -115,7 +138,11 @@ describe('DNS config', () => {
     [
       'ClusterFirst + hostNetwork → Default',
       { hostNetwork: true },
-      { servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] },
+      {
+        servers: ['10.0.0.2', '10.0.0.3'],
+        searches: ['corp.example', 'lab.example'],
+        options: ['rotate', 'timeout:2'],
+      },
     ],
     [
       'ClusterFirstWithHostNet',
@@ -126,10 +153,25 @@ describe('DNS config', () => {
         options: ['ndots:5'],
       },
     ],
-    ['Default', { dnsPolicy: 'Default' }, { servers: ['10.0.0.2', '10.0.0.3'], searches: ['corp.example', 'lab.example'], options: ['rotate', 'timeout:2'] }],
+    [
+      'Default',
+      { dnsPolicy: 'Default' },
+      {
+        servers: ['10.0.0.2', '10.0.0.3'],
+        searches: ['corp.example', 'lab.example'],
+        options: ['rotate', 'timeout:2'],
+      },
+    ],
     [
       'None + dnsConfig',
-      { dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1'], searches: ['a.b'], options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }] } },
+      {
+        dnsPolicy: 'None',
+        dnsConfig: {
+          nameservers: ['1.1.1.1'],
+          searches: ['a.b'],
+          options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }],
+        },
+      },
       { servers: ['1.1.1.1'], searches: ['a.b'], options: ['ndots:1', 'edns0'] },
     ],
     [
@@ -144,12 +186,20 @@ describe('DNS config', () => {
   ])('%s', (_n, spec, want) => expect(podDnsConfig(pod(spec as Partial<Pod['spec']>), node)).toEqual(want));
   it('ClusterFirst without clusterDNS falls back to the node; at most 3 nameservers', () => {
     expect(podDnsConfig(pod(), { ...node, clusterDNS: [] }).servers).toEqual(['10.0.0.2', '10.0.0.3']);
-    expect(podDnsConfig(pod({ dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', '4.4.4.4'] } }), node).servers).toHaveLength(3);
+    expect(
+      podDnsConfig(
+        pod({ dnsPolicy: 'None', dnsConfig: { nameservers: ['1.1.1.1', '2.2.2.2', '3.3.3.3', '4.4.4.4'] } }),
+        node,
+      ).servers,
+    ).toHaveLength(3);
   });
 });
 
 describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNodenameForKernel)', () => {
-  const named = (spec: Record<string, unknown>, name = 'web') => ({ ...pod(spec as Partial<Pod['spec']>), metadata: { name, namespace: 'shop', uid: 'u' } });
+  const named = (spec: Record<string, unknown>, name = 'web') => ({
+    ...pod(spec as Partial<Pod['spec']>),
+    metadata: { name, namespace: 'shop', uid: 'u' },
+  });
   it('spec.hostname, else the name cut to 63 characters without a trailing "-" or "."; a subdomain gives <sub>.<ns>.svc.<domain>', () => {
     expect(podHostNameAndDomain(named({}), 'cluster.local')).toEqual({ ok: true, hostname: 'web', domain: '' });
     expect(podHostNameAndDomain(named({ hostname: 'db-0', subdomain: 'db' }), 'cluster.local')).toEqual({
@@ -157,7 +207,11 @@ describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNo
       hostname: 'db-0',
       domain: 'db.shop.svc.cluster.local',
     });
-    expect(podHostNameAndDomain(named({}, `${'a'.repeat(62)}-.b`), 'c')).toEqual({ ok: true, hostname: 'a'.repeat(62), domain: '' });
+    expect(podHostNameAndDomain(named({}, `${'a'.repeat(62)}-.b`), 'c')).toEqual({
+      ok: true,
+      hostname: 'a'.repeat(62),
+      domain: '',
+    });
   });
   it("an invalid hostname or subdomain is upstream's error", () => {
     expect(podHostNameAndDomain(named({ hostname: 'Web_1' }), '')).toEqual({
@@ -178,7 +232,9 @@ describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNo
     });
     expect(sandboxHostname(named({ setHostnameAsFQDN: true }), 'cluster.local')).toEqual({ ok: true, hostname: 'web' });
     expect(sandboxHostname(named({ subdomain: 'grp' }), 'cluster.local')).toEqual({ ok: true, hostname: 'web' });
-    expect(sandboxHostname(named({ subdomain: 'grp', setHostnameAsFQDN: true, hostNetwork: true }), 'cluster.local')).toEqual({ ok: true, hostname: '' });
+    expect(
+      sandboxHostname(named({ subdomain: 'grp', setHostnameAsFQDN: true, hostNetwork: true }), 'cluster.local'),
+    ).toEqual({ ok: true, hostname: '' });
     const long = named({ hostname: 'h'.repeat(40), subdomain: 'grp', setHostnameAsFQDN: true });
     const fqdn = `${'h'.repeat(40)}.grp.shop.svc.cluster.local`;
     const refused = {
@@ -187,9 +243,13 @@ describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNo
     };
     expect(sandboxHostname(long, 'cluster.local')).toEqual(refused);
     const dns = { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' };
-    expect(generateSandboxConfig(long, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } })).toEqual(
-      refused,
-    );
+    expect(
+      generateSandboxConfig(long, 0, {
+        podLogsDir: '/l',
+        dns,
+        cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+      }),
+    ).toEqual(refused);
   });
 });
 
@@ -205,9 +265,14 @@ describe('managed /etc/hosts', () => {
     );
   });
   it('host network: the node file', () => {
-    expect(hostsFileContent(pod({ hostNetwork: true }), { podIPs: ['192.0.2.1'], hostname: 'n', domain: '', nodeHostsFile: '127.0.0.1 localhost' })).toBe(
-      '# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n',
-    );
+    expect(
+      hostsFileContent(pod({ hostNetwork: true }), {
+        podIPs: ['192.0.2.1'],
+        hostname: 'n',
+        domain: '',
+        nodeHostsFile: '127.0.0.1 localhost',
+      }),
+    ).toBe('# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n');
   });
 });
 
@@ -244,7 +309,10 @@ describe('env', () => {
       ],
     });
     const bad = pod({}, { env: [{ name: 'S', valueFrom: { secretKeyRef: { name: 'db', key: 'pw' } } }] });
-    expect(containerEnv(bad, bad.spec.containers[0], envCtx)).toEqual({ ok: false, message: "couldn't get secret shop/db: no apiserver configured" });
+    expect(containerEnv(bad, bad.spec.containers[0], envCtx)).toEqual({
+      ok: false,
+      message: "couldn't get secret shop/db: no apiserver configured",
+    });
   });
 });
 
@@ -257,8 +325,12 @@ describe('container config', () => {
     };
     expect(nr({}, { uid: { value: 1000 } })).toBeUndefined();
     expect(nr({ runAsUser: 5 }, { uid: { value: 0 } })).toBeUndefined();
-    expect(nr({ runAsUser: 0 }, null)).toBe('container\'s runAsUser breaks non-root policy (pod: "web_shop(u-1)", container: main)');
-    expect(nr({}, { uid: null, username: '' })).toBe('container has runAsNonRoot and image will run as root (pod: "web_shop(u-1)", container: main)');
+    expect(nr({ runAsUser: 0 }, null)).toBe(
+      'container\'s runAsUser breaks non-root policy (pod: "web_shop(u-1)", container: main)',
+    );
+    expect(nr({}, { uid: null, username: '' })).toBe(
+      'container has runAsNonRoot and image will run as root (pod: "web_shop(u-1)", container: main)',
+    );
     expect(nr({}, { uid: null, username: 'app' })).toMatch(/image has non-numeric user \(app\)/);
   });
   it('mounts the hosts file unless the container mounts /etc/hosts itself; termination log at its path', () => {
@@ -280,7 +352,13 @@ describe('container config', () => {
       volumes: new Map([['h', { path: '/v/h', readOnly: false, plugin: 'kubernetes.io~host-path' }]]),
     });
     expect(r2.ok && r2.config.mounts).toEqual([
-      { container_path: '/etc/hosts', host_path: '/v/h', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' },
+      {
+        container_path: '/etc/hosts',
+        host_path: '/v/h',
+        readonly: false,
+        selinux_relabel: false,
+        propagation: 'PROPAGATION_PRIVATE',
+      },
     ]);
     const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
     expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
@@ -288,7 +366,9 @@ describe('container config', () => {
   it("privileged and procMount Unmasked containers get no masked or read-only paths; others get upstream's defaults", () => {
     const paths = (p: Pod) => {
       const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
-      return r.ok ? [r.config.linux!.security_context!.masked_paths, r.config.linux!.security_context!.readonly_paths] : r.message;
+      return r.ok
+        ? [r.config.linux!.security_context!.masked_paths, r.config.linux!.security_context!.readonly_paths]
+        : r.message;
     };
     expect(paths(pod({}, { securityContext: { privileged: true } }))).toEqual([[], []]);
     expect(paths(pod({}, { securityContext: { procMount: 'Unmasked' } }))).toEqual([[], []]);
@@ -300,9 +380,16 @@ describe('container config', () => {
   it("SELinux labels: the container's seLinuxOptions, else the pod's, on the container; the pod's on the sandbox; none when unset", () => {
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
     const labels = (p: Pod) => {
-      const sb = generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } });
+      const sb = generateSandboxConfig(p, 0, {
+        podLogsDir: '/l',
+        dns,
+        cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+      });
       const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
-      return [sb.ok && sb.config.linux!.security_context!.selinux_options, c.ok && c.config.linux!.security_context!.selinux_options];
+      return [
+        sb.ok && sb.config.linux!.security_context!.selinux_options,
+        c.ok && c.config.linux!.security_context!.selinux_options,
+      ];
     };
     expect(labels(pod())).toEqual([undefined, undefined]);
     const podLevel = { user: '', role: '', type: 'spc_t', level: 's0:c1,c2' };
@@ -320,7 +407,11 @@ describe('container config', () => {
   it("namespaces: the pod's own, the node's with hostNetwork / hostPID / hostIPC, one PID namespace with shareProcessNamespace (hostPID wins), alike for sandbox and containers", () => {
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
     const both = (p: Pod) => {
-      const sb = generateSandboxConfig(p, 0, { podLogsDir: '/l', dns, cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' } });
+      const sb = generateSandboxConfig(p, 0, {
+        podLogsDir: '/l',
+        dns,
+        cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+      });
       const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
       const ns = sb.ok && sb.config.linux!.security_context!.namespace_options;
       expect(c.ok && c.config.linux!.security_context!.namespace_options).toEqual(ns);
@@ -328,7 +419,11 @@ describe('container config', () => {
     };
     expect(both(pod())).toEqual({ network: 'POD', pid: 'CONTAINER', ipc: 'POD' });
     expect(both(pod({ shareProcessNamespace: true }))).toEqual({ network: 'POD', pid: 'POD', ipc: 'POD' });
-    expect(both(pod({ shareProcessNamespace: true, hostPID: true, hostIPC: true, hostNetwork: true }))).toEqual({ network: 'NODE', pid: 'NODE', ipc: 'NODE' });
+    expect(both(pod({ shareProcessNamespace: true, hostPID: true, hostIPC: true, hostNetwork: true }))).toEqual({
+      network: 'NODE',
+      pid: 'NODE',
+      ipc: 'NODE',
+    });
   });
   it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes use the pod field', () => {
     const security = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
@@ -340,10 +435,19 @@ describe('container config', () => {
     expect(seccomp(pod(), { ...security, seccompDefault: true })).toEqual({ profile_type: 'RuntimeDefault' });
     const podLevel = pod({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } });
     expect(seccomp(podLevel)).toEqual({ profile_type: 'RuntimeDefault' });
-    const both = pod({ securityContext: { seccompProfile: { type: 'RuntimeDefault' } } }, { securityContext: { seccompProfile: { type: 'Unconfined' } } });
+    const both = pod(
+      { securityContext: { seccompProfile: { type: 'RuntimeDefault' } } },
+      { securityContext: { seccompProfile: { type: 'Unconfined' } } },
+    );
     expect(seccomp(both, { ...security, seccompDefault: true })).toEqual({ profile_type: 'Unconfined' });
-    const local = pod({}, { securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/audit.json' } } });
-    expect(seccomp(local)).toEqual({ profile_type: 'Localhost', localhost_ref: '/var/lib/kubelet/seccomp/profiles/audit.json' });
+    const local = pod(
+      {},
+      { securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'profiles/audit.json' } } },
+    );
+    expect(seccomp(local)).toEqual({
+      profile_type: 'Localhost',
+      localhost_ref: '/var/lib/kubelet/seccomp/profiles/audit.json',
+    });
     const unnamed = pod({}, { securityContext: { seccompProfile: { type: 'Localhost' } } });
     expect(seccomp(unnamed)).toBe('localhostProfile must be set if seccompProfile type is Localhost.');
     const dns = { clusterDNS: [], clusterDomain: '', resolvConf: '' };
@@ -373,12 +477,23 @@ describe('container config', () => {
     expect(apparmor(podLevel)).toEqual([{ profile_type: 'RuntimeDefault' }, 'runtime/default']);
     const annotated: Pod = {
       ...podLevel,
-      metadata: { ...podLevel.metadata, annotations: { 'container.apparmor.security.beta.kubernetes.io/main': 'localhost/k8s-nginx' } },
+      metadata: {
+        ...podLevel.metadata,
+        annotations: { 'container.apparmor.security.beta.kubernetes.io/main': 'localhost/k8s-nginx' },
+      },
     };
-    expect(apparmor(annotated)).toEqual([{ profile_type: 'Localhost', localhost_ref: 'k8s-nginx' }, 'localhost/k8s-nginx']);
-    const own = pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } }, { securityContext: { appArmorProfile: { type: 'Unconfined' } } });
+    expect(apparmor(annotated)).toEqual([
+      { profile_type: 'Localhost', localhost_ref: 'k8s-nginx' },
+      'localhost/k8s-nginx',
+    ]);
+    const own = pod(
+      { securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } },
+      { securityContext: { appArmorProfile: { type: 'Unconfined' } } },
+    );
     expect(apparmor(own)).toEqual([{ profile_type: 'Unconfined' }, 'unconfined']);
-    expect(apparmor(pod({}, { securityContext: { appArmorProfile: { type: 'Localhost' } } }))).toBe('missing localhost apparmor profile name');
+    expect(apparmor(pod({}, { securityContext: { appArmorProfile: { type: 'Localhost' } } }))).toBe(
+      'missing localhost apparmor profile name',
+    );
   });
 });
 
@@ -407,12 +522,18 @@ describe('termination message source and runtime conditions', () => {
       runtimeErrors({
         conditions: [
           { type: 'RuntimeReady', status: true },
-          { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni plugin not initialized' },
+          {
+            type: 'NetworkReady',
+            status: false,
+            reason: 'NetworkPluginNotReady',
+            message: 'cni plugin not initialized',
+          },
         ],
       }),
     ).toEqual({
       runtime: undefined,
-      network: 'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized',
+      network:
+        'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized',
     });
     expect(runtimeErrors({ conditions: [] }).runtime).toBe('container runtime not ready: RuntimeReady missing');
   });

@@ -14,7 +14,10 @@ const objects: PodObjects = {
   secrets: new Map([['s', { data: { token: b64('t0k') } }]]),
   serviceEnv: { DB_SERVICE_HOST: '10.0.0.9', COLOR: 'from-service' },
 };
-const pod = (c: Partial<Container>): Pod => ({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [{ name: 'c', image: 'i', ...c }] } });
+const pod = (c: Partial<Container>): Pod => ({
+  metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+  spec: { containers: [{ name: 'c', image: 'i', ...c }] },
+});
 const env = (c: Partial<Container>, o: PodObjects | null = objects) => {
   const p = pod(c);
   return containerEnv(p, p.spec.containers[0], { podIPs: [], hostIPs: [], nodeName: 'n', objects: o ?? undefined });
@@ -51,8 +54,13 @@ describe('env from API objects', () => {
       ok: false,
       message: "couldn't find key nope in Secret ns/s",
     });
-    expect(env({ env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k', optional: true } } }] })).toMatchObject({ ok: true });
-    expect(env({ envFrom: [{ secretRef: { name: 'absent' } }] })).toEqual({ ok: false, message: 'secret "absent" not found' });
+    expect(
+      env({ env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k', optional: true } } }] }),
+    ).toMatchObject({ ok: true });
+    expect(env({ envFrom: [{ secretRef: { name: 'absent' } }] })).toEqual({
+      ok: false,
+      message: 'secret "absent" not found',
+    });
     expect(env({ envFrom: [{ secretRef: { name: 'absent', optional: true } }] })).toMatchObject({ ok: true });
     expect(env({ env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 's', key: 'token' } } }] }, null)).toEqual({
       ok: false,
@@ -107,8 +115,15 @@ describe('service links', () => {
   it("the kubernetes service always; the namespace's services only with enableServiceLinks", () => {
     const master = { metadata: { name: 'kubernetes', namespace: 'default' } };
     const svc = { metadata: { name: 'a', namespace: 'ns' } };
-    expect(servicesForPod('ns', { enableServiceLinks: true, inNamespace: [svc], masterService: master })).toEqual([master, svc]);
-    expect(servicesForPod('ns', { enableServiceLinks: false, inNamespace: [svc], masterService: master })).toEqual([master]);
-    expect(servicesForPod('default', { enableServiceLinks: true, inNamespace: [master, svc], masterService: master })).toEqual([master, svc]);
+    expect(servicesForPod('ns', { enableServiceLinks: true, inNamespace: [svc], masterService: master })).toEqual([
+      master,
+      svc,
+    ]);
+    expect(servicesForPod('ns', { enableServiceLinks: false, inNamespace: [svc], masterService: master })).toEqual([
+      master,
+    ]);
+    expect(
+      servicesForPod('default', { enableServiceLinks: true, inNamespace: [master, svc], masterService: master }),
+    ).toEqual([master, svc]);
   });
 });

@@ -1,6 +1,16 @@
 /** The legacy container log links (/var/log/containers) on a real filesystem. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -22,7 +32,9 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('names', () => {
   it('is <pod>_<namespace>_<container>-<id>.log, cut to 255 bytes before the suffix as upstream', () => {
-    expect(legacyLogSymlink('/var/log/containers', ID, 'main', 'web-0', 'prod')).toBe(`/var/log/containers/web-0_prod_main-${ID}.log`);
+    expect(legacyLogSymlink('/var/log/containers', ID, 'main', 'web-0', 'prod')).toBe(
+      `/var/log/containers/web-0_prod_main-${ID}.log`,
+    );
     const long = legacyLogSymlink('/d', ID, 'c'.repeat(63), 'p'.repeat(253), 'n'.repeat(63));
     const name = long.slice('/d/'.length);
     expect(name.length).toBe(255);
@@ -68,12 +80,14 @@ describe('removal', () => {
   it("removes a container's log, its rotated copies and its link, and nothing of its neighbours", async () => {
     const logs = join(dir, 'pod', 'main');
     mkdirSync(logs, { recursive: true });
-    for (const f of ['0.log', '0.log.20261124-101500.gz', '0.log.20261124-101600', '1.log', '1.log.20261124-101700']) writeFileSync(join(logs, f), 'x');
+    for (const f of ['0.log', '0.log.20261124-101500.gz', '0.log.20261124-101600', '1.log', '1.log.20261124-101700'])
+      writeFileSync(join(logs, f), 'x');
     const link = join(dir, `p_ns_main-${ID}.log`);
     symlinkSync(join(logs, '0.log'), link);
     await removeContainerLogs({ logPath: join(logs, '0.log'), link });
     expect(lexists(link)).toBe(false);
-    for (const f of ['0.log', '0.log.20261124-101500.gz', '0.log.20261124-101600']) expect(existsSync(join(logs, f))).toBe(false);
+    for (const f of ['0.log', '0.log.20261124-101500.gz', '0.log.20261124-101600'])
+      expect(existsSync(join(logs, f))).toBe(false);
     for (const f of ['1.log', '1.log.20261124-101700']) expect(existsSync(join(logs, f))).toBe(true);
     // Again: nothing left is not an error.
     await removeContainerLogs({ logPath: join(logs, '0.log'), link });
@@ -82,7 +96,8 @@ describe('removal', () => {
   it('removes dangling links of containers gone or exited, keeps live ones and links whose log exists', async () => {
     const ids = { gone: 'g'.repeat(64), exited: 'e'.repeat(64), running: 'r'.repeat(64), present: 'p'.repeat(64) };
     writeFileSync(join(dir, 'present.log'), '');
-    for (const [k, id] of Object.entries(ids)) symlinkSync(join(dir, k === 'present' ? 'present.log' : `${k}-missing.log`), join(dir, `p_ns_c-${id}.log`));
+    for (const [k, id] of Object.entries(ids))
+      symlinkSync(join(dir, k === 'present' ? 'present.log' : `${k}-missing.log`), join(dir, `p_ns_c-${id}.log`));
     writeFileSync(join(dir, 'unrelated.txt'), '');
     const asked: string[] = [];
     const removed = await removeDanglingLinks(dir, async (id) => {

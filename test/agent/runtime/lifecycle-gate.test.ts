@@ -14,7 +14,8 @@ import type * as cri from '../../../src/cri/types.js';
 /** A runtime whose lifecycle calls and StopContainer wait until the test ends them. */
 function heldRuntime() {
   const calls: { name: string; end: () => void }[] = [];
-  const held = (name: string) => () => new Promise<never>((resolve) => calls.push({ name, end: () => resolve(undefined as never) }));
+  const held = (name: string) => () =>
+    new Promise<never>((resolve) => calls.push({ name, end: () => resolve(undefined as never) }));
   const runtime = {
     runPodSandbox: (c: cri.PodSandboxConfig) => held(`sandbox ${c.metadata?.name}`)(),
     createContainer: (id: string) => held(`create ${id}`)(),
@@ -24,7 +25,8 @@ function heldRuntime() {
   return { calls, rt: { runtime, images: {} as ImageService } satisfies CriRuntime };
 }
 const settle = () => new Promise((r) => setImmediate(r));
-const sandbox = (name: string) => ({ metadata: { name, namespace: 'ns', uid: name, attempt: 0 } }) as cri.PodSandboxConfig;
+const sandbox = (name: string) =>
+  ({ metadata: { name, namespace: 'ns', uid: name, attempt: 0 } }) as cri.PodSandboxConfig;
 
 describe('gateLifecycleCalls', () => {
   it('keeps `limit` lifecycle calls in flight; a freed slot starts a container before creating one, before another sandbox; other calls are not held', async () => {
@@ -70,7 +72,8 @@ describe('composeRuntime', () => {
     const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
     const composed = composeRuntime({ containerRuntimeEndpoint: '' }, { metrics, given: rt }).runtime;
     const limit = LIFECYCLE_CALLS_PER_CORE * availableParallelism();
-    const sent = () => metrics.runtimeOps.family().samples.find((x) => x.labels?.operation_type === 'run_podsandbox')?.value;
+    const sent = () =>
+      metrics.runtimeOps.family().samples.find((x) => x.labels?.operation_type === 'run_podsandbox')?.value;
     const all = Array.from({ length: limit + 3 }, (_, i) => composed.runtime.runPodSandbox(sandbox(`p${i}`)));
     await settle();
     expect(calls).toHaveLength(limit);

@@ -13,8 +13,14 @@ function gatedRuntime() {
   const calls: { kind: 'sandboxes' | 'containers'; uid?: string }[] = [];
   const gates: (() => void)[] = [];
   let fail: Error | undefined;
-  const matches = (labels: cri.Labels, f?: { label_selector?: cri.Labels }) => Object.entries(f?.label_selector ?? {}).every(([k, v]) => labels[k] === v);
-  const gated = <T>(kind: 'sandboxes' | 'containers', f: { label_selector?: cri.Labels } | undefined, all: () => T[], labels: (x: T) => cri.Labels) => {
+  const matches = (labels: cri.Labels, f?: { label_selector?: cri.Labels }) =>
+    Object.entries(f?.label_selector ?? {}).every(([k, v]) => labels[k] === v);
+  const gated = <T>(
+    kind: 'sandboxes' | 'containers',
+    f: { label_selector?: cri.Labels } | undefined,
+    all: () => T[],
+    labels: (x: T) => cri.Labels,
+  ) => {
     calls.push({ kind, uid: f?.label_selector?.[PodUidLabel] });
     // The list is taken when it is called; its answer waits for the gate.
     const taken = all().filter((x) => matches(labels(x), f));
@@ -136,7 +142,10 @@ describe('RuntimeManager.getPodStatus', () => {
     let present = true;
     const labels = { [PodUidLabel]: 'u1' };
     const runtime = {
-      listPodSandbox: async () => (listed.n++, present ? [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }] : []),
+      listPodSandbox: async () => (
+        listed.n++,
+        present ? [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }] : []
+      ),
       listContainers: async () => (present ? [{ id: 'c1', pod_sandbox_id: 's1', state, labels }] : []),
       podSandboxStatus: async () => {
         counts.sandboxStatus++;
@@ -164,7 +173,13 @@ describe('RuntimeManager.getPodStatus', () => {
         };
       },
     } as unknown as RuntimeService;
-    return { rm: new RuntimeManager(runtime), counts, listed, setState: (s: cri.ContainerState) => (state = s), remove: () => (present = false) };
+    return {
+      rm: new RuntimeManager(runtime),
+      counts,
+      listed,
+      setState: (s: cri.ContainerState) => (state = s),
+      remove: () => (present = false),
+    };
   }
 
   it('asks for the sandbox IP and a settled container status once, and again when the container changes state', async () => {
@@ -225,8 +240,16 @@ describe('RuntimeManager.getPodStatus', () => {
     await rm.listAll();
     expect(n()).toBe(2);
     // A pod the lists do not show is empty; one they show is as they show it.
-    expect(await rm.getPodStatus('new', 'p', 'ns', quiet)).toEqual({ uid: 'new', name: 'p', namespace: 'ns', sandboxes: [], containers: [] });
-    expect((await rm.getPodStatus('u1', 'p', 'ns', quiet)).sandboxes).toEqual([{ id: 's1', ready: false, createdAt: 0, attempt: 0, ip: '' }]);
+    expect(await rm.getPodStatus('new', 'p', 'ns', quiet)).toEqual({
+      uid: 'new',
+      name: 'p',
+      namespace: 'ns',
+      sandboxes: [],
+      containers: [],
+    });
+    expect((await rm.getPodStatus('u1', 'p', 'ns', quiet)).sandboxes).toEqual([
+      { id: 's1', ready: false, createdAt: 0, attempt: 0, ip: '' },
+    ]);
     expect(n()).toBe(2);
     // The runtime changed since those lists: no quiet time reads it again.
     setState('SANDBOX_READY');
@@ -266,7 +289,15 @@ describe('RuntimeManager.getPodStatus', () => {
     const runtime = {
       listPodSandbox: async () => {
         lists++;
-        return [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels: { [PodUidLabel]: 'u1' }, metadata: { attempt: 0 } }];
+        return [
+          {
+            id: 's1',
+            state: 'SANDBOX_READY',
+            created_at: 1,
+            labels: { [PodUidLabel]: 'u1' },
+            metadata: { attempt: 0 },
+          },
+        ];
       },
       listContainers: async () => [],
     } as unknown as RuntimeService;
@@ -291,7 +322,10 @@ describe('RuntimeManager.getPodStatus', () => {
     });
     let sandboxes: cri.PodSandbox[] = Object.freeze([sandbox('u1')]) as unknown as cri.PodSandbox[];
     const containers = Object.freeze([]) as unknown as cri.Container[];
-    const runtime = { listPodSandbox: async () => sandboxes, listContainers: async () => containers } as unknown as RuntimeService;
+    const runtime = {
+      listPodSandbox: async () => sandboxes,
+      listContainers: async () => containers,
+    } as unknown as RuntimeService;
     const rm = new RuntimeManager(runtime);
     const first = await rm.listRuntimePods();
     expect(first.map((p) => [p.uid, p.name])).toEqual([['u1', 'u1']]);
@@ -313,9 +347,14 @@ describe('RuntimeManager and a dual-stack sandbox (regression: additional_ips we
     const labels = { [PodUidLabel]: 'u1' };
     let statusReads = 0;
     const runtime = {
-      listPodSandbox: async () => [{ id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } }],
+      listPodSandbox: async () => [
+        { id: 's1', state: 'SANDBOX_READY', created_at: 1, labels, metadata: { attempt: 0 } },
+      ],
       listContainers: async () => [],
-      podSandboxStatus: async () => (statusReads++, { status: { network: { ip: '10.244.0.5', additional_ips: [{ ip: 'fd00:10:244::5' }] } } }),
+      podSandboxStatus: async () => (
+        statusReads++,
+        { status: { network: { ip: '10.244.0.5', additional_ips: [{ ip: 'fd00:10:244::5' }] } } }
+      ),
     } as unknown as RuntimeService;
     const rm = new RuntimeManager(runtime);
     for (let i = 0; i < 2; i++) {

@@ -1,7 +1,12 @@
 /** Graceful shutdown of the in-process runtime's pods: upstream's groups by priority and their grace periods. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { groupIndex, shutdownGraceSeconds, shutdownGroups, SYSTEM_CRITICAL_PRIORITY } from '../../../src/agent/runtime/shutdown.js';
+import {
+  groupIndex,
+  shutdownGraceSeconds,
+  shutdownGroups,
+  SYSTEM_CRITICAL_PRIORITY,
+} from '../../../src/agent/runtime/shutdown.js';
 
 const pod = (grace: number, priority?: number): Pod => ({
   metadata: { name: 'p', namespace: 'd', uid: 'u' },
@@ -39,6 +44,11 @@ describe('shutdown groups', () => {
       { priority: SYSTEM_CRITICAL_PRIORITY, graceSeconds: 5 },
     ]);
     expect(groups.map((g) => g.priority)).toEqual([0, 100_000, SYSTEM_CRITICAL_PRIORITY]);
-    expect([groupIndex(groups, 50), groupIndex(groups, 100_000), groupIndex(groups, 150_000), groupIndex(groups, -1)]).toEqual([0, 1, 1, 0]);
+    expect([
+      groupIndex(groups, 50),
+      groupIndex(groups, 100_000),
+      groupIndex(groups, 150_000),
+      groupIndex(groups, -1),
+    ]).toEqual([0, 1, 1, 0]);
   });
 });

@@ -17,16 +17,37 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const Gi = 2 ** 30;
 const pod = (resources: Container['resources'], extra: Partial<Pod['spec']> = {}): Pod =>
-  ({ metadata: { name: 'p', namespace: 'default', uid: 'u' }, spec: { containers: [{ name: 'c', image: 'i', resources }], ...extra } }) as Pod;
+  ({
+    metadata: { name: 'p', namespace: 'default', uid: 'u' },
+    spec: { containers: [{ name: 'c', image: 'i', resources }], ...extra },
+  }) as Pod;
 const resourcesOf = (p: Pod, swap?: SwapContext) =>
-  linuxContainerResources(p, p.spec.containers[0], { memoryCapacityBytes: 8 * Gi, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000, swap });
-const v2 = (behavior: SwapContext['behavior']): SwapContext => ({ controller: 'v2', behavior, capacityBytes: 4 * Gi, memoryCapacityBytes: 8 * Gi });
+  linuxContainerResources(p, p.spec.containers[0], {
+    memoryCapacityBytes: 8 * Gi,
+    cpuCFSQuota: true,
+    cpuCFSQuotaPeriodUs: 100_000,
+    swap,
+  });
+const v2 = (behavior: SwapContext['behavior']): SwapContext => ({
+  controller: 'v2',
+  behavior,
+  capacityBytes: 4 * Gi,
+  memoryCapacityBytes: 8 * Gi,
+});
 const burstable = { requests: { memory: '1Gi' }, limits: { memory: '2Gi' } };
 
 describe('container swap', () => {
   it('NoSwap (the default): v1 caps memory+swap at the memory limit, v2 writes memory.swap.max 0', () => {
-    const v1: SwapContext = { controller: 'v1', behavior: 'NoSwap', capacityBytes: 4 * Gi, memoryCapacityBytes: 8 * Gi };
-    expect(resourcesOf(pod(burstable), v1)).toMatchObject({ memory_limit_in_bytes: 2 * Gi, memory_swap_limit_in_bytes: 2 * Gi });
+    const v1: SwapContext = {
+      controller: 'v1',
+      behavior: 'NoSwap',
+      capacityBytes: 4 * Gi,
+      memoryCapacityBytes: 8 * Gi,
+    };
+    expect(resourcesOf(pod(burstable), v1)).toMatchObject({
+      memory_limit_in_bytes: 2 * Gi,
+      memory_swap_limit_in_bytes: 2 * Gi,
+    });
     expect(resourcesOf(pod({}), v1).memory_swap_limit_in_bytes).toBe(0);
     expect(resourcesOf(pod(burstable), v2('NoSwap')).unified).toEqual({ 'memory.swap.max': '0' });
     // No swap controller: nothing is written (the runtime's default), as upstream.
@@ -39,12 +60,22 @@ describe('container swap', () => {
     expect(resourcesOf(pod(burstable), v2('LimitedSwap')).unified).toEqual({ 'memory.swap.max': String(Gi / 2) });
     const none = { 'memory.swap.max': '0' };
     // Guaranteed, BestEffort, request = limit, a critical pod: no swap.
-    expect(resourcesOf(pod({ requests: { memory: '1Gi', cpu: '1' }, limits: { memory: '1Gi', cpu: '1' } }), v2('LimitedSwap')).unified).toEqual(none);
+    expect(
+      resourcesOf(
+        pod({ requests: { memory: '1Gi', cpu: '1' }, limits: { memory: '1Gi', cpu: '1' } }),
+        v2('LimitedSwap'),
+      ).unified,
+    ).toEqual(none);
     expect(resourcesOf(pod({}), v2('LimitedSwap')).unified).toEqual(none);
-    expect(resourcesOf(pod({ requests: { memory: '1Gi', cpu: '100m' }, limits: { memory: '1Gi' } }), v2('LimitedSwap')).unified).toEqual(none);
+    expect(
+      resourcesOf(pod({ requests: { memory: '1Gi', cpu: '100m' }, limits: { memory: '1Gi' } }), v2('LimitedSwap'))
+        .unified,
+    ).toEqual(none);
     expect(resourcesOf(pod(burstable, { priority: 2_000_001_000 }), v2('LimitedSwap')).unified).toEqual(none);
     // cgroup v1: no swap whatever the behavior.
-    expect(resourcesOf(pod(burstable), { ...v2('LimitedSwap'), controller: 'v1' }).memory_swap_limit_in_bytes).toBe(2 * Gi);
+    expect(resourcesOf(pod(burstable), { ...v2('LimitedSwap'), controller: 'v1' }).memory_swap_limit_in_bytes).toBe(
+      2 * Gi,
+    );
   });
 
   it("finds the swap controller as upstream: v1's memory.memsw files, v2's memory.swap.max in this process's cgroup", () => {

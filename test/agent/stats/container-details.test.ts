@@ -49,7 +49,11 @@ describe('StatsCollector.containerDetails', () => {
     });
     await collector.sample();
     expect(asked).toEqual([]);
-    expect(collector.containerDetails().get('c1')).toMatchObject({ cacheBytes: 4096, cpuQuotaUs: 10000, cpuPeriodUs: 100000 });
+    expect(collector.containerDetails().get('c1')).toMatchObject({
+      cacheBytes: 4096,
+      cpuQuotaUs: 10000,
+      cpuPeriodUs: 100000,
+    });
     collector.containerDetails();
     expect(asked).toEqual(['u1/c1']);
     await collector.sample();
@@ -73,7 +77,17 @@ describe('parseNetDev', () => {
       '  eth0:    5000      40    1    3    0     0          0         0     7000      50    2    4    0     0       0          0',
     ].join('\n');
     expect(parseNetDev(text)).toEqual([
-      { name: 'eth0', rxBytes: 5000, rxPackets: 40, rxErrors: 1, rxDropped: 3, txBytes: 7000, txPackets: 50, txErrors: 2, txDropped: 4 },
+      {
+        name: 'eth0',
+        rxBytes: 5000,
+        rxPackets: 40,
+        rxErrors: 1,
+        rxDropped: 3,
+        txBytes: 7000,
+        txPackets: 50,
+        txErrors: 2,
+        txDropped: 4,
+      },
     ]);
   });
 });

@@ -1,6 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadavgTasks, nodeCpuNs, nodeMemory, nodeNetwork, nodeRlimit, vmstatFaults } from '../../../src/agent/stats/node-sources.js';
+import {
+  loadavgTasks,
+  nodeCpuNs,
+  nodeMemory,
+  nodeNetwork,
+  nodeRlimit,
+  vmstatFaults,
+} from '../../../src/agent/stats/node-sources.js';
 
 /** The number of entries in a directory, or undefined once it is gone. */
 function readdirSyncOr(dir: string): number | undefined {
@@ -44,7 +51,10 @@ describe('node figures from /proc', () => {
   });
 
   it('reads the page faults of /proc/vmstat', () => {
-    expect(vmstatFaults('pgpgout 5\npgfault 123\npgmajfault 4\npgfault_x 9\n')).toEqual({ pageFaults: 123, majorPageFaults: 4 });
+    expect(vmstatFaults('pgpgout 5\npgfault 123\npgmajfault 4\npgfault_x 9\n')).toEqual({
+      pageFaults: 123,
+      majorPageFaults: 4,
+    });
     expect(vmstatFaults('')).toEqual({ pageFaults: undefined, majorPageFaults: undefined });
   });
 });

@@ -29,7 +29,12 @@ function snapshot(pod: Partial<PodSample>): StatsSnapshot {
   });
   return {
     atMs: 10_000,
-    node: { cpuNs: 1, memory: { workingSet: 1, usage: 1, available: 1 }, network: { interfaces: [] }, rlimit: { maxpid: 1, curproc: 1 } },
+    node: {
+      cpuNs: 1,
+      memory: { workingSet: 1, usage: 1, available: 1 },
+      network: { interfaces: [] },
+      rlimit: { maxpid: 1, curproc: 1 },
+    },
     kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0 },
     containers: [container('c1', 'a', 1e9, 100), container('c2', 'b', 2e9, 200)],
     pods: new Map([['u1', { podUid: 'u1', ...pod }]]),
@@ -48,7 +53,12 @@ describe('pod CPU and memory', () => {
   it('are read from a sandbox’s stats', () => {
     const stats: cri.PodSandboxStats[] = [
       {
-        attributes: { id: 's1', metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 }, labels: {}, annotations: {} },
+        attributes: {
+          id: 's1',
+          metadata: { name: 'p', namespace: 'default', uid: 'u1', attempt: 0 },
+          labels: {},
+          annotations: {},
+        },
         linux: {
           cpu: { timestamp: 1, usage_core_nano_seconds: u(5e9) },
           memory: { timestamp: 1, working_set_bytes: u(700), usage_bytes: u(900), rss_bytes: u(600) },
@@ -65,11 +75,18 @@ describe('pod CPU and memory', () => {
     expect(pod.memory).toMatchObject({ workingSetBytes: 700, usageBytes: 900, rssBytes: 600 });
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_cpu_usage_seconds_total\{namespace="default",pod="p"\} 5 /);
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_memory_working_set_bytes\{namespace="default",pod="p"\} 700 /);
-    const text = cadvisorMetrics(s, () => ({}), { cores: 1, memoryBytes: 1 }, { pod: () => '/kubepods/burstable/podu1' });
+    const text = cadvisorMetrics(
+      s,
+      () => ({}),
+      { cores: 1, memoryBytes: 1 },
+      { pod: () => '/kubepods/burstable/podu1' },
+    );
     expect(text).toContain(
       'container_cpu_usage_seconds_total{container="",cpu="total",id="/kubepods/burstable/podu1",image="",name="",namespace="default",pod="p"} 5 ',
     );
-    expect(text).toContain('container_memory_working_set_bytes{container="",id="/kubepods/burstable/podu1",image="",name="",namespace="default",pod="p"} 700 ');
+    expect(text).toContain(
+      'container_memory_working_set_bytes{container="",id="/kubepods/burstable/podu1",image="",name="",namespace="default",pod="p"} 700 ',
+    );
   });
 
   it('are the sum of its containers otherwise, with no pod-level cAdvisor series', () => {
@@ -78,11 +95,21 @@ describe('pod CPU and memory', () => {
     expect(pod.cpu).toMatchObject({ usageCoreNanoSeconds: 3e9, usageNanoCores: 2000 });
     expect(pod.memory).toMatchObject({ workingSetBytes: 300 });
     expect(resourceMetrics(s, () => ({}))).toMatch(/pod_cpu_usage_seconds_total\{namespace="default",pod="p"\} 3 /);
-    expect(cadvisorMetrics(s, () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container="",cpu="total",id="/kubepods');
+    expect(cadvisorMetrics(s, () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain(
+      'container="",cpu="total",id="/kubepods',
+    );
   });
 
   it('has what is left under a limit only when there is one, as cAdvisor; page faults at every level', () => {
-    const s = snapshot({ cpuNs: 5e9, workingSet: 700, usage: 900, rss: 600, pageFaults: 50, majorPageFaults: 2, available: 0 });
+    const s = snapshot({
+      cpuNs: 5e9,
+      workingSet: 700,
+      usage: 900,
+      rss: 600,
+      pageFaults: 50,
+      majorPageFaults: 2,
+      available: 0,
+    });
     (s.containers[0] as { available?: number; pageFaults?: number }).available = 0; // containerd: 0 without a limit
     (s.containers[1] as { available?: number; pageFaults?: number }).pageFaults = 30;
     s.kubelet = { cpuNs: 1, rss: 1, usage: 1, workingSet: 1, pageFaults: 5000, majorPageFaults: 3 };
@@ -117,7 +144,11 @@ describe('pod CPU and memory', () => {
       memoryLimits({
         metadata: {},
         spec: {
-          containers: limits.map((m, i) => ({ name: `c${i}`, image: 'i', resources: m ? { limits: { memory: m } } : {} })),
+          containers: limits.map((m, i) => ({
+            name: `c${i}`,
+            image: 'i',
+            resources: m ? { limits: { memory: m } } : {},
+          })),
           ...(overhead ? { overhead: { memory: overhead } } : {}),
         },
       } as never);
@@ -142,7 +173,11 @@ describe('pod CPU and memory', () => {
     Object.assign(s.containers[0], { swapUsage: 4096, swapAvailable: 1000 });
     Object.assign(s.containers[1], { swapUsage: 0 });
     const pod = (buildSummary(s, ctx) as Obj).pods[0];
-    expect(pod.containers[0].swap).toEqual({ time: expect.any(String), swapAvailableBytes: 1000, swapUsageBytes: 4096 });
+    expect(pod.containers[0].swap).toEqual({
+      time: expect.any(String),
+      swapAvailableBytes: 1000,
+      swapUsageBytes: 4096,
+    });
     expect(pod.containers[1].swap).toEqual({ time: expect.any(String), swapUsageBytes: 0 });
     expect(pod.swap).toEqual({ time: expect.any(String), swapUsageBytes: 4096 });
     const text = resourceMetrics(s, () => ({}));
@@ -172,8 +207,12 @@ describe('pod CPU and memory', () => {
       ['c1', { ...detail, cpuQuotaUs: 50000, limitBytes: 80e6 }],
       ['c2', detail],
     ]);
-    const text = cadvisorMetrics(s, (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }), { cores: 1, memoryBytes: 1 });
-    const labels = (id: string, name: string) => `container="${name}",id="/kubepods/podu1/${id}",image="",name="${id}",namespace="default",pod="p"`;
+    const text = cadvisorMetrics(s, (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }), {
+      cores: 1,
+      memoryBytes: 1,
+    });
+    const labels = (id: string, name: string) =>
+      `container="${name}",id="/kubepods/podu1/${id}",image="",name="${id}",namespace="default",pod="p"`;
     expect(text).toContain('# HELP container_memory_cache Number of bytes of page cache memory.');
     expect(text).toContain(`container_memory_cache{${labels('c1', 'a')}} 4096 10000`);
     expect(text).toContain(`container_cpu_cfs_throttled_periods_total{${labels('c1', 'a')}} 2 10000`);
@@ -191,23 +230,51 @@ describe('pod CPU and memory', () => {
       { cores: 1, memoryBytes: 1 },
       {
         pod: () => '/kubepods/podu1',
-        podNetDev: () => [{ name: 'eth0', rxBytes: 1, rxPackets: 40, rxErrors: 0, rxDropped: 3, txBytes: 2, txPackets: 50, txErrors: 0, txDropped: 0 }],
+        podNetDev: () => [
+          {
+            name: 'eth0',
+            rxBytes: 1,
+            rxPackets: 40,
+            rxErrors: 0,
+            rxDropped: 3,
+            txBytes: 2,
+            txPackets: 50,
+            txErrors: 0,
+            txDropped: 0,
+          },
+        ],
       },
     );
     expect(withNet).toContain(
       'container_network_receive_packets_total{container="",id="/kubepods/podu1",image="",interface="eth0",name="",namespace="default",pod="p"} 40 10000',
     );
-    expect(withNet).toContain('# HELP container_network_receive_packets_dropped_total Cumulative count of packets dropped while receiving');
+    expect(withNet).toContain(
+      '# HELP container_network_receive_packets_dropped_total Cumulative count of packets dropped while receiving',
+    );
     // And the node's, on the root row.
     const node = snapshot({});
     node.node.network = {
-      interfaces: [{ name: 'ens3', rxBytes: 9, rxPackets: 7, rxErrors: 0, rxDropped: 1, txBytes: 9, txPackets: 8, txErrors: 0, txDropped: 0 }],
+      interfaces: [
+        {
+          name: 'ens3',
+          rxBytes: 9,
+          rxPackets: 7,
+          rxErrors: 0,
+          rxDropped: 1,
+          txBytes: 9,
+          txPackets: 8,
+          txErrors: 0,
+          txDropped: 0,
+        },
+      ],
     };
     expect(cadvisorMetrics(node, () => ({}), { cores: 1, memoryBytes: 1 })).toContain(
       'container_network_transmit_packets_total{container="",id="/",image="",interface="ens3",name="",namespace="",pod=""} 8 10000',
     );
     // Without details (the embedded runtime's containers), none of these families.
-    expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain('container_memory_cache');
+    expect(cadvisorMetrics(snapshot({}), () => ({}), { cores: 1, memoryBytes: 1 })).not.toContain(
+      'container_memory_cache',
+    );
   });
 
   it("exports a container's block I/O by device as cAdvisor: fs reads/writes, bytes and operations, blkio device usage by operation", () => {
@@ -230,9 +297,16 @@ describe('pod CPU and memory', () => {
       ],
       ['c2', { cacheBytes: 0, mappedFileBytes: 0 }],
     ]);
-    const text = cadvisorMetrics(snapshot({}), (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }), { cores: 1, memoryBytes: 1 });
-    const labels = 'container="a",device="/dev/vda",id="/kubepods/podu1/c1",image="",name="c1",namespace="default",pod="p"';
-    expect(text).toContain('# HELP container_fs_reads_bytes_total Cumulative count of bytes read\n# TYPE container_fs_reads_bytes_total counter');
+    const text = cadvisorMetrics(
+      snapshot({}),
+      (id) => ({ cgroupId: `/kubepods/podu1/${id}`, cgroup: details.get(id) }),
+      { cores: 1, memoryBytes: 1 },
+    );
+    const labels =
+      'container="a",device="/dev/vda",id="/kubepods/podu1/c1",image="",name="c1",namespace="default",pod="p"';
+    expect(text).toContain(
+      '# HELP container_fs_reads_bytes_total Cumulative count of bytes read\n# TYPE container_fs_reads_bytes_total counter',
+    );
     expect(text).toContain(`container_fs_reads_bytes_total{${labels}} 8192 10000`);
     expect(text).toContain(`container_fs_writes_bytes_total{${labels}} 4096 10000`);
     expect(text).toContain(`container_fs_reads_total{${labels}} 2 10000`);

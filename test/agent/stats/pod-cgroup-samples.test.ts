@@ -24,7 +24,14 @@ function cgroup(name: string, files: Record<string, string>): CgroupDirs {
   for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, name, f), text);
   return { version: 2, dir: join(dir, name) };
 }
-const container = (podUid: string, id: string): ContainerSample => ({ id, name: id, podUid, podName: 'p', podNamespace: 'default', atMs: 0 });
+const container = (podUid: string, id: string): ContainerSample => ({
+  id,
+  name: id,
+  podUid,
+  podName: 'p',
+  podNamespace: 'default',
+  atMs: 0,
+});
 const ownInterfaces = () => parseNetDev(readFileSync(`/proc/${process.pid}/net/dev`, 'utf8'));
 
 const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
@@ -36,7 +43,10 @@ const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
     }),
     hostNetwork: false,
   },
-  u2: { dirs: cgroup('pod-u2', { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '1\n', 'memory.stat': '' }), hostNetwork: true },
+  u2: {
+    dirs: cgroup('pod-u2', { 'cpu.stat': 'usage_usec 1\n', 'memory.current': '1\n', 'memory.stat': '' }),
+    hostNetwork: true,
+  },
   // Known, but its cgroup is not there (gone, or another layout).
   u3: { dirs: { version: 2, dir: join(dir, 'missing') }, hostNetwork: false },
 };
@@ -50,12 +60,26 @@ const cgroups = { pod: (uid: string) => pods[uid], container: (uid: string, id: 
 
 describe('podSamplesFromCgroups', () => {
   const samples = podSamplesFromCgroups(
-    [container('u1', 'a'), container('u1', 'b'), container('u1', 'exited'), container('u2', 'c'), container('u3', 'd'), container('unknown', 'e')],
+    [
+      container('u1', 'a'),
+      container('u1', 'b'),
+      container('u1', 'exited'),
+      container('u2', 'c'),
+      container('u3', 'd'),
+      container('unknown', 'e'),
+    ],
     cgroups,
   );
 
   it('reads the pod cgroup’s CPU and memory as cAdvisor does', () => {
-    expect(samples.get('u1')).toMatchObject({ cpuNs: 2_500_000, usage: 10000, workingSet: 7000, rss: 6000, pageFaults: 40, majorPageFaults: 2 });
+    expect(samples.get('u1')).toMatchObject({
+      cpuNs: 2_500_000,
+      usage: 10000,
+      workingSet: 7000,
+      rss: 6000,
+      pageFaults: 40,
+      majorPageFaults: 2,
+    });
   });
 
   it('counts the processes of the pod’s containers (one whose cgroup is gone adds none)', () => {
@@ -66,7 +90,10 @@ describe('podSamplesFromCgroups', () => {
   it('gives a pod the interfaces of its containers’ network namespace, eth0 its default; none for a hostNetwork pod', () => {
     const own = ownInterfaces();
     expect(own.length).toBeGreaterThan(0);
-    expect(samples.get('u1')?.network).toEqual({ defaultName: own.some((i) => i.name === 'eth0') ? 'eth0' : own[0].name, interfaces: own });
+    expect(samples.get('u1')?.network).toEqual({
+      defaultName: own.some((i) => i.name === 'eth0') ? 'eth0' : own[0].name,
+      interfaces: own,
+    });
     expect(samples.get('u2')?.network).toBeUndefined();
   });
 

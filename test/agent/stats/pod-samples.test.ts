@@ -24,7 +24,10 @@ describe('pod samples', () => {
           process: { timestamp: 1, process_count: u(3) },
         },
       },
-      { attributes: { id: 's2', metadata: meta('u2'), labels: {}, annotations: {} }, linux: { process: { timestamp: 1, process_count: u(0) } } },
+      {
+        attributes: { id: 's2', metadata: meta('u2'), labels: {}, annotations: {} },
+        linux: { process: { timestamp: 1, process_count: u(0) } },
+      },
       { attributes: { id: 's3', metadata: { ...meta(''), uid: '' }, labels: {}, annotations: {} } },
     ];
     const out = podSamples(stats);
@@ -45,7 +48,14 @@ describe('pod samples', () => {
   });
 
   it('sums a sandbox’s running containers and their processes (process runtime)', () => {
-    const sb = (id: string): cri.PodSandbox => ({ id, metadata: meta(id), state: 'SANDBOX_READY', created_at: 0, labels: {}, annotations: {} });
+    const sb = (id: string): cri.PodSandbox => ({
+      id,
+      metadata: meta(id),
+      state: 'SANDBOX_READY',
+      created_at: 0,
+      labels: {},
+      annotations: {},
+    });
     const ctr = (id: string, sandbox: string) => ({ id, pod_sandbox_id: sandbox }) as cri.Container;
     const st = (cpu: number, ws: number) =>
       ({
@@ -53,7 +63,13 @@ describe('pod samples', () => {
         cpu: { timestamp: 1, usage_core_nano_seconds: u(cpu) },
         memory: { timestamp: 1, working_set_bytes: u(ws), usage_bytes: u(ws), rss_bytes: u(ws) },
       }) as cri.ContainerStats;
-    const out = sandboxStats([sb('a'), sb('b')], [ctr('1', 'a'), ctr('2', 'b'), ctr('3', 'a')], [st(100, 10), st(5, 1), st(50, 20)], [2, 1, 4], 7);
+    const out = sandboxStats(
+      [sb('a'), sb('b')],
+      [ctr('1', 'a'), ctr('2', 'b'), ctr('3', 'a')],
+      [st(100, 10), st(5, 1), st(50, 20)],
+      [2, 1, 4],
+      7,
+    );
     expect(out[0].linux?.cpu?.usage_core_nano_seconds?.value).toBe(150);
     expect(out[0].linux?.memory?.working_set_bytes?.value).toBe(30);
     expect(out[0].linux?.process?.process_count?.value).toBe(6);

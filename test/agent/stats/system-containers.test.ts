@@ -8,7 +8,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { flatKeyedValue, readCgroupDetail, readCgroupUsage } from '../../../src/lib/cgroup-usage.js';
-import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, parseProcCgroup, qosCgroupDirs } from '../../../src/agent/stats/system-containers.js';
+import {
+  cgroupDirs,
+  detectCgroupLayout,
+  ownCgroupDirs,
+  parseProcCgroup,
+  qosCgroupDirs,
+} from '../../../src/agent/stats/system-containers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-sysc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,9 +40,16 @@ describe('system containers from cgroups', () => {
   it("takes the kubelet's own cgroup, never a root one", () => {
     const v2 = { version: 2 as const, root: '/sys/fs/cgroup' };
     const v1 = { version: 1 as const, cpuacct: '/c/cpuacct', memory: '/c/memory' };
-    expect(ownCgroupDirs(v2, '0::/system.slice/kubelet.service\n')).toEqual({ version: 2, dir: '/sys/fs/cgroup/system.slice/kubelet.service' });
+    expect(ownCgroupDirs(v2, '0::/system.slice/kubelet.service\n')).toEqual({
+      version: 2,
+      dir: '/sys/fs/cgroup/system.slice/kubelet.service',
+    });
     expect(ownCgroupDirs(v2, '0::/\n')).toBeUndefined();
-    expect(ownCgroupDirs(v1, '4:memory:/k\n3:cpuacct:/k\n')).toEqual({ version: 1, cpuDir: '/c/cpuacct/k', memoryDir: '/c/memory/k' });
+    expect(ownCgroupDirs(v1, '4:memory:/k\n3:cpuacct:/k\n')).toEqual({
+      version: 1,
+      cpuDir: '/c/cpuacct/k',
+      memoryDir: '/c/memory/k',
+    });
     // cpuacct at the root would be the whole machine's CPU.
     expect(ownCgroupDirs(v1, '4:memory:/k\n3:cpuacct:/\n')).toBeUndefined();
   });
@@ -51,12 +64,27 @@ describe('system containers from cgroups', () => {
     const v1 = detectCgroupLayout(v1root)!;
     expect(v1).toEqual({ version: 1, cpuacct: join(v1root, 'cpuacct'), memory: join(v1root, 'memory') });
     const ctx = { cgroupsPerQOS: true, cgroupRoot: '/r', cgroupDriver: 'cgroupfs' } as const;
-    expect(qosCgroupDirs(v1, ctx)).toEqual({ pods: cgroupDirs(v1, '/r/kubepods'), burstable: undefined, besteffort: cgroupDirs(v1, '/r/kubepods/besteffort') });
-    expect(qosCgroupDirs(v1, { ...ctx, cgroupRoot: '/' })).toEqual({ pods: undefined, burstable: undefined, besteffort: undefined });
+    expect(qosCgroupDirs(v1, ctx)).toEqual({
+      pods: cgroupDirs(v1, '/r/kubepods'),
+      burstable: undefined,
+      besteffort: cgroupDirs(v1, '/r/kubepods/besteffort'),
+    });
+    expect(qosCgroupDirs(v1, { ...ctx, cgroupRoot: '/' })).toEqual({
+      pods: undefined,
+      burstable: undefined,
+      besteffort: undefined,
+    });
     expect(qosCgroupDirs(v1, { ...ctx, cgroupsPerQOS: false })).toEqual({});
     // With the blkio hierarchy mounted, a cgroup's I/O is read there too.
-    const blkioRoot = tree({ 'cpuacct/cpuacct.usage': '1', 'memory/memory.usage_in_bytes': '1', 'blkio/blkio.throttle.io_serviced': '' });
-    expect(cgroupDirs(detectCgroupLayout(blkioRoot)!, '/k/c1')).toMatchObject({ version: 1, blkioDir: join(blkioRoot, 'blkio/k/c1') });
+    const blkioRoot = tree({
+      'cpuacct/cpuacct.usage': '1',
+      'memory/memory.usage_in_bytes': '1',
+      'blkio/blkio.throttle.io_serviced': '',
+    });
+    expect(cgroupDirs(detectCgroupLayout(blkioRoot)!, '/k/c1')).toMatchObject({
+      version: 1,
+      blkioDir: join(blkioRoot, 'blkio/k/c1'),
+    });
     expect(cgroupDirs(v1, '/k/c1')).not.toHaveProperty('blkioDir');
     const v2root = tree({
       'cgroup.controllers': 'cpu memory',
@@ -76,7 +104,8 @@ describe('system containers from cgroups', () => {
   it('reads usage as cAdvisor: v1 and v2, with page faults and the memory limit', () => {
     const r1 = tree({
       'm/memory.usage_in_bytes': '10000000\n',
-      'm/memory.stat': 'cache 5\ntotal_rss 3000000\ntotal_inactive_file 4000000\ntotal_pgfault 5000\ntotal_pgmajfault 7\n',
+      'm/memory.stat':
+        'cache 5\ntotal_rss 3000000\ntotal_inactive_file 4000000\ntotal_pgfault 5000\ntotal_pgmajfault 7\n',
       'm/memory.limit_in_bytes': '9223372036854771712\n',
       'c/cpuacct.usage': '123456789\n',
     });
@@ -95,7 +124,14 @@ describe('system containers from cgroups', () => {
       'memory.stat': 'anon 4096000\ninactive_file 1024000\npgfault 900\npgmajfault 1\n',
       'memory.max': '80000000\n',
     });
-    const v2Usage = { cpuNs: 2_500_000, memoryUsageBytes: 8192000, workingSetBytes: 7168000, rssBytes: 4096000, pageFaults: 900, majorPageFaults: 1 };
+    const v2Usage = {
+      cpuNs: 2_500_000,
+      memoryUsageBytes: 8192000,
+      workingSetBytes: 7168000,
+      rssBytes: 4096000,
+      pageFaults: 900,
+      majorPageFaults: 1,
+    };
     expect(readCgroupUsage({ version: 2, dir: r2 })).toEqual({ ...v2Usage, limitBytes: 80000000 });
     // Swap, where the kernel accounts it: v2's own files; v1's memory+swap less memory.
     writeFileSync(join(r2, 'memory.swap.current'), '4096\n');
@@ -103,7 +139,10 @@ describe('system containers from cgroups', () => {
     expect(readCgroupUsage({ version: 2, dir: r2 })).toMatchObject({ swapBytes: 4096, swapLimitBytes: 1048576 });
     writeFileSync(join(r1, 'm/memory.memsw.usage_in_bytes'), '10008192\n');
     writeFileSync(join(r1, 'm/memory.memsw.limit_in_bytes'), '9223372036854771712\n');
-    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toMatchObject({ swapBytes: 8192, swapLimitBytes: undefined });
+    expect(readCgroupUsage({ version: 1, cpuDir: join(r1, 'c'), memoryDir: join(r1, 'm') })).toMatchObject({
+      swapBytes: 8192,
+      swapLimitBytes: undefined,
+    });
     writeFileSync(join(r2, 'memory.max'), 'max\n');
     expect(readCgroupUsage({ version: 2, dir: r2 })?.limitBytes).toBeUndefined();
     rmSync(join(r2, 'memory.max'));
@@ -133,7 +172,8 @@ describe('system containers from cgroups', () => {
       'memory.max': '83886080\n',
       'memory.swap.max': 'max\n',
       'memory.events': 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n',
-      'cpu.stat': 'usage_usec 300\nuser_usec 200\nsystem_usec 100\nnr_periods 50\nnr_throttled 7\nthrottled_usec 2500\n',
+      'cpu.stat':
+        'usage_usec 300\nuser_usec 200\nsystem_usec 100\nnr_periods 50\nnr_throttled 7\nthrottled_usec 2500\n',
       'cpu.max': '50000 100000\n',
       'cpu.weight': '20\n',
       'cgroup.procs': '10\n11\n',
@@ -171,7 +211,9 @@ describe('system containers from cgroups', () => {
       'c/cpu.cfs_quota_us': '-1\n',
       'c/cpu.cfs_period_us': '100000\n',
     });
-    expect(readCgroupDetail({ version: 1, cpuDir: join(v1, 'a'), memoryDir: join(v1, 'm'), cfsDir: join(v1, 'c') })).toEqual({
+    expect(
+      readCgroupDetail({ version: 1, cpuDir: join(v1, 'a'), memoryDir: join(v1, 'm'), cfsDir: join(v1, 'c') }),
+    ).toEqual({
       cacheBytes: 8192,
       mappedFileBytes: 1024,
       swapBytes: 0,

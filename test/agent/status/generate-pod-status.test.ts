@@ -8,7 +8,11 @@ import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, PodStatus } from '../../../src/api/types.js';
 import { generatePodStatus, sortPodIPs, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
 import { networkIps } from '../../../src/agent/runtime/runtime-manager.js';
-import { emptyRuntimeStatus, type PodRuntimeStatus, type RuntimeContainer } from '../../../src/agent/runtime/pod-runtime-status.js';
+import {
+  emptyRuntimeStatus,
+  type PodRuntimeStatus,
+  type RuntimeContainer,
+} from '../../../src/agent/runtime/pod-runtime-status.js';
 
 const NOW = Date.parse('2026-11-25T12:00:00Z');
 const pod = (o: { restartPolicy?: string; status?: PodStatus; deleted?: boolean; source?: string } = {}): Pod =>
@@ -23,7 +27,13 @@ const pod = (o: { restartPolicy?: string; status?: PodStatus; deleted?: boolean;
     spec: { restartPolicy: o.restartPolicy ?? 'Always', containers: [{ name: 'main', image: 'busybox' }] },
     status: o.status,
   }) as unknown as Pod;
-const ctx = (previous?: PodStatus): PodStatusContext => ({ nowMs: NOW, nodeIP: '10.0.0.1', runtimeName: 'containerd', reasons: new Map(), previous });
+const ctx = (previous?: PodStatus): PodStatusContext => ({
+  nowMs: NOW,
+  nodeIP: '10.0.0.1',
+  runtimeName: 'containerd',
+  reasons: new Map(),
+  previous,
+});
 const container = (state: RuntimeContainer['state'], exitCode = 0): RuntimeContainer => ({
   id: 'c1',
   name: 'main',
@@ -43,11 +53,32 @@ const container = (state: RuntimeContainer['state'], exitCode = 0): RuntimeConta
 });
 const withContainers = (...containers: RuntimeContainer[]): PodRuntimeStatus => ({
   ...emptyRuntimeStatus('u', 'p', 'd'),
-  sandboxes: [{ id: 's1', ready: containers.some((c) => c.state === 'running'), createdAt: NOW - 61_000, attempt: 0, ip: '10.1.0.5' }],
+  sandboxes: [
+    {
+      id: 's1',
+      ready: containers.some((c) => c.state === 'running'),
+      createdAt: NOW - 61_000,
+      attempt: 0,
+      ip: '10.1.0.5',
+    },
+  ],
   containers,
 });
-const cs = (state: ContainerStatus['state'], restartCount = 3, lastState: ContainerStatus['lastState'] = {}): ContainerStatus =>
-  ({ name: 'main', state, lastState, ready: false, restartCount, image: 'busybox', imageID: 'sha256:b', containerID: 'containerd://old' }) as ContainerStatus;
+const cs = (
+  state: ContainerStatus['state'],
+  restartCount = 3,
+  lastState: ContainerStatus['lastState'] = {},
+): ContainerStatus =>
+  ({
+    name: 'main',
+    state,
+    lastState,
+    ready: false,
+    restartCount,
+    image: 'busybox',
+    imageID: 'sha256:b',
+    containerID: 'containerd://old',
+  }) as ContainerStatus;
 
 describe('a terminal phase in the apiserver', () => {
   it('is kept whatever the runtime shows (a Failed pod whose container still runs stays Failed)', () => {
@@ -82,24 +113,41 @@ describe('the previous status', () => {
     expect(st.startTime).toBe('2026-11-20T08:00:00Z');
     expect(st.conditions!.find((c) => c.type === 'Ready')!.lastTransitionTime).toBe('2026-11-20T08:00:05Z');
     expect(st.conditions!.find((c) => c.type === 'PodScheduled')!.lastTransitionTime).toBe('2026-11-20T07:59:59Z');
-    expect(generatePodStatus(pod(), withContainers(container('running')), ctx()).startTime).toBe('2026-11-25T12:00:00Z');
-    // The apiserver's start time wins over the kubelet's own (a mirror pod learnt of after the first sync).
-    expect(generatePodStatus(pod(), withContainers(container('running')), { ...ctx(previous), apiStartTime: '2026-11-19T00:00:00Z' }).startTime).toBe(
-      '2026-11-19T00:00:00Z',
+    expect(generatePodStatus(pod(), withContainers(container('running')), ctx()).startTime).toBe(
+      '2026-11-25T12:00:00Z',
     );
+    // The apiserver's start time wins over the kubelet's own (a mirror pod learnt of after the first sync).
+    expect(
+      generatePodStatus(pod(), withContainers(container('running')), {
+        ...ctx(previous),
+        apiStartTime: '2026-11-19T00:00:00Z',
+      }).startTime,
+    ).toBe('2026-11-19T00:00:00Z');
   });
 
   it('a container the runtime lost that had terminated keeps its terminated status', () => {
     const old = cs({ terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-11-20T08:10:00Z' } });
     const previous: PodStatus = { phase: 'Succeeded', containerStatuses: [old] };
-    const st = generatePodStatus(pod({ restartPolicy: 'Never', status: previous }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous));
-    expect(st.containerStatuses![0]).toMatchObject({ state: old.state, restartCount: 3, containerID: 'containerd://old' });
+    const st = generatePodStatus(
+      pod({ restartPolicy: 'Never', status: previous }),
+      emptyRuntimeStatus('u', 'p', 'd'),
+      ctx(previous),
+    );
+    expect(st.containerStatuses![0]).toMatchObject({
+      state: old.state,
+      restartCount: 3,
+      containerID: 'containerd://old',
+    });
     expect(st.phase).toBe('Succeeded');
   });
 
   it('a container the runtime lost while it ran: terminated ContainerStatusUnknown (137) in its last state, one restart more — none when the pod is being deleted', () => {
-    const previous: PodStatus = { phase: 'Running', containerStatuses: [cs({ running: { startedAt: '2026-11-20T08:00:01Z' } })] };
-    const st = generatePodStatus(pod({ status: previous }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous)).containerStatuses![0];
+    const previous: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [cs({ running: { startedAt: '2026-11-20T08:00:01Z' } })],
+    };
+    const st = generatePodStatus(pod({ status: previous }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous))
+      .containerStatuses![0];
     expect(st.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
     expect(st.lastState).toEqual({
       terminated: {
@@ -109,40 +157,65 @@ describe('the previous status', () => {
       },
     });
     expect(st.restartCount).toBe(4);
-    const deleted = generatePodStatus(pod({ status: previous, deleted: true }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous)).containerStatuses![0];
+    const deleted = generatePodStatus(
+      pod({ status: previous, deleted: true }),
+      emptyRuntimeStatus('u', 'p', 'd'),
+      ctx(previous),
+    ).containerStatuses![0];
     expect(deleted.restartCount).toBe(3);
   });
 
   it('a container the runtime lost while waiting keeps its restart count and last state; one the runtime has is the runtime’s', () => {
     const last = { terminated: { exitCode: 1, reason: 'Error' } };
-    const previous: PodStatus = { phase: 'Running', containerStatuses: [cs({ waiting: { reason: 'CrashLoopBackOff' } }, 5, last)] };
-    const st = generatePodStatus(pod({ status: previous }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous)).containerStatuses![0];
+    const previous: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [cs({ waiting: { reason: 'CrashLoopBackOff' } }, 5, last)],
+    };
+    const st = generatePodStatus(pod({ status: previous }), emptyRuntimeStatus('u', 'p', 'd'), ctx(previous))
+      .containerStatuses![0];
     expect(st).toMatchObject({ state: { waiting: { reason: 'ContainerCreating' } }, restartCount: 5, lastState: last });
-    const live = generatePodStatus(pod({ status: previous }), withContainers(container('running')), ctx(previous)).containerStatuses![0];
+    const live = generatePodStatus(pod({ status: previous }), withContainers(container('running')), ctx(previous))
+      .containerStatuses![0];
     expect(live).toMatchObject({ restartCount: 2, containerID: 'containerd://c1', lastState: {} });
   });
 });
 
 describe('phase rules (upstream generateAPIPodStatus)', () => {
   it('a terminal phase the kubelet itself reported never goes back; its reason and message stay with it', () => {
-    const previous: PodStatus = { phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' };
+    const previous: PodStatus = {
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    };
     const st = generatePodStatus(pod(), withContainers(container('running')), ctx(previous));
     expect(st).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' });
     // The apiserver's reason when the kubelet has none (after a restart).
-    const api = pod({ status: { phase: 'Failed', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } });
-    expect(generatePodStatus(api, withContainers(container('exited', 137)), ctx({ phase: 'Failed' }))).toMatchObject({ reason: 'DeadlineExceeded' });
+    const api = pod({
+      status: {
+        phase: 'Failed',
+        reason: 'DeadlineExceeded',
+        message: 'Pod was active on the node longer than the specified deadline',
+      },
+    });
+    expect(generatePodStatus(api, withContainers(container('exited', 137)), ctx({ phase: 'Failed' }))).toMatchObject({
+      reason: 'DeadlineExceeded',
+    });
     // A new phase drops the old phase's reason.
-    expect(generatePodStatus(pod(), withContainers(container('running')), ctx({ phase: 'Pending', reason: 'X' })).reason).toBeUndefined();
+    expect(
+      generatePodStatus(pod(), withContainers(container('running')), ctx({ phase: 'Pending', reason: 'X' })).reason,
+    ).toBeUndefined();
   });
 
   it('Ready and ContainersReady are False for a terminal pod: PodCompleted when Succeeded, PodFailed when Failed (no message); Initialized says PodCompleted', () => {
     const cond = (st: PodStatus, type: string) => st.conditions!.find((c) => c.type === type)!;
     const failed = generatePodStatus(pod({ status: { phase: 'Failed' } }), withContainers(container('running')), ctx());
-    for (const t of ['Ready', 'ContainersReady']) expect(cond(failed, t)).toMatchObject({ status: 'False', reason: 'PodFailed' });
+    for (const t of ['Ready', 'ContainersReady'])
+      expect(cond(failed, t)).toMatchObject({ status: 'False', reason: 'PodFailed' });
     expect(cond(failed, 'Ready').message).toBeUndefined();
     const done = generatePodStatus(pod({ restartPolicy: 'Never' }), withContainers(container('exited', 0)), ctx());
     expect(done.phase).toBe('Succeeded');
-    for (const t of ['Ready', 'ContainersReady']) expect(cond(done, t)).toMatchObject({ status: 'False', reason: 'PodCompleted' });
+    for (const t of ['Ready', 'ContainersReady'])
+      expect(cond(done, t)).toMatchObject({ status: 'False', reason: 'PodCompleted' });
     expect(cond(done, 'Initialized')).toMatchObject({ status: 'True', reason: 'PodCompleted' });
     const live = generatePodStatus(pod(), withContainers(container('running')), ctx());
     expect(cond(live, 'Ready')).toMatchObject({ status: 'True' });
@@ -171,7 +244,10 @@ describe('pod IPs of a dual-stack sandbox (regression: only the primary IP was r
 
 describe('networkIps', () => {
   it('reads the primary and the additional IPs of a CRI network status', () => {
-    expect(networkIps({ ip: '10.0.0.5', additional_ips: [{ ip: 'fd00::5' }] })).toEqual({ ip: '10.0.0.5', additionalIps: ['fd00::5'] });
+    expect(networkIps({ ip: '10.0.0.5', additional_ips: [{ ip: 'fd00::5' }] })).toEqual({
+      ip: '10.0.0.5',
+      additionalIps: ['fd00::5'],
+    });
     expect(networkIps(null)).toEqual({ ip: '', additionalIps: [] });
   });
 });

@@ -25,13 +25,20 @@ describe('twoWayMergePatch', () => {
       'new IP replaces the old one',
       { podIP: '10.0.0.7', podIPs: [{ ip: '10.0.0.7' }] },
       { podIP: '10.0.0.8', podIPs: [{ ip: '10.0.0.8' }] },
-      { podIP: '10.0.0.8', '$setElementOrder/podIPs': [{ ip: '10.0.0.8' }], podIPs: [{ ip: '10.0.0.8' }, { ip: '10.0.0.7', $patch: 'delete' }] },
+      {
+        podIP: '10.0.0.8',
+        '$setElementOrder/podIPs': [{ ip: '10.0.0.8' }],
+        podIPs: [{ ip: '10.0.0.8' }, { ip: '10.0.0.7', $patch: 'delete' }],
+      },
     ],
     [
       'condition turns True: reason and message removed',
       { conditions: [{ type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'm' }] },
       { conditions: [{ type: 'Ready', status: 'True' }] },
-      { '$setElementOrder/conditions': [{ type: 'Ready' }], conditions: [{ type: 'Ready', status: 'True', reason: null, message: null }] },
+      {
+        '$setElementOrder/conditions': [{ type: 'Ready' }],
+        conditions: [{ type: 'Ready', status: 'True', reason: null, message: null }],
+      },
     ],
     [
       'atomic list sent whole',
@@ -47,9 +54,14 @@ describe('twoWayMergePatch', () => {
   });
 
   it('mergePodStatus keeps the start time the apiserver has (a static pod synced before its mirror pod was known after a restart)', () => {
-    const merged = mergePodStatus({ phase: 'Running', startTime: '2026-11-20T08:00:00Z' }, { phase: 'Running', startTime: '2026-11-25T12:00:00Z' });
+    const merged = mergePodStatus(
+      { phase: 'Running', startTime: '2026-11-20T08:00:00Z' },
+      { phase: 'Running', startTime: '2026-11-25T12:00:00Z' },
+    );
     expect(merged.startTime).toBe('2026-11-20T08:00:00Z');
-    expect(mergePodStatus({ phase: 'Pending' }, { phase: 'Running', startTime: '2026-11-25T12:00:00Z' }).startTime).toBe('2026-11-25T12:00:00Z');
+    expect(
+      mergePodStatus({ phase: 'Pending' }, { phase: 'Running', startTime: '2026-11-25T12:00:00Z' }).startTime,
+    ).toBe('2026-11-25T12:00:00Z');
   });
 
   it('null and absent are the same (a Go nil): a condition the apiserver returns without lastProbeTime needs no patch, nor one with it null', () => {
@@ -66,7 +78,9 @@ describe('twoWayMergePatch', () => {
         { type: 'Ready', status: 'False' },
       ],
     };
-    expect(mergePodStatus(api, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }).conditions).toEqual([
+    expect(
+      mergePodStatus(api, { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] }).conditions,
+    ).toEqual([
       { type: 'example.com/gate', status: 'True' },
       { type: 'Ready', status: 'True' },
     ]);
@@ -89,7 +103,11 @@ describe('StatusSync with two-way patches against the fake apiserver', () => {
     });
     const pod = fake.api.store.create('pods', {
       metadata: { name: 'p', namespace: 'default' },
-      spec: { nodeName: 'n1', readinessGates: [{ conditionType: 'example.com/gate' }], containers: [{ name: 'c', image: 'i' }] },
+      spec: {
+        nodeName: 'n1',
+        readinessGates: [{ conditionType: 'example.com/gate' }],
+        containers: [{ name: 'c', image: 'i' }],
+      },
       status: { phase: 'Pending' },
     }) as Pod;
     podManager.addOrUpdate(pod);
@@ -101,14 +119,22 @@ describe('StatusSync with two-way patches against the fake apiserver', () => {
       conditions: [
         ready
           ? { type: 'Ready', status: 'True' }
-          : { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [c]' },
+          : {
+              type: 'Ready',
+              status: 'False',
+              reason: 'ContainersNotReady',
+              message: 'containers with unready status: [c]',
+            },
       ],
     });
     statusManager.set(uid, st('10.0.0.7', false));
     expect(await sync.pass()).toBe(0);
     // Someone else sets the readiness gate's condition through the status subresource.
     const cur = fake.api.store.get('pods', 'default', 'p')!;
-    fake.api.store.update('pods', { ...cur, status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/gate', status: 'True' }] } });
+    fake.api.store.update('pods', {
+      ...cur,
+      status: { ...cur.status, conditions: [...cur.status.conditions, { type: 'example.com/gate', status: 'True' }] },
+    });
     statusManager.set(uid, st('10.0.0.8', true));
     expect(await sync.pass()).toBe(0);
     const s = fake.api.store.get('pods', 'default', 'p')!.status;
@@ -124,6 +150,10 @@ describe('StatusSync with two-way patches against the fake apiserver', () => {
     statusManager.set(uid, { ...st('10.0.0.8', true), phase: 'Succeeded' });
     expect(await sync.pass()).toBe(0);
     expect(fake.api.store.get('pods', 'default', 'p')!.status.phase).toBe('Succeeded');
-    expect(fake.api.requests.filter((r) => r.method === 'PATCH').every((r) => r.contentType === 'application/strategic-merge-patch+json')).toBe(true);
+    expect(
+      fake.api.requests
+        .filter((r) => r.method === 'PATCH')
+        .every((r) => r.contentType === 'application/strategic-merge-patch+json'),
+    ).toBe(true);
   });
 });

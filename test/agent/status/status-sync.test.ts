@@ -33,14 +33,27 @@ const apiPod = (name: string) =>
     spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
     status: { phase: 'Pending', conditions: [{ type: 'DisruptionTarget', status: 'False' }] },
   }) as Pod;
-const running = { phase: 'Running' as const, conditions: [{ type: 'Ready', status: 'True' as const }], podIP: '10.0.0.7' };
+const running = {
+  phase: 'Running' as const,
+  conditions: [{ type: 'Ready', status: 'True' as const }],
+  podIP: '10.0.0.7',
+};
 
 /** A syncer over a fresh pod manager and status manager. */
-async function syncer(o: Pick<ConstructorParameters<typeof StatusSync>[0], 'canBeDeleted' | 'observeSync' | 'couldHaveRunningContainers'>) {
+async function syncer(
+  o: Pick<ConstructorParameters<typeof StatusSync>[0], 'canBeDeleted' | 'observeSync' | 'couldHaveRunningContainers'>,
+) {
   const podManager = new PodManager();
   const statusManager = new StatusManager();
   const client = await createKubeClient(kubeconfig, { timeoutMs: 3000 });
-  const sync = new StatusSync({ client, statusManager, podManager, clock: realClock, logger: createLogger({ level: 'fatal' }), ...o });
+  const sync = new StatusSync({
+    client,
+    statusManager,
+    podManager,
+    clock: realClock,
+    logger: createLogger({ level: 'fatal' }),
+    ...o,
+  });
   return { podManager, statusManager, sync };
 }
 
@@ -64,7 +77,11 @@ describe('StatusSync', () => {
       patches()
         .map((r) => r.path)
         .sort(),
-    ).toEqual(['/api/v1/namespaces/default/pods/a/status', '/api/v1/namespaces/default/pods/gone/status', '/api/v1/namespaces/default/pods/replaced/status']);
+    ).toEqual([
+      '/api/v1/namespaces/default/pods/a/status',
+      '/api/v1/namespaces/default/pods/gone/status',
+      '/api/v1/namespaces/default/pods/replaced/status',
+    ]);
     expect(api.store.get('pods', 'default', 'a')!.status).toMatchObject({
       phase: 'Running',
       podIP: '10.0.0.7',
@@ -84,19 +101,28 @@ describe('StatusSync', () => {
     expect(await sync.pass()).toBe(0);
     expect(api.store.get('pods', 'default', 'a')!.status.phase).toBe('Succeeded');
 
-    const deleting = { ...a, metadata: { ...a.metadata, deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 30 } };
+    const deleting = {
+      ...a,
+      metadata: { ...a.metadata, deletionTimestamp: new Date().toISOString(), deletionGracePeriodSeconds: 30 },
+    };
     podManager.addOrUpdate(deleting);
     await sync.pass();
     expect(api.store.get('pods', 'default', 'a')).toBeDefined();
     finished.add(a.metadata.uid!);
     await sync.pass();
     expect(api.store.get('pods', 'default', 'a')).toBeUndefined();
-    expect(api.requests.find((r) => r.method === 'DELETE')!.body).toMatchObject({ gracePeriodSeconds: 0, preconditions: { uid: a.metadata.uid } });
+    expect(api.requests.find((r) => r.method === 'DELETE')!.body).toMatchObject({
+      gracePeriodSeconds: 0,
+      preconditions: { uid: a.metadata.uid },
+    });
   });
 
   it('observes kubelet_pod_status_sync_duration_seconds from the first unwritten change to the write that carries it, once per write, not for a pod gone', async () => {
     const observed: number[] = [];
-    const { podManager, statusManager, sync } = await syncer({ canBeDeleted: () => false, observeSync: (s) => observed.push(s) });
+    const { podManager, statusManager, sync } = await syncer({
+      canBeDeleted: () => false,
+      observeSync: (s) => observed.push(s),
+    });
     const p = apiPod('timed');
     const gone = apiPod('timed-gone');
     podManager.addOrUpdate(p);
@@ -119,14 +145,22 @@ describe('StatusSync', () => {
 
   it('holds back a terminal phase (and a new DisruptionTarget) while the pod could have running containers; sends it once they are stopped (upstream mergePodStatus)', async () => {
     let running = true;
-    const { podManager, statusManager, sync } = await syncer({ canBeDeleted: () => false, couldHaveRunningContainers: () => running });
+    const { podManager, statusManager, sync } = await syncer({
+      canBeDeleted: () => false,
+      couldHaveRunningContainers: () => running,
+    });
     const p = api.store.create('pods', {
       metadata: { name: 'evicted', namespace: 'default' },
       spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
       status: { phase: 'Running' },
     }) as Pod;
     podManager.addOrUpdate(p);
-    const disruption = { type: 'DisruptionTarget', status: 'True' as const, reason: 'TerminationByKubelet', message: 'x' };
+    const disruption = {
+      type: 'DisruptionTarget',
+      status: 'True' as const,
+      reason: 'TerminationByKubelet',
+      message: 'x',
+    };
     statusManager.set(p.metadata.uid!, {
       phase: 'Failed',
       reason: 'Evicted',
@@ -144,7 +178,11 @@ describe('StatusSync', () => {
     expect(writes()).toBe(before);
     running = false;
     expect(await sync.pass()).toBe(0);
-    expect(st()).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'The node was low on resource: memory.' });
+    expect(st()).toMatchObject({
+      phase: 'Failed',
+      reason: 'Evicted',
+      message: 'The node was low on resource: memory.',
+    });
     expect(st().conditions.find((c: { type: string }) => c.type === 'DisruptionTarget')).toMatchObject(disruption);
   });
 });

@@ -9,21 +9,40 @@ import { terminatePodStatus } from '../../../src/agent/status/terminate-pod.js';
 import { podPhase } from '../../../src/agent/status/generate-pod-status.js';
 
 const pod = (spec: Partial<Pod['spec']> = {}, annotations: Record<string, string> = {}): Pod =>
-  ({ metadata: { name: 'p', namespace: 'd', uid: 'u', annotations }, spec: { containers: [{ name: 'main', image: 'i' }], ...spec } }) as Pod;
+  ({
+    metadata: { name: 'p', namespace: 'd', uid: 'u', annotations },
+    spec: { containers: [{ name: 'main', image: 'i' }], ...spec },
+  }) as Pod;
 const staticPod = pod({}, { 'kubernetes.io/config.source': 'file' });
 const exited = (name: string, exitCode: number): ContainerStatus =>
-  ({ name, state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed' } }, lastState: {}, ready: false }) as ContainerStatus;
+  ({
+    name,
+    state: { terminated: { exitCode, reason: exitCode ? 'Error' : 'Completed' } },
+    lastState: {},
+    ready: false,
+  }) as ContainerStatus;
 const waiting = (name: string, reason = 'ErrImagePull', last?: ContainerStatus['lastState']): ContainerStatus =>
   ({ name, state: { waiting: { reason } }, lastState: last ?? {}, ready: false }) as ContainerStatus;
-const running = (name: string): ContainerStatus => ({ name, state: { running: { startedAt: 'x' } }, lastState: {}, ready: true }) as ContainerStatus;
+const running = (name: string): ContainerStatus =>
+  ({ name, state: { running: { startedAt: 'x' } }, lastState: {}, ready: true }) as ContainerStatus;
 
 describe('podPhase of a terminal pod', () => {
-  it.each(['Always', 'OnFailure', 'Never'] as const)('restartPolicy %s: all stopped with 0 → Succeeded, any failure → Failed', (restartPolicy) => {
-    const p = pod({ restartPolicy });
-    expect(podPhase(p, [], [exited('main', 0)], true)).toBe('Succeeded');
-    expect(podPhase(p, [], [exited('main', 137)], true)).toBe('Failed');
-    expect(podPhase(p, [], [waiting('main', 'CrashLoopBackOff', { terminated: { exitCode: 1 } } as ContainerStatus['lastState'])], true)).toBe('Failed');
-  });
+  it.each(['Always', 'OnFailure', 'Never'] as const)(
+    'restartPolicy %s: all stopped with 0 → Succeeded, any failure → Failed',
+    (restartPolicy) => {
+      const p = pod({ restartPolicy });
+      expect(podPhase(p, [], [exited('main', 0)], true)).toBe('Succeeded');
+      expect(podPhase(p, [], [exited('main', 137)], true)).toBe('Failed');
+      expect(
+        podPhase(
+          p,
+          [],
+          [waiting('main', 'CrashLoopBackOff', { terminated: { exitCode: 1 } } as ContainerStatus['lastState'])],
+          true,
+        ),
+      ).toBe('Failed');
+    },
+  );
 
   it('not terminal, or static: the restart policy decides as before', () => {
     expect(podPhase(pod(), [], [exited('main', 137)])).toBe('Running');
@@ -32,7 +51,11 @@ describe('podPhase of a terminal pod', () => {
 });
 
 describe('terminatePodStatus', () => {
-  const base = (containerStatuses: ContainerStatus[], phase: PodStatus['phase'], init?: ContainerStatus[]): PodStatus => ({
+  const base = (
+    containerStatuses: ContainerStatus[],
+    phase: PodStatus['phase'],
+    init?: ContainerStatus[],
+  ): PodStatus => ({
     phase,
     containerStatuses,
     ...(init ? { initContainerStatuses: init } : {}),
@@ -42,7 +65,11 @@ describe('terminatePodStatus', () => {
     const st = terminatePodStatus(pod(), base([waiting('main')], 'Pending'));
     expect(st.phase).toBe('Failed');
     expect(st.containerStatuses![0].state).toEqual({
-      terminated: { reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', exitCode: 137 },
+      terminated: {
+        reason: 'ContainerStatusUnknown',
+        message: 'The container could not be located when the pod was terminated',
+        exitCode: 137,
+      },
     });
   });
 
@@ -64,7 +91,10 @@ describe('terminatePodStatus', () => {
         { name: 'i2', image: 'x' },
       ] as Pod['spec']['containers'],
     });
-    const st = terminatePodStatus(p, base([waiting('main', 'PodInitializing')], 'Pending', [running('i1'), waiting('i2', 'PodInitializing')]));
+    const st = terminatePodStatus(
+      p,
+      base([waiting('main', 'PodInitializing')], 'Pending', [running('i1'), waiting('i2', 'PodInitializing')]),
+    );
     expect(st.initContainerStatuses!.map((c) => Object.keys(c.state)[0])).toEqual(['terminated', 'waiting']);
     expect(st.containerStatuses![0].state.waiting?.reason).toBe('PodInitializing');
     expect(st.phase).toBe('Failed');

@@ -20,7 +20,12 @@ const logger = createLogger({ level: 'fatal' });
 
 const pod = (uid: string, name = uid, source?: 'file'): Pod =>
   ({
-    metadata: { uid, name, namespace: 'kube-system', annotations: source ? { 'kubernetes.io/config.source': source } : {} },
+    metadata: {
+      uid,
+      name,
+      namespace: 'kube-system',
+      annotations: source ? { 'kubernetes.io/config.source': source } : {},
+    },
     spec: { containers: [] },
   }) as unknown as Pod;
 
@@ -231,8 +236,15 @@ describe('a pod that arrives Succeeded or Failed from the apiserver (a kubelet r
     const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
     const admitted: string[][] = [];
     const l = loop(workers, admitted);
-    const later = { ...pod('new'), metadata: { ...pod('new').metadata, creationTimestamp: '2026-01-02T00:00:00Z' } } as Pod;
-    l.handle({ op: 'ADD', source: 'api', pods: [withPhase(pod('done'), 'Succeeded'), withPhase(pod('failed'), 'Failed'), later] });
+    const later = {
+      ...pod('new'),
+      metadata: { ...pod('new').metadata, creationTimestamp: '2026-01-02T00:00:00Z' },
+    } as Pod;
+    l.handle({
+      op: 'ADD',
+      source: 'api',
+      pods: [withPhase(pod('done'), 'Succeeded'), withPhase(pod('failed'), 'Failed'), later],
+    });
     await workers.whenIdle();
     expect(r.steps.sort()).toEqual(['sync new', 'terminated done', 'terminated failed']);
     expect(workers.stateOf('done')).toBe('terminated');
@@ -244,7 +256,12 @@ describe('a pod that arrives Succeeded or Failed from the apiserver (a kubelet r
     l.handle({
       op: 'UPDATE',
       source: 'api',
-      pods: [{ ...withPhase(pod('done'), 'Succeeded'), metadata: { ...pod('done').metadata, deletionTimestamp: 'x' } } as Pod],
+      pods: [
+        {
+          ...withPhase(pod('done'), 'Succeeded'),
+          metadata: { ...pod('done').metadata, deletionTimestamp: 'x' },
+        } as Pod,
+      ],
     });
     await workers.whenIdle();
     expect(r.steps.filter((s) => s.endsWith(' done'))).toEqual(['terminated done', 'terminated done']);
@@ -260,7 +277,8 @@ describe('a pod that arrives Succeeded or Failed from the apiserver (a kubelet r
 });
 
 describe('a critical pod admitted by preemption (upstream killPodNow)', () => {
-  const withGrace = (p: Pod, s: number): Pod => ({ ...p, spec: { ...p.spec, terminationGracePeriodSeconds: s } }) as Pod;
+  const withGrace = (p: Pod, s: number): Pod =>
+    ({ ...p, spec: { ...p.spec, terminationGracePeriodSeconds: s } }) as Pod;
 
   it('starts once its victims’ containers are stopped', async () => {
     const r = recorder();

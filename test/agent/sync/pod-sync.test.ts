@@ -11,7 +11,10 @@ describe('createdByOneSync (when the status after a sync can be read by ID)', ()
 
   it('gives the sandbox and the started containers of a pod that had nothing', () => {
     expect(createdByOneSync(empty, [created, started('init', 'c0')])).toEqual({ sandbox, containerIds: ['c0'] });
-    expect(createdByOneSync(empty, [created, started('a', 'c1'), started('b', 'c2')])).toEqual({ sandbox, containerIds: ['c1', 'c2'] });
+    expect(createdByOneSync(empty, [created, started('a', 'c1'), started('b', 'c2')])).toEqual({
+      sandbox,
+      containerIds: ['c1', 'c2'],
+    });
     expect(createdByOneSync(empty, [created])).toEqual({ sandbox, containerIds: [] });
   });
 

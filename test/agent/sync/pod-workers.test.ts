@@ -4,12 +4,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
-import { PodWorkers, WORKER_BACKOFF_MS, workerRetryDelayMs, type PodSyncer } from '../../../src/agent/sync/pod-workers.js';
+import {
+  PodWorkers,
+  WORKER_BACKOFF_MS,
+  workerRetryDelayMs,
+  type PodSyncer,
+} from '../../../src/agent/sync/pod-workers.js';
 import { createLogger } from '../../../src/lib/logger.js';
 
-const pod = (uid: string): Pod => ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }) as unknown as Pod;
+const pod = (uid: string): Pod =>
+  ({ metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }) as unknown as Pod;
 
-const workersOf = (syncer: PodSyncer) => new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
+const workersOf = (syncer: PodSyncer) =>
+  new PodWorkers({ syncer, logger: createLogger({ level: 'fatal' }), now: () => Date.now() });
 
 function recordingSyncer(o: { failFirst?: boolean } = {}) {
   const syncs: { uid: string; quietSinceMs: number; endedAtMs?: number; type: string }[] = [];
@@ -195,6 +202,8 @@ describe('a failed step is tried again after the worker back-off (regression: a 
   });
 
   it('waits 10 to 15 s (upstream workerBackOffPeriod with jitter 0.5)', () => {
-    expect([workerRetryDelayMs(0), workerRetryDelayMs(0.5), workerRetryDelayMs(0.75)]).toEqual([10_000, 12_500, 13_750]);
+    expect([workerRetryDelayMs(0), workerRetryDelayMs(0.5), workerRetryDelayMs(0.75)]).toEqual([
+      10_000, 12_500, 13_750,
+    ]);
   });
 });

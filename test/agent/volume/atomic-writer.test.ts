@@ -1,11 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { invalidPayloadPath, writeAtomic, type Payload } from '../../../src/agent/volume/atomic-writer.js';
 
 const payload = (o: Record<string, string | [string, number]>): Payload =>
-  new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? { data: Buffer.from(v), mode: 0o644 } : { data: Buffer.from(v[0]), mode: v[1] }]));
+  new Map(
+    Object.entries(o).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? { data: Buffer.from(v), mode: 0o644 } : { data: Buffer.from(v[0]), mode: v[1] },
+    ]),
+  );
 const tsDirs = (d: string) => readdirSync(d).filter((f) => /^\.\.\d{4}_/.test(f));
 let dir: string;
 beforeEach(() => {
@@ -28,7 +43,9 @@ describe('invalidPayloadPath', () => {
 
 describe('writeAtomic', () => {
   it('writes files into a timestamped dir behind ..data, with user-visible links and modes', async () => {
-    const r = await writeAtomic(dir, payload({ a: 'one', 'sub/b': ['two', 0o400] }), { now: new Date('2026-11-23T06:40:00Z') });
+    const r = await writeAtomic(dir, payload({ a: 'one', 'sub/b': ['two', 0o400] }), {
+      now: new Date('2026-11-23T06:40:00Z'),
+    });
     expect(r.written).toBe(true);
     expect(readlinkSync(join(dir, '..data'))).toMatch(/^\.\.2026_11_23_06_40_00\./);
     expect(readlinkSync(join(dir, 'a'))).toBe('..data/a');

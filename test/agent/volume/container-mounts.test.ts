@@ -29,45 +29,105 @@ describe('planContainerMounts (upstream makeMounts)', () => {
       [{ name: 'data', mountPath: '/d' }],
       {},
       {},
-      [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+      [
+        {
+          container_path: '/d',
+          host_path: '/v/data',
+          readonly: false,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      ],
     ],
     [
       "a volume its plugin relabels: the runtime is asked to (upstream's SELinuxRelabel)",
       [{ name: 'labelled', mountPath: '/l' }],
       {},
       {},
-      [{ container_path: '/l', host_path: '/v/l', readonly: false, selinux_relabel: true, propagation: 'PROPAGATION_PRIVATE' }],
+      [
+        {
+          container_path: '/l',
+          host_path: '/v/l',
+          readonly: false,
+          selinux_relabel: true,
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      ],
     ],
     [
       'a read-only volume is read-only whatever the mount says',
       [{ name: 'cfg', mountPath: '/c' }],
       {},
       {},
-      [{ container_path: '/c', host_path: '/v/cfg', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+      [
+        {
+          container_path: '/c',
+          host_path: '/v/cfg',
+          readonly: true,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      ],
     ],
     [
       'readOnly and HostToContainer',
       [{ name: 'data', mountPath: '/d', readOnly: true, mountPropagation: 'HostToContainer' }],
       {},
       {},
-      [{ container_path: '/d', host_path: '/v/data', readonly: true, selinux_relabel: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' }],
+      [
+        {
+          container_path: '/d',
+          host_path: '/v/data',
+          readonly: true,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_HOST_TO_CONTAINER',
+        },
+      ],
     ],
     [
       'subPath',
       [{ name: 'data', mountPath: '/d', subPath: 'a/b' }],
       {},
       {},
-      [{ container_path: '/d', host_path: '/v/data/a/b', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+      [
+        {
+          container_path: '/d',
+          host_path: '/v/data/a/b',
+          readonly: false,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      ],
     ],
     [
       'subPathExpr expands the env',
       [{ name: 'data', mountPath: '/d', subPathExpr: 'logs/$(POD)' }],
       {},
       { POD: 'web-1' },
-      [{ container_path: '/d', host_path: '/v/data/logs/web-1', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_PRIVATE' }],
+      [
+        {
+          container_path: '/d',
+          host_path: '/v/data/logs/web-1',
+          readonly: false,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      ],
     ],
-    ['unknown volume', [{ name: 'nope', mountPath: '/d' }], {}, {}, 'cannot find volume "nope" to mount into container "c"'],
-    ['absolute subPath', [{ name: 'data', mountPath: '/d', subPath: '/etc' }], {}, {}, 'error SubPath `/etc` must not be an absolute path'],
+    [
+      'unknown volume',
+      [{ name: 'nope', mountPath: '/d' }],
+      {},
+      {},
+      'cannot find volume "nope" to mount into container "c"',
+    ],
+    [
+      'absolute subPath',
+      [{ name: 'data', mountPath: '/d', subPath: '/etc' }],
+      {},
+      {},
+      'error SubPath `/etc` must not be an absolute path',
+    ],
     [
       'subPath with ..',
       [{ name: 'data', mountPath: '/d', subPath: 'a/../../etc' }],
@@ -94,7 +154,15 @@ describe('planContainerMounts (upstream makeMounts)', () => {
       [{ name: 'data', mountPath: '/d', mountPropagation: 'Bidirectional' }],
       { securityContext: { privileged: true } },
       {},
-      [{ container_path: '/d', host_path: '/v/data', readonly: false, selinux_relabel: false, propagation: 'PROPAGATION_BIDIRECTIONAL' }],
+      [
+        {
+          container_path: '/d',
+          host_path: '/v/data',
+          readonly: false,
+          selinux_relabel: false,
+          propagation: 'PROPAGATION_BIDIRECTIONAL',
+        },
+      ],
     ],
   ])('%s', (_n, mounts, extra, env, want) => expect(plan(mounts, extra, env)).toEqual(want));
 });
@@ -106,7 +174,8 @@ describe('planContainerDevices (upstream makeBlockVolumes)', () => {
     readOnly,
     plugin: 'kubernetes.io~csi',
   });
-  const ctr = (devices: { name: string; devicePath: string }[]) => ({ name: 'c', image: 'i', volumeDevices: devices }) as unknown as Container;
+  const ctr = (devices: { name: string; devicePath: string }[]) =>
+    ({ name: 'c', image: 'i', volumeDevices: devices }) as unknown as Container;
   it('passes a raw block volume as a device: mrw, or r when read-only', () => {
     const volumes = new Map([
       ['rw', blockVol(false)],
@@ -129,7 +198,9 @@ describe('planContainerDevices (upstream makeBlockVolumes)', () => {
     });
   });
   it("refuses a relative path and a volume that is not a raw block volume, with upstream's messages", () => {
-    const volumes = new Map<string, MountedVolume>([['fs', { path: '/p', readOnly: false, plugin: 'kubernetes.io~empty-dir' }]]);
+    const volumes = new Map<string, MountedVolume>([
+      ['fs', { path: '/p', readOnly: false, plugin: 'kubernetes.io~empty-dir' }],
+    ]);
     expect(planContainerDevices(ctr([{ name: 'fs', devicePath: 'dev/x' }]), volumes)).toEqual({
       ok: false,
       message: 'error DevicePath `dev/x` must be an absolute path',
@@ -154,7 +225,12 @@ describe('prepareSubPaths', () => {
   symlinkSync('/etc', join(vol, 'out'));
   symlinkSync('in/f', join(vol, 'ok-link'));
   const planned = (subPath: string) => [
-    { name: 'v', volumePath: vol, subPath, mount: { container_path: '/m', host_path: join(vol, subPath), readonly: false } },
+    {
+      name: 'v',
+      volumePath: vol,
+      subPath,
+      mount: { container_path: '/m', host_path: join(vol, subPath), readonly: false },
+    },
   ];
 
   it('resolves an existing subPath (also through a symlink inside the volume)', async () => {
@@ -169,10 +245,16 @@ describe('prepareSubPaths', () => {
   });
   it('creates a missing subPath directory inside the volume', async () => {
     const r = await prepareSubPaths(planned('new/deep'), 'c');
-    expect(r).toEqual({ ok: true, mounts: [{ container_path: '/m', host_path: join(vol, 'new', 'deep'), readonly: false }] });
+    expect(r).toEqual({
+      ok: true,
+      mounts: [{ container_path: '/m', host_path: join(vol, 'new', 'deep'), readonly: false }],
+    });
   });
   it('refuses a symlink that leaves the volume, and a missing path below one', async () => {
-    expect(await prepareSubPaths(planned('out'), 'c')).toEqual({ ok: false, message: 'failed to prepare subPath for volumeMount "v" of container "c"' });
+    expect(await prepareSubPaths(planned('out'), 'c')).toEqual({
+      ok: false,
+      message: 'failed to prepare subPath for volumeMount "v" of container "c"',
+    });
     expect(await prepareSubPaths(planned('out/newdir'), 'c')).toEqual({
       ok: false,
       message: 'failed to create subPath directory for volumeMount "v" of container "c"',
@@ -187,7 +269,10 @@ describe('process runtime mounts without root', () => {
     writeFileSync(join(d, 'hosts'), '');
     mkdirSync(join(d, 'vol'));
     try {
-      expect(await effectiveMounts([{ container_path: '/etc/hosts', host_path: join(d, 'hosts') }], false)).toEqual({ ok: true, mounts: [] });
+      expect(await effectiveMounts([{ container_path: '/etc/hosts', host_path: join(d, 'hosts') }], false)).toEqual({
+        ok: true,
+        mounts: [],
+      });
       expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], false)).toEqual({
         ok: false,
         message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${join(d, 'vol')}" at "/data"`,
@@ -207,7 +292,10 @@ describe('process runtime mounts without root', () => {
 });
 
 describe('recursive read-only mounts (upstream resolveRecursiveReadOnly, RecursiveReadOnlyMounts on in 1.32)', () => {
-  const c = (m: Record<string, unknown>): Container => ({ name: 'c', volumeMounts: [{ name: 'data', mountPath: '/d', ...m }] });
+  const c = (m: Record<string, unknown>): Container => ({
+    name: 'c',
+    volumeMounts: [{ name: 'data', mountPath: '/d', ...m }],
+  });
   const planned = (m: Record<string, unknown>, rro: boolean) => {
     const r = planContainerMounts(c(m), volumes, new Map(), rro);
     return r.ok ? r.mounts[0].mount.recursive_read_only === true : r.message;
@@ -215,7 +303,9 @@ describe('recursive read-only mounts (upstream resolveRecursiveReadOnly, Recursi
 
   it('makes a mount recursively read-only only when asked and the handler can: IfPossible follows the handler, Enabled needs it', () => {
     expect(resolveRecursiveReadOnly({ name: 'data', mountPath: '/d', readOnly: true }, true)).toBe(false);
-    expect(resolveRecursiveReadOnly({ name: 'data', mountPath: '/d', readOnly: true, recursiveReadOnly: 'Disabled' }, true)).toBe(false);
+    expect(
+      resolveRecursiveReadOnly({ name: 'data', mountPath: '/d', readOnly: true, recursiveReadOnly: 'Disabled' }, true),
+    ).toBe(false);
     expect(planned({ readOnly: true, recursiveReadOnly: 'IfPossible' }, true)).toBe(true);
     expect(planned({ readOnly: true, recursiveReadOnly: 'IfPossible' }, false)).toBe(false);
     expect(planned({ readOnly: true, recursiveReadOnly: 'Enabled', mountPropagation: 'None' }, true)).toBe(true);
@@ -249,7 +339,12 @@ describe('recursive read-only mounts (upstream resolveRecursiveReadOnly, Recursi
       { name: 'x', mountPath: '/x', readOnly: true, recursiveReadOnly: 'Enabled' },
       { name: 'y', mountPath: '/y', readOnly: true, recursiveReadOnly: 'Enabled' },
     ]);
-    expect(volumeMountStatuses(spec, false)!.map((m) => m.recursiveReadOnly)).toEqual([undefined, 'Disabled', 'Disabled', 'Disabled']);
+    expect(volumeMountStatuses(spec, false)!.map((m) => m.recursiveReadOnly)).toEqual([
+      undefined,
+      'Disabled',
+      'Disabled',
+      'Disabled',
+    ]);
     expect(volumeMountStatuses({ name: 'c' }, true)).toBeUndefined();
   });
 });

@@ -24,8 +24,12 @@ afterAll(() => {
 
 describe('emptyDir medium HugePages (upstream getPageSizeMountOption)', () => {
   it('takes the page size the containers request, or the one the medium names', () => {
-    expect(pageSizeMountOption('HugePages', pod({ 'hugepages-2Mi': '4Mi', memory: '8Mi' }, { cpu: '1' }))).toBe('pagesize=2Mi');
-    expect(pageSizeMountOption('HugePages-1Gi', pod({ 'hugepages-2Mi': '4Mi' }, { 'hugepages-1Gi': '1Gi' }))).toBe('pagesize=1Gi');
+    expect(pageSizeMountOption('HugePages', pod({ 'hugepages-2Mi': '4Mi', memory: '8Mi' }, { cpu: '1' }))).toBe(
+      'pagesize=2Mi',
+    );
+    expect(pageSizeMountOption('HugePages-1Gi', pod({ 'hugepages-2Mi': '4Mi' }, { 'hugepages-1Gi': '1Gi' }))).toBe(
+      'pagesize=1Gi',
+    );
   });
 
   it('refuses what upstream refuses, in its words', () => {
@@ -38,7 +42,9 @@ describe('emptyDir medium HugePages (upstream getPageSizeMountOption)', () => {
     expect(() => pageSizeMountOption('HugePages-1Gi', pod({ 'hugepages-2Mi': '4Mi' }))).toThrow(
       'medium HugePages-1Gi: hugePages storage requested, but there is no resource request for huge pages',
     );
-    expect(() => pageSizeMountOption('HugePages-x', pod({ 'hugepages-2Mi': '4Mi' }))).toThrow('size not specified in medium HugePages-x');
+    expect(() => pageSizeMountOption('HugePages-x', pod({ 'hugepages-2Mi': '4Mi' }))).toThrow(
+      'size not specified in medium HugePages-x',
+    );
   });
 
   it.skipIf(process.getuid?.() !== 0)('mounts a hugetlbfs of that page size (root)', async () => {

@@ -27,7 +27,12 @@ describe('computeVolumeActions', () => {
     [
       'nothing set up: every volume',
       {},
-      { setUp: ['cm:kubernetes.io~configmap', 'data:kubernetes.io~empty-dir', 'host:kubernetes.io~host-path'], waiting: [], unsupported: [], tearDown: [] },
+      {
+        setUp: ['cm:kubernetes.io~configmap', 'data:kubernetes.io~empty-dir', 'host:kubernetes.io~host-path'],
+        waiting: [],
+        unsupported: [],
+        tearDown: [],
+      },
     ],
     [
       'all set up: only remount-each-sync plugins again',
@@ -71,7 +76,12 @@ describe('computeVolumeActions', () => {
         ],
         actual: ['p', 's', 'd', 'c', 'e'],
       },
-      { setUp: ['p:kubernetes.io~projected', 's:kubernetes.io~secret', 'd:kubernetes.io~downward-api'], waiting: [], unsupported: [], tearDown: [] },
+      {
+        setUp: ['p:kubernetes.io~projected', 's:kubernetes.io~secret', 'd:kubernetes.io~downward-api'],
+        waiting: [],
+        unsupported: [],
+        tearDown: [],
+      },
     ],
   ])('%s', (_n, input, want) => expect(decide(input)).toEqual(want));
 
@@ -89,8 +99,14 @@ describe('computeVolumeActions', () => {
   });
 
   it('names the unsupported type and what is supported', () => {
-    const a = computeVolumeActions([{ name: 'n', nfs: {} }], new Map(), { plugins: IN_TREE_PLUGINS, nowMs: 0, retryAt: new Map() });
-    expect(a.unsupported[0].message).toMatch(/^volume type nfs is not supported by tskubelet \(supported: emptyDir, hostPath, configMap/);
+    const a = computeVolumeActions([{ name: 'n', nfs: {} }], new Map(), {
+      plugins: IN_TREE_PLUGINS,
+      nowMs: 0,
+      retryAt: new Map(),
+    });
+    expect(a.unsupported[0].message).toMatch(
+      /^volume type nfs is not supported by tskubelet \(supported: emptyDir, hostPath, configMap/,
+    );
   });
 });
 

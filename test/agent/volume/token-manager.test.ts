@@ -29,14 +29,22 @@ describe('requiresRefresh (upstream token manager)', () => {
     ['jitter brings the refresh earlier', exp - 725_000, 3600, 10_000, true],
     ['older than 24 h even with a long lifetime', exp - 90 * 86400_000 + 24 * 3600_000 + 1, 90 * 86400, 0, true],
     ['a one-year token at one hour', exp - 365 * 86400_000 + 3600_000, 365 * 86400, 0, false],
-  ])('%s', (_n, now, seconds, jitter, want) => expect(requiresRefresh({ expiresAt: exp, expirationSeconds: seconds }, now, jitter)).toBe(want));
+  ])('%s', (_n, now, seconds, jitter, want) =>
+    expect(requiresRefresh({ expiresAt: exp, expirationSeconds: seconds }, now, jitter)).toBe(want),
+  );
 });
 
 describe('TokenManager against the fake apiserver', () => {
   it('requests a bound token once, serves it from cache, and refreshes it after 80 % of its lifetime (fake clock)', async () => {
     const clock = new FakeClock(Date.now());
     const m = new TokenManager({ client, clock, random: () => 0 });
-    const key = { namespace: 'default', serviceAccount: 'default', audiences: ['vault'], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-1' } };
+    const key = {
+      namespace: 'default',
+      serviceAccount: 'default',
+      audiences: ['vault'],
+      expirationSeconds: 3600,
+      pod: { name: 'p', uid: 'u-1' },
+    };
     const first = await m.getToken(key);
     const t1 = first.token;
     // As TokenRequestStatus: RFC 3339 to the second, the token's lifetime from now.
@@ -61,13 +69,21 @@ describe('TokenManager against the fake apiserver', () => {
   it('keeps serving an unexpired token when a refresh fails; errors without one', async () => {
     const clock = new FakeClock(Date.now());
     const m = new TokenManager({ client, clock, random: () => 0 });
-    const key = { namespace: 'default', serviceAccount: 'default', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u-2' } };
+    const key = {
+      namespace: 'default',
+      serviceAccount: 'default',
+      audiences: [],
+      expirationSeconds: 3600,
+      pod: { name: 'p', uid: 'u-2' },
+    };
     const t1 = (await m.getToken(key)).token;
     clock.advance(3000_000);
     api.inject(({ path }) => (path.endsWith('/token') ? { code: 500, reason: 'InternalError' } : undefined));
     try {
       expect((await m.getToken(key)).token).toBe(t1);
-      await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(/failed to fetch token: .*HTTP 500/);
+      await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(
+        /failed to fetch token: .*HTTP 500/,
+      );
     } finally {
       api.inject(undefined);
     }
@@ -78,7 +94,13 @@ describe('TokenManager against the fake apiserver', () => {
   it("a missing service account is an error with the apiserver's message", async () => {
     const m = new TokenManager({ client, clock: new FakeClock(Date.now()) });
     await expect(
-      m.getToken({ namespace: 'default', serviceAccount: 'nope', audiences: [], expirationSeconds: 3600, pod: { name: 'p', uid: 'u' } }),
+      m.getToken({
+        namespace: 'default',
+        serviceAccount: 'nope',
+        audiences: [],
+        expirationSeconds: 3600,
+        pod: { name: 'p', uid: 'u' },
+      }),
     ).rejects.toThrow('serviceaccounts "nope" not found');
   });
 });

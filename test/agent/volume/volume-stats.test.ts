@@ -15,7 +15,10 @@ describe('volume stats', () => {
     const ed = join(dir, 'ed');
     mkdirSync(join(ed, 'sub'), { recursive: true });
     const mounted = new Map<string, MountedVolume>([
-      ['scratch', { path: ed, readOnly: false, plugin: 'kubernetes.io~empty-dir', metrics: 'du', localEphemeral: true }],
+      [
+        'scratch',
+        { path: ed, readOnly: false, plugin: 'kubernetes.io~empty-dir', metrics: 'du', localEphemeral: true },
+      ],
       ['host', { path: '/usr', readOnly: false, plugin: 'kubernetes.io~host-path' }],
     ]);
     const c = new VolumeStatsCollector({
@@ -46,8 +49,18 @@ describe('volume stats', () => {
   it("a local PV's claim: its filesystem's figures (statfs) with its pvcRef; claims() lists each claim once", async () => {
     const claim = { name: 'data', namespace: 'shop' };
     const pods: Record<string, Map<string, MountedVolume>> = {
-      a: new Map([['d', { path: dir, readOnly: false, plugin: 'kubernetes.io~persistent-volume', metrics: 'statfs', pvcRef: claim }]]),
-      b: new Map([['d2', { path: dir, readOnly: false, plugin: 'kubernetes.io~persistent-volume', metrics: 'statfs', pvcRef: claim }]]),
+      a: new Map([
+        [
+          'd',
+          { path: dir, readOnly: false, plugin: 'kubernetes.io~persistent-volume', metrics: 'statfs', pvcRef: claim },
+        ],
+      ]),
+      b: new Map([
+        [
+          'd2',
+          { path: dir, readOnly: false, plugin: 'kubernetes.io~persistent-volume', metrics: 'statfs', pvcRef: claim },
+        ],
+      ]),
     };
     const c = new VolumeStatsCollector({
       volumes: { podsWithVolumes: () => Object.keys(pods), mountedVolumes: (uid) => pods[uid] },
@@ -57,7 +70,13 @@ describe('volume stats', () => {
     await c.collect();
     const [a] = c.get('a');
     const fs = statfsSync(dir);
-    expect(a).toMatchObject({ name: 'd', pvcRef: claim, localEphemeral: false, capacityBytes: fs.blocks * fs.bsize, inodes: fs.files });
+    expect(a).toMatchObject({
+      name: 'd',
+      pvcRef: claim,
+      localEphemeral: false,
+      capacityBytes: fs.blocks * fs.bsize,
+      inodes: fs.files,
+    });
     expect(a.inodesUsed).toBe(a.inodes - a.inodesFree);
     expect(a.usedBytes).toBeGreaterThan(0);
     expect(c.claims().map((x) => [x.pvcRef, x.name])).toEqual([[claim, 'd']]);

@@ -11,7 +11,12 @@ afterEach(() => {
 });
 
 /** A real TCP pair with a SPDY connection on each end. */
-async function pair(): Promise<{ client: SpdyConnection; server: SpdyConnection; serverSocket: net.Socket; clientSocket: net.Socket }> {
+async function pair(): Promise<{
+  client: SpdyConnection;
+  server: SpdyConnection;
+  serverSocket: net.Socket;
+  clientSocket: net.Socket;
+}> {
   const { clientSocket, serverSocket } = await sockets();
   return {
     client: new SpdyConnection(clientSocket, { server: false }),
@@ -143,7 +148,9 @@ describe('SpdyConnection', () => {
     const got = collect(c);
     const errors: Error[] = [];
     c.on('error', (e: Error) => errors.push(e));
-    const reset = new Promise<[number, unknown]>((resolve) => c.once('reset', (status: number) => c.write('late', (err) => resolve([status, err ?? 'none']))));
+    const reset = new Promise<[number, unknown]>((resolve) =>
+      c.once('reset', (status: number) => c.write('late', (err) => resolve([status, err ?? 'none']))),
+    );
     serverSocket.write(
       Buffer.concat([
         encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: Buffer.from('{"status":"Success"}') }),
@@ -166,8 +173,12 @@ describe('SpdyConnection', () => {
     s.end();
     s.pause(); // a reader that falls behind
     const chunk = Buffer.alloc(16 * 1024, 7);
-    const frames = Buffer.concat(Array.from({ length: 256 }, () => encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: chunk }))); // 4 MiB
-    serverSocket.write(Buffer.concat([frames, encodeFrame({ type: 'data', streamId: s.id, flags: 1, data: Buffer.alloc(0) })]));
+    const frames = Buffer.concat(
+      Array.from({ length: 256 }, () => encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: chunk })),
+    ); // 4 MiB
+    serverSocket.write(
+      Buffer.concat([frames, encodeFrame({ type: 'data', streamId: s.id, flags: 1, data: Buffer.alloc(0) })]),
+    );
     await new Promise((r) => setTimeout(r, 300));
     // Held at the bound (128 KiB) plus at most what one socket read had already decoded.
     expect(s.readableLength).toBeGreaterThanOrEqual(128 * 1024);
@@ -188,15 +199,26 @@ describe('SpdyConnection', () => {
     const seen: Frame[] = [];
     serverSocket.on('data', (d: Buffer) => seen.push(...decoder.push(d).frames));
     // The peer's window for our sending is 16 KiB; it sends 256 KiB on the stream we open.
-    serverSocket.write(encodeFrame({ type: 'settings', flags: 0, entries: [{ flags: 0, id: SettingsId.INITIAL_WINDOW_SIZE, value: 16 * 1024 }] }));
+    serverSocket.write(
+      encodeFrame({
+        type: 'settings',
+        flags: 0,
+        entries: [{ flags: 0, id: SettingsId.INITIAL_WINDOW_SIZE, value: 16 * 1024 }],
+      }),
+    );
     await new Promise((r) => setTimeout(r, 50));
     const s = client.openStream([['streamtype', 'stdin']]);
     const got = collect(s);
     const chunk = Buffer.alloc(16 * 1024, 1);
-    serverSocket.write(Buffer.concat(Array.from({ length: 16 }, () => encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: chunk }))));
+    serverSocket.write(
+      Buffer.concat(
+        Array.from({ length: 16 }, () => encodeFrame({ type: 'data', streamId: s.id, flags: 0, data: chunk })),
+      ),
+    );
     s.write(Buffer.alloc(40 * 1024, 2));
     await new Promise((r) => setTimeout(r, 200));
-    const sentData = () => seen.filter((f) => f.type === 'data').reduce((n, f) => n + (f.type === 'data' ? f.data.length : 0), 0);
+    const sentData = () =>
+      seen.filter((f) => f.type === 'data').reduce((n, f) => n + (f.type === 'data' ? f.data.length : 0), 0);
     expect(sentData()).toBe(16 * 1024); // held at the peer's window
     serverSocket.write(encodeFrame({ type: 'window_update', streamId: s.id, delta: 64 * 1024 }));
     await new Promise((r) => setTimeout(r, 200));
@@ -244,12 +266,23 @@ describe('SpdyConnection', () => {
     const { HeaderCodec } = await import('../../../src/streaming/spdy/header-block.js');
     const codec = new HeaderCodec();
     const syn = (id: number) =>
-      encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
+      encodeFrame({
+        type: 'syn_stream',
+        streamId: id,
+        associatedStreamId: 0,
+        priority: 0,
+        flags: 0,
+        headerBlock: codec.compress([['streamtype', 'x']]),
+      });
     clientSocket.write(Buffer.concat([syn(2), syn(5), syn(5), syn(3)]));
     await new Promise((r) => setTimeout(r, 100));
     const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
     const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
-    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual(['rst 2 1', 'rst 5 1', 'rst 3 1']);
+    expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual([
+      'rst 2 1',
+      'rst 5 1',
+      'rst 3 1',
+    ]);
   });
 
   it('refuses a header block that inflates past 1 MiB, without inflating the rest (regression: a 255 KB block became a 256 MiB value)', async () => {
@@ -274,8 +307,19 @@ describe('SpdyConnection', () => {
     expect(block.length).toBeLessThan(1 << 20);
     const rssBefore = process.memoryUsage().rss;
     const err = once(server, 'protocolError');
-    clientSocket.write(encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: block }));
-    expect(String((await err)[0])).toBe(`bad header block: header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`);
+    clientSocket.write(
+      encodeFrame({
+        type: 'syn_stream',
+        streamId: 1,
+        associatedStreamId: 0,
+        priority: 0,
+        flags: 0,
+        headerBlock: block,
+      }),
+    );
+    expect(String((await err)[0])).toBe(
+      `bad header block: header block inflates to more than ${MAX_HEADER_BLOCK_BYTES} bytes`,
+    );
     expect((process.memoryUsage().rss - rssBefore) / 2 ** 20).toBeLessThan(32);
   });
 
@@ -289,7 +333,14 @@ describe('SpdyConnection', () => {
     const { HeaderCodec } = await import('../../../src/streaming/spdy/header-block.js');
     const codec = new HeaderCodec();
     const syn = (id: number) =>
-      encodeFrame({ type: 'syn_stream', streamId: id, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: codec.compress([['streamtype', 'x']]) });
+      encodeFrame({
+        type: 'syn_stream',
+        streamId: id,
+        associatedStreamId: 0,
+        priority: 0,
+        flags: 0,
+        headerBlock: codec.compress([['streamtype', 'x']]),
+      });
     const ids = Array.from({ length: MAX_OPEN_STREAMS + 2 }, (_, i) => 2 * i + 1);
     clientSocket.write(Buffer.concat(ids.map(syn)));
     await until(() => opened.length === MAX_OPEN_STREAMS && got.length > 0, 10_000, 'streams');
@@ -306,7 +357,14 @@ describe('SpdyConnection', () => {
     const { server, clientSocket } = await pair();
     const err = once(server, 'protocolError');
     clientSocket.write(
-      encodeFrame({ type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 0, flags: 0, headerBlock: Buffer.from('not zlib at all') }),
+      encodeFrame({
+        type: 'syn_stream',
+        streamId: 1,
+        associatedStreamId: 0,
+        priority: 0,
+        flags: 0,
+        headerBlock: Buffer.from('not zlib at all'),
+      }),
     );
     expect(String((await err)[0])).toMatch(/bad header block/);
   });
@@ -337,7 +395,11 @@ describe('SpdyConnection under random input (fuzz)', () => {
         for (let j = 0; j < 1 + Math.floor(rnd() * 6); j++) {
           if (rnd() < 0.5) parts.push(encodeFrame({ type: 'ping', id: Math.floor(rnd() * 100) }));
           parts.push(
-            Buffer.from(Array.from({ length: Math.floor(rnd() * 40) }, (_, k) => (k === 0 && rnd() < 0.5 ? 0x80 : k === 1 ? 3 : Math.floor(rnd() * 256)))),
+            Buffer.from(
+              Array.from({ length: Math.floor(rnd() * 40) }, (_, k) =>
+                k === 0 && rnd() < 0.5 ? 0x80 : k === 1 ? 3 : Math.floor(rnd() * 256),
+              ),
+            ),
           );
         }
         sock.write(Buffer.concat(parts));

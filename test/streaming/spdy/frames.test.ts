@@ -7,7 +7,14 @@ import { spdy3Dictionary } from '../../../src/streaming/spdy/dictionary.js';
 const every: Exclude<Frame, { type: 'unknown_control' }>[] = [
   { type: 'data', streamId: 3, flags: FLAG_FIN, data: Buffer.from('hello') },
   { type: 'data', streamId: 0x7fffffff, flags: 0, data: Buffer.alloc(0) },
-  { type: 'syn_stream', streamId: 1, associatedStreamId: 0, priority: 7, flags: FLAG_FIN, headerBlock: Buffer.from([1, 2, 3]) },
+  {
+    type: 'syn_stream',
+    streamId: 1,
+    associatedStreamId: 0,
+    priority: 7,
+    flags: FLAG_FIN,
+    headerBlock: Buffer.from([1, 2, 3]),
+  },
   { type: 'syn_reply', streamId: 5, flags: 0, headerBlock: Buffer.from([9]) },
   { type: 'headers', streamId: 7, flags: FLAG_FIN, headerBlock: Buffer.alloc(0) },
   { type: 'rst_stream', streamId: 9, status: RstStatus.CANCEL },
@@ -38,8 +45,12 @@ describe('SPDY/3.1 frames', () => {
 
   it('writes the wire layout of the spec', () => {
     expect(encodeFrame({ type: 'ping', id: 1 }).toString('hex')).toBe('80030006000000040000000' + '1');
-    expect(encodeFrame({ type: 'data', streamId: 3, flags: FLAG_FIN, data: Buffer.from('a') }).toString('hex')).toBe('000000030100000161');
-    expect(encodeFrame({ type: 'rst_stream', streamId: 1, status: 5 }).toString('hex')).toBe('80030003000000080000000100000005');
+    expect(encodeFrame({ type: 'data', streamId: 3, flags: FLAG_FIN, data: Buffer.from('a') }).toString('hex')).toBe(
+      '000000030100000161',
+    );
+    expect(encodeFrame({ type: 'rst_stream', streamId: 1, status: 5 }).toString('hex')).toBe(
+      '80030003000000080000000100000005',
+    );
   });
 
   it('reports malformed frames once and stops', () => {
@@ -75,7 +86,9 @@ describe('SPDY/3.1 frames', () => {
       const d = new FrameDecoder(1 << 16);
       const n = Math.floor(rnd() * 64);
       // Half the inputs start like a control frame, to get past the header.
-      const bytes = Buffer.from(Array.from({ length: n }, (_, j) => (j < 2 && rnd() < 0.5 ? [0x80, 0x03][j] : Math.floor(rnd() * 256))));
+      const bytes = Buffer.from(
+        Array.from({ length: n }, (_, j) => (j < 2 && rnd() < 0.5 ? [0x80, 0x03][j] : Math.floor(rnd() * 256))),
+      );
       expect(() => {
         d.push(bytes);
         d.push(bytes);
@@ -98,7 +111,9 @@ describe('SPDY/3 header blocks', () => {
   it('rejects malformed plain blocks', () => {
     expect(() => decodeNameValues(Buffer.from('00000001', 'hex'))).toThrow(/truncated/);
     expect(() => decodeNameValues(Buffer.from('0000000100000000', 'hex'))).toThrow(/empty header name/);
-    expect(() => decodeNameValues(Buffer.from('00000002000000016100000000000000016100000000', 'hex'))).toThrow(/duplicate/);
+    expect(() => decodeNameValues(Buffer.from('00000002000000016100000000000000016100000000', 'hex'))).toThrow(
+      /duplicate/,
+    );
   });
   it('uses the SPDY/3 dictionary (zlib dictionary id e3c6a7c2) and one zlib stream per direction', async () => {
     expect(spdy3Dictionary.length).toBe(1423);
@@ -120,7 +135,10 @@ describe('SPDY/3 header blocks', () => {
     for (const b of blocks) got.push((await receiver.decompress(b)).get('streamtype')![0]);
     expect(got).toEqual(['error', 'stdin', 'stdout', 'stderr', 'resize']);
     // An independent zlib with the dictionary reads the first block too (wire compatibility).
-    const plain = zlib.inflateSync(blocks[0], { dictionary: spdy3Dictionary, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+    const plain = zlib.inflateSync(blocks[0], {
+      dictionary: spdy3Dictionary,
+      finishFlush: zlib.constants.Z_SYNC_FLUSH,
+    });
     expect([...decodeNameValues(plain)]).toEqual([
       ['streamtype', ['error']],
       ['port', ['80']],

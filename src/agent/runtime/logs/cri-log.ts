@@ -25,7 +25,13 @@ export function parseCriLogLine(line: Buffer): CriLogRecord | undefined {
   const s3 = line.indexOf(0x20, s2 + 1);
   const tag = s3 >= 0 ? line.subarray(s2 + 1, s3).toString() : line.subarray(s2 + 1).toString();
   if (tag === 'F' || tag === 'P') {
-    return { timestamp, tsNs, stream, partial: tag === 'P', content: s3 >= 0 ? line.subarray(s3 + 1) : Buffer.alloc(0) };
+    return {
+      timestamp,
+      tsNs,
+      stream,
+      partial: tag === 'P',
+      content: s3 >= 0 ? line.subarray(s3 + 1) : Buffer.alloc(0),
+    };
   }
   return { timestamp, tsNs, stream, partial: false, content: line.subarray(s2 + 1) };
 }

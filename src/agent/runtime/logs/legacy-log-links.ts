@@ -19,7 +19,13 @@ const SUFFIX = '.log';
 const MAX_NAME = 255;
 
 /** The link of a container: `<dir>/<pod>_<namespace>_<container>-<id>.log`, cut to 255 bytes as upstream. */
-export function legacyLogSymlink(dir: string, containerId: string, containerName: string, podName: string, podNamespace: string): string {
+export function legacyLogSymlink(
+  dir: string,
+  containerId: string,
+  containerName: string,
+  podName: string,
+  podNamespace: string,
+): string {
   let name = `${podName}_${podNamespace}_${containerName}-${containerId}`;
   // Kubernetes names are ASCII, so characters are bytes.
   if (name.length > MAX_NAME - SUFFIX.length) name = name.slice(0, MAX_NAME - SUFFIX.length);
@@ -37,7 +43,8 @@ export function containerIdOfLink(name: string): string | undefined {
 export async function linkContainerLog(link: string, target: string): Promise<boolean> {
   // Through the callback API, off the event loop: on a disk busy with a burst of container starts
   // a symlink waits milliseconds that the loop would spend blocked.
-  const call = (f: (done: (err: NodeJS.ErrnoException | null) => void) => void) => new Promise<NodeJS.ErrnoException | null>((r) => f(r));
+  const call = (f: (done: (err: NodeJS.ErrnoException | null) => void) => void) =>
+    new Promise<NodeJS.ErrnoException | null>((r) => f(r));
   const missing = await call((done) => statCb(target, (err) => done(err)));
   if (missing?.code === 'ENOENT') return false;
   let err = await call((done) => symlinkCb(target, link, done));
@@ -56,7 +63,10 @@ export async function linkContainerLog(link: string, target: string): Promise<bo
  */
 export async function removeContainerLogs(o: { logPath?: string; link?: string }): Promise<void> {
   if (o.logPath) for (const f of [o.logPath, ...(await rotatedLogs(o.logPath))]) await rm(f, { force: true });
-  if (o.link) await unlink(o.link).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+  if (o.link)
+    await unlink(o.link).catch((err: NodeJS.ErrnoException) =>
+      err.code === 'ENOENT' ? undefined : Promise.reject(err),
+    );
 }
 
 /** Whether `link`'s target is gone (ENOENT; any other error is not taken for gone). */
@@ -73,7 +83,10 @@ function isDangling(link: string): boolean {
  * exited (a running container's log may be between a rotation's rename and reopen); `alive(id)`
  * asks the runtime. Returns the removed links.
  */
-export async function removeDanglingLinks(dir: string, alive: (containerId: string) => Promise<boolean>): Promise<string[]> {
+export async function removeDanglingLinks(
+  dir: string,
+  alive: (containerId: string) => Promise<boolean>,
+): Promise<string[]> {
   const removed: string[] = [];
   // Listed and stat'ed synchronously (lib/fs-util.ts): one link per container, every minute.
   for (const name of listDirSync(dir) ?? []) {

@@ -49,7 +49,13 @@ const FIRST_RATE_SAMPLE_MS = 250;
  * When to look at a log again, in ms: when it will reach `maxBytes` at the rate it grew since the
  * last look (`grownBytes` in `elapsedMs`), within FAST_CHECK_MIN_MS and `intervalMs`. Pure.
  */
-export function nextCheckInMs(o: { sizeBytes: number; grownBytes: number; elapsedMs: number; maxBytes: number; intervalMs: number }): number {
+export function nextCheckInMs(o: {
+  sizeBytes: number;
+  grownBytes: number;
+  elapsedMs: number;
+  maxBytes: number;
+  intervalMs: number;
+}): number {
   if (o.grownBytes <= 0 || o.elapsedMs <= 0) return o.intervalMs;
   const untilFull = ((o.maxBytes - o.sizeBytes) * o.elapsedMs) / o.grownBytes;
   return Math.min(o.intervalMs, Math.max(FAST_CHECK_MIN_MS, untilFull));
@@ -83,7 +89,16 @@ export class ContainerLogManager {
   private readonly logs = new Map<string, WatchedLog>();
   private lastFullPassAtMs = -Infinity;
 
-  constructor(private readonly d: { runtime: RuntimeService; clock: Clock; logger: Logger; maxSizeBytes: number; maxFiles: number; intervalMs: number }) {}
+  constructor(
+    private readonly d: {
+      runtime: RuntimeService;
+      clock: Clock;
+      logger: Logger;
+      maxSizeBytes: number;
+      maxFiles: number;
+      intervalMs: number;
+    },
+  ) {}
 
   /** One pass over the running containers (one ContainerStatus per new container, a stat per log). */
   async rotateOnce(): Promise<void> {
@@ -132,7 +147,13 @@ export class ContainerLogManager {
     const inMs =
       now === log.seenAtMs
         ? Math.min(this.d.intervalMs, FIRST_RATE_SAMPLE_MS)
-        : nextCheckInMs({ sizeBytes: size, grownBytes: grown, elapsedMs: now - log.seenAtMs, maxBytes: this.d.maxSizeBytes, intervalMs: this.d.intervalMs });
+        : nextCheckInMs({
+            sizeBytes: size,
+            grownBytes: grown,
+            elapsedMs: now - log.seenAtMs,
+            maxBytes: this.d.maxSizeBytes,
+            intervalMs: this.d.intervalMs,
+          });
     Object.assign(log, { sizeBytes: size, seenAtMs: now, dueAtMs: now + inMs });
   }
 
@@ -169,7 +190,9 @@ export class ContainerLogManager {
         await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.d.clock.now()), signal, this.d.clock);
         if (signal.aborted) break;
         const pass = this.d.clock.now() >= nextFull ? this.rotateOnce() : this.rotateDue();
-        await pass.catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'container log rotation failed'));
+        await pass.catch((err: unknown) =>
+          this.d.logger.warn({ err: messageOf(err) }, 'container log rotation failed'),
+        );
       }
     })();
   }

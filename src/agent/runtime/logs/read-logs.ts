@@ -36,7 +36,12 @@ class LimitedWriter {
   ) {}
   /** True once nothing more may be written: the byte limit is reached, the client left or the output closed. */
   get full() {
-    return (this.limit !== undefined && this.written >= this.limit) || !!this.signal?.aborted || this.out.destroyed || this.out.writableEnded;
+    return (
+      (this.limit !== undefined && this.written >= this.limit) ||
+      !!this.signal?.aborted ||
+      this.out.destroyed ||
+      this.out.writableEnded
+    );
   }
   async write(buf: Buffer): Promise<void> {
     if (this.full) return;

@@ -14,7 +14,9 @@ const LOG_NAME = /^(\d+)\.log(\..*)?$/;
  * through the callback API, off the event loop (it runs for every container start).
  */
 export async function restartCountFromLogs(dir: string): Promise<number> {
-  const entries = await new Promise<Dirent[] | undefined>((resolve) => readdir(dir, { withFileTypes: true }, (err, e) => resolve(err ? undefined : e)));
+  const entries = await new Promise<Dirent[] | undefined>((resolve) =>
+    readdir(dir, { withFileTypes: true }, (err, e) => resolve(err ? undefined : e)),
+  );
   let count = 0;
   for (const e of entries ?? []) {
     const m = e.isDirectory() ? null : LOG_NAME.exec(e.name);

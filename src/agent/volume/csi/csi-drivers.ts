@@ -25,7 +25,8 @@ export class CsiDrivers {
     } = {},
   ) {
     const observe = o.observe;
-    this.connect = o.connect ?? ((endpoint, name) => createCsiClient(endpoint, observe && ((c) => observe({ driver: name, ...c }))));
+    this.connect =
+      o.connect ?? ((endpoint, name) => createCsiClient(endpoint, observe && ((c) => observe({ driver: name, ...c }))));
   }
 
   /** Registers (or re-registers at a new endpoint) `name`. */

@@ -74,11 +74,18 @@ export function failedExpansionStatus(
     : `Expander.NodeExpand failed to expand the volume : ${messageOf(err)}`;
   // MergeResizeConditionOnPVC: a NodeResizeError already True stays as it is (its time and first message).
   const current = (status.conditions ?? []).find((c) => c.type === 'NodeResizeError' && c.status === 'True');
-  const condition = current ?? { type: 'NodeResizeError', status: 'True', lastTransitionTime: nowIso, message: `failed to expand pvc with ${text}` };
+  const condition = current ?? {
+    type: 'NodeResizeError',
+    status: 'True',
+    lastTransitionTime: nowIso,
+    message: `failed to expand pvc with ${text}`,
+  };
   const others = (status.conditions ?? []).filter((c) => c.type !== 'NodeResizeError');
   return {
     conditions: [...others, condition],
-    ...(infeasible ? { allocatedResourceStatuses: { ...status.allocatedResourceStatuses, storage: 'NodeResizeInfeasible' } } : {}),
+    ...(infeasible
+      ? { allocatedResourceStatuses: { ...status.allocatedResourceStatuses, storage: 'NodeResizeInfeasible' } }
+      : {}),
   };
 }
 
@@ -122,7 +129,13 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
   );
   const need = claim && needsNodeExpansion(pv, claim);
   if (!claim || !need) return;
-  const claimRef = { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: i.claim.namespace, name: i.claim.name, uid: claim.metadata?.uid };
+  const claimRef = {
+    kind: 'PersistentVolumeClaim',
+    apiVersion: 'v1',
+    namespace: i.claim.namespace,
+    name: i.claim.name,
+    uid: claim.metadata?.uid,
+  };
   const status = claim.status ?? {};
   // upstream MarkNodeExpansionInProgress.
   if (status.allocatedResourceStatuses?.storage !== 'NodeResizeInProgress')
@@ -155,8 +168,10 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
     const changed =
       marks &&
       (JSON.stringify(marks.conditions) !== JSON.stringify(status.conditions) ||
-        (marks.allocatedResourceStatuses !== undefined && marks.allocatedResourceStatuses.storage !== status.allocatedResourceStatuses?.storage));
-    if (changed) await i.host.patchClaimStatus(i.claim.namespace, i.claim.name, { status: marks }).catch(() => undefined);
+        (marks.allocatedResourceStatuses !== undefined &&
+          marks.allocatedResourceStatuses.storage !== status.allocatedResourceStatuses?.storage));
+    if (changed)
+      await i.host.patchClaimStatus(i.claim.namespace, i.claim.name, { status: marks }).catch(() => undefined);
     // FailedPrecondition: the volume cannot grow while in use; that must not hold the pod back (upstream MarkForInUseExpansionError).
     if (err instanceof GoStatusError && err.code === GrpcCode.FAILED_PRECONDITION) {
       if (i.done) i.done.inUse = true;

@@ -10,10 +10,16 @@ import { csiLog } from './csi-release.js';
 import { attachmentName } from './csi-spec.js';
 
 /** upstream getCredentialsFromSecret: a Secret's data, decoded; `what` names the reference in the error. */
-export async function secretData(host: VolumeHost, ref: { name: string; namespace: string }, what: string): Promise<Record<string, string>> {
-  const s = await host.getObject<{ data?: Record<string, string> }>('secrets', ref.namespace, ref.name).catch((err: unknown) => {
-    throw new Error(`fetching ${what} ${ref.namespace}/${ref.name} failed: ${messageOf(err)}`);
-  });
+export async function secretData(
+  host: VolumeHost,
+  ref: { name: string; namespace: string },
+  what: string,
+): Promise<Record<string, string>> {
+  const s = await host
+    .getObject<{ data?: Record<string, string> }>('secrets', ref.namespace, ref.name)
+    .catch((err: unknown) => {
+      throw new Error(`fetching ${what} ${ref.namespace}/${ref.name} failed: ${messageOf(err)}`);
+    });
   if (!s) throw new Error(`fetching ${what} ${ref.namespace}/${ref.name} failed: secrets "${ref.name}" not found`);
   return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
 }
@@ -23,7 +29,10 @@ export async function secretData(host: VolumeHost, ref: { name: string; namespac
  * audience bound to the pod, as `csi.storage.k8s.io/serviceAccount.tokens` (JSON: audience →
  * {token, expirationTimestamp}, keys sorted as Go's encoder writes them).
  */
-export async function tokenAttrs(ctx: SetUpContext, requests: readonly { audience?: string; expirationSeconds?: number }[]): Promise<Record<string, string>> {
+export async function tokenAttrs(
+  ctx: SetUpContext,
+  requests: readonly { audience?: string; expirationSeconds?: number }[],
+): Promise<Record<string, string>> {
   if (!requests.length) return {};
   const { pod } = ctx;
   const tokens: Record<string, { token: string; expirationTimestamp: string }> = {};
@@ -46,14 +55,27 @@ export async function tokenAttrs(ctx: SetUpContext, requests: readonly { audienc
 }
 
 /** upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. */
-export async function attachedContext(host: VolumeHost, driver: string, volumeHandle: string, nodeName: string): Promise<Record<string, string>> {
+export async function attachedContext(
+  host: VolumeHost,
+  driver: string,
+  volumeHandle: string,
+  nodeName: string,
+): Promise<Record<string, string>> {
   const id = attachmentName(volumeHandle, driver, nodeName);
-  type Va = { status?: { attached?: boolean; attachmentMetadata?: Record<string, string>; attachError?: { message?: string } } };
-  const va = await host.getClusterObject<Va>(`/apis/storage.k8s.io/v1/volumeattachments/${id}`, { fresh: true }).catch((err: unknown) => {
-    throw new Error(`volume ${volumeHandle} has GET error for volume attachment ${id}: ${messageOf(err)}`);
-  });
-  if (!va) throw new Error(`volume ${volumeHandle} has GET error for volume attachment ${id}: volumeattachments.storage.k8s.io "${id}" not found`);
-  if (va.status?.attachError?.message) throw new Error(`attachment for ${volumeHandle} failed: ${va.status.attachError.message}`);
+  type Va = {
+    status?: { attached?: boolean; attachmentMetadata?: Record<string, string>; attachError?: { message?: string } };
+  };
+  const va = await host
+    .getClusterObject<Va>(`/apis/storage.k8s.io/v1/volumeattachments/${id}`, { fresh: true })
+    .catch((err: unknown) => {
+      throw new Error(`volume ${volumeHandle} has GET error for volume attachment ${id}: ${messageOf(err)}`);
+    });
+  if (!va)
+    throw new Error(
+      `volume ${volumeHandle} has GET error for volume attachment ${id}: volumeattachments.storage.k8s.io "${id}" not found`,
+    );
+  if (va.status?.attachError?.message)
+    throw new Error(`attachment for ${volumeHandle} failed: ${va.status.attachError.message}`);
   if (!va.status?.attached) throw new Error(`volume ${volumeHandle} is not attached for volume attachment ${id}`);
   return va.status.attachmentMetadata ?? {};
 }

@@ -22,7 +22,10 @@ export interface CsiNodeDriver {
 }
 
 /** The drivers after installing `d` (replacing an entry of the same name), or removing `name`. */
-export function driversWith(drivers: readonly CsiNodeDriver[], d: CsiNodeDriver | { name: string; remove: true }): CsiNodeDriver[] {
+export function driversWith(
+  drivers: readonly CsiNodeDriver[],
+  d: CsiNodeDriver | { name: string; remove: true },
+): CsiNodeDriver[] {
   const rest = drivers.filter((x) => x.name !== d.name);
   return 'remove' in d ? rest : [...rest, d];
 }
@@ -44,7 +47,11 @@ export function annotationWith(current: string | undefined, driver: string, node
 /** A driver's entry from its NodeGetInfo answer. */
 export function driverEntry(
   name: string,
-  info: { node_id: string; max_volumes_per_node: number; accessible_topology: { segments: Record<string, string> } | null },
+  info: {
+    node_id: string;
+    max_volumes_per_node: number;
+    accessible_topology: { segments: Record<string, string> } | null;
+  },
 ): CsiNodeDriver {
   const keys = Object.keys(info.accessible_topology?.segments ?? {}).sort();
   return {
@@ -56,7 +63,13 @@ export function driverEntry(
 }
 
 interface NodeObj {
-  metadata: { name: string; uid: string; resourceVersion?: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+  };
 }
 interface CsiNodeObj {
   apiVersion?: string;
@@ -93,17 +106,25 @@ export class CsiNodeInfoManager {
           body: {
             apiVersion: 'storage.k8s.io/v1',
             kind: 'CSINode',
-            metadata: { name: this.d.nodeName, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }] },
+            metadata: {
+              name: this.d.nodeName,
+              ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }],
+            },
             spec: { drivers: change([]) },
           },
         });
         if (created.status === 201 || created.status === 200) return;
-        if (created.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`create CSINode ${this.d.nodeName}`, created);
+        if (created.status !== 409 || i >= CONFLICT_RETRIES)
+          throw apiError(`create CSINode ${this.d.nodeName}`, created);
         continue;
       }
       if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.d.nodeName}`, got);
       const drivers = change(got.body.spec.drivers ?? []);
-      const put = await this.d.client.request({ method: 'PUT', path: this.csiNodePath, body: { ...got.body, spec: { ...got.body.spec, drivers } } });
+      const put = await this.d.client.request({
+        method: 'PUT',
+        path: this.csiNodePath,
+        body: { ...got.body, spec: { ...got.body.spec, drivers } },
+      });
       if (put.status === 200) return;
       if (put.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`update CSINode ${this.d.nodeName}`, put);
     }

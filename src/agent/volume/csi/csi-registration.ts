@@ -15,12 +15,23 @@ import { highestSupportedVersion, isValidDriverName } from './csi-spec.js';
 const log = csiLog;
 
 /** The CSIPlugin handler over `drivers` (and `nodeInfo` with an apiserver). */
-export function csiRegistrationHandler(d: { drivers: CsiDrivers; nodeInfo?: CsiNodeInfoManager; logger: Logger }): PluginHandler {
+export function csiRegistrationHandler(d: {
+  drivers: CsiDrivers;
+  nodeInfo?: CsiNodeInfoManager;
+  logger: Logger;
+}): PluginHandler {
   return {
     validate(name, endpoint, versions) {
-      d.logger.info({}, log(`Trying to validate a new CSI Driver with name: ${name} endpoint: ${endpoint} versions: ${versions.join(',')}`));
+      d.logger.info(
+        {},
+        log(
+          `Trying to validate a new CSI Driver with name: ${name} endpoint: ${endpoint} versions: ${versions.join(',')}`,
+        ),
+      );
       if (!isValidDriverName(name))
-        throw new Error(`validation failed for CSI Driver ${JSON.stringify(name)} at endpoint ${endpoint}: not a valid CSI driver name`);
+        throw new Error(
+          `validation failed for CSI Driver ${JSON.stringify(name)} at endpoint ${endpoint}: not a valid CSI driver name`,
+        );
       const v = highestSupportedVersion(versions);
       if (!v.ok) throw new Error(`validation failed for CSI Driver ${name} at endpoint ${endpoint}: ${v.message}`);
     },
@@ -33,7 +44,11 @@ export function csiRegistrationHandler(d: { drivers: CsiDrivers; nodeInfo?: CsiN
         info = await client.nodeGetInfo();
       } catch (err) {
         d.drivers.remove(name);
-        throw new Error(log(`RegisterPlugin error -- failed to get plugin info using RPC GetNodeInfo at endpoint ${endpoint}: ${messageOf(err)}`));
+        throw new Error(
+          log(
+            `RegisterPlugin error -- failed to get plugin info using RPC GetNodeInfo at endpoint ${endpoint}: ${messageOf(err)}`,
+          ),
+        );
       }
       try {
         await d.nodeInfo?.install(driverEntry(name, info), info.accessible_topology?.segments ?? {});

@@ -89,11 +89,17 @@ export class CsiRelease {
       if (this.inUse(data)) return;
       try {
         const staging = data.stagingTargetPath ?? join(stageDir, 'globalmount');
-        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(data.volumeHandle, staging);
+        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(
+          data.volumeHandle,
+          staging,
+        );
         await rm(stageDir, { recursive: true, force: true });
         for (const d of data.cleanup ?? []) await rm(d, { recursive: true, force: true });
       } catch (err) {
-        this.d.logger?.warn({ volume: data.volumeHandle, driver: data.driverName }, csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`));
+        this.d.logger?.warn(
+          { volume: data.volumeHandle, driver: data.driverName },
+          csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`),
+        );
       }
     });
   }
@@ -137,7 +143,9 @@ export class CsiRelease {
         ...(listDirSync(base) ?? [])
           .filter((d) => d !== 'volumeDevices')
           .flatMap((driver) => (listDirSync(join(base, driver)) ?? []).map((sha) => join(base, driver, sha))),
-        ...(listDirSync(blocks) ?? []).filter((d) => d !== 'staging' && d !== 'publish').map((pv) => join(blocks, pv, 'data')),
+        ...(listDirSync(blocks) ?? [])
+          .filter((d) => d !== 'staging' && d !== 'publish')
+          .map((pv) => join(blocks, pv, 'data')),
       ];
       if (!staged.length) return; // nothing staged: no scan of the pods
       const used = this.usedVolumes();

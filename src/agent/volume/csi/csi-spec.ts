@@ -104,7 +104,8 @@ export function podInfoAttrs(pod: Pod, ephemeral: boolean): Record<string, strin
     'csi.storage.k8s.io/pod.name': pod.metadata.name ?? '',
     'csi.storage.k8s.io/pod.namespace': pod.metadata.namespace ?? 'default',
     'csi.storage.k8s.io/pod.uid': pod.metadata.uid ?? '',
-    'csi.storage.k8s.io/serviceAccount.name': (pod.spec as { serviceAccountName?: string }).serviceAccountName ?? 'default',
+    'csi.storage.k8s.io/serviceAccount.name':
+      (pod.spec as { serviceAccountName?: string }).serviceAccountName ?? 'default',
     'csi.storage.k8s.io/ephemeral': String(ephemeral),
   };
 }
@@ -122,7 +123,9 @@ export function isValidDriverName(name: string): boolean {
  * upstream highestSupportedVersion: the highest of a driver's versions the kubelet speaks (CSI
  * 1.x; 0.x is gone since 1.17), or the error the registration reports.
  */
-export function highestSupportedVersion(versions: readonly string[]): { ok: true; version: string } | { ok: false; message: string } {
+export function highestSupportedVersion(
+  versions: readonly string[],
+): { ok: true; version: string } | { ok: false; message: string } {
   if (!versions.length) return { ok: false, message: 'CSI driver reporting empty array for supported versions' };
   const parsed = versions
     .map((v) => ({ v, m: /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(v.trim()) }))

@@ -77,7 +77,9 @@ function kubeletAppliesFsGroup(p: Publish, fsGroup: number | undefined, policy: 
 export class CsiVolumes {
   private readonly release: CsiRelease;
 
-  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger; events?: EventSink }) {
+  constructor(
+    private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger; events?: EventSink },
+  ) {
     this.release = new CsiRelease(d);
   }
 
@@ -97,7 +99,9 @@ export class CsiVolumes {
         readOnly: src.readOnly === true,
         fsType: src.fsType ?? '',
         attributes: src.volumeAttributes ?? {},
-        publishSecret: src.nodePublishSecretRef ? { name: src.nodePublishSecretRef.name, namespace: ctx.pod.metadata.namespace ?? 'default' } : undefined,
+        publishSecret: src.nodePublishSecretRef
+          ? { name: src.nodePublishSecretRef.name, namespace: ctx.pod.metadata.namespace ?? 'default' }
+          : undefined,
         mode: 'Ephemeral',
       });
     },
@@ -106,7 +110,11 @@ export class CsiVolumes {
   };
 
   /** Sets up the CSI PersistentVolume `pv` for the claim of `ctx.volume` (persistent-volume.ts). */
-  setUpPersistent(ctx: SetUpContext, pv: CsiPv, claim: { name: string; namespace: string; readOnly: boolean }): Promise<MountedVolume> {
+  setUpPersistent(
+    ctx: SetUpContext,
+    pv: CsiPv,
+    claim: { name: string; namespace: string; readOnly: boolean },
+  ): Promise<MountedVolume> {
     const src = pv.spec.csi;
     return this.publish({
       ctx,
@@ -127,12 +135,16 @@ export class CsiVolumes {
     const { ctx } = p;
     const client = driverClient(this.d.drivers, p.driver, 'mounter.SetUpAt');
     const csiDriver = ctx.host.hasApiserver
-      ? await ctx.host.getClusterObject<CsiDriverObj>(`/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(p.driver)}`)
+      ? await ctx.host.getClusterObject<CsiDriverObj>(
+          `/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(p.driver)}`,
+        )
       : null;
     const modes = csiDriver?.spec?.volumeLifecycleModes?.length ? csiDriver.spec.volumeLifecycleModes : ['Persistent'];
     if (!csiDriver && p.mode === 'Ephemeral')
       throw new Error(
-        log(`mounter.SetupAt failed to check volume lifecycle mode: volume mode "Ephemeral" not supported by driver ${p.driver} (no CSIDriver object)`),
+        log(
+          `mounter.SetupAt failed to check volume lifecycle mode: volume mode "Ephemeral" not supported by driver ${p.driver} (no CSIDriver object)`,
+        ),
       );
     if (csiDriver && !modes.includes(p.mode))
       throw new Error(
@@ -160,7 +172,12 @@ export class CsiVolumes {
     if (attachable) publishContext = await attachedContext(ctx.host, p.driver, p.volumeHandle, this.d.nodeName);
     const uid = ctx.pod.metadata.uid!;
     const bp = block ? blockPaths(this.d.rootDir, p.specName, uid) : undefined;
-    const staging = !p.pv || !caps.has('STAGE_UNSTAGE_VOLUME') ? '' : bp ? bp.staging : stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
+    const staging =
+      !p.pv || !caps.has('STAGE_UNSTAGE_VOLUME')
+        ? ''
+        : bp
+          ? bp.staging
+          : stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
     const stageRecordDir = bp ? bp.stageRecordDir : dirname(staging);
     // The pod's record first (teardown and the release of staged volumes go by it), then the staging.
     const dir = join(ctx.volumesDir, CSI_DIR_NAME, p.specName);
@@ -176,7 +193,14 @@ export class CsiVolumes {
       attachmentID: attachmentName(p.volumeHandle, p.driver, this.d.nodeName),
       volumeLifecycleMode: p.mode,
       ...(staging ? { stagingTargetPath: staging, stageRecordDir } : {}),
-      ...(bp ? { volumeMode: 'Block' as const, publishPath: bp.publish, globalMapPath: bp.globalMap, podDeviceMapPath: bp.podDeviceMap } : {}),
+      ...(bp
+        ? {
+            volumeMode: 'Block' as const,
+            publishPath: bp.publish,
+            globalMapPath: bp.globalMap,
+            podDeviceMapPath: bp.podDeviceMap,
+          }
+        : {}),
     };
     await writeFile(podRecord, JSON.stringify(volData));
     const pv = p.pv;
@@ -187,7 +211,12 @@ export class CsiVolumes {
         const cleanup = bp ? [staging, dirname(bp.stageRecordDir), dirname(bp.publish)] : undefined;
         await writeFile(
           join(stageRecordDir, VOL_DATA_FILE),
-          JSON.stringify({ volumeHandle: p.volumeHandle, driverName: p.driver, stagingTargetPath: staging, ...(cleanup ? { cleanup } : {}) }),
+          JSON.stringify({
+            volumeHandle: p.volumeHandle,
+            driverName: p.driver,
+            stagingTargetPath: staging,
+            ...(cleanup ? { cleanup } : {}),
+          }),
         );
         const src = pv.spec.csi;
         try {
@@ -196,7 +225,9 @@ export class CsiVolumes {
             publish_context: publishContext,
             staging_target_path: staging,
             volume_capability: capability,
-            secrets: src.nodeStageSecretRef ? await secretData(ctx.host, src.nodeStageSecretRef, 'NodeStageSecretRef') : {},
+            secrets: src.nodeStageSecretRef
+              ? await secretData(ctx.host, src.nodeStageSecretRef, 'NodeStageSecretRef')
+              : {},
             volume_context: src.volumeAttributes ?? {},
           });
         } catch (err) {

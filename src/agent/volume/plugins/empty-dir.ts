@@ -20,7 +20,8 @@ export const emptyDirPlugin: VolumePlugin = {
     const src = (volume.emptyDir ?? {}) as { medium?: string; sizeLimit?: string };
     const medium = src.medium ?? '';
     const huge = medium.startsWith('HugePages');
-    if (medium !== '' && medium !== 'Memory' && !huge) throw new Error(`unknown storage medium "${medium}" (tskubelet supports "", "Memory" and "HugePages")`);
+    if (medium !== '' && medium !== 'Memory' && !huge)
+      throw new Error(`unknown storage medium "${medium}" (tskubelet supports "", "Memory" and "HugePages")`);
     const pageSize = huge ? pageSizeMountOption(medium, pod) : undefined;
     await mkdir(dir, { recursive: true });
     if (medium === 'Memory' || pageSize) {
@@ -30,7 +31,14 @@ export const emptyDirPlugin: VolumePlugin = {
     }
     await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);
-    return { path: dir, readOnly: false, plugin: this.dirName, seLinuxRelabel: true, metrics: 'du', localEphemeral: medium === '' };
+    return {
+      path: dir,
+      readOnly: false,
+      plugin: this.dirName,
+      seLinuxRelabel: true,
+      metrics: 'du',
+      localEphemeral: medium === '',
+    };
   },
 };
 
@@ -41,7 +49,8 @@ export const emptyDirPlugin: VolumePlugin = {
  */
 export function pageSizeMountOption(medium: string, pod: Pod): string {
   const mediumSize = medium === 'HugePages' ? undefined : medium.replace(/^HugePages-/, '');
-  if (mediumSize !== undefined && (!medium.startsWith('HugePages-') || !bytes(mediumSize))) throw new Error(`size not specified in medium ${medium}`);
+  if (mediumSize !== undefined && (!medium.startsWith('HugePages-') || !bytes(mediumSize)))
+    throw new Error(`size not specified in medium ${medium}`);
   let found: string | undefined;
   for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
     for (const name of Object.keys(c.resources?.requests ?? {})) {
@@ -54,6 +63,7 @@ export function pageSizeMountOption(medium: string, pod: Pod): string {
       } else if (bytes(size) === bytes(mediumSize)) found = size;
     }
   }
-  if (found === undefined) throw new Error(`medium ${medium}: hugePages storage requested, but there is no resource request for huge pages`);
+  if (found === undefined)
+    throw new Error(`medium ${medium}: hugePages storage requested, but there is no resource request for huge pages`);
   return `pagesize=${found}`;
 }

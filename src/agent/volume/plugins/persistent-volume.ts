@@ -21,7 +21,8 @@ interface Pv {
   spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; csi?: unknown; [k: string]: unknown };
 }
 
-const SUPPORTED = 'tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)';
+const SUPPORTED =
+  'tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)';
 /** PV spec fields that are not its source. */
 const NOT_SOURCE = new Set([
   'capacity',
@@ -36,22 +37,29 @@ const NOT_SOURCE = new Set([
 ]);
 
 /** Sets up the volume of claim `claimName` for `ctx`; `ownerUid`: the claim must be controlled by this pod (an ephemeral volume). */
-async function setUpClaim(ctx: SetUpContext, o: { claimName: string; readOnly: boolean; ownerUid?: string; csi?: CsiVolumes }): Promise<MountedVolume> {
+async function setUpClaim(
+  ctx: SetUpContext,
+  o: { claimName: string; readOnly: boolean; ownerUid?: string; csi?: CsiVolumes },
+): Promise<MountedVolume> {
   const { pod, host } = ctx;
   const ns = pod.metadata.namespace ?? 'default';
-  if (!host.hasApiserver) throw new Error(`cannot get persistentvolumeclaim ${ns}/${o.claimName}: no apiserver configured (standalone mode)`);
+  if (!host.hasApiserver)
+    throw new Error(`cannot get persistentvolumeclaim ${ns}/${o.claimName}: no apiserver configured (standalone mode)`);
   const pvc = await host.getObject<Pvc>('persistentvolumeclaims', ns, o.claimName);
   if (!pvc) throw new Error(`persistentvolumeclaim "${o.claimName}" not found`);
   if (o.ownerUid && !pvc.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === o.ownerUid))
     throw new Error(`PVC ${ns}/${o.claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`);
   const pvName = pvc.spec?.volumeName ?? '';
   if (pvc.status?.phase !== 'Bound' || !pvName)
-    throw new Error(`PVC ${ns}/${o.claimName} has non-bound phase ("${pvc.status?.phase ?? ''}") or empty pvc.Spec.VolumeName ("${pvName}")`);
+    throw new Error(
+      `PVC ${ns}/${o.claimName} has non-bound phase ("${pvc.status?.phase ?? ''}") or empty pvc.Spec.VolumeName ("${pvName}")`,
+    );
   const pv = await host.getPersistentVolume<Pv>(pvName);
   if (!pv) throw new Error(`persistentvolume "${pvName}" not found`);
   const claim = { name: o.claimName, namespace: ns };
   if (pv.spec?.csi) {
-    if (!o.csi) throw new Error(`PersistentVolume "${pvName}" is of type csi: CSI is not available in this configuration`);
+    if (!o.csi)
+      throw new Error(`PersistentVolume "${pvName}" is of type csi: CSI is not available in this configuration`);
     return o.csi.setUpPersistent(ctx, pv as CsiPv, { ...claim, readOnly: o.readOnly });
   }
   let path: string;
@@ -96,7 +104,12 @@ export function claimPlugins(csi?: CsiVolumes): VolumePlugin[] {
       remountEachSync: false,
       setUp(ctx) {
         // upstream ephemeral.VolumeClaimName: <pod name>-<volume name>
-        return setUpClaim(ctx, { claimName: `${ctx.pod.metadata.name}-${ctx.volume.name}`, readOnly: false, ownerUid: ctx.pod.metadata.uid, csi });
+        return setUpClaim(ctx, {
+          claimName: `${ctx.pod.metadata.name}-${ctx.volume.name}`,
+          readOnly: false,
+          ownerUid: ctx.pod.metadata.uid,
+          csi,
+        });
       },
     },
   ];

@@ -24,36 +24,83 @@ import {
 } from '../payload.js';
 import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../types.js';
 
-type KeyedSource = { name?: string; secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
+type KeyedSource = {
+  name?: string;
+  secretName?: string;
+  items?: KeyToPath[];
+  defaultMode?: number;
+  optional?: boolean;
+};
 
 function unwrap(r: PayloadResult): Payload {
   if (!r.ok) throw new Error(r.message);
   return r.payload;
 }
 
-async function object<T>(host: VolumeHost, resource: 'configmaps' | 'secrets', ns: string, name: string): Promise<T | null> {
+async function object<T>(
+  host: VolumeHost,
+  resource: 'configmaps' | 'secrets',
+  ns: string,
+  name: string,
+): Promise<T | null> {
   if (!host.hasApiserver)
-    throw new Error(`couldn't get ${resource === 'configmaps' ? 'configmap' : 'secret'} ${ns}/${name}: no apiserver configured (standalone mode)`);
+    throw new Error(
+      `couldn't get ${resource === 'configmaps' ? 'configmap' : 'secret'} ${ns}/${name}: no apiserver configured (standalone mode)`,
+    );
   return host.getObject<T>(resource, ns, name);
 }
 
-async function configMapFiles(pod: Pod, src: KeyedSource, host: VolumeHost, defaultMode: number | undefined): Promise<Payload> {
+async function configMapFiles(
+  pod: Pod,
+  src: KeyedSource,
+  host: VolumeHost,
+  defaultMode: number | undefined,
+): Promise<Payload> {
   const name = src.name ?? '';
   const cm = await object<ConfigMapObject>(host, 'configmaps', pod.metadata.namespace ?? 'default', name);
-  return unwrap(configMapPayload(name, cm, { items: src.items, defaultMode: src.defaultMode ?? defaultMode, optional: src.optional }));
+  return unwrap(
+    configMapPayload(name, cm, {
+      items: src.items,
+      defaultMode: src.defaultMode ?? defaultMode,
+      optional: src.optional,
+    }),
+  );
 }
 
-async function secretFiles(pod: Pod, name: string, src: KeyedSource, host: VolumeHost, defaultMode: number | undefined): Promise<Payload> {
+async function secretFiles(
+  pod: Pod,
+  name: string,
+  src: KeyedSource,
+  host: VolumeHost,
+  defaultMode: number | undefined,
+): Promise<Payload> {
   const secret = await object<SecretObject>(host, 'secrets', pod.metadata.namespace ?? 'default', name);
-  return unwrap(secretPayload(name, secret, { items: src.items, defaultMode: src.defaultMode ?? defaultMode, optional: src.optional }));
+  return unwrap(
+    secretPayload(name, secret, {
+      items: src.items,
+      defaultMode: src.defaultMode ?? defaultMode,
+      optional: src.optional,
+    }),
+  );
 }
 
-async function write(ctx: SetUpContext, payload: Payload, o: { tmpfs: boolean; plugin: string; localEphemeral?: boolean }): Promise<MountedVolume> {
+async function write(
+  ctx: SetUpContext,
+  payload: Payload,
+  o: { tmpfs: boolean; plugin: string; localEphemeral?: boolean },
+): Promise<MountedVolume> {
   await mkdir(ctx.dir, { recursive: true });
   if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir);
   await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
   await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
-  return { path: ctx.dir, readOnly: true, plugin: o.plugin, seLinuxRelabel: true, metrics: 'du', localEphemeral: o.localEphemeral === true };
+  return {
+    path: ctx.dir,
+    readOnly: true,
+    plugin: o.plugin,
+    seLinuxRelabel: true,
+    metrics: 'du',
+    localEphemeral: o.localEphemeral === true,
+  };
 }
 
 /** configMap volumes. */
@@ -77,7 +124,10 @@ export const secretPlugin: VolumePlugin = {
   remountEachSync: true,
   async setUp(ctx) {
     const src = ctx.volume.secret as KeyedSource;
-    return write(ctx, await secretFiles(ctx.pod, src.secretName ?? '', src, ctx.host, undefined), { tmpfs: true, plugin: this.dirName });
+    return write(ctx, await secretFiles(ctx.pod, src.secretName ?? '', src, ctx.host, undefined), {
+      tmpfs: true,
+      plugin: this.dirName,
+    });
   },
 };
 
@@ -88,10 +138,14 @@ export const downwardApiPlugin: VolumePlugin = {
   remountEachSync: true,
   async setUp(ctx) {
     const src = ctx.volume.downwardAPI as { items?: DownwardApiFile[]; defaultMode?: number };
-    return write(ctx, unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })), {
-      tmpfs: false,
-      plugin: this.dirName,
-    });
+    return write(
+      ctx,
+      unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })),
+      {
+        tmpfs: false,
+        plugin: this.dirName,
+      },
+    );
   },
 };
 
@@ -116,11 +170,17 @@ export const projectedPlugin: VolumePlugin = {
     const errors: string[] = [];
     for (const s of src.sources ?? []) {
       try {
-        if (s.configMap) parts.push(await configMapFiles(pod, { ...s.configMap, defaultMode: undefined }, host, defaultMode));
-        else if (s.secret) parts.push(await secretFiles(pod, s.secret.name ?? '', { ...s.secret, defaultMode: undefined }, host, defaultMode));
-        else if (s.downwardAPI) parts.push(unwrap(downwardApiPayload(pod, s.downwardAPI.items ?? [], { defaultMode, ctx: host.downward })));
+        if (s.configMap)
+          parts.push(await configMapFiles(pod, { ...s.configMap, defaultMode: undefined }, host, defaultMode));
+        else if (s.secret)
+          parts.push(
+            await secretFiles(pod, s.secret.name ?? '', { ...s.secret, defaultMode: undefined }, host, defaultMode),
+          );
+        else if (s.downwardAPI)
+          parts.push(unwrap(downwardApiPayload(pod, s.downwardAPI.items ?? [], { defaultMode, ctx: host.downward })));
         else if (s.serviceAccountToken) {
-          if (!host.hasApiserver) throw new Error('cannot request a service account token: no apiserver configured (standalone mode)');
+          if (!host.hasApiserver)
+            throw new Error('cannot request a service account token: no apiserver configured (standalone mode)');
           const t = s.serviceAccountToken;
           const { token } = await host.getToken({
             namespace: pod.metadata.namespace ?? 'default',
@@ -129,8 +189,13 @@ export const projectedPlugin: VolumePlugin = {
             expirationSeconds: t.expirationSeconds ?? 3600,
             pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
           });
-          parts.push(new Map([[t.path, { data: Buffer.from(token, 'utf8'), mode: ctx.fsGroup !== undefined ? 0o600 : defaultMode }]]));
-        } else if (s.clusterTrustBundle) throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
+          parts.push(
+            new Map([
+              [t.path, { data: Buffer.from(token, 'utf8'), mode: ctx.fsGroup !== undefined ? 0o600 : defaultMode }],
+            ]),
+          );
+        } else if (s.clusterTrustBundle)
+          throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
       } catch (err) {
         errors.push((err as Error).message);
       }

@@ -29,7 +29,12 @@ describe('CsiRelease', () => {
     mkdirSync(stageDir, { recursive: true });
     writeFileSync(
       join(stageDir, 'vol_data.json'),
-      JSON.stringify({ volumeHandle: 'h', driverName: 'd.csi', stagingTargetPath: join(stageDir, 'globalmount'), cleanup: [outsideDir] }),
+      JSON.stringify({
+        volumeHandle: 'h',
+        driverName: 'd.csi',
+        stagingTargetPath: join(stageDir, 'globalmount'),
+        cleanup: [outsideDir],
+      }),
     );
     const dir = join(root, 'pods', 'u1', 'volumes', 'kubernetes.io~csi', 'pv');
     mkdirSync(dir, { recursive: true });

@@ -26,7 +26,9 @@ describe('CSI names and paths (upstream pkg/volume/csi)', () => {
     expect(inlineVolumeHandle('uid-1', 'data')).toBe(`csi-${sha256sum('uid-1data')}`);
   });
   it('staging path is <root>/plugins/kubernetes.io/csi/<driver>/<sha256(handle)>/globalmount', () => {
-    expect(stagingPath('/var/lib/kubelet', 'd.csi', 'h')).toBe(`/var/lib/kubelet/plugins/kubernetes.io/csi/d.csi/${sha256sum('h')}/globalmount`);
+    expect(stagingPath('/var/lib/kubelet', 'd.csi', 'h')).toBe(
+      `/var/lib/kubelet/plugins/kubernetes.io/csi/d.csi/${sha256sum('h')}/globalmount`,
+    );
     expect(uniqueVolumeName('d.csi', 'h')).toBe('kubernetes.io/csi/d.csi^h');
   });
   it("a raw block PV's paths are upstream's (csi_block.go)", () => {
@@ -74,7 +76,15 @@ describe('CSI names and paths (upstream pkg/volume/csi)', () => {
     expect(isValidDriverName(name)).toBe(ok);
   });
   it('pod info attributes as upstream getPodInfoAttrs', () => {
-    expect(podInfoAttrs({ metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [], serviceAccountName: 'sa' } } as never, true)).toEqual({
+    expect(
+      podInfoAttrs(
+        {
+          metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+          spec: { containers: [], serviceAccountName: 'sa' },
+        } as never,
+        true,
+      ),
+    ).toEqual({
       'csi.storage.k8s.io/pod.name': 'p',
       'csi.storage.k8s.io/pod.namespace': 'ns',
       'csi.storage.k8s.io/pod.uid': 'u',
@@ -91,8 +101,18 @@ describe('CSI names and paths (upstream pkg/volume/csi)', () => {
 
 describe('CSINode entries and the node-ID annotation (upstream nodeinfomanager)', () => {
   it('a driver entry carries sorted topology keys and the volume limit only when set', () => {
-    expect(driverEntry('d', { node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })).toEqual({ name: 'd', nodeID: 'n', topologyKeys: null });
-    expect(driverEntry('d', { node_id: 'n', max_volumes_per_node: 3, accessible_topology: { segments: { z: '1', a: '2' } } })).toEqual({
+    expect(driverEntry('d', { node_id: 'n', max_volumes_per_node: 0, accessible_topology: null })).toEqual({
+      name: 'd',
+      nodeID: 'n',
+      topologyKeys: null,
+    });
+    expect(
+      driverEntry('d', {
+        node_id: 'n',
+        max_volumes_per_node: 3,
+        accessible_topology: { segments: { z: '1', a: '2' } },
+      }),
+    ).toEqual({
       name: 'd',
       nodeID: 'n',
       topologyKeys: ['a', 'z'],
@@ -116,8 +136,18 @@ describe('CSINode entries and the node-ID annotation (upstream nodeinfomanager)'
 describe('needsNodeExpansion (upstream node expander)', () => {
   const pv = (storage: string) => ({ spec: { capacity: { storage } } });
   it.each([
-    ['PV grown, but no resizer gave the node its turn', pv('2Gi'), { status: { capacity: { storage: '1Gi' } } }, undefined],
-    ['the node’s turn', pv('2Gi'), { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizePending' } } }, 2 * 1024 ** 3],
+    [
+      'PV grown, but no resizer gave the node its turn',
+      pv('2Gi'),
+      { status: { capacity: { storage: '1Gi' } } },
+      undefined,
+    ],
+    [
+      'the node’s turn',
+      pv('2Gi'),
+      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'NodeResizePending' } } },
+      2 * 1024 ** 3,
+    ],
     [
       'a node expansion that failed is tried again',
       pv('2Gi'),
@@ -133,7 +163,9 @@ describe('needsNodeExpansion (upstream node expander)', () => {
     [
       'the controller is still at it',
       pv('2Gi'),
-      { status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } } },
+      {
+        status: { capacity: { storage: '1Gi' }, allocatedResourceStatuses: { storage: 'ControllerResizeInProgress' } },
+      },
       undefined,
     ],
     ['already expanded', pv('2Gi'), { status: { capacity: { storage: '2048Mi' } } }, undefined],
@@ -150,14 +182,17 @@ describe('failedExpansionStatus (upstream MarkNodeExpansionInfeasible / MarkNode
     conditions: [{ type: 'FileSystemResizePending' }],
   };
   it('an infeasible error marks the claim NodeResizeInfeasible with a NodeResizeError condition; a final one the condition; an uncertain one nothing', () => {
-    expect(failedExpansionStatus(status, new GoStatusError(11, 'rpc error: code = OutOfRange desc = too big'), 't')).toEqual({
+    expect(
+      failedExpansionStatus(status, new GoStatusError(11, 'rpc error: code = OutOfRange desc = too big'), 't'),
+    ).toEqual({
       conditions: [
         { type: 'FileSystemResizePending' },
         {
           type: 'NodeResizeError',
           status: 'True',
           lastTransitionTime: 't',
-          message: 'failed to expand pvc with Expander.NodeExpand failed to expand the volume rpc error: code = OutOfRange desc = too big',
+          message:
+            'failed to expand pvc with Expander.NodeExpand failed to expand the volume rpc error: code = OutOfRange desc = too big',
         },
       ],
       allocatedResourceStatuses: { storage: 'NodeResizeInfeasible' },
@@ -169,13 +204,23 @@ describe('failedExpansionStatus (upstream MarkNodeExpansionInfeasible / MarkNode
           type: 'NodeResizeError',
           status: 'True',
           lastTransitionTime: 't',
-          message: 'failed to expand pvc with Expander.NodeExpand failed to expand the volume : rpc error: code = Internal desc = x',
+          message:
+            'failed to expand pvc with Expander.NodeExpand failed to expand the volume : rpc error: code = Internal desc = x',
         },
       ],
     });
-    expect(failedExpansionStatus(status, new GoStatusError(4, 'rpc error: code = DeadlineExceeded desc = x'), 't')).toBeUndefined();
+    expect(
+      failedExpansionStatus(status, new GoStatusError(4, 'rpc error: code = DeadlineExceeded desc = x'), 't'),
+    ).toBeUndefined();
     // A NodeResizeError already there stays as it was (upstream MergeResizeConditionOnPVC keeps an unchanged condition).
-    const earlier = { type: 'NodeResizeError', status: 'True', lastTransitionTime: 'before', message: 'failed to expand pvc with first' };
-    expect(failedExpansionStatus({ ...status, conditions: [earlier] }, new GoStatusError(13, 'again'), 't')?.conditions).toEqual([earlier]);
+    const earlier = {
+      type: 'NodeResizeError',
+      status: 'True',
+      lastTransitionTime: 'before',
+      message: 'failed to expand pvc with first',
+    };
+    expect(
+      failedExpansionStatus({ ...status, conditions: [earlier] }, new GoStatusError(13, 'again'), 't')?.conditions,
+    ).toEqual([earlier]);
   });
 });
