@@ -7,8 +7,8 @@
  * it creates a missing subPath directory and refuses one that resolves outside its volume through
  * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages.
  */
-import { mkdir, realpath } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { chmod, mkdir, realpath, stat } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
 import type { Container, VolumeMountStatus } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { expand } from '../runtime/env.js';
@@ -176,14 +176,18 @@ export async function prepareSubPaths(
     try {
       resolved = await realpath(p.mount.host_path);
     } catch {
-      // Missing: upstream SafeMakeDir creates it (0750) — only when every existing parent stays inside the volume.
+      // Missing: upstream SafeMakeDir creates it — only when every existing parent stays inside the
+      // volume — with the volume directory's mode (setgid and sticky bits included), so that a
+      // pod's fsGroup can use it as it uses the volume; each directory is chmodded (the umask).
       const parent = await deepestExisting(p.mount.host_path);
       if (!parent || !inside(parent, base))
         return {
           ok: false,
           message: `failed to create subPath directory for volumeMount "${p.name}" of container "${containerName}"`,
         };
-      await mkdir(p.mount.host_path, { recursive: true, mode: 0o750 });
+      const mode = (await stat(base)).mode & 0o7777;
+      const first = await mkdir(p.mount.host_path, { recursive: true, mode });
+      for (let dir = p.mount.host_path; first && dir.length >= first.length; dir = dirname(dir)) await chmod(dir, mode);
       resolved = await realpath(p.mount.host_path);
     }
     if (!inside(resolved, base))

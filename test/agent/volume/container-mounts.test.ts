@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -249,6 +249,26 @@ describe('prepareSubPaths', () => {
       ok: true,
       mounts: [{ container_path: '/m', host_path: join(vol, 'new', 'deep'), readonly: false }],
     });
+  });
+  it('gives every directory it creates the volume directory’s mode, setgid and sticky bits included, whatever the umask (upstream SafeMakeDir; "nonexistent volume subPath should have the correct mode and owner using FSGroup")', async () => {
+    const fsGroupVol = join(dir, 'fsgroup-vol');
+    mkdirSync(fsGroupVol);
+    chmodSync(fsGroupVol, 0o3777);
+    const r = await prepareSubPaths(
+      [
+        {
+          name: 'v',
+          volumePath: fsGroupVol,
+          subPath: 'a/b',
+          mount: { container_path: '/m', host_path: join(fsGroupVol, 'a', 'b'), readonly: false },
+        },
+      ],
+      'c',
+    );
+    expect(r.ok).toBe(true);
+    expect([statSync(join(fsGroupVol, 'a')).mode & 0o7777, statSync(join(fsGroupVol, 'a', 'b')).mode & 0o7777]).toEqual(
+      [0o3777, 0o3777],
+    );
   });
   it('refuses a symlink that leaves the volume, and a missing path below one', async () => {
     expect(await prepareSubPaths(planned('out'), 'c')).toEqual({
