@@ -6,13 +6,11 @@ import * as z from 'zod/mini';
 import '../lib/zod.js';
 import { parseDuration } from '../lib/duration.js';
 
-const duration = z
-  .string()
-  .check(
-    z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, {
-      message: 'must be a Go duration such as "20s" or "1m0s"',
-    }),
-  );
+const duration = z.string().check(
+  z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, {
+    message: 'must be a Go duration such as "20s" or "1m0s"',
+  }),
+);
 const port = z.int().check(z.minimum(0), z.maximum(65535));
 const opt = z.optional;
 const def = z._default;

@@ -132,9 +132,7 @@ export function nodeNetwork(): { interfaces: NetDevStats[]; defaultName?: string
 }
 
 /** statfs of `path` as FsStats numbers. */
-export async function fsUsage(
-  path: string,
-): Promise<
+export async function fsUsage(path: string): Promise<
   | {
       capacityBytes: number;
       availableBytes: number;
