@@ -19,7 +19,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
 import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
-import { containerHash } from './container-hash.js';
+import { containerHash, sameContainerSpec } from './container-hash.js';
 import {
   containerInstances,
   latestContainer,
@@ -249,7 +249,7 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
         actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }
-    if (inst.hash && inst.hash !== containerHash(c)) {
+    if (inst.hash && !sameContainerSpec(c, inst.hash)) {
       actions.kill.push({
         id: inst.id,
         name: c.name,

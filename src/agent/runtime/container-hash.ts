@@ -6,7 +6,9 @@
  * resized in place), written in hexadecimal without padding. The go-spew print of a []byte is
  * `([]uint8)[b0 b1 …]`, each byte in decimal.
  */
+import { createHash } from 'node:crypto';
 import type { Container } from '../../api/types.js';
+import { stableJson } from '../podconfig/static-pod.js';
 
 /** A string as Go's encoding/json writes it: JSON with <, >, & and U+2028/U+2029 escaped. Pure. */
 export function goJsonString(s: string): string {
@@ -26,4 +28,18 @@ export function containerHash(c: Container): string {
   const json = Buffer.from(`{"image":${goJsonString(c.image ?? '')},"name":${goJsonString(c.name)}}`, 'utf8');
   const printed = `([]uint8)[${[...json].join(' ')}]`;
   return fnv32a(Buffer.from(printed, 'utf8')).toString(16);
+}
+
+/**
+ * The hash tskubelet wrote before it computed upstream's (a sha256 of the whole container spec,
+ * keys sorted): containers a tskubelet of that time started are still running on upgraded nodes,
+ * and are not restarted for it. Pure.
+ */
+export function legacyContainerHash(c: Container): string {
+  return createHash('sha256').update(stableJson(c)).digest('hex').slice(0, 8);
+}
+
+/** Whether a running container's hash annotation says it was made from `c` (upstream's hash, or the legacy one). Pure. */
+export function sameContainerSpec(c: Container, hash: string): boolean {
+  return hash === containerHash(c) || hash === legacyContainerHash(c);
 }

@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
-import { containerHash, fnv32a, goJsonString } from '../../../src/agent/runtime/container-hash.js';
+import {
+  containerHash,
+  fnv32a,
+  goJsonString,
+  legacyContainerHash,
+  sameContainerSpec,
+} from '../../../src/agent/runtime/container-hash.js';
 import {
   containerAnnotations,
   containerLabels,
@@ -47,6 +53,14 @@ describe('containerHash', () => {
     expect(containerHash({ ...base, command: ['sleep', '1'] } as Container)).toBe(containerHash(base));
     expect(containerHash({ ...base, image: 'busybox:1.37' })).not.toBe(containerHash(base));
     expect(containerHash({ ...base, name: 'other' })).not.toBe(containerHash(base));
+  });
+
+  it('still recognises the hash tskubelet wrote before (no restart on an upgrade), and nothing else', () => {
+    const c = { name: 'main', image: 'busybox', command: ['sleep', '1'] } as Container;
+    expect(sameContainerSpec(c, containerHash(c))).toBe(true);
+    expect(sameContainerSpec(c, legacyContainerHash(c))).toBe(true);
+    expect(sameContainerSpec(c, legacyContainerHash({ ...c, command: ['sleep', '2'] }))).toBe(false);
+    expect(sameContainerSpec(c, containerHash({ ...c, image: 'busybox:2' }))).toBe(false);
   });
 
   it("writes strings as Go's encoding/json and hashes with FNV-1a", () => {
