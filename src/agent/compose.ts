@@ -33,6 +33,7 @@ import { composeHost, createStatsCollector, timedSyncer, trackPodStartDuration }
 import { PodConfig } from './podconfig/pod-config.js';
 import { composeSources } from './compose-sources.js';
 import { composeVolumes } from './compose-volumes.js';
+import { later } from './later.js';
 import { PodManager } from './pods/pod-manager.js';
 import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
@@ -74,12 +75,17 @@ export function composeAgent(
   deps: { logger: Logger; clock: Clock; runtime?: CriRuntime; embedded?: EmbeddedRuntime; api?: KubeClient },
 ): Agent {
   const { logger, clock } = deps;
+  // The wiring's cycles, each bound where its part is made (later.ts).
+  const theVolumes = later<Pick<ReturnType<typeof composeVolumes>, 'volumes' | 'volumeStats'>>('volume manager');
+  const theSyncLoop = later<SyncLoop>('sync loop');
+  const theStatusSync = later<ReturnType<typeof composeStatusSync> | undefined>('status sync');
+  const theEviction = later<ReturnType<typeof composeEviction>>('eviction manager');
   let pleg: GenericPleg | undefined;
   const metrics = new KubeletMetrics({
     nodeName: cfg.nodeName,
     running: { pods: () => pleg?.runningCounts().pods ?? 0, containers: () => pleg?.runningCounts().containers ?? {} },
-    claims: () => volumeStats.claims(),
-    volumes: () => volumes.volumeCounts(),
+    claims: () => theVolumes.get().volumeStats.claims(),
+    volumes: () => theVolumes.get().volumes.volumeCounts(),
     logger,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
@@ -131,7 +137,7 @@ export function composeAgent(
   });
   const cpus = composeCpuManager(cfg, {
     runtime: runtime.runtime,
-    activePods: () => syncLoop.activePods(),
+    activePods: () => theSyncLoop.get().activePods(),
     sourcesSeen: () => podConfig.allSourcesSeen(),
     clock,
     logger,
@@ -145,6 +151,7 @@ export function composeAgent(
     objects,
     start: startVolumes,
   } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
+  theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
@@ -216,7 +223,7 @@ export function composeAgent(
     logger,
     now: () => clock.now(),
     setTimer: (fn, ms) => clock.setTimer(fn, ms),
-    onStopped: () => statusSync?.trigger(),
+    onStopped: () => theStatusSync.get()?.trigger(),
   });
   trackPodStartDuration({ statusManager, podManager, metrics, clock });
   const podCounts = registerPodCountMetrics(metrics, {
@@ -247,11 +254,11 @@ export function composeAgent(
         mirrors,
         volumes,
         onOrphanedRuntimePod: () => metrics.orphanedRuntimePods.inc(),
-        activePods: () => syncLoop.activePods(),
+        activePods: () => theSyncLoop.get().activePods(),
         onRestartedPod: podCounts.restarted,
       }),
     admit: composeAdmission(cfg, {
-      eviction: () => eviction,
+      eviction: () => theEviction.get(),
       node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
       allocateCpus: cpus.admit,
       workers,
@@ -265,9 +272,11 @@ export function composeAgent(
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });
+  theSyncLoop.set(syncLoop);
   const statusSync = api
     ? composeStatusSync(api, { statusManager, podManager, workers, syncLoop, metrics, clock, logger })
     : undefined;
+  theStatusSync.set(statusSync);
   const isActive = (uid: string) => !!podManager.getPodByUid(uid) || workers.uids().includes(uid);
   const { imageGc, gc, startLogRotation } = composeGc(cfg, {
     runtime,
@@ -294,6 +303,7 @@ export function composeAgent(
     clock,
     logger,
   });
+  theEviction.set(eviction);
   let machineInfo: MachineInfo | undefined;
   const host = composeHost(cfg, {
     runtimeState,
