@@ -32,6 +32,14 @@ export function requestHeaders(headers: [string, string][]): Record<string, stri
   return Object.fromEntries(Object.entries(out).map(([k, v]) => [k, k === 'Host' || v.length === 1 ? v[0] : v]));
 }
 
+/**
+ * The Host header Go's probe request carries: the URL's host with its port, which upstream's
+ * formatURL always writes (the WHATWG URL leaves a default port out). Pure.
+ */
+export function probeHostHeader(url: URL): string {
+  return url.port ? url.host : `${url.host}:${url.protocol === 'https:' ? 443 : 80}`;
+}
+
 /** A socket or parser error in Go's words. */
 function goError(err: NodeJS.ErrnoException, where: string): Error {
   if (err.code === 'ECONNREFUSED') return new Error(`dial tcp ${where}: connect: connection refused`);
@@ -62,7 +70,7 @@ export function probeGet(
     };
     const options: https.RequestOptions = {
       method: 'GET',
-      headers: requestHeaders(headers),
+      headers: { Host: probeHostHeader(url), ...requestHeaders(headers) },
       agent: false,
       maxHeaderSize: MAX_HEADER_BYTES,
       ...(url.protocol === 'https:' ? { rejectUnauthorized: false } : {}),

@@ -11,6 +11,7 @@
  *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
+import { podIPsOf } from './pod-ips.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { restartCountFromLogs } from './logs/restart-count-from-logs.js';
@@ -102,7 +103,7 @@ export class PodActionExecutor {
     );
     // 3.
     let sandboxId = plan.sandboxId;
-    let podIP = pod.spec.hostNetwork ? node.nodeIP : (status.sandboxes[0]?.ip ?? '');
+    let podIPs = podIPsOf(pod, status.sandboxes[0], node.nodeIP);
     // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
     // periodic sync of a running pod does not.
     if (!plan.createSandbox && !plan.start.length) return backoffResults(pod, plan, results, this.deps.events);
@@ -146,7 +147,7 @@ export class PodActionExecutor {
       if (created.reason !== 'NetworkNotReady') this.deps.counters?.pod(created.ok);
       if (!created.ok) return results;
       sandboxId = created.target;
-      if (!pod.spec.hostNetwork) podIP = created.sandbox?.ip ?? '';
+      if (!pod.spec.hostNetwork) podIPs = podIPsOf(pod, created.sandbox, node.nodeIP);
     }
     // 4.
     backoffResults(pod, plan, results, this.deps.events);
@@ -156,7 +157,7 @@ export class PodActionExecutor {
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
     let objectsError: string | undefined;
     const [hostsFile] = await Promise.all([
-      podIP ? writeHostsFile(pod, podIP, node) : undefined,
+      podIPs.length ? writeHostsFile(pod, podIPs[0], node) : undefined,
       (async () => {
         try {
           objects = await this.deps.objects?.forPod(pod);
@@ -181,7 +182,7 @@ export class PodActionExecutor {
         : await this.startContainer(pod, spec, s, {
             sandboxId,
             sandboxConfig,
-            podIP,
+            podIPs,
             hostsFile,
             objects,
             volumes,
@@ -228,7 +229,8 @@ export class PodActionExecutor {
     o: {
       sandboxId: string;
       sandboxConfig: cri.PodSandboxConfig;
-      podIP: string;
+      /** The pod's IPs, the primary first (pod-ips.ts). */
+      podIPs: string[];
       hostsFile?: string;
       objects?: PodObjects & { pullSecrets: PullSecret[] };
       volumes?: ReadonlyMap<string, MountedVolume>;
@@ -274,7 +276,7 @@ export class PodActionExecutor {
     try {
       if ('err' in log) throw log.err;
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
-        podIPs: o.podIP ? [o.podIP] : [],
+        podIPs: o.podIPs,
         hostIPs: [node.nodeIP],
         nodeName: node.nodeName,
         hostsFile: o.hostsFile,
@@ -325,7 +327,7 @@ export class PodActionExecutor {
     const hookError = await runHook('postStart', pod, c, {
       runtime: this.deps.runtime,
       containerId: id,
-      podIP: o.podIP,
+      podIP: o.podIPs[0] ?? '',
       timeoutMs: POST_START_TIMEOUT_MS,
     });
     if (hookError) {

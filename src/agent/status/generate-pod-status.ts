@@ -2,7 +2,7 @@
  * The API PodStatus from the runtime's view (upstream generateAPIPodStatus, getPhase,
  * convertToAPIContainerStatuses, and the status/generate.go conditions). Pure.
  */
-import { isIP } from 'node:net';
+import { podIPsOf } from '../runtime/pod-ips.js';
 import type {
   Container,
   ContainerState,
@@ -243,11 +243,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
   const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
-  const podIPs = pod.spec.hostNetwork
-    ? [ctx.nodeIP]
-    : sandbox?.ready
-      ? sortPodIPs([sandbox.ip, ...(sandbox.additionalIps ?? [])], ctx.nodeIP)
-      : [];
+  const podIPs = podIPsOf(pod, sandbox, ctx.nodeIP);
   const podIP = podIPs[0] ?? '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
   // Sidecars' readiness counts toward the pod's, as upstream.
@@ -320,15 +316,4 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
       ctx.previous?.ephemeralContainerStatuses,
     ).map((x) => ({ ...x, ready: false }));
   return status;
-}
-
-/**
- * A pod's IPs as upstream's sortPodIPs orders them: the first of the node's primary family (that
- * of `nodeIP`; IPv4 when it has none), then the first of the other family; at most one of each. Pure.
- */
-export function sortPodIPs(ips: readonly string[], nodeIP: string): string[] {
-  const primaryFamily = isIP(nodeIP) === 6 ? 6 : 4;
-  const primary = ips.find((ip) => isIP(ip) === primaryFamily);
-  const secondary = ips.find((ip) => isIP(ip) === 10 - primaryFamily);
-  return [primary, secondary].filter((ip): ip is string => ip !== undefined);
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { probeGet, requestHeaders } from '../../../src/agent/prober/http-get.js';
+import { probeGet, probeHostHeader, requestHeaders } from '../../../src/agent/prober/http-get.js';
 
 let server: http.Server;
 let port: number;
@@ -132,6 +132,11 @@ describe('probeGet', () => {
 });
 
 describe('request headers (pure)', () => {
+  it('the default Host carries the port, as Go’s probe request (the URL API leaves a default port out)', () => {
+    expect(probeHostHeader(new URL('http://10.0.0.1/healthz'))).toBe('10.0.0.1:80');
+    expect(probeHostHeader(new URL('https://[fd00::1]/'))).toBe('[fd00::1]:443');
+    expect(probeHostHeader(new URL('http://10.0.0.1:8080/'))).toBe('10.0.0.1:8080');
+  });
   it('refuses header injection and invalid names in Go’s words; keeps repeats; the first Host wins', () => {
     expect(() => requestHeaders([['X-A', 'v\r\nEvil: 1']])).toThrow('net/http: invalid header field value for "X-A"');
     expect(() => requestHeaders([['X A', 'v']])).toThrow('net/http: invalid header field name "X A"');

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, PodStatus } from '../../../src/api/types.js';
-import { generatePodStatus, sortPodIPs, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
+import { generatePodStatus, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
+import { podIPsOf, sortPodIPs } from '../../../src/agent/runtime/pod-ips.js';
 import { networkIps } from '../../../src/agent/runtime/runtime-manager.js';
 import {
   emptyRuntimeStatus,
@@ -234,6 +235,14 @@ describe('pod IPs of a dual-stack sandbox (regression: only the primary IP was r
     expect([s.podIP, s.podIPs]).toEqual(['10.244.0.5', [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]]);
     const v6node = generatePodStatus(pod(), running('10.244.0.5', ['fd00:10:244::5']), { ...ctx(), nodeIP: 'fd00::1' });
     expect([v6node.podIP, v6node.podIPs]).toEqual(['fd00:10:244::5', [{ ip: 'fd00:10:244::5' }, { ip: '10.244.0.5' }]]);
+  });
+  it('podIPsOf: what status.podIPs and the downward API give: a hostNetwork pod has the node’s, a pod without a ready sandbox none', () => {
+    const sandbox = { ready: true, ip: '10.244.0.5', additionalIps: ['fd00::5'] };
+    expect(podIPsOf(pod(), sandbox, '10.0.0.1')).toEqual(['10.244.0.5', 'fd00::5']);
+    expect(podIPsOf({ ...pod(), spec: { ...pod().spec, hostNetwork: true } } as Pod, sandbox, '10.0.0.1')).toEqual([
+      '10.0.0.1',
+    ]);
+    expect(podIPsOf(pod(), { ...sandbox, ready: false }, '10.0.0.1')).toEqual([]);
   });
   it('sortPodIPs keeps one of each family, valid ones only', () => {
     expect(sortPodIPs(['fd00::5', '10.0.0.5', '10.0.0.6', 'nonsense'], '10.0.0.1')).toEqual(['10.0.0.5', 'fd00::5']);
