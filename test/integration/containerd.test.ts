@@ -704,18 +704,22 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
 
   // containerd 1.6 keeps an exec whose stream has gone as long as the command runs (it waits for
   // its exit; the Go kubelet relays the same way): the commands here end by themselves.
-  it('sessions dropped at random points while the container prints: the kubelet stays up and serves on (regression)', async () => {
+  it('exec sessions dropped at random points while the container prints: the kubelet stays up and serves on (regression)', async () => {
     const marker = `ctrd-drop-${process.pid}`;
     const base = `wss://127.0.0.1:${ports.port}`;
-    const attachPath = `/attach/default/${podName('shell')}/main?output=1&error=1`;
-    const execPath = `/exec/default/${podName('shell')}/main?command=sh&command=-c&command=${encodeURIComponent(`timeout 5 yes ${marker}`)}&output=1&error=1&input=1`;
+    // A pod of its own, which stays: the tests after this one read the shell pod's log. Attach
+    // sessions are dropped on the embedded runtime only (dropped-sessions.test.ts): containerd 1.6
+    // was seen to stop a container's log, and its stop to hang, after attach clients vanished.
+    writePod(manifests, 'chatty', {
+      containers: [{ name: 'main', image: bb, ...sh('while true; do echo chatty; sleep 0.01; done') }],
+    });
+    await waitPod(ports.ro, podName('chatty'), (x) => x.status?.phase === 'Running');
+    const execPath = `/exec/default/${podName('chatty')}/main?command=sh&command=-c&command=${encodeURIComponent(`timeout 5 yes ${marker}`)}&output=1&error=1&input=1`;
     for (let round = 0; round < 3; round++) {
       const sessions: Promise<void>[] = [];
       for (let i = 0; i < 10; i++) {
         sessions.push(droppedWebSocket(base + execPath, pki, 'v4.channel.k8s.io', 1000));
-        sessions.push(droppedWebSocket(base + attachPath, pki, 'v5.channel.k8s.io', 1000));
         sessions.push(droppedSpdy(ports.port, pki, execPath, ['error', 'stdin', 'stdout', 'stderr'], 1000));
-        sessions.push(droppedSpdy(ports.port, pki, attachPath, ['error', 'stdout', 'stderr'], 1000));
       }
       await Promise.all(sessions);
       expect(kubelet.proc.exitCode).toBeNull();
