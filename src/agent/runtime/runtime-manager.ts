@@ -104,6 +104,17 @@ export const NEXT_LISTS_WAIT_MS = 2000;
 /** Container states whose CRI status stays the same while the list reports that state. */
 const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
 
+/**
+ * How long after its exit a container's status is still read again: containerd records an OOM kill
+ * when its OOM event arrives, which can be after the exit (the reason turns from Error to OOMKilled).
+ */
+export const EXIT_SETTLE_MS = 10_000;
+
+/** Whether a status read now stays what it is while the list shows the same state. Pure. */
+export function isSettled(rc: Pick<RuntimeContainer, 'state' | 'finishedAt'>, nowMs: number): boolean {
+  return settled.has(rc.state) && !(rc.state === 'exited' && nowMs - rc.finishedAt < EXIT_SETTLE_MS);
+}
+
 /** CRI reads for the agent. Every method may block on the runtime (bounded by CRI deadlines). */
 export class RuntimeManager {
   private readonly lists: PodListReader;
@@ -207,7 +218,7 @@ export class RuntimeManager {
       const s = (await this.runtime.containerStatus(id)).status;
       const rc = toRuntimeContainer(s, sandboxId);
       if (rc.state === 'exited') rc.message = await terminationMessage(s);
-      if (settled.has(rc.state)) now.containers.set(id, { ...rc });
+      if (isSettled(rc, Date.now())) now.containers.set(id, { ...rc });
       return rc;
     } catch (err) {
       if (isCode(err, 'NotFound')) return undefined;

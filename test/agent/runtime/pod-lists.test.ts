@@ -3,7 +3,7 @@ import type * as cri from '../../../src/cri/types.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
 import { PodUidLabel } from '../../../src/agent/runtime/labels.js';
 import { PodListReader, SHARED_LIST_MIN_PODS } from '../../../src/agent/runtime/pod-lists.js';
-import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
+import { EXIT_SETTLE_MS, isSettled, RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
 import { notFound } from '../../../src/lib/errors.js';
 
 /** A runtime whose lists answer only when the test releases them, with the state they were called in. */
@@ -362,5 +362,15 @@ describe('RuntimeManager and a dual-stack sandbox (regression: additional_ips we
       expect([s.ip, s.additionalIps]).toEqual(['10.244.0.5', ['fd00:10:244::5']]);
     }
     expect(statusReads).toBe(1);
+  });
+});
+
+describe('an exited container read right after its exit (regression: a late OOMKilled stayed Error)', () => {
+  it('is read again until it has been exited a while; then it is remembered', () => {
+    const now = Date.now();
+    expect(isSettled({ state: 'exited', finishedAt: now - 1000 }, now)).toBe(false);
+    expect(isSettled({ state: 'exited', finishedAt: now - EXIT_SETTLE_MS - 1 }, now)).toBe(true);
+    expect(isSettled({ state: 'running', finishedAt: 0 }, now)).toBe(true);
+    expect(isSettled({ state: 'created', finishedAt: 0 }, now)).toBe(false);
   });
 });
