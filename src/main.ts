@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { parseFlags, flagHelp, FlagError } from './config/flags.js';
 import { loadConfig, ConfigError } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
+import { hostConfigErrors } from './config/validate.js';
+import { hostCgroupVersion } from './agent/node-setup/cgroup-version.js';
 import { createLogger, routeProcessWarnings, setVerbosity } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
@@ -56,6 +58,8 @@ export async function main(argv: string[]): Promise<number> {
   let cfg;
   try {
     cfg = await loadConfig(parsed);
+    const hostErrors = hostConfigErrors(cfg.kc, { cgroupVersion: hostCgroupVersion() });
+    if (hostErrors.length) throw new ConfigError(hostErrors.join(', '));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`error: ${err.message}\n`);

@@ -1,6 +1,6 @@
 /** tskubelet's version and the Kubernetes version whose kubelet it stands in for. */
 export const TSKUBELET_VERSION = '0.1.0';
-export const KUBERNETES_VERSION = 'v1.32.0';
+export const KUBERNETES_VERSION = 'v1.36.2';
 
 /**
  * What `--version` prints, as upstream's version flag: `Kubernetes v1.x.y` (what scripts parse),

@@ -49,6 +49,8 @@ export interface AgentConfig {
   version: string;
   /** runtimeRequestTimeout (ms): the CRI client's deadlines (cri/client.ts). */
   runtimeRequestTimeoutMs: number;
+  /** crashLoopBackOff.maxContainerRestartPeriod (ms): the crash-loop backoff's cap; unset, upstream's 5 min. */
+  maxContainerRestartPeriodMs?: number;
   /** streamingConnectionIdleTimeout, for the embedded runtime's streaming server (ms). */
   streamingIdleTimeoutMs?: number;
   clusterDNS: string[];
@@ -93,8 +95,6 @@ export interface AgentConfig {
   evictionThresholds?: Threshold[];
   /** evictionMaxPodGracePeriod (seconds). */
   evictionMaxPodGraceSeconds?: number;
-  /** --pod-infra-container-image: protected from image GC (with the runtime's own sandbox image). */
-  podInfraContainerImage?: string;
   /** Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc. */
   systemCgroupNames?: { kubelet?: string; runtime?: string; misc?: string };
   /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */

@@ -34,7 +34,7 @@ export function composeGc(
     clock,
     logger,
     policy: cfg.imageGc,
-    protectedImages: protectedImages(runtime, cfg.podInfraContainerImage),
+    protectedImages: protectedImages(runtime),
     onRemoved: (reason) => o.metrics.imagesCollected.inc({ reason }),
   });
   const gc = new GarbageCollector({

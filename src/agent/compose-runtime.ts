@@ -2,7 +2,7 @@
  * Wiring of the container runtime: the embedded process runtime (in-process) when no endpoint is
  * configured, else a CRI gRPC client for the endpoint (containerd, or `tskubelet process-runtime`);
  * either way instrumented for kubelet_runtime_operations_*. Also the images image GC must keep:
- * --pod-infra-container-image and the runtime's own sandbox image. At start, the runtime's name and
+ * the runtime's own sandbox image (v1.36 has no --pod-infra-container-image). At start, the runtime's name and
  * version. And the node facts the pod action executor works with (nodeFacts).
  */
 import { totalmem } from 'node:os';
@@ -295,18 +295,14 @@ export function composeRuntimeClasses(
 }
 
 /** Images image GC never removes; asked of the runtime once (again after a failure). */
-export function protectedImages(
-  runtime: CriRuntime,
-  podInfraContainerImage: string | undefined,
-): () => Promise<string[]> {
+export function protectedImages(runtime: CriRuntime): () => Promise<string[]> {
   let cached: Promise<string[]> | undefined;
-  const given = [podInfraContainerImage].filter((x): x is string => !!x);
   return () =>
     (cached ??= runtime.runtime.status(true).then(
-      (s) => [...given, sandboxImageFromInfo(s.info)].filter((x): x is string => !!x),
+      (s) => [sandboxImageFromInfo(s.info)].filter((x): x is string => !!x),
       () => {
         cached = undefined;
-        return given;
+        return [];
       },
     ));
 }

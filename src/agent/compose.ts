@@ -39,7 +39,7 @@ import { RuntimeManager } from './runtime/runtime-manager.js';
 import { PodActionExecutor } from './runtime/executor.js';
 import { StatusManager } from './status/status-manager.js';
 import { ReasonCache } from './status/reason-cache.js';
-import { BackoffTable } from './sync/backoff.js';
+import { BackoffTable, containerBackoffPolicyWith } from './sync/backoff.js';
 import { WorkQueue } from './sync/work-queue.js';
 import { PodWorkers } from './sync/pod-workers.js';
 import { PodSync } from './sync/pod-sync.js';
@@ -118,7 +118,7 @@ export function composeAgent(
   const podManager = new PodManager();
   const statusManager = new StatusManager();
   const reasons = new ReasonCache();
-  const backoff = new BackoffTable();
+  const backoff = new BackoffTable(containerBackoffPolicyWith(cfg.maxContainerRestartPeriodMs));
   const workQueue = new WorkQueue();
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, {
@@ -268,7 +268,13 @@ export function composeAgent(
       logger,
     }),
     onRejected: (pod, reason, message) => {
-      statusManager.set(pod.metadata.uid!, { phase: 'Failed', reason, message: `Pod was rejected: ${message}` });
+      const generation = pod.metadata.generation;
+      statusManager.set(pod.metadata.uid!, {
+        ...(generation ? { observedGeneration: generation } : {}),
+        phase: 'Failed',
+        reason,
+        message: `Pod was rejected: ${message}`,
+      });
       events.record(podRef(pod), 'Warning', reason, message);
     },
   });

@@ -152,6 +152,8 @@ export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown
 
 /** core/v1 PodStatus. */
 export interface PodStatus {
+  /** The metadata.generation this status was computed for (PodObservedGenerationTracking, GA in v1.35). */
+  observedGeneration?: number;
   phase?: PodPhase;
   conditions?: PodCondition[];
   message?: string;

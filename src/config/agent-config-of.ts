@@ -30,6 +30,10 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     version: TSKUBELET_VERSION,
     streamingIdleTimeoutMs: parseDuration(kc.streamingConnectionIdleTimeout),
     runtimeRequestTimeoutMs: parseDuration(kc.runtimeRequestTimeout)!,
+    maxContainerRestartPeriodMs:
+      kc.crashLoopBackOff.maxContainerRestartPeriod === undefined
+        ? undefined
+        : parseDuration(kc.crashLoopBackOff.maxContainerRestartPeriod),
     evictionPressureTransitionMs: parseDuration(kc.evictionPressureTransitionPeriod)!,
     evictionThresholds: evictionThresholds(kc),
     evictionMaxPodGraceSeconds: kc.evictionMaxPodGracePeriod,
@@ -62,7 +66,6 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     registryPullQPS: kc.registryPullQPS,
     registryBurst: kc.registryBurst,
     containerGc: cfg.containerGc,
-    podInfraContainerImage: cfg.podInfraContainerImage,
     systemCgroupNames: { kubelet: kc.kubeletCgroups, runtime: cfg.runtimeCgroups, misc: kc.systemCgroups },
     imageGc: {
       highThresholdPercent: kc.imageGCHighThresholdPercent,

@@ -94,6 +94,7 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'local-storage-capacity-isolation': { path: ['localStorageCapacityIsolation'], kind: 'bool' },
   'protect-kernel-defaults': { path: ['protectKernelDefaults'], kind: 'bool' },
   'fail-swap-on': { path: ['failSwapOn'], kind: 'bool' },
+  'fail-cgroupv1': { path: ['failCgroupV1'], kind: 'bool' },
   'enforce-node-allocatable': { path: ['enforceNodeAllocatable'], kind: 'list' },
   'image-gc-high-threshold': { path: ['imageGCHighThresholdPercent'], kind: 'int' },
   'image-gc-low-threshold': { path: ['imageGCLowThresholdPercent'], kind: 'int' },

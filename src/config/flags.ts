@@ -14,7 +14,6 @@ const kubeletFlags: Record<string, Kind> = {
   'bootstrap-kubeconfig': 'string',
   'cert-dir': 'string',
   'node-labels': 'map',
-  'pod-infra-container-image': 'string',
   'minimum-container-ttl-duration': 'duration',
   'maximum-dead-containers-per-container': 'int',
   'maximum-dead-containers': 'int',
@@ -48,7 +47,6 @@ export interface ParsedFlags {
     bootstrapKubeconfig?: string;
     certDir?: string;
     nodeLabels?: Record<string, string>;
-    podInfraContainerImage?: string;
     minimumContainerTtlDuration?: string;
     maximumDeadContainersPerContainer?: number;
     maximumDeadContainers?: number;

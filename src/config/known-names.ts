@@ -17,7 +17,6 @@ export const unimplementedConfigFields = new Set([
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
   'enableContentionProfiling',
-  'singleProcessOOMKill',
   'memoryManagerPolicy',
   'topologyManagerPolicyOptions',
   'qosReserved',
@@ -35,14 +34,14 @@ export const unimplementedConfigFields = new Set([
   'volumePluginDir',
   'kernelMemcgNotification',
   'logging',
-  'crashLoopBackOff',
   'reservedMemory',
   'enableProfilingHandler',
   'memoryThrottlingFactor',
   'tracing',
-  'failCgroupV1',
-  'userNamespaces',
   'mergeDefaultEvictionSettings',
+  'memoryReservationPolicy',
+  'tlsCurvePreferences',
+  'draManagerReconcilePeriod',
 ]);
 
 const empty = (v: unknown) => v === null || v === undefined || (typeof v === 'object' && Object.keys(v).length === 0);
@@ -58,7 +57,6 @@ const oneOf =
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
   memoryManagerPolicy: oneOf('None'),
   topologyManagerPolicyOptions: empty,
-  crashLoopBackOff: empty,
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
   hairpinMode: () => true,
   contentType: () => true,
@@ -67,11 +65,16 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   iptablesMasqueradeBit: () => true,
   iptablesDropBit: () => true,
   kernelMemcgNotification: oneOf(false),
-  failCgroupV1: oneOf(false),
   memoryThrottlingFactor: () => true,
   containerLogMaxWorkers: oneOf(1),
   runOnce: oneOf(false),
   mergeDefaultEvictionSettings: oneOf(false),
+  // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
+  memoryReservationPolicy: oneOf('None', ''),
+  // Node's TLS picks the key exchange; an empty list asks for the defaults.
+  tlsCurvePreferences: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
+  // No DRA manager yet: nothing to reconcile.
+  draManagerReconcilePeriod: () => true,
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,
@@ -79,8 +82,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
-  'register-schedulable',
-  'cloud-config',
   'kube-api-content-type',
   'lock-file',
   'exit-on-lock-contention',
@@ -105,7 +106,6 @@ export const unimplementedFlags = new Set([
   'reserved-memory',
   'experimental-mounter-path',
   'enable-controller-attach-detach',
-  'fail-cgroupv1',
   'kernel-memcg-notification',
   'log-text-info-buffer-size',
   'log-text-split-stream',
@@ -119,7 +119,6 @@ export const booleanFlags = new Set([
   'kernel-memcg-notification',
   'log-text-split-stream',
   'version',
-  'register-schedulable',
   'cgroups-per-qos',
   'fail-swap-on',
   'rotate-certificates',

@@ -63,8 +63,6 @@ export interface ResolvedConfig {
   syncFrequencyMs: number;
   /** --minimum-container-ttl-duration, --maximum-dead-containers-per-container, --maximum-dead-containers. */
   containerGc: { minAgeMs: number; maxPerPodContainer: number; maxContainers: number };
-  /** --pod-infra-container-image: never garbage-collected. */
-  podInfraContainerImage?: string;
   /** --runtime-cgroups: the container runtime's cgroup (its system container in the summary). */
   runtimeCgroups?: string;
   /** --node-labels. */
@@ -312,7 +310,6 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     httpCheckFrequencyMs: parseDuration(kc.httpCheckFrequency)!,
     syncFrequencyMs: parseDuration(kc.syncFrequency)!,
     warnings,
-    podInfraContainerImage: parsed.flags.podInfraContainerImage,
     runtimeCgroups: parsed.flags.runtimeCgroups,
     nodeLabels: parsed.flags.nodeLabels ?? {},
     containerGc: {

@@ -121,6 +121,14 @@ export const kubeletConfigSchema = z.strictObject({
   localStorageCapacityIsolation: def(z.boolean(), true),
   protectKernelDefaults: def(z.boolean(), false),
   failSwapOn: def(z.boolean(), true),
+  /** Refuse to start on a cgroup v1 host (v1.35+ default); main.ts checks it against the host. */
+  failCgroupV1: def(z.boolean(), true),
+  /** Unset: per-container OOM kill groups on cgroup v2 (memory.oom.group); cgroup v1 allows only unset or true. */
+  singleProcessOOMKill: opt(z.boolean()),
+  /** The crash-loop backoff's cap (KubeletCrashLoopBackOffMax, beta and on): between 1s and 300s. */
+  crashLoopBackOff: def(z.strictObject({ maxContainerRestartPeriod: opt(duration) }), {}),
+  /** The length of each pod's UID/GID range with hostUsers: false (validated; passed to no runtime yet). */
+  userNamespaces: def(z.strictObject({ idsPerPod: opt(z.int()) }), {}),
   enforceNodeAllocatable: def(
     z.array(
       z.enum([

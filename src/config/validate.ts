@@ -119,5 +119,41 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     kc.enableSystemLogQuery && !kc.enableSystemLogHandler,
     'enableSystemLogHandler is required for enableSystemLogQuery',
   );
+  const maxRestart = kc.crashLoopBackOff.maxContainerRestartPeriod;
+  if (maxRestart !== undefined) {
+    const ms = parseDuration(maxRestart)!;
+    bad(
+      kc.featureGates?.KubeletCrashLoopBackOffMax === false,
+      'FeatureGate KubeletCrashLoopBackOffMax not enabled, CrashLoopBackOff.MaxContainerRestartPeriod must not be set',
+    );
+    bad(
+      ms < 1000 || ms > 300_000,
+      `CrashLoopBackOff.MaxContainerRestartPeriod (got: ${ms / 1000} seconds) must be set between 1s and 300s`,
+    );
+  }
+  const idsPerPod = kc.userNamespaces.idsPerPod;
+  if (idsPerPod !== undefined) {
+    bad(idsPerPod < USER_NAMESPACE_UNIT, `userNamespaces.idsPerPod must not be less than ${USER_NAMESPACE_UNIT}`);
+    bad(idsPerPod % USER_NAMESPACE_UNIT !== 0, `userNamespaces.idsPerPod must be a multiple of ${USER_NAMESPACE_UNIT}`);
+    bad(idsPerPod > 0xffffffff, `userNamespaces.idsPerPod must not be more than ${0xffffffff}`);
+  }
   return errs;
+}
+
+/** The length of a user namespace's ID range (upstream's userNsUnitLength). */
+const USER_NAMESPACE_UNIT = 65536;
+
+/**
+ * The rules that depend on the host (upstream's validateKubeletOSConfiguration on Linux), in its
+ * words. Pure: the caller says which cgroup version the host mounts.
+ */
+export function hostConfigErrors(kc: KubeletConfiguration, host: { cgroupVersion: 1 | 2 }): string[] {
+  if (host.cgroupVersion === 2) return [];
+  if (kc.failCgroupV1)
+    return [
+      'kubelet is configured to not run on a host using cgroup v1. cgroup v1 support is unsupported and will be removed in a future release',
+    ];
+  if (kc.singleProcessOOMKill === false)
+    return ['invalid configuration: singleProcessOOMKill must not be explicitly set to false when using cgroup v1'];
+  return [];
 }

@@ -27,7 +27,7 @@ describe('flags', () => {
       'A:1,B:2',
       '--cgroup-driver=systemd',
       '--fail-swap-on=false',
-      '--register-schedulable',
+      '--kernel-memcg-notification',
       '--kube-reserved=cpu=1,memory=1Gi',
       '--eviction-hard=memory.available<200Mi',
       '--register-with-taints=a=b:NoSchedule,c:NoExecute',
@@ -61,7 +61,7 @@ describe('flags', () => {
       nodeLabels: { x: '1', y: '2' },
       runtimeCgroups: '/system.slice/containerd.service',
     });
-    expect(p.unimplemented).toEqual(['register-schedulable']);
+    expect(p.unimplemented).toEqual(['kernel-memcg-notification']);
     expect(() => parseFlags(['--register-with-taints=a=b:Sometimes'])).toThrow(/want key\[=value\]:Effect/);
     expect(() => parseFlags(['--kube-reserved=cpu'])).toThrow(/key=value/);
   });
@@ -72,7 +72,7 @@ describe('flags', () => {
   });
   it("accepts every flag of the Go kubelet's command-line reference (unimplemented ones with a warning), so an existing node's command line starts", () => {
     const upstream =
-      'address allowed-unsafe-sysctls anonymous-auth authentication-token-webhook authentication-token-webhook-cache-ttl authorization-mode authorization-webhook-cache-authorized-ttl authorization-webhook-cache-unauthorized-ttl bootstrap-kubeconfig cert-dir cgroup-driver cgroup-root cgroups-per-qos client-ca-file cloud-provider cluster-dns cluster-domain config config-dir container-log-max-files container-log-max-size container-runtime-endpoint contention-profiling cpu-cfs-quota cpu-cfs-quota-period cpu-manager-policy cpu-manager-policy-options cpu-manager-reconcile-period enable-controller-attach-detach enable-debugging-handlers enable-server enforce-node-allocatable event-burst event-qps eviction-hard eviction-max-pod-grace-period eviction-minimum-reclaim eviction-pressure-transition-period eviction-soft eviction-soft-grace-period exit-on-lock-contention experimental-allocatable-ignore-eviction experimental-mounter-path fail-cgroupv1 fail-swap-on feature-gates file-check-frequency hairpin-mode healthz-bind-address healthz-port hostname-override http-check-frequency image-credential-provider-bin-dir image-credential-provider-config image-gc-high-threshold image-gc-low-threshold image-service-endpoint kernel-memcg-notification kube-api-burst kube-api-content-type kube-api-qps kube-reserved kube-reserved-cgroup kubeconfig kubelet-cgroups local-storage-capacity-isolation lock-file log-flush-frequency log-text-info-buffer-size log-text-split-stream logging-format make-iptables-util-chains manifest-url manifest-url-header max-open-files max-pods maximum-dead-containers maximum-dead-containers-per-container memory-manager-policy minimum-container-ttl-duration minimum-image-ttl-duration node-ip node-labels node-status-max-images node-status-update-frequency oom-score-adj pod-cidr pod-infra-container-image pod-manifest-path pod-max-pids pods-per-core port protect-kernel-defaults provider-id qos-reserved read-only-port register-node register-with-taints registry-burst registry-qps reserved-cpus reserved-memory resolv-conf root-dir rotate-certificates rotate-server-certificates runonce runtime-cgroups runtime-request-timeout seccomp-default serialize-image-pulls streaming-connection-idle-timeout sync-frequency system-cgroups system-reserved system-reserved-cgroup tls-cert-file tls-cipher-suites tls-min-version tls-private-key-file topology-manager-policy topology-manager-policy-options topology-manager-scope v version vmodule volume-plugin-dir volume-stats-agg-period';
+      'address allowed-unsafe-sysctls anonymous-auth authentication-token-webhook authentication-token-webhook-cache-ttl authorization-mode authorization-webhook-cache-authorized-ttl authorization-webhook-cache-unauthorized-ttl bootstrap-kubeconfig cert-dir cgroup-driver cgroup-root cgroups-per-qos client-ca-file cloud-provider cluster-dns cluster-domain config config-dir container-log-max-files container-log-max-size container-runtime-endpoint contention-profiling cpu-cfs-quota cpu-cfs-quota-period cpu-manager-policy cpu-manager-policy-options cpu-manager-reconcile-period enable-controller-attach-detach enable-debugging-handlers enable-server enforce-node-allocatable event-burst event-qps eviction-hard eviction-max-pod-grace-period eviction-minimum-reclaim eviction-pressure-transition-period eviction-soft eviction-soft-grace-period exit-on-lock-contention experimental-allocatable-ignore-eviction experimental-mounter-path fail-cgroupv1 fail-swap-on feature-gates file-check-frequency hairpin-mode healthz-bind-address healthz-port hostname-override http-check-frequency image-credential-provider-bin-dir image-credential-provider-config image-gc-high-threshold image-gc-low-threshold image-service-endpoint kernel-memcg-notification kube-api-burst kube-api-content-type kube-api-qps kube-reserved kube-reserved-cgroup kubeconfig kubelet-cgroups local-storage-capacity-isolation lock-file log-flush-frequency log-text-info-buffer-size log-text-split-stream logging-format make-iptables-util-chains manifest-url manifest-url-header max-open-files max-pods maximum-dead-containers maximum-dead-containers-per-container memory-manager-policy minimum-container-ttl-duration minimum-image-ttl-duration node-ip node-labels node-status-max-images node-status-update-frequency oom-score-adj pod-cidr pod-manifest-path pod-max-pids pods-per-core port protect-kernel-defaults provider-id qos-reserved read-only-port register-node register-with-taints registry-burst registry-qps reserved-cpus reserved-memory resolv-conf root-dir rotate-certificates rotate-server-certificates runonce runtime-cgroups runtime-request-timeout seccomp-default serialize-image-pulls streaming-connection-idle-timeout sync-frequency system-cgroups system-reserved system-reserved-cgroup tls-cert-file tls-cipher-suites tls-min-version tls-private-key-file topology-manager-policy topology-manager-policy-options topology-manager-scope v version vmodule volume-plugin-dir volume-stats-agg-period';
     const unknown = upstream.split(' ').filter((n) => {
       try {
         parseFlags([`--${n}=x`]);
@@ -83,9 +83,13 @@ describe('flags', () => {
     });
     expect(unknown).toEqual([]);
     expect(
-      parseFlags(['--fail-cgroupv1', '--enable-controller-attach-detach', '--qos-reserved', 'memory=50%'])
+      parseFlags(['--kernel-memcg-notification', '--enable-controller-attach-detach', '--qos-reserved', 'memory=50%'])
         .unimplemented,
-    ).toEqual(['fail-cgroupv1', 'enable-controller-attach-detach', 'qos-reserved']);
+    ).toEqual(['kernel-memcg-notification', 'enable-controller-attach-detach', 'qos-reserved']);
+  });
+  it('refuses the flags v1.36 removed with the unknown-flag error', () => {
+    for (const name of ['cloud-config', 'register-schedulable', 'pod-infra-container-image'])
+      expect(() => parseFlags([`--${name}=x`]), name).toThrow(`unknown flag: --${name}`);
   });
 });
 
@@ -359,21 +363,13 @@ describe('loadConfig', () => {
         '--cluster-domain=cluster.local',
         '--maximum-dead-containers=5',
         '--minimum-container-ttl-duration=1m',
-        '--pod-infra-container-image=reg/pause:3',
         '--serialize-image-pulls=false',
       ]),
     );
-    expect([
-      f.kc.clusterDNS,
-      f.kc.clusterDomain,
-      f.containerGc,
-      f.podInfraContainerImage,
-      f.kc.serializeImagePulls,
-    ]).toEqual([
+    expect([f.kc.clusterDNS, f.kc.clusterDomain, f.containerGc, f.kc.serializeImagePulls]).toEqual([
       ['10.0.0.10', '10.0.0.11'],
       'cluster.local',
       { minAgeMs: 60_000, maxPerPodContainer: 1, maxContainers: 5 },
-      'reg/pause:3',
       false,
     ]);
     await expect(

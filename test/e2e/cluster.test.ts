@@ -96,7 +96,7 @@ describe('node', () => {
       { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
     ]);
     expect(n.status.nodeInfo).toMatchObject({
-      kubeletVersion: 'v1.32.0',
+      kubeletVersion: 'v1.36.2',
       operatingSystem: 'linux',
       containerRuntimeVersion: expect.stringMatching(/:\/\//),
       bootID: expect.any(String),
@@ -109,7 +109,7 @@ describe('node', () => {
     ]);
     const nodes = await kubectl(c, ['get', 'nodes', '-o', 'wide']);
     expect(nodes.stdout).toMatch(
-      new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.32\\.0\\s+127\\.0\\.0\\.1`, 'm'),
+      new RegExp(`^${node}\\s+Ready\\s+<none>\\s+\\S+\\s+v1\\.36\\.2\\s+127\\.0\\.0\\.1`, 'm'),
     );
     const kinds = c.api.store
       .list('events')
@@ -266,6 +266,24 @@ describe('pods from the apiserver', () => {
       source: { component: 'kubelet', host: node },
       involvedObject: { kind: 'Pod', fieldPath: 'spec.containers{main}', uid: p.metadata.uid },
     });
+  });
+
+  it('reports the generation it observed: status and conditions follow a spec update (PodObservedGenerationTracking)', async () => {
+    await until(() => running('web'), 20_000, 'web Running');
+    const first = await until(() => pod('web')!.status.observedGeneration === 1 && pod('web')!, 10_000, 'generation 1');
+    expect(first.metadata.generation).toBe(1);
+    expect(first.status.conditions.every((k: Obj) => k.observedGeneration === 1)).toBe(true);
+    await kubectl(c, ['patch', 'pod', 'web', '-p', '{"spec":{"activeDeadlineSeconds":36000}}']);
+    expect(pod('web')!.metadata.generation).toBe(2);
+    const second = await until(
+      () => pod('web')!.status.observedGeneration === 2 && pod('web')!,
+      10_000,
+      'generation 2',
+    );
+    expect(second.status.conditions.map((k: Obj) => k.observedGeneration)).toEqual(
+      second.status.conditions.map(() => 2),
+    );
+    expect(second.status.phase).toBe('Running');
   });
 
   it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
@@ -846,6 +864,9 @@ describe('static pods', () => {
     expect(mirror.metadata.annotations['kubernetes.io/config.mirror']).toBe(
       mirror.metadata.annotations['kubernetes.io/config.hash'],
     );
+    // As upstream's mirror client, every annotation of the static pod: its MirrorPod specs find them.
+    expect(mirror.metadata.annotations['kubernetes.io/config.source']).toBe('file');
+    expect(mirror.metadata.annotations['kubernetes.io/config.seen']).toMatch(/^\d{4}-/);
     expect(mirror.metadata.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Node', name: node, uid: n.metadata.uid, controller: true },
     ]);

@@ -6,6 +6,7 @@ import https from 'node:https';
 import http from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
+import { hostCgroupVersion } from '../../src/agent/node-setup/cgroup-version.js';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -139,10 +140,19 @@ export interface Kubelet {
   stop: () => Promise<number | null>;
 }
 
-/** Starts the built CLI with `args`. */
+/**
+ * `args` with what this host needs: on a cgroup v1 host (these test machines) --fail-cgroupv1=false,
+ * as an operator of such a node must pass (upstream's default refuses the host), unless `args` set it.
+ */
+export function withHostArgs(args: string[]): string[] {
+  if (hostCgroupVersion() === 2 || args.some((a) => a.startsWith('--fail-cgroupv1'))) return args;
+  return ['--fail-cgroupv1=false', ...args];
+}
+
+/** Starts the built CLI with `args` (and withHostArgs). */
 export function startKubelet(args: string[]): Kubelet {
   const { env, flags } = kubeletCommandLine();
-  const proc = spawn(process.execPath, [...flags, kubeletBin, ...args], {
+  const proc = spawn(process.execPath, [...flags, kubeletBin, ...withHostArgs(args)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },
   });

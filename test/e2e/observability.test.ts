@@ -271,7 +271,7 @@ describe('metrics', () => {
       expect(m).toContain(name);
     // The version dashboards show: kubernetes_build_info, the Kubernetes version tskubelet stands in for.
     expect(m).toMatch(
-      /^kubernetes_build_info\{[^}]*git_version="v1\.32\.\d+"[^}]*major="1",minor="32",platform="linux\/[a-z0-9]+"\} 1$/m,
+      /^kubernetes_build_info\{[^}]*git_version="v1\.36\.\d+"[^}]*major="1",minor="36",platform="linux\/[a-z0-9]+"\} 1$/m,
     );
     // PLEG last seen: a relist within the last few seconds.
     expect(Date.now() / 1000 - Number(/^kubelet_pleg_last_seen_seconds (\d+)$/m.exec(m)?.[1])).toBeLessThan(5);

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until } from './helpers.js';
+import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until, withHostArgs } from './helpers.js';
 import { KUBERNETES_VERSION } from '../../src/version.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-release-'));
@@ -111,7 +111,7 @@ describe('the release installed without a toolchain', () => {
     const ports = await freeKubeletPorts();
     const args = kubeletArgs({ dir: join(dir, 'node'), ports, node: 'release', manifests });
     expect(existsSync(join(dir, 'node'))).toBe(false);
-    kubelet = spawn(installed, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    kubelet = spawn(installed, withHostArgs(args), { stdio: ['ignore', 'pipe', 'pipe'] });
     kubelet.stdout!.on('data', (d) => (output += d));
     kubelet.stderr!.on('data', (d) => (output += d));
     await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, 20_000, 'healthz');

@@ -6,6 +6,7 @@ import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'nod
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { hostCgroupVersion } from '../../src/agent/node-setup/cgroup-version.js';
 import { kernelDefaultsErrors } from '../../src/agent/node-setup/kernel-tunables.js';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { OFF_THREAD_BYTES } from '../../src/agent/podconfig/decode-off-thread.js';
@@ -426,6 +427,13 @@ describe('start-up errors', () => {
     expect(r.output).toContain(
       `failed to register CRI auth plugins: error inspecting binary executable \\"${join(dir, 'no-bin', 'absent')}\\"`,
     );
+  });
+  it('on a cgroup v1 host, exits 1 unless failCgroupV1 is false (the v1.36 default refuses the host)', async () => {
+    // A cgroup v2 host would start: this rule is for v1 hosts only.
+    if (hostCgroupVersion() === 2) return;
+    const r = await runKubelet(['--fail-cgroupv1=true', '--root-dir', join(dir, 'cgroup-v1-root')]);
+    expect(r.code).toBe(1);
+    expect(r.output).toContain('error: kubelet is configured to not run on a host using cgroup v1.');
   });
   it('exits 1 for an unknown flag', async () => {
     const r = await runKubelet(['--definitely-not-a-flag']);

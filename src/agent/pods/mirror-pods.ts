@@ -10,12 +10,7 @@ import { podFullName, type Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
-import {
-  ConfigHashAnnotation,
-  ConfigMirrorAnnotation,
-  ConfigSeenAnnotation,
-  ConfigSourceAnnotation,
-} from '../podconfig/types.js';
+import { ConfigHashAnnotation, ConfigMirrorAnnotation } from '../podconfig/types.js';
 import type { PodManager } from './pod-manager.js';
 import { deletePodNow } from './delete-pod.js';
 
@@ -28,13 +23,12 @@ export interface MirrorPodsDeps {
   logger: Logger;
 }
 
-/** The mirror pod object for a static pod (pure). */
+/**
+ * The mirror pod object for a static pod (pure): every annotation of the static pod (upstream's
+ * specs find it by kubernetes.io/config.source and config.seen) plus config.mirror.
+ */
 export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod {
-  const {
-    [ConfigSeenAnnotation]: _seen,
-    [ConfigSourceAnnotation]: _src,
-    ...annotations
-  } = pod.metadata.annotations ?? {};
+  const annotations = pod.metadata.annotations ?? {};
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -243,7 +243,9 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
   const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
   const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
-  const podIPs = podIPsOf(pod, sandbox, ctx.nodeIP);
+  // A sandbox that stopped (a finished pod) or is gone keeps the IPs it had, as the Go kubelet does.
+  const sandboxIPs = podIPsOf(pod, sandbox, ctx.nodeIP);
+  const podIPs = sandboxIPs.length ? sandboxIPs : (ctx.previous?.podIPs ?? []).map((entry) => entry.ip);
   const podIP = podIPs[0] ?? '';
   const incompleteInit = initSpecs.filter((c) => !initComplete(c)).map((c) => c.name);
   // Sidecars' readiness counts toward the pod's, as upstream.
@@ -299,6 +301,12 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     containerStatuses: regular,
     qosClass: qosClass(pod),
   };
+  // PodObservedGenerationTracking: the status and each condition the kubelet writes name the generation they saw.
+  const generation = pod.metadata.generation;
+  if (generation) {
+    status.observedGeneration = generation;
+    status.conditions = status.conditions!.map((c) => ({ ...c, observedGeneration: generation }));
+  }
   if (podIP) {
     status.podIP = podIP;
     status.podIPs = podIPs.map((ip) => ({ ip }));

@@ -28,6 +28,7 @@ export function withVerdict(
     ...(st.conditions ?? []),
     {
       type: 'DisruptionTarget',
+      ...(st.observedGeneration ? { observedGeneration: st.observedGeneration } : {}),
       status: 'True',
       lastProbeTime: null,
       lastTransitionTime: since ?? rfc3339(nowMs),

@@ -20,6 +20,18 @@ export interface BackoffPolicy {
 /** The kubelet's container restart policy: 10 s → 5 min. */
 export const containerBackoffPolicy: BackoffPolicy = { initialMs: 10_000, maxMs: 300_000 };
 
+/**
+ * The restart policy with crashLoopBackOff.maxContainerRestartPeriod as its cap; a cap below the
+ * initial 10 s is also the initial delay (a constant interval), as upstream.
+ */
+export function containerBackoffPolicyWith(maxContainerRestartPeriodMs: number | undefined): BackoffPolicy {
+  if (maxContainerRestartPeriodMs === undefined) return containerBackoffPolicy;
+  return {
+    initialMs: Math.min(containerBackoffPolicy.initialMs, maxContainerRestartPeriodMs),
+    maxMs: maxContainerRestartPeriodMs,
+  };
+}
+
 function expired(eventMs: number, entry: BackoffEntry, p: BackoffPolicy): boolean {
   return eventMs - entry.lastUpdateMs > 2 * p.maxMs;
 }

@@ -44,7 +44,7 @@ const settings: NodeSettings = {
   kubeReserved: { cpu: '250m', memory: '512Mi' },
   systemReserved: { memory: '512Mi', 'ephemeral-storage': '1Gi' },
   evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%' },
-  kubeletVersion: 'v1.32.0',
+  kubeletVersion: 'v1.36.2',
 };
 
 describe('node object', () => {

@@ -57,7 +57,7 @@ describe('probeGet', () => {
         headers: [
           ['X-A', '1'],
           ['X-A', '2'],
-          ['User-Agent', 'kube-probe/1.32'],
+          ['User-Agent', 'kube-probe/1.36'],
         ],
       }),
     ).toEqual({ status: 200, location: undefined, body: 'fine' });
@@ -65,7 +65,7 @@ describe('probeGet', () => {
     const pairs = (raw: string[]) => raw.flatMap((v, i) => (i % 2 ? [] : [`${v.toLowerCase()}: ${raw[i + 1]}`]));
     expect(last.url).toBe('/ok?x=1');
     expect(pairs(last.raw).sort()).toEqual(
-      [`host: 127.0.0.1:${port}`, 'x-a: 1', 'x-a: 2', 'user-agent: kube-probe/1.32', 'connection: close'].sort(),
+      [`host: 127.0.0.1:${port}`, 'x-a: 1', 'x-a: 2', 'user-agent: kube-probe/1.36', 'connection: close'].sort(),
     );
     expect(pairs(last.raw).filter((p) => p.startsWith('x-a'))).toEqual(['x-a: 1', 'x-a: 2']);
     expect((await get(port, '/chunked')).body).toBe('one,two');

@@ -74,7 +74,7 @@ describe('probe handlers', () => {
       result: 'success',
       output: 'fine',
     });
-    expect(seen.at(-1)).toMatchObject({ 'user-agent': 'kube-probe/1.32', 'x-test': 'yes' });
+    expect(seen.at(-1)).toMatchObject({ 'user-agent': 'kube-probe/1.36', 'x-test': 'yes' });
     expect((await runProbeAction({ httpGet: { path: '/redirect', port } }, target())).result).toBe('success');
     expect(await runProbeAction({ httpGet: { path: '/elsewhere', port } }, target())).toEqual({
       result: 'success',

@@ -230,6 +230,7 @@ describe('pod IPs of a dual-stack sandbox (regression: only the primary IP was r
     sandboxes: [{ id: 's', ready: true, createdAt: NOW - 60_000, attempt: 0, ip, additionalIps }],
     containers: [container('running')],
   });
+  const runningStatus = () => running('10.244.0.5', ['fd00:10:244::5']);
   it('reports both families in podIPs, the node’s family first (upstream sortPodIPs)', () => {
     const s = generatePodStatus(pod(), running('10.244.0.5', ['fd00:10:244::5']), ctx());
     expect([s.podIP, s.podIPs]).toEqual(['10.244.0.5', [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }]]);
@@ -243,6 +244,22 @@ describe('pod IPs of a dual-stack sandbox (regression: only the primary IP was r
       '10.0.0.1',
     ]);
     expect(podIPsOf(pod(), { ...sandbox, ready: false }, '10.0.0.1')).toEqual([]);
+  });
+  it('a finished pod whose sandbox stopped keeps the IPs it had (Pod IPs specs: failed and succeeded pods)', () => {
+    const running = generatePodStatus(pod({ restartPolicy: 'Never' }), runningStatus(), ctx());
+    const exited: PodRuntimeStatus = {
+      ...emptyRuntimeStatus('u', 'p', 'd'),
+      sandboxes: [{ id: 's', ready: false, createdAt: NOW - 60_000, attempt: 0, ip: '' }],
+      containers: [container('exited', 1)],
+    };
+    const failed = generatePodStatus(pod({ restartPolicy: 'Never' }), exited, ctx(running));
+    expect([failed.phase, failed.podIP, failed.podIPs]).toEqual([
+      'Failed',
+      '10.244.0.5',
+      [{ ip: '10.244.0.5' }, { ip: 'fd00:10:244::5' }],
+    ]);
+    // Without a previous status there is nothing to keep.
+    expect(generatePodStatus(pod({ restartPolicy: 'Never' }), exited, ctx()).podIPs).toBeUndefined();
   });
   it('sortPodIPs keeps one of each family, valid ones only', () => {
     expect(sortPodIPs(['fd00::5', '10.0.0.5', '10.0.0.6', 'nonsense'], '10.0.0.1')).toEqual(['10.0.0.5', 'fd00::5']);
@@ -258,5 +275,24 @@ describe('networkIps', () => {
       additionalIps: ['fd00::5'],
     });
     expect(networkIps(null)).toEqual({ ip: '', additionalIps: [] });
+  });
+});
+
+describe('observed generation (PodObservedGenerationTracking, GA in v1.35)', () => {
+  it('names the generation the status and each condition were computed for; none when the pod has none', () => {
+    const withGeneration = { ...pod(), metadata: { ...pod().metadata, generation: 3 } } as Pod;
+    const running: PodRuntimeStatus = withContainers(container('running'));
+    const s = generatePodStatus(withGeneration, running, ctx());
+    expect(s.observedGeneration).toBe(3);
+    expect(s.conditions!.map((c) => [c.type, c.observedGeneration])).toEqual([
+      ['PodReadyToStartContainers', 3],
+      ['Initialized', 3],
+      ['Ready', 3],
+      ['ContainersReady', 3],
+      ['PodScheduled', 3],
+    ]);
+    const staticPod = generatePodStatus(pod({ source: 'file' }), running, ctx());
+    expect(staticPod.observedGeneration).toBeUndefined();
+    expect(staticPod.conditions!.some((c) => 'observedGeneration' in c)).toBe(false);
   });
 });
