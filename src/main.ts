@@ -27,7 +27,8 @@ import type { Agent } from './agent/compose.js';
 import { startHealthzServer } from './server/healthz-server.js';
 import { closeServers, type ClosableServer } from './server/limits.js';
 import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
-import { TSKUBELET_VERSION, versionText } from './version.js';
+import { KUBERNETES_VERSION, TSKUBELET_VERSION, versionText } from './version.js';
+import { flagzValues } from './config/flagz.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
 const _hostFits = (h: Agent['host']): KubeletHost => h;
@@ -219,6 +220,14 @@ export async function main(argv: string[]): Promise<number> {
       systemLogQuery: kc.enableSystemLogQuery,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
       configz: kc,
+      zpages: {
+        component: 'kubelet',
+        binaryVersion: KUBERNETES_VERSION.slice(1),
+        runtimeVersion: `node ${process.version}`,
+        startedAtMs: Date.now() - process.uptime() * 1000,
+        nowMs: () => Date.now(),
+        flags: flagzValues(parsed, kc),
+      },
     });
     await secure.listen({ port: kc.port, host: kc.address });
     servers.push(secure);

@@ -7,7 +7,7 @@ import { booleanFlags, unimplementedFlags } from './known-names.js';
 import { configFlags, type Kind } from './config-flags.js';
 
 /** Flags that are not part of KubeletConfiguration. */
-const kubeletFlags: Record<string, Kind> = {
+export const kubeletFlagKinds: Record<string, Kind> = {
   config: 'string',
   'config-dir': 'string',
   kubeconfig: 'string',
@@ -182,7 +182,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
     const name = eq >= 0 ? body.slice(0, eq) : body;
     let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
     const known: { kind: Kind; path?: string[] } | undefined =
-      configFlags[name] ?? (kubeletFlags[name] ? { kind: kubeletFlags[name] } : undefined);
+      configFlags[name] ?? (kubeletFlagKinds[name] ? { kind: kubeletFlagKinds[name] } : undefined);
     const isBool = known ? known.kind === 'bool' || known.kind === 'version' : booleanFlags.has(name);
     if (!known && !unimplementedFlags.has(name) && !booleanFlags.has(name))
       throw new FlagError(`unknown flag: --${name}`);
@@ -217,7 +217,7 @@ export function parseFlags(argv: string[]): ParsedFlags {
 /** The implemented flags, for --help. */
 export function flagHelp(): string {
   const lines = Object.keys(configFlags)
-    .concat(Object.keys(kubeletFlags))
+    .concat(Object.keys(kubeletFlagKinds))
     .sort()
     .map((f) => `  --${f}`);
   return `Usage: tskubelet [flags]\n       tskubelet process-runtime --listen unix:///path.sock [--root-dir DIR]\n\nFlags (Go kubelet names):\n${lines.join('\n')}\n\nOther Go kubelet flags are accepted and reported as not implemented.\n`;

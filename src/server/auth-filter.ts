@@ -39,18 +39,20 @@ export async function authFilter(
     d.log.info({ reason: messageOf(err) }, 'Unable to authenticate the request');
   }
   if (!user) return { ok: false, code: 401, body: 'Unauthorized' };
-  const attrs = requestAttributes(user, r.method, r.url, d.nodeName);
-  try {
-    const decision = await d.authorizer.authorize(attrs);
-    if (decision.allowed) return { ok: true, user, attrs };
-    d.log.debug(
-      { user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: decision.reason },
-      'forbidden',
-    );
-    return { ok: false, code: 403, body: forbiddenMessage(attrs) };
-  } catch (err) {
-    const body = authorizationErrorMessage(attrs);
-    d.log.error({ err: messageOf(err) }, body);
-    return { ok: false, code: 500, body };
+  const asked = requestAttributes(user, r.method, r.url, d.nodeName);
+  for (const attrs of asked) {
+    try {
+      const decision = await d.authorizer.authorize(attrs);
+      if (decision.allowed) return { ok: true, user, attrs };
+      d.log.debug(
+        { user: user.name, verb: attrs.verb, subresource: attrs.subresource, reason: decision.reason },
+        'forbidden',
+      );
+    } catch (err) {
+      const body = authorizationErrorMessage(asked);
+      d.log.error({ err: messageOf(err) }, body);
+      return { ok: false, code: 500, body };
+    }
   }
+  return { ok: false, code: 403, body: forbiddenMessage(asked) };
 }

@@ -11,6 +11,7 @@ import { podsRoutes, runningPodsRoutes } from '../routes/pods.js';
 import { healthzRoutes } from '../routes/healthz.js';
 import { containerLogsRoutes } from '../routes/container-logs.js';
 import { configzRoutes } from '../routes/configz.js';
+import { zpagesRoutes, type ZpagesOptions } from '../routes/zpages.js';
 import { streamingRoutes } from '../routes/streaming.js';
 import { runRoutes } from '../routes/run.js';
 import { checkpointRoutes } from '../routes/checkpoint.js';
@@ -98,6 +99,8 @@ export interface SecureServerOptions {
   systemLogQuery?: boolean;
   /** What /configz serves (the effective configuration). */
   configz?: Record<string, unknown>;
+  /** What /statusz and /flagz show (without the paths, which the server knows). */
+  zpages?: Omit<ZpagesOptions, 'paths'>;
   /** /debug/flags/v (enableDebugFlagsHandler) and what sets the log level. */
   debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
   /** How often the TLS files are checked for changes (ms). */
@@ -178,6 +181,7 @@ export async function secureRoutes(
     host: KubeletHost;
     enableDebuggingHandlers: boolean;
     configz?: Record<string, unknown>;
+    zpages?: Omit<ZpagesOptions, 'paths'>;
     enableSystemLogHandler?: boolean;
     systemLogDir?: string;
     systemLogQuery?: boolean;
@@ -202,6 +206,11 @@ export async function secureRoutes(
         query: opts.systemLogQuery ? {} : undefined,
       });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
+    if (opts.zpages)
+      await app.register(zpagesRoutes, {
+        ...opts.zpages,
+        paths: [...LABELLED_PATHS, 'statusz', 'flagz'].map((p) => `/${p}`),
+      });
   } else {
     for (const p of debuggingPrefixes) debugDisabled(app, `${p}/*`);
   }

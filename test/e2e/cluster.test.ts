@@ -198,9 +198,124 @@ describe('10250 behind the apiserver', () => {
     )!;
     expect(sar.body!.spec).toMatchObject({
       groups: expect.arrayContaining(['ops', 'system:authenticated']),
-      resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'proxy', name: node },
+      resourceAttributes: { verb: 'get', resource: 'nodes', subresource: 'pods', name: node },
     });
     expect(sar.user).toBe(`system:node:${node}`);
+  });
+
+  it('authorizes each path as its fine-grained subresource, falling back to nodes/proxy (KubeletFineGrainedAuthz, GA)', async () => {
+    const get = (token: string, path: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        https
+          .get(
+            {
+              host: '127.0.0.1',
+              port: c.ports.port,
+              path,
+              ca: c.ca.cert,
+              rejectUnauthorized: false,
+              headers: { Authorization: `Bearer ${token}` },
+            },
+            (res) => {
+              let body = '';
+              res.on('data', (d) => (body += d));
+              res.on('end', () => resolve({ status: res.statusCode!, body }));
+            },
+          )
+          .on('error', reject);
+      });
+    // Each user may use exactly one subresource of its node.
+    const subresources = ['pods', 'healthz', 'configz', 'proxy', 'stats', 'statusz', 'flagz'];
+    for (const sub of subresources) c.api.reviewTokens.set(`${sub}-token`, { username: `only-${sub}` });
+    c.api.authorize = (spec) => {
+      const only = /^only-(.+)$/.exec(String(spec.user))?.[1];
+      return only === undefined || only === spec.resourceAttributes?.subresource;
+    };
+    const paths = ['/pods', '/runningpods/', '/healthz', '/configz', '/stats/summary', '/statusz', '/flagz'];
+    const table: Record<string, Record<string, number>> = {};
+    for (const sub of subresources) {
+      table[sub] = {};
+      for (const path of paths) table[sub][path] = (await get(`${sub}-token`, path)).status;
+    }
+    expect(table).toEqual({
+      pods: {
+        '/pods': 200,
+        '/runningpods/': 200,
+        '/healthz': 403,
+        '/configz': 403,
+        '/stats/summary': 403,
+        '/statusz': 403,
+        '/flagz': 403,
+      },
+      healthz: {
+        '/pods': 403,
+        '/runningpods/': 403,
+        '/healthz': 200,
+        '/configz': 403,
+        '/stats/summary': 403,
+        '/statusz': 403,
+        '/flagz': 403,
+      },
+      configz: {
+        '/pods': 403,
+        '/runningpods/': 403,
+        '/healthz': 403,
+        '/configz': 200,
+        '/stats/summary': 403,
+        '/statusz': 403,
+        '/flagz': 403,
+      },
+      // nodes/proxy still reaches everything the fine-grained subresources name (the fallback).
+      proxy: {
+        '/pods': 200,
+        '/runningpods/': 200,
+        '/healthz': 200,
+        '/configz': 200,
+        '/stats/summary': 403,
+        '/statusz': 403,
+        '/flagz': 403,
+      },
+      stats: {
+        '/pods': 403,
+        '/runningpods/': 403,
+        '/healthz': 403,
+        '/configz': 403,
+        '/stats/summary': 200,
+        '/statusz': 403,
+        '/flagz': 403,
+      },
+      statusz: {
+        '/pods': 403,
+        '/runningpods/': 403,
+        '/healthz': 403,
+        '/configz': 403,
+        '/stats/summary': 403,
+        '/statusz': 200,
+        '/flagz': 403,
+      },
+      flagz: {
+        '/pods': 403,
+        '/runningpods/': 403,
+        '/healthz': 403,
+        '/configz': 403,
+        '/stats/summary': 403,
+        '/statusz': 403,
+        '/flagz': 200,
+      },
+    });
+    // The 403 names every subresource asked, as Go prints the list.
+    expect((await get('stats-token', '/pods')).body).toBe(
+      `Forbidden (user=only-stats, verb=get, resource=nodes, subresource(s)=[pods proxy])\n`,
+    );
+    expect((await get('stats-token', '/configz')).body).toContain('subresource(s)=[configz proxy])');
+    const statusz = (await get('statusz-token', '/statusz')).body;
+    expect(statusz).toMatch(/^\nkubelet statusz\nWarning: This endpoint is not meant to be machine parseable/);
+    expect(statusz).toMatch(/^Binary version(:|: |=| ) 1\.36\.2$/m);
+    expect(statusz).toMatch(/^Paths(:|: |=| ) .*\/pods .*\/statusz/m);
+    const flagz = (await get('flagz-token', '/flagz')).body;
+    expect(flagz).toMatch(/^\nkubelet flags\n/);
+    expect(flagz).toMatch(new RegExp(`^hostname-override(:|: |=| )${node}$`, 'm'));
+    expect(flagz).toMatch(/^max-pods(:|: |=| )110$/m);
   });
 });
 

@@ -160,16 +160,17 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-// What each path answers once admitted, and the subresource it authorizes as (upstream mapping).
-const paths: { path: string; subresource: string; admitted: number }[] = [
-  { path: '/pods', subresource: 'proxy', admitted: 200 },
-  { path: '/stats/summary', subresource: 'stats', admitted: 503 },
-  { path: '/metrics', subresource: 'metrics', admitted: 200 },
-  { path: '/logs/', subresource: 'log', admitted: 200 },
-  { path: `/containerLogs/default/web-${node}/main`, subresource: 'proxy', admitted: 404 },
-  { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresource: 'proxy', admitted: 400 }, // not an upgrade
-  { path: '/configz', subresource: 'proxy', admitted: 200 },
-  { path: '/healthz', subresource: 'proxy', admitted: 200 },
+// What each path answers once admitted, and the subresources it authorizes as, in turn (upstream
+// mapping with KubeletFineGrainedAuthz: the fine-grained one, then nodes/proxy).
+const paths: { path: string; subresources: string[]; admitted: number }[] = [
+  { path: '/pods', subresources: ['pods', 'proxy'], admitted: 200 },
+  { path: '/stats/summary', subresources: ['stats'], admitted: 503 },
+  { path: '/metrics', subresources: ['metrics'], admitted: 200 },
+  { path: '/logs/', subresources: ['log'], admitted: 200 },
+  { path: `/containerLogs/default/web-${node}/main`, subresources: ['proxy'], admitted: 404 },
+  { path: `/exec/default/web-${node}/main?command=ls&output=1`, subresources: ['proxy'], admitted: 400 }, // not an upgrade
+  { path: '/configz', subresources: ['configz', 'proxy'], admitted: 200 },
+  { path: '/healthz', subresources: ['healthz', 'proxy'], admitted: 200 },
 ];
 const users: Record<Cred, { name: string; groups: string[]; uid?: string } | 'reject' | 'anonymous'> = {
   none: 'anonymous',
@@ -204,24 +205,28 @@ describe('authentication × authorization matrix on 10250', () => {
                   ? undefined
                   : u;
             const code = !user ? 401 : policy === 'deny' ? 403 : p.admitted;
-            const sar = user
-              ? JSON.stringify({
+            // Allowed: only the first subresource is asked; denied: each in turn.
+            const asked = user ? (policy === 'allow' ? p.subresources.slice(0, 1) : p.subresources) : [];
+            const expected = asked
+              .map((subresource) =>
+                JSON.stringify({
                   resourceAttributes: {
                     namespace: '',
                     verb: 'get',
                     group: '',
                     version: 'v1',
                     resource: 'nodes',
-                    subresource: p.subresource,
+                    subresource,
                     name: node,
                   },
-                  user: user.name,
-                  groups: user.groups,
-                  ...(user.uid ? { uid: user.uid } : {}),
-                })
-              : 'none';
-            const expectedSar = sent.has(sar) ? 'none' : sar;
-            sent.add(sar);
+                  user: user!.name,
+                  groups: user!.groups,
+                  ...(user!.uid ? { uid: user!.uid } : {}),
+                }),
+              )
+              .filter((sar) => !sent.has(sar));
+            for (const sar of expected) sent.add(sar);
+            const expectedSar = expected.length ? expected.join('|') : 'none';
             rows.push(
               `${cred} ${p.path} → ${r.status} sar=${sars.length ? sars.map((s) => JSON.stringify(s.spec)).join('|') : 'none'}`,
             );
@@ -229,7 +234,7 @@ describe('authentication × authorization matrix on 10250', () => {
             if (code === 401) expect(r.body, `${cred} ${p.path}`).toBe('Unauthorized');
             if (code === 403)
               expect(r.body, `${cred} ${p.path}`).toBe(
-                `Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresource}])\n`,
+                `Forbidden (user=${user!.name}, verb=get, resource=nodes, subresource(s)=[${p.subresources.join(' ')}])\n`,
               );
             for (const tr of api.reviews.filter((x) => x.kind === 'TokenReview'))
               expect(tr.spec).toEqual({ token: cred === 'validToken' ? validToken : invalidToken });
@@ -274,7 +279,7 @@ describe('authentication × authorization matrix on 10250', () => {
       const t0 = Date.now();
       const r = await request(port, '/pods', 'validCert');
       expect(r.status, mode).toBe(500);
-      expect(r.body).toBe('Authorization error (user=alice, verb=get, resource=nodes, subresource(s)=[proxy])');
+      expect(r.body).toBe('Authorization error (user=alice, verb=get, resource=nodes, subresource(s)=[pods proxy])');
       expect(Date.now() - t0).toBeLessThan(1900); // the slow webhook answers after 2 s
       expect((await request(port, '/pods', 'validToken')).status, mode).toBe(401);
     }
@@ -300,10 +305,11 @@ describe('authentication × authorization matrix on 10250', () => {
     expect((await request(denyPort, '/pods', 'validCert')).status).toBe(403);
     clock.advance(29_000);
     expect((await request(denyPort, '/pods', 'validCert')).status).toBe(403);
-    expect(count('SubjectAccessReview')).toBe(1);
+    // A denied /pods asks nodes/pods, then nodes/proxy: two decisions, each cached.
+    expect(count('SubjectAccessReview')).toBe(2);
     clock.advance(2_000);
     expect((await request(denyPort, '/pods', 'validCert')).status).toBe(403);
-    expect(count('SubjectAccessReview')).toBe(2);
+    expect(count('SubjectAccessReview')).toBe(4);
   });
 
   it('never writes a token or a private key to the logs', () => {

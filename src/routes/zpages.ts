@@ -1,0 +1,114 @@
+/**
+ * GET /statusz and /flagz, component-base's z-pages as the kubelet serves them (debugging handlers,
+ * secure port; authorized as nodes/statusz and nodes/flagz): plain text for people, with a warning
+ * that it is not machine parseable and a separator chosen at random per process so scripts do not
+ * come to depend on it. A request that does not accept text/plain gets 406.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { randomInt } from 'node:crypto';
+import { sendPlainText } from '../server/status-errors.js';
+
+const DELIMITERS = [':', ': ', '=', ' '];
+const WARNING =
+  'Warning: This endpoint is not meant to be machine parseable, has no formatting compatibility guarantees and is for debugging purposes only.';
+const NOT_ACCEPTABLE = 'media type not acceptable, must be: text/plain';
+
+/** What the pages show. */
+export interface ZpagesOptions {
+  /** The component's name in the header (`kubelet`). */
+  component: string;
+  /** The Kubernetes version it stands in for, without the `v` (`1.36.2`). */
+  binaryVersion: string;
+  /** The runtime in the place of Go's version (`node v20.…`). */
+  runtimeVersion: string;
+  startedAtMs: number;
+  nowMs: () => number;
+  /** The top-level paths served (`/pods`, `/stats`, …). */
+  paths: string[];
+  /** Flag name → value in effect (config/flagz.ts). */
+  flags: Record<string, string>;
+}
+
+/** Whether an Accept header admits text/plain without parameters other than charset=utf-8 (upstream AcceptableMediaType). */
+export function acceptsPlainText(accept: string | undefined): boolean {
+  if (!accept) return true;
+  return accept.split(',').some((entry) => {
+    const [type = '', ...params] = entry.split(';').map((part) => part.trim());
+    const [major, minor] = type.toLowerCase().split('/');
+    if (!((major === 'text' || major === '*') && (minor === 'plain' || minor === '*'))) return false;
+    const named = params.filter((p) => !/^q=/i.test(p));
+    return named.length === 0 || (named.length === 1 && /^charset=utf-8$/i.test(named[0]));
+  });
+}
+
+/** Go's time.UnixDate layout in UTC: `Mon Jan _2 15:04:05 UTC 2006`. Pure. */
+export function unixDate(ms: number): string {
+  const d = new Date(ms);
+  const day = d.toUTCString().slice(0, 3);
+  const month = d.toUTCString().slice(8, 11);
+  const date = String(d.getUTCDate()).padStart(2, ' ');
+  const time = d.toISOString().slice(11, 19);
+  return `${day} ${month} ${date} ${time} UTC ${d.getUTCFullYear()}`;
+}
+
+/** Upstream's uptime text: `0 hr 00 min 30 sec`. Pure. */
+export function uptimeText(seconds: number): string {
+  const s = Math.floor(seconds);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${Math.floor(s / 3600)} hr ${two(Math.floor(s / 60) % 60)} min ${two(s % 60)} sec`;
+}
+
+/** The /statusz body. Pure. */
+export function statuszText(o: ZpagesOptions, delimiter: string): string {
+  const [major, minor] = o.binaryVersion.split('.');
+  const paths = [...new Set(o.paths.map((p) => `/${p.split('/')[1]}`))].sort().join(' ');
+  return [
+    '',
+    `${o.component} statusz`,
+    WARNING,
+    '',
+    `Started${delimiter} ${unixDate(o.startedAtMs)}`,
+    `Up${delimiter} ${uptimeText((o.nowMs() - o.startedAtMs) / 1000)}`,
+    `Go version${delimiter} ${o.runtimeVersion}`,
+    `Binary version${delimiter} ${o.binaryVersion}`,
+    `Emulation version${delimiter} ${major}.${minor}`,
+    `Paths${delimiter} ${paths}`,
+    '',
+  ].join('\n');
+}
+
+/** The /flagz body: each flag and its value, sorted by name. Pure. */
+export function flagzText(o: Pick<ZpagesOptions, 'component' | 'flags'>, delimiter: string): string {
+  const lines = Object.keys(o.flags)
+    .sort()
+    .map((name) => `${name}${delimiter}${o.flags[name]}`);
+  return ['', `${o.component} flags`, WARNING, '', ...lines, ''].join('\n');
+}
+
+const schema = (summary: string) => ({
+  summary,
+  tags: ['debug'],
+  description:
+    'Plain text for people, not machine parseable (the separator changes between runs). A debugging endpoint (secure port only).',
+  response: { 200: { description: summary, content: { 'text/plain': { schema: { type: 'string' } } } } },
+});
+
+/** Registers /statusz and /flagz. */
+export async function zpagesRoutes(app: FastifyInstance, opts: ZpagesOptions): Promise<void> {
+  const delimiter = DELIMITERS[randomInt(DELIMITERS.length)];
+  const flagz = flagzText(opts, delimiter);
+  const page = (body: () => string) => (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
+    if (!acceptsPlainText(req.headers.accept)) return sendPlainText(reply, 406, NOT_ACCEPTABLE);
+    return reply.type('text/plain; charset=utf-8').send(body());
+  };
+  app.get(
+    '/statusz',
+    { schema: schema('The component’s status') },
+    page(() => statuszText(opts, delimiter)),
+  );
+  app.get(
+    '/flagz',
+    { schema: schema('The flags in effect') },
+    page(() => flagz),
+  );
+}
