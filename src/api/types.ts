@@ -55,7 +55,12 @@ export interface Container {
   imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   terminationMessagePath?: string;
   terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
-  restartPolicy?: 'Always';
+  /**
+   * Always on an init container makes it a sidecar; on any other container it overrides the pod's
+   * policy (ContainerRestartRules), with restartPolicyRules deciding by exit code first.
+   */
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  restartPolicyRules?: ContainerRestartRule[];
   stdin?: boolean;
   stdinOnce?: boolean;
   tty?: boolean;
@@ -96,6 +101,12 @@ export interface PodSpec {
   tolerations?: unknown[];
   volumes?: unknown[];
   [extra: string]: unknown;
+}
+
+/** core/v1 ContainerRestartRule: the action when the exit code is (`In`) or is not (`NotIn`) one of the values. */
+export interface ContainerRestartRule {
+  action: string;
+  exitCodes?: { operator: 'In' | 'NotIn'; values?: number[] };
 }
 
 /** core/v1 PodCondition. */

@@ -401,6 +401,35 @@ describe('pods from the apiserver', () => {
     expect(second.status.phase).toBe('Running');
   });
 
+  it('restarts a container of a Never pod when its restart rule matches the exit code, then the pod Succeeds (ContainerRestartRules)', async () => {
+    create(
+      boundPod('retry-on-42', node, {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'marks', emptyDir: {} }],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            // The first run exits 42 (a retryable failure), the second 0.
+            command: ['sh', '-c', 'if [ -f /marks/ran ]; then exit 0; fi; touch /marks/ran; exit 42'],
+            volumeMounts: [{ name: 'marks', mountPath: '/marks' }],
+            restartPolicy: 'Never',
+            restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }],
+          },
+        ],
+      }),
+    );
+    const done = await until(
+      () => pod('retry-on-42')?.status?.phase === 'Succeeded' && pod('retry-on-42')!,
+      30_000,
+      'retry-on-42 Succeeded',
+    );
+    expect(done.status.containerStatuses[0]).toMatchObject({
+      restartCount: 1,
+      state: { terminated: { exitCode: 0 } },
+    });
+  });
+
   it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
     create(
       boundPod('doomed', node, {

@@ -16,6 +16,7 @@
  * 4. Nothing running and nothing to start, or every regular container finished for good (running
  *    sidecars do not keep a pod alive) → kill the pod (release the sandbox).
  */
+import { containerShouldRestart, podRestartsOnFailure, restartsAfterProbeKill } from './restart-rules.js';
 import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
 import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
@@ -77,29 +78,24 @@ export interface PodActions {
   sandboxChange?: string;
 }
 
-function restartsOnFailure(pod: Pod): boolean {
-  return pod.spec.restartPolicy !== 'Never';
-}
-
 /** An init container with restartPolicy Always (a sidecar). */
 export function isSidecar(c: Container): boolean {
   return c.restartPolicy === 'Always';
 }
 
-/** Upstream ShouldContainerBeRestarted. */
-export function shouldContainerBeRestarted(pod: Pod, inst: RuntimeContainer | undefined): boolean {
+/** Upstream ShouldContainerBeRestarted (with ContainerRestartRules). */
+export function shouldContainerBeRestarted(pod: Pod, c: Container, inst: RuntimeContainer | undefined): boolean {
   if (pod.metadata.deletionTimestamp) return false;
   if (!inst) return true;
   if (inst.state === 'running') return false;
   if (inst.state === 'created' || inst.state === 'unknown') return true;
-  if (pod.spec.restartPolicy === 'Never') return false;
-  if (pod.spec.restartPolicy === 'OnFailure' && inst.exitCode === 0) return false;
-  return true;
+  return containerShouldRestart(c, pod.spec, inst.exitCode);
 }
 
-function succeeded(status: PodRuntimeStatus, name: string): boolean {
-  const inst = latestContainer(status, name);
-  return !!inst && inst.state === 'exited' && inst.exitCode === 0;
+/** A container that exited and will not be started again (its restart policy and rules say so). */
+function finishedForGood(pod: Pod, status: PodRuntimeStatus, c: Container): boolean {
+  const inst = latestContainer(status, c.name);
+  return !!inst && inst.state === 'exited' && !containerShouldRestart(c, pod.spec, inst.exitCode);
 }
 
 /**
@@ -183,13 +179,11 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     actions.killPod = status.sandboxes.length > 0 || hasRunning;
     actions.attempt = latestSandbox ? latestSandbox.attempt + 1 : 0;
     actions.sandboxId = '';
-    if (!restartsOnFailure(pod) && latestSandbox && status.containers.length > 0) {
+    if (!podRestartsOnFailure(pod.spec) && latestSandbox && status.containers.length > 0) {
       actions.createSandbox = false;
       return actions;
     }
-    const toStart = pod.spec.containers.filter(
-      (c) => !(pod.spec.restartPolicy === 'OnFailure' && succeeded(status, c.name)),
-    );
+    const toStart = pod.spec.containers.filter((c) => !finishedForGood(pod, status, c));
     if (toStart.length === 0 && initContainers.length === 0) {
       actions.createSandbox = false;
       return actions;
@@ -223,7 +217,7 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
       }
       if (inst && inst.state === 'exited' && inst.exitCode === 0) continue;
       if (inst && inst.state === 'running') return actions;
-      if (inst && inst.state === 'exited' && !restartsOnFailure(pod)) {
+      if (inst && inst.state === 'exited' && !containerShouldRestart(c, pod.spec, inst.exitCode)) {
         actions.failed = true;
         actions.killPod = true;
         return actions;
@@ -238,14 +232,14 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   for (const c of pod.spec.containers) {
     const inst = latestContainer(status, c.name);
     if (!inst || inst.state !== 'running') {
-      if (shouldContainerBeRestarted(pod, inst)) startOrHold(c, false);
+      if (shouldContainerBeRestarted(pod, c, inst)) startOrHold(c, false);
       continue;
     }
     // A failed liveness or startup probe: kill, and restart when the restart policy says so.
     const kill = probeKill(c, inst, snap, false);
     if (kill) {
       actions.kill.push(kill);
-      if (pod.spec.restartPolicy !== 'Never')
+      if (restartsAfterProbeKill(c, pod.spec))
         actions.start.push({ name: c.name, init: false, restartCount: inst.restartCount + 1 });
       continue;
     }

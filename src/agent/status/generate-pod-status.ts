@@ -15,6 +15,7 @@ import type {
 import { rfc3339 } from '../../lib/time.js';
 import { memoByObject } from '../../lib/memo.js';
 import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
+import { containerShouldRestart } from '../runtime/restart-rules.js';
 import {
   containerInstances,
   latestContainer,
@@ -114,7 +115,7 @@ function containerStatuses(
     }
     const reason = ctx.reasons.get(spec.name);
     const skipInit = init && cur?.state === 'exited' && cur.exitCode === 0;
-    if (reason && !skipInit && shouldContainerBeRestarted(pod, cur)) {
+    if (reason && !skipInit && shouldContainerBeRestarted(pod, spec, cur)) {
       if (st.state.terminated) st.lastState = st.state;
       st.state = { waiting: { reason: reason.reason, ...(reason.message ? { message: reason.message } : {}) } };
       st.ready = false;
@@ -137,6 +138,13 @@ export function podPhase(
 ): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
+  let failedInitForGood = 0;
+  const specOf = (name: string, specs: Container[]) => specs.find((c) => c.name === name);
+  // Whether the container `s` reports, stopped with `exitCode`, is started again (its policy and rules, else the pod's).
+  const restarts = (s: ContainerStatus, specs: Container[], exitCode: number) => {
+    const spec = specOf(s.name, specs);
+    return spec ? containerShouldRestart(spec, pod.spec, exitCode) : (pod.spec.restartPolicy ?? 'Always') !== 'Never';
+  };
   const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
   const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
   for (const s of init) {
@@ -144,36 +152,40 @@ export function podPhase(
       if (!regularStarted && !(s.state.running && s.started)) pendingInit++;
       continue;
     }
-    if (s.state.terminated) {
-      if (s.state.terminated.exitCode !== 0) failedInit++;
-    } else if (s.state.waiting && s.lastState.terminated && s.lastState.terminated.exitCode !== 0) failedInit++;
-    else pendingInit++;
+    const exitCode = s.state.terminated?.exitCode ?? (s.state.waiting ? s.lastState.terminated?.exitCode : undefined);
+    if (exitCode === undefined || (exitCode === 0 && !s.state.terminated)) pendingInit++;
+    else if (exitCode !== 0) {
+      failedInit++;
+      if (!restarts(s, pod.spec.initContainers ?? [], exitCode)) failedInitForGood++;
+    }
   }
   let running = 0,
     waiting = 0,
     stopped = 0,
-    succeeded = 0;
+    succeeded = 0,
+    restarting = 0;
   for (const s of regular) {
     if (s.state.running) running++;
     else if (s.state.terminated) {
       stopped++;
       if (s.state.terminated.exitCode === 0) succeeded++;
+      if (restarts(s, pod.spec.containers, s.state.terminated.exitCode)) restarting++;
     } else if (s.state.waiting) {
-      if (s.lastState.terminated) stopped++;
-      else waiting++;
+      if (s.lastState.terminated) {
+        stopped++;
+        if (restarts(s, pod.spec.containers, s.lastState.terminated.exitCode)) restarting++;
+      } else waiting++;
     }
   }
-  const policy = pod.spec.restartPolicy ?? 'Always';
-  if (failedInit > 0 && policy === 'Never') return 'Failed';
+  if (failedInitForGood > 0) return 'Failed';
   if (pendingInit > 0 || failedInit > 0) return 'Pending';
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
     if (podIsTerminal && !isStaticPod(pod)) return stopped === succeeded ? 'Succeeded' : 'Failed';
-    if (policy === 'Always') return 'Running';
-    if (stopped === succeeded) return 'Succeeded';
-    if (policy === 'Never') return 'Failed';
-    return 'Running';
+    // A stopped container that will be started again keeps the pod Running (ContainerRestartRules).
+    if (restarting > 0) return 'Running';
+    return stopped === succeeded ? 'Succeeded' : 'Failed';
   }
   return 'Pending';
 }
