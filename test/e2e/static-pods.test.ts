@@ -66,6 +66,11 @@ beforeAll(async () => {
     join(manifests, 'broken.yaml'),
     'apiVersion: v1\nkind: Pod\nmetadata: {name: broken}\nspec: {containers: [{name: c}]}\n',
   );
+  // A static pod runs without the apiserver: one that names a secret is refused (PreventStaticPodAPIReferences).
+  writeFileSync(
+    join(manifests, 'secretive.yaml'),
+    'apiVersion: v1\nkind: Pod\nmetadata: {name: secretive}\nspec:\n  containers: [{name: c, image: busybox, command: [sleep, "3600"]}]\n  volumes: [{name: s, secret: {secretName: token}}]\n',
+  );
   writeFileSync(join(manifests, '.hidden.yaml'), loopPod('hidden', `${tag}-hidden`));
   // Longer than OFF_THREAD_BYTES: decoded in a worker thread (dist/decode-worker.js).
   writeFileSync(
@@ -158,6 +163,8 @@ spec:
   it('reports a broken manifest with its file and keeps the others running; hidden files are ignored', async () => {
     expect(kubelet.output()).toMatch(/broken\.yaml.*spec\.containers\.0\.image/);
     expect(await podNamed('broken')).toBeUndefined();
+    expect(kubelet.output()).toContain('secretive.yaml: static pods may not reference secrets');
+    expect(await podNamed('secretive')).toBeUndefined();
     expect(await podNamed('hidden')).toBeUndefined();
   });
 

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Pod } from '../../api/types.js';
 import { applyPodDefaults } from '../../api/defaults.js';
 import { staticPodNameErrors } from '../../api/validate.js';
+import { staticPodAPIReference } from './static-pod-references.js';
 import { ConfigHashAnnotation } from './types.js';
 
 /** JSON with object keys sorted, so equal objects hash equally. */
@@ -79,7 +80,18 @@ export function namedStaticPods(
   for (const raw of decoded.pods) {
     const pod = toStatic(raw);
     const invalid = staticPodNameErrors(pod.metadata.name!);
-    if (invalid.length) errors.push(`${origin}: invalid pod: ${invalid.join('; ')}`);
+    if (invalid.length) {
+      errors.push(`${origin}: invalid pod: ${invalid.join('; ')}`);
+      continue;
+    }
+    let reference: string | undefined;
+    try {
+      reference = staticPodAPIReference(pod);
+    } catch (err) {
+      errors.push(`${origin}: ${(err as Error).message}`);
+      continue;
+    }
+    if (reference) errors.push(`${origin}: static pods may not reference ${reference}`);
     else pods.push(pod);
   }
   return { pods, errors };
