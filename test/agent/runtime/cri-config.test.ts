@@ -253,6 +253,32 @@ describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNo
   });
 });
 
+describe('spec.hostnameOverride (HostnameOverride)', () => {
+  const named = (spec: Record<string, unknown>) => ({
+    ...pod(spec as Partial<Pod['spec']>),
+    metadata: { name: 'web', namespace: 'shop', uid: 'u' },
+  });
+  it('is the whole host name: hostname and subdomain do not apply, and there is no domain', () => {
+    expect(
+      podHostNameAndDomain(named({ hostnameOverride: 'db.example', hostname: 'h', subdomain: 's' }), 'cluster.local'),
+    ).toEqual({ ok: true, hostname: 'db.example', domain: '' });
+    expect(sandboxHostname(named({ hostnameOverride: 'db.example', subdomain: 's' }), 'cluster.local')).toEqual({
+      ok: true,
+      hostname: 'db.example',
+    });
+  });
+  it('is refused when it is not a DNS subdomain; cut to 63 characters otherwise', () => {
+    const refused = podHostNameAndDomain(named({ hostnameOverride: 'Not_Valid' }), '');
+    expect(refused.ok).toBe(false);
+    expect(!refused.ok && refused.message).toMatch(/^pod HostnameOverride "Not_Valid" is not a valid DNS subdomain: /);
+    expect(podHostNameAndDomain(named({ hostnameOverride: `${'a'.repeat(62)}.b.c` }), '')).toEqual({
+      ok: true,
+      hostname: 'a'.repeat(62),
+      domain: '',
+    });
+  });
+});
+
 describe('managed /etc/hosts', () => {
   it('pod network: localhost block, the pod entry (FQDN with a subdomain), aliases', () => {
     const text = hostsFileContent(pod({ subdomain: 'grp', hostAliases: [{ ip: '10.1.1.1', hostnames: ['a', 'b'] }] }), {
