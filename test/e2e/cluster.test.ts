@@ -430,6 +430,37 @@ describe('pods from the apiserver', () => {
     });
   });
 
+  it('gives a variable the value an init container wrote into an env file (env valueFrom.fileKeyRef, EnvFiles)', async () => {
+    create(
+      boundPod('env-file', node, {
+        volumes: [{ name: 'config', emptyDir: {} }],
+        initContainers: [
+          {
+            name: 'write',
+            image: 'busybox',
+            command: ['sh', '-c', 'printf "# written at start\\nGREETING=hello from init\\n" > /config/app.env'],
+            volumeMounts: [{ name: 'config', mountPath: '/config' }],
+          },
+        ],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'echo "greeting=$GREETING"; sleep 3600'],
+            env: [
+              {
+                name: 'GREETING',
+                valueFrom: { fileKeyRef: { volumeName: 'config', path: 'app.env', key: 'GREETING' } },
+              },
+            ],
+          },
+        ],
+      }),
+    );
+    await until(() => running('env-file'), 20_000, 'env-file Running');
+    await until(() => logOf(pod('env-file')!).includes('greeting=hello from init'), 10_000, 'the variable in the log');
+  });
+
   it('kubectl delete pod: grace period honoured, containers stopped, final status, DELETE with UID precondition, object gone', async () => {
     create(
       boundPod('doomed', node, {

@@ -1,13 +1,14 @@
 /**
  * Container environment (upstream kubelet_pods.go makeEnvironmentVariables): envFrom
  * (configMapRef / secretRef, with prefix and optional), then env — literal values, fieldRef
- * (metadata, spec, status fields), resourceFieldRef, configMapKeyRef / secretKeyRef — each value
+ * (metadata, spec, status fields), resourceFieldRef, configMapKeyRef / secretKeyRef, fileKeyRef — each value
  * expanded with $(VAR) against the variables before it and the service variables; then the
  * service link variables not already set. The API objects come prefetched in `ctx.objects`;
  * without them (no apiserver) a reference is a config error. Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
+import { envFileKey, parseEnvFile, type FileKeyRef } from './env-file.js';
 
 /** What fieldRef may read beyond the pod itself. */
 export interface EnvContext {
@@ -16,6 +17,8 @@ export interface EnvContext {
   nodeName: string;
   nodeAllocatable?: { cpuMilli: number; memoryBytes: number };
   objects?: PodObjects;
+  /** The env files fileKeyRef reads (env-file.ts readEnvFiles): content, null when unreadable. */
+  envFiles?: ReadonlyMap<string, string | null>;
 }
 
 /** The API objects a pod's env refers to, fetched beforehand: null = not found. */
@@ -176,8 +179,24 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
         resourceFieldRef?: { containerName?: string; resource: string; divisor?: string };
         configMapKeyRef?: KeyRef;
         secretKeyRef?: KeyRef;
+        fileKeyRef?: FileKeyRef;
       };
-      if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
+      if (from.fileKeyRef) {
+        const ref = from.fileKeyRef;
+        const text = ctx.envFiles?.get(envFileKey(ref));
+        const found = text === undefined || text === null ? undefined : parseEnvFile(text).get(ref.key);
+        if (found === undefined) {
+          if (ref.optional) continue;
+          return {
+            ok: false,
+            message:
+              text === undefined || text === null
+                ? `couldn't read env file ${ref.path} in volume ${ref.volumeName} for env ${e.name}`
+                : `couldn't find key ${ref.key} in env file ${ref.path} in volume ${ref.volumeName}`,
+          };
+        }
+        value = found;
+      } else if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, ctx);
       else if (from.resourceFieldRef) {
         const target = from.resourceFieldRef.containerName
           ? [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find(

@@ -11,6 +11,7 @@
  *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
+import { readEnvFiles } from './env-file.js';
 import { podIPsOf } from './pod-ips.js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -275,7 +276,9 @@ export class PodActionExecutor {
     let cpuset: string | undefined;
     try {
       if ('err' in log) throw log.err;
+      const envFiles = await readEnvFiles(c, o.volumes);
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
+        envFiles,
         podIPs: o.podIPs,
         hostIPs: [node.nodeIP],
         nodeName: node.nodeName,
