@@ -7,7 +7,6 @@
 import { open } from 'node:fs/promises';
 import { join, normalize, isAbsolute } from 'node:path';
 import type { Container } from '../../api/types.js';
-import type { MountedVolume } from '../volume/types.js';
 
 /** An env file larger than this is refused: a value is for a variable, not a payload. */
 export const ENV_FILE_MAX_BYTES = 64 * 1024;
@@ -47,7 +46,7 @@ export function parseEnvFile(text: string): Map<string, string> {
  */
 export async function readEnvFiles(
   c: Container,
-  volumes: ReadonlyMap<string, MountedVolume> | undefined,
+  volumes: ReadonlyMap<string, { path: string }> | undefined,
 ): Promise<Map<string, string | null>> {
   const files = new Map<string, string | null>();
   for (const e of c.env ?? []) {
