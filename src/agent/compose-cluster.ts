@@ -73,6 +73,7 @@ export function startClusterMembership(
       runtimeVersion: d.runtimeVersion,
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
+      features: d.runtimeState.runtimeFeatures(),
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({
         names: [...i.repo_digests, ...i.repo_tags],
         sizeBytes: Number(i.size),

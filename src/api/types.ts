@@ -142,6 +142,8 @@ export interface ContainerStatus {
   lastState: ContainerState;
   ready: boolean;
   restartCount: number;
+  /** The identity the container runs as, where the runtime reports it (SupplementalGroupsPolicy). */
+  user?: { linux: { uid: number; gid: number; supplementalGroups: number[] } };
   image: string;
   imageID: string;
   containerID?: string;

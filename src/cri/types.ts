@@ -54,6 +54,8 @@ export interface LinuxSandboxSecurityContext {
   run_as_group?: Int64Value | null;
   readonly_rootfs?: boolean;
   supplemental_groups?: number[];
+  /** Merge: the groups of the image's /etc/group too; Strict: only those given. */
+  supplemental_groups_policy?: 'Merge' | 'Strict';
   privileged?: boolean;
   seccomp?: SecurityProfile | null;
   apparmor?: SecurityProfile | null;
@@ -186,6 +188,7 @@ export interface LinuxContainerSecurityContext {
   run_as_username?: string;
   readonly_rootfs?: boolean;
   supplemental_groups?: number[];
+  supplemental_groups_policy?: 'Merge' | 'Strict';
   no_new_privs?: boolean;
   masked_paths?: string[];
   readonly_paths?: string[];
@@ -253,6 +256,8 @@ export interface ContainerStatus {
   mounts?: Mount[];
   log_path: string;
   image_id?: string;
+  /** The identity the container's first process runs as, where the runtime reports it. */
+  user?: { linux?: { uid: number; gid: number; supplemental_groups?: number[] } | null } | null;
 }
 
 export interface ContainerStatusResponse {
@@ -300,4 +305,6 @@ export interface StatusResponse {
     name: string;
     features?: { recursive_read_only_mounts?: boolean; user_namespaces?: boolean } | null;
   }[];
+  /** What the runtime supports beyond its handlers (containerd 2 and later; absent before). */
+  features?: { supplemental_groups_policy?: boolean } | null;
 }

@@ -8,7 +8,7 @@ import type { AdmissionNode } from '../admission/predicate.js';
 import { binaryQuantity, bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import type { MachineInfo } from './machine-info.js';
-import type { NodeRuntimeHandler } from '../runtime/runtime-state.js';
+import type { NodeFeatures, NodeRuntimeHandler } from '../runtime/runtime-state.js';
 
 type Obj = Record<string, unknown>;
 
@@ -60,6 +60,8 @@ export interface NodeStatusInput {
   images: { names: string[]; sizeBytes: number }[];
   /** The runtime's handlers (CRI Status; RecursiveReadOnlyMounts, beta and on in upstream 1.32): status.runtimeHandlers when any. */
   runtimeHandlers?: NodeRuntimeHandler[];
+  /** What the runtime supports that pods may ask for (CRI Status features): status.features when it says. */
+  features?: NodeFeatures;
   /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
   pressure?: ReadonlySet<string>;
   /** The attachable volumes in use (upstream VolumesInUse setter), sorted; none: the field goes. */
@@ -280,6 +282,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
     },
     images: nodeImages(i.images, s.maxImages ?? 50),
     ...(i.runtimeHandlers?.length ? { runtimeHandlers: i.runtimeHandlers } : {}),
+    ...(i.features ? { features: i.features } : {}),
     volumesInUse: i.volumesInUse?.length ? i.volumesInUse : undefined,
   };
 }

@@ -158,6 +158,7 @@ export function generateContainerConfig(
           run_as_group: runAsGroup !== undefined ? { value: runAsGroup } : null,
           supplemental_groups:
             fsGroup !== undefined && !supplemental.includes(fsGroup) ? [fsGroup, ...supplemental] : supplemental,
+          supplemental_groups_policy: podSc.supplementalGroupsPolicy === 'Strict' ? 'Strict' : 'Merge',
           readonly_rootfs: sc.readOnlyRootFilesystem === true,
           no_new_privs: sc.allowPrivilegeEscalation === false,
           capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },

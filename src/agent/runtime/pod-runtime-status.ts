@@ -20,6 +20,8 @@ export interface RuntimeContainer {
   restartCount: number;
   logPath: string;
   sandboxId: string;
+  /** The user the runtime says the process runs as (CRI ContainerStatus.user), when it says. */
+  user?: { uid: number; gid: number; supplementalGroups: number[] };
 }
 
 /** A pod sandbox as the runtime reports it. */

@@ -44,6 +44,15 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
     restartCount: Number(s.annotations?.[ContainerRestartCountAnnotation] ?? 0) || 0,
     logPath: s.log_path,
     sandboxId,
+    ...(s.user?.linux
+      ? {
+          user: {
+            uid: Number(s.user.linux.uid),
+            gid: Number(s.user.linux.gid),
+            supplementalGroups: (s.user.linux.supplemental_groups ?? []).map(Number),
+          },
+        }
+      : {}),
   };
 }
 

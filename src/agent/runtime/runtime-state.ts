@@ -53,6 +53,16 @@ export function runtimeHandlers(res: Pick<cri.StatusResponse, 'runtime_handlers'
   }));
 }
 
+/** node.status.features: what the runtime supports that pods may ask for. */
+export interface NodeFeatures {
+  supplementalGroupsPolicy: boolean;
+}
+
+/** The features a Status response names; undefined when it names none (a runtime before CRI features). Pure. */
+export function runtimeFeatures(res: Pick<cri.StatusResponse, 'features'>): NodeFeatures | undefined {
+  return res.features ? { supplementalGroupsPolicy: !!res.features.supplemental_groups_policy } : undefined;
+}
+
 /** What the tracker needs. */
 export interface RuntimeStateDeps {
   runtime: RuntimeService;
@@ -66,6 +76,7 @@ export class RuntimeState {
   private runtime?: string = 'container runtime status check may not have completed yet';
   private network?: string = 'container runtime network status check may not have completed yet';
   private handlers: NodeRuntimeHandler[] = [];
+  private features?: NodeFeatures;
   constructor(private readonly deps: RuntimeStateDeps) {}
 
   /** One poll (also used once before the loops start). */
@@ -75,6 +86,7 @@ export class RuntimeState {
       const res = await this.deps.runtime.status(false);
       next = runtimeErrors(res.status);
       this.handlers = runtimeHandlers(res);
+      this.features = runtimeFeatures(res);
     } catch (err) {
       next = { runtime: `container runtime is down: ${messageOf(err)}`, network: 'container runtime is down' };
     }
@@ -103,6 +115,10 @@ export class RuntimeState {
   /** The runtime's handlers as its last Status answer listed them (upstream runtimeState.runtimeHandlers). */
   runtimeHandlers(): NodeRuntimeHandler[] {
     return this.handlers;
+  }
+  /** What the runtime's last Status answer said it supports (node.status.features), when it said. */
+  runtimeFeatures(): NodeFeatures | undefined {
+    return this.features;
   }
   /** Why pod networking is not ready, if it is not. */
   networkError(): string | undefined {

@@ -84,6 +84,7 @@ export function generateSandboxConfig(
         run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,
         supplemental_groups: Array.isArray(sc.supplementalGroups) ? (sc.supplementalGroups as number[]) : [],
+        supplemental_groups_policy: sc.supplementalGroupsPolicy === 'Strict' ? 'Strict' : 'Merge',
         ...sandboxSeccomp(pod, ctx.security),
         ...seLinuxOptions(pod, undefined),
       },

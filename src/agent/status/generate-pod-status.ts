@@ -94,6 +94,7 @@ function containerStatuses(
     if (cur) {
       st.state = stateOf(cur, ctx.runtimeName);
       st.restartCount = cur.restartCount;
+      if (cur.user) st.user = { linux: cur.user };
       st.containerID = `${ctx.runtimeName}://${cur.id}`;
       st.imageID = cur.imageRef;
       // Started once the startup probe (if any) succeeded; ready once also the readiness probe did.

@@ -1,4 +1,5 @@
 /** Node status computation: allocatable, conditions and their times, change detection. */
+import { runtimeFeatures } from '../../../src/agent/runtime/runtime-state.js';
 import { describe, expect, it } from 'vitest';
 import {
   initialNode,
@@ -195,6 +196,18 @@ describe('node object', () => {
     expect(nodeStatus(settings, { ...input, runtimeHandlers: handlers }).runtimeHandlers).toEqual(handlers);
     expect('runtimeHandlers' in nodeStatus(settings, { ...input, runtimeHandlers: [] })).toBe(false);
     expect('runtimeHandlers' in nodeStatus(settings, input)).toBe(false);
+  });
+  it('reports status.features as the runtime states them (CRI Status features), none when it states none', () => {
+    const input = { machine, runtimeVersion: 'containerd://2.1', runtimeErrors: [], images: [], nowMs: 1000 };
+    expect(runtimeFeatures({ features: { supplemental_groups_policy: true } })).toEqual({
+      supplementalGroupsPolicy: true,
+    });
+    expect(runtimeFeatures({ features: {} })).toEqual({ supplementalGroupsPolicy: false });
+    expect(runtimeFeatures({})).toBeUndefined();
+    expect(nodeStatus(settings, { ...input, features: { supplementalGroupsPolicy: true } }).features).toEqual({
+      supplementalGroupsPolicy: true,
+    });
+    expect('features' in nodeStatus(settings, input)).toBe(false);
   });
   it('nodeStatusMaxImages caps the list (-1: all, 0: none); at most 5 names per image', () => {
     const images = Array.from({ length: 8 }, (_, i) => ({

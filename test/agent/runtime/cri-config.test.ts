@@ -389,6 +389,21 @@ describe('container config', () => {
     const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
     expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
   });
+  it('passes the pod supplementalGroupsPolicy to the runtime for the sandbox and each container (Merge by default)', () => {
+    const policyOf = (p: Pod) => {
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
+      return r.ok ? r.config.linux!.security_context!.supplemental_groups_policy : r.message;
+    };
+    expect(policyOf(pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } }))).toBe('Strict');
+    expect(policyOf(pod({}))).toBe('Merge');
+    const dns = { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' };
+    const sandbox = generateSandboxConfig(pod({ securityContext: { supplementalGroupsPolicy: 'Strict' } }), 0, {
+      podLogsDir: '/l',
+      dns,
+      cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+    });
+    expect(sandbox.ok && sandbox.config.linux?.security_context?.supplemental_groups_policy).toBe('Strict');
+  });
   it("privileged and procMount Unmasked containers get no masked or read-only paths; others get upstream's defaults", () => {
     const paths = (p: Pod) => {
       const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);

@@ -296,3 +296,14 @@ describe('observed generation (PodObservedGenerationTracking, GA in v1.35)', () 
     expect(staticPod.conditions!.some((c) => 'observedGeneration' in c)).toBe(false);
   });
 });
+
+describe('the identity a container runs as (containerStatuses[].user)', () => {
+  it('is what the runtime reports, and absent when it reports none', () => {
+    const withUser = { ...container('running'), user: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } };
+    const s = generatePodStatus(pod(), withContainers(withUser), ctx());
+    expect(s.containerStatuses![0].user).toEqual({ linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } });
+    expect(
+      generatePodStatus(pod(), withContainers(container('running')), ctx()).containerStatuses![0].user,
+    ).toBeUndefined();
+  });
+});
