@@ -34,6 +34,24 @@ export function initialState(kind: ProbeKind, containerId: string): ProbeState {
   };
 }
 
+/**
+ * The first state of a worker for a container the kubelet finds already running (a kubelet
+ * restart): what the pod's last reported status said of that very container carries on — ready
+ * stays ready, started stays started — until a probe says otherwise (upstream's worker
+ * initialization with ChangeContainerStatusOnKubeletRestart off, its v1.36 default). Pure.
+ */
+export function resumedState(
+  kind: ProbeKind,
+  containerId: string,
+  reported: { containerID?: string; ready?: boolean; started?: boolean } | undefined,
+): ProbeState {
+  const state = initialState(kind, containerId);
+  if (!containerId || !reported?.containerID?.endsWith(`://${containerId}`)) return state;
+  if (kind === 'readiness' && reported.ready) return { ...state, result: 'success' };
+  if (kind === 'startup' && reported.started) return { ...state, result: 'success' };
+  return state;
+}
+
 /** The state after one probe returned `raw`. */
 export function nextState(
   s: ProbeState,

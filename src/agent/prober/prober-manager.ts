@@ -19,6 +19,7 @@ import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-s
 import { runProbeAction, type ProbeAction } from './probe-handlers.js';
 import {
   initialState,
+  resumedState,
   nextState,
   probeTiming,
   type ProbeKind,
@@ -125,7 +126,14 @@ export class ProberManager {
             container: c,
             kind,
             spec,
-            state: initialState(kind, inst?.id ?? ''),
+            // A container already running when its worker starts (a kubelet restart) keeps what its last status said.
+            state: resumedState(
+              kind,
+              inst?.state === 'running' ? inst.id : '',
+              [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find(
+                (s) => s.name === c.name,
+              ),
+            ),
             running: false,
             startedAtMs: 0,
             podIP,

@@ -331,3 +331,64 @@ describe('ProberManager (fake clock)', () => {
     expect(changes).toEqual([]);
   });
 });
+
+describe('a kubelet restart (ChangeContainerStatusOnKubeletRestart off, the v1.36 default)', () => {
+  const probed: Pod = {
+    ...pod,
+    spec: {
+      containers: [
+        {
+          name: 'c',
+          image: 'i',
+          readinessProbe: { exec: { command: ['check'] }, periodSeconds: 10 },
+          startupProbe: { exec: { command: ['check'] }, periodSeconds: 10 },
+        },
+      ],
+    },
+  };
+  const reported = (containerID: string, ready: boolean) =>
+    ({
+      ...probed,
+      status: {
+        containerStatuses: [
+          {
+            name: 'c',
+            containerID,
+            ready,
+            started: ready,
+            restartCount: 0,
+            image: 'i',
+            imageID: '',
+            state: {},
+            lastState: {},
+          },
+        ],
+      },
+    }) as Pod;
+  const manager = () =>
+    new ProberManager({
+      runtime: { execSync: () => new Promise(() => {}) } as unknown as RuntimeService,
+      clock: new FakeClock(1_000_000),
+      logger: createLogger({ level: 'fatal' }),
+      onChange: () => {},
+      random: () => 0.5,
+    });
+
+  it('keeps a running container ready and started as its last status said, before any probe answers', () => {
+    const m = manager();
+    m.syncPod(reported('containerd://c1', true), rs('c1', 'running'), '10.0.0.1');
+    expect([m.results('u1').readiness('c', 'c1'), m.results('u1').startup('c', 'c1')]).toEqual(['success', 'success']);
+  });
+
+  it('starts a container it did not report, or reported unready, from the initial results', () => {
+    const other = manager();
+    other.syncPod(reported('containerd://old', true), rs('c1', 'running'), '10.0.0.1');
+    expect([other.results('u1').readiness('c', 'c1'), other.results('u1').startup('c', 'c1')]).toEqual([
+      'failure',
+      'unknown',
+    ]);
+    const unready = manager();
+    unready.syncPod(reported('containerd://c1', false), rs('c1', 'running'), '10.0.0.1');
+    expect(unready.results('u1').readiness('c', 'c1')).toBe('failure');
+  });
+});
