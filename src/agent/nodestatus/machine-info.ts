@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { readFile, statfs } from 'node:fs/promises';
 import { arch, cpus, release, totalmem } from 'node:os';
+import { swapTotalBytes } from '../runtime/swap.js';
 
 /** What the node status needs to know of the machine. */
 export interface MachineInfo {
@@ -25,6 +26,8 @@ export interface MachineInfo {
   appArmorEnabled?: boolean;
   /** The huge page pools by page size (cAdvisor's HugePages: every size the kernel supports), smallest first. */
   hugePages?: HugePagePool[];
+  /** The swap the node has (SwapTotal), in bytes; 0 or absent: none. */
+  swapBytes?: number;
 }
 
 /** One huge page size and the pages the kernel holds of it (nr_hugepages). */
@@ -103,5 +106,6 @@ export async function readMachineInfo(rootDir: string): Promise<MachineInfo> {
     ephemeralStorageBytes: fs.blocks * fs.bsize,
     appArmorEnabled: (await text('/sys/module/apparmor/parameters/enabled')) === 'Y',
     hugePages: await readHugePages(),
+    swapBytes: swapTotalBytes(),
   };
 }

@@ -279,6 +279,8 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
       kubeProxyVersion: '',
       operatingSystem: 'linux',
       architecture: i.machine.architecture,
+      // NodeSwap: the node's swap, when it has any.
+      ...(i.machine.swapBytes ? { swap: { capacity: i.machine.swapBytes } } : {}),
     },
     images: nodeImages(i.images, s.maxImages ?? 50),
     ...(i.runtimeHandlers?.length ? { runtimeHandlers: i.runtimeHandlers } : {}),

@@ -197,6 +197,12 @@ describe('node object', () => {
     expect('runtimeHandlers' in nodeStatus(settings, { ...input, runtimeHandlers: [] })).toBe(false);
     expect('runtimeHandlers' in nodeStatus(settings, input)).toBe(false);
   });
+  it('reports the node swap in nodeInfo.swap.capacity when it has any (NodeSwap)', () => {
+    const input = { machine, runtimeVersion: 'containerd://2.1', runtimeErrors: [], images: [], nowMs: 1000 };
+    const withSwap = nodeStatus(settings, { ...input, machine: { ...machine, swapBytes: 2 * 1024 ** 3 } });
+    expect((withSwap.nodeInfo as { swap?: unknown }).swap).toEqual({ capacity: 2 * 1024 ** 3 });
+    expect('swap' in (nodeStatus(settings, input).nodeInfo as object)).toBe(false);
+  });
   it('reports status.features as the runtime states them (CRI Status features), none when it states none', () => {
     const input = { machine, runtimeVersion: 'containerd://2.1', runtimeErrors: [], images: [], nowMs: 1000 };
     expect(runtimeFeatures({ features: { supplemental_groups_policy: true } })).toEqual({
