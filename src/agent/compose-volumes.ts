@@ -88,6 +88,7 @@ export function composeVolumes(
     host: {
       hasApiserver: !!api,
       isRoot: process.getuid?.() === 0,
+      nodeAllocatableMemoryBytes: () => o.nodeAllocatable()?.memoryBytes,
       getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
       getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),
       getClusterObject: (path, f) => objects!.get(path, f),

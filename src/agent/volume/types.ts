@@ -47,6 +47,8 @@ export interface VolumeHost {
   downward: DownwardContext;
   /** True when the kubelet runs as root (tmpfs mounts, ownership). */
   isRoot: boolean;
+  /** The node's allocatable memory in bytes (the size of a memory-backed emptyDir at most), when known. */
+  nodeAllocatableMemoryBytes?: () => number | undefined;
 }
 
 /** What `setUp` gets. */

@@ -1,6 +1,8 @@
 /**
  * emptyDir (upstream pkg/volume/emptydir): a directory under the pod, mode 0777, on the node's
- * disk; `medium: Memory` is a tmpfs mounted there (root only), sized by `sizeLimit` when set;
+ * disk; `medium: Memory` is a tmpfs mounted there (root only), sized as upstream's
+ * SizeMemoryBackedVolumes: the least of the node's allocatable memory, the pod's memory limit and
+ * the volume's `sizeLimit`;
  * `medium: HugePages` (or `HugePages-<size>`) a hugetlbfs of the page size the pod's containers
  * request. fsGroup ownership as upstream (read-write masks).
  */
@@ -9,6 +11,7 @@ import { bytes, isHugePageResource } from '../../../api/quantity.js';
 import { mountHugetlbfs, mountTmpfs } from '../mount-util.js';
 import type { Pod } from '../../../api/types.js';
 import { setVolumeOwnership } from '../ownership.js';
+import { podLimits } from '../../cgroups/pod-resource-config.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 /** The emptyDir plugin. */
@@ -27,7 +30,11 @@ export const emptyDirPlugin: VolumePlugin = {
     if (medium === 'Memory' || pageSize) {
       if (!host.isRoot) throw new Error(`emptyDir medium "${medium}" needs a mount, which needs root`);
       if (pageSize) await mountHugetlbfs(dir, pageSize);
-      else await mountTmpfs(dir, src.sizeLimit ? (bytes(src.sizeLimit) ?? 0) : 0);
+      else
+        await mountTmpfs(
+          dir,
+          memoryBackedSize(pod, bytes(src.sizeLimit ?? '') ?? 0, host.nodeAllocatableMemoryBytes?.() ?? 0),
+        );
     }
     await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);
@@ -41,6 +48,20 @@ export const emptyDirPlugin: VolumePlugin = {
     };
   },
 };
+
+/**
+ * The size of a memory-backed emptyDir in bytes (upstream calculateEmptyDirMemorySize), 0 for
+ * none: the node's allocatable memory, lowered to the pod's memory limit (when every container has
+ * one) and then to the volume's sizeLimit, each only when it is positive and not larger. Pure.
+ */
+export function memoryBackedSize(pod: Pod, sizeLimitBytes: number, nodeAllocatableBytes: number): number {
+  let size = nodeAllocatableBytes;
+  const fits = (value: number) => value > 0 && (size === 0 || value <= size);
+  const limits = podLimits(pod);
+  if (limits.memoryDeclared && fits(limits.memoryBytes)) size = limits.memoryBytes;
+  if (fits(sizeLimitBytes)) size = sizeLimitBytes;
+  return size;
+}
 
 /**
  * The hugetlbfs page size option for `medium` (upstream getPageSizeMountOption; pure): `HugePages-<size>`
