@@ -313,6 +313,7 @@ export function composeAgent(
   let machineInfo: MachineInfo | undefined;
   const host = composeHost(cfg, {
     runtimeState,
+    runtimeServesWebSocketV5: !!processRuntime,
     podManager,
     statusManager,
     runtimeManager,

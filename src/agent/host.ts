@@ -30,6 +30,8 @@ export interface AgentHostDeps {
   runtimeState: { runtimeError(): string | undefined };
   /** <root-dir>: checkpoints go to its `checkpoints` directory. */
   rootDir?: string;
+  /** Whether the runtime's streaming server speaks WebSocket v5 itself (the embedded runtime does). */
+  runtimeServesWebSocketV5?: boolean;
 }
 
 /** An exec / attach / port-forward request (structurally the routes' StreamUrlRequest). */
@@ -101,6 +103,7 @@ export function createAgentHost(d: AgentHostDeps) {
   };
   return {
     nodeName: d.nodeName,
+    runtimeServesWebSocketV5: d.runtimeServesWebSocketV5 ?? false,
     getPods: (): Pod[] => d.podManager.getPods().map(withStatus),
     podsVersion: (): string => `${d.podManager.generation}.${d.statusManager.generation}`,
     getPodByName: (ns: string, name: string): Pod | undefined => {

@@ -47,6 +47,11 @@ export interface HealthCheck {
 export interface KubeletHost {
   /** The node name this kubelet serves. */
   readonly nodeName: string;
+  /**
+   * Whether the runtime's streaming server speaks WebSocket `v5.channel.k8s.io` itself; when not,
+   * a v5 exec or attach is served by the kubelet over SPDY to the runtime (spdy-client.ts).
+   */
+  readonly runtimeServesWebSocketV5?: boolean;
   /** The pods the kubelet wants, with their latest status. */
   getPods(): Pod[];
   /** Changes whenever `getPods()` would answer differently; lets callers cache what they derive. */

@@ -15,7 +15,7 @@ import type { Logger } from '../lib/logger.js';
 import type { KubeletHost, StreamUrlRequest } from '../routes/host.js';
 import { streamOptionsFromQuery } from '../streaming/remote-command/protocol.js';
 import { portsFromQuery } from '../streaming/port-forward/ports-query.js';
-import { rejectUpgrade, relayUpgrade, writeResponse } from '../streaming/upgrade.js';
+import { headerValues, rejectUpgrade, relayUpgrade, upgradeKind, writeResponse } from '../streaming/upgrade.js';
 import { authFilter, type AuthFilterDeps } from './auth-filter.js';
 import type { AuditRecord } from './audit.js';
 import { statusBody } from './status-errors.js';
@@ -66,6 +66,14 @@ export function parseStreamPath(
   return { kind, namespace, podName, podUid, containerName, command, flags };
 }
 
+/** A WebSocket upgrade that offers the v5 remote-command protocol. */
+function offersWebSocketV5(req: IncomingMessage): boolean {
+  return (
+    upgradeKind(req) === 'websocket' &&
+    headerValues(req.headers['sec-websocket-protocol']).includes('v5.channel.k8s.io')
+  );
+}
+
 function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
   writeResponse(socket, httpStatusOf[code], JSON.stringify(statusBody(code, message)), [
     ['Content-Type', 'application/json'],
@@ -104,6 +112,26 @@ export async function handleStreamingUpgrade(
     d.log.error({ err: String(err) }, 'streaming request failed');
     return sendStatus(socket, 'Internal', String((err as Error)?.message ?? err));
   }
+  // As the query goes along below: the client's when the runtime's URL has none.
+  const search = target.search || (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
+  if (parsed.kind !== 'portForward' && !d.host.runtimeServesWebSocketV5 && offersWebSocketV5(req)) {
+    // A runtime whose streaming server stops at WebSocket v4 cannot close stdin: the kubelet ends
+    // the WebSocket itself and speaks SPDY to the runtime (ExtendWebSocketsToKubelet).
+    const upstreamUrl = new URL(target);
+    upstreamUrl.search = search;
+    const [{ serveRemoteCommand }, { spdyClientRunner }] = await Promise.all([
+      import('../streaming/remote-command/serve.js'),
+      import('../streaming/remote-command/spdy-client.js'),
+    ]);
+    return serveRemoteCommand(req, socket, head, {
+      opts: parsed.flags,
+      command: parsed.kind === 'exec' ? parsed.command : [],
+      run: spdyClientRunner(upstreamUrl, method, parsed.flags),
+    }).catch((err: unknown) => {
+      d.log.info({ err: String(err) }, 'translated streaming session failed');
+      socket.destroy();
+    });
+  }
   const reads = pooledReads();
   // No Nagle (Go's connections never have it): a small frame written behind another would wait for a delayed ACK.
   const upstream = net.connect({
@@ -119,7 +147,6 @@ export async function handleStreamingUpgrade(
   upstream.once('connect', () => {
     upstream.removeAllListeners('error');
     // As upstream's upgrade-aware proxy: the client's query goes along when the runtime's URL has none.
-    const search = target.search || (req.url?.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
     relayUpgrade(req, head, socket, upstream, { path: `${target.pathname}${search}`, host: target.host }, reads);
   });
 }

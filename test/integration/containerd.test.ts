@@ -747,6 +747,30 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     expect(b.channels.get(1)!.toString()).toBe(`${podName('shell')}\n`);
   });
 
+  it('exec with a WebSocket v5 client: served over SPDY to containerd 1.6, stdin closed by CLOSE, exit code in the status', async () => {
+    // containerd 1.6 answers a v5 WebSocket upgrade with 403; the kubelet translates (ExtendWebSocketsToKubelet).
+    const r = await wsSession(exec(['cat'], 'input=1&output=1&error=1'), ['v5.channel.k8s.io'], pki, {
+      input: [
+        [0, 'through v5\n'],
+        [255, Buffer.from([0])],
+      ],
+    });
+    expect(r.protocol).toBe('v5.channel.k8s.io');
+    expect(r.channels.get(1)!.toString()).toBe('through v5\n');
+    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Success' });
+    const failed = await wsSession(
+      exec(['sh', '-c', 'echo out; echo err >&2; exit 3'], 'output=1&error=1'),
+      ['v5.channel.k8s.io'],
+      pki,
+    );
+    expect([failed.channels.get(1)!.toString(), failed.channels.get(2)!.toString()]).toEqual(['out\n', 'err\n']);
+    expect(JSON.parse(failed.channels.get(3)!.toString())).toMatchObject({
+      status: 'Failure',
+      reason: 'NonZeroExitCode',
+      details: { causes: [{ reason: 'ExitCode', message: '3' }] },
+    });
+  });
+
   it('exec with a SPDY client, stdin to stdout', async () => {
     const path = `/exec/default/${podName('shell')}/main?command=cat&input=1&output=1&error=1`;
     const r = await spdyExec('127.0.0.1', ports.port, path, pki, {

@@ -1,0 +1,134 @@
+/**
+ * Remote command as a SPDY/3.1 client of a runtime's streaming server (`v4.channel.k8s.io`), for
+ * clients the runtime cannot serve itself: a WebSocket `v5.channel.k8s.io` exec or attach (what
+ * kubectl and the apiserver speak since ExtendWebSocketsToKubelet) meets containerd 1.6's server,
+ * which knows WebSocket only up to v4 and has no way there to close stdin. The kubelet ends the
+ * WebSocket itself (websocket.ts) and runs the session through this runner, as upstream's kubelet
+ * translates: each channel a SPDY stream, stdin's CLOSE a FIN, the error stream's Status the
+ * command's result.
+ */
+import net from 'node:net';
+import { once } from 'node:events';
+import { SpdyConnection, type SpdyStream } from '../spdy/connection.js';
+import type { CommandResult, StreamOptions } from './protocol.js';
+import type { RemoteCommandRunner } from './session.js';
+
+/** The response head of the upgrade must fit in this. */
+const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
+/** The error stream carries one Status. */
+const MAX_STATUS_BYTES = 64 * 1024;
+const PROTOCOL = 'v4.channel.k8s.io';
+
+/** The command's result from the v4 error stream's Status (`{}` or nothing: success). Pure. */
+export function resultOfStatus(payload: string): CommandResult {
+  if (!payload.trim()) return { exitCode: 0 };
+  let status: {
+    status?: string;
+    reason?: string;
+    message?: string;
+    details?: { causes?: { reason?: string; message?: string }[] };
+  };
+  try {
+    status = JSON.parse(payload) as typeof status;
+  } catch {
+    return { error: payload };
+  }
+  if (status.status === 'Success') return { exitCode: 0 };
+  if (status.reason === 'NonZeroExitCode') {
+    const code = Number(status.details?.causes?.find((c) => c.reason === 'ExitCode')?.message);
+    if (Number.isInteger(code)) return { exitCode: code };
+  }
+  return { error: status.message ?? payload };
+}
+
+/** Sends the upgrade request and reads the response head; the socket is then the runtime's SPDY peer. */
+async function upgrade(socket: net.Socket, method: string, target: URL): Promise<Buffer> {
+  socket.write(
+    `${method} ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\n` +
+      `Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PROTOCOL}\r\nContent-Length: 0\r\n\r\n`,
+  );
+  let head = Buffer.alloc(0);
+  for (;;) {
+    const chunk = await new Promise<Buffer>((resolve, reject) => {
+      const fail = () => {
+        socket.off('data', take);
+        reject(new Error("the runtime's streaming server closed the connection"));
+      };
+      const take = (data: Buffer) => {
+        socket.off('close', fail);
+        resolve(data);
+      };
+      socket.once('data', take).once('close', fail);
+    });
+    head = Buffer.concat([head, chunk]);
+    const end = head.indexOf('\r\n\r\n');
+    if (end >= 0) {
+      socket.pause();
+      const status = /^HTTP\/1\.1 (\d{3})/.exec(head.toString('latin1', 0, end))?.[1];
+      if (status !== '101')
+        throw new Error(
+          `the runtime's streaming server refused the upgrade: ${head.toString('utf8', 0, end).split('\r\n')[0]}`,
+        );
+      return head.subarray(end + 4);
+    }
+    if (head.length > MAX_RESPONSE_HEAD_BYTES) throw new Error("the runtime's streaming server sent no response head");
+  }
+}
+
+/** A runner that runs the session on the runtime's streaming server at `target` over SPDY. */
+export function spdyClientRunner(target: URL, method: string, opts: StreamOptions): RemoteCommandRunner {
+  return async (io) => {
+    const socket = net.connect({ port: Number(target.port), host: target.hostname, noDelay: true });
+    const closeOnAbort = () => socket.destroy();
+    io.signal.addEventListener('abort', closeOnAbort, { once: true });
+    try {
+      await once(socket, 'connect');
+      const rest = await upgrade(socket, method, target);
+      if (rest.length) socket.unshift(rest);
+      const conn = new SpdyConnection(socket, { server: false });
+      conn.on('protocolError', () => socket.destroy());
+      const open = (type: string) => conn.openStream([['streamtype', type]]);
+      const error = open('error');
+      const stdin = opts.stdin ? open('stdin') : undefined;
+      const stdout = opts.stdout ? open('stdout') : undefined;
+      const stderr = opts.stderr ? open('stderr') : undefined;
+      const resize = opts.tty ? open('resize') : undefined;
+      // Our side of the streams we only read ends at once, as the peer expects nothing on them.
+      for (const s of [error, stdout, stderr]) s?.end();
+      if (stdin && io.stdin) io.stdin.pipe(stdin);
+      else stdin?.end();
+      const sendSize = (size: { width: number; height: number }) =>
+        resize?.write(JSON.stringify({ Width: size.width, Height: size.height }));
+      if (resize) {
+        if (io.resize.last) sendSize(io.resize.last);
+        io.resize.on('resize', sendSize);
+      }
+      const drained = [
+        [stdout, io.stdout],
+        [stderr, io.stderr],
+      ].map(([from, to]) =>
+        from && to
+          ? new Promise<void>((resolve) => {
+              (from as SpdyStream).pipe(to as NodeJS.WritableStream, { end: false });
+              (from as SpdyStream).once('end', resolve).once('close', resolve);
+            })
+          : Promise.resolve(),
+      );
+      let status = '';
+      error.on('data', (d: Buffer) => {
+        if (status.length < MAX_STATUS_BYTES) status += d.toString('utf8');
+      });
+      await new Promise<void>((resolve) => {
+        error.once('end', resolve).once('close', resolve);
+        conn.once('close', resolve);
+      });
+      await Promise.race([Promise.all(drained), new Promise((r) => setTimeout(r, 1000))]);
+      io.resize.off('resize', sendSize);
+      await conn.close();
+      return resultOfStatus(status);
+    } finally {
+      io.signal.removeEventListener('abort', closeOnAbort);
+      socket.destroy();
+    }
+  };
+}
