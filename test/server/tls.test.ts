@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import tls from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -152,6 +153,44 @@ describe('secure port TLS', () => {
     } finally {
       process.off('unhandledRejection', onRejection);
     }
+  });
+});
+
+describe('client CA reload', () => {
+  it('trusts client certificates of a CA added to the client CA file, without a restart', async () => {
+    const { port } = await secure({ name: 'ca-reload' });
+    const other = await createCa('other-client-ca');
+    const stranger = await issueCert(other, { cn: 'stranger', org: 'system:masters' });
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        https
+          .get(
+            {
+              host: '127.0.0.1',
+              port,
+              path: '/pods',
+              ca: ca.cert,
+              servername: 'localhost',
+              cert: stranger.cert,
+              key: stranger.key,
+              agent: false,
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            },
+          )
+          .on('error', reject);
+      });
+    expect(await get()).toBe(401);
+    writeFileSync(join(dir, 'ca.crt'), ca.cert + other.cert);
+    const end = Date.now() + 5000;
+    let status = 401;
+    while (Date.now() < end && status !== 200) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await get();
+    }
+    expect(status).toBe(200);
   });
 });
 
