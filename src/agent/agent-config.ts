@@ -3,6 +3,7 @@
  * built from, and what a composed agent offers.
  */
 import type { PodCpus } from './cpumanager/views.js';
+import type { VerificationPolicy } from './images/pull-records.js';
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CriRuntime } from '../cri/services.js';
 import type { CgroupContext } from './runtime/linux-resources.js';
@@ -80,6 +81,8 @@ export interface AgentConfig {
   /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */
   reservedCgroups?: { system: string; kube: string };
   serializeImagePulls: boolean;
+  /** KubeletEnsureSecretPulledImages: who may use an image already on the node (images/pull-records.ts); absent when the gate is off. */
+  imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */

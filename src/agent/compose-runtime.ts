@@ -5,6 +5,7 @@
  * the runtime's own sandbox image (v1.36 has no --pod-infra-container-image). At start, the runtime's name and
  * version. And the node facts the pod action executor works with (nodeFacts).
  */
+import { PullRecords } from './images/pull-records.js';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
@@ -136,6 +137,16 @@ export function composeImages(
         : undefined,
     events: d.events,
     pullTimes: d.pullTimes,
+    // Images a registry serves are pulled with credentials; the embedded runtime's are the host's programs.
+    ...(d.registry && cfg.imagePullCredentials
+      ? {
+          pullRecords: {
+            records: new PullRecords(cfg.rootDir),
+            policy: cfg.imagePullCredentials.policy,
+            allowlist: cfg.imagePullCredentials.allowlist,
+          },
+        }
+      : {}),
   });
 }
 

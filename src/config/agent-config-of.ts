@@ -62,6 +62,10 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },
     serializeImagePulls: kc.serializeImagePulls,
+    imagePullCredentials:
+      kc.featureGates?.KubeletEnsureSecretPulledImages === false
+        ? undefined
+        : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,
     registryBurst: kc.registryBurst,

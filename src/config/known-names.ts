@@ -14,8 +14,6 @@ export const implementedFeatureGates = new Set([
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
-  'imagePullCredentialsVerificationPolicy',
-  'preloadedImagesVerificationAllowlist',
   'enableContentionProfiling',
   'memoryManagerPolicy',
   'topologyManagerPolicyOptions',

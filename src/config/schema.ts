@@ -86,6 +86,12 @@ export const kubeletConfigSchema = z.strictObject({
   cpuCFSQuota: def(z.boolean(), true),
   cpuCFSQuotaPeriod: def(duration, '100ms'),
   serializeImagePulls: def(z.boolean(), true),
+  /** Who may use an image already on the node (KubeletEnsureSecretPulledImages; agent/images/pull-records.ts). */
+  imagePullCredentialsVerificationPolicy: def(
+    z.enum(['NeverVerify', 'NeverVerifyPreloadedImages', 'NeverVerifyAllowlistedImages', 'AlwaysVerify']),
+    'NeverVerifyPreloadedImages',
+  ),
+  preloadedImagesVerificationAllowlist: def(z.array(z.string()), []),
   maxParallelImagePulls: opt(z.int()),
   registryPullQPS: def(z.int(), 5),
   registryBurst: def(z.int(), 10),

@@ -5,7 +5,9 @@
  * image (ErrImagePull, then ImagePullBackOff while waiting); with serializeImagePulls (the
  * default) one pull runs at a time, as upstream's serial puller, else at most maxParallelImagePulls
  * (no limit when unset); pulls beyond registryPullQPS / registryBurst fail at once with upstream's
- * "pull QPS exceeded" (and back off like any failed pull).
+ * "pull QPS exceeded" (and back off like any failed pull). With pull records (pull-records.ts,
+ * KubeletEnsureSecretPulledImages) a present image is used by a pod only when the records or the
+ * verification policy say it may; else it is pulled again with the pod's credentials.
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { ImageService } from '../../cri/services.js';
@@ -15,7 +17,8 @@ import { messageOf } from '../../lib/errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import type { AuthConfig } from './keyring.js';
+import { credentialHash, secretOf, type AuthConfig } from './keyring.js';
+import { mustAttemptImagePull, type PullRecords, type PullSecretRef, type VerificationPolicy } from './pull-records.js';
 import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
@@ -33,12 +36,20 @@ export interface ImageManagerDeps {
   /** registryPullQPS / registryBurst (undefined: no limit). */
   pullLimiter?: TokenBucket;
   events?: EventSink;
+  /** The pull records and the verification policy (KubeletEnsureSecretPulledImages); absent: off. */
+  pullRecords?: { records: PullRecords; policy: VerificationPolicy; allowlist: readonly string[] };
   /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long a pull took, waiting included, and the image's size. */
   pullTimes?: {
     startedPulling(uid: string): void;
     finishedPulling(uid: string): void;
     pulled?(seconds: number, sizeBytes: number): void;
   };
+}
+
+/** `f` run at most once, its promise shared. */
+function once<T>(f: () => Promise<T>): () => Promise<T> {
+  let result: Promise<T> | undefined;
+  return () => (result ??= f());
 }
 
 /** Pulls images per policy. */
@@ -78,7 +89,14 @@ export class ImageManager {
     if (ev) {
       const ref = podRef(pod, { name: c.name, init: o.init });
       if (r.ok && !r.pulled)
-        ev.record(ref, 'Normal', 'Pulled', `Container image "${c.image}" already present on machine`);
+        ev.record(
+          ref,
+          'Normal',
+          'Pulled',
+          this.deps.pullRecords
+            ? `Container image "${c.image}" already present on machine and can be accessed by the pod`
+            : `Container image "${c.image}" already present on machine`,
+        );
       else if (!r.ok && r.reason === 'ImagePullBackOff') {
         ev.record(ref, 'Normal', 'BackOff', r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
@@ -104,8 +122,11 @@ export class ImageManager {
     } catch (err) {
       return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
     }
-    if (present && policy !== 'Always') return { ok: true, imageRef: present.id, image: present, pulled: false };
-    if (!present && policy === 'Never') {
+    const credentials = once(async () => (typeof o.auth === 'function' ? await o.auth() : (o.auth ?? [])));
+    if (present && policy !== 'Always' && !(await this.mustPullAgain(image, present.id, credentials)))
+      return { ok: true, imageRef: present.id, image: present, pulled: false };
+    // Present but not shown to be the pod's to use: Never cannot pull it (upstream's message, as for an absent image).
+    if (policy === 'Never') {
       return {
         ok: false,
         reason: 'ErrImageNeverPull',
@@ -131,17 +152,37 @@ export class ImageManager {
       `Pulling image "${image}"`,
     );
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
+    const records = this.deps.pullRecords?.records;
+    let intent = false;
     try {
       let ref = '';
-      const creds = typeof o.auth === 'function' ? await o.auth() : o.auth;
-      const tries = creds?.length ? creds : [undefined];
+      let used: AuthConfig | undefined;
+      const creds = await credentials();
+      const tries = creds.length ? creds : [undefined];
+      if (records) {
+        await records.beginPull(image);
+        intent = true;
+      }
       for (let i = 0; i < tries.length; i++) {
         try {
           ref = await this.pull(spec, tries[i], o.sandboxConfig);
+          used = tries[i];
           break;
         } catch (err) {
           if (i === tries.length - 1) throw err;
         }
+      }
+      if (records) {
+        const source = used && secretOf(used);
+        intent = false;
+        await records
+          .endPull(image, {
+            imageRef: ref || image,
+            credentials: source
+              ? { kubernetesSecrets: [{ ...source, credentialHash: credentialHash(used!) }] }
+              : { nodePodsAccessible: true },
+          })
+          .catch(() => undefined);
       }
       this.deps.pullTimes?.finishedPulling(pod.metadata.uid!);
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
@@ -156,6 +197,7 @@ export class ImageManager {
       );
       return { ok: true, imageRef: ref || image, image: pulled, pulled: true };
     } catch (err) {
+      if (intent) await records!.endPull(image).catch(() => undefined);
       this.backoff.next(key, now, now);
       return {
         ok: false,
@@ -164,6 +206,36 @@ export class ImageManager {
         retryAfterMs: this.backoff.snapshot().get(key)!.delayMs,
       };
     }
+  }
+
+  /**
+   * Whether a present image must be pulled again for this pod to use it (upstream
+   * MustAttemptImagePull); a secret that matched by its credentials or its identity only is added
+   * to the record. Without pull records: never.
+   */
+  private async mustPullAgain(
+    image: string,
+    imageRef: string,
+    credentials: () => Promise<AuthConfig[]>,
+  ): Promise<boolean> {
+    const pr = this.deps.pullRecords;
+    if (!pr) return false;
+    const [record, intentExists] = await Promise.all([pr.records.record(imageRef), pr.records.intentExists(image)]);
+    const podSecrets: PullSecretRef[] = (await credentials()).flatMap((auth) => {
+      const source = secretOf(auth);
+      return source ? [{ ...source, credentialHash: credentialHash(auth) }] : [];
+    });
+    const decision = mustAttemptImagePull({
+      policy: pr.policy,
+      allowlist: pr.allowlist,
+      image,
+      record,
+      intentExists,
+      podSecrets,
+    });
+    if (decision.remember)
+      await pr.records.remember(image, imageRef, { kubernetesSecrets: [decision.remember] }).catch(() => undefined);
+    return decision.pull;
   }
 
   /** Forgets a pod's pull backoff. */

@@ -3,8 +3,10 @@
  * it for pulls): `.dockerconfigjson` (`{"auths": {...}}`) and legacy `.dockercfg` secrets; keys
  * may be URLs, hosts, host/path prefixes or `*.` globs; docker.io, index.docker.io and
  * registry-1.docker.io are one registry; the image's registry defaults to docker.io. Every
- * matching credential is returned, most specific first (the puller tries them in order). Pure.
+ * matching credential is returned, most specific first (the puller tries them in order). Pure but
+ * for remembering which secret each credential came from (secretOf).
  */
+import { createHash } from 'node:crypto';
 import type * as cri from '../../cri/types.js';
 
 /** The CRI auth type. */
@@ -12,8 +14,24 @@ export type AuthConfig = cri.AuthConfig;
 
 /** A Secret as read from the API (data values base64). */
 export interface PullSecret {
+  metadata?: { uid?: string; namespace?: string; name?: string };
   type?: string;
   data?: Record<string, string>;
+}
+
+/** The secret each credential credentialsFor returned came from (the pull records name it). */
+const sources = new WeakMap<AuthConfig, { uid: string; namespace: string; name: string }>();
+
+/** The pull secret `auth` came from, when it came from one. */
+export function secretOf(auth: AuthConfig): { uid: string; namespace: string; name: string } | undefined {
+  return sources.get(auth);
+}
+
+/** A digest of what `auth` would send (the pull records compare credentials by it, never store them). Pure. */
+export function credentialHash(auth: AuthConfig): string {
+  return createHash('sha256')
+    .update(JSON.stringify([auth.username, auth.password, auth.auth, auth.identity_token, auth.registry_token]))
+    .digest('hex');
 }
 
 export interface KeyringEntry {
@@ -125,5 +143,13 @@ export function credentialsOf(entries: KeyringEntry[], image: string): AuthConfi
 
 /** The credentials for `image` from the pod's pull secrets, most specific first. */
 export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig[] {
-  return credentialsOf(secrets.flatMap(entriesOf), image);
+  return credentialsOf(
+    secrets.flatMap((secret) => {
+      const entries = entriesOf(secret);
+      const { uid, namespace, name } = secret.metadata ?? {};
+      if (uid && namespace && name) for (const e of entries) sources.set(e.auth, { uid, namespace, name });
+      return entries;
+    }),
+    image,
+  );
 }

@@ -1,0 +1,216 @@
+/**
+ * Image pull records (KubeletEnsureSecretPulledImages): who may use an image already on the node,
+ * the records in upstream's files (a Go kubelet v1.36's record is read as it is), and the image
+ * manager refusing a present image to a pod that cannot show the credentials it was pulled with.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../../../src/api/types.js';
+import type { ImageService } from '../../../src/cri/services.js';
+import {
+  PullRecords,
+  allowlisted,
+  mergeCredentials,
+  mustAttemptImagePull,
+  recordFileName,
+  trimImageTagDigest,
+  type ImagePulledRecord,
+  type PullDecisionInput,
+} from '../../../src/agent/images/pull-records.js';
+import { ImageManager } from '../../../src/agent/images/image-manager.js';
+import { credentialsFor, type PullSecret } from '../../../src/agent/images/keyring.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-pullrec-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const fixture = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36', 'checkpoints');
+
+const secret = { uid: 'u-1', namespace: 'team', name: 'reg', credentialHash: 'h1' };
+const record = (mapping: ImagePulledRecord['credentialMapping']): ImagePulledRecord => ({
+  kind: 'ImagePulledRecord',
+  apiVersion: 'kubelet.config.k8s.io/v1beta1',
+  lastUpdatedTime: '2026-11-28T00:00:00Z',
+  imageRef: 'sha256:abc',
+  credentialMapping: mapping,
+});
+const decide = (o: Partial<PullDecisionInput>) =>
+  mustAttemptImagePull({
+    policy: 'NeverVerifyPreloadedImages',
+    allowlist: [],
+    image: 'reg.example:5000/app:1',
+    record: undefined,
+    intentExists: false,
+    podSecrets: [],
+    ...o,
+  });
+
+describe('MustAttemptImagePull', () => {
+  it('image names lose their tag and digest, not their registry port', () => {
+    expect(trimImageTagDigest('reg.example:5000/app:1@sha256:abcd')).toBe('reg.example:5000/app');
+    expect(trimImageTagDigest('busybox')).toBe('busybox');
+    expect(allowlisted('reg.example/team/app:1', ['reg.example/team/*'])).toBe(true);
+    expect(allowlisted('reg.example/other:1', ['reg.example/team/*', 'reg.example/app'])).toBe(false);
+  });
+
+  const withSecret = record({ 'reg.example:5000/app': { kubernetesSecrets: [secret] } });
+  const cases: [string, Partial<PullDecisionInput>, boolean][] = [
+    ['a preloaded image (no record) under NeverVerifyPreloadedImages', {}, false],
+    ['a preloaded image under AlwaysVerify', { policy: 'AlwaysVerify' }, true],
+    [
+      'an allowlisted preloaded image',
+      { policy: 'NeverVerifyAllowlistedImages', allowlist: ['reg.example:5000/app'] },
+      false,
+    ],
+    ['a preloaded image not on the allowlist', { policy: 'NeverVerifyAllowlistedImages' }, true],
+    ['an image whose pull was interrupted (an intent, no record)', { intentExists: true }, true],
+    ['anything under NeverVerify', { policy: 'NeverVerify', record: withSecret }, false],
+    ['a pod without the secret the image was pulled with', { record: withSecret }, true],
+    ['a pod with that secret', { record: withSecret, podSecrets: [secret] }, false],
+    [
+      'a pod with another secret holding the same credentials',
+      { record: withSecret, podSecrets: [{ ...secret, uid: 'u-2', name: 'copy' }] },
+      false,
+    ],
+    [
+      'a pod with another secret and other credentials',
+      { record: withSecret, podSecrets: [{ ...secret, uid: 'u-2', name: 'x', credentialHash: 'h2' }] },
+      true,
+    ],
+    [
+      'an image pulled without pod credentials',
+      { record: record({ 'reg.example:5000/app': { nodePodsAccessible: true } }) },
+      false,
+    ],
+    [
+      'a record of the ref for another image name',
+      { record: record({ 'other/app': { nodePodsAccessible: true } }) },
+      true,
+    ],
+  ];
+  for (const [name, input, pull] of cases) it(name, () => expect(decide(input).pull).toBe(pull));
+
+  it('remembers a secret that matched by its credentials only, or by its identity with new credentials', () => {
+    const copy = { ...secret, uid: 'u-2', name: 'copy' };
+    expect(decide({ record: withSecret, podSecrets: [copy] }).remember).toEqual(copy);
+    const rotated = { ...secret, credentialHash: 'h9' };
+    expect(decide({ record: withSecret, podSecrets: [rotated] }).remember).toEqual(rotated);
+    expect(decide({ record: withSecret, podSecrets: [secret] }).remember).toBeUndefined();
+    const merged = mergeCredentials(
+      withSecret,
+      'sha256:abc',
+      'reg.example:5000/app:2',
+      { kubernetesSecrets: [rotated] },
+      'now',
+    );
+    expect(merged.record.credentialMapping!['reg.example:5000/app'].kubernetesSecrets).toEqual([rotated]);
+    expect(
+      mergeCredentials(merged.record, 'sha256:abc', 'reg.example:5000/app', { kubernetesSecrets: [rotated] }, 'later')
+        .changed,
+    ).toBe(false);
+  });
+});
+
+describe('the records on disk', () => {
+  it("reads a Go kubelet v1.36's record as it is", async () => {
+    const root = join(dir, 'go-root');
+    cpSync(join(fixture, 'image_manager'), join(root, 'image_manager'), { recursive: true });
+    const imageRef = 'sha256:3f7f71e4daec103ff9b9b3e8658a9ba76e32f8f34a41bb81d43358086f590359';
+    expect(readdirSync(join(root, 'image_manager', 'pulled'))).toEqual([recordFileName(imageRef)]);
+    const found = await new PullRecords(root).record(imageRef);
+    expect(found?.credentialMapping?.['localhost:5000/pause']?.kubernetesSecrets?.[0]).toMatchObject({
+      namespace: 'container-runtime-2545',
+    });
+    // That image is refused to a pod without the secret, and given to one with it.
+    expect(decide({ image: 'localhost:5000/pause:3.10', record: found }).pull).toBe(true);
+    const theirs = found!.credentialMapping!['localhost:5000/pause'].kubernetesSecrets![0];
+    expect(decide({ image: 'localhost:5000/pause:3.10', record: found, podSecrets: [theirs] }).pull).toBe(false);
+  });
+
+  it('writes the intent during a pull and the record after it, in upstream files and modes', async () => {
+    const root = join(dir, 'ours');
+    const records = new PullRecords(root);
+    await records.beginPull('reg.example/app:1');
+    const intent = join(root, 'image_manager', 'pulling', recordFileName('reg.example/app:1'));
+    expect(JSON.parse(readFileSync(intent, 'utf8'))).toEqual({
+      kind: 'ImagePullIntent',
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      image: 'reg.example/app:1',
+    });
+    expect(await records.intentExists('reg.example/app:1')).toBe(true);
+    await records.endPull('reg.example/app:1', {
+      imageRef: 'sha256:feed',
+      credentials: { kubernetesSecrets: [secret] },
+    });
+    expect(await records.intentExists('reg.example/app:1')).toBe(false);
+    const file = join(root, 'image_manager', 'pulled', recordFileName('sha256:feed'));
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(root, 'image_manager', 'pulled')).mode & 0o777).toBe(0o700);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({
+      kind: 'ImagePulledRecord',
+      imageRef: 'sha256:feed',
+      credentialMapping: { 'reg.example/app': { kubernetesSecrets: [secret] } },
+    });
+  });
+});
+
+describe('the image manager with pull records', () => {
+  const image = 'reg.example/private:1';
+  const dockerconfig = (user: string) =>
+    Buffer.from(JSON.stringify({ auths: { 'reg.example': { username: user, password: 'pw' } } })).toString('base64');
+  const pullSecret: PullSecret = {
+    metadata: { uid: 'sec-1', namespace: 'team', name: 'regcred' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': dockerconfig('alice') },
+  };
+  /** A registry that serves the image only to alice; the image stays on the node once pulled. */
+  const registry = () => {
+    let present = false;
+    const pulls: (string | undefined)[] = [];
+    const images = {
+      imageStatus: async () => (present ? { id: 'sha256:private', size: 10 } : null),
+      pullImage: async (_spec: unknown, auth?: { username?: string }) => {
+        pulls.push(auth?.username);
+        if (auth?.username !== 'alice') throw new Error('pull access denied');
+        present = true;
+        return 'sha256:private';
+      },
+    } as unknown as ImageService;
+    return { images, pulls };
+  };
+  const pod = (uid: string): Pod => ({
+    metadata: { name: uid, namespace: 'team', uid },
+    spec: { containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent' }] },
+  });
+
+  it('a pod without credentials is refused an image another pod pulled with a secret; a pod with the secret gets it without a pull', async () => {
+    const { images, pulls } = registry();
+    const manager = new ImageManager({
+      images,
+      clock: new FakeClock(1000),
+      serializeImagePulls: true,
+      pullRecords: {
+        records: new PullRecords(join(dir, 'manager')),
+        policy: 'NeverVerifyPreloadedImages',
+        allowlist: [],
+      },
+    });
+    const first = await manager.ensureImageExists(pod('a'), pod('a').spec.containers[0], {
+      auth: credentialsFor(image, [pullSecret]),
+    });
+    expect(first).toMatchObject({ ok: true, pulled: true });
+    const stranger = await manager.ensureImageExists(pod('b'), pod('b').spec.containers[0], { auth: [] });
+    expect(stranger).toMatchObject({ ok: false, reason: 'ErrImagePull' });
+    const friend = await manager.ensureImageExists(pod('c'), pod('c').spec.containers[0], {
+      auth: credentialsFor(image, [pullSecret]),
+    });
+    expect(friend).toMatchObject({ ok: true, pulled: false });
+    expect(pulls).toEqual(['alice', undefined]);
+    const never = { ...pod('d').spec.containers[0], imagePullPolicy: 'Never' as const };
+    expect(await manager.ensureImageExists(pod('d'), never, { auth: [] })).toMatchObject({
+      ok: false,
+      reason: 'ErrImageNeverPull',
+    });
+  });
+});
