@@ -145,6 +145,8 @@ export interface Kubelet {
  * as an operator of such a node must pass (upstream's default refuses the host), unless `args` set it.
  */
 export function withHostArgs(args: string[]): string[] {
+  // The process-runtime subcommand is not a kubelet: it has no such flag.
+  if (args[0] === 'process-runtime') return args;
   if (hostCgroupVersion() === 2 || args.some((a) => a.startsWith('--fail-cgroupv1'))) return args;
   return ['--fail-cgroupv1=false', ...args];
 }
