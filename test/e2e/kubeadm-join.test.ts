@@ -154,7 +154,7 @@ beforeAll(async () => {
   // kubeadm's flags for this node (no containerd here: the embedded runtime runs its pods).
   writeFileSync(
     at('var/lib/kubelet/kubeadm-flags.env'),
-    'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n',
+    'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1"\n',
   );
 }, 30_000);
 
