@@ -4,8 +4,8 @@
  * `<root-dir>/pod-resources/kubelet.sock`. Each container's exclusive CPUs are the CPU manager's
  * (the static policy; none with `none`), and the allocatable cpu_ids the CPUs exclusive
  * allocations come from; tskubelet has no memory or device managers yet, so containers report no
- * memory blocks or devices (empty lists, as the Go kubelet with the `none` policies does); every
- * running pod and container is listed.
+ * memory blocks or devices (empty lists, as the Go kubelet with the `none` policies does). List
+ * names the active pods, Get any pod the kubelet has.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -37,6 +37,9 @@ function podResources(p: Pod, cpus?: Cpus) {
   };
 }
 
+/** A pod that still runs or will: not Succeeded or Failed. */
+const isActive = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
+
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(
   socketPath: string,
@@ -44,7 +47,13 @@ export async function servePodResources(
 ): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
-    List: () => ({ pod_resources: o.pods().map((p) => podResources(p, o.cpus)) }),
+    // List: the active pods only (KubeletPodResourcesListUseActivePods); Get answers for any pod the kubelet has.
+    List: () => ({
+      pod_resources: o
+        .pods()
+        .filter(isActive)
+        .map((p) => podResources(p, o.cpus)),
+    }),
     GetAllocatableResources: () => ({ devices: [], cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])], memory: [] }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);

@@ -152,10 +152,7 @@ beforeAll(async () => {
   );
   writeFileSync(at('var/lib/kubelet/config.yaml'), kubeadmConfig());
   // kubeadm's flags for this node (no containerd here: the embedded runtime runs its pods).
-  writeFileSync(
-    at('var/lib/kubelet/kubeadm-flags.env'),
-    'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1"\n',
-  );
+  writeFileSync(at('var/lib/kubelet/kubeadm-flags.env'), 'KUBELET_KUBEADM_ARGS="--node-ip=127.0.0.1"\n');
 }, 30_000);
 
 afterAll(async () => {
