@@ -430,6 +430,44 @@ describe('pods from the apiserver', () => {
     });
   });
 
+  it('restarts every container, init containers first, when a rule says RestartAllContainers (RestartAllContainersOnContainerExits)', async () => {
+    create(
+      boundPod('restart-all', node, {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'runs', emptyDir: {} }],
+        initContainers: [
+          {
+            name: 'count',
+            image: 'busybox',
+            command: ['sh', '-c', 'echo run >> /runs/count'],
+            volumeMounts: [{ name: 'runs', mountPath: '/runs' }],
+          },
+        ],
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            // The first run asks for a restart of all containers; after the init container ran again, it succeeds.
+            command: ['sh', '-c', '[ "$(wc -l < /runs/count)" -ge 2 ] && exit 0; exit 42'],
+            volumeMounts: [{ name: 'runs', mountPath: '/runs' }],
+            restartPolicy: 'Never',
+            restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }],
+          },
+        ],
+      }),
+    );
+    const done = await until(
+      () => pod('restart-all')?.status?.phase === 'Succeeded' && pod('restart-all')!,
+      30_000,
+      'restart-all Succeeded',
+    );
+    expect(done.status.initContainerStatuses[0].restartCount).toBe(1);
+    expect(done.status.containerStatuses[0]).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
+    expect(done.status.conditions.find((k: Obj) => k.type === 'AllContainersRestarting')).toMatchObject({
+      status: 'False',
+    });
+  });
+
   it('gives a variable the value an init container wrote into an env file (env valueFrom.fileKeyRef, EnvFiles)', async () => {
     create(
       boundPod('env-file', node, {

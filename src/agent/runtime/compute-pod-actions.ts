@@ -16,7 +16,13 @@
  * 4. Nothing running and nothing to start, or every regular container finished for good (running
  *    sidecars do not keep a pod alive) → kill the pod (release the sandbox).
  */
-import { containerShouldRestart, podRestartsOnFailure, restartsAfterProbeKill } from './restart-rules.js';
+import {
+  RESTART_ALL,
+  containerShouldRestart,
+  matchingRestartRule,
+  podRestartsOnFailure,
+  restartsAfterProbeKill,
+} from './restart-rules.js';
 import type { Container, Pod } from '../../api/types.js';
 import { formatDuration } from '../../lib/duration.js';
 import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff.js';
@@ -54,6 +60,8 @@ export interface ContainerToKill {
   reason: string;
   message: string;
   /** A probe-level terminationGracePeriodSeconds overriding the pod's. */ gracePeriodSeconds?: number;
+  /** Stopped without its preStop hook (the pod restarts all its containers: RestartAllContainers). */
+  skipPreStop?: boolean;
 }
 /** A container held back by crash-loop backoff. */
 export interface BackoffHold {
@@ -130,8 +138,37 @@ function probeKill(
   };
 }
 
-/** Computes the plan. */
-export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodActionsSnapshot): PodActions {
+/**
+ * When the pod last asked all its containers to restart (RestartAllContainers,
+ * RestartAllContainersOnContainerExits): the latest exit of a container with a rule of that action
+ * matching its exit code, in ms; 0 when none did. Instances created before it belong to the run
+ * before the restart. Pure.
+ */
+export function restartAllEpoch(pod: Pod, status: PodRuntimeStatus): number {
+  let epoch = 0;
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    if (!(c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL)) continue;
+    for (const inst of containerInstances(status, c.name))
+      if (inst.state === 'exited' && matchingRestartRule(c, inst.exitCode)?.action === RESTART_ALL)
+        epoch = Math.max(epoch, inst.finishedAt || inst.createdAt);
+  }
+  return epoch;
+}
+
+/** Containers of the run before the epoch that still run: stopped before anything starts again. */
+export function staleContainers(status: PodRuntimeStatus, epoch: number): RuntimeContainer[] {
+  return epoch ? status.containers.filter((c) => c.state === 'running' && c.createdAt < epoch) : [];
+}
+
+/**
+ * Computes the plan. After a RestartAllContainers exit the pod starts over in its sandbox: the
+ * containers still running are stopped (without preStop hooks, as upstream), then the containers
+ * run again from the first init container; only instances created since count, but the restart
+ * counts go on.
+ */
+export function computePodActions(pod: Pod, full: PodRuntimeStatus, snap: PodActionsSnapshot): PodActions {
+  const epoch = pod.metadata.deletionTimestamp ? 0 : restartAllEpoch(pod, full);
+  const status = epoch ? { ...full, containers: full.containers.filter((c) => c.createdAt > epoch) } : full;
   const uid = pod.metadata.uid!;
   const latestSandbox = status.sandboxes[0];
   const readySandboxes = status.sandboxes.filter((s) => s.ready).length;
@@ -148,7 +185,7 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   const hasRunning = status.containers.some((c) => c.state === 'running');
 
   const startOrHold = (c: Container, init: boolean) => {
-    const latest = latestContainer(status, c.name);
+    const latest = latestContainer(full, c.name);
     const restartCount = latest ? latest.restartCount + 1 : 0;
     const lastExited = containerInstances(status, c.name).find((x) => x.state === 'exited');
     if (!lastExited) {
@@ -190,6 +227,19 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
     }
     if (initContainers.length > 0) startOrHold(initContainers[0], true);
     else for (const c of toStart) startOrHold(c, false);
+    return actions;
+  }
+
+  // 1b. A restart of all containers: the old run stops first.
+  const stale = staleContainers(full, epoch);
+  if (stale.length) {
+    actions.kill = stale.map((inst) => ({
+      id: inst.id,
+      name: inst.name,
+      reason: 'RestartAllContainers',
+      message: `Container ${inst.name} will be restarted: the pod restarts all its containers`,
+      skipPreStop: true,
+    }));
     return actions;
   }
 
@@ -259,7 +309,7 @@ export function computePodActions(pod: Pod, status: PodRuntimeStatus, snap: PodA
   // Ephemeral containers (kubectl debug) start once, in the running pod, and are never restarted.
   if (keep > 0)
     for (const e of pod.spec.ephemeralContainers ?? [])
-      if (!latestContainer(status, e.name))
+      if (!latestContainer(full, e.name))
         actions.start.push({ name: e.name, init: false, restartCount: 0, ephemeral: true });
   // 4. Nothing left to run: every regular container finished for good (sidecars do not count).
   const regularPending = actions.start.some((x) => !x.init && !x.ephemeral) || actions.backoff.some((x) => !x.init);

@@ -82,13 +82,16 @@ export class PodActionExecutor {
           k.message ?? `Stopping container ${k.name}`,
         );
         try {
-          const left = await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), {
-            runtime,
-            containerId: k.id,
-            podIP: status.sandboxes[0]?.ip ?? '',
-            graceSeconds: k.gracePeriodSeconds ?? gracePeriodOf(pod),
-            events: this.deps.events,
-          });
+          const grace = k.gracePeriodSeconds ?? gracePeriodOf(pod);
+          const left = k.skipPreStop
+            ? grace
+            : await preStop(pod, specOf(pod, k.name, false) ?? specOf(pod, k.name, true), {
+                runtime,
+                containerId: k.id,
+                podIP: status.sandboxes[0]?.ip ?? '',
+                graceSeconds: grace,
+                events: this.deps.events,
+              });
           await runtime.stopContainer(k.id, left);
           results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
         } catch (err) {

@@ -5,6 +5,9 @@
  */
 import type { Container, ContainerRestartRule, PodSpec } from '../../api/types.js';
 
+/** The rule action that restarts every container of the pod in its sandbox (RestartAllContainersOnContainerExits). */
+export const RESTART_ALL = 'RestartAllContainers';
+
 /** The first rule whose exit-code condition matches `exitCode`. */
 export function matchingRestartRule(container: Container, exitCode: number): ContainerRestartRule | undefined {
   for (const rule of container.restartPolicyRules ?? []) {
@@ -50,6 +53,6 @@ export function podRestartsOnFailure(spec: PodSpec): boolean {
   return [...(spec.initContainers ?? []), ...spec.containers].some(
     (c) =>
       (c.restartPolicy !== undefined && c.restartPolicy !== 'Never') ||
-      (c.restartPolicyRules ?? []).some((rule) => rule.action === 'Restart'),
+      (c.restartPolicyRules ?? []).some((rule) => rule.action === 'Restart' || rule.action === RESTART_ALL),
   );
 }

@@ -14,8 +14,13 @@ import type {
 } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
 import { memoByObject } from '../../lib/memo.js';
-import { isSidecar, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.js';
-import { containerShouldRestart } from '../runtime/restart-rules.js';
+import {
+  isSidecar,
+  restartAllEpoch,
+  shouldContainerBeRestarted,
+  staleContainers,
+} from '../runtime/compute-pod-actions.js';
+import { RESTART_ALL, containerShouldRestart, matchingRestartRule } from '../runtime/restart-rules.js';
 import {
   containerInstances,
   latestContainer,
@@ -27,6 +32,12 @@ import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { vanishedContainerStatus } from './vanished-container.js';
 import { stickyPhase } from './sticky-phase.js';
+
+/** Whether any container of the pod may restart them all (RestartAllContainers). */
+const usesRestartAll = (pod: Pod) =>
+  [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) =>
+    (c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL),
+  );
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -144,7 +155,10 @@ export function podPhase(
   // Whether the container `s` reports, stopped with `exitCode`, is started again (its policy and rules, else the pod's).
   const restarts = (s: ContainerStatus, specs: Container[], exitCode: number) => {
     const spec = specOf(s.name, specs);
-    return spec ? containerShouldRestart(spec, pod.spec, exitCode) : (pod.spec.restartPolicy ?? 'Always') !== 'Never';
+    if (!spec) return (pod.spec.restartPolicy ?? 'Always') !== 'Never';
+    return (
+      containerShouldRestart(spec, pod.spec, exitCode) || matchingRestartRule(spec, exitCode)?.action === RESTART_ALL
+    );
   };
   const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
   const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
@@ -307,6 +321,10 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
         containersReady ? undefined : notReadyMsg,
       ),
       condition('PodScheduled', true, ctx),
+      // RestartAllContainers: True while the containers of the run before the restart are stopped.
+      ...(usesRestartAll(pod)
+        ? [condition('AllContainersRestarting', staleContainers(rs, restartAllEpoch(pod, rs)).length > 0, ctx)]
+        : []),
     ],
     hostIP: ctx.nodeIP,
     hostIPs: [{ ip: ctx.nodeIP }],

@@ -11,7 +11,7 @@ import {
   restartsAfterProbeKill,
 } from '../../../src/agent/runtime/restart-rules.js';
 import { computePodActions } from '../../../src/agent/runtime/compute-pod-actions.js';
-import { podPhase } from '../../../src/agent/status/generate-pod-status.js';
+import { generatePodStatus, podPhase } from '../../../src/agent/status/generate-pod-status.js';
 import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-status.js';
 
 const container = (over: Partial<Container> = {}): Container => ({ name: 'main', image: 'busybox', ...over });
@@ -125,6 +125,7 @@ const runtime = (mainExit: number): PodRuntimeStatus => ({
   ],
 });
 const snap = { nowMs: NOW, backoff: new Map() };
+const statusContext = { nowMs: NOW, nodeIP: '10.0.0.1', runtimeName: 'containerd', reasons: new Map() };
 
 describe('the pod actions and phase with restart rules', () => {
   it('restarts a container whose rule matches its exit code in a Never pod, and not one whose rule does not', () => {
@@ -157,5 +158,84 @@ describe('the pod actions and phase with restart rules', () => {
     neverInAlways.spec.containers = [neverInAlways.spec.containers[0]];
     expect(podPhase(neverInAlways, [], [stopped(1)])).toBe('Failed');
     expect(podPhase(pod('Always', {}), [], [stopped(1)])).toBe('Running');
+  });
+});
+
+describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
+  const restartAll: Pod = {
+    metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+    spec: {
+      restartPolicy: 'Never',
+      initContainers: [container({ name: 'setup' })],
+      containers: [
+        container({
+          name: 'main',
+          restartPolicy: 'Never',
+          restartPolicyRules: [{ action: 'RestartAllContainers', exitCodes: { operator: 'In', values: [42] } }],
+        }),
+        container({ name: 'helper' }),
+      ],
+    },
+  };
+  const inst = (name: string, state: 'running' | 'exited', createdAt: number, o: Record<string, number> = {}) => ({
+    id: `${name}-${createdAt}`,
+    name,
+    state,
+    createdAt,
+    startedAt: createdAt,
+    finishedAt: state === 'exited' ? (o.finishedAt ?? createdAt + 500) : 0,
+    exitCode: o.exitCode ?? 0,
+    reason: '',
+    message: '',
+    image: 'busybox',
+    imageRef: 'x',
+    hash: '',
+    restartCount: o.restartCount ?? 0,
+    logPath: '',
+    sandboxId: 's1',
+  });
+  const at = (...containers: ReturnType<typeof inst>[]): PodRuntimeStatus => ({
+    uid: 'u1',
+    name: 'p',
+    namespace: 'default',
+    sandboxes: [{ id: 's1', ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.1' }],
+    containers,
+  });
+  const before = [inst('setup', 'exited', 100), inst('main', 'exited', 1000, { exitCode: 42, finishedAt: 2000 })];
+
+  it('stops what still runs of the old run first, without preStop hooks, and reports AllContainersRestarting', () => {
+    const status = at(...before, inst('helper', 'running', 1000));
+    const actions = computePodActions(restartAll, status, snap);
+    expect(actions.kill.map((k) => [k.name, k.skipPreStop])).toEqual([['helper', true]]);
+    expect(actions.start).toEqual([]);
+    const reported = generatePodStatus(restartAll, status, statusContext);
+    expect(reported.conditions!.find((c) => c.type === 'AllContainersRestarting')?.status).toBe('True');
+    expect(reported.phase).toBe('Running');
+  });
+
+  it('then runs the init containers again, the restart counts going on, and the regular containers after them', () => {
+    const stopped = at(...before, inst('helper', 'exited', 1000, { exitCode: 137, finishedAt: 2500 }));
+    const again = computePodActions(restartAll, stopped, snap);
+    expect(again.start).toEqual([{ name: 'setup', init: true, restartCount: 1 }]);
+    expect(
+      generatePodStatus(restartAll, stopped, statusContext).conditions!.find(
+        (c) => c.type === 'AllContainersRestarting',
+      )?.status,
+    ).toBe('False');
+    const initDone = at(
+      ...before,
+      inst('helper', 'exited', 1000, { finishedAt: 2500 }),
+      inst('setup', 'exited', 3000, { restartCount: 1 }),
+    );
+    expect(computePodActions(restartAll, initDone, snap).start.map((s) => [s.name, s.restartCount])).toEqual([
+      ['main', 1],
+      ['helper', 1],
+    ]);
+  });
+
+  it('a pod without such a rule has no AllContainersRestarting condition', () => {
+    expect(
+      generatePodStatus(pod('Always', {}), runtime(0), statusContext).conditions!.map((c) => c.type),
+    ).not.toContain('AllContainersRestarting');
   });
 });
