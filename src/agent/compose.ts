@@ -12,6 +12,7 @@
  * stats collector and the kubelet's own metrics (compose-observability.ts). Without an apiserver
  * client the kubelet is standalone.
  */
+import { AllocationManager } from './allocation/allocation-manager.js';
 import { setMaxListeners } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -188,8 +189,21 @@ export function composeAgent(
     events,
     onChange: (uid) => workQueue.enqueue(uid, clock.now()),
   });
+  // In-place resize and the allocation checkpoints (upstream's allocation manager).
+  const allocation = new AllocationManager({
+    rootDir: cfg.rootDir,
+    runtime: runtime.runtime,
+    resources: nodeFacts(cfg).resources,
+    allocatable: () =>
+      (nodeInformer && admissionNode ? nodeInformer.admissionNode(admissionNode) : admissionNode)?.allocatable,
+    activePods: () => theSyncLoop.get().activePods(),
+    podCgroups,
+    events,
+    logger,
+  });
   let runtimeName = 'process';
   const syncer = new PodSync({
+    allocation,
     runtime: runtime.runtime,
     runtimeManager,
     executor,
@@ -360,6 +374,7 @@ export function composeAgent(
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
+      await allocation.load();
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
       cpus.start(abort.signal);

@@ -142,6 +142,10 @@ export interface ContainerStatus {
   lastState: ContainerState;
   ready: boolean;
   restartCount: number;
+  /** The requests allocated to the container (in-place resize: what the node admitted). */
+  allocatedResources?: Record<string, string>;
+  /** The requests and limits applied to the running container. */
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   /** The identity the container runs as, where the runtime reports it (SupplementalGroupsPolicy). */
   user?: { linux: { uid: number; gid: number; supplementalGroups: number[] } };
   image: string;

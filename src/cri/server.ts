@@ -35,6 +35,7 @@ interface Requests {
   ListPodSandboxStats: { filter?: cri.PodSandboxStatsFilter | null };
   ReopenContainerLog: { container_id: string };
   RuntimeConfig: Record<string, never>;
+  UpdateContainerResources: { container_id: string; linux?: cri.LinuxContainerResources | null };
   ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
   ImageStatus: { image: cri.ImageSpec };
   PullImage: { image: cri.ImageSpec; auth?: cri.AuthConfig; sandbox_config?: cri.PodSandboxConfig };
@@ -91,9 +92,15 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
   // Optional in the interface: a runtime without it answers UNIMPLEMENTED, as containerd before 2.0.
-  const optional: Partial<Handlers<'RuntimeConfig'>> = rt.runtimeConfig
-    ? { RuntimeConfig: () => rt.runtimeConfig!() }
-    : {};
+  const optional: Partial<Handlers<'RuntimeConfig' | 'UpdateContainerResources'>> = {
+    ...(rt.runtimeConfig ? { RuntimeConfig: () => rt.runtimeConfig!() } : {}),
+    ...(rt.updateContainerResources
+      ? {
+          UpdateContainerResources: (q: Requests['UpdateContainerResources']) =>
+            rt.updateContainerResources!(q.container_id, q.linux ?? {}),
+        }
+      : {}),
+  };
   const image: Handlers<'ListImages' | 'ImageStatus' | 'PullImage' | 'RemoveImage' | 'ImageFsInfo'> = {
     ListImages: async (q) => ({ images: await img.listImages(q.filter?.image ?? undefined) }),
     ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),

@@ -29,6 +29,7 @@ import { killMarked, signalGroup } from './proc.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
 import {
+  applyContainerLimits,
   destroyContainerCgroup,
   detectContainerCgroups,
   killCgroup,
@@ -280,6 +281,19 @@ export class ProcessRuntime implements RuntimeService {
       });
       await this.persist(c).catch(() => {});
     });
+  }
+
+  /**
+   * CRI UpdateContainerResources: the new limits are written into the running container's cgroup
+   * at once and kept in its record (a restarted daemon and the container's status see them).
+   */
+  async updateContainerResources(id: string, linux: cri.LinuxContainerResources): Promise<void> {
+    const c = this.containers.get(id);
+    if (!c) throw notFound(`container "${id}" not found`);
+    const resources = { ...c.config.linux?.resources, ...linux };
+    if (this.cgroups && c.state === 'CONTAINER_RUNNING') await applyContainerLimits(this.cgroups, id, resources);
+    c.config = { ...c.config, linux: { ...c.config.linux, resources } };
+    await this.persist(c);
   }
 
   async stopContainer(id: string, timeoutSeconds: number): Promise<void> {

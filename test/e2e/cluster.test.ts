@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { bytes, milliCpu } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
@@ -466,6 +467,79 @@ describe('pods from the apiserver', () => {
     expect(done.status.conditions.find((k: Obj) => k.type === 'AllContainersRestarting')).toMatchObject({
       status: 'False',
     });
+  });
+
+  it('resizes a running container in place (kubectl patch --subresource resize): new CPU limit in its cgroup, no restart; an infeasible resize is pending', async () => {
+    create(
+      boundPod('resizable', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+          },
+        ],
+      }),
+    );
+    await until(() => running('resizable'), 20_000, 'resizable Running');
+    const before = pod('resizable')!.status.containerStatuses[0];
+    expect(before.allocatedResources).toEqual({ cpu: '100m', memory: '32Mi' });
+    const id = before.containerID.replace(/^[a-z]+:\/\//, '');
+    const quota = () => {
+      const found = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '3', '-type', 'd', '-name', id])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(found, 'cpu.cfs_quota_us'), 'utf8').trim() : '';
+    };
+    if (process.getuid?.() === 0) expect(quota()).toBe('20000');
+    const patch = (cpuRequest: string, cpuLimit: string) =>
+      kubectl(c, [
+        'patch',
+        'pod',
+        'resizable',
+        '--subresource',
+        'resize',
+        '-p',
+        JSON.stringify({
+          spec: {
+            containers: [
+              {
+                name: 'main',
+                resources: { requests: { cpu: cpuRequest, memory: '32Mi' }, limits: { cpu: cpuLimit, memory: '64Mi' } },
+              },
+            ],
+          },
+        }),
+      ]);
+    await patch('150m', '400m');
+    const resized = await until(
+      () => {
+        const st = pod('resizable')!.status.containerStatuses[0];
+        return st.resources?.limits?.cpu === '400m' && st;
+      },
+      20_000,
+      'the new limit applied',
+    );
+    expect(resized).toMatchObject({
+      restartCount: 0,
+      containerID: before.containerID,
+      allocatedResources: { cpu: '150m' },
+    });
+    if (process.getuid?.() === 0) expect(quota()).toBe('40000');
+    expect(pod('resizable')!.status.conditions.map((k: Obj) => k.type)).not.toContain('PodResizeInProgress');
+    // More CPU than the node has: Infeasible, the allocation unchanged.
+    await patch('1000', '1000');
+    const pending = await until(
+      () => pod('resizable')!.status.conditions.find((k: Obj) => k.type === 'PodResizePending'),
+      20_000,
+      'PodResizePending',
+    );
+    expect(pending).toMatchObject({ status: 'True', reason: 'Infeasible' });
+    expect(pending.message).toMatch(/^Node didn't have enough capacity: cpu, requested: 1000000, capacity: \d+$/);
+    expect(pod('resizable')!.status.containerStatuses[0].allocatedResources).toMatchObject({ cpu: '150m' });
+    await kubectl(c, ['delete', 'pod', 'resizable', '--wait=false']);
   });
 
   it('gives a variable the value an init container wrote into an env file (env valueFrom.fileKeyRef, EnvFiles)', async () => {

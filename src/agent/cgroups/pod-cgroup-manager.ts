@@ -194,6 +194,23 @@ export class PodCgroupManager {
     });
   }
 
+  /**
+   * Writes the pod's settings into its existing cgroup again: an in-place resize changed its
+   * resources (the resize manager orders this against the containers' updates).
+   */
+  async resize(pod: Pod): Promise<void> {
+    const h = await this.found();
+    if (!h) return;
+    const config = resourceConfigForPod(pod, {
+      enforceCpuLimits: this.d.cpuCFSQuota,
+      cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
+      podPidsLimit: this.d.podPidsLimit,
+    });
+    await timedCgroupOp(this.d.observe, 'update', async () =>
+      this.apply(h, podCgroupParent(pod, this.d.cgroups), config),
+    );
+  }
+
   /** Updates the QoS cgroups every minute (upstream's periodic update), until `signal` aborts. */
   start({ signal }: { signal: AbortSignal }, clock: Clock): void {
     void (async () => {

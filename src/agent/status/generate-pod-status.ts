@@ -28,6 +28,8 @@ import {
   type RuntimeContainer,
 } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
+import type { ContainerResources } from '../allocation/checkpoint.js';
+import type { ResizeState } from '../allocation/resize-state.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { vanishedContainerStatus } from './vanished-container.js';
@@ -41,6 +43,12 @@ const usesRestartAll = (pod: Pod) =>
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
+  /** Allocated and applied resources by container, and where a resize stands (allocation-manager.ts). */
+  allocation?: {
+    allocated: ReadonlyMap<string, ContainerResources>;
+    actuated?: ReadonlyMap<string, ContainerResources>;
+    resize: ResizeState;
+  };
   nowMs: number;
   nodeIP: string;
   runtimeName: string;
@@ -100,12 +108,17 @@ function containerStatuses(
       imageID: '',
       started: false,
     };
+    const allocated = ctx.allocation?.allocated.get(spec.name)?.requests;
+    if (allocated && Object.keys(allocated).length) st.allocatedResources = { ...allocated };
     const mounts = volumeMountStatuses(spec, ctx.supportsRecursiveReadOnly ?? false);
     if (mounts) st.volumeMounts = mounts;
     if (cur) {
       st.state = stateOf(cur, ctx.runtimeName);
       st.restartCount = cur.restartCount;
       if (cur.user) st.user = { linux: cur.user };
+      // In-place resize: what is applied to a running container (its allocation until an update says otherwise).
+      const applied = ctx.allocation?.actuated?.get(spec.name) ?? ctx.allocation?.allocated.get(spec.name);
+      if (cur.state === 'running' && applied && (applied.requests || applied.limits)) st.resources = { ...applied };
       st.containerID = `${ctx.runtimeName}://${cur.id}`;
       st.imageID = cur.imageRef;
       // Started once the startup probe (if any) succeeded; ready once also the readiness probe did.
@@ -321,6 +334,29 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
         containersReady ? undefined : notReadyMsg,
       ),
       condition('PodScheduled', true, ctx),
+      // In-place resize: a resize not admitted yet, and one admitted but not applied.
+      ...(ctx.allocation?.resize.pending
+        ? [
+            condition(
+              'PodResizePending',
+              true,
+              ctx,
+              ctx.allocation.resize.pending.reason,
+              ctx.allocation.resize.pending.message,
+            ),
+          ]
+        : []),
+      ...(ctx.allocation?.resize.inProgress
+        ? [
+            condition(
+              'PodResizeInProgress',
+              true,
+              ctx,
+              ctx.allocation.resize.inProgress.error ? 'Error' : undefined,
+              ctx.allocation.resize.inProgress.error,
+            ),
+          ]
+        : []),
       // RestartAllContainers: True while the containers of the run before the restart are stopped.
       ...(usesRestartAll(pod)
         ? [condition('AllContainersRestarting', staleContainers(rs, restartAllEpoch(pod, rs)).length > 0, ctx)]

@@ -12,6 +12,7 @@
  *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
  *   (Succeeded or Failed, upstream TerminatePod) — the status the apiserver gets before the DELETE.
  */
+import type { AllocationManager } from '../allocation/allocation-manager.js';
 import { isTerminalPhase, type Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -79,7 +80,15 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
+  /** Allocations and in-place resize (absent: containers take their spec's resources, no resize). */
+  allocation?: Pick<
+    AllocationManager,
+    'sync' | 'effective' | 'remove' | 'stateOf' | 'allocatedResources' | 'actuatedResources'
+  >;
 }
+
+/** How soon a Deferred resize or one not yet applied is tried again (upstream retries pending resizes as resources free up). */
+const RESIZE_RETRY_MS = 5000;
 
 /** Upstream activeDeadlineHandler: when the pod's active deadline passes (ms), or undefined. Pure. */
 export function activeDeadlineMs(pod: Pod, startTime: string | undefined): number | undefined {
@@ -179,6 +188,15 @@ export class PodSync implements PodSyncer {
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
+      ...(this.d.allocation
+        ? {
+            allocation: {
+              allocated: this.d.allocation.allocatedResources(pod),
+              actuated: this.d.allocation.actuatedResources(uid),
+              resize: this.d.allocation.stateOf(uid),
+            },
+          }
+        : {}),
     });
     if (final) st = terminatePodStatus(pod, st);
     const verdict = this.verdicts.get(uid);
@@ -213,13 +231,31 @@ export class PodSync implements PodSyncer {
       this.d.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };
     }
+    // 3b. An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
+    if (this.d.allocation) {
+      const allocation = this.d.allocation;
+      const seen = () =>
+        JSON.stringify([
+          allocation.stateOf(uid),
+          [...allocation.allocatedResources(pod)],
+          [...(allocation.actuatedResources(uid) ?? [])],
+        ]);
+      const was = seen();
+      const resize = await allocation.sync(pod, rs);
+      // The status says at once what the resize pass changed (allocated, applied, pending).
+      if (seen() !== was) this.publish(pod, rs);
+      if (resize.pending?.reason === 'Deferred' || resize.inProgress)
+        this.d.workQueue.enqueue(uid, now + RESIZE_RETRY_MS);
+    }
+    // Containers are made with their allocated resources, which a Deferred resize has not changed yet.
+    const effective = this.d.allocation?.effective(pod) ?? pod;
     // 4–5.
-    const plan = computePodActions(pod, rs, {
+    const plan = computePodActions(effective, rs, {
       nowMs: now,
       backoff: this.d.backoff.snapshot(),
       probes: this.d.prober?.results(uid),
     });
-    const results = await this.d.executor.apply(pod, rs, plan, mounted.volumes);
+    const results = await this.d.executor.apply(effective, rs, plan, mounted.volumes);
     // 6.
     this.d.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
@@ -300,6 +336,7 @@ export class PodSync implements PodSyncer {
     });
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
+    await this.d.allocation?.remove(uid);
     this.verdicts.delete(uid);
     if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
     this.d.images.forgetPod(uid);

@@ -1,0 +1,197 @@
+/**
+ * The allocation manager (upstream pkg/kubelet/allocation): what each pod's containers are
+ * allocated and what was last applied to them, kept in upstream's checkpoints, and the in-place
+ * resize of a running pod — admitted by resize.ts, then actuated through the runtime
+ * (UpdateContainerResources, or a restart for a resource whose resizePolicy is RestartContainer),
+ * the pod cgroup before the containers when limits grow and after them when they shrink. Each
+ * sync of a running pod runs one pass; what is left (a Deferred resize, a failed update) is tried
+ * again on the next.
+ */
+import type { Pod } from '../../api/types.js';
+import type { RuntimeService } from '../../cri/services.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import type { AdmissionNode } from '../admission/predicate.js';
+import { linuxContainerResources, type ResourceContext } from '../runtime/linux-resources.js';
+import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-status.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import {
+  ACTUATED_FILE,
+  ALLOCATED_FILE,
+  readAllocations,
+  writeAllocations,
+  type ContainerResources,
+  type PodAllocations,
+} from './checkpoint.js';
+import type { ResizeState } from './resize-state.js';
+import {
+  actuationOf,
+  admitResize,
+  allocatedContainers,
+  changedResources,
+  podCgroupFirst,
+  specResources,
+  withResources,
+} from './resize.js';
+
+/** What the manager needs. */
+export interface AllocationManagerDeps {
+  rootDir: string;
+  runtime: RuntimeService;
+  resources: ResourceContext;
+  /** The node's allocatable (undefined until known: resizes wait). */
+  allocatable: () => AdmissionNode['allocatable'] | undefined;
+  /** The other pods that hold resources on the node. */
+  activePods: () => Pod[];
+  podCgroups?: { resize(pod: Pod): Promise<void> };
+  events?: EventSink;
+  logger: Logger;
+}
+
+export class AllocationManager {
+  private allocated: PodAllocations = new Map();
+  private actuated: PodAllocations = new Map();
+  private readonly states = new Map<string, ResizeState>();
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly d: AllocationManagerDeps) {}
+
+  /** Reads the checkpoints (a Go kubelet's as well as ours). */
+  async load(): Promise<void> {
+    [this.allocated, this.actuated] = await Promise.all([
+      readAllocations(this.d.rootDir, ALLOCATED_FILE),
+      readAllocations(this.d.rootDir, ACTUATED_FILE),
+    ]);
+  }
+
+  /** The pod's containers' resources as allocated (the spec's before the pod has an allocation). */
+  allocatedResources(pod: Pod): ReadonlyMap<string, ContainerResources> {
+    return this.allocated.get(pod.metadata.uid!) ?? specResources(pod);
+  }
+
+  /** The resources last applied to the pod's containers, when known. */
+  actuatedResources(uid: string): ReadonlyMap<string, ContainerResources> | undefined {
+    return this.actuated.get(uid);
+  }
+
+  /** Where the pod's resize stands. */
+  stateOf(uid: string): ResizeState {
+    return this.states.get(uid) ?? {};
+  }
+
+  /** `pod` with its containers' resources as allocated: what its containers are made with. */
+  effective(pod: Pod): Pod {
+    const allocation = this.allocated.get(pod.metadata.uid!);
+    return allocation ? withResources(pod, allocation) : pod;
+  }
+
+  /** Forgets a pod that is gone. */
+  async remove(uid: string): Promise<void> {
+    this.states.delete(uid);
+    if (this.allocated.delete(uid) || this.actuated.delete(uid)) await this.persist();
+  }
+
+  /** Writes both checkpoints, one write at a time, in the order the changes happened. */
+  private persist(): Promise<void> {
+    const allocated = new Map(this.allocated);
+    const actuated = new Map(this.actuated);
+    this.writes = this.writes
+      .then(async () => {
+        await writeAllocations(this.d.rootDir, ALLOCATED_FILE, allocated);
+        await writeAllocations(this.d.rootDir, ACTUATED_FILE, actuated);
+      })
+      .catch((err: unknown) =>
+        this.d.logger.warn({ err: messageOf(err) }, 'failed to write the allocation checkpoints'),
+      );
+    return this.writes;
+  }
+
+  /** One resize pass for a running pod: admit a changed spec, then apply what is allocated. */
+  async sync(pod: Pod, rs: PodRuntimeStatus): Promise<ResizeState> {
+    const uid = pod.metadata.uid!;
+    const snapshot = () => JSON.stringify([[...(this.allocated.get(uid) ?? [])], [...(this.actuated.get(uid) ?? [])]]);
+    const was = snapshot();
+    // A pod first seen (admitted now, or running before this kubelet started): its spec is its allocation.
+    if (!this.allocated.has(uid)) this.allocated.set(uid, specResources(pod));
+    const state: ResizeState = {};
+    const allocatable = this.d.allocatable();
+    if (allocatable) {
+      const others = this.d
+        .activePods()
+        .filter((p) => p.metadata.uid !== uid)
+        .map((p) => this.effective(p));
+      const verdict = admitResize({ desired: pod, allocated: this.allocated.get(uid)!, allocatable, others });
+      if (verdict.kind === 'accepted') this.allocated.set(uid, specResources(pod));
+      else if (verdict.kind === 'deferred' || verdict.kind === 'infeasible')
+        state.pending = { reason: verdict.kind === 'deferred' ? 'Deferred' : 'Infeasible', message: verdict.message };
+    }
+    const error = await this.actuate(pod, rs);
+    if (error !== undefined || this.unapplied(pod, rs).length) state.inProgress = error ? { error } : {};
+    this.states.set(uid, state);
+    if (snapshot() !== was) await this.persist();
+    return state;
+  }
+
+  /** The running containers whose applied resources are not the allocated ones. */
+  private unapplied(pod: Pod, rs: PodRuntimeStatus): { name: string; id: string; changed: string[] }[] {
+    const uid = pod.metadata.uid!;
+    const allocation = this.allocated.get(uid)!;
+    const applied = this.actuated.get(uid);
+    return allocatedContainers(pod).flatMap((c) => {
+      const inst = latestContainer(rs, c.name);
+      if (!inst || inst.state !== 'running') return [];
+      // A container started without a record was started with its allocation.
+      const changed = applied?.has(c.name) ? changedResources(applied.get(c.name), allocation.get(c.name)) : [];
+      return changed.length ? [{ name: c.name, id: inst.id, changed }] : [];
+    });
+  }
+
+  /** Applies the allocation to the running containers; the first failure's message, if any. */
+  private async actuate(pod: Pod, rs: PodRuntimeStatus): Promise<string | undefined> {
+    const uid = pod.metadata.uid!;
+    const allocation = this.allocated.get(uid)!;
+    const applied = new Map(this.actuated.get(uid) ?? []);
+    const todo = this.unapplied(pod, rs);
+    // Containers not running take their allocation when they start.
+    for (const c of allocatedContainers(pod)) {
+      const inst = latestContainer(rs, c.name);
+      if (!inst || inst.state !== 'running' || !applied.has(c.name)) applied.set(c.name, allocation.get(c.name) ?? {});
+    }
+    if (!todo.length) {
+      this.actuated.set(uid, applied);
+      return undefined;
+    }
+    const before = withResources(pod, applied);
+    const after = withResources(pod, allocation);
+    const cgroupFirst = podCgroupFirst(before, after);
+    let failure: string | undefined;
+    try {
+      if (cgroupFirst) await this.d.podCgroups?.resize(after);
+      for (const t of todo) {
+        const c =
+          after.spec.containers.find((x) => x.name === t.name) ??
+          after.spec.initContainers!.find((x) => x.name === t.name)!;
+        if (actuationOf(c, t.changed) === 'restart') {
+          this.d.events?.record(
+            podRef(pod, { name: c.name }),
+            'Normal',
+            'Killing',
+            `Container ${c.name} resize requires restart`,
+          );
+          await this.d.runtime.stopContainer(t.id, 0);
+        } else {
+          if (!this.d.runtime.updateContainerResources)
+            throw new Error('the container runtime cannot update the resources of a running container');
+          await this.d.runtime.updateContainerResources(t.id, linuxContainerResources(after, c, this.d.resources));
+        }
+        applied.set(c.name, allocation.get(c.name) ?? {});
+      }
+      if (!cgroupFirst) await this.d.podCgroups?.resize(after);
+    } catch (err) {
+      failure = messageOf(err);
+      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: failure }, 'pod resize failed');
+    }
+    this.actuated.set(uid, applied);
+    return failure;
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * In-place pod resize decisions (upstream pkg/kubelet/allocation, v1.36, InPlacePodVerticalScaling
+ * GA): a running pod whose containers' resources changed in its spec is resized when the node can
+ * hold it — it can never (more than the node's allocatable): `Infeasible`; not now (the other
+ * pods' requests): `Deferred`, retried when resources free up; else the new resources are
+ * allocated and then actuated container by container, each by its `resizePolicy`. Pure.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { bytes, milliCpu } from '../../api/quantity.js';
+import { shortfalls, type AdmissionNode } from '../admission/predicate.js';
+import type { ContainerResources } from './checkpoint.js';
+
+/** The containers whose resources a pod allocates: init (sidecars included) and regular. */
+export function allocatedContainers(pod: Pod): Container[] {
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+}
+
+/** The resources the spec asks for, by container name. */
+export function specResources(pod: Pod): Map<string, ContainerResources> {
+  return new Map(
+    allocatedContainers(pod).map((c) => {
+      const r = (c.resources ?? {}) as ContainerResources;
+      return [
+        c.name,
+        {
+          ...(r.limits && Object.keys(r.limits).length ? { limits: { ...r.limits } } : {}),
+          ...(r.requests && Object.keys(r.requests).length ? { requests: { ...r.requests } } : {}),
+        },
+      ];
+    }),
+  );
+}
+
+/** A quantity's value for comparison: milli-CPU, bytes, else the text. */
+function valueOf(resource: string, quantity: string | undefined): string | number | undefined {
+  if (quantity === undefined) return undefined;
+  if (resource === 'cpu') return milliCpu(quantity) ?? quantity;
+  return bytes(quantity) ?? quantity;
+}
+
+/** The resources (`cpu`, `memory`, …) whose request or limit differs between `a` and `b`. Pure. */
+export function changedResources(a: ContainerResources | undefined, b: ContainerResources | undefined): string[] {
+  const names = new Set([
+    ...Object.keys(a?.requests ?? {}),
+    ...Object.keys(a?.limits ?? {}),
+    ...Object.keys(b?.requests ?? {}),
+    ...Object.keys(b?.limits ?? {}),
+  ]);
+  return [...names]
+    .filter(
+      (n) =>
+        valueOf(n, a?.requests?.[n]) !== valueOf(n, b?.requests?.[n]) ||
+        valueOf(n, a?.limits?.[n]) !== valueOf(n, b?.limits?.[n]),
+    )
+    .sort();
+}
+
+/** Whether two allocations of a pod differ anywhere. */
+export function allocationsDiffer(
+  a: ReadonlyMap<string, ContainerResources>,
+  b: ReadonlyMap<string, ContainerResources>,
+): boolean {
+  const names = new Set([...a.keys(), ...b.keys()]);
+  return [...names].some((n) => changedResources(a.get(n), b.get(n)).length > 0);
+}
+
+/** `pod` with its containers' resources as allocated (what its containers are made with). */
+export function withResources(pod: Pod, resources: ReadonlyMap<string, ContainerResources>): Pod {
+  const apply = (c: Container): Container => {
+    const r = resources.get(c.name);
+    return r ? { ...c, resources: { ...r } } : c;
+  };
+  return {
+    ...pod,
+    spec: {
+      ...pod.spec,
+      ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(apply) } : {}),
+      containers: pod.spec.containers.map(apply),
+    },
+  };
+}
+
+/** What to do with a pod's resize. */
+export type ResizeVerdict =
+  | { kind: 'none' }
+  | { kind: 'accepted' }
+  | { kind: 'deferred'; message: string }
+  | { kind: 'infeasible'; message: string };
+
+/**
+ * Whether the pod's desired resources can be allocated (upstream handlePodResourcesResize /
+ * canResizePod): more than the node's allocatable is Infeasible with upstream's "capacity"
+ * message; not fitting next to `others` (the other active pods, as allocated) is Deferred with the
+ * admission's "resource" message.
+ */
+export function admitResize(o: {
+  desired: Pod;
+  allocated: ReadonlyMap<string, ContainerResources>;
+  allocatable: AdmissionNode['allocatable'];
+  others: Pod[];
+}): ResizeVerdict {
+  if (!allocationsDiffer(specResources(o.desired), o.allocated)) return { kind: 'none' };
+  const alone = shortfalls(o.desired, [], o.allocatable).filter((s) => s.resource !== 'pods');
+  if (alone.length) {
+    const s = alone[0];
+    return {
+      kind: 'infeasible',
+      message: `Node didn't have enough capacity: ${s.resource}, requested: ${s.requested}, capacity: ${s.capacity}`,
+    };
+  }
+  const together = shortfalls(o.desired, o.others, o.allocatable).filter((s) => s.resource !== 'pods');
+  if (together.length) {
+    const s = together[0];
+    return {
+      kind: 'deferred',
+      message: `Node didn't have enough resource: ${s.resource}, requested: ${s.requested}, used: ${s.used}, capacity: ${s.capacity}`,
+    };
+  }
+  return { kind: 'accepted' };
+}
+
+/** How a running container takes its new resources: updated in place, or restarted (resizePolicy RestartContainer). Pure. */
+export function actuationOf(c: Container, changed: readonly string[]): 'update' | 'restart' {
+  const policies = (c as { resizePolicy?: { resourceName: string; restartPolicy: string }[] }).resizePolicy ?? [];
+  return changed.some((r) => policies.some((p) => p.resourceName === r && p.restartPolicy === 'RestartContainer'))
+    ? 'restart'
+    : 'update';
+}
+
+/**
+ * The order of a resize's writes so that limits never drop below what runs (upstream
+ * doPodResizeAction): when the pod's limits grow, the pod cgroup first, then the containers; when
+ * they shrink, the containers first, then the pod cgroup. Pure.
+ */
+export function podCgroupFirst(before: Pod, after: Pod): boolean {
+  const total = (p: Pod) =>
+    allocatedContainers(p).reduce(
+      (sum, c) => {
+        const limits = (c.resources?.limits ?? {}) as Record<string, string>;
+        return {
+          cpu: sum.cpu + (milliCpu(limits.cpu) ?? 0),
+          memory: sum.memory + (bytes(limits.memory) ?? 0),
+        };
+      },
+      { cpu: 0, memory: 0 },
+    );
+  const a = total(before);
+  const b = total(after);
+  return b.cpu + b.memory >= a.cpu + a.memory;
+}
