@@ -277,6 +277,7 @@ export async function main(argv: string[]): Promise<number> {
       servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), {
         pods: () => host.getPods(),
         cpus: agent.cpus,
+        devices: (uid, container) => agent.devices.devicesOf(uid, container),
       }),
     )
     .catch((err: unknown) => {

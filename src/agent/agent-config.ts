@@ -3,6 +3,7 @@
  * built from, and what a composed agent offers.
  */
 import type { PodCpus } from './cpumanager/views.js';
+import type { DeviceManager } from './devices/device-manager.js';
 import type { VerificationPolicy } from './images/pull-records.js';
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CriRuntime } from '../cri/services.js';
@@ -125,6 +126,8 @@ export interface Agent {
   metrics: KubeletMetrics;
   /** The CPU manager's view for the pod-resources API. */
   cpus: PodCpus;
+  /** The device manager (its devices per container for the pod-resources API). */
+  devices: Pick<DeviceManager, 'devicesOf'>;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */

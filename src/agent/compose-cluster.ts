@@ -20,6 +20,7 @@ import type { RuntimeState } from './runtime/runtime-state.js';
 import type { PodWorkers } from './sync/pod-workers.js';
 import type { SyncLoop } from './sync/sync-loop.js';
 import type { NodeInformer } from './nodestatus/node-informer.js';
+import type { DeviceManager } from './devices/device-manager.js';
 
 /** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
@@ -35,6 +36,8 @@ export interface ClusterMembershipDeps {
   statusSync: StatusSync;
   /** The Node as the apiserver has it: the base of the status patch (what others put in its capacity stays). */
   nodeInformer?: Pick<NodeInformer, 'status'>;
+  /** The device plugins' resources. */
+  devices?: Pick<DeviceManager, 'capacity' | 'allocatable'>;
 }
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
@@ -74,6 +77,7 @@ export function startClusterMembership(
       runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
       features: d.runtimeState.runtimeFeatures(),
+      devices: d.devices ? { capacity: d.devices.capacity(), allocatable: d.devices.allocatable() } : undefined,
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({
         names: [...i.repo_digests, ...i.repo_tags],
         sizeBytes: Number(i.size),

@@ -89,6 +89,8 @@ export function composeAdmission(
     node: () => AdmissionNode;
     /** The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined. */
     allocateCpus?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined;
+    /** The device manager's allocation (devices/device-manager.ts): its refusal, or undefined; asked first, as upstream's allocate handler. */
+    allocateDevices?: (pod: Pod) => AdmitResult | undefined;
     workers: PodWorkers;
     syncer: PodSync;
     events: EventRecorder;
@@ -104,6 +106,8 @@ export function composeAdmission(
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
+    const noDevices = o.allocateDevices?.(pod);
+    if (noDevices) return noDevices;
     const critical = isCritical(pod);
     const r = admitPod(pod, admitted, {
       node: o.node(),

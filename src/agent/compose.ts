@@ -12,6 +12,9 @@
  * stats collector and the kubelet's own metrics (compose-observability.ts). Without an apiserver
  * client the kubelet is standalone.
  */
+import { join } from 'node:path';
+import { messageOf } from '../lib/errors.js';
+import { DeviceManager } from './devices/device-manager.js';
 import { AllocationManager } from './allocation/allocation-manager.js';
 import { setMaxListeners } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
@@ -145,6 +148,8 @@ export function composeAgent(
   });
   registerCpuManagerMetrics(metrics, cpus.podCpus);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
+  // Device plugins (upstream's device manager): their resources, and the devices a pod's containers get.
+  const devices = new DeviceManager({ dir: join(cfg.rootDir, 'device-plugins'), logger });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const {
     volumes,
@@ -170,6 +175,7 @@ export function composeAgent(
     podCgroups,
     nodeCredentials,
     cpusets: cpus.cpusets,
+    devices,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api
@@ -204,6 +210,7 @@ export function composeAgent(
   let runtimeName = 'process';
   const syncer = new PodSync({
     allocation,
+    devices,
     runtime: runtime.runtime,
     runtimeManager,
     executor,
@@ -275,6 +282,7 @@ export function composeAgent(
       eviction: () => theEviction.get(),
       node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
       allocateCpus: cpus.admit,
+      allocateDevices: (pod) => devices.admit(pod),
       workers,
       syncer,
       events,
@@ -282,6 +290,7 @@ export function composeAgent(
       logger,
     }),
     onRejected: (pod, reason, message) => {
+      devices.release(pod.metadata.uid!);
       const generation = pod.metadata.generation;
       statusManager.set(pod.metadata.uid!, {
         ...(generation ? { observedGeneration: generation } : {}),
@@ -351,6 +360,7 @@ export function composeAgent(
     host,
     metrics,
     cpus: cpus.podCpus,
+    devices,
     internals: {
       podConfig,
       podManager,
@@ -375,6 +385,9 @@ export function composeAgent(
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
       await allocation.load();
+      await devices
+        .start()
+        .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'device plugin registration not served'));
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
       cpus.start(abort.signal);
@@ -401,6 +414,7 @@ export function composeAgent(
             runtimeVersion: connected.version,
             statusSync: statusSync!,
             nodeInformer,
+            devices,
           },
           {
             pressure: () => eviction.conditions(),
@@ -425,6 +439,7 @@ export function composeAgent(
         await stopPodsForShutdown({ runtime: runtime.runtime, runtimeManager, podManager, logger, ...o });
         await processRuntime.shutdown(0);
       }
+      await devices.stop();
       runtime.close?.();
     },
   };

@@ -207,6 +207,8 @@ export interface ContainerConfig {
   envs?: KeyValue[];
   mounts?: Mount[];
   devices?: Device[];
+  /** CDI devices (fully qualified names) the runtime resolves itself. */
+  CDI_devices?: { name: string }[];
   labels?: Labels;
   annotations?: Labels;
   log_path?: string;

@@ -203,8 +203,21 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
+    // The container's processes see the host's /dev: a device (a plugin's, a raw block volume) is
+    // its host node bound at the container's path, writable when its permissions say so.
     if (config.devices?.length)
-      throw badRequest('devices (raw block volumes) are not supported by the process runtime');
+      config = {
+        ...config,
+        mounts: [
+          ...(config.mounts ?? []),
+          ...config.devices.map((d) => ({
+            container_path: d.container_path,
+            host_path: d.host_path,
+            readonly: !d.permissions.includes('w'),
+          })),
+        ],
+        devices: [],
+      };
     if (config.tty) await loadPty(); // refused now, with why, where node-pty is not installed
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());

@@ -20,7 +20,10 @@ interface Cpus {
   exclusiveCpus(podUid: string, name: string): readonly number[];
 }
 
-function podResources(p: Pod, cpus?: Cpus) {
+/** A container's devices by resource (the device manager's). */
+type DevicesOf = (uid: string, container: string) => { resource: string; ids: string[] }[];
+
+function podResources(p: Pod, cpus?: Cpus, devices?: DevicesOf) {
   const containers = [
     ...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
     ...p.spec.containers,
@@ -30,7 +33,10 @@ function podResources(p: Pod, cpus?: Cpus) {
     namespace: p.metadata.namespace,
     containers: containers.map((c) => ({
       name: c.name,
-      devices: [],
+      devices: (devices?.(p.metadata.uid!, c.name) ?? []).map((d) => ({
+        resource_name: d.resource,
+        device_ids: d.ids,
+      })),
       cpu_ids: [...(cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
       memory: [],
     })),
@@ -43,7 +49,7 @@ const isActive = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(
   socketPath: string,
-  o: { pods(): Pod[]; cpus?: Cpus },
+  o: { pods(): Pod[]; cpus?: Cpus; devices?: DevicesOf },
 ): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
@@ -52,14 +58,14 @@ export async function servePodResources(
       pod_resources: o
         .pods()
         .filter(isActive)
-        .map((p) => podResources(p, o.cpus)),
+        .map((p) => podResources(p, o.cpus, o.devices)),
     }),
     GetAllocatableResources: () => ({ devices: [], cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])], memory: [] }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
       if (!p)
         throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
-      return { pod_resources: podResources(p, o.cpus) };
+      return { pod_resources: podResources(p, o.cpus, o.devices) };
     },
   };
   const methods: Record<string, UnaryHandler> = {};

@@ -6,7 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpus } from 'node:os';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+  unlinkSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -14,6 +23,8 @@ import { bytes, milliCpu } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
 import { countProcesses, httpGet, until } from './helpers.js';
+import { startSamplePlugin } from '../fixtures/sample-device-plugin.js';
+import { podResourcesClient } from './pod-resources-client.js';
 
 const node = 'cluster-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cluster-'));
@@ -1129,6 +1140,78 @@ describe('admission', () => {
     });
     await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute-']);
     await kubectl(c, ['delete', 'pod', 'on-ssd', 'intolerant', '--wait=false']);
+  });
+});
+
+describe('device plugins (deviceplugin/v1beta1)', () => {
+  it('advertise their devices, give a pod one with the env, mount and device the plugin answers, refuse a pod asking too many, and follow health', async () => {
+    const pluginDir = join(dir, 'root', 'device-plugins');
+    const share = join(dir, 'widget-share');
+    mkdirSync(share, { recursive: true });
+    writeFileSync(join(share, 'marker'), 'widget-data\n');
+    const plugin = await startSamplePlugin({
+      dir: pluginDir,
+      name: 'widget',
+      resource: 'example.com/widget',
+      devices: ['w0', 'w1'],
+      mountHostPath: share,
+      deviceHostPath: '/dev/null',
+    });
+    try {
+      const widgets = () => {
+        const st = c.api.store.get('nodes', '', node)!.status;
+        return [st.capacity['example.com/widget'], st.allocatable['example.com/widget']];
+      };
+      await until(() => widgets()[0] === '2' && widgets()[1] === '2', 20_000, 'node capacity with the widgets');
+      const asking = (name: string, n: number) =>
+        boundPod(name, node, {
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "ids=$WIDGET_IDS"; cat /widget/marker; sleep 3600'],
+              resources: { limits: { 'example.com/widget': String(n) }, requests: { 'example.com/widget': String(n) } },
+            },
+          ],
+        });
+      create(asking('one-widget', 1));
+      await until(() => running('one-widget'), 20_000, 'one-widget Running');
+      await until(
+        () => /stdout F ids=w0\n.*stdout F widget-data\n/.test(logOf(pod('one-widget')!)),
+        10_000,
+        'the env and the mount in the container',
+      );
+      expect(plugin.allocations).toEqual([['w0']]);
+      create(asking('three-widgets', 3));
+      const refused = await until(
+        () => pod('three-widgets')?.status?.phase === 'Failed' && pod('three-widgets')!,
+        20_000,
+        'refused',
+      );
+      expect(refused.status).toMatchObject({
+        reason: 'UnexpectedAdmissionError',
+        message:
+          'Pod was rejected: Allocate failed due to requested number of devices unavailable for example.com/widget. Requested: 3, Available: 1, which is unexpected',
+      });
+      // pod-resources names the device the pod holds.
+      const { client, call } = await podResourcesClient(join(dir, 'root'));
+      try {
+        const got = await call<{ pod_resources: { containers: { devices: unknown[] }[] } }>('Get', {
+          pod_name: 'one-widget',
+          pod_namespace: 'default',
+        });
+        expect(got.pod_resources.containers[0].devices).toEqual([
+          { resource_name: 'example.com/widget', device_ids: ['w0'], topology: null },
+        ]);
+      } finally {
+        client.close();
+      }
+      plugin.setHealth('w1', 'Unhealthy');
+      await until(() => widgets()[0] === '2' && widgets()[1] === '1', 20_000, 'one widget unhealthy');
+      await kubectl(c, ['delete', 'pod', 'one-widget', 'three-widgets', '--wait=false']);
+    } finally {
+      await plugin.close();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-/** The process runtime has no device cgroup or /dev of its own: a container asking for devices (a raw block volume) is refused with a clear message. */
+/** The process runtime has no device cgroup or /dev of its own: a device a container asks for (a plugin's, a raw block volume) is its host node bound at the container's path. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('process runtime devices', () => {
-  it('refuses CreateContainer with devices and creates nothing', async () => {
+  it('binds each device node at its container path, read-only unless its permissions allow writes', async () => {
     const sandboxConfig: cri.PodSandboxConfig = {
       metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 },
       log_directory: join(dir, 'logs'),
@@ -32,11 +32,15 @@ describe('process runtime devices', () => {
       metadata: { name: 'main', attempt: 0 },
       image: { image: 'busybox' },
       command: ['true'],
-      devices: [{ container_path: '/dev/xvda', host_path: '/dev/null', permissions: 'mrw' }],
+      devices: [
+        { container_path: '/dev/xvda', host_path: '/dev/null', permissions: 'mrw' },
+        { container_path: '/dev/ro', host_path: '/dev/zero', permissions: 'r' },
+      ],
     };
-    await expect(runtime.createContainer(sandboxId, config, sandboxConfig)).rejects.toThrow(
-      'devices (raw block volumes) are not supported by the process runtime',
-    );
-    expect(await runtime.listContainers({ pod_sandbox_id: sandboxId })).toEqual([]);
+    const id = await runtime.createContainer(sandboxId, config, sandboxConfig);
+    expect((await runtime.containerStatus(id)).status.mounts).toEqual([
+      { container_path: '/dev/xvda', host_path: '/dev/null', readonly: false },
+      { container_path: '/dev/ro', host_path: '/dev/zero', readonly: true },
+    ]);
   });
 });

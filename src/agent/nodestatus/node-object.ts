@@ -62,6 +62,8 @@ export interface NodeStatusInput {
   runtimeHandlers?: NodeRuntimeHandler[];
   /** What the runtime supports that pods may ask for (CRI Status features): status.features when it says. */
   features?: NodeFeatures;
+  /** The device plugins' resources: every device as capacity, the healthy ones as allocatable. */
+  devices?: { capacity: Record<string, number>; allocatable: Record<string, number> };
   /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
   pressure?: ReadonlySet<string>;
   /** The attachable volumes in use (upstream VolumesInUse setter), sorted; none: the field goes. */
@@ -261,7 +263,11 @@ export function nodeConditions(
 
 /** The full node status. */
 export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
-  const { capacity, allocatable } = nodeResources(s, i.machine);
+  const resources = nodeResources(s, i.machine);
+  const capacity: Record<string, string> = { ...resources.capacity };
+  const allocatable: Record<string, string> = { ...resources.allocatable };
+  for (const [name, n] of Object.entries(i.devices?.capacity ?? {})) capacity[name] = String(n);
+  for (const [name, n] of Object.entries(i.devices?.allocatable ?? {})) allocatable[name] = String(n);
   return {
     capacity,
     allocatable,

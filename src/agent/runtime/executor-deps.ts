@@ -1,6 +1,7 @@
 /** What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its counters. */
+import type { ContainerDevices } from '../devices/device-manager.js';
 import type { ContainerCpusets } from '../cpumanager/views.js';
-import type { Pod } from '../../api/types.js';
+import type { Container, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -60,6 +61,8 @@ export interface ExecutorDeps {
   cpusets?: ContainerCpusets;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
   podCgroups?: { ensure(pod: Pod): Promise<void> };
+  /** The device manager: what the plugins answered for a container's devices (none without devices). */
+  devices?: { containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> };
   /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
   runtimeHandler?(pod: Pod): Promise<string>;
   /** Whether the pod's runtime handler makes recursive read-only mounts. */

@@ -11,6 +11,7 @@
  *    later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
+import { withDevices } from '../devices/container-devices.js';
 import { readEnvFiles } from './env-file.js';
 import { podIPsOf } from './pod-ips.js';
 import { rm } from 'node:fs/promises';
@@ -306,6 +307,9 @@ export class PodActionExecutor {
       const sub = await prepareSubPaths(built.volumeMounts, c.name);
       if (!sub.ok) return failed('CreateContainerConfigError', sub.message, 10_000);
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };
+      // The device plugins' answers for the container's devices (upstream GetDeviceRunContainerOptions).
+      const devices = (await this.deps.devices?.containerDevices(pod, c)) ?? [];
+      if (devices.length) config = withDevices(config, devices);
       // The CPU manager's cpuset (upstream PreCreateContainer): the container's exclusive CPUs, or the shared pool.
       cpuset = this.deps.cpusets?.cpusetFor(pod.metadata.uid!, c.name);
       if (cpuset && config.linux?.resources) config.linux.resources.cpuset_cpus = cpuset;

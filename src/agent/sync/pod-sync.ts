@@ -80,6 +80,8 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
+  /** The device manager: a pod that is gone frees its devices. */
+  devices?: { release(uid: string): void };
   /** Allocations and in-place resize (absent: containers take their spec's resources, no resize). */
   allocation?: Pick<
     AllocationManager,
@@ -337,6 +339,7 @@ export class PodSync implements PodSyncer {
     await this.d.volumes.removePodDir(uid);
     this.d.prober?.removePod(uid);
     await this.d.allocation?.remove(uid);
+    this.d.devices?.release(uid);
     this.verdicts.delete(uid);
     if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
     this.d.images.forgetPod(uid);

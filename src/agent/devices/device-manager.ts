@@ -1,0 +1,263 @@
+/**
+ * The device manager (upstream pkg/kubelet/cm/devicemanager): device plugins register a resource
+ * (`example.com/widget`) on `<root-dir>/device-plugins/kubelet.sock` (deviceplugin/v1beta1
+ * Registration), the kubelet connects back to each plugin's socket and follows its devices and
+ * their health (ListAndWatch, a server stream). The node advertises each resource's devices as
+ * capacity and the healthy ones as allocatable; a pod's container that asks for N of them gets N
+ * healthy devices no other pod holds at admission (else upstream's UnexpectedAdmissionError), and
+ * what the plugin answers to Allocate for them — env, mounts, device nodes, annotations, CDI
+ * devices — goes into its CRI config. A plugin that goes away leaves its devices unhealthy; one
+ * that registers again (a kubelet or plugin restart) takes them back.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../api/types.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { serviceMethods } from '../../cri/proto.js';
+import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
+import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
+import type { AdmitResult } from '../admission/predicate.js';
+import { chooseDevices, deviceRequests, type DeviceHealth } from './device-allocation.js';
+
+const PROTO = 'deviceplugin/v1beta1/api.proto';
+const SUPPORTED_VERSIONS = ['v1beta1'];
+/** Allocate and the other unary calls to a plugin: upstream's 10 s. */
+const CALL_TIMEOUT_MS = 10_000;
+
+/** What a plugin answers for one container (ContainerAllocateResponse). */
+export interface ContainerDevices {
+  envs?: Record<string, string>;
+  mounts?: { container_path: string; host_path: string; read_only?: boolean }[];
+  devices?: { container_path: string; host_path: string; permissions: string }[];
+  annotations?: Record<string, string>;
+  cdi_devices?: { name: string }[];
+}
+
+interface Plugin {
+  resource: string;
+  endpoint: string;
+  client: grpc.Client;
+  devices: Map<string, DeviceHealth>;
+  stream?: grpc.ClientReadableStream<unknown>;
+}
+
+/** One container's devices: their IDs by resource, and the plugin's answer once asked. */
+interface Allocation {
+  ids: Map<string, string[]>;
+  answer?: Promise<ContainerDevices>;
+}
+
+export interface DeviceManagerDeps {
+  /** `<root-dir>/device-plugins`. */
+  dir: string;
+  logger: Logger;
+  /** Told when a resource's devices or their health changed (the node status follows). */
+  onChange?: () => void;
+}
+
+export class DeviceManager {
+  private readonly plugins = new Map<string, Plugin>();
+  /** Pod UID → container name → its devices. */
+  private readonly allocations = new Map<string, Map<string, Allocation>>();
+  private stopServer?: () => Promise<void>;
+  private readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
+
+  constructor(private readonly d: DeviceManagerDeps) {}
+
+  /** Serves Registration on kubelet.sock (made anew: plugins watch for it and register again). */
+  async start(): Promise<void> {
+    await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
+    const socket = join(this.d.dir, 'kubelet.sock');
+    await rm(socket, { force: true });
+    const register = serviceMethods(PROTO, 'v1beta1.Registration').Register;
+    const handlers: Record<string, UnaryHandler> = {
+      [register.path]: {
+        requestDeserialize: (b) => register.requestDeserialize(b),
+        responseSerialize: (r) => register.responseSerialize(r as object),
+        handle: (req) => this.register(req as { version: string; endpoint: string; resource_name: string }),
+      },
+    };
+    this.stopServer = (await serveUnary(socket, handlers)).close;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.plugins.values()) {
+      p.stream?.cancel();
+      p.client.close();
+    }
+    await this.stopServer?.();
+  }
+
+  /** A plugin's Register: checked as upstream, then followed through ListAndWatch. */
+  private register(req: { version: string; endpoint: string; resource_name: string }): object {
+    if (!SUPPORTED_VERSIONS.includes(req.version))
+      throw new GrpcCallError(
+        GrpcCode.UNKNOWN,
+        `requested API version "${req.version}" is not supported by kubelet. Supported versions are ${JSON.stringify(SUPPORTED_VERSIONS)}`,
+      );
+    if (
+      !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(req.resource_name) ||
+      req.resource_name.includes('kubernetes.io/')
+    )
+      throw new GrpcCallError(GrpcCode.UNKNOWN, `the ResourceName "${req.resource_name}" is invalid`);
+    if (!req.endpoint || req.endpoint.includes('/'))
+      throw new GrpcCallError(GrpcCode.UNKNOWN, `invalid endpoint "${req.endpoint}"`);
+    const previous = this.plugins.get(req.resource_name);
+    previous?.stream?.cancel();
+    previous?.client.close();
+    const client = new grpc.Client(`unix://${join(this.d.dir, req.endpoint)}`, grpc.credentials.createInsecure(), {
+      'grpc.default_authority': 'localhost',
+    });
+    // Devices known before the plugin came back keep their health until its first list says otherwise.
+    const plugin: Plugin = {
+      resource: req.resource_name,
+      endpoint: req.endpoint,
+      client,
+      devices: previous?.devices ?? new Map<string, DeviceHealth>(),
+    };
+    this.plugins.set(req.resource_name, plugin);
+    this.d.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
+    this.watch(plugin);
+    return {};
+  }
+
+  /** Follows the plugin's ListAndWatch until it ends; then its devices are unhealthy. */
+  private watch(plugin: Plugin): void {
+    const m = this.methods.ListAndWatch;
+    const stream = plugin.client.makeServerStreamRequest(
+      m.path,
+      (x: object) => m.requestSerialize(x),
+      (b: Buffer) => m.responseDeserialize(b),
+      {},
+    );
+    plugin.stream = stream;
+    stream.on('data', (res: { devices?: { ID: string; health: string }[] }) => {
+      plugin.devices = new Map(
+        (res.devices ?? []).map((x) => [x.ID, x.health === 'Healthy' ? 'Healthy' : 'Unhealthy'] as const),
+      );
+      this.d.onChange?.();
+    });
+    const ended = () => {
+      if (this.plugins.get(plugin.resource) !== plugin) return;
+      for (const id of plugin.devices.keys()) plugin.devices.set(id, 'Unhealthy');
+      this.d.logger.info({ resource: plugin.resource }, 'device plugin went away: its devices are unhealthy');
+      this.d.onChange?.();
+    };
+    stream.on('error', ended);
+    stream.on('end', ended);
+  }
+
+  /** Each resource's devices (the node's capacity). */
+  capacity(): Record<string, number> {
+    return Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, p.devices.size]));
+  }
+
+  /** Each resource's healthy devices (the node's allocatable). */
+  allocatable(): Record<string, number> {
+    return Object.fromEntries(
+      [...this.plugins.values()].map((p) => [
+        p.resource,
+        [...p.devices.values()].filter((h) => h === 'Healthy').length,
+      ]),
+    );
+  }
+
+  /** The IDs held by pods other than `uid`, by resource. */
+  private held(exceptUid?: string): Map<string, Set<string>> {
+    const out = new Map<string, Set<string>>();
+    for (const [uid, containers] of this.allocations) {
+      if (uid === exceptUid) continue;
+      for (const a of containers.values())
+        for (const [resource, ids] of a.ids)
+          for (const id of ids) (out.get(resource) ?? out.set(resource, new Set()).get(resource)!).add(id);
+    }
+    return out;
+  }
+
+  /**
+   * Admission (upstream's allocate admit handler): reserves each container's devices, or refuses
+   * the pod with upstream's UnexpectedAdmissionError when a resource has too few healthy free ones.
+   * Undefined: the pod asks for no device (or was admitted before).
+   */
+  admit(pod: Pod): AdmitResult | undefined {
+    const uid = pod.metadata.uid!;
+    const requests = deviceRequests(pod, new Set(this.plugins.keys()));
+    if (!requests.length || this.allocations.has(uid)) return undefined;
+    const held = this.held(uid);
+    const chosen = chooseDevices(
+      requests,
+      (resource) => this.plugins.get(resource)?.devices ?? new Map(),
+      (resource) => held.get(resource) ?? new Set(),
+    );
+    if ('shortfall' in chosen) {
+      const s = chosen.shortfall;
+      return {
+        admit: false,
+        reason: 'UnexpectedAdmissionError',
+        message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
+      };
+    }
+    this.allocations.set(uid, new Map([...chosen.byContainer].map(([name, ids]) => [name, { ids }])));
+    return undefined;
+  }
+
+  /** What goes into the container's CRI config for its devices (the plugins' Allocate, asked once per container). */
+  async containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> {
+    const allocation = this.allocations.get(pod.metadata.uid!)?.get(c.name);
+    if (!allocation) return [];
+    allocation.answer ??= this.allocate(allocation).catch((err: unknown) => {
+      allocation.answer = undefined;
+      throw err;
+    });
+    return [await allocation.answer];
+  }
+
+  private async allocate(allocation: Allocation): Promise<ContainerDevices> {
+    const merged: Required<ContainerDevices> = { envs: {}, mounts: [], devices: [], annotations: {}, cdi_devices: [] };
+    for (const [resource, ids] of allocation.ids) {
+      const plugin = this.plugins.get(resource);
+      if (!plugin) throw new Error(`device plugin for ${resource} is not registered`);
+      const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
+        container_responses?: ContainerDevices[];
+      };
+      const answer = res.container_responses?.[0] ?? {};
+      Object.assign(merged.envs, answer.envs);
+      Object.assign(merged.annotations, answer.annotations);
+      merged.mounts.push(...(answer.mounts ?? []));
+      merged.devices.push(...(answer.devices ?? []));
+      merged.cdi_devices.push(...(answer.cdi_devices ?? []));
+    }
+    return merged;
+  }
+
+  private call(plugin: Plugin, method: string, req: object): Promise<unknown> {
+    const m = this.methods[method];
+    return new Promise((resolve, reject) =>
+      plugin.client.makeUnaryRequest(
+        m.path,
+        (x: object) => m.requestSerialize(x),
+        (b: Buffer) => m.responseDeserialize(b),
+        req,
+        { deadline: Date.now() + CALL_TIMEOUT_MS },
+        (err, res) => (err ? reject(new Error(`${plugin.resource}: ${err.details || messageOf(err)}`)) : resolve(res)),
+      ),
+    );
+  }
+
+  /** The devices a container holds, by resource (pod-resources, allocatedResourcesStatus). */
+  devicesOf(uid: string, container: string): { resource: string; ids: string[]; health: DeviceHealth[] }[] {
+    const a = this.allocations.get(uid)?.get(container);
+    return [...(a?.ids ?? [])].map(([resource, ids]) => ({
+      resource,
+      ids,
+      health: ids.map((id) => this.plugins.get(resource)?.devices.get(id) ?? 'Unknown'),
+    }));
+  }
+
+  /** Frees the devices of a pod that is gone. */
+  release(uid: string): void {
+    this.allocations.delete(uid);
+  }
+}
