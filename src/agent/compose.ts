@@ -149,7 +149,14 @@ export function composeAgent(
   registerCpuManagerMetrics(metrics, cpus.podCpus);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   // Device plugins (upstream's device manager): their resources, and the devices a pod's containers get.
-  const devices = new DeviceManager({ dir: join(cfg.rootDir, 'device-plugins'), logger });
+  const devices: DeviceManager = new DeviceManager({
+    dir: join(cfg.rootDir, 'device-plugins'),
+    logger,
+    // A device's health reaches the statuses of the pods holding devices (allocatedResourcesStatus).
+    onChange: () => {
+      for (const uid of devices.podsWithDevices()) workQueue.enqueue(uid, clock.now());
+    },
+  });
   const nodeAllocatable = () => admissionNode?.allocatable;
   const {
     volumes,

@@ -142,6 +142,8 @@ export interface ContainerStatus {
   lastState: ContainerState;
   ready: boolean;
   restartCount: number;
+  /** The health of the devices allocated to the container, by resource (ResourceHealthStatus). */
+  allocatedResourcesStatus?: { name: string; resources: { resourceID: string; health: string }[] }[];
   /** The requests allocated to the container (in-place resize: what the node admitted). */
   allocatedResources?: Record<string, string>;
   /** The requests and limits applied to the running container. */

@@ -1206,8 +1206,20 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
       } finally {
         client.close();
       }
+      expect(pod('one-widget')!.status.containerStatuses[0].allocatedResourcesStatus).toEqual([
+        { name: 'example.com/widget', resources: [{ resourceID: 'w0', health: 'Healthy' }] },
+      ]);
       plugin.setHealth('w1', 'Unhealthy');
       await until(() => widgets()[0] === '2' && widgets()[1] === '1', 20_000, 'one widget unhealthy');
+      // The health of a device a pod holds reaches its status (ResourceHealthStatus).
+      plugin.setHealth('w0', 'Unhealthy');
+      await until(
+        () =>
+          pod('one-widget')!.status.containerStatuses[0].allocatedResourcesStatus?.[0]?.resources?.[0]?.health ===
+          'Unhealthy',
+        20_000,
+        'allocatedResourcesStatus Unhealthy',
+      );
       await kubectl(c, ['delete', 'pod', 'one-widget', 'three-widgets', '--wait=false']);
     } finally {
       await plugin.close();

@@ -256,6 +256,11 @@ export class DeviceManager {
     }));
   }
 
+  /** The pods that hold devices (a health change reaches their statuses). */
+  podsWithDevices(): string[] {
+    return [...this.allocations.keys()];
+  }
+
   /** Frees the devices of a pod that is gone. */
   release(uid: string): void {
     this.allocations.delete(uid);

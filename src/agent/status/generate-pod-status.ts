@@ -43,6 +43,8 @@ const usesRestartAll = (pod: Pod) =>
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
+  /** The devices a container holds and their health (device manager). */
+  devices?: (container: string) => { resource: string; ids: string[]; health: string[] }[];
   /** Allocated and applied resources by container, and where a resize stands (allocation-manager.ts). */
   allocation?: {
     allocated: ReadonlyMap<string, ContainerResources>;
@@ -108,6 +110,13 @@ function containerStatuses(
       imageID: '',
       started: false,
     };
+    // ResourceHealthStatus: each allocated device's health, as its plugin last said.
+    const held = ctx.devices?.(spec.name) ?? [];
+    if (held.length)
+      st.allocatedResourcesStatus = held.map((d) => ({
+        name: d.resource,
+        resources: d.ids.map((id, i) => ({ resourceID: id, health: d.health[i] })),
+      }));
     const allocated = ctx.allocation?.allocated.get(spec.name)?.requests;
     if (allocated && Object.keys(allocated).length) st.allocatedResources = { ...allocated };
     const mounts = volumeMountStatuses(spec, ctx.supportsRecursiveReadOnly ?? false);

@@ -13,6 +13,7 @@
  *   (Succeeded or Failed, upstream TerminatePod) — the status the apiserver gets before the DELETE.
  */
 import type { AllocationManager } from '../allocation/allocation-manager.js';
+import type { DeviceManager } from '../devices/device-manager.js';
 import { isTerminalPhase, type Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -81,7 +82,7 @@ export interface PodSyncDeps {
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
   /** The device manager: a pod that is gone frees its devices. */
-  devices?: { release(uid: string): void };
+  devices?: Pick<DeviceManager, 'release' | 'devicesOf'>;
   /** Allocations and in-place resize (absent: containers take their spec's resources, no resize). */
   allocation?: Pick<
     AllocationManager,
@@ -190,6 +191,7 @@ export class PodSync implements PodSyncer {
       probes: this.d.prober?.results(uid),
       supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
+      ...(this.d.devices ? { devices: (name: string) => this.d.devices!.devicesOf(uid, name) } : {}),
       ...(this.d.allocation
         ? {
             allocation: {
