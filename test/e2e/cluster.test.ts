@@ -1209,6 +1209,34 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
       expect(pod('one-widget')!.status.containerStatuses[0].allocatedResourcesStatus).toEqual([
         { name: 'example.com/widget', resources: [{ resourceID: 'w0', health: 'Healthy' }] },
       ]);
+      // A kubelet restart keeps the pod's device and the plugin's answer (the checkpoint); the plugin registers again.
+      const checkpoint = JSON.parse(readFileSync(join(pluginDir, 'kubelet_internal_checkpoint'), 'utf8'));
+      expect(checkpoint.Data.PodDeviceEntries).toEqual([
+        expect.objectContaining({
+          ContainerName: 'main',
+          ResourceName: 'example.com/widget',
+          DeviceIDs: { '-1': ['w0'] },
+        }),
+      ]);
+      await c.restartKubelet();
+      // As plugins do when kubelet.sock is made anew: register again.
+      await until(
+        () =>
+          plugin.register().then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        'the plugin registered again',
+      );
+      await until(() => widgets()[1] === '2', 20_000, 'the widgets usable again');
+      create(asking('another-widget', 1));
+      await until(() => running('another-widget'), 20_000, 'another-widget Running');
+      await until(() => /stdout F ids=w1\n/.test(logOf(pod('another-widget')!)), 10_000, 'the other widget');
+      await until(() => running('one-widget'), 20_000, 'one-widget Running after the restart');
+      // The pod kept w0, and its answer came from the checkpoint: Allocate was asked for w1 only.
+      expect(plugin.allocations).toEqual([['w0'], ['w1']]);
+      await kubectl(c, ['delete', 'pod', 'another-widget', '--wait=false']);
       plugin.setHealth('w1', 'Unhealthy');
       await until(() => widgets()[0] === '2' && widgets()[1] === '1', 20_000, 'one widget unhealthy');
       // The health of a device a pod holds reaches its status (ResourceHealthStatus).

@@ -7,7 +7,8 @@
  * healthy devices no other pod holds at admission (else upstream's UnexpectedAdmissionError), and
  * what the plugin answers to Allocate for them — env, mounts, device nodes, annotations, CDI
  * devices — goes into its CRI config. A plugin that goes away leaves its devices unhealthy; one
- * that registers again (a kubelet or plugin restart) takes them back.
+ * that registers again (a kubelet or plugin restart) takes them back. Every pod's devices and
+ * answers are kept in upstream's checkpoint (device-checkpoint.ts): a restarted kubelet holds them.
  */
 import * as grpc from '@grpc/grpc-js';
 import { mkdir, rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
 import type { AdmitResult } from '../admission/predicate.js';
 import { chooseDevices, deviceRequests, type DeviceHealth } from './device-allocation.js';
+import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
 
 const PROTO = 'deviceplugin/v1beta1/api.proto';
 const SUPPORTED_VERSIONS = ['v1beta1'];
@@ -38,15 +40,17 @@ export interface ContainerDevices {
 interface Plugin {
   resource: string;
   endpoint: string;
-  client: grpc.Client;
+  /** Absent for a resource known from the checkpoint whose plugin has not registered again yet. */
+  client?: grpc.Client;
   devices: Map<string, DeviceHealth>;
   stream?: grpc.ClientReadableStream<unknown>;
 }
 
-/** One container's devices: their IDs by resource, and the plugin's answer once asked. */
+/** One container's devices: their IDs by resource, and each plugin's answer once asked. */
 interface Allocation {
   ids: Map<string, string[]>;
-  answer?: Promise<ContainerDevices>;
+  answers?: Record<string, ContainerDevices>;
+  pending?: Promise<ContainerDevices>;
 }
 
 export interface DeviceManagerDeps {
@@ -62,13 +66,30 @@ export class DeviceManager {
   /** Pod UID → container name → its devices. */
   private readonly allocations = new Map<string, Map<string, Allocation>>();
   private stopServer?: () => Promise<void>;
+  private writes: Promise<void> = Promise.resolve();
   private readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
 
   constructor(private readonly d: DeviceManagerDeps) {}
 
-  /** Serves Registration on kubelet.sock (made anew: plugins watch for it and register again). */
+  /** Restores the checkpoint, then serves Registration on kubelet.sock (made anew: plugins watch for it and register again). */
   async start(): Promise<void> {
     await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
+    const saved = await readDeviceCheckpoint(this.d.dir);
+    // Until its plugin registers again a resource's devices are known but not usable.
+    for (const [resource, ids] of Object.entries(saved.registered))
+      this.plugins.set(resource, {
+        resource,
+        endpoint: '',
+        devices: new Map(ids.map((id) => [id, 'Unhealthy' as DeviceHealth])),
+      });
+    for (const e of saved.entries) {
+      const pod = this.allocations.get(e.podUid) ?? new Map<string, Allocation>();
+      const a = pod.get(e.container) ?? { ids: new Map<string, string[]>() };
+      a.ids.set(e.resource, e.ids);
+      if (e.answer?.length) a.answers = { ...a.answers, [e.resource]: this.decodeAnswer(e.answer) };
+      pod.set(e.container, a);
+      this.allocations.set(e.podUid, pod);
+    }
     const socket = join(this.d.dir, 'kubelet.sock');
     await rm(socket, { force: true });
     const register = serviceMethods(PROTO, 'v1beta1.Registration').Register;
@@ -85,9 +106,48 @@ export class DeviceManager {
   async stop(): Promise<void> {
     for (const p of this.plugins.values()) {
       p.stream?.cancel();
-      p.client.close();
+      p.client?.close();
     }
     await this.stopServer?.();
+    await this.writes;
+  }
+
+  /** Writes the checkpoint (one write at a time, each with the state when it was asked for). */
+  private persist(): void {
+    const entries: DeviceEntry[] = [];
+    for (const [podUid, containers] of this.allocations)
+      for (const [container, a] of containers)
+        for (const [resource, ids] of a.ids)
+          entries.push({
+            podUid,
+            container,
+            resource,
+            ids,
+            ...(a.answers?.[resource] ? { answer: this.encodeAnswer(a.answers[resource]) } : {}),
+          });
+    const registered = Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, [...p.devices.keys()]]));
+    this.writes = this.writes
+      .then(() => writeDeviceCheckpoint(this.d.dir, { entries, registered }))
+      .catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'failed to write the device checkpoint'));
+  }
+
+  /** A ContainerAllocateResponse as protobuf bytes (the checkpoint's AllocResp): the one field of an AllocateResponse. */
+  private encodeAnswer(answer: ContainerDevices): Buffer {
+    const whole = this.methods.Allocate.responseSerialize({ container_responses: [answer] });
+    let at = 1;
+    while (whole[at] & 0x80) at++;
+    return whole.subarray(at + 1);
+  }
+
+  private decodeAnswer(bytes: Buffer): ContainerDevices {
+    const length: number[] = [];
+    for (let n = bytes.length; ; n >>>= 7) {
+      length.push(n > 0x7f ? (n & 0x7f) | 0x80 : n);
+      if (n <= 0x7f) break;
+    }
+    const whole = Buffer.concat([Buffer.from([0x0a, ...length]), bytes]);
+    const res = this.methods.Allocate.responseDeserialize(whole) as { container_responses?: ContainerDevices[] };
+    return res.container_responses?.[0] ?? {};
   }
 
   /** A plugin's Register: checked as upstream, then followed through ListAndWatch. */
@@ -106,7 +166,7 @@ export class DeviceManager {
       throw new GrpcCallError(GrpcCode.UNKNOWN, `invalid endpoint "${req.endpoint}"`);
     const previous = this.plugins.get(req.resource_name);
     previous?.stream?.cancel();
-    previous?.client.close();
+    previous?.client?.close();
     const client = new grpc.Client(`unix://${join(this.d.dir, req.endpoint)}`, grpc.credentials.createInsecure(), {
       'grpc.default_authority': 'localhost',
     });
@@ -119,14 +179,14 @@ export class DeviceManager {
     };
     this.plugins.set(req.resource_name, plugin);
     this.d.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
-    this.watch(plugin);
+    this.watch(plugin, client);
     return {};
   }
 
   /** Follows the plugin's ListAndWatch until it ends; then its devices are unhealthy. */
-  private watch(plugin: Plugin): void {
+  private watch(plugin: Plugin, client: grpc.Client): void {
     const m = this.methods.ListAndWatch;
-    const stream = plugin.client.makeServerStreamRequest(
+    const stream = client.makeServerStreamRequest(
       m.path,
       (x: object) => m.requestSerialize(x),
       (b: Buffer) => m.responseDeserialize(b),
@@ -137,6 +197,7 @@ export class DeviceManager {
       plugin.devices = new Map(
         (res.devices ?? []).map((x) => [x.ID, x.health === 'Healthy' ? 'Healthy' : 'Unhealthy'] as const),
       );
+      this.persist();
       this.d.onChange?.();
     });
     const ended = () => {
@@ -200,6 +261,7 @@ export class DeviceManager {
       };
     }
     this.allocations.set(uid, new Map([...chosen.byContainer].map(([name, ids]) => [name, { ids }])));
+    this.persist();
     return undefined;
   }
 
@@ -207,22 +269,27 @@ export class DeviceManager {
   async containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> {
     const allocation = this.allocations.get(pod.metadata.uid!)?.get(c.name);
     if (!allocation) return [];
-    allocation.answer ??= this.allocate(allocation).catch((err: unknown) => {
-      allocation.answer = undefined;
+    allocation.pending ??= this.allocate(allocation).catch((err: unknown) => {
+      allocation.pending = undefined;
       throw err;
     });
-    return [await allocation.answer];
+    return [await allocation.pending];
   }
 
   private async allocate(allocation: Allocation): Promise<ContainerDevices> {
     const merged: Required<ContainerDevices> = { envs: {}, mounts: [], devices: [], annotations: {}, cdi_devices: [] };
     for (const [resource, ids] of allocation.ids) {
-      const plugin = this.plugins.get(resource);
-      if (!plugin) throw new Error(`device plugin for ${resource} is not registered`);
-      const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
-        container_responses?: ContainerDevices[];
-      };
-      const answer = res.container_responses?.[0] ?? {};
+      let answer = allocation.answers?.[resource];
+      if (!answer) {
+        const plugin = this.plugins.get(resource);
+        if (!plugin?.client) throw new Error(`device plugin for ${resource} is not registered`);
+        const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
+          container_responses?: ContainerDevices[];
+        };
+        answer = res.container_responses?.[0] ?? {};
+        allocation.answers = { ...allocation.answers, [resource]: answer };
+        this.persist();
+      }
       Object.assign(merged.envs, answer.envs);
       Object.assign(merged.annotations, answer.annotations);
       merged.mounts.push(...(answer.mounts ?? []));
@@ -234,8 +301,9 @@ export class DeviceManager {
 
   private call(plugin: Plugin, method: string, req: object): Promise<unknown> {
     const m = this.methods[method];
+    const client = plugin.client!;
     return new Promise((resolve, reject) =>
-      plugin.client.makeUnaryRequest(
+      client.makeUnaryRequest(
         m.path,
         (x: object) => m.requestSerialize(x),
         (b: Buffer) => m.responseDeserialize(b),
@@ -263,6 +331,6 @@ export class DeviceManager {
 
   /** Frees the devices of a pod that is gone. */
   release(uid: string): void {
-    this.allocations.delete(uid);
+    if (this.allocations.delete(uid)) this.persist();
   }
 }
