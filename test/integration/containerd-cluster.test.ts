@@ -9,7 +9,8 @@
  * (Basic auth) work with the pod's imagePullSecrets and fail without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCriClient } from '../../src/cri/client.js';
@@ -229,7 +230,124 @@ describe('cluster on containerd', () => {
     const failed = await eventOf('nocreds', 'Failed', (m) => m.startsWith('Failed to pull image'));
     expect(failed.message).toMatch(/401|unauthorized|authorization/i);
     c.api.store.remove('pods', 'default', 'nocreds');
+    // KubeletEnsureSecretPulledImages: the image is on the node now, pulled with regcred (its record says so).
+    const pulled = join(dir, 'root', 'image_manager', 'pulled');
+    expect(readdirSync(pulled).length).toBeGreaterThanOrEqual(1);
+    // A pod without the secret may not use it although it is present (IfNotPresent): it must pull, and cannot.
+    c.api.store.create(
+      'pods',
+      boundPod('present-nocreds', node, { containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent' }] }),
+    );
+    await eventOf('present-nocreds', 'Failed', (m) => m.startsWith('Failed to pull image'));
+    expect(pod('present-nocreds')?.status?.containerStatuses?.[0]?.state?.running).toBeUndefined();
+    c.api.store.remove('pods', 'default', 'present-nocreds');
+    // A pod with the secret uses the present image without a pull.
+    c.api.store.create(
+      'pods',
+      boundPod('present-creds', node, {
+        imagePullSecrets: [{ name: 'regcred' }],
+        containers: [{ name: 'main', image, imagePullPolicy: 'IfNotPresent' }],
+      }),
+    );
+    await eventOf('present-creds', 'Pulled', (m) =>
+      m.endsWith('already present on machine and can be accessed by the pod'),
+    );
+    c.api.store.remove('pods', 'default', 'present-creds');
+  }, 120_000);
+
+  it('resizes a running container in place: containerd applies the new CPU limit to its cgroup, no restart', async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('resize-me', node, {
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            command: ['sleep', '3600'],
+            resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+          },
+        ],
+      }),
+    );
+    const before = await until(
+      () =>
+        pod('resize-me')?.status?.containerStatuses?.[0]?.state?.running &&
+        pod('resize-me')!.status.containerStatuses[0],
+      40_000,
+      'resize-me Running',
+    );
+    const id = before.containerID.replace('containerd://', '');
+    const quota = () => {
+      const found = execFileSync('find', [
+        '/sys/fs/cgroup/cpu,cpuacct',
+        '/sys/fs/cgroup/cpu',
+        '-type',
+        'd',
+        '-name',
+        id,
+      ])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(found, 'cpu.cfs_quota_us'), 'utf8').trim() : '';
+    };
+    expect(quota()).toBe('20000');
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'resize-me',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+            },
+          ],
+        },
+      }),
+    ]);
+    await until(() => quota() === '50000', 20_000, 'the new quota in the cgroup');
+    const after = await until(
+      () => {
+        const st = pod('resize-me')!.status.containerStatuses[0];
+        return st.resources?.limits?.cpu === '500m' && st;
+      },
+      20_000,
+      'the resized status',
+    );
+    expect(after).toMatchObject({ restartCount: 0, containerID: before.containerID });
+    c.api.store.remove('pods', 'default', 'resize-me');
   }, 90_000);
+
+  it('restarts a container of a Never pod when its restart rule matches its exit code (ContainerRestartRules)', async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('rule-42', node, {
+        restartPolicy: 'Never',
+        volumes: [{ name: 'marks', emptyDir: {} }],
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            command: ['sh', '-c', 'if [ -f /marks/ran ]; then exit 0; fi; touch /marks/ran; exit 42'],
+            volumeMounts: [{ name: 'marks', mountPath: '/marks' }],
+            restartPolicy: 'Never',
+            restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [42] } }],
+          },
+        ],
+      }),
+    );
+    const done = await until(
+      () => pod('rule-42')?.status?.phase === 'Succeeded' && pod('rule-42')!,
+      40_000,
+      'rule-42 Succeeded',
+    );
+    expect(done.status.containerStatuses[0]).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
+  }, 60_000);
 
   it('a kubelet restart (upstream restart_test.go): a running pod keeps its container, start time and status (no write); a pod the apiserver has as Failed is stopped and released, never run again, holds no cpu, keeps its phase and reason', async () => {
     const share = `${Math.floor(milliCpu(c.api.store.get('nodes', '', node)!.status.allocatable.cpu)! * 0.6)}m`;

@@ -54,8 +54,9 @@ export interface Toleration {
 }
 
 /**
- * The pod's effective cpu and memory of `kind` (upstream PodRequests / PodLimits): max(sum of
- * containers and sidecars, largest init container) + overhead.
+ * The pod's effective cpu and memory of `kind` (upstream PodRequests / PodLimits): the pod-level
+ * value when `spec.resources` sets it (PodLevelResources), else max(sum of containers and sidecars,
+ * largest init container); plus overhead.
  */
 export function podResources(
   pod: Pod,
@@ -68,9 +69,19 @@ const resourcesOf = (kind: 'requests' | 'limits') =>
   // Once per spec: admission and the Burstable QoS cgroup sum every admitted pod's requests for each new pod.
   memoByObject((spec: Pod['spec']) => {
     const overhead = (spec.overhead ?? {}) as Record<string, string>;
+    const podLevel = (spec as { resources?: { requests?: Record<string, string>; limits?: Record<string, string> } })
+      .resources?.[kind];
+    const cpuPod = milliCpu(podLevel?.cpu);
+    const memoryPod = bytes(podLevel?.memory);
     return Object.freeze({
-      cpuMilli: podQuantity(spec, (c) => milliCpu(c.resources?.[kind]?.cpu) ?? 0, milliCpu(overhead.cpu) ?? 0),
-      memoryBytes: podQuantity(spec, (c) => bytes(c.resources?.[kind]?.memory) ?? 0, bytes(overhead.memory) ?? 0),
+      cpuMilli:
+        cpuPod !== undefined
+          ? cpuPod + (milliCpu(overhead.cpu) ?? 0)
+          : podQuantity(spec, (c) => milliCpu(c.resources?.[kind]?.cpu) ?? 0, milliCpu(overhead.cpu) ?? 0),
+      memoryBytes:
+        memoryPod !== undefined
+          ? memoryPod + (bytes(overhead.memory) ?? 0)
+          : podQuantity(spec, (c) => bytes(c.resources?.[kind]?.memory) ?? 0, bytes(overhead.memory) ?? 0),
     });
   });
 const requestsOf = resourcesOf('requests');

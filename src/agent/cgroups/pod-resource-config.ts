@@ -20,10 +20,13 @@ export function podLimits(pod: Pod): {
   memoryDeclared: boolean;
 } {
   const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
+  // PodLevelResources: a pod-level limit bounds the whole pod whatever its containers declare.
+  const podLevel = (pod.spec as { resources?: { limits?: Record<string, string> } }).resources?.limits ?? {};
   return {
     ...podResources(pod, 'limits'),
-    cpuDeclared: all.every((c) => (milliCpu(c.resources?.limits?.cpu) ?? 0) > 0),
-    memoryDeclared: all.every((c) => (bytes(c.resources?.limits?.memory) ?? 0) > 0),
+    cpuDeclared: (milliCpu(podLevel.cpu) ?? 0) > 0 || all.every((c) => (milliCpu(c.resources?.limits?.cpu) ?? 0) > 0),
+    memoryDeclared:
+      (bytes(podLevel.memory) ?? 0) > 0 || all.every((c) => (bytes(c.resources?.limits?.memory) ?? 0) > 0),
   };
 }
 

@@ -29,9 +29,12 @@ export function isCriticalPod(pod: Pod, isStatic: boolean): boolean {
 const requestOf = (c: Container, resource: 'memory' | 'ephemeral-storage') =>
   bytes(c.resources?.requests?.[resource]) ?? 0;
 
-/** The pod's request of `resource` (its containers'). */
+/** The pod's request of `resource`: its pod-level request (PodLevelResources), else its containers'. */
 function podRequest(pod: Pod, resource: 'memory' | 'ephemeral-storage'): number {
-  return pod.spec.containers.reduce((n, c) => n + requestOf(c, resource), 0);
+  const podLevel = bytes(
+    (pod.spec as { resources?: { requests?: Record<string, string> } }).resources?.requests?.[resource],
+  );
+  return podLevel ?? pod.spec.containers.reduce((n, c) => n + requestOf(c, resource), 0);
 }
 
 /** Candidates in eviction order for a threshold's signal. */

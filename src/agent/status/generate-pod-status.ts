@@ -250,6 +250,14 @@ export function qosClass(pod: Pod): QosClass {
 type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 // Once per spec: the Burstable QoS cgroup's update reads every active pod's class for each new pod.
 const qosOf = memoByObject((spec: Pod['spec']): QosClass => {
+  // PodLevelResources: pod-level requests and limits decide the class when the pod sets them.
+  const podLevel = (spec as { resources?: Container['resources'] }).resources;
+  if (podLevel?.requests?.cpu || podLevel?.requests?.memory || podLevel?.limits?.cpu || podLevel?.limits?.memory) {
+    const limits = (podLevel.limits ?? {}) as Record<string, string>;
+    const requests = (podLevel.requests ?? {}) as Record<string, string>;
+    const equal = ['cpu', 'memory'].every((r) => limits[r] && (!requests[r] || requests[r] === limits[r]));
+    return equal ? 'Guaranteed' : 'Burstable';
+  }
   const cs = [...spec.containers, ...(spec.initContainers ?? [])];
   const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
   if (
