@@ -66,6 +66,8 @@ export async function loadEmbeddedRuntime(
     logger,
     version: cfg.version,
     streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,
+    // The embedded runtime's own setting, as containerd's cdi_spec_dirs: where CDI specs are (colon-separated).
+    cdiSpecDirs: process.env.TSKUBELET_CDI_SPEC_DIRS?.split(':').filter(Boolean),
   });
   return { processRuntime, runtime: { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) } };
 }

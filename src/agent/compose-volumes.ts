@@ -5,6 +5,7 @@
  * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
  * and (with an apiserver) the CSINode object.
  */
+import type { PluginHandler } from './pluginmanager/plugin-watcher.js';
 import { ServiceInformer } from './objects/service-informer.js';
 import { join } from 'node:path';
 import { sleep, type Clock } from '../lib/clock.js';
@@ -38,6 +39,8 @@ export function composeVolumes(
     events: EventSink;
     nodeAllocatable: () => AdmissionNode['allocatable'] | undefined;
     metrics: KubeletMetrics;
+    /** The DRA manager's handler for `DRAPlugin` registrations (dra/dra-manager.ts). */
+    draHandler?: PluginHandler;
   },
 ): {
   volumes: VolumeManager;
@@ -113,7 +116,10 @@ export function composeVolumes(
   const volumeStats = new VolumeStatsCollector({ volumes, clock, logger, periodMs: cfg.volumeStatsAggPeriodMs });
   const watcher = new PluginWatcher({
     dir: join(cfg.rootDir, 'plugins_registry'),
-    handlers: { CSIPlugin: csiRegistrationHandler({ drivers, nodeInfo, logger }) },
+    handlers: {
+      CSIPlugin: csiRegistrationHandler({ drivers, nodeInfo, logger }),
+      ...(o.draHandler ? { DRAPlugin: o.draHandler } : {}),
+    },
     clock,
     logger,
   });

@@ -15,6 +15,7 @@
 import { join } from 'node:path';
 import { messageOf } from '../lib/errors.js';
 import { DeviceManager } from './devices/device-manager.js';
+import { DraManager } from './dra/dra-manager.js';
 import { AllocationManager } from './allocation/allocation-manager.js';
 import { setMaxListeners } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
@@ -158,12 +159,14 @@ export function composeAgent(
     },
   });
   const nodeAllocatable = () => admissionNode?.allocatable;
+  // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers start.
+  const dra = new DraManager({ rootDir: cfg.rootDir, client: api, logger });
   const {
     volumes,
     volumeStats,
     objects,
     start: startVolumes,
-  } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics });
+  } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
   const executor = new PodActionExecutor({
@@ -183,6 +186,7 @@ export function composeAgent(
     nodeCredentials,
     cpusets: cpus.cpusets,
     devices,
+    dra,
   });
   const cgroupFsRoot = processRuntime ? '' : '/sys/fs/cgroup';
   const mirrors = api
@@ -218,6 +222,7 @@ export function composeAgent(
   const syncer = new PodSync({
     allocation,
     devices,
+    dra,
     runtime: runtime.runtime,
     runtimeManager,
     executor,
@@ -392,6 +397,7 @@ export function composeAgent(
       machineInfo = machine;
       admissionNode = admissionNodeOf(cfg.node, machine);
       await allocation.load();
+      await dra.load();
       await devices
         .start()
         .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'device plugin registration not served'));

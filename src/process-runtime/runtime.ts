@@ -9,6 +9,8 @@
  * `tskubelet process-runtime`; containers outlive kubelet restarts, and daemon restarts too: their
  * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
+import { messageOf } from '../lib/errors.js';
+import { applyCdiDevices, DEFAULT_CDI_SPEC_DIRS, readCdiSpecs } from './cdi.js';
 import { longTimeout } from '../lib/clock.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
@@ -52,6 +54,8 @@ export interface ProcessRuntimeDeps {
   version: string;
   /** streamingConnectionIdleTimeout for exec/attach/port-forward sessions (ms; default 4h). */
   streamingIdleTimeoutMs?: number;
+  /** Where CDI specs are (default /etc/cdi and /var/run/cdi). */
+  cdiSpecDirs?: readonly string[];
 }
 
 const newId = () => randomBytes(32).toString('hex');
@@ -218,6 +222,14 @@ export class ProcessRuntime implements RuntimeService {
         ],
         devices: [],
       };
+    // CDI devices (a device plugin's, a DRA driver's): their specs' edits applied here, as runtimes with CDI do.
+    if (config.CDI_devices?.length) {
+      try {
+        config = applyCdiDevices(config, await readCdiSpecs(this.deps.cdiSpecDirs ?? DEFAULT_CDI_SPEC_DIRS));
+      } catch (err) {
+        throw badRequest(messageOf(err));
+      }
+    }
     if (config.tty) await loadPty(); // refused now, with why, where node-pty is not installed
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());

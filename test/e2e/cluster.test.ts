@@ -24,6 +24,7 @@ import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers
 import https from 'node:https';
 import { countProcesses, httpGet, until } from './helpers.js';
 import { startSamplePlugin } from '../fixtures/sample-device-plugin.js';
+import { startSampleDraDriver } from '../fixtures/sample-dra-driver.js';
 import { podResourcesClient } from './pod-resources-client.js';
 
 const node = 'cluster-node';
@@ -45,6 +46,22 @@ const logOf = (p: Obj, container = 'main') => {
 };
 
 beforeAll(async () => {
+  // The embedded runtime's CDI specs (DRA drivers and device plugins name CDI devices).
+  mkdirSync(join(dir, 'cdi'), { recursive: true });
+  writeFileSync(
+    join(dir, 'cdi', 'gpu.json'),
+    JSON.stringify({
+      cdiVersion: '0.6.0',
+      kind: 'gpu.example.com/gpu',
+      devices: [
+        {
+          name: 'dev-0',
+          containerEdits: { env: ['GPU_DEVICE=dev-0'], deviceNodes: [{ path: '/dev/gpu0', hostPath: '/dev/null' }] },
+        },
+      ],
+    }),
+  );
+  process.env.TSKUBELET_CDI_SPEC_DIRS = join(dir, 'cdi');
   c = await startCluster({
     dir,
     node,
@@ -1251,6 +1268,72 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
       await kubectl(c, ['delete', 'pod', 'one-widget', 'three-widgets', '--wait=false']);
     } finally {
       await plugin.close();
+    }
+  });
+});
+
+describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
+  it('prepares a claim through its driver before the container starts, gives it the CDI device, unprepares it when the pod is gone', async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'gpu.example.com',
+      cdiKind: 'gpu.example.com/gpu',
+    });
+    try {
+      create(
+        boundPod('claimer', node, {
+          resourceClaims: [{ name: 'gpu', resourceClaimName: 'gpu-claim' }],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "gpu=$GPU_DEVICE"; sleep 3600'],
+              resources: { claims: [{ name: 'gpu' }] },
+            },
+          ],
+        }),
+      );
+      // The claim is not there yet: the pod waits, saying why.
+      await until(
+        () =>
+          c.api.store
+            .list('events')
+            .find((e) => e.involvedObject.name === 'claimer' && e.reason === 'FailedPrepareDynamicResources'),
+        20_000,
+        'FailedPrepareDynamicResources',
+      );
+      // The scheduler's allocation, reserved for the pod.
+      create(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name: 'gpu-claim', namespace: 'default' },
+          spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } },
+          status: {
+            allocation: {
+              devices: { results: [{ request: 'gpu', driver: 'gpu.example.com', pool: 'node', device: 'dev-0' }] },
+            },
+            reservedFor: [{ resource: 'pods', name: 'claimer', uid: pod('claimer')!.metadata.uid }],
+          },
+        },
+        'resource.k8s.io/resourceclaims',
+      );
+      await until(() => running('claimer'), 30_000, 'claimer Running');
+      await until(() => /stdout F gpu=dev-0\n/.test(logOf(pod('claimer')!)), 10_000, 'the CDI device in the container');
+      expect(driver.calls).toEqual([{ method: 'NodePrepareResources', claims: ['gpu-claim'] }]);
+      const checkpoint = JSON.parse(readFileSync(join(dir, 'root', 'dra_manager_state'), 'utf8'));
+      expect(JSON.parse(checkpoint.Data).ClaimInfoStateList).toEqual([
+        expect.objectContaining({ ClaimName: 'gpu-claim', Namespace: 'default' }),
+      ]);
+      await kubectl(c, ['delete', 'pod', 'claimer', '--wait=false']);
+      await until(
+        () => driver.calls.some((x) => x.method === 'NodeUnprepareResources'),
+        30_000,
+        'NodeUnprepareResources',
+      );
+      expect(driver.calls.at(-1)).toEqual({ method: 'NodeUnprepareResources', claims: ['gpu-claim'] });
+    } finally {
+      driver.close();
     }
   });
 });

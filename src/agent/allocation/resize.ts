@@ -68,7 +68,14 @@ export function allocationsDiffer(
 export function withResources(pod: Pod, resources: ReadonlyMap<string, ContainerResources>): Pod {
   const apply = (c: Container): Container => {
     const r = resources.get(c.name);
-    return r ? { ...c, resources: { ...r } } : c;
+    if (!r) return c;
+    // Only requests and limits are allocated; the rest (the ResourceClaims a container uses) stays.
+    const {
+      limits: _limits,
+      requests: _requests,
+      ...rest
+    } = (c.resources ?? {}) as ContainerResources & Record<string, unknown>;
+    return { ...c, resources: { ...rest, ...r } };
   };
   return {
     ...pod,

@@ -309,6 +309,9 @@ export class PodActionExecutor {
       config = { ...built.config, mounts: [...sub.mounts, ...(built.config.mounts ?? []).slice(sub.mounts.length)] };
       // The device plugins' answers for the container's devices (upstream GetDeviceRunContainerOptions).
       const devices = (await this.deps.devices?.containerDevices(pod, c)) ?? [];
+      // The CDI devices of the ResourceClaims the container uses (DRA).
+      const claimed = this.deps.dra?.cdiDevices(pod, c) ?? [];
+      if (claimed.length) devices.push({ cdi_devices: claimed.map((name) => ({ name })) });
       if (devices.length) config = withDevices(config, devices);
       // The CPU manager's cpuset (upstream PreCreateContainer): the container's exclusive CPUs, or the shared pool.
       cpuset = this.deps.cpusets?.cpusetFor(pod.metadata.uid!, c.name);

@@ -14,6 +14,8 @@
  */
 import type { AllocationManager } from '../allocation/allocation-manager.js';
 import type { DeviceManager } from '../devices/device-manager.js';
+import { messageOf } from '../../lib/errors.js';
+import type { DraManager } from '../dra/dra-manager.js';
 import { isTerminalPhase, type Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
@@ -81,6 +83,8 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
+  /** The DRA manager: a pod's ResourceClaims are prepared before its containers start and unprepared when it is gone. */
+  dra?: Pick<DraManager, 'prepare' | 'unprepare'>;
   /** The device manager: a pod that is gone frees its devices. */
   devices?: Pick<DeviceManager, 'release' | 'devicesOf'>;
   /** Allocations and in-place resize (absent: containers take their spec's resources, no resize). */
@@ -92,6 +96,8 @@ export interface PodSyncDeps {
 
 /** How soon a Deferred resize or one not yet applied is tried again (upstream retries pending resizes as resources free up). */
 const RESIZE_RETRY_MS = 5000;
+/** How soon a pod whose claims could not be prepared is tried again. */
+const DRA_RETRY_MS = 5000;
 
 /** Upstream activeDeadlineHandler: when the pod's active deadline passes (ms), or undefined. Pure. */
 export function activeDeadlineMs(pod: Pod, startTime: string | undefined): number | undefined {
@@ -235,6 +241,17 @@ export class PodSync implements PodSyncer {
       this.d.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };
     }
+    // 3a'. Its ResourceClaims prepared by their DRA drivers (upstream PrepareDynamicResources).
+    if (this.d.dra) {
+      try {
+        await this.d.dra.prepare(pod);
+      } catch (err) {
+        const message = `Failed to prepare dynamic resources: ${messageOf(err)}`;
+        this.d.events?.record(podRef(pod), 'Warning', 'FailedPrepareDynamicResources', message);
+        this.d.workQueue.enqueue(uid, now + DRA_RETRY_MS);
+        return { terminal: false };
+      }
+    }
     // 3b. An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
     if (this.d.allocation) {
       const allocation = this.d.allocation;
@@ -342,6 +359,7 @@ export class PodSync implements PodSyncer {
     this.d.prober?.removePod(uid);
     await this.d.allocation?.remove(uid);
     this.d.devices?.release(uid);
+    await this.d.dra?.unprepare(uid);
     this.verdicts.delete(uid);
     if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
     this.d.images.forgetPod(uid);

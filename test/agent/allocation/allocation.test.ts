@@ -103,6 +103,12 @@ describe('resize decisions', () => {
     expect(actuationOf(c, ['memory'])).toBe('restart');
   });
 
+  it('the allocated resources replace requests and limits only: the claims a container uses stay (regression: DRA claims were dropped)', () => {
+    const p = pod('a', { requests: { cpu: '1' }, claims: [{ name: 'gpu' }] } as Container['resources']);
+    const effective = withResources(p, new Map([['main', { limits: { cpu: '2' } }]]));
+    expect(effective.spec.containers[0].resources).toEqual({ claims: [{ name: 'gpu' }], limits: { cpu: '2' } });
+  });
+
   it('grows the pod cgroup before the containers and shrinks it after them', () => {
     const before = pod('a', { limits: { cpu: '200m' } });
     expect(podCgroupFirst(before, pod('a', { limits: { cpu: '400m' } }))).toBe(true);

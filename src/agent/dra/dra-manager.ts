@@ -1,0 +1,252 @@
+/**
+ * Dynamic Resource Allocation on the node (upstream pkg/kubelet/cm/dra, resource.k8s.io/v1):
+ * DRA drivers register through the plugin watcher (type `DRAPlugin`, version `v1.DRAPlugin`);
+ * before a pod's containers start, each ResourceClaim it uses — allocated by the scheduler and
+ * reserved for the pod — is prepared by its drivers (NodePrepareResources), and the CDI device IDs
+ * they answer go to the containers that use the claim (CRI CDI devices); when the last pod using a
+ * claim is gone it is unprepared (NodeUnprepareResources). What is prepared is kept in upstream's
+ * `dra_manager_state` checkpoint, so a restarted kubelet knows it.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../api/types.js';
+import type { KubeClient } from '../../lib/kube-client.js';
+import type { Logger } from '../../lib/logger.js';
+import { messageOf } from '../../lib/errors.js';
+import { writeFileAtomic } from '../../lib/fs-util.js';
+import { serviceMethods } from '../../cri/proto.js';
+import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
+import { crc32 } from './crc32.js';
+
+const PROTO = 'dra/v1/api.proto';
+const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
+const SUPPORTED = 'v1.DRAPlugin';
+const CALL_TIMEOUT_MS = 45_000;
+export const DRA_CHECKPOINT = 'dra_manager_state';
+
+/** A prepared device of a claim. */
+interface PreparedDevice {
+  PoolName: string;
+  DeviceName: string;
+  RequestNames: string[];
+  CDIDeviceIDs: string[];
+}
+
+/** A claim as the node prepared it (upstream's ClaimInfoState). */
+interface ClaimInfo {
+  ClaimUID: string;
+  ClaimName: string;
+  Namespace: string;
+  PodUIDs: Record<string, Record<string, never>>;
+  DriverState: Record<string, { Devices: PreparedDevice[] }>;
+}
+
+/** A ResourceClaim as the apiserver returns it (the fields the node reads). */
+interface ResourceClaim {
+  metadata: { name: string; namespace: string; uid: string };
+  status?: {
+    allocation?: { devices?: { results?: { request: string; driver: string; pool: string; device: string }[] } };
+    reservedFor?: { resource?: string; name?: string; uid?: string }[];
+  };
+}
+
+export interface DraManagerDeps {
+  rootDir: string;
+  /** The plugins_registry directory drivers' sockets are named relative to (absolute endpoints as given). */
+  client?: KubeClient;
+  logger: Logger;
+}
+
+export class DraManager {
+  private readonly drivers = new Map<string, grpc.Client>();
+  private readonly claims = new Map<string, ClaimInfo>();
+  private readonly methods = serviceMethods(PROTO, SERVICE);
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly d: DraManagerDeps) {}
+
+  /** The plugin watcher's handler for `DRAPlugin`. */
+  readonly handler: PluginHandler = {
+    validate: (name, _endpoint, versions) => {
+      if (!versions.includes(SUPPORTED))
+        throw new Error(
+          `none of the versions supported by the plugin ${name} (${versions.join(', ')}) is supported: ${SUPPORTED}`,
+        );
+    },
+    register: async (name, endpoint) => {
+      this.drivers.get(name)?.close();
+      this.drivers.set(
+        name,
+        new grpc.Client(`unix://${endpoint}`, grpc.credentials.createInsecure(), {
+          'grpc.default_authority': 'localhost',
+        }),
+      );
+      this.d.logger.info({ driver: name, endpoint }, 'DRA driver registered');
+    },
+    deregister: async (name) => {
+      this.drivers.get(name)?.close();
+      this.drivers.delete(name);
+    },
+  };
+
+  /** Reads the checkpoint (ours or a Go kubelet's). */
+  async load(): Promise<void> {
+    try {
+      const file = JSON.parse(await readFile(join(this.d.rootDir, DRA_CHECKPOINT), 'utf8')) as { Data?: string };
+      const data = JSON.parse(file.Data ?? '{}') as { ClaimInfoStateList?: ClaimInfo[] };
+      for (const c of data.ClaimInfoStateList ?? []) this.claims.set(c.ClaimUID, c);
+    } catch {
+      // None yet.
+    }
+  }
+
+  private persist(): Promise<void> {
+    const data = JSON.stringify({
+      kind: 'DRACheckpoint',
+      apiVersion: 'checkpoint.dra.kubelet.k8s.io/v1',
+      ClaimInfoStateList: [...this.claims.values()],
+    });
+    this.writes = this.writes
+      .then(() =>
+        writeFileAtomic(
+          join(this.d.rootDir, DRA_CHECKPOINT),
+          JSON.stringify({ Data: data, Checksum: crc32(Buffer.from(data, 'utf8')) }),
+          0o600,
+        ),
+      )
+      .catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'failed to write the DRA checkpoint'));
+    return this.writes;
+  }
+
+  private call(driver: string, method: string, req: object): Promise<unknown> {
+    const client = this.drivers.get(driver);
+    if (!client) return Promise.reject(new Error(`DRA driver ${driver} is not registered`));
+    const m = this.methods[method];
+    return new Promise((resolve, reject) =>
+      client.makeUnaryRequest(
+        m.path,
+        (x: object) => m.requestSerialize(x),
+        (b: Buffer) => m.responseDeserialize(b),
+        req,
+        { deadline: Date.now() + CALL_TIMEOUT_MS },
+        (err, res) => (err ? reject(new Error(`${driver}: ${err.details || messageOf(err)}`)) : resolve(res)),
+      ),
+    );
+  }
+
+  /** The claim name of each of the pod's resource claims (a template's from the pod's resourceClaimStatuses). */
+  private claimNames(pod: Pod): Map<string, string | undefined> {
+    const statuses = ((pod.status as { resourceClaimStatuses?: { name: string; resourceClaimName?: string }[] })
+      ?.resourceClaimStatuses ?? []) as { name: string; resourceClaimName?: string }[];
+    const refs = ((pod.spec as { resourceClaims?: { name: string; resourceClaimName?: string }[] }).resourceClaims ??
+      []) as { name: string; resourceClaimName?: string }[];
+    return new Map(
+      refs.map((r) => [r.name, r.resourceClaimName ?? statuses.find((s) => s.name === r.name)?.resourceClaimName]),
+    );
+  }
+
+  /**
+   * Prepares every claim of the pod before its containers start; an error says why not yet (a
+   * claim not created, not allocated, not reserved for the pod, a driver's failure).
+   */
+  async prepare(pod: Pod): Promise<void> {
+    const names = this.claimNames(pod);
+    if (!names.size) return;
+    const ns = pod.metadata.namespace ?? 'default';
+    const uid = pod.metadata.uid!;
+    let changed = false;
+    for (const [ref, name] of names) {
+      if (!name) throw new Error(`waiting for the ResourceClaim of "${ref}" to be created`);
+      if (!this.d.client) throw new Error('resource claims need an apiserver');
+      const got = await this.d.client.request<ResourceClaim>({
+        path: `/apis/resource.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/resourceclaims/${encodeURIComponent(name)}`,
+      });
+      if (got.status !== 200 || !got.body) throw new Error(`failed to fetch ResourceClaim ${name}: HTTP ${got.status}`);
+      const claim = got.body;
+      if (!claim.status?.allocation) throw new Error(`ResourceClaim ${name} is not allocated`);
+      if (!(claim.status.reservedFor ?? []).some((r) => r.uid === uid))
+        throw new Error(`pod ${pod.metadata.name} (${uid}) is not allowed to use ResourceClaim ${name}`);
+      const known = this.claims.get(claim.metadata.uid);
+      if (known) {
+        if (!known.PodUIDs[uid]) {
+          known.PodUIDs[uid] = {};
+          changed = true;
+        }
+        continue;
+      }
+      const results = claim.status.allocation.devices?.results ?? [];
+      const info: ClaimInfo = {
+        ClaimUID: claim.metadata.uid,
+        ClaimName: name,
+        Namespace: ns,
+        PodUIDs: { [uid]: {} },
+        DriverState: {},
+      };
+      for (const driver of [...new Set(results.map((r) => r.driver))]) {
+        const res = (await this.call(driver, 'NodePrepareResources', {
+          claims: [{ namespace: ns, uid: claim.metadata.uid, name }],
+        })) as {
+          claims?: Record<
+            string,
+            {
+              devices?: { request_names: string[]; pool_name: string; device_name: string; cdi_device_ids: string[] }[];
+              error?: string;
+            }
+          >;
+        };
+        const answer = res.claims?.[claim.metadata.uid];
+        if (!answer) throw new Error(`NodePrepareResources skipped 1 ResourceClaim`);
+        if (answer.error) throw new Error(`NodePrepareResources failed for ResourceClaim ${name}: ${answer.error}`);
+        info.DriverState[driver] = {
+          Devices: (answer.devices ?? []).map((x) => ({
+            PoolName: x.pool_name,
+            DeviceName: x.device_name,
+            RequestNames: x.request_names ?? [],
+            CDIDeviceIDs: x.cdi_device_ids ?? [],
+          })),
+        };
+      }
+      this.claims.set(claim.metadata.uid, info);
+      changed = true;
+    }
+    if (changed) await this.persist();
+  }
+
+  /** The CDI device IDs of the claims (and requests) the container uses. */
+  cdiDevices(pod: Pod, c: Container): string[] {
+    const names = this.claimNames(pod);
+    const uses = (c.resources as { claims?: { name: string; request?: string }[] } | undefined)?.claims ?? [];
+    const ids: string[] = [];
+    for (const use of uses) {
+      const name = names.get(use.name);
+      const info = [...this.claims.values()].find(
+        (x) => x.ClaimName === name && x.Namespace === pod.metadata.namespace,
+      );
+      for (const state of Object.values(info?.DriverState ?? {}))
+        for (const device of state.Devices)
+          if (!use.request || !device.RequestNames.length || device.RequestNames.includes(use.request))
+            ids.push(...device.CDIDeviceIDs);
+    }
+    return [...new Set(ids)];
+  }
+
+  /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
+  async unprepare(uid: string): Promise<void> {
+    let changed = false;
+    for (const [claimUid, info] of this.claims) {
+      if (!info.PodUIDs[uid]) continue;
+      delete info.PodUIDs[uid];
+      changed = true;
+      if (Object.keys(info.PodUIDs).length) continue;
+      for (const driver of Object.keys(info.DriverState))
+        await this.call(driver, 'NodeUnprepareResources', {
+          claims: [{ namespace: info.Namespace, uid: claimUid, name: info.ClaimName }],
+        }).catch((err: unknown) =>
+          this.d.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed'),
+        );
+      this.claims.delete(claimUid);
+    }
+    if (changed) await this.persist();
+  }
+}
