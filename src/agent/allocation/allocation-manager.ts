@@ -28,6 +28,7 @@ import {
   actuationOf,
   admitResize,
   allocatedContainers,
+  allocationsDiffer,
   changedResources,
   podCgroupFirst,
   specResources,
@@ -53,6 +54,8 @@ export class AllocationManager {
   private actuated: PodAllocations = new Map();
   private readonly states = new Map<string, ResizeState>();
   private writes: Promise<void> = Promise.resolve();
+  /** Each pod object's effective pod, for as long as its allocation is the same. */
+  private readonly effectiveOf = new WeakMap<Pod, { allocation: ReadonlyMap<string, ContainerResources>; pod: Pod }>();
 
   constructor(private readonly d: AllocationManagerDeps) {}
 
@@ -79,10 +82,18 @@ export class AllocationManager {
     return this.states.get(uid) ?? {};
   }
 
-  /** `pod` with its containers' resources as allocated: what its containers are made with. */
+  /**
+   * `pod` with its containers' resources as allocated: what its containers are made with. The pod
+   * itself when they are its spec's (the usual case: what is derived from a pod object stays cached).
+   */
   effective(pod: Pod): Pod {
     const allocation = this.allocated.get(pod.metadata.uid!);
-    return allocation ? withResources(pod, allocation) : pod;
+    if (!allocation) return pod;
+    const cached = this.effectiveOf.get(pod);
+    if (cached?.allocation === allocation) return cached.pod;
+    const result = allocationsDiffer(specResources(pod), allocation) ? withResources(pod, allocation) : pod;
+    this.effectiveOf.set(pod, { allocation, pod: result });
+    return result;
   }
 
   /** Forgets a pod that is gone. */
@@ -107,8 +118,20 @@ export class AllocationManager {
   }
 
   /** One resize pass for a running pod: admit a changed spec, then apply what is allocated. */
-  async sync(pod: Pod, rs: PodRuntimeStatus): Promise<ResizeState> {
+  async sync(pod: Pod, rs: PodRuntimeStatus): Promise<{ state: ResizeState; changed: boolean }> {
     const uid = pod.metadata.uid!;
+    const allocated = this.allocated.get(uid);
+    const before = this.states.get(uid);
+    // Every periodic sync of a pod that asks for what it has, all applied, nothing pending: nothing to do.
+    if (
+      allocated &&
+      this.actuated.has(uid) &&
+      !before?.pending &&
+      !before?.inProgress &&
+      !allocationsDiffer(specResources(pod), allocated) &&
+      !this.unapplied(pod, rs).length
+    )
+      return { state: before ?? {}, changed: false };
     const snapshot = () => JSON.stringify([[...(this.allocated.get(uid) ?? [])], [...(this.actuated.get(uid) ?? [])]]);
     const was = snapshot();
     // A pod first seen (admitted now, or running before this kubelet started): its spec is its allocation.
@@ -128,8 +151,9 @@ export class AllocationManager {
     const error = await this.actuate(pod, rs);
     if (error !== undefined || this.unapplied(pod, rs).length) state.inProgress = error ? { error } : {};
     this.states.set(uid, state);
-    if (snapshot() !== was) await this.persist();
-    return state;
+    const changed = snapshot() !== was;
+    if (changed) await this.persist();
+    return { state, changed: changed || JSON.stringify(state) !== JSON.stringify(before ?? {}) };
   }
 
   /** The running containers whose applied resources are not the allocated ones. */

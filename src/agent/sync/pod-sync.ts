@@ -254,18 +254,10 @@ export class PodSync implements PodSyncer {
     }
     // 3b. An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
     if (this.d.allocation) {
-      const allocation = this.d.allocation;
-      const seen = () =>
-        JSON.stringify([
-          allocation.stateOf(uid),
-          [...allocation.allocatedResources(pod)],
-          [...(allocation.actuatedResources(uid) ?? [])],
-        ]);
-      const was = seen();
-      const resize = await allocation.sync(pod, rs);
+      const resize = await this.d.allocation.sync(pod, rs);
       // The status says at once what the resize pass changed (allocated, applied, pending).
-      if (seen() !== was) this.publish(pod, rs);
-      if (resize.pending?.reason === 'Deferred' || resize.inProgress)
+      if (resize.changed) this.publish(pod, rs);
+      if (resize.state.pending?.reason === 'Deferred' || resize.state.inProgress)
         this.d.workQueue.enqueue(uid, now + RESIZE_RETRY_MS);
     }
     // Containers are made with their allocated resources, which a Deferred resize has not changed yet.

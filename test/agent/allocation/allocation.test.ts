@@ -165,7 +165,7 @@ describe('the allocation manager', () => {
     const calls: string[] = [];
     const m = manager(root, calls);
     await m.load();
-    expect(await m.sync(pod('a', { limits: { cpu: '200m' } }), running('c1'))).toEqual({});
+    expect((await m.sync(pod('a', { limits: { cpu: '200m' } }), running('c1'))).state).toEqual({});
     expect(calls).toEqual([]);
     await m.sync(pod('a', { limits: { cpu: '400m' } }), running('c1'));
     expect(calls).toEqual(['pod cgroup', 'update c1 quota=40000']);
