@@ -89,25 +89,24 @@ export function composeAdmission(
     node: () => AdmissionNode;
     /** The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined. */
     allocateCpus?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined;
-    /** The device manager's allocation (devices/device-manager.ts): its refusal, or undefined; asked first, as upstream's allocate handler. */
-    allocateDevices?: (pod: Pod) => AdmitResult | undefined;
+    /**
+     * The device manager's allocation (devices/device-manager.ts): its refusal, or undefined, or a
+     * promise of either while the plugins answer; asked first, as upstream's allocate handler.
+     */
+    allocateDevices?: (pod: Pod) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
     workers: PodWorkers;
     syncer: PodSync;
     events: EventRecorder;
     metrics: KubeletMetrics;
     logger: Logger;
   },
-): (pod: Pod, admitted: Pod[]) => AdmitResult {
+): (pod: Pod, admitted: Pod[]) => AdmitResult | Promise<AdmitResult> {
   const preemptions = o.metrics.register(
     new Counter('kubelet_preemptions', '[ALPHA] Cumulative number of pod preemptions by preemption resource', [
       'preemption_signal',
     ]),
   );
-  return (pod, admitted) => {
-    const refused = refusedUnderPressure(o.eviction(), pod);
-    if (refused) return refused;
-    const noDevices = o.allocateDevices?.(pod);
-    if (noDevices) return noDevices;
+  const admitAfterDevices = (pod: Pod, admitted: Pod[]): AdmitResult => {
     const critical = isCritical(pod);
     const r = admitPod(pod, admitted, {
       node: o.node(),
@@ -148,5 +147,12 @@ export function composeAdmission(
         );
     });
     return { admit: true };
+  };
+  return (pod, admitted) => {
+    const refused = refusedUnderPressure(o.eviction(), pod);
+    if (refused) return refused;
+    const noDevices = o.allocateDevices?.(pod);
+    if (noDevices instanceof Promise) return noDevices.then((r) => r ?? admitAfterDevices(pod, admitted));
+    return noDevices ?? admitAfterDevices(pod, admitted);
   };
 }

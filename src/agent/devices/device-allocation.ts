@@ -1,8 +1,9 @@
 /**
  * Which devices a pod's containers get (upstream devicemanager devicesToAllocate, without
  * topology): each container that asks for N devices of a resource (its limit of that extended
- * resource) gets N healthy devices that no other pod holds, in ID order; an init container's
- * devices are given to the regular containers after it, as upstream reuses them. Pure.
+ * resource) gets N healthy devices that no other pod holds — first those its plugin prefers
+ * (GetPreferredAllocation), then in ID order; an init container's devices are given to the
+ * regular containers after it, as upstream reuses them (before any preference). Pure.
  */
 import type { Pod } from '../../api/types.js';
 
@@ -33,6 +34,7 @@ export function chooseDevices(
   requests: readonly DeviceRequest[],
   devicesOf: (resource: string) => ReadonlyMap<string, DeviceHealth>,
   heldOf: (resource: string) => ReadonlySet<string>,
+  preferredOf: (container: string, resource: string) => readonly string[] = () => [],
 ):
   | { byContainer: Map<string, Map<string, string[]>> }
   | { shortfall: { resource: string; requested: number; available: number } } {
@@ -43,10 +45,12 @@ export function chooseDevices(
   const taken = new Map<string, Set<string>>();
   for (const r of requests) {
     const held = heldOf(r.resource);
-    const healthy = [...devicesOf(r.resource)]
+    const free = [...devicesOf(r.resource)]
       .filter(([id, health]) => health === 'Healthy' && !held.has(id))
       .map(([id]) => id)
       .sort();
+    const preferred = preferredOf(r.container, r.resource).filter((id) => free.includes(id));
+    const healthy = [...preferred, ...free.filter((id) => !preferred.includes(id))];
     const used = taken.get(r.resource) ?? new Set<string>();
     const reused = fromInit.get(r.resource) ?? [];
     const pool = r.init

@@ -3,10 +3,11 @@
  * (`example.com/widget`) on `<root-dir>/device-plugins/kubelet.sock` (deviceplugin/v1beta1
  * Registration), the kubelet connects back to each plugin's socket and follows its devices and
  * their health (ListAndWatch, a server stream). The node advertises each resource's devices as
- * capacity and the healthy ones as allocatable; a pod's container that asks for N of them gets N
- * healthy devices no other pod holds at admission (else upstream's UnexpectedAdmissionError), and
- * what the plugin answers to Allocate for them — env, mounts, device nodes, annotations, CDI
- * devices — goes into its CRI config. A plugin that goes away leaves its devices unhealthy; one
+ * capacity and the healthy ones as allocatable. At admission a pod's container that asks for N of
+ * them gets N healthy devices no other pod holds — those the plugin prefers when it offers
+ * GetPreferredAllocation — and the plugin's Allocate for them (else upstream's
+ * UnexpectedAdmissionError); its answer — env, mounts, device nodes, annotations, CDI devices —
+ * goes into the container's CRI config, after PreStartContainer when the plugin asks for it. A plugin that goes away leaves its devices unhealthy; one
  * that registers again (a kubelet or plugin restart) takes them back. Every pod's devices and
  * answers are kept in upstream's checkpoint (device-checkpoint.ts): a restarted kubelet holds them.
  */
@@ -20,7 +21,7 @@ import { serviceMethods } from '../../cri/proto.js';
 import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
 import type { AdmitResult } from '../admission/predicate.js';
-import { chooseDevices, deviceRequests, type DeviceHealth } from './device-allocation.js';
+import { chooseDevices, deviceRequests, type DeviceHealth, type DeviceRequest } from './device-allocation.js';
 import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
 
 const PROTO = 'deviceplugin/v1beta1/api.proto';
@@ -37,9 +38,16 @@ export interface ContainerDevices {
   cdi_devices?: { name: string }[];
 }
 
+/** What a plugin said it offers when it registered (DevicePluginOptions). */
+interface PluginOptions {
+  pre_start_required?: boolean;
+  get_preferred_allocation_available?: boolean;
+}
+
 interface Plugin {
   resource: string;
   endpoint: string;
+  options?: PluginOptions;
   /** Absent for a resource known from the checkpoint whose plugin has not registered again yet. */
   client?: grpc.Client;
   devices: Map<string, DeviceHealth>;
@@ -51,6 +59,13 @@ interface Allocation {
   ids: Map<string, string[]>;
   answers?: Record<string, ContainerDevices>;
   pending?: Promise<ContainerDevices>;
+}
+
+interface RegisterRequest {
+  version: string;
+  endpoint: string;
+  resource_name: string;
+  options?: PluginOptions;
 }
 
 export interface DeviceManagerDeps {
@@ -97,7 +112,7 @@ export class DeviceManager {
       [register.path]: {
         requestDeserialize: (b) => register.requestDeserialize(b),
         responseSerialize: (r) => register.responseSerialize(r as object),
-        handle: (req) => this.register(req as { version: string; endpoint: string; resource_name: string }),
+        handle: (req) => this.register(req as RegisterRequest),
       },
     };
     this.stopServer = (await serveUnary(socket, handlers)).close;
@@ -151,7 +166,7 @@ export class DeviceManager {
   }
 
   /** A plugin's Register: checked as upstream, then followed through ListAndWatch. */
-  private register(req: { version: string; endpoint: string; resource_name: string }): object {
+  private register(req: RegisterRequest): object {
     if (!SUPPORTED_VERSIONS.includes(req.version))
       throw new GrpcCallError(
         GrpcCode.UNKNOWN,
@@ -174,6 +189,7 @@ export class DeviceManager {
     const plugin: Plugin = {
       resource: req.resource_name,
       endpoint: req.endpoint,
+      options: req.options ?? {},
       client,
       devices: previous?.devices ?? new Map<string, DeviceHealth>(),
     };
@@ -238,45 +254,65 @@ export class DeviceManager {
   }
 
   /**
-   * Admission (upstream's allocate admit handler): reserves each container's devices, or refuses
-   * the pod with upstream's UnexpectedAdmissionError when a resource has too few healthy free ones.
-   * Undefined: the pod asks for no device (or was admitted before).
+   * Admission (upstream's allocate admit handler): a pod whose containers ask for more healthy
+   * free devices than there are is refused at once with upstream's UnexpectedAdmissionError;
+   * otherwise the promise of the plugins' answers (allocate). Undefined: the pod asks for no
+   * device (or was admitted before).
    */
-  admit(pod: Pod): AdmitResult | undefined {
+  admit(pod: Pod): AdmitResult | undefined | Promise<AdmitResult | undefined> {
     const uid = pod.metadata.uid!;
     const requests = deviceRequests(pod, new Set(this.plugins.keys()));
     if (!requests.length || this.allocations.has(uid)) return undefined;
+    const chosen = this.choose(uid, requests, new Map());
+    if ('shortfall' in chosen) return refusal(chosen.shortfall);
+    return this.allocate(uid, requests).catch((err: unknown): AdmitResult => ({
+      admit: false,
+      reason: 'UnexpectedAdmissionError',
+      message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
+    }));
+  }
+
+  private choose(uid: string, requests: readonly DeviceRequest[], preferred: ReadonlyMap<string, readonly string[]>) {
     const held = this.held(uid);
-    const chosen = chooseDevices(
+    return chooseDevices(
       requests,
       (resource) => this.plugins.get(resource)?.devices ?? new Map(),
       (resource) => held.get(resource) ?? new Set(),
+      (container, resource) => preferred.get(`${container}/${resource}`) ?? [],
     );
-    if ('shortfall' in chosen) {
-      const s = chosen.shortfall;
-      return {
-        admit: false,
-        reason: 'UnexpectedAdmissionError',
-        message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
-      };
+  }
+
+  /**
+   * The pod's devices, chosen with the plugins' preferences, and each container's Allocate
+   * answers (upstream allocateContainerResources); the admission loop waits for it, so no
+   * other pod is admitted in between.
+   */
+  private async allocate(uid: string, requests: readonly DeviceRequest[]): Promise<AdmitResult | undefined> {
+    const preferred = new Map<string, readonly string[]>();
+    const held = this.held(uid);
+    for (const r of requests) {
+      const plugin = this.plugins.get(r.resource);
+      if (!plugin?.client || !plugin.options?.get_preferred_allocation_available) continue;
+      const free = [...plugin.devices]
+        .filter(([id, health]) => health === 'Healthy' && !held.get(r.resource)?.has(id))
+        .map(([id]) => id);
+      const res = (await this.call(plugin, 'GetPreferredAllocation', {
+        container_requests: [{ available_deviceIDs: free, must_include_deviceIDs: [], allocation_size: r.count }],
+      })) as { container_responses?: { deviceIDs?: string[] }[] };
+      preferred.set(`${r.container}/${r.resource}`, res.container_responses?.[0]?.deviceIDs ?? []);
     }
-    this.allocations.set(uid, new Map([...chosen.byContainer].map(([name, ids]) => [name, { ids }])));
+    // Health may have changed while the plugins answered.
+    const chosen = this.choose(uid, requests, preferred);
+    if ('shortfall' in chosen) return refusal(chosen.shortfall);
+    const containers = new Map([...chosen.byContainer].map(([name, ids]) => [name, { ids } as Allocation]));
+    for (const allocation of containers.values()) await this.answersFor(allocation);
+    this.allocations.set(uid, containers);
     this.persist();
     return undefined;
   }
 
-  /** What goes into the container's CRI config for its devices (the plugins' Allocate, asked once per container). */
-  async containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> {
-    const allocation = this.allocations.get(pod.metadata.uid!)?.get(c.name);
-    if (!allocation) return [];
-    allocation.pending ??= this.allocate(allocation).catch((err: unknown) => {
-      allocation.pending = undefined;
-      throw err;
-    });
-    return [await allocation.pending];
-  }
-
-  private async allocate(allocation: Allocation): Promise<ContainerDevices> {
+  /** The plugins' Allocate answers for one container's devices, asked once per resource. */
+  private async answersFor(allocation: Allocation): Promise<ContainerDevices> {
     const merged: Required<ContainerDevices> = { envs: {}, mounts: [], devices: [], annotations: {}, cdi_devices: [] };
     for (const [resource, ids] of allocation.ids) {
       let answer = allocation.answers?.[resource];
@@ -288,7 +324,6 @@ export class DeviceManager {
         };
         answer = res.container_responses?.[0] ?? {};
         allocation.answers = { ...allocation.answers, [resource]: answer };
-        this.persist();
       }
       Object.assign(merged.envs, answer.envs);
       Object.assign(merged.annotations, answer.annotations);
@@ -297,6 +332,29 @@ export class DeviceManager {
       merged.cdi_devices.push(...(answer.cdi_devices ?? []));
     }
     return merged;
+  }
+
+  /**
+   * What goes into the container's CRI config for its devices (upstream
+   * GetDeviceRunContainerOptions): the answers given at admission (asked again only for an
+   * allocation restored without them), after PreStartContainer for each plugin that asks for it.
+   */
+  async containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> {
+    const allocation = this.allocations.get(pod.metadata.uid!)?.get(c.name);
+    if (!allocation) return [];
+    for (const [resource, ids] of allocation.ids) {
+      const plugin = this.plugins.get(resource);
+      if (plugin?.client && plugin.options?.pre_start_required)
+        await this.call(plugin, 'PreStartContainer', { devices_ids: ids });
+    }
+    const hadAnswers = allocation.ids.size === Object.keys(allocation.answers ?? {}).length;
+    allocation.pending ??= this.answersFor(allocation).catch((err: unknown) => {
+      allocation.pending = undefined;
+      throw err;
+    });
+    const merged = await allocation.pending;
+    if (!hadAnswers) this.persist();
+    return [merged];
   }
 
   private call(plugin: Plugin, method: string, req: object): Promise<unknown> {
@@ -309,7 +367,7 @@ export class DeviceManager {
         (b: Buffer) => m.responseDeserialize(b),
         req,
         { deadline: Date.now() + CALL_TIMEOUT_MS },
-        (err, res) => (err ? reject(new Error(`${plugin.resource}: ${err.details || messageOf(err)}`)) : resolve(res)),
+        (err, res) => (err ? reject(new Error(goRpcError(err))) : resolve(res)),
       ),
     );
   }
@@ -333,4 +391,20 @@ export class DeviceManager {
   release(uid: string): void {
     if (this.allocations.delete(uid)) this.persist();
   }
+}
+
+function refusal(s: { resource: string; requested: number; available: number }): AdmitResult {
+  return {
+    admit: false,
+    reason: 'UnexpectedAdmissionError',
+    message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
+  };
+}
+
+/** A gRPC error as Go's status package prints it (upstream's messages carry it): `rpc error: code = Unknown desc = …`. */
+function goRpcError(err: grpc.ServiceError): string {
+  const name = (grpc.status[err.code] ?? 'UNKNOWN')
+    .toLowerCase()
+    .replace(/(^|_)([a-z])/g, (_m, _sep: string, c: string) => c.toUpperCase());
+  return `rpc error: code = ${name} desc = ${err.details || err.message}`;
 }

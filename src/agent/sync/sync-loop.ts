@@ -7,7 +7,8 @@
  * as Succeeded/Failed (after a kubelet restart) is never run again: its worker starts terminated
  * and releases what it still holds (PodWorkers.adoptTerminated); new pods are admitted in
  * creation order against the pods already admitted — a rejected pod is recorded (`onRejected`)
- * and never run, and gets no worker (`isInactive`).
+ * and never run, and gets no worker (`isInactive`). An admission may wait (the device plugins'
+ * answers): the updates behind it wait with it, in order.
  */
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -35,7 +36,7 @@ export interface SyncLoopDeps {
   logger: Logger;
   housekeeping(): Promise<void>;
   /** Admission of a new pod next to the admitted ones (absent: every pod is admitted). */
-  admit?(pod: Pod, admitted: Pod[]): AdmitResult;
+  admit?(pod: Pod, admitted: Pod[]): AdmitResult | Promise<AdmitResult>;
   /** Called once for a pod admission rejected. */
   onRejected?(pod: Pod, reason: string, message: string): void;
 }
@@ -73,9 +74,15 @@ export class SyncLoop {
     if (pod && this.d.workers.stateOf(pod.metadata.uid!) === 'sync') this.d.workers.update({ pod, kind: 'sync' });
   }
 
+  /** Updates that came while an admission waited, in order (undefined: none waits). */
+  private backlog: PodUpdate[] | undefined;
+
   /** Handles one config update (exposed for tests). */
   handle(u: PodUpdate): void {
-    const { podManager, workers } = this.d;
+    if (this.backlog) {
+      this.backlog.push(u);
+      return;
+    }
     // Upstream's lines for each update: V(2), RECONCILE V(4) (debug and trace here).
     const level = u.op === 'RECONCILE' ? 'trace' : 'debug';
     if (this.d.logger.isLevelEnabled(level))
@@ -89,51 +96,96 @@ export class SyncLoop {
             compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? ''),
           )
         : u.pods;
-    for (const pod of pods) {
-      const uid = pod.metadata.uid!;
-      if (isMirrorPod(pod)) {
-        if (u.op === 'REMOVE') podManager.removeMirror(pod);
-        else podManager.setMirror(pod);
-        this.syncStaticOf(pod);
-        continue;
-      }
-      switch (u.op) {
-        case 'ADD':
-        case 'UPDATE': {
-          const isNew = u.op === 'ADD' && workers.stateOf(uid) === undefined && !this.inactive.has(uid);
-          podManager.addOrUpdate(pod);
-          if (this.inactive.has(uid)) break;
-          if (isNew && hasTerminalPhase(pod) && !isStaticPod(pod)) {
-            workers.adoptTerminated(pod);
-            break;
-          }
-          if (isNew && this.d.admit && !pod.metadata.deletionTimestamp) {
-            const r = this.d.admit(pod, this.admitted(uid));
-            if (!r.admit) {
-              this.inactive.add(uid);
-              this.d.logger.warn(
-                { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason },
-                `pod rejected: ${r.message}`,
-              );
-              this.d.onRejected?.(pod, r.reason, r.message);
-              break;
-            }
-          }
+    this.handleFrom(u.op, pods, 0);
+  }
+
+  /**
+   * Handles `pods` from `from` on. An admission that waits (a device plugin's answer) holds the
+   * update's remaining pods and every later update until it is decided, as upstream's admission
+   * holds its loop: each pod is admitted against the pods admitted before it.
+   */
+  private handleFrom(op: PodUpdate['op'], pods: readonly Pod[], from: number): void {
+    for (let i = from; i < pods.length; i++) {
+      const waiting = this.handlePod(op, pods[i]);
+      if (!waiting) continue;
+      this.backlog = [];
+      void waiting.then(() => {
+        const held = this.backlog ?? [];
+        this.backlog = undefined;
+        this.handleFrom(op, pods, i + 1);
+        // handle() queues behind a new wait by itself, in order.
+        for (const next of held) this.handle(next);
+      });
+      return;
+    }
+  }
+
+  /** One pod of an update; a promise while its admission waits. */
+  private handlePod(op: PodUpdate['op'], pod: Pod): Promise<void> | undefined {
+    const { podManager, workers } = this.d;
+    const uid = pod.metadata.uid!;
+    if (isMirrorPod(pod)) {
+      if (op === 'REMOVE') podManager.removeMirror(pod);
+      else podManager.setMirror(pod);
+      this.syncStaticOf(pod);
+      return undefined;
+    }
+    switch (op) {
+      case 'ADD':
+      case 'UPDATE': {
+        const isNew = op === 'ADD' && workers.stateOf(uid) === undefined && !this.inactive.has(uid);
+        podManager.addOrUpdate(pod);
+        if (this.inactive.has(uid)) return undefined;
+        if (isNew && hasTerminalPhase(pod) && !isStaticPod(pod)) {
+          workers.adoptTerminated(pod);
+          return undefined;
+        }
+        const start = () => {
           if (pod.metadata.deletionTimestamp)
             workers.update({ pod, kind: 'kill', gracePeriodSeconds: gracePeriodOf(pod) });
-          else workers.update({ pod, kind: u.op === 'ADD' ? 'create' : 'update' });
-          break;
+          else workers.update({ pod, kind: op === 'ADD' ? 'create' : 'update' });
+        };
+        if (!isNew || !this.d.admit || pod.metadata.deletionTimestamp) {
+          start();
+          return undefined;
         }
-        case 'REMOVE':
-          podManager.remove(pod);
-          if (this.inactive.delete(uid)) break;
-          workers.update({ pod, kind: 'kill' });
-          break;
-        case 'RECONCILE':
-          podManager.addOrUpdate(pod);
-          break;
+        const r = this.d.admit(pod, this.admitted(uid));
+        if (!(r instanceof Promise)) {
+          if (this.recordAdmission(pod, r)) start();
+          return undefined;
+        }
+        return r
+          .catch((err: unknown): AdmitResult => ({
+            admit: false,
+            reason: 'UnexpectedAdmissionError',
+            message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
+          }))
+          .then((result) => {
+            // Removed while it waited: the REMOVE held in the backlog stops it next.
+            if (this.recordAdmission(pod, result)) start();
+          });
       }
+      case 'REMOVE':
+        podManager.remove(pod);
+        if (this.inactive.delete(uid)) return undefined;
+        workers.update({ pod, kind: 'kill' });
+        return undefined;
+      case 'RECONCILE':
+        podManager.addOrUpdate(pod);
+        return undefined;
     }
+  }
+
+  /** True when admission admitted the pod; a refusal is recorded and the pod never runs. */
+  private recordAdmission(pod: Pod, r: AdmitResult): boolean {
+    if (r.admit) return true;
+    this.inactive.add(pod.metadata.uid!);
+    this.d.logger.warn(
+      { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason },
+      `pod rejected: ${r.message}`,
+    );
+    this.d.onRejected?.(pod, r.reason, r.message);
+    return false;
   }
 
   private syncPod(uid: string): void {

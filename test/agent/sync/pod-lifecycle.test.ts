@@ -327,3 +327,43 @@ describe('a critical pod admitted by preemption (upstream killPodNow)', () => {
     expect(late).toEqual([['v']]);
   });
 });
+
+describe('an admission that waits (a device plugin answering Allocate)', () => {
+  it("holds the update's later pods and every later update, in order, until it is decided", async () => {
+    const r = recorder();
+    const workers = new PodWorkers({ syncer: r.syncer, logger, now: Date.now });
+    const asked: { uid: string; others: string[] }[] = [];
+    let decide!: (result: AdmitResult) => void;
+    const rejected: string[] = [];
+    const l = new SyncLoop({
+      podManager: new PodManager(),
+      workers,
+      logger,
+      admit: (p: Pod, others: Pod[]) => {
+        asked.push({ uid: p.metadata.uid!, others: others.map((o) => o.metadata.uid!) });
+        if (p.metadata.uid !== 'device') return { admit: true } as AdmitResult;
+        return new Promise<AdmitResult>((resolve) => (decide = resolve));
+      },
+      onRejected: (p: Pod) => rejected.push(p.metadata.uid!),
+    } as unknown as SyncLoopDeps);
+    const at = (p: Pod, second: number): Pod =>
+      ({ ...p, metadata: { ...p.metadata, creationTimestamp: `2026-01-01T00:00:0${second}Z` } }) as Pod;
+    l.handle({ op: 'ADD', source: 'api', pods: [at(pod('device'), 1), at(pod('after'), 2)] });
+    l.handle({ op: 'ADD', source: 'api', pods: [at(pod('later'), 3)] });
+    l.handle({ op: 'REMOVE', source: 'api', pods: [at(pod('device'), 1)] });
+    await workers.whenIdle();
+    expect(asked.map((a) => a.uid)).toEqual(['device']);
+    expect(r.steps).toEqual([]);
+    decide({ admit: false, reason: 'UnexpectedAdmissionError', message: 'Allocate failed' });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await workers.whenIdle();
+    expect(asked).toEqual([
+      { uid: 'device', others: [] },
+      { uid: 'after', others: [] },
+      { uid: 'later', others: ['after'] },
+    ]);
+    expect(rejected).toEqual(['device']);
+    expect(r.steps.sort()).toEqual(['sync after', 'sync later']);
+    expect(l.isInactive('device')).toBe(false);
+  });
+});
