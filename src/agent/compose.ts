@@ -73,6 +73,7 @@ export { adoptRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } f
 export type { Agent, AgentConfig } from './agent-config.js';
 export { registerCertificateMetrics } from './metrics/certificate-metrics.js';
 import type { Agent, AgentConfig } from './agent-config.js';
+import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -404,6 +405,11 @@ export function composeAgent(
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
       cpus.start(abort.signal);
+      try {
+        restoreMemoryManagerState(join(cfg.rootDir, 'memory_manager_state'));
+      } catch (err) {
+        throw new Error(`start memory manager error: ${messageOf(err)}`, { cause: err });
+      }
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

@@ -74,6 +74,17 @@ describe('a root dir that does not exist yet', () => {
     );
     expect(Object.values(upstreamLayout).every((m) => m !== undefined)).toBe(true);
     expect(modes).toEqual(upstreamLayout);
+    // The memory manager's state, byte for byte and mode as a Go kubelet v1.36.2 left it.
+    const memoryState = join(root, 'memory_manager_state');
+    expect(readFileSync(memoryState, 'utf8')).toBe(
+      readFileSync(
+        join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'checkpoints', 'memory_manager_state'),
+        'utf8',
+      ),
+    );
+    expect((statSync(memoryState).mode & 0o777).toString(8)).toBe(
+      /^f (\d+) \.\/memory_manager_state$/m.exec(layoutText)![1],
+    );
     expect(kubelet.proc.exitCode).toBeNull();
   }, 40_000);
 });

@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../lib/fs-util.js';
-import { fnv32a } from '../runtime/container-hash.js';
+import { fnv32a } from '../../lib/fnv32a.js';
 
 /** A container's resources as the API writes them (quantities as strings). */
 export interface ContainerResources {

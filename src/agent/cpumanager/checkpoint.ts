@@ -8,6 +8,7 @@
  */
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { formatCpuSet, parseCpuSet, type CpuSet } from '../../lib/cpuset.js';
+import { fnv32a } from '../../lib/fnv32a.js';
 
 export interface CpuManagerState {
   policyName: string;
@@ -16,11 +17,7 @@ export interface CpuManagerState {
   entries: Map<string, Map<string, CpuSet>>;
 }
 
-function fnv32a(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text, 'utf8')) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h;
-}
+const fnv32aOf = (text: string) => fnv32a(Buffer.from(text, 'utf8'));
 
 const sortedKeys = <V>(m: ReadonlyMap<string, V>) => [...m.keys()].sort();
 
@@ -61,7 +58,7 @@ export function encodeCheckpoint(s: CpuManagerState): string {
     policyName: t.policyName,
     defaultCpuSet: t.defaultCpuSet,
     ...(t.entries.size ? { entries } : {}),
-    checksum: fnv32a(spewCheckpoint(t)),
+    checksum: fnv32aOf(spewCheckpoint(t)),
   });
 }
 
@@ -107,7 +104,7 @@ export function decodeCheckpoint(text: string, policyName: string): CpuManagerSt
   const checksum = field(o, 'checksum') ?? 0;
   if (
     checksum !== 0 &&
-    checksum !== fnv32a(spewCheckpoint({ policyName: name, defaultCpuSet: defaultText, entries: textEntries }))
+    checksum !== fnv32aOf(spewCheckpoint({ policyName: name, defaultCpuSet: defaultText, entries: textEntries }))
   )
     throw new Error('checkpoint is corrupted');
   if (name !== policyName)

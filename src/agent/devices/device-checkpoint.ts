@@ -10,7 +10,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../lib/fs-util.js';
-import { fnv32a } from '../runtime/container-hash.js';
+import { fnv32a } from '../../lib/fnv32a.js';
 
 export const CHECKPOINT_FILE = 'kubelet_internal_checkpoint';
 /** A checkpoint is a few KiB per pod; far larger is not one. */

@@ -9,17 +9,11 @@
 import { createHash } from 'node:crypto';
 import type { Container } from '../../api/types.js';
 import { stableJson } from '../podconfig/static-pod.js';
+import { fnv32a } from '../../lib/fnv32a.js';
 
 /** A string as Go's encoding/json writes it: JSON with <, >, & and U+2028/U+2029 escaped. Pure. */
 export function goJsonString(s: string): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/** FNV-1a, 32 bits. Pure. */
-export function fnv32a(bytes: Uint8Array): number {
-  let hash = 0x811c9dc5;
-  for (const b of bytes) hash = Math.imul(hash ^ b, 0x01000193) >>> 0;
-  return hash;
 }
 
 /** Upstream HashContainer, as its annotation holds it (strconv.FormatUint(hash, 16)). Pure. */

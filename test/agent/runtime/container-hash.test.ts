@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
+import { fnv32a } from '../../../src/lib/fnv32a.js';
 import {
   containerHash,
-  fnv32a,
   goJsonString,
   legacyContainerHash,
   sameContainerSpec,
