@@ -56,6 +56,11 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
     '[ALPHA] Current amount of the container swap usage in bytes. Reported only on non-windows systems',
     'gauge',
   );
+  const cSwapLimit = family(
+    'container_swap_limit_bytes',
+    '[ALPHA] Current amount of the container swap limit in bytes. Reported only on non-windows systems',
+    'gauge',
+  );
   const pSwap = family(
     'pod_swap_usage_bytes',
     '[ALPHA] Current amount of the pod swap usage in bytes. Reported only on non-windows systems',
@@ -84,6 +89,9 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
       if (c.cpuNs !== undefined) cCpu.samples.push({ labels, value: c.cpuNs / 1e9, timestampMs: ts });
       if (c.workingSet !== undefined) cMem.samples.push({ labels, value: c.workingSet, timestampMs: ts });
       if (c.swapUsage !== undefined) cSwap.samples.push({ labels, value: c.swapUsage, timestampMs: ts });
+      // Upstream's limit: what the container uses plus what it may still use, when the runtime reports both.
+      if (c.swapUsage !== undefined && c.swapAvailable !== undefined)
+        cSwapLimit.samples.push({ labels, value: c.swapUsage + c.swapAvailable, timestampMs: ts });
       const started = info(c.id).startedAtMs;
       if (started) cStart.samples.push({ labels, value: started / 1000, timestampMs: ts });
       const p = pods.get(c.podUid) ?? { pod: c.podName, namespace: c.podNamespace, containers: [] };
@@ -101,7 +109,9 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
   }
   // As client_golang gathers a collector: a family without samples (swap no runtime reports, no pods yet) is left out.
   return renderFamilies(
-    [cCpu, cMem, cStart, cSwap, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, pSwap, err].filter((f) => f.samples.length),
+    [cCpu, cMem, cStart, cSwapLimit, cSwap, nodeCpu, nodeMem, nodeSwap, pCpu, pMem, pSwap, err].filter(
+      (f) => f.samples.length,
+    ),
   );
 }
 

@@ -186,6 +186,12 @@ describe('pod CPU and memory', () => {
     );
     expect(text).toMatch(/^container_swap_usage_bytes\{container="a",namespace="default",pod="p"\} 4096 10000$/m);
     expect(text).toMatch(/^pod_swap_usage_bytes\{namespace="default",pod="p"\} 4096 10000$/m);
+    // The limit (v1.36): usage plus what is still available, only where the runtime reports both.
+    expect(text).toContain(
+      '# HELP container_swap_limit_bytes [ALPHA] Current amount of the container swap limit in bytes. Reported only on non-windows systems',
+    );
+    expect(text).toMatch(/^container_swap_limit_bytes\{container="a",namespace="default",pod="p"\} 5096 10000$/m);
+    expect(text).not.toMatch(/^container_swap_limit_bytes\{container="b"/m);
   });
 
   it("exports a container's cgroup details on /metrics/cadvisor as cAdvisor: CFS series only with a quota, spec series without a timestamp", () => {
