@@ -264,19 +264,18 @@ export function sandboxImageFromInfo(info: Record<string, string> | undefined): 
 }
 
 /**
- * KubeletCgroupDriverFromCRI (upstream: beta, on by default): the runtime's cgroup driver
+ * KubeletCgroupDriverFromCRI (upstream: GA and locked on): the runtime's cgroup driver
  * (cgroups/cgroup-driver.ts) replaces the configuration's, in the agent's config and in `kc`
  * (/configz), asked before the agent is composed as upstream asks before it builds its container
  * manager: the embedded runtime, or the endpoint over a connection of its own, closed once
  * answered. Throws when the runtime cannot say (the kubelet does not start).
  */
 export async function adoptRuntimeCgroupDriver(
-  kc: { featureGates?: Record<string, boolean>; cgroupDriver: CgroupDriver },
+  kc: { cgroupDriver: CgroupDriver },
   cfg: AgentConfig,
   embedded: EmbeddedRuntime | undefined,
   logger: Logger,
 ): Promise<void> {
-  if (kc.featureGates?.KubeletCgroupDriverFromCRI === false) return;
   let driver: CgroupDriver | undefined;
   if (embedded) driver = await cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
   else {

@@ -6,7 +6,8 @@
 
 /** Feature gates whose setting tskubelet reads (featureGates, --feature-gates); others are accepted with a warning. */
 export const implementedFeatureGates = new Set([
-  'KubeletCgroupDriverFromCRI',
+  'KubeletEnsureSecretPulledImages',
+  'KubeletCrashLoopBackOffMax',
   'NodeLogQuery',
   'CPUManagerPolicyAlphaOptions',
   'CPUManagerPolicyBetaOptions',

@@ -20,6 +20,7 @@ import { configErrors } from './validate.js';
 import { applyDropIns, mergePatch } from './drop-ins.js';
 import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
+import { LOCKED_FEATURE_GATES, lockedGateError } from './feature-gates.js';
 
 const KNOWN_CPU_OPTIONS = [
   'distribute-cpus-across-numa',
@@ -221,7 +222,12 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     (n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n),
   ))
     warnings.push(`CPU manager policy option "${name}" is accepted but not implemented yet; it has no effect`);
-  for (const gate of Object.keys(kc.featureGates ?? {}).filter((g) => !implementedFeatureGates.has(g)))
+  const locked = lockedGateError(kc.featureGates);
+  if (locked) throw new ConfigError(locked);
+  // A locked gate set to its value changes nothing: no warning.
+  for (const gate of Object.keys(kc.featureGates ?? {}).filter(
+    (g) => !implementedFeatureGates.has(g) && !LOCKED_FEATURE_GATES.has(g),
+  ))
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
   // Upstream reports every broken rule at once.
   const invalid = configErrors(kc);

@@ -318,20 +318,39 @@ describe('loadConfig', () => {
       parseFlags([
         '--kubeconfig=/k',
         '--config',
-        file('gates.yaml', 'featureGates: {KubeletCgroupDriverFromCRI: true, SidecarContainers: true}\n'),
+        file('gates.yaml', 'featureGates: {NodeLogQuery: true, SidecarContainers: true, EventedPLEG: true}\n'),
         '--feature-gates',
-        'KubeletCgroupDriverFromCRI=false,InPlacePodVerticalScaling=T',
+        'NodeLogQuery=false,InPlacePodVerticalScaling=T',
       ]),
     );
     expect(c.kc.featureGates).toEqual({
-      KubeletCgroupDriverFromCRI: false,
+      NodeLogQuery: false,
       SidecarContainers: true,
+      EventedPLEG: true,
       InPlacePodVerticalScaling: true,
     });
+    // InPlacePodVerticalScaling is GA and locked on in v1.36: set to its value, it changes nothing.
     expect(c.warnings).toEqual([
       'feature gate "SidecarContainers" is accepted but not implemented yet; it has no effect',
-      'feature gate "InPlacePodVerticalScaling" is accepted but not implemented yet; it has no effect',
+      'feature gate "EventedPLEG" is accepted but not implemented yet; it has no effect',
     ]);
+    // A locked gate (GA in v1.36) set against its lock stops the start, with upstream's message.
+    await expect(
+      loadConfig(
+        parseFlags([
+          '--kubeconfig=/k',
+          '--config',
+          file('locked.yaml', 'featureGates: {NodeSwap: false, KubeletCgroupDriverFromCRI: false}\n'),
+        ]),
+      ),
+    ).rejects.toThrow(
+      'failed to set feature gates from initial flags-based config: cannot set feature gate KubeletCgroupDriverFromCRI to false, feature is locked to true',
+    );
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'PodObservedGenerationTracking=false'])),
+    ).rejects.toThrow(
+      'failed to set feature gates from initial flags-based config: cannot set feature gate PodObservedGenerationTracking to false, feature is locked to true',
+    );
     expect(() => parseFlags(['--feature-gates', 'KubeletCgroupDriverFromCRI=maybe'])).toThrow(
       'invalid argument "KubeletCgroupDriverFromCRI=maybe" for "--feature-gates" flag: want "Gate=true|false" pairs separated by commas',
     );

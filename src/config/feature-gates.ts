@@ -1,0 +1,42 @@
+/**
+ * Upstream's locked feature gates as of v1.36: GA (or deprecated) gates whose value can no longer
+ * be changed. Setting one to the other value stops the kubelet at start, as upstream's
+ * featuregate.SetFromMap does, so a config that would not start a Go kubelet v1.36.2 does not start
+ * tskubelet either. Read from upstream's pkg/features/kube_features.go at v1.36 (only gates still
+ * registered there: a removed gate is an "unrecognized feature gate" upstream, which tskubelet
+ * accepts with a warning). Pure.
+ */
+
+/** Gate → the value it is locked to. */
+export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
+  ['DRAAdminAccess', true],
+  ['ExecProbeTimeout', true],
+  ['ImageMaximumGCAge', true],
+  ['InPlacePodVerticalScaling', true],
+  ['JobManagedBy', true],
+  ['JobPodReplacementPolicy', true],
+  ['KubeletCgroupDriverFromCRI', true],
+  ['KubeletTracing', true],
+  ['LogarithmicScaleDown', true],
+  ['MatchLabelKeysInPodAffinity', true],
+  ['MemoryManager', true],
+  ['MultiCIDRServiceAllocator', true],
+  ['NFTablesProxyMode', true],
+  ['NodeInclusionPolicyInPodTopologySpread', true],
+  ['NodeSwap', true],
+  ['OrderedNamespaceDeletion', true],
+  ['PodLifecycleSleepAction', true],
+  ['PodLifecycleSleepActionAllowZero', true],
+  ['PodObservedGenerationTracking', true],
+  ['VolumeAttributesClass', true],
+]);
+
+/** Upstream's error for the first gate (in name order) set against its lock; undefined when none is. */
+export function lockedGateError(gates: Readonly<Record<string, boolean>> | undefined): string | undefined {
+  for (const name of Object.keys(gates ?? {}).sort()) {
+    const locked = LOCKED_FEATURE_GATES.get(name);
+    if (locked !== undefined && gates![name] !== locked)
+      return `failed to set feature gates from initial flags-based config: cannot set feature gate ${name} to ${gates![name]}, feature is locked to ${locked}`;
+  }
+  return undefined;
+}
