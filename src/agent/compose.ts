@@ -74,6 +74,7 @@ export type { Agent, AgentConfig } from './agent-config.js';
 export { registerCertificateMetrics } from './metrics/certificate-metrics.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
+import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -154,6 +155,7 @@ export function composeAgent(
   const devices: DeviceManager = new DeviceManager({
     dir: join(cfg.rootDir, 'device-plugins'),
     logger,
+    metrics: registerDevicePluginMetrics(metrics),
     // A device's health reaches the statuses of the pods holding devices (allocatedResourcesStatus).
     onChange: () => {
       for (const uid of devices.podsWithDevices()) workQueue.enqueue(uid, clock.now());

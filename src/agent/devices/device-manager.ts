@@ -21,6 +21,7 @@ import { serviceMethods } from '../../cri/proto.js';
 import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
 import type { AdmitResult } from '../admission/predicate.js';
+import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
 import { chooseDevices, deviceRequests, type DeviceHealth, type DeviceRequest } from './device-allocation.js';
 import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
 
@@ -74,6 +75,8 @@ export interface DeviceManagerDeps {
   logger: Logger;
   /** Told when a resource's devices or their health changed (the node status follows). */
   onChange?: () => void;
+  /** Upstream's metrics (metrics/device-plugin-metrics.ts). */
+  metrics?: DevicePluginMetrics;
 }
 
 export class DeviceManager {
@@ -195,6 +198,7 @@ export class DeviceManager {
     };
     this.plugins.set(req.resource_name, plugin);
     this.d.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
+    this.d.metrics?.registered(req.resource_name);
     this.watch(plugin, client);
     return {};
   }
@@ -319,9 +323,11 @@ export class DeviceManager {
       if (!answer) {
         const plugin = this.plugins.get(resource);
         if (!plugin?.client) throw new Error(`device plugin for ${resource} is not registered`);
+        const began = performance.now();
         const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
           container_responses?: ContainerDevices[];
         };
+        this.d.metrics?.allocated(resource, (performance.now() - began) / 1000);
         answer = res.container_responses?.[0] ?? {};
         allocation.answers = { ...allocation.answers, [resource]: answer };
       }

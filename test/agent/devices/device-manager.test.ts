@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DeviceManager } from '../../../src/agent/devices/device-manager.js';
 import type { Pod } from '../../../src/api/types.js';
 import { createLogger } from '../../../src/lib/logger.js';
+import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
+import { registerDevicePluginMetrics } from '../../../src/agent/metrics/device-plugin-metrics.js';
 import { startSamplePlugin, type SamplePlugin } from '../../fixtures/sample-device-plugin.js';
 
 const RESOURCE = 'example.com/widget';
@@ -32,7 +34,12 @@ afterEach(async () => {
 async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'device-manager-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const manager = new DeviceManager({ dir, logger: createLogger({ level: 'fatal' }) });
+  const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+  const manager = new DeviceManager({
+    dir,
+    logger: createLogger({ level: 'fatal' }),
+    metrics: registerDevicePluginMetrics(metrics),
+  });
   await manager.start();
   cleanups.push(() => manager.stop());
   const plugin: SamplePlugin = await startSamplePlugin({
@@ -46,7 +53,7 @@ async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> =
   });
   cleanups.push(() => plugin.close());
   await until(() => manager.allocatable()[RESOURCE] === 4);
-  return { manager, plugin };
+  return { manager, plugin, metrics };
 }
 
 async function until(done: () => boolean): Promise<void> {
@@ -73,6 +80,20 @@ describe('device manager with a real plugin', () => {
     const [devices] = await manager.containerDevices(podAsking('p1', 2), { name: 'main', image: 'x' });
     expect(devices.envs).toEqual({ WIDGET_IDS: 'w3,w2' });
     expect(plugin.allocations).toHaveLength(2);
+  });
+
+  it("counts registrations and times each Allocate in upstream's metrics", async () => {
+    const { manager, plugin, metrics } = await setUp();
+    await manager.admit(podAsking('p1', 1));
+    await plugin.register();
+    const text = metrics.text();
+    expect(text).toContain(
+      '# HELP kubelet_device_plugin_registration_total [ALPHA] Cumulative number of device plugin registrations. Broken down by resource name.',
+    );
+    expect(text).toMatch(/^kubelet_device_plugin_registration_total\{resource_name="example.com\/widget"\} 2$/m);
+    expect(text).toMatch(
+      /^kubelet_device_plugin_alloc_duration_seconds_count\{resource_name="example.com\/widget"\} 1$/m,
+    );
   });
 
   it('refuses a pod asking for more than is free without asking the plugin', async () => {
