@@ -1,11 +1,13 @@
 /**
- * The device manager's checkpoint, `<root-dir>/device-plugins/kubelet_internal_checkpoint`, in
- * upstream's JSON shape: each container's devices (`PodDeviceEntries`: pod UID, container,
- * resource, device IDs per NUMA node — `-1`: none —, and the plugin's Allocate answer as the
- * base64 of its protobuf) and each resource's devices (`RegisteredDevices`), so that a restarted
- * kubelet keeps every pod's devices and answers. The checksum is written as upstream computes it
- * (FNV-32a of go-spew's print of the data) but not required on reading: the checkpoint is the
- * node's own file and losing it would take running pods' devices away. Pure but for the file I/O.
+ * The device manager's checkpoint, `<root-dir>/device-plugins/kubelet_internal_checkpoint`, byte
+ * for byte as upstream writes it: each container's devices (`PodDeviceEntries`: pod UID,
+ * container, resource, device IDs per NUMA node — `-1`: none —, and the plugin's Allocate answer
+ * as the base64 of its protobuf; `null` when there are none, as Go marshals a nil slice) and each
+ * resource's devices (`RegisteredDevices`), so a restarted kubelet — or a Go kubelet taking the
+ * node over — keeps every pod's devices and answers. The checksum is upstream's: FNV-32a of
+ * go-spew's `%#v` of the data (checkpoint.checkpointData), checked against two checkpoints Go
+ * kubelets wrote; a file whose checksum does not match is corrupted and, as upstream, ignored
+ * (the kubelet starts without it). Pure but for the file I/O.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,72 +33,91 @@ export interface DeviceCheckpoint {
   registered: Record<string, string[]>;
 }
 
-/** go-spew's `%#v` of upstream's checkpoint.Data for `c` (what the checksum hashes). */
-function spewData(c: DeviceCheckpoint): string {
-  const strings = (xs: readonly string[]) => `[${xs.join(' ')}]`;
-  const entries = c.entries
-    .map(
-      (e) =>
-        `(checkpoint.PodDevicesEntry){PodUID:(string)${e.podUid} ContainerName:(string)${e.container} ResourceName:(string)${e.resource} DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:${strings(e.ids)}] AllocResp:([]uint8)${strings([...(e.answer ?? [])].map(String))}}`,
-    )
-    .join(' ');
-  const registered = Object.keys(c.registered)
-    .sort()
-    .map((r) => `${r}:${strings(c.registered[r])}`)
-    .join(' ');
-  return `(checkpoint.Data){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[${entries}] RegisteredDevices:(map[string][]string)map[${registered}]}`;
+/** The file's data as Go holds it after json.Unmarshal (what the checksum hashes). */
+interface RawEntry {
+  PodUID?: string;
+  ContainerName?: string;
+  ResourceName?: string;
+  DeviceIDs?: Record<string, string[] | null> | null;
+  AllocResp?: string | null;
+}
+interface RawData {
+  PodDeviceEntries?: RawEntry[] | null;
+  RegisteredDevices?: Record<string, string[] | null> | null;
 }
 
-/** The file's text. Pure. */
-export function encodeDeviceCheckpoint(c: DeviceCheckpoint): string {
-  return JSON.stringify({
-    Data: {
-      PodDeviceEntries: c.entries.map((e) => ({
-        PodUID: e.podUid,
-        ContainerName: e.container,
-        ResourceName: e.resource,
-        DeviceIDs: { '-1': e.ids },
-        AllocResp: (e.answer ?? Buffer.alloc(0)).toString('base64'),
-      })),
-      RegisteredDevices: c.registered,
-    },
-    Checksum: fnv32a(Buffer.from(spewData(c), 'utf8')),
-  });
-}
-
-/** The checkpoint in a file's text (a Go kubelet's too). Pure. */
-export function decodeDeviceCheckpoint(text: string): DeviceCheckpoint {
-  const file = JSON.parse(text) as {
-    Data?: {
-      PodDeviceEntries?: {
-        PodUID: string;
-        ContainerName: string;
-        ResourceName: string;
-        DeviceIDs?: Record<string, string[]>;
-        AllocResp?: string;
-      }[];
-      RegisteredDevices?: Record<string, string[]>;
-    };
+/** go-spew's `%#v` (sorted keys, no types inside slices and maps) of upstream's checkpointData. */
+function spewData(d: RawData): string {
+  const strings = (xs: readonly string[] | null | undefined) => (xs ? `[${xs.join(' ')}]` : '<nil>');
+  const map = <V>(m: Record<string, V> | null | undefined, keys: string[], value: (v: V) => string) =>
+    m ? `map[${keys.map((k) => `${k}:${value(m[k])}`).join(' ')}]` : '<nil>';
+  const bytes = (b64: string | null | undefined) =>
+    b64 === null || b64 === undefined ? '<nil>' : `[${[...Buffer.from(b64, 'base64')].join(' ')}]`;
+  const entry = (e: RawEntry) => {
+    const numaNodes = Object.keys(e.DeviceIDs ?? {}).sort((x, y) => Number(x) - Number(y));
+    return `{PodUID:(string)${e.PodUID ?? ''} ContainerName:(string)${e.ContainerName ?? ''} ResourceName:(string)${e.ResourceName ?? ''} DeviceIDs:(checkpoint.DevicesPerNUMA)${map(e.DeviceIDs, numaNodes, strings)} AllocResp:([]uint8)${bytes(e.AllocResp)}}`;
   };
+  const entries = d.PodDeviceEntries ? `[${d.PodDeviceEntries.map(entry).join(' ')}]` : '<nil>';
+  const registered = map(d.RegisteredDevices, Object.keys(d.RegisteredDevices ?? {}).sort(), strings);
+  return `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)${entries} RegisteredDevices:(map[string][]string)${registered}}`;
+}
+
+const checksumOf = (d: RawData) => fnv32a(Buffer.from(spewData(d), 'utf8'));
+
+/** The file's text, as Go's json.Marshal writes it (map keys sorted). Pure. */
+export function encodeDeviceCheckpoint(c: DeviceCheckpoint): string {
+  const data: RawData = {
+    PodDeviceEntries: c.entries.length
+      ? c.entries.map((e) => ({
+          PodUID: e.podUid,
+          ContainerName: e.container,
+          ResourceName: e.resource,
+          DeviceIDs: { '-1': e.ids },
+          AllocResp: e.answer ? e.answer.toString('base64') : null,
+        }))
+      : null,
+    RegisteredDevices: Object.fromEntries(
+      Object.keys(c.registered)
+        .sort()
+        .map((r) => [r, c.registered[r]]),
+    ),
+  };
+  return JSON.stringify({ Data: data, Checksum: checksumOf(data) });
+}
+
+/** The checkpoint in a file's text (a Go kubelet's too); throws on one whose checksum does not match. Pure. */
+export function decodeDeviceCheckpoint(text: string): DeviceCheckpoint {
+  const file = JSON.parse(text) as { Data?: RawData; Checksum?: number };
+  const data = file.Data ?? {};
+  if (file.Checksum !== checksumOf(data)) throw new Error('checkpoint is corrupted');
   return {
-    entries: (file.Data?.PodDeviceEntries ?? []).map((e) => ({
-      podUid: e.PodUID,
-      container: e.ContainerName,
-      resource: e.ResourceName,
-      ids: [...new Set(Object.values(e.DeviceIDs ?? {}).flat())],
+    entries: (data.PodDeviceEntries ?? []).map((e) => ({
+      podUid: e.PodUID ?? '',
+      container: e.ContainerName ?? '',
+      resource: e.ResourceName ?? '',
+      ids: [...new Set(Object.values(e.DeviceIDs ?? {}).flatMap((ids) => ids ?? []))],
       ...(e.AllocResp ? { answer: Buffer.from(e.AllocResp, 'base64') } : {}),
     })),
-    registered: file.Data?.RegisteredDevices ?? {},
+    registered: Object.fromEntries(Object.entries(data.RegisteredDevices ?? {}).map(([r, ids]) => [r, ids ?? []])),
   };
 }
 
-export async function readDeviceCheckpoint(dir: string): Promise<DeviceCheckpoint> {
+/**
+ * The checkpoint in `dir`; an empty one when there is none or it cannot be used (too large,
+ * not JSON, corrupted), with the reason for the log, as upstream continues after it.
+ */
+export async function readDeviceCheckpoint(dir: string): Promise<DeviceCheckpoint & { unusable?: string }> {
+  let text: string;
   try {
-    const text = await readFile(join(dir, CHECKPOINT_FILE), 'utf8');
-    if (text.length > MAX_BYTES) return { entries: [], registered: {} };
-    return decodeDeviceCheckpoint(text);
+    text = await readFile(join(dir, CHECKPOINT_FILE), 'utf8');
   } catch {
     return { entries: [], registered: {} };
+  }
+  try {
+    if (text.length > MAX_BYTES) throw new Error('checkpoint is too large');
+    return decodeDeviceCheckpoint(text);
+  } catch (err) {
+    return { entries: [], registered: {}, unusable: (err as Error).message };
   }
 }
 

@@ -93,6 +93,11 @@ export class DeviceManager {
   async start(): Promise<void> {
     await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
     const saved = await readDeviceCheckpoint(this.d.dir);
+    if (saved.unusable)
+      this.d.logger.error(
+        { err: saved.unusable },
+        'Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date',
+      );
     // Until its plugin registers again a resource's devices are known but not usable.
     for (const [resource, ids] of Object.entries(saved.registered))
       this.plugins.set(resource, {
