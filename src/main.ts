@@ -277,7 +277,8 @@ export async function main(argv: string[]): Promise<number> {
       servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), {
         pods: () => host.getPods(),
         cpus: agent.cpus,
-        devices: (uid, container) => agent.devices.devicesOf(uid, container),
+        devices: agent.devices,
+        dynamicResources: (pod, container) => agent.dra.dynamicResources(pod, container),
       }),
     )
     .catch((err: unknown) => {

@@ -4,6 +4,7 @@
  */
 import type { PodCpus } from './cpumanager/views.js';
 import type { DeviceManager } from './devices/device-manager.js';
+import type { DraManager } from './dra/dra-manager.js';
 import type { VerificationPolicy } from './images/pull-records.js';
 import type { ShutdownGroup } from './runtime/shutdown-groups.js';
 import type { CriRuntime } from '../cri/services.js';
@@ -126,8 +127,10 @@ export interface Agent {
   metrics: KubeletMetrics;
   /** The CPU manager's view for the pod-resources API. */
   cpus: PodCpus;
-  /** The device manager (its devices per container for the pod-resources API). */
-  devices: Pick<DeviceManager, 'devicesOf'>;
+  /** The device manager (its devices per container and its healthy devices for the pod-resources API). */
+  devices: Pick<DeviceManager, 'devicesOf' | 'healthyDevices'>;
+  /** The DRA manager (the claims each container uses, for the pod-resources API). */
+  dra: Pick<DraManager, 'dynamicResources'>;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */

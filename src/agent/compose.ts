@@ -376,6 +376,7 @@ export function composeAgent(
     metrics,
     cpus: cpus.podCpus,
     devices,
+    dra,
     internals: {
       podConfig,
       podManager,

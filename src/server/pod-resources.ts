@@ -2,14 +2,16 @@
  * The pod-resources gRPC API (podresources.v1 PodResourcesLister: List, GetAllocatableResources,
  * Get) on a unix socket, as device plugins and monitoring agents expect it at
  * `<root-dir>/pod-resources/kubelet.sock`. Each container's exclusive CPUs are the CPU manager's
- * (the static policy; none with `none`), and the allocatable cpu_ids the CPUs exclusive
- * allocations come from; tskubelet has no memory or device managers yet, so containers report no
- * memory blocks or devices (empty lists, as the Go kubelet with the `none` policies does). List
- * names the active pods, Get any pod the kubelet has.
+ * (the static policy; none with `none`), its devices the device manager's, and its
+ * `dynamic_resources` the DRA claims it uses with their prepared devices; the allocatable cpu_ids
+ * are the CPUs exclusive allocations come from and the allocatable devices every healthy device
+ * of the plugins (one entry each, as upstream without topology). There is no memory manager
+ * (`None`): no memory blocks. List names the active pods, Get any pod the kubelet has.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Pod } from '../api/types.js';
+import type { Container, Pod } from '../api/types.js';
+import type { DynamicResource } from '../agent/dra/dra-manager.js';
 import { GrpcCallError, GrpcCode } from '../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../cri/grpc-server.js';
 import { serviceMethods } from '../cri/proto.js';
@@ -20,10 +22,16 @@ interface Cpus {
   exclusiveCpus(podUid: string, name: string): readonly number[];
 }
 
-/** A container's devices by resource (the device manager's). */
-type DevicesOf = (uid: string, container: string) => { resource: string; ids: string[] }[];
+/** The device manager's view: a container's devices by resource, and the healthy devices. */
+interface Devices {
+  devicesOf(uid: string, container: string): { resource: string; ids: string[] }[];
+  healthyDevices(): { resource: string; ids: string[] }[];
+}
 
-function podResources(p: Pod, cpus?: Cpus, devices?: DevicesOf) {
+/** The DRA manager's view: the claims a container uses. */
+type DynamicResourcesOf = (pod: Pod, container: Container) => DynamicResource[];
+
+function podResources(p: Pod, o: { cpus?: Cpus; devices?: Devices; dynamicResources?: DynamicResourcesOf }) {
   const containers = [
     ...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
     ...p.spec.containers,
@@ -33,12 +41,13 @@ function podResources(p: Pod, cpus?: Cpus, devices?: DevicesOf) {
     namespace: p.metadata.namespace,
     containers: containers.map((c) => ({
       name: c.name,
-      devices: (devices?.(p.metadata.uid!, c.name) ?? []).map((d) => ({
+      devices: (o.devices?.devicesOf(p.metadata.uid!, c.name) ?? []).map((d) => ({
         resource_name: d.resource,
         device_ids: d.ids,
       })),
-      cpu_ids: [...(cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
+      cpu_ids: [...(o.cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
       memory: [],
+      dynamic_resources: o.dynamicResources?.(p, c) ?? [],
     })),
   };
 }
@@ -49,7 +58,7 @@ const isActive = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(
   socketPath: string,
-  o: { pods(): Pod[]; cpus?: Cpus; devices?: DevicesOf },
+  o: { pods(): Pod[]; cpus?: Cpus; devices?: Devices; dynamicResources?: DynamicResourcesOf },
 ): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
   const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
@@ -58,14 +67,20 @@ export async function servePodResources(
       pod_resources: o
         .pods()
         .filter(isActive)
-        .map((p) => podResources(p, o.cpus, o.devices)),
+        .map((p) => podResources(p, o)),
     }),
-    GetAllocatableResources: () => ({ devices: [], cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])], memory: [] }),
+    GetAllocatableResources: () => ({
+      devices: (o.devices?.healthyDevices() ?? []).flatMap((d) =>
+        d.ids.map((id) => ({ resource_name: d.resource, device_ids: [id] })),
+      ),
+      cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])],
+      memory: [],
+    }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
       if (!p)
         throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
-      return { pod_resources: podResources(p, o.cpus, o.devices) };
+      return { pod_resources: podResources(p, o) };
     },
   };
   const methods: Record<string, UnaryHandler> = {};

@@ -1220,6 +1220,12 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
         expect(got.pod_resources.containers[0].devices).toEqual([
           { resource_name: 'example.com/widget', device_ids: ['w0'], topology: null },
         ]);
+        // The allocatable devices: every healthy one, one entry each (upstream without topology).
+        const allocatable = await call<{ devices: unknown[] }>('GetAllocatableResources', {});
+        expect(allocatable.devices).toEqual([
+          { resource_name: 'example.com/widget', device_ids: ['w0'], topology: null },
+          { resource_name: 'example.com/widget', device_ids: ['w1'], topology: null },
+        ]);
       } finally {
         client.close();
       }
@@ -1321,6 +1327,30 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       await until(() => running('claimer'), 30_000, 'claimer Running');
       await until(() => /stdout F gpu=dev-0\n/.test(logOf(pod('claimer')!)), 10_000, 'the CDI device in the container');
       expect(driver.calls).toEqual([{ method: 'NodePrepareResources', claims: ['gpu-claim'] }]);
+      // pod-resources names the claim and its prepared device (dynamic_resources).
+      const { client, call } = await podResourcesClient(join(dir, 'root'));
+      try {
+        const got = await call<{ pod_resources: { containers: { dynamic_resources: unknown[] }[] } }>('Get', {
+          pod_name: 'claimer',
+          pod_namespace: 'default',
+        });
+        expect(got.pod_resources.containers[0].dynamic_resources).toEqual([
+          {
+            claim_name: 'gpu-claim',
+            claim_namespace: 'default',
+            claim_resources: [
+              {
+                cdi_devices: [{ name: 'gpu.example.com/gpu=dev-0' }],
+                driver_name: 'gpu.example.com',
+                pool_name: 'node',
+                device_name: 'dev-0',
+              },
+            ],
+          },
+        ]);
+      } finally {
+        client.close();
+      }
       const checkpoint = JSON.parse(readFileSync(join(dir, 'root', 'dra_manager_state'), 'utf8'));
       expect(JSON.parse(checkpoint.Data).ClaimInfoStateList).toEqual([
         expect.objectContaining({ ClaimName: 'gpu-claim', Namespace: 'default' }),

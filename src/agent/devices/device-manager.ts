@@ -393,6 +393,14 @@ export class DeviceManager {
     }));
   }
 
+  /** Each resource's healthy devices (pod-resources GetAllocatableResources). */
+  healthyDevices(): { resource: string; ids: string[] }[] {
+    return [...this.plugins.values()].map((p) => ({
+      resource: p.resource,
+      ids: [...p.devices].filter(([, health]) => health === 'Healthy').map(([id]) => id),
+    }));
+  }
+
   /** The pods that hold devices (a health change reaches their statuses). */
   podsWithDevices(): string[] {
     return [...this.allocations.keys()];

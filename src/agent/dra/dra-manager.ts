@@ -42,6 +42,13 @@ interface ClaimInfo {
   DriverState: Record<string, { Devices: PreparedDevice[] }>;
 }
 
+/** A container's claim as the pod-resources API reports it (podresources.v1 DynamicResource). */
+export interface DynamicResource {
+  claim_name: string;
+  claim_namespace: string;
+  claim_resources: { cdi_devices: { name: string }[]; driver_name: string; pool_name: string; device_name: string }[];
+}
+
 /** A ResourceClaim as the apiserver returns it (the fields the node reads). */
 interface ResourceClaim {
   metadata: { name: string; namespace: string; uid: string };
@@ -229,6 +236,35 @@ export class DraManager {
             ids.push(...device.CDIDeviceIDs);
     }
     return [...new Set(ids)];
+  }
+
+  /**
+   * The claims the container uses, with every device their drivers prepared (the pod-resources
+   * API's `dynamic_resources`, upstream GetDynamicResources).
+   */
+  dynamicResources(pod: Pod, c: Container): DynamicResource[] {
+    const names = this.claimNames(pod);
+    const uses = (c.resources as { claims?: { name: string }[] } | undefined)?.claims ?? [];
+    const out: DynamicResource[] = [];
+    for (const name of new Set(uses.map((use) => names.get(use.name)))) {
+      const info = [...this.claims.values()].find(
+        (x) => x.ClaimName === name && x.Namespace === pod.metadata.namespace,
+      );
+      if (!info) continue;
+      out.push({
+        claim_name: info.ClaimName,
+        claim_namespace: info.Namespace,
+        claim_resources: Object.entries(info.DriverState).flatMap(([driver, state]) =>
+          state.Devices.map((device) => ({
+            cdi_devices: device.CDIDeviceIDs.map((id) => ({ name: id })),
+            driver_name: driver,
+            pool_name: device.PoolName,
+            device_name: device.DeviceName,
+          })),
+        ),
+      });
+    }
+    return out;
   }
 
   /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
