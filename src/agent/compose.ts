@@ -75,6 +75,7 @@ export { registerCertificateMetrics } from './metrics/certificate-metrics.js';
 import type { Agent, AgentConfig } from './agent-config.js';
 import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
+import { registerResizeMetrics } from './metrics/resize-metrics.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -210,7 +211,7 @@ export function composeAgent(
     onChange: (uid) => workQueue.enqueue(uid, clock.now()),
   });
   // In-place resize and the allocation checkpoints (upstream's allocation manager).
-  const allocation = new AllocationManager({
+  const allocation: AllocationManager = new AllocationManager({
     rootDir: cfg.rootDir,
     runtime: runtime.runtime,
     resources: nodeFacts(cfg).resources,
@@ -219,6 +220,7 @@ export function composeAgent(
     activePods: () => theSyncLoop.get().activePods(),
     podCgroups,
     events,
+    metrics: registerResizeMetrics(metrics, () => allocation.resizeStates()),
     logger,
   });
   let runtimeName = 'process';

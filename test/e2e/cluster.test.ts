@@ -557,6 +557,24 @@ describe('pods from the apiserver', () => {
     });
     if (process.getuid?.() === 0) expect(quota()).toBe('40000');
     expect(pod('resizable')!.status.conditions.map((k: Obj) => k.type)).not.toContain('PodResizeInProgress');
+    // The resize as upstream tells it: ResizeStarted, then ResizeCompleted, with the pod's resources and generation.
+    const resizeEvents = await until(
+      () => {
+        const found = c.api.store
+          .list('events')
+          .filter((e) => e.involvedObject.name === 'resizable' && String(e.reason).startsWith('Resize'));
+        return found.length >= 2 && found;
+      },
+      10_000,
+      'the resize events',
+    );
+    expect(resizeEvents.map((e) => `${e.type} ${e.reason}`)).toEqual([
+      'Normal ResizeStarted',
+      'Normal ResizeCompleted',
+    ]);
+    expect(resizeEvents[1].message).toMatch(
+      /^Pod resize completed: \{"containers":\[\{"name":"main","resources":\{"limits":\{"cpu":"400m"[^}]*\},"requests":\{"cpu":"150m"[^}]*\}\}\}\],"generation":\d+\}$/,
+    );
     // More CPU than the node has: Infeasible, the allocation unchanged.
     await patch('1000', '1000');
     const pending = await until(

@@ -24,6 +24,8 @@ import {
   type PodAllocations,
 } from './checkpoint.js';
 import type { ResizeState } from './resize-state.js';
+import type { ResizeMetrics } from '../metrics/resize-metrics.js';
+import { RESIZE_COMPLETED, RESIZE_ERROR, RESIZE_STARTED, requestedResizes, resizeMessage } from './resize-events.js';
 import {
   actuationOf,
   admitResize,
@@ -46,6 +48,8 @@ export interface AllocationManagerDeps {
   activePods: () => Pod[];
   podCgroups?: { resize(pod: Pod): Promise<void> };
   events?: EventSink;
+  /** Upstream's resize metrics (metrics/resize-metrics.ts). */
+  metrics?: ResizeMetrics;
   logger: Logger;
 }
 
@@ -53,6 +57,12 @@ export class AllocationManager {
   private allocated: PodAllocations = new Map();
   private actuated: PodAllocations = new Map();
   private readonly states = new Map<string, ResizeState>();
+  /** Each pod's desired resources when last seen (a change is a requested resize). */
+  private readonly seenDesired = new Map<string, ReadonlyMap<string, ContainerResources>>();
+  /** Pods whose accepted resize is not applied yet (ResizeCompleted once it is). */
+  private readonly resizing = new Set<string>();
+  /** The desired resources last found infeasible, per pod (counted once each). */
+  private readonly infeasibleFor = new Map<string, string>();
   private writes: Promise<void> = Promise.resolve();
   /** Each pod object's effective pod, for as long as its allocation is the same. */
   private readonly effectiveOf = new WeakMap<Pod, { allocation: ReadonlyMap<string, ContainerResources>; pod: Pod }>();
@@ -82,6 +92,11 @@ export class AllocationManager {
     return this.states.get(uid) ?? {};
   }
 
+  /** Where every pod's resize stands (the pending and in-progress gauges). */
+  resizeStates(): Iterable<ResizeState> {
+    return this.states.values();
+  }
+
   /**
    * `pod` with its containers' resources as allocated: what its containers are made with. The pod
    * itself when they are its spec's (the usual case: what is derived from a pod object stays cached).
@@ -99,6 +114,9 @@ export class AllocationManager {
   /** Forgets a pod that is gone. */
   async remove(uid: string): Promise<void> {
     this.states.delete(uid);
+    this.seenDesired.delete(uid);
+    this.resizing.delete(uid);
+    this.infeasibleFor.delete(uid);
     if (this.allocated.delete(uid) || this.actuated.delete(uid)) await this.persist();
   }
 
@@ -134,6 +152,11 @@ export class AllocationManager {
       return { state: before ?? {}, changed: false };
     const snapshot = () => JSON.stringify([[...(this.allocated.get(uid) ?? [])], [...(this.actuated.get(uid) ?? [])]]);
     const was = snapshot();
+    const desired = specResources(pod);
+    const seen = this.seenDesired.get(uid) ?? allocated;
+    const resized = !!seen && allocationsDiffer(seen, desired);
+    if (resized) this.d.metrics?.requested(requestedResizes(seen, desired));
+    this.seenDesired.set(uid, desired);
     // A pod first seen (admitted now, or running before this kubelet started): its spec is its allocation.
     if (!this.allocated.has(uid)) this.allocated.set(uid, specResources(pod));
     const state: ResizeState = {};
@@ -144,12 +167,38 @@ export class AllocationManager {
         .filter((p) => p.metadata.uid !== uid)
         .map((p) => this.effective(p));
       const verdict = admitResize({ desired: pod, allocated: this.allocated.get(uid)!, allocatable, others });
-      if (verdict.kind === 'accepted') this.allocated.set(uid, specResources(pod));
-      else if (verdict.kind === 'deferred' || verdict.kind === 'infeasible')
+      if (verdict.kind === 'accepted') {
+        if (before?.pending) this.d.metrics?.deferredAccepted(resized ? 'pod_resized' : 'periodic_retry');
+        this.allocated.set(uid, desired);
+        this.resizing.add(uid);
+        this.d.events?.record(podRef(pod), 'Normal', RESIZE_STARTED, resizeMessage('Pod resize started', pod));
+      } else if (verdict.kind === 'deferred' || verdict.kind === 'infeasible') {
         state.pending = { reason: verdict.kind === 'deferred' ? 'Deferred' : 'Infeasible', message: verdict.message };
+        const key = JSON.stringify([...desired]);
+        if (verdict.kind === 'infeasible' && this.infeasibleFor.get(uid) !== key) {
+          this.infeasibleFor.set(uid, key);
+          this.d.metrics?.infeasible(verdict.detail);
+        }
+      }
     }
     const error = await this.actuate(pod, rs);
-    if (error !== undefined || this.unapplied(pod, rs).length) state.inProgress = error ? { error } : {};
+    const unapplied = this.unapplied(pod, rs).length > 0;
+    if (error !== undefined || unapplied) state.inProgress = error ? { error } : {};
+    const allocatedPod = () => withResources(pod, this.allocated.get(uid)!);
+    if (error !== undefined && error !== before?.inProgress?.error)
+      this.d.events?.record(
+        podRef(pod),
+        'Warning',
+        RESIZE_ERROR,
+        resizeMessage('Pod resize error', allocatedPod(), error),
+      );
+    if (error === undefined && !unapplied && this.resizing.delete(uid))
+      this.d.events?.record(
+        podRef(pod),
+        'Normal',
+        RESIZE_COMPLETED,
+        resizeMessage('Pod resize completed', allocatedPod()),
+      );
     this.states.set(uid, state);
     const changed = snapshot() !== was;
     if (changed) await this.persist();
@@ -188,6 +237,7 @@ export class AllocationManager {
     const before = withResources(pod, applied);
     const after = withResources(pod, allocation);
     const cgroupFirst = podCgroupFirst(before, after);
+    const began = performance.now();
     let failure: string | undefined;
     try {
       if (cgroupFirst) await this.d.podCgroups?.resize(after);
@@ -215,6 +265,7 @@ export class AllocationManager {
       failure = messageOf(err);
       this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: failure }, 'pod resize failed');
     }
+    this.d.metrics?.actuated(Math.round(performance.now() - began), failure === undefined);
     this.actuated.set(uid, applied);
     return failure;
   }

@@ -92,7 +92,7 @@ export type ResizeVerdict =
   | { kind: 'none' }
   | { kind: 'accepted' }
   | { kind: 'deferred'; message: string }
-  | { kind: 'infeasible'; message: string };
+  | { kind: 'infeasible'; message: string; detail: string };
 
 /**
  * Whether the pod's desired resources can be allocated (upstream handlePodResourcesResize /
@@ -113,6 +113,8 @@ export function admitResize(o: {
     return {
       kind: 'infeasible',
       message: `Node didn't have enough capacity: ${s.resource}, requested: ${s.requested}, capacity: ${s.capacity}`,
+      // kubelet_pod_infeasible_resizes_total's reason_detail.
+      detail: 'insufficient_node_allocatable',
     };
   }
   const together = shortfalls(o.desired, o.others, o.allocatable).filter((s) => s.resource !== 'pods');

@@ -24,7 +24,10 @@ import {
   specResources,
   withResources,
 } from '../../../src/agent/allocation/resize.js';
-import { AllocationManager } from '../../../src/agent/allocation/allocation-manager.js';
+import { AllocationManager, type AllocationManagerDeps } from '../../../src/agent/allocation/allocation-manager.js';
+import { requestedResizes, resizeMessage } from '../../../src/agent/allocation/resize-events.js';
+import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
+import { registerResizeMetrics } from '../../../src/agent/metrics/resize-metrics.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-status.js';
 
@@ -77,6 +80,7 @@ describe('resize decisions', () => {
     ).toEqual({
       kind: 'infeasible',
       message: "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000",
+      detail: 'insufficient_node_allocatable',
     });
     const busy = [pod('b', { requests: { cpu: '1500m' } })];
     expect(
@@ -142,7 +146,7 @@ describe('the allocation manager', () => {
       },
     ],
   });
-  const manager = (root: string, calls: string[]) =>
+  const manager = (root: string, calls: string[], more: Partial<AllocationManagerDeps> = {}) =>
     new AllocationManager({
       rootDir: root,
       runtime: {
@@ -158,6 +162,7 @@ describe('the allocation manager', () => {
       activePods: () => [],
       podCgroups: { resize: async () => void calls.push('pod cgroup') },
       logger: createLogger({ level: 'fatal' }),
+      ...more,
     });
 
   it('allocates a new pod its spec, resizes it in place in upstream order, and a new manager resumes from the files', async () => {
@@ -182,5 +187,91 @@ describe('the allocation manager', () => {
     expect(calls).toEqual(['update c1 quota=10000', 'pod cgroup']);
     await m.remove('a');
     expect((await readAllocations(root, ALLOCATED_FILE)).has('a')).toBe(false);
+  });
+
+  it('tells each resize as upstream: ResizeStarted and ResizeCompleted events, and the resize metrics', async () => {
+    const calls: string[] = [];
+    const events: string[] = [];
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    let others: Pod[] = [];
+    const m: AllocationManager = manager(join(dir, 'told'), calls, {
+      events: { record: (_ref, type, reason, message) => void events.push(`${type} ${reason} ${message}`) },
+      metrics: registerResizeMetrics(metrics, () => m.resizeStates()),
+      activePods: () => others,
+    });
+    await m.load();
+    const at = (resources: Container['resources'], generation: number) => {
+      const p = pod('a', resources);
+      p.metadata.generation = generation;
+      return p;
+    };
+    await m.sync(at({ requests: { cpu: '200m' }, limits: { cpu: '200m' } }, 1), running('c1'));
+    expect(events).toEqual([]);
+    await m.sync(at({ requests: { cpu: '300m' }, limits: { cpu: '400m' } }, 2), running('c1'));
+    const summary =
+      '{"containers":[{"name":"main","resources":{"limits":{"cpu":"400m"},"requests":{"cpu":"300m"}}}],"generation":2}';
+    expect(events).toEqual([
+      `Normal ResizeStarted Pod resize started: ${summary}`,
+      `Normal ResizeCompleted Pod resize completed: ${summary}`,
+    ]);
+    // Deferred next to another pod, then accepted once it is gone: counted as accepted after being deferred.
+    others = [pod('b', { requests: { cpu: '1500m' } })];
+    expect(
+      (await m.sync(at({ requests: { cpu: '1' }, limits: { cpu: '1' } }, 3), running('c1'))).state.pending,
+    ).toMatchObject({
+      reason: 'Deferred',
+    });
+    expect(metrics.text()).toMatch(/^kubelet_pod_pending_resizes\{reason="deferred"\} 1$/m);
+    others = [];
+    await m.sync(at({ requests: { cpu: '1' }, limits: { cpu: '1' } }, 3), running('c1'));
+    // Beyond the node: infeasible, counted once however often it is tried.
+    await m.sync(at({ requests: { cpu: '3' }, limits: { cpu: '3' } }, 4), running('c1'));
+    await m.sync(at({ requests: { cpu: '3' }, limits: { cpu: '3' } }, 4), running('c1'));
+    const text = metrics.text();
+    expect(text).toMatch(/^kubelet_pod_pending_resizes\{reason="deferred"\} 0$/m);
+    expect(text).toMatch(/^kubelet_pod_pending_resizes\{reason="infeasible"\} 1$/m);
+    expect(text).toMatch(/^kubelet_pod_in_progress_resizes 0$/m);
+    expect(text).toMatch(/^kubelet_pod_deferred_accepted_resizes_total\{retry_trigger="periodic_retry"\} 1$/m);
+    expect(text).toMatch(/^kubelet_pod_infeasible_resizes_total\{reason_detail="insufficient_node_allocatable"\} 1$/m);
+    expect(text).toMatch(
+      /^kubelet_container_requested_resizes_total\{operation="increase",requirement="limits",resource="cpu"\} 3$/m,
+    );
+    expect(text).toMatch(/^kubelet_pod_resize_duration_milliseconds_count\{success="true"\} 2$/m);
+  });
+
+  it('names each change of a container as upstream counts it, and summarizes a pod as upstream prints it', () => {
+    const before = new Map([['c', { requests: { cpu: '100m', memory: '1Gi' }, limits: { memory: '2Gi' } }]]);
+    const after = new Map([['c', { requests: { cpu: '200m' }, limits: { cpu: '1', memory: '1Gi' } }]]);
+    expect(requestedResizes(before, after)).toEqual([
+      { resource: 'cpu', requirement: 'requests', operation: 'increase' },
+      { resource: 'memory', requirement: 'requests', operation: 'remove' },
+      { resource: 'cpu', requirement: 'limits', operation: 'add' },
+      { resource: 'memory', requirement: 'limits', operation: 'decrease' },
+    ]);
+    // As a Go kubelet v1.36 prints it (kubectl describe of a resized pod).
+    const app: Pod = {
+      metadata: { name: 'resize-demo', generation: 2 },
+      spec: {
+        containers: [
+          {
+            name: 'app',
+            image: 'x',
+            resources: { requests: { memory: '128Mi', cpu: '300m' }, limits: { memory: '256Mi', cpu: '500m' } },
+          },
+        ],
+      },
+    };
+    expect(resizeMessage('Pod resize started', app)).toBe(
+      'Pod resize started: {"containers":[{"name":"app","resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"300m","memory":"128Mi"}}}],"generation":2}',
+    );
+    expect(
+      resizeMessage(
+        'Pod resize error',
+        { ...app, spec: { ...app.spec, initContainers: [{ name: 'i', image: 'x' }] } },
+        'boom',
+      ),
+    ).toBe(
+      'Pod resize error: {"initContainers":[{"name":"i","resources":{}}],"containers":[{"name":"app","resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"300m","memory":"128Mi"}}}],"generation":2,"error":"boom"}',
+    );
   });
 });
