@@ -24,6 +24,7 @@ import {
   type PodAllocations,
 } from './checkpoint.js';
 import type { ResizeState } from './resize-state.js';
+import { PodUidLabel } from '../runtime/labels.js';
 import type { ResizeMetrics } from '../metrics/resize-metrics.js';
 import { RESIZE_COMPLETED, RESIZE_ERROR, RESIZE_STARTED, requestedResizes, resizeMessage } from './resize-events.js';
 import {
@@ -32,6 +33,7 @@ import {
   allocatedContainers,
   allocationsDiffer,
   changedResources,
+  memoryDecreaseRefusal,
   podCgroupFirst,
   specResources,
   withResources,
@@ -219,6 +221,17 @@ export class AllocationManager {
     });
   }
 
+  /** Each running container's memory usage (CRI ContainerStats), by container name. */
+  private async memoryUsage(uid: string): Promise<Map<string, number>> {
+    const stats = await this.d.runtime.listContainerStats({ label_selector: { [PodUidLabel]: uid } });
+    return new Map(
+      stats.map((s) => [
+        s.attributes.metadata.name,
+        Number(s.memory?.usage_bytes?.value ?? s.memory?.working_set_bytes?.value ?? 0),
+      ]),
+    );
+  }
+
   /** Applies the allocation to the running containers; the first failure's message, if any. */
   private async actuate(pod: Pod, rs: PodRuntimeStatus): Promise<string | undefined> {
     const uid = pod.metadata.uid!;
@@ -240,6 +253,15 @@ export class AllocationManager {
     const began = performance.now();
     let failure: string | undefined;
     try {
+      const updated = todo
+        .filter((t) => t.changed.includes('memory'))
+        .filter((t) => actuationOf(allocatedContainers(after).find((c) => c.name === t.name)!, t.changed) === 'update')
+        .map((t) => t.name);
+      // Memory limits never go below what is in use: nothing is written, the resize stays in progress with the reason.
+      const refusal = updated.length
+        ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
+        : undefined;
+      if (refusal) throw new Error(refusal);
       if (cgroupFirst) await this.d.podCgroups?.resize(after);
       for (const t of todo) {
         const c =

@@ -9,6 +9,7 @@ import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { shortfalls, type AdmissionNode } from '../admission/predicate.js';
 import type { ContainerResources } from './checkpoint.js';
+import { podLimits } from '../cgroups/pod-resource-config.js';
 
 /** The containers whose resources a pod allocates: init (sidecars included) and regular. */
 export function allocatedContainers(pod: Pod): Container[] {
@@ -156,4 +157,37 @@ export function podCgroupFirst(before: Pod, after: Pod): boolean {
   const a = total(before);
   const b = total(after);
   return b.cpu + b.memory >= a.cpu + a.memory;
+}
+
+/**
+ * Upstream's refusal to lower memory limits below what is in use (doPodResizeAction, v1.34+):
+ * the pod's limit when it drops (its usage: its containers'), and each container updated in place
+ * whose limit drops. Undefined when nothing would go below its usage; else upstream's message
+ * (one reason alone, several as a Go aggregate `[a, b]`). Pure.
+ */
+export function memoryDecreaseRefusal(o: {
+  before: Pod;
+  after: Pod;
+  /** The containers updated in place. */
+  updated: readonly string[];
+  /** Each running container's memory usage (bytes). */
+  usage: ReadonlyMap<string, number>;
+}): string | undefined {
+  const reasons: string[] = [];
+  const was = podLimits(o.before);
+  const now = podLimits(o.after);
+  const podUsage = [...o.usage.values()].reduce((a, b) => a + b, 0);
+  if (now.memoryDeclared && (!was.memoryDeclared || now.memoryBytes < was.memoryBytes) && podUsage > now.memoryBytes)
+    reasons.push(`attempting to set pod memory limit (${now.memoryBytes}) below current usage (${podUsage})`);
+  const limitOf = (p: Pod, name: string) =>
+    bytes(allocatedContainers(p).find((c) => c.name === name)?.resources?.limits?.memory);
+  for (const name of o.updated) {
+    const before = limitOf(o.before, name);
+    const after = limitOf(o.after, name);
+    const used = o.usage.get(name) ?? 0;
+    if (after !== undefined && (before === undefined || after < before) && used > after)
+      reasons.push(`attempting to set container "${name}" memory limit (${after}) below current usage (${used})`);
+  }
+  if (!reasons.length) return undefined;
+  return `cannot decrease memory limits: ${reasons.length === 1 ? reasons[0] : `[${reasons.join(', ')}]`}`;
 }

@@ -20,6 +20,7 @@ import {
   actuationOf,
   admitResize,
   changedResources,
+  memoryDecreaseRefusal,
   podCgroupFirst,
   specResources,
   withResources,
@@ -146,6 +147,7 @@ describe('the allocation manager', () => {
       },
     ],
   });
+  let memoryInUse = 0;
   const manager = (root: string, calls: string[], more: Partial<AllocationManagerDeps> = {}) =>
     new AllocationManager({
       rootDir: root,
@@ -156,6 +158,9 @@ describe('the allocation manager', () => {
         stopContainer: async (id: string) => {
           calls.push(`stop ${id}`);
         },
+        listContainerStats: async () => [
+          { attributes: { id: 'c1', metadata: { name: 'main' } }, memory: { usage_bytes: { value: memoryInUse } } },
+        ],
       } as unknown as RuntimeService,
       resources: { memoryCapacityBytes: 4 * 1024 ** 3, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
       allocatable: () => node,
@@ -273,5 +278,53 @@ describe('the allocation manager', () => {
     ).toBe(
       'Pod resize error: {"initContainers":[{"name":"i","resources":{}}],"containers":[{"name":"app","resources":{"limits":{"cpu":"500m","memory":"256Mi"},"requests":{"cpu":"300m","memory":"128Mi"}}}],"generation":2,"error":"boom"}',
     );
+  });
+
+  it("lowers a memory limit only above what is in use: else nothing is written and the resize stays in progress with upstream's reason", async () => {
+    const calls: string[] = [];
+    const events: string[] = [];
+    const m = manager(join(dir, 'memory'), calls, {
+      events: { record: (_ref, type, reason, message) => void events.push(`${type} ${reason} ${message}`) },
+    });
+    await m.load();
+    const limited = (memory: string, cpu = '200m') => pod('a', { requests: { memory, cpu }, limits: { memory, cpu } });
+    await m.sync(limited('512Mi'), running('c1'));
+    memoryInUse = 300 * 2 ** 20;
+    const refused = await m.sync(limited('128Mi', '300m'), running('c1'));
+    const reason =
+      'cannot decrease memory limits: [attempting to set pod memory limit (134217728) below current usage (314572800), attempting to set container "main" memory limit (134217728) below current usage (314572800)]';
+    expect(refused.state).toEqual({ inProgress: { error: reason } });
+    expect(calls).toEqual([]);
+    expect(events.at(-1)).toMatch(
+      /^Warning ResizeError Pod resize error: \{.*"error":"cannot decrease memory limits: /,
+    );
+    // Once the container uses less, the limit goes down (and the CPU with it).
+    memoryInUse = 100 * 2 ** 20;
+    expect((await m.sync(limited('128Mi', '300m'), running('c1'))).state).toEqual({});
+    expect(calls).toEqual(['update c1 quota=30000', 'pod cgroup']);
+  });
+
+  it('names each limit that would go below its usage, alone or as a Go aggregate', () => {
+    const two = (a: string, b: string): Pod => ({
+      metadata: { name: 'p', uid: 'p' },
+      spec: {
+        containers: [
+          { name: 'a', image: 'x', resources: { limits: { memory: a } } },
+          { name: 'b', image: 'x', resources: { limits: { memory: b } } },
+        ],
+      },
+    });
+    const usage = new Map([
+      ['a', 100],
+      ['b', 50],
+    ]);
+    // The pod's limit still covers both; a's own does not.
+    expect(memoryDecreaseRefusal({ before: two('200', '200'), after: two('90', '300'), updated: ['a'], usage })).toBe(
+      'cannot decrease memory limits: attempting to set container "a" memory limit (90) below current usage (100)',
+    );
+    // Raising a limit, or lowering it above the usage, is never refused.
+    expect(
+      memoryDecreaseRefusal({ before: two('200', '200'), after: two('150', '60'), updated: ['a', 'b'], usage }),
+    ).toBe(undefined);
   });
 });
