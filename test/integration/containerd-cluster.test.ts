@@ -255,7 +255,7 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'present-creds');
   }, 120_000);
 
-  it('resizes a running container in place: containerd applies the new CPU limit to its cgroup, no restart', async () => {
+  it('resizes a running container in place: containerd applies the new CPU limit to its cgroup, no restart; a memory limit below its usage is refused as upstream', async () => {
     c.api.store.create(
       'pods',
       boundPod('resize-me', node, {
@@ -263,7 +263,8 @@ describe('cluster on containerd', () => {
           {
             name: 'main',
             image: TEST_IMAGES.busybox,
-            command: ['sleep', '3600'],
+            // 40 MiB of the container's memory in use (its /dev/shm is charged to its cgroup).
+            command: ['sh', '-c', 'head -c 41943040 /dev/zero > /dev/shm/fill; sleep 3600'],
             resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
           },
         ],
@@ -313,6 +314,44 @@ describe('cluster on containerd', () => {
       'the resized status',
     );
     expect(after).toMatchObject({ restartCount: 0, containerID: before.containerID });
+    // A memory limit below what the container uses is not written: the resize stays in progress with upstream's reason.
+    const memoryLimit = () => {
+      const found = execFileSync('sh', ['-c', `find /sys/fs/cgroup/memory/ -type d -name ${id} 2>/dev/null || true`])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(found, 'memory.limit_in_bytes'), 'utf8').trim() : '';
+    };
+    expect(memoryLimit()).toBe(String(64 * 2 ** 20));
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'resize-me',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              resources: { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '500m', memory: '16Mi' } },
+            },
+          ],
+        },
+      }),
+    ]);
+    const refused = await until(
+      () => pod('resize-me')!.status.conditions?.find((k: { type: string }) => k.type === 'PodResizeInProgress'),
+      20_000,
+      'PodResizeInProgress',
+    );
+    expect(refused).toMatchObject({ status: 'True', reason: 'Error' });
+    expect(refused.message).toMatch(
+      /^cannot decrease memory limits: \[attempting to set pod memory limit \(16777216\) below current usage \(\d+\), attempting to set container "main" memory limit \(16777216\) below current usage \(\d+\)\]$/,
+    );
+    expect(memoryLimit()).toBe(String(64 * 2 ** 20));
+    expect(pod('resize-me')!.status.containerStatuses[0]).toMatchObject({ restartCount: 0 });
     c.api.store.remove('pods', 'default', 'resize-me');
   }, 90_000);
 
