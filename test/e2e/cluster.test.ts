@@ -1384,6 +1384,58 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       driver.close();
     }
   });
+
+  it('speaks v1beta1 to a driver that registers only v1beta1.DRAPlugin', async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'fpga.example.com',
+      // The CDI spec the tests install (its kind is the GPU's: a driver may name any).
+      cdiKind: 'gpu.example.com/gpu',
+      version: 'v1beta1',
+    });
+    try {
+      create(
+        boundPod('beta-claimer', node, {
+          resourceClaims: [{ name: 'fpga', resourceClaimName: 'fpga-claim' }],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
+              resources: { claims: [{ name: 'fpga' }] },
+            },
+          ],
+        }),
+      );
+      const uid = await until(() => pod('beta-claimer')?.metadata.uid, 10_000, 'the pod');
+      create(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name: 'fpga-claim', namespace: 'default' },
+          spec: { devices: { requests: [{ name: 'fpga', exactly: { deviceClassName: 'fpga.example.com' } }] } },
+          status: {
+            allocation: {
+              devices: { results: [{ request: 'fpga', driver: 'fpga.example.com', pool: 'node', device: 'dev-0' }] },
+            },
+            reservedFor: [{ resource: 'pods', name: 'beta-claimer', uid }],
+          },
+        },
+        'resource.k8s.io/resourceclaims',
+      );
+      await until(() => running('beta-claimer'), 30_000, 'beta-claimer Running');
+      await until(() => /stdout F device=dev-0\n/.test(logOf(pod('beta-claimer')!)), 10_000, 'the CDI device');
+      expect(driver.calls[0]).toEqual({ method: 'NodePrepareResources', claims: ['fpga-claim'] });
+      await kubectl(c, ['delete', 'pod', 'beta-claimer', '--wait=false']);
+      await until(
+        () => driver.calls.some((x) => x.method === 'NodeUnprepareResources'),
+        30_000,
+        'NodeUnprepareResources over v1beta1',
+      );
+    } finally {
+      driver.close();
+    }
+  });
 });
 
 describe('static pods', () => {

@@ -255,7 +255,13 @@ export class AllocationManager {
     try {
       const updated = todo
         .filter((t) => t.changed.includes('memory'))
-        .filter((t) => actuationOf(allocatedContainers(after).find((c) => c.name === t.name)!, t.changed) === 'update')
+        .filter(
+          (t) =>
+            actuationOf(
+              allocatedContainers(after).find((c) => c.name === t.name)!,
+              t.changed,
+            ) === 'update',
+        )
         .map((t) => t.name);
       // Memory limits never go below what is in use: nothing is written, the resize stays in progress with the reason.
       const refusal = updated.length

@@ -1,6 +1,7 @@
 /**
  * Dynamic Resource Allocation on the node (upstream pkg/kubelet/cm/dra, resource.k8s.io/v1):
- * DRA drivers register through the plugin watcher (type `DRAPlugin`, version `v1.DRAPlugin`);
+ * DRA drivers register through the plugin watcher (type `DRAPlugin`, version `v1.DRAPlugin`, else
+ * `v1beta1.DRAPlugin`: the same messages under the v1beta1 package);
  * before a pod's containers start, each ResourceClaim it uses — allocated by the scheduler and
  * reserved for the pod — is prepared by its drivers (NodePrepareResources), and the CDI device IDs
  * they answer go to the containers that use the claim (CRI CDI devices); when the last pod using a
@@ -21,7 +22,8 @@ import { crc32 } from './crc32.js';
 
 const PROTO = 'dra/v1/api.proto';
 const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
-const SUPPORTED = 'v1.DRAPlugin';
+/** The plugin API versions the kubelet speaks, preferred first (v1beta1: the same messages under its own package). */
+const SUPPORTED = ['v1.DRAPlugin', 'v1beta1.DRAPlugin'];
 const CALL_TIMEOUT_MS = 45_000;
 export const DRA_CHECKPOINT = 'dra_manager_state';
 
@@ -66,7 +68,7 @@ export interface DraManagerDeps {
 }
 
 export class DraManager {
-  private readonly drivers = new Map<string, grpc.Client>();
+  private readonly drivers = new Map<string, { client: grpc.Client; version: string }>();
   private readonly claims = new Map<string, ClaimInfo>();
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
@@ -76,23 +78,22 @@ export class DraManager {
   /** The plugin watcher's handler for `DRAPlugin`. */
   readonly handler: PluginHandler = {
     validate: (name, _endpoint, versions) => {
-      if (!versions.includes(SUPPORTED))
+      if (!SUPPORTED.some((v) => versions.includes(v)))
         throw new Error(
-          `none of the versions supported by the plugin ${name} (${versions.join(', ')}) is supported: ${SUPPORTED}`,
+          `none of the versions supported by the plugin ${name} (${versions.join(', ')}) is supported: ${SUPPORTED.join(', ')}`,
         );
     },
-    register: async (name, endpoint) => {
-      this.drivers.get(name)?.close();
-      this.drivers.set(
-        name,
-        new grpc.Client(`unix://${endpoint}`, grpc.credentials.createInsecure(), {
-          'grpc.default_authority': 'localhost',
-        }),
-      );
-      this.d.logger.info({ driver: name, endpoint }, 'DRA driver registered');
+    register: async (name, endpoint, versions) => {
+      this.drivers.get(name)?.client.close();
+      const client = new grpc.Client(`unix://${endpoint}`, grpc.credentials.createInsecure(), {
+        'grpc.default_authority': 'localhost',
+      });
+      const version = SUPPORTED.find((v) => versions.includes(v))!;
+      this.drivers.set(name, { client, version });
+      this.d.logger.info({ driver: name, endpoint, version }, 'DRA driver registered');
     },
     deregister: async (name) => {
-      this.drivers.get(name)?.close();
+      this.drivers.get(name)?.client.close();
       this.drivers.delete(name);
     },
   };
@@ -127,12 +128,13 @@ export class DraManager {
   }
 
   private call(driver: string, method: string, req: object): Promise<unknown> {
-    const client = this.drivers.get(driver);
-    if (!client) return Promise.reject(new Error(`DRA driver ${driver} is not registered`));
+    const registered = this.drivers.get(driver);
+    if (!registered) return Promise.reject(new Error(`DRA driver ${driver} is not registered`));
     const m = this.methods[method];
+    const path = registered.version === 'v1.DRAPlugin' ? m.path : m.path.replace('.dra.v1.', '.dra.v1beta1.');
     return new Promise((resolve, reject) =>
-      client.makeUnaryRequest(
-        m.path,
+      registered.client.makeUnaryRequest(
+        path,
         (x: object) => m.requestSerialize(x),
         (b: Buffer) => m.responseDeserialize(b),
         req,
