@@ -27,6 +27,7 @@ import { nodeRef, type EventSink } from './events/recorder.js';
 import { PodCgroupManager, type CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
+import { serviceAccountSource } from './images/service-account-source.js';
 import type { AuthConfig } from './images/keyring.js';
 import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
@@ -34,6 +35,7 @@ import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 import { hugePageSizesKbSync } from './nodestatus/machine-info.js';
 import { nodeSwapContext } from './runtime/swap.js';
+import type { KubeClient } from '../lib/kube-client.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -159,11 +161,19 @@ export function composeImages(
  */
 export function composeNodeResources(
   cfg: AgentConfig,
-  d: { criEndpoint: boolean; logger: Logger; activePods: () => Pod[]; observeCgroup?: CgroupOpObserver },
+  d: {
+    criEndpoint: boolean;
+    logger: Logger;
+    activePods: () => Pod[];
+    observeCgroup?: CgroupOpObserver;
+    /** The apiserver: service accounts and their tokens for providers with tokenAttributes. */
+    api?: KubeClient;
+    clock: Clock;
+  },
 ): {
   podCgroups?: PodCgroupManager;
   loadCredentialProviders(): Promise<void>;
-  nodeCredentials?: (image: string) => Promise<AuthConfig[]>;
+  nodeCredentials?: (image: string, pod?: Pod) => Promise<AuthConfig[]>;
 } {
   const c = cfg.cgroups;
   const podCgroups =
@@ -181,12 +191,29 @@ export function composeNodeResources(
   const cp = cfg.imageCredentialProvider;
   let providers: CredentialProviders | undefined;
   const loadCredentialProviders = async () => {
-    if (cp) providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, { logger: d.logger });
+    if (cp)
+      providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, {
+        logger: d.logger,
+        serviceAccounts: d.api && serviceAccountSource(d.api, d.clock),
+      });
   };
   return {
     podCgroups,
     loadCredentialProviders,
-    nodeCredentials: cp && (async (image) => (providers ? providers.credentialsFor(image) : [])),
+    nodeCredentials:
+      cp &&
+      (async (image, pod) =>
+        providers
+          ? providers.credentialsFor(
+              image,
+              pod && {
+                namespace: pod.metadata.namespace ?? '',
+                name: pod.metadata.name ?? '',
+                uid: pod.metadata.uid ?? '',
+                serviceAccountName: pod.spec.serviceAccountName as string | undefined,
+              },
+            )
+          : []),
   };
 }
 

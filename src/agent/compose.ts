@@ -142,6 +142,8 @@ export function composeAgent(
     logger,
     activePods: () => podManager.getPods(),
     observeCgroup,
+    api,
+    clock,
   });
   const cpus = composeCpuManager(cfg, {
     runtime: runtime.runtime,

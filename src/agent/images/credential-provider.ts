@@ -9,7 +9,13 @@
  * concurrent lookups in one registry share a run when its answer covers them all. The
  * credentials come after the pod's own pull secrets, as upstream's union keyring orders them. A
  * plugin that fails is logged and skipped; runs are bounded (60 s, 1 MiB of output).
+ * A provider with `tokenAttributes` (KubeletServiceAccountTokenForCredentialProviders, beta and on)
+ * gets, for a pod's image, a token of the pod's service account bound to the pod, for its
+ * audience, and the service account's annotations it names; its answers are cached per service
+ * account (`cacheType: ServiceAccount`) or per token (`Token`). A service account without a
+ * required annotation, or a pod without one when one is required, gets nothing from it.
  */
+import { createHash } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDuration } from '../../lib/duration.js';
@@ -40,6 +46,15 @@ const RUN_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
+/** What a provider asks of the pod's service account (tokenAttributes). */
+export interface TokenAttributes {
+  audience: string;
+  requireServiceAccount: boolean;
+  requiredAnnotationKeys: string[];
+  optionalAnnotationKeys: string[];
+  cacheType: 'ServiceAccount' | 'Token';
+}
+
 /** One provider of the config, checked. */
 export interface CredentialProvider {
   name: string;
@@ -50,6 +65,60 @@ export interface CredentialProvider {
   env: { name: string; value: string }[];
   /** <bin-dir>/<name>. */
   command: string;
+  tokenAttributes?: TokenAttributes;
+}
+
+const QUALIFIED_NAME =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+
+/** A provider's tokenAttributes, checked as upstream's validation does (its first error thrown). */
+function parseTokenAttributes(raw: unknown, where: string, apiVersion: string): TokenAttributes {
+  const t = (raw ?? {}) as Record<string, unknown>;
+  const at = `${where}.tokenAttributes`;
+  if (typeof t.serviceAccountTokenAudience !== 'string' || !t.serviceAccountTokenAudience)
+    throw new Error(`${at}.serviceAccountTokenAudience: serviceAccountTokenAudience is required`);
+  if (typeof t.requireServiceAccount !== 'boolean')
+    throw new Error(`${at}.requireServiceAccount: requireServiceAccount is required`);
+  if (apiVersion !== 'credentialprovider.kubelet.k8s.io/v1')
+    throw new Error(`${at}: tokenAttributes is only supported for credentialprovider.kubelet.k8s.io/v1 API version`);
+  const keys = (field: string) => {
+    const v = t[field] ?? [];
+    if (!Array.isArray(v) || !v.every((k) => typeof k === 'string'))
+      throw new Error(`${at}.${field}: a list of strings`);
+    const seen = new Set<string>();
+    for (const k of v as string[]) {
+      const name = k.toLowerCase();
+      if (!QUALIFIED_NAME.test(name) || name.split('/').at(-1)!.length > 63 || name.length > 317)
+        throw new Error(`${at}.${field}: Invalid value: ${JSON.stringify(k)}: must be a qualified name`);
+      if (seen.has(k)) throw new Error(`${at}.${field}: Duplicate value: ${JSON.stringify(k)}`);
+      seen.add(k);
+    }
+    return v as string[];
+  };
+  const required = keys('requiredServiceAccountAnnotationKeys');
+  const optional = keys('optionalServiceAccountAnnotationKeys');
+  if (!t.requireServiceAccount && required.length)
+    throw new Error(
+      `${at}.requiredServiceAccountAnnotationKeys: requireServiceAccount cannot be false when requiredServiceAccountAnnotationKeys is set`,
+    );
+  const both = required.filter((k) => optional.includes(k)).sort();
+  if (both.length)
+    throw new Error(`${at}: ${JSON.stringify(both)}: annotation keys cannot be both required and optional`);
+  if (t.cacheType === undefined || t.cacheType === '')
+    throw new Error(
+      `${at}.cacheType: cacheType is required to be set when tokenAttributes is specified. Supported values are: ServiceAccount, Token`,
+    );
+  if (t.cacheType !== 'ServiceAccount' && t.cacheType !== 'Token')
+    throw new Error(
+      `${at}.cacheType: Unsupported value: ${JSON.stringify(t.cacheType)}: supported values: "ServiceAccount", "Token"`,
+    );
+  return {
+    audience: t.serviceAccountTokenAudience,
+    requireServiceAccount: t.requireServiceAccount,
+    requiredAnnotationKeys: required,
+    optionalAnnotationKeys: optional,
+    cacheType: t.cacheType,
+  };
 }
 
 /** The providers of a CredentialProviderConfig document (pure); throws naming what is wrong, as upstream's validation does. */
@@ -107,6 +176,9 @@ export function parseCredentialProviderConfig(text: string, binDir: string): Cre
       args: args as string[],
       env: env as CredentialProvider['env'],
       command: join(binDir, name),
+      ...(p.tokenAttributes !== undefined
+        ? { tokenAttributes: parseTokenAttributes(p.tokenAttributes, where, p.apiVersion as string) }
+        : {}),
     };
   });
 }
@@ -166,20 +238,43 @@ interface Cached {
   expiresAt: number;
 }
 
+/** The pod an image is pulled for: whose service account a provider with tokenAttributes asks for. */
+export interface PullingPod {
+  namespace: string;
+  name: string;
+  uid: string;
+  serviceAccountName?: string;
+}
+
+/** Where service accounts and their tokens come from (the apiserver). */
+export interface ServiceAccountSource {
+  /** The service account's UID and annotations; throws when it cannot be read. */
+  serviceAccount(namespace: string, name: string): Promise<{ uid: string; annotations: Record<string, string> }>;
+  /** A token of the service account for `audience`, bound to the pod. */
+  token(pod: PullingPod, serviceAccount: string, audience: string): Promise<string>;
+}
+
+/** What a run for a pod's image carries beyond the image, and the cache key part it makes. */
+interface ServiceAccountPart {
+  token: string;
+  annotations: Record<string, string>;
+  cacheKey: string;
+}
+
 /** The node's credential providers: credentials for an image, from cache or a plugin run. */
 export class CredentialProviders {
   private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<{ image: string; entries: KeyringEntry[] }>>();
   constructor(
     private readonly providers: CredentialProvider[],
-    private readonly d: { logger: Logger; now?: () => number },
+    private readonly d: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
   ) {}
 
   /** The providers of `configPath` (binaries under `binDir`), checked; throws as upstream fails the kubelet's start. */
   static async fromFiles(
     configPath: string,
     binDir: string,
-    d: { logger: Logger; now?: () => number },
+    d: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
   ): Promise<CredentialProviders> {
     try {
       return new CredentialProviders(await loadCredentialProviders(configPath, binDir), d);
@@ -192,13 +287,15 @@ export class CredentialProviders {
     return (this.d.now ?? Date.now)();
   }
 
-  /** The credentials every matching provider gives for `image`, most specific first per provider. */
-  async credentialsFor(image: string): Promise<AuthConfig[]> {
+  /** The credentials every matching provider gives for `image` (pulled for `pod`), most specific first per provider. */
+  async credentialsFor(image: string, pod?: PullingPod): Promise<AuthConfig[]> {
     const out: AuthConfig[] = [];
     for (const p of this.providers) {
       if (!p.matchImages.some((m) => keyMatches(m, image))) continue;
       try {
-        out.push(...credentialsOf(await this.entries(p, image), image));
+        const account = p.tokenAttributes ? await this.serviceAccountPart(p.tokenAttributes, pod) : undefined;
+        if (account === null) continue;
+        out.push(...credentialsOf(await this.entries(p, image, account), image));
       } catch (err) {
         this.d.logger.warn(
           { provider: p.name, image, err: messageOf(err) },
@@ -209,12 +306,48 @@ export class CredentialProviders {
     return out;
   }
 
-  private cached(p: CredentialProvider, image: string): KeyringEntry[] | undefined {
+  /**
+   * The token and annotations a provider with tokenAttributes gets for `pod` (upstream
+   * perPodPluginProvider): undefined to run without them (no service account, none required),
+   * null when the provider gives this pod nothing (one required and missing, or a required
+   * annotation missing).
+   */
+  private async serviceAccountPart(
+    t: TokenAttributes,
+    pod: PullingPod | undefined,
+  ): Promise<ServiceAccountPart | undefined | null> {
+    const name = pod?.serviceAccountName;
+    if (!pod || !name || !this.d.serviceAccounts) return t.requireServiceAccount ? null : undefined;
+    const account = await this.d.serviceAccounts.serviceAccount(pod.namespace, name);
+    const annotations: Record<string, string> = {};
+    for (const key of t.requiredAnnotationKeys) {
+      if (!(key in account.annotations)) {
+        this.d.logger.info(
+          { serviceAccount: `${pod.namespace}/${name}`, annotation: key },
+          'required annotation not found on the service account: the credential provider is skipped',
+        );
+        return null;
+      }
+      annotations[key] = account.annotations[key];
+    }
+    for (const key of t.optionalAnnotationKeys)
+      if (key in account.annotations) annotations[key] = account.annotations[key];
+    const token = await this.d.serviceAccounts.token(pod, name, t.audience);
+    const sorted = Object.keys(annotations)
+      .sort()
+      .map((k) => [k, annotations[k]]);
+    const parts: unknown[] = [pod.namespace, name, account.uid, sorted];
+    if (t.cacheType === 'Token') parts.push('token', createHash('sha256').update(token).digest('hex'));
+    return { token, annotations, cacheKey: JSON.stringify(parts) };
+  }
+
+  private cached(p: CredentialProvider, image: string, account?: ServiceAccountPart): KeyringEntry[] | undefined {
     const now = this.now();
+    const sa = account ? `\0${account.cacheKey}` : '';
     for (const key of [
-      `${p.name}\0image\0${image}`,
-      `${p.name}\0registry\0${imageRegistry(image).host}`,
-      `${p.name}\0global`,
+      `${p.name}\0image\0${image}${sa}`,
+      `${p.name}\0registry\0${imageRegistry(image).host}${sa}`,
+      `${p.name}\0global${sa}`,
     ]) {
       const c = this.cache.get(key);
       if (c && now < c.expiresAt) return c.entries;
@@ -227,29 +360,40 @@ export class CredentialProviders {
    * From the cache, else from a run. Lookups for one registry wait for a run in flight there, then
    * look at the cache again: a registry-wide answer serves them all with one run.
    */
-  private async entries(p: CredentialProvider, image: string): Promise<KeyringEntry[]> {
-    const key = `${p.name}\0${imageRegistry(image).host}`;
+  private async entries(p: CredentialProvider, image: string, account?: ServiceAccountPart): Promise<KeyringEntry[]> {
+    const key = `${p.name}\0${imageRegistry(image).host}${account ? `\0${account.cacheKey}` : ''}`;
     for (;;) {
-      const hit = this.cached(p, image);
+      const hit = this.cached(p, image, account);
       if (hit) return hit;
       const inflight = this.running.get(key);
       if (!inflight) break;
       const r = await inflight.catch(() => undefined);
       if (r?.image === image) return r.entries;
     }
-    const run = this.run(p, image).finally(() => this.running.delete(key));
+    const run = this.run(p, image, account).finally(() => this.running.delete(key));
     this.running.set(key, run);
     return (await run).entries;
   }
 
-  private async run(p: CredentialProvider, image: string): Promise<{ image: string; entries: KeyringEntry[] }> {
+  private async run(
+    p: CredentialProvider,
+    image: string,
+    account?: ServiceAccountPart,
+  ): Promise<{ image: string; entries: KeyringEntry[] }> {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const { name, value } of p.env) env[name] = value;
+    const request = {
+      apiVersion: p.apiVersion,
+      kind: 'CredentialProviderRequest',
+      image,
+      ...(account ? { serviceAccountToken: account.token } : {}),
+      ...(account && Object.keys(account.annotations).length ? { serviceAccountAnnotations: account.annotations } : {}),
+    };
     const out = await runPlugin({
       command: p.command,
       args: p.args,
       env,
-      stdin: JSON.stringify({ apiVersion: p.apiVersion, kind: 'CredentialProviderRequest', image }),
+      stdin: JSON.stringify(request),
       timeoutMs: RUN_TIMEOUT_MS,
       maxBytes: MAX_OUTPUT_BYTES,
       what: 'image credential provider',
@@ -260,14 +404,20 @@ export class CredentialProviders {
     } catch (err) {
       throw new Error(`image credential provider ${p.name}: ${messageOf(err)}`);
     }
+    // The token is the pod's: an answer that hands it back as a password may not be shared with other pods.
+    if (account && p.tokenAttributes?.cacheType !== 'Token' && r.entries.some((e) => e.auth.password === account.token))
+      throw new Error(
+        `image credential provider ${p.name}: credential provider plugin returned the service account token as the password which is not allowed when service account cache type is not set to 'Token'`,
+      );
     const ttl = r.cacheMs ?? p.defaultCacheMs;
     if (ttl > 0) {
+      const sa = account ? `\0${account.cacheKey}` : '';
       const key =
         r.cacheKeyType === 'Image'
-          ? `${p.name}\0image\0${image}`
+          ? `${p.name}\0image\0${image}${sa}`
           : r.cacheKeyType === 'Registry'
-            ? `${p.name}\0registry\0${imageRegistry(image).host}`
-            : `${p.name}\0global`;
+            ? `${p.name}\0registry\0${imageRegistry(image).host}${sa}`
+            : `${p.name}\0global${sa}`;
       // Bounded: a node pulls from few registries, but every image could be its own key.
       if (this.cache.size >= 1024) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { entries: r.entries, expiresAt: this.now() + ttl });

@@ -56,7 +56,7 @@ export interface ExecutorDeps {
   events?: EventSink;
   logger?: Logger;
   /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
-  nodeCredentials?(image: string): Promise<AuthConfig[]>;
+  nodeCredentials?(image: string, pod?: Pod): Promise<AuthConfig[]>;
   /** The CPU manager's cpuset for each container created (compose-cpus.ts; absent or undefined: none). */
   cpusets?: ContainerCpusets;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */

@@ -265,7 +265,7 @@ export class PodActionExecutor {
         sandboxConfig: o.sandboxConfig,
         auth: async () => [
           ...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []),
-          ...((await this.deps.nodeCredentials?.(c.image ?? '')) ?? []),
+          ...((await this.deps.nodeCredentials?.(c.image ?? '', pod)) ?? []),
         ],
         init: s.init,
       }),

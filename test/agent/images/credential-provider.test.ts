@@ -14,7 +14,11 @@ import {
   parseCredentialProviderResponse,
 } from '../../../src/agent/images/credential-provider.js';
 import { keyMatches } from '../../../src/agent/images/keyring.js';
+import { serviceAccountSource } from '../../../src/agent/images/service-account-source.js';
 import { createLogger } from '../../../src/lib/logger.js';
+import { createKubeClient } from '../../../src/lib/kube-client.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { startFakeWithKubeconfig } from '../../fixtures/apiserver/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-credprov-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -180,5 +184,125 @@ describe('credential providers', () => {
     const set = new CredentialProviders(await load('broken'), { logger });
     expect(await set.credentialsFor(ecr('a'))).toEqual([]);
     expect(runs('broken')).toHaveLength(1);
+  });
+});
+
+describe('credential providers with tokenAttributes (the pod’s service account token)', () => {
+  const withToken = (name: string, attributes: string, apiVersion = V1) =>
+    `- name: ${name}\n  matchImages: ["*.dkr.ecr.*.amazonaws.com"]\n  defaultCacheDuration: 10m\n  apiVersion: ${apiVersion}\n  tokenAttributes:\n${attributes}`;
+  const attrs = (o: Record<string, string>) =>
+    Object.entries(o)
+      .map(([k, v]) => `    ${k}: ${v}\n`)
+      .join('');
+
+  it('checks tokenAttributes as upstream does', () => {
+    const parse =
+      (attributes: Record<string, string>, apiVersion = V1) =>
+      () =>
+        parseCredentialProviderConfig(config(withToken('p', attrs(attributes), apiVersion)), dir);
+    const ok = {
+      serviceAccountTokenAudience: 'sts.amazonaws.com',
+      requireServiceAccount: 'true',
+      cacheType: 'ServiceAccount',
+    };
+    expect(parse(ok)()[0].tokenAttributes).toEqual({
+      audience: 'sts.amazonaws.com',
+      requireServiceAccount: true,
+      requiredAnnotationKeys: [],
+      optionalAnnotationKeys: [],
+      cacheType: 'ServiceAccount',
+    });
+    expect(parse({ ...ok, serviceAccountTokenAudience: '""' })).toThrow(
+      'providers[0].tokenAttributes.serviceAccountTokenAudience: serviceAccountTokenAudience is required',
+    );
+    expect(parse({ serviceAccountTokenAudience: 'a', cacheType: 'Token' })).toThrow(
+      'providers[0].tokenAttributes.requireServiceAccount: requireServiceAccount is required',
+    );
+    expect(parse(ok, 'credentialprovider.kubelet.k8s.io/v1beta1')).toThrow(
+      'providers[0].tokenAttributes: tokenAttributes is only supported for credentialprovider.kubelet.k8s.io/v1 API version',
+    );
+    expect(parse({ ...ok, cacheType: '""' })).toThrow(
+      'providers[0].tokenAttributes.cacheType: cacheType is required to be set when tokenAttributes is specified. Supported values are: ServiceAccount, Token',
+    );
+    expect(parse({ ...ok, requireServiceAccount: 'false', requiredServiceAccountAnnotationKeys: '[a.io/x]' })).toThrow(
+      'providers[0].tokenAttributes.requiredServiceAccountAnnotationKeys: requireServiceAccount cannot be false when requiredServiceAccountAnnotationKeys is set',
+    );
+    expect(
+      parse({
+        ...ok,
+        requiredServiceAccountAnnotationKeys: '[a.io/x]',
+        optionalServiceAccountAnnotationKeys: '[a.io/x]',
+      }),
+    ).toThrow('providers[0].tokenAttributes: ["a.io/x"]: annotation keys cannot be both required and optional');
+  });
+
+  it("runs the plugin with a token of the pod's service account bound to the pod and its annotations; caches per service account", async () => {
+    const f = await startFakeWithKubeconfig(dir, { user: 'system:node:n1' });
+    try {
+      const client = await createKubeClient(f.kubeconfig, { timeoutMs: 5000 });
+      f.api.store.create('serviceaccounts', {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: {
+          name: 'puller',
+          namespace: 'team',
+          annotations: { 'eks.amazonaws.com/role-arn': 'arn:role', other: 'x' },
+        },
+      });
+      f.api.store.create('serviceaccounts', {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name: 'plain', namespace: 'team' },
+      });
+      plugin('satoken', { cacheKeyType: 'Registry', cacheDuration: '1h' });
+      writeFileSync(
+        join(dir, 'satoken.yaml'),
+        config(
+          withToken(
+            'satoken',
+            attrs({
+              serviceAccountTokenAudience: 'sts.amazonaws.com',
+              requireServiceAccount: 'true',
+              requiredServiceAccountAnnotationKeys: '[eks.amazonaws.com/role-arn]',
+              cacheType: 'ServiceAccount',
+            }),
+          ),
+        ),
+      );
+      const set = new CredentialProviders(await loadCredentialProviders(join(dir, 'satoken.yaml'), dir), {
+        logger,
+        serviceAccounts: serviceAccountSource(client, new FakeClock(Date.now())),
+      });
+      const pod = (name: string, serviceAccountName?: string) => ({
+        namespace: 'team',
+        name,
+        uid: `uid-${name}`,
+        serviceAccountName,
+      });
+      expect(await set.credentialsFor(ecr('a'), pod('p1', 'puller'))).toEqual([
+        expect.objectContaining({ username: 'AWS', password: 'pw-satoken' }),
+      ]);
+      const request = JSON.parse(runs('satoken')[0]);
+      expect(request).toEqual({
+        apiVersion: V1,
+        kind: 'CredentialProviderRequest',
+        image: ecr('a'),
+        serviceAccountToken: f.api.issuedTokens.at(-1)!.token,
+        serviceAccountAnnotations: { 'eks.amazonaws.com/role-arn': 'arn:role' },
+      });
+      expect(f.api.issuedTokens.at(-1)).toMatchObject({
+        audiences: ['sts.amazonaws.com'],
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: 'uid-p1' },
+      });
+      // Another pod of the same service account: the cached answer (cacheType ServiceAccount).
+      await set.credentialsFor(ecr('b'), pod('p2', 'puller'));
+      expect(runs('satoken')).toHaveLength(1);
+      // A service account without the required annotation, or a pod without one: nothing from this provider.
+      expect(await set.credentialsFor(ecr('a'), pod('p3', 'plain'))).toEqual([]);
+      expect(await set.credentialsFor(ecr('a'), pod('p4'))).toEqual([]);
+      expect(runs('satoken')).toHaveLength(1);
+    } finally {
+      await f.api.close();
+    }
   });
 });
