@@ -58,10 +58,10 @@ export class ListWatch<T extends Listed> {
   /** How many watches were opened. */
   watches = 0;
 
-  constructor(private readonly d: ListWatchDeps) {}
+  constructor(private readonly deps: ListWatchDeps) {}
 
   private random(): number {
-    return (this.d.random ?? Math.random)();
+    return (this.deps.random ?? Math.random)();
   }
 
   /** Runs until `signal` aborts; `onSnapshot` gets every item after each change. Never throws. */
@@ -79,13 +79,13 @@ export class ListWatch<T extends Listed> {
     let token: string | undefined;
     let rv = '';
     do {
-      const r = await this.d.client.request<{
+      const r = await this.deps.client.request<{
         metadata?: { resourceVersion?: string; continue?: string };
         items?: T[];
         message?: string;
       }>({
-        path: this.d.path,
-        query: { fieldSelector: this.d.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
+        path: this.deps.path,
+        query: { fieldSelector: this.deps.fieldSelector, limit: LIST_PAGE_SIZE, continue: token },
         signal,
       });
       if (r.status === 410 && token) {
@@ -93,7 +93,7 @@ export class ListWatch<T extends Listed> {
         token = undefined;
         continue;
       }
-      if (r.status !== 200 || !r.body) throw apiError(`list ${this.d.path}`, r);
+      if (r.status !== 200 || !r.body) throw apiError(`list ${this.deps.path}`, r);
       items.push(...(r.body.items ?? []));
       rv = r.body.metadata?.resourceVersion ?? '';
       token = r.body.metadata?.continue || undefined;
@@ -109,24 +109,24 @@ export class ListWatch<T extends Listed> {
     const ctl = new AbortController();
     const onAbort = () => ctl.abort();
     signal.addEventListener('abort', onAbort, { once: true });
-    const watchdogMs = this.d.watchdogMs ?? 300_000;
-    let cancelDog = this.d.clock.setTimer(() => ctl.abort(), watchdogMs);
+    const watchdogMs = this.deps.watchdogMs ?? 300_000;
+    let cancelDog = this.deps.clock.setTimer(() => ctl.abort(), watchdogMs);
     const pet = () => {
       cancelDog();
-      cancelDog = this.d.clock.setTimer(() => {
-        this.d.logger.warn({ path: this.d.path }, `watch delivered nothing for ${watchdogMs}ms; restarting it`);
+      cancelDog = this.deps.clock.setTimer(() => {
+        this.deps.logger.warn({ path: this.deps.path }, `watch delivered nothing for ${watchdogMs}ms; restarting it`);
         ctl.abort();
       }, watchdogMs);
     };
     let gone = false;
     this.watches++;
     try {
-      await this.d.client.watch<T & { code?: number; message?: string }>(
+      await this.deps.client.watch<T & { code?: number; message?: string }>(
         {
-          path: this.d.path,
+          path: this.deps.path,
           signal: ctl.signal,
           query: {
-            fieldSelector: this.d.fieldSelector,
+            fieldSelector: this.deps.fieldSelector,
             resourceVersion: this.rv,
             allowWatchBookmarks: true,
             timeoutSeconds: 300 + Math.floor(Math.random() * 300),
@@ -136,7 +136,7 @@ export class ListWatch<T extends Listed> {
           pet();
           if (e.type === 'ERROR') {
             if (e.object.code === 410) gone = true;
-            else this.d.logger.warn({ path: this.d.path, message: e.object.message }, 'watch error event');
+            else this.deps.logger.warn({ path: this.deps.path, message: e.object.message }, 'watch error event');
             ctl.abort();
             return;
           }
@@ -158,7 +158,7 @@ export class ListWatch<T extends Listed> {
   }
 
   private async run(signal: AbortSignal, onSnapshot: (items: T[]) => void): Promise<void> {
-    const { initialMs, maxMs } = this.d.backoff ?? { initialMs: 800, maxMs: 30_000 };
+    const { initialMs, maxMs } = this.deps.backoff ?? { initialMs: 800, maxMs: 30_000 };
     let delay = initialMs;
     let needList = true;
     const emit = () => onSnapshot([...this.items.values()]);
@@ -172,15 +172,18 @@ export class ListWatch<T extends Listed> {
         const next = await this.watch(signal, emit);
         delay = initialMs;
         if (next === 'relist') {
-          this.d.logger.info({ path: this.d.path }, 'watch resource version expired (410 Gone); relisting');
+          this.deps.logger.info({ path: this.deps.path }, 'watch resource version expired (410 Gone); relisting');
           needList = true;
         }
       } catch (err) {
         if (signal.aborted) return;
-        this.d.logger.warn({ path: this.d.path, err: messageOf(err), retryInMs: delay }, 'list/watch failed; retrying');
-        this.d.onFailure?.();
+        this.deps.logger.warn(
+          { path: this.deps.path, err: messageOf(err), retryInMs: delay },
+          'list/watch failed; retrying',
+        );
+        this.deps.onFailure?.();
         // Jittered as client-go's reflector backoff (factor 1.0): reflectors that failed together do not retry together.
-        await sleep(jittered(delay, this.random()), signal, this.d.clock);
+        await sleep(jittered(delay, this.random()), signal, this.deps.clock);
         delay = Math.min(delay * 2, maxMs);
       }
     }

@@ -26,20 +26,20 @@ export interface ContainerSessionsDeps {
 }
 
 export class ContainerSessions {
-  constructor(private readonly d: ContainerSessionsDeps) {}
+  constructor(private readonly deps: ContainerSessionsDeps) {}
 
   /** The context commands run in inside container `c`. */
   contextOf(c: ContainerRecord): ExecContext {
-    const cg = this.d.cgroups();
+    const cg = this.deps.cgroups();
     const cgroupProcs =
       cg && c.state === 'CONTAINER_RUNNING'
         ? containerCgroupDirs(cg, c.id).map((d) => join(d, 'cgroup.procs'))
         : undefined;
-    return containerContext(c, this.d.sandboxes.get(c.sandboxId), this.d.markerOf(c.id), cgroupProcs);
+    return containerContext(c, this.deps.sandboxes.get(c.sandboxId), this.deps.markerOf(c.id), cgroupProcs);
   }
 
   private running(id: string): ContainerRecord {
-    const c = this.d.containers.get(id);
+    const c = this.deps.containers.get(id);
     if (!c) throw notFound(`container "${id}" not found`);
     if (c.state !== 'CONTAINER_RUNNING') throw badRequest(`container "${id}" is not running (state: ${c.state})`);
     return c;
@@ -64,13 +64,13 @@ export class ContainerSessions {
     const c = this.running(req.container_id);
     if (!req.cmd?.length) throw badRequest('command is required');
     if (!req.stdin && !req.stdout && !req.stderr) throw badRequest('one of stdin, stdout, or stderr must be set');
-    return this.d.streaming.register(execSession(req.cmd, streamOptionsOf(req), this.contextOf(c)));
+    return this.deps.streaming.register(execSession(req.cmd, streamOptionsOf(req), this.contextOf(c)));
   }
 
   /** CRI Attach: a URL where the session joins the container's stdio. */
   attach(req: cri.AttachRequest): string {
     const c = this.running(req.container_id);
-    const h = this.d.handles.get(c.id);
+    const h = this.deps.handles.get(c.id);
     if (!h)
       throw badRequest(`container "${c.id}" cannot be attached: its process was started by an earlier runtime run`);
     if (req.stdin && !c.config.stdin)
@@ -79,14 +79,14 @@ export class ContainerSessions {
       throw badRequest(
         `tty ${req.tty ? 'requested' : 'not requested'} but the container has ${c.config.tty ? 'a TTY' : 'no TTY'}`,
       );
-    return this.d.streaming.register(attachSession(streamOptionsOf(req), h));
+    return this.deps.streaming.register(attachSession(streamOptionsOf(req), h));
   }
 
   /** CRI PortForward: a URL where the session forwards to ports on the host (the pod's network). */
   portForward(req: cri.PortForwardRequest): string {
-    const sb = this.d.sandboxes.get(req.pod_sandbox_id);
+    const sb = this.deps.sandboxes.get(req.pod_sandbox_id);
     if (!sb) throw notFound(`pod sandbox "${req.pod_sandbox_id}" not found`);
     if (sb.state !== 'SANDBOX_READY') throw badRequest(`pod sandbox "${sb.id}" is not ready`);
-    return this.d.streaming.register(portForwardSession(sb, req));
+    return this.deps.streaming.register(portForwardSession(sb, req));
   }
 }

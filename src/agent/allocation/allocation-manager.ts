@@ -69,13 +69,13 @@ export class AllocationManager {
   /** Each pod object's effective pod, for as long as its allocation is the same. */
   private readonly effectiveOf = new WeakMap<Pod, { allocation: ReadonlyMap<string, ContainerResources>; pod: Pod }>();
 
-  constructor(private readonly d: AllocationManagerDeps) {}
+  constructor(private readonly deps: AllocationManagerDeps) {}
 
   /** Reads the checkpoints (a Go kubelet's as well as ours). */
   async load(): Promise<void> {
     [this.allocated, this.actuated] = await Promise.all([
-      readAllocations(this.d.rootDir, ALLOCATED_FILE),
-      readAllocations(this.d.rootDir, ACTUATED_FILE),
+      readAllocations(this.deps.rootDir, ALLOCATED_FILE),
+      readAllocations(this.deps.rootDir, ACTUATED_FILE),
     ]);
   }
 
@@ -128,11 +128,11 @@ export class AllocationManager {
     const actuated = new Map(this.actuated);
     this.writes = this.writes
       .then(async () => {
-        await writeAllocations(this.d.rootDir, ALLOCATED_FILE, allocated);
-        await writeAllocations(this.d.rootDir, ACTUATED_FILE, actuated);
+        await writeAllocations(this.deps.rootDir, ALLOCATED_FILE, allocated);
+        await writeAllocations(this.deps.rootDir, ACTUATED_FILE, actuated);
       })
       .catch((err: unknown) =>
-        this.d.logger.warn({ err: messageOf(err) }, 'failed to write the allocation checkpoints'),
+        this.deps.logger.warn({ err: messageOf(err) }, 'failed to write the allocation checkpoints'),
       );
     return this.writes;
   }
@@ -157,29 +157,29 @@ export class AllocationManager {
     const desired = specResources(pod);
     const seen = this.seenDesired.get(uid) ?? allocated;
     const resized = !!seen && allocationsDiffer(seen, desired);
-    if (resized) this.d.metrics?.requested(requestedResizes(seen, desired));
+    if (resized) this.deps.metrics?.requested(requestedResizes(seen, desired));
     this.seenDesired.set(uid, desired);
     // A pod first seen (admitted now, or running before this kubelet started): its spec is its allocation.
     if (!this.allocated.has(uid)) this.allocated.set(uid, specResources(pod));
     const state: ResizeState = {};
-    const allocatable = this.d.allocatable();
+    const allocatable = this.deps.allocatable();
     if (allocatable) {
-      const others = this.d
+      const others = this.deps
         .activePods()
         .filter((p) => p.metadata.uid !== uid)
         .map((p) => this.effective(p));
       const verdict = admitResize({ desired: pod, allocated: this.allocated.get(uid)!, allocatable, others });
       if (verdict.kind === 'accepted') {
-        if (before?.pending) this.d.metrics?.deferredAccepted(resized ? 'pod_resized' : 'periodic_retry');
+        if (before?.pending) this.deps.metrics?.deferredAccepted(resized ? 'pod_resized' : 'periodic_retry');
         this.allocated.set(uid, desired);
         this.resizing.add(uid);
-        this.d.events?.record(podRef(pod), 'Normal', RESIZE_STARTED, resizeMessage('Pod resize started', pod));
+        this.deps.events?.record(podRef(pod), 'Normal', RESIZE_STARTED, resizeMessage('Pod resize started', pod));
       } else if (verdict.kind === 'deferred' || verdict.kind === 'infeasible') {
         state.pending = { reason: verdict.kind === 'deferred' ? 'Deferred' : 'Infeasible', message: verdict.message };
         const key = JSON.stringify([...desired]);
         if (verdict.kind === 'infeasible' && this.infeasibleFor.get(uid) !== key) {
           this.infeasibleFor.set(uid, key);
-          this.d.metrics?.infeasible(verdict.detail);
+          this.deps.metrics?.infeasible(verdict.detail);
         }
       }
     }
@@ -188,14 +188,14 @@ export class AllocationManager {
     if (error !== undefined || unapplied) state.inProgress = error ? { error } : {};
     const allocatedPod = () => withResources(pod, this.allocated.get(uid)!);
     if (error !== undefined && error !== before?.inProgress?.error)
-      this.d.events?.record(
+      this.deps.events?.record(
         podRef(pod),
         'Warning',
         RESIZE_ERROR,
         resizeMessage('Pod resize error', allocatedPod(), error),
       );
     if (error === undefined && !unapplied && this.resizing.delete(uid))
-      this.d.events?.record(
+      this.deps.events?.record(
         podRef(pod),
         'Normal',
         RESIZE_COMPLETED,
@@ -223,7 +223,7 @@ export class AllocationManager {
 
   /** Each running container's memory usage (CRI ContainerStats), by container name. */
   private async memoryUsage(uid: string): Promise<Map<string, number>> {
-    const stats = await this.d.runtime.listContainerStats({ label_selector: { [PodUidLabel]: uid } });
+    const stats = await this.deps.runtime.listContainerStats({ label_selector: { [PodUidLabel]: uid } });
     return new Map(
       stats.map((s) => [
         s.attributes.metadata.name,
@@ -268,32 +268,38 @@ export class AllocationManager {
         ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
         : undefined;
       if (refusal) throw new Error(refusal);
-      if (cgroupFirst) await this.d.podCgroups?.resize(after);
+      if (cgroupFirst) await this.deps.podCgroups?.resize(after);
       for (const t of todo) {
         const c =
           after.spec.containers.find((x) => x.name === t.name) ??
           after.spec.initContainers!.find((x) => x.name === t.name)!;
         if (actuationOf(c, t.changed) === 'restart') {
-          this.d.events?.record(
+          this.deps.events?.record(
             podRef(pod, { name: c.name }),
             'Normal',
             'Killing',
             `Container ${c.name} resize requires restart`,
           );
-          await this.d.runtime.stopContainer(t.id, 0);
+          await this.deps.runtime.stopContainer(t.id, 0);
         } else {
-          if (!this.d.runtime.updateContainerResources)
+          if (!this.deps.runtime.updateContainerResources)
             throw new Error('the container runtime cannot update the resources of a running container');
-          await this.d.runtime.updateContainerResources(t.id, linuxContainerResources(after, c, this.d.resources));
+          await this.deps.runtime.updateContainerResources(
+            t.id,
+            linuxContainerResources(after, c, this.deps.resources),
+          );
         }
         applied.set(c.name, allocation.get(c.name) ?? {});
       }
-      if (!cgroupFirst) await this.d.podCgroups?.resize(after);
+      if (!cgroupFirst) await this.deps.podCgroups?.resize(after);
     } catch (err) {
       failure = messageOf(err);
-      this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: failure }, 'pod resize failed');
+      this.deps.logger.warn(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: failure },
+        'pod resize failed',
+      );
     }
-    this.d.metrics?.actuated(Math.round(performance.now() - began), failure === undefined);
+    this.deps.metrics?.actuated(Math.round(performance.now() - began), failure === undefined);
     this.actuated.set(uid, applied);
     return failure;
   }

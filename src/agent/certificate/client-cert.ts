@@ -212,7 +212,7 @@ export class ClientCertRotator {
   /** The current certificate's expiry and the failed renewals (the certificate manager metrics). */
   readonly status: RotationStatus = { renewFailures: 0 };
   constructor(
-    private readonly d: {
+    private readonly deps: {
       client: KubeClient;
       paths: ClientCertPaths;
       nodeName: string;
@@ -226,28 +226,28 @@ export class ClientCertRotator {
   start({ signal }: { signal: AbortSignal }): void {
     runRotationLoop({
       signal,
-      clock: this.d.clock,
-      logger: this.d.logger,
-      jitter: this.d.jitter,
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      jitter: this.deps.jitter,
       validity: async () => {
-        const cert = currentCert(this.d.paths.kubeconfig);
+        const cert = currentCert(this.deps.paths.kubeconfig);
         return cert ? certValidity(cert) : undefined;
       },
       whenMissing: 'wait',
       failure: 'client certificate rotation failed; will retry',
       status: this.status,
       renew: async (v) => {
-        const { keyPem, csrPem } = await nodeCsr(this.d.nodeName);
-        const certPem = await requestCertificate(this.d.client, csrPem, {
+        const { keyPem, csrPem } = await nodeCsr(this.deps.nodeName);
+        const certPem = await requestCertificate(this.deps.client, csrPem, {
           usages: kubeletClientUsages(keyPem),
-          clock: this.d.clock,
+          clock: this.deps.clock,
           signal,
-          timeoutMs: Math.max(60_000, (v?.notAfter ?? 0) - this.d.clock.now()),
+          timeoutMs: Math.max(60_000, (v?.notAfter ?? 0) - this.deps.clock.now()),
         });
-        await storePem(this.d.paths.certDir, { certPem, keyPem, nowMs: this.d.clock.now() });
-        await this.d.client.reload();
+        await storePem(this.deps.paths.certDir, { certPem, keyPem, nowMs: this.deps.clock.now() });
+        await this.deps.client.reload();
         this.rotations++;
-        this.d.logger.info(
+        this.deps.logger.info(
           { notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() },
           'rotated the kubelet client certificate',
         );

@@ -41,7 +41,7 @@ export class ServingCertManager {
   /** The current certificate's expiry and the failed requests (the certificate manager metrics). */
   readonly status: RotationStatus = { renewFailures: 0 };
   constructor(
-    private readonly d: {
+    private readonly deps: {
       client: KubeClient;
       certDir: string;
       nodeName: string;
@@ -59,29 +59,34 @@ export class ServingCertManager {
   start({ signal }: { signal: AbortSignal }, onCertificate: (path: string) => void): void {
     runRotationLoop({
       signal,
-      clock: this.d.clock,
-      logger: this.d.logger,
-      jitter: this.d.jitter,
-      validity: () => currentValidity(this.d.certDir),
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      jitter: this.deps.jitter,
+      validity: () => currentValidity(this.deps.certDir),
       whenMissing: 'request',
       failure: 'kubelet serving certificate request failed; will retry',
       status: this.status,
       renew: async () => {
-        const { keyPem, csrPem } = await nodeCsr(this.d.nodeName, undefined, this.d.sans);
-        this.d.logger.info(
+        const { keyPem, csrPem } = await nodeCsr(this.deps.nodeName, undefined, this.deps.sans);
+        this.deps.logger.info(
           { signer: KUBELET_SERVING_SIGNER },
           'requesting a kubelet serving certificate (it needs an approval)',
         );
-        const certPem = await requestCertificate(this.d.client, csrPem, {
+        const certPem = await requestCertificate(this.deps.client, csrPem, {
           usages: kubeletServingUsages(keyPem),
           signer: KUBELET_SERVING_SIGNER,
-          clock: this.d.clock,
+          clock: this.deps.clock,
           signal,
-          pollMs: this.d.pollMs,
+          pollMs: this.deps.pollMs,
         });
-        const path = await storePem(this.d.certDir, { certPem, keyPem, nowMs: this.d.clock.now(), kind: 'server' });
+        const path = await storePem(this.deps.certDir, {
+          certPem,
+          keyPem,
+          nowMs: this.deps.clock.now(),
+          kind: 'server',
+        });
         this.issued++;
-        this.d.logger.info(
+        this.deps.logger.info(
           { notAfter: new Date(certValidity(certPem)?.notAfter ?? 0).toISOString() },
           'stored a new kubelet serving certificate',
         );

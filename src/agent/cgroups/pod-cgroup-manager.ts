@@ -69,10 +69,10 @@ export class PodCgroupManager {
   private hierarchies: Promise<Hierarchies | undefined> | undefined;
   /** The CPU shares last written to each QoS class's cgroup: a new pod rewrites only a change. */
   private readonly qosShares = new Map<string, number>();
-  constructor(private readonly d: PodCgroupManagerDeps) {}
+  constructor(private readonly deps: PodCgroupManagerDeps) {}
 
   private found(): Promise<Hierarchies | undefined> {
-    this.hierarchies ??= detectHierarchies(this.d.fsRoot);
+    this.hierarchies ??= detectHierarchies(this.deps.fsRoot);
     return this.hierarchies;
   }
 
@@ -80,7 +80,7 @@ export class PodCgroupManager {
   private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    await timedCgroupOp(this.d.observe, 'create', async () => {
+    await timedCgroupOp(this.deps.observe, 'create', async () => {
       makeCgroup(h, rel);
       this.apply(h, rel, config);
     });
@@ -116,7 +116,7 @@ export class PodCgroupManager {
 
   /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
-    const root = this.d.cgroups.cgroupRoot;
+    const root = this.deps.cgroups.cgroupRoot;
     const cap = allocatable
       ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes }
       : {};
@@ -134,10 +134,10 @@ export class PodCgroupManager {
   async updateQosCgroups({ force = true }: { force?: boolean } = {}): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    const burstable = (this.d.activePods?.() ?? [])
+    const burstable = (this.deps.activePods?.() ?? [])
       .filter((p) => qosClass(p) === 'Burstable')
       .reduce((n, p) => n + podRequests(p).cpuMilli, 0);
-    const root = this.d.cgroups.cgroupRoot;
+    const root = this.deps.cgroups.cgroupRoot;
     for (const [rel, cpuShares] of [
       [qosLevelDir(root, 'Burstable'), milliCpuToShares(burstable)],
       [qosLevelDir(root, 'BestEffort'), MIN_SHARES],
@@ -145,7 +145,7 @@ export class PodCgroupManager {
       if (!force && this.qosShares.get(rel) === cpuShares) continue;
       // Noted before the write returns: pods ensured meanwhile do not write the same value again.
       this.qosShares.set(rel, cpuShares);
-      await timedCgroupOp(this.d.observe, 'update', async () => {
+      await timedCgroupOp(this.deps.observe, 'update', async () => {
         try {
           this.apply(h, rel, { cpuShares });
         } catch {
@@ -166,7 +166,7 @@ export class PodCgroupManager {
    * counts as a 'create'.
    */
   async ensure(pod: Pod): Promise<void> {
-    const rel = podCgroupParent(pod, this.d.cgroups);
+    const rel = podCgroupParent(pod, this.deps.cgroups);
     const h = await this.found();
     if (!h) return;
     const made = hierarchyDirs(h, rel).map((d) => {
@@ -181,14 +181,14 @@ export class PodCgroupManager {
       }
     });
     if (made.every((m) => m === 'exists')) return;
-    await timedCgroupOp(this.d.observe, 'create', async () => {
+    await timedCgroupOp(this.deps.observe, 'create', async () => {
       const remade = made.includes('no parent');
       if (remade) makeCgroup(h, rel);
       await this.updateQosCgroups({ force: remade });
       const config = resourceConfigForPod(pod, {
-        enforceCpuLimits: this.d.cpuCFSQuota,
-        cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
-        podPidsLimit: this.d.podPidsLimit,
+        enforceCpuLimits: this.deps.cpuCFSQuota,
+        cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
+        podPidsLimit: this.deps.podPidsLimit,
       });
       this.apply(h, rel, config);
     });
@@ -202,12 +202,12 @@ export class PodCgroupManager {
     const h = await this.found();
     if (!h) return;
     const config = resourceConfigForPod(pod, {
-      enforceCpuLimits: this.d.cpuCFSQuota,
-      cpuPeriodUs: this.d.cpuCFSQuotaPeriodUs,
-      podPidsLimit: this.d.podPidsLimit,
+      enforceCpuLimits: this.deps.cpuCFSQuota,
+      cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
+      podPidsLimit: this.deps.podPidsLimit,
     });
-    await timedCgroupOp(this.d.observe, 'update', async () =>
-      this.apply(h, podCgroupParent(pod, this.d.cgroups), config),
+    await timedCgroupOp(this.deps.observe, 'update', async () =>
+      this.apply(h, podCgroupParent(pod, this.deps.cgroups), config),
     );
   }
 

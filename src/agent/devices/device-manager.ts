@@ -87,14 +87,14 @@ export class DeviceManager {
   private writes: Promise<void> = Promise.resolve();
   private readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
 
-  constructor(private readonly d: DeviceManagerDeps) {}
+  constructor(private readonly deps: DeviceManagerDeps) {}
 
   /** Restores the checkpoint, then serves Registration on kubelet.sock (made anew: plugins watch for it and register again). */
   async start(): Promise<void> {
-    await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
-    const saved = await readDeviceCheckpoint(this.d.dir);
+    await mkdir(this.deps.dir, { recursive: true, mode: 0o750 });
+    const saved = await readDeviceCheckpoint(this.deps.dir);
     if (saved.unusable)
-      this.d.logger.error(
+      this.deps.logger.error(
         { err: saved.unusable },
         'Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date',
       );
@@ -113,7 +113,7 @@ export class DeviceManager {
       pod.set(e.container, a);
       this.allocations.set(e.podUid, pod);
     }
-    const socket = join(this.d.dir, 'kubelet.sock');
+    const socket = join(this.deps.dir, 'kubelet.sock');
     await rm(socket, { force: true });
     const register = serviceMethods(PROTO, 'v1beta1.Registration').Register;
     const handlers: Record<string, UnaryHandler> = {
@@ -150,8 +150,8 @@ export class DeviceManager {
           });
     const registered = Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, [...p.devices.keys()]]));
     this.writes = this.writes
-      .then(() => writeDeviceCheckpoint(this.d.dir, { entries, registered }))
-      .catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'failed to write the device checkpoint'));
+      .then(() => writeDeviceCheckpoint(this.deps.dir, { entries, registered }))
+      .catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'failed to write the device checkpoint'));
   }
 
   /** A ContainerAllocateResponse as protobuf bytes (the checkpoint's AllocResp): the one field of an AllocateResponse. */
@@ -190,7 +190,7 @@ export class DeviceManager {
     const previous = this.plugins.get(req.resource_name);
     previous?.stream?.cancel();
     previous?.client?.close();
-    const client = new grpc.Client(`unix://${join(this.d.dir, req.endpoint)}`, grpc.credentials.createInsecure(), {
+    const client = new grpc.Client(`unix://${join(this.deps.dir, req.endpoint)}`, grpc.credentials.createInsecure(), {
       'grpc.default_authority': 'localhost',
     });
     // Devices known before the plugin came back keep their health until its first list says otherwise.
@@ -202,8 +202,8 @@ export class DeviceManager {
       devices: previous?.devices ?? new Map<string, DeviceHealth>(),
     };
     this.plugins.set(req.resource_name, plugin);
-    this.d.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
-    this.d.metrics?.registered(req.resource_name);
+    this.deps.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
+    this.deps.metrics?.registered(req.resource_name);
     this.watch(plugin, client);
     return {};
   }
@@ -223,13 +223,13 @@ export class DeviceManager {
         (res.devices ?? []).map((x) => [x.ID, x.health === 'Healthy' ? 'Healthy' : 'Unhealthy'] as const),
       );
       this.persist();
-      this.d.onChange?.();
+      this.deps.onChange?.();
     });
     const ended = () => {
       if (this.plugins.get(plugin.resource) !== plugin) return;
       for (const id of plugin.devices.keys()) plugin.devices.set(id, 'Unhealthy');
-      this.d.logger.info({ resource: plugin.resource }, 'device plugin went away: its devices are unhealthy');
-      this.d.onChange?.();
+      this.deps.logger.info({ resource: plugin.resource }, 'device plugin went away: its devices are unhealthy');
+      this.deps.onChange?.();
     };
     stream.on('error', ended);
     stream.on('end', ended);
@@ -332,7 +332,7 @@ export class DeviceManager {
         const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
           container_responses?: ContainerDevices[];
         };
-        this.d.metrics?.allocated(resource, (performance.now() - began) / 1000);
+        this.deps.metrics?.allocated(resource, (performance.now() - began) / 1000);
         answer = res.container_responses?.[0] ?? {};
         allocation.answers = { ...allocation.answers, [resource]: answer };
       }

@@ -73,7 +73,7 @@ export class DraManager {
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
 
-  constructor(private readonly d: DraManagerDeps) {}
+  constructor(private readonly deps: DraManagerDeps) {}
 
   /** The plugin watcher's handler for `DRAPlugin`. */
   readonly handler: PluginHandler = {
@@ -90,7 +90,7 @@ export class DraManager {
       });
       const version = SUPPORTED.find((v) => versions.includes(v))!;
       this.drivers.set(name, { client, version });
-      this.d.logger.info({ driver: name, endpoint, version }, 'DRA driver registered');
+      this.deps.logger.info({ driver: name, endpoint, version }, 'DRA driver registered');
     },
     deregister: async (name) => {
       this.drivers.get(name)?.client.close();
@@ -101,7 +101,7 @@ export class DraManager {
   /** Reads the checkpoint (ours or a Go kubelet's). */
   async load(): Promise<void> {
     try {
-      const file = JSON.parse(await readFile(join(this.d.rootDir, DRA_CHECKPOINT), 'utf8')) as { Data?: string };
+      const file = JSON.parse(await readFile(join(this.deps.rootDir, DRA_CHECKPOINT), 'utf8')) as { Data?: string };
       const data = JSON.parse(file.Data ?? '{}') as { ClaimInfoStateList?: ClaimInfo[] };
       for (const c of data.ClaimInfoStateList ?? []) this.claims.set(c.ClaimUID, c);
     } catch {
@@ -118,12 +118,12 @@ export class DraManager {
     this.writes = this.writes
       .then(() =>
         writeFileAtomic(
-          join(this.d.rootDir, DRA_CHECKPOINT),
+          join(this.deps.rootDir, DRA_CHECKPOINT),
           JSON.stringify({ Data: data, Checksum: crc32(Buffer.from(data, 'utf8')) }),
           0o600,
         ),
       )
-      .catch((err: unknown) => this.d.logger.warn({ err: messageOf(err) }, 'failed to write the DRA checkpoint'));
+      .catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'failed to write the DRA checkpoint'));
     return this.writes;
   }
 
@@ -167,8 +167,8 @@ export class DraManager {
     let changed = false;
     for (const [ref, name] of names) {
       if (!name) throw new Error(`waiting for the ResourceClaim of "${ref}" to be created`);
-      if (!this.d.client) throw new Error('resource claims need an apiserver');
-      const got = await this.d.client.request<ResourceClaim>({
+      if (!this.deps.client) throw new Error('resource claims need an apiserver');
+      const got = await this.deps.client.request<ResourceClaim>({
         path: `/apis/resource.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/resourceclaims/${encodeURIComponent(name)}`,
       });
       if (got.status !== 200 || !got.body) throw new Error(`failed to fetch ResourceClaim ${name}: HTTP ${got.status}`);
@@ -281,7 +281,7 @@ export class DraManager {
         await this.call(driver, 'NodeUnprepareResources', {
           claims: [{ namespace: info.Namespace, uid: claimUid, name: info.ClaimName }],
         }).catch((err: unknown) =>
-          this.d.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed'),
+          this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed'),
         );
       this.claims.delete(claimUid);
     }

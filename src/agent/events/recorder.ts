@@ -48,24 +48,24 @@ export class EventRecorder implements EventSink {
   private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly d: EventRecorderDeps) {
-    this.limiter = new TokenBucket(d.qps, d.burst, () => d.clock.now());
+  constructor(private readonly deps: EventRecorderDeps) {
+    this.limiter = new TokenBucket(deps.qps, deps.burst, () => deps.clock.now());
   }
 
   record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.d.logger.debug(
+    this.deps.logger.debug(
       { object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason },
       message,
     );
-    const client = this.d.client;
+    const client = this.deps.client;
     if (!client) return;
     if (!this.limiter.tryTake()) {
-      this.d.logger.debug({ reason }, 'event dropped by the rate limiter');
+      this.deps.logger.debug({ reason }, 'event dropped by the rate limiter');
       return;
     }
     const key = [ref.kind, ref.namespace, ref.name, ref.uid, ref.fieldPath, type, reason, message].join('\u0000');
     const namespace = ref.namespace || 'default';
-    const now = rfc3339(this.d.clock.now());
+    const now = rfc3339(this.deps.clock.now());
     this.chain = this.chain.then(async () => {
       try {
         const prev = this.seen.get(key);
@@ -94,22 +94,22 @@ export class EventRecorder implements EventSink {
             reason,
             message,
             type,
-            source: { component: 'kubelet', host: this.d.nodeName },
+            source: { component: 'kubelet', host: this.deps.nodeName },
             firstTimestamp: now,
             lastTimestamp: now,
             count: 1,
             reportingComponent: 'kubelet',
-            reportingInstance: this.d.nodeName,
+            reportingInstance: this.deps.nodeName,
           },
         });
         if (r.status !== 201) {
-          this.d.logger.debug({ status: r.status, reason }, 'event not accepted');
+          this.deps.logger.debug({ status: r.status, reason }, 'event not accepted');
           return;
         }
         if (this.seen.size >= MAX_DEDUP) this.seen.delete(this.seen.keys().next().value!);
         this.seen.set(key, { name, namespace, count: 1 });
       } catch (err) {
-        this.d.logger.debug({ err: messageOf(err), reason }, 'event not sent');
+        this.deps.logger.debug({ err: messageOf(err), reason }, 'event not sent');
       }
     });
   }

@@ -80,7 +80,7 @@ export class EvictionManager {
   /** Evictions made (tests, metrics). */
   evictions = 0;
 
-  constructor(private readonly d: EvictionDeps) {}
+  constructor(private readonly deps: EvictionDeps) {}
 
   /** The pressure conditions now (for the node status and admission). */
   conditions(): ReadonlySet<PressureCondition> {
@@ -90,7 +90,7 @@ export class EvictionManager {
   /** Upstream's eviction admit handler. */
   admit(pod: Pod): AdmitResult {
     const conds = [...this.current];
-    if (!conds.length || isCriticalPod(pod, this.d.isStatic(pod))) return { admit: true };
+    if (!conds.length || isCriticalPod(pod, this.deps.isStatic(pod))) return { admit: true };
     if (conds.length === 1 && conds[0] === 'MemoryPressure') {
       const tols = (pod.spec.tolerations ?? []) as Toleration[];
       if (
@@ -104,13 +104,13 @@ export class EvictionManager {
 
   /** One pass; returns the pod it evicted, if any. */
   async synchronize(): Promise<Pod | undefined> {
-    const snap = this.d.snapshot();
+    const snap = this.deps.snapshot();
     if (!snap) return undefined;
     const byPod = containersByPod(snap);
-    const overLimit = this.d.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
-    const obs = observe(snap, this.d.memoryCapacityBytes);
-    const now = this.d.clock.now();
-    const met = thresholdsMet(this.d.thresholds, obs, this.metLast).sort(
+    const overLimit = this.deps.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
+    const obs = observe(snap, this.deps.memoryCapacityBytes);
+    const now = this.deps.clock.now();
+    const met = thresholdsMet(this.deps.thresholds, obs, this.metLast).sort(
       (a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)],
     );
     this.metLast = met;
@@ -118,64 +118,71 @@ export class EvictionManager {
     for (const t of met) if (!this.firstMet.has(t)) this.firstMet.set(t, now);
     const before = this.current;
     // Conditions follow every met threshold, soft ones before their grace period too (as upstream).
-    this.current = pressureConditions(met, this.lastMet, now, this.d.transitionMs);
+    this.current = pressureConditions(met, this.lastMet, now, this.deps.transitionMs);
     for (const c of this.current)
       if (!before.has(c))
-        this.d.logger.warn({ condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) }, 'node under pressure');
+        this.deps.logger.warn(
+          { condition: c, thresholds: met.map((t) => `${t.signal}<${t.raw}`) },
+          'node under pressure',
+        );
     if (overLimit) return overLimit;
     const actionable = met.filter((t) => now - this.firstMet.get(t)! >= (t.graceMs ?? 0));
     if (!actionable.length) return undefined;
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
-    if (conditionOf(t.signal) === 'DiskPressure' && this.d.reclaimDisk) {
-      await this.d.reclaimDisk();
+    if (conditionOf(t.signal) === 'DiskPressure' && this.deps.reclaimDisk) {
+      await this.deps.reclaimDisk();
       // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
-      const after = this.d.snapshot();
-      if (!after || after.atMs === snap.atMs || !thresholdsMet([t], observe(after, this.d.memoryCapacityBytes)).length)
+      const after = this.deps.snapshot();
+      if (
+        !after ||
+        after.atMs === snap.atMs ||
+        !thresholdsMet([t], observe(after, this.deps.memoryCapacityBytes)).length
+      )
         return undefined;
     }
-    const candidates = this.d
+    const candidates = this.deps
       .activePods()
-      .filter((p) => !isCriticalPod(p, this.d.isStatic(p)))
+      .filter((p) => !isCriticalPod(p, this.deps.isStatic(p)))
       .map((pod) => candidate(pod, t, snap, byPod));
     const victim = rankForEviction(candidates, t)[0];
     if (!victim) {
-      this.d.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
+      this.deps.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
       return undefined;
     }
     const grace =
       t.graceMs === undefined
         ? HARD_EVICTION_GRACE_SECONDS
-        : Math.min(this.d.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
+        : Math.min(this.deps.maxPodGraceSeconds ?? 0, victim.pod.spec.terminationGracePeriodSeconds ?? 30);
     this.evictPod(victim.pod, evictionMessage(t, obs.get(t.signal)!, victim), grace, t.signal);
-    this.lastEvictionMs = this.d.clock.now();
+    this.lastEvictionMs = this.deps.clock.now();
     return victim.pod;
   }
 
   /** Logs, records the Evicted event, kills the pod with `graceSeconds` and counts the eviction under `signal`. */
   private evictPod(pod: Pod, message: string, graceSeconds: number, signal: string): void {
-    this.d.logger.info(
+    this.deps.logger.info(
       { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, signal },
       `evicting pod: ${message.trim()}`,
     );
-    this.d.events?.record(podRef(pod), 'Warning', 'Evicted', message);
-    this.d.evict(pod, message, graceSeconds);
+    this.deps.events?.record(podRef(pod), 'Warning', 'Evicted', message);
+    this.deps.evict(pod, message, graceSeconds);
     this.evictions++;
-    this.d.onEviction?.(signal);
+    this.deps.onEviction?.(signal);
   }
 
   /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */
   private localStorageEviction(byPod: ReadonlyMap<string, ContainerSample[]>): Pod | undefined {
-    if (!this.d.volumeUsage) return undefined;
+    if (!this.deps.volumeUsage) return undefined;
     let first: Pod | undefined;
-    for (const pod of this.d.activePods()) {
-      if (isCriticalPod(pod, this.d.isStatic(pod))) continue;
+    for (const pod of this.deps.activePods()) {
+      if (isCriticalPod(pod, this.deps.isStatic(pod))) continue;
       const uid = pod.metadata.uid!;
       // Each container's writable layer + logs.
       const containers = new Map(
         (byPod.get(uid) ?? []).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const),
       );
-      const volumes = new Map(this.d.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
+      const volumes = new Map(this.deps.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const violation = localStorageViolation(pod, { volumes, containers });
       if (!violation) continue;
       this.evictPod(pod, violation.message, 0, violation.signal);
@@ -186,13 +193,13 @@ export class EvictionManager {
 
   /** Runs every 10 s until `signal` aborts; never throws. */
   start({ signal }: { signal: AbortSignal }): void {
-    if (!this.d.thresholds.length && !this.d.volumeUsage) return;
+    if (!this.deps.thresholds.length && !this.deps.volumeUsage) return;
     void (async () => {
       while (!signal.aborted) {
         await this.synchronize().catch((err: unknown) =>
-          this.d.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'),
+          this.deps.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'),
         );
-        await sleep(EVICTION_PERIOD_MS, signal, this.d.clock);
+        await sleep(EVICTION_PERIOD_MS, signal, this.deps.clock);
       }
     })();
   }

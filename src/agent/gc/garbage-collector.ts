@@ -54,54 +54,54 @@ export function uidOfLogDir(name: string): string | undefined {
 
 /** Runs the collections. */
 export class GarbageCollector {
-  constructor(private readonly d: GarbageCollectorDeps) {}
+  constructor(private readonly deps: GarbageCollectorDeps) {}
 
   /** 1–2 once. */
   async collectContainers(): Promise<void> {
-    const pods = await this.d.runtimeManager.listRuntimePods();
-    const plan = containerGcPlan(pods, (uid) => this.d.isActive(uid), this.d.clock.now(), this.d.policy);
+    const pods = await this.deps.runtimeManager.listRuntimePods();
+    const plan = containerGcPlan(pods, (uid) => this.deps.isActive(uid), this.deps.clock.now(), this.deps.policy);
     for (const id of plan.containers)
       await this.removeContainer(id).catch((err) =>
-        this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'),
+        this.deps.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'),
       );
     for (const id of plan.sandboxes) {
-      await this.d.runtime.stopPodSandbox(id).catch(() => {});
-      await this.d.runtime
+      await this.deps.runtime.stopPodSandbox(id).catch(() => {});
+      await this.deps.runtime
         .removePodSandbox(id)
-        .catch((err) => this.d.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
+        .catch((err) => this.deps.logger.warn({ id, err: messageOf(err) }, 'failed to remove sandbox'));
     }
     const inRuntime = new Set(pods.map((p) => p.uid));
-    const keep = (uid: string) => this.d.isActive(uid) || inRuntime.has(uid);
-    for (const name of await readdir(this.d.podLogsDir).catch(() => [] as string[])) {
+    const keep = (uid: string) => this.deps.isActive(uid) || inRuntime.has(uid);
+    for (const name of await readdir(this.deps.podLogsDir).catch(() => [] as string[])) {
       const uid = uidOfLogDir(name);
-      if (uid && !keep(uid)) await rm(join(this.d.podLogsDir, name), { recursive: true, force: true });
+      if (uid && !keep(uid)) await rm(join(this.deps.podLogsDir, name), { recursive: true, force: true });
     }
-    const podsDir = join(this.d.rootDir, 'pods');
+    const podsDir = join(this.deps.rootDir, 'pods');
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
       if (!keep(uid))
-        await (this.d.removePodDir
-          ? this.d.removePodDir(uid)
+        await (this.deps.removePodDir
+          ? this.deps.removePodDir(uid)
           : rm(join(podsDir, uid), { recursive: true, force: true }));
     }
-    const linksDir = this.d.containerLogsDir;
+    const linksDir = this.deps.containerLogsDir;
     if (linksDir) {
       const alive = (id: string) =>
-        this.d.runtime.containerStatus(id).then(
+        this.deps.runtime.containerStatus(id).then(
           (r) => r.status.state !== 'CONTAINER_EXITED',
           () => false,
         );
       for (const link of await removeDanglingLinks(linksDir, alive))
-        this.d.logger.debug({ path: link }, 'removed dead container log symlink');
+        this.deps.logger.debug({ path: link }, 'removed dead container log symlink');
     }
-    if (!this.d.cgroupFsRoot) return;
+    if (!this.deps.cgroupFsRoot) return;
     for (const { uid, killed } of await removeOrphanedPodCgroups(
-      this.d.cgroupFsRoot,
+      this.deps.cgroupFsRoot,
       keep,
-      this.d.cgroupRoot,
-      this.d.observeCgroup,
+      this.deps.cgroupRoot,
+      this.deps.observeCgroup,
     ))
       if (killed)
-        this.d.logger.info(
+        this.deps.logger.info(
           { podUID: uid, killed },
           'Orphaned pod found, killed the processes left in its cgroups and removed them',
         );
@@ -109,13 +109,13 @@ export class GarbageCollector {
 
   /** Removes a dead container, then its log, rotated logs and legacy link (upstream removeContainer + removeContainerLog). */
   private async removeContainer(id: string): Promise<void> {
-    const s = await this.d.runtime.containerStatus(id).then(
+    const s = await this.deps.runtime.containerStatus(id).then(
       (r) => r.status,
       () => undefined,
     );
-    await this.d.runtime.removeContainer(id);
+    await this.deps.runtime.removeContainer(id);
     const l = s?.labels ?? {};
-    const dir = this.d.containerLogsDir;
+    const dir = this.deps.containerLogsDir;
     const link =
       dir && s
         ? legacyLogSymlink(dir, id, l[ContainerNameLabel] ?? '', l[PodNameLabel] ?? '', l[PodNamespaceLabel] ?? '')
@@ -126,17 +126,17 @@ export class GarbageCollector {
   start({ signal }: { signal: AbortSignal }): void {
     const loop = (periodMs: number, first: boolean, fn: () => Promise<unknown>, what: string) =>
       void (async () => {
-        if (!first) await sleep(periodMs, signal, this.d.clock);
+        if (!first) await sleep(periodMs, signal, this.deps.clock);
         while (!signal.aborted) {
           try {
             await fn();
           } catch (err) {
-            this.d.logger.warn({ err: messageOf(err) }, `${what} failed`);
+            this.deps.logger.warn({ err: messageOf(err) }, `${what} failed`);
           }
-          await sleep(periodMs, signal, this.d.clock);
+          await sleep(periodMs, signal, this.deps.clock);
         }
       })();
     loop(CONTAINER_GC_PERIOD_MS, false, () => this.collectContainers(), 'container garbage collection');
-    loop(IMAGE_GC_PERIOD_MS, true, () => this.d.imageGc.garbageCollect(), 'image garbage collection');
+    loop(IMAGE_GC_PERIOD_MS, true, () => this.deps.imageGc.garbageCollect(), 'image garbage collection');
   }
 }

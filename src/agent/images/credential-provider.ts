@@ -267,7 +267,7 @@ export class CredentialProviders {
   private readonly running = new Map<string, Promise<{ image: string; entries: KeyringEntry[] }>>();
   constructor(
     private readonly providers: CredentialProvider[],
-    private readonly d: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
+    private readonly deps: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
   ) {}
 
   /** The providers of `configPath` (binaries under `binDir`), checked; throws as upstream fails the kubelet's start. */
@@ -284,7 +284,7 @@ export class CredentialProviders {
   }
 
   private now(): number {
-    return (this.d.now ?? Date.now)();
+    return (this.deps.now ?? Date.now)();
   }
 
   /** The credentials every matching provider gives for `image` (pulled for `pod`), most specific first per provider. */
@@ -297,7 +297,7 @@ export class CredentialProviders {
         if (account === null) continue;
         out.push(...credentialsOf(await this.entries(p, image, account), image));
       } catch (err) {
-        this.d.logger.warn(
+        this.deps.logger.warn(
           { provider: p.name, image, err: messageOf(err) },
           'failed getting credential from external registry credential provider',
         );
@@ -317,12 +317,12 @@ export class CredentialProviders {
     pod: PullingPod | undefined,
   ): Promise<ServiceAccountPart | undefined | null> {
     const name = pod?.serviceAccountName;
-    if (!pod || !name || !this.d.serviceAccounts) return t.requireServiceAccount ? null : undefined;
-    const account = await this.d.serviceAccounts.serviceAccount(pod.namespace, name);
+    if (!pod || !name || !this.deps.serviceAccounts) return t.requireServiceAccount ? null : undefined;
+    const account = await this.deps.serviceAccounts.serviceAccount(pod.namespace, name);
     const annotations: Record<string, string> = {};
     for (const key of t.requiredAnnotationKeys) {
       if (!(key in account.annotations)) {
-        this.d.logger.info(
+        this.deps.logger.info(
           { serviceAccount: `${pod.namespace}/${name}`, annotation: key },
           'required annotation not found on the service account: the credential provider is skipped',
         );
@@ -332,7 +332,7 @@ export class CredentialProviders {
     }
     for (const key of t.optionalAnnotationKeys)
       if (key in account.annotations) annotations[key] = account.annotations[key];
-    const token = await this.d.serviceAccounts.token(pod, name, t.audience);
+    const token = await this.deps.serviceAccounts.token(pod, name, t.audience);
     const sorted = Object.keys(annotations)
       .sort()
       .map((k) => [k, annotations[k]]);

@@ -37,10 +37,10 @@ function allStarted(pod: { status?: Pod['status'] }): boolean {
 /** Tracks each pod from its first watch sighting to its first running status seen on the watch. */
 export class PodStartupLatencyTracker {
   private readonly pods = new Map<string, PodState>();
-  constructor(private readonly d: { sink: StartupLatencySink; logger: Logger; now?: () => Instant }) {}
+  constructor(private readonly deps: { sink: StartupLatencySink; logger: Logger; now?: () => Instant }) {}
 
   private now(): Instant {
-    return this.d.now?.() ?? { ms: Date.now(), mono: performance.now() };
+    return this.deps.now?.() ?? { ms: Date.now(), mono: performance.now() };
   }
 
   /** The apiserver source's full set of pods bound here, as it changed (ObservedPodOnWatch for each). */
@@ -91,9 +91,9 @@ export class PodStartupLatencyTracker {
         ? state.lastFinishedPulling.ms - state.firstStartedPulling.ms
         : 0;
     const sli = (e2eMs - pullingMs) / 1000;
-    this.d.sink.observe(sli, e2eMs / 1000);
+    this.deps.sink.observe(sli, e2eMs / 1000);
     const at = (i: Instant | undefined) => (i ? goTimeString(i.ms, i.mono) : goTimeString(undefined));
-    this.d.logger.info(
+    this.deps.logger.info(
       {
         pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
         podStartSLOduration: sli,

@@ -42,31 +42,31 @@ export class LeaseController {
   /** How many renewals succeeded (tests). */
   renewals = 0;
 
-  constructor(private readonly d: LeaseControllerDeps) {}
+  constructor(private readonly deps: LeaseControllerDeps) {}
 
   private desired(base: Lease | undefined): Lease {
-    const uid = this.d.nodeUid();
-    const metadata: Lease['metadata'] = { ...base?.metadata, name: this.d.nodeName, namespace: NAMESPACE };
-    if (uid) metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: this.d.nodeName, uid }];
+    const uid = this.deps.nodeUid();
+    const metadata: Lease['metadata'] = { ...base?.metadata, name: this.deps.nodeName, namespace: NAMESPACE };
+    if (uid) metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: this.deps.nodeName, uid }];
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata,
       spec: {
         ...base?.spec,
-        holderIdentity: this.d.nodeName,
-        leaseDurationSeconds: this.d.durationSeconds,
-        renewTime: microTime(this.d.clock.now()),
+        holderIdentity: this.deps.nodeName,
+        leaseDurationSeconds: this.deps.durationSeconds,
+        renewTime: microTime(this.deps.clock.now()),
       },
     };
   }
 
   /** One renewal (create when absent). */
   async renew(signal?: AbortSignal): Promise<void> {
-    const { client } = this.d;
+    const { client } = this.deps;
     const path = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
     if (!this.lease) {
-      const r = await client.request<Lease>({ path: `${path}/${this.d.nodeName}`, signal });
+      const r = await client.request<Lease>({ path: `${path}/${this.deps.nodeName}`, signal });
       if (r.status === 200) this.lease = r.body;
       else if (r.status === 404) {
         const c = await client.request<Lease>({ method: 'POST', path, body: this.desired(undefined), signal });
@@ -78,7 +78,7 @@ export class LeaseController {
     }
     const u = await client.request<Lease>({
       method: 'PUT',
-      path: `${path}/${this.d.nodeName}`,
+      path: `${path}/${this.deps.nodeName}`,
       body: this.desired(this.lease),
       signal,
     });
@@ -93,18 +93,18 @@ export class LeaseController {
 
   /** Starts the renew loop. */
   start({ signal }: { signal: AbortSignal }): void {
-    const interval = (this.d.durationSeconds * 1000) / 4;
+    const interval = (this.deps.durationSeconds * 1000) / 4;
     void (async () => {
       let delay = 200;
       while (!signal.aborted) {
         try {
           await this.renew(signal);
           delay = 200;
-          await sleep(interval, signal, this.d.clock);
+          await sleep(interval, signal, this.deps.clock);
         } catch (err) {
           if (signal.aborted) return;
-          this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'failed to update node lease');
-          await sleep(delay, signal, this.d.clock);
+          this.deps.logger.warn({ err: messageOf(err), retryInMs: delay }, 'failed to update node lease');
+          await sleep(delay, signal, this.deps.clock);
           delay = Math.min(delay * 2, 7000);
         }
       }

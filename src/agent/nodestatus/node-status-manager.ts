@@ -64,7 +64,7 @@ export class NodeStatusManager {
   private last: Record<string, unknown> | undefined;
   private lastReportMs = 0;
 
-  constructor(private readonly d: NodeStatusManagerDeps) {}
+  constructor(private readonly deps: NodeStatusManagerDeps) {}
 
   /** The Node's UID once registered (for the Lease's owner reference). */
   nodeUid(): string | undefined {
@@ -72,17 +72,17 @@ export class NodeStatusManager {
   }
 
   private async register(signal: AbortSignal): Promise<void> {
-    const { client, settings: s } = this.d;
+    const { client, settings: s } = this.deps;
     let delay = 100;
     while (!signal.aborted) {
       try {
-        const node = initialNode(s, this.d.machine);
-        this.d.startup?.attemptRegister();
+        const node = initialNode(s, this.deps.machine);
+        this.deps.startup?.attemptRegister();
         const r = await client.request<NodeObject>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
         if (r.status === 201) {
-          this.d.startup?.registeredNew();
-          this.d.logger.info({ node: s.nodeName }, 'successfully registered node');
-          this.d.events.record(
+          this.deps.startup?.registeredNew();
+          this.deps.logger.info({ node: s.nodeName }, 'successfully registered node');
+          this.deps.events.record(
             nodeRef(s.nodeName),
             'Normal',
             'RegisteredNode',
@@ -94,7 +94,7 @@ export class NodeStatusManager {
         if (r.status === 409) {
           const cur = await client.request<NodeObject>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
           if (cur.status === 200 && cur.body) {
-            const want = nodeLabels({ ...s, nodeLabels: {} }, this.d.machine);
+            const want = nodeLabels({ ...s, nodeLabels: {} }, this.deps.machine);
             const have = cur.body.metadata.labels ?? {};
             const fix = Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
             if (Object.keys(fix).length)
@@ -105,7 +105,7 @@ export class NodeStatusManager {
                 body: { metadata: { labels: fix } },
                 signal,
               });
-            this.d.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
+            this.deps.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
             this.uid = cur.body.metadata.uid;
             return;
           }
@@ -113,8 +113,8 @@ export class NodeStatusManager {
         throw apiError('registering node', r);
       } catch (err) {
         if (signal.aborted) return;
-        this.d.logger.warn({ err: messageOf(err), retryInMs: delay }, 'unable to register node with the API server');
-        await sleep(delay, signal, this.d.clock);
+        this.deps.logger.warn({ err: messageOf(err), retryInMs: delay }, 'unable to register node with the API server');
+        await sleep(delay, signal, this.deps.clock);
         delay = Math.min(delay * 2, 7000);
       }
     }
@@ -125,11 +125,11 @@ export class NodeStatusManager {
 
   /** Computes the status and PATCHes it when due; returns whether it was sent. */
   async updateOnce(signal?: AbortSignal): Promise<boolean> {
-    const { client, settings: s } = this.d;
-    const now = this.d.clock.now();
-    const rt = await this.d.runtime();
+    const { client, settings: s } = this.deps;
+    const now = this.deps.clock.now();
+    const rt = await this.deps.runtime();
     const next = nodeStatus(s, {
-      machine: this.d.machine,
+      machine: this.deps.machine,
       ...rt,
       previous: this.last?.conditions as NodeCondition[] | undefined,
       nowMs: now,
@@ -137,7 +137,7 @@ export class NodeStatusManager {
     // As upstream PatchNodeStatus: a two-way patch from the Node's status in the apiserver (the
     // node informer's, else the last answer), whose conditions set by others (e.g.
     // NetworkUnavailable) and resources others advertise are kept.
-    const live = this.d.apiStatus?.();
+    const live = this.deps.apiStatus?.();
     if (!this.apiStatus && !live) {
       const got = await client.request<{ status?: Record<string, unknown> }>({
         path: `/api/v1/nodes/${s.nodeName}`,
@@ -150,7 +150,7 @@ export class NodeStatusManager {
     const advertised =
       !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;
-    if (!changed && now - this.lastReportMs < this.d.reportFrequencyMs) return false;
+    if (!changed && now - this.lastReportMs < this.deps.reportFrequencyMs) return false;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
     const desired: Record<string, unknown> = {
@@ -177,9 +177,9 @@ export class NodeStatusManager {
     this.apiStatus = r.body?.status ?? desired;
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
-    if (ready.status === 'True') this.d.startup?.nodeReady();
+    if (ready.status === 'True') this.deps.startup?.nodeReady();
     if (ready.status !== wasReady)
-      this.d.events.record(
+      this.deps.events.record(
         nodeRef(s.nodeName),
         'Normal',
         ready.status === 'True' ? 'NodeReady' : 'NodeNotReady',
@@ -193,15 +193,15 @@ export class NodeStatusManager {
   /** Starts registration and the status loop. */
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
-      this.d.events.record(nodeRef(this.d.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
-      if (this.d.registerNode) await this.register(signal);
+      this.deps.events.record(nodeRef(this.deps.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
+      if (this.deps.registerNode) await this.register(signal);
       while (!signal.aborted) {
         try {
           await this.updateOnce(signal);
         } catch (err) {
-          if (!signal.aborted) this.d.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
+          if (!signal.aborted) this.deps.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
         }
-        await sleep(this.d.updateFrequencyMs, signal, this.d.clock);
+        await sleep(this.deps.updateFrequencyMs, signal, this.deps.clock);
       }
     })();
   }

@@ -50,8 +50,8 @@ export interface PodObjectsDeps {
 /** Fetches and caches. */
 export class PodObjectFetcher {
   private readonly cache: TtlCache<unknown>;
-  constructor(private readonly d: PodObjectsDeps) {
-    this.cache = new TtlCache({ clock: d.clock, maxEntries: 4096 });
+  constructor(private readonly deps: PodObjectsDeps) {
+    this.cache = new TtlCache({ clock: deps.clock, maxEntries: 4096 });
   }
 
   /**
@@ -62,9 +62,9 @@ export class PodObjectFetcher {
   async get<T>(path: string, o: { fresh?: boolean } = {}): Promise<T | null> {
     const hit = o.fresh ? undefined : this.cache.get(path);
     if (hit !== undefined) return hit as T | null;
-    const r = await this.d.client.request<T & { message?: string }>({ path });
+    const r = await this.deps.client.request<T & { message?: string }>({ path });
     if (r.status === 404) {
-      if (!o.fresh) this.cache.set(path, null, this.d.ttlMs ?? 5000);
+      if (!o.fresh) this.cache.set(path, null, this.deps.ttlMs ?? 5000);
       return null;
     }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
@@ -72,7 +72,7 @@ export class PodObjectFetcher {
       this.cache.set(
         path,
         r.body,
-        (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.d.ttlMs ?? 5000),
+        (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.deps.ttlMs ?? 5000),
       );
     return r.body;
   }
@@ -101,8 +101,8 @@ export class PodObjectFetcher {
       ),
     );
     const links = pod.spec.enableServiceLinks !== false;
-    const list = links ? this.d.services.inNamespace(ns) : [];
-    const master = this.d.services.get('default', 'kubernetes');
+    const list = links ? this.deps.services.inNamespace(ns) : [];
+    const master = this.deps.services.get('default', 'kubernetes');
     return {
       configMaps,
       secrets,

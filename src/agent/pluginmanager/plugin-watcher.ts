@@ -60,25 +60,25 @@ export class PluginWatcher {
   private cancelRetry: (() => void) | undefined;
   private stopped = false;
 
-  constructor(private readonly d: PluginWatcherDeps) {}
+  constructor(private readonly deps: PluginWatcherDeps) {}
 
   /** Creates the directory, scans it, then watches it until `signal` aborts. */
   async start({ signal }: { signal: AbortSignal }): Promise<void> {
-    await mkdir(this.d.dir, { recursive: true, mode: 0o750 });
+    await mkdir(this.deps.dir, { recursive: true, mode: 0o750 });
     let watcher: FSWatcher | undefined;
     try {
-      watcher = watch(this.d.dir, { persistent: false }, () => void this.scan());
+      watcher = watch(this.deps.dir, { persistent: false }, () => void this.scan());
       watcher.on('error', () => {});
     } catch (err) {
-      this.d.logger.warn(
-        { dir: this.d.dir, err: messageOf(err) },
+      this.deps.logger.warn(
+        { dir: this.deps.dir, err: messageOf(err) },
         'cannot watch the plugin registration directory; scanning it periodically',
       );
     }
     let cancel = () => {};
     const tick = () => {
       void this.scan();
-      cancel = this.d.clock.setTimer(tick, this.d.rescanMs ?? 30_000);
+      cancel = this.deps.clock.setTimer(tick, this.deps.rescanMs ?? 30_000);
     };
     tick();
     signal.addEventListener('abort', () => {
@@ -99,7 +99,7 @@ export class PluginWatcher {
       do {
         this.again = false;
         await this.scanOnce().catch((err: unknown) =>
-          this.d.logger.warn({ dir: this.d.dir, err: messageOf(err) }, 'plugin registration scan failed'),
+          this.deps.logger.warn({ dir: this.deps.dir, err: messageOf(err) }, 'plugin registration scan failed'),
         );
       } while (this.again);
     })().finally(() => (this.scanning = undefined));
@@ -108,9 +108,9 @@ export class PluginWatcher {
 
   private async scanOnce(): Promise<void> {
     const present = new Map<string, number>();
-    for (const name of listDirSync(this.d.dir) ?? []) {
+    for (const name of listDirSync(this.deps.dir) ?? []) {
       if (name.startsWith('.')) continue;
-      const path = join(this.d.dir, name);
+      const path = join(this.deps.dir, name);
       try {
         const st = lstatSync(path);
         if (st.isSocket()) present.set(path, st.ctimeMs);
@@ -121,17 +121,17 @@ export class PluginWatcher {
     for (const [path, r] of this.registered)
       if (present.get(path) !== r.ctimeMs) {
         this.registered.delete(path);
-        this.d.logger.info(
+        this.deps.logger.info(
           { socket: path, plugin: r.name, type: r.type },
           'plugin socket removed: deregistering the plugin',
         );
-        await this.d.handlers[r.type]
+        await this.deps.handlers[r.type]
           ?.deregister(r.name, r.endpoint)
           .catch((err: unknown) =>
-            this.d.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'),
+            this.deps.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'),
           );
       }
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     for (const path of this.retryAt.keys()) if (!present.has(path)) this.retryAt.delete(path);
     for (const [path, ctimeMs] of present) {
       const retry = this.retryAt.get(path);
@@ -139,14 +139,14 @@ export class PluginWatcher {
       if (await this.register(path, ctimeMs)) this.retryAt.delete(path);
       else {
         const delayMs = retry ? Math.min(retry.delayMs * 2, 30_000) : 1000;
-        this.retryAt.set(path, { atMs: this.d.clock.now() + delayMs, delayMs });
+        this.retryAt.set(path, { atMs: this.deps.clock.now() + delayMs, delayMs });
       }
     }
     this.cancelRetry?.();
     this.cancelRetry = undefined;
     if (this.retryAt.size && !this.stopped) {
       const next = Math.min(...[...this.retryAt.values()].map((r) => r.atMs));
-      this.cancelRetry = this.d.clock.setTimer(() => void this.scan(), Math.max(0, next - this.d.clock.now()));
+      this.cancelRetry = this.deps.clock.setTimer(() => void this.scan(), Math.max(0, next - this.deps.clock.now()));
     }
   }
 
@@ -159,14 +159,14 @@ export class PluginWatcher {
     );
     const notify = (registered: boolean, error = '') =>
       rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
-        this.d.logger.warn(
+        this.deps.logger.warn(
           { socket, err: messageOf(err) },
           'RegisterPlugin error -- failed to send registration status',
         );
       });
     /** Logs why the plugin is refused and tells it so; resolves false (not registered). */
     const refuse = async (why: string, plugin?: string) => {
-      this.d.logger.warn({ socket, ...(plugin ? { plugin } : {}) }, why);
+      this.deps.logger.warn({ socket, ...(plugin ? { plugin } : {}) }, why);
       await notify(false, why);
       return false;
     };
@@ -175,13 +175,13 @@ export class PluginWatcher {
       try {
         info = await rpc.call<PluginInfo>('GetInfo', {});
       } catch (err) {
-        this.d.logger.warn(
+        this.deps.logger.warn(
           { socket },
           `RegisterPlugin error -- failed to get plugin info using RPC GetInfo at socket ${socket}, err: ${messageOf(err)}`,
         );
         return false;
       }
-      const handler = this.d.handlers[info.type];
+      const handler = this.deps.handlers[info.type];
       if (!handler)
         return await refuse(
           `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${socket}`,

@@ -28,14 +28,14 @@ export class ApiserverSource implements PodSource {
   /** The reflector (for tests). */
   readonly reflector: ListWatch<Pod & { metadata: { name: string } }>;
 
-  constructor(private readonly d: ApiserverSourceDeps) {
+  constructor(private readonly deps: ApiserverSourceDeps) {
     this.reflector = new ListWatch({
-      client: d.client,
+      client: deps.client,
       path: '/api/v1/pods',
-      fieldSelector: `spec.nodeName=${d.nodeName}`,
-      clock: d.clock,
-      logger: d.logger,
-      watchdogMs: d.watchdogMs,
+      fieldSelector: `spec.nodeName=${deps.nodeName}`,
+      clock: deps.clock,
+      logger: deps.logger,
+      watchdogMs: deps.watchdogMs,
     });
   }
 
@@ -48,7 +48,7 @@ export class ApiserverSource implements PodSource {
           ...p,
           metadata: { ...p.metadata, namespace: p.metadata.namespace ?? 'default' },
         }));
-        this.d.onWatch?.(all);
+        this.deps.onWatch?.(all);
         emit(all);
       },
     });

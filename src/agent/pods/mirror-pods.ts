@@ -48,51 +48,51 @@ export function mirrorPodFor(pod: Pod, node: { name: string; uid: string }): Pod
 
 /** Creates, replaces and deletes mirror pods. Failures are logged; the next sync retries. */
 export class MirrorPods {
-  constructor(private readonly d: MirrorPodsDeps) {}
+  constructor(private readonly deps: MirrorPodsDeps) {}
 
   private async remove(mirror: Pod): Promise<void> {
-    await deletePodNow(this.d.client, mirror);
-    this.d.podManager.removeMirror(mirror);
+    await deletePodNow(this.deps.client, mirror);
+    this.deps.podManager.removeMirror(mirror);
   }
 
   /** Makes sure the static pod's mirror pod exists and is current. */
   async ensure(pod: Pod): Promise<void> {
     const name = `${pod.metadata.namespace}/${pod.metadata.name}`;
     try {
-      let mirror = this.d.podManager.getMirrorOf(pod);
+      let mirror = this.deps.podManager.getMirrorOf(pod);
       const hash = pod.metadata.annotations?.[ConfigHashAnnotation];
       if (
         mirror &&
         (mirror.metadata.deletionTimestamp || mirror.metadata.annotations?.[ConfigMirrorAnnotation] !== hash)
       ) {
-        this.d.logger.info({ pod: name }, 'deleting stale mirror pod');
+        this.deps.logger.info({ pod: name }, 'deleting stale mirror pod');
         await this.remove(mirror);
         mirror = undefined;
       }
       if (mirror || pod.metadata.deletionTimestamp) return;
-      const nodeUid = this.d.nodeUid();
+      const nodeUid = this.deps.nodeUid();
       if (!nodeUid) return;
-      const r = await this.d.client.request({
+      const r = await this.deps.client.request({
         method: 'POST',
         path: `/api/v1/namespaces/${pod.metadata.namespace}/pods`,
-        body: mirrorPodFor(pod, { name: this.d.nodeName, uid: nodeUid }),
+        body: mirrorPodFor(pod, { name: this.deps.nodeName, uid: nodeUid }),
       });
-      if (r.status === 201) this.d.logger.info({ pod: name }, 'created mirror pod');
+      if (r.status === 201) this.deps.logger.info({ pod: name }, 'created mirror pod');
       else if (r.status !== 409) throw apiError('creating mirror pod', r);
     } catch (err) {
-      this.d.logger.warn({ pod: name, err: messageOf(err) }, 'failed to sync mirror pod');
+      this.deps.logger.warn({ pod: name, err: messageOf(err) }, 'failed to sync mirror pod');
     }
   }
 
   /** Deletes mirror pods whose static pod is gone (housekeeping). */
   async deleteOrphans(keep: (fullName: string) => boolean = () => false): Promise<void> {
-    for (const m of this.d.podManager.orphanedMirrors()) {
+    for (const m of this.deps.podManager.orphanedMirrors()) {
       if (keep(podFullName(m))) continue;
       try {
         await this.remove(m);
-        this.d.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod');
+        this.deps.logger.info({ pod: `${m.metadata.namespace}/${m.metadata.name}` }, 'deleted orphaned mirror pod');
       } catch (err) {
-        this.d.logger.warn(
+        this.deps.logger.warn(
           { pod: `${m.metadata.namespace}/${m.metadata.name}`, err: messageOf(err) },
           'failed to delete orphaned mirror pod',
         );

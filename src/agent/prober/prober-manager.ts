@@ -91,9 +91,9 @@ export class ProberManager {
   private readonly startedAt: number;
   private readonly listeners: ((uid: string) => void)[] = [];
 
-  constructor(private readonly d: ProberDeps) {
-    this.timers = new CoalescedTimers(d.clock);
-    this.startedAt = d.clock.now();
+  constructor(private readonly deps: ProberDeps) {
+    this.timers = new CoalescedTimers(deps.clock);
+    this.startedAt = deps.clock.now();
   }
 
   private key(uid: string, container: string, kind: ProbeKind) {
@@ -118,8 +118,8 @@ export class ProberManager {
         let w = this.workers.get(k);
         const t = probeTiming(spec, kind);
         if (!w) {
-          const now = this.d.clock.now();
-          const due = firstDue(now, this.startedAt, t.periodSeconds * 1000, (this.d.random ?? Math.random)());
+          const now = this.deps.clock.now();
+          const due = firstDue(now, this.startedAt, t.periodSeconds * 1000, (this.deps.random ?? Math.random)());
           w = {
             uid,
             pod,
@@ -158,7 +158,7 @@ export class ProberManager {
           w.triggeredFor = w.state.containerId;
           // (A run due before this one would fall within initialDelaySeconds: it is replaced.)
           w.cancel?.();
-          w.due = Math.max(this.d.clock.now(), w.startedAtMs + t.initialDelaySeconds * 1000);
+          w.due = Math.max(this.deps.clock.now(), w.startedAtMs + t.initialDelaySeconds * 1000);
           this.schedule(w);
         }
       }
@@ -223,14 +223,14 @@ export class ProberManager {
   private async tick(w: Worker): Promise<void> {
     if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
     const t = probeTiming(w.spec, w.kind);
-    w.due = nextDue(w.due, this.d.clock.now(), t.periodSeconds * 1000);
+    w.due = nextDue(w.due, this.deps.clock.now(), t.periodSeconds * 1000);
     this.schedule(w);
     if (w.inFlight) return;
     w.inFlight = true;
     try {
       await this.probeOnce(w, t);
     } catch (err) {
-      this.d.logger.warn({ err: String(err) }, 'probe failed unexpectedly');
+      this.deps.logger.warn({ err: String(err) }, 'probe failed unexpectedly');
     } finally {
       w.inFlight = false;
     }
@@ -239,7 +239,7 @@ export class ProberManager {
   private async probeOnce(w: Worker, t: ReturnType<typeof probeTiming>): Promise<void> {
     // Probing a container that is not running never runs the handler.
     if (!w.running || !w.state.containerId || w.state.onHold) return;
-    if (this.d.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
+    if (this.deps.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
     if (
       w.kind !== 'startup' &&
       w.container.startupProbe &&
@@ -249,7 +249,7 @@ export class ProberManager {
     const containerId = w.state.containerId;
     const t0 = performance.now();
     const out = await runProbeAction(w.spec, {
-      runtime: this.d.runtime,
+      runtime: this.deps.runtime,
       containerId,
       container: w.container,
       podIP: w.podIP,
@@ -267,7 +267,7 @@ export class ProberManager {
     if (w.state.containerId !== containerId) return;
     if (out.warning) {
       // Upstream records a warning (a redirect to another host) and counts the probe a success.
-      this.d.events?.record(
+      this.deps.events?.record(
         podRef(w.pod, { name: w.container.name }),
         'Warning',
         'ProbeWarning',
@@ -275,7 +275,7 @@ export class ProberManager {
       );
     }
     if (out.result === 'failure') {
-      this.d.events?.record(
+      this.deps.events?.record(
         podRef(w.pod, { name: w.container.name }),
         'Warning',
         'Unhealthy',
@@ -293,7 +293,7 @@ export class ProberManager {
     // triggers the readiness worker of a started container that is not ready).
     if (w.kind === 'startup' && w.state.result === 'success')
       this.probeNow(this.workers.get(this.key(w.uid, w.container.name, 'readiness')));
-    this.d.onChange(w.uid);
+    this.deps.onChange(w.uid);
     for (const l of this.listeners) l(w.uid);
   }
 
@@ -301,7 +301,7 @@ export class ProberManager {
   private probeNow(w: Worker | undefined): void {
     if (!w || w.inFlight) return;
     w.cancel?.();
-    w.due = this.d.clock.now();
+    w.due = this.deps.clock.now();
     this.schedule(w);
   }
 }

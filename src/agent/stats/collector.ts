@@ -57,7 +57,7 @@ export class StatsCollector {
   private samples = 0;
 
   constructor(
-    private readonly d: {
+    private readonly deps: {
       runtime: CriRuntime;
       rootDir: string;
       podLogsDir: string;
@@ -106,13 +106,13 @@ export class StatsCollector {
 
   private readDetails(): { byId: Map<string, CgroupDetail>; netByPod: Map<string, NetDevStats[]> } {
     const snap = this.last;
-    if (!snap || !this.d.containerCgroup) return { byId: new Map(), netByPod: new Map() };
+    if (!snap || !this.deps.containerCgroup) return { byId: new Map(), netByPod: new Map() };
     if (this.details?.of === snap) return this.details;
     const byId = new Map<string, CgroupDetail>();
     const netByPod = new Map<string, NetDevStats[]>();
     const deviceName = machineDeviceNamer();
     for (const c of snap.containers) {
-      const dirs = this.d.containerCgroup(c.podUid, c.id);
+      const dirs = this.deps.containerCgroup(c.podUid, c.id);
       const detail = dirs && readCgroupDetail(dirs, deviceName);
       if (!detail) continue;
       byId.set(c.id, detail);
@@ -130,25 +130,25 @@ export class StatsCollector {
 
   /** Takes one sample. */
   async sample(): Promise<StatsSnapshot> {
-    const atMs = this.d.clock.now();
+    const atMs = this.deps.clock.now();
     const prev = this.last;
     // The node's own figures first, at atMs (the rates are against it).
     const cpuNs = nodeCpuNs();
     const memory = nodeMemory();
     const network = nodeNetwork();
     const rlimit = nodeRlimit();
-    const { podCgroup, containerCgroup } = this.d;
+    const { podCgroup, containerCgroup } = this.deps;
     const [fs, stats, imageFsInfo, sandboxStats] = await Promise.all([
-      fsUsage(this.d.rootDir),
-      this.d.runtime.runtime.listContainerStats().catch((err: unknown) => {
-        this.d.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed');
+      fsUsage(this.deps.rootDir),
+      this.deps.runtime.runtime.listContainerStats().catch((err: unknown) => {
+        this.deps.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed');
         return [];
       }),
-      this.d.runtime.images.imageFsInfo().catch(() => []),
+      this.deps.runtime.images.imageFsInfo().catch(() => []),
       podCgroup
         ? undefined
-        : this.d.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
-            this.d.logger.debug({ err: messageOf(err) }, 'ListPodSandboxStats failed');
+        : this.deps.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
+            this.deps.logger.debug({ err: messageOf(err) }, 'ListPodSandboxStats failed');
             return [];
           }),
     ]);
@@ -161,8 +161,8 @@ export class StatsCollector {
           imageInodesUsed: imageFsInfo[0]?.inodes_used?.value,
         }
       : undefined;
-    const logsFs = await fsUsage(this.d.podLogsDir);
-    const cgroups = this.d.systemCgroups?.() ?? {};
+    const logsFs = await fsUsage(this.deps.podLogsDir);
+    const cgroups = this.deps.systemCgroups?.() ?? {};
     const rate = (cur: { cpuNs: number }, before: { cpuNs: number } | undefined) =>
       prev && before ? nanoCores({ cpuNs: before.cpuNs, atMs: prev.atMs }, { cpuNs: cur.cpuNs, atMs }) : undefined;
     const withRate = (c: SystemContainerSample, before: SystemContainerSample | undefined) => ({
@@ -240,7 +240,7 @@ export class StatsCollector {
       if (s.swap?.swap_available_bytes) c.swapAvailable = Number(s.swap.swap_available_bytes.value);
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
-      c.logsUsed = dirBytes(join(this.d.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      c.logsUsed = dirBytes(join(this.deps.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
       containers.push(c);
     }
     const snap: StatsSnapshot = {
@@ -283,9 +283,9 @@ export class StatsCollector {
         try {
           await this.sample();
         } catch (err) {
-          this.d.logger.warn({ err: messageOf(err) }, 'stats collection failed');
+          this.deps.logger.warn({ err: messageOf(err) }, 'stats collection failed');
         }
-        await sleep(first ? 1000 : (this.d.periodMs ?? STATS_PERIOD_MS), signal, this.d.clock);
+        await sleep(first ? 1000 : (this.deps.periodMs ?? STATS_PERIOD_MS), signal, this.deps.clock);
         first = false;
       }
     })();

@@ -53,8 +53,8 @@ export class StatusSync {
   private failures = 0;
   private stopped = false;
 
-  constructor(private readonly d: StatusSyncDeps) {
-    d.statusManager.onChange((uid) => {
+  constructor(private readonly deps: StatusSyncDeps) {
+    deps.statusManager.onChange((uid) => {
       if (!this.changedSince.has(uid)) this.changedSince.set(uid, performance.now());
     });
   }
@@ -71,7 +71,7 @@ export class StatusSync {
   private schedule(ms: number) {
     if (this.stopped) return;
     this.cancel?.();
-    this.cancel = this.d.clock.setTimer(() => void this.pass(), ms);
+    this.cancel = this.deps.clock.setTimer(() => void this.pass(), ms);
   }
 
   /** One pass over every pod; resolves when done. Returns the number of failed writes. */
@@ -86,9 +86,9 @@ export class StatusSync {
       do {
         this.again = false;
         failed = 0;
-        for (const pod of this.d.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
+        for (const pod of this.deps.podManager.getPods()) if (!(await this.syncPod(pod))) failed++;
         for (const uid of [...this.written.keys(), ...this.deleted, ...this.changedSince.keys()])
-          if (!this.d.podManager.getPodByUid(uid)) {
+          if (!this.deps.podManager.getPodByUid(uid)) {
             this.written.delete(uid);
             this.changedSince.delete(uid);
             this.deleted.delete(uid);
@@ -100,7 +100,7 @@ export class StatusSync {
     }
     this.failures = failed ? this.failures + 1 : 0;
     this.schedule(
-      failed ? Math.min(1000 * 2 ** (this.failures - 1), this.d.periodMs ?? 10_000) : (this.d.periodMs ?? 10_000),
+      failed ? Math.min(1000 * 2 ** (this.failures - 1), this.deps.periodMs ?? 10_000) : (this.deps.periodMs ?? 10_000),
     );
     return failed;
   }
@@ -108,13 +108,13 @@ export class StatusSync {
   /** Writes one pod's status (and deletes it when due); false when a write failed and should be retried. */
   private async syncPod(pod: Pod): Promise<boolean> {
     const uid = pod.metadata.uid!;
-    const vs = this.d.statusManager.versioned(uid);
-    const target = isStaticPod(pod) ? this.d.podManager.getMirrorOf(pod) : pod;
+    const vs = this.deps.statusManager.versioned(uid);
+    const target = isStaticPod(pod) ? this.deps.podManager.getMirrorOf(pod) : pod;
     if (!vs || !target) return true;
     try {
       if ((this.written.get(uid) ?? 0) < vs.version) {
         const base = this.apiStatus.get(uid) ?? target.status ?? {};
-        const merged = mergePodStatus(base, vs.status, this.d.couldHaveRunningContainers?.(uid) ?? false);
+        const merged = mergePodStatus(base, vs.status, this.deps.couldHaveRunningContainers?.(uid) ?? false);
         // A held-back terminal phase leaves the version unwritten: the next pass (the worker's stop, or the period) sends it.
         const version = merged.phase === vs.status.phase ? vs.version : vs.version - 1;
         const patch = twoWayMergePatch(base as Record<string, unknown>, merged as Record<string, unknown>);
@@ -122,7 +122,7 @@ export class StatusSync {
           this.written.set(uid, version);
           return true;
         }
-        const r = await this.d.client.request<Pod>({
+        const r = await this.deps.client.request<Pod>({
           method: 'PATCH',
           path: `/api/v1/namespaces/${target.metadata.namespace}/pods/${target.metadata.name}/status`,
           contentType: 'application/strategic-merge-patch+json',
@@ -136,12 +136,12 @@ export class StatusSync {
         }
         if (r.status === 200 && r.body?.status) this.apiStatus.set(uid, r.body.status);
         const since = this.changedSince.get(uid);
-        if (since !== undefined && this.written.get(uid) === this.d.statusManager.versioned(uid)?.version) {
+        if (since !== undefined && this.written.get(uid) === this.deps.statusManager.versioned(uid)?.version) {
           this.changedSince.delete(uid);
-          if (r.status === 200) this.d.observeSync?.((performance.now() - since) / 1000);
+          if (r.status === 200) this.deps.observeSync?.((performance.now() - since) / 1000);
         }
         if (r.status !== 200)
-          this.d.logger.debug(
+          this.deps.logger.debug(
             { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, status: r.status },
             'pod status not written: pod gone or replaced',
           );
@@ -150,19 +150,19 @@ export class StatusSync {
         target === pod &&
         pod.metadata.deletionTimestamp &&
         !this.deleted.has(uid) &&
-        this.d.canBeDeleted(uid) &&
-        this.written.get(uid) === this.d.statusManager.versioned(uid)?.version
+        this.deps.canBeDeleted(uid) &&
+        this.written.get(uid) === this.deps.statusManager.versioned(uid)?.version
       ) {
-        await deletePodNow(this.d.client, pod);
+        await deletePodNow(this.deps.client, pod);
         this.deleted.add(uid);
-        this.d.logger.info(
+        this.deps.logger.info(
           { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
           'pod fully terminated and removed from the API',
         );
       }
       return true;
     } catch (err) {
-      this.d.logger.warn(
+      this.deps.logger.warn(
         { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) },
         'failed to update pod status; will retry',
       );
@@ -172,7 +172,7 @@ export class StatusSync {
 
   /** Starts syncing. */
   start({ signal }: { signal: AbortSignal }): void {
-    this.d.statusManager.onChange(() => this.trigger());
+    this.deps.statusManager.onChange(() => this.trigger());
     signal.addEventListener(
       'abort',
       () => {

@@ -132,10 +132,10 @@ export class PodSync implements PodSyncer {
   /** The pods being stopped, with the runtime status they had: their readiness still counts. */
   private readonly stopping = new Map<string, { pod: Pod; rs: PodRuntimeStatus }>();
 
-  constructor(private readonly d: PodSyncDeps) {
+  constructor(private readonly deps: PodSyncDeps) {
     // While a pod stops, its worker waits on the kill; a readiness change reaches its status here
     // (upstream's status manager SetContainerReadiness): a pod going away turns unready at once.
-    d.prober?.onResult((uid) => {
+    deps.prober?.onResult((uid) => {
       const s = this.stopping.get(uid);
       if (s) this.publish(s.pod, s.rs, 'stopping');
     });
@@ -143,7 +143,7 @@ export class PodSync implements PodSyncer {
 
   /** The pod's runtime status: read now, or (`quiet`) from the PLEG's lists when they began after the pod's quiet time. */
   private status(pod: Pod, quiet?: { quietSinceMs: number }) {
-    return this.d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, quiet);
+    return this.deps.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, quiet);
   }
 
   /**
@@ -154,7 +154,7 @@ export class PodSync implements PodSyncer {
   private statusAfter(pod: Pod, before: PodRuntimeStatus, results: StepResult[]) {
     const created = createdByOneSync(before, results);
     if (!created) return this.status(pod);
-    return this.d.runtimeManager.getCreatedPodStatus(
+    return this.deps.runtimeManager.getCreatedPodStatus(
       pod.metadata.uid!,
       pod.metadata.name!,
       pod.metadata.namespace!,
@@ -174,7 +174,7 @@ export class PodSync implements PodSyncer {
 
   /** A container's legacy log link (undefined without a links dir). */
   private linkOf(pod: Pod, c: { id: string; name: string }): string | undefined {
-    const dir = this.d.containerLogsDir;
+    const dir = this.deps.containerLogsDir;
     return dir ? legacyLogSymlink(dir, c.id, c.name, pod.metadata.name!, pod.metadata.namespace!) : undefined;
   }
 
@@ -185,42 +185,42 @@ export class PodSync implements PodSyncer {
   private publish(pod: Pod, rs: PodRuntimeStatus, mode: 'sync' | 'stopping' | 'final' = 'sync') {
     const final = mode === 'final';
     const uid = pod.metadata.uid!;
-    const api = this.d.pods.apiStatusOf(pod);
+    const api = this.deps.pods.apiStatusOf(pod);
     let st = generatePodStatus(pod, rs, {
-      nowMs: this.d.clock.now(),
-      nodeIP: this.d.nodeIP,
-      runtimeName: this.d.runtimeName,
-      reasons: this.d.reasons.snapshot(uid),
+      nowMs: this.deps.clock.now(),
+      nodeIP: this.deps.nodeIP,
+      runtimeName: this.deps.runtimeName,
+      reasons: this.deps.reasons.snapshot(uid),
       // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
-      previous: this.d.statusManager.get(uid) ?? api,
+      previous: this.deps.statusManager.get(uid) ?? api,
       apiStartTime: api?.startTime,
-      probes: this.d.prober?.results(uid),
-      supportsRecursiveReadOnly: this.d.supportsRecursiveReadOnly?.(pod),
+      probes: this.deps.prober?.results(uid),
+      supportsRecursiveReadOnly: this.deps.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
-      ...(this.d.devices ? { devices: (name: string) => this.d.devices!.devicesOf(uid, name) } : {}),
-      ...(this.d.allocation
+      ...(this.deps.devices ? { devices: (name: string) => this.deps.devices!.devicesOf(uid, name) } : {}),
+      ...(this.deps.allocation
         ? {
             allocation: {
-              allocated: this.d.allocation.allocatedResources(pod),
-              actuated: this.d.allocation.actuatedResources(uid),
-              resize: this.d.allocation.stateOf(uid),
+              allocated: this.deps.allocation.allocatedResources(pod),
+              actuated: this.deps.allocation.actuatedResources(uid),
+              resize: this.deps.allocation.stateOf(uid),
             },
           }
         : {}),
     });
     if (final) st = terminatePodStatus(pod, st);
     const verdict = this.verdicts.get(uid);
-    if (verdict) st = withVerdict(st, verdict, this.d.statusManager.get(uid), this.d.clock.now());
-    this.d.statusManager.set(uid, st);
-    if (mode === 'sync') this.d.prober?.syncPod(pod, rs, st.podIP ?? '');
+    if (verdict) st = withVerdict(st, verdict, this.deps.statusManager.get(uid), this.deps.clock.now());
+    this.deps.statusManager.set(uid, st);
+    if (mode === 'sync') this.deps.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
   }
 
   async syncPod(pod: Pod, quiet: { quietSinceMs: number }): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid!;
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     // 0.
-    if (this.d.mirrors && isStaticPod(pod)) await this.d.mirrors.ensure(pod);
+    if (this.deps.mirrors && isStaticPod(pod)) await this.deps.mirrors.ensure(pod);
     // 1–2.
     const rs = await this.status(pod, quiet);
     const st = this.publish(pod, rs);
@@ -229,50 +229,50 @@ export class PodSync implements PodSyncer {
     if (deadline !== undefined && deadline <= now && !this.verdicts.has(uid)) {
       const message = 'Pod was active on the node longer than the specified deadline';
       this.verdicts.set(uid, { reason: 'DeadlineExceeded', message });
-      this.d.events?.record(podRef(pod), 'Normal', 'DeadlineExceeded', message);
+      this.deps.events?.record(podRef(pod), 'Normal', 'DeadlineExceeded', message);
       this.publish(pod, rs);
       return { terminal: true };
     }
-    if (deadline !== undefined) this.d.workQueue.enqueue(uid, deadline);
+    if (deadline !== undefined) this.deps.workQueue.enqueue(uid, deadline);
     if (pod.metadata.deletionTimestamp || isTerminalPhase(st.phase)) return { terminal: true };
     // 3a.
-    const mounted = await this.d.volumes.mountPod(pod);
+    const mounted = await this.deps.volumes.mountPod(pod);
     if (!mounted.ok) {
-      this.d.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
+      this.deps.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };
     }
     // 3a'. Its ResourceClaims prepared by their DRA drivers (upstream PrepareDynamicResources).
-    if (this.d.dra) {
+    if (this.deps.dra) {
       try {
-        await this.d.dra.prepare(pod);
+        await this.deps.dra.prepare(pod);
       } catch (err) {
         const message = `Failed to prepare dynamic resources: ${messageOf(err)}`;
-        this.d.events?.record(podRef(pod), 'Warning', 'FailedPrepareDynamicResources', message);
-        this.d.workQueue.enqueue(uid, now + DRA_RETRY_MS);
+        this.deps.events?.record(podRef(pod), 'Warning', 'FailedPrepareDynamicResources', message);
+        this.deps.workQueue.enqueue(uid, now + DRA_RETRY_MS);
         return { terminal: false };
       }
     }
     // 3b. An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
-    if (this.d.allocation) {
-      const resize = await this.d.allocation.sync(pod, rs);
+    if (this.deps.allocation) {
+      const resize = await this.deps.allocation.sync(pod, rs);
       // The status says at once what the resize pass changed (allocated, applied, pending).
       if (resize.changed) this.publish(pod, rs);
       if (resize.state.pending?.reason === 'Deferred' || resize.state.inProgress)
-        this.d.workQueue.enqueue(uid, now + RESIZE_RETRY_MS);
+        this.deps.workQueue.enqueue(uid, now + RESIZE_RETRY_MS);
     }
     // Containers are made with their allocated resources, which a Deferred resize has not changed yet.
-    const effective = this.d.allocation?.effective(pod) ?? pod;
+    const effective = this.deps.allocation?.effective(pod) ?? pod;
     // 4–5.
     const plan = computePodActions(effective, rs, {
       nowMs: now,
-      backoff: this.d.backoff.snapshot(),
-      probes: this.d.prober?.results(uid),
+      backoff: this.deps.backoff.snapshot(),
+      probes: this.deps.prober?.results(uid),
     });
-    const results = await this.d.executor.apply(effective, rs, plan, mounted.volumes);
+    const results = await this.deps.executor.apply(effective, rs, plan, mounted.volumes);
     // 6.
-    this.d.reasons.update(uid, results);
+    this.deps.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
-      this.d.logger.warn(
+      this.deps.logger.warn(
         { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, action: r.action, target: r.target, reason: r.reason },
         r.message ?? 'step failed',
       );
@@ -282,7 +282,7 @@ export class PodSync implements PodSyncer {
       let fresh = await this.statusAfter(pod, rs, results);
       const dead = deadContainersToRemove(fresh);
       for (const c of dead) {
-        await this.d.runtime.removeContainer(c.id).catch(() => {});
+        await this.deps.runtime.removeContainer(c.id).catch(() => {});
         await removeContainerLogs({ logPath: c.logPath, link: this.linkOf(pod, c) });
       }
       if (dead.length) fresh = await this.status(pod);
@@ -291,15 +291,15 @@ export class PodSync implements PodSyncer {
     }
     // 9.
     const retry = results.map((r) => r.retryAfterMs).filter((x): x is number => x !== undefined);
-    const delay = retry.length ? Math.min(...retry) + 50 : this.d.syncFrequencyMs;
-    this.d.workQueue.enqueue(uid, now + delay);
+    const delay = retry.length ? Math.min(...retry) + 50 : this.deps.syncFrequencyMs;
+    this.deps.workQueue.enqueue(uid, now + delay);
     return { terminal: false };
   }
 
   async syncTerminatingPod(pod: Pod, gracePeriodSeconds?: number): Promise<void> {
     const uid = pod.metadata.uid!;
     // Liveness and startup probes stop now, readiness once the containers have stopped (as upstream).
-    this.d.prober?.removePod(uid, ['liveness', 'startup']);
+    this.deps.prober?.removePod(uid, ['liveness', 'startup']);
     const before = await this.status(pod);
     this.stopping.set(uid, { pod, rs: before });
     let rs;
@@ -308,7 +308,7 @@ export class PodSync implements PodSyncer {
     } finally {
       this.stopping.delete(uid);
     }
-    this.d.prober?.removePod(uid);
+    this.deps.prober?.removePod(uid);
     this.publish(pod, rs, 'stopping');
     // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
     this.stopped.set(uid, rs);
@@ -322,7 +322,11 @@ export class PodSync implements PodSyncer {
       i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready));
       i++
     ) {
-      await killPod(this.d.runtime, pod, { status: rs, graceOverride: gracePeriodSeconds, events: this.d.events });
+      await killPod(this.deps.runtime, pod, {
+        status: rs,
+        graceOverride: gracePeriodSeconds,
+        events: this.deps.events,
+      });
       rs = await this.status(pod);
     }
     return rs;
@@ -332,32 +336,34 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     const seen = this.stopped.get(uid);
     this.stopped.delete(uid);
-    if (this.d.pods.getPodByUid(uid)) {
+    if (this.deps.pods.getPodByUid(uid)) {
       // Still in its source (deleted in the API with finalizers left, or finished): its volumes and
       // cgroup go now and its final status after them; its containers stay (logs) until it is removed.
       // A pod that came terminal from the apiserver (a kubelet restart) had no terminating step:
       // whatever of it still runs is stopped first.
       const rs = seen ?? (await this.stopAll(pod));
-      if (!(await this.d.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
-      if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
+      if (!(await this.deps.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
+      if (this.deps.cgroupFsRoot)
+        await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupRoot, this.deps.observeCgroup);
       this.publish(pod, rs, 'final');
       return;
     }
-    await removePodFromRuntime(this.d.runtime, seen ?? (await this.status(pod)), {
-      podLogDir: podLogDir(this.d.podLogsDir, pod),
-      containerLogsDir: this.d.containerLogsDir,
+    await removePodFromRuntime(this.deps.runtime, seen ?? (await this.status(pod)), {
+      podLogDir: podLogDir(this.deps.podLogsDir, pod),
+      containerLogsDir: this.deps.containerLogsDir,
     });
-    await this.d.volumes.removePodDir(uid);
-    this.d.prober?.removePod(uid);
-    await this.d.allocation?.remove(uid);
-    this.d.devices?.release(uid);
-    await this.d.dra?.unprepare(uid);
+    await this.deps.volumes.removePodDir(uid);
+    this.deps.prober?.removePod(uid);
+    await this.deps.allocation?.remove(uid);
+    this.deps.devices?.release(uid);
+    await this.deps.dra?.unprepare(uid);
     this.verdicts.delete(uid);
-    if (this.d.cgroupFsRoot) await removePodCgroup(this.d.cgroupFsRoot, uid, this.d.cgroupRoot, this.d.observeCgroup);
-    this.d.images.forgetPod(uid);
-    this.d.reasons.remove(uid);
-    this.d.statusManager.remove(uid);
-    this.d.backoff.forgetPod(uid);
-    this.d.workQueue.remove(uid);
+    if (this.deps.cgroupFsRoot)
+      await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupRoot, this.deps.observeCgroup);
+    this.deps.images.forgetPod(uid);
+    this.deps.reasons.remove(uid);
+    this.deps.statusManager.remove(uid);
+    this.deps.backoff.forgetPod(uid);
+    this.deps.workQueue.remove(uid);
   }
 }

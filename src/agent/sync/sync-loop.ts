@@ -44,7 +44,7 @@ export interface SyncLoopDeps {
 /** Dispatches work to pod workers. */
 export class SyncLoop {
   private lastIterationMs = 0;
-  constructor(private readonly d: SyncLoopDeps) {}
+  constructor(private readonly deps: SyncLoopDeps) {}
 
   /** When the loop last ran (ms), for /healthz/syncloop. */
   lastIterationAt(): number {
@@ -60,9 +60,9 @@ export class SyncLoop {
 
   /** The active pods (upstream GetActivePods): admitted, and holding the node's resources (pods/active-pods.ts). */
   activePods(): Pod[] {
-    return this.d.podManager
+    return this.deps.podManager
       .getPods()
-      .filter((p) => !this.inactive.has(p.metadata.uid!) && isActivePod(p, this.d.workers.stateOf(p.metadata.uid!)));
+      .filter((p) => !this.inactive.has(p.metadata.uid!) && isActivePod(p, this.deps.workers.stateOf(p.metadata.uid!)));
   }
 
   private admitted(except: string): Pod[] {
@@ -70,8 +70,8 @@ export class SyncLoop {
   }
 
   private syncStaticOf(mirror: Pod): void {
-    const pod = this.d.podManager.getPodByName(mirror.metadata.namespace!, mirror.metadata.name!);
-    if (pod && this.d.workers.stateOf(pod.metadata.uid!) === 'sync') this.d.workers.update({ pod, kind: 'sync' });
+    const pod = this.deps.podManager.getPodByName(mirror.metadata.namespace!, mirror.metadata.name!);
+    if (pod && this.deps.workers.stateOf(pod.metadata.uid!) === 'sync') this.deps.workers.update({ pod, kind: 'sync' });
   }
 
   /** Updates that came while an admission waited, in order (undefined: none waits). */
@@ -85,8 +85,8 @@ export class SyncLoop {
     }
     // Upstream's lines for each update: V(2), RECONCILE V(4) (debug and trace here).
     const level = u.op === 'RECONCILE' ? 'trace' : 'debug';
-    if (this.d.logger.isLevelEnabled(level))
-      this.d.logger[level](
+    if (this.deps.logger.isLevelEnabled(level))
+      this.deps.logger[level](
         { source: u.source, pods: u.pods.map((p) => `${p.metadata.namespace}/${p.metadata.name}`) },
         `SyncLoop ${u.op}`,
       );
@@ -122,7 +122,7 @@ export class SyncLoop {
 
   /** One pod of an update; a promise while its admission waits. */
   private handlePod(op: PodUpdate['op'], pod: Pod): Promise<void> | undefined {
-    const { podManager, workers } = this.d;
+    const { podManager, workers } = this.deps;
     const uid = pod.metadata.uid!;
     if (isMirrorPod(pod)) {
       if (op === 'REMOVE') podManager.removeMirror(pod);
@@ -145,11 +145,11 @@ export class SyncLoop {
             workers.update({ pod, kind: 'kill', gracePeriodSeconds: gracePeriodOf(pod) });
           else workers.update({ pod, kind: op === 'ADD' ? 'create' : 'update' });
         };
-        if (!isNew || !this.d.admit || pod.metadata.deletionTimestamp) {
+        if (!isNew || !this.deps.admit || pod.metadata.deletionTimestamp) {
           start();
           return undefined;
         }
-        const r = this.d.admit(pod, this.admitted(uid));
+        const r = this.deps.admit(pod, this.admitted(uid));
         if (!(r instanceof Promise)) {
           if (this.recordAdmission(pod, r)) start();
           return undefined;
@@ -180,42 +180,42 @@ export class SyncLoop {
   private recordAdmission(pod: Pod, r: AdmitResult): boolean {
     if (r.admit) return true;
     this.inactive.add(pod.metadata.uid!);
-    this.d.logger.warn(
+    this.deps.logger.warn(
       { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: r.reason },
       `pod rejected: ${r.message}`,
     );
-    this.d.onRejected?.(pod, r.reason, r.message);
+    this.deps.onRejected?.(pod, r.reason, r.message);
     return false;
   }
 
   private syncPod(uid: string): void {
-    const pod: Pod | undefined = this.d.podManager.getPodByUid(uid);
-    if (pod) this.d.workers.update({ pod, kind: 'sync' });
+    const pod: Pod | undefined = this.deps.podManager.getPodByUid(uid);
+    if (pod) this.deps.workers.update({ pod, kind: 'sync' });
   }
 
   /** Starts the loop. */
   start({ signal }: { signal: AbortSignal }): void {
-    this.d.podConfig.onUpdate((u) => this.handle(u));
-    this.d.pleg.onEvent((e) => this.syncPod(e.uid));
+    this.deps.podConfig.onUpdate((u) => this.handle(u));
+    this.deps.pleg.onEvent((e) => this.syncPod(e.uid));
     const tick = () => {
       if (signal.aborted) return;
-      this.lastIterationMs = this.d.clock.now();
-      for (const uid of this.d.workQueue.takeReady(this.lastIterationMs)) this.syncPod(uid);
-      this.d.clock.setTimer(tick, 1000);
+      this.lastIterationMs = this.deps.clock.now();
+      for (const uid of this.deps.workQueue.takeReady(this.lastIterationMs)) this.syncPod(uid);
+      this.deps.clock.setTimer(tick, 1000);
     };
     let housekeeping = false;
     const house = async () => {
       if (signal.aborted) return;
-      if (!housekeeping && this.d.podConfig.allSourcesSeen()) {
+      if (!housekeeping && this.deps.podConfig.allSourcesSeen()) {
         housekeeping = true;
         try {
-          await this.d.housekeeping();
+          await this.deps.housekeeping();
         } catch (err) {
-          this.d.logger.warn({ err: messageOf(err) }, 'housekeeping failed');
+          this.deps.logger.warn({ err: messageOf(err) }, 'housekeeping failed');
         }
         housekeeping = false;
       }
-      this.d.clock.setTimer(() => void house(), 2000);
+      this.deps.clock.setTimer(() => void house(), 2000);
     };
     tick();
     void house();

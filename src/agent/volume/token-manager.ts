@@ -52,7 +52,7 @@ export function requiresRefresh(
 /** Requests and caches tokens. */
 export class TokenManager {
   private readonly cache = new Map<string, Cached>();
-  constructor(private readonly d: { client: KubeClient; clock: Clock; random?: () => number }) {}
+  constructor(private readonly deps: { client: KubeClient; clock: Clock; random?: () => number }) {}
 
   private static keyOf(k: TokenKey): string {
     return JSON.stringify([k.namespace, k.serviceAccount, k.audiences, k.expirationSeconds, k.pod.uid]);
@@ -61,9 +61,9 @@ export class TokenManager {
   /** A valid token and when it expires (RFC 3339, as TokenRequestStatus); requests a new one when none is cached or the cached one needs a refresh. */
   async getToken(k: TokenKey): Promise<TokenStatus> {
     const key = TokenManager.keyOf(k);
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     const hit = this.cache.get(key);
-    const jitter = (this.d.random ?? Math.random)() * MAX_JITTER_MS;
+    const jitter = (this.deps.random ?? Math.random)() * MAX_JITTER_MS;
     if (hit && !requiresRefresh(hit, now, jitter)) return statusOf(hit);
     const path = `/api/v1/namespaces/${encodeURIComponent(k.namespace)}/serviceaccounts/${encodeURIComponent(k.serviceAccount)}/token`;
     const body = {
@@ -76,7 +76,7 @@ export class TokenManager {
       },
     };
     try {
-      const r = await this.d.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({
+      const r = await this.deps.client.request<{ status?: { token?: string; expirationTimestamp?: string } }>({
         method: 'POST',
         path,
         body,

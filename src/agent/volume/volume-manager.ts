@@ -74,8 +74,8 @@ export class VolumeManager {
   private readonly removingOrphans = new Map<string, Promise<void>>();
   private readonly orphanBackoff = new Map<string, { atMs: number; delayMs: number }>();
 
-  constructor(private readonly d: VolumeManagerDeps) {
-    this.plugins = d.plugins ?? IN_TREE_PLUGINS;
+  constructor(private readonly deps: VolumeManagerDeps) {
+    this.plugins = deps.plugins ?? IN_TREE_PLUGINS;
   }
 
   /**
@@ -85,11 +85,11 @@ export class VolumeManager {
    */
   private ensureSharedRootDir(): Promise<void> {
     return (this.sharedRootDir ??= (async () => {
-      if (!this.d.host.isRoot) return;
-      await mkdir(join(this.d.rootDir, 'pods'), { recursive: true });
-      await makeRShared(this.d.rootDir).catch((err) =>
-        this.d.logger.warn(
-          { rootDir: this.d.rootDir, err: messageOf(err) },
+      if (!this.deps.host.isRoot) return;
+      await mkdir(join(this.deps.rootDir, 'pods'), { recursive: true });
+      await makeRShared(this.deps.rootDir).catch((err) =>
+        this.deps.logger.warn(
+          { rootDir: this.deps.rootDir, err: messageOf(err) },
           'could not make the root directory a shared mount: mountPropagation HostToContainer/Bidirectional will fail',
         ),
       );
@@ -149,7 +149,7 @@ export class VolumeManager {
     this.desired.set(uid, desired);
     const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
     this.retry.set(uid, retries);
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     const plan = computeVolumeActions(volumes, actual, {
       plugins: this.plugins,
       nowMs: now,
@@ -161,15 +161,20 @@ export class VolumeManager {
       plan.setUp.map(async ({ volume, plugin }) => {
         const t0 = performance.now();
         const observe = (ok: boolean, name = pluginName(plugin.dirName)) =>
-          this.d.observe?.({ plugin: name, operation: 'volume_mount', ok, seconds: (performance.now() - t0) / 1000 });
+          this.deps.observe?.({
+            plugin: name,
+            operation: 'volume_mount',
+            ok,
+            seconds: (performance.now() - t0) / 1000,
+          });
         try {
           const mounted = await plugin.setUp({
             pod,
             volume,
-            dir: join(podVolumesDir(this.d.rootDir, uid), plugin.dirName, volume.name),
-            volumesDir: podVolumesDir(this.d.rootDir, uid),
+            dir: join(podVolumesDir(this.deps.rootDir, uid), plugin.dirName, volume.name),
+            volumesDir: podVolumesDir(this.deps.rootDir, uid),
             fsGroup,
-            host: this.d.host,
+            host: this.deps.host,
           });
           const first = !actual.has(volume.name);
           actual.set(volume.name, mounted);
@@ -178,14 +183,14 @@ export class VolumeManager {
           observe(true, metricsName(mounted));
           // Upstream's V(1) line for a first set-up (a remount's is V(4)), with its unique name.
           logV(
-            this.d.logger,
+            this.deps.logger,
             first ? 1 : 4,
             { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
             mountSucceeded(pod, volume.name, plugin.dirName),
           );
         } catch (err) {
           observe(false);
-          this.failed(pod, volume.name, messageOf(err), retries, this.d.clock.now());
+          this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now());
         }
       }),
     );
@@ -196,25 +201,25 @@ export class VolumeManager {
         .filter(([name, v]) => v.onSync && !again.has(name))
         .map(([name, v]) =>
           v.onSync!().catch((err: unknown) =>
-            this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume sync failed'),
+            this.deps.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume sync failed'),
           ),
         ),
     );
     for (const name of plan.tearDown) {
       const v = actual.get(name)!;
       const t0 = performance.now();
-      const dir = join(podVolumesDir(this.d.rootDir, uid), v.dir ?? join(v.plugin, name));
+      const dir = join(podVolumesDir(this.deps.rootDir, uid), v.dir ?? join(v.plugin, name));
       const ok = await (this.plugins.find((p) => p.dirName === v.plugin)?.tearDown?.(dir) ?? Promise.resolve())
         .then(() => unmountUnder(dir))
         .then(() => rm(dir, { recursive: true, force: true }))
         .then(
           () => true,
           (err: unknown) => {
-            this.d.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed');
+            this.deps.logger.warn({ uid, volume: name, err: messageOf(err) }, 'volume teardown failed');
             return false;
           },
         );
-      this.d.observe?.({
+      this.deps.observe?.({
         plugin: metricsName(v),
         operation: 'volume_unmount',
         ok,
@@ -237,7 +242,7 @@ export class VolumeManager {
     return {
       ok: false,
       message: `unmounted volumes=[${missing.join(' ')}]`,
-      retryAfterMs: Math.max(0, next - this.d.clock.now()),
+      retryAfterMs: Math.max(0, next - this.deps.clock.now()),
     };
   }
 
@@ -252,8 +257,8 @@ export class VolumeManager {
     const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
     retries.set(name, { atMs: now + delayMs, delayMs });
     const text = `MountVolume.SetUp failed for volume "${name}" : ${message}`;
-    this.d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
-    this.d.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
+    this.deps.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
+    this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
   }
 
   /**
@@ -262,19 +267,19 @@ export class VolumeManager {
    * volume cannot be released or unmounted: nothing is removed then.
    */
   async unmountPod(uid: string): Promise<boolean> {
-    const dir = podDir(this.d.rootDir, uid);
+    const dir = podDir(this.deps.rootDir, uid);
     const t0 = performance.now();
     try {
-      await this.pluginTearDowns(podVolumesDir(this.d.rootDir, uid));
+      await this.pluginTearDowns(podVolumesDir(this.deps.rootDir, uid));
       await unmountUnder(dir);
     } catch (err) {
-      this.d.logger.warn({ uid, err: messageOf(err) }, 'a volume of the pod could not be unmounted');
+      this.deps.logger.warn({ uid, err: messageOf(err) }, 'a volume of the pod could not be unmounted');
       return false;
     }
     // Nothing is mounted under the pod any more: what is left of its volumes is plain files (an emptyDir's).
     for (const sub of POD_VOLUME_DIRS) await rm(join(dir, sub), { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])
-      this.d.observe?.({
+      this.deps.observe?.({
         plugin: metricsName(v),
         operation: 'volume_unmount',
         ok: true,
@@ -289,8 +294,8 @@ export class VolumeManager {
   /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
   async removePodDir(uid: string): Promise<boolean> {
     if (!(await this.unmountPod(uid))) return false;
-    await rm(podDir(this.d.rootDir, uid), { recursive: true, force: true });
-    this.d.onPodRemoved?.(uid);
+    await rm(podDir(this.deps.rootDir, uid), { recursive: true, force: true });
+    this.deps.onPodRemoved?.(uid);
     return true;
   }
 
@@ -310,21 +315,21 @@ export class VolumeManager {
    */
   async cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> {
     // Listed synchronously (every housekeeping, 2 s): one local directory, cheaper than a promise round trip.
-    const onDisk = listDirSync(join(this.d.rootDir, 'pods')) ?? [];
-    const now = this.d.clock.now();
+    const onDisk = listDirSync(join(this.deps.rootDir, 'pods')) ?? [];
+    const now = this.deps.clock.now();
     for (const uid of orphanedPodDirs(onDisk, isKnown)) {
       const backoff = this.orphanBackoff.get(uid);
       if (this.removingOrphans.has(uid) || (backoff && backoff.atMs > now)) continue;
-      this.d.logger.info({ uid }, 'cleaning up orphaned pod directory');
+      this.deps.logger.info({ uid }, 'cleaning up orphaned pod directory');
       const removal = this.removePodDir(uid)
         .catch((err: unknown) => {
-          this.d.logger.warn({ uid, err: messageOf(err) }, 'orphaned pod directory not removed');
+          this.deps.logger.warn({ uid, err: messageOf(err) }, 'orphaned pod directory not removed');
           return false;
         })
         .then((removed) => {
           if (removed) return void this.orphanBackoff.delete(uid);
           const delayMs = backoff ? Math.min(backoff.delayMs * 2, MAX_BACKOFF_MS) : ORPHAN_INITIAL_BACKOFF_MS;
-          this.orphanBackoff.set(uid, { atMs: this.d.clock.now() + delayMs, delayMs });
+          this.orphanBackoff.set(uid, { atMs: this.deps.clock.now() + delayMs, delayMs });
         })
         .finally(() => this.removingOrphans.delete(uid));
       this.removingOrphans.set(uid, removal);
@@ -333,7 +338,7 @@ export class VolumeManager {
       void p
         .releaseUnused?.()
         .catch((err: unknown) =>
-          this.d.logger.warn({ plugin: p.dirName, err: messageOf(err) }, 'releasing unused volumes failed'),
+          this.deps.logger.warn({ plugin: p.dirName, err: messageOf(err) }, 'releasing unused volumes failed'),
         );
     const present = new Set(onDisk);
     for (const uid of this.orphanBackoff.keys()) if (!present.has(uid)) this.orphanBackoff.delete(uid);

@@ -64,7 +64,7 @@ async function measureLocal(path: string, du: boolean): Promise<VolumeFigures> {
 export class VolumeStatsCollector {
   private readonly latest = new Map<string, VolumeStats[]>();
   constructor(
-    private readonly d: {
+    private readonly deps: {
       volumes: { podsWithVolumes(): string[]; mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> };
       clock: Clock;
       logger: Logger;
@@ -89,22 +89,22 @@ export class VolumeStatsCollector {
 
   /** One pass over every pod's volumes. */
   async collect(): Promise<void> {
-    const pods = this.d.volumes.podsWithVolumes();
+    const pods = this.deps.volumes.podsWithVolumes();
     for (const uid of [...this.latest.keys()]) if (!pods.includes(uid)) this.latest.delete(uid);
     for (const uid of pods) {
       const out: VolumeStats[] = [];
-      for (const [name, v] of this.d.volumes.mountedVolumes(uid)) {
+      for (const [name, v] of this.deps.volumes.mountedVolumes(uid)) {
         if (!v.metrics) continue;
         try {
           out.push({
             name,
-            time: new Date(this.d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+            time: new Date(this.deps.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
             ...(typeof v.metrics === 'function' ? await v.metrics() : await measureLocal(v.path, v.metrics === 'du')),
             ...(v.pvcRef ? { pvcRef: v.pvcRef } : {}),
             localEphemeral: v.localEphemeral === true,
           });
         } catch (err) {
-          this.d.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable');
+          this.deps.logger.debug({ uid, volume: name, err: messageOf(err) }, 'volume stats unavailable');
         }
       }
       this.latest.set(uid, out);
@@ -116,9 +116,9 @@ export class VolumeStatsCollector {
     void (async () => {
       while (!signal.aborted) {
         await this.collect().catch((err: unknown) =>
-          this.d.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'),
+          this.deps.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'),
         );
-        await sleep(this.d.periodMs ?? VOLUME_STATS_PERIOD_MS, signal, this.d.clock);
+        await sleep(this.deps.periodMs ?? VOLUME_STATS_PERIOD_MS, signal, this.deps.clock);
       }
     })();
   }

@@ -90,7 +90,7 @@ export class ContainerLogManager {
   private lastFullPassAtMs = -Infinity;
 
   constructor(
-    private readonly d: {
+    private readonly deps: {
       runtime: RuntimeService;
       clock: Clock;
       logger: Logger;
@@ -102,16 +102,16 @@ export class ContainerLogManager {
 
   /** One pass over the running containers (one ContainerStatus per new container, a stat per log). */
   async rotateOnce(): Promise<void> {
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     this.lastFullPassAtMs = now;
-    const containers = (await this.d.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
+    const containers = (await this.deps.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
     const live = new Set(containers.map((c) => c.id));
     for (const id of [...this.logs.keys()]) if (!live.has(id)) this.logs.delete(id);
     for (const c of containers) {
       if (!this.logs.has(c.id)) {
         let path: string;
         try {
-          path = (await this.d.runtime.containerStatus(c.id)).status.log_path;
+          path = (await this.deps.runtime.containerStatus(c.id)).status.log_path;
         } catch {
           continue;
         }
@@ -123,7 +123,7 @@ export class ContainerLogManager {
 
   /** Looks at the logs due by now (no list: the fast-growing ones between full passes). */
   async rotateDue(): Promise<void> {
-    const now = this.d.clock.now();
+    const now = this.deps.clock.now();
     for (const [id, log] of this.logs) if (log.dueAtMs <= now) await this.check(id, now);
   }
 
@@ -133,11 +133,11 @@ export class ContainerLogManager {
     // Read synchronously (lib/fs-util.ts): every running container, every interval.
     let size = statSyncOrUndefined(log.path)?.size ?? 0;
     const grown = size - log.sizeBytes;
-    if (size > this.d.maxSizeBytes) {
+    if (size > this.deps.maxSizeBytes) {
       const rotated = await this.rotate(id, log.path).then(
         () => true,
         (err: unknown) => {
-          this.d.logger.warn({ containerId: id, err: messageOf(err) }, 'failed to rotate container log');
+          this.deps.logger.warn({ containerId: id, err: messageOf(err) }, 'failed to rotate container log');
           return false;
         },
       );
@@ -146,13 +146,13 @@ export class ContainerLogManager {
     // A log seen for the first time has no rate yet: a second look soon gives it one.
     const inMs =
       now === log.seenAtMs
-        ? Math.min(this.d.intervalMs, FIRST_RATE_SAMPLE_MS)
+        ? Math.min(this.deps.intervalMs, FIRST_RATE_SAMPLE_MS)
         : nextCheckInMs({
             sizeBytes: size,
             grownBytes: grown,
             elapsedMs: now - log.seenAtMs,
-            maxBytes: this.d.maxSizeBytes,
-            intervalMs: this.d.intervalMs,
+            maxBytes: this.deps.maxSizeBytes,
+            intervalMs: this.deps.intervalMs,
           });
     Object.assign(log, { sizeBytes: size, seenAtMs: now, dueAtMs: now + inMs });
   }
@@ -160,21 +160,21 @@ export class ContainerLogManager {
   private async rotate(id: string, log: string): Promise<void> {
     // 1. Keep room: at most maxFiles − 2 rotated files before adding one (the live file and the new rotated one count too).
     const old = await rotatedLogs(log);
-    for (const f of old.slice(0, Math.max(0, old.length - (this.d.maxFiles - 2)))) await rm(f, { force: true });
+    for (const f of old.slice(0, Math.max(0, old.length - (this.deps.maxFiles - 2)))) await rm(f, { force: true });
     // 2. Compress every rotated file that is not compressed yet (the newest one stays plain until the next rotation).
     for (const f of (await rotatedLogs(log)).filter((x) => !x.endsWith('.gz'))) await compress(f);
     // 3. Rename and reopen.
-    let target = `${log}.${rotationSuffix(this.d.clock.now())}`;
+    let target = `${log}.${rotationSuffix(this.deps.clock.now())}`;
     if (
       await stat(target).then(
         () => true,
         () => false,
       )
     )
-      target = `${log}.${rotationSuffix(this.d.clock.now() + 1000)}`;
+      target = `${log}.${rotationSuffix(this.deps.clock.now() + 1000)}`;
     await rename(log, target);
     try {
-      await this.d.runtime.reopenContainerLog(id);
+      await this.deps.runtime.reopenContainerLog(id);
     } catch (err) {
       await rename(target, log).catch(() => {});
       throw err;
@@ -185,13 +185,13 @@ export class ContainerLogManager {
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
       while (!signal.aborted) {
-        const nextFull = this.lastFullPassAtMs + this.d.intervalMs;
+        const nextFull = this.lastFullPassAtMs + this.deps.intervalMs;
         const next = Math.min(nextFull, ...[...this.logs.values()].map((l) => l.dueAtMs));
-        await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.d.clock.now()), signal, this.d.clock);
+        await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.deps.clock.now()), signal, this.deps.clock);
         if (signal.aborted) break;
-        const pass = this.d.clock.now() >= nextFull ? this.rotateOnce() : this.rotateDue();
+        const pass = this.deps.clock.now() >= nextFull ? this.rotateOnce() : this.rotateDue();
         await pass.catch((err: unknown) =>
-          this.d.logger.warn({ err: messageOf(err) }, 'container log rotation failed'),
+          this.deps.logger.warn({ err: messageOf(err) }, 'container log rotation failed'),
         );
       }
     })();

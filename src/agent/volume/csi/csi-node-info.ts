@@ -82,32 +82,34 @@ const CONFLICT_RETRIES = 5;
 
 /** Keeps CSINode and the Node's CSI annotation and labels in step with the registered drivers. */
 export class CsiNodeInfoManager {
-  constructor(private readonly d: { client: KubeClient; nodeName: string }) {}
+  constructor(private readonly deps: { client: KubeClient; nodeName: string }) {}
 
   private get csiNodePath(): string {
-    return `/apis/storage.k8s.io/v1/csinodes/${encodeURIComponent(this.d.nodeName)}`;
+    return `/apis/storage.k8s.io/v1/csinodes/${encodeURIComponent(this.deps.nodeName)}`;
   }
 
   private async node(): Promise<NodeObj> {
-    const r = await this.d.client.request<NodeObj>({ path: `/api/v1/nodes/${encodeURIComponent(this.d.nodeName)}` });
-    if (r.status !== 200 || !r.body) throw apiError(`get node ${this.d.nodeName}`, r);
+    const r = await this.deps.client.request<NodeObj>({
+      path: `/api/v1/nodes/${encodeURIComponent(this.deps.nodeName)}`,
+    });
+    if (r.status !== 200 || !r.body) throw apiError(`get node ${this.deps.nodeName}`, r);
     return r.body;
   }
 
   /** Applies `change` to the CSINode (created, owned by the Node, when missing). */
   private async updateCsiNode(change: (drivers: CsiNodeDriver[]) => CsiNodeDriver[]): Promise<void> {
     for (let i = 0; ; i++) {
-      const got = await this.d.client.request<CsiNodeObj>({ path: this.csiNodePath });
+      const got = await this.deps.client.request<CsiNodeObj>({ path: this.csiNodePath });
       if (got.status === 404) {
         const node = await this.node();
-        const created = await this.d.client.request({
+        const created = await this.deps.client.request({
           method: 'POST',
           path: '/apis/storage.k8s.io/v1/csinodes',
           body: {
             apiVersion: 'storage.k8s.io/v1',
             kind: 'CSINode',
             metadata: {
-              name: this.d.nodeName,
+              name: this.deps.nodeName,
               ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }],
             },
             spec: { drivers: change([]) },
@@ -115,18 +117,18 @@ export class CsiNodeInfoManager {
         });
         if (created.status === 201 || created.status === 200) return;
         if (created.status !== 409 || i >= CONFLICT_RETRIES)
-          throw apiError(`create CSINode ${this.d.nodeName}`, created);
+          throw apiError(`create CSINode ${this.deps.nodeName}`, created);
         continue;
       }
-      if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.d.nodeName}`, got);
+      if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.deps.nodeName}`, got);
       const drivers = change(got.body.spec.drivers ?? []);
-      const put = await this.d.client.request({
+      const put = await this.deps.client.request({
         method: 'PUT',
         path: this.csiNodePath,
         body: { ...got.body, spec: { ...got.body.spec, drivers } },
       });
       if (put.status === 200) return;
-      if (put.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`update CSINode ${this.d.nodeName}`, put);
+      if (put.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`update CSINode ${this.deps.nodeName}`, put);
     }
   }
 
@@ -138,9 +140,9 @@ export class CsiNodeInfoManager {
       const next = annotationWith(current, driver, nodeId);
       const newLabels = Object.fromEntries(Object.entries(labels).filter(([k, v]) => node.metadata.labels?.[k] !== v));
       if (next === current && !Object.keys(newLabels).length) return;
-      const r = await this.d.client.request({
+      const r = await this.deps.client.request({
         method: 'PATCH',
-        path: `/api/v1/nodes/${encodeURIComponent(this.d.nodeName)}`,
+        path: `/api/v1/nodes/${encodeURIComponent(this.deps.nodeName)}`,
         contentType: 'application/merge-patch+json',
         body: {
           metadata: {
@@ -151,7 +153,7 @@ export class CsiNodeInfoManager {
         },
       });
       if (r.status === 200) return;
-      if (r.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`patch node ${this.d.nodeName}`, r);
+      if (r.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`patch node ${this.deps.nodeName}`, r);
     }
   }
 

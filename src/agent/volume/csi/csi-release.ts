@@ -43,7 +43,7 @@ const volumeKey = (v: { driverName: string; volumeHandle: string }) => `${v.driv
 
 /** Releases CSI volumes by their records. */
 export class CsiRelease {
-  constructor(private readonly d: { drivers: CsiDrivers; rootDir: string; logger?: Logger }) {}
+  constructor(private readonly deps: { drivers: CsiDrivers; rootDir: string; logger?: Logger }) {}
 
   /** Releases the CSI volume whose directory is `dir` (see the file comment); throws while its driver cannot unpublish it. */
   async tearDown(dir: string): Promise<void> {
@@ -54,7 +54,7 @@ export class CsiRelease {
     } catch {
       return; // never published (or not ours): the generic teardown removes the directory
     }
-    const client = driverClient(this.d.drivers, data.driverName, 'Unmounter.TearDownAt');
+    const client = driverClient(this.deps.drivers, data.driverName, 'Unmounter.TearDownAt');
     // A raw block volume: the kubelet's bind mounts of the device go first (upstream UnmapBlockVolume).
     for (const bound of [data.podDeviceMapPath, data.globalMapPath])
       if (bound) {
@@ -89,14 +89,14 @@ export class CsiRelease {
       if (this.inUse(data)) return;
       try {
         const staging = data.stagingTargetPath ?? join(stageDir, 'globalmount');
-        await driverClient(this.d.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(
+        await driverClient(this.deps.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(
           data.volumeHandle,
           staging,
         );
         await rm(stageDir, { recursive: true, force: true });
         for (const d of data.cleanup ?? []) await rm(d, { recursive: true, force: true });
       } catch (err) {
-        this.d.logger?.warn(
+        this.deps.logger?.warn(
           { volume: data.volumeHandle, driver: data.driverName },
           csiLog(`attacher.UnmountDevice failed: ${messageOf(err)}`),
         );
@@ -106,7 +106,7 @@ export class CsiRelease {
 
   /** A record with every path outside the root dir dropped: what teardown unmounts and removes is only ever the kubelet's own. */
   private confined(v: VolData): VolData {
-    const root = `${resolve(this.d.rootDir)}/`;
+    const root = `${resolve(this.deps.rootDir)}/`;
     const inside = (p: string | undefined) => (p !== undefined && resolve(p).startsWith(root) ? p : undefined);
     return {
       ...v,
@@ -136,7 +136,7 @@ export class CsiRelease {
   /** Housekeeping: unstages every staged volume no pod uses any more (an unstage that failed, a stage that timed out). One pass at a time. */
   releaseUnused(): Promise<void> {
     return (this.releasing ??= (async () => {
-      const base = join(this.d.rootDir, 'plugins', CSI_PLUGIN_NAME);
+      const base = join(this.deps.rootDir, 'plugins', CSI_PLUGIN_NAME);
       const blocks = join(base, 'volumeDevices');
       const staged = [
         // filesystems: <driver>/<sha256(handle)>; raw block volumes: volumeDevices/<pv>/data
@@ -162,7 +162,7 @@ export class CsiRelease {
   /** The volumes the pods' records name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
   private usedVolumes(): Set<string> {
     const used = new Set<string>();
-    const pods = join(this.d.rootDir, 'pods');
+    const pods = join(this.deps.rootDir, 'pods');
     for (const uid of listDirSync(pods) ?? [])
       for (const name of listDirSync(join(pods, uid, 'volumes', CSI_DIR_NAME)) ?? []) {
         try {

@@ -78,9 +78,15 @@ export class CsiVolumes {
   private readonly release: CsiRelease;
 
   constructor(
-    private readonly d: { drivers: CsiDrivers; rootDir: string; nodeName: string; logger?: Logger; events?: EventSink },
+    private readonly deps: {
+      drivers: CsiDrivers;
+      rootDir: string;
+      nodeName: string;
+      logger?: Logger;
+      events?: EventSink;
+    },
   ) {
-    this.release = new CsiRelease(d);
+    this.release = new CsiRelease(deps);
   }
 
   /** The VolumePlugin of inline `csi` volumes; its `tearDown` releases every CSI volume (inline or PV). */
@@ -133,7 +139,7 @@ export class CsiVolumes {
 
   private async publish(p: Publish): Promise<MountedVolume> {
     const { ctx } = p;
-    const client = driverClient(this.d.drivers, p.driver, 'mounter.SetUpAt');
+    const client = driverClient(this.deps.drivers, p.driver, 'mounter.SetUpAt');
     const csiDriver = ctx.host.hasApiserver
       ? await ctx.host.getClusterObject<CsiDriverObj>(
           `/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(p.driver)}`,
@@ -169,15 +175,15 @@ export class CsiVolumes {
         };
     let publishContext: Record<string, string> = {};
     const attachable = !!p.pv && csiDriver?.spec?.attachRequired !== false;
-    if (attachable) publishContext = await attachedContext(ctx.host, p.driver, p.volumeHandle, this.d.nodeName);
+    if (attachable) publishContext = await attachedContext(ctx.host, p.driver, p.volumeHandle, this.deps.nodeName);
     const uid = ctx.pod.metadata.uid!;
-    const bp = block ? blockPaths(this.d.rootDir, p.specName, uid) : undefined;
+    const bp = block ? blockPaths(this.deps.rootDir, p.specName, uid) : undefined;
     const staging =
       !p.pv || !caps.has('STAGE_UNSTAGE_VOLUME')
         ? ''
         : bp
           ? bp.staging
-          : stagingPath(this.d.rootDir, p.driver, p.volumeHandle);
+          : stagingPath(this.deps.rootDir, p.driver, p.volumeHandle);
     const stageRecordDir = bp ? bp.stageRecordDir : dirname(staging);
     // The pod's record first (teardown and the release of staged volumes go by it), then the staging.
     const dir = join(ctx.volumesDir, CSI_DIR_NAME, p.specName);
@@ -189,8 +195,8 @@ export class CsiVolumes {
       specVolID: p.specName,
       volumeHandle: p.volumeHandle,
       driverName: p.driver,
-      nodeName: this.d.nodeName,
-      attachmentID: attachmentName(p.volumeHandle, p.driver, this.d.nodeName),
+      nodeName: this.deps.nodeName,
+      attachmentID: attachmentName(p.volumeHandle, p.driver, this.deps.nodeName),
       volumeLifecycleMode: p.mode,
       ...(staging ? { stagingTargetPath: staging, stageRecordDir } : {}),
       ...(bp
@@ -298,8 +304,8 @@ export class CsiVolumes {
                 target,
                 staging,
                 capability,
-                nodeName: this.d.nodeName,
-                events: this.d.events,
+                nodeName: this.deps.nodeName,
+                events: this.deps.events,
                 secrets: (ref) => secretData(ctx.host, ref, 'NodeExpandSecretRef'),
               }),
           }
