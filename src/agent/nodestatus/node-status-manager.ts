@@ -4,8 +4,8 @@
  *    kubelet owns (merge patch); retry with backoff until done;
  * 2. every nodeStatusUpdateFrequency compute the status; PATCH it to the status subresource
  *    (strategic merge) only when it changed apart from heartbeats, or a resource others put in
- *    the capacity is not yet allocatable, or nodeStatusReportFrequency has passed since the last
- *    report — as upstream with node leases;
+ *    the capacity is not yet allocatable, or nodeStatusReportFrequency (with upstream's jitter:
+ *    report-schedule.ts) has passed since the last report — as upstream with node leases;
  * 3. events: Starting once, RegisteredNode on creation, NodeReady / NodeNotReady on transitions.
  */
 import type { Clock } from '../../lib/clock.js';
@@ -18,6 +18,7 @@ import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import { withAdvertisedResources } from './advertised-resources.js';
+import { delayAfterReport, statusReportDue } from './report-schedule.js';
 import {
   initialNode,
   nodeLabels,
@@ -56,6 +57,8 @@ export interface NodeStatusManagerDeps {
   startup?: { attemptRegister(): void; registeredNew(): void; nodeReady(): void };
   /** The Node's status as the apiserver has it now (the node informer's), when known. */
   apiStatus?: () => Record<string, unknown> | undefined;
+  /** The jitter's source (tests pin it). */
+  random?: () => number;
 }
 
 /** Registers the node and keeps its status current. */
@@ -63,6 +66,8 @@ export class NodeStatusManager {
   private uid: string | undefined;
   private last: Record<string, unknown> | undefined;
   private lastReportMs = 0;
+  /** Added to the next report interval (upstream delayAfterNodeStatusChange). */
+  private delayMs = 0;
 
   constructor(private readonly deps: NodeStatusManagerDeps) {}
 
@@ -150,7 +155,10 @@ export class NodeStatusManager {
     const advertised =
       !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
     const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;
-    if (!changed && now - this.lastReportMs < this.deps.reportFrequencyMs) return false;
+    const frequencyMs = this.deps.reportFrequencyMs;
+    if (!statusReportDue({ changed, nowMs: now, lastReportMs: this.lastReportMs, frequencyMs, delayMs: this.delayMs }))
+      return false;
+    const causedByChange = changed || this.lastReportMs === 0;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
     const desired: Record<string, unknown> = {
@@ -187,6 +195,7 @@ export class NodeStatusManager {
       );
     this.last = next;
     this.lastReportMs = now;
+    this.delayMs = delayAfterReport(causedByChange, frequencyMs, this.deps.random ?? Math.random);
     return true;
   }
 
