@@ -30,6 +30,7 @@ import { RESIZE_COMPLETED, RESIZE_ERROR, RESIZE_STARTED, requestedResizes, resiz
 import {
   actuationOf,
   admitResize,
+  admitResizeInOrder,
   allocatedContainers,
   allocationsDiffer,
   changedResources,
@@ -37,6 +38,7 @@ import {
   podCgroupFirst,
   specResources,
   withResources,
+  type PendingResize,
 } from './resize.js';
 
 /** What the manager needs. */
@@ -63,6 +65,8 @@ export class AllocationManager {
   private readonly seenDesired = new Map<string, ReadonlyMap<string, ContainerResources>>();
   /** Pods whose accepted resize is not applied yet (ResizeCompleted once it is). */
   private readonly resizing = new Set<string>();
+  /** The pods whose resize is Deferred, for upstream's order of retries. */
+  private readonly pending = new Map<string, PendingResize>();
   /** The desired resources last found infeasible, per pod (counted once each). */
   private readonly infeasibleFor = new Map<string, string>();
   private writes: Promise<void> = Promise.resolve();
@@ -119,6 +123,7 @@ export class AllocationManager {
     this.seenDesired.delete(uid);
     this.resizing.delete(uid);
     this.infeasibleFor.delete(uid);
+    this.pending.delete(uid);
     if (this.allocated.delete(uid) || this.actuated.delete(uid)) await this.persist();
   }
 
@@ -164,11 +169,28 @@ export class AllocationManager {
     const state: ResizeState = {};
     const allocatable = this.deps.allocatable();
     if (allocatable) {
-      const others = this.deps
-        .activePods()
-        .filter((p) => p.metadata.uid !== uid)
-        .map((p) => this.effective(p));
-      const verdict = admitResize({ desired: pod, allocated: this.allocated.get(uid)!, allocatable, others });
+      const active = this.deps.activePods().filter((p) => p.metadata.uid !== uid);
+      const candidate = {
+        pod,
+        allocated: this.allocated.get(uid)!,
+        deferredSinceMs: this.pending.get(uid)?.deferredSinceMs ?? Date.now(),
+      };
+      // Other pods' Deferred resizes ranked before this one take their room first, as upstream's ordered retry.
+      const verdict = [...this.pending.keys()].some((other) => other !== uid)
+        ? admitResizeInOrder({
+            candidate,
+            pending: [...this.pending.values()],
+            active: [...active.map((p) => this.effective(p)), this.effective(pod)],
+            allocatable,
+          })
+        : admitResize({
+            desired: pod,
+            allocated: candidate.allocated,
+            allocatable,
+            others: active.map((p) => this.effective(p)),
+          });
+      if (verdict.kind === 'deferred') this.pending.set(uid, candidate);
+      else this.pending.delete(uid);
       if (verdict.kind === 'accepted') {
         if (before?.pending) this.deps.metrics?.deferredAccepted(resized ? 'pod_resized' : 'periodic_retry');
         this.allocated.set(uid, desired);

@@ -7,7 +7,8 @@
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
-import { shortfalls, type AdmissionNode } from '../admission/predicate.js';
+import { podRequests, shortfalls, type AdmissionNode } from '../admission/predicate.js';
+import { qosClass } from '../status/generate-pod-status.js';
 import type { ContainerResources } from './checkpoint.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 
@@ -190,4 +191,69 @@ export function memoryDecreaseRefusal(o: {
   }
   if (!reasons.length) return undefined;
   return `cannot decrease memory limits: ${reasons.length === 1 ? reasons[0] : `[${reasons.join(', ')}]`}`;
+}
+
+/** A Deferred resize waiting for room: the pod as it asks, what it holds, since when it waits. */
+export interface PendingResize {
+  pod: Pod;
+  allocated: ReadonlyMap<string, ContainerResources>;
+  deferredSinceMs: number;
+}
+
+const QOS_RANK = { Guaranteed: 0, Burstable: 1, BestEffort: 2 } as const;
+
+/**
+ * Upstream's order of pending resizes (sortPendingResizes): those that do not increase requests
+ * first, then by pod priority (higher first), then by QoS class (Guaranteed first), then the
+ * longest deferred. Pure.
+ */
+export function comparePendingResizes(a: PendingResize, b: PendingResize): number {
+  const grows = (r: PendingResize) => {
+    const now = podRequests(withResources(r.pod, r.allocated));
+    const asked = podRequests(r.pod);
+    return asked.cpuMilli > now.cpuMilli || asked.memoryBytes > now.memoryBytes ? 1 : 0;
+  };
+  return (
+    grows(a) - grows(b) ||
+    (b.pod.spec.priority ?? 0) - (a.pod.spec.priority ?? 0) ||
+    QOS_RANK[qosClass(a.pod)] - QOS_RANK[qosClass(b.pod)] ||
+    a.deferredSinceMs - b.deferredSinceMs
+  );
+}
+
+/**
+ * `admitResize` for `candidate` as upstream's ordered retry would decide it: the pending resizes
+ * ranked before it are tried first, in order, each taking its room when it fits, and the candidate
+ * is weighed against what they took. `active`: every active pod as allocated, the candidate
+ * included. Pure.
+ */
+export function admitResizeInOrder(o: {
+  candidate: PendingResize;
+  pending: readonly PendingResize[];
+  active: readonly Pod[];
+  allocatable: AdmissionNode['allocatable'];
+}): ResizeVerdict {
+  const uidOf = (p: Pod) => p.metadata.uid!;
+  const held = new Map(o.active.map((p) => [uidOf(p), p]));
+  const ahead = o.pending
+    .filter((r) => uidOf(r.pod) !== uidOf(o.candidate.pod) && comparePendingResizes(r, o.candidate) < 0)
+    .sort(comparePendingResizes);
+  const othersThan = (uid: string) => [...held].filter(([u]) => u !== uid).map(([, p]) => p);
+  for (const r of ahead) {
+    const uid = uidOf(r.pod);
+    if (!held.has(uid)) continue;
+    const verdict = admitResize({
+      desired: r.pod,
+      allocated: r.allocated,
+      allocatable: o.allocatable,
+      others: othersThan(uid),
+    });
+    if (verdict.kind === 'accepted') held.set(uid, r.pod);
+  }
+  return admitResize({
+    desired: o.candidate.pod,
+    allocated: o.candidate.allocated,
+    allocatable: o.allocatable,
+    others: othersThan(uidOf(o.candidate.pod)),
+  });
 }

@@ -19,6 +19,8 @@ import {
 import {
   actuationOf,
   admitResize,
+  admitResizeInOrder,
+  comparePendingResizes,
   changedResources,
   memoryDecreaseRefusal,
   podCgroupFirst,
@@ -118,6 +120,58 @@ describe('resize decisions', () => {
     const before = pod('a', { limits: { cpu: '200m' } });
     expect(podCgroupFirst(before, pod('a', { limits: { cpu: '400m' } }))).toBe(true);
     expect(podCgroupFirst(before, pod('a', { limits: { cpu: '100m' } }))).toBe(false);
+  });
+});
+
+describe('the order of pending resizes (upstream sortPendingResizes)', () => {
+  const resizing = (
+    uid: string,
+    from: string,
+    to: string,
+    o: { priority?: number; since?: number; limit?: boolean } = {},
+  ) => {
+    // With limits equal to requests (memory too): Guaranteed.
+    const shaped = (cpu: string): Container['resources'] =>
+      o.limit ? { requests: { cpu, memory: '64Mi' }, limits: { cpu, memory: '64Mi' } } : { requests: { cpu } };
+    const p = pod(uid, shaped(to));
+    p.spec.priority = o.priority;
+    return {
+      pod: p,
+      allocated: specResources(pod(uid, shaped(from))),
+      deferredSinceMs: o.since ?? 0,
+    };
+  };
+  it('puts resizes that do not grow first, then higher priority, then Guaranteed, then the longest waiting', () => {
+    const order = (rs: ReturnType<typeof resizing>[]) =>
+      [...rs].sort(comparePendingResizes).map((r) => r.pod.metadata.uid);
+    expect(order([resizing('grow', '1', '2'), resizing('shrink', '2', '1')])).toEqual(['shrink', 'grow']);
+    expect(order([resizing('low', '1', '2', { priority: 1 }), resizing('high', '1', '2', { priority: 100 })])).toEqual([
+      'high',
+      'low',
+    ]);
+    expect(order([resizing('burstable', '1', '2'), resizing('guaranteed', '1', '2', { limit: true })])).toEqual([
+      'guaranteed',
+      'burstable',
+    ]);
+    expect(order([resizing('later', '1', '2', { since: 2 }), resizing('first', '1', '2', { since: 1 })])).toEqual([
+      'first',
+      'later',
+    ]);
+  });
+  it('lets a pending resize ranked higher take the room first', () => {
+    // Each pod holds 500m of 2 cores; each asks for 1200m: only one fits.
+    const low = resizing('low', '500m', '1200m', { priority: 1, since: 1 });
+    const high = resizing('high', '500m', '1200m', { priority: 100, since: 2 });
+    const active = [withResources(low.pod, low.allocated), withResources(high.pod, high.allocated)];
+    const pending = [low, high];
+    expect(admitResizeInOrder({ candidate: low, pending, active, allocatable: node })).toMatchObject({
+      kind: 'deferred',
+    });
+    expect(admitResizeInOrder({ candidate: high, pending, active, allocatable: node })).toEqual({ kind: 'accepted' });
+    // Alone, the lower one fits.
+    expect(admitResizeInOrder({ candidate: low, pending: [low], active, allocatable: node })).toEqual({
+      kind: 'accepted',
+    });
   });
 });
 
@@ -326,5 +380,29 @@ describe('the allocation manager', () => {
     expect(
       memoryDecreaseRefusal({ before: two('200', '200'), after: two('150', '60'), updated: ['a', 'b'], usage }),
     ).toBe(undefined);
+  });
+
+  it('keeps a lower-priority resize Deferred while a higher-priority one waits for the same room, whichever syncs first', async () => {
+    let active: Pod[] = [];
+    const m = manager(join(dir, 'order'), [], { activePods: () => active });
+    await m.load();
+    const asking = (uid: string, cpu: string, priority: number) => {
+      const p = pod(uid, { requests: { cpu } });
+      p.spec.priority = priority;
+      return p;
+    };
+    const blocker = pod('blocker', { requests: { cpu: '1000m' } });
+    active = [asking('low', '500m', 1), asking('high', '500m', 100), blocker];
+    for (const p of active) await m.sync(p, running(`c-${p.metadata.uid}`));
+    const low = asking('low', '1200m', 1);
+    const high = asking('high', '1200m', 100);
+    active = [low, high, blocker];
+    expect((await m.sync(low, running('c-low'))).state.pending?.reason).toBe('Deferred');
+    expect((await m.sync(high, running('c-high'))).state.pending?.reason).toBe('Deferred');
+    // The blocker is gone: room for one of them. The lower one syncs first, yet the higher one gets it.
+    active = [low, high];
+    expect((await m.sync(low, running('c-low'))).state.pending?.reason).toBe('Deferred');
+    expect((await m.sync(high, running('c-high'))).state.pending).toBeUndefined();
+    expect((await m.sync(low, running('c-low'))).state.pending?.reason).toBe('Deferred');
   });
 });
