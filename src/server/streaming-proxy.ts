@@ -74,6 +74,14 @@ function offersWebSocketV5(req: IncomingMessage): boolean {
   );
 }
 
+/** A WebSocket upgrade that offers port-forward's SPDY tunnel. */
+function offersPortForwardTunnel(req: IncomingMessage): boolean {
+  return (
+    upgradeKind(req) === 'websocket' &&
+    headerValues(req.headers['sec-websocket-protocol']).includes('SPDY/3.1+portforward.k8s.io')
+  );
+}
+
 function sendStatus(socket: Socket, code: ErrorCode, message: string): void {
   writeResponse(socket, httpStatusOf[code], JSON.stringify(statusBody(code, message)), [
     ['Content-Type', 'application/json'],
@@ -129,6 +137,17 @@ export async function handleStreamingUpgrade(
       run: spdyClientRunner(upstreamUrl, method, parsed.flags),
     }).catch((err: unknown) => {
       d.log.info({ err: String(err) }, 'translated streaming session failed');
+      socket.destroy();
+    });
+  }
+  if (parsed.kind === 'portForward' && !d.host.runtimeServesWebSocketV5 && offersPortForwardTunnel(req)) {
+    // containerd's streaming server has no SPDY tunnel over WebSocket: the kubelet ends the
+    // WebSocket and carries its bytes to the runtime over a SPDY upgrade of its own.
+    const upstreamUrl = new URL(target);
+    upstreamUrl.search = search;
+    const { relayTunnelToSpdy } = await import('../streaming/port-forward/tunnel-to-spdy.js');
+    return relayTunnelToSpdy(req, socket, head, upstreamUrl, method).catch((err: unknown) => {
+      d.log.info({ err: String(err) }, 'translated port-forward session failed');
       socket.destroy();
     });
   }

@@ -5,7 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
   lstatSync,
@@ -29,6 +29,7 @@ import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/conta
 import {
   countProcesses,
   freeKubeletPorts,
+  freePort,
   httpGet,
   kubeletArgs,
   runKubelet,
@@ -39,6 +40,8 @@ import {
   type KubeletPorts,
 } from '../e2e/helpers.js';
 import { droppedSpdy, droppedWebSocket, spdyExec, wsSession, type ClientPki } from '../e2e/streaming-helpers.js';
+import { startKubectlApiserver } from '../fixtures/kubectl-apiserver.js';
+import { createCa, issueCert } from '../../src/server/pki.js';
 import {
   bareId,
   teardown,
@@ -839,6 +842,60 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
       .map((l) => Number(l.split(' ')[1]));
     expect(nums).toEqual([nums[0], nums[0] + 1, nums[0] + 2, nums[0] + 3]);
   });
+});
+
+describe('kubectl port-forward over WebSocket (the SPDY tunnel) to containerd', () => {
+  it('serves the tunnel over SPDY to containerd, which has no WebSocket tunnel of its own', async () => {
+    writePod(manifests, 'web', {
+      containers: [
+        {
+          name: 'main',
+          image: bb,
+          ...sh('mkdir -p /www && echo hello-through-the-tunnel > /www/index.html && exec httpd -f -p 8080 -h /www'),
+        },
+      ],
+    });
+    await waitPod(ports.ro, podName('web'), (x) => x.status?.phase === 'Running');
+    const apiCa = await createCa('apiserver-ca');
+    const api = await startKubectlApiserver({
+      serving: await issueCert(apiCa, {
+        cn: 'apiserver',
+        server: true,
+        sans: { dns: ['localhost'], ips: ['127.0.0.1'] },
+      }),
+      kubelet: { port: ports.port, ca: readFileSync(pki.ca), cert: readFileSync(pki.cert), key: readFileSync(pki.key) },
+      readOnlyUrl: `http://127.0.0.1:${ports.ro}/pods`,
+    });
+    const kubeconfig = join(dir, 'kubectl-kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      `apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters: [{name: t, cluster: {server: "${api.url}", certificate-authority-data: ${Buffer.from(apiCa.cert).toString('base64')}}}]\nusers: [{name: t, user: {token: test}}]\ncontexts: [{name: t, context: {cluster: t, user: t, namespace: default}}]\n`,
+    );
+    const local = await freePort();
+    const pf = spawn('kubectl', ['port-forward', `pod/${podName('web')}`, `${local}:8080`], {
+      env: { ...process.env, KUBECONFIG: kubeconfig, KUBECTL_PORT_FORWARD_WEBSOCKETS: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    pf.stdout.on('data', (x) => (out += x));
+    pf.stderr.on('data', (x) => (out += x));
+    try {
+      await until(
+        () => out.includes(`Forwarding from 127.0.0.1:${local} -> 8080`),
+        15_000,
+        `port-forward ready\n${out}`,
+      );
+      for (let i = 0; i < 3; i++)
+        expect((await httpGet(`http://127.0.0.1:${local}/index.html`)).body).toBe('hello-through-the-tunnel\n');
+      // Through the tunnel itself: kubectl falls back to plain SPDY when the tunnel is refused.
+      expect(api.upgrades.some((u) => u.startsWith('websocket /portForward/'))).toBe(true);
+      expect(api.upgrades.filter((u) => u.startsWith('SPDY/3.1 '))).toEqual([]);
+      expect(out).not.toMatch(/error|unable/i);
+    } finally {
+      pf.kill('SIGTERM');
+      await api.close();
+    }
+  }, 60_000);
 });
 
 describe('restarts', () => {

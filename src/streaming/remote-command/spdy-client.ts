@@ -12,9 +12,8 @@ import { once } from 'node:events';
 import { SpdyConnection, type SpdyStream } from '../spdy/connection.js';
 import type { CommandResult, StreamOptions } from './protocol.js';
 import type { RemoteCommandRunner } from './session.js';
+import { upgradeToSpdy } from '../spdy/client-upgrade.js';
 
-/** The response head of the upgrade must fit in this. */
-const MAX_RESPONSE_HEAD_BYTES = 16 * 1024;
 /** The error stream carries one Status. */
 const MAX_STATUS_BYTES = 64 * 1024;
 const PROTOCOL = 'v4.channel.k8s.io';
@@ -41,40 +40,6 @@ export function resultOfStatus(payload: string): CommandResult {
   return { error: status.message ?? payload };
 }
 
-/** Sends the upgrade request and reads the response head; the socket is then the runtime's SPDY peer. */
-async function upgrade(socket: net.Socket, method: string, target: URL): Promise<Buffer> {
-  socket.write(
-    `${method} ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\nConnection: Upgrade\r\n` +
-      `Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PROTOCOL}\r\nContent-Length: 0\r\n\r\n`,
-  );
-  let head = Buffer.alloc(0);
-  for (;;) {
-    const chunk = await new Promise<Buffer>((resolve, reject) => {
-      const fail = () => {
-        socket.off('data', take);
-        reject(new Error("the runtime's streaming server closed the connection"));
-      };
-      const take = (data: Buffer) => {
-        socket.off('close', fail);
-        resolve(data);
-      };
-      socket.once('data', take).once('close', fail);
-    });
-    head = Buffer.concat([head, chunk]);
-    const end = head.indexOf('\r\n\r\n');
-    if (end >= 0) {
-      socket.pause();
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(head.toString('latin1', 0, end))?.[1];
-      if (status !== '101')
-        throw new Error(
-          `the runtime's streaming server refused the upgrade: ${head.toString('utf8', 0, end).split('\r\n')[0]}`,
-        );
-      return head.subarray(end + 4);
-    }
-    if (head.length > MAX_RESPONSE_HEAD_BYTES) throw new Error("the runtime's streaming server sent no response head");
-  }
-}
-
 /** A runner that runs the session on the runtime's streaming server at `target` over SPDY. */
 export function spdyClientRunner(target: URL, method: string, opts: StreamOptions): RemoteCommandRunner {
   return async (io) => {
@@ -83,7 +48,7 @@ export function spdyClientRunner(target: URL, method: string, opts: StreamOption
     io.signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
       await once(socket, 'connect');
-      const rest = await upgrade(socket, method, target);
+      const rest = await upgradeToSpdy(socket, method, target, PROTOCOL);
       if (rest.length) socket.unshift(rest);
       const conn = new SpdyConnection(socket, { server: false });
       conn.on('protocolError', () => socket.destroy());
