@@ -1344,6 +1344,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       );
       await until(() => running('claimer'), 30_000, 'claimer Running');
       await until(() => /stdout F gpu=dev-0\n/.test(logOf(pod('claimer')!)), 10_000, 'the CDI device in the container');
+      // The CDI annotation upstream sets for runtimes without CDI_devices, in the container's CRI config.
+      const claimUid = c.api.store.get('resource.k8s.io/resourceclaims', 'default', 'gpu-claim')!.metadata.uid;
+      const containerId = pod('claimer')!.status.containerStatuses[0].containerID.replace(/^[a-z]+:\/\//, '');
+      const record = JSON.parse(
+        readFileSync(join(dir, 'root', 'process-runtime', 'containers', `${containerId}.json`), 'utf8'),
+      );
+      expect(record.config.annotations[`cdi.k8s.io/gpu.example.com_${claimUid}`]).toBe('gpu.example.com/gpu=dev-0');
       expect(driver.calls).toEqual([{ method: 'NodePrepareResources', claims: ['gpu-claim'] }]);
       // pod-resources names the claim and its prepared device (dynamic_resources).
       const { client, call } = await podResourcesClient(join(dir, 'root'));

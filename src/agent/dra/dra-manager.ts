@@ -19,6 +19,7 @@ import { writeFileAtomic } from '../../lib/fs-util.js';
 import { serviceMethods } from '../../cri/proto.js';
 import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
 import { crc32 } from './crc32.js';
+import { cdiAnnotation } from './cdi-annotations.js';
 
 const PROTO = 'dra/v1/api.proto';
 const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
@@ -240,19 +241,36 @@ export class DraManager {
     return [...new Set(ids)];
   }
 
+  /** The CDI annotations of the claims the container uses, one per claim and driver (cdi-annotations.ts). */
+  cdiAnnotations(pod: Pod, c: Container): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const info of this.claimsOf(pod, c))
+      for (const [driver, state] of Object.entries(info.DriverState)) {
+        const a = cdiAnnotation(
+          driver,
+          info.ClaimUID,
+          state.Devices.flatMap((d) => d.CDIDeviceIDs),
+        );
+        if (a) out[a.key] = a.value;
+      }
+    return out;
+  }
+
+  /** The prepared claims the container uses. */
+  private claimsOf(pod: Pod, c: Container): ClaimInfo[] {
+    const names = this.claimNames(pod);
+    const uses = (c.resources as { claims?: { name: string }[] } | undefined)?.claims ?? [];
+    const wanted = new Set(uses.map((use) => names.get(use.name)));
+    return [...this.claims.values()].filter((x) => wanted.has(x.ClaimName) && x.Namespace === pod.metadata.namespace);
+  }
+
   /**
    * The claims the container uses, with every device their drivers prepared (the pod-resources
    * API's `dynamic_resources`, upstream GetDynamicResources).
    */
   dynamicResources(pod: Pod, c: Container): DynamicResource[] {
-    const names = this.claimNames(pod);
-    const uses = (c.resources as { claims?: { name: string }[] } | undefined)?.claims ?? [];
     const out: DynamicResource[] = [];
-    for (const name of new Set(uses.map((use) => names.get(use.name)))) {
-      const info = [...this.claims.values()].find(
-        (x) => x.ClaimName === name && x.Namespace === pod.metadata.namespace,
-      );
-      if (!info) continue;
+    for (const info of this.claimsOf(pod, c)) {
       out.push({
         claim_name: info.ClaimName,
         claim_namespace: info.Namespace,

@@ -63,8 +63,11 @@ export interface ExecutorDeps {
   podCgroups?: { ensure(pod: Pod): Promise<void> };
   /** The device manager: what the plugins answered for a container's devices (none without devices). */
   devices?: { containerDevices(pod: Pod, c: Container): Promise<ContainerDevices[]> };
-  /** The DRA manager: the CDI devices of the claims a container uses. */
-  dra?: { cdiDevices(pod: Pod, c: Container): string[] };
+  /** The DRA manager: the CDI devices of the claims a container uses, and their annotations. */
+  dra?: {
+    cdiDevices(pod: Pod, c: Container): string[];
+    cdiAnnotations(pod: Pod, c: Container): Record<string, string>;
+  };
   /** The runtime handler of the pod's RuntimeClass (objects/runtime-class.ts; absent without an apiserver). */
   runtimeHandler?(pod: Pod): Promise<string>;
   /** Whether the pod's runtime handler makes recursive read-only mounts. */

@@ -311,7 +311,12 @@ export class PodActionExecutor {
       const devices = (await this.deps.devices?.containerDevices(pod, c)) ?? [];
       // The CDI devices of the ResourceClaims the container uses (DRA).
       const claimed = this.deps.dra?.cdiDevices(pod, c) ?? [];
-      if (claimed.length) devices.push({ cdi_devices: claimed.map((name) => ({ name })) });
+      if (claimed.length)
+        devices.push({
+          cdi_devices: claimed.map((name) => ({ name })),
+          // For runtimes that read CDI devices from annotations only, as upstream sets them.
+          annotations: this.deps.dra?.cdiAnnotations(pod, c),
+        });
       if (devices.length) config = withDevices(config, devices);
       // The CPU manager's cpuset (upstream PreCreateContainer): the container's exclusive CPUs, or the shared pool.
       cpuset = this.deps.cpusets?.cpusetFor(pod.metadata.uid!, c.name);
