@@ -26,7 +26,15 @@ import {
 import type { ResizeState } from './resize-state.js';
 import { PodUidLabel } from '../runtime/labels.js';
 import type { ResizeMetrics } from '../metrics/resize-metrics.js';
-import { RESIZE_COMPLETED, RESIZE_ERROR, RESIZE_STARTED, requestedResizes, resizeMessage } from './resize-events.js';
+import {
+  RESIZE_COMPLETED,
+  RESIZE_DEFERRED,
+  RESIZE_ERROR,
+  RESIZE_INFEASIBLE,
+  RESIZE_STARTED,
+  requestedResizes,
+  resizeMessage,
+} from './resize-events.js';
 import {
   actuationOf,
   admitResize,
@@ -198,6 +206,14 @@ export class AllocationManager {
         this.deps.events?.record(podRef(pod), 'Normal', RESIZE_STARTED, resizeMessage('Pod resize started', pod));
       } else if (verdict.kind === 'deferred' || verdict.kind === 'infeasible') {
         state.pending = { reason: verdict.kind === 'deferred' ? 'Deferred' : 'Infeasible', message: verdict.message };
+        // Told once per reason and message, as the pending condition changes (upstream PodResizePendingMsg).
+        if (before?.pending?.reason !== state.pending.reason || before.pending.message !== state.pending.message)
+          this.deps.events?.record(
+            podRef(pod),
+            verdict.kind === 'deferred' ? 'Normal' : 'Warning',
+            verdict.kind === 'deferred' ? RESIZE_DEFERRED : RESIZE_INFEASIBLE,
+            resizeMessage(`Pod resize ${state.pending.reason}`, pod, state.pending.message),
+          );
         const key = JSON.stringify([...desired]);
         if (verdict.kind === 'infeasible' && this.infeasibleFor.get(uid) !== key) {
           this.infeasibleFor.set(uid, key);

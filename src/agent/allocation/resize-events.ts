@@ -10,6 +10,8 @@ import type { ContainerResources } from './checkpoint.js';
 export const RESIZE_STARTED = 'ResizeStarted';
 export const RESIZE_COMPLETED = 'ResizeCompleted';
 export const RESIZE_ERROR = 'ResizeError';
+export const RESIZE_DEFERRED = 'ResizeDeferred';
+export const RESIZE_INFEASIBLE = 'ResizeInfeasible';
 
 /** Go's json.Marshal of a ResourceRequirements: limits, requests (keys sorted), claims; empty maps left out. */
 function requirementsJson(r: Pod['spec']['containers'][number]['resources']): object {

@@ -281,6 +281,9 @@ describe('the allocation manager', () => {
       reason: 'Deferred',
     });
     expect(metrics.text()).toMatch(/^kubelet_pod_pending_resizes\{reason="deferred"\} 1$/m);
+    expect(events.at(-1)).toBe(
+      'Normal ResizeDeferred Pod resize Deferred: {"containers":[{"name":"main","resources":{"limits":{"cpu":"1"},"requests":{"cpu":"1"}}}],"generation":3,"error":"Node didn\'t have enough resource: cpu, requested: 1000, used: 1500, capacity: 2000"}',
+    );
     others = [];
     await m.sync(at({ requests: { cpu: '1' }, limits: { cpu: '1' } }, 3), running('c1'));
     // Beyond the node: infeasible, counted once however often it is tried.
