@@ -37,7 +37,6 @@ export const unimplementedConfigFields = new Set([
   'enableProfilingHandler',
   'memoryThrottlingFactor',
   'tracing',
-  'mergeDefaultEvictionSettings',
   'memoryReservationPolicy',
   'tlsCurvePreferences',
   'draManagerReconcilePeriod',
@@ -67,12 +66,11 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   memoryThrottlingFactor: () => true,
   containerLogMaxWorkers: oneOf(1),
   runOnce: oneOf(false),
-  mergeDefaultEvictionSettings: oneOf(false),
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
   memoryReservationPolicy: oneOf('None', ''),
   // Node's TLS picks the key exchange; an empty list asks for the defaults.
   tlsCurvePreferences: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
-  // No DRA manager yet: nothing to reconcile.
+  // The DRA manager prepares claims as pods sync; it has no periodic pass to tune.
   draManagerReconcilePeriod: () => true,
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.

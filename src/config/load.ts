@@ -10,7 +10,7 @@ import { hostname, networkInterfaces, homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
-import { kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
+import { DEFAULT_EVICTION_HARD, kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
 import { implementedFeatureGates, unimplementedButSatisfied, unimplementedConfigFields } from './known-names.js';
 import { applyFileDefaults } from './file-defaults.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
@@ -206,6 +206,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     throw new ConfigError(`invalid value for field "${field}": ${i.message}`);
   }
   const kc = res.data;
+  // mergeDefaultEvictionSettings: the signals a given evictionHard leaves out keep their defaults.
+  if (kc.mergeDefaultEvictionSettings) kc.evictionHard = { ...DEFAULT_EVICTION_HARD, ...kc.evictionHard };
   if (kc.tlsMinVersion !== undefined && !goTlsVersions[kc.tlsMinVersion])
     throw new ConfigError(
       `invalid value for field "tlsMinVersion": unknown TLS version "${kc.tlsMinVersion}" (want one of ${Object.keys(goTlsVersions).join(', ')})`,

@@ -15,6 +15,14 @@ const port = z.int().check(z.minimum(0), z.maximum(65535));
 const opt = z.optional;
 const def = z._default;
 
+/** Upstream's default hard eviction thresholds (Linux). */
+export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = {
+  'memory.available': '100Mi',
+  'nodefs.available': '10%',
+  'nodefs.inodesFree': '5%',
+  'imagefs.available': '15%',
+};
+
 /** The implemented fields (strict: unknown names are checked against known-names.ts first). */
 export const kubeletConfigSchema = z.strictObject({
   apiVersion: opt(z.literal('kubelet.config.k8s.io/v1beta1')),
@@ -180,12 +188,9 @@ export const kubeletConfigSchema = z.strictObject({
   eventBurst: def(z.int().check(z.minimum(0)), 100),
   kubeReserved: def(z.record(z.string(), z.string()), {}),
   systemReserved: def(z.record(z.string(), z.string()), {}),
-  evictionHard: def(z.record(z.string(), z.string()), {
-    'memory.available': '100Mi',
-    'nodefs.available': '10%',
-    'nodefs.inodesFree': '5%',
-    'imagefs.available': '15%',
-  }),
+  evictionHard: def(z.record(z.string(), z.string()), DEFAULT_EVICTION_HARD),
+  /** Signals evictionHard leaves out keep their defaults (v1.34+). */
+  mergeDefaultEvictionSettings: def(z.boolean(), false),
 });
 
 /** The parsed configuration with defaults applied. */

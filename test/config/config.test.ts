@@ -784,3 +784,26 @@ streamingConnectionIdleTimeout: 0s
 syncFrequency: 0s
 volumeStatsAggPeriod: 0s
 `;
+
+describe('mergeDefaultEvictionSettings (v1.34+)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsk-merge-eviction-'));
+  const load = (yaml: string) => {
+    const path = join(dir, `c${Math.random()}.yaml`);
+    writeFileSync(path, yaml);
+    return loadConfig(parseFlags(['--kubeconfig=/k', '--config', path]));
+  };
+  it('keeps the default hard thresholds of the signals a given evictionHard leaves out', async () => {
+    const merged = await load('evictionHard: {memory.available: 500Mi}\nmergeDefaultEvictionSettings: true\n');
+    expect(merged.kc.evictionHard).toEqual({
+      'memory.available': '500Mi',
+      'nodefs.available': '10%',
+      'nodefs.inodesFree': '5%',
+      'imagefs.available': '15%',
+    });
+    expect(merged.warnings).toEqual([]);
+    // Without it, as before: the given map replaces the defaults.
+    expect((await load('evictionHard: {memory.available: 500Mi}\n')).kc.evictionHard).toEqual({
+      'memory.available': '500Mi',
+    });
+  });
+});
