@@ -9,7 +9,7 @@
  * (Basic auth) work with the pod's imagePullSecrets and fail without them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-he
 import { httpGet, until } from '../e2e/helpers.js';
 import { teardown } from './containerd-helpers.js';
 import { startRegistry, type Registry } from '../fixtures/registry.js';
+import { startSamplePlugin } from '../fixtures/sample-device-plugin.js';
 
 const node = 'ctrd-cluster-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-cluster-'));
@@ -497,5 +498,59 @@ describe('cluster on containerd', () => {
       'sandbox removed',
     );
     expect(await cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
+  }, 90_000);
+
+  it('gives a pod on containerd the device a device plugin answers: its env, mount and device node', async () => {
+    const share = join(dir, 'widget-share');
+    mkdirSync(share, { recursive: true });
+    writeFileSync(join(share, 'marker'), 'widget-data\n');
+    await until(() => ready()?.status === 'True', 20_000, 'node Ready');
+    const plugin = await startSamplePlugin({
+      dir: join(dir, 'root', 'device-plugins'),
+      name: 'widget',
+      resource: 'example.com/widget',
+      devices: ['w0', 'w1'],
+      mountHostPath: share,
+      deviceHostPath: '/dev/null',
+    });
+    try {
+      await until(
+        () => c.api.store.get('nodes', '', node)?.status?.allocatable?.['example.com/widget'] === '2',
+        20_000,
+        'the widgets allocatable',
+      );
+      c.api.store.create(
+        'pods',
+        boundPod('widget-user', node, {
+          containers: [
+            {
+              name: 'main',
+              image: TEST_IMAGES.busybox,
+              command: ['sleep', '3600'],
+              resources: { limits: { 'example.com/widget': '1' }, requests: { 'example.com/widget': '1' } },
+            },
+          ],
+        }),
+      );
+      const status = await until(
+        () => pod('widget-user')?.status?.containerStatuses?.[0]?.state?.running && pod('widget-user')!.status,
+        40_000,
+        'widget-user Running',
+      );
+      const id = status.containerStatuses[0].containerID.replace('containerd://', '');
+      const r = await cri.runtime.execSync(
+        id,
+        ['sh', '-c', 'echo "$WIDGET_IDS"; cat /widget/marker; ls -l /dev/widget'],
+        10,
+      );
+      const [ids, marker, device] = Buffer.from(r.stdout).toString().trim().split('\n');
+      expect([ids, marker]).toEqual(['w0', 'widget-data']);
+      // /dev/null's major and minor: 1, 3.
+      expect(device).toMatch(/^c.* 1, +3 .*\/dev\/widget$/);
+      expect(plugin.allocations).toEqual([['w0']]);
+      c.api.store.remove('pods', 'default', 'widget-user');
+    } finally {
+      await plugin.close();
+    }
   }, 90_000);
 });
