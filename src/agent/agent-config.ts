@@ -83,7 +83,10 @@ export interface AgentConfig {
   /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */
   reservedCgroups?: { system: string; kube: string };
   serializeImagePulls: boolean;
-  /** KubeletEnsureSecretPulledImages: who may use an image already on the node (images/pull-records.ts); absent when the gate is off. */
+  /**
+   * KubeletEnsureSecretPulledImages: who may use an image already on the node (images/pull-records.ts); absent when the
+   * gate is off.
+   */
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };
@@ -100,7 +103,9 @@ export interface AgentConfig {
   evictionThresholds?: Threshold[];
   /** evictionMaxPodGracePeriod (seconds). */
   evictionMaxPodGraceSeconds?: number;
-  /** Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc. */
+  /**
+   * Named system cgroups (kubeletCgroups, --runtime-cgroups, systemCgroups): the summary's kubelet, runtime and misc.
+   */
   systemCgroupNames?: { kubelet?: string; runtime?: string; misc?: string };
   /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
   node: NodeSettings;

@@ -39,7 +39,8 @@ export function composeCpuManager(
   const c = cfg.cpuManager ?? { policy: 'none', reconcilePeriodMs: 10_000, reservedCpus: '' };
   const reconcile = async () => {
     const update = d.runtime.updateContainerResources?.bind(d.runtime);
-    // Not before every pod source has delivered its pods: until then "not active" is not "gone" (upstream sourcesReady).
+    // Not before every pod source has delivered its pods: until then "not active" is not "gone" (upstream
+    // sourcesReady).
     if (!m || !update || !d.sourcesSeen()) return;
     const running = (await d.runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).map((x) => ({
       podUid: x.labels?.[PodUidLabel] ?? '',

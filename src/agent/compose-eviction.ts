@@ -87,7 +87,9 @@ export function composeAdmission(
   o: {
     eviction: () => EvictionManager;
     node: () => AdmissionNode;
-    /** The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined. */
+    /**
+     * The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined.
+     */
     allocateCpus?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined;
     /**
      * The device manager's allocation (devices/device-manager.ts): its refusal, or undefined, or a

@@ -36,7 +36,10 @@ export async function timedWorker<R>(
   }
 }
 
-/** The pod workers' syncer: each step timed by its update type, a pod's first sync (create) also counted (observePodCreate). */
+/**
+ * The pod workers' syncer: each step timed by its update type, a pod's first sync (create) also counted
+ * (observePodCreate).
+ */
 export function timedSyncer(metrics: KubeletMetrics, syncer: PodSyncer, clock: Clock): PodSyncer {
   return {
     syncPod: (p, q, type) => {
@@ -48,7 +51,10 @@ export function timedSyncer(metrics: KubeletMetrics, syncer: PodSyncer, clock: C
   };
 }
 
-/** Observes each pod's start duration once, when its status first shows every container running; tells the startup SLI tracker each status. */
+/**
+ * Observes each pod's start duration once, when its status first shows every container running; tells the startup SLI
+ * tracker each status.
+ */
 export function trackPodStartDuration(d: {
   statusManager: StatusManager;
   podManager: PodManager;

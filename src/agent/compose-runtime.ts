@@ -74,7 +74,10 @@ export async function loadEmbeddedRuntime(
   return { processRuntime, runtime: { runtime: processRuntime, images: new ProcessImages(cfg.rootDir) } };
 }
 
-/** The CRI clients: the ImageService from `imageEndpoint` when it names another endpoint (upstream imageServiceEndpoint). */
+/**
+ * The CRI clients: the ImageService from `imageEndpoint` when it names another endpoint (upstream
+ * imageServiceEndpoint).
+ */
 function criClients(
   endpoint: string,
   imageEndpoint: string | undefined,
@@ -93,7 +96,10 @@ function criClients(
   };
 }
 
-/** Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded one; `logger`: the CRI call log's. */
+/**
+ * Picks and instruments the runtime: `given` (tests pass their own), else the endpoint's CRI client, else the embedded
+ * one; `logger`: the CRI call log's.
+ */
 export function composeRuntime(
   cfg: { containerRuntimeEndpoint: string; imageServiceEndpoint?: string; runtimeRequestTimeoutMs?: number },
   o: { metrics: KubeletMetrics; given?: CriRuntime; embedded?: EmbeddedRuntime; logger?: Logger },
@@ -219,8 +225,10 @@ export function composeNodeResources(
 
 /**
  * The node's cgroups at start, then their upkeep every minute: the kubelet kept in its own cgroup
- * when kubeletCgroups names one (node-setup/kubelet-cgroup.ts; prepareHost moved it there), and the QoS cgroups (kubepods capped at
- * the node's allocatable) and the system-/kube-reserved cgroups (enforceNodeAllocatable) when the kubelet makes pod cgroups.
+ * when kubeletCgroups names one (node-setup/kubelet-cgroup.ts; prepareHost moved it there), and the QoS cgroups
+ * (kubepods capped at
+ * the node's allocatable) and the system-/kube-reserved cgroups (enforceNodeAllocatable) when the kubelet makes pod
+ * cgroups.
  */
 export async function startNodeCgroups(
   m: PodCgroupManager | undefined,
@@ -244,7 +252,8 @@ export async function startNodeCgroups(
     },
     (err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'),
   );
-  // system-reserved / kube-reserved: their existing cgroups capped at the reserved amounts; a failure stops the start, as upstream's.
+  // system-reserved / kube-reserved: their existing cgroups capped at the reserved amounts; a failure stops the start,
+  // as upstream's.
   const reserved = reservedCgroupLimits(cfg.enforceNodeAllocatable ?? [], {
     cgroups: cfg.reservedCgroups ?? { system: '', kube: '' },
     systemReserved: cfg.node.systemReserved,
@@ -269,7 +278,10 @@ export async function startNodeCgroups(
   m.start({ signal: o.signal }, o.clock);
 }
 
-/** What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the capacity (upstream enforceNodeAllocatableCgroups). */
+/**
+ * What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the
+ * capacity (upstream enforceNodeAllocatableCgroups).
+ */
 export function nodeAllocatableFor(
   cfg: AgentConfig,
   machine: { cpuCores: number; memoryBytes: number },
@@ -346,7 +358,10 @@ export function protectedImages(runtime: CriRuntime): () => Promise<string[]> {
     ));
 }
 
-/** Asks the runtime its name and version (the node's containerRuntimeVersion); a runtime that does not answer stops the start. */
+/**
+ * Asks the runtime its name and version (the node's containerRuntimeVersion); a runtime that does not answer stops the
+ * start.
+ */
 export async function connectRuntime(
   runtime: CriRuntime,
   endpoint: string,

@@ -165,7 +165,8 @@ export function composeAgent(
     },
   });
   const nodeAllocatable = () => admissionNode?.allocatable;
-  // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers start.
+  // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
+  // start.
   const dra = new DraManager({ rootDir: cfg.rootDir, client: api, logger });
   const {
     volumes,

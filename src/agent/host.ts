@@ -139,7 +139,10 @@ export function createAgentHost(d: AgentHostDeps) {
         ? d.runtimeManager.execUrl(running.id, req.command, req.flags)
         : d.runtimeManager.attachUrl(running.id, req.flags);
     },
-    /** Upstream Kubelet.CheckpointContainer: `<root-dir>/checkpoints/checkpoint-<name>_<namespace>-<container>-<RFC 3339 time>.tar`. */
+    /**
+     * Upstream Kubelet.CheckpointContainer: `<root-dir>/checkpoints/checkpoint-<name>_<namespace>-<container>-<RFC 3339
+     * time>.tar`.
+     */
     async checkpointContainer(req: {
       namespace: string;
       podName: string;

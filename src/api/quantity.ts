@@ -51,7 +51,10 @@ export const isHugePageResource = (name: string): boolean => name.startsWith('hu
 /** The resource of huge pages of `pageSizeKb` (upstream HugePageResourceName): 2048 kB → `hugepages-2Mi`. */
 export const hugePageResourceName = (pageSizeKb: number): string => `hugepages-${binaryQuantity(pageSizeKb * 1024)}`;
 
-/** A whole number of bytes in Go's canonical BinarySI form: the largest binary suffix that keeps it whole ("0", "512", "2Mi", "1Gi"). */
+/**
+ * A whole number of bytes in Go's canonical BinarySI form: the largest binary suffix that keeps it whole ("0", "512",
+ * "2Mi", "1Gi").
+ */
 export function binaryQuantity(n: number): string {
   const units = ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki'];
   for (const [i, u] of units.entries()) {

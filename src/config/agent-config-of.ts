@@ -92,7 +92,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       nodeIPSpecified: cfg.nodeIPSpecified,
       secondaryNodeIP: cfg.secondaryNodeIP,
       providerID: kc.providerID,
-      // reservedSystemCPUs stands for the reserved cpu: system-reserved is its size, kube-reserved has none (as upstream's server.go).
+      // reservedSystemCPUs stands for the reserved cpu: system-reserved is its size, kube-reserved has none (as
+      // upstream's server.go).
       ...reservedCpu(kc),
       evictionHard: kc.evictionHard,
       kubeletVersion: KUBERNETES_VERSION,

@@ -55,7 +55,8 @@ const oneOf =
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
   memoryManagerPolicy: oneOf('None'),
   topologyManagerPolicyOptions: empty,
-  // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not observable.
+  // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not
+  // observable.
   hairpinMode: () => true,
   contentType: () => true,
   enableControllerAttachDetach: () => true,

@@ -219,7 +219,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
-  // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as upstream's).
+  // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as
+  // upstream's).
   for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter(
     (n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n),
   ))

@@ -156,7 +156,10 @@ export const kubeletConfigSchema = z.strictObject({
     ),
     ['pods'],
   ),
-  /** The existing cgroups enforceNodeAllocatable system-reserved / kube-reserved cap (cgroupfs names, e.g. "/system.slice"). */
+  /**
+   * The existing cgroups enforceNodeAllocatable system-reserved / kube-reserved cap (cgroupfs names, e.g.
+   * "/system.slice").
+   */
   systemReservedCgroup: def(z.string(), ''),
   kubeReservedCgroup: def(z.string(), ''),
   imageGCHighThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 85),

@@ -38,7 +38,10 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, def
   };
 }
 
-/** Connects (lazily) to the CRI endpoint ("unix:///path", "unix:/path", "/path" or "host:port") and returns both services. */
+/**
+ * Connects (lazily) to the CRI endpoint ("unix:///path", "unix:/path", "/path" or "host:port") and returns both
+ * services.
+ */
 export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number } = {}): CriRuntime {
   const T = o.requestTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   // One HTTP/2 connection serves both services, as one grpc-go ClientConn does for upstream.
@@ -53,7 +56,8 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
   // The first map field: PodSandbox.labels = 5, Container.labels = 8 (api.proto).
   const allSandboxes = reusing('ListPodSandbox', 'items', 5);
   const allContainers = reusing('ListContainers', 'containers', 8);
-  // The stats answers are read from the wire by their own decoders, which skip what the kubelet does not read (services.ts).
+  // The stats answers are read from the wire by their own decoders, which skip what the kubelet does not read
+  // (services.ts).
   const containerStats: UnaryMethod = {
     ...runtimeMethods.ListContainerStats,
     responseDeserialize: decodeListContainerStats,

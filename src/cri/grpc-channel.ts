@@ -9,12 +9,17 @@ import { GrpcCallError, GrpcCode, type UnaryMethod } from './grpc-status.js';
 
 /** A connection to one target. */
 export interface UnaryChannel {
-  /** One unary call with a deadline of `timeoutMs` (Infinity: none); `signal` cancels it (CANCELLED, as grpc-go's context). */
+  /**
+   * One unary call with a deadline of `timeoutMs` (Infinity: none); `signal` cancels it (CANCELLED, as grpc-go's
+   * context).
+   */
   call(m: UnaryMethod, req: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown>;
   close(): void;
 }
 
-/** "unix:///p", "unix:/p", "unix:p" or "/p" → grpc-js's unix target; "host:port" (optionally dns:///) as it is. Pure. */
+/**
+ * "unix:///p", "unix:/p", "unix:p" or "/p" → grpc-js's unix target; "host:port" (optionally dns:///) as it is. Pure.
+ */
 export function grpcTarget(endpoint: string): string {
   if (endpoint.startsWith('unix://')) return `unix://${endpoint.slice('unix://'.length)}`;
   if (endpoint.startsWith('unix:')) return `unix://${endpoint.slice('unix:'.length)}`;

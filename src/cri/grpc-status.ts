@@ -1,4 +1,7 @@
-/** gRPC status codes, the error a failed call rejects with, and a unary method's description: shared by every gRPC peer of the kubelet. */
+/**
+ * gRPC status codes, the error a failed call rejects with, and a unary method's description: shared by every gRPC peer
+ * of the kubelet.
+ */
 
 /** gRPC status codes (google.rpc.Code). */
 export const GrpcCode = {

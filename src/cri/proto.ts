@@ -13,7 +13,10 @@ export const protoOptions: protoLoader.Options = {
 
 const cached = new Map<string, protoLoader.PackageDefinition>();
 
-/** The methods of the service `fullName` ("runtime.v1.RuntimeService") in proto/<file> (found from src/ under tsx and from the bundle in dist/), by method name. */
+/**
+ * The methods of the service `fullName` ("runtime.v1.RuntimeService") in proto/<file> (found from src/ under tsx and
+ * from the bundle in dist/), by method name.
+ */
 export function serviceMethods(
   file: string,
   fullName: string,

@@ -90,7 +90,10 @@ export function isItemList(b: Buffer): boolean {
   return true;
 }
 
-/** Whether the item in b[start, end) is `known`: the same length, the same bytes before its maps, and a map field (or nothing) after them. */
+/**
+ * Whether the item in b[start, end) is `known`: the same length, the same bytes before its maps, and a map field (or
+ * nothing) after them.
+ */
 function sameItem(known: Known, b: Buffer, start: number, end: number, firstMapField: number): boolean {
   const headEnd = start + known.head.length;
   if (end - start !== known.length || latin1(b, start, headEnd) !== known.head) return false;

@@ -47,7 +47,9 @@ export interface RuntimeService {
    */
   listPodSandboxStats(filter?: cri.PodSandboxStatsFilter): Promise<cri.PodSandboxStats[]>;
   reopenContainerLog(containerId: string): Promise<void>;
-  /** CRI RuntimeConfig: the runtime's cgroup driver (absent: the runtime does not say; the kubelet's config decides). */
+  /**
+   * CRI RuntimeConfig: the runtime's cgroup driver (absent: the runtime does not say; the kubelet's config decides).
+   */
   runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
   /** CRI UpdateContainerResources, Linux part (absent: the runtime cannot change a running container's resources). */
   updateContainerResources?(containerId: string, linux: cri.LinuxContainerResources): Promise<void>;

@@ -1,4 +1,7 @@
-/** The CRI v1 shapes the other type files share (types.ts re-exports them): labels, metadata, wrapped integers, image references. */
+/**
+ * The CRI v1 shapes the other type files share (types.ts re-exports them): labels, metadata, wrapped integers, image
+ * references.
+ */
 
 export type Labels = Record<string, string>;
 export interface PodSandboxMetadata {

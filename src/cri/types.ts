@@ -194,7 +194,10 @@ export interface LinuxContainerSecurityContext {
   readonly_paths?: string[];
   seccomp?: SecurityProfile | null;
   apparmor?: SecurityProfile | null;
-  /** The deprecated apparmor profile name ("runtime/default", "localhost/<name>", "unconfined"), still read by older runtimes. */
+  /**
+   * The deprecated apparmor profile name ("runtime/default", "localhost/<name>", "unconfined"), still read by older
+   * runtimes.
+   */
   apparmor_profile?: string;
 }
 

@@ -36,7 +36,10 @@ export function goCodeName(err: unknown): string {
   return err instanceof GrpcCallError ? codeName(err.code) : 'Unknown';
 }
 
-/** A failed call, its message as grpc-go's status error prints it; `code` is the gRPC code (UNKNOWN when the failure was not a gRPC status). */
+/**
+ * A failed call, its message as grpc-go's status error prints it; `code` is the gRPC code (UNKNOWN when the failure was
+ * not a gRPC status).
+ */
 export class GoStatusError extends Error {
   constructor(
     readonly code: number,

@@ -28,10 +28,16 @@ export function varint(b: Buffer, pos: number, to = b.length): number {
   return value + b[pos] * 2 ** 28;
 }
 
-/** The field readField read: its tag, where the tag ends, where its value begins (a length-delimited one's bytes) and where it ends. */
+/**
+ * The field readField read: its tag, where the tag ends, where its value begins (a length-delimited one's bytes) and
+ * where it ends.
+ */
 export const field = { tag: 0, tagEnd: 0, valueStart: 0, end: 0 };
 
-/** Reads the field at `pos` of m[.., to) into `field`; false for a group, an unknown wire type or a field that runs past `to`. */
+/**
+ * Reads the field at `pos` of m[.., to) into `field`; false for a group, an unknown wire type or a field that runs past
+ * `to`.
+ */
 export function readField(m: Buffer, pos: number, to = m.length): boolean {
   const tag = varint(m, pos, to);
   if (tag < 0) return false;

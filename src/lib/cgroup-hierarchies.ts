@@ -33,7 +33,10 @@ export async function detectHierarchies(fsRoot = '/sys/fs/cgroup'): Promise<Hier
   return byController.size ? { version: 1, byController } : undefined;
 }
 
-/** The directories of `rel` (a path below the cgroup root), one per hierarchy (v1 controllers mounted together share one). */
+/**
+ * The directories of `rel` (a path below the cgroup root), one per hierarchy (v1 controllers mounted together share
+ * one).
+ */
 export function hierarchyDirs(h: Hierarchies, rel: string): string[] {
   return [...new Set(h.byController.values())].map((m) => join(m, rel));
 }

@@ -8,7 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 
-/** One device's counters by operation (v1: Read, Write, Sync, Async, Discard, Total; v2: Read, Write; io.cost: Count). */
+/**
+ * One device's counters by operation (v1: Read, Write, Sync, Async, Discard, Total; v2: Read, Write; io.cost: Count).
+ */
 export interface DeviceIo {
   major: number;
   minor: number;

@@ -1,7 +1,8 @@
 /**
  * Reading a cgroup's usage as cAdvisor does, for cgroup v1 (cpuacct + memory hierarchies) and v2
  * (one unified hierarchy): cumulative CPU, memory usage, working set (usage − inactive file),
- * RSS, page faults and the memory limit. Synchronous: cgroupfs files are small and never block, and a sync read costs a fraction
+ * RSS, page faults and the memory limit. Synchronous: cgroupfs files are small and never block, and a sync read costs a
+ * fraction
  * of fs/promises' open/stat/read/close round trips (this runs for many cgroups every sample).
  */
 import { readFileSync } from 'node:fs';
@@ -183,7 +184,10 @@ export function readCgroupProcs(d: CgroupDirs): { processes?: number; firstPid?:
   return { processes: pids?.length, firstPid: Number.isSafeInteger(first) && first > 0 ? first : undefined };
 }
 
-/** The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or not this runtime's layout). */
+/**
+ * The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or
+ * not this runtime's layout).
+ */
 export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): CgroupDetail | undefined {
   const num = (dir: string | undefined, file: string) =>
     dir === undefined ? undefined : optional(() => Number(read(dir, file).trim()));

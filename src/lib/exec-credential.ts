@@ -41,7 +41,10 @@ export interface ExecCredential {
 /** The cluster a plugin is told about (provideClusterInfo), in the ExecCredential's field names. */
 export type ExecClusterInfo = Record<string, unknown>;
 
-/** Checks a kubeconfig's `user.exec` (`fail` throws with the kubeconfig's name); the command is resolved against `kubeconfigPath`. */
+/**
+ * Checks a kubeconfig's `user.exec` (`fail` throws with the kubeconfig's name); the command is resolved against
+ * `kubeconfigPath`.
+ */
 export function execConfigOf(raw: unknown, kubeconfigPath: string, fail: (why: string) => never): ExecConfig {
   const e = (raw ?? {}) as Record<string, unknown>;
   const apiVersion = e.apiVersion;

@@ -10,7 +10,10 @@ import {
 import { access, mkdir, realpath, rename, rm, writeFile, readFile } from 'node:fs/promises';
 import { dirname, join, posix, sep } from 'node:path';
 
-/** Writes `data` to `path` atomically (temp file + rename), creating parent dirs; a failed write (a full disk) leaves no temp file. */
+/**
+ * Writes `data` to `path` atomically (temp file + rename), creating parent dirs; a failed write (a full disk) leaves no
+ * temp file.
+ */
 export async function writeFileAtomic(path: string, data: string | Buffer, mode = 0o644): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;

@@ -6,7 +6,10 @@
 
 const ZERO_TIME = '0001-01-01 00:00:00 +0000 UTC';
 
-/** time.Time.String of `ms` (UTC; undefined: the zero time); `monoMs` adds the monotonic reading (ms since the process started). */
+/**
+ * time.Time.String of `ms` (UTC; undefined: the zero time); `monoMs` adds the monotonic reading (ms since the process
+ * started).
+ */
 export function goTimeString(ms: number | undefined, monoMs?: number): string {
   if (ms === undefined) return ZERO_TIME;
   const iso = new Date(ms).toISOString(); // 2024-05-28T16:17:01.319Z

@@ -309,7 +309,9 @@ export function retryAfterMs(status: number, retryAfter: string | undefined): nu
   return seconds !== undefined && /^\d+$/.test(seconds) ? Number(seconds) * 1000 : undefined;
 }
 
-/** Caps on what the apiserver may send: a whole response (lists) and one watch event (objects are ≤ 1.5 MiB in etcd). */
+/**
+ * Caps on what the apiserver may send: a whole response (lists) and one watch event (objects are ≤ 1.5 MiB in etcd).
+ */
 export const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 export const MAX_WATCH_EVENT_BYTES = 16 * 1024 * 1024;
 

@@ -182,7 +182,8 @@ export class ListWatch<T extends Listed> {
           'list/watch failed; retrying',
         );
         this.deps.onFailure?.();
-        // Jittered as client-go's reflector backoff (factor 1.0): reflectors that failed together do not retry together.
+        // Jittered as client-go's reflector backoff (factor 1.0): reflectors that failed together do not retry
+        // together.
         await sleep(jittered(delay, this.random()), signal, this.deps.clock);
         delay = Math.min(delay * 2, maxMs);
       }

@@ -112,7 +112,10 @@ export async function applyContainerLimits(
   for (const [file, value] of limitWrites(cg, id, limits)) await writeFile(file, value);
 }
 
-/** How many processes of the container the kernel's OOM killer has killed (memory.events / memory.oom_control `oom_kill`). */
+/**
+ * How many processes of the container the kernel's OOM killer has killed (memory.events / memory.oom_control
+ * `oom_kill`).
+ */
 export function oomKills(cg: ContainerCgroups, id: string): number {
   try {
     const text = readFileSync(

@@ -53,7 +53,10 @@ export function withOomScoreAdj(value: number | undefined, argv: string[]): stri
   ];
 }
 
-/** The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount namespace). */
+/**
+ * The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount
+ * namespace).
+ */
 export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
   const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups };
   const entered = ctx.mountNsPid ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd }) : undefined;
@@ -73,7 +76,10 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its cgroup. */
+/**
+ * The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its
+ * cgroup.
+ */
 export function containerContext(
   c: ContainerRecord,
   sandbox: SandboxRecord | undefined,

@@ -1,7 +1,8 @@
 /**
  * How a container's main process is started on the process runtime: the checks a runtime makes
  * before exec (command, working dir, executable, mounts), then the chain the process runs
- * through — join the container's cgroup (root; its memory and CPU limits set first), enter a private mount namespace with the
+ * through — join the container's cgroup (root; its memory and CPU limits set first), enter a private mount namespace
+ * with the
  * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
  */
 import { readFileSync } from 'node:fs';
@@ -32,7 +33,9 @@ export interface LaunchOptions {
   cgroups?: ContainerCgroups;
   /** Daemon mode: where the detached I/O goes (container-io.ts). */
   ioDir?: string;
-  /** The container's scratch dir (mount-namespace.ts): made when its namespace needs one, removed with the container. */
+  /**
+   * The container's scratch dir (mount-namespace.ts): made when its namespace needs one, removed with the container.
+   */
   scratchDir: string;
 }
 

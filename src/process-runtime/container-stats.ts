@@ -1,7 +1,8 @@
 /**
  * CRI ListContainerStats for the process runtime: a container's usage is its cgroup's when it has
  * one (container-cgroups.ts), else the sum over every process carrying its marker (main process,
- * children, exec sessions; proc.ts), read from /proc in one pass for all containers. Cumulative CPU only; the kubelet derives usage_nano_cores from two
+ * children, exec sessions; proc.ts), read from /proc in one pass for all containers. Cumulative CPU only; the kubelet
+ * derives usage_nano_cores from two
  * samples.
  */
 import type * as cri from '../cri/types.js';
@@ -21,7 +22,9 @@ function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
   return byId;
 }
 
-/** The usage of the processes `pids` in the shape a cgroup gives (no page cache: usage = working set = RSS; no limit). */
+/**
+ * The usage of the processes `pids` in the shape a cgroup gives (no page cache: usage = working set = RSS; no limit).
+ */
 function processUsage(pids: number[]): CgroupUsage {
   const u = processTreeUsage(pids);
   return {
@@ -75,7 +78,10 @@ const sumOf = (xs: (cri.UInt64Value | null | undefined)[]) => ({
   value: xs.reduce((a, x) => a + Number(x?.value ?? 0), 0),
 });
 
-/** Each sandbox's stats: its running containers' stats, their sums and `processCounts` (by container index) summed. Pure. */
+/**
+ * Each sandbox's stats: its running containers' stats, their sums and `processCounts` (by container index) summed.
+ * Pure.
+ */
 export function sandboxStats(
   sandboxes: cri.PodSandbox[],
   containers: cri.Container[],

@@ -145,7 +145,10 @@ export function wrapInMountNamespace(
   ];
 }
 
-/** The names ($0) of the shells that set a container's process up before its command runs (here and in the cgroup and OOM wrappers). */
+/**
+ * The names ($0) of the shells that set a container's process up before its command runs (here and in the cgroup and
+ * OOM wrappers).
+ */
 const SETUP_SHELLS = new Set(['mount-setup', 'enter-root', 'cgroup-join', 'oom-score-adj']);
 
 /**
@@ -228,7 +231,10 @@ async function resolvedOnHost(path: string): Promise<string> {
   return (resolved === '/' ? '' : resolved) + path.slice(existing === '/' ? 0 : existing.length);
 }
 
-/** How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it privately. */
+/**
+ * How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it
+ * privately.
+ */
 export async function planMountNamespace(
   mounts: cri.Mount[],
   scratchDir: string,
@@ -247,7 +253,9 @@ export async function planMountNamespace(
   return { scratchDir, ownRoot: ancestors.includes('/'), shadows, missing, targets };
 }
 
-/** The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error. */
+/**
+ * The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error.
+ */
 export async function effectiveMounts(
   mounts: cri.Mount[],
   isRoot: boolean,

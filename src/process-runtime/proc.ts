@@ -58,7 +58,10 @@ export function markedProcesses(prefix: string): { pid: number; value: string }[
   return out;
 }
 
-/** SIGKILLs every process marked with `prefix` (except those whose marker `spare` accepts); returns how many were signalled. */
+/**
+ * SIGKILLs every process marked with `prefix` (except those whose marker `spare` accepts); returns how many were
+ * signalled.
+ */
 export function killMarked(prefix: string, spare: (value: string) => boolean = () => false): number {
   let n = 0;
   for (const p of markedProcesses(prefix)) {

@@ -53,7 +53,9 @@ export function sandboxView(s: SandboxRecord): cri.PodSandbox {
   };
 }
 
-/** PodSandboxStatus of `s`, stamped `timestampNs`: its IP and namespace modes (NODE unless the config asks otherwise). */
+/**
+ * PodSandboxStatus of `s`, stamped `timestampNs`: its IP and namespace modes (NODE unless the config asks otherwise).
+ */
 export function sandboxStatus(s: SandboxRecord, timestampNs: number): cri.PodSandboxStatusResponse {
   const ns = s.config.linux?.security_context?.namespace_options;
   return {

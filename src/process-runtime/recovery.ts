@@ -28,7 +28,9 @@ export interface RecoveryContext {
   ioDirOf(id: string): string;
 }
 
-/** Kills the processes of, and removes, every container cgroup but those `keep` accepts; returns the processes killed. */
+/**
+ * Kills the processes of, and removes, every container cgroup but those `keep` accepts; returns the processes killed.
+ */
 async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string) => boolean): Promise<number> {
   if (!cg) return 0;
   let n = 0;

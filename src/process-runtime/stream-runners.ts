@@ -22,7 +22,10 @@ const finish = (w: Writable | undefined) =>
       })
     : Promise.resolve();
 
-/** Writes with backpressure: pauses `src` while `w` is full. Returns what stops it (the session is over; `w` stays open). */
+/**
+ * Writes with backpressure: pauses `src` while `w` is full. Returns what stops it (the session is over; `w` stays
+ * open).
+ */
 function forward(src: Readable, w: Writable): () => void {
   const resume = () => src.resume();
   const onData = (d: Buffer) => {

@@ -29,7 +29,10 @@ export interface ZpagesOptions {
   flags: Record<string, string>;
 }
 
-/** Whether an Accept header admits text/plain without parameters other than charset=utf-8 (upstream AcceptableMediaType). */
+/**
+ * Whether an Accept header admits text/plain without parameters other than charset=utf-8 (upstream
+ * AcceptableMediaType).
+ */
 export function acceptsPlainText(accept: string | undefined): boolean {
   if (!accept) return true;
   return accept.split(',').some((entry) => {

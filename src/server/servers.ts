@@ -50,7 +50,8 @@ function base(
   const app = Fastify({
     loggerInstance: logger.child({ component: 'http' }) as never,
     logController: new LogController({ disableRequestLogging: true }),
-    // Long enough for any valid path segment (a pod name is up to 253 characters); routes validate lengths with Status errors.
+    // Long enough for any valid path segment (a pod name is up to 253 characters); routes validate lengths with Status
+    // errors.
     routerOptions: { maxParamLength: 2048 },
     // Malformed URLs (bad %-escapes, over-long parameters) answer a Kubernetes Status like every other error.
     frameworkErrors: (err: Error, _req: unknown, reply: import('fastify').FastifyReply) =>

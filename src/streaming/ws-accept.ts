@@ -1,4 +1,7 @@
-/** Completing a WebSocket upgrade (the `ws` library), apart from upgrade.ts so that relaying an upgrade does not load it. */
+/**
+ * Completing a WebSocket upgrade (the `ws` library), apart from upgrade.ts so that relaying an upgrade does not load
+ * it.
+ */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';

@@ -16,7 +16,10 @@ export function isExtendedResource(name: string): boolean {
   return name.includes('/') && !name.includes('kubernetes.io/') && !name.startsWith('requests.');
 }
 
-/** The pod's effective request of `name` (upstream PodRequests): max(sum of containers and sidecars, largest init container) + overhead. */
+/**
+ * The pod's effective request of `name` (upstream PodRequests): max(sum of containers and sidecars, largest init
+ * container) + overhead.
+ */
 export function podRequestOf(pod: Pod, name: string): number {
   const overhead = parseQuantity((pod.spec.overhead as Record<string, string> | undefined)?.[name]) ?? 0;
   return podQuantity(pod.spec, (c) => parseQuantity(c.resources?.requests?.[name]) ?? 0, overhead);

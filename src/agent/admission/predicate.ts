@@ -38,7 +38,9 @@ export interface Shortfall {
   capacity: number;
 }
 
-/** The verdict; a refusal for resources alone lists every resource the node lacks (a critical pod may preempt for them). */
+/**
+ * The verdict; a refusal for resources alone lists every resource the node lacks (a critical pod may preempt for them).
+ */
 export type AdmitResult = { admit: true } | { admit: false; reason: string; message: string; shortfalls?: Shortfall[] };
 
 interface Requirement {
@@ -205,7 +207,10 @@ const hostPortsOf = memoByObject((spec: Pod['spec']): readonly HostPort[] =>
   ),
 );
 
-/** Upstream nodeports.Fits: no host port of `pod` is taken by an admitted pod on the same protocol and port, on the same IP or either on 0.0.0.0. */
+/**
+ * Upstream nodeports.Fits: no host port of `pod` is taken by an admitted pod on the same protocol and port, on the same
+ * IP or either on 0.0.0.0.
+ */
 function hostPortsFree(pod: Pod, admitted: Pod[]): boolean {
   const used = admitted.flatMap(hostPorts);
   return hostPorts(pod).every(

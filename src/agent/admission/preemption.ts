@@ -31,7 +31,10 @@ export function preemptable(preemptor: Pod, preemptee: Pod): boolean {
 
 type Requirement = { resource: Shortfall['resource']; quantity: number };
 
-/** Upstream resource.GetResourceRequest: a pod takes one pod slot, its cpu in millicores, its memory in bytes, its count of an extended resource. */
+/**
+ * Upstream resource.GetResourceRequest: a pod takes one pod slot, its cpu in millicores, its memory in bytes, its count
+ * of an extended resource.
+ */
 function request(pod: Pod, resource: Requirement['resource']): number {
   if (resource === 'pods') return 1;
   if (resource !== 'cpu' && resource !== 'memory') return podRequestOf(pod, resource);

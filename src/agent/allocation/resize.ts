@@ -130,7 +130,10 @@ export function admitResize(o: {
   return { kind: 'accepted' };
 }
 
-/** How a running container takes its new resources: updated in place, or restarted (resizePolicy RestartContainer). Pure. */
+/**
+ * How a running container takes its new resources: updated in place, or restarted (resizePolicy RestartContainer).
+ * Pure.
+ */
 export function actuationOf(c: Container, changed: readonly string[]): 'update' | 'restart' {
   const policies = (c as { resizePolicy?: { resourceName: string; restartPolicy: string }[] }).resizePolicy ?? [];
   return changed.some((r) => policies.some((p) => p.resourceName === r && p.restartPolicy === 'RestartContainer'))

@@ -101,7 +101,10 @@ export async function requestCertificate(
   throw new Error(`timed out waiting for certificate signing request ${name} to be signed`);
 }
 
-/** The time in a stored pem's name, as client-go's certificate store writes it (Go layout 2006-01-02-15-04-05, local time). Pure. */
+/**
+ * The time in a stored pem's name, as client-go's certificate store writes it (Go layout 2006-01-02-15-04-05, local
+ * time). Pure.
+ */
 export function pemTimestamp(nowMs: number): string {
   const d = new Date(nowMs);
   const p = (n: number) => String(n).padStart(2, '0');

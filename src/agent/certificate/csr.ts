@@ -15,7 +15,10 @@ export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubele
 /** The signer of the kubelet's serving certificates (serverTLSBootstrap). */
 export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
 
-/** A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM), with `sans` for a serving certificate. */
+/**
+ * A private key (the one given, else a new one; PKCS#8 PEM) and a CSR for the node (PEM), with `sans` for a serving
+ * certificate.
+ */
 export async function nodeCsr(
   nodeName: string,
   keyPem?: string,

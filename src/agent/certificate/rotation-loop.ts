@@ -12,11 +12,17 @@ import { rotationDeadline } from './csr.js';
 
 type Validity = { notBefore: number; notAfter: number };
 
-/** What a manager's loop has seen, for its metrics: the current certificate's expiry (ms; undefined: none) and the failed renewals. */
+/**
+ * What a manager's loop has seen, for its metrics: the current certificate's expiry (ms; undefined: none) and the
+ * failed renewals.
+ */
 export interface RotationStatus {
   notAfter?: number;
   renewFailures: number;
-  /** Told how long (s) a certificate lived once a new one replaced it (kubelet_certificate_manager_server_rotation_seconds). */
+  /**
+   * Told how long (s) a certificate lived once a new one replaced it
+   * (kubelet_certificate_manager_server_rotation_seconds).
+   */
   onRotated?(livedSeconds: number): void;
 }
 

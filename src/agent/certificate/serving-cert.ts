@@ -55,7 +55,10 @@ export class ServingCertManager {
     },
   ) {}
 
-  /** Runs until `signal` aborts; `onCertificate(path)` after each certificate stored. Never throws (failures retry with backoff up to 1 min). */
+  /**
+   * Runs until `signal` aborts; `onCertificate(path)` after each certificate stored. Never throws (failures retry with
+   * backoff up to 1 min).
+   */
   start({ signal }: { signal: AbortSignal }, onCertificate: (path: string) => void): void {
     runRotationLoop({
       signal,

@@ -16,7 +16,10 @@ export type CgroupDriver = 'systemd' | 'cgroupfs';
 const TRIES = 3;
 const RETRY_DELAY_MS = 2000;
 
-/** The driver a RuntimeConfig answer names; undefined without its Linux part. Throws on a value CRI does not define. Pure. */
+/**
+ * The driver a RuntimeConfig answer names; undefined without its Linux part. Throws on a value CRI does not define.
+ * Pure.
+ */
 export function driverOfAnswer(answer: { linux?: { cgroup_driver?: string } | null }): CgroupDriver | undefined {
   const linux = answer.linux;
   if (!linux) return undefined;

@@ -114,7 +114,10 @@ export class PodCgroupManager {
     this.apply(h, cgroup, config);
   }
 
-  /** The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum shares. */
+  /**
+   * The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum
+   * shares.
+   */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
     const root = this.deps.cgroups.cgroupRoot;
     const cap = allocatable

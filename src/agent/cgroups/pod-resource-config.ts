@@ -12,7 +12,10 @@ import { MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-
 import { qosClass } from '../status/generate-pod-status.js';
 import type { ResourceConfig } from '../../lib/cgroup-limits.js';
 
-/** The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and whether every container declares each. */
+/**
+ * The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and
+ * whether every container declares each.
+ */
 export function podLimits(pod: Pod): {
   cpuMilli: number;
   memoryBytes: number;
@@ -54,7 +57,10 @@ export function resourceConfigForPod(
   }
 }
 
-/** The node's allocatable for enforcement (upstream getNodeAllocatableAbsolute): capacity − kube- and system-reserved, never below 0. */
+/**
+ * The node's allocatable for enforcement (upstream getNodeAllocatableAbsolute): capacity − kube- and system-reserved,
+ * never below 0.
+ */
 export function nodeAllocatableAbsolute(
   capacity: { cpuMilli: number; memoryBytes: number },
   reserved: Record<string, string>[],

@@ -70,7 +70,10 @@ function field(o: Record<string, unknown>, name: string): unknown {
 
 const MAX_BYTES = 4 * 1024 * 1024;
 
-/** The state in `text`, checked against `policyName`; throws upstream's message (without its "could not restore…" wrapper). */
+/**
+ * The state in `text`, checked against `policyName`; throws upstream's message (without its "could not restore…"
+ * wrapper).
+ */
 export function decodeCheckpoint(text: string, policyName: string): CpuManagerState {
   if (text.length > MAX_BYTES) throw new Error('checkpoint is too large');
   const o = JSON.parse(text) as Record<string, unknown>;
@@ -158,7 +161,10 @@ export function readCheckpoint(path: string, policyName: string): CpuManagerStat
   }
 }
 
-/** Writes the state (a temporary file renamed over it: a crash leaves the old or the new one). Synchronous: rare and small. */
+/**
+ * Writes the state (a temporary file renamed over it: a crash leaves the old or the new one). Synchronous: rare and
+ * small.
+ */
 export function writeCheckpoint(path: string, s: CpuManagerState): void {
   const tmp = `${path}.tmp`;
   try {

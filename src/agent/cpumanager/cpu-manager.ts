@@ -39,7 +39,10 @@ export interface CpuManagerConfig {
   logger?: Logger;
 }
 
-/** A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0. Pure. */
+/**
+ * A container's exclusive CPU count (upstream guaranteedCPUs): its integer CPU request in a Guaranteed pod, else 0.
+ * Pure.
+ */
 export function guaranteedCpus(pod: Pod, c: Container): number {
   if (qosClass(pod) !== 'Guaranteed') return 0;
   const milli = milliCpu(c.resources?.requests?.cpu) ?? milliCpu(c.resources?.limits?.cpu) ?? 0;
@@ -54,14 +57,20 @@ export class CpuManager {
   private readonly written = new Map<string, string>();
   private pinningRequests = 0;
   private pinningErrors = 0;
-  /** The pods seen active since start: admission releases only their CPUs (a pod of the state not re-admitted yet after a restart keeps its own). */
+  /**
+   * The pods seen active since start: admission releases only their CPUs (a pod of the state not re-admitted yet after
+   * a restart keeps its own).
+   */
   private readonly seen = new Set<string>();
 
   private readonly options: StaticPolicyOptions = { fullPhysicalCpusOnly: false, notImplemented: [] };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
   private reservedCores: CpuSet = [];
 
-  /** The policy (static: its options and reserved CPUs); throws upstream's message when they are wrong or cannot be reserved. */
+  /**
+   * The policy (static: its options and reserved CPUs); throws upstream's message when they are wrong or cannot be
+   * reserved.
+   */
   constructor(private readonly c: CpuManagerConfig) {
     const all = topologyCpus(c.topology);
     this.reserved = [];
@@ -97,7 +106,10 @@ export class CpuManager {
     return this.options.notImplemented;
   }
 
-  /** Reads the state and checks it against the configuration (throws upstream's message when they disagree), and writes it back. */
+  /**
+   * Reads the state and checks it against the configuration (throws upstream's message when they disagree), and writes
+   * it back.
+   */
   start(): void {
     this.state = readCheckpoint(this.c.stateFile, this.c.policy);
     if (this.c.policy === 'static')
@@ -109,7 +121,10 @@ export class CpuManager {
     writeCheckpoint(this.c.stateFile, this.state);
   }
 
-  /** The CPUs exclusive allocations can come from (upstream GetAllocatableCPUs; the pod-resources API's allocatable cpu_ids). */
+  /**
+   * The CPUs exclusive allocations can come from (upstream GetAllocatableCPUs; the pod-resources API's allocatable
+   * cpu_ids).
+   */
   allocatableCpus(): CpuSet {
     return this.c.policy === 'static' ? difference(topologyCpus(this.c.topology), this.reserved) : [];
   }
@@ -176,7 +191,10 @@ export class CpuManager {
     return union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
   }
 
-  /** One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal, or undefined. */
+  /**
+   * One container's allocation (upstream staticPolicy.Allocate), aligned to `numaNodes` first when given; the refusal,
+   * or undefined.
+   */
   allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): AllocationRefusal | undefined {
     const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
     if (!n) return undefined;
@@ -215,7 +233,8 @@ export class CpuManager {
       if (!this.state.entries.has(uid)) this.state.entries.set(uid, new Map());
       this.state.entries.get(uid)!.set(c.name, set);
     }
-    // upstream updateCPUsToReuse: only this pod's entry; a (non-sidecar) init container's CPUs are reusable, an app container's are not.
+    // upstream updateCPUsToReuse: only this pod's entry; a (non-sidecar) init container's CPUs are reusable, an app
+    // container's are not.
     for (const k of this.reuse.keys()) if (k !== uid) this.reuse.delete(k);
     const init = (pod.spec.initContainers ?? []).some((x) => x.name === c.name);
     const reusable = init && c.restartPolicy !== 'Always';
@@ -235,7 +254,10 @@ export class CpuManager {
     return undefined;
   }
 
-  /** The container's topology hints (upstream GetTopologyHints): undefined for no preference (not exclusive); an assigned container's again. */
+  /**
+   * The container's topology hints (upstream GetTopologyHints): undefined for no preference (not exclusive); an
+   * assigned container's again.
+   */
   containerHints(pod: Pod, c: Container): TopologyHint[] | undefined {
     const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
     if (!n) return undefined;
@@ -249,7 +271,10 @@ export class CpuManager {
     );
   }
 
-  /** The pod's topology hints for the pod scope (upstream GetPodTopologyHints): for the most of its init containers' or the sum of its app containers' CPUs. */
+  /**
+   * The pod's topology hints for the pod scope (upstream GetPodTopologyHints): for the most of its init containers' or
+   * the sum of its app containers' CPUs.
+   */
   podHints(pod: Pod): TopologyHint[] | undefined {
     if (this.c.policy !== 'static') return undefined;
     const of = (cs: Container[] = []) => cs.map((c) => guaranteedCpus(pod, c));

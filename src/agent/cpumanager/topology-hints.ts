@@ -16,7 +16,9 @@ export interface TopologyHint {
 
 export type TopologyPolicy = 'none' | 'best-effort' | 'restricted' | 'single-numa-node';
 
-/** Every non-empty set of `nodes`, smallest first, each size in lexicographic order (upstream bitmask.IterateBitMasks). */
+/**
+ * Every non-empty set of `nodes`, smallest first, each size in lexicographic order (upstream bitmask.IterateBitMasks).
+ */
 export function numaMasks(nodes: readonly number[]): number[][] {
   const out: number[][] = [];
   const pick = (start: number, size: number, acc: number[]) => {

@@ -18,14 +18,18 @@ export interface CpuManagerCounts {
   pinningErrors: number;
   /** The shared pool less the reserved CPUs, in millicores (0 with `none`). */
   sharedPoolMilli: number;
-  /** The CPUs of every exclusive assignment (a reused init container's counted again, as upstream's countExclusiveCPUs). */
+  /**
+   * The CPUs of every exclusive assignment (a reused init container's counted again, as upstream's countExclusiveCPUs).
+   */
   exclusiveCpus: number;
   /** The topology manager's pod admissions, and those refused (TopologyAffinityError or a failed allocation). */
   topologyAdmissions: number;
   topologyErrors: number;
 }
 
-/** The pod-resources API's and the metrics' view: the CPUs exclusive allocations come from, a container's, the counts. */
+/**
+ * The pod-resources API's and the metrics' view: the CPUs exclusive allocations come from, a container's, the counts.
+ */
 export interface PodCpus {
   allocatableCpus(): CpuSet;
   exclusiveCpus(podUid: string, name: string): CpuSet;

@@ -7,7 +7,8 @@
  * them gets N healthy devices no other pod holds — those the plugin prefers when it offers
  * GetPreferredAllocation — and the plugin's Allocate for them (else upstream's
  * UnexpectedAdmissionError); its answer — env, mounts, device nodes, annotations, CDI devices —
- * goes into the container's CRI config, after PreStartContainer when the plugin asks for it. A plugin that goes away leaves its devices unhealthy; one
+ * goes into the container's CRI config, after PreStartContainer when the plugin asks for it. A plugin that goes away
+ * leaves its devices unhealthy; one
  * that registers again (a kubelet or plugin restart) takes them back. Every pod's devices and
  * answers are kept in upstream's checkpoint (device-checkpoint.ts): a restarted kubelet holds them.
  */
@@ -89,7 +90,10 @@ export class DeviceManager {
 
   constructor(private readonly deps: DeviceManagerDeps) {}
 
-  /** Restores the checkpoint, then serves Registration on kubelet.sock (made anew: plugins watch for it and register again). */
+  /**
+   * Restores the checkpoint, then serves Registration on kubelet.sock (made anew: plugins watch for it and register
+   * again).
+   */
   async start(): Promise<void> {
     await mkdir(this.deps.dir, { recursive: true, mode: 0o750 });
     const saved = await readDeviceCheckpoint(this.deps.dir);
@@ -154,7 +158,9 @@ export class DeviceManager {
       .catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'failed to write the device checkpoint'));
   }
 
-  /** A ContainerAllocateResponse as protobuf bytes (the checkpoint's AllocResp): the one field of an AllocateResponse. */
+  /**
+   * A ContainerAllocateResponse as protobuf bytes (the checkpoint's AllocResp): the one field of an AllocateResponse.
+   */
   private encodeAnswer(answer: ContainerDevices): Buffer {
     const whole = this.methods.Allocate.responseSerialize({ container_responses: [answer] });
     let at = 1;
@@ -420,7 +426,9 @@ function refusal(s: { resource: string; requested: number; available: number }):
   };
 }
 
-/** A gRPC error as Go's status package prints it (upstream's messages carry it): `rpc error: code = Unknown desc = …`. */
+/**
+ * A gRPC error as Go's status package prints it (upstream's messages carry it): `rpc error: code = Unknown desc = …`.
+ */
 function goRpcError(err: grpc.ServiceError): string {
   const name = (grpc.status[err.code] ?? 'UNKNOWN')
     .toLowerCase()

@@ -62,7 +62,10 @@ export function formatBinary(n: number): string {
   return String(v);
 }
 
-/** Upstream's eviction message: the resource, the threshold and what was available, and each container using more than it requests. */
+/**
+ * Upstream's eviction message: the resource, the threshold and what was available, and each container using more than
+ * it requests.
+ */
 export function evictionMessage(t: Threshold, o: Observation, c: Candidate): string {
   const resource = resourceOf(t.signal);
   const fmt =

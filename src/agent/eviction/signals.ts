@@ -51,7 +51,10 @@ export interface Observation {
 export const conditionOf = (s: Signal): PressureCondition => SIGNALS[s].condition;
 export const resourceOf = (s: Signal): Resource => SIGNALS[s].resource;
 
-/** Parses evictionHard; throws naming the entry for an unknown signal or an unreadable value. `0%` / `0` disable a threshold, as upstream. */
+/**
+ * Parses evictionHard; throws naming the entry for an unknown signal or an unreadable value. `0%` / `0` disable a
+ * threshold, as upstream.
+ */
 export function parseThresholds(m: Record<string, string>, field = 'evictionHard'): Threshold[] {
   const out: Threshold[] = [];
   for (const [signal, raw] of Object.entries(m)) {

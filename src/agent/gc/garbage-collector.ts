@@ -107,7 +107,10 @@ export class GarbageCollector {
         );
   }
 
-  /** Removes a dead container, then its log, rotated logs and legacy link (upstream removeContainer + removeContainerLog). */
+  /**
+   * Removes a dead container, then its log, rotated logs and legacy link (upstream removeContainer +
+   * removeContainerLog).
+   */
   private async removeContainer(id: string): Promise<void> {
     const s = await this.deps.runtime.containerStatus(id).then(
       (r) => r.status,

@@ -62,7 +62,9 @@ export function imagesToFree(
   return out;
 }
 
-/** The images unused for longer than `maxAgeMs` (pure): never used since detected counts as unused forever, as upstream. */
+/**
+ * The images unused for longer than `maxAgeMs` (pure): never used since detected counts as unused forever, as upstream.
+ */
 export function imagesTooOld(
   records: ReadonlyMap<string, ImageRecord>,
   inUse: ReadonlySet<string>,

@@ -121,7 +121,10 @@ function parseTokenAttributes(raw: unknown, where: string, apiVersion: string): 
   };
 }
 
-/** The providers of a CredentialProviderConfig document (pure); throws naming what is wrong, as upstream's validation does. */
+/**
+ * The providers of a CredentialProviderConfig document (pure); throws naming what is wrong, as upstream's validation
+ * does.
+ */
 export function parseCredentialProviderConfig(text: string, binDir: string): CredentialProvider[] {
   let doc: unknown;
   try {
@@ -183,7 +186,10 @@ export function parseCredentialProviderConfig(text: string, binDir: string): Cre
   });
 }
 
-/** Reads the config and checks each provider's binary is there and executable (upstream fails the kubelet's start otherwise). */
+/**
+ * Reads the config and checks each provider's binary is there and executable (upstream fails the kubelet's start
+ * otherwise).
+ */
 export async function loadCredentialProviders(configPath: string, binDir: string): Promise<CredentialProvider[]> {
   let text: string;
   try {
@@ -205,7 +211,10 @@ export async function loadCredentialProviders(configPath: string, binDir: string
   return providers;
 }
 
-/** A provider's answer, checked (pure): the keyring entries, for whom they hold and how long (ms; undefined: the default). */
+/**
+ * A provider's answer, checked (pure): the keyring entries, for whom they hold and how long (ms; undefined: the
+ * default).
+ */
 export function parseCredentialProviderResponse(
   out: string,
   apiVersion: string,

@@ -38,7 +38,10 @@ export interface ImageManagerDeps {
   events?: EventSink;
   /** The pull records and the verification policy (KubeletEnsureSecretPulledImages); absent: off. */
   pullRecords?: { records: PullRecords; policy: VerificationPolicy; allowlist: readonly string[] };
-  /** Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long a pull took, waiting included, and the image's size. */
+  /**
+   * Told when a pod's image pull starts and when it has succeeded (the pod startup SLI leaves pulls out), and how long
+   * a pull took, waiting included, and the image's size.
+   */
   pullTimes?: {
     startedPulling(uid: string): void;
     finishedPulling(uid: string): void;

@@ -114,7 +114,8 @@ export function authEntries(auths: Record<string, unknown>): KeyringEntry[] {
       }
     }
     const { host, path } = parseKey(key);
-    // server_address stays empty, as upstream's keyring leaves it: runtimes then use the credentials for the image's registry.
+    // server_address stays empty, as upstream's keyring leaves it: runtimes then use the credentials for the image's
+    // registry.
     return {
       host,
       path,

@@ -53,7 +53,10 @@ const WRITE_WHILE_MATCHING_LIMIT = 100;
 /** The file name of `value`'s record: `sha256-<hex>`. Pure. */
 export const recordFileName = (value: string) => `sha256-${createHash('sha256').update(value).digest('hex')}`;
 
-/** An image name without its tag and digest (upstream trimImageTagDigest): `reg:5000/app:1@sha256:…` → `reg:5000/app`. Pure. */
+/**
+ * An image name without its tag and digest (upstream trimImageTagDigest): `reg:5000/app:1@sha256:…` → `reg:5000/app`.
+ * Pure.
+ */
 export function trimImageTagDigest(image: string): string {
   const name = image.split('@')[0];
   const colon = name.lastIndexOf(':');

@@ -1,7 +1,10 @@
 /** kubernetes_build_info's labels for tskubelet. */
 import { KUBERNETES_VERSION } from '../../version.js';
 
-/** kubernetes_build_info's labels: the Kubernetes version tskubelet stands in for; no Go, so no commit, build date or Go version. */
+/**
+ * kubernetes_build_info's labels: the Kubernetes version tskubelet stands in for; no Go, so no commit, build date or Go
+ * version.
+ */
 export function buildInfo(): Record<
   | 'major'
   | 'minor'

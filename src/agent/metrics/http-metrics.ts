@@ -1,10 +1,16 @@
-/** The kubelet's HTTP server metrics, as upstream's: requests answered, their durations, and those in flight (labelled by method, first path segment, server type and long-running). */
+/**
+ * The kubelet's HTTP server metrics, as upstream's: requests answered, their durations, and those in flight (labelled
+ * by method, first path segment, server type and long-running).
+ */
 import { Counter, Gauge, Histogram, type Registry } from './registry.js';
 
 type HttpLabel = 'method' | 'path' | 'server_type' | 'long_running';
 const LABELS: HttpLabel[] = ['method', 'path', 'server_type', 'long_running'];
 
-/** Registers kubelet_http_requests_total, kubelet_http_requests_duration_seconds and kubelet_http_inflight_requests on `r`. */
+/**
+ * Registers kubelet_http_requests_total, kubelet_http_requests_duration_seconds and kubelet_http_inflight_requests on
+ * `r`.
+ */
 export function registerHttpMetrics(
   r: Registry,
   buckets: readonly number[],

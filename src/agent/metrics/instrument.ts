@@ -10,7 +10,10 @@ import { logV, vEnabled, type Logger } from '../../lib/logger.js';
 import { criRequestLine, criResponseLine, type CriService } from './cri-call-log.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 
-/** Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox → list_podsandbox). */
+/**
+ * Upstream's operation_type for a CRI method name (createContainer → create_container, listPodSandbox →
+ * list_podsandbox).
+ */
 export function operationType(method: string): string {
   return method.replace(/PodSandbox/g, 'Podsandbox').replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }

@@ -8,7 +8,8 @@
  *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
- *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total, kubelet_node_name,
+ *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total,
+ * kubelet_node_name,
  *   kubernetes_build_info;
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
  *   volume_manager_total_volumes (csi_operations_seconds is registered by compose-volumes.ts);
@@ -89,7 +90,10 @@ export class KubeletMetrics {
   readonly evictions: Counter<'eviction_signal'>;
   readonly imagesCollected: Counter<'reason'>;
 
-  /** The pod startup SLI (pod-startup-latency.ts): fed by the apiserver source, the status manager and the image manager. */
+  /**
+   * The pod startup SLI (pod-startup-latency.ts): fed by the apiserver source, the status manager and the image
+   * manager.
+   */
   readonly podStartup: PodStartupLatencyTracker;
   /** The image manager's pull observer: the startup SLI's pull times and kubelet_image_pull_duration_seconds. */
   readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
@@ -351,7 +355,10 @@ export class KubeletMetrics {
     return this.registry.register(m);
   }
 
-  /** The executor's start counters, as upstream's SyncPod counts: every sandbox and container start tried, and those that failed (by reason). */
+  /**
+   * The executor's start counters, as upstream's SyncPod counts: every sandbox and container start tried, and those
+   * that failed (by reason).
+   */
   readonly startCounters = {
     pod: (ok: boolean): void => {
       this.startedPods.inc();
@@ -363,14 +370,20 @@ export class KubeletMetrics {
     },
   };
 
-  /** A pod's first sync (update type create): its containers, and the seconds since its source first showed it (kubernetes.io/config.seen). */
+  /**
+   * A pod's first sync (update type create): its containers, and the seconds since its source first showed it
+   * (kubernetes.io/config.seen).
+   */
   observePodCreate(pod: Pod, nowMs: number): void {
     this.containersPerPod.observe(undefined, pod.spec.containers.length);
     const seen = Date.parse(pod.metadata.annotations?.['kubernetes.io/config.seen'] ?? '');
     if (!Number.isNaN(seen)) this.podWorkerStartDuration.observe(undefined, Math.max(0, nowMs - seen) / 1000);
   }
 
-  /** Observes a PLEG relist: its milliseconds, the interval since the last one (ms; none for the first) and when it ended. */
+  /**
+   * Observes a PLEG relist: its milliseconds, the interval since the last one (ms; none for the first) and when it
+   * ended.
+   */
   observeRelist(ms: number, intervalMs: number | undefined, nowMs: number): void {
     this.plegRelistDuration.observe(undefined, ms / 1000);
     this.plegLastSeen.set(undefined, Math.floor(nowMs / 1000));

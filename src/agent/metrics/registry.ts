@@ -110,7 +110,10 @@ export class Gauge<L extends string = never> extends Metric<L, { n: number }> {
   }
 }
 
-/** A histogram with fixed upper bounds (seconds, for the kubelet's); one without labels reads 0 before its first observation, as client_golang's. */
+/**
+ * A histogram with fixed upper bounds (seconds, for the kubelet's); one without labels reads 0 before its first
+ * observation, as client_golang's.
+ */
 export class Histogram<L extends string = never> extends Metric<L, { counts: number[]; sum: number; count: number }> {
   private readonly bounds: number[];
 

@@ -16,7 +16,9 @@ import { detectHierarchies, hierarchyDirs, makeCgroup } from '../../lib/cgroup-h
 /** How often the kubelet checks it is still in its cgroup (upstream: every minute). */
 export const ENSURE_PERIOD_MS = 60_000;
 
-/** Makes cgroup `name` in every hierarchy and moves process `pid` into it; true when it had to move (it was elsewhere). */
+/**
+ * Makes cgroup `name` in every hierarchy and moves process `pid` into it; true when it had to move (it was elsewhere).
+ */
 export async function moveIntoCgroup(pid: number, name: string, fsRoot = '/sys/fs/cgroup'): Promise<boolean> {
   const h = await detectHierarchies(fsRoot);
   if (!h) throw new Error(`no writable cgroup hierarchy under ${fsRoot}`);

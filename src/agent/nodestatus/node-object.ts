@@ -31,13 +31,18 @@ export interface NodeSettings {
   maxPods: number;
   /** podsPerCore (0: only maxPods counts). */
   podsPerCore?: number;
-  /** localStorageCapacityIsolation (default true): false leaves ephemeral-storage out of capacity and allocatable, as upstream. */
+  /**
+   * localStorageCapacityIsolation (default true): false leaves ephemeral-storage out of capacity and allocatable, as
+   * upstream.
+   */
   localStorageCapacityIsolation?: boolean;
   /** nodeStatusMaxImages (-1: all; default 50). */
   maxImages?: number;
   nodeLabels: Record<string, string>;
   registerWithTaints: { key: string; value?: string; effect: string }[];
-  /** --cloud-provider=external: the Node waits for a cloud controller manager (taint, provided IP, its addresses kept). */
+  /**
+   * --cloud-provider=external: the Node waits for a cloud controller manager (taint, provided IP, its addresses kept).
+   */
   externalCloudProvider?: boolean;
   /** Whether --node-ip named `nodeIP` (else it was detected). */
   nodeIPSpecified?: boolean;
@@ -58,7 +63,10 @@ export interface NodeStatusInput {
   /** Runtime and network errors (NetworkReady=false …); empty when healthy; undefined until first checked. */
   runtimeErrors: string[] | undefined;
   images: { names: string[]; sizeBytes: number }[];
-  /** The runtime's handlers (CRI Status; RecursiveReadOnlyMounts, beta and on in upstream 1.32): status.runtimeHandlers when any. */
+  /**
+   * The runtime's handlers (CRI Status; RecursiveReadOnlyMounts, beta and on in upstream 1.32): status.runtimeHandlers
+   * when any.
+   */
   runtimeHandlers?: NodeRuntimeHandler[];
   /** What the runtime supports that pods may ask for (CRI Status features): status.features when it says. */
   features?: NodeFeatures;
@@ -167,7 +175,9 @@ export function nodeResources(
   return { capacity, allocatable, allocatableNumbers: { cpuMilli, memoryBytes, pods }, allocatableHugePages };
 }
 
-/** The taint a Node carries until a cloud controller manager has initialized it (upstream TaintExternalCloudProvider). */
+/**
+ * The taint a Node carries until a cloud controller manager has initialized it (upstream TaintExternalCloudProvider).
+ */
 export const UNINITIALIZED_TAINT = {
   key: 'node.cloudprovider.kubernetes.io/uninitialized',
   value: 'true',
@@ -191,7 +201,10 @@ export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   };
 }
 
-/** The addresses (upstream NodeAddress setter): with an external cloud provider and no --node-ip, only the hostname (the manager adds the rest). */
+/**
+ * The addresses (upstream NodeAddress setter): with an external cloud provider and no --node-ip, only the hostname (the
+ * manager adds the rest).
+ */
 export function nodeAddresses(s: NodeSettings): { type: string; address: string }[] {
   const hostname = { type: 'Hostname', address: s.hostname };
   if (s.externalCloudProvider && !s.nodeIPSpecified) return [hostname];

@@ -167,7 +167,8 @@ export class NodeStatusManager {
       ...resources,
       conditions: [...others, ...(next.conditions as NodeCondition[])],
     };
-    // With an external cloud provider, addresses the cloud controller manager set win (upstream's setter returns early).
+    // With an external cloud provider, addresses the cloud controller manager set win (upstream's setter returns
+    // early).
     if (s.externalCloudProvider && Array.isArray(base.addresses) && base.addresses.length)
       desired.addresses = base.addresses;
     const patch = twoWayMergePatch(base, desired);

@@ -1,7 +1,8 @@
 /**
  * Fetches the API objects a pod refers to (upstream configmap/secret managers, TTL strategy):
  * the ConfigMaps and Secrets named in env / envFrom, the imagePullSecrets (each object cached for
- * `ttlMs`), and the Services for service links (from the watch-fed ServiceInformer); a 404 is remembered as "not found" (null);
+ * `ttlMs`), and the Services for service links (from the watch-fed ServiceInformer); a 404 is remembered as "not found"
+ * (null);
  * other failures reject (the container gets CreateContainerConfigError and the sync retries).
  */
 import type { Container, Pod } from '../../api/types.js';

@@ -55,7 +55,10 @@ export class PluginWatcher {
   private readonly registered = new Map<string, { type: string; name: string; endpoint: string; ctimeMs: number }>();
   private scanning: Promise<void> | undefined;
   private again = false;
-  /** Sockets whose registration failed (not listening yet, refused…): when to try again (1 s doubling to 30 s, as upstream's reconciler keeps trying). */
+  /**
+   * Sockets whose registration failed (not listening yet, refused…): when to try again (1 s doubling to 30 s, as
+   * upstream's reconciler keeps trying).
+   */
   private readonly retryAt = new Map<string, { atMs: number; delayMs: number }>();
   private cancelRetry: (() => void) | undefined;
   private stopped = false;

@@ -29,7 +29,10 @@ import { namedStaticPods, toStaticPod } from './static-pod.js';
 import type { PodSource } from './types.js';
 /** Quiet time after a filesystem event before re-reading, so one editor save is read once, whole. */
 const WATCH_SETTLE_MS = 30;
-/** The longest a burst of events (100 manifests being written) holds the read back: its files written so far are read then. */
+/**
+ * The longest a burst of events (100 manifests being written) holds the read back: its files written so far are read
+ * then.
+ */
 const WATCH_MAX_WAIT_MS = 30;
 
 /** What the file source needs. */

@@ -32,7 +32,9 @@ export interface FileStamps {
   ctimeMs: number;
 }
 
-/** A regular file's identity and change stamps: device, inode, size, mtime, ctime (ns where the filesystem has them). */
+/**
+ * A regular file's identity and change stamps: device, inode, size, mtime, ctime (ns where the filesystem has them).
+ */
 export function fileSignature(st: FileStamps): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
@@ -46,7 +48,10 @@ export function unchangedSince(read: { sig: string; readAtMs: number }, st: File
   return read.sig === fileSignature(st) && Math.max(st.mtimeMs, st.ctimeMs) < read.readAtMs - SETTLED_MS;
 }
 
-/** What reading a file gave: its text, or why it is skipped (a line to log, at `level`). Undefined: gone since listed, nothing to say. */
+/**
+ * What reading a file gave: its text, or why it is skipped (a line to log, at `level`). Undefined: gone since listed,
+ * nothing to say.
+ */
 export type ManifestRead = { read: ReadManifest } | { skip: string; level: 'warn' | 'error' } | undefined;
 
 const skip = (message: string, level: 'warn' | 'error' = 'warn') => ({ skip: message, level });

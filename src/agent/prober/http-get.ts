@@ -19,7 +19,10 @@ export interface HttpGetResponse {
 export const MAX_HEADER_BYTES = 64 * 1024;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** The request's headers by name (repeats kept, the first Host only); a name or value Go would refuse throws, in Go's words. Pure. */
+/**
+ * The request's headers by name (repeats kept, the first Host only); a name or value Go would refuse throws, in Go's
+ * words. Pure.
+ */
 export function requestHeaders(headers: [string, string][]): Record<string, string | string[]> {
   const out: Record<string, string[]> = {};
   for (const [name, value] of headers) {

@@ -77,7 +77,9 @@ const KIND_NAME: Record<ProbeKind, string> = { liveness: 'Liveness', readiness: 
 /** Probe results by pod and container. */
 export class ProberManager {
   private readonly workers = new Map<string, Worker>();
-  /** prober_probe_total: results counted by upstream's labels (probe_type, result, container, pod, namespace, pod_uid). */
+  /**
+   * prober_probe_total: results counted by upstream's labels (probe_type, result, container, pod, namespace, pod_uid).
+   */
   readonly counts = new Map<string, { labels: Record<string, string>; count: number }>();
   /** prober_probe_duration_seconds: how long successful probes took (upstream's ProberDuration, default buckets). */
   readonly durations = new Histogram(
@@ -166,7 +168,10 @@ export class ProberManager {
     for (const [k, w] of this.workers) if (w.uid === uid && !wanted.has(k)) this.stop(k, w);
   }
 
-  /** Stops every worker of pod `uid` (or only those of `kinds`: upstream's StopLivenessAndStartup when a pod starts stopping). */
+  /**
+   * Stops every worker of pod `uid` (or only those of `kinds`: upstream's StopLivenessAndStartup when a pod starts
+   * stopping).
+   */
   removePod(uid: string, kinds?: readonly ProbeKind[]): void {
     for (const [k, w] of this.workers) if (w.uid === uid && (!kinds || kinds.includes(w.kind))) this.stop(k, w);
   }

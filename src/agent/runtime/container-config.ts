@@ -162,7 +162,8 @@ export function generateContainerConfig(
           readonly_rootfs: sc.readOnlyRootFilesystem === true,
           no_new_privs: sc.allowPrivilegeEscalation === false,
           capabilities: { add_capabilities: caps.add ?? [], drop_capabilities: caps.drop ?? [] },
-          // Upstream ConvertToRuntimeMaskedPaths / ReadonlyPaths: none for procMount Unmasked (a privileged container's are cleared by the runtime).
+          // Upstream ConvertToRuntimeMaskedPaths / ReadonlyPaths: none for procMount Unmasked (a privileged container's
+          // are cleared by the runtime).
           masked_paths: unmasked ? [] : DEFAULT_MASKED_PATHS,
           readonly_paths: unmasked ? [] : DEFAULT_READONLY_PATHS,
           seccomp: seccomp.profile,

@@ -33,7 +33,9 @@ export function legacyContainerHash(c: Container): string {
   return createHash('sha256').update(stableJson(c)).digest('hex').slice(0, 8);
 }
 
-/** Whether a running container's hash annotation says it was made from `c` (upstream's hash, or the legacy one). Pure. */
+/**
+ * Whether a running container's hash annotation says it was made from `c` (upstream's hash, or the legacy one). Pure.
+ */
 export function sameContainerSpec(c: Container, hash: string): boolean {
   return hash === containerHash(c) || hash === legacyContainerHash(c);
 }

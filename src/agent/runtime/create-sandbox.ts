@@ -24,7 +24,10 @@ const FAILURE_EVENTS: Record<string, string> = {
 /** When a sync that could not make the sandbox is tried again: upstream's pod worker backoff after a failed sync. */
 export const SYNC_ERROR_BACKOFF_MS = 10_000;
 
-/** A sandbox that could not be made: the step's result, and a Warning event on the pod, as upstream's syncPod records it. */
+/**
+ * A sandbox that could not be made: the step's result, and a Warning event on the pod, as upstream's syncPod records
+ * it.
+ */
 export function sandboxFailed(
   pod: Pod,
   reason: string,

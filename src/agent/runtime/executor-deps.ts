@@ -1,4 +1,7 @@
-/** What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its counters. */
+/**
+ * What the pod action executor (executor.ts) needs: the node's facts, the runtime and the managers it calls, its
+ * counters.
+ */
 import type { ContainerDevices } from '../devices/device-manager.js';
 import type { ContainerCpusets } from '../cpumanager/views.js';
 import type { Container, Pod } from '../../api/types.js';
@@ -31,11 +34,17 @@ export interface NodeFacts {
   security?: SecurityProfileContext;
 }
 
-/** Upstream's start counters (kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total). */
+/**
+ * Upstream's start counters (kubelet_started_pods_total / _errors_total, kubelet_started_containers_total /
+ * _errors_total).
+ */
 export interface StartCounters {
   /** A sandbox asked for: made, or not. */
   pod(ok: boolean): void;
-  /** A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull, …). */
+  /**
+   * A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull,
+   * …).
+   */
   container(type: 'container' | 'init_container' | 'ephemeral_container', code?: string): void;
 }
 

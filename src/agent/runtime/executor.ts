@@ -210,7 +210,9 @@ export class PodActionExecutor {
     return results;
   }
 
-  /** The container's legacy log link (upstream: after StartContainer, before postStart); a failure is logged, not fatal. */
+  /**
+   * The container's legacy log link (upstream: after StartContainer, before postStart); a failure is logged, not fatal.
+   */
   private async linkLog(pod: Pod, name: string, id: string, logPath: string): Promise<void> {
     const link = legacyLogSymlink(
       this.deps.node.containerLogsDir!,
@@ -245,7 +247,8 @@ export class PodActionExecutor {
     const { node } = this.deps;
     const base = { action: 'StartContainer' as const, target: c.name, init: s.init };
     const ref = podRef(pod, { name: c.name, init: s.init });
-    // A container that cannot be made or started: its reason, the runtime's own words, and upstream's Warning "Failed" event.
+    // A container that cannot be made or started: its reason, the runtime's own words, and upstream's Warning "Failed"
+    // event.
     const failed = (reason: string, err: unknown, retryAfterMs?: number): StepResult => {
       const message = typeof err === 'string' ? err : runtimeDetails(err);
       this.deps.events?.record(ref, 'Warning', 'Failed', `Error: ${message}`);

@@ -27,7 +27,10 @@ export interface ResourceContext {
   swap?: SwapContext;
 }
 
-/** A page size as the runtime names it (upstream HugePageUnitSizeFromByteSize): 2048 kB → `2MB`, 1048576 kB → `1GB`. Pure. */
+/**
+ * A page size as the runtime names it (upstream HugePageUnitSizeFromByteSize): 2048 kB → `2MB`, 1048576 kB → `1GB`.
+ * Pure.
+ */
 export function hugePageUnitSize(kb: number): string {
   const units = ['KB', 'MB', 'GB', 'TB', 'PB'];
   let size = kb;

@@ -5,7 +5,10 @@
  */
 import type { Pod } from '../../api/types.js';
 
-/** What the pod is called on its own network: `hostname`, and `domain` (`<subdomain>.<ns>.svc.<cluster domain>`, "" without a subdomain). */
+/**
+ * What the pod is called on its own network: `hostname`, and `domain` (`<subdomain>.<ns>.svc.<cluster domain>`, ""
+ * without a subdomain).
+ */
 export type PodHostName = { ok: true; hostname: string; domain: string } | { ok: false; message: string };
 
 const HOSTNAME_MAX = 63;
@@ -29,7 +32,9 @@ export function dns1123LabelErrors(value: string): string[] {
   return errs;
 }
 
-/** The pod's host name (spec.hostname, else its name, cut to 63 characters without a trailing '-' or '.') and domain. */
+/**
+ * The pod's host name (spec.hostname, else its name, cut to 63 characters without a trailing '-' or '.') and domain.
+ */
 export function podHostNameAndDomain(pod: Pod, clusterDomain: string): PodHostName {
   const spec = pod.spec as { hostname?: string; subdomain?: string; hostnameOverride?: string };
   // spec.hostnameOverride (HostnameOverride) is the whole name: no subdomain, no domain.
@@ -78,7 +83,10 @@ export function dns1123SubdomainErrors(value: string): string[] {
   return errs;
 }
 
-/** The sandbox's kernel host name: "" for a hostNetwork pod (the node's), the FQDN with setHostnameAsFQDN and a domain, else the host name. */
+/**
+ * The sandbox's kernel host name: "" for a hostNetwork pod (the node's), the FQDN with setHostnameAsFQDN and a domain,
+ * else the host name.
+ */
 export function sandboxHostname(
   pod: Pod,
   clusterDomain: string,

@@ -261,7 +261,10 @@ export class RuntimeManager {
     return arrived ? this.listedSince(uid, sinceMs) : undefined;
   }
 
-  /** Pod `uid`'s part of the last full lists (copies of the arrays), if they began after `sinceMs` and after this manager was made. */
+  /**
+   * Pod `uid`'s part of the last full lists (copies of the arrays), if they began after `sinceMs` and after this
+   * manager was made.
+   */
   private listedSince(uid: string, sinceMs: number): PodLists | undefined {
     const r = this.recent;
     if (!r || r.atMs <= Math.max(sinceMs, this.bornAtMs)) return undefined;
@@ -270,7 +273,10 @@ export class RuntimeManager {
     return { sandboxes: [...(l?.sandboxes ?? [])], containers: [...(l?.containers ?? [])] };
   }
 
-  /** CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output; `signal` ends it early. */
+  /**
+   * CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output; `signal` ends it
+   * early.
+   */
   async execSync(
     containerId: string,
     cmd: string[],

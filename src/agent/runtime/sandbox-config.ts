@@ -35,7 +35,10 @@ export interface SandboxContext {
   security?: SecurityProfileContext;
 }
 
-/** The sandbox's seccomp profile (upstream: the pod's, else the default); none when the pod's Localhost profile is unnamed (its containers fail with the reason). */
+/**
+ * The sandbox's seccomp profile (upstream: the pod's, else the default); none when the pod's Localhost profile is
+ * unnamed (its containers fail with the reason).
+ */
 function sandboxSeccomp(pod: Pod, security: SecurityProfileContext | undefined): { seccomp?: cri.SecurityProfile } {
   const r = seccompProfile(pod, undefined, security ?? { seccompDefault: false, seccompProfileRoot: '' });
   return r.ok ? { seccomp: r.profile } : {};

@@ -43,7 +43,10 @@ const scOf = (x: { securityContext?: unknown } | undefined) =>
   x?.securityContext as
     { seccompProfile?: ProfileField; appArmorProfile?: ProfileField; seLinuxOptions?: SELinuxField } | undefined;
 
-/** The SELinux label of container `c` (undefined: the sandbox's): seLinuxOptions, the container's else the pod's; none when neither sets it. */
+/**
+ * The SELinux label of container `c` (undefined: the sandbox's): seLinuxOptions, the container's else the pod's; none
+ * when neither sets it.
+ */
 export function seLinuxOptions(pod: Pod, c: Container | undefined): { selinux_options?: cri.SELinuxOption } {
   const o = scOf(c)?.seLinuxOptions ?? scOf(pod.spec)?.seLinuxOptions;
   return o
@@ -59,7 +62,10 @@ export function seccompProfile(pod: Pod, c: Container | undefined, ctx: Security
 /** The AppArmor annotation prefix upstream still honours (before the appArmorProfile fields). */
 const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
 
-/** Whether `pod` asks for an AppArmor profile other than Unconfined (upstream isRequired: the pod field, a container's, else a beta annotation). */
+/**
+ * Whether `pod` asks for an AppArmor profile other than Unconfined (upstream isRequired: the pod field, a container's,
+ * else a beta annotation).
+ */
 export function appArmorRequired(pod: Pod): boolean {
   const confined = (f: ProfileField) => !!f && f.type !== 'Unconfined';
   if (confined(scOf(pod.spec)?.appArmorProfile)) return true;

@@ -31,7 +31,10 @@ export function shutdownGroups(
   ];
 }
 
-/** The index of the group of a pod with `priority` (upstream groupByPriority): the highest group at or below it, else the lowest. */
+/**
+ * The index of the group of a pod with `priority` (upstream groupByPriority): the highest group at or below it, else
+ * the lowest.
+ */
 export function groupIndex(groups: readonly ShutdownGroup[], priority: number): number {
   let index = 0;
   groups.forEach((g, i) => {

@@ -26,7 +26,9 @@ export interface SwapContext {
   memoryCapacityBytes: number;
 }
 
-/** Which controller accounts swap (upstream swapControllerAvailable), from the cgroup mount and this process's cgroup. */
+/**
+ * Which controller accounts swap (upstream swapControllerAvailable), from the cgroup mount and this process's cgroup.
+ */
 export function detectSwapController(fsRoot = '/sys/fs/cgroup', procSelfCgroup?: string): 'v1' | 'v2' | undefined {
   if (!existsSync(join(fsRoot, 'cgroup.controllers')))
     return existsSync(join(fsRoot, 'memory', 'memory.memsw.limit_in_bytes')) ? 'v1' : undefined;
@@ -51,7 +53,9 @@ export function swapTotalBytes(meminfo?: string): number {
   return Number(/^SwapTotal:\s+(\d+) kB/m.exec(text)?.[1] ?? 0) * 1024;
 }
 
-/** This node's swap settings for containers with `memorySwap.swapBehavior` (upstream: only where a swap controller is). */
+/**
+ * This node's swap settings for containers with `memorySwap.swapBehavior` (upstream: only where a swap controller is).
+ */
 export function nodeSwapContext(behavior: string | undefined): SwapContext | undefined {
   const controller = detectSwapController();
   return (

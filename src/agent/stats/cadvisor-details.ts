@@ -108,7 +108,9 @@ const IO: [string, string, keyof CgroupIo, string, number][] = [
   ['container_fs_io_cost_indelay_seconds_total', 'Cumulative IOCost delay in seconds', 'costIndelay', 'Count', 1e6],
 ];
 
-/** The families for `containers` (each with its labels and cgroup detail), stamped `timestampMs`; none without details. */
+/**
+ * The families for `containers` (each with its labels and cgroup detail), stamped `timestampMs`; none without details.
+ */
 export function cadvisorDetailFamilies(
   containers: readonly { labels: Labels; detail?: CgroupDetail }[],
   timestampMs: number,

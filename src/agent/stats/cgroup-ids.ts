@@ -49,7 +49,9 @@ export function qosCgroupIds(ctx: CgroupContext): QosCgroupIds | undefined {
   return { pods: id('Guaranteed'), burstable: id('Burstable'), besteffort: id('BestEffort') };
 }
 
-/** A container's cgroup below its pod's: `<id>` with cgroupfs, containerd's `cri-containerd-<id>.scope` under systemd. */
+/**
+ * A container's cgroup below its pod's: `<id>` with cgroupfs, containerd's `cri-containerd-<id>.scope` under systemd.
+ */
 export function containerCgroupId(podId: string, containerId: string, driver: CgroupContext['cgroupDriver']): string {
   const leaf = driver === 'systemd' ? `cri-containerd-${containerId}.scope` : containerId;
   return `${podId.replace(/\/$/, '')}/${leaf}`;

@@ -99,7 +99,10 @@ export class StatsCollector {
     return this.readDetails().byId;
   }
 
-  /** Each pod's interfaces with cAdvisor's packet and drop counters (from a process of one of its containers), read as containerDetails. */
+  /**
+   * Each pod's interfaces with cAdvisor's packet and drop counters (from a process of one of its containers), read as
+   * containerDetails.
+   */
   podNetDev(): ReadonlyMap<string, NetDevStats[]> {
     return this.readDetails().netByPod;
   }

@@ -46,7 +46,10 @@ export interface ObservabilityDeps {
   lingeringPods?: () => Pod[];
 }
 
-/** A pod's memory limits: its cgroup's (when every container declares one, as upstream sets it) and its containers'. Pure. */
+/**
+ * A pod's memory limits: its cgroup's (when every container declares one, as upstream sets it) and its containers'.
+ * Pure.
+ */
 export function memoryLimits(pod: Pod): { memoryLimit?: number; containerMemoryLimits: Map<string, number> } {
   const containers = new Map<string, number>();
   for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) {
@@ -62,7 +65,9 @@ export function memoryLimits(pod: Pod): { memoryLimit?: number; containerMemoryL
 
 /** The host methods. */
 export function createObservabilityHost(d: ObservabilityDeps) {
-  /** The pod manager's pods and `lingering` (deleted, still terminating: their sandboxes and cgroups are still there). */
+  /**
+   * The pod manager's pods and `lingering` (deleted, still terminating: their sandboxes and cgroups are still there).
+   */
   const podsWith = (lingering: Pod[]): Pod[] =>
     lingering.length ? [...d.podManager.getPods(), ...lingering] : d.podManager.getPods();
   const containerInfo = (

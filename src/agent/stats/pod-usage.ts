@@ -12,7 +12,10 @@ export const sumDefined = (xs: (number | undefined)[]): number | undefined =>
 /** A pod's figures. */
 export type PodUsage = UsageFigures;
 
-/** CPU from the pod's cgroup when it has a cumulative figure, memory when it has a working set; each else from `containers`. */
+/**
+ * CPU from the pod's cgroup when it has a cumulative figure, memory when it has a working set; each else from
+ * `containers`.
+ */
 export function podUsage(pod: PodSample | undefined, containers: readonly ContainerSample[]): PodUsage {
   const of = (f: (c: ContainerSample) => number | undefined) => sumDefined(containers.map(f));
   const cpu =

@@ -19,7 +19,10 @@ export interface ContainerInfo {
   image?: string;
   /** Its cgroup, cAdvisor's `id` (cgroup-ids.ts). */
   cgroupId?: string;
-  /** What its cgroup says beyond usage, when the kubelet can read it (a CRI runtime's containers, below their pod's cgroup). */
+  /**
+   * What its cgroup says beyond usage, when the kubelet can read it (a CRI runtime's containers, below their pod's
+   * cgroup).
+   */
   cgroup?: CgroupDetail;
 }
 
@@ -118,7 +121,8 @@ export function resourceMetrics(s: StatsSnapshot | undefined, info: (containerId
 /**
  * The /metrics/cadvisor text (cAdvisor's names and labels). `id` is the cgroup (cgroup-ids.ts) of
  * a container, of a pod (`ids.pod`; `/kubepods/pod<uid>[/<id>]` for one the kubelet no longer
- * has: neither its pod manager nor a pod worker terminating it), or of the QoS tree (`ids.qos`: kubepods and its burstable and besteffort classes, when
+ * has: neither its pod manager nor a pod worker terminating it), or of the QoS tree (`ids.qos`: kubepods and its
+ * burstable and besteffort classes, when
  * the collector measured them), besides the machine's `/`.
  */
 export function cadvisorMetrics(
@@ -198,7 +202,8 @@ export function cadvisorMetrics(
       const detail = info(c.id).cgroup;
       if (detail) details.push({ labels, detail });
     }
-    // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime measures them, network.
+    // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime
+    // measures them, network.
     const podRefs = new Map(s.containers.map((c) => [c.podUid, { namespace: c.podNamespace, pod: c.podName }]));
     for (const [uid, p] of s.pods) {
       const ref = podRefs.get(uid);

@@ -25,7 +25,9 @@ export interface ContainerSample extends UsageFigures {
   podName: string;
   podNamespace: string;
   atMs: number;
-  /** The runtime's available_bytes (containerd: 0 without a limit; the summary reads it only for a limited container). */
+  /**
+   * The runtime's available_bytes (containerd: 0 without a limit; the summary reads it only for a limited container).
+   */
   available?: number;
   /** Its swap in use and what is left under its swap limit, when the runtime reports swap. */
   swapUsage?: number;
@@ -77,7 +79,10 @@ export interface StatsSnapshot {
   kubelet: SystemContainerSample;
   /** The pods' cgroup (`kubepods`) when there is one; else the summary adds up the containers. */
   podsCgroup?: SystemContainerSample;
-  /** The pods' QoS classes' cgroups (`kubepods/burstable`, `kubepods/besteffort`) when they exist: /metrics/cadvisor series. */
+  /**
+   * The pods' QoS classes' cgroups (`kubepods/burstable`, `kubepods/besteffort`) when they exist: /metrics/cadvisor
+   * series.
+   */
   burstableCgroup?: SystemContainerSample;
   besteffortCgroup?: SystemContainerSample;
   /** The named runtime and misc (system) cgroups, when configured (--runtime-cgroups, systemCgroups). */

@@ -109,7 +109,10 @@ function fs(
   });
 }
 
-/** The bytes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim, secret or memory emptyDir). */
+/**
+ * The bytes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim, secret or
+ * memory emptyDir).
+ */
 function localEphemeralBytes(volumes: VolumeStats[]): number {
   return volumes.reduce((a, v) => a + (v.localEphemeral ? v.usedBytes : 0), 0);
 }

@@ -1,7 +1,8 @@
 /**
  * Where the node's system containers live in the cgroup tree (upstream's summary reports them as
  * `systemContainers`): the kubelet's own cgroup (from /proc/self/cgroup) and the pods' cgroup
- * (`<cgroupRoot>/kubepods`, or `kubepods.slice` with the systemd driver) with its QoS classes, in cgroup v1 (cpuacct and
+ * (`<cgroupRoot>/kubepods`, or `kubepods.slice` with the systemd driver) with its QoS classes, in cgroup v1 (cpuacct
+ * and
  * memory hierarchies) or v2 (unified), detected once at start. A process in the root cgroup has no
  * cgroup of its own to report: the collector then uses the process's own figures.
  */
@@ -62,7 +63,10 @@ export function cgroupDirs(layout: CgroupLayout, path: string): CgroupDirs {
       };
 }
 
-/** The kubelet's own cgroup, or undefined when it runs in the root cgroup of a hierarchy used (nothing of its own to report). */
+/**
+ * The kubelet's own cgroup, or undefined when it runs in the root cgroup of a hierarchy used (nothing of its own to
+ * report).
+ */
 export function ownCgroupDirs(layout: CgroupLayout, procCgroup?: string): CgroupDirs | undefined {
   let text = procCgroup;
   try {

@@ -174,7 +174,8 @@ export function podPhase(
   let failedInit = 0;
   let failedInitForGood = 0;
   const specOf = (name: string, specs: Container[]) => specs.find((c) => c.name === name);
-  // Whether the container `s` reports, stopped with `exitCode`, is started again (its policy and rules, else the pod's).
+  // Whether the container `s` reports, stopped with `exitCode`, is started again (its policy and rules, else the
+  // pod's).
   const restarts = (s: ContainerStatus, specs: Container[], exitCode: number) => {
     const spec = specOf(s.name, specs);
     if (!spec) return (pod.spec.restartPolicy ?? 'Always') !== 'Never';

@@ -77,7 +77,10 @@ export function twoWayMergePatch(oldObj: Obj, newObj: Obj, mergeKeys: Record<str
   return patch;
 }
 
-/** The pod condition types the kubelet owns (upstream PodConditionsByKubelet + PodReadyToStartContainers, the resize and restart-all ones). */
+/**
+ * The pod condition types the kubelet owns (upstream PodConditionsByKubelet + PodReadyToStartContainers, the resize and
+ * restart-all ones).
+ */
 export const KUBELET_CONDITIONS = new Set([
   'PodScheduled',
   'Ready',

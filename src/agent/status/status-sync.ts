@@ -30,12 +30,17 @@ export interface StatusSyncDeps {
   podManager: PodManager;
   /** True when the pod's containers are gone for good (worker terminated, or never admitted). */
   canBeDeleted(uid: string): boolean;
-  /** True while the pod's worker has not stopped its containers: no terminal phase is written before (mergePodStatus). */
+  /**
+   * True while the pod's worker has not stopped its containers: no terminal phase is written before (mergePodStatus).
+   */
   couldHaveRunningContainers?(uid: string): boolean;
   clock: Clock;
   logger: Logger;
   periodMs?: number;
-  /** Seconds from the first change of a pod's status not yet written to the write that carried it (kubelet_pod_status_sync_duration_seconds). */
+  /**
+   * Seconds from the first change of a pod's status not yet written to the write that carried it
+   * (kubelet_pod_status_sync_duration_seconds).
+   */
   observeSync?(seconds: number): void;
 }
 
@@ -115,7 +120,8 @@ export class StatusSync {
       if ((this.written.get(uid) ?? 0) < vs.version) {
         const base = this.apiStatus.get(uid) ?? target.status ?? {};
         const merged = mergePodStatus(base, vs.status, this.deps.couldHaveRunningContainers?.(uid) ?? false);
-        // A held-back terminal phase leaves the version unwritten: the next pass (the worker's stop, or the period) sends it.
+        // A held-back terminal phase leaves the version unwritten: the next pass (the worker's stop, or the period)
+        // sends it.
         const version = merged.phase === vs.status.phase ? vs.version : vs.version - 1;
         const patch = twoWayMergePatch(base as Record<string, unknown>, merged as Record<string, unknown>);
         if (!Object.keys(patch).length) {

@@ -15,7 +15,10 @@ const UNKNOWN = {
   exitCode: 137,
 };
 
-/** Upstream hasPodInitialized: no init containers, or a regular container left waiting once, or the last init container succeeded. */
+/**
+ * Upstream hasPodInitialized: no init containers, or a regular container left waiting once, or the last init container
+ * succeeded.
+ */
 function hasInitialized(pod: Pod, st: PodStatus): boolean {
   if (!pod.spec.initContainers?.length) return true;
   if ((st.containerStatuses ?? []).some((c) => c.lastState?.terminated || !c.state?.waiting)) return true;

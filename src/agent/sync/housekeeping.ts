@@ -4,7 +4,8 @@
  * pods with neither a pod nor a worker; 1a. start anew each active pod without a worker (created
  * again with the same UID while it terminated: a static pod's manifest removed and put back),
  * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror pods (kept while their static
- * pod stops its containers, as upstream); 3. kill and remove runtime pods that no source wants and no worker owns (left by an
+ * pod stops its containers, as upstream); 3. kill and remove runtime pods that no source wants and no worker owns (left
+ * by an
  * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
  * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
  * nor in the runtime (orphaned pod directories, also those left before a restart).
@@ -37,7 +38,9 @@ export interface HousekeepingDeps {
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
   /** A pod found in the runtime that no worker knows (kubelet_orphaned_runtime_pods_total). */
   onOrphanedRuntimePod?(): void;
-  /** The pods admitted to run (upstream's active pods): in the pod manager, neither rejected nor finished in the API. */
+  /**
+   * The pods admitted to run (upstream's active pods): in the pod manager, neither rejected nor finished in the API.
+   */
   activePods?(): Pod[];
   /** An active pod started anew (kubelet_restarted_pods_total). */
   onRestartedPod?(pod: Pod): void;

@@ -83,7 +83,9 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
-  /** The DRA manager: a pod's ResourceClaims are prepared before its containers start and unprepared when it is gone. */
+  /**
+   * The DRA manager: a pod's ResourceClaims are prepared before its containers start and unprepared when it is gone.
+   */
   dra?: Pick<DraManager, 'prepare' | 'unprepare'>;
   /** The device manager: a pod that is gone frees its devices. */
   devices?: Pick<DeviceManager, 'release' | 'devicesOf'>;
@@ -94,7 +96,10 @@ export interface PodSyncDeps {
   >;
 }
 
-/** How soon a Deferred resize or one not yet applied is tried again (upstream retries pending resizes as resources free up). */
+/**
+ * How soon a Deferred resize or one not yet applied is tried again (upstream retries pending resizes as resources free
+ * up).
+ */
 const RESIZE_RETRY_MS = 5000;
 /** How soon a pod whose claims could not be prepared is tried again. */
 const DRA_RETRY_MS = 5000;
@@ -141,7 +146,9 @@ export class PodSync implements PodSyncer {
     });
   }
 
-  /** The pod's runtime status: read now, or (`quiet`) from the PLEG's lists when they began after the pod's quiet time. */
+  /**
+   * The pod's runtime status: read now, or (`quiet`) from the PLEG's lists when they began after the pod's quiet time.
+   */
   private status(pod: Pod, quiet?: { quietSinceMs: number }) {
     return this.deps.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!, quiet);
   }

@@ -31,7 +31,9 @@ export class StartGates {
     setTimeout(o.wake, o.timeoutMs).unref();
   }
 
-  /** Whether `uid` may start at `nowMs`: no gate, every victim `stopped`, or the deadline passed (the gate then goes). */
+  /**
+   * Whether `uid` may start at `nowMs`: no gate, every victim `stopped`, or the deadline passed (the gate then goes).
+   */
   open(uid: string, stopped: (victim: string) => boolean, nowMs: number): boolean {
     const g = this.gates.get(uid);
     if (!g) return true;

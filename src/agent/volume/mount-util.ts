@@ -1,6 +1,7 @@
 /**
  * Host mounts the volume plugins make (tmpfs for emptyDir medium Memory, secret and projected
- * volumes; a raw block volume's device file bound into the pod) and their removal. Mount points are read from /proc/self/mountinfo; mounting uses the
+ * volumes; a raw block volume's device file bound into the pod) and their removal. Mount points are read from
+ * /proc/self/mountinfo; mounting uses the
  * util-linux `mount` / `umount` commands (root only).
  */
 import { execFile } from 'node:child_process';
@@ -59,13 +60,19 @@ export async function mountTmpfs(path: string, sizeBytes = 0): Promise<void> {
   await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', path]);
 }
 
-/** Mounts a hugetlbfs with `pageSizeOption` (`pagesize=2Mi`) at `path` unless something is mounted there (upstream setupHugepages). */
+/**
+ * Mounts a hugetlbfs with `pageSizeOption` (`pagesize=2Mi`) at `path` unless something is mounted there (upstream
+ * setupHugepages).
+ */
 export async function mountHugetlbfs(path: string, pageSizeOption: string): Promise<void> {
   if (await isMountPoint(path)) return;
   await run('mount', ['-t', 'hugetlbfs', '-o', pageSizeOption, 'nodev', path]);
 }
 
-/** Bind-mounts the file (a device node) `src` on `dst`, made an empty file when missing; nothing when `dst` is already a mount point. */
+/**
+ * Bind-mounts the file (a device node) `src` on `dst`, made an empty file when missing; nothing when `dst` is already a
+ * mount point.
+ */
 export async function bindMountFile(src: string, dst: string): Promise<void> {
   await mkdir(dirname(dst), { recursive: true, mode: 0o750 });
   await writeFile(dst, '', { flag: 'a' });

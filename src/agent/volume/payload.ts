@@ -171,7 +171,10 @@ export function downwardApiPayload(
   return { ok: true, payload };
 }
 
-/** Merges projections into one payload (later sources do not replace earlier paths' data silently: last wins, as upstream's map). */
+/**
+ * Merges projections into one payload (later sources do not replace earlier paths' data silently: last wins, as
+ * upstream's map).
+ */
 export function mergePayloads(parts: Payload[]): Payload {
   const out: Payload = new Map();
   for (const p of parts) for (const [k, v] of p) out.set(k, v);

@@ -2,7 +2,8 @@
  * The volume manager's decisions, pure (upstream desired-state-of-world vs actual-state-of-world
  * reconciler, reduced to a kubelet without attach/detach):
  * - `computeVolumeActions`: for one pod being synced, which volumes to set up now (new, or a
- *   remount-each-sync plugin or a volume set up to be republished), which wait for their retry backoff, which are unsupported;
+ *   remount-each-sync plugin or a volume set up to be republished), which wait for their retry backoff, which are
+ * unsupported;
  * - `orphanedPodDirs`: which pod directories on disk belong to no known pod (never one that is).
  */
 import type { Volume, VolumePlugin } from './types.js';

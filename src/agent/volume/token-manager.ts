@@ -58,7 +58,10 @@ export class TokenManager {
     return JSON.stringify([k.namespace, k.serviceAccount, k.audiences, k.expirationSeconds, k.pod.uid]);
   }
 
-  /** A valid token and when it expires (RFC 3339, as TokenRequestStatus); requests a new one when none is cached or the cached one needs a refresh. */
+  /**
+   * A valid token and when it expires (RFC 3339, as TokenRequestStatus); requests a new one when none is cached or the
+   * cached one needs a refresh.
+   */
   async getToken(k: TokenKey): Promise<TokenStatus> {
     const key = TokenManager.keyOf(k);
     const now = this.deps.clock.now();

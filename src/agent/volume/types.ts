@@ -29,7 +29,10 @@ export interface VolumeHost {
   ): Promise<T | null>;
   /** A PersistentVolume (null = not found). */
   getPersistentVolume<T>(name: string): Promise<T | null>;
-  /** An object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's status). */
+  /**
+   * An object by API path (null = not found): cached as getObject, or `fresh` from the apiserver (a VolumeAttachment's
+   * status).
+   */
   getClusterObject<T>(path: string, o?: { fresh?: boolean }): Promise<T | null>;
   /** Merge-patches a claim's status (a finished node expansion); absent without an apiserver. */
   patchClaimStatus?(namespace: string, name: string, patch: object): Promise<void>;
@@ -57,7 +60,10 @@ export interface SetUpContext {
   volume: Volume;
   /** `<root-dir>/pods/<uid>/volumes/<plugin dir>/<volume name>` (created by the plugin when it uses it). */
   dir: string;
-  /** `<root-dir>/pods/<uid>/volumes`: a plugin whose volume directory is named otherwise (a CSI PV's is `kubernetes.io~csi/<PV name>`) makes it here. */
+  /**
+   * `<root-dir>/pods/<uid>/volumes`: a plugin whose volume directory is named otherwise (a CSI PV's is
+   * `kubernetes.io~csi/<PV name>`) makes it here.
+   */
   volumesDir: string;
   /** pod.spec.securityContext.fsGroup. */
   fsGroup?: number;
@@ -72,11 +78,20 @@ export interface MountedVolume {
   readOnly: boolean;
   /** The volume's plugin directory name, e.g. `kubernetes.io~configmap`. */
   plugin: string;
-  /** A raw block volume (volumeMode: Block): the device node on the host that containers get as `volumeDevices` (`path` is not mountable then). */
+  /**
+   * A raw block volume (volumeMode: Block): the device node on the host that containers get as `volumeDevices` (`path`
+   * is not mountable then).
+   */
   devicePath?: string;
-  /** Upstream's full plugin name for the metrics when the directory's is not it: `kubernetes.io/csi:<driver>`, a claim's PV plugin (`kubernetes.io/local-volume`, `kubernetes.io/host-path`). */
+  /**
+   * Upstream's full plugin name for the metrics when the directory's is not it: `kubernetes.io/csi:<driver>`, a claim's
+   * PV plugin (`kubernetes.io/local-volume`, `kubernetes.io/host-path`).
+   */
   pluginName?: string;
-  /** Its directory under the pod's volumes directory when that is not `<plugin>/<volume name>` (a CSI PV: `kubernetes.io~csi/<PV name>`). */
+  /**
+   * Its directory under the pod's volumes directory when that is not `<plugin>/<volume name>` (a CSI PV:
+   * `kubernetes.io~csi/<PV name>`).
+   */
   dir?: string;
   /**
    * The runtime relabels it for the container's SELinux label when it mounts it (upstream: the
@@ -92,11 +107,20 @@ export interface MountedVolume {
   metrics?: 'du' | 'statfs' | VolumeMeasure;
   /** Counted in the pod's ephemeral storage (upstream IsLocalEphemeralVolume: an emptyDir on disk, a configMap). */
   localEphemeral?: boolean;
-  /** Called on every later pod sync of the set-up volume (a CSI PV's online expansion); records its own events, may block. */
+  /**
+   * Called on every later pod sync of the set-up volume (a CSI PV's online expansion); records its own events, may
+   * block.
+   */
   onSync?: () => Promise<void>;
-  /** Set up again on every pod sync although its plugin is not `remountEachSync` (a CSI driver with `requiresRepublish`). */
+  /**
+   * Set up again on every pod sync although its plugin is not `remountEachSync` (a CSI driver with
+   * `requiresRepublish`).
+   */
   remountEachSync?: boolean;
-  /** An attachable volume's unique name (`kubernetes.io/csi/<driver>^<handle>`): in node.status.volumesInUse while set up, so the attach/detach controller does not detach it under the pod. */
+  /**
+   * An attachable volume's unique name (`kubernetes.io/csi/<driver>^<handle>`): in node.status.volumesInUse while set
+   * up, so the attach/detach controller does not detach it under the pod.
+   */
   uniqueName?: string;
   /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */
   pvcRef?: { name: string; namespace: string };
@@ -129,6 +153,9 @@ export interface VolumePlugin {
    * keep the pod directory (teardown is retried by housekeeping).
    */
   tearDown?(dir: string): Promise<void>;
-  /** Housekeeping (every 2 s, not awaited): releases what no pod uses any more (CSI volumes still staged); one pass at a time. */
+  /**
+   * Housekeeping (every 2 s, not awaited): releases what no pod uses any more (CSI volumes still staged); one pass at a
+   * time.
+   */
   releaseUnused?(): Promise<void>;
 }

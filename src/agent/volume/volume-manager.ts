@@ -66,7 +66,9 @@ const podVolumesDir = (rootDir: string, uid: string) => join(podDir(rootDir, uid
 /** Sets up and tears down pod volumes. */
 export class VolumeManager {
   private readonly actual = new Map<string, Map<string, MountedVolume>>();
-  /** Each pod's volumes as its spec asks for them: volume name → the plugin's full name (volume_manager_total_volumes). */
+  /**
+   * Each pod's volumes as its spec asks for them: volume name → the plugin's full name (volume_manager_total_volumes).
+   */
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   private readonly plugins: readonly VolumePlugin[];
@@ -102,7 +104,10 @@ export class VolumeManager {
     return this.actual.get(uid) ?? new Map();
   }
 
-  /** How many volumes each plugin has, as the pods ask for them (desired) and as set up (actual): volume_manager_total_volumes. */
+  /**
+   * How many volumes each plugin has, as the pods ask for them (desired) and as set up (actual):
+   * volume_manager_total_volumes.
+   */
   volumeCounts(): { plugin: string; state: 'desired_state_of_world' | 'actual_state_of_world'; count: number }[] {
     const count = (names: Iterable<string>) => {
       const n = new Map<string, number>();
@@ -291,7 +296,10 @@ export class VolumeManager {
     return true;
   }
 
-  /** Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be released or unmounted. */
+  /**
+   * Tears down every volume of pod `uid` and removes its pod directory; leaves it (false) when something cannot be
+   * released or unmounted.
+   */
   async removePodDir(uid: string): Promise<boolean> {
     if (!(await this.unmountPod(uid))) return false;
     await rm(podDir(this.deps.rootDir, uid), { recursive: true, force: true });
@@ -299,7 +307,10 @@ export class VolumeManager {
     return true;
   }
 
-  /** Lets each plugin with a `tearDown` release its volumes under `volumesDir` (read from disk: works for orphans and after a restart). */
+  /**
+   * Lets each plugin with a `tearDown` release its volumes under `volumesDir` (read from disk: works for orphans and
+   * after a restart).
+   */
   private async pluginTearDowns(volumesDir: string): Promise<void> {
     for (const p of this.plugins)
       if (p.tearDown)

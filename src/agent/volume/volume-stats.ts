@@ -47,7 +47,10 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
   return { bytes, inodes };
 }
 
-/** A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with its filesystem's capacity. */
+/**
+ * A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with
+ * its filesystem's capacity.
+ */
 async function measureLocal(path: string, du: boolean): Promise<VolumeFigures> {
   const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, statfs(path)]);
   return {

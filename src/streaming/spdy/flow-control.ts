@@ -42,7 +42,9 @@ export class FlowControl {
     }
   }
 
-  /** The reader of `s` wants more: the socket resumes if it held it; the peer gets window if it asked for flow control. */
+  /**
+   * The reader of `s` wants more: the socket resumes if it held it; the peer gets window if it asked for flow control.
+   */
   acknowledge(s: SpdyStream): void {
     if (this.heldBy === s) this.release();
     if (this.peerDoesFlowControl && s.recvUnacked > 0 && !s.remoteFin && !s.destroyed) {

@@ -39,7 +39,9 @@ export function containerIdOfLink(name: string): string | undefined {
   return id.length >= 6 ? id : undefined;
 }
 
-/** Links `link` to `target` when the target exists (no dangling link is made, as upstream); false if it was not made. */
+/**
+ * Links `link` to `target` when the target exists (no dangling link is made, as upstream); false if it was not made.
+ */
 export async function linkContainerLog(link: string, target: string): Promise<boolean> {
   // Through the callback API, off the event loop: on a disk busy with a burst of container starts
   // a symlink waits milliseconds that the loop would spend blocked.

@@ -158,7 +158,8 @@ export class ContainerLogManager {
   }
 
   private async rotate(id: string, log: string): Promise<void> {
-    // 1. Keep room: at most maxFiles − 2 rotated files before adding one (the live file and the new rotated one count too).
+    // 1. Keep room: at most maxFiles − 2 rotated files before adding one (the live file and the new rotated one count
+    // too).
     const old = await rotatedLogs(log);
     for (const f of old.slice(0, Math.max(0, old.length - (this.deps.maxFiles - 2)))) await rm(f, { force: true });
     // 2. Compress every rotated file that is not compressed yet (the newest one stays plain until the next rotation).

@@ -124,7 +124,8 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
     let idleChecks = 0;
     for (;;) {
       if (w.full) return;
-      // Without follow the answer is the file as it was when asked (tailLines is exact however fast the container writes).
+      // Without follow the answer is the file as it was when asked (tailLines is exact however fast the container
+      // writes).
       const want = opts.follow ? chunk.length : Math.min(chunk.length, Math.max(0, size - offset));
       const { bytesRead } = want > 0 ? await fh.read(chunk, 0, want, offset) : { bytesRead: 0 };
       if (bytesRead > 0) {

@@ -43,7 +43,10 @@ export interface CsiVolumeUsage {
   unit: 'UNKNOWN' | 'BYTES' | 'INODES';
 }
 
-/** A driver's node service. Every method may block up to its deadline; stage/publish and their inverses are idempotent per the CSI spec. */
+/**
+ * A driver's node service. Every method may block up to its deadline; stage/publish and their inverses are idempotent
+ * per the CSI spec.
+ */
 export interface CsiClient {
   nodeGetInfo(): Promise<CsiNodeInfo>;
   /** The node service's RPC capabilities ("STAGE_UNSTAGE_VOLUME", …), asked once. */

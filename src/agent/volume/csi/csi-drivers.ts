@@ -17,7 +17,9 @@ export class CsiDrivers {
 
   private readonly connect: (endpoint: string, name: string) => CsiClient;
 
-  /** `connect` makes a driver's client (default: over its socket, each call seen by `observe`: csi_operations_seconds). */
+  /**
+   * `connect` makes a driver's client (default: over its socket, each call seen by `observe`: csi_operations_seconds).
+   */
   constructor(
     o: {
       connect?: (endpoint: string, name: string) => CsiClient;

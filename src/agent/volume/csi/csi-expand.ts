@@ -104,13 +104,19 @@ export interface ExpandInput {
   nodeName: string;
   events?: EventSink;
   secrets(ref: { name: string; namespace: string }): Promise<Record<string, string>>;
-  /** The capacity this volume was last expanded to, and whether the driver said it is in use (kept by the caller across syncs). */
+  /**
+   * The capacity this volume was last expanded to, and whether the driver said it is in use (kept by the caller across
+   * syncs).
+   */
   done?: { capacity?: string; inUse?: boolean };
   /** The time, for the claim's conditions. */
   now?: () => Date;
 }
 
-/** Expands the volume when its claim asks for it; resolves when done or not needed, rejects on failure (after its event). */
+/**
+ * Expands the volume when its claim asks for it; resolves when done or not needed, rejects on failure (after its
+ * event).
+ */
 export async function expandIfNeeded(i: ExpandInput): Promise<void> {
   if (!i.host.patchClaimStatus) return;
   // The objects as cached for the pod's volumes (5 s): a sync soon after a finished expansion may
@@ -172,7 +178,8 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
           marks.allocatedResourceStatuses.storage !== status.allocatedResourceStatuses?.storage));
     if (changed)
       await i.host.patchClaimStatus(i.claim.namespace, i.claim.name, { status: marks }).catch(() => undefined);
-    // FailedPrecondition: the volume cannot grow while in use; that must not hold the pod back (upstream MarkForInUseExpansionError).
+    // FailedPrecondition: the volume cannot grow while in use; that must not hold the pod back (upstream
+    // MarkForInUseExpansionError).
     if (err instanceof GoStatusError && err.code === GrpcCode.FAILED_PRECONDITION) {
       if (i.done) i.done.inUse = true;
       return;

@@ -157,7 +157,10 @@ export class CsiNodeInfoManager {
     }
   }
 
-  /** upstream InitializeCSINodeWithAnnotation: the CSINode exists (drivers kept). Throws while the Node is not registered. */
+  /**
+   * upstream InitializeCSINodeWithAnnotation: the CSINode exists (drivers kept). Throws while the Node is not
+   * registered.
+   */
   async initialize(): Promise<void> {
     await this.updateCsiNode((drivers) => drivers);
   }

@@ -45,7 +45,10 @@ const volumeKey = (v: { driverName: string; volumeHandle: string }) => `${v.driv
 export class CsiRelease {
   constructor(private readonly deps: { drivers: CsiDrivers; rootDir: string; logger?: Logger }) {}
 
-  /** Releases the CSI volume whose directory is `dir` (see the file comment); throws while its driver cannot unpublish it. */
+  /**
+   * Releases the CSI volume whose directory is `dir` (see the file comment); throws while its driver cannot unpublish
+   * it.
+   */
   async tearDown(dir: string): Promise<void> {
     const file = join(dir, VOL_DATA_FILE);
     let data: VolData;
@@ -104,7 +107,10 @@ export class CsiRelease {
     });
   }
 
-  /** A record with every path outside the root dir dropped: what teardown unmounts and removes is only ever the kubelet's own. */
+  /**
+   * A record with every path outside the root dir dropped: what teardown unmounts and removes is only ever the
+   * kubelet's own.
+   */
   private confined(v: VolData): VolData {
     const root = `${resolve(this.deps.rootDir)}/`;
     const inside = (p: string | undefined) => (p !== undefined && resolve(p).startsWith(root) ? p : undefined);
@@ -119,7 +125,10 @@ export class CsiRelease {
     };
   }
 
-  /** Runs `fn` after every earlier operation on the staged volume `key` (upstream serializes the operations of a volume). */
+  /**
+   * Runs `fn` after every earlier operation on the staged volume `key` (upstream serializes the operations of a
+   * volume).
+   */
   serialized(key: string, fn: () => Promise<void>): Promise<void> {
     const prev = this.locks.get(key) ?? Promise.resolve();
     const run = prev.then(fn, fn);
@@ -133,7 +142,10 @@ export class CsiRelease {
   }
   private readonly locks = new Map<string, Promise<void>>();
 
-  /** Housekeeping: unstages every staged volume no pod uses any more (an unstage that failed, a stage that timed out). One pass at a time. */
+  /**
+   * Housekeeping: unstages every staged volume no pod uses any more (an unstage that failed, a stage that timed out).
+   * One pass at a time.
+   */
   releaseUnused(): Promise<void> {
     return (this.releasing ??= (async () => {
       const base = join(this.deps.rootDir, 'plugins', CSI_PLUGIN_NAME);

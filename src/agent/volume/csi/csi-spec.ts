@@ -57,7 +57,10 @@ export interface VolData {
   cleanup?: string[];
 }
 
-/** upstream csi_block.go: a raw block PV's paths under `<root>/plugins/kubernetes.io/csi/volumeDevices`, and the pod's device file. */
+/**
+ * upstream csi_block.go: a raw block PV's paths under `<root>/plugins/kubernetes.io/csi/volumeDevices`, and the pod's
+ * device file.
+ */
 export function blockPaths(
   rootDir: string,
   pvName: string,

@@ -36,7 +36,10 @@ const NOT_SOURCE = new Set([
   'volumeAttributesClassName',
 ]);
 
-/** Sets up the volume of claim `claimName` for `ctx`; `ownerUid`: the claim must be controlled by this pod (an ephemeral volume). */
+/**
+ * Sets up the volume of claim `claimName` for `ctx`; `ownerUid`: the claim must be controlled by this pod (an ephemeral
+ * volume).
+ */
 async function setUpClaim(
   ctx: SetUpContext,
   o: { claimName: string; readOnly: boolean; ownerUid?: string; csi?: CsiVolumes },
