@@ -114,6 +114,13 @@ export function mergePodStatus(
   const out: PodStatus = { ...kubelet, ...(conditions.length ? { conditions } : {}) };
   // Once the apiserver has a start time it stays (upstream's status manager never changes it).
   if (apiStatus?.startTime) out.startTime = apiStatus.startTime;
+  // Not the kubelet's: the resource claim controller's and the scheduler's (upstream mergePodStatus).
+  const claims = apiStatus as { resourceClaimStatuses?: unknown; extendedResourceClaimStatus?: unknown } | undefined;
+  const carried = out as typeof claims & PodStatus;
+  delete carried.resourceClaimStatuses;
+  delete carried.extendedResourceClaimStatus;
+  if (claims?.resourceClaimStatuses) carried.resourceClaimStatuses = claims.resourceClaimStatuses;
+  if (claims?.extendedResourceClaimStatus) carried.extendedResourceClaimStatus = claims.extendedResourceClaimStatus;
   if (held) {
     out.phase = apiStatus?.phase ?? 'Pending';
     out.reason = apiStatus?.reason;

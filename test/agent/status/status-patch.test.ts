@@ -64,6 +64,27 @@ describe('twoWayMergePatch', () => {
     ).toBe('2026-11-25T12:00:00Z');
   });
 
+  it("leaves the claim statuses the resource claim controller and the scheduler wrote (regression: the kubelet's patch removed them)", () => {
+    const api = {
+      phase: 'Pending',
+      resourceClaimStatuses: [{ name: 'gpu', resourceClaimName: 'p-gpu-x1y2z' }],
+      extendedResourceClaimStatus: {
+        resourceClaimName: 'p-extended-resources-abcde',
+        requestMappings: [
+          { containerName: 'main', resourceName: 'example.com/gpu', requestName: 'container-0-request-0' },
+        ],
+      },
+    } as PodStatus;
+    const merged = mergePodStatus(api, { phase: 'Running' });
+    expect(merged).toMatchObject({
+      resourceClaimStatuses: (api as { resourceClaimStatuses: unknown }).resourceClaimStatuses,
+      extendedResourceClaimStatus: (api as { extendedResourceClaimStatus: unknown }).extendedResourceClaimStatus,
+    });
+    expect(twoWayMergePatch(api as Record<string, unknown>, merged as Record<string, unknown>)).toEqual({
+      phase: 'Running',
+    });
+  });
+
   it('null and absent are the same (a Go nil): a condition the apiserver returns without lastProbeTime needs no patch, nor one with it null', () => {
     const api = { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }] };
     const mine = { conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null, lastTransitionTime: 't' }] };
