@@ -1392,6 +1392,69 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
     }
   });
 
+  it('prepares the claim the scheduler made for a DRA-backed extended resource, and gives the device to the container it maps to', async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'gpu.example.com',
+      cdiKind: 'gpu.example.com/gpu',
+    });
+    try {
+      const request = 'container-0-request-0';
+      const created = create({
+        ...boundPod('ext-user', node, {
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
+              resources: { limits: { 'example.com/gpu': '1' }, requests: { 'example.com/gpu': '1' } },
+            },
+          ],
+        }),
+        // As the scheduler records it (DRAExtendedResource).
+        status: {
+          extendedResourceClaimStatus: {
+            resourceClaimName: 'ext-user-extended-resources-abcde',
+            requestMappings: [{ containerName: 'main', resourceName: 'example.com/gpu', requestName: request }],
+          },
+        },
+      });
+      create(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name: 'ext-user-extended-resources-abcde', namespace: 'default' },
+          spec: { devices: { requests: [{ name: request, exactly: { deviceClassName: 'gpu.example.com' } }] } },
+          status: {
+            allocation: {
+              devices: { results: [{ request, driver: 'gpu.example.com', pool: 'node', device: 'dev-0' }] },
+            },
+            reservedFor: [{ resource: 'pods', name: 'ext-user', uid: created.metadata.uid }],
+          },
+        },
+        'resource.k8s.io/resourceclaims',
+      );
+      await until(() => running('ext-user'), 30_000, 'ext-user Running');
+      await until(
+        () => /stdout F device=dev-0\n/.test(logOf(pod('ext-user')!)),
+        10_000,
+        'the CDI device in the container',
+      );
+      expect(driver.calls[0]).toEqual({
+        method: 'NodePrepareResources',
+        claims: ['ext-user-extended-resources-abcde'],
+      });
+      await kubectl(c, ['delete', 'pod', 'ext-user', '--wait=false']);
+      await until(
+        () => driver.calls.some((x) => x.method === 'NodeUnprepareResources'),
+        30_000,
+        'NodeUnprepareResources',
+      );
+    } finally {
+      driver.close();
+    }
+  });
+
   it('speaks v1beta1 to a driver that registers only v1beta1.DRAPlugin', async () => {
     const driver = await startSampleDraDriver({
       root: join(dir, 'root'),

@@ -52,6 +52,28 @@ export interface DynamicResource {
   claim_resources: { cdi_devices: { name: string }[]; driver_name: string; pool_name: string; device_name: string }[];
 }
 
+/** The pod's key for the claim of its DRA-backed extended resources (not a name a pod can give). */
+const EXTENDED_RESOURCES_REF = '<extended resources>';
+
+/** The scheduler's claim for the pod's extended resources backed by DRA (pod.status.extendedResourceClaimStatus). */
+function extendedClaimOf(
+  pod: Pod,
+):
+  | {
+      resourceClaimName: string;
+      requestMappings: { containerName: string; resourceName: string; requestName: string }[];
+    }
+  | undefined {
+  const status = (pod.status as { extendedResourceClaimStatus?: Record<string, unknown> } | undefined)
+    ?.extendedResourceClaimStatus;
+  if (!status || typeof status.resourceClaimName !== 'string' || !status.resourceClaimName) return undefined;
+  const mappings = Array.isArray(status.requestMappings) ? status.requestMappings : [];
+  return {
+    resourceClaimName: status.resourceClaimName,
+    requestMappings: mappings as { containerName: string; resourceName: string; requestName: string }[],
+  };
+}
+
 /** A ResourceClaim as the apiserver returns it (the fields the node reads). */
 interface ResourceClaim {
   metadata: { name: string; namespace: string; uid: string };
@@ -151,9 +173,29 @@ export class DraManager {
       ?.resourceClaimStatuses ?? []) as { name: string; resourceClaimName?: string }[];
     const refs = ((pod.spec as { resourceClaims?: { name: string; resourceClaimName?: string }[] }).resourceClaims ??
       []) as { name: string; resourceClaimName?: string }[];
-    return new Map(
+    const names = new Map(
       refs.map((r) => [r.name, r.resourceClaimName ?? statuses.find((s) => s.name === r.name)?.resourceClaimName]),
     );
+    // The claim the scheduler made for the pod's DRA-backed extended resources (DRAExtendedResource).
+    const extended = extendedClaimOf(pod);
+    if (extended) names.set(EXTENDED_RESOURCES_REF, extended.resourceClaimName);
+    return names;
+  }
+
+  /**
+   * The claims (by name) and requests a container uses: those its `resources.claims` name, and
+   * the requests the scheduler mapped its DRA-backed extended resources to.
+   */
+  private usesOf(pod: Pod, c: Container): { claimName: string | undefined; request?: string }[] {
+    const names = this.claimNames(pod);
+    const uses = (c.resources as { claims?: { name: string; request?: string }[] } | undefined)?.claims ?? [];
+    const extended = extendedClaimOf(pod);
+    return [
+      ...uses.map((use) => ({ claimName: names.get(use.name), request: use.request })),
+      ...(extended?.requestMappings ?? [])
+        .filter((m) => m.containerName === c.name)
+        .map((m) => ({ claimName: extended!.resourceClaimName, request: m.requestName })),
+    ];
   }
 
   /**
@@ -225,13 +267,10 @@ export class DraManager {
 
   /** The CDI device IDs of the claims (and requests) the container uses. */
   cdiDevices(pod: Pod, c: Container): string[] {
-    const names = this.claimNames(pod);
-    const uses = (c.resources as { claims?: { name: string; request?: string }[] } | undefined)?.claims ?? [];
     const ids: string[] = [];
-    for (const use of uses) {
-      const name = names.get(use.name);
+    for (const use of this.usesOf(pod, c)) {
       const info = [...this.claims.values()].find(
-        (x) => x.ClaimName === name && x.Namespace === pod.metadata.namespace,
+        (x) => x.ClaimName === use.claimName && x.Namespace === pod.metadata.namespace,
       );
       for (const state of Object.values(info?.DriverState ?? {}))
         for (const device of state.Devices)
@@ -258,9 +297,7 @@ export class DraManager {
 
   /** The prepared claims the container uses. */
   private claimsOf(pod: Pod, c: Container): ClaimInfo[] {
-    const names = this.claimNames(pod);
-    const uses = (c.resources as { claims?: { name: string }[] } | undefined)?.claims ?? [];
-    const wanted = new Set(uses.map((use) => names.get(use.name)));
+    const wanted = new Set(this.usesOf(pod, c).map((use) => use.claimName));
     return [...this.claims.values()].filter((x) => wanted.has(x.ClaimName) && x.Namespace === pod.metadata.namespace);
   }
 
