@@ -56,9 +56,7 @@ export interface DynamicResource {
 const EXTENDED_RESOURCES_REF = '<extended resources>';
 
 /** The scheduler's claim for the pod's extended resources backed by DRA (pod.status.extendedResourceClaimStatus). */
-function extendedClaimOf(
-  pod: Pod,
-):
+function extendedClaimOf(pod: Pod):
   | {
       resourceClaimName: string;
       requestMappings: { containerName: string; resourceName: string; requestName: string }[];
