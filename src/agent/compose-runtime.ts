@@ -28,6 +28,7 @@ import { PodCgroupManager, type CgroupOpObserver } from './cgroups/pod-cgroup-ma
 import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import { serviceAccountSource } from './images/service-account-source.js';
+import type { CredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import type { AuthConfig } from './images/keyring.js';
 import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
@@ -175,6 +176,8 @@ export function composeNodeResources(
     /** The apiserver: service accounts and their tokens for providers with tokenAttributes. */
     api?: KubeClient;
     clock: Clock;
+    /** The plugins' metrics. */
+    credentialProviderMetrics?: CredentialProviderMetrics;
   },
 ): {
   podCgroups?: PodCgroupManager;
@@ -201,6 +204,7 @@ export function composeNodeResources(
       providers = await CredentialProviders.fromFiles(cp.configPath, cp.binDir, {
         logger: d.logger,
         serviceAccounts: d.api && serviceAccountSource(d.api, d.clock),
+        metrics: d.credentialProviderMetrics,
       });
   };
   return {

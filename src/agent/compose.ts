@@ -76,6 +76,7 @@ import type { Agent, AgentConfig } from './agent-config.js';
 import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
+import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -144,6 +145,7 @@ export function composeAgent(
     observeCgroup,
     api,
     clock,
+    credentialProviderMetrics: cfg.imageCredentialProvider ? registerCredentialProviderMetrics(metrics) : undefined,
   });
   const cpus = composeCpuManager(cfg, {
     runtime: runtime.runtime,

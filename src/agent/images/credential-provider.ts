@@ -22,6 +22,7 @@ import { parseDuration } from '../../lib/duration.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { runPlugin } from '../../lib/run-plugin.js';
+import type { CredentialProviderMetrics } from '../metrics/credential-provider-metrics.js';
 import {
   authEntries,
   credentialsOf,
@@ -270,21 +271,25 @@ interface ServiceAccountPart {
   cacheKey: string;
 }
 
+export interface CredentialProvidersDeps {
+  logger: Logger;
+  now?: () => number;
+  serviceAccounts?: ServiceAccountSource;
+  /** Upstream's plugin metrics (metrics/credential-provider-metrics.ts). */
+  metrics?: CredentialProviderMetrics;
+}
+
 /** The node's credential providers: credentials for an image, from cache or a plugin run. */
 export class CredentialProviders {
   private readonly cache = new Map<string, Cached>();
   private readonly running = new Map<string, Promise<{ image: string; entries: KeyringEntry[] }>>();
   constructor(
     private readonly providers: CredentialProvider[],
-    private readonly deps: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
+    private readonly deps: CredentialProvidersDeps,
   ) {}
 
   /** The providers of `configPath` (binaries under `binDir`), checked; throws as upstream fails the kubelet's start. */
-  static async fromFiles(
-    configPath: string,
-    binDir: string,
-    d: { logger: Logger; now?: () => number; serviceAccounts?: ServiceAccountSource },
-  ): Promise<CredentialProviders> {
+  static async fromFiles(configPath: string, binDir: string, d: CredentialProvidersDeps): Promise<CredentialProviders> {
     try {
       return new CredentialProviders(await loadCredentialProviders(configPath, binDir), d);
     } catch (err) {
@@ -398,6 +403,7 @@ export class CredentialProviders {
       ...(account ? { serviceAccountToken: account.token } : {}),
       ...(account && Object.keys(account.annotations).length ? { serviceAccountAnnotations: account.annotations } : {}),
     };
+    const began = performance.now();
     const out = await runPlugin({
       command: p.command,
       args: p.args,
@@ -406,7 +412,16 @@ export class CredentialProviders {
       timeoutMs: RUN_TIMEOUT_MS,
       maxBytes: MAX_OUTPUT_BYTES,
       what: 'image credential provider',
-    });
+    }).then(
+      (text) => {
+        this.deps.metrics?.ran(p.name, (performance.now() - began) / 1000, false);
+        return text;
+      },
+      (err: unknown) => {
+        this.deps.metrics?.ran(p.name, (performance.now() - began) / 1000, true);
+        throw err;
+      },
+    );
     let r: ReturnType<typeof parseCredentialProviderResponse>;
     try {
       r = parseCredentialProviderResponse(out, p.apiVersion);

@@ -16,6 +16,8 @@ import {
 import { keyMatches } from '../../../src/agent/images/keyring.js';
 import { serviceAccountSource } from '../../../src/agent/images/service-account-source.js';
 import { createLogger } from '../../../src/lib/logger.js';
+import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
+import { registerCredentialProviderMetrics } from '../../../src/agent/metrics/credential-provider-metrics.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { startFakeWithKubeconfig } from '../../fixtures/apiserver/server.js';
@@ -184,6 +186,21 @@ describe('credential providers', () => {
     const set = new CredentialProviders(await load('broken'), { logger });
     expect(await set.credentialsFor(ecr('a'))).toEqual([]);
     expect(runs('broken')).toHaveLength(1);
+  });
+  it("counts each run and each failure in upstream's metrics", async () => {
+    plugin('counted', { cacheKeyType: 'Image', cacheDuration: '0s' });
+    plugin('failing', { cacheKeyType: 'Global' }, { fail: true });
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    const plugins = registerCredentialProviderMetrics(metrics);
+    const counted = new CredentialProviders(await load('counted'), { logger, metrics: plugins });
+    const failing = new CredentialProviders(await load('failing'), { logger, metrics: plugins });
+    await counted.credentialsFor(ecr('a'));
+    await counted.credentialsFor(ecr('a'));
+    await failing.credentialsFor(ecr('a'));
+    const text = metrics.text();
+    expect(text).toMatch(/^kubelet_credential_provider_plugin_duration_count\{plugin_name="counted"\} 2$/m);
+    expect(text).toMatch(/^kubelet_credential_provider_plugin_errors_total\{plugin_name="failing"\} 1$/m);
+    expect(text).not.toMatch(/^kubelet_credential_provider_plugin_errors_total\{plugin_name="counted"\}/m);
   });
 });
 
