@@ -77,6 +77,7 @@ import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
+import { registerDraMetrics } from './metrics/dra-metrics.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -170,6 +171,7 @@ export function composeAgent(
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
   // start.
   const dra = new DraManager({ rootDir: cfg.rootDir, client: api, logger });
+  registerDraMetrics(metrics, dra);
   const {
     volumes,
     volumeStats,

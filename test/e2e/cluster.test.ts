@@ -1352,6 +1352,10 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       );
       expect(record.config.annotations[`cdi.k8s.io/gpu.example.com_${claimUid}`]).toBe('gpu.example.com/gpu=dev-0');
       expect(driver.calls).toEqual([{ method: 'NodePrepareResources', claims: ['gpu-claim'] }]);
+      // The claim in use, by driver and across drivers, as upstream's node e2e tests read it.
+      const inUse = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+      expect(await inUse()).toMatch(/^dra_resource_claims_in_use\{driver_name="gpu.example.com"\} 1$/m);
+      expect(await inUse()).toMatch(/^dra_resource_claims_in_use\{driver_name="<any>"\} 1$/m);
       // pod-resources names the claim and its prepared device (dynamic_resources).
       const { client, call } = await podResourcesClient(join(dir, 'root'));
       try {
@@ -1387,6 +1391,11 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         'NodeUnprepareResources',
       );
       expect(driver.calls.at(-1)).toEqual({ method: 'NodeUnprepareResources', claims: ['gpu-claim'] });
+      await until(
+        async () => /^dra_resource_claims_in_use\{driver_name="<any>"\} 0$/m.test(await inUse()),
+        10_000,
+        'no claim in use',
+      );
     } finally {
       driver.close();
     }

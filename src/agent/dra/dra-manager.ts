@@ -322,6 +322,17 @@ export class DraManager {
     return out;
   }
 
+  /** The claims in use on the node by driver, and `<any>`: all of them (dra_resource_claims_in_use). */
+  claimsInUse(): Map<string, number> {
+    const counts = new Map<string, number>([['<any>', 0]]);
+    for (const info of this.claims.values()) {
+      if (!Object.keys(info.PodUIDs).length) continue;
+      counts.set('<any>', counts.get('<any>')! + 1);
+      for (const driver of Object.keys(info.DriverState)) counts.set(driver, (counts.get(driver) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
   async unprepare(uid: string): Promise<void> {
     let changed = false;
