@@ -21,6 +21,7 @@ import { messageOf } from '../../lib/errors.js';
 import { serviceMethods } from '../../cri/proto.js';
 import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
+import { goStatusError } from '../../cri/unary-caller.js';
 import type { AdmitResult } from '../admission/predicate.js';
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
 import { chooseDevices, deviceRequests, type DeviceHealth, type DeviceRequest } from './device-allocation.js';
@@ -384,7 +385,8 @@ export class DeviceManager {
         (b: Buffer) => m.responseDeserialize(b),
         req,
         { deadline: Date.now() + CALL_TIMEOUT_MS },
-        (err, res) => (err ? reject(new Error(goRpcError(err))) : resolve(res)),
+        // Go's status text, which upstream's admission message embeds.
+        (err, res) => (err ? reject(goStatusError(new GrpcCallError(err.code, err.details))) : resolve(res)),
       ),
     );
   }
@@ -424,14 +426,4 @@ function refusal(s: { resource: string; requested: number; available: number }):
     reason: 'UnexpectedAdmissionError',
     message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
   };
-}
-
-/**
- * A gRPC error as Go's status package prints it (upstream's messages carry it): `rpc error: code = Unknown desc = …`.
- */
-function goRpcError(err: grpc.ServiceError): string {
-  const name = (grpc.status[err.code] ?? 'UNKNOWN')
-    .toLowerCase()
-    .replace(/(^|_)([a-z])/g, (_m, _sep: string, c: string) => c.toUpperCase());
-  return `rpc error: code = ${name} desc = ${err.details || err.message}`;
 }

@@ -8,7 +8,6 @@
  * claim is gone it is unprepared (NodeUnprepareResources). What is prepared is kept in upstream's
  * `dra_manager_state` checkpoint, so a restarted kubelet knows it.
  */
-import * as grpc from '@grpc/grpc-js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
@@ -17,6 +16,8 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { serviceMethods } from '../../cri/proto.js';
+import { unaryChannel, type UnaryChannel } from '../../cri/grpc-channel.js';
+import { GrpcCallError } from '../../cri/grpc-status.js';
 import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
 import { crc32 } from './crc32.js';
 import { cdiAnnotation } from './cdi-annotations.js';
@@ -89,7 +90,7 @@ export interface DraManagerDeps {
 }
 
 export class DraManager {
-  private readonly drivers = new Map<string, { client: grpc.Client; version: string }>();
+  private readonly drivers = new Map<string, { channel: UnaryChannel; version: string }>();
   private readonly claims = new Map<string, ClaimInfo>();
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
@@ -105,16 +106,15 @@ export class DraManager {
         );
     },
     register: async (name, endpoint, versions) => {
-      this.drivers.get(name)?.client.close();
-      const client = new grpc.Client(`unix://${endpoint}`, grpc.credentials.createInsecure(), {
-        'grpc.default_authority': 'localhost',
-      });
+      this.drivers.get(name)?.channel.close();
+      // grpc-js's default limit on what a driver answers.
+      const channel = unaryChannel(`unix://${endpoint}`, { maxReceiveBytes: 4 * 1024 * 1024 });
       const version = SUPPORTED.find((v) => versions.includes(v))!;
-      this.drivers.set(name, { client, version });
+      this.drivers.set(name, { channel, version });
       this.deps.logger.info({ driver: name, endpoint, version }, 'DRA driver registered');
     },
     deregister: async (name) => {
-      this.drivers.get(name)?.client.close();
+      this.drivers.get(name)?.channel.close();
       this.drivers.delete(name);
     },
   };
@@ -153,16 +153,9 @@ export class DraManager {
     if (!registered) return Promise.reject(new Error(`DRA driver ${driver} is not registered`));
     const m = this.methods[method];
     const path = registered.version === 'v1.DRAPlugin' ? m.path : m.path.replace('.dra.v1.', '.dra.v1beta1.');
-    return new Promise((resolve, reject) =>
-      registered.client.makeUnaryRequest(
-        path,
-        (x: object) => m.requestSerialize(x),
-        (b: Buffer) => m.responseDeserialize(b),
-        req,
-        { deadline: Date.now() + CALL_TIMEOUT_MS },
-        (err, res) => (err ? reject(new Error(`${driver}: ${err.details || messageOf(err)}`)) : resolve(res)),
-      ),
-    );
+    return registered.channel.call({ ...m, path }, req, CALL_TIMEOUT_MS).catch((err: unknown) => {
+      throw new Error(`${driver}: ${err instanceof GrpcCallError && err.details ? err.details : messageOf(err)}`);
+    });
   }
 
   /** The claim name of each of the pod's resource claims (a template's from the pod's resourceClaimStatuses). */
