@@ -37,7 +37,6 @@ import {
 } from './resize-events.js';
 import {
   actuationOf,
-  admitResize,
   admitResizeInOrder,
   allocatedContainers,
   allocationsDiffer,
@@ -177,26 +176,18 @@ export class AllocationManager {
     const state: ResizeState = {};
     const allocatable = this.deps.allocatable();
     if (allocatable) {
-      const active = this.deps.activePods().filter((p) => p.metadata.uid !== uid);
       const candidate = {
         pod,
         allocated: this.allocated.get(uid)!,
         deferredSinceMs: this.pending.get(uid)?.deferredSinceMs ?? Date.now(),
       };
       // Other pods' Deferred resizes ranked before this one take their room first, as upstream's ordered retry.
-      const verdict = [...this.pending.keys()].some((other) => other !== uid)
-        ? admitResizeInOrder({
-            candidate,
-            pending: [...this.pending.values()],
-            active: [...active.map((p) => this.effective(p)), this.effective(pod)],
-            allocatable,
-          })
-        : admitResize({
-            desired: pod,
-            allocated: candidate.allocated,
-            allocatable,
-            others: active.map((p) => this.effective(p)),
-          });
+      const verdict = admitResizeInOrder({
+        candidate,
+        pending: [...this.pending.values()],
+        active: this.deps.activePods().map((p) => this.effective(p.metadata.uid === uid ? pod : p)),
+        allocatable,
+      });
       if (verdict.kind === 'deferred') this.pending.set(uid, candidate);
       else this.pending.delete(uid);
       if (verdict.kind === 'accepted') {
