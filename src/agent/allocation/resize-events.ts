@@ -13,7 +13,10 @@ export const RESIZE_ERROR = 'ResizeError';
 export const RESIZE_DEFERRED = 'ResizeDeferred';
 export const RESIZE_INFEASIBLE = 'ResizeInfeasible';
 
-/** Go's json.Marshal of a ResourceRequirements: limits, requests (keys sorted), claims; empty maps left out. */
+/**
+ * Go's json.Marshal of a ResourceRequirements: limits, requests (keys sorted), claims; empty ones
+ * left out (undefined, which JSON.stringify skips).
+ */
 function requirementsJson(r: Pod['spec']['containers'][number]['resources']): object {
   const sorted = (m: Record<string, string> | undefined) =>
     m && Object.keys(m).length
@@ -25,11 +28,9 @@ function requirementsJson(r: Pod['spec']['containers'][number]['resources']): ob
       : undefined;
   const claims = (r as { claims?: unknown[] } | undefined)?.claims;
   return {
-    ...(sorted(r?.limits as Record<string, string>) ? { limits: sorted(r?.limits as Record<string, string>) } : {}),
-    ...(sorted(r?.requests as Record<string, string>)
-      ? { requests: sorted(r?.requests as Record<string, string>) }
-      : {}),
-    ...(claims?.length ? { claims } : {}),
+    limits: sorted(r?.limits as Record<string, string> | undefined),
+    requests: sorted(r?.requests as Record<string, string> | undefined),
+    claims: claims?.length ? claims : undefined,
   };
 }
 
