@@ -78,6 +78,7 @@ import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js'
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import { registerDraMetrics } from './metrics/dra-metrics.js';
+import { sandboxResources } from './cgroups/pod-resource-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -226,6 +227,8 @@ export function composeAgent(
       (nodeInformer && admissionNode ? nodeInformer.admissionNode(admissionNode) : admissionNode)?.allocatable,
     activePods: () => theSyncLoop.get().activePods(),
     podCgroups,
+    sandboxResources: (pod) =>
+      sandboxResources(pod, { enforceCpuLimits: cfg.cpuCFSQuota, cpuPeriodUs: cfg.cpuCFSQuotaPeriodUs }),
     events,
     metrics: registerResizeMetrics(metrics, () => allocation.resizeStates()),
     logger,

@@ -98,6 +98,8 @@ export interface PodSpec {
   securityContext?: Record<string, unknown>;
   enableServiceLinks?: boolean;
   priority?: number;
+  /** Pod-level requests and limits (PodLevelResources): they bound the whole pod whatever its containers declare. */
+  resources?: ResourceRequirements;
   tolerations?: unknown[];
   volumes?: unknown[];
   [extra: string]: unknown;
@@ -186,6 +188,10 @@ export interface PodStatus {
   containerStatuses?: ContainerStatus[];
   ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
+  /** Pod-level resources as applied to the pod cgroup (InPlacePodLevelResourcesVerticalScaling). */
+  resources?: ResourceRequirements;
+  /** Pod-level requests as allocated (InPlacePodLevelResourcesVerticalScaling). */
+  allocatedResources?: Record<string, string>;
 }
 
 /** core/v1 Pod. */

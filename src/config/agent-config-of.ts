@@ -7,6 +7,7 @@ import type { KubeletConfiguration } from './schema.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
 import type { ResolvedConfig } from './load.js';
 import { evictionThresholds } from './eviction-thresholds.js';
+import { declaredFeatures } from '../agent/nodestatus/declared-features.js';
 
 /** What composeAgent is built from, for `cfg`. */
 export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
@@ -97,6 +98,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       ...reservedCpu(kc),
       evictionHard: kc.evictionHard,
       kubeletVersion: KUBERNETES_VERSION,
+      declaredFeatures: declaredFeatures(kc.featureGates),
     },
     registerNode: kc.registerNode,
     nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!,

@@ -126,6 +126,9 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     updateContainerResources: async (id, linux) => {
       await r('UpdateContainerResources', { container_id: id, linux });
     },
+    updatePodSandboxResources: async (req) => {
+      await r('UpdatePodSandboxResources', req);
+    },
     checkpointContainer: async (req) => {
       await r('CheckpointContainer', req, req.timeout ? req.timeout * 1000 : T);
     },

@@ -53,6 +53,11 @@ export interface RuntimeService {
   runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
   /** CRI UpdateContainerResources, Linux part (absent: the runtime cannot change a running container's resources). */
   updateContainerResources?(containerId: string, linux: cri.LinuxContainerResources): Promise<void>;
+  /**
+   * CRI UpdatePodSandboxResources: tells the runtime the pod's new resources after the kubelet resized its cgroup
+   * (absent: the runtime is not told; a runtime without it answers Unimplemented).
+   */
+  updatePodSandboxResources?(req: cri.UpdatePodSandboxResourcesRequest): Promise<void>;
   /** CRI CheckpointContainer (absent: the runtime cannot checkpoint). */
   checkpointContainer?(req: cri.CheckpointContainerRequest): Promise<void>;
 }

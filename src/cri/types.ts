@@ -61,6 +61,14 @@ export interface LinuxSandboxSecurityContext {
   apparmor?: SecurityProfile | null;
 }
 
+/** UpdatePodSandboxResourcesRequest: the pod's resources after the kubelet resized its cgroup. */
+export interface UpdatePodSandboxResourcesRequest {
+  pod_sandbox_id: string;
+  overhead?: LinuxContainerResources | null;
+  resources?: LinuxContainerResources | null;
+  annotations?: Labels;
+}
+
 export interface CheckpointContainerRequest {
   container_id: string;
   /** Where the runtime writes the checkpoint archive. */

@@ -124,6 +124,13 @@ describe('node', () => {
     expect(n.status.runtimeHandlers).toEqual([
       { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
     ]);
+    // NodeDeclaredFeatures: what a Go kubelet v1.36.2 declares with the default gates.
+    expect(n.status.declaredFeatures).toEqual([
+      'ExtendWebSocketsToKubelet',
+      'InPlacePodLevelResourcesVerticalScaling',
+      'InPlacePodVerticalScalingInitContainers',
+      'RestartAllContainersOnContainerExits',
+    ]);
     expect(n.status.nodeInfo).toMatchObject({
       kubeletVersion: 'v1.36.2',
       operatingSystem: 'linux',
@@ -586,6 +593,48 @@ describe('pods from the apiserver', () => {
     expect(pending.message).toMatch(/^Node didn't have enough capacity: cpu, requested: 1000000, capacity: \d+$/);
     expect(pod('resizable')!.status.containerStatuses[0].allocatedResources).toMatchObject({ cpu: '150m' });
     await kubectl(c, ['delete', 'pod', 'resizable', '--wait=false']);
+  });
+
+  it("resizes a pod's own resources in place (spec.resources, InPlacePodLevelResourcesVerticalScaling): allocated, applied and reported, no restart", async () => {
+    create(
+      boundPod('pod-level', node, {
+        resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+        containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
+      }),
+    );
+    await until(() => running('pod-level'), 20_000, 'pod-level Running');
+    expect(pod('pod-level')!.status).toMatchObject({
+      qosClass: 'Burstable',
+      allocatedResources: { cpu: '100m', memory: '32Mi' },
+      resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
+    });
+    const containerID = pod('pod-level')!.status.containerStatuses[0].containerID;
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'pod-level',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({
+        spec: { resources: { requests: { cpu: '150m', memory: '32Mi' }, limits: { cpu: '400m', memory: '96Mi' } } },
+      }),
+    ]);
+    const resized = await until(
+      () => {
+        const st = pod('pod-level')!.status;
+        return st.resources?.limits?.cpu === '400m' && st;
+      },
+      20_000,
+      'the new pod-level limit applied',
+    );
+    expect(resized).toMatchObject({
+      allocatedResources: { cpu: '150m', memory: '32Mi' },
+      resources: { requests: { cpu: '150m', memory: '32Mi' }, limits: { cpu: '400m', memory: '96Mi' } },
+      containerStatuses: [{ restartCount: 0, containerID }],
+    });
+    expect(resized.conditions.map((k: Obj) => k.type)).not.toContain('PodResizeInProgress');
+    await kubectl(c, ['delete', 'pod', 'pod-level', '--wait=false']);
   });
 
   it('gives a variable the value an init container wrote into an env file (env valueFrom.fileKeyRef, EnvFiles)', async () => {

@@ -356,6 +356,78 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'resize-me');
   }, 90_000);
 
+  it("resizes a pod's own resources in place on containerd: the pod cgroup's new quota, no restart; the pod's memory limit never below its usage", async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('pod-level-resize', node, {
+        resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '96Mi' } },
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            // 40 MiB of the pod's memory in use (the container's /dev/shm is charged to its cgroup).
+            command: ['sh', '-c', 'head -c 41943040 /dev/zero > /dev/shm/fill; sleep 3600'],
+          },
+        ],
+      }),
+    );
+    const before = await until(
+      () =>
+        pod('pod-level-resize')?.status?.containerStatuses?.[0]?.state?.running &&
+        pod('pod-level-resize')!.status.containerStatuses[0],
+      40_000,
+      'pod-level-resize Running',
+    );
+    const uid = pod('pod-level-resize')!.metadata.uid;
+    const podCgroup = (controller: string, file: string) => {
+      const found = execFileSync('sh', [
+        '-c',
+        `find /sys/fs/cgroup/${controller}/ -type d -name pod${uid} 2>/dev/null || true`,
+      ])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(found, file), 'utf8').trim() : '';
+    };
+    expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('20000');
+    expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(96 * 2 ** 20));
+    const resize = (limits: { cpu: string; memory: string }) =>
+      kubectl(c, [
+        'patch',
+        'pod',
+        'pod-level-resize',
+        '--subresource',
+        'resize',
+        '-p',
+        JSON.stringify({ spec: { resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } } }),
+      ]);
+    // containerd 1.6 answers UpdatePodSandboxResources Unimplemented: the resize completes all the same.
+    await resize({ cpu: '500m', memory: '96Mi' });
+    await until(() => podCgroup('cpu', 'cpu.cfs_quota_us') === '50000', 20_000, 'the new quota in the pod cgroup');
+    const after = await until(
+      () => {
+        const st = pod('pod-level-resize')!.status;
+        return st.resources?.limits?.cpu === '500m' && st;
+      },
+      20_000,
+      'the resized pod status',
+    );
+    expect(after.containerStatuses[0]).toMatchObject({ restartCount: 0, containerID: before.containerID });
+    expect(after.conditions.map((k: { type: string }) => k.type)).not.toContain('PodResizeInProgress');
+    await resize({ cpu: '500m', memory: '16Mi' });
+    const refused = await until(
+      () => pod('pod-level-resize')!.status.conditions?.find((k: { type: string }) => k.type === 'PodResizeInProgress'),
+      20_000,
+      'PodResizeInProgress',
+    );
+    expect(refused).toMatchObject({ status: 'True', reason: 'Error' });
+    expect(refused.message).toMatch(
+      /^cannot decrease memory limits: attempting to set pod memory limit \(16777216\) below current usage \(\d+\)$/,
+    );
+    expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(96 * 2 ** 20));
+    c.api.store.remove('pods', 'default', 'pod-level-resize');
+  }, 90_000);
+
   it('restarts a container of a Never pod when its restart rule matches its exit code (ContainerRestartRules)', async () => {
     c.api.store.create(
       'pods',

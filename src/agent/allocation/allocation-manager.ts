@@ -9,6 +9,8 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
+import { KubeletError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { AdmissionNode } from '../admission/predicate.js';
@@ -18,6 +20,7 @@ import { podRef, type EventSink } from '../events/recorder.js';
 import {
   ACTUATED_FILE,
   ALLOCATED_FILE,
+  POD_LEVEL,
   readAllocations,
   writeAllocations,
   type ContainerResources,
@@ -58,6 +61,8 @@ export interface AllocationManagerDeps {
   /** The other pods that hold resources on the node. */
   activePods: () => Pod[];
   podCgroups?: { resize(pod: Pod): Promise<void> };
+  /** The pod's resources as the runtime is told them after its cgroup changed (pod-resource-config.ts sandboxResources). */
+  sandboxResources?: (pod: Pod) => cri.LinuxContainerResources;
   events?: EventSink;
   /** Upstream's resize metrics (metrics/resize-metrics.ts). */
   metrics?: ResizeMetrics;
@@ -161,7 +166,8 @@ export class AllocationManager {
       !before?.pending &&
       !before?.inProgress &&
       !allocationsDiffer(specResources(pod), allocated) &&
-      !this.unapplied(pod, rs).length
+      !this.unapplied(pod, rs).length &&
+      !this.podLevelUnapplied(uid).length
     )
       return { state: before ?? {}, changed: false };
     const snapshot = () => JSON.stringify([[...(this.allocated.get(uid) ?? [])], [...(this.actuated.get(uid) ?? [])]]);
@@ -213,7 +219,7 @@ export class AllocationManager {
       }
     }
     const error = await this.actuate(pod, rs);
-    const unapplied = this.unapplied(pod, rs).length > 0;
+    const unapplied = this.unapplied(pod, rs).length > 0 || this.podLevelUnapplied(uid).length > 0;
     if (error !== undefined || unapplied) state.inProgress = error ? { error } : {};
     const allocatedPod = () => withResources(pod, this.allocated.get(uid)!);
     if (error !== undefined && error !== before?.inProgress?.error)
@@ -250,6 +256,13 @@ export class AllocationManager {
     });
   }
 
+  /** The pod-level resources whose applied value is not the allocated one (none before the pod cgroup has a record). */
+  private podLevelUnapplied(uid: string): string[] {
+    const applied = this.actuated.get(uid);
+    if (!applied?.has(POD_LEVEL)) return [];
+    return changedResources(applied.get(POD_LEVEL), this.allocated.get(uid)?.get(POD_LEVEL));
+  }
+
   /** Each running container's memory usage (CRI ContainerStats), by container name. */
   private async memoryUsage(uid: string): Promise<Map<string, number>> {
     const stats = await this.deps.runtime.listContainerStats({ label_selector: { [PodUidLabel]: uid } });
@@ -261,18 +274,42 @@ export class AllocationManager {
     );
   }
 
-  /** Applies the allocation to the running containers; the first failure's message, if any. */
+  /**
+   * Tells the runtime the pod's resources after its cgroup changed (upstream: best effort, after
+   * the pod cgroup; a runtime without UpdatePodSandboxResources, as containerd before 2.0, is left
+   * alone and another failure only logged).
+   */
+  private async tellRuntime(pod: Pod, rs: PodRuntimeStatus): Promise<void> {
+    const sandbox = rs.sandboxes.find((s) => s.ready);
+    if (!sandbox || !this.deps.runtime.updatePodSandboxResources || !this.deps.sandboxResources) return;
+    try {
+      await this.deps.runtime.updatePodSandboxResources({
+        pod_sandbox_id: sandbox.id,
+        resources: this.deps.sandboxResources(pod),
+      });
+    } catch (err) {
+      if (err instanceof KubeletError && err.code === 'NotImplemented') return;
+      this.deps.logger.warn(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) },
+        'failed to update the pod sandbox resources',
+      );
+    }
+  }
+
+  /** Applies the allocation to the running containers and the pod cgroup; the first failure's message, if any. */
   private async actuate(pod: Pod, rs: PodRuntimeStatus): Promise<string | undefined> {
     const uid = pod.metadata.uid!;
     const allocation = this.allocated.get(uid)!;
     const applied = new Map(this.actuated.get(uid) ?? []);
     const todo = this.unapplied(pod, rs);
-    // Containers not running take their allocation when they start.
+    const podLevelChanged = this.podLevelUnapplied(uid);
+    // Containers not running take their allocation when they start; a pod cgroup without a record was made with it.
     for (const c of allocatedContainers(pod)) {
       const inst = latestContainer(rs, c.name);
       if (!inst || inst.state !== 'running' || !applied.has(c.name)) applied.set(c.name, allocation.get(c.name) ?? {});
     }
-    if (!todo.length) {
+    if (!applied.has(POD_LEVEL) && allocation.has(POD_LEVEL)) applied.set(POD_LEVEL, allocation.get(POD_LEVEL)!);
+    if (!todo.length && !podLevelChanged.length) {
       this.actuated.set(uid, applied);
       return undefined;
     }
@@ -293,9 +330,10 @@ export class AllocationManager {
         )
         .map((t) => t.name);
       // Memory limits never go below what is in use: nothing is written, the resize stays in progress with the reason.
-      const refusal = updated.length
-        ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
-        : undefined;
+      const refusal =
+        updated.length || podLevelChanged.includes('memory')
+          ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
+          : undefined;
       if (refusal) throw new Error(refusal);
       if (cgroupFirst) await this.deps.podCgroups?.resize(after);
       for (const t of todo) {
@@ -321,6 +359,8 @@ export class AllocationManager {
         applied.set(c.name, allocation.get(c.name) ?? {});
       }
       if (!cgroupFirst) await this.deps.podCgroups?.resize(after);
+      if (allocation.has(POD_LEVEL)) applied.set(POD_LEVEL, allocation.get(POD_LEVEL)!);
+      await this.tellRuntime(after, rs);
     } catch (err) {
       failure = messageOf(err);
       this.deps.logger.warn(

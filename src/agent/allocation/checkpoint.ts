@@ -17,8 +17,16 @@ export interface ContainerResources {
   requests?: Record<string, string>;
 }
 
-/** Pod UID → container name → resources. */
+/** Pod UID → container name → resources, the pod-level ones under POD_LEVEL. */
 export type PodAllocations = Map<string, Map<string, ContainerResources>>;
+
+/**
+ * The key of the pod-level resources (`spec.resources`) in a pod's allocation, written as
+ * upstream's `PodLevelResources`. They share the containers' map so that every comparison,
+ * admission and write covers them; no container can take the key (its name is a DNS label, never
+ * empty).
+ */
+export const POD_LEVEL = '';
 
 /** Upstream's checkpoint file names under the root dir. */
 export const ALLOCATED_FILE = 'allocated_pods_state';
@@ -38,13 +46,18 @@ function resourcesJson(r: ContainerResources): ContainerResources {
 /** The checkpoint file's text for `pods`. Pure. */
 export function encodeAllocations(pods: PodAllocations): string {
   const entries = sortedRecord(
-    [...pods].map(([uid, containers]) => [
-      uid,
-      {
-        ContainerResources: sortedRecord([...containers].map(([name, r]) => [name, resourcesJson(r)])),
-        PodLevelResources: null,
-      },
-    ]),
+    [...pods].map(([uid, containers]) => {
+      const podLevel = containers.get(POD_LEVEL);
+      return [
+        uid,
+        {
+          ContainerResources: sortedRecord(
+            [...containers].filter(([name]) => name !== POD_LEVEL).map(([name, r]) => [name, resourcesJson(r)]),
+          ),
+          PodLevelResources: podLevel ? resourcesJson(podLevel) : null,
+        },
+      ];
+    }),
   );
   const data = JSON.stringify({ entries });
   return JSON.stringify({ data, checksum: fnv32a(Buffer.from(`(string)${data}`, 'utf8')) });
@@ -57,11 +70,17 @@ export function decodeAllocations(text: string): PodAllocations {
   if (file.checksum !== fnv32a(Buffer.from(`(string)${file.data}`, 'utf8')))
     throw new Error('checkpoint is corrupted: checksum mismatch');
   const parsed = JSON.parse(file.data) as {
-    entries?: Record<string, { ContainerResources?: Record<string, ContainerResources> }>;
+    entries?: Record<
+      string,
+      { ContainerResources?: Record<string, ContainerResources>; PodLevelResources?: ContainerResources | null }
+    >;
   };
   const pods: PodAllocations = new Map();
-  for (const [uid, entry] of Object.entries(parsed.entries ?? {}))
-    pods.set(uid, new Map(Object.entries(entry.ContainerResources ?? {})));
+  for (const [uid, entry] of Object.entries(parsed.entries ?? {})) {
+    const containers = new Map(Object.entries(entry.ContainerResources ?? {}));
+    if (entry.PodLevelResources) containers.set(POD_LEVEL, entry.PodLevelResources);
+    pods.set(uid, containers);
+  }
   return pods;
 }
 

@@ -4,7 +4,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
-import type { ContainerResources } from './checkpoint.js';
+import { POD_LEVEL, type ContainerResources } from './checkpoint.js';
 
 /** Upstream's event reasons. */
 export const RESIZE_STARTED = 'ResizeStarted';
@@ -62,7 +62,10 @@ export interface RequestedResize {
 const amount = (resource: string, value: string | undefined) =>
   value === undefined ? 0 : ((resource === 'cpu' ? milliCpu(value) : bytes(value)) ?? 0);
 
-/** The changes from `before` to `after` of each container's cpu and memory (upstream resizeOperationForResources). */
+/**
+ * The changes from `before` to `after` of each container's cpu and memory (upstream
+ * resizeOperationForResources); the pod-level resources are not a container's.
+ */
 export function requestedResizes(
   before: ReadonlyMap<string, ContainerResources>,
   after: ReadonlyMap<string, ContainerResources>,
@@ -70,7 +73,7 @@ export function requestedResizes(
   const out: RequestedResize[] = [];
   for (const [name, next] of after) {
     const previous = before.get(name);
-    if (!previous) continue;
+    if (!previous || name === POD_LEVEL) continue;
     for (const requirement of ['requests', 'limits'] as const)
       for (const resource of ['cpu', 'memory']) {
         const a = amount(resource, previous[requirement]?.[resource]);

@@ -3,13 +3,15 @@
  * GA): a running pod whose containers' resources changed in its spec is resized when the node can
  * hold it — it can never (more than the node's allocatable): `Infeasible`; not now (the other
  * pods' requests): `Deferred`, retried when resources free up; else the new resources are
- * allocated and then actuated container by container, each by its `resizePolicy`. Pure.
+ * allocated and then actuated container by container, each by its `resizePolicy`. The pod-level
+ * resources (`spec.resources`, InPlacePodLevelResourcesVerticalScaling) are allocated and resized
+ * with them, applied to the pod cgroup. Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { podRequests, shortfalls, type AdmissionNode } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
-import type { ContainerResources } from './checkpoint.js';
+import { POD_LEVEL, type ContainerResources } from './checkpoint.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 
 /** The containers whose resources a pod allocates: init (sidecars included) and regular. */
@@ -17,20 +19,18 @@ export function allocatedContainers(pod: Pod): Container[] {
   return [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
 }
 
-/** The resources the spec asks for, by container name. */
+/** Requests and limits as allocated: copies, empty ones left out. */
+const allocationOf = (r: ContainerResources): ContainerResources => ({
+  ...(r.limits && Object.keys(r.limits).length ? { limits: { ...r.limits } } : {}),
+  ...(r.requests && Object.keys(r.requests).length ? { requests: { ...r.requests } } : {}),
+});
+
+/** The resources the spec asks for, by container name, and the pod's own under POD_LEVEL when it sets them. */
 export function specResources(pod: Pod): Map<string, ContainerResources> {
-  return new Map(
-    allocatedContainers(pod).map((c) => {
-      const r = (c.resources ?? {}) as ContainerResources;
-      return [
-        c.name,
-        {
-          ...(r.limits && Object.keys(r.limits).length ? { limits: { ...r.limits } } : {}),
-          ...(r.requests && Object.keys(r.requests).length ? { requests: { ...r.requests } } : {}),
-        },
-      ];
-    }),
-  );
+  const out = new Map(allocatedContainers(pod).map((c) => [c.name, allocationOf(c.resources ?? {})]));
+  const podLevel = allocationOf(pod.spec.resources ?? {});
+  if (podLevel.limits || podLevel.requests) out.set(POD_LEVEL, podLevel);
+  return out;
 }
 
 /** A quantity's value for comparison: milli-CPU, bytes, else the text. */
@@ -79,12 +79,14 @@ export function withResources(pod: Pod, resources: ReadonlyMap<string, Container
     } = (c.resources ?? {}) as ContainerResources & Record<string, unknown>;
     return { ...c, resources: { ...rest, ...r } };
   };
+  const podLevel = resources.get(POD_LEVEL);
   return {
     ...pod,
     spec: {
       ...pod.spec,
       ...(pod.spec.initContainers ? { initContainers: pod.spec.initContainers.map(apply) } : {}),
       containers: pod.spec.containers.map(apply),
+      ...(podLevel ? { resources: { ...podLevel } } : {}),
     },
   };
 }
@@ -147,20 +149,10 @@ export function actuationOf(c: Container, changed: readonly string[]): 'update' 
  * they shrink, the containers first, then the pod cgroup. Pure.
  */
 export function podCgroupFirst(before: Pod, after: Pod): boolean {
-  const total = (p: Pod) =>
-    allocatedContainers(p).reduce(
-      (sum, c) => {
-        const limits = (c.resources?.limits ?? {}) as Record<string, string>;
-        return {
-          cpu: sum.cpu + (milliCpu(limits.cpu) ?? 0),
-          memory: sum.memory + (bytes(limits.memory) ?? 0),
-        };
-      },
-      { cpu: 0, memory: 0 },
-    );
-  const a = total(before);
-  const b = total(after);
-  return b.cpu + b.memory >= a.cpu + a.memory;
+  // The pod's limits as its cgroup takes them: pod-level ones when set, else its containers'.
+  const a = podLimits(before);
+  const b = podLimits(after);
+  return b.cpuMilli + b.memoryBytes >= a.cpuMilli + a.memoryBytes;
 }
 
 /**

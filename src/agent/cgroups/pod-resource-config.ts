@@ -11,6 +11,7 @@ import { podRequests, podResources } from '../admission/predicate.js';
 import { MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import type { ResourceConfig } from '../../lib/cgroup-limits.js';
+import type * as cri from '../../cri/types.js';
 
 /**
  * The pod's limits (upstream PodLimits: max(sum of containers and sidecars, each init container) + overhead), and
@@ -55,6 +56,29 @@ export function resourceConfigForPod(
     case 'BestEffort':
       return { cpuShares: MIN_SHARES, ...pids };
   }
+}
+
+/**
+ * The pod's resources as the runtime is told them (upstream calculateSandboxResources): CPU shares
+ * from its requests (its limit when it requests none), a quota from its CPU limit (-1 when quotas
+ * are not enforced), its memory limit. What UpdatePodSandboxResources carries after a resize. Pure.
+ */
+export function sandboxResources(
+  pod: Pod,
+  o: { enforceCpuLimits: boolean; cpuPeriodUs: number },
+): cri.LinuxContainerResources {
+  const requests = podRequests(pod);
+  const limits = podLimits(pod);
+  const cpuLimit = limits.cpuDeclared ? limits.cpuMilli : 0;
+  const out: cri.LinuxContainerResources = {
+    cpu_shares: milliCpuToShares(requests.cpuMilli === 0 && cpuLimit > 0 ? cpuLimit : requests.cpuMilli),
+  };
+  if (cpuLimit > 0) {
+    out.cpu_period = o.cpuPeriodUs;
+    out.cpu_quota = o.enforceCpuLimits ? milliCpuToQuota(cpuLimit, o.cpuPeriodUs) : -1;
+  }
+  if (limits.memoryDeclared && limits.memoryBytes > 0) out.memory_limit_in_bytes = limits.memoryBytes;
+  return out;
 }
 
 /**

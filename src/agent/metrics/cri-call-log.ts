@@ -53,6 +53,9 @@ const REQUEST: Record<string, (a: Args) => Fields> = {
   listPodSandboxStats: filter,
   reopenContainerLog: containerId,
   updateContainerResources: containerId,
+  updatePodSandboxResources: (a) => ({
+    podSandboxID: (a[0] as cri.UpdatePodSandboxResourcesRequest | undefined)?.pod_sandbox_id,
+  }),
   checkpointContainer: containerOf,
   listImages: filter,
   imageStatus: image,

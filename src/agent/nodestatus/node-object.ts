@@ -53,6 +53,8 @@ export interface NodeSettings {
   systemReserved: Record<string, string>;
   evictionHard: Record<string, string>;
   kubeletVersion: string;
+  /** status.declaredFeatures (declared-features.ts); absent when NodeDeclaredFeatures is off. */
+  declaredFeatures?: string[];
 }
 
 /** What the status is computed from at one moment. */
@@ -304,6 +306,7 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
     images: nodeImages(i.images, s.maxImages ?? 50),
     ...(i.runtimeHandlers?.length ? { runtimeHandlers: i.runtimeHandlers } : {}),
     ...(i.features ? { features: i.features } : {}),
+    ...(s.declaredFeatures ? { declaredFeatures: s.declaredFeatures } : {}),
     volumesInUse: i.volumesInUse?.length ? i.volumesInUse : undefined,
   };
 }

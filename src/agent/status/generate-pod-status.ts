@@ -28,7 +28,7 @@ import {
   type RuntimeContainer,
 } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
-import type { ContainerResources } from '../allocation/checkpoint.js';
+import { POD_LEVEL, type ContainerResources } from '../allocation/checkpoint.js';
 import type { ResizeState } from '../allocation/resize-state.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
@@ -392,6 +392,11 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     status.observedGeneration = generation;
     status.conditions = status.conditions!.map((c) => ({ ...c, observedGeneration: generation }));
   }
+  // InPlacePodLevelResourcesVerticalScaling: the pod-level requests as allocated, and what the pod cgroup has.
+  const podLevelAllocated = ctx.allocation?.allocated.get(POD_LEVEL);
+  if (podLevelAllocated?.requests) status.allocatedResources = { ...podLevelAllocated.requests };
+  const podLevelApplied = ctx.allocation?.actuated?.get(POD_LEVEL) ?? podLevelAllocated;
+  if (phase === 'Running' && podLevelApplied) status.resources = { ...podLevelApplied };
   if (podIP) {
     status.podIP = podIP;
     status.podIPs = podIPs.map((ip) => ({ ip }));

@@ -33,6 +33,9 @@ import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
 import { registerResizeMetrics } from '../../../src/agent/metrics/resize-metrics.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-status.js';
+import { sandboxResources } from '../../../src/agent/cgroups/pod-resource-config.js';
+import { generatePodStatus } from '../../../src/agent/status/generate-pod-status.js';
+import { KubeletError } from '../../../src/lib/errors.js';
 
 const fixture = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36', 'checkpoints');
 const dir = mkdtempSync(join(tmpdir(), 'tsk-alloc-'));
@@ -407,5 +410,144 @@ describe('the allocation manager', () => {
     expect((await m.sync(low, running('c-low'))).state.pending?.reason).toBe('Deferred');
     expect((await m.sync(high, running('c-high'))).state.pending).toBeUndefined();
     expect((await m.sync(low, running('c-low'))).state.pending?.reason).toBe('Deferred');
+  });
+});
+
+describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling)', () => {
+  const withPodLevel = (uid: string, resources: Container['resources']): Pod => ({
+    metadata: { name: uid, namespace: 'default', uid },
+    spec: { resources, containers: [{ name: 'main', image: 'busybox' }] },
+  });
+  const running = (uid: string): PodRuntimeStatus => ({
+    uid,
+    name: uid,
+    namespace: 'default',
+    sandboxes: [{ id: `sandbox-${uid}`, ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.1' }],
+    containers: [
+      {
+        ...{ id: `c-${uid}`, name: 'main', state: 'running', createdAt: 1, startedAt: 1, finishedAt: 0, exitCode: 0 },
+        ...{ reason: '', message: '', image: 'busybox', imageRef: 'x', hash: '', restartCount: 0, logPath: '' },
+        sandboxId: `sandbox-${uid}`,
+      },
+    ],
+  });
+
+  it("writes the pod's own resources as upstream's PodLevelResources and reads them back", () => {
+    const pods = new Map([
+      [
+        'p',
+        new Map([
+          ['main', {}],
+          ['', { limits: { memory: '128Mi', cpu: '500m' }, requests: { cpu: '250m' } }],
+        ]),
+      ],
+    ]);
+    const text = encodeAllocations(pods);
+    expect(JSON.parse(JSON.parse(text).data).entries.p).toEqual({
+      ContainerResources: { main: {} },
+      PodLevelResources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m' } },
+    });
+    expect(decodeAllocations(text).get('p')?.get('')).toEqual({
+      limits: { cpu: '500m', memory: '128Mi' },
+      requests: { cpu: '250m' },
+    });
+  });
+
+  it("allocates spec.resources with the containers' and applies an allocation to the pod's spec", () => {
+    const desired = withPodLevel('p', { requests: { cpu: '200m' }, limits: { cpu: '400m' } });
+    const allocation = specResources(desired);
+    expect(allocation.get('')).toEqual({ requests: { cpu: '200m' }, limits: { cpu: '400m' } });
+    expect(specResources(pod('q', {})).has('')).toBe(false);
+    const older = withResources(desired, new Map([['', { requests: { cpu: '100m' }, limits: { cpu: '200m' } }]]));
+    expect(older.spec.resources).toEqual({ requests: { cpu: '100m' }, limits: { cpu: '200m' } });
+    // A pod-level change alone is a resize: admitted against the node like a container's.
+    expect(admitResize({ desired, allocated: specResources(older), allocatable: node, others: [] })).toEqual({
+      kind: 'accepted',
+    });
+    const huge = withPodLevel('p', { requests: { cpu: '3' }, limits: { cpu: '3' } });
+    expect(admitResize({ desired: huge, allocated: allocation, allocatable: node, others: [] })).toMatchObject({
+      kind: 'infeasible',
+      message: "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000",
+    });
+    // The pod cgroup grows first when the pod-level limits grow, last when they shrink.
+    expect(podCgroupFirst(older, desired)).toBe(true);
+    expect(podCgroupFirst(desired, older)).toBe(false);
+  });
+
+  it('resizes the pod cgroup, then tells the runtime (Unimplemented tolerated); a kubelet restart resumes from the files', async () => {
+    const root = join(dir, 'pod-level');
+    const calls: string[] = [];
+    let sandboxAnswer: Error | undefined = new KubeletError(
+      'NotImplemented',
+      'UpdatePodSandboxResources: unknown method',
+    );
+    const logged: string[] = [];
+    const deps = (): AllocationManagerDeps => ({
+      rootDir: root,
+      runtime: {
+        updateContainerResources: async (id: string) => void calls.push(`update ${id}`),
+        updatePodSandboxResources: async (req: { pod_sandbox_id: string; resources: { cpu_quota?: number } }) => {
+          calls.push(`sandbox ${req.pod_sandbox_id} quota=${req.resources.cpu_quota}`);
+          if (sandboxAnswer) throw sandboxAnswer;
+        },
+        listContainerStats: async () => [],
+      } as unknown as RuntimeService,
+      resources: { memoryCapacityBytes: 4 * 1024 ** 3, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
+      allocatable: () => node,
+      activePods: () => [],
+      podCgroups: {
+        resize: async (p: Pod) => void calls.push(`pod cgroup cpu=${p.spec.resources?.limits?.cpu}`),
+      },
+      sandboxResources: (p) => sandboxResources(p, { enforceCpuLimits: true, cpuPeriodUs: 100_000 }),
+      logger: { ...createLogger({ level: 'fatal' }), warn: (_o: unknown, m: string) => void logged.push(m) } as never,
+    });
+    const m = new AllocationManager(deps());
+    await m.load();
+    const first = withPodLevel('p', { requests: { cpu: '200m' }, limits: { cpu: '400m' } });
+    expect((await m.sync(first, running('p'))).state).toEqual({});
+    expect(calls).toEqual([]);
+    const grown = withPodLevel('p', { requests: { cpu: '300m' }, limits: { cpu: '800m' } });
+    expect((await m.sync(grown, running('p'))).state).toEqual({});
+    // No container has its own resources: only the pod cgroup changes, then the runtime is told.
+    expect(calls).toEqual(['pod cgroup cpu=800m', 'sandbox sandbox-p quota=80000']);
+    expect(m.actuatedResources('p')?.get('')).toEqual({ requests: { cpu: '300m' }, limits: { cpu: '800m' } });
+    expect(logged).toEqual([]);
+    // Another failure of the runtime is logged, never a failed resize.
+    sandboxAnswer = new Error('sandbox busy');
+    calls.length = 0;
+    const shrunk = withPodLevel('p', { requests: { cpu: '300m' }, limits: { cpu: '600m' } });
+    expect((await m.sync(shrunk, running('p'))).state).toEqual({});
+    expect(calls).toEqual(['pod cgroup cpu=600m', 'sandbox sandbox-p quota=60000']);
+    expect(logged).toEqual(['failed to update the pod sandbox resources']);
+    const allocated = decodeAllocations(readFileSync(join(root, ALLOCATED_FILE), 'utf8')).get('p');
+    expect(allocated?.get('')).toEqual({ requests: { cpu: '300m' }, limits: { cpu: '600m' } });
+    // A restarted kubelet has the allocation, so the spec it sees is no new resize.
+    const next = new AllocationManager(deps());
+    await next.load();
+    calls.length = 0;
+    expect((await next.sync(shrunk, running('p'))).changed).toBe(false);
+    expect(calls).toEqual([]);
+    expect(next.effective(withPodLevel('p', { limits: { cpu: '999m' } })).spec.resources).toEqual({
+      requests: { cpu: '300m' },
+      limits: { cpu: '600m' },
+    });
+  });
+
+  it('reports the pod-level resources as allocated and as applied in the pod status', () => {
+    const p = withPodLevel('p', { requests: { cpu: '300m', memory: '64Mi' }, limits: { cpu: '800m' } });
+    const status = generatePodStatus(p, running('p'), {
+      nowMs: 0,
+      nodeIP: '10.0.0.9',
+      runtimeName: 'process',
+      reasons: new Map(),
+      allocation: {
+        allocated: specResources(p),
+        actuated: new Map([['', { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '400m' } }]]),
+        resize: { inProgress: {} },
+      },
+    });
+    expect(status.allocatedResources).toEqual({ cpu: '300m', memory: '64Mi' });
+    expect(status.resources).toEqual({ requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '400m' } });
+    expect(status.phase).toBe('Running');
   });
 });
