@@ -77,7 +77,7 @@ import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
-import { registerDraMetrics } from './metrics/dra-metrics.js';
+import { registerDraClaimsInUse, registerDraMetrics } from './metrics/dra-metrics.js';
 import { sandboxResources } from './cgroups/pod-resource-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
@@ -171,8 +171,8 @@ export function composeAgent(
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
   // start.
-  const dra = new DraManager({ rootDir: cfg.rootDir, client: api, logger });
-  registerDraMetrics(metrics, dra);
+  const dra = new DraManager({ rootDir: cfg.rootDir, client: api, metrics: registerDraMetrics(metrics), logger });
+  registerDraClaimsInUse(metrics, dra);
   const {
     volumes,
     volumeStats,

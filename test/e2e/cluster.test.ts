@@ -1405,6 +1405,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       const inUse = async () => (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
       expect(await inUse()).toMatch(/^dra_resource_claims_in_use\{driver_name="gpu.example.com"\} 1$/m);
       expect(await inUse()).toMatch(/^dra_resource_claims_in_use\{driver_name="<any>"\} 1$/m);
+      // The pod's claims prepared once, in one gRPC call to the driver (upstream's DRA histograms).
+      expect(await inUse()).toMatch(
+        /^dra_operations_duration_seconds_count\{is_error="false",operation_name="PrepareResources"\} 1$/m,
+      );
+      expect(await inUse()).toMatch(
+        /^dra_grpc_operations_duration_seconds_count\{driver_name="gpu.example.com",grpc_status_code="OK",method_name="\/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin\/NodePrepareResources"\} 1$/m,
+      );
       // pod-resources names the claim and its prepared device (dynamic_resources).
       const { client, call } = await podResourcesClient(join(dir, 'root'));
       try {
@@ -1444,6 +1451,9 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         async () => /^dra_resource_claims_in_use\{driver_name="<any>"\} 0$/m.test(await inUse()),
         10_000,
         'no claim in use',
+      );
+      expect(await inUse()).toMatch(
+        /^dra_operations_duration_seconds_count\{is_error="false",operation_name="UnprepareResources"\} 1$/m,
       );
     } finally {
       driver.close();

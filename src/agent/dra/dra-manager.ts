@@ -18,6 +18,8 @@ import { writeFileAtomic } from '../../lib/fs-util.js';
 import { serviceMethods } from '../../cri/proto.js';
 import { unaryChannel, type UnaryChannel } from '../../cri/grpc-channel.js';
 import { GrpcCallError } from '../../cri/grpc-status.js';
+import { goCodeName } from '../../cri/unary-caller.js';
+import type { DraMetrics } from '../metrics/dra-metrics.js';
 import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
 import { crc32 } from './crc32.js';
 import { cdiAnnotation } from './cdi-annotations.js';
@@ -86,6 +88,8 @@ export interface DraManagerDeps {
   rootDir: string;
   /** The plugins_registry directory drivers' sockets are named relative to (absolute endpoints as given). */
   client?: KubeClient;
+  /** Upstream's DRA histograms (metrics/dra-metrics.ts). */
+  metrics?: DraMetrics;
   logger: Logger;
 }
 
@@ -153,9 +157,19 @@ export class DraManager {
     if (!registered) return Promise.reject(new Error(`DRA driver ${driver} is not registered`));
     const m = this.methods[method];
     const path = registered.version === 'v1.DRAPlugin' ? m.path : m.path.replace('.dra.v1.', '.dra.v1beta1.');
-    return registered.channel.call({ ...m, path }, req, CALL_TIMEOUT_MS).catch((err: unknown) => {
-      throw new Error(`${driver}: ${err instanceof GrpcCallError && err.details ? err.details : messageOf(err)}`);
-    });
+    const began = performance.now();
+    const observe = (err?: unknown) =>
+      this.deps.metrics?.call(driver, path, goCodeName(err), (performance.now() - began) / 1000);
+    return registered.channel.call({ ...m, path }, req, CALL_TIMEOUT_MS).then(
+      (answer) => {
+        observe();
+        return answer;
+      },
+      (err: unknown) => {
+        observe(err);
+        throw new Error(`${driver}: ${err instanceof GrpcCallError && err.details ? err.details : messageOf(err)}`);
+      },
+    );
   }
 
   /** The claim name of each of the pod's resource claims (a template's from the pod's resourceClaimStatuses). */
@@ -196,6 +210,21 @@ export class DraManager {
   async prepare(pod: Pod): Promise<void> {
     const names = this.claimNames(pod);
     if (!names.size) return;
+    // Timed when it does something (a claim prepared, a pod added to one) or fails, not each sync of a prepared pod.
+    const began = performance.now();
+    const seconds = () => (performance.now() - began) / 1000;
+    let changed: boolean;
+    try {
+      changed = await this.prepareClaims(pod, names);
+    } catch (err) {
+      this.deps.metrics?.operation('PrepareResources', true, seconds());
+      throw err;
+    }
+    if (changed) this.deps.metrics?.operation('PrepareResources', false, seconds());
+  }
+
+  /** Prepares the claims the pod does not hold yet; whether anything changed. */
+  private async prepareClaims(pod: Pod, names: Map<string, string | undefined>): Promise<boolean> {
     const ns = pod.metadata.namespace ?? 'default';
     const uid = pod.metadata.uid!;
     let changed = false;
@@ -254,6 +283,7 @@ export class DraManager {
       changed = true;
     }
     if (changed) await this.persist();
+    return changed;
   }
 
   /** The CDI device IDs of the claims (and requests) the container uses. */
@@ -328,7 +358,9 @@ export class DraManager {
 
   /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
   async unprepare(uid: string): Promise<void> {
+    const began = performance.now();
     let changed = false;
+    let failed = false;
     for (const [claimUid, info] of this.claims) {
       if (!info.PodUIDs[uid]) continue;
       delete info.PodUIDs[uid];
@@ -337,11 +369,14 @@ export class DraManager {
       for (const driver of Object.keys(info.DriverState))
         await this.call(driver, 'NodeUnprepareResources', {
           claims: [{ namespace: info.Namespace, uid: claimUid, name: info.ClaimName }],
-        }).catch((err: unknown) =>
-          this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed'),
-        );
+        }).catch((err: unknown) => {
+          failed = true;
+          this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed');
+        });
       this.claims.delete(claimUid);
     }
-    if (changed) await this.persist();
+    if (!changed) return;
+    await this.persist();
+    this.deps.metrics?.operation('UnprepareResources', failed, (performance.now() - began) / 1000);
   }
 }

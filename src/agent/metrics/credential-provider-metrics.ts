@@ -2,11 +2,8 @@
  * Upstream's credential provider plugin metrics (pkg/credentialprovider/plugin/metrics.go): each
  * plugin's failed runs and how long its runs took, by plugin name.
  */
-import { Counter, Histogram } from './registry.js';
+import { Counter, DEFAULT_BUCKETS, Histogram } from './registry.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
-
-/** Prometheus client_golang's DefBuckets, which upstream's histogram uses. */
-const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface CredentialProviderMetrics {
   ran(plugin: string, seconds: number, failed: boolean): void;

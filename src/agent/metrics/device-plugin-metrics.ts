@@ -2,11 +2,8 @@
  * Upstream's device plugin metrics (pkg/kubelet/metrics): each plugin registration, and how long
  * each Allocate took, by resource name.
  */
-import { Counter, Histogram } from './registry.js';
+import { Counter, DEFAULT_BUCKETS, Histogram } from './registry.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
-
-/** Prometheus client_golang's DefBuckets, which upstream's histogram uses. */
-const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export interface DevicePluginMetrics {
   registered(resource: string): void;

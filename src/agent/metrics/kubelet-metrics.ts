@@ -18,7 +18,7 @@
  * - the certificate managers' TTL and renewal errors (certificate-metrics.ts);
  * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
-import { Counter, Gauge, Histogram, processFamilies, Registry } from './registry.js';
+import { Counter, DEFAULT_BUCKETS, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { buildInfo } from './build-info.js';
 import { registerHttpMetrics } from './http-metrics.js';
 import { registerImagePullMetrics } from './image-pull-metrics.js';
@@ -28,7 +28,6 @@ import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
 import { bootTimeMs, NodeStartupTracker } from './node-startup-metrics.js';
 
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
 const RUNTIME_OP_BUCKETS = Array.from({ length: 14 }, (_, i) => 0.005 * 2.5 ** i);
 const START_BUCKETS = [
@@ -165,7 +164,7 @@ export class KubeletMetrics {
         'kubelet_pod_worker_duration_seconds',
         '[ALPHA] Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
         ['operation_type'],
-        DURATION_BUCKETS,
+        DEFAULT_BUCKETS,
       ),
     );
     this.podWorkerStartDuration = r.register(
@@ -173,7 +172,7 @@ export class KubeletMetrics {
         'kubelet_pod_worker_start_duration_seconds',
         '[ALPHA] Duration in seconds from kubelet seeing a pod to starting a worker.',
         [],
-        DURATION_BUCKETS,
+        DEFAULT_BUCKETS,
       ),
     );
     this.containersPerPod = r.register(
@@ -220,7 +219,7 @@ export class KubeletMetrics {
         'kubelet_pleg_relist_duration_seconds',
         '[ALPHA] Duration in seconds for relisting pods in PLEG.',
         [],
-        DURATION_BUCKETS,
+        DEFAULT_BUCKETS,
       ),
     );
     this.plegRelistInterval = r.register(
@@ -228,7 +227,7 @@ export class KubeletMetrics {
         'kubelet_pleg_relist_interval_seconds',
         '[ALPHA] Interval in seconds between relisting in PLEG.',
         [],
-        DURATION_BUCKETS,
+        DEFAULT_BUCKETS,
       ),
     );
     this.cgroupManagerDuration = r.register(
@@ -236,7 +235,7 @@ export class KubeletMetrics {
         'kubelet_cgroup_manager_duration_seconds',
         '[ALPHA] Duration in seconds for cgroup manager operations. Broken down by method.',
         ['operation_type'],
-        DURATION_BUCKETS,
+        DEFAULT_BUCKETS,
       ),
     );
     this.plegLastSeen = r.register(
@@ -268,7 +267,7 @@ export class KubeletMetrics {
       requests: this.httpRequests,
       duration: this.httpRequestsDuration,
       inflight: this.httpInflight,
-    } = registerHttpMetrics(r, DURATION_BUCKETS));
+    } = registerHttpMetrics(r, DEFAULT_BUCKETS));
     this.orphanedRuntimePods = r.register(
       new Counter(
         'kubelet_orphaned_runtime_pods_total',
