@@ -91,11 +91,16 @@ function fileError(st: { isFile(): boolean; size: number }, maxBytes: number): s
   return undefined;
 }
 
-/** A regular file's text, refused by its size (and kind) before it is read. Throws naming why. */
-export async function readTextBounded(path: string, maxBytes = MAX_CONFIG_BYTES): Promise<string> {
+/** A regular file's bytes, refused by its size (and kind) before it is read. Throws naming why. */
+export async function readBytesBounded(path: string, maxBytes = MAX_CONFIG_BYTES): Promise<Buffer> {
   const bad = fileError(await stat(path), maxBytes);
   if (bad) throw new Error(bad);
-  return readFile(path, 'utf8');
+  return readFile(path);
+}
+
+/** A regular file's text, refused by its size (and kind) before it is read. Throws naming why. */
+export async function readTextBounded(path: string, maxBytes = MAX_CONFIG_BYTES): Promise<string> {
+  return (await readBytesBounded(path, maxBytes)).toString('utf8');
 }
 
 /** readTextBounded, synchronously. */

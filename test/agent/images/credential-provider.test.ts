@@ -3,16 +3,17 @@
  * plugin's answer, and real plugin scripts run by the provider set (matching, caching by image,
  * registry or globally, shared runs, failures).
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { CredentialProviders, parseCredentialProviderResponse } from '../../../src/agent/images/credential-provider.js';
 import {
-  CredentialProviders,
-  loadCredentialProviders,
+  loadCredentialProviderConfig,
   parseCredentialProviderConfig,
-  parseCredentialProviderResponse,
-} from '../../../src/agent/images/credential-provider.js';
+} from '../../../src/agent/images/credential-provider-config.js';
 import { keyMatches } from '../../../src/agent/images/keyring.js';
 import { serviceAccountSource } from '../../../src/agent/images/service-account-source.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -103,10 +104,56 @@ describe('credential provider config', () => {
   });
   it('fails the start when a binary is missing, naming it', async () => {
     writeFileSync(join(dir, 'cfg.yaml'), config(provider('absent')));
-    await expect(loadCredentialProviders(join(dir, 'cfg.yaml'), dir)).rejects.toThrow(
+    await expect(loadCredentialProviderConfig(join(dir, 'cfg.yaml'), dir)).rejects.toThrow(
       `error inspecting binary executable "${join(dir, 'absent')}"`,
     );
   });
+  it("reads a directory's config files in name order as one config, and hashes what it read as upstream", async () => {
+    const configs = join(dir, 'config.d');
+    mkdirSync(configs);
+    plugin('first', { cacheKeyType: 'Image' });
+    plugin('second', { cacheKeyType: 'Image' });
+    const b = config(provider('second'));
+    const a = config(provider('first'));
+    writeFileSync(join(configs, 'b.yml'), b);
+    writeFileSync(join(configs, 'a.yaml'), a);
+    writeFileSync(join(configs, 'notes.txt'), 'not a config');
+    const loaded = await loadCredentialProviderConfig(configs, dir);
+    expect(loaded.providers.map((p) => p.name)).toEqual(['first', 'second']);
+    // sha256 over each file: its length as 8 bytes big-endian, then its bytes (upstream readCredentialProviderConfig).
+    const lengthOf = (text: string) => {
+      const n = Buffer.alloc(8);
+      n.writeBigUInt64BE(BigInt(Buffer.byteLength(text)));
+      return n;
+    };
+    const expected = createHash('sha256').update(lengthOf(a)).update(a).update(lengthOf(b)).update(b).digest('hex');
+    expect(loaded.hash).toBe(`sha256:${expected}`);
+    expect((await loadCredentialProviderConfig(join(configs, 'a.yaml'), dir)).hash).toBe(
+      `sha256:${createHash('sha256').update(lengthOf(a)).update(a).digest('hex')}`,
+    );
+    writeFileSync(join(configs, 'c.json'), JSON.stringify(parseYaml(a)));
+    await expect(loadCredentialProviderConfig(configs, dir)).rejects.toThrow(
+      'duplicate provider name "first" found in configuration file(s)',
+    );
+    const empty = join(dir, 'empty.d');
+    mkdirSync(empty);
+    await expect(loadCredentialProviderConfig(empty, dir)).rejects.toThrow(
+      `no configuration files found in directory "${empty}"`,
+    );
+  });
+
+  it('reports the hash of the config in use (kubelet_credential_provider_config_info)', async () => {
+    writeFileSync(join(dir, 'info.yaml'), config(provider('info')));
+    plugin('info', { cacheKeyType: 'Image' });
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    await CredentialProviders.fromFiles(join(dir, 'info.yaml'), dir, {
+      logger,
+      metrics: registerCredentialProviderMetrics(metrics),
+    });
+    const { hash } = await loadCredentialProviderConfig(join(dir, 'info.yaml'), dir);
+    expect(metrics.text()).toContain(`kubelet_credential_provider_config_info{hash="${hash}"} 1`);
+  });
+
   it('matches images as upstream: a glob per host label, a path prefix', () => {
     expect(keyMatches('*.dkr.ecr.*.amazonaws.com', ecr('app'))).toBe(true);
     expect(keyMatches('*.dkr.ecr.*.amazonaws.com', 'dkr.ecr.eu-west-1.amazonaws.com/app')).toBe(false);
@@ -142,7 +189,7 @@ describe('credential provider answers', () => {
 describe('credential providers', () => {
   const load = async (name: string) => {
     writeFileSync(join(dir, `${name}.yaml`), config(provider(name)));
-    return loadCredentialProviders(join(dir, `${name}.yaml`), dir);
+    return (await loadCredentialProviderConfig(join(dir, `${name}.yaml`), dir)).providers;
   };
   it('runs the plugin for a matching image only; a Registry answer serves the registry until it expires', async () => {
     plugin('reg', { cacheKeyType: 'Registry', cacheDuration: '1h' });
@@ -286,10 +333,13 @@ describe('credential providers with tokenAttributes (the pod’s service account
           ),
         ),
       );
-      const set = new CredentialProviders(await loadCredentialProviders(join(dir, 'satoken.yaml'), dir), {
-        logger,
-        serviceAccounts: serviceAccountSource(client, new FakeClock(Date.now())),
-      });
+      const set = new CredentialProviders(
+        (await loadCredentialProviderConfig(join(dir, 'satoken.yaml'), dir)).providers,
+        {
+          logger,
+          serviceAccounts: serviceAccountSource(client, new FakeClock(Date.now())),
+        },
+      );
       const pod = (name: string, serviceAccountName?: string) => ({
         namespace: 'team',
         name,
