@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { readCgroupIo, type CgroupIo, type DeviceNamer } from './cgroup-io.js';
+import { cgroupPressure, type PressureByResource } from './pressure.js';
 
 /** A cgroup's cumulative CPU and its memory. */
 export interface CgroupUsage {
@@ -168,6 +169,8 @@ export interface CgroupDetail {
   firstPid?: number;
   /** Block I/O by device (cgroup-io.ts); undefined without I/O accounting. */
   io?: CgroupIo;
+  /** Pressure stall information (cgroup v2 with PSI only). */
+  pressure?: PressureByResource;
 }
 
 /**
@@ -183,6 +186,8 @@ export function readCgroupProcs(d: CgroupDirs): { processes?: number; firstPid?:
   const first = pids?.length ? Number.parseInt(pids[0], 10) : NaN;
   return { processes: pids?.length, firstPid: Number.isSafeInteger(first) && first > 0 ? first : undefined };
 }
+
+const withPressure = (pressure: PressureByResource | undefined) => (pressure ? { pressure } : {});
 
 /**
  * The details of one cgroup (devices named by `deviceName`); undefined when its memory files cannot be read (gone, or
@@ -219,6 +224,7 @@ export function readCgroupDetail(d: CgroupDirs, deviceName?: DeviceNamer): Cgrou
       oomKills: optional(() => parseFlatKeyed(read(d.dir, 'memory.events')).get('oom_kill')),
       ...readCgroupProcs(d),
       io: readCgroupIo(d, deviceName),
+      ...withPressure(cgroupPressure(d.dir)),
     };
   }
   const usage = num(d.memoryDir, 'memory.usage_in_bytes');

@@ -128,6 +128,21 @@ describe('/stats/summary', () => {
       // The node's swap, from /proc/meminfo (0 and 0 on a node without swap).
       swap: { time: expect.any(String), swapUsageBytes: expect.any(Number), swapAvailableBytes: expect.any(Number) },
     });
+    // Pressure stall information (KubeletPSI) where the kernel has it: the system's, as /proc/pressure gives it.
+    if (existsSync('/proc/pressure/cpu')) {
+      const psi = {
+        total: expect.any(Number),
+        avg10: expect.any(Number),
+        avg60: expect.any(Number),
+        avg300: expect.any(Number),
+      };
+      for (const stats of [s.node.cpu, s.node.memory, s.node.io]) expect(stats.psi).toEqual({ some: psi, full: psi });
+      const some = Number(/^some .*total=(\d+)$/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))![1]);
+      // The summary's counter was read before the file is read here: never more than it.
+      expect(s.node.cpu.psi.some.total).toBeLessThanOrEqual(some);
+      expect(s.node.cpu.psi.some.total).toBeGreaterThan(0);
+      expect(s.node.io.time).toEqual(expect.any(String));
+    } else expect(s.node.io).toBeUndefined();
     const meminfo = readFileSync('/proc/meminfo', 'utf8');
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1]) * 1024;
     if (kb('SwapTotal') === 0) expect(s.node.swap).toMatchObject({ swapUsageBytes: 0, swapAvailableBytes: 0 });
@@ -372,6 +387,18 @@ describe('metrics', () => {
       'resource series',
     );
     expect(Number(node[0].value[1])).toBeGreaterThan(0);
+    // The machine's pressure (KubeletPSI) where the kernel has it: the seconds some task waited on the CPU.
+    if (existsSync('/proc/pressure/cpu')) {
+      const waited = await until(
+        async () =>
+          query('container_pressure_cpu_waiting_seconds_total{id="/"}').then((r) => (r?.length ? r : undefined)),
+        40_000,
+        'pressure series',
+      );
+      const kernel = Number(/^some .*total=(\d+)$/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))![1]) / 1e6;
+      expect(Number(waited[0].value[1])).toBeGreaterThan(0);
+      expect(Number(waited[0].value[1])).toBeLessThanOrEqual(kernel);
+    }
   }, 120_000);
 });
 

@@ -54,6 +54,15 @@ export const UPSTREAM_FIELDS = new Set([
   'curproc',
   'swapAvailableBytes',
   'swapUsageBytes',
+  // KubeletPSI (GA in v1.36): cpu.psi, memory.psi and the node's io.psi.
+  'io',
+  'psi',
+  'some',
+  'full',
+  'total',
+  'avg10',
+  'avg60',
+  'avg300',
 ]);
 /** Every key used anywhere in `v`. */
 export function fieldNames(v: unknown, out = new Set<string>()): Set<string> {

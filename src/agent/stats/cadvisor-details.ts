@@ -11,6 +11,7 @@ import type { Family } from '../metrics/prom-text.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
 import type { CgroupIo } from '../../lib/cgroup-io.js';
 import type { NetDevStats } from './node-sources.js';
+import type { PressureByResource } from '../../lib/pressure.js';
 
 type Labels = Record<string, string>;
 type Pick = (d: CgroupDetail) => number | undefined;
@@ -183,5 +184,61 @@ export function networkCounterFamilies(
     help,
     type: 'counter' as const,
     samples: rows.map((r) => ({ labels: r.labels, value: r.stats[key] as number, timestampMs })),
+  })).filter((f) => f.samples.length);
+}
+
+/** cAdvisor's pressure series (its PressureMetrics): `stalled` is the kernel's `full`, `waiting` its `some`. */
+const PRESSURE: [string, string, keyof PressureByResource, 'full' | 'some'][] = [
+  [
+    'container_pressure_cpu_stalled_seconds_total',
+    'Total time duration no tasks in the container could make progress due to CPU congestion.',
+    'cpu',
+    'full',
+  ],
+  [
+    'container_pressure_cpu_waiting_seconds_total',
+    'Total time duration tasks in the container have waited due to CPU congestion.',
+    'cpu',
+    'some',
+  ],
+  [
+    'container_pressure_memory_stalled_seconds_total',
+    'Total time duration no tasks in the container could make progress due to memory congestion.',
+    'memory',
+    'full',
+  ],
+  [
+    'container_pressure_memory_waiting_seconds_total',
+    'Total time duration tasks in the container have waited due to memory congestion.',
+    'memory',
+    'some',
+  ],
+  [
+    'container_pressure_io_stalled_seconds_total',
+    'Total time duration no tasks in the container could make progress due to IO congestion.',
+    'io',
+    'full',
+  ],
+  [
+    'container_pressure_io_waiting_seconds_total',
+    'Total time duration tasks in the container have waited due to IO congestion.',
+    'io',
+    'some',
+  ],
+];
+
+/** The pressure families of `rows` (labels and the kernel's figures); the kernel's µs as seconds. */
+export function pressureFamilies(
+  rows: readonly { labels: Labels; pressure: PressureByResource }[],
+  timestampMs: number,
+): Family[] {
+  return PRESSURE.map(([name, help, resource, kind]) => ({
+    name,
+    help,
+    type: 'counter' as const,
+    samples: rows.flatMap((r) => {
+      const data = r.pressure[resource]?.[kind];
+      return data ? [{ labels: r.labels, value: data.total / 1e6, timestampMs }] : [];
+    }),
   })).filter((f) => f.samples.length);
 }

@@ -16,6 +16,7 @@ import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
+import { systemPressure } from '../../lib/pressure.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
 import {
   fsUsage,
@@ -140,6 +141,7 @@ export class StatsCollector {
     const memory = nodeMemory();
     const network = nodeNetwork();
     const rlimit = nodeRlimit();
+    const pressure = systemPressure();
     const { podCgroup, containerCgroup } = this.deps;
     const [fs, stats, imageFsInfo, sandboxStats] = await Promise.all([
       fsUsage(this.deps.rootDir),
@@ -257,6 +259,7 @@ export class StatsCollector {
         imageFs,
         logsFs,
         rlimit,
+        ...(pressure ? { pressure } : {}),
       },
       kubelet,
       podsCgroup: sampleOf(cgroups.pods, prev?.podsCgroup),

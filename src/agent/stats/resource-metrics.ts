@@ -6,9 +6,10 @@
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { QosCgroupIds } from './cgroup-ids.js';
 import { podUsage, sumDefined } from './pod-usage.js';
-import { cadvisorDetailFamilies, networkCounterFamilies } from './cadvisor-details.js';
+import { cadvisorDetailFamilies, networkCounterFamilies, pressureFamilies } from './cadvisor-details.js';
 import type { NetDevStats } from './node-sources.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
+import type { PressureByResource } from '../../lib/pressure.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
 
 const family = (name: string, help: string, type: 'counter' | 'gauge'): Family => ({ name, help, type, samples: [] });
@@ -155,6 +156,7 @@ export function cadvisorMetrics(
   const coresF = family('machine_cpu_cores', 'Number of logical CPU cores.', 'gauge');
   const memF = family('machine_memory_bytes', 'Amount of memory installed on the machine.', 'gauge');
   const details: { labels: Record<string, string>; detail: CgroupDetail }[] = [];
+  const pressure: { labels: Record<string, string>; pressure: PressureByResource }[] = [];
   const netDev: { labels: Record<string, string>; stats: NetDevStats }[] = [];
   coresF.samples.push({ value: machine.cores });
   memF.samples.push({ value: machine.memoryBytes });
@@ -164,6 +166,7 @@ export function cadvisorMetrics(
     cpuF.samples.push({ labels: { ...root, cpu: 'total' }, value: s.node.cpuNs / 1e9, timestampMs: ts });
     wsF.samples.push({ labels: root, value: s.node.memory.workingSet, timestampMs: ts });
     usageF.samples.push({ labels: root, value: s.node.memory.usage, timestampMs: ts });
+    if (s.node.pressure) pressure.push({ labels: root, pressure: s.node.pressure });
     for (const i of s.node.network.interfaces) {
       rxF.samples.push({ labels: { ...root, interface: i.name }, value: i.rxBytes, timestampMs: ts });
       txF.samples.push({ labels: { ...root, interface: i.name }, value: i.txBytes, timestampMs: ts });
@@ -201,6 +204,7 @@ export function cadvisorMetrics(
       seenF.samples.push({ labels, value: Math.floor(ts / 1000), timestampMs: ts });
       const detail = info(c.id).cgroup;
       if (detail) details.push({ labels, detail });
+      if (detail?.pressure) pressure.push({ labels, pressure: detail.pressure });
     }
     // The pod's cgroup-level series as cAdvisor has them (container and name empty): CPU and memory when the runtime
     // measures them, network.
@@ -232,6 +236,7 @@ export function cadvisorMetrics(
     fsF,
     seenF,
     ...cadvisorDetailFamilies(details, s?.atMs ?? 0),
+    ...pressureFamilies(pressure, s?.atMs ?? 0),
     coresF,
     memF,
   ]);

@@ -5,6 +5,7 @@
 import type * as cri from '../../cri/types.js';
 import type { fsUsage, nodeMemory, nodeNetwork, InterfaceStats } from './node-sources.js';
 import { nanoCores } from './rates.js';
+import type { PressureByResource } from '../../lib/pressure.js';
 
 /** CPU and memory figures of a container or a pod; one the runtime did not give is undefined. */
 export interface UsageFigures {
@@ -74,6 +75,8 @@ export interface StatsSnapshot {
     imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
     logsFs?: Awaited<ReturnType<typeof fsUsage>>;
     rlimit: { maxpid: number; curproc: number };
+    /** The system's pressure stall information (/proc/pressure), where the kernel has PSI. */
+    pressure?: PressureByResource;
   };
   /** The kubelet: its cgroup's figures when it has its own (system-containers.ts), else its process's. */
   kubelet: SystemContainerSample;

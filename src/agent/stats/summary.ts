@@ -6,6 +6,7 @@
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import { podUsage, sumDefined as sum } from './pod-usage.js';
+import type { Pressure } from '../../lib/pressure.js';
 
 type Obj = Record<string, unknown>;
 
@@ -45,6 +46,11 @@ export function availableUnder(
 /** SwapStats: in use, and what is left under a swap limit; none when the runtime reports no swap. */
 function swap(time: string, usage: number | undefined, available?: number): Obj | undefined {
   return usage === undefined ? undefined : defined({ time, swapAvailableBytes: available, swapUsageBytes: usage });
+}
+
+/** CPU or memory stats with their pressure stall information (KubeletPSI), where the kernel gives it. */
+function withPsi(stats: Obj | undefined, psi: Pressure | undefined): Obj | undefined {
+  return stats && psi ? { ...stats, psi } : stats;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -175,15 +181,19 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       podsAggregate,
     ],
     startTime: ctx.startTime,
-    cpu: cpu(time, s.node.cpuNs, s.node.nanoCores),
-    memory: memory(time, {
-      available: s.node.memory.available,
-      usage: s.node.memory.usage,
-      workingSet: s.node.memory.workingSet,
-      rss: s.node.memory.rss,
-      pageFaults: s.node.memory.pageFaults,
-      majorPageFaults: s.node.memory.majorPageFaults,
-    }),
+    cpu: withPsi(cpu(time, s.node.cpuNs, s.node.nanoCores), s.node.pressure?.cpu),
+    memory: withPsi(
+      memory(time, {
+        available: s.node.memory.available,
+        usage: s.node.memory.usage,
+        workingSet: s.node.memory.workingSet,
+        rss: s.node.memory.rss,
+        pageFaults: s.node.memory.pageFaults,
+        majorPageFaults: s.node.memory.majorPageFaults,
+      }),
+      s.node.pressure?.memory,
+    ),
+    io: !only && s.node.pressure?.io ? { time, psi: s.node.pressure.io } : undefined,
     ...(only
       ? {}
       : {

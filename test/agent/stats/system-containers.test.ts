@@ -177,6 +177,8 @@ describe('system containers from cgroups', () => {
       'cpu.max': '50000 100000\n',
       'cpu.weight': '20\n',
       'cgroup.procs': '10\n11\n',
+      'memory.pressure':
+        'some avg10=1.00 avg60=0.50 avg300=0.25 total=2000000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n',
     });
     expect(readCgroupDetail({ version: 2, dir: v2 })).toEqual({
       cacheBytes: 4096,
@@ -196,6 +198,13 @@ describe('system containers from cgroups', () => {
       oomKills: 1,
       processes: 2,
       firstPid: 10,
+      // Pressure stall information (cgroup v2 with PSI): the files there are.
+      pressure: {
+        memory: {
+          some: { avg10: 1, avg60: 0.5, avg300: 0.25, total: 2_000_000 },
+          full: { avg10: 0, avg60: 0, avg300: 0, total: 0 },
+        },
+      },
     });
     const v1 = tree({
       'm/memory.stat': 'total_cache 8192\ntotal_mapped_file 1024\n',
