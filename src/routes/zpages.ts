@@ -2,9 +2,11 @@
  * GET /statusz and /flagz, component-base's z-pages as the kubelet serves them (debugging handlers,
  * secure port; authorized as nodes/statusz and nodes/flagz): plain text for people, with a warning
  * that it is not machine parseable and a separator chosen at random per process so scripts do not
- * come to depend on it. A request that does not accept text/plain gets 406.
+ * come to depend on it; for programs, the structured page (`config.k8s.io` `Statusz` / `Flagz`,
+ * v1alpha1 since v1.35 and v1beta1) to an Accept that names its group, version and kind. A
+ * request that accepts neither gets 406 (plain `application/json` included, as upstream).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomInt } from 'node:crypto';
 import { sendPlainText } from '../server/status-errors.js';
 
@@ -44,6 +46,70 @@ export function acceptsPlainText(accept: string | undefined): boolean {
   });
 }
 
+/** The versions of the structured pages served (`application/json;v=…;g=config.k8s.io;as=…`). */
+const STRUCTURED_VERSIONS = ['v1alpha1', 'v1beta1'];
+const STRUCTURED_GROUP = 'config.k8s.io';
+
+/**
+ * What an Accept header gets for the page of `kind` (`Statusz`, `Flagz`): its entries in order,
+ * the first one served wins — the structured page in the version it names, or text. Undefined:
+ * none is served (406). Pure.
+ */
+export function negotiateZpage(
+  accept: string | undefined,
+  kind: 'Statusz' | 'Flagz',
+): { format: 'text' } | { format: 'json'; version: string } | undefined {
+  if (!accept) return { format: 'text' };
+  for (const entry of accept.split(',')) {
+    if (acceptsPlainText(entry)) return { format: 'text' };
+    const [type = '', ...params] = entry.split(';').map((part) => part.trim());
+    if (type.toLowerCase() !== 'application/json') continue;
+    const named = new Map(params.map((p) => p.split('=').map((x) => x.trim()) as [string, string]));
+    const version = named.get('v');
+    if (
+      named.get('g') === STRUCTURED_GROUP &&
+      named.get('as') === kind &&
+      version &&
+      STRUCTURED_VERSIONS.includes(version)
+    )
+      return { format: 'json', version };
+  }
+  return undefined;
+}
+
+/** The top-level paths served, each once, sorted (`/pods`, `/stats`, …). Pure. */
+const topLevelPaths = (paths: readonly string[]) => [...new Set(paths.map((p) => `/${p.split('/')[1]}`))].sort();
+
+/** The structured /statusz (config.k8s.io Statusz). Pure. */
+export function statuszObject(o: ZpagesOptions, version: string): object {
+  const [major, minor] = o.binaryVersion.split('.');
+  return {
+    kind: 'Statusz',
+    apiVersion: `${STRUCTURED_GROUP}/${version}`,
+    metadata: { name: o.component },
+    startTime: new Date(o.startedAtMs).toISOString().replace(/\.\d+Z$/, 'Z'),
+    uptimeSeconds: Math.floor((o.nowMs() - o.startedAtMs) / 1000),
+    goVersion: o.runtimeVersion,
+    binaryVersion: o.binaryVersion,
+    emulationVersion: `${major}.${minor}`,
+    paths: topLevelPaths(o.paths),
+  };
+}
+
+/** The structured /flagz (config.k8s.io Flagz): flag name → value. Pure. */
+export function flagzObject(o: Pick<ZpagesOptions, 'component' | 'flags'>, version: string): object {
+  return {
+    kind: 'Flagz',
+    apiVersion: `${STRUCTURED_GROUP}/${version}`,
+    metadata: { name: o.component },
+    flags: Object.fromEntries(
+      Object.keys(o.flags)
+        .sort()
+        .map((name) => [name, o.flags[name]]),
+    ),
+  };
+}
+
 /** Go's time.UnixDate layout in UTC: `Mon Jan _2 15:04:05 UTC 2006`. Pure. */
 export function unixDate(ms: number): string {
   const d = new Date(ms);
@@ -64,7 +130,7 @@ export function uptimeText(seconds: number): string {
 /** The /statusz body. Pure. */
 export function statuszText(o: ZpagesOptions, delimiter: string): string {
   const [major, minor] = o.binaryVersion.split('.');
-  const paths = [...new Set(o.paths.map((p) => `/${p.split('/')[1]}`))].sort().join(' ');
+  const paths = topLevelPaths(o.paths).join(' ');
   return [
     '',
     `${o.component} statusz`,
@@ -88,30 +154,47 @@ export function flagzText(o: Pick<ZpagesOptions, 'component' | 'flags'>, delimit
   return ['', `${o.component} flags`, WARNING, '', ...lines, ''].join('\n');
 }
 
-const schema = (summary: string) => ({
+const schema = (summary: string, kind: string) => ({
   summary,
   tags: ['debug'],
-  description:
-    'Plain text for people, not machine parseable (the separator changes between runs). A debugging endpoint (secure port only).',
-  response: { 200: { description: summary, content: { 'text/plain': { schema: { type: 'string' } } } } },
+  description: `Plain text for people, not machine parseable (the separator changes between runs); the structured page to \`Accept: application/json;v=v1beta1;g=config.k8s.io;as=${kind}\` (or v1alpha1). A debugging endpoint (secure port only).`,
+  response: {
+    200: {
+      description: summary,
+      content: { 'text/plain': { schema: { type: 'string' } }, 'application/json': { schema: { type: 'object' } } },
+    },
+  },
 });
 
 /** Registers /statusz and /flagz. */
 export async function zpagesRoutes(app: FastifyInstance, opts: ZpagesOptions): Promise<void> {
   const delimiter = DELIMITERS[randomInt(DELIMITERS.length)];
   const flagz = flagzText(opts, delimiter);
-  const page = (body: () => string) => (req: FastifyRequest, reply: import('fastify').FastifyReply) => {
-    if (!acceptsPlainText(req.headers.accept)) return sendPlainText(reply, 406, NOT_ACCEPTABLE);
-    return reply.type('text/plain; charset=utf-8').send(body());
-  };
+  const page =
+    (kind: 'Statusz' | 'Flagz', text: () => string, structured: (version: string) => object) =>
+    (req: FastifyRequest, reply: FastifyReply) => {
+      const served = negotiateZpage(req.headers.accept, kind);
+      if (!served) return sendPlainText(reply, 406, NOT_ACCEPTABLE);
+      if (served.format === 'json')
+        return reply.type('application/json').send(JSON.stringify(structured(served.version)));
+      return reply.type('text/plain; charset=utf-8').send(text());
+    };
   app.get(
     '/statusz',
-    { schema: schema('The component’s status') },
-    page(() => statuszText(opts, delimiter)),
+    { schema: schema('The component’s status', 'Statusz') },
+    page(
+      'Statusz',
+      () => statuszText(opts, delimiter),
+      (version) => statuszObject(opts, version),
+    ),
   );
   app.get(
     '/flagz',
-    { schema: schema('The flags in effect') },
-    page(() => flagz),
+    { schema: schema('The flags in effect', 'Flagz') },
+    page(
+      'Flagz',
+      () => flagz,
+      (version) => flagzObject(opts, version),
+    ),
   );
 }

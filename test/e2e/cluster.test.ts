@@ -240,8 +240,8 @@ describe('10250 behind the apiserver', () => {
   });
 
   it('authorizes each path as its fine-grained subresource, falling back to nodes/proxy (KubeletFineGrainedAuthz, GA)', async () => {
-    const get = (token: string, path: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const get = (token: string, path: string, accept?: string) =>
+      new Promise<{ status: number; body: string; type?: string }>((resolve, reject) => {
         https
           .get(
             {
@@ -250,12 +250,12 @@ describe('10250 behind the apiserver', () => {
               path,
               ca: c.ca.cert,
               rejectUnauthorized: false,
-              headers: { Authorization: `Bearer ${token}` },
+              headers: { Authorization: `Bearer ${token}`, ...(accept ? { Accept: accept } : {}) },
             },
             (res) => {
               let body = '';
               res.on('data', (d) => (body += d));
-              res.on('end', () => resolve({ status: res.statusCode!, body }));
+              res.on('end', () => resolve({ status: res.statusCode!, body, type: res.headers['content-type'] }));
             },
           )
           .on('error', reject);
@@ -339,6 +339,29 @@ describe('10250 behind the apiserver', () => {
         '/flagz': 200,
       },
     });
+    // The structured z-pages (config.k8s.io Statusz / Flagz) to an Accept that names them; plain JSON is refused.
+    const structuredStatusz = await get(
+      'statusz-token',
+      '/statusz',
+      'application/json;v=v1beta1;g=config.k8s.io;as=Statusz',
+    );
+    expect(structuredStatusz.type).toMatch(/^application\/json/);
+    expect(JSON.parse(structuredStatusz.body)).toMatchObject({
+      kind: 'Statusz',
+      apiVersion: 'config.k8s.io/v1beta1',
+      metadata: { name: 'kubelet' },
+      binaryVersion: '1.36.2',
+      emulationVersion: '1.36',
+      uptimeSeconds: expect.any(Number),
+      paths: expect.arrayContaining(['/pods', '/stats', '/statusz']),
+    });
+    const structuredFlagz = await get('flagz-token', '/flagz', 'application/json;v=v1alpha1;g=config.k8s.io;as=Flagz');
+    expect(JSON.parse(structuredFlagz.body)).toMatchObject({
+      kind: 'Flagz',
+      apiVersion: 'config.k8s.io/v1alpha1',
+      flags: { 'node-ip': '127.0.0.1' },
+    });
+    expect((await get('statusz-token', '/statusz', 'application/json')).status).toBe(406);
     // The 403 names every subresource asked, as Go prints the list.
     expect((await get('stats-token', '/pods')).body).toBe(
       `Forbidden (user=only-stats, verb=get, resource=nodes, subresource(s)=[pods proxy])\n`,

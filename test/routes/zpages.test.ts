@@ -1,6 +1,15 @@
 /** /statusz and /flagz text as component-base's z-pages print it, and the flag values as pflag prints them. */
 import { describe, expect, it } from 'vitest';
-import { acceptsPlainText, flagzText, statuszText, unixDate, uptimeText } from '../../src/routes/zpages.js';
+import {
+  acceptsPlainText,
+  flagzObject,
+  flagzText,
+  negotiateZpage,
+  statuszObject,
+  statuszText,
+  unixDate,
+  uptimeText,
+} from '../../src/routes/zpages.js';
 import { flagzValues } from '../../src/config/flagz.js';
 import { parseFlags } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -29,6 +38,47 @@ describe('z-pages', () => {
       'text/plain;v=1;charset=utf-8',
     ])
       expect(acceptsPlainText(accept), accept).toBe(false);
+  });
+
+  it('serves the structured page to an Accept naming its group, version and kind; text else; nothing to plain JSON', () => {
+    const cases: [string | undefined, ReturnType<typeof negotiateZpage>][] = [
+      ['application/json;v=v1alpha1;g=config.k8s.io;as=Statusz', { format: 'json', version: 'v1alpha1' }],
+      ['application/json; v=v1beta1; g=config.k8s.io; as=Statusz', { format: 'json', version: 'v1beta1' }],
+      ['application/json;v=foo;g=config.k8s.io;as=Statusz,*/*', { format: 'text' }],
+      ['text/plain, application/json;v=v1beta1;g=config.k8s.io;as=Statusz', { format: 'text' }],
+      [undefined, { format: 'text' }],
+      ['application/json', undefined],
+      ['application/json;v=v1alpha1;g=config.k8s.io', undefined],
+      ['application/json;v=v1alpha1;g=config.k8s.io;as=Flagz', undefined],
+      ['application/xml', undefined],
+    ];
+    for (const [accept, served] of cases) expect(negotiateZpage(accept, 'Statusz'), String(accept)).toEqual(served);
+  });
+
+  it('structured statusz and flagz: upstream kinds, the start as RFC 3339, the uptime in seconds, flags by name', () => {
+    const options = {
+      component: 'kubelet',
+      binaryVersion: '1.36.2',
+      runtimeVersion: 'node v20.0.0',
+      startedAtMs: Date.parse('2026-11-28T23:00:00.250Z'),
+      nowMs: () => Date.parse('2026-11-28T23:01:05Z'),
+      paths: ['/pods', '/stats/summary', '/healthz', '/pods/x'],
+      flags: { 'node-ip': '10.0.0.1', 'cluster-dns': '[10.0.0.10]' },
+    };
+    expect(statuszObject(options, 'v1beta1')).toEqual({
+      kind: 'Statusz',
+      apiVersion: 'config.k8s.io/v1beta1',
+      metadata: { name: 'kubelet' },
+      startTime: '2026-11-28T23:00:00Z',
+      uptimeSeconds: 64,
+      goVersion: 'node v20.0.0',
+      binaryVersion: '1.36.2',
+      emulationVersion: '1.36',
+      paths: ['/healthz', '/pods', '/stats'],
+    });
+    expect(JSON.stringify(flagzObject(options, 'v1alpha1'))).toBe(
+      '{"kind":"Flagz","apiVersion":"config.k8s.io/v1alpha1","metadata":{"name":"kubelet"},"flags":{"cluster-dns":"[10.0.0.10]","node-ip":"10.0.0.1"}}',
+    );
   });
 
   it('statusz: header, warning, start, uptime, versions and the served top-level paths', () => {
