@@ -24,10 +24,12 @@ import type { CredentialProviderMetrics } from '../metrics/credential-provider-m
 import {
   authEntries,
   credentialsOf,
+  fromServiceAccount,
   imageRegistry,
   keyMatches,
   type AuthConfig,
   type KeyringEntry,
+  type ObjectCoordinates,
 } from './keyring.js';
 import {
   loadCredentialProviderConfig,
@@ -92,6 +94,8 @@ export interface ServiceAccountSource {
 
 /** What a run for a pod's image carries beyond the image, and the cache key part it makes. */
 interface ServiceAccountPart {
+  /** The pod's service account (the pull records name it for what the provider gave). */
+  coordinates: ObjectCoordinates;
   token: string;
   annotations: Record<string, string>;
   cacheKey: string;
@@ -138,7 +142,9 @@ export class CredentialProviders {
       try {
         const account = p.tokenAttributes ? await this.serviceAccountPart(p.tokenAttributes, pod) : undefined;
         if (account === null) continue;
-        out.push(...credentialsOf(await this.entries(p, image, account), image));
+        const credentials = credentialsOf(await this.entries(p, image, account), image);
+        if (account) fromServiceAccount(credentials, account.coordinates);
+        out.push(...credentials);
       } catch (err) {
         this.deps.logger.warn(
           { provider: p.name, image, err: messageOf(err) },
@@ -181,7 +187,12 @@ export class CredentialProviders {
       .map((k) => [k, annotations[k]]);
     const parts: unknown[] = [pod.namespace, name, account.uid, sorted];
     if (t.cacheType === 'Token') parts.push('token', createHash('sha256').update(token).digest('hex'));
-    return { token, annotations, cacheKey: JSON.stringify(parts) };
+    return {
+      coordinates: { uid: account.uid, namespace: pod.namespace, name },
+      token,
+      annotations,
+      cacheKey: JSON.stringify(parts),
+    };
   }
 
   private cached(p: CredentialProvider, image: string, account?: ServiceAccountPart): KeyringEntry[] | undefined {

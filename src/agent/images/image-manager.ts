@@ -17,8 +17,14 @@ import { messageOf } from '../../lib/errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import { credentialHash, secretOf, type AuthConfig } from './keyring.js';
-import { mustAttemptImagePull, type PullRecords, type PullSecretRef, type VerificationPolicy } from './pull-records.js';
+import { credentialHash, secretOf, serviceAccountOf, type AuthConfig } from './keyring.js';
+import {
+  mustAttemptImagePull,
+  type ImagePullCredentials,
+  type PullRecords,
+  type PullSecretRef,
+  type VerificationPolicy,
+} from './pull-records.js';
 import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
@@ -53,6 +59,19 @@ export interface ImageManagerDeps {
 function once<T>(f: () => Promise<T>): () => Promise<T> {
   let result: Promise<T> | undefined;
   return () => (result ??= f());
+}
+
+/**
+ * What a pull record keeps of the credential a pull used: the pull secret it came from, the
+ * service account whose token a credential provider was given, or neither (anonymous, or the
+ * node's own credentials: any pod may use the image).
+ */
+function pullCredentials(used: AuthConfig | undefined): ImagePullCredentials {
+  const secret = used && secretOf(used);
+  if (secret) return { kubernetesSecrets: [{ ...secret, credentialHash: credentialHash(used!) }] };
+  const account = used && serviceAccountOf(used);
+  if (account) return { kubernetesServiceAccounts: [account] };
+  return { nodePodsAccessible: true };
 }
 
 /** Pulls images per policy. */
@@ -176,15 +195,9 @@ export class ImageManager {
         }
       }
       if (records) {
-        const source = used && secretOf(used);
         intent = false;
         await records
-          .endPull(image, {
-            imageRef: ref || image,
-            credentials: source
-              ? { kubernetesSecrets: [{ ...source, credentialHash: credentialHash(used!) }] }
-              : { nodePodsAccessible: true },
-          })
+          .endPull(image, { imageRef: ref || image, credentials: pullCredentials(used) })
           .catch(() => undefined);
       }
       this.deps.pullTimes?.finishedPulling(pod.metadata.uid!);
@@ -224,7 +237,8 @@ export class ImageManager {
     const pr = this.deps.pullRecords;
     if (!pr) return false;
     const [record, intentExists] = await Promise.all([pr.records.record(imageRef), pr.records.intentExists(image)]);
-    const podSecrets: PullSecretRef[] = (await credentials()).flatMap((auth) => {
+    const auths = await credentials();
+    const podSecrets: PullSecretRef[] = auths.flatMap((auth) => {
       const source = secretOf(auth);
       return source ? [{ ...source, credentialHash: credentialHash(auth) }] : [];
     });
@@ -235,6 +249,7 @@ export class ImageManager {
       record,
       intentExists,
       podSecrets,
+      podServiceAccounts: auths.flatMap((auth) => serviceAccountOf(auth) ?? []),
     });
     if (decision.remember)
       await pr.records.remember(image, imageRef, { kubernetesSecrets: [decision.remember] }).catch(() => undefined);

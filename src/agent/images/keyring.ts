@@ -19,12 +19,32 @@ export interface PullSecret {
   data?: Record<string, string>;
 }
 
-/** The secret each credential credentialsFor returned came from (the pull records name it). */
-const sources = new WeakMap<AuthConfig, { uid: string; namespace: string; name: string }>();
+/** An API object a credential came from, as the pull records name it. */
+export interface ObjectCoordinates {
+  uid: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Where each credential came from: the pull secret credentialsFor read it from, or the service
+ * account a credential provider was given a token of (the pull records name either).
+ */
+const sources = new WeakMap<AuthConfig, { secret?: ObjectCoordinates; serviceAccount?: ObjectCoordinates }>();
 
 /** The pull secret `auth` came from, when it came from one. */
-export function secretOf(auth: AuthConfig): { uid: string; namespace: string; name: string } | undefined {
-  return sources.get(auth);
+export function secretOf(auth: AuthConfig): ObjectCoordinates | undefined {
+  return sources.get(auth)?.secret;
+}
+
+/** The service account whose token got `auth` from a credential provider, when one did. */
+export function serviceAccountOf(auth: AuthConfig): ObjectCoordinates | undefined {
+  return sources.get(auth)?.serviceAccount;
+}
+
+/** Notes that a credential provider gave `auths` for a token of `serviceAccount`. */
+export function fromServiceAccount(auths: readonly AuthConfig[], serviceAccount: ObjectCoordinates): void {
+  for (const auth of auths) sources.set(auth, { serviceAccount });
 }
 
 /** A digest of what `auth` would send (the pull records compare credentials by it, never store them). Pure. */
@@ -148,7 +168,7 @@ export function credentialsFor(image: string, secrets: PullSecret[]): AuthConfig
     secrets.flatMap((secret) => {
       const entries = entriesOf(secret);
       const { uid, namespace, name } = secret.metadata ?? {};
-      if (uid && namespace && name) for (const e of entries) sources.set(e.auth, { uid, namespace, name });
+      if (uid && namespace && name) for (const e of entries) sources.set(e.auth, { secret: { uid, namespace, name } });
       return entries;
     }),
     image,

@@ -23,10 +23,17 @@ export interface PullSecretRef {
   credentialHash: string;
 }
 
+/** A service account whose token got the credentials from a credential provider (tokenAttributes). */
+export interface PullServiceAccountRef {
+  uid: string;
+  namespace: string;
+  name: string;
+}
+
 /** How an image was pulled, for one image name. */
 export interface ImagePullCredentials {
   kubernetesSecrets?: PullSecretRef[];
-  kubernetesServiceAccounts?: { uid: string; namespace: string; name: string }[];
+  kubernetesServiceAccounts?: PullServiceAccountRef[];
   /** Pulled without pod credentials (anonymously, or with the node's): any pod may use it. */
   nodePodsAccessible?: boolean;
 }
@@ -80,7 +87,12 @@ export interface PullDecisionInput {
   intentExists: boolean;
   /** The pod's pull secrets that give credentials for the image. */
   podSecrets: readonly PullSecretRef[];
+  /** The pod's service account, when a credential provider gives credentials for the image with its token. */
+  podServiceAccounts?: readonly PullServiceAccountRef[];
 }
+
+const sameObject = (a: PullServiceAccountRef, b: PullServiceAccountRef) =>
+  a.uid === b.uid && a.namespace === b.namespace && a.name === b.name;
 
 /**
  * Whether the pod must pull a present image again to show it may use it, and the secret to add to
@@ -97,6 +109,10 @@ export function mustAttemptImagePull(o: PullDecisionInput): { pull: boolean; rem
   const cached = o.record?.credentialMapping?.[trimImageTagDigest(o.image)];
   if (!cached) return { pull: true };
   if (cached.nodePodsAccessible) return { pull: false };
+  // The same service account (by UID too: a recreated one of the same name is another) was given the image.
+  const accounts = cached.kubernetesServiceAccounts ?? [];
+  if ((o.podServiceAccounts ?? []).some((mine) => accounts.some((known) => sameObject(known, mine))))
+    return { pull: false };
   const secrets = cached.kubernetesSecrets ?? [];
   for (const podSecret of o.podSecrets)
     for (const known of secrets) {
@@ -127,14 +143,21 @@ export function mergeCredentials(
   else if (credentials.nodePodsAccessible) next = { nodePodsAccessible: true };
   else if (current.nodePodsAccessible) next = current;
   else {
-    // A secret is replaced by itself with new credentials, else added.
+    // A secret is replaced by itself with new credentials, else added; a service account is added once.
     const secrets = [...(current.kubernetesSecrets ?? [])];
     for (const s of credentials.kubernetesSecrets ?? []) {
-      const at = secrets.findIndex((k) => k.uid === s.uid && k.namespace === s.namespace && k.name === s.name);
+      const at = secrets.findIndex((k) => sameObject(k, s));
       if (at < 0) secrets.push(s);
       else secrets[at] = s;
     }
-    next = { ...current, kubernetesSecrets: secrets };
+    const accounts = [...(current.kubernetesServiceAccounts ?? [])];
+    for (const a of credentials.kubernetesServiceAccounts ?? [])
+      if (!accounts.some((k) => sameObject(k, a))) accounts.push(a);
+    next = {
+      ...current,
+      ...(secrets.length ? { kubernetesSecrets: secrets } : {}),
+      ...(accounts.length ? { kubernetesServiceAccounts: accounts } : {}),
+    };
   }
   const changed = !current || JSON.stringify(current) !== JSON.stringify(next);
   mapping[name] = next;

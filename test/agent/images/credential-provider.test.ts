@@ -14,7 +14,7 @@ import {
   loadCredentialProviderConfig,
   parseCredentialProviderConfig,
 } from '../../../src/agent/images/credential-provider-config.js';
-import { keyMatches } from '../../../src/agent/images/keyring.js';
+import { keyMatches, serviceAccountOf } from '../../../src/agent/images/keyring.js';
 import { serviceAccountSource } from '../../../src/agent/images/service-account-source.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
@@ -346,9 +346,11 @@ describe('credential providers with tokenAttributes (the pod’s service account
         uid: `uid-${name}`,
         serviceAccountName,
       });
-      expect(await set.credentialsFor(ecr('a'), pod('p1', 'puller'))).toEqual([
-        expect.objectContaining({ username: 'AWS', password: 'pw-satoken' }),
-      ]);
+      const got = await set.credentialsFor(ecr('a'), pod('p1', 'puller'));
+      expect(got).toEqual([expect.objectContaining({ username: 'AWS', password: 'pw-satoken' })]);
+      // The pull records name the service account these came through.
+      const puller = f.api.store.get('serviceaccounts', 'team', 'puller')!;
+      expect(serviceAccountOf(got[0])).toEqual({ uid: puller.metadata.uid, namespace: 'team', name: 'puller' });
       const request = JSON.parse(runs('satoken')[0]);
       expect(request).toEqual({
         apiVersion: V1,

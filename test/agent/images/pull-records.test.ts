@@ -20,7 +20,7 @@ import {
   type PullDecisionInput,
 } from '../../../src/agent/images/pull-records.js';
 import { ImageManager } from '../../../src/agent/images/image-manager.js';
-import { credentialsFor, type PullSecret } from '../../../src/agent/images/keyring.js';
+import { credentialsFor, fromServiceAccount, type PullSecret } from '../../../src/agent/images/keyring.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-pullrec-'));
@@ -90,6 +90,36 @@ describe('MustAttemptImagePull', () => {
     ],
   ];
   for (const [name, input, pull] of cases) it(name, () => expect(decide(input).pull).toBe(pull));
+
+  it('lets a pod of the service account an image was pulled for use it, not another (a recreated one is another)', () => {
+    const account = { uid: 'sa-1', namespace: 'team', name: 'puller' };
+    const pulledForAccount = record({ 'reg.example:5000/app': { kubernetesServiceAccounts: [account] } });
+    expect(decide({ record: pulledForAccount, podServiceAccounts: [account] }).pull).toBe(false);
+    expect(decide({ record: pulledForAccount, podServiceAccounts: [{ ...account, uid: 'sa-2' }] }).pull).toBe(true);
+    expect(decide({ record: pulledForAccount, podSecrets: [secret] }).pull).toBe(true);
+    // A second service account is added to the record once.
+    const other = { uid: 'sa-3', namespace: 'team', name: 'builder' };
+    const merged = mergeCredentials(
+      pulledForAccount,
+      'sha256:abc',
+      'reg.example:5000/app:2',
+      { kubernetesServiceAccounts: [other] },
+      'now',
+    );
+    expect(merged.record.credentialMapping!['reg.example:5000/app']).toEqual({
+      kubernetesServiceAccounts: [account, other],
+    });
+    const again = mergeCredentials(
+      merged.record,
+      'sha256:abc',
+      'reg.example:5000/app',
+      {
+        kubernetesServiceAccounts: [other],
+      },
+      'later',
+    );
+    expect(again.changed).toBe(false);
+  });
 
   it('remembers a secret that matched by its credentials only, or by its identity with new credentials', () => {
     const copy = { ...secret, uid: 'u-2', name: 'copy' };
@@ -212,5 +242,39 @@ describe('the image manager with pull records', () => {
       ok: false,
       reason: 'ErrImageNeverPull',
     });
+  });
+
+  it("an image pulled with a credential provider's answer to a service account's token: that account's pods only", async () => {
+    const { images, pulls } = registry();
+    const recordsDir = join(dir, 'manager-sa');
+    const manager = new ImageManager({
+      images,
+      clock: new FakeClock(1000),
+      serializeImagePulls: true,
+      pullRecords: { records: new PullRecords(recordsDir), policy: 'NeverVerifyPreloadedImages', allowlist: [] },
+    });
+    // What a provider with tokenAttributes answers for a pod of each service account.
+    const answerFor = (account: { uid: string; namespace: string; name: string }) => {
+      const auths = [{ username: 'alice', password: 'pw' }];
+      fromServiceAccount(auths, account);
+      return auths;
+    };
+    const puller = { uid: 'sa-1', namespace: 'team', name: 'puller' };
+    const builder = { uid: 'sa-2', namespace: 'team', name: 'builder' };
+    expect(
+      await manager.ensureImageExists(pod('a'), pod('a').spec.containers[0], { auth: answerFor(puller) }),
+    ).toMatchObject({ ok: true, pulled: true });
+    const written = JSON.parse(
+      readFileSync(join(recordsDir, 'image_manager', 'pulled', recordFileName('sha256:private')), 'utf8'),
+    );
+    expect(written.credentialMapping['reg.example/private']).toEqual({ kubernetesServiceAccounts: [puller] });
+    // Another pod of the same account uses it as it is; a pod of another account pulls it with its own answer.
+    expect(
+      await manager.ensureImageExists(pod('b'), pod('b').spec.containers[0], { auth: answerFor(puller) }),
+    ).toMatchObject({ ok: true, pulled: false });
+    expect(
+      await manager.ensureImageExists(pod('c'), pod('c').spec.containers[0], { auth: answerFor(builder) }),
+    ).toMatchObject({ ok: true, pulled: true });
+    expect(pulls).toEqual(['alice', 'alice']);
   });
 });
