@@ -23,6 +23,7 @@ export async function directStartPod(
     podLogsDir: join(o.dir, 'direct-logs'),
     dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
     cgroups: { cgroupsPerQOS: true, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+    resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
   });
   if (!sb.ok) throw new Error(sb.message);
   const sbConfig = sb.config;

@@ -36,6 +36,7 @@ interface Requests {
   ReopenContainerLog: { container_id: string };
   RuntimeConfig: Record<string, never>;
   UpdateContainerResources: { container_id: string; linux?: cri.LinuxContainerResources | null };
+  UpdatePodSandboxResources: cri.UpdatePodSandboxResourcesRequest;
   ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
   ImageStatus: { image: cri.ImageSpec };
   PullImage: { image: cri.ImageSpec; auth?: cri.AuthConfig; sandbox_config?: cri.PodSandboxConfig };
@@ -92,12 +93,17 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
   // Optional in the interface: a runtime without it answers UNIMPLEMENTED, as containerd before 2.0.
-  const optional: Partial<Handlers<'RuntimeConfig' | 'UpdateContainerResources'>> = {
+  const optional: Partial<Handlers<'RuntimeConfig' | 'UpdateContainerResources' | 'UpdatePodSandboxResources'>> = {
     ...(rt.runtimeConfig ? { RuntimeConfig: () => rt.runtimeConfig!() } : {}),
     ...(rt.updateContainerResources
       ? {
           UpdateContainerResources: (q: Requests['UpdateContainerResources']) =>
             rt.updateContainerResources!(q.container_id, q.linux ?? {}),
+        }
+      : {}),
+    ...(rt.updatePodSandboxResources
+      ? {
+          UpdatePodSandboxResources: (q: Requests['UpdatePodSandboxResources']) => rt.updatePodSandboxResources!(q),
         }
       : {}),
   };

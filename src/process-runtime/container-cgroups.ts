@@ -3,11 +3,14 @@
  * including daemonized children and exec sessions, are found, counted and killed through it
  * (the environment marker of proc.ts stays as the way without root).
  *
- * Layout: `<hierarchy>/tskubelet-process-runtime/<runtime key>/<container id>` in the unified
- * hierarchy (cgroup v2) or in each of the memory, cpuacct, cpu and pids hierarchies (v1). The
- * runtime keeps to its own subtree, apart from the kubelet's and containerd's `kubepods`. A
- * process joins before it runs the container's command (joinCgroupArgv: `echo $$` into
- * cgroup.procs, then exec), so nothing it forks can escape.
+ * Layout: `<hierarchy>/tskubelet-process-runtime/<runtime key>/<sandbox id>/<container id>` in
+ * the unified hierarchy (cgroup v2) or in each of the memory, cpuacct, cpu and pids hierarchies
+ * (v1): each pod sandbox is a cgroup with the pod's limits (CRI LinuxPodSandboxConfig.resources,
+ * then UpdatePodSandboxResources: what the kubelet's pod cgroup is on other runtimes), its
+ * containers cgroups under it with their own. The runtime keeps to its own subtree, apart from
+ * the kubelet's and containerd's `kubepods`. A process joins before it runs the container's
+ * command (joinCgroupArgv: `echo $$` into cgroup.procs, then exec), so nothing it forks can
+ * escape. A cgroup is named by its `path` under the subtree (cgroupPathOf for a container's).
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
@@ -61,16 +64,34 @@ export async function detectContainerCgroups(
   }
 }
 
-/** The container's cgroup directories. Pure. */
-export function containerCgroupDirs(cg: ContainerCgroups, id: string): string[] {
-  return cg.roots.map((r) => join(r, id));
+/** A container's cgroup path under the subtree: its sandbox's cgroup, then its own. Pure. */
+export const cgroupPathOf = (c: { id: string; sandboxId: string }): string => join(c.sandboxId, c.id);
+
+/** The directories of the cgroup at `path`, one per hierarchy. Pure. */
+export function containerCgroupDirs(cg: ContainerCgroups, path: string): string[] {
+  return cg.roots.map((r) => join(r, path));
 }
 
 /** Creates the container's cgroups; returns the cgroup.procs files a process writes itself into. */
-export async function createContainerCgroup(cg: ContainerCgroups, id: string): Promise<string[]> {
-  const dirs = containerCgroupDirs(cg, id);
+export async function createContainerCgroup(cg: ContainerCgroups, path: string): Promise<string[]> {
+  const dirs = containerCgroupDirs(cg, path);
   for (const d of dirs) await mkdir(d, { recursive: true });
   return dirs.map((d) => join(d, 'cgroup.procs'));
+}
+
+/**
+ * Creates a pod sandbox's cgroup with the pod's limits; on v2 its children get the controllers
+ * too (a parent hands down only what its cgroup.subtree_control enables).
+ */
+export async function createSandboxCgroup(
+  cg: ContainerCgroups,
+  sandboxId: string,
+  limits: ContainerLimits | undefined,
+): Promise<void> {
+  for (const d of containerCgroupDirs(cg, sandboxId)) await mkdir(d, { recursive: true });
+  if (cg.version === 2)
+    await writeFile(join(cg.roots[0], sandboxId, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+  await applyCgroupLimits(cg, sandboxId, limits);
 }
 
 /** The resource limits a container's cgroup files get (CRI LinuxContainerResources, as runc writes them). */
@@ -82,10 +103,15 @@ export interface ContainerLimits {
 }
 
 /**
- * The files to write, in order, for `limits` on container `id` (lib/cgroup-limits.ts): the memory
- * limit, CPU shares (weight on v2) and the CFS quota with its period; nothing for what is unset. Pure.
+ * The files to write, in order, for `limits` on the cgroup at `path` (lib/cgroup-limits.ts): the
+ * memory limit, CPU shares (weight on v2) and the CFS quota with its period; nothing for what is
+ * unset. Pure.
  */
-export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerLimits | undefined): [string, string][] {
+export function limitWrites(
+  cg: ContainerCgroups,
+  path: string,
+  limits: ContainerLimits | undefined,
+): [string, string][] {
   if (!limits) return [];
   const { memory_limit_in_bytes: memory, cpu_shares: shares, cpu_quota: quota, cpu_period: period } = limits;
   const config: ResourceConfig = {
@@ -99,27 +125,27 @@ export function limitWrites(cg: ContainerCgroups, id: string, limits: ContainerL
     cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
   return cgroupWrites(config, cg.version).flatMap((w) => {
     const root = rootOf[w.controller];
-    return root ? [[join(root, id, w.file), w.value] as [string, string]] : [];
+    return root ? [[join(root, path, w.file), w.value] as [string, string]] : [];
   });
 }
 
-/** Writes the container's limits into its cgroup (before its process joins). */
-export async function applyContainerLimits(
+/** Writes limits into the cgroup at `path` (a container's before its process joins, a sandbox's). */
+export async function applyCgroupLimits(
   cg: ContainerCgroups,
-  id: string,
+  path: string,
   limits: ContainerLimits | undefined,
 ): Promise<void> {
-  for (const [file, value] of limitWrites(cg, id, limits)) await writeFile(file, value);
+  for (const [file, value] of limitWrites(cg, path, limits)) await writeFile(file, value);
 }
 
 /**
  * How many processes of the container the kernel's OOM killer has killed (memory.events / memory.oom_control
  * `oom_kill`).
  */
-export function oomKills(cg: ContainerCgroups, id: string): number {
+export function oomKills(cg: ContainerCgroups, path: string): number {
   try {
     const text = readFileSync(
-      join(cg.memoryRoot, id, cg.version === 2 ? 'memory.events' : 'memory.oom_control'),
+      join(cg.memoryRoot, path, cg.version === 2 ? 'memory.events' : 'memory.oom_control'),
       'utf8',
     );
     return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0);
@@ -136,9 +162,9 @@ export function joinCgroupArgv(procsFiles: string[], argv: string[]): string[] {
 }
 
 /** The PIDs in the container's cgroup (synchronous: a hot path of kills and stats). */
-export function cgroupPids(cg: ContainerCgroups, id: string): number[] {
+export function cgroupPids(cg: ContainerCgroups, path: string): number[] {
   try {
-    return readFileSync(join(cg.roots[0], id, 'cgroup.procs'), 'utf8')
+    return readFileSync(join(cg.roots[0], path, 'cgroup.procs'), 'utf8')
       .split('\n')
       .filter(Boolean)
       .map(Number);
@@ -148,10 +174,10 @@ export function cgroupPids(cg: ContainerCgroups, id: string): number[] {
 }
 
 /** SIGKILLs every process in the container's cgroup until it is empty (bounded); returns how many were signalled. */
-export async function killCgroup(cg: ContainerCgroups, id: string): Promise<number> {
+export async function killCgroup(cg: ContainerCgroups, path: string): Promise<number> {
   let n = 0;
   for (let round = 0; round < 20; round++) {
-    const pids = cgroupPids(cg, id);
+    const pids = cgroupPids(cg, path);
     if (!pids.length) return n;
     for (const pid of pids) {
       try {
@@ -167,15 +193,15 @@ export async function killCgroup(cg: ContainerCgroups, id: string): Promise<numb
 }
 
 /** Kills everything in the container's cgroup, then removes it; returns how many processes were signalled. */
-export async function destroyContainerCgroup(cg: ContainerCgroups, id: string): Promise<number> {
-  const n = await killCgroup(cg, id);
-  await removeContainerCgroup(cg, id);
+export async function destroyContainerCgroup(cg: ContainerCgroups, path: string): Promise<number> {
+  const n = await killCgroup(cg, path);
+  await removeCgroup(cg, path);
   return n;
 }
 
-/** Removes the container's (empty) cgroups. */
-export async function removeContainerCgroup(cg: ContainerCgroups, id: string): Promise<void> {
-  await Promise.all(containerCgroupDirs(cg, id).map((d) => rmdir(d).catch(() => {})));
+/** Removes the (empty) cgroup at `path`: a container's, or a sandbox's once its containers' are gone. */
+export async function removeCgroup(cg: ContainerCgroups, path: string): Promise<void> {
+  await Promise.all(containerCgroupDirs(cg, path).map((d) => rmdir(d).catch(() => {})));
 }
 
 /** Removes the runtime's subtree once it is empty (a runtime that stops for good). */
@@ -190,18 +216,18 @@ export async function removeRuntimeCgroups(cg: ContainerCgroups): Promise<void> 
   );
 }
 
-/** IDs of the containers that have a cgroup in the subtree. */
-export async function containerCgroupIds(cg: ContainerCgroups): Promise<string[]> {
-  return (await readdir(cg.roots[0], { withFileTypes: true }).catch(() => []))
+/** The names of the cgroups directly under `path` (the subtree's: its sandboxes). */
+export async function childCgroups(cg: ContainerCgroups, path = ''): Promise<string[]> {
+  return (await readdir(join(cg.roots[0], path), { withFileTypes: true }).catch(() => []))
     .filter((d) => d.isDirectory())
     .map((d) => d.name);
 }
 
 /** The usage of the container's cgroup (cAdvisor's figures, lib/cgroup-usage.ts); undefined when it has none. */
-export function cgroupUsage(cg: ContainerCgroups, id: string): CgroupUsage | undefined {
+export function cgroupUsage(cg: ContainerCgroups, path: string): CgroupUsage | undefined {
   return readCgroupUsage(
     cg.version === 2
-      ? { version: 2, dir: join(cg.memoryRoot, id) }
-      : { version: 1, cpuDir: join(cg.cpuRoot, id), memoryDir: join(cg.memoryRoot, id) },
+      ? { version: 2, dir: join(cg.memoryRoot, path) }
+      : { version: 1, cpuDir: join(cg.cpuRoot, path), memoryDir: join(cg.memoryRoot, path) },
   );
 }

@@ -12,7 +12,8 @@ import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
 import { withOomScoreAdj, type ExecContext } from './container-context.js';
 import {
-  applyContainerLimits,
+  applyCgroupLimits,
+  cgroupPathOf,
   createContainerCgroup,
   joinCgroupArgv,
   type ContainerCgroups,
@@ -79,11 +80,13 @@ export async function launchContainer(
     user = {};
     c.mountNs = true;
   }
-  const cgroupProcs = o.cgroups ? await createContainerCgroup(o.cgroups, c.id).catch(() => undefined) : undefined;
+  const cgroupProcs = o.cgroups
+    ? await createContainerCgroup(o.cgroups, cgroupPathOf(c)).catch(() => undefined)
+    : undefined;
   if (cgroupProcs && o.cgroups) {
     // The limits are in place before the process joins, as runc sets them before it execs.
     try {
-      await applyContainerLimits(o.cgroups, c.id, c.config.linux?.resources ?? undefined);
+      await applyCgroupLimits(o.cgroups, cgroupPathOf(c), c.config.linux?.resources ?? undefined);
     } catch (err) {
       return { message: `failed to apply the container's resource limits: ${messageOf(err)}` };
     }

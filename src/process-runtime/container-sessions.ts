@@ -8,7 +8,7 @@ import { KubeletError, badRequest, notFound } from '../lib/errors.js';
 import type * as cri from '../cri/types.js';
 import type { ContainerRecord, SandboxRecord } from './state.js';
 import type { ProcessHandle } from './process-handle.js';
-import { containerCgroupDirs, type ContainerCgroups } from './container-cgroups.js';
+import { cgroupPathOf, containerCgroupDirs, type ContainerCgroups } from './container-cgroups.js';
 import { resolveExecutable } from './executable.js';
 import { execSyncProcess } from './exec-sync.js';
 import type { StreamingServer } from './streaming-server.js';
@@ -33,7 +33,7 @@ export class ContainerSessions {
     const cg = this.deps.cgroups();
     const cgroupProcs =
       cg && c.state === 'CONTAINER_RUNNING'
-        ? containerCgroupDirs(cg, c.id).map((d) => join(d, 'cgroup.procs'))
+        ? containerCgroupDirs(cg, cgroupPathOf(c)).map((d) => join(d, 'cgroup.procs'))
         : undefined;
     return containerContext(c, this.deps.sandboxes.get(c.sandboxId), this.deps.markerOf(c.id), cgroupProcs);
   }

@@ -8,7 +8,7 @@
 import type * as cri from '../cri/types.js';
 import { nowNs } from '../lib/time.js';
 import { markedProcesses, processTreeUsage } from './proc.js';
-import { cgroupPids, cgroupUsage, type CgroupUsage, type ContainerCgroups } from './container-cgroups.js';
+import { cgroupPathOf, cgroupPids, cgroupUsage, type CgroupUsage, type ContainerCgroups } from './container-cgroups.js';
 
 /** The PIDs of each container of the runtime `runtimeKey`, by container ID (one /proc scan). */
 function markedPidsByContainer(runtimeKey: string): Map<string, number[]> {
@@ -134,8 +134,9 @@ export class UsageReader {
     if (stale.length) {
       const cg = this.cgroups();
       const marked = cg ? undefined : markedPidsByContainer(this.runtimeKey);
-      const pids = stale.map((v) => (cg ? cgroupPids(cg, v.id) : (marked?.get(v.id) ?? [])));
-      const usage = stale.map((v, i) => (cg ? cgroupUsage(cg, v.id) : undefined) ?? processUsage(pids[i]));
+      const pathOf = (v: cri.Container) => cgroupPathOf({ id: v.id, sandboxId: v.pod_sandbox_id });
+      const pids = stale.map((v) => (cg ? cgroupPids(cg, pathOf(v)) : (marked?.get(v.id) ?? [])));
+      const usage = stale.map((v, i) => (cg ? cgroupUsage(cg, pathOf(v)) : undefined) ?? processUsage(pids[i]));
       stale.forEach((v, i) => this.cache.set(v.id, { atMs: now, usage: usage[i], processes: pids[i].length }));
     }
     const read = running.map((v) => this.cache.get(v.id)!);

@@ -10,10 +10,17 @@
  * marker (proc.ts) and, as root, their cgroup (container-cgroups.ts).
  */
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { nowNs } from '../lib/time.js';
-import { containerCgroupIds, destroyContainerCgroup, type ContainerCgroups } from './container-cgroups.js';
+import {
+  childCgroups,
+  destroyContainerCgroup,
+  killCgroup,
+  removeCgroup,
+  type ContainerCgroups,
+} from './container-cgroups.js';
 import { hasDetachedIo, readExitFile } from './container-io.js';
 import { isSameProcessAlive, killMarked, signalGroup } from './proc.js';
 import { adoptProcess, type ProcessHandle } from './process-handle.js';
@@ -29,14 +36,20 @@ export interface RecoveryContext {
 }
 
 /**
- * Kills the processes of, and removes, every container cgroup but those `keep` accepts; returns the processes killed.
+ * Kills the processes of, and removes, every container cgroup but those `keep` accepts, and each
+ * sandbox cgroup left without containers; returns the processes killed. A cgroup of an earlier
+ * release's flat layout (a container's directly under the subtree) is taken as a container's.
  */
 async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string) => boolean): Promise<number> {
   if (!cg) return 0;
   let n = 0;
-  for (const id of await containerCgroupIds(cg)) {
-    if (keep(id)) continue;
-    n += await destroyContainerCgroup(cg, id);
+  for (const top of await childCgroups(cg)) {
+    const children = await childCgroups(cg, top);
+    for (const id of children) if (!keep(id)) n += await destroyContainerCgroup(cg, join(top, id));
+    if (!children.length && keep(top)) continue;
+    n += await killCgroup(cg, top);
+    // Refused while a kept container's cgroup is still in it.
+    await removeCgroup(cg, top);
   }
   return n;
 }

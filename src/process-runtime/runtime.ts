@@ -31,11 +31,14 @@ import { killMarked, signalGroup } from './proc.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
 import {
-  applyContainerLimits,
+  applyCgroupLimits,
+  cgroupPathOf,
+  createSandboxCgroup,
   destroyContainerCgroup,
   detectContainerCgroups,
   killCgroup,
   oomKills,
+  removeCgroup,
   removeRuntimeCgroups,
   type ContainerCgroups,
 } from './container-cgroups.js';
@@ -165,9 +168,24 @@ export class ProcessRuntime implements RuntimeService {
       ip: this.deps.podIP,
       runtimeHandler,
     };
+    // The pod's cgroup, with the limits the kubelet computed for the pod (its pod cgroup's on other runtimes).
+    if (this.cgroups) await createSandboxCgroup(this.cgroups, id, config.linux?.resources ?? undefined);
     this.sandboxes.set(id, rec);
     await this.store.saveSandbox(rec);
     return id;
+  }
+
+  /**
+   * CRI UpdatePodSandboxResources: the pod's new limits written into its sandbox's cgroup (the
+   * kubelet resizing a pod in place) and kept in its record.
+   */
+  async updatePodSandboxResources(req: cri.UpdatePodSandboxResourcesRequest): Promise<void> {
+    const s = this.sandboxes.get(req.pod_sandbox_id);
+    if (!s) throw notFound(`failed to get sandbox "${req.pod_sandbox_id}": not found`);
+    const resources = { ...s.config.linux?.resources, ...req.resources };
+    if (this.cgroups && s.state === 'SANDBOX_READY') await applyCgroupLimits(this.cgroups, s.id, resources);
+    s.config = { ...s.config, linux: { ...s.config.linux, resources } };
+    await this.store.saveSandbox(s);
   }
 
   async stopPodSandbox(id: string): Promise<void> {
@@ -186,6 +204,7 @@ export class ProcessRuntime implements RuntimeService {
     this.sandboxes.delete(id);
     await this.store.deleteSandbox(id);
     await rm(s.dir, { recursive: true, force: true });
+    if (this.cgroups) await removeCgroup(this.cgroups, id);
   }
 
   async podSandboxStatus(id: string): Promise<cri.PodSandboxStatusResponse> {
@@ -294,8 +313,8 @@ export class ProcessRuntime implements RuntimeService {
       // As a PID namespace would: when the main process ends, every process of the container ends.
       killMarked(this.markerOf(c.id));
       // The kernel's OOM killer in the container's cgroup makes the exit OOMKilled, as containerd reports it.
-      const oomKilled = !!this.cgroups && oomKills(this.cgroups, c.id) > 0;
-      if (this.cgroups) await killCgroup(this.cgroups, c.id);
+      const oomKilled = !!this.cgroups && oomKills(this.cgroups, cgroupPathOf(c)) > 0;
+      if (this.cgroups) await killCgroup(this.cgroups, cgroupPathOf(c));
       if (!this.containers.has(c.id)) return;
       Object.assign(c, {
         state: 'CONTAINER_EXITED',
@@ -316,7 +335,8 @@ export class ProcessRuntime implements RuntimeService {
     const c = this.containers.get(id);
     if (!c) throw notFound(`container "${id}" not found`);
     const resources = { ...c.config.linux?.resources, ...linux };
-    if (this.cgroups && c.state === 'CONTAINER_RUNNING') await applyContainerLimits(this.cgroups, id, resources);
+    if (this.cgroups && c.state === 'CONTAINER_RUNNING')
+      await applyCgroupLimits(this.cgroups, cgroupPathOf(c), resources);
     c.config = { ...c.config, linux: { ...c.config.linux, resources } };
     await this.persist(c);
   }
@@ -350,7 +370,7 @@ export class ProcessRuntime implements RuntimeService {
     await this.store.deleteContainer(id);
     await rm(this.ioDirOf(id), { recursive: true, force: true });
     await rm(this.scratchDirOf(id), { recursive: true, force: true });
-    if (this.cgroups) await destroyContainerCgroup(this.cgroups, id);
+    if (this.cgroups) await destroyContainerCgroup(this.cgroups, cgroupPathOf(c));
     // Records of an earlier version: mount points it made on the host. One another container
     // still mounts stays (removing it would detach that mount).
     const inUse = new Set(

@@ -17,7 +17,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { bytes, milliCpu } from '../../src/api/quantity.js';
 import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
@@ -545,7 +545,7 @@ describe('pods from the apiserver', () => {
     expect(before.allocatedResources).toEqual({ cpu: '100m', memory: '32Mi' });
     const id = before.containerID.replace(/^[a-z]+:\/\//, '');
     const quota = () => {
-      const found = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '3', '-type', 'd', '-name', id])
+      const found = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '5', '-type', 'd', '-name', id])
         .toString()
         .trim()
         .split('\n')[0];
@@ -618,7 +618,7 @@ describe('pods from the apiserver', () => {
     await kubectl(c, ['delete', 'pod', 'resizable', '--wait=false']);
   });
 
-  it("resizes a pod's own resources in place (spec.resources, InPlacePodLevelResourcesVerticalScaling): allocated, applied and reported, no restart", async () => {
+  it("resizes a pod's own resources in place (spec.resources, InPlacePodLevelResourcesVerticalScaling): the sandbox's cgroup takes the new limits, no restart", async () => {
     create(
       boundPod('pod-level', node, {
         resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
@@ -632,6 +632,20 @@ describe('pods from the apiserver', () => {
       resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } },
     });
     const containerID = pod('pod-level')!.status.containerStatuses[0].containerID;
+    // The embedded runtime's pod cgroup: its sandbox's, the container's cgroup's parent.
+    const podCgroup = (controller: string, file: string) => {
+      const id = containerID.replace(/^[a-z]+:\/\//, '');
+      const found = execFileSync('find', [`/sys/fs/cgroup/${controller}`, '-maxdepth', '5', '-type', 'd', '-name', id])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(dirname(found), file), 'utf8').trim() : '';
+    };
+    const root = process.getuid?.() === 0;
+    if (root) {
+      expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('20000');
+      expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(64 * 2 ** 20));
+    }
     await kubectl(c, [
       'patch',
       'pod',
@@ -657,6 +671,10 @@ describe('pods from the apiserver', () => {
       containerStatuses: [{ restartCount: 0, containerID }],
     });
     expect(resized.conditions.map((k: Obj) => k.type)).not.toContain('PodResizeInProgress');
+    if (root) {
+      expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('40000');
+      expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(96 * 2 ** 20));
+    }
     await kubectl(c, ['delete', 'pod', 'pod-level', '--wait=false']);
   });
 

@@ -120,7 +120,8 @@ spec:
       const [cgroupDir] = execFileSync('find', [
         '/sys/fs/cgroup/cpu/tskubelet-process-runtime',
         '-maxdepth',
-        '2',
+        // <runtime key>/<sandbox id>/<container id>
+        '3',
         '-name',
         id,
       ])

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuSharesToWeight } from '../../src/lib/cgroup-limits.js';
 import {
-  applyContainerLimits,
+  applyCgroupLimits,
   cgroupPids,
   limitWrites,
   oomKills,
@@ -20,7 +20,7 @@ import {
   detectContainerCgroups,
   joinCgroupArgv,
   killCgroup,
-  removeContainerCgroup,
+  removeCgroup,
   removeRuntimeCgroups,
 } from '../../src/process-runtime/container-cgroups.js';
 
@@ -73,7 +73,7 @@ describe('container cgroups', () => {
     async () => {
       const cg = (await detectContainerCgroups(`test-oom${process.pid}`))!;
       const procs = await createContainerCgroup(cg, 'oom');
-      await applyContainerLimits(cg, 'oom', {
+      await applyCgroupLimits(cg, 'oom', {
         memory_limit_in_bytes: 16 << 20,
         cpu_quota: 20_000,
         cpu_period: 100_000,
@@ -91,7 +91,7 @@ describe('container cgroups', () => {
       );
       expect([code, signal]).toEqual([null, 'SIGKILL']);
       expect(oomKills(cg, 'oom')).toBeGreaterThan(0);
-      await removeContainerCgroup(cg, 'oom');
+      await removeCgroup(cg, 'oom');
       await removeRuntimeCgroups(cg);
     },
   );
@@ -114,7 +114,7 @@ describe('container cgroups', () => {
       expect(cgroupUsage(cg, 'k1')?.memoryUsageBytes).toBeGreaterThan(0);
       expect(await killCgroup(cg, 'k1')).toBeGreaterThanOrEqual(3);
       expect(cgroupPids(cg, 'k1')).toEqual([]);
-      await removeContainerCgroup(cg, 'k1');
+      await removeCgroup(cg, 'k1');
       await removeRuntimeCgroups(cg);
       for (const r of cg.roots) expect(() => execFileSync('test', ['-d', r])).toThrow();
     },

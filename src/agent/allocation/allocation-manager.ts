@@ -275,11 +275,12 @@ export class AllocationManager {
   }
 
   /**
-   * Tells the runtime the pod's resources after its cgroup changed (upstream: best effort, after
-   * the pod cgroup; a runtime without UpdatePodSandboxResources, as containerd before 2.0, is left
-   * alone and another failure only logged).
+   * Tells the runtime the pod's new resources (UpdatePodSandboxResources). After the kubelet
+   * resized the pod cgroup it is upstream's notice, best effort: a failure is only logged. Where
+   * the runtime's sandbox cgroup is the pod's (`required`), it is the resize, and a failure fails
+   * it. A runtime without the call (Unimplemented: containerd before 2.0) is left alone.
    */
-  private async tellRuntime(pod: Pod, rs: PodRuntimeStatus): Promise<void> {
+  private async tellRuntime(pod: Pod, rs: PodRuntimeStatus, o: { required: boolean }): Promise<void> {
     const sandbox = rs.sandboxes.find((s) => s.ready);
     if (!sandbox || !this.deps.runtime.updatePodSandboxResources || !this.deps.sandboxResources) return;
     try {
@@ -289,6 +290,7 @@ export class AllocationManager {
       });
     } catch (err) {
       if (err instanceof KubeletError && err.code === 'NotImplemented') return;
+      if (o.required) throw err;
       this.deps.logger.warn(
         { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: messageOf(err) },
         'failed to update the pod sandbox resources',
@@ -335,7 +337,10 @@ export class AllocationManager {
           ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
           : undefined;
       if (refusal) throw new Error(refusal);
-      if (cgroupFirst) await this.deps.podCgroups?.resize(after);
+      // Without the kubelet's pod cgroups (the embedded runtime), the runtime's sandbox cgroup is the pod's.
+      const resizePodCgroup = () =>
+        this.deps.podCgroups ? this.deps.podCgroups.resize(after) : this.tellRuntime(after, rs, { required: true });
+      if (cgroupFirst) await resizePodCgroup();
       for (const t of todo) {
         const c =
           after.spec.containers.find((x) => x.name === t.name) ??
@@ -358,9 +363,9 @@ export class AllocationManager {
         }
         applied.set(c.name, allocation.get(c.name) ?? {});
       }
-      if (!cgroupFirst) await this.deps.podCgroups?.resize(after);
+      if (!cgroupFirst) await resizePodCgroup();
       if (allocation.has(POD_LEVEL)) applied.set(POD_LEVEL, allocation.get(POD_LEVEL)!);
-      await this.tellRuntime(after, rs);
+      if (this.deps.podCgroups) await this.tellRuntime(after, rs, { required: false });
     } catch (err) {
       failure = messageOf(err);
       this.deps.logger.warn(

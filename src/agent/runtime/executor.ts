@@ -115,6 +115,7 @@ export class PodActionExecutor {
     const built = generateSandboxConfig(pod, plan.attempt, {
       podLogsDir: node.podLogsDir,
       cgroups: node.cgroups,
+      resources: node.resources,
       security: node.security,
       dns: {
         clusterDNS: node.clusterDNS,

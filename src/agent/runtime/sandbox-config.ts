@@ -4,7 +4,8 @@ import type { Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
-import { podCgroupParent, type CgroupContext } from './linux-resources.js';
+import { podCgroupParent, type CgroupContext, type ResourceContext } from './linux-resources.js';
+import { sandboxResources } from '../cgroups/pod-resource-config.js';
 import { sandboxHostname } from './pod-hostname.js';
 import { seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
 
@@ -31,6 +32,8 @@ export interface SandboxContext {
   podLogsDir: string;
   dns: NodeDns;
   cgroups: CgroupContext;
+  /** Whether CPU limits are enforced as CFS quotas, and their period (the sandbox's resources). */
+  resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs'>;
   /** seccompDefault and the Localhost profile root (absent: no default). */
   security?: SecurityProfileContext;
 }
@@ -81,6 +84,11 @@ export function generateSandboxConfig(
     annotations: { ...pod.metadata.annotations },
     linux: {
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
+      // The pod's resources as upstream's applySandboxResources tells them (the embedded runtime's pod cgroup takes them).
+      resources: sandboxResources(pod, {
+        enforceCpuLimits: ctx.resources.cpuCFSQuota,
+        cpuPeriodUs: ctx.resources.cpuCFSQuotaPeriodUs,
+      }),
       security_context: {
         namespace_options: podNamespaceOptions(pod),
         privileged,

@@ -248,6 +248,7 @@ describe('pod host name and domain (upstream GeneratePodHostNameAndDomain, GetNo
         podLogsDir: '/l',
         dns,
         cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
       }),
     ).toEqual(refused);
   });
@@ -401,6 +402,7 @@ describe('container config', () => {
       podLogsDir: '/l',
       dns,
       cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+      resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
     });
     expect(sandbox.ok && sandbox.config.linux?.security_context?.supplemental_groups_policy).toBe('Strict');
   });
@@ -425,6 +427,7 @@ describe('container config', () => {
         podLogsDir: '/l',
         dns,
         cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
       });
       const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
       return [
@@ -452,6 +455,7 @@ describe('container config', () => {
         podLogsDir: '/l',
         dns,
         cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
       });
       const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);
       const ns = sb.ok && sb.config.linux!.security_context!.namespace_options;
@@ -497,6 +501,7 @@ describe('container config', () => {
         podLogsDir: '/l',
         dns,
         cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
         security: sec,
       });
       return r.ok ? r.config.linux!.security_context!.seccomp : r.message;

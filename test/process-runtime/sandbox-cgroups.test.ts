@@ -1,0 +1,81 @@
+/**
+ * The process runtime's pod cgroups (as root): each sandbox a cgroup with the pod's limits from its
+ * config, its containers' cgroups under it, UpdatePodSandboxResources resizing it in place, and
+ * nothing left once the sandbox is removed — reached over gRPC by a real grpc-js client, as the
+ * kubelet reaches a runtime daemon.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
+import { ProcessImages } from '../../src/process-runtime/images.js';
+import { silentLogger as logger } from '../../src/lib/logger.js';
+import { createCriClient } from '../../src/cri/client.js';
+import { serveCri } from '../../src/cri/server.js';
+import type * as cri from '../../src/cri/types.js';
+
+const asRoot = process.getuid?.() === 0;
+const dir = mkdtempSync(join(tmpdir(), 'tsk-sandbox-cgroups-'));
+const runtime = new ProcessRuntime({
+  stateDir: join(dir, 'state'),
+  podIP: '127.0.0.1',
+  mode: 'in-process',
+  logger,
+  version: 'test',
+});
+beforeAll(() => runtime.start());
+afterAll(async () => {
+  await runtime.shutdown(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.runIf(asRoot)('process runtime pod cgroups', () => {
+  it("gives a sandbox a cgroup with the pod's limits, its containers' under it; UpdatePodSandboxResources resizes it", async () => {
+    const sandboxConfig: cri.PodSandboxConfig = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u-sandbox-cgroups', attempt: 0 },
+      log_directory: join(dir, 'logs'),
+      linux: {
+        resources: { cpu_shares: 204, cpu_quota: 20_000, cpu_period: 100_000, memory_limit_in_bytes: 64 << 20 },
+      },
+    };
+    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const id = await runtime.createContainer(
+      sandboxId,
+      { metadata: { name: 'main', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '300'] },
+      sandboxConfig,
+    );
+    await runtime.startContainer(id);
+    const cpuDir = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '5', '-type', 'd', '-name', id])
+      .toString()
+      .trim()
+      .split('\n')[0];
+    const sandboxDir = join(cpuDir, '..');
+    expect(sandboxDir.endsWith(sandboxId)).toBe(true);
+    const read = (d: string, file: string) => readFileSync(join(d, file), 'utf8').trim();
+    expect(read(sandboxDir, 'cpu.cfs_quota_us')).toBe('20000');
+    expect(read(sandboxDir, 'cgroup.procs')).toBe('');
+    // The container's process joins its own cgroup (as it starts), not the sandbox's.
+    for (let i = 0; i < 100 && !read(cpuDir, 'cgroup.procs'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(read(cpuDir, 'cgroup.procs')).not.toBe('');
+    // Over gRPC, as a runtime daemon is reached.
+    const socket = join(dir, 'cri.sock');
+    const server = await serveCri(`unix://${socket}`, runtime, new ProcessImages(join(dir, 'images')));
+    const client = createCriClient(`unix://${socket}`);
+    try {
+      await client.runtime.updatePodSandboxResources!({
+        pod_sandbox_id: sandboxId,
+        resources: { cpu_shares: 409, cpu_quota: 40_000, cpu_period: 100_000, memory_limit_in_bytes: 96 << 20 },
+      });
+    } finally {
+      client.close?.();
+      await server.close();
+    }
+    expect(read(sandboxDir, 'cpu.cfs_quota_us')).toBe('40000');
+    expect(read(sandboxDir, 'cpu.shares')).toBe('409');
+    await runtime.stopPodSandbox(sandboxId);
+    await runtime.removePodSandbox(sandboxId);
+    expect(existsSync(sandboxDir)).toBe(false);
+  });
+});
