@@ -279,6 +279,17 @@ export function composeAgent(
     workers: () => workers.states(),
     mirrors: !!api,
   });
+  const admitPod = composeAdmission(cfg, {
+    eviction: () => theEviction.get(),
+    node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
+    allocateCpus: cpus.admit,
+    allocateDevices: (pod) => devices.admit(pod),
+    workers,
+    syncer,
+    events,
+    metrics,
+    logger,
+  });
   const syncLoop = new SyncLoop({
     podConfig,
     podManager,
@@ -305,17 +316,12 @@ export function composeAgent(
         activePods: () => theSyncLoop.get().activePods(),
         onRestartedPod: podCounts.restarted,
       }),
-    admit: composeAdmission(cfg, {
-      eviction: () => theEviction.get(),
-      node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
-      allocateCpus: cpus.admit,
-      allocateDevices: (pod) => devices.admit(pod),
-      workers,
-      syncer,
-      events,
-      metrics,
-      logger,
-    }),
+    // The admitted pods as allocated: a resize not admitted (Deferred, Infeasible) holds what the pod has, not what it asks.
+    admit: (pod, admitted) =>
+      admitPod(
+        pod,
+        admitted.map((p) => allocation.effective(p)),
+      ),
     onRejected: (pod, reason, message) => {
       devices.release(pod.metadata.uid!);
       const generation = pod.metadata.generation;

@@ -615,7 +615,17 @@ describe('pods from the apiserver', () => {
     expect(pending).toMatchObject({ status: 'True', reason: 'Infeasible' });
     expect(pending.message).toMatch(/^Node didn't have enough capacity: cpu, requested: 1000000, capacity: \d+$/);
     expect(pod('resizable')!.status.containerStatuses[0].allocatedResources).toMatchObject({ cpu: '150m' });
-    await kubectl(c, ['delete', 'pod', 'resizable', '--wait=false']);
+    // The node admits a new pod against what the resizable pod holds (150m), not what it asks (regression: its
+    // infeasible 1000 CPUs were counted, and every pod was rejected OutOfcpu).
+    create(
+      boundPod('after-infeasible', node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '100m' } } },
+        ],
+      }),
+    );
+    await until(() => running('after-infeasible'), 20_000, 'after-infeasible Running');
+    await kubectl(c, ['delete', 'pod', 'resizable', 'after-infeasible', '--wait=false']);
   });
 
   it("resizes a pod's own resources in place (spec.resources, InPlacePodLevelResourcesVerticalScaling): the sandbox's cgroup takes the new limits, no restart", async () => {
