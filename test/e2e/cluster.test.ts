@@ -628,6 +628,135 @@ describe('pods from the apiserver', () => {
     await kubectl(c, ['delete', 'pod', 'resizable', 'after-infeasible', '--wait=false']);
   });
 
+  it('resizes as each resizePolicy says: CPU down and memory up in place, a RestartContainer resource by a restart; a resize that does not fit now is Deferred until another pod ends', async () => {
+    const resources = (cpu: string, memory: string) => ({ requests: { cpu, memory }, limits: { cpu, memory } });
+    create(
+      boundPod('policies', node, {
+        containers: [
+          { name: 'inplace', image: 'busybox', command: ['sleep', '3600'], resources: resources('400m', '64Mi') },
+          {
+            name: 'restarts',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            resources: resources('100m', '64Mi'),
+            resizePolicy: [{ resourceName: 'memory', restartPolicy: 'RestartContainer' }],
+          },
+        ],
+      }),
+    );
+    await until(
+      () => running('policies') && pod('policies')!.status.containerStatuses.every((s: Obj) => s.ready),
+      20_000,
+      'policies Running',
+    );
+    const statusOf = (name: string) => pod('policies')!.status.containerStatuses.find((s: Obj) => s.name === name);
+    const cgroupFile = (containerID: string, controller: string, file: string) => {
+      const id = containerID.replace(/^[a-z]+:\/\//, '');
+      const found = execFileSync('find', [`/sys/fs/cgroup/${controller}`, '-maxdepth', '5', '-type', 'd', '-name', id])
+        .toString()
+        .trim()
+        .split('\n')[0];
+      return found ? readFileSync(join(found, file), 'utf8').trim() : '';
+    };
+    const root = process.getuid?.() === 0;
+    const before = { inplace: statusOf('inplace'), restarts: statusOf('restarts') };
+    // CPU down and memory up at once: the pod cgroup's memory grows before the containers', its CPU shrinks after
+    // theirs (regression: its CPU quota was lowered below a container's first, and the kernel refused it).
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'policies',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({
+        spec: {
+          containers: [
+            { name: 'inplace', resources: resources('200m', '128Mi') },
+            { name: 'restarts', resources: resources('100m', '128Mi') },
+          ],
+        },
+      }),
+    ]);
+    const resized = await until(
+      () =>
+        statusOf('inplace').resources?.limits?.memory === '128Mi' &&
+        statusOf('restarts').restartCount === 1 &&
+        statusOf('restarts').state.running &&
+        !pod('policies')!.status.conditions.some((k: Obj) => k.type === 'PodResizeInProgress') && {
+          inplace: statusOf('inplace'),
+          restarts: statusOf('restarts'),
+        },
+      30_000,
+      'both containers resized',
+    );
+    // In place for the one, by a restart for the RestartContainer resource of the other.
+    expect(resized.inplace).toMatchObject({ restartCount: 0, containerID: before.inplace.containerID });
+    expect(resized.restarts.containerID).not.toBe(before.restarts.containerID);
+    expect(resized.restarts.resources).toEqual(resources('100m', '128Mi'));
+    if (root) {
+      expect(cgroupFile(resized.inplace.containerID, 'cpu', 'cpu.cfs_quota_us')).toBe('20000');
+      expect(cgroupFile(resized.inplace.containerID, 'memory', 'memory.limit_in_bytes')).toBe(String(128 * 2 ** 20));
+      expect(cgroupFile(resized.restarts.containerID, 'memory', 'memory.limit_in_bytes')).toBe(String(128 * 2 ** 20));
+    }
+    const killing = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject.name === 'policies' && e.reason === 'Killing')
+      .map((e) => e.message);
+    expect(killing).toContain('Container restarts resize requires restart');
+    // Deferred: room on the node, not next to another pod; accepted once that pod ends.
+    const allocatable = milliCpu((c.api.store.get('nodes', '', node) as Obj).status.allocatable.cpu)!;
+    create(
+      boundPod('blocker', node, {
+        containers: [
+          { name: 'main', image: 'busybox', command: ['sleep', '3600'], resources: { requests: { cpu: '200m' } } },
+        ],
+      }),
+    );
+    await until(() => running('blocker'), 20_000, 'blocker Running');
+    // With its other container's 100m the pod then asks for all but 50m of the node: never next to the blocker's 200m.
+    const big = `${allocatable - 150}m`;
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'policies',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({ spec: { containers: [{ name: 'inplace', resources: resources(big, '128Mi') }] } }),
+    ]);
+    const deferred = await until(
+      () => pod('policies')!.status.conditions.find((k: Obj) => k.type === 'PodResizePending'),
+      20_000,
+      'PodResizePending',
+    );
+    expect(deferred).toMatchObject({ status: 'True', reason: 'Deferred' });
+    expect(deferred.message).toMatch(
+      new RegExp(
+        `^Node didn't have enough resource: cpu, requested: ${allocatable - 50}, used: \\d+, capacity: ${allocatable}$`,
+      ),
+    );
+    await kubectl(c, ['delete', 'pod', 'blocker', '--wait=false']);
+    const accepted = await until(
+      () =>
+        statusOf('inplace').allocatedResources?.cpu === big &&
+        !pod('policies')!.status.conditions.some((k: Obj) => k.type === 'PodResizePending') &&
+        statusOf('inplace'),
+      40_000,
+      'the deferred resize accepted',
+    );
+    expect(accepted.restartCount).toBe(0);
+    expect(
+      c.api.store
+        .list('events')
+        .filter((e) => e.involvedObject.name === 'policies' && String(e.reason).startsWith('Resize'))
+        .map((e) => e.reason),
+    ).toEqual(expect.arrayContaining(['ResizeDeferred', 'ResizeStarted', 'ResizeCompleted']));
+    // Gone before the next test: it holds nearly all of the node's CPU.
+    await kubectl(c, ['delete', 'pod', 'policies', '--wait=false']);
+    await until(() => !pod('policies'), 40_000, 'policies gone');
+  }, 120_000);
+
   it("resizes a pod's own resources in place (spec.resources, InPlacePodLevelResourcesVerticalScaling): the sandbox's cgroup takes the new limits, no restart", async () => {
     create(
       boundPod('pod-level', node, {

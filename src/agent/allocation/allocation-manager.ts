@@ -46,7 +46,9 @@ import {
   changedResources,
   memoryDecreaseRefusal,
   podCgroupFirst,
+  RESIZED_RESOURCES,
   specResources,
+  withResourceOf,
   withResources,
   type PendingResize,
 } from './resize.js';
@@ -317,53 +319,54 @@ export class AllocationManager {
     }
     const before = withResources(pod, applied);
     const after = withResources(pod, allocation);
-    const cgroupFirst = podCgroupFirst(before, after);
+    const containerOf = (p: Pod, name: string) => allocatedContainers(p).find((c) => c.name === name)!;
+    const [updates, restarts] = [
+      todo.filter((t) => actuationOf(containerOf(after, t.name), t.changed) === 'update'),
+      todo.filter((t) => actuationOf(containerOf(after, t.name), t.changed) === 'restart'),
+    ];
     const began = performance.now();
     let failure: string | undefined;
     try {
-      const updated = todo
-        .filter((t) => t.changed.includes('memory'))
-        .filter(
-          (t) =>
-            actuationOf(
-              allocatedContainers(after).find((c) => c.name === t.name)!,
-              t.changed,
-            ) === 'update',
-        )
-        .map((t) => t.name);
       // Memory limits never go below what is in use: nothing is written, the resize stays in progress with the reason.
+      const updated = updates.filter((t) => t.changed.includes('memory')).map((t) => t.name);
       const refusal =
         updated.length || podLevelChanged.includes('memory')
           ? memoryDecreaseRefusal({ before, after, updated, usage: await this.memoryUsage(uid) })
           : undefined;
       if (refusal) throw new Error(refusal);
       // Without the kubelet's pod cgroups (the embedded runtime), the runtime's sandbox cgroup is the pod's.
-      const resizePodCgroup = () =>
-        this.deps.podCgroups ? this.deps.podCgroups.resize(after) : this.tellRuntime(after, rs, { required: true });
-      if (cgroupFirst) await resizePodCgroup();
-      for (const t of todo) {
-        const c =
-          after.spec.containers.find((x) => x.name === t.name) ??
-          after.spec.initContainers!.find((x) => x.name === t.name)!;
-        if (actuationOf(c, t.changed) === 'restart') {
-          this.deps.events?.record(
-            podRef(pod, { name: c.name }),
-            'Normal',
-            'Killing',
-            `Container ${c.name} resize requires restart`,
-          );
-          await this.deps.runtime.stopContainer(t.id, 0);
-        } else {
+      const resizePodCgroup = (target: Pod) =>
+        this.deps.podCgroups ? this.deps.podCgroups.resize(target) : this.tellRuntime(target, rs, { required: true });
+      // One resource at a time, as upstream: the pod cgroup before its containers when it grows, after them when it
+      // shrinks.
+      let current = before;
+      for (const resource of RESIZED_RESOURCES) {
+        if (!todo.some((t) => t.changed.includes(resource)) && !podLevelChanged.includes(resource)) continue;
+        const target = withResourceOf(current, after, resource);
+        const first = podCgroupFirst(current, target, resource);
+        if (first) await resizePodCgroup(target);
+        for (const t of updates.filter((u) => u.changed.includes(resource))) {
           if (!this.deps.runtime.updateContainerResources)
             throw new Error('the container runtime cannot update the resources of a running container');
           await this.deps.runtime.updateContainerResources(
             t.id,
-            linuxContainerResources(after, c, this.deps.resources),
+            linuxContainerResources(target, containerOf(target, t.name), this.deps.resources),
           );
         }
-        applied.set(c.name, allocation.get(c.name) ?? {});
+        if (!first) await resizePodCgroup(target);
+        current = target;
       }
-      if (!cgroupFirst) await resizePodCgroup();
+      // A resource whose resizePolicy is RestartContainer: the container is restarted, and starts with its allocation.
+      for (const t of restarts) {
+        this.deps.events?.record(
+          podRef(pod, { name: t.name }),
+          'Normal',
+          'Killing',
+          `Container ${t.name} resize requires restart`,
+        );
+        await this.deps.runtime.stopContainer(t.id, 0);
+      }
+      for (const t of todo) applied.set(t.name, allocation.get(t.name) ?? {});
       if (allocation.has(POD_LEVEL)) applied.set(POD_LEVEL, allocation.get(POD_LEVEL)!);
       if (this.deps.podCgroups) await this.tellRuntime(after, rs, { required: false });
     } catch (err) {

@@ -143,16 +143,41 @@ export function actuationOf(c: Container, changed: readonly string[]): 'update' 
     : 'update';
 }
 
+/** The resources a resize writes, in upstream's order (doPodResizeAction): memory, then CPU. */
+export const RESIZED_RESOURCES = ['memory', 'cpu'] as const;
+export type ResizedResource = (typeof RESIZED_RESOURCES)[number];
+
 /**
- * The order of a resize's writes so that limits never drop below what runs (upstream
- * doPodResizeAction): when the pod's limits grow, the pod cgroup first, then the containers; when
- * they shrink, the containers first, then the pod cgroup. Pure.
+ * `pod` with the requests and limits of `resource` as `target` has them — its containers' and
+ * its own — and the rest as they are: the pod between a resize's memory step and its CPU step. Pure.
  */
-export function podCgroupFirst(before: Pod, after: Pod): boolean {
-  // The pod's limits as its cgroup takes them: pod-level ones when set, else its containers'.
+export function withResourceOf(pod: Pod, target: Pod, resource: ResizedResource): Pod {
+  const mine = specResources(pod);
+  const theirs = specResources(target);
+  const mixed = new Map<string, ContainerResources>();
+  for (const name of new Set([...mine.keys(), ...theirs.keys()])) {
+    const kind = (k: 'limits' | 'requests') => {
+      const out = { ...mine.get(name)?.[k] };
+      delete out[resource];
+      const value = theirs.get(name)?.[k]?.[resource];
+      if (value !== undefined) out[resource] = value;
+      return Object.keys(out).length ? { [k]: out } : {};
+    };
+    mixed.set(name, { ...kind('limits'), ...kind('requests') });
+  }
+  return withResources(pod, mixed);
+}
+
+/**
+ * Whether the pod cgroup's `resource` is written before the containers' (its limit grows or
+ * stays) or after them (it shrinks), so that a limit never drops below what runs under it — the
+ * kernel refuses a pod's CPU quota below a container's (upstream doPodResizeAction, one resource
+ * at a time). Pure.
+ */
+export function podCgroupFirst(before: Pod, after: Pod, resource: ResizedResource): boolean {
   const a = podLimits(before);
   const b = podLimits(after);
-  return b.cpuMilli + b.memoryBytes >= a.cpuMilli + a.memoryBytes;
+  return resource === 'cpu' ? b.cpuMilli >= a.cpuMilli : b.memoryBytes >= a.memoryBytes;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
   memoryDecreaseRefusal,
   podCgroupFirst,
   specResources,
+  withResourceOf,
   withResources,
 } from '../../../src/agent/allocation/resize.js';
 import { AllocationManager, type AllocationManagerDeps } from '../../../src/agent/allocation/allocation-manager.js';
@@ -119,10 +120,63 @@ describe('resize decisions', () => {
     expect(effective.spec.containers[0].resources).toEqual({ claims: [{ name: 'gpu' }], limits: { cpu: '2' } });
   });
 
-  it('grows the pod cgroup before the containers and shrinks it after them', () => {
-    const before = pod('a', { limits: { cpu: '200m' } });
-    expect(podCgroupFirst(before, pod('a', { limits: { cpu: '400m' } }))).toBe(true);
-    expect(podCgroupFirst(before, pod('a', { limits: { cpu: '100m' } }))).toBe(false);
+  it('grows the pod cgroup before the containers and shrinks it after them, one resource at a time', () => {
+    const before = pod('a', { limits: { cpu: '200m', memory: '64Mi' } });
+    expect(podCgroupFirst(before, pod('a', { limits: { cpu: '400m', memory: '64Mi' } }), 'cpu')).toBe(true);
+    expect(podCgroupFirst(before, pod('a', { limits: { cpu: '100m', memory: '64Mi' } }), 'cpu')).toBe(false);
+    // CPU down and memory up: memory first (the pod's before its containers'), then CPU (the pod's after theirs).
+    const after = pod('a', { limits: { cpu: '100m', memory: '1Gi' } });
+    const memoryStep = withResourceOf(before, after, 'memory');
+    expect(memoryStep.spec.containers[0].resources).toEqual({ limits: { cpu: '200m', memory: '1Gi' } });
+    expect(podCgroupFirst(before, memoryStep, 'memory')).toBe(true);
+    expect(podCgroupFirst(memoryStep, withResourceOf(memoryStep, after, 'cpu'), 'cpu')).toBe(false);
+    expect(withResourceOf(memoryStep, after, 'cpu').spec.containers[0].resources).toEqual(
+      after.spec.containers[0].resources,
+    );
+  });
+
+  it('writes memory then CPU, each to the pod cgroup on the side that keeps limits above what runs', async () => {
+    const calls: string[] = [];
+    const m = new AllocationManager({
+      rootDir: join(dir, 'steps'),
+      runtime: {
+        updateContainerResources: async (id: string, linux: { cpu_quota?: number; memory_limit_in_bytes?: number }) =>
+          void calls.push(`update ${id} quota=${linux.cpu_quota} memory=${linux.memory_limit_in_bytes}`),
+        listContainerStats: async () => [],
+      } as unknown as RuntimeService,
+      resources: { memoryCapacityBytes: 4 * 1024 ** 3, cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
+      allocatable: () => node,
+      activePods: () => [],
+      podCgroups: {
+        resize: async (p: Pod) =>
+          void calls.push(
+            `pod cgroup cpu=${p.spec.containers[0].resources?.limits?.cpu} memory=${p.spec.containers[0].resources?.limits?.memory}`,
+          ),
+      },
+      logger: createLogger({ level: 'fatal' }),
+    });
+    await m.load();
+    const status: PodRuntimeStatus = {
+      uid: 's',
+      name: 's',
+      namespace: 'default',
+      sandboxes: [{ id: 'sb', ready: true, createdAt: 0, attempt: 0, ip: '10.0.0.1' }],
+      containers: [
+        {
+          ...{ id: 'c1', name: 'main', state: 'running', createdAt: 1, startedAt: 1, finishedAt: 0, exitCode: 0 },
+          ...{ reason: '', message: '', image: 'busybox', imageRef: 'x', hash: '', restartCount: 0, logPath: '' },
+          sandboxId: 'sb',
+        },
+      ],
+    };
+    await m.sync(pod('s', { limits: { cpu: '400m', memory: '64Mi' } }), status);
+    await m.sync(pod('s', { limits: { cpu: '200m', memory: '128Mi' } }), status);
+    expect(calls).toEqual([
+      'pod cgroup cpu=400m memory=128Mi',
+      `update c1 quota=40000 memory=${128 * 2 ** 20}`,
+      `update c1 quota=20000 memory=${128 * 2 ** 20}`,
+      'pod cgroup cpu=200m memory=128Mi',
+    ]);
   });
 });
 
@@ -358,10 +412,11 @@ describe('the allocation manager', () => {
     expect(events.at(-1)).toMatch(
       /^Warning ResizeError Pod resize error: \{.*"error":"cannot decrease memory limits: /,
     );
-    // Once the container uses less, the limit goes down (and the CPU with it).
+    // Once the container uses less, the limit goes down, then the CPU up: memory (the container's, then the pod's
+    // as it shrinks), then CPU (the pod's, then the container's as it grows).
     memoryInUse = 100 * 2 ** 20;
     expect((await m.sync(limited('128Mi', '300m'), running('c1'))).state).toEqual({});
-    expect(calls).toEqual(['update c1 quota=30000', 'pod cgroup']);
+    expect(calls).toEqual(['update c1 quota=20000', 'pod cgroup', 'pod cgroup', 'update c1 quota=30000']);
   });
 
   it('names each limit that would go below its usage, alone or as a Go aggregate', () => {
@@ -470,8 +525,8 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling)', 
       message: "Node didn't have enough capacity: cpu, requested: 3000, capacity: 2000",
     });
     // The pod cgroup grows first when the pod-level limits grow, last when they shrink.
-    expect(podCgroupFirst(older, desired)).toBe(true);
-    expect(podCgroupFirst(desired, older)).toBe(false);
+    expect(podCgroupFirst(older, desired, 'cpu')).toBe(true);
+    expect(podCgroupFirst(desired, older, 'cpu')).toBe(false);
   });
 
   it('resizes the pod cgroup, then tells the runtime (Unimplemented tolerated); a kubelet restart resumes from the files', async () => {
