@@ -256,7 +256,7 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'present-creds');
   }, 120_000);
 
-  it('resizes a running container in place: containerd applies the new CPU limit to its cgroup, no restart; a memory limit below its usage is refused as upstream', async () => {
+  it('resizes a running container in place on containerd: CPU up, then down with memory up, no restart; a memory limit below its usage is refused as upstream, and a kubelet restart resumes it from the checkpoints', async () => {
     c.api.store.create(
       'pods',
       boundPod('resize-me', node, {
@@ -315,7 +315,6 @@ describe('cluster on containerd', () => {
       'the resized status',
     );
     expect(after).toMatchObject({ restartCount: 0, containerID: before.containerID });
-    // A memory limit below what the container uses is not written: the resize stays in progress with upstream's reason.
     const memoryLimit = () => {
       const found = execFileSync('sh', ['-c', `find /sys/fs/cgroup/memory/ -type d -name ${id} 2>/dev/null || true`])
         .toString()
@@ -324,6 +323,31 @@ describe('cluster on containerd', () => {
       return found ? readFileSync(join(found, 'memory.limit_in_bytes'), 'utf8').trim() : '';
     };
     expect(memoryLimit()).toBe(String(64 * 2 ** 20));
+    // CPU down and memory up together, in place.
+    await kubectl(c, [
+      'patch',
+      'pod',
+      'resize-me',
+      '--subresource',
+      'resize',
+      '-p',
+      JSON.stringify({
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '300m', memory: '96Mi' } },
+            },
+          ],
+        },
+      }),
+    ]);
+    await until(() => quota() === '30000' && memoryLimit() === String(96 * 2 ** 20), 20_000, 'CPU down, memory up');
+    expect(pod('resize-me')!.status.containerStatuses[0]).toMatchObject({
+      restartCount: 0,
+      containerID: before.containerID,
+    });
+    // A memory limit below what the container uses is not written: the resize stays in progress with upstream's reason.
     await kubectl(c, [
       'patch',
       'pod',
@@ -351,10 +375,33 @@ describe('cluster on containerd', () => {
     expect(refused.message).toMatch(
       /^cannot decrease memory limits: \[attempting to set pod memory limit \(16777216\) below current usage \(\d+\), attempting to set container "main" memory limit \(16777216\) below current usage \(\d+\)\]$/,
     );
-    expect(memoryLimit()).toBe(String(64 * 2 ** 20));
+    expect(memoryLimit()).toBe(String(96 * 2 ** 20));
     expect(pod('resize-me')!.status.containerStatuses[0]).toMatchObject({ restartCount: 0 });
+    // A kubelet restart in the middle of it (allocated, not applied): it resumes from the checkpoints, without a new
+    // ResizeStarted, and applies the allocation once the container uses less.
+    const startedBefore = c.api.store
+      .list('events')
+      .filter((e) => e.involvedObject.name === 'resize-me' && e.reason === 'ResizeStarted').length;
+    await c.restartKubelet();
+    await cri.runtime.execSync(id, ['rm', '/dev/shm/fill'], 10);
+    await until(() => memoryLimit() === String(16 * 2 ** 20), 40_000, 'the allocated memory limit applied');
+    const done = await until(
+      () =>
+        !pod('resize-me')!.status.conditions.some((k: { type: string }) => k.type === 'PodResizeInProgress') &&
+        pod('resize-me')!.status.containerStatuses[0],
+      20_000,
+      'the resize completed',
+    );
+    expect(done).toMatchObject({
+      restartCount: 0,
+      containerID: before.containerID,
+      resources: { limits: { memory: '16Mi' } },
+    });
+    expect(
+      c.api.store.list('events').filter((e) => e.involvedObject.name === 'resize-me' && e.reason === 'ResizeStarted'),
+    ).toHaveLength(startedBefore);
     c.api.store.remove('pods', 'default', 'resize-me');
-  }, 90_000);
+  }, 150_000);
 
   it("resizes a pod's own resources in place on containerd: the pod cgroup's new quota, no restart; the pod's memory limit never below its usage", async () => {
     c.api.store.create(
