@@ -13,7 +13,10 @@
  */
 import { readCgroupProcs, readCgroupUsage, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { processNetDev } from './node-sources.js';
+import { cgroupPressure, type PressureByResource } from '../../lib/pressure.js';
 import type { ContainerSample, PodSample } from './samples.js';
+
+const withPressure = (pressure: PressureByResource | undefined) => (pressure ? { pressure } : {});
 
 /** The interface upstream names a pod's default (network.DefaultInterfaceName). */
 const DEFAULT_INTERFACE = 'eth0';
@@ -66,6 +69,7 @@ export function podSamplesFromCgroups(
       rss: usage?.rssBytes,
       pageFaults: usage?.pageFaults,
       majorPageFaults: usage?.majorPageFaults,
+      ...(pod.dirs.version === 2 ? withPressure(cgroupPressure(pod.dirs.dir)) : {}),
     });
   }
   return out;

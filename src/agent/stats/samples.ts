@@ -16,6 +16,8 @@ export interface UsageFigures {
   rss?: number;
   pageFaults?: number;
   majorPageFaults?: number;
+  /** Pressure stall information, where the cgroup is read directly on cgroup v2 (KubeletPSI). */
+  pressure?: PressureByResource;
 }
 
 /** One container's sample. */

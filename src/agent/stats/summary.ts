@@ -6,7 +6,7 @@
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import { podUsage, sumDefined as sum } from './pod-usage.js';
-import type { Pressure } from '../../lib/pressure.js';
+import type { Pressure, PressureByResource } from '../../lib/pressure.js';
 
 type Obj = Record<string, unknown>;
 
@@ -27,6 +27,11 @@ export interface SummaryContext {
   }[];
   volumes(uid: string): VolumeStats[];
   onlyCpuAndMemory?: boolean;
+  /**
+   * A container's pressure stall information, read from its cgroup v2 files with its other details
+   * (the runtime's stats have none: containerd 1.x, CRI before v1.34).
+   */
+  containerPressure?: (containerId: string) => PressureByResource | undefined;
 }
 
 /**
@@ -51,6 +56,11 @@ function swap(time: string, usage: number | undefined, available?: number): Obj 
 /** CPU or memory stats with their pressure stall information (KubeletPSI), where the kernel gives it. */
 function withPsi(stats: Obj | undefined, psi: Pressure | undefined): Obj | undefined {
   return stats && psi ? { ...stats, psi } : stats;
+}
+
+/** IOStats: only its pressure stall information, where the kernel gives it. */
+function io(time: string, psi: Pressure | undefined): Obj | undefined {
+  return psi ? { time, psi } : undefined;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -193,7 +203,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       }),
       s.node.pressure?.memory,
     ),
-    io: !only && s.node.pressure?.io ? { time, psi: s.node.pressure.io } : undefined,
+    io: io(time, only ? undefined : s.node.pressure?.io),
     ...(only
       ? {}
       : {
@@ -211,19 +221,24 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
   });
   const pods = ctx.pods.map((p) => {
     const cs = byPod.get(p.uid) ?? [];
-    const containers = cs.map((c) =>
-      defined({
+    const containers = cs.map((c) => {
+      const pressure = c.pressure ?? ctx.containerPressure?.(c.id);
+      return defined({
         name: c.name,
         startTime: p.containerStartTimes.get(c.name),
-        cpu: cpu(time, c.cpuNs, c.nanoCores),
-        memory: memory(time, {
-          available: availableUnder(p.containerMemoryLimits?.get(c.name), c.available, c.workingSet),
-          usage: c.usage,
-          workingSet: c.workingSet,
-          rss: c.rss,
-          pageFaults: c.pageFaults,
-          majorPageFaults: c.majorPageFaults,
-        }),
+        cpu: withPsi(cpu(time, c.cpuNs, c.nanoCores), pressure?.cpu),
+        memory: withPsi(
+          memory(time, {
+            available: availableUnder(p.containerMemoryLimits?.get(c.name), c.available, c.workingSet),
+            usage: c.usage,
+            workingSet: c.workingSet,
+            rss: c.rss,
+            pageFaults: c.pageFaults,
+            majorPageFaults: c.majorPageFaults,
+          }),
+          pressure?.memory,
+        ),
+        io: io(time, only ? undefined : pressure?.io),
         swap: swap(time, c.swapUsage, c.swapAvailable),
         ...(only
           ? {}
@@ -232,8 +247,8 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
                 c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
               logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
             }),
-      }),
-    );
+      });
+    });
     const volumes = only
       ? []
       : ctx.volumes(p.uid).map((v) => ({
@@ -256,19 +271,23 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
       podRef: { name: p.name, namespace: p.namespace, uid: p.uid },
       startTime: p.startTime,
       containers,
-      cpu: cpu(time, usage.cpuNs, usage.nanoCores),
-      memory: memory(time, {
-        available: availableUnder(
-          p.memoryLimit,
-          sandbox?.workingSet !== undefined ? sandbox.available : undefined,
-          usage.workingSet,
-        ),
-        usage: usage.usage,
-        workingSet: usage.workingSet,
-        rss: usage.rss,
-        pageFaults: usage.pageFaults,
-        majorPageFaults: usage.majorPageFaults,
-      }),
+      cpu: withPsi(cpu(time, usage.cpuNs, usage.nanoCores), sandbox?.pressure?.cpu),
+      memory: withPsi(
+        memory(time, {
+          available: availableUnder(
+            p.memoryLimit,
+            sandbox?.workingSet !== undefined ? sandbox.available : undefined,
+            usage.workingSet,
+          ),
+          usage: usage.usage,
+          workingSet: usage.workingSet,
+          rss: usage.rss,
+          pageFaults: usage.pageFaults,
+          majorPageFaults: usage.majorPageFaults,
+        }),
+        sandbox?.pressure?.memory,
+      ),
+      io: io(time, only ? undefined : sandbox?.pressure?.io),
       // The pod's swap: its containers' (the runtime reports none for the pod's cgroup).
       swap: swap(time, sum(cs.map((c) => c.swapUsage))),
       ...(only

@@ -10,6 +10,9 @@ import { podSamplesFromCgroups } from '../../../src/agent/stats/pod-cgroup-sampl
 import { parseNetDev } from '../../../src/agent/stats/node-sources.js';
 import type { ContainerSample } from '../../../src/agent/stats/samples.js';
 import { StatsCollector } from '../../../src/agent/stats/collector.js';
+import { buildSummary } from '../../../src/agent/stats/summary.js';
+
+type Obj = Record<string, unknown>;
 import { FakeClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { CriRuntime } from '../../../src/cri/services.js';
@@ -32,6 +35,13 @@ const container = (podUid: string, id: string): ContainerSample => ({
   podNamespace: 'default',
   atMs: 0,
 });
+/** A pressure file as the kernel writes it. */
+const PSI_TEXT =
+  'some avg10=1.50 avg60=1.00 avg300=0.50 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=789\n';
+const PSI = {
+  some: { avg10: 1.5, avg60: 1, avg300: 0.5, total: 123456 },
+  full: { avg10: 0, avg60: 0, avg300: 0, total: 789 },
+};
 const ownInterfaces = () => parseNetDev(readFileSync(`/proc/${process.pid}/net/dev`, 'utf8'));
 
 const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
@@ -40,6 +50,8 @@ const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
       'cpu.stat': 'usage_usec 2500\nuser_usec 2000\n',
       'memory.current': '10000\n',
       'memory.stat': 'anon 6000\ninactive_file 3000\npgfault 40\npgmajfault 2\n',
+      'cpu.pressure': PSI_TEXT,
+      'io.pressure': PSI_TEXT,
     }),
     hostNetwork: false,
   },
@@ -51,7 +63,11 @@ const pods: Record<string, { dirs: CgroupDirs; hostNetwork: boolean }> = {
   u3: { dirs: { version: 2, dir: join(dir, 'missing') }, hostNetwork: false },
 };
 const containers: Record<string, CgroupDirs> = {
-  'u1/a': cgroup('pod-u1/a', { 'cgroup.procs': `${process.pid}\n4242\n` }),
+  'u1/a': cgroup('pod-u1/a', {
+    'cgroup.procs': `${process.pid}\n4242\n`,
+    'memory.stat': 'anon 4096\n',
+    'memory.pressure': PSI_TEXT,
+  }),
   'u1/b': cgroup('pod-u1/b', { 'cgroup.procs': '4343\n' }),
   'u2/c': cgroup('pod-u2/c', { 'cgroup.procs': `${process.pid}\n` }),
   'u3/d': cgroup('pod-u3-d', { 'cgroup.procs': '7\n' }),
@@ -71,7 +87,7 @@ describe('podSamplesFromCgroups', () => {
     cgroups,
   );
 
-  it('reads the pod cgroup’s CPU and memory as cAdvisor does', () => {
+  it('reads the pod cgroup’s CPU, memory and pressure stall information as cAdvisor does', () => {
     expect(samples.get('u1')).toMatchObject({
       cpuNs: 2_500_000,
       usage: 10000,
@@ -79,7 +95,9 @@ describe('podSamplesFromCgroups', () => {
       rss: 6000,
       pageFaults: 40,
       majorPageFaults: 2,
+      pressure: { cpu: PSI, io: PSI },
     });
+    expect(samples.get('u2')?.pressure).toBeUndefined();
   });
 
   it('counts the processes of the pod’s containers (one whose cgroup is gone adds none)', () => {
@@ -113,6 +131,7 @@ describe('StatsCollector with pod cgroups', () => {
         annotations: {},
       },
       cpu: { timestamp: 1, usage_core_nano_seconds: { value: 5 } },
+      memory: { timestamp: 1, working_set_bytes: { value: 4096 } },
     },
   ];
   const collector = (podCgroup?: (uid: string) => { dirs: CgroupDirs; hostNetwork: boolean } | undefined) => {
@@ -144,6 +163,19 @@ describe('StatsCollector with pod cgroups', () => {
     const snap = await c.sample();
     expect(asked).toEqual([]);
     expect(snap.pods.get('u1')).toMatchObject({ cpuNs: 2_500_000, processCount: 2 });
+    // Pressure stall information in the summary (KubeletPSI): the pod's and its container's, from their v2 files.
+    const summary = buildSummary(snap, {
+      nodeName: 'n',
+      startTime: '2026-11-29T00:00:00Z',
+      pods: [{ uid: 'u1', name: 'p', namespace: 'default', containerStartTimes: new Map() }],
+      volumes: () => [],
+      containerPressure: (id) => c.containerDetails().get(id)?.pressure,
+    }) as { pods: { cpu: Obj; io: Obj; containers: { memory: Obj; io?: Obj }[] }[] };
+    const [pod] = summary.pods;
+    expect(pod.cpu.psi).toEqual(PSI);
+    expect(pod.io).toEqual({ time: expect.any(String), psi: PSI });
+    expect(pod.containers[0].memory.psi).toEqual(PSI);
+    expect(pod.containers[0].io).toBeUndefined();
   });
 
   it('asks the runtime (ListPodSandboxStats) when the kubelet makes no pod cgroups', async () => {
