@@ -171,7 +171,17 @@ export function composeAgent(
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
   // start.
-  const dra = new DraManager({ rootDir: cfg.rootDir, client: api, metrics: registerDraMetrics(metrics), logger });
+  const dra = new DraManager({
+    rootDir: cfg.rootDir,
+    client: api,
+    metrics: registerDraMetrics(metrics),
+    // A claimed device's health reaches the statuses of the pods holding it (allocatedResourcesStatus).
+    onHealthChange: (uids) => {
+      for (const uid of uids) workQueue.enqueue(uid, clock.now());
+    },
+    now: () => clock.now(),
+    logger,
+  });
   registerDraClaimsInUse(metrics, dra);
   const {
     volumes,
@@ -480,6 +490,7 @@ export function composeAgent(
         await processRuntime.shutdown(0);
       }
       await devices.stop();
+      dra.close();
       runtime.close?.();
     },
   };

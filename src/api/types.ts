@@ -145,7 +145,7 @@ export interface ContainerStatus {
   ready: boolean;
   restartCount: number;
   /** The health of the devices allocated to the container, by resource (ResourceHealthStatus). */
-  allocatedResourcesStatus?: { name: string; resources: { resourceID: string; health: string }[] }[];
+  allocatedResourcesStatus?: { name: string; resources: { resourceID: string; health: string; message?: string }[] }[];
   /** The requests allocated to the container (in-place resize: what the node admitted). */
   allocatedResources?: Record<string, string>;
   /** The requests and limits applied to the running container. */

@@ -1703,6 +1703,73 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
     }
   });
 
+  it("reports a claimed device's health from its driver's NodeWatchResources stream in allocatedResourcesStatus (ResourceHealthStatus)", async () => {
+    // A driver that serves only v1alpha1 of the health service: the kubelet falls back to it.
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'health.example.com',
+      // The CDI device the embedded runtime has a spec for.
+      cdiKind: 'gpu.example.com/gpu',
+      health: 'v1alpha1',
+    });
+    try {
+      create(
+        boundPod('watched', node, {
+          resourceClaims: [{ name: 'accel', resourceClaimName: 'accel-claim' }],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sleep', '3600'],
+              resources: { claims: [{ name: 'accel', request: 'fpga' }] },
+            },
+          ],
+        }),
+      );
+      create(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name: 'accel-claim', namespace: 'default' },
+          spec: { devices: { requests: [{ name: 'fpga', exactly: { deviceClassName: 'health.example.com' } }] } },
+          status: {
+            allocation: {
+              devices: {
+                results: [{ request: 'fpga', driver: 'health.example.com', pool: 'node', device: 'dev-0' }],
+              },
+            },
+            reservedFor: [{ resource: 'pods', name: 'watched', uid: pod('watched')!.metadata.uid }],
+          },
+        },
+        'resource.k8s.io/resourceclaims',
+      );
+      await until(() => running('watched'), 30_000, 'watched Running');
+      const statusOf = () => pod('watched')!.status.containerStatuses[0].allocatedResourcesStatus;
+      // Nothing said yet: Unknown.
+      await until(() => statusOf(), 10_000, 'allocatedResourcesStatus');
+      expect(statusOf()).toEqual([
+        { name: 'claim:accel/fpga', resources: [{ resourceID: 'health.example.com/node/dev-0', health: 'Unknown' }] },
+      ]);
+      await driver.reportHealth([{ device: 'dev-0', health: 'UNHEALTHY', message: 'ECC errors' }]);
+      const unhealthy = await until(
+        () => statusOf()?.[0]?.resources[0]?.health === 'Unhealthy' && statusOf(),
+        20_000,
+        'the device Unhealthy in the pod status',
+      );
+      expect(unhealthy[0].resources[0]).toEqual({
+        resourceID: 'health.example.com/node/dev-0',
+        health: 'Unhealthy',
+        message: 'ECC errors',
+      });
+      await driver.reportHealth([{ device: 'dev-0', health: 'HEALTHY' }]);
+      await until(() => statusOf()?.[0]?.resources[0]?.health === 'Healthy', 20_000, 'the device Healthy again');
+      await kubectl(c, ['delete', 'pod', 'watched', '--wait=false']);
+      await until(() => !pod('watched'), 30_000, 'watched gone');
+    } finally {
+      driver.close();
+    }
+  }, 90_000);
+
   it('speaks v1beta1 to a driver that registers only v1beta1.DRAPlugin', async () => {
     const driver = await startSampleDraDriver({
       root: join(dir, 'root'),

@@ -23,6 +23,7 @@ import type { DraMetrics } from '../metrics/dra-metrics.js';
 import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
 import { crc32 } from './crc32.js';
 import { cdiAnnotation } from './cdi-annotations.js';
+import { DraHealth, type DeviceHealthStatus } from './dra-health.js';
 
 const PROTO = 'dra/v1/api.proto';
 const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
@@ -90,7 +91,16 @@ export interface DraManagerDeps {
   client?: KubeClient;
   /** Upstream's DRA histograms (metrics/dra-metrics.ts). */
   metrics?: DraMetrics;
+  /** The pods holding a device whose health changed (their allocatedResourcesStatus). */
+  onHealthChange?: (podUids: string[]) => void;
+  now?: () => number;
   logger: Logger;
+}
+
+/** A container's resource status as the pod status carries it (allocatedResourcesStatus). */
+export interface ClaimResourceStatus {
+  name: string;
+  resources: { resourceID: string; health: DeviceHealthStatus; message?: string }[];
 }
 
 export class DraManager {
@@ -99,7 +109,16 @@ export class DraManager {
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: DraManagerDeps) {}
+  /** The drivers' device health (dra-health.ts). */
+  private readonly health: DraHealth;
+
+  constructor(private readonly deps: DraManagerDeps) {
+    this.health = new DraHealth({
+      logger: deps.logger,
+      now: deps.now ?? Date.now,
+      onChange: (driver) => deps.onHealthChange?.(this.podsUsing(driver)),
+    });
+  }
 
   /** The plugin watcher's handler for `DRAPlugin`. */
   readonly handler: PluginHandler = {
@@ -115,13 +134,58 @@ export class DraManager {
       const channel = unaryChannel(`unix://${endpoint}`, { maxReceiveBytes: 4 * 1024 * 1024 });
       const version = SUPPORTED.find((v) => versions.includes(v))!;
       this.drivers.set(name, { channel, version });
+      this.health.watch(name, endpoint);
       this.deps.logger.info({ driver: name, endpoint, version }, 'DRA driver registered');
     },
     deregister: async (name) => {
       this.drivers.get(name)?.channel.close();
       this.drivers.delete(name);
+      this.health.stop(name);
+      this.deps.onHealthChange?.(this.podsUsing(name));
     },
   };
+
+  /** The pods holding a claim the driver prepared. */
+  private podsUsing(driver: string): string[] {
+    const uids = new Set<string>();
+    for (const info of this.claims.values())
+      if (info.DriverState[driver]) for (const uid of Object.keys(info.PodUIDs)) uids.add(uid);
+    return [...uids];
+  }
+
+  /**
+   * The health of the devices each of the container's claims (and request) holds, as upstream's
+   * allocatedResourcesStatus names them: `claim:<claim>[/<request>]`, each device by
+   * `<driver>/<pool>/<device>` (ResourceHealthStatus).
+   */
+  resourceStatuses(pod: Pod, c: Container): ClaimResourceStatus[] {
+    const names = this.claimNames(pod);
+    const refs = ((c.resources as { claims?: { name: string; request?: string }[] } | undefined)?.claims ?? []) as {
+      name: string;
+      request?: string;
+    }[];
+    return refs.flatMap((ref) => {
+      const claimName = names.get(ref.name);
+      const info = [...this.claims.values()].find(
+        (x) => x.ClaimName === claimName && x.Namespace === pod.metadata.namespace,
+      );
+      if (!info) return [];
+      const resources = Object.entries(info.DriverState).flatMap(([driver, state]) =>
+        state.Devices.filter((d) => !ref.request || !d.RequestNames.length || d.RequestNames.includes(ref.request)).map(
+          (d) => ({
+            resourceID: `${driver}/${d.PoolName}/${d.DeviceName}`,
+            ...this.health.healthOf(driver, d.PoolName, d.DeviceName),
+          }),
+        ),
+      );
+      return resources.length ? [{ name: `claim:${ref.name}${ref.request ? `/${ref.request}` : ''}`, resources }] : [];
+    });
+  }
+
+  /** Stops following the drivers' health (the kubelet stops). */
+  close(): void {
+    this.health.close();
+  }
 
   /** Reads the checkpoint (ours or a Go kubelet's). */
   async load(): Promise<void> {

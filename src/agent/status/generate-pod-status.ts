@@ -45,6 +45,8 @@ const usesRestartAll = (pod: Pod) =>
 export interface PodStatusContext {
   /** The devices a container holds and their health (device manager). */
   devices?: (container: string) => { resource: string; ids: string[]; health: string[] }[];
+  /** The health of the devices the container's DRA claims hold, as statuses (dra-manager.ts resourceStatuses). */
+  claimResources?: (container: Container) => NonNullable<ContainerStatus['allocatedResourcesStatus']>;
   /** Allocated and applied resources by container, and where a resize stands (allocation-manager.ts). */
   allocation?: {
     allocated: ReadonlyMap<string, ContainerResources>;
@@ -110,13 +112,15 @@ function containerStatuses(
       imageID: '',
       started: false,
     };
-    // ResourceHealthStatus: each allocated device's health, as its plugin last said.
-    const held = ctx.devices?.(spec.name) ?? [];
-    if (held.length)
-      st.allocatedResourcesStatus = held.map((d) => ({
+    // ResourceHealthStatus: each allocated device's health, as its plugin or DRA driver last said.
+    const held = [
+      ...(ctx.devices?.(spec.name) ?? []).map((d) => ({
         name: d.resource,
         resources: d.ids.map((id, i) => ({ resourceID: id, health: d.health[i] })),
-      }));
+      })),
+      ...(ctx.claimResources?.(spec) ?? []),
+    ];
+    if (held.length) st.allocatedResourcesStatus = held;
     const allocated = ctx.allocation?.allocated.get(spec.name)?.requests;
     if (allocated && Object.keys(allocated).length) st.allocatedResources = { ...allocated };
     const mounts = volumeMountStatuses(spec, ctx.supportsRecursiveReadOnly ?? false);

@@ -16,7 +16,7 @@ import type { AllocationManager } from '../allocation/allocation-manager.js';
 import type { DeviceManager } from '../devices/device-manager.js';
 import { messageOf } from '../../lib/errors.js';
 import type { DraManager } from '../dra/dra-manager.js';
-import { isTerminalPhase, type Pod } from '../../api/types.js';
+import { isTerminalPhase, type Container, type Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -86,7 +86,7 @@ export interface PodSyncDeps {
   /**
    * The DRA manager: a pod's ResourceClaims are prepared before its containers start and unprepared when it is gone.
    */
-  dra?: Pick<DraManager, 'prepare' | 'unprepare'>;
+  dra?: Pick<DraManager, 'prepare' | 'unprepare' | 'resourceStatuses'>;
   /** The device manager: a pod that is gone frees its devices. */
   devices?: Pick<DeviceManager, 'release' | 'devicesOf'>;
   /** Allocations and in-place resize (absent: containers take their spec's resources, no resize). */
@@ -205,6 +205,7 @@ export class PodSync implements PodSyncer {
       supportsRecursiveReadOnly: this.deps.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
       ...(this.deps.devices ? { devices: (name: string) => this.deps.devices!.devicesOf(uid, name) } : {}),
+      ...(this.deps.dra ? { claimResources: (c: Container) => this.deps.dra!.resourceStatuses(pod, c) } : {}),
       ...(this.deps.allocation
         ? {
             allocation: {
