@@ -7,7 +7,8 @@
  *     WebSocket v4 (containerd 1.6's streaming server predates v5) through 10250, MiB/s and time to the first byte, BENCH_EXEC_CTRD_ROUNDS rounds
  *     (default 5), median, each round followed by the same exec straight to containerd's streaming URL (the physical limit):
  *     the median of the rounds' ratios and the kubelet's CPU per 200 MiB; then the same two over SPDY (what the apiserver speaks to a kubelet).
- * The WebSocket rows all use one lean counting client (countStdout), so they differ only in the path.
+ * The WebSocket rows use one counting client (countStdout), lean or keeping each message, so they differ only in the
+ * path and the client.
  * Prints a table and writes bench/results/exec.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,8 +40,11 @@ function countStdout(
   url: string,
   protocol: string,
   tls?: object,
+  o: { keep?: boolean } = {},
 ): Promise<{ bytes: number; seconds: number; firstMs: number }> {
   const base64 = protocol.includes('base64');
+  // The second client: a plain one that keeps every message, as a program that reads the whole output does.
+  const kept: Buffer[] = [];
   return new Promise((resolve, reject) => {
     let bytes = 0;
     let firstMs = 0;
@@ -48,13 +52,17 @@ function countStdout(
     const ws = new WebSocket(url, [protocol], { ...tls, perMessageDeflate: false });
     ws.on('message', (d: Buffer) => {
       if (d[0] !== (base64 ? 0x31 : 1)) return;
+      if (o.keep) kept.push(d);
       if (!firstMs) firstMs = performance.now() - t0;
       // v4.base64: the channel digit, then base64 (its length gives the bytes exactly).
       bytes += base64
         ? ((d.length - 1) / 4) * 3 - (d[d.length - 1] === 0x3d ? (d[d.length - 2] === 0x3d ? 2 : 1) : 0)
         : d.length - 1;
     });
-    ws.on('close', () => resolve({ bytes, seconds: (performance.now() - t0) / 1000, firstMs }));
+    ws.on('close', () => {
+      kept.length = 0;
+      resolve({ bytes, seconds: (performance.now() - t0) / 1000, firstMs });
+    });
     ws.on('error', reject);
   });
 }
@@ -248,6 +256,22 @@ try {
         countStdout(
           (await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true })).replace(/^http/, 'ws'),
           'v4.channel.k8s.io',
+        ),
+    );
+    // The same with a client that keeps each message (the `ws` package as a program uses it): its own CPU competes
+    // with the relay's on two cores.
+    await alternate(
+      'ws v4, a client keeping each message',
+      () =>
+        countStdout(`wss://127.0.0.1:${cports.port}${path(bigCtrd, 'output=1')}`, 'v4.channel.k8s.io', tlsOf(cpki), {
+          keep: true,
+        }),
+      async () =>
+        countStdout(
+          (await cri.runtime.exec({ container_id: ctr.id, cmd: bigCtrd, stdout: true })).replace(/^http/, 'ws'),
+          'v4.channel.k8s.io',
+          undefined,
+          { keep: true },
         ),
     );
     // SPDY, as the apiserver speaks to the kubelet (it translates kubectl's WebSocket into SPDY):
