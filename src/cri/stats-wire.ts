@@ -5,10 +5,11 @@
  * their defaults: a container's annotations and swap, a sandbox's labels, annotations, Windows
  * part and container stats (ListContainerStats has them).
  *
- * Why not protobufjs: under V8's interpreter (bin/tskubelet.js runs with --lite-mode) decoding
- * 100 containers' stats into messages, converting them to objects, and making a Long for every
- * 64-bit number was the idle kubelet's largest cost after the relist. Malformed bytes throw, as
- * protobufjs does, and the call fails.
+ * Why not protobufjs: decoding 100 containers' stats into messages, converting them to objects,
+ * and making a Long for every 64-bit number was the idle kubelet's largest cost after the relist.
+ * Measured again with stock V8 (docs/performance-history.md, 29 November): proto-loader's
+ * decoders in place of this one and reused-list-items.ts cost the idle kubelet about a third more
+ * CPU at 100 pods. Malformed bytes throw, as protobufjs does, and the call fails.
  */
 import { field, readField, utf8 } from './wire.js';
 
