@@ -163,7 +163,7 @@ export class PodActionExecutor {
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;
     let objectsError: string | undefined;
     const [hostsFile] = await Promise.all([
-      podIPs.length ? writeHostsFile(pod, podIPs[0], node) : undefined,
+      podIPs.length ? writeHostsFile(pod, podIPs, node) : undefined,
       (async () => {
         try {
           objects = await this.deps.objects?.forPod(pod);

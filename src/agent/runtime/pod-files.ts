@@ -31,17 +31,20 @@ export async function readText(path: string): Promise<string> {
   }
 }
 
-/** Writes the pod's managed hosts file (the node's own entries for a hostNetwork pod); returns its path. */
+/**
+ * Writes the pod's managed hosts file — a line for each of its IPs, both families of a dual-stack
+ * pod, as upstream's — or the node's own entries for a hostNetwork pod; returns its path.
+ */
 export async function writeHostsFile(
   pod: Pod,
-  podIP: string,
+  podIPs: readonly string[],
   node: { rootDir: string; clusterDomain: string },
 ): Promise<string> {
   const dir = podDir(node.rootDir, pod.metadata.uid!);
   // The sandbox exists, so the name was valid when it was made (and the fields cannot change).
   const name = podHostNameAndDomain(pod, node.clusterDomain);
   const content = hostsFileContent(pod, {
-    podIPs: [podIP],
+    podIPs: [...podIPs],
     hostname: name.ok ? name.hostname : pod.metadata.name!,
     domain: name.ok ? name.domain : '',
     nodeHostsFile: pod.spec.hostNetwork ? await readText('/etc/hosts') : undefined,
