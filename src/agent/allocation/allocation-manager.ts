@@ -10,9 +10,8 @@
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
-import { KubeletError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import { messageOf } from '../../lib/errors.js';
+import { KubeletError, messageOf } from '../../lib/errors.js';
 import type { AdmissionNode } from '../admission/predicate.js';
 import { linuxContainerResources, type ResourceContext } from '../runtime/linux-resources.js';
 import { latestContainer, type PodRuntimeStatus } from '../runtime/pod-runtime-status.js';

@@ -16,7 +16,7 @@ import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
 import { sleep, type Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import { systemPressure } from '../../lib/pressure.js';
+import { systemPressure, type PressureByResource } from '../../lib/pressure.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
 import {
   fsUsage,
@@ -106,6 +106,16 @@ export class StatsCollector {
    */
   podNetDev(): ReadonlyMap<string, NetDevStats[]> {
     return this.readDetails().netByPod;
+  }
+
+  /**
+   * A container's pressure stall information (the Summary's), read with its cgroup details — only
+   * on cgroup v2, which has it: on v1 nothing is read for it.
+   */
+  containerPressure(id: string): PressureByResource | undefined {
+    const first = this.last?.containers[0];
+    if (!first || this.deps.containerCgroup?.(first.podUid, first.id)?.version !== 2) return undefined;
+    return this.readDetails().byId.get(id)?.pressure;
   }
 
   private readDetails(): { byId: Map<string, CgroupDetail>; netByPod: Map<string, NetDevStats[]> } {

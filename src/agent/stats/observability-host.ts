@@ -121,7 +121,7 @@ export function createObservabilityHost(d: ObservabilityDeps) {
         pods,
         volumes: (uid) => d.volumeStats.get(uid),
         onlyCpuAndMemory: o.onlyCpuAndMemory,
-        containerPressure: (id) => d.collector.containerDetails().get(id)?.pressure,
+        containerPressure: (id) => d.collector.containerPressure(id),
       });
     },
     async metricsText(kind: MetricsKind): Promise<string> {

@@ -86,6 +86,7 @@ describe('cadvisorMetrics ids', () => {
         collector: {
           snapshot: () => snap,
           containerDetails: () => new Map(),
+          containerPressure: () => undefined,
           podNetDev: () => new Map(),
         } as unknown as StatsCollector,
         volumeStats: { get: () => [] } as unknown as VolumeStatsCollector,

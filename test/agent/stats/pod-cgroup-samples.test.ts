@@ -169,7 +169,7 @@ describe('StatsCollector with pod cgroups', () => {
       startTime: '2026-11-29T00:00:00Z',
       pods: [{ uid: 'u1', name: 'p', namespace: 'default', containerStartTimes: new Map() }],
       volumes: () => [],
-      containerPressure: (id) => c.containerDetails().get(id)?.pressure,
+      containerPressure: (id) => c.containerPressure(id),
     }) as { pods: { cpu: Obj; io: Obj; containers: { memory: Obj; io?: Obj }[] }[] };
     const [pod] = summary.pods;
     expect(pod.cpu.psi).toEqual(PSI);
