@@ -478,16 +478,25 @@ describe('pods from the apiserver', () => {
         ],
       }),
     );
+    // Says where it stood if it never gets there (a CI run once timed out here, not reproduced since).
     const done = await until(
       () => pod('retry-on-42')?.status?.phase === 'Succeeded' && pod('retry-on-42')!,
-      30_000,
+      50_000,
       'retry-on-42 Succeeded',
-    );
+    ).catch((err: Error) => {
+      const events = c.api.store
+        .list('events')
+        .filter((e) => e.involvedObject.name === 'retry-on-42')
+        .map((e) => `${e.reason}: ${e.message}`);
+      throw new Error(
+        `${err.message}; status ${JSON.stringify(pod('retry-on-42')?.status)}; events ${events.join(' | ')}`,
+      );
+    });
     expect(done.status.containerStatuses[0]).toMatchObject({
       restartCount: 1,
       state: { terminated: { exitCode: 0 } },
     });
-  });
+  }, 60_000);
 
   it('restarts every container, init containers first, when a rule says RestartAllContainers (RestartAllContainersOnContainerExits)', async () => {
     create(
