@@ -388,6 +388,7 @@ describe('cluster on containerd', () => {
     const done = await until(
       () =>
         !pod('resize-me')!.status.conditions.some((k: { type: string }) => k.type === 'PodResizeInProgress') &&
+        pod('resize-me')!.status.containerStatuses[0].resources?.limits?.memory === '16Mi' &&
         pod('resize-me')!.status.containerStatuses[0],
       20_000,
       'the resize completed',
