@@ -488,8 +488,9 @@ describe('pods from the apiserver', () => {
         .list('events')
         .filter((e) => e.involvedObject.name === 'retry-on-42')
         .map((e) => `${e.reason}: ${e.message}`);
+      const p = pod('retry-on-42');
       throw new Error(
-        `${err.message}; status ${JSON.stringify(pod('retry-on-42')?.status)}; events ${events.join(' | ')}`,
+        `${err.message}; status ${JSON.stringify(p?.status)}; events ${events.join(' | ')}; log ${p ? logOf(p) : ''}`,
       );
     });
     expect(done.status.containerStatuses[0]).toMatchObject({
