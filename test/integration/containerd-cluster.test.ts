@@ -42,6 +42,17 @@ const eventOf = (name: string, reason: string, ok: (message: string) => boolean)
     `${reason} event`,
   );
 const ready = () => c.api.store.get('nodes', '', node)?.status?.conditions?.find((k: Obj) => k.type === 'Ready');
+/** A file of the first cgroup v1 directory named `name` under `controller`, or '' while there is none. */
+const cgroupFile = (controller: string, name: string, file: string) => {
+  const found = execFileSync('sh', [
+    '-c',
+    `find /sys/fs/cgroup/${controller}/ -type d -name ${name} 2>/dev/null || true`,
+  ])
+    .toString()
+    .trim()
+    .split('\n')[0];
+  return found ? readFileSync(join(found, file), 'utf8').trim() : '';
+};
 
 beforeAll(async () => {
   registry = await startRegistry({
@@ -279,32 +290,21 @@ describe('cluster on containerd', () => {
       'resize-me Running',
     );
     const id = before.containerID.replace('containerd://', '');
-    const quota = () => {
-      const found = execFileSync('sh', ['-c', `find /sys/fs/cgroup/cpu/ -type d -name ${id} 2>/dev/null || true`])
-        .toString()
-        .trim()
-        .split('\n')[0];
-      return found ? readFileSync(join(found, 'cpu.cfs_quota_us'), 'utf8').trim() : '';
-    };
+    const quota = () => cgroupFile('cpu', id, 'cpu.cfs_quota_us');
     expect(quota()).toBe('20000');
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'resize-me',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({
-        spec: {
-          containers: [
-            {
-              name: 'main',
-              resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
-            },
-          ],
-        },
-      }),
-    ]);
+    const resize = (limits: { cpu: string; memory: string }) =>
+      kubectl(c, [
+        'patch',
+        'pod',
+        'resize-me',
+        '--subresource',
+        'resize',
+        '-p',
+        JSON.stringify({
+          spec: { containers: [{ name: 'main', resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } }] },
+        }),
+      ]);
+    await resize({ cpu: '500m', memory: '64Mi' });
     await until(() => quota() === '50000', 20_000, 'the new quota in the cgroup');
     const after = await until(
       () => {
@@ -315,33 +315,10 @@ describe('cluster on containerd', () => {
       'the resized status',
     );
     expect(after).toMatchObject({ restartCount: 0, containerID: before.containerID });
-    const memoryLimit = () => {
-      const found = execFileSync('sh', ['-c', `find /sys/fs/cgroup/memory/ -type d -name ${id} 2>/dev/null || true`])
-        .toString()
-        .trim()
-        .split('\n')[0];
-      return found ? readFileSync(join(found, 'memory.limit_in_bytes'), 'utf8').trim() : '';
-    };
+    const memoryLimit = () => cgroupFile('memory', id, 'memory.limit_in_bytes');
     expect(memoryLimit()).toBe(String(64 * 2 ** 20));
     // CPU down and memory up together, in place.
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'resize-me',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({
-        spec: {
-          containers: [
-            {
-              name: 'main',
-              resources: { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '300m', memory: '96Mi' } },
-            },
-          ],
-        },
-      }),
-    ]);
+    await resize({ cpu: '300m', memory: '96Mi' });
     await until(() => quota() === '30000' && memoryLimit() === String(96 * 2 ** 20), 20_000, 'CPU down, memory up');
     expect(pod('resize-me')!.status.containerStatuses[0]).toMatchObject({
       restartCount: 0,
@@ -427,16 +404,7 @@ describe('cluster on containerd', () => {
       'pod-level-resize Running',
     );
     const uid = pod('pod-level-resize')!.metadata.uid;
-    const podCgroup = (controller: string, file: string) => {
-      const found = execFileSync('sh', [
-        '-c',
-        `find /sys/fs/cgroup/${controller}/ -type d -name pod${uid} 2>/dev/null || true`,
-      ])
-        .toString()
-        .trim()
-        .split('\n')[0];
-      return found ? readFileSync(join(found, file), 'utf8').trim() : '';
-    };
+    const podCgroup = (controller: string, file: string) => cgroupFile(controller, `pod${uid}`, file);
     expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('20000');
     expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(96 * 2 ** 20));
     const resize = (limits: { cpu: string; memory: string }) =>
