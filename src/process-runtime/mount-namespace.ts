@@ -38,16 +38,20 @@ const SCRIPT = [
   'shift 3',
   'r=',
   'n=$1 i=0',
-  'if [ "$n" != 0 ]; then mount -t tmpfs -o mode=700 tsk-scratch "$s" || exit 127; fi',
+  // The shadows' layers are reached from inside the scratch dir, by relative paths (and `mount -c`,
+  // which keeps them so): a shadow may cover the scratch dir's own path.
+  'if [ "$n" != 0 ]; then mount -t tmpfs -o mode=700 tsk-scratch "$s" && cd "$s" || exit 127; fi',
   'if [ "$c" = 1 ]; then r=$s/root; mkdir "$r" && mount --rbind / "$r" || exit 127; fi',
   'shift',
   'while [ $i -lt $n ]; do',
   '  i=$((i+1)) d=$1 k=$2',
   '  shift 2',
-  '  mkdir "$s/o$i" "$s/u$i" "$s/w$i" && mount --rbind "$r$d" "$s/o$i" || exit 127',
-  '  mount -t overlay tsk-shadow -o "lowerdir=$r$d,upperdir=$s/u$i,workdir=$s/w$i" "$r$d" || exit 127',
+  '  mkdir "o$i" "u$i" "w$i" && mount -c --rbind "$r$d" "o$i" || exit 127',
+  '  mount -c -t overlay tsk-shadow -o "lowerdir=$r$d,upperdir=u$i,workdir=w$i" "$r$d" || exit 127',
   '  while [ $k -gt 0 ]; do',
-  '    mount --rbind "$s/o$i/$1" "$r$d/$1" || exit 127',
+  // The host's mounts change under a start (another pod's volume unmounted, a network namespace
+  // removed): a submount gone since the plan needs no restoring.
+  '    if [ -e "o$i/$1" ]; then mount -c --rbind "o$i/$1" "$r$d/$1" || [ ! -e "o$i/$1" ] || exit 127; fi',
   '    k=$((k-1))',
   '    shift',
   '  done',
@@ -63,7 +67,7 @@ const SCRIPT = [
   '  shift 5',
   'done',
   'shift',
-  '[ -z "$r" ] && exec "$@"',
+  'if [ -z "$r" ]; then [ "$n" = 0 ] || cd -- "$cwd" || exit 127; exec "$@"; fi',
   'cd / && exec chroot "$r" /bin/sh -c \'cd -- "$1" || exit 127; shift; exec "$@"\' enter-root "$cwd" "$@"',
 ].join('\n');
 

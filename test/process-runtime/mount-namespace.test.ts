@@ -1,6 +1,16 @@
 /** The pure parts of the process runtime's mount namespaces: which host directories are shadowed, and how commands enter. */
 import { describe, expect, it } from 'vitest';
-import { enterMountNamespace, mountPointsOf, shadowsFor } from '../../src/process-runtime/mount-namespace.js';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  enterMountNamespace,
+  mountPointsOf,
+  planMountNamespace,
+  shadowsFor,
+  wrapInMountNamespace,
+} from '../../src/process-runtime/mount-namespace.js';
 
 describe('shadowsFor', () => {
   const mounts = [
@@ -53,5 +63,51 @@ describe('enterMountNamespace', () => {
       '--',
       'ls',
     ]);
+  });
+});
+
+describe.runIf(process.getuid?.() === 0)('a shadowed directory set up while the host changes', () => {
+  /**
+   * Runs a container whose volume's mount point is missing under a fresh directory with two
+   * tmpfs submounts, one of which goes away between the plan and the start; `scratchInside` puts
+   * the container's scratch dir in that directory too (a runtime state dir under a shadowed one).
+   */
+  async function runShadowed(scratchInside: boolean) {
+    const base = mkdtempSync(join(tmpdir(), 'tsk-shadow-'));
+    const [kept, gone, volume] = ['kept', 'gone', 'volume'].map((d) => join(base, d));
+    for (const d of [kept, gone, volume]) mkdirSync(d);
+    execFileSync('mount', ['-t', 'tmpfs', 'tsk-kept', kept]);
+    execFileSync('mount', ['-t', 'tmpfs', 'tsk-gone', gone]);
+    writeFileSync(join(kept, 'marker'), 'kept');
+    writeFileSync(join(volume, 'data'), 'volume');
+    const scratch = scratchInside ? join(base, 'state', 'scratch') : mkdtempSync(join(tmpdir(), 'tsk-scratch-'));
+    mkdirSync(scratch, { recursive: true });
+    try {
+      const mounts = [{ host_path: volume, container_path: join(base, 'missing', 'mnt') }];
+      const plan = await planMountNamespace(mounts, scratch);
+      expect(plan.shadows).toEqual([{ dir: base, submounts: ['gone', 'kept'] }]);
+      execFileSync('umount', [gone]);
+      rmdirSync(gone);
+      const command = ['/bin/sh', '-c', `cat ${kept}/marker ${base}/missing/mnt/data`];
+      const argv = wrapInMountNamespace(command, mounts, {}, plan, '/');
+      const run = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8' });
+      return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+    } finally {
+      spawnSync('umount', [kept]);
+      spawnSync('umount', [gone]);
+      rmSync(base, { recursive: true, force: true });
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+
+  // Regression: another pod's volume unmounted or a network namespace of containerd's removed
+  // under /run between the plan and the set-up made the set-up exit 127: the container never ran.
+  it('starts the container when a submount has gone since the plan', async () => {
+    expect(await runShadowed(false)).toEqual({ status: 0, stdout: 'keptvolume', stderr: '' });
+  });
+
+  // Regression: the scratch dir's tmpfs was reached through the overlay that hides it.
+  it('starts the container when its scratch dir is under the shadowed directory', async () => {
+    expect(await runShadowed(true)).toEqual({ status: 0, stdout: 'keptvolume', stderr: '' });
   });
 });
