@@ -11,7 +11,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Container, Pod } from '../api/types.js';
-import type { DynamicResource } from '../agent/dra/dra-manager.js';
+import type { DynamicResource } from '../agent/dra/claim-info.js';
 import { GrpcCallError, GrpcCode } from '../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../cri/grpc-server.js';
 import { serviceMethods } from '../cri/proto.js';

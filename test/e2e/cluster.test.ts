@@ -1556,6 +1556,7 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
           ],
         }),
       );
+      const SHARE = '3f1b2c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
       // The claim is not there yet: the pod waits, saying why.
       await until(
         () =>
@@ -1574,7 +1575,10 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
           spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } },
           status: {
             allocation: {
-              devices: { results: [{ request: 'gpu', driver: 'gpu.example.com', pool: 'node', device: 'dev-0' }] },
+              // A share of the device's capacity (DRAConsumableCapacity), which pod-resources reports.
+              devices: {
+                results: [{ request: 'gpu', driver: 'gpu.example.com', pool: 'node', device: 'dev-0', shareID: SHARE }],
+              },
             },
             reservedFor: [{ resource: 'pods', name: 'claimer', uid: pod('claimer')!.metadata.uid }],
           },
@@ -1619,6 +1623,7 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
                 driver_name: 'gpu.example.com',
                 pool_name: 'node',
                 device_name: 'dev-0',
+                share_id: SHARE,
               },
             ],
           },

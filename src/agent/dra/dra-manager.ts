@@ -24,6 +24,15 @@ import type { PluginHandler } from '../pluginmanager/plugin-watcher.js';
 import { crc32 } from './crc32.js';
 import { cdiAnnotation } from './cdi-annotations.js';
 import { DraHealth, type DeviceHealthStatus } from './dra-health.js';
+import {
+  dynamicResourceOf,
+  preparedDevices,
+  usesDevice,
+  type AllocationResult,
+  type ClaimInfo,
+  type DriverDevice,
+  type DynamicResource,
+} from './claim-info.js';
 
 const PROTO = 'dra/v1/api.proto';
 const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
@@ -31,30 +40,6 @@ const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
 const SUPPORTED = ['v1.DRAPlugin', 'v1beta1.DRAPlugin'];
 const CALL_TIMEOUT_MS = 45_000;
 export const DRA_CHECKPOINT = 'dra_manager_state';
-
-/** A prepared device of a claim. */
-interface PreparedDevice {
-  PoolName: string;
-  DeviceName: string;
-  RequestNames: string[];
-  CDIDeviceIDs: string[];
-}
-
-/** A claim as the node prepared it (upstream's ClaimInfoState). */
-interface ClaimInfo {
-  ClaimUID: string;
-  ClaimName: string;
-  Namespace: string;
-  PodUIDs: Record<string, Record<string, never>>;
-  DriverState: Record<string, { Devices: PreparedDevice[] }>;
-}
-
-/** A container's claim as the pod-resources API reports it (podresources.v1 DynamicResource). */
-export interface DynamicResource {
-  claim_name: string;
-  claim_namespace: string;
-  claim_resources: { cdi_devices: { name: string }[]; driver_name: string; pool_name: string; device_name: string }[];
-}
 
 /** The pod's key for the claim of its DRA-backed extended resources (not a name a pod can give). */
 const EXTENDED_RESOURCES_REF = '<extended resources>';
@@ -80,7 +65,7 @@ function extendedClaimOf(pod: Pod):
 interface ResourceClaim {
   metadata: { name: string; namespace: string; uid: string };
   status?: {
-    allocation?: { devices?: { results?: { request: string; driver: string; pool: string; device: string }[] } };
+    allocation?: { devices?: { results?: AllocationResult[] } };
     reservedFor?: { resource?: string; name?: string; uid?: string }[];
   };
 }
@@ -171,12 +156,10 @@ export class DraManager {
       );
       if (!info) return [];
       const resources = Object.entries(info.DriverState).flatMap(([driver, state]) =>
-        state.Devices.filter((d) => !ref.request || !d.RequestNames.length || d.RequestNames.includes(ref.request)).map(
-          (d) => ({
-            resourceID: `${driver}/${d.PoolName}/${d.DeviceName}`,
-            ...this.health.healthOf(driver, d.PoolName, d.DeviceName),
-          }),
-        ),
+        state.Devices.filter((d) => usesDevice(d, ref.request)).map((d) => ({
+          resourceID: `${driver}/${d.PoolName}/${d.DeviceName}`,
+          ...this.health.healthOf(driver, d.PoolName, d.DeviceName),
+        })),
       );
       return resources.length ? [{ name: `claim:${ref.name}${ref.request ? `/${ref.request}` : ''}`, resources }] : [];
     });
@@ -323,25 +306,12 @@ export class DraManager {
         const res = (await this.call(driver, 'NodePrepareResources', {
           claims: [{ namespace: ns, uid: claim.metadata.uid, name }],
         })) as {
-          claims?: Record<
-            string,
-            {
-              devices?: { request_names: string[]; pool_name: string; device_name: string; cdi_device_ids: string[] }[];
-              error?: string;
-            }
-          >;
+          claims?: Record<string, { devices?: DriverDevice[]; error?: string }>;
         };
         const answer = res.claims?.[claim.metadata.uid];
         if (!answer) throw new Error(`NodePrepareResources skipped 1 ResourceClaim`);
         if (answer.error) throw new Error(`NodePrepareResources failed for ResourceClaim ${name}: ${answer.error}`);
-        info.DriverState[driver] = {
-          Devices: (answer.devices ?? []).map((x) => ({
-            PoolName: x.pool_name,
-            DeviceName: x.device_name,
-            RequestNames: x.request_names ?? [],
-            CDIDeviceIDs: x.cdi_device_ids ?? [],
-          })),
-        };
+        info.DriverState[driver] = { Devices: preparedDevices(driver, answer.devices ?? [], results) };
       }
       this.claims.set(claim.metadata.uid, info);
       changed = true;
@@ -358,9 +328,7 @@ export class DraManager {
         (x) => x.ClaimName === use.claimName && x.Namespace === pod.metadata.namespace,
       );
       for (const state of Object.values(info?.DriverState ?? {}))
-        for (const device of state.Devices)
-          if (!use.request || !device.RequestNames.length || device.RequestNames.includes(use.request))
-            ids.push(...device.CDIDeviceIDs);
+        for (const device of state.Devices) if (usesDevice(device, use.request)) ids.push(...device.CDIDeviceIDs);
     }
     return [...new Set(ids)];
   }
@@ -391,22 +359,7 @@ export class DraManager {
    * API's `dynamic_resources`, upstream GetDynamicResources).
    */
   dynamicResources(pod: Pod, c: Container): DynamicResource[] {
-    const out: DynamicResource[] = [];
-    for (const info of this.claimsOf(pod, c)) {
-      out.push({
-        claim_name: info.ClaimName,
-        claim_namespace: info.Namespace,
-        claim_resources: Object.entries(info.DriverState).flatMap(([driver, state]) =>
-          state.Devices.map((device) => ({
-            cdi_devices: device.CDIDeviceIDs.map((id) => ({ name: id })),
-            driver_name: driver,
-            pool_name: device.PoolName,
-            device_name: device.DeviceName,
-          })),
-        ),
-      });
-    }
-    return out;
+    return this.claimsOf(pod, c).map(dynamicResourceOf);
   }
 
   /** The claims in use on the node by driver, and `<any>`: all of them (dra_resource_claims_in_use). */
