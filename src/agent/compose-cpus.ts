@@ -1,10 +1,10 @@
 /**
- * The CPU and topology managers' wiring (cpumanager/): made at start from the configuration and
- * the machine's topology (a state that does not fit stops the kubelet, as upstream), asked at
- * admission for a pod's exclusive CPUs under the topology policy (topology-admission.ts) and for
- * each new container's cpuset, and with the static policy its reconcile loop every
- * cpuManagerReconcilePeriod over the runtime's running containers (UpdateContainerResources with
- * the cpuset).
+ * The CPU and topology managers' wiring (cpumanager/, topologymanager/): made at start from the
+ * configuration and the machine's topology (a state that does not fit stops the kubelet, as
+ * upstream), asked at admission for a pod's devices and exclusive CPUs under the topology policy
+ * (topology-admission.ts, with the device manager) and for each new container's cpuset, and with
+ * the static policy its reconcile loop every cpuManagerReconcilePeriod over the runtime's running
+ * containers (UpdateContainerResources with the cpuset).
  */
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
@@ -19,16 +19,28 @@ import type { AdmitResult } from './admission/predicate.js';
 import { CpuManager } from './cpumanager/cpu-manager.js';
 import type { ContainerCpusets, PodCpus } from './cpumanager/views.js';
 import { readCpuTopology } from './cpumanager/topology.js';
-import { admitWithTopology, type TopologyManagerConfig } from './cpumanager/topology-admission.js';
+import {
+  admitWithTopology,
+  type DeviceProvider,
+  type TopologyManagerConfig,
+} from './topologymanager/topology-admission.js';
 import { numaNodesOf } from './cpumanager/topology-hints.js';
 import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 
 export function composeCpuManager(
   cfg: AgentConfig,
-  d: { runtime: RuntimeService; activePods: () => Pod[]; sourcesSeen: () => boolean; clock: Clock; logger: Logger },
+  d: {
+    runtime: RuntimeService;
+    /** The device manager, the topology manager's other hint provider. */
+    devices?: DeviceProvider;
+    activePods: () => Pod[];
+    sourcesSeen: () => boolean;
+    clock: Clock;
+    logger: Logger;
+  },
 ): {
   start(signal: AbortSignal): void;
-  admit(pod: Pod, admitted: Pod[]): AdmitResult | undefined;
+  admit(pod: Pod, admitted: Pod[]): AdmitResult | undefined | Promise<AdmitResult | undefined>;
   cpusets: ContainerCpusets;
   podCpus: PodCpus;
 } {
@@ -96,11 +108,17 @@ export function composeCpuManager(
       })();
     },
     admit(pod, admitted) {
-      if (!m || !topology) return undefined;
-      topologyAdmissions++;
-      const refused = admitWithTopology(m, topology, pod, admitted);
-      if (refused) topologyErrors++;
-      return refused && { admit: false, ...refused };
+      const refusal = (refused: { reason: string; message: string } | undefined): AdmitResult | undefined =>
+        refused && { admit: false, ...refused };
+      // Before the start (no CPU manager yet) only devices, without topology.
+      const t = topology ?? { policy: 'none' as const, scope: 'container' as const, numaNodes: [] };
+      if (topology) topologyAdmissions++;
+      const counted = (refused: { reason: string; message: string } | undefined) => {
+        if (refused && topology) topologyErrors++;
+        return refusal(refused);
+      };
+      const result = admitWithTopology({ cpus: m, devices: d.devices }, t, pod, admitted);
+      return result instanceof Promise ? result.then(counted) : counted(result);
     },
     cpusets: {
       cpusetFor: (uid, name) => m?.containerCpuset(uid, name),

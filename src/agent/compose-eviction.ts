@@ -88,14 +88,11 @@ export function composeAdmission(
     eviction: () => EvictionManager;
     node: () => AdmissionNode;
     /**
-     * The CPU manager's allocation of a pod that passed the predicates (compose-cpus.ts): its refusal, or undefined.
+     * The topology manager's allocation of the pod's devices and exclusive CPUs (compose-cpus.ts):
+     * its refusal, or undefined, or a promise of either while device plugins answer; asked before
+     * the predicates, as upstream's allocate-resources admit handler.
      */
-    allocateCpus?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined;
-    /**
-     * The device manager's allocation (devices/device-manager.ts): its refusal, or undefined, or a
-     * promise of either while the plugins answer; asked first, as upstream's allocate handler.
-     */
-    allocateDevices?: (pod: Pod) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
+    allocateResources?: (pod: Pod, admitted: Pod[]) => AdmitResult | undefined | Promise<AdmitResult | undefined>;
     workers: PodWorkers;
     syncer: PodSync;
     events: EventRecorder;
@@ -108,7 +105,7 @@ export function composeAdmission(
       'preemption_signal',
     ]),
   );
-  const admitAfterDevices = (pod: Pod, admitted: Pod[]): AdmitResult => {
+  const admitAfterResources = (pod: Pod, admitted: Pod[]): AdmitResult => {
     const critical = isCritical(pod);
     const r = admitPod(pod, admitted, {
       node: o.node(),
@@ -116,8 +113,7 @@ export function composeAdmission(
       isCritical: critical,
       allowedUnsafeSysctls: cfg.allowedUnsafeSysctls,
     });
-    if (r.admit) return o.allocateCpus?.(pod, admitted) ?? r;
-    if (!r.shortfalls || !critical) return r;
+    if (r.admit || !r.shortfalls || !critical) return r;
     const victims = podsToPreempt(pod, admitted, r.shortfalls);
     if (typeof victims === 'string')
       return {
@@ -153,8 +149,9 @@ export function composeAdmission(
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
-    const noDevices = o.allocateDevices?.(pod);
-    if (noDevices instanceof Promise) return noDevices.then((r) => r ?? admitAfterDevices(pod, admitted));
-    return noDevices ?? admitAfterDevices(pod, admitted);
+    const refusedResources = o.allocateResources?.(pod, admitted);
+    if (refusedResources instanceof Promise)
+      return refusedResources.then((r) => r ?? admitAfterResources(pod, admitted));
+    return refusedResources ?? admitAfterResources(pod, admitted);
   };
 }

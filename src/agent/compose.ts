@@ -149,15 +149,6 @@ export function composeAgent(
     clock,
     credentialProviderMetrics: cfg.imageCredentialProvider ? registerCredentialProviderMetrics(metrics) : undefined,
   });
-  const cpus = composeCpuManager(cfg, {
-    runtime: runtime.runtime,
-    activePods: () => theSyncLoop.get().activePods(),
-    sourcesSeen: () => podConfig.allSourcesSeen(),
-    clock,
-    logger,
-  });
-  registerCpuManagerMetrics(metrics, cpus.podCpus);
-  const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   // Device plugins (upstream's device manager): their resources, and the devices a pod's containers get.
   const devices: DeviceManager = new DeviceManager({
     dir: join(cfg.rootDir, 'device-plugins'),
@@ -168,6 +159,16 @@ export function composeAgent(
       for (const uid of devices.podsWithDevices()) workQueue.enqueue(uid, clock.now());
     },
   });
+  const cpus = composeCpuManager(cfg, {
+    runtime: runtime.runtime,
+    devices,
+    activePods: () => theSyncLoop.get().activePods(),
+    sourcesSeen: () => podConfig.allSourcesSeen(),
+    clock,
+    logger,
+  });
+  registerCpuManagerMetrics(metrics, cpus.podCpus);
+  const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
   // start.
@@ -292,8 +293,7 @@ export function composeAgent(
   const admitPod = composeAdmission(cfg, {
     eviction: () => theEviction.get(),
     node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
-    allocateCpus: cpus.admit,
-    allocateDevices: (pod) => devices.admit(pod),
+    allocateResources: cpus.admit,
     workers,
     syncer,
     events,

@@ -70,6 +70,8 @@ beforeAll(async () => {
       'nodeStatusReportFrequency: 1m0s',
       'nodeLeaseDurationSeconds: 4',
       'kubeReserved: {memory: 256Mi, cpu: 100m}',
+      // Devices with NUMA nodes are aligned; everything else has no preference and is admitted as before.
+      'topologyManagerPolicy: best-effort',
     ],
     extra: ['--node-labels', 'tier=test,zone=a', '--register-with-taints', 'dedicated=test:NoSchedule'],
   });
@@ -1529,6 +1531,45 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
         'allocatedResourcesStatus Unhealthy',
       );
       await kubectl(c, ['delete', 'pod', 'one-widget', 'three-widgets', '--wait=false']);
+    } finally {
+      await plugin.close();
+    }
+  });
+
+  it('are taken on the NUMA node the topology manager chose (topologyManagerPolicy best-effort)', async () => {
+    // g0 on NUMA node 1, which this machine may not have; g1 on node 0, which every machine has.
+    const plugin = await startSamplePlugin({
+      dir: join(dir, 'root', 'device-plugins'),
+      name: 'gadget',
+      resource: 'example.com/gadget',
+      devices: ['g0', 'g1'],
+      numa: { g0: [1], g1: [0] },
+      mountHostPath: dir,
+      deviceHostPath: '/dev/null',
+    });
+    try {
+      await until(
+        () => c.api.store.get('nodes', '', node)!.status.allocatable['example.com/gadget'] === '2',
+        20_000,
+        'node allocatable with the gadgets',
+      );
+      create(
+        boundPod('gadget-user', node, {
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "ids=$WIDGET_IDS"; sleep 3600'],
+              resources: { limits: { 'example.com/gadget': '1' }, requests: { 'example.com/gadget': '1' } },
+            },
+          ],
+        }),
+      );
+      await until(() => running('gadget-user'), 20_000, 'gadget-user Running');
+      // ID order alone would give g0; node 0 is the narrowest NUMA node with a gadget.
+      expect(plugin.allocations).toEqual([['g1']]);
+      await until(() => /stdout F ids=g1\n/.test(logOf(pod('gadget-user')!)), 10_000, 'g1 in the container');
+      await kubectl(c, ['delete', 'pod', 'gadget-user', '--wait=false']);
     } finally {
       await plugin.close();
     }

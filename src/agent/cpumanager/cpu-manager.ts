@@ -18,7 +18,8 @@ import type { Logger } from '../../lib/logger.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
 import { takeByTopology } from './cpu-assignment.js';
-import { cpuTopologyHints, type TopologyHint } from './topology-hints.js';
+import { cpuTopologyHints } from './topology-hints.js';
+import type { TopologyHint } from '../topologymanager/hint-merge.js';
 import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.js';
 import { cpusPerCore, topologyCpus, type CpuTopology } from './topology.js';
 import { goMap, parseStaticPolicyOptions, type StaticPolicyOptions } from './policy-options.js';
@@ -162,7 +163,7 @@ export class CpuManager {
   /**
    * Allocates the pod's exclusive CPUs at admission, init containers first (upstream: the
    * topology manager's admit handler calling the policy's Allocate for each container, with the
-   * NUMA nodes `affinity` gives it, topology-admission.ts); the refusal, or undefined.
+   * NUMA nodes `affinity` gives it, topologymanager/topology-admission.ts); the refusal, or undefined.
    * Assignments of pods seen active and no longer so are released first.
    */
   allocate(

@@ -1,33 +1,11 @@
 /**
- * The topology manager's hints and their merge (upstream topologymanager policy.go, the
- * best-effort / restricted / single-numa-node policies, and the CPU manager's
- * generateCPUTopologyHints), with the CPU manager as the one hint provider. A hint is a set of
- * NUMA nodes (undefined: any) and whether it is preferred: the fewest NUMA nodes that could hold
- * the request. Pure.
+ * The CPU manager's topology hints (upstream generateCPUTopologyHints): the sets of NUMA nodes
+ * with room for a container's exclusive CPUs, preferred when as small as the request allows
+ * (topologymanager/hint-merge.ts merges them with the other providers'). Pure.
  */
 import type { CpuSet } from '../../lib/cpuset.js';
+import { numaMasks, type TopologyHint } from '../topologymanager/hint-merge.js';
 import type { CpuTopology } from './topology.js';
-
-export interface TopologyHint {
-  /** NUMA node IDs, ascending; undefined: no preference. */
-  numaNodes?: readonly number[];
-  preferred: boolean;
-}
-
-export type TopologyPolicy = 'none' | 'best-effort' | 'restricted' | 'single-numa-node';
-
-/**
- * Every non-empty set of `nodes`, smallest first, each size in lexicographic order (upstream bitmask.IterateBitMasks).
- */
-export function numaMasks(nodes: readonly number[]): number[][] {
-  const out: number[][] = [];
-  const pick = (start: number, size: number, acc: number[]) => {
-    if (acc.length === size) return void out.push([...acc]);
-    for (let i = start; i < nodes.length; i++) pick(i + 1, size, [...acc, nodes[i]]);
-  };
-  for (let size = 1; size <= nodes.length; size++) pick(0, size, []);
-  return out;
-}
 
 /** The NUMA nodes of the machine, ascending. */
 export const numaNodesOf = (topo: CpuTopology): number[] =>
@@ -56,46 +34,4 @@ export function cpuTopologyHints(
     hints.push({ numaNodes: mask, preferred: false });
   }
   return hints.map((h) => ({ ...h, preferred: h.numaNodes!.length === minSize }));
-}
-
-/** a narrower than b: fewer nodes, or as many and lower ones (upstream IsNarrowerThan). */
-function narrower(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return a.length < b.length;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i];
-  return false;
-}
-
-/**
- * The best hint of one provider's `hints` under `policy`, and whether the pod is admitted
- * (upstream Merge + canAdmitPodResult): undefined hints mean no preference (any NUMA node,
- * preferred); an empty list, no way to satisfy it. single-numa-node keeps only single-node
- * preferred hints and no-preference ones; restricted and single-numa-node admit only a preferred
- * best hint; best-effort always admits.
- */
-export function mergeHints(
-  policy: Exclude<TopologyPolicy, 'none'>,
-  allNodes: readonly number[],
-  hints: readonly TopologyHint[] | undefined,
-): { hint: TopologyHint; admit: boolean } {
-  let candidates: TopologyHint[] =
-    hints === undefined ? [{ preferred: true }] : hints.length ? [...hints] : [{ preferred: false }];
-  if (policy === 'single-numa-node')
-    candidates = candidates.filter((h) => h.preferred && (h.numaNodes === undefined || h.numaNodes.length === 1));
-  let best: { nodes: readonly number[]; preferred: boolean } | undefined;
-  for (const h of candidates) {
-    const nodes = h.numaNodes ?? allNodes;
-    if (!nodes.length) continue;
-    if (!best || (h.preferred && !best.preferred) || (h.preferred === best.preferred && narrower(nodes, best.nodes)))
-      best = { nodes, preferred: h.preferred };
-  }
-  const result = best ?? { nodes: allNodes, preferred: false };
-  // single-numa-node: the whole machine means no affinity.
-  const any =
-    policy === 'single-numa-node' &&
-    result.nodes.length === allNodes.length &&
-    result.nodes.every((n, i) => n === allNodes[i]);
-  const hint: TopologyHint = any
-    ? { preferred: result.preferred }
-    : { numaNodes: result.nodes, preferred: result.preferred };
-  return { hint, admit: policy === 'best-effort' || hint.preferred };
 }

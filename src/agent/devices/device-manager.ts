@@ -22,10 +22,18 @@ import { serviceMethods } from '../../cri/proto.js';
 import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
 import { goStatusError } from '../../cri/unary-caller.js';
-import type { AdmitResult } from '../admission/predicate.js';
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
-import { chooseDevices, deviceRequests, type DeviceHealth, type DeviceRequest } from './device-allocation.js';
+import type { ResourceHints } from '../topologymanager/hint-merge.js';
+import {
+  containerDeviceRequests,
+  deviceRequests,
+  finishDevices,
+  planDevices,
+  podDeviceRequests,
+  type DeviceHealth,
+} from './device-allocation.js';
 import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
+import { resourceHints, type DeviceNumaNodes } from './device-topology.js';
 
 const PROTO = 'deviceplugin/v1beta1/api.proto';
 const SUPPORTED_VERSIONS = ['v1beta1'];
@@ -54,6 +62,8 @@ interface Plugin {
   /** Absent for a resource known from the checkpoint whose plugin has not registered again yet. */
   client?: grpc.Client;
   devices: Map<string, DeviceHealth>;
+  /** The NUMA nodes the plugin gave each device (its ListAndWatch `topology`), for the topology manager. */
+  numa: Map<string, readonly number[] | undefined>;
   stream?: grpc.ClientReadableStream<unknown>;
 }
 
@@ -62,6 +72,13 @@ interface Allocation {
   ids: Map<string, string[]>;
   answers?: Record<string, ContainerDevices>;
   pending?: Promise<ContainerDevices>;
+}
+
+/** A device as ListAndWatch lists it. */
+interface ListedDevice {
+  ID: string;
+  health: string;
+  topology?: { nodes?: { ID: number | string }[] } | null;
 }
 
 interface RegisterRequest {
@@ -85,6 +102,11 @@ export class DeviceManager {
   private readonly plugins = new Map<string, Plugin>();
   /** Pod UID → container name → its devices. */
   private readonly allocations = new Map<string, Map<string, Allocation>>();
+  /**
+   * The pod being admitted: what its containers took so far, and the devices of its init
+   * containers the next containers reuse, by resource.
+   */
+  private admission?: { uid: string; containers: Map<string, Allocation>; reuse: Map<string, string[]> };
   private stopServer?: () => Promise<void>;
   private writes: Promise<void> = Promise.resolve();
   private readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
@@ -109,6 +131,7 @@ export class DeviceManager {
         resource,
         endpoint: '',
         devices: new Map(ids.map((id) => [id, 'Unhealthy' as DeviceHealth])),
+        numa: new Map(),
       });
     for (const e of saved.entries) {
       const pod = this.allocations.get(e.podUid) ?? new Map<string, Allocation>();
@@ -207,6 +230,7 @@ export class DeviceManager {
       options: req.options ?? {},
       client,
       devices: previous?.devices ?? new Map<string, DeviceHealth>(),
+      numa: previous?.numa ?? new Map<string, readonly number[] | undefined>(),
     };
     this.plugins.set(req.resource_name, plugin);
     this.deps.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
@@ -225,10 +249,11 @@ export class DeviceManager {
       {},
     );
     plugin.stream = stream;
-    stream.on('data', (res: { devices?: { ID: string; health: string }[] }) => {
+    stream.on('data', (res: { devices?: ListedDevice[] }) => {
       plugin.devices = new Map(
         (res.devices ?? []).map((x) => [x.ID, x.health === 'Healthy' ? 'Healthy' : 'Unhealthy'] as const),
       );
+      plugin.numa = new Map((res.devices ?? []).map((x) => [x.ID, x.topology?.nodes?.map((n) => Number(n.ID))]));
       this.persist();
       this.deps.onChange?.();
     });
@@ -257,74 +282,157 @@ export class DeviceManager {
     );
   }
 
-  /** The IDs held by pods other than `uid`, by resource. */
-  private held(exceptUid?: string): Map<string, Set<string>> {
-    const out = new Map<string, Set<string>>();
-    for (const [uid, containers] of this.allocations) {
-      if (uid === exceptUid) continue;
-      for (const a of containers.values())
-        for (const [resource, ids] of a.ids)
-          for (const id of ids) (out.get(resource) ?? out.set(resource, new Set()).get(resource)!).add(id);
-    }
+  /**
+   * The devices held by every container but those of the pod being admitted, plus what that
+   * pod's containers took so far in its admission, by resource.
+   */
+  private inUse(resource: string): Set<string> {
+    const out = new Set<string>();
+    const admitting = this.admission;
+    for (const [uid, containers] of this.allocations)
+      if (uid !== admitting?.uid)
+        for (const a of containers.values()) for (const id of a.ids.get(resource) ?? []) out.add(id);
+    for (const a of admitting?.containers.values() ?? []) for (const id of a.ids.get(resource) ?? []) out.add(id);
     return out;
   }
 
-  /**
-   * Admission (upstream's allocate admit handler): a pod whose containers ask for more healthy
-   * free devices than there are is refused at once with upstream's UnexpectedAdmissionError;
-   * otherwise the promise of the plugins' answers (allocate). Undefined: the pod asks for no
-   * device (or was admitted before).
-   */
-  admit(pod: Pod): AdmitResult | undefined | Promise<AdmitResult | undefined> {
-    const uid = pod.metadata.uid!;
-    const requests = deviceRequests(pod, new Set(this.plugins.keys()));
-    if (!requests.length || this.allocations.has(uid)) return undefined;
-    const chosen = this.choose(uid, requests, new Map());
-    if ('shortfall' in chosen) return refusal(chosen.shortfall);
-    return this.allocate(uid, requests).catch((err: unknown): AdmitResult => ({
-      admit: false,
-      reason: 'UnexpectedAdmissionError',
-      message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
-    }));
+  /** The resource's healthy devices no container holds. */
+  private available(resource: string): string[] {
+    const used = this.inUse(resource);
+    return [...(this.plugins.get(resource)?.devices ?? [])]
+      .filter(([id, health]) => health === 'Healthy' && !used.has(id))
+      .map(([id]) => id);
   }
 
-  private choose(uid: string, requests: readonly DeviceRequest[], preferred: ReadonlyMap<string, readonly string[]>) {
-    const held = this.held(uid);
-    return chooseDevices(
-      requests,
-      (resource) => this.plugins.get(resource)?.devices ?? new Map(),
-      (resource) => held.get(resource) ?? new Set(),
-      (container, resource) => preferred.get(`${container}/${resource}`) ?? [],
+  private numaOf(resource: string): DeviceNumaNodes {
+    return this.plugins.get(resource)?.numa ?? new Map();
+  }
+
+  /** Whether the pod asks for devices it does not hold yet (a pod admitted before a restart holds them). */
+  needsDevices(pod: Pod): boolean {
+    return !this.allocations.has(pod.metadata.uid!) && deviceRequests(pod, new Set(this.plugins.keys())).length > 0;
+  }
+
+  /**
+   * The start of a pod's admission (upstream's allocate admit handler, run by the topology
+   * manager container by container): what its containers take is held apart until it ends.
+   */
+  beginAdmission(pod: Pod): void {
+    this.admission = { uid: pod.metadata.uid!, containers: new Map(), reuse: new Map() };
+  }
+
+  /**
+   * The container's topology hints, one list per device resource it asks for (upstream
+   * GetTopologyHints; device-topology.ts).
+   */
+  containerHints(pod: Pod, c: Container, numaNodes: readonly number[]): ResourceHints[] {
+    const uid = pod.metadata.uid!;
+    const init = (pod.spec.initContainers ?? []).some((x) => x.name === c.name);
+    return containerDeviceRequests(c, init, new Set(this.plugins.keys())).map((r) =>
+      resourceHints(numaNodes, this.numaOf(r.resource), {
+        request: r.count,
+        held: this.allocations.get(uid)?.get(c.name)?.ids.get(r.resource) ?? [],
+        available: this.available(r.resource),
+        reusable: this.admission?.uid === uid ? (this.admission.reuse.get(r.resource) ?? []) : [],
+      }),
+    );
+  }
+
+  /** The pod's topology hints for the pod scope (upstream GetPodTopologyHints). */
+  podHints(pod: Pod, numaNodes: readonly number[]): ResourceHints[] {
+    const held = this.allocations.get(pod.metadata.uid!);
+    return [...podDeviceRequests(pod, new Set(this.plugins.keys()))].map(([resource, request]) =>
+      resourceHints(numaNodes, this.numaOf(resource), {
+        request,
+        held: [...new Set([...(held?.values() ?? [])].flatMap((a) => a.ids.get(resource) ?? []))],
+        available: this.available(resource),
+        reusable: [],
+      }),
     );
   }
 
   /**
-   * The pod's devices, chosen with the plugins' preferences, and each container's Allocate
-   * answers (upstream allocateContainerResources); the admission loop waits for it, so no
-   * other pod is admitted in between.
+   * One container's devices (upstream Allocate): chosen for each resource it asks for, aligned
+   * to `affinity` (planDevices), and the plugins' Allocate answers for them. A refusal at once
+   * when too few are free; otherwise the promise of the plugins' answers.
    */
-  private async allocate(uid: string, requests: readonly DeviceRequest[]): Promise<AdmitResult | undefined> {
-    const preferred = new Map<string, readonly string[]>();
-    const held = this.held(uid);
-    for (const r of requests) {
-      const plugin = this.plugins.get(r.resource);
-      if (!plugin?.client || !plugin.options?.get_preferred_allocation_available) continue;
-      const free = [...plugin.devices]
-        .filter(([id, health]) => health === 'Healthy' && !held.get(r.resource)?.has(id))
-        .map(([id]) => id);
-      const res = (await this.call(plugin, 'GetPreferredAllocation', {
-        container_requests: [{ available_deviceIDs: free, must_include_deviceIDs: [], allocation_size: r.count }],
-      })) as { container_responses?: { deviceIDs?: string[] }[] };
-      preferred.set(`${r.container}/${r.resource}`, res.container_responses?.[0]?.deviceIDs ?? []);
-    }
-    // Health may have changed while the plugins answered.
-    const chosen = this.choose(uid, requests, preferred);
-    if ('shortfall' in chosen) return refusal(chosen.shortfall);
-    const containers = new Map([...chosen.byContainer].map(([name, ids]) => [name, { ids } as Allocation]));
-    for (const allocation of containers.values()) await this.answersFor(allocation);
-    this.allocations.set(uid, containers);
+  allocateContainer(
+    pod: Pod,
+    c: Container,
+    affinity: readonly number[] | undefined,
+  ): Refusal | undefined | Promise<Refusal | undefined> {
+    const uid = pod.metadata.uid!;
+    if (this.allocations.has(uid)) return undefined;
+    if (this.admission?.uid !== uid) this.beginAdmission(pod);
+    const admission = this.admission!;
+    const initContainer = (pod.spec.initContainers ?? []).find((x) => x.name === c.name);
+    const requests = containerDeviceRequests(c, !!initContainer, new Set(this.plugins.keys()));
+    if (!requests.length) return undefined;
+    const plans = requests.map((r) => ({
+      resource: r.resource,
+      count: r.count,
+      plan: planDevices(
+        r.count,
+        admission.reuse.get(r.resource) ?? [],
+        this.available(r.resource),
+        this.numaOf(r.resource),
+        affinity,
+      ),
+    }));
+    for (const { resource, plan } of plans) if ('shortfall' in plan) return refusal({ resource, ...plan.shortfall });
+    return (async (): Promise<Refusal | undefined> => {
+      const allocation: Allocation = { ids: new Map() };
+      admission.containers.set(c.name, allocation);
+      try {
+        for (const { resource, count, plan } of plans) {
+          if ('shortfall' in plan) continue;
+          const preferred = plan.ask ? await this.preferred(resource, plan.ask) : [];
+          allocation.ids.set(resource, finishDevices(plan, count, preferred));
+        }
+        // A (non-sidecar) init container's devices are the next containers' to reuse; any other's are its own.
+        const reusable = !!initContainer && initContainer.restartPolicy !== 'Always';
+        for (const [resource, ids] of allocation.ids) {
+          const before = admission.reuse.get(resource) ?? [];
+          admission.reuse.set(
+            resource,
+            reusable ? [...new Set([...before, ...ids])] : before.filter((id) => !ids.includes(id)),
+          );
+        }
+        await this.answersFor(allocation);
+        return undefined;
+      } catch (err) {
+        admission.containers.delete(c.name);
+        return {
+          reason: 'UnexpectedAdmissionError',
+          message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
+        };
+      }
+    })();
+  }
+
+  /** The end of the pod's admission: what its containers took is held when it was admitted, else let go. */
+  endAdmission(pod: Pod, admitted: boolean): void {
+    const admission = this.admission;
+    if (!admission || admission.uid !== pod.metadata.uid) return;
+    this.admission = undefined;
+    if (!admitted || !admission.containers.size) return;
+    this.allocations.set(admission.uid, admission.containers);
     this.persist();
-    return undefined;
+  }
+
+  /** The plugin's GetPreferredAllocation, when it offers one (else no preference). */
+  private async preferred(
+    resource: string,
+    ask: { available: string[]; mustInclude: string[]; size: number },
+  ): Promise<readonly string[]> {
+    const plugin = this.plugins.get(resource);
+    if (!plugin?.client || !plugin.options?.get_preferred_allocation_available) return [];
+    const res = (await this.call(plugin, 'GetPreferredAllocation', {
+      container_requests: [
+        { available_deviceIDs: ask.available, must_include_deviceIDs: ask.mustInclude, allocation_size: ask.size },
+      ],
+    })) as { container_responses?: { deviceIDs?: string[] }[] };
+    return res.container_responses?.[0]?.deviceIDs ?? [];
   }
 
   /** The plugins' Allocate answers for one container's devices, asked once per resource. */
@@ -420,9 +528,14 @@ export class DeviceManager {
   }
 }
 
-function refusal(s: { resource: string; requested: number; available: number }): AdmitResult {
+/** Why a pod's devices cannot be allocated (upstream's admission result). */
+export interface Refusal {
+  reason: string;
+  message: string;
+}
+
+function refusal(s: { resource: string; requested: number; available: number }): Refusal {
   return {
-    admit: false,
     reason: 'UnexpectedAdmissionError',
     message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
   };

@@ -1,4 +1,4 @@
-/** The device checkpoint's shape (upstream kubelet_internal_checkpoint) and the device choice. */
+/** The device checkpoint's shape (upstream kubelet_internal_checkpoint). */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,6 @@ import {
   encodeDeviceCheckpoint,
   readDeviceCheckpoint,
 } from '../../../src/agent/devices/device-checkpoint.js';
-import { chooseDevices, deviceRequests } from '../../../src/agent/devices/device-allocation.js';
-import type { Pod } from '../../../src/api/types.js';
 
 /** Two checkpoints Go kubelets wrote on GPU nodes (published with their checksums). */
 const GO_KUBELET_CHECKPOINTS = [
@@ -62,53 +60,5 @@ describe('device checkpoint', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('device choice', () => {
-  const pod = (init: number, main: number, side: number): Pod => ({
-    metadata: { name: 'p', uid: 'u' },
-    spec: {
-      initContainers: init
-        ? [{ name: 'init', image: 'x', resources: { limits: { 'example.com/w': String(init) } } }]
-        : [],
-      containers: [
-        { name: 'main', image: 'x', resources: { limits: { 'example.com/w': String(main) } } },
-        { name: 'side', image: 'x', resources: { limits: { 'example.com/w': String(side), cpu: '1' } } },
-      ],
-    },
-  });
-  const devices = new Map([
-    ['d0', 'Healthy' as const],
-    ['d1', 'Healthy' as const],
-    ['d2', 'Unhealthy' as const],
-    ['d3', 'Healthy' as const],
-  ]);
-  const choose = (p: Pod, held: string[] = []) =>
-    chooseDevices(
-      deviceRequests(p, new Set(['example.com/w'])),
-      () => devices,
-      () => new Set(held),
-    );
-
-  it('gives each container healthy devices no other pod holds; an init container’s go to the regular containers first', () => {
-    const r = choose(pod(1, 1, 1));
-    expect(
-      'byContainer' in r && Object.fromEntries([...r.byContainer].map(([c, m]) => [c, m.get('example.com/w')])),
-    ).toEqual({
-      init: ['d0'],
-      main: ['d0'],
-      side: ['d1'],
-    });
-    expect(choose(pod(0, 1, 1), ['d0'])).toMatchObject({
-      byContainer: new Map([
-        ['main', new Map([['example.com/w', ['d1']]])],
-        ['side', new Map([['example.com/w', ['d3']]])],
-      ]),
-    });
-  });
-
-  it('names the first resource with too few', () => {
-    expect(choose(pod(0, 2, 2))).toEqual({ shortfall: { resource: 'example.com/w', requested: 2, available: 1 } });
   });
 });

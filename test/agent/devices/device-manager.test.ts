@@ -9,6 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DeviceManager } from '../../../src/agent/devices/device-manager.js';
+import {
+  admitWithTopology,
+  type TopologyManagerConfig,
+} from '../../../src/agent/topologymanager/topology-admission.js';
 import type { Pod } from '../../../src/api/types.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
@@ -25,6 +29,10 @@ function podAsking(uid: string, count: number): Pod {
     },
   } as Pod;
 }
+
+/** The pod's admission by the topology manager with the device manager alone, without a policy. */
+const admit = (manager: DeviceManager, pod: Pod) =>
+  admitWithTopology({ devices: manager }, { policy: 'none', scope: 'container', numaNodes: [0] }, pod, []);
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -66,14 +74,14 @@ describe('device manager with a real plugin', () => {
     const { manager, plugin } = await setUp({
       prefer: (available, size) => [...available].sort().reverse().slice(0, size),
     });
-    const first = manager.admit(podAsking('p1', 2));
+    const first = admit(manager, podAsking('p1', 2));
     expect(first).toBeInstanceOf(Promise);
     expect(await first).toBeUndefined();
     expect(plugin.preferenceRequests).toEqual([{ available: ['w0', 'w1', 'w2', 'w3'], size: 2 }]);
     expect(manager.devicesOf('p1', 'main').map((d) => d.ids)).toEqual([['w3', 'w2']]);
     expect(plugin.allocations).toEqual([['w3', 'w2']]);
     // The next pod is offered only what is free.
-    expect(await manager.admit(podAsking('p2', 1))).toBeUndefined();
+    expect(await admit(manager, podAsking('p2', 1))).toBeUndefined();
     expect(plugin.preferenceRequests[1]).toEqual({ available: ['w0', 'w1'], size: 1 });
     expect(manager.devicesOf('p2', 'main')[0].ids).toEqual(['w1']);
     // The answers given at admission reach the container without asking again.
@@ -84,7 +92,7 @@ describe('device manager with a real plugin', () => {
 
   it("counts registrations and times each Allocate in upstream's metrics", async () => {
     const { manager, plugin, metrics } = await setUp();
-    await manager.admit(podAsking('p1', 1));
+    await admit(manager, podAsking('p1', 1));
     await plugin.register();
     const text = metrics.text();
     expect(text).toContain(
@@ -98,8 +106,7 @@ describe('device manager with a real plugin', () => {
 
   it('refuses a pod asking for more than is free without asking the plugin', async () => {
     const { manager, plugin } = await setUp();
-    expect(manager.admit(podAsking('p1', 5))).toEqual({
-      admit: false,
+    expect(admit(manager, podAsking('p1', 5))).toEqual({
       reason: 'UnexpectedAdmissionError',
       message:
         'Allocate failed due to requested number of devices unavailable for example.com/widget. Requested: 5, Available: 4, which is unexpected',
@@ -109,9 +116,9 @@ describe('device manager with a real plugin', () => {
 
   it("refuses the pod with upstream's reason when Allocate fails, and holds nothing for it", async () => {
     const { manager } = await setUp({ failAllocate: 'widget controller offline' });
-    const r = await manager.admit(podAsking('p1', 1));
-    expect(r).toMatchObject({ admit: false, reason: 'UnexpectedAdmissionError' });
-    expect(r && !r.admit && r.message).toBe(
+    const r = await admit(manager, podAsking('p1', 1));
+    expect(r).toMatchObject({ reason: 'UnexpectedAdmissionError' });
+    expect(r?.message).toBe(
       'Allocate failed due to rpc error: code = Unknown desc = widget controller offline, which is unexpected',
     );
     expect(manager.devicesOf('p1', 'main')).toEqual([]);
@@ -120,10 +127,64 @@ describe('device manager with a real plugin', () => {
   it('calls PreStartContainer before every start of the container when the plugin asks for it', async () => {
     const { manager, plugin } = await setUp({ preStartRequired: true });
     const pod = podAsking('p1', 1);
-    await manager.admit(pod);
+    await admit(manager, pod);
     expect(plugin.preStarts).toEqual([]);
     await manager.containerDevices(pod, pod.spec.containers[0]);
     await manager.containerDevices(pod, pod.spec.containers[0]);
     expect(plugin.preStarts).toEqual([['w0'], ['w0']]);
+  });
+
+  it("takes a container's devices on the NUMA nodes the topology manager chose, and refuses what no one node holds", async () => {
+    // w1 and w2 on NUMA node 0, w0 and w3 on node 1: ID order alone would take w0 first.
+    const { manager, plugin } = await setUp({ numa: { w0: [1], w1: [0], w2: [0], w3: [1] } });
+    const probe = podAsking('x', 1);
+    expect(manager.containerHints(probe, probe.spec.containers[0], [0, 1])).toEqual([
+      [
+        { numaNodes: [0], preferred: true },
+        { numaNodes: [1], preferred: true },
+        { numaNodes: [0, 1], preferred: false },
+      ],
+    ]);
+    const single: TopologyManagerConfig = { policy: 'single-numa-node', scope: 'container', numaNodes: [0, 1] };
+    const admitOn = (pod: Pod, t = single) => admitWithTopology({ devices: manager }, t, pod, []);
+    expect(await admitOn(podAsking('p1', 2))).toBeUndefined();
+    expect(manager.devicesOf('p1', 'main')[0].ids).toEqual(['w1', 'w2']);
+    expect(await admitOn(podAsking('p2', 1))).toBeUndefined();
+    expect(manager.devicesOf('p2', 'main')[0].ids).toEqual(['w0']);
+    // One device left, on node 1: two are more than any node has.
+    expect(await admitOn(podAsking('p3', 2))).toEqual({
+      reason: 'TopologyAffinityError',
+      message: 'Resources cannot be allocated with Topology locality',
+    });
+    expect(manager.devicesOf('p3', 'main')).toEqual([]);
+    expect(plugin.allocations).toEqual([['w1', 'w2'], ['w0']]);
+    manager.release('p1');
+    manager.release('p2');
+    // Three fit on no single node: restricted admits the pair of nodes, the narrowest that can hold them.
+    expect(await admitOn(podAsking('p4', 3), { ...single, policy: 'restricted' })).toBeUndefined();
+    expect(manager.devicesOf('p4', 'main')[0].ids).toHaveLength(3);
+    expect(await admitOn(podAsking('p5', 1), { ...single, policy: 'restricted' })).toBeUndefined();
+  });
+
+  it("gives an init container's devices to the next container first; a sidecar keeps what it takes", async () => {
+    const { manager } = await setUp();
+    const limits = { resources: { limits: { [RESOURCE]: '1' } } };
+    const pod = {
+      metadata: { name: 'p', namespace: 'default', uid: 'p' },
+      spec: {
+        initContainers: [
+          { name: 'init', image: 'x', ...limits },
+          { name: 'sidecar', image: 'x', restartPolicy: 'Always', ...limits },
+        ],
+        containers: [
+          { name: 'main', image: 'x', ...limits },
+          { name: 'other', image: 'x', ...limits },
+        ],
+      },
+    } as Pod;
+    expect(await admit(manager, pod)).toBeUndefined();
+    const ids = (c: string) => manager.devicesOf('p', c)[0].ids;
+    // As upstream: the sidecar (run after the init container ended) reuses w0, which is then its own.
+    expect([ids('init'), ids('sidecar'), ids('main'), ids('other')]).toEqual([['w0'], ['w0'], ['w1'], ['w2']]);
   });
 });

@@ -1,8 +1,8 @@
 /**
- * The topology manager with the CPU manager as hint provider, as upstream's: the CPU manager's
- * hints (every set of NUMA nodes with room, preferred when as small as the request allows), their
- * merge under best-effort / restricted / single-numa-node, and pod admission in the container and
- * pod scopes with the CPUs allocated on the chosen NUMA nodes.
+ * The topology manager with the CPU and device managers as hint providers, as upstream's: the CPU
+ * manager's hints (every set of NUMA nodes with room, preferred when as small as the request
+ * allows), their merge under best-effort / restricted / single-numa-node, and pod admission in the
+ * container and pod scopes with the CPUs (and devices) allocated on the chosen NUMA nodes.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,11 +10,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { CpuManager } from '../../../src/agent/cpumanager/cpu-manager.js';
-import { cpuTopologyHints, mergeHints, numaMasks } from '../../../src/agent/cpumanager/topology-hints.js';
-import { admitWithTopology, TOPOLOGY_AFFINITY_ERROR } from '../../../src/agent/cpumanager/topology-admission.js';
+import { cpuTopologyHints } from '../../../src/agent/cpumanager/topology-hints.js';
+import { mergeHints, numaMasks } from '../../../src/agent/topologymanager/hint-merge.js';
+import {
+  admitWithTopology as admitWithProviders,
+  TOPOLOGY_AFFINITY_ERROR,
+  type TopologyManagerConfig,
+} from '../../../src/agent/topologymanager/topology-admission.js';
 import type { CpuTopology } from '../../../src/agent/cpumanager/topology.js';
+import { DeviceManager } from '../../../src/agent/devices/device-manager.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { startSamplePlugin } from '../../fixtures/sample-device-plugin.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-topo-'));
+/** The CPU manager as the one provider: its admission is synchronous. */
+const admitWithTopology = (m: CpuManager, t: TopologyManagerConfig, p: Pod, active: Pod[]) =>
+  admitWithProviders({ cpus: m }, t, p, active);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** upstream's topoDualSocketHT: 12 CPUs, even ones on socket / NUMA node 0, odd ones on 1. */
@@ -64,25 +75,25 @@ describe('topology hints', () => {
 
   it('merges under the policies: the narrowest preferred hint; single-numa-node keeps single nodes; restricted and single-numa-node refuse an unpreferred best', () => {
     const hints = cpuTopologyHints(dual, all, [], 2);
-    expect(mergeHints('best-effort', [0, 1], hints)).toEqual({
+    expect(mergeHints('best-effort', [0, 1], [hints])).toEqual({
       hint: { numaNodes: [0], preferred: true },
       admit: true,
     });
     const wide = cpuTopologyHints(dual, all, [], 8);
-    expect(mergeHints('restricted', [0, 1], wide)).toEqual({
+    expect(mergeHints('restricted', [0, 1], [wide])).toEqual({
       hint: { numaNodes: [0, 1], preferred: true },
       admit: true,
     });
-    expect(mergeHints('single-numa-node', [0, 1], wide)).toEqual({ hint: { preferred: false }, admit: false });
-    expect(mergeHints('best-effort', [0, 1], wide).admit).toBe(true);
+    expect(mergeHints('single-numa-node', [0, 1], [wide])).toEqual({ hint: { preferred: false }, admit: false });
+    expect(mergeHints('best-effort', [0, 1], [wide]).admit).toBe(true);
     // No preference (a container without exclusive CPUs): any node, admitted by every policy.
-    expect(mergeHints('single-numa-node', [0, 1], undefined)).toEqual({ hint: { preferred: true }, admit: true });
-    expect(mergeHints('restricted', [0, 1], undefined)).toEqual({
+    expect(mergeHints('single-numa-node', [0, 1], [undefined])).toEqual({ hint: { preferred: true }, admit: true });
+    expect(mergeHints('restricted', [0, 1], [undefined])).toEqual({
       hint: { numaNodes: [0, 1], preferred: true },
       admit: true,
     });
     // No way at all (an empty list): refused where preference is required.
-    expect(mergeHints('restricted', [0, 1], []).admit).toBe(false);
+    expect(mergeHints('restricted', [0, 1], [[]]).admit).toBe(false);
   });
 });
 
@@ -117,5 +128,40 @@ describe('topology admission', () => {
           'Allocate failed due to not enough cpus available to satisfy request: requested=12, available=11, which is unexpected',
       },
     );
+  });
+
+  it('with devices too: the CPUs go to the NUMA node of the device the container gets', async () => {
+    const devicesDir = mkdtempSync(join(dir, 'devices-'));
+    const devices = new DeviceManager({ dir: devicesDir, logger: createLogger({ level: 'fatal' }) });
+    await devices.start();
+    const plugin = await startSamplePlugin({
+      dir: devicesDir,
+      name: 'gpu',
+      resource: 'example.com/gpu',
+      devices: ['g0'],
+      numa: { g0: [1] },
+      mountHostPath: '/tmp',
+      deviceHostPath: '/dev/null',
+    });
+    try {
+      for (let i = 0; i < 200 && devices.allocatable()['example.com/gpu'] !== 1; i++)
+        await new Promise((r) => setTimeout(r, 25));
+      const m = manager();
+      const withGpu = pod('g', 4);
+      (withGpu.spec.containers[0].resources!.limits as Record<string, string>)['example.com/gpu'] = '1';
+      const t = { policy: 'single-numa-node' as const, scope: 'container' as const, numaNodes: [0, 1] };
+      // Alone, four CPUs would go to node 0 (the narrower mask); the device is on node 1.
+      expect(await admitWithProviders({ cpus: m, devices }, t, withGpu, [])).toBeUndefined();
+      expect(m.exclusiveCpus('g', 'c0').every((c) => c % 2 === 1)).toBe(true);
+      expect(devices.devicesOf('g', 'c0')[0].ids).toEqual(['g0']);
+      expect(plugin.allocations).toEqual([['g0']]);
+      // The device is taken: a second such pod fits no single node.
+      const again = pod('h', 1);
+      (again.spec.containers[0].resources!.limits as Record<string, string>)['example.com/gpu'] = '1';
+      expect(await admitWithProviders({ cpus: m, devices }, t, again, [withGpu])).toEqual(TOPOLOGY_AFFINITY_ERROR);
+    } finally {
+      await plugin.close();
+      await devices.stop();
+    }
   });
 });

@@ -1,0 +1,115 @@
+/**
+ * The topology manager's pod admission (upstream topologymanager scope_container / scope_pod,
+ * with the device and CPU managers as hint providers and allocators, in that order). With a
+ * policy other than `none`, each container's hints (the `container` scope) or the pod's (`pod`)
+ * from both managers are merged under the policy (hint-merge.ts); a pod the policy refuses is
+ * rejected (`TopologyAffinityError`), and each container's devices and CPUs are then allocated
+ * on the chosen NUMA nodes first. With `none`, they are allocated without hints. A failed
+ * allocation refuses the pod as its manager says (`UnexpectedAdmissionError`, full-pcpus-only's
+ * `SMTAlignmentError`). The device manager asks its plugins, so an admission with devices is a
+ * promise; one without stays synchronous.
+ */
+import type { Container, Pod } from '../../api/types.js';
+import { mergeHints, type ResourceHints, type TopologyPolicy } from './hint-merge.js';
+
+export interface TopologyManagerConfig {
+  policy: TopologyPolicy;
+  scope: 'container' | 'pod';
+  /** The machine's NUMA nodes. */
+  numaNodes: readonly number[];
+}
+
+/** Why a pod is refused. */
+export interface Refusal {
+  reason: string;
+  message: string;
+}
+
+/** Upstream's TopologyAffinityError as an admission result. */
+export const TOPOLOGY_AFFINITY_ERROR: Refusal = {
+  reason: 'TopologyAffinityError',
+  message: 'Resources cannot be allocated with Topology locality',
+};
+
+/** The CPU manager as the topology manager sees it (cpumanager/cpu-manager.ts). */
+export interface CpuProvider {
+  beginAdmission(pod: Pod, active: readonly Pod[]): void;
+  containerHints(pod: Pod, c: Container): ResourceHints;
+  podHints(pod: Pod): ResourceHints;
+  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): Refusal | undefined;
+}
+
+/** The device manager as the topology manager sees it (devices/device-manager.ts). */
+export interface DeviceProvider {
+  needsDevices(pod: Pod): boolean;
+  beginAdmission(pod: Pod): void;
+  containerHints(pod: Pod, c: Container, numaNodes: readonly number[]): ResourceHints[];
+  podHints(pod: Pod, numaNodes: readonly number[]): ResourceHints[];
+  allocateContainer(
+    pod: Pod,
+    c: Container,
+    numaNodes: readonly number[] | undefined,
+  ): Refusal | undefined | Promise<Refusal | undefined>;
+  endAdmission(pod: Pod, admitted: boolean): void;
+}
+
+type Admission = Refusal | undefined | Promise<Refusal | undefined>;
+
+/** The CPU manager's hints as one resource's list, none when it has no preference. */
+const cpuResources = (hints: ResourceHints): ResourceHints[] => (hints === undefined ? [] : [hints]);
+
+/** The refusal of `pod`, or undefined when it is admitted (its devices and CPUs allocated). */
+export function admitWithTopology(
+  providers: { cpus?: CpuProvider; devices?: DeviceProvider },
+  t: TopologyManagerConfig,
+  pod: Pod,
+  active: readonly Pod[],
+): Admission {
+  const { cpus } = providers;
+  const devices = providers.devices?.needsDevices(pod) ? providers.devices : undefined;
+  cpus?.beginAdmission(pod, active);
+  devices?.beginAdmission(pod);
+  const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+  const policy = t.policy;
+  const podHint =
+    policy !== 'none' && t.scope === 'pod'
+      ? mergeHints(policy, t.numaNodes, [
+          ...(devices?.podHints(pod, t.numaNodes) ?? []),
+          ...cpuResources(cpus?.podHints(pod)),
+        ])
+      : undefined;
+  /** Allocates from container `i` on; a promise from the first container whose devices the plugins are asked for. */
+  const from = (i: number): Admission => {
+    for (; i < containers.length; i++) {
+      const c = containers[i];
+      let affinity: readonly number[] | undefined;
+      if (policy !== 'none') {
+        const merged =
+          podHint ??
+          mergeHints(policy, t.numaNodes, [
+            ...(devices?.containerHints(pod, c, t.numaNodes) ?? []),
+            ...cpuResources(cpus?.containerHints(pod, c)),
+          ]);
+        if (!merged.admit) return TOPOLOGY_AFFINITY_ERROR;
+        affinity = merged.hint.numaNodes;
+      }
+      const next = i + 1;
+      const ofDevices = devices?.allocateContainer(pod, c, affinity);
+      if (ofDevices instanceof Promise)
+        return ofDevices.then((refused) => refused ?? cpus?.allocateContainer(pod, c, affinity) ?? from(next));
+      const refused = ofDevices ?? cpus?.allocateContainer(pod, c, affinity);
+      if (refused) return refused;
+    }
+    return undefined;
+  };
+  const end = (refused: Refusal | undefined) => {
+    devices?.endAdmission(pod, !refused);
+    return refused;
+  };
+  const result = from(0);
+  if (!(result instanceof Promise)) return end(result);
+  return result.then(end, (err: unknown) => {
+    devices?.endAdmission(pod, false);
+    throw err;
+  });
+}
