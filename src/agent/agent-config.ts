@@ -133,7 +133,7 @@ export interface Agent {
   /** The CPU manager's view for the pod-resources API. */
   cpus: PodCpus;
   /** The device manager (its devices per container and its healthy devices for the pod-resources API). */
-  devices: Pick<DeviceManager, 'devicesOf' | 'healthyDevices'>;
+  devices: Pick<DeviceManager, 'devicesOf' | 'deviceGroupsOf' | 'healthyDevices'>;
   /** The DRA manager (the claims each container uses, for the pod-resources API). */
   dra: Pick<DraManager, 'dynamicResources'>;
   /** Connects to the runtime and starts every loop. */

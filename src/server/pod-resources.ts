@@ -2,10 +2,11 @@
  * The pod-resources gRPC API (podresources.v1 PodResourcesLister: List, GetAllocatableResources,
  * Get) on a unix socket, as device plugins and monitoring agents expect it at
  * `<root-dir>/pod-resources/kubelet.sock`. Each container's exclusive CPUs are the CPU manager's
- * (the static policy; none with `none`), its devices the device manager's, and its
+ * (the static policy; none with `none`), its devices the device manager's (one entry per resource
+ * and NUMA node, with that node as its topology when the plugin gave one), and its
  * `dynamic_resources` the DRA claims it uses with their prepared devices; the allocatable cpu_ids
  * are the CPUs exclusive allocations come from and the allocatable devices every healthy device
- * of the plugins (one entry each, as upstream without topology). There is no memory manager
+ * of the plugins (one entry each, with its NUMA nodes, as upstream). There is no memory manager
  * (`None`): no memory blocks. List names the active pods, Get any pod the kubelet has.
  */
 import { mkdir, rm } from 'node:fs/promises';
@@ -24,8 +25,8 @@ interface Cpus {
 
 /** The device manager's view: a container's devices by resource, and the healthy devices. */
 interface Devices {
-  devicesOf(uid: string, container: string): { resource: string; ids: string[] }[];
-  healthyDevices(): { resource: string; ids: string[] }[];
+  deviceGroupsOf(uid: string, container: string): { resource: string; ids: string[]; numaNode?: number }[];
+  healthyDevices(): { resource: string; devices: { id: string; numaNodes?: readonly number[] }[] }[];
 }
 
 /** The DRA manager's view: the claims a container uses. */
@@ -41,9 +42,10 @@ function podResources(p: Pod, o: { cpus?: Cpus; devices?: Devices; dynamicResour
     namespace: p.metadata.namespace,
     containers: containers.map((c) => ({
       name: c.name,
-      devices: (o.devices?.devicesOf(p.metadata.uid!, c.name) ?? []).map((d) => ({
+      devices: (o.devices?.deviceGroupsOf(p.metadata.uid!, c.name) ?? []).map((d) => ({
         resource_name: d.resource,
         device_ids: d.ids,
+        ...(d.numaNode === undefined ? {} : { topology: topologyOf([d.numaNode]) }),
       })),
       cpu_ids: [...(o.cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
       memory: [],
@@ -51,6 +53,9 @@ function podResources(p: Pod, o: { cpus?: Cpus; devices?: Devices; dynamicResour
     })),
   };
 }
+
+/** NUMA nodes as pod-resources' TopologyInfo. */
+const topologyOf = (nodes: readonly number[]) => ({ nodes: nodes.map((ID) => ({ ID })) });
 
 /** A pod that still runs or will: not Succeeded or Failed. */
 const isActive = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed';
@@ -71,7 +76,11 @@ export async function servePodResources(
     }),
     GetAllocatableResources: () => ({
       devices: (o.devices?.healthyDevices() ?? []).flatMap((d) =>
-        d.ids.map((id) => ({ resource_name: d.resource, device_ids: [id] })),
+        d.devices.map(({ id, numaNodes }) => ({
+          resource_name: d.resource,
+          device_ids: [id],
+          ...(numaNodes ? { topology: topologyOf(numaNodes) } : {}),
+        })),
       ),
       cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])],
       memory: [],

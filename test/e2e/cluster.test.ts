@@ -1569,6 +1569,30 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
       // ID order alone would give g0; node 0 is the narrowest NUMA node with a gadget.
       expect(plugin.allocations).toEqual([['g1']]);
       await until(() => /stdout F ids=g1\n/.test(logOf(pod('gadget-user')!)), 10_000, 'g1 in the container');
+      // pod-resources and the checkpoint name the device's NUMA node, as upstream's DevicesPerNUMA.
+      const { client, call } = await podResourcesClient(join(dir, 'root'));
+      try {
+        const got = await call<{ pod_resources: { containers: { devices: unknown[] }[] } }>('Get', {
+          pod_name: 'gadget-user',
+          pod_namespace: 'default',
+        });
+        expect(got.pod_resources.containers[0].devices).toEqual([
+          { resource_name: 'example.com/gadget', device_ids: ['g1'], topology: { nodes: [{ ID: 0 }] } },
+        ]);
+        const allocatable = await call<{ devices: { resource_name: string }[] }>('GetAllocatableResources', {});
+        expect(allocatable.devices.filter((d) => d.resource_name === 'example.com/gadget')).toEqual([
+          { resource_name: 'example.com/gadget', device_ids: ['g0'], topology: { nodes: [{ ID: 1 }] } },
+          { resource_name: 'example.com/gadget', device_ids: ['g1'], topology: { nodes: [{ ID: 0 }] } },
+        ]);
+      } finally {
+        client.close();
+      }
+      const checkpoint = JSON.parse(
+        readFileSync(join(dir, 'root', 'device-plugins', 'kubelet_internal_checkpoint'), 'utf8'),
+      );
+      expect(
+        checkpoint.Data.PodDeviceEntries.find((e: Obj) => e.ResourceName === 'example.com/gadget').DeviceIDs,
+      ).toEqual({ '0': ['g1'] });
       await kubectl(c, ['delete', 'pod', 'gadget-user', '--wait=false']);
     } finally {
       await plugin.close();

@@ -24,6 +24,8 @@ export interface DeviceEntry {
   container: string;
   resource: string;
   ids: string[];
+  /** The IDs by the NUMA node they are on (`-1`: none), as upstream keeps them; all under `-1` when absent. */
+  byNuma?: Record<string, string[]>;
   /** The plugin's answer (ContainerAllocateResponse protobuf bytes), when it was asked. */
   answer?: Buffer;
 }
@@ -72,7 +74,7 @@ export function encodeDeviceCheckpoint(c: DeviceCheckpoint): string {
           PodUID: e.podUid,
           ContainerName: e.container,
           ResourceName: e.resource,
-          DeviceIDs: { '-1': e.ids },
+          DeviceIDs: e.byNuma ?? { '-1': e.ids },
           AllocResp: e.answer ? e.answer.toString('base64') : null,
         }))
       : null,
@@ -96,6 +98,7 @@ export function decodeDeviceCheckpoint(text: string): DeviceCheckpoint {
       container: e.ContainerName ?? '',
       resource: e.ResourceName ?? '',
       ids: [...new Set(Object.values(e.DeviceIDs ?? {}).flatMap((ids) => ids ?? []))],
+      byNuma: Object.fromEntries(Object.entries(e.DeviceIDs ?? {}).map(([node, ids]) => [node, ids ?? []])),
       ...(e.AllocResp ? { answer: Buffer.from(e.AllocResp, 'base64') } : {}),
     })),
     registered: Object.fromEntries(Object.entries(data.RegisteredDevices ?? {}).map(([r, ids]) => [r, ids ?? []])),

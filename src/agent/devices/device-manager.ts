@@ -33,7 +33,7 @@ import {
   type DeviceHealth,
 } from './device-allocation.js';
 import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
-import { resourceHints, type DeviceNumaNodes } from './device-topology.js';
+import { byNumaNode, resourceHints, type DeviceNumaNodes } from './device-topology.js';
 
 const PROTO = 'deviceplugin/v1beta1/api.proto';
 const SUPPORTED_VERSIONS = ['v1beta1'];
@@ -70,6 +70,8 @@ interface Plugin {
 /** One container's devices: their IDs by resource, and each plugin's answer once asked. */
 interface Allocation {
   ids: Map<string, string[]>;
+  /** The IDs of each resource by NUMA node, as the checkpoint and pod-resources report them (byNumaNode). */
+  byNuma?: Map<string, Record<string, string[]>>;
   answers?: Record<string, ContainerDevices>;
   pending?: Promise<ContainerDevices>;
 }
@@ -135,8 +137,9 @@ export class DeviceManager {
       });
     for (const e of saved.entries) {
       const pod = this.allocations.get(e.podUid) ?? new Map<string, Allocation>();
-      const a = pod.get(e.container) ?? { ids: new Map<string, string[]>() };
+      const a: Allocation = pod.get(e.container) ?? { ids: new Map<string, string[]>(), byNuma: new Map() };
       a.ids.set(e.resource, e.ids);
+      if (e.byNuma) (a.byNuma ??= new Map()).set(e.resource, e.byNuma);
       if (e.answer?.length) a.answers = { ...a.answers, [e.resource]: this.decodeAnswer(e.answer) };
       pod.set(e.container, a);
       this.allocations.set(e.podUid, pod);
@@ -174,6 +177,7 @@ export class DeviceManager {
             container,
             resource,
             ids,
+            ...(a.byNuma?.get(resource) ? { byNuma: a.byNuma.get(resource) } : {}),
             ...(a.answers?.[resource] ? { answer: this.encodeAnswer(a.answers[resource]) } : {}),
           });
     const registered = Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, [...p.devices.keys()]]));
@@ -387,7 +391,9 @@ export class DeviceManager {
         for (const { resource, count, plan } of plans) {
           if ('shortfall' in plan) continue;
           const preferred = plan.ask ? await this.preferred(resource, plan.ask) : [];
-          allocation.ids.set(resource, finishDevices(plan, count, preferred));
+          const ids = finishDevices(plan, count, preferred);
+          allocation.ids.set(resource, ids);
+          (allocation.byNuma ??= new Map()).set(resource, byNumaNode(ids, this.numaOf(resource)));
         }
         // A (non-sidecar) init container's devices are the next containers' to reuse; any other's are its own.
         const reusable = !!initContainer && initContainer.restartPolicy !== 'Always';
@@ -509,11 +515,28 @@ export class DeviceManager {
     }));
   }
 
-  /** Each resource's healthy devices (pod-resources GetAllocatableResources). */
-  healthyDevices(): { resource: string; ids: string[] }[] {
+  /**
+   * A container's devices as pod-resources lists them: per resource and NUMA node (upstream's
+   * DevicesPerNUMA; `numaNode` absent for those without one).
+   */
+  deviceGroupsOf(uid: string, container: string): { resource: string; ids: string[]; numaNode?: number }[] {
+    const a = this.allocations.get(uid)?.get(container);
+    return [...(a?.ids ?? [])].flatMap(([resource, ids]) =>
+      Object.entries(a?.byNuma?.get(resource) ?? { '-1': ids }).map(([node, grouped]) => ({
+        resource,
+        ids: grouped,
+        ...(node === '-1' ? {} : { numaNode: Number(node) }),
+      })),
+    );
+  }
+
+  /** Each resource's healthy devices with their NUMA nodes (pod-resources GetAllocatableResources). */
+  healthyDevices(): { resource: string; devices: { id: string; numaNodes?: readonly number[] }[] }[] {
     return [...this.plugins.values()].map((p) => ({
       resource: p.resource,
-      ids: [...p.devices].filter(([, health]) => health === 'Healthy').map(([id]) => id),
+      devices: [...p.devices]
+        .filter(([, health]) => health === 'Healthy')
+        .map(([id]) => ({ id, ...(p.numa.get(id) ? { numaNodes: p.numa.get(id) } : {}) })),
     }));
   }
 

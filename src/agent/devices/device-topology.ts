@@ -85,3 +85,16 @@ export function byAffinity(
   }
   return out;
 }
+
+/**
+ * The devices by the NUMA node they are on (upstream's DevicesPerNUMA, as the checkpoint keeps
+ * them): `-1` for those without one; a device on several under each. Pure.
+ */
+export function byNumaNode(ids: readonly string[], devices: DeviceNumaNodes): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const id of ids) {
+    const nodes = devices.get(id);
+    for (const node of nodes?.length ? nodes : [-1]) (out[String(node)] ??= []).push(id);
+  }
+  return out;
+}

@@ -26,6 +26,7 @@ describe('device checkpoint', () => {
           container: 'check',
           resource: 'nvidia.com/gpu',
           ids: ['tegra'],
+          byNuma: { '-1': ['tegra'] },
           answer: Buffer.from('Ch8KFk5WSURJQV9WSVNJQkxFX0RFVklDRVMSBXRlZ3Jh', 'base64'),
         },
       ],
@@ -44,6 +45,14 @@ describe('device checkpoint', () => {
     expect(() => decodeDeviceCheckpoint(GO_KUBELET_CHECKPOINTS[0].replace('"tegra"]}}', '"tegra","x"]}}'))).toThrow(
       'checkpoint is corrupted',
     );
+  });
+
+  it('keeps the device IDs by NUMA node (a device on two nodes under each), numeric keys in order', () => {
+    const entry = { podUid: 'u', container: 'c', resource: 'a.io/gpu', ids: ['g0', 'g1'] };
+    const byNuma = { '1': ['g1'], '0': ['g0', 'g1'] };
+    const text = encodeDeviceCheckpoint({ entries: [{ ...entry, byNuma }], registered: {} });
+    expect(text).toContain('"DeviceIDs":{"0":["g0","g1"],"1":["g1"]}');
+    expect(decodeDeviceCheckpoint(text).entries).toEqual([{ ...entry, byNuma: { '0': ['g0', 'g1'], '1': ['g1'] } }]);
   });
 
   it('is read as empty, with the reason, when corrupted (the kubelet continues without it, as upstream)', async () => {
