@@ -1,27 +1,18 @@
 /**
- * The device manager (upstream pkg/kubelet/cm/devicemanager): device plugins register a resource
- * (`example.com/widget`) on `<root-dir>/device-plugins/kubelet.sock` (deviceplugin/v1beta1
- * Registration), the kubelet connects back to each plugin's socket and follows its devices and
- * their health (ListAndWatch, a server stream). The node advertises each resource's devices as
- * capacity and the healthy ones as allocatable. At admission a pod's container that asks for N of
- * them gets N healthy devices no other pod holds — those the plugin prefers when it offers
- * GetPreferredAllocation — and the plugin's Allocate for them (else upstream's
- * UnexpectedAdmissionError); its answer — env, mounts, device nodes, annotations, CDI devices —
- * goes into the container's CRI config, after PreStartContainer when the plugin asks for it. A plugin that goes away
- * leaves its devices unhealthy; one
- * that registers again (a kubelet or plugin restart) takes them back. Every pod's devices and
- * answers are kept in upstream's checkpoint (device-checkpoint.ts): a restarted kubelet holds them.
+ * The device manager (upstream pkg/kubelet/cm/devicemanager): the devices of the plugins
+ * (device-plugins.ts) as the node's capacity and the healthy ones as allocatable; at admission
+ * (the topology manager's, container by container) a container that asks for N of them gets N
+ * healthy devices no other container holds (device-allocation.ts: an init container's reused, the
+ * chosen NUMA nodes' first, those the plugin prefers when it offers GetPreferredAllocation), and
+ * the plugin's Allocate for them (else upstream's UnexpectedAdmissionError); its answer — env,
+ * mounts, device nodes, annotations, CDI devices — goes into the container's CRI config, after
+ * PreStartContainer when the plugin asks for it. Every pod's devices and answers are kept in
+ * upstream's checkpoint (device-checkpoint.ts): a restarted kubelet holds them.
  */
-import * as grpc from '@grpc/grpc-js';
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import type { Container, Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import { serviceMethods } from '../../cri/proto.js';
-import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
-import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
-import { goStatusError } from '../../cri/unary-caller.js';
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
 import type { ResourceHints } from '../topologymanager/hint-merge.js';
 import {
@@ -33,12 +24,8 @@ import {
   type DeviceHealth,
 } from './device-allocation.js';
 import { readDeviceCheckpoint, writeDeviceCheckpoint, type DeviceEntry } from './device-checkpoint.js';
-import { byNumaNode, resourceHints, type DeviceNumaNodes } from './device-topology.js';
-
-const PROTO = 'deviceplugin/v1beta1/api.proto';
-const SUPPORTED_VERSIONS = ['v1beta1'];
-/** Allocate and the other unary calls to a plugin: upstream's 10 s. */
-const CALL_TIMEOUT_MS = 10_000;
+import { DevicePlugins } from './device-plugins.js';
+import { byNumaNode, resourceHints } from './device-topology.js';
 
 /** What a plugin answers for one container (ContainerAllocateResponse). */
 export interface ContainerDevices {
@@ -49,24 +36,6 @@ export interface ContainerDevices {
   cdi_devices?: { name: string }[];
 }
 
-/** What a plugin said it offers when it registered (DevicePluginOptions). */
-interface PluginOptions {
-  pre_start_required?: boolean;
-  get_preferred_allocation_available?: boolean;
-}
-
-interface Plugin {
-  resource: string;
-  endpoint: string;
-  options?: PluginOptions;
-  /** Absent for a resource known from the checkpoint whose plugin has not registered again yet. */
-  client?: grpc.Client;
-  devices: Map<string, DeviceHealth>;
-  /** The NUMA nodes the plugin gave each device (its ListAndWatch `topology`), for the topology manager. */
-  numa: Map<string, readonly number[] | undefined>;
-  stream?: grpc.ClientReadableStream<unknown>;
-}
-
 /** One container's devices: their IDs by resource, and each plugin's answer once asked. */
 interface Allocation {
   ids: Map<string, string[]>;
@@ -74,20 +43,6 @@ interface Allocation {
   byNuma?: Map<string, Record<string, string[]>>;
   answers?: Record<string, ContainerDevices>;
   pending?: Promise<ContainerDevices>;
-}
-
-/** A device as ListAndWatch lists it. */
-interface ListedDevice {
-  ID: string;
-  health: string;
-  topology?: { nodes?: { ID: number | string }[] } | null;
-}
-
-interface RegisterRequest {
-  version: string;
-  endpoint: string;
-  resource_name: string;
-  options?: PluginOptions;
 }
 
 export interface DeviceManagerDeps {
@@ -101,7 +56,7 @@ export interface DeviceManagerDeps {
 }
 
 export class DeviceManager {
-  private readonly plugins = new Map<string, Plugin>();
+  private readonly plugins: DevicePlugins;
   /** Pod UID → container name → its devices. */
   private readonly allocations = new Map<string, Map<string, Allocation>>();
   /**
@@ -109,11 +64,20 @@ export class DeviceManager {
    * containers the next containers reuse, by resource.
    */
   private admission?: { uid: string; containers: Map<string, Allocation>; reuse: Map<string, string[]> };
-  private stopServer?: () => Promise<void>;
   private writes: Promise<void> = Promise.resolve();
-  private readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
 
-  constructor(private readonly deps: DeviceManagerDeps) {}
+  constructor(private readonly deps: DeviceManagerDeps) {
+    this.plugins = new DevicePlugins({
+      dir: deps.dir,
+      logger: deps.logger,
+      metrics: deps.metrics,
+      // A new list is kept in the checkpoint's RegisteredDevices.
+      onChange: (listed) => {
+        if (listed) this.persist();
+        this.deps.onChange?.();
+      },
+    });
+  }
 
   /**
    * Restores the checkpoint, then serves Registration on kubelet.sock (made anew: plugins watch for it and register
@@ -127,14 +91,7 @@ export class DeviceManager {
         { err: saved.unusable },
         'Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date',
       );
-    // Until its plugin registers again a resource's devices are known but not usable.
-    for (const [resource, ids] of Object.entries(saved.registered))
-      this.plugins.set(resource, {
-        resource,
-        endpoint: '',
-        devices: new Map(ids.map((id) => [id, 'Unhealthy' as DeviceHealth])),
-        numa: new Map(),
-      });
+    this.plugins.restore(saved.registered);
     for (const e of saved.entries) {
       const pod = this.allocations.get(e.podUid) ?? new Map<string, Allocation>();
       const a: Allocation = pod.get(e.container) ?? { ids: new Map<string, string[]>(), byNuma: new Map() };
@@ -144,25 +101,11 @@ export class DeviceManager {
       pod.set(e.container, a);
       this.allocations.set(e.podUid, pod);
     }
-    const socket = join(this.deps.dir, 'kubelet.sock');
-    await rm(socket, { force: true });
-    const register = serviceMethods(PROTO, 'v1beta1.Registration').Register;
-    const handlers: Record<string, UnaryHandler> = {
-      [register.path]: {
-        requestDeserialize: (b) => register.requestDeserialize(b),
-        responseSerialize: (r) => register.responseSerialize(r as object),
-        handle: (req) => this.register(req as RegisterRequest),
-      },
-    };
-    this.stopServer = (await serveUnary(socket, handlers)).close;
+    await this.plugins.serve();
   }
 
   async stop(): Promise<void> {
-    for (const p of this.plugins.values()) {
-      p.stream?.cancel();
-      p.client?.close();
-    }
-    await this.stopServer?.();
+    await this.plugins.stop();
     await this.writes;
   }
 
@@ -180,7 +123,7 @@ export class DeviceManager {
             ...(a.byNuma?.get(resource) ? { byNuma: a.byNuma.get(resource) } : {}),
             ...(a.answers?.[resource] ? { answer: this.encodeAnswer(a.answers[resource]) } : {}),
           });
-    const registered = Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, [...p.devices.keys()]]));
+    const registered = this.plugins.registered();
     this.writes = this.writes
       .then(() => writeDeviceCheckpoint(this.deps.dir, { entries, registered }))
       .catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'failed to write the device checkpoint'));
@@ -190,7 +133,7 @@ export class DeviceManager {
    * A ContainerAllocateResponse as protobuf bytes (the checkpoint's AllocResp): the one field of an AllocateResponse.
    */
   private encodeAnswer(answer: ContainerDevices): Buffer {
-    const whole = this.methods.Allocate.responseSerialize({ container_responses: [answer] });
+    const whole = this.plugins.methods.Allocate.responseSerialize({ container_responses: [answer] });
     let at = 1;
     while (whole[at] & 0x80) at++;
     return whole.subarray(at + 1);
@@ -203,87 +146,10 @@ export class DeviceManager {
       if (n <= 0x7f) break;
     }
     const whole = Buffer.concat([Buffer.from([0x0a, ...length]), bytes]);
-    const res = this.methods.Allocate.responseDeserialize(whole) as { container_responses?: ContainerDevices[] };
+    const res = this.plugins.methods.Allocate.responseDeserialize(whole) as {
+      container_responses?: ContainerDevices[];
+    };
     return res.container_responses?.[0] ?? {};
-  }
-
-  /** A plugin's Register: checked as upstream, then followed through ListAndWatch. */
-  private register(req: RegisterRequest): object {
-    if (!SUPPORTED_VERSIONS.includes(req.version))
-      throw new GrpcCallError(
-        GrpcCode.UNKNOWN,
-        `requested API version "${req.version}" is not supported by kubelet. Supported versions are ${JSON.stringify(SUPPORTED_VERSIONS)}`,
-      );
-    if (
-      !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(req.resource_name) ||
-      req.resource_name.includes('kubernetes.io/')
-    )
-      throw new GrpcCallError(GrpcCode.UNKNOWN, `the ResourceName "${req.resource_name}" is invalid`);
-    if (!req.endpoint || req.endpoint.includes('/'))
-      throw new GrpcCallError(GrpcCode.UNKNOWN, `invalid endpoint "${req.endpoint}"`);
-    const previous = this.plugins.get(req.resource_name);
-    previous?.stream?.cancel();
-    previous?.client?.close();
-    const client = new grpc.Client(`unix://${join(this.deps.dir, req.endpoint)}`, grpc.credentials.createInsecure(), {
-      'grpc.default_authority': 'localhost',
-    });
-    // Devices known before the plugin came back keep their health until its first list says otherwise.
-    const plugin: Plugin = {
-      resource: req.resource_name,
-      endpoint: req.endpoint,
-      options: req.options ?? {},
-      client,
-      devices: previous?.devices ?? new Map<string, DeviceHealth>(),
-      numa: previous?.numa ?? new Map<string, readonly number[] | undefined>(),
-    };
-    this.plugins.set(req.resource_name, plugin);
-    this.deps.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
-    this.deps.metrics?.registered(req.resource_name);
-    this.watch(plugin, client);
-    return {};
-  }
-
-  /** Follows the plugin's ListAndWatch until it ends; then its devices are unhealthy. */
-  private watch(plugin: Plugin, client: grpc.Client): void {
-    const m = this.methods.ListAndWatch;
-    const stream = client.makeServerStreamRequest(
-      m.path,
-      (x: object) => m.requestSerialize(x),
-      (b: Buffer) => m.responseDeserialize(b),
-      {},
-    );
-    plugin.stream = stream;
-    stream.on('data', (res: { devices?: ListedDevice[] }) => {
-      plugin.devices = new Map(
-        (res.devices ?? []).map((x) => [x.ID, x.health === 'Healthy' ? 'Healthy' : 'Unhealthy'] as const),
-      );
-      plugin.numa = new Map((res.devices ?? []).map((x) => [x.ID, x.topology?.nodes?.map((n) => Number(n.ID))]));
-      this.persist();
-      this.deps.onChange?.();
-    });
-    const ended = () => {
-      if (this.plugins.get(plugin.resource) !== plugin) return;
-      for (const id of plugin.devices.keys()) plugin.devices.set(id, 'Unhealthy');
-      this.deps.logger.info({ resource: plugin.resource }, 'device plugin went away: its devices are unhealthy');
-      this.deps.onChange?.();
-    };
-    stream.on('error', ended);
-    stream.on('end', ended);
-  }
-
-  /** Each resource's devices (the node's capacity). */
-  capacity(): Record<string, number> {
-    return Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, p.devices.size]));
-  }
-
-  /** Each resource's healthy devices (the node's allocatable). */
-  allocatable(): Record<string, number> {
-    return Object.fromEntries(
-      [...this.plugins.values()].map((p) => [
-        p.resource,
-        [...p.devices.values()].filter((h) => h === 'Healthy').length,
-      ]),
-    );
   }
 
   /**
@@ -303,18 +169,27 @@ export class DeviceManager {
   /** The resource's healthy devices no container holds. */
   private available(resource: string): string[] {
     const used = this.inUse(resource);
-    return [...(this.plugins.get(resource)?.devices ?? [])]
-      .filter(([id, health]) => health === 'Healthy' && !used.has(id))
-      .map(([id]) => id);
+    return this.plugins.healthy(resource).filter((id) => !used.has(id));
   }
 
-  private numaOf(resource: string): DeviceNumaNodes {
-    return this.plugins.get(resource)?.numa ?? new Map();
+  /** Each resource's devices (the node's capacity). */
+  capacity(): Record<string, number> {
+    return this.plugins.capacity();
+  }
+
+  /** Each resource's healthy devices (the node's allocatable). */
+  allocatable(): Record<string, number> {
+    return this.plugins.allocatable();
+  }
+
+  /** Each resource's healthy devices with their NUMA nodes (pod-resources GetAllocatableResources). */
+  healthyDevices(): ReturnType<DevicePlugins['healthyDevices']> {
+    return this.plugins.healthyDevices();
   }
 
   /** Whether the pod asks for devices it does not hold yet (a pod admitted before a restart holds them). */
   needsDevices(pod: Pod): boolean {
-    return !this.allocations.has(pod.metadata.uid!) && deviceRequests(pod, new Set(this.plugins.keys())).length > 0;
+    return !this.allocations.has(pod.metadata.uid!) && deviceRequests(pod, this.plugins.resources()).length > 0;
   }
 
   /**
@@ -332,8 +207,8 @@ export class DeviceManager {
   containerHints(pod: Pod, c: Container, numaNodes: readonly number[]): ResourceHints[] {
     const uid = pod.metadata.uid!;
     const init = (pod.spec.initContainers ?? []).some((x) => x.name === c.name);
-    return containerDeviceRequests(c, init, new Set(this.plugins.keys())).map((r) =>
-      resourceHints(numaNodes, this.numaOf(r.resource), {
+    return containerDeviceRequests(c, init, this.plugins.resources()).map((r) =>
+      resourceHints(numaNodes, this.plugins.numaOf(r.resource), {
         request: r.count,
         held: this.allocations.get(uid)?.get(c.name)?.ids.get(r.resource) ?? [],
         available: this.available(r.resource),
@@ -345,8 +220,8 @@ export class DeviceManager {
   /** The pod's topology hints for the pod scope (upstream GetPodTopologyHints). */
   podHints(pod: Pod, numaNodes: readonly number[]): ResourceHints[] {
     const held = this.allocations.get(pod.metadata.uid!);
-    return [...podDeviceRequests(pod, new Set(this.plugins.keys()))].map(([resource, request]) =>
-      resourceHints(numaNodes, this.numaOf(resource), {
+    return [...podDeviceRequests(pod, this.plugins.resources())].map(([resource, request]) =>
+      resourceHints(numaNodes, this.plugins.numaOf(resource), {
         request,
         held: [...new Set([...(held?.values() ?? [])].flatMap((a) => a.ids.get(resource) ?? []))],
         available: this.available(resource),
@@ -370,7 +245,7 @@ export class DeviceManager {
     if (this.admission?.uid !== uid) this.beginAdmission(pod);
     const admission = this.admission!;
     const initContainer = (pod.spec.initContainers ?? []).find((x) => x.name === c.name);
-    const requests = containerDeviceRequests(c, !!initContainer, new Set(this.plugins.keys()));
+    const requests = containerDeviceRequests(c, !!initContainer, this.plugins.resources());
     if (!requests.length) return undefined;
     const plans = requests.map((r) => ({
       resource: r.resource,
@@ -379,7 +254,7 @@ export class DeviceManager {
         r.count,
         admission.reuse.get(r.resource) ?? [],
         this.available(r.resource),
-        this.numaOf(r.resource),
+        this.plugins.numaOf(r.resource),
         affinity,
       ),
     }));
@@ -393,7 +268,7 @@ export class DeviceManager {
           const preferred = plan.ask ? await this.preferred(resource, plan.ask) : [];
           const ids = finishDevices(plan, count, preferred);
           allocation.ids.set(resource, ids);
-          (allocation.byNuma ??= new Map()).set(resource, byNumaNode(ids, this.numaOf(resource)));
+          (allocation.byNuma ??= new Map()).set(resource, byNumaNode(ids, this.plugins.numaOf(resource)));
         }
         // A (non-sidecar) init container's devices are the next containers' to reuse; any other's are its own.
         const reusable = !!initContainer && initContainer.restartPolicy !== 'Always';
@@ -431,9 +306,8 @@ export class DeviceManager {
     resource: string,
     ask: { available: string[]; mustInclude: string[]; size: number },
   ): Promise<readonly string[]> {
-    const plugin = this.plugins.get(resource);
-    if (!plugin?.client || !plugin.options?.get_preferred_allocation_available) return [];
-    const res = (await this.call(plugin, 'GetPreferredAllocation', {
+    if (!this.plugins.offers(resource, 'get_preferred_allocation_available')) return [];
+    const res = (await this.plugins.call(resource, 'GetPreferredAllocation', {
       container_requests: [
         { available_deviceIDs: ask.available, must_include_deviceIDs: ask.mustInclude, allocation_size: ask.size },
       ],
@@ -447,10 +321,8 @@ export class DeviceManager {
     for (const [resource, ids] of allocation.ids) {
       let answer = allocation.answers?.[resource];
       if (!answer) {
-        const plugin = this.plugins.get(resource);
-        if (!plugin?.client) throw new Error(`device plugin for ${resource} is not registered`);
         const began = performance.now();
-        const res = (await this.call(plugin, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
+        const res = (await this.plugins.call(resource, 'Allocate', { container_requests: [{ devices_ids: ids }] })) as {
           container_responses?: ContainerDevices[];
         };
         this.deps.metrics?.allocated(resource, (performance.now() - began) / 1000);
@@ -475,9 +347,8 @@ export class DeviceManager {
     const allocation = this.allocations.get(pod.metadata.uid!)?.get(c.name);
     if (!allocation) return [];
     for (const [resource, ids] of allocation.ids) {
-      const plugin = this.plugins.get(resource);
-      if (plugin?.client && plugin.options?.pre_start_required)
-        await this.call(plugin, 'PreStartContainer', { devices_ids: ids });
+      if (this.plugins.offers(resource, 'pre_start_required'))
+        await this.plugins.call(resource, 'PreStartContainer', { devices_ids: ids });
     }
     const hadAnswers = allocation.ids.size === Object.keys(allocation.answers ?? {}).length;
     allocation.pending ??= this.answersFor(allocation).catch((err: unknown) => {
@@ -489,29 +360,13 @@ export class DeviceManager {
     return [merged];
   }
 
-  private call(plugin: Plugin, method: string, req: object): Promise<unknown> {
-    const m = this.methods[method];
-    const client = plugin.client!;
-    return new Promise((resolve, reject) =>
-      client.makeUnaryRequest(
-        m.path,
-        (x: object) => m.requestSerialize(x),
-        (b: Buffer) => m.responseDeserialize(b),
-        req,
-        { deadline: Date.now() + CALL_TIMEOUT_MS },
-        // Go's status text, which upstream's admission message embeds.
-        (err, res) => (err ? reject(goStatusError(new GrpcCallError(err.code, err.details))) : resolve(res)),
-      ),
-    );
-  }
-
   /** The devices a container holds, by resource (pod-resources, allocatedResourcesStatus). */
   devicesOf(uid: string, container: string): { resource: string; ids: string[]; health: DeviceHealth[] }[] {
     const a = this.allocations.get(uid)?.get(container);
     return [...(a?.ids ?? [])].map(([resource, ids]) => ({
       resource,
       ids,
-      health: ids.map((id) => this.plugins.get(resource)?.devices.get(id) ?? 'Unknown'),
+      health: ids.map((id) => this.plugins.healthOf(resource, id)),
     }));
   }
 
@@ -528,16 +383,6 @@ export class DeviceManager {
         ...(node === '-1' ? {} : { numaNode: Number(node) }),
       })),
     );
-  }
-
-  /** Each resource's healthy devices with their NUMA nodes (pod-resources GetAllocatableResources). */
-  healthyDevices(): { resource: string; devices: { id: string; numaNodes?: readonly number[] }[] }[] {
-    return [...this.plugins.values()].map((p) => ({
-      resource: p.resource,
-      devices: [...p.devices]
-        .filter(([, health]) => health === 'Healthy')
-        .map(([id]) => ({ id, ...(p.numa.get(id) ? { numaNodes: p.numa.get(id) } : {}) })),
-    }));
   }
 
   /** The pods that hold devices (a health change reaches their statuses). */
