@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
 import { cgroupWrites, type ResourceConfig } from '../lib/cgroup-limits.js';
+import { FAIL_FUNCTION } from './set-up-failure.js';
 
 export type { CgroupUsage } from '../lib/cgroup-usage.js';
 
@@ -157,7 +158,7 @@ export function oomKills(cg: ContainerCgroups, path: string): number {
 /** argv that joins the cgroups of `procsFiles` and then execs `argv` (same PID). Pure. */
 export function joinCgroupArgv(procsFiles: string[], argv: string[]): string[] {
   if (!procsFiles.length) return argv;
-  const script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 127; shift; done; shift; exec "$@"';
+  const script = `${FAIL_FUNCTION}; while [ "$1" != -- ]; do echo $$ > "$1" || fail "join cgroup $1"; shift; done; shift; exec "$@"`;
   return ['/bin/sh', '-c', script, 'cgroup-join', ...procsFiles, '--', ...argv];
 }
 

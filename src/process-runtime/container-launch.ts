@@ -1,9 +1,9 @@
 /**
  * How a container's main process is started on the process runtime: the checks a runtime makes
  * before exec (command, working dir, executable, mounts), then the chain the process runs
- * through — join the container's cgroup (root; its memory and CPU limits set first), enter a private mount namespace
- * with the
- * container's mounts or switch user, the exit wrapper (daemon mode), the command — all in one PID.
+ * through — join the container's cgroup (root; its memory and CPU limits set first), enter a
+ * private mount namespace with the container's mounts or switch user, the exit wrapper (daemon
+ * mode), the command — all in one PID. A failure of that set-up is a start error, as runc's.
  */
 import { readFileSync } from 'node:fs';
 import { mkdir, stat } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import {
   wrapInMountNamespace,
 } from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
+import { readSetUpFailure } from './set-up-failure.js';
 
 /** What a launch needs besides the record. */
 export interface LaunchOptions {
@@ -117,8 +118,18 @@ export async function launchContainer(
       nowNs,
     );
     // As runc's start: the container's mounts are in place once it is started, so that an exec
-    // or a probe right after it sees them.
-    if (c.mountNs) await namespaceSetUp(handle.pid);
+    // or a probe right after it sees them; and a set-up that failed is a start error, not an exit
+    // of the container (set-up-failure.ts).
+    if (!(await setUpDone(handle.pid))) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const failure = await Promise.race([
+        handle.exited.then(() => readSetUpFailure(c.logPath)),
+        new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), SETUP_WAIT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (failure) return { message: `failed to start container process: ${failure}` };
+    }
     return { handle };
   } catch (err) {
     return { message: `failed to start container process: ${messageOf(err)}` };
@@ -128,17 +139,23 @@ export async function launchContainer(
 /** How long a container's namespace set-up may take before the start goes on regardless. */
 const SETUP_WAIT_MS = 10_000;
 
-/** Resolves once process `pid` runs past its set-up (or has ended, or SETUP_WAIT_MS has passed). */
-async function namespaceSetUp(pid: number): Promise<void> {
+/**
+ * Whether process `pid` ran past its set-up: true once its command runs (or SETUP_WAIT_MS has
+ * passed), false when it ended while last seen setting up.
+ */
+async function setUpDone(pid: number): Promise<boolean> {
   const end = performance.now() + SETUP_WAIT_MS;
   while (performance.now() < end) {
     let argv: string[];
     try {
       argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     } catch {
-      return; // it has ended: its exit says why
+      return false;
     }
-    if (!isSettingUp(argv)) return;
+    // A zombie's cmdline is empty: it has ended.
+    if (argv.length <= 1 && !argv[0]) return false;
+    if (!isSettingUp(argv)) return true;
     await new Promise((r) => setTimeout(r, 2));
   }
+  return true;
 }

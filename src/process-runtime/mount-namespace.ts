@@ -18,6 +18,7 @@
 import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
+import { FAIL_FUNCTION } from './set-up-failure.js';
 
 /** The user a container's processes run as. */
 export interface ProcessUser {
@@ -34,41 +35,42 @@ export interface ProcessUser {
  * then the command.
  */
 const SCRIPT = [
+  FAIL_FUNCTION,
   's=$1 c=$2 cwd=$3',
   'shift 3',
   'r=',
   'n=$1 i=0',
   // The shadows' layers are reached from inside the scratch dir, by relative paths (and `mount -c`,
   // which keeps them so): a shadow may cover the scratch dir's own path.
-  'if [ "$n" != 0 ]; then mount -t tmpfs -o mode=700 tsk-scratch "$s" && cd "$s" || exit 127; fi',
-  'if [ "$c" = 1 ]; then r=$s/root; mkdir "$r" && mount --rbind / "$r" || exit 127; fi',
+  'if [ "$n" != 0 ]; then mount -t tmpfs -o mode=700 tsk-scratch "$s" && cd "$s" || fail "scratch dir $s"; fi',
+  'if [ "$c" = 1 ]; then r=$s/root; mkdir "$r" && mount --rbind / "$r" || fail "root of its own"; fi',
   'shift',
   'while [ $i -lt $n ]; do',
   '  i=$((i+1)) d=$1 k=$2',
   '  shift 2',
-  '  mkdir "o$i" "u$i" "w$i" && mount -c --rbind "$r$d" "o$i" || exit 127',
-  '  mount -c -t overlay tsk-shadow -o "lowerdir=$r$d,upperdir=u$i,workdir=w$i" "$r$d" || exit 127',
+  '  mkdir "o$i" "u$i" "w$i" && mount -c --rbind "$r$d" "o$i" || fail "shadow of $d"',
+  '  mount -c -t overlay tsk-shadow -o "lowerdir=$r$d,upperdir=u$i,workdir=w$i" "$r$d" || fail "shadow of $d"',
   '  while [ $k -gt 0 ]; do',
   // The host's mounts change under a start (another pod's volume unmounted, a network namespace
   // removed): a submount gone since the plan needs no restoring.
-  '    if [ -e "o$i/$1" ]; then mount -c --rbind "o$i/$1" "$r$d/$1" || [ ! -e "o$i/$1" ] || exit 127; fi',
+  '    if [ -e "o$i/$1" ]; then mount -c --rbind "o$i/$1" "$r$d/$1" || [ ! -e "o$i/$1" ] || fail "submount $d/$1"; fi',
   '    k=$((k-1))',
   '    shift',
   '  done',
   'done',
   'while [ "$1" != "--" ]; do',
   '  t=$r$2',
-  '  if [ "$5" = d ]; then mkdir -p "$t" || exit 127; fi',
-  '  if [ "$5" = f ]; then mkdir -p "$(dirname "$t")" && : > "$t" || exit 127; fi',
-  '  mount --rbind "$1" "$t" || exit 127',
-  '  [ "$3" = ro ] && { mount -o remount,bind,ro "$t" || exit 127; }',
+  '  if [ "$5" = d ]; then mkdir -p "$t" || fail "mount point $2"; fi',
+  '  if [ "$5" = f ]; then mkdir -p "$(dirname "$t")" && : > "$t" || fail "mount point $2"; fi',
+  '  mount --rbind "$1" "$t" || fail "mount $1 at $2"',
+  '  [ "$3" = ro ] && { mount -o remount,bind,ro "$t" || fail "read-only mount $2"; }',
   '  [ "$4" = slave ] && mount --make-rslave "$t"',
   '  [ "$4" = shared ] && mount --make-rshared "$t"',
   '  shift 5',
   'done',
   'shift',
-  'if [ -z "$r" ]; then [ "$n" = 0 ] || cd -- "$cwd" || exit 127; exec "$@"; fi',
-  'cd / && exec chroot "$r" /bin/sh -c \'cd -- "$1" || exit 127; shift; exec "$@"\' enter-root "$cwd" "$@"',
+  'if [ -z "$r" ]; then [ "$n" = 0 ] || cd -- "$cwd" || fail "working dir $cwd"; exec "$@"; fi',
+  `cd / && exec chroot "$r" /bin/sh -c '${FAIL_FUNCTION}; cd -- "$1" || fail "working dir $1"; shift; exec "$@"' enter-root "$cwd" "$@"`,
 ].join('\n');
 
 /** argv prefix that switches to user `u` (none when `u` is empty). Pure. */

@@ -1,25 +1,10 @@
 /** The process runtime has no device cgroup or /dev of its own: a device a container asks for (a plugin's, a raw block volume) is its host node bound at the container's path. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
-import { silentLogger as logger } from '../../src/lib/logger.js';
 import type * as cri from '../../src/cri/types.js';
+import { processRuntimeFixture } from './runtime-fixture.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tsk-devices-'));
-const runtime = new ProcessRuntime({
-  stateDir: join(dir, 'state'),
-  podIP: '127.0.0.1',
-  mode: 'in-process',
-  logger,
-  version: 'test',
-});
-beforeAll(() => runtime.start());
-afterAll(async () => {
-  await runtime.shutdown(0);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, runtime } = processRuntimeFixture('tsk-devices-');
 
 describe('process runtime devices', () => {
   it('binds each device node at its container path, read-only unless its permissions allow writes', async () => {

@@ -4,32 +4,18 @@
  * nothing left once the sandbox is removed — reached over gRPC by a real grpc-js client, as the
  * kubelet reaches a runtime daemon.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
 import { ProcessImages } from '../../src/process-runtime/images.js';
-import { silentLogger as logger } from '../../src/lib/logger.js';
 import { createCriClient } from '../../src/cri/client.js';
 import { serveCri } from '../../src/cri/server.js';
 import type * as cri from '../../src/cri/types.js';
+import { processRuntimeFixture } from './runtime-fixture.js';
 
 const asRoot = process.getuid?.() === 0;
-const dir = mkdtempSync(join(tmpdir(), 'tsk-sandbox-cgroups-'));
-const runtime = new ProcessRuntime({
-  stateDir: join(dir, 'state'),
-  podIP: '127.0.0.1',
-  mode: 'in-process',
-  logger,
-  version: 'test',
-});
-beforeAll(() => runtime.start());
-afterAll(async () => {
-  await runtime.shutdown(0);
-  rmSync(dir, { recursive: true, force: true });
-});
+const { dir, runtime } = processRuntimeFixture('tsk-sandbox-cgroups-');
 
 describe.runIf(asRoot)('process runtime pod cgroups', () => {
   it("gives a sandbox a cgroup with the pod's limits, its containers' under it; UpdatePodSandboxResources resizes it", async () => {
