@@ -69,6 +69,8 @@ export interface AgentConfig {
   swapBehavior?: string;
   /** topologyManagerPolicy and topologyManagerScope (absent: none, container). */
   topologyManager?: { policy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node'; scope: 'container' | 'pod' };
+  /** draManagerReconcilePeriod: how often the claims of pods no longer active are unprepared (ms). */
+  draReconcilePeriodMs?: number;
   /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */
   cpuManager?: {
     policy: 'none' | 'static';

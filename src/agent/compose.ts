@@ -430,6 +430,20 @@ export function composeAgent(
       admissionNode = admissionNodeOf(cfg.node, machine);
       await allocation.load();
       await dra.load();
+      startDraReconcile(dra, {
+        periodMs: cfg.draReconcilePeriodMs ?? 60_000,
+        activeUids: () =>
+          new Set(
+            theSyncLoop
+              .get()
+              .activePods()
+              .map((p) => p.metadata.uid!),
+          ),
+        sourcesSeen: () => podConfig.allSourcesSeen(),
+        signal: abort.signal,
+        clock,
+        logger,
+      });
       await devices
         .start()
         .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'device plugin registration not served'));
@@ -494,4 +508,31 @@ export function composeAgent(
       runtime.close?.();
     },
   };
+}
+
+/**
+ * Upstream's DRA reconcile loop: every draManagerReconcilePeriod, once every pod source has
+ * delivered its pods (until then "not active" is not "gone"), the claims of pods no longer active
+ * are unprepared.
+ */
+function startDraReconcile(
+  dra: DraManager,
+  o: {
+    periodMs: number;
+    activeUids: () => ReadonlySet<string>;
+    sourcesSeen: () => boolean;
+    signal: AbortSignal;
+    clock: Clock;
+    logger: Logger;
+  },
+): void {
+  void (async () => {
+    while (!o.signal.aborted) {
+      await sleep(o.periodMs, o.signal, o.clock);
+      if (o.signal.aborted || !o.sourcesSeen()) continue;
+      await dra
+        .reconcile(o.activeUids())
+        .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'DRA reconcile failed'));
+    }
+  })();
 }

@@ -50,6 +50,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       policy: kc.topologyManagerPolicy as NonNullable<AgentConfig['topologyManager']>['policy'],
       scope: kc.topologyManagerScope as 'container' | 'pod',
     },
+    draReconcilePeriodMs: parseDuration(kc.draManagerReconcilePeriod),
     cpuManager: {
       policy: kc.cpuManagerPolicy,
       reconcilePeriodMs: parseDuration(kc.cpuManagerReconcilePeriod)!,

@@ -35,6 +35,7 @@ const ZERO_MEANS_DEFAULT: string[][] = [
   ['podLogsDir'],
   ['cpuManagerPolicy'],
   ['cpuManagerReconcilePeriod'],
+  ['draManagerReconcilePeriod'],
   ['topologyManagerPolicy'],
   ['topologyManagerScope'],
 ];

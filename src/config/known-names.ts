@@ -39,7 +39,6 @@ export const unimplementedConfigFields = new Set([
   'tracing',
   'memoryReservationPolicy',
   'tlsCurvePreferences',
-  'draManagerReconcilePeriod',
 ]);
 
 const empty = (v: unknown) => v === null || v === undefined || (typeof v === 'object' && Object.keys(v).length === 0);
@@ -71,8 +70,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   memoryReservationPolicy: oneOf('None', ''),
   // Node's TLS picks the key exchange; an empty list asks for the defaults.
   tlsCurvePreferences: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
-  // The DRA manager prepares claims as pods sync; it has no periodic pass to tune.
-  draManagerReconcilePeriod: () => true,
   reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,

@@ -123,6 +123,8 @@ export const kubeletConfigSchema = z.strictObject({
   /** The CPU manager (agent/cpumanager): `none`, or `static` (exclusive CPUs for Guaranteed pods' integer requests). */
   cpuManagerPolicy: def(z.enum(['none', 'static']), 'none'),
   cpuManagerReconcilePeriod: def(duration, '10s'),
+  /** How often the DRA manager unprepares the claims of pods no longer active (agent/dra/dra-manager.ts). */
+  draManagerReconcilePeriod: def(duration, '1m0s'),
   /** The static policy's options (agent/cpumanager/policy-options.ts). */
   cpuManagerPolicyOptions: opt(z.record(z.string(), z.string())),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */

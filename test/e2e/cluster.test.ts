@@ -72,6 +72,8 @@ beforeAll(async () => {
       'kubeReserved: {memory: 256Mi, cpu: 100m}',
       // Devices with NUMA nodes are aligned; everything else has no preference and is admitted as before.
       'topologyManagerPolicy: best-effort',
+      // The DRA manager's pass over claims of pods no longer active (default 1m).
+      'draManagerReconcilePeriod: 1s',
     ],
     extra: ['--node-labels', 'tier=test,zone=a', '--register-with-taints', 'dedicated=test:NoSchedule'],
   });
@@ -1849,6 +1851,70 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       driver.close();
     }
   }, 90_000);
+
+  it('unprepares the claim of a pod deleted while the kubelet was down, known from dra_manager_state (the reconcile loop)', async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'keep.example.com',
+      cdiKind: 'gpu.example.com/gpu',
+    });
+    try {
+      create(
+        boundPod('keeper', node, {
+          resourceClaims: [{ name: 'gpu', resourceClaimName: 'keep-claim' }],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
+              resources: { claims: [{ name: 'gpu' }] },
+            },
+          ],
+        }),
+      );
+      const uid = await until(() => pod('keeper')?.metadata.uid, 10_000, 'the pod');
+      create(
+        {
+          apiVersion: 'resource.k8s.io/v1',
+          kind: 'ResourceClaim',
+          metadata: { name: 'keep-claim', namespace: 'default' },
+          spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'keep.example.com' } }] } },
+          status: {
+            allocation: {
+              devices: { results: [{ request: 'gpu', driver: 'keep.example.com', pool: 'node', device: 'dev-0' }] },
+            },
+            reservedFor: [{ resource: 'pods', name: 'keeper', uid }],
+          },
+        },
+        'resource.k8s.io/resourceclaims',
+      );
+      await until(() => running('keeper'), 30_000, 'keeper Running');
+      const claimUid = c.api.store.get('resource.k8s.io/resourceclaims', 'default', 'keep-claim')!.metadata.uid;
+      const saved = () =>
+        (
+          JSON.parse(JSON.parse(readFileSync(join(dir, 'root', 'dra_manager_state'), 'utf8')).Data)
+            .ClaimInfoStateList as Obj[]
+        ).find((x) => x.ClaimName === 'keep-claim');
+      expect(saved()).toMatchObject({
+        ClaimUID: claimUid,
+        PodUIDs: { [uid]: {} },
+        DriverState: { 'keep.example.com': { Devices: [{ PoolName: 'node', DeviceName: 'dev-0' }] } },
+      });
+      await c.restartKubelet(async () => {
+        await kubectl(c, ['delete', 'pod', 'keeper', '--grace-period=0', '--force']);
+      });
+      // No pod refers to the claim any more: only the checkpoint says it is prepared.
+      await until(
+        () => driver.calls.some((x) => x.method === 'NodeUnprepareResources'),
+        30_000,
+        'NodeUnprepareResources after the restart',
+      );
+      expect(driver.calls.at(-1)).toEqual({ method: 'NodeUnprepareResources', claims: ['keep-claim'] });
+      await until(() => !saved(), 10_000, 'the claim gone from the checkpoint');
+    } finally {
+      driver.close();
+    }
+  }, 60_000);
 
   it('speaks v1beta1 to a driver that registers only v1beta1.DRAPlugin', async () => {
     const driver = await startSampleDraDriver({

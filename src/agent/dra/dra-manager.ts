@@ -373,6 +373,18 @@ export class DraManager {
     return counts;
   }
 
+  /**
+   * One pass of upstream's reconcile loop (draManagerReconcilePeriod): the claims of every pod
+   * that is no longer active — deleted while the kubelet was down, say, known only from the
+   * checkpoint — are let go as if the pod had just gone.
+   */
+  async reconcile(activeUids: ReadonlySet<string>): Promise<void> {
+    const inactive = new Set<string>();
+    for (const info of this.claims.values())
+      for (const uid of Object.keys(info.PodUIDs)) if (!activeUids.has(uid)) inactive.add(uid);
+    for (const uid of inactive) await this.unprepare(uid);
+  }
+
   /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
   async unprepare(uid: string): Promise<void> {
     const began = performance.now();
