@@ -1852,7 +1852,7 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
     }
   }, 90_000);
 
-  it('unprepares the claim of a pod deleted while the kubelet was down, known from dra_manager_state (the reconcile loop)', async () => {
+  it('prepares a claim again after a kubelet restart, and unprepares the claim of a pod deleted while the kubelet was down, known from dra_manager_state (the reconcile loop)', async () => {
     const driver = await startSampleDraDriver({
       root: join(dir, 'root'),
       name: 'keep.example.com',
@@ -1900,6 +1900,15 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         PodUIDs: { [uid]: {} },
         DriverState: { 'keep.example.com': { Devices: [{ PoolName: 'node', DeviceName: 'dev-0' }] } },
       });
+      // A restart with the pod kept: its claim is prepared once more, as upstream's, and the pod runs on.
+      const prepares = () => driver.calls.filter((x) => x.method === 'NodePrepareResources').length;
+      expect(prepares()).toBe(1);
+      await c.restartKubelet();
+      await until(() => prepares() === 2, 30_000, 'the claim prepared again after the restart');
+      await until(() => running('keeper'), 30_000, 'keeper Running after the restart');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(prepares()).toBe(2);
+      expect(saved()).toMatchObject({ PodUIDs: { [uid]: {} } });
       await c.restartKubelet(async () => {
         await kubectl(c, ['delete', 'pod', 'keeper', '--grace-period=0', '--force']);
       });

@@ -91,6 +91,8 @@ export interface ClaimResourceStatus {
 export class DraManager {
   private readonly drivers = new Map<string, { channel: UnaryChannel; version: string }>();
   private readonly claims = new Map<string, ClaimInfo>();
+  /** The claims this run prepared (by UID); those only the checkpoint knows are not, until prepared again. */
+  private readonly prepared = new Set<string>();
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
 
@@ -287,19 +289,21 @@ export class DraManager {
       if (!(claim.status.reservedFor ?? []).some((r) => r.uid === uid))
         throw new Error(`pod ${pod.metadata.name} (${uid}) is not allowed to use ResourceClaim ${name}`);
       const known = this.claims.get(claim.metadata.uid);
-      if (known) {
+      if (known && this.prepared.has(claim.metadata.uid)) {
         if (!known.PodUIDs[uid]) {
           known.PodUIDs[uid] = {};
           changed = true;
         }
         continue;
       }
+      // A claim known from the checkpoint is prepared again once after a restart, as upstream's
+      // (its drivers' preparation is idempotent; their answer may have changed).
       const results = claim.status.allocation.devices?.results ?? [];
       const info: ClaimInfo = {
         ClaimUID: claim.metadata.uid,
         ClaimName: name,
         Namespace: ns,
-        PodUIDs: { [uid]: {} },
+        PodUIDs: { ...known?.PodUIDs, [uid]: {} },
         DriverState: {},
       };
       for (const driver of [...new Set(results.map((r) => r.driver))]) {
@@ -314,6 +318,7 @@ export class DraManager {
         info.DriverState[driver] = { Devices: preparedDevices(driver, answer.devices ?? [], results) };
       }
       this.claims.set(claim.metadata.uid, info);
+      this.prepared.add(claim.metadata.uid);
       changed = true;
     }
     if (changed) await this.persist();
@@ -403,6 +408,7 @@ export class DraManager {
           this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed');
         });
       this.claims.delete(claimUid);
+      this.prepared.delete(claimUid);
     }
     if (!changed) return;
     await this.persist();
