@@ -13,12 +13,15 @@ const MARKER = 'tskubelet-process-runtime: set-up failed: ';
 /** The shell function the set-up scripts call with the failed step (`… || fail "mount $1"`). */
 export const FAIL_FUNCTION = `fail() { echo "${MARKER}$1" >&2; exit 127; }`;
 
-/** The text of each stderr line of a CRI log (partial lines joined). Pure. */
-function stderrLines(log: string): string[] {
+/**
+ * The text of each line of a CRI log (partial lines joined, stdout and stderr alike: a TTY
+ * container's output, its set-up's messages too, is all stdout). Pure.
+ */
+function outputLines(log: string): string[] {
   const out: string[] = [];
   let partial = '';
   for (const line of log.split('\n')) {
-    const match = /^\S+ stderr ([PF]) (.*)$/.exec(line);
+    const match = /^\S+ (?:stderr|stdout) ([PF]) (.*)$/.exec(line);
     if (!match) continue;
     partial += match[2];
     if (match[1] === 'F') {
@@ -35,7 +38,7 @@ function stderrLines(log: string): string[] {
  * undefined when the log has no such line. Pure.
  */
 export function setUpFailureIn(log: string): string | undefined {
-  const lines = stderrLines(log);
+  const lines = outputLines(log);
   let at = lines.length - 1;
   while (at >= 0 && !lines[at].startsWith(MARKER)) at--;
   if (at < 0) return undefined;

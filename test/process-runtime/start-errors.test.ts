@@ -25,6 +25,10 @@ describe('a set-up failure in the log', () => {
     expect(setUpFailureIn(log)).toBe('mount /data at /srv: mount: /srv: mount point is not a directory.');
     expect(setUpFailureIn(log.split('\n').slice(3).join('\n'))).toBe('mount /data at /srv');
     expect(setUpFailureIn('2026-11-29T05:00:00Z stderr F sh: exit 127\n')).toBeUndefined();
+    // A TTY container's log is all stdout.
+    expect(
+      setUpFailureIn('2026-11-29T05:00:00Z stdout F tskubelet-process-runtime: set-up failed: working dir /srv\n'),
+    ).toBe('working dir /srv');
   });
 });
 
