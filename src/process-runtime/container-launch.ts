@@ -28,6 +28,7 @@ import {
 } from './mount-namespace.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
 import { readSetUpFailure } from './set-up-failure.js';
+import { processStartTime } from './proc.js';
 
 /** What a launch needs besides the record. */
 export interface LaunchOptions {
@@ -140,21 +141,32 @@ export async function launchContainer(
 const SETUP_WAIT_MS = 10_000;
 
 /**
+ * Where a starting process is, from its /proc cmdline (undefined: the process is gone): still in
+ * its set-up, past it (its command runs), or ended. An empty cmdline is a zombie's — or that of a
+ * process between the two programs of an exec, which goes on: `zombie` tells them apart. Pure.
+ */
+export function setUpProgress(cmdline: string | undefined, zombie: () => boolean): 'setting-up' | 'running' | 'ended' {
+  if (cmdline === undefined) return 'ended';
+  const argv = cmdline.split('\0');
+  if (!argv[0]) return zombie() ? 'ended' : 'setting-up';
+  return isSettingUp(argv) ? 'setting-up' : 'running';
+}
+
+/**
  * Whether process `pid` ran past its set-up: true once its command runs (or SETUP_WAIT_MS has
- * passed), false when it ended while last seen setting up.
+ * passed), false when it ended during its set-up.
  */
 async function setUpDone(pid: number): Promise<boolean> {
   const end = performance.now() + SETUP_WAIT_MS;
   while (performance.now() < end) {
-    let argv: string[];
+    let cmdline: string | undefined;
     try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     } catch {
-      return false;
+      cmdline = undefined;
     }
-    // A zombie's cmdline is empty: it has ended.
-    if (argv.length <= 1 && !argv[0]) return false;
-    if (!isSettingUp(argv)) return true;
+    const progress = setUpProgress(cmdline, () => processStartTime(pid) === undefined);
+    if (progress !== 'setting-up') return progress === 'running';
     await new Promise((r) => setTimeout(r, 2));
   }
   return true;

@@ -8,6 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
 import { setUpFailureIn } from '../../src/process-runtime/set-up-failure.js';
+import { setUpProgress } from '../../src/process-runtime/container-launch.js';
 import { processRuntimeFixture } from './runtime-fixture.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-start-errors-');
@@ -29,6 +30,18 @@ describe('a set-up failure in the log', () => {
     expect(
       setUpFailureIn('2026-11-29T05:00:00Z stdout F tskubelet-process-runtime: set-up failed: working dir /srv\n'),
     ).toBe('working dir /srv');
+  });
+});
+
+describe("a starting process's progress", () => {
+  // Regression: an empty cmdline, read while the process was between the two programs of an
+  // exec, was taken for an end; the start then waited 10 s for an exit that did not come.
+  it('is still in its set-up when its cmdline is empty but it is no zombie', () => {
+    expect(setUpProgress('', () => false)).toBe('setting-up');
+    expect(setUpProgress('', () => true)).toBe('ended');
+    expect(setUpProgress(undefined, () => false)).toBe('ended');
+    expect(setUpProgress('/bin/sh\0-c\0script\0cgroup-join\0/sys/x\0--\0sleep\0', () => false)).toBe('setting-up');
+    expect(setUpProgress(['sleep', '3600', ''].join('\0'), () => false)).toBe('running');
   });
 });
 
