@@ -37,16 +37,22 @@ export interface RecoveryContext {
 
 /**
  * Kills the processes of, and removes, every container cgroup but those `keep` accepts, and each
- * sandbox cgroup left without containers; returns the processes killed. A cgroup of an earlier
- * release's flat layout (a container's directly under the subtree) is taken as a container's.
+ * sandbox cgroup left without containers unless `keepSandbox` accepts it (a sandbox still ready
+ * keeps the pod's limits for its next container); returns the processes killed. A cgroup of an
+ * earlier release's flat layout (a container's directly under the subtree) is taken as a
+ * container's.
  */
-async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string) => boolean): Promise<number> {
+async function clearCgroups(
+  cg: ContainerCgroups | undefined,
+  keep: (id: string) => boolean,
+  keepSandbox: (id: string) => boolean,
+): Promise<number> {
   if (!cg) return 0;
   let n = 0;
   for (const top of await childCgroups(cg)) {
     const children = await childCgroups(cg, top);
     for (const id of children) if (!keep(id)) n += await destroyContainerCgroup(cg, join(top, id));
-    if (!children.length && keep(top)) continue;
+    if (keepSandbox(top) || (!children.length && keep(top))) continue;
     n += await killCgroup(cg, top);
     // Refused while a kept container's cgroup is still in it.
     await removeCgroup(cg, top);
@@ -55,11 +61,19 @@ async function clearCgroups(cg: ContainerCgroups | undefined, keep: (id: string)
 }
 
 /** Kills every process of the runtime but those of the `spared` containers; logs how many. */
-async function killOrphans(x: RecoveryContext, spared: ReadonlySet<string>): Promise<void> {
+async function killOrphans(
+  x: RecoveryContext,
+  spared: ReadonlySet<string>,
+  sparedSandboxes: ReadonlySet<string> = new Set(),
+): Promise<void> {
   const key = x.runtimeKey;
   const n =
     killMarked(`${key}:`, (value) => spared.has(value.slice(key.length + 1))) +
-    (await clearCgroups(x.cgroups, (id) => spared.has(id)));
+    (await clearCgroups(
+      x.cgroups,
+      (id) => spared.has(id),
+      (id) => sparedSandboxes.has(id),
+    ));
   if (n) x.logger.info({ processes: n }, 'process runtime: killed processes left by an earlier run');
 }
 
@@ -105,10 +119,12 @@ async function adopt(x: RecoveryContext, c: ContainerRecord): Promise<ProcessHan
 
 /**
  * Daemon mode: adopts the running containers of `containers` (`onAdopt` gets each handle) and
- * records the end of the others (updating the records in place).
+ * records the end of the others (updating the records in place); the ready `sandboxes` keep
+ * their cgroups.
  */
 export async function adoptEarlierRun(
   x: RecoveryContext,
+  sandboxes: SandboxRecord[],
   containers: ContainerRecord[],
   onAdopt: (c: ContainerRecord, h: ProcessHandle) => void,
 ): Promise<void> {
@@ -143,7 +159,7 @@ export async function adoptEarlierRun(
     );
     await x.store.saveContainer(c);
   }
-  await killOrphans(x, adopted);
+  await killOrphans(x, adopted, new Set(sandboxes.filter((s) => s.state === 'SANDBOX_READY').map((s) => s.id)));
   if (adopted.size)
     x.logger.info({ containers: adopted.size }, 'process runtime: adopted the running containers of an earlier run');
 }

@@ -117,7 +117,7 @@ export class ProcessRuntime implements RuntimeService {
       return forgetEarlierRun(recovery, sandboxes, containers, join(this.deps.stateDir, 'io'));
     for (const s of sandboxes) this.sandboxes.set(s.id, s);
     for (const c of containers) this.containers.set(c.id, c);
-    await adoptEarlierRun(recovery, containers, (c, h) => {
+    await adoptEarlierRun(recovery, sandboxes, containers, (c, h) => {
       this.handles.set(c.id, h);
       this.watchExit(c, h);
     });

@@ -13,6 +13,8 @@ import { createCriClient } from '../../src/cri/client.js';
 import { serveCri } from '../../src/cri/server.js';
 import type * as cri from '../../src/cri/types.js';
 import { processRuntimeFixture } from './runtime-fixture.js';
+import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
+import { silentLogger as logger } from '../../src/lib/logger.js';
 
 const asRoot = process.getuid?.() === 0;
 const { dir, runtime } = processRuntimeFixture('tsk-sandbox-cgroups-');
@@ -63,5 +65,50 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
     await runtime.stopPodSandbox(sandboxId);
     await runtime.removePodSandbox(sandboxId);
     expect(existsSync(sandboxDir)).toBe(false);
+  });
+
+  // Regression: a restarted daemon removed the cgroup of a ready sandbox whose containers had all
+  // ended, so its next container ran without the pod's limits.
+  it("keeps a ready sandbox's cgroup, and its limits, across a daemon restart when its containers have ended", async () => {
+    const daemonDir = join(dir, 'daemon');
+    const daemon = () =>
+      new ProcessRuntime({
+        stateDir: join(daemonDir, 'state'),
+        podIP: '127.0.0.1',
+        mode: 'daemon',
+        logger,
+        version: 'test',
+      });
+    const first = daemon();
+    await first.start();
+    const sandboxConfig: cri.PodSandboxConfig = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u-daemon-sandbox', attempt: 0 },
+      log_directory: join(daemonDir, 'logs'),
+      linux: { resources: { cpu_quota: 30_000, cpu_period: 100_000 } },
+    };
+    const sandboxId = await first.runPodSandbox(sandboxConfig);
+    const id = await first.createContainer(
+      sandboxId,
+      { metadata: { name: 'once', attempt: 0 }, image: { image: 'busybox' }, command: ['true'] },
+      sandboxConfig,
+    );
+    await first.startContainer(id);
+    for (let i = 0; i < 100 && (await first.containerStatus(id)).status.state !== 'CONTAINER_EXITED'; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    const sandboxDir = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '4', '-type', 'd', '-name', sandboxId])
+      .toString()
+      .trim()
+      .split('\n')[0];
+    expect(readFileSync(join(sandboxDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('30000');
+    await first.shutdown(0);
+    const second = daemon();
+    await second.start();
+    try {
+      expect(readFileSync(join(sandboxDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('30000');
+    } finally {
+      await second.stopPodSandbox(sandboxId);
+      await second.removePodSandbox(sandboxId);
+      await second.shutdown(0);
+    }
   });
 });
