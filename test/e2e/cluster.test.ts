@@ -1602,6 +1602,34 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
   });
 });
 
+/**
+ * A ResourceClaim as the scheduler leaves it: its one request allocated `dev-0` of `driver`'s pool
+ * `node` (as a share when `shareID` is given) and reserved for the pod.
+ */
+function createAllocatedClaim(o: {
+  name: string;
+  request: string;
+  driver: string;
+  pod: string;
+  podUid: string;
+  shareID?: string;
+}) {
+  const result = { request: o.request, driver: o.driver, pool: 'node', device: 'dev-0' };
+  create(
+    {
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'ResourceClaim',
+      metadata: { name: o.name, namespace: 'default' },
+      spec: { devices: { requests: [{ name: o.request, exactly: { deviceClassName: o.driver } }] } },
+      status: {
+        allocation: { devices: { results: [o.shareID ? { ...result, shareID: o.shareID } : result] } },
+        reservedFor: [{ resource: 'pods', name: o.pod, uid: o.podUid }],
+      },
+    },
+    'resource.k8s.io/resourceclaims',
+  );
+}
+
 describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
   it('prepares a claim through its driver before the container starts, gives it the CDI device, unprepares it when the pod is gone', async () => {
     const driver = await startSampleDraDriver({
@@ -1633,25 +1661,16 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         20_000,
         'FailedPrepareDynamicResources',
       );
-      // The scheduler's allocation, reserved for the pod.
-      create(
-        {
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'ResourceClaim',
-          metadata: { name: 'gpu-claim', namespace: 'default' },
-          spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'gpu.example.com' } }] } },
-          status: {
-            allocation: {
-              // A share of the device's capacity (DRAConsumableCapacity), which pod-resources reports.
-              devices: {
-                results: [{ request: 'gpu', driver: 'gpu.example.com', pool: 'node', device: 'dev-0', shareID: SHARE }],
-              },
-            },
-            reservedFor: [{ resource: 'pods', name: 'claimer', uid: pod('claimer')!.metadata.uid }],
-          },
-        },
-        'resource.k8s.io/resourceclaims',
-      );
+      // The scheduler's allocation, reserved for the pod: a share of the device's capacity
+      // (DRAConsumableCapacity), which pod-resources reports.
+      createAllocatedClaim({
+        name: 'gpu-claim',
+        request: 'gpu',
+        driver: 'gpu.example.com',
+        pod: 'claimer',
+        podUid: pod('claimer')!.metadata.uid,
+        shareID: SHARE,
+      });
       await until(() => running('claimer'), 30_000, 'claimer Running');
       await until(() => /stdout F gpu=dev-0\n/.test(logOf(pod('claimer')!)), 10_000, 'the CDI device in the container');
       // The CDI annotation upstream sets for runtimes without CDI_devices, in the container's CRI config.
@@ -1749,21 +1768,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
           },
         },
       });
-      create(
-        {
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'ResourceClaim',
-          metadata: { name: 'ext-user-extended-resources-abcde', namespace: 'default' },
-          spec: { devices: { requests: [{ name: request, exactly: { deviceClassName: 'gpu.example.com' } }] } },
-          status: {
-            allocation: {
-              devices: { results: [{ request, driver: 'gpu.example.com', pool: 'node', device: 'dev-0' }] },
-            },
-            reservedFor: [{ resource: 'pods', name: 'ext-user', uid: created.metadata.uid }],
-          },
-        },
-        'resource.k8s.io/resourceclaims',
-      );
+      createAllocatedClaim({
+        name: 'ext-user-extended-resources-abcde',
+        request,
+        driver: 'gpu.example.com',
+        pod: 'ext-user',
+        podUid: created.metadata.uid,
+      });
       await until(() => running('ext-user'), 30_000, 'ext-user Running');
       await until(
         () => /stdout F device=dev-0\n/.test(logOf(pod('ext-user')!)),
@@ -1808,23 +1819,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
           ],
         }),
       );
-      create(
-        {
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'ResourceClaim',
-          metadata: { name: 'accel-claim', namespace: 'default' },
-          spec: { devices: { requests: [{ name: 'fpga', exactly: { deviceClassName: 'health.example.com' } }] } },
-          status: {
-            allocation: {
-              devices: {
-                results: [{ request: 'fpga', driver: 'health.example.com', pool: 'node', device: 'dev-0' }],
-              },
-            },
-            reservedFor: [{ resource: 'pods', name: 'watched', uid: pod('watched')!.metadata.uid }],
-          },
-        },
-        'resource.k8s.io/resourceclaims',
-      );
+      createAllocatedClaim({
+        name: 'accel-claim',
+        request: 'fpga',
+        driver: 'health.example.com',
+        pod: 'watched',
+        podUid: pod('watched')!.metadata.uid,
+      });
       await until(() => running('watched'), 30_000, 'watched Running');
       const statusOf = () => pod('watched')!.status.containerStatuses[0].allocatedResourcesStatus;
       // Nothing said yet: Unknown.
@@ -1873,21 +1874,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         }),
       );
       const uid = await until(() => pod('keeper')?.metadata.uid, 10_000, 'the pod');
-      create(
-        {
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'ResourceClaim',
-          metadata: { name: 'keep-claim', namespace: 'default' },
-          spec: { devices: { requests: [{ name: 'gpu', exactly: { deviceClassName: 'keep.example.com' } }] } },
-          status: {
-            allocation: {
-              devices: { results: [{ request: 'gpu', driver: 'keep.example.com', pool: 'node', device: 'dev-0' }] },
-            },
-            reservedFor: [{ resource: 'pods', name: 'keeper', uid }],
-          },
-        },
-        'resource.k8s.io/resourceclaims',
-      );
+      createAllocatedClaim({
+        name: 'keep-claim',
+        request: 'gpu',
+        driver: 'keep.example.com',
+        pod: 'keeper',
+        podUid: uid,
+      });
       await until(() => running('keeper'), 30_000, 'keeper Running');
       const claimUid = c.api.store.get('resource.k8s.io/resourceclaims', 'default', 'keep-claim')!.metadata.uid;
       const saved = () =>
@@ -1948,21 +1941,13 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
         }),
       );
       const uid = await until(() => pod('beta-claimer')?.metadata.uid, 10_000, 'the pod');
-      create(
-        {
-          apiVersion: 'resource.k8s.io/v1',
-          kind: 'ResourceClaim',
-          metadata: { name: 'fpga-claim', namespace: 'default' },
-          spec: { devices: { requests: [{ name: 'fpga', exactly: { deviceClassName: 'fpga.example.com' } }] } },
-          status: {
-            allocation: {
-              devices: { results: [{ request: 'fpga', driver: 'fpga.example.com', pool: 'node', device: 'dev-0' }] },
-            },
-            reservedFor: [{ resource: 'pods', name: 'beta-claimer', uid }],
-          },
-        },
-        'resource.k8s.io/resourceclaims',
-      );
+      createAllocatedClaim({
+        name: 'fpga-claim',
+        request: 'fpga',
+        driver: 'fpga.example.com',
+        pod: 'beta-claimer',
+        podUid: uid,
+      });
       await until(() => running('beta-claimer'), 30_000, 'beta-claimer Running');
       await until(() => /stdout F device=dev-0\n/.test(logOf(pod('beta-claimer')!)), 10_000, 'the CDI device');
       expect(driver.calls[0]).toEqual({ method: 'NodePrepareResources', claims: ['fpga-claim'] });
