@@ -16,6 +16,7 @@ import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { AgentConfig } from './agent-config.js';
 import type { AdmitResult } from './admission/predicate.js';
+import type { AllocationRefusal } from './admission/allocation-refusal.js';
 import { CpuManager } from './cpumanager/cpu-manager.js';
 import type { ContainerCpusets, PodCpus } from './cpumanager/views.js';
 import { readCpuTopology } from './cpumanager/topology.js';
@@ -108,14 +109,13 @@ export function composeCpuManager(
       })();
     },
     admit(pod, admitted) {
-      const refusal = (refused: { reason: string; message: string } | undefined): AdmitResult | undefined =>
-        refused && { admit: false, ...refused };
       // Before the start (no CPU manager yet) only devices, without topology.
       const t = topology ?? { policy: 'none' as const, scope: 'container' as const, numaNodes: [] };
       if (topology) topologyAdmissions++;
-      const counted = (refused: { reason: string; message: string } | undefined) => {
-        if (refused && topology) topologyErrors++;
-        return refusal(refused);
+      const counted = (refused: AllocationRefusal | undefined): AdmitResult | undefined => {
+        if (!refused) return undefined;
+        if (topology) topologyErrors++;
+        return { admit: false, ...refused };
       };
       const result = admitWithTopology({ cpus: m, devices: d.devices }, t, pod, admitted);
       return result instanceof Promise ? result.then(counted) : counted(result);

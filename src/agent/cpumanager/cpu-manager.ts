@@ -23,7 +23,8 @@ import type { TopologyHint } from '../topologymanager/hint-merge.js';
 import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.js';
 import { cpusPerCore, topologyCpus, type CpuTopology } from './topology.js';
 import { goMap, parseStaticPolicyOptions, type StaticPolicyOptions } from './policy-options.js';
-import type { AllocationRefusal, CpuManagerCounts, RunningContainer } from './views.js';
+import type { CpuManagerCounts, RunningContainer } from './views.js';
+import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
 import { validateStaticState } from './validate-state.js';
 
 export interface CpuManagerConfig {
@@ -224,10 +225,7 @@ export class CpuManager {
           'Unable to allocate CPUs',
         );
         this.save();
-        return {
-          reason: 'UnexpectedAdmissionError',
-          message: `Allocate failed due to ${message}, which is unexpected`,
-        };
+        return unexpectedAdmissionError(message);
       }
       set = union(first.cpus, rest.cpus);
       this.state.defaultCpuSet = difference(this.state.defaultCpuSet, set);

@@ -37,10 +37,6 @@ export interface PodCpus {
 }
 
 /** Why a container's CPUs cannot be allocated, as the admission result upstream's GetPodAdmitResult makes of it. */
-export interface AllocationRefusal {
-  reason: string;
-  message: string;
-}
 
 /** A running container the reconcile loop keeps on its cpuset. */
 export interface RunningContainer {

@@ -13,6 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Container, Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
+import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
 import type { ResourceHints } from '../topologymanager/hint-merge.js';
 import {
@@ -239,7 +240,7 @@ export class DeviceManager {
     pod: Pod,
     c: Container,
     affinity: readonly number[] | undefined,
-  ): Refusal | undefined | Promise<Refusal | undefined> {
+  ): AllocationRefusal | undefined | Promise<AllocationRefusal | undefined> {
     const uid = pod.metadata.uid!;
     if (this.allocations.has(uid)) return undefined;
     if (this.admission?.uid !== uid) this.beginAdmission(pod);
@@ -259,7 +260,7 @@ export class DeviceManager {
       ),
     }));
     for (const { resource, plan } of plans) if ('shortfall' in plan) return refusal({ resource, ...plan.shortfall });
-    return (async (): Promise<Refusal | undefined> => {
+    return (async (): Promise<AllocationRefusal | undefined> => {
       const allocation: Allocation = { ids: new Map() };
       admission.containers.set(c.name, allocation);
       try {
@@ -283,10 +284,7 @@ export class DeviceManager {
         return undefined;
       } catch (err) {
         admission.containers.delete(c.name);
-        return {
-          reason: 'UnexpectedAdmissionError',
-          message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
-        };
+        return unexpectedAdmissionError(messageOf(err));
       }
     })();
   }
@@ -396,15 +394,8 @@ export class DeviceManager {
   }
 }
 
-/** Why a pod's devices cannot be allocated (upstream's admission result). */
-export interface Refusal {
-  reason: string;
-  message: string;
-}
-
-function refusal(s: { resource: string; requested: number; available: number }): Refusal {
-  return {
-    reason: 'UnexpectedAdmissionError',
-    message: `Allocate failed due to requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}, which is unexpected`,
-  };
-}
+/** Upstream's refusal of a container asking for more devices than are free. */
+const refusal = (s: { resource: string; requested: number; available: number }): AllocationRefusal =>
+  unexpectedAdmissionError(
+    `requested number of devices unavailable for ${s.resource}. Requested: ${s.requested}, Available: ${s.available}`,
+  );

@@ -73,7 +73,10 @@ export class DevicePlugins {
 
   constructor(private readonly deps: DevicePluginsDeps) {}
 
-  /** Resources known from the checkpoint: their devices are known, but not usable until their plugin registers again. */
+  /**
+   * Resources known from the checkpoint: their devices are known, but not usable until their
+   * plugin registers again.
+   */
   restore(registered: Record<string, string[]>): void {
     for (const [resource, ids] of Object.entries(registered))
       this.plugins.set(resource, {

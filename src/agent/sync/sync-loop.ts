@@ -14,6 +14,7 @@ import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
+import { unexpectedAdmissionError } from '../admission/allocation-refusal.js';
 import { gracePeriodOf } from '../runtime/grace-period.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
 import { isMirrorPod, isStaticPod, type PodUpdate } from '../podconfig/types.js';
@@ -155,11 +156,7 @@ export class SyncLoop {
           return undefined;
         }
         return r
-          .catch((err: unknown): AdmitResult => ({
-            admit: false,
-            reason: 'UnexpectedAdmissionError',
-            message: `Allocate failed due to ${messageOf(err)}, which is unexpected`,
-          }))
+          .catch((err: unknown): AdmitResult => ({ admit: false, ...unexpectedAdmissionError(messageOf(err)) }))
           .then((result) => {
             // Removed while it waited: the REMOVE held in the backlog stops it next.
             if (this.recordAdmission(pod, result)) start();

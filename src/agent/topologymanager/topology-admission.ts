@@ -10,6 +10,7 @@
  * promise; one without stays synchronous.
  */
 import type { Container, Pod } from '../../api/types.js';
+import type { AllocationRefusal } from '../admission/allocation-refusal.js';
 import { mergeHints, type ResourceHints, type TopologyPolicy } from './hint-merge.js';
 
 export interface TopologyManagerConfig {
@@ -19,14 +20,8 @@ export interface TopologyManagerConfig {
   numaNodes: readonly number[];
 }
 
-/** Why a pod is refused. */
-export interface Refusal {
-  reason: string;
-  message: string;
-}
-
 /** Upstream's TopologyAffinityError as an admission result. */
-export const TOPOLOGY_AFFINITY_ERROR: Refusal = {
+export const TOPOLOGY_AFFINITY_ERROR: AllocationRefusal = {
   reason: 'TopologyAffinityError',
   message: 'Resources cannot be allocated with Topology locality',
 };
@@ -36,7 +31,7 @@ export interface CpuProvider {
   beginAdmission(pod: Pod, active: readonly Pod[]): void;
   containerHints(pod: Pod, c: Container): ResourceHints;
   podHints(pod: Pod): ResourceHints;
-  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): Refusal | undefined;
+  allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): AllocationRefusal | undefined;
 }
 
 /** The device manager as the topology manager sees it (devices/device-manager.ts). */
@@ -49,11 +44,11 @@ export interface DeviceProvider {
     pod: Pod,
     c: Container,
     numaNodes: readonly number[] | undefined,
-  ): Refusal | undefined | Promise<Refusal | undefined>;
+  ): AllocationRefusal | undefined | Promise<AllocationRefusal | undefined>;
   endAdmission(pod: Pod, admitted: boolean): void;
 }
 
-type Admission = Refusal | undefined | Promise<Refusal | undefined>;
+type Admission = AllocationRefusal | undefined | Promise<AllocationRefusal | undefined>;
 
 /** The CPU manager's hints as one resource's list, none when it has no preference. */
 const cpuResources = (hints: ResourceHints): ResourceHints[] => (hints === undefined ? [] : [hints]);
@@ -102,7 +97,7 @@ export function admitWithTopology(
     }
     return undefined;
   };
-  const end = (refused: Refusal | undefined) => {
+  const end = (refused: AllocationRefusal | undefined) => {
     devices?.endAdmission(pod, !refused);
     return refused;
   };
