@@ -182,6 +182,11 @@ export function kubectl(
   });
 }
 
+/** `kubectl patch pod <name> --subresource resize` with `patch` (an in-place resize, as a user asks for one). */
+export function resizePod(c: Cluster, name: string, patch: object): ReturnType<typeof kubectl> {
+  return kubectl(c, ['patch', 'pod', name, '--subresource', 'resize', '-p', JSON.stringify(patch)]);
+}
+
 /** A minimal pod bound to `node`. */
 export function boundPod(
   name: string,

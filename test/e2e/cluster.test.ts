@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { bytes, milliCpu } from '../../src/api/quantity.js';
-import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import { boundPod, kubectl, resizePod, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
 import { countProcesses, httpGet, until } from './helpers.js';
 import { startSamplePlugin } from '../fixtures/sample-device-plugin.js';
@@ -567,24 +567,16 @@ describe('pods from the apiserver', () => {
     };
     if (process.getuid?.() === 0) expect(quota()).toBe('20000');
     const patch = (cpuRequest: string, cpuLimit: string) =>
-      kubectl(c, [
-        'patch',
-        'pod',
-        'resizable',
-        '--subresource',
-        'resize',
-        '-p',
-        JSON.stringify({
-          spec: {
-            containers: [
-              {
-                name: 'main',
-                resources: { requests: { cpu: cpuRequest, memory: '32Mi' }, limits: { cpu: cpuLimit, memory: '64Mi' } },
-              },
-            ],
-          },
-        }),
-      ]);
+      resizePod(c, 'resizable', {
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              resources: { requests: { cpu: cpuRequest, memory: '32Mi' }, limits: { cpu: cpuLimit, memory: '64Mi' } },
+            },
+          ],
+        },
+      });
     await patch('150m', '400m');
     const resized = await until(
       () => {
@@ -676,22 +668,14 @@ describe('pods from the apiserver', () => {
     const before = { inplace: statusOf('inplace'), restarts: statusOf('restarts') };
     // CPU down and memory up at once: the pod cgroup's memory grows before the containers', its CPU shrinks after
     // theirs (regression: its CPU quota was lowered below a container's first, and the kernel refused it).
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'policies',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({
-        spec: {
-          containers: [
-            { name: 'inplace', resources: resources('200m', '128Mi') },
-            { name: 'restarts', resources: resources('100m', '128Mi') },
-          ],
-        },
-      }),
-    ]);
+    await resizePod(c, 'policies', {
+      spec: {
+        containers: [
+          { name: 'inplace', resources: resources('200m', '128Mi') },
+          { name: 'restarts', resources: resources('100m', '128Mi') },
+        ],
+      },
+    });
     const resized = await until(
       () =>
         statusOf('inplace').resources?.limits?.memory === '128Mi' &&
@@ -730,15 +714,7 @@ describe('pods from the apiserver', () => {
     await until(() => running('blocker'), 20_000, 'blocker Running');
     // With its other container's 100m the pod then asks for all but 50m of the node: never next to the blocker's 200m.
     const big = `${allocatable - 150}m`;
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'policies',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({ spec: { containers: [{ name: 'inplace', resources: resources(big, '128Mi') }] } }),
-    ]);
+    await resizePod(c, 'policies', { spec: { containers: [{ name: 'inplace', resources: resources(big, '128Mi') }] } });
     const deferred = await until(
       () => pod('policies')!.status.conditions.find((k: Obj) => k.type === 'PodResizePending'),
       20_000,
@@ -799,17 +775,9 @@ describe('pods from the apiserver', () => {
       expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('20000');
       expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(64 * 2 ** 20));
     }
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'pod-level',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({
-        spec: { resources: { requests: { cpu: '150m', memory: '32Mi' }, limits: { cpu: '400m', memory: '96Mi' } } },
-      }),
-    ]);
+    await resizePod(c, 'pod-level', {
+      spec: { resources: { requests: { cpu: '150m', memory: '32Mi' }, limits: { cpu: '400m', memory: '96Mi' } } },
+    });
     const resized = await until(
       () => {
         const st = pod('pod-level')!.status;
@@ -1630,6 +1598,23 @@ function createAllocatedClaim(o: {
   );
 }
 
+/** A pod whose container uses the whole of claim `claimName` (as `ref`) and prints the CDI device it gets. */
+function createClaimingPod(name: string, ref: string, claimName: string) {
+  create(
+    boundPod(name, node, {
+      resourceClaims: [{ name: ref, resourceClaimName: claimName }],
+      containers: [
+        {
+          name: 'main',
+          image: 'busybox',
+          command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
+          resources: { claims: [{ name: ref }] },
+        },
+      ],
+    }),
+  );
+}
+
 describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
   it('prepares a claim through its driver before the container starts, gives it the CDI device, unprepares it when the pod is gone', async () => {
     const driver = await startSampleDraDriver({
@@ -1860,19 +1845,7 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       cdiKind: 'gpu.example.com/gpu',
     });
     try {
-      create(
-        boundPod('keeper', node, {
-          resourceClaims: [{ name: 'gpu', resourceClaimName: 'keep-claim' }],
-          containers: [
-            {
-              name: 'main',
-              image: 'busybox',
-              command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
-              resources: { claims: [{ name: 'gpu' }] },
-            },
-          ],
-        }),
-      );
+      createClaimingPod('keeper', 'gpu', 'keep-claim');
       const uid = await until(() => pod('keeper')?.metadata.uid, 10_000, 'the pod');
       createAllocatedClaim({
         name: 'keep-claim',
@@ -1927,19 +1900,7 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       version: 'v1beta1',
     });
     try {
-      create(
-        boundPod('beta-claimer', node, {
-          resourceClaims: [{ name: 'fpga', resourceClaimName: 'fpga-claim' }],
-          containers: [
-            {
-              name: 'main',
-              image: 'busybox',
-              command: ['sh', '-c', 'echo "device=$GPU_DEVICE"; sleep 3600'],
-              resources: { claims: [{ name: 'fpga' }] },
-            },
-          ],
-        }),
-      );
+      createClaimingPod('beta-claimer', 'fpga', 'fpga-claim');
       const uid = await until(() => pod('beta-claimer')?.metadata.uid, 10_000, 'the pod');
       createAllocatedClaim({
         name: 'fpga-claim',

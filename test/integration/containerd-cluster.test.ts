@@ -17,7 +17,7 @@ import { createCriClient } from '../../src/cri/client.js';
 import { milliCpu } from '../../src/api/quantity.js';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
-import { boundPod, kubectl, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
+import { boundPod, kubectl, resizePod, startCluster, type Cluster } from '../e2e/cluster-helpers.js';
 import { httpGet, until } from '../e2e/helpers.js';
 import { teardown } from './containerd-helpers.js';
 import { startRegistry, type Registry } from '../fixtures/registry.js';
@@ -293,17 +293,9 @@ describe('cluster on containerd', () => {
     const quota = () => cgroupFile('cpu', id, 'cpu.cfs_quota_us');
     expect(quota()).toBe('20000');
     const resize = (limits: { cpu: string; memory: string }) =>
-      kubectl(c, [
-        'patch',
-        'pod',
-        'resize-me',
-        '--subresource',
-        'resize',
-        '-p',
-        JSON.stringify({
-          spec: { containers: [{ name: 'main', resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } }] },
-        }),
-      ]);
+      resizePod(c, 'resize-me', {
+        spec: { containers: [{ name: 'main', resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } }] },
+      });
     await resize({ cpu: '500m', memory: '64Mi' });
     await until(() => quota() === '50000', 20_000, 'the new quota in the cgroup');
     const after = await until(
@@ -325,24 +317,16 @@ describe('cluster on containerd', () => {
       containerID: before.containerID,
     });
     // A memory limit below what the container uses is not written: the resize stays in progress with upstream's reason.
-    await kubectl(c, [
-      'patch',
-      'pod',
-      'resize-me',
-      '--subresource',
-      'resize',
-      '-p',
-      JSON.stringify({
-        spec: {
-          containers: [
-            {
-              name: 'main',
-              resources: { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '500m', memory: '16Mi' } },
-            },
-          ],
-        },
-      }),
-    ]);
+    await resizePod(c, 'resize-me', {
+      spec: {
+        containers: [
+          {
+            name: 'main',
+            resources: { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '500m', memory: '16Mi' } },
+          },
+        ],
+      },
+    });
     const refused = await until(
       () => pod('resize-me')!.status.conditions?.find((k: { type: string }) => k.type === 'PodResizeInProgress'),
       20_000,
@@ -408,15 +392,7 @@ describe('cluster on containerd', () => {
     expect(podCgroup('cpu', 'cpu.cfs_quota_us')).toBe('20000');
     expect(podCgroup('memory', 'memory.limit_in_bytes')).toBe(String(96 * 2 ** 20));
     const resize = (limits: { cpu: string; memory: string }) =>
-      kubectl(c, [
-        'patch',
-        'pod',
-        'pod-level-resize',
-        '--subresource',
-        'resize',
-        '-p',
-        JSON.stringify({ spec: { resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } } }),
-      ]);
+      resizePod(c, 'pod-level-resize', { spec: { resources: { requests: { cpu: '100m', memory: '32Mi' }, limits } } });
     // containerd 1.6 answers UpdatePodSandboxResources Unimplemented: the resize completes all the same.
     await resize({ cpu: '500m', memory: '96Mi' });
     await until(() => podCgroup('cpu', 'cpu.cfs_quota_us') === '50000', 20_000, 'the new quota in the pod cgroup');

@@ -3,24 +3,16 @@
  * A container removed while its exit is being recorded, or while it is being started, leaves no
  * state file (they stayed as EXITED 143 until the runtime's next start) and no process.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
-import { silentLogger as logger } from '../../src/lib/logger.js';
 import type * as cri from '../../src/cri/types.js';
 import { countProcesses } from '../e2e/helpers.js';
+import { processRuntimeFixture } from './runtime-fixture.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tsk-statefollow-'));
+const { dir, runtime } = processRuntimeFixture('tsk-statefollow-');
 const stateDir = join(dir, 'state');
-const runtime = new ProcessRuntime({ stateDir, podIP: '127.0.0.1', mode: 'in-process', logger, version: 'test' });
 const marker = `state-follow-${process.pid}`;
-beforeAll(() => runtime.start());
-afterAll(async () => {
-  await runtime.shutdown(0);
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const stateFiles = () => readdirSync(join(stateDir, 'containers')).filter((n) => n.endsWith('.json'));
 

@@ -3,37 +3,23 @@
  * a collected dead container takes its log, its rotated logs and its legacy log link along, and
  * links left dangling are removed unless their container still runs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ProcessRuntime } from '../../../src/process-runtime/runtime.js';
 import { GarbageCollector } from '../../../src/agent/gc/garbage-collector.js';
 import type { ImageGc } from '../../../src/agent/gc/image-gc.js';
 import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
 import { legacyLogSymlink } from '../../../src/agent/runtime/logs/legacy-log-links.js';
 import { defaultContainerGcPolicy } from '../../../src/agent/gc/container-gc-plan.js';
 import { realClock } from '../../../src/lib/clock.js';
+import { processRuntimeFixture } from '../../process-runtime/runtime-fixture.js';
 import { silentLogger as logger } from '../../../src/lib/logger.js';
 import type * as cri from '../../../src/cri/types.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tsk-gc-'));
+const { dir, runtime } = processRuntimeFixture('tsk-gc-');
 const logsDir = join(dir, 'logs');
 const linksDir = join(dir, 'containers');
-const runtime = new ProcessRuntime({
-  stateDir: join(dir, 'state'),
-  podIP: '127.0.0.1',
-  mode: 'in-process',
-  logger,
-  version: 'test',
-});
 const lexists = (p: string) => !!lstatSync(p, { throwIfNoEntry: false });
-
-beforeAll(() => runtime.start());
-afterAll(async () => {
-  await runtime.shutdown(0);
-  rmSync(dir, { recursive: true, force: true });
-});
 
 /** A pod with the kubelet's labels and one container running `script`; returns its IDs and log. */
 async function podWith(
