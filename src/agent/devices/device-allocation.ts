@@ -10,28 +10,24 @@ import { byAffinity, type DeviceNumaNodes } from './device-topology.js';
 
 export type DeviceHealth = 'Healthy' | 'Unhealthy' | 'Unknown';
 
-/** One container's request of one device resource. */
+/** One container's request of one device resource (its limit of that extended resource). */
 export interface DeviceRequest {
-  container: string;
-  init: boolean;
   resource: string;
   count: number;
 }
 
 /** The container's requests of the resources plugins registered. */
-export function containerDeviceRequests(c: Container, init: boolean, resources: ReadonlySet<string>): DeviceRequest[] {
+export function containerDeviceRequests(c: Container, resources: ReadonlySet<string>): DeviceRequest[] {
   return Object.entries((c.resources?.limits ?? {}) as Record<string, string>)
     .filter(([name, value]) => resources.has(name) && Number(value) > 0)
-    .map(([resource, value]) => ({ container: c.name, init, resource, count: Number(value) }));
+    .map(([resource, value]) => ({ resource, count: Number(value) }));
 }
 
-/** The device requests of the pod's containers, init containers first. */
-export function deviceRequests(pod: Pod, resources: ReadonlySet<string>): DeviceRequest[] {
-  return [
-    ...(pod.spec.initContainers ?? []).flatMap((c) => containerDeviceRequests(c, true, resources)),
-    ...pod.spec.containers.flatMap((c) => containerDeviceRequests(c, false, resources)),
-  ];
-}
+/** Whether any container of the pod asks for a device. */
+export const asksForDevices = (pod: Pod, resources: ReadonlySet<string>): boolean =>
+  [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some(
+    (c) => containerDeviceRequests(c, resources).length > 0,
+  );
 
 /**
  * The pod's request of each resource for the topology manager's pod scope (upstream
@@ -42,11 +38,11 @@ export function podDeviceRequests(pod: Pod, resources: ReadonlySet<string>): Map
   const out = new Map<string, number>();
   const init = new Map<string, number>();
   for (const c of pod.spec.initContainers ?? [])
-    for (const r of containerDeviceRequests(c, true, resources)) {
+    for (const r of containerDeviceRequests(c, resources)) {
       if (c.restartPolicy === 'Always') out.set(r.resource, (out.get(r.resource) ?? 0) + r.count);
       else init.set(r.resource, Math.max(init.get(r.resource) ?? 0, r.count));
     }
-  for (const r of pod.spec.containers.flatMap((c) => containerDeviceRequests(c, false, resources)))
+  for (const r of pod.spec.containers.flatMap((c) => containerDeviceRequests(c, resources)))
     out.set(r.resource, (out.get(r.resource) ?? 0) + r.count);
   for (const [resource, n] of init) out.set(resource, Math.max(out.get(resource) ?? 0, n));
   return out;

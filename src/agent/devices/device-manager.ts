@@ -17,8 +17,8 @@ import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/a
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
 import type { ResourceHints } from '../topologymanager/hint-merge.js';
 import {
+  asksForDevices,
   containerDeviceRequests,
-  deviceRequests,
   finishDevices,
   planDevices,
   podDeviceRequests,
@@ -190,7 +190,7 @@ export class DeviceManager {
 
   /** Whether the pod asks for devices it does not hold yet (a pod admitted before a restart holds them). */
   needsDevices(pod: Pod): boolean {
-    return !this.allocations.has(pod.metadata.uid!) && deviceRequests(pod, this.plugins.resources()).length > 0;
+    return !this.allocations.has(pod.metadata.uid!) && asksForDevices(pod, this.plugins.resources());
   }
 
   /**
@@ -207,8 +207,7 @@ export class DeviceManager {
    */
   containerHints(pod: Pod, c: Container, numaNodes: readonly number[]): ResourceHints[] {
     const uid = pod.metadata.uid!;
-    const init = (pod.spec.initContainers ?? []).some((x) => x.name === c.name);
-    return containerDeviceRequests(c, init, this.plugins.resources()).map((r) =>
+    return containerDeviceRequests(c, this.plugins.resources()).map((r) =>
       resourceHints(numaNodes, this.plugins.numaOf(r.resource), {
         request: r.count,
         held: this.allocations.get(uid)?.get(c.name)?.ids.get(r.resource) ?? [],
@@ -246,7 +245,7 @@ export class DeviceManager {
     if (this.admission?.uid !== uid) this.beginAdmission(pod);
     const admission = this.admission!;
     const initContainer = (pod.spec.initContainers ?? []).find((x) => x.name === c.name);
-    const requests = containerDeviceRequests(c, !!initContainer, this.plugins.resources());
+    const requests = containerDeviceRequests(c, this.plugins.resources());
     if (!requests.length) return undefined;
     const plans = requests.map((r) => ({
       resource: r.resource,

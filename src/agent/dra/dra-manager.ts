@@ -153,9 +153,7 @@ export class DraManager {
     }[];
     return refs.flatMap((ref) => {
       const claimName = names.get(ref.name);
-      const info = [...this.claims.values()].find(
-        (x) => x.ClaimName === claimName && x.Namespace === pod.metadata.namespace,
-      );
+      const info = this.preparedClaim(pod, claimName);
       if (!info) return [];
       const resources = Object.entries(info.DriverState).flatMap(([driver, state]) =>
         state.Devices.filter((d) => usesDevice(d, ref.request)).map((d) => ({
@@ -329,9 +327,7 @@ export class DraManager {
   cdiDevices(pod: Pod, c: Container): string[] {
     const ids: string[] = [];
     for (const use of this.usesOf(pod, c)) {
-      const info = [...this.claims.values()].find(
-        (x) => x.ClaimName === use.claimName && x.Namespace === pod.metadata.namespace,
-      );
+      const info = this.preparedClaim(pod, use.claimName);
       for (const state of Object.values(info?.DriverState ?? {}))
         for (const device of state.Devices) if (usesDevice(device, use.request)) ids.push(...device.CDIDeviceIDs);
     }
@@ -351,6 +347,11 @@ export class DraManager {
         if (a) out[a.key] = a.value;
       }
     return out;
+  }
+
+  /** The prepared claim named `claimName` in the pod's namespace. */
+  private preparedClaim(pod: Pod, claimName: string | undefined): ClaimInfo | undefined {
+    return [...this.claims.values()].find((x) => x.ClaimName === claimName && x.Namespace === pod.metadata.namespace);
   }
 
   /** The prepared claims the container uses. */
