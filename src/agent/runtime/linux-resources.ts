@@ -1,20 +1,19 @@
 /**
- * Resources → CRI Linux resources, OOM score and the pod's cgroup parent (upstream
- * kuberuntime generateLinuxContainerResources, qos.GetContainerOOMScoreAdjust and the pod
- * container manager's cgroup names, cgroup v1/cgroupfs semantics). Pure.
+ * Resources → CRI Linux resources and the pod's cgroup parent (upstream kuberuntime
+ * generateLinuxContainerResources and the pod container manager's cgroup names, cgroup
+ * v1/cgroupfs semantics); the OOM score is oom-score-adjust.ts's. Pure.
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { applySwap, type SwapContext } from './swap.js';
+import { oomScoreAdjust } from './oom-score-adjust.js';
 
 /** Upstream constants. */
 export const MIN_SHARES = 2;
 export const MAX_SHARES = 262144;
 export const MIN_QUOTA_PERIOD = 1000;
-export const GUARANTEED_OOM_SCORE_ADJ = -997;
-export const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
 
 /** Node facts the computation needs. */
 export interface ResourceContext {
@@ -66,18 +65,6 @@ export function milliCpuToQuota(milli: number, periodUs: number): number {
   return Math.max(MIN_QUOTA_PERIOD, Math.floor((milli * periodUs) / 1000));
 }
 
-/** Upstream GetContainerOOMScoreAdjust. */
-export function oomScoreAdj(pod: Pod, c: Container, memoryCapacityBytes: number): number {
-  const qos = qosClass(pod);
-  if (qos === 'Guaranteed') return GUARANTEED_OOM_SCORE_ADJ;
-  if (qos === 'BestEffort') return BEST_EFFORT_OOM_SCORE_ADJ;
-  const request = bytes(c.resources?.requests?.memory) ?? 0;
-  const adj = 1000 - Math.floor((1000 * request) / memoryCapacityBytes);
-  if (adj < 1000 + GUARANTEED_OOM_SCORE_ADJ) return 1000 + GUARANTEED_OOM_SCORE_ADJ;
-  if (adj === BEST_EFFORT_OOM_SCORE_ADJ) return adj - 1;
-  return adj;
-}
-
 /** The container's LinuxContainerResources. */
 export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceContext): cri.LinuxContainerResources {
   const limitCpu = milliCpu(c.resources?.limits?.cpu);
@@ -85,7 +72,7 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   const memory = bytes(c.resources?.limits?.memory);
   const out: cri.LinuxContainerResources = {
     cpu_shares: milliCpuToShares(requestCpu),
-    oom_score_adj: oomScoreAdj(pod, c, ctx.memoryCapacityBytes),
+    oom_score_adj: oomScoreAdjust(pod, c, ctx.memoryCapacityBytes),
   };
   if (memory !== undefined) out.memory_limit_in_bytes = memory;
   applySwap(out, pod, c, ctx.swap);

@@ -7,7 +7,6 @@ import {
   linuxContainerResources,
   milliCpuToQuota,
   milliCpuToShares,
-  oomScoreAdj,
   podCgroupParent,
 } from '../../../src/agent/runtime/linux-resources.js';
 import { parseResolvConf, podDnsConfig } from '../../../src/agent/runtime/dns-config.js';
@@ -45,19 +44,13 @@ describe('quantities', () => {
 });
 
 describe('Linux resources', () => {
-  it('shares, quota and OOM score follow upstream', () => {
+  it('shares and quota follow upstream', () => {
     expect([milliCpuToShares(0), milliCpuToShares(1), milliCpuToShares(250), milliCpuToShares(1e6)]).toEqual([
       2, 2, 256, 262144,
     ]);
     expect([milliCpuToQuota(0, 100_000), milliCpuToQuota(5, 100_000), milliCpuToQuota(500, 100_000)]).toEqual([
       0, 1000, 50_000,
     ]);
-    const burst = pod({}, { resources: { requests: { memory: '2Gi' } } });
-    expect(oomScoreAdj(burst, burst.spec.containers[0], 8 * GiB)).toBe(750);
-    const huge = pod({}, { resources: { requests: { memory: '8Gi' } } });
-    expect(oomScoreAdj(huge, huge.spec.containers[0], 8 * GiB)).toBe(3);
-    const tiny = pod({}, { resources: { requests: { memory: '1' } } });
-    expect(oomScoreAdj(tiny, tiny.spec.containers[0], 8 * GiB)).toBe(999);
   });
   it.each([
     ['BestEffort', {}, { cpu_shares: 2, oom_score_adj: 1000 }],
