@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import { milliCpu } from '../api/quantity.js';
 import type { RuntimeService } from '../cri/services.js';
-import { sleep, type Clock } from '../lib/clock.js';
+import type { Clock } from '../lib/clock.js';
+import { periodically } from '../lib/periodically.js';
 import { parseCpuSet } from '../lib/cpuset.js';
 import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
@@ -98,15 +99,12 @@ export function composeCpuManager(
         throw new Error('unsupported on machines with more than 8 NUMA Nodes');
       topology = { ...t, numaNodes };
       if (c.policy !== 'static') return;
-      void (async () => {
-        while (!signal.aborted) {
-          await sleep(c.reconcilePeriodMs, signal, d.clock);
-          if (!signal.aborted)
-            await reconcile().catch((err: unknown) =>
-              d.logger.warn({ err: messageOf(err) }, 'cpu manager reconcile failed'),
-            );
-        }
-      })();
+      periodically(reconcile, {
+        periodMs: c.reconcilePeriodMs,
+        signal,
+        clock: d.clock,
+        onError: (err) => d.logger.warn({ err: messageOf(err) }, 'cpu manager reconcile failed'),
+      });
     },
     admit(pod, admitted) {
       // Before the start (no CPU manager yet) only devices, without topology.

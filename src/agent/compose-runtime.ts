@@ -279,7 +279,7 @@ export async function startNodeCgroups(
       `Updated limits on ${r.who} reserved cgroup ${r.cgroup}`,
     );
   }
-  m.start({ signal: o.signal }, o.clock);
+  m.start({ signal: o.signal, clock: o.clock, logger: o.logger });
 }
 
 /**

@@ -19,6 +19,7 @@ import { DraManager } from './dra/dra-manager.js';
 import { AllocationManager } from './allocation/allocation-manager.js';
 import { setMaxListeners } from 'node:events';
 import { sleep, type Clock } from '../lib/clock.js';
+import { periodically } from '../lib/periodically.js';
 import type { Logger } from '../lib/logger.js';
 import type { CriRuntime } from '../cri/services.js';
 import {
@@ -526,13 +527,10 @@ function startDraReconcile(
     logger: Logger;
   },
 ): void {
-  void (async () => {
-    while (!o.signal.aborted) {
-      await sleep(o.periodMs, o.signal, o.clock);
-      if (o.signal.aborted || !o.sourcesSeen()) continue;
-      await dra
-        .reconcile(o.activeUids())
-        .catch((err: unknown) => o.logger.warn({ err: messageOf(err) }, 'DRA reconcile failed'));
-    }
-  })();
+  periodically(() => (o.sourcesSeen() ? dra.reconcile(o.activeUids()) : undefined), {
+    periodMs: o.periodMs,
+    signal: o.signal,
+    clock: o.clock,
+    onError: (err) => o.logger.warn({ err: messageOf(err) }, 'DRA reconcile failed'),
+  });
 }

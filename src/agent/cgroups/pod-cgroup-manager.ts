@@ -28,7 +28,9 @@ import { resourceConfigForPod } from './pod-resource-config.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import type { Logger } from '../../lib/logger.js';
+import { periodically } from '../../lib/periodically.js';
 import { pathExists } from '../../lib/fs-util.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup, type Hierarchies } from '../../lib/cgroup-hierarchies.js';
 
@@ -215,12 +217,12 @@ export class PodCgroupManager {
   }
 
   /** Updates the QoS cgroups every minute (upstream's periodic update), until `signal` aborts. */
-  start({ signal }: { signal: AbortSignal }, clock: Clock): void {
-    void (async () => {
-      while (!signal.aborted) {
-        await sleep(60_000, signal, clock);
-        if (!signal.aborted) await this.updateQosCgroups().catch(() => {});
-      }
-    })();
+  start({ signal, clock, logger }: { signal: AbortSignal; clock: Clock; logger: Logger }): void {
+    periodically(() => this.updateQosCgroups(), {
+      periodMs: 60_000,
+      signal,
+      clock,
+      onError: (err) => logger.warn({ err: messageOf(err) }, 'updating the QoS cgroups failed'),
+    });
   }
 }

@@ -15,7 +15,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
-import { sleep } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { ContainerSample, StatsSnapshot } from '../stats/samples.js';
@@ -194,14 +194,13 @@ export class EvictionManager {
   /** Runs every 10 s until `signal` aborts; never throws. */
   start({ signal }: { signal: AbortSignal }): void {
     if (!this.deps.thresholds.length && !this.deps.volumeUsage) return;
-    void (async () => {
-      while (!signal.aborted) {
-        await this.synchronize().catch((err: unknown) =>
-          this.deps.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'),
-        );
-        await sleep(EVICTION_PERIOD_MS, signal, this.deps.clock);
-      }
-    })();
+    periodically(() => this.synchronize(), {
+      periodMs: EVICTION_PERIOD_MS,
+      signal,
+      clock: this.deps.clock,
+      immediately: true,
+      onError: (err) => this.deps.logger.warn({ err: messageOf(err) }, 'eviction manager pass failed'),
+    });
   }
 }
 

@@ -8,7 +8,8 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RuntimeService } from '../../cri/services.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -127,19 +128,19 @@ export class GarbageCollector {
   }
 
   start({ signal }: { signal: AbortSignal }): void {
-    const loop = (periodMs: number, first: boolean, fn: () => Promise<unknown>, what: string) =>
-      void (async () => {
-        if (!first) await sleep(periodMs, signal, this.deps.clock);
-        while (!signal.aborted) {
-          try {
-            await fn();
-          } catch (err) {
-            this.deps.logger.warn({ err: messageOf(err) }, `${what} failed`);
-          }
-          await sleep(periodMs, signal, this.deps.clock);
-        }
-      })();
-    loop(CONTAINER_GC_PERIOD_MS, false, () => this.collectContainers(), 'container garbage collection');
-    loop(IMAGE_GC_PERIOD_MS, true, () => this.deps.imageGc.garbageCollect(), 'image garbage collection');
+    const failed = (what: string) => (err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, `${what} failed`);
+    periodically(() => this.collectContainers(), {
+      periodMs: CONTAINER_GC_PERIOD_MS,
+      signal,
+      clock: this.deps.clock,
+      onError: failed('container garbage collection'),
+    });
+    periodically(() => this.deps.imageGc.garbageCollect(), {
+      periodMs: IMAGE_GC_PERIOD_MS,
+      signal,
+      clock: this.deps.clock,
+      immediately: true,
+      onError: failed('image garbage collection'),
+    });
   }
 }

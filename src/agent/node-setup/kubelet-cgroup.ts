@@ -8,7 +8,8 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup } from '../../lib/cgroup-hierarchies.js';
@@ -53,10 +54,10 @@ export function startKubeletCgroup(
   name: string,
   o: { signal: AbortSignal; clock: Clock; logger: Logger; fsRoot?: string; pid?: number },
 ): void {
-  void (async () => {
-    while (!o.signal.aborted) {
-      await sleep(ENSURE_PERIOD_MS, o.signal, o.clock);
-      if (!o.signal.aborted) await ensureKubeletCgroup(name, o.logger, o);
-    }
-  })();
+  periodically(() => ensureKubeletCgroup(name, o.logger, o), {
+    periodMs: ENSURE_PERIOD_MS,
+    signal: o.signal,
+    clock: o.clock,
+    onError: (err) => o.logger.warn({ err: messageOf(err) }, 'ensuring the kubelet cgroup failed'),
+  });
 }

@@ -9,6 +9,7 @@
  * 3. events: Starting once, RegisteredNode on creation, NodeReady / NodeNotReady on transitions.
  */
 import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import { sleep } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { twoWayMergePatch } from '../status/status-patch.js';
@@ -205,14 +206,15 @@ export class NodeStatusManager {
     void (async () => {
       this.deps.events.record(nodeRef(this.deps.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
       if (this.deps.registerNode) await this.register(signal);
-      while (!signal.aborted) {
-        try {
-          await this.updateOnce(signal);
-        } catch (err) {
+      periodically(() => this.updateOnce(signal), {
+        periodMs: this.deps.updateFrequencyMs,
+        signal,
+        clock: this.deps.clock,
+        immediately: true,
+        onError: (err) => {
           if (!signal.aborted) this.deps.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
-        }
-        await sleep(this.deps.updateFrequencyMs, signal, this.deps.clock);
-      }
+        },
+      });
     })();
   }
 }

@@ -7,7 +7,8 @@
  */
 import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 
@@ -100,12 +101,12 @@ export class RuntimeState {
   }
 
   start({ signal }: { signal: AbortSignal }): void {
-    void (async () => {
-      while (!signal.aborted) {
-        await sleep(this.deps.periodMs, signal, this.deps.clock).catch(() => {});
-        if (!signal.aborted) await this.update();
-      }
-    })();
+    periodically(() => this.update(), {
+      periodMs: this.deps.periodMs,
+      signal,
+      clock: this.deps.clock,
+      onError: (err) => this.deps.logger.warn({ err: messageOf(err) }, 'container runtime status check failed'),
+    });
   }
 
   /** Why the runtime is not usable, if it is not. */

@@ -13,7 +13,8 @@ import type { CriRuntime } from '../../cri/services.js';
 import { machineDeviceNamer } from '../../lib/block-devices.js';
 import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { systemPressure, type PressureByResource } from '../../lib/pressure.js';
@@ -293,17 +294,14 @@ export class StatsCollector {
 
   /** Samples at start, after 1 s, then every period, until `signal` aborts. */
   start({ signal }: { signal: AbortSignal }): void {
-    void (async () => {
-      let first = true;
-      while (!signal.aborted) {
-        try {
-          await this.sample();
-        } catch (err) {
-          this.deps.logger.warn({ err: messageOf(err) }, 'stats collection failed');
-        }
-        await sleep(first ? 1000 : (this.deps.periodMs ?? STATS_PERIOD_MS), signal, this.deps.clock);
-        first = false;
-      }
-    })();
+    // The second sample comes after 1 s: rates (CPU, network) need two.
+    let samples = 0;
+    periodically(() => this.sample(), {
+      periodMs: () => (++samples === 1 ? 1000 : (this.deps.periodMs ?? STATS_PERIOD_MS)),
+      signal,
+      clock: this.deps.clock,
+      immediately: true,
+      onError: (err) => this.deps.logger.warn({ err: messageOf(err) }, 'stats collection failed'),
+    });
   }
 }

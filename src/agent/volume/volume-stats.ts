@@ -9,7 +9,8 @@
  */
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sleep, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
+import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { MountedVolume, VolumeFigures } from './types.js';
@@ -116,13 +117,12 @@ export class VolumeStatsCollector {
 
   /** Collects every period until `signal` aborts. */
   start({ signal }: { signal: AbortSignal }): void {
-    void (async () => {
-      while (!signal.aborted) {
-        await this.collect().catch((err: unknown) =>
-          this.deps.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'),
-        );
-        await sleep(this.deps.periodMs ?? VOLUME_STATS_PERIOD_MS, signal, this.deps.clock);
-      }
-    })();
+    periodically(() => this.collect(), {
+      periodMs: this.deps.periodMs ?? VOLUME_STATS_PERIOD_MS,
+      signal,
+      clock: this.deps.clock,
+      immediately: true,
+      onError: (err) => this.deps.logger.warn({ err: messageOf(err) }, 'volume stats collection failed'),
+    });
   }
 }
