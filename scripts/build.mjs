@@ -2,8 +2,8 @@
 // `npm run typecheck`). One ES module per entry and per lazily imported part (--splitting), so
 // start-up loads a few files instead of ~300 modules and their node_modules, and what the
 // configuration does not use (the apiserver client, the PKI code, the daemon) is still not loaded.
-// node-pty stays external (a native addon). Source maps beside the chunks: run with
-// --enable-source-maps for stack traces into src/.
+// node-pty stays external (a native addon), and so do three parts of Fastify the kubelet never
+// runs. Source maps beside the chunks: run with --enable-source-maps for stack traces into src/.
 import { build } from 'esbuild';
 import { rmSync } from 'node:fs';
 
@@ -18,7 +18,11 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  external: ['node-pty'],
+  // Fastify's default schema compilers (Ajv, fast-json-stringify) and its inject() are never used
+  // by the kubelet (src/server/servers.ts gives its own compilers; tests inject from src/): left
+  // out, their ~0.5 MB of source is not parsed into the heap. They stay resolvable in
+  // node_modules (Fastify's dependencies) should anything ever require them.
+  external: ['node-pty', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'light-my-request'],
   // ES builds where a package has one: a dynamic import() then yields its named exports, as it
   // does from src/ under tsx.
   mainFields: ['module', 'main'],

@@ -19,8 +19,7 @@ interface Collected {
 }
 
 async function collect(port: string, register: (app: FastifyInstance) => Promise<void>): Promise<Collected[]> {
-  const app = Fastify();
-  schemasAsDocumentation(app);
+  const app = Fastify({ schemaController: schemasAsDocumentation });
   const out: Collected[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
     const schema = (r.schema ?? {}) as Record<string, unknown>;

@@ -20,8 +20,7 @@ describe('GET /pods', () => {
   it('serves the PodList as JSON.stringify would, and the changed pods after a change', async () => {
     let pods = [pod('a', 'Pending'), pod('b', 'Pending')];
     let version = 1;
-    const app = Fastify();
-    schemasAsDocumentation(app);
+    const app = Fastify({ schemaController: schemasAsDocumentation });
     await app.register(podsRoutes, {
       host: { getPods: () => pods, podsVersion: () => String(version) } as unknown as KubeletHost,
     });
