@@ -12,6 +12,7 @@ import type { VolumeManager } from './volume/volume-manager.js';
 import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
 import type { AgentConfig } from './agent-config.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
+import type { PullRecords } from './images/pull-records.js';
 
 /** The garbage collectors; `startLogRotation` starts the log manager. */
 export function composeGc(
@@ -22,6 +23,8 @@ export function composeGc(
     volumes: VolumeManager;
     cgroupFsRoot: string;
     metrics: KubeletMetrics;
+    /** The image manager's pull records: the image GC prunes those of images gone. */
+    pullRecords?: PullRecords;
     isActive(uid: string): boolean;
     clock: Clock;
     logger: Logger;
@@ -36,6 +39,7 @@ export function composeGc(
     policy: cfg.imageGc,
     protectedImages: protectedImages(runtime),
     onRemoved: (reason) => o.metrics.imagesCollected.inc({ reason }),
+    afterPass: (remaining, listedAtMs) => o.pullRecords?.pruneUnknown(remaining, listedAtMs) ?? Promise.resolve(),
   });
   const gc = new GarbageCollector({
     runtime: runtime.runtime,

@@ -357,6 +357,7 @@ export function composeAgent(
     volumes,
     cgroupFsRoot,
     metrics,
+    pullRecords: images.pullRecords,
     isActive,
     clock,
     logger,

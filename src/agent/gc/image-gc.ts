@@ -87,6 +87,11 @@ export interface ImageGcDeps {
   protectedImages(): Promise<string[]>;
   /** Told of each image removed and why (kubelet_image_garbage_collected_total{reason}). */
   onRemoved?(reason: 'age' | 'space'): void;
+  /**
+   * Told after each pass of the images still on the node and when they were listed (upstream's
+   * post-GC hooks: the pull records of images gone are pruned).
+   */
+  afterPass?(remainingImageIds: ReadonlySet<string>, listedAtMs: number): Promise<unknown>;
 }
 
 /** Tracks images and frees space when asked. */
@@ -135,8 +140,18 @@ export class ImageGc {
     return { inUse, byName };
   }
 
-  /** One pass: detect, and free space if usage is above the high threshold. Returns the removed ids. */
+  /**
+   * One pass: detect, and free space if usage is above the high threshold; then the after-pass
+   * hook. Returns the removed ids.
+   */
   async garbageCollect(): Promise<string[]> {
+    const listedAtMs = this.deps.clock.now();
+    const removed = await this.collect();
+    await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
+    return removed;
+  }
+
+  private async collect(): Promise<string[]> {
     const { inUse } = await this.detect();
     const now = this.deps.clock.now();
     const maxAge = this.deps.policy.maxAgeMs ?? 0;

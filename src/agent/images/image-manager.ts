@@ -82,6 +82,11 @@ export class ImageManager {
     this.pulls = new Semaphore(deps.serializeImagePulls ? 1 : (deps.maxParallelImagePulls ?? 0));
   }
 
+  /** The pull records it keeps (KubeletEnsureSecretPulledImages), when it keeps them. */
+  get pullRecords(): PullRecords | undefined {
+    return this.deps.pullRecords?.records;
+  }
+
   private pull(
     spec: cri.ImageSpec,
     auth: AuthConfig | undefined,

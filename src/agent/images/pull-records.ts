@@ -11,7 +11,7 @@
  * credentials. The decisions are pure; the files are read and written by `PullRecords`.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 
@@ -225,6 +225,35 @@ export class PullRecords {
       this.inFlight.delete(image);
       await rm(join(this.pulling, recordFileName(image)), { force: true });
     }
+  }
+
+  /**
+   * Removes the records of images no longer on the node (upstream PruneUnknownRecords, run after
+   * the image garbage collector's pass): each record whose imageRef is not in `imageRefs` and that
+   * was last written before `listedAtMs` (when `imageRefs` was listed; a record written since
+   * belongs to a pull the list may predate). A file that is not a record is left as it is.
+   * Returns the imageRefs whose records went.
+   */
+  async pruneUnknown(imageRefs: ReadonlySet<string>, listedAtMs: number): Promise<string[]> {
+    const names = await readdir(this.pulled).catch(() => [] as string[]);
+    const pruned: string[] = [];
+    for (const name of names) {
+      const file = join(this.pulled, name);
+      const text = await readFile(file, 'utf8').catch(() => '');
+      if (!text || text.length > MAX_RECORD_BYTES) continue;
+      let record: Partial<ImagePulledRecord>;
+      try {
+        record = JSON.parse(text) as Partial<ImagePulledRecord>;
+      } catch {
+        continue;
+      }
+      if (record.kind !== 'ImagePulledRecord' || typeof record.imageRef !== 'string') continue;
+      const updatedMs = Date.parse(record.lastUpdatedTime ?? '');
+      if (!(updatedMs < listedAtMs) || imageRefs.has(record.imageRef)) continue;
+      await rm(file, { force: true });
+      pruned.push(record.imageRef);
+    }
+    return pruned;
   }
 
   /** Adds `credentials` for `image` to the record of `imageRef`. */

@@ -1,4 +1,8 @@
-/** imageMaximumGCAge: images unused for longer than the maximum age are removed whatever the disk usage, once the kubelet has run that long. */
+/**
+ * imageMaximumGCAge: images unused for longer than the maximum age are removed whatever the disk
+ * usage, once the kubelet has run that long. After each pass the images left are handed on (the
+ * pull records of the others are pruned).
+ */
 import { describe, expect, it } from 'vitest';
 import { ImageGc } from '../../../src/agent/gc/image-gc.js';
 import type { ImageService, RuntimeService } from '../../../src/cri/services.js';
@@ -35,12 +39,18 @@ describe('image GC by maximum age', () => {
       policy: { highThresholdPercent: 85, lowThresholdPercent: 80, minAgeMs: 120_000, maxAgeMs: 600_000 },
       protectedImages: async () => ['sandbox:1'],
       onRemoved: (reason) => reasons.push(reason),
+      afterPass: async (remaining, listedAtMs) => {
+        passes.push({ remaining: [...remaining].sort(), listedAtMs });
+      },
     });
+    const passes: { remaining: string[]; listedAtMs: number }[] = [];
     expect(await gc.garbageCollect()).toEqual([]);
     clock.advance(599_000);
     expect(await gc.garbageCollect()).toEqual([]); // the kubelet has not run the maximum age yet
     clock.advance(2_000);
+    const before = clock.now();
     expect(await gc.garbageCollect()).toEqual(['idle']);
+    expect(passes.at(-1)).toEqual({ remaining: ['pinned', 'sandbox', 'used'], listedAtMs: before });
     // The container goes; its image is removed the maximum age after its last use.
     containers = [];
     clock.advance(300_000);
@@ -48,6 +58,8 @@ describe('image GC by maximum age', () => {
     clock.advance(300_001);
     expect(await gc.garbageCollect()).toEqual(['used']);
     expect(removed).toEqual(['idle', 'used']);
+    expect(passes).toHaveLength(5);
+    expect(passes.at(-1)!.remaining).toEqual(['pinned', 'sandbox']);
     // kubelet_image_garbage_collected_total{reason}: both by age.
     expect(reasons).toEqual(['age', 'age']);
   });

@@ -4,7 +4,7 @@
  * manager refusing a present image to a pod that cannot show the credentials it was pulled with.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
@@ -182,6 +182,35 @@ describe('the records on disk', () => {
       imageRef: 'sha256:feed',
       credentialMapping: { 'reg.example/app': { kubernetesSecrets: [secret] } },
     });
+  });
+});
+
+describe('pruning the records of images gone', () => {
+  it("removes a record, the Go kubelet's too, once its image is gone and it is older than the listing; keeps the rest", async () => {
+    const root = join(dir, 'prune');
+    cpSync(join(fixture, 'image_manager'), join(root, 'image_manager'), { recursive: true });
+    const goRef = 'sha256:3f7f71e4daec103ff9b9b3e8658a9ba76e32f8f34a41bb81d43358086f590359';
+    const records = new PullRecords(root);
+    const credentials = { nodePodsAccessible: true };
+    await records.remember('reg.example/kept:1', 'sha256:kept', credentials);
+    await records.remember('reg.example/gone:1', 'sha256:gone', credentials);
+    const pulled = join(root, 'image_manager', 'pulled');
+    writeFileSync(join(pulled, 'not-a-record'), 'hello');
+    // Listed after the records above were written (record times are whole seconds).
+    const listedAtMs = Date.now() + 1000;
+    // A pull that ends after the listing: its image may be missing from the list, its record stays.
+    const late = { kind: 'ImagePulledRecord', imageRef: 'sha256:late', lastUpdatedTime: '2999-01-01T00:00:00Z' };
+    writeFileSync(join(pulled, recordFileName('sha256:late')), JSON.stringify(late));
+
+    const pruned = await records.pruneUnknown(new Set(['sha256:kept']), listedAtMs);
+    expect(pruned.sort()).toEqual([goRef, 'sha256:gone'].sort());
+    expect(readdirSync(pulled).sort()).toEqual(
+      [recordFileName('sha256:kept'), recordFileName('sha256:late'), 'not-a-record'].sort(),
+    );
+    expect(await records.record('sha256:gone')).toBeUndefined();
+    expect(await records.record('sha256:kept')).toBeDefined();
+    // Nothing recorded yet: nothing to prune, no error.
+    expect(await new PullRecords(join(dir, 'empty')).pruneUnknown(new Set(), Date.now())).toEqual([]);
   });
 });
 
