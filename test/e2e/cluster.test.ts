@@ -1922,6 +1922,46 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       driver.close();
     }
   });
+
+  it("fails the preparation, with upstream's message, when a driver answers a device that is no qualified CDI name", async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'bad.example.com',
+      // `gpu0=dev-0`: no vendor/class, so no CDI annotation can be made.
+      cdiKind: 'gpu0',
+    });
+    try {
+      createClaimingPod('bad-claimer', 'dev', 'bad-claim');
+      const uid = await until(() => pod('bad-claimer')?.metadata.uid, 10_000, 'the pod');
+      createAllocatedClaim({
+        name: 'bad-claim',
+        request: 'dev',
+        driver: 'bad.example.com',
+        pod: 'bad-claimer',
+        podUid: uid,
+      });
+      const event = await until(
+        () =>
+          c.api.store
+            .list('events')
+            .find(
+              (e) =>
+                e.involvedObject.name === 'bad-claimer' &&
+                e.reason === 'FailedPrepareDynamicResources' &&
+                /CDIDevices/.test(e.message),
+            ),
+        30_000,
+        'FailedPrepareDynamicResources for the device name',
+      );
+      expect(event.message).toContain(
+        `failed to add CDIDevices to claimInfo default/bad-claim: can't generate CDI annotations: unqualified device "gpu0=dev-0", missing vendor`,
+      );
+      expect(pod('bad-claimer')!.status.containerStatuses?.[0]?.state?.running).toBeUndefined();
+      await kubectl(c, ['delete', 'pod', 'bad-claimer', '--wait=false']);
+    } finally {
+      driver.close();
+    }
+  });
 });
 
 describe('static pods', () => {

@@ -313,7 +313,17 @@ export class DraManager {
         const answer = res.claims?.[claim.metadata.uid];
         if (!answer) throw new Error(`NodePrepareResources skipped 1 ResourceClaim`);
         if (answer.error) throw new Error(`NodePrepareResources failed for ResourceClaim ${name}: ${answer.error}`);
-        info.DriverState[driver] = { Devices: preparedDevices(driver, answer.devices ?? [], results) };
+        const devices = preparedDevices(driver, answer.devices ?? [], results);
+        try {
+          cdiAnnotation(
+            driver,
+            claim.metadata.uid,
+            devices.flatMap((d) => d.CDIDeviceIDs),
+          );
+        } catch (err) {
+          throw new Error(`failed to add CDIDevices to claimInfo ${ns}/${name}: ${messageOf(err)}`, { cause: err });
+        }
+        info.DriverState[driver] = { Devices: devices };
       }
       this.claims.set(claim.metadata.uid, info);
       this.prepared.add(claim.metadata.uid);
@@ -339,11 +349,18 @@ export class DraManager {
     const out: Record<string, string> = {};
     for (const info of this.claimsOf(pod, c))
       for (const [driver, state] of Object.entries(info.DriverState)) {
-        const a = cdiAnnotation(
-          driver,
-          info.ClaimUID,
-          state.Devices.flatMap((d) => d.CDIDeviceIDs),
-        );
+        // Checked when the claim was prepared; one only a checkpoint knew gets none if it fails.
+        const a = (() => {
+          try {
+            return cdiAnnotation(
+              driver,
+              info.ClaimUID,
+              state.Devices.flatMap((d) => d.CDIDeviceIDs),
+            );
+          } catch {
+            return undefined;
+          }
+        })();
         if (a) out[a.key] = a.value;
       }
     return out;
