@@ -67,8 +67,12 @@ export interface AgentConfig {
   podPidsLimit?: number;
   /** memorySwap.swapBehavior (absent or "": NoSwap). */
   swapBehavior?: string;
-  /** topologyManagerPolicy and topologyManagerScope (absent: none, container). */
-  topologyManager?: { policy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node'; scope: 'container' | 'pod' };
+  /** topologyManagerPolicy, topologyManagerScope and topologyManagerPolicyOptions (absent: none, container). */
+  topologyManager?: {
+    policy: 'none' | 'best-effort' | 'restricted' | 'single-numa-node';
+    scope: 'container' | 'pod';
+    options?: Record<string, string>;
+  };
   /** draManagerReconcilePeriod: how often the claims of pods no longer active are unprepared (ms). */
   draReconcilePeriodMs?: number;
   /** cpuManagerPolicy, cpuManagerReconcilePeriod and reservedSystemCPUs (absent: policy none). */

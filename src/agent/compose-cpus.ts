@@ -27,6 +27,8 @@ import {
   type TopologyManagerConfig,
 } from './topologymanager/topology-admission.js';
 import { numaNodesOf } from './cpumanager/topology-hints.js';
+import { topologyPolicyOptions } from './topologymanager/policy-options.js';
+import { readNumaDistances } from './topologymanager/numa-distances.js';
 import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 
 export function composeCpuManager(
@@ -39,6 +41,8 @@ export function composeCpuManager(
     sourcesSeen: () => boolean;
     clock: Clock;
     logger: Logger;
+    /** Where the NUMA nodes' distances are read (default /sys/devices/system/node; tests point it elsewhere). */
+    sysNodeDir?: string;
   },
 ): {
   start(signal: AbortSignal): void;
@@ -69,6 +73,14 @@ export function composeCpuManager(
     start(signal) {
       const reserved = (r: Record<string, string>) => milliCpu(r.cpu) ?? 0;
       const cpuTopology = readCpuTopology();
+      // The topology manager is made first, as upstream's container manager makes it.
+      const t = cfg.topologyManager ?? { policy: 'none', scope: 'container' };
+      const options = topologyPolicyOptions(t.options);
+      const numaNodes = numaNodesOf(cpuTopology);
+      // The merge tries every combination of NUMA nodes: upstream's limit for the policies that compare them.
+      if (t.policy !== 'none' && numaNodes.length > options.maxAllowableNumaNodes)
+        throw new Error(`unsupported on machines with more than ${options.maxAllowableNumaNodes} NUMA Nodes`);
+      const distances = options.preferClosestNuma ? readNumaDistances(numaNodes, d.sysNodeDir) : undefined;
       // Upstream's two failures: the policy cannot be made, or its state does not fit it.
       const made = (() => {
         try {
@@ -92,12 +104,7 @@ export function composeCpuManager(
         throw new Error(`start cpu manager error: ${messageOf(err)}`, { cause: err });
       }
       m = made;
-      const t = cfg.topologyManager ?? { policy: 'none', scope: 'container' };
-      const numaNodes = numaNodesOf(cpuTopology);
-      // upstream's limit for the policies that compare NUMA nodes (without the max-allowable-numa-nodes option).
-      if (t.policy !== 'none' && numaNodes.length > 8)
-        throw new Error('unsupported on machines with more than 8 NUMA Nodes');
-      topology = { ...t, numaNodes };
+      topology = { policy: t.policy, scope: t.scope, numaNodes, distances };
       if (c.policy !== 'static') return;
       periodically(reconcile, {
         periodMs: c.reconcilePeriodMs,

@@ -49,6 +49,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     topologyManager: {
       policy: kc.topologyManagerPolicy as NonNullable<AgentConfig['topologyManager']>['policy'],
       scope: kc.topologyManagerScope as 'container' | 'pod',
+      options: kc.topologyManagerPolicyOptions,
     },
     draReconcilePeriodMs: parseDuration(kc.draManagerReconcilePeriod),
     cpuManager: {

@@ -91,6 +91,7 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'reserved-cpus': { path: ['reservedSystemCPUs'], kind: 'string' },
   'topology-manager-policy': { path: ['topologyManagerPolicy'], kind: 'string' },
   'topology-manager-scope': { path: ['topologyManagerScope'], kind: 'string' },
+  'topology-manager-policy-options': { path: ['topologyManagerPolicyOptions'], kind: 'map' },
   'local-storage-capacity-isolation': { path: ['localStorageCapacityIsolation'], kind: 'bool' },
   'protect-kernel-defaults': { path: ['protectKernelDefaults'], kind: 'bool' },
   'fail-swap-on': { path: ['failSwapOn'], kind: 'bool' },

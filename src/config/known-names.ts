@@ -17,7 +17,6 @@ export const implementedFeatureGates = new Set([
 export const unimplementedConfigFields = new Set([
   'enableContentionProfiling',
   'memoryManagerPolicy',
-  'topologyManagerPolicyOptions',
   'qosReserved',
   'hairpinMode',
   'podCIDR',
@@ -53,7 +52,6 @@ const oneOf =
  */
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
   memoryManagerPolicy: oneOf('None'),
-  topologyManagerPolicyOptions: empty,
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not
   // observable.
   hairpinMode: () => true,

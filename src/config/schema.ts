@@ -129,9 +129,11 @@ export const kubeletConfigSchema = z.strictObject({
   cpuManagerPolicyOptions: opt(z.record(z.string(), z.string())),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
   reservedSystemCPUs: opt(z.string()),
-  /** The topology manager (agent/cpumanager/topology-admission.ts), the CPU manager its hint provider. */
+  /** The topology manager (agent/topologymanager/), the CPU and device managers its hint providers. */
   topologyManagerPolicy: def(z.string(), 'none'),
   topologyManagerScope: def(z.string(), 'container'),
+  /** prefer-closest-numa-nodes and max-allowable-numa-nodes (agent/topologymanager/policy-options.ts). */
+  topologyManagerPolicyOptions: opt(z.record(z.string(), z.string())),
   /** memorySwap.swapBehavior: "" or NoSwap (no swap for containers), or LimitedSwap (runtime/swap.ts). */
   memorySwap: def(z.strictObject({ swapBehavior: opt(z.string()) }), {}),
   localStorageCapacityIsolation: def(z.boolean(), true),

@@ -1,11 +1,13 @@
 /**
  * Topology hints and their merge across hint providers (upstream topologymanager policy.go and
- * the best-effort / restricted / single-numa-node policies, without policy options). A hint is a
+ * the best-effort / restricted / single-numa-node policies, with `prefer-closest-numa-nodes`:
+ * policy-options.ts). A hint is a
  * set of NUMA nodes (undefined: any) and whether it is preferred; each provider gives a list per
  * resource it allocates (the CPU manager one for `cpu`, the device manager one per device
  * resource). The merge takes one hint of every list, ANDs their NUMA nodes, and keeps the best
  * such combination. Pure.
  */
+import { averageDistance, type NumaDistances } from './numa-distances.js';
 
 export interface TopologyHint {
   /** NUMA node IDs, ascending; undefined: no preference. */
@@ -70,15 +72,38 @@ function mergePermutation(allNodes: readonly number[], permutation: readonly Top
 }
 
 /**
- * Which of two merged hints is better (upstream HintMerger.compare): a preferred one over one
- * that is not; between preferred ones the narrower; between unpreferred ones the one closest to
- * (not above) `bestUnpreferredCount` nodes, the narrower when as close.
+ * Whether NUMA node set `a` is the better of two when nothing else decides (upstream
+ * NUMAInfo.Narrowest): the narrower, the lower numbered when as wide.
  */
-function better(current: Merged | undefined, candidate: Merged, bestUnpreferredCount: number): Merged | undefined {
+type MaskOrder = (a: readonly number[], b: readonly number[]) => boolean;
+
+/**
+ * `prefer-closest-numa-nodes` (upstream NUMAInfo.Closest): the narrower when the sizes differ;
+ * else the smaller average distance between the nodes; the lower numbered when as close.
+ */
+export function closerThan(distances: NumaDistances): MaskOrder {
+  return (a, b) => {
+    if (a.length !== b.length) return narrower(a, b);
+    const [da, db] = [averageDistance(distances, a), averageDistance(distances, b)];
+    return da === db ? maskValue(a) < maskValue(b) : da < db;
+  };
+}
+
+/**
+ * Which of two merged hints is better (upstream HintMerger.compare): a preferred one over one
+ * that is not; between preferred ones the fitter by `order`; between unpreferred ones the one
+ * closest to (not above) `bestUnpreferredCount` nodes, the fitter when as close.
+ */
+function better(
+  current: Merged | undefined,
+  candidate: Merged,
+  bestUnpreferredCount: number,
+  order: MaskOrder,
+): Merged | undefined {
   if (!candidate.nodes.length) return current;
   if (!current) return candidate;
   const fitter = () =>
-    !sameNodes(candidate.nodes, current.nodes) && narrower(candidate.nodes, current.nodes) ? candidate : current;
+    !sameNodes(candidate.nodes, current.nodes) && order(candidate.nodes, current.nodes) ? candidate : current;
   if (current.preferred !== candidate.preferred) return current.preferred ? current : candidate;
   if (current.preferred) return fitter();
   const [now, next] = [current.nodes.length, candidate.nodes.length];
@@ -95,12 +120,16 @@ function better(current: Merged | undefined, candidate: Merged, bestUnpreferredC
  * (upstream Policy.Merge and canAdmitPodResult). single-numa-node keeps only no-preference and
  * single-node hints that are preferred, and a best hint of the whole machine means no affinity;
  * restricted and single-numa-node admit only a preferred best hint; best-effort always admits.
+ * With `distances` (prefer-closest-numa-nodes) hints of a size are told apart by how close their
+ * nodes are, except under single-numa-node, whose hints have one node each.
  */
 export function mergeHints(
   policy: Exclude<TopologyPolicy, 'none'>,
   allNodes: readonly number[],
   resources: readonly ResourceHints[],
+  distances?: NumaDistances,
 ): { hint: TopologyHint; admit: boolean } {
+  const order = distances && policy !== 'single-numa-node' ? closerThan(distances) : narrower;
   let lists: TopologyHint[][] = resources.map((hints) =>
     hints === undefined ? [{ preferred: true }] : hints.length ? [...hints] : [{ preferred: false }],
   );
@@ -119,7 +148,7 @@ export function mergeHints(
   let best: Merged | undefined;
   const iterate = (i: number, permutation: TopologyHint[]) => {
     if (i === lists.length) {
-      best = better(best, mergePermutation(allNodes, permutation), bestUnpreferredCount);
+      best = better(best, mergePermutation(allNodes, permutation), bestUnpreferredCount, order);
       return;
     }
     for (const hint of lists[i]) iterate(i + 1, [...permutation, hint]);

@@ -12,12 +12,15 @@
 import type { Container, Pod } from '../../api/types.js';
 import type { AllocationRefusal } from '../admission/allocation-refusal.js';
 import { mergeHints, type ResourceHints, type TopologyPolicy } from './hint-merge.js';
+import type { NumaDistances } from './numa-distances.js';
 
 export interface TopologyManagerConfig {
   policy: TopologyPolicy;
   scope: 'container' | 'pod';
   /** The machine's NUMA nodes. */
   numaNodes: readonly number[];
+  /** Their distances, with `prefer-closest-numa-nodes` (policy-options.ts). */
+  distances?: NumaDistances;
 }
 
 /** Upstream's TopologyAffinityError as an admission result. */
@@ -68,10 +71,12 @@ export function admitWithTopology(
   const policy = t.policy;
   const podHint =
     policy !== 'none' && t.scope === 'pod'
-      ? mergeHints(policy, t.numaNodes, [
-          ...(devices?.podHints(pod, t.numaNodes) ?? []),
-          ...cpuResources(cpus?.podHints(pod)),
-        ])
+      ? mergeHints(
+          policy,
+          t.numaNodes,
+          [...(devices?.podHints(pod, t.numaNodes) ?? []), ...cpuResources(cpus?.podHints(pod))],
+          t.distances,
+        )
       : undefined;
   /** Allocates from container `i` on; a promise from the first container whose devices the plugins are asked for. */
   const from = (i: number): Admission => {
@@ -81,10 +86,12 @@ export function admitWithTopology(
       if (policy !== 'none') {
         const merged =
           podHint ??
-          mergeHints(policy, t.numaNodes, [
-            ...(devices?.containerHints(pod, c, t.numaNodes) ?? []),
-            ...cpuResources(cpus?.containerHints(pod, c)),
-          ]);
+          mergeHints(
+            policy,
+            t.numaNodes,
+            [...(devices?.containerHints(pod, c, t.numaNodes) ?? []), ...cpuResources(cpus?.containerHints(pod, c))],
+            t.distances,
+          );
         if (!merged.admit) return TOPOLOGY_AFFINITY_ERROR;
         affinity = merged.hint.numaNodes;
       }
