@@ -22,11 +22,10 @@ import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 import { LOCKED_FEATURE_GATES, lockedGateError } from './feature-gates.js';
 
-const KNOWN_CPU_OPTIONS = [
+const UNIMPLEMENTED_CPU_OPTIONS = [
   'distribute-cpus-across-numa',
   'align-by-socket',
   'distribute-cpus-across-cores',
-  'strict-cpu-reservation',
   'prefer-align-cpus-by-uncorecache',
 ];
 
@@ -221,9 +220,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   }
   // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as
   // upstream's).
-  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter(
-    (n) => n !== 'full-pcpus-only' && KNOWN_CPU_OPTIONS.includes(n),
-  ))
+  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter((n) => UNIMPLEMENTED_CPU_OPTIONS.includes(n)))
     warnings.push(`CPU manager policy option "${name}" is accepted but not implemented yet; it has no effect`);
   const locked = lockedGateError(kc.featureGates);
   if (locked) throw new ConfigError(locked);

@@ -1,10 +1,10 @@
 /**
- * The CPU manager (upstream pkg/kubelet/cm/cpumanager, policies `none` and `static` without
- * options). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
+ * The CPU manager (upstream pkg/kubelet/cm/cpumanager, policies `none` and `static` with the
+ * options `full-pcpus-only` and `strict-cpu-reservation`). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
  * with an integer CPU request CPUs of its own, taken at admission (takeByTopology) out of the
  * shared pool less the reserved CPUs (reservedSystemCPUs, else the ceiling of kube- plus
  * system-reserved cpu taken by topology); every other container runs on the shared pool, which
- * keeps the reserved CPUs. Containers are created with their cpuset, and the reconcile loop
+ * keeps the reserved CPUs (not with strict-cpu-reservation: they are the system's alone). Containers are created with their cpuset, and the reconcile loop
  * (cpuManagerReconcilePeriod) writes each running container's cpuset again when it changed
  * (UpdateContainerResources) — the shared pool shrinks and grows as exclusive CPUs are taken and
  * freed. CPUs of a pod no longer active go back to the pool. Init containers' CPUs are reused
@@ -65,7 +65,11 @@ export class CpuManager {
    */
   private readonly seen = new Set<string>();
 
-  private readonly options: StaticPolicyOptions = { fullPhysicalCpusOnly: false, notImplemented: [] };
+  private readonly options: StaticPolicyOptions = {
+    fullPhysicalCpusOnly: false,
+    strictCpuReservation: false,
+    notImplemented: [],
+  };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
   private reservedCores: CpuSet = [];
 
@@ -115,7 +119,12 @@ export class CpuManager {
   start(): void {
     this.state = readCheckpoint(this.c.stateFile, this.c.policy);
     if (this.c.policy === 'static')
-      this.state = validateStaticState(this.state, this.reserved, topologyCpus(this.c.topology));
+      this.state = validateStaticState(
+        this.state,
+        this.reserved,
+        topologyCpus(this.c.topology),
+        this.options.strictCpuReservation,
+      );
     this.save();
   }
 

@@ -1,23 +1,28 @@
 /**
  * The static policy's options (`cpuManagerPolicyOptions`), checked as upstream's
- * NewStaticPolicyOptions (1.32): beta options (full-pcpus-only, distribute-cpus-across-numa) need
- * CPUManagerPolicyBetaOptions (on by default), alpha ones CPUManagerPolicyAlphaOptions (off);
- * unknown names and bad values are refused with upstream's messages. `full-pcpus-only` is
- * implemented; the others are reported as not implemented. Pure.
+ * NewStaticPolicyOptions: full-pcpus-only is GA; the beta options (strict-cpu-reservation,
+ * distribute-cpus-across-numa, prefer-align-cpus-by-uncorecache) need CPUManagerPolicyBetaOptions
+ * (on by default), the alpha ones CPUManagerPolicyAlphaOptions (off); unknown names, bad values
+ * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`
+ * and `strict-cpu-reservation` are implemented; the others are reported as not implemented. Pure.
  */
 
-const ALPHA = [
-  'align-by-socket',
-  'distribute-cpus-across-cores',
-  'strict-cpu-reservation',
-  'prefer-align-cpus-by-uncorecache',
+const STABLE = ['full-pcpus-only'];
+const BETA = ['strict-cpu-reservation', 'distribute-cpus-across-numa', 'prefer-align-cpus-by-uncorecache'];
+const ALPHA = ['align-by-socket', 'distribute-cpus-across-cores'];
+/** Pairs upstream refuses together. */
+const EXCLUSIVE = [
+  ['full-pcpus-only', 'distribute-cpus-across-cores'],
+  ['distribute-cpus-across-numa', 'distribute-cpus-across-cores'],
+  ['prefer-align-cpus-by-uncorecache', 'distribute-cpus-across-cores'],
+  ['prefer-align-cpus-by-uncorecache', 'distribute-cpus-across-numa'],
 ];
-const BETA = ['full-pcpus-only', 'distribute-cpus-across-numa'];
-const BOOLEAN = ['full-pcpus-only', ...ALPHA, 'distribute-cpus-across-numa'];
 
 export interface StaticPolicyOptions {
   /** full-pcpus-only: a container gets whole physical cores (SMT siblings together) or is refused. */
   fullPhysicalCpusOnly: boolean;
+  /** strict-cpu-reservation: the reserved CPUs are out of the shared pool too, for the system alone. */
+  strictCpuReservation: boolean;
   /** Options accepted that tskubelet does not act on. */
   notImplemented: string[];
 }
@@ -34,9 +39,10 @@ export function parseStaticPolicyOptions(
   options: Readonly<Record<string, string>>,
   gates: { alpha: boolean; beta: boolean },
 ): StaticPolicyOptions {
-  const out: StaticPolicyOptions = { fullPhysicalCpusOnly: false, notImplemented: [] };
+  const out: StaticPolicyOptions = { fullPhysicalCpusOnly: false, strictCpuReservation: false, notImplemented: [] };
+  const enabled = new Set<string>();
   for (const [name, value] of Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (!ALPHA.includes(name) && !BETA.includes(name))
+    if (!STABLE.includes(name) && !ALPHA.includes(name) && !BETA.includes(name))
       throw new Error(`unknown CPU Manager Policy option: ${JSON.stringify(name)}`);
     if (ALPHA.includes(name) && !gates.alpha)
       throw new Error(
@@ -44,14 +50,19 @@ export function parseStaticPolicyOptions(
       );
     if (BETA.includes(name) && !gates.beta)
       throw new Error(`CPU Manager Policy Beta-level Options not enabled, but option ${JSON.stringify(name)} provided`);
-    const b = BOOLEAN.includes(name) ? parseBool(value) : undefined;
+    const b = parseBool(value);
     if (b === undefined)
       throw new Error(
         `bad value for option ${JSON.stringify(name)}: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`,
       );
+    if (b) enabled.add(name);
     if (name === 'full-pcpus-only') out.fullPhysicalCpusOnly = b;
+    else if (name === 'strict-cpu-reservation') out.strictCpuReservation = b;
     else if (b) out.notImplemented.push(name);
   }
+  for (const [a, b] of EXCLUSIVE)
+    if (enabled.has(a) && enabled.has(b))
+      throw new Error(`static policy options ${a} and ${b} can not be used at the same time`);
   return out;
 }
 

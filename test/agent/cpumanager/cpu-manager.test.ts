@@ -5,7 +5,7 @@
  * across restarts and the checks that stop a kubelet whose state does not fit.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
@@ -102,6 +102,32 @@ describe('CpuManager (static)', () => {
     again.removeStale(new Set());
     expect(again.containerCpuset('other', 'x')).toBe('0-7');
     expect(make().exclusiveCpus('g', 'c0')).toEqual([]);
+  });
+
+  it('strict-cpu-reservation: the reserved CPUs leave the shared pool too; a state that disagrees stops the start', () => {
+    rmSync(stateFile, { force: true });
+    const strict = (options: Record<string, string>) => {
+      const m = new CpuManager({ policy: 'static', stateFile, topology: singleSocketHT, reservedMilli: 1000, options });
+      m.start();
+      return m;
+    };
+    const m = strict({ 'strict-cpu-reservation': 'true' });
+    // CPU 0 is reserved: no container runs there, shared or exclusive.
+    expect(m.containerCpuset('other', 'x')).toBe('1-7');
+    expect(m.allocate(pod('g', [guaranteed('2')]), [])).toBeUndefined();
+    expect(m.exclusiveCpus('g', 'c0')).toEqual([1, 5]);
+    expect(m.containerCpuset('other', 'x')).toBe('2-4,6-7');
+    expect(m.counts()).toMatchObject({ sharedPoolMilli: 5000, exclusiveCpus: 2 });
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).defaultCpuSet).toBe('2-4,6-7');
+    // The same state restarts with the option, not without it (the reserved CPU is not shared).
+    expect(strict({ 'strict-cpu-reservation': 'true' }).exclusiveCpus('g', 'c0')).toEqual([1, 5]);
+    expect(() => strict({})).toThrow('not all reserved cpus: "0" are present in defaultCpuSet: "2-4,6-7"');
+    // A state written without the option shares the reserved CPU: refused with it, as upstream.
+    rmSync(stateFile, { force: true });
+    strict({});
+    expect(() => strict({ 'strict-cpu-reservation': 'true' })).toThrow(
+      'some of strictly reserved cpus: "0" are present in defaultCpuSet: "0-7"',
+    );
   });
 
   it('after a restart, admission keeps the CPUs of pods of the state not admitted again yet; the reconcile pass releases them', async () => {
@@ -220,8 +246,25 @@ describe('CpuManager (static)', () => {
     expect(make('static', { 'align-by-socket': 'true' })).toThrow(
       'new static policy error: CPU Manager Policy Alpha-level Options not enabled, but option "align-by-socket" provided',
     );
-    expect(make('static', { 'full-pcpus-only': 'true' }, { alpha: false, beta: false })).toThrow(
-      'CPU Manager Policy Beta-level Options not enabled, but option "full-pcpus-only" provided',
+    // full-pcpus-only is GA; strict-cpu-reservation beta (on by default).
+    expect(make('static', { 'full-pcpus-only': 'true' }, { alpha: false, beta: false })).not.toThrow();
+    expect(make('static', { 'strict-cpu-reservation': 'true' }, { alpha: false, beta: false })).toThrow(
+      'CPU Manager Policy Beta-level Options not enabled, but option "strict-cpu-reservation" provided',
+    );
+    expect(make('static', { 'strict-cpu-reservation': 'true' })().unimplementedOptions).toEqual([]);
+    expect(
+      make(
+        'static',
+        { 'full-pcpus-only': 'true', 'distribute-cpus-across-cores': 'true' },
+        { alpha: true, beta: true },
+      ),
+    ).toThrow(
+      'static policy options full-pcpus-only and distribute-cpus-across-cores can not be used at the same time',
+    );
+    expect(
+      make('static', { 'prefer-align-cpus-by-uncorecache': 'true', 'distribute-cpus-across-numa': 'true' }),
+    ).toThrow(
+      'static policy options prefer-align-cpus-by-uncorecache and distribute-cpus-across-numa can not be used at the same time',
     );
     expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow(
       'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax',
