@@ -643,11 +643,22 @@ describe('loadConfig', () => {
     ]);
     // The topology manager's policy and scope: read, with upstream's checks.
     const topo = await loadConfig(
-      parseFlags(['--topology-manager-policy=single-numa-node', '--topology-manager-scope=pod', '--kubeconfig=/k']),
+      parseFlags([
+        '--topology-manager-policy=single-numa-node',
+        '--topology-manager-scope=pod',
+        '--topology-manager-policy-options=prefer-closest-numa-nodes=true,max-allowable-numa-nodes=16',
+        '--kubeconfig=/k',
+      ]),
     );
-    expect([topo.kc.topologyManagerPolicy, topo.kc.topologyManagerScope, topo.warnings]).toEqual([
+    expect([
+      topo.kc.topologyManagerPolicy,
+      topo.kc.topologyManagerScope,
+      topo.kc.topologyManagerPolicyOptions,
+      topo.warnings,
+    ]).toEqual([
       'single-numa-node',
       'pod',
+      { 'prefer-closest-numa-nodes': 'true', 'max-allowable-numa-nodes': '16' },
       [],
     ]);
     await expect(loadConfig(parseFlags(['--topology-manager-policy=strict', '--kubeconfig=/k']))).rejects.toThrow(
