@@ -5,6 +5,7 @@
  */
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 import { configFlags, type Kind } from './config-flags.js';
+import { parseGoBool } from '../lib/go-strconv.js';
 
 /** Flags that are not part of KubeletConfiguration. */
 export const kubeletFlagKinds: Record<string, Kind> = {
@@ -72,13 +73,6 @@ export interface ParsedFlags {
 /** A flag error: the message names the flag and the reason. */
 export class FlagError extends Error {}
 
-/** Go's strconv.ParseBool; undefined for anything else. */
-function goBool(raw: string): boolean | undefined {
-  if (/^(1|t|T|TRUE|true|True)$/.test(raw)) return true;
-  if (/^(0|f|F|FALSE|false|False)$/.test(raw)) return false;
-  return undefined;
-}
-
 function convert(name: string, kind: Kind, raw: string): unknown {
   if (kind === 'int') {
     if (!/^-?\d+$/.test(raw)) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be an integer`);
@@ -91,13 +85,13 @@ function convert(name: string, kind: Kind, raw: string): unknown {
   }
   if (kind === 'version') {
     if (raw === 'raw') return 'raw';
-    const on = goBool(raw);
+    const on = parseGoBool(raw);
     if (on === undefined)
       throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be true, false or raw`);
     return on;
   }
   if (kind === 'bool') {
-    const on = goBool(raw);
+    const on = parseGoBool(raw);
     if (on === undefined) throw new FlagError(`invalid argument "${raw}" for "--${name}" flag: must be a boolean`);
     return on;
   }
@@ -113,7 +107,7 @@ function convert(name: string, kind: Kind, raw: string): unknown {
     }
     const out: Record<string, boolean> = {};
     for (const [gate, value] of Object.entries(pairs)) {
-      const on = goBool(value.trim());
+      const on = parseGoBool(value.trim());
       if (on === undefined) throw bad();
       out[gate.trim()] = on;
     }

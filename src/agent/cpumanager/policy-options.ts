@@ -6,6 +6,7 @@
  * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`
  * and `strict-cpu-reservation` are implemented; the others are reported as not implemented. Pure.
  */
+import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
 const STABLE = ['full-pcpus-only'];
 const BETA = ['strict-cpu-reservation', 'distribute-cpus-across-numa', 'prefer-align-cpus-by-uncorecache'];
@@ -27,13 +28,6 @@ export interface StaticPolicyOptions {
   notImplemented: string[];
 }
 
-/** Go's strconv.ParseBool. */
-function parseBool(v: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(v)) return false;
-  return undefined;
-}
-
 /** The options, or upstream's error (throws). */
 export function parseStaticPolicyOptions(
   options: Readonly<Record<string, string>>,
@@ -50,11 +44,8 @@ export function parseStaticPolicyOptions(
       );
     if (BETA.includes(name) && !gates.beta)
       throw new Error(`CPU Manager Policy Beta-level Options not enabled, but option ${JSON.stringify(name)} provided`);
-    const b = parseBool(value);
-    if (b === undefined)
-      throw new Error(
-        `bad value for option ${JSON.stringify(name)}: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`,
-      );
+    const b = parseGoBool(value);
+    if (b === undefined) throw new Error(`bad value for option ${JSON.stringify(name)}: ${parseBoolError(value)}`);
     if (b) enabled.add(name);
     if (name === 'full-pcpus-only') out.fullPhysicalCpusOnly = b;
     else if (name === 'strict-cpu-reservation') out.strictCpuReservation = b;

@@ -6,6 +6,7 @@
  * merge tries every combination, so upstream refuses machines with more than 8 unless raised).
  * An unknown option or a bad value stops the start with upstream's message. Pure.
  */
+import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
 export const PREFER_CLOSEST_NUMA_NODES = 'prefer-closest-numa-nodes';
 export const MAX_ALLOWABLE_NUMA_NODES = 'max-allowable-numa-nodes';
@@ -14,13 +15,6 @@ export const DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8;
 export interface TopologyPolicyOptions {
   preferClosestNuma: boolean;
   maxAllowableNumaNodes: number;
-}
-
-/** Go's strconv.ParseBool. */
-function parseGoBool(value: string): boolean {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false;
-  throw new Error(`strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
 }
 
 /** Go's strconv.Atoi, for the values a NUMA node count takes. */
@@ -39,11 +33,9 @@ export function topologyPolicyOptions(options: Readonly<Record<string, string>> 
   };
   for (const [name, value] of Object.entries(options)) {
     if (name === PREFER_CLOSEST_NUMA_NODES) {
-      try {
-        parsed.preferClosestNuma = parseGoBool(value);
-      } catch (err) {
-        throw new Error(`bad value for option "${name}": ${(err as Error).message}`, { cause: err });
-      }
+      const prefer = parseGoBool(value);
+      if (prefer === undefined) throw new Error(`bad value for option "${name}": ${parseBoolError(value)}`);
+      parsed.preferClosestNuma = prefer;
     } else if (name === MAX_ALLOWABLE_NUMA_NODES) {
       let count: number;
       try {
