@@ -168,7 +168,7 @@ export function composeAgent(
     clock,
     logger,
   });
-  registerCpuManagerMetrics(metrics, cpus.podCpus);
+  registerCpuManagerMetrics(metrics, cpus.podCpus, cpus.topologyAdmissionDuration);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers

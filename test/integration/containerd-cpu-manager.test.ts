@@ -95,6 +95,10 @@ describe('CPU manager (static) on containerd', () => {
     // single-numa-node on a one-node machine admits both; the topology manager counted them.
     expect(metrics).toContain('kubelet_topology_manager_admission_requests_total 2\n');
     expect(metrics).toContain('kubelet_topology_manager_admission_errors_total 0\n');
+    // Both admissions timed, in whole milliseconds, on upstream's buckets (0.05 ms doubling to 819.2 ms).
+    expect(metrics).toContain('kubelet_topology_manager_admission_duration_ms_count 2\n');
+    expect(metrics).toMatch(/^kubelet_topology_manager_admission_duration_ms_bucket\{le="819.2"\} 2$/m);
+    expect(metrics).toMatch(/^kubelet_topology_manager_admission_duration_ms_bucket\{le="0.05"\} [0-2]$/m);
     // The pod-resources API reports it.
     const { client, call } = await podResourcesClient(join(dir, 'root'));
     try {

@@ -2,10 +2,12 @@
  * Upstream's CPU manager metrics (pkg/kubelet/metrics, 1.32): pinning requests and failures (each
  * container of a Guaranteed pod with an integer CPU request, at admission), the shared pool's size
  * (its CPUs less the reserved ones, in millicores; 0 with the `none` policy) and the CPUs
- * allocated exclusively; and the topology manager's admissions and refusals — read when scraped.
+ * allocated exclusively; and the topology manager's admissions, refusals (read when scraped) and
+ * admission time.
  */
 import type { CpuManagerCounts } from '../cpumanager/views.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
+import type { Histogram } from './registry.js';
 
 const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] = [
   [
@@ -46,9 +48,14 @@ const FAMILIES: [string, string, 'counter' | 'gauge', keyof CpuManagerCounts][] 
   ],
 ];
 
-export function registerCpuManagerMetrics(metrics: KubeletMetrics, cpus: { counts(): CpuManagerCounts }): void {
+export function registerCpuManagerMetrics(
+  metrics: KubeletMetrics,
+  cpus: { counts(): CpuManagerCounts },
+  topologyAdmissionDuration: Histogram,
+): void {
   for (const [name, help, type, key] of FAMILIES)
     metrics.register({
       family: () => ({ name, help: `[ALPHA] ${help}`, type, samples: [{ value: cpus.counts()[key] }] }),
     });
+  metrics.register(topologyAdmissionDuration);
 }
