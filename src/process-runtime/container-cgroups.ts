@@ -5,7 +5,8 @@
  *
  * Layout: `<hierarchy>/tskubelet-process-runtime/<runtime key>/<sandbox id>/<container id>` in
  * the unified hierarchy (cgroup v2) or in each of the memory, cpuacct, cpu and pids hierarchies
- * (v1): each pod sandbox is a cgroup with the pod's limits (CRI LinuxPodSandboxConfig.resources,
+ * (v1, and cpuset when it is mounted: the CPU manager's cpusets): each pod sandbox is a cgroup
+ * with the pod's limits (CRI LinuxPodSandboxConfig.resources,
  * then UpdatePodSandboxResources: what the kubelet's pod cgroup is on other runtimes), its
  * containers cgroups under it with their own. The runtime keeps to its own subtree, apart from
  * the kubelet's and containerd's `kubepods`. A process joins before it runs the container's
@@ -13,7 +14,7 @@
  * escape. A cgroup is named by its `path` under the subtree (cgroupPathOf for a container's).
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
@@ -32,6 +33,8 @@ export interface ContainerCgroups {
   cpuRoot: string;
   /** Where CPU limits are written (v1: the cpu controller's subtree, when mounted; v2: the root). */
   cpuLimitRoot?: string;
+  /** Where cpusets are written (v1: the cpuset controller's subtree, when it could be set up; v2: the root). */
+  cpusetRoot?: string;
 }
 
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
@@ -51,15 +54,48 @@ export async function detectContainerCgroups(
       const root = join(fsRoot, sub);
       // Its containers are its children: the controllers enabled in it too.
       await writeFile(join(root, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
-      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root, cpuLimitRoot: root };
+      // The cpuset controller where the machine offers it: its containers' cpusets then hold.
+      const cpuset = await writeFile(join(root, 'cgroup.subtree_control'), '+cpuset').then(
+        () => root,
+        () => undefined,
+      );
+      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root, cpuLimitRoot: root, cpusetRoot: cpuset };
     }
+    const cpusetRoot = await cpusetSubtree(fsRoot, sub);
     return {
       version: 1,
-      roots: hierarchyDirs(h, sub),
+      roots: [...hierarchyDirs(h, sub), ...(cpusetRoot ? [cpusetRoot] : [])],
       memoryRoot: join(h.byController.get('memory')!, sub),
       cpuRoot: join(h.byController.get('cpuacct')!, sub),
       cpuLimitRoot: h.byController.has('cpu') ? join(h.byController.get('cpu')!, sub) : undefined,
+      cpusetRoot,
     };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The runtime's subtree in cgroup v1's cpuset hierarchy, when it is mounted and writable. A new
+ * v1 cpuset cgroup has no CPUs and no memory nodes, and no process can join it until it has: each
+ * level of the subtree gets its parent's, and `cgroup.clone_children`, so that the sandboxes and
+ * containers made below start with them too.
+ */
+async function cpusetSubtree(fsRoot: string, sub: string): Promise<string | undefined> {
+  const mount = await realpath(join(fsRoot, 'cpuset')).catch(() => undefined);
+  if (!mount) return undefined;
+  try {
+    let parent = mount;
+    for (const part of sub.split('/')) {
+      const d = join(parent, part);
+      await mkdir(d, { recursive: true });
+      for (const file of ['cpuset.cpus', 'cpuset.mems'])
+        if (!(await readFile(join(d, file), 'utf8')).trim())
+          await writeFile(join(d, file), await readFile(join(parent, file), 'utf8'));
+      await writeFile(join(d, 'cgroup.clone_children'), '1');
+      parent = d;
+    }
+    return parent;
   } catch {
     return undefined;
   }
@@ -101,12 +137,15 @@ export interface ContainerLimits {
   cpu_shares?: number;
   cpu_quota?: number;
   cpu_period?: number;
+  /** The CPUs and memory nodes it may use (kernel list format; empty: its parent's). */
+  cpuset_cpus?: string;
+  cpuset_mems?: string;
 }
 
 /**
  * The files to write, in order, for `limits` on the cgroup at `path` (lib/cgroup-limits.ts): the
- * memory limit, CPU shares (weight on v2) and the CFS quota with its period; nothing for what is
- * unset. Pure.
+ * memory limit, CPU shares (weight on v2), the CFS quota with its period, and the cpuset (its
+ * memory nodes before its CPUs, as runc writes them); nothing for what is unset. Pure.
  */
 export function limitWrites(
   cg: ContainerCgroups,
@@ -124,10 +163,21 @@ export function limitWrites(
   };
   const rootOf: Record<string, string | undefined> =
     cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
-  return cgroupWrites(config, cg.version).flatMap((w) => {
-    const root = rootOf[w.controller];
-    return root ? [[join(root, path, w.file), w.value] as [string, string]] : [];
-  });
+  const cpusets: [string, string][] = cg.cpusetRoot
+    ? (
+        [
+          ['cpuset.mems', limits.cpuset_mems],
+          ['cpuset.cpus', limits.cpuset_cpus],
+        ] as const
+      ).flatMap(([file, value]) => (value ? [[join(cg.cpusetRoot!, path, file), value] as [string, string]] : []))
+    : [];
+  return [
+    ...cgroupWrites(config, cg.version).flatMap((w) => {
+      const root = rootOf[w.controller];
+      return root ? [[join(root, path, w.file), w.value] as [string, string]] : [];
+    }),
+    ...cpusets,
+  ];
 }
 
 /** Writes limits into the cgroup at `path` (a container's before its process joins, a sandbox's). */

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { cpus } from 'node:os';
 import { ProcessImages } from '../../src/process-runtime/images.js';
 import { createCriClient } from '../../src/cri/client.js';
 import { serveCri } from '../../src/cri/server.js';
@@ -66,6 +67,57 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
     await runtime.removePodSandbox(sandboxId);
     expect(existsSync(sandboxDir)).toBe(false);
   });
+
+  it.runIf(existsSync('/sys/fs/cgroup/cpuset/cgroup.procs') && cpus().length > 1)(
+    "runs a container on its cpuset (the CPU manager's), and moves it with UpdateContainerResources",
+    async () => {
+      const sandboxConfig: cri.PodSandboxConfig = {
+        metadata: { name: 'p', namespace: 'ns', uid: 'u-cpuset', attempt: 0 },
+        log_directory: join(dir, 'logs'),
+      };
+      const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+      const allowed = (pid: number) =>
+        /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      /** The container's process, found in its cgroup. */
+      const pidOf = async (id: string) => {
+        const procs = join(
+          execFileSync('find', ['/sys/fs/cgroup/cpuset', '-maxdepth', '5', '-type', 'd', '-name', id])
+            .toString()
+            .trim()
+            .split('\n')[0],
+          'cgroup.procs',
+        );
+        for (let i = 0; i < 100 && !readFileSync(procs, 'utf8').trim(); i++)
+          await new Promise((r) => setTimeout(r, 20));
+        return Number(readFileSync(procs, 'utf8').trim().split('\n')[0]);
+      };
+      const id = await runtime.createContainer(
+        sandboxId,
+        {
+          metadata: { name: 'pinned', attempt: 0 },
+          image: { image: 'busybox' },
+          command: ['sleep', '300'],
+          linux: { resources: { cpu_shares: 1024, cpuset_cpus: '1' } },
+        },
+        sandboxConfig,
+      );
+      await runtime.startContainer(id);
+      const pid = await pidOf(id);
+      expect(allowed(pid)).toBe('1');
+      await runtime.updateContainerResources(id, { cpuset_cpus: '0' });
+      expect(allowed(pid)).toBe('0');
+      // A container without a cpuset runs on the machine's CPUs.
+      const free = await runtime.createContainer(
+        sandboxId,
+        { metadata: { name: 'free', attempt: 0 }, image: { image: 'busybox' }, command: ['sleep', '300'] },
+        sandboxConfig,
+      );
+      await runtime.startContainer(free);
+      expect(allowed(await pidOf(free))).toBe(readFileSync('/sys/fs/cgroup/cpuset/cpuset.cpus', 'utf8').trim());
+      await runtime.stopPodSandbox(sandboxId);
+      await runtime.removePodSandbox(sandboxId);
+    },
+  );
 
   // Regression: a restarted daemon removed the cgroup of a ready sandbox whose containers had all
   // ended, so its next container ran without the pod's limits.
