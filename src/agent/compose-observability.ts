@@ -6,6 +6,7 @@
 import type { CriRuntime } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+import type { CgroupDirs } from '../lib/cgroup-usage.js';
 import type { AgentConfig } from './agent-config.js';
 import { StatsCollector } from './stats/collector.js';
 import { cgroupDirs, detectCgroupLayout, ownCgroupDirs, qosCgroupDirs } from './stats/system-containers.js';
@@ -87,7 +88,8 @@ export function trackPodStartDuration(d: {
 export function createStatsCollector(d: {
   cfg: AgentConfig;
   runtime: CriRuntime;
-  embeddedRuntime: boolean;
+  /** The embedded runtime, in-process: its containers' cgroups are its own subtree's. */
+  embeddedRuntime?: { containerCgroupDirs(id: string): CgroupDirs | undefined };
   podOf: (uid: string) => Pod | undefined;
   clock: Clock;
   logger: Logger;
@@ -100,6 +102,7 @@ export function createStatsCollector(d: {
   const misc = named(cfg.systemCgroupNames?.misc);
   // The pods' cgroups a CRI runtime makes (the embedded runtime keeps its own subtree).
   const podsLayout = d.embeddedRuntime ? undefined : layout;
+  const embedded = d.embeddedRuntime;
   const qos = () => (podsLayout ? qosCgroupDirs(podsLayout, cfg.cgroups) : {});
   return new StatsCollector({
     runtime: d.runtime,
@@ -108,13 +111,16 @@ export function createStatsCollector(d: {
     clock: d.clock,
     logger: d.logger,
     systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),
-    // A CRI runtime makes each container's cgroup below the pod's.
-    containerCgroup: (uid, id) => {
-      const pod = podsLayout && d.podOf(uid);
-      return (
-        pod && cgroupDirs(podsLayout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver))
-      );
-    },
+    // A CRI runtime makes each container's cgroup below the pod's; the embedded runtime in its subtree.
+    containerCgroup: embedded
+      ? (_uid, id) => embedded.containerCgroupDirs(id)
+      : (uid, id) => {
+          const pod = podsLayout && d.podOf(uid);
+          return (
+            pod &&
+            cgroupDirs(podsLayout, containerCgroupId(podCgroupId(pod, cfg.cgroups), id, cfg.cgroups.cgroupDriver))
+          );
+        },
     // Each pod has its own cgroup with cgroupsPerQOS: its figures are read there, as cAdvisor does.
     ...(podsLayout && cfg.cgroups.cgroupsPerQOS
       ? {

@@ -363,7 +363,7 @@ export function composeAgent(
     logger,
   });
   const podOf = (uid: string) => podManager.getPodByUid(uid) ?? workers.podOf(uid);
-  const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: !!processRuntime, podOf, clock, logger });
+  const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: processRuntime, podOf, clock, logger });
   const eviction = composeEviction(cfg, {
     collector,
     volumeStats,

@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { readCgroupUsage, type CgroupUsage } from '../lib/cgroup-usage.js';
+import { readCgroupUsage, type CgroupDirs, type CgroupUsage } from '../lib/cgroup-usage.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
 import { cgroupWrites, type ResourceConfig } from '../lib/cgroup-limits.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
@@ -274,11 +274,22 @@ export async function childCgroups(cg: ContainerCgroups, path = ''): Promise<str
     .map((d) => d.name);
 }
 
+/**
+ * Where the cgroup at `path` keeps the files cAdvisor reads (lib/cgroup-usage.ts): v2 one
+ * directory; v1 the cpuacct and memory ones, and the cpu controller's for the CFS figures. Pure.
+ */
+export function cgroupDirsOf(cg: ContainerCgroups, path: string): CgroupDirs {
+  return cg.version === 2
+    ? { version: 2, dir: join(cg.memoryRoot, path) }
+    : {
+        version: 1,
+        cpuDir: join(cg.cpuRoot, path),
+        memoryDir: join(cg.memoryRoot, path),
+        ...(cg.cpuLimitRoot ? { cfsDir: join(cg.cpuLimitRoot, path) } : {}),
+      };
+}
+
 /** The usage of the container's cgroup (cAdvisor's figures, lib/cgroup-usage.ts); undefined when it has none. */
 export function cgroupUsage(cg: ContainerCgroups, path: string): CgroupUsage | undefined {
-  return readCgroupUsage(
-    cg.version === 2
-      ? { version: 2, dir: join(cg.memoryRoot, path) }
-      : { version: 1, cpuDir: join(cg.cpuRoot, path), memoryDir: join(cg.memoryRoot, path) },
-  );
+  return readCgroupUsage(cgroupDirsOf(cg, path));
 }

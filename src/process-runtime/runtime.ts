@@ -21,6 +21,7 @@ import { nowNs } from '../lib/time.js';
 import type { RuntimeService } from '../cri/services.js';
 import { processRuntimeConfig, processRuntimeStatus, processRuntimeVersion } from './runtime-info.js';
 import type * as cri from '../cri/types.js';
+import type { CgroupDirs } from '../lib/cgroup-usage.js';
 import { StateStore, type ContainerRecord, type SandboxRecord } from './state.js';
 import { containerMatches, sandboxMatches } from './filters.js';
 import type { ProcessHandle } from './process-handle.js';
@@ -32,6 +33,7 @@ import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
 import {
   applyCgroupLimits,
+  cgroupDirsOf,
   cgroupPathOf,
   createSandboxCgroup,
   destroyContainerCgroup,
@@ -383,6 +385,15 @@ export class ProcessRuntime implements RuntimeService {
 
   async listContainers(filter?: cri.ContainerFilter): Promise<cri.Container[]> {
     return [...this.containers.values()].map(containerView).filter((c) => containerMatches(c, filter));
+  }
+
+  /**
+   * The directories of a container's cgroup, for the kubelet's cAdvisor details and pressure
+   * (in-process only: a daemon's cgroups are read through CRI stats); undefined without cgroups.
+   */
+  containerCgroupDirs(id: string): CgroupDirs | undefined {
+    const c = this.containers.get(id);
+    return c && this.cgroups ? cgroupDirsOf(this.cgroups, cgroupPathOf(c)) : undefined;
   }
 
   async containerStatus(id: string): Promise<cri.ContainerStatusResponse> {

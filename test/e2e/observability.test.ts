@@ -333,11 +333,27 @@ describe('metrics', () => {
     );
   });
 
+  it.runIf(process.getuid?.() === 0)(
+    "/metrics/cadvisor reads the embedded runtime's container cgroups as cAdvisor does: limits, cache, processes",
+    async () => {
+      const body = await get('/metrics/cadvisor');
+      const series = (name: string, pod: string) =>
+        new RegExp(`^${name}\\{[^}]*container="main"[^}]*pod="${pod}"[^}]*\\} (\\S+)(?: \\d+)?$`, 'm').exec(body)?.[1];
+      // memhog's memory limit (200Mi), from its cgroup; the others have none.
+      expect(series('container_spec_memory_limit_bytes', 'memhog-obs')).toBe(String(200 * 2 ** 20));
+      expect(Number(series('container_spec_cpu_shares', 'burner-obs'))).toBeGreaterThan(0);
+      expect(Number(series('container_processes', 'burner-obs'))).toBeGreaterThanOrEqual(1);
+      expect(series('container_memory_cache', 'writer-obs')).toBeDefined();
+    },
+  );
+
   it("promtool accepts every exposition (but for the one name of upstream's its lint flags)", async () => {
-    // upstream's kubelet_cpu_manager_exclusive_cpu_allocation_count is a gauge named _count: promtool's lint
-    // flags it in the Go kubelet's exposition too; the name is kept for the dashboards that use it.
+    // Two of upstream's names promtool's lint flags in the Go kubelet's exposition too, kept for the dashboards
+    // that use them: kubelet_cpu_manager_exclusive_cpu_allocation_count (a gauge named _count) and
+    // kubelet_topology_manager_admission_duration_ms (a unit abbreviated).
     const upstreamName =
-      'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n';
+      'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n' +
+      'kubelet_topology_manager_admission_duration_ms metric names should not contain abbreviated units\n';
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });
       const out = r.stdout.toString() + r.stderr.toString();
