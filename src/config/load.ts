@@ -23,7 +23,6 @@ import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 import { LOCKED_FEATURE_GATES, lockedGateError } from './feature-gates.js';
 
 const UNIMPLEMENTED_CPU_OPTIONS = [
-  'distribute-cpus-across-numa',
   'align-by-socket',
   'distribute-cpus-across-cores',
   'prefer-align-cpus-by-uncorecache',

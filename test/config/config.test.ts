@@ -630,16 +630,18 @@ describe('loadConfig', () => {
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow(
       'cpuManagerPolicy',
     );
-    // The static policy's options: full-pcpus-only is read; the others are accepted with a warning.
+    // The static policy's options: those implemented are read; the others are accepted with a warning.
     const opts = await loadConfig(
       parseFlags([
-        '--cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-numa=true',
+        '--cpu-manager-policy-options=full-pcpus-only=true,distribute-cpus-across-numa=true,prefer-align-cpus-by-uncorecache=false',
         '--kubeconfig=/k',
       ]),
     );
     expect([opts.kc.cpuManagerPolicyOptions, opts.warnings]).toEqual([
-      { 'full-pcpus-only': 'true', 'distribute-cpus-across-numa': 'true' },
-      ['CPU manager policy option "distribute-cpus-across-numa" is accepted but not implemented yet; it has no effect'],
+      { 'full-pcpus-only': 'true', 'distribute-cpus-across-numa': 'true', 'prefer-align-cpus-by-uncorecache': 'false' },
+      [
+        'CPU manager policy option "prefer-align-cpus-by-uncorecache" is accepted but not implemented yet; it has no effect',
+      ],
     ]);
     // The topology manager's policy and scope: read, with upstream's checks.
     const topo = await loadConfig(

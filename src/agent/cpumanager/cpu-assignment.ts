@@ -1,73 +1,149 @@
 /**
- * Which CPUs an exclusive allocation takes (upstream cpu_assignment.go takeByTopologyNUMAPacked,
- * without policy options): whole NUMA nodes or sockets first when the request needs at least one
- * (the larger unit first: NUMA nodes when a socket holds several, else sockets), then whole cores,
- * then single CPUs — each time from the NUMA node / socket with the fewest CPUs left (best fit),
- * and among cores from those with the fewest CPUs left, lowest IDs on ties. Pure.
+ * Which CPUs an exclusive allocation takes (upstream cpu_assignment.go's cpuAccumulator and
+ * takeByTopologyNUMAPacked): whole units of the larger of NUMA node and socket first, then of the
+ * smaller, when the request needs at least one; then whole cores; then single CPUs. Each time the
+ * units are walked best-fit, fewest free CPUs first (lowest ID on ties), one larger unit at a
+ * time: with NUMA nodes that hold sockets (as many sockets as NUMA nodes or more), the NUMA nodes,
+ * the sockets in each, the cores in each socket; with sockets that hold several NUMA nodes (sub-NUMA
+ * clustering), the sockets, the NUMA nodes in each, the cores in each NUMA node. Pure.
  */
-import { cpuSet, difference, type CpuSet } from '../../lib/cpuset.js';
+import { cpuSet, type CpuSet } from '../../lib/cpuset.js';
 import type { CpuTopology } from './topology.js';
 
-type Level = 'socketId' | 'numaNodeId' | 'coreId';
+export type Level = 'socketId' | 'numaNodeId' | 'coreId';
 
 /** Upstream's refusal when the available CPUs are too few. */
 export const notEnoughCpus = (requested: number, available: number) =>
   `not enough cpus available to satisfy request: requested=${requested}, available=${available}`;
 
-/** The CPUs of `topo` at `level` = `id`, among `cpus`. */
-const cpusIn = (topo: CpuTopology, cpus: CpuSet, level: Level, id: number) =>
-  cpus.filter((c) => topo.get(c)![level] === id);
-const ids = (topo: CpuTopology, cpus: CpuSet, level: Level) => cpuSet(cpus.map((c) => topo.get(c)![level]));
+export type Taken = { ok: true; cpus: CpuSet } | { ok: false; message: string };
 
-/** `numCpus` CPUs out of `available`, or upstream's error message. */
-export function takeByTopology(
-  topo: CpuTopology,
-  available: CpuSet,
-  numCpus: number,
-): { ok: true; cpus: CpuSet } | { ok: false; message: string } {
-  const all = cpuSet(topo.keys());
-  let free: CpuSet = available.filter((c) => topo.has(c));
-  const result: number[] = [];
-  if (numCpus < 1) return { ok: true, cpus: [] };
-  if (numCpus > free.length) return { ok: false, message: notEnoughCpus(numCpus, available.length) };
-  const take = (cpus: CpuSet) => {
-    result.push(...cpus);
-    free = difference(free, cpus);
-  };
-  const need = () => numCpus - result.length;
-  const size = (level: Level, id: number) => cpusIn(topo, all, level, id).length;
-  // Units of `level` ordered best-fit: fewest free CPUs first, then ID.
-  const sorted = (level: Level, within: CpuSet) =>
-    [...ids(topo, within, level)].sort(
-      (a, b) => cpusIn(topo, free, level, a).length - cpusIn(topo, free, level, b).length || a - b,
-    );
-  // 1. Whole NUMA nodes / sockets, the larger first.
-  const numaNodes = ids(topo, all, 'numaNodeId').length;
-  const sockets = ids(topo, all, 'socketId').length;
-  const levels: Level[] = numaNodes > sockets ? ['numaNodeId', 'socketId'] : ['socketId', 'numaNodeId'];
-  for (const level of levels)
-    for (const id of ids(topo, free, level)) {
-      const unit = cpusIn(topo, free, level, id);
-      if (unit.length === size(level, id) && need() >= unit.length) take(unit);
-      if (need() < 1) return { ok: true, cpus: cpuSet(result) };
-    }
-  // The cores in best-fit order: by their NUMA node / socket's fewest free CPUs, then the core's.
-  const orderedCores = (): number[] => {
-    const outer = levels[0];
-    return sorted(outer, free).flatMap((u) => sorted('coreId', cpusIn(topo, free, outer, u)));
-  };
-  // 2. Whole cores.
-  const perCore = Math.round(all.length / ids(topo, all, 'coreId').length);
-  for (const core of orderedCores()) {
-    const cpus = cpusIn(topo, free, 'coreId', core);
-    if (cpus.length === size('coreId', core) && need() >= perCore) take(cpus);
-    if (need() < 1) return { ok: true, cpus: cpuSet(result) };
+/** The CPUs taken so far toward `needed` more, and the available ones left (upstream's cpuAccumulator). */
+export class CpuAccumulator {
+  readonly result: number[] = [];
+  needed: number;
+  private readonly free: Set<number>;
+  /** NUMA nodes are the larger unit: each holds one socket or more. */
+  private readonly numaFirst: boolean;
+
+  constructor(
+    readonly topo: CpuTopology,
+    available: CpuSet,
+    numCpus: number,
+  ) {
+    this.free = new Set(available.filter((c) => topo.has(c)));
+    this.needed = numCpus;
+    this.numaFirst =
+      this.unitsOf('socketId', [...topo.keys()]).length >= this.unitsOf('numaNodeId', [...topo.keys()]).length;
   }
-  // 3. Single CPUs, partly used cores first.
-  for (const core of orderedCores())
-    for (const cpu of cpusIn(topo, free, 'coreId', core)) {
-      if (need() >= 1) take([cpu]);
-      if (need() < 1) return { ok: true, cpus: cpuSet(result) };
+
+  /** The available CPUs, ascending. */
+  freeCpus(): number[] {
+    return [...this.free].sort((a, b) => a - b);
+  }
+
+  /** The available CPUs in the units `ids` of `level`. */
+  freeIn(level: Level, ...ids: number[]): number[] {
+    return this.freeCpus().filter((c) => ids.includes(this.topo.get(c)![level]));
+  }
+
+  /** The IDs of `level` of `cpus`, ascending. */
+  private unitsOf(level: Level, cpus: Iterable<number>): number[] {
+    return [...cpuSet([...cpus].map((c) => this.topo.get(c)![level]))];
+  }
+
+  /** The units of `level` with available CPUs, within the unit `within` when given. */
+  private freeUnits(level: Level, within?: { level: Level; id: number }): number[] {
+    const cpus = within ? this.freeIn(within.level, within.id) : this.freeCpus();
+    return this.unitsOf(level, cpus);
+  }
+
+  /** `ids` of `level`, fewest available CPUs first, then by ID (upstream's sort). */
+  private sorted(level: Level, ids: number[]): number[] {
+    const freeCount = new Map(ids.map((id) => [id, this.freeIn(level, id).length]));
+    return [...ids].sort((a, b) => freeCount.get(a)! - freeCount.get(b)! || a - b);
+  }
+
+  /** NUMA nodes with available CPUs, in upstream's sortAvailableNUMANodes order. */
+  sortedNumaNodes(): number[] {
+    if (this.numaFirst) return this.sorted('numaNodeId', this.freeUnits('numaNodeId'));
+    return this.sortedSockets().flatMap((s) =>
+      this.sorted('numaNodeId', this.freeUnits('numaNodeId', { level: 'socketId', id: s })),
+    );
+  }
+
+  /** Sockets with available CPUs, in upstream's sortAvailableSockets order. */
+  private sortedSockets(): number[] {
+    if (!this.numaFirst) return this.sorted('socketId', this.freeUnits('socketId'));
+    return this.sortedNumaNodes().flatMap((n) =>
+      this.sorted('socketId', this.freeUnits('socketId', { level: 'numaNodeId', id: n })),
+    );
+  }
+
+  /** Cores with available CPUs, in upstream's sortAvailableCores order. */
+  private sortedCores(): number[] {
+    const [outer, units] = this.numaFirst
+      ? (['socketId', this.sortedSockets()] as const)
+      : (['numaNodeId', this.sortedNumaNodes()] as const);
+    return units.flatMap((u) => this.sorted('coreId', this.freeUnits('coreId', { level: outer, id: u })));
+  }
+
+  /** Whether every CPU of unit `id` of `level` is available. */
+  private whole(level: Level, id: number): boolean {
+    const all = [...this.topo.keys()].filter((c) => this.topo.get(c)![level] === id);
+    return all.every((c) => this.free.has(c));
+  }
+
+  take(cpus: readonly number[]): void {
+    for (const c of cpus) {
+      this.free.delete(c);
+      this.result.push(c);
     }
-  return { ok: false, message: 'failed to allocate cpus' };
+    this.needed -= cpus.length;
+  }
+
+  /** Takes every wholly available unit of `level` the request still needs all of. */
+  private takeWhole(level: Level, order: number[]): void {
+    for (const id of order.filter((u) => this.whole(level, u))) {
+      const cpus = [...this.topo.keys()].filter((c) => this.topo.get(c)![level] === id);
+      if (this.needed >= cpus.length) this.take(cpus);
+    }
+  }
+
+  satisfied(): boolean {
+    return this.needed < 1;
+  }
+
+  failed(): boolean {
+    return this.needed > this.free.size;
+  }
+
+  /** upstream takeByTopologyNUMAPacked's steps, from an accumulator that is neither satisfied nor failed. */
+  pack(): Taken {
+    const [first, second]: Level[] = this.numaFirst ? ['numaNodeId', 'socketId'] : ['socketId', 'numaNodeId'];
+    const order = (level: Level) => (level === 'numaNodeId' ? this.sortedNumaNodes() : this.sortedSockets());
+    for (const step of [
+      () => this.takeWhole(first, order(first)),
+      () => this.takeWhole(second, order(second)),
+      () => this.takeWhole('coreId', this.sortedCores()),
+      () => {
+        for (const cpu of this.sortedCores().flatMap((core) => this.freeIn('coreId', core))) {
+          this.take([cpu]);
+          if (this.satisfied()) return;
+        }
+      },
+    ]) {
+      step();
+      if (this.satisfied()) return { ok: true, cpus: cpuSet(this.result) };
+    }
+    return { ok: false, message: 'failed to allocate cpus' };
+  }
+}
+
+/** `numCpus` CPUs out of `available` packed onto as few units as possible, or upstream's error message. */
+export function takeByTopology(topo: CpuTopology, available: CpuSet, numCpus: number): Taken {
+  const acc = new CpuAccumulator(topo, available, numCpus);
+  if (acc.satisfied()) return { ok: true, cpus: [] };
+  if (acc.failed()) return { ok: false, message: notEnoughCpus(numCpus, available.length) };
+  return acc.pack();
 }

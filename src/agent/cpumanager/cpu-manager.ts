@@ -1,6 +1,6 @@
 /**
  * The CPU manager (upstream pkg/kubelet/cm/cpumanager, policies `none` and `static` with the
- * options `full-pcpus-only` and `strict-cpu-reservation`). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
+ * options `full-pcpus-only`, `strict-cpu-reservation` and `distribute-cpus-across-numa`). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
  * with an integer CPU request CPUs of its own, taken at admission (takeByTopology) out of the
  * shared pool less the reserved CPUs (reservedSystemCPUs, else the ceiling of kube- plus
  * system-reserved cpu taken by topology); every other container runs on the shared pool, which
@@ -18,6 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
 import { takeByTopology } from './cpu-assignment.js';
+import { takeDistributedAcrossNuma } from './cpu-distribution.js';
 import { cpuTopologyHints } from './topology-hints.js';
 import type { TopologyHint } from '../topologymanager/hint-merge.js';
 import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.js';
@@ -68,6 +69,7 @@ export class CpuManager {
   private readonly options: StaticPolicyOptions = {
     fullPhysicalCpusOnly: false,
     strictCpuReservation: false,
+    distributeCpusAcrossNuma: false,
     notImplemented: [],
   };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
@@ -222,10 +224,8 @@ export class CpuManager {
       const aligned = numaNodes
         ? available.filter((cpu) => numaNodes.includes(this.c.topology.get(cpu)?.numaNodeId ?? -1))
         : [];
-      const first = takeByTopology(this.c.topology, aligned, Math.min(n, aligned.length));
-      const rest = first.ok
-        ? takeByTopology(this.c.topology, difference(available, first.cpus), n - first.cpus.length)
-        : first;
+      const first = this.takeCpus(aligned, Math.min(n, aligned.length));
+      const rest = first.ok ? this.takeCpus(difference(available, first.cpus), n - first.cpus.length) : first;
       if (!first.ok || !rest.ok) {
         this.pinningErrors++;
         const message = !rest.ok ? rest.message : 'failed to allocate cpus';
@@ -249,6 +249,16 @@ export class CpuManager {
     this.reuse.set(uid, reusable ? union(this.reuse.get(uid) ?? [], set) : difference(this.reuse.get(uid) ?? [], set));
     this.save();
     return undefined;
+  }
+
+  /**
+   * `n` CPUs out of `available` (upstream staticPolicy.takeByTopology): spread over NUMA nodes with
+   * distribute-cpus-across-numa (whole cores at a time with full-pcpus-only), else packed.
+   */
+  private takeCpus(available: CpuSet, n: number) {
+    if (!this.options.distributeCpusAcrossNuma) return takeByTopology(this.c.topology, available, n);
+    const groupSize = this.options.fullPhysicalCpusOnly ? cpusPerCore(this.c.topology) : 1;
+    return takeDistributedAcrossNuma(this.c.topology, available, n, groupSize);
   }
 
   /** full-pcpus-only's refusal of `n` CPUs (upstream SMTAlignmentError), or undefined. */

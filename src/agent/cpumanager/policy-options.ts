@@ -3,8 +3,9 @@
  * NewStaticPolicyOptions: full-pcpus-only is GA; the beta options (strict-cpu-reservation,
  * distribute-cpus-across-numa, prefer-align-cpus-by-uncorecache) need CPUManagerPolicyBetaOptions
  * (on by default), the alpha ones CPUManagerPolicyAlphaOptions (off); unknown names, bad values
- * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`
- * and `strict-cpu-reservation` are implemented; the others are reported as not implemented. Pure.
+ * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`,
+ * `strict-cpu-reservation` and `distribute-cpus-across-numa` are implemented; the others are
+ * reported as not implemented. Pure.
  */
 import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
@@ -24,6 +25,8 @@ export interface StaticPolicyOptions {
   fullPhysicalCpusOnly: boolean;
   /** strict-cpu-reservation: the reserved CPUs are out of the shared pool too, for the system alone. */
   strictCpuReservation: boolean;
+  /** distribute-cpus-across-numa: a request one NUMA node cannot hold is spread evenly (cpu-distribution.ts). */
+  distributeCpusAcrossNuma: boolean;
   /** Options accepted that tskubelet does not act on. */
   notImplemented: string[];
 }
@@ -33,7 +36,12 @@ export function parseStaticPolicyOptions(
   options: Readonly<Record<string, string>>,
   gates: { alpha: boolean; beta: boolean },
 ): StaticPolicyOptions {
-  const out: StaticPolicyOptions = { fullPhysicalCpusOnly: false, strictCpuReservation: false, notImplemented: [] };
+  const out: StaticPolicyOptions = {
+    fullPhysicalCpusOnly: false,
+    strictCpuReservation: false,
+    distributeCpusAcrossNuma: false,
+    notImplemented: [],
+  };
   const enabled = new Set<string>();
   for (const [name, value] of Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (!STABLE.includes(name) && !ALPHA.includes(name) && !BETA.includes(name))
@@ -49,6 +57,7 @@ export function parseStaticPolicyOptions(
     if (b) enabled.add(name);
     if (name === 'full-pcpus-only') out.fullPhysicalCpusOnly = b;
     else if (name === 'strict-cpu-reservation') out.strictCpuReservation = b;
+    else if (name === 'distribute-cpus-across-numa') out.distributeCpusAcrossNuma = b;
     else if (b) out.notImplemented.push(name);
   }
   for (const [a, b] of EXCLUSIVE)

@@ -104,6 +104,27 @@ describe('CpuManager (static)', () => {
     expect(make().exclusiveCpus('g', 'c0')).toEqual([]);
   });
 
+  it('distribute-cpus-across-numa: a request one NUMA node cannot hold is spread evenly over two', () => {
+    const numaOf = (cpus: readonly number[]) => cpus.map((cpu) => dualSocketHT.get(cpu)!.numaNodeId);
+    const allocate = (options: Record<string, string>) => {
+      rmSync(stateFile, { force: true });
+      const m = new CpuManager({
+        policy: 'static',
+        stateFile,
+        topology: dualSocketHT,
+        reservedCpus: [0],
+        reservedMilli: 0,
+        options,
+      });
+      m.start();
+      expect(m.allocate(pod('g', [guaranteed('8')]), [])).toBeUndefined();
+      return numaOf(m.exclusiveCpus('g', 'c0'));
+    };
+    // Packed: NUMA node 1 whole (6 CPUs), 2 from node 0; spread: 4 from each.
+    expect(allocate({}).sort()).toEqual([0, 0, 1, 1, 1, 1, 1, 1]);
+    expect(allocate({ 'distribute-cpus-across-numa': 'true' }).sort()).toEqual([0, 0, 0, 0, 1, 1, 1, 1]);
+  });
+
   it('strict-cpu-reservation: the reserved CPUs leave the shared pool too; a state that disagrees stops the start', () => {
     rmSync(stateFile, { force: true });
     const strict = (options: Record<string, string>) => {
@@ -269,8 +290,8 @@ describe('CpuManager (static)', () => {
     expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow(
       'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax',
     );
-    expect(make('static', { 'distribute-cpus-across-numa': 'true' })().unimplementedOptions).toEqual([
-      'distribute-cpus-across-numa',
+    expect(make('static', { 'prefer-align-cpus-by-uncorecache': 'true' })().unimplementedOptions).toEqual([
+      'prefer-align-cpus-by-uncorecache',
     ]);
     expect(make('none', { 'full-pcpus-only': 'true' })).toThrow(
       'new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]',
