@@ -1,16 +1,17 @@
 /**
  * The CPU manager (upstream pkg/kubelet/cm/cpumanager, policies `none` and `static` with the
- * options `full-pcpus-only`, `strict-cpu-reservation` and `distribute-cpus-across-numa`). `none` only keeps its state file. `static` gives each container of a Guaranteed pod
- * with an integer CPU request CPUs of its own, taken at admission (takeByTopology) out of the
- * shared pool less the reserved CPUs (reservedSystemCPUs, else the ceiling of kube- plus
- * system-reserved cpu taken by topology); every other container runs on the shared pool, which
- * keeps the reserved CPUs (not with strict-cpu-reservation: they are the system's alone). Containers are created with their cpuset, and the reconcile loop
- * (cpuManagerReconcilePeriod) writes each running container's cpuset again when it changed
- * (UpdateContainerResources) — the shared pool shrinks and grows as exclusive CPUs are taken and
- * freed. CPUs of a pod no longer active go back to the pool. Init containers' CPUs are reused
- * by the pod's app containers (not a sidecar's: it runs beside them). The state survives restarts
- * in `cpu_manager_state` (checkpoint.ts); a state that does not fit the configuration stops the
- * kubelet with upstream's message.
+ * options `full-pcpus-only`, `strict-cpu-reservation` and `distribute-cpus-across-numa`). `none`
+ * only keeps its state file. `static` gives each container of a Guaranteed pod with an integer CPU
+ * request CPUs of its own, taken at admission (takeByTopology) out of the shared pool less the
+ * reserved CPUs (reservedSystemCPUs, else the ceiling of kube- plus system-reserved cpu taken by
+ * topology); every other container runs on the shared pool, which keeps the reserved CPUs (not
+ * with strict-cpu-reservation: they are the system's alone). Containers are created with their
+ * cpuset, and the reconcile loop (cpuManagerReconcilePeriod) writes each running container's
+ * cpuset again when it changed (UpdateContainerResources) — the shared pool shrinks and grows as
+ * exclusive CPUs are taken and freed. CPUs of a pod no longer active go back to the pool. Init
+ * containers' CPUs are reused by the pod's app containers (not a sidecar's: it runs beside them).
+ * The state survives restarts in `cpu_manager_state` (checkpoint.ts); a state that does not fit
+ * the configuration stops the kubelet with upstream's message.
  */
 import type { Container, Pod } from '../../api/types.js';
 import { milliCpu } from '../../api/quantity.js';
