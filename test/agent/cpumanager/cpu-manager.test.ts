@@ -121,8 +121,8 @@ describe('CpuManager (static)', () => {
       return numaOf(m.exclusiveCpus('g', 'c0'));
     };
     // Packed: NUMA node 1 whole (6 CPUs), 2 from node 0; spread: 4 from each.
-    expect(allocate({}).sort()).toEqual([0, 0, 1, 1, 1, 1, 1, 1]);
-    expect(allocate({ 'distribute-cpus-across-numa': 'true' }).sort()).toEqual([0, 0, 0, 0, 1, 1, 1, 1]);
+    expect(allocate({}).sort((a, b) => a - b)).toEqual([0, 0, 1, 1, 1, 1, 1, 1]);
+    expect(allocate({ 'distribute-cpus-across-numa': 'true' }).sort((a, b) => a - b)).toEqual([0, 0, 0, 0, 1, 1, 1, 1]);
   });
 
   it('strict-cpu-reservation: the reserved CPUs leave the shared pool too; a state that disagrees stops the start', () => {
