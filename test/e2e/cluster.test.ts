@@ -538,6 +538,7 @@ describe('pods from the apiserver', () => {
     expect(done.status.containerStatuses[0]).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
     expect(done.status.conditions.find((k: Obj) => k.type === 'AllContainersRestarting')).toMatchObject({
       status: 'False',
+      reason: 'PodCompleted',
     });
   });
 

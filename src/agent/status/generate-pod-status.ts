@@ -247,6 +247,25 @@ function condition(type: string, ok: boolean, ctx: PodStatusContext, reason?: st
   };
 }
 
+/**
+ * The AllContainersRestarting condition (upstream GenerateAllContainersRestartingCondition): False
+ * for a finished pod, with why; True, with why, while the containers of the run before the
+ * restart are stopped.
+ */
+function allContainersRestarting(pod: Pod, rs: PodRuntimeStatus, phase: string, ctx: PodStatusContext): PodCondition {
+  if (phase === 'Succeeded') return condition('AllContainersRestarting', false, ctx, 'PodCompleted');
+  if (phase === 'Failed') return condition('AllContainersRestarting', false, ctx, 'PodFailed');
+  return staleContainers(rs, restartAllEpoch(pod, rs)).length > 0
+    ? condition(
+        'AllContainersRestarting',
+        true,
+        ctx,
+        'RestartAllContainersStarted',
+        'container exited with restart policy rule',
+      )
+    : condition('AllContainersRestarting', false, ctx);
+}
+
 /** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
 export function qosClass(pod: Pod): QosClass {
   return qosOf(pod.spec);
@@ -379,10 +398,9 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
             ),
           ]
         : []),
-      // RestartAllContainers: True while the containers of the run before the restart are stopped.
-      ...(usesRestartAll(pod)
-        ? [condition('AllContainersRestarting', staleContainers(rs, restartAllEpoch(pod, rs)).length > 0, ctx)]
-        : []),
+      // RestartAllContainers: True while the containers of the run before the restart are stopped
+      // (upstream GenerateAllContainersRestartingCondition's reasons and message).
+      ...(usesRestartAll(pod) ? [allContainersRestarting(pod, rs, phase, ctx)] : []),
     ],
     hostIP: ctx.nodeIP,
     hostIPs: [{ ip: ctx.nodeIP }],

@@ -209,7 +209,11 @@ describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
     expect(actions.kill.map((k) => [k.name, k.skipPreStop])).toEqual([['helper', true]]);
     expect(actions.start).toEqual([]);
     const reported = generatePodStatus(restartAll, status, statusContext);
-    expect(reported.conditions!.find((c) => c.type === 'AllContainersRestarting')?.status).toBe('True');
+    expect(reported.conditions!.find((c) => c.type === 'AllContainersRestarting')).toMatchObject({
+      status: 'True',
+      reason: 'RestartAllContainersStarted',
+      message: 'container exited with restart policy rule',
+    });
     expect(reported.phase).toBe('Running');
   });
 
@@ -231,6 +235,26 @@ describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
       ['main', 1],
       ['helper', 1],
     ]);
+  });
+
+  it("is False with upstream's reason once the pod is finished", () => {
+    const failed = at(
+      inst('setup', 'exited', 100),
+      inst('main', 'exited', 1000, { exitCode: 1 }),
+      inst('helper', 'exited', 1000, { exitCode: 0 }),
+    );
+    const reported = generatePodStatus(restartAll, failed, statusContext);
+    expect(reported.phase).toBe('Failed');
+    expect(reported.conditions!.find((c) => c.type === 'AllContainersRestarting')).toMatchObject({
+      status: 'False',
+      reason: 'PodFailed',
+    });
+    const completed = at(inst('setup', 'exited', 100), inst('main', 'exited', 1000), inst('helper', 'exited', 1000));
+    expect(
+      generatePodStatus(restartAll, completed, statusContext).conditions!.find(
+        (c) => c.type === 'AllContainersRestarting',
+      ),
+    ).toMatchObject({ status: 'False', reason: 'PodCompleted' });
   });
 
   it('a pod without such a rule has no AllContainersRestarting condition', () => {
