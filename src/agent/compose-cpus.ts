@@ -19,7 +19,7 @@ import type { AgentConfig } from './agent-config.js';
 import type { AdmitResult } from './admission/predicate.js';
 import type { AllocationRefusal } from './admission/allocation-refusal.js';
 import { CpuManager } from './cpumanager/cpu-manager.js';
-import type { ContainerCpusets, PodCpus } from './cpumanager/views.js';
+import type { AlignmentCount, AlignmentScope, ContainerCpusets, PodCpus } from './cpumanager/views.js';
 import { readCpuTopology } from './cpumanager/topology.js';
 import {
   admitWithTopology,
@@ -60,6 +60,14 @@ export function composeCpuManager(
   let topology: TopologyManagerConfig | undefined;
   let topologyAdmissions = 0;
   let topologyErrors = 0;
+  const numaAlignment: Record<AlignmentScope, AlignmentCount> = {
+    container: { aligned: 0, failed: 0 },
+    pod: { aligned: 0, failed: 0 },
+  };
+  const alignment = {
+    aligned: (scope: AlignmentScope) => void numaAlignment[scope].aligned++,
+    failed: (scope: AlignmentScope) => void numaAlignment[scope].failed++,
+  };
   const topologyAdmissionDuration = new Histogram(
     'kubelet_topology_manager_admission_duration_ms',
     '[ALPHA] Duration in milliseconds to serve a pod admission request.',
@@ -137,7 +145,7 @@ export function composeCpuManager(
         if (topology) topologyErrors++;
         return { admit: false, ...refused };
       };
-      const result = admitWithTopology({ cpus: m, devices: d.devices }, t, pod, admitted);
+      const result = admitWithTopology({ cpus: m, devices: d.devices }, t, pod, admitted, alignment);
       return result instanceof Promise ? result.then(counted) : counted(result);
     },
     cpusets: {
@@ -147,15 +155,20 @@ export function composeCpuManager(
     podCpus: {
       allocatableCpus: () => m?.allocatableCpus() ?? [],
       exclusiveCpus: (uid, name) => m?.exclusiveCpus(uid, name) ?? [],
-      counts: () => ({
-        pinningRequests: 0,
-        pinningErrors: 0,
-        sharedPoolMilli: 0,
-        exclusiveCpus: 0,
-        ...m?.counts(),
-        topologyAdmissions,
-        topologyErrors,
-      }),
+      counts: () => {
+        const { physicalCpuAlignment, ...counts } = m?.counts() ?? {
+          pinningRequests: 0,
+          pinningErrors: 0,
+          sharedPoolMilli: 0,
+          exclusiveCpus: 0,
+        };
+        return {
+          ...counts,
+          topologyAdmissions,
+          topologyErrors,
+          alignment: { numaNode: numaAlignment, physicalCpu: physicalCpuAlignment },
+        };
+      },
     },
     topologyAdmissionDuration,
   };

@@ -347,18 +347,23 @@ describe('metrics', () => {
     },
   );
 
-  it("promtool accepts every exposition (but for the one name of upstream's its lint flags)", async () => {
-    // Two of upstream's names promtool's lint flags in the Go kubelet's exposition too, kept for the dashboards
-    // that use them: kubelet_cpu_manager_exclusive_cpu_allocation_count (a gauge named _count) and
-    // kubelet_topology_manager_admission_duration_ms (a unit abbreviated).
-    const upstreamName =
-      'kubelet_cpu_manager_exclusive_cpu_allocation_count non-histogram and non-summary metrics should not have "_count" suffix\n' +
-      'kubelet_topology_manager_admission_duration_ms metric names should not contain abbreviated units\n';
+  it("promtool accepts every exposition (but for upstream's names its lint flags)", async () => {
+    // Upstream's names that promtool's lint flags in the Go kubelet's exposition too (upstream's own lint keeps an
+    // exception list of them; their _total renames come in v1.38), kept for the dashboards that use them.
+    const count = 'non-histogram and non-summary metrics should not have "_count" suffix';
+    const upstreamNames = [
+      'kubelet_container_aligned_compute_resources_count counter metrics should have "_total" suffix',
+      `kubelet_container_aligned_compute_resources_count ${count}`,
+      'kubelet_container_aligned_compute_resources_failure_count counter metrics should have "_total" suffix',
+      `kubelet_container_aligned_compute_resources_failure_count ${count}`,
+      `kubelet_cpu_manager_exclusive_cpu_allocation_count ${count}`,
+      'kubelet_topology_manager_admission_duration_ms metric names should not contain abbreviated units',
+    ];
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });
-      const out = r.stdout.toString() + r.stderr.toString();
-      if (out === upstreamName) expect([path, r.status]).toEqual(['/metrics', 3]);
-      else expect([path, r.status, out]).toEqual([path, 0, '']);
+      const out = (r.stdout.toString() + r.stderr.toString()).split('\n').filter(Boolean).sort();
+      if (path === '/metrics') expect([r.status, out]).toEqual([3, [...upstreamNames].sort()]);
+      else expect([path, r.status, out]).toEqual([path, 0, []]);
     }
   });
 

@@ -95,6 +95,20 @@ describe('CPU manager (static) on containerd', () => {
     // single-numa-node on a one-node machine admits both; the topology manager counted them.
     expect(metrics).toContain('kubelet_topology_manager_admission_requests_total 2\n');
     expect(metrics).toContain('kubelet_topology_manager_admission_errors_total 0\n');
+    // Upstream's alignment counters: under single-numa-node each container's NUMA alignment is guaranteed, so both
+    // pods' containers count; whole cores are not asked for (no full-pcpus-only).
+    expect(metrics).toContain(
+      'kubelet_container_aligned_compute_resources_count{boundary="numa_node",scope="container"} 2\n',
+    );
+    expect(metrics).toContain(
+      'kubelet_container_aligned_compute_resources_count{boundary="numa_node",scope="pod"} 0\n',
+    );
+    expect(metrics).toContain(
+      'kubelet_container_aligned_compute_resources_count{boundary="physical_cpu",scope="container"} 0\n',
+    );
+    expect(metrics).toContain(
+      'kubelet_container_aligned_compute_resources_failure_count{boundary="numa_node",scope="container"} 0\n',
+    );
     // Both admissions timed, in whole milliseconds, on upstream's buckets (0.05 ms doubling to 819.2 ms).
     expect(metrics).toContain('kubelet_topology_manager_admission_duration_ms_count 2\n');
     expect(metrics).toMatch(/^kubelet_topology_manager_admission_duration_ms_bucket\{le="819.2"\} 2$/m);

@@ -143,9 +143,21 @@ export class CpuManager {
     return this.c.policy === 'static' ? difference(topologyCpus(this.c.topology), this.reserved) : [];
   }
 
-  counts(): Omit<CpuManagerCounts, 'topologyAdmissions' | 'topologyErrors'> {
+  counts(): Omit<CpuManagerCounts, 'topologyAdmissions' | 'topologyErrors' | 'alignment'> & {
+    physicalCpuAlignment?: { aligned: number; failed: number };
+  } {
     const isStatic = this.c.policy === 'static';
+    // Under full-pcpus-only every allocation is one of whole cores, or a failure to make one.
+    const full = this.options.fullPhysicalCpusOnly;
     return {
+      ...(isStatic
+        ? {
+            physicalCpuAlignment: {
+              aligned: full ? this.pinningRequests - this.pinningErrors : 0,
+              failed: full ? this.pinningErrors : 0,
+            },
+          }
+        : {}),
       pinningRequests: this.pinningRequests,
       pinningErrors: this.pinningErrors,
       sharedPoolMilli: isStatic ? difference(this.state.defaultCpuSet, this.reserved).length * 1000 : 0,

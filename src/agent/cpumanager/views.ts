@@ -25,6 +25,22 @@ export interface CpuManagerCounts {
   /** The topology manager's pod admissions, and those refused (TopologyAffinityError or a failed allocation). */
   topologyAdmissions: number;
   topologyErrors: number;
+  /**
+   * Allocations aligned, and failures to align, by scope and boundary (upstream's
+   * container_aligned_compute_resources counters): NUMA alignment is counted under the
+   * single-numa-node policy, which guarantees it; physical cores (`physicalCpu`, with the static
+   * policy only) under full-pcpus-only.
+   */
+  alignment: {
+    numaNode: Record<AlignmentScope, AlignmentCount>;
+    physicalCpu?: AlignmentCount;
+  };
+}
+
+export type AlignmentScope = 'container' | 'pod';
+export interface AlignmentCount {
+  aligned: number;
+  failed: number;
 }
 
 /**

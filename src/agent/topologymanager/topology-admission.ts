@@ -56,12 +56,22 @@ type Admission = AllocationRefusal | undefined | Promise<AllocationRefusal | und
 /** The CPU manager's hints as one resource's list, none when it has no preference. */
 const cpuResources = (hints: ResourceHints): ResourceHints[] => (hints === undefined ? [] : [hints]);
 
+/**
+ * Told of each allocation the policy guarantees to be NUMA-aligned (single-numa-node), and of
+ * each it refused for want of alignment: per container, or per pod with the pod scope.
+ */
+export interface AlignmentObserver {
+  aligned(scope: 'container' | 'pod'): void;
+  failed(scope: 'container' | 'pod'): void;
+}
+
 /** The refusal of `pod`, or undefined when it is admitted (its devices and CPUs allocated). */
 export function admitWithTopology(
   providers: { cpus?: CpuProvider; devices?: DeviceProvider },
   t: TopologyManagerConfig,
   pod: Pod,
   active: readonly Pod[],
+  alignment?: AlignmentObserver,
 ): Admission {
   const { cpus } = providers;
   const devices = providers.devices?.needsDevices(pod) ? providers.devices : undefined;
@@ -78,6 +88,9 @@ export function admitWithTopology(
           t.distances,
         )
       : undefined;
+  // Only single-numa-node guarantees alignment (upstream IsAlignmentGuaranteed).
+  const guaranteed = policy === 'single-numa-node' ? alignment : undefined;
+  const scope = t.scope;
   /** Allocates from container `i` on; a promise from the first container whose devices the plugins are asked for. */
   const from = (i: number): Admission => {
     for (; i < containers.length; i++) {
@@ -92,16 +105,24 @@ export function admitWithTopology(
             [...(devices?.containerHints(pod, c, t.numaNodes) ?? []), ...cpuResources(cpus?.containerHints(pod, c))],
             t.distances,
           );
-        if (!merged.admit) return TOPOLOGY_AFFINITY_ERROR;
+        if (!merged.admit) {
+          guaranteed?.failed(scope);
+          return TOPOLOGY_AFFINITY_ERROR;
+        }
         affinity = merged.hint.numaNodes;
       }
       const next = i + 1;
+      const thenCpus = (refused: AllocationRefusal | undefined) => {
+        const failed = refused ?? cpus?.allocateContainer(pod, c, affinity);
+        if (!failed && scope === 'container') guaranteed?.aligned('container');
+        return failed;
+      };
       const ofDevices = devices?.allocateContainer(pod, c, affinity);
-      if (ofDevices instanceof Promise)
-        return ofDevices.then((refused) => refused ?? cpus?.allocateContainer(pod, c, affinity) ?? from(next));
-      const refused = ofDevices ?? cpus?.allocateContainer(pod, c, affinity);
+      if (ofDevices instanceof Promise) return ofDevices.then((refused) => thenCpus(refused) ?? from(next));
+      const refused = thenCpus(ofDevices);
       if (refused) return refused;
     }
+    if (scope === 'pod') guaranteed?.aligned('pod');
     return undefined;
   };
   const end = (refused: AllocationRefusal | undefined) => {

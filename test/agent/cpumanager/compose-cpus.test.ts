@@ -11,7 +11,7 @@ import type { Pod } from '../../../src/api/types.js';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
 import { composeCpuManager } from '../../../src/agent/compose-cpus.js';
-import { readCpuTopology } from '../../../src/agent/cpumanager/topology.js';
+import { cpusPerCore, readCpuTopology } from '../../../src/agent/cpumanager/topology.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 
@@ -78,5 +78,48 @@ describe('composeCpuManager', () => {
     ).toThrow(
       'failed to initialize cpu manager: [cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater than zero',
     );
+  });
+});
+
+describe('alignment counters (upstream container_aligned_compute_resources)', () => {
+  const topologyConfig = (scope: 'container' | 'pod', options: Record<string, string> = {}) =>
+    ({
+      ...cfg('static'),
+      cpuManager: { policy: 'static', reconcilePeriodMs: 60_000, reservedCpus: '', options },
+      topologyManager: { policy: 'single-numa-node', scope },
+    }) as unknown as AgentConfig;
+
+  it('counts every container admitted under single-numa-node, and each refused for want of alignment', () => {
+    rmSync(join(dir, 'cpu_manager_state'), { force: true });
+    const abort = new AbortController();
+    const m = wire('static', topologyConfig('container'));
+    m.start(abort.signal);
+    try {
+      expect(m.admit(guaranteed(1), [])).toBeUndefined();
+      expect(m.admit(guaranteed(cpus + 1), [])).toMatchObject({ admit: false, reason: 'TopologyAffinityError' });
+      expect(m.podCpus.counts().alignment).toEqual({
+        numaNode: { container: { aligned: 1, failed: 1 }, pod: { aligned: 0, failed: 0 } },
+        physicalCpu: { aligned: 0, failed: 0 },
+      });
+    } finally {
+      abort.abort();
+    }
+  });
+
+  it('counts the pod once with the pod scope, and whole cores with full-pcpus-only', () => {
+    rmSync(join(dir, 'cpu_manager_state'), { force: true });
+    const abort = new AbortController();
+    const m = wire('static', topologyConfig('pod', { 'full-pcpus-only': 'true' }));
+    m.start(abort.signal);
+    try {
+      const perCore = cpusPerCore(readCpuTopology());
+      const admitted = m.admit(guaranteed(perCore), []);
+      const { numaNode, physicalCpu } = m.podCpus.counts().alignment;
+      expect(numaNode.pod).toEqual(admitted === undefined ? { aligned: 1, failed: 0 } : { aligned: 0, failed: 0 });
+      expect(numaNode.container).toEqual({ aligned: 0, failed: 0 });
+      expect(physicalCpu).toEqual(admitted === undefined ? { aligned: 1, failed: 0 } : { aligned: 0, failed: 1 });
+    } finally {
+      abort.abort();
+    }
   });
 });
