@@ -95,7 +95,14 @@ describe('CpuManager (static)', () => {
         'Allocate failed due to not enough cpus available to satisfy request: requested=6, available=5, which is unexpected',
     });
     // upstream's metrics: two pinning requests (one failed), 2 CPUs exclusive, the shared pool less the reserved CPU.
-    expect(m.counts()).toEqual({ pinningRequests: 2, pinningErrors: 1, sharedPoolMilli: 5000, exclusiveCpus: 2 });
+    // No whole-core alignment asked for (full-pcpus-only): none counted either way.
+    expect(m.counts()).toEqual({
+      pinningRequests: 2,
+      pinningErrors: 1,
+      sharedPoolMilli: 5000,
+      exclusiveCpus: 2,
+      physicalCpuAlignment: { aligned: 0, failed: 0 },
+    });
     // The state survives a restart; a pod no longer active gives its CPUs back.
     const again = make();
     expect(again.exclusiveCpus('g', 'c0')).toEqual([1, 5]);
@@ -246,7 +253,12 @@ describe('CpuManager (static)', () => {
       message:
         'SMT Alignment Error: not enough free physical CPUs: available physical CPUs = 4, requested CPUs = 6, CPUs per core = 2',
     });
-    expect(m.counts()).toMatchObject({ pinningRequests: 3, pinningErrors: 2 });
+    expect(m.counts()).toMatchObject({
+      pinningRequests: 3,
+      pinningErrors: 2,
+      // Upstream's container_aligned_compute_resources{boundary="physical_cpu"}: one allocation of whole cores, two refused.
+      physicalCpuAlignment: { aligned: 1, failed: 2 },
+    });
   });
 
   it('checks the options as upstream: unknown names, gated levels, bad values; none takes none', () => {
