@@ -334,6 +334,7 @@ export function composeAgent(
         admitted.map((p) => allocation.effective(p)),
       ),
     onRejected: (pod, reason, message) => {
+      metrics.admissionRejections.inc({ reason });
       devices.release(pod.metadata.uid!);
       const generation = pod.metadata.generation;
       statusManager.set(pod.metadata.uid!, {

@@ -262,6 +262,11 @@ describe('metrics', () => {
       'kubelet_mirror_pods 0',
       'kubelet_working_pods{config="desired",lifecycle="sync",static="true"} 3',
       'kubelet_started_containers_total{container_type="container"} 3',
+      // Each pod's sandbox, by its runtime handler ("" for the default); no ephemeral container, no rejection.
+      'kubelet_run_podsandbox_duration_seconds_count{runtime_handler=""} 3',
+      'kubelet_managed_ephemeral_containers 0',
+      'kubelet_memory_manager_pinning_requests_total 0',
+      '# TYPE kubelet_admission_rejections_total counter',
     ])
       expect(m).toContain(name);
     for (const name of [
@@ -290,6 +295,9 @@ describe('metrics', () => {
     );
     // PLEG last seen: a relist within the last few seconds.
     expect(Date.now() / 1000 - Number(/^kubelet_pleg_last_seen_seconds (\d+)$/m.exec(m)?.[1])).toBeLessThan(5);
+    // The host's cgroup version, as its /sys/fs/cgroup says.
+    const cgroupVersion = existsSync('/sys/fs/cgroup/cgroup.controllers') ? 2 : 1;
+    expect(m).toContain(`\nkubelet_cgroup_version ${cgroupVersion}\n`);
     expect(await get('/metrics/probes')).toContain('# TYPE prober_probe_total counter');
     const spec = JSON.parse(await get('/spec/'));
     expect(spec).toMatchObject({ num_cores: expect.any(Number), memory_capacity: expect.any(Number) });
@@ -358,6 +366,7 @@ describe('metrics', () => {
       `kubelet_container_aligned_compute_resources_failure_count ${count}`,
       `kubelet_cpu_manager_exclusive_cpu_allocation_count ${count}`,
       'kubelet_topology_manager_admission_duration_ms metric names should not contain abbreviated units',
+      'kubelet_pleg_discard_events counter metrics should have "_total" suffix',
     ];
     for (const path of ['/metrics', '/metrics/cadvisor', '/metrics/resource', '/metrics/probes']) {
       const r = spawnSync('promtool', ['check', 'metrics'], { input: await get(path) });

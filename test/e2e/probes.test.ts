@@ -307,6 +307,10 @@ describe('pod-level rules', () => {
       reason: 'SysctlForbidden',
       message: 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
     });
+    // Each rejection counted by its reason (upstream's kubelet_admission_rejections_total).
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toContain('kubelet_admission_rejections_total{reason="PodOSNotSupported"} 1\n');
+    expect(metrics).toContain('kubelet_admission_rejections_total{reason="SysctlForbidden"} 1\n');
     // A host whose kernel enforces no AppArmor refuses a pod that asks for a profile (this one runs where it does).
     if (!hostAppArmor())
       expect(

@@ -31,13 +31,21 @@ function instrument<T extends object>(target: T, m: KubeletMetrics, service: Cri
       const known = wrappers.get(prop);
       if (known?.of === v) return known.wrapper;
       const op = operationType(prop);
+      // RunPodSandbox is also timed and counted by runtime handler (upstream's instrumented service).
+      const handlerOf =
+        prop === 'runPodSandbox' ? (args: unknown[]) => (typeof args[1] === 'string' ? args[1] : '') : undefined;
       const wrapper = (...args: unknown[]) => {
         const end = m.runtimeOpDuration.startTimer({ operation_type: op });
         m.runtimeOps.inc({ operation_type: op });
+        const handler = handlerOf?.(args);
+        const endSandbox =
+          handler === undefined ? undefined : m.runPodSandboxDuration.startTimer({ runtime_handler: handler });
         // Checked per call: /debug/flags/v can change --v while the kubelet runs.
         const t0 = logger && vEnabled(logger, CALL_LOG_V) ? performance.now() : undefined;
         const done = (outcome: { result?: unknown; error?: unknown }) => {
           end();
+          endSandbox?.();
+          if (handler !== undefined && 'error' in outcome) m.runPodSandboxErrors.inc({ runtime_handler: handler });
           if (t0 === undefined) return;
           const line = criResponseLine(service, prop, args, outcome, goDuration(performance.now() - t0));
           logV(logger!, CALL_LOG_V, line.fields, line.msg);

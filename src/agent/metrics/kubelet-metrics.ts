@@ -18,6 +18,7 @@
  * - the certificate managers' TTL and renewal errors (certificate-metrics.ts);
  * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
+import { existsSync } from 'node:fs';
 import { Counter, DEFAULT_BUCKETS, Gauge, Histogram, processFamilies, Registry } from './registry.js';
 import { buildInfo } from './build-info.js';
 import { registerHttpMetrics } from './http-metrics.js';
@@ -82,6 +83,11 @@ export class KubeletMetrics {
   readonly orphanedRuntimePods: Counter;
   readonly startedPods: Counter;
   readonly startedPodsErrors: Counter;
+  /** kubelet_admission_rejections_total by reason (upstream's rejectPod). */
+  readonly admissionRejections: Counter<'reason'>;
+  /** kubelet_run_podsandbox_duration_seconds / _errors_total by runtime handler ("" for the default). */
+  readonly runPodSandboxDuration: Histogram<'runtime_handler'>;
+  readonly runPodSandboxErrors: Counter<'runtime_handler'>;
   readonly startedContainersErrors: Counter<'container_type' | 'code'>;
   readonly startedContainers: Counter<'container_type'>;
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
@@ -281,6 +287,49 @@ export class KubeletMetrics {
     this.startedPodsErrors = r.register(
       new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []),
     );
+    this.admissionRejections = r.register(
+      new Counter(
+        'kubelet_admission_rejections_total',
+        '[ALPHA] Cumulative number pod admission rejections by the Kubelet.',
+        ['reason'],
+      ),
+    );
+    this.runPodSandboxDuration = r.register(
+      new Histogram(
+        'kubelet_run_podsandbox_duration_seconds',
+        '[ALPHA] Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.',
+        ['runtime_handler'],
+        DEFAULT_BUCKETS,
+      ),
+    );
+    this.runPodSandboxErrors = r.register(
+      new Counter(
+        'kubelet_run_podsandbox_errors_total',
+        '[ALPHA] Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.',
+        ['runtime_handler'],
+      ),
+    );
+    // The host's cgroup version (upstream sets it as its container manager starts).
+    let cgroupVersion: number | undefined;
+    r.register(
+      new Gauge('kubelet_cgroup_version', '[ALPHA] cgroup version on the hosts.', [], (g) =>
+        g.set(undefined, (cgroupVersion ??= existsSync('/sys/fs/cgroup/cgroup.controllers') ? 2 : 1)),
+      ),
+    );
+    // What upstream registers that never moves here: the memory manager's only policy is None (it pins nothing),
+    // and the generic PLEG never drops an event.
+    for (const [name, help] of [
+      [
+        'kubelet_memory_manager_pinning_requests_total',
+        'The number of memory pages allocations which required pinning.',
+      ],
+      [
+        'kubelet_memory_manager_pinning_errors_total',
+        'The number of memory pages allocations which required pinning that failed.',
+      ],
+      ['kubelet_pleg_discard_events', 'The number of discard events in PLEG.'],
+    ])
+      r.register(new Counter(name, `[ALPHA] ${help}`, []));
     this.imagesCollected = r.register(
       new Counter(
         'kubelet_image_garbage_collected_total',

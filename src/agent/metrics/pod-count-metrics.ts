@@ -1,6 +1,7 @@
 /**
  * Upstream's pod count gauges, read at scrape time from the pod manager and the pod workers:
- * kubelet_desired_pods{static}, kubelet_active_pods{static}, kubelet_mirror_pods and
+ * kubelet_desired_pods{static}, kubelet_active_pods{static}, kubelet_mirror_pods,
+ * kubelet_managed_ephemeral_containers and
  * kubelet_working_pods{lifecycle,config,static} (upstream's combinations, zero included: static
  * "unknown" for runtime_only); the counter kubelet_restarted_pods_total{static}. `static` is "true" for a pod from
  * a file or URL, "" for an apiserver pod.
@@ -29,6 +30,8 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
   desired: Record<string, number>;
   active: Record<string, number>;
   mirror: number;
+  /** The ephemeral containers of the desired pods (upstream's pod manager counts them). */
+  ephemeralContainers: number;
   working: { lifecycle: string; config: string; static: string; count: number }[];
 } {
   const desired: Record<string, number> = { '': 0, true: 0 };
@@ -55,6 +58,7 @@ export function podCounts(src: { desired: Pod[]; workers: ReturnType<PodCountSou
     desired,
     active,
     mirror: src.mirrors ? desired.true : 0,
+    ephemeralContainers: src.desired.reduce((n, p) => n + (p.spec.ephemeralContainers?.length ?? 0), 0),
     working: [...working].map(([k, count]) => {
       const [lifecycle, config, s] = k.split('|');
       return { lifecycle, config, static: s, count };
@@ -99,6 +103,14 @@ export function registerPodCountMetrics(metrics: KubeletMetrics, src: PodCountSo
       '[ALPHA] The number of mirror pods the kubelet will try to create (one per admitted static pod)',
       [],
       (g) => g.set(undefined, counts(false).mirror),
+    ),
+  );
+  metrics.register(
+    new Gauge(
+      'kubelet_managed_ephemeral_containers',
+      '[ALPHA] Current number of ephemeral containers in pods managed by this kubelet.',
+      [],
+      (g) => g.set(undefined, counts(false).ephemeralContainers),
     ),
   );
   metrics.register(

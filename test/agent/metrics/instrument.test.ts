@@ -31,6 +31,25 @@ describe('instrumentCri', () => {
     expect(text).toMatch(/^kubelet_runtime_operations_duration_seconds_count\{operation_type="stop_podsandbox"\} 3$/m);
   });
 
+  it('times and counts RunPodSandbox by runtime handler, its failures too', async () => {
+    const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
+    const runtime = {
+      runPodSandbox: async (_config: unknown, handler?: string) => {
+        if (handler === 'broken') throw new Error('no such handler');
+        return 'sandbox';
+      },
+    };
+    const cri = instrumentCri({ runtime, images: {} } as unknown as CriRuntime, metrics);
+    await cri.runtime.runPodSandbox({} as never);
+    await cri.runtime.runPodSandbox({} as never, 'kata');
+    await expect(cri.runtime.runPodSandbox({} as never, 'broken')).rejects.toThrow('no such handler');
+    const text = metrics.text();
+    expect(text).toMatch(/^kubelet_run_podsandbox_duration_seconds_count\{runtime_handler=""\} 1$/m);
+    expect(text).toMatch(/^kubelet_run_podsandbox_duration_seconds_count\{runtime_handler="kata"\} 1$/m);
+    expect(text).toMatch(/^kubelet_run_podsandbox_errors_total\{runtime_handler="broken"\} 1$/m);
+    expect(text).not.toMatch(/^kubelet_run_podsandbox_errors_total\{runtime_handler="kata"\}/m);
+  });
+
   it('logs each call going out and coming back at --v=10, and nothing below it', async () => {
     const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
     const lines: string[] = [];

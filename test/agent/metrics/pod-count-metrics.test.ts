@@ -43,4 +43,14 @@ describe('pod counts', () => {
     ]).toEqual([1, 1, 1, 0]);
     expect(podCounts({ desired: [s], workers: [], mirrors: false }).mirror).toBe(0);
   });
+
+  it('counts the ephemeral containers of the desired pods', () => {
+    const debugged = pod('d', 'api');
+    debugged.spec.ephemeralContainers = [
+      { name: 'debugger', image: 'busybox' },
+      { name: 'debugger2', image: 'busybox' },
+    ];
+    const counts = podCounts({ desired: [debugged, pod('p', 'api')], workers: [], mirrors: false });
+    expect(counts.ephemeralContainers).toBe(2);
+  });
 });
