@@ -272,13 +272,17 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   // The pod-resources API (the root dir lock makes the socket ours to replace).
-  const stopPodResources = await import('./server/pod-resources.js')
-    .then(({ servePodResources }) =>
+  const stopPodResources = await Promise.all([
+    import('./server/pod-resources.js'),
+    import('./agent/metrics/pod-resources-metrics.js'),
+  ])
+    .then(([{ servePodResources }, { registerPodResourcesMetrics }]) =>
       servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), {
         pods: () => host.getPods(),
         cpus: agent.cpus,
         devices: agent.devices,
         dynamicResources: (pod, container) => agent.dra.dynamicResources(pod, container),
+        onCall: registerPodResourcesMetrics(agent.metrics),
       }),
     )
     .catch((err: unknown) => {

@@ -193,9 +193,11 @@ export function composeAgent(
   } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
+  const httpHookFallbacks = () => metrics.lifecycleHttpFallbacks.inc();
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     counters: metrics.startCounters,
+    httpHookFallbacks,
     images,
     backoff,
     clock,
@@ -273,6 +275,7 @@ export function composeAgent(
     images,
     pods: podManager,
     events,
+    httpHookFallbacks,
     mirrors,
     volumes,
     prober,

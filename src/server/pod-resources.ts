@@ -8,6 +8,10 @@
  * are the CPUs exclusive allocations come from and the allocatable devices every healthy device
  * of the plugins (one entry each, with its NUMA nodes, as upstream). There is no memory manager
  * (`None`): no memory blocks. List names the active pods, Get any pod the kubelet has.
+ *
+ * As upstream's server: calls beyond 100 a second (a burst of 10) are refused with
+ * ResourceExhausted "rejected by rate limit", and Get of an unknown pod fails with upstream's
+ * error (gRPC Unknown, as Go's plain errors are).
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -16,6 +20,12 @@ import type { DynamicResource } from '../agent/dra/claim-info.js';
 import { GrpcCallError, GrpcCode } from '../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../cri/grpc-server.js';
 import { serviceMethods } from '../cri/proto.js';
+import { TokenBucket } from '../lib/token-bucket.js';
+import type { PodResourcesMethod } from '../agent/metrics/pod-resources-metrics.js';
+
+/** Upstream's DefaultQPS and DefaultBurstTokens of the pod-resources endpoint. */
+export const POD_RESOURCES_QPS = 100;
+export const POD_RESOURCES_BURST = 10;
 
 /** The CPU manager's view (agent compose-cpus.ts PodCpus). */
 interface Cpus {
@@ -63,10 +73,20 @@ const isActive = (p: Pod) => p.status?.phase !== 'Succeeded' && p.status?.phase 
 /** Serves the API for `pods()` on `socketPath`; resolves with a stop function. */
 export async function servePodResources(
   socketPath: string,
-  o: { pods(): Pod[]; cpus?: Cpus; devices?: Devices; dynamicResources?: DynamicResourcesOf },
+  o: {
+    pods(): Pod[];
+    cpus?: Cpus;
+    devices?: Devices;
+    dynamicResources?: DynamicResourcesOf;
+    /** Counts each call the rate limit let through, and whether it failed (the metrics). */
+    onCall?: (method: PodResourcesMethod, failed: boolean) => void;
+    /** The rate limit (tests); upstream's by default. */
+    limiter?: TokenBucket;
+  },
 ): Promise<() => Promise<void>> {
   const svc = serviceMethods('podresources/v1/api.proto', 'v1.PodResourcesLister');
-  const impl: Record<string, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
+  const limiter = o.limiter ?? new TokenBucket(POD_RESOURCES_QPS, POD_RESOURCES_BURST);
+  const impl: Record<PodResourcesMethod, (req: { pod_name?: string; pod_namespace?: string }) => object> = {
     // List: the active pods only (KubeletPodResourcesListUseActivePods); Get answers for any pod the kubelet has.
     List: () => ({
       pod_resources: o
@@ -88,19 +108,29 @@ export async function servePodResources(
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);
       if (!p)
-        throw new GrpcCallError(GrpcCode.NOT_FOUND, `pod ${req.pod_name} not found in namespace ${req.pod_namespace}`);
+        throw new GrpcCallError(GrpcCode.UNKNOWN, `pod ${req.pod_name} in namespace ${req.pod_namespace} not found`);
       return { pod_resources: podResources(p, o) };
     },
   };
   const methods: Record<string, UnaryHandler> = {};
   for (const [name, m] of Object.entries(svc)) {
-    const handle = impl[name];
-    if (handle)
-      methods[m.path] = {
-        requestDeserialize: (b) => m.requestDeserialize(b),
-        responseSerialize: (r) => m.responseSerialize(r as object),
-        handle: (req) => handle(req as { pod_name?: string; pod_namespace?: string }),
-      };
+    if (!(name in impl)) continue;
+    const method = name as PodResourcesMethod;
+    methods[m.path] = {
+      requestDeserialize: (b) => m.requestDeserialize(b),
+      responseSerialize: (r) => m.responseSerialize(r as object),
+      handle: (req) => {
+        if (!limiter.tryTake()) throw new GrpcCallError(GrpcCode.RESOURCE_EXHAUSTED, 'rejected by rate limit');
+        try {
+          const answer = impl[method](req as { pod_name?: string; pod_namespace?: string });
+          o.onCall?.(method, false);
+          return answer;
+        } catch (err) {
+          o.onCall?.(method, true);
+          throw err;
+        }
+      },
+    };
   }
   await mkdir(dirname(socketPath), { recursive: true, mode: 0o750 });
   await rm(socketPath, { force: true });

@@ -83,6 +83,8 @@ export class KubeletMetrics {
   readonly orphanedRuntimePods: Counter;
   readonly startedPods: Counter;
   readonly startedPodsErrors: Counter;
+  /** kubelet_lifecycle_handler_http_fallbacks_total: HTTPS hooks that succeeded over HTTP. */
+  readonly lifecycleHttpFallbacks: Counter;
   /** kubelet_admission_rejections_total by reason (upstream's rejectPod). */
   readonly admissionRejections: Counter<'reason'>;
   /** kubelet_run_podsandbox_duration_seconds / _errors_total by runtime handler ("" for the default). */
@@ -286,6 +288,13 @@ export class KubeletMetrics {
     );
     this.startedPodsErrors = r.register(
       new Counter('kubelet_started_pods_errors_total', '[ALPHA] Cumulative number of errors when starting pods', []),
+    );
+    this.lifecycleHttpFallbacks = r.register(
+      new Counter(
+        'kubelet_lifecycle_handler_http_fallbacks_total',
+        '[ALPHA] The number of times lifecycle handlers successfully fell back to http from https.',
+        [],
+      ),
     );
     this.admissionRejections = r.register(
       new Counter(

@@ -43,6 +43,9 @@ export function probeHostHeader(url: URL): string {
   return url.port ? url.host : `${url.host}:${url.protocol === 'https:' ? 443 : 80}`;
 }
 
+/** Go's error for an HTTPS request a server answered in plain HTTP (upstream's lifecycle hooks fall back on it). */
+export const HTTP_RESPONSE_TO_HTTPS_CLIENT = 'http: server gave HTTP response to HTTPS client';
+
 /** A socket or parser error in Go's words. */
 function goError(err: NodeJS.ErrnoException, where: string): Error {
   if (err.code === 'ECONNREFUSED') return new Error(`dial tcp ${where}: connect: connection refused`);
@@ -51,6 +54,9 @@ function goError(err: NodeJS.ErrnoException, where: string): Error {
   if (err.code === 'HPE_HEADER_OVERFLOW')
     return new Error(`net/http: server response headers exceeded ${MAX_HEADER_BYTES} bytes; aborted`);
   if (err.code?.startsWith('HPE_')) return new Error(`net/http: malformed HTTP response (${err.message})`);
+  // TLS to a server that is not speaking it: what Go's client says when that server answers in plain HTTP.
+  if (err.code === 'EPROTO' && /wrong version number/.test(err.message))
+    return new Error(HTTP_RESPONSE_TO_HTTPS_CLIENT);
   return new Error(err.message);
 }
 

@@ -52,7 +52,7 @@ export interface ProbeTarget {
   timeoutMs: number;
 }
 
-const USER_AGENT = `kube-probe/${KUBERNETES_VERSION.replace(/^v/, '').split('.').slice(0, 2).join('.')}`;
+const USER_AGENT = httpGetUserAgent('probe');
 const MAX_BODY = 10 * 1024;
 
 /** A port by number or by the container's port name. */
@@ -97,36 +97,76 @@ export function probeUrl(scheme: string, host: string, port: number, path: strin
   return url;
 }
 
-async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget): Promise<ProbeOutcome> {
+/** The `User-Agent` of an httpGet action's request (upstream: `kube-probe/1.36`, `kube-lifecycle/1.36`). */
+export function httpGetUserAgent(fragment: 'probe' | 'lifecycle'): string {
+  return `kube-${fragment}/${KUBERNETES_VERSION.replace(/^v/, '').split('.').slice(0, 2).join('.')}`;
+}
+
+/**
+ * The request of an httpGet action (upstream NewRequestForHTTPGetAction): its URL, and the spec's headers (repeats
+ * kept) then `User-Agent` and `Accept: *\/*` unless the spec set them; or why there is none. Pure.
+ */
+export function httpGetRequest(
+  a: NonNullable<ProbeAction['httpGet']>,
+  t: { container: Container; podIP: string },
+  userAgent: string,
+): { url: URL; headers: [string, string][] } | { error: string } {
   const port = resolvePort(a.port, t.container);
-  if (port === undefined)
-    return { result: 'failure', output: `unable to find port ${String(a.port)} in container ${t.container.name}` };
-  const host = a.host || t.podIP;
-  const scheme = (a.scheme ?? 'HTTP').toLowerCase();
-  let url = probeUrl(scheme, host, port, a.path ?? '');
-  // Upstream: the spec's headers (repeats kept), then User-Agent and Accept unless the spec set them.
+  if (port === undefined) return { error: `unable to find port ${String(a.port)} in container ${t.container.name}` };
+  const url = probeUrl((a.scheme ?? 'HTTP').toLowerCase(), a.host || t.podIP, port, a.path ?? '');
   const headers: [string, string][] = (a.httpHeaders ?? []).map((h) => [h.name, h.value]);
   const has = (n: string) => headers.some(([k]) => k.toLowerCase() === n);
-  if (!has('user-agent')) headers.push(['User-Agent', USER_AGENT]);
+  if (!has('user-agent')) headers.push(['User-Agent', userAgent]);
   if (!has('accept')) headers.push(['Accept', '*/*']);
-  const deadline = Date.now() + t.timeoutMs;
-  try {
-    for (let hops = 0; hops <= 10; hops++) {
-      const r = await httpOnce(url, headers, Math.max(1, deadline - Date.now()));
-      if (r.status >= 300 && r.status < 400 && r.location) {
-        const next = new URL(r.location, url);
-        // Upstream's probe.Warning: not followed, counted as a success, told in a ProbeWarning event.
-        if (next.hostname !== url.hostname)
-          return { result: 'success', warning: true, output: `Probe terminated redirects, Response body: ${r.body}` };
-        url = next;
-        continue;
-      }
-      if (r.status >= 200 && r.status < 400) return { result: 'success', output: r.body };
-      return { result: 'failure', output: `HTTP probe failed with statuscode: ${r.status}` };
+  return { url, headers };
+}
+
+/**
+ * GETs `url`, following redirects to the same host (at most 10); a redirect to another host is not followed and its
+ * response is the answer (upstream's RedirectChecker(false)). Failures reject with Go's words, `Get "<url>": …`.
+ */
+export async function getFollowingLocalRedirects(
+  url: URL,
+  headers: [string, string][],
+  deadline: number,
+): Promise<{ response: HttpGetResponse; url: URL; offHost: boolean }> {
+  for (let hops = 0; ; hops++) {
+    let response: HttpGetResponse;
+    try {
+      response = await httpOnce(url, headers, Math.max(1, deadline - Date.now()));
+    } catch (err) {
+      throw new Error(`Get "${url.href}": ${messageOf(err)}`, { cause: err });
     }
-    return { result: 'failure', output: 'stopped after 10 redirects' };
+    if (response.status < 300 || response.status >= 400 || !response.location) return { response, url, offHost: false };
+    const next = new URL(response.location, url);
+    if (next.hostname !== url.hostname) return { response, url, offHost: true };
+    // Go's client stops at the tenth redirect, naming the request that got it.
+    if (hops === 9) throw new Error(`Get "${url.href}": stopped after 10 redirects`);
+    url = next;
+  }
+}
+
+async function httpProbe(a: NonNullable<ProbeAction['httpGet']>, t: ProbeTarget): Promise<ProbeOutcome> {
+  const request = httpGetRequest(a, t, USER_AGENT);
+  if ('error' in request) return { result: 'failure', output: request.error };
+  try {
+    const { response, offHost } = await getFollowingLocalRedirects(
+      request.url,
+      request.headers,
+      Date.now() + t.timeoutMs,
+    );
+    // Upstream's probe.Warning: a redirect to another host is not followed, counted as a success, told in a
+    // ProbeWarning event.
+    if (offHost)
+      return {
+        result: 'success',
+        warning: true,
+        output: `Probe terminated redirects, Response body: ${response.body}`,
+      };
+    if (response.status >= 200 && response.status < 400) return { result: 'success', output: response.body };
+    return { result: 'failure', output: `HTTP probe failed with statuscode: ${response.status}` };
   } catch (err) {
-    return { result: 'failure', output: `Get "${url.href}": ${messageOf(err)}` };
+    return { result: 'failure', output: messageOf(err) };
   }
 }
 

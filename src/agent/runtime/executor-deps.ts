@@ -51,6 +51,8 @@ export interface StartCounters {
 /** What the executor needs. */
 export interface ExecutorDeps {
   counters?: StartCounters;
+  /** An HTTPS lifecycle hook that succeeded over HTTP (kubelet_lifecycle_handler_http_fallbacks_total). */
+  httpHookFallbacks?: () => void;
   runtime: RuntimeService;
   images: ImageManager;
   backoff: BackoffTable;

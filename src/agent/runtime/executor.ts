@@ -70,7 +70,13 @@ export class PodActionExecutor {
       logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
     // 1.
     if (plan.killPod) {
-      results.push(...(await killPod(runtime, pod, { status, events: this.deps.events })));
+      results.push(
+        ...(await killPod(runtime, pod, {
+          status,
+          events: this.deps.events,
+          httpFallbacks: this.deps.httpHookFallbacks,
+        })),
+      );
       if (!plan.createSandbox) return results;
     }
     // 2.
@@ -92,6 +98,7 @@ export class PodActionExecutor {
                 podIP: status.sandboxes[0]?.ip ?? '',
                 graceSeconds: grace,
                 events: this.deps.events,
+                httpFallbacks: this.deps.httpHookFallbacks,
               });
           await runtime.stopContainer(k.id, left);
           results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
@@ -351,6 +358,8 @@ export class PodActionExecutor {
       containerId: id,
       podIP: o.podIPs[0] ?? '',
       timeoutMs: POST_START_TIMEOUT_MS,
+      events: this.deps.events,
+      httpFallbacks: this.deps.httpHookFallbacks,
     });
     if (hookError) {
       this.deps.events?.record(ref, 'Warning', 'FailedPostStartHook', hookError);

@@ -8,15 +8,15 @@ import type { RuntimeService } from '../../cri/services.js';
 import { messageOf } from '../../lib/errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
-import { podRef, type EventSink } from '../events/recorder.js';
-import { preStop } from './lifecycle-hooks.js';
+import { podRef } from '../events/recorder.js';
+import { preStop, type HookReporting } from './lifecycle-hooks.js';
 import { gracePeriodOf } from './grace-period.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
 export async function killPod(
   runtime: RuntimeService,
   pod: Pod,
-  o: { status: PodRuntimeStatus; graceOverride?: number; events?: EventSink },
+  o: { status: PodRuntimeStatus; graceOverride?: number } & HookReporting,
 ): Promise<StepResult[]> {
   const { status, events } = o;
   const grace = gracePeriodOf(pod, o.graceOverride);
@@ -34,7 +34,7 @@ export async function killPod(
           ? await preStop(
               pod,
               specs.find((s) => s.name === c.name),
-              { runtime, containerId: c.id, podIP, graceSeconds: grace, events },
+              { runtime, containerId: c.id, podIP, graceSeconds: grace, events, httpFallbacks: o.httpFallbacks },
             )
           : grace;
       await runtime.stopContainer(c.id, left);

@@ -3,8 +3,8 @@
  * after StartContainer and must finish before the container counts as started — a failure kills
  * the container (`FailedPostStartHook`); preStop runs before the stop signal and its time counts
  * against the grace period — a failure is a `FailedPreStopHook` event and the stop goes on.
- * Handlers: exec (CRI ExecSync), httpGet (host defaults to the pod IP, HTTPS unverified), sleep.
- * Messages are upstream's.
+ * Handlers: exec (CRI ExecSync), httpGet (http-hook.ts: any answer succeeds; an HTTPS hook answered
+ * in HTTP falls back to HTTP with a `LifecycleHTTPFallback` warning), sleep. Messages are upstream's.
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
@@ -12,19 +12,45 @@ import { runProbeAction, type ProbeAction } from '../prober/probe-handlers.js';
 import { formatPod } from './container-config.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { MIN_GRACE_SECONDS } from './grace-period.js';
+import { runHttpHook } from './http-hook.js';
+
+/** Where a hook's side outcomes go: the pod's events, and the HTTP fallback counter. */
+export interface HookReporting {
+  events?: EventSink;
+  /** kubelet_lifecycle_handler_http_fallbacks_total. */
+  httpFallbacks?: () => void;
+}
 
 /** A hook's outcome: undefined when it succeeded, else upstream's message. */
 export async function runHook(
   kind: 'postStart' | 'preStop',
   pod: Pod,
   c: Container,
-  o: { runtime: RuntimeService; containerId: string; podIP: string; timeoutMs: number },
+  o: { runtime: RuntimeService; containerId: string; podIP: string; timeoutMs: number } & HookReporting,
 ): Promise<string | undefined> {
   const handler = (c.lifecycle as Record<string, ProbeAction> | undefined)?.[kind];
   if (!handler) return undefined;
   if (handler.sleep) {
     await new Promise((r) => setTimeout(r, Math.min(handler.sleep!.seconds * 1000, o.timeoutMs)));
     return undefined;
+  }
+  if (handler.httpGet) {
+    const error = await runHttpHook(
+      handler.httpGet,
+      { container: c, podIP: o.podIP, timeoutMs: o.timeoutMs },
+      (host) => {
+        o.httpFallbacks?.();
+        o.events?.record(
+          podRef(pod),
+          'Warning',
+          'LifecycleHTTPFallback',
+          `request to HTTPS lifecycle hook ${host} got HTTP response, retry with HTTP succeeded`,
+        );
+      },
+    );
+    return error === undefined
+      ? undefined
+      : `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${error}`;
   }
   const out = await runProbeAction(handler, {
     runtime: o.runtime,
@@ -39,8 +65,6 @@ export async function runHook(
     const err = out.exitCode !== undefined ? `command '${cmd}' exited with ${out.exitCode}: ` : out.output;
     return `Exec lifecycle hook ([${cmd}]) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${err}, message: ${JSON.stringify(out.exitCode !== undefined ? out.output : '')}`;
   }
-  if (handler.httpGet)
-    return `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${out.output}`;
   return `${kind} hook for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: ${out.output}`;
 }
 
@@ -51,7 +75,7 @@ export async function runHook(
 export async function preStop(
   pod: Pod,
   c: Container | undefined,
-  o: { runtime: RuntimeService; containerId: string; podIP: string; graceSeconds: number; events?: EventSink },
+  o: { runtime: RuntimeService; containerId: string; podIP: string; graceSeconds: number } & HookReporting,
 ): Promise<number> {
   if (!c?.lifecycle || !(c.lifecycle as Record<string, unknown>).preStop || o.graceSeconds <= 0) return o.graceSeconds;
   const start = Date.now();
@@ -60,6 +84,8 @@ export async function preStop(
     containerId: o.containerId,
     podIP: o.podIP,
     timeoutMs: o.graceSeconds * 1000,
+    events: o.events,
+    httpFallbacks: o.httpFallbacks,
   });
   if (msg) o.events?.record(podRef(pod, { name: c.name }), 'Warning', 'FailedPreStopHook', msg);
   const left = o.graceSeconds - Math.floor((Date.now() - start) / 1000);

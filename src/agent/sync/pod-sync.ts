@@ -75,6 +75,8 @@ export interface PodSyncDeps {
   /** The desired pods (a pod not among them is released for good) and the statuses the apiserver has. */
   pods: Pick<PodManager, 'getPodByUid' | 'apiStatusOf'>;
   events?: EventSink;
+  /** An HTTPS preStop hook that succeeded over HTTP (kubelet_lifecycle_handler_http_fallbacks_total). */
+  httpHookFallbacks?: () => void;
   /** Mirror pods for static pods (absent without an apiserver). */
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
@@ -334,6 +336,7 @@ export class PodSync implements PodSyncer {
         status: rs,
         graceOverride: gracePeriodSeconds,
         events: this.deps.events,
+        httpFallbacks: this.deps.httpHookFallbacks,
       });
       rs = await this.status(pod);
     }

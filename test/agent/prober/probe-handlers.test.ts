@@ -29,6 +29,12 @@ beforeAll(async () => {
       return res.end();
     }
     if (req.url === '/slow') return setTimeout(() => res.end('late'), 3000);
+    // /hop?n=k: k more redirects on this host, then 200.
+    if (req.url?.startsWith('/hop?')) {
+      const left = Number(new URL(req.url, 'http://x').searchParams.get('n'));
+      if (left > 0) res.writeHead(302, { Location: `/hop?n=${left - 1}` });
+      return res.end('fine');
+    }
     res.writeHead(500);
     res.end('bad');
   });
@@ -91,6 +97,17 @@ describe('probe handlers', () => {
     expect(await runProbeAction({ httpGet: { path: '/', port: 'nope' } }, target())).toEqual({
       result: 'failure',
       output: 'unable to find port nope in container c',
+    });
+  });
+
+  it("httpGet: follows nine redirects on the same host and stops at the tenth, as Go's client", async () => {
+    expect(await runProbeAction({ httpGet: { path: '/hop?n=9', port } }, target())).toEqual({
+      result: 'success',
+      output: 'fine',
+    });
+    expect(await runProbeAction({ httpGet: { path: '/hop?n=10', port } }, target())).toEqual({
+      result: 'failure',
+      output: `Get "http://127.0.0.1:${port}/hop?n=1": stopped after 10 redirects`,
     });
   });
 
