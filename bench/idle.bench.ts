@@ -3,9 +3,10 @@
  * private containerd, all Running, then the kubelet's CPU over a steady window from 30 s after
  * the burst to BENCH_IDLE_SECONDS (default 150): the process, its main thread (user / system)
  * and its other threads (V8's and libuv's workers), the main thread's wake-ups per second, its
- * RSS, and the CRI calls it made per minute in the window (its own metrics); beside it, the CPU
- * the runtime spent in the same window (containerd and its shims, with the `runc` runs they
- * waited for), which the kubelet's calls drive. BENCH_IDLE_ROUNDS rounds (default 1).
+ * RSS (at the window's end, anonymous and file-backed; the mean and peak of a reading every 5 s),
+ * and the CRI calls it made per minute in the window (its own metrics); beside it, the CPU the
+ * runtime spent in the same window (containerd and its shims, with the `runc` runs they waited
+ * for), which the kubelet's calls drive. BENCH_IDLE_ROUNDS rounds (default 1).
  * Prints a table and writes bench/results/idle.json. Not part of the tests.
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -117,7 +118,13 @@ async function once(): Promise<Record<string, unknown>> {
       t: performance.now(),
     });
     const a = await snapshot();
-    await sleep((T - SETTLE_S) * 1000);
+    // RSS every 5 s through the window: its mean is steadier than one reading, which lands anywhere in the young
+    // generation's and the heap's cycles.
+    const rssSamples: number[] = [];
+    for (const end = performance.now() + (T - SETTLE_S) * 1000; performance.now() < end;) {
+      await sleep(Math.min(5000, end - performance.now()));
+      rssSamples.push(sampleProcess(pid).rss);
+    }
     const b = await snapshot();
     const seconds = (b.t - a.t) / 1000;
     const pct = (ticks: number) => round(ticks / seconds); // ticks are 1/100 s: ticks / s = % of one core
@@ -136,6 +143,10 @@ async function once(): Promise<Record<string, unknown>> {
       runtimeCpuPct: pct(b.runtime - a.runtime),
       mainWakeupsPerS: round((b.wakes - a.wakes) / seconds),
       rssMiB: round(sampleProcess(pid).rss / 2 ** 20),
+      rssMeanMiB: round(rssSamples.reduce((sum, rss) => sum + rss, 0) / rssSamples.length / 2 ** 20),
+      rssMaxMiB: round(Math.max(...rssSamples) / 2 ** 20),
+      rssAnonMiB: round(sampleProcess(pid).rssAnon / 2 ** 20),
+      rssFileMiB: round(sampleProcess(pid).rssFile / 2 ** 20),
       criCallsPerMinute: perMinute,
     };
   } finally {

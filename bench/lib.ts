@@ -15,13 +15,14 @@ export function percentile(xs: readonly number[], p: number): number {
 }
 
 /** RSS in bytes and CPU time in seconds (user + system) of process `pid`, from /proc. */
-export function sampleProcess(pid: number): { rss: number; cpuSeconds: number } {
+export function sampleProcess(pid: number): { rss: number; rssAnon: number; rssFile: number; cpuSeconds: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15 of stat)
-  return { rss: rssKb * 1024, cpuSeconds: ticks / 100 };
+  // RSS in its two parts: anonymous (heaps) and file-backed (the node binary's and libraries' pages touched).
+  return { rss: kb('VmRSS'), rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), cpuSeconds: ticks / 100 };
 }
 
 /** The machine the numbers come from. */

@@ -7,7 +7,8 @@
 // `ExecStart=node …` and to an env without -S. The memory settings the figures in
 // docs/performance.md are measured with (a 1 MiB semi-space, two malloc arenas, fixed glibc
 // thresholds; why each: docs/performance-history.md) are in the systemd unit
-// (packaging/systemd/tskubelet.service), which the tests and benches read too.
+// (packaging/systemd/tskubelet.service), which the tests and benches read too. V8's code flushing,
+// which Node does not take in NODE_OPTIONS, is set by main itself (src/lib/v8-code-flushing.ts).
 import { main } from '../dist/main.js';
 
 main(process.argv.slice(2)).then(

@@ -29,6 +29,7 @@ import { closeServers, type ClosableServer } from './server/limits.js';
 import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION, versionText } from './version.js';
 import { flagzValues } from './config/flagz.js';
+import { applyCodeFlushing } from './lib/v8-code-flushing.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
 const _hostFits = (h: Agent['host']): KubeletHost => h;
@@ -36,6 +37,8 @@ void _hostFits;
 
 /** Runs the CLI; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // The kubelet and the embedded runtime's daemon alike: rarely run code leaves the heap.
+  applyCodeFlushing();
   if (argv[0] === 'process-runtime')
     return (await import('./process-runtime-cli.js')).processRuntimeMain(argv.slice(1));
   let parsed;

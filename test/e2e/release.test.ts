@@ -151,4 +151,25 @@ describe('systemd and kubeadm files', () => {
     // The check is real: the same files with a command that does not exist fail it.
     expect(verifyWith('/nonexistent/tskubelet')).toThrow();
   });
+
+  it("sets an environment node accepts: the unit's NODE_OPTIONS as systemd passes it, not as flags", () => {
+    // The tests and benches give NODE_OPTIONS' flags on node's command line, where any V8 flag goes; systemd sets the
+    // variable, where Node refuses all but a few (a unit that named --lite-mode there would not start).
+    const unit = readFileSync(join(repoRoot, 'packaging', 'systemd', 'tskubelet.service'), 'utf8');
+    const env = Object.fromEntries(
+      [...unit.matchAll(/^Environment="?([A-Z_]+)=([^"\n]*)"?$/gm)].map(([, name, value]) => [name, value]),
+    );
+    expect(env.NODE_OPTIONS).toBeTruthy();
+    const version = (extra: Record<string, string>) =>
+      execFileSync(installed, ['--version'], {
+        env: { ...process.env, ...env, ...extra },
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+    expect(version({})).toBe(`Kubernetes ${KUBERNETES_VERSION}\n`);
+    // The check is real: a V8 flag Node does not take there stops the command.
+    expect(() => version({ NODE_OPTIONS: `${env.NODE_OPTIONS} --optimize-for-size` })).toThrow(
+      /--optimize-for-size is not allowed in NODE_OPTIONS/,
+    );
+  });
 });
