@@ -94,6 +94,8 @@ export interface AgentConfig {
    * gate is off.
    */
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
+  /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
+  userNamespacesSupport: boolean;
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */

@@ -37,6 +37,7 @@ import type { RuntimeState } from './runtime/runtime-state.js';
 import { hugePageSizesKbSync } from './nodestatus/machine-info.js';
 import { nodeSwapContext } from './runtime/swap.js';
 import type { KubeClient } from '../lib/kube-client.js';
+import { userNamespaceRefusal } from './runtime/user-namespaces.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -334,18 +335,25 @@ export async function adoptRuntimeCgroupDriver(
 
 /**
  * The pods' runtime handlers (their RuntimeClasses, through the object cache; none without an
- * apiserver) and whether a pod's handler makes recursive read-only mounts, by the runtime's last
- * Status list.
+ * apiserver), and whether a pod's handler makes recursive read-only mounts and can give it the user
+ * namespace `hostUsers` asks for, by the runtime's last Status list.
  */
 export function composeRuntimeClasses(
   objects: PodObjectFetcher | undefined,
   runtimeState: RuntimeState,
-): { runtimeHandler?: (pod: Pod) => Promise<string>; supportsRecursiveReadOnly: (pod: Pod) => boolean } {
+  userNamespacesGate: boolean,
+): {
+  runtimeHandler?: (pod: Pod) => Promise<string>;
+  supportsRecursiveReadOnly: (pod: Pod) => boolean;
+  userNamespaceRefusal: (pod: Pod, handler: string) => string | undefined;
+} {
   const classes = new RuntimeClassHandlers(objects && ((path) => objects.get(path)));
   return {
     runtimeHandler: objects && ((pod) => classes.handlerOf(pod)),
     supportsRecursiveReadOnly: (pod) =>
       handlerSupportsRecursiveReadOnly(runtimeState.runtimeHandlers(), classes.knownHandlerOf(pod)),
+    userNamespaceRefusal: (pod, handler) =>
+      userNamespaceRefusal(pod, handler, { gateEnabled: userNamespacesGate, handlers: runtimeState.runtimeHandlers() }),
   };
 }
 

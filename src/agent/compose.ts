@@ -192,7 +192,7 @@ export function composeAgent(
     start: startVolumes,
   } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
   theVolumes.set({ volumes, volumeStats });
-  const runtimeClasses = composeRuntimeClasses(objects, runtimeState);
+  const runtimeClasses = composeRuntimeClasses(objects, runtimeState, cfg.userNamespacesSupport);
   const httpHookFallbacks = () => metrics.lifecycleHttpFallbacks.inc();
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,

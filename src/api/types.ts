@@ -90,6 +90,8 @@ export interface PodSpec {
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;
+  /** false: a user namespace of the pod's own (UserNamespacesSupport). */
+  hostUsers?: boolean;
   hostname?: string;
   subdomain?: string;
   dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };

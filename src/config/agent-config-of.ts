@@ -69,6 +69,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       kc.featureGates?.KubeletEnsureSecretPulledImages === false
         ? undefined
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
+    userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,
     registryBurst: kc.registryBurst,

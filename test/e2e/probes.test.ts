@@ -333,6 +333,21 @@ describe('pod-level rules', () => {
     expect(log).toContain(`cpu=${cpu} `);
     expect(log).toMatch(/mem=[1-9]\d+/);
   }, 40_000);
+
+  it("hostUsers: false on a runtime without user namespaces gets no sandbox, with upstream's event, and never runs", async () => {
+    c.api.store.create('pods', boundPod('userns', node, { hostUsers: false }));
+    const event = await until(
+      () => events('userns').find((e) => e.reason === 'FailedCreatePodSandBox'),
+      20_000,
+      'FailedCreatePodSandBox',
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message: 'Failed to create pod sandbox: RuntimeClass handler "" does not support user namespaces',
+    });
+    expect(pod('userns')?.status?.phase).toBe('Pending');
+    expect(cs('userns')?.state?.running).toBeUndefined();
+  }, 30_000);
 });
 
 describe('sidecars (init containers with restartPolicy Always)', () => {

@@ -59,6 +59,8 @@ export async function createSandbox(
     podCgroups?: { ensure(pod: Pod): Promise<void> };
     /** The pod's runtime handler (its RuntimeClass's); absent without an apiserver: the default (""), as upstream. */
     runtimeHandler?(pod: Pod): Promise<string>;
+    /** Why the pod's `hostUsers` rules out a sandbox on `handler` (user-namespaces.ts); undefined when it does not. */
+    userNamespaceRefusal?(pod: Pod, handler: string): string | undefined;
     events?: EventSink;
   },
 ): Promise<StepResult> {
@@ -77,6 +79,10 @@ export async function createSandbox(
   }
   try {
     const handler = d.runtimeHandler ? await d.runtimeHandler(pod) : '';
+    // Upstream refuses it while it makes the sandbox's config, before the runtime is asked.
+    const refusal = d.userNamespaceRefusal?.(pod, handler);
+    if (refusal)
+      return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${refusal}`, SYNC_ERROR_BACKOFF_MS);
     await mkdir(d.podDir, { recursive: true });
     const id = await d.runtime.runPodSandbox(config, handler);
     // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks

@@ -83,4 +83,6 @@ export interface ExecutorDeps {
   runtimeHandler?(pod: Pod): Promise<string>;
   /** Whether the pod's runtime handler makes recursive read-only mounts. */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
+  /** Why a pod's `hostUsers` rules out its sandbox on `handler` (user-namespaces.ts). */
+  userNamespaceRefusal?(pod: Pod, handler: string): string | undefined;
 }

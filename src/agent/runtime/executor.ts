@@ -153,6 +153,7 @@ export class PodActionExecutor {
         networkError: this.deps.networkError,
         podCgroups: this.deps.podCgroups,
         runtimeHandler: this.deps.runtimeHandler,
+        userNamespaceRefusal: this.deps.userNamespaceRefusal,
         events: this.deps.events,
       });
       results.push(created);
