@@ -74,6 +74,7 @@ export class PodActionExecutor {
         ...(await killPod(runtime, pod, {
           status,
           events: this.deps.events,
+          logger: this.deps.logger,
           httpFallbacks: this.deps.httpHookFallbacks,
         })),
       );
@@ -98,6 +99,7 @@ export class PodActionExecutor {
                 podIP: status.sandboxes[0]?.ip ?? '',
                 graceSeconds: grace,
                 events: this.deps.events,
+                logger: this.deps.logger,
                 httpFallbacks: this.deps.httpHookFallbacks,
               });
           await runtime.stopContainer(k.id, left);

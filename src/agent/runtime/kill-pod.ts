@@ -34,7 +34,15 @@ export async function killPod(
           ? await preStop(
               pod,
               specs.find((s) => s.name === c.name),
-              { runtime, containerId: c.id, podIP, graceSeconds: grace, events, httpFallbacks: o.httpFallbacks },
+              {
+                runtime,
+                containerId: c.id,
+                podIP,
+                graceSeconds: grace,
+                events,
+                logger: o.logger,
+                httpFallbacks: o.httpFallbacks,
+              },
             )
           : grace;
       await runtime.stopContainer(c.id, left);

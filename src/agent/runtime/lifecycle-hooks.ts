@@ -2,7 +2,8 @@
  * Container lifecycle hooks (upstream kuberuntime lifecycle handler runner): postStart runs right
  * after StartContainer and must finish before the container counts as started — a failure kills
  * the container (`FailedPostStartHook`); preStop runs before the stop signal and its time counts
- * against the grace period — a failure is a `FailedPreStopHook` event and the stop goes on.
+ * against the grace period — a failure is a `FailedPreStopHook` event ("PreStopHook failed": as
+ * upstream's, without the hook's output, which may carry secrets; the log has it) and the stop goes on.
  * Handlers: exec (CRI ExecSync), httpGet (http-hook.ts: any answer succeeds; an HTTPS hook answered
  * in HTTP falls back to HTTP with a `LifecycleHTTPFallback` warning), sleep. Messages are upstream's.
  */
@@ -13,10 +14,12 @@ import { formatPod } from './container-config.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { MIN_GRACE_SECONDS } from './grace-period.js';
 import { runHttpHook } from './http-hook.js';
+import type { Logger } from '../../lib/logger.js';
 
-/** Where a hook's side outcomes go: the pod's events, and the HTTP fallback counter. */
+/** Where a hook's side outcomes go: the pod's events, the log, and the HTTP fallback counter. */
 export interface HookReporting {
   events?: EventSink;
+  logger?: Logger;
   /** kubelet_lifecycle_handler_http_fallbacks_total. */
   httpFallbacks?: () => void;
 }
@@ -85,9 +88,16 @@ export async function preStop(
     podIP: o.podIP,
     timeoutMs: o.graceSeconds * 1000,
     events: o.events,
+    logger: o.logger,
     httpFallbacks: o.httpFallbacks,
   });
-  if (msg) o.events?.record(podRef(pod, { name: c.name }), 'Warning', 'FailedPreStopHook', msg);
+  if (msg) {
+    o.logger?.warn(
+      { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, container: c.name, err: msg },
+      'PreStop hook failed',
+    );
+    o.events?.record(podRef(pod, { name: c.name }), 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
+  }
   const left = o.graceSeconds - Math.floor((Date.now() - start) / 1000);
   return Math.max(MIN_GRACE_SECONDS, left);
 }

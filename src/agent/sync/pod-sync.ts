@@ -336,6 +336,7 @@ export class PodSync implements PodSyncer {
         status: rs,
         graceOverride: gracePeriodSeconds,
         events: this.deps.events,
+        logger: this.deps.logger,
         httpFallbacks: this.deps.httpHookFallbacks,
       });
       rs = await this.status(pod);
