@@ -76,7 +76,10 @@ describe('lifecycle hooks', () => {
             name: 'main',
             image: 'busybox',
             command: ['sleep', '3600'],
-            lifecycle: { postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } } },
+            lifecycle: {
+              postStart: { exec: { command: ['sh', '-c', 'echo nope; exit 3'] } },
+              preStop: { httpGet: { path: '/bad-post-pre-stop', port: peerPort, host: '127.0.0.1' } },
+            },
           },
         ],
       }),
@@ -86,6 +89,14 @@ describe('lifecycle hooks', () => {
       20_000,
       'FailedPostStartHook',
     );
+    // The container is stopped as upstream's killContainer does it, with the hook's name as the Killing message ...
+    await until(
+      () => events('bad-post').find((e) => e.reason === 'Killing' && e.message === 'FailedPostStartHook'),
+      10_000,
+      'Killing FailedPostStartHook',
+    );
+    // ... and its preStop hook runs first, as killContainer runs it.
+    await until(() => calls.includes('/bad-post-pre-stop'), 10_000, 'the preStop hook of a failed postStart');
     expect(ev.message).toMatch(
       /^Exec lifecycle hook \(\[sh -c echo nope; exit 3\]\) for Container "main" in Pod "bad-post_default\([^)]+\)" failed - error: command 'sh -c echo nope; exit 3' exited with 3: , message: "nope\\n"$/,
     );

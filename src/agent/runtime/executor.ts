@@ -366,7 +366,19 @@ export class PodActionExecutor {
     });
     if (hookError) {
       this.deps.events?.record(ref, 'Warning', 'FailedPostStartHook', hookError);
-      await this.deps.runtime.stopContainer(id, gracePeriodOf(pod)).catch(() => {});
+      // Upstream's killContainer with the message "FailedPostStartHook": its Killing event says so, and the
+      // container's preStop hook runs within the grace period.
+      this.deps.events?.record(ref, 'Normal', 'Killing', 'FailedPostStartHook');
+      const grace = await preStop(pod, c, {
+        runtime: this.deps.runtime,
+        containerId: id,
+        podIP: o.podIPs[0] ?? '',
+        graceSeconds: gracePeriodOf(pod),
+        events: this.deps.events,
+        logger: this.deps.logger,
+        httpFallbacks: this.deps.httpHookFallbacks,
+      }).catch(() => gracePeriodOf(pod));
+      await this.deps.runtime.stopContainer(id, grace).catch(() => {});
       return { ...base, ok: false, reason: 'PostStartHookError', message: hookError };
     }
     return { ...base, ok: true, id };
