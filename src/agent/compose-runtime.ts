@@ -404,6 +404,7 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
     resolvConfPath: cfg.resolvConf,
     cgroups: cfg.cgroups,
     security: { seccompDefault: cfg.seccompDefault ?? false, seccompProfileRoot: join(cfg.rootDir, 'seccomp') },
+    userNamespacesSupport: cfg.userNamespacesSupport,
     resources: {
       memoryCapacityBytes: totalmem(),
       cpuCFSQuota: cfg.cpuCFSQuota,

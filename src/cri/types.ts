@@ -37,6 +37,22 @@ export interface NamespaceOption {
   pid?: NamespaceMode;
   ipc?: NamespaceMode;
   target_id?: string;
+  /** The user namespace (NODE: the host's; POD: one with the given ID mappings). */
+  userns_options?: UserNamespace | null;
+}
+
+/** A range of IDs mapped into a user namespace. */
+export interface IDMapping {
+  host_id: number;
+  container_id: number;
+  length: number;
+}
+
+/** A pod's user namespace, as CRI describes it. */
+export interface UserNamespace {
+  mode: NamespaceMode;
+  uids?: IDMapping[];
+  gids?: IDMapping[];
 }
 
 /** An SELinux label (user:role:type:level); an empty part is the runtime's default. */

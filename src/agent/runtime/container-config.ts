@@ -34,6 +34,8 @@ export interface ContainerConfigContext extends EnvContext {
   handlerSupportsRRO?: boolean;
   /** seccompDefault and the Localhost profile root (absent: no default, profiles under /var/lib/kubelet/seccomp). */
   security?: SecurityProfileContext;
+  /** The UserNamespacesSupport gate: the node's user namespace named in the namespace options. */
+  userNamespacesSupport?: boolean;
 }
 
 const DEFAULT_SECURITY: SecurityProfileContext = {
@@ -169,7 +171,7 @@ export function generateContainerConfig(
           seccomp: seccomp.profile,
           ...seLinuxOptions(pod, c),
           ...(apparmor.profile ? { apparmor: apparmor.profile, apparmor_profile: apparmor.name } : {}),
-          namespace_options: podNamespaceOptions(pod),
+          namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport),
         },
       },
     },

@@ -32,6 +32,8 @@ export interface NodeFacts {
   resources: ResourceContext;
   /** seccompDefault and <root-dir>/seccomp. */
   security?: SecurityProfileContext;
+  /** The UserNamespacesSupport gate (upstream names the node's user namespace in every pod's options with it). */
+  userNamespacesSupport?: boolean;
 }
 
 /**

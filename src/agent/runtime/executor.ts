@@ -126,6 +126,7 @@ export class PodActionExecutor {
       cgroups: node.cgroups,
       resources: node.resources,
       security: node.security,
+      userNamespacesSupport: node.userNamespacesSupport,
       dns: {
         clusterDNS: node.clusterDNS,
         clusterDomain: node.clusterDomain,
@@ -309,6 +310,7 @@ export class PodActionExecutor {
         handlerSupportsRRO: this.deps.supportsRecursiveReadOnly?.(pod) ?? false,
         nodeAllocatable: this.deps.nodeAllocatable?.(),
         security: node.security,
+        userNamespacesSupport: node.userNamespacesSupport,
       });
       if (!built.ok) return failed('CreateContainerConfigError', built.message, 10_000);
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).

@@ -16,14 +16,18 @@ export function podLogDir(podLogsDir: string, pod: Pod): string {
 
 /**
  * The namespaces of the pod's sandbox and containers (upstream namespacesForPod): the node's with
- * hostNetwork / hostPID / hostIPC, one PID namespace for the pod with shareProcessNamespace.
+ * hostNetwork / hostPID / hostIPC, one PID namespace for the pod with shareProcessNamespace. With the
+ * UserNamespacesSupport gate on, the node's user namespace is asked for explicitly, as upstream's
+ * GetOrCreateUserNamespaceMappings does for every pod that does not set `hostUsers: false` (those never get here:
+ * the kubelet refuses them before their sandbox, runtime/user-namespaces.ts).
  */
-export function podNamespaceOptions(pod: Pod): cri.NamespaceOption {
+export function podNamespaceOptions(pod: Pod, userNamespacesSupport = false): cri.NamespaceOption {
   const spec = pod.spec as { hostPID?: boolean; shareProcessNamespace?: boolean };
   return {
     network: pod.spec.hostNetwork ? 'NODE' : 'POD',
     pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
     ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
+    ...(userNamespacesSupport ? { userns_options: { mode: 'NODE' as const } } : {}),
   };
 }
 
@@ -36,6 +40,8 @@ export interface SandboxContext {
   resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs'>;
   /** seccompDefault and the Localhost profile root (absent: no default). */
   security?: SecurityProfileContext;
+  /** The UserNamespacesSupport gate: the node's user namespace named in the namespace options. */
+  userNamespacesSupport?: boolean;
 }
 
 /**
@@ -90,7 +96,7 @@ export function generateSandboxConfig(
         cpuPeriodUs: ctx.resources.cpuCFSQuotaPeriodUs,
       }),
       security_context: {
-        namespace_options: podNamespaceOptions(pod),
+        namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport),
         privileged,
         run_as_user: typeof sc.runAsUser === 'number' ? { value: sc.runAsUser } : null,
         run_as_group: typeof sc.runAsGroup === 'number' ? { value: sc.runAsGroup } : null,

@@ -1,5 +1,7 @@
 /** The pure pieces of the CRI configs: quantities, resources, cgroup names, DNS, hosts file, env, runAsNonRoot. */
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { bytes, milliCpu, parseQuantity } from '../../../src/api/quantity.js';
 import {
@@ -462,6 +464,38 @@ describe('container config', () => {
       pid: 'NODE',
       ipc: 'NODE',
     });
+  });
+  it("namespaces with UserNamespacesSupport: the node's user namespace named for sandbox and containers, as the Go kubelet v1.36 sends it", () => {
+    const fixture = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36', 'cri-containers.json'), 'utf8'),
+    ) as { CRI: { config?: { linux?: { security_context?: { namespace_options?: unknown } } } } }[];
+    const sent = fixture.flatMap((x) => x.CRI.config?.linux?.security_context?.namespace_options ?? []);
+    // The Go kubelet's JSON dump has the enum as its number: NODE is 2.
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.every((o) => (o as { userns_options?: { mode: number } }).userns_options?.mode === 2)).toBe(true);
+    const options = (p: Pod, userNamespacesSupport: boolean) => {
+      const sb = generateSandboxConfig(p, 0, {
+        podLogsDir: '/l',
+        dns: { clusterDNS: [], clusterDomain: '', resolvConf: '' },
+        cgroups: { cgroupsPerQOS: false, cgroupRoot: '', cgroupDriver: 'cgroupfs' },
+        resources: { cpuCFSQuota: true, cpuCFSQuotaPeriodUs: 100_000 },
+        userNamespacesSupport,
+      });
+      const c = generateContainerConfig(p, p.spec.containers[0], 0, 'x', { ...base, userNamespacesSupport });
+      const ns = sb.ok && sb.config.linux!.security_context!.namespace_options;
+      expect(c.ok && c.config.linux!.security_context!.namespace_options).toEqual(ns);
+      return ns;
+    };
+    expect(options(pod(), true)).toEqual({
+      network: 'POD',
+      pid: 'CONTAINER',
+      ipc: 'POD',
+      userns_options: { mode: 'NODE' },
+    });
+    expect(options(pod({ hostUsers: true, hostNetwork: true }), true)).toMatchObject({
+      userns_options: { mode: 'NODE' },
+    });
+    expect(options(pod(), false)).not.toHaveProperty('userns_options');
   });
   it('seccomp: the container field, else the pod field, else RuntimeDefault with seccompDefault, else Unconfined; sandboxes use the pod field', () => {
     const security = { seccompDefault: false, seccompProfileRoot: '/var/lib/kubelet/seccomp' };
