@@ -99,6 +99,7 @@ export function composeAgent(
     claims: () => theVolumes.get().volumeStats.claims(),
     volumes: () => theVolumes.get().volumes.volumeCounts(),
     logger,
+    userNamespacesSupport: cfg.userNamespacesSupport,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, {
@@ -193,11 +194,11 @@ export function composeAgent(
   } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState, cfg.userNamespacesSupport);
-  const httpHookFallbacks = () => metrics.lifecycleHttpFallbacks.inc();
+  const hookCounters = metrics.hookCounters;
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     counters: metrics.startCounters,
-    httpHookFallbacks,
+    hookCounters,
     images,
     backoff,
     clock,
@@ -275,7 +276,7 @@ export function composeAgent(
     images,
     pods: podManager,
     events,
-    httpHookFallbacks,
+    hookCounters,
     mirrors,
     volumes,
     prober,

@@ -2,7 +2,9 @@
  * Lifecycle hooks end to end on the embedded runtime against the fake apiserver: postStart runs
  * (an observable file) before the container counts as started; a failing postStart kills the
  * container with FailedPostStartHook; preStop runs before the stop signal (an HTTP call to another
- * pod, then a file) and a failing one is FailedPreStopHook while the stop goes on.
+ * pod, then a file) and a failing one is FailedPreStopHook while the stop goes on; sleep hooks as upstream's
+ * "Lifecycle sleep action" specs (scaled down): the container stops after the sleep, or at the grace period a
+ * delete gives when that is shorter (counted in kubelet_sleep_action_terminated_early_total), zero seconds at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,8 +12,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
-import { until } from './helpers.js';
+import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import { httpGet, until } from './helpers.js';
 
 const node = 'hook-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-hooks-'));
@@ -132,4 +134,73 @@ describe('lifecycle hooks', () => {
     expect(failed).toMatchObject({ type: 'Warning', message: 'PreStopHook failed' });
     await until(() => !pod('bad-pre'), 30_000, 'bad-pre deleted');
   }, 60_000);
+
+  it('sleep hooks as upstream: the stop waits for the sleep; a delete with a shorter grace period cuts it (counted); zero seconds does not wait', async () => {
+    const finalizer = 'test/finalizer';
+    const sleeper = (name: string, seconds: number, grace: number) => {
+      const p = boundPod(name, node, {
+        terminationGracePeriodSeconds: grace,
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            lifecycle: { preStop: { sleep: { seconds } } },
+          },
+        ],
+      }) as Obj;
+      p.metadata.finalizers = [finalizer];
+      c.api.store.create('pods', p);
+    };
+    // Upstream's way of reading it: the pod kept by a finalizer, the container's finishedAt against the time of
+    // the delete (deletionTimestamp less the grace period the delete gave).
+    const sleptFor = async (name: string, graceGiven: number) => {
+      const terminated = await until(
+        () => pod(name)?.status?.containerStatuses?.[0]?.state?.terminated,
+        40_000,
+        `${name} terminated`,
+      );
+      const deletedAt = Date.parse(pod(name)!.metadata.deletionTimestamp) - graceGiven * 1000;
+      return (Date.parse(terminated.finishedAt) - deletedAt) / 1000;
+    };
+    sleeper('sleep-valid', 3, 30);
+    sleeper('sleep-cut', 3600, 100);
+    sleeper('sleep-zero', 0, 30);
+    for (const name of ['sleep-valid', 'sleep-cut', 'sleep-zero'])
+      await until(() => pod(name)?.status?.containerStatuses?.[0]?.state?.running, 20_000, `${name} running`);
+    for (const [name, grace] of [
+      ['sleep-valid', 30],
+      ['sleep-cut', 3],
+      ['sleep-zero', 30],
+    ] as const) {
+      const deleted = await kubectl(c, ['delete', 'pod', name, `--grace-period=${grace}`, '--wait=false']);
+      expect(deleted.code, deleted.stderr).toBe(0);
+    }
+    // Timestamps are in whole seconds: a second either way.
+    const valid = await sleptFor('sleep-valid', 30);
+    expect(valid).toBeGreaterThanOrEqual(3 - 1);
+    expect(valid).toBeLessThan(30);
+    // Cut at the delete's 3 s (then the minimum grace of 2 s for the stop), far from the hour it asked for.
+    const cut = await sleptFor('sleep-cut', 3);
+    expect(cut).toBeGreaterThanOrEqual(3 - 1);
+    expect(cut).toBeLessThan(3 + 2 + 10);
+    expect(await sleptFor('sleep-zero', 30)).toBeLessThan(30);
+    expect(events('sleep-cut').find((e) => e.reason === 'FailedPreStopHook')).toMatchObject({
+      message: 'PreStopHook failed',
+    });
+    expect(events('sleep-valid').some((e) => e.reason === 'FailedPreStopHook')).toBe(false);
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toContain('\nkubelet_sleep_action_terminated_early_total 1\n');
+    for (const name of ['sleep-valid', 'sleep-cut', 'sleep-zero']) {
+      const removed = await kubectl(c, [
+        'patch',
+        'pod',
+        name,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      ]);
+      expect(removed.code, removed.stderr).toBe(0);
+    }
+  }, 90_000);
 });

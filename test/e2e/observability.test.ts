@@ -267,6 +267,9 @@ describe('metrics', () => {
       'kubelet_managed_ephemeral_containers 0',
       'kubelet_memory_manager_pinning_requests_total 0',
       'kubelet_lifecycle_handler_http_fallbacks_total 0',
+      'kubelet_sleep_action_terminated_early_total 0',
+      'kubelet_started_user_namespaced_pods_total 0',
+      'kubelet_started_user_namespaced_pods_errors_total 0',
       '# TYPE kubelet_admission_rejections_total counter',
     ])
       expect(m).toContain(name);

@@ -347,6 +347,11 @@ describe('pod-level rules', () => {
     });
     expect(pod('userns')?.status?.phase).toBe('Pending');
     expect(cs('userns')?.state?.running).toBeUndefined();
+    // Upstream counts each sandbox tried for a user-namespaced pod, and each that failed.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    const tried = Number(/^kubelet_started_user_namespaced_pods_total (\d+)$/m.exec(metrics)?.[1]);
+    expect(tried).toBeGreaterThanOrEqual(1);
+    expect(metrics).toContain(`\nkubelet_started_user_namespaced_pods_errors_total ${tried}\n`);
   }, 30_000);
 });
 

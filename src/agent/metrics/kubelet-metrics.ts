@@ -85,6 +85,11 @@ export class KubeletMetrics {
   readonly startedPodsErrors: Counter;
   /** kubelet_lifecycle_handler_http_fallbacks_total: HTTPS hooks that succeeded over HTTP. */
   readonly lifecycleHttpFallbacks: Counter;
+  /** kubelet_sleep_action_terminated_early_total: sleep hooks cut off by their grace period. */
+  readonly sleepActionTerminatedEarly: Counter;
+  /** kubelet_started_user_namespaced_pods_total / _errors_total (registered with UserNamespacesSupport on). */
+  readonly startedUserNamespacedPods: Counter;
+  readonly startedUserNamespacedPodsErrors: Counter;
   /** kubelet_admission_rejections_total by reason (upstream's rejectPod). */
   readonly admissionRejections: Counter<'reason'>;
   /** kubelet_run_podsandbox_duration_seconds / _errors_total by runtime handler ("" for the default). */
@@ -120,6 +125,8 @@ export class KubeletMetrics {
     volumes?: () => { plugin: string; state: string; count: number }[];
     /** Where the pod startup tracker logs "Observed pod startup duration". */
     logger?: Logger;
+    /** The UserNamespacesSupport gate: upstream registers the user-namespaced pod counters with it on. */
+    userNamespacesSupport?: boolean;
   }) {
     const r = this.registry;
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set(
@@ -296,6 +303,29 @@ export class KubeletMetrics {
         [],
       ),
     );
+    this.sleepActionTerminatedEarly = r.register(
+      new Counter(
+        'kubelet_sleep_action_terminated_early_total',
+        '[ALPHA] The number of times lifecycle sleep handler got terminated before it finishes',
+        [],
+      ),
+    );
+    const userNamespacedPods = new Counter(
+      'kubelet_started_user_namespaced_pods_total',
+      '[ALPHA] Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.',
+      [],
+    );
+    const userNamespacedPodsErrors = new Counter(
+      'kubelet_started_user_namespaced_pods_errors_total',
+      '[ALPHA] Cumulative number of errors when starting pods with user namespaces. This metric will only be collected on Linux.',
+      [],
+    );
+    this.startedUserNamespacedPods = userNamespacedPods;
+    this.startedUserNamespacedPodsErrors = userNamespacedPodsErrors;
+    if (o.userNamespacesSupport ?? true) {
+      r.register(userNamespacedPods);
+      r.register(userNamespacedPodsErrors);
+    }
     this.admissionRejections = r.register(
       new Counter(
         'kubelet_admission_rejections_total',
@@ -417,14 +447,23 @@ export class KubeletMetrics {
    * that failed (by reason).
    */
   readonly startCounters = {
-    pod: (ok: boolean): void => {
+    pod: (ok: boolean, userNamespaced: boolean): void => {
       this.startedPods.inc();
       if (!ok) this.startedPodsErrors.inc();
+      if (!userNamespaced) return;
+      this.startedUserNamespacedPods.inc();
+      if (!ok) this.startedUserNamespacedPodsErrors.inc();
     },
     container: (type: string, code?: string): void => {
       this.startedContainers.inc({ container_type: type });
       if (code !== undefined) this.startedContainersErrors.inc({ container_type: type, code });
     },
+  };
+
+  /** The lifecycle hooks' counters. */
+  readonly hookCounters = {
+    httpFallback: (): void => this.lifecycleHttpFallbacks.inc(),
+    sleepTerminatedEarly: (): void => this.sleepActionTerminatedEarly.inc(),
   };
 
   /**

@@ -15,6 +15,7 @@ import type { BackoffTable } from '../sync/backoff.js';
 import type { PodObjects } from './env.js';
 import type { CgroupContext, ResourceContext } from './linux-resources.js';
 import type { SecurityProfileContext } from './security-profiles.js';
+import type { HookCounters } from './lifecycle-hooks.js';
 
 /** Node facts and files the executor reads (paths are read at each sandbox/container start, as upstream). */
 export interface NodeFacts {
@@ -41,8 +42,8 @@ export interface NodeFacts {
  * _errors_total).
  */
 export interface StartCounters {
-  /** A sandbox asked for: made, or not. */
-  pod(ok: boolean): void;
+  /** A sandbox asked for: made, or not; `userNamespaced` when the pod asked for its own user namespace. */
+  pod(ok: boolean, userNamespaced: boolean): void;
   /**
    * A container start tried (past its back-off): `code` is the failure's reason (CreateContainerError, ErrImagePull,
    * …).
@@ -53,8 +54,8 @@ export interface StartCounters {
 /** What the executor needs. */
 export interface ExecutorDeps {
   counters?: StartCounters;
-  /** An HTTPS lifecycle hook that succeeded over HTTP (kubelet_lifecycle_handler_http_fallbacks_total). */
-  httpHookFallbacks?: () => void;
+  /** Upstream's hook counters (an HTTPS hook answered in HTTP, a sleep hook cut off). */
+  hookCounters?: HookCounters;
   runtime: RuntimeService;
   images: ImageManager;
   backoff: BackoffTable;

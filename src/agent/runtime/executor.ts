@@ -75,7 +75,7 @@ export class PodActionExecutor {
           status,
           events: this.deps.events,
           logger: this.deps.logger,
-          httpFallbacks: this.deps.httpHookFallbacks,
+          counters: this.deps.hookCounters,
         })),
       );
       if (!plan.createSandbox) return results;
@@ -100,7 +100,7 @@ export class PodActionExecutor {
                 graceSeconds: grace,
                 events: this.deps.events,
                 logger: this.deps.logger,
-                httpFallbacks: this.deps.httpHookFallbacks,
+                counters: this.deps.hookCounters,
               });
           await runtime.stopContainer(k.id, left);
           results.push({ action: 'KillContainer', target: k.name, ok: true, message: k.message });
@@ -116,6 +116,8 @@ export class PodActionExecutor {
       }),
     );
     // 3.
+    // Upstream counts a pod that asked for its own user namespace apart (with UserNamespacesSupport on).
+    const userNamespaced = node.userNamespacesSupport === true && pod.spec.hostUsers === false;
     let sandboxId = plan.sandboxId;
     let podIPs = podIPsOf(pod, status.sandboxes[0], node.nodeIP);
     // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
@@ -135,7 +137,7 @@ export class PodActionExecutor {
     });
     // Upstream makes the config first in createPodSandbox: a pod that cannot have one (its host name) gets no sandbox.
     if (!built.ok) {
-      if (plan.createSandbox) this.deps.counters?.pod(false);
+      if (plan.createSandbox) this.deps.counters?.pod(false, userNamespaced);
       results.push(
         sandboxFailed(
           pod,
@@ -161,7 +163,7 @@ export class PodActionExecutor {
       });
       results.push(created);
       // Upstream's SyncPod stops before the sandbox on a network that is not ready: no start tried.
-      if (created.reason !== 'NetworkNotReady') this.deps.counters?.pod(created.ok);
+      if (created.reason !== 'NetworkNotReady') this.deps.counters?.pod(created.ok, userNamespaced);
       if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIPs = podIPsOf(pod, created.sandbox, node.nodeIP);
@@ -364,7 +366,7 @@ export class PodActionExecutor {
       podIP: o.podIPs[0] ?? '',
       timeoutMs: POST_START_TIMEOUT_MS,
       events: this.deps.events,
-      httpFallbacks: this.deps.httpHookFallbacks,
+      counters: this.deps.hookCounters,
     });
     if (hookError) {
       this.deps.events?.record(ref, 'Warning', 'FailedPostStartHook', hookError);
@@ -378,7 +380,7 @@ export class PodActionExecutor {
         graceSeconds: gracePeriodOf(pod),
         events: this.deps.events,
         logger: this.deps.logger,
-        httpFallbacks: this.deps.httpHookFallbacks,
+        counters: this.deps.hookCounters,
       }).catch(() => gracePeriodOf(pod));
       await this.deps.runtime.stopContainer(id, grace).catch(() => {});
       return { ...base, ok: false, reason: 'PostStartHookError', message: hookError };

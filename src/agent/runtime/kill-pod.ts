@@ -41,7 +41,7 @@ export async function killPod(
                 graceSeconds: grace,
                 events,
                 logger: o.logger,
-                httpFallbacks: o.httpFallbacks,
+                counters: o.counters,
               },
             )
           : grace;

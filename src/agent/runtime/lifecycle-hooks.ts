@@ -16,12 +16,19 @@ import { MIN_GRACE_SECONDS } from './grace-period.js';
 import { runHttpHook } from './http-hook.js';
 import type { Logger } from '../../lib/logger.js';
 
-/** Where a hook's side outcomes go: the pod's events, the log, and the HTTP fallback counter. */
+/** Upstream's hook counters. */
+export interface HookCounters {
+  /** An HTTPS hook answered in HTTP that succeeded over HTTP (kubelet_lifecycle_handler_http_fallbacks_total). */
+  httpFallback(): void;
+  /** A sleep hook cut off before its seconds were up (kubelet_sleep_action_terminated_early_total). */
+  sleepTerminatedEarly(): void;
+}
+
+/** Where a hook's side outcomes go: the pod's events, the log, and upstream's counters. */
 export interface HookReporting {
   events?: EventSink;
   logger?: Logger;
-  /** kubelet_lifecycle_handler_http_fallbacks_total. */
-  httpFallbacks?: () => void;
+  counters?: HookCounters;
 }
 
 /** A hook's outcome: undefined when it succeeded, else upstream's message. */
@@ -34,15 +41,19 @@ export async function runHook(
   const handler = (c.lifecycle as Record<string, ProbeAction> | undefined)?.[kind];
   if (!handler) return undefined;
   if (handler.sleep) {
-    await new Promise((r) => setTimeout(r, Math.min(handler.sleep!.seconds * 1000, o.timeoutMs)));
-    return undefined;
+    const seconds = handler.sleep.seconds;
+    await new Promise((r) => setTimeout(r, Math.min(seconds * 1000, o.timeoutMs)));
+    if (seconds * 1000 <= o.timeoutMs) return undefined;
+    // Upstream's runSleepHandler: the hook's context (the grace period) ended first.
+    o.counters?.sleepTerminatedEarly();
+    return `Sleep lifecycle hook (${seconds}) for Container "${c.name}" in Pod "${formatPod(pod)}" failed - error: container terminated before sleep hook finished`;
   }
   if (handler.httpGet) {
     const error = await runHttpHook(
       handler.httpGet,
       { container: c, podIP: o.podIP, timeoutMs: o.timeoutMs },
       (host) => {
-        o.httpFallbacks?.();
+        o.counters?.httpFallback();
         o.events?.record(
           podRef(pod),
           'Warning',
@@ -89,7 +100,7 @@ export async function preStop(
     timeoutMs: o.graceSeconds * 1000,
     events: o.events,
     logger: o.logger,
-    httpFallbacks: o.httpFallbacks,
+    counters: o.counters,
   });
   if (msg) {
     o.logger?.warn(

@@ -27,6 +27,7 @@ import type { ImageManager } from '../images/image-manager.js';
 import { removePodCgroup } from '../gc/pod-cgroups.js';
 import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 import { killPod } from '../runtime/kill-pod.js';
+import type { HookCounters } from '../runtime/lifecycle-hooks.js';
 import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-status.js';
 import type { StepResult } from '../runtime/step-result.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
@@ -75,8 +76,8 @@ export interface PodSyncDeps {
   /** The desired pods (a pod not among them is released for good) and the statuses the apiserver has. */
   pods: Pick<PodManager, 'getPodByUid' | 'apiStatusOf'>;
   events?: EventSink;
-  /** An HTTPS preStop hook that succeeded over HTTP (kubelet_lifecycle_handler_http_fallbacks_total). */
-  httpHookFallbacks?: () => void;
+  /** Upstream's hook counters (an HTTPS preStop hook answered in HTTP, a sleep cut off). */
+  hookCounters?: HookCounters;
   /** Mirror pods for static pods (absent without an apiserver). */
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
@@ -337,7 +338,7 @@ export class PodSync implements PodSyncer {
         graceOverride: gracePeriodSeconds,
         events: this.deps.events,
         logger: this.deps.logger,
-        httpFallbacks: this.deps.httpHookFallbacks,
+        counters: this.deps.hookCounters,
       });
       rs = await this.status(pod);
     }

@@ -122,7 +122,7 @@ describe('httpGet lifecycle hook', () => {
         record: (ref: { fieldPath?: string }, type: string, reason: string, message: string) =>
           events.push({ reason, type, message, fieldPath: ref.fieldPath }),
       },
-      httpFallbacks: () => counted++,
+      counters: { httpFallback: () => counted++, sleepTerminatedEarly: () => {} },
     };
     const hooked = (port: number): Container => ({
       ...container,
