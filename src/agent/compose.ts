@@ -67,6 +67,7 @@ import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { registerPodCountMetrics } from './metrics/pod-count-metrics.js';
 import { registerCpuManagerMetrics } from './metrics/cpu-manager-metrics.js';
+import { registerLogMetrics } from './metrics/log-metrics.js';
 import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
 
@@ -369,6 +370,7 @@ export function composeAgent(
   });
   const podOf = (uid: string) => podManager.getPodByUid(uid) ?? workers.podOf(uid);
   const collector = createStatsCollector({ cfg, runtime, embeddedRuntime: processRuntime, podOf, clock, logger });
+  registerLogMetrics(metrics, () => collector.snapshot());
   const eviction = composeEviction(cfg, {
     collector,
     volumeStats,

@@ -293,6 +293,15 @@ describe('metrics', () => {
       'process_cpu_seconds_total',
     ])
       expect(m).toContain(name);
+    // Each container's log bytes, as upstream's log metrics collector: the summary's logs.usedBytes by pod and container.
+    for (const p of (await summary()).pods as Obj[]) {
+      for (const container of p.containers as Obj[]) {
+        const labels = `{container="${container.name}",namespace="${p.podRef.namespace}",pod="${p.podRef.name}",uid="${p.podRef.uid}"}`;
+        expect(m).toMatch(
+          new RegExp(`^kubelet_container_log_filesystem_used_bytes${labels.replace(/[{}.()]/g, '\\$&')} \\d+$`, 'm'),
+        );
+      }
+    }
     // The version dashboards show: kubernetes_build_info, the Kubernetes version tskubelet stands in for.
     expect(m).toMatch(
       /^kubernetes_build_info\{[^}]*git_version="v1\.36\.\d+"[^}]*major="1",minor="36",platform="linux\/[a-z0-9]+"\} 1$/m,
