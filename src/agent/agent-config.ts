@@ -96,6 +96,11 @@ export interface AgentConfig {
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
   userNamespacesSupport: boolean;
+  /**
+   * Graceful node shutdown (GracefulNodeShutdown, beta, on) when a shutdown grace period is set: its groups, and
+   * whether the shutdown's times are kept (GracefulNodeShutdownBasedOnPodPriority, beta, on). Absent: off.
+   */
+  nodeShutdown?: { groups: ShutdownGroup[]; recordTimes: boolean };
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */

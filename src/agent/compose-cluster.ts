@@ -53,6 +53,8 @@ export function startClusterMembership(
     pressure?: () => ReadonlySet<string>;
     /** The volume manager's attachable volumes in use. */
     volumesInUse?: () => string[];
+    /** "node is shutting down" while it does (the node shutdown manager): the node is not ready then. */
+    shutdownStatus?: () => string | undefined;
     /** The node startup latency gauges. */
     startup?: NodeStatusManagerDeps['startup'];
   },
@@ -74,7 +76,10 @@ export function startClusterMembership(
     apiStatus: () => d.nodeInformer?.status(),
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
-      runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError()].filter((x): x is string => !!x),
+      // Upstream ReadyCondition's errors, in its order: runtime, network, node shutdown.
+      runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError(), o.shutdownStatus?.()].filter(
+        (x): x is string => !!x,
+      ),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
       features: d.runtimeState.runtimeFeatures(),
       devices: d.devices ? { capacity: d.devices.capacity(), allocatable: d.devices.allocatable() } : undefined,

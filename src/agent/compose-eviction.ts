@@ -77,7 +77,8 @@ export function refusedUnderPressure(e: EvictionManager, pod: Pod): AdmitResult 
 
 /**
  * Pod admission, handlers in upstream's order: the eviction manager's (no new pod under
- * pressure), then the predicates (admission/predicate.ts). A critical pod refused for resources
+ * pressure), then the predicates (admission/predicate.ts), then the node shutdown manager's (no pod
+ * while the node shuts down). A critical pod refused for resources
  * alone is admitted once the pods that free them are being killed (upstream
  * CriticalPodAdmissionHandler): each Failed / Preempting with a DisruptionTarget condition, a
  * Warning Preempting event and a count in kubelet_preemptions{preemption_signal}.
@@ -86,6 +87,8 @@ export function composeAdmission(
   cfg: AgentConfig,
   o: {
     eviction: () => EvictionManager;
+    /** The node shutdown manager (its refusal while the node shuts down); absent without graceful shutdown. */
+    nodeShutdown?: { admit(): AdmitResult | undefined };
     node: () => AdmissionNode;
     /**
      * The topology manager's allocation of the pod's devices and exclusive CPUs (compose-cpus.ts):
@@ -146,12 +149,13 @@ export function composeAdmission(
     });
     return { admit: true };
   };
+  const admitAfterPredicates = (r: AdmitResult): AdmitResult => (r.admit ? (o.nodeShutdown?.admit() ?? r) : r);
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
     const refusedResources = o.allocateResources?.(pod, admitted);
     if (refusedResources instanceof Promise)
-      return refusedResources.then((r) => r ?? admitAfterResources(pod, admitted));
-    return refusedResources ?? admitAfterResources(pod, admitted);
+      return refusedResources.then((r) => admitAfterPredicates(r ?? admitAfterResources(pod, admitted)));
+    return admitAfterPredicates(refusedResources ?? admitAfterResources(pod, admitted));
   };
 }

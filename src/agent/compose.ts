@@ -58,6 +58,7 @@ import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, podRef } from './events/recorder.js';
 import type { AdmissionNode } from './admission/predicate.js';
 import { composeAdmission, composeEviction } from './compose-eviction.js';
+import { composeNodeShutdown } from './compose-node-shutdown.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
@@ -296,8 +297,22 @@ export function composeAgent(
     workers: () => workers.states(),
     mirrors: !!api,
   });
+  const nodeShutdown = composeNodeShutdown(cfg, {
+    activePods: () => theSyncLoop.get().activePods(),
+    workers,
+    syncer,
+    syncNodeStatus: () =>
+      void nodeStatus
+        ?.updateOnce()
+        .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'node status update failed')),
+    events,
+    metrics,
+    clock,
+    logger,
+  });
   const admitPod = composeAdmission(cfg, {
     eviction: () => theEviction.get(),
+    nodeShutdown,
     node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
     allocateResources: cpus.admit,
     workers,
@@ -492,10 +507,15 @@ export function composeAgent(
           {
             pressure: () => eviction.conditions(),
             volumesInUse: () => volumes.volumesInUse(),
+            shutdownStatus: () => nodeShutdown?.shutdownStatus(),
             startup: metrics.nodeStartup,
             signal: abort.signal,
           },
         );
+      // Upstream starts it before the sync loop; a failure leaves the kubelet running without it.
+      await nodeShutdown
+        ?.start(abort.signal)
+        .catch((err: unknown) => logger.error({ err: messageOf(err) }, 'Failed to start node shutdown manager'));
       // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.
       if (nodeInformer) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);
       syncLoop.start({ signal: abort.signal });

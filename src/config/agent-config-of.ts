@@ -8,6 +8,7 @@ import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
 import type { ResolvedConfig } from './load.js';
 import { evictionThresholds } from './eviction-thresholds.js';
 import { declaredFeatures } from '../agent/nodestatus/declared-features.js';
+import { nodeShutdownOf } from '../agent/runtime/shutdown-groups.js';
 
 /** What composeAgent is built from, for `cfg`. */
 export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
@@ -70,6 +71,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         ? undefined
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
+    nodeShutdown: nodeShutdownOf(kc),
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,
     registryBurst: kc.registryBurst,

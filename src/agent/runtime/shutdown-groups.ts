@@ -58,3 +58,23 @@ export function shutdownGroupsOf(kc: {
     })),
   );
 }
+
+/**
+ * Graceful node shutdown as a KubeletConfiguration asks for it (upstream NewManager): off with the
+ * GracefulNodeShutdown gate off or no grace period set; shutdownGracePeriodByPodPriority only with
+ * GracefulNodeShutdownBasedOnPodPriority on (which also keeps the shutdown's times), else the two periods.
+ */
+export function nodeShutdownOf(kc: {
+  shutdownGracePeriod: string;
+  shutdownGracePeriodCriticalPods: string;
+  shutdownGracePeriodByPodPriority: { priority: number; shutdownGracePeriodSeconds: number }[];
+  featureGates?: Record<string, boolean>;
+}): { groups: ShutdownGroup[]; recordTimes: boolean } | undefined {
+  if (kc.featureGates?.GracefulNodeShutdown === false) return undefined;
+  const byPriority = kc.featureGates?.GracefulNodeShutdownBasedOnPodPriority !== false;
+  const groups = shutdownGroupsOf({
+    ...kc,
+    shutdownGracePeriodByPodPriority: byPriority ? kc.shutdownGracePeriodByPodPriority : [],
+  });
+  return groups.length ? { groups, recordTimes: byPriority } : undefined;
+}
