@@ -166,13 +166,12 @@ describe('graceful node shutdown decisions', () => {
   it('a lock still being taken when the kubelet stops is released once it is held', async () => {
     let grant: (() => void) | undefined;
     let released = 0;
-    let watches = 0;
     const logind: Logind = {
       inhibitDelayMs: () => Promise.resolve(60_000),
       overrideInhibitDelay: () => Promise.resolve(),
       reloadConfig: () => Promise.resolve(),
       inhibitShutdown: () => new Promise((resolve) => (grant = () => resolve({ release: () => released++ }))),
-      watchShutdown: () => (watches++, Promise.resolve({ ended: new Promise<void>(() => {}), stop: () => {} })),
+      watchShutdown: () => Promise.resolve({ ended: new Promise<void>(() => {}), stop: () => {} }),
     };
     const manager = new NodeShutdownManager({
       groups: [{ priority: 0, graceSeconds: 10 }],
