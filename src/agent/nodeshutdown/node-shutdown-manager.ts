@@ -131,20 +131,28 @@ export class NodeShutdownManager {
     await this.reportLastShutdown();
   }
 
+  /** Follows `watch` until it ends, then sets up another a second later, until `signal` aborts. */
   private async rewatch(watch: ShutdownWatch, signal: AbortSignal): Promise<void> {
-    const stop = () => watch.stop();
-    signal.addEventListener('abort', stop, { once: true });
-    await watch.ended;
-    signal.removeEventListener('abort', stop);
+    const { clock, logger } = this.deps;
+    let current: ShutdownWatch | undefined = watch;
     while (!signal.aborted) {
-      this.deps.logger.error({}, 'Ended to watching the node for shutdown events');
-      await sleep(RECONNECT_MS, signal, this.deps.clock);
+      if (current) {
+        const stop = current.stop;
+        signal.addEventListener('abort', stop, { once: true });
+        await current.ended;
+        signal.removeEventListener('abort', stop);
+        current = undefined;
+        if (signal.aborted) return;
+        logger.error({}, 'Ended to watching the node for shutdown events');
+      }
+      await sleep(RECONNECT_MS, signal, clock);
       if (signal.aborted) return;
-      this.deps.logger.info({}, 'Restarting watch for node shutdown events');
+      logger.info({}, 'Restarting watch for node shutdown events');
       try {
-        return await this.rewatch(await this.watch(), signal);
+        current = await this.watch();
+        if (signal.aborted) current.stop();
       } catch (err) {
-        this.deps.logger.error({ err: messageOf(err) }, 'Unable to watch the node for shutdown events');
+        logger.error({ err: messageOf(err) }, 'Unable to watch the node for shutdown events');
       }
     }
   }

@@ -3,7 +3,8 @@
  * (test/fixtures/logind.ts): the inhibit delay read, a delay lock logind lists and drops on release,
  * PrepareForShutdown followed, and the manager's start (its override when logind's delay is short, refused as
  * upstream's when logind cannot be reloaded), its handling of a shutdown (pods killed group by group, the node's
- * status, the state file, the lock released) and of a cancellation (the lock taken again).
+ * status, the state file, the lock released) and of a cancellation (the lock taken again), and its reconnection
+ * when the bus comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -213,5 +214,21 @@ describe('the node shutdown manager on logind', () => {
     await next.m.start(again.signal);
     expect(next.gauges).toEqual({ start: Date.parse(state.startTime) / 1000, end: Date.parse(state.endTime) / 1000 });
     again.abort();
+  }, 30_000);
+
+  it('a system bus that went away and came back: the watch set up again, the lock taken anew, shutdowns followed', async () => {
+    const t = manager({ configDir: join(dir, 'unused'), groups: [{ priority: 0, graceSeconds: 2 }] });
+    const abort = new AbortController();
+    await t.m.start(abort.signal);
+    expect(kubeletLocks()).toHaveLength(1);
+    await logind.restart();
+    // Upstream's reconnect: a second after the watch ended.
+    await until(() => kubeletLocks().length === 1, 'the lock on the new logind');
+    emit(true);
+    await until(() => t.m.shutdownStatus() === 'node is shutting down', 'the shutdown seen on the new bus');
+    emit(false);
+    await until(() => t.m.shutdownStatus() === undefined && kubeletLocks().length === 1, 'the cancellation');
+    abort.abort();
+    await until(() => kubeletLocks().length === 0, 'the lock released');
   }, 30_000);
 });
