@@ -161,6 +161,7 @@ export function composeCpuManager(
           pinningErrors: 0,
           sharedPoolMilli: 0,
           exclusiveCpus: 0,
+          allocatedPerNuma: new Map<number, number>(),
         };
         return {
           ...counts,

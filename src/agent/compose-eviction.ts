@@ -63,7 +63,10 @@ export function composeEviction(
       await o.imageGc.garbageCollect();
     },
     events: o.events,
-    onEviction: (signal) => o.metrics.evictions.inc({ eviction_signal: signal }),
+    metrics: {
+      evicted: (signal) => o.metrics.evictions.inc({ eviction_signal: signal }),
+      statsAge: (signal, seconds) => o.metrics.evictionStatsAge.observe({ eviction_signal: signal }, seconds),
+    },
     clock: o.clock,
     logger: o.logger,
   });

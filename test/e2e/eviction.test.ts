@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
-import { until } from './helpers.js';
+import { httpGet, until } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-eviction-'));
 const node = 'evict-node';
@@ -93,6 +93,12 @@ describe('eviction under memory pressure', () => {
       reason: 'Evicted',
       message: 'Pod was rejected: The node had condition: [MemoryPressure]. ',
     });
+    // Upstream's eviction metrics: the eviction by signal, and how old the stats it acted on were.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toMatch(/^kubelet_evictions\{eviction_signal="memory\.available"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(
+      /^kubelet_eviction_stats_age_seconds_count\{eviction_signal="memory\.available"\} [1-9]\d*$/m,
+    );
   }, 90_000);
 });
 

@@ -91,6 +91,8 @@ describe('CPU manager (static) on containerd', () => {
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(metrics).toContain('kubelet_cpu_manager_pinning_requests_total 1\n');
     expect(metrics).toContain('kubelet_cpu_manager_exclusive_cpu_allocation_count 1\n');
+    // The exclusive CPU by NUMA node (one node on this machine).
+    expect(metrics).toContain('kubelet_cpu_manager_allocation_per_numa{numa_node="0"} 1\n');
     expect(metrics).toContain(`kubelet_cpu_manager_shared_pool_size_millicores ${(all.length - 2) * 1000}\n`);
     // single-numa-node on a one-node machine admits both; the topology manager counted them.
     expect(metrics).toContain('kubelet_topology_manager_admission_requests_total 2\n');

@@ -165,7 +165,21 @@ export class CpuManager {
         (n, cs) => n + [...cs.values()].reduce((m, set) => m + set.length, 0),
         0,
       ),
+      allocatedPerNuma: this.allocatedPerNuma(),
     };
+  }
+
+  /** The CPUs of every exclusive assignment, each once, counted by NUMA node. */
+  private allocatedPerNuma(): Map<number, number> {
+    const allocated = new Set<number>();
+    for (const containers of this.state.entries.values())
+      for (const set of containers.values()) for (const cpu of set) allocated.add(cpu);
+    const perNode = new Map<number, number>();
+    for (const cpu of allocated) {
+      const node = this.c.topology.get(cpu)?.numaNodeId ?? 0;
+      perNode.set(node, (perNode.get(node) ?? 0) + 1);
+    }
+    return perNode;
   }
 
   /** A container's exclusive CPUs (empty when it runs on the shared pool). */

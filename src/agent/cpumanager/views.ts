@@ -22,6 +22,11 @@ export interface CpuManagerCounts {
    * The CPUs of every exclusive assignment (a reused init container's counted again, as upstream's countExclusiveCPUs).
    */
   exclusiveCpus: number;
+  /**
+   * The CPUs allocated exclusively, by NUMA node (upstream's allocation_per_numa: the union of the assignments, nodes
+   * with none left out).
+   */
+  allocatedPerNuma: ReadonlyMap<number, number>;
   /** The topology manager's pod admissions, and those refused (TopologyAffinityError or a failed allocation). */
   topologyAdmissions: number;
   topologyErrors: number;

@@ -59,8 +59,13 @@ export interface EvictionDeps {
   /** Removes dead containers and unused images (disk pressure). */
   reclaimDisk?(): Promise<void>;
   events?: EventSink;
-  /** After each eviction, with upstream's signal name (kubelet_evictions). */
-  onEviction?(signal: string): void;
+  /** Upstream's eviction metrics, by signal name. */
+  metrics?: {
+    /** After each eviction (kubelet_evictions). */
+    evicted(signal: string): void;
+    /** The age of the stats a met threshold is acted on with (kubelet_eviction_stats_age_seconds). */
+    statsAge(signal: string, seconds: number): void;
+  };
   clock: Clock;
   logger: Logger;
 }
@@ -128,6 +133,7 @@ export class EvictionManager {
     if (overLimit) return overLimit;
     const actionable = met.filter((t) => now - this.firstMet.get(t)! >= (t.graceMs ?? 0));
     if (!actionable.length) return undefined;
+    for (const t of actionable) this.deps.metrics?.statsAge(t.signal, Math.max(0, now - snap.atMs) / 1000);
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
     if (conditionOf(t.signal) === 'DiskPressure' && this.deps.reclaimDisk) {
@@ -168,7 +174,7 @@ export class EvictionManager {
     this.deps.events?.record(podRef(pod), 'Warning', 'Evicted', message);
     this.deps.evict(pod, message, graceSeconds);
     this.evictions++;
-    this.deps.onEviction?.(signal);
+    this.deps.metrics?.evicted(signal);
   }
 
   /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */

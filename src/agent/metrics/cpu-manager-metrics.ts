@@ -2,14 +2,19 @@
  * Upstream's CPU manager metrics (pkg/kubelet/metrics, 1.32): pinning requests and failures (each
  * container of a Guaranteed pod with an integer CPU request, at admission), the shared pool's size
  * (its CPUs less the reserved ones, in millicores; 0 with the `none` policy) and the CPUs
- * allocated exclusively; the topology manager's admissions, refusals (read when scraped) and
+ * allocated exclusively, also by NUMA node; the topology manager's admissions, refusals (read when scraped) and
  * admission time; and the allocations aligned to NUMA nodes and physical cores, and the failures.
  */
 import type { AlignmentCount, CpuManagerCounts } from '../cpumanager/views.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import type { Histogram } from './registry.js';
 
-const FAMILIES: [string, string, 'counter' | 'gauge', Exclude<keyof CpuManagerCounts, 'alignment'>][] = [
+const FAMILIES: [
+  string,
+  string,
+  'counter' | 'gauge',
+  Exclude<keyof CpuManagerCounts, 'alignment' | 'allocatedPerNuma'>,
+][] = [
   [
     'kubelet_cpu_manager_pinning_requests_total',
     'The number of cpu core allocations which required pinning.',
@@ -57,6 +62,16 @@ export function registerCpuManagerMetrics(
     metrics.register({
       family: () => ({ name, help: `[ALPHA] ${help}`, type, samples: [{ value: cpus.counts()[key] }] }),
     });
+  metrics.register({
+    family: () => ({
+      name: 'kubelet_cpu_manager_allocation_per_numa',
+      help: '[ALPHA] Number of CPUs allocated per NUMA node',
+      type: 'gauge',
+      samples: [...cpus.counts().allocatedPerNuma]
+        .sort(([a], [b]) => a - b)
+        .map(([node, value]) => ({ labels: { numa_node: String(node) }, value })),
+    }),
+  });
   metrics.register(topologyAdmissionDuration);
   // Upstream's names (a counter named _count: its _total renames come in v1.38); the NUMA series exist from the
   // start, the physical-core ones with the static policy.

@@ -100,6 +100,8 @@ export class KubeletMetrics {
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
   readonly restClientDuration: Histogram<'verb' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
+  /** kubelet_eviction_stats_age_seconds: how old the stats were when a threshold they met was acted on. */
+  readonly evictionStatsAge: Histogram<'eviction_signal'>;
   readonly imagesCollected: Counter<'reason'>;
 
   /**
@@ -380,6 +382,14 @@ export class KubeletMetrics {
       new Counter('kubelet_evictions', '[ALPHA] Cumulative number of pod evictions by eviction signal', [
         'eviction_signal',
       ]),
+    );
+    this.evictionStatsAge = r.register(
+      new Histogram(
+        'kubelet_eviction_stats_age_seconds',
+        '[ALPHA] Time between when stats are collected, and when pod is evicted based on those stats by eviction signal',
+        ['eviction_signal'],
+        DEFAULT_BUCKETS,
+      ),
     );
     this.startedContainers = r.register(
       new Counter('kubelet_started_containers_total', '[ALPHA] Cumulative number of containers started', [

@@ -101,6 +101,7 @@ describe('CpuManager (static)', () => {
       pinningErrors: 1,
       sharedPoolMilli: 5000,
       exclusiveCpus: 2,
+      allocatedPerNuma: new Map([[0, 2]]),
       physicalCpuAlignment: { aligned: 0, failed: 0 },
     });
     // The state survives a restart; a pod no longer active gives its CPUs back.
@@ -125,7 +126,12 @@ describe('CpuManager (static)', () => {
       });
       m.start();
       expect(m.allocate(pod('g', [guaranteed('8')]), [])).toBeUndefined();
-      return numaOf(m.exclusiveCpus('g', 'c0'));
+      const cpus = numaOf(m.exclusiveCpus('g', 'c0'));
+      // kubelet_cpu_manager_allocation_per_numa: the same CPUs, counted by node.
+      expect(m.counts().allocatedPerNuma).toEqual(
+        new Map([0, 1].map((node) => [node, cpus.filter((n) => n === node).length])),
+      );
+      return cpus;
     };
     // Packed: NUMA node 1 whole (6 CPUs), 2 from node 0; spread: 4 from each.
     expect(allocate({}).sort((a, b) => a - b)).toEqual([0, 0, 1, 1, 1, 1, 1, 1]);

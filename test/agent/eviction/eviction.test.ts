@@ -162,6 +162,7 @@ describe('the manager', () => {
   const setup = (available: number) => {
     const evicted: { name: string; message: string; grace: number }[] = [];
     const signals: string[] = [];
+    const ages: [string, number][] = [];
     const pods = [
       pod('static', { static: true }),
       pod('small', { memRequest: '100Mi' }),
@@ -181,11 +182,14 @@ describe('the manager', () => {
         evicted.push({ name: p.metadata.name!, message, grace });
         pods.splice(pods.indexOf(p), 1);
       },
-      onEviction: (signal) => signals.push(signal),
+      metrics: {
+        evicted: (signal) => signals.push(signal),
+        statsAge: (signal, seconds) => ages.push([signal, seconds]),
+      },
       clock,
       logger: silentLogger,
     });
-    return { m, evicted, signals, clock, setSnap: (s: StatsSnapshot) => (snap = s) };
+    return { m, evicted, signals, ages, clock, setSnap: (s: StatsSnapshot) => (snap = s) };
   };
 
   it('evicts nothing and admits everything without pressure', async () => {
@@ -196,9 +200,12 @@ describe('the manager', () => {
   });
 
   it('under memory pressure evicts the non-critical pod most over its request, with a 1 s grace, and admits only non-BestEffort pods', async () => {
-    const { m, evicted, signals } = setup(50 * Mi);
+    const { m, evicted, signals, ages, clock } = setup(50 * Mi);
+    clock.advance(2500);
     expect((await m.synchronize())?.metadata.name).toBe('hog');
     expect(signals).toEqual(['memory.available']);
+    // The stats acted on were sampled 2.5 s before (kubelet_eviction_stats_age_seconds).
+    expect(ages).toEqual([['memory.available', 2.5]]);
     expect(evicted).toEqual([
       {
         name: 'hog',
