@@ -55,7 +55,11 @@ export function composeGc(
     observeCgroup: o.metrics.observeCgroup,
     cgroupRoot: cfg.cgroups.cgroupRoot,
     isActive: o.isActive,
-    removePodDir: async (uid) => void (await o.volumes.removePodDir(uid)),
+    removePodDir: (uid) => o.volumes.removePodDir(uid),
+    orphanSweep: (orphans, failed) => {
+      o.metrics.orphanPodCleanedVolumes.set(undefined, orphans);
+      o.metrics.orphanPodCleanedVolumesErrors.set(undefined, failed);
+    },
   });
   const startLogRotation = (signal: AbortSignal) => {
     const logs = cfg.containerLogs ?? { maxSizeBytes: 10 * 1024 * 1024, maxFiles: 5, monitorIntervalMs: 10_000 };

@@ -270,6 +270,9 @@ describe('metrics', () => {
       'kubelet_sleep_action_terminated_early_total 0',
       'kubelet_started_user_namespaced_pods_total 0',
       'kubelet_started_user_namespaced_pods_errors_total 0',
+      // The last sweep's orphaned pod directories (none here).
+      'kubelet_orphan_pod_cleaned_volumes 0',
+      'kubelet_orphan_pod_cleaned_volumes_errors 0',
       '# TYPE kubelet_admission_rejections_total counter',
     ])
       expect(m).toContain(name);

@@ -43,8 +43,16 @@ export interface GarbageCollectorDeps {
   cgroupRoot: string;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
-  /** Removes a pod directory (unmounting its volumes first); default: plain removal. */
-  removePodDir?(uid: string): Promise<void>;
+  /**
+   * Removes a pod directory (unmounting its volumes first); false when its volumes could not be released (the
+   * directory is kept for the next sweep); default: plain removal.
+   */
+  removePodDir?(uid: string): Promise<boolean>;
+  /**
+   * Each sweep's orphaned pod directories and those whose cleanup failed (upstream's
+   * kubelet_orphan_pod_cleaned_volumes / _errors).
+   */
+  orphanSweep?(orphans: number, failed: number): void;
 }
 
 /** The pod UID of a log dir name <namespace>_<name>_<uid>. */
@@ -56,6 +64,30 @@ export function uidOfLogDir(name: string): string | undefined {
 /** Runs the collections. */
 export class GarbageCollector {
   constructor(private readonly deps: GarbageCollectorDeps) {}
+
+  /**
+   * Removes the directories of pods neither wanted nor in the runtime (upstream cleanupOrphanedPodDirs): one that
+   * fails is logged and kept for the next sweep, the others go on; the sweep's counts are reported.
+   */
+  private async removeOrphanedPodDirs(keep: (uid: string) => boolean): Promise<void> {
+    const podsDir = join(this.deps.rootDir, 'pods');
+    let orphans = 0;
+    let failed = 0;
+    for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
+      if (keep(uid)) continue;
+      orphans++;
+      try {
+        const removed = this.deps.removePodDir
+          ? await this.deps.removePodDir(uid)
+          : await rm(join(podsDir, uid), { recursive: true, force: true }).then(() => true);
+        if (!removed) failed++;
+      } catch (err) {
+        failed++;
+        this.deps.logger.warn({ podUID: uid, err: messageOf(err) }, 'Failed to remove orphaned pod dir');
+      }
+    }
+    this.deps.orphanSweep?.(orphans, failed);
+  }
 
   /** 1–2 once. */
   async collectContainers(): Promise<void> {
@@ -77,13 +109,7 @@ export class GarbageCollector {
       const uid = uidOfLogDir(name);
       if (uid && !keep(uid)) await rm(join(this.deps.podLogsDir, name), { recursive: true, force: true });
     }
-    const podsDir = join(this.deps.rootDir, 'pods');
-    for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
-      if (!keep(uid))
-        await (this.deps.removePodDir
-          ? this.deps.removePodDir(uid)
-          : rm(join(podsDir, uid), { recursive: true, force: true }));
-    }
+    await this.removeOrphanedPodDirs(keep);
     const linksDir = this.deps.containerLogsDir;
     if (linksDir) {
       const alive = (id: string) =>

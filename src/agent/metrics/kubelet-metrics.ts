@@ -81,6 +81,9 @@ export class KubeletMetrics {
   readonly httpRequestsDuration: Histogram<'method' | 'path' | 'server_type' | 'long_running'>;
   readonly httpInflight: Gauge<'method' | 'path' | 'server_type' | 'long_running'>;
   readonly orphanedRuntimePods: Counter;
+  /** kubelet_orphan_pod_cleaned_volumes / _errors: the last sweep's orphaned pod directories, and those that failed. */
+  readonly orphanPodCleanedVolumes: Gauge;
+  readonly orphanPodCleanedVolumesErrors: Gauge;
   readonly startedPods: Counter;
   readonly startedPodsErrors: Counter;
   /** kubelet_lifecycle_handler_http_fallbacks_total: HTTPS hooks that succeeded over HTTP. */
@@ -292,6 +295,22 @@ export class KubeletMetrics {
         [],
       ),
     );
+    this.orphanPodCleanedVolumes = r.register(
+      new Gauge(
+        'kubelet_orphan_pod_cleaned_volumes',
+        '[ALPHA] The total number of orphaned Pods whose volumes were cleaned in the last periodic sweep.',
+        [],
+      ),
+    );
+    this.orphanPodCleanedVolumesErrors = r.register(
+      new Gauge(
+        'kubelet_orphan_pod_cleaned_volumes_errors',
+        '[ALPHA] The number of orphaned Pods whose volumes failed to be cleaned in the last periodic sweep.',
+        [],
+      ),
+    );
+    this.orphanPodCleanedVolumes.set(undefined, 0);
+    this.orphanPodCleanedVolumesErrors.set(undefined, 0);
     this.startedPods = r.register(
       new Counter('kubelet_started_pods_total', '[ALPHA] Cumulative number of pods started', []),
     );

@@ -1,10 +1,11 @@
 /**
  * The container GC against a real CRI runtime (the process runtime, in-process, real processes):
  * a collected dead container takes its log, its rotated logs and its legacy log link along, and
- * links left dangling are removed unless their container still runs.
+ * links left dangling are removed unless their container still runs; orphaned pod directories are removed, one whose
+ * volumes cannot be released kept without stopping the sweep, and each sweep counted as upstream's.
  */
 import { describe, expect, it } from 'vitest';
-import { existsSync, lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GarbageCollector } from '../../../src/agent/gc/garbage-collector.js';
 import type { ImageGc } from '../../../src/agent/gc/image-gc.js';
@@ -93,5 +94,36 @@ describe('container garbage collection', () => {
     expect(lexists(strayLink)).toBe(false);
     expect(lexists(liveLink)).toBe(true);
     expect(existsSync(live.log)).toBe(true);
+  });
+
+  it("removes orphaned pod directories; one that fails is kept and the rest go on; each sweep's counts reported", async () => {
+    const root = join(dir, 'orphans');
+    for (const uid of ['wanted', 'stuck', 'broken', 'gone'])
+      mkdirSync(join(root, 'pods', uid, 'volumes'), { recursive: true });
+    const sweeps: [number, number][] = [];
+    const gc = new GarbageCollector({
+      runtime,
+      runtimeManager: new RuntimeManager(runtime),
+      imageGc: {} as ImageGc,
+      clock: realClock,
+      logger,
+      policy: defaultContainerGcPolicy,
+      podLogsDir: join(root, 'logs'),
+      rootDir: root,
+      cgroupFsRoot: '',
+      cgroupRoot: '/',
+      isActive: (uid) => uid === 'wanted',
+      // As the volume manager's: false when a volume cannot be released; an error when the disk refuses.
+      removePodDir: async (uid) => {
+        if (uid === 'stuck') return false;
+        if (uid === 'broken') throw new Error('EIO');
+        rmSync(join(root, 'pods', uid), { recursive: true });
+        return true;
+      },
+      orphanSweep: (orphans, failed) => sweeps.push([orphans, failed]),
+    });
+    await gc.collectContainers();
+    expect(readdirSync(join(root, 'pods')).sort()).toEqual(['broken', 'stuck', 'wanted']);
+    expect(sweeps).toEqual([[3, 2]]);
   });
 });
