@@ -44,10 +44,9 @@ export function composeNodeShutdown(
       syncer.disrupted(pod.metadata.uid!, { ...verdict, disruption: verdict.message });
       workers.update({ pod, kind: 'kill', gracePeriodSeconds: graceSeconds });
     },
-    stopped: (uid) => {
-      const state = workers.stateOf(uid);
-      return state === undefined || state === 'terminated';
-    },
+    // Upstream waits for the group's kills and then for their volumes to be unmounted (a CSI driver in a later group
+    // gets to unmount first): the worker's terminated step, which releases them, has finished.
+    stopped: (uid) => workers.stateOf(uid) === undefined || workers.isFinished(uid),
     syncNodeStatus: o.syncNodeStatus,
     events: o.events,
     node: nodeRef(cfg.nodeName),

@@ -3,8 +3,8 @@
  * `shutdownGracePeriodByPodPriority` asks for time:
  *
  * 1. At start, logind's InhibitDelayMaxSec is raised to the time the groups need when it is shorter (the kubelet's
- *    override file, then logind reloaded and read again, up to five times), a delay lock on shutdown is taken and
- *    PrepareForShutdown is followed. A failure is logged and the kubelet runs on without it, as upstream.
+ *    override file, then logind reloaded and read again, up to five times), PrepareForShutdown is followed and a
+ *    delay lock on shutdown is taken. A failure is logged and the kubelet runs on without it, as upstream.
  * 2. On PrepareForShutdown(true): a NodeShutdown event, the node NotReady ("node is shutting down") and no new pod
  *    admitted (NodeShutdown); the active pods are killed group by group, lowest priority first, each with at most its
  *    group's grace period, their status Failed / Terminated with a DisruptionTarget condition; the start and end go to
@@ -51,7 +51,7 @@ export interface NodeShutdownDeps {
   activePods(): Pod[];
   /** Kills `pod` with at most `graceSeconds`, its status Failed with `reason` and `message` and a DisruptionTarget. */
   killPod(pod: Pod, graceSeconds: number, verdict: { reason: string; message: string }): void;
-  /** Whether the pod's containers are stopped (its worker is past terminating). */
+  /** Whether the pod is stopped and its volumes released (its worker's terminated step done). */
   stopped(uid: string): boolean;
   /** Reports the node status now (the Ready condition). */
   syncNodeStatus(): void;
@@ -182,13 +182,16 @@ export class NodeShutdownManager {
           `node shutdown manager was timed out after ${attempt} attempts waiting for logind InhibitDelayMaxSec to update to ${goDuration(requested)} (ShutdownGracePeriod), current value is ${goDuration(updated)}`,
         );
     }
-    await this.acquireLock();
+    // Following the signal before the lock is taken: a shutdown that starts while the lock is held must be seen, or
+    // logind waits out the whole delay with no pod stopped (upstream subscribes after, with that window).
+    const watch = await logind.watchShutdown((shuttingDown) => void this.onEvent(shuttingDown));
     try {
-      return await logind.watchShutdown((shuttingDown) => void this.onEvent(shuttingDown));
+      await this.acquireLock();
     } catch (err) {
-      this.releaseLock();
+      watch.stop();
       throw err;
     }
+    return watch;
   }
 
   private async acquireLock(): Promise<void> {

@@ -93,6 +93,19 @@ describe('logind through busctl and systemd-inhibit', () => {
     await until(() => kubeletLocks().length === 0, 'the lock released');
   });
 
+  it("a host without systemd's tools: an error naming the missing one (the kubelet logs it and runs on)", async () => {
+    const path = process.env.PATH;
+    process.env.PATH = join(dir, 'no-such-bin');
+    try {
+      await expect(systemdLogind().inhibitDelayMs()).rejects.toThrow('cannot run busctl: ENOENT');
+      await expect(systemdLogind().inhibitShutdown()).rejects.toThrow(
+        'error creating inhibitor: cannot run systemd-inhibit: ENOENT',
+      );
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
   it('follows PrepareForShutdown both ways until stopped', async () => {
     const seen: boolean[] = [];
     const watch = await systemdLogind().watchShutdown((event) => seen.push(event));
