@@ -192,15 +192,29 @@ describe('lifecycle hooks', () => {
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(metrics).toContain('\nkubelet_sleep_action_terminated_early_total 1\n');
     for (const name of ['sleep-valid', 'sleep-cut', 'sleep-zero']) {
+      // A JSON patch (RFC 6902), as kubectl sends one; a path that is not there is the apiserver's 422.
+      const missing = await kubectl(c, [
+        'patch',
+        'pod',
+        name,
+        '--type=json',
+        '-p',
+        '[{"op":"remove","path":"/metadata/nothing"}]',
+      ]);
+      expect(missing.code).not.toBe(0);
+      expect(missing.stderr).toContain('the server rejected our request due to an error in our request');
       const removed = await kubectl(c, [
         'patch',
         'pod',
         name,
-        '--type=merge',
+        '--type=json',
         '-p',
-        '{"metadata":{"finalizers":null}}',
+        '[{"op":"remove","path":"/metadata/finalizers"}]',
       ]);
       expect(removed.code, removed.stderr).toBe(0);
     }
+    // Without their finalizer the deleted pods go.
+    for (const name of ['sleep-valid', 'sleep-cut', 'sleep-zero'])
+      await until(() => !pod(name), 10_000, `${name} gone`);
   }, 90_000);
 });
