@@ -200,6 +200,7 @@ export function composeAgent(
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     counters: metrics.startCounters,
+    imageVolumeCounters: metrics.imageVolumeCounters,
     hookCounters,
     images,
     backoff,

@@ -187,6 +187,10 @@ export interface Mount {
   selinux_relabel?: boolean;
   propagation?: string;
   recursive_read_only?: boolean;
+  /** An image volume: the runtime mounts this image's content (read-only), `host_path` is empty. */
+  image?: ImageSpec | null;
+  /** The directory of the image to mount instead of its root (a volumeMount's subPath). */
+  image_sub_path?: string;
 }
 
 /** A host device node passed into a container (a raw block volume). */

@@ -228,6 +228,12 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
+    // Containers run from the host's filesystem: there is no image content to mount (a runtime with images does it).
+    const imageMount = config.mounts?.find((m) => m.image?.image);
+    if (imageMount)
+      throw badRequest(
+        `image volume at ${imageMount.container_path}: image volumes need a runtime with image content; the process runtime runs containers from the host's filesystem`,
+      );
     // The container's processes see the host's /dev: a device (a plugin's, a raw block volume) is
     // its host node bound at the container's path, writable when its permissions say so.
     if (config.devices?.length)

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
 import { describeVolumeCases } from './volume-cases.js';
-import { until, unmountTestMounts } from './helpers.js';
+import { httpGet, until, unmountTestMounts } from './helpers.js';
 
 const node = 'volume-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-volumes-'));
@@ -87,4 +87,53 @@ describe('process runtime mount points', () => {
     expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain('orphan-uid-1');
     for (const u of known) expect(existsSync(join(dir, 'root', 'pods', u))).toBe(true);
   }, 30_000);
+});
+
+describe('image volumes (ImageVolume: beta, on, in v1.36)', () => {
+  it("pulls an image volume's image before any container (events on the pod), then asks the runtime to mount it; this runtime, with no image content, refuses and the container says why", async () => {
+    const reference = 'registry.example/models:1';
+    c.api.store.create(
+      'pods',
+      boundPod('imgvol', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sleep', '3600'],
+            volumeMounts: [{ name: 'models', mountPath: '/models', subPath: 'llama' }],
+          },
+        ],
+        volumes: [{ name: 'models', image: { reference, pullPolicy: 'IfNotPresent' } }],
+      }),
+    );
+    const waiting = await until(
+      () => c.api.store.get('pods', 'default', 'imgvol')?.status?.containerStatuses?.[0]?.state?.waiting,
+      20_000,
+      'imgvol waiting',
+    );
+    await until(
+      () =>
+        c.api.store.get('pods', 'default', 'imgvol')?.status?.containerStatuses?.[0]?.state?.waiting?.reason ===
+        'CreateContainerError',
+      20_000,
+      `CreateContainerError (was ${waiting.reason})`,
+    );
+    const status = c.api.store.get('pods', 'default', 'imgvol')!.status.containerStatuses[0];
+    expect(status.state.waiting.message).toContain(
+      "image volume at /models: image volumes need a runtime with image content; the process runtime runs containers from the host's filesystem",
+    );
+    // The image's events name the pod, not a container (upstream's objectRef for image volumes).
+    const events = c.api.store.list(
+      'events',
+      (e: Record<string, any>) => e.involvedObject?.name === 'imgvol' && e.reason === 'Pulled',
+    ) as Record<string, any>[];
+    const pulled = events.find((e) => String(e.message).includes(reference));
+    expect(pulled?.message).toMatch(new RegExp(`^Container image "${reference}" already present on machine`));
+    expect(pulled?.involvedObject.fieldPath).toBeUndefined();
+    // Upstream's counters: the mount asked for, and failed with its container.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    expect(metrics).toMatch(/^kubelet_image_volume_requested_total [1-9]\d*$/m);
+    expect(metrics).toMatch(/^kubelet_image_volume_mounted_errors_total [1-9]\d*$/m);
+    expect(metrics).toContain('\nkubelet_image_volume_mounted_succeed_total 0\n');
+  }, 40_000);
 });

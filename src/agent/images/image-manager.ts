@@ -16,7 +16,7 @@ import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
-import { podRef, type EventSink } from '../events/recorder.js';
+import { podRef, type EventSink, type ObjectRef } from '../events/recorder.js';
 import { credentialHash, secretOf, serviceAccountOf, type AuthConfig } from './keyring.js';
 import {
   mustAttemptImagePull,
@@ -109,12 +109,14 @@ export class ImageManager {
       sandboxConfig?: cri.PodSandboxConfig;
       auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
       init?: boolean;
+      /** The object the events name: the container's by default; the pod's for an image volume, as upstream. */
+      objectRef?: ObjectRef;
     } = {},
   ): Promise<EnsureImageResult> {
     const r = await this.ensure(pod, c, o);
     const ev = this.deps.events;
     if (ev) {
-      const ref = podRef(pod, { name: c.name, init: o.init });
+      const ref = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
       if (r.ok && !r.pulled)
         ev.record(
           ref,
@@ -138,8 +140,14 @@ export class ImageManager {
   private async ensure(
     pod: Pod,
     c: Container,
-    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>); init?: boolean },
+    o: {
+      sandboxConfig?: cri.PodSandboxConfig;
+      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+      init?: boolean;
+      objectRef?: ObjectRef;
+    },
   ): Promise<EnsureImageResult> {
+    const eventRef = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };
@@ -172,12 +180,7 @@ export class ImageManager {
         retryAfterMs: remaining,
       };
     const started = this.deps.clock.now();
-    this.deps.events?.record(
-      podRef(pod, { name: c.name, init: o.init }),
-      'Normal',
-      'Pulling',
-      `Pulling image "${image}"`,
-    );
+    this.deps.events?.record(eventRef, 'Normal', 'Pulling', `Pulling image "${image}"`);
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
     const records = this.deps.pullRecords?.records;
     let intent = false;
@@ -211,7 +214,7 @@ export class ImageManager {
       this.deps.pullTimes?.pulled?.(seconds, Number(pulled?.size ?? 0));
       const secs = seconds.toFixed(3);
       this.deps.events?.record(
-        podRef(pod, { name: c.name, init: o.init }),
+        eventRef,
         'Normal',
         'Pulled',
         `Successfully pulled image "${image}" in ${secs}s (${secs}s including waiting).${pulled ? ` Image size: ${pulled.size} bytes.` : ''}`,

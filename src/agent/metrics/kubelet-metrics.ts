@@ -90,6 +90,10 @@ export class KubeletMetrics {
   readonly lifecycleHttpFallbacks: Counter;
   /** kubelet_sleep_action_terminated_early_total: sleep hooks cut off by their grace period. */
   readonly sleepActionTerminatedEarly: Counter;
+  /** kubelet_image_volume_requested_total / _mounted_succeed_total / _mounted_errors_total (beta in v1.35). */
+  readonly imageVolumeRequested: Counter;
+  readonly imageVolumeMounted: Counter;
+  readonly imageVolumeMountErrors: Counter;
   /** kubelet_started_user_namespaced_pods_total / _errors_total (registered with UserNamespacesSupport on). */
   readonly startedUserNamespacedPods: Counter;
   readonly startedUserNamespacedPodsErrors: Counter;
@@ -331,6 +335,15 @@ export class KubeletMetrics {
         [],
       ),
     );
+    this.imageVolumeRequested = r.register(
+      new Counter('kubelet_image_volume_requested_total', '[BETA] Number of requested image volumes.', []),
+    );
+    this.imageVolumeMounted = r.register(
+      new Counter('kubelet_image_volume_mounted_succeed_total', '[BETA] Number of successful image volume mounts.', []),
+    );
+    this.imageVolumeMountErrors = r.register(
+      new Counter('kubelet_image_volume_mounted_errors_total', '[BETA] Number of failed image volume mounts.', []),
+    );
     const userNamespacedPods = new Counter(
       'kubelet_started_user_namespaced_pods_total',
       '[ALPHA] Cumulative number of pods with user namespaces started. This metric will only be collected on Linux.',
@@ -487,6 +500,13 @@ export class KubeletMetrics {
       this.startedContainers.inc({ container_type: type });
       if (code !== undefined) this.startedContainersErrors.inc({ container_type: type, code });
     },
+  };
+
+  /** The image volume counters, as the executor reports each container's image volume mounts. */
+  readonly imageVolumeCounters = {
+    requested: (mounts: number): void => this.imageVolumeRequested.inc(undefined, mounts),
+    mounted: (mounts: number, ok: boolean): void =>
+      (ok ? this.imageVolumeMounted : this.imageVolumeMountErrors).inc(undefined, mounts),
   };
 
   /** The lifecycle hooks' counters. */

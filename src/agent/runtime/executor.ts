@@ -36,6 +36,7 @@ import type { PodObjects } from './env.js';
 import { credentialsFor, type PullSecret } from '../images/keyring.js';
 import { podRef } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
+import { imageVolumesOf } from '../volume/reconcile.js';
 import { preStop, runHook } from './lifecycle-hooks.js';
 import { legacyLogSymlink, linkContainerLog } from './logs/legacy-log-links.js';
 
@@ -185,6 +186,16 @@ export class PodActionExecutor {
         }
       })(),
     ]);
+    // Upstream getImageVolumes: the images of the pod's image volumes, before any container is tried.
+    let podVolumes = volumes;
+    if (!objectsError && imageVolumesOf(pod).length) {
+      const pulled = await this.pullImageVolumes(pod, sandboxConfig, objects);
+      if (!pulled.ok) {
+        results.push(pulled.failure);
+        return results;
+      }
+      podVolumes = new Map([...(volumes ?? []), ...pulled.volumes]);
+    }
     for (const s of plan.start) {
       const spec = specOf(pod, s.name, s.init);
       if (!spec) continue;
@@ -204,7 +215,7 @@ export class PodActionExecutor {
             podIPs,
             hostsFile,
             objects,
-            volumes,
+            volumes: podVolumes,
             status,
           });
       this.deps.counters?.container(
@@ -222,6 +233,59 @@ export class PodActionExecutor {
       results.push(r);
     }
     return results;
+  }
+
+  /**
+   * Pulls the image of each image volume of `pod` as its pull policy says, with the pod's pull secrets and the node's
+   * credentials; the image's events name the pod (upstream's objectRef). The volumes as containers mount them, or the
+   * first failure: the sync ends there and no container is tried, as upstream's.
+   */
+  private async pullImageVolumes(
+    pod: Pod,
+    sandboxConfig: cri.PodSandboxConfig,
+    objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined,
+  ): Promise<{ ok: true; volumes: Map<string, MountedVolume> } | { ok: false; failure: StepResult }> {
+    const volumes = new Map<string, MountedVolume>();
+    const handler = (await this.deps.runtimeHandler?.(pod)) ?? '';
+    for (const v of imageVolumesOf(pod)) {
+      const reference = v.image.reference ?? '';
+      const r = await this.deps.images.ensureImageExists(
+        pod,
+        { name: v.name, image: reference, imagePullPolicy: v.image.pullPolicy } as Container,
+        {
+          sandboxConfig,
+          auth: async () => [
+            ...(objects ? credentialsFor(reference, objects.pullSecrets) : []),
+            ...((await this.deps.nodeCredentials?.(reference, pod)) ?? []),
+          ],
+          objectRef: podRef(pod),
+        },
+      );
+      if (!r.ok)
+        return {
+          ok: false,
+          failure: {
+            action: 'PullImageVolume',
+            target: v.name,
+            ok: false,
+            reason: r.reason,
+            message: r.message,
+            retryAfterMs: r.retryAfterMs ?? SYNC_ERROR_BACKOFF_MS,
+          },
+        };
+      volumes.set(v.name, {
+        path: '',
+        readOnly: true,
+        plugin: 'kubernetes.io~image',
+        image: {
+          image: r.imageRef,
+          user_specified_image: reference,
+          runtime_handler: handler,
+          ...(pod.metadata.annotations ? { annotations: pod.metadata.annotations } : {}),
+        },
+      });
+    }
+    return { ok: true, volumes };
   }
 
   /**
@@ -344,11 +408,16 @@ export class PodActionExecutor {
     }
     if (s.backoff) this.deps.backoff.next(s.backoff.key, s.backoff.eventMs, this.deps.clock.now());
     let id: string;
+    // Upstream's image volume counters: each image volume mount asked for, then made or not with the container.
+    const imageMounts = (config.mounts ?? []).filter((m) => m.image).length;
+    if (imageMounts) this.deps.imageVolumeCounters?.requested(imageMounts);
     try {
       id = await this.deps.runtime.createContainer(o.sandboxId, config, o.sandboxConfig);
     } catch (err) {
+      if (imageMounts) this.deps.imageVolumeCounters?.mounted(imageMounts, false);
       return failed('CreateContainerError', err);
     }
+    if (imageMounts) this.deps.imageVolumeCounters?.mounted(imageMounts, true);
     if (cpuset) this.deps.cpusets?.created(pod.metadata.uid!, c.name, id, cpuset);
     this.deps.events?.record(ref, 'Normal', 'Created', `Created container: ${c.name}`);
     try {

@@ -2,7 +2,8 @@ import type { RuntimeSandbox } from './pod-runtime-status.js';
 
 /** The result of one executor step (upstream SyncResult); failures carry the waiting reason. */
 export interface StepResult {
-  action: 'CreatePodSandbox' | 'KillPodSandbox' | 'StartContainer' | 'KillContainer' | 'RemoveContainer';
+  action:
+    'CreatePodSandbox' | 'KillPodSandbox' | 'PullImageVolume' | 'StartContainer' | 'KillContainer' | 'RemoveContainer';
   target: string;
   ok: boolean;
   reason?: string;

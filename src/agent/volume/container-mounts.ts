@@ -113,6 +113,23 @@ export function planContainerMounts(
     } catch (err) {
       return { ok: false, message: `failed to resolve recursive read-only mode: ${(err as Error).message}` };
     }
+    if (vol.image) {
+      // The runtime mounts the image, read-only, and finds the subPath in it (refusing one that is not there).
+      out.push({
+        name: m.name,
+        volumePath: '',
+        subPath: '',
+        mount: {
+          container_path: m.mountPath,
+          host_path: '',
+          readonly: true,
+          image: vol.image,
+          ...(subPath ? { image_sub_path: subPath } : {}),
+          propagation,
+        },
+      });
+      continue;
+    }
     out.push({
       name: m.name,
       volumePath: vol.path,

@@ -6,6 +6,7 @@
  * unsupported;
  * - `orphanedPodDirs`: which pod directories on disk belong to no known pod (never one that is).
  */
+import type { Pod } from '../../api/types.js';
 import type { Volume, VolumePlugin } from './types.js';
 
 /** What is set up for one pod: volume name → the plugin that set it up. */
@@ -34,7 +35,6 @@ const UNSUPPORTED_FIELDS = [
   'gcePersistentDisk',
   'gitRepo',
   'glusterfs',
-  'image',
   'iscsi',
   'nfs',
   'photonPersistentDisk',
@@ -45,6 +45,22 @@ const UNSUPPORTED_FIELDS = [
   'storageos',
   'vsphereVolume',
 ];
+
+/** Whether `v` is an image volume (`volumes[].image`). */
+export const isImageVolume = (v: Volume): boolean => v.image !== undefined && v.image !== null;
+
+/** An image volume's source (core/v1 ImageVolumeSource). */
+export interface ImageVolumeSource {
+  reference?: string;
+  pullPolicy?: string;
+}
+
+/** The pod's image volumes. */
+export function imageVolumesOf(pod: Pod): { name: string; image: ImageVolumeSource }[] {
+  return ((pod.spec.volumes ?? []) as Volume[])
+    .filter(isImageVolume)
+    .map((v) => ({ name: v.name, image: v.image as ImageVolumeSource }));
+}
 
 /** The plugin for `v`, or undefined. */
 export function pluginFor(v: Volume, plugins: readonly VolumePlugin[]): VolumePlugin | undefined {
@@ -61,13 +77,15 @@ export function computeVolumeActions(
   const names = new Set<string>();
   for (const v of volumes) {
     names.add(v.name);
+    // An image volume is the runtime's to mount; the executor pulls its image (upstream's populator skips it too).
+    if (isImageVolume(v)) continue;
     const plugin = pluginFor(v, o.plugins);
     if (!plugin) {
       const field =
         UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
       out.unsupported.push({
         name: v.name,
-        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi)`,
+        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi, image)`,
       });
       continue;
     }

@@ -12,6 +12,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { DownwardContext } from './payload.js';
+import type { ImageSpec } from '../../cri/types-common.js';
 
 /** core/v1 Volume (the sources the plugins read; others pass through untyped). */
 export interface Volume {
@@ -124,6 +125,11 @@ export interface MountedVolume {
   uniqueName?: string;
   /** The claim of a persistentVolumeClaim volume: the stats' pvcRef and the kubelet_volume_stats_* labels. */
   pvcRef?: { name: string; namespace: string };
+  /**
+   * An image volume (`volumes[].image`): the image the runtime mounts read-only at the container's path; `path` is
+   * empty (the kubelet mounts nothing, as upstream's volume manager leaves these alone).
+   */
+  image?: ImageSpec;
 }
 
 /** A volume's usage figures (names as upstream's FsStats). */

@@ -21,7 +21,7 @@ import { messageOf } from '../../lib/errors.js';
 import { listDirSync } from '../../lib/fs-util.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { makeRShared, unmountUnder } from './mount-util.js';
-import { computeVolumeActions, orphanedPodDirs } from './reconcile.js';
+import { computeVolumeActions, isImageVolume, orphanedPodDirs } from './reconcile.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { IN_TREE_PLUGINS } from './plugins/all.js';
 import { podDir } from '../runtime/pod-files.js';
@@ -232,7 +232,7 @@ export class VolumeManager {
       });
       actual.delete(name);
     }
-    const missing = volumes.filter((v) => !actual.has(v.name)).map((v) => v.name);
+    const missing = volumes.filter((v) => !actual.has(v.name) && !isImageVolume(v)).map((v) => v.name);
     const containers = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
     if (
       containers.some((c) =>

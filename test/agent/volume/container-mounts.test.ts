@@ -23,6 +23,54 @@ const plan = (mounts: Record<string, unknown>[], extra: Partial<Container> = {},
 };
 
 describe('planContainerMounts (upstream makeMounts)', () => {
+  it("an image volume: the runtime mounts the image read-only, a subPath (or subPathExpr) becomes the image's sub path", () => {
+    const image = { image: 'sha256:abc', user_specified_image: 'registry.example/data:1', runtime_handler: '' };
+    const withImage = new Map<string, MountedVolume>([
+      ...volumes,
+      ['img', { path: '', readOnly: true, plugin: 'kubernetes.io~image', image }],
+    ]);
+    const r = planContainerMounts(
+      {
+        name: 'c',
+        volumeMounts: [
+          { name: 'img', mountPath: '/data', readOnly: false },
+          { name: 'img', mountPath: '/models', subPathExpr: '$(MODEL)' },
+        ],
+      },
+      withImage,
+      new Map([['MODEL', 'llama']]),
+    );
+    expect(r.ok && r.mounts).toEqual([
+      {
+        name: 'img',
+        volumePath: '',
+        subPath: '',
+        mount: { container_path: '/data', host_path: '', readonly: true, image, propagation: 'PROPAGATION_PRIVATE' },
+      },
+      {
+        name: 'img',
+        volumePath: '',
+        subPath: '',
+        mount: {
+          container_path: '/models',
+          host_path: '',
+          readonly: true,
+          image,
+          image_sub_path: 'llama',
+          propagation: 'PROPAGATION_PRIVATE',
+        },
+      },
+    ]);
+    // The kubelet resolves nothing on disk for it: the runtime checks the sub path in the image.
+    expect(
+      planContainerMounts(
+        { name: 'c', volumeMounts: [{ name: 'img', mountPath: '/x', subPath: '../etc' }] },
+        withImage,
+        new Map(),
+      ),
+    ).toEqual({ ok: false, message: "unable to provision SubPath `../etc`: must not contain '..'" });
+  });
+
   it.each([
     [
       'a plain mount',

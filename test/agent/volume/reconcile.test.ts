@@ -98,6 +98,17 @@ describe('computeVolumeActions', () => {
     expect(a.setUp.map((s) => s.volume.name)).toEqual(['c']);
   });
 
+  it("leaves image volumes to the runtime: neither set up, nor unsupported, nor torn down (upstream's populator skips them)", () => {
+    const volumes: Volume[] = [
+      { name: 'img', image: { reference: 'registry.example/data:1', pullPolicy: 'IfNotPresent' } },
+      { name: 'e', emptyDir: {} },
+    ];
+    const a = computeVolumeActions(volumes, new Map(), { plugins: IN_TREE_PLUGINS, nowMs: 0, retryAt: new Map() });
+    expect(a.setUp.map((s) => s.volume.name)).toEqual(['e']);
+    expect(a.unsupported).toEqual([]);
+    expect(a.tearDown).toEqual([]);
+  });
+
   it('names the unsupported type and what is supported', () => {
     const a = computeVolumeActions([{ name: 'n', nfs: {} }], new Map(), {
       plugins: IN_TREE_PLUGINS,
