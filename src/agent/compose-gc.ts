@@ -2,7 +2,9 @@
  * Wiring of the collectors of what pods leave behind: image GC (keeping the sandbox images),
  * container and sandbox GC with pod directories and cgroups, and container log rotation.
  */
+import type { Pod } from '../api/types.js';
 import type { Clock } from '../lib/clock.js';
+import { imageVolumesOf } from './volume/reconcile.js';
 import type { Logger } from '../lib/logger.js';
 import { ImageGc } from './gc/image-gc.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
@@ -26,6 +28,8 @@ export function composeGc(
     /** The image manager's pull records: the image GC prunes those of images gone. */
     pullRecords?: PullRecords;
     isActive(uid: string): boolean;
+    /** The pods the kubelet runs (their image volumes' images are in use). */
+    pods(): Pod[];
     clock: Clock;
     logger: Logger;
   },
@@ -38,6 +42,8 @@ export function composeGc(
     logger,
     policy: cfg.imageGc,
     protectedImages: protectedImages(runtime),
+    imageVolumeImages: () =>
+      o.pods().flatMap((pod) => imageVolumesOf(pod).flatMap((v) => (v.image.reference ? [v.image.reference] : []))),
     onRemoved: (reason) => o.metrics.imagesCollected.inc({ reason }),
     afterPass: (remaining, listedAtMs) => o.pullRecords?.pruneUnknown(remaining, listedAtMs) ?? Promise.resolve(),
   });

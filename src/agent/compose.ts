@@ -381,6 +381,7 @@ export function composeAgent(
     metrics,
     pullRecords: images.pullRecords,
     isActive,
+    pods: () => podManager.getPods(),
     clock,
     logger,
   });

@@ -85,6 +85,8 @@ export interface ImageGcDeps {
   policy: ImageGcPolicy;
   /** Images never removed besides pinned ones (the sandbox image). */
   protectedImages(): Promise<string[]>;
+  /** The images of the image volumes of the pods the kubelet runs: in use while those pods are. */
+  imageVolumeImages?(): string[];
   /** Told of each image removed and why (kubelet_image_garbage_collected_total{reason}). */
   onRemoved?(reason: 'age' | 'space'): void;
   /**
@@ -118,7 +120,7 @@ export class ImageGc {
       const id = byName.get(c.image_ref) ?? byName.get(c.image?.image ?? '') ?? c.image_ref;
       inUse.add(id);
     }
-    for (const n of protectedNames) {
+    for (const n of [...protectedNames, ...(this.deps.imageVolumeImages?.() ?? [])]) {
       const id = byName.get(n);
       if (id) inUse.add(id);
     }
