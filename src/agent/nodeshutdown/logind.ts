@@ -11,6 +11,7 @@
  * lock's holder reads the kubelet's pipe, so a kubelet that dies releases it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -107,6 +108,19 @@ function busctl(args: string[]): Promise<string> {
   });
 }
 
+/**
+ * `command` run so that the kernel kills it when the kubelet dies (util-linux `setpriv --pdeathsig`, where it is on
+ * the PATH): `busctl monitor` writes only when a signal comes, so a kubelet killed outside systemd would otherwise
+ * leave it behind until then.
+ */
+function dyingWithParent(command: string, args: string[]): [string, string[]] {
+  const setpriv = (process.env.PATH ?? '')
+    .split(':')
+    .map((dir) => join(dir || '.', 'setpriv'))
+    .find((path) => existsSync(path));
+  return setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+}
+
 /** Resolves after `ms`. */
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -181,9 +195,8 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
     },
     async watchShutdown(onEvent) {
       const match = `type='signal',interface='${LOGIND[2]}',member='PrepareForShutdown',path='${LOGIND[1]}'`;
-      const child = spawn('busctl', ['--system', '--json=short', 'monitor', `--match=${match}`], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const [command, args] = dyingWithParent('busctl', ['--system', '--json=short', 'monitor', `--match=${match}`]);
+      const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       const ended = new Promise<void>((resolve) => child.once('close', () => resolve()));
       let pending = '';
       child.stdout!.on('data', (d: Buffer) => {
