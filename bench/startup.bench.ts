@@ -33,7 +33,7 @@ async function once(dir: string): Promise<{ healthzMs: number; servingMs: number
         (await acceptsConnections(ports.port))
       )
         return { healthzMs, servingMs: performance.now() - t0, rssMiB: sampleProcess(k.proc.pid!).rss / 2 ** 20 };
-      if (now > 30_000) throw new Error('not serving after 30 s');
+      if (now > 30_000) throw new Error(`not serving after 30 s; the kubelet said:\n${k.output().slice(-3000)}`);
       await sleep(2);
     }
   } finally {
