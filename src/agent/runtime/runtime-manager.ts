@@ -119,6 +119,24 @@ const settled = new Set<RuntimeContainer['state']>(['running', 'exited']);
  */
 export const EXIT_SETTLE_MS = 10_000;
 
+/** How long after a SIGKILL exit its status is read again for containerd's OOM event (ms), and how often. */
+export const OOM_EVENT_WAIT_MS = 1000;
+const OOM_EVENT_POLL_MS = 100;
+
+/**
+ * Whether the runtime may still turn this exit's reason into OOMKilled (pure): a SIGKILL exit (137) it calls "Error",
+ * read within OOM_EVENT_WAIT_MS of the exit. containerd records an OOM kill when its OOM event arrives, which can come
+ * just after the exit event; a pod that ends there is not read again, so its status would keep "Error".
+ */
+export function mayBecomeOomKilled(
+  rc: Pick<RuntimeContainer, 'state' | 'exitCode' | 'reason' | 'finishedAt'>,
+  nowMs: number,
+): boolean {
+  return (
+    rc.state === 'exited' && rc.exitCode === 137 && rc.reason === 'Error' && nowMs - rc.finishedAt < OOM_EVENT_WAIT_MS
+  );
+}
+
 /** Whether a status read now stays what it is while the list shows the same state. Pure. */
 export function isSettled(rc: Pick<RuntimeContainer, 'state' | 'finishedAt'>, nowMs: number): boolean {
   return settled.has(rc.state) && !(rc.state === 'exited' && nowMs - rc.finishedAt < EXIT_SETTLE_MS);
@@ -224,8 +242,13 @@ export class RuntimeManager {
   /** One container's status by CRI ContainerStatus (undefined once it is gone); a settled one is put in `now`. */
   private async containerStatus(id: string, sandboxId: string, now: KnownPod): Promise<RuntimeContainer | undefined> {
     try {
-      const s = (await this.runtime.containerStatus(id)).status;
-      const rc = toRuntimeContainer(s, sandboxId);
+      let s = (await this.runtime.containerStatus(id)).status;
+      let rc = toRuntimeContainer(s, sandboxId);
+      while (mayBecomeOomKilled(rc, Date.now())) {
+        await new Promise((r) => setTimeout(r, OOM_EVENT_POLL_MS));
+        s = (await this.runtime.containerStatus(id)).status;
+        rc = toRuntimeContainer(s, sandboxId);
+      }
       if (rc.state === 'exited') rc.message = await terminationMessage(s);
       if (isSettled(rc, Date.now())) now.containers.set(id, { ...rc });
       return rc;

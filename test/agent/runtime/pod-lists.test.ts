@@ -3,7 +3,12 @@ import type * as cri from '../../../src/cri/types.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
 import { PodUidLabel } from '../../../src/agent/runtime/labels.js';
 import { PodListReader, SHARED_LIST_MIN_PODS } from '../../../src/agent/runtime/pod-lists.js';
-import { EXIT_SETTLE_MS, isSettled, RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
+import {
+  EXIT_SETTLE_MS,
+  isSettled,
+  OOM_EVENT_WAIT_MS,
+  RuntimeManager,
+} from '../../../src/agent/runtime/runtime-manager.js';
 import { notFound } from '../../../src/lib/errors.js';
 
 /** A runtime whose lists answer only when the test releases them, with the state they were called in. */
@@ -372,5 +377,54 @@ describe('an exited container read right after its exit (regression: a late OOMK
     expect(isSettled({ state: 'exited', finishedAt: now - EXIT_SETTLE_MS - 1 }, now)).toBe(true);
     expect(isSettled({ state: 'running', finishedAt: 0 }, now)).toBe(true);
     expect(isSettled({ state: 'created', finishedAt: 0 }, now)).toBe(false);
+  });
+});
+
+describe("a SIGKILL exit read before containerd's OOM event (regression: an OOM kill reported as Error)", () => {
+  /** A runtime with one exited container (137) whose reason turns to OOMKilled after `errorReads` reads. */
+  const oomRuntime = (finishedAtMs: number, errorReads: number) => {
+    const labels = { [PodUidLabel]: 'u1', 'io.kubernetes.container.name': 'main' };
+    let reads = 0;
+    const runtime = {
+      listPodSandbox: async () => [
+        { id: 's1', state: 'SANDBOX_NOTREADY', created_at: 1, labels, metadata: { attempt: 0 } },
+      ],
+      listContainers: async () => [
+        { id: 'c1', pod_sandbox_id: 's1', state: 'CONTAINER_EXITED', labels, metadata: { name: 'main' } },
+      ],
+      containerStatus: async () => ({
+        status: {
+          id: 'c1',
+          state: 'CONTAINER_EXITED',
+          labels,
+          metadata: { name: 'main' },
+          exit_code: 137,
+          finished_at: finishedAtMs * 1e6,
+          reason: reads++ < errorReads ? 'Error' : 'OOMKilled',
+        },
+      }),
+    } as unknown as RuntimeService;
+    return { runtime, reads: () => reads };
+  };
+
+  it('reads it again until the runtime names the OOM kill', async () => {
+    const { runtime, reads } = oomRuntime(Date.now(), 2);
+    const status = await new RuntimeManager(runtime).getPodStatus('u1', 'p', 'ns');
+    expect(status.containers[0]).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+    expect(reads()).toBe(3);
+  });
+
+  it('leaves a SIGKILL exit of a second ago as the runtime said (a kill, not an OOM)', async () => {
+    const { runtime, reads } = oomRuntime(Date.now() - OOM_EVENT_WAIT_MS, 1000);
+    const status = await new RuntimeManager(runtime).getPodStatus('u1', 'p', 'ns');
+    expect(status.containers[0]).toMatchObject({ exitCode: 137, reason: 'Error' });
+    expect(reads()).toBe(1);
+  });
+
+  it('waits at most a second after the exit for a reason that stays Error', async () => {
+    const { runtime, reads } = oomRuntime(Date.now(), 1000);
+    const status = await new RuntimeManager(runtime).getPodStatus('u1', 'p', 'ns');
+    expect(status.containers[0]).toMatchObject({ reason: 'Error' });
+    expect(reads()).toBeLessThanOrEqual(OOM_EVENT_WAIT_MS / 100 + 1);
   });
 });
