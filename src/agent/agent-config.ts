@@ -101,6 +101,11 @@ export interface AgentConfig {
    * whether the shutdown's times are kept (GracefulNodeShutdownBasedOnPodPriority, beta, on). Absent: off.
    */
   nodeShutdown?: { groups: ShutdownGroup[]; recordTimes: boolean };
+  /**
+   * The graceful-shutdown gauges are exposed (upstream registers them with GracefulNodeShutdown and
+   * GracefulNodeShutdownBasedOnPodPriority on, whether a grace period is set or not).
+   */
+  gracefulShutdownMetrics?: boolean;
   /** --image-credential-provider-config and its bin dir (checked when the agent starts). */
   imageCredentialProvider?: { configPath: string; binDir: string };
   /** maxParallelImagePulls (only without serializeImagePulls; absent: no limit). */

@@ -1,7 +1,7 @@
 /**
  * Wiring of graceful node shutdown (nodeshutdown/): systemd-logind through its tools, the pods killed through the pod
  * workers with upstream's status, the state file under the root directory and the shutdown gauges. Undefined when the
- * configuration asks for no shutdown grace period.
+ * configuration asks for no shutdown grace period (the gauges are registered all the same, as upstream's).
  */
 import type { Pod } from '../api/types.js';
 import type { Clock } from '../lib/clock.js';
@@ -20,7 +20,7 @@ import type { PodWorkers } from './sync/pod-workers.js';
 const logindConfigDir = (): string | undefined => process.env.TSKUBELET_LOGIND_CONF_DIR || undefined;
 
 export function composeNodeShutdown(
-  cfg: Pick<AgentConfig, 'nodeShutdown' | 'nodeName' | 'rootDir'>,
+  cfg: Pick<AgentConfig, 'nodeShutdown' | 'gracefulShutdownMetrics' | 'nodeName' | 'rootDir'>,
   o: {
     activePods: () => Pod[];
     workers: PodWorkers;
@@ -34,6 +34,8 @@ export function composeNodeShutdown(
     logind?: Logind;
   },
 ): NodeShutdownManager | undefined {
+  // Upstream's gauges exist with the gates on, 0 until a shutdown is recorded.
+  const gauges = cfg.gracefulShutdownMetrics ? registerShutdownMetrics(o.metrics) : undefined;
   if (!cfg.nodeShutdown) return undefined;
   const { workers, syncer } = o;
   return new NodeShutdownManager({
@@ -50,9 +52,8 @@ export function composeNodeShutdown(
     syncNodeStatus: o.syncNodeStatus,
     events: o.events,
     node: nodeRef(cfg.nodeName),
-    record: cfg.nodeShutdown.recordTimes
-      ? { state: new ShutdownStateFile(cfg.rootDir), ...registerShutdownMetrics(o.metrics) }
-      : undefined,
+    record:
+      cfg.nodeShutdown.recordTimes && gauges ? { state: new ShutdownStateFile(cfg.rootDir), ...gauges } : undefined,
     clock: o.clock,
     logger: o.logger,
   });

@@ -72,6 +72,9 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
     nodeShutdown: nodeShutdownOf(kc),
+    gracefulShutdownMetrics:
+      kc.featureGates?.GracefulNodeShutdown !== false &&
+      kc.featureGates?.GracefulNodeShutdownBasedOnPodPriority !== false,
     maxParallelImagePulls: kc.maxParallelImagePulls,
     registryPullQPS: kc.registryPullQPS,
     registryBurst: kc.registryBurst,

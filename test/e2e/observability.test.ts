@@ -273,6 +273,9 @@ describe('metrics', () => {
       // The last sweep's orphaned pod directories (none here).
       'kubelet_orphan_pod_cleaned_volumes 0',
       'kubelet_orphan_pod_cleaned_volumes_errors 0',
+      // Registered with graceful node shutdown's gates on (the default), 0 without a shutdown recorded.
+      'kubelet_graceful_shutdown_start_time_seconds 0',
+      'kubelet_graceful_shutdown_end_time_seconds 0',
       '# TYPE kubelet_admission_rejections_total counter',
     ])
       expect(m).toContain(name);
