@@ -113,10 +113,10 @@ export class ImageManager {
       objectRef?: ObjectRef;
     } = {},
   ): Promise<EnsureImageResult> {
-    const r = await this.ensure(pod, c, o);
+    const ref = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
+    const r = await this.ensure(pod, c, o, ref);
     const ev = this.deps.events;
     if (ev) {
-      const ref = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
       if (r.ok && !r.pulled)
         ev.record(
           ref,
@@ -140,14 +140,10 @@ export class ImageManager {
   private async ensure(
     pod: Pod,
     c: Container,
-    o: {
-      sandboxConfig?: cri.PodSandboxConfig;
-      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
-      init?: boolean;
-      objectRef?: ObjectRef;
-    },
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>) },
+    /** The object the pull's events name. */
+    eventRef: ObjectRef,
   ): Promise<EnsureImageResult> {
-    const eventRef = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
     const spec: cri.ImageSpec = { image, user_specified_image: image };

@@ -29,6 +29,17 @@ export const LOGIND_OVERRIDE_FILE = '99-kubelet.conf';
 const MAX_OUTPUT_BYTES = 1 << 20;
 /** How long one busctl call may take. */
 const CALL_TIMEOUT_MS = 10_000;
+/** The most of a tool's stderr kept for its error message. */
+const MAX_STDERR_BYTES = 4096;
+
+/** Collects what `stream` prints, up to `max` characters (what comes after is dropped); `text()` reads it. */
+function collected(stream: NodeJS.ReadableStream, max: number): { text(): string } {
+  let text = '';
+  stream.on('data', (d: Buffer) => {
+    if (text.length < max) text += d.toString('utf8');
+  });
+  return { text: () => text };
+}
 
 /** A held inhibitor lock. */
 export interface InhibitLock {
@@ -86,23 +97,17 @@ export function inhibitorPids(json: string, who: string, what: string): number[]
 function busctl(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn('busctl', ['--system', '--json=short', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
+    const out = collected(child.stdout, MAX_OUTPUT_BYTES);
+    const err = collected(child.stderr, MAX_STDERR_BYTES);
     const timer = setTimeout(() => child.kill('SIGKILL'), CALL_TIMEOUT_MS);
-    child.stdout.on('data', (d: Buffer) => {
-      if (out.length < MAX_OUTPUT_BYTES) out += d.toString('utf8');
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      if (err.length < 4096) err += d.toString('utf8');
-    });
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       reject(new Error(`cannot run busctl: ${e.code ?? e.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (code === 0) return resolve(out);
-      const why = err.trim() || (code === null ? `signal ${signal}` : `exit code ${code}`);
+      if (code === 0) return resolve(out.text());
+      const why = err.text().trim() || (code === null ? `signal ${signal}` : `exit code ${code}`);
       reject(new Error(`busctl ${args[0]} failed: ${why}`));
     });
   });
@@ -170,10 +175,7 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
         [`--what=${what}`, `--who=${who}`, `--why=${why}`, `--mode=${mode}`, 'cat'],
         { stdio: ['pipe', 'ignore', 'pipe'] },
       );
-      let err = '';
-      child.stderr!.on('data', (d: Buffer) => {
-        if (err.length < 4096) err += d.toString('utf8');
-      });
+      const err = collected(child.stderr!, MAX_STDERR_BYTES);
       child.stdin!.on('error', () => {});
       const spawned = await new Promise<Error | undefined>((resolve) => {
         child.once('spawn', () => resolve(undefined));
@@ -191,7 +193,7 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
         await pause(50);
       }
       release();
-      throw new Error(`error creating inhibitor: ${err.trim() || 'logind did not list the lock'}`);
+      throw new Error(`error creating inhibitor: ${err.text().trim() || 'logind did not list the lock'}`);
     },
     async watchShutdown(onEvent) {
       const match = `type='signal',interface='${LOGIND[2]}',member='PrepareForShutdown',path='${LOGIND[1]}'`;
@@ -211,14 +213,13 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
         if (pending.length > MAX_OUTPUT_BYTES) pending = '';
       });
       // busctl says it is following the bus on stderr; until then a signal could be missed.
+      const err = collected(child.stderr!, MAX_STDERR_BYTES);
       const ready = await new Promise<string | undefined>((resolve) => {
-        let err = '';
-        child.stderr!.on('data', (d: Buffer) => {
-          if (err.length < 4096) err += d.toString('utf8');
-          if (err.includes('Monitoring bus message stream')) resolve(undefined);
+        child.stderr!.on('data', () => {
+          if (err.text().includes('Monitoring bus message stream')) resolve(undefined);
         });
         child.once('error', (e: NodeJS.ErrnoException) => resolve(`cannot run busctl: ${e.code}`));
-        void ended.then(() => resolve(err.trim() || 'busctl monitor ended'));
+        void ended.then(() => resolve(err.text().trim() || 'busctl monitor ended'));
       });
       if (ready !== undefined) {
         child.kill('SIGKILL');

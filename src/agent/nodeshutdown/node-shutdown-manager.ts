@@ -22,7 +22,7 @@ import type { AdmitResult } from '../admission/predicate.js';
 import type { EventSink, ObjectRef } from '../events/recorder.js';
 import { groupIndex, type ShutdownGroup } from '../runtime/shutdown-groups.js';
 import type { InhibitLock, Logind, ShutdownWatch } from './logind.js';
-import type { ShutdownStateFile } from './shutdown-state.js';
+import type { ShutdownState, ShutdownStateFile } from './shutdown-state.js';
 
 /** Upstream's status of a pod killed for a node shutdown. */
 export const NODE_SHUTDOWN_REASON = 'Terminated';
@@ -237,13 +237,11 @@ export class NodeShutdownManager {
 
   /** Kills the active pods group by group and records the shutdown's start and end. */
   private async processShutdown(): Promise<void> {
-    const { record, clock, logger } = this.deps;
+    const { record, clock } = this.deps;
     const active = this.deps.activePods();
     const startMs = clock.now();
     if (record) {
-      await record.state
-        .store({ startMs })
-        .catch((err: unknown) => logger.error({ err: messageOf(err) }, 'Failed to store graceful shutdown state'));
+      await this.storeState(record.state, { startMs });
       record.startTime(startMs / 1000);
       record.endTime(0);
     }
@@ -256,9 +254,7 @@ export class NodeShutdownManager {
     } finally {
       if (record) {
         const endMs = clock.now();
-        await record.state
-          .store({ startMs, endMs })
-          .catch((err: unknown) => logger.error({ err: messageOf(err) }, 'Failed to store graceful shutdown state'));
+        await this.storeState(record.state, { startMs, endMs });
         record.endTime(endMs / 1000);
       }
     }
@@ -286,6 +282,15 @@ export class NodeShutdownManager {
       }
       await sleep(STOPPED_POLL_MS, undefined, clock);
     }
+  }
+
+  /** Records the shutdown's times in the state file; a failure is logged (the shutdown goes on). */
+  private storeState(file: ShutdownStateFile, state: ShutdownState): Promise<void> {
+    return file
+      .store(state)
+      .catch((err: unknown) =>
+        this.deps.logger.error({ err: messageOf(err) }, 'Failed to store graceful shutdown state'),
+      );
   }
 
   /** Upstream setMetrics: the last shutdown's start and end from the state file. */

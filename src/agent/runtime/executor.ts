@@ -33,7 +33,7 @@ import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
-import { credentialsFor, type PullSecret } from '../images/keyring.js';
+import { credentialsFor, type AuthConfig, type PullSecret } from '../images/keyring.js';
 import { podRef } from '../events/recorder.js';
 import { prepareSubPaths } from '../volume/container-mounts.js';
 import { imageVolumesOf } from '../volume/reconcile.js';
@@ -235,6 +235,18 @@ export class PodActionExecutor {
     return results;
   }
 
+  /** The credentials to try for `image`: the pod's pull secrets, then the node's credential providers. */
+  private async pullCredentials(
+    image: string,
+    pod: Pod,
+    objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined,
+  ): Promise<AuthConfig[]> {
+    return [
+      ...(objects ? credentialsFor(image, objects.pullSecrets) : []),
+      ...((await this.deps.nodeCredentials?.(image, pod)) ?? []),
+    ];
+  }
+
   /**
    * Pulls the image of each image volume of `pod` as its pull policy says, with the pod's pull secrets and the node's
    * credentials; the image's events name the pod (upstream's objectRef). The volumes as containers mount them, or the
@@ -254,10 +266,7 @@ export class PodActionExecutor {
         { name: v.name, image: reference, imagePullPolicy: v.image.pullPolicy } as Container,
         {
           sandboxConfig,
-          auth: async () => [
-            ...(objects ? credentialsFor(reference, objects.pullSecrets) : []),
-            ...((await this.deps.nodeCredentials?.(reference, pod)) ?? []),
-          ],
+          auth: () => this.pullCredentials(reference, pod, objects),
           objectRef: podRef(pod),
         },
       );
@@ -344,10 +353,7 @@ export class PodActionExecutor {
     const [img, restartCount, log] = await Promise.all([
       this.deps.images.ensureImageExists(pod, c, {
         sandboxConfig: o.sandboxConfig,
-        auth: async () => [
-          ...(o.objects ? credentialsFor(c.image ?? '', o.objects.pullSecrets) : []),
-          ...((await this.deps.nodeCredentials?.(c.image ?? '', pod)) ?? []),
-        ],
+        auth: () => this.pullCredentials(c.image ?? '', pod, o.objects),
         init: s.init,
       }),
       s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount,
