@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inhibitorPids } from '../../src/agent/nodeshutdown/logind.js';
 import { startLogind, type Logind } from '../fixtures/logind.js';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
@@ -24,28 +23,8 @@ const savedAddress = process.env.DBUS_SYSTEM_BUS_ADDRESS;
 const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
 const ready = () =>
   (c.api.store.get('nodes', '', node) as Obj | undefined)?.status?.conditions?.find((x: Obj) => x.type === 'Ready');
-const kubeletLocks = () =>
-  inhibitorPids(
-    logind.busctl([
-      '--json=short',
-      'call',
-      'org.freedesktop.login1',
-      '/org/freedesktop/login1',
-      'org.freedesktop.login1.Manager',
-      'ListInhibitors',
-    ]),
-    'kubelet',
-    'shutdown',
-  );
-const emit = (shuttingDown: boolean) =>
-  logind.busctl([
-    'emit',
-    '/org/freedesktop/login1',
-    'org.freedesktop.login1.Manager',
-    'PrepareForShutdown',
-    'b',
-    String(shuttingDown),
-  ]);
+const kubeletLocks = () => logind.kubeletLocks();
+const emit = (shuttingDown: boolean) => logind.emitPrepareForShutdown(shuttingDown);
 /** The live `busctl monitor` processes on the test's bus (their environment names it). */
 const monitorsOfBus = () =>
   readdirSync('/proc').filter((pid) => {

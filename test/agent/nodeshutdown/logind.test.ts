@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
-import { inhibitorPids, systemdLogind } from '../../../src/agent/nodeshutdown/logind.js';
+import { systemdLogind } from '../../../src/agent/nodeshutdown/logind.js';
 import {
   NODE_SHUTDOWN_MESSAGE,
   NodeShutdownManager,
@@ -37,28 +37,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const kubeletLocks = () =>
-  inhibitorPids(
-    logind.busctl([
-      '--json=short',
-      'call',
-      'org.freedesktop.login1',
-      '/org/freedesktop/login1',
-      'org.freedesktop.login1.Manager',
-      'ListInhibitors',
-    ]),
-    'kubelet',
-    'shutdown',
-  );
-const emit = (shuttingDown: boolean) =>
-  logind.busctl([
-    'emit',
-    '/org/freedesktop/login1',
-    'org.freedesktop.login1.Manager',
-    'PrepareForShutdown',
-    'b',
-    String(shuttingDown),
-  ]);
+const kubeletLocks = () => logind.kubeletLocks();
+const emit = (shuttingDown: boolean) => logind.emitPrepareForShutdown(shuttingDown);
 const until = async (check: () => boolean, what: string, ms = 10_000) => {
   for (const end = Date.now() + ms; !check();) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
-import { nodeShutdownOf } from '../../../src/agent/runtime/shutdown-groups.js';
+import { nodeShutdownOf, type ShutdownGroup } from '../../../src/agent/runtime/shutdown-groups.js';
 import {
   goDuration,
   groupGraceSeconds,
@@ -29,6 +29,21 @@ const pod = (priority?: number, grace?: number): Pod =>
     metadata: { name: `p${priority}`, namespace: 'd', uid: `u${priority}` },
     spec: { containers: [], priority, terminationGracePeriodSeconds: grace },
   }) as unknown as Pod;
+
+/** A manager on `logind` with no pods (its start and its lock are what is tested). */
+const managerOn = (logind: Logind, groups: ShutdownGroup[]) =>
+  new NodeShutdownManager({
+    groups,
+    logind,
+    activePods: () => [],
+    killPod: () => {},
+    stopped: () => true,
+    syncNodeStatus: () => {},
+    events: { record: () => {} },
+    node: { kind: 'Node', name: 'n' },
+    clock: realClock,
+    logger: silentLogger,
+  });
 
 describe('graceful node shutdown decisions', () => {
   it('on with a grace period (the two periods, or the priority groups with their gate), off without one or with its gate off', () => {
@@ -142,21 +157,10 @@ describe('graceful node shutdown decisions', () => {
       inhibitShutdown: () => Promise.reject(new Error('not reached')),
       watchShutdown: () => Promise.reject(new Error('not reached')),
     };
-    const manager = new NodeShutdownManager({
-      groups: [
-        { priority: 0, graceSeconds: 20 },
-        { priority: 2_000_000_000, graceSeconds: 10 },
-      ],
-      logind,
-      activePods: () => [],
-      killPod: () => {},
-      stopped: () => true,
-      syncNodeStatus: () => {},
-      events: { record: () => {} },
-      node: { kind: 'Node', name: 'n' },
-      clock: realClock,
-      logger: silentLogger,
-    });
+    const manager = managerOn(logind, [
+      { priority: 0, graceSeconds: 20 },
+      { priority: 2_000_000_000, graceSeconds: 10 },
+    ]);
     await expect(manager.start(new AbortController().signal)).rejects.toThrow(
       'node shutdown manager was timed out after 5 attempts waiting for logind InhibitDelayMaxSec to update to 30s (ShutdownGracePeriod), current value is 5s',
     );
@@ -173,18 +177,7 @@ describe('graceful node shutdown decisions', () => {
       inhibitShutdown: () => new Promise((resolve) => (grant = () => resolve({ release: () => released++ }))),
       watchShutdown: () => Promise.resolve({ ended: new Promise<void>(() => {}), stop: () => {} }),
     };
-    const manager = new NodeShutdownManager({
-      groups: [{ priority: 0, graceSeconds: 10 }],
-      logind,
-      activePods: () => [],
-      killPod: () => {},
-      stopped: () => true,
-      syncNodeStatus: () => {},
-      events: { record: () => {} },
-      node: { kind: 'Node', name: 'n' },
-      clock: realClock,
-      logger: silentLogger,
-    });
+    const manager = managerOn(logind, [{ priority: 0, graceSeconds: 10 }]);
     const abort = new AbortController();
     const started = manager.start(abort.signal);
     while (!grant) await new Promise((r) => setTimeout(r, 1));
