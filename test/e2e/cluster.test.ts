@@ -4,7 +4,7 @@
  * status subresource) and the real kubectl as the operator's client. Pods run on the embedded
  * process runtime.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cpus } from 'node:os';
 import {
   existsSync,
@@ -79,6 +79,11 @@ beforeAll(async () => {
   });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);
+
+// A failed test shows what the kubelet said: races in these tests show there, not in the assertion.
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') console.log(c.kubelet.output().split('\n').slice(-80).join('\n'));
+});
 
 afterAll(async () => {
   await c?.close();
@@ -1471,7 +1476,10 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
           DeviceIDs: { '-1': ['w0'] },
         }),
       ]);
-      await c.restartKubelet();
+      let nodeBeforeStart = '';
+      await c.restartKubelet(() => {
+        nodeBeforeStart = c.api.store.get('nodes', '', node)!.metadata.resourceVersion;
+      });
       // As plugins do when kubelet.sock is made anew: register again.
       await until(
         () =>
@@ -1482,7 +1490,14 @@ describe('device plugins (deviceplugin/v1beta1)', () => {
         20_000,
         'the plugin registered again',
       );
-      await until(() => widgets()[1] === '2', 20_000, 'the widgets usable again');
+      // Admission reads the Node as the apiserver has it, as upstream's. The restarted kubelet has no
+      // widgets until the plugin's ListAndWatch answers (upstream's checkpoint restore) and may report
+      // none first: wait for its own report of both.
+      await until(
+        () => c.api.store.get('nodes', '', node)!.metadata.resourceVersion !== nodeBeforeStart && widgets()[1] === '2',
+        20_000,
+        'the widgets usable again',
+      );
       create(asking('another-widget', 1));
       await until(() => running('another-widget'), 20_000, 'another-widget Running');
       await until(() => /stdout F ids=w1\n/.test(logOf(pod('another-widget')!)), 10_000, 'the other widget');
