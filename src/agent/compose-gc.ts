@@ -9,6 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import { ImageGc } from './gc/image-gc.js';
 import { GarbageCollector } from './gc/garbage-collector.js';
 import { ContainerLogManager } from './runtime/logs/log-rotation.js';
+import type { PodCgroupNaming } from './gc/pod-cgroups.js';
 import type { RuntimeManager } from './runtime/runtime-manager.js';
 import type { VolumeManager } from './volume/volume-manager.js';
 import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
@@ -24,6 +25,7 @@ export function composeGc(
     runtimeManager: RuntimeManager;
     volumes: VolumeManager;
     cgroupFsRoot: string;
+    cgroupNaming: PodCgroupNaming;
     metrics: KubeletMetrics;
     /** The image manager's pull records: the image GC prunes those of images gone. */
     pullRecords?: PullRecords;
@@ -59,7 +61,7 @@ export function composeGc(
     rootDir: cfg.rootDir,
     cgroupFsRoot: o.cgroupFsRoot,
     observeCgroup: o.metrics.observeCgroup,
-    cgroupRoot: cfg.cgroups.cgroupRoot,
+    cgroupNaming: o.cgroupNaming,
     isActive: o.isActive,
     removePodDir: (uid) => o.volumes.removePodDir(uid),
     orphanSweep: (orphans, failed) => {

@@ -31,6 +31,8 @@ import { serviceAccountSource } from './images/service-account-source.js';
 import type { CredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import type { AuthConfig } from './images/keyring.js';
 import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
+import { systemdUnits } from './cgroups/systemd-units.js';
+import type { PodCgroupNaming } from './gc/pod-cgroups.js';
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
 import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
@@ -182,12 +184,16 @@ export function composeNodeResources(
   },
 ): {
   podCgroups?: PodCgroupManager;
+  /** How pod cgroups are named and removed (the garbage collector's and the pod sync's). */
+  cgroupNaming: PodCgroupNaming;
   loadCredentialProviders(): Promise<void>;
   nodeCredentials?: (image: string, pod?: Pod) => Promise<AuthConfig[]>;
 } {
   const c = cfg.cgroups;
+  // With the systemd driver, systemd owns the cgroups: the kubelet's are slices it starts and stops.
+  const systemd = c.cgroupDriver === 'systemd' ? systemdUnits() : undefined;
   const podCgroups =
-    d.criEndpoint && c.cgroupsPerQOS && c.cgroupDriver === 'cgroupfs' && process.getuid?.() === 0
+    d.criEndpoint && c.cgroupsPerQOS && process.getuid?.() === 0
       ? new PodCgroupManager({
           cgroups: c,
           cpuCFSQuota: cfg.cpuCFSQuota,
@@ -195,6 +201,7 @@ export function composeNodeResources(
           podPidsLimit: cfg.podPidsLimit ?? -1,
           activePods: d.activePods,
           observe: d.observeCgroup,
+          systemd,
         })
       : undefined;
   // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.
@@ -210,6 +217,7 @@ export function composeNodeResources(
   };
   return {
     podCgroups,
+    cgroupNaming: { cgroupRoot: c.cgroupRoot, cgroupDriver: c.cgroupDriver, systemd },
     loadCredentialProviders,
     nodeCredentials:
       cp &&

@@ -144,7 +144,7 @@ export function composeAgent(
     pullTimes: metrics.imagePulls,
   });
   const observeCgroup = metrics.observeCgroup;
-  const { podCgroups, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
+  const { podCgroups, cgroupNaming, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
     criEndpoint: !processRuntime && !deps.runtime,
     logger,
     activePods: () => podManager.getPods(),
@@ -275,7 +275,7 @@ export function composeAgent(
     rootDir: cfg.rootDir,
     cgroupFsRoot,
     observeCgroup,
-    cgroupRoot: cfg.cgroups.cgroupRoot,
+    cgroupNaming,
     images,
     pods: podManager,
     events,
@@ -378,6 +378,7 @@ export function composeAgent(
     runtimeManager,
     volumes,
     cgroupFsRoot,
+    cgroupNaming,
     metrics,
     pullRecords: images.pullRecords,
     isActive,

@@ -1,7 +1,8 @@
 /**
- * The pod and QoS cgroups on a CRI runtime with cgroupsPerQOS and the cgroupfs driver (upstream
+ * The pod and QoS cgroups on a CRI runtime with cgroupsPerQOS (upstream
  * podContainerManager.EnsureExists and the QoS/node-allocatable cgroups): before a pod's first
- * sandbox, `<root>/kubepods[/burstable|/besteffort]/pod<uid>` is made with the pod's resource
+ * sandbox, `<root>/kubepods[/burstable|/besteffort]/pod<uid>` (cgroupfs driver) or the slice
+ * `kubepods[-burstable|-besteffort]-pod<uid>.slice` (systemd driver) is made with the pod's resource
  * settings (pod-resource-config.ts), so the runtime puts the sandbox and containers under a
  * parent that already limits the pod as a whole. At start the QoS level is made: BestEffort gets
  * the minimum CPU shares and, with enforceNodeAllocatable "pods", kubepods is capped at the
@@ -10,20 +11,24 @@
  * UpdateQOSCgroups), so Burstable pods as a class get the CPU they asked for under contention.
  *
  * The hierarchies are lib/cgroup-hierarchies.ts's (v1: cpu, cpuacct, memory, pids; v2: the unified one,
- * with the controllers enabled on the way down). An existing pod cgroup is
+ * with the controllers enabled on the way down). With the systemd driver systemd owns the cgroups: each
+ * is a transient slice started through systemd, and its settings are unit properties as well as files
+ * (systemd-units.ts), as upstream's libcontainer systemd manager makes them. An existing pod cgroup is
  * left as it is, as upstream's. Removal is the garbage collector's (gc/pod-cgroups.ts).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
 import {
   milliCpuToShares,
   MIN_SHARES,
-  podCgroupParent,
-  qosLevelDir,
+  podCgroupPath,
+  qosCgroupPath,
   type CgroupContext,
+  type QosClass,
 } from '../runtime/linux-resources.js';
+import { resourceProperties, type SystemdUnits } from './systemd-units.js';
 import { resourceConfigForPod } from './pod-resource-config.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
@@ -33,6 +38,11 @@ import type { Logger } from '../../lib/logger.js';
 import { periodically } from '../../lib/periodically.js';
 import { pathExists } from '../../lib/fs-util.js';
 import { detectHierarchies, hierarchyDirs, makeCgroup, type Hierarchies } from '../../lib/cgroup-hierarchies.js';
+
+/** The v1 hierarchies whose files carry a cgroup's settings (cgroup-limits.ts). */
+const WRITTEN_V1 = ['cpu', 'memory', 'pids'];
+/** How long a started slice's cgroup directories may take to appear. */
+const SLICE_CGROUP_WAIT_MS = 2000;
 
 /** Sees each cgroup operation and its seconds (kubelet_cgroup_manager_duration_seconds{operation_type}). */
 export type CgroupOpObserver = (op: 'create' | 'update' | 'destroy', seconds: number) => void;
@@ -64,6 +74,8 @@ export interface PodCgroupManagerDeps {
   /** The pods the kubelet runs, for the Burstable class's shares. */
   activePods?: () => Pod[];
   observe?: CgroupOpObserver;
+  /** systemd's manager: required with the systemd driver. */
+  systemd?: SystemdUnits;
 }
 
 /** Makes the QoS and pod cgroups. */
@@ -78,14 +90,51 @@ export class PodCgroupManager {
     return this.hierarchies;
   }
 
-  /** Makes `rel` in every hierarchy used and applies `config` (timed as a 'create'). */
+  /** systemd's manager when the driver is systemd. */
+  private get systemd(): SystemdUnits | undefined {
+    if (this.deps.cgroups.cgroupDriver !== 'systemd') return undefined;
+    if (!this.deps.systemd) throw new Error('the systemd cgroup driver needs systemd');
+    return this.deps.systemd;
+  }
+
+  /** Makes `rel` in every hierarchy used (systemd: starts its slice) and applies `config` (timed as a 'create'). */
   private async create(rel: string, config: ResourceConfig): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    await timedCgroupOp(this.deps.observe, 'create', async () => {
+    await timedCgroupOp(this.deps.observe, 'create', () => this.make(h, rel, config));
+  }
+
+  /** Makes `rel` with `config`: a directory in each hierarchy, or a slice systemd starts with `config` as properties. */
+  private async make(h: Hierarchies, rel: string, config: ResourceConfig): Promise<void> {
+    const systemd = this.systemd;
+    if (!systemd) {
       makeCgroup(h, rel);
       this.apply(h, rel, config);
-    });
+      return;
+    }
+    const properties = resourceProperties(config, h.version);
+    if ((await systemd.startSlice(basename(rel), properties)) === 'existed')
+      await systemd.setProperties(basename(rel), properties);
+    // systemd makes the unit's cgroup in each hierarchy as it realizes it, which may come just after the start.
+    for (
+      let waited = 0;
+      !this.written(h, rel).every((d) => existsSync(d)) && waited < SLICE_CGROUP_WAIT_MS;
+      waited += 10
+    )
+      await new Promise((r) => setTimeout(r, 10));
+    this.apply(h, rel, config);
+  }
+
+  /** The directories of `rel` that the kubelet writes settings to (v1: cpu, memory, pids; v2: the unified one). */
+  private written(h: Hierarchies, rel: string): string[] {
+    const mounts = h.version === 2 ? [h.byController.get('')] : WRITTEN_V1.map((c) => h.byController.get(c));
+    return mounts.filter((m): m is string => !!m).map((m) => join(m, rel));
+  }
+
+  /** Sets `config` on the existing `rel`: its files, after its unit's properties with the systemd driver. */
+  private async update(h: Hierarchies, rel: string, config: ResourceConfig): Promise<void> {
+    await this.systemd?.setProperties(basename(rel), resourceProperties(config, h.version));
+    this.apply(h, rel, config);
   }
 
   /** Writes `config` into `rel` in the hierarchies it needs; a failed write names the file. */
@@ -113,7 +162,7 @@ export class PodCgroupManager {
       (m) => join(m, cgroup),
     );
     if (!(await Promise.all(dirs.map(pathExists))).every(Boolean)) throw new Error(`"${cgroup}" cgroup does not exist`);
-    this.apply(h, cgroup, config);
+    await this.update(h, cgroup, config);
   }
 
   /**
@@ -121,14 +170,14 @@ export class PodCgroupManager {
    * shares.
    */
   async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
-    const root = this.deps.cgroups.cgroupRoot;
+    const qos = (q: QosClass) => qosCgroupPath(this.deps.cgroups, q);
     const cap = allocatable
       ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes }
       : {};
-    await this.create(qosLevelDir(root, 'Guaranteed'), cap);
-    await this.create(qosLevelDir(root, 'Burstable'), {});
-    await this.create(qosLevelDir(root, 'BestEffort'), { cpuShares: MIN_SHARES });
-    this.qosShares.set(qosLevelDir(root, 'BestEffort'), MIN_SHARES);
+    await this.create(qos('Guaranteed'), cap);
+    await this.create(qos('Burstable'), {});
+    await this.create(qos('BestEffort'), { cpuShares: MIN_SHARES });
+    this.qosShares.set(qos('BestEffort'), MIN_SHARES);
   }
 
   /**
@@ -142,20 +191,18 @@ export class PodCgroupManager {
     const burstable = (this.deps.activePods?.() ?? [])
       .filter((p) => qosClass(p) === 'Burstable')
       .reduce((n, p) => n + podRequests(p).cpuMilli, 0);
-    const root = this.deps.cgroups.cgroupRoot;
     for (const [rel, cpuShares] of [
-      [qosLevelDir(root, 'Burstable'), milliCpuToShares(burstable)],
-      [qosLevelDir(root, 'BestEffort'), MIN_SHARES],
+      [qosCgroupPath(this.deps.cgroups, 'Burstable'), milliCpuToShares(burstable)],
+      [qosCgroupPath(this.deps.cgroups, 'BestEffort'), MIN_SHARES],
     ] as const) {
       if (!force && this.qosShares.get(rel) === cpuShares) continue;
       // Noted before the write returns: pods ensured meanwhile do not write the same value again.
       this.qosShares.set(rel, cpuShares);
       await timedCgroupOp(this.deps.observe, 'update', async () => {
         try {
-          this.apply(h, rel, { cpuShares });
+          await this.update(h, rel, { cpuShares });
         } catch {
-          makeCgroup(h, rel);
-          this.apply(h, rel, { cpuShares });
+          await this.make(h, rel, { cpuShares });
         }
       }).catch((err: unknown) => {
         this.qosShares.delete(rel);
@@ -171,9 +218,17 @@ export class PodCgroupManager {
    * counts as a 'create'.
    */
   async ensure(pod: Pod): Promise<void> {
-    const rel = podCgroupParent(pod, this.deps.cgroups);
+    const rel = podCgroupPath(pod, this.deps.cgroups);
     const h = await this.found();
     if (!h) return;
+    if (this.systemd) {
+      if (this.written(h, rel).every((d) => existsSync(d))) return;
+      await timedCgroupOp(this.deps.observe, 'create', async () => {
+        await this.updateQosCgroups({ force: false });
+        await this.make(h, rel, this.podConfig(pod));
+      });
+      return;
+    }
     const made = hierarchyDirs(h, rel).map((d) => {
       try {
         mkdirSync(d);
@@ -190,12 +245,16 @@ export class PodCgroupManager {
       const remade = made.includes('no parent');
       if (remade) makeCgroup(h, rel);
       await this.updateQosCgroups({ force: remade });
-      const config = resourceConfigForPod(pod, {
-        enforceCpuLimits: this.deps.cpuCFSQuota,
-        cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
-        podPidsLimit: this.deps.podPidsLimit,
-      });
-      this.apply(h, rel, config);
+      this.apply(h, rel, this.podConfig(pod));
+    });
+  }
+
+  /** The pod's settings for its cgroup. */
+  private podConfig(pod: Pod): ResourceConfig {
+    return resourceConfigForPod(pod, {
+      enforceCpuLimits: this.deps.cpuCFSQuota,
+      cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
+      podPidsLimit: this.deps.podPidsLimit,
     });
   }
 
@@ -206,13 +265,9 @@ export class PodCgroupManager {
   async resize(pod: Pod): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    const config = resourceConfigForPod(pod, {
-      enforceCpuLimits: this.deps.cpuCFSQuota,
-      cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
-      podPidsLimit: this.deps.podPidsLimit,
-    });
-    await timedCgroupOp(this.deps.observe, 'update', async () =>
-      this.apply(h, podCgroupParent(pod, this.deps.cgroups), config),
+    const config = this.podConfig(pod);
+    await timedCgroupOp(this.deps.observe, 'update', () =>
+      this.update(h, podCgroupPath(pod, this.deps.cgroups), config),
     );
   }
 

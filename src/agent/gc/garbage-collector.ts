@@ -16,7 +16,7 @@ import { messageOf } from '../../lib/errors.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { containerGcPlan, type ContainerGcPolicy } from './container-gc-plan.js';
 import type { ImageGc } from './image-gc.js';
-import { removeOrphanedPodCgroups } from './pod-cgroups.js';
+import { removeOrphanedPodCgroups, type PodCgroupNaming } from './pod-cgroups.js';
 import { legacyLogSymlink, removeContainerLogs, removeDanglingLinks } from '../runtime/logs/legacy-log-links.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel } from '../runtime/labels.js';
 
@@ -40,7 +40,8 @@ export interface GarbageCollectorDeps {
   cgroupFsRoot: string;
   /** Times each orphaned pod cgroup's removal (kubelet_cgroup_manager_duration_seconds). */
   observeCgroup?: CgroupOpObserver;
-  cgroupRoot: string;
+  /** How pod cgroups are named (root, driver) and systemd's manager for the systemd driver's slices. */
+  cgroupNaming: PodCgroupNaming;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
   /**
@@ -124,7 +125,7 @@ export class GarbageCollector {
     for (const { uid, killed } of await removeOrphanedPodCgroups(
       this.deps.cgroupFsRoot,
       keep,
-      this.deps.cgroupRoot,
+      this.deps.cgroupNaming,
       this.deps.observeCgroup,
     ))
       if (killed)

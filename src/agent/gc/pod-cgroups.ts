@@ -1,15 +1,43 @@
 /**
- * Orphaned pod cgroups (upstream cleanupOrphanedPodCgroups, cgroupfs layout): the runtime
- * creates /kubepods[/burstable|/besteffort]/pod<uid> under each hierarchy as the sandbox's
- * parent, but removes only the containers' own cgroups; the kubelet removes the pod level once
+ * Orphaned pod cgroups (upstream cleanupOrphanedPodCgroups): the pod's cgroup
+ * (/kubepods[/burstable|/besteffort]/pod<uid> with cgroupfs, the slice
+ * kubepods[-burstable|-besteffort]-pod<uid>.slice with systemd) in each hierarchy is the sandbox's
+ * parent, and the runtime removes only the containers' own cgroups; the kubelet removes the pod level once
  * the pod is gone. As upstream's podContainerManager.Destroy, an orphan's processes (a runtime
- * that lost track of them) are SIGKILLed first, then its directories removed, children first.
+ * that lost track of them) are SIGKILLed first, then its slice stopped (systemd) and its directories
+ * removed, children first.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs';
 import { readFile, readdir, rmdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { qosLevelDir, type QosClass } from '../runtime/linux-resources.js';
+import { basename, join } from 'node:path';
+import {
+  podUidOfCgroup,
+  qosCgroupPath,
+  qosLevel,
+  type CgroupContext,
+  type QosClass,
+} from '../runtime/linux-resources.js';
 import { timedCgroupOp, type CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
+import type { SystemdUnits } from '../cgroups/systemd-units.js';
+
+/** How pod cgroups are named (the cgroup root and driver), and systemd's manager for the systemd driver's slices. */
+export interface PodCgroupNaming {
+  cgroupRoot: string;
+  cgroupDriver?: CgroupContext['cgroupDriver'];
+  systemd?: SystemdUnits;
+}
+
+const contextOf = (naming: PodCgroupNaming): CgroupContext => ({
+  cgroupsPerQOS: true,
+  cgroupRoot: naming.cgroupRoot,
+  cgroupDriver: naming.cgroupDriver ?? 'cgroupfs',
+});
+
+/** A pod's cgroup directory name in a QoS class: `pod<uid>`, or systemd's `kubepods-burstable-pod<uid with _>.slice`. */
+function podCgroupName(uid: string, qos: QosClass, driver: CgroupContext['cgroupDriver']): string {
+  if (driver !== 'systemd') return `pod${uid}`;
+  return `${[...qosLevel(qos), `pod${uid}`].map((part) => part.replace(/-/g, '_')).join('-')}.slice`;
+}
 
 const QOS_CLASSES: QosClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
 
@@ -24,9 +52,28 @@ function subdirs(dir: string): string[] {
   }
 }
 
-/** The hierarchies under `cgroupFsRoot`: itself (v2, unified) and each mounted controller (v1). */
+/**
+ * The hierarchies under `cgroupFsRoot`: itself (v2, unified) and each mounted controller (v1), links followed
+ * (`cpu -> cpu,cpuacct`) and each hierarchy once.
+ */
 function hierarchiesOf(cgroupFsRoot: string): string[] {
-  return [cgroupFsRoot, ...subdirs(cgroupFsRoot).map((d) => join(cgroupFsRoot, d))];
+  const found = new Set([cgroupFsRoot]);
+  let entries: Dirent[] = [];
+  try {
+    entries = readdirSync(cgroupFsRoot, { withFileTypes: true });
+  } catch {
+    return [cgroupFsRoot];
+  }
+  for (const entry of entries) {
+    if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+    try {
+      const real = realpathSync(join(cgroupFsRoot, entry.name));
+      if (statSync(real).isDirectory()) found.add(real);
+    } catch {
+      /* a dangling link */
+    }
+  }
+  return [...found];
 }
 
 /**
@@ -34,19 +81,29 @@ function hierarchiesOf(cgroupFsRoot: string): string[] {
  * Read synchronously: cgroupfs lives in memory, and the scan (every hierarchy and QoS class,
  * every minute) cost several times as much CPU with a promise per directory under V8's interpreter.
  */
-export function findPodCgroups(cgroupFsRoot: string, cgroupRoot = '/'): Map<string, string[]> {
+export function findPodCgroups(
+  cgroupFsRoot: string,
+  naming: PodCgroupNaming = { cgroupRoot: '/' },
+): Map<string, string[]> {
+  const ctx = contextOf(naming);
   const out = new Map<string, string[]>();
   for (const h of hierarchiesOf(cgroupFsRoot)) {
     for (const q of QOS_CLASSES) {
-      const dir = join(h, qosLevelDir(cgroupRoot, q));
+      const dir = join(h, qosCgroupPath(ctx, q));
       for (const name of subdirs(dir)) {
-        if (!name.startsWith('pod')) continue;
-        const uid = name.slice(3);
-        (out.get(uid) ?? out.set(uid, []).get(uid)!).push(`${dir}/${name}`);
+        const uid = podUidOfCgroup(name, ctx.cgroupDriver);
+        if (uid) (out.get(uid) ?? out.set(uid, []).get(uid)!).push(`${dir}/${name}`);
       }
     }
   }
   return out;
+}
+
+/** Removes a pod's cgroup `dirs`: its slice stopped first with the systemd driver, then what is left of them. */
+async function destroyPodCgroup(dirs: readonly string[], naming: PodCgroupNaming): Promise<void> {
+  if (naming.cgroupDriver === 'systemd' && naming.systemd)
+    for (const slice of new Set(dirs.map((d) => basename(d)))) await naming.systemd.stopUnit(slice);
+  for (const d of dirs) await rmdirTree(d);
 }
 
 /** `dir` and every directory below it, parents before children ([] when `dir` cannot be read). */
@@ -113,15 +170,15 @@ async function killPodProcesses(dirs: readonly string[]): Promise<number> {
 export async function removeOrphanedPodCgroups(
   cgroupFsRoot: string,
   keep: (uid: string) => boolean,
-  cgroupRoot = '/',
+  naming: PodCgroupNaming = { cgroupRoot: '/' },
   observe?: CgroupOpObserver,
 ): Promise<{ uid: string; killed: number }[]> {
   const removed: { uid: string; killed: number }[] = [];
-  for (const [uid, dirs] of findPodCgroups(cgroupFsRoot, cgroupRoot)) {
+  for (const [uid, dirs] of findPodCgroups(cgroupFsRoot, naming)) {
     if (keep(uid)) continue;
     const killed = await timedCgroupOp(observe, 'destroy', async () => {
       const n = await killPodProcesses(dirs);
-      for (const d of dirs) await rmdirTree(d);
+      await destroyPodCgroup(dirs, naming);
       return n;
     });
     removed.push({ uid, killed });
@@ -130,20 +187,20 @@ export async function removeOrphanedPodCgroups(
 }
 
 /**
- * Removes one pod's cgroups (its pod<uid> directory in each hierarchy and QoS class) without
+ * Removes one pod's cgroups (its directory in each hierarchy and QoS class) without
  * listing the others: the cost of a pod's removal does not grow with the number of pods.
  */
 export async function removePodCgroup(
   cgroupFsRoot: string,
   uid: string,
-  cgroupRoot = '/',
+  naming: PodCgroupNaming = { cgroupRoot: '/' },
   observe?: CgroupOpObserver,
 ): Promise<void> {
-  await timedCgroupOp(observe, 'destroy', () =>
-    Promise.all(
-      hierarchiesOf(cgroupFsRoot).flatMap((h) =>
-        QOS_CLASSES.map((q) => rmdirTree(join(h, qosLevelDir(cgroupRoot, q), `pod${uid}`))),
-      ),
-    ),
+  const ctx = contextOf(naming);
+  const dirs = hierarchiesOf(cgroupFsRoot).flatMap((h) =>
+    QOS_CLASSES.map((q) => join(h, qosCgroupPath(ctx, q), podCgroupName(uid, q, ctx.cgroupDriver))),
   );
+  const present = dirs.filter((d) => existsSync(d));
+  if (!present.length) return;
+  await timedCgroupOp(observe, 'destroy', () => destroyPodCgroup(present, naming));
 }

@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { busctl, collected, MAX_OUTPUT_BYTES, MAX_STDERR_BYTES } from '../../lib/busctl.js';
 
 const LOGIND = ['org.freedesktop.login1', '/org/freedesktop/login1', 'org.freedesktop.login1.Manager'] as const;
 /** Upstream's inhibitor: who, why, what and mode. */
@@ -25,22 +26,6 @@ export const INHIBITOR = {
 } as const;
 /** Upstream's override file in logind's drop-in directory. */
 export const LOGIND_OVERRIDE_FILE = '99-kubelet.conf';
-/** The most a busctl answer may print (a property, an inhibitor list). */
-const MAX_OUTPUT_BYTES = 1 << 20;
-/** How long one busctl call may take. */
-const CALL_TIMEOUT_MS = 10_000;
-/** The most of a tool's stderr kept for its error message. */
-const MAX_STDERR_BYTES = 4096;
-
-/** Collects what `stream` prints, up to `max` characters (what comes after is dropped); `text()` reads it. */
-function collected(stream: NodeJS.ReadableStream, max: number): { text(): string } {
-  let text = '';
-  stream.on('data', (d: Buffer) => {
-    if (text.length < max) text += d.toString('utf8');
-  });
-  return { text: () => text };
-}
-
 /** A held inhibitor lock. */
 export interface InhibitLock {
   release(): void;
@@ -91,26 +76,6 @@ export function inhibitorPids(json: string, who: string, what: string): number[]
   const answer = JSON.parse(json) as { data?: unknown[] };
   const list = (answer.data?.[0] ?? []) as unknown[][];
   return list.filter((i) => i[0] === what && i[1] === who).map((i) => Number(i[5]));
-}
-
-/** Runs busctl with `args`; its stdout, or an error with what it printed on stderr. */
-function busctl(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('busctl', ['--system', '--json=short', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = collected(child.stdout, MAX_OUTPUT_BYTES);
-    const err = collected(child.stderr, MAX_STDERR_BYTES);
-    const timer = setTimeout(() => child.kill('SIGKILL'), CALL_TIMEOUT_MS);
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
-      reject(new Error(`cannot run busctl: ${e.code ?? e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) return resolve(out.text());
-      const why = err.text().trim() || (code === null ? `signal ${signal}` : `exit code ${code}`);
-      reject(new Error(`busctl ${args[0]} failed: ${why}`));
-    });
-  });
 }
 
 /**

@@ -117,3 +117,34 @@ export function podCgroupParent(pod: Pod, ctx: CgroupContext): string {
   }
   return `${root.replace(/\/$/, '')}/${parts.join('/')}`;
 }
+
+/** A systemd slice's cgroup (systemd's naming rule): `a-b-c.slice` lives in `/a.slice/a-b.slice/a-b-c.slice`. */
+export function sliceCgroupPath(slice: string): string {
+  const parts = slice.replace(/\.slice$/, '').split('-');
+  return parts.map((_, i) => `/${parts.slice(0, i + 1).join('-')}.slice`).join('');
+}
+
+/**
+ * A QoS class's cgroup below a hierarchy's root: `<cgroupRoot>/kubepods/burstable` (cgroupfs), or
+ * `/kubepods.slice/kubepods-burstable.slice` (systemd).
+ */
+export function qosCgroupPath(ctx: CgroupContext, qos: QosClass): string {
+  return ctx.cgroupDriver === 'systemd' ? sliceCgroupPath(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos);
+}
+
+/**
+ * A pod's cgroup below a hierarchy's root: `/kubepods/burstable/pod<uid>` (cgroupfs, below the cgroup root), or its
+ * slice with the slices it is nested in (`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice`).
+ */
+export function podCgroupPath(pod: Pod, ctx: CgroupContext): string {
+  const parent = podCgroupParent(pod, ctx);
+  if (ctx.cgroupDriver !== 'systemd') return parent;
+  return parent ? sliceCgroupPath(parent) : '/';
+}
+
+/** The pod UID a pod cgroup's directory name carries (`pod<uid>`, or systemd's `…-pod<uid with _>.slice`). */
+export function podUidOfCgroup(name: string, driver: CgroupContext['cgroupDriver']): string | undefined {
+  if (driver !== 'systemd') return name.startsWith('pod') ? name.slice(3) : undefined;
+  const match = /^kubepods(?:-burstable|-besteffort)?-pod([0-9a-z_]+)\.slice$/.exec(name);
+  return match?.[1].replace(/_/g, '-');
+}

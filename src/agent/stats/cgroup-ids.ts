@@ -4,30 +4,10 @@
  * (runtime/linux-resources.ts `podCgroupParent`), as cAdvisor reading them would. Pure.
  */
 import type { Pod } from '../../api/types.js';
-import {
-  podCgroupParent,
-  qosLevel,
-  qosLevelDir,
-  type CgroupContext,
-  type QosClass,
-} from '../runtime/linux-resources.js';
+import { podCgroupPath, qosCgroupPath, type CgroupContext, type QosClass } from '../runtime/linux-resources.js';
 
-/**
- * A pod's cgroup: `/kubepods/burstable/pod<uid>` (cgroupfs, below the cgroup root), or with the
- * systemd driver its slice with the slices it is nested in (`kubepods-burstable-pod<uid>.slice`
- * lives in `/kubepods.slice/kubepods-burstable.slice/`, systemd's naming rule).
- */
-export function podCgroupId(pod: Pod, ctx: CgroupContext): string {
-  const parent = podCgroupParent(pod, ctx);
-  if (ctx.cgroupDriver !== 'systemd') return parent;
-  return parent ? sliceId(parent) : '/';
-}
-
-/** A systemd slice's cgroup: `a-b-c.slice` lives in `/a.slice/a-b.slice/a-b-c.slice`. */
-function sliceId(slice: string): string {
-  const parts = slice.replace(/\.slice$/, '').split('-');
-  return parts.map((_, i) => `/${parts.slice(0, i + 1).join('-')}.slice`).join('');
-}
+/** A pod's cgroup (runtime/linux-resources.ts `podCgroupPath`). */
+export const podCgroupId = (pod: Pod, ctx: CgroupContext): string => podCgroupPath(pod, ctx);
 
 /** The cgroups of the pods' QoS tree (cgroupsPerQOS), by cAdvisor's `id`. */
 export interface QosCgroupIds {
@@ -44,8 +24,7 @@ export interface QosCgroupIds {
  */
 export function qosCgroupIds(ctx: CgroupContext): QosCgroupIds | undefined {
   if (!ctx.cgroupsPerQOS) return undefined;
-  const id = (qos: QosClass) =>
-    ctx.cgroupDriver === 'systemd' ? sliceId(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos);
+  const id = (qos: QosClass) => qosCgroupPath(ctx, qos);
   return { pods: id('Guaranteed'), burstable: id('Burstable'), besteffort: id('BestEffort') };
 }
 

@@ -24,7 +24,7 @@ import { deadContainersToRemove } from '../gc/container-gc.js';
 import { computePodActions } from '../runtime/compute-pod-actions.js';
 import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
-import { removePodCgroup } from '../gc/pod-cgroups.js';
+import { removePodCgroup, type PodCgroupNaming } from '../gc/pod-cgroups.js';
 import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
 import { killPod } from '../runtime/kill-pod.js';
 import type { HookCounters } from '../runtime/lifecycle-hooks.js';
@@ -71,7 +71,8 @@ export interface PodSyncDeps {
   cgroupFsRoot: string;
   /** Times the pod cgroup's removal (kubelet_cgroup_manager_duration_seconds). */
   observeCgroup?: CgroupOpObserver;
-  cgroupRoot: string;
+  /** How pod cgroups are named (root, driver) and systemd's manager for the systemd driver's slices. */
+  cgroupNaming: PodCgroupNaming;
   images: ImageManager;
   /** The desired pods (a pod not among them is released for good) and the statuses the apiserver has. */
   pods: Pick<PodManager, 'getPodByUid' | 'apiStatusOf'>;
@@ -357,7 +358,7 @@ export class PodSync implements PodSyncer {
       const rs = seen ?? (await this.stopAll(pod));
       if (!(await this.deps.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
       if (this.deps.cgroupFsRoot)
-        await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupRoot, this.deps.observeCgroup);
+        await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupNaming, this.deps.observeCgroup);
       this.publish(pod, rs, 'final');
       return;
     }
@@ -372,7 +373,7 @@ export class PodSync implements PodSyncer {
     await this.deps.dra?.unprepare(uid);
     this.verdicts.delete(uid);
     if (this.deps.cgroupFsRoot)
-      await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupRoot, this.deps.observeCgroup);
+      await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupNaming, this.deps.observeCgroup);
     this.deps.images.forgetPod(uid);
     this.deps.reasons.remove(uid);
     this.deps.statusManager.remove(uid);

@@ -82,7 +82,7 @@ describe('container garbage collection', () => {
       containerLogsDir: linksDir,
       rootDir: dir,
       cgroupFsRoot: '',
-      cgroupRoot: '/',
+      cgroupNaming: { cgroupRoot: '/' },
       isActive: (uid) => uid === live.uid,
     });
     await gc.collectContainers();
@@ -111,7 +111,7 @@ describe('container garbage collection', () => {
       podLogsDir: join(root, 'logs'),
       rootDir: root,
       cgroupFsRoot: '',
-      cgroupRoot: '/',
+      cgroupNaming: { cgroupRoot: '/' },
       isActive: (uid) => uid === 'wanted',
       // As the volume manager's: false when a volume cannot be released; an error when the disk refuses.
       removePodDir: async (uid) => {

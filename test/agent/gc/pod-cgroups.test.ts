@@ -46,12 +46,11 @@ describe('pod cgroups', () => {
     const r = tree();
     const ops: string[] = [];
     const observe = (op: string, seconds: number) => ops.push(`${op}:${seconds >= 0}`);
-    expect((await removeOrphanedPodCgroups(r, (uid) => uid === 'c', '/', observe)).map((o) => o.uid).sort()).toEqual([
-      'a',
-      'b',
-    ]);
+    expect(
+      (await removeOrphanedPodCgroups(r, (uid) => uid === 'c', { cgroupRoot: '/' }, observe)).map((o) => o.uid).sort(),
+    ).toEqual(['a', 'b']);
     expect([...findPodCgroups(r).keys()]).toEqual(['c']);
-    await removePodCgroup(r, 'c', '/', observe);
+    await removePodCgroup(r, 'c', { cgroupRoot: '/' }, observe);
     expect(ops).toEqual(['destroy:true', 'destroy:true', 'destroy:true']);
   });
 });
@@ -100,12 +99,12 @@ describe('pod cgroups on the real cgroupfs', () => {
     const testRoot = `tsk-gc-test-${process.pid}`;
     const orphan = await podWithProcess(testRoot, 'orphan');
     const kept = await podWithProcess(testRoot, 'kept');
-    const removed = await removeOrphanedPodCgroups(CGROUP_FS, (uid) => uid === 'kept', testRoot);
+    const removed = await removeOrphanedPodCgroups(CGROUP_FS, (uid) => uid === 'kept', { cgroupRoot: testRoot });
     expect(removed).toEqual([{ uid: 'orphan', killed: 1 }]);
     expect(await orphan.exited).toBe('SIGKILL');
     expect(existsSync(join(hierarchy, testRoot, 'kubepods', 'burstable', 'podorphan'))).toBe(false);
     expect(kept.proc.exitCode).toBeNull();
     expect(kept.proc.signalCode).toBeNull();
-    expect([...findPodCgroups(CGROUP_FS, testRoot).keys()]).toEqual(['kept']);
+    expect([...findPodCgroups(CGROUP_FS, { cgroupRoot: testRoot }).keys()]).toEqual(['kept']);
   });
 });
