@@ -11,9 +11,9 @@ import { existsSync, readdirSync, realpathSync, statSync, type Dirent } from 'no
 import { readFile, readdir, rmdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import {
+  podCgroupName,
   podUidOfCgroup,
   qosCgroupPath,
-  qosLevel,
   type CgroupContext,
   type QosClass,
 } from '../runtime/linux-resources.js';
@@ -32,12 +32,6 @@ const contextOf = (naming: PodCgroupNaming): CgroupContext => ({
   cgroupRoot: naming.cgroupRoot,
   cgroupDriver: naming.cgroupDriver ?? 'cgroupfs',
 });
-
-/** A pod's cgroup directory name in a QoS class: `pod<uid>`, or systemd's `kubepods-burstable-pod<uid with _>.slice`. */
-function podCgroupName(uid: string, qos: QosClass, driver: CgroupContext['cgroupDriver']): string {
-  if (driver !== 'systemd') return `pod${uid}`;
-  return `${[...qosLevel(qos), `pod${uid}`].map((part) => part.replace(/-/g, '_')).join('-')}.slice`;
-}
 
 const QOS_CLASSES: QosClass[] = ['Guaranteed', 'Burstable', 'BestEffort'];
 
@@ -198,7 +192,7 @@ export async function removePodCgroup(
 ): Promise<void> {
   const ctx = contextOf(naming);
   const dirs = hierarchiesOf(cgroupFsRoot).flatMap((h) =>
-    QOS_CLASSES.map((q) => join(h, qosCgroupPath(ctx, q), podCgroupName(uid, q, ctx.cgroupDriver))),
+    QOS_CLASSES.map((q) => join(h, qosCgroupPath(ctx, q), podCgroupName(uid, q, ctx))),
   );
   const present = dirs.filter((d) => existsSync(d));
   if (!present.length) return;

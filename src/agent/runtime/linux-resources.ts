@@ -107,15 +107,32 @@ export function qosLevelDir(cgroupRoot: string, qos: QosClass): string {
   return `${(cgroupRoot || '/').replace(/\/$/, '')}/${qosLevel(qos).join('/')}`;
 }
 
+/**
+ * A systemd slice named by cgroup name components (upstream CgroupName.ToSystemd): each component with its dashes
+ * as underscores, joined by dashes, below the cgroup root's components: `['kubepods', 'pod1-2']` under `/` →
+ * `kubepods-pod1_2.slice`, under `/node` → `node-kubepods-pod1_2.slice`.
+ */
+function systemdSlice(cgroupRoot: string, parts: readonly string[]): string {
+  const components = [...cgroupRoot.split('/').filter(Boolean), ...parts];
+  return `${components.map((part) => part.replace(/-/g, '_')).join('-')}.slice`;
+}
+
+/**
+ * A pod's cgroup's own name in its QoS class: `pod<uid>` (cgroupfs), or its slice (systemd:
+ * `kubepods-burstable-pod<uid with _>.slice`).
+ */
+export function podCgroupName(uid: string, qos: QosClass, ctx: CgroupContext): string {
+  if (ctx.cgroupDriver !== 'systemd') return `pod${uid}`;
+  return systemdSlice(ctx.cgroupRoot, [...qosLevel(qos), `pod${uid}`]);
+}
+
 /** The pod's cgroup parent as the runtime expects it ("/kubepods/burstable/pod<uid>" or the systemd slice). */
 export function podCgroupParent(pod: Pod, ctx: CgroupContext): string {
   const root = ctx.cgroupRoot || '/';
   if (!ctx.cgroupsPerQOS) return ctx.cgroupDriver === 'systemd' ? '' : root;
-  const parts = [...qosLevel(qosClass(pod)), `pod${pod.metadata.uid}`];
-  if (ctx.cgroupDriver === 'systemd') {
-    return `${parts.map((p) => p.replace(/-/g, '_')).join('-')}.slice`;
-  }
-  return `${root.replace(/\/$/, '')}/${parts.join('/')}`;
+  const name = podCgroupName(pod.metadata.uid ?? '', qosClass(pod), ctx);
+  if (ctx.cgroupDriver === 'systemd') return name;
+  return `${root.replace(/\/$/, '')}/${qosLevel(qosClass(pod)).join('/')}/${name}`;
 }
 
 /** A systemd slice's cgroup (systemd's naming rule): `a-b-c.slice` lives in `/a.slice/a-b.slice/a-b-c.slice`. */
@@ -129,7 +146,9 @@ export function sliceCgroupPath(slice: string): string {
  * `/kubepods.slice/kubepods-burstable.slice` (systemd).
  */
 export function qosCgroupPath(ctx: CgroupContext, qos: QosClass): string {
-  return ctx.cgroupDriver === 'systemd' ? sliceCgroupPath(qosLevel(qos).join('-')) : qosLevelDir(ctx.cgroupRoot, qos);
+  return ctx.cgroupDriver === 'systemd'
+    ? sliceCgroupPath(systemdSlice(ctx.cgroupRoot, qosLevel(qos)))
+    : qosLevelDir(ctx.cgroupRoot, qos);
 }
 
 /**
@@ -145,6 +164,6 @@ export function podCgroupPath(pod: Pod, ctx: CgroupContext): string {
 /** The pod UID a pod cgroup's directory name carries (`pod<uid>`, or systemd's `…-pod<uid with _>.slice`). */
 export function podUidOfCgroup(name: string, driver: CgroupContext['cgroupDriver']): string | undefined {
   if (driver !== 'systemd') return name.startsWith('pod') ? name.slice(3) : undefined;
-  const match = /^kubepods(?:-burstable|-besteffort)?-pod([0-9a-z_]+)\.slice$/.exec(name);
+  const match = /(?:^|-)pod([0-9a-z_]+)\.slice$/.exec(name);
   return match?.[1].replace(/_/g, '-');
 }

@@ -17,7 +17,13 @@ import {
   unitObjectPath,
 } from '../../../src/agent/cgroups/systemd-units.js';
 import { findPodCgroups, removeOrphanedPodCgroups, removePodCgroup } from '../../../src/agent/gc/pod-cgroups.js';
-import { podCgroupPath, podUidOfCgroup, sliceCgroupPath } from '../../../src/agent/runtime/linux-resources.js';
+import {
+  podCgroupParent,
+  podCgroupPath,
+  podUidOfCgroup,
+  qosCgroupPath,
+  sliceCgroupPath,
+} from '../../../src/agent/runtime/linux-resources.js';
 import { canRunSystemd, startSystemd, type Systemd } from '../../fixtures/systemd.js';
 
 /** A path with the fixture's links resolved (the GC reports the hierarchies' real directories). */
@@ -67,6 +73,13 @@ describe('systemd units (pure)', () => {
     expect(podUidOfCgroup('kubepods-pod12_ab.slice', 'systemd')).toBe('12-ab');
     expect(podUidOfCgroup('kubepods-burstable.slice', 'systemd')).toBeUndefined();
     expect(podUidOfCgroup('pod12-ab', 'cgroupfs')).toBe('12-ab');
+    // A cgroup root other than / is the first name component of every slice (upstream CgroupName.ToSystemd).
+    const underRoot = { cgroupsPerQOS: true, cgroupRoot: '/node-a', cgroupDriver: 'systemd' as const };
+    expect(podCgroupParent(pod([{}], 'u-1'), underRoot)).toBe('node_a-kubepods-besteffort-podu_1.slice');
+    expect(qosCgroupPath(underRoot, 'Burstable')).toBe(
+      '/node_a.slice/node_a-kubepods.slice/node_a-kubepods-burstable.slice',
+    );
+    expect(podUidOfCgroup('node_a-kubepods-besteffort-podu_1.slice', 'systemd')).toBe('u-1');
   });
 });
 
