@@ -5,7 +5,7 @@
  * slice's cgroup back to its unit's settings (here at a daemon-reload), which keeps the kubelet's values.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
@@ -80,6 +80,32 @@ describe('systemd units (pure)', () => {
       '/node_a.slice/node_a-kubepods.slice/node_a-kubepods-burstable.slice',
     );
     expect(podUidOfCgroup('node_a-kubepods-besteffort-podu_1.slice', 'systemd')).toBe('u-1');
+  });
+});
+
+describe('without systemd', () => {
+  it("fails a pod's cgroup with D-Bus's reason (the pod shows it as FailedCreatePodContainer), not a hang", async () => {
+    const dir = mkdtempSync('/var/tmp/tsk-no-systemd-');
+    const busBefore = process.env.DBUS_SYSTEM_BUS_ADDRESS;
+    process.env.DBUS_SYSTEM_BUS_ADDRESS = `unix:path=${join(dir, 'no-bus')}`;
+    try {
+      for (const c of ['cpu', 'memory', 'pids']) mkdirSync(join(dir, c), { recursive: true });
+      for (const c of ['cpu', 'memory', 'pids']) writeFileSync(join(dir, c, 'cgroup.procs'), '');
+      const m = new PodCgroupManager({
+        cgroups: { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'systemd' },
+        cpuCFSQuota: true,
+        cpuCFSQuotaPeriodUs: 100_000,
+        podPidsLimit: -1,
+        fsRoot: dir,
+        systemd: systemdUnits(),
+      });
+      await expect(m.ensure(pod([{}], 'x-1'))).rejects.toThrow(/busctl call failed: .*(connect|No such file)/i);
+      expect(existsSync(join(dir, 'cpu', 'kubepods.slice'))).toBe(false);
+    } finally {
+      if (busBefore === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
+      else process.env.DBUS_SYSTEM_BUS_ADDRESS = busBefore;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
