@@ -5,34 +5,31 @@
  * cgroup, keeps them rather than resetting them to its defaults when it next applies the unit's settings), and
  * stopped to remove it.
  *
- * Calls go through busctl on the system bus (lib/busctl.ts), as go-systemd's connection does on a node.
+ * Calls go to systemd's manager on the system bus (lib/system-bus.ts), as go-systemd's connection makes them on a node.
  */
-import { busctl } from '../../lib/busctl.js';
-import { messageOf } from '../../lib/errors.js';
+import { DBusError, systemBus, type SystemBus } from '../../lib/system-bus.js';
 import { cpuSharesToWeight, type ResourceConfig } from '../../lib/cgroup-limits.js';
 
-const MANAGER = ['org.freedesktop.systemd1', '/org/freedesktop/systemd1', 'org.freedesktop.systemd1.Manager'] as const;
+const MANAGER = {
+  destination: 'org.freedesktop.systemd1',
+  path: '/org/freedesktop/systemd1',
+  interface: 'org.freedesktop.systemd1.Manager',
+} as const;
 /** How long a unit's start or stop may take (libcontainer's 30 s). */
 const JOB_TIMEOUT_MS = 30_000;
 /** systemd's "infinity" for a uint64 property. */
 const INFINITY = '18446744073709551615';
 
-/** A unit property: its name, D-Bus signature and value, as busctl takes them. */
+/** A unit property: its name, D-Bus signature and value. */
 export type UnitProperty =
   | readonly [name: string, signature: 'b', value: boolean]
   | readonly [name: string, signature: 't', value: string]
   | readonly [name: string, signature: 's', value: string]
   | readonly [name: string, signature: 'as', value: readonly string[]];
 
-/** busctl's arguments for an `a(sv)` of `properties`. Pure. */
-export function propertyArguments(properties: readonly UnitProperty[]): string[] {
-  const out = [String(properties.length)];
-  for (const [name, signature, value] of properties) {
-    out.push(name, signature);
-    if (signature === 'as') out.push(String(value.length), ...value);
-    else out.push(String(value));
-  }
-  return out;
+/** `properties` as the body of an `a(sv)` (a variant is `[signature, value]`). Pure. */
+export function propertyVariants(properties: readonly UnitProperty[]): [string, [string, unknown]][] {
+  return properties.map(([name, signature, value]) => [name, [signature, value]]);
 }
 
 /**
@@ -97,35 +94,39 @@ export interface SystemdUnits {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The unit's ActiveState ('' when it is not loaded). */
-async function activeState(unit: string): Promise<string> {
-  const answer = await busctl([
-    'get-property',
-    MANAGER[0],
-    unitObjectPath(unit),
-    'org.freedesktop.systemd1.Unit',
-    'ActiveState',
-  ]).catch(() => '');
-  if (!answer) return '';
-  const state = (JSON.parse(answer) as { data?: unknown }).data;
-  return typeof state === 'string' ? state : '';
-}
+/** Whether `error` is the D-Bus error `name`. */
+const isDBusError = (error: unknown, name: string) => error instanceof DBusError && error.errorName === name;
 
-/** Polls the unit until `done(state)`; throws after the job timeout. */
-async function waitForState(unit: string, done: (state: string) => boolean, what: string): Promise<void> {
-  const end = Date.now() + JOB_TIMEOUT_MS;
-  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-    const state = await activeState(unit);
-    if (done(state)) return;
-    if (state === 'failed') throw new Error(`unit ${unit} failed to ${what}`);
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for unit ${unit} to ${what} (state ${state || 'unloaded'})`);
-    await pause(delay);
-  }
-}
-
-/** systemd's manager on the system bus. */
-export function systemdUnits(): SystemdUnits {
+/** systemd's manager on `bus` (default: the system bus). */
+export function systemdUnits(bus: SystemBus = systemBus()): SystemdUnits {
+  /** The unit's ActiveState ('' when it is not loaded). */
+  const activeState = async (unit: string): Promise<string> => {
+    const [variant] = await bus
+      .call({
+        destination: MANAGER.destination,
+        path: unitObjectPath(unit),
+        interface: 'org.freedesktop.DBus.Properties',
+        member: 'Get',
+        signature: 'ss',
+        body: ['org.freedesktop.systemd1.Unit', 'ActiveState'],
+      })
+      .catch(() => [undefined]);
+    // A variant comes back as [its signature, [its value]].
+    const state = (variant as [unknown, unknown[]] | undefined)?.[1]?.[0];
+    return typeof state === 'string' ? state : '';
+  };
+  /** Polls the unit until `done(state)`; throws after the job timeout. */
+  const waitForState = async (unit: string, done: (state: string) => boolean, what: string) => {
+    const end = Date.now() + JOB_TIMEOUT_MS;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 200)) {
+      const state = await activeState(unit);
+      if (done(state)) return;
+      if (state === 'failed') throw new Error(`unit ${unit} failed to ${what}`);
+      if (Date.now() > end)
+        throw new Error(`timed out waiting for unit ${unit} to ${what} (state ${state || 'unloaded'})`);
+      await pause(delay);
+    }
+  };
   return {
     async startSlice(slice, properties) {
       const all: UnitProperty[] = [
@@ -138,43 +139,35 @@ export function systemdUnits(): SystemdUnits {
         ...properties,
       ];
       try {
-        await busctl([
-          'call',
+        await bus.call({
           ...MANAGER,
-          'StartTransientUnit',
-          'ssa(sv)a(sa(sv))',
-          slice,
-          'replace',
-          ...propertyArguments(all),
-          '0',
-        ]);
-      } catch (err) {
-        // org.freedesktop.systemd1.UnitExists: made before (by this kubelet, or a runtime naming it as a parent).
-        if (!/already (exists|loaded)/i.test(messageOf(err))) throw err;
-        return 'existed';
+          member: 'StartTransientUnit',
+          signature: 'ssa(sv)a(sa(sv))',
+          body: [slice, 'replace', propertyVariants(all), []],
+        });
+      } catch (error) {
+        // Made before (by this kubelet, or a runtime naming it as a parent).
+        if (isDBusError(error, 'org.freedesktop.systemd1.UnitExists')) return 'existed';
+        throw error;
       }
       await waitForState(slice, (state) => state === 'active', 'start');
       return 'started';
     },
     async setProperties(unit, properties) {
       if (!properties.length) return;
-      await busctl([
-        'call',
+      await bus.call({
         ...MANAGER,
-        'SetUnitProperties',
-        'sba(sv)',
-        unit,
-        'true',
-        ...propertyArguments(properties),
-      ]);
+        member: 'SetUnitProperties',
+        signature: 'sba(sv)',
+        body: [unit, true, propertyVariants(properties)],
+      });
     },
     async stopUnit(unit) {
       try {
-        await busctl(['call', ...MANAGER, 'StopUnit', 'ss', unit, 'replace']);
-      } catch (err) {
-        // org.freedesktop.systemd1.NoSuchUnit: gone already.
-        if (/not loaded/i.test(messageOf(err))) return;
-        throw err;
+        await bus.call({ ...MANAGER, member: 'StopUnit', signature: 'ss', body: [unit, 'replace'] });
+      } catch (error) {
+        if (isDBusError(error, 'org.freedesktop.systemd1.NoSuchUnit')) return;
+        throw error;
       }
       await waitForState(unit, (state) => state === '' || state === 'inactive', 'stop');
     },
