@@ -4,17 +4,14 @@
  * logind's configuration and the reload that applies it, a delay inhibitor lock on shutdown, and the
  * PrepareForShutdown signal.
  *
- * Through systemd's own tools rather than a D-Bus library: an inhibitor lock is a file descriptor logind passes
- * over the bus (SCM_RIGHTS), which Node's sockets cannot receive, and `systemd-inhibit` exists to hold one for a
- * process. `busctl` (systemd ≥ 240 for `--json`) reads the property, makes the reload call and follows the signal.
- * Both are on every systemd host; the bus is the system bus, or DBUS_SYSTEM_BUS_ADDRESS as for any client. The
- * lock's holder reads the kubelet's pipe, so a kubelet that dies releases it.
+ * Calls and the signal go through the kubelet's system bus client (lib/system-bus.ts). The lock is a file
+ * descriptor logind passes over the bus (SCM_RIGHTS), which Node's sockets cannot receive: `systemd-inhibit`, on
+ * every systemd host, holds it for a child that reads the kubelet's pipe, so a kubelet that dies releases it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { busctl, collected, MAX_OUTPUT_BYTES, MAX_STDERR_BYTES } from '../../lib/busctl.js';
+import { systemBus, watchSignals, type DBusCall, type SystemBus } from '../../lib/system-bus.js';
 
 const LOGIND = ['org.freedesktop.login1', '/org/freedesktop/login1', 'org.freedesktop.login1.Manager'] as const;
 /** Upstream's inhibitor: who, why, what and mode. */
@@ -57,38 +54,37 @@ export function logindOverride(ms: number): string {
   return `# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=${Math.round(ms / 1000)}\n`;
 }
 
-/** PrepareForShutdown's argument from one line of `busctl --json=short monitor` (pure); undefined for another. */
-export function prepareForShutdownOf(line: string): boolean | undefined {
-  let message: { member?: unknown; payload?: { data?: unknown } };
-  try {
-    message = JSON.parse(line) as typeof message;
-  } catch {
-    return undefined;
-  }
-  const data = message.payload?.data;
-  return message.member === 'PrepareForShutdown' && Array.isArray(data) && typeof data[0] === 'boolean'
-    ? data[0]
-    : undefined;
+/** PrepareForShutdown's argument from a signal's body (pure); undefined for another body. */
+export function prepareForShutdownOf(body: readonly unknown[]): boolean | undefined {
+  return typeof body[0] === 'boolean' ? body[0] : undefined;
 }
 
-/** The PIDs of `who`'s inhibitors of `what`, from `busctl --json=short call … ListInhibitors` (pure). */
-export function inhibitorPids(json: string, who: string, what: string): number[] {
-  const answer = JSON.parse(json) as { data?: unknown[] };
-  const list = (answer.data?.[0] ?? []) as unknown[][];
+/** The PIDs of `who`'s inhibitors of `what`, from ListInhibitors' answer (`a(ssssuu)`; pure). */
+export function inhibitorPids(answer: readonly unknown[], who: string, what: string): number[] {
+  const list = Array.isArray(answer[0]) ? (answer[0] as unknown[][]) : [];
   return list.filter((i) => i[0] === what && i[1] === who).map((i) => Number(i[5]));
 }
 
-/**
- * `command` run so that the kernel kills it when the kubelet dies (util-linux `setpriv --pdeathsig`, where it is on
- * the PATH): `busctl monitor` writes only when a signal comes, so a kubelet killed outside systemd would otherwise
- * leave it behind until then.
- */
-function dyingWithParent(command: string, args: string[]): [string, string[]] {
-  const setpriv = (process.env.PATH ?? '')
-    .split(':')
-    .map((dir) => join(dir || '.', 'setpriv'))
-    .find((path) => existsSync(path));
-  return setpriv ? [setpriv, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, args];
+/** A call of logind's manager. */
+const logindCall = (member: string, signature = '', body: unknown[] = []): DBusCall => ({
+  destination: LOGIND[0],
+  path: LOGIND[1],
+  interface: LOGIND[2],
+  member,
+  signature,
+  body,
+});
+
+/** The most of a tool's stderr kept for its error message. */
+const MAX_STDERR_BYTES = 4096;
+
+/** Collects what `stream` prints, up to `max` characters (what comes after is dropped); `text()` reads it. */
+function collected(stream: NodeJS.ReadableStream, max: number): { text(): string } {
+  let text = '';
+  stream.on('data', (d: Buffer) => {
+    if (text.length < max) text += d.toString('utf8');
+  });
+  return { text: () => text };
 }
 
 /** Resolves after `ms`. */
@@ -97,12 +93,16 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Whether `child` has exited. */
 const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
 
-/** systemd-logind through busctl and systemd-inhibit; `configDir`: logind's drop-in directory. */
-export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind {
+/** systemd-logind on the system bus (`bus`) and systemd-inhibit; `configDir`: logind's drop-in directory. */
+export function systemdLogind(configDir = '/etc/systemd/logind.conf.d', bus: SystemBus = systemBus()): Logind {
   return {
     async inhibitDelayMs() {
-      const answer = JSON.parse(await busctl(['get-property', ...LOGIND, 'InhibitDelayMaxUSec'])) as { data: unknown };
-      return Number(answer.data) / 1000;
+      const [variant] = await bus.call({
+        ...logindCall('Get', 'ss', [LOGIND[2], 'InhibitDelayMaxUSec']),
+        interface: 'org.freedesktop.DBus.Properties',
+      });
+      // A variant comes back as [its signature, [its value]].
+      return Number((variant as [unknown, unknown[]])[1][0]) / 1000;
     },
     async overrideInhibitDelay(ms) {
       await mkdir(configDir, { recursive: true, mode: 0o755 });
@@ -117,17 +117,14 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
     },
     async reloadConfig() {
       try {
-        await busctl([
-          'call',
-          'org.freedesktop.systemd1',
-          '/org/freedesktop/systemd1',
-          'org.freedesktop.systemd1.Manager',
-          'KillUnit',
-          'ssi',
-          'systemd-logind.service',
-          'all',
-          '1',
-        ]);
+        await bus.call({
+          destination: 'org.freedesktop.systemd1',
+          path: '/org/freedesktop/systemd1',
+          interface: 'org.freedesktop.systemd1.Manager',
+          member: 'KillUnit',
+          signature: 'ssi',
+          body: ['systemd-logind.service', 'all', 1],
+        });
       } catch (err) {
         throw new Error(`unable to reload logind conf: ${(err as Error).message}`, { cause: err });
       }
@@ -153,8 +150,8 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
       };
       // Held once logind lists it under the holder's PID (systemd-inhibit execs `cat` in its own process).
       for (let i = 0; i < 100 && !exited(child); i++) {
-        const list = await busctl(['call', ...LOGIND, 'ListInhibitors']).catch(() => '');
-        if (list && inhibitorPids(list, who, what).includes(child.pid!)) return { release };
+        const list = await bus.call(logindCall('ListInhibitors')).catch(() => []);
+        if (inhibitorPids(list, who, what).includes(child.pid!)) return { release };
         await pause(50);
       }
       release();
@@ -162,35 +159,15 @@ export function systemdLogind(configDir = '/etc/systemd/logind.conf.d'): Logind 
     },
     async watchShutdown(onEvent) {
       const match = `type='signal',interface='${LOGIND[2]}',member='PrepareForShutdown',path='${LOGIND[1]}'`;
-      const [command, args] = dyingWithParent('busctl', ['--system', '--json=short', 'monitor', `--match=${match}`]);
-      const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-      const ended = new Promise<void>((resolve) => child.once('close', () => resolve()));
-      let pending = '';
-      child.stdout!.on('data', (d: Buffer) => {
-        pending += d.toString('utf8');
-        let newline: number;
-        while ((newline = pending.indexOf('\n')) >= 0) {
-          const event = prepareForShutdownOf(pending.slice(0, newline));
-          pending = pending.slice(newline + 1);
+      try {
+        return await watchSignals(match, (signal) => {
+          if (signal.member !== 'PrepareForShutdown') return;
+          const event = prepareForShutdownOf(signal.body);
           if (event !== undefined) onEvent(event);
-        }
-        // A line longer than any signal's is not one of ours: dropped, so that the buffer stays bounded.
-        if (pending.length > MAX_OUTPUT_BYTES) pending = '';
-      });
-      // busctl says it is following the bus on stderr; until then a signal could be missed.
-      const err = collected(child.stderr!, MAX_STDERR_BYTES);
-      const ready = await new Promise<string | undefined>((resolve) => {
-        child.stderr!.on('data', () => {
-          if (err.text().includes('Monitoring bus message stream')) resolve(undefined);
         });
-        child.once('error', (e: NodeJS.ErrnoException) => resolve(`cannot run busctl: ${e.code}`));
-        void ended.then(() => resolve(err.text().trim() || 'busctl monitor ended'));
-      });
-      if (ready !== undefined) {
-        child.kill('SIGKILL');
-        throw new Error(`failed to monitor shutdown: ${ready}`);
+      } catch (err) {
+        throw new Error(`failed to monitor shutdown: ${(err as Error).message}`, { cause: err });
       }
-      return { ended, stop: () => child.kill('SIGTERM') };
     },
   };
 }

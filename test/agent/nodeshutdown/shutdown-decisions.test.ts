@@ -113,25 +113,21 @@ describe('graceful node shutdown decisions', () => {
     expect(decodeShutdownState('not json')).toBeUndefined();
   });
 
-  it("reads busctl's JSON: PrepareForShutdown's argument, the kubelet's inhibitors; writes upstream's override", () => {
-    const signal = (data: unknown) =>
-      JSON.stringify({ type: 'signal', member: 'PrepareForShutdown', payload: { type: 'b', data } });
-    expect(prepareForShutdownOf(signal([true]))).toBe(true);
-    expect(prepareForShutdownOf(signal([false]))).toBe(false);
-    expect(prepareForShutdownOf(signal(['yes']))).toBeUndefined();
-    expect(prepareForShutdownOf('{"member":"PrepareForSleep","payload":{"data":[true]}}')).toBeUndefined();
-    expect(prepareForShutdownOf('Monitoring bus message stream.')).toBeUndefined();
-    const list = JSON.stringify({
-      type: 'a(ssssuu)',
-      data: [
-        [
-          ['shutdown', 'kubelet', 'why', 'delay', 0, 42],
-          ['sleep', 'kubelet', 'why', 'delay', 0, 43],
-          ['shutdown', 'other', 'why', 'block', 0, 44],
-        ],
+  it("reads logind's answers: PrepareForShutdown's argument, the kubelet's inhibitors; writes upstream's override", () => {
+    expect(prepareForShutdownOf([true])).toBe(true);
+    expect(prepareForShutdownOf([false])).toBe(false);
+    expect(prepareForShutdownOf(['yes'])).toBeUndefined();
+    expect(prepareForShutdownOf([])).toBeUndefined();
+    // ListInhibitors' a(ssssuu): what, who, why, mode, uid, pid.
+    const list = [
+      [
+        ['shutdown', 'kubelet', 'why', 'delay', 0, 42],
+        ['sleep', 'kubelet', 'why', 'delay', 0, 43],
+        ['shutdown', 'other', 'why', 'block', 0, 44],
       ],
-    });
+    ];
     expect(inhibitorPids(list, 'kubelet', 'shutdown')).toEqual([42]);
+    expect(inhibitorPids([], 'kubelet', 'shutdown')).toEqual([]);
     expect(logindOverride(30_000)).toBe('# Kubelet logind override\n[Login]\nInhibitDelayMaxSec=30\n');
   });
 
