@@ -198,6 +198,17 @@ describe.runIf(canRunSystemd())('pod and QoS slices on a real systemd', () => {
     expect(findPodCgroups(systemd.cgroupFsRoot, naming()).has('b-1')).toBe(false);
   });
 
+  it("caps an existing reserved cgroup (systemReservedCgroup /system.slice) through its unit's properties", async () => {
+    expect(systemd.property('system.slice', 'ActiveState')).toBe('active');
+    await manager().enforceExisting('/system.slice', { cpuShares: 512, memoryLimit: 256 * 2 ** 20 });
+    expect(systemd.property('system.slice', 'CPUShares')).toBe('512');
+    expect(systemd.property('system.slice', 'MemoryLimit')).toBe(String(256 * 2 ** 20));
+    expect(read('memory/system.slice/memory.limit_in_bytes')).toBe(String(256 * 2 ** 20));
+    await expect(manager().enforceExisting('/no-such.slice', { cpuShares: 512 })).rejects.toThrow(
+      '"/no-such.slice" cgroup does not exist',
+    );
+  });
+
   it('sweeps the slices of pods gone (a Guaranteed and a BestEffort one), keeping a live pod’s', async () => {
     const guaranteed = pod([resources({ cpu: '100m', memory: '16Mi' }, { cpu: '100m', memory: '16Mi' })], 'g-1');
     const bestEffort = pod([{}], 'e-1');
