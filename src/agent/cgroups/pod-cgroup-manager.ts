@@ -115,14 +115,18 @@ export class PodCgroupManager {
     const properties = resourceProperties(config, h.version);
     if ((await systemd.startSlice(basename(rel), properties)) === 'existed')
       await systemd.setProperties(basename(rel), properties);
-    // systemd makes the unit's cgroup in each hierarchy as it realizes it, which may come just after the start.
-    for (
-      let waited = 0;
-      !this.written(h, rel).every((d) => existsSync(d)) && waited < SLICE_CGROUP_WAIT_MS;
-      waited += 10
-    )
-      await new Promise((r) => setTimeout(r, 10));
+    await this.sliceRealized(h, rel);
     this.apply(h, rel, config);
+  }
+
+  /**
+   * Waits (briefly) for the cgroup of a slice systemd started: systemd makes it in each hierarchy as it realizes the
+   * unit, which may come just after the start.
+   */
+  private async sliceRealized(h: Hierarchies, rel: string): Promise<void> {
+    const end = Date.now() + SLICE_CGROUP_WAIT_MS;
+    while (!this.written(h, rel).every((d) => existsSync(d)) && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 10));
   }
 
   /** The directories of `rel` that the kubelet writes settings to (v1: cpu, memory, pids; v2: the unified one). */
@@ -213,9 +217,9 @@ export class PodCgroupManager {
 
   /**
    * Makes the pod's cgroup with its settings unless it exists (upstream EnsureExists, after
-   * UpdateQOSCgroups). One mkdir per hierarchy, under the QoS cgroup made at start, tells both
-   * (a missing parent is made on the way down). As upstream's, only a cgroup that was missing
-   * counts as a 'create'.
+   * UpdateQOSCgroups). With cgroupfs, one mkdir per hierarchy, under the QoS cgroup made at start,
+   * tells both (a missing parent is made on the way down); with systemd, a slice whose cgroup is
+   * missing is started. As upstream's, only a cgroup that was missing counts as a 'create'.
    */
   async ensure(pod: Pod): Promise<void> {
     const rel = podCgroupPath(pod, this.deps.cgroups);
