@@ -10,8 +10,22 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { join } from 'node:path';
 import { startContainerd, TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { canRunSystemd, startSystemd, type Systemd } from '../fixtures/systemd.js';
-import { freeKubeletPorts, kubeletArgs, kubeletCommandLine, repoRoot, until, withHostArgs } from '../e2e/helpers.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  kubeletCommandLine,
+  repoRoot,
+  until,
+  withHostArgs,
+} from '../e2e/helpers.js';
 import { cstatus, removePod, waitPod, writePod } from './containerd-helpers.js';
+
+/** What the test reads of /stats/summary. */
+interface Summary {
+  node: { systemContainers?: { name: string }[] };
+  pods?: { podRef: { name: string }; memory?: { workingSetBytes?: number; availableBytes?: number } }[];
+}
 
 describe.runIf(canRunSystemd())('the systemd cgroup driver with containerd on systemd cgroups', () => {
   const dir = mkdtempSync('/var/tmp/tsk-systemd-node-');
@@ -90,6 +104,19 @@ describe.runIf(canRunSystemd())('the systemd cgroup driver with containerd on sy
     expect(systemd.property('kubepods.slice', 'ActiveState')).toBe('active');
     expect(systemd.property('kubepods-burstable.slice', 'CPUShares')).toBe('102');
     expect(systemd.property('kubepods-besteffort.slice', 'CPUShares')).toBe('2');
+    // /stats/summary reads the pod's figures from its slice, and the pods' node-allocatable cgroup from kubepods.slice.
+    const summary = await until(
+      async () => {
+        const body = JSON.parse((await httpGet(`http://127.0.0.1:${readOnlyPort}/stats/summary`)).body) as Summary;
+        const stats = body.pods?.find((p) => p.podRef.name === 'limited-systemd-node');
+        return stats?.memory?.workingSetBytes && body.node.systemContainers?.some((c) => c.name === 'pods') && body;
+      },
+      30_000,
+      "the pod's memory in /stats/summary",
+    );
+    // Available is the slice's limit less the working set: the figures are the slice's.
+    const podMemory = summary.pods!.find((p) => p.podRef.name === 'limited-systemd-node')!.memory!;
+    expect(podMemory.availableBytes! + podMemory.workingSetBytes!).toBe(64 * 2 ** 20);
     removePod(manifests, 'limited');
     await until(() => systemd.property(slice, 'ActiveState') === 'inactive', 30_000, 'the pod slice stopped');
     await until(() => !existsSync(join(systemd.cgroupFsRoot, 'memory', podDir)), 10_000, 'the pod cgroup gone');
