@@ -24,7 +24,7 @@ import type { Clock } from '../lib/clock.js';
 import { TokenBucket } from '../lib/token-bucket.js';
 import { ImageManager, type ImageManagerDeps } from './images/image-manager.js';
 import { nodeRef, type EventSink } from './events/recorder.js';
-import { PodCgroupManager, type CgroupOpObserver } from './cgroups/pod-cgroup-manager.js';
+import { PodCgroupManager, type CgroupOpObserver, type NodeAllocatable } from './cgroups/pod-cgroup-manager.js';
 import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import { serviceAccountSource } from './images/service-account-source.js';
@@ -36,7 +36,8 @@ import type { PodCgroupNaming } from './gc/pod-cgroups.js';
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
 import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
-import { hugePageSizesKbSync } from './nodestatus/machine-info.js';
+import { hugePageSizesKbSync, type HugePagePool } from './nodestatus/machine-info.js';
+import { bytes, hugePageResourceName } from '../api/quantity.js';
 import { nodeSwapContext } from './runtime/swap.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { userNamespaceRefusal } from './runtime/user-namespaces.js';
@@ -202,6 +203,7 @@ export function composeNodeResources(
           activePods: d.activePods,
           observe: d.observeCgroup,
           systemd,
+          hugePageSizesKb: hugePageSizesKbSync(),
         })
       : undefined;
   // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.
@@ -246,7 +248,7 @@ export function composeNodeResources(
 export async function startNodeCgroups(
   m: PodCgroupManager | undefined,
   cfg: AgentConfig,
-  machine: { cpuCores: number; memoryBytes: number },
+  machine: { cpuCores: number; memoryBytes: number; hugePages?: readonly HugePagePool[] },
   o: { signal: AbortSignal; clock: Clock; logger: Logger; events: EventSink },
 ): Promise<void> {
   const kubeletCgroup = cfg.systemCgroupNames?.kubelet;
@@ -293,17 +295,25 @@ export async function startNodeCgroups(
 
 /**
  * What the kubepods cgroup is capped at: the allocatable with enforceNodeAllocatable "pods" (the default), else the
- * capacity (upstream enforceNodeAllocatableCgroups).
+ * capacity (upstream enforceNodeAllocatableCgroups); each huge page pool is its pages' bytes, less what is reserved of
+ * it when allocatable is enforced.
  */
 export function nodeAllocatableFor(
-  cfg: AgentConfig,
-  machine: { cpuCores: number; memoryBytes: number },
-): { cpuMilli: number; memoryBytes: number } {
+  cfg: Pick<AgentConfig, 'enforceNodeAllocatable'> & {
+    node: Pick<AgentConfig['node'], 'kubeReserved' | 'systemReserved'>;
+  },
+  machine: { cpuCores: number; memoryBytes: number; hugePages?: readonly HugePagePool[] },
+): NodeAllocatable {
   const capacity = { cpuMilli: machine.cpuCores * 1000, memoryBytes: machine.memoryBytes };
-  const enforce = cfg.enforceNodeAllocatable ?? ['pods'];
-  return enforce.includes('pods')
-    ? nodeAllocatableAbsolute(capacity, [cfg.node.kubeReserved, cfg.node.systemReserved])
-    : capacity;
+  const enforce = (cfg.enforceNodeAllocatable ?? ['pods']).includes('pods');
+  const reserved = [cfg.node.kubeReserved, cfg.node.systemReserved];
+  const hugePageBytes: Record<string, number> = {};
+  for (const pool of machine.hugePages ?? []) {
+    const name = hugePageResourceName(pool.pageSizeKb);
+    const held = enforce ? reserved.reduce((n, r) => n + (bytes(r?.[name] ?? '0') ?? 0), 0) : 0;
+    hugePageBytes[name] = Math.max(0, pool.pageSizeKb * 1024 * pool.pages - held);
+  }
+  return { ...(enforce ? nodeAllocatableAbsolute(capacity, reserved) : capacity), hugePageBytes };
 }
 
 /** The sandbox image a CRI runtime reports in its verbose Status info (containerd: config.sandboxImage). */

@@ -9,7 +9,7 @@
  * 100 pod cgroups take 14 ms in all and each pod goes on as soon as its own is made.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathExists as exists } from './fs-util.js';
 
@@ -22,11 +22,23 @@ export interface Hierarchies {
   byController: Map<string, string>;
 }
 
-/** The hierarchies under `fsRoot`; undefined when there are none to write to. */
-export async function detectHierarchies(fsRoot = '/sys/fs/cgroup'): Promise<Hierarchies | undefined> {
-  if (await exists(join(fsRoot, 'cgroup.controllers'))) return { version: 2, byController: new Map([['', fsRoot]]) };
+/**
+ * The hierarchies under `fsRoot`; undefined when there are none to write to. `optional` controllers (`hugetlb`) are
+ * among them where the machine has them: a v1 hierarchy of their own, or (v2) named in the root's cgroup.controllers.
+ */
+export async function detectHierarchies(
+  fsRoot = '/sys/fs/cgroup',
+  optional: readonly string[] = [],
+): Promise<Hierarchies | undefined> {
+  const controllers = await readFile(join(fsRoot, 'cgroup.controllers'), 'utf8').catch(() => undefined);
+  if (controllers !== undefined) {
+    const byController = new Map([['', fsRoot]]);
+    const available = new Set(controllers.split(/\s+/));
+    for (const c of optional) if (available.has(c)) byController.set(c, fsRoot);
+    return { version: 2, byController };
+  }
   const byController = new Map<string, string>();
-  for (const c of V1_CONTROLLERS) {
+  for (const c of [...V1_CONTROLLERS, ...optional]) {
     const m = await realpath(join(fsRoot, c)).catch(() => undefined);
     if (m && (await exists(join(m, 'cgroup.procs')))) byController.set(c, m);
   }
@@ -41,6 +53,10 @@ export function hierarchyDirs(h: Hierarchies, rel: string): string[] {
   return [...new Set(h.byController.values())].map((m) => join(m, rel));
 }
 
+/** The controllers a cgroup v2 parent enables for its children: cpu, memory, pids, and the optional ones found. */
+const V2_ENABLED = (h: Hierarchies) =>
+  ['cpu', 'memory', 'pids', ...[...h.byController.keys()].filter((c) => c !== '')].map((c) => `+${c}`).join(' ');
+
 /** Makes `rel` in every hierarchy (v2: enabling cpu, memory and pids in each ancestor). */
 export function makeCgroup(h: Hierarchies, rel: string): void {
   if (h.version === 1) {
@@ -52,7 +68,7 @@ export function makeCgroup(h: Hierarchies, rel: string): void {
   for (let i = 0; i < parts.length; i++) {
     mkdirSync(join(root, ...parts.slice(0, i + 1)), { recursive: true });
     try {
-      writeFileSync(join(root, ...parts.slice(0, i), 'cgroup.subtree_control'), '+cpu +memory +pids');
+      writeFileSync(join(root, ...parts.slice(0, i), 'cgroup.subtree_control'), V2_ENABLED(h));
     } catch {
       /* a controller the parent cannot give: its files are missing, which a write then reports */
     }

@@ -1,5 +1,5 @@
 /**
- * The cgroup files that carry CPU shares, a CFS quota, a memory limit and a pids limit under
+ * The cgroup files that carry CPU shares, a CFS quota, a memory limit, a pids limit and huge page limits under
  * cgroup v1 and v2, in the order they must be written (pure): the kubelet's pod and QoS cgroups
  * (agent/cgroups) and the process runtime's container cgroups write them the same way.
  */
@@ -12,6 +12,8 @@ export interface ResourceConfig {
   cpuPeriod?: number;
   memoryLimit?: number;
   pidsLimit?: number;
+  /** Huge page limits in bytes by page size as the kernel names it (`2MB`, `1GB`). */
+  hugePageLimits?: Readonly<Record<string, number>>;
 }
 
 /** Upstream CpuSharesToCpuWeight (cgroup v2). */
@@ -19,7 +21,10 @@ export function cpuSharesToWeight(shares: number): number {
   return Math.floor(1 + ((shares - 2) * 9999) / 262142);
 }
 
-/** One write: `file` of the hierarchy of `controller` (v2: the unified one, controller ""). */
+/**
+ * One write: `file` of the hierarchy of `controller` (v2: the unified one, controller "", or an optional controller's
+ * name, written only where the machine has it).
+ */
 export interface CgroupWrite {
   controller: string;
   file: string;
@@ -37,6 +42,8 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
     if (c.memoryLimit !== undefined)
       out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
     if (c.pidsLimit !== undefined) out.push({ controller: 'pids', file: 'pids.max', value: String(c.pidsLimit) });
+    for (const [size, limit] of Object.entries(c.hugePageLimits ?? {}))
+      out.push({ controller: 'hugetlb', file: `hugetlb.${size}.limit_in_bytes`, value: String(limit) });
     return out;
   }
   if (c.cpuShares !== undefined)
@@ -47,5 +54,7 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
   }
   if (c.memoryLimit !== undefined) out.push({ controller: '', file: 'memory.max', value: String(c.memoryLimit) });
   if (c.pidsLimit !== undefined) out.push({ controller: '', file: 'pids.max', value: String(c.pidsLimit) });
+  for (const [size, limit] of Object.entries(c.hugePageLimits ?? {}))
+    out.push({ controller: 'hugetlb', file: `hugetlb.${size}.max`, value: String(limit) });
   return out;
 }

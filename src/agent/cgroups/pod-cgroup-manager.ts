@@ -21,6 +21,7 @@ import { basename, join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import { messageOf } from '../../lib/errors.js';
 import {
+  hugePageLimitsOf,
   milliCpuToShares,
   MIN_SHARES,
   podCgroupPath,
@@ -29,7 +30,7 @@ import {
   type QosClass,
 } from '../runtime/linux-resources.js';
 import { resourceProperties, type SystemdUnits } from './systemd-units.js';
-import { resourceConfigForPod } from './pod-resource-config.js';
+import { resourceConfigForPod, UNBOUNDED_HUGE_PAGES } from './pod-resource-config.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
@@ -76,6 +77,15 @@ export interface PodCgroupManagerDeps {
   observe?: CgroupOpObserver;
   /** systemd's manager: required with the systemd driver. */
   systemd?: SystemdUnits;
+  /** The huge page sizes the machine has, in kB (their hugetlb limits are set where the kernel has the controller). */
+  hugePageSizesKb?: readonly number[];
+}
+
+/** The node's allocatable, which kubepods is capped at: cpu, memory and each huge page size (`hugepages-2Mi` → bytes). */
+export interface NodeAllocatable {
+  cpuMilli: number;
+  memoryBytes: number;
+  hugePageBytes?: Readonly<Record<string, number>>;
 }
 
 /** Makes the QoS and pod cgroups. */
@@ -86,7 +96,7 @@ export class PodCgroupManager {
   constructor(private readonly deps: PodCgroupManagerDeps) {}
 
   private found(): Promise<Hierarchies | undefined> {
-    this.hierarchies ??= detectHierarchies(this.deps.fsRoot);
+    this.hierarchies ??= detectHierarchies(this.deps.fsRoot, ['hugetlb']);
     return this.hierarchies;
   }
 
@@ -116,7 +126,24 @@ export class PodCgroupManager {
     if ((await systemd.startSlice(basename(rel), properties)) === 'existed')
       await systemd.setProperties(basename(rel), properties);
     await this.sliceRealized(h, rel);
+    // systemd makes no cgroup in a hierarchy it does not manage (hugetlb): libcontainer makes it, and so does this.
+    if (h.version === 1) makeCgroup(h, rel);
     this.apply(h, rel, config);
+  }
+
+  /**
+   * The huge page sizes whose limits are set: the machine's, where the kernel has the hugetlb controller. Not on cgroup
+   * v2 under systemd, which enables in its slices only the controllers it manages.
+   */
+  private hugePageSizes(h: Hierarchies): readonly number[] {
+    if (!h.byController.has('hugetlb') || (h.version === 2 && this.deps.cgroups.cgroupDriver === 'systemd')) return [];
+    return this.deps.hugePageSizesKb ?? [];
+  }
+
+  /** Every huge page size unbounded (upstream setHugePagesUnbounded, for the QoS tiers); {} without hugetlb. */
+  private unboundedHugePages(h: Hierarchies): ResourceConfig {
+    const sizes = this.hugePageSizes(h);
+    return sizes.length ? { hugePageLimits: hugePageLimitsOf(sizes, () => UNBOUNDED_HUGE_PAGES) } : {};
   }
 
   /**
@@ -173,14 +200,23 @@ export class PodCgroupManager {
    * The QoS level (at start): kubepods (capped at `allocatable` when given), burstable, besteffort with the minimum
    * shares.
    */
-  async ensureQosCgroups(allocatable?: { cpuMilli: number; memoryBytes: number }): Promise<void> {
+  async ensureQosCgroups(allocatable?: NodeAllocatable): Promise<void> {
+    const h = await this.found();
+    if (!h) return;
     const qos = (q: QosClass) => qosCgroupPath(this.deps.cgroups, q);
-    const cap = allocatable
-      ? { cpuShares: milliCpuToShares(allocatable.cpuMilli), memoryLimit: allocatable.memoryBytes }
+    const sizes = this.hugePageSizes(h);
+    const cap: ResourceConfig = allocatable
+      ? {
+          cpuShares: milliCpuToShares(allocatable.cpuMilli),
+          memoryLimit: allocatable.memoryBytes,
+          ...(sizes.length
+            ? { hugePageLimits: hugePageLimitsOf(sizes, (name) => allocatable.hugePageBytes?.[name]) }
+            : {}),
+        }
       : {};
     await this.create(qos('Guaranteed'), cap);
-    await this.create(qos('Burstable'), {});
-    await this.create(qos('BestEffort'), { cpuShares: MIN_SHARES });
+    await this.create(qos('Burstable'), this.unboundedHugePages(h));
+    await this.create(qos('BestEffort'), { cpuShares: MIN_SHARES, ...this.unboundedHugePages(h) });
     this.qosShares.set(qos('BestEffort'), MIN_SHARES);
   }
 
@@ -202,11 +238,12 @@ export class PodCgroupManager {
       if (!force && this.qosShares.get(rel) === cpuShares) continue;
       // Noted before the write returns: pods ensured meanwhile do not write the same value again.
       this.qosShares.set(rel, cpuShares);
+      const config = { cpuShares, ...this.unboundedHugePages(h) };
       await timedCgroupOp(this.deps.observe, 'update', async () => {
         try {
-          await this.update(h, rel, { cpuShares });
+          await this.update(h, rel, config);
         } catch {
-          await this.make(h, rel, { cpuShares });
+          await this.make(h, rel, config);
         }
       }).catch((err: unknown) => {
         this.qosShares.delete(rel);
@@ -229,7 +266,7 @@ export class PodCgroupManager {
       if (this.written(h, rel).every((d) => existsSync(d))) return;
       await timedCgroupOp(this.deps.observe, 'create', async () => {
         await this.updateQosCgroups({ force: false });
-        await this.make(h, rel, this.podConfig(pod));
+        await this.make(h, rel, this.podConfig(h, pod));
       });
       return;
     }
@@ -249,16 +286,17 @@ export class PodCgroupManager {
       const remade = made.includes('no parent');
       if (remade) makeCgroup(h, rel);
       await this.updateQosCgroups({ force: remade });
-      this.apply(h, rel, this.podConfig(pod));
+      this.apply(h, rel, this.podConfig(h, pod));
     });
   }
 
   /** The pod's settings for its cgroup. */
-  private podConfig(pod: Pod): ResourceConfig {
+  private podConfig(h: Hierarchies, pod: Pod): ResourceConfig {
     return resourceConfigForPod(pod, {
       enforceCpuLimits: this.deps.cpuCFSQuota,
       cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
       podPidsLimit: this.deps.podPidsLimit,
+      hugePageSizesKb: this.hugePageSizes(h),
     });
   }
 
@@ -269,7 +307,7 @@ export class PodCgroupManager {
   async resize(pod: Pod): Promise<void> {
     const h = await this.found();
     if (!h) return;
-    const config = this.podConfig(pod);
+    const config = this.podConfig(h, pod);
     await timedCgroupOp(this.deps.observe, 'update', () =>
       this.update(h, podCgroupPath(pod, this.deps.cgroups), config),
     );

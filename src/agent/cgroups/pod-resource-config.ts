@@ -8,7 +8,8 @@
 import type { Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { podRequests, podResources } from '../admission/predicate.js';
-import { MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
+import { hugePageLimitsOf, MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
+import { podRequestOf } from '../admission/extended-resources.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import type { ResourceConfig } from '../../lib/cgroup-limits.js';
 import type * as cri from '../../cri/types.js';
@@ -34,27 +35,45 @@ export function podLimits(pod: Pod): {
   };
 }
 
-/** The pod cgroup's settings (upstream ResourceConfigForPod, then EnsureExists' pids limit). */
+/** What a QoS tier allows of every huge page size (upstream setHugePagesUnbounded: 1 << 62 bytes). */
+export const UNBOUNDED_HUGE_PAGES = 2 ** 62;
+
+/**
+ * The pod cgroup's settings (upstream ResourceConfigForPod, then EnsureExists' pids limit): with `hugePageSizesKb`
+ * (where the kernel has the hugetlb controller), each size's limit is what the pod requests of it, 0 for a size it
+ * does not request, whatever its QoS class.
+ */
 export function resourceConfigForPod(
   pod: Pod,
-  o: { enforceCpuLimits: boolean; cpuPeriodUs: number; podPidsLimit: number },
+  o: { enforceCpuLimits: boolean; cpuPeriodUs: number; podPidsLimit: number; hugePageSizesKb?: readonly number[] },
 ): ResourceConfig {
   const limits = podLimits(pod);
   const shares = milliCpuToShares(podRequests(pod).cpuMilli);
   const quota = o.enforceCpuLimits ? milliCpuToQuota(limits.cpuMilli, o.cpuPeriodUs) : -1;
   const pids = o.podPidsLimit > 0 ? { pidsLimit: o.podPidsLimit } : {};
+  const hugePages = o.hugePageSizesKb?.length
+    ? { hugePageLimits: hugePageLimitsOf(o.hugePageSizesKb, (name) => podRequestOf(pod, name)) }
+    : {};
   switch (qosClass(pod)) {
     case 'Guaranteed':
-      return { cpuShares: shares, cpuQuota: quota, cpuPeriod: o.cpuPeriodUs, memoryLimit: limits.memoryBytes, ...pids };
+      return {
+        cpuShares: shares,
+        cpuQuota: quota,
+        cpuPeriod: o.cpuPeriodUs,
+        memoryLimit: limits.memoryBytes,
+        ...pids,
+        ...hugePages,
+      };
     case 'Burstable':
       return {
         cpuShares: shares,
         ...(limits.cpuDeclared ? { cpuQuota: quota, cpuPeriod: o.cpuPeriodUs } : {}),
         ...(limits.memoryDeclared ? { memoryLimit: limits.memoryBytes } : {}),
         ...pids,
+        ...hugePages,
       };
     case 'BestEffort':
-      return { cpuShares: MIN_SHARES, ...pids };
+      return { cpuShares: MIN_SHARES, ...pids, ...hugePages };
   }
 }
 

@@ -42,14 +42,25 @@ export function hugePageUnitSize(kb: number): string {
 }
 
 /**
+ * Huge page limits by page size as the kernel names them (upstream maybeSetHugetlb, GetHugepageLimitsFromResources):
+ * for each size the machine has (`sizesKb`), `bytesOf(its resource name)`, 0 when that gives nothing. Pure.
+ */
+export function hugePageLimitsOf(
+  sizesKb: readonly number[],
+  bytesOf: (resourceName: string) => number | undefined,
+): Record<string, number> {
+  return Object.fromEntries(sizesKb.map((kb) => [hugePageUnitSize(kb), bytesOf(hugePageResourceName(kb)) ?? 0]));
+}
+
+/**
  * The container's huge page limits (upstream GetHugepageLimitsFromResources): every size the
  * machine supports, 0 unless the container's limits give `hugepages-<size>`. Pure.
  */
 export function hugePageLimits(c: Container, sizesKb: readonly number[]): { page_size: string; limit: number }[] {
   const limits = (c.resources?.limits ?? {}) as Record<string, string>;
-  return sizesKb.map((kb) => ({
-    page_size: hugePageUnitSize(kb),
-    limit: bytes(limits[hugePageResourceName(kb)]) ?? 0,
+  return Object.entries(hugePageLimitsOf(sizesKb, (name) => bytes(limits[name]))).map(([page_size, limit]) => ({
+    page_size,
+    limit,
   }));
 }
 

@@ -16,6 +16,7 @@ import {
 } from '../../../src/agent/cgroups/pod-resource-config.js';
 import { cgroupWrites, cpuSharesToWeight } from '../../../src/lib/cgroup-limits.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
+import { nodeAllocatableFor } from '../../../src/agent/compose-runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-podcg-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -94,6 +95,21 @@ describe('pod resource config', () => {
       memoryBytes: 6 * 2 ** 30,
     });
     expect(nodeAllocatableAbsolute({ cpuMilli: 1000, memoryBytes: 1 }, [{ cpu: '2' }]).cpuMilli).toBe(0);
+  });
+
+  it("kubepods' cap: allocatable huge pages are each pool less what is reserved of it; the capacity without 'pods'", () => {
+    const machine = { cpuCores: 2, memoryBytes: 4 * 2 ** 30, hugePages: [{ pageSizeKb: 2048, pages: 10 }] };
+    const node = { kubeReserved: { 'hugepages-2Mi': '4Mi', cpu: '500m' }, systemReserved: {} };
+    expect(nodeAllocatableFor({ node }, machine)).toEqual({
+      cpuMilli: 1500,
+      memoryBytes: 4 * 2 ** 30,
+      hugePageBytes: { 'hugepages-2Mi': 16 * 2 ** 20 },
+    });
+    expect(nodeAllocatableFor({ node, enforceNodeAllocatable: ['system-reserved'] }, machine)).toEqual({
+      cpuMilli: 2000,
+      memoryBytes: 4 * 2 ** 30,
+      hugePageBytes: { 'hugepages-2Mi': 20 * 2 ** 20 },
+    });
   });
 });
 
@@ -207,6 +223,41 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'kubepods/besteffort/podb1/pids.max'))).toBe('64');
     for (const d of ['', 'kubepods', 'kubepods/besteffort'])
       expect(read(join(root, d, 'cgroup.subtree_control'))).toBe('+cpu +memory +pids');
+  });
+
+  it('hugetlb (where the kernel has it): a pod gets what it requests of each page size and 0 of the others, the QoS tiers every size unbounded, kubepods the allocatable', async () => {
+    const sizes = { hugePageSizesKb: [2048, 1048576] };
+    const root = v1Root('hugetlb', ['cpu', 'memory', 'hugetlb']);
+    const m = new PodCgroupManager({ ...deps, ...sizes, fsRoot: root });
+    await m.ensureQosCgroups({ cpuMilli: 2000, memoryBytes: 4096, hugePageBytes: { 'hugepages-2Mi': 8 * 2 ** 20 } });
+    const limit = (cgroup: string, size: string) =>
+      read(join(root, 'hugetlb', cgroup, `hugetlb.${size}.limit_in_bytes`));
+    expect([limit('kubepods', '2MB'), limit('kubepods', '1GB')]).toEqual([String(8 * 2 ** 20), '0']);
+    for (const tier of ['kubepods/burstable', 'kubepods/besteffort'])
+      expect([limit(tier, '2MB'), limit(tier, '1GB')]).toEqual([String(2 ** 62), String(2 ** 62)]);
+    const huge = { cpu: '100m', memory: '16Mi', 'hugepages-2Mi': '4Mi' };
+    await m.ensure(pod([res(huge, huge)], {}, 'h1'));
+    expect([limit('kubepods/podh1', '2MB'), limit('kubepods/podh1', '1GB')]).toEqual([String(4 * 2 ** 20), '0']);
+    await m.ensure(pod([{}], {}, 'h2'));
+    expect([limit('kubepods/besteffort/podh2', '2MB'), limit('kubepods/besteffort/podh2', '1GB')]).toEqual(['0', '0']);
+    // The periodic update keeps the tiers unbounded.
+    writeFileSync(join(root, 'hugetlb', 'kubepods/burstable', 'hugetlb.2MB.limit_in_bytes'), '0');
+    await m.updateQosCgroups();
+    expect(limit('kubepods/burstable', '2MB')).toBe(String(2 ** 62));
+    // Without the controller nothing of it is written, and nothing fails.
+    const without = v1Root('no-hugetlb', ['cpu', 'memory']);
+    await new PodCgroupManager({ ...deps, ...sizes, fsRoot: without }).ensure(pod([res(huge, huge)], {}, 'h3'));
+    expect(read(join(without, 'memory/kubepods/podh3/memory.limit_in_bytes'))).toBe(String(16 * 2 ** 20));
+  });
+
+  it('v2: hugetlb limits in the unified hierarchy when cgroup.controllers has it, enabled on the way down', async () => {
+    const root = join(dir, 'v2-hugetlb');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'cgroup.controllers'), 'cpu memory pids hugetlb');
+    const m = new PodCgroupManager({ ...deps, hugePageSizesKb: [2048], fsRoot: root });
+    await m.ensure(pod([{}], {}, 'b2'));
+    expect(read(join(root, 'kubepods/besteffort/podb2/hugetlb.2MB.max'))).toBe('0');
+    expect(read(join(root, 'kubepods/cgroup.subtree_control'))).toBe('+cpu +memory +pids +hugetlb');
   });
 
   it('a setting that cannot be written fails the pod cgroup, naming the file', async () => {
