@@ -71,6 +71,7 @@ export class CpuManager {
     fullPhysicalCpusOnly: false,
     strictCpuReservation: false,
     distributeCpusAcrossNuma: false,
+    preferAlignByUncoreCache: false,
     notImplemented: [],
   };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
@@ -99,7 +100,7 @@ export class CpuManager {
       const n = c.reservedCpus?.length ? c.reservedCpus.length : Math.ceil(c.reservedMilli / 1000);
       const taken = c.reservedCpus?.length
         ? { ok: true as const, cpus: c.reservedCpus }
-        : takeByTopology(c.topology, all, n);
+        : takeByTopology(c.topology, all, n, { preferAlignByUncoreCache: this.options.preferAlignByUncoreCache });
       if (!taken.ok || taken.cpus.length !== n)
         throw new Error(
           `[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`,
@@ -280,10 +281,14 @@ export class CpuManager {
 
   /**
    * `n` CPUs out of `available` (upstream staticPolicy.takeByTopology): spread over NUMA nodes with
-   * distribute-cpus-across-numa (whole cores at a time with full-pcpus-only), else packed.
+   * distribute-cpus-across-numa (whole cores at a time with full-pcpus-only), else packed (aligned to uncore caches
+   * with prefer-align-cpus-by-uncorecache).
    */
   private takeCpus(available: CpuSet, n: number) {
-    if (!this.options.distributeCpusAcrossNuma) return takeByTopology(this.c.topology, available, n);
+    if (!this.options.distributeCpusAcrossNuma)
+      return takeByTopology(this.c.topology, available, n, {
+        preferAlignByUncoreCache: this.options.preferAlignByUncoreCache,
+      });
     const groupSize = this.options.fullPhysicalCpusOnly ? cpusPerCore(this.c.topology) : 1;
     return takeDistributedAcrossNuma(this.c.topology, available, n, groupSize);
   }

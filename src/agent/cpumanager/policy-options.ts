@@ -4,8 +4,8 @@
  * distribute-cpus-across-numa, prefer-align-cpus-by-uncorecache) need CPUManagerPolicyBetaOptions
  * (on by default), the alpha ones CPUManagerPolicyAlphaOptions (off); unknown names, bad values
  * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`,
- * `strict-cpu-reservation` and `distribute-cpus-across-numa` are implemented; the others are
- * reported as not implemented. Pure.
+ * `strict-cpu-reservation`, `distribute-cpus-across-numa` and `prefer-align-cpus-by-uncorecache` are
+ * implemented; the alpha ones are reported as not implemented. Pure.
  */
 import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
@@ -27,6 +27,8 @@ export interface StaticPolicyOptions {
   strictCpuReservation: boolean;
   /** distribute-cpus-across-numa: a request one NUMA node cannot hold is spread evenly (cpu-distribution.ts). */
   distributeCpusAcrossNuma: boolean;
+  /** prefer-align-cpus-by-uncorecache: whole uncore caches, or a request within one, before cores (cpu-assignment.ts). */
+  preferAlignByUncoreCache: boolean;
   /** Options accepted that tskubelet does not act on. */
   notImplemented: string[];
 }
@@ -40,6 +42,7 @@ export function parseStaticPolicyOptions(
     fullPhysicalCpusOnly: false,
     strictCpuReservation: false,
     distributeCpusAcrossNuma: false,
+    preferAlignByUncoreCache: false,
     notImplemented: [],
   };
   const enabled = new Set<string>();
@@ -58,6 +61,7 @@ export function parseStaticPolicyOptions(
     if (name === 'full-pcpus-only') out.fullPhysicalCpusOnly = b;
     else if (name === 'strict-cpu-reservation') out.strictCpuReservation = b;
     else if (name === 'distribute-cpus-across-numa') out.distributeCpusAcrossNuma = b;
+    else if (name === 'prefer-align-cpus-by-uncorecache') out.preferAlignByUncoreCache = b;
     else if (b) out.notImplemented.push(name);
   }
   for (const [a, b] of EXCLUSIVE)

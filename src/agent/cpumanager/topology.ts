@@ -1,7 +1,8 @@
 /**
  * The machine's CPU topology as the CPU manager sees it (upstream cpumanager/topology.Discover
  * over cAdvisor's machine info): for each online logical CPU its core (the lowest CPU ID of its
- * hyperthread siblings), socket and NUMA node, read from /sys/devices/system/cpu.
+ * hyperthread siblings), socket, NUMA node and uncore (last-level, L3) cache, read from
+ * /sys/devices/system/cpu.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ export interface CpuInfo {
   coreId: number;
   socketId: number;
   numaNodeId: number;
+  /** The ID of its level-3 cache; absent: none known, the socket stands for it (upstream getUncoreCacheID). */
+  uncoreCacheId?: number;
 }
 
 /** CPU ID → where it is. */
@@ -41,14 +44,36 @@ export function readCpuTopology(sysCpu = '/sys/devices/system/cpu'): CpuTopology
       const node = readdirSync(join(sysCpu, `cpu${cpu}`))
         .map((n) => /^node(\d+)$/.exec(n)?.[1])
         .find((n) => n !== undefined);
+      const uncoreCacheId = levelThreeCacheId(join(sysCpu, `cpu${cpu}`, 'cache'));
       out.set(cpu, {
         coreId: Math.min(cpu, ...siblings),
         socketId: Number(read(cpu, 'topology/physical_package_id')),
         numaNodeId: node === undefined ? 0 : Number(node),
+        ...(uncoreCacheId !== undefined ? { uncoreCacheId } : {}),
       });
     } catch {
       // an offlined or unreadable CPU is not the manager's to hand out
     }
   }
   return out;
+}
+
+/** The `id` of the level-3 cache among a CPU's caches (`cache/index<N>/level` = 3), as cAdvisor reads it. */
+function levelThreeCacheId(cacheDir: string): number | undefined {
+  let indexes: string[] = [];
+  try {
+    indexes = readdirSync(cacheDir).filter((n) => /^index\d+$/.test(n));
+  } catch {
+    return undefined;
+  }
+  for (const index of indexes) {
+    try {
+      if (readFileSync(join(cacheDir, index, 'level'), 'utf8').trim() !== '3') continue;
+      const id = Number(readFileSync(join(cacheDir, index, 'id'), 'utf8').trim());
+      if (Number.isInteger(id)) return id;
+    } catch {
+      // a cache without an id: none known
+    }
+  }
+  return undefined;
 }

@@ -62,6 +62,41 @@ describe('takeByTopology (packed)', () => {
   });
 });
 
+/** One socket and NUMA node, 8 cores of 2 threads (i and i+8) in two uncore caches: cores 0-3 and 4-7. */
+const splitUncoreHT: CpuTopology = new Map(
+  Array.from({ length: 16 }, (_, i) => [
+    i,
+    { coreId: i % 8, socketId: 0, numaNodeId: 0, uncoreCacheId: i % 8 < 4 ? 0 : 1 },
+  ]),
+);
+
+describe('takeByTopology with prefer-align-cpus-by-uncorecache', () => {
+  const uncore = { preferAlignByUncoreCache: true };
+  it.each([
+    // Cores 0 and 1 taken: cache 0 has 2 free cores, cache 1 all 4.
+    [
+      'a request within one cache: the cores of the first cache that holds it',
+      '2-7,10-15',
+      6,
+      '2-4,10-12',
+      '4-6,12-14',
+    ],
+    ['a whole cache when the request needs all of one', '2-7,10-15', 8, '2-5,10-13', '4-7,12-15'],
+    ['more than a cache: whole caches, then the rest from one', '0-15', 10, '0-4,8-12', '0-4,8-12'],
+    // Whole cores only (what is left over the threads per core, rounded down): 3 CPUs pack as without the option.
+    ['an odd request packs as without the option', '2-7,10-15', 3, '2-3,10', '2-3,10'],
+  ])('%s', (_, available, n, packed, aligned) => {
+    expect(result(takeByTopology(splitUncoreHT, cpus(available), n))).toBe(packed);
+    expect(result(takeByTopology(splitUncoreHT, cpus(available), n, uncore))).toBe(aligned);
+  });
+
+  it('without uncore caches known, the socket stands for one (upstream getUncoreCacheID)', () => {
+    expect(result(takeByTopology(dualSocketHT, cpus('0-11'), 4, uncore))).toBe(
+      result(takeByTopology(dualSocketHT, cpus('0-11'), 4)),
+    );
+  });
+});
+
 describe('takeDistributedAcrossNuma (distribute-cpus-across-numa)', () => {
   it.each([
     ...common

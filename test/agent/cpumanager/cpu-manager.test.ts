@@ -5,7 +5,7 @@
  * across restarts and the checks that stop a kubelet whose state does not fit.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../../src/api/types.js';
@@ -308,8 +308,9 @@ describe('CpuManager (static)', () => {
     expect(make('static', { 'full-pcpus-only': 'yes' })).toThrow(
       'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax',
     );
-    expect(make('static', { 'prefer-align-cpus-by-uncorecache': 'true' })().unimplementedOptions).toEqual([
-      'prefer-align-cpus-by-uncorecache',
+    expect(make('static', { 'prefer-align-cpus-by-uncorecache': 'true' })().unimplementedOptions).toEqual([]);
+    expect(make('static', { 'align-by-socket': 'true' }, { alpha: true, beta: true })().unimplementedOptions).toEqual([
+      'align-by-socket',
     ]);
     expect(make('none', { 'full-pcpus-only': 'true' })).toThrow(
       'new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]',
@@ -325,14 +326,37 @@ describe('CpuManager (static)', () => {
     expect(m.allocatableCpus()).toEqual([]);
   });
 
-  it("reads this machine's topology from sysfs: every online CPU with a core and socket", () => {
+  it("reads this machine's topology from sysfs: every online CPU with a core, socket and its L3 cache's id", () => {
     const t = readCpuTopology();
     expect(t.size).toBeGreaterThan(0);
-    for (const info of t.values())
+    for (const [cpu, info] of t) {
+      const l3 = `/sys/devices/system/cpu/cpu${cpu}/cache/index3`;
+      const l3Id = existsSync(`${l3}/id`) ? Number(readFileSync(`${l3}/id`, 'utf8')) : undefined;
       expect(info).toEqual({
         coreId: expect.any(Number),
         socketId: expect.any(Number),
         numaNodeId: expect.any(Number),
+        ...(l3Id !== undefined ? { uncoreCacheId: l3Id } : {}),
       });
+    }
+  });
+
+  it('reads the uncore (level-3) cache of each CPU, none when a CPU lists no level-3 cache', () => {
+    const sys = join(dir, 'sys-cpu');
+    for (const cpu of [0, 1]) {
+      mkdirSync(join(sys, `cpu${cpu}`, 'topology'), { recursive: true });
+      writeFileSync(join(sys, `cpu${cpu}`, 'topology', 'thread_siblings_list'), String(cpu));
+      writeFileSync(join(sys, `cpu${cpu}`, 'topology', 'physical_package_id'), '0');
+      for (const [index, level, id] of [['index2', '2', String(cpu)], ...(cpu === 0 ? [['index3', '3', '7']] : [])]) {
+        mkdirSync(join(sys, `cpu${cpu}`, 'cache', index), { recursive: true });
+        writeFileSync(join(sys, `cpu${cpu}`, 'cache', index, 'level'), level);
+        writeFileSync(join(sys, `cpu${cpu}`, 'cache', index, 'id'), id);
+      }
+    }
+    writeFileSync(join(sys, 'online'), '0-1');
+    expect([...readCpuTopology(sys)]).toEqual([
+      [0, { coreId: 0, socketId: 0, numaNodeId: 0, uncoreCacheId: 7 }],
+      [1, { coreId: 1, socketId: 0, numaNodeId: 0 }],
+    ]);
   });
 });
