@@ -22,11 +22,7 @@ import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 import { LOCKED_FEATURE_GATES, lockedGateError } from './feature-gates.js';
 
-const UNIMPLEMENTED_CPU_OPTIONS = [
-  'align-by-socket',
-  'distribute-cpus-across-cores',
-  'prefer-align-cpus-by-uncorecache',
-];
+const UNIMPLEMENTED_CPU_OPTIONS = ['align-by-socket', 'distribute-cpus-across-cores'];
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
