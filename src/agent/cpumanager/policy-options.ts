@@ -12,6 +12,8 @@ import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 const STABLE = ['full-pcpus-only'];
 const BETA = ['strict-cpu-reservation', 'distribute-cpus-across-numa', 'prefer-align-cpus-by-uncorecache'];
 const ALPHA = ['align-by-socket', 'distribute-cpus-across-cores'];
+/** The options accepted without being acted on: the alpha ones. */
+export const UNIMPLEMENTED_OPTIONS: readonly string[] = ALPHA;
 /** Pairs upstream refuses together. */
 const EXCLUSIVE = [
   ['full-pcpus-only', 'distribute-cpus-across-cores'],
