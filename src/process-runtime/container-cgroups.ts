@@ -35,7 +35,12 @@ export interface ContainerCgroups {
   cpuLimitRoot?: string;
   /** Where cpusets are written (v1: the cpuset controller's subtree, when it could be set up; v2: the root). */
   cpusetRoot?: string;
+  /** Where huge page limits are written, where the kernel has the hugetlb controller (v1: its subtree; v2: the root). */
+  hugetlbRoot?: string;
 }
+
+/** The controllers a v2 cgroup of the runtime enables for its children. Pure. */
+const childControllers = (hugetlb: boolean) => `+cpu +memory +pids${hugetlb ? ' +hugetlb' : ''}`;
 
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
 export async function detectContainerCgroups(
@@ -45,21 +50,30 @@ export async function detectContainerCgroups(
   if (process.getuid?.() !== 0) return undefined;
   const sub = join('tskubelet-process-runtime', runtimeKey);
   try {
-    const h = await detectHierarchies(fsRoot);
+    const h = await detectHierarchies(fsRoot, ['hugetlb']);
     if (!h) return undefined;
     if (h.version === 1 && (!h.byController.has('memory') || !h.byController.has('cpuacct'))) return undefined;
+    const hugetlb = h.byController.get('hugetlb');
     // v2: the controllers enabled on the way down, for the leaves to account memory and CPU.
     makeCgroup(h, sub);
     if (h.version === 2) {
       const root = join(fsRoot, sub);
       // Its containers are its children: the controllers enabled in it too.
-      await writeFile(join(root, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+      await writeFile(join(root, 'cgroup.subtree_control'), childControllers(!!hugetlb)).catch(() => {});
       // The cpuset controller where the machine offers it: its containers' cpusets then hold.
       const cpuset = await writeFile(join(root, 'cgroup.subtree_control'), '+cpuset').then(
         () => root,
         () => undefined,
       );
-      return { version: 2, roots: [root], memoryRoot: root, cpuRoot: root, cpuLimitRoot: root, cpusetRoot: cpuset };
+      return {
+        version: 2,
+        roots: [root],
+        memoryRoot: root,
+        cpuRoot: root,
+        cpuLimitRoot: root,
+        cpusetRoot: cpuset,
+        ...(hugetlb ? { hugetlbRoot: root } : {}),
+      };
     }
     const cpusetRoot = await cpusetSubtree(fsRoot, sub);
     return {
@@ -69,6 +83,7 @@ export async function detectContainerCgroups(
       cpuRoot: join(h.byController.get('cpuacct')!, sub),
       cpuLimitRoot: h.byController.has('cpu') ? join(h.byController.get('cpu')!, sub) : undefined,
       cpusetRoot,
+      ...(hugetlb ? { hugetlbRoot: join(hugetlb, sub) } : {}),
     };
   } catch {
     return undefined;
@@ -127,7 +142,9 @@ export async function createSandboxCgroup(
 ): Promise<void> {
   for (const d of containerCgroupDirs(cg, sandboxId)) await mkdir(d, { recursive: true });
   if (cg.version === 2)
-    await writeFile(join(cg.roots[0], sandboxId, 'cgroup.subtree_control'), '+cpu +memory +pids').catch(() => {});
+    await writeFile(join(cg.roots[0], sandboxId, 'cgroup.subtree_control'), childControllers(!!cg.hugetlbRoot)).catch(
+      () => {},
+    );
   await applyCgroupLimits(cg, sandboxId, limits);
 }
 
@@ -140,12 +157,15 @@ export interface ContainerLimits {
   /** The CPUs and memory nodes it may use (kernel list format; empty: its parent's). */
   cpuset_cpus?: string;
   cpuset_mems?: string;
+  /** Huge page limits by page size (`2MB`), as the kubelet gives every size the machine has. */
+  hugepage_limits?: readonly { page_size: string; limit: number }[];
 }
 
 /**
  * The files to write, in order, for `limits` on the cgroup at `path` (lib/cgroup-limits.ts): the
- * memory limit, CPU shares (weight on v2), the CFS quota with its period, and the cpuset (its
- * memory nodes before its CPUs, as runc writes them); nothing for what is unset. Pure.
+ * memory limit, CPU shares (weight on v2), the CFS quota with its period, huge page limits (where the
+ * kernel has hugetlb), and the cpuset (its memory nodes before its CPUs, as runc writes them); nothing
+ * for what is unset. Pure.
  */
 export function limitWrites(
   cg: ContainerCgroups,
@@ -160,9 +180,14 @@ export function limitWrites(
     ...(cg.cpuLimitRoot && quota && quota > 0
       ? { cpuQuota: quota, cpuPeriod: period && period > 0 ? period : 100_000 }
       : {}),
+    ...(cg.hugetlbRoot && limits.hugepage_limits?.length
+      ? { hugePageLimits: Object.fromEntries(limits.hugepage_limits.map((l) => [l.page_size, l.limit])) }
+      : {}),
   };
   const rootOf: Record<string, string | undefined> =
-    cg.version === 2 ? { '': cg.memoryRoot } : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot };
+    cg.version === 2
+      ? { '': cg.memoryRoot, hugetlb: cg.hugetlbRoot }
+      : { cpu: cg.cpuLimitRoot, memory: cg.memoryRoot, hugetlb: cg.hugetlbRoot };
   const cpusets: [string, string][] = cg.cpusetRoot
     ? (
         [

@@ -63,6 +63,22 @@ describe('container cgroups', () => {
       ['/c/rt/k/cpu.shares', '2'],
     ]);
     expect(limitWrites(v1, 'k', undefined)).toEqual([]);
+    // Huge page limits where the kernel has hugetlb (CRI gives every size the machine has), none elsewhere.
+    const huge = {
+      hugepage_limits: [
+        { page_size: '2MB', limit: 4 << 20 },
+        { page_size: '1GB', limit: 0 },
+      ],
+    };
+    expect(limitWrites({ ...v1, hugetlbRoot: '/h/rt' }, 'k', huge)).toEqual([
+      ['/h/rt/k/hugetlb.2MB.limit_in_bytes', String(4 << 20)],
+      ['/h/rt/k/hugetlb.1GB.limit_in_bytes', '0'],
+    ]);
+    expect(limitWrites({ ...v2, hugetlbRoot: '/u/rt' }, 'k', huge)).toEqual([
+      ['/u/rt/k/hugetlb.2MB.max', String(4 << 20)],
+      ['/u/rt/k/hugetlb.1GB.max', '0'],
+    ]);
+    expect(limitWrites(v1, 'k', huge)).toEqual([]);
     expect(limitWrites({ ...v1, cpuLimitRoot: undefined }, 'k', limits)).toEqual([
       ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
     ]);
