@@ -16,6 +16,14 @@ export interface ResourceConfig {
   hugePageLimits?: Readonly<Record<string, number>>;
 }
 
+/**
+ * An integer's digits, exact beyond 2^53 too: `String(2 ** 62)` is "4611686018427388000", which is not the number (the
+ * QoS tiers' unbounded huge page limit is 2^62).
+ */
+function integerText(n: number): string {
+  return Number.isSafeInteger(n) ? String(n) : BigInt(n).toString();
+}
+
 /** Upstream CpuSharesToCpuWeight (cgroup v2). */
 export function cpuSharesToWeight(shares: number): number {
   return Math.floor(1 + ((shares - 2) * 9999) / 262142);
@@ -43,7 +51,7 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
       out.push({ controller: 'memory', file: 'memory.limit_in_bytes', value: String(c.memoryLimit) });
     if (c.pidsLimit !== undefined) out.push({ controller: 'pids', file: 'pids.max', value: String(c.pidsLimit) });
     for (const [size, limit] of Object.entries(c.hugePageLimits ?? {}))
-      out.push({ controller: 'hugetlb', file: `hugetlb.${size}.limit_in_bytes`, value: String(limit) });
+      out.push({ controller: 'hugetlb', file: `hugetlb.${size}.limit_in_bytes`, value: integerText(limit) });
     return out;
   }
   if (c.cpuShares !== undefined)
@@ -55,6 +63,6 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
   if (c.memoryLimit !== undefined) out.push({ controller: '', file: 'memory.max', value: String(c.memoryLimit) });
   if (c.pidsLimit !== undefined) out.push({ controller: '', file: 'pids.max', value: String(c.pidsLimit) });
   for (const [size, limit] of Object.entries(c.hugePageLimits ?? {}))
-    out.push({ controller: 'hugetlb', file: `hugetlb.${size}.max`, value: String(limit) });
+    out.push({ controller: 'hugetlb', file: `hugetlb.${size}.max`, value: integerText(limit) });
   return out;
 }
