@@ -1,7 +1,8 @@
 /**
  * The pod and QoS cgroups' huge page limits as the kernel takes them: the hugetlb controller mounted (v1) under the
  * test's own directory, the manager's writes read back from the kernel's files, the unbounded value of the QoS tiers
- * (1 << 62) included. The cpu and memory hierarchies are plain directories here (their writes have tests of their own).
+ * (1 << 62) included, and the embedded runtime's container limits. The cpu, cpuacct and memory hierarchies are plain
+ * directories here (their writes have tests of their own).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
@@ -21,6 +22,12 @@ import type { Pod } from '../../../src/api/types.js';
 import { PodCgroupManager } from '../../../src/agent/cgroups/pod-cgroup-manager.js';
 import { hugePageSizesKbSync } from '../../../src/agent/nodestatus/machine-info.js';
 import { hugePageUnitSize } from '../../../src/agent/runtime/linux-resources.js';
+import {
+  applyCgroupLimits,
+  createContainerCgroup,
+  createSandboxCgroup,
+  detectContainerCgroups,
+} from '../../../src/process-runtime/container-cgroups.js';
 
 /** Whether this machine can mount a hugetlb hierarchy of its own: root, the controller in the kernel, page sizes. */
 const canMountHugetlb = () =>
@@ -46,7 +53,7 @@ describe.runIf(canMountHugetlb())('hugetlb limits on the kernel', () => {
     mkdirSync(mount, { recursive: true });
     execFileSync('mount', ['-t', 'cgroup', '-o', 'hugetlb', 'tsk-hugetlb', mount]);
     mkdirSync(own);
-    for (const c of ['cpu', 'memory']) {
+    for (const c of ['cpu', 'cpuacct', 'memory']) {
       mkdirSync(join(fsRoot, c), { recursive: true });
       writeFileSync(join(fsRoot, c, 'cgroup.procs'), '');
     }
@@ -85,5 +92,22 @@ describe.runIf(canMountHugetlb())('hugetlb limits on the kernel', () => {
     expect(limit('kubepods/podhuge-1', '2MB')).toBe(String(4 * 2 ** 20));
     for (const kb of sizes.filter((kb) => kb !== 2048))
       expect(limit('kubepods/podhuge-1', hugePageUnitSize(kb))).toBe('0');
+  });
+
+  it("the embedded runtime writes a container's huge page limits from CRI into its cgroup", async () => {
+    const cg = (await detectContainerCgroups('hugetlb-test', fsRoot))!;
+    expect(cg.hugetlbRoot).toBe(join(own, 'tskubelet-process-runtime', 'hugetlb-test'));
+    await createSandboxCgroup(cg, 'sandbox', undefined);
+    const path = join('sandbox', 'container');
+    await createContainerCgroup(cg, path);
+    await applyCgroupLimits(cg, path, {
+      hugepage_limits: hugePageSizesKbSync().map((kb) => ({
+        page_size: hugePageUnitSize(kb),
+        limit: kb === 2048 ? 2 * 2 ** 20 : 0,
+      })),
+    });
+    expect(readFileSync(join(cg.hugetlbRoot!, path, 'hugetlb.2MB.limit_in_bytes'), 'utf8').trim()).toBe(
+      String(2 * 2 ** 20),
+    );
   });
 });
