@@ -25,7 +25,7 @@ import { TokenBucket } from '../lib/token-bucket.js';
 import { ImageManager, type ImageManagerDeps } from './images/image-manager.js';
 import { nodeRef, type EventSink } from './events/recorder.js';
 import { PodCgroupManager, type CgroupOpObserver, type NodeAllocatable } from './cgroups/pod-cgroup-manager.js';
-import { nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
+import { hugePageBytesLeft, nodeAllocatableAbsolute, reservedCgroupLimits } from './cgroups/pod-resource-config.js';
 import { CredentialProviders } from './images/credential-provider.js';
 import { serviceAccountSource } from './images/service-account-source.js';
 import type { CredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
@@ -37,7 +37,6 @@ import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './object
 import type { PodObjectFetcher } from './objects/pod-objects.js';
 import type { RuntimeState } from './runtime/runtime-state.js';
 import { hugePageSizesKbSync, type HugePagePool } from './nodestatus/machine-info.js';
-import { bytes, hugePageResourceName } from '../api/quantity.js';
 import { nodeSwapContext } from './runtime/swap.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { userNamespaceRefusal } from './runtime/user-namespaces.js';
@@ -174,6 +173,8 @@ export function composeNodeResources(
   cfg: AgentConfig,
   d: {
     criEndpoint: boolean;
+    /** The machine's huge page sizes (kB), whose hugetlb limits the pod and QoS cgroups get. */
+    hugePageSizesKb: readonly number[];
     logger: Logger;
     activePods: () => Pod[];
     observeCgroup?: CgroupOpObserver;
@@ -203,7 +204,7 @@ export function composeNodeResources(
           activePods: d.activePods,
           observe: d.observeCgroup,
           systemd,
-          hugePageSizesKb: hugePageSizesKbSync(),
+          hugePageSizesKb: d.hugePageSizesKb,
         })
       : undefined;
   // Checked when the agent starts (loadCredentialProviders); a start that fails ends the kubelet.
@@ -307,12 +308,7 @@ export function nodeAllocatableFor(
   const capacity = { cpuMilli: machine.cpuCores * 1000, memoryBytes: machine.memoryBytes };
   const enforce = (cfg.enforceNodeAllocatable ?? ['pods']).includes('pods');
   const reserved = [cfg.node.kubeReserved, cfg.node.systemReserved];
-  const hugePageBytes: Record<string, number> = {};
-  for (const pool of machine.hugePages ?? []) {
-    const name = hugePageResourceName(pool.pageSizeKb);
-    const held = enforce ? reserved.reduce((n, r) => n + (bytes(r?.[name] ?? '0') ?? 0), 0) : 0;
-    hugePageBytes[name] = Math.max(0, pool.pageSizeKb * 1024 * pool.pages - held);
-  }
+  const hugePageBytes = hugePageBytesLeft(machine.hugePages ?? [], enforce ? reserved : []);
   return { ...(enforce ? nodeAllocatableAbsolute(capacity, reserved) : capacity), hugePageBytes };
 }
 

@@ -144,7 +144,10 @@ export function composeAgent(
     pullTimes: metrics.imagePulls,
   });
   const observeCgroup = metrics.observeCgroup;
+  // What the node is (its memory, huge page sizes, swap), read once for everything that needs it.
+  const node = nodeFacts(cfg);
   const { podCgroups, cgroupNaming, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
+    hugePageSizesKb: node.resources.hugePageSizesKb ?? [],
     criEndpoint: !processRuntime && !deps.runtime,
     logger,
     activePods: () => podManager.getPods(),
@@ -211,7 +214,7 @@ export function composeAgent(
     objects,
     ...runtimeClasses,
     logger,
-    node: nodeFacts(cfg),
+    node,
     podCgroups,
     nodeCredentials,
     cpusets: cpus.cpusets,
@@ -240,7 +243,7 @@ export function composeAgent(
   const allocation: AllocationManager = new AllocationManager({
     rootDir: cfg.rootDir,
     runtime: runtime.runtime,
-    resources: nodeFacts(cfg).resources,
+    resources: node.resources,
     allocatable: () =>
       (nodeInformer && admissionNode ? nodeInformer.admissionNode(admissionNode) : admissionNode)?.allocatable,
     activePods: () => theSyncLoop.get().activePods(),

@@ -6,7 +6,8 @@
  * pod's processes.
  */
 import type { Pod } from '../../api/types.js';
-import { bytes, milliCpu } from '../../api/quantity.js';
+import { bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
+import type { HugePagePool } from '../nodestatus/machine-info.js';
 import { podRequests, podResources } from '../admission/predicate.js';
 import { hugePageLimitsOf, MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
 import { podRequestOf } from '../admission/extended-resources.js';
@@ -114,6 +115,23 @@ export function nodeAllocatableAbsolute(
     cpuMilli: Math.max(0, capacity.cpuMilli - sum('cpu', milliCpu)),
     memoryBytes: Math.max(0, capacity.memoryBytes - sum('memory', bytes)),
   };
+}
+
+/**
+ * Each huge page pool's bytes by resource name (`hugepages-2Mi`), less what `reserved` (kube- and system-reserved) hold
+ * of it, never below 0 (upstream's allocatable huge pages). Pure.
+ */
+export function hugePageBytesLeft(
+  pools: readonly HugePagePool[],
+  reserved: readonly Record<string, string>[],
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pool of pools) {
+    const name = hugePageResourceName(pool.pageSizeKb);
+    const held = reserved.reduce((n, r) => n + (bytes(r[name] ?? '0') ?? 0), 0);
+    out[name] = Math.max(0, pool.pageSizeKb * 1024 * pool.pages - held);
+  }
+  return out;
 }
 
 /** One reserved cgroup to cap (enforceNodeAllocatable system-reserved / kube-reserved). */

@@ -4,6 +4,7 @@
  * kube/system reserved and the hard eviction thresholds), addresses, daemon endpoints, node info,
  * images, runtime handlers, and the four conditions with upstream reasons, messages and heartbeat/transition times.
  */
+import { hugePageBytesLeft } from '../cgroups/pod-resource-config.js';
 import type { AdmissionNode } from '../admission/predicate.js';
 import { binaryQuantity, bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
@@ -145,13 +146,12 @@ export function nodeResources(
   // it; the memory it holds is not allocatable as memory (upstream CapacityFromMachineInfo, MachineInfo setter).
   const hugeCapacity: Record<string, string> = {};
   const hugeAllocatable: Record<string, string> = {};
-  const allocatableHugePages: Record<string, number> = {};
+  const allocatableHugePages = hugePageBytesLeft(m.hugePages ?? [], [s.kubeReserved, s.systemReserved]);
   let hugeBytes = 0;
   for (const pool of m.hugePages ?? []) {
     const name = hugePageResourceName(pool.pageSizeKb);
     const total = pool.pageSizeKb * 1024 * pool.pages;
     hugeCapacity[name] = binaryQuantity(total);
-    allocatableHugePages[name] = Math.max(0, total - reserved(name, bytes));
     hugeAllocatable[name] = binaryQuantity(allocatableHugePages[name]);
     hugeBytes += total;
   }
