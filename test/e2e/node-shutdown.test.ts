@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLogind, type Logind } from '../fixtures/logind.js';
+import { useSystemBusAddress } from '../fixtures/system-bus-address.js';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
 
@@ -19,7 +20,7 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-node-shutdown-'));
 let logind: Logind;
 let c: Cluster;
 type Obj = Record<string, any>;
-const savedAddress = process.env.DBUS_SYSTEM_BUS_ADDRESS;
+let restoreBus = () => {};
 const pod = (name: string) => c.api.store.get('pods', 'default', name) as Obj | undefined;
 const ready = () =>
   (c.api.store.get('nodes', '', node) as Obj | undefined)?.status?.conditions?.find((x: Obj) => x.type === 'Ready');
@@ -35,7 +36,7 @@ const isShutdown = (p: Obj | undefined) =>
 beforeAll(async () => {
   logind = await startLogind(join(dir, 'logind'), 30);
   // The kubelet finds the system bus as any client does.
-  process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.busAddress;
+  restoreBus = useSystemBusAddress(logind.busAddress);
   c = await startCluster({
     dir,
     node,
@@ -46,8 +47,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await c?.close();
   await logind?.stop();
-  if (savedAddress === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
-  else process.env.DBUS_SYSTEM_BUS_ADDRESS = savedAddress;
+  restoreBus();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DBusError, systemBus, type DBusCall } from '../../src/lib/system-bus.js';
 import { startLogind, type Logind } from '../fixtures/logind.js';
+import { useSystemBusAddress } from '../fixtures/system-bus-address.js';
 
 const inhibitDelay: DBusCall = {
   destination: 'org.freedesktop.login1',
@@ -22,17 +23,15 @@ const inhibitDelay: DBusCall = {
 describe('system bus', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tsk-system-bus-'));
   let logind: Logind;
-  let busBefore: string | undefined;
+  let restoreBus = () => {};
 
   beforeAll(async () => {
     logind = await startLogind(join(dir, 'logind'), 7);
-    busBefore = process.env.DBUS_SYSTEM_BUS_ADDRESS;
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.busAddress;
+    restoreBus = useSystemBusAddress(logind.busAddress);
   }, 30_000);
 
   afterAll(async () => {
-    if (busBefore === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
-    else process.env.DBUS_SYSTEM_BUS_ADDRESS = busBefore;
+    restoreBus();
     await logind?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -25,6 +25,7 @@ import {
   sliceCgroupPath,
 } from '../../../src/agent/runtime/linux-resources.js';
 import { canRunSystemd, startSystemd, type Systemd } from '../../fixtures/systemd.js';
+import { useSystemBusAddress } from '../../fixtures/system-bus-address.js';
 
 /** A path with the fixture's links resolved (the GC reports the hierarchies' real directories). */
 const realPath = (path: string) => realpathSync(path);
@@ -89,8 +90,7 @@ describe('systemd units (pure)', () => {
 describe('without systemd', () => {
   it("fails a pod's cgroup with the bus's reason (the pod shows it as FailedCreatePodContainer), not a hang", async () => {
     const dir = mkdtempSync('/var/tmp/tsk-no-systemd-');
-    const busBefore = process.env.DBUS_SYSTEM_BUS_ADDRESS;
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = `unix:path=${join(dir, 'no-bus')}`;
+    const restoreBus = useSystemBusAddress(`unix:path=${join(dir, 'no-bus')}`);
     try {
       for (const c of ['cpu', 'memory', 'pids']) mkdirSync(join(dir, c), { recursive: true });
       for (const c of ['cpu', 'memory', 'pids']) writeFileSync(join(dir, c, 'cgroup.procs'), '');
@@ -105,8 +105,7 @@ describe('without systemd', () => {
       await expect(m.ensure(pod([{}], 'x-1'))).rejects.toThrow(/system bus: .*ENOENT/);
       expect(existsSync(join(dir, 'cpu', 'kubepods.slice'))).toBe(false);
     } finally {
-      if (busBefore === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
-      else process.env.DBUS_SYSTEM_BUS_ADDRESS = busBefore;
+      restoreBus();
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -116,7 +115,7 @@ describe.runIf(canRunSystemd())('pod and QoS slices on a real systemd', () => {
   const dir = mkdtempSync('/var/tmp/tsk-systemd-cgroups-');
   const cgroups = { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'systemd' as const };
   let systemd: Systemd;
-  let busBefore: string | undefined;
+  let restoreBus = () => {};
   const read = (path: string) => readFileSync(join(systemd.cgroupFsRoot, path), 'utf8').trim();
   const manager = (activePods: () => Pod[] = () => []) =>
     new PodCgroupManager({
@@ -132,14 +131,12 @@ describe.runIf(canRunSystemd())('pod and QoS slices on a real systemd', () => {
 
   beforeAll(async () => {
     systemd = await startSystemd(dir, `tsk-systemd-cgroups-${process.pid}`);
-    // The kubelet's busctl calls reach this systemd's bus, as any D-Bus client's would.
-    busBefore = process.env.DBUS_SYSTEM_BUS_ADDRESS;
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = systemd.busAddress;
+    // The kubelet's calls reach this systemd's bus, as any D-Bus client's would.
+    restoreBus = useSystemBusAddress(systemd.busAddress);
   }, 30_000);
 
   afterAll(async () => {
-    if (busBefore === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
-    else process.env.DBUS_SYSTEM_BUS_ADDRESS = busBefore;
+    restoreBus();
     await systemd?.stop();
     rmSync(dir, { recursive: true, force: true });
   });

@@ -21,18 +21,18 @@ import {
 } from '../../../src/agent/nodeshutdown/node-shutdown-manager.js';
 import { ShutdownStateFile } from '../../../src/agent/nodeshutdown/shutdown-state.js';
 import { startLogind, type Logind } from '../../fixtures/logind.js';
+import { useSystemBusAddress } from '../../fixtures/system-bus-address.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-logind-'));
 let logind: Logind;
-const savedAddress = process.env.DBUS_SYSTEM_BUS_ADDRESS;
+let restoreBus = () => {};
 
 beforeAll(async () => {
   logind = await startLogind(join(dir, 'logind'), 10);
-  process.env.DBUS_SYSTEM_BUS_ADDRESS = logind.busAddress;
+  restoreBus = useSystemBusAddress(logind.busAddress);
 });
 afterAll(async () => {
-  if (savedAddress === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
-  else process.env.DBUS_SYSTEM_BUS_ADDRESS = savedAddress;
+  restoreBus();
   await logind?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -75,9 +75,8 @@ describe('logind on the system bus and systemd-inhibit', () => {
 
   it("a host without a system bus or systemd's tools: an error saying which (the kubelet logs it and runs on)", async () => {
     const path = process.env.PATH;
-    const address = process.env.DBUS_SYSTEM_BUS_ADDRESS;
     process.env.PATH = join(dir, 'no-such-bin');
-    process.env.DBUS_SYSTEM_BUS_ADDRESS = `unix:path=${join(dir, 'no-bus')}`;
+    const restore = useSystemBusAddress(`unix:path=${join(dir, 'no-bus')}`);
     try {
       await expect(systemdLogind().inhibitDelayMs()).rejects.toThrow(/^system bus: connect ENOENT/);
       await expect(systemdLogind().watchShutdown(() => {})).rejects.toThrow(
@@ -88,7 +87,7 @@ describe('logind on the system bus and systemd-inhibit', () => {
       );
     } finally {
       process.env.PATH = path;
-      process.env.DBUS_SYSTEM_BUS_ADDRESS = address;
+      restore();
     }
   });
 
