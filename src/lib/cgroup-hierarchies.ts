@@ -53,9 +53,15 @@ export function hierarchyDirs(h: Hierarchies, rel: string): string[] {
   return [...new Set(h.byController.values())].map((m) => join(m, rel));
 }
 
-/** The controllers a cgroup v2 parent enables for its children: cpu, memory, pids, and the optional ones found. */
-const V2_ENABLED = (h: Hierarchies) =>
-  ['cpu', 'memory', 'pids', ...[...h.byController.keys()].filter((c) => c !== '')].map((c) => `+${c}`).join(' ');
+/**
+ * What a cgroup v2 parent writes to cgroup.subtree_control for its children: cpu, memory, pids, and the optional
+ * controllers the machine has (`hugetlb`). Pure.
+ */
+export const v2ChildControllers = (optional: readonly string[] = []): string =>
+  ['cpu', 'memory', 'pids', ...optional].map((c) => `+${c}`).join(' ');
+
+/** The optional controllers found among `h`'s (v2: named beside the unified root). */
+const optionalFound = (h: Hierarchies) => [...h.byController.keys()].filter((c) => c !== '');
 
 /** Makes `rel` in every hierarchy (v2: enabling cpu, memory and pids in each ancestor). */
 export function makeCgroup(h: Hierarchies, rel: string): void {
@@ -68,7 +74,7 @@ export function makeCgroup(h: Hierarchies, rel: string): void {
   for (let i = 0; i < parts.length; i++) {
     mkdirSync(join(root, ...parts.slice(0, i + 1)), { recursive: true });
     try {
-      writeFileSync(join(root, ...parts.slice(0, i), 'cgroup.subtree_control'), V2_ENABLED(h));
+      writeFileSync(join(root, ...parts.slice(0, i), 'cgroup.subtree_control'), v2ChildControllers(optionalFound(h)));
     } catch {
       /* a controller the parent cannot give: its files are missing, which a write then reports */
     }

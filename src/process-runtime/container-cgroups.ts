@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, realpath, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { readCgroupUsage, type CgroupDirs, type CgroupUsage } from '../lib/cgroup-usage.js';
-import { detectHierarchies, hierarchyDirs, makeCgroup } from '../lib/cgroup-hierarchies.js';
+import { detectHierarchies, hierarchyDirs, makeCgroup, v2ChildControllers } from '../lib/cgroup-hierarchies.js';
 import { cgroupWrites, type ResourceConfig } from '../lib/cgroup-limits.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
 
@@ -39,9 +39,6 @@ export interface ContainerCgroups {
   hugetlbRoot?: string;
 }
 
-/** The controllers a v2 cgroup of the runtime enables for its children. Pure. */
-const childControllers = (hugetlb: boolean) => `+cpu +memory +pids${hugetlb ? ' +hugetlb' : ''}`;
-
 /** The runtime's subtree when cgroups can be used (root, a writable cgroupfs), else undefined. */
 export async function detectContainerCgroups(
   runtimeKey: string,
@@ -59,7 +56,9 @@ export async function detectContainerCgroups(
     if (h.version === 2) {
       const root = join(fsRoot, sub);
       // Its containers are its children: the controllers enabled in it too.
-      await writeFile(join(root, 'cgroup.subtree_control'), childControllers(!!hugetlb)).catch(() => {});
+      await writeFile(join(root, 'cgroup.subtree_control'), v2ChildControllers(hugetlb ? ['hugetlb'] : [])).catch(
+        () => {},
+      );
       // The cpuset controller where the machine offers it: its containers' cpusets then hold.
       const cpuset = await writeFile(join(root, 'cgroup.subtree_control'), '+cpuset').then(
         () => root,
@@ -142,9 +141,10 @@ export async function createSandboxCgroup(
 ): Promise<void> {
   for (const d of containerCgroupDirs(cg, sandboxId)) await mkdir(d, { recursive: true });
   if (cg.version === 2)
-    await writeFile(join(cg.roots[0], sandboxId, 'cgroup.subtree_control'), childControllers(!!cg.hugetlbRoot)).catch(
-      () => {},
-    );
+    await writeFile(
+      join(cg.roots[0], sandboxId, 'cgroup.subtree_control'),
+      v2ChildControllers(cg.hugetlbRoot ? ['hugetlb'] : []),
+    ).catch(() => {});
   await applyCgroupLimits(cg, sandboxId, limits);
 }
 
