@@ -283,6 +283,7 @@ export async function main(argv: string[]): Promise<number> {
       servePodResources(join(cfg.rootDir, 'pod-resources', 'kubelet.sock'), {
         pods: () => host.getPods(),
         cpus: agent.cpus,
+        memory: agent.memory,
         devices: agent.devices,
         dynamicResources: (pod, container) => agent.dra.dynamicResources(pod, container),
         onCall: registerPodResourcesMetrics(agent.metrics),

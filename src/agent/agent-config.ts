@@ -12,6 +12,8 @@ import type { CgroupContext } from './runtime/linux-resources.js';
 import type { ImageGcPolicy, ImageGc } from './gc/image-gc.js';
 import type { ContainerGcPolicy } from './gc/container-gc-plan.js';
 import type { Threshold } from './eviction/signals.js';
+import type { MemoryReservation } from './memorymanager/reserved-memory.js';
+import type { PodMemory } from './memorymanager/memory-manager.js';
 import type { NodeSettings } from './nodestatus/node-object.js';
 import type { createAgentHost } from './host.js';
 import type { createObservabilityHost } from './stats/observability-host.js';
@@ -84,6 +86,8 @@ export interface AgentConfig {
     options?: Record<string, string>;
     optionGates?: { alpha: boolean; beta: boolean };
   };
+  /** memoryManagerPolicy and reservedMemory (absent: policy None). */
+  memoryManager?: { policy: string; reservedMemory: MemoryReservation[] };
   /** enforceNodeAllocatable (absent: ["pods"]). */
   enforceNodeAllocatable?: string[];
   /** systemReservedCgroup / kubeReservedCgroup: the existing cgroups system-reserved / kube-reserved cap. */
@@ -150,6 +154,8 @@ export interface Agent {
   metrics: KubeletMetrics;
   /** The CPU manager's view for the pod-resources API. */
   cpus: PodCpus;
+  /** The memory manager's view for the pod-resources API. */
+  memory: PodMemory;
   /** The device manager (its devices per container and its healthy devices for the pod-resources API). */
   devices: Pick<DeviceManager, 'devicesOf' | 'deviceGroupsOf' | 'healthyDevices'>;
   /** The DRA manager (the claims each container uses, for the pod-resources API). */

@@ -1,11 +1,13 @@
 /**
- * The CPU and topology managers' wiring (cpumanager/, topologymanager/): made at start from the
- * configuration and the machine's topology (a state that does not fit stops the kubelet, as
- * upstream), asked at admission for a pod's devices and exclusive CPUs under the topology policy
- * (topology-admission.ts, with the device manager) and for each new container's cpuset, and with
- * the static policy its reconcile loop every cpuManagerReconcilePeriod over the runtime's running
- * containers (UpdateContainerResources with the cpuset).
+ * The CPU, memory and topology managers' wiring (cpumanager/, memorymanager/, topologymanager/):
+ * made at start from the configuration and the machine's topology (a state that does not fit
+ * stops the kubelet, as upstream), asked at admission for a pod's devices, exclusive CPUs and
+ * NUMA memory under the topology policy (topology-admission.ts, with the device manager) and for
+ * each new container's cpuset and cpuset.mems, and with the static CPU policy its reconcile loop
+ * every cpuManagerReconcilePeriod over the runtime's running containers (UpdateContainerResources
+ * with the cpuset).
  */
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
 import { milliCpu } from '../api/quantity.js';
@@ -31,6 +33,60 @@ import { topologyPolicyOptions } from './topologymanager/policy-options.js';
 import { readNumaDistances } from './topologymanager/numa-distances.js';
 import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 import { Histogram } from './metrics/registry.js';
+import { MemoryManager, type PodMemory } from './memorymanager/memory-manager.js';
+import { readNumaNodeMemory } from './memorymanager/memory-topology.js';
+import { systemReservedMemory } from './memorymanager/reserved-memory.js';
+import { hugePageResourceName } from '../api/quantity.js';
+import type { HugePagePool } from './nodestatus/machine-info.js';
+
+/** What the memory manager needs of the machine beyond its NUMA nodes: the capacity Node Allocatable is taken from. */
+export interface MachineMemory {
+  memoryBytes: number;
+  hugePages?: readonly HugePagePool[];
+}
+
+/**
+ * The memory manager for `cfg` (upstream memorymanager.NewManager and Start); throws upstream's
+ * messages for an unknown policy, reservations that do not fit the machine, or a state that does
+ * not fit them.
+ */
+function startMemoryManager(
+  cfg: AgentConfig,
+  machine: MachineMemory,
+  d: { logger: Logger; sysNodeDir?: string },
+): MemoryManager {
+  const { policy, reservedMemory } = cfg.memoryManager ?? { policy: 'None', reservedMemory: [] };
+  const made = (() => {
+    try {
+      if (policy === 'None') return { policy, nodes: [], reserved: new Map() } as const;
+      if (policy !== 'Static') throw new Error(`unknown policy: "${policy}"`);
+      const nodes = readNumaNodeMemory(d.sysNodeDir);
+      const reserved = systemReservedMemory(reservedMemory, nodes, {
+        kubeReserved: cfg.node.kubeReserved,
+        systemReserved: cfg.node.systemReserved,
+        memoryEvictionThreshold: cfg.node.evictionHard['memory.available'],
+        memoryCapacityBytes: machine.memoryBytes,
+        hugePageTypes: (machine.hugePages ?? []).map((p) => hugePageResourceName(p.pageSizeKb)),
+      });
+      const memory = [...reserved.values()].reduce((sum, byType) => sum + (byType.get('memory') ?? 0), 0);
+      if (memory <= 0) throw new Error('[memorymanager] you should specify the system reserved memory');
+      return { policy, nodes, reserved } as const;
+    } catch (err) {
+      throw new Error(`failed to initialize memory manager: ${messageOf(err)}`, { cause: err });
+    }
+  })();
+  const manager = new MemoryManager({
+    ...made,
+    stateFile: join(cfg.rootDir, 'memory_manager_state'),
+    logger: d.logger,
+  });
+  try {
+    manager.start();
+  } catch (err) {
+    throw new Error(`start memory manager error: ${messageOf(err)}`, { cause: err });
+  }
+  return manager;
+}
 
 /** Upstream's buckets for the topology manager's admission time: ExponentialBuckets(.05, 2, 15), in ms. */
 const TOPOLOGY_ADMISSION_BUCKETS_MS = Array.from({ length: 15 }, (_, i) => 0.05 * 2 ** i);
@@ -45,18 +101,27 @@ export function composeCpuManager(
     sourcesSeen: () => boolean;
     clock: Clock;
     logger: Logger;
-    /** Where the NUMA nodes' distances are read (default /sys/devices/system/node; tests point it elsewhere). */
+    /**
+     * Where the NUMA nodes' distances and memory are read (default /sys/devices/system/node; tests point it
+     * elsewhere).
+     */
     sysNodeDir?: string;
   },
 ): {
-  start(signal: AbortSignal): void;
+  /**
+   * Starts the managers; `machine` is the capacity Node Allocatable takes the memory manager's reservations from
+   * (default: the memory the OS reports, no huge pages).
+   */
+  start(signal: AbortSignal, machine?: MachineMemory): void;
   admit(pod: Pod, admitted: Pod[]): AdmitResult | undefined | Promise<AdmitResult | undefined>;
   cpusets: ContainerCpusets;
   podCpus: PodCpus;
+  podMemory: PodMemory;
   /** kubelet_topology_manager_admission_duration_ms, for the metrics registry. */
   topologyAdmissionDuration: Histogram;
 } {
   let m: CpuManager | undefined;
+  let memory: MemoryManager | undefined;
   let topology: TopologyManagerConfig | undefined;
   let topologyAdmissions = 0;
   let topologyErrors = 0;
@@ -90,7 +155,7 @@ export function composeCpuManager(
     );
   };
   return {
-    start(signal) {
+    start(signal, machine = { memoryBytes: totalmem() }) {
       const reserved = (r: Record<string, string>) => milliCpu(r.cpu) ?? 0;
       const cpuTopology = readCpuTopology();
       // The topology manager is made first, as upstream's container manager makes it.
@@ -124,6 +189,8 @@ export function composeCpuManager(
         throw new Error(`start cpu manager error: ${messageOf(err)}`, { cause: err });
       }
       m = made;
+      // The memory manager comes after the CPU manager, as upstream's container manager makes them.
+      memory = startMemoryManager(cfg, machine, { logger: d.logger, sysNodeDir: d.sysNodeDir });
       topology = { policy: t.policy, scope: t.scope, numaNodes, distances };
       if (c.policy !== 'static') return;
       periodically(reconcile, {
@@ -145,7 +212,14 @@ export function composeCpuManager(
         if (topology) topologyErrors++;
         return { admit: false, ...refused };
       };
-      const result = admitWithTopology({ cpus: m, devices: d.devices }, t, pod, admitted, alignment);
+      const result = admitWithTopology(
+        { cpus: m, devices: d.devices, memory },
+        t,
+        pod,
+        admitted,
+        alignment,
+        d.sourcesSeen(),
+      );
       return result instanceof Promise ? result.then(counted) : counted(result);
     },
     cpusets: {
@@ -170,6 +244,12 @@ export function composeCpuManager(
           alignment: { numaNode: numaAlignment, physicalCpu: physicalCpuAlignment },
         };
       },
+    },
+    podMemory: {
+      cpusetMems: (uid, name) => memory?.numaNodesOf(uid, name)?.join(','),
+      memoryOf: (uid, name) => memory?.memoryOf(uid, name) ?? [],
+      allocatableMemory: () => memory?.allocatableMemory() ?? [],
+      counts: () => memory?.counts() ?? { pinningRequests: 0, pinningErrors: 0 },
     },
     topologyAdmissionDuration,
   };

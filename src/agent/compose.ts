@@ -68,6 +68,7 @@ import { ProberManager } from './prober/prober-manager.js';
 import { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { registerPodCountMetrics } from './metrics/pod-count-metrics.js';
 import { registerCpuManagerMetrics } from './metrics/cpu-manager-metrics.js';
+import { registerMemoryManagerMetrics } from './metrics/memory-manager-metrics.js';
 import { registerLogMetrics } from './metrics/log-metrics.js';
 import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
@@ -76,7 +77,6 @@ export { adoptRuntimeCgroupDriver, loadEmbeddedRuntime, sandboxImageFromInfo } f
 export type { Agent, AgentConfig } from './agent-config.js';
 export { registerCertificateMetrics } from './metrics/certificate-metrics.js';
 import type { Agent, AgentConfig } from './agent-config.js';
-import { restoreMemoryManagerState } from './memorymanager/checkpoint.js';
 import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js';
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
@@ -175,6 +175,7 @@ export function composeAgent(
     logger,
   });
   registerCpuManagerMetrics(metrics, cpus.podCpus, cpus.topologyAdmissionDuration);
+  registerMemoryManagerMetrics(metrics, cpus.podMemory);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
@@ -218,6 +219,7 @@ export function composeAgent(
     podCgroups,
     nodeCredentials,
     cpusets: cpus.cpusets,
+    cpusetMems: cpus.podMemory.cpusetMems,
     devices,
     dra,
   });
@@ -433,6 +435,7 @@ export function composeAgent(
     host,
     metrics,
     cpus: cpus.podCpus,
+    memory: cpus.podMemory,
     devices,
     dra,
     internals: {
@@ -479,12 +482,7 @@ export function composeAgent(
         .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'device plugin registration not served'));
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
-      cpus.start(abort.signal);
-      try {
-        restoreMemoryManagerState(join(cfg.rootDir, 'memory_manager_state'));
-      } catch (err) {
-        throw new Error(`start memory manager error: ${messageOf(err)}`, { cause: err });
-      }
+      cpus.start(abort.signal, machine);
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

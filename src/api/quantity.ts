@@ -63,3 +63,24 @@ export function binaryQuantity(n: number): string {
   }
   return String(n);
 }
+
+/**
+ * A whole number in Go's canonical DecimalSI form: the largest power-of-1000 suffix that keeps it
+ * whole ("0", "1500", "100M", "2k").
+ */
+export function decimalQuantity(n: number): string {
+  const units = ['E', 'P', 'T', 'G', 'M', 'k'];
+  for (const [i, u] of units.entries()) {
+    const size = 1000 ** (units.length - i);
+    if (n !== 0 && n % size === 0) return `${n / size}${u}`;
+  }
+  return String(n);
+}
+
+/** How Go formats a parsed quantity again: binary for `Ki`…`Ei` suffixes, else decimal. Pure. */
+export const quantityFormat = (q: string): 'BinarySI' | 'DecimalSI' =>
+  /[KMGTPE]i$/.test(q.trim()) ? 'BinarySI' : 'DecimalSI';
+
+/** `n` as Go's Quantity.String() gives it in `format`. */
+export const formatQuantity = (n: number, format: 'BinarySI' | 'DecimalSI'): string =>
+  format === 'BinarySI' && Math.abs(n) >= 1024 ? binaryQuantity(n) : decimalQuantity(n);

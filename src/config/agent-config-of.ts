@@ -7,6 +7,7 @@ import type { KubeletConfiguration } from './schema.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION } from '../version.js';
 import type { ResolvedConfig } from './load.js';
 import { evictionThresholds } from './eviction-thresholds.js';
+import { reservedMemoryOf } from './validate.js';
 import { declaredFeatures } from '../agent/nodestatus/declared-features.js';
 import { nodeShutdownOf } from '../agent/runtime/shutdown-groups.js';
 
@@ -63,6 +64,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         beta: kc.featureGates?.CPUManagerPolicyBetaOptions ?? true,
       },
     },
+    memoryManager: { policy: kc.memoryManagerPolicy, reservedMemory: reservedMemoryOf(kc) },
     enforceNodeAllocatable: kc.enforceNodeAllocatable,
     reservedCgroups: { system: kc.systemReservedCgroup, kube: kc.kubeReservedCgroup },
     serializeImagePulls: kc.serializeImagePulls,

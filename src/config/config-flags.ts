@@ -15,7 +15,8 @@ export type Kind =
   | 'eviction'
   | 'taints'
   | 'gates'
-  | 'version';
+  | 'version'
+  | 'reservedMemory';
 
 /** Flags that set a config field (path into KubeletConfiguration). */
 export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
@@ -89,6 +90,8 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'cpu-manager-reconcile-period': { path: ['cpuManagerReconcilePeriod'], kind: 'duration' },
   'cpu-manager-policy-options': { path: ['cpuManagerPolicyOptions'], kind: 'map' },
   'reserved-cpus': { path: ['reservedSystemCPUs'], kind: 'string' },
+  'memory-manager-policy': { path: ['memoryManagerPolicy'], kind: 'string' },
+  'reserved-memory': { path: ['reservedMemory'], kind: 'reservedMemory' },
   'topology-manager-policy': { path: ['topologyManagerPolicy'], kind: 'string' },
   'topology-manager-scope': { path: ['topologyManagerScope'], kind: 'string' },
   'topology-manager-policy-options': { path: ['topologyManagerPolicyOptions'], kind: 'map' },

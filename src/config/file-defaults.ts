@@ -34,6 +34,7 @@ const ZERO_MEANS_DEFAULT: string[][] = [
   ['containerLogMaxSize'],
   ['podLogsDir'],
   ['cpuManagerPolicy'],
+  ['memoryManagerPolicy'],
   ['cpuManagerReconcilePeriod'],
   ['draManagerReconcilePeriod'],
   ['topologyManagerPolicy'],

@@ -6,6 +6,7 @@
 import { booleanFlags, unimplementedFlags } from './known-names.js';
 import { configFlags, type Kind } from './config-flags.js';
 import { parseGoBool } from '../lib/go-strconv.js';
+import { parseReservedMemoryFlag, type MemoryReservation } from '../agent/memorymanager/reserved-memory.js';
 
 /** Flags that are not part of KubeletConfiguration. */
 export const kubeletFlagKinds: Record<string, Kind> = {
@@ -200,6 +201,16 @@ export function parseFlags(argv: string[]): ParsedFlags {
           (cur[pair.slice(0, c)] ??= []).push(pair.slice(c + 1));
         }
         out.config.staticPodURLHeader = cur;
+      } else if (known.kind === 'reservedMemory') {
+        // Repeated flags add up, as upstream's ReservedMemoryVar; an empty value clears them.
+        let reservations: MemoryReservation[];
+        try {
+          reservations = parseReservedMemoryFlag(value);
+        } catch (err) {
+          throw new FlagError(`invalid argument "${value}" for "--${name}" flag: ${(err as Error).message}`);
+        }
+        const sofar = (out.config.reservedMemory as MemoryReservation[] | undefined) ?? [];
+        out.config.reservedMemory = value === '' ? [] : [...sofar, ...reservations];
       } else setPath(out.config, known.path, convert(name, known.kind, value!));
     } else {
       (out.flags as Record<string, unknown>)[camel(name)] = convert(name, known.kind, value!);

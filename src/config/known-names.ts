@@ -16,7 +16,6 @@ export const implementedFeatureGates = new Set([
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
 export const unimplementedConfigFields = new Set([
   'enableContentionProfiling',
-  'memoryManagerPolicy',
   'qosReserved',
   'hairpinMode',
   'podCIDR',
@@ -32,7 +31,6 @@ export const unimplementedConfigFields = new Set([
   'volumePluginDir',
   'kernelMemcgNotification',
   'logging',
-  'reservedMemory',
   'enableProfilingHandler',
   'memoryThrottlingFactor',
   'tracing',
@@ -51,7 +49,6 @@ const oneOf =
  * no-ops with a CRI runtime): accepted without a warning, so a kubeadm-written config starts quietly.
  */
 export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> = {
-  memoryManagerPolicy: oneOf('None'),
   // Hairpin traffic is the CNI plugin's business with a CRI runtime; the wire format of the apiserver client is not
   // observable.
   hairpinMode: () => true,
@@ -68,7 +65,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   memoryReservationPolicy: oneOf('None', ''),
   // Node's TLS picks the key exchange; an empty list asks for the defaults.
   tlsCurvePreferences: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
-  reservedMemory: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,
 };
@@ -88,7 +84,6 @@ export const unimplementedFlags = new Set([
   'vmodule',
   'contention-profiling',
   'profiling',
-  'memory-manager-policy',
   'keep-terminated-pod-volumes',
   'experimental-allocatable-ignore-eviction',
   'seccomp-profile-root',
@@ -96,7 +91,6 @@ export const unimplementedFlags = new Set([
   'runonce',
   'topology-manager-policy-options',
   'qos-reserved',
-  'reserved-memory',
   'experimental-mounter-path',
   'enable-controller-attach-detach',
   'kernel-memcg-notification',

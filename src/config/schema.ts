@@ -5,12 +5,17 @@
 import * as z from 'zod/mini';
 import '../lib/zod.js';
 import { parseDuration } from '../lib/duration.js';
+import { parseQuantity } from '../api/quantity.js';
 
 const duration = z.string().check(
   z.refine((s) => parseDuration(s) !== undefined && parseDuration(s)! >= 0, {
     message: 'must be a Go duration such as "20s" or "1m0s"',
   }),
 );
+/** A resource quantity ("1Gi", or a plain number of bytes), as Go's resource.Quantity decodes it. */
+const quantity = z
+  .union([z.string(), z.number()])
+  .check(z.refine((q) => parseQuantity(q) !== undefined, { message: 'must be a quantity such as "100Mi" or "1G"' }));
 const port = z.int().check(z.minimum(0), z.maximum(65535));
 const opt = z.optional;
 const def = z._default;
@@ -129,7 +134,17 @@ export const kubeletConfigSchema = z.strictObject({
   cpuManagerPolicyOptions: opt(z.record(z.string(), z.string())),
   /** CPUs kept for the system (kernel list format); overrides kube- and system-reserved cpu. */
   reservedSystemCPUs: opt(z.string()),
-  /** The topology manager (agent/topologymanager/), the CPU and device managers its hint providers. */
+  /**
+   * The memory manager (agent/memorymanager/): `None`, or `Static` (Guaranteed pods' memory and huge pages on NUMA
+   * nodes of their own); another name stops the start with upstream's message.
+   */
+  memoryManagerPolicy: def(z.string(), 'None'),
+  /** The memory and huge pages kept from pods on each NUMA node (the Static policy; reserved-memory.ts). */
+  reservedMemory: def(
+    z.array(z.strictObject({ numaNode: z.int(), limits: def(z.record(z.string(), quantity), {}) })),
+    [],
+  ),
+  /** The topology manager (agent/topologymanager/), the device, CPU and memory managers its hint providers. */
   topologyManagerPolicy: def(z.string(), 'none'),
   topologyManagerScope: def(z.string(), 'container'),
   /** prefer-closest-numa-nodes and max-allowable-numa-nodes (agent/topologymanager/policy-options.ts). */

@@ -5,6 +5,7 @@
 import { parseDuration } from '../lib/duration.js';
 import { parseCpuSet } from '../lib/cpuset.js';
 import type { KubeletConfiguration } from './schema.js';
+import { reservedMemoryErrors, type MemoryReservation } from '../agent/memorymanager/reserved-memory.js';
 
 /** Every rule `kc` breaks, in upstream's words (empty when valid). */
 export function configErrors(kc: KubeletConfiguration): string[] {
@@ -137,8 +138,16 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     bad(idsPerPod % USER_NAMESPACE_UNIT !== 0, `userNamespaces.idsPerPod must be a multiple of ${USER_NAMESPACE_UNIT}`);
     bad(idsPerPod > 0xffffffff, `userNamespaces.idsPerPod must not be more than ${0xffffffff}`);
   }
+  errs.push(...reservedMemoryErrors(reservedMemoryOf(kc)));
   return errs;
 }
+
+/** `reservedMemory` with its quantities as text (the file may give a plain number of bytes). */
+export const reservedMemoryOf = (kc: KubeletConfiguration): MemoryReservation[] =>
+  kc.reservedMemory.map(({ numaNode, limits }) => ({
+    numaNode,
+    limits: Object.fromEntries(Object.entries(limits).map(([type, q]) => [type, String(q)])),
+  }));
 
 /** The length of a user namespace's ID range (upstream's userNsUnitLength). */
 const USER_NAMESPACE_UNIT = 65536;

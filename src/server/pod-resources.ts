@@ -6,8 +6,10 @@
  * and NUMA node, with that node as its topology when the plugin gave one), and its
  * `dynamic_resources` the DRA claims it uses with their prepared devices; the allocatable cpu_ids
  * are the CPUs exclusive allocations come from and the allocatable devices every healthy device
- * of the plugins (one entry each, with its NUMA nodes, as upstream). There is no memory manager
- * (`None`): no memory blocks. List names the active pods, Get any pod the kubelet has.
+ * of the plugins (one entry each, with its NUMA nodes, as upstream). Each container's memory is
+ * the memory manager's blocks (the Static policy: type, size and NUMA nodes; none with `None`),
+ * the allocatable memory each NUMA node's of each type. List names the active pods, Get any pod
+ * the kubelet has.
  *
  * As upstream's server: calls beyond 100 a second (a burst of 10) are refused with
  * ResourceExhausted "rejected by rate limit", and Get of an unknown pod fails with upstream's
@@ -33,6 +35,21 @@ interface Cpus {
   exclusiveCpus(podUid: string, name: string): readonly number[];
 }
 
+/** The memory manager's view: a container's memory blocks, and each NUMA node's allocatable memory. */
+interface Memory {
+  memoryOf(podUid: string, name: string): readonly MemoryBlockView[];
+  allocatableMemory(): readonly MemoryBlockView[];
+}
+interface MemoryBlockView {
+  numaAffinity: readonly number[] | null;
+  type: string;
+  size: number;
+}
+
+/** Blocks as pod-resources' ContainerMemory (upstream containerMemoryFromBlock). */
+const containerMemory = (blocks: readonly MemoryBlockView[]) =>
+  blocks.map((b) => ({ memory_type: b.type, size: b.size, topology: topologyOf(b.numaAffinity ?? []) }));
+
 /** The device manager's view: a container's devices by resource, and the healthy devices. */
 interface Devices {
   deviceGroupsOf(uid: string, container: string): { resource: string; ids: string[]; numaNode?: number }[];
@@ -42,7 +59,10 @@ interface Devices {
 /** The DRA manager's view: the claims a container uses. */
 type DynamicResourcesOf = (pod: Pod, container: Container) => DynamicResource[];
 
-function podResources(p: Pod, o: { cpus?: Cpus; devices?: Devices; dynamicResources?: DynamicResourcesOf }) {
+function podResources(
+  p: Pod,
+  o: { cpus?: Cpus; memory?: Memory; devices?: Devices; dynamicResources?: DynamicResourcesOf },
+) {
   const containers = [
     ...(p.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
     ...p.spec.containers,
@@ -58,7 +78,7 @@ function podResources(p: Pod, o: { cpus?: Cpus; devices?: Devices; dynamicResour
         ...(d.numaNode === undefined ? {} : { topology: topologyOf([d.numaNode]) }),
       })),
       cpu_ids: [...(o.cpus?.exclusiveCpus(p.metadata.uid!, c.name) ?? [])],
-      memory: [],
+      memory: containerMemory(o.memory?.memoryOf(p.metadata.uid!, c.name) ?? []),
       dynamic_resources: o.dynamicResources?.(p, c) ?? [],
     })),
   };
@@ -76,6 +96,7 @@ export async function servePodResources(
   o: {
     pods(): Pod[];
     cpus?: Cpus;
+    memory?: Memory;
     devices?: Devices;
     dynamicResources?: DynamicResourcesOf;
     /** Counts each call the rate limit let through, and whether it failed (the metrics). */
@@ -103,7 +124,7 @@ export async function servePodResources(
         })),
       ),
       cpu_ids: [...(o.cpus?.allocatableCpus() ?? [])],
-      memory: [],
+      memory: containerMemory(o.memory?.allocatableMemory() ?? []),
     }),
     Get: (req) => {
       const p = o.pods().find((x) => x.metadata.name === req.pod_name && x.metadata.namespace === req.pod_namespace);

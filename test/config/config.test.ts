@@ -206,11 +206,11 @@ describe('loadConfig', () => {
         '--config',
         file(
           'b.yaml',
-          'memoryManagerPolicy: Static\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
+          'enableContentionProfiling: true\nsystemReserved: {cpu: 100m}\nclusterDNS: [10.0.0.10]\nauthentication: {webhook: {enabled: false}}\nauthorization: {mode: AlwaysAllow}\n',
         ),
       ]),
     );
-    expect(c.warnings.join('\n')).toMatch(/"memoryManagerPolicy" is accepted but not implemented/);
+    expect(c.warnings.join('\n')).toMatch(/"enableContentionProfiling" is accepted but not implemented/);
     expect(c.kc.systemReserved).toEqual({ cpu: '100m' });
     expect(c.kc).toMatchObject({
       nodeStatusUpdateFrequency: '10s',
@@ -591,14 +591,33 @@ describe('loadConfig', () => {
     const e = await loadConfig(
       parseFlags([
         '--config',
-        file('static.yaml', 'memoryManagerPolicy: Static\nrunOnce: true\nlogging: {format: text}\n'),
+        file('static.yaml', 'enableContentionProfiling: true\nrunOnce: true\nlogging: {format: text}\n'),
         '--kubeconfig=/k',
       ]),
     );
     expect(e.warnings).toEqual([
-      'config field "memoryManagerPolicy" is accepted but not implemented yet; it has no effect',
+      'config field "enableContentionProfiling" is accepted but not implemented yet; it has no effect',
       'config field "runOnce" is accepted but not implemented yet; it has no effect',
     ]);
+    // The memory manager's settings are read (memorymanager/): file fields, the flag over them, upstream's checks.
+    const memory = await loadConfig(
+      parseFlags([
+        '--config',
+        file('memory.yaml', 'memoryManagerPolicy: Static\nreservedMemory: [{numaNode: 0, limits: {memory: 1100Mi}}]\n'),
+        '--kubeconfig=/k',
+      ]),
+    );
+    expect(memory.warnings).toEqual([]);
+    expect(memory.kc).toMatchObject({
+      memoryManagerPolicy: 'Static',
+      reservedMemory: [{ numaNode: 0, limits: { memory: '1100Mi' } }],
+    });
+    const flagged = await loadConfig(
+      parseFlags(['--memory-manager-policy=Static', '--reserved-memory=0:memory=1Gi;1:memory=0', '--kubeconfig=/k']),
+    ).catch((err: unknown) => err as Error);
+    expect((flagged as Error).message).toContain(
+      'invalid configuration: reserved memory may not be zero for NUMA node 1 and resource "memory"',
+    );
     // The CPU manager's settings are read (cpumanager/): file fields, flags, upstream's defaults and checks.
     const cpu = await loadConfig(
       parseFlags([

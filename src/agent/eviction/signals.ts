@@ -4,7 +4,7 @@
  * observed in a stats snapshot, which thresholds are met, and the node conditions they raise —
  * kept for `evictionPressureTransitionPeriod` after the last time they were met, as upstream.
  */
-import { parseQuantity } from '../../api/quantity.js';
+import { bytes, parseQuantity } from '../../api/quantity.js';
 import type { StatsSnapshot } from '../stats/samples.js';
 
 export type Signal =
@@ -50,6 +50,19 @@ export interface Observation {
 
 export const conditionOf = (s: Signal): PressureCondition => SIGNALS[s].condition;
 export const resourceOf = (s: Signal): Resource => SIGNALS[s].resource;
+
+/**
+ * A threshold's value in bytes against `capacity` (upstream GetThresholdQuantity): a quantity, or a
+ * percentage of the capacity as upstream holds it, a float32 fraction, truncated to whole bytes.
+ * 0 when unset or unreadable.
+ */
+export function thresholdBytes(value: string | undefined, capacity: number): number {
+  const v = value?.trim();
+  if (!v) return 0;
+  if (!v.endsWith('%')) return bytes(v) ?? 0;
+  const percent = Number(v.slice(0, -1));
+  return Number.isFinite(percent) ? Math.trunc(capacity * Math.fround(Math.fround(percent) / 100)) : 0;
+}
 
 /**
  * Parses evictionHard; throws naming the entry for an unknown signal or an unreadable value. `0%` / `0` disable a

@@ -389,20 +389,8 @@ export class KubeletMetrics {
         g.set(undefined, (cgroupVersion ??= existsSync('/sys/fs/cgroup/cgroup.controllers') ? 2 : 1)),
       ),
     );
-    // What upstream registers that never moves here: the memory manager's only policy is None (it pins nothing),
-    // and the generic PLEG never drops an event.
-    for (const [name, help] of [
-      [
-        'kubelet_memory_manager_pinning_requests_total',
-        'The number of memory pages allocations which required pinning.',
-      ],
-      [
-        'kubelet_memory_manager_pinning_errors_total',
-        'The number of memory pages allocations which required pinning that failed.',
-      ],
-      ['kubelet_pleg_discard_events', 'The number of discard events in PLEG.'],
-    ])
-      r.register(new Counter(name, `[ALPHA] ${help}`, []));
+    // What upstream registers that never moves here: the generic PLEG never drops an event.
+    r.register(new Counter('kubelet_pleg_discard_events', '[ALPHA] The number of discard events in PLEG.', []));
     this.imagesCollected = r.register(
       new Counter(
         'kubelet_image_garbage_collected_total',

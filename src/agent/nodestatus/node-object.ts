@@ -8,6 +8,7 @@ import { hugePageBytesLeft } from '../cgroups/pod-resource-config.js';
 import type { AdmissionNode } from '../admission/predicate.js';
 import { binaryQuantity, bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
+import { thresholdBytes } from '../eviction/signals.js';
 import type { MachineInfo } from './machine-info.js';
 import type { NodeFeatures, NodeRuntimeHandler } from '../runtime/runtime-state.js';
 
@@ -97,13 +98,6 @@ export function nodeLabels(s: NodeSettings, m: MachineInfo): Record<string, stri
   };
 }
 
-/** A threshold value ("100Mi" or "10%") against `capacity`. */
-function threshold(v: string | undefined, capacity: number): number {
-  if (!v) return 0;
-  if (v.endsWith('%')) return Math.floor((capacity * Number(v.slice(0, -1))) / 100);
-  return bytes(v) ?? 0;
-}
-
 /** What admission knows of the node: name, labels, taints, allocatable, AppArmor. */
 export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
   const resources = nodeResources(s, m);
@@ -132,13 +126,13 @@ export function nodeResources(
   const cpuMilli = Math.max(0, m.cpuCores * 1000 - reserved('cpu', milliCpu));
   const memoryBeforeHugePages = Math.max(
     0,
-    m.memoryBytes - reserved('memory', bytes) - threshold(s.evictionHard['memory.available'], m.memoryBytes),
+    m.memoryBytes - reserved('memory', bytes) - thresholdBytes(s.evictionHard['memory.available'], m.memoryBytes),
   );
   const storage = Math.max(
     0,
     m.ephemeralStorageBytes -
       reserved('ephemeral-storage', bytes) -
-      threshold(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
+      thresholdBytes(s.evictionHard['nodefs.available'], m.ephemeralStorageBytes),
   );
   // Upstream's MachineInfo setter: podsPerCore × cores, never above maxPods.
   const pods = s.podsPerCore && s.podsPerCore > 0 ? Math.min(s.podsPerCore * m.cpuCores, s.maxPods) : s.maxPods;

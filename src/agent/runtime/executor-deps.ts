@@ -75,6 +75,8 @@ export interface ExecutorDeps {
   nodeCredentials?(image: string, pod?: Pod): Promise<AuthConfig[]>;
   /** The CPU manager's cpuset for each container created (compose-cpus.ts; absent or undefined: none). */
   cpusets?: ContainerCpusets;
+  /** The memory manager's NUMA nodes of a container's memory, as cpuset.mems (`0,1`; undefined: none). */
+  cpusetMems?(podUid: string, name: string): string | undefined;
   /** The pod cgroups made before a sandbox (CRI runtimes with cgroupsPerQOS; agent/cgroups). */
   podCgroups?: { ensure(pod: Pod): Promise<void> };
   /** The device manager: what the plugins answered for a container's devices (none without devices). */

@@ -409,6 +409,9 @@ export class PodActionExecutor {
       // The CPU manager's cpuset (upstream PreCreateContainer): the container's exclusive CPUs, or the shared pool.
       cpuset = this.deps.cpusets?.cpusetFor(pod.metadata.uid!, c.name);
       if (cpuset && config.linux?.resources) config.linux.resources.cpuset_cpus = cpuset;
+      // The memory manager's NUMA nodes (upstream PreCreateContainer's GetMemoryNUMANodes).
+      const mems = this.deps.cpusetMems?.(pod.metadata.uid!, c.name);
+      if (mems && config.linux?.resources) config.linux.resources.cpuset_mems = mems;
     } catch (err) {
       return failed('CreateContainerConfigError', messageOf(err), 10_000);
     }

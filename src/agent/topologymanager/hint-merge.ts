@@ -40,7 +40,7 @@ export function numaMasks(nodes: readonly number[]): number[][] {
 const maskValue = (nodes: readonly number[]) => nodes.reduce((sum, n) => sum + 2 ** n, 0);
 
 /** a narrower than b: fewer nodes, or as many and a lower mask (upstream IsNarrowerThan). */
-const narrower = (a: readonly number[], b: readonly number[]) =>
+export const narrower = (a: readonly number[], b: readonly number[]): boolean =>
   a.length !== b.length ? a.length < b.length : maskValue(a) < maskValue(b);
 
 const sameNodes = (a: readonly number[], b: readonly number[]) =>

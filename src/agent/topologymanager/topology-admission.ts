@@ -1,17 +1,17 @@
 /**
  * The topology manager's pod admission (upstream topologymanager scope_container / scope_pod,
- * with the device and CPU managers as hint providers and allocators, in that order). With a
- * policy other than `none`, each container's hints (the `container` scope) or the pod's (`pod`)
- * from both managers are merged under the policy (hint-merge.ts); a pod the policy refuses is
- * rejected (`TopologyAffinityError`), and each container's devices and CPUs are then allocated
- * on the chosen NUMA nodes first. With `none`, they are allocated without hints. A failed
- * allocation refuses the pod as its manager says (`UnexpectedAdmissionError`, full-pcpus-only's
- * `SMTAlignmentError`). The device manager asks its plugins, so an admission with devices is a
+ * with the device, CPU and memory managers as hint providers and allocators, in that order). With
+ * a policy other than `none`, each container's hints (the `container` scope) or the pod's (`pod`)
+ * from the managers are merged under the policy (hint-merge.ts); a pod the policy refuses is
+ * rejected (`TopologyAffinityError`), and each container's devices, CPUs and memory are then
+ * allocated on the chosen NUMA nodes first. With `none`, they are allocated without hints. A
+ * failed allocation refuses the pod as its manager says (`UnexpectedAdmissionError`,
+ * full-pcpus-only's `SMTAlignmentError`). The device manager asks its plugins, so an admission with devices is a
  * promise; one without stays synchronous.
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { AllocationRefusal } from '../admission/allocation-refusal.js';
-import { mergeHints, type ResourceHints, type TopologyPolicy } from './hint-merge.js';
+import { mergeHints, type ResourceHints, type TopologyHint, type TopologyPolicy } from './hint-merge.js';
 import type { NumaDistances } from './numa-distances.js';
 
 export interface TopologyManagerConfig {
@@ -35,6 +35,15 @@ export interface CpuProvider {
   containerHints(pod: Pod, c: Container): ResourceHints;
   podHints(pod: Pod): ResourceHints;
   allocateContainer(pod: Pod, c: Container, numaNodes?: readonly number[]): AllocationRefusal | undefined;
+}
+
+/** The memory manager as the topology manager sees it (memorymanager/memory-manager.ts). */
+export interface MemoryProvider {
+  beginAdmission(pod: Pod, active: readonly Pod[], sourcesSeen: boolean): void;
+  containerHints(pod: Pod, c: Container): ResourceHints[];
+  podHints(pod: Pod): ResourceHints[];
+  /** `hint`: the merged hint, undefined with the `none` policy. */
+  allocateContainer(pod: Pod, c: Container, hint?: TopologyHint): AllocationRefusal | undefined;
 }
 
 /** The device manager as the topology manager sees it (devices/device-manager.ts). */
@@ -67,15 +76,18 @@ export interface AlignmentObserver {
 
 /** The refusal of `pod`, or undefined when it is admitted (its devices and CPUs allocated). */
 export function admitWithTopology(
-  providers: { cpus?: CpuProvider; devices?: DeviceProvider },
+  providers: { cpus?: CpuProvider; devices?: DeviceProvider; memory?: MemoryProvider },
   t: TopologyManagerConfig,
   pod: Pod,
   active: readonly Pod[],
   alignment?: AlignmentObserver,
+  /** Every pod source has delivered its pods: stale memory assignments can go. */
+  sourcesSeen = false,
 ): Admission {
-  const { cpus } = providers;
+  const { cpus, memory } = providers;
   const devices = providers.devices?.needsDevices(pod) ? providers.devices : undefined;
   cpus?.beginAdmission(pod, active);
+  memory?.beginAdmission(pod, active, sourcesSeen);
   devices?.beginAdmission(pod);
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   const policy = t.policy;
@@ -84,7 +96,11 @@ export function admitWithTopology(
       ? mergeHints(
           policy,
           t.numaNodes,
-          [...(devices?.podHints(pod, t.numaNodes) ?? []), ...cpuResources(cpus?.podHints(pod))],
+          [
+            ...(devices?.podHints(pod, t.numaNodes) ?? []),
+            ...cpuResources(cpus?.podHints(pod)),
+            ...(memory?.podHints(pod) ?? []),
+          ],
           t.distances,
         )
       : undefined;
@@ -95,25 +111,30 @@ export function admitWithTopology(
   const from = (i: number): Admission => {
     for (; i < containers.length; i++) {
       const c = containers[i];
-      let affinity: readonly number[] | undefined;
+      let hint: TopologyHint | undefined;
       if (policy !== 'none') {
         const merged =
           podHint ??
           mergeHints(
             policy,
             t.numaNodes,
-            [...(devices?.containerHints(pod, c, t.numaNodes) ?? []), ...cpuResources(cpus?.containerHints(pod, c))],
+            [
+              ...(devices?.containerHints(pod, c, t.numaNodes) ?? []),
+              ...cpuResources(cpus?.containerHints(pod, c)),
+              ...(memory?.containerHints(pod, c) ?? []),
+            ],
             t.distances,
           );
         if (!merged.admit) {
           guaranteed?.failed(scope);
           return TOPOLOGY_AFFINITY_ERROR;
         }
-        affinity = merged.hint.numaNodes;
+        hint = merged.hint;
       }
+      const affinity = hint?.numaNodes;
       const next = i + 1;
       const thenCpus = (refused: AllocationRefusal | undefined) => {
-        const failed = refused ?? cpus?.allocateContainer(pod, c, affinity);
+        const failed = refused ?? cpus?.allocateContainer(pod, c, affinity) ?? memory?.allocateContainer(pod, c, hint);
         if (!failed && scope === 'container') guaranteed?.aligned('container');
         return failed;
       };
