@@ -254,6 +254,10 @@ export function composeAgent(
       sandboxResources(pod, { enforceCpuLimits: cfg.cpuCFSQuota, cpuPeriodUs: cfg.cpuCFSQuotaPeriodUs }),
     events,
     metrics: registerResizeMetrics(metrics, () => allocation.resizeStates()),
+    exclusive: {
+      cpuStatic: cfg.cpuManager?.policy === 'static',
+      memoryStatic: cfg.memoryManager?.policy === 'Static',
+    },
     logger,
   });
   let runtimeName = 'process';

@@ -40,6 +40,7 @@ import {
 import {
   actuationOf,
   admitResizeInOrder,
+  type ExclusivePolicies,
   allocatedContainers,
   allocationsDiffer,
   changedResources,
@@ -67,6 +68,8 @@ export interface AllocationManagerDeps {
   events?: EventSink;
   /** Upstream's resize metrics (metrics/resize-metrics.ts). */
   metrics?: ResizeMetrics;
+  /** Whether the CPU and memory managers run their static policies (a Guaranteed pod's pinned resources do not resize). */
+  exclusive?: ExclusivePolicies;
   logger: Logger;
 }
 
@@ -194,6 +197,7 @@ export class AllocationManager {
         pending: [...this.pending.values()],
         active: this.deps.activePods().map((p) => this.effective(p.metadata.uid === uid ? pod : p)),
         allocatable,
+        exclusive: this.deps.exclusive,
       });
       if (verdict.kind === 'deferred') this.pending.set(uid, candidate);
       else this.pending.delete(uid);

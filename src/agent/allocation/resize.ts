@@ -98,19 +98,58 @@ export type ResizeVerdict =
   | { kind: 'deferred'; message: string }
   | { kind: 'infeasible'; message: string; detail: string };
 
+/** The static CPU and memory manager policies, which pin a Guaranteed pod's CPUs and memory at admission. */
+export interface ExclusivePolicies {
+  cpuStatic: boolean;
+  memoryStatic: boolean;
+}
+
 /**
- * Whether the pod's desired resources can be allocated (upstream handlePodResourcesResize /
- * canResizePod): more than the node's allocatable is Infeasible with upstream's "capacity"
- * message; not fitting next to `others` (the other active pods, as allocated) is Deferred with the
- * admission's "resource" message.
+ * A Guaranteed pod's resizable container (a regular one or a sidecar) asks for another request of
+ * `resource` than it holds (upstream guaranteedPodResourceResizeRequired).
+ */
+function resizesRequest(desired: Pod, allocated: ReadonlyMap<string, ContainerResources>, resource: string): boolean {
+  const resizable = [
+    ...(desired.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always'),
+    ...desired.spec.containers,
+  ];
+  return resizable.some(
+    (c) =>
+      valueOf(resource, c.resources?.requests?.[resource]) !==
+      valueOf(resource, allocated.get(c.name)?.requests?.[resource]),
+  );
+}
+
+/**
+ * Whether the pod's desired resources can be allocated (upstream's podResizesAdmitHandler): a
+ * Guaranteed pod's CPU or memory under the static policy that pinned it is Infeasible (its
+ * exclusive CPUs and NUMA memory are not resized in place: InPlacePodVerticalScalingExclusiveCPUs
+ * and …ExclusiveMemory are alpha, off); more than the node's allocatable is Infeasible with
+ * upstream's "capacity" message; not fitting next to `others` (the other active pods, as
+ * allocated) is Deferred with the admission's "resource" message.
  */
 export function admitResize(o: {
   desired: Pod;
   allocated: ReadonlyMap<string, ContainerResources>;
   allocatable: AdmissionNode['allocatable'];
   others: Pod[];
+  exclusive?: ExclusivePolicies;
 }): ResizeVerdict {
   if (!allocationsDiffer(specResources(o.desired), o.allocated)) return { kind: 'none' };
+  if (qosClass(o.desired) === 'Guaranteed') {
+    if (o.exclusive?.cpuStatic && resizesRequest(o.desired, o.allocated, 'cpu'))
+      return {
+        kind: 'infeasible',
+        message: 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
+        detail: 'guaranteed_pod_cpu_manager_static_policy',
+      };
+    if (o.exclusive?.memoryStatic && resizesRequest(o.desired, o.allocated, 'memory'))
+      return {
+        kind: 'infeasible',
+        message: 'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"',
+        detail: 'guaranteed_pod_memory_manager_static_policy',
+      };
+  }
   const alone = shortfalls(o.desired, [], o.allocatable).filter((s) => s.resource !== 'pods');
   if (alone.length) {
     const s = alone[0];
@@ -252,6 +291,7 @@ export function admitResizeInOrder(o: {
   pending: readonly PendingResize[];
   active: readonly Pod[];
   allocatable: AdmissionNode['allocatable'];
+  exclusive?: ExclusivePolicies;
 }): ResizeVerdict {
   const uidOf = (p: Pod) => p.metadata.uid!;
   const held = new Map(o.active.map((p) => [uidOf(p), p]));
@@ -267,6 +307,7 @@ export function admitResizeInOrder(o: {
       allocated: r.allocated,
       allocatable: o.allocatable,
       others: othersThan(uid),
+      exclusive: o.exclusive,
     });
     if (verdict.kind === 'accepted') held.set(uid, r.pod);
   }
@@ -275,5 +316,6 @@ export function admitResizeInOrder(o: {
     allocated: o.candidate.allocated,
     allocatable: o.allocatable,
     others: othersThan(uidOf(o.candidate.pod)),
+    exclusive: o.exclusive,
   });
 }

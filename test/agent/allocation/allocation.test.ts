@@ -101,6 +101,38 @@ describe('resize decisions', () => {
     ).toEqual({ kind: 'accepted' });
   });
 
+  it("refuses to resize a Guaranteed pod's CPU or memory that a static policy pinned, as upstream's admit handler", () => {
+    const resources = (cpu: string, memory: string) => ({ requests: { cpu, memory }, limits: { cpu, memory } });
+    const allocated = specResources(pod('g', resources('1', '64Mi')));
+    const both = { cpuStatic: true, memoryStatic: true };
+    const resize = (cpu: string, memory: string, exclusive = both) =>
+      admitResize({ desired: pod('g', resources(cpu, memory)), allocated, allocatable: node, others: [], exclusive });
+    expect(resize('2', '64Mi')).toEqual({
+      kind: 'infeasible',
+      message: 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
+      detail: 'guaranteed_pod_cpu_manager_static_policy',
+    });
+    expect(resize('1', '128Mi')).toEqual({
+      kind: 'infeasible',
+      message: 'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"',
+      detail: 'guaranteed_pod_memory_manager_static_policy',
+    });
+    // Only the resource a static policy pins is held: memory resizes under the CPU policy alone, and the reverse.
+    expect(resize('1', '128Mi', { cpuStatic: true, memoryStatic: false })).toEqual({ kind: 'accepted' });
+    expect(resize('2', '64Mi', { cpuStatic: false, memoryStatic: true })).toEqual({ kind: 'accepted' });
+    // A Burstable pod is not pinned.
+    const burstable = specResources(pod('b', { requests: { cpu: '1', memory: '64Mi' } }));
+    expect(
+      admitResize({
+        desired: pod('b', { requests: { cpu: '2', memory: '128Mi' } }),
+        allocated: burstable,
+        allocatable: node,
+        others: [],
+        exclusive: both,
+      }),
+    ).toEqual({ kind: 'accepted' });
+  });
+
   it('restarts for a resource whose resizePolicy says RestartContainer, updates in place otherwise', () => {
     const c: Container = {
       name: 'main',
