@@ -59,6 +59,8 @@ function startMemoryManager(
   const made = (() => {
     try {
       if (policy === 'None') return { policy, nodes: [], reserved: new Map() } as const;
+      // Upstream's BestEffort policy is Windows' only.
+      if (policy === 'BestEffort') throw new Error('policy "BestEffort" is not available for platform "linux"');
       if (policy !== 'Static') throw new Error(`unknown policy: "${policy}"`);
       const nodes = readNumaNodeMemory(d.sysNodeDir);
       const reserved = systemReservedMemory(reservedMemory, nodes, {

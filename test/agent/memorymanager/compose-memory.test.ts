@@ -82,6 +82,9 @@ describe('memory manager wiring', () => {
     expect(start(cfg({ policy: 'Dynamic', reservedMemory: [] }))).toThrow(
       'failed to initialize memory manager: unknown policy: "Dynamic"',
     );
+    expect(start(cfg({ policy: 'BestEffort', reservedMemory: [] }))).toThrow(
+      'failed to initialize memory manager: policy "BestEffort" is not available for platform "linux"',
+    );
     expect(start(cfg({ policy: 'Static', reservedMemory: [] }))).toThrow(
       'failed to initialize memory manager: the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature',
     );
