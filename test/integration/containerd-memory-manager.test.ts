@@ -57,7 +57,7 @@ const uidOf = (name: string) => c.api.store.get('pods', 'default', name)?.metada
 
 /** The cpuset.mems of the runtime spec containerd made for the pod's container ('' without). */
 async function specMems(pod: string): Promise<string> {
-  const id = (status(pod)?.containerStatuses?.[0]?.containerID as string).replace('containerd://', '');
+  const id = String(status(pod)?.containerStatuses?.[0]?.containerID ?? '').replace('containerd://', '');
   const info = (await cri.runtime.containerStatus(id, true)).info?.info;
   return JSON.parse(info ?? '{}').runtimeSpec?.linux?.resources?.cpu?.mems ?? '';
 }
