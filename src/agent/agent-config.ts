@@ -100,6 +100,8 @@ export interface AgentConfig {
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
   userNamespacesSupport: boolean;
+  /** userNamespaces.idsPerPod: the host IDs of each `hostUsers: false` pod's range (absent: 65536). */
+  userNamespaceIdsPerPod?: number;
   /**
    * Graceful node shutdown (GracefulNodeShutdown, beta, on) when a shutdown grace period is set: its groups, and
    * whether the shutdown's times are kept (GracefulNodeShutdownBasedOnPodPriority, beta, on). Absent: off.

@@ -40,6 +40,8 @@ import { hugePageSizesKbSync, type HugePagePool } from './nodestatus/machine-inf
 import { nodeSwapContext } from './runtime/swap.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { userNamespaceRefusal } from './runtime/user-namespaces.js';
+import { USER_NAMESPACE_UNIT, UserNamespaceManager } from './userns/user-namespace-manager.js';
+import { kubeletMapping } from './userns/kubelet-mappings.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -369,6 +371,29 @@ export function composeRuntimeClasses(
     userNamespaceRefusal: (pod, handler) =>
       userNamespaceRefusal(pod, handler, { gateEnabled: userNamespacesGate, handlers: runtimeState.runtimeHandlers() }),
   };
+}
+
+/**
+ * The user namespace manager (upstream MakeUserNsManager) with the UserNamespacesSupport gate on:
+ * the kubelet's ID range, the ranges of the pods on disk recorded; throws upstream's message when
+ * the range does not fit or a pod's file cannot be read. Undefined with the gate off.
+ */
+export function composeUserNamespaces(cfg: AgentConfig, logger: Logger): UserNamespaceManager | undefined {
+  if (!cfg.userNamespacesSupport) return undefined;
+  try {
+    const idsPerPod = cfg.userNamespaceIdsPerPod ?? USER_NAMESPACE_UNIT;
+    const manager = new UserNamespaceManager({
+      podsDir: join(cfg.rootDir, 'pods'),
+      idsPerPod,
+      kubeletRange: kubeletMapping(idsPerPod),
+      maxPods: cfg.node.maxPods,
+      logger,
+    });
+    manager.start();
+    return manager;
+  } catch (err) {
+    throw new Error(`create user namespace manager: ${messageOf(err)}`, { cause: err });
+  }
 }
 
 /** Images image GC never removes; asked of the runtime once (again after a failure). */

@@ -27,6 +27,7 @@ import {
   composeNodeResources,
   composeRuntime,
   composeRuntimeClasses,
+  composeUserNamespaces,
   connectRuntime,
   nodeFacts,
   startNodeCgroups,
@@ -69,6 +70,7 @@ import { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import { registerPodCountMetrics } from './metrics/pod-count-metrics.js';
 import { registerCpuManagerMetrics } from './metrics/cpu-manager-metrics.js';
 import { registerMemoryManagerMetrics } from './metrics/memory-manager-metrics.js';
+import { podUserNamespaceOptions } from './userns/user-namespace-manager.js';
 import { registerLogMetrics } from './metrics/log-metrics.js';
 import { instrumentKubeClient } from './metrics/instrument.js';
 import type { MachineInfo } from './nodestatus/machine-info.js';
@@ -200,6 +202,7 @@ export function composeAgent(
   } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState, cfg.userNamespacesSupport);
+  const userNamespaces = composeUserNamespaces(cfg, logger);
   const hookCounters = metrics.hookCounters;
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
@@ -218,6 +221,7 @@ export function composeAgent(
     node,
     podCgroups,
     nodeCredentials,
+    userNamespace: userNamespaces && ((pod) => podUserNamespaceOptions(userNamespaces.mappingsFor(pod.metadata.uid!))),
     cpusets: cpus.cpusets,
     cpusetMems: cpus.podMemory.cpusetMems,
     devices,
@@ -390,6 +394,7 @@ export function composeAgent(
     cgroupNaming,
     metrics,
     pullRecords: images.pullRecords,
+    userNamespaces,
     isActive,
     pods: () => podManager.getPods(),
     clock,

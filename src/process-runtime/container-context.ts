@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ContainerRecord, SandboxRecord } from './state.js';
-import { enterMountNamespace, setprivArgs } from './mount-namespace.js';
+import { enterMountNamespace, setprivArgs, type ProcessUser } from './mount-namespace.js';
+import { userNamespaceRange } from './user-namespace.js';
 import { joinCgroupArgv } from './container-cgroups.js';
 import { CONTAINER_MARKER } from './proc.js';
 
@@ -22,6 +23,8 @@ export interface ExecContext {
   cgroupProcs?: string[];
   /** The container's OOM score (its QoS class's), which its processes take instead of the kubelet's. */
   oomScoreAdj?: number;
+  /** The container's own user namespace: made by its main process, entered (that process's) by the others. */
+  userNamespace?: ProcessUser['userNamespace'];
 }
 
 let ownOom: number | undefined;
@@ -58,8 +61,13 @@ export function withOomScoreAdj(value: number | undefined, argv: string[]): stri
  * namespace).
  */
 export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
-  const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups };
-  const entered = ctx.mountNsPid ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd }) : undefined;
+  const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups, userNamespace: ctx.userNamespace };
+  const ns = ctx.userNamespace;
+  const entered = ctx.mountNsPid
+    ? enterMountNamespace(ctx.mountNsPid, argv, { ...user, cwd: ctx.cwd })
+    : ns && 'pid' in ns
+      ? ['nsenter', `--user=/proc/${ns.pid}/ns/user`, '--', ...setprivArgs(user), ...argv]
+      : undefined;
   // Joining a cgroup needs root: the user switch then happens after it, through setpriv.
   // The OOM score first, while still root.
   if (ctx.cgroupProcs?.length)
@@ -75,6 +83,13 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** A container's own user namespace: the range its main process makes it with, entered once that process runs. */
+function userNamespaceOf(c: ContainerRecord): Pick<ExecContext, 'userNamespace'> {
+  const range = userNamespaceRange(c.config.linux?.security_context?.namespace_options?.userns_options);
+  if (!range) return {};
+  return { userNamespace: c.state === 'CONTAINER_RUNNING' && c.pid ? { pid: c.pid } : { range } };
+}
 
 /**
  * The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its
@@ -107,6 +122,7 @@ export function containerContext(
     cwd: c.config.working_dir || sandbox?.dir || '/',
     ...user,
     mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined,
+    ...userNamespaceOf(c),
     cgroupProcs,
     oomScoreAdj:
       typeof c.config.linux?.resources?.oom_score_adj === 'number' ? c.config.linux.resources.oom_score_adj : undefined,

@@ -56,7 +56,9 @@ export async function launchContainer(
       message:
         'no command specified: the process runtime runs host commands, so the container needs `command` (images are not unpacked)',
     };
-  const { env, cwd, uid, gid, groups } = o.ctx;
+  const { env, cwd, uid, gid, groups, userNamespace } = o.ctx;
+  // The user switch, in the container's own user namespace when it has one (made last, after the host-side set-up).
+  const switchUser = { uid, gid, groups, userNamespace };
   if (
     !(await stat(cwd).then(
       (s) => s.isDirectory(),
@@ -78,7 +80,7 @@ export async function launchContainer(
     } catch (err) {
       return { message: `failed to create mount points: ${messageOf(err)}` };
     }
-    wrap = (a) => wrapInMountNamespace(a, mounts.mounts, { uid, gid, groups }, plan, cwd);
+    wrap = (a) => wrapInMountNamespace(a, mounts.mounts, switchUser, plan, cwd);
     user = {};
     c.mountNs = true;
   }
@@ -95,8 +97,12 @@ export async function launchContainer(
   }
   if (cgroupProcs) {
     // The main process joins the cgroup first (as root), then enters the namespace or switches user.
-    const inner = wrap ?? ((a: string[]) => [...setprivArgs({ uid, gid, groups }), ...a]);
+    const inner = wrap ?? ((a: string[]) => [...setprivArgs(switchUser), ...a]);
     wrap = (a) => joinCgroupArgv(cgroupProcs, inner(a));
+    user = {};
+  }
+  if (!wrap && userNamespace) {
+    wrap = (a) => [...setprivArgs(switchUser), ...a];
     user = {};
   }
   // The OOM score of the container's QoS class (the kubelet's own, -999 by default, is inherited

@@ -19,12 +19,15 @@ import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
+import { newUserNamespaceArgs, USER_NAMESPACE_SETUP_SHELLS, type UserNamespaceRange } from './user-namespace.js';
 
 /** The user a container's processes run as. */
 export interface ProcessUser {
   uid?: number;
   gid?: number;
   groups?: number[];
+  /** The container's own user namespace (user-namespace.ts): its IDs, and whether to make it (its main process) or enter it (`pid`: an exec). */
+  userNamespace?: { range: UserNamespaceRange } | { pid: number };
 }
 
 /**
@@ -73,8 +76,20 @@ const SCRIPT = [
   `cd / && exec chroot "$r" /bin/sh -c '${FAIL_FUNCTION}; cd -- "$1" || fail "working dir $1"; shift; exec "$@"' enter-root "$cwd" "$@"`,
 ].join('\n');
 
-/** argv prefix that switches to user `u` (none when `u` is empty). Pure. */
+/**
+ * argv prefix that switches to user `u` (none when `u` is empty): in a user namespace of its own,
+ * made first when the process is the container's main one, the user is its root unless `u` names
+ * another. Pure.
+ */
 export function setprivArgs(u: ProcessUser): string[] {
+  const ns = u.userNamespace;
+  if (ns) {
+    const inside = setprivArgs({ uid: u.uid ?? 0, gid: u.gid ?? 0, groups: u.groups });
+    // The capabilities kept to switch user in the new namespace (unshare --keep-caps) go: the command has those of
+    // its user there, all for its root, none for another user.
+    const dropKept = ['--inh-caps=-all', '--ambient-caps=-all'];
+    return [...('range' in ns ? newUserNamespaceArgs(ns.range) : []), inside[0], ...dropKept, ...inside.slice(1)];
+  }
   if (u.uid === undefined && u.gid === undefined && !u.groups?.length) return [];
   return [
     'setpriv',
@@ -155,7 +170,13 @@ export function wrapInMountNamespace(
  * The names ($0) of the shells that set a container's process up before its command runs (here and in the cgroup and
  * OOM wrappers).
  */
-const SETUP_SHELLS = new Set(['mount-setup', 'enter-root', 'cgroup-join', 'oom-score-adj']);
+const SETUP_SHELLS = new Set([
+  'mount-setup',
+  'enter-root',
+  'cgroup-join',
+  'oom-score-adj',
+  ...USER_NAMESPACE_SETUP_SHELLS,
+]);
 
 /**
  * Whether a process whose argv is `argv` is still being set up (joining its cgroup, making its
@@ -175,6 +196,8 @@ export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser 
   return [
     'nsenter',
     `--mount=/proc/${pid}/ns/mnt`,
+    // nsenter enters the user namespace after the others, while it may still enter them.
+    ...(o.userNamespace ? [`--user=/proc/${pid}/ns/user`] : []),
     `--root=${root}`,
     `--wd=${root}${o.cwd}`,
     '--',

@@ -1,10 +1,12 @@
 /**
  * What the process runtime says about itself (CRI Version, Status, RuntimeConfig): always ready,
- * one runtime handler (the default, with neither recursive read-only mounts nor user namespaces),
- * and the cgroupfs driver (its cgroups are plain directories it makes, container-cgroups.ts).
+ * one runtime handler (the default: no recursive read-only mounts; user namespaces as root on a
+ * kernel that allows them, user-namespace.ts), and the cgroupfs driver (its cgroups are plain
+ * directories it makes, container-cgroups.ts).
  */
 import { CRI_API_VERSION } from '../cri/services.js';
 import type * as cri from '../cri/types.js';
+import { userNamespacesSupported } from './user-namespace.js';
 
 /** The runtime name reported by Version and used in container IDs ("process://<id>"). */
 export const PROCESS_RUNTIME_NAME = 'process';
@@ -19,8 +21,11 @@ export function processRuntimeVersion(version: string): cri.VersionResponse {
   };
 }
 
+let userNamespaces: boolean | undefined;
+
 /** CRI Status. */
 export function processRuntimeStatus(): cri.StatusResponse {
+  userNamespaces ??= userNamespacesSupported();
   return {
     status: {
       conditions: [
@@ -29,7 +34,7 @@ export function processRuntimeStatus(): cri.StatusResponse {
       ],
     },
     info: {},
-    runtime_handlers: [{ name: '', features: { recursive_read_only_mounts: false, user_namespaces: false } }],
+    runtime_handlers: [{ name: '', features: { recursive_read_only_mounts: false, user_namespaces: userNamespaces } }],
   };
 }
 

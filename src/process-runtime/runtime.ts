@@ -10,6 +10,7 @@
  * output and exit status go through files (container-io.ts) and a restarted daemon adopts them).
  */
 import { messageOf } from '../lib/errors.js';
+import { userNamespaceRange, userNamespacesSupported } from './user-namespace.js';
 import { applyCdiDevices, DEFAULT_CDI_SPEC_DIRS, readCdiSpecs } from './cdi.js';
 import { longTimeout } from '../lib/clock.js';
 import { createHash, randomBytes } from 'node:crypto';
@@ -66,6 +67,20 @@ export interface ProcessRuntimeDeps {
 const newId = () => randomBytes(32).toString('hex');
 
 /** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
+/** Refuses a user namespace the runtime cannot make: one it cannot map, or any without root or kernel support. */
+function checkUserNamespace(options: cri.UserNamespace | null | undefined): void {
+  let range;
+  try {
+    range = userNamespaceRange(options);
+  } catch (err) {
+    throw badRequest(messageOf(err));
+  }
+  if (range && !userNamespacesSupported())
+    throw badRequest(
+      'user namespaces need the process runtime to run as root on a kernel that allows them (user.max_user_namespaces)',
+    );
+}
+
 export class ProcessRuntime implements RuntimeService {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();
@@ -157,6 +172,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');
     // Its one handler is the default (runtime-info.ts); another is refused as containerd refuses one it lacks.
     if (runtimeHandler) throw badRequest(`no runtime for "${runtimeHandler}" is configured`);
+    checkUserNamespace(config.linux?.security_context?.namespace_options?.userns_options);
     const id = newId();
     const dir = join(this.deps.stateDir, 'pods', id);
     await mkdir(dir, { recursive: true });
@@ -228,6 +244,7 @@ export class ProcessRuntime implements RuntimeService {
     if (!s) throw notFound(`failed to get sandbox "${sandboxId}": not found`);
     if (s.state !== 'SANDBOX_READY') throw badRequest(`sandbox "${sandboxId}" is not ready`);
     if (!config?.metadata?.name) throw badRequest('container config metadata is required');
+    checkUserNamespace(config.linux?.security_context?.namespace_options?.userns_options);
     // Containers run from the host's filesystem: there is no image content to mount (a runtime with images does it).
     const imageMount = config.mounts?.find((m) => m.image?.image);
     if (imageMount)

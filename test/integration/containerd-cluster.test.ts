@@ -159,6 +159,32 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'fqdn');
   }, 40_000);
 
+  it("hostUsers: false on containerd 1.6 (no user namespaces) gets no sandbox, with upstream's event, and never runs", async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('userns', node, {
+        hostUsers: false,
+        containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+      }),
+    );
+    const event = await eventOf('userns', 'FailedCreatePodSandBox', () => true);
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message: 'Failed to create pod sandbox: RuntimeClass handler "" does not support user namespaces',
+    });
+    expect(pod('userns')?.status?.phase).toBe('Pending');
+    const uid = pod('userns')?.metadata.uid as string;
+    expect((await cri.runtime.listPodSandbox()).some((s) => s.metadata?.uid === uid)).toBe(false);
+    // No ID range is taken for a pod that cannot have its namespace.
+    expect(existsSync(join(dir, 'root', 'pods', uid, 'userns'))).toBe(false);
+    // Upstream counts each sandbox tried for a user-namespaced pod, and each that failed.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    const tried = Number(/^kubelet_started_user_namespaced_pods_total (\d+)$/m.exec(metrics)?.[1]);
+    expect(tried).toBeGreaterThanOrEqual(1);
+    expect(metrics).toContain(`\nkubelet_started_user_namespaced_pods_errors_total ${tried}\n`);
+    c.api.store.remove('pods', 'default', 'userns', {});
+  }, 30_000);
+
   it('a command that does not exist: a Warning "Failed" event in containerd\'s own words (no method name in front), as upstream\'s', async () => {
     c.api.store.create(
       'pods',

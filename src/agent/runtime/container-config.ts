@@ -36,6 +36,8 @@ export interface ContainerConfigContext extends EnvContext {
   security?: SecurityProfileContext;
   /** The UserNamespacesSupport gate: the node's user namespace named in the namespace options. */
   userNamespacesSupport?: boolean;
+  /** The pod's own user namespace (`hostUsers: false`: its ID mappings, as its sandbox has them). */
+  userNamespace?: cri.UserNamespace;
 }
 
 const DEFAULT_SECURITY: SecurityProfileContext = {
@@ -171,7 +173,7 @@ export function generateContainerConfig(
           seccomp: seccomp.profile,
           ...seLinuxOptions(pod, c),
           ...(apparmor.profile ? { apparmor: apparmor.profile, apparmor_profile: apparmor.name } : {}),
-          namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport),
+          namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport, ctx.userNamespace),
         },
       },
     },

@@ -11,6 +11,7 @@ import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { networkIps, sandboxOf } from './runtime-manager.js';
+import { withUserNamespace } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 
@@ -61,6 +62,8 @@ export async function createSandbox(
     runtimeHandler?(pod: Pod): Promise<string>;
     /** Why the pod's `hostUsers` rules out a sandbox on `handler` (user-namespaces.ts); undefined when it does not. */
     userNamespaceRefusal?(pod: Pod, handler: string): string | undefined;
+    /** A `hostUsers: false` pod's user namespace: its ID range, allocated once its directory exists (userns/). */
+    userNamespace?(pod: Pod): cri.UserNamespace;
     events?: EventSink;
   },
 ): Promise<StepResult> {
@@ -84,7 +87,8 @@ export async function createSandbox(
     if (refusal)
       return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${refusal}`, SYNC_ERROR_BACKOFF_MS);
     await mkdir(d.podDir, { recursive: true });
-    const id = await d.runtime.runPodSandbox(config, handler);
+    const userns = pod.spec.hostUsers === false ? d.userNamespace?.(pod) : undefined;
+    const id = await d.runtime.runPodSandbox(userns ? withUserNamespace(config, userns) : config, handler);
     // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
     // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
     const sandbox = pod.spec.hostNetwork

@@ -5,6 +5,7 @@
 import type { ContainerDevices } from '../devices/device-manager.js';
 import type { ContainerCpusets } from '../cpumanager/views.js';
 import type { Container, Pod } from '../../api/types.js';
+import type * as cri from '../../cri/types.js';
 import type { RuntimeService } from '../../cri/services.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
@@ -92,4 +93,9 @@ export interface ExecutorDeps {
   supportsRecursiveReadOnly?(pod: Pod): boolean;
   /** Why a pod's `hostUsers` rules out its sandbox on `handler` (user-namespaces.ts). */
   userNamespaceRefusal?(pod: Pod, handler: string): string | undefined;
+  /**
+   * A `hostUsers: false` pod's own user namespace (its ID range from the user namespace manager, made on first use);
+   * throws when none can be had.
+   */
+  userNamespace?(pod: Pod): cri.UserNamespace;
 }

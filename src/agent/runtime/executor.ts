@@ -30,7 +30,7 @@ import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sa
 import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
-import { generateSandboxConfig } from './sandbox-config.js';
+import { generateSandboxConfig, withUserNamespace } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
 import { credentialsFor, type AuthConfig, type PullSecret } from '../images/keyring.js';
@@ -160,6 +160,7 @@ export class PodActionExecutor {
         podCgroups: this.deps.podCgroups,
         runtimeHandler: this.deps.runtimeHandler,
         userNamespaceRefusal: this.deps.userNamespaceRefusal,
+        userNamespace: this.deps.userNamespace,
         events: this.deps.events,
       });
       results.push(created);
@@ -365,8 +366,13 @@ export class PodActionExecutor {
     }
     let config: cri.ContainerConfig;
     let cpuset: string | undefined;
+    let sandboxConfig = o.sandboxConfig;
     try {
       if ('err' in log) throw log.err;
+      // The pod's own user namespace, as its sandbox was made with it (upstream asks for the mappings again).
+      const userNamespace =
+        node.userNamespacesSupport && pod.spec.hostUsers === false ? this.deps.userNamespace?.(pod) : undefined;
+      if (userNamespace) sandboxConfig = withUserNamespace(sandboxConfig, userNamespace);
       const envFiles = await readEnvFiles(c, o.volumes);
       const built = generateContainerConfig(pod, c, restartCount, img.imageRef, {
         envFiles,
@@ -383,6 +389,7 @@ export class PodActionExecutor {
         nodeAllocatable: this.deps.nodeAllocatable?.(),
         security: node.security,
         userNamespacesSupport: node.userNamespacesSupport,
+        userNamespace,
       });
       if (!built.ok) return failed('CreateContainerConfigError', built.message, 10_000);
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).
@@ -421,7 +428,7 @@ export class PodActionExecutor {
     const imageMounts = (config.mounts ?? []).filter((m) => m.image).length;
     if (imageMounts) this.deps.imageVolumeCounters?.requested(imageMounts);
     try {
-      id = await this.deps.runtime.createContainer(o.sandboxId, config, o.sandboxConfig);
+      id = await this.deps.runtime.createContainer(o.sandboxId, config, sandboxConfig);
     } catch (err) {
       if (imageMounts) this.deps.imageVolumeCounters?.mounted(imageMounts, false);
       return failed('CreateContainerError', err);

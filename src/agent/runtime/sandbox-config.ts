@@ -17,17 +17,35 @@ export function podLogDir(podLogsDir: string, pod: Pod): string {
 /**
  * The namespaces of the pod's sandbox and containers (upstream namespacesForPod): the node's with
  * hostNetwork / hostPID / hostIPC, one PID namespace for the pod with shareProcessNamespace. With the
- * UserNamespacesSupport gate on, the node's user namespace is asked for explicitly, as upstream's
- * GetOrCreateUserNamespaceMappings does for every pod that does not set `hostUsers: false` (those never get here:
- * the kubelet refuses them before their sandbox, runtime/user-namespaces.ts).
+ * UserNamespacesSupport gate on, the user namespace is named as upstream's
+ * GetOrCreateUserNamespaceMappings names it: the pod's own (`userNamespace`, its ID mappings: a pod
+ * with `hostUsers: false`), else the node's.
  */
-export function podNamespaceOptions(pod: Pod, userNamespacesSupport = false): cri.NamespaceOption {
+export function podNamespaceOptions(
+  pod: Pod,
+  userNamespacesSupport = false,
+  userNamespace?: cri.UserNamespace,
+): cri.NamespaceOption {
   const spec = pod.spec as { hostPID?: boolean; shareProcessNamespace?: boolean };
+  const userns = userNamespace ?? (userNamespacesSupport ? { mode: 'NODE' as const } : undefined);
   return {
     network: pod.spec.hostNetwork ? 'NODE' : 'POD',
     pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
     ipc: pod.spec.hostIPC ? 'NODE' : 'POD',
-    ...(userNamespacesSupport ? { userns_options: { mode: 'NODE' as const } } : {}),
+    ...(userns ? { userns_options: userns } : {}),
+  };
+}
+
+/** `config` with the pod's own user namespace in its namespace options (the sandbox's, made once it is allocated). */
+export function withUserNamespace(config: cri.PodSandboxConfig, userns: cri.UserNamespace): cri.PodSandboxConfig {
+  const linux = config.linux ?? {};
+  const security = linux.security_context ?? {};
+  return {
+    ...config,
+    linux: {
+      ...linux,
+      security_context: { ...security, namespace_options: { ...security.namespace_options, userns_options: userns } },
+    },
   };
 }
 

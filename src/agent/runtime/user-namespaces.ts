@@ -3,9 +3,7 @@
  * manager, GetOrCreateUserNamespaceMappings): a pod that leaves it unset or true runs in the node's
  * user namespace; one that sets it while the UserNamespacesSupport gate is off, or asks for a user
  * namespace of its own (`hostUsers: false`) on a handler whose runtime does not offer them, gets no
- * sandbox, with upstream's error. tskubelet does not yet allocate the ID ranges a user namespace
- * needs, so it refuses `hostUsers: false` on a handler that would support it too, saying so: a pod
- * that asked for isolation never runs without it. Pure.
+ * sandbox, with upstream's error; otherwise it gets its own ID range (userns/). Pure.
  */
 import type { Pod } from '../../api/types.js';
 import type { NodeRuntimeHandler } from './runtime-state.js';
@@ -24,5 +22,5 @@ export function userNamespaceRefusal(
   if (o.handlers.length && !o.handlers.some((h) => h.name === handler)) return `the handler "${handler}" is not known`;
   if (!o.handlers.find((h) => h.name === handler)?.features.userNamespaces)
     return `RuntimeClass handler "${handler}" does not support user namespaces`;
-  return 'user namespaces (hostUsers: false) are not implemented by tskubelet: no ID range is allocated for the pod';
+  return undefined;
 }

@@ -33,9 +33,7 @@ describe('userNamespaceRefusal', () => {
     );
   });
 
-  it('refuses hostUsers: false where the runtime would support it too: the kubelet allocates no ID range yet', () => {
-    expect(userNamespaceRefusal(pod(false), '', { gateEnabled: true, handlers: [handler('', true)] })).toMatch(
-      /not implemented by tskubelet/,
-    );
+  it('lets hostUsers: false through on a handler with user namespaces (its ID range comes from userns/)', () => {
+    expect(userNamespaceRefusal(pod(false), '', { gateEnabled: true, handlers: [handler('', true)] })).toBeUndefined();
   });
 });
