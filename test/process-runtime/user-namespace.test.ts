@@ -39,19 +39,27 @@ describe.runIf(process.getuid?.() === 0)('containers in a user namespace of thei
     linux: { security_context: { namespace_options: { userns_options: userns } } },
   });
 
-  it('runs the main process and execs as root inside, the range’s first ID outside; the handler says so', async () => {
-    expect((await runtime.status()).runtime_handlers?.[0]?.features?.user_namespaces).toBe(true);
-    const userns = range(196608);
-    const sb = sandboxConfig('userns-pod', userns);
+  /**
+   * Runs `script` as a container of pod `uid` in a user namespace mapped onto `hostId` (as `runAsUser` when given);
+   * resolves with its log once it holds `until`, and the container's ID and sandbox's.
+   */
+  async function runInUserNamespace(uid: string, hostId: number, script: string, until_: string, runAsUser?: number) {
+    const userns = range(hostId);
+    const sb = sandboxConfig(uid, userns);
     const sandboxId = await runtime.runPodSandbox(sb);
     const id = await runtime.createContainer(
       sandboxId,
       {
         metadata: { name: 'main', attempt: 0 },
         image: { image: 'busybox' },
-        command: ['sh', '-c', 'echo "uid=$(id -u) pid=$$"; cat /proc/self/uid_map; exec sleep 60'],
+        command: ['sh', '-c', `${script}; exec sleep 60`],
         log_path: 'main.log',
-        linux: { security_context: { namespace_options: { userns_options: userns } } },
+        linux: {
+          security_context: {
+            namespace_options: { userns_options: userns },
+            ...(runAsUser === undefined ? {} : { run_as_user: { value: runAsUser } }),
+          },
+        },
       },
       sb,
     );
@@ -59,14 +67,25 @@ describe.runIf(process.getuid?.() === 0)('containers in a user namespace of thei
     const log = await until(
       () => {
         try {
-          const text = readFileSync(join(dir, 'logs', 'userns-pod', 'main.log'), 'utf8');
-          return text.includes('196608') ? text : undefined;
+          const text = readFileSync(join(dir, 'logs', uid, 'main.log'), 'utf8');
+          return text.includes(until_) ? text : undefined;
         } catch {
           return undefined;
         }
       },
       10_000,
       'the container log',
+    );
+    return { log, id, sandboxId };
+  }
+
+  it('runs the main process and execs as root inside, the range’s first ID outside; the handler says so', async () => {
+    expect((await runtime.status()).runtime_handlers?.[0]?.features?.user_namespaces).toBe(true);
+    const { log, id, sandboxId } = await runInUserNamespace(
+      'userns-pod',
+      196608,
+      'echo "uid=$(id -u) pid=$$"; cat /proc/self/uid_map',
+      '196608',
     );
     expect(log).toContain('uid=0 ');
     expect(log).toMatch(/ 0\s+196608\s+65536\n/);
@@ -81,34 +100,12 @@ describe.runIf(process.getuid?.() === 0)('containers in a user namespace of thei
   });
 
   it('gives another runAsUser no capabilities in the namespace', async () => {
-    const userns = range(262144);
-    const sb = sandboxConfig('userns-user', userns);
-    const sandboxId = await runtime.runPodSandbox(sb);
-    const id = await runtime.createContainer(
-      sandboxId,
-      {
-        metadata: { name: 'main', attempt: 0 },
-        image: { image: 'busybox' },
-        command: ['sh', '-c', 'id -u; grep -E "^Cap(Eff|Prm|Amb)" /proc/self/status; exec sleep 60'],
-        log_path: 'main.log',
-        linux: {
-          security_context: { namespace_options: { userns_options: userns }, run_as_user: { value: 1000 } },
-        },
-      },
-      sb,
-    );
-    await runtime.startContainer(id);
-    const log = await until(
-      () => {
-        try {
-          const text = readFileSync(join(dir, 'logs', 'userns-user', 'main.log'), 'utf8');
-          return text.includes('CapAmb') ? text : undefined;
-        } catch {
-          return undefined;
-        }
-      },
-      10_000,
-      'the container log',
+    const { log, id, sandboxId } = await runInUserNamespace(
+      'userns-user',
+      262144,
+      'id -u; grep -E "^Cap(Eff|Prm|Amb)" /proc/self/status',
+      'CapAmb',
+      1000,
     );
     expect(log).toContain(' 1000\n');
     for (const cap of ['CapPrm', 'CapEff', 'CapAmb']) expect(log).toMatch(new RegExp(`${cap}:\\s+0+\\n`));
