@@ -7,7 +7,7 @@ import type { Clock } from '../lib/clock.js';
 import { imageVolumesOf } from './volume/reconcile.js';
 import type { Logger } from '../lib/logger.js';
 import { ImageGc } from './gc/image-gc.js';
-import { GarbageCollector, type GarbageCollectorDeps } from './gc/garbage-collector.js';
+import { GarbageCollector } from './gc/garbage-collector.js';
 import { ContainerLogManager } from './runtime/logs/log-rotation.js';
 import type { PodCgroupNaming } from './gc/pod-cgroups.js';
 import type { RuntimeManager } from './runtime/runtime-manager.js';
@@ -29,8 +29,6 @@ export function composeGc(
     metrics: KubeletMetrics;
     /** The image manager's pull records: the image GC prunes those of images gone. */
     pullRecords?: PullRecords;
-    /** The pods' user namespace ranges, released with the pods. */
-    userNamespaces?: GarbageCollectorDeps['userNamespaces'];
     isActive(uid: string): boolean;
     /** The pods the kubelet runs (their image volumes' images are in use). */
     pods(): Pod[];
@@ -66,7 +64,6 @@ export function composeGc(
     cgroupNaming: o.cgroupNaming,
     isActive: o.isActive,
     removePodDir: (uid) => o.volumes.removePodDir(uid),
-    userNamespaces: o.userNamespaces,
     orphanSweep: (orphans, failed) => {
       o.metrics.orphanPodCleanedVolumes.set(undefined, orphans);
       o.metrics.orphanPodCleanedVolumesErrors.set(undefined, failed);

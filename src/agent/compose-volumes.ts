@@ -41,6 +41,8 @@ export function composeVolumes(
     metrics: KubeletMetrics;
     /** The DRA manager's handler for `DRAPlugin` registrations (dra/dra-manager.ts). */
     draHandler?: PluginHandler;
+    /** Told when a pod's directory is gone (its volumes torn down). */
+    onPodRemoved?(uid: string): void;
   },
 ): {
   volumes: VolumeManager;
@@ -77,7 +79,10 @@ export function composeVolumes(
     plugins: volumePlugins(
       new CsiVolumes({ drivers, rootDir: cfg.rootDir, nodeName: cfg.nodeName, logger, events: o.events }),
     ),
-    onPodRemoved: (uid) => tokens?.forgetPod(uid),
+    onPodRemoved: (uid) => {
+      tokens?.forgetPod(uid);
+      o.onPodRemoved?.(uid);
+    },
     observe: (v) =>
       o.metrics.storageOperationDuration.observe(
         {

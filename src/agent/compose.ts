@@ -194,15 +194,25 @@ export function composeAgent(
     logger,
   });
   registerDraClaimsInUse(metrics, dra);
+  // The pods' user namespace ranges, released as their directories go (with their volumes).
+  const userNamespaces = composeUserNamespaces(cfg, logger);
   const {
     volumes,
     volumeStats,
     objects,
     start: startVolumes,
-  } = composeVolumes(cfg, { api, logger, clock, events, nodeAllocatable, metrics, draHandler: dra.handler });
+  } = composeVolumes(cfg, {
+    api,
+    logger,
+    clock,
+    events,
+    nodeAllocatable,
+    metrics,
+    draHandler: dra.handler,
+    onPodRemoved: (uid) => userNamespaces?.release(uid),
+  });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState, cfg.userNamespacesSupport);
-  const userNamespaces = composeUserNamespaces(cfg, logger);
   const hookCounters = metrics.hookCounters;
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
@@ -357,6 +367,7 @@ export function composeAgent(
         statusManager,
         mirrors,
         volumes,
+        userNamespaces,
         onOrphanedRuntimePod: () => metrics.orphanedRuntimePods.inc(),
         activePods: () => theSyncLoop.get().activePods(),
         onRestartedPod: podCounts.restarted,
@@ -394,7 +405,6 @@ export function composeAgent(
     cgroupNaming,
     metrics,
     pullRecords: images.pullRecords,
-    userNamespaces,
     isActive,
     pods: () => podManager.getPods(),
     clock,

@@ -382,8 +382,23 @@ describe('pod-level rules', () => {
         1,
       );
       expect(metrics).toContain('\nkubelet_started_user_namespaced_pods_errors_total 0\n');
+      // Housekeeping releases the range with the pod: the next such pod gets it again.
+      c.api.store.remove('pods', 'default', 'userns', {});
+      await until(() => !existsSync(join(dir, 'root', 'pods', uid)), 30_000, "the pod's directory removed");
+      c.api.store.create(
+        'pods',
+        boundPod('userns-again', node, {
+          hostUsers: false,
+          containers: [{ name: 'main', image: 'busybox', command: ['sleep', '3600'] }],
+        }),
+      );
+      await until(() => cs('userns-again')?.state?.running, 20_000, 'userns-again running');
+      const again = pod('userns-again')!.metadata.uid as string;
+      expect(JSON.parse(readFileSync(join(dir, 'root', 'pods', again, 'userns'), 'utf8')).uidMappings[0].hostId).toBe(
+        hostId,
+      );
     },
-    30_000,
+    60_000,
   );
 });
 

@@ -54,8 +54,6 @@ export interface GarbageCollectorDeps {
    * kubelet_orphan_pod_cleaned_volumes / _errors).
    */
   orphanSweep?(orphans: number, failed: number): void;
-  /** The pods' user namespace ranges: those of pods neither wanted nor in the runtime are released. */
-  userNamespaces?: { cleanupOrphans(known: (podUid: string) => boolean): void };
 }
 
 /** The pod UID of a log dir name <namespace>_<name>_<uid>. */
@@ -113,11 +111,6 @@ export class GarbageCollector {
       if (uid && !keep(uid)) await rm(join(this.deps.podLogsDir, name), { recursive: true, force: true });
     }
     await this.removeOrphanedPodDirs(keep);
-    try {
-      this.deps.userNamespaces?.cleanupOrphans(keep);
-    } catch (err) {
-      this.deps.logger.warn({ err: messageOf(err) }, 'Failed to clean up orphaned pod user namespace allocations');
-    }
     const linksDir = this.deps.containerLogsDir;
     if (linksDir) {
       const alive = (id: string) =>

@@ -8,7 +8,8 @@
  * by an
  * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
  * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
- * nor in the runtime (orphaned pod directories, also those left before a restart).
+ * nor in the runtime (orphaned pod directories, also those left before a restart), and release
+ * their user namespace ranges.
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
@@ -36,6 +37,8 @@ export interface HousekeepingDeps {
   statusManager?: { uids(): string[]; remove(uid: string): void };
   mirrors?: { deleteOrphans(keep: (fullName: string) => boolean): Promise<void> };
   volumes?: { cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> };
+  /** The pods' user namespace ranges (userns/). */
+  userNamespaces?: { cleanupOrphans(isKnown: (uid: string) => boolean): void };
   /** A pod found in the runtime that no worker knows (kubelet_orphaned_runtime_pods_total). */
   onOrphanedRuntimePod?(): void;
   /**
@@ -89,5 +92,11 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   d.backoff.gc(d.clock.now());
   // 5.
   const inRuntime = new Set(runtimePods.map((p) => p.uid));
-  await d.volumes?.cleanupOrphans((uid) => !!d.podManager.getPodByUid(uid) || known.has(uid) || inRuntime.has(uid));
+  const isKnown = (uid: string) => !!d.podManager.getPodByUid(uid) || known.has(uid) || inRuntime.has(uid);
+  await d.volumes?.cleanupOrphans(isKnown);
+  try {
+    d.userNamespaces?.cleanupOrphans(isKnown);
+  } catch (err) {
+    d.logger.warn({ err: (err as Error).message }, 'Failed to clean up orphaned pod user namespace allocations');
+  }
 }
