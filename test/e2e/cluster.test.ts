@@ -129,9 +129,9 @@ describe('node', () => {
       { type: 'Hostname', address: node },
     ]);
     expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
-    // The embedded runtime's one handler, from its CRI Status.
+    // The embedded runtime's one handler, from its CRI Status: user namespaces as root (process-runtime/user-namespace.ts).
     expect(n.status.runtimeHandlers).toEqual([
-      { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+      { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: process.getuid?.() === 0 } },
     ]);
     // NodeDeclaredFeatures: what a Go kubelet v1.36.2 declares with the default gates.
     expect(n.status.declaredFeatures).toEqual([
