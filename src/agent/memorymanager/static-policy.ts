@@ -155,7 +155,9 @@ export const isHintInGroup = (hint: readonly number[], group: readonly number[])
 export function violatesNumaAllocations(state: MachineState, mask: readonly number[]): boolean {
   if (mask.length === 1) return false;
   return mask.some((id) => {
-    const node = state.get(id)!;
+    // A node the machine state lacks (no memory of its own) cannot take part in an allocation.
+    const node = state.get(id);
+    if (!node) return true;
     if (node.numberOfAssignments === 0) return false;
     return (node.cells?.length ?? 0) === 1 || !sortedEqual(node.cells ?? [], mask);
   });

@@ -14,7 +14,8 @@ import type { Container, Pod } from '../../../src/api/types.js';
 import { decodeMemoryCheckpoint } from '../../../src/agent/memorymanager/checkpoint.js';
 import { MemoryManager, type MemoryManagerConfig } from '../../../src/agent/memorymanager/memory-manager.js';
 import type { NumaNodeMemory } from '../../../src/agent/memorymanager/memory-topology.js';
-import { podMemoryRequest } from '../../../src/agent/memorymanager/static-policy.js';
+import { podMemoryRequest, violatesNumaAllocations } from '../../../src/agent/memorymanager/static-policy.js';
+import { defaultMachineState } from '../../../src/agent/memorymanager/machine-state.js';
 import { admitWithTopology, TOPOLOGY_AFFINITY_ERROR } from '../../../src/agent/topologymanager/topology-admission.js';
 
 const Mi = 2 ** 20;
@@ -182,6 +183,12 @@ describe('memory manager, Static policy', () => {
       '[memorymanager] the expected machine state is different from the real one',
     );
     expect(() => manager({ stateFile, policy: 'None' })).toThrow(/differs from state checkpoint policy "Static"/);
+  });
+
+  it('never places memory on a NUMA node its state does not have (a hint from the CPUs alone)', () => {
+    const state = defaultMachineState(twoNodes, reserved);
+    expect(violatesNumaAllocations(state, [0, 1])).toBe(false);
+    expect(violatesNumaAllocations(state, [0, 5])).toBe(true);
   });
 
   it('with None keeps only its state file', () => {
