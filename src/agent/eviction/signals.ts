@@ -51,6 +51,12 @@ export interface Observation {
 export const conditionOf = (s: Signal): PressureCondition => SIGNALS[s].condition;
 export const resourceOf = (s: Signal): Resource => SIGNALS[s].resource;
 
+/** A percentage as upstream's ParsePercentage holds it: a float32 fraction (10 % is 0.100000001…). */
+const percentFraction = (percent: number): number => Math.fround(Math.fround(percent) / 100);
+
+/** `fraction` of `capacity`, truncated to a whole number as upstream's GetThresholdQuantity. */
+const fractionOf = (fraction: number, capacity: number): number => Math.trunc(capacity * fraction);
+
 /**
  * A threshold's value in bytes against `capacity` (upstream GetThresholdQuantity): a quantity, or a
  * percentage of the capacity as upstream holds it, a float32 fraction, truncated to whole bytes.
@@ -61,7 +67,7 @@ export function thresholdBytes(value: string | undefined, capacity: number): num
   if (!v) return 0;
   if (!v.endsWith('%')) return bytes(v) ?? 0;
   const percent = Number(v.slice(0, -1));
-  return Number.isFinite(percent) ? Math.trunc(capacity * Math.fround(Math.fround(percent) / 100)) : 0;
+  return Number.isFinite(percent) ? fractionOf(percentFraction(percent), capacity) : 0;
 }
 
 /**
@@ -77,7 +83,7 @@ export function parseThresholds(m: Record<string, string>, field = 'evictionHard
       const pct = Number(v.slice(0, -1));
       if (!Number.isFinite(pct) || pct < 0 || pct > 100)
         throw new Error(`${field}: invalid percentage ${JSON.stringify(raw)} for ${signal}`);
-      if (pct > 0) out.push({ signal: signal as Signal, fraction: pct / 100, raw: v });
+      if (pct > 0) out.push({ signal: signal as Signal, fraction: percentFraction(pct), raw: v });
       continue;
     }
     const q = parseQuantity(v);
@@ -110,7 +116,7 @@ export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Sign
 
 /** The threshold's value against a capacity. */
 export function thresholdValue(t: Threshold, capacity: number): number {
-  return t.quantity ?? Math.round((t.fraction ?? 0) * capacity);
+  return t.quantity ?? fractionOf(t.fraction ?? 0, capacity);
 }
 
 /**
@@ -127,7 +133,7 @@ export function thresholdsMet(
     if (o === undefined) return false;
     const reclaim =
       stillMet.includes(t) && t.minReclaim
-        ? (t.minReclaim.quantity ?? Math.round((t.minReclaim.fraction ?? 0) * o.capacity))
+        ? (t.minReclaim.quantity ?? fractionOf(t.minReclaim.fraction ?? 0, o.capacity))
         : 0;
     return o.available < thresholdValue(t, o.capacity) + reclaim;
   });

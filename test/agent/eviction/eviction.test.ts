@@ -4,6 +4,7 @@ import type { Pod } from '../../../src/api/types.js';
 import {
   observe,
   parseThresholds,
+  thresholdValue,
   pressureConditions,
   thresholdsMet,
   type PressureCondition,
@@ -81,8 +82,11 @@ describe('thresholds and signals', () => {
       }),
     ).toEqual([
       { signal: 'memory.available', quantity: 100 * Mi, raw: '100Mi' },
-      { signal: 'nodefs.available', fraction: 0.1, raw: '10%' },
+      // As upstream's ParsePercentage holds it: a float32.
+      { signal: 'nodefs.available', fraction: 0.10000000149011612, raw: '10%' },
     ]);
+    // Of 100 GiB, 10 % is upstream's truncated float32 product, 160 bytes more than a tenth.
+    expect(thresholdValue(parseThresholds({ 'nodefs.available': '10%' })[0], 100 * 2 ** 30)).toBe(10737418400);
     expect(() => parseThresholds({ 'memory.free': '1Gi' })).toThrow(/unknown signal "memory.free"/);
     expect(() => parseThresholds({ 'memory.available': '120%' })).toThrow(/invalid percentage/);
     expect(() => parseThresholds({ 'memory.available': 'lots' })).toThrow(/invalid quantity/);
