@@ -94,7 +94,7 @@ export function composeAdmission(
     nodeShutdown?: { admit(): AdmitResult | undefined };
     node: () => AdmissionNode;
     /**
-     * The topology manager's allocation of the pod's devices and exclusive CPUs (compose-cpus.ts):
+     * The topology manager's allocation of the pod's devices and exclusive CPUs (compose-resource-managers.ts):
      * its refusal, or undefined, or a promise of either while device plugins answer; asked before
      * the predicates, as upstream's allocate-resources admit handler.
      */

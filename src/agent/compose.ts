@@ -34,7 +34,7 @@ import {
   type EmbeddedRuntime,
 } from './compose-runtime.js';
 import { composeGc } from './compose-gc.js';
-import { composeCpuManager } from './compose-cpus.js';
+import { composeResourceManagers } from './compose-resource-managers.js';
 import { composeStatusSync, startClusterMembership } from './compose-cluster.js';
 import { composeHost, createStatsCollector, timedSyncer, trackPodStartDuration } from './compose-observability.js';
 import { PodConfig } from './podconfig/pod-config.js';
@@ -168,7 +168,7 @@ export function composeAgent(
       for (const uid of devices.podsWithDevices()) workQueue.enqueue(uid, clock.now());
     },
   });
-  const cpus = composeCpuManager(cfg, {
+  const resourceManagers = composeResourceManagers(cfg, {
     runtime: runtime.runtime,
     devices,
     activePods: () => theSyncLoop.get().activePods(),
@@ -176,8 +176,8 @@ export function composeAgent(
     clock,
     logger,
   });
-  registerCpuManagerMetrics(metrics, cpus.podCpus, cpus.topologyAdmissionDuration);
-  registerMemoryManagerMetrics(metrics, cpus.podMemory);
+  registerCpuManagerMetrics(metrics, resourceManagers.podCpus, resourceManagers.topologyAdmissionDuration);
+  registerMemoryManagerMetrics(metrics, resourceManagers.podMemory);
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
@@ -232,8 +232,8 @@ export function composeAgent(
     podCgroups,
     nodeCredentials,
     userNamespace: userNamespaces && ((pod) => podUserNamespaceOptions(userNamespaces.mappingsFor(pod.metadata.uid!))),
-    cpusets: cpus.cpusets,
-    cpusetMems: cpus.podMemory.cpusetMems,
+    cpusets: resourceManagers.cpusets,
+    cpusetMems: resourceManagers.podMemory.cpusetMems,
     devices,
     dra,
   });
@@ -338,7 +338,7 @@ export function composeAgent(
     eviction: () => theEviction.get(),
     nodeShutdown,
     node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
-    allocateResources: cpus.admit,
+    allocateResources: resourceManagers.admit,
     workers,
     syncer,
     events,
@@ -453,8 +453,8 @@ export function composeAgent(
   return {
     host,
     metrics,
-    cpus: cpus.podCpus,
-    memory: cpus.podMemory,
+    cpus: resourceManagers.podCpus,
+    memory: resourceManagers.podMemory,
     devices,
     dra,
     internals: {
@@ -501,7 +501,7 @@ export function composeAgent(
         .catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'device plugin registration not served'));
       const connected = await connectRuntime(runtime, cfg.containerRuntimeEndpoint, logger);
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
-      cpus.start(abort.signal, machine);
+      resourceManagers.start(abort.signal, machine);
       runtimeName = connected.name;
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });

@@ -29,7 +29,7 @@ import type { PodResourcesMethod } from '../agent/metrics/pod-resources-metrics.
 export const POD_RESOURCES_QPS = 100;
 export const POD_RESOURCES_BURST = 10;
 
-/** The CPU manager's view (agent compose-cpus.ts PodCpus). */
+/** The CPU manager's view (agent compose-resource-managers.ts PodCpus). */
 interface Cpus {
   allocatableCpus(): readonly number[];
   exclusiveCpus(podUid: string, name: string): readonly number[];

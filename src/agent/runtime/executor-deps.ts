@@ -74,7 +74,7 @@ export interface ExecutorDeps {
   logger?: Logger;
   /** The node's image credentials (credential provider plugins), tried after the pod's pull secrets. */
   nodeCredentials?(image: string, pod?: Pod): Promise<AuthConfig[]>;
-  /** The CPU manager's cpuset for each container created (compose-cpus.ts; absent or undefined: none). */
+  /** The CPU manager's cpuset for each container created (compose-resource-managers.ts; absent or undefined: none). */
   cpusets?: ContainerCpusets;
   /** The memory manager's NUMA nodes of a container's memory, as cpuset.mems (`0,1`; undefined: none). */
   cpusetMems?(podUid: string, name: string): string | undefined;

@@ -1,5 +1,5 @@
 /**
- * The memory manager as the agent wires it (compose-cpus.ts): made after the CPU manager from the
+ * The memory manager as the agent wires it (compose-resource-managers.ts): made after the CPU manager from the
  * configuration and the NUMA nodes in sysfs, its start refused with upstream's messages (an unknown
  * policy, reservations that do not match Node Allocatable, a state file of another policy), and at
  * admission a Guaranteed pod's memory pinned, its container's cpuset.mems given to the runtime.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeCpuManager } from '../../../src/agent/compose-cpus.js';
+import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 
@@ -40,7 +40,7 @@ const cfg = (memoryManager: AgentConfig['memoryManager']) => {
   } as unknown as AgentConfig;
 };
 const wire = (c: AgentConfig) =>
-  composeCpuManager(c, {
+  composeResourceManagers(c, {
     runtime: {} as RuntimeService,
     activePods: () => [],
     sourcesSeen: () => true,

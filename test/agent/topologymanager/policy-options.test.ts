@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeCpuManager } from '../../../src/agent/compose-cpus.js';
+import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
 import { mergeHints, type TopologyHint } from '../../../src/agent/topologymanager/hint-merge.js';
 import { averageDistance, readNumaDistances } from '../../../src/agent/topologymanager/numa-distances.js';
 import { topologyPolicyOptions } from '../../../src/agent/topologymanager/policy-options.js';
@@ -88,7 +88,7 @@ describe('topology manager policy options', () => {
 
   it('stop the start as upstream when an option is wrong, before the CPU manager is made', () => {
     const start = (options: Record<string, string>) =>
-      composeCpuManager(
+      composeResourceManagers(
         {
           rootDir: dir,
           node: { kubeReserved: {}, systemReserved: {} },

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeCpuManager } from '../../../src/agent/compose-cpus.js';
+import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
 import { cpusPerCore, readCpuTopology } from '../../../src/agent/cpumanager/topology.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -26,7 +26,7 @@ const cfg = (policy: 'none' | 'static') =>
     cpuManager: { policy, reconcilePeriodMs: 60_000, reservedCpus: '' },
   }) as unknown as AgentConfig;
 const wire = (policy: 'none' | 'static', c: AgentConfig = cfg(policy)) =>
-  composeCpuManager(c, {
+  composeResourceManagers(c, {
     runtime: {} as RuntimeService,
     activePods: () => [],
     sourcesSeen: () => true,
@@ -47,7 +47,7 @@ const guaranteed = (n: number): Pod =>
     },
   }) as Pod;
 
-describe('composeCpuManager', () => {
+describe('composeResourceManagers', () => {
   it("refuses a pod whose CPUs cannot be allocated: UnexpectedAdmissionError, upstream's message", () => {
     const abort = new AbortController();
     const m = wire('static');

@@ -93,7 +93,7 @@ function startMemoryManager(
 /** Upstream's buckets for the topology manager's admission time: ExponentialBuckets(.05, 2, 15), in ms. */
 const TOPOLOGY_ADMISSION_BUCKETS_MS = Array.from({ length: 15 }, (_, i) => 0.05 * 2 ** i);
 
-export function composeCpuManager(
+export function composeResourceManagers(
   cfg: AgentConfig,
   d: {
     runtime: RuntimeService;
