@@ -26,7 +26,10 @@ export interface ProcessUser {
   uid?: number;
   gid?: number;
   groups?: number[];
-  /** The container's own user namespace (user-namespace.ts): its IDs, and whether to make it (its main process) or enter it (`pid`: an exec). */
+  /**
+   * The container's own user namespace (user-namespace.ts): its IDs to make it with (its main
+   * process), or the process whose namespace to enter (`pid`: an exec).
+   */
   userNamespace?: { range: UserNamespaceRange } | { pid: number };
 }
 

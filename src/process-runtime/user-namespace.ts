@@ -62,7 +62,8 @@ const SCRIPT = [
   'host=$1 len=$2; shift 2',
   '( while [ /proc/$$/ns/user -ef /proc/self/ns/user ]; do sleep 0.002; done',
   '  echo "0 $host $len" > /proc/$$/uid_map && echo "0 $host $len" > /proc/$$/gid_map ) &',
-  'exec unshare --user --keep-caps -- /bin/sh -c \'until read -r m < /proc/self/uid_map; do sleep 0.002; done; exec "$@"\' userns-wait "$@"',
+  "exec unshare --user --keep-caps -- /bin/sh -c 'until read -r m < /proc/self/uid_map; do sleep 0.002; done;" +
+    ' exec "$@"\' userns-wait "$@"',
 ].join('\n');
 
 /** argv prefix that runs what follows in a new user namespace mapped onto `range`. Pure. */

@@ -77,7 +77,11 @@ function spewCheckpoint(c: RawCheckpoint): string {
       : nil;
   const node = (n: RawNode | null) =>
     n
-      ? `<*>{NumberOfAssignments:(int)${n.numberOfAssignments} MemoryMap:(map[v1.ResourceName]*state.MemoryTable)${memoryMap(n.memoryMap)} Cells:${typed('[]int', lastIsNil(n.memoryMap, byString))}${ints(n.cells)}}`
+      ? `<*>{${[
+          `NumberOfAssignments:(int)${n.numberOfAssignments}`,
+          `MemoryMap:(map[v1.ResourceName]*state.MemoryTable)${memoryMap(n.memoryMap)}`,
+          `Cells:${typed('[]int', lastIsNil(n.memoryMap, byString))}${ints(n.cells)}`,
+        ].join(' ')}}`
       : nil;
   const machine = c.machineState
     ? `map[${[...c.machineState.keys()]
@@ -104,7 +108,12 @@ function spewCheckpoint(c: RawCheckpoint): string {
         .map((pod) => `${pod}:${containers(c.entries!.get(pod)!)}`)
         .join(' ')}]`
     : nil;
-  return `(*state.MemoryManagerCheckpoint){PolicyName:(string)${c.policyName} MachineState:(state.NUMANodeMap)${machine} Entries:${entriesType}${entries} Checksum:(checksum.Checksum)0}`;
+  return `(*state.MemoryManagerCheckpoint){${[
+    `PolicyName:(string)${c.policyName}`,
+    `MachineState:(state.NUMANodeMap)${machine}`,
+    `Entries:${entriesType}${entries}`,
+    'Checksum:(checksum.Checksum)0',
+  ].join(' ')}}`;
 }
 
 const checksumOf = (c: RawCheckpoint) => fnv32a(Buffer.from(spewCheckpoint(c), 'utf8'));
@@ -124,12 +133,14 @@ function marshal(c: RawCheckpoint): string {
   const table = (t: RawTable | null) => (t ? `{${TABLE_FIELDS.map((f) => `"${f}":${t[f]}`).join(',')}}` : 'null');
   const node = (n: RawNode | null) =>
     n
-      ? `{"numberOfAssignments":${n.numberOfAssignments},"memoryMap":${object(n.memoryMap, table)},"cells":${ints(n.cells)}}`
+      ? `{"numberOfAssignments":${n.numberOfAssignments},` +
+        `"memoryMap":${object(n.memoryMap, table)},"cells":${ints(n.cells)}}`
       : 'null';
   const block = (b: RawBlock) => `{"numaAffinity":${ints(b.numaAffinity)},"type":${text(b.type)},"size":${b.size}}`;
   const blocks = (bs: RawBlock[] | null) => (bs ? `[${bs.map(block).join(',')}]` : 'null');
   const entries = c.entries?.size ? `,"entries":${object(c.entries, (m) => object(m, blocks))}` : '';
-  return `{"policyName":${text(c.policyName)},"machineState":${object(c.machineState, node)}${entries},"checksum":${c.checksum}}`;
+  const machineState = object(c.machineState, node);
+  return `{"policyName":${text(c.policyName)},"machineState":${machineState}${entries},"checksum":${c.checksum}}`;
 }
 
 const rawOf = (c: MemoryManagerCheckpoint): RawCheckpoint => ({
@@ -308,12 +319,14 @@ export function restoreMemoryManagerState(path: string, policyName: string = 'No
     const checkpoint = decodeMemoryCheckpoint(text);
     if (checkpoint.policyName !== policyName)
       throw new Error(
-        `[memorymanager] configured policy ${JSON.stringify(policyName)} differs from state checkpoint policy ${JSON.stringify(checkpoint.policyName)}`,
+        `[memorymanager] configured policy ${JSON.stringify(policyName)} ` +
+          `differs from state checkpoint policy ${JSON.stringify(checkpoint.policyName)}`,
       );
     return checkpoint;
   } catch (err) {
     throw new Error(
-      `could not restore state from checkpoint: ${(err as Error).message}, please drain this node and delete the memory manager checkpoint file ${JSON.stringify(path)} before restarting Kubelet`,
+      `could not restore state from checkpoint: ${(err as Error).message}, please drain this node ` +
+        `and delete the memory manager checkpoint file ${JSON.stringify(path)} before restarting Kubelet`,
       { cause: err },
     );
   }

@@ -138,7 +138,10 @@ const sameGroup = (a: readonly number[] | null, b: readonly number[] | null) => 
   return x.length === y.length && x.every((n, i) => n === y[i]);
 };
 
-/** Upstream areMachineStatesEqual: the same nodes, assignments, groups and tables, free and reserved summed per group. */
+/**
+ * Upstream areMachineStatesEqual: the same nodes, assignments, groups and tables, free and
+ * reserved summed per group.
+ */
 function machineStatesEqual(a: MachineState, b: MachineState): boolean {
   if (a.size !== b.size) return false;
   for (const [id, nodeA] of a) {
@@ -183,14 +186,16 @@ export function validateMachineState(
           const node = expected.get(id);
           if (!node)
             throw new Error(
-              `[memorymanager] (pod: ${pod}, container: ${container}) the memory assignment uses the NUMA that does not exist`,
+              `[memorymanager] (pod: ${pod}, container: ${container}) ` +
+                'the memory assignment uses the NUMA that does not exist',
             );
           node.numberOfAssignments++;
           node.cells = block.numaAffinity;
           const table = node.memoryMap.get(block.type);
           if (!table)
             throw new Error(
-              `[memorymanager] (pod: ${pod}, container: ${container}) the memory assignment uses memory resource that does not exist`,
+              `[memorymanager] (pod: ${pod}, container: ${container}) ` +
+                'the memory assignment uses memory resource that does not exist',
             );
           if (left === 0 || table.free <= 0) continue;
           const taken = Math.min(table.free, left);

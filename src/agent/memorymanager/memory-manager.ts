@@ -100,7 +100,7 @@ function hintsOfBlocks(request: MemoryRequest, blocks: readonly MemoryBlock[]): 
 export class MemoryManager {
   private machineState: MachineState = new Map();
   private assignments: MemoryAssignments = new Map();
-  /** Pod UID → NUMA node set → memory type → bytes its regular init containers hold that later containers reuse. */
+  /** Pod UID → NUMA node set → memory type → the bytes its regular init containers hold for later containers. */
   private readonly reusable = new Map<string, Map<string, Map<string, number>>>();
   /** Pods seen active since the start: only theirs are released before every pod source has delivered its pods. */
   private readonly seen = new Set<string>();

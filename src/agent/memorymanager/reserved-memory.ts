@@ -29,7 +29,8 @@ export function reservedMemoryErrors(reservations: readonly MemoryReservation[])
     for (const [name, quantity] of Object.entries(limits ?? {})) {
       if (!supported(name))
         errors.push(
-          `invalid configuration: the limit type "${name}" for NUMA node ${numaNode} is not supported, only [memory hugepages-<HugePageSize>] is accepted`,
+          `invalid configuration: the limit type "${name}" for NUMA node ${numaNode} is not supported, ` +
+            'only [memory hugepages-<HugePageSize>] is accepted',
         );
       if (parseQuantity(quantity) === 0)
         errors.push(
@@ -37,7 +38,8 @@ export function reservedMemoryErrors(reservations: readonly MemoryReservation[])
         );
       if (types.has(name))
         errors.push(
-          `invalid configuration: the reserved memory has a duplicate value for NUMA node ${numaNode} and resource "${name}"`,
+          'invalid configuration: the reserved memory has a duplicate value ' +
+            `for NUMA node ${numaNode} and resource "${name}"`,
         );
       types.add(name);
     }
@@ -55,7 +57,8 @@ export function parseReservedMemoryFlag(value: string): MemoryReservation[] {
     const parts = reservation.split(':');
     if (parts.length !== 2)
       throw new Error(
-        `the reserved memory has incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got ${reservation}`,
+        'the reserved memory has incorrect format, ' +
+          `expected numaNodeID:type=quantity[,type=quantity...], got ${reservation}`,
       );
     if (!/^[+-]?\d+$/.test(parts[0]))
       throw new Error(`failed to convert the NUMA node ID, exptected integer, got ${parts[0]}`);
@@ -143,7 +146,8 @@ export function systemReservedMemory(
     const expected = kept.get(type) ?? { value: 0, format: 'DecimalSI' };
     if (reserved.value !== expected.value)
       throw new Error(
-        `the total amount "${text(reserved)}" of type "${type}" is not equal to the value "${text(expected)}" determined by Node Allocatable feature`,
+        `the total amount "${text(reserved)}" of type "${type}" ` +
+          `is not equal to the value "${text(expected)}" determined by Node Allocatable feature`,
       );
   }
   const out = new Map<number, Map<string, number>>(nodes.map((n) => [n.id, new Map()]));

@@ -138,7 +138,10 @@ export class UserNamespaceManager {
     }
   }
 
-  /** Records the ranges of the pods already on disk (a restart); throws upstream's message for a file that does not fit. */
+  /**
+   * Records the ranges of the pods already on disk (a restart); throws upstream's message for a
+   * file that does not fit.
+   */
   start(): void {
     for (const uid of this.podsOnDisk()) {
       try {
