@@ -179,6 +179,7 @@ export function composeResourceManagers(
             reservedMilli: reserved(cfg.node.kubeReserved) + reserved(cfg.node.systemReserved),
             options: c.options,
             optionGates: c.optionGates,
+            topologyPolicy: t.policy,
             logger: d.logger,
           });
         } catch (err) {

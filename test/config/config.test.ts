@@ -652,13 +652,19 @@ describe('loadConfig', () => {
     // The static policy's options: those implemented are read; the others are accepted with a warning.
     const opts = await loadConfig(
       parseFlags([
-        '--cpu-manager-policy-options=full-pcpus-only=true,prefer-align-cpus-by-uncorecache=true,align-by-socket=false',
+        '--cpu-manager-policy-options=full-pcpus-only=true,prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-cores=false',
         '--kubeconfig=/k',
       ]),
     );
     expect([opts.kc.cpuManagerPolicyOptions, opts.warnings]).toEqual([
-      { 'full-pcpus-only': 'true', 'prefer-align-cpus-by-uncorecache': 'true', 'align-by-socket': 'false' },
-      ['CPU manager policy option "align-by-socket" is accepted but not implemented yet; it has no effect'],
+      {
+        'full-pcpus-only': 'true',
+        'prefer-align-cpus-by-uncorecache': 'true',
+        'distribute-cpus-across-cores': 'false',
+      },
+      [
+        'CPU manager policy option "distribute-cpus-across-cores" is accepted but not implemented yet; it has no effect',
+      ],
     ]);
     // The topology manager's policy and scope: read, with upstream's checks.
     const topo = await loadConfig(

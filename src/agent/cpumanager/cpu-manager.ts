@@ -24,7 +24,12 @@ import { cpuTopologyHints } from './topology-hints.js';
 import type { TopologyHint } from '../topologymanager/hint-merge.js';
 import { difference, formatCpuSet, union, type CpuSet } from '../../lib/cpuset.js';
 import { cpusPerCore, topologyCpus, type CpuTopology } from './topology.js';
-import { goMap, parseStaticPolicyOptions, type StaticPolicyOptions } from './policy-options.js';
+import {
+  goMap,
+  parseStaticPolicyOptions,
+  validateStaticPolicyOptions,
+  type StaticPolicyOptions,
+} from './policy-options.js';
 import type { CpuManagerCounts, RunningContainer } from './views.js';
 import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
 import { validateStaticState } from './validate-state.js';
@@ -40,6 +45,8 @@ export interface CpuManagerConfig {
   /** cpuManagerPolicyOptions and the gates that allow them (policy-options.ts). */
   options?: Readonly<Record<string, string>>;
   optionGates?: { alpha: boolean; beta: boolean };
+  /** The topology manager's policy (align-by-socket is refused under single-numa-node). */
+  topologyPolicy?: string;
   logger?: Logger;
 }
 
@@ -72,6 +79,7 @@ export class CpuManager {
     strictCpuReservation: false,
     distributeCpusAcrossNuma: false,
     preferAlignByUncoreCache: false,
+    alignBySocket: false,
     notImplemented: [],
   };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
@@ -90,6 +98,11 @@ export class CpuManager {
     if (c.policy === 'static') {
       try {
         this.options = parseStaticPolicyOptions(options, c.optionGates ?? { alpha: false, beta: true });
+        validateStaticPolicyOptions(this.options, {
+          topologyPolicy: c.topologyPolicy ?? 'none',
+          sockets: new Set([...c.topology.values()].map((cpu) => cpu.socketId)).size,
+          numaNodes: new Set([...c.topology.values()].map((cpu) => cpu.numaNodeId)).size,
+        });
       } catch (err) {
         throw new Error(`new static policy error: ${(err as Error).message}`, { cause: err });
       }
@@ -227,6 +240,19 @@ export class CpuManager {
     this.removeStale(activeUids, true);
   }
 
+  /**
+   * The CPUs of `available` on the topology manager's `numaNodes` (upstream getAlignedCPUs), or on
+   * their whole sockets with align-by-socket.
+   */
+  private alignedCpus(available: CpuSet, numaNodes: readonly number[]): CpuSet {
+    const info = (cpu: number) => this.c.topology.get(cpu);
+    if (!this.options.alignBySocket) return available.filter((cpu) => numaNodes.includes(info(cpu)?.numaNodeId ?? -1));
+    const sockets = new Set(
+      [...this.c.topology.values()].filter((x) => numaNodes.includes(x.numaNodeId)).map((x) => x.socketId),
+    );
+    return available.filter((cpu) => sockets.has(info(cpu)?.socketId ?? -1));
+  }
+
   /** The CPUs exclusive allocations can take now, with those `pod` may reuse (its init containers'). */
   private available(uid: string): CpuSet {
     return union(difference(this.state.defaultCpuSet, this.reserved), this.reuse.get(uid) ?? []);
@@ -249,9 +275,7 @@ export class CpuManager {
     let set = this.state.entries.get(uid)?.get(c.name);
     if (!set) {
       const available = this.available(uid);
-      const aligned = numaNodes
-        ? available.filter((cpu) => numaNodes.includes(this.c.topology.get(cpu)?.numaNodeId ?? -1))
-        : [];
+      const aligned = numaNodes ? this.alignedCpus(available, numaNodes) : [];
       const first = this.takeCpus(aligned, Math.min(n, aligned.length));
       const rest = first.ok ? this.takeCpus(difference(available, first.cpus), n - first.cpus.length) : first;
       if (!first.ok || !rest.ok) {
@@ -312,12 +336,16 @@ export class CpuManager {
     const n = this.c.policy === 'static' ? guaranteedCpus(pod, c) : 0;
     if (!n) return undefined;
     const assigned = this.state.entries.get(pod.metadata.uid!)?.get(c.name);
-    if (assigned) return assigned.length === n ? cpuTopologyHints(this.c.topology, assigned, [], n) : [];
+    if (assigned)
+      return assigned.length === n
+        ? cpuTopologyHints(this.c.topology, assigned, [], n, this.options.alignBySocket)
+        : [];
     return cpuTopologyHints(
       this.c.topology,
       difference(this.state.defaultCpuSet, this.reserved),
       this.reuse.get(pod.metadata.uid!) ?? [],
       n,
+      this.options.alignBySocket,
     );
   }
 
@@ -340,9 +368,11 @@ export class CpuManager {
       if (set && set.length !== guaranteedCpus(pod, c)) return [];
       if (set) assigned = union(assigned, set);
     }
-    if (assigned.length === requested) return cpuTopologyHints(this.c.topology, assigned, [], requested);
+    const bySocket = this.options.alignBySocket;
+    if (assigned.length === requested) return cpuTopologyHints(this.c.topology, assigned, [], requested, bySocket);
     const reusable = union(this.reuse.get(pod.metadata.uid!) ?? [], assigned);
-    return cpuTopologyHints(this.c.topology, difference(this.state.defaultCpuSet, this.reserved), reusable, requested);
+    const free = difference(this.state.defaultCpuSet, this.reserved);
+    return cpuTopologyHints(this.c.topology, free, reusable, requested, bySocket);
   }
 
   /**

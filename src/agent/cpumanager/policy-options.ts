@@ -4,16 +4,16 @@
  * distribute-cpus-across-numa, prefer-align-cpus-by-uncorecache) need CPUManagerPolicyBetaOptions
  * (on by default), the alpha ones CPUManagerPolicyAlphaOptions (off); unknown names, bad values
  * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`,
- * `strict-cpu-reservation`, `distribute-cpus-across-numa` and `prefer-align-cpus-by-uncorecache` are
- * implemented; the alpha ones are reported as not implemented. Pure.
+ * `strict-cpu-reservation`, `distribute-cpus-across-numa`, `prefer-align-cpus-by-uncorecache` and
+ * `align-by-socket` are implemented; `distribute-cpus-across-cores` is reported as not implemented. Pure.
  */
 import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
 const STABLE = ['full-pcpus-only'];
 const BETA = ['strict-cpu-reservation', 'distribute-cpus-across-numa', 'prefer-align-cpus-by-uncorecache'];
 const ALPHA = ['align-by-socket', 'distribute-cpus-across-cores'];
-/** The options accepted without being acted on: the alpha ones. */
-export const UNIMPLEMENTED_OPTIONS: readonly string[] = ALPHA;
+/** The options accepted without being acted on. */
+export const UNIMPLEMENTED_OPTIONS: readonly string[] = ['distribute-cpus-across-cores'];
 /** Pairs upstream refuses together. */
 const EXCLUSIVE = [
   ['full-pcpus-only', 'distribute-cpus-across-cores'],
@@ -31,6 +31,8 @@ export interface StaticPolicyOptions {
   distributeCpusAcrossNuma: boolean;
   /** prefer-align-cpus-by-uncorecache: whole uncore caches, or a request within one, before cores (cpu-assignment.ts). */
   preferAlignByUncoreCache: boolean;
+  /** align-by-socket: the topology manager's NUMA nodes widened to their sockets; socket-aligned hints preferred. */
+  alignBySocket: boolean;
   /** Options accepted that tskubelet does not act on. */
   notImplemented: string[];
 }
@@ -45,6 +47,7 @@ export function parseStaticPolicyOptions(
     strictCpuReservation: false,
     distributeCpusAcrossNuma: false,
     preferAlignByUncoreCache: false,
+    alignBySocket: false,
     notImplemented: [],
   };
   const enabled = new Set<string>();
@@ -64,6 +67,7 @@ export function parseStaticPolicyOptions(
     else if (name === 'strict-cpu-reservation') out.strictCpuReservation = b;
     else if (name === 'distribute-cpus-across-numa') out.distributeCpusAcrossNuma = b;
     else if (name === 'prefer-align-cpus-by-uncorecache') out.preferAlignByUncoreCache = b;
+    else if (name === 'align-by-socket') out.alignBySocket = b;
     else if (b) out.notImplemented.push(name);
   }
   for (const [a, b] of EXCLUSIVE)
@@ -78,3 +82,22 @@ export const goMap = (m: Readonly<Record<string, string>>): string =>
     .sort()
     .map((k) => `${k}:${m[k]}`)
     .join(' ')}]`;
+
+/**
+ * Upstream's ValidateStaticPolicyOptions: align-by-socket is refused under the single-numa-node
+ * topology policy and on hardware with more sockets than NUMA nodes (throws upstream's message).
+ */
+export function validateStaticPolicyOptions(
+  options: StaticPolicyOptions,
+  machine: { topologyPolicy: string; sockets: number; numaNodes: number },
+): void {
+  if (!options.alignBySocket) return;
+  if (machine.topologyPolicy === 'single-numa-node')
+    throw new Error(
+      'Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option',
+    );
+  if (machine.sockets > machine.numaNodes)
+    throw new Error(
+      'Align by socket is not compatible with hardware where number of sockets are more than number of NUMA',
+    );
+}

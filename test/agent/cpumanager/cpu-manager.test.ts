@@ -309,9 +309,12 @@ describe('CpuManager (static)', () => {
       'bad value for option "full-pcpus-only": strconv.ParseBool: parsing "yes": invalid syntax',
     );
     expect(make('static', { 'prefer-align-cpus-by-uncorecache': 'true' })().unimplementedOptions).toEqual([]);
-    expect(make('static', { 'align-by-socket': 'true' }, { alpha: true, beta: true })().unimplementedOptions).toEqual([
-      'align-by-socket',
-    ]);
+    expect(
+      make('static', { 'distribute-cpus-across-cores': 'true' }, { alpha: true, beta: true })().unimplementedOptions,
+    ).toEqual(['distribute-cpus-across-cores']);
+    expect(make('static', { 'align-by-socket': 'true' }, { alpha: true, beta: true })().unimplementedOptions).toEqual(
+      [],
+    );
     expect(make('none', { 'full-pcpus-only': 'true' })).toThrow(
       'new none policy error: None policy: received unsupported options=map[full-pcpus-only:true]',
     );

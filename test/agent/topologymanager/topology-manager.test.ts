@@ -53,6 +53,63 @@ const manager = () => {
   return m;
 };
 
+/** Two sockets of two NUMA nodes each, 4 CPUs per node (no SMT): CPU c on node floor(c / 4), socket floor(c / 8). */
+const fourNodes: CpuTopology = new Map(
+  Array.from({ length: 16 }, (_, c) => [c, { coreId: c, socketId: Math.floor(c / 8), numaNodeId: Math.floor(c / 4) }]),
+);
+
+describe('align-by-socket (CPU manager option, upstream isHintSocketAligned / getAlignedCPUs)', () => {
+  /** A static CPU manager on `topology` with CPUs 10-15 reserved (socket 1 has two free: 8 and 9). */
+  const make = (o: { alignBySocket?: boolean; topologyPolicy?: string; topology?: CpuTopology } = {}) => {
+    const m = new CpuManager({
+      policy: 'static',
+      stateFile: join(dir, `state-${n++}`),
+      topology: o.topology ?? fourNodes,
+      reservedCpus: [10, 11, 12, 13, 14, 15],
+      reservedMilli: 0,
+      options: o.alignBySocket === false ? {} : { 'align-by-socket': 'true' },
+      optionGates: { alpha: true, beta: true },
+      topologyPolicy: o.topologyPolicy ?? 'best-effort',
+    });
+    m.start();
+    return m;
+  };
+
+  it('prefers, besides the narrowest NUMA sets, those within as few sockets as the narrowest need', () => {
+    const all16 = [...fourNodes.keys()];
+    const preferred = (hints: { numaNodes?: readonly number[]; preferred: boolean }[]) =>
+      hints.filter((h) => h.preferred).map((h) => h.numaNodes);
+    // Three CPUs fit one NUMA node: every single node, and with the option the pairs on one socket too.
+    expect(preferred(cpuTopologyHints(fourNodes, all16, [], 3, true))).toEqual([[0], [1], [2], [3], [0, 1], [2, 3]]);
+    expect(preferred(cpuTopologyHints(fourNodes, all16, [], 3))).toEqual([[0], [1], [2], [3]]);
+  });
+
+  it('takes CPUs beyond the hinted NUMA node from its socket first, not from the other socket', () => {
+    const sixOn = (m: CpuManager) => {
+      const p = pod('wide', 6);
+      m.beginAdmission(p, []);
+      expect(m.allocateContainer(p, p.spec.containers[0], [0])).toBeUndefined();
+      return m.exclusiveCpus('wide', 'c0');
+    };
+    // Node 0 holds four; packing takes the other two where the fewest CPUs are free: socket 1's 8 and 9.
+    expect(sixOn(make({ alignBySocket: false }))).toEqual([0, 1, 2, 3, 8, 9]);
+    // The hint widened to its socket keeps all six on socket 0.
+    expect(sixOn(make())).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('is refused as upstream under single-numa-node and where sockets outnumber NUMA nodes', () => {
+    expect(() => make({ topologyPolicy: 'single-numa-node' })).toThrow(
+      'new static policy error: Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option',
+    );
+    const twoSocketsOneNode: CpuTopology = new Map(
+      Array.from({ length: 16 }, (_, c) => [c, { coreId: c, socketId: Math.floor(c / 8), numaNodeId: 0 }]),
+    );
+    expect(() => make({ topologyPolicy: 'none', topology: twoSocketsOneNode })).toThrow(
+      'new static policy error: Align by socket is not compatible with hardware where number of sockets are more than number of NUMA',
+    );
+  });
+});
+
 describe('topology hints', () => {
   it("iterates NUMA node sets as upstream's IterateBitMasks: by size, then in order", () => {
     expect(numaMasks([0, 1, 2])).toEqual([[0], [1], [2], [0, 1], [0, 2], [1, 2], [0, 1, 2]]);
