@@ -68,46 +68,28 @@ function spewCheckpoint(c: RawCheckpoint): string {
   const lastIsNil = <K>(m: Map<K, unknown> | null, order: (a: K, b: K) => number) =>
     !!m?.size && m.get([...m.keys()].sort(order).at(-1)!) === null;
   const typed = (type: string, skip: boolean) => (skip ? '' : `(${type})`);
-  const memoryMap = (m: RawNode['memoryMap']) =>
+  /** A map as go-spew prints it inside a value: its keys in `order`, no types. */
+  const map = <K, V>(m: Map<K, V> | null, order: (a: K, b: K) => number, value: (v: V) => string) =>
     m
       ? `map[${[...m.keys()]
-          .sort(byString)
-          .map((type) => `${type}:${table(m.get(type)!)}`)
+          .sort(order)
+          .map((k) => `${String(k)}:${value(m.get(k)!)}`)
           .join(' ')}]`
       : nil;
   const node = (n: RawNode | null) =>
     n
       ? `<*>{${[
           `NumberOfAssignments:(int)${n.numberOfAssignments}`,
-          `MemoryMap:(map[v1.ResourceName]*state.MemoryTable)${memoryMap(n.memoryMap)}`,
+          `MemoryMap:(map[v1.ResourceName]*state.MemoryTable)${map(n.memoryMap, byString, table)}`,
           `Cells:${typed('[]int', lastIsNil(n.memoryMap, byString))}${ints(n.cells)}`,
         ].join(' ')}}`
       : nil;
-  const machine = c.machineState
-    ? `map[${[...c.machineState.keys()]
-        .sort(byNumber)
-        .map((id) => `${id}:${node(c.machineState!.get(id)!)}`)
-        .join(' ')}]`
-    : nil;
+  const machine = map(c.machineState, byNumber, node);
   const entriesType = typed('state.ContainerMemoryAssignments', lastIsNil(c.machineState, byNumber));
   const block = (b: RawBlock) =>
     `{NUMAAffinity:([]int)${ints(b.numaAffinity)} Type:(v1.ResourceName)${b.type} Size:(uint64)${b.size}}`;
-  const containers = (m: Map<string, RawBlock[] | null> | null) =>
-    m
-      ? `map[${[...m.keys()]
-          .sort(byString)
-          .map((name) => {
-            const blocks = m.get(name)!;
-            return `${name}:${blocks ? `[${blocks.map(block).join(' ')}]` : nil}`;
-          })
-          .join(' ')}]`
-      : nil;
-  const entries = c.entries
-    ? `map[${[...c.entries.keys()]
-        .sort(byString)
-        .map((pod) => `${pod}:${containers(c.entries!.get(pod)!)}`)
-        .join(' ')}]`
-    : nil;
+  const blocks = (bs: RawBlock[] | null) => (bs ? `[${bs.map(block).join(' ')}]` : nil);
+  const entries = map(c.entries, byString, (containers) => map(containers, byString, blocks));
   return `(*state.MemoryManagerCheckpoint){${[
     `PolicyName:(string)${c.policyName}`,
     `MachineState:(state.NUMANodeMap)${machine}`,
