@@ -21,7 +21,6 @@ import { applyDropIns, mergePatch } from './drop-ins.js';
 import { LOG_FORMATS, type LogFormat } from '../lib/logger.js';
 import { parseYamlBounded, readTextBounded } from '../lib/bounded-yaml.js';
 import { LOCKED_FEATURE_GATES, lockedGateError } from './feature-gates.js';
-import { UNIMPLEMENTED_OPTIONS } from '../agent/cpumanager/policy-options.js';
 
 /** A configuration error: start-up stops with this message and exit code 1. */
 export class ConfigError extends Error {}
@@ -212,10 +211,6 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
   }
-  // The static CPU manager policy's options it accepts without acting on them (an unknown one stops the start, as
-  // upstream's).
-  for (const name of Object.keys(kc.cpuManagerPolicyOptions ?? {}).filter((n) => UNIMPLEMENTED_OPTIONS.includes(n)))
-    warnings.push(`CPU manager policy option "${name}" is accepted but not implemented yet; it has no effect`);
   const locked = lockedGateError(kc.featureGates);
   if (locked) throw new ConfigError(locked);
   // A locked gate set to its value changes nothing: no warning.

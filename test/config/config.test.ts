@@ -649,7 +649,7 @@ describe('loadConfig', () => {
     await expect(loadConfig(parseFlags(['--cpu-manager-policy=dynamic', '--kubeconfig=/k']))).rejects.toThrow(
       'cpuManagerPolicy',
     );
-    // The static policy's options: those implemented are read; the others are accepted with a warning.
+    // The static policy's options: read, every v1.36 one implemented (no warning).
     const opts = await loadConfig(
       parseFlags([
         '--cpu-manager-policy-options=full-pcpus-only=true,prefer-align-cpus-by-uncorecache=true,distribute-cpus-across-cores=false',
@@ -662,9 +662,7 @@ describe('loadConfig', () => {
         'prefer-align-cpus-by-uncorecache': 'true',
         'distribute-cpus-across-cores': 'false',
       },
-      [
-        'CPU manager policy option "distribute-cpus-across-cores" is accepted but not implemented yet; it has no effect',
-      ],
+      [],
     ]);
     // The topology manager's policy and scope: read, with upstream's checks.
     const topo = await loadConfig(

@@ -3,7 +3,9 @@
  * takeByTopologyNUMAPacked): whole units of the larger of NUMA node and socket first, then of the
  * smaller, when the request needs at least one; with prefer-align-cpus-by-uncorecache, then whole
  * uncore (L3) caches the request needs all of, or else the cores of one cache that hold the request
- * exactly; then whole cores; then single CPUs. Each time the
+ * exactly; then whole cores; then single CPUs — with distribute-cpus-across-cores (upstream's
+ * spread strategy) no whole cores, and the single CPUs in ID order within the sockets in their
+ * order, which puts a request on as many cores as it can. Each time the
  * units are walked best-fit, fewest free CPUs first (lowest ID on ties), one larger unit at a
  * time: with NUMA nodes that hold sockets (as many sockets as NUMA nodes or more), the NUMA nodes,
  * the sockets in each, the cores in each socket; with sockets that hold several NUMA nodes (sub-NUMA
@@ -81,7 +83,7 @@ export class CpuAccumulator {
   }
 
   /** Sockets with available CPUs, in upstream's sortAvailableSockets order. */
-  private sortedSockets(): number[] {
+  sortedSockets(): number[] {
     if (!this.numaFirst) return this.sorted('socketId', this.freeUnits('socketId'));
     return this.sortedNumaNodes().flatMap((n) =>
       this.sorted('socketId', this.freeUnits('socketId', { level: 'numaNodeId', id: n })),
@@ -161,16 +163,20 @@ export class CpuAccumulator {
   }
 
   /** upstream takeByTopologyNUMAPacked's steps, from an accumulator that is neither satisfied nor failed. */
-  pack({ preferAlignByUncoreCache = false }: PackOptions = {}): Taken {
+  pack({ preferAlignByUncoreCache = false, spread = false }: PackOptions = {}): Taken {
     const [first, second]: Level[] = this.numaFirst ? ['numaNodeId', 'socketId'] : ['socketId', 'numaNodeId'];
     const order = (level: Level) => (level === 'numaNodeId' ? this.sortedNumaNodes() : this.sortedSockets());
     for (const step of [
       () => this.takeWhole(first, order(first)),
       () => this.takeWhole(second, order(second)),
       () => preferAlignByUncoreCache && this.takeUncoreCaches(),
-      () => this.takeWhole('coreId', this.sortedCores()),
+      () => spread || this.takeWhole('coreId', this.sortedCores()),
       () => {
-        for (const cpu of this.sortedCores().flatMap((core) => this.freeIn('coreId', core))) {
+        // Packed: the fullest cores' CPUs first; spread: each socket's CPUs by ID (upstream sortAvailableCPUsSpread).
+        const order = spread
+          ? this.sortedSockets().flatMap((socket) => this.freeIn('socketId', socket))
+          : this.sortedCores().flatMap((core) => this.freeIn('coreId', core));
+        for (const cpu of order) {
           this.take([cpu]);
           if (this.satisfied()) return;
         }
@@ -187,6 +193,8 @@ export class CpuAccumulator {
 export interface PackOptions {
   /** prefer-align-cpus-by-uncorecache. */
   preferAlignByUncoreCache?: boolean;
+  /** distribute-cpus-across-cores: upstream's CPUSortingStrategySpread. */
+  spread?: boolean;
 }
 
 /** `numCpus` CPUs out of `available` packed onto as few units as possible, or upstream's error message. */

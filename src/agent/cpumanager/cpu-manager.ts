@@ -80,7 +80,7 @@ export class CpuManager {
     distributeCpusAcrossNuma: false,
     preferAlignByUncoreCache: false,
     alignBySocket: false,
-    notImplemented: [],
+    distributeCpusAcrossCores: false,
   };
   /** The reserved CPUs' whole cores (full-pcpus-only keeps them out of exclusive allocations). */
   private reservedCores: CpuSet = [];
@@ -113,7 +113,8 @@ export class CpuManager {
       const n = c.reservedCpus?.length ? c.reservedCpus.length : Math.ceil(c.reservedMilli / 1000);
       const taken = c.reservedCpus?.length
         ? { ok: true as const, cpus: c.reservedCpus }
-        : takeByTopology(c.topology, all, n, { preferAlignByUncoreCache: this.options.preferAlignByUncoreCache });
+        : // As upstream, the reserved CPUs are taken as the policy takes any (its options included).
+          this.takeCpus(all, n);
       if (!taken.ok || taken.cpus.length !== n)
         throw new Error(
           `[cpumanager] unable to reserve the required amount of CPUs (size of ${taken.ok ? formatCpuSet(taken.cpus) : ''} did not equal ${n})`,
@@ -122,11 +123,6 @@ export class CpuManager {
       const cores = new Set(this.reserved.map((cpu) => c.topology.get(cpu)?.coreId));
       this.reservedCores = all.filter((cpu) => cores.has(c.topology.get(cpu)?.coreId));
     }
-  }
-
-  /** The static policy's options tskubelet accepted without acting on them. */
-  get unimplementedOptions(): readonly string[] {
-    return this.options.notImplemented;
   }
 
   /**
@@ -306,12 +302,13 @@ export class CpuManager {
   /**
    * `n` CPUs out of `available` (upstream staticPolicy.takeByTopology): spread over NUMA nodes with
    * distribute-cpus-across-numa (whole cores at a time with full-pcpus-only), else packed (aligned to uncore caches
-   * with prefer-align-cpus-by-uncorecache).
+   * with prefer-align-cpus-by-uncorecache; over cores with distribute-cpus-across-cores).
    */
   private takeCpus(available: CpuSet, n: number) {
     if (!this.options.distributeCpusAcrossNuma)
       return takeByTopology(this.c.topology, available, n, {
         preferAlignByUncoreCache: this.options.preferAlignByUncoreCache,
+        spread: this.options.distributeCpusAcrossCores,
       });
     const groupSize = this.options.fullPhysicalCpusOnly ? cpusPerCore(this.c.topology) : 1;
     return takeDistributedAcrossNuma(this.c.topology, available, n, groupSize);

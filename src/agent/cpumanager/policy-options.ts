@@ -3,17 +3,14 @@
  * NewStaticPolicyOptions: full-pcpus-only is GA; the beta options (strict-cpu-reservation,
  * distribute-cpus-across-numa, prefer-align-cpus-by-uncorecache) need CPUManagerPolicyBetaOptions
  * (on by default), the alpha ones CPUManagerPolicyAlphaOptions (off); unknown names, bad values
- * and options that exclude each other are refused with upstream's messages. `full-pcpus-only`,
- * `strict-cpu-reservation`, `distribute-cpus-across-numa`, `prefer-align-cpus-by-uncorecache` and
- * `align-by-socket` are implemented; `distribute-cpus-across-cores` is reported as not implemented. Pure.
+ * and options that exclude each other are refused with upstream's messages. Every option of
+ * v1.36 is implemented. Pure.
  */
 import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
 const STABLE = ['full-pcpus-only'];
 const BETA = ['strict-cpu-reservation', 'distribute-cpus-across-numa', 'prefer-align-cpus-by-uncorecache'];
 const ALPHA = ['align-by-socket', 'distribute-cpus-across-cores'];
-/** The options accepted without being acted on. */
-export const UNIMPLEMENTED_OPTIONS: readonly string[] = ['distribute-cpus-across-cores'];
 /** Pairs upstream refuses together. */
 const EXCLUSIVE = [
   ['full-pcpus-only', 'distribute-cpus-across-cores'],
@@ -33,8 +30,8 @@ export interface StaticPolicyOptions {
   preferAlignByUncoreCache: boolean;
   /** align-by-socket: the topology manager's NUMA nodes widened to their sockets; socket-aligned hints preferred. */
   alignBySocket: boolean;
-  /** Options accepted that tskubelet does not act on. */
-  notImplemented: string[];
+  /** distribute-cpus-across-cores: no whole cores taken, CPUs in ID order per socket (cpu-assignment.ts). */
+  distributeCpusAcrossCores: boolean;
 }
 
 /** The options, or upstream's error (throws). */
@@ -48,7 +45,7 @@ export function parseStaticPolicyOptions(
     distributeCpusAcrossNuma: false,
     preferAlignByUncoreCache: false,
     alignBySocket: false,
-    notImplemented: [],
+    distributeCpusAcrossCores: false,
   };
   const enabled = new Set<string>();
   for (const [name, value] of Object.entries(options).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -68,7 +65,7 @@ export function parseStaticPolicyOptions(
     else if (name === 'distribute-cpus-across-numa') out.distributeCpusAcrossNuma = b;
     else if (name === 'prefer-align-cpus-by-uncorecache') out.preferAlignByUncoreCache = b;
     else if (name === 'align-by-socket') out.alignBySocket = b;
-    else if (b) out.notImplemented.push(name);
+    else if (name === 'distribute-cpus-across-cores') out.distributeCpusAcrossCores = b;
   }
   for (const [a, b] of EXCLUSIVE)
     if (enabled.has(a) && enabled.has(b))

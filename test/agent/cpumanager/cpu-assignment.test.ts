@@ -204,3 +204,23 @@ describe('takeDistributedAcrossNuma (distribute-cpus-across-numa)', () => {
     );
   });
 });
+
+/** topoDualSocketNoHT: 8 CPUs, one thread per core, CPUs 0-3 on socket / NUMA node 0. */
+const dualSocketNoHT: CpuTopology = new Map(
+  Array.from({ length: 8 }, (_, i) => [i, { coreId: i, socketId: i < 4 ? 0 : 1, numaNodeId: i < 4 ? 0 : 1 }]),
+);
+
+describe('distribute-cpus-across-cores (upstream TestTakeByTopologyWithSpreadPhysicalCPUsPreferredOption)', () => {
+  const spread = (topo: CpuTopology, available: string, n: number) =>
+    result(takeByTopology(topo, cpus(available), n, { spread: true }));
+  it('takes no whole cores: the CPUs by ID within the sockets in their order, whole NUMA nodes and sockets first', () => {
+    // One thread of each core rather than both of one (packed takes 0,4 and 1).
+    expect(spread(singleSocketHT, '0-7', 3)).toBe('0-2');
+    expect(result(takeByTopology(singleSocketHT, cpus('0-7'), 3))).toBe('0-1,4');
+    expect(spread(dualSocketHT, '0-11', 3)).toBe('0,2,4');
+    expect(spread(dualSocketHT, '0-11', 6)).toBe('0,2,4,6,8,10');
+    expect(spread(dualSocketHT, '0-11', 8)).toBe('0-4,6,8,10');
+    expect(spread(dualSocketNoHT, '0-7', 2)).toBe('0-1');
+    expect(spread(dualSocketMultiNumaHT, '0-79', 8)).toBe('0-7');
+  });
+});
