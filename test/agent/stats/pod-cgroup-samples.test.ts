@@ -106,12 +106,21 @@ describe('podSamplesFromCgroups', () => {
   });
 
   it('gives a pod the interfaces of its containers’ network namespace, eth0 its default; none for a hostNetwork pod', () => {
-    const own = ownInterfaces();
-    expect(own.length).toBeGreaterThan(0);
-    expect(samples.get('u1')?.network).toEqual({
-      defaultName: own.some((i) => i.name === 'eth0') ? 'eth0' : own[0].name,
-      interfaces: own,
-    });
+    const sampled = samples.get('u1')?.network;
+    expect(sampled?.interfaces.length).toBeGreaterThan(0);
+    expect(sampled?.defaultName).toBe(
+      sampled?.interfaces.some((i) => i.name === 'eth0') ? 'eth0' : sampled?.interfaces[0].name,
+    );
+    // This process's namespace (the containers' here) read again: other tests add and remove veths and traffic in it
+    // meanwhile (a regression: comparing whole readings failed under CI's load), so its interfaces still there count
+    // no less now, and one at least is still there.
+    const now = new Map(ownInterfaces().map((i) => [i.name, i]));
+    const kept = sampled!.interfaces.filter((i) => now.has(i.name));
+    expect(kept.length).toBeGreaterThan(0);
+    for (const i of kept) {
+      expect(now.get(i.name)!.rxBytes).toBeGreaterThanOrEqual(i.rxBytes);
+      expect(now.get(i.name)!.txPackets).toBeGreaterThanOrEqual(i.txPackets);
+    }
     expect(samples.get('u2')?.network).toBeUndefined();
   });
 
