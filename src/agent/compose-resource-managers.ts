@@ -34,7 +34,7 @@ import { readNumaDistances } from './topologymanager/numa-distances.js';
 import { ContainerNameLabel, PodUidLabel } from './runtime/labels.js';
 import { Histogram } from './metrics/registry.js';
 import { MemoryManager, type PodMemory } from './memorymanager/memory-manager.js';
-import { readNumaNodeMemory } from './memorymanager/memory-topology.js';
+import { listNumaNodes, readNumaNodeMemory } from './memorymanager/memory-topology.js';
 import { systemReservedMemory } from './memorymanager/reserved-memory.js';
 import { hugePageResourceName } from '../api/quantity.js';
 import type { HugePagePool } from './nodestatus/machine-info.js';
@@ -163,7 +163,9 @@ export function composeResourceManagers(
       // The topology manager is made first, as upstream's container manager makes it.
       const t = cfg.topologyManager ?? { policy: 'none', scope: 'container' };
       const options = topologyPolicyOptions(t.options);
-      const numaNodes = numaNodesOf(cpuTopology);
+      // The machine's NUMA nodes as cAdvisor gives them to upstream's topology manager: memory-only ones included.
+      const inSysfs = listNumaNodes(d.sysNodeDir);
+      const numaNodes = inSysfs.length ? inSysfs : numaNodesOf(cpuTopology);
       // The merge tries every combination of NUMA nodes: upstream's limit for the policies that compare them.
       if (t.policy !== 'none' && numaNodes.length > options.maxAllowableNumaNodes)
         throw new Error(`unsupported on machines with more than ${options.maxAllowableNumaNodes} NUMA Nodes`);

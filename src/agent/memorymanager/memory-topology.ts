@@ -43,22 +43,30 @@ function hugePagePools(dir: string): HugePagePool[] {
   return pools;
 }
 
+/**
+ * The IDs of the machine's NUMA nodes in sysfs, ascending — those without CPUs (memory only)
+ * too, as cAdvisor lists them for upstream's topology and memory managers; none without sysfs.
+ */
+export function listNumaNodes(sysNodeDir = '/sys/devices/system/node'): number[] {
+  try {
+    return readdirSync(sysNodeDir)
+      .map((name) => /^node(\d+)$/.exec(name)?.[1])
+      .filter((id): id is string => id !== undefined)
+      .map(Number)
+      .sort((a, b) => a - b);
+  } catch {
+    return [];
+  }
+}
+
 /** The NUMA nodes' memory, by node ID; throws when a node's meminfo cannot be read. */
 export function readNumaNodeMemory(
   sysNodeDir = '/sys/devices/system/node',
   procDir = '/proc',
   hugePagesDir = '/sys/kernel/mm/hugepages',
 ): NumaNodeMemory[] {
-  let ids: number[] = [];
-  try {
-    ids = readdirSync(sysNodeDir)
-      .map((name) => /^node(\d+)$/.exec(name)?.[1])
-      .filter((id): id is string => id !== undefined)
-      .map(Number)
-      .sort((a, b) => a - b);
-  } catch {
-    /* no NUMA nodes in sysfs: the machine is one node */
-  }
+  const ids = listNumaNodes(sysNodeDir);
+  // No NUMA nodes in sysfs: the machine is one node.
   if (!ids.length) {
     const memoryBytes = memTotalBytes(readText(join(procDir, 'meminfo')));
     if (memoryBytes === undefined) throw new Error(`no MemTotal in ${join(procDir, 'meminfo')}`);

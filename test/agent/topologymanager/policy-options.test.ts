@@ -110,4 +110,29 @@ describe('topology manager policy options', () => {
     expect(() => start({ 'prefer-closest-numa-nodes': 'true' })).toThrow(/^cannot discover NUMA topology/);
     expect(() => start({ 'max-allowable-numa-nodes': '8' })).not.toThrow();
   });
+
+  it("counts the machine's NUMA nodes as cAdvisor lists them: memory-only nodes too", () => {
+    // Nine NUMA nodes in sysfs, eight of them without CPUs (CXL memory, say): over upstream's limit of 8.
+    const sysNodeDir = join(dir, 'nine-nodes');
+    for (let id = 0; id < 9; id++) mkdirSync(join(sysNodeDir, `node${id}`), { recursive: true });
+    const start = (policy: string) =>
+      composeResourceManagers(
+        {
+          rootDir: dir,
+          node: { kubeReserved: {}, systemReserved: {} },
+          topologyManager: { policy, scope: 'container' },
+        } as unknown as AgentConfig,
+        {
+          runtime: {} as RuntimeService,
+          activePods: () => [],
+          sourcesSeen: () => true,
+          clock: realClock,
+          logger: createLogger({ level: 'fatal' }),
+          sysNodeDir,
+        },
+      ).start(new AbortController().signal);
+    expect(() => start('best-effort')).toThrow('unsupported on machines with more than 8 NUMA Nodes');
+    // The none policy compares no hints: no limit.
+    expect(() => start('none')).not.toThrow();
+  });
 });
