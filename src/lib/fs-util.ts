@@ -1,10 +1,16 @@
 /** Small filesystem helpers with the atomicity the agent and the runtime rely on. */
 import {
   chmod as chmodCb,
+  closeSync,
+  fsyncSync,
   mkdir as mkdirCb,
+  openSync,
   readdirSync,
+  renameSync,
+  rmSync,
   statSync,
   writeFile as writeFileCb,
+  writeFileSync,
   type Stats,
 } from 'node:fs';
 import { access, mkdir, realpath, rename, rm, writeFile, readFile } from 'node:fs/promises';
@@ -22,6 +28,31 @@ export async function writeFileAtomic(path: string, data: string | Buffer, mode 
     await rename(tmp, path);
   } catch (err) {
     await rm(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Writes `data` to `path` atomically and synchronously, for state files written rarely and small
+ * (the checkpoints): a temporary `<path>.tmp` renamed over it, so a crash leaves the old file or the
+ * new one and a full disk no partial one. `durable`: the data and the rename are on disk before it
+ * returns (the file flushed, then its directory).
+ */
+export function writeFileAtomicSync(path: string, data: string, mode: number, o: { durable?: boolean } = {}): void {
+  const tmp = `${path}.tmp`;
+  try {
+    writeFileSync(tmp, data, { mode, flush: o.durable });
+    renameSync(tmp, path);
+    if (o.durable) {
+      const fd = openSync(dirname(path), 'r');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } catch (err) {
+    rmSync(tmp, { force: true });
     throw err;
   }
 }

@@ -6,7 +6,8 @@
  * (checkpointmanager/checksum); 0 is accepted unverified, as upstream. Pure, but for the file I/O
  * at the end.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../lib/fs-util.js';
 import { formatCpuSet, parseCpuSet, type CpuSet } from '../../lib/cpuset.js';
 import { fnv32a } from '../../lib/fnv32a.js';
 
@@ -166,12 +167,5 @@ export function readCheckpoint(path: string, policyName: string): CpuManagerStat
  * small.
  */
 export function writeCheckpoint(path: string, s: CpuManagerState): void {
-  const tmp = `${path}.tmp`;
-  try {
-    writeFileSync(tmp, encodeCheckpoint(s), { mode: 0o644 });
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true }); // a full disk leaves no partial file behind
-    throw err;
-  }
+  writeFileAtomicSync(path, encodeCheckpoint(s), 0o644);
 }

@@ -11,7 +11,8 @@
  * as Go decodes it, nulls and absent fields included; 0 is accepted unverified, as upstream. Pure,
  * but for the file I/O at the end.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../lib/fs-util.js';
 import { fnv32a } from '../../lib/fnv32a.js';
 import type { MachineState, MemoryAssignments, MemoryBlock, MemoryTable, NumaNodeState } from './machine-state.js';
 
@@ -268,17 +269,9 @@ export function decodeMemoryCheckpoint(text: string): MemoryManagerCheckpoint {
   return { policyName: raw.policyName, machineState, entries };
 }
 
-/** Writes `text` to `path` through a temporary file, so a crash or a full disk leaves no partial file. */
-export function writeStateFile(path: string, text: string): void {
-  const tmp = `${path}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o600 });
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
+/** Writes the state file (mode 0600, as upstream's checkpoint manager), atomically. */
+export const writeMemoryCheckpoint = (path: string, checkpoint: MemoryManagerCheckpoint): void =>
+  writeFileAtomicSync(path, encodeMemoryCheckpoint(checkpoint), 0o600);
 
 /**
  * Upstream's state restore (state_checkpoint.go restoreState, with NewCheckpointState's message):
@@ -294,7 +287,7 @@ export function restoreMemoryManagerState(path: string, policyName: string = 'No
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   if (text === undefined) {
-    writeStateFile(path, encodeMemoryCheckpoint(empty));
+    writeMemoryCheckpoint(path, empty);
     return empty;
   }
   try {

@@ -14,12 +14,7 @@ import type { Logger } from '../../lib/logger.js';
 import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
 import { qosClass } from '../status/generate-pod-status.js';
 import type { ResourceHints, TopologyHint } from '../topologymanager/hint-merge.js';
-import {
-  encodeMemoryCheckpoint,
-  restoreMemoryManagerState,
-  writeStateFile,
-  type MemoryManagerPolicy,
-} from './checkpoint.js';
+import { restoreMemoryManagerState, writeMemoryCheckpoint, type MemoryManagerPolicy } from './checkpoint.js';
 import {
   cloneMachineState,
   defaultMachineState,
@@ -110,10 +105,6 @@ export class MemoryManager {
 
   constructor(private readonly config: MemoryManagerConfig) {}
 
-  get policy(): MemoryManagerPolicy {
-    return this.config.policy;
-  }
-
   /**
    * Restores the state file, or writes it (upstream Start): with `Static`, the state must be what
    * its assignments give on this machine with these reservations, else the start stops.
@@ -135,14 +126,11 @@ export class MemoryManager {
   }
 
   private save(): void {
-    writeStateFile(
-      this.config.stateFile,
-      encodeMemoryCheckpoint({
-        policyName: this.config.policy,
-        machineState: this.machineState,
-        entries: this.assignments,
-      }),
-    );
+    writeMemoryCheckpoint(this.config.stateFile, {
+      policyName: this.config.policy,
+      machineState: this.machineState,
+      entries: this.assignments,
+    });
   }
 
   private isPinned(pod: Pod): boolean {

@@ -6,7 +6,8 @@
  * restarted kubelet (or a Go kubelet taking the node over) finds every range in use and gives the
  * pod the same one again; it is released when the pod's directory goes.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { writeFileAtomicSync } from '../../lib/fs-util.js';
 import { join } from 'node:path';
 import type * as cri from '../../cri/types.js';
 import type { Logger } from '../../lib/logger.js';
@@ -182,22 +183,7 @@ export class UserNamespaceManager {
 
   /** Writes the pod's file atomically and durably (upstream writeMappingsToFile: a file store, then the dir synced). */
   private writeFile(uid: string, u: PodUserNamespace): void {
-    const dir = this.podDir(uid);
-    const path = join(dir, MAPPINGS_FILE);
-    const tmp = `${path}.tmp`;
-    try {
-      writeFileSync(tmp, encodeUserNamespace(u), { mode: 0o600, flush: true });
-      renameSync(tmp, path);
-      const fd = openSync(dir, 'r');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw err;
-    }
+    writeFileAtomicSync(join(this.podDir(uid), MAPPINGS_FILE), encodeUserNamespace(u), 0o600, { durable: true });
   }
 
   /**
