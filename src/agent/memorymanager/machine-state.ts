@@ -181,28 +181,14 @@ export function validateMachineState(
   for (const [pod, containers] of assignments) {
     for (const [container, blocks] of containers) {
       for (const block of blocks ?? []) {
-        let left = block.size;
-        for (const id of block.numaAffinity ?? []) {
-          const node = expected.get(id);
-          if (!node)
-            throw new Error(
-              `[memorymanager] (pod: ${pod}, container: ${container}) ` +
-                'the memory assignment uses the NUMA that does not exist',
-            );
-          node.numberOfAssignments++;
-          node.cells = block.numaAffinity;
-          const table = node.memoryMap.get(block.type);
-          if (!table)
-            throw new Error(
-              `[memorymanager] (pod: ${pod}, container: ${container}) ` +
-                'the memory assignment uses memory resource that does not exist',
-            );
-          if (left === 0 || table.free <= 0) continue;
-          const taken = Math.min(table.free, left);
-          table.reserved += taken;
-          table.free -= taken;
-          left -= taken;
+        const affinity = block.numaAffinity ?? [];
+        const fault = (what: string) =>
+          new Error(`[memorymanager] (pod: ${pod}, container: ${container}) the memory assignment uses ${what}`);
+        for (const id of affinity) {
+          if (!expected.has(id)) throw fault('the NUMA that does not exist');
+          if (!expected.get(id)!.memoryMap.has(block.type)) throw fault('memory resource that does not exist');
         }
+        reserveOnNodes(expected, affinity, block.type, block.size);
       }
     }
   }

@@ -80,6 +80,11 @@ export const maskKey = (nodes: readonly number[]): string => [...nodes].sort((a,
 
 const sortedEqual = (a: readonly number[], b: readonly number[]) => maskKey(a) === maskKey(b);
 
+/** What the nodes of `mask` have together of memory `type`: free, or allocatable. */
+function maskTotal(state: MachineState, mask: readonly number[], type: string, field: 'free' | 'allocatable'): number {
+  return mask.reduce((total, id) => total + (state.get(id)?.memoryMap.get(type)?.[field] ?? 0), 0);
+}
+
 /**
  * Every NUMA node set that can hold `request` now (upstream calculateHints), each memory type with
  * the same list, preferred when as small as the smallest set with enough allocatable memory.
@@ -93,23 +98,15 @@ export function memoryHints(
   const nodes = [...state.keys()].sort((a, b) => a - b);
   let minAffinitySize = nodes.length;
   const found: number[][] = [];
-  const table = (id: number, type: string) => state.get(id)?.memoryMap.get(type);
   for (const mask of numaMasks(nodes)) {
-    const sum = (type: string, field: 'free' | 'allocatable') =>
-      mask.reduce((total, id) => total + (table(id, type)?.[field] ?? 0), 0);
-    if ([...request].some(([type, size]) => sum(type, 'allocatable') < size)) continue;
+    if ([...request].some(([type, size]) => maskTotal(state, mask, type, 'allocatable') < size)) continue;
     minAffinitySize = Math.min(minAffinitySize, mask.length);
-    const single = mask.length === 1;
     // A node grouped with others cannot take a single-node allocation.
-    if (single && (state.get(mask[0])!.cells?.length ?? 0) > 1) continue;
+    if (mask.length === 1 && (state.get(mask[0])!.cells?.length ?? 0) > 1) continue;
     // A node already in use can only be part of the same group again.
-    const conflicts = mask.some((id) => {
-      const node = state.get(id)!;
-      if (single || node.numberOfAssignments <= 0) return false;
-      return (node.cells?.length ?? 0) === 1 || !sortedEqual(node.cells ?? [], mask);
-    });
-    if (conflicts) continue;
-    if ([...request].some(([type, size]) => sum(type, 'free') + reusable(mask, type) < size)) continue;
+    if (violatesNumaAllocations(state, mask)) continue;
+    if ([...request].some(([type, size]) => maskTotal(state, mask, type, 'free') + reusable(mask, type) < size))
+      continue;
     found.push(mask);
   }
   const hints: MemoryHints = new Map();
@@ -139,9 +136,7 @@ export function bestHint(hints: readonly TopologyHint[]): TopologyHint | undefin
 
 /** The nodes of `mask` have as much of each type free as `request` asks (upstream isAffinitySatisfyRequest). */
 export function maskSatisfies(state: MachineState, mask: readonly number[], request: MemoryRequest): boolean {
-  return [...request].every(
-    ([type, size]) => mask.reduce((total, id) => total + (state.get(id)?.memoryMap.get(type)?.free ?? 0), 0) >= size,
-  );
+  return [...request].every(([type, size]) => maskTotal(state, mask, type, 'free') >= size);
 }
 
 /** Every node of `hint` is in `group` (upstream isHintInGroup). */

@@ -183,6 +183,14 @@ describe('memory manager, Static policy', () => {
       '[memorymanager] the expected machine state is different from the real one',
     );
     expect(() => manager({ stateFile, policy: 'None' })).toThrow(/differs from state checkpoint policy "Static"/);
+    // A NUMA node gone with a container's memory on it.
+    const spanning = join(dir, 'spanning');
+    expect(
+      admit(manager({ stateFile: spanning }), pod('wide', [container('main', guaranteed('5Gi'))])),
+    ).toBeUndefined();
+    expect(() => manager({ stateFile: spanning, nodes: [twoNodes[0]] })).toThrow(
+      '[memorymanager] (pod: wide, container: main) the memory assignment uses the NUMA that does not exist',
+    );
   });
 
   it('never places memory on a NUMA node its state does not have (a hint from the CPUs alone)', () => {
