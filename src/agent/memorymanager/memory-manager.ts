@@ -12,7 +12,8 @@
 import type { Container, Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { hasPodLevelResources, qosClass } from '../status/generate-pod-status.js';
+import { isSidecar } from '../runtime/compute-pod-actions.js';
 import type { ResourceHints, TopologyHint } from '../topologymanager/hint-merge.js';
 import { restoreMemoryManagerState, writeMemoryCheckpoint, type MemoryManagerPolicy } from './checkpoint.js';
 import {
@@ -65,13 +66,6 @@ export interface PodMemory {
   memoryOf(podUid: string, name: string): readonly MemoryBlock[];
   allocatableMemory(): readonly MemoryBlock[];
   counts(): MemoryManagerCounts;
-}
-
-/** A pod with pod-level resources: the Static policy leaves it alone (upstream IsPodLevelResourcesSet). */
-function hasPodLevelResources(pod: Pod): boolean {
-  const resources = (pod.spec as { resources?: Container['resources'] }).resources;
-  const set = (list?: Record<string, string>) => !!list && ['cpu', 'memory'].some((name) => list[name] !== undefined);
-  return set(resources?.requests) || set(resources?.limits);
 }
 
 /** `hints` as the topology manager's per-resource lists; none (no preference) when empty. */
@@ -134,7 +128,8 @@ export class MemoryManager {
   }
 
   private isPinned(pod: Pod): boolean {
-    return this.config.policy === 'Static' && qosClass(pod) === 'Guaranteed' && !hasPodLevelResources(pod);
+    // A pod with pod-level resources is left alone, as upstream's Static policy leaves it.
+    return this.config.policy === 'Static' && qosClass(pod) === 'Guaranteed' && !hasPodLevelResources(pod.spec);
   }
 
   /**
@@ -316,7 +311,7 @@ export class MemoryManager {
       let left = block.size;
       for (const init of pod.spec.initContainers ?? []) {
         if (init.name === c.name || left === 0) break;
-        if (init.restartPolicy === 'Always') continue;
+        if (isSidecar(init)) continue;
         for (const initBlock of byName?.get(init.name) ?? []) {
           if (initBlock.size === 0 || initBlock.type !== block.type) continue;
           if (maskKey(initBlock.numaAffinity ?? []) !== maskKey(block.numaAffinity ?? [])) continue;

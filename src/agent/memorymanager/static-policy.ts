@@ -10,6 +10,7 @@ import { bytes, isHugePageResource, parseQuantity } from '../../api/quantity.js'
 import type { Container, Pod } from '../../api/types.js';
 import { numaMasks, narrower, type TopologyHint } from '../topologymanager/hint-merge.js';
 import type { MachineState } from './machine-state.js';
+import { isRestartableInitContainer, isSidecar } from '../runtime/compute-pod-actions.js';
 
 /** Memory type (`memory`, `hugepages-<size>`) → bytes. */
 export type MemoryRequest = Map<string, number>;
@@ -19,12 +20,9 @@ export type MemoryHints = Map<string, TopologyHint[]>;
 
 const isMemoryType = (name: string) => name === 'memory' || isHugePageResource(name);
 
-export const isRestartableInitContainer = (pod: Pod, c: Container): boolean =>
-  (pod.spec.initContainers ?? []).some((x) => x.name === c.name) && c.restartPolicy === 'Always';
-
 /** A regular (run-to-completion) init container of `pod` (upstream isRegularInitContainer). */
 export const isRegularInitContainer = (pod: Pod, c: Container): boolean =>
-  (pod.spec.initContainers ?? []).some((x) => x.name === c.name && x.restartPolicy !== 'Always');
+  (pod.spec.initContainers ?? []).some((x) => x.name === c.name && !isSidecar(x));
 
 /**
  * The memory a container asks for (upstream getRequestedResources): its requests, or what was
@@ -62,7 +60,7 @@ export function podMemoryRequest(pod: Pod): MemoryRequest {
   const sidecars: MemoryRequest = new Map();
   for (const c of pod.spec.initContainers ?? []) {
     for (const [name, size] of containerMemoryRequest(pod, c)) {
-      if (c.restartPolicy === 'Always') sidecars.set(name, (sidecars.get(name) ?? 0) + size);
+      if (isSidecar(c)) sidecars.set(name, (sidecars.get(name) ?? 0) + size);
       else initPeak.set(name, Math.max(initPeak.get(name) ?? 0, (sidecars.get(name) ?? 0) + size));
     }
   }

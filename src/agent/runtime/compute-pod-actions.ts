@@ -91,6 +91,10 @@ export function isSidecar(c: Container): boolean {
   return c.restartPolicy === 'Always';
 }
 
+/** `c` is one of `pod`'s init containers and a sidecar (upstream IsRestartableInitContainer). */
+export const isRestartableInitContainer = (pod: Pod, c: Container): boolean =>
+  isSidecar(c) && (pod.spec.initContainers ?? []).some((init) => init.name === c.name);
+
 /** Upstream ShouldContainerBeRestarted (with ContainerRestartRules). */
 export function shouldContainerBeRestarted(pod: Pod, c: Container, inst: RuntimeContainer | undefined): boolean {
   if (pod.metadata.deletionTimestamp) return false;

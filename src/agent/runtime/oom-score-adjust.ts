@@ -12,6 +12,7 @@ import { podQuantity } from '../admission/pod-quantity.js';
 import { isCriticalPod } from '../eviction/rank.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { qosClass } from '../status/generate-pod-status.js';
+import { isRestartableInitContainer } from './compute-pod-actions.js';
 
 export const GUARANTEED_OOM_SCORE_ADJ = -997;
 export const BEST_EFFORT_OOM_SCORE_ADJ = 1000;
@@ -41,10 +42,6 @@ function remainingPodMemoryPerContainer(pod: Pod): number {
   return Math.trunc((podMemory - podQuantity(pod.spec, memoryRequest, 0)) / containers);
 }
 
-/** A restartable init container (a sidecar). */
-const isSidecar = (pod: Pod, c: Container): boolean =>
-  c.restartPolicy === 'Always' && (pod.spec.initContainers ?? []).some((init) => init.name === c.name);
-
 const linearAdjust = (request: number, memoryCapacityBytes: number): number =>
   1000 - Math.trunc((1000 * request) / memoryCapacityBytes);
 
@@ -60,7 +57,7 @@ export function oomScoreAdjust(pod: Pod, c: Container, memoryCapacityBytes: numb
   let adjust = linearAdjust(memoryRequest(c) + remaining, memoryCapacityBytes);
   // A sidecar outlives the containers it serves: it is killed no earlier than the regular
   // container that requests least.
-  if (isSidecar(pod, c)) {
+  if (isRestartableInitContainer(pod, c)) {
     const leastRegular = Math.min(...pod.spec.containers.map(memoryRequest));
     adjust = Math.min(adjust, linearAdjust(leastRegular + remaining, memoryCapacityBytes));
   }

@@ -266,6 +266,12 @@ function allContainersRestarting(pod: Pod, rs: PodRuntimeStatus, phase: string, 
     : condition('AllContainersRestarting', false, ctx);
 }
 
+/** The pod sets pod-level requests or limits of CPU or memory (upstream IsPodLevelResourcesSet, PodLevelResources). */
+export function hasPodLevelResources(spec: Pod['spec']): boolean {
+  const podLevel = (spec as { resources?: Container['resources'] }).resources;
+  return !!(podLevel?.requests?.cpu || podLevel?.requests?.memory || podLevel?.limits?.cpu || podLevel?.limits?.memory);
+}
+
 /** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
 export function qosClass(pod: Pod): QosClass {
   return qosOf(pod.spec);
@@ -275,10 +281,10 @@ type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 // Once per spec: the Burstable QoS cgroup's update reads every active pod's class for each new pod.
 const qosOf = memoByObject((spec: Pod['spec']): QosClass => {
   // PodLevelResources: pod-level requests and limits decide the class when the pod sets them.
-  const podLevel = (spec as { resources?: Container['resources'] }).resources;
-  if (podLevel?.requests?.cpu || podLevel?.requests?.memory || podLevel?.limits?.cpu || podLevel?.limits?.memory) {
-    const limits = (podLevel.limits ?? {}) as Record<string, string>;
-    const requests = (podLevel.requests ?? {}) as Record<string, string>;
+  if (hasPodLevelResources(spec)) {
+    const podLevel = (spec as { resources?: Container['resources'] }).resources;
+    const limits = (podLevel?.limits ?? {}) as Record<string, string>;
+    const requests = (podLevel?.requests ?? {}) as Record<string, string>;
     const equal = ['cpu', 'memory'].every((r) => limits[r] && (!requests[r] || requests[r] === limits[r]));
     return equal ? 'Guaranteed' : 'Burstable';
   }
