@@ -21,11 +21,8 @@ export function processRuntimeVersion(version: string): cri.VersionResponse {
   };
 }
 
-let userNamespaces: boolean | undefined;
-
 /** CRI Status. */
 export function processRuntimeStatus(): cri.StatusResponse {
-  userNamespaces ??= userNamespacesSupported();
   return {
     status: {
       conditions: [
@@ -34,7 +31,9 @@ export function processRuntimeStatus(): cri.StatusResponse {
       ],
     },
     info: {},
-    runtime_handlers: [{ name: '', features: { recursive_read_only_mounts: false, user_namespaces: userNamespaces } }],
+    runtime_handlers: [
+      { name: '', features: { recursive_read_only_mounts: false, user_namespaces: userNamespacesSupported() } },
+    ],
   };
 }
 

@@ -42,14 +42,23 @@ export function userNamespaceRange(options: cri.UserNamespace | null | undefined
   return { hostId, length };
 }
 
-/** Whether this process can give containers user namespaces: root, on a kernel that allows them. */
-export function userNamespacesSupported(procSys = '/proc/sys/user/max_user_namespaces'): boolean {
-  if (process.getuid?.() !== 0) return false;
-  try {
-    return Number(readFileSync(procSys, 'utf8').trim()) > 0;
-  } catch {
-    return false;
+let supported: boolean | undefined;
+
+/**
+ * Whether this process can give containers user namespaces: root, on a kernel that allows them.
+ * Read once (neither changes while the runtime runs).
+ */
+export function userNamespacesSupported(): boolean {
+  if (supported === undefined) {
+    let allowed = false;
+    try {
+      allowed = Number(readFileSync('/proc/sys/user/max_user_namespaces', 'utf8').trim()) > 0;
+    } catch {
+      /* no such setting: no user namespaces */
+    }
+    supported = process.getuid?.() === 0 && allowed;
   }
+  return supported;
 }
 
 /**
