@@ -9,11 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
-import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
+import { wireResourceManagers } from '../../fixtures/resource-managers.js';
 import { cpusPerCore, readCpuTopology } from '../../../src/agent/cpumanager/topology.js';
-import { realClock } from '../../../src/lib/clock.js';
-import { createLogger } from '../../../src/lib/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cpus-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,14 +22,7 @@ const cfg = (policy: 'none' | 'static') =>
     node: { kubeReserved: { cpu: '1' }, systemReserved: {} },
     cpuManager: { policy, reconcilePeriodMs: 60_000, reservedCpus: '' },
   }) as unknown as AgentConfig;
-const wire = (policy: 'none' | 'static', c: AgentConfig = cfg(policy)) =>
-  composeResourceManagers(c, {
-    runtime: {} as RuntimeService,
-    activePods: () => [],
-    sourcesSeen: () => true,
-    clock: realClock,
-    logger: createLogger({ level: 'fatal' }),
-  });
+const wire = (policy: 'none' | 'static', c: AgentConfig = cfg(policy)) => wireResourceManagers(c);
 const guaranteed = (n: number): Pod =>
   ({
     metadata: { name: 'big', namespace: 'default', uid: 'u-big' },

@@ -10,10 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../../../src/api/types.js';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
-import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
-import { realClock } from '../../../src/lib/clock.js';
-import { createLogger } from '../../../src/lib/logger.js';
+import { wireResourceManagers } from '../../fixtures/resource-managers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-memory-compose-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,15 +36,7 @@ const cfg = (memoryManager: AgentConfig['memoryManager']) => {
     memoryManager,
   } as unknown as AgentConfig;
 };
-const wire = (c: AgentConfig) =>
-  composeResourceManagers(c, {
-    runtime: {} as RuntimeService,
-    activePods: () => [],
-    sourcesSeen: () => true,
-    clock: realClock,
-    logger: createLogger({ level: 'fatal' }),
-    sysNodeDir,
-  });
+const wire = (c: AgentConfig) => wireResourceManagers(c, sysNodeDir);
 const machine = { memoryBytes: 4 * 2 ** 30, hugePages: [{ pageSizeKb: 2048, pages: 0 }] };
 const guaranteed: Pod = {
   metadata: { name: 'g', namespace: 'default', uid: 'u-g' },

@@ -9,13 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentConfig } from '../../../src/agent/agent-config.js';
-import type { RuntimeService } from '../../../src/cri/services.js';
-import { composeResourceManagers } from '../../../src/agent/compose-resource-managers.js';
+import { wireResourceManagers } from '../../fixtures/resource-managers.js';
 import { mergeHints, type TopologyHint } from '../../../src/agent/topologymanager/hint-merge.js';
 import { averageDistance, readNumaDistances } from '../../../src/agent/topologymanager/numa-distances.js';
 import { topologyPolicyOptions } from '../../../src/agent/topologymanager/policy-options.js';
-import { realClock } from '../../../src/lib/clock.js';
-import { createLogger } from '../../../src/lib/logger.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-topology-options-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -88,20 +85,13 @@ describe('topology manager policy options', () => {
 
   it('stop the start as upstream when an option is wrong, before the CPU manager is made', () => {
     const start = (options: Record<string, string>) =>
-      composeResourceManagers(
+      wireResourceManagers(
         {
           rootDir: dir,
           node: { kubeReserved: {}, systemReserved: {} },
           topologyManager: { policy: 'best-effort', scope: 'container', options },
         } as unknown as AgentConfig,
-        {
-          runtime: {} as RuntimeService,
-          activePods: () => [],
-          sourcesSeen: () => true,
-          clock: realClock,
-          logger: createLogger({ level: 'fatal' }),
-          sysNodeDir: join(dir, 'missing'),
-        },
+        join(dir, 'missing'),
       ).start(new AbortController().signal);
     expect(() => start({ 'max-allowable-numa-nodes': '2' })).toThrow(
       'the minimum value of "max-allowable-numa-nodes" should not be less than 8',
@@ -116,20 +106,13 @@ describe('topology manager policy options', () => {
     const sysNodeDir = join(dir, 'nine-nodes');
     for (let id = 0; id < 9; id++) mkdirSync(join(sysNodeDir, `node${id}`), { recursive: true });
     const start = (policy: string) =>
-      composeResourceManagers(
+      wireResourceManagers(
         {
           rootDir: dir,
           node: { kubeReserved: {}, systemReserved: {} },
           topologyManager: { policy, scope: 'container' },
         } as unknown as AgentConfig,
-        {
-          runtime: {} as RuntimeService,
-          activePods: () => [],
-          sourcesSeen: () => true,
-          clock: realClock,
-          logger: createLogger({ level: 'fatal' }),
-          sysNodeDir,
-        },
+        sysNodeDir,
       ).start(new AbortController().signal);
     expect(() => start('best-effort')).toThrow('unsupported on machines with more than 8 NUMA Nodes');
     // The none policy compares no hints: no limit.
