@@ -10,7 +10,7 @@
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../api/types.js';
-import { milliCpu } from '../api/quantity.js';
+import { hugePageResourceName, milliCpu } from '../api/quantity.js';
 import type { RuntimeService } from '../cri/services.js';
 import type { Clock } from '../lib/clock.js';
 import { periodically } from '../lib/periodically.js';
@@ -36,7 +36,6 @@ import { Histogram } from './metrics/registry.js';
 import { MemoryManager, type PodMemory } from './memorymanager/memory-manager.js';
 import { listNumaNodes, readNumaNodeMemory } from './memorymanager/memory-topology.js';
 import { systemReservedMemory } from './memorymanager/reserved-memory.js';
-import { hugePageResourceName } from '../api/quantity.js';
 import type { HugePagePool } from './nodestatus/machine-info.js';
 
 /** What the memory manager needs of the machine beyond its NUMA nodes: the capacity Node Allocatable is taken from. */

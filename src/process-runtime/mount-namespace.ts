@@ -86,21 +86,24 @@ const SCRIPT = [
  */
 export function setprivArgs(u: ProcessUser): string[] {
   const ns = u.userNamespace;
-  if (ns) {
-    const inside = setprivArgs({ uid: u.uid ?? 0, gid: u.gid ?? 0, groups: u.groups });
-    // The capabilities kept to switch user in the new namespace (unshare --keep-caps) go: the command has those of
-    // its user there, all for its root, none for another user.
-    const dropKept = ['--inh-caps=-all', '--ambient-caps=-all'];
-    return [...('range' in ns ? newUserNamespaceArgs(ns.range) : []), inside[0], ...dropKept, ...inside.slice(1)];
-  }
-  if (u.uid === undefined && u.gid === undefined && !u.groups?.length) return [];
-  return [
-    'setpriv',
-    ...(u.uid !== undefined ? [`--reuid=${u.uid}`] : []),
-    ...(u.gid !== undefined ? [`--regid=${u.gid}`] : []),
+  const options = (uid?: number, gid?: number) => [
+    ...(uid !== undefined ? [`--reuid=${uid}`] : []),
+    ...(gid !== undefined ? [`--regid=${gid}`] : []),
     ...(u.groups?.length ? [`--groups=${u.groups.join(',')}`] : ['--clear-groups']),
-    '--',
   ];
+  if (ns)
+    return [
+      ...('range' in ns ? newUserNamespaceArgs(ns.range) : []),
+      'setpriv',
+      // The capabilities kept to switch user in the new namespace (unshare --keep-caps) go: the command has those of
+      // its user there, all for its root, none for another user.
+      '--inh-caps=-all',
+      '--ambient-caps=-all',
+      ...options(u.uid ?? 0, u.gid ?? 0),
+      '--',
+    ];
+  if (u.uid === undefined && u.gid === undefined && !u.groups?.length) return [];
+  return ['setpriv', ...options(u.uid, u.gid), '--'];
 }
 
 /** A mount point to make inside the namespace: a directory or an empty file, after the mount's source. */
