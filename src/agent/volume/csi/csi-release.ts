@@ -80,16 +80,13 @@ export class CsiRelease {
    * names it any more; a failure is logged and left to `releaseUnused` (housekeeping).
    */
   private async unstageIfUnused(stageDir: string, used?: Set<string>): Promise<void> {
-    let data: VolData;
-    try {
-      data = this.confined(readVolData(join(stageDir, VOL_DATA_FILE)));
-    } catch {
-      return;
-    }
-    if (this.inUse(data, used)) return;
-    // Under the volume's lock and with a fresh look: a pod that wrote its record meanwhile keeps it staged.
+    const before = this.stageRecord(stageDir);
+    if (!before || this.inUse(before, used)) return;
+    // Under the volume's lock and with a fresh look: a pod that wrote its record meanwhile keeps it staged, and a
+    // teardown and housekeeping that both found it unused unstage it once (the second finds the record gone).
     await this.serialized(stageDir, async () => {
-      if (this.inUse(data)) return;
+      const data = this.stageRecord(stageDir);
+      if (!data || this.inUse(data)) return;
       try {
         const staging = data.stagingTargetPath ?? join(stageDir, 'globalmount');
         await driverClient(this.deps.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(
@@ -105,6 +102,15 @@ export class CsiRelease {
         );
       }
     });
+  }
+
+  /** The staging's record in `stageDir`, confined; undefined when it is gone (unstaged) or unreadable. */
+  private stageRecord(stageDir: string): VolData | undefined {
+    try {
+      return this.confined(readVolData(join(stageDir, VOL_DATA_FILE)));
+    } catch {
+      return undefined;
+    }
   }
 
   /**

@@ -10,6 +10,8 @@ import type { CsiClient } from '../../../../src/agent/volume/csi/csi-client.js';
 const base = mkdtempSync(join(tmpdir(), 'tsk-csi-release-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
+let client: CsiClient;
+
 describe('CsiRelease', () => {
   it('ignores record paths outside the root dir (a tampered vol_data.json removes nothing of the host)', async () => {
     const root = join(base, 'root');
@@ -52,6 +54,43 @@ describe('CsiRelease', () => {
     expect(calls).toEqual([`unpublish h ${join(dir, 'mount')}`, `unstage h ${join(stageDir, 'globalmount')}`]);
     expect(existsSync(outsideFile)).toBe(true);
     expect(existsSync(outsideDir)).toBe(true);
+    expect(existsSync(stageDir)).toBe(false);
+  });
+
+  it('unstages once when a teardown and housekeeping both find the volume unused', async () => {
+    const root = join(base, 'root-race');
+    const calls: string[] = [];
+    let finishUnstage = () => {};
+    const unstageStarted = new Promise<void>((started) => {
+      client = {
+        nodeUnpublishVolume: async () => void calls.push('unpublish'),
+        nodeUnstageVolume: async () => {
+          calls.push('unstage');
+          if (calls.filter((c) => c === 'unstage').length > 1) return; // only the first is held
+          started();
+          await new Promise<void>((finish) => (finishUnstage = finish));
+        },
+        close() {},
+      } as unknown as CsiClient;
+    });
+    const drivers = new CsiDrivers({ connect: () => client });
+    drivers.add('d.csi', '/sock', '1.0.0');
+    const stageDir = join(root, 'plugins', 'kubernetes.io', 'csi', 'd.csi', 'sha');
+    mkdirSync(stageDir, { recursive: true });
+    const record = { volumeHandle: 'h', driverName: 'd.csi', stagingTargetPath: join(stageDir, 'globalmount') };
+    writeFileSync(join(stageDir, 'vol_data.json'), JSON.stringify(record));
+    const dir = join(root, 'pods', 'u1', 'volumes', 'kubernetes.io~csi', 'pv');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'vol_data.json'), JSON.stringify(record));
+    const release = new CsiRelease({ drivers, rootDir: root });
+
+    const teardown = release.tearDown(dir);
+    await unstageStarted; // the pod's record is gone, the staging's is still there
+    const housekeeping = release.releaseUnused();
+    await new Promise((r) => setTimeout(r, 20)); // housekeeping has found it unused and waits on the volume
+    finishUnstage();
+    await Promise.all([teardown, housekeeping]);
+    expect(calls).toEqual(['unpublish', 'unstage']);
     expect(existsSync(stageDir)).toBe(false);
   });
 });
