@@ -11,6 +11,22 @@ export const implementedFeatureGates = new Set([
   'NodeLogQuery',
   'CPUManagerPolicyAlphaOptions',
   'CPUManagerPolicyBetaOptions',
+  'UserNamespacesSupport',
+  'GracefulNodeShutdown',
+  'GracefulNodeShutdownBasedOnPodPriority',
+  'NodeDeclaredFeatures',
+]);
+
+/**
+ * Gates whose v1.36 default (the value here) is what tskubelet does, but whose other value it does not
+ * implement beyond the node's declared features: set to the default they change nothing and get no
+ * warning; set to the other value they get one.
+ */
+export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new Map([
+  ['ExtendWebSocketsToKubelet', true],
+  ['InPlacePodLevelResourcesVerticalScaling', true],
+  ['InPlacePodVerticalScalingInitContainers', true],
+  ['RestartAllContainersOnContainerExits', true],
 ]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */

@@ -11,7 +11,12 @@ import { dirname, join, resolve } from 'node:path';
 import { parseDuration } from '../lib/duration.js';
 import { messageOf } from '../lib/errors.js';
 import { DEFAULT_EVICTION_HARD, kubeletConfigSchema, type KubeletConfiguration } from './schema.js';
-import { implementedFeatureGates, unimplementedButSatisfied, unimplementedConfigFields } from './known-names.js';
+import {
+  featureGatesFollowedAtDefault,
+  implementedFeatureGates,
+  unimplementedButSatisfied,
+  unimplementedConfigFields,
+} from './known-names.js';
 import { applyFileDefaults } from './file-defaults.js';
 import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
 import type { ParsedFlags } from './flags.js';
@@ -215,7 +220,10 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   if (locked) throw new ConfigError(locked);
   // A locked gate set to its value changes nothing: no warning.
   for (const gate of Object.keys(kc.featureGates ?? {}).filter(
-    (g) => !implementedFeatureGates.has(g) && !LOCKED_FEATURE_GATES.has(g),
+    (g) =>
+      !implementedFeatureGates.has(g) &&
+      !LOCKED_FEATURE_GATES.has(g) &&
+      featureGatesFollowedAtDefault.get(g) !== kc.featureGates![g],
   ))
     warnings.push(`feature gate "${gate}" is accepted but not implemented yet; it has no effect`);
   // Upstream reports every broken rule at once.

@@ -334,6 +334,18 @@ describe('loadConfig', () => {
       'feature gate "SidecarContainers" is accepted but not implemented yet; it has no effect',
       'feature gate "EventedPLEG" is accepted but not implemented yet; it has no effect',
     ]);
+    // The gates tskubelet reads get no warning; a gate whose default it follows, none at that default only.
+    const read = await loadConfig(
+      parseFlags([
+        '--kubeconfig=/k',
+        '--feature-gates',
+        'UserNamespacesSupport=false,GracefulNodeShutdown=true,GracefulNodeShutdownBasedOnPodPriority=true,' +
+          'NodeDeclaredFeatures=true,ExtendWebSocketsToKubelet=true,RestartAllContainersOnContainerExits=false',
+      ]),
+    );
+    expect(read.warnings).toEqual([
+      'feature gate "RestartAllContainersOnContainerExits" is accepted but not implemented yet; it has no effect',
+    ]);
     // A locked gate (GA in v1.36) set against its lock stops the start, with upstream's message.
     await expect(
       loadConfig(
