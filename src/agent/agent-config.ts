@@ -100,6 +100,8 @@ export interface AgentConfig {
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
   userNamespacesSupport: boolean;
+  /** The ContainerStopSignals gate (alpha, off in v1.36): `lifecycle.stopSignal` reaches the runtime and the status. */
+  containerStopSignals: boolean;
   /** userNamespaces.idsPerPod: the host IDs of each `hostUsers: false` pod's range (absent: 65536). */
   userNamespaceIdsPerPod?: number;
   /**

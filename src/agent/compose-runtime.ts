@@ -444,6 +444,7 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
     cgroups: cfg.cgroups,
     security: { seccompDefault: cfg.seccompDefault ?? false, seccompProfileRoot: join(cfg.rootDir, 'seccomp') },
     userNamespacesSupport: cfg.userNamespacesSupport,
+    containerStopSignals: cfg.containerStopSignals,
     resources: {
       memoryCapacityBytes: totalmem(),
       cpuCFSQuota: cfg.cpuCFSQuota,

@@ -307,6 +307,7 @@ export function composeAgent(
     volumes,
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
+    containerStopSignals: cfg.containerStopSignals,
   });
   const workers = new PodWorkers({
     syncer: timedSyncer(metrics, syncer, clock),

@@ -154,6 +154,8 @@ export interface ContainerStatus {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   /** The identity the container runs as, where the runtime reports it (SupplementalGroupsPolicy). */
   user?: { linux: { uid: number; gid: number; supplementalGroups: number[] } };
+  /** The signal the runtime stops the container with (ContainerStopSignals). */
+  stopSignal?: string;
   image: string;
   imageID: string;
   containerID?: string;

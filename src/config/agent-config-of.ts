@@ -73,6 +73,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         ? undefined
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
+    containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
     userNamespaceIdsPerPod: kc.userNamespaces.idsPerPod,
     nodeShutdown: nodeShutdownOf(kc),
     gracefulShutdownMetrics:

@@ -15,6 +15,7 @@ export const implementedFeatureGates = new Set([
   'GracefulNodeShutdown',
   'GracefulNodeShutdownBasedOnPodPriority',
   'NodeDeclaredFeatures',
+  'ContainerStopSignals',
 ]);
 
 /**

@@ -82,7 +82,6 @@ export interface UpdatePodSandboxResourcesRequest {
   pod_sandbox_id: string;
   overhead?: LinuxContainerResources | null;
   resources?: LinuxContainerResources | null;
-  annotations?: Labels;
 }
 
 export interface CheckpointContainerRequest {
@@ -250,6 +249,8 @@ export interface ContainerConfig {
     resources?: LinuxContainerResources | null;
     security_context?: LinuxContainerSecurityContext | null;
   } | null;
+  /** The signal StopContainer sends first (runtime.v1 Signal: "SIGUSR1", "SIGRTMINPLUS1", …; RUNTIME_DEFAULT: the image's, else SIGTERM). */
+  stop_signal?: string;
 }
 
 export interface ContainerFilter {
@@ -291,6 +292,8 @@ export interface ContainerStatus {
   image_id?: string;
   /** The identity the container's first process runs as, where the runtime reports it. */
   user?: { linux?: { uid: number; gid: number; supplemental_groups?: number[] } | null } | null;
+  /** The signal the runtime stops the container with (runtime.v1 Signal), where it says (RUNTIME_DEFAULT otherwise). */
+  stop_signal?: string;
 }
 
 export interface ContainerStatusResponse {

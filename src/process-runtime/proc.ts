@@ -21,7 +21,7 @@ export function isSameProcessAlive(pid: number, startTime: number | undefined): 
 }
 
 /** Sends `signal` to the process group `pgid`; false when the group no longer exists. */
-export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+export function signalGroup(pgid: number, signal: NodeJS.Signals | number): boolean {
   try {
     process.kill(-pgid, signal);
     return true;

@@ -6,6 +6,7 @@ import { isAbsolute, join } from 'node:path';
 import type * as cri from '../cri/types.js';
 import { imageIdOf } from './images.js';
 import type { ContainerRecord, SandboxRecord } from './state.js';
+import { stopSignalOf } from './stop-signal.js';
 
 /**
  * The record of a container created now (`createdAtNs`) in sandbox `s`: its log at the config's
@@ -110,6 +111,7 @@ export function containerStatus(c: ContainerRecord): cri.ContainerStatusResponse
       annotations: v.annotations,
       mounts: c.config.mounts ?? [],
       log_path: c.logPath,
+      stop_signal: stopSignalOf(c.config),
     },
     info: {},
   };

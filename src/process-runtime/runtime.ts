@@ -30,6 +30,7 @@ import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
 import { loadPty } from './pty.js';
 import { killMarked, signalGroup } from './proc.js';
+import { killSignalOf, stopSignalOf } from './stop-signal.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
 import { containerStatus, containerView, newContainerRecord, sandboxStatus, sandboxView } from './records.js';
 import {
@@ -379,7 +380,8 @@ export class ProcessRuntime implements RuntimeService {
         });
       });
     if (timeoutSeconds > 0) {
-      signalGroup(h.pid, 'SIGTERM');
+      const c = this.containers.get(id);
+      signalGroup(h.pid, killSignalOf(stopSignalOf(c?.config ?? {})) ?? 'SIGTERM');
       if (await waitExit(timeoutSeconds * 1000)) return;
     }
     signalGroup(h.pid, 'SIGKILL');

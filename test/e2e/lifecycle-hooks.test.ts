@@ -4,7 +4,8 @@
  * container with FailedPostStartHook; preStop runs before the stop signal (an HTTP call to another
  * pod, then a file) and a failing one is FailedPreStopHook while the stop goes on; sleep hooks as upstream's
  * "Lifecycle sleep action" specs (scaled down): the container stops after the sleep, or at the grace period a
- * delete gives when that is shorter (counted in kubelet_sleep_action_terminated_early_total), zero seconds at once.
+ * delete gives when that is shorter (counted in kubelet_sleep_action_terminated_early_total), zero seconds at once;
+ * with ContainerStopSignals on, `lifecycle.stopSignal` is the signal that stops the container and its status names it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,7 +33,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
   peerPort = (peer.address() as AddressInfo).port;
-  c = await startCluster({ dir, node });
+  c = await startCluster({ dir, node, extra: ['--feature-gates=ContainerStopSignals=true'] });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);
 afterAll(async () => {
@@ -67,6 +68,41 @@ describe('lifecycle hooks', () => {
     await until(() => existsSync(out) && readFileSync(out, 'utf8').includes('term'), 20_000, 'stopped');
     expect(calls).toContain('/pre-stop');
     expect(readFileSync(out, 'utf8')).toBe('post-start\nterm\n');
+  }, 40_000);
+
+  it('stopSignal (ContainerStopSignals): the container is stopped with it, and each status names its signal', async () => {
+    const out = join(dir, 'stop-signals.log');
+    const trapSet = join(dir, 'stop-signals-trap-set');
+    const trapping = (name: string) => ({
+      name,
+      image: 'busybox',
+      command: [
+        'sh',
+        '-c',
+        `trap 'echo ${name} >> ${out}; exit 0' USR1; echo ${name} >> ${trapSet}; while true; do sleep 0.1; done`,
+      ],
+    });
+    c.api.store.create(
+      'pods',
+      boundPod('stop-signals', node, {
+        terminationGracePeriodSeconds: 10,
+        containers: [{ ...trapping('usr1'), lifecycle: { stopSignal: 'SIGUSR1' } }, trapping('plain')],
+      }),
+    );
+    await until(() => pod('stop-signals')?.status?.containerStatuses?.every((s: Obj) => s.started), 20_000, 'started');
+    await until(
+      () => existsSync(trapSet) && readFileSync(trapSet, 'utf8').split('\n').length === 3,
+      10_000,
+      'traps set',
+    );
+    const signals = Object.fromEntries(
+      pod('stop-signals')!.status.containerStatuses.map((s: Obj) => [s.name, s.stopSignal]),
+    );
+    expect(signals).toEqual({ usr1: 'SIGUSR1', plain: 'SIGTERM' });
+    c.api.store.remove('pods', 'default', 'stop-signals', {});
+    await until(() => existsSync(out), 20_000, 'a trap ran');
+    // The SIGUSR1 container ran its trap; the other was ended by SIGTERM, which it does not trap.
+    expect(readFileSync(out, 'utf8')).toBe('usr1\n');
   }, 40_000);
 
   it('a failing postStart kills the container (FailedPostStartHook); a failing preStop is FailedPreStopHook and the stop goes on', async () => {

@@ -6,6 +6,7 @@
  */
 import type { Container, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
+import { criSignalOf } from '../../cri/stop-signals.js';
 import { containerEnv, expand, type EnvContext } from './env.js';
 import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
@@ -38,6 +39,8 @@ export interface ContainerConfigContext extends EnvContext {
   userNamespacesSupport?: boolean;
   /** The pod's own user namespace (`hostUsers: false`: its ID mappings, as its sandbox has them). */
   userNamespace?: cri.UserNamespace;
+  /** The ContainerStopSignals gate: `lifecycle.stopSignal` becomes the config's stop_signal. */
+  containerStopSignals?: boolean;
 }
 
 const DEFAULT_SECURITY: SecurityProfileContext = {
@@ -136,6 +139,9 @@ export function generateContainerConfig(
   const fsGroup = num(podSc.fsGroup);
   const unmasked = sc.privileged === true || sc.procMount === 'Unmasked';
   const supplemental = Array.isArray(podSc.supplementalGroups) ? (podSc.supplementalGroups as number[]) : [];
+  const stopSignal = ctx.containerStopSignals
+    ? (c.lifecycle as { stopSignal?: string } | undefined)?.stopSignal
+    : undefined;
   return {
     ok: true,
     volumeMounts: planned.mounts,
@@ -176,6 +182,7 @@ export function generateContainerConfig(
           namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport, ctx.userNamespace),
         },
       },
+      ...(stopSignal ? { stop_signal: criSignalOf(stopSignal) } : {}),
     },
   };
 }

@@ -36,6 +36,8 @@ export interface NodeFacts {
   security?: SecurityProfileContext;
   /** The UserNamespacesSupport gate (upstream names the node's user namespace in every pod's options with it). */
   userNamespacesSupport?: boolean;
+  /** The ContainerStopSignals gate: a container's `lifecycle.stopSignal` goes to the runtime. */
+  containerStopSignals?: boolean;
 }
 
 /**

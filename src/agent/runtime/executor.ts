@@ -390,6 +390,7 @@ export class PodActionExecutor {
         security: node.security,
         userNamespacesSupport: node.userNamespacesSupport,
         userNamespace,
+        containerStopSignals: node.containerStopSignals,
       });
       if (!built.ok) return failed('CreateContainerConfigError', built.message, 10_000);
       // An ephemeral container with a target joins the target's process namespace (CRI NamespaceMode TARGET).

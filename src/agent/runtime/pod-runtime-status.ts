@@ -22,6 +22,8 @@ export interface RuntimeContainer {
   sandboxId: string;
   /** The user the runtime says the process runs as (CRI ContainerStatus.user), when it says. */
   user?: { uid: number; gid: number; supplementalGroups: number[] };
+  /** The signal the runtime stops it with, in the API's spelling ("SIGRTMIN+1"), when the runtime says. */
+  stopSignal?: string;
 }
 
 /** A pod sandbox as the runtime reports it. */

@@ -2,10 +2,10 @@
  * Reads the runtime over CRI into the kubelet's model (pod-runtime-status.ts): one pod's status,
  * or every pod the runtime has (for /runningpods, housekeeping and the PLEG).
  */
-import { notImplemented } from '../../lib/errors.js';
 import type { RuntimeService } from '../../cri/services.js';
+import { apiSignalOf } from '../../cri/stop-signals.js';
 import type * as cri from '../../cri/types.js';
-import { isCode } from '../../lib/errors.js';
+import { isCode, notImplemented } from '../../lib/errors.js';
 import {
   ContainerHashAnnotation,
   ContainerNameLabel,
@@ -28,6 +28,7 @@ const stateOf: Record<cri.ContainerState, RuntimeContainer['state']> = {
 
 /** Converts a CRI ContainerStatus. */
 export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): RuntimeContainer {
+  const stopSignal = apiSignalOf(s.stop_signal);
   return {
     id: s.id,
     name: s.labels?.[ContainerNameLabel] ?? s.metadata?.name ?? '',
@@ -53,6 +54,7 @@ export function toRuntimeContainer(s: cri.ContainerStatus, sandboxId: string): R
           },
         }
       : {}),
+    ...(stopSignal ? { stopSignal } : {}),
   };
 }
 

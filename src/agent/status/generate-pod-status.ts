@@ -66,6 +66,8 @@ export interface PodStatusContext {
   supportsRecursiveReadOnly?: boolean;
   /** The pod is being stopped for good (deleted, evicted, finished): no container of it restarts. */
   podIsTerminal?: boolean;
+  /** The ContainerStopSignals gate: each container's status names the signal the runtime stops it with. */
+  containerStopSignals?: boolean;
 }
 
 /** The probe results the status reads. */
@@ -129,6 +131,7 @@ function containerStatuses(
       st.state = stateOf(cur, ctx.runtimeName);
       st.restartCount = cur.restartCount;
       if (cur.user) st.user = { linux: cur.user };
+      if (ctx.containerStopSignals && cur.stopSignal) st.stopSignal = cur.stopSignal;
       // In-place resize: what is applied to a running container (its allocation until an update says otherwise).
       const applied = ctx.allocation?.actuated?.get(spec.name) ?? ctx.allocation?.allocated.get(spec.name);
       if (cur.state === 'running' && applied && (applied.requests || applied.limits)) st.resources = { ...applied };

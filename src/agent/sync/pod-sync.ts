@@ -87,6 +87,8 @@ export interface PodSyncDeps {
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
   supportsRecursiveReadOnly?(pod: Pod): boolean;
+  /** The ContainerStopSignals gate (the statuses' stopSignal). */
+  containerStopSignals?: boolean;
   /**
    * The DRA manager: a pod's ResourceClaims are prepared before its containers start and unprepared when it is gone.
    */
@@ -208,6 +210,7 @@ export class PodSync implements PodSyncer {
       probes: this.deps.prober?.results(uid),
       supportsRecursiveReadOnly: this.deps.supportsRecursiveReadOnly?.(pod),
       podIsTerminal: final,
+      containerStopSignals: this.deps.containerStopSignals,
       ...(this.deps.devices ? { devices: (name: string) => this.deps.devices!.devicesOf(uid, name) } : {}),
       ...(this.deps.dra ? { claimResources: (c: Container) => this.deps.dra!.resourceStatuses(pod, c) } : {}),
       ...(this.deps.allocation

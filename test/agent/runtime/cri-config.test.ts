@@ -385,6 +385,17 @@ describe('container config', () => {
     const missing = generateContainerConfig(own, own.spec.containers[0], 0, 'x', { ...base, hostsFile: '/h' });
     expect(missing).toEqual({ ok: false, message: 'cannot find volume "h" to mount into container "main"' });
   });
+  it('passes lifecycle.stopSignal to the runtime in CRI spelling with the ContainerStopSignals gate on, never with it off', () => {
+    const signalOf = (stopSignal: string | undefined, gate: boolean) => {
+      const p = pod({}, stopSignal ? { lifecycle: { stopSignal } } : {});
+      const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', { ...base, containerStopSignals: gate });
+      return r.ok ? r.config.stop_signal : r.message;
+    };
+    expect(signalOf('SIGRTMIN+3', true)).toBe('SIGRTMINPLUS3');
+    expect(signalOf('SIGUSR1', true)).toBe('SIGUSR1');
+    expect(signalOf(undefined, true)).toBeUndefined();
+    expect(signalOf('SIGUSR1', false)).toBeUndefined();
+  });
   it('passes the pod supplementalGroupsPolicy to the runtime for the sandbox and each container (Merge by default)', () => {
     const policyOf = (p: Pod) => {
       const r = generateContainerConfig(p, p.spec.containers[0], 0, 'x', base);

@@ -297,6 +297,22 @@ describe('observed generation (PodObservedGenerationTracking, GA in v1.35)', () 
   });
 });
 
+describe('the signal a container is stopped with (containerStatuses[].stopSignal)', () => {
+  it("is the runtime's with the ContainerStopSignals gate on, and absent with it off or when the runtime says none", () => {
+    const withSignal = { ...container('running'), stopSignal: 'SIGRTMIN+1' };
+    const on = { ...ctx(), containerStopSignals: true };
+    expect(generatePodStatus(pod(), withContainers(withSignal), on).containerStatuses![0].stopSignal).toBe(
+      'SIGRTMIN+1',
+    );
+    expect(generatePodStatus(pod(), withContainers(withSignal), ctx()).containerStatuses![0]).not.toHaveProperty(
+      'stopSignal',
+    );
+    expect(generatePodStatus(pod(), withContainers(container('running')), on).containerStatuses![0]).not.toHaveProperty(
+      'stopSignal',
+    );
+  });
+});
+
 describe('the identity a container runs as (containerStatuses[].user)', () => {
   it('is what the runtime reports, and absent when it reports none', () => {
     const withUser = { ...container('running'), user: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } };
