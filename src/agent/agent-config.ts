@@ -100,6 +100,10 @@ export interface AgentConfig {
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
   userNamespacesSupport: boolean;
+  /** singleProcessOOMKill: true keeps cgroup v2's OOM kills to single processes (no `memory.oom.group`). */
+  singleProcessOOMKill?: boolean;
+  /** The DisableCPUQuotaWithExclusiveCPUs gate (beta, on in v1.36): exclusive CPUs come without a CFS quota. */
+  disableCpuQuotaWithExclusiveCpus: boolean;
   /** The ContainerStopSignals gate (alpha, off in v1.36): `lifecycle.stopSignal` reaches the runtime and the status. */
   containerStopSignals: boolean;
   /** userNamespaces.idsPerPod: the host IDs of each `hostUsers: false` pod's range (absent: 65536). */

@@ -116,6 +116,11 @@ export function composeResourceManagers(
   start(signal: AbortSignal, machine?: MachineMemory): void;
   admit(pod: Pod, admitted: Pod[]): AdmitResult | undefined | Promise<AdmitResult | undefined>;
   cpusets: ContainerCpusets;
+  /**
+   * Whether a pod (no container named) or a container holds exclusive CPUs, where that takes its CFS quota away
+   * (DisableCPUQuotaWithExclusiveCPUs on); undefined with the gate off.
+   */
+  exclusiveCpus?: (podUid: string, containerName?: string) => boolean;
   podCpus: PodCpus;
   podMemory: PodMemory;
   /** kubelet_topology_manager_admission_duration_ms, for the metrics registry. */
@@ -230,6 +235,9 @@ export function composeResourceManagers(
       cpusetFor: (uid, name) => m?.containerCpuset(uid, name),
       created: (uid, name, id, cpuset) => m?.created(uid, name, id, cpuset),
     },
+    ...(cfg.disableCpuQuotaWithExclusiveCpus
+      ? { exclusiveCpus: (uid: string, name?: string) => m?.hasExclusiveCpus(uid, name) ?? false }
+      : {}),
     podCpus: {
       allocatableCpus: () => m?.allocatableCpus() ?? [],
       exclusiveCpus: (uid, name) => m?.exclusiveCpus(uid, name) ?? [],

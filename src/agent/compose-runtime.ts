@@ -42,6 +42,7 @@ import type { KubeClient } from '../lib/kube-client.js';
 import { userNamespaceRefusal } from './runtime/user-namespaces.js';
 import { USER_NAMESPACE_UNIT, UserNamespaceManager } from './userns/user-namespace-manager.js';
 import { kubeletMapping } from './userns/kubelet-mappings.js';
+import { hostCgroupVersion } from './node-setup/cgroup-version.js';
 
 /** The runtime the agent talks to, and the embedded one when it is in-process. */
 export interface ComposedRuntime {
@@ -179,6 +180,8 @@ export function composeNodeResources(
     hugePageSizesKb: readonly number[];
     logger: Logger;
     activePods: () => Pod[];
+    /** Whether a pod holds exclusive CPUs (its cgroup then has no CFS quota); absent: none does. */
+    exclusiveCpus?: (podUid: string) => boolean;
     observeCgroup?: CgroupOpObserver;
     /** The apiserver: service accounts and their tokens for providers with tokenAttributes. */
     api?: KubeClient;
@@ -202,6 +205,7 @@ export function composeNodeResources(
           cgroups: c,
           cpuCFSQuota: cfg.cpuCFSQuota,
           cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
+          exclusiveCpus: d.exclusiveCpus,
           podPidsLimit: cfg.podPidsLimit ?? -1,
           activePods: d.activePods,
           observe: d.observeCgroup,
@@ -430,8 +434,14 @@ export async function connectRuntime(
   }
 }
 
-/** What the pod action executor needs to know of the node, from the agent's configuration. */
-export function nodeFacts(cfg: AgentConfig): NodeFacts {
+/**
+ * What the pod action executor needs to know of the node, from the agent's configuration; `exclusiveCpus` is the CPU
+ * manager's (whose exclusive CPUs come without a CFS quota).
+ */
+export function nodeFacts(
+  cfg: AgentConfig,
+  d: { exclusiveCpus?: (podUid: string, containerName?: string) => boolean } = {},
+): NodeFacts {
   return {
     nodeName: cfg.nodeName,
     nodeIP: cfg.nodeIP,
@@ -451,6 +461,8 @@ export function nodeFacts(cfg: AgentConfig): NodeFacts {
       cpuCFSQuotaPeriodUs: cfg.cpuCFSQuotaPeriodUs,
       hugePageSizesKb: hugePageSizesKbSync(),
       swap: nodeSwapContext(cfg.swapBehavior),
+      exclusiveCpus: d.exclusiveCpus,
+      oomKillGroup: cfg.singleProcessOOMKill !== true && hostCgroupVersion() === 2,
     },
   };
 }

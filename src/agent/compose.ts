@@ -84,6 +84,7 @@ import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import { registerDraClaimsInUse, registerDraMetrics } from './metrics/dra-metrics.js';
 import { sandboxResources } from './cgroups/pod-resource-config.js';
+import { cpuQuotaEnforced } from './runtime/linux-resources.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -145,19 +146,6 @@ export function composeAgent(
     registry: !processRuntime,
     pullTimes: metrics.imagePulls,
   });
-  const observeCgroup = metrics.observeCgroup;
-  // What the node is (its memory, huge page sizes, swap), read once for everything that needs it.
-  const node = nodeFacts(cfg);
-  const { podCgroups, cgroupNaming, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
-    hugePageSizesKb: node.resources.hugePageSizesKb ?? [],
-    criEndpoint: !processRuntime && !deps.runtime,
-    logger,
-    activePods: () => podManager.getPods(),
-    observeCgroup,
-    api,
-    clock,
-    credentialProviderMetrics: cfg.imageCredentialProvider ? registerCredentialProviderMetrics(metrics) : undefined,
-  });
   // Device plugins (upstream's device manager): their resources, and the devices a pod's containers get.
   const devices: DeviceManager = new DeviceManager({
     dir: join(cfg.rootDir, 'device-plugins'),
@@ -178,6 +166,20 @@ export function composeAgent(
   });
   registerCpuManagerMetrics(metrics, resourceManagers.podCpus, resourceManagers.topologyAdmissionDuration);
   registerMemoryManagerMetrics(metrics, resourceManagers.podMemory);
+  const observeCgroup = metrics.observeCgroup;
+  // What the node is (its memory, huge page sizes, swap), read once for everything that needs it.
+  const node = nodeFacts(cfg, { exclusiveCpus: resourceManagers.exclusiveCpus });
+  const { podCgroups, cgroupNaming, nodeCredentials, loadCredentialProviders } = composeNodeResources(cfg, {
+    hugePageSizesKb: node.resources.hugePageSizesKb ?? [],
+    criEndpoint: !processRuntime && !deps.runtime,
+    logger,
+    activePods: () => podManager.getPods(),
+    exclusiveCpus: resourceManagers.exclusiveCpus,
+    observeCgroup,
+    api,
+    clock,
+    credentialProviderMetrics: cfg.imageCredentialProvider ? registerCredentialProviderMetrics(metrics) : undefined,
+  });
   const runtimeState = new RuntimeState({ runtime: runtime.runtime, clock, logger, periodMs: 5000 });
   const nodeAllocatable = () => admissionNode?.allocatable;
   // Dynamic Resource Allocation: drivers register through the plugin watcher; claims are prepared before containers
@@ -265,7 +267,10 @@ export function composeAgent(
     activePods: () => theSyncLoop.get().activePods(),
     podCgroups,
     sandboxResources: (pod) =>
-      sandboxResources(pod, { enforceCpuLimits: cfg.cpuCFSQuota, cpuPeriodUs: cfg.cpuCFSQuotaPeriodUs }),
+      sandboxResources(pod, {
+        enforceCpuLimits: cpuQuotaEnforced(node.resources, pod),
+        cpuPeriodUs: cfg.cpuCFSQuotaPeriodUs,
+      }),
     events,
     metrics: registerResizeMetrics(metrics, () => allocation.resizeStates()),
     exclusive: {

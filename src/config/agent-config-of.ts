@@ -74,6 +74,8 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
     containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
+    singleProcessOOMKill: kc.singleProcessOOMKill,
+    disableCpuQuotaWithExclusiveCpus: kc.featureGates?.DisableCPUQuotaWithExclusiveCPUs ?? true,
     userNamespaceIdsPerPod: kc.userNamespaces.idsPerPod,
     nodeShutdown: nodeShutdownOf(kc),
     gracefulShutdownMetrics:

@@ -16,6 +16,7 @@ export const implementedFeatureGates = new Set([
   'GracefulNodeShutdownBasedOnPodPriority',
   'NodeDeclaredFeatures',
   'ContainerStopSignals',
+  'DisableCPUQuotaWithExclusiveCPUs',
 ]);
 
 /**

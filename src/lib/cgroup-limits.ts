@@ -14,7 +14,12 @@ export interface ResourceConfig {
   pidsLimit?: number;
   /** Huge page limits in bytes by page size as the kernel names it (`2MB`, `1GB`). */
   hugePageLimits?: Readonly<Record<string, number>>;
+  /** cgroup v2 files by name (CRI's `unified`: `memory.oom.group`, `memory.swap.max`, …); ignored on v1. */
+  unified?: Readonly<Record<string, string>>;
 }
+
+/** A cgroup v2 interface file's name (`memory.oom.group`): never a path, so a `unified` key cannot leave the cgroup. */
+const UNIFIED_FILE = /^[a-z][a-z0-9_]*\.[a-z0-9_.]+$/;
 
 /**
  * An integer's digits, exact beyond 2^53 too: `String(2 ** 62)` is "4611686018427388000", which is not the number (the
@@ -64,5 +69,9 @@ export function cgroupWrites(c: ResourceConfig, version: 1 | 2): CgroupWrite[] {
   if (c.pidsLimit !== undefined) out.push({ controller: '', file: 'pids.max', value: String(c.pidsLimit) });
   for (const [size, limit] of Object.entries(c.hugePageLimits ?? {}))
     out.push({ controller: 'hugetlb', file: `hugetlb.${size}.max`, value: integerText(limit) });
+  for (const [file, value] of Object.entries(c.unified ?? {})) {
+    if (!UNIFIED_FILE.test(file)) throw new Error(`invalid cgroup v2 file name ${JSON.stringify(file)}`);
+    out.push({ controller: '', file, value });
+  }
   return out;
 }

@@ -159,6 +159,8 @@ export interface ContainerLimits {
   cpuset_mems?: string;
   /** Huge page limits by page size (`2MB`), as the kubelet gives every size the machine has. */
   hugepage_limits?: readonly { page_size: string; limit: number }[];
+  /** cgroup v2 files to write as given (`memory.oom.group`, …), as runc writes CRI's `unified`. */
+  unified?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -183,6 +185,7 @@ export function limitWrites(
     ...(cg.hugetlbRoot && limits.hugepage_limits?.length
       ? { hugePageLimits: Object.fromEntries(limits.hugepage_limits.map((l) => [l.page_size, l.limit])) }
       : {}),
+    ...(cg.version === 2 && limits.unified ? { unified: limits.unified } : {}),
   };
   const rootOf: Record<string, string | undefined> =
     cg.version === 2

@@ -2,13 +2,13 @@
  * The static CPU manager policy on containerd (cgroup v1 cpuset, real runc): a Guaranteed pod's
  * integer CPU request gets CPUs of its own, the shared pool every other container runs on shrinks
  * to the rest (written into running containers by the reconcile loop) and grows back when the
- * pod goes; the state file is upstream's format and keeps the assignment across a kubelet restart;
+ * pod goes; its CPUs come without a CFS quota; the state file is upstream's format and keeps the assignment across a kubelet restart;
  * the pod-resources API and the metrics report the CPUs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { decodeCheckpoint } from '../../src/agent/cpumanager/checkpoint.js';
 import { formatCpuSet } from '../../src/lib/cpuset.js';
@@ -42,12 +42,15 @@ beforeAll(
 );
 afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
 
-/** The cpuset.cpus of a container's cgroup (its id as /metrics/cadvisor names it, cgroupfs driver). */
-async function cpusetOf(pod: string): Promise<string> {
+/** The cgroup of a pod's container "main" (its id as /metrics/cadvisor names it, cgroupfs driver). */
+async function cgroupOf(pod: string): Promise<string | undefined> {
   const body = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
-  const id = new RegExp(`^container_last_seen\\{container="main",id="([^"]+)",[^}]*pod="${pod}"\\}`, 'm').exec(
-    body,
-  )?.[1];
+  return new RegExp(`^container_last_seen\\{container="main",id="([^"]+)",[^}]*pod="${pod}"\\}`, 'm').exec(body)?.[1];
+}
+
+/** The cpuset.cpus of a pod's container "main". */
+async function cpusetOf(pod: string): Promise<string> {
+  const id = await cgroupOf(pod);
   if (!id) return '';
   try {
     return readFileSync(join('/sys/fs/cgroup/cpuset', id, 'cpuset.cpus'), 'utf8').trim();
@@ -81,6 +84,11 @@ describe('CPU manager (static) on containerd', () => {
       }),
     );
     await until(async () => (await cpusetOf('pinned')) === '1', 60_000, 'the pinned container on CPU 1');
+    // Exclusive CPUs come without a CFS quota, the container's nor the pod's (DisableCPUQuotaWithExclusiveCPUs).
+    const pinnedCgroup = (await cgroupOf('pinned'))!;
+    const quota = (cgroup: string) =>
+      readFileSync(join('/sys/fs/cgroup/cpu', cgroup, 'cpu.cfs_quota_us'), 'utf8').trim();
+    expect([quota(pinnedCgroup), quota(dirname(pinnedCgroup))]).toEqual(['-1', '-1']);
     const rest = formatCpuSet(all.filter((x) => x !== 1));
     await until(async () => (await cpusetOf('shared')) === rest, 20_000, 'the shared container off CPU 1');
     // upstream's state file: the Go kubelet could take this node over.

@@ -82,6 +82,13 @@ describe('container cgroups', () => {
     expect(limitWrites({ ...v1, cpuLimitRoot: undefined }, 'k', limits)).toEqual([
       ['/m/rt/k/memory.limit_in_bytes', String(64 << 20)],
     ]);
+    // CRI's unified files are cgroup v2's, written as named there; a name that is a path is refused.
+    const unified = { unified: { 'memory.oom.group': '1' } };
+    expect(limitWrites(v2, 'k', unified)).toEqual([['/u/rt/k/memory.oom.group', '1']]);
+    expect(limitWrites(v1, 'k', unified)).toEqual([]);
+    expect(() => limitWrites(v2, 'k', { unified: { '../../escape.max': '1' } })).toThrow(
+      'invalid cgroup v2 file name "../../escape.max"',
+    );
   });
 
   it.runIf(process.getuid?.() === 0)(

@@ -68,6 +68,8 @@ export interface PodCgroupManagerDeps {
   /** cpuCFSQuota and its period (µs). */
   cpuCFSQuota: boolean;
   cpuCFSQuotaPeriodUs: number;
+  /** Whether a pod holds exclusive CPUs: its cgroup gets no CFS quota (DisableCPUQuotaWithExclusiveCPUs). */
+  exclusiveCpus?: (podUid: string) => boolean;
   /** podPidsLimit (≤ 0: none). */
   podPidsLimit: number;
   /** The cgroup filesystem (tests point it elsewhere). */
@@ -293,7 +295,7 @@ export class PodCgroupManager {
   /** The pod's settings for its cgroup. */
   private podConfig(h: Hierarchies, pod: Pod): ResourceConfig {
     return resourceConfigForPod(pod, {
-      enforceCpuLimits: this.deps.cpuCFSQuota,
+      enforceCpuLimits: this.deps.cpuCFSQuota && !this.deps.exclusiveCpus?.(pod.metadata.uid ?? ''),
       cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
       podPidsLimit: this.deps.podPidsLimit,
       hugePageSizesKb: this.hugePageSizes(h),

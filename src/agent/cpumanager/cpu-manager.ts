@@ -197,6 +197,17 @@ export class CpuManager {
     return this.state.entries.get(podUid)?.get(name) ?? [];
   }
 
+  /**
+   * Whether the pod (any container of it) or its container `name` holds exclusive CPUs (upstream PodHasExclusiveCPUs /
+   * ContainerHasExclusiveCPUs).
+   */
+  hasExclusiveCpus(podUid: string, name?: string): boolean {
+    const containers = this.state.entries.get(podUid);
+    if (!containers) return false;
+    if (name !== undefined) return (containers.get(name)?.length ?? 0) > 0;
+    return [...containers.values()].some((set) => set.length > 0);
+  }
+
   /** The cpuset a container is created with (upstream GetCPUSetOrDefault); undefined under `none`. */
   containerCpuset(podUid: string, name: string): string | undefined {
     if (this.c.policy !== 'static') return undefined;

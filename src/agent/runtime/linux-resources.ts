@@ -24,6 +24,26 @@ export interface ResourceContext {
   hugePageSizesKb?: readonly number[];
   /** The node's swap settings (absent: the kernel accounts no swap per cgroup; nothing is written). */
   swap?: SwapContext;
+  /**
+   * Whether the pod (no container named) or one of its containers holds exclusive CPUs of the CPU manager: its CPU
+   * limit then gets no CFS quota, as upstream's DisableCPUQuotaWithExclusiveCPUs (beta, on) has it — pinned CPUs are
+   * the container's alone, and a quota would only throttle it on them. Absent: none does (the gate off).
+   */
+  exclusiveCpus?: (podUid: string, containerName?: string) => boolean;
+  /**
+   * The kernel kills a container's processes together on OOM (`memory.oom.group`): cgroup v2 unless
+   * `singleProcessOOMKill`, as upstream.
+   */
+  oomKillGroup?: boolean;
+}
+
+/** Whether the CPU limit of `pod` (or of its container `containerName`) is enforced with a CFS quota. */
+export function cpuQuotaEnforced(
+  ctx: Pick<ResourceContext, 'cpuCFSQuota' | 'exclusiveCpus'>,
+  pod: Pod,
+  containerName?: string,
+): boolean {
+  return ctx.cpuCFSQuota && !ctx.exclusiveCpus?.(pod.metadata.uid ?? '', containerName);
 }
 
 /**
@@ -90,8 +110,9 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   if (ctx.hugePageSizesKb?.length) out.hugepage_limits = hugePageLimits(c, ctx.hugePageSizesKb);
   if (ctx.cpuCFSQuota && limitCpu !== undefined) {
     out.cpu_period = ctx.cpuCFSQuotaPeriodUs;
-    out.cpu_quota = milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs);
+    out.cpu_quota = cpuQuotaEnforced(ctx, pod, c.name) ? milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs) : -1;
   }
+  if (ctx.oomKillGroup) out.unified = { ...out.unified, 'memory.oom.group': '1' };
   return out;
 }
 

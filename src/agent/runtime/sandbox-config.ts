@@ -4,7 +4,7 @@ import type { Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { podDnsConfig, type NodeDns } from './dns-config.js';
 import { sandboxLabels } from './labels.js';
-import { podCgroupParent, type CgroupContext, type ResourceContext } from './linux-resources.js';
+import { cpuQuotaEnforced, podCgroupParent, type CgroupContext, type ResourceContext } from './linux-resources.js';
 import { sandboxResources } from '../cgroups/pod-resource-config.js';
 import { sandboxHostname } from './pod-hostname.js';
 import { seccompProfile, seLinuxOptions, type SecurityProfileContext } from './security-profiles.js';
@@ -54,8 +54,8 @@ export interface SandboxContext {
   podLogsDir: string;
   dns: NodeDns;
   cgroups: CgroupContext;
-  /** Whether CPU limits are enforced as CFS quotas, and their period (the sandbox's resources). */
-  resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs'>;
+  /** Whether CPU limits are enforced as CFS quotas (not for exclusive CPUs), and their period (the sandbox's resources). */
+  resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs' | 'exclusiveCpus'>;
   /** seccompDefault and the Localhost profile root (absent: no default). */
   security?: SecurityProfileContext;
   /** The UserNamespacesSupport gate: the node's user namespace named in the namespace options. */
@@ -110,7 +110,7 @@ export function generateSandboxConfig(
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
       // The pod's resources as upstream's applySandboxResources tells them (the embedded runtime's pod cgroup takes them).
       resources: sandboxResources(pod, {
-        enforceCpuLimits: ctx.resources.cpuCFSQuota,
+        enforceCpuLimits: cpuQuotaEnforced(ctx.resources, pod),
         cpuPeriodUs: ctx.resources.cpuCFSQuotaPeriodUs,
       }),
       security_context: {

@@ -149,6 +149,17 @@ describe('pod cgroup manager', () => {
     expect(read(join(root, 'cpu/kubepods/podg1/cpu.shares'))).toBe('999');
   });
 
+  it('a pod holding exclusive CPUs gets no CFS quota (DisableCPUQuotaWithExclusiveCPUs); another keeps its quota', async () => {
+    const root = v1Root('v1-exclusive', ['cpu', 'cpuacct', 'memory', 'pids']);
+    const m = new PodCgroupManager({ ...deps, fsRoot: root, exclusiveCpus: (uid) => uid === 'pinned' });
+    await m.ensureQosCgroups({ cpuMilli: 4000, memoryBytes: 8 << 30 });
+    const g = { cpu: '2', memory: '1Mi' };
+    await m.ensure(pod([res(g, g)], {}, 'pinned'));
+    await m.ensure(pod([res(g, g)], {}, 'shared'));
+    expect(read(join(root, 'cpu/kubepods/podpinned/cpu.cfs_quota_us'))).toBe('-1');
+    expect(read(join(root, 'cpu/kubepods/podshared/cpu.cfs_quota_us'))).toBe('200000');
+  });
+
   it("the Burstable class gets the shares of its pods' CPU requests, set before each new pod cgroup", async () => {
     const root = v1Root('qos', ['cpu', 'memory']);
     const g = { cpu: '1', memory: '1Mi' };

@@ -74,6 +74,37 @@ describe('Linux resources', () => {
     const p = pod({}, { resources: { limits: { cpu: '1' } } });
     expect(linuxContainerResources(p, p.spec.containers[0], { ...ctx, cpuCFSQuota: false }).cpu_quota).toBeUndefined();
   });
+  it("no CFS quota (-1) for a container with exclusive CPUs, nor for its pod; the pod's other containers keep theirs", () => {
+    const cpu = { requests: { cpu: '2', memory: '1Gi' }, limits: { cpu: '2', memory: '1Gi' } };
+    const p = pod({}, { resources: cpu });
+    p.spec.containers.push({ name: 'side', image: 'img:1', resources: { limits: { cpu: '500m', memory: '1Gi' } } });
+    const exclusive = (uid: string, name?: string) => uid === 'u-1' && (name === undefined || name === 'main');
+    const withExclusive = { ...ctx, exclusiveCpus: exclusive };
+    expect(linuxContainerResources(p, p.spec.containers[0], withExclusive)).toMatchObject({
+      cpu_period: 100_000,
+      cpu_quota: -1,
+    });
+    expect(linuxContainerResources(p, p.spec.containers[1], withExclusive).cpu_quota).toBe(50_000);
+    expect(linuxContainerResources(p, p.spec.containers[0], ctx).cpu_quota).toBe(200_000);
+    const sandboxQuota = (resources: typeof ctx) => {
+      const r = generateSandboxConfig(p, 0, {
+        podLogsDir: '/var/log/pods',
+        dns: { clusterDNS: [], clusterDomain: 'cluster.local', resolvConf: '' },
+        cgroups: { cgroupsPerQOS: true, cgroupRoot: '/', cgroupDriver: 'cgroupfs' },
+        resources,
+      });
+      return r.ok ? r.config.linux?.resources?.cpu_quota : r.message;
+    };
+    expect(sandboxQuota(withExclusive)).toBe(-1);
+    expect(sandboxQuota(ctx)).toBe(250_000);
+  });
+  it('each container is one OOM kill group where the node says so (cgroup v2 without singleProcessOOMKill)', () => {
+    const p = pod({}, { resources: { limits: { memory: '64Mi' } } });
+    expect(linuxContainerResources(p, p.spec.containers[0], { ...ctx, oomKillGroup: true }).unified).toEqual({
+      'memory.oom.group': '1',
+    });
+    expect(linuxContainerResources(p, p.spec.containers[0], ctx).unified).toBeUndefined();
+  });
   it("huge page limits as upstream's GetHugepageLimitsFromResources: every size the machine has, 0 unless the container's limits give it", () => {
     const p = pod(
       {},
