@@ -22,6 +22,8 @@ import { VolumeStatsCollector } from './volume/volume-stats.js';
 import { CsiDrivers } from './volume/csi/csi-drivers.js';
 import { CsiNodeInfoManager } from './volume/csi/csi-node-info.js';
 import { csiRegistrationHandler } from './volume/csi/csi-registration.js';
+import { AllocatableUpdates } from './volume/csi/allocatable-updates.js';
+import type { CsiDriverObj } from './volume/csi/csi-api-types.js';
 import { CsiVolumes } from './volume/plugins/csi.js';
 import { PluginWatcher } from './pluginmanager/plugin-watcher.js';
 import type { AgentConfig } from './agent-config.js';
@@ -122,7 +124,21 @@ export function composeVolumes(
   const watcher = new PluginWatcher({
     dir: join(cfg.rootDir, 'plugins_registry'),
     handlers: {
-      CSIPlugin: csiRegistrationHandler({ drivers, nodeInfo, logger }),
+      CSIPlugin: csiRegistrationHandler({
+        drivers,
+        nodeInfo,
+        allocatable: nodeInfo
+          ? new AllocatableUpdates({
+              clock,
+              logger,
+              driverObject: (name) =>
+                objects!.get<CsiDriverObj>(`/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(name)}`),
+              maxVolumes: async (name) => (await drivers.client(name).nodeGetInfo()).max_volumes_per_node,
+              setAllocatable: (name, count) => nodeInfo.setAllocatable(name, count),
+            })
+          : undefined,
+        logger,
+      }),
       ...(o.draHandler ? { DRAPlugin: o.draHandler } : {}),
     },
     clock,

@@ -29,6 +29,8 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['InPlacePodLevelResourcesVerticalScaling', true],
   ['InPlacePodVerticalScalingInitContainers', true],
   ['RestartAllContainersOnContainerExits', true],
+  ['CSIServiceAccountTokenSecrets', true],
+  ['MutableCSINodeAllocatableCount', true],
 ]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */

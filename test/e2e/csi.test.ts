@@ -137,6 +137,32 @@ describe('CSI drivers on the process runtime', () => {
     expect(n.metadata.labels['topology.fake.csi/zone']).toBe('z1');
   }, 30_000);
 
+  it("a CSIDriver's nodeAllocatableUpdatePeriodSeconds keeps its CSINode volume limit current (MutableCSINodeAllocatableCount)", async () => {
+    const name = 'limits.csi.k8s.io';
+    store().create('storage.k8s.io/csidrivers', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name },
+      spec: { attachRequired: false, nodeAllocatableUpdatePeriodSeconds: 10 },
+    });
+    // NodeGetInfo reads the options at each call: the limit the driver reports changes with them.
+    const options = { root, backing, name, maxVolumes: 3 };
+    const limits = await startFakeCsiDriver(options);
+    const entry = () =>
+      ((store().get('storage.k8s.io/csinodes', '', node) as Obj)?.spec?.drivers ?? []).find(
+        (d: Obj) => d.name === name,
+      );
+    try {
+      await until(() => entry()?.allocatable?.count === 3, 20_000, 'registered with 3');
+      options.maxVolumes = 5;
+      await until(() => entry()?.allocatable?.count === 5, 25_000, 'updated to 5');
+    } finally {
+      await limits.close();
+      store().remove('storage.k8s.io/csidrivers', '', name, {});
+    }
+    await until(() => !entry(), 20_000, 'uninstalled');
+  }, 60_000);
+
   it('a PVC on a CSI PV waits for its VolumeAttachment, then is staged and published; the container reads and writes it', async () => {
     mkdirSync(join(backing, 'vol-1'), { recursive: true });
     writeFileSync(join(backing, 'vol-1', 'in'), 'from-the-driver');
@@ -438,7 +464,7 @@ describe('CSI drivers on the process runtime', () => {
     expect(calls('NodeStageVolume').some((r) => r.volume_id === handle)).toBe(false);
   }, 60_000);
 
-  it("tokenRequests give the driver the pod's service-account tokens; requiresRepublish publishes again on later syncs", async () => {
+  it("tokenRequests give the driver the pod's service-account tokens (in its secrets when it asks); requiresRepublish publishes again on later syncs", async () => {
     const cur = structuredClone(store().get('storage.k8s.io/csidrivers', '', DRIVER) as Obj);
     cur.spec.tokenRequests = [{ audience: 'vault', expirationSeconds: 600 }, { audience: '' }];
     cur.spec.requiresRepublish = true;
@@ -463,12 +489,28 @@ describe('CSI drivers on the process runtime', () => {
       expirationSeconds: 3600,
     }); // the apiserver's audience when none is asked for;
     await until(() => publishes().length >= 2, 20_000, 'republished on a later sync');
+    store().remove('pods', 'default', 'csi-token', {});
+    // serviceAccountTokenInSecrets (CSIServiceAccountTokenSecrets): the tokens move to the secrets, out of the context.
+    const inSecrets = structuredClone(store().get('storage.k8s.io/csidrivers', '', DRIVER) as Obj);
+    inSecrets.spec.serviceAccountTokenInSecrets = true;
+    store().update('storage.k8s.io/csidrivers', inSecrets);
+    await new Promise((r) => setTimeout(r, 5500)); // the kubelet's object cache (5 s)
+    store().create('pods', volPod('csi-token-secrets', { csi: { driver: DRIVER } }));
+    await until(() => running('csi-token-secrets'), 40_000, 'csi-token-secrets running');
+    const secretsUid = pod('csi-token-secrets')!.metadata.uid;
+    const secretPublish = calls('NodePublishVolume').find((r) => r.volume_id === `csi-${sha(`${secretsUid}data`)}`)!;
+    expect(Object.keys(JSON.parse(secretPublish.secrets['csi.storage.k8s.io/serviceAccount.tokens']))).toEqual([
+      '',
+      'vault',
+    ]);
+    expect(secretPublish.volume_context).not.toHaveProperty('csi.storage.k8s.io/serviceAccount.tokens');
+    store().remove('pods', 'default', 'csi-token-secrets', {});
     const cleared = structuredClone(store().get('storage.k8s.io/csidrivers', '', DRIVER) as Obj);
     delete cleared.spec.tokenRequests;
     delete cleared.spec.requiresRepublish;
+    delete cleared.spec.serviceAccountTokenInSecrets;
     store().update('storage.k8s.io/csidrivers', cleared);
-    store().remove('pods', 'default', 'csi-token', {});
-  }, 60_000);
+  }, 90_000);
 
   it('generic ephemeral volumes use the claim <pod>-<volume> only when the pod owns it', async () => {
     store().create('persistentvolumes', pv('pv-eph', 'vol-eph'));

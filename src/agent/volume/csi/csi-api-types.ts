@@ -9,6 +9,10 @@ export interface CsiDriverObj {
     fsGroupPolicy?: string;
     tokenRequests?: { audience?: string; expirationSeconds?: number }[];
     requiresRepublish?: boolean;
+    /** The tokens go in NodePublishVolume's secrets, not its volume context (CSIServiceAccountTokenSecrets). */
+    serviceAccountTokenInSecrets?: boolean;
+    /** How often the node's volume limit is asked again (MutableCSINodeAllocatableCount). */
+    nodeAllocatableUpdatePeriodSeconds?: number;
   };
 }
 /** core/v1 CSIPersistentVolumeSource. */

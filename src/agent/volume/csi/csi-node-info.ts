@@ -122,6 +122,7 @@ export class CsiNodeInfoManager {
       }
       if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.deps.nodeName}`, got);
       const drivers = change(got.body.spec.drivers ?? []);
+      if (JSON.stringify(drivers) === JSON.stringify(got.body.spec.drivers ?? [])) return; // nothing changes
       const put = await this.deps.client.request({
         method: 'PUT',
         path: this.csiNodePath,
@@ -169,6 +170,17 @@ export class CsiNodeInfoManager {
   async install(entry: CsiNodeDriver, topology: Record<string, string>): Promise<void> {
     await this.updateNode(entry.name, entry.nodeID, topology);
     await this.updateCsiNode((drivers) => driversWith(drivers, entry));
+  }
+
+  /** The driver's CSINode entry gets `count` as its volume limit (none for 0); nothing is written when it has it. */
+  async setAllocatable(name: string, count: number): Promise<void> {
+    await this.updateCsiNode((drivers) =>
+      drivers.map((d) => {
+        if (d.name !== name) return d;
+        const { allocatable: _, ...rest } = d;
+        return count > 0 ? { ...rest, allocatable: { count } } : rest;
+      }),
+    );
   }
 
   /** upstream UninstallCSIDriver: the CSINode entry and the annotation entry go; labels stay. */

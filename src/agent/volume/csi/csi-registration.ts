@@ -1,12 +1,13 @@
 /**
  * The plugin watcher's handler for `CSIPlugin` sockets (upstream csi RegistrationHandler): a
  * driver is accepted when it speaks CSI 1.x; registering it asks NodeGetInfo and installs it in
- * the CSINode object and the Node's annotation (when there is an apiserver); a removed socket
- * uninstalls it. Errors carry upstream's "kubernetes.io/csi: RegisterPlugin error -- …" texts.
+ * the CSINode object and the Node's annotation (when there is an apiserver), and starts the
+ * updates of its volume limit its CSIDriver asks for; a removed socket uninstalls it. Errors carry upstream's "kubernetes.io/csi: RegisterPlugin error -- …" texts.
  */
 import type { Logger } from '../../../lib/logger.js';
 import { messageOf } from '../../../lib/errors.js';
 import type { PluginHandler } from '../../pluginmanager/plugin-watcher.js';
+import type { AllocatableUpdates } from './allocatable-updates.js';
 import type { CsiDrivers } from './csi-drivers.js';
 import { driverEntry, type CsiNodeInfoManager } from './csi-node-info.js';
 import { csiLog } from './csi-release.js';
@@ -18,6 +19,8 @@ const log = csiLog;
 export function csiRegistrationHandler(d: {
   drivers: CsiDrivers;
   nodeInfo?: CsiNodeInfoManager;
+  /** The periodic updates of a driver's volume limit its CSIDriver asks for (with an apiserver). */
+  allocatable?: AllocatableUpdates;
   logger: Logger;
 }): PluginHandler {
   return {
@@ -56,11 +59,13 @@ export function csiRegistrationHandler(d: {
         d.drivers.remove(name);
         throw new Error(log(`RegisterPlugin error -- failed to add CSI driver: ${messageOf(err)}`));
       }
+      await d.allocatable?.start(name, info.max_volumes_per_node);
     },
     async deregister(name, endpoint) {
       d.logger.info({}, log(`registrationHandler.DeRegisterPlugin request for plugin ${name}, endpoint ${endpoint}`));
       // A driver re-registered at another endpoint (its new socket came before the old one went) stays.
       if (d.drivers.endpointOf(name) !== endpoint) return;
+      d.allocatable?.stop(name);
       d.drivers.remove(name);
       await d.nodeInfo?.uninstall(name);
     },

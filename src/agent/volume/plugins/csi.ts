@@ -246,11 +246,18 @@ export class CsiVolumes {
           throw err;
         }
       });
-    const secrets = p.publishSecret ? await secretData(ctx.host, p.publishSecret, 'NodePublishSecretRef') : {};
+    const tokens = await tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? []);
+    // A driver that asks for them gets the tokens with its secrets, which drivers keep out of their logs; the volume
+    // context is logged freely (upstream CSIServiceAccountTokenSecrets, beta and on).
+    const tokensInSecrets = csiDriver?.spec?.serviceAccountTokenInSecrets === true;
+    const secrets = {
+      ...(p.publishSecret ? await secretData(ctx.host, p.publishSecret, 'NodePublishSecretRef') : {}),
+      ...(tokensInSecrets ? tokens : {}),
+    };
     const attributes = {
       ...p.attributes,
       ...(csiDriver?.spec?.podInfoOnMount ? podInfoAttrs(ctx.pod, p.mode === 'Ephemeral') : {}),
-      ...(await tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? [])),
+      ...(tokensInSecrets ? {} : tokens),
     };
     if (bp) await mkdir(dirname(bp.publish), { recursive: true, mode: 0o750 });
     await client.nodePublishVolume({
