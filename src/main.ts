@@ -30,6 +30,8 @@ import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION, versionText } from './version.js';
 import { flagzValues } from './config/flagz.js';
 import { applyCodeFlushing } from './lib/v8-code-flushing.js';
+import { sdNotify } from './lib/sd-notify.js';
+import { SystemdWatchdog, watchdogIntervalMs } from './agent/watchdog/systemd-watchdog.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
 const _hostFits = (h: Agent['host']): KubeletHost => h;
@@ -90,6 +92,14 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (!(await prepareHost(kc, logger))) return 1;
+  // systemd's watchdog, when the unit asks for one (WatchdogSec=): settings it refuses stop the start, as upstream.
+  let watchdogMs: number | undefined;
+  try {
+    watchdogMs = watchdogIntervalMs(process.env, process.pid);
+  } catch (err) {
+    logger.error(`failed to run Kubelet: create health checker: ${messageOf(err)}`);
+    return 1;
+  }
   // The healthz port first (as upstream, a sync loop not started yet is healthy); the agent's
   // checks join once it is composed.
   const servers: ClosableServer[] = [];
@@ -303,6 +313,20 @@ export async function main(argv: string[]): Promise<number> {
     },
     'tskubelet started',
   );
+  // Started: systemd is told (a Type=notify unit waits for it), and its watchdog hears from a healthy kubelet.
+  sdNotify('READY=1').catch((err: unknown) => logger.warn({ err: messageOf(err) }, 'notifying systemd failed'));
+  if (watchdogMs)
+    new SystemdWatchdog({
+      intervalMs: watchdogMs,
+      unhealthy: () =>
+        agent.host
+          .healthChecks()
+          .find((c) => c.name === 'syncloop')
+          ?.check(),
+      notify: () => sdNotify('WATCHDOG=1'),
+      clock: realClock,
+      logger,
+    }).start(lifetime.signal);
   if (pki && kc.enableServer && !kc.authentication.x509.clientCAFile) {
     logger.info(
       `standalone mode: use the generated admin certificate, e.g. curl --cacert ${pki.caCert} --cert ${pki.adminCert} --key ${pki.adminKey} https://127.0.0.1:${kc.port}/pods`,

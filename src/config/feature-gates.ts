@@ -28,6 +28,7 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['PodLifecycleSleepAction', true],
   ['PodLifecycleSleepActionAllowZero', true],
   ['PodObservedGenerationTracking', true],
+  ['SystemdWatchdog', true],
   ['VolumeAttributesClass', true],
 ]);
 
