@@ -3,6 +3,7 @@
  * with upstream's errors (`strconv.Atoi: parsing "1.3": invalid syntax`), printed sorted with
  * ranges. Immutable values are plain sorted arrays. Pure.
  */
+import { goAtoi } from './go-strconv.js';
 
 /** A sorted, duplicate-free list of CPU IDs. */
 export type CpuSet = readonly number[];
@@ -12,20 +13,15 @@ const MAX_CPU = 16384;
 
 export const cpuSet = (ids: Iterable<number>): CpuSet => [...new Set(ids)].sort((a, b) => a - b);
 
-function atoi(s: string): number {
-  if (!/^[+-]?\d+$/.test(s)) throw new Error(`strconv.Atoi: parsing ${JSON.stringify(s)}: invalid syntax`);
-  return Number(s);
-}
-
 /** Parses `0-3,7`; "" is the empty set. Throws upstream's message on a malformed list. */
 export function parseCpuSet(text: string): CpuSet {
   const out = new Set<number>();
   if (text.trim() === '') return [];
   for (const r of text.trim().split(',')) {
     const bounds = r.split('-');
-    if (bounds.length === 1) out.add(atoi(bounds[0]));
+    if (bounds.length === 1) out.add(goAtoi(bounds[0]));
     else if (bounds.length === 2) {
-      const [lo, hi] = [atoi(bounds[0]), atoi(bounds[1])];
+      const [lo, hi] = [goAtoi(bounds[0]), goAtoi(bounds[1])];
       if (lo > hi) throw new Error(`invalid range: ${r} (${lo} > ${hi})`);
       if (hi > MAX_CPU) throw new Error(`invalid range: ${r} (above ${MAX_CPU})`);
       for (let i = lo; i <= hi; i++) out.add(i);

@@ -7,6 +7,8 @@
  * service (journald unit, else a file by name heuristics). Options (sinceTime, untilTime,
  * tailLines, boot, pattern) apply to services only.
  */
+import { messageOf } from '../lib/errors.js';
+import { goAtoi } from '../lib/go-strconv.js';
 
 /** Upstream's limits. */
 export const MAX_TAIL_LINES = 100_000;
@@ -50,12 +52,13 @@ const quote = (s: string) => JSON.stringify(s);
 const goStrings = (xs: readonly string[]) => `[]string{${xs.map(quote).join(', ')}}`;
 const invalid = (field: string, shown: string, detail: string) => `${field}: Invalid value: ${shown}: ${detail}`;
 
-/** Go's strconv.Atoi: an int64 in decimal with an optional sign. */
+/** Go's strconv.Atoi: the number, or its error. */
 function atoi(s: string): { n: number } | { err: string } {
-  if (!/^[+-]?\d+$/.test(s)) return { err: `strconv.Atoi: parsing ${quote(s)}: invalid syntax` };
-  const n = Number(s);
-  if (!Number.isSafeInteger(n)) return { err: `strconv.Atoi: parsing ${quote(s)}: value out of range` };
-  return { n };
+  try {
+    return { n: goAtoi(s) };
+  } catch (err) {
+    return { err: messageOf(err) };
+  }
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|([+-])(\d{2}):(\d{2}))$/;

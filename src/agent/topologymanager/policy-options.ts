@@ -6,7 +6,7 @@
  * merge tries every combination, so upstream refuses machines with more than 8 unless raised).
  * An unknown option or a bad value stops the start with upstream's message. Pure.
  */
-import { parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
+import { goAtoi, parseBoolError, parseGoBool } from '../../lib/go-strconv.js';
 
 export const PREFER_CLOSEST_NUMA_NODES = 'prefer-closest-numa-nodes';
 export const MAX_ALLOWABLE_NUMA_NODES = 'max-allowable-numa-nodes';
@@ -15,14 +15,6 @@ export const DEFAULT_MAX_ALLOWABLE_NUMA_NODES = 8;
 export interface TopologyPolicyOptions {
   preferClosestNuma: boolean;
   maxAllowableNumaNodes: number;
-}
-
-/** Go's strconv.Atoi, for the values a NUMA node count takes. */
-function parseGoInt(value: string): number {
-  if (!/^[+-]?\d+$/.test(value)) throw new Error(`strconv.Atoi: parsing ${JSON.stringify(value)}: invalid syntax`);
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`strconv.Atoi: parsing ${JSON.stringify(value)}: value out of range`);
-  return n;
 }
 
 /** The options as the topology manager uses them; throws with upstream's message. */
@@ -39,7 +31,7 @@ export function topologyPolicyOptions(options: Readonly<Record<string, string>> 
     } else if (name === MAX_ALLOWABLE_NUMA_NODES) {
       let count: number;
       try {
-        count = parseGoInt(value);
+        count = goAtoi(value);
       } catch (err) {
         throw new Error(`unable to convert policy option to integer "${name}": ${(err as Error).message}`, {
           cause: err,

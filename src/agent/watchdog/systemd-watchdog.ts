@@ -10,16 +10,19 @@
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { goDuration } from '../../lib/go-format.js';
+import { goAtoi } from '../../lib/go-strconv.js';
 import type { Logger } from '../../lib/logger.js';
 
 /** Upstream's minimal watchdog timeout: one at or below it is refused. */
 const MIN_TIMEOUT_MS = 1000;
 
-/** Go's strconv.Atoi on `text`: the number, or its error text. */
-function atoi(text: string): number | string {
-  return /^[+-]?\d+$/.test(text) && Number.isSafeInteger(Number(text))
-    ? Number(text)
-    : `strconv.Atoi: parsing ${JSON.stringify(text)}: invalid syntax`;
+/** Go's strconv.Atoi of `text`, its error prefixed with what was converted. */
+function atoi(text: string, what: string): number {
+  try {
+    return goAtoi(text);
+  } catch (err) {
+    throw new Error(`configure watchdog: error converting ${what}: ${messageOf(err)}`);
+  }
 }
 
 /**
@@ -29,14 +32,11 @@ function atoi(text: string): number | string {
 export function watchdogIntervalMs(env: NodeJS.ProcessEnv, pid: number): number | undefined {
   const usecText = env.WATCHDOG_USEC;
   if (!usecText) return undefined;
-  const usec = atoi(usecText);
-  if (typeof usec === 'string') throw new Error(`configure watchdog: error converting WATCHDOG_USEC: ${usec}`);
+  const usec = atoi(usecText, 'WATCHDOG_USEC');
   if (usec <= 0) throw new Error('configure watchdog: error WATCHDOG_USEC must be a positive number');
   const pidText = env.WATCHDOG_PID;
   if (pidText) {
-    const owner = atoi(pidText);
-    if (typeof owner === 'string') throw new Error(`configure watchdog: error converting WATCHDOG_PID: ${owner}`);
-    if (owner !== pid) return undefined;
+    if (atoi(pidText, 'WATCHDOG_PID') !== pid) return undefined;
   }
   const timeoutMs = usec / 1000;
   if (timeoutMs <= MIN_TIMEOUT_MS) throw new Error(`configure watchdog timeout too small: ${goDuration(timeoutMs)}`);

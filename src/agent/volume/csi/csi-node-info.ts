@@ -9,6 +9,7 @@
  */
 import type { KubeClient } from '../../../lib/kube-client.js';
 import { apiError } from '../../../lib/kube-client.js';
+import { deepEqual } from '../../../lib/deep-equal.js';
 
 /** The Node annotation listing each driver's node ID. */
 export const NODE_ID_ANNOTATION = 'csi.volume.kubernetes.io/nodeid';
@@ -122,7 +123,7 @@ export class CsiNodeInfoManager {
       }
       if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.deps.nodeName}`, got);
       const drivers = change(got.body.spec.drivers ?? []);
-      if (JSON.stringify(drivers) === JSON.stringify(got.body.spec.drivers ?? [])) return; // nothing changes
+      if (deepEqual(drivers, got.body.spec.drivers ?? [])) return; // nothing changes
       const put = await this.deps.client.request({
         method: 'PUT',
         path: this.csiNodePath,
