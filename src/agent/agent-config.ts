@@ -148,7 +148,7 @@ export interface AgentConfig {
   /** Restart a silent pod watch after this long (default 5 min). */
   watchdogMs?: number;
   /** Container log rotation (containerLogMaxSize in bytes, containerLogMaxFiles, containerLogMonitorInterval in ms). */
-  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number };
+  containerLogs?: { maxSizeBytes: number; maxFiles: number; monitorIntervalMs: number; maxWorkers?: number };
   /** volumeStatsAggPeriod (ms): how often volume usage is measured. */
   volumeStatsAggPeriodMs?: number;
   /** allowedUnsafeSysctls: sysctls (or `prefix*` globs) pods may set beyond the safe set. */

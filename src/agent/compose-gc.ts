@@ -78,6 +78,7 @@ export function composeGc(
       maxSizeBytes: logs.maxSizeBytes,
       maxFiles: logs.maxFiles,
       intervalMs: logs.monitorIntervalMs,
+      maxWorkers: logs.maxWorkers,
     }).start({ signal });
   };
   return { imageGc, gc, startLogRotation };

@@ -126,6 +126,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       maxSizeBytes: bytes(kc.containerLogMaxSize) ?? 10 * 1024 * 1024,
       maxFiles: kc.containerLogMaxFiles,
       monitorIntervalMs: parseDuration(kc.containerLogMonitorInterval) ?? 10_000,
+      maxWorkers: kc.containerLogMaxWorkers,
     },
   };
 }

@@ -58,6 +58,8 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'shutdown-grace-period': { path: ['shutdownGracePeriod'], kind: 'duration' },
   'container-log-max-size': { path: ['containerLogMaxSize'], kind: 'string' },
   'container-log-max-files': { path: ['containerLogMaxFiles'], kind: 'int' },
+  'container-log-max-workers': { path: ['containerLogMaxWorkers'], kind: 'int' },
+  'container-log-monitor-interval': { path: ['containerLogMonitorInterval'], kind: 'duration' },
   'cluster-domain': { path: ['clusterDomain'], kind: 'string' },
   'resolv-conf': { path: ['resolvConf'], kind: 'string' },
   'cgroups-per-qos': { path: ['cgroupsPerQOS'], kind: 'bool' },

@@ -45,7 +45,6 @@ export const unimplementedConfigFields = new Set([
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',
   'iptablesDropBit',
-  'containerLogMaxWorkers',
   'configMapAndSecretChangeDetectionStrategy',
   'showHiddenMetricsForVersion',
   'volumePluginDir',
@@ -79,7 +78,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   iptablesDropBit: () => true,
   kernelMemcgNotification: oneOf(false),
   memoryThrottlingFactor: () => true,
-  containerLogMaxWorkers: oneOf(1),
   runOnce: oneOf(false),
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
   memoryReservationPolicy: oneOf('None', ''),

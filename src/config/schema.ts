@@ -85,6 +85,7 @@ export const kubeletConfigSchema = z.strictObject({
   containerLogMaxSize: def(z.string(), '10Mi'),
   containerLogMaxFiles: def(z.int().check(z.minimum(2)), 5),
   containerLogMonitorInterval: def(duration, '10s'),
+  containerLogMaxWorkers: def(z.int(), 1),
   allowedUnsafeSysctls: def(z.array(z.string()), []),
   clusterDNS: def(z.array(z.string()), []),
   clusterDomain: def(z.string(), ''),

@@ -120,6 +120,11 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     kc.enableSystemLogQuery && !kc.enableSystemLogHandler,
     'enableSystemLogHandler is required for enableSystemLogQuery',
   );
+  bad(kc.containerLogMaxWorkers < 1, 'containerLogMaxWorkers must be greater than or equal to 1');
+  bad(
+    (parseDuration(kc.containerLogMonitorInterval) ?? 0) < 3000,
+    'containerLogMonitorInterval must be a positive time duration greater than or equal to 3s',
+  );
   const maxRestart = kc.crashLoopBackOff.maxContainerRestartPeriod;
   if (maxRestart !== undefined) {
     const ms = parseDuration(maxRestart)!;

@@ -267,6 +267,16 @@ describe('loadConfig', () => {
     expect([on.kc.enableSystemLogQuery, on.warnings]).toEqual([true, []]);
     expect((await load('{}\n')).kc.enableSystemLogQuery).toBe(false);
   });
+  it('takes the container log workers and monitor interval from the file or the flags, checked as upstream', async () => {
+    const load = (yaml: string, ...flags: string[]) =>
+      loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('logs.yaml', yaml), ...flags]));
+    await expect(load('containerLogMaxWorkers: 0\ncontainerLogMonitorInterval: 1s\n')).rejects.toThrow(
+      'invalid configuration: containerLogMaxWorkers must be greater than or equal to 1, invalid configuration: containerLogMonitorInterval must be a positive time duration greater than or equal to 3s',
+    );
+    const ok = await load('containerLogMaxWorkers: 4\n', '--container-log-monitor-interval=5s');
+    expect([ok.kc.containerLogMaxWorkers, ok.kc.containerLogMonitorInterval, ok.warnings]).toEqual([4, '5s', []]);
+    expect((await load('{}\n', '--container-log-max-workers=2')).kc.containerLogMaxWorkers).toBe(2);
+  });
   it('applies --config-dir drop-ins over the file in lexical order as JSON merge patches; flags still win', async () => {
     const d = join(dir, 'conf.d');
     mkdirSync(join(d, '30-sub'), { recursive: true });

@@ -33,7 +33,7 @@ beforeAll(async () => {
   const cfg = join(dir, 'config.yaml');
   writeFileSync(
     cfg,
-    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerLogMaxSize: 4Ki\ncontainerLogMaxFiles: 3\ncontainerLogMonitorInterval: 1s\nauthentication: {webhook: {enabled: false}, x509: {}}\nauthorization: {mode: AlwaysAllow}\n',
+    'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncontainerLogMaxSize: 4Ki\ncontainerLogMaxFiles: 3\ncontainerLogMonitorInterval: 3s\nauthentication: {webhook: {enabled: false}, x509: {}}\nauthorization: {mode: AlwaysAllow}\n',
   );
   ports = await freeKubeletPorts();
   k = startKubelet(

@@ -97,6 +97,8 @@ export class ContainerLogManager {
       maxSizeBytes: number;
       maxFiles: number;
       intervalMs: number;
+      /** How many logs are looked at (and rotated) at once (containerLogMaxWorkers; default 1). */
+      maxWorkers?: number;
     },
   ) {}
 
@@ -107,24 +109,37 @@ export class ContainerLogManager {
     const containers = (await this.deps.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
     const live = new Set(containers.map((c) => c.id));
     for (const id of [...this.logs.keys()]) if (!live.has(id)) this.logs.delete(id);
-    for (const c of containers) {
-      if (!this.logs.has(c.id)) {
-        let path: string;
-        try {
-          path = (await this.deps.runtime.containerStatus(c.id)).status.log_path;
-        } catch {
-          continue;
+    await this.inWorkers(
+      containers.map((c) => c.id),
+      async (id) => {
+        if (!this.logs.has(id)) {
+          let path: string;
+          try {
+            path = (await this.deps.runtime.containerStatus(id)).status.log_path;
+          } catch {
+            return;
+          }
+          this.logs.set(id, { path, sizeBytes: 0, seenAtMs: now, dueAtMs: now });
         }
-        this.logs.set(c.id, { path, sizeBytes: 0, seenAtMs: now, dueAtMs: now });
-      }
-      await this.check(c.id, now);
-    }
+        await this.check(id, now);
+      },
+    );
   }
 
   /** Looks at the logs due by now (no list: the fast-growing ones between full passes). */
   async rotateDue(): Promise<void> {
     const now = this.deps.clock.now();
-    for (const [id, log] of this.logs) if (log.dueAtMs <= now) await this.check(id, now);
+    const due = [...this.logs].filter(([, log]) => log.dueAtMs <= now).map(([id]) => id);
+    await this.inWorkers(due, (id) => this.check(id, now));
+  }
+
+  /** Runs `work` for each of `ids`, at most maxWorkers at once, as upstream's worker pool of log rotations. */
+  private async inWorkers(ids: readonly string[], work: (id: string) => Promise<void>): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < ids.length) await work(ids[next++]);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(this.deps.maxWorkers ?? 1, ids.length)) }, worker));
   }
 
   private async check(id: string, now: number): Promise<void> {
