@@ -129,6 +129,10 @@ describe('CSI drivers on the process runtime', () => {
     expect(csiNode.spec.drivers).toEqual([
       { name: DRIVER, nodeID: 'fake-node-7', topologyKeys: ['topology.fake.csi/zone'], allocatable: { count: 7 } },
     ]);
+    expect(csiNode.metadata.annotations).toEqual({
+      'storage.alpha.kubernetes.io/migrated-plugins':
+        'kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume',
+    });
     expect(csiNode.metadata.ownerReferences).toEqual([
       { apiVersion: 'v1', kind: 'Node', name: node, uid: (store().get('nodes', '', node) as Obj).metadata.uid },
     ]);

@@ -2,6 +2,7 @@
  * What the cluster learns of the node's CSI drivers (upstream nodeinfomanager):
  * - the CSINode object named after the node (owned by the Node), created at start with no
  *   drivers, then one entry per registered driver: its node ID, topology keys and volume limit;
+ *   annotated with the in-tree plugins migrated to CSI, as upstream's;
  * - the Node's `csi.volume.kubernetes.io/nodeid` annotation (driver → node ID, JSON) and the
  *   driver's topology segments as Node labels.
  * Updates are read-modify-write with the object's resourceVersion, retried on 409 Conflict.
@@ -13,6 +14,23 @@ import { deepEqual } from '../../../lib/deep-equal.js';
 
 /** The Node annotation listing each driver's node ID. */
 export const NODE_ID_ANNOTATION = 'csi.volume.kubernetes.io/nodeid';
+
+/** The CSINode annotation naming the in-tree volume plugins whose volumes CSI drivers serve (upstream's key). */
+export const MIGRATED_PLUGINS_ANNOTATION = 'storage.alpha.kubernetes.io/migrated-plugins';
+
+/**
+ * Its value, as a v1.36 kubelet writes it (setMigrationAnnotation): every in-tree plugin it knows is migrated to CSI
+ * in v1.36, sorted and comma-joined. The scheduler counts such volumes against their CSI driver's limit.
+ */
+export const MIGRATED_PLUGINS = [
+  'kubernetes.io/aws-ebs',
+  'kubernetes.io/azure-disk',
+  'kubernetes.io/azure-file',
+  'kubernetes.io/cinder',
+  'kubernetes.io/gce-pd',
+  'kubernetes.io/portworx-volume',
+  'kubernetes.io/vsphere-volume',
+].join(',');
 
 /** One CSINode driver entry (storage.k8s.io/v1 CSINodeDriver). */
 export interface CsiNodeDriver {
@@ -75,7 +93,12 @@ interface NodeObj {
 interface CsiNodeObj {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; resourceVersion?: string; ownerReferences?: unknown[] };
+  metadata: {
+    name: string;
+    resourceVersion?: string;
+    ownerReferences?: unknown[];
+    annotations?: Record<string, string>;
+  };
   spec: { drivers: CsiNodeDriver[] | null };
 }
 
@@ -111,6 +134,7 @@ export class CsiNodeInfoManager {
             kind: 'CSINode',
             metadata: {
               name: this.deps.nodeName,
+              annotations: { [MIGRATED_PLUGINS_ANNOTATION]: MIGRATED_PLUGINS },
               ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid }],
             },
             spec: { drivers: change([]) },
@@ -123,11 +147,20 @@ export class CsiNodeInfoManager {
       }
       if (got.status !== 200 || !got.body) throw apiError(`get CSINode ${this.deps.nodeName}`, got);
       const drivers = change(got.body.spec.drivers ?? []);
-      if (deepEqual(drivers, got.body.spec.drivers ?? [])) return; // nothing changes
+      const annotations = got.body.metadata.annotations ?? {};
+      const migrated = annotations[MIGRATED_PLUGINS_ANNOTATION] === MIGRATED_PLUGINS;
+      if (migrated && deepEqual(drivers, got.body.spec.drivers ?? [])) return; // nothing changes
       const put = await this.deps.client.request({
         method: 'PUT',
         path: this.csiNodePath,
-        body: { ...got.body, spec: { ...got.body.spec, drivers } },
+        body: {
+          ...got.body,
+          metadata: {
+            ...got.body.metadata,
+            annotations: { ...annotations, [MIGRATED_PLUGINS_ANNOTATION]: MIGRATED_PLUGINS },
+          },
+          spec: { ...got.body.spec, drivers },
+        },
       });
       if (put.status === 200) return;
       if (put.status !== 409 || i >= CONFLICT_RETRIES) throw apiError(`update CSINode ${this.deps.nodeName}`, put);
