@@ -40,6 +40,10 @@ export const RECHECK_MS = 60_000;
 
 /** The running updaters, by driver. */
 export class AllocatableUpdates {
+  /**
+   * Each driver's chain by its current timer: a step that finds another timer here (the driver went, or registered
+   * again) ends its chain.
+   */
   private readonly timers = new Map<string, CancelTimer>();
 
   constructor(private readonly deps: AllocatableUpdatesDeps) {}
@@ -47,9 +51,10 @@ export class AllocatableUpdates {
   /** Starts (or restarts) the updates of `name`, registered with `count` as its limit. */
   async start(name: string, count: number): Promise<void> {
     this.stop(name);
-    const running = () => {};
-    this.timers.set(name, running);
-    await this.next(name, count, running);
+    // The chain's mark until its first timer is set (nothing to cancel yet).
+    const starting: CancelTimer = () => {};
+    this.timers.set(name, starting);
+    await this.next(name, count, starting);
   }
 
   /** Stops the updates of `name`. */
