@@ -51,7 +51,10 @@ async function kubeletWith(
     },
     20_000,
     'pods running',
-  );
+  ).catch((err: Error) => {
+    // What the kubelet said (it may have exited: a port taken meanwhile, say) is what tells why.
+    throw new Error(`${err.message}; the kubelet (exit ${k.proc.exitCode}) said: ${k.output().slice(-3000)}`);
+  });
   return { k, ports, dir };
 }
 
