@@ -18,4 +18,19 @@ describe('freePort', () => {
       });
     }
   });
+
+  it("gives each of the files running at once ports of its own lane (its worker's VITEST_POOL_ID)", async () => {
+    const lane = (pool: string) => {
+      process.env.VITEST_POOL_ID = pool;
+      return Promise.all(Array.from({ length: 10 }, () => freePort().then((p) => p % 2)));
+    };
+    const saved = process.env.VITEST_POOL_ID;
+    try {
+      expect(new Set(await lane('1'))).toEqual(new Set([1]));
+      expect(new Set(await lane('2'))).toEqual(new Set([0]));
+    } finally {
+      if (saved === undefined) delete process.env.VITEST_POOL_ID;
+      else process.env.VITEST_POOL_ID = saved;
+    }
+  });
 });

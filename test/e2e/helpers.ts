@@ -28,18 +28,24 @@ function ephemeralPortsFrom(): number {
   }
 }
 
+/** The test files that run at once (vitest.config.ts maxWorkers): each worker takes ports of its own lane. */
+const PORT_LANES = 2;
+
 /**
  * A free TCP port on 127.0.0.1, chosen at random between 20000 (above the kubelet's own defaults)
  * and the kernel's ephemeral range. The port is used later by another process (a kubelet, a pod),
  * and a port from the ephemeral range could be taken meanwhile by any parallel test's outgoing
  * connection or port-0 listener: a pod's server then failed to listen, and a port-forward reached
- * another test's server.
+ * another test's server. For the same reason the files running at once take ports of different
+ * lanes (the worker's VITEST_POOL_ID): two of them can never pick the same free port and both
+ * hand it to a kubelet.
  */
 export async function freePort(): Promise<number> {
   const top = Math.max(ephemeralPortsFrom(), 25_000);
+  const lane = Number(process.env.VITEST_POOL_ID ?? 0) % PORT_LANES;
   for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * (top - 20_000));
-    if (await canListen(port)) return port;
+    const port = 20_000 + PORT_LANES * Math.floor((Math.random() * (top - 20_000)) / PORT_LANES) + lane;
+    if (port < top && (await canListen(port))) return port;
   }
 }
 
