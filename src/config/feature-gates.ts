@@ -7,9 +7,16 @@
  * accepts with a warning). Pure.
  */
 
-/** Gate → the value it is locked to. */
+/**
+ * Gate → the value it is locked to. Besides those, the gates locked in v1.34 and v1.35 whose removal upstream's
+ * kube_features.go schedules after v1.36 (so still registered, and locked, in v1.36).
+ */
 export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
+  ['AllowOverwriteTerminationGracePeriodSeconds', false],
+  ['AuthorizeNodeWithSelectors', true],
+  ['DisableAllocatorDualWrite', true],
   ['DRAAdminAccess', true],
+  ['DynamicResourceAllocation', true],
   ['ExecProbeTimeout', true],
   ['ImageMaximumGCAge', true],
   ['InPlacePodVerticalScaling', true],
@@ -28,8 +35,17 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['PodLifecycleSleepAction', true],
   ['PodLifecycleSleepActionAllowZero', true],
   ['PodObservedGenerationTracking', true],
+  ['PreferSameTrafficDistribution', true],
+  ['RecoverVolumeExpansionFailure', true],
+  ['RelaxedDNSSearchValidation', true],
+  ['RelaxedEnvironmentVariableValidation', true],
+  ['SchedulerQueueingHints', true],
+  ['SeparateTaintEvictionController', true],
+  ['SupplementalGroupsPolicy', true],
   ['SystemdWatchdog', true],
   ['VolumeAttributesClass', true],
+  ['WinDSR', true],
+  ['WinOverlay', true],
 ]);
 
 /** Upstream's error for the first gate (in name order) set against its lock; undefined when none is. */

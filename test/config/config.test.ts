@@ -373,6 +373,20 @@ describe('loadConfig', () => {
     ).rejects.toThrow(
       'failed to set feature gates from initial flags-based config: cannot set feature gate PodObservedGenerationTracking to false, feature is locked to true',
     );
+    // Gates locked in v1.34–v1.35 and still registered in v1.36, one locked off among them.
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'SupplementalGroupsPolicy=false'])),
+    ).rejects.toThrow('cannot set feature gate SupplementalGroupsPolicy to false, feature is locked to true');
+    await expect(
+      loadConfig(
+        parseFlags(['--kubeconfig=/k', '--feature-gates', 'AllowOverwriteTerminationGracePeriodSeconds=true']),
+      ),
+    ).rejects.toThrow(
+      'cannot set feature gate AllowOverwriteTerminationGracePeriodSeconds to true, feature is locked to false',
+    );
+    expect(
+      (await loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'SystemdWatchdog=true']))).warnings,
+    ).toEqual([]);
     expect(() => parseFlags(['--feature-gates', 'KubeletCgroupDriverFromCRI=maybe'])).toThrow(
       'invalid argument "KubeletCgroupDriverFromCRI=maybe" for "--feature-gates" flag: want "Gate=true|false" pairs separated by commas',
     );
