@@ -83,8 +83,7 @@ import { registerDevicePluginMetrics } from './metrics/device-plugin-metrics.js'
 import { registerResizeMetrics } from './metrics/resize-metrics.js';
 import { registerCredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import { registerDraClaimsInUse, registerDraMetrics } from './metrics/dra-metrics.js';
-import { sandboxResources } from './cgroups/pod-resource-config.js';
-import { cpuQuotaEnforced } from './runtime/linux-resources.js';
+import { podSandboxResources } from './runtime/sandbox-config.js';
 
 /** Builds the agent; does no I/O until `start`. */
 export function composeAgent(
@@ -266,11 +265,7 @@ export function composeAgent(
       (nodeInformer && admissionNode ? nodeInformer.admissionNode(admissionNode) : admissionNode)?.allocatable,
     activePods: () => theSyncLoop.get().activePods(),
     podCgroups,
-    sandboxResources: (pod) =>
-      sandboxResources(pod, {
-        enforceCpuLimits: cpuQuotaEnforced(node.resources, pod),
-        cpuPeriodUs: cfg.cpuCFSQuotaPeriodUs,
-      }),
+    sandboxResources: (pod) => podSandboxResources(pod, node.resources),
     events,
     metrics: registerResizeMetrics(metrics, () => allocation.resizeStates()),
     exclusive: {

@@ -31,6 +31,7 @@ import {
 } from '../runtime/linux-resources.js';
 import { resourceProperties, type SystemdUnits } from './systemd-units.js';
 import { resourceConfigForPod, UNBOUNDED_HUGE_PAGES } from './pod-resource-config.js';
+import { cpuQuotaEnforced } from '../runtime/linux-resources.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
 import { qosClass } from '../status/generate-pod-status.js';
@@ -295,7 +296,7 @@ export class PodCgroupManager {
   /** The pod's settings for its cgroup. */
   private podConfig(h: Hierarchies, pod: Pod): ResourceConfig {
     return resourceConfigForPod(pod, {
-      enforceCpuLimits: this.deps.cpuCFSQuota && !this.deps.exclusiveCpus?.(pod.metadata.uid ?? ''),
+      enforceCpuLimits: cpuQuotaEnforced(this.deps, pod),
       cpuPeriodUs: this.deps.cpuCFSQuotaPeriodUs,
       podPidsLimit: this.deps.podPidsLimit,
       hugePageSizesKb: this.hugePageSizes(h),

@@ -71,6 +71,17 @@ function sandboxSeccomp(pod: Pod, security: SecurityProfileContext | undefined):
   return r.ok ? { seccomp: r.profile } : {};
 }
 
+/**
+ * The pod's resources as upstream's applySandboxResources tells the runtime them (the sandbox's config, and
+ * UpdatePodSandboxResources after a resize): no CFS quota while it holds exclusive CPUs.
+ */
+export function podSandboxResources(pod: Pod, resources: SandboxContext['resources']): cri.LinuxContainerResources {
+  return sandboxResources(pod, {
+    enforceCpuLimits: cpuQuotaEnforced(resources, pod),
+    cpuPeriodUs: resources.cpuCFSQuotaPeriodUs,
+  });
+}
+
 /** The PodSandboxConfig for `attempt`, or why the pod cannot have one (upstream: its host name). */
 export function generateSandboxConfig(
   pod: Pod,
@@ -109,10 +120,7 @@ export function generateSandboxConfig(
     linux: {
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
       // The pod's resources as upstream's applySandboxResources tells them (the embedded runtime's pod cgroup takes them).
-      resources: sandboxResources(pod, {
-        enforceCpuLimits: cpuQuotaEnforced(ctx.resources, pod),
-        cpuPeriodUs: ctx.resources.cpuCFSQuotaPeriodUs,
-      }),
+      resources: podSandboxResources(pod, ctx.resources),
       security_context: {
         namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport),
         privileged,
