@@ -10,7 +10,12 @@ import type { CsiClient } from '../../../../src/agent/volume/csi/csi-client.js';
 const base = mkdtempSync(join(tmpdir(), 'tsk-csi-release-'));
 afterAll(() => rmSync(base, { recursive: true, force: true }));
 
-let client: CsiClient;
+/** Driver `d.csi` registered, answering with `client`'s calls. */
+function driversServing(client: Pick<CsiClient, 'nodeUnpublishVolume' | 'nodeUnstageVolume'>): CsiDrivers {
+  const drivers = new CsiDrivers({ connect: () => ({ ...client, close() {} }) as unknown as CsiClient });
+  drivers.add('d.csi', '/sock', '1.0.0');
+  return drivers;
+}
 
 describe('CsiRelease', () => {
   it('ignores record paths outside the root dir (a tampered vol_data.json removes nothing of the host)', async () => {
@@ -20,13 +25,10 @@ describe('CsiRelease', () => {
     writeFileSync(outsideFile, 'keep');
     mkdirSync(outsideDir);
     const calls: string[] = [];
-    const client = {
-      nodeUnpublishVolume: async (id: string, target: string) => void calls.push(`unpublish ${id} ${target}`),
-      nodeUnstageVolume: async (id: string, staging: string) => void calls.push(`unstage ${id} ${staging}`),
-      close() {},
-    } as unknown as CsiClient;
-    const drivers = new CsiDrivers({ connect: () => client });
-    drivers.add('d.csi', '/sock', '1.0.0');
+    const drivers = driversServing({
+      nodeUnpublishVolume: async (id, target) => void calls.push(`unpublish ${id} ${target}`),
+      nodeUnstageVolume: async (id, staging) => void calls.push(`unstage ${id} ${staging}`),
+    });
     const stageDir = join(root, 'plugins', 'kubernetes.io', 'csi', 'd.csi', 'sha');
     mkdirSync(stageDir, { recursive: true });
     writeFileSync(
@@ -61,20 +63,17 @@ describe('CsiRelease', () => {
     const root = join(base, 'root-race');
     const calls: string[] = [];
     let finishUnstage = () => {};
-    const unstageStarted = new Promise<void>((started) => {
-      client = {
-        nodeUnpublishVolume: async () => void calls.push('unpublish'),
-        nodeUnstageVolume: async () => {
-          calls.push('unstage');
-          if (calls.filter((c) => c === 'unstage').length > 1) return; // only the first is held
-          started();
-          await new Promise<void>((finish) => (finishUnstage = finish));
-        },
-        close() {},
-      } as unknown as CsiClient;
+    let unstageStarted = () => {};
+    const started = new Promise<void>((resolve) => (unstageStarted = resolve));
+    const drivers = driversServing({
+      nodeUnpublishVolume: async () => void calls.push('unpublish'),
+      nodeUnstageVolume: async () => {
+        calls.push('unstage');
+        if (calls.filter((c) => c === 'unstage').length > 1) return; // only the first is held
+        unstageStarted();
+        await new Promise<void>((finish) => (finishUnstage = finish));
+      },
     });
-    const drivers = new CsiDrivers({ connect: () => client });
-    drivers.add('d.csi', '/sock', '1.0.0');
     const stageDir = join(root, 'plugins', 'kubernetes.io', 'csi', 'd.csi', 'sha');
     mkdirSync(stageDir, { recursive: true });
     const record = { volumeHandle: 'h', driverName: 'd.csi', stagingTargetPath: join(stageDir, 'globalmount') };
@@ -85,7 +84,7 @@ describe('CsiRelease', () => {
     const release = new CsiRelease({ drivers, rootDir: root });
 
     const teardown = release.tearDown(dir);
-    await unstageStarted; // the pod's record is gone, the staging's is still there
+    await started; // the pod's record is gone, the staging's is still there
     const housekeeping = release.releaseUnused();
     await new Promise((r) => setTimeout(r, 20)); // housekeeping has found it unused and waits on the volume
     finishUnstage();
