@@ -45,6 +45,8 @@ export interface AgentConfig {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   syncFrequencyMs: number;
+  /** configMapAndSecretChangeDetectionStrategy: how the pods' ConfigMaps and Secrets are kept (absent: Watch). */
+  objectChangeDetection?: 'Get' | 'Cache' | 'Watch';
   /** Empty: the embedded process runtime, in-process. */
   containerRuntimeEndpoint: string;
   /** imageServiceEndpoint: the ImageService's own endpoint (empty: the runtime's). */

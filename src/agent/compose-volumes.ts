@@ -15,6 +15,7 @@ import type { KubeClient } from '../lib/kube-client.js';
 import { apiError } from '../lib/kube-client.js';
 import type { EventSink } from './events/recorder.js';
 import { PodObjectFetcher } from './objects/pod-objects.js';
+import { objectManagers } from './objects/object-managers.js';
 import { TokenManager } from './volume/token-manager.js';
 import { VolumeManager } from './volume/volume-manager.js';
 import { volumePlugins } from './volume/plugins/all.js';
@@ -45,6 +46,10 @@ export function composeVolumes(
     draHandler?: PluginHandler;
     /** Told when a pod's directory is gone (its volumes torn down). */
     onPodRemoved?(uid: string): void;
+    /** The Node's `node.alpha.kubernetes.io/ttl` in ms, when it has one. */
+    nodeObjectTtlMs?: () => number | undefined;
+    /** Told which pods name a ConfigMap or Secret that changed. */
+    onObjectChange?(podUids: string[]): void;
   },
 ): {
   volumes: VolumeManager;
@@ -54,7 +59,18 @@ export function composeVolumes(
 } {
   const { api, clock, logger } = o;
   const services = api ? new ServiceInformer({ client: api, clock, logger }) : undefined;
-  const objects = api && services ? new PodObjectFetcher({ client: api, clock, services }) : undefined;
+  const managers = api
+    ? objectManagers(cfg.objectChangeDetection ?? 'Watch', {
+        client: api,
+        clock,
+        logger,
+        syncFrequencyMs: cfg.syncFrequencyMs,
+        nodeTtlMs: o.nodeObjectTtlMs,
+        onChange: o.onObjectChange,
+      })
+    : undefined;
+  const objects =
+    api && services && managers ? new PodObjectFetcher({ client: api, clock, services, ...managers }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
   const csiOperations = o.metrics.register(
@@ -150,6 +166,7 @@ export function composeVolumes(
     objects,
     start(signal) {
       services?.start(signal);
+      managers?.start(signal);
       volumeStats.start({ signal });
       watcher
         .start({ signal })

@@ -211,6 +211,10 @@ export function composeAgent(
     metrics,
     draHandler: dra.handler,
     onPodRemoved: (uid) => userNamespaces?.release(uid),
+    nodeObjectTtlMs: () => nodeInformer?.objectTtlMs(),
+    onObjectChange: (uids) => {
+      for (const uid of uids) workQueue.enqueue(uid, clock.now());
+    },
   });
   theVolumes.set({ volumes, volumeStats });
   const runtimeClasses = composeRuntimeClasses(objects, runtimeState, cfg.userNamespacesSupport);
@@ -305,6 +309,7 @@ export function composeAgent(
     hookCounters,
     mirrors,
     volumes,
+    objects,
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
     containerStopSignals: cfg.containerStopSignals,

@@ -45,7 +45,6 @@ export const unimplementedConfigFields = new Set([
   'makeIPTablesUtilChains',
   'iptablesMasqueradeBit',
   'iptablesDropBit',
-  'configMapAndSecretChangeDetectionStrategy',
   'showHiddenMetricsForVersion',
   'volumePluginDir',
   'kernelMemcgNotification',

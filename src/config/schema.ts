@@ -38,6 +38,8 @@ export const kubeletConfigSchema = z.strictObject({
   fileCheckFrequency: def(duration, '20s'),
   httpCheckFrequency: def(duration, '20s'),
   syncFrequency: def(duration, '1m0s'),
+  // Checked as upstream's NewMainKubelet checks it (validate.ts).
+  configMapAndSecretChangeDetectionStrategy: def(z.string(), 'Watch'),
   address: def(z.string(), '0.0.0.0'),
   port: def(port, 10250),
   readOnlyPort: def(port, 0),

@@ -120,6 +120,9 @@ export function configErrors(kc: KubeletConfiguration): string[] {
     kc.enableSystemLogQuery && !kc.enableSystemLogHandler,
     'enableSystemLogHandler is required for enableSystemLogQuery',
   );
+  // Not a validation rule upstream but NewMainKubelet's refusal, in its words.
+  if (!['Get', 'Cache', 'Watch'].includes(kc.configMapAndSecretChangeDetectionStrategy))
+    errs.push(`unknown configmap and secret manager mode: ${kc.configMapAndSecretChangeDetectionStrategy}`);
   bad(kc.containerLogMaxWorkers < 1, 'containerLogMaxWorkers must be greater than or equal to 1');
   bad(
     (parseDuration(kc.containerLogMonitorInterval) ?? 0) < 3000,

@@ -156,6 +156,17 @@ describe('KubeletConfiguration v1.36', () => {
     expect(config.kc.userNamespaces.idsPerPod).toBe(65536);
   });
 
+  it('keeps ConfigMaps and Secrets as configMapAndSecretChangeDetectionStrategy says (Watch by default)', async () => {
+    expect(agentConfigOf(await load('')).objectChangeDetection).toBe('Watch');
+    for (const strategy of ['Get', 'Cache', 'Watch'])
+      expect(
+        agentConfigOf(await load(`configMapAndSecretChangeDetectionStrategy: ${strategy}`)).objectChangeDetection,
+      ).toBe(strategy);
+    await expect(load('configMapAndSecretChangeDetectionStrategy: Poll')).rejects.toThrow(
+      'unknown configmap and secret manager mode: Poll',
+    );
+  });
+
   it('defaults failCgroupV1 to true, and --fail-cgroupv1 overrides the file', async () => {
     expect((await load('')).kc.failCgroupV1).toBe(true);
     expect((await load('failCgroupV1: true\n', ['--fail-cgroupv1=false'])).kc.failCgroupV1).toBe(false);

@@ -1047,6 +1047,44 @@ describe('pods from the apiserver', () => {
   }, 60_000);
 });
 
+describe('ConfigMaps and Secrets kept by watches (configMapAndSecretChangeDetectionStrategy: Watch, the default)', () => {
+  it('a ConfigMap volume follows its ConfigMap before the next sync period, read through a watch and never a GET', async () => {
+    create(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'watched', namespace: 'default' },
+        data: { color: 'blue' },
+      },
+      'configmaps',
+    );
+    create(
+      boundPod('watched-cm', node, {
+        containers: [
+          {
+            name: 'main',
+            image: 'busybox',
+            command: ['sh', '-c', 'while true; do echo "color=$(cat /etc/config/color)"; sleep 0.3; done'],
+            volumeMounts: [{ name: 'config', mountPath: '/etc/config' }],
+          },
+        ],
+        volumes: [{ name: 'config', configMap: { name: 'watched' } }],
+      }),
+    );
+    await until(() => logOf(pod('watched-cm') ?? {}).includes('color=blue'), 20_000, 'configMap file read');
+    const current = c.api.store.get('configmaps', 'default', 'watched')!;
+    c.api.store.update('configmaps', { ...current, data: { color: 'green' } });
+    // The sync period is a minute here: the watch's event syncs the pod at once.
+    await until(() => logOf(pod('watched-cm')!).includes('color=green'), 20_000, 'update followed');
+    const reads = c.api.requests.filter(
+      (r) => r.method === 'GET' && r.path.startsWith('/api/v1/namespaces/default/configmaps'),
+    );
+    expect(reads.filter((r) => r.path.endsWith('/watched'))).toEqual([]);
+    expect(reads.some((r) => r.query.fieldSelector === 'metadata.name=watched' && r.query.watch)).toBe(true);
+    expect(pod('watched-cm')!.status.containerStatuses[0].restartCount).toBe(0);
+  }, 60_000);
+});
+
 describe('deleted pods held by a finalizer (upstream test/e2e_node/deleted_pods_test.go)', () => {
   const FINALIZER = 'example.com/test-finalizer';
   const held = (name: string, spec: Obj) => create(boundPod(name, node, spec, { finalizers: [FINALIZER] }));

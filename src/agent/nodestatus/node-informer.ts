@@ -13,9 +13,15 @@ import { ListWatch } from '../../lib/list-watch.js';
 import type { AdmissionNode } from '../admission/predicate.js';
 import { isExtendedResource } from '../admission/extended-resources.js';
 import { parseQuantity } from '../../api/quantity.js';
+import { goAtoi } from '../../lib/go-strconv.js';
 
 interface NodeObject {
-  metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
+  metadata: {
+    name: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   spec?: { taints?: AdmissionNode['taints'] };
   status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
 }
@@ -58,6 +64,20 @@ export class NodeInformer {
     for (const [k, v] of Object.entries(this.node.status?.allocatable ?? {}))
       if (isExtendedResource(k)) extended[k] = parseQuantity(v) ?? 0;
     return { ...registered, labels: this.node.metadata.labels ?? {}, taints: this.node.spec?.taints ?? [], extended };
+  }
+
+  /**
+   * The TTL the TTL controller gives objects the kubelet caches (`node.alpha.kubernetes.io/ttl`, seconds, in ms), when
+   * the Node has one (upstream GetObjectTTLFromNodeFunc: an annotation Atoi cannot read counts as none).
+   */
+  objectTtlMs(): number | undefined {
+    const value = this.node?.metadata.annotations?.['node.alpha.kubernetes.io/ttl'];
+    if (value === undefined) return undefined;
+    try {
+      return goAtoi(value) * 1000;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The Node's status as the apiserver has it (capacity and allocatable), once known. */

@@ -1,9 +1,9 @@
 /**
- * Fetches the API objects a pod refers to (upstream configmap/secret managers, TTL strategy):
- * the ConfigMaps and Secrets named in env / envFrom, the imagePullSecrets (each object cached for
- * `ttlMs`), and the Services for service links (from the watch-fed ServiceInformer); a 404 is remembered as "not found"
- * (null);
- * other failures reject (the container gets CreateContainerConfigError and the sync retries).
+ * The API objects a pod refers to: its ConfigMaps and Secrets through the kubelet's object managers (object-manager.ts,
+ * which keep them as `configMapAndSecretChangeDetectionStrategy` says), the Services for service links (from the
+ * watch-fed ServiceInformer), and other objects by path (claims, volumes, CSIDrivers), each cached for `ttlMs`. A 404
+ * reads as "not found" (null); other failures reject (the container gets CreateContainerConfigError and the sync
+ * retries).
  */
 import type { Container, Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
@@ -13,6 +13,7 @@ import type { PodObjects } from '../runtime/env.js';
 import { serviceEnv, servicesForPod } from '../runtime/service-env.js';
 import type { ServiceInformer } from './service-informer.js';
 import type { PullSecret } from '../images/keyring.js';
+import type { ObjectManager } from './object-manager.js';
 
 /** The names a pod refers to (pure). */
 export function podReferences(pod: Pod): { configMaps: string[]; secrets: string[]; pullSecrets: string[] } {
@@ -36,9 +37,6 @@ export function podReferences(pod: Pod): { configMaps: string[]; secrets: string
   return { configMaps: [...cms], secrets: [...secrets], pullSecrets };
 }
 
-/** How long an immutable object stays cached: for the kubelet's lifetime (bounded by maxEntries). */
-const IMMUTABLE_TTL_MS = 100 * 365 * 24 * 3600 * 1000;
-
 /** What the fetcher needs. */
 export interface PodObjectsDeps {
   client: KubeClient;
@@ -46,6 +44,9 @@ export interface PodObjectsDeps {
   ttlMs?: number;
   /** The cluster's Services, watch-fed (service-informer.ts). */
   services: Pick<ServiceInformer, 'inNamespace' | 'get'>;
+  /** The ConfigMaps and the Secrets of the registered pods. */
+  configMaps: ObjectManager;
+  secrets: ObjectManager;
 }
 
 /** Fetches and caches. */
@@ -56,9 +57,7 @@ export class PodObjectFetcher {
   }
 
   /**
-   * The object at `path` (null = 404), from the cache when fresh. An object marked `immutable`
-   * is fetched once and kept (upstream: immutable ConfigMaps/Secrets are never re-read). With
-   * `fresh`, read from the apiserver and left out of the cache (a VolumeAttachment's status).
+   * The object at `path` (null = 404), from the cache when fresh. With `fresh`, read from the apiserver and left out of the cache (a VolumeAttachment's status).
    */
   async get<T>(path: string, o: { fresh?: boolean } = {}): Promise<T | null> {
     const hit = o.fresh ? undefined : this.cache.get(path);
@@ -69,18 +68,27 @@ export class PodObjectFetcher {
       return null;
     }
     if (r.status !== 200 || !r.body) throw apiError(`GET ${path}`, r);
-    if (!o.fresh)
-      this.cache.set(
-        path,
-        r.body,
-        (r.body as { immutable?: boolean }).immutable === true ? IMMUTABLE_TTL_MS : (this.deps.ttlMs ?? 5000),
-      );
+    if (!o.fresh) this.cache.set(path, r.body, this.deps.ttlMs ?? 5000);
     return r.body;
   }
 
   /** A namespaced core/v1 object by resource ("configmaps", "secrets", "persistentvolumeclaims"). */
   namespaced<T>(resource: string, ns: string, name: string): Promise<T | null> {
+    if (resource === 'configmaps') return this.deps.configMaps.get<T>(ns, name);
+    if (resource === 'secrets') return this.deps.secrets.get<T>(ns, name);
     return this.get<T>(`/api/v1/namespaces/${encodeURIComponent(ns)}/${resource}/${encodeURIComponent(name)}`);
+  }
+
+  /** Makes the object managers keep what `pod` names (upstream: at each sync of a pod not terminating). */
+  registerPod(pod: Pod): void {
+    this.deps.configMaps.registerPod(pod);
+    this.deps.secrets.registerPod(pod);
+  }
+
+  /** Lets the object managers drop what the pod with `uid` named (upstream: once it has terminated). */
+  unregisterPod(uid: string): void {
+    this.deps.configMaps.unregisterPod(uid);
+    this.deps.secrets.unregisterPod(uid);
   }
 
   /** The env objects of `pod` (PodObjects) and its pull secrets. */
@@ -90,16 +98,13 @@ export class PodObjectFetcher {
     const configMaps = new Map(
       await Promise.all(
         refs.configMaps.map(
-          async (n) =>
-            [n, await this.get<{ data?: Record<string, string> }>(`/api/v1/namespaces/${ns}/configmaps/${n}`)] as const,
+          async (n) => [n, await this.deps.configMaps.get<{ data?: Record<string, string> }>(ns, n)] as const,
         ),
       ),
     );
     const secretNames = [...new Set([...refs.secrets, ...refs.pullSecrets])];
     const secrets = new Map(
-      await Promise.all(
-        secretNames.map(async (n) => [n, await this.get<PullSecret>(`/api/v1/namespaces/${ns}/secrets/${n}`)] as const),
-      ),
+      await Promise.all(secretNames.map(async (n) => [n, await this.deps.secrets.get<PullSecret>(ns, n)] as const)),
     );
     const links = pod.spec.enableServiceLinks !== false;
     const list = links ? this.deps.services.inNamespace(ns) : [];

@@ -48,6 +48,7 @@ import { podRef } from '../events/recorder.js';
 import type { VolumeManager } from '../volume/volume-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import type { PodManager } from '../pods/pod-manager.js';
+import type { PodObjectFetcher } from '../objects/pod-objects.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -83,6 +84,8 @@ export interface PodSyncDeps {
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
   volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
+  /** The ConfigMap and Secret managers: they keep what a syncing pod names until it has terminated. */
+  objects?: Pick<PodObjectFetcher, 'registerPod' | 'unregisterPod'>;
   /** The prober manager (workers per container and probe kind). */
   prober?: Pick<ProberManager, 'syncPod' | 'removePod' | 'results' | 'onResult'>;
   /** Whether the pod's runtime handler makes recursive read-only mounts (its status's volumeMounts). */
@@ -250,6 +253,8 @@ export class PodSync implements PodSyncer {
     }
     if (deadline !== undefined) this.deps.workQueue.enqueue(uid, deadline);
     if (pod.metadata.deletionTimestamp || isTerminalPhase(st.phase)) return { terminal: true };
+    // The ConfigMaps and Secrets it names are kept for its volumes and containers (upstream RegisterPod).
+    this.deps.objects?.registerPod(pod);
     // 3a.
     const mounted = await this.deps.volumes.mountPod(pod);
     if (!mounted.ok) {
@@ -360,6 +365,7 @@ export class PodSync implements PodSyncer {
       // whatever of it still runs is stopped first.
       const rs = seen ?? (await this.stopAll(pod));
       if (!(await this.deps.volumes.unmountPod(uid))) throw new Error('a volume of the pod could not be unmounted');
+      this.deps.objects?.unregisterPod(uid);
       if (this.deps.cgroupFsRoot)
         await removePodCgroup(this.deps.cgroupFsRoot, uid, this.deps.cgroupNaming, this.deps.observeCgroup);
       this.publish(pod, rs, 'final');
@@ -370,6 +376,7 @@ export class PodSync implements PodSyncer {
       containerLogsDir: this.deps.containerLogsDir,
     });
     await this.deps.volumes.removePodDir(uid);
+    this.deps.objects?.unregisterPod(uid);
     this.deps.prober?.removePod(uid);
     await this.deps.allocation?.remove(uid);
     this.deps.devices?.release(uid);

@@ -1,9 +1,9 @@
-/** The API object fetcher: a TTL cache, except immutable ConfigMaps/Secrets, which are fetched once. */
+/** The API objects of a pod: service links from the watch-fed Service cache. */
 import { describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
-import { FakeClock } from '../../../src/lib/clock.js';
 import { PodObjectFetcher } from '../../../src/agent/objects/pod-objects.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
+import { objectManagers } from '../../../src/agent/objects/object-managers.js';
 import { ServiceInformer } from '../../../src/agent/objects/service-informer.js';
 import { realClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -14,42 +14,16 @@ const logger = createLogger({ level: 'fatal' });
 
 const fake = useFakeApiserver();
 
-describe('PodObjectFetcher', () => {
-  it('re-reads a mutable ConfigMap after the TTL; an immutable one never again', async () => {
-    const clock = new FakeClock(Date.now());
-    const client = await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 });
-    const f = new PodObjectFetcher({
-      client,
-      clock,
-      ttlMs: 5000,
-      services: new ServiceInformer({ client, clock, logger }),
-    });
-    fake.api.store.create('configmaps', { metadata: { name: 'm', namespace: 'default' }, data: { k: '1' } });
-    fake.api.store.create('configmaps', {
-      metadata: { name: 'i', namespace: 'default' },
-      immutable: true,
-      data: { k: '1' },
-    });
-    const gets = (n: string) =>
-      fake.api.requests.filter((r) => r.method === 'GET' && r.path === `/api/v1/namespaces/default/configmaps/${n}`)
-        .length;
-    for (let round = 0; round < 3; round++) {
-      await f.namespaced('configmaps', 'default', 'm');
-      await f.namespaced('configmaps', 'default', 'i');
-      await f.namespaced('configmaps', 'default', 'm');
-      clock.advance(6000);
-    }
-    expect(gets('m')).toBe(3);
-    expect(gets('i')).toBe(1);
-    expect(await f.namespaced('configmaps', 'default', 'missing')).toBeNull();
-  });
-});
-
 describe('service links from the watch-fed Service cache (regression: a LIST of the namespace per pod start)', () => {
   it('makes the env from watched Services, follows changes, and lists no Services per pod', async () => {
     const client = await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 });
     const services = new ServiceInformer({ client, clock: realClock, logger });
-    const f = new PodObjectFetcher({ client, clock: realClock, services });
+    const f = new PodObjectFetcher({
+      client,
+      clock: realClock,
+      services,
+      ...objectManagers('Get', { client, clock: realClock, logger, syncFrequencyMs: 60_000 }),
+    });
     const pod = {
       metadata: { name: 'p', namespace: 'links' },
       spec: { containers: [{ name: 'c', image: 'i' }] },
