@@ -310,6 +310,7 @@ export function composeAgent(
     mirrors,
     volumes,
     objects,
+    onRejected: (reason) => metrics.admissionRejections.inc({ reason }),
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
     containerStopSignals: cfg.containerStopSignals,

@@ -3,7 +3,8 @@
  * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status;
  *   2. generate and store the API status; 3. a finished (Succeeded/Failed) or deleted pod is
  *   terminal; 3a. set up (or refresh) the pod's volumes — until they are all set up nothing is
- *   started and the sync is retried after the volume backoff; 4. compute the plan; 5. apply it; 6. record
+ *   started and the sync is retried after the volume backoff (a pod whose volume cannot be attached for want of
+ *   the node's attachment slots is rejected, attach-limit.ts); 4. compute the plan; 5. apply it; 6. record
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
@@ -49,6 +50,7 @@ import type { VolumeManager } from '../volume/volume-manager.js';
 import type { ProberManager } from '../prober/prober-manager.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { PodObjectFetcher } from '../objects/pod-objects.js';
+import { VOLUME_ATTACHMENT_LIMIT_EXCEEDED } from '../volume/attach-limit.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -84,6 +86,8 @@ export interface PodSyncDeps {
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
   volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
+  /** Told the reason of each pod the sync rejects (kubelet_admission_rejections_total). */
+  onRejected?(reason: string): void;
   /** The ConfigMap and Secret managers: they keep what a syncing pod names until it has terminated. */
   objects?: Pick<PodObjectFetcher, 'registerPod' | 'unregisterPod'>;
   /** The prober manager (workers per container and probe kind). */
@@ -257,6 +261,17 @@ export class PodSync implements PodSyncer {
     this.deps.objects?.registerPod(pod);
     // 3a.
     const mounted = await this.deps.volumes.mountPod(pod);
+    if (!mounted.ok && mounted.attachLimitExceeded) {
+      // Upstream rejectPod: Failed, its reason and message, a Warning event, kubelet_admission_rejections_total.
+      this.verdicts.set(uid, {
+        reason: VOLUME_ATTACHMENT_LIMIT_EXCEEDED,
+        message: `Pod was rejected: ${mounted.attachLimitExceeded}`,
+      });
+      this.deps.events?.record(podRef(pod), 'Warning', VOLUME_ATTACHMENT_LIMIT_EXCEEDED, mounted.attachLimitExceeded);
+      this.deps.onRejected?.(VOLUME_ATTACHMENT_LIMIT_EXCEEDED);
+      this.publish(pod, rs);
+      return { terminal: true };
+    }
     if (!mounted.ok) {
       this.deps.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };

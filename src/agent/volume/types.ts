@@ -22,7 +22,7 @@ export interface Volume {
 
 /** What a plugin may read besides the pod and the volume. */
 export interface VolumeHost {
-  /** A namespaced core/v1 object (null = not found); cached as upstream's TTL strategy. */
+  /** A namespaced core/v1 object (null = not found): ConfigMaps and Secrets through the object managers. */
   getObject<T>(
     resource: 'configmaps' | 'secrets' | 'persistentvolumeclaims',
     ns: string,

@@ -25,6 +25,7 @@ import { computeVolumeActions, isImageVolume, orphanedPodDirs } from './reconcil
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { IN_TREE_PLUGINS } from './plugins/all.js';
 import { podDir } from '../runtime/pod-files.js';
+import { AttachError, attachLimitRejection } from './attach-limit.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -34,7 +35,14 @@ const POD_VOLUME_DIRS = ['volumes', 'volume-subpaths', 'volumeDevices'];
 
 /** The result of mounting a pod's volumes. */
 export type MountResult =
-  { ok: true; volumes: ReadonlyMap<string, MountedVolume> } | { ok: false; message: string; retryAfterMs: number };
+  | { ok: true; volumes: ReadonlyMap<string, MountedVolume> }
+  | {
+      ok: false;
+      message: string;
+      retryAfterMs: number;
+      /** Set when the pod is to be rejected: the node has no attachment left for a volume (attach-limit.ts). */
+      attachLimitExceeded?: string;
+    };
 
 /** What the manager needs. */
 export interface VolumeManagerDeps {
@@ -71,6 +79,8 @@ export class VolumeManager {
    */
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
+  /** Per pod: since when it has waited for its volumes, and those not attached (name → attach limit exhausted). */
+  private readonly waiting = new Map<string, { sinceMs: number; unattached: Map<string, boolean> }>();
   private readonly plugins: readonly VolumePlugin[];
   /** Orphaned pod directories being removed, and those whose removal failed: when to try again. */
   private readonly removingOrphans = new Map<string, Promise<void>>();
@@ -184,6 +194,7 @@ export class VolumeManager {
           const first = !actual.has(volume.name);
           actual.set(volume.name, mounted);
           retries.delete(volume.name);
+          this.waiting.get(uid)?.unattached.delete(volume.name);
           desired.set(volume.name, metricsName(mounted));
           observe(true, metricsName(mounted));
           // Upstream's V(1) line for a first set-up (a remount's is V(4)), with its unique name.
@@ -195,6 +206,10 @@ export class VolumeManager {
           );
         } catch (err) {
           observe(false);
+          const waiting = this.waiting.get(uid) ?? { sinceMs: now, unattached: new Map<string, boolean>() };
+          this.waiting.set(uid, waiting);
+          if (err instanceof AttachError) waiting.unattached.set(volume.name, err.exhausted);
+          else waiting.unattached.delete(volume.name);
           this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now());
         }
       }),
@@ -242,12 +257,24 @@ export class VolumeManager {
       )
     )
       await this.ensureSharedRootDir();
-    if (!missing.length) return { ok: true, volumes: actual };
+    if (!missing.length) {
+      this.waiting.delete(uid);
+      return { ok: true, volumes: actual };
+    }
+    const waiting = this.waiting.get(uid) ?? { sinceMs: now, unattached: new Map<string, boolean>() };
+    this.waiting.set(uid, waiting);
     const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
+    const attachLimitExceeded = attachLimitRejection({
+      unmounted: missing,
+      unattached: new Map([...waiting.unattached].filter(([name]) => missing.includes(name))),
+      waitingSinceMs: waiting.sinceMs,
+      nowMs: this.deps.clock.now(),
+    });
     return {
       ok: false,
       message: `unmounted volumes=[${missing.join(' ')}]`,
       retryAfterMs: Math.max(0, next - this.deps.clock.now()),
+      ...(attachLimitExceeded ? { attachLimitExceeded } : {}),
     };
   }
 
@@ -293,6 +320,7 @@ export class VolumeManager {
     this.actual.delete(uid);
     this.desired.delete(uid);
     this.retry.delete(uid);
+    this.waiting.delete(uid);
     return true;
   }
 
@@ -358,6 +386,7 @@ export class VolumeManager {
         this.actual.delete(uid);
         this.desired.delete(uid);
         this.retry.delete(uid);
+        this.waiting.delete(uid);
       }
   }
 }

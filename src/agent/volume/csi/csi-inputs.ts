@@ -8,6 +8,7 @@ import type { SetUpContext, VolumeHost, VolumeMeasure } from '../types.js';
 import type { CsiClient } from './csi-client.js';
 import { csiLog } from './csi-release.js';
 import { attachmentName } from './csi-spec.js';
+import { AttachError, RESOURCE_EXHAUSTED } from '../attach-limit.js';
 
 /** upstream getCredentialsFromSecret: a Secret's data, decoded; `what` names the reference in the error. */
 export async function secretData(
@@ -54,16 +55,25 @@ export async function tokenAttrs(
   return { 'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify(tokens) };
 }
 
-/** upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. */
+/**
+ * upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. An attach that failed throws an
+ * AttachError, `exhausted` when it failed with ResourceExhausted and the driver keeps the node's volume limit current
+ * (`limitUpdated`: upstream VerifyExhaustedResource).
+ */
 export async function attachedContext(
   host: VolumeHost,
   driver: string,
   volumeHandle: string,
   nodeName: string,
+  limitUpdated = false,
 ): Promise<Record<string, string>> {
   const id = attachmentName(volumeHandle, driver, nodeName);
   type Va = {
-    status?: { attached?: boolean; attachmentMetadata?: Record<string, string>; attachError?: { message?: string } };
+    status?: {
+      attached?: boolean;
+      attachmentMetadata?: Record<string, string>;
+      attachError?: { message?: string; errorCode?: number };
+    };
   };
   const va = await host
     .getClusterObject<Va>(`/apis/storage.k8s.io/v1/volumeattachments/${id}`, { fresh: true })
@@ -74,9 +84,14 @@ export async function attachedContext(
     throw new Error(
       `volume ${volumeHandle} has GET error for volume attachment ${id}: volumeattachments.storage.k8s.io "${id}" not found`,
     );
-  if (va.status?.attachError?.message)
-    throw new Error(`attachment for ${volumeHandle} failed: ${va.status.attachError.message}`);
-  if (!va.status?.attached) throw new Error(`volume ${volumeHandle} is not attached for volume attachment ${id}`);
+  const attachError = va.status?.attachError;
+  if (attachError?.message)
+    throw new AttachError(
+      `attachment for ${volumeHandle} failed: ${attachError.message}`,
+      limitUpdated && attachError.errorCode === RESOURCE_EXHAUSTED,
+    );
+  if (!va.status?.attached)
+    throw new AttachError(`volume ${volumeHandle} is not attached for volume attachment ${id}`, false);
   return va.status.attachmentMetadata ?? {};
 }
 

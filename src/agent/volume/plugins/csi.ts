@@ -25,6 +25,7 @@ import type { Logger } from '../../../lib/logger.js';
 import { isFinalError } from '../../../cri/unary-caller.js';
 import type { CsiDrivers } from '../csi/csi-drivers.js';
 import { attachedContext, csiMeasure, secretData, tokenAttrs } from '../csi/csi-inputs.js';
+import { updatePeriodMs } from '../csi/allocatable-updates.js';
 import { expandIfNeeded } from '../csi/csi-expand.js';
 import type { EventSink } from '../../events/recorder.js';
 import { csiLog, CsiRelease, driverClient } from '../csi/csi-release.js';
@@ -175,7 +176,14 @@ export class CsiVolumes {
         };
     let publishContext: Record<string, string> = {};
     const attachable = !!p.pv && csiDriver?.spec?.attachRequired !== false;
-    if (attachable) publishContext = await attachedContext(ctx.host, p.driver, p.volumeHandle, this.deps.nodeName);
+    if (attachable)
+      publishContext = await attachedContext(
+        ctx.host,
+        p.driver,
+        p.volumeHandle,
+        this.deps.nodeName,
+        updatePeriodMs(csiDriver) !== undefined,
+      );
     const uid = ctx.pod.metadata.uid!;
     const bp = block ? blockPaths(this.deps.rootDir, p.specName, uid) : undefined;
     const staging =

@@ -1,0 +1,49 @@
+/**
+ * A pod refused because the node has no attachment left for its volume (upstream's VolumeAttachLimitExceededError,
+ * MutableCSINodeAllocatableCount): when a volume's VolumeAttachment says the attach failed with `ResourceExhausted`
+ * (the external-attacher records the driver's gRPC code) and its driver keeps the node's volume limit current
+ * (`nodeAllocatableUpdatePeriodSeconds`), a pod still waiting for it after upstream's attach-and-mount wait fails as
+ * rejected (`VolumeAttachmentLimitExceeded`) instead of waiting for good; the scheduler, which reads the limit the
+ * kubelet now reports, places it elsewhere.
+ */
+
+/** The rejection's reason (upstream volumemanager.VolumeAttachmentLimitExceededReason). */
+export const VOLUME_ATTACHMENT_LIMIT_EXCEEDED = 'VolumeAttachmentLimitExceeded';
+
+/** How long a pod waits for its volumes before an exhausted attachment rejects it (upstream podAttachAndMountTimeout). */
+export const POD_ATTACH_AND_MOUNT_TIMEOUT_MS = 123_000;
+
+/** gRPC's ResourceExhausted, as a VolumeAttachment's `attachError.errorCode` carries it. */
+export const RESOURCE_EXHAUSTED = 8;
+
+/** A volume not attached to the node; `exhausted` when its attachment ran out of the node's volume slots. */
+export class AttachError extends Error {
+  constructor(
+    message: string,
+    readonly exhausted: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** Go's %v of a string slice. */
+const goList = (names: readonly string[]) => `[${names.join(' ')}]`;
+
+/**
+ * The rejection message for a pod waiting since `waitingSinceMs` for `unmounted` volumes, of which `unattached` are not
+ * attached (name → exhausted), or undefined while it may go on waiting (upstream WaitForAttachAndMount after its
+ * timeout). Pure.
+ */
+export function attachLimitRejection(o: {
+  unmounted: readonly string[];
+  unattached: ReadonlyMap<string, boolean>;
+  waitingSinceMs: number;
+  nowMs: number;
+}): string | undefined {
+  if (o.nowMs - o.waitingSinceMs < POD_ATTACH_AND_MOUNT_TIMEOUT_MS) return undefined;
+  if (![...o.unattached.values()].some((exhausted) => exhausted)) return undefined;
+  return (
+    `Node has reached its volume attachment limit, rejecting pod. unmounted volumes=${goList([...o.unmounted].sort())}, ` +
+    `unattached volumes=${goList([...o.unattached.keys()].sort())}, failed to process volumes=[]: context deadline exceeded`
+  );
+}
