@@ -12,6 +12,9 @@ import { loadKubeconfig } from './kubeconfig.js';
 import { sleep } from './clock.js';
 import { TokenBucket } from './token-bucket.js';
 import { proxyFor, TunnelingAgent } from './http-proxy.js';
+import { ApiserverSession, Http2Unsupported } from './h2-session.js';
+import { messageOf } from './errors.js';
+import type { Readable } from 'node:stream';
 
 /** An answer: HTTP status and the decoded JSON body (undefined when not JSON). */
 export interface ApiResponse<T> {
@@ -73,8 +76,16 @@ export class WatchHttpError extends Error {
 
 interface Connection {
   url: URL;
-  /** The agent and credentials for the next request (an exec plugin may run first); `rejected()` after a 401. */
-  prepare(): Promise<{ agent: http.Agent; headers: Record<string, string>; rejected(): void }>;
+  /**
+   * The agent, the HTTP/2 connection the watches share (HTTPS without a proxy) and the credentials for the next
+   * request (an exec plugin may run first); `rejected()` after a 401.
+   */
+  prepare(): Promise<{
+    agent: http.Agent;
+    session?: ApiserverSession;
+    headers: Record<string, string>;
+    rejected(): void;
+  }>;
   destroy(): void;
 }
 
@@ -94,7 +105,19 @@ function connect(kubeconfigPath: string): Connection {
     };
     return proxy ? new TunnelingAgent(proxy, options) : new https.Agent(options);
   };
+  // Watches share one HTTP/2 connection; through a proxy they go as HTTP/1.1 requests, each on its own connection.
+  const sessionFor = (cert: Buffer | undefined, key: Buffer | undefined) =>
+    url.protocol === 'https:' && !proxy
+      ? new ApiserverSession(url.origin, {
+          ca: kc.tls.ca,
+          cert,
+          key,
+          rejectUnauthorized: kc.tls.rejectUnauthorized,
+          servername: kc.tls.servername,
+        })
+      : undefined;
   let agent = agentFor(kc.tls.cert, kc.tls.key);
+  let session = sessionFor(kc.tls.cert, kc.tls.key);
   let agentCert = kc.tls.cert;
   const exec = kc.exec;
   return {
@@ -102,19 +125,37 @@ function connect(kubeconfigPath: string): Connection {
     async prepare() {
       const bearer = (v: string | undefined): Record<string, string> => (v ? { Authorization: v } : {});
       const auth = kc.authorization();
-      if (!exec) return { agent, headers: bearer(auth), rejected: () => {} };
+      if (!exec) return { agent, session, headers: bearer(auth), rejected: () => {} };
       const cred = await exec.get();
       if (cred.cert && !(agentCert && cred.cert.equals(agentCert))) {
         // A new client certificate: connections made with the old one are closed, as client-go's.
-        const old = agent;
+        const old = { agent, session };
         agent = agentFor(cred.cert, cred.key);
+        session = sessionFor(cred.cert, cred.key);
         agentCert = cred.cert;
-        old.destroy();
+        old.agent.destroy();
+        old.session?.close();
       }
-      return { agent, headers: bearer(cred.token && `Bearer ${cred.token}`), rejected: () => exec.invalidate(cred) };
+      return {
+        agent,
+        session,
+        headers: bearer(cred.token && `Bearer ${cred.token}`),
+        rejected: () => exec.invalidate(cred),
+      };
     },
-    destroy: () => agent.destroy(),
+    destroy: () => {
+      agent.destroy();
+      session?.close();
+    },
   };
+}
+
+/** An answer: its status, Retry-After, the body to read, and `done` once read. */
+interface Answer {
+  status: number;
+  retryAfter?: string;
+  body: Readable;
+  done(): void;
 }
 
 function fullPath(conn: Connection, req: KubeRequest): string {
@@ -136,18 +177,20 @@ export async function createKubeClient(
   const mod = conn.url.protocol === 'https:' ? https : http;
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
-  /** Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. */
+  /**
+   * Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. With
+   * `multiplexed` (watches), over the HTTP/2 connection the watches share when the server speaks HTTP/2.
+   */
   const open = async (
     req: KubeRequest,
     timeoutMs: number,
-    headersOnly = false,
-    limited = true,
-  ): Promise<{ res: http.IncomingMessage; done: () => void }> => {
-    const turn = limited ? limiter?.reserve() : undefined;
+    o: { headersOnly?: boolean; limited?: boolean; multiplexed?: boolean } = {},
+  ): Promise<Answer> => {
+    const turn = (o.limited ?? true) ? limiter?.reserve() : undefined;
     if (turn) await sleep(turn, req.signal);
     if (req.signal?.aborted) throw new Error(`${req.method ?? 'GET'} ${req.path}: aborted`);
     const payload = req.body === undefined ? undefined : Buffer.from(JSON.stringify(req.body));
-    const { agent, headers: auth, rejected } = await conn.prepare();
+    const { agent, session, headers: auth, rejected } = await conn.prepare();
     const headers: Record<string, string | number> = { Accept: 'application/json', 'User-Agent': userAgent, ...auth };
     if (payload) {
       headers['Content-Type'] = req.contentType ?? 'application/json';
@@ -155,6 +198,22 @@ export async function createKubeClient(
     }
     const method = req.method ?? 'GET';
     const where = `${method} ${req.path}`;
+    if (o.multiplexed && session && !session.http1Only && method === 'GET' && !payload) {
+      try {
+        const lowercase = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v)]));
+        const answer = await session.get(fullPath(conn, req), lowercase, { signal: req.signal, timeoutMs });
+        if (answer.status === 401) rejected();
+        return {
+          status: answer.status,
+          retryAfter: headerValue(answer.headers['retry-after']),
+          body: answer.stream,
+          // The stream is closed (its connection carries on for the others).
+          done: () => answer.stream.close(),
+        };
+      } catch (err) {
+        if (!(err instanceof Http2Unsupported)) throw new Error(`${where}: ${messageOf(err)}`);
+      }
+    }
     return new Promise((resolve, reject) => {
       let response: http.IncomingMessage | undefined;
       const r = mod.request(
@@ -171,9 +230,14 @@ export async function createKubeClient(
           response = res;
           // The credential was refused: the next request asks the plugin again (client-go's exec authenticator).
           if (res.statusCode === 401) rejected();
-          if (headersOnly) clearTimeout(timer);
+          if (o.headersOnly) clearTimeout(timer);
           res.once('end', done);
-          resolve({ res, done });
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: headerValue(res.headers['retry-after']),
+            body: res,
+            done,
+          });
         },
       );
       // Before the response: fail the request. After it: end the body stream (its reader sees the end or 'aborted').
@@ -200,7 +264,7 @@ export async function createKubeClient(
   const view = (limited: boolean): KubeClient => {
     /** One exchange: the status, the decoded body and the Retry-After header. */
     const once = async <T>(req: KubeRequest): Promise<ApiResponse<T> & { retryAfter?: string }> => {
-      const { res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs, false, limited);
+      const { status, retryAfter, body: res, done } = await open(req, req.timeoutMs ?? defaults.timeoutMs, { limited });
       const chunks: Buffer[] = [];
       let size = 0;
       try {
@@ -223,7 +287,7 @@ export async function createKubeClient(
       } catch {
         body = undefined;
       }
-      return { status: res.statusCode ?? 0, body, retryAfter: headerValue(res.headers['retry-after']) };
+      return { status, body, retryAfter };
     };
     const client: KubeClient = {
       server: conn.url.toString(),
@@ -250,23 +314,26 @@ export async function createKubeClient(
         req: Omit<KubeRequest, 'method' | 'body' | 'timeoutMs'>,
         onEvent: (e: WatchEvent<T>) => void,
       ): Promise<void> {
-        const { res, done } = await open(
-          { ...req, query: { ...req.query, watch: 1 } },
-          defaults.timeoutMs,
-          true,
+        const {
+          status,
+          body: res,
+          done,
+        } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, {
+          headersOnly: true,
           limited,
-        );
+          multiplexed: true,
+        });
         try {
-          if (res.statusCode !== 200) {
+          if (status !== 200) {
             const chunks: Buffer[] = [];
             for await (const c of res) chunks.push(c as Buffer);
-            let message = `watch ${req.path}: HTTP ${res.statusCode}`;
+            let message = `watch ${req.path}: HTTP ${status}`;
             try {
               message = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message?: string }).message ?? message;
             } catch {
               /* not JSON */
             }
-            throw new WatchHttpError(res.statusCode ?? 0, message);
+            throw new WatchHttpError(status, message);
           }
           let buf = '';
           res.setEncoding('utf8');

@@ -1,0 +1,132 @@
+/**
+ * The apiserver client's watches share one HTTP/2 connection, as client-go's requests do (a kubelet with a watch per
+ * ConfigMap and Secret would otherwise hold a TLS connection each); against an apiserver that speaks only HTTP/1.1 they
+ * go as HTTP/1.1 requests; a connection that goes away, or goes silent, is replaced.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import net from 'node:net';
+import { createKubeClient, type KubeClient } from '../../src/lib/kube-client.js';
+import { ApiserverSession } from '../../src/lib/h2-session.js';
+import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
+import { until } from '../e2e/helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-h2-'));
+const servers: FakeKubeApiserver[] = [];
+afterAll(async () => {
+  for (const api of servers) await api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function fake(http1Only: boolean) {
+  const started = await startFakeWithKubeconfig(mkdtempSync(join(dir, 'api-')), { user: 'tester', http1Only });
+  servers.push(started.api);
+  return { ...started, client: await createKubeClient(started.kubeconfig, { timeoutMs: 5000 }) };
+}
+
+/** Opens `count` watches of one ConfigMap each; resolves once each had its first event; returns their stop. */
+async function watchConfigMaps(api: FakeKubeApiserver, client: KubeClient, count: number) {
+  const stop = new AbortController();
+  const seen = new Set<string>();
+  for (let i = 0; i < count; i++) {
+    if (!api.store.get('configmaps', 'default', `cm-${i}`))
+      api.store.create('configmaps', { metadata: { name: `cm-${i}`, namespace: 'default' }, data: { i: String(i) } });
+    void client
+      .watch<{ metadata: { name: string } }>(
+        {
+          path: '/api/v1/namespaces/default/configmaps',
+          query: { fieldSelector: `metadata.name=cm-${i}`, resourceVersion: '0' },
+          signal: stop.signal,
+        },
+        (event) => seen.add(event.object.metadata.name),
+      )
+      .catch(() => {});
+  }
+  await until(() => seen.size === count, 10_000, 'every watch delivered');
+  return { stop: () => stop.abort(), seen };
+}
+
+describe('watches over HTTP/2', () => {
+  it('share one connection: 100 watches, one HTTP/2 connection, every event delivered', async () => {
+    const { api, client } = await fake(false);
+    const watches = await watchConfigMaps(api, client, 100);
+    try {
+      const watchRequests = api.requests.filter((r) => r.query.watch);
+      expect(watchRequests).toHaveLength(100);
+      expect(new Set(watchRequests.map((r) => r.httpVersion))).toEqual(new Set(['2.0']));
+      expect(api.connections.h2).toBe(1);
+      // A change reaches its watch over the shared connection.
+      watches.seen.clear();
+      const current = api.store.get('configmaps', 'default', 'cm-42')!;
+      api.store.update('configmaps', { ...current, data: { i: 'changed' } });
+      await until(() => watches.seen.has('cm-42'), 5000, 'change delivered');
+    } finally {
+      watches.stop();
+    }
+  });
+
+  it('a connection that went away is replaced by the next watch', async () => {
+    const { api, client } = await fake(false);
+    const first = await watchConfigMaps(api, client, 3);
+    first.stop();
+    await api.restart(100);
+    const second = await watchConfigMaps(api, client, 3);
+    second.stop();
+    expect(api.connections.h2).toBe(2);
+  });
+
+  it('go as HTTP/1.1 requests to an apiserver that does not offer HTTP/2', async () => {
+    const { api, client } = await fake(true);
+    const watches = await watchConfigMaps(api, client, 5);
+    watches.stop();
+    expect(new Set(api.requests.filter((r) => r.query.watch).map((r) => r.httpVersion))).toEqual(new Set(['1.1']));
+    expect(api.connections.h2).toBe(0);
+  });
+});
+
+describe('the HTTP/2 connection health check', () => {
+  it('drops a connection that went silent (no PING answer) and connects again', async () => {
+    const { api } = await fake(false);
+    // A relay to the apiserver that can stop passing bytes while keeping both ends open (a half-open connection).
+    let blackhole = false;
+    const relay = net.createServer((client) => {
+      const upstream = net.connect(api.port, '127.0.0.1');
+      client.on('data', (chunk) => blackhole || upstream.write(chunk));
+      upstream.on('data', (chunk) => blackhole || client.write(chunk));
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (relay.address() as net.AddressInfo).port;
+      const session = new ApiserverSession(
+        `https://127.0.0.1:${port}`,
+        { rejectUnauthorized: false },
+        { readIdleMs: 200, pingTimeoutMs: 300 },
+      );
+      const read = async () => {
+        const answer = await session.get(
+          '/api/v1/namespaces/default/configmaps',
+          { authorization: 'Bearer test-token' },
+          { timeoutMs: 2000 },
+        );
+        answer.stream.resume();
+        return answer.status;
+      };
+      expect(await read()).toBe(200);
+      blackhole = true;
+      // Silent: the PING goes unanswered and the connection is dropped; the relay passes bytes again for the next.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      blackhole = false;
+      expect(await read()).toBe(200);
+      expect(api.connections.h2).toBe(2);
+      session.close();
+    } finally {
+      relay.close();
+    }
+  });
+});
