@@ -89,14 +89,20 @@ interface Connection {
   destroy(): void;
 }
 
+/**
+ * The idle connections kept for requests, as client-go's transport keeps them (MaxIdleConnsPerHost 25, IdleConnTimeout
+ * 90 s): a burst of requests (a hundred pods starting at once) does not leave a hundred connections open for good.
+ */
+const IDLE_CONNECTIONS = { keepAlive: true, maxFreeSockets: 25, timeout: 90_000 };
+
 function connect(kubeconfigPath: string): Connection {
   const kc = loadKubeconfig(kubeconfigPath);
   const url = kc.server;
   const proxy = proxyFor(url, kc.proxyUrl, process.env);
   const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) => {
-    if (url.protocol !== 'https:') return new http.Agent({ keepAlive: true });
+    if (url.protocol !== 'https:') return new http.Agent(IDLE_CONNECTIONS);
     const options = {
-      keepAlive: true,
+      ...IDLE_CONNECTIONS,
       ca: kc.tls.ca,
       cert,
       key,

@@ -52,6 +52,8 @@ export async function startCluster(o: {
   bootstrap?: { validSeconds: number; paused?: boolean; servingValidSeconds?: number };
   /** The kubeconfig's user stanza (YAML flow), given the kubelet's client certificate and key; default: them inline. */
   user?: (client: PemPair) => string;
+  /** How often each watch gets a BOOKMARK (default 500 ms; a kube-apiserver sends about one a minute). */
+  bookmarkMs?: number;
 }): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
   const serving = await issueCert(ca, {
@@ -64,7 +66,7 @@ export async function startCluster(o: {
     serving,
     clientCa: ca.cert,
     tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' },
-    bookmarkMs: 500,
+    bookmarkMs: o.bookmarkMs ?? 500,
   });
   let stopSigner = o.bootstrap && !o.bootstrap.paused ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');

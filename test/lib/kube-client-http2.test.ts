@@ -130,3 +130,14 @@ describe('the HTTP/2 connection health check', () => {
     }
   });
 });
+
+describe('requests', () => {
+  it('keep at most 25 idle connections after a burst, as client-go (MaxIdleConnsPerHost)', async () => {
+    const { api, client } = await fake(false);
+    await Promise.all(
+      Array.from({ length: 60 }, () => client.request({ path: '/api/v1/namespaces/default/configmaps' })),
+    );
+    expect(api.connections['http/1.1']).toBeGreaterThan(25);
+    await until(() => api.openConnections() <= 25, 5000, 'idle connections beyond 25 closed');
+  });
+});
