@@ -226,6 +226,7 @@ export async function main(argv: string[]): Promise<number> {
         clientCAFile: clientCA,
         minVersion: kc.tlsMinVersion,
         cipherSuites: kc.tlsCipherSuites,
+        curvePreferences: kc.tlsCurvePreferences,
       },
       ...auth,
       enableDebuggingHandlers: kc.enableDebuggingHandlers,

@@ -53,10 +53,8 @@ export const unimplementedConfigFields = new Set([
   'memoryThrottlingFactor',
   'tracing',
   'memoryReservationPolicy',
-  'tlsCurvePreferences',
 ]);
 
-const empty = (v: unknown) => v === null || v === undefined || (typeof v === 'object' && Object.keys(v).length === 0);
 const oneOf =
   (...values: unknown[]) =>
   (v: unknown) =>
@@ -80,8 +78,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   runOnce: oneOf(false),
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
   memoryReservationPolicy: oneOf('None', ''),
-  // Node's TLS picks the key exchange; an empty list asks for the defaults.
-  tlsCurvePreferences: (v) => empty(v) || (Array.isArray(v) && v.length === 0),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,
 };

@@ -18,7 +18,8 @@ import {
   unimplementedConfigFields,
 } from './known-names.js';
 import { applyFileDefaults } from './file-defaults.js';
-import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
+import { goTlsVersions, opensslCiphers, opensslGroups } from '../lib/tls-names.js';
+import { opensslHasGroup } from '../lib/openssl-groups.js';
 import type { ParsedFlags } from './flags.js';
 import { evictionThresholds } from './eviction-thresholds.js';
 import { configErrors } from './validate.js';
@@ -215,6 +216,22 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     } catch (err) {
       throw new ConfigError(`invalid value for field "tlsCipherSuites": ${messageOf(err)}`);
     }
+  }
+  if (kc.tlsCurvePreferences?.length) {
+    let offered;
+    try {
+      offered = opensslGroups(kc.tlsCurvePreferences, opensslHasGroup);
+    } catch (err) {
+      throw new ConfigError(`invalid value for field "tlsCurvePreferences": ${messageOf(err)}`);
+    }
+    if (offered.unsupported.length)
+      warnings.push(
+        `tlsCurvePreferences: ${offered.unsupported.join(', ')} not offered: this Node's OpenSSL ${process.versions.openssl} lacks ${offered.unsupported.length > 1 ? 'them' : 'it'}`,
+      );
+    if (!offered.groups.length)
+      throw new ConfigError(
+        `invalid value for field "tlsCurvePreferences": none of the curves is supported by this Node's OpenSSL ${process.versions.openssl}`,
+      );
   }
   const locked = lockedGateError(kc.featureGates);
   if (locked) throw new ConfigError(locked);

@@ -49,6 +49,8 @@ export const kubeletConfigSchema = z.strictObject({
   tlsPrivateKeyFile: opt(z.string()),
   tlsMinVersion: opt(z.string()),
   tlsCipherSuites: opt(z.array(z.string())),
+  // Go's tls.CurveID values (names accepted too); the TLS server offers those groups, in that order.
+  tlsCurvePreferences: opt(z.array(z.union([z.int(), z.string()]))),
   authentication: def(
     z.strictObject({
       x509: def(z.strictObject({ clientCAFile: opt(z.string()) }), {}),

@@ -55,3 +55,40 @@ export function opensslCiphers(names: readonly string[]): string {
     })
     .join(':');
 }
+
+/**
+ * Go's tls.CurveID values (Kubernetes' `--tls-curve-preferences` format) and their IANA and Go names → the OpenSSL group
+ * name Node's `ecdhCurve` takes.
+ */
+const goCurves: readonly { id: number; names: readonly string[]; openssl: string }[] = [
+  { id: 23, names: ['secp256r1', 'CurveP256'], openssl: 'P-256' },
+  { id: 24, names: ['secp384r1', 'CurveP384'], openssl: 'P-384' },
+  { id: 25, names: ['secp521r1', 'CurveP521'], openssl: 'P-521' },
+  { id: 29, names: ['X25519'], openssl: 'X25519' },
+  { id: 4587, names: ['SecP256r1MLKEM768'], openssl: 'SecP256r1MLKEM768' },
+  { id: 4588, names: ['X25519MLKEM768'], openssl: 'X25519MLKEM768' },
+  { id: 4589, names: ['SecP384r1MLKEM1024'], openssl: 'SecP384r1MLKEM1024' },
+];
+
+/**
+ * The OpenSSL groups for curve preferences (IDs or names), in their order; `unsupported` names those this OpenSSL
+ * lacks (the post-quantum hybrids before OpenSSL 3.5), `supported(group)` saying which it has. Throws naming the
+ * first value Go does not know.
+ */
+export function opensslGroups(
+  preferences: readonly (number | string)[],
+  supported: (group: string) => boolean,
+): { groups: string[]; unsupported: string[] } {
+  const groups: string[] = [];
+  const unsupported: string[] = [];
+  for (const preference of preferences) {
+    const curve = goCurves.find((c) => c.id === preference || c.names.includes(String(preference)));
+    if (!curve)
+      throw new Error(
+        `unknown curve ${JSON.stringify(preference)} (want Go's tls.CurveID values: ${goCurves.map((c) => c.id).join(', ')})`,
+      );
+    if (supported(curve.openssl)) groups.push(curve.openssl);
+    else unsupported.push(curve.openssl);
+  }
+  return { groups, unsupported };
+}

@@ -1,5 +1,5 @@
 /**
- * TLS for the secure port: options from the config's Go names (tlsMinVersion, tlsCipherSuites),
+ * TLS for the secure port: options from the config's Go names (tlsMinVersion, tlsCipherSuites, tlsCurvePreferences),
  * client certificates requested but not required, and reloading of the serving certificate /
  * key and the client CA when their files change on disk (no restart; new connections use them).
  */
@@ -9,7 +9,8 @@ import type { Server } from 'node:https';
 import type { SecureContextOptions } from 'node:tls';
 import { messageOf } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { goTlsVersions, opensslCiphers } from '../lib/tls-names.js';
+import { goTlsVersions, opensslCiphers, opensslGroups } from '../lib/tls-names.js';
+import { opensslHasGroup } from '../lib/openssl-groups.js';
 
 /** Where the TLS material lives and how to use it. */
 export interface TlsFiles {
@@ -18,6 +19,8 @@ export interface TlsFiles {
   clientCAFile?: string;
   minVersion?: string;
   cipherSuites?: string[];
+  /** tlsCurvePreferences: the key exchange groups offered, in order (absent or empty: OpenSSL's defaults). */
+  curvePreferences?: (number | string)[];
 }
 
 /** The https options for `files` (reads them now). Throws on unreadable files or unknown names. */
@@ -37,6 +40,9 @@ export async function tlsOptions(
     rejectUnauthorized: false,
     minVersion: files.minVersion ? goTlsVersions[files.minVersion] : 'TLSv1.2',
     ...(files.cipherSuites?.length ? { ciphers: opensslCiphers(files.cipherSuites) } : {}),
+    ...(files.curvePreferences?.length
+      ? { ecdhCurve: opensslGroups(files.curvePreferences, opensslHasGroup).groups.join(':') }
+      : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { parseFlags } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
 import { hostConfigErrors } from '../../src/config/validate.js';
 import { agentConfigOf } from '../../src/config/agent-config-of.js';
+import { opensslHasGroup } from '../../src/lib/openssl-groups.js';
 import { backoffRemaining, containerBackoffPolicyWith, nextBackoff } from '../../src/agent/sync/backoff.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-cfg136-'));
@@ -165,6 +166,18 @@ describe('KubeletConfiguration v1.36', () => {
     await expect(load('configMapAndSecretChangeDetectionStrategy: Poll')).rejects.toThrow(
       'unknown configmap and secret manager mode: Poll',
     );
+  });
+
+  it('reads tlsCurvePreferences as Go tls.CurveID values (or names), refusing unknown ones', async () => {
+    const config = await load('tlsCurvePreferences: [29, 23, secp384r1]');
+    expect([config.kc.tlsCurvePreferences, config.warnings]).toEqual([[29, 23, 'secp384r1'], []]);
+    await expect(load('tlsCurvePreferences: [7]')).rejects.toThrow(
+      'invalid value for field "tlsCurvePreferences": unknown curve 7',
+    );
+    // A post-quantum hybrid this Node's OpenSSL may lack is left out with a warning, not a refusal.
+    const hybrid = await load('tlsCurvePreferences: [4588, 29]');
+    const lacks = !opensslHasGroup('X25519MLKEM768');
+    expect(hybrid.warnings.some((w) => w.startsWith('tlsCurvePreferences: X25519MLKEM768 not offered'))).toBe(lacks);
   });
 
   it('defaults failCgroupV1 to true, and --fail-cgroupv1 overrides the file', async () => {

@@ -1,5 +1,5 @@
 /**
- * TLS on the secure port with real clients: tlsMinVersion, tlsCipherSuites (Go names), the
+ * TLS on the secure port with real clients: tlsMinVersion, tlsCipherSuites (Go names), tlsCurvePreferences, the
  * serving certificate reloaded from disk without a restart, and the read-only port's surface.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,7 @@ const write = (name: string, text: string) => {
 async function secure(o: {
   minVersion?: string;
   cipherSuites?: string[];
+  curvePreferences?: (number | string)[];
   name: string;
 }): Promise<{ port: number; certFile: string; keyFile: string }> {
   const serving = await issueCert(ca, {
@@ -55,6 +56,7 @@ async function secure(o: {
       clientCAFile: write('ca.crt', ca.cert),
       minVersion: o.minVersion,
       cipherSuites: o.cipherSuites,
+      curvePreferences: o.curvePreferences,
     },
     ...buildAuth({
       authentication: kc.authentication,
@@ -122,6 +124,15 @@ describe('secure port TLS', () => {
     expect(
       (await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' })).error,
     ).toBeDefined();
+  });
+
+  it('honours tlsCurvePreferences (Go tls.CurveID values): only those key exchange groups are agreed', async () => {
+    const { port } = await secure({ name: 'curves', curvePreferences: [24] });
+    expect((await handshake(port, { ecdhCurve: 'P-384' })).protocol).toBe('TLSv1.3');
+    // A client offering only groups the list leaves out cannot agree on a key exchange.
+    expect((await handshake(port, { ecdhCurve: 'X25519:P-256' })).error).toBeDefined();
+    const defaults = await secure({ name: 'curves-default' });
+    expect((await handshake(defaults.port, { ecdhCurve: 'X25519:P-256' })).protocol).toBe('TLSv1.3');
   });
 
   it('serves a new certificate after the files change on disk, without a restart', async () => {
