@@ -31,6 +31,8 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['RestartAllContainersOnContainerExits', true],
   ['CSIServiceAccountTokenSecrets', true],
   ['MutableCSINodeAllocatableCount', true],
+  // The client CA file is reloaded when it changes (server/tls.ts).
+  ['ReloadKubeletClientCAFile', true],
 ]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */
