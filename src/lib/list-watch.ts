@@ -31,6 +31,11 @@ export interface ListWatchDeps {
   logger: Logger;
   /** Restart a watch that is silent this long (default 5 min; the server sends bookmarks). */
   watchdogMs?: number;
+  /**
+   * The shortest server-side timeout of a watch, in seconds; each watch asks between it and twice it (client-go's
+   * MinWatchTimeout, default 5 min).
+   */
+  minWatchTimeoutSeconds?: number;
   /** Backoff after failures: initial → ×2 → max (default 800 ms → 30 s, as client-go). */
   backoff?: { initialMs: number; maxMs: number };
   /** Told of each failed list or watch (before its backoff). */
@@ -110,6 +115,7 @@ export class ListWatch<T extends Listed> {
     const onAbort = () => ctl.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     const watchdogMs = this.deps.watchdogMs ?? 300_000;
+    const minTimeout = this.deps.minWatchTimeoutSeconds ?? 300;
     let cancelDog = this.deps.clock.setTimer(() => ctl.abort(), watchdogMs);
     const pet = () => {
       cancelDog();
@@ -129,7 +135,7 @@ export class ListWatch<T extends Listed> {
             fieldSelector: this.deps.fieldSelector,
             resourceVersion: this.rv,
             allowWatchBookmarks: true,
-            timeoutSeconds: 300 + Math.floor(Math.random() * 300),
+            timeoutSeconds: minTimeout + Math.floor(this.random() * minTimeout),
           },
         },
         (e: WatchEvent<T & { code?: number; message?: string }>) => {

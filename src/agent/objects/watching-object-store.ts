@@ -160,6 +160,8 @@ export class WatchingObjectStore implements ObjectStore {
       fieldSelector: `metadata.name=${item.name}`,
       clock: this.deps.clock,
       logger: this.deps.logger,
+      // As upstream's object reflectors: a watch per object is not worth re-making every few minutes.
+      minWatchTimeoutSeconds: 1800,
     }).start({
       signal: watch.signal,
       onSnapshot: (objects) => {

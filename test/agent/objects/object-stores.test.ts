@@ -80,6 +80,8 @@ describe('Watch strategy', () => {
       ['/api/v1/namespaces/w-a/configmaps', 'list'],
       ['/api/v1/namespaces/w-a/configmaps', '1'],
     ]);
+    // Re-made at most every half hour, as upstream's object reflectors (MinWatchTimeout 30 min).
+    expect(Number(requests[1]!.query.timeoutSeconds)).toBeGreaterThanOrEqual(1800);
     // The watch stays while a pod names the object, and stops with the last one.
     manager.unregisterPod('u1');
     expect(store.watching).toBe(1);
