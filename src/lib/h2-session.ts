@@ -1,7 +1,7 @@
 /**
- * One HTTP/2 connection to the apiserver that the kubelet's watches share, as client-go multiplexes its requests over
- * one connection: a watch per ConfigMap and Secret the pods name (the Watch strategy) would otherwise hold a TLS
- * connection each. Its health is checked as client-go's transport does (a PING after 30 s without a frame, the
+ * One HTTP/2 connection to the apiserver that the kubelet's requests and watches share, as client-go multiplexes its
+ * requests over one connection: a watch per ConfigMap and Secret the pods name (the Watch strategy) would otherwise
+ * hold a TLS connection each, and a hundred pods starting at once a connection per request in flight. Its health is checked as client-go's transport does (a PING after 30 s without a frame, the
  * connection dropped when no answer comes within 15 s); a connection that failed or went away is replaced by the next
  * stream. A server that does not offer HTTP/2 (ALPN) is remembered, and its streams are refused so the caller uses
  * HTTP/1.1.
@@ -49,29 +49,31 @@ export class ApiserverSession {
   }
 
   /**
-   * Opens a GET stream; resolves at its response headers. Throws Http2Unsupported when the server does not offer
-   * HTTP/2, another error when the connection or the stream fails; `signal` cancels it at any time.
+   * Sends a request as a stream of the shared connection; resolves at its response headers. The deadline covers the
+   * response headers, or with `wholeExchange` the body too (the stream is reset when it passes). Throws
+   * Http2Unsupported when the server does not offer HTTP/2, another error when the connection or the stream fails;
+   * `signal` cancels it at any time.
    */
-  async get(
+  async request(
+    method: string,
     path: string,
     headers: Record<string, string>,
-    o: { signal?: AbortSignal; timeoutMs: number },
+    o: { body?: Buffer; signal?: AbortSignal; timeoutMs: number; wholeExchange?: boolean },
   ): Promise<StreamAnswer> {
     if (this.unsupported) throw new Http2Unsupported('the apiserver does not speak HTTP/2');
     const session = await this.connect();
     return new Promise((resolve, reject) => {
-      const stream = session.request({ ':method': 'GET', ':path': path, ...headers });
-      const stop = (why: string) => {
+      // (a DELETE may carry a body, DeleteOptions: Node ends a DELETE's stream at once unless told)
+      const stream = session.request({ ':method': method, ':path': path, ...headers }, { endStream: !o.body });
+      const timer = setTimeout(() => {
         stream.close(http2.constants.NGHTTP2_CANCEL);
-        reject(new Error(why));
-      };
-      const timer = setTimeout(() => stop(`timed out after ${o.timeoutMs}ms`), o.timeoutMs);
+        reject(new Error(`timed out after ${o.timeoutMs}ms`));
+      }, o.timeoutMs);
       const onAbort = () => stream.close(http2.constants.NGHTTP2_CANCEL);
       o.signal?.addEventListener('abort', onAbort, { once: true });
       if (o.signal?.aborted) onAbort();
-      stream.once('close', () => o.signal?.removeEventListener('abort', onAbort));
       stream.once('response', (answer) => {
-        clearTimeout(timer);
+        if (!o.wholeExchange) clearTimeout(timer);
         resolve({ status: Number(answer[':status'] ?? 0), headers: answer, stream });
       });
       // Kept for the stream's life: a reset after the response ends its body, it never throws unheard.
@@ -81,9 +83,10 @@ export class ApiserverSession {
       });
       stream.once('close', () => {
         clearTimeout(timer);
+        o.signal?.removeEventListener('abort', onAbort);
         reject(new Error(o.signal?.aborted ? 'aborted' : 'stream closed before its response'));
       });
-      stream.end();
+      if (o.body) stream.end(o.body);
     });
   }
 

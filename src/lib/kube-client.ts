@@ -77,7 +77,7 @@ export class WatchHttpError extends Error {
 interface Connection {
   url: URL;
   /**
-   * The agent, the HTTP/2 connection the watches share (HTTPS without a proxy) and the credentials for the next
+   * The agent, the HTTP/2 connection requests and watches share (HTTPS without a proxy) and the credentials for the next
    * request (an exec plugin may run first); `rejected()` after a 401.
    */
   prepare(): Promise<{
@@ -111,7 +111,7 @@ function connect(kubeconfigPath: string): Connection {
     };
     return proxy ? new TunnelingAgent(proxy, options) : new https.Agent(options);
   };
-  // Watches share one HTTP/2 connection; through a proxy they go as HTTP/1.1 requests, each on its own connection.
+  // Requests and watches share one HTTP/2 connection; through a proxy they go as HTTP/1.1 requests.
   const sessionFor = (cert: Buffer | undefined, key: Buffer | undefined) =>
     url.protocol === 'https:' && !proxy
       ? new ApiserverSession(url.origin, {
@@ -184,13 +184,13 @@ export async function createKubeClient(
   const userAgent = defaults.userAgent ?? 'tskubelet';
 
   /**
-   * Sends `req`; the deadline covers the whole exchange, or only the response headers when `headersOnly`. With
-   * `multiplexed` (watches), over the HTTP/2 connection the watches share when the server speaks HTTP/2.
+   * Sends `req`, as a stream of the shared HTTP/2 connection when the server speaks HTTP/2 (else as an HTTP/1.1
+   * request); the deadline covers the whole exchange, or only the response headers when `headersOnly`.
    */
   const open = async (
     req: KubeRequest,
     timeoutMs: number,
-    o: { headersOnly?: boolean; limited?: boolean; multiplexed?: boolean } = {},
+    o: { headersOnly?: boolean; limited?: boolean } = {},
   ): Promise<Answer> => {
     const turn = (o.limited ?? true) ? limiter?.reserve() : undefined;
     if (turn) await sleep(turn, req.signal);
@@ -204,10 +204,15 @@ export async function createKubeClient(
     }
     const method = req.method ?? 'GET';
     const where = `${method} ${req.path}`;
-    if (o.multiplexed && session && !session.http1Only && method === 'GET' && !payload) {
+    if (session && !session.http1Only) {
       try {
         const lowercase = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), String(v)]));
-        const answer = await session.get(fullPath(conn, req), lowercase, { signal: req.signal, timeoutMs });
+        const answer = await session.request(method, fullPath(conn, req), lowercase, {
+          body: payload,
+          signal: req.signal,
+          timeoutMs,
+          wholeExchange: !o.headersOnly,
+        });
         if (answer.status === 401) rejected();
         return {
           status: answer.status,
@@ -327,7 +332,6 @@ export async function createKubeClient(
         } = await open({ ...req, query: { ...req.query, watch: 1 } }, defaults.timeoutMs, {
           headersOnly: true,
           limited,
-          multiplexed: true,
         });
         try {
           if (status !== 200) {

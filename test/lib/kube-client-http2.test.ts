@@ -1,7 +1,7 @@
 /**
- * The apiserver client's watches share one HTTP/2 connection, as client-go's requests do (a kubelet with a watch per
- * ConfigMap and Secret would otherwise hold a TLS connection each); against an apiserver that speaks only HTTP/1.1 they
- * go as HTTP/1.1 requests; a connection that goes away, or goes silent, is replaced.
+ * The apiserver client's requests and watches share one HTTP/2 connection, as client-go's do (a kubelet with a watch
+ * per ConfigMap and Secret would otherwise hold a TLS connection each); against an apiserver that speaks only HTTP/1.1
+ * they go as HTTP/1.1 requests; a connection that goes away, or goes silent, is replaced.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -109,7 +109,8 @@ describe('the HTTP/2 connection health check', () => {
         { readIdleMs: 200, pingTimeoutMs: 300 },
       );
       const read = async () => {
-        const answer = await session.get(
+        const answer = await session.request(
+          'GET',
           '/api/v1/namespaces/default/configmaps',
           { authorization: 'Bearer test-token' },
           { timeoutMs: 2000 },
@@ -132,8 +133,31 @@ describe('the HTTP/2 connection health check', () => {
 });
 
 describe('requests', () => {
-  it('keep at most 25 idle connections after a burst, as client-go (MaxIdleConnsPerHost)', async () => {
+  it('share the HTTP/2 connection too: a burst of 60 opens no other connection; writes carry their body', async () => {
     const { api, client } = await fake(false);
+    await Promise.all(
+      Array.from({ length: 60 }, () => client.request({ path: '/api/v1/namespaces/default/configmaps' })),
+    );
+    const created = await client.post<{ metadata: { name: string } }>('/api/v1/namespaces/default/configmaps', {
+      metadata: { name: 'posted' },
+      data: { k: 'v' },
+    });
+    expect([created.status, created.body?.metadata.name]).toEqual([201, 'posted']);
+    expect(api.store.get('configmaps', 'default', 'posted')?.data).toEqual({ k: 'v' });
+    // A DELETE carries its DeleteOptions (regression: Node ends a DELETE's stream at once unless told).
+    const uid = api.store.get('configmaps', 'default', 'posted')!.metadata.uid;
+    const deleted = await client.request({
+      method: 'DELETE',
+      path: '/api/v1/namespaces/default/configmaps/posted',
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid } },
+    });
+    expect([deleted.status, api.store.get('configmaps', 'default', 'posted')]).toEqual([200, undefined]);
+    expect(api.connections).toEqual({ h2: 1, 'http/1.1': 0 });
+    expect(new Set(api.requests.map((r) => r.httpVersion))).toEqual(new Set(['2.0']));
+  });
+
+  it('over HTTP/1.1 keep at most 25 idle connections after a burst, as client-go (MaxIdleConnsPerHost)', async () => {
+    const { api, client } = await fake(true);
     await Promise.all(
       Array.from({ length: 60 }, () => client.request({ path: '/api/v1/namespaces/default/configmaps' })),
     );
