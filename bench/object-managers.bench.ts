@@ -1,5 +1,6 @@
 /**
- * What each configMapAndSecretChangeDetectionStrategy costs with many objects: the real CLI joined to the fake apiserver
+ * What each configMapAndSecretChangeDetectionStrategy costs with many objects: the real CLI joined to the fake
+ * apiserver
  * (HTTPS) on the embedded runtime, PODS pods each naming a ConfigMap and a Secret of its own (volumes) plus the
  * namespace's `kube-root-ca.crt` (projected, as every pod's service-account volume). Per strategy, once every pod
  * runs and a settle time has passed: the kubelet's RSS, its TCP connections, its CPU and the apiserver requests over

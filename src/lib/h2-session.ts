@@ -1,10 +1,10 @@
 /**
  * One HTTP/2 connection to the apiserver that the kubelet's requests and watches share, as client-go multiplexes its
  * requests over one connection: a watch per ConfigMap and Secret the pods name (the Watch strategy) would otherwise
- * hold a TLS connection each, and a hundred pods starting at once a connection per request in flight. Its health is checked as client-go's transport does (a PING after 30 s without a frame, the
- * connection dropped when no answer comes within 15 s); a connection that failed or went away is replaced by the next
- * stream. A server that does not offer HTTP/2 (ALPN) is remembered, and its streams are refused so the caller uses
- * HTTP/1.1.
+ * hold a TLS connection each, and a hundred pods starting at once a connection per request in flight. Its health is
+ * checked as client-go's transport does (a PING after 30 s without a frame, the connection dropped when no answer
+ * comes within 15 s); a connection that failed or went away is replaced by the next stream. A server that does not
+ * offer HTTP/2 (ALPN) is remembered, and its streams are refused so the caller uses HTTP/1.1.
  */
 import http2, { type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 
@@ -28,7 +28,11 @@ export interface StreamAnswer {
 }
 
 /** Thrown when the server does not speak HTTP/2: the caller uses HTTP/1.1. */
-export class Http2Unsupported extends Error {}
+export class Http2Unsupported extends Error {
+  constructor() {
+    super('the apiserver does not speak HTTP/2');
+  }
+}
 
 /** The shared connection. */
 export class ApiserverSession {
@@ -60,7 +64,7 @@ export class ApiserverSession {
     headers: Record<string, string>,
     o: { body?: Buffer; signal?: AbortSignal; timeoutMs: number; wholeExchange?: boolean },
   ): Promise<StreamAnswer> {
-    if (this.unsupported) throw new Http2Unsupported('the apiserver does not speak HTTP/2');
+    if (this.unsupported) throw new Http2Unsupported();
     const session = await this.connect();
     return new Promise((resolve, reject) => {
       // (a DELETE may carry a body, DeleteOptions: Node ends a DELETE's stream at once unless told)
@@ -116,7 +120,7 @@ export class ApiserverSession {
         if (session.alpnProtocol !== 'h2') {
           this.unsupported = true;
           session.destroy();
-          return reject(new Http2Unsupported('the apiserver does not speak HTTP/2'));
+          return reject(new Http2Unsupported());
         }
         watchHealth(session, this.health);
         resolve(session);
@@ -126,7 +130,7 @@ export class ApiserverSession {
         // The server refused the protocol: HTTP/1.1 from now on.
         if (err.code === 'ERR_SSL_TLSV1_ALERT_NO_APPLICATION_PROTOCOL') {
           this.unsupported = true;
-          reject(new Http2Unsupported('the apiserver does not speak HTTP/2'));
+          reject(new Http2Unsupported());
         } else reject(err);
       });
     });

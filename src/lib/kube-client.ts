@@ -77,8 +77,8 @@ export class WatchHttpError extends Error {
 interface Connection {
   url: URL;
   /**
-   * The agent, the HTTP/2 connection requests and watches share (HTTPS without a proxy) and the credentials for the next
-   * request (an exec plugin may run first); `rejected()` after a 401.
+   * The agent, the HTTP/2 connection requests and watches share (HTTPS without a proxy) and the credentials for the
+   * next request (an exec plugin may run first); `rejected()` after a 401.
    */
   prepare(): Promise<{
     agent: http.Agent;
@@ -99,29 +99,22 @@ function connect(kubeconfigPath: string): Connection {
   const kc = loadKubeconfig(kubeconfigPath);
   const url = kc.server;
   const proxy = proxyFor(url, kc.proxyUrl, process.env);
+  // The client's TLS identity, for the HTTP/1.1 agent and the HTTP/2 connection alike.
+  const tlsFor = (cert: Buffer | undefined, key: Buffer | undefined) => ({
+    ca: kc.tls.ca,
+    cert,
+    key,
+    rejectUnauthorized: kc.tls.rejectUnauthorized,
+    servername: kc.tls.servername,
+  });
   const agentFor = (cert: Buffer | undefined, key: Buffer | undefined) => {
     if (url.protocol !== 'https:') return new http.Agent(IDLE_CONNECTIONS);
-    const options = {
-      ...IDLE_CONNECTIONS,
-      ca: kc.tls.ca,
-      cert,
-      key,
-      rejectUnauthorized: kc.tls.rejectUnauthorized,
-      servername: kc.tls.servername,
-    };
+    const options = { ...IDLE_CONNECTIONS, ...tlsFor(cert, key) };
     return proxy ? new TunnelingAgent(proxy, options) : new https.Agent(options);
   };
   // Requests and watches share one HTTP/2 connection; through a proxy they go as HTTP/1.1 requests.
   const sessionFor = (cert: Buffer | undefined, key: Buffer | undefined) =>
-    url.protocol === 'https:' && !proxy
-      ? new ApiserverSession(url.origin, {
-          ca: kc.tls.ca,
-          cert,
-          key,
-          rejectUnauthorized: kc.tls.rejectUnauthorized,
-          servername: kc.tls.servername,
-        })
-      : undefined;
+    url.protocol === 'https:' && !proxy ? new ApiserverSession(url.origin, tlsFor(cert, key)) : undefined;
   let agent = agentFor(kc.tls.cert, kc.tls.key);
   let session = sessionFor(kc.tls.cert, kc.tls.key);
   let agentCert = kc.tls.cert;

@@ -5,7 +5,7 @@
  * reads as "not found" (null); other failures reject (the container gets CreateContainerConfigError and the sync
  * retries).
  */
-import type { Container, Pod } from '../../api/types.js';
+import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
@@ -14,27 +14,14 @@ import { serviceEnv, servicesForPod } from '../runtime/service-env.js';
 import type { ServiceInformer } from './service-informer.js';
 import type { PullSecret } from '../images/keyring.js';
 import type { ObjectManager } from './object-manager.js';
+import { environmentReferences, pullSecretNames } from './referenced-objects.js';
 
-/** The names a pod refers to (pure). */
+/** The names the environments of a pod's init and regular containers refer to, and its pull secrets (pure). */
 export function podReferences(pod: Pod): { configMaps: string[]; secrets: string[]; pullSecrets: string[] } {
-  const cms = new Set<string>();
-  const secrets = new Set<string>();
-  const all: Container[] = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  for (const c of all) {
-    for (const f of (c.envFrom ?? []) as { configMapRef?: { name: string }; secretRef?: { name: string } }[]) {
-      if (f.configMapRef) cms.add(f.configMapRef.name);
-      if (f.secretRef) secrets.add(f.secretRef.name);
-    }
-    for (const e of c.env ?? []) {
-      const v = e.valueFrom as { configMapKeyRef?: { name: string }; secretKeyRef?: { name: string } } | undefined;
-      if (v?.configMapKeyRef) cms.add(v.configMapKeyRef.name);
-      if (v?.secretKeyRef) secrets.add(v.secretKeyRef.name);
-    }
-  }
-  const pullSecrets = ((pod.spec.imagePullSecrets ?? []) as { name?: string }[])
-    .map((s) => s.name)
-    .filter((n): n is string => !!n);
-  return { configMaps: [...cms], secrets: [...secrets], pullSecrets };
+  return {
+    ...environmentReferences([...pod.spec.containers, ...(pod.spec.initContainers ?? [])]),
+    pullSecrets: pullSecretNames(pod),
+  };
 }
 
 /** What the fetcher needs. */
@@ -57,7 +44,8 @@ export class PodObjectFetcher {
   }
 
   /**
-   * The object at `path` (null = 404), from the cache when fresh. With `fresh`, read from the apiserver and left out of the cache (a VolumeAttachment's status).
+   * The object at `path` (null = 404), from the cache when fresh. With `fresh`, read from the apiserver and left out
+   * of the cache (a VolumeAttachment's status).
    */
   async get<T>(path: string, o: { fresh?: boolean } = {}): Promise<T | null> {
     const hit = o.fresh ? undefined : this.cache.get(path);

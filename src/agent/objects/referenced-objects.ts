@@ -24,13 +24,13 @@ function projectedSources(volume: Fields): Fields[] {
   return (volume.projected as { sources?: Fields[] } | undefined)?.sources ?? [];
 }
 
-/** The names an environment refers to through `keyRef` (env) and `fromRef` (envFrom). */
+/** The names the environments of `containers` refer to through `keyRef` (env) and `fromRef` (envFrom). */
 function environmentNames(
-  pod: Pod,
+  containers: readonly Container[],
   keyRef: 'configMapKeyRef' | 'secretKeyRef',
   fromRef: 'configMapRef' | 'secretRef',
 ): (string | undefined)[] {
-  return allContainers(pod).flatMap((container) => [
+  return containers.flatMap((container) => [
     ...((container as { envFrom?: Fields[] }).envFrom ?? []).map((source) => (source[fromRef] as NameRef)?.name),
     ...(container.env ?? []).map((variable) => ((variable.valueFrom as Fields | undefined)?.[keyRef] as NameRef)?.name),
   ]);
@@ -40,10 +40,23 @@ function distinctNames(names: (string | undefined)[]): string[] {
   return [...new Set(names.filter((name): name is string => !!name))];
 }
 
+/** The ConfigMaps and Secrets the environments (env, envFrom) of `containers` name, each once. */
+export function environmentReferences(containers: readonly Container[]): { configMaps: string[]; secrets: string[] } {
+  return {
+    configMaps: distinctNames(environmentNames(containers, 'configMapKeyRef', 'configMapRef')),
+    secrets: distinctNames(environmentNames(containers, 'secretKeyRef', 'secretRef')),
+  };
+}
+
+/** The image pull secrets `pod` names. */
+export function pullSecretNames(pod: Pod): string[] {
+  return distinctNames(((pod.spec as { imagePullSecrets?: NameRef[] }).imagePullSecrets ?? []).map((s) => s?.name));
+}
+
 /** The ConfigMaps `pod` names, each once. */
 export function referencedConfigMaps(pod: Pod): string[] {
   return distinctNames([
-    ...environmentNames(pod, 'configMapKeyRef', 'configMapRef'),
+    ...environmentNames(allContainers(pod), 'configMapKeyRef', 'configMapRef'),
     ...volumesOf(pod).flatMap((volume) => [
       (volume.configMap as NameRef)?.name,
       ...projectedSources(volume).map((source) => (source.configMap as NameRef)?.name),
@@ -53,10 +66,9 @@ export function referencedConfigMaps(pod: Pod): string[] {
 
 /** The Secrets `pod` names, each once. */
 export function referencedSecrets(pod: Pod): string[] {
-  const pullSecrets = ((pod.spec as { imagePullSecrets?: NameRef[] }).imagePullSecrets ?? []).map((s) => s?.name);
   return distinctNames([
-    ...pullSecrets,
-    ...environmentNames(pod, 'secretKeyRef', 'secretRef'),
+    ...pullSecretNames(pod),
+    ...environmentNames(allContainers(pod), 'secretKeyRef', 'secretRef'),
     ...volumesOf(pod).flatMap((volume) => [
       (volume.secret as { secretName?: string } | undefined)?.secretName,
       (volume.azureFile as { secretName?: string } | undefined)?.secretName,

@@ -10,7 +10,7 @@
 /** The rejection's reason (upstream volumemanager.VolumeAttachmentLimitExceededReason). */
 export const VOLUME_ATTACHMENT_LIMIT_EXCEEDED = 'VolumeAttachmentLimitExceeded';
 
-/** How long a pod waits for its volumes before an exhausted attachment rejects it (upstream podAttachAndMountTimeout). */
+/** How long a pod waits for its volumes before an exhausted attachment rejects it (podAttachAndMountTimeout). */
 export const POD_ATTACH_AND_MOUNT_TIMEOUT_MS = 123_000;
 
 /** gRPC's ResourceExhausted, as a VolumeAttachment's `attachError.errorCode` carries it. */
@@ -42,8 +42,10 @@ export function attachLimitRejection(o: {
 }): string | undefined {
   if (o.nowMs - o.waitingSinceMs < POD_ATTACH_AND_MOUNT_TIMEOUT_MS) return undefined;
   if (![...o.unattached.values()].some((exhausted) => exhausted)) return undefined;
+  const unmounted = goList([...o.unmounted].sort());
+  const unattached = goList([...o.unattached.keys()].sort());
   return (
-    `Node has reached its volume attachment limit, rejecting pod. unmounted volumes=${goList([...o.unmounted].sort())}, ` +
-    `unattached volumes=${goList([...o.unattached.keys()].sort())}, failed to process volumes=[]: context deadline exceeded`
+    `Node has reached its volume attachment limit, rejecting pod. unmounted volumes=${unmounted}, ` +
+    `unattached volumes=${unattached}, failed to process volumes=[]: context deadline exceeded`
   );
 }

@@ -109,6 +109,13 @@ export class VolumeManager {
   }
   private sharedRootDir: Promise<void> | undefined;
 
+  /** Pod `uid`'s wait for its volumes, begun at `nowMs` unless it was waiting already. */
+  private waitingSince(uid: string, nowMs: number): { sinceMs: number; unattached: Map<string, boolean> } {
+    let waiting = this.waiting.get(uid);
+    if (!waiting) this.waiting.set(uid, (waiting = { sinceMs: nowMs, unattached: new Map() }));
+    return waiting;
+  }
+
   /** The set-up volumes of pod `uid` (for stats). */
   mountedVolumes(uid: string): ReadonlyMap<string, MountedVolume> {
     return this.actual.get(uid) ?? new Map();
@@ -206,8 +213,7 @@ export class VolumeManager {
           );
         } catch (err) {
           observe(false);
-          const waiting = this.waiting.get(uid) ?? { sinceMs: now, unattached: new Map<string, boolean>() };
-          this.waiting.set(uid, waiting);
+          const waiting = this.waitingSince(uid, now);
           if (err instanceof AttachError) waiting.unattached.set(volume.name, err.exhausted);
           else waiting.unattached.delete(volume.name);
           this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now());
@@ -261,8 +267,7 @@ export class VolumeManager {
       this.waiting.delete(uid);
       return { ok: true, volumes: actual };
     }
-    const waiting = this.waiting.get(uid) ?? { sinceMs: now, unattached: new Map<string, boolean>() };
-    this.waiting.set(uid, waiting);
+    const waiting = this.waitingSince(uid, now);
     const next = Math.min(...missing.map((n) => retries.get(n)?.atMs ?? now + INITIAL_BACKOFF_MS));
     const attachLimitExceeded = attachLimitRejection({
       unmounted: missing,
