@@ -6,6 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
+import { allContainers } from '../api/containers.js';
 import type { Pod, PodStatus } from '../api/types.js';
 import { badRequest, notFound } from '../lib/errors.js';
 import type { Clock } from '../lib/clock.js';
@@ -93,8 +94,8 @@ export function createAgentHost(d: AgentHostDeps) {
     containerName: string;
   }) => {
     const pod = podFor(req);
-    const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-    if (!all.some((c) => c.name === req.containerName)) throw notFound(`container not found ("${req.containerName}")`);
+    if (!allContainers(pod).some((c) => c.name === req.containerName))
+      throw notFound(`container not found ("${req.containerName}")`);
     const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
     const running = rs.containers.find((c) => c.name === req.containerName && c.state === 'running');
     if (!running)
@@ -151,8 +152,7 @@ export function createAgentHost(d: AgentHostDeps) {
     }): Promise<string> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound('pod does not exist');
-      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-      if (!all.some((c) => c.name === req.containerName))
+      if (!allContainers(pod).some((c) => c.name === req.containerName))
         throw notFound(`container ${req.containerName} does not exist`);
       const rs = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
       const c = rs.containers.find((x) => x.name === req.containerName && x.state === 'running');
@@ -186,8 +186,7 @@ export function createAgentHost(d: AgentHostDeps) {
     }): Promise<void> {
       const pod = d.podManager.getPodByName(req.namespace, req.podName);
       if (!pod) throw notFound(`pod "${req.podName}" does not exist`);
-      const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])];
-      if (!all.some((c) => c.name === req.containerName))
+      if (!allContainers(pod).some((c) => c.name === req.containerName))
         throw notFound(`container "${req.containerName}" not found in pod "${req.podName}"`);
       // Which instance: upstream validateContainerLogStatus, over the API status.
       const st = d.statusManager.get(pod.metadata.uid!);

@@ -5,6 +5,7 @@
  * reads as "not found" (null); other failures reject (the container gets CreateContainerConfigError and the sync
  * retries).
  */
+import { allContainers } from '../../api/containers.js';
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
@@ -16,10 +17,10 @@ import type { PullSecret } from '../images/keyring.js';
 import type { ObjectManager } from './object-manager.js';
 import { environmentReferences, pullSecretNames } from './referenced-objects.js';
 
-/** The names the environments of a pod's init and regular containers refer to, and its pull secrets (pure). */
+/** The names the environments of a pod's containers (init, regular, ephemeral) refer to, and its pull secrets (pure). */
 export function podReferences(pod: Pod): { configMaps: string[]; secrets: string[]; pullSecrets: string[] } {
   return {
-    ...environmentReferences([...pod.spec.containers, ...(pod.spec.initContainers ?? [])]),
+    ...environmentReferences(allContainers(pod)),
     pullSecrets: pullSecretNames(pod),
   };
 }

@@ -4,6 +4,7 @@
  * Secrets, in its image pull secrets and the secret references of volume types that take one. The kubelet's object
  * managers keep exactly these objects for the pod. Pure.
  */
+import { allContainers } from '../../api/containers.js';
 import type { Container, Pod } from '../../api/types.js';
 
 type Fields = Record<string, unknown>;
@@ -11,10 +12,6 @@ type NameRef = { name?: string } | undefined;
 
 /** Volume types whose source names a Secret by `secretRef` (CSI: `nodePublishSecretRef`). */
 const SECRET_REF_VOLUMES = ['cephfs', 'cinder', 'flexVolume', 'iscsi', 'rbd', 'scaleIO', 'storageos'];
-
-function allContainers(pod: Pod): Container[] {
-  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])];
-}
 
 function volumesOf(pod: Pod): Fields[] {
   return (pod.spec.volumes ?? []) as Fields[];

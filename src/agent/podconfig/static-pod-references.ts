@@ -4,7 +4,8 @@
  * API object (a service account, secrets, config maps, claims, API-backed volumes) refuses it, with
  * the plural resource named as upstream names it. Pure.
  */
-import type { Container, Pod } from '../../api/types.js';
+import { allContainers } from '../../api/containers.js';
+import type { Pod } from '../../api/types.js';
 
 type Fields = Record<string, unknown>;
 
@@ -57,16 +58,12 @@ const PROJECTED_SOURCES: Record<string, string | undefined> = {
 /** Volume types that name a secret by a secretRef (upstream VisitPodSecretNames). */
 const SECRET_REF_VOLUMES = ['cephfs', 'cinder', 'flexVolume', 'iscsi', 'rbd', 'scaleIO', 'storageos', 'csi'];
 
-function containersOf(pod: Pod): Container[] {
-  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers, ...(pod.spec.ephemeralContainers ?? [])];
-}
-
 function envNames(
   pod: Pod,
   keyRef: 'secretKeyRef' | 'configMapKeyRef',
   fromRef: 'secretRef' | 'configMapRef',
 ): boolean {
-  return containersOf(pod).some(
+  return allContainers(pod).some(
     (c) =>
       (c.env ?? []).some((e) => (e.valueFrom as Fields | undefined)?.[keyRef]) ||
       ((c as { envFrom?: Fields[] }).envFrom ?? []).some((e) => e[fromRef]),

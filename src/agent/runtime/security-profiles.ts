@@ -7,6 +7,7 @@
  * is a profile name loaded on the host.
  */
 import { join } from 'node:path';
+import { allContainers } from '../../api/containers.js';
 import type { Container, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 
@@ -69,12 +70,7 @@ const APPARMOR_ANNOTATION_PREFIX = 'container.apparmor.security.beta.kubernetes.
 export function appArmorRequired(pod: Pod): boolean {
   const confined = (f: ProfileField) => !!f && f.type !== 'Unconfined';
   if (confined(scOf(pod.spec)?.appArmorProfile)) return true;
-  const all = [
-    ...pod.spec.containers,
-    ...(pod.spec.initContainers ?? []),
-    ...((pod.spec.ephemeralContainers ?? []) as Container[]),
-  ];
-  if (all.some((c) => confined(scOf(c)?.appArmorProfile))) return true;
+  if (allContainers(pod).some((c) => confined(scOf(c)?.appArmorProfile))) return true;
   return Object.entries(pod.metadata.annotations ?? {}).some(
     ([k, v]) => k.startsWith(APPARMOR_ANNOTATION_PREFIX) && v !== 'unconfined',
   );

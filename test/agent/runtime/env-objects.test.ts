@@ -78,6 +78,18 @@ describe('env from API objects', () => {
     p.spec.imagePullSecrets = [{ name: 'regcred' }];
     expect(podReferences(p)).toEqual({ configMaps: ['a'], secrets: ['b', 'c'], pullSecrets: ['regcred'] });
   });
+  it('collects the names the ephemeral containers refer to (regression: only init and regular containers)', () => {
+    const p = pod({});
+    p.spec.ephemeralContainers = [
+      {
+        name: 'debugger',
+        image: 'busybox',
+        envFrom: [{ secretRef: { name: 'debug-token' } }],
+        env: [{ name: 'LEVEL', valueFrom: { configMapKeyRef: { name: 'debug-settings', key: 'level' } } }],
+      },
+    ];
+    expect(podReferences(p)).toEqual({ configMaps: ['debug-settings'], secrets: ['debug-token'], pullSecrets: [] });
+  });
 });
 
 describe('service links', () => {
