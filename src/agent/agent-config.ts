@@ -102,6 +102,11 @@ export interface AgentConfig {
   imagePullCredentials?: { policy: VerificationPolicy; allowlist: string[] };
   /** The UserNamespacesSupport gate (beta, on): whether a pod may set `hostUsers`. */
   userNamespacesSupport: boolean;
+  /**
+   * The KubeletSeparateDiskGC gate (beta, on): a runtime's own containers' filesystem is reported and acted on; off,
+   * the eviction manager refuses to run on one.
+   */
+  separateDiskGc?: boolean;
   /** singleProcessOOMKill: true keeps cgroup v2's OOM kills to single processes (no `memory.oom.group`). */
   singleProcessOOMKill?: boolean;
   /** The DisableCPUQuotaWithExclusiveCPUs gate (beta, on in v1.36): exclusive CPUs come without a CFS quota. */

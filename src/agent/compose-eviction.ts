@@ -58,10 +58,8 @@ export function composeEviction(
       o.syncer.disrupted(pod.metadata.uid!, { reason: 'Evicted', message, disruption: message });
       o.workers.update({ pod, kind: 'kill', gracePeriodSeconds: graceSeconds });
     },
-    reclaimDisk: async () => {
-      await o.gc.collectContainers();
-      await o.imageGc.garbageCollect();
-    },
+    reclaim: { containers: () => o.gc.collectContainers(), images: () => o.imageGc.garbageCollect() },
+    separateDiskGc: cfg.separateDiskGc,
     events: o.events,
     metrics: {
       evicted: (signal) => o.metrics.evictions.inc({ eviction_signal: signal }),

@@ -108,6 +108,7 @@ export function createStatsCollector(d: {
     runtime: d.runtime,
     rootDir: cfg.rootDir,
     podLogsDir: cfg.podLogsDir,
+    separateDiskGc: cfg.separateDiskGc,
     clock: d.clock,
     logger: d.logger,
     systemCgroups: () => ({ kubelet, runtime, misc, ...qos() }),

@@ -74,6 +74,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
         ? undefined
         : { policy: kc.imagePullCredentialsVerificationPolicy, allowlist: kc.preloadedImagesVerificationAllowlist },
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
+    separateDiskGc: kc.featureGates?.KubeletSeparateDiskGC ?? true,
     containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
     singleProcessOOMKill: kc.singleProcessOOMKill,
     disableCpuQuotaWithExclusiveCpus: kc.featureGates?.DisableCPUQuotaWithExclusiveCPUs ?? true,

@@ -17,6 +17,7 @@ export const implementedFeatureGates = new Set([
   'NodeDeclaredFeatures',
   'ContainerStopSignals',
   'DisableCPUQuotaWithExclusiveCPUs',
+  'KubeletSeparateDiskGC',
 ]);
 
 /**

@@ -143,8 +143,10 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
     removeImage: async (image) => {
       await i('RemoveImage', { image });
     },
-    imageFsInfo: async () =>
-      (await i<{ image_filesystems: cri.FilesystemUsage[] }>('ImageFsInfo', {})).image_filesystems,
+    imageFsInfo: async () => {
+      const answer = await i<cri.ImageFsInfo>('ImageFsInfo', {});
+      return { image_filesystems: answer.image_filesystems, container_filesystems: answer.container_filesystems ?? [] };
+    },
   };
   return {
     runtime,

@@ -112,7 +112,7 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ImageStatus: async (q) => ({ image: await img.imageStatus(q.image) }),
     PullImage: async (q) => ({ image_ref: await img.pullImage(q.image, q.auth, q.sandbox_config) }),
     RemoveImage: (q) => img.removeImage(q.image),
-    ImageFsInfo: async () => ({ image_filesystems: await img.imageFsInfo() }),
+    ImageFsInfo: () => img.imageFsInfo(),
   };
   const out: Record<string, UnaryHandler> = {};
   const wrap = (

@@ -70,7 +70,7 @@ export interface ImageService {
   /** Pulls and returns the image ref. */
   pullImage(image: cri.ImageSpec, auth?: cri.AuthConfig, sandboxConfig?: cri.PodSandboxConfig): Promise<string>;
   removeImage(image: cri.ImageSpec): Promise<void>;
-  imageFsInfo(): Promise<cri.FilesystemUsage[]>;
+  imageFsInfo(): Promise<cri.ImageFsInfo>;
 }
 
 /** Both services, as one runtime endpoint provides them. */

@@ -78,3 +78,12 @@ export interface FilesystemUsage {
   used_bytes?: UInt64Value | null;
   inodes_used?: UInt64Value | null;
 }
+
+/**
+ * ImageFsInfo's answer: the filesystems of the images and, from a runtime that keeps its containers' writable layers
+ * elsewhere (CRI-O with a split image filesystem), those of the containers. containerd reports images only.
+ */
+export interface ImageFsInfo {
+  image_filesystems: FilesystemUsage[];
+  container_filesystems?: FilesystemUsage[];
+}

@@ -45,16 +45,19 @@ export class ProcessImages implements ImageService {
   async removeImage(image: cri.ImageSpec): Promise<void> {
     this.seen.delete(image.image);
   }
-  async imageFsInfo(): Promise<cri.FilesystemUsage[]> {
+  /** One filesystem, as containerd reports: the processes write where their images are. */
+  async imageFsInfo(): Promise<cri.ImageFsInfo> {
     const s = await statfs(this.rootDir).catch(() => undefined);
     const ts = Date.now() * 1e6;
-    return [
-      {
-        timestamp: ts,
-        fs_id: { mountpoint: this.rootDir },
-        used_bytes: { value: s ? (s.blocks - s.bfree) * s.bsize : 0 },
-        inodes_used: { value: s ? s.files - s.ffree : 0 },
-      },
-    ];
+    return {
+      image_filesystems: [
+        {
+          timestamp: ts,
+          fs_id: { mountpoint: this.rootDir },
+          used_bytes: { value: s ? (s.blocks - s.bfree) * s.bsize : 0 },
+          inodes_used: { value: s ? s.files - s.ffree : 0 },
+        },
+      ],
+    };
   }
 }

@@ -3,8 +3,9 @@
  * evicts, with no grace period, every pod over a local storage limit (local-storage.ts), then observes
  * the signals in the latest stats snapshot, raises MemoryPressure / DiskPressure / PIDPressure
  * while a threshold is met (and for evictionPressureTransitionPeriod after), and under pressure
- * 1. for disk, reclaims node-level resources first (dead containers, unused images) and looks
- *    again next time; 2. otherwise evicts one pod — ranked by rank.ts, never a critical one —
+ * 1. for disk, reclaims node-level resources first (dead containers, unused images: what the filesystem under
+ *    pressure holds, disk-layout.ts) and judges again; 2. otherwise evicts one pod — ranked by rank.ts on what it
+ *    uses of that filesystem, never a critical one —
  *    with a 1 s grace period (a soft threshold, met for its own grace period first: the pod's, at
  *    most evictionMaxPodGracePeriod), phase Failed, reason Evicted and upstream's message; the next one
  *    only on stats sampled after that pod had time to die (upstream waits for its cleanup), so one
@@ -23,7 +24,6 @@ import { qosClass } from '../status/generate-pod-status.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';
 import {
-  conditionOf,
   observe,
   pressureConditions,
   resourceOf,
@@ -33,6 +33,14 @@ import {
 } from './signals.js';
 import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
 import { localStorageViolation } from './local-storage.js';
+import {
+  nodeReclaimFor,
+  podDiskUseCounted,
+  SINGLE_FILESYSTEM,
+  withContainerFsThresholds,
+  type DiskLayout,
+  type PodDiskUse,
+} from './disk-layout.js';
 
 /** Upstream's evictionMonitoringPeriod and the grace period of a hard eviction. */
 export const EVICTION_PERIOD_MS = 10_000;
@@ -54,10 +62,18 @@ export interface EvictionDeps {
   evict(pod: Pod, message: string, graceSeconds: number): void;
   /** localStorageCapacityIsolation: false turns the local storage limits off (upstream's switch). */
   localStorageLimits?: boolean;
-  /** A pod's measured volumes (name, bytes used), for local storage limits; absent: those are not enforced. */
-  volumeUsage?(uid: string): { name: string; usedBytes: number }[];
-  /** Removes dead containers and unused images (disk pressure). */
-  reclaimDisk?(): Promise<void>;
+  /**
+   * A pod's measured volumes (name, bytes used, whether on the node's disk), for local storage limits and disk
+   * pressure; absent: local storage limits are not enforced.
+   */
+  volumeUsage?(uid: string): { name: string; usedBytes: number; inodesUsed?: number; localEphemeral?: boolean }[];
+  /** Node-level reclaim under disk pressure: removes dead containers, unused images. */
+  reclaim?: Record<'containers' | 'images', () => Promise<unknown>>;
+  /**
+   * The KubeletSeparateDiskGC gate (beta, on): off, a runtime with a split image filesystem stops the manager's
+   * passes, as upstream.
+   */
+  separateDiskGc?: boolean;
   events?: EventSink;
   /** Upstream's eviction metrics, by signal name. */
   metrics?: {
@@ -82,10 +98,32 @@ export class EvictionManager {
   private readonly firstMet = new Map<Threshold, number>();
   /** The thresholds met last pass (they stay met until their minimum reclaim is available). */
   private metLast: Threshold[] = [];
+  /** The node's disk layout, once a snapshot has shown it (upstream decides it once too). */
+  private layout?: DiskLayout;
+  /** The configured thresholds with the containerfs ones the layout gives (SINGLE_FILESYSTEM's until it is known). */
+  private thresholds: Threshold[];
   /** Evictions made (tests, metrics). */
   evictions = 0;
 
-  constructor(private readonly deps: EvictionDeps) {}
+  constructor(private readonly deps: EvictionDeps) {
+    this.thresholds = withContainerFsThresholds(deps.thresholds, SINGLE_FILESYSTEM).thresholds;
+  }
+
+  /**
+   * Takes the disk layout the snapshot shows, the first time it shows one: the containerfs thresholds follow it.
+   * Throws upstream's error while the KubeletSeparateDiskGC gate is off on a split image filesystem.
+   */
+  private learnLayout(shown: DiskLayout | undefined): void {
+    if (this.layout || !shown) return;
+    if (this.deps.separateDiskGc === false && shown.splitContainerFs)
+      throw new Error('KubeletSeparateDiskGC is turned off but we still have a split filesystem');
+    const { thresholds, ignored } = withContainerFsThresholds(this.deps.thresholds, shown);
+    if (ignored.length)
+      this.deps.logger.warn({ ignored }, 'eviction manager: found conflicting containerfs eviction. Ignoring.');
+    this.deps.logger.info({ ...shown }, 'eviction manager: filesystem detection');
+    this.layout = shown;
+    this.thresholds = thresholds;
+  }
 
   /** The pressure conditions now (for the node status and admission). */
   conditions(): ReadonlySet<PressureCondition> {
@@ -111,11 +149,13 @@ export class EvictionManager {
   async synchronize(): Promise<Pod | undefined> {
     const snap = this.deps.snapshot();
     if (!snap) return undefined;
+    this.learnLayout(snap.node.diskLayout);
+    const layout = this.layout ?? SINGLE_FILESYSTEM;
     const byPod = containersByPod(snap);
     const overLimit = this.deps.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
     const obs = observe(snap, this.deps.memoryCapacityBytes);
     const now = this.deps.clock.now();
-    const met = thresholdsMet(this.deps.thresholds, obs, this.metLast).sort(
+    const met = thresholdsMet(this.thresholds, obs, this.metLast).sort(
       (a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)],
     );
     this.metLast = met;
@@ -136,8 +176,9 @@ export class EvictionManager {
     for (const t of actionable) this.deps.metrics?.statsAge(t.signal, Math.max(0, now - snap.atMs) / 1000);
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
-    if (conditionOf(t.signal) === 'DiskPressure' && this.deps.reclaimDisk) {
-      await this.deps.reclaimDisk();
+    const reclaims = this.deps.reclaim ? nodeReclaimFor(t.signal, layout) : [];
+    if (reclaims.length) {
+      for (const r of reclaims) await this.deps.reclaim![r]();
       // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
       const after = this.deps.snapshot();
       if (
@@ -150,7 +191,12 @@ export class EvictionManager {
     const candidates = this.deps
       .activePods()
       .filter((p) => !isCriticalPod(p, this.deps.isStatic(p)))
-      .map((pod) => candidate(pod, t, snap, byPod));
+      .map((pod) =>
+        candidate(pod, t, snap, byPod, {
+          counted: podDiskUseCounted(t.signal, layout),
+          volumes: (uid) => this.deps.volumeUsage?.(uid) ?? [],
+        }),
+      );
     const victim = rankForEviction(candidates, t)[0];
     if (!victim) {
       this.deps.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
@@ -217,15 +263,39 @@ function containersByPod(s: StatsSnapshot): Map<string, ContainerSample[]> {
   return out;
 }
 
-/** What `pod` uses of the threshold's resource in the snapshot. */
-function candidate(pod: Pod, t: Threshold, s: StatsSnapshot, byPod: ReadonlyMap<string, ContainerSample[]>): Candidate {
+/**
+ * What `pod` uses of the threshold's resource in the snapshot: processes, memory, or of the disk under pressure (bytes
+ * or inodes) what `disk.counted` names (upstream podDiskUsage; logs' inodes are not sampled). Each container's figure,
+ * for the message, is its writable layer and logs in bytes, as upstream's message gives it.
+ */
+function candidate(
+  pod: Pod,
+  t: Threshold,
+  s: StatsSnapshot,
+  byPod: ReadonlyMap<string, ContainerSample[]>,
+  disk: {
+    counted: readonly PodDiskUse[];
+    volumes: (uid: string) => { usedBytes: number; inodesUsed?: number; localEphemeral?: boolean }[];
+  },
+): Candidate {
   const uid = pod.metadata.uid!;
   const resource = resourceOf(t.signal);
   if (resource === 'pids') return { pod, usage: s.pods.get(uid)?.processCount };
   const cs = byPod.get(uid) ?? [];
   if (!cs.length) return { pod };
-  const of = (c: (typeof cs)[number]) =>
-    resource === 'memory' ? (c.workingSet ?? 0) : (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0);
-  const containers = cs.map((c) => ({ name: c.name, usage: of(c) }));
-  return { pod, usage: containers.reduce((n, c) => n + c.usage, 0), containers };
+  if (resource === 'memory') {
+    const containers = cs.map((c) => ({ name: c.name, usage: c.workingSet ?? 0 }));
+    return { pod, usage: containers.reduce((n, c) => n + c.usage, 0), containers };
+  }
+  const containers = cs.map((c) => ({ name: c.name, usage: (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0) }));
+  const counts = (use: PodDiskUse) => disk.counted.includes(use);
+  const inodes = resource === 'inodes';
+  let usage = 0;
+  for (const c of cs) {
+    if (counts('rootfs')) usage += (inodes ? c.rootfsInodesUsed : c.rootfsUsed) ?? 0;
+    if (counts('logs') && !inodes) usage += c.logsUsed ?? 0;
+  }
+  if (counts('localVolumes'))
+    for (const v of disk.volumes(uid)) if (v.localEphemeral) usage += (inodes ? v.inodesUsed : v.usedBytes) ?? 0;
+  return { pod, usage, containers };
 }

@@ -45,7 +45,9 @@ export function rankForEviction(cands: Candidate[], t: Threshold): Candidate[] {
     return [...cands].sort((a, b) => priority(a) - priority(b) || (b.usage ?? 0) - (a.usage ?? 0));
   const r = resource === 'memory' ? 'memory' : 'ephemeral-storage';
   const above = (c: Candidate) => (c.usage ?? 0) - podRequest(c.pod, r);
-  const exceeds = (c: Candidate) => (c.usage === undefined ? 2 : above(c) > 0 ? 1 : 0);
+  // Upstream's exceedDiskRequests compares inodes with an `inodes` request, which no pod has.
+  const request = (c: Candidate) => (resource === 'inodes' ? 0 : podRequest(c.pod, r));
+  const exceeds = (c: Candidate) => (c.usage === undefined ? 2 : (c.usage ?? 0) > request(c) ? 1 : 0);
   return [...cands].sort((a, b) => exceeds(b) - exceeds(a) || priority(a) - priority(b) || above(b) - above(a));
 }
 

@@ -13,6 +13,8 @@ export type Signal =
   | 'nodefs.inodesFree'
   | 'imagefs.available'
   | 'imagefs.inodesFree'
+  | 'containerfs.available'
+  | 'containerfs.inodesFree'
   | 'pid.available';
 export type PressureCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
 /** The resource a signal is about, as upstream's messages name it. */
@@ -24,6 +26,8 @@ const SIGNALS: Record<Signal, { condition: PressureCondition; resource: Resource
   'nodefs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
   'imagefs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
   'imagefs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
+  'containerfs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
+  'containerfs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
   'pid.available': { condition: 'PIDPressure', resource: 'pids' },
 };
 
@@ -106,6 +110,7 @@ export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Sign
   };
   fsObs(s.node.fs, 'nodefs.available', 'nodefs.inodesFree');
   fsObs(s.node.imageFs, 'imagefs.available', 'imagefs.inodesFree');
+  fsObs(s.node.containerFs, 'containerfs.available', 'containerfs.inodesFree');
   if (s.node.rlimit.maxpid > 0)
     out.set('pid.available', {
       available: s.node.rlimit.maxpid - s.node.rlimit.curproc,

@@ -167,7 +167,7 @@ export class ImageGc {
         );
       removed.push(...old);
     }
-    const fs = (await this.deps.images.imageFsInfo())[0] as cri.FilesystemUsage | undefined;
+    const fs = (await this.deps.images.imageFsInfo()).image_filesystems[0] as cri.FilesystemUsage | undefined;
     const mount = fs?.fs_id?.mountpoint;
     if (!mount) return removed;
     const st = await statfs(mount);

@@ -10,6 +10,7 @@
  */
 import { join } from 'node:path';
 import type { CriRuntime } from '../../cri/services.js';
+import type * as cri from '../../cri/types.js';
 import { machineDeviceNamer } from '../../lib/block-devices.js';
 import { readCgroupDetail, readCgroupUsage, type CgroupDetail, type CgroupDirs } from '../../lib/cgroup-usage.js';
 import { listDirSync, statSyncOrUndefined } from '../../lib/fs-util.js';
@@ -37,6 +38,7 @@ import {
 } from './samples.js';
 import { nanoCores } from './rates.js';
 import { podSamplesFromCgroups } from './pod-cgroup-samples.js';
+import { runtimeFilesystems } from './runtime-filesystems.js';
 
 /** Upstream's housekeeping interval for container stats. */
 export const STATS_PERIOD_MS = 10_000;
@@ -66,6 +68,8 @@ export class StatsCollector {
       clock: Clock;
       logger: Logger;
       periodMs?: number;
+      /** The KubeletSeparateDiskGC gate (beta, on): off, the containers' filesystem is the image filesystem. */
+      separateDiskGc?: boolean;
       /** The kubelet's and the pods' cgroups (system-containers.ts), asked at each sample. */
       systemCgroups?: () => {
         kubelet?: CgroupDirs;
@@ -160,7 +164,7 @@ export class StatsCollector {
         this.deps.logger.debug({ err: messageOf(err) }, 'ListContainerStats failed');
         return [];
       }),
-      this.deps.runtime.images.imageFsInfo().catch(() => []),
+      this.deps.runtime.images.imageFsInfo().catch((): cri.ImageFsInfo => ({ image_filesystems: [] })),
       podCgroup
         ? undefined
         : this.deps.runtime.runtime.listPodSandboxStats().catch((err: unknown) => {
@@ -168,15 +172,10 @@ export class StatsCollector {
             return [];
           }),
     ]);
-    const imageMount = imageFsInfo[0]?.fs_id?.mountpoint;
-    const imageFsUsage = imageMount ? await fsUsage(imageMount) : undefined;
-    const imageFs = imageFsUsage
-      ? {
-          ...imageFsUsage,
-          imageUsedBytes: imageFsInfo[0]?.used_bytes?.value,
-          imageInodesUsed: imageFsInfo[0]?.inodes_used?.value,
-        }
-      : undefined;
+    const runtimeFs = await runtimeFilesystems(imageFsInfo, {
+      rootDir: this.deps.rootDir,
+      separateDiskGc: this.deps.separateDiskGc !== false,
+    });
     const logsFs = await fsUsage(this.deps.podLogsDir);
     const cgroups = this.deps.systemCgroups?.() ?? {};
     const rate = (cur: { cpuNs: number }, before: { cpuNs: number } | undefined) =>
@@ -267,7 +266,7 @@ export class StatsCollector {
         memory,
         network,
         fs,
-        imageFs,
+        ...runtimeFs,
         logsFs,
         rlimit,
         ...(pressure ? { pressure } : {}),

@@ -6,6 +6,7 @@ import type * as cri from '../../cri/types.js';
 import type { fsUsage, nodeMemory, nodeNetwork, InterfaceStats } from './node-sources.js';
 import { nanoCores } from './rates.js';
 import type { PressureByResource } from '../../lib/pressure.js';
+import type { DiskLayout, RuntimeFilesystem } from './runtime-filesystems.js';
 
 /** CPU and memory figures of a container or a pod; one the runtime did not give is undefined. */
 export interface UsageFigures {
@@ -74,7 +75,11 @@ export interface StatsSnapshot {
     memory: ReturnType<typeof nodeMemory>;
     network: ReturnType<typeof nodeNetwork>;
     fs?: Awaited<ReturnType<typeof fsUsage>>;
-    imageFs?: Awaited<ReturnType<typeof fsUsage>> & { imageUsedBytes?: number; imageInodesUsed?: number };
+    imageFs?: RuntimeFilesystem;
+    /** The containers' writable layers' filesystem: the image filesystem unless the runtime reports its own. */
+    containerFs?: RuntimeFilesystem;
+    /** Which filesystems are on a device of their own, once the runtime has said where its images are. */
+    diskLayout?: DiskLayout;
     logsFs?: Awaited<ReturnType<typeof fsUsage>>;
     rlimit: { maxpid: number; curproc: number };
     /** The system's pressure stall information (/proc/pressure), where the kernel has PSI. */

@@ -5,6 +5,7 @@
  */
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
+import type { RuntimeFilesystem } from './runtime-filesystems.js';
 import { podUsage, sumDefined as sum } from './pod-usage.js';
 import type { Pressure, PressureByResource } from '../../lib/pressure.js';
 
@@ -96,6 +97,11 @@ function memory(
     majorPageFaults: m.majorPageFaults,
   });
   return Object.keys(o).length > 1 ? o : undefined;
+}
+
+/** A runtime's filesystem with what the runtime says its images or writable layers use of it. */
+function runtimeFs(time: string, f: RuntimeFilesystem): Obj | undefined {
+  return fs(time, f, f.imageUsedBytes, f.imageInodesUsed);
 }
 
 function fs(
@@ -211,8 +217,8 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           fs: fs(time, s.node.fs),
           runtime: s.node.imageFs
             ? {
-                imageFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed),
-                containerFs: fs(time, s.node.imageFs, s.node.imageFs.imageUsedBytes, s.node.imageFs.imageInodesUsed),
+                imageFs: runtimeFs(time, s.node.imageFs),
+                containerFs: runtimeFs(time, s.node.containerFs ?? s.node.imageFs),
               }
             : undefined,
           rlimit: { time, maxpid: s.node.rlimit.maxpid, curproc: s.node.rlimit.curproc },
@@ -244,7 +250,9 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           ? {}
           : {
               rootfs:
-                c.rootfsUsed !== undefined ? fs(time, s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed) : undefined,
+                c.rootfsUsed !== undefined
+                  ? fs(time, s.node.containerFs ?? s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed)
+                  : undefined,
               logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
             }),
       });

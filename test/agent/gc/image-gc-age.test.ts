@@ -34,7 +34,7 @@ describe('image GC by maximum age', () => {
           removed.push(spec.image);
           images.delete(spec.image);
         },
-        imageFsInfo: async () => [],
+        imageFsInfo: async () => ({ image_filesystems: [] }),
       } as unknown as ImageService,
       clock,
       logger: createLogger({ level: 'fatal' }),

@@ -41,7 +41,7 @@ function registry(users: Record<string, string>) {
     },
     async removeImage() {},
     async imageFsInfo() {
-      return [];
+      return { image_filesystems: [] };
     },
   } satisfies ImageService;
   return { svc, tried };

@@ -25,7 +25,7 @@ function slowRegistry(ms: number) {
       return spec.image;
     },
     removeImage: async () => {},
-    imageFsInfo: async () => [],
+    imageFsInfo: async () => ({ image_filesystems: [] }),
   } satisfies ImageService;
   return { svc, stats };
 }

@@ -33,7 +33,7 @@ describe('StatsCollector.containerDetails', () => {
     ];
     const runtime = {
       runtime: { listContainerStats: async () => stats, listPodSandboxStats: async () => [] },
-      images: { imageFsInfo: async () => [] },
+      images: { imageFsInfo: async () => ({ image_filesystems: [] }) },
     } as unknown as CriRuntime;
     const asked: string[] = [];
     const collector = new StatsCollector({

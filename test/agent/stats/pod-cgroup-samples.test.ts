@@ -153,7 +153,7 @@ describe('StatsCollector with pod cgroups', () => {
           return [];
         },
       },
-      images: { imageFsInfo: async () => [] },
+      images: { imageFsInfo: async () => ({ image_filesystems: [] }) },
     } as unknown as CriRuntime;
     const c = new StatsCollector({
       runtime,
