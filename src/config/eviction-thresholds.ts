@@ -1,14 +1,18 @@
 /** The eviction thresholds of a KubeletConfiguration (hard and soft), checked as upstream's ParseThresholdConfig. */
 import { parseDuration } from '../lib/duration.js';
-import { parseThresholds, type Threshold } from '../agent/eviction/signals.js';
+import { parseThresholds, withAllocatableThresholds, type Threshold } from '../agent/eviction/signals.js';
 import type { KubeletConfiguration } from './schema.js';
 
-/** evictionHard and evictionSoft (each soft one with its grace period); throws naming what is wrong. */
+/**
+ * evictionHard and evictionSoft (each soft one with its grace period), and the allocatable memory thresholds when
+ * `enforceNodeAllocatable` has `pods`; throws naming what is wrong.
+ */
 export function evictionThresholds(
   kc: Pick<
     KubeletConfiguration,
     'evictionHard' | 'evictionSoft' | 'evictionSoftGracePeriod' | 'evictionMaxPodGracePeriod' | 'evictionMinimumReclaim'
-  >,
+  > &
+    Partial<Pick<KubeletConfiguration, 'enforceNodeAllocatable'>>,
 ): Threshold[] {
   const reclaim = new Map(
     parseThresholds(kc.evictionMinimumReclaim, 'evictionMinimumReclaim').map((t) => [
@@ -32,5 +36,6 @@ export function evictionThresholds(
     if (!(s in kc.evictionSoft))
       throw new Error(`evictionSoftGracePeriod: no soft eviction threshold for ${JSON.stringify(s)}`);
   if (kc.evictionMaxPodGracePeriod < 0) throw new Error('evictionMaxPodGracePeriod must not be negative');
-  return [...hard, ...soft].map(withReclaim);
+  const thresholds = [...hard, ...soft].map(withReclaim);
+  return kc.enforceNodeAllocatable?.includes('pods') ? withAllocatableThresholds(thresholds) : thresholds;
 }

@@ -9,6 +9,7 @@ import type { StatsSnapshot } from '../stats/samples.js';
 
 export type Signal =
   | 'memory.available'
+  | 'allocatableMemory.available'
   | 'nodefs.available'
   | 'nodefs.inodesFree'
   | 'imagefs.available'
@@ -22,6 +23,7 @@ export type Resource = 'memory' | 'ephemeral-storage' | 'inodes' | 'pids';
 
 const SIGNALS: Record<Signal, { condition: PressureCondition; resource: Resource }> = {
   'memory.available': { condition: 'MemoryPressure', resource: 'memory' },
+  'allocatableMemory.available': { condition: 'MemoryPressure', resource: 'memory' },
   'nodefs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
   'nodefs.inodesFree': { condition: 'DiskPressure', resource: 'inodes' },
   'imagefs.available': { condition: 'DiskPressure', resource: 'ephemeral-storage' },
@@ -108,6 +110,13 @@ export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Sign
     out.set(bytesSignal, { available: f.availableBytes, capacity: f.capacityBytes });
     if (f.inodes > 0) out.set(inodesSignal, { available: f.inodesFree, capacity: f.inodes });
   };
+  // What the pods may still use under their cgroup's limit, Node Allocatable (upstream: the `pods` system container).
+  const pods = s.podsCgroup;
+  if (pods?.limit !== undefined)
+    out.set('allocatableMemory.available', {
+      available: Math.max(0, pods.limit - pods.workingSet),
+      capacity: pods.limit,
+    });
   fsObs(s.node.fs, 'nodefs.available', 'nodefs.inodesFree');
   fsObs(s.node.imageFs, 'imagefs.available', 'imagefs.inodesFree');
   fsObs(s.node.containerFs, 'containerfs.available', 'containerfs.inodesFree');
@@ -117,6 +126,18 @@ export function observe(s: StatsSnapshot, memoryCapacityBytes: number): Map<Sign
       capacity: s.node.rlimit.maxpid,
     });
   return out;
+}
+
+/**
+ * With Node Allocatable enforced on the pods (`enforceNodeAllocatable` has `pods`), each hard `memory.available`
+ * threshold is also one on `allocatableMemory.available` (upstream addAllocatableThresholds): the pods are evicted
+ * before their cgroup's limit makes the kernel kill one.
+ */
+export function withAllocatableThresholds(thresholds: readonly Threshold[]): Threshold[] {
+  const allocatable = thresholds
+    .filter((t) => t.signal === 'memory.available' && t.graceMs === undefined)
+    .map((t): Threshold => ({ ...t, signal: 'allocatableMemory.available' }));
+  return [...thresholds, ...allocatable];
 }
 
 /** The threshold's value against a capacity. */

@@ -15,6 +15,7 @@ import { localStorageViolation } from '../../../src/agent/eviction/local-storage
 import type { StatsSnapshot } from '../../../src/agent/stats/samples.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
+import { evictionThresholds } from '../../../src/config/eviction-thresholds.js';
 
 const Mi = 2 ** 20;
 const Gi = 2 ** 30;
@@ -371,5 +372,77 @@ describe('minimum reclaim', () => {
     expect(thresholdsMet([withReclaim], obs)).toEqual([]);
     expect(thresholdsMet([withReclaim], obs, [withReclaim])).toEqual([withReclaim]);
     expect(thresholdsMet([withReclaim], observe(snapshot(700 * Mi, {}), 8 * Gi), [withReclaim])).toEqual([]);
+  });
+});
+
+describe('allocatable memory (enforceNodeAllocatable: pods)', () => {
+  it("copies each hard memory.available threshold to allocatableMemory.available, only with the pods' allocatable enforced", () => {
+    const kc = {
+      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '10%' },
+      evictionSoft: { 'memory.available': '500Mi' },
+      evictionSoftGracePeriod: { 'memory.available': '1m' },
+      evictionMaxPodGracePeriod: 0,
+      evictionMinimumReclaim: { 'memory.available': '50Mi' },
+    };
+    const brief = (ts: ReturnType<typeof evictionThresholds>) =>
+      ts.map((t) => `${t.signal}<${t.raw}${t.graceMs === undefined ? '' : ' soft'}+${t.minReclaim?.quantity ?? 0}`);
+    expect(brief(evictionThresholds({ ...kc, enforceNodeAllocatable: ['pods'] }))).toEqual([
+      'memory.available<100Mi+52428800',
+      'nodefs.available<10%+0',
+      'memory.available<500Mi soft+52428800',
+      'allocatableMemory.available<100Mi+52428800',
+    ]);
+    expect(brief(evictionThresholds({ ...kc, enforceNodeAllocatable: ['system-reserved'] }))).not.toContain(
+      'allocatableMemory.available<100Mi+52428800',
+    );
+  });
+
+  it("evicts when the pods near their cgroup's limit though the node has memory to spare", async () => {
+    const evicted: { name: string; message: string }[] = [];
+    const signals: string[] = [];
+    const pods = [pod('small', { memRequest: '100Mi' }), pod('hog', { memRequest: '10Mi' })];
+    const snap: StatsSnapshot = {
+      ...snapshot(4 * Gi, { small: 50 * Mi, hog: 1900 * Mi }, 5000),
+      // The pods' cgroup, capped at Node Allocatable (2 GiB), has 50 MiB left.
+      podsCgroup: {
+        cpuNs: 0,
+        rss: 0,
+        usage: 0,
+        workingSet: 1998 * Mi,
+        pageFaults: 0,
+        majorPageFaults: 0,
+        limit: 2048 * Mi,
+      },
+    };
+    expect(observe(snap, 8 * Gi).get('allocatableMemory.available')).toEqual({
+      available: 50 * Mi,
+      capacity: 2048 * Mi,
+    });
+    const m = new EvictionManager({
+      thresholds: evictionThresholds({
+        evictionHard: { 'memory.available': '100Mi' },
+        evictionSoft: {},
+        evictionSoftGracePeriod: {},
+        evictionMaxPodGracePeriod: 0,
+        evictionMinimumReclaim: {},
+        enforceNodeAllocatable: ['pods'],
+      }),
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi,
+      snapshot: () => snap,
+      activePods: () => pods,
+      isStatic: () => false,
+      evict: (p, message) => evicted.push({ name: p.metadata.name!, message }),
+      metrics: { evicted: (signal) => signals.push(signal), statsAge: () => {} },
+      clock: new FakeClock(5000),
+      logger: silentLogger,
+    });
+    expect((await m.synchronize())?.metadata.name).toBe('hog');
+    expect([...m.conditions()]).toEqual(['MemoryPressure']);
+    expect(signals).toEqual(['allocatableMemory.available']);
+    expect(evicted[0].message).toBe(
+      'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ' +
+        'Container main was using 1900Mi, request is 10Mi, has larger consumption of memory. ',
+    );
   });
 });
