@@ -8,13 +8,14 @@
  *  4. apiserver writes per pod (status PATCHes, events) and kubelet RSS with 50 pods;
  *  5. the volume overhead: bind-to-Running of a pod with a configMap, a secret and a projected
  *     service-account token volume vs the same pod without volumes, 20 interleaved rounds.
- * Prints a table and writes bench/results/cluster.json. Not part of the tests.
+ * Prints a table and writes bench/results/cluster.json. Not part of the tests. TSK_BENCH_HTTP1=1 makes the apiserver
+ * speak HTTP/1.1 only, to compare the kubelet's client on both.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster } from '../test/e2e/cluster-helpers.js';
-import { unmountTestMounts } from '../test/e2e/helpers.js';
+import { httpGet, unmountTestMounts } from '../test/e2e/helpers.js';
 import { machine, percentile, report, round, sampleProcess } from './lib.js';
 
 const SEQUENTIAL = 30;
@@ -22,8 +23,13 @@ const BURST = 50;
 const node = 'bench-cluster-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-bench-cluster-'));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const c = await startCluster({ dir, node, config: ['maxPods: 200'] });
-const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
+const http1Only = process.env.TSK_BENCH_HTTP1 === '1';
+const c = await startCluster({ dir, node, config: ['maxPods: 200'], http1Only });
+const results: Record<string, unknown> = {
+  machine: machine(),
+  date: new Date().toISOString(),
+  apiserverProtocol: http1Only ? 'HTTP/1.1' : 'HTTP/2',
+};
 type Obj = Record<string, any>;
 const running = (name: string) => {
   const p = c.api.store.get('pods', 'default', name) as Obj | undefined;
@@ -72,7 +78,18 @@ try {
   );
   results.burst = { pods: BURST, allRunningMs: round(performance.now() - t1) };
   await sleep(2000);
-  results.rssWith50PodsMiB = round(sampleProcess(c.kubelet.proc.pid!).rss / 2 ** 20);
+  const memory = sampleProcess(c.kubelet.proc.pid!);
+  results.rssWith50PodsMiB = round(memory.rss / 2 ** 20);
+  // Where it is: the heap (and its high-water mark, heapTotal), Node's external memory, the rest native.
+  const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+  const gauge = (name: string) => round(Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]) / 2 ** 20);
+  results.memoryWith50PodsMiB = {
+    rssAnon: round(memory.rssAnon / 2 ** 20),
+    rssFile: round(memory.rssFile / 2 ** 20),
+    heapTotal: gauge('nodejs_heap_size_total_bytes'),
+    heapUsed: gauge('nodejs_heap_size_used_bytes'),
+    external: gauge('nodejs_external_memory_bytes'),
+  };
   const writes = c.api.requests.slice(before);
   results.apiWritesPerPodToRunning = {
     statusPatches: round(

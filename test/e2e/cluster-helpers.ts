@@ -54,6 +54,8 @@ export async function startCluster(o: {
   user?: (client: PemPair) => string;
   /** How often each watch gets a BOOKMARK (default 500 ms; a kube-apiserver sends about one a minute). */
   bookmarkMs?: number;
+  /** The apiserver speaks HTTP/1.1 only (the kubelet's client then uses it; benches compare the two). */
+  http1Only?: boolean;
 }): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
   const serving = await issueCert(ca, {
@@ -67,6 +69,7 @@ export async function startCluster(o: {
     clientCa: ca.cert,
     tokens: { [ADMIN_TOKEN]: 'admin', [BOOTSTRAP_TOKEN]: 'system:bootstrap:abcdef' },
     bookmarkMs: o.bookmarkMs ?? 500,
+    http1Only: o.http1Only,
   });
   let stopSigner = o.bootstrap && !o.bootstrap.paused ? startCsrSigner(api, ca, o.bootstrap) : () => {};
   const manifests = join(o.dir, 'manifests');
