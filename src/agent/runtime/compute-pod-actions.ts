@@ -191,7 +191,9 @@ export function computePodActions(pod: Pod, full: PodRuntimeStatus, snap: PodAct
   const startOrHold = (c: Container, init: boolean) => {
     const latest = latestContainer(full, c.name);
     const restartCount = latest ? latest.restartCount + 1 : 0;
-    const lastExited = containerInstances(status, c.name).find((x) => x.state === 'exited');
+    // Every instance, those before a restart of all containers too (upstream doBackOff reads the whole pod status):
+    // a pod that keeps restarting all its containers backs off as a crashing container does.
+    const lastExited = containerInstances(full, c.name).find((x) => x.state === 'exited');
     if (!lastExited) {
       actions.start.push({ name: c.name, init, restartCount });
       return;

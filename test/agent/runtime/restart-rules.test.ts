@@ -13,6 +13,8 @@ import {
 import { computePodActions } from '../../../src/agent/runtime/compute-pod-actions.js';
 import { generatePodStatus, podPhase } from '../../../src/agent/status/generate-pod-status.js';
 import type { PodRuntimeStatus } from '../../../src/agent/runtime/pod-runtime-status.js';
+import { containerHash } from '../../../src/agent/runtime/container-hash.js';
+import { BackoffTable, backoffKey } from '../../../src/agent/sync/backoff.js';
 
 const container = (over: Partial<Container> = {}): Container => ({ name: 'main', image: 'busybox', ...over });
 const rules = (operator: 'In' | 'NotIn', values: number[], action = 'Restart') => [
@@ -202,6 +204,7 @@ describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
     containers,
   });
   const before = [inst('setup', 'exited', 100), inst('main', 'exited', 1000, { exitCode: 42, finishedAt: 2000 })];
+  const setupKey = backoffKey('u1', 'setup', containerHash(restartAll.spec.initContainers![0]));
 
   it('stops what still runs of the old run first, without preStop hooks, and reports AllContainersRestarting', () => {
     const status = at(...before, inst('helper', 'running', 1000));
@@ -220,7 +223,9 @@ describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
   it('then runs the init containers again, the restart counts going on, and the regular containers after them', () => {
     const stopped = at(...before, inst('helper', 'exited', 1000, { exitCode: 137, finishedAt: 2500 }));
     const again = computePodActions(restartAll, stopped, snap);
-    expect(again.start).toEqual([{ name: 'setup', init: true, restartCount: 1 }]);
+    expect(again.start).toEqual([
+      { name: 'setup', init: true, restartCount: 1, backoff: { key: setupKey, eventMs: 600 } },
+    ]);
     expect(
       generatePodStatus(restartAll, stopped, statusContext).conditions!.find(
         (c) => c.type === 'AllContainersRestarting',
@@ -234,6 +239,26 @@ describe('RestartAllContainers (RestartAllContainersOnContainerExits)', () => {
     expect(computePodActions(restartAll, initDone, snap).start.map((s) => [s.name, s.restartCount])).toEqual([
       ['main', 1],
       ['helper', 1],
+    ]);
+  });
+
+  it('backs off as upstream when the pod keeps restarting all its containers (regression: no backoff at all)', () => {
+    // The first restart of the init container was recorded at its start (10 s from then on).
+    const backoff = new BackoffTable();
+    backoff.next(setupKey, 600, 2600);
+    const stopped = at(...before, inst('helper', 'exited', 1000, { exitCode: 137, finishedAt: 2500 }));
+    const held = computePodActions(restartAll, stopped, { nowMs: 5000, backoff: backoff.snapshot() });
+    expect(held.start).toEqual([]);
+    expect(held.backoff).toEqual([
+      {
+        name: 'setup',
+        init: true,
+        message: 'back-off 10s restarting failed container=setup pod=p_default(u1)',
+        remainingMs: 5600,
+      },
+    ]);
+    expect(computePodActions(restartAll, stopped, { nowMs: 10_600, backoff: backoff.snapshot() }).start).toEqual([
+      { name: 'setup', init: true, restartCount: 1, backoff: { key: setupKey, eventMs: 600 } },
     ]);
   });
 
