@@ -2,8 +2,8 @@
  * allocatableMemory.available on containerd (real runc, real cgroups): with Node Allocatable enforced on the pods and
  * most of the node's memory reserved, the pods' cgroup is capped at 400 MiB; a pod that fills a memory-backed emptyDir
  * to within the hard memory.available threshold (100 MiB) of that cap is evicted as upstream evicts it, though the
- * node itself has gigabytes free: MemoryPressure, phase Failed / Evicted, upstream's message, the Evicted event and
- * kubelet_evictions{eviction_signal="allocatableMemory.available"}.
+ * node itself has gigabytes free: MemoryPressure, phase Failed / Evicted, upstream's message, the Evicted event with
+ * upstream's annotations and kubelet_evictions{eviction_signal="allocatableMemory.available"}.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -75,7 +75,14 @@ describe('allocatable memory eviction on containerd', () => {
     const nodeConditions = (c.api.store.get('nodes', '', node) as any).status.conditions;
     expect(nodeConditions.find((x: { type: string }) => x.type === 'MemoryPressure')?.status).toBe('True');
     const events = c.api.store.list('events').filter((e: any) => e.involvedObject?.name === 'filler');
-    expect(events.some((e: any) => e.reason === 'Evicted' && e.type === 'Warning')).toBe(true);
+    const evictedEvent = events.find((e: any) => e.reason === 'Evicted' && e.type === 'Warning');
+    expect(evictedEvent?.message).toBe(evicted.message);
+    // What upstream's node e2e eviction tests read: the container, what it used, the starved resource.
+    expect(evictedEvent?.metadata?.annotations).toMatchObject({
+      offending_containers: 'main',
+      starved_resource: 'memory',
+    });
+    expect(evictedEvent?.metadata?.annotations?.offending_containers_usage).toMatch(/^\d+(Ki|Mi)$/);
     const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
     expect(metrics).toMatch(/^kubelet_evictions\{eviction_signal="allocatableMemory.available"\} 1$/m);
   }, 120_000);

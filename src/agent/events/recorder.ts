@@ -27,7 +27,14 @@ export interface ObjectRef {
 
 /** Records events. */
 export interface EventSink {
-  record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
+  /** `annotations` go on the Event's metadata (upstream's AnnotatedEventf). */
+  record(
+    ref: ObjectRef,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    annotations?: Record<string, string>,
+  ): void;
 }
 
 /** What the recorder needs. */
@@ -52,7 +59,13 @@ export class EventRecorder implements EventSink {
     this.limiter = new TokenBucket(deps.qps, deps.burst, () => deps.clock.now());
   }
 
-  record(ref: ObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void {
+  record(
+    ref: ObjectRef,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    annotations?: Record<string, string>,
+  ): void {
     this.deps.logger.debug(
       { object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason },
       message,
@@ -89,7 +102,7 @@ export class EventRecorder implements EventSink {
           body: {
             apiVersion: 'v1',
             kind: 'Event',
-            metadata: { name, namespace },
+            metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
             involvedObject: ref,
             reason,
             message,

@@ -31,7 +31,7 @@ import {
   type PressureCondition,
   type Threshold,
 } from './signals.js';
-import { evictionMessage, isCriticalPod, rankForEviction, type Candidate } from './rank.js';
+import { evictionMessage, isCriticalPod, rankForEviction, type Candidate, type EvictionNotice } from './rank.js';
 import { localStorageViolation } from './local-storage.js';
 import {
   nodeReclaimFor,
@@ -211,13 +211,17 @@ export class EvictionManager {
     return victim.pod;
   }
 
-  /** Logs, records the Evicted event, kills the pod with `graceSeconds` and counts the eviction under `signal`. */
-  private evictPod(pod: Pod, message: string, graceSeconds: number, signal: string): void {
+  /**
+   * Logs, records the Evicted event (with the notice's annotations, upstream's AnnotatedEventf), kills the pod with
+   * `graceSeconds` and counts the eviction under `signal`.
+   */
+  private evictPod(pod: Pod, notice: EvictionNotice, graceSeconds: number, signal: string): void {
+    const { message, annotations } = notice;
     this.deps.logger.info(
       { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, signal },
       `evicting pod: ${message.trim()}`,
     );
-    this.deps.events?.record(podRef(pod), 'Warning', 'Evicted', message);
+    this.deps.events?.record(podRef(pod), 'Warning', 'Evicted', message, annotations);
     this.deps.evict(pod, message, graceSeconds);
     this.evictions++;
     this.deps.metrics?.evicted(signal);
@@ -237,7 +241,7 @@ export class EvictionManager {
       const volumes = new Map(this.deps.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
       const violation = localStorageViolation(pod, { volumes, containers });
       if (!violation) continue;
-      this.evictPod(pod, violation.message, 0, violation.signal);
+      this.evictPod(pod, { message: violation.message }, 0, violation.signal);
       first ??= pod;
     }
     return first;
@@ -285,7 +289,8 @@ function candidate(
   if (!cs.length) return { pod };
   if (resource === 'memory') {
     const containers = cs.map((c) => ({ name: c.name, usage: c.workingSet ?? 0 }));
-    return { pod, usage: containers.reduce((n, c) => n + c.usage, 0), containers };
+    const usage = containers.reduce((n, c) => n + c.usage, 0);
+    return { pod, usage, containers, podMemory: s.pods.get(uid)?.workingSet ?? usage };
   }
   const containers = cs.map((c) => ({ name: c.name, usage: (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0) }));
   const counts = (use: PodDiskUse) => disk.counted.includes(use);

@@ -16,6 +16,15 @@ export interface Candidate {
   usage?: number;
   /** Per container, for the message: name and bytes used. */
   containers?: { name: string; usage: number }[];
+  /** The pod's own memory working set (its cgroup's), for the message of a pod with pod-level requests. */
+  podMemory?: number;
+}
+
+/** Upstream's eviction message and the annotations of its Evicted event (what the containers used). */
+export interface EvictionNotice {
+  message: string;
+  /** Absent for a local storage limit's eviction, as upstream's plain event. */
+  annotations?: Record<string, string>;
 }
 
 /** Upstream IsCriticalPod: static, mirror, or system-critical priority. */
@@ -65,21 +74,41 @@ export function formatBinary(n: number): string {
 }
 
 /**
- * Upstream's eviction message: the resource, the threshold and what was available, and each container using more than
- * it requests.
+ * Upstream's eviction message (evictionMessage): the resource, the threshold and what was available, the pod's use
+ * when it has a pod-level memory request, and each container (regular or init; an ephemeral one has no requests to
+ * compare) using more than it requests; the Evicted event's annotations name those containers, what they used and the
+ * resource (`offending_containers`, `offending_containers_usage`, `starved_resource`; `offending_pod` and
+ * `offending_pod_usage`), none when the pod had no stats.
  */
-export function evictionMessage(t: Threshold, o: Observation, c: Candidate): string {
+export function evictionMessage(t: Threshold, o: Observation, c: Candidate): EvictionNotice {
   const resource = resourceOf(t.signal);
   const fmt =
     resource === 'memory' || resource === 'ephemeral-storage' ? formatBinary : (n: number) => String(Math.round(n));
   let message = `The node was low on resource: ${resource}. Threshold quantity: ${fmt(thresholdValue(t, o.capacity))}, available: ${fmt(o.available)}. `;
+  const annotations: Record<string, string> = {};
+  if (!c.containers) return { message, annotations };
+  const podLevelRequest = (c.pod.spec as { resources?: { requests?: Record<string, string> } }).resources?.requests
+    ?.memory;
+  if (resource === 'memory' && podLevelRequest !== undefined && c.podMemory !== undefined) {
+    const usage = formatBinary(c.podMemory);
+    message += `Pod ${c.pod.metadata.name} was using ${usage}, request is ${formatBinary(bytes(podLevelRequest) ?? 0)}, has larger consumption of memory. `;
+    annotations.offending_pod = c.pod.metadata.name!;
+    annotations.offending_pod_usage = usage;
+  }
+  const offending: { name: string; usage: string }[] = [];
   if (resource === 'memory' || resource === 'ephemeral-storage') {
-    for (const u of c.containers ?? []) {
-      const spec = c.pod.spec.containers.find((x) => x.name === u.name);
-      const request = spec ? requestOf(spec, resource) : 0;
-      if (u.usage > request)
-        message += `Container ${u.name} was using ${formatBinary(u.usage)}, request is ${formatBinary(request)}, has larger consumption of ${resource}. `;
+    const specs = [...c.pod.spec.containers, ...(c.pod.spec.initContainers ?? [])];
+    for (const u of c.containers) {
+      const spec = specs.find((x) => x.name === u.name);
+      if (!spec) continue;
+      const request = requestOf(spec, resource);
+      if (u.usage <= request) continue;
+      message += `Container ${u.name} was using ${formatBinary(u.usage)}, request is ${formatBinary(request)}, has larger consumption of ${resource}. `;
+      offending.push({ name: u.name, usage: formatBinary(u.usage) });
     }
   }
-  return message;
+  annotations.offending_containers = offending.map((x) => x.name).join(',');
+  annotations.offending_containers_usage = offending.map((x) => x.usage).join(',');
+  annotations.starved_resource = resource;
+  return { message, annotations };
 }

@@ -139,15 +139,61 @@ describe('ranking and messages', () => {
   it("words the status message as upstream's, with the containers using more than they request", () => {
     const [t] = parseThresholds({ 'memory.available': '100Mi' });
     const c = { pod: pod('p', { memRequest: '10Mi' }), usage: 30 * Mi, containers: [{ name: 'main', usage: 30 * Mi }] };
-    expect(evictionMessage(t, { available: 50 * Mi, capacity: 8 * Gi }, c)).toBe(
-      'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container main was using 30Mi, request is 10Mi, has larger consumption of memory. ',
-    );
+    expect(evictionMessage(t, { available: 50 * Mi, capacity: 8 * Gi }, c)).toEqual({
+      message:
+        'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. Container main was using 30Mi, request is 10Mi, has larger consumption of memory. ',
+      annotations: { offending_containers: 'main', offending_containers_usage: '30Mi', starved_resource: 'memory' },
+    });
     expect([formatBinary(1536), formatBinary(1000), formatBinary(3 * Gi), formatBinary(2048)]).toEqual([
       '1536',
       '1000',
       '3Gi',
       '2Ki',
     ]);
+  });
+
+  it("annotates the Evicted event as upstream: init containers count, a pod-level request adds the pod's use, no stats no annotations", () => {
+    const [t] = parseThresholds({ 'memory.available': '100Mi' });
+    const observed = { available: 50 * Mi, capacity: 8 * Gi };
+    const base = pod('p', { memRequest: '10Mi' });
+    const withSidecar: Pod = {
+      ...base,
+      spec: {
+        ...base.spec,
+        resources: { requests: { memory: '64Mi' } },
+        initContainers: [{ name: 'proxy', image: 'envoy', restartPolicy: 'Always' }],
+        ephemeralContainers: [{ name: 'debugger', image: 'busybox' }],
+      } as Pod['spec'],
+    };
+    const c = {
+      pod: withSidecar,
+      usage: 90 * Mi,
+      podMemory: 91 * Mi,
+      containers: [
+        { name: 'main', usage: 5 * Mi },
+        { name: 'proxy', usage: 40 * Mi },
+        { name: 'debugger', usage: 45 * Mi },
+      ],
+    };
+    expect(evictionMessage(t, observed, c)).toEqual({
+      message:
+        'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ' +
+        'Pod p was using 91Mi, request is 64Mi, has larger consumption of memory. ' +
+        'Container proxy was using 40Mi, request is 0, has larger consumption of memory. ',
+      annotations: {
+        offending_pod: 'p',
+        offending_pod_usage: '91Mi',
+        offending_containers: 'proxy',
+        offending_containers_usage: '40Mi',
+        starved_resource: 'memory',
+      },
+    });
+    expect(evictionMessage(t, observed, { pod: base }).annotations).toEqual({});
+    const [inodes] = parseThresholds({ 'nodefs.inodesFree': '5%' });
+    expect(evictionMessage(inodes, { available: 10, capacity: 1000 }, { pod: base, containers: [] })).toEqual({
+      message: 'The node was low on resource: inodes. Threshold quantity: 50, available: 10. ',
+      annotations: { offending_containers: '', offending_containers_usage: '', starved_resource: 'inodes' },
+    });
   });
 
   it('never ranks critical pods: static, mirror, system-critical priority', () => {
