@@ -50,6 +50,7 @@ export function composeEviction(
     transitionMs: cfg.evictionPressureTransitionMs ?? DEFAULT_TRANSITION_MS,
     memoryCapacityBytes: totalmem(),
     snapshot: () => o.collector.snapshot(),
+    sample: () => o.collector.sample(),
     volumeUsage: (uid) => o.volumeStats.get(uid),
     localStorageLimits: cfg.node.localStorageCapacityIsolation !== false,
     activePods: () => o.podManager.getPods().filter((p) => o.workers.stateOf(p.metadata.uid!) === 'sync'),

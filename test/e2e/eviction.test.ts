@@ -3,11 +3,12 @@
  * machine meets (`memory.available<1000Ti`): the Node reports MemoryPressure, a running API pod is
  * evicted (phase Failed, reason Evicted, upstream's message, a DisruptionTarget condition, an
  * Evicted event) while the static pod — critical — keeps running, and a BestEffort pod bound
- * afterwards is rejected as upstream's admission does under memory pressure. And on a node under
+ * afterwards is rejected as upstream's admission does under memory pressure. A pod filling the node's disk past
+ * `nodefs.available` is evicted after the node-level reclaim, judged on stats sampled after it. And on a node under
  * no pressure, a pod writing past its emptyDir's sizeLimit is evicted at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
@@ -137,4 +138,64 @@ describe('local storage limits', () => {
       rmSync(ldir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('eviction under disk pressure', () => {
+  it('frees what the node can, samples again and evicts the pod filling the disk (regression: never evicted)', async () => {
+    const ddir = mkdtempSync(join(tmpdir(), 'tsk-eviction-disk-'));
+    const { bavail, bsize } = statfsSync(ddir);
+    // Met once the pod has written its 300 MiB, with 150 MiB of margin for what the rest of the machine writes.
+    const freeMi = Math.floor((bavail * bsize) / 2 ** 20) - 150;
+    // Not a whole number of GiB: the message then says it in MiB.
+    const thresholdMi = freeMi % 1024 === 0 ? freeMi - 1 : freeMi;
+    const d = await startCluster({
+      dir: ddir,
+      node: 'disk-node',
+      config: [
+        `evictionHard: {nodefs.available: "${thresholdMi}Mi"}`,
+        'volumeStatsAggPeriod: 1s',
+        'evictionPressureTransitionPeriod: 10s',
+      ],
+    });
+    try {
+      await until(() => d.api.store.get('nodes', '', 'disk-node'), 20_000, 'node registered');
+      d.api.store.create(
+        'pods',
+        boundPod('filler', 'disk-node', {
+          volumes: [{ name: 'scratch', emptyDir: {} }],
+          containers: [
+            {
+              name: 'main',
+              image: 'busybox',
+              command: ['sh', '-c', 'head -c 314572800 /dev/zero > /scratch/fill; sleep 3600'],
+              volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+            },
+          ],
+        }),
+      );
+      const evicted = await until(
+        () => {
+          const p = d.api.store.get('pods', 'default', 'filler');
+          return p?.status?.reason === 'Evicted' ? p : undefined;
+        },
+        60_000,
+        'filler evicted',
+      );
+      expect(evicted.status.phase).toBe('Failed');
+      expect(evicted.status.message).toMatch(
+        new RegExp(
+          `^The node was low on resource: ephemeral-storage\\. Threshold quantity: ${thresholdMi}Mi, available: \\d+(Ki|Mi|Gi)?\\. `,
+        ),
+      );
+      const event = d.api.store
+        .list('events')
+        .find((e) => e.reason === 'Evicted' && e.involvedObject?.name === 'filler');
+      expect(event?.metadata?.annotations?.starved_resource).toBe('ephemeral-storage');
+      const metrics = (await httpGet(`http://127.0.0.1:${d.ports.ro}/metrics`)).body;
+      expect(metrics).toMatch(/^kubelet_evictions\{eviction_signal="nodefs\.available"\} 1$/m);
+    } finally {
+      await d.close();
+      rmSync(ddir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

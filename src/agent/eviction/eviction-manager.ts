@@ -55,6 +55,8 @@ export interface EvictionDeps {
   transitionMs: number;
   memoryCapacityBytes: number;
   snapshot(): StatsSnapshot | undefined;
+  /** Samples the stats now and returns them (after a node-level reclaim); absent: the latest snapshot is judged. */
+  sample?(): Promise<StatsSnapshot | undefined>;
   /** The pods the kubelet runs (not yet terminated). */
   activePods(): Pod[];
   isStatic(pod: Pod): boolean;
@@ -179,14 +181,10 @@ export class EvictionManager {
     const reclaims = this.deps.reclaim ? nodeReclaimFor(t.signal, layout) : [];
     if (reclaims.length) {
       for (const r of reclaims) await this.deps.reclaim![r]();
-      // Judge again on a snapshot taken after the reclaim (upstream re-observes at once).
-      const after = this.deps.snapshot();
-      if (
-        !after ||
-        after.atMs === snap.atMs ||
-        !thresholdsMet([t], observe(after, this.deps.memoryCapacityBytes)).length
-      )
-        return undefined;
+      // Judged again on stats sampled now, as upstream asks its summary provider for fresh ones: enough freed, no
+      // eviction; still short, a pod is evicted in this pass.
+      const after = this.deps.sample ? await this.deps.sample() : this.deps.snapshot();
+      if (!after || !thresholdsMet([t], observe(after, this.deps.memoryCapacityBytes)).length) return undefined;
     }
     const candidates = this.deps
       .activePods()
@@ -284,8 +282,10 @@ function candidate(
 ): Candidate {
   const uid = pod.metadata.uid!;
   const resource = resourceOf(t.signal);
-  if (resource === 'pids') return { pod, usage: s.pods.get(uid)?.processCount };
   const cs = byPod.get(uid) ?? [];
+  // A pod with stats has its event annotated (starved_resource) whatever the resource, as upstream's.
+  if (resource === 'pids')
+    return { pod, usage: s.pods.get(uid)?.processCount, ...(cs.length ? { containers: [] } : {}) };
   if (!cs.length) return { pod };
   if (resource === 'memory') {
     const containers = cs.map((c) => ({ name: c.name, usage: c.workingSet ?? 0 }));

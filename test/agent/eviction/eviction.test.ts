@@ -492,3 +492,101 @@ describe('allocatable memory (enforceNodeAllocatable: pods)', () => {
     );
   });
 });
+
+describe('disk pressure with the stats as the collector keeps them', () => {
+  it('frees node-level resources, samples again and evicts when still short (regression: waited for a newer sample forever)', async () => {
+    const Gi2 = 2 ** 30;
+    const evicted: string[] = [];
+    const reclaimed: string[] = [];
+    const clock = new FakeClock(10_000);
+    const lowDisk = (atMs: number): StatsSnapshot => {
+      const s = snapshot(4 * Gi2, { writer: 10 * Mi }, atMs);
+      return {
+        ...s,
+        node: { ...s.node, fs: { ...s.node.fs!, availableBytes: 5 * Gi2 } },
+        containers: s.containers.map((c) => ({ ...c, rootfsUsed: 3 * Gi2, logsUsed: 0 })),
+      };
+    };
+    // The collector's latest sample, replaced only when it samples (every 10 s, or when asked).
+    let latest = lowDisk(clock.now());
+    const m = new EvictionManager({
+      thresholds: parseThresholds({ 'nodefs.available': '10%' }),
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi2,
+      snapshot: () => latest,
+      sample: async () => (latest = lowDisk(clock.now())),
+      activePods: () => [pod('writer')],
+      isStatic: () => false,
+      reclaim: {
+        containers: async () => reclaimed.push('containers'),
+        images: async () => reclaimed.push('images'),
+      },
+      evict: (p) => evicted.push(p.metadata.name!),
+      clock,
+      logger: silentLogger,
+    });
+    for (let pass = 0; pass < 3 && !evicted.length; pass++) {
+      clock.advance(10_000);
+      latest = lowDisk(clock.now());
+      await m.synchronize();
+    }
+    expect(reclaimed).toEqual(['containers', 'images']);
+    expect(evicted).toEqual(['writer']);
+  });
+
+  it('evicts nothing when the reclaim freed enough, judged on a fresh sample', async () => {
+    const evicted: string[] = [];
+    const clock = new FakeClock(20_000);
+    const disk = (availableGi: number): StatsSnapshot => {
+      const s = snapshot(4 * Gi, { writer: 10 * Mi }, clock.now());
+      return { ...s, node: { ...s.node, fs: { ...s.node.fs!, availableBytes: availableGi * Gi } } };
+    };
+    let latest = disk(5);
+    const m = new EvictionManager({
+      thresholds: parseThresholds({ 'nodefs.available': '10%' }),
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi,
+      snapshot: () => latest,
+      sample: async () => (latest = disk(50)),
+      activePods: () => [pod('writer')],
+      isStatic: () => false,
+      reclaim: { containers: async () => {}, images: async () => {} },
+      evict: (p) => evicted.push(p.metadata.name!),
+      clock,
+      logger: silentLogger,
+    });
+    expect(await m.synchronize()).toBeUndefined();
+    expect(evicted).toEqual([]);
+  });
+});
+
+describe('the Evicted event', () => {
+  it("is annotated with the starved resource whatever it is (pids here), as upstream's", async () => {
+    const events: { reason: string; annotations?: Record<string, string> }[] = [];
+    const s = snapshot(4 * Gi, { forker: 10 * Mi }, 5000);
+    const snap: StatsSnapshot = {
+      ...s,
+      node: { ...s.node, rlimit: { maxpid: 4000, curproc: 3990 } },
+      pods: new Map([['uid-forker', { podUid: 'uid-forker', processCount: 3000 }]]),
+    };
+    const m = new EvictionManager({
+      thresholds: parseThresholds({ 'pid.available': '100' }),
+      transitionMs: 300_000,
+      memoryCapacityBytes: 8 * Gi,
+      snapshot: () => snap,
+      activePods: () => [pod('forker')],
+      isStatic: () => false,
+      evict: () => {},
+      events: { record: (_ref, _type, reason, _message, annotations) => events.push({ reason, annotations }) },
+      clock: new FakeClock(5000),
+      logger: silentLogger,
+    });
+    expect((await m.synchronize())?.metadata.name).toBe('forker');
+    expect(events).toEqual([
+      {
+        reason: 'Evicted',
+        annotations: { offending_containers: '', offending_containers_usage: '', starved_resource: 'pids' },
+      },
+    ]);
+  });
+});
