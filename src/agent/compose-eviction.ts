@@ -59,7 +59,11 @@ export function composeEviction(
       o.syncer.disrupted(pod.metadata.uid!, { reason: 'Evicted', message, disruption: message });
       o.workers.update({ pod, kind: 'kill', gracePeriodSeconds: graceSeconds });
     },
-    reclaim: { containers: () => o.gc.collectContainers(), images: () => o.imageGc.garbageCollect() },
+    // Upstream's DeleteAllUnusedContainers and DeleteUnusedImages: everything that can go, whatever the GC thresholds.
+    reclaim: {
+      containers: () => o.gc.collectContainers({ evictTerminatedPods: true }),
+      images: () => o.imageGc.deleteUnusedImages(),
+    },
     separateDiskGc: cfg.separateDiskGc,
     events: o.events,
     metrics: {

@@ -30,6 +30,8 @@ export function composeGc(
     /** The image manager's pull records: the image GC prunes those of images gone. */
     pullRecords?: PullRecords;
     isActive(uid: string): boolean;
+    /** Whether the pod's worker has terminated it (the eviction reclaim removes its dead containers). */
+    isTerminated(uid: string): boolean;
     /** The pods the kubelet runs (their image volumes' images are in use). */
     pods(): Pod[];
     clock: Clock;
@@ -63,6 +65,7 @@ export function composeGc(
     observeCgroup: o.metrics.observeCgroup,
     cgroupNaming: o.cgroupNaming,
     isActive: o.isActive,
+    isTerminated: o.isTerminated,
     removePodDir: (uid) => o.volumes.removePodDir(uid),
     orphanSweep: (orphans, failed) => {
       o.metrics.orphanPodCleanedVolumes.set(undefined, orphans);

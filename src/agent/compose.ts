@@ -413,6 +413,7 @@ export function composeAgent(
     metrics,
     pullRecords: images.pullRecords,
     isActive,
+    isTerminated: (uid) => workers.stateOf(uid) === 'terminated',
     pods: () => podManager.getPods(),
     clock,
     logger,

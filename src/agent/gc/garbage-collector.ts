@@ -44,6 +44,8 @@ export interface GarbageCollectorDeps {
   cgroupNaming: PodCgroupNaming;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
+  /** Whether the pod has terminated (its worker is done) though not yet deleted: a Succeeded or Failed pod. */
+  isTerminated?(uid: string): boolean;
   /**
    * Removes a pod directory (unmounting its volumes first); false when its volumes could not be released (the
    * directory is kept for the next sweep); default: plain removal.
@@ -90,10 +92,15 @@ export class GarbageCollector {
     this.deps.orphanSweep?.(orphans, failed);
   }
 
-  /** 1–2 once. */
-  async collectContainers(): Promise<void> {
+  /**
+   * 1–2 once. With `evictTerminatedPods` (the eviction manager's reclaim under disk pressure, upstream
+   * DeleteAllUnusedContainers) the dead containers of a terminated pod not yet deleted go too, none kept.
+   */
+  async collectContainers(o: { evictTerminatedPods?: boolean } = {}): Promise<void> {
     const pods = await this.deps.runtimeManager.listRuntimePods();
-    const plan = containerGcPlan(pods, (uid) => this.deps.isActive(uid), this.deps.clock.now(), this.deps.policy);
+    const keepsContainers = (uid: string) =>
+      this.deps.isActive(uid) && !(o.evictTerminatedPods && this.deps.isTerminated?.(uid));
+    const plan = containerGcPlan(pods, keepsContainers, this.deps.clock.now(), this.deps.policy);
     for (const id of plan.containers)
       await this.removeContainer(id).catch((err) =>
         this.deps.logger.warn({ id, err: messageOf(err) }, 'failed to remove container'),

@@ -153,6 +153,21 @@ export class ImageGc {
     return removed;
   }
 
+  /**
+   * Removes every unused image old enough (imageMinimumGCAge), never a pinned or sandbox one, whatever the disk usage:
+   * the eviction manager's reclaim under disk pressure (upstream DeleteUnusedImages). Returns the removed ids.
+   */
+  async deleteUnusedImages(): Promise<string[]> {
+    const listedAtMs = this.deps.clock.now();
+    const { inUse } = await this.detect();
+    const now = this.deps.clock.now();
+    const unused = imagesToFree(this.records, inUse, Infinity, now, this.deps.policy.minAgeMs);
+    const removed = await this.remove(unused, 'space');
+    this.deps.logger.info({ removed: removed.length }, 'deleted unused images to reclaim disk space');
+    await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
+    return removed;
+  }
+
   private async collect(): Promise<string[]> {
     const { inUse } = await this.detect();
     const now = this.deps.clock.now();

@@ -126,4 +126,29 @@ describe('container garbage collection', () => {
     expect(readdirSync(join(root, 'pods')).sort()).toEqual(['broken', 'stuck', 'wanted']);
     expect(sweeps).toEqual([[3, 2]]);
   });
+
+  it("under disk pressure removes a terminated pod's last dead container too, which the periodic GC keeps", async () => {
+    const finished = await podWith('finished', 'exit 0');
+    await until(async () => (await runtime.containerStatus(finished.id)).status.state === 'CONTAINER_EXITED');
+    const gc = new GarbageCollector({
+      runtime,
+      runtimeManager: new RuntimeManager(runtime),
+      imageGc: {} as ImageGc,
+      clock: realClock,
+      logger,
+      policy: defaultContainerGcPolicy,
+      podLogsDir: logsDir,
+      rootDir: join(dir, 'terminated'),
+      cgroupFsRoot: '',
+      cgroupNaming: { cgroupRoot: '/' },
+      // A Succeeded pod still in the API: wanted, its worker done.
+      isActive: (uid) => uid === finished.uid,
+      isTerminated: (uid) => uid === finished.uid,
+    });
+    const ids = async () => (await runtime.listContainers()).map((c) => c.id);
+    await gc.collectContainers();
+    expect(await ids()).toContain(finished.id);
+    await gc.collectContainers({ evictTerminatedPods: true });
+    expect(await ids()).not.toContain(finished.id);
+  });
 });
