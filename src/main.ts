@@ -18,6 +18,7 @@ import { hostCgroupVersion } from './agent/node-setup/cgroup-version.js';
 import { createLogger, routeProcessWarnings, setVerbosity } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
+import { acquireFileLock } from './lib/file-lock.js';
 import { messageOf } from './lib/errors.js';
 import { prepareHost } from './agent/node-setup/prepare-host.js';
 import { setupDataDirs } from './agent/node-setup/data-dirs.js';
@@ -77,6 +78,26 @@ export async function main(argv: string[]): Promise<number> {
   routeProcessWarnings(logger);
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
+  // Upstream's --lock-file, before anything else: a kubelet given a file another one holds waits for it.
+  let lockContention: Promise<string> | undefined;
+  const lockWatch = new AbortController();
+  if (cfg.exitOnLockContention && !cfg.lockFile) {
+    logger.error('failed to run Kubelet: cannot exit on lock file contention: no lock file specified');
+    return 1;
+  }
+  if (cfg.lockFile) {
+    logger.info({ path: cfg.lockFile }, 'Acquiring file lock');
+    try {
+      const lock = await acquireFileLock(cfg.lockFile);
+      if (cfg.exitOnLockContention) {
+        logger.info({ path: cfg.lockFile }, 'Watching for inotify events');
+        lockContention = lock.contention({ signal: lockWatch.signal });
+      }
+    } catch (err) {
+      logger.error(`failed to run Kubelet: unable to acquire file lock on "${cfg.lockFile}": ${messageOf(err)}`);
+      return 1;
+    }
+  }
   // Before anything under the root dir is touched: a second kubelet on it must change nothing.
   try {
     await acquireInstanceLock(cfg.rootDir, 'root directory');
@@ -336,7 +357,13 @@ export async function main(argv: string[]): Promise<number> {
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
+    // Another process waits for the lock file: this kubelet leaves, as upstream's on lock contention.
+    void lockContention?.then((what) => {
+      logger.info({ event: what }, 'Inotify event');
+      resolve();
+    });
   });
+  lockWatch.abort();
   logger.info('shutting down');
   // 1. stop accepting and give requests in flight a short deadline, 2. stop the pods meanwhile —
   // neither waits on a client; a last-resort timer ends the process if anything still hangs.

@@ -27,6 +27,10 @@ export const kubeletFlagKinds: Record<string, Kind> = {
   'image-credential-provider-bin-dir': 'string',
   'runtime-cgroups': 'string',
   'root-dir': 'string',
+  // An exclusive flock on this file for the kubelet's life (lib/file-lock.ts); with the next, the kubelet exits when
+  // another process waits for it.
+  'lock-file': 'string',
+  'exit-on-lock-contention': 'bool',
   // tskubelet's own: where the legacy container log links go (upstream hard-codes /var/log/containers).
   'container-logs-dir': 'string',
   v: 'int',
@@ -60,6 +64,8 @@ export interface ParsedFlags {
     runtimeCgroups?: string;
     rootDir?: string;
     containerLogsDir?: string;
+    lockFile?: string;
+    exitOnLockContention?: boolean;
     v?: number;
     loggingFormat?: string;
     help?: boolean;

@@ -88,8 +88,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
   'kube-api-content-type',
-  'lock-file',
-  'exit-on-lock-contention',
   'pod-cidr',
   'make-iptables-util-chains',
   'hairpin-mode',

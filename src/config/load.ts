@@ -54,6 +54,9 @@ export interface ResolvedConfig {
   podLogsDir: string;
   /** Where the legacy container log links go (/var/log/containers). */
   containerLogsDir: string;
+  /** --lock-file (absolute), when given, and --exit-on-lock-contention. */
+  lockFile?: string;
+  exitOnLockContention: boolean;
   verbosity: number;
   /** logging.format / --logging-format: text (klog's, the default) or json. */
   loggingFormat: LogFormat;
@@ -324,6 +327,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     rootDir,
     podLogsDir,
     containerLogsDir,
+    lockFile: parsed.flags.lockFile ? resolve(parsed.flags.lockFile) : undefined,
+    exitOnLockContention: parsed.flags.exitOnLockContention === true,
     verbosity: parsed.flags.v ?? (typeof loggingVerbosity === 'number' ? loggingVerbosity : 0),
     loggingFormat: format as LogFormat,
     fileCheckFrequencyMs: parseDuration(kc.fileCheckFrequency)!,
