@@ -10,7 +10,7 @@ import type { AgentConfig } from './agent-config.js';
 import type { Pod } from '../api/types.js';
 import { admitPod, type AdmissionNode, type AdmitResult } from './admission/predicate.js';
 import { isCritical, podsToPreempt, PREEMPTED, PREEMPTED_DISRUPTION } from './admission/preemption.js';
-import { podRef } from './events/recorder.js';
+import { nodeRef, podRef } from './events/recorder.js';
 import { Counter } from './metrics/registry.js';
 import { EvictionManager } from './eviction/eviction-manager.js';
 import { parseThresholds } from './eviction/signals.js';
@@ -66,6 +66,7 @@ export function composeEviction(
     },
     separateDiskGc: cfg.separateDiskGc,
     events: o.events,
+    node: nodeRef(cfg.nodeName),
     metrics: {
       evicted: (signal) => o.metrics.evictions.inc({ eviction_signal: signal }),
       statsAge: (signal, seconds) => o.metrics.evictionStatsAge.observe({ eviction_signal: signal }, seconds),

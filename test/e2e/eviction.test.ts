@@ -191,6 +191,12 @@ describe('eviction under disk pressure', () => {
         .list('events')
         .find((e) => e.reason === 'Evicted' && e.involvedObject?.name === 'filler');
       expect(event?.metadata?.annotations?.starved_resource).toBe('ephemeral-storage');
+      // The Node's event, as upstream's (kubectl describe node shows it).
+      expect(
+        d.api.store
+          .list('events')
+          .find((e) => e.reason === 'EvictionThresholdMet' && e.involvedObject?.kind === 'Node'),
+      ).toMatchObject({ type: 'Warning', message: 'Attempting to reclaim ephemeral-storage' });
       const metrics = (await httpGet(`http://127.0.0.1:${d.ports.ro}/metrics`)).body;
       expect(metrics).toMatch(/^kubelet_evictions\{eviction_signal="nodefs\.available"\} 1$/m);
     } finally {

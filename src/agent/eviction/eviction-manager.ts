@@ -21,7 +21,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { ContainerSample, StatsSnapshot } from '../stats/samples.js';
 import { qosClass } from '../status/generate-pod-status.js';
-import { podRef, type EventSink } from '../events/recorder.js';
+import { podRef, type EventSink, type ObjectRef } from '../events/recorder.js';
 import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';
 import {
   observe,
@@ -77,6 +77,8 @@ export interface EvictionDeps {
    */
   separateDiskGc?: boolean;
   events?: EventSink;
+  /** The Node, for its EvictionThresholdMet events. */
+  node?: ObjectRef;
   /** Upstream's eviction metrics, by signal name. */
   metrics?: {
     /** After each eviction (kubelet_evictions). */
@@ -178,14 +180,31 @@ export class EvictionManager {
     for (const t of actionable) this.deps.metrics?.statsAge(t.signal, Math.max(0, now - snap.atMs) / 1000);
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
+    const resourceName = resourceOf(t.signal);
+    // Upstream's log lines and the Node's EvictionThresholdMet event, which operators look for.
+    this.deps.logger.info({ resourceName }, 'Eviction manager: attempting to reclaim');
+    if (this.deps.node)
+      this.deps.events?.record(
+        this.deps.node,
+        'Warning',
+        'EvictionThresholdMet',
+        `Attempting to reclaim ${resourceName}`,
+      );
     const reclaims = this.deps.reclaim ? nodeReclaimFor(t.signal, layout) : [];
     if (reclaims.length) {
       for (const r of reclaims) await this.deps.reclaim![r]();
       // Judged again on stats sampled now, as upstream asks its summary provider for fresh ones: enough freed, no
       // eviction; still short, a pod is evicted in this pass.
       const after = this.deps.sample ? await this.deps.sample() : this.deps.snapshot();
-      if (!after || !thresholdsMet([t], observe(after, this.deps.memoryCapacityBytes)).length) return undefined;
+      if (!after || !thresholdsMet([t], observe(after, this.deps.memoryCapacityBytes)).length) {
+        this.deps.logger.info(
+          { resourceName },
+          'Eviction manager: able to reduce resource pressure without evicting pods.',
+        );
+        return undefined;
+      }
     }
+    this.deps.logger.info({ resourceName }, 'Eviction manager: must evict pod(s) to reclaim');
     const candidates = this.deps
       .activePods()
       .filter((p) => !isCriticalPod(p, this.deps.isStatic(p)))
@@ -195,11 +214,19 @@ export class EvictionManager {
           volumes: (uid) => this.deps.volumeUsage?.(uid) ?? [],
         }),
       );
-    const victim = rankForEviction(candidates, t)[0];
+    const ranked = rankForEviction(candidates, t);
+    const victim = ranked[0];
     if (!victim) {
-      this.deps.logger.warn({ threshold: `${t.signal}<${t.raw}` }, 'eviction manager: no pod to evict');
+      this.deps.logger.error(
+        { threshold: `${t.signal}<${t.raw}` },
+        'Eviction manager: unable to evict any pods from the node',
+      );
       return undefined;
     }
+    this.deps.logger.info(
+      { pods: ranked.map((c) => `${c.pod.metadata.namespace}/${c.pod.metadata.name}`) },
+      'Eviction manager: pods ranked for eviction',
+    );
     const grace =
       t.graceMs === undefined
         ? HARD_EVICTION_GRACE_SECONDS
@@ -221,6 +248,10 @@ export class EvictionManager {
     );
     this.deps.events?.record(podRef(pod), 'Warning', 'Evicted', message, annotations);
     this.deps.evict(pod, message, graceSeconds);
+    this.deps.logger.info(
+      { pod: `${pod.metadata.namespace}/${pod.metadata.name}` },
+      'Eviction manager: pod is evicted successfully',
+    );
     this.evictions++;
     this.deps.metrics?.evicted(signal);
   }
