@@ -97,6 +97,7 @@ export class GarbageCollector {
    * DeleteAllUnusedContainers) the dead containers of a terminated pod not yet deleted go too, none kept.
    */
   async collectContainers(o: { evictTerminatedPods?: boolean } = {}): Promise<void> {
+    if (o.evictTerminatedPods) this.deps.logger.info('Attempting to delete unused containers');
     const pods = await this.deps.runtimeManager.listRuntimePods();
     const keepsContainers = (uid: string) =>
       this.deps.isActive(uid) && !(o.evictTerminatedPods && this.deps.isTerminated?.(uid));

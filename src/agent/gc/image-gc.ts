@@ -158,6 +158,7 @@ export class ImageGc {
    * the eviction manager's reclaim under disk pressure (upstream DeleteUnusedImages). Returns the removed ids.
    */
   async deleteUnusedImages(): Promise<string[]> {
+    this.deps.logger.info('Attempting to delete unused images');
     const listedAtMs = this.deps.clock.now();
     const { inUse } = await this.detect();
     const now = this.deps.clock.now();
