@@ -160,7 +160,19 @@ describe('node', () => {
       .list('events')
       .filter((e) => e.involvedObject.kind === 'Node')
       .map((e) => e.reason);
-    expect(kinds).toEqual(expect.arrayContaining(['Starting', 'RegisteredNode', 'NodeReady']));
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        'Starting',
+        'RegisteredNode',
+        'NodeReady',
+        // As upstream's condition setters on a new Node: what kubectl describe node lists.
+        'NodeHasSufficientMemory',
+        'NodeHasNoDiskPressure',
+        'NodeHasSufficientPID',
+      ]),
+    );
+    // Once each: the conditions stay as they were.
+    expect(kinds.filter((k) => k === 'NodeHasSufficientMemory')).toHaveLength(1);
   });
 
   it('PATCHes node status only when it changes (report frequency 1m), as strategic merge to the status subresource', async () => {

@@ -61,6 +61,14 @@ describe('eviction under memory pressure', () => {
       reason: 'KubeletHasInsufficientMemory',
       message: 'kubelet has insufficient memory available',
     });
+    await until(
+      () =>
+        c.api.store
+          .list('events')
+          .find((e) => e.reason === 'NodeHasInsufficientMemory' && e.involvedObject?.kind === 'Node'),
+      20_000,
+      'NodeHasInsufficientMemory event',
+    );
     const evicted = await until(
       () => (pod('victim')?.status?.reason === 'Evicted' ? pod('victim') : undefined),
       40_000,

@@ -19,6 +19,7 @@ import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import { withAdvertisedResources } from './advertised-resources.js';
+import { pressureConditionEvents } from './condition-events.js';
 import { delayAfterReport, statusReportDue } from './report-schedule.js';
 import {
   initialNode,
@@ -188,6 +189,11 @@ export class NodeStatusManager {
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
     if (ready.status === 'True') this.deps.startup?.nodeReady();
+    for (const reason of pressureConditionEvents(
+      base.conditions as NodeCondition[] | undefined,
+      next.conditions as NodeCondition[],
+    ))
+      this.deps.events.record(nodeRef(s.nodeName), 'Normal', reason, `Node ${s.nodeName} status is now: ${reason}`);
     if (ready.status !== wasReady)
       this.deps.events.record(
         nodeRef(s.nodeName),
