@@ -262,15 +262,11 @@ export async function startNodeCgroups(
   if (kubeletCgroup) (await import('./node-setup/kubelet-cgroup.js')).startKubeletCgroup(kubeletCgroup, o);
   if (!m) return;
   const node = nodeRef(cfg.nodeName);
+  // Upstream's event reasons: SuccessfulNodeAllocatableEnforcement is "NodeAllocatableEnforced".
   await m.ensureQosCgroups(nodeAllocatableFor(cfg, machine)).then(
     () => {
       if ((cfg.enforceNodeAllocatable ?? ['pods']).includes('pods'))
-        o.events.record(
-          node,
-          'Normal',
-          'SuccessfulNodeAllocatableEnforcement',
-          'Updated Node Allocatable limit across pods',
-        );
+        o.events.record(node, 'Normal', 'NodeAllocatableEnforced', 'Updated Node Allocatable limit across pods');
     },
     (err: unknown) => o.logger.warn({ err: messageOf(err) }, 'failed to set up the QoS cgroups'),
   );
@@ -293,7 +289,7 @@ export async function startNodeCgroups(
     o.events.record(
       node,
       'Normal',
-      'SuccessfulNodeAllocatableEnforcement',
+      'NodeAllocatableEnforced',
       `Updated limits on ${r.who} reserved cgroup ${r.cgroup}`,
     );
   }

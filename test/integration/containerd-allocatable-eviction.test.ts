@@ -72,6 +72,12 @@ describe('allocatable memory eviction on containerd', () => {
     expect(evicted.message).toMatch(
       /^The node was low on resource: memory\. Threshold quantity: 100Mi, available: \d+(Ki|Mi)?\. Container main was using \d+(Ki|Mi)?, request is 0, has larger consumption of memory\. $/,
     );
+    // The kubepods cap was set at start, with upstream's event on the Node.
+    const nodeEvents = c.api.store.list('events').filter((e: any) => e.involvedObject?.kind === 'Node');
+    expect(nodeEvents.find((e: any) => e.reason === 'NodeAllocatableEnforced')).toMatchObject({
+      type: 'Normal',
+      message: 'Updated Node Allocatable limit across pods',
+    });
     const nodeConditions = (c.api.store.get('nodes', '', node) as any).status.conditions;
     expect(nodeConditions.find((x: { type: string }) => x.type === 'MemoryPressure')?.status).toBe('True');
     const events = c.api.store.list('events').filter((e: any) => e.involvedObject?.name === 'filler');
