@@ -21,6 +21,7 @@ import type { PodWorkers } from './sync/pod-workers.js';
 import type { SyncLoop } from './sync/sync-loop.js';
 import type { NodeInformer } from './nodestatus/node-informer.js';
 import type { DeviceManager } from './devices/device-manager.js';
+import { hostCgroupVersion } from './node-setup/cgroup-version.js';
 
 /** What membership needs besides the configuration. */
 export interface ClusterMembershipDeps {
@@ -73,6 +74,7 @@ export function startClusterMembership(
     updateFrequencyMs: cfg.nodeStatusUpdateFrequencyMs,
     reportFrequencyMs: cfg.nodeStatusReportFrequencyMs,
     startup: o.startup,
+    cgroupVersion: hostCgroupVersion(),
     apiStatus: () => d.nodeInformer?.status(),
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,

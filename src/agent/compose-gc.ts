@@ -16,6 +16,7 @@ import { protectedImages, type ComposedRuntime } from './compose-runtime.js';
 import type { AgentConfig } from './agent-config.js';
 import type { KubeletMetrics } from './metrics/kubelet-metrics.js';
 import type { PullRecords } from './images/pull-records.js';
+import { nodeRef, type EventSink } from './events/recorder.js';
 
 /** The garbage collectors; `startLogRotation` starts the log manager. */
 export function composeGc(
@@ -34,11 +35,15 @@ export function composeGc(
     isTerminated(uid: string): boolean;
     /** The pods the kubelet runs (their image volumes' images are in use). */
     pods(): Pod[];
+    /** The Node's events (the collections' warnings). */
+    events: EventSink;
     clock: Clock;
     logger: Logger;
   },
 ): { imageGc: ImageGc; gc: GarbageCollector; startLogRotation(signal: AbortSignal): void } {
   const { runtime, clock, logger } = o;
+  const node = nodeRef(cfg.nodeName);
+  const nodeEvents = (type: 'Warning', reason: string, message: string) => o.events.record(node, type, reason, message);
   const imageGc = new ImageGc({
     runtime: runtime.runtime,
     images: runtime.images,
@@ -50,6 +55,7 @@ export function composeGc(
       o.pods().flatMap((pod) => imageVolumesOf(pod).flatMap((v) => (v.image.reference ? [v.image.reference] : []))),
     onRemoved: (reason) => o.metrics.imagesCollected.inc({ reason }),
     afterPass: (remaining, listedAtMs) => o.pullRecords?.pruneUnknown(remaining, listedAtMs) ?? Promise.resolve(),
+    nodeEvents,
   });
   const gc = new GarbageCollector({
     runtime: runtime.runtime,
@@ -66,6 +72,7 @@ export function composeGc(
     cgroupNaming: o.cgroupNaming,
     isActive: o.isActive,
     isTerminated: o.isTerminated,
+    nodeEvents,
     removePodDir: (uid) => o.volumes.removePodDir(uid),
     orphanSweep: (orphans, failed) => {
       o.metrics.orphanPodCleanedVolumes.set(undefined, orphans);

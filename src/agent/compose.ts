@@ -415,6 +415,7 @@ export function composeAgent(
     isActive,
     isTerminated: (uid) => workers.stateOf(uid) === 'terminated',
     pods: () => podManager.getPods(),
+    events,
     clock,
     logger,
   });

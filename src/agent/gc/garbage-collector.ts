@@ -44,6 +44,8 @@ export interface GarbageCollectorDeps {
   cgroupNaming: PodCgroupNaming;
   /** Whether a source (or a worker still finishing it) wants the pod. */
   isActive(uid: string): boolean;
+  /** Where the Node's ContainerGCFailed and ImageGCFailed warnings go. */
+  nodeEvents?: (type: 'Warning', reason: string, message: string) => void;
   /** Whether the pod has terminated (its worker is done) though not yet deleted: a Succeeded or Failed pod. */
   isTerminated?(uid: string): boolean;
   /**
@@ -162,20 +164,49 @@ export class GarbageCollector {
     await removeContainerLogs({ logPath: s?.log_path, link });
   }
 
+  /**
+   * Runs both collections periodically. As upstream: a failed container collection warns on the Node every time
+   * (ContainerGCFailed), a failed image collection from the second failure in a row (ImageGCFailed: the first may be
+   * stats not sampled yet).
+   */
   start({ signal }: { signal: AbortSignal }): void {
-    const failed = (what: string) => (err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, `${what} failed`);
-    periodically(() => this.collectContainers(), {
-      periodMs: CONTAINER_GC_PERIOD_MS,
-      signal,
-      clock: this.deps.clock,
-      onError: failed('container garbage collection'),
-    });
-    periodically(() => this.deps.imageGc.garbageCollect(), {
-      periodMs: IMAGE_GC_PERIOD_MS,
-      signal,
-      clock: this.deps.clock,
-      immediately: true,
-      onError: failed('image garbage collection'),
-    });
+    let imageGcFailed = false;
+    periodically(
+      async () => {
+        await this.collectContainers();
+      },
+      {
+        periodMs: CONTAINER_GC_PERIOD_MS,
+        signal,
+        clock: this.deps.clock,
+        onError: (err) => {
+          this.deps.logger.warn({ err: messageOf(err) }, 'Container garbage collection failed');
+          this.deps.nodeEvents?.('Warning', 'ContainerGCFailed', messageOf(err));
+        },
+      },
+    );
+    periodically(
+      async () => {
+        await this.deps.imageGc.garbageCollect();
+        imageGcFailed = false;
+      },
+      {
+        periodMs: IMAGE_GC_PERIOD_MS,
+        signal,
+        clock: this.deps.clock,
+        immediately: true,
+        onError: (err) => {
+          if (imageGcFailed) {
+            this.deps.logger.warn({ err: messageOf(err) }, 'Image garbage collection failed multiple times in a row');
+            this.deps.nodeEvents?.('Warning', 'ImageGCFailed', messageOf(err));
+          } else
+            this.deps.logger.warn(
+              { err: messageOf(err) },
+              'Image garbage collection failed once. Stats initialization may not have completed yet',
+            );
+          imageGcFailed = true;
+        },
+      },
+    );
   }
 }

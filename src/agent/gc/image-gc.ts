@@ -94,11 +94,15 @@ export interface ImageGcDeps {
    * post-GC hooks: the pull records of images gone are pruned).
    */
   afterPass?(remainingImageIds: ReadonlySet<string>, listedAtMs: number): Promise<unknown>;
+  /** Where the Node's InvalidDiskCapacity and FreeDiskSpaceFailed warnings go (upstream's image manager events). */
+  nodeEvents?: (type: 'Warning', reason: string, message: string) => void;
 }
 
 /** Tracks images and frees space when asked. */
 export class ImageGc {
   private readonly records = new Map<string, ImageRecord>();
+  /** How many times the images were listed (a pass that could not list them leaves the records as they were). */
+  private detections = 0;
   private readonly startedMs: number;
   constructor(private readonly deps: ImageGcDeps) {
     this.startedMs = deps.clock.now();
@@ -139,6 +143,7 @@ export class ImageGc {
       this.records.set(img.id, r);
     }
     for (const id of [...this.records.keys()]) if (!seen.has(id)) this.records.delete(id);
+    this.detections++;
     return { inUse, byName };
   }
 
@@ -148,9 +153,13 @@ export class ImageGc {
    */
   async garbageCollect(): Promise<string[]> {
     const listedAtMs = this.deps.clock.now();
-    const removed = await this.collect();
-    await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
-    return removed;
+    const passes = this.detections;
+    try {
+      return await this.collect();
+    } finally {
+      // Once the images were listed, also after a pass that could not free enough: those it removed are gone.
+      if (this.detections !== passes) await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
+    }
   }
 
   /**
@@ -189,11 +198,26 @@ export class ImageGc {
     const st = await statfs(mount);
     const capacity = st.blocks * st.bsize;
     const available = st.bavail * st.bsize;
+    if (capacity === 0) return this.fail('InvalidDiskCapacity', 'invalid capacity 0 on image filesystem');
     const amount = bytesToFree(capacity, available, this.deps.policy);
     if (amount <= 0) return removed;
-    const freed = await this.remove(imagesToFree(this.records, inUse, amount, now, this.deps.policy.minAgeMs), 'space');
+    const chosen = imagesToFree(this.records, inUse, amount, now, this.deps.policy.minAgeMs);
+    const sizes = new Map(chosen.map((id) => [id, this.records.get(id)?.size ?? 0] as const));
+    const freed = await this.remove(chosen, 'space');
     this.deps.logger.info({ wantedBytes: amount, removed: freed.length }, 'image garbage collection');
+    const freedBytes = freed.reduce((n, id) => n + (sizes.get(id) ?? 0), 0);
+    if (freedBytes < amount)
+      return this.fail(
+        'FreeDiskSpaceFailed',
+        `Failed to garbage collect required amount of images. Attempted to free ${amount} bytes, but only found ${freedBytes} bytes eligible to free.`,
+      );
     return [...removed, ...freed];
+  }
+
+  /** Warns on the Node and fails the pass with `message`, as upstream's image manager. */
+  private fail(reason: string, message: string): never {
+    this.deps.nodeEvents?.('Warning', reason, message);
+    throw new Error(message);
   }
 
   /** Removes `ids` for `reason`; returns those removed. */

@@ -61,7 +61,12 @@ export interface NodeStatusManagerDeps {
   apiStatus?: () => Record<string, unknown> | undefined;
   /** The jitter's source (tests pin it). */
   random?: () => number;
+  /** The host's cgroup version: on v1 the Node gets upstream's CgroupV1 warning at start. */
+  cgroupVersion?: 1 | 2;
 }
+
+/** Upstream's cm.CgroupV1MaintenanceModeWarning. */
+export const CGROUP_V1_WARNING = 'cgroup v1 support is in maintenance mode, please migrate to cgroup v2';
 
 /** Registers the node and keeps its status current. */
 export class NodeStatusManager {
@@ -189,6 +194,16 @@ export class NodeStatusManager {
     const wasReady = (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status;
     const ready = (next.conditions as NodeCondition[]).find((c) => c.type === 'Ready')!;
     if (ready.status === 'True') this.deps.startup?.nodeReady();
+    // As upstream's machine info setter: a boot ID other than the Node's means the machine rebooted.
+    const bootBefore = (base.nodeInfo as { bootID?: string } | undefined)?.bootID;
+    const bootNow = (next.nodeInfo as { bootID?: string } | undefined)?.bootID;
+    if (bootBefore && bootNow && bootBefore !== bootNow)
+      this.deps.events.record(
+        nodeRef(s.nodeName),
+        'Warning',
+        'Rebooted',
+        `Node ${s.nodeName} has been rebooted, boot id: ${bootNow}`,
+      );
     for (const reason of pressureConditionEvents(
       base.conditions as NodeCondition[] | undefined,
       next.conditions as NodeCondition[],
@@ -210,7 +225,9 @@ export class NodeStatusManager {
   /** Starts registration and the status loop. */
   start({ signal }: { signal: AbortSignal }): void {
     void (async () => {
-      this.deps.events.record(nodeRef(this.deps.settings.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
+      const node = nodeRef(this.deps.settings.nodeName);
+      this.deps.events.record(node, 'Normal', 'Starting', 'Starting kubelet.');
+      if (this.deps.cgroupVersion === 1) this.deps.events.record(node, 'Warning', 'CgroupV1', CGROUP_V1_WARNING);
       if (this.deps.registerNode) await this.register(signal);
       periodically(() => this.updateOnce(signal), {
         periodMs: this.deps.updateFrequencyMs,

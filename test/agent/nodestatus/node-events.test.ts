@@ -1,0 +1,80 @@
+/**
+ * Node events of the status manager against the fake apiserver, as upstream's: Starting and, on a cgroup v1 host,
+ * CgroupV1 at start; Rebooted when the Node's boot ID is not the machine's; the pressure conditions' events once.
+ */
+import { describe, expect, it } from 'vitest';
+import { NodeStatusManager, CGROUP_V1_WARNING } from '../../../src/agent/nodestatus/node-status-manager.js';
+import type { NodeSettings } from '../../../src/agent/nodestatus/node-object.js';
+import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
+import { createKubeClient } from '../../../src/lib/kube-client.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { silentLogger as logger } from '../../../src/lib/logger.js';
+import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
+
+const fake = useFakeApiserver();
+
+const machine: MachineInfo = {
+  machineID: 'm',
+  systemUUID: 's',
+  bootID: 'boot-now',
+  kernelVersion: '6.1',
+  osImage: 'Debian',
+  architecture: 'amd64',
+  cpuCores: 2,
+  memoryBytes: 4 * 2 ** 30,
+  ephemeralStorageBytes: 50 * 2 ** 30,
+  hugePages: [],
+};
+const settings: NodeSettings = {
+  nodeName: 'n1',
+  nodeIP: '10.0.0.5',
+  hostname: 'n1',
+  port: 10250,
+  maxPods: 110,
+  nodeLabels: {},
+  registerWithTaints: [],
+  providerID: '',
+  kubeReserved: {},
+  systemReserved: {},
+  evictionHard: {},
+  kubeletVersion: 'v1.36.2',
+};
+
+describe('node events', () => {
+  it('Rebooted when the Node has another boot ID; CgroupV1 at start on a v1 host; each condition event once', async () => {
+    fake.api.store.create('nodes', {
+      metadata: { name: 'n1' },
+      status: {
+        nodeInfo: { bootID: 'boot-before' },
+        conditions: [{ type: 'MemoryPressure', status: 'False' }],
+      },
+    });
+    const events: [string, string, string][] = [];
+    const manager = new NodeStatusManager({
+      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+      settings,
+      registerNode: false,
+      machine,
+      runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: [], images: [] }),
+      events: { record: (_ref, type, reason, message) => events.push([type, reason, message]) },
+      clock: new FakeClock(1_000_000),
+      logger,
+      updateFrequencyMs: 10_000,
+      reportFrequencyMs: 60_000,
+      cgroupVersion: 1,
+    });
+    // Started with its loop stopped at once: the start's events, then one report made here.
+    const stop = new AbortController();
+    stop.abort();
+    manager.start({ signal: stop.signal });
+    expect(await manager.updateOnce()).toBe(true);
+    expect(events).toContainEqual(['Normal', 'Starting', 'Starting kubelet.']);
+    expect(events).toContainEqual(['Warning', 'CgroupV1', CGROUP_V1_WARNING]);
+    expect(events).toContainEqual(['Warning', 'Rebooted', 'Node n1 has been rebooted, boot id: boot-now']);
+    // MemoryPressure was already False on the Node: no event for it; the others are new.
+    const reasons = events.map(([, reason]) => reason);
+    expect(reasons).not.toContain('NodeHasSufficientMemory');
+    expect(reasons).toEqual(expect.arrayContaining(['NodeHasNoDiskPressure', 'NodeHasSufficientPID']));
+    expect(fake.api.store.get('nodes', '', 'n1')?.status?.nodeInfo?.bootID).toBe('boot-now');
+  });
+});
