@@ -36,7 +36,7 @@ export interface ClusterMembershipDeps {
   runtimeVersion: string;
   statusSync: StatusSync;
   /** The Node as the apiserver has it: the base of the status patch (what others put in its capacity stays). */
-  nodeInformer?: Pick<NodeInformer, 'status'>;
+  nodeInformer?: Pick<NodeInformer, 'status' | 'unschedulable'>;
   /** The device plugins' resources. */
   devices?: Pick<DeviceManager, 'capacity' | 'allocatable'>;
 }
@@ -76,6 +76,7 @@ export function startClusterMembership(
     startup: o.startup,
     cgroupVersion: hostCgroupVersion(),
     apiStatus: () => d.nodeInformer?.status(),
+    unschedulable: () => d.nodeInformer?.unschedulable(),
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
       // Upstream ReadyCondition's errors, in its order: runtime, network, node shutdown.

@@ -175,6 +175,16 @@ describe('node', () => {
     expect(kinds.filter((k) => k === 'NodeHasSufficientMemory')).toHaveLength(1);
   });
 
+  it('kubectl cordon and uncordon show on the Node as upstream (NodeNotSchedulable, NodeSchedulable)', async () => {
+    const nodeEvent = (reason: string) =>
+      c.api.store.list('events').find((e) => e.reason === reason && e.involvedObject?.kind === 'Node');
+    await kubectl(c, ['cordon', node]);
+    await until(() => nodeEvent('NodeNotSchedulable'), 30_000, 'NodeNotSchedulable');
+    await kubectl(c, ['uncordon', node]);
+    await until(() => nodeEvent('NodeSchedulable'), 30_000, 'NodeSchedulable');
+    expect(nodeEvent('NodeNotSchedulable')?.message).toBe(`Node ${node} status is now: NodeNotSchedulable`);
+  });
+
   it('PATCHes node status only when it changes (report frequency 1m), as strategic merge to the status subresource', async () => {
     const patches = () =>
       c.api.requests.filter((r) => r.method === 'PATCH' && r.path === `/api/v1/nodes/${node}/status`);

@@ -22,7 +22,7 @@ interface NodeObject {
     annotations?: Record<string, string>;
     resourceVersion?: string;
   };
-  spec?: { taints?: AdmissionNode['taints'] };
+  spec?: { taints?: AdmissionNode['taints']; unschedulable?: boolean };
   status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
 }
 
@@ -78,6 +78,11 @@ export class NodeInformer {
     } catch {
       return undefined;
     }
+  }
+
+  /** Whether the Node is cordoned (`spec.unschedulable`), once known. */
+  unschedulable(): boolean | undefined {
+    return this.node ? this.node.spec?.unschedulable === true : undefined;
   }
 
   /** The Node's status as the apiserver has it (capacity and allocatable), once known. */

@@ -61,6 +61,8 @@ export interface NodeStatusManagerDeps {
   apiStatus?: () => Record<string, unknown> | undefined;
   /** The jitter's source (tests pin it). */
   random?: () => number;
+  /** Whether the Node is cordoned (spec.unschedulable, the node informer's), when known. */
+  unschedulable?: () => boolean | undefined;
   /** The host's cgroup version: on v1 the Node gets upstream's CgroupV1 warning at start. */
   cgroupVersion?: 1 | 2;
 }
@@ -135,9 +137,19 @@ export class NodeStatusManager {
   /** The Node's status as the apiserver last answered it: the base of the next two-way patch. */
   private apiStatus: Record<string, unknown> | undefined;
 
+  /** Whether the Node was cordoned when last looked at (upstream's lastNodeUnschedulable, false at start). */
+  private lastUnschedulable = false;
+
   /** Computes the status and PATCHes it when due; returns whether it was sent. */
   async updateOnce(signal?: AbortSignal): Promise<boolean> {
     const { client, settings: s } = this.deps;
+    // Upstream's recordNodeSchedulableEvent: kubectl cordon and uncordon show on the Node.
+    const unschedulable = this.deps.unschedulable?.();
+    if (unschedulable !== undefined && unschedulable !== this.lastUnschedulable) {
+      const reason = unschedulable ? 'NodeNotSchedulable' : 'NodeSchedulable';
+      this.deps.events.record(nodeRef(s.nodeName), 'Normal', reason, `Node ${s.nodeName} status is now: ${reason}`);
+      this.lastUnschedulable = unschedulable;
+    }
     const now = this.deps.clock.now();
     const rt = await this.deps.runtime();
     const next = nodeStatus(s, {
