@@ -75,6 +75,12 @@ function pullCredentials(used: AuthConfig | undefined): ImagePullCredentials {
 }
 
 /** Pulls images per policy. */
+/** The event reason of a failure, as upstream's image manager records it (events.go); others are "Failed". */
+const FAILURE_EVENT_REASONS: Record<string, string> = {
+  ErrImageNeverPull: 'ErrImageNeverPull',
+  ErrImageInspect: 'InspectFailed',
+};
+
 export class ImageManager {
   private readonly backoff = new BackoffTable();
   private readonly pulls: Semaphore;
@@ -130,7 +136,7 @@ export class ImageManager {
         ev.record(ref, 'Normal', 'BackOff', r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
       } else if (!r.ok) {
-        ev.record(ref, 'Warning', r.reason === 'ErrImageNeverPull' ? 'ErrImageNeverPull' : 'Failed', r.message);
+        ev.record(ref, 'Warning', FAILURE_EVENT_REASONS[r.reason] ?? 'Failed', r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
       }
     }

@@ -98,3 +98,34 @@ describe('image pull limits', () => {
     expect(asked).toBe(1);
   });
 });
+
+describe('image manager events', () => {
+  it("records a failed image inspection as upstream's: InspectFailed, then the container's Error: ErrImageInspect", async () => {
+    const events: [string, string, string][] = [];
+    const svc = {
+      listImages: async () => [],
+      imageStatus: async (): Promise<cri.Image | null> => {
+        throw new Error('rpc error: code = Unavailable desc = connection refused');
+      },
+      pullImage: async (spec: cri.ImageSpec) => spec.image,
+      removeImage: async () => {},
+      imageFsInfo: async () => ({ image_filesystems: [] }),
+    } satisfies ImageService;
+    const m = new ImageManager({
+      images: svc,
+      clock: new FakeClock(),
+      serializeImagePulls: true,
+      events: { record: (_ref, type, reason, message) => events.push([type, reason, message]) },
+    });
+    const p = podWith('busybox:1');
+    expect(await m.ensureImageExists(p, p.spec.containers[0])).toMatchObject({ ok: false, reason: 'ErrImageInspect' });
+    expect(events).toEqual([
+      [
+        'Warning',
+        'InspectFailed',
+        'Failed to inspect image "busybox:1": rpc error: code = Unavailable desc = connection refused',
+      ],
+      ['Warning', 'Failed', 'Error: ErrImageInspect'],
+    ]);
+  });
+});
