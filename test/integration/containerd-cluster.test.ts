@@ -446,6 +446,35 @@ describe('cluster on containerd', () => {
     c.api.store.remove('pods', 'default', 'pod-level-resize');
   }, 90_000);
 
+  it("a sandbox stopped behind the kubelet's back (a node reboot's aftermath) is made again, with upstream's SandboxChanged event", async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('resandboxed', node, {
+        containers: [{ name: 'main', image: TEST_IMAGES.busybox, command: ['sleep', '3600'] }],
+      }),
+    );
+    await until(() => pod('resandboxed')?.status?.containerStatuses?.[0]?.state?.running, 40_000, 'running');
+    const uid = pod('resandboxed')!.metadata.uid as string;
+    const [first] = (await cri.runtime.listPodSandbox()).filter((s) => s.metadata?.uid === uid);
+    await cri.runtime.stopPodSandbox(first.id);
+    const event = await eventOf('resandboxed', 'SandboxChanged', () => true);
+    expect(event).toMatchObject({ type: 'Normal', message: 'Pod sandbox changed, it will be killed and re-created.' });
+    await until(
+      async () =>
+        (await cri.runtime.listPodSandbox()).some(
+          (s) => s.metadata?.uid === uid && s.id !== first.id && s.state === 'SANDBOX_READY',
+        ),
+      40_000,
+      'a new ready sandbox',
+    );
+    await until(
+      () => pod('resandboxed')?.status?.containerStatuses?.[0]?.state?.running && pod('resandboxed'),
+      40_000,
+      'running again',
+    );
+    await kubectl(c, ['delete', 'pod', 'resandboxed', '--wait=false']);
+  }, 90_000);
+
   it('restarts a container of a Never pod when its restart rule matches its exit code (ContainerRestartRules)', async () => {
     c.api.store.create(
       'pods',

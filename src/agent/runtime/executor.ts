@@ -66,9 +66,16 @@ export class PodActionExecutor {
   ): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
-    // Upstream's V(2) line for a sandbox that must be (re)made.
+    // Upstream's V(2) line for a sandbox that must be (re)made, and its event when the pod had one.
     if (plan.sandboxChange && this.deps.logger)
       logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
+    if (plan.createSandbox && status.sandboxes.length)
+      this.deps.events?.record(
+        podRef(pod),
+        'Normal',
+        'SandboxChanged',
+        'Pod sandbox changed, it will be killed and re-created.',
+      );
     // 1.
     if (plan.killPod) {
       results.push(
