@@ -6,7 +6,8 @@
  *    (strategic merge) only when it changed apart from heartbeats, or a resource others put in
  *    the capacity is not yet allocatable, or nodeStatusReportFrequency (with upstream's jitter:
  *    report-schedule.ts) has passed since the last report — as upstream with node leases;
- * 3. events: Starting once, RegisteredNode on creation, NodeReady / NodeNotReady on transitions.
+ * 3. events, as upstream's: Starting (and CgroupV1 on a v1 host) once; NodeReady / NodeNotReady, the pressure
+ *    conditions' and NodeSchedulable / NodeNotSchedulable on transitions; Rebooted on a new boot ID.
  */
 import type { Clock } from '../../lib/clock.js';
 import { periodically } from '../../lib/periodically.js';
@@ -95,13 +96,8 @@ export class NodeStatusManager {
         const r = await client.request<NodeObject>({ method: 'POST', path: '/api/v1/nodes', body: node, signal });
         if (r.status === 201) {
           this.deps.startup?.registeredNew();
+          // No event: RegisteredNode is the node lifecycle controller's ("Registered Node … in Controller").
           this.deps.logger.info({ node: s.nodeName }, 'successfully registered node');
-          this.deps.events.record(
-            nodeRef(s.nodeName),
-            'Normal',
-            'RegisteredNode',
-            `Node ${s.nodeName} registered with the API server`,
-          );
           this.uid = r.body!.metadata.uid;
           return;
         }
