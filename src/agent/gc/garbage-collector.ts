@@ -171,20 +171,15 @@ export class GarbageCollector {
    */
   start({ signal }: { signal: AbortSignal }): void {
     let imageGcFailed = false;
-    periodically(
-      async () => {
-        await this.collectContainers();
+    periodically(() => this.collectContainers(), {
+      periodMs: CONTAINER_GC_PERIOD_MS,
+      signal,
+      clock: this.deps.clock,
+      onError: (err) => {
+        this.deps.logger.warn({ err: messageOf(err) }, 'Container garbage collection failed');
+        this.deps.nodeEvents?.('Warning', 'ContainerGCFailed', messageOf(err));
       },
-      {
-        periodMs: CONTAINER_GC_PERIOD_MS,
-        signal,
-        clock: this.deps.clock,
-        onError: (err) => {
-          this.deps.logger.warn({ err: messageOf(err) }, 'Container garbage collection failed');
-          this.deps.nodeEvents?.('Warning', 'ContainerGCFailed', messageOf(err));
-        },
-      },
-    );
+    });
     periodically(
       async () => {
         await this.deps.imageGc.garbageCollect();

@@ -101,8 +101,6 @@ export interface ImageGcDeps {
 /** Tracks images and frees space when asked. */
 export class ImageGc {
   private readonly records = new Map<string, ImageRecord>();
-  /** How many times the images were listed (a pass that could not list them leaves the records as they were). */
-  private detections = 0;
   private readonly startedMs: number;
   constructor(private readonly deps: ImageGcDeps) {
     this.startedMs = deps.clock.now();
@@ -143,7 +141,6 @@ export class ImageGc {
       this.records.set(img.id, r);
     }
     for (const id of [...this.records.keys()]) if (!seen.has(id)) this.records.delete(id);
-    this.detections++;
     return { inUse, byName };
   }
 
@@ -153,12 +150,12 @@ export class ImageGc {
    */
   async garbageCollect(): Promise<string[]> {
     const listedAtMs = this.deps.clock.now();
-    const passes = this.detections;
+    const { inUse } = await this.detect();
     try {
-      return await this.collect();
+      return await this.collect(inUse);
     } finally {
-      // Once the images were listed, also after a pass that could not free enough: those it removed are gone.
-      if (this.detections !== passes) await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
+      // The images were listed: also after a pass that could not free enough, those it removed are gone.
+      await this.deps.afterPass?.(new Set(this.records.keys()), listedAtMs);
     }
   }
 
@@ -178,8 +175,8 @@ export class ImageGc {
     return removed;
   }
 
-  private async collect(): Promise<string[]> {
-    const { inUse } = await this.detect();
+  /** Frees what the age and the disk usage ask, given the images `inUse` that detect() found. */
+  private async collect(inUse: ReadonlySet<string>): Promise<string[]> {
     const now = this.deps.clock.now();
     const maxAge = this.deps.policy.maxAgeMs ?? 0;
     const removed: string[] = [];

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, lstatSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { GarbageCollector } from '../../../src/agent/gc/garbage-collector.js';
+import { GarbageCollector, type GarbageCollectorDeps } from '../../../src/agent/gc/garbage-collector.js';
 import type { ImageGc } from '../../../src/agent/gc/image-gc.js';
 import { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
 import { legacyLogSymlink } from '../../../src/agent/runtime/logs/legacy-log-links.js';
@@ -54,6 +54,26 @@ const until = async (fn: () => Promise<boolean>) => {
   for (let i = 0; i < 100 && !(await fn()); i++) await new Promise((r) => setTimeout(r, 50));
 };
 
+/** A collector over the process runtime; `o` says where its directories are and which pods are wanted. */
+const collector = (
+  o: Omit<
+    GarbageCollectorDeps,
+    'runtime' | 'runtimeManager' | 'imageGc' | 'clock' | 'logger' | 'policy' | 'cgroupFsRoot' | 'cgroupNaming'
+  >,
+) =>
+  new GarbageCollector({
+    runtime,
+    runtimeManager: new RuntimeManager(runtime),
+    // Image GC is a separate loop; collectContainers does not use it.
+    imageGc: {} as ImageGc,
+    clock: realClock,
+    logger,
+    policy: defaultContainerGcPolicy,
+    cgroupFsRoot: '',
+    cgroupNaming: { cgroupRoot: '/' },
+    ...o,
+  });
+
 describe('container garbage collection', () => {
   it('removes a dead container of a pod no one wants with its log, rotated logs and link; dangling links go unless their container runs', async () => {
     const dead = await podWith('dead', 'echo bye');
@@ -70,19 +90,10 @@ describe('container garbage collection', () => {
     const strayLink = legacyLogSymlink(linksDir, 'f'.repeat(64), 'main', 'stray', 'ns');
     symlinkSync(join(dir, 'nothing.log'), strayLink);
 
-    const gc = new GarbageCollector({
-      runtime,
-      runtimeManager: new RuntimeManager(runtime),
-      // Image GC is a separate loop; collectContainers does not use it.
-      imageGc: {} as ImageGc,
-      clock: realClock,
-      logger,
-      policy: defaultContainerGcPolicy,
+    const gc = collector({
       podLogsDir: logsDir,
       containerLogsDir: linksDir,
       rootDir: dir,
-      cgroupFsRoot: '',
-      cgroupNaming: { cgroupRoot: '/' },
       isActive: (uid) => uid === live.uid,
     });
     await gc.collectContainers();
@@ -101,17 +112,9 @@ describe('container garbage collection', () => {
     for (const uid of ['wanted', 'stuck', 'broken', 'gone'])
       mkdirSync(join(root, 'pods', uid, 'volumes'), { recursive: true });
     const sweeps: [number, number][] = [];
-    const gc = new GarbageCollector({
-      runtime,
-      runtimeManager: new RuntimeManager(runtime),
-      imageGc: {} as ImageGc,
-      clock: realClock,
-      logger,
-      policy: defaultContainerGcPolicy,
+    const gc = collector({
       podLogsDir: join(root, 'logs'),
       rootDir: root,
-      cgroupFsRoot: '',
-      cgroupNaming: { cgroupRoot: '/' },
       isActive: (uid) => uid === 'wanted',
       // As the volume manager's: false when a volume cannot be released; an error when the disk refuses.
       removePodDir: async (uid) => {
@@ -130,17 +133,9 @@ describe('container garbage collection', () => {
   it("under disk pressure removes a terminated pod's last dead container too, which the periodic GC keeps", async () => {
     const finished = await podWith('finished', 'exit 0');
     await until(async () => (await runtime.containerStatus(finished.id)).status.state === 'CONTAINER_EXITED');
-    const gc = new GarbageCollector({
-      runtime,
-      runtimeManager: new RuntimeManager(runtime),
-      imageGc: {} as ImageGc,
-      clock: realClock,
-      logger,
-      policy: defaultContainerGcPolicy,
+    const gc = collector({
       podLogsDir: logsDir,
       rootDir: join(dir, 'terminated'),
-      cgroupFsRoot: '',
-      cgroupNaming: { cgroupRoot: '/' },
       // A Succeeded pod still in the API: wanted, its worker done.
       isActive: (uid) => uid === finished.uid,
       isTerminated: (uid) => uid === finished.uid,
