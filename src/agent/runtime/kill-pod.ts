@@ -1,16 +1,18 @@
 /**
  * Stopping a pod (upstream killPodWithSyncResult): every running container is stopped in
  * parallel with the pod's grace period, then every sandbox is stopped. Failures are returned,
- * not thrown; the next sync retries.
+ * not thrown: the caller decides (a sync retries at its next pass, a terminating pod's worker
+ * reports them and tries again later, as upstream's pod worker does).
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
-import { messageOf } from '../../lib/errors.js';
+import { KubeletError, messageOf } from '../../lib/errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
 import { podRef } from '../events/recorder.js';
 import { preStop, type HookReporting } from './lifecycle-hooks.js';
 import { gracePeriodOf } from './grace-period.js';
+import { goQuote } from '../../lib/klog-text.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
 export async function killPod(
@@ -48,6 +50,9 @@ export async function killPod(
       await runtime.stopContainer(c.id, left);
       return { action: 'KillContainer', target: c.name, ok: true };
     } catch (err) {
+      // A container already gone is stopped (upstream's killContainer ignores NotFound).
+      if (err instanceof KubeletError && err.code === 'NotFound')
+        return { action: 'KillContainer', target: c.name, ok: true };
       return {
         action: 'KillContainer',
         target: c.name,
@@ -65,15 +70,18 @@ export async function killPod(
   const results = await Promise.all(running.filter((c) => !sidecarOrder.includes(c.name)).map(killOne));
   for (const name of sidecarOrder)
     for (const c of running.filter((x) => x.name === name)) results.push(await killOne(c));
+  // One step for the pod's sandboxes, named by the pod's UID, as upstream's; one already gone is stopped.
+  const uid = pod.metadata.uid ?? '';
   for (const s of status.sandboxes) {
     if (!s.ready) continue;
     try {
       await runtime.stopPodSandbox(s.id);
-      results.push({ action: 'KillPodSandbox', target: s.id, ok: true });
+      results.push({ action: 'KillPodSandbox', target: uid, ok: true });
     } catch (err) {
+      if (err instanceof KubeletError && err.code === 'NotFound') continue;
       results.push({
         action: 'KillPodSandbox',
-        target: s.id,
+        target: uid,
         ok: false,
         reason: 'KillPodSandboxError',
         message: messageOf(err),
@@ -81,4 +89,19 @@ export async function killPod(
     }
   }
   return results;
+}
+
+/**
+ * The error a kill's failed steps make, as upstream's PodSyncResult.Error() words it (one step's
+ * `failed to "KillContainer" for "main" with KillContainerError: "…"`; several as a Go aggregate
+ * `[a, b]`), or undefined when every step succeeded. Pure.
+ */
+export function killFailure(results: readonly StepResult[]): string | undefined {
+  const failures = results
+    .filter((r) => !r.ok)
+    .map(
+      (r) => `failed to ${goQuote(r.action)} for ${goQuote(r.target)} with ${r.reason}: ${goQuote(r.message ?? '')}`,
+    );
+  if (!failures.length) return undefined;
+  return failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`;
 }

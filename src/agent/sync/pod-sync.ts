@@ -7,7 +7,8 @@
  *   the node's attachment slots is rejected, attach-limit.ts); 4. compute the plan; 5. apply it; 6. record
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
- * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs.
+ * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs; a failed
+ *   stop is reported (FailedKillPod) and the step retried by the pod worker.
  * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs,
  *   then its volumes and pod directory; for a pod still desired (deleted in the API but held by a
  *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
@@ -27,7 +28,7 @@ import type { PodActionExecutor } from '../runtime/executor.js';
 import type { ImageManager } from '../images/image-manager.js';
 import { removePodCgroup, type PodCgroupNaming } from '../gc/pod-cgroups.js';
 import type { CgroupOpObserver } from '../cgroups/pod-cgroup-manager.js';
-import { killPod } from '../runtime/kill-pod.js';
+import { killFailure, killPod } from '../runtime/kill-pod.js';
 import type { HookCounters } from '../runtime/lifecycle-hooks.js';
 import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-status.js';
 import type { StepResult } from '../runtime/step-result.js';
@@ -139,6 +140,11 @@ export function createdByOneSync(
   const containerIds = rest.flatMap((r) => (r.action === 'StartContainer' && r.id ? [r.id] : []));
   if (first?.action !== 'CreatePodSandbox' || !first.sandbox || containerIds.length !== rest.length) return undefined;
   return { sandbox: first.sandbox, containerIds };
+}
+
+/** The names of the containers of `rs` still running. Pure. */
+function stillRunning(rs: PodRuntimeStatus): string[] {
+  return rs.containers.filter((c) => c.state === 'running').map((c) => c.name);
 }
 
 /** PodSyncer over the runtime manager. */
@@ -349,21 +355,33 @@ export class PodSync implements PodSyncer {
     this.stopped.set(uid, rs);
   }
 
-  /** Stops every container and sandbox of the pod (grace period), up to three tries; the runtime status after. */
+  /**
+   * Stops every container and sandbox of the pod (grace period); the runtime status after. A step
+   * that fails is reported as upstream's SyncTerminatingPod reports it (a FailedKillPod event) and
+   * thrown: the pod worker tries the whole step again after its backoff, and nothing of the pod is
+   * released (volumes, cgroup, the API object) while something of it may still run. A kill that
+   * succeeded but left a container running is tried again at once, up to three times in all.
+   */
   private async stopAll(pod: Pod, gracePeriodSeconds?: number, current?: PodRuntimeStatus): Promise<PodRuntimeStatus> {
     let rs = current ?? (await this.status(pod));
-    for (
-      let i = 0;
-      i < 3 && (rs.containers.some((c) => c.state === 'running') || rs.sandboxes.some((s) => s.ready));
-      i++
-    ) {
-      await killPod(this.deps.runtime, pod, {
-        status: rs,
-        graceOverride: gracePeriodSeconds,
-        events: this.deps.events,
-        logger: this.deps.logger,
-        counters: this.deps.hookCounters,
-      });
+    for (let attempt = 1; stillRunning(rs).length || rs.sandboxes.some((s) => s.ready); attempt++) {
+      if (attempt > 3)
+        throw new Error(
+          `detected running containers after a successful KillPod, CRI violation: [${stillRunning(rs).join(' ')}]`,
+        );
+      const failure = killFailure(
+        await killPod(this.deps.runtime, pod, {
+          status: rs,
+          graceOverride: gracePeriodSeconds,
+          events: this.deps.events,
+          logger: this.deps.logger,
+          counters: this.deps.hookCounters,
+        }),
+      );
+      if (failure) {
+        this.deps.events?.record(podRef(pod), 'Warning', 'FailedKillPod', `error killing pod: ${failure}`);
+        throw new Error(failure);
+      }
       rs = await this.status(pod);
     }
     return rs;

@@ -1,0 +1,126 @@
+/**
+ * A pod whose containers the runtime fails to stop (upstream SyncTerminatingPod): the kubelet
+ * records `FailedKillPod` ("error killing pod: failed to "KillContainer" for "main" with
+ * KillContainerError: …"), keeps the pod Terminating — its API object, its containers and its
+ * sandbox stay — and tries again after its backoff until the stop succeeds; only then is the pod
+ * released. Regression: after three failed stops in a row the kubelet went on, removed what it could
+ * and deleted the pod from the API while its container still ran.
+ *
+ * The runtime is the process runtime served by grpc-js in this process, its StopContainer failing
+ * while `failStops` is set; the kubelet is the real CLI joined to the fake apiserver.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type * as grpc from '@grpc/grpc-js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
+import { ProcessImages } from '../../src/process-runtime/images.js';
+import type { RuntimeService } from '../../src/cri/services.js';
+import { KubeletError } from '../../src/lib/errors.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { serveCriWithGrpcJs } from '../fixtures/grpc-js-cri-server.js';
+import { boundPod, kubectl, startCluster, type Cluster } from './cluster-helpers.js';
+import { until } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-killfail-'));
+const node = 'killfail-node';
+let runtime: ProcessRuntime;
+let server: grpc.Server;
+let c: Cluster;
+let failStops = false;
+/** The runtime calls that stop or remove something, in order: `stop ok|failed`, `remove container`, `remove sandbox`. */
+const calls: string[] = [];
+
+/** The process runtime, its StopContainer and StopPodSandbox failing while `failStops` is set, stops and removals logged. */
+function failingStops(rt: ProcessRuntime): RuntimeService {
+  return new Proxy(rt, {
+    get(target, key, receiver) {
+      if (key === 'stopContainer')
+        return async (id: string, timeout: number) => {
+          if (failStops) {
+            calls.push('stop failed');
+            throw new KubeletError('Internal', 'the shim did not answer');
+          }
+          await target.stopContainer(id, timeout);
+          calls.push('stop ok');
+        };
+      // Stopping the sandbox would stop its containers: a shim that does not answer fails that too.
+      if (key === 'stopPodSandbox')
+        return async (id: string) => {
+          if (failStops) throw new KubeletError('Internal', 'the shim did not answer');
+          await target.stopPodSandbox(id);
+        };
+      if (key === 'removeContainer' || key === 'removePodSandbox')
+        return async (id: string) => {
+          calls.push(key === 'removeContainer' ? 'remove container' : 'remove sandbox');
+          await target[key](id);
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+beforeAll(async () => {
+  runtime = new ProcessRuntime({
+    stateDir: join(dir, 'runtime'),
+    podIP: '127.0.0.1',
+    mode: 'in-process',
+    logger: createLogger({ level: 'fatal' }),
+    version: 'test',
+  });
+  await runtime.start();
+  const endpoint = `unix://${join(dir, 'cri.sock')}`;
+  server = await serveCriWithGrpcJs(endpoint, failingStops(runtime), new ProcessImages(join(dir, 'runtime')));
+  c = await startCluster({ dir, node, extra: ['--container-runtime-endpoint', endpoint] });
+}, 30_000);
+
+afterAll(async () => {
+  failStops = false;
+  await c?.close();
+  server?.forceShutdown();
+  await runtime?.shutdown();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pod = () => c.api.store.get('pods', 'default', 'stubborn');
+const runningContainers = async () =>
+  (await runtime.listContainers({ state: { state: 'CONTAINER_RUNNING' } })).filter(
+    (x) => x.labels?.['io.kubernetes.pod.name'] === 'stubborn',
+  );
+
+describe('a pod the runtime fails to stop', () => {
+  it('stays Terminating with a FailedKillPod event, and is released once a later stop succeeds', async () => {
+    await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
+    c.api.store.create('pods', boundPod('stubborn', node));
+    await until(() => pod()?.status?.phase === 'Running', 30_000, 'stubborn Running');
+    failStops = true;
+    expect((await kubectl(c, ['delete', 'pod', 'stubborn', '--wait=false'])).code).toBe(0);
+    const event = await until(
+      () =>
+        c.api.store.list('events').find((e) => e.reason === 'FailedKillPod' && e.involvedObject?.name === 'stubborn'),
+      30_000,
+      'FailedKillPod event',
+    );
+    expect(event.type).toBe('Warning');
+    const uid = pod()?.metadata.uid as string;
+    expect(event.message).toBe(
+      'error killing pod: [failed to "KillContainer" for "main" with KillContainerError: "StopContainer: the shim did not answer", ' +
+        `failed to "KillPodSandbox" for "${uid}" with KillPodSandboxError: "StopPodSandbox: the shim did not answer"]`,
+    );
+    // Longer than the three quick tries the kubelet used to make before going on: nothing is released.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(pod()).toBeDefined();
+    expect(await runningContainers()).toHaveLength(1);
+    expect(calls).not.toContain('remove container');
+    expect(calls).not.toContain('remove sandbox');
+    failStops = false;
+    // The worker's backoff is 10–15 s: the next try stops the container and the pod goes.
+    await until(() => !pod(), 40_000, 'stubborn deleted from the API');
+    expect(await runningContainers()).toHaveLength(0);
+    const firstOk = calls.indexOf('stop ok');
+    expect(firstOk).toBeGreaterThan(0);
+    expect(calls.slice(0, firstOk).every((x) => x === 'stop failed')).toBe(true);
+  }, 90_000);
+});
