@@ -1,6 +1,6 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import { GrpcCallError, GrpcCode as Code } from './grpc-status.js';
-import { KubeletError, type ErrorCode } from '../lib/errors.js';
+import { GrpcCallError, GrpcCode as Code, goCodeString } from './grpc-status.js';
+import { KubeletError, messageOf, type ErrorCode } from '../lib/errors.js';
 
 const toCatalog: Partial<Record<number, ErrorCode>> = {
   [Code.NOT_FOUND]: 'NotFound',
@@ -57,4 +57,17 @@ export function runtimeDetails(err: unknown): string {
     : err instanceof Error
       ? err.message
       : String(err);
+}
+
+/**
+ * A failed runtime call as grpc-go's status error prints it (`rpc error: code = NotFound desc = …`),
+ * which upstream's events and statuses embed where they print the error whole ("Failed to pull
+ * image …: rpc error: …"); any other error's message.
+ */
+export function goStatusText(err: unknown): string {
+  const status = err instanceof GrpcCallError ? err : err instanceof KubeletError ? err.cause : undefined;
+  const { code, details } = (status ?? {}) as { code?: unknown; details?: unknown };
+  if (typeof code === 'number' && typeof details === 'string')
+    return `rpc error: code = ${goCodeString(code)} desc = ${details}`;
+  return messageOf(err);
 }

@@ -24,6 +24,32 @@ export const GrpcCode = {
   UNAUTHENTICATED: 16,
 } as const;
 
+/** grpc-go's names of the codes (codes.Code's String), in code order. */
+const GO_CODE_NAMES = [
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
+];
+
+/** A gRPC code as grpc-go prints it (DEADLINE_EXCEEDED → DeadlineExceeded), for upstream's messages. */
+export function goCodeString(code: number): string {
+  return GO_CODE_NAMES[code] ?? `Code(${code})`;
+}
+
 const CODE_NAME = Object.fromEntries(Object.entries(GrpcCode).map(([k, v]) => [v, k])) as Record<number, string>;
 
 /** A failed call: the gRPC status code and the server's (or our) details. */

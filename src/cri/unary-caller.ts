@@ -4,36 +4,12 @@
  * NotFound desc = …"), which upstream's messages and events embed.
  */
 import { unaryChannel } from './grpc-channel.js';
-import { GrpcCallError, GrpcCode, type UnaryMethod } from './grpc-status.js';
-
-/** grpc-go's code names, for Go's status text. */
-const GO_CODE = [
-  'OK',
-  'Canceled',
-  'Unknown',
-  'InvalidArgument',
-  'DeadlineExceeded',
-  'NotFound',
-  'AlreadyExists',
-  'PermissionDenied',
-  'ResourceExhausted',
-  'FailedPrecondition',
-  'Aborted',
-  'OutOfRange',
-  'Unimplemented',
-  'Internal',
-  'Unavailable',
-  'DataLoss',
-  'Unauthenticated',
-];
-
-/** grpc-go's name of a code (codes.Code's String). */
-const codeName = (code: number) => GO_CODE[code] ?? `Code(${code})`;
+import { GrpcCallError, GrpcCode, goCodeString, type UnaryMethod } from './grpc-status.js';
 
 /** grpc-go's name of a call's outcome: "OK", "NotFound", "Unavailable"… */
 export function goCodeName(err: unknown): string {
   if (!err) return 'OK';
-  return err instanceof GrpcCallError ? codeName(err.code) : 'Unknown';
+  return err instanceof GrpcCallError ? goCodeString(err.code) : 'Unknown';
 }
 
 /**
@@ -52,7 +28,7 @@ export class GoStatusError extends Error {
 /** A failed call as grpc-go's status error prints. */
 export function goStatusError(err: unknown): GoStatusError {
   if (err instanceof GrpcCallError)
-    return new GoStatusError(err.code, `rpc error: code = ${codeName(err.code)} desc = ${err.details}`);
+    return new GoStatusError(err.code, `rpc error: code = ${goCodeString(err.code)} desc = ${err.details}`);
   return new GoStatusError(GrpcCode.UNKNOWN, err instanceof Error ? err.message : String(err));
 }
 

@@ -21,7 +21,7 @@ import { criMethods } from '../../src/cri/proto.js';
 import type { ImageService, RuntimeService } from '../../src/cri/services.js';
 import type * as cri from '../../src/cri/types.js';
 import { KubeletError } from '../../src/lib/errors.js';
-import { runtimeDetails } from '../../src/cri/grpc-errors.js';
+import { runtimeDetails, goStatusText } from '../../src/cri/grpc-errors.js';
 
 const dirs: string[] = [];
 const servers: grpc.Server[] = [];
@@ -118,6 +118,9 @@ describe('CRI client transport', () => {
       // What upstream reports of a runtime failure: the runtime's own words, without the method.
       expect(runtimeDetails(e)).toBe('container "x" ünknown\nsecond line');
       expect(runtimeDetails(new Error('plain'))).toBe('plain');
+      // Where upstream prints the error whole ("Failed to pull image …: rpc error: …"): grpc-go's status text.
+      expect(goStatusText(e)).toBe('rpc error: code = NotFound desc = container "x" ünknown\nsecond line');
+      expect(goStatusText(new Error('plain'))).toBe('plain');
       const u = await errorOf(c.runtime.removeContainer('x'));
       expect(u.code).toBe('NotImplemented');
     } finally {

@@ -14,6 +14,7 @@ import type { ImageService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
+import { goStatusText } from '../../cri/grpc-errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
 import { podRef, type EventSink, type ObjectRef } from '../events/recorder.js';
@@ -30,7 +31,15 @@ import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
   | { ok: true; imageRef: string; image: cri.Image | null; pulled: boolean }
-  | { ok: false; reason: string; message: string; retryAfterMs?: number };
+  | {
+      ok: false;
+      reason: string;
+      /** The container's waiting message. */
+      message: string;
+      /** The event's message where it differs (upstream's "Failed to pull image …" and "Back-off pulling image …"). */
+      eventMessage?: string;
+      retryAfterMs?: number;
+    };
 
 /** What the image manager needs. */
 export interface ImageManagerDeps {
@@ -83,6 +92,11 @@ const FAILURE_EVENT_REASONS: Record<string, string> = {
 
 export class ImageManager {
   private readonly backoff = new BackoffTable();
+  /**
+   * Each backed-off pull's last error (`ErrImagePull: …`, by backoff key), which the ImagePullBackOff
+   * message carries as upstream's prevPullErrMsg; dropped when the pull is tried again.
+   */
+  private readonly lastPullErrors = new Map<string, string>();
   private readonly pulls: Semaphore;
   constructor(private readonly deps: ImageManagerDeps) {
     this.pulls = new Semaphore(deps.serializeImagePulls ? 1 : (deps.maxParallelImagePulls ?? 0));
@@ -133,10 +147,10 @@ export class ImageManager {
             : `Container image "${c.image}" already present on machine`,
         );
       else if (!r.ok && r.reason === 'ImagePullBackOff') {
-        ev.record(ref, 'Normal', 'BackOff', r.message);
+        ev.record(ref, 'Normal', 'BackOff', r.eventMessage ?? r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
       } else if (!r.ok) {
-        ev.record(ref, 'Warning', FAILURE_EVENT_REASONS[r.reason] ?? 'Failed', r.message);
+        ev.record(ref, 'Warning', FAILURE_EVENT_REASONS[r.reason] ?? 'Failed', r.eventMessage ?? r.message);
         ev.record(ref, 'Warning', 'Failed', `Error: ${r.reason}`);
       }
     }
@@ -157,7 +171,11 @@ export class ImageManager {
     try {
       present = await this.deps.images.imageStatus(spec);
     } catch (err) {
-      return { ok: false, reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${messageOf(err)}` };
+      return {
+        ok: false,
+        reason: 'ErrImageInspect',
+        message: `Failed to inspect image "${image}": ${goStatusText(err)}`,
+      };
     }
     const credentials = once(async () => (typeof o.auth === 'function' ? await o.auth() : (o.auth ?? [])));
     if (present && policy !== 'Always' && !(await this.mustPullAgain(image, present.id, credentials)))
@@ -174,13 +192,18 @@ export class ImageManager {
     const now = this.deps.clock.now();
     const entry = this.backoff.snapshot().get(key);
     const remaining = entry ? backoffRemaining(entry, entry.lastUpdateMs, now) : 0;
-    if (remaining > 0)
+    if (remaining > 0) {
+      const eventMessage = `Back-off pulling image "${image}"`;
+      const previous = this.lastPullErrors.get(key);
       return {
         ok: false,
         reason: 'ImagePullBackOff',
-        message: `Back-off pulling image "${image}"`,
+        message: previous === undefined ? eventMessage : `${eventMessage}: ${previous}`,
+        eventMessage,
         retryAfterMs: remaining,
       };
+    }
+    this.lastPullErrors.delete(key);
     const started = this.deps.clock.now();
     this.deps.events?.record(eventRef, 'Normal', 'Pulling', `Pulling image "${image}"`);
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
@@ -195,15 +218,19 @@ export class ImageManager {
         await records.beginPull(image);
         intent = true;
       }
-      for (let i = 0; i < tries.length; i++) {
+      const failures: string[] = [];
+      for (const auth of tries) {
         try {
-          ref = await this.pull(spec, tries[i], o.sandboxConfig);
-          used = tries[i];
+          ref = await this.pull(spec, auth, o.sandboxConfig);
+          used = auth;
           break;
         } catch (err) {
-          if (i === tries.length - 1) throw err;
+          failures.push(goStatusText(err));
         }
       }
+      // Every credential failed: upstream's aggregate of their errors (one alone as it is).
+      if (failures.length === tries.length)
+        throw new Error(failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`);
       if (records) {
         intent = false;
         await records
@@ -225,10 +252,13 @@ export class ImageManager {
     } catch (err) {
       if (intent) await records!.endPull(image).catch(() => undefined);
       this.backoff.next(key, now, now);
+      const message = messageOf(err);
+      this.lastPullErrors.set(key, `ErrImagePull: ${message}`);
       return {
         ok: false,
         reason: 'ErrImagePull',
-        message: `Failed to pull image "${image}": ${messageOf(err)}`,
+        message,
+        eventMessage: `Failed to pull image "${image}": ${message}`,
         retryAfterMs: this.backoff.snapshot().get(key)!.delayMs,
       };
     }
@@ -269,5 +299,6 @@ export class ImageManager {
   /** Forgets a pod's pull backoff. */
   forgetPod(uid: string): void {
     this.backoff.forgetPod(uid);
+    for (const key of this.lastPullErrors.keys()) if (key.startsWith(`${uid}/`)) this.lastPullErrors.delete(key);
   }
 }

@@ -16,7 +16,7 @@ import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
 import { probeGet, type HttpGetResponse } from './http-get.js';
 import { unaryChannel } from '../../cri/grpc-channel.js';
-import { GrpcCallError, GrpcCode, type UnaryMethod } from '../../cri/grpc-status.js';
+import { GrpcCallError, GrpcCode, goCodeString, type UnaryMethod } from '../../cri/grpc-status.js';
 
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {
@@ -251,14 +251,6 @@ const HEALTH_CHECK: UnaryMethod = {
   responseDeserialize: (b) => decodeHealthStatus(b),
 };
 
-/** A gRPC code as Go's codes.Code prints it (DEADLINE_EXCEEDED → DeadlineExceeded). */
-function goCodeName(code: number): string {
-  const name = Object.entries(GrpcCode).find(([, v]) => v === code)?.[0] ?? 'UNKNOWN';
-  return name === 'OK'
-    ? 'OK'
-    : name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _u: string, c: string) => c.toUpperCase());
-}
-
 /** grpc.health.v1 Check over the project's own unary gRPC client (a new connection per probe, as upstream). */
 async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): Promise<ProbeOutcome> {
   const addr = `${t.podIP.includes(':') ? `[${t.podIP}]` : t.podIP}:${a.port}`;
@@ -286,7 +278,7 @@ async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): P
       };
     return {
       result: 'failure',
-      output: `error: health rpc probe failed: rpc error: code = ${goCodeName(code)} desc = ${message}`,
+      output: `error: health rpc probe failed: rpc error: code = ${goCodeString(code)} desc = ${message}`,
     };
   } finally {
     channel.close();

@@ -10,6 +10,7 @@ import type { RuntimeService } from '../../cri/services.js';
 import type * as cri from '../../cri/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
+import { goStatusText } from '../../cri/grpc-errors.js';
 import { networkIps, sandboxOf } from './runtime-manager.js';
 import { withUserNamespace } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
@@ -99,6 +100,6 @@ export async function createSandbox(
         });
     return { action: 'CreatePodSandbox', target: id, ok: true, sandbox };
   } catch (err) {
-    return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${messageOf(err)}`, SYNC_ERROR_BACKOFF_MS);
+    return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${goStatusText(err)}`, SYNC_ERROR_BACKOFF_MS);
   }
 }

@@ -6,7 +6,8 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
-import { KubeletError, messageOf } from '../../lib/errors.js';
+import { KubeletError } from '../../lib/errors.js';
+import { goStatusText } from '../../cri/grpc-errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
 import { podRef } from '../events/recorder.js';
@@ -58,7 +59,7 @@ export async function killPod(
         target: c.name,
         ok: false,
         reason: 'KillContainerError',
-        message: messageOf(err),
+        message: goStatusText(err),
       };
     }
   };
@@ -84,7 +85,7 @@ export async function killPod(
         target: uid,
         ok: false,
         reason: 'KillPodSandboxError',
-        message: messageOf(err),
+        message: goStatusText(err),
       });
     }
   }

@@ -77,6 +77,22 @@ describe('image pulls with imagePullSecrets', () => {
       'Normal Pulled Container image "registry.example.com/team/app:1" already present on machine',
     );
   });
+  it("every credential refused: the status is upstream's aggregate of the pulls' errors, one per credential", async () => {
+    const { svc, tried } = registry({ alice: 'right' });
+    const m = new ImageManager({ images: svc, clock: new FakeClock(0), serializeImagePulls: true });
+    const auth = credentialsFor(pod.spec.containers[0].image!, [
+      secret({ 'registry.example.com': { username: 'alice', password: 'old' } }),
+      secret({ 'registry.example.com/team': { username: 'alice', password: 'stale' } }),
+    ]);
+    const denied = 'failed to resolve reference: pull access denied, 401 Unauthorized';
+    expect(await m.ensureImageExists(pod, pod.spec.containers[0], { auth })).toMatchObject({
+      ok: false,
+      reason: 'ErrImagePull',
+      message: `[${denied}, ${denied}]`,
+      eventMessage: `Failed to pull image "registry.example.com/team/app:1": [${denied}, ${denied}]`,
+    });
+    expect(tried.map((a) => a?.password)).toEqual(['stale', 'old']);
+  });
   it('without working credentials: ErrImagePull, then ImagePullBackOff, with Failed/BackOff events', async () => {
     const { svc, tried } = registry({ alice: 'right' });
     const events: string[] = [];
@@ -87,24 +103,23 @@ describe('image pulls with imagePullSecrets', () => {
       events: { record: (_r, type, reason, message) => events.push(`${type} ${reason} ${message}`) },
     });
     const r = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
-    expect(r).toMatchObject({
-      ok: false,
-      reason: 'ErrImagePull',
-      message: expect.stringContaining('401 Unauthorized'),
-    });
+    const denied = 'failed to resolve reference: pull access denied, 401 Unauthorized';
+    // Upstream: the status carries the runtime's error, the event says which image.
+    expect(r).toMatchObject({ ok: false, reason: 'ErrImagePull', message: denied });
     expect(tried).toEqual([undefined]);
     const b = await m.ensureImageExists(pod, pod.spec.containers[0], { auth: [] });
+    // During the back-off the status still tells why (upstream's prevPullErrMsg), the event does not.
     expect(b).toMatchObject({
       ok: false,
       reason: 'ImagePullBackOff',
-      message: 'Back-off pulling image "registry.example.com/team/app:1"',
+      message: `Back-off pulling image "registry.example.com/team/app:1": ErrImagePull: ${denied}`,
     });
-    expect(events).toEqual(
-      expect.arrayContaining([
-        'Warning Failed Error: ErrImagePull',
-        'Normal BackOff Back-off pulling image "registry.example.com/team/app:1"',
-        'Warning Failed Error: ImagePullBackOff',
-      ]),
-    );
+    expect(events).toEqual([
+      'Normal Pulling Pulling image "registry.example.com/team/app:1"',
+      `Warning Failed Failed to pull image "registry.example.com/team/app:1": ${denied}`,
+      'Warning Failed Error: ErrImagePull',
+      'Normal BackOff Back-off pulling image "registry.example.com/team/app:1"',
+      'Warning Failed Error: ImagePullBackOff',
+    ]);
   });
 });

@@ -74,12 +74,17 @@ describe('image pull limits', () => {
     expect(results[2]).toMatchObject({
       ok: false,
       reason: 'ErrImagePull',
-      message: 'Failed to pull image "img2:1": pull QPS exceeded',
+      message: 'pull QPS exceeded',
+      eventMessage: 'Failed to pull image "img2:1": pull QPS exceeded',
     });
     expect(stats.pulls).toBe(2);
-    // Within the backoff the pod waits; after it (and a token later) the pull goes through.
+    // Within the backoff the pod waits, told the last pull's error; after it (and a token later) the pull goes through.
     const p = podWith('img2:1');
-    expect(await m.ensureImageExists(p, p.spec.containers[0])).toMatchObject({ ok: false, reason: 'ImagePullBackOff' });
+    expect(await m.ensureImageExists(p, p.spec.containers[0])).toMatchObject({
+      ok: false,
+      reason: 'ImagePullBackOff',
+      message: 'Back-off pulling image "img2:1": ErrImagePull: pull QPS exceeded',
+    });
     clock.advance(10_000);
     expect(await m.ensureImageExists(p, p.spec.containers[0])).toMatchObject({ ok: true, pulled: true });
   });
