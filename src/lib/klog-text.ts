@@ -10,6 +10,7 @@
  * message and the fields as key=value: strings quoted as Go's %q, numbers and booleans bare,
  * objects as JSON, a string with newlines as klog's `key=<` block.
  */
+import { goQuote } from './go-quote.js';
 
 const SEVERITY: [number, string][] = [
   [60, 'F'],
@@ -20,11 +21,6 @@ const SEVERITY: [number, string][] = [
 const HEADER_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'component']);
 
 const two = (n: number) => (n < 10 ? `0${n}` : String(n));
-
-/** Go's strconv.Quote for what a log value or a request body holds (JSON's escapes, \x for other control bytes). */
-export function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/\\u00([0-9a-f]{2})/g, '\\x$1');
-}
 
 /** One value as klog writes it after `key=`. */
 function value(v: unknown): string {

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { hidden } from './schemas.js';
-import { goQuote } from '../lib/klog-text.js';
+import { goQuote } from '../lib/go-quote.js';
 import { sendPlainText } from '../server/status-errors.js';
 
 const PATH = '/debug/flags/v';

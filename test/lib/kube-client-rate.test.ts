@@ -40,9 +40,9 @@ describe('apiserver client rate limit', () => {
     );
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200]);
     arrivals.sort((a, b) => a - b);
-    // Four requests beyond the burst of two, 50 ms apart: the last cannot arrive before 200 ms.
-    expect(arrivals[5] - t0).toBeGreaterThanOrEqual(195);
-    for (let i = 3; i < 6; i++) expect(arrivals[i] - arrivals[i - 1]).toBeGreaterThanOrEqual(40);
+    // Four requests beyond the burst of two, 50 ms apart: by the k-th arrival, k + 1 requests were sent, the last of
+    // them no sooner than (k - 1) × 50 ms. (Gaps between arrivals are not bounded: a loaded machine may delay one.)
+    for (let k = 2; k < 6; k++) expect(arrivals[k] - t0).toBeGreaterThanOrEqual((k - 1) * 50 - 5);
   });
   it('a request whose signal aborts while it waits is not sent', async () => {
     arrivals.length = 0;

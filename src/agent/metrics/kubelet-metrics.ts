@@ -25,6 +25,7 @@ import { registerHttpMetrics } from './http-metrics.js';
 import { registerImagePullMetrics } from './image-pull-metrics.js';
 import type { ImageManagerDeps } from '../images/image-manager.js';
 import type { Pod } from '../../api/types.js';
+import type { FsUsage } from '../volume/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
 import { bootTimeMs, NodeStartupTracker } from './node-startup-metrics.js';
@@ -42,14 +43,8 @@ export interface RunningState {
 }
 
 /** A claim's latest volume figures (volume/volume-stats.ts). */
-export interface ClaimStats {
+export interface ClaimStats extends FsUsage {
   pvcRef: { name: string; namespace: string };
-  capacityBytes: number;
-  availableBytes: number;
-  usedBytes: number;
-  inodes: number;
-  inodesFree: number;
-  inodesUsed: number;
 }
 
 /** kubelet_volume_stats_<suffix>: upstream's names and help, and the figure each reads. */

@@ -13,7 +13,7 @@ import type { StepResult } from './step-result.js';
 import { podRef } from '../events/recorder.js';
 import { preStop, type HookReporting } from './lifecycle-hooks.js';
 import { gracePeriodOf } from './grace-period.js';
-import { goQuote } from '../../lib/klog-text.js';
+import { goQuote } from '../../lib/go-quote.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
 export async function killPod(

@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
+import type { FsUsage } from '../volume/types.js';
 
 /** A /proc file's text; '' when it cannot be read. */
 const procText = (path: string): string => {
@@ -132,17 +133,7 @@ export function nodeNetwork(): { interfaces: NetDevStats[]; defaultName?: string
 }
 
 /** statfs of `path` as FsStats numbers. */
-export async function fsUsage(path: string): Promise<
-  | {
-      capacityBytes: number;
-      availableBytes: number;
-      usedBytes: number;
-      inodes: number;
-      inodesFree: number;
-      inodesUsed: number;
-    }
-  | undefined
-> {
+export async function fsUsage(path: string): Promise<FsUsage | undefined> {
   try {
     const s = await statfs(path);
     return {

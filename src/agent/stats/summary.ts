@@ -6,6 +6,7 @@
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { RuntimeFilesystem } from './runtime-filesystems.js';
+import type { FsUsage } from '../volume/types.js';
 import { podUsage, sumDefined as sum } from './pod-usage.js';
 import type { Pressure, PressureByResource } from '../../lib/pressure.js';
 
@@ -104,21 +105,7 @@ function runtimeFs(time: string, f: RuntimeFilesystem): Obj | undefined {
   return fs(time, f, f.imageUsedBytes, f.imageInodesUsed);
 }
 
-function fs(
-  time: string,
-  f:
-    | {
-        capacityBytes: number;
-        availableBytes: number;
-        usedBytes: number;
-        inodes: number;
-        inodesFree: number;
-        inodesUsed: number;
-      }
-    | undefined,
-  used?: number,
-  inodesUsed?: number,
-): Obj | undefined {
+function fs(time: string, f: FsUsage | undefined, used?: number, inodesUsed?: number): Obj | undefined {
   if (!f && used === undefined) return undefined;
   return defined({
     time,

@@ -6,6 +6,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { fieldValue, resourceValue } from '../runtime/env.js';
 import type { Payload } from './atomic-writer.js';
+import { goQuote } from '../../lib/go-quote.js';
 
 /** API default of every projection's defaultMode (0644). */
 export const DEFAULT_MODE = 0o644;
@@ -99,25 +100,6 @@ export function secretPayload(
     defaultMode: o.defaultMode ?? DEFAULT_MODE,
     optional: !!o.optional,
   });
-}
-
-/** Go's strconv.Quote for the characters a label or annotation value can hold. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\x07') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\v') out += '\\v';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return `${out}"`;
 }
 
 /** Upstream fieldpath.FormatMap: sorted `key="value"` lines, joined by newlines. */

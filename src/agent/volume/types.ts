@@ -132,8 +132,8 @@ export interface MountedVolume {
   image?: ImageSpec;
 }
 
-/** A volume's usage figures (names as upstream's FsStats). */
-export interface VolumeFigures {
+/** A filesystem's or a volume's usage figures (names as upstream's FsStats). */
+export interface FsUsage {
   usedBytes: number;
   inodesUsed: number;
   capacityBytes: number;
@@ -143,7 +143,7 @@ export interface VolumeFigures {
 }
 
 /** A volume's figures as its driver reports them (a CSI driver's NodeGetVolumeStats). */
-export type VolumeMeasure = () => Promise<VolumeFigures>;
+export type VolumeMeasure = () => Promise<FsUsage>;
 
 /** One volume plugin. */
 export interface VolumePlugin {

@@ -13,10 +13,10 @@ import type { Clock } from '../../lib/clock.js';
 import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
-import type { MountedVolume, VolumeFigures } from './types.js';
+import type { MountedVolume, FsUsage } from './types.js';
 
 /** One volume's figures (names as upstream's VolumeStats / FsStats). */
-export interface VolumeStats extends VolumeFigures {
+export interface VolumeStats extends FsUsage {
   name: string;
   time: string;
   /** The claim of a persistentVolumeClaim volume. */
@@ -52,7 +52,7 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
  * A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with
  * its filesystem's capacity.
  */
-async function measureLocal(path: string, du: boolean): Promise<VolumeFigures> {
+async function measureLocal(path: string, du: boolean): Promise<FsUsage> {
   const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, statfs(path)]);
   return {
     usedBytes: used ? used.bytes : (fs.blocks - fs.bfree) * fs.bsize,

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  configMapPayload,
-  downwardApiPayload,
-  formatMap,
-  goQuote,
-  secretPayload,
-} from '../../../src/agent/volume/payload.js';
+import { configMapPayload, downwardApiPayload, formatMap, secretPayload } from '../../../src/agent/volume/payload.js';
+import { goQuote } from '../../../src/lib/go-quote.js';
 import type { Pod } from '../../../src/api/types.js';
 
 const files = (r: ReturnType<typeof configMapPayload>) =>
