@@ -4,9 +4,9 @@
  * pods with neither a pod nor a worker; 1a. start anew each active pod without a worker (created
  * again with the same UID while it terminated: a static pod's manifest removed and put back),
  * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror pods (kept while their static
- * pod stops its containers, as upstream); 3. kill and remove runtime pods that no source wants and no worker owns (left
- * by an
- * earlier run, or removed while the kubelet was down); 4. garbage-collect backoff entries;
+ * pod stops its containers, as upstream); 3. kill (upstream SyncTerminatingRuntimePod's grace period) and
+ * remove runtime pods that no source wants and no worker owns (left by an earlier run, or removed while the
+ * kubelet was down) — one whose kill fails is left for the next pass; 4. garbage-collect backoff entries;
  * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
  * nor in the runtime (orphaned pod directories, also those left before a restart), and release
  * their user namespace ranges.
@@ -18,7 +18,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { RuntimeManager } from '../runtime/runtime-manager.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
-import { killPod } from '../runtime/kill-pod.js';
+import { killFailure, killPod } from '../runtime/kill-pod.js';
 import type { BackoffTable } from './backoff.js';
 import type { PodWorkers } from './pod-workers.js';
 import { removePodFromRuntime } from '../runtime/remove-pod.js';
@@ -52,6 +52,12 @@ export interface HousekeepingDeps {
 /** How old the runtime's lists may be for housekeeping: the PLEG lists every second. */
 export const RECENT_LISTS_MS = 1500;
 
+/**
+ * The grace period of a pod no source wants any more (upstream's: everything else about it is lost), which the
+ * minimum grace period makes 2 s, as upstream's killContainer does.
+ */
+const ORPHAN_GRACE_SECONDS = 1;
+
 /** One housekeeping pass. */
 export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   d.workers.syncKnownPods((uid) => !!d.podManager.getPodByUid(uid));
@@ -83,7 +89,11 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     d.onOrphanedRuntimePod?.();
     const status = await d.runtimeManager.getPodStatus(rp.uid, rp.name, rp.namespace);
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
-    await killPod(d.runtime, pod, { status, graceOverride: 2 });
+    const failure = killFailure(await killPod(d.runtime, pod, { status, graceOverride: ORPHAN_GRACE_SECONDS }));
+    if (failure) {
+      d.logger.warn({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, err: failure }, 'error killing pod');
+      continue;
+    }
     await removePodFromRuntime(d.runtime, status, {
       podLogDir: podLogDir(d.podLogsDir, pod),
       containerLogsDir: d.containerLogsDir,
