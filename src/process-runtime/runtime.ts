@@ -67,7 +67,6 @@ export interface ProcessRuntimeDeps {
 
 const newId = () => randomBytes(32).toString('hex');
 
-/** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
 /** Refuses a user namespace the runtime cannot make: one it cannot map, or any without root or kernel support. */
 function checkUserNamespace(options: cri.UserNamespace | null | undefined): void {
   let range;
@@ -82,6 +81,7 @@ function checkUserNamespace(options: cri.UserNamespace | null | undefined): void
     );
 }
 
+/** RuntimeService over host processes. Call `start()` before use and `shutdown()` at the end. */
 export class ProcessRuntime implements RuntimeService {
   private readonly sandboxes = new Map<string, SandboxRecord>();
   private readonly containers = new Map<string, ContainerRecord>();

@@ -75,8 +75,10 @@ export interface KubeletHost {
    * on the runtime.
    */
   getStreamUrl(req: StreamUrlRequest): Promise<string>;
-  /** Runs a command in a running container to completion (CRI ExecSync); stdout then stderr. May block. */
-  /** Upstream RunInContainer; `signal` is aborted when the client leaves, which ends the command. */
+  /**
+   * Runs a command in a running container to completion (CRI ExecSync, upstream RunInContainer); stdout then
+   * stderr. May block; `signal` is aborted when the client leaves, which ends the command.
+   */
   runInContainer(req: {
     namespace: string;
     podName: string;

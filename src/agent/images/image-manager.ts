@@ -83,13 +83,13 @@ function pullCredentials(used: AuthConfig | undefined): ImagePullCredentials {
   return { nodePodsAccessible: true };
 }
 
-/** Pulls images per policy. */
 /** The event reason of a failure, as upstream's image manager records it (events.go); others are "Failed". */
 const FAILURE_EVENT_REASONS: Record<string, string> = {
   ErrImageNeverPull: 'ErrImageNeverPull',
   ErrImageInspect: 'InspectFailed',
 };
 
+/** Pulls images per policy. */
 export class ImageManager {
   private readonly backoff = new BackoffTable();
   /**

@@ -110,13 +110,13 @@ export class Gauge<L extends string = never> extends Metric<L, { n: number }> {
   }
 }
 
+/** Prometheus client_golang's DefBuckets: upstream's histograms that name no buckets of their own use these. */
+export const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
 /**
  * A histogram with fixed upper bounds (seconds, for the kubelet's); one without labels reads 0 before its first
  * observation, as client_golang's.
  */
-/** Prometheus client_golang's DefBuckets: upstream's histograms that name no buckets of their own use these. */
-export const DEFAULT_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-
 export class Histogram<L extends string = never> extends Metric<L, { counts: number[]; sum: number; count: number }> {
   private readonly bounds: number[];
 

@@ -48,8 +48,10 @@ const DEFAULT_SECURITY: SecurityProfileContext = {
   seccompProfileRoot: '/var/lib/kubelet/seccomp',
 };
 
-/** The config, or why it cannot be built (reason CreateContainerConfigError). */
-/** `volumeMounts` are the first mounts of `config.mounts`, still to have their subPaths resolved on disk. */
+/**
+ * The config, or why it cannot be built (reason CreateContainerConfigError). `volumeMounts` are the first mounts of
+ * `config.mounts`, still to have their subPaths resolved on disk.
+ */
 export type ContainerConfigResult =
   { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
 

@@ -25,15 +25,15 @@ export interface SpdyConnectionOptions {
 }
 
 /**
- * Events: 'stream' (a stream the peer opened, headers decoded; reply to accept it),
- * 'goaway', 'close', 'protocolError' (message).
- */
-/**
  * Streams a peer may have open on one connection at once: an exec has five, a port-forward two
  * per forwarded connection; more are refused (RST_STREAM REFUSED_STREAM), each one costing memory.
  */
 export const MAX_OPEN_STREAMS = 1000;
 
+/**
+ * One SPDY/3.1 connection. Events: 'stream' (a stream the peer opened, headers decoded; reply to
+ * accept it), 'goaway', 'close', 'protocolError' (message).
+ */
 export class SpdyConnection extends EventEmitter implements StreamHost {
   private readonly decoder = new FrameDecoder();
   private readonly codec = new HeaderCodec();

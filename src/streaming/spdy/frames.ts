@@ -37,10 +37,10 @@ export const RstStatus = {
 } as const;
 /** GOAWAY status codes. */
 export const GoAwayStatus = { OK: 0, PROTOCOL_ERROR: 1, INTERNAL_ERROR: 2 } as const;
-/** SETTINGS ids used here. */
 /** A stream's window before any INITIAL_WINDOW_SIZE setting (SPDY/3: 64 KiB). */
 export const DEFAULT_WINDOW = 64 * 1024;
 
+/** SETTINGS ids used here. */
 export const SettingsId = { MAX_CONCURRENT_STREAMS: 4, INITIAL_WINDOW_SIZE: 7 } as const;
 
 /** The largest payload we accept (24-bit length field; bigger is a protocol error anyway). */
