@@ -24,7 +24,7 @@ import { boundPod, kubectl, resizePod, startCluster, type Cluster } from './clus
 import https from 'node:https';
 import { countProcesses, httpGet, until } from './helpers.js';
 import { startSamplePlugin } from '../fixtures/sample-device-plugin.js';
-import { startSampleDraDriver } from '../fixtures/sample-dra-driver.js';
+import { startSampleDraDriver, type SampleDraDriver } from '../fixtures/sample-dra-driver.js';
 import { podResourcesClient } from './pod-resources-client.js';
 
 const node = 'cluster-node';
@@ -1802,6 +1802,60 @@ describe('Dynamic Resource Allocation (resource.k8s.io/v1, dra/v1)', () => {
       driver.close();
     }
   });
+
+  it("unprepares a finished pod's claim before its status says Succeeded, and tries again while the driver refuses", async () => {
+    const driver = await startSampleDraDriver({
+      root: join(dir, 'root'),
+      name: 'gpu.example.com',
+      cdiKind: 'gpu.example.com/gpu',
+    });
+    try {
+      driver.failUnprepare(1);
+      const created = create(
+        boundPod('claim-job', node, {
+          restartPolicy: 'Never',
+          resourceClaims: [{ name: 'gpu', resourceClaimName: 'job-claim' }],
+          containers: [
+            { name: 'main', image: 'busybox', command: ['sleep', '1'], resources: { claims: [{ name: 'gpu' }] } },
+          ],
+        }),
+      );
+      createAllocatedClaim({
+        name: 'job-claim',
+        request: 'gpu',
+        driver: 'gpu.example.com',
+        pod: 'claim-job',
+        podUid: created.metadata.uid,
+      });
+      // The driver's calls at the moment a watcher (the claim controller) first sees the pod Succeeded.
+      let callsWhenSucceeded: SampleDraDriver['calls'] | undefined;
+      const stop = c.api.store.watch(
+        'pods',
+        0,
+        (o) => o.metadata.name === 'claim-job',
+        (e) => {
+          if (e.object.status?.phase === 'Succeeded') callsWhenSucceeded ??= [...driver.calls];
+        },
+      );
+      try {
+        await until(() => callsWhenSucceeded, 40_000, 'claim-job Succeeded');
+      } finally {
+        stop();
+      }
+      // Upstream: unprepared after the containers stop and before the status changes; the refusal retried.
+      expect(callsWhenSucceeded).toEqual([
+        { method: 'NodePrepareResources', claims: ['job-claim'] },
+        { method: 'NodeUnprepareResources', claims: ['job-claim'], error: 'device still busy' },
+        { method: 'NodeUnprepareResources', claims: ['job-claim'] },
+      ]);
+      const checkpoint = JSON.parse(readFileSync(join(dir, 'root', 'dra_manager_state'), 'utf8'));
+      expect(JSON.parse(checkpoint.Data).ClaimInfoStateList ?? []).toEqual([]);
+      await kubectl(c, ['delete', 'pod', 'claim-job', '--wait=false']);
+      await until(() => !pod('claim-job'), 20_000, 'claim-job gone');
+    } finally {
+      driver.close();
+    }
+  }, 60_000);
 
   it('prepares the claim the scheduler made for a DRA-backed extended resource, and gives the device to the container it maps to', async () => {
     const driver = await startSampleDraDriver({

@@ -95,6 +95,8 @@ export class DraManager {
   private readonly prepared = new Set<string>();
   private readonly methods = serviceMethods(PROTO, SERVICE);
   private writes: Promise<void> = Promise.resolve();
+  /** The unprepare running, which the next one waits for. */
+  private unpreparing: Promise<void> = Promise.resolve();
 
   /** The drivers' device health (dra-health.ts). */
   private readonly health: DraHealth;
@@ -399,37 +401,64 @@ export class DraManager {
   /**
    * One pass of upstream's reconcile loop (draManagerReconcilePeriod): the claims of every pod
    * that is no longer active — deleted while the kubelet was down, say, known only from the
-   * checkpoint — are let go as if the pod had just gone.
+   * checkpoint, or one whose unprepare failed — are let go as if the pod had just gone.
    */
   async reconcile(activeUids: ReadonlySet<string>): Promise<void> {
     const inactive = new Set<string>();
     for (const info of this.claims.values())
       for (const uid of Object.keys(info.PodUIDs)) if (!activeUids.has(uid)) inactive.add(uid);
-    for (const uid of inactive) await this.unprepare(uid);
+    for (const uid of inactive)
+      await this.unprepare(uid).catch((err: unknown) =>
+        this.deps.logger.warn({ podUID: uid, err: messageOf(err) }, 'Unprepare dynamic resources failed; will retry'),
+      );
   }
 
-  /** The pod is gone: a claim no other pod uses is unprepared by its drivers. */
-  async unprepare(uid: string): Promise<void> {
+  /**
+   * The pod's containers have stopped (upstream UnprepareDynamicResources): a claim no other pod
+   * uses is unprepared by its drivers, then forgotten. A claim a driver fails to unprepare stays,
+   * the pod's included, and the call rejects with upstream's message: the caller tries again.
+   */
+  unprepare(uid: string): Promise<void> {
+    // One at a time (upstream holds its claim cache's lock): the terminating pod's worker and the reconcile loop
+    // may both let the same pod go, and a claim must be unprepared once.
+    const run = this.unpreparing.then(() => this.unprepareNow(uid));
+    this.unpreparing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async unprepareNow(uid: string): Promise<void> {
     const began = performance.now();
     let changed = false;
-    let failed = false;
+    const failures: string[] = [];
     for (const [claimUid, info] of this.claims) {
       if (!info.PodUIDs[uid]) continue;
-      delete info.PodUIDs[uid];
-      changed = true;
-      if (Object.keys(info.PodUIDs).length) continue;
-      for (const driver of Object.keys(info.DriverState))
-        await this.call(driver, 'NodeUnprepareResources', {
-          claims: [{ namespace: info.Namespace, uid: claimUid, name: info.ClaimName }],
-        }).catch((err: unknown) => {
-          failed = true;
-          this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed');
-        });
-      this.claims.delete(claimUid);
-      this.prepared.delete(claimUid);
+      if (Object.keys(info.PodUIDs).length > 1) {
+        delete info.PodUIDs[uid];
+        changed = true;
+        continue;
+      }
+      try {
+        for (const driver of Object.keys(info.DriverState)) {
+          const res = (await this.call(driver, 'NodeUnprepareResources', {
+            claims: [{ namespace: info.Namespace, uid: claimUid, name: info.ClaimName }],
+          }).catch((err: unknown) => {
+            throw new Error(`NodeUnprepareResources failed: ${messageOf(err)}`);
+          })) as { claims?: Record<string, { error?: string }> };
+          const error = res.claims?.[claimUid]?.error;
+          if (error)
+            throw new Error(`NodeUnprepareResources failed for claim ${info.Namespace}/${info.ClaimName}: ${error}`);
+        }
+        this.claims.delete(claimUid);
+        this.prepared.delete(claimUid);
+        changed = true;
+      } catch (err) {
+        failures.push(messageOf(err));
+        this.deps.logger.warn({ claim: info.ClaimName, err: messageOf(err) }, 'NodeUnprepareResources failed');
+      }
     }
-    if (!changed) return;
-    await this.persist();
-    this.deps.metrics?.operation('UnprepareResources', failed, (performance.now() - began) / 1000);
+    if (changed) await this.persist();
+    if (changed || failures.length)
+      this.deps.metrics?.operation('UnprepareResources', failures.length > 0, (performance.now() - began) / 1000);
+    if (failures.length) throw new Error(failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`);
   }
 }

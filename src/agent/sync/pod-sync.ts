@@ -8,7 +8,8 @@
  *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
  *   (backoff expiry or syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs; a failed
- *   stop is reported (FailedKillPod) and the step retried by the pod worker.
+ *   stop is reported (FailedKillPod) and the step retried by the pod worker; then the pod's
+ *   dynamic resources are unprepared, before its status says it stopped.
  * syncTerminatedPod — for a pod no longer desired, remove its containers, sandboxes and logs,
  *   then its volumes and pod directory; for a pod still desired (deleted in the API but held by a
  *   finalizer, or finished), unmount its volumes, remove its cgroup, then store its final status
@@ -350,6 +351,9 @@ export class PodSync implements PodSyncer {
       this.stopping.delete(uid);
     }
     this.deps.prober?.removePod(uid);
+    // Its claims go once its containers have stopped and before its status says so (upstream): the claim
+    // controller deallocates a claim when it sees the pod finished. A failure fails the step, retried.
+    await this.deps.dra?.unprepare(uid);
     this.publish(pod, rs, 'stopping');
     // The terminated step, which follows in the same worker, removes exactly what this saw stopped.
     this.stopped.set(uid, rs);
