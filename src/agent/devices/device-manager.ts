@@ -196,8 +196,19 @@ export class DeviceManager {
   /**
    * The start of a pod's admission (upstream's allocate admit handler, run by the topology
    * manager container by container): what its containers take is held apart until it ends.
+   * Once every pod source has delivered its pods, the devices of pods no longer active — finished
+   * ones the API still shows (a Job's), or gone — are free again (upstream UpdateAllocatedDevices).
    */
-  beginAdmission(pod: Pod): void {
+  beginAdmission(pod: Pod, active: readonly Pod[], sourcesSeen: boolean): void {
+    if (sourcesSeen) {
+      const keep = new Set([...active, pod].map((p) => p.metadata.uid!));
+      const gone = [...this.allocations.keys()].filter((uid) => !keep.has(uid));
+      if (gone.length) {
+        this.deps.logger.debug({ podUIDs: gone }, 'Pods to be removed');
+        for (const uid of gone) this.allocations.delete(uid);
+        this.persist();
+      }
+    }
     this.admission = { uid: pod.metadata.uid!, containers: new Map(), reuse: new Map() };
   }
 
@@ -242,7 +253,7 @@ export class DeviceManager {
   ): AllocationRefusal | undefined | Promise<AllocationRefusal | undefined> {
     const uid = pod.metadata.uid!;
     if (this.allocations.has(uid)) return undefined;
-    if (this.admission?.uid !== uid) this.beginAdmission(pod);
+    if (this.admission?.uid !== uid) this.beginAdmission(pod, [], false);
     const admission = this.admission!;
     const initContainer = (pod.spec.initContainers ?? []).find((x) => x.name === c.name);
     const requests = containerDeviceRequests(c, this.plugins.resources());

@@ -49,7 +49,7 @@ export interface MemoryProvider {
 /** The device manager as the topology manager sees it (devices/device-manager.ts). */
 export interface DeviceProvider {
   needsDevices(pod: Pod): boolean;
-  beginAdmission(pod: Pod): void;
+  beginAdmission(pod: Pod, active: readonly Pod[], sourcesSeen: boolean): void;
   containerHints(pod: Pod, c: Container, numaNodes: readonly number[]): ResourceHints[];
   podHints(pod: Pod, numaNodes: readonly number[]): ResourceHints[];
   allocateContainer(
@@ -88,7 +88,7 @@ export function admitWithTopology(
   const devices = providers.devices?.needsDevices(pod) ? providers.devices : undefined;
   cpus?.beginAdmission(pod, active);
   memory?.beginAdmission(pod, active, sourcesSeen);
-  devices?.beginAdmission(pod);
+  devices?.beginAdmission(pod, active, sourcesSeen);
   const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
   const policy = t.policy;
   const podHint =

@@ -90,6 +90,24 @@ describe('device manager with a real plugin', () => {
     expect(plugin.allocations).toHaveLength(2);
   });
 
+  it('frees the devices of pods no longer active once every pod source has delivered (upstream UpdateAllocatedDevices)', async () => {
+    const { manager } = await setUp();
+    const config: TopologyManagerConfig = { policy: 'none', scope: 'container', numaNodes: [0] };
+    const running = podAsking('runs', 1);
+    expect(await admit(manager, podAsking('finished', 3))).toBeUndefined();
+    expect(await admit(manager, running)).toBeUndefined();
+    const next = podAsking('next', 2);
+    // Until the sources are seen, a pod the kubelet does not know yet may still hold its devices.
+    expect(admitWithTopology({ devices: manager }, config, next, [running], undefined, false)).toMatchObject({
+      reason: 'UnexpectedAdmissionError',
+    });
+    // Then the finished pod (no longer active, its API object kept) holds nothing.
+    expect(await admitWithTopology({ devices: manager }, config, next, [running], undefined, true)).toBeUndefined();
+    expect(manager.devicesOf('finished', 'main')).toEqual([]);
+    expect(manager.devicesOf('runs', 'main')[0].ids).toHaveLength(1);
+    expect(manager.devicesOf('next', 'main')[0].ids).toHaveLength(2);
+  });
+
   it("counts registrations and times each Allocate in upstream's metrics", async () => {
     const { manager, plugin, metrics } = await setUp();
     await admit(manager, podAsking('p1', 1));
