@@ -298,7 +298,7 @@ function containersByPod(s: StatsSnapshot): Map<string, ContainerSample[]> {
 
 /**
  * What `pod` uses of the threshold's resource in the snapshot: processes, memory, or of the disk under pressure (bytes
- * or inodes) what `disk.counted` names (upstream podDiskUsage; logs' inodes are not sampled). Each container's figure,
+ * or inodes) what `disk.counted` names (upstream podDiskUsage). Each container's figure,
  * for the message, is its writable layer and logs in bytes, as upstream's message gives it.
  */
 function candidate(
@@ -329,7 +329,7 @@ function candidate(
   let usage = 0;
   for (const c of cs) {
     if (counts('rootfs')) usage += (inodes ? c.rootfsInodesUsed : c.rootfsUsed) ?? 0;
-    if (counts('logs') && !inodes) usage += c.logsUsed ?? 0;
+    if (counts('logs')) usage += (inodes ? c.logsInodesUsed : c.logsUsed) ?? 0;
   }
   if (counts('localVolumes'))
     for (const v of disk.volumes(uid)) if (v.localEphemeral) usage += (inodes ? v.inodesUsed : v.usedBytes) ?? 0;

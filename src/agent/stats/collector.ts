@@ -43,16 +43,22 @@ import { runtimeFilesystems } from './runtime-filesystems.js';
 /** Upstream's housekeeping interval for container stats. */
 export const STATS_PERIOD_MS = 10_000;
 
-/** The disk space of the files in `dir` (a container's logs), read synchronously (lib/fs-util.ts). */
-function dirBytes(dir: string): number | undefined {
+/**
+ * The disk space and inodes of a container's log directory, itself and its files, as upstream's du
+ * of it counts them (read synchronously, lib/fs-util.ts; the kubelet writes no subdirectories there).
+ */
+function logDirUsage(dir: string): { bytes: number; inodes: number } | undefined {
   const names = listDirSync(dir);
   if (!names) return undefined;
-  let total = 0;
+  let bytes = (statSyncOrUndefined(dir)?.blocks ?? 0) * 512;
+  let inodes = 1;
   for (const n of names) {
     const s = statSyncOrUndefined(`${dir}/${n}`);
-    if (s?.isFile()) total += s.blocks * 512;
+    if (!s?.isFile()) continue;
+    bytes += s.blocks * 512;
+    inodes++;
   }
-  return total;
+  return { bytes, inodes };
 }
 
 /** Samples and serves. */
@@ -255,7 +261,9 @@ export class StatsCollector {
       if (s.swap?.swap_available_bytes) c.swapAvailable = Number(s.swap.swap_available_bytes.value);
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
-      c.logsUsed = dirBytes(join(this.deps.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      const logs = logDirUsage(join(this.deps.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      c.logsUsed = logs?.bytes;
+      c.logsInodesUsed = logs?.inodes;
       containers.push(c);
     }
     const snap: StatsSnapshot = {

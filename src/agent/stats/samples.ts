@@ -39,6 +39,7 @@ export interface ContainerSample extends UsageFigures {
   rootfsUsed?: number;
   rootfsInodesUsed?: number;
   logsUsed?: number;
+  logsInodesUsed?: number;
 }
 
 /** A system container's sample. */

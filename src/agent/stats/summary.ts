@@ -105,6 +105,10 @@ function runtimeFs(time: string, f: RuntimeFilesystem): Obj | undefined {
   return fs(time, f, f.imageUsedBytes, f.imageInodesUsed);
 }
 
+/**
+ * FsStats: the filesystem's figures, with `used` (and `inodesUsed`) what one user of it takes when
+ * given — never the whole filesystem's inodes for a user's.
+ */
 function fs(time: string, f: FsUsage | undefined, used?: number, inodesUsed?: number): Obj | undefined {
   if (!f && used === undefined) return undefined;
   return defined({
@@ -114,16 +118,17 @@ function fs(time: string, f: FsUsage | undefined, used?: number, inodesUsed?: nu
     usedBytes: used ?? f?.usedBytes,
     inodesFree: f?.inodesFree,
     inodes: f?.inodes,
-    inodesUsed: inodesUsed ?? f?.inodesUsed,
+    inodesUsed: used === undefined ? f?.inodesUsed : inodesUsed,
   });
 }
 
 /**
- * The bytes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim, secret or
- * memory emptyDir).
+ * The bytes and inodes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim,
+ * secret or memory emptyDir).
  */
-function localEphemeralBytes(volumes: VolumeStats[]): number {
-  return volumes.reduce((a, v) => a + (v.localEphemeral ? v.usedBytes : 0), 0);
+function localEphemeralUsage(volumes: VolumeStats[]): { bytes: number; inodes: number } {
+  const local = volumes.filter((v) => v.localEphemeral);
+  return { bytes: sum(local.map((v) => v.usedBytes)) ?? 0, inodes: sum(local.map((v) => v.inodesUsed)) ?? 0 };
 }
 
 /** Builds the Summary. */
@@ -240,7 +245,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
                 c.rootfsUsed !== undefined
                   ? fs(time, s.node.containerFs ?? s.node.imageFs, c.rootfsUsed, c.rootfsInodesUsed)
                   : undefined,
-              logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed) : undefined,
+              logs: c.logsUsed !== undefined ? fs(time, s.node.logsFs, c.logsUsed, c.logsInodesUsed) : undefined,
             }),
       });
     });
@@ -257,7 +262,9 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           name: v.name,
           pvcRef: v.pvcRef,
         }));
+    // Upstream calcEphemeralStorage: the containers' writable layers and logs, and the local volumes.
     const ephemeralUsed = sum(cs.map((c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)));
+    const ephemeralInodes = sum(cs.map((c) => (c.rootfsInodesUsed ?? 0) + (c.logsInodesUsed ?? 0)));
     const sandbox = s.pods.get(p.uid);
     const podNet = sandbox?.network;
     const podDef = podNet?.interfaces.find((i) => i.name === podNet.defaultName);
@@ -292,7 +299,12 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
             volume: volumes.length ? volumes : undefined,
             'ephemeral-storage':
               ephemeralUsed !== undefined && cs.length
-                ? fs(time, s.node.fs, ephemeralUsed + localEphemeralBytes(ctx.volumes(p.uid)))
+                ? fs(
+                    time,
+                    s.node.fs,
+                    ephemeralUsed + localEphemeralUsage(ctx.volumes(p.uid)).bytes,
+                    (ephemeralInodes ?? 0) + localEphemeralUsage(ctx.volumes(p.uid)).inodes,
+                  )
                 : undefined,
             process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),

@@ -109,11 +109,15 @@ describe('the manager on each layout', () => {
       volumes: [{ name: 'scratch', emptyDir: {} }],
     },
   });
-  // writer: 5 GiB in its writable layer; talker: 2 GiB of logs; hoarder: 3 GiB in its emptyDir.
-  const use: Record<string, { rootfs: number; logs: number; volume: number }> = {
-    writer: { rootfs: 5 * Gi, logs: 0, volume: 0 },
-    talker: { rootfs: 0, logs: 2 * Gi, volume: 0 },
-    hoarder: { rootfs: 0, logs: 0, volume: 3 * Gi },
+  // writer: 5 GiB in its writable layer (100 inodes); talker: 2 GiB of logs (400 inodes: rotated files); hoarder:
+  // 3 GiB in its emptyDir (one inode).
+  const use: Record<
+    string,
+    { rootfs: number; logs: number; volume: number; rootfsInodes: number; logsInodes: number }
+  > = {
+    writer: { rootfs: 5 * Gi, logs: 0, volume: 0, rootfsInodes: 100, logsInodes: 1 },
+    talker: { rootfs: 0, logs: 2 * Gi, volume: 0, rootfsInodes: 1, logsInodes: 400 },
+    hoarder: { rootfs: 0, logs: 0, volume: 3 * Gi, rootfsInodes: 1, logsInodes: 1 },
   };
   const fs = (availableGi: number) => ({
     capacityBytes: 100 * Gi,
@@ -146,6 +150,8 @@ describe('the manager on each layout', () => {
         atMs,
         rootfsUsed: u.rootfs,
         logsUsed: u.logs,
+        rootfsInodesUsed: u.rootfsInodes,
+        logsInodesUsed: u.logsInodes,
       })),
       pods: new Map(),
     } satisfies StatsSnapshot;
@@ -154,14 +160,14 @@ describe('the manager on each layout', () => {
   function run(
     layout: DiskLayout | undefined,
     free: { node: number; image: number; container: number },
-    o: { separateDiskGc?: boolean; pods?: Pod[] } = {},
+    o: { separateDiskGc?: boolean; pods?: Pod[]; thresholds?: Threshold[] } = {},
   ) {
     const reclaimed: string[] = [];
     const evicted: { name: string; message: string }[] = [];
     const clock = new FakeClock(10_000);
     let atMs = 10_000;
     const m = new EvictionManager({
-      thresholds: hard({ 'nodefs.available': '10%', 'imagefs.available': '15%' }),
+      thresholds: o.thresholds ?? hard({ 'nodefs.available': '10%', 'imagefs.available': '15%' }),
       transitionMs: 300_000,
       memoryCapacityBytes: 8 * Gi,
       // Each read is a new sample: the reclaim is judged on one taken after it (nothing was freed here).
@@ -192,6 +198,17 @@ describe('the manager on each layout', () => {
       'The node was low on resource: ephemeral-storage. Threshold quantity: 10737418400, available: 5Gi. ' +
         'Container main was using 5Gi, request is 0, has larger consumption of ephemeral-storage. ',
     );
+  });
+
+  it("inode pressure ranks the pods by their inodes, their logs' included (upstream podDiskUsage)", async () => {
+    // Half of the 1,000 inodes are free, below a 60 % threshold.
+    const { m, evicted } = run(
+      ONE,
+      { node: 50, image: 50, container: 50 },
+      { thresholds: hard({ 'nodefs.inodesFree': '60%' }) },
+    );
+    expect((await m.synchronize())?.metadata.name).toBe('talker');
+    expect(evicted[0].message).toMatch(/^The node was low on resource: inodes\. /);
   });
 
   it('a dedicated image filesystem: nodefs pressure frees nothing and evicts by logs and volumes', async () => {

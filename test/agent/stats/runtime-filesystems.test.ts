@@ -1,9 +1,10 @@
 /**
  * The runtime's filesystems (KubeletSeparateDiskGC): a CRI runtime's ImageFsInfo over real gRPC, its image and
  * containers' filesystems measured where they are, the node's disk layout told by device, and /stats/summary's
- * runtime.containerFs and container rootfs on the containers' filesystem.
+ * runtime.containerFs and container rootfs on the containers' filesystem. And what a pod takes of them: its
+ * containers' logs and its ephemeral storage, bytes and inodes (upstream calcEphemeralStorage).
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type * as grpc from '@grpc/grpc-js';
@@ -63,12 +64,12 @@ async function runtimeAnswering(info: cri.ImageFsInfo) {
   return createCriClient(endpoint);
 }
 
-async function sample(info: cri.ImageFsInfo, separateDiskGc = true) {
+async function sample(info: cri.ImageFsInfo, separateDiskGc = true, podLogsDir = dir) {
   const runtime = await runtimeAnswering(info);
   const collector = new StatsCollector({
     runtime,
     rootDir: dir,
-    podLogsDir: dir,
+    podLogsDir,
     clock: new FakeClock(1_000_000),
     logger: createLogger({ level: 'fatal' }),
     separateDiskGc,
@@ -129,5 +130,45 @@ describe.skipIf(!apart)('the runtime filesystems', () => {
       imageFs: undefined,
       containerFs: undefined,
     });
+  });
+});
+
+describe("a pod's share of the disk", () => {
+  it("counts its containers' log files and their directory, and its ephemeral storage's inodes, never the node's", async () => {
+    const logs = mkdtempSync(join(tmpdir(), 'tsk-pod-logs-'));
+    try {
+      const containerLogs = join(logs, 'default_p_uid-1', 'app');
+      mkdirSync(containerLogs, { recursive: true });
+      writeFileSync(join(containerLogs, '0.log'), 'x'.repeat(10_000));
+      writeFileSync(join(containerLogs, '0.log.20261130-010203.gz'), 'y');
+      const snapshot = await sample({ image_filesystems: [usage(dir, 123_000, 45)] }, true, logs);
+      const volume = (name: string, localEphemeral: boolean, inodesUsed: number) => ({
+        name,
+        time: '',
+        localEphemeral,
+        usedBytes: 8192,
+        inodesUsed,
+        capacityBytes: 1,
+        availableBytes: 1,
+        inodes: 1,
+        inodesFree: 1,
+      });
+      const summary = buildSummary(snapshot, {
+        nodeName: 'n',
+        startTime: '',
+        pods: [{ uid: 'uid-1', name: 'p', namespace: 'default', containerStartTimes: new Map() }],
+        volumes: () => [volume('scratch', true, 5), volume('claim', false, 100)],
+      }) as Obj;
+      const pod = summary.pods[0];
+      // upstream's du of the container's log directory: the directory and its two files.
+      expect(pod.containers[0].logs.inodesUsed).toBe(3);
+      expect(pod.containers[0].logs.usedBytes).toBeGreaterThanOrEqual(10_000);
+      // The writable layer's 7, the logs' 3 and the local volume's 5; the claim is not ephemeral.
+      expect(pod['ephemeral-storage'].inodesUsed).toBe(15);
+      expect(pod['ephemeral-storage'].usedBytes).toBe(4096 + pod.containers[0].logs.usedBytes + 8192);
+      expect(summary.node.fs.inodesUsed).toBeGreaterThan(15);
+    } finally {
+      rmSync(logs, { recursive: true, force: true });
+    }
   });
 });
