@@ -21,6 +21,7 @@ const FAILURE_EVENTS: Record<string, string> = {
   NetworkNotReady: 'NetworkNotReady',
   FailedCreatePodContainer: 'FailedCreatePodContainer',
   CreatePodSandboxError: 'FailedCreatePodSandBox',
+  PodSandboxStatusError: 'FailedPodSandBoxStatus',
 };
 
 /** When a sync that could not make the sandbox is tried again: upstream's pod worker backoff after a failed sync. */
@@ -81,6 +82,7 @@ export async function createSandbox(
       SYNC_ERROR_BACKOFF_MS,
     );
   }
+  let id: string;
   try {
     const handler = d.runtimeHandler ? await d.runtimeHandler(pod) : '';
     // Upstream refuses it while it makes the sandbox's config, before the runtime is asked.
@@ -89,17 +91,29 @@ export async function createSandbox(
       return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${refusal}`, SYNC_ERROR_BACKOFF_MS);
     await mkdir(d.podDir, { recursive: true });
     const userns = pod.spec.hostUsers === false ? d.userNamespace?.(pod) : undefined;
-    const id = await d.runtime.runPodSandbox(userns ? withUserNamespace(config, userns) : config, handler);
-    // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
-    // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
-    const sandbox = pod.spec.hostNetwork
-      ? { id, ready: true, createdAt: d.clock.now(), attempt, ip: '' }
-      : await d.runtime.podSandboxStatus(id).then(({ status }) => {
-          const ips = networkIps(status.network);
-          return sandboxOf(status, ips.ip, ips.additionalIps);
-        });
-    return { action: 'CreatePodSandbox', target: id, ok: true, sandbox };
+    id = await d.runtime.runPodSandbox(userns ? withUserNamespace(config, userns) : config, handler);
   } catch (err) {
     return failed('CreatePodSandboxError', `Failed to create pod sandbox: ${goStatusText(err)}`, SYNC_ERROR_BACKOFF_MS);
+  }
+  // Only a pod on its own network needs the new sandbox's status (for its IP, as upstream asks
+  // for it); a hostNetwork pod's sandbox is READY once RunPodSandbox returns.
+  if (pod.spec.hostNetwork)
+    return {
+      action: 'CreatePodSandbox',
+      target: id,
+      ok: true,
+      sandbox: { id, ready: true, createdAt: d.clock.now(), attempt, ip: '' },
+    };
+  try {
+    const { status } = await d.runtime.podSandboxStatus(id);
+    const ips = networkIps(status.network);
+    return { action: 'CreatePodSandbox', target: id, ok: true, sandbox: sandboxOf(status, ips.ip, ips.additionalIps) };
+  } catch (err) {
+    // The sandbox is made: the next sync finds it (upstream's SyncPod fails here with its own event).
+    return failed(
+      'PodSandboxStatusError',
+      `Unable to get pod sandbox status: ${goStatusText(err)}`,
+      SYNC_ERROR_BACKOFF_MS,
+    );
   }
 }

@@ -5,7 +5,7 @@
 import type { RuntimeService } from '../../cri/services.js';
 import { apiSignalOf } from '../../cri/stop-signals.js';
 import type * as cri from '../../cri/types.js';
-import { isCode, notImplemented } from '../../lib/errors.js';
+import { isCode, KubeletError, messageOf, notImplemented } from '../../lib/errors.js';
 import {
   ContainerHashAnnotation,
   ContainerNameLabel,
@@ -145,6 +145,20 @@ export function isSettled(rc: Pick<RuntimeContainer, 'state' | 'finishedAt'>, no
 }
 
 /** CRI reads for the agent. Every method may block on the runtime (bounded by CRI deadlines). */
+/**
+ * A pod's status could not be read though the runtime listed it (its sandbox's or a container's
+ * status call failed): upstream's PLEG stores such an error for the pod, and its worker reports it
+ * (FailedSync). A runtime that cannot list at all is an outage, not this. It keeps the runtime
+ * error's code (an API request answers as before).
+ */
+export class PodStatusError extends KubeletError {
+  constructor(readonly runtimeError: unknown) {
+    super(runtimeError instanceof KubeletError ? runtimeError.code : 'Internal', messageOf(runtimeError), {
+      cause: runtimeError,
+    });
+  }
+}
+
 export class RuntimeManager {
   private readonly lists: PodListReader;
   private readonly known = new Map<string, KnownPod>();
@@ -185,6 +199,21 @@ export class RuntimeManager {
   ): Promise<PodRuntimeStatus> {
     const { sandboxes, containers } =
       (o.quietSinceMs !== undefined && (await this.listsAfter(uid, o.quietSinceMs))) || (await this.lists.read(uid));
+    try {
+      return await this.readPodStatus(uid, name, namespace, sandboxes, containers);
+    } catch (err) {
+      throw new PodStatusError(err);
+    }
+  }
+
+  /** The pod's status from the runtime's lists of it: its newest ready sandbox's and its containers' statuses. */
+  private async readPodStatus(
+    uid: string,
+    name: string,
+    namespace: string,
+    sandboxes: cri.PodSandbox[],
+    containers: readonly cri.Container[],
+  ): Promise<PodRuntimeStatus> {
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
     sandboxes.sort((a, b) => b.created_at - a.created_at);

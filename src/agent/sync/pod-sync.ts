@@ -33,7 +33,8 @@ import { killFailure, killPod } from '../runtime/kill-pod.js';
 import type { HookCounters } from '../runtime/lifecycle-hooks.js';
 import type { PodRuntimeStatus, RuntimeSandbox } from '../runtime/pod-runtime-status.js';
 import type { StepResult } from '../runtime/step-result.js';
-import type { RuntimeManager } from '../runtime/runtime-manager.js';
+import { PodStatusError, type RuntimeManager } from '../runtime/runtime-manager.js';
+import { goStatusText } from '../../cri/grpc-errors.js';
 import { podLogDir } from '../runtime/sandbox-config.js';
 import { removePodFromRuntime } from '../runtime/remove-pod.js';
 import { legacyLogSymlink, removeContainerLogs } from '../runtime/logs/legacy-log-links.js';
@@ -174,6 +175,25 @@ export class PodSync implements PodSyncer {
   }
 
   /**
+   * The status a step begins with (upstream's pod worker reads it before each step): a pod whose
+   * status the runtime fails to give gets upstream's FailedSync event, and the step fails.
+   */
+  private async statusForStep(pod: Pod, quiet?: { quietSinceMs: number }): Promise<PodRuntimeStatus> {
+    try {
+      return await this.status(pod, quiet);
+    } catch (err) {
+      if (err instanceof PodStatusError)
+        this.deps.events?.record(
+          podRef(pod),
+          'Warning',
+          'FailedSync',
+          `error determining status: ${goStatusText(err.runtimeError)}`,
+        );
+      throw err;
+    }
+  }
+
+  /**
    * The pod's runtime status after the executor's `results` on `before`: read by ID when the pod
    * had nothing in the runtime and every step succeeded, creating a sandbox (createdByOneSync),
    * otherwise by a full read.
@@ -251,7 +271,7 @@ export class PodSync implements PodSyncer {
     // 0.
     if (this.deps.mirrors && isStaticPod(pod)) await this.deps.mirrors.ensure(pod);
     // 1–2.
-    const rs = await this.status(pod, quiet);
+    const rs = await this.statusForStep(pod, quiet);
     const st = this.publish(pod, rs);
     // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
     const deadline = activeDeadlineMs(pod, st.startTime);
@@ -342,7 +362,7 @@ export class PodSync implements PodSyncer {
     const uid = pod.metadata.uid!;
     // Liveness and startup probes stop now, readiness once the containers have stopped (as upstream).
     this.deps.prober?.removePod(uid, ['liveness', 'startup']);
-    const before = await this.status(pod);
+    const before = await this.statusForStep(pod);
     this.stopping.set(uid, { pod, rs: before });
     let rs;
     try {
@@ -367,7 +387,7 @@ export class PodSync implements PodSyncer {
    * succeeded but left a container running is tried again at once, up to three times in all.
    */
   private async stopAll(pod: Pod, gracePeriodSeconds?: number, current?: PodRuntimeStatus): Promise<PodRuntimeStatus> {
-    let rs = current ?? (await this.status(pod));
+    let rs = current ?? (await this.statusForStep(pod));
     for (let attempt = 1; stillRunning(rs).length || rs.sandboxes.some((s) => s.ready); attempt++) {
       if (attempt > 3)
         throw new Error(
@@ -408,7 +428,7 @@ export class PodSync implements PodSyncer {
       this.publish(pod, rs, 'final');
       return;
     }
-    await removePodFromRuntime(this.deps.runtime, seen ?? (await this.status(pod)), {
+    await removePodFromRuntime(this.deps.runtime, seen ?? (await this.statusForStep(pod)), {
       podLogDir: podLogDir(this.deps.podLogsDir, pod),
       containerLogsDir: this.deps.containerLogsDir,
     });

@@ -1,4 +1,6 @@
 /**
+ * Runtime calls that fail for one pod, and what the kubelet shows of it, as upstream's.
+ *
  * A pod whose containers the runtime fails to stop (upstream SyncTerminatingPod): the kubelet
  * records `FailedKillPod` ("error killing pod: [failed to "KillContainer" for "main" with
  * KillContainerError: …, failed to "KillPodSandbox" …]"), keeps the pod Terminating — its API object, its containers and its
@@ -6,8 +8,12 @@
  * released. Regression: after three failed stops in a row the kubelet went on, removed what it could
  * and deleted the pod from the API while its container still ran.
  *
- * The runtime is the process runtime served by grpc-js in this process, its StopContainer failing
- * while `failStops` is set; the kubelet is the real CLI joined to the fake apiserver.
+ * A new sandbox whose status the runtime fails to give: `FailedPodSandBoxStatus` ("Unable to get pod
+ * sandbox status: …"), and the pod starts at the next sync. A pod whose container's status the
+ * runtime fails to give: `FailedSync` ("error determining status: …", upstream's pod worker).
+ *
+ * The runtime is the process runtime served by grpc-js in this process, its calls failing as the
+ * test says; the kubelet is the real CLI joined to the fake apiserver.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as grpc from '@grpc/grpc-js';
@@ -29,10 +35,17 @@ let runtime: ProcessRuntime;
 let server: grpc.Server;
 let c: Cluster;
 let failStops = false;
+/** How many PodSandboxStatus calls still fail. */
+let sandboxStatusFailures = 0;
+/** The pod whose containers' ContainerStatus fails. */
+let failContainerStatusOf = '';
 /** The runtime calls that stop or remove something, in order: `stop ok|failed`, `remove container`, `remove sandbox`. */
 const calls: string[] = [];
 
-/** The process runtime, its StopContainer and StopPodSandbox failing while `failStops` is set, stops and removals logged. */
+/**
+ * The process runtime, its StopContainer and StopPodSandbox failing while `failStops` is set, its status calls as the
+ * test says; stops and removals logged.
+ */
 function failingStops(rt: ProcessRuntime): RuntimeService {
   return new Proxy(rt, {
     get(target, key, receiver) {
@@ -44,6 +57,21 @@ function failingStops(rt: ProcessRuntime): RuntimeService {
           }
           await target.stopContainer(id, timeout);
           calls.push('stop ok');
+        };
+      if (key === 'podSandboxStatus')
+        return async (id: string) => {
+          if (sandboxStatusFailures > 0) {
+            sandboxStatusFailures--;
+            throw new KubeletError('Unavailable', 'sandbox status: the shim did not answer');
+          }
+          return target.podSandboxStatus(id);
+        };
+      if (key === 'containerStatus')
+        return async (id: string) => {
+          const answer = await target.containerStatus(id);
+          if (failContainerStatusOf && answer.status.labels?.['io.kubernetes.pod.name'] === failContainerStatusOf)
+            throw new KubeletError('Internal', 'container status: the task is gone');
+          return answer;
         };
       // Stopping the sandbox would stop its containers: a shim that does not answer fails that too.
       if (key === 'stopPodSandbox')
@@ -90,6 +118,9 @@ const runningContainers = async () =>
     (x) => x.labels?.['io.kubernetes.pod.name'] === 'stubborn',
   );
 
+const events = (pod: string, reason: string) =>
+  c.api.store.list('events').filter((e) => e.reason === reason && e.involvedObject?.name === pod);
+
 describe('a pod the runtime fails to stop', () => {
   it('stays Terminating with a FailedKillPod event, and is released once a later stop succeeds', async () => {
     await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
@@ -124,5 +155,46 @@ describe('a pod the runtime fails to stop', () => {
     const firstOk = calls.indexOf('stop ok');
     expect(firstOk).toBeGreaterThan(0);
     expect(calls.slice(0, firstOk).every((x) => x === 'stop failed')).toBe(true);
+  }, 90_000);
+});
+
+describe('status calls that fail', () => {
+  it("a new sandbox's status: FailedPodSandBoxStatus, and the pod starts at the next sync", async () => {
+    sandboxStatusFailures = 1;
+    c.api.store.create('pods', boundPod('sandbox-status', node));
+    const event = await until(() => events('sandbox-status', 'FailedPodSandBoxStatus')[0], 30_000, 'the event');
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message:
+        'Unable to get pod sandbox status: rpc error: code = Unavailable desc = sandbox status: the shim did not answer',
+    });
+    await until(
+      () => c.api.store.get('pods', 'default', 'sandbox-status')?.status?.phase === 'Running',
+      40_000,
+      'sandbox-status Running',
+    );
+    // The sandbox made before the failure is the one the pod runs in: no second one.
+    const sandboxes = (await runtime.listPodSandbox()).filter((s) => s.metadata.name === 'sandbox-status');
+    expect(sandboxes).toHaveLength(1);
+    expect(events('sandbox-status', 'FailedCreatePodSandBox')).toEqual([]);
+  }, 60_000);
+
+  it("a container's status: FailedSync, as upstream's pod worker reports it; Running once it answers", async () => {
+    failContainerStatusOf = 'container-status';
+    try {
+      c.api.store.create('pods', boundPod('container-status', node));
+      const event = await until(() => events('container-status', 'FailedSync')[0], 40_000, 'the event');
+      expect(event).toMatchObject({
+        type: 'Warning',
+        message: 'error determining status: rpc error: code = Internal desc = container status: the task is gone',
+      });
+    } finally {
+      failContainerStatusOf = '';
+    }
+    await until(
+      () => c.api.store.get('pods', 'default', 'container-status')?.status?.phase === 'Running',
+      40_000,
+      'container-status Running',
+    );
   }, 90_000);
 });
