@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { CriRuntime } from '../../src/cri/services.js';
 import { TEST_IMAGES, type Containerd } from '../fixtures/containerd.js';
 import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
@@ -219,6 +219,16 @@ describe('CSI volumes on containerd', () => {
       // The pod's device file: a bind mount of the published device, under upstream's path.
       const podDevice = join(dir, 'root', 'pods', uid, 'volumeDevices', 'kubernetes.io~csi', 'pv-block');
       expect(readFileSync('/proc/self/mountinfo', 'utf8')).toContain(` ${podDevice} `);
+      // Upstream's two events of the mapped device.
+      expect(
+        store
+          .list('events', (e: Record<string, any>) => e.involvedObject?.name === 'ctrd-block')
+          .filter((e) => e.reason === 'SuccessfulMountVolume')
+          .map((e) => e.message),
+      ).toEqual([
+        `MapVolume.MapPodDevice succeeded for volume "pv-block" globalMapPath "${join(base, 'pv-block', 'dev')}"`,
+        `MapVolume.MapPodDevice succeeded for volume "pv-block" volumeMapPath "${dirname(podDevice)}"`,
+      ]);
       store.remove('pods', 'default', 'ctrd-block', {});
       await until(() => driver.calls.some((x) => x.method === 'NodeUnstageVolume'), 40_000, 'unstaged');
       expect(

@@ -300,6 +300,13 @@ export class PodSync implements PodSyncer {
       return { terminal: true };
     }
     if (!mounted.ok) {
+      if (mounted.timedOut) {
+        this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', mounted.timedOut);
+        this.deps.logger.error(
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: mounted.timedOut },
+          'Unable to attach or mount volumes for pod; skipping pod',
+        );
+      }
       this.deps.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };
     }

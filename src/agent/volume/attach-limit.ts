@@ -30,6 +30,24 @@ export class AttachError extends Error {
 const goList = (names: readonly string[]) => `[${names.join(' ')}]`;
 
 /**
+ * What upstream's syncPod reports (a FailedMount event) each time WaitForAttachAndMount gives up on a pod's volumes:
+ * its message once the pod has waited the timeout since `sinceMs` (its wait began, or the last report), else
+ * undefined. `unattached` are the attachable volumes not attached. Pure.
+ */
+export function mountWaitTimeout(o: {
+  unmounted: readonly string[];
+  unattached: readonly string[];
+  sinceMs: number;
+  nowMs: number;
+}): string | undefined {
+  if (o.nowMs - o.sinceMs < POD_ATTACH_AND_MOUNT_TIMEOUT_MS) return undefined;
+  return (
+    `Unable to attach or mount volumes: unmounted volumes=${goList([...o.unmounted].sort())}, ` +
+    `unattached volumes=${goList([...o.unattached].sort())}, failed to process volumes=[]: context deadline exceeded`
+  );
+}
+
+/**
  * The rejection message for a pod waiting since `waitingSinceMs` for `unmounted` volumes, of which `unattached` are not
  * attached (name → exhausted), or undefined while it may go on waiting (upstream WaitForAttachAndMount after its
  * timeout). Pure.

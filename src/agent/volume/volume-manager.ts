@@ -25,7 +25,7 @@ import { computeVolumeActions, isImageVolume, orphanedPodDirs } from './reconcil
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { IN_TREE_PLUGINS } from './plugins/all.js';
 import { podDir } from '../runtime/pod-files.js';
-import { AttachError, attachLimitRejection } from './attach-limit.js';
+import { AttachError, attachLimitRejection, mountWaitTimeout } from './attach-limit.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -42,6 +42,8 @@ export type MountResult =
       retryAfterMs: number;
       /** Set when the pod is to be rejected: the node has no attachment left for a volume (attach-limit.ts). */
       attachLimitExceeded?: string;
+      /** Set each time the pod has waited upstream's attach-and-mount timeout again: what to report (FailedMount). */
+      timedOut?: string;
     };
 
 /** What the manager needs. */
@@ -80,7 +82,10 @@ export class VolumeManager {
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   /** Per pod: since when it has waited for its volumes, and those not attached (name → attach limit exhausted). */
-  private readonly waiting = new Map<string, { sinceMs: number; unattached: Map<string, boolean> }>();
+  private readonly waiting = new Map<
+    string,
+    { sinceMs: number; unattached: Map<string, boolean>; reportedAtMs?: number }
+  >();
   private readonly plugins: readonly VolumePlugin[];
   /** Orphaned pod directories being removed, and those whose removal failed: when to try again. */
   private readonly removingOrphans = new Map<string, Promise<void>>();
@@ -110,7 +115,10 @@ export class VolumeManager {
   private sharedRootDir: Promise<void> | undefined;
 
   /** Pod `uid`'s wait for its volumes, begun at `nowMs` unless it was waiting already. */
-  private waitingSince(uid: string, nowMs: number): { sinceMs: number; unattached: Map<string, boolean> } {
+  private waitingSince(
+    uid: string,
+    nowMs: number,
+  ): { sinceMs: number; unattached: Map<string, boolean>; reportedAtMs?: number } {
     let waiting = this.waiting.get(uid);
     if (!waiting) this.waiting.set(uid, (waiting = { sinceMs: nowMs, unattached: new Map() }));
     return waiting;
@@ -275,11 +283,21 @@ export class VolumeManager {
       waitingSinceMs: waiting.sinceMs,
       nowMs: this.deps.clock.now(),
     });
+    const timedOut = attachLimitExceeded
+      ? undefined
+      : mountWaitTimeout({
+          unmounted: missing,
+          unattached: [...waiting.unattached.keys()],
+          sinceMs: waiting.reportedAtMs ?? waiting.sinceMs,
+          nowMs: this.deps.clock.now(),
+        });
+    if (timedOut) waiting.reportedAtMs = this.deps.clock.now();
     return {
       ok: false,
       message: `unmounted volumes=[${missing.join(' ')}]`,
       retryAfterMs: Math.max(0, next - this.deps.clock.now()),
       ...(attachLimitExceeded ? { attachLimitExceeded } : {}),
+      ...(timedOut ? { timedOut } : {}),
     };
   }
 

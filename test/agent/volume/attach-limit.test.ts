@@ -13,6 +13,7 @@ import { createLogger } from '../../../src/lib/logger.js';
 import {
   AttachError,
   attachLimitRejection,
+  mountWaitTimeout,
   POD_ATTACH_AND_MOUNT_TIMEOUT_MS,
 } from '../../../src/agent/volume/attach-limit.js';
 import { attachedContext } from '../../../src/agent/volume/csi/csi-inputs.js';
@@ -59,6 +60,17 @@ describe('an exhausted attachment', () => {
   });
 });
 
+describe("upstream's attach-and-mount wait", () => {
+  it('reports a pod whose volumes are not all mounted after 2 min 3 s, then every 2 min 3 s again', () => {
+    const o = { unmounted: ['logs', 'data'], unattached: [], sinceMs: 1000 };
+    expect(mountWaitTimeout({ ...o, nowMs: 1000 + POD_ATTACH_AND_MOUNT_TIMEOUT_MS - 1 })).toBeUndefined();
+    expect(mountWaitTimeout({ ...o, nowMs: 1000 + POD_ATTACH_AND_MOUNT_TIMEOUT_MS })).toBe(
+      'Unable to attach or mount volumes: unmounted volumes=[data logs], unattached volumes=[], ' +
+        'failed to process volumes=[]: context deadline exceeded',
+    );
+  });
+});
+
 describe('the volume manager', () => {
   it('reports the rejection for a pod that waited its attach-and-mount time on an exhausted attachment', async () => {
     const clock = new FakeClock();
@@ -100,9 +112,17 @@ describe('the volume manager', () => {
       const result = await volumes.mountPod(pod);
       return result.ok ? 'mounted' : (result.attachLimitExceeded ?? 'waiting');
     };
-    // Not attached for another reason: the pod waits however long.
+    // Not attached for another reason: the pod waits however long, told so each time it waited the timeout again.
     expect(await mount()).toBe('waiting');
     clock.advance(POD_ATTACH_AND_MOUNT_TIMEOUT_MS + 1000);
+    const timedOut = await volumes.mountPod(pod);
+    expect(timedOut).toMatchObject({
+      ok: false,
+      timedOut:
+        'Unable to attach or mount volumes: unmounted volumes=[data logs], unattached volumes=[data], ' +
+        'failed to process volumes=[]: context deadline exceeded',
+    });
+    expect(await volumes.mountPod(pod)).not.toHaveProperty('timedOut');
     expect(await mount()).toBe('waiting');
     // The attachment ran out of slots: rejected, since the pod has waited long enough.
     exhausted = true;

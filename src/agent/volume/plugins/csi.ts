@@ -27,7 +27,8 @@ import type { CsiDrivers } from '../csi/csi-drivers.js';
 import { attachedContext, csiMeasure, secretData, tokenAttrs } from '../csi/csi-inputs.js';
 import { updatePeriodMs } from '../csi/allocatable-updates.js';
 import { expandIfNeeded } from '../csi/csi-expand.js';
-import type { EventSink } from '../../events/recorder.js';
+import { podRef, type EventSink } from '../../events/recorder.js';
+import { goQuote } from '../../../lib/go-quote.js';
 import { csiLog, CsiRelease, driverClient } from '../csi/csi-release.js';
 import {
   attachmentName,
@@ -289,6 +290,13 @@ export class CsiVolumes {
       // upstream MapBlockVolume: the published device bound to the node's global map and into the pod.
       await bindMountFile(bp.publish, bp.globalMap);
       await bindMountFile(bp.publish, bp.podDeviceMap);
+      // Upstream's events of a mapped device (reason SuccessfulMountVolume), the node's map then the pod's.
+      const mapped = `MapVolume.MapPodDevice succeeded for volume ${goQuote(p.specName)}`;
+      for (const detail of [
+        `globalMapPath ${goQuote(dirname(bp.globalMap))}`,
+        `volumeMapPath ${goQuote(dirname(bp.podDeviceMap))}`,
+      ])
+        this.deps.events?.record(podRef(ctx.pod), 'Normal', 'SuccessfulMountVolume', `${mapped} ${detail}`);
       return { ...mounted, path: bp.podDeviceMap, devicePath: bp.podDeviceMap };
     }
     const policy = csiDriver ? (csiDriver.spec?.fsGroupPolicy ?? 'ReadWriteOnceWithFSType') : 'ReadWriteOnceWithFSType';
