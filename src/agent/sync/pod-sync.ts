@@ -300,10 +300,10 @@ export class PodSync implements PodSyncer {
       return { terminal: true };
     }
     if (!mounted.ok) {
-      if (mounted.timedOut) {
-        this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', mounted.timedOut);
+      if (mounted.report) {
+        this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', mounted.report);
         this.deps.logger.error(
-          { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: mounted.timedOut },
+          { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, err: mounted.report },
           'Unable to attach or mount volumes for pod; skipping pod',
         );
       }

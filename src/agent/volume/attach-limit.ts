@@ -6,6 +6,7 @@
  * rejected (`VolumeAttachmentLimitExceeded`) instead of waiting for good; the scheduler, which reads the limit the
  * kubelet now reports, places it elsewhere.
  */
+import { unableToMountMessage } from './volume-processing.js';
 
 /** The rejection's reason (upstream volumemanager.VolumeAttachmentLimitExceededReason). */
 export const VOLUME_ATTACHMENT_LIMIT_EXCEEDED = 'VolumeAttachmentLimitExceeded';
@@ -41,10 +42,7 @@ export function mountWaitTimeout(o: {
   nowMs: number;
 }): string | undefined {
   if (o.nowMs - o.sinceMs < POD_ATTACH_AND_MOUNT_TIMEOUT_MS) return undefined;
-  return (
-    `Unable to attach or mount volumes: unmounted volumes=${goList([...o.unmounted].sort())}, ` +
-    `unattached volumes=${goList([...o.unattached].sort())}, failed to process volumes=[]: context deadline exceeded`
-  );
+  return unableToMountMessage({ ...o, notProcessed: [], cause: 'context deadline exceeded' });
 }
 
 /**

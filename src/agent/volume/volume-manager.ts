@@ -26,6 +26,7 @@ import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js
 import { IN_TREE_PLUGINS } from './plugins/all.js';
 import { podDir } from '../runtime/pod-files.js';
 import { AttachError, attachLimitRejection, mountWaitTimeout } from './attach-limit.js';
+import { unableToMountMessage, VolumeProcessingError } from './volume-processing.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -42,8 +43,11 @@ export type MountResult =
       retryAfterMs: number;
       /** Set when the pod is to be rejected: the node has no attachment left for a volume (attach-limit.ts). */
       attachLimitExceeded?: string;
-      /** Set each time the pod has waited upstream's attach-and-mount timeout again: what to report (FailedMount). */
-      timedOut?: string;
+      /**
+       * What upstream's syncPod reports (FailedMount): set when a volume could not be resolved (a claim not bound…),
+       * and each time the pod has waited upstream's attach-and-mount timeout again.
+       */
+      report?: string;
     };
 
 /** What the manager needs. */
@@ -187,6 +191,8 @@ export class VolumeManager {
     });
     for (const u of plan.unsupported) this.failed(pod, u.name, u.message, retries, now);
     const fsGroup = (pod.spec.securityContext as { fsGroup?: number } | undefined)?.fsGroup;
+    // The volumes that could not be resolved in this pass, and why (upstream's pod errors of its populator).
+    const notProcessed = new Map<string, string>();
     await Promise.all(
       plan.setUp.map(async ({ volume, plugin }) => {
         const t0 = performance.now();
@@ -224,7 +230,10 @@ export class VolumeManager {
           const waiting = this.waitingSince(uid, now);
           if (err instanceof AttachError) waiting.unattached.set(volume.name, err.exhausted);
           else waiting.unattached.delete(volume.name);
-          this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now());
+          if (err instanceof VolumeProcessingError) notProcessed.set(volume.name, err.message);
+          this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now(), {
+            event: !(err instanceof VolumeProcessingError),
+          });
         }
       }),
     );
@@ -283,37 +292,49 @@ export class VolumeManager {
       waitingSinceMs: waiting.sinceMs,
       nowMs: this.deps.clock.now(),
     });
-    const timedOut = attachLimitExceeded
+    const unattached = [...waiting.unattached.keys()];
+    // Upstream's wait ends at once on volumes it could not resolve (their errors, sorted and joined), else at its
+    // timeout.
+    const report = attachLimitExceeded
       ? undefined
-      : mountWaitTimeout({
-          unmounted: missing,
-          unattached: [...waiting.unattached.keys()],
-          sinceMs: waiting.reportedAtMs ?? waiting.sinceMs,
-          nowMs: this.deps.clock.now(),
-        });
-    if (timedOut) waiting.reportedAtMs = this.deps.clock.now();
+      : notProcessed.size
+        ? unableToMountMessage({
+            unmounted: missing,
+            unattached,
+            notProcessed: [...notProcessed.keys()],
+            cause: [...new Set(notProcessed.values())].sort().join('; '),
+          })
+        : mountWaitTimeout({
+            unmounted: missing,
+            unattached,
+            sinceMs: waiting.reportedAtMs ?? waiting.sinceMs,
+            nowMs: this.deps.clock.now(),
+          });
+    if (report) waiting.reportedAtMs = this.deps.clock.now();
     return {
       ok: false,
       message: `unmounted volumes=[${missing.join(' ')}]`,
       retryAfterMs: Math.max(0, next - this.deps.clock.now()),
       ...(attachLimitExceeded ? { attachLimitExceeded } : {}),
-      ...(timedOut ? { timedOut } : {}),
+      ...(report ? { report } : {}),
     };
   }
 
+  /** A volume whose set-up failed: retried after its backoff, and (`event`) reported as upstream's FailedMount. */
   private failed(
     pod: Pod,
     name: string,
     message: string,
     retries: Map<string, { atMs: number; delayMs: number }>,
     now: number,
+    o: { event: boolean } = { event: true },
   ): void {
     const prev = retries.get(name);
     const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
     retries.set(name, { atMs: now + delayMs, delayMs });
     const text = `MountVolume.SetUp failed for volume "${name}" : ${message}`;
     this.deps.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
-    this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
+    if (o.event) this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
   }
 
   /**

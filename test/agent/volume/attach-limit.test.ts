@@ -118,11 +118,11 @@ describe('the volume manager', () => {
     const timedOut = await volumes.mountPod(pod);
     expect(timedOut).toMatchObject({
       ok: false,
-      timedOut:
+      report:
         'Unable to attach or mount volumes: unmounted volumes=[data logs], unattached volumes=[data], ' +
         'failed to process volumes=[]: context deadline exceeded',
     });
-    expect(await volumes.mountPod(pod)).not.toHaveProperty('timedOut');
+    expect(await volumes.mountPod(pod)).not.toHaveProperty('report');
     expect(await mount()).toBe('waiting');
     // The attachment ran out of slots: rejected, since the pod has waited long enough.
     exhausted = true;

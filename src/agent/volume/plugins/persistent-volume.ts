@@ -7,18 +7,27 @@
  * - anything else (an in-tree attachable type): a clear error naming what is supported.
  */
 import { checkHostPathType } from './host-path.js';
+import { VolumeProcessingError } from '../volume-processing.js';
 import type { CsiVolumes } from './csi.js';
 import type { CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 interface Pvc {
-  metadata?: { ownerReferences?: { uid?: string; controller?: boolean; kind?: string }[] };
+  metadata?: {
+    deletionTimestamp?: string;
+    ownerReferences?: { uid?: string; controller?: boolean; kind?: string }[];
+  };
   spec?: { volumeName?: string };
   status?: { phase?: string };
 }
 interface Pv {
   metadata: { name: string };
-  spec?: { hostPath?: { path: string; type?: string }; local?: { path: string }; csi?: unknown; [k: string]: unknown };
+  spec?: {
+    hostPath?: { path: string; type?: string };
+    local?: { path: string };
+    csi?: unknown;
+    [k: string]: unknown;
+  };
 }
 
 const SUPPORTED =
@@ -48,17 +57,20 @@ async function setUpClaim(
   const ns = pod.metadata.namespace ?? 'default';
   if (!host.hasApiserver)
     throw new Error(`cannot get persistentvolumeclaim ${ns}/${o.claimName}: no apiserver configured (standalone mode)`);
+  // Upstream's desired-state populator resolves the claim to its volume, with these words (createVolumeSpec).
+  const unresolved = (why: string) => new VolumeProcessingError(`error processing PVC ${ns}/${o.claimName}: ${why}`);
   const pvc = await host.getObject<Pvc>('persistentvolumeclaims', ns, o.claimName);
-  if (!pvc) throw new Error(`persistentvolumeclaim "${o.claimName}" not found`);
-  if (o.ownerUid && !pvc.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === o.ownerUid))
-    throw new Error(`PVC ${ns}/${o.claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`);
+  if (!pvc) throw unresolved(`failed to fetch PVC from API server: persistentvolumeclaims "${o.claimName}" not found`);
+  if (pvc.metadata?.deletionTimestamp) throw unresolved('PVC is being deleted');
+  if (pvc.status?.phase !== 'Bound') throw unresolved('PVC is not bound');
   const pvName = pvc.spec?.volumeName ?? '';
-  if (pvc.status?.phase !== 'Bound' || !pvName)
-    throw new Error(
-      `PVC ${ns}/${o.claimName} has non-bound phase ("${pvc.status?.phase ?? ''}") or empty pvc.Spec.VolumeName ("${pvName}")`,
+  if (!pvName) throw unresolved('PVC has empty pvc.Spec.VolumeName');
+  if (o.ownerUid && !pvc.metadata?.ownerReferences?.some((r) => r.controller === true && r.uid === o.ownerUid))
+    throw new VolumeProcessingError(
+      `PVC ${ns}/${o.claimName} was not created for pod ${ns}/${pod.metadata.name} (pod is not owner)`,
     );
   const pv = await host.getPersistentVolume<Pv>(pvName);
-  if (!pv) throw new Error(`persistentvolume "${pvName}" not found`);
+  if (!pv) throw unresolved(`failed to fetch PV ${pvName} from API server: persistentvolumes "${pvName}" not found`);
   const claim = { name: o.claimName, namespace: ns };
   if (pv.spec?.csi) {
     if (!o.csi)
