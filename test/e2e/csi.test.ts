@@ -196,7 +196,7 @@ describe('CSI drivers on the process runtime', () => {
     const attachId = `csi-${sha(`vol-1${DRIVER}${node}`)}`;
     await failedMount(
       'csi-pvc',
-      `volume vol-1 has GET error for volume attachment ${attachId}: volumeattachments.storage.k8s.io "${attachId}" not found`,
+      `MountVolume.WaitForAttach failed for volume "pv-csi" : volume vol-1 has GET error for volume attachment ${attachId}: volumeattachments.storage.k8s.io "${attachId}" not found`,
     );
     expect(calls('NodePublishVolume')).toHaveLength(0);
     store().create('storage.k8s.io/volumeattachments', attach('vol-1', { devicePath: '/dev/fake1' }));
@@ -604,7 +604,7 @@ describe('CSI drivers on the process runtime', () => {
         await errorPod('stage-final', 'vol-sf');
         await failedMount(
           'stage-final',
-          'rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume',
+          'MountVolume.MountDevice failed for volume "pv-stage-final" : rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodeStageVolume',
         );
         const uid = pod('stage-final')!.metadata.uid;
         store().remove('pods', 'default', 'stage-final', {});

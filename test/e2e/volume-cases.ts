@@ -512,7 +512,8 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       await until(() => logOf('pvc').includes('from-pv'), 20_000, 'PV data read');
       const ev = await until(() => events('pvc-nfs').find((e) => e.reason === 'FailedMount'), 20_000, 'FailedMount');
       expect(ev.message).toBe(
-        'MountVolume.SetUp failed for volume "d" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)',
+        // Named by the PersistentVolume, as upstream names a claim's volume (its spec).
+        'MountVolume.SetUp failed for volume "pv-nfs" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)',
       );
     }, 40_000);
 

@@ -26,7 +26,12 @@ import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js
 import { IN_TREE_PLUGINS } from './plugins/all.js';
 import { podDir } from '../runtime/pod-files.js';
 import { AttachError, attachLimitRejection, mountWaitTimeout } from './attach-limit.js';
-import { unableToMountMessage, VolumeProcessingError } from './volume-processing.js';
+import {
+  PersistentVolumeError,
+  unableToMountMessage,
+  VolumeOperationError,
+  VolumeProcessingError,
+} from './volume-processing.js';
 
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
@@ -228,11 +233,20 @@ export class VolumeManager {
         } catch (err) {
           observe(false);
           const waiting = this.waitingSince(uid, now);
-          if (err instanceof AttachError) waiting.unattached.set(volume.name, err.exhausted);
+          // A claim's volume fails under its PersistentVolume's name.
+          const failure = err instanceof PersistentVolumeError ? err.failure : err;
+          if (failure instanceof AttachError) waiting.unattached.set(volume.name, failure.exhausted);
           else waiting.unattached.delete(volume.name);
-          if (err instanceof VolumeProcessingError) notProcessed.set(volume.name, err.message);
-          this.failed(pod, volume.name, messageOf(err), retries, this.deps.clock.now(), {
-            event: !(err instanceof VolumeProcessingError),
+          if (failure instanceof VolumeProcessingError) notProcessed.set(volume.name, failure.message);
+          this.failed(pod, volume.name, messageOf(failure), retries, this.deps.clock.now(), {
+            event: !(failure instanceof VolumeProcessingError),
+            operation:
+              failure instanceof AttachError
+                ? 'WaitForAttach'
+                : failure instanceof VolumeOperationError
+                  ? failure.operation
+                  : 'SetUp',
+            specName: err instanceof PersistentVolumeError ? err.persistentVolumeName : volume.name,
           });
         }
       }),
@@ -320,19 +334,22 @@ export class VolumeManager {
     };
   }
 
-  /** A volume whose set-up failed: retried after its backoff, and (`event`) reported as upstream's FailedMount. */
+  /**
+   * A volume whose set-up failed: retried after its backoff, and (`event`) reported as upstream's FailedMount, naming
+   * the operation that failed and the volume's spec name.
+   */
   private failed(
     pod: Pod,
     name: string,
     message: string,
     retries: Map<string, { atMs: number; delayMs: number }>,
     now: number,
-    o: { event: boolean } = { event: true },
+    o: { event: boolean; operation: string; specName: string } = { event: true, operation: 'SetUp', specName: name },
   ): void {
     const prev = retries.get(name);
     const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
     retries.set(name, { atMs: now + delayMs, delayMs });
-    const text = `MountVolume.SetUp failed for volume "${name}" : ${message}`;
+    const text = `MountVolume.${o.operation} failed for volume "${o.specName}" : ${message}`;
     this.deps.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
     if (o.event) this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
   }

@@ -1,4 +1,6 @@
 /**
+ * How a pod volume's set-up fails, as upstream tells it.
+ *
  * A pod volume the kubelet cannot even resolve to what to mount (upstream's desired-state populator: a claim that is
  * not bound, a PersistentVolume not found or bound to another claim, an ephemeral volume's claim the pod does not
  * own). Upstream does not try to mount it: WaitForAttachAndMount fails at once, and syncPod reports it with the
@@ -24,4 +26,30 @@ export function unableToMountMessage(o: {
     `Unable to attach or mount volumes: unmounted volumes=${list(o.unmounted)}, ` +
     `unattached volumes=${list(o.unattached)}, failed to process volumes=${list(o.notProcessed)}: ${o.cause}`
   );
+}
+
+/**
+ * Which of upstream's mount operations failed, for its event (`MountVolume.<operation> failed for volume "…" : …`):
+ * a staging (`MountDevice`) or the set-up itself (`SetUp`, any other error); `WaitForAttach` is an AttachError's.
+ */
+export class VolumeOperationError extends Error {
+  constructor(
+    readonly operation: 'MountDevice' | 'SetUp',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * A failure of the volume a claim resolved to: upstream names it by its spec, the PersistentVolume's name, not the
+ * pod's volume name. `cause` is the failure.
+ */
+export class PersistentVolumeError extends Error {
+  constructor(
+    readonly persistentVolumeName: string,
+    readonly failure: unknown,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure), { cause: failure });
+  }
 }

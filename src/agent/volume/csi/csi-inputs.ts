@@ -56,8 +56,8 @@ export async function tokenAttrs(
 }
 
 /**
- * upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. An attach that failed throws an
- * AttachError, `exhausted` when it failed with ResourceExhausted and the driver keeps the node's volume limit current
+ * upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. An attachment that cannot be
+ * read, is not there, failed or is not attached yet throws an AttachError (upstream's WaitForAttach failure), `exhausted` when it failed with ResourceExhausted and the driver keeps the node's volume limit current
  * (`limitUpdated`: upstream VerifyExhaustedResource).
  */
 export async function attachedContext(
@@ -78,11 +78,15 @@ export async function attachedContext(
   const va = await host
     .getClusterObject<Va>(`/apis/storage.k8s.io/v1/volumeattachments/${id}`, { fresh: true })
     .catch((err: unknown) => {
-      throw new Error(`volume ${volumeHandle} has GET error for volume attachment ${id}: ${messageOf(err)}`);
+      throw new AttachError(
+        `volume ${volumeHandle} has GET error for volume attachment ${id}: ${messageOf(err)}`,
+        false,
+      );
     });
   if (!va)
-    throw new Error(
+    throw new AttachError(
       `volume ${volumeHandle} has GET error for volume attachment ${id}: volumeattachments.storage.k8s.io "${id}" not found`,
+      false,
     );
   const attachError = va.status?.attachError;
   if (attachError?.message)

@@ -28,6 +28,7 @@ import { attachedContext, csiMeasure, secretData, tokenAttrs } from '../csi/csi-
 import { updatePeriodMs } from '../csi/allocatable-updates.js';
 import { expandIfNeeded } from '../csi/csi-expand.js';
 import { podRef, type EventSink } from '../../events/recorder.js';
+import { VolumeOperationError } from '../volume-processing.js';
 import { goQuote } from '../../../lib/go-quote.js';
 import { csiLog, CsiRelease, driverClient } from '../csi/csi-release.js';
 import {
@@ -252,7 +253,7 @@ export class CsiVolumes {
             await rm(dir, { recursive: true, force: true });
             if (!this.release.inUse(volData)) await rm(stageRecordDir, { recursive: true, force: true });
           }
-          throw err;
+          throw new VolumeOperationError('MountDevice', messageOf(err));
         }
       });
     const tokens = await tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? []);

@@ -7,7 +7,7 @@
  * - anything else (an in-tree attachable type): a clear error naming what is supported.
  */
 import { checkHostPathType } from './host-path.js';
-import { VolumeProcessingError } from '../volume-processing.js';
+import { PersistentVolumeError, VolumeProcessingError } from '../volume-processing.js';
 import type { CsiVolumes } from './csi.js';
 import type { CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
@@ -71,7 +71,20 @@ async function setUpClaim(
     );
   const pv = await host.getPersistentVolume<Pv>(pvName);
   if (!pv) throw unresolved(`failed to fetch PV ${pvName} from API server: persistentvolumes "${pvName}" not found`);
-  const claim = { name: o.claimName, namespace: ns };
+  try {
+    return await setUpPersistentVolume(ctx, pv, { ...o, pvName, claim: { name: o.claimName, namespace: ns } });
+  } catch (err) {
+    throw new PersistentVolumeError(pvName, err);
+  }
+}
+
+/** Sets up the PersistentVolume `pv` a claim resolved to. */
+async function setUpPersistentVolume(
+  ctx: SetUpContext,
+  pv: Pv,
+  o: { pvName: string; claim: { name: string; namespace: string }; readOnly: boolean; csi?: CsiVolumes },
+): Promise<MountedVolume> {
+  const { pvName, claim } = o;
   if (pv.spec?.csi) {
     if (!o.csi)
       throw new Error(`PersistentVolume "${pvName}" is of type csi: CSI is not available in this configuration`);
