@@ -3,8 +3,11 @@
  * state (pod UID → volume name → set-up volume) and applies the decisions of reconcile.ts.
  *
  *  pod sync ─► mountPod(pod) ─► computeVolumeActions ─► plugin.setUp (parallel) ─► actual state
- *                 │ failure: Warning FailedMount "MountVolume.SetUp failed for volume "x" : …",
- *                 │          retry after a backoff (0.5 s doubling to 2 m 2 s, as upstream)
+ *                 │ failure: Warning FailedMount "MountVolume.<WaitForAttach|MountDevice|SetUp> failed
+ *                 │          for volume "x" : …" (a claim's volume named by its PV), retried after a backoff
+ *                 │          (0.5 s doubling to 2 m 2 s, as upstream); a claim that cannot be resolved is
+ *                 │          reported by the pod's sync at once, and any pod still waiting after 2 m 3 s
+ *                 │          ("Unable to attach or mount volumes: …", volume-processing.ts)
  *                 └ ok once every volume is set up → the containers get their mounts
  *  pod terminated ─► removePodDir(uid): unmount under the pod dir, then remove it; still in
  *                   its source ─► unmountPod(uid): the same for its volume directories only
