@@ -6,7 +6,7 @@
  * rejected (`VolumeAttachmentLimitExceeded`) instead of waiting for good; the scheduler, which reads the limit the
  * kubelet now reports, places it elsewhere.
  */
-import { unableToMountMessage } from './volume-processing.js';
+import { goList, unableToMountMessage } from './volume-processing.js';
 
 /** The rejection's reason (upstream volumemanager.VolumeAttachmentLimitExceededReason). */
 export const VOLUME_ATTACHMENT_LIMIT_EXCEEDED = 'VolumeAttachmentLimitExceeded';
@@ -26,9 +26,6 @@ export class AttachError extends Error {
     super(message);
   }
 }
-
-/** Go's %v of a string slice. */
-const goList = (names: readonly string[]) => `[${names.join(' ')}]`;
 
 /**
  * What upstream's syncPod reports (a FailedMount event) each time WaitForAttachAndMount gives up on a pod's volumes:

@@ -2,14 +2,14 @@
  * How a pod volume's set-up fails, as upstream tells it.
  *
  * A pod volume the kubelet cannot even resolve to what to mount (upstream's desired-state populator: a claim that is
- * not bound, a PersistentVolume not found or bound to another claim, an ephemeral volume's claim the pod does not
+ * not bound or being deleted, a PersistentVolume not found, an ephemeral volume's claim the pod does not
  * own). Upstream does not try to mount it: WaitForAttachAndMount fails at once, and syncPod reports it with the
  * waiting pod's lists (FailedMount "Unable to attach or mount volumes: … failed to process volumes=[data]: …").
  */
 export class VolumeProcessingError extends Error {}
 
 /** Go's %v of a string slice. */
-const goList = (names: readonly string[]) => `[${names.join(' ')}]`;
+export const goList = (names: readonly string[]) => `[${names.join(' ')}]`;
 
 /**
  * What upstream's syncPod reports when a pod's volumes are not all set up (WaitForAttachAndMount's error after its
