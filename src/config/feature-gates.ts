@@ -43,6 +43,7 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['SeparateTaintEvictionController', true],
   ['SupplementalGroupsPolicy', true],
   ['SystemdWatchdog', true],
+  ['UserNamespacesSupport', true],
   ['VolumeAttributesClass', true],
   ['WinDSR', true],
   ['WinOverlay', true],

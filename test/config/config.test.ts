@@ -349,7 +349,7 @@ describe('loadConfig', () => {
       parseFlags([
         '--kubeconfig=/k',
         '--feature-gates',
-        'UserNamespacesSupport=false,GracefulNodeShutdown=true,GracefulNodeShutdownBasedOnPodPriority=true,' +
+        'UserNamespacesSupport=true,GracefulNodeShutdown=true,GracefulNodeShutdownBasedOnPodPriority=true,' +
           'NodeDeclaredFeatures=true,ExtendWebSocketsToKubelet=true,RestartAllContainersOnContainerExits=false',
       ]),
     );
@@ -368,6 +368,10 @@ describe('loadConfig', () => {
     ).rejects.toThrow(
       'failed to set feature gates from initial flags-based config: cannot set feature gate KubeletCgroupDriverFromCRI to false, feature is locked to true',
     );
+    // User namespaces: GA and locked on in v1.36 (the website's feature-gate page for 1.36: stable, locked).
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'UserNamespacesSupport=false'])),
+    ).rejects.toThrow('cannot set feature gate UserNamespacesSupport to false, feature is locked to true');
     await expect(
       loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'PodObservedGenerationTracking=false'])),
     ).rejects.toThrow(
