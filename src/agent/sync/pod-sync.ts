@@ -144,9 +144,9 @@ export function createdByOneSync(
   return { sandbox: first.sandbox, containerIds };
 }
 
-/** The names of the containers of `rs` still running. Pure. */
+/** The IDs of the containers of `rs` still running. Pure. */
 function stillRunning(rs: PodRuntimeStatus): string[] {
-  return rs.containers.filter((c) => c.state === 'running').map((c) => c.name);
+  return rs.containers.filter((c) => c.state === 'running').map((c) => c.id);
 }
 
 /** PodSyncer over the runtime manager. */
@@ -396,10 +396,12 @@ export class PodSync implements PodSyncer {
   private async stopAll(pod: Pod, gracePeriodSeconds?: number, current?: PodRuntimeStatus): Promise<PodRuntimeStatus> {
     let rs = current ?? (await this.statusForStep(pod));
     for (let attempt = 1; stillRunning(rs).length || rs.sandboxes.some((s) => s.ready); attempt++) {
-      if (attempt > 3)
+      if (attempt > 3) {
+        const running = stillRunning(rs).map((id) => `${this.deps.runtimeName}://${id}`);
         throw new Error(
-          `detected running containers after a successful KillPod, CRI violation: [${stillRunning(rs).join(' ')}]`,
+          `detected running containers after a successful KillPod, CRI violation: [${running.join(' ')}]`,
         );
+      }
       const failure = killFailure(
         await killPod(this.deps.runtime, pod, {
           status: rs,
