@@ -378,6 +378,7 @@ export function composeAgent(
         onOrphanedRuntimePod: () => metrics.orphanedRuntimePods.inc(),
         activePods: () => theSyncLoop.get().activePods(),
         onRestartedPod: podCounts.restarted,
+        events,
       }),
     // The admitted pods as allocated: a resize not admitted (Deferred, Infeasible) holds what the pod has, not what it asks.
     admit: (pod, admitted) =>

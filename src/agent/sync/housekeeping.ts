@@ -22,6 +22,7 @@ import { killFailure, killPod } from '../runtime/kill-pod.js';
 import type { BackoffTable } from './backoff.js';
 import type { PodWorkers } from './pod-workers.js';
 import { removePodFromRuntime } from '../runtime/remove-pod.js';
+import { podRef, type EventSink } from '../events/recorder.js';
 
 /** What housekeeping needs. */
 export interface HousekeepingDeps {
@@ -47,6 +48,8 @@ export interface HousekeepingDeps {
   activePods?(): Pod[];
   /** An active pod started anew (kubelet_restarted_pods_total). */
   onRestartedPod?(pod: Pod): void;
+  /** Where a runtime pod's failed stop is reported (FailedKillPod), as upstream's SyncTerminatingRuntimePod does. */
+  events?: EventSink;
 }
 
 /** How old the runtime's lists may be for housekeeping: the PLEG lists every second. */
@@ -91,6 +94,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     const pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
     const failure = killFailure(await killPod(d.runtime, pod, { status, graceOverride: ORPHAN_GRACE_SECONDS }));
     if (failure) {
+      d.events?.record(podRef(pod), 'Warning', 'FailedKillPod', `error killing pod: ${failure}`);
       d.logger.warn({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid, err: failure }, 'error killing pod');
       continue;
     }

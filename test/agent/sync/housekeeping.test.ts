@@ -15,6 +15,7 @@ const logger = createLogger({ level: 'fatal' });
 
 function setup() {
   const calls: string[] = [];
+  const events: string[] = [];
   let stopFails = true;
   const status: PodRuntimeStatus = {
     ...emptyRuntimeStatus('orphan', 'left', 'ns'),
@@ -42,15 +43,25 @@ function setup() {
     backoff: { gc: () => {} },
     clock: { now: () => Date.now() },
     podLogsDir: '/nonexistent-tskubelet-test-logs',
+    events: {
+      record: (ref: { name: string }, type: string, reason: string, message: string) =>
+        events.push(`${ref.name} ${type} ${reason} ${message}`),
+    },
   } as unknown as HousekeepingDeps;
-  return { deps, calls, stopSucceeds: () => (stopFails = false) };
+  return { deps, calls, events, stopSucceeds: () => (stopFails = false) };
 }
 
 describe('housekeeping of runtime pods nobody wants', () => {
   it('stops them with the minimum grace period; removes nothing of one whose stop failed, and removes it once a stop succeeds', async () => {
-    const { deps, calls, stopSucceeds } = setup();
+    const { deps, calls, events, stopSucceeds } = setup();
     await housekeeping(deps);
     expect(calls).toEqual(['stop c1 2', 'stop s1']);
+    // Reported against the pod as the runtime knows it, as upstream's SyncTerminatingRuntimePod does (this double's
+    // error has no gRPC status, so no grpc-go text).
+    expect(events).toEqual([
+      'left Warning FailedKillPod error killing pod: failed to "KillContainer" for "main" with KillContainerError: ' +
+        '"StopContainer: shim gone"',
+    ]);
     calls.length = 0;
     stopSucceeds();
     await housekeeping(deps);
