@@ -180,12 +180,6 @@ export function validateNodeLogQuery(q: NodeLogQuery, fileProblem?: string): str
   return errors;
 }
 
-/** An ErrorList's aggregate message: one error as is, more (duplicates dropped) in brackets. */
-export function aggregateMessage(errors: readonly string[]): string {
-  const unique = [...new Set(errors)];
-  return unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
-}
-
 /**
  * getLoggingCmd (Linux): journalctl's arguments for `services`, in upstream's order. (Upstream's
  * `--until` prints the sinceTime, and panics without one; here it is the untilTime.)

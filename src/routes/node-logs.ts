@@ -18,13 +18,8 @@ import { join, posix } from 'node:path';
 import { textResponse } from './schemas.js';
 import { compareStrings } from '../lib/compare.js';
 import { resolveInside } from '../lib/fs-util.js';
-import {
-  aggregateMessage,
-  parseNodeLogQuery,
-  validateNodeLogQuery,
-  type NodeLogQuery,
-  type QueryParams,
-} from './node-log-query.js';
+import { aggregateMessage } from '../lib/aggregate-message.js';
+import { parseNodeLogQuery, validateNodeLogQuery, type NodeLogQuery, type QueryParams } from './node-log-query.js';
 import { copyServiceLogs, type JournalSources } from './node-log-journal.js';
 
 const schema = {

@@ -1,7 +1,7 @@
 /** The node log query's parameters, checks and journalctl command line, against upstream's (kubelet_server_journal*.go). */
 import { describe, expect, it } from 'vitest';
+import { aggregateMessage } from '../../src/lib/aggregate-message.js';
 import {
-  aggregateMessage,
   journalctlArgs,
   parseNodeLogQuery,
   parseRfc3339,

@@ -13,6 +13,7 @@ import { podRequests, shortfalls, type AdmissionNode } from '../admission/predic
 import { qosClass } from '../status/generate-pod-status.js';
 import { POD_LEVEL, type ContainerResources } from './checkpoint.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
+import { aggregateMessage } from '../../lib/aggregate-message.js';
 
 /** The containers whose resources a pod allocates: init (sidecars included) and regular. */
 export function allocatedContainers(pod: Pod): Container[] {
@@ -249,7 +250,7 @@ export function memoryDecreaseRefusal(o: {
       reasons.push(`attempting to set container "${name}" memory limit (${after}) below current usage (${used})`);
   }
   if (!reasons.length) return undefined;
-  return `cannot decrease memory limits: ${reasons.length === 1 ? reasons[0] : `[${reasons.join(', ')}]`}`;
+  return `cannot decrease memory limits: ${aggregateMessage(reasons)}`;
 }
 
 /** A Deferred resize waiting for room: the pod as it asks, what it holds, since when it waits. */

@@ -33,6 +33,7 @@ import {
   type DriverDevice,
   type DynamicResource,
 } from './claim-info.js';
+import { aggregateMessage } from '../../lib/aggregate-message.js';
 
 const PROTO = 'dra/v1/api.proto';
 const SERVICE = 'k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin';
@@ -459,6 +460,6 @@ export class DraManager {
     if (changed) await this.persist();
     if (changed || failures.length)
       this.deps.metrics?.operation('UnprepareResources', failures.length > 0, (performance.now() - began) / 1000);
-    if (failures.length) throw new Error(failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`);
+    if (failures.length) throw new Error(aggregateMessage(failures));
   }
 }

@@ -27,6 +27,7 @@ import {
   type VerificationPolicy,
 } from './pull-records.js';
 import { Semaphore, type TokenBucket } from '../../lib/token-bucket.js';
+import { aggregateMessage } from '../../lib/aggregate-message.js';
 
 /** The outcome: the image to run (ref and what the runtime reports of it), or the waiting reason and message. */
 export type EnsureImageResult =
@@ -229,8 +230,7 @@ export class ImageManager {
         }
       }
       // Every credential failed: upstream's aggregate of their errors (one alone as it is).
-      if (failures.length === tries.length)
-        throw new Error(failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`);
+      if (failures.length === tries.length) throw new Error(aggregateMessage(failures));
       if (records) {
         intent = false;
         await records

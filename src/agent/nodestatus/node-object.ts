@@ -11,6 +11,7 @@ import { rfc3339 } from '../../lib/time.js';
 import { thresholdBytes } from '../eviction/signals.js';
 import type { MachineInfo } from './machine-info.js';
 import type { NodeFeatures, NodeRuntimeHandler } from '../runtime/runtime-state.js';
+import { aggregateMessage } from '../../lib/aggregate-message.js';
 
 type Obj = Record<string, unknown>;
 
@@ -237,7 +238,7 @@ export function nodeConditions(
   const now = rfc3339(nowMs);
   const prev = (t: string) => previous?.find((c) => c.type === t);
   const errs = runtimeErrors ?? ['container runtime status check may not have completed yet'];
-  const notReady = errs.length === 1 ? errs[0] : `[${errs.join(', ')}]`;
+  const notReady = aggregateMessage(errs);
   return [
     condition('MemoryPressure', !pressure.has('MemoryPressure'), {
       good: ['KubeletHasSufficientMemory', 'kubelet has sufficient memory available'],

@@ -14,6 +14,7 @@ import { podRef } from '../events/recorder.js';
 import { preStop, type HookReporting } from './lifecycle-hooks.js';
 import { gracePeriodOf } from './grace-period.js';
 import { goQuote } from '../../lib/go-quote.js';
+import { aggregateMessage } from '../../lib/aggregate-message.js';
 
 /** Stops containers then sandboxes; returns one result per step. */
 export async function killPod(
@@ -103,6 +104,5 @@ export function killFailure(results: readonly StepResult[]): string | undefined 
     .map(
       (r) => `failed to ${goQuote(r.action)} for ${goQuote(r.target)} with ${r.reason}: ${goQuote(r.message ?? '')}`,
     );
-  if (!failures.length) return undefined;
-  return failures.length === 1 ? failures[0] : `[${failures.join(', ')}]`;
+  return failures.length ? aggregateMessage(failures) : undefined;
 }

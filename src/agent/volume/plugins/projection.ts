@@ -23,6 +23,7 @@ import {
   type SecretObject,
 } from '../payload.js';
 import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../types.js';
+import { aggregateMessage } from '../../../lib/aggregate-message.js';
 
 type KeyedSource = {
   name?: string;
@@ -200,7 +201,7 @@ export const projectedPlugin: VolumePlugin = {
         errors.push((err as Error).message);
       }
     }
-    if (errors.length) throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
+    if (errors.length) throw new Error(aggregateMessage(errors));
     return write(ctx, mergePayloads(parts), { tmpfs: true, plugin: this.dirName });
   },
 };
