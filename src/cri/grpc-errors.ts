@@ -1,5 +1,5 @@
 /** Translation between gRPC status codes and the error catalog, in both directions. */
-import { GrpcCallError, GrpcCode as Code, goCodeString } from './grpc-status.js';
+import { GrpcCallError, GrpcCode as Code, goStatusMessage } from './grpc-status.js';
 import { KubeletError, messageOf, type ErrorCode } from '../lib/errors.js';
 
 const toCatalog: Partial<Record<number, ErrorCode>> = {
@@ -67,7 +67,6 @@ export function runtimeDetails(err: unknown): string {
 export function goStatusText(err: unknown): string {
   const status = err instanceof GrpcCallError ? err : err instanceof KubeletError ? err.cause : undefined;
   const { code, details } = (status ?? {}) as { code?: unknown; details?: unknown };
-  if (typeof code === 'number' && typeof details === 'string')
-    return `rpc error: code = ${goCodeString(code)} desc = ${details}`;
+  if (typeof code === 'number' && typeof details === 'string') return goStatusMessage(code, details);
   return messageOf(err);
 }

@@ -50,6 +50,11 @@ export function goCodeString(code: number): string {
   return GO_CODE_NAMES[code] ?? `Code(${code})`;
 }
 
+/** A gRPC status as grpc-go's status error prints it, which upstream's messages embed. */
+export function goStatusMessage(code: number, details: string): string {
+  return `rpc error: code = ${goCodeString(code)} desc = ${details}`;
+}
+
 const CODE_NAME = Object.fromEntries(Object.entries(GrpcCode).map(([k, v]) => [v, k])) as Record<number, string>;
 
 /** A failed call: the gRPC status code and the server's (or our) details. */

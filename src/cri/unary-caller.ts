@@ -4,7 +4,7 @@
  * NotFound desc = …"), which upstream's messages and events embed.
  */
 import { unaryChannel } from './grpc-channel.js';
-import { GrpcCallError, GrpcCode, goCodeString, type UnaryMethod } from './grpc-status.js';
+import { GrpcCallError, GrpcCode, goCodeString, goStatusMessage, type UnaryMethod } from './grpc-status.js';
 
 /** grpc-go's name of a call's outcome: "OK", "NotFound", "Unavailable"… */
 export function goCodeName(err: unknown): string {
@@ -27,8 +27,7 @@ export class GoStatusError extends Error {
 
 /** A failed call as grpc-go's status error prints. */
 export function goStatusError(err: unknown): GoStatusError {
-  if (err instanceof GrpcCallError)
-    return new GoStatusError(err.code, `rpc error: code = ${goCodeString(err.code)} desc = ${err.details}`);
+  if (err instanceof GrpcCallError) return new GoStatusError(err.code, goStatusMessage(err.code, err.details));
   return new GoStatusError(GrpcCode.UNKNOWN, err instanceof Error ? err.message : String(err));
 }
 

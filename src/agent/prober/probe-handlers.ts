@@ -16,7 +16,7 @@ import { isCode, messageOf } from '../../lib/errors.js';
 import { KUBERNETES_VERSION } from '../../version.js';
 import { probeGet, type HttpGetResponse } from './http-get.js';
 import { unaryChannel } from '../../cri/grpc-channel.js';
-import { GrpcCallError, GrpcCode, goCodeString, type UnaryMethod } from '../../cri/grpc-status.js';
+import { GrpcCallError, GrpcCode, goStatusMessage, type UnaryMethod } from '../../cri/grpc-status.js';
 
 /** core/v1 Probe / LifecycleHandler actions. */
 export interface ProbeAction {
@@ -278,7 +278,7 @@ async function grpcProbe(a: NonNullable<ProbeAction['grpc']>, t: ProbeTarget): P
       };
     return {
       result: 'failure',
-      output: `error: health rpc probe failed: rpc error: code = ${goCodeString(code)} desc = ${message}`,
+      output: `error: health rpc probe failed: ${goStatusMessage(code, message)}`,
     };
   } finally {
     channel.close();

@@ -6,7 +6,7 @@
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
-import { KubeletError } from '../../lib/errors.js';
+import { isCode } from '../../lib/errors.js';
 import { goStatusText } from '../../cri/grpc-errors.js';
 import type { PodRuntimeStatus } from './pod-runtime-status.js';
 import type { StepResult } from './step-result.js';
@@ -53,8 +53,7 @@ export async function killPod(
       return { action: 'KillContainer', target: c.name, ok: true };
     } catch (err) {
       // A container already gone is stopped (upstream's killContainer ignores NotFound).
-      if (err instanceof KubeletError && err.code === 'NotFound')
-        return { action: 'KillContainer', target: c.name, ok: true };
+      if (isCode(err, 'NotFound')) return { action: 'KillContainer', target: c.name, ok: true };
       return {
         action: 'KillContainer',
         target: c.name,
@@ -80,7 +79,7 @@ export async function killPod(
       await runtime.stopPodSandbox(s.id);
       results.push({ action: 'KillPodSandbox', target: uid, ok: true });
     } catch (err) {
-      if (err instanceof KubeletError && err.code === 'NotFound') continue;
+      if (isCode(err, 'NotFound')) continue;
       results.push({
         action: 'KillPodSandbox',
         target: uid,

@@ -58,6 +58,16 @@ export type MountResult =
       report?: string;
     };
 
+/** A pod's wait for its volumes. */
+interface VolumeWait {
+  /** Since when it has waited. */
+  sinceMs: number;
+  /** Its volumes not attached: name → whether the node's attachment slots ran out. */
+  unattached: Map<string, boolean>;
+  /** When the wait was last reported (upstream's attach-and-mount timeout, again). */
+  reportedAtMs?: number;
+}
+
 /** What the manager needs. */
 export interface VolumeManagerDeps {
   rootDir: string;
@@ -93,11 +103,8 @@ export class VolumeManager {
    */
   private readonly desired = new Map<string, Map<string, string>>();
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
-  /** Per pod: since when it has waited for its volumes, and those not attached (name → attach limit exhausted). */
-  private readonly waiting = new Map<
-    string,
-    { sinceMs: number; unattached: Map<string, boolean>; reportedAtMs?: number }
-  >();
+  /** Per pod: its wait for its volumes. */
+  private readonly waiting = new Map<string, VolumeWait>();
   private readonly plugins: readonly VolumePlugin[];
   /** Orphaned pod directories being removed, and those whose removal failed: when to try again. */
   private readonly removingOrphans = new Map<string, Promise<void>>();
@@ -127,10 +134,7 @@ export class VolumeManager {
   private sharedRootDir: Promise<void> | undefined;
 
   /** Pod `uid`'s wait for its volumes, begun at `nowMs` unless it was waiting already. */
-  private waitingSince(
-    uid: string,
-    nowMs: number,
-  ): { sinceMs: number; unattached: Map<string, boolean>; reportedAtMs?: number } {
+  private waitingSince(uid: string, nowMs: number): VolumeWait {
     let waiting = this.waiting.get(uid);
     if (!waiting) this.waiting.set(uid, (waiting = { sinceMs: nowMs, unattached: new Map() }));
     return waiting;

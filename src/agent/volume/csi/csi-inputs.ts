@@ -57,7 +57,8 @@ export async function tokenAttrs(
 
 /**
  * upstream WaitForAttach + getPublishContext: the VolumeAttachment must say attached. An attachment that cannot be
- * read, is not there, failed or is not attached yet throws an AttachError (upstream's WaitForAttach failure), `exhausted` when it failed with ResourceExhausted and the driver keeps the node's volume limit current
+ * read, is not there, failed or is not attached yet throws an AttachError (upstream's WaitForAttach failure),
+ * `exhausted` when it failed with ResourceExhausted and the driver keeps the node's volume limit current
  * (`limitUpdated`: upstream VerifyExhaustedResource).
  */
 export async function attachedContext(
