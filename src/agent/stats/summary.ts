@@ -123,12 +123,32 @@ function fs(time: string, f: FsUsage | undefined, used?: number, inodesUsed?: nu
 }
 
 /**
- * The bytes and inodes of the pod's local ephemeral volumes (upstream's ephemeral storage counts those, not a claim,
- * secret or memory emptyDir).
+ * A pod's ephemeral storage (upstream calcEphemeralStorage): its containers' writable layers and logs and its local
+ * ephemeral volumes (not a claim, secret or memory emptyDir), bytes and inodes, on the node's filesystem; none
+ * without containers.
  */
-function localEphemeralUsage(volumes: VolumeStats[]): { bytes: number; inodes: number } {
+function ephemeralStorage(
+  time: string,
+  nodeFs: FsUsage | undefined,
+  containers: readonly ContainerSample[],
+  volumes: readonly VolumeStats[],
+): Obj | undefined {
+  if (!containers.length) return undefined;
   const local = volumes.filter((v) => v.localEphemeral);
-  return { bytes: sum(local.map((v) => v.usedBytes)) ?? 0, inodes: sum(local.map((v) => v.inodesUsed)) ?? 0 };
+  const total = (container: (c: ContainerSample) => number, volume: (v: VolumeStats) => number) =>
+    containers.reduce((n, c) => n + container(c), 0) + local.reduce((n, v) => n + volume(v), 0);
+  return fs(
+    time,
+    nodeFs,
+    total(
+      (c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0),
+      (v) => v.usedBytes,
+    ),
+    total(
+      (c) => (c.rootfsInodesUsed ?? 0) + (c.logsInodesUsed ?? 0),
+      (v) => v.inodesUsed,
+    ),
+  );
 }
 
 /** Builds the Summary. */
@@ -262,9 +282,6 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
           name: v.name,
           pvcRef: v.pvcRef,
         }));
-    // Upstream calcEphemeralStorage: the containers' writable layers and logs, and the local volumes.
-    const ephemeralUsed = sum(cs.map((c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)));
-    const ephemeralInodes = sum(cs.map((c) => (c.rootfsInodesUsed ?? 0) + (c.logsInodesUsed ?? 0)));
     const sandbox = s.pods.get(p.uid);
     const podNet = sandbox?.network;
     const podDef = podNet?.interfaces.find((i) => i.name === podNet.defaultName);
@@ -297,15 +314,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
         : {
             network: podDef ? { time, ...iface(podDef), interfaces: podNet!.interfaces.map(iface) } : undefined,
             volume: volumes.length ? volumes : undefined,
-            'ephemeral-storage':
-              ephemeralUsed !== undefined && cs.length
-                ? fs(
-                    time,
-                    s.node.fs,
-                    ephemeralUsed + localEphemeralUsage(ctx.volumes(p.uid)).bytes,
-                    (ephemeralInodes ?? 0) + localEphemeralUsage(ctx.volumes(p.uid)).inodes,
-                  )
-                : undefined,
+            'ephemeral-storage': ephemeralStorage(time, s.node.fs, cs, ctx.volumes(p.uid)),
             process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),
     });
