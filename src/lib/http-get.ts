@@ -7,6 +7,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import { deadlineSignal } from './deadline.js';
 
 /** The final answer: its status, and its body as UTF-8 text (undefined when longer than the cap). */
 export interface GetResult {
@@ -23,20 +24,24 @@ export async function getText(
   url: string,
   o: { headers?: Record<string, string[]>; timeoutMs: number; maxBytes: number; signal?: AbortSignal },
 ): Promise<GetResult> {
-  const signal = AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])]);
+  const deadline = deadlineSignal(o.timeoutMs, o.signal);
   let target = new URL(url);
   let headers = { ...o.headers };
-  for (let hops = 0; ; hops++) {
-    const r = await getOnce(target, headers, o.maxBytes, signal);
-    if (!REDIRECTS.has(r.status) || r.location === undefined) return { status: r.status, body: r.body };
-    // Go's CheckRedirect: the 10th redirect is not followed.
-    if (hops + 1 === MAX_REDIRECTS) throw new Error(`stopped after ${MAX_REDIRECTS} redirects`);
-    const next = new URL(r.location, target);
-    if (next.protocol !== 'http:' && next.protocol !== 'https:')
-      throw new Error(`redirect to an unsupported protocol ${next.protocol}`);
-    if (next.host !== target.host)
-      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
-    target = next;
+  try {
+    for (let hops = 0; ; hops++) {
+      const r = await getOnce(target, headers, o.maxBytes, deadline.signal);
+      if (!REDIRECTS.has(r.status) || r.location === undefined) return { status: r.status, body: r.body };
+      // Go's CheckRedirect: the 10th redirect is not followed.
+      if (hops + 1 === MAX_REDIRECTS) throw new Error(`stopped after ${MAX_REDIRECTS} redirects`);
+      const next = new URL(r.location, target);
+      if (next.protocol !== 'http:' && next.protocol !== 'https:')
+        throw new Error(`redirect to an unsupported protocol ${next.protocol}`);
+      if (next.host !== target.host)
+        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie)$/i.test(k)));
+      target = next;
+    }
+  } finally {
+    deadline.done();
   }
 }
 

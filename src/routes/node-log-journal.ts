@@ -13,6 +13,7 @@ import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { hasOptions, journalctlArgs, serviceLogFileNames, type NodeLogQuery } from './node-log-query.js';
 import { resolveInside } from '../lib/fs-util.js';
+import { deadlineSignal } from '../lib/deadline.js';
 
 /** Upstream's deadline for one query. */
 export const QUERY_DEADLINE_MS = 30_000;
@@ -83,24 +84,29 @@ export async function copyServiceLogs(
   src: JournalSources,
   signal: AbortSignal,
 ): Promise<void> {
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(QUERY_DEADLINE_MS)]);
-  const units = await journalUnits(src.journalctl, deadline);
-  const native = q.services.filter((s) => units.includes(`${s}.service`));
-  const files = q.services.filter((s) => !native.includes(s));
-  if (native.length && !deadline.aborted) {
-    const ended = await runInto(src.journalctl, journalctlArgs(q, native), out, deadline);
-    if (ended === 'failed' && (q.boot ?? 0) === 0) out.write('\nerror: journal output not available\n');
+  const query = deadlineSignal(QUERY_DEADLINE_MS, signal);
+  const deadline = query.signal;
+  try {
+    const units = await journalUnits(src.journalctl, deadline);
+    const native = q.services.filter((s) => units.includes(`${s}.service`));
+    const files = q.services.filter((s) => !native.includes(s));
+    if (native.length && !deadline.aborted) {
+      const ended = await runInto(src.journalctl, journalctlArgs(q, native), out, deadline);
+      if (ended === 'failed' && (q.boot ?? 0) === 0) out.write('\nerror: journal output not available\n');
+    }
+    if (!files.length) return;
+    if (hasOptions(q)) {
+      out.write(
+        `\noptions present and query resolved to log files for [${files.join(' ')}]\ntry without specifying options\n`,
+      );
+      return;
+    }
+    if (deadline.aborted) {
+      out.write(`\ncontext error: context deadline exceeded\n`);
+      return;
+    }
+    for (const s of files) await copyServiceFile(s, out, src.logDir, deadline);
+  } finally {
+    query.done();
   }
-  if (!files.length) return;
-  if (hasOptions(q)) {
-    out.write(
-      `\noptions present and query resolved to log files for [${files.join(' ')}]\ntry without specifying options\n`,
-    );
-    return;
-  }
-  if (deadline.aborted) {
-    out.write(`\ncontext error: context deadline exceeded\n`);
-    return;
-  }
-  for (const s of files) await copyServiceFile(s, out, src.logDir, deadline);
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import { getText } from '../../src/lib/http-get.js';
 
@@ -75,4 +77,14 @@ describe('getText', () => {
       /unsupported protocol/,
     );
   });
+
+  it('gives up at the deadline though a garbage collection runs meanwhile (regression: Node 20 lost the timeout)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    for (let i = 0; i < 3; i++) {
+      const slow = get('/slow', { timeoutMs: 100 });
+      setTimeout(gc, 20);
+      await expect(slow).rejects.toThrow();
+    }
+  }, 10_000);
 });
