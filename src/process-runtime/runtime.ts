@@ -340,16 +340,19 @@ export class ProcessRuntime implements RuntimeService {
       killMarked(this.markerOf(c.id));
       // The kernel's OOM killer in the container's cgroup makes the exit OOMKilled, as containerd reports it.
       const oomKilled = !!this.cgroups && oomKills(this.cgroups, cgroupPathOf(c)) > 0;
+      // Recorded before anything is awaited: a StopContainer waiting on this exit answers after this, and the
+      // status read after it says exited, as containerd's does (the kubelet checks that nothing still runs).
+      const recorded = this.containers.has(c.id);
+      if (recorded)
+        Object.assign(c, {
+          state: 'CONTAINER_EXITED',
+          exitCode: exit.exitCode,
+          finishedAtNs: exit.finishedAtNs.toString(),
+          reason: oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
+          pid: undefined,
+        });
       if (this.cgroups) await killCgroup(this.cgroups, cgroupPathOf(c));
-      if (!this.containers.has(c.id)) return;
-      Object.assign(c, {
-        state: 'CONTAINER_EXITED',
-        exitCode: exit.exitCode,
-        finishedAtNs: exit.finishedAtNs.toString(),
-        reason: oomKilled ? 'OOMKilled' : exit.exitCode === 0 ? 'Completed' : 'Error',
-        pid: undefined,
-      });
-      await this.persist(c).catch(() => {});
+      if (recorded && this.containers.has(c.id)) await this.persist(c).catch(() => {});
     });
   }
 
