@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
 import { httpGet, unmountTestMounts, until } from './helpers.js';
 import { startFakeCsiDriver, type FakeCsiDriver } from '../fixtures/fake-csi-driver.js';
+import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
 
 type Obj = Record<string, any>;
 const node = 'csi-node';
@@ -177,14 +178,13 @@ describe('CSI drivers on the process runtime', () => {
       data: { password: Buffer.from('s3cret').toString('base64') },
     });
     store().create('storage.k8s.io/csidrivers', csiDriverObj(['Persistent']));
-    store().create(
-      'persistentvolumes',
-      pv('pv-csi', 'vol-1', {
+    createBoundClaim(store(), {
+      volume: pv('pv-csi', 'vol-1', {
         nodePublishSecretRef: { name: 'csi-creds', namespace: 'default' },
         nodeStageSecretRef: { name: 'csi-creds', namespace: 'default' },
       }),
-    );
-    store().create('persistentvolumeclaims', pvc('claim-csi', 'pv-csi'));
+      claim: pvc('claim-csi', 'pv-csi'),
+    });
     store().create(
       'pods',
       volPod(
@@ -517,7 +517,6 @@ describe('CSI drivers on the process runtime', () => {
   }, 90_000);
 
   it('generic ephemeral volumes use the claim <pod>-<volume> only when the pod owns it', async () => {
-    store().create('persistentvolumes', pv('pv-eph', 'vol-eph'));
     store().create('storage.k8s.io/volumeattachments', attach('vol-eph'));
     store().create(
       'pods',
@@ -534,12 +533,12 @@ describe('CSI drivers on the process runtime', () => {
       ),
     );
     const uid = (await until(() => pod('eph')?.metadata?.uid, 10_000, 'eph uid')) as string;
-    store().create(
-      'persistentvolumeclaims',
-      pvc('eph-data', 'pv-eph', {
+    createBoundClaim(store(), {
+      volume: pv('pv-eph', 'vol-eph'),
+      claim: pvc('eph-data', 'pv-eph', {
         ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'eph', uid: 'someone-else', controller: true }],
       }),
-    );
+    });
     await failedMount('eph', 'PVC default/eph-data was not created for pod default/eph (pod is not owner)');
     const cur = structuredClone(store().get('persistentvolumeclaims', 'default', 'eph-data') as Obj);
     cur.metadata.ownerReferences[0].uid = uid;
@@ -549,11 +548,13 @@ describe('CSI drivers on the process runtime', () => {
   }, 60_000);
 
   it('refuses a PV of a driver that is not registered, with upstream message', async () => {
-    store().create('persistentvolumes', {
-      ...pv('pv-missing', 'vol-m'),
-      spec: { ...pv('pv-missing', 'vol-m').spec, csi: { driver: 'missing.csi', volumeHandle: 'vol-m' } },
+    createBoundClaim(store(), {
+      volume: {
+        ...pv('pv-missing', 'vol-m'),
+        spec: { ...pv('pv-missing', 'vol-m').spec, csi: { driver: 'missing.csi', volumeHandle: 'vol-m' } },
+      },
+      claim: pvc('claim-missing', 'pv-missing'),
     });
-    store().create('persistentvolumeclaims', pvc('claim-missing', 'pv-missing'));
     store().create('pods', volPod('csi-missing', { persistentVolumeClaim: { claimName: 'claim-missing' } }));
     await failedMount(
       'csi-missing',
@@ -590,8 +591,7 @@ describe('CSI drivers on the process runtime', () => {
 
   describe("NodeStage / NodeUnstage errors, as upstream's CSI mock tests expect", () => {
     const errorPod = async (name: string, handle: string) => {
-      store().create('persistentvolumes', pv(`pv-${name}`, handle));
-      store().create('persistentvolumeclaims', pvc(`claim-${name}`, `pv-${name}`));
+      createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });
       store().create('storage.k8s.io/volumeattachments', attach(handle));
       store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
     };

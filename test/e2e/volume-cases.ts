@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { boundPod, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
+import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
 
 type Obj = Record<string, any>;
 
@@ -453,48 +454,20 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       const data = join(ctx().dir, 'pv-data');
       mkdirSync(data);
       writeFileSync(join(data, 'hello'), 'from-pv');
-      create(
-        {
-          apiVersion: 'v1',
-          kind: 'PersistentVolume',
-          metadata: { name: 'pv1' },
-          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: data } },
-        },
-        'persistentvolumes',
-      );
-      create(
-        {
-          apiVersion: 'v1',
-          kind: 'PersistentVolume',
-          metadata: { name: 'pv-nfs' },
-          spec: {
-            capacity: { storage: '1Gi' },
-            accessModes: ['ReadWriteMany'],
-            nfs: { server: '10.0.0.1', path: '/x' },
-          },
-        },
-        'persistentvolumes',
-      );
-      create(
-        {
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          metadata: { name: 'claim', namespace: 'default' },
-          spec: { volumeName: 'pv1' },
-          status: { phase: 'Bound' },
-        },
-        'persistentvolumeclaims',
-      );
-      create(
-        {
-          apiVersion: 'v1',
-          kind: 'PersistentVolumeClaim',
-          metadata: { name: 'nfs-claim', namespace: 'default' },
-          spec: { volumeName: 'pv-nfs' },
-          status: { phase: 'Bound' },
-        },
-        'persistentvolumeclaims',
-      );
+      const store = ctx().c.api.store;
+      const claim = (name: string, volume: Obj) =>
+        createBoundClaim(store, {
+          volume: { apiVersion: 'v1', kind: 'PersistentVolume', ...volume },
+          claim: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' } },
+        });
+      claim('claim', {
+        metadata: { name: 'pv1' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: data } },
+      });
+      claim('nfs-claim', {
+        metadata: { name: 'pv-nfs' },
+        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'], nfs: { server: '10.0.0.1', path: '/x' } },
+      });
       create(
         withVolumes('pvc', {
           command: 'cat /data/hello; echo; sleep 3600',

@@ -16,6 +16,7 @@ import { boundPod, type Cluster } from '../e2e/cluster-helpers.js';
 import { httpGet, until } from '../e2e/helpers.js';
 import { fieldNames, UPSTREAM_FIELDS } from '../e2e/summary-fields.js';
 import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
+import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
 
 const node = 'ctrd-stats-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-stats-'));
@@ -306,25 +307,18 @@ describe('stats on containerd', () => {
 
   it("a claim on a local PV: its filesystem's figures with its pvcRef, and kubelet_volume_stats_* for it; a hostPath PV's claim is not measured, as upstream", async () => {
     const api = c.api.store;
-    const pv = (name: string, source: Obj) =>
-      api.create('persistentvolumes', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolume',
-        metadata: { name },
-        spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], ...source },
+    const claim = (name: string, volumeName: string, source: Obj) =>
+      createBoundClaim(api, {
+        volume: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolume',
+          metadata: { name: volumeName },
+          spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], ...source },
+        },
+        claim: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' } },
       });
-    const claim = (name: string, volumeName: string) =>
-      api.create('persistentvolumeclaims', {
-        apiVersion: 'v1',
-        kind: 'PersistentVolumeClaim',
-        metadata: { name, namespace: 'default' },
-        spec: { volumeName },
-        status: { phase: 'Bound' },
-      });
-    pv('pv-local', { local: { path: dir } });
-    pv('pv-host', { hostPath: { path: dir } });
-    claim('local-claim', 'pv-local');
-    claim('host-claim', 'pv-host');
+    claim('local-claim', 'pv-local', { local: { path: dir } });
+    claim('host-claim', 'pv-host', { hostPath: { path: dir } });
     api.create(
       'pods',
       boundPod('claims', node, {

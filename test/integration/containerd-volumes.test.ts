@@ -15,6 +15,7 @@ import { until } from '../e2e/helpers.js';
 import { describeVolumeCases } from '../e2e/volume-cases.js';
 import { startContainerdCluster, stopContainerdCluster } from './containerd-helpers.js';
 import { startFakeCsiDriver } from '../fixtures/fake-csi-driver.js';
+import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
 
 const node = 'ctrd-volume-node';
 const dir = mkdtempSync(join(tmpdir(), 'tsk-ctrd-volumes-'));
@@ -93,28 +94,24 @@ function csiClaim(
       metadata: { name: driver },
       spec: { attachRequired: false },
     });
-  store.create('persistentvolumes', {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: o.pv },
-    spec: {
-      capacity: { storage: o.storage },
-      accessModes: ['ReadWriteOnce'],
-      ...mode,
-      csi: { driver, volumeHandle: o.handle },
+  createBoundClaim(store, {
+    volume: {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: o.pv },
+      spec: {
+        capacity: { storage: o.storage },
+        accessModes: ['ReadWriteOnce'],
+        ...mode,
+        csi: { driver, volumeHandle: o.handle },
+      },
     },
-  });
-  store.create('persistentvolumeclaims', {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name: o.claim, namespace: 'default' },
-    spec: {
-      volumeName: o.pv,
-      ...mode,
-      accessModes: ['ReadWriteOnce'],
-      resources: { requests: { storage: o.storage } },
+    claim: {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: o.claim, namespace: 'default' },
+      spec: { ...mode, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: o.storage } } },
     },
-    status: { phase: 'Bound' },
   });
 }
 

@@ -1,6 +1,6 @@
 /**
  * A volume the kubelet cannot resolve to what to mount (upstream's desired-state populator): a claim not bound, not
- * found, being deleted, or its PersistentVolume not found. Upstream's wait ends at once, and syncPod reports it:
+ * found, being deleted, or its PersistentVolume not found or not bound to it (no claimRef, or another claim's). Upstream's wait ends at once, and syncPod reports it:
  * FailedMount "Unable to attach or mount volumes: … failed to process volumes=[…]: error processing PVC …". No
  * "MountVolume.SetUp failed" event, which is for a volume that was resolved and failed to mount.
  */
@@ -36,6 +36,8 @@ const pod = {
       { name: 'data', persistentVolumeClaim: { claimName: 'pending' } },
       { name: 'logs', persistentVolumeClaim: { claimName: 'gone' } },
       { name: 'more', persistentVolumeClaim: { claimName: 'orphan' } },
+      { name: 'early', persistentVolumeClaim: { claimName: 'early' } },
+      { name: 'stale', persistentVolumeClaim: { claimName: 'recreated' } },
     ],
   },
 } as unknown as Pod;
@@ -45,10 +47,23 @@ describe('volumes that cannot be resolved', () => {
     const events: string[] = [];
     const volumes = new VolumeManager({
       rootDir: root,
-      host: hostWith({
-        pending: { status: { phase: 'Pending' } },
-        orphan: { spec: { volumeName: 'pv-missing' }, status: { phase: 'Bound' } },
-      }),
+      host: hostWith(
+        {
+          pending: { status: { phase: 'Pending' } },
+          orphan: { spec: { volumeName: 'pv-missing' }, status: { phase: 'Bound' } },
+          // The claim says Bound before the binder has written the volume's claimRef.
+          early: { metadata: { uid: 'uid-early' }, spec: { volumeName: 'pv-free' }, status: { phase: 'Bound' } },
+          // A claim deleted and created again under its name: the volume still names the first one.
+          recreated: { metadata: { uid: 'uid-new' }, spec: { volumeName: 'pv-taken' }, status: { phase: 'Bound' } },
+        },
+        {
+          'pv-free': { metadata: { name: 'pv-free' }, spec: { hostPath: { path: root } } },
+          'pv-taken': {
+            metadata: { name: 'pv-taken' },
+            spec: { hostPath: { path: root }, claimRef: { namespace: 'default', name: 'recreated', uid: 'uid-old' } },
+          },
+        },
+      ),
       clock: new FakeClock(),
       logger: createLogger({ level: 'fatal' }),
       plugins: claimPlugins(),
@@ -58,11 +73,13 @@ describe('volumes that cannot be resolved', () => {
     expect(result).toMatchObject({
       ok: false,
       report:
-        'Unable to attach or mount volumes: unmounted volumes=[data logs more], unattached volumes=[], ' +
-        'failed to process volumes=[data logs more]: ' +
+        'Unable to attach or mount volumes: unmounted volumes=[data early logs more stale], unattached volumes=[], ' +
+        'failed to process volumes=[data early logs more stale]: ' +
+        'error processing PVC default/early: found PV object pv-free but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim; ' +
         'error processing PVC default/gone: failed to fetch PVC from API server: persistentvolumeclaims "gone" not found; ' +
         'error processing PVC default/orphan: failed to fetch PV pv-missing from API server: persistentvolumes "pv-missing" not found; ' +
-        'error processing PVC default/pending: PVC is not bound',
+        'error processing PVC default/pending: PVC is not bound; ' +
+        'error processing PVC default/recreated: found PV object pv-taken but its pv.Spec.ClaimRef.UID uid-old does not point to claim.UID uid-new',
     });
     expect(events).toEqual([]);
   });

@@ -14,6 +14,7 @@ import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 interface Pvc {
   metadata?: {
+    uid?: string;
     deletionTimestamp?: string;
     ownerReferences?: { uid?: string; controller?: boolean; kind?: string }[];
   };
@@ -26,6 +27,7 @@ interface Pv {
     hostPath?: { path: string; type?: string };
     local?: { path: string };
     csi?: unknown;
+    claimRef?: { uid?: string };
     [k: string]: unknown;
   };
 }
@@ -71,11 +73,28 @@ async function setUpClaim(
     );
   const pv = await host.getPersistentVolume<Pv>(pvName);
   if (!pv) throw unresolved(`failed to fetch PV ${pvName} from API server: persistentvolumes "${pvName}" not found`);
+  const binding = claimRefMismatch(pv, pvc.metadata?.uid ?? '');
+  if (binding) throw unresolved(binding);
   try {
     return await setUpPersistentVolume(ctx, pv, { ...o, pvName, claim: { name: o.claimName, namespace: ns } });
   } catch (err) {
     throw new PersistentVolumeError(pvName, err);
   }
+}
+
+/**
+ * Why `pv` is not the volume of the claim with UID `claimUid`, in upstream's getPVSpec words; undefined when it is. The
+ * claim names its volume and the volume names its claim: a PV the binder has not bound yet (no claimRef), or has bound
+ * to another claim (a claim deleted and created again under the same name), is not mounted for this one.
+ */
+function claimRefMismatch(pv: Pv, claimUid: string): string | undefined {
+  const name = pv.metadata.name;
+  const reference = pv.spec?.claimRef;
+  if (!reference)
+    return `found PV object ${name} but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim`;
+  if ((reference.uid ?? '') !== claimUid)
+    return `found PV object ${name} but its pv.Spec.ClaimRef.UID ${reference.uid ?? ''} does not point to claim.UID ${claimUid}`;
+  return undefined;
 }
 
 /** Sets up the PersistentVolume `pv` a claim resolved to. */
