@@ -156,7 +156,8 @@ export class EvictionManager {
     this.learnLayout(snap.node.diskLayout);
     const layout = this.layout ?? SINGLE_FILESYSTEM;
     const byPod = containersByPod(snap);
-    const overLimit = this.deps.localStorageLimits === false ? undefined : this.localStorageEviction(byPod);
+    const overLimit =
+      this.deps.localStorageLimits === false ? undefined : this.localStorageEviction(byPod, snap.podFiles);
     const obs = observe(snap, this.deps.memoryCapacityBytes);
     const now = this.deps.clock.now();
     const met = thresholdsMet(this.thresholds, obs, this.metLast).sort(
@@ -257,7 +258,10 @@ export class EvictionManager {
   }
 
   /** Evicts (grace 0) every non-critical pod over a local storage limit; returns the first. */
-  private localStorageEviction(byPod: ReadonlyMap<string, ContainerSample[]>): Pod | undefined {
+  private localStorageEviction(
+    byPod: ReadonlyMap<string, ContainerSample[]>,
+    podFiles: StatsSnapshot['podFiles'],
+  ): Pod | undefined {
     if (!this.deps.volumeUsage) return undefined;
     let first: Pod | undefined;
     for (const pod of this.deps.activePods()) {
@@ -268,7 +272,7 @@ export class EvictionManager {
         (byPod.get(uid) ?? []).map((c) => [c.name, (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0)] as const),
       );
       const volumes = new Map(this.deps.volumeUsage(uid).map((v) => [v.name, v.usedBytes] as const));
-      const violation = localStorageViolation(pod, { volumes, containers });
+      const violation = localStorageViolation(pod, { volumes, containers, podFiles: podFiles.get(uid)?.bytes });
       if (!violation) continue;
       this.evictPod(pod, { message: violation.message }, 0, violation.signal);
       first ??= pod;

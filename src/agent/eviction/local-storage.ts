@@ -1,7 +1,7 @@
 /**
  * Local storage limits (upstream eviction manager's localStorageEviction), pure: a pod is evicted
  * at once when an emptyDir (on disk) holds more than its `sizeLimit`, when the pod's ephemeral
- * storage (containers' writable layers and logs, emptyDir and configMap volumes) exceeds the sum
+ * storage (containers' writable layers and logs, emptyDir and configMap volumes, the pod's own files) exceeds the sum
  * of its containers' `ephemeral-storage` limits, or when one container's writable layer and logs
  * exceed its own limit — checked in that order, with upstream's messages.
  */
@@ -14,6 +14,8 @@ export interface LocalStorageUsage {
   volumes: ReadonlyMap<string, number>;
   /** By container name: writable layer + logs, bytes. */
   containers: ReadonlyMap<string, number>;
+  /** The pod's own files in its ephemeral storage (the files directly under its log directory, its etc-hosts), bytes. */
+  podFiles?: number;
 }
 
 interface VolumeSpec {
@@ -50,7 +52,7 @@ export function localStorageViolation(
     const local = volumes
       .filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap)
       .map((v) => u.volumes.get(v.name) ?? 0);
-    const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, 0);
+    const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, u.podFiles ?? 0);
     if (used > podLimit)
       return {
         signal: 'ephemeralpodfs.limit',

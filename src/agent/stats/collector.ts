@@ -20,6 +20,7 @@ import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import { systemPressure, type PressureByResource } from '../../lib/pressure.js';
 import { ContainerNameLabel, PodNameLabel, PodNamespaceLabel, PodUidLabel } from '../runtime/labels.js';
+import { podDir } from '../runtime/pod-files.js';
 import {
   fsUsage,
   nodeCpuNs,
@@ -43,22 +44,45 @@ import { runtimeFilesystems } from './runtime-filesystems.js';
 /** Upstream's housekeeping interval for container stats. */
 export const STATS_PERIOD_MS = 10_000;
 
+/** Disk space and inodes, as du counts them. */
+interface DiskUse {
+  bytes: number;
+  inodes: number;
+}
+
+/** The regular files directly in `dir`, each as du counts it; undefined when `dir` cannot be read. */
+function filesIn(dir: string): DiskUse | undefined {
+  const names = listDirSync(dir);
+  if (!names) return undefined;
+  const use = { bytes: 0, inodes: 0 };
+  for (const n of names) {
+    const s = statSyncOrUndefined(`${dir}/${n}`);
+    if (!s?.isFile()) continue;
+    use.bytes += s.blocks * 512;
+    use.inodes++;
+  }
+  return use;
+}
+
 /**
  * The disk space and inodes of a container's log directory, itself and its files, as upstream's du
  * of it counts them (read synchronously, lib/fs-util.ts; the kubelet writes no subdirectories there).
  */
-function logDirUsage(dir: string): { bytes: number; inodes: number } | undefined {
-  const names = listDirSync(dir);
-  if (!names) return undefined;
-  let bytes = (statSyncOrUndefined(dir)?.blocks ?? 0) * 512;
-  let inodes = 1;
-  for (const n of names) {
-    const s = statSyncOrUndefined(`${dir}/${n}`);
-    if (!s?.isFile()) continue;
-    bytes += s.blocks * 512;
-    inodes++;
-  }
-  return { bytes, inodes };
+function logDirUsage(dir: string): DiskUse | undefined {
+  const files = filesIn(dir);
+  if (!files) return undefined;
+  return { bytes: files.bytes + (statSyncOrUndefined(dir)?.blocks ?? 0) * 512, inodes: files.inodes + 1 };
+}
+
+/**
+ * What a pod's ephemeral storage counts beside its containers and volumes (upstream getPodLogStats and
+ * getPodEtcHostsStats): the files directly under its log directory, where a runtime such as kata or gVisor writes
+ * pod-level logs, and the hosts file the kubelet writes for it. Either one that is not there counts nothing.
+ */
+function podOwnFiles(podLogDir: string, etcHosts: string): DiskUse {
+  const logs = filesIn(podLogDir) ?? { bytes: 0, inodes: 0 };
+  const hosts = statSyncOrUndefined(etcHosts);
+  return hosts?.isFile() ? { bytes: logs.bytes + hosts.blocks * 512, inodes: logs.inodes + 1 } : logs;
 }
 
 /** Samples and serves. */
@@ -228,6 +252,7 @@ export class StatsCollector {
     const kubelet = sampleOf(cgroups.kubelet, prev?.kubelet) ?? ownProcess();
     const prevById = new Map((prev?.containers ?? []).map((c) => [c.id, c]));
     const containers: ContainerSample[] = [];
+    const podFiles = new Map<string, DiskUse>();
     for (const s of stats) {
       const l = s.attributes.labels ?? {};
       const uid = l[PodUidLabel];
@@ -261,10 +286,13 @@ export class StatsCollector {
       if (s.swap?.swap_available_bytes) c.swapAvailable = Number(s.swap.swap_available_bytes.value);
       if (s.writable_layer?.used_bytes) c.rootfsUsed = Number(s.writable_layer.used_bytes.value);
       if (s.writable_layer?.inodes_used) c.rootfsInodesUsed = Number(s.writable_layer.inodes_used.value);
-      const logs = logDirUsage(join(this.deps.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`, name));
+      const podLogDir = join(this.deps.podLogsDir, `${c.podNamespace}_${c.podName}_${uid}`);
+      const logs = logDirUsage(join(podLogDir, name));
       c.logsUsed = logs?.bytes;
       c.logsInodesUsed = logs?.inodes;
       containers.push(c);
+      if (!podFiles.has(uid))
+        podFiles.set(uid, podOwnFiles(podLogDir, join(podDir(this.deps.rootDir, uid), 'etc-hosts')));
     }
     const snap: StatsSnapshot = {
       atMs,
@@ -286,6 +314,7 @@ export class StatsCollector {
       runtimeCgroup: sampleOf(cgroups.runtime, prev?.runtimeCgroup),
       miscCgroup: sampleOf(cgroups.misc, prev?.miscCgroup),
       containers,
+      podFiles,
       pods: withPodRates(
         podCgroup
           ? podSamplesFromCgroups(containers, { pod: podCgroup, container: containerCgroup ?? (() => undefined) })

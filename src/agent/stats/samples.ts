@@ -100,6 +100,11 @@ export interface StatsSnapshot {
   runtimeCgroup?: SystemContainerSample;
   miscCgroup?: SystemContainerSample;
   containers: ContainerSample[];
+  /**
+   * By pod UID, for each pod with a container: its files that count in its ephemeral storage beside its containers'
+   * and volumes' (the files directly under its log directory, its etc-hosts), bytes and inodes.
+   */
+  podFiles: Map<string, { bytes: number; inodes: number }>;
   /** By pod UID; empty when the runtime does not implement ListPodSandboxStats. */
   pods: Map<string, PodSample>;
 }

@@ -123,30 +123,33 @@ function fs(time: string, f: FsUsage | undefined, used?: number, inodesUsed?: nu
 }
 
 /**
- * A pod's ephemeral storage (upstream calcEphemeralStorage): its containers' writable layers and logs and its local
- * ephemeral volumes (not a claim, secret or memory emptyDir), bytes and inodes, on the node's filesystem; none
- * without containers.
+ * A pod's ephemeral storage (upstream calcEphemeralStorage): its containers' writable layers and logs, its local
+ * ephemeral volumes (not a claim, secret or memory emptyDir) and its own files (`podFiles`: the files directly under
+ * its log directory and its etc-hosts), bytes and inodes, on the node's filesystem; none without containers.
  */
 function ephemeralStorage(
   time: string,
   nodeFs: FsUsage | undefined,
   containers: readonly ContainerSample[],
   volumes: readonly VolumeStats[],
+  podFiles: { bytes: number; inodes: number } | undefined,
 ): Obj | undefined {
   if (!containers.length) return undefined;
   const local = volumes.filter((v) => v.localEphemeral);
-  const total = (container: (c: ContainerSample) => number, volume: (v: VolumeStats) => number) =>
-    containers.reduce((n, c) => n + container(c), 0) + local.reduce((n, v) => n + volume(v), 0);
+  const total = (container: (c: ContainerSample) => number, volume: (v: VolumeStats) => number, own: number) =>
+    containers.reduce((n, c) => n + container(c), 0) + local.reduce((n, v) => n + volume(v), 0) + own;
   return fs(
     time,
     nodeFs,
     total(
       (c) => (c.rootfsUsed ?? 0) + (c.logsUsed ?? 0),
       (v) => v.usedBytes,
+      podFiles?.bytes ?? 0,
     ),
     total(
       (c) => (c.rootfsInodesUsed ?? 0) + (c.logsInodesUsed ?? 0),
       (v) => v.inodesUsed,
+      podFiles?.inodes ?? 0,
     ),
   );
 }
@@ -314,7 +317,7 @@ export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
         : {
             network: podDef ? { time, ...iface(podDef), interfaces: podNet!.interfaces.map(iface) } : undefined,
             volume: volumes.length ? volumes : undefined,
-            'ephemeral-storage': ephemeralStorage(time, s.node.fs, cs, ctx.volumes(p.uid)),
+            'ephemeral-storage': ephemeralStorage(time, s.node.fs, cs, ctx.volumes(p.uid), s.podFiles.get(p.uid)),
             process_stats: sandbox?.processCount !== undefined ? { process_count: sandbox.processCount } : undefined,
           }),
     });

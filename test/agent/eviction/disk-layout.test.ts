@@ -153,6 +153,7 @@ describe('the manager on each layout', () => {
         rootfsInodesUsed: u.rootfsInodes,
         logsInodesUsed: u.logsInodes,
       })),
+      podFiles: new Map(),
       pods: new Map(),
     } satisfies StatsSnapshot;
   }

@@ -68,6 +68,7 @@ function snapshot(available: number, usage: Record<string, number>, atMs = 1000)
       atMs,
       workingSet: ws,
     })),
+    podFiles: new Map(),
     pods: new Map(),
   };
 }
@@ -327,6 +328,10 @@ describe('local storage limits', () => {
       'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
     );
     expect(violation(p, usage({ disk: 0 }, { a: 9 * Mi, b: 0 }))).toBeUndefined();
+    // The pod's own files (pod-level logs, etc-hosts) count in its total, as in upstream's summary it is measured by.
+    expect(violation(p, { ...usage({ disk: 0 }, { a: 9 * Mi, b: 0 }), podFiles: 2 * Mi })).toBe(
+      'Pod ephemeral local storage usage exceeds the total limit of containers 10Mi. ',
+    );
     const two = withSpec({
       containers: [
         { name: 'a', image: 'x', resources: { limits: { 'ephemeral-storage': '1Mi' } } },

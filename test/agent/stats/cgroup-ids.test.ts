@@ -54,6 +54,7 @@ describe('cadvisorMetrics ids', () => {
     containers: [
       { id: 'c0ffee', name: 'main', podUid: 'a-b', podName: 'p', podNamespace: 'default', atMs: 1000, cpuNs: 2e9 },
     ],
+    podFiles: new Map(),
     pods: new Map([
       [
         'a-b',

@@ -37,6 +37,7 @@ function snapshot(pod: Partial<PodSample>): StatsSnapshot {
     },
     kubelet: { cpuNs: 0, rss: 0, usage: 0, workingSet: 0 },
     containers: [container('c1', 'a', 1e9, 100), container('c2', 'b', 2e9, 200)],
+    podFiles: new Map([['u1', { bytes: 8192, inodes: 2 }]]),
     pods: new Map([['u1', { podUid: 'u1', ...pod }]]),
   } as unknown as StatsSnapshot;
 }

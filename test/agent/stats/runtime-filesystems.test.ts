@@ -134,13 +134,20 @@ describe.skipIf(!apart)('the runtime filesystems', () => {
 });
 
 describe("a pod's share of the disk", () => {
-  it("counts its containers' log files and their directory, and its ephemeral storage's inodes, never the node's", async () => {
+  it("counts its containers' log files and their directory, its own files, and its ephemeral storage's inodes, never the node's", async () => {
     const logs = mkdtempSync(join(tmpdir(), 'tsk-pod-logs-'));
     try {
       const containerLogs = join(logs, 'default_p_uid-1', 'app');
       mkdirSync(containerLogs, { recursive: true });
       writeFileSync(join(containerLogs, '0.log'), 'x'.repeat(10_000));
       writeFileSync(join(containerLogs, '0.log.20261130-010203.gz'), 'y');
+      // A pod-level log a runtime such as kata writes beside the containers' directories, and the pod's hosts file.
+      writeFileSync(join(logs, 'default_p_uid-1', 'sandbox.log'), 'z'.repeat(5_000));
+      mkdirSync(join(dir, 'pods', 'uid-1'), { recursive: true });
+      writeFileSync(join(dir, 'pods', 'uid-1', 'etc-hosts'), '127.0.0.1 localhost\n');
+      const ownBytes = [join(logs, 'default_p_uid-1', 'sandbox.log'), join(dir, 'pods', 'uid-1', 'etc-hosts')]
+        .map((f) => statSync(f).blocks * 512)
+        .reduce((a, b) => a + b);
       const snapshot = await sample({ image_filesystems: [usage(dir, 123_000, 45)] }, true, logs);
       const volume = (name: string, localEphemeral: boolean, inodesUsed: number) => ({
         name,
@@ -163,10 +170,12 @@ describe("a pod's share of the disk", () => {
       // upstream's du of the container's log directory: the directory and its two files.
       expect(pod.containers[0].logs.inodesUsed).toBe(3);
       expect(pod.containers[0].logs.usedBytes).toBeGreaterThanOrEqual(10_000);
-      // The writable layer's 7, the logs' 3 and the local volume's 5; the claim is not ephemeral.
-      expect(pod['ephemeral-storage'].inodesUsed).toBe(15);
-      expect(pod['ephemeral-storage'].usedBytes).toBe(4096 + pod.containers[0].logs.usedBytes + 8192);
-      expect(summary.node.fs.inodesUsed).toBeGreaterThan(15);
+      // The writable layer's 7, the logs' 3, the local volume's 5 and the pod's two files (upstream getPodLogStats and
+      // getPodEtcHostsStats); the claim is not ephemeral.
+      expect(pod['ephemeral-storage'].inodesUsed).toBe(17);
+      expect(ownBytes).toBeGreaterThanOrEqual(5_000);
+      expect(pod['ephemeral-storage'].usedBytes).toBe(4096 + pod.containers[0].logs.usedBytes + 8192 + ownBytes);
+      expect(summary.node.fs.inodesUsed).toBeGreaterThan(17);
     } finally {
       rmSync(logs, { recursive: true, force: true });
     }
