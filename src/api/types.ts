@@ -69,6 +69,8 @@ export interface Container {
   startupProbe?: unknown;
   lifecycle?: unknown;
   securityContext?: Record<string, unknown>;
+  /** Volumes given to the container as raw block devices at `devicePath`. */
+  volumeDevices?: { name: string; devicePath: string }[];
   [extra: string]: unknown;
 }
 

@@ -158,7 +158,7 @@ export function planContainerDevices(
   | { ok: true; devices: { container_path: string; host_path: string; permissions: string }[] }
   | { ok: false; message: string } {
   const devices = [];
-  for (const d of (c.volumeDevices ?? []) as { name: string; devicePath: string }[]) {
+  for (const d of c.volumeDevices ?? []) {
     if (!d.devicePath.startsWith('/'))
       return { ok: false, message: `error DevicePath \`${d.devicePath}\` must be an absolute path` };
     const vol = volumes.get(d.name);

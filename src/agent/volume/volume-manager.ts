@@ -4,7 +4,8 @@
  *
  *  pod sync ─► mountPod(pod) ─► computeVolumeActions ─► plugin.setUp (parallel) ─► actual state
  *                 │ failure: Warning FailedMount "MountVolume.<WaitForAttach|MountDevice|SetUp> failed
- *                 │          for volume "x" : …" (a claim's volume named by its PV), retried after a backoff
+ *                 │          for volume "x" : …" (a claim's volume named by its PV; a raw block device's:
+ *                 │          FailedMapVolume "MapVolume.<…> failed …"), retried after a backoff
  *                 │          (0.5 s doubling to 2 m 2 s, as upstream); a claim that cannot be resolved is
  *                 │          reported by the pod's sync at once, and any pod still waiting after 2 m 3 s
  *                 │          ("Unable to attach or mount volumes: …", volume-processing.ts)
@@ -17,6 +18,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { allContainers } from '../../api/containers.js';
 import type { Pod } from '../../api/types.js';
 import type { Clock } from '../../lib/clock.js';
 import { logV, type Logger } from '../../lib/logger.js';
@@ -32,6 +34,7 @@ import { AttachError, attachLimitRejection, mountWaitTimeout } from './attach-li
 import {
   PersistentVolumeError,
   unableToMountMessage,
+  volumeFailure,
   VolumeOperationError,
   VolumeProcessingError,
 } from './volume-processing.js';
@@ -93,6 +96,11 @@ const pluginName = (dirName: string) => dirName.replace('~', '/');
 /** A set-up volume's plugin as upstream's metrics name it (GetFullQualifiedPluginNameForVolume). */
 const metricsName = (v: MountedVolume) => v.pluginName ?? pluginName(v.plugin);
 /** A pod's volume directory (`<root-dir>/pods/<uid>/volumes`). */
+/** The pod's volumes its containers use as raw block devices (`volumeDevices`): upstream maps them, not mounts. */
+function mappedVolumes(pod: Pod): Set<string> {
+  return new Set(allContainers(pod).flatMap((c) => (c.volumeDevices ?? []).map((d) => d.name)));
+}
+
 const podVolumesDir = (rootDir: string, uid: string) => join(podDir(rootDir, uid), 'volumes');
 
 /** Sets up and tears down pod volumes. */
@@ -245,14 +253,15 @@ export class VolumeManager {
           if (failure instanceof AttachError) waiting.unattached.set(volume.name, failure.exhausted);
           else waiting.unattached.delete(volume.name);
           if (failure instanceof VolumeProcessingError) notProcessed.set(volume.name, failure.message);
+          const step =
+            failure instanceof AttachError
+              ? 'attach'
+              : failure instanceof VolumeOperationError
+                ? failure.step
+                : undefined;
           this.failed(pod, volume.name, messageOf(failure), retries, this.deps.clock.now(), {
             event: !(failure instanceof VolumeProcessingError),
-            operation:
-              failure instanceof AttachError
-                ? 'WaitForAttach'
-                : failure instanceof VolumeOperationError
-                  ? failure.operation
-                  : 'SetUp',
+            ...volumeFailure(step, mappedVolumes(pod).has(volume.name)),
             specName: err instanceof PersistentVolumeError ? err.persistentVolumeName : volume.name,
           });
         }
@@ -351,14 +360,18 @@ export class VolumeManager {
     message: string,
     retries: Map<string, { atMs: number; delayMs: number }>,
     now: number,
-    o: { event: boolean; operation: string; specName: string } = { event: true, operation: 'SetUp', specName: name },
+    o: { event: boolean; operation: string; reason: string; specName: string } = {
+      event: true,
+      ...volumeFailure(undefined, false),
+      specName: name,
+    },
   ): void {
     const prev = retries.get(name);
     const delayMs = prev ? Math.min(prev.delayMs * 2, MAX_BACKOFF_MS) : INITIAL_BACKOFF_MS;
     retries.set(name, { atMs: now + delayMs, delayMs });
-    const text = `MountVolume.${o.operation} failed for volume "${o.specName}" : ${message}`;
+    const text = `${o.operation} failed for volume "${o.specName}" : ${message}`;
     this.deps.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, volume: name }, text);
-    if (o.event) this.deps.events?.record(podRef(pod), 'Warning', 'FailedMount', text);
+    if (o.event) this.deps.events?.record(podRef(pod), 'Warning', o.reason, text);
   }
 
   /**

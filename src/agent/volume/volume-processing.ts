@@ -29,16 +29,45 @@ export function unableToMountMessage(o: {
 }
 
 /**
- * Which of upstream's mount operations failed, for its event (`MountVolume.<operation> failed for volume "…" : …`):
- * a staging (`MountDevice`) or the set-up itself (`SetUp`, any other error); `WaitForAttach` is an AttachError's.
+ * The step of a volume's set-up that failed: its staging on the node (`stage`), its publication for the pod
+ * (`publish`), or, for a raw block device, its binding into the pod's map (`map`). Upstream names the operation after
+ * the step and after whether the volume is mounted or mapped (volumeFailure).
  */
+export type VolumeStep = 'stage' | 'publish' | 'map';
+
+/** A failure of one step of a volume's set-up; any other error is a failure of its set-up as a whole. */
 export class VolumeOperationError extends Error {
   constructor(
-    readonly operation: 'MountDevice' | 'SetUp',
+    readonly step: VolumeStep,
     message: string,
   ) {
     super(message);
   }
+}
+
+/**
+ * Upstream's words for a failed set-up step (operation_generator.go): the operation its event names (`<operation>
+ * failed for volume "…" : …`) and the event's reason. A volume the pod's containers use as a device (`volumeDevices`)
+ * is mapped: `MapVolume.*` operations, reason FailedMapVolume; any other is mounted: `MountVolume.*`, FailedMount.
+ * `attach` is the wait for the volume's attachment; undefined, a failure of no named step.
+ */
+export function volumeFailure(
+  step: VolumeStep | 'attach' | undefined,
+  mapped: boolean,
+): { operation: string; reason: 'FailedMount' | 'FailedMapVolume' } {
+  if (!mapped) {
+    const operation = step === 'attach' ? 'WaitForAttach' : step === 'stage' ? 'MountDevice' : 'SetUp';
+    return { operation: `MountVolume.${operation}`, reason: 'FailedMount' };
+  }
+  const operation =
+    step === 'attach'
+      ? 'WaitForAttach'
+      : step === 'publish'
+        ? 'MapPodDevice'
+        : step === 'map'
+          ? 'MapBlockVolume'
+          : 'SetUpDevice';
+  return { operation: `MapVolume.${operation}`, reason: 'FailedMapVolume' };
 }
 
 /**

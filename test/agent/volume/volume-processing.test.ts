@@ -12,9 +12,10 @@ import type { Pod } from '../../../src/api/types.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { claimPlugins } from '../../../src/agent/volume/plugins/persistent-volume.js';
-import type { VolumeHost } from '../../../src/agent/volume/types.js';
+import type { VolumeHost, VolumePlugin } from '../../../src/agent/volume/types.js';
+import { AttachError } from '../../../src/agent/volume/attach-limit.js';
 import { VolumeManager } from '../../../src/agent/volume/volume-manager.js';
-import { unableToMountMessage } from '../../../src/agent/volume/volume-processing.js';
+import { unableToMountMessage, VolumeOperationError } from '../../../src/agent/volume/volume-processing.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tsk-volume-processing-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -87,6 +88,64 @@ describe('volumes that cannot be resolved', () => {
   it("words the lists as Go's %v of sorted names", () => {
     expect(unableToMountMessage({ unmounted: ['b', 'a'], unattached: [], notProcessed: ['b'], cause: 'x' })).toBe(
       'Unable to attach or mount volumes: unmounted volumes=[a b], unattached volumes=[], failed to process volumes=[b]: x',
+    );
+  });
+});
+
+describe('a failed set-up step', () => {
+  const steps = ['attach', 'stage', 'publish', 'map', 'none'] as const;
+  /** A plugin whose volume `<step>` fails at that step; `none`, with an error of no named step. */
+  const failing: VolumePlugin = {
+    dirName: 'test~failing',
+    field: 'failing',
+    remountEachSync: false,
+    setUp(ctx) {
+      const step = (ctx.volume.failing as { step: (typeof steps)[number] }).step;
+      if (step === 'attach') throw new AttachError('volume attachment is being deleted', false);
+      if (step === 'none') throw new Error('boom');
+      throw new VolumeOperationError(step, 'boom');
+    },
+  };
+  const podUsing = (name: string, as: 'volumeMounts' | 'volumeDevices') =>
+    ({
+      metadata: { name, namespace: 'default', uid: `uid-${name}` },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: 'i',
+            [as]: steps.map((step) => ({ name: step, mountPath: `/${step}`, devicePath: `/dev/${step}` })),
+          },
+        ],
+        volumes: steps.map((step) => ({ name: step, failing: { step } })),
+      },
+    }) as unknown as Pod;
+
+  it('is named as upstream names it: MountVolume.* for a mounted volume, MapVolume.* and FailedMapVolume for a device', async () => {
+    const events: string[] = [];
+    const volumes = new VolumeManager({
+      rootDir: root,
+      host: hostWith({}),
+      clock: new FakeClock(),
+      logger: createLogger({ level: 'fatal' }),
+      plugins: [failing],
+      events: { record: (_ref, type, reason, message) => events.push(`${type} ${reason} ${message}`) },
+    });
+    await volumes.mountPod(podUsing('mounts', 'volumeMounts'));
+    await volumes.mountPod(podUsing('devices', 'volumeDevices'));
+    expect(events.sort()).toEqual(
+      [
+        'Warning FailedMount MountVolume.WaitForAttach failed for volume "attach" : volume attachment is being deleted',
+        'Warning FailedMount MountVolume.MountDevice failed for volume "stage" : boom',
+        'Warning FailedMount MountVolume.SetUp failed for volume "publish" : boom',
+        'Warning FailedMount MountVolume.SetUp failed for volume "map" : boom',
+        'Warning FailedMount MountVolume.SetUp failed for volume "none" : boom',
+        'Warning FailedMapVolume MapVolume.WaitForAttach failed for volume "attach" : volume attachment is being deleted',
+        'Warning FailedMapVolume MapVolume.SetUpDevice failed for volume "stage" : boom',
+        'Warning FailedMapVolume MapVolume.MapPodDevice failed for volume "publish" : boom',
+        'Warning FailedMapVolume MapVolume.MapBlockVolume failed for volume "map" : boom',
+        'Warning FailedMapVolume MapVolume.SetUpDevice failed for volume "none" : boom',
+      ].sort(),
     );
   });
 });

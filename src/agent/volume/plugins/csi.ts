@@ -253,7 +253,7 @@ export class CsiVolumes {
             await rm(dir, { recursive: true, force: true });
             if (!this.release.inUse(volData)) await rm(stageRecordDir, { recursive: true, force: true });
           }
-          throw new VolumeOperationError('MountDevice', messageOf(err));
+          throw new VolumeOperationError('stage', messageOf(err));
         }
       });
     const tokens = await tokenAttrs(ctx, csiDriver?.spec?.tokenRequests ?? []);
@@ -270,16 +270,20 @@ export class CsiVolumes {
       ...(tokensInSecrets ? {} : tokens),
     };
     if (bp) await mkdir(dirname(bp.publish), { recursive: true, mode: 0o750 });
-    await client.nodePublishVolume({
-      volume_id: p.volumeHandle,
-      publish_context: publishContext,
-      staging_target_path: staging,
-      target_path: target,
-      volume_capability: capability,
-      readonly: p.readOnly,
-      secrets,
-      volume_context: attributes,
-    });
+    await client
+      .nodePublishVolume({
+        volume_id: p.volumeHandle,
+        publish_context: publishContext,
+        staging_target_path: staging,
+        target_path: target,
+        volume_capability: capability,
+        readonly: p.readOnly,
+        secrets,
+        volume_context: attributes,
+      })
+      .catch((err: unknown) => {
+        throw new VolumeOperationError('publish', messageOf(err));
+      });
     const mounted = {
       readOnly: p.readOnly,
       plugin: CSI_DIR_NAME,
@@ -289,8 +293,12 @@ export class CsiVolumes {
     };
     if (bp) {
       // upstream MapBlockVolume: the published device bound to the node's global map and into the pod.
-      await bindMountFile(bp.publish, bp.globalMap);
-      await bindMountFile(bp.publish, bp.podDeviceMap);
+      try {
+        await bindMountFile(bp.publish, bp.globalMap);
+        await bindMountFile(bp.publish, bp.podDeviceMap);
+      } catch (err) {
+        throw new VolumeOperationError('map', messageOf(err));
+      }
       // Upstream's events of a mapped device (reason SuccessfulMountVolume), the node's map then the pod's.
       const mapped = `MapVolume.MapPodDevice succeeded for volume ${goQuote(p.specName)}`;
       for (const detail of [
