@@ -56,11 +56,12 @@ import { GenericPleg } from './pleg/generic-pleg.js';
 import { RuntimeState } from './runtime/runtime-state.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { MirrorPods } from './pods/mirror-pods.js';
-import { EventRecorder, podRef } from './events/recorder.js';
+import { EventRecorder, nodeRef, podRef } from './events/recorder.js';
 import type { AdmissionNode } from './admission/predicate.js';
 import { composeAdmission, composeEviction } from './compose-eviction.js';
 import { composeNodeShutdown } from './compose-node-shutdown.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
+import { startOomWatcher } from './oom/oom-watcher.js';
 import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { NodeInformer } from './nodestatus/node-informer.js';
@@ -489,6 +490,14 @@ export function composeAgent(
       await loadCredentialProviders();
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
+      startOomWatcher({
+        rootDir: cfg.rootDir,
+        bootID: machine.bootID,
+        systemOom: (message) => events.record(nodeRef(cfg.nodeName), 'Warning', 'SystemOOM', message),
+        signal: abort.signal,
+        clock,
+        logger,
+      });
       admissionNode = admissionNodeOf(cfg.node, machine);
       await allocation.load();
       await dra.load();
