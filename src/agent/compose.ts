@@ -62,6 +62,8 @@ import { composeAdmission, composeEviction } from './compose-eviction.js';
 import { composeNodeShutdown } from './compose-node-shutdown.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { startOomWatcher } from './oom/oom-watcher.js';
+import { swapIsOn } from './node-setup/swap.js';
+import { memoryBackedVolumesWarning, tmpfsNoswapSupported } from './volume/tmpfs-noswap.js';
 import { admissionNode as admissionNodeOf } from './nodestatus/node-object.js';
 import type { NodeStatusManager } from './nodestatus/node-status-manager.js';
 import { NodeInformer } from './nodestatus/node-informer.js';
@@ -490,6 +492,9 @@ export function composeAgent(
       await loadCredentialProviders();
       const machine = await readMachineInfo(cfg.rootDir);
       machineInfo = machine;
+      const swapWarning = memoryBackedVolumesWarning(await swapIsOn(), await tmpfsNoswapSupported(cfg.rootDir));
+      if (swapWarning)
+        events.record(nodeRef(cfg.nodeName), 'Warning', 'PossibleMemoryBackedVolumesOnDisk', swapWarning);
       startOomWatcher({
         rootDir: cfg.rootDir,
         bootID: machine.bootID,

@@ -58,15 +58,20 @@ export function writeFileAtomicSync(path: string, data: string, mode: number, o:
 }
 
 /**
- * Writes a small file off the event loop (its directory made first), its mode set exactly
- * (`chmod`: whatever the umask). Through the callback API: each step is one thread-pool round trip
+ * Writes a small file off the event loop (its directory made first, `dirMode` for those it makes), its mode set
+ * exactly (`chmod`: whatever the umask). Through the callback API: each step is one thread-pool round trip
  * without fs.promises' FileHandle, and on a disk busy with a burst of container starts a create
  * waits milliseconds that the loop would otherwise spend blocked.
  */
-export function writeSmallFile(path: string, data: string, mode: number, o: { chmod?: boolean } = {}): Promise<void> {
+export function writeSmallFile(
+  path: string,
+  data: string,
+  mode: number,
+  o: { chmod?: boolean; dirMode?: number } = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = (err: NodeJS.ErrnoException | null) => (err ? reject(err) : resolve());
-    mkdirCb(dirname(path), { recursive: true }, (err) => {
+    mkdirCb(dirname(path), { recursive: true, ...(o.dirMode !== undefined ? { mode: o.dirMode } : {}) }, (err) => {
       if (err) return reject(err);
       writeFileCb(path, data, { mode }, (err2) => (err2 || !o.chmod ? done(err2) : chmodCb(path, mode, done)));
     });

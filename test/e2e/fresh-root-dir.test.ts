@@ -5,7 +5,7 @@
  * serving certificate is given, so nothing else (the local PKI) makes the directory first.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
@@ -74,6 +74,30 @@ describe('a root dir that does not exist yet', () => {
     );
     expect(Object.values(upstreamLayout).every((m) => m !== undefined)).toBe(true);
     expect(modes).toEqual(upstreamLayout);
+    // The pod's own directories and files, as the Go kubelet's pod with a container "main" has them.
+    const [uid] = readdirSync(join(root, 'pods'));
+    const podEntries = (text: string, pod: string) =>
+      [
+        ...text.matchAll(
+          new RegExp(
+            `^([df]) (\\d+) \\./pods/${pod}(/(?:containers(?:/main(?:/[0-9a-f]{8})?)?|etc-hosts|volumes|plugins))?$`,
+            'gm',
+          ),
+        ),
+      ]
+        .map(([, type, mode, path]) => `${type} ${mode} ${(path ?? '').replace(/[0-9a-f]{8}$/, '<id>')}`)
+        .sort();
+    const ours = (path: string) => {
+      const s = statSync(join(root, 'pods', uid, path));
+      return `${s.isDirectory() ? 'd' : 'f'} ${(s.mode & 0o7777).toString(8)} ${path ? `/${path}` : ''}`;
+    };
+    const [termination] = readdirSync(join(root, 'pods', uid, 'containers', 'main'));
+    expect(
+      ['', 'containers', 'containers/main', `containers/main/${termination}`, 'etc-hosts', 'volumes', 'plugins']
+        .map(ours)
+        .map((line) => line.replace(/[0-9a-f]{8}$/, '<id>'))
+        .sort(),
+    ).toEqual(podEntries(layoutText, '65762a56-103b-4b67-bec7-83643c44f28a'));
     // The memory manager's state, byte for byte and mode as a Go kubelet v1.36.2 left it.
     const memoryState = join(root, 'memory_manager_state');
     expect(readFileSync(memoryState, 'utf8')).toBe(

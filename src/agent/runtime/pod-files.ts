@@ -4,6 +4,7 @@
  * container's terminationMessagePath, world-writable so any user in the container can write it).
  */
 import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { writeSmallFile } from '../../lib/fs-util.js';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
@@ -13,6 +14,18 @@ import { podHostNameAndDomain } from './pod-hostname.js';
 /** The pod's directory under the root dir (upstream getPodDir). */
 export function podDir(rootDir: string, uid: string): string {
   return join(rootDir, 'pods', uid);
+}
+
+/** The mode of the pod's directories: its own, volumes/, plugins/, containers/<name>/ (upstream's). */
+export const POD_DIR_MODE = 0o750;
+
+/**
+ * Makes the pod's directory with its volumes/ and plugins/ (upstream makePodDataDirs, before the pod's volumes are
+ * set up); those already there are left as they are.
+ */
+export async function makePodDataDirs(rootDir: string, uid: string): Promise<void> {
+  for (const sub of ['volumes', 'plugins'])
+    await mkdir(join(podDir(rootDir, uid), sub), { recursive: true, mode: POD_DIR_MODE });
 }
 
 /*
@@ -62,6 +75,7 @@ export async function terminationLogFile(rootDir: string, pod: Pod, c: Container
     .toString(16)
     .padStart(8, '0');
   const file = join(podDir(rootDir, pod.metadata.uid!), 'containers', c.name, id);
-  await writeSmallFile(file, '', 0o666, { chmod: true });
+  // The directories 0750, as upstream's GenerateRunContainerOptions makes them.
+  await writeSmallFile(file, '', 0o666, { chmod: true, dirMode: POD_DIR_MODE });
   return file;
 }

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { TMPFS_NOSWAP_OPTION } from './tmpfs-noswap.js';
 
 const run = promisify(execFile);
 
@@ -53,11 +54,15 @@ export async function isMountPoint(path: string): Promise<boolean> {
   return (await listMounts()).some((m) => m.path === path);
 }
 
-/** Mounts a tmpfs at `path` (an existing directory) unless one is there; `sizeBytes` 0 = tmpfs default. */
-export async function mountTmpfs(path: string, sizeBytes = 0): Promise<void> {
+/**
+ * Mounts a tmpfs at `path` (an existing directory) unless one is there, with upstream's options only: its size
+ * (`sizeBytes` 0: tmpfs's default) and `noswap` where the kernel has it. Its root is then tmpfs's own mode, 1777, as on
+ * a Go kubelet's node.
+ */
+export async function mountTmpfs(path: string, o: { sizeBytes?: number; noswap: boolean }): Promise<void> {
   if (await isMountPoint(path)) return;
-  const opts = ['mode=0777', ...(sizeBytes > 0 ? [`size=${sizeBytes}`] : [])].join(',');
-  await run('mount', ['-t', 'tmpfs', '-o', opts, 'tmpfs', path]);
+  const options = [...(o.sizeBytes ? [`size=${o.sizeBytes}`] : []), ...(o.noswap ? [TMPFS_NOSWAP_OPTION] : [])];
+  await run('mount', ['-t', 'tmpfs', ...(options.length ? ['-o', options.join(',')] : []), 'tmpfs', path]);
 }
 
 /**

@@ -29,7 +29,7 @@ import { makeRShared, unmountUnder } from './mount-util.js';
 import { computeVolumeActions, isImageVolume, orphanedPodDirs } from './reconcile.js';
 import type { MountedVolume, Volume, VolumeHost, VolumePlugin } from './types.js';
 import { IN_TREE_PLUGINS } from './plugins/all.js';
-import { podDir } from '../runtime/pod-files.js';
+import { makePodDataDirs, podDir } from '../runtime/pod-files.js';
 import { AttachError, attachLimitRejection, mountWaitTimeout } from './attach-limit.js';
 import {
   PersistentVolumeError,
@@ -42,8 +42,11 @@ import {
 const INITIAL_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 122_000;
 const ORPHAN_INITIAL_BACKOFF_MS = 2000;
-/** A pod directory's volume directories (the rest — etc-hosts, containers/ — is the pod's own). */
-const POD_VOLUME_DIRS = ['volumes', 'volume-subpaths', 'volumeDevices'];
+/**
+ * A pod directory's volume directories and the plugins' records of them (plugins/); the rest — etc-hosts, containers/
+ * — is the pod's own.
+ */
+const POD_VOLUME_DIRS = ['volumes', 'volume-subpaths', 'volumeDevices', 'plugins'];
 
 /** The result of mounting a pod's volumes. */
 export type MountResult =
@@ -189,6 +192,7 @@ export class VolumeManager {
    */
   async mountPod(pod: Pod): Promise<MountResult> {
     const uid = pod.metadata.uid!;
+    await makePodDataDirs(this.deps.rootDir, uid);
     const volumes = (pod.spec.volumes ?? []) as Volume[];
     const actual = this.actual.get(uid) ?? new Map<string, MountedVolume>();
     this.actual.set(uid, actual);

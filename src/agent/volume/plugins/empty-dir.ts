@@ -1,43 +1,55 @@
 /**
  * emptyDir (upstream pkg/volume/emptydir): a directory under the pod, mode 0777, on the node's
- * disk; `medium: Memory` is a tmpfs mounted there (root only), sized as upstream's
+ * disk; `medium: Memory` is a tmpfs mounted there (root only; `noswap` where the kernel has it), sized as upstream's
  * SizeMemoryBackedVolumes: the least of the node's allocatable memory, the pod's memory limit and
  * the volume's `sizeLimit`;
  * `medium: HugePages` (or `HugePages-<size>`) a hugetlbfs of the page size the pod's containers
  * request. fsGroup ownership as upstream (read-write masks).
  */
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, stat } from 'node:fs/promises';
 import { bytes, isHugePageResource } from '../../../api/quantity.js';
+import { dirname } from 'node:path';
 import { mountHugetlbfs, mountTmpfs } from '../mount-util.js';
+import { tmpfsNoswapSupported } from '../tmpfs-noswap.js';
+import { markReady } from './ready-marker.js';
 import type { Pod } from '../../../api/types.js';
 import { setVolumeOwnership } from '../ownership.js';
 import { podLimits } from '../../cgroups/pod-resource-config.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
+
+/**
+ * Upstream's setupDir: the volume's directory made, with the permission bits 0777 whatever the umask. Only the bits
+ * are compared, so a filesystem mounted there keeps its root's own mode (a tmpfs's 1777, sticky) on every later set-up.
+ */
+export async function setupDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  if (((await stat(dir)).mode & 0o777) !== 0o777) await chmod(dir, 0o777);
+}
 
 /** The emptyDir plugin. */
 export const emptyDirPlugin: VolumePlugin = {
   dirName: 'kubernetes.io~empty-dir',
   field: 'emptyDir',
   remountEachSync: false,
-  async setUp({ pod, volume, dir, fsGroup, host }: SetUpContext): Promise<MountedVolume> {
+  async setUp({ pod, volume, dir, volumesDir, fsGroup, host }: SetUpContext): Promise<MountedVolume> {
     const src = (volume.emptyDir ?? {}) as { medium?: string; sizeLimit?: string };
     const medium = src.medium ?? '';
     const huge = medium.startsWith('HugePages');
     if (medium !== '' && medium !== 'Memory' && !huge)
       throw new Error(`unknown storage medium "${medium}" (tskubelet supports "", "Memory" and "HugePages")`);
     const pageSize = huge ? pageSizeMountOption(medium, pod) : undefined;
-    await mkdir(dir, { recursive: true });
+    await setupDir(dir);
     if (medium === 'Memory' || pageSize) {
       if (!host.isRoot) throw new Error(`emptyDir medium "${medium}" needs a mount, which needs root`);
       if (pageSize) await mountHugetlbfs(dir, pageSize);
       else
-        await mountTmpfs(
-          dir,
-          memoryBackedSize(pod, bytes(src.sizeLimit ?? '') ?? 0, host.nodeAllocatableMemoryBytes?.() ?? 0),
-        );
+        await mountTmpfs(dir, {
+          sizeBytes: memoryBackedSize(pod, bytes(src.sizeLimit ?? '') ?? 0, host.nodeAllocatableMemoryBytes?.() ?? 0),
+          noswap: await tmpfsNoswapSupported(dirname(dir)),
+        });
     }
-    await chmod(dir, 0o777);
     await setVolumeOwnership(dir, fsGroup, false);
+    await markReady(volumesDir, volume.name);
     return {
       path: dir,
       readOnly: false,

@@ -5,10 +5,13 @@
  * memory-backed emptyDir) so secrets never reach the node's disk. All are mounted read-only into
  * containers and rewritten on every pod sync when their content changed.
  */
-import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Pod } from '../../../api/types.js';
 import { writeAtomic, type Payload } from '../atomic-writer.js';
 import { mountTmpfs } from '../mount-util.js';
+import { tmpfsNoswapSupported } from '../tmpfs-noswap.js';
+import { markReady } from './ready-marker.js';
+import { setupDir } from './empty-dir.js';
 import { setVolumeOwnership } from '../ownership.js';
 import {
   configMapPayload,
@@ -90,8 +93,10 @@ async function write(
   payload: Payload,
   o: { tmpfs: boolean; plugin: string; localEphemeral?: boolean },
 ): Promise<MountedVolume> {
-  await mkdir(ctx.dir, { recursive: true });
-  if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir);
+  // Upstream's wrapped emptyDir: the directory 0777; a tmpfs mounted on it has its own root's mode (1777).
+  await setupDir(ctx.dir);
+  if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir, { noswap: await tmpfsNoswapSupported(dirname(ctx.dir)) });
+  await markReady(ctx.volumesDir, `wrapped_${ctx.volume.name}`);
   await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
   await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
   return {
@@ -142,10 +147,8 @@ export const downwardApiPlugin: VolumePlugin = {
     return write(
       ctx,
       unwrap(downwardApiPayload(ctx.pod, src.items ?? [], { defaultMode: src.defaultMode, ctx: ctx.host.downward })),
-      {
-        tmpfs: false,
-        plugin: this.dirName,
-      },
+      // Memory-backed, as upstream's (its wrapped emptyDir is of medium Memory).
+      { tmpfs: true, plugin: this.dirName },
     );
   },
 };
