@@ -225,6 +225,10 @@ export function composeAgent(
   const executor = new PodActionExecutor({
     runtime: runtime.runtime,
     counters: metrics.startCounters,
+    initContainerTimes: {
+      started: (uid, atMs) => metrics.podStartup.initContainerStarted(uid, atMs),
+      finished: (uid, atMs) => metrics.podStartup.initContainerFinished(uid, atMs),
+    },
     imageVolumeCounters: metrics.imageVolumeCounters,
     hookCounters,
     images,

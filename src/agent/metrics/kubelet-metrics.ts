@@ -5,7 +5,8 @@
  *   kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total,
  *   kubelet_pod_start_duration_seconds, kubelet_pod_worker_start_duration_seconds,
  *   kubelet_containers_per_pod_count, kubelet_pod_start_sli_duration_seconds /
- *   kubelet_pod_start_total_duration_seconds (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
+ *   kubelet_pod_start_total_duration_seconds / kubelet_first_network_pod_start_sli_duration_seconds
+ *   (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
  *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total,
@@ -218,13 +219,23 @@ export class KubeletMetrics {
         START_BUCKETS,
       ),
     );
+    // A gauge without labels is there from the start, at 0 until set (client_golang's).
+    const firstNetworkPod = r.register(
+      new Gauge(
+        'kubelet_first_network_pod_start_sli_duration_seconds',
+        '[INTERNAL] Duration in seconds to start the first network pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch',
+        [],
+      ),
+    );
+    firstNetworkPod.set(undefined, 0);
     this.podStartup = new PodStartupLatencyTracker({
       logger: o.logger ?? silentLogger,
       sink: {
         observe: (sliSeconds, totalSeconds) => {
-          sli.observe(undefined, sliSeconds);
+          if (sliSeconds !== undefined) sli.observe(undefined, sliSeconds);
           total.observe(undefined, totalSeconds);
         },
+        firstNetworkPod: (sliSeconds) => firstNetworkPod.set(undefined, sliSeconds),
       },
     });
     const pulled = registerImagePullMetrics(r);

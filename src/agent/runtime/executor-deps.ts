@@ -54,9 +54,20 @@ export interface StartCounters {
   container(type: 'container' | 'init_container' | 'ephemeral_container', code?: string): void;
 }
 
+/**
+ * When the pod's init containers (not sidecars) ran, for the pod startup SLI, which leaves that time out (upstream's
+ * podInitContainerTimeRecorder): one started (its StartContainer answered), and one finished (its exit, as the runtime
+ * dates it).
+ */
+export interface InitContainerTimes {
+  started(podUid: string, atMs: number): void;
+  finished(podUid: string, atMs: number): void;
+}
+
 /** What the executor needs. */
 export interface ExecutorDeps {
   counters?: StartCounters;
+  initContainerTimes?: InitContainerTimes;
   /** Upstream's hook counters (an HTTPS hook answered in HTTP, a sleep hook cut off). */
   hookCounters?: HookCounters;
   /** Upstream's image volume counters (kubelet_image_volume_requested_total, _mounted_succeed_total / _errors_total). */

@@ -29,7 +29,7 @@ import { gracePeriodOf } from './grace-period.js';
 import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sandbox.js';
 import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
-import type { PodRuntimeStatus } from './pod-runtime-status.js';
+import { latestContainer, type PodRuntimeStatus } from './pod-runtime-status.js';
 import { generateSandboxConfig, withUserNamespace } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
@@ -66,6 +66,7 @@ export class PodActionExecutor {
   ): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
+    this.reportFinishedInitContainers(pod, status);
     // Upstream's V(2) line for a sandbox that must be (re)made, and its event when the pod had one.
     if (plan.sandboxChange && this.deps.logger)
       logV(this.deps.logger, 2, { pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, plan.sandboxChange);
@@ -230,6 +231,8 @@ export class PodActionExecutor {
         s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container',
         r.ok ? undefined : r.reason,
       );
+      if (r.ok && s.init && spec.restartPolicy !== 'Always')
+        this.deps.initContainerTimes?.started(pod.metadata.uid!, this.deps.clock.now());
       if (!r.ok && r.reason !== 'ErrImagePull' && r.reason !== 'ImagePullBackOff' && r.reason !== 'ErrImageNeverPull') {
         this.deps.events?.record(
           podRef(pod, { name: s.name, init: s.init }),
@@ -241,6 +244,18 @@ export class PodActionExecutor {
       results.push(r);
     }
     return results;
+  }
+
+  /** The init containers (not sidecars) the runtime shows finished, when each exited (the pod startup SLI's). */
+  private reportFinishedInitContainers(pod: Pod, status: PodRuntimeStatus): void {
+    const times = this.deps.initContainerTimes;
+    if (!times) return;
+    for (const c of pod.spec.initContainers ?? []) {
+      if (c.restartPolicy === 'Always') continue;
+      const latest = latestContainer(status, c.name);
+      if (latest?.state === 'exited' && latest.exitCode === 0 && latest.finishedAt > 0)
+        times.finished(pod.metadata.uid!, latest.finishedAt);
+    }
   }
 
   /** The credentials to try for `image`: the pod's pull secrets, then the node's credential providers. */
