@@ -219,7 +219,10 @@ export async function main(argv: string[]): Promise<number> {
     logger.error(messageOf(err));
     return 1;
   }
-  healthz?.setChecks(() => agent.host.healthChecks());
+  healthz?.setChecks(
+    () => agent.host.healthChecks(),
+    (results) => agent.host.observeHealthchecks('healthz', results),
+  );
   if (api && kc.rotateCertificates && certModule) {
     const rotator = new certModule.ClientCertRotator({
       client: api,

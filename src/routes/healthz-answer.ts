@@ -16,17 +16,20 @@ export interface HealthzAnswer {
   status: 200 | 400 | 404 | 500;
   body: string;
   failed: { name: string; reason: string }[];
+  /** A run of every check (/healthz itself): each one's result, for the component SLIs. */
+  run?: { name: string; ok: boolean }[];
 }
 
 /** /healthz over `checks` (`verbose`: list each). */
 export function healthzAll(checks: readonly HealthCheck[], verbose: boolean): HealthzAnswer {
   const results = checks.map((c) => ({ name: c.name, err: c.check() }));
   const failed = results.flatMap((r) => (r.err ? [{ name: r.name, reason: r.err }] : []));
-  if (!failed.length && !verbose) return { status: 200, body: 'ok', failed };
+  const run = results.map((r) => ({ name: r.name, ok: !r.err }));
+  if (!failed.length && !verbose) return { status: 200, body: 'ok', failed, run };
   const lines = results.map((r) => (r.err ? `[-]${r.name} failed: reason withheld` : `[+]${r.name} ok`));
   return failed.length
-    ? { status: 500, body: `${lines.join('\n')}\nhealthz check failed\n`, failed }
-    : { status: 200, body: `${lines.join('\n')}\nhealthz check passed\n`, failed };
+    ? { status: 500, body: `${lines.join('\n')}\nhealthz check failed\n`, failed, run }
+    : { status: 200, body: `${lines.join('\n')}\nhealthz check passed\n`, failed, run };
 }
 
 /** /healthz/<name>: one check, 404 when there is no such check. */

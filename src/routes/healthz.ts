@@ -37,6 +37,7 @@ export async function healthzRoutes(app: FastifyInstance, opts: { host: KubeletH
   const checks = (): HealthCheck[] => [...builtinChecks, ...opts.host.healthChecks()];
   const send = (req: FastifyRequest, reply: FastifyReply, a: HealthzAnswer) => {
     for (const f of a.failed) req.log.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
+    if (a.run) opts.host.observeHealthchecks?.('healthz', a.run);
     return reply.code(a.status).type('text/plain; charset=utf-8').send(a.body);
   };
   app.get('/healthz', { schema: healthzSchema }, (req, reply) =>

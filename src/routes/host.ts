@@ -99,9 +99,13 @@ export interface KubeletHost {
   }): Promise<string>;
   /** Health checks for /healthz (ping and log are built in). */
   healthChecks(): HealthCheck[];
+  /** Records a run of /healthz: each check's result (the component SLIs of /metrics/slis). */
+  observeHealthchecks?(type: 'healthz', results: readonly { name: string; ok: boolean }[]): void;
+  /** DELETE /metrics/slis: the SLIs start again. */
+  resetMetrics?(kind: 'slis'): void;
   /** The /stats/summary document, from memory (undefined before the first sample). Never blocks on sampling. */
   statsSummary(o: { onlyCpuAndMemory: boolean }): Record<string, unknown> | undefined;
-  /** A metrics endpoint's Prometheus text: kubelet (/metrics), resource, cadvisor, probes. */
+  /** A metrics endpoint's Prometheus text: kubelet (/metrics), resource, cadvisor, probes, slis. */
   metricsText(kind: MetricsKind): Promise<string>;
   /** /spec/: the machine (cAdvisor MachineInfo subset). */
   machineSpec(): Record<string, unknown>;
@@ -121,4 +125,4 @@ export interface KubeletHost {
 }
 
 /** The metrics endpoints. */
-export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
+export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes' | 'slis';

@@ -10,6 +10,8 @@ import type { KubeletHost, MetricsKind } from './host.js';
 import { jsonResponse, statusResponse, textResponse } from './schemas.js';
 
 const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+const SLIS =
+  "The component SLIs: each /healthz check's last result and count (kubernetes_healthcheck, kubernetes_healthchecks_total)";
 const summarySchema = {
   summary: 'Node and pod resource usage (stats/v1alpha1 Summary)',
   tags: ['stats'],
@@ -57,6 +59,25 @@ export async function statsRoutes(app: FastifyInstance, opts: { host: KubeletHos
     );
     methodNotAllowed(app, url, ['GET']);
   }
+  // The component SLIs, with upstream's reset (metrics.HandlerWithReset): a DELETE starts them again.
+  app.get('/metrics/slis', { schema: metricsSchema(SLIS) }, async (_req, reply) =>
+    reply.type(PROM_TEXT).send(await opts.host.metricsText('slis')),
+  );
+  app.delete(
+    '/metrics/slis',
+    {
+      schema: {
+        summary: 'Resets the component SLIs',
+        tags: ['metrics'],
+        response: { 200: textResponse('"metrics reset"') },
+      },
+    },
+    async (_req, reply) => {
+      opts.host.resetMetrics?.('slis');
+      return reply.type('text/plain; charset=utf-8').send('metrics reset\n');
+    },
+  );
+  methodNotAllowed(app, '/metrics/slis', ['GET', 'DELETE']);
   for (const url of ['/spec', '/spec/']) {
     app.get(
       url,

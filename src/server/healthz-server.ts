@@ -10,17 +10,22 @@ import type { HealthCheck } from '../routes/host.js';
 import { builtinChecks, healthzRoute } from '../routes/healthz-answer.js';
 import { applyConnectionLimits, type ClosableServer } from './limits.js';
 
-/** A running healthz server; `setChecks` installs the agent's checks once it exists. */
+/**
+ * A running healthz server; `setChecks` installs the agent's checks once it exists, and where each run of /healthz is
+ * recorded (the component SLIs).
+ */
 export interface HealthzServer extends ClosableServer {
-  setChecks(checks: () => HealthCheck[]): void;
+  setChecks(checks: () => HealthCheck[], observe?: (results: readonly { name: string; ok: boolean }[]) => void): void;
 }
 
 /** Listens on `host:port` and serves /healthz and /healthz/<name>. */
 export async function startHealthzServer(o: { port: number; host: string; logger: Logger }): Promise<HealthzServer> {
   let extra: () => HealthCheck[] = () => [];
+  let observe: ((results: readonly { name: string; ok: boolean }[]) => void) | undefined;
   const server = http.createServer((req, res) => {
     const a = healthzRoute([...builtinChecks, ...extra()], req.url ?? '/');
     for (const f of a.failed) o.logger.warn({ check: f.name, reason: f.reason }, 'healthz check failed');
+    if (a.run) observe?.(a.run);
     res.writeHead(a.status, {
       'Content-Type': 'text/plain; charset=utf-8',
       'X-Content-Type-Options': 'nosniff',
@@ -46,8 +51,9 @@ export async function startHealthzServer(o: { port: number; host: string; logger
   return {
     server,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-    setChecks(checks) {
+    setChecks(checks, onRun) {
       extra = checks;
+      observe = onRun;
     },
   };
 }

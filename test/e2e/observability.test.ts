@@ -277,8 +277,20 @@ describe('metrics', () => {
       'kubelet_graceful_shutdown_start_time_seconds 0',
       'kubelet_graceful_shutdown_end_time_seconds 0',
       '# TYPE kubelet_admission_rejections_total counter',
+      // Beta in v1.36's metrics reference, and component-base's counts of the registry.
+      "# HELP kubernetes_build_info [BETA] A metric with a constant '1' value",
+      'disabled_metrics_total 0',
+      'hidden_metrics_total 0',
     ])
       expect(m).toContain(name);
+    // registered_metrics_total counts the families of each stability level the exposition announces (but its own
+    // three, which component-base registers apart).
+    for (const level of ['ALPHA', 'BETA']) {
+      const announced = m.match(
+        new RegExp(`^# HELP (?!(registered|disabled|hidden)_metrics_total )\\S+ \\[${level}\\] `, 'gm'),
+      )?.length;
+      expect(m).toContain(`registered_metrics_total{deprecated_version="",stability_level="${level}"} ${announced}`);
+    }
     for (const name of [
       'kubelet_pod_start_duration_seconds_bucket',
       'kubelet_pod_worker_duration_seconds_bucket',
@@ -373,6 +385,39 @@ describe('metrics', () => {
       expect(series('container_memory_cache', 'writer-obs')).toBeDefined();
     },
   );
+
+  it("/metrics/slis counts each /healthz run per check, on every port, as upstream's component SLIs; a DELETE resets them", async () => {
+    expect((await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status).toBe(200);
+    expect((await httpGet(`http://127.0.0.1:${ports.ro}/healthz?verbose`)).status).toBe(200);
+    // A single check's path is not a run of /healthz.
+    await httpGet(`http://127.0.0.1:${ports.ro}/healthz/ping`);
+    const slis = await get('/metrics/slis');
+    for (const check of ['ping', 'log', 'syncloop'])
+      expect(slis).toContain(`kubernetes_healthcheck{name="${check}",type="healthz"} 1`);
+    expect(slis).toContain(
+      '# HELP kubernetes_healthcheck [STABLE] This metric records the result of a single healthcheck.',
+    );
+    expect(slis).toContain('# TYPE kubernetes_healthchecks_total counter');
+    const runs = Number(
+      /^kubernetes_healthchecks_total\{name="ping",status="success",type="healthz"\} (\d+)$/m.exec(slis)?.[1],
+    );
+    expect(runs).toBeGreaterThanOrEqual(2);
+    expect(spawnSync('promtool', ['check', 'metrics'], { input: slis }).status).toBe(0);
+    const reset = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        { host: '127.0.0.1', port: ports.ro, path: '/metrics/slis', method: 'DELETE' },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve({ status: res.statusCode, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(reset).toEqual({ status: 200, body: 'metrics reset\n' });
+    expect(await get('/metrics/slis')).toBe('');
+  });
 
   it("promtool accepts every exposition (but for upstream's names its lint flags)", async () => {
     // Upstream's names that promtool's lint flags in the Go kubelet's exposition too (upstream's own lint keeps an

@@ -20,7 +20,7 @@
  * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
 import { existsSync } from 'node:fs';
-import { Counter, DEFAULT_BUCKETS, Gauge, Histogram, processFamilies, Registry } from './registry.js';
+import { Counter, DEFAULT_BUCKETS, Gauge, Histogram, processFamilies, Registry, registryFamilies } from './registry.js';
 import { buildInfo } from './build-info.js';
 import { registerHttpMetrics } from './http-metrics.js';
 import { registerImagePullMetrics } from './image-pull-metrics.js';
@@ -29,6 +29,7 @@ import type { Pod } from '../../api/types.js';
 import type { FsUsage } from '../volume/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
+import { HealthcheckSlis } from './healthcheck-slis.js';
 import { bootTimeMs, NodeStartupTracker } from './node-startup-metrics.js';
 
 /** Upstream's runtime operation buckets: ExponentialBuckets(.005, 2.5, 14). */
@@ -112,6 +113,8 @@ export class KubeletMetrics {
    * manager.
    */
   readonly podStartup: PodStartupLatencyTracker;
+  /** /metrics/slis: the healthz checks' results (a registry of its own, as upstream's). */
+  readonly healthcheckSlis = new HealthcheckSlis();
   /** The image manager's pull observer: the startup SLI's pull times and kubelet_image_pull_duration_seconds. */
   readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
@@ -138,10 +141,11 @@ export class KubeletMetrics {
       { node: o.nodeName },
       1,
     );
+    // Beta since v1.36's metrics reference; the help text carries the level, as component-base writes it.
     r.register(
       new Gauge(
         'kubernetes_build_info',
-        "[ALPHA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
+        "[BETA] A metric with a constant '1' value labeled by major, minor, git version, git commit, git tree state, build date, Go version, and compiler from which Kubernetes was built, and platform on which it is running.",
         [
           'major',
           'minor',
@@ -533,8 +537,8 @@ export class KubeletMetrics {
   readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void =>
     this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
 
-  /** The exposition text: the process figures, then the kubelet's. */
+  /** The exposition text: the process figures, the kubelet's, then component-base's counts of them. */
   text(): string {
-    return this.registry.text(processFamilies(this.startTimeSeconds));
+    return this.registry.text(processFamilies(this.startTimeSeconds), registryFamilies);
   }
 }

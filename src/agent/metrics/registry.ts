@@ -171,9 +171,13 @@ export class Registry {
     return m;
   }
 
-  /** The exposition text of `before` (families read at scrape time) and every registered family. */
-  text(before: Family[] = []): string {
-    return renderFamilies([...before, ...this.metrics.map((m) => m.family())]);
+  /**
+   * The exposition text of `before` (families read at scrape time), every registered family, and what `after` makes of
+   * those (families about the registry itself).
+   */
+  text(before: Family[] = [], after?: (families: readonly Family[]) => Family[]): string {
+    const families = this.metrics.map((m) => m.family());
+    return renderFamilies([...before, ...families, ...(after?.(families) ?? [])]);
   }
 }
 
@@ -245,4 +249,30 @@ export function processFamilies(startTimeSeconds: number): Family[] {
     },
   );
   return families;
+}
+
+/**
+ * component-base's own families about a registry (registered_metrics_total, disabled_metrics_total,
+ * hidden_metrics_total, beta): how many of `families` are of each stability level, as their help texts begin
+ * (`[ALPHA] …`; the process figures have none). No metric is disabled or hidden here. Pure.
+ */
+export function registryFamilies(families: readonly Family[]): Family[] {
+  const levels = new Map<string, number>();
+  for (const f of families) {
+    const level = /^\[([A-Z]+)\] /.exec(f.help)?.[1];
+    if (level) levels.set(level, (levels.get(level) ?? 0) + 1);
+  }
+  return [
+    {
+      name: 'registered_metrics_total',
+      help: '[BETA] The count of registered metrics broken by stability level and deprecation version.',
+      type: 'counter',
+      samples: [...levels].map(([level, n]) => ({
+        labels: { deprecated_version: '', stability_level: level },
+        value: n,
+      })),
+    },
+    single('disabled_metrics_total', '[BETA] The count of disabled metrics.', 'counter', 0),
+    single('hidden_metrics_total', '[BETA] The count of hidden metrics.', 'counter', 0),
+  ];
 }

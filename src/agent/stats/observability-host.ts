@@ -14,6 +14,7 @@ import type { StatsCollector } from './collector.js';
 import { buildSummary } from './summary.js';
 import { cadvisorMetrics, resourceMetrics, type ContainerInfo } from './resource-metrics.js';
 import { renderFamilies, type Family } from '../metrics/prom-text.js';
+import type { HealthcheckResult } from '../metrics/healthcheck-slis.js';
 import type { CgroupContext } from '../runtime/linux-resources.js';
 import { containerCgroupId, podCgroupId, qosCgroupIds } from './cgroup-ids.js';
 import type { CgroupDetail } from '../../lib/cgroup-usage.js';
@@ -21,8 +22,8 @@ import { readDiskMap } from '../../lib/block-devices.js';
 import { bytes } from '../../api/quantity.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 
-/** The metrics endpoints (the routes' host interface names the same four; main.ts checks they fit). */
-export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes';
+/** The metrics endpoints (the routes' host interface names the same five; main.ts checks they fit). */
+export type MetricsKind = 'kubelet' | 'resource' | 'cadvisor' | 'probes' | 'slis';
 
 /** What it reads. */
 export interface ObservabilityDeps {
@@ -97,6 +98,12 @@ export function createObservabilityHost(d: ObservabilityDeps) {
     return (id) => m.get(id) ?? {};
   };
   return {
+    observeHealthchecks(type: string, results: readonly HealthcheckResult[]): void {
+      d.metrics.healthcheckSlis.observe(type, results);
+    },
+    resetMetrics(kind: 'slis'): void {
+      if (kind === 'slis') d.metrics.healthcheckSlis.reset();
+    },
     statsSummary(o: { onlyCpuAndMemory: boolean }): Record<string, unknown> | undefined {
       const snap = d.collector.snapshot();
       if (!snap) return undefined;
@@ -126,6 +133,11 @@ export function createObservabilityHost(d: ObservabilityDeps) {
     },
     async metricsText(kind: MetricsKind): Promise<string> {
       if (kind === 'kubelet') return d.metrics.text();
+      if (kind === 'slis') {
+        // Nothing observed yet (or just reset): an empty body, as client_golang's for a registry without samples.
+        const families = d.metrics.healthcheckSlis.families();
+        return families.length ? renderFamilies(families) : '';
+      }
       if (kind === 'resource') return resourceMetrics(d.collector.snapshot(), containerInfo());
       if (kind === 'cadvisor') {
         const m = d.machine();
