@@ -65,6 +65,11 @@ export interface AgentConfig {
   /** --resolv-conf ("" → none). */
   resolvConf: string;
   cgroups: CgroupContext;
+  /**
+   * Set when the runtime does not implement RuntimeConfig (containerd 1.x): the Kubernetes release that ends its
+   * support, for kubelet_cri_losing_support.
+   */
+  criLosingSupport?: string;
   cpuCFSQuota: boolean;
   cpuCFSQuotaPeriodUs: number;
   /** podPidsLimit (≤ 0 or absent: none). */

@@ -30,7 +30,12 @@ import { CredentialProviders } from './images/credential-provider.js';
 import { serviceAccountSource } from './images/service-account-source.js';
 import type { CredentialProviderMetrics } from './metrics/credential-provider-metrics.js';
 import type { AuthConfig } from './images/keyring.js';
-import { cgroupDriverFromRuntime, type CgroupDriver } from './cgroups/cgroup-driver.js';
+import {
+  cgroupDriverFromRuntime,
+  CRI_LOSING_SUPPORT_VERSION,
+  type CgroupDriver,
+  type RuntimeCgroupDriver,
+} from './cgroups/cgroup-driver.js';
 import { systemdUnits } from './cgroups/systemd-units.js';
 import type { PodCgroupNaming } from './gc/pod-cgroups.js';
 import { RuntimeClassHandlers, handlerSupportsRecursiveReadOnly } from './objects/runtime-class.js';
@@ -336,17 +341,18 @@ export async function adoptRuntimeCgroupDriver(
   embedded: EmbeddedRuntime | undefined,
   logger: Logger,
 ): Promise<void> {
-  let driver: CgroupDriver | undefined;
-  if (embedded) driver = await cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
+  let answer: RuntimeCgroupDriver;
+  if (embedded) answer = await cgroupDriverFromRuntime(embedded.runtime.runtime, { logger });
   else {
     const client = createCriClient(cfg.containerRuntimeEndpoint, { requestTimeoutMs: cfg.runtimeRequestTimeoutMs });
     try {
-      driver = await cgroupDriverFromRuntime(client.runtime, { logger });
+      answer = await cgroupDriverFromRuntime(client.runtime, { logger });
     } finally {
       client.close?.();
     }
   }
-  if (driver) kc.cgroupDriver = cfg.cgroups.cgroupDriver = driver;
+  if (answer.driver) kc.cgroupDriver = cfg.cgroups.cgroupDriver = answer.driver;
+  if (answer.fellBack) cfg.criLosingSupport = CRI_LOSING_SUPPORT_VERSION;
 }
 
 /**

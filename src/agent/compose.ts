@@ -107,6 +107,7 @@ export function composeAgent(
     volumes: () => theVolumes.get().volumes.volumeCounts(),
     logger,
     userNamespacesSupport: cfg.userNamespacesSupport,
+    criLosingSupport: cfg.criLosingSupport,
   });
   const api = deps.api ? instrumentKubeClient(deps.api, metrics) : undefined;
   const { runtime, processRuntime } = composeRuntime(cfg, {

@@ -283,6 +283,8 @@ describe('metrics', () => {
       'hidden_metrics_total 0',
     ])
       expect(m).toContain(name);
+    // The embedded runtime answers RuntimeConfig: no warning that its support ends.
+    expect(m).not.toContain('kubelet_cri_losing_support');
     // registered_metrics_total counts the families of each stability level the exposition announces (but its own
     // three, which component-base registers apart).
     for (const level of ['ALPHA', 'BETA']) {

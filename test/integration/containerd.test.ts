@@ -679,11 +679,16 @@ describe('enforceNodeAllocatable system-reserved', () => {
 describe('the cgroup driver from the runtime (KubeletCgroupDriverFromCRI)', () => {
   it("containerd 1.6 answers RuntimeConfig with UNIMPLEMENTED: the kubelet keeps its configured driver, as upstream's fallback", async () => {
     await expect(cri.runtime.runtimeConfig!()).rejects.toMatchObject({ code: 'NotImplemented' });
-    expect(await cgroupDriverFromRuntime(cri.runtime, { logger: silentLogger, retryDelayMs: 1 })).toBeUndefined();
+    expect(await cgroupDriverFromRuntime(cri.runtime, { logger: silentLogger, retryDelayMs: 1 })).toEqual({
+      fellBack: true,
+    });
     const z = JSON.parse((await kubeletRequest(ports.port, '/configz', pki)).body) as {
       kubeletconfig: { cgroupDriver: string };
     };
     expect(z.kubeletconfig.cgroupDriver).toBe('cgroupfs');
+    // Upstream's warning to operators: this runtime is no longer supported from v1.37.
+    const metrics = (await kubeletRequest(ports.port, '/metrics', pki)).body;
+    expect(metrics).toContain('kubelet_cri_losing_support{version="1.37.0"} 1');
   });
 });
 

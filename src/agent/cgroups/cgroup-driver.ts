@@ -31,15 +31,30 @@ export function driverOfAnswer(answer: { linux?: { cgroup_driver?: string } | nu
 }
 
 /**
- * The runtime's cgroup driver, or undefined when it does not say (it does not implement
- * RuntimeConfig, as containerd before 2.0, or answers without a Linux part): the configuration's
- * driver stands then. Any other failure is retried, then thrown: the kubelet does not start.
+ * The Kubernetes release from which a runtime without RuntimeConfig (containerd 1.x) is no longer supported: v1.36
+ * still falls back to the configured driver and says so in kubelet_cri_losing_support{version} (the removal was moved
+ * to v1.37 in the v1.36 cycle, kubernetes/kubernetes#136846).
+ */
+export const CRI_LOSING_SUPPORT_VERSION = '1.37.0';
+
+/** What the runtime said of its cgroup driver. */
+export interface RuntimeCgroupDriver {
+  /** The runtime's driver; undefined when it does not say (the configuration's stands). */
+  driver?: CgroupDriver;
+  /** It does not implement RuntimeConfig, so the configuration's driver stands for now (upstream's fallback). */
+  fellBack: boolean;
+}
+
+/**
+ * The runtime's cgroup driver, or none when it does not say (it does not implement RuntimeConfig, as containerd before
+ * 2.0, or answers without a Linux part): the configuration's driver stands then. Any other failure is retried, then
+ * thrown: the kubelet does not start.
  */
 export async function cgroupDriverFromRuntime(
   rt: Pick<RuntimeService, 'runtimeConfig'>,
   o: { logger: Logger; clock?: Clock; retryDelayMs?: number },
-): Promise<CgroupDriver | undefined> {
-  if (!rt.runtimeConfig) return undefined;
+): Promise<RuntimeCgroupDriver> {
+  if (!rt.runtimeConfig) return { fellBack: false };
   let lastErr: unknown;
   for (let i = 0; i < TRIES; i++) {
     if (i > 0) await sleep(o.retryDelayMs ?? RETRY_DELAY_MS, undefined, o.clock ?? realClock);
@@ -54,11 +69,11 @@ export async function cgroupDriverFromRuntime(
       o.logger.info(
         'CRI implementation should be updated to support RuntimeConfig when KubeletCgroupDriverFromCRI feature gate has been enabled. Falling back to using cgroupDriver from kubelet config.',
       );
-      return undefined;
+      return { fellBack: true };
     }
     const driver = driverOfAnswer(answer);
     if (driver) o.logger.info({ cgroupDriver: driver }, 'Using cgroup driver setting received from the CRI runtime');
-    return driver;
+    return { driver, fellBack: false };
   }
   throw new Error(`failed to get the cgroup driver from the container runtime: ${messageOf(lastErr)}`, {
     cause: lastErr,

@@ -135,8 +135,18 @@ export class KubeletMetrics {
     logger?: Logger;
     /** The UserNamespacesSupport gate: upstream registers the user-namespaced pod counters with it on. */
     userNamespacesSupport?: boolean;
+    /** The release that ends the runtime's support (it lacks RuntimeConfig): kubelet_cri_losing_support, only then. */
+    criLosingSupport?: string;
   }) {
     const r = this.registry;
+    if (o.criLosingSupport)
+      r.register(
+        new Gauge(
+          'kubelet_cri_losing_support',
+          '[ALPHA] the Kubernetes version that the currently running CRI implementation will lose support on if not upgraded.',
+          ['version'],
+        ),
+      ).set({ version: o.criLosingSupport }, 1);
     r.register(new Gauge('kubelet_node_name', "[ALPHA] The node's name. The count is always 1.", ['node'])).set(
       { node: o.nodeName },
       1,

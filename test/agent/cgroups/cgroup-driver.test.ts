@@ -53,9 +53,10 @@ describe('driverOfAnswer', () => {
 describe('cgroupDriverFromRuntime', () => {
   it("adopts the runtime's driver and says so as upstream does", async () => {
     const { logger, lines } = capture();
-    expect(await cgroupDriverFromRuntime(scripted([{ linux: { cgroup_driver: 'SYSTEMD' } }]), { logger })).toBe(
-      'systemd',
-    );
+    expect(await cgroupDriverFromRuntime(scripted([{ linux: { cgroup_driver: 'SYSTEMD' } }]), { logger })).toEqual({
+      driver: 'systemd',
+      fellBack: false,
+    });
     expect(lines).toContainEqual(
       expect.objectContaining({
         msg: 'Using cgroup driver setting received from the CRI runtime',
@@ -67,17 +68,22 @@ describe('cgroupDriverFromRuntime', () => {
   it('falls back to the configuration at once for a runtime without RuntimeConfig (containerd before 2.0)', async () => {
     const { logger, lines } = capture();
     const rt = scripted([new KubeletError('NotImplemented', 'RuntimeConfig: unknown method')]);
-    expect(await cgroupDriverFromRuntime(rt, { logger, retryDelayMs: 1 })).toBeUndefined();
+    // A fallback, which kubelet_cri_losing_support reports.
+    expect(await cgroupDriverFromRuntime(rt, { logger, retryDelayMs: 1 })).toEqual({ fellBack: true });
     expect(rt.calls).toBe(1);
     expect(String(lines.at(-1)?.msg)).toContain('Falling back to using cgroupDriver from kubelet config.');
-    expect(await cgroupDriverFromRuntime({}, { logger })).toBeUndefined();
+    // A runtime that has no RuntimeConfig to ask (the embedded one) is no fallback.
+    expect(await cgroupDriverFromRuntime({}, { logger })).toEqual({ fellBack: false });
   });
 
   it('asks again while the runtime is not answering, and fails the start after three tries', async () => {
     const { logger } = capture();
     const down = new KubeletError('Unavailable', 'connect ENOENT /run/containerd/containerd.sock');
     const late = scripted([down, down, { linux: { cgroup_driver: 'CGROUPFS' } }]);
-    expect(await cgroupDriverFromRuntime(late, { logger, retryDelayMs: 1 })).toBe('cgroupfs');
+    expect(await cgroupDriverFromRuntime(late, { logger, retryDelayMs: 1 })).toEqual({
+      driver: 'cgroupfs',
+      fellBack: false,
+    });
     expect(late.calls).toBe(3);
     const never = scripted([down]);
     await expect(cgroupDriverFromRuntime(never, { logger, retryDelayMs: 1 })).rejects.toThrow(
