@@ -146,6 +146,7 @@ export function composeImages(
     events: EventSink;
     registry: boolean;
     pullTimes?: ImageManagerDeps['pullTimes'];
+    requests?: ImageManagerDeps['requests'];
   },
 ): ImageManager {
   return new ImageManager({
@@ -159,6 +160,7 @@ export function composeImages(
         : undefined,
     events: d.events,
     pullTimes: d.pullTimes,
+    requests: d.requests,
     // Images a registry serves are pulled with credentials; the embedded runtime's are the host's programs.
     ...(d.registry && cfg.imagePullCredentials
       ? {

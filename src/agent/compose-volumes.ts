@@ -160,6 +160,15 @@ export function composeVolumes(
     clock,
     logger,
   });
+  // upstream's plugin manager collector: every plugin socket found, and every one registered.
+  o.metrics.register({
+    family: () => ({
+      name: 'plugin_manager_total_plugins',
+      help: '[ALPHA] Number of plugins in Plugin Manager',
+      type: 'gauge',
+      samples: watcher.pluginCounts().map((p) => ({ labels: { socket_path: p.socketPath, state: p.state }, value: 1 })),
+    }),
+  });
   return {
     volumes,
     volumeStats,

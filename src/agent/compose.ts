@@ -148,7 +148,10 @@ export function composeAgent(
     events,
     registry: !processRuntime,
     pullTimes: metrics.imagePulls,
+    requests: metrics.imageRequests,
   });
+  const pullRecords = images.pullRecords;
+  if (pullRecords) metrics.registerPullRecords(() => pullRecords.countsOnDisk());
   // Device plugins (upstream's device manager): their resources, and the devices a pod's containers get.
   const devices: DeviceManager = new DeviceManager({
     dir: join(cfg.rootDir, 'device-plugins'),

@@ -140,6 +140,12 @@ describe('CSI drivers on the process runtime', () => {
     const n = store().get('nodes', '', node) as Obj;
     expect(JSON.parse(n.metadata.annotations['csi.volume.kubernetes.io/nodeid'])).toEqual({ [DRIVER]: 'fake-node-7' });
     expect(n.metadata.labels['topology.fake.csi/zone']).toBe('z1');
+    // The plugin manager's count, as upstream's collector: the socket found and registered.
+    const metrics = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body;
+    for (const state of ['actual_state_of_world', 'desired_state_of_world'])
+      expect(metrics).toContain(
+        `plugin_manager_total_plugins{socket_path="${driver.registrationSocket}",state="${state}"} 1`,
+      );
   }, 30_000);
 
   it("a CSIDriver's nodeAllocatableUpdatePeriodSeconds keeps its CSINode volume limit current (MutableCSINodeAllocatableCount)", async () => {

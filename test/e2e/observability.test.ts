@@ -283,6 +283,10 @@ describe('metrics', () => {
       'hidden_metrics_total 0',
     ])
       expect(m).toContain(name);
+    // Each container's image ensured, counted as upstream counts EnsureImageExists.
+    expect(m).toMatch(
+      /^kubelet_image_manager_ensure_image_requests_total\{present_locally="(true|false)",pull_policy="(always|ifnotpresent|never)",pull_required="(true|false)"\} [1-9]\d*$/m,
+    );
     // The embedded runtime answers RuntimeConfig: no warning that its support ends.
     expect(m).not.toContain('kubelet_cri_losing_support');
     // registered_metrics_total counts the families of each stability level the exposition announces (but its own

@@ -22,6 +22,7 @@ import { credentialHash, secretOf, serviceAccountOf, type AuthConfig } from './k
 import {
   mustAttemptImagePull,
   type ImagePullCredentials,
+  type MustPullCheckResult,
   type PullRecords,
   type PullSecretRef,
   type VerificationPolicy,
@@ -63,6 +64,18 @@ export interface ImageManagerDeps {
     finishedPulling(uid: string): void;
     pulled?(seconds: number, sizeBytes: number): void;
   };
+  /** Told of each request and check, as upstream counts them (kubelet_image_manager_*, kubelet_imagemanager_*). */
+  requests?: ImageRequestCounters;
+}
+
+/**
+ * Upstream's counts of the image manager's work: each EnsureImageExists (its pull policy, lower-cased; whether the
+ * image was there and a pull was needed, undefined when an error came before it was known), and each check of a
+ * present image's records (MustAttemptImagePull).
+ */
+export interface ImageRequestCounters {
+  ensured(r: { pullPolicy: string; presentLocally?: boolean; pullRequired?: boolean }): void;
+  mustPullChecked(result: MustPullCheckResult): void;
 }
 
 /** `f` run at most once, its promise shared. */
@@ -167,6 +180,25 @@ export class ImageManager {
   ): Promise<EnsureImageResult> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? defaultPullPolicy(image);
+    // What upstream's recordEnsureImageRequest reports of this request, whichever way it ends.
+    const request: { pullPolicy: string; presentLocally?: boolean; pullRequired?: boolean } = {
+      pullPolicy: policy.toLowerCase(),
+    };
+    try {
+      return await this.ensureAs(pod, image, policy, o, eventRef, request);
+    } finally {
+      this.deps.requests?.ensured(request);
+    }
+  }
+
+  private async ensureAs(
+    pod: Pod,
+    image: string,
+    policy: string,
+    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>) },
+    eventRef: ObjectRef,
+    request: { presentLocally?: boolean; pullRequired?: boolean },
+  ): Promise<EnsureImageResult> {
     const spec: cri.ImageSpec = { image, user_specified_image: image };
     let present: cri.Image | null = null;
     try {
@@ -178,9 +210,11 @@ export class ImageManager {
         message: `Failed to inspect image "${image}": ${goStatusText(err)}`,
       };
     }
+    request.presentLocally = !!present;
     const credentials = once(async () => (typeof o.auth === 'function' ? await o.auth() : (o.auth ?? [])));
-    if (present && policy !== 'Always' && !(await this.mustPullAgain(image, present.id, credentials)))
-      return { ok: true, imageRef: present.id, image: present, pulled: false };
+    request.pullRequired =
+      !present || policy === 'Always' || (await this.mustPullAgain(image, present.id, credentials));
+    if (!request.pullRequired) return { ok: true, imageRef: present!.id, image: present!, pulled: false };
     // Present but not shown to be the pod's to use: Never cannot pull it (upstream's message, as for an absent image).
     if (policy === 'Never') {
       return {
@@ -276,7 +310,15 @@ export class ImageManager {
   ): Promise<boolean> {
     const pr = this.deps.pullRecords;
     if (!pr) return false;
-    const [record, intentExists] = await Promise.all([pr.records.record(imageRef), pr.records.intentExists(image)]);
+    let record: Awaited<ReturnType<PullRecords['record']>>;
+    let intentExists: boolean;
+    try {
+      [record, intentExists] = await Promise.all([pr.records.record(imageRef), pr.records.intentExists(image)]);
+    } catch {
+      // Records that cannot be read show nothing: the pod proves its access by a pull, as upstream's.
+      this.deps.requests?.mustPullChecked('error');
+      return true;
+    }
     const auths = await credentials();
     const podSecrets: PullSecretRef[] = auths.flatMap((auth) => {
       const source = secretOf(auth);
@@ -291,6 +333,7 @@ export class ImageManager {
       podSecrets,
       podServiceAccounts: auths.flatMap((auth) => serviceAccountOf(auth) ?? []),
     });
+    this.deps.requests?.mustPullChecked(decision.result);
     if (decision.remember)
       await pr.records.remember(image, imageRef, { kubernetesSecrets: [decision.remember] }).catch(() => undefined);
     return decision.pull;

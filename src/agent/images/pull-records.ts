@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../lib/fs-util.js';
+import { listDirSync, writeFileAtomic } from '../../lib/fs-util.js';
 
 /** A pull secret as a record names it (credentialHash: of the credentials it gave for the image). */
 export interface PullSecretRef {
@@ -95,24 +95,38 @@ const sameObject = (a: PullServiceAccountRef, b: PullServiceAccountRef) =>
   a.uid === b.uid && a.namespace === b.namespace && a.name === b.name;
 
 /**
+ * Why a present image may or may not be used without a pull, as upstream's kubelet_imagemanager_image_mustpull_checks_total
+ * counts its checks: the policy exempts it, a record shows the pod may use it, the pod must authenticate (pull), or the
+ * records could not be read (a pull, to be safe).
+ */
+export type MustPullCheckResult = 'credentialPolicyAllowed' | 'credentialRecordFound' | 'mustAuthenticate' | 'error';
+
+/** A check's decision: pull or not, why, and the secret to add to the record. */
+export interface PullDecision {
+  pull: boolean;
+  result: MustPullCheckResult;
+  remember?: PullSecretRef;
+}
+
+/**
  * Whether the pod must pull a present image again to show it may use it, and the secret to add to
  * the record when it may because a secret matched by its credentials or its identity only (upstream
  * MustAttemptImagePull). Pure.
  */
-export function mustAttemptImagePull(o: PullDecisionInput): { pull: boolean; remember?: PullSecretRef } {
+export function mustAttemptImagePull(o: PullDecisionInput): PullDecision {
   const pulledByKubelet = !!o.record || o.intentExists;
   const exempt =
     o.policy === 'NeverVerify' ||
     (o.policy === 'NeverVerifyPreloadedImages' && !pulledByKubelet) ||
     (o.policy === 'NeverVerifyAllowlistedImages' && !pulledByKubelet && allowlisted(o.image, o.allowlist));
-  if (exempt) return { pull: false };
+  if (exempt) return { pull: false, result: 'credentialPolicyAllowed' };
   const cached = o.record?.credentialMapping?.[trimImageTagDigest(o.image)];
-  if (!cached) return { pull: true };
-  if (cached.nodePodsAccessible) return { pull: false };
+  if (!cached) return { pull: true, result: 'mustAuthenticate' };
+  if (cached.nodePodsAccessible) return { pull: false, result: 'credentialRecordFound' };
   // The same service account (by UID too: a recreated one of the same name is another) was given the image.
   const accounts = cached.kubernetesServiceAccounts ?? [];
   if ((o.podServiceAccounts ?? []).some((mine) => accounts.some((known) => sameObject(known, mine))))
-    return { pull: false };
+    return { pull: false, result: 'credentialRecordFound' };
   const secrets = cached.kubernetesSecrets ?? [];
   for (const podSecret of o.podSecrets)
     for (const known of secrets) {
@@ -121,10 +135,14 @@ export function mustAttemptImagePull(o: PullDecisionInput): { pull: boolean; rem
         known.uid === podSecret.uid && known.namespace === podSecret.namespace && known.name === podSecret.name;
       if (sameCredentials || sameSecret)
         return sameCredentials && sameSecret
-          ? { pull: false }
-          : { pull: false, ...(secrets.length < WRITE_WHILE_MATCHING_LIMIT ? { remember: podSecret } : {}) };
+          ? { pull: false, result: 'credentialRecordFound' }
+          : {
+              pull: false,
+              result: 'credentialRecordFound',
+              ...(secrets.length < WRITE_WHILE_MATCHING_LIMIT ? { remember: podSecret } : {}),
+            };
     }
-  return { pull: true };
+  return { pull: true, result: 'mustAuthenticate' };
 }
 
 /** `record` (or a new one) with `credentials` added for `image`; `changed` false when nothing new. Pure. */
@@ -193,6 +211,11 @@ export class PullRecords {
     } catch {
       return undefined;
     }
+  }
+
+  /** How many intents and records are on disk (kubelet_imagemanager_ondisk_pullintents / _pulledrecords). */
+  countsOnDisk(): { intents: number; records: number } {
+    return { intents: listDirSync(this.pulling)?.length ?? 0, records: listDirSync(this.pulled)?.length ?? 0 };
   }
 
   async intentExists(image: string): Promise<boolean> {

@@ -2,7 +2,8 @@
  * kubelet_image_pull_duration_seconds as upstream's: each successful pull's time, waiting for a
  * pull slot included, by the pulled image's size bucket ("0-10MB" … "GT100GB").
  */
-import { Histogram, type Registry } from './registry.js';
+import type { ImageRequestCounters } from '../images/image-manager.js';
+import { Counter, Gauge, Histogram, type Registry } from './registry.js';
 
 const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
@@ -39,4 +40,56 @@ export function registerImagePullMetrics(r: Registry): (seconds: number, sizeByt
     ),
   );
   return (seconds, sizeBytes) => h.observe({ image_size_in_bytes: imageSizeBucket(sizeBytes) }, seconds);
+}
+
+/**
+ * The image manager's counts, as upstream's (pkg/kubelet/images and its pull manager, KubeletEnsureSecretPulledImages):
+ * kubelet_image_manager_ensure_image_requests_total{pull_policy,present_locally,pull_required} ("unknown" where an error
+ * came first) and kubelet_imagemanager_image_mustpull_checks_total{result}.
+ */
+export function registerImageRequestMetrics(r: Registry): ImageRequestCounters {
+  const ensured = r.register(
+    new Counter(
+      'kubelet_image_manager_ensure_image_requests_total',
+      '[ALPHA] Number of ensure-image requests processed by the kubelet.',
+      ['pull_policy', 'present_locally', 'pull_required'],
+    ),
+  );
+  const checks = r.register(
+    new Counter(
+      'kubelet_imagemanager_image_mustpull_checks_total',
+      '[ALPHA] Counter for how many times kubelet checked whether credentials need to be re-verified to access an image',
+      ['result'],
+    ),
+  );
+  const known = (b: boolean | undefined) => (b === undefined ? 'unknown' : String(b));
+  return {
+    ensured: (q) =>
+      ensured.inc({
+        pull_policy: q.pullPolicy,
+        present_locally: known(q.presentLocally),
+        pull_required: known(q.pullRequired),
+      }),
+    mustPullChecked: (result) => checks.inc({ result }),
+  };
+}
+
+/** kubelet_imagemanager_ondisk_pullintents / _pulledrecords: the pull records' files, counted at each scrape. */
+export function registerPullRecordGauges(r: Registry, counts: () => { intents: number; records: number }): void {
+  r.register(
+    new Gauge(
+      'kubelet_imagemanager_ondisk_pullintents',
+      '[ALPHA] Number of ImagePullIntents stored on disk.',
+      [],
+      (g) => g.set(undefined, counts().intents),
+    ),
+  );
+  r.register(
+    new Gauge(
+      'kubelet_imagemanager_ondisk_pulledrecords',
+      '[ALPHA] Number of ImagePulledRecords stored on disk.',
+      [],
+      (g) => g.set(undefined, counts().records),
+    ),
+  );
 }

@@ -23,8 +23,12 @@ import { existsSync } from 'node:fs';
 import { Counter, DEFAULT_BUCKETS, Gauge, Histogram, processFamilies, Registry, registryFamilies } from './registry.js';
 import { buildInfo } from './build-info.js';
 import { registerHttpMetrics } from './http-metrics.js';
-import { registerImagePullMetrics } from './image-pull-metrics.js';
-import type { ImageManagerDeps } from '../images/image-manager.js';
+import {
+  registerImagePullMetrics,
+  registerImageRequestMetrics,
+  registerPullRecordGauges,
+} from './image-pull-metrics.js';
+import type { ImageManagerDeps, ImageRequestCounters } from '../images/image-manager.js';
 import type { Pod } from '../../api/types.js';
 import type { FsUsage } from '../volume/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
@@ -117,6 +121,8 @@ export class KubeletMetrics {
   readonly healthcheckSlis = new HealthcheckSlis();
   /** The image manager's pull observer: the startup SLI's pull times and kubelet_image_pull_duration_seconds. */
   readonly imagePulls: NonNullable<ImageManagerDeps['pullTimes']>;
+  /** The image manager's request and record-check counters. */
+  readonly imageRequests: ImageRequestCounters;
   readonly storageOperationDuration: Histogram<'volume_plugin' | 'operation_name' | 'status' | 'migrated'>;
   /** The node startup latency gauges, fed by node registration and status. */
   readonly nodeStartup = new NodeStartupTracker(this, {
@@ -253,6 +259,7 @@ export class KubeletMetrics {
       },
     });
     const pulled = registerImagePullMetrics(r);
+    this.imageRequests = registerImageRequestMetrics(r);
     this.imagePulls = {
       startedPulling: (uid) => this.podStartup.startedPulling(uid),
       finishedPulling: (uid) => this.podStartup.finishedPulling(uid),
@@ -546,6 +553,11 @@ export class KubeletMetrics {
   /** Observes a cgroup manager operation (cgroups/pod-cgroup-manager.ts CgroupOpObserver). */
   readonly observeCgroup = (op: 'create' | 'update' | 'destroy', seconds: number): void =>
     this.cgroupManagerDuration.observe({ operation_type: op }, seconds);
+
+  /** The pull records' gauges, once the image manager keeps records (KubeletEnsureSecretPulledImages). */
+  registerPullRecords(counts: () => { intents: number; records: number }): void {
+    registerPullRecordGauges(this.registry, counts);
+  }
 
   /** The exposition text: the process figures, the kubelet's, then component-base's counts of them. */
   text(): string {

@@ -53,6 +53,8 @@ export interface PluginWatcherDeps {
 export class PluginWatcher {
   /** Socket path → the registered plugin and the socket's change time when registered. */
   private readonly registered = new Map<string, { type: string; name: string; endpoint: string; ctimeMs: number }>();
+  /** The sockets the last scan found: the plugins to register (upstream's desired state of world). */
+  private present: ReadonlySet<string> = new Set();
   private scanning: Promise<void> | undefined;
   private again = false;
   /**
@@ -92,6 +94,17 @@ export class PluginWatcher {
     });
   }
 
+  /**
+   * The plugins by socket, as upstream's plugin_manager_total_plugins counts them: each socket found
+   * (`desired_state_of_world`) and each registered (`actual_state_of_world`).
+   */
+  pluginCounts(): { socketPath: string; state: 'desired_state_of_world' | 'actual_state_of_world' }[] {
+    return [
+      ...[...this.registered.keys()].map((socketPath) => ({ socketPath, state: 'actual_state_of_world' as const })),
+      ...[...this.present].map((socketPath) => ({ socketPath, state: 'desired_state_of_world' as const })),
+    ];
+  }
+
   /** One scan (a scan asked for while one runs runs again after it). Resolves when done. */
   scan(): Promise<void> {
     if (this.scanning) {
@@ -121,6 +134,7 @@ export class PluginWatcher {
         // gone between the listing and the stat
       }
     }
+    this.present = new Set(present.keys());
     for (const [path, r] of this.registered)
       if (present.get(path) !== r.ctimeMs) {
         this.registered.delete(path);
