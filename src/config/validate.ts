@@ -112,8 +112,9 @@ export function configErrors(kc: KubeletConfiguration): string[] {
       enforce.includes(`${who}-reserved` as never) && enforce.includes(`${who}-reserved-compressible` as never),
       `enforceNodeAllocatable (--enforce-node-allocatable) may not contain both "${who}-reserved" and "${who}-reserved-compressible"`,
     );
+  // NodeLogQuery is GA and on by default in v1.36: only turning it off refuses the query.
   bad(
-    kc.enableSystemLogQuery && kc.featureGates?.NodeLogQuery !== true,
+    kc.enableSystemLogQuery && kc.featureGates?.NodeLogQuery === false,
     'NodeLogQuery feature gate is required for enableSystemLogHandler',
   );
   bad(

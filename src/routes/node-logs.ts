@@ -4,7 +4,7 @@
  * bytes. Paths never leave the directory: `..`, NUL and symlinks pointing outside are refused
  * (404, as a missing file), which is stricter than upstream for symlinks.
  *
- * With the node log query on (NodeLogQuery gate and enableSystemLogQuery), `GET /logs/?query=…`
+ * With the node log query on (enableSystemLogQuery; the NodeLogQuery gate, GA in v1.36, not turned off), `GET /logs/?query=…`
  * answers service logs (journald, else files by name) or one file, as upstream: a bad parameter
  * is 400, a query that breaks a rule (or names a path besides its query) 406, with upstream's
  * plain-text messages; a request without query parameters is the file server above.
@@ -34,7 +34,7 @@ const schema = {
   // Untyped: upstream reads the first value of a repeated parameter and answers its own errors.
   querystring: {
     type: 'object',
-    description: 'The node log query (NodeLogQuery gate and enableSystemLogQuery; otherwise ignored).',
+    description: 'The node log query (enableSystemLogQuery; otherwise ignored).',
     properties: {
       query: {
         description:

@@ -103,7 +103,7 @@ export interface SecureServerOptions {
   /** /logs/ (enableSystemLogHandler, default true) and the directory it serves (default /var/log). */
   enableSystemLogHandler?: boolean;
   systemLogDir?: string;
-  /** The node log query on /logs/ (NodeLogQuery gate and enableSystemLogQuery). */
+  /** The node log query on /logs/ (enableSystemLogQuery). */
   systemLogQuery?: boolean;
   /** What /configz serves (the effective configuration). */
   configz?: Record<string, unknown>;

@@ -254,10 +254,13 @@ describe('loadConfig', () => {
       [],
     ]);
   });
-  it('turns the node log query on only with the NodeLogQuery gate and the log handler, with upstream messages', async () => {
+  it('turns the node log query on with the log handler (NodeLogQuery, GA and on in v1.36), with upstream messages', async () => {
     const load = (yaml: string, ...flags: string[]) =>
       loadConfig(parseFlags(['--kubeconfig=/k', '--config', file('nlq.yaml', yaml), ...flags]));
-    await expect(load('enableSystemLogQuery: true\n')).rejects.toThrow(
+    // The gate is on by default in v1.36: a config that only asks for the query starts, as on a Go kubelet v1.36.
+    const byDefault = await load('enableSystemLogQuery: true\n');
+    expect([byDefault.kc.enableSystemLogQuery, byDefault.warnings]).toEqual([true, []]);
+    await expect(load('enableSystemLogQuery: true\n', '--feature-gates=NodeLogQuery=false')).rejects.toThrow(
       'invalid configuration: NodeLogQuery feature gate is required for enableSystemLogHandler',
     );
     await expect(
