@@ -4,10 +4,11 @@
  * bytes. Paths never leave the directory: `..`, NUL and symlinks pointing outside are refused
  * (404, as a missing file), which is stricter than upstream for symlinks.
  *
- * With the node log query on (enableSystemLogQuery; the NodeLogQuery gate, GA in v1.36, not turned off), `GET /logs/?query=…`
- * answers service logs (journald, else files by name) or one file, as upstream: a bad parameter
- * is 400, a query that breaks a rule (or names a path besides its query) 406, with upstream's
- * plain-text messages; a request without query parameters is the file server above.
+ * With the node log query on (enableSystemLogQuery; the NodeLogQuery gate, GA in v1.36, not turned
+ * off), `GET /logs/?query=…` answers service logs (journald, else files by name) or one file, as
+ * upstream: a bad parameter is 400, a query that breaks a rule (or names a path besides its query)
+ * 406, with upstream's plain-text messages; a request without query parameters is the file server
+ * above.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createReadStream } from 'node:fs';
