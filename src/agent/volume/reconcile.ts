@@ -46,6 +46,10 @@ const UNSUPPORTED_FIELDS = [
   'vsphereVolume',
 ];
 
+/** Upstream's gitRepo plugin's refusal, the GitRepoVolumeDriver gate being off (v1.33 on). */
+export const GIT_REPO_DISABLED =
+  'git-repo volume plugin has been disabled; if necessary, it may be re-enabled by enabling the feature-gate `GitRepoVolumeDriver`';
+
 /** Whether `v` is an image volume (`volumes[].image`). */
 export const isImageVolume = (v: Volume): boolean => v.image !== undefined && v.image !== null;
 
@@ -85,7 +89,11 @@ export function computeVolumeActions(
         UNSUPPORTED_FIELDS.find((f) => v[f] !== undefined) ?? Object.keys(v).find((k) => k !== 'name') ?? 'none';
       out.unsupported.push({
         name: v.name,
-        message: `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi, image)`,
+        // gitRepo is disabled upstream too (GitRepoVolumeDriver, off since v1.33): its plugin's own words.
+        message:
+          field === 'gitRepo'
+            ? GIT_REPO_DISABLED
+            : `volume type ${field} is not supported by tskubelet (supported: emptyDir, hostPath, configMap, secret, downwardAPI, projected, persistentVolumeClaim and ephemeral with hostPath, local or CSI PersistentVolumes, csi, image)`,
       });
       continue;
     }

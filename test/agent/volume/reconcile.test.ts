@@ -119,6 +119,21 @@ describe('computeVolumeActions', () => {
       /^volume type nfs is not supported by tskubelet \(supported: emptyDir, hostPath, configMap/,
     );
   });
+
+  it("refuses a gitRepo volume in upstream's words: its plugin is disabled there too (GitRepoVolumeDriver off)", () => {
+    const a = computeVolumeActions([{ name: 'src', gitRepo: { repository: 'https://example.com/r.git' } }], new Map(), {
+      plugins: IN_TREE_PLUGINS,
+      nowMs: 0,
+      retryAt: new Map(),
+    });
+    expect(a.unsupported).toEqual([
+      {
+        name: 'src',
+        message:
+          'git-repo volume plugin has been disabled; if necessary, it may be re-enabled by enabling the feature-gate `GitRepoVolumeDriver`',
+      },
+    ]);
+  });
 });
 
 describe('orphanedPodDirs', () => {
