@@ -18,6 +18,8 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['DRAAdminAccess', true],
   ['DynamicResourceAllocation', true],
   ['ExecProbeTimeout', true],
+  // Locked off in v1.36 (kubernetes/kubernetes#136400): the gitRepo volume plugin cannot be turned back on.
+  ['GitRepoVolumeDriver', false],
   ['ImageMaximumGCAge', true],
   ['InPlacePodVerticalScaling', true],
   ['JobManagedBy', true],

@@ -12,6 +12,10 @@ const duration = z.string().check(
     message: 'must be a Go duration such as "20s" or "1m0s"',
   }),
 );
+/** A duration whose sign the validation judges, with upstream's message (the image GC ages). */
+const signedDuration = z.string().check(
+  z.refine((s) => parseDuration(s) !== undefined, { message: 'must be a Go duration such as "20s" or "1m0s"' }),
+);
 /** A resource quantity ("1Gi", or a plain number of bytes), as Go's resource.Quantity decodes it. */
 const quantity = z
   .union([z.string(), z.number()])
@@ -113,7 +117,7 @@ export const kubeletConfigSchema = z.strictObject({
   maxParallelImagePulls: opt(z.int()),
   registryPullQPS: def(z.int(), 5),
   registryBurst: def(z.int(), 10),
-  imageMaximumGCAge: def(duration, '0s'),
+  imageMaximumGCAge: def(signedDuration, '0s'),
   nodeStatusMaxImages: def(z.int(), 50),
   podsPerCore: def(z.int(), 0),
   kubeAPIQPS: def(z.number(), 50),
@@ -188,7 +192,7 @@ export const kubeletConfigSchema = z.strictObject({
   kubeReservedCgroup: def(z.string(), ''),
   imageGCHighThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 85),
   imageGCLowThresholdPercent: def(z.int().check(z.minimum(0), z.maximum(100)), 80),
-  imageMinimumGCAge: def(duration, '2m0s'),
+  imageMinimumGCAge: def(signedDuration, '2m0s'),
   registerNode: def(z.boolean(), true),
   rotateCertificates: def(z.boolean(), false),
   serverTLSBootstrap: def(z.boolean(), false),

@@ -3,6 +3,7 @@
  * for the fields tskubelet implements (pure). The zod schema checks each field's type first.
  */
 import { parseDuration } from '../lib/duration.js';
+import { goDuration } from '../lib/go-format.js';
 import { parseCpuSet } from '../lib/cpuset.js';
 import type { KubeletConfiguration } from './schema.js';
 import { reservedMemoryErrors, type MemoryReservation } from '../agent/memorymanager/reserved-memory.js';
@@ -21,6 +22,9 @@ export function configErrors(kc: KubeletConfiguration): string[] {
   );
   const minAge = parseDuration(kc.imageMinimumGCAge)!;
   const maxAge = parseDuration(kc.imageMaximumGCAge)!;
+  // A negative minimum age is refused from v1.36 (kubernetes/kubernetes#135997), as a negative maximum age was before.
+  bad(minAge < 0, `imageMinimumGCAge ${goDuration(minAge)} must not be negative`);
+  bad(maxAge < 0, `imageMaximumGCAge ${goDuration(maxAge)} must not be negative`);
   bad(
     maxAge > 0 && maxAge <= minAge,
     `imageMaximumGCAge ${kc.imageMaximumGCAge} must be greater than imageMinimumGCAge ${kc.imageMinimumGCAge}`,

@@ -391,6 +391,10 @@ describe('loadConfig', () => {
     ).rejects.toThrow(
       'cannot set feature gate AllowOverwriteTerminationGracePeriodSeconds to true, feature is locked to false',
     );
+    // The gitRepo volume plugin cannot be turned back on from v1.36 (kubernetes/kubernetes#136400).
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'GitRepoVolumeDriver=true'])),
+    ).rejects.toThrow('cannot set feature gate GitRepoVolumeDriver to true, feature is locked to false');
     expect(
       (await loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'SystemdWatchdog=true']))).warnings,
     ).toEqual([]);
@@ -581,6 +585,13 @@ describe('loadConfig', () => {
     // Every broken rule at once, as upstream.
     expect((err as Error).message).toBe(
       'invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s, invalid configuration: shutdownGracePeriodCriticalPods 20s must be <= shutdownGracePeriod 10s',
+    );
+  });
+  it('refuses negative image GC ages (the minimum too, from v1.36), in Go duration words', async () => {
+    const f = file('negative-ages.yaml', 'imageMinimumGCAge: -1m\nimageMaximumGCAge: -90s\n');
+    const err = await loadConfig(parseFlags(['--config', f, '--kubeconfig=/k.conf'])).catch((e: unknown) => e as Error);
+    expect((err as Error).message).toBe(
+      'invalid configuration: imageMinimumGCAge -1m0s must not be negative, invalid configuration: imageMaximumGCAge -1m30s must not be negative',
     );
   });
   it('reads a kubeadm-written config as upstream: zero values mean the defaults, and its no-op fields start quietly', async () => {
