@@ -13,9 +13,9 @@ const duration = z.string().check(
   }),
 );
 /** A duration whose sign the validation judges, with upstream's message (the image GC ages). */
-const signedDuration = z.string().check(
-  z.refine((s) => parseDuration(s) !== undefined, { message: 'must be a Go duration such as "20s" or "1m0s"' }),
-);
+const signedDuration = z
+  .string()
+  .check(z.refine((s) => parseDuration(s) !== undefined, { message: 'must be a Go duration such as "20s" or "1m0s"' }));
 /** A resource quantity ("1Gi", or a plain number of bytes), as Go's resource.Quantity decodes it. */
 const quantity = z
   .union([z.string(), z.number()])
