@@ -322,6 +322,7 @@ export function composeAgent(
     volumes,
     objects,
     onRejected: (reason) => metrics.admissionRejections.inc({ reason }),
+    onContainerTerminated: metrics.countTermination,
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,
     containerStopSignals: cfg.containerStopSignals,

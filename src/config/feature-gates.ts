@@ -30,6 +30,8 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['MatchLabelKeysInPodAffinity', true],
   ['MemoryManager', true],
   ['MultiCIDRServiceAllocator', true],
+  // GA and locked on in v1.36 (kubernetes/kubernetes#136230).
+  ['MutableCSINodeAllocatableCount', true],
   ['NFTablesProxyMode', true],
   ['NodeInclusionPolicyInPodTopologySpread', true],
   ['NodeSwap', true],

@@ -101,6 +101,8 @@ export interface KubeletHost {
   healthChecks(): HealthCheck[];
   /** Records a run of /healthz: each check's result (the component SLIs of /metrics/slis). */
   observeHealthchecks?(type: 'healthz', results: readonly { name: string; ok: boolean }[]): void;
+  /** Counts an exec, attach or port-forward request that came as a WebSocket upgrade. */
+  observeWebSocketStreaming?(subresource: 'exec' | 'attach' | 'portforward'): void;
   /** DELETE /metrics/slis: the SLIs start again. */
   resetMetrics?(kind: 'slis'): void;
   /** The /stats/summary document, from memory (undefined before the first sample). Never blocks on sampling. */

@@ -102,6 +102,8 @@ export async function handleStreamingUpgrade(
   const parsed = parseStreamPath(method, req.url ?? '/');
   if ('code' in parsed) return sendStatus(socket, parsed.code, parsed.message);
   if (!d.enabled) return rejectUpgrade(socket, 405, 'Debug endpoints are disabled.');
+  if (upgradeKind(req) === 'websocket')
+    d.host.observeWebSocketStreaming?.(parsed.kind === 'portForward' ? 'portforward' : parsed.kind);
   d.audit?.({
     verb: parsed.kind === 'portForward' ? 'portforward' : parsed.kind,
     user: r.user,

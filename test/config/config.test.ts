@@ -395,6 +395,10 @@ describe('loadConfig', () => {
     await expect(
       loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'GitRepoVolumeDriver=true'])),
     ).rejects.toThrow('cannot set feature gate GitRepoVolumeDriver to true, feature is locked to false');
+    // GA and locked on in v1.36 (kubernetes/kubernetes#136230).
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'MutableCSINodeAllocatableCount=false'])),
+    ).rejects.toThrow('cannot set feature gate MutableCSINodeAllocatableCount to false, feature is locked to true');
     expect(
       (await loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'SystemdWatchdog=true']))).warnings,
     ).toEqual([]);

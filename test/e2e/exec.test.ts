@@ -369,3 +369,41 @@ describe('errors before the upgrade, and attach', () => {
     expect(r.channels.get(1)!.toString()).toContain('got ping');
   });
 });
+
+describe("v1.36's counters", () => {
+  const metric = async (pattern: RegExp) =>
+    Number((await httpGet(`http://127.0.0.1:${ports.ro}/metrics`)).body.match(pattern)?.[1] ?? 0);
+  const streaming = (subresource: string) =>
+    metric(new RegExp(`^kubelet_websocket_streaming_requests_total\\{subresource="${subresource}"\\} (\\d+)$`, 'm'));
+
+  it('counts exec, attach and port-forward over WebSocket in kubelet_websocket_streaming_requests_total, not SPDY', async () => {
+    // The sessions above: attach and port-forward over WebSocket.
+    expect(await streaming('attach')).toBeGreaterThanOrEqual(1);
+    expect(await streaming('portforward')).toBeGreaterThanOrEqual(3);
+    const before = await streaming('exec');
+    await wsSession(base() + execPath(['true'], 'output=1'), ['v5.channel.k8s.io'], pki);
+    expect(await streaming('exec')).toBe(before + 1);
+    await spdyExec('127.0.0.1', ports.port, execPath(['true'], 'output=1'), pki, {
+      protocols: ['v4.channel.k8s.io'],
+      streams: ['error', 'stdout'],
+    });
+    expect(await streaming('exec')).toBe(before + 1);
+  });
+
+  it("counts a container's termination once, by type, exit code and reason (kubelet_terminated_containers_total)", async () => {
+    // Upstream's e2e "should report terminated_containers_total metric": a container that exits 139.
+    const terminated = () =>
+      metric(
+        /^kubelet_terminated_containers_total\{container_type="container",exit_code="139",reason="Error"\} (\d+)$/m,
+      );
+    expect(await terminated()).toBe(0);
+    writeFileSync(
+      join(manifests, 'crash.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  restartPolicy: Never\n  containers:\n  - {name: crash-container, image: busybox, command: [/bin/sh, -c, "exit 139"]}\n',
+    );
+    await until(async () => (await terminated()) === 1, 30_000, 'the termination counted');
+    // Later syncs of the finished pod show the same termination: it is not counted again.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(await terminated()).toBe(1);
+  }, 40_000);
+});

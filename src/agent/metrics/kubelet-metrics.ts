@@ -3,6 +3,7 @@
  * help texts and buckets:
  * - pods and containers: kubelet_running_pods, kubelet_running_containers{container_state},
  *   kubelet_started_pods_total / _errors_total, kubelet_started_containers_total / _errors_total,
+ *   kubelet_terminated_containers_total,
  *   kubelet_pod_start_duration_seconds, kubelet_pod_worker_start_duration_seconds,
  *   kubelet_containers_per_pod_count, kubelet_pod_start_sli_duration_seconds /
  *   kubelet_pod_start_total_duration_seconds / kubelet_first_network_pod_start_sli_duration_seconds
@@ -15,7 +16,7 @@
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
  *   volume_manager_total_volumes (csi_operations_seconds is registered by compose-volumes.ts);
  * - the servers and the apiserver client: kubelet_http_requests_total / _duration_seconds,
- *   rest_client_requests_total, rest_client_request_duration_seconds;
+ *   rest_client_requests_total, rest_client_request_duration_seconds, kubelet_websocket_streaming_requests_total;
  * - the certificate managers' TTL and renewal errors (certificate-metrics.ts);
  * and the process_* / nodejs_* figures. The CRI and apiserver clients are instrumented by instrument.ts.
  */
@@ -30,6 +31,7 @@ import {
 } from './image-pull-metrics.js';
 import type { ImageManagerDeps, ImageRequestCounters } from '../images/image-manager.js';
 import type { Pod } from '../../api/types.js';
+import type { ContainerTermination } from '../status/container-terminations.js';
 import type { FsUsage } from '../volume/types.js';
 import { silentLogger, type Logger } from '../../lib/logger.js';
 import { PodStartupLatencyTracker } from './pod-startup-latency.js';
@@ -105,6 +107,10 @@ export class KubeletMetrics {
   readonly runPodSandboxErrors: Counter<'runtime_handler'>;
   readonly startedContainersErrors: Counter<'container_type' | 'code'>;
   readonly startedContainers: Counter<'container_type'>;
+  /** kubelet_terminated_containers_total: each termination a pod status shows, once (v1.36). */
+  readonly terminatedContainers: Counter<'container_type' | 'exit_code' | 'reason'>;
+  /** kubelet_websocket_streaming_requests_total: exec, attach and port-forward requests over WebSocket (v1.36). */
+  readonly webSocketStreamingRequests: Counter<'subresource'>;
   readonly restClientRequests: Counter<'code' | 'method' | 'host'>;
   readonly restClientDuration: Histogram<'verb' | 'host'>;
   readonly evictions: Counter<'eviction_signal'>;
@@ -450,6 +456,20 @@ export class KubeletMetrics {
         ['container_type', 'code'],
       ),
     );
+    this.terminatedContainers = r.register(
+      new Counter('kubelet_terminated_containers_total', '[ALPHA] Cumulative number of container terminations.', [
+        'container_type',
+        'exit_code',
+        'reason',
+      ]),
+    );
+    this.webSocketStreamingRequests = r.register(
+      new Counter(
+        'kubelet_websocket_streaming_requests_total',
+        '[ALPHA] Total number of WebSocket streaming requests (exec/attach/portforward) received by the kubelet.',
+        ['subresource'],
+      ),
+    );
     for (const [suffix, help, figure] of VOLUME_STATS)
       r.register(
         new Gauge(`kubelet_volume_stats_${suffix}`, `[ALPHA] ${help}`, ['namespace', 'persistentvolumeclaim'], (g) => {
@@ -516,6 +536,14 @@ export class KubeletMetrics {
       if (code !== undefined) this.startedContainersErrors.inc({ container_type: type, code });
     },
   };
+
+  /** Counts a container termination a pod status shows for the first time (status/container-terminations.ts). */
+  readonly countTermination = (termination: ContainerTermination): void =>
+    this.terminatedContainers.inc({
+      container_type: termination.containerType,
+      exit_code: String(termination.exitCode),
+      reason: termination.reason,
+    });
 
   /** The image volume counters, as the executor reports each container's image volume mounts. */
   readonly imageVolumeCounters = {

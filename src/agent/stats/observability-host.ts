@@ -101,6 +101,9 @@ export function createObservabilityHost(d: ObservabilityDeps) {
     observeHealthchecks(type: string, results: readonly HealthcheckResult[]): void {
       d.metrics.healthcheckSlis.observe(type, results);
     },
+    observeWebSocketStreaming(subresource: 'exec' | 'attach' | 'portforward'): void {
+      d.metrics.webSocketStreamingRequests.inc({ subresource });
+    },
     resetMetrics(kind: 'slis'): void {
       if (kind === 'slis') d.metrics.healthcheckSlis.reset();
     },

@@ -54,6 +54,7 @@ import type { ProberManager } from '../prober/prober-manager.js';
 import type { PodManager } from '../pods/pod-manager.js';
 import type { PodObjectFetcher } from '../objects/pod-objects.js';
 import { VOLUME_ATTACHMENT_LIMIT_EXCEEDED } from '../volume/attach-limit.js';
+import { newContainerTerminations, type ContainerTermination } from '../status/container-terminations.js';
 
 /** What the syncer needs. */
 export interface PodSyncDeps {
@@ -89,6 +90,8 @@ export interface PodSyncDeps {
   mirrors?: { ensure(pod: Pod): Promise<void> };
   /** The volume manager's pod-facing half. */
   volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
+  /** Told of each container termination a new status shows (kubelet_terminated_containers_total). */
+  onContainerTerminated?(termination: ContainerTermination): void;
   /** Told the reason of each pod the sync rejects (kubelet_admission_rejections_total). */
   onRejected?(reason: string): void;
   /** The ConfigMap and Secret managers: they keep what a syncing pod names until it has terminated. */
@@ -233,13 +236,14 @@ export class PodSync implements PodSyncer {
     const final = mode === 'final';
     const uid = pod.metadata.uid!;
     const api = this.deps.pods.apiStatusOf(pod);
+    // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
+    const previous = this.deps.statusManager.get(uid) ?? api;
     let st = generatePodStatus(pod, rs, {
       nowMs: this.deps.clock.now(),
       nodeIP: this.deps.nodeIP,
       runtimeName: this.deps.runtimeName,
       reasons: this.deps.reasons.snapshot(uid),
-      // After a restart the kubelet has none yet: the apiserver's (start time, transition times, containers it lost).
-      previous: this.deps.statusManager.get(uid) ?? api,
+      previous,
       apiStartTime: api?.startTime,
       probes: this.deps.prober?.results(uid),
       supportsRecursiveReadOnly: this.deps.supportsRecursiveReadOnly?.(pod),
@@ -260,7 +264,8 @@ export class PodSync implements PodSyncer {
     if (final) st = terminatePodStatus(pod, st);
     const verdict = this.verdicts.get(uid);
     if (verdict) st = withVerdict(st, verdict, this.deps.statusManager.get(uid), this.deps.clock.now());
-    this.deps.statusManager.set(uid, st);
+    if (this.deps.statusManager.set(uid, st) && this.deps.onContainerTerminated)
+      for (const termination of newContainerTerminations(previous, st)) this.deps.onContainerTerminated(termination);
     if (mode === 'sync') this.deps.prober?.syncPod(pod, rs, st.podIP ?? '');
     return st;
   }
