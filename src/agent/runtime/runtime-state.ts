@@ -43,9 +43,13 @@ export interface NodeRuntimeHandler {
   features: { recursiveReadOnlyMounts: boolean; userNamespaces: boolean };
 }
 
-/** The handlers a Status response lists, in its order (pure). */
+/**
+ * The handlers a Status response lists, by name as v1.36 sorts them (kubernetes/kubernetes#135358: a runtime that
+ * lists them from a map would otherwise have every new order written to the Node). Pure.
+ */
 export function runtimeHandlers(res: Pick<cri.StatusResponse, 'runtime_handlers'>): NodeRuntimeHandler[] {
-  return (res.runtime_handlers ?? []).map((h) => ({
+  const sorted = [...(res.runtime_handlers ?? [])].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return sorted.map((h) => ({
     name: h.name,
     features: {
       recursiveReadOnlyMounts: !!h.features?.recursive_read_only_mounts,

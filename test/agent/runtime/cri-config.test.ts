@@ -652,7 +652,7 @@ describe('termination message source and runtime conditions', () => {
     });
     expect(runtimeErrors({ conditions: [] }).runtime).toBe('container runtime not ready: RuntimeReady missing');
   });
-  it('reads the runtime handlers of a Status answer as the node status names them, none before containerd 2', () => {
+  it('reads the runtime handlers of a Status answer as the node status names them, by name, none before containerd 2', () => {
     expect(
       runtimeHandlers({
         runtime_handlers: [
@@ -662,9 +662,11 @@ describe('termination message source and runtime conditions', () => {
         ],
       }),
     ).toEqual([
-      { name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+      // Sorted as v1.36 sorts them (kubernetes/kubernetes#135358): a runtime that lists them from a map changes its
+      // order between answers, and each new order would be a Node update.
       { name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: false } },
       { name: 'kata', features: { recursiveReadOnlyMounts: false, userNamespaces: false } },
+      { name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
     ]);
     expect(runtimeHandlers({})).toEqual([]);
   });
