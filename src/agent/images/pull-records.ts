@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listDirSync, writeFileAtomic } from '../../lib/fs-util.js';
+import { imageRegistry } from './keyring.js';
 
 /** A pull secret as a record names it (credentialHash: of the credentials it gave for the image). */
 export interface PullSecretRef {
@@ -70,10 +71,31 @@ export function trimImageTagDigest(image: string): string {
   return colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
 }
 
-/** Whether `image` is on the allowlist (exact names, or `<prefix>/*` for everything under a path). Pure. */
+/** An image name as the registry knows it, without tag or digest: `alpine:3` → `docker.io/library/alpine`. Pure. */
+function qualifiedName(image: string): string {
+  const { host, path } = imageRegistry(trimImageTagDigest(image));
+  return `${host}/${path}`;
+}
+
+/** A path prefix with its registry: `team` → `docker.io/team` (no `library/`: a prefix is not an image). Pure. */
+function qualifiedPrefix(prefix: string): string {
+  const slash = prefix.indexOf('/');
+  const first = slash < 0 ? prefix : prefix.slice(0, slash);
+  if (!(first.includes('.') || first.includes(':') || first === 'localhost')) return `docker.io/${prefix}`;
+  // The registry's name as an image's would be (index.docker.io is docker.io).
+  return `${imageRegistry(`${first}/x/y`).host}${slash < 0 ? '' : prefix.slice(slash)}`;
+}
+
+/**
+ * Whether `image` is on the allowlist (exact names, or `<prefix>/*` for everything under a path). Both sides are
+ * compared fully qualified, as v1.36 does (kubernetes/kubernetes#137629): a pod's `alpine` is the allowlist's
+ * `docker.io/library/alpine`. Pure.
+ */
 export function allowlisted(image: string, allowlist: readonly string[]): boolean {
-  const name = trimImageTagDigest(image);
-  return allowlist.some((entry) => (entry.endsWith('/*') ? name.startsWith(entry.slice(0, -1)) : entry === name));
+  const name = qualifiedName(image);
+  return allowlist.some((entry) =>
+    entry.endsWith('/*') ? name.startsWith(`${qualifiedPrefix(entry.slice(0, -2))}/`) : qualifiedName(entry) === name,
+  );
 }
 
 /** What the decision reads. */

@@ -52,6 +52,14 @@ describe('MustAttemptImagePull', () => {
     expect(trimImageTagDigest('busybox')).toBe('busybox');
     expect(allowlisted('reg.example/team/app:1', ['reg.example/team/*'])).toBe(true);
     expect(allowlisted('reg.example/other:1', ['reg.example/team/*', 'reg.example/app'])).toBe(false);
+    // Familiar names are the registry's full names (kubernetes/kubernetes#137629).
+    expect(allowlisted('alpine:3.20', ['docker.io/library/alpine'])).toBe(true);
+    expect(allowlisted('docker.io/library/alpine@sha256:abcd', ['alpine'])).toBe(true);
+    expect(allowlisted('team/app', ['docker.io/team/*'])).toBe(true);
+    expect(allowlisted('alpine', ['docker.io/team/*', 'docker.io/library/alpine2'])).toBe(false);
+    expect(allowlisted('reg.example/teamwork/app', ['reg.example/team/*'])).toBe(false);
+    expect(allowlisted('reg.example/teamwork/app', ['reg.example/*'])).toBe(true);
+    expect(allowlisted('index.docker.io/team/app:1', ['docker.io/team/*'])).toBe(true);
   });
 
   const withSecret = record({ 'reg.example:5000/app': { kubernetesSecrets: [secret] } });
