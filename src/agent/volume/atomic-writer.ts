@@ -7,13 +7,14 @@
  *   <dir>/<top-level name> -> ..data/<top-level name>  the paths users see
  *
  * Steps: 1. validate the payload paths; 2. compare with what `..data` holds — equal → nothing is
- * written; 3. write every file into a new timestamped directory; 4. apply ownership (setPerms);
- * 5. create missing user-visible links; 6. swap `..data`; 7. remove user-visible links no longer
- * in the payload; 8. remove every other timestamped directory (the old one, and any left by an
- * interrupted write).
+ * written; 3. write every file into a new timestamped directory (a file with an `fsUser` is chowned
+ * to it); 4. apply ownership (setPerms); 5. create missing user-visible links (chowned as their
+ * file); 6. swap `..data`; 7. remove user-visible links no longer in the payload; 8. remove every
+ * other timestamped directory (the old one, and any left by an interrupted write).
  */
 import {
   chmod,
+  lchown,
   lstat,
   mkdir,
   mkdtemp,
@@ -29,10 +30,12 @@ import {
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-/** One file of a payload: content and permission bits. */
+/** One file of a payload: content, permission bits and, for a service account token, its owner. */
 export interface FileProjection {
   data: Buffer;
   mode: number;
+  /** The user that owns the file and its user-visible link (upstream FileProjection.FsUser). */
+  fsUser?: number;
 }
 
 /** Relative path → file. */
@@ -143,6 +146,7 @@ export async function writeAtomic(
     await mkdir(dirname(full), { recursive: true, mode: 0o755 });
     await writeFile(full, f.data, { mode: f.mode });
     await chmod(full, f.mode);
+    if (f.fsUser !== undefined) await lchown(full, f.fsUser, -1);
   }
   // 4.
   if (o.setPerms) await o.setPerms(tsDir);
@@ -151,6 +155,9 @@ export async function writeAtomic(
   for (const t of tops) {
     const visible = join(dir, t);
     if (!(await exists(visible))) await symlink(join(DATA, t), visible);
+    // The link too, not only what it points to (lchown: kubernetes/kubernetes#137332, v1.36).
+    const fsUser = payload.get(t)?.fsUser;
+    if (fsUser !== undefined) await lchown(visible, fsUser, -1);
   }
   // 6.
   const tmpLink = join(dir, DATA_TMP);

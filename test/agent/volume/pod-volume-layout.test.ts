@@ -5,7 +5,7 @@
  * and the emptyDir plugin's `ready` records under the pod's plugins/ directory. Root only (tmpfs mounts).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { release, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -133,6 +133,60 @@ describe.skipIf(!isRoot)("a pod's volumes on disk", () => {
     });
     expect(await volumes.unmountPod('uid-layout')).toBe(true);
     expect(readdirSync(join(root, 'pods', 'uid-layout')).sort()).not.toContain('plugins');
+  });
+});
+
+describe.skipIf(!isRoot)('a projected service account token', () => {
+  const tokenPod = (uid: string, containers: { name: string; runAsUser?: number }[]) =>
+    ({
+      metadata: { name: uid, namespace: 'default', uid },
+      spec: {
+        securityContext: { runAsUser: 1000 },
+        containers: containers.map((c) => ({
+          name: c.name,
+          image: 'busybox',
+          ...(c.runAsUser !== undefined ? { securityContext: { runAsUser: c.runAsUser } } : {}),
+        })),
+        volumes: [
+          {
+            name: 'token',
+            projected: { defaultMode: 420, sources: [{ serviceAccountToken: { path: 'token' } }] },
+          },
+        ],
+      },
+    }) as unknown as Pod;
+  const volumes = () =>
+    new VolumeManager({
+      rootDir: root,
+      host,
+      clock: new FakeClock(),
+      logger: createLogger({ level: 'fatal' }),
+      plugins: IN_TREE_PLUGINS,
+    });
+  const tokenDir = (uid: string) => join(root, 'pods', uid, 'volumes', 'kubernetes.io~projected', 'token');
+
+  it("is the pod's one user's, mode 0600, its user-visible link too (upstream FsUser; v1.36's lchown, #137332)", async () => {
+    const manager = volumes();
+    expect(
+      await manager.mountPod(tokenPod('uid-one-user', [{ name: 'a' }, { name: 'b', runAsUser: 1000 }])),
+    ).toMatchObject({ ok: true });
+    const dir = tokenDir('uid-one-user');
+    const file = statSync(join(dir, '..data', 'token'));
+    expect([file.uid, file.gid, (file.mode & 0o7777).toString(8)]).toEqual([1000, 0, '600']);
+    expect(lstatSync(join(dir, 'token')).uid).toBe(1000);
+    await manager.unmountPod('uid-one-user');
+  });
+
+  it("stays root's with the volume's mode when the containers run as different users", async () => {
+    const manager = volumes();
+    expect(
+      await manager.mountPod(tokenPod('uid-two-users', [{ name: 'a' }, { name: 'b', runAsUser: 2000 }])),
+    ).toMatchObject({ ok: true });
+    const dir = tokenDir('uid-two-users');
+    const file = statSync(join(dir, '..data', 'token'));
+    expect([file.uid, (file.mode & 0o7777).toString(8)]).toEqual([0, '644']);
+    expect(lstatSync(join(dir, 'token')).uid).toBe(0);
+    await manager.unmountPod('uid-two-users');
   });
 });
 

@@ -36,6 +36,26 @@ type KeyedSource = {
   optional?: boolean;
 };
 
+/**
+ * The one user every container of the pod runs as (its own runAsUser, else the pod's), or undefined when one names
+ * none or two differ (upstream FsUserFrom): a projected service account token is then owned by that user. Pure.
+ */
+export function fsUserFrom(pod: Pod): number | undefined {
+  const podUser = pod.spec.securityContext?.runAsUser;
+  let fsUser: number | undefined;
+  for (const c of [
+    ...(pod.spec.initContainers ?? []),
+    ...pod.spec.containers,
+    ...(pod.spec.ephemeralContainers ?? []),
+  ]) {
+    const own = c.securityContext?.runAsUser;
+    const user = typeof own === 'number' ? own : podUser;
+    if (typeof user !== 'number' || (fsUser !== undefined && fsUser !== user)) return undefined;
+    fsUser = user;
+  }
+  return fsUser;
+}
+
 function unwrap(r: PayloadResult): Payload {
   if (!r.ok) throw new Error(r.message);
   return r.payload;
@@ -193,11 +213,13 @@ export const projectedPlugin: VolumePlugin = {
             expirationSeconds: t.expirationSeconds ?? 3600,
             pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
           });
-          parts.push(
-            new Map([
-              [t.path, { data: Buffer.from(token, 'utf8'), mode: ctx.fsGroup !== undefined ? 0o600 : defaultMode }],
-            ]),
-          );
+          // Readable by the pod's one user or group only, when it has one (upstream's projected token).
+          // (Without root the kubelet cannot give a file away: the token stays its own, mode 0600 alike.)
+          const fsUser = fsUserFrom(pod);
+          const owner = host.isRoot ? fsUser : undefined;
+          const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
+          const data = Buffer.from(token, 'utf8');
+          parts.push(new Map([[t.path, { data, mode, ...(owner !== undefined ? { fsUser: owner } : {}) }]]));
         } else if (s.clusterTrustBundle)
           throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
       } catch (err) {
