@@ -12,8 +12,12 @@
  * sandbox status: …"), and the pod starts at the next sync. A pod whose container's status the
  * runtime fails to give: `FailedSync` ("error determining status: …", upstream's pod worker).
  *
- * The runtime is the process runtime served by grpc-js in this process, its calls failing as the
- * test says; the kubelet is the real CLI joined to the fake apiserver.
+ * A pod whose image pull takes long: its new sandbox is in its status before the pull ends, so
+ * `PodReadyToStartContainers` is True while its container is still `ContainerCreating` (upstream v1.36,
+ * kubernetes/kubernetes#134660; before, the condition waited for the pulls).
+ *
+ * The runtime is the process runtime served by grpc-js in this process, its calls failing or waiting as
+ * the test says; the kubelet is the real CLI joined to the fake apiserver.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as grpc from '@grpc/grpc-js';
@@ -22,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
 import { ProcessImages } from '../../src/process-runtime/images.js';
-import type { RuntimeService } from '../../src/cri/services.js';
+import type { ImageService, RuntimeService } from '../../src/cri/services.js';
 import { KubeletError } from '../../src/lib/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { serveCriWithGrpcJs } from '../fixtures/grpc-js-cri-server.js';
@@ -41,6 +45,25 @@ let sandboxStatusFailures = 0;
 let failContainerStatusOf = '';
 /** The runtime calls that stop or remove something, in order: `stop ok|failed`, `remove container`, `remove sandbox`. */
 const calls: string[] = [];
+/** The image whose pulls wait for `releasePull`. */
+const SLOW_IMAGE = 'registry.example/slow:1';
+let releasePull: () => void = () => undefined;
+const pullReleased = new Promise<void>((resolve) => (releasePull = resolve));
+
+/** The process runtime's images, a pull of SLOW_IMAGE waiting until the test releases it. */
+function slowPulls(images: ProcessImages): ImageService {
+  return new Proxy(images, {
+    get(target, key, receiver) {
+      if (key === 'pullImage')
+        return async (image: { image: string }, ...rest: unknown[]) => {
+          if (image.image === SLOW_IMAGE) await pullReleased;
+          return (target.pullImage as (...a: unknown[]) => Promise<string>)(image, ...rest);
+        };
+      const value: unknown = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
 
 /**
  * The process runtime, its StopContainer and StopPodSandbox failing while `failStops` is set, its status calls as the
@@ -100,12 +123,17 @@ beforeAll(async () => {
   });
   await runtime.start();
   const endpoint = `unix://${join(dir, 'cri.sock')}`;
-  server = await serveCriWithGrpcJs(endpoint, failingStops(runtime), new ProcessImages(join(dir, 'runtime')));
+  server = await serveCriWithGrpcJs(
+    endpoint,
+    failingStops(runtime),
+    slowPulls(new ProcessImages(join(dir, 'runtime'))),
+  );
   c = await startCluster({ dir, node, extra: ['--container-runtime-endpoint', endpoint] });
 }, 30_000);
 
 afterAll(async () => {
   failStops = false;
+  releasePull();
   await c?.close();
   server?.forceShutdown();
   await runtime?.shutdown();
@@ -197,4 +225,23 @@ describe('status calls that fail', () => {
       'container-status Running',
     );
   }, 90_000);
+});
+
+describe('a pull that takes long', () => {
+  it('PodReadyToStartContainers turns True once the sandbox is made, while the container still waits', async () => {
+    c.api.store.create(
+      'pods',
+      boundPod('slow-pull', node, {
+        containers: [{ name: 'main', image: SLOW_IMAGE, imagePullPolicy: 'Always', command: ['sleep', '3600'] }],
+      }),
+    );
+    const slow = () => c.api.store.get('pods', 'default', 'slow-pull');
+    const condition = (type: string) =>
+      (slow()?.status?.conditions as { type: string; status: string }[] | undefined)?.find((x) => x.type === type);
+    await until(() => condition('PodReadyToStartContainers')?.status === 'True', 30_000, 'the condition True');
+    expect(slow()?.status?.containerStatuses?.[0]?.state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+    expect(slow()?.status?.podIP).toBe('127.0.0.1');
+    releasePull();
+    await until(() => slow()?.status?.phase === 'Running', 30_000, 'slow-pull Running');
+  }, 70_000);
 });

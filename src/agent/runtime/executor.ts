@@ -29,7 +29,7 @@ import { gracePeriodOf } from './grace-period.js';
 import { createSandbox, sandboxFailed, SYNC_ERROR_BACKOFF_MS } from './create-sandbox.js';
 import { backoffResults } from './backoff-results.js';
 import { podDir, readText, terminationLogFile, writeHostsFile } from './pod-files.js';
-import { latestContainer, type PodRuntimeStatus } from './pod-runtime-status.js';
+import { latestContainer, type PodRuntimeStatus, type RuntimeSandbox } from './pod-runtime-status.js';
 import { generateSandboxConfig, withUserNamespace } from './sandbox-config.js';
 import type { StepResult } from './step-result.js';
 import type { PodObjects } from './env.js';
@@ -57,12 +57,16 @@ function specOf(pod: Pod, name: string, init: boolean): Container | undefined {
 export class PodActionExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
 
-  /** Applies `plan`; `volumes` are the pod's set-up volumes (volume manager) for the container mounts. */
+  /**
+   * Applies `plan`; `volumes` are the pod's set-up volumes (volume manager) for the container mounts;
+   * `onSandboxCreated` hears of a new sandbox before any image is pulled for its containers.
+   */
   async apply(
     pod: Pod,
     status: PodRuntimeStatus,
     plan: PodActions,
     volumes?: ReadonlyMap<string, MountedVolume>,
+    onSandboxCreated?: (sandbox: RuntimeSandbox) => void,
   ): Promise<StepResult[]> {
     const { runtime, node } = this.deps;
     const results: StepResult[] = [];
@@ -177,6 +181,7 @@ export class PodActionExecutor {
       if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIPs = podIPsOf(pod, created.sandbox, node.nodeIP);
+      if (created.sandbox) onSandboxCreated?.(created.sandbox);
     }
     // 4.
     backoffResults(pod, plan, results, this.deps.events);

@@ -230,9 +230,10 @@ export class PodSync implements PodSyncer {
 
   /**
    * Generates and stores the pod's status; `final`: the status after its release (upstream
-   * TerminatePod); `stopping`: while its containers stop (no probe worker is started).
+   * TerminatePod); `stopping`: while its containers stop; `sandbox`: its new sandbox made, before its
+   * containers (no probe worker is started but on `sync`).
    */
-  private publish(pod: Pod, rs: PodRuntimeStatus, mode: 'sync' | 'stopping' | 'final' = 'sync') {
+  private publish(pod: Pod, rs: PodRuntimeStatus, mode: 'sync' | 'sandbox' | 'stopping' | 'final' = 'sync') {
     const final = mode === 'final';
     const uid = pod.metadata.uid!;
     const api = this.deps.pods.apiStatusOf(pod);
@@ -342,7 +343,11 @@ export class PodSync implements PodSyncer {
       backoff: this.deps.backoff.snapshot(),
       probes: this.deps.prober?.results(uid),
     });
-    const results = await this.deps.executor.apply(effective, rs, plan, mounted.volumes);
+    // A new sandbox is in the status at once, before the images are pulled: PodReadyToStartContainers turns True then
+    // (upstream v1.36, kubernetes/kubernetes#134660).
+    const results = await this.deps.executor.apply(effective, rs, plan, mounted.volumes, (sandbox) =>
+      this.publish(pod, { ...rs, sandboxes: [sandbox, ...rs.sandboxes] }, 'sandbox'),
+    );
     // 6.
     this.deps.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
