@@ -5,12 +5,13 @@
  *   socket appears (or is re-created) ─► GetInfo ─► handler for its type ─► validate ─► register
  *        │                                  └ no handler / invalid / failed ─► NotifyRegistrationStatus(false, why)
  *        │                                                                     (retried on the next scan)
- *        └ registered ─► NotifyRegistrationStatus(true)
+ *        └ registered ─► NotifyRegistrationStatus(true) ─► not heard ─► handler.deregister(name)
  *   socket removed ─► handler.deregister(name)
  *
  * The directory is watched (fs.watch) and scanned again every `rescanMs` (a missed event); a
- * socket whose registration failed (its server not listening yet, a refusal) is tried again after
- * 1 s, doubling to 30 s. Scans run one at a time. Hidden files are skipped, as upstream.
+ * socket whose registration failed (its server not listening yet, a refusal, the status not heard)
+ * is tried again after 0.5 s, doubling to 2 min 2 s (upstream v1.36's exponential back-off). Scans
+ * run one at a time. Hidden files are skipped, as upstream.
  */
 import { lstatSync, watch, type FSWatcher } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -21,6 +22,10 @@ import { listDirSync } from '../../lib/fs-util.js';
 import type { Logger } from '../../lib/logger.js';
 import { serviceMethods } from '../../cri/proto.js';
 import { unaryCaller } from '../../cri/unary-caller.js';
+
+/** Upstream's back-off for a failed registration (exponentialbackoff: 500 ms, doubling, at most 2 min 2 s). */
+const FIRST_RETRY_DELAY_MS = 500;
+const MAX_RETRY_DELAY_MS = 122_000;
 
 /**
  * A plugin type's handler (upstream PluginHandler). `validate` throws the reason a plugin is
@@ -58,8 +63,8 @@ export class PluginWatcher {
   private scanning: Promise<void> | undefined;
   private again = false;
   /**
-   * Sockets whose registration failed (not listening yet, refused…): when to try again (1 s doubling to 30 s, as
-   * upstream's reconciler keeps trying).
+   * Sockets whose registration failed (not listening yet, refused, the status not heard…): when to try again, with
+   * upstream's back-off.
    */
   private readonly retryAt = new Map<string, { atMs: number; delayMs: number }>();
   private cancelRetry: (() => void) | undefined;
@@ -155,7 +160,7 @@ export class PluginWatcher {
       if (this.registered.has(path) || (retry && retry.atMs > now)) continue;
       if (await this.register(path, ctimeMs)) this.retryAt.delete(path);
       else {
-        const delayMs = retry ? Math.min(retry.delayMs * 2, 30_000) : 1000;
+        const delayMs = retry ? Math.min(retry.delayMs * 2, MAX_RETRY_DELAY_MS) : FIRST_RETRY_DELAY_MS;
         this.retryAt.set(path, { atMs: this.deps.clock.now() + delayMs, delayMs });
       }
     }
@@ -174,13 +179,18 @@ export class PluginWatcher {
       serviceMethods('pluginregistration/v1/api.proto', 'pluginregistration.Registration'),
       10_000,
     );
+    /** Tells the plugin whether it is registered; resolves whether it heard. */
     const notify = (registered: boolean, error = '') =>
-      rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).catch((err: unknown) => {
-        this.deps.logger.warn(
-          { socket, err: messageOf(err) },
-          'RegisterPlugin error -- failed to send registration status',
-        );
-      });
+      rpc.call('NotifyRegistrationStatus', { plugin_registered: registered, error }).then(
+        () => true,
+        (err: unknown) => {
+          this.deps.logger.warn(
+            { socket, err: messageOf(err) },
+            'RegisterPlugin error -- failed to send registration status',
+          );
+          return false;
+        },
+      );
     /** Logs why the plugin is refused and tells it so; resolves false (not registered). */
     const refuse = async (why: string, plugin?: string) => {
       this.deps.logger.warn({ socket, ...(plugin ? { plugin } : {}) }, why);
@@ -217,8 +227,17 @@ export class PluginWatcher {
           info.name,
         );
       }
+      if (!(await notify(true))) {
+        // A plugin that did not hear it is registered is not (upstream v1.36, kubernetes/kubernetes#133335): it is
+        // deregistered and tried again with the back-off.
+        await handler
+          .deregister(info.name, endpoint)
+          .catch((err: unknown) =>
+            this.deps.logger.warn({ plugin: info.name, err: messageOf(err) }, 'plugin deregistration failed'),
+          );
+        return false;
+      }
       this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
-      await notify(true);
       return true;
     } finally {
       rpc.close();

@@ -111,7 +111,28 @@ describe('PluginWatcher', () => {
     expect(failing.statuses).toHaveLength(2);
   });
 
-  it('a plugin whose GetInfo failed (not ready yet) is tried again after a second, with no filesystem event', async () => {
+  it('a plugin that did not hear it was registered is deregistered and registered again (v1.36, #133335)', async () => {
+    const { root, log, watcher } = setup();
+    const d = await startFakeCsiDriver({ root, backing: join(root, 'b') });
+    drivers.push(d);
+    d.fail('NotifyRegistrationStatus', 14 /* UNAVAILABLE */, 1);
+    const ac = new AbortController();
+    await watcher.start({ signal: ac.signal });
+    await watcher.scan();
+    expect(log).toEqual([
+      `register fake.csi.k8s.io ${d.driverSocket} 1.0.0`,
+      `deregister fake.csi.k8s.io ${d.driverSocket}`,
+    ]);
+    // Tried again after the back-off's first half second, with no filesystem event.
+    const until = Date.now() + 5000;
+    while (!d.statuses.length && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(d.statuses).toEqual([{ plugin_registered: true, error: '' }]);
+    expect(log).toHaveLength(3);
+    expect(log[2]).toBe(`register fake.csi.k8s.io ${d.driverSocket} 1.0.0`);
+    ac.abort();
+  });
+
+  it('a plugin whose GetInfo failed (not ready yet) is tried again after the back-off, with no filesystem event', async () => {
     const { root, watcher } = setup();
     const d = await startFakeCsiDriver({ root, backing: join(root, 'b') });
     drivers.push(d);
