@@ -568,6 +568,11 @@ describe('pods from the apiserver', () => {
     );
     expect(done.status.initContainerStatuses[0].restartCount).toBe(1);
     expect(done.status.containerStatuses[0]).toMatchObject({ restartCount: 1, state: { terminated: { exitCode: 0 } } });
+    // Each restarted container's last termination is the run before the restart (upstream v1.36, #136964).
+    expect(done.status.containerStatuses[0].lastState).toMatchObject({ terminated: { exitCode: 42, reason: 'Error' } });
+    expect(done.status.initContainerStatuses[0].lastState).toMatchObject({
+      terminated: { exitCode: 0, reason: 'Completed' },
+    });
     expect(done.status.conditions.find((k: Obj) => k.type === 'AllContainersRestarting')).toMatchObject({
       status: 'False',
       reason: 'PodCompleted',

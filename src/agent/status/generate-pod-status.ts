@@ -93,6 +93,22 @@ function stateOf(c: RuntimeContainer, runtimeName: string): ContainerState {
   return { waiting: { reason: 'ContainerCreating' } };
 }
 
+/**
+ * The last termination of a container whose instance before `containerID` the runtime no longer has (pruned once
+ * this one ended too: a finished pod's, a restart of all containers): what the previous status showed of it — its
+ * state then, or the last state it already carried (upstream v1.36 keeps it, kubernetes/kubernetes#136964). Pure.
+ */
+export function carriedLastState(
+  old: ContainerStatus | undefined,
+  containerID: string | undefined,
+): ContainerStatus['lastState'] | undefined {
+  if (!old || !containerID) return undefined;
+  if (old.containerID === containerID)
+    return old.lastState?.terminated ? { terminated: old.lastState.terminated } : undefined;
+  const ended = old.state?.terminated;
+  return ended?.containerID && ended.containerID !== containerID ? { terminated: ended } : undefined;
+}
+
 function containerStatuses(
   pod: Pod,
   specs: Container[],
@@ -146,6 +162,12 @@ function containerStatuses(
       // As upstream: an init container that completed successfully is ready.
       if (init && spec.restartPolicy !== 'Always' && cur.state === 'exited' && cur.exitCode === 0) st.ready = true;
       if (prev?.state === 'exited') st.lastState = stateOf(prev, ctx.runtimeName);
+      else
+        st.lastState =
+          carriedLastState(
+            previous?.find((o) => o.name === spec.name),
+            st.containerID,
+          ) ?? {};
     } else {
       st = vanishedContainerStatus(
         pod,

@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ContainerStatus, Pod, PodStatus } from '../../../src/api/types.js';
-import { generatePodStatus, type PodStatusContext } from '../../../src/agent/status/generate-pod-status.js';
+import {
+  carriedLastState,
+  generatePodStatus,
+  type PodStatusContext,
+} from '../../../src/agent/status/generate-pod-status.js';
 import { podIPsOf, sortPodIPs } from '../../../src/agent/runtime/pod-ips.js';
 import { networkIps } from '../../../src/agent/runtime/runtime-manager.js';
 import {
@@ -178,6 +182,34 @@ describe('the previous status', () => {
     const live = generatePodStatus(pod({ status: previous }), withContainers(container('running')), ctx(previous))
       .containerStatuses![0];
     expect(live).toMatchObject({ restartCount: 2, containerID: 'containerd://c1', lastState: {} });
+  });
+});
+
+describe('carriedLastState: the termination before a container whose previous instance the runtime pruned', () => {
+  const terminated = (id: string, exitCode: number) => ({
+    exitCode,
+    reason: exitCode ? 'Error' : 'Completed',
+    containerID: `containerd://${id}`,
+  });
+  const status = (id: string, state: ContainerStatus['state'], lastState: ContainerStatus['lastState'] = {}) =>
+    ({ ...cs(state, 1, lastState), containerID: `containerd://${id}` }) as ContainerStatus;
+
+  it("is the previous status's state when that was another instance's end (upstream v1.36, #136964)", () => {
+    const old = status('a', { terminated: terminated('a', 42) });
+    expect(carriedLastState(old, 'containerd://b')).toEqual({ terminated: terminated('a', 42) });
+  });
+
+  it('is the last state the same instance already carried', () => {
+    const old = status('b', { running: { startedAt: '2026-11-30T00:00:00Z' } }, { terminated: terminated('a', 42) });
+    expect(carriedLastState(old, 'containerd://b')).toEqual({ terminated: terminated('a', 42) });
+  });
+
+  it("is nothing without a previous status, for the instance's own end, or for a waiting container", () => {
+    expect(carriedLastState(undefined, 'containerd://b')).toBeUndefined();
+    expect(carriedLastState(status('b', { terminated: terminated('b', 0) }), 'containerd://b')).toBeUndefined();
+    expect(
+      carriedLastState(status('a', { waiting: { reason: 'ContainerCreating' } }), 'containerd://b'),
+    ).toBeUndefined();
   });
 });
 
