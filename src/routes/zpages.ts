@@ -3,11 +3,12 @@
  * secure port; authorized as nodes/statusz and nodes/flagz): plain text for people, with a warning
  * that it is not machine parseable and a separator chosen at random per process so scripts do not
  * come to depend on it; for programs, the structured page (`config.k8s.io` `Statusz` / `Flagz`,
- * v1alpha1 since v1.35 and v1beta1) to an Accept that names its group, version and kind. A
- * request that accepts neither gets 406 (plain `application/json` included, as upstream).
+ * v1alpha1 since v1.35 and v1beta1, as JSON or YAML) to an Accept that names its group, version and
+ * kind. A request that accepts neither gets 406 (plain `application/json` included, as upstream).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomInt } from 'node:crypto';
+import { stringify as stringifyYaml } from 'yaml';
 import { sendPlainText } from '../server/status-errors.js';
 
 const DELIMITERS = [':', ': ', '=', ' '];
@@ -49,6 +50,11 @@ export function acceptsPlainText(accept: string | undefined): boolean {
 /** The versions of the structured pages served (`application/json;v=…;g=config.k8s.io;as=…`). */
 const STRUCTURED_VERSIONS = ['v1alpha1', 'v1beta1'];
 const STRUCTURED_GROUP = 'config.k8s.io';
+/** The media types of the structured pages (YAML since v1.36, kubernetes/kubernetes#135309). */
+const STRUCTURED_FORMATS = new Map<string, 'json' | 'yaml'>([
+  ['application/json', 'json'],
+  ['application/yaml', 'yaml'],
+]);
 
 /**
  * What an Accept header gets for the page of `kind` (`Statusz`, `Flagz`): its entries in order,
@@ -58,12 +64,13 @@ const STRUCTURED_GROUP = 'config.k8s.io';
 export function negotiateZpage(
   accept: string | undefined,
   kind: 'Statusz' | 'Flagz',
-): { format: 'text' } | { format: 'json'; version: string } | undefined {
+): { format: 'text' } | { format: 'json' | 'yaml'; version: string } | undefined {
   if (!accept) return { format: 'text' };
   for (const entry of accept.split(',')) {
     if (acceptsPlainText(entry)) return { format: 'text' };
     const [type = '', ...params] = entry.split(';').map((part) => part.trim());
-    if (type.toLowerCase() !== 'application/json') continue;
+    const format = STRUCTURED_FORMATS.get(type.toLowerCase());
+    if (!format) continue;
     const named = new Map(params.map((p) => p.split('=').map((x) => x.trim()) as [string, string]));
     const version = named.get('v');
     if (
@@ -72,7 +79,7 @@ export function negotiateZpage(
       version &&
       STRUCTURED_VERSIONS.includes(version)
     )
-      return { format: 'json', version };
+      return { format, version };
   }
   return undefined;
 }
@@ -157,11 +164,15 @@ export function flagzText(o: Pick<ZpagesOptions, 'component' | 'flags'>, delimit
 const schema = (summary: string, kind: string) => ({
   summary,
   tags: ['debug'],
-  description: `Plain text for people, not machine parseable (the separator changes between runs); the structured page to \`Accept: application/json;v=v1beta1;g=config.k8s.io;as=${kind}\` (or v1alpha1). A debugging endpoint (secure port only).`,
+  description: `Plain text for people, not machine parseable (the separator changes between runs); the structured page to \`Accept: application/json;v=v1beta1;g=config.k8s.io;as=${kind}\` (or v1alpha1; application/yaml alike). A debugging endpoint (secure port only).`,
   response: {
     200: {
       description: summary,
-      content: { 'text/plain': { schema: { type: 'string' } }, 'application/json': { schema: { type: 'object' } } },
+      content: {
+        'text/plain': { schema: { type: 'string' } },
+        'application/json': { schema: { type: 'object' } },
+        'application/yaml': { schema: { type: 'string' } },
+      },
     },
   },
 });
@@ -177,6 +188,9 @@ export async function zpagesRoutes(app: FastifyInstance, opts: ZpagesOptions): P
       if (!served) return sendPlainText(reply, 406, NOT_ACCEPTABLE);
       if (served.format === 'json')
         return reply.type('application/json').send(JSON.stringify(structured(served.version)));
+      // As sigs.k8s.io/yaml writes an object: its keys sorted.
+      if (served.format === 'yaml')
+        return reply.type('application/yaml').send(stringifyYaml(structured(served.version), { sortMapEntries: true }));
       return reply.type('text/plain; charset=utf-8').send(text());
     };
   app.get(

@@ -1,5 +1,7 @@
 /** /statusz and /flagz text as component-base's z-pages print it, and the flag values as pflag prints them. */
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import {
   acceptsPlainText,
   flagzObject,
@@ -9,7 +11,9 @@ import {
   statuszText,
   unixDate,
   uptimeText,
+  zpagesRoutes,
 } from '../../src/routes/zpages.js';
+import { schemasAsDocumentation } from '../../src/server/servers.js';
 import { flagzValues } from '../../src/config/flagz.js';
 import { parseFlags } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -51,6 +55,9 @@ describe('z-pages', () => {
       ['application/json;v=v1alpha1;g=config.k8s.io', undefined],
       ['application/json;v=v1alpha1;g=config.k8s.io;as=Flagz', undefined],
       ['application/xml', undefined],
+      // YAML since v1.36 (kubernetes/kubernetes#135309).
+      ['application/yaml;v=v1beta1;g=config.k8s.io;as=Statusz', { format: 'yaml', version: 'v1beta1' }],
+      ['application/yaml', undefined],
     ];
     for (const [accept, served] of cases) expect(negotiateZpage(accept, 'Statusz'), String(accept)).toEqual(served);
   });
@@ -133,5 +140,39 @@ describe('z-pages', () => {
     const text = flagzText({ component: 'kubelet', flags: { b: '2', a: '1' } }, ': ');
     expect(text.split('\n').slice(0, 2)).toEqual(['', 'kubelet flags']);
     expect(text.endsWith('\na: 1\nb: 2\n')).toBe(true);
+  });
+});
+
+describe('the z-pages served', () => {
+  it('answers the structured page as YAML to an Accept of application/yaml with its group, version and kind', async () => {
+    const app = Fastify({ schemaController: schemasAsDocumentation });
+    await app.register(zpagesRoutes, {
+      component: 'kubelet',
+      binaryVersion: '1.36.2',
+      runtimeVersion: 'node v20',
+      startedAtMs: Date.parse('2026-11-30T05:00:00Z'),
+      nowMs: () => Date.parse('2026-11-30T05:01:00Z'),
+      paths: ['/pods', '/stats/summary'],
+      flags: { v: '2', 'node-ip': '10.0.0.1' },
+    });
+    const yaml = await app.inject({
+      url: '/flagz',
+      headers: { accept: 'application/yaml;v=v1beta1;g=config.k8s.io;as=Flagz' },
+    });
+    expect([yaml.statusCode, yaml.headers['content-type']]).toEqual([200, 'application/yaml']);
+    expect(parseYaml(yaml.body)).toEqual({
+      apiVersion: 'config.k8s.io/v1beta1',
+      kind: 'Flagz',
+      metadata: { name: 'kubelet' },
+      flags: { 'node-ip': '10.0.0.1', v: '2' },
+    });
+    // Keys sorted, as sigs.k8s.io/yaml writes them.
+    expect(yaml.body.split('\n')[0]).toBe('apiVersion: config.k8s.io/v1beta1');
+    const statusz = await app.inject({
+      url: '/statusz',
+      headers: { accept: 'application/yaml;v=v1alpha1;g=config.k8s.io;as=Statusz' },
+    });
+    expect(parseYaml(statusz.body)).toMatchObject({ kind: 'Statusz', uptimeSeconds: 60, paths: ['/pods', '/stats'] });
+    await app.close();
   });
 });
