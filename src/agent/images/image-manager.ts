@@ -145,6 +145,8 @@ export class ImageManager {
       init?: boolean;
       /** The object the events name: the container's by default; the pod's for an image volume, as upstream. */
       objectRef?: ObjectRef;
+      /** Called just before the image is pulled, when it is. */
+      onPull?: () => void;
     } = {},
   ): Promise<EnsureImageResult> {
     const ref = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
@@ -174,7 +176,11 @@ export class ImageManager {
   private async ensure(
     pod: Pod,
     c: Container,
-    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>) },
+    o: {
+      sandboxConfig?: cri.PodSandboxConfig;
+      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+      onPull?: () => void;
+    },
     /** The object the pull's events name. */
     eventRef: ObjectRef,
   ): Promise<EnsureImageResult> {
@@ -195,7 +201,11 @@ export class ImageManager {
     pod: Pod,
     image: string,
     policy: string,
-    o: { sandboxConfig?: cri.PodSandboxConfig; auth?: AuthConfig[] | (() => Promise<AuthConfig[]>) },
+    o: {
+      sandboxConfig?: cri.PodSandboxConfig;
+      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+      onPull?: () => void;
+    },
     eventRef: ObjectRef,
     request: { presentLocally?: boolean; pullRequired?: boolean },
   ): Promise<EnsureImageResult> {
@@ -240,6 +250,7 @@ export class ImageManager {
     }
     this.lastPullErrors.delete(key);
     const started = this.deps.clock.now();
+    o.onPull?.();
     this.deps.events?.record(eventRef, 'Normal', 'Pulling', `Pulling image "${image}"`);
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
     const records = this.deps.pullRecords?.records;

@@ -59,7 +59,8 @@ export class PodActionExecutor {
 
   /**
    * Applies `plan`; `volumes` are the pod's set-up volumes (volume manager) for the container mounts;
-   * `onSandboxCreated` hears of a new sandbox before any image is pulled for its containers.
+   * `onSandboxCreated` hears of a new sandbox before the first image pull that follows it, so the pod's
+   * status can show it while the pull runs (a sync that pulls nothing reports it when it ends).
    */
   async apply(
     pod: Pod,
@@ -133,6 +134,9 @@ export class PodActionExecutor {
     const userNamespaced = node.userNamespacesSupport === true && pod.spec.hostUsers === false;
     let sandboxId = plan.sandboxId;
     let podIPs = podIPsOf(pod, status.sandboxes[0], node.nodeIP);
+    /** Called once before this sync's first image pull, when the sync made a new sandbox. */
+    let beforePull: (() => void) | undefined;
+    const onPull = () => beforePull?.();
     // Only a plan that creates something needs the sandbox config (and resolv.conf read for it); a
     // periodic sync of a running pod does not.
     if (!plan.createSandbox && !plan.start.length) return backoffResults(pod, plan, results, this.deps.events);
@@ -181,7 +185,12 @@ export class PodActionExecutor {
       if (!created.ok) return results;
       sandboxId = created.target;
       if (!pod.spec.hostNetwork) podIPs = podIPsOf(pod, created.sandbox, node.nodeIP);
-      if (created.sandbox) onSandboxCreated?.(created.sandbox);
+      const sandbox = created.sandbox;
+      if (sandbox && onSandboxCreated)
+        beforePull = () => {
+          beforePull = undefined;
+          onSandboxCreated(sandbox);
+        };
     }
     // 4.
     backoffResults(pod, plan, results, this.deps.events);
@@ -203,7 +212,7 @@ export class PodActionExecutor {
     // Upstream getImageVolumes: the images of the pod's image volumes, before any container is tried.
     let podVolumes = volumes;
     if (!objectsError && imageVolumesOf(pod).length) {
-      const pulled = await this.pullImageVolumes(pod, sandboxConfig, objects);
+      const pulled = await this.pullImageVolumes(pod, sandboxConfig, objects, onPull);
       if (!pulled.ok) {
         results.push(pulled.failure);
         return results;
@@ -231,6 +240,7 @@ export class PodActionExecutor {
             objects,
             volumes: podVolumes,
             status,
+            onPull,
           });
       this.deps.counters?.container(
         s.init ? 'init_container' : s.ephemeral ? 'ephemeral_container' : 'container',
@@ -284,6 +294,7 @@ export class PodActionExecutor {
     pod: Pod,
     sandboxConfig: cri.PodSandboxConfig,
     objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined,
+    onPull: () => void,
   ): Promise<{ ok: true; volumes: Map<string, MountedVolume> } | { ok: false; failure: StepResult }> {
     const volumes = new Map<string, MountedVolume>();
     const handler = (await this.deps.runtimeHandler?.(pod)) ?? '';
@@ -296,6 +307,7 @@ export class PodActionExecutor {
           sandboxConfig,
           auth: () => this.pullCredentials(reference, pod, objects),
           objectRef: podRef(pod),
+          onPull,
         },
       );
       if (!r.ok)
@@ -357,6 +369,8 @@ export class PodActionExecutor {
       objects?: PodObjects & { pullSecrets: PullSecret[] };
       volumes?: ReadonlyMap<string, MountedVolume>;
       status?: PodRuntimeStatus;
+      /** Called before the image is pulled, when it is. */
+      onPull?: () => void;
     },
   ): Promise<StepResult> {
     const { node } = this.deps;
@@ -383,6 +397,7 @@ export class PodActionExecutor {
         sandboxConfig: o.sandboxConfig,
         auth: () => this.pullCredentials(c.image ?? '', pod, o.objects),
         init: s.init,
+        onPull: o.onPull,
       }),
       s.restartCount === 0 ? restartCountFromLogs(join(o.sandboxConfig.log_directory ?? '', c.name)) : s.restartCount,
       termLog,

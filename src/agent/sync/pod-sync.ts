@@ -343,8 +343,9 @@ export class PodSync implements PodSyncer {
       backoff: this.deps.backoff.snapshot(),
       probes: this.deps.prober?.results(uid),
     });
-    // A new sandbox is in the status at once, before the images are pulled: PodReadyToStartContainers turns True then
-    // (upstream v1.36, kubernetes/kubernetes#134660).
+    // A new sandbox is in the status before the first image pull that follows it: PodReadyToStartContainers is True
+    // while the pull runs (upstream v1.36, kubernetes/kubernetes#134660). A sync that pulls nothing reports it at its
+    // end, moments later: a status in between would only cost every pod start a generation and a write.
     const results = await this.deps.executor.apply(effective, rs, plan, mounted.volumes, (sandbox) =>
       this.publish(pod, { ...rs, sandboxes: [sandbox, ...rs.sandboxes] }, 'sandbox'),
     );
