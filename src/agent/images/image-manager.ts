@@ -103,6 +103,15 @@ const FAILURE_EVENT_REASONS: Record<string, string> = {
   ErrImageInspect: 'InspectFailed',
 };
 
+/** How an image is pulled, when it has to be. */
+interface PullOptions {
+  sandboxConfig?: cri.PodSandboxConfig;
+  /** The credentials to try for its registry, in order; a function is asked only when a pull is needed. */
+  auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+  /** Called just before the image is pulled, when it is. */
+  onPull?: () => void;
+}
+
 /** Pulls images per policy. */
 export class ImageManager {
   private readonly backoff = new BackoffTable();
@@ -139,14 +148,10 @@ export class ImageManager {
   async ensureImageExists(
     pod: Pod,
     c: Container,
-    o: {
-      sandboxConfig?: cri.PodSandboxConfig;
-      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
+    o: PullOptions & {
       init?: boolean;
       /** The object the events name: the container's by default; the pod's for an image volume, as upstream. */
       objectRef?: ObjectRef;
-      /** Called just before the image is pulled, when it is. */
-      onPull?: () => void;
     } = {},
   ): Promise<EnsureImageResult> {
     const ref = o.objectRef ?? podRef(pod, { name: c.name, init: o.init });
@@ -176,11 +181,7 @@ export class ImageManager {
   private async ensure(
     pod: Pod,
     c: Container,
-    o: {
-      sandboxConfig?: cri.PodSandboxConfig;
-      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
-      onPull?: () => void;
-    },
+    o: PullOptions,
     /** The object the pull's events name. */
     eventRef: ObjectRef,
   ): Promise<EnsureImageResult> {
@@ -201,11 +202,7 @@ export class ImageManager {
     pod: Pod,
     image: string,
     policy: string,
-    o: {
-      sandboxConfig?: cri.PodSandboxConfig;
-      auth?: AuthConfig[] | (() => Promise<AuthConfig[]>);
-      onPull?: () => void;
-    },
+    o: PullOptions,
     eventRef: ObjectRef,
     request: { presentLocally?: boolean; pullRequired?: boolean },
   ): Promise<EnsureImageResult> {

@@ -79,11 +79,10 @@ function qualifiedName(image: string): string {
 
 /** A path prefix with its registry: `team` → `docker.io/team` (no `library/`: a prefix is not an image). Pure. */
 function qualifiedPrefix(prefix: string): string {
-  const slash = prefix.indexOf('/');
-  const first = slash < 0 ? prefix : prefix.slice(0, slash);
-  if (!(first.includes('.') || first.includes(':') || first === 'localhost')) return `docker.io/${prefix}`;
-  // The registry's name as an image's would be (index.docker.io is docker.io).
-  return `${imageRegistry(`${first}/x/y`).host}${slash < 0 ? '' : prefix.slice(slash)}`;
+  // Read as the path of an image two levels under it, which is never a `library/` one.
+  const { host, path } = imageRegistry(`${prefix}/x/y`);
+  const rest = path.slice(0, -'/x/y'.length);
+  return rest ? `${host}/${rest}` : host;
 }
 
 /**

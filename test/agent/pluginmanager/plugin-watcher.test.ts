@@ -40,6 +40,12 @@ function setup(handler: Partial<PluginHandler> = {}) {
   return { root, log, watcher };
 }
 
+/** Waits (up to 5 s) until the driver's registrar has heard a registration status: a retry with no filesystem event. */
+async function statusHeard(d: FakeCsiDriver): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!d.statuses.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
 describe('PluginWatcher', () => {
   it('registers a plugin socket, tells it so, ignores other files and deregisters when the socket goes', async () => {
     const { root, log, watcher } = setup();
@@ -124,8 +130,7 @@ describe('PluginWatcher', () => {
       `deregister fake.csi.k8s.io ${d.driverSocket}`,
     ]);
     // Tried again after the back-off's first half second, with no filesystem event.
-    const until = Date.now() + 5000;
-    while (!d.statuses.length && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    await statusHeard(d);
     expect(d.statuses).toEqual([{ plugin_registered: true, error: '' }]);
     expect(log).toHaveLength(3);
     expect(log[2]).toBe(`register fake.csi.k8s.io ${d.driverSocket} 1.0.0`);
@@ -141,8 +146,7 @@ describe('PluginWatcher', () => {
     await watcher.start({ signal: ac.signal });
     await watcher.scan();
     expect(d.statuses).toEqual([]);
-    const until = Date.now() + 5000;
-    while (!d.statuses.length && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await statusHeard(d);
     expect(d.statuses).toEqual([{ plugin_registered: true, error: '' }]);
     expect(d.calls.filter((c) => c.method === 'GetInfo')).toHaveLength(2);
     ac.abort();

@@ -88,15 +88,19 @@ const pod = {
   },
 } as unknown as Pod;
 
+/** A volume manager over the test's root directory, with the in-tree plugins. */
+const volumeManager = () =>
+  new VolumeManager({
+    rootDir: root,
+    host,
+    clock: new FakeClock(),
+    logger: createLogger({ level: 'fatal' }),
+    plugins: IN_TREE_PLUGINS,
+  });
+
 describe.skipIf(!isRoot)("a pod's volumes on disk", () => {
   it("are laid out with a Go kubelet's directories, records and modes", async () => {
-    const volumes = new VolumeManager({
-      rootDir: root,
-      host,
-      clock: new FakeClock(),
-      logger: createLogger({ level: 'fatal' }),
-      plugins: IN_TREE_PLUGINS,
-    });
+    const volumes = volumeManager();
     expect(await volumes.mountPod(pod)).toMatchObject({ ok: true });
     expect(listing(join(root, 'pods', 'uid-layout'))).toEqual(upstream);
     // The next syncs write the configMap, secret and projected volumes again: the modes stay (a tmpfs's sticky bit).
@@ -124,13 +128,7 @@ describe.skipIf(!isRoot)("a pod's volumes on disk", () => {
   });
 
   it('removes the records with the volumes when the pod is done', async () => {
-    const volumes = new VolumeManager({
-      rootDir: root,
-      host,
-      clock: new FakeClock(),
-      logger: createLogger({ level: 'fatal' }),
-      plugins: IN_TREE_PLUGINS,
-    });
+    const volumes = volumeManager();
     expect(await volumes.unmountPod('uid-layout')).toBe(true);
     expect(readdirSync(join(root, 'pods', 'uid-layout')).sort()).not.toContain('plugins');
   });
@@ -155,18 +153,10 @@ describe.skipIf(!isRoot)('a projected service account token', () => {
         ],
       },
     }) as unknown as Pod;
-  const volumes = () =>
-    new VolumeManager({
-      rootDir: root,
-      host,
-      clock: new FakeClock(),
-      logger: createLogger({ level: 'fatal' }),
-      plugins: IN_TREE_PLUGINS,
-    });
   const tokenDir = (uid: string) => join(root, 'pods', uid, 'volumes', 'kubernetes.io~projected', 'token');
 
   it("is the pod's one user's, mode 0600, its user-visible link too (upstream FsUser; v1.36's lchown, #137332)", async () => {
-    const manager = volumes();
+    const manager = volumeManager();
     expect(
       await manager.mountPod(tokenPod('uid-one-user', [{ name: 'a' }, { name: 'b', runAsUser: 1000 }])),
     ).toMatchObject({ ok: true });
@@ -178,7 +168,7 @@ describe.skipIf(!isRoot)('a projected service account token', () => {
   });
 
   it("stays root's with the volume's mode when the containers run as different users", async () => {
-    const manager = volumes();
+    const manager = volumeManager();
     expect(
       await manager.mountPod(tokenPod('uid-two-users', [{ name: 'a' }, { name: 'b', runAsUser: 2000 }])),
     ).toMatchObject({ ok: true });
