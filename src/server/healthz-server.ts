@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { Logger } from '../lib/logger.js';
 import type { HealthCheck } from '../routes/host.js';
 import { builtinChecks, healthzRoute } from '../routes/healthz-answer.js';
-import { applyConnectionLimits, type ClosableServer } from './limits.js';
+import { answerAndClose, applyConnectionLimits, type ClosableServer } from './limits.js';
 
 /**
  * A running healthz server; `setChecks` installs the agent's checks once it exists, and where each run of /healthz is
@@ -36,7 +36,8 @@ export async function startHealthzServer(o: { port: number; host: string; logger
   applyConnectionLimits(server);
   server.on('clientError', (_err, socket) => {
     if (socket.writable)
-      socket.end(
+      answerAndClose(
+        socket,
         'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request',
       );
     else socket.destroy();

@@ -31,14 +31,14 @@ import { authFilter } from './auth-filter.js';
 import { audit, runAuditOf } from './audit.js';
 import { handleStreamingUpgrade } from './streaming-proxy.js';
 import { reloadTlsOnChange, tlsOptions, type TlsFiles } from './tls.js';
-import { applyConnectionLimits } from './limits.js';
+import { answerAndClose, applyConnectionLimits } from './limits.js';
 
 /** As Go's TLS server: a plain HTTP request on the TLS port gets a plain-text 400. */
 function answerPlainHttpWith400(server: HttpsServer): void {
   server.on('tlsClientError', (err: NodeJS.ErrnoException, tlsSocket: { _parent?: Socket; destroy(): void }) => {
     const raw = tlsSocket._parent;
     if (err.code === 'ERR_SSL_HTTP_REQUEST' && raw && !raw.destroyed)
-      raw.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+      answerAndClose(raw, 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
     else tlsSocket.destroy();
   });
 }

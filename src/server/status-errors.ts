@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Status } from '../api/types.js';
 import { hidden } from '../routes/schemas.js';
+import { answerAndClose } from './limits.js';
 import { KubeletError, httpStatusOf, statusReasonOf, type ErrorCode } from '../lib/errors.js';
 
 /** A Failure Status body. */
@@ -33,26 +34,32 @@ export function sendPlainText(reply: FastifyReply, code: number, message: string
 
 /**
  * The raw answer to a request the HTTP parser refused before any route saw it (Fastify's
- * clientErrorHandler): 431 for headers over the limit, else 400, with a Status body as every
- * other error. A client that has gone gets nothing.
+ * clientErrorHandler): 431 for headers over the limit, 408 for headers that took longer than the
+ * server's limit, else 400, with a Status body as every other error; then the connection is
+ * closed. A client that has gone gets nothing.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
   if (!socket.writable) return void socket.destroy();
-  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-  const code = tooLarge ? 431 : 400;
-  const body = JSON.stringify({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message: tooLarge ? 'Request Header Fields Too Large' : `Bad Request: ${err.code ?? err.message}`,
-    ...(tooLarge ? {} : { reason: statusReasonOf.BadRequest }),
-    code,
-  });
-  const statusText = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-  socket.end(
-    `HTTP/1.1 ${code} ${statusText}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  answerAndClose(socket, clientErrorResponse(err.code ?? err.message));
+}
+
+/** The HTTP response to a request the parser refused with `code` (Node's error code). */
+export function clientErrorResponse(code: string): string {
+  const [httpCode, statusText, body]: [number, string, Omit<Status, 'code'>] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', failure('Request Header Fields Too Large')]
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', failure('Request Timeout', statusReasonOf.Timeout)]
+        : [400, 'Bad Request', failure(`Bad Request: ${code}`, statusReasonOf.BadRequest)];
+  const json = JSON.stringify({ ...body, code: httpCode });
+  return (
+    `HTTP/1.1 ${httpCode} ${statusText}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`
   );
+}
+
+function failure(message: string, reason?: string): Omit<Status, 'code'> {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, ...(reason ? { reason } : {}) };
 }
 
 /** Installs the error and not-found handlers on an app. */

@@ -4,8 +4,8 @@
  * Go's plain 400; every exec / run is logged with user, pod, container and command, never stdin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import https from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -150,6 +150,28 @@ describe('errors are Kubernetes Status on both ports', () => {
       s.write('GET /pods HTTP/1.1\r\nHost: x\r\n\r\n');
     });
     expect(reply).toBe('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n');
+  });
+});
+
+describe('connections the kubelet refuses are closed', () => {
+  const descriptors = (): number => readdirSync(`/proc/${k.proc.pid}/fd`).length;
+  // Regression: a refused request was answered with a half-close; a client that never reads never sent its own FIN,
+  // so each such connection kept one of the kubelet's descriptors for good (the servers allow half-open sockets).
+  it('a client that never reads does not keep a descriptor after a bad request, on every port', async () => {
+    const baseline = descriptors();
+    const clients: Socket[] = [];
+    for (const port of [ports.ro, ports.hz, ports.port])
+      for (let i = 0; i < 20; i++) {
+        const socket = connect(port, '127.0.0.1');
+        socket.pause();
+        socket.on('error', () => {});
+        // Malformed HTTP on the plain ports; plain HTTP on the TLS port.
+        socket.write(port === ports.port ? 'GET /pods HTTP/1.1\r\nHost: x\r\n\r\n' : 'NOT HTTP\r\n\r\n');
+        clients.push(socket);
+      }
+    await Promise.all(clients.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
+    await until(() => descriptors() <= baseline + 2, 10_000, 'the refused connections closed by the kubelet');
+    for (const socket of clients) socket.destroy();
   });
 });
 
