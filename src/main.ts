@@ -257,6 +257,7 @@ export async function main(argv: string[]): Promise<number> {
       enableSystemLogHandler: kc.enableSystemLogHandler,
       systemLogQuery: kc.enableSystemLogQuery,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
+      profiling: { enabled: kc.enableProfilingHandler, commandLine: process.argv.slice(1) },
       configz: kc,
       zpages: {
         component: 'kubelet',

@@ -52,7 +52,6 @@ export const unimplementedConfigFields = new Set([
   'volumePluginDir',
   'kernelMemcgNotification',
   'logging',
-  'enableProfilingHandler',
   'memoryThrottlingFactor',
   'tracing',
   'memoryReservationPolicy',
@@ -77,6 +76,8 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   iptablesMasqueradeBit: () => true,
   iptablesDropBit: () => true,
   kernelMemcgNotification: oneOf(false),
+  // Go's block profiling has no counterpart in V8; off (the default) asks for nothing.
+  enableContentionProfiling: oneOf(false),
   memoryThrottlingFactor: () => true,
   runOnce: oneOf(false),
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.

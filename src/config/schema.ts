@@ -86,6 +86,7 @@ export const kubeletConfigSchema = z.strictObject({
   enableSystemLogHandler: def(z.boolean(), true),
   enableSystemLogQuery: def(z.boolean(), false),
   enableDebugFlagsHandler: def(z.boolean(), true),
+  enableProfilingHandler: def(z.boolean(), true),
   streamingConnectionIdleTimeout: def(duration, '4h0m0s'),
   runtimeRequestTimeout: def(duration, '2m0s'),
   shutdownGracePeriod: def(duration, '0s'),

@@ -47,6 +47,7 @@ async function allRoutes(): Promise<Collected[]> {
         host: host,
         enableDebuggingHandlers: true,
         debugFlags: { enabled: true, setVerbosity: () => {} },
+        profiling: { enabled: true, commandLine: [] },
         zpages: {
           component: 'kubelet',
           binaryVersion: '',

@@ -17,6 +17,8 @@ import { runRoutes } from '../routes/run.js';
 import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { debugFlagsRoutes } from '../routes/debug-flags.js';
+import { pprofRoutes, type PprofOptions } from '../routes/pprof.js';
+import { createProfiler } from './profiler.js';
 import { statsRoutes } from '../routes/stats.js';
 import { answerClientError, installErrorHandlers, sendPlainText, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
@@ -111,6 +113,8 @@ export interface SecureServerOptions {
   zpages?: Omit<ZpagesOptions, 'paths'>;
   /** /debug/flags/v (enableDebugFlagsHandler) and what sets the log level. */
   debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
+  /** /debug/pprof (enableProfilingHandler): the kubelet's own profiles. */
+  profiling?: Omit<PprofOptions, 'profiler'>;
   /** How often the TLS files are checked for changes (ms). */
   tlsReloadIntervalMs?: number;
 }
@@ -195,6 +199,8 @@ export async function secureRoutes(
     systemLogQuery?: boolean;
     /** enableDebugFlagsHandler (default on) and what sets the log level. */
     debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
+    /** /debug/pprof (enableProfilingHandler, default on). */
+    profiling?: Omit<PprofOptions, 'profiler'>;
   },
 ): Promise<void> {
   countRequests(app, opts.host, 'readwrite');
@@ -214,6 +220,7 @@ export async function secureRoutes(
         query: opts.systemLogQuery ? {} : undefined,
       });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
+    await app.register(pprofRoutes, { enabled: false, commandLine: [], ...opts.profiling, profiler: createProfiler() });
     if (opts.zpages)
       await app.register(zpagesRoutes, {
         ...opts.zpages,

@@ -1,0 +1,78 @@
+/**
+ * The kubelet's own profiles for /debug/pprof, taken through V8's inspector in this process: a CPU
+ * profile over a given time, and the live heap as V8's sampling heap profiler sees it. Nothing runs
+ * until the first request: the inspector session opens then, and heap sampling starts with the
+ * first heap request and stays on (as Go's heap profile is always being sampled), at V8's
+ * default mean interval, whose cost is too small to measure in the idle figures. The inspector and
+ * the pprof encoder are loaded by the first request too: a kubelet nobody profiles does not carry them.
+ */
+import type { Session } from 'node:inspector/promises';
+import type { V8CpuProfile, V8HeapProfile } from '../lib/pprof.js';
+
+/** Go's CPU profiling rate, 100 Hz: `go tool pprof` shows a profile of either kubelet at the same resolution. */
+const CPU_INTERVAL_MICROS = 10_000;
+/** V8's default mean interval between heap samples (Go's MemProfileRate is 512 KiB too). */
+const HEAP_INTERVAL_BYTES = 512 * 1024;
+
+export class CpuProfileBusyError extends Error {}
+
+export interface Profiler {
+  /** A CPU profile of `seconds`, ended early when `signal` aborts. Throws CpuProfileBusyError while another runs. */
+  cpu(seconds: number, signal: AbortSignal): Promise<Buffer>;
+  /** The live heap, as sampled since the first heap request. */
+  heap(): Promise<Buffer>;
+}
+
+export function createProfiler(): Profiler {
+  let session: Promise<Session> | undefined;
+  let cpuBusy = false;
+  let heapSampling: Promise<unknown> | undefined;
+  // Promises kept, so requests at once share one session and start heap sampling once.
+  const connected = (): Promise<Session> =>
+    (session ??= import('node:inspector/promises').then(({ Session: InspectorSession }) => {
+      const opened = new InspectorSession();
+      opened.connect();
+      return opened;
+    }));
+  return {
+    async cpu(seconds, signal) {
+      if (cpuBusy) throw new CpuProfileBusyError('cpu profiling already in use');
+      cpuBusy = true;
+      try {
+        const inspector = await connected();
+        await inspector.post('Profiler.enable');
+        await inspector.post('Profiler.setSamplingInterval', { interval: CPU_INTERVAL_MICROS });
+        const startedAtMs = Date.now();
+        await inspector.post('Profiler.start');
+        await sleep(seconds * 1000, signal);
+        const { profile } = (await inspector.post('Profiler.stop')) as { profile: V8CpuProfile };
+        await inspector.post('Profiler.disable');
+        return (await import('../lib/pprof.js')).cpuProfileToPprof(profile, CPU_INTERVAL_MICROS, startedAtMs);
+      } finally {
+        cpuBusy = false;
+      }
+    },
+    async heap() {
+      const inspector = await connected();
+      await (heapSampling ??= inspector.post('HeapProfiler.startSampling', { samplingInterval: HEAP_INTERVAL_BYTES }));
+      const { profile } = (await inspector.post('HeapProfiler.getSamplingProfile')) as unknown as {
+        profile: V8HeapProfile;
+      };
+      return (await import('../lib/pprof.js')).heapProfileToPprof(profile, HEAP_INTERVAL_BYTES, Date.now());
+    },
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
