@@ -13,6 +13,7 @@ import { bytes, milliCpu } from '../../api/quantity.js';
 import { extendedShortfalls } from './extended-resources.js';
 import { podQuantity } from './pod-quantity.js';
 import { memoByObject } from '../../lib/memo.js';
+import { featuresRequiredBy } from '../nodestatus/declared-features.js';
 
 /** What admission knows of the node. */
 export interface AdmissionNode {
@@ -27,6 +28,8 @@ export interface AdmissionNode {
   hugePages?: Readonly<Record<string, number>>;
   /** false: the kernel enforces no AppArmor profiles, so pods that ask for one are refused. */
   appArmorEnabled?: boolean;
+  /** The features the node declares (status.declaredFeatures); undefined when NodeDeclaredFeatures is off. */
+  declaredFeatures?: readonly string[];
 }
 
 /** A resource the node lacks for a pod (upstream InsufficientResourceError). */
@@ -288,6 +291,16 @@ export function admitPod(
       admit: false,
       reason: 'AppArmor',
       message: 'Cannot enforce AppArmor: AppArmor is not enabled on the host',
+    };
+  // Upstream's declared features admit handler (installed while NodeDeclaredFeatures is on): a pod that needs a
+  // feature this node does not declare (its gate turned off here) is refused, whatever the scheduler decided.
+  const declared = node.declaredFeatures;
+  const missing = declared ? featuresRequiredBy(pod).filter((feature) => !declared.includes(feature)) : [];
+  if (missing.length)
+    return {
+      admit: false,
+      reason: 'PodFeatureUnsupported',
+      message: `Pod requires node features that are not available: ${missing.join(', ')}`,
     };
   return { admit: true };
 }

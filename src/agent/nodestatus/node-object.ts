@@ -99,7 +99,7 @@ export function nodeLabels(s: NodeSettings, m: MachineInfo): Record<string, stri
   };
 }
 
-/** What admission knows of the node: name, labels, taints, allocatable, AppArmor. */
+/** What admission knows of the node: name, labels, taints, allocatable, AppArmor, declared features. */
 export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
   const resources = nodeResources(s, m);
   return {
@@ -109,6 +109,7 @@ export function admissionNode(s: NodeSettings, m: MachineInfo): AdmissionNode {
     allocatable: resources.allocatableNumbers,
     hugePages: resources.allocatableHugePages,
     appArmorEnabled: m.appArmorEnabled,
+    declaredFeatures: s.declaredFeatures,
   };
 }
 

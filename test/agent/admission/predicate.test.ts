@@ -1,6 +1,6 @@
 /** Admission decisions (upstream predicate admit handler) as a table over one base pod and node. */
 import { describe, expect, it } from 'vitest';
-import type { Pod } from '../../../src/api/types.js';
+import type { Container, ContainerRestartRule, Pod } from '../../../src/api/types.js';
 import { admitPod, podRequests, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
 import { isExtendedResource, podRequestOf } from '../../../src/agent/admission/extended-resources.js';
 import { withAdvertisedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
@@ -264,6 +264,43 @@ describe('AppArmor admission', () => {
         appArmorEnabled: true,
       }),
     ).toEqual({ admit: true });
+  });
+});
+
+describe('declared features admission (NodeDeclaredFeatures)', () => {
+  const restartAll: ContainerRestartRule = {
+    action: 'RestartAllContainers',
+    exitCodes: { operator: 'In', values: [42] },
+  };
+  const withRule = (where: 'containers' | 'initContainers'): Pod => {
+    const p = pod();
+    const container: Container = { name: where, image: 'i', restartPolicy: 'Never', restartPolicyRules: [restartAll] };
+    if (where === 'containers') p.spec.containers = [container];
+    else p.spec.initContainers = [container];
+    return p;
+  };
+  const verdict = (p: Pod, declaredFeatures?: string[]) =>
+    admitPod(p, [], { node: { ...node, declaredFeatures }, isStatic: false });
+  const declaredWithout = ['ExtendWebSocketsToKubelet', 'InPlacePodLevelResourcesVerticalScaling'];
+
+  it("refuses a pod with a RestartAllContainers rule on a node that does not declare the feature, as upstream's handler", () => {
+    for (const where of ['containers', 'initContainers'] as const)
+      expect(verdict(withRule(where), declaredWithout)).toEqual({
+        admit: false,
+        reason: 'PodFeatureUnsupported',
+        message: 'Pod requires node features that are not available: RestartAllContainersOnContainerExits',
+      });
+  });
+  it('admits it where the feature is declared, and any pod while NodeDeclaredFeatures is off', () => {
+    expect(verdict(withRule('containers'), [...declaredWithout, 'RestartAllContainersOnContainerExits'])).toEqual({
+      admit: true,
+    });
+    expect(verdict(withRule('containers'), undefined)).toEqual({ admit: true });
+  });
+  it('a pod that needs no declared feature is admitted by a node that declares none', () => {
+    const p = pod();
+    p.spec.containers[0] = { ...p.spec.containers[0], restartPolicy: 'Never', restartPolicyRules: [] };
+    expect(verdict(p, [])).toEqual({ admit: true });
   });
 });
 
