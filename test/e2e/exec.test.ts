@@ -11,6 +11,7 @@ import type { Pod, PodList } from '../../src/api/types.js';
 import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
 import { rawUpgrade, spdyExec, wsSession, type ClientPki } from './streaming-helpers.js';
 import { sampleProcess } from '../../bench/lib.js';
+import { WebSocket } from 'ws';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-exec-'));
 const manifests = join(dir, 'manifests');
@@ -21,6 +22,7 @@ let ports: { port: number; ro: number; hz: number };
 let kubelet: Kubelet;
 let pki: ClientPki;
 let webPort: number;
+let sinkPort: number;
 
 const base = () => `wss://127.0.0.1:${ports.port}`;
 const execPath = (cmd: string[], q: string, pod = `shell-${node}`, c = 'main') =>
@@ -42,12 +44,18 @@ beforeAll(async () => {
     join(manifests, 'web.yaml'),
     `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`,
   );
+  // A pod whose port accepts connections and never reads from them.
+  sinkPort = await freePort();
+  writeFileSync(
+    join(manifests, 'sink.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: sink}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('net').createServer((s) => s.pause()).listen(${sinkPort}, '127.0.0.1')"]}\n`,
+  );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
   await until(
     async () => {
       const items = (JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[];
-      return items.length === 3 && items.every((p) => p.status?.phase === 'Running');
+      return items.length === 4 && items.every((p) => p.status?.phase === 'Running');
     },
     20_000,
     'pods Running',
@@ -275,6 +283,40 @@ describe('port-forward over plain WebSocket', () => {
       wsSession(`${base()}/portForward/default/web-${node}?port=99999`, ['v4.channel.k8s.io'], pki),
     ).rejects.toMatchObject({ status: 400 });
   });
+});
+
+describe('port-forward over WebSocket to a port that does not read', () => {
+  // Regression: the client's frames were written to the pod's socket without regard to what it took, so a client
+  // could make the kubelet hold any amount (300 MiB to a pod that never read took its RSS from 73 to 402 MB).
+  it('stops reading the client once the pod stops taking bytes', async () => {
+    const ws = new WebSocket(`${base()}/portForward/default/sink-${node}?port=${sinkPort}`, ['v4.channel.k8s.io'], {
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.cert),
+      key: readFileSync(pki.key),
+      perMessageDeflate: false,
+    });
+    ws.on('error', () => undefined);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const frame = Buffer.alloc(64 * 1024 + 1, 7);
+    frame[0] = 0; // the data channel of the first port
+    const total = 256 << 20;
+    let sent = 0;
+    const accepted = () => sent - ws.bufferedAmount;
+    // Keep up to 8 MiB queued in the client until all is sent or the kubelet has stopped taking more for a second.
+    let stalledSince = Date.now();
+    let last = 0;
+    while (sent < total && Date.now() - stalledSince < 1_000) {
+      while (ws.bufferedAmount < 8 << 20 && sent < total) {
+        ws.send(frame);
+        sent += frame.length;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (accepted() > last) [last, stalledSince] = [accepted(), Date.now()];
+    }
+    ws.terminate();
+    // What the kubelet took is what the pod's socket and the connections' buffers hold, not the 256 MiB sent.
+    expect(accepted()).toBeLessThan(64 << 20);
+  }, 30_000);
 });
 
 describe('/run (ExecSync over HTTP)', () => {

@@ -37,7 +37,18 @@ export async function serveWebSocketPortForward(
   // Socket and protocol errors are followed by 'close', which ends the session.
   ws.on('error', () => undefined);
   const sockets: (Socket | undefined)[] = [];
-  const pending: Buffer[][] = o.ports.map(() => []);
+  // The client's frames wait while a port is dialled, and while a pod's socket has more queued than it takes (a pod
+  // that reads slowly or not at all): reading the client stops then, so it cannot make the kubelet hold what the pod
+  // does not read.
+  const waiting = new Set<Socket | 'dialling'>();
+  const wait = (on: Socket | 'dialling') => {
+    if (waiting.size === 0) ws.pause();
+    waiting.add(on);
+  };
+  const proceed = (on: Socket | 'dialling') => {
+    if (waiting.delete(on) && waiting.size === 0 && ws.readyState === ws.OPEN) ws.resume();
+  };
+  wait('dialling');
   o.ports.forEach((port, i) => {
     send(2 * i, le16(port));
     send(2 * i + 1, le16(port));
@@ -47,9 +58,12 @@ export async function serveWebSocketPortForward(
     if (!frame) return;
     const { ch, data: b } = frame;
     if (ch % 2 !== 0 || ch / 2 >= o.ports.length) return;
-    const i = ch / 2;
-    if (sockets[i]) sockets[i]!.write(b);
-    else pending[i].push(b);
+    const socket = sockets[ch / 2];
+    if (socket && !socket.destroyed && !socket.write(b) && !waiting.has(socket)) {
+      wait(socket);
+      socket.once('drain', () => proceed(socket));
+      socket.once('close', () => proceed(socket));
+    }
   });
   await Promise.all(
     o.ports.map(async (port, i) => {
@@ -57,8 +71,6 @@ export async function serveWebSocketPortForward(
         const s = await o.dial(port);
         sockets[i] = s;
         s.on('error', () => undefined);
-        for (const b of pending[i]) s.write(b);
-        pending[i] = [];
         s.on('data', relay(s, 2 * i));
         s.on('close', () => {
           if (ws.readyState === ws.OPEN) ws.close(1000);
@@ -68,6 +80,7 @@ export async function serveWebSocketPortForward(
       }
     }),
   );
+  proceed('dialling');
   await new Promise<void>((resolve) => {
     if (ws.readyState === ws.CLOSED) resolve();
     else ws.once('close', () => resolve());
