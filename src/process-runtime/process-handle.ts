@@ -6,10 +6,9 @@
  *   spawn ──► running ──(main process exits)──► group SIGKILLed (as a PID namespace would be)
  *                                               ──► logs flushed ──► exited(code, signal)
  */
-import { loadPty } from './pty.js';
+import { loadPty, terminalInput } from './pty.js';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { Writable as WritableStream } from 'node:stream';
 import { constants as osConstants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { CriLogWriter, type LogStream } from './cri-log-writer.js';
@@ -229,14 +228,7 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
       })).then(resolve);
     });
   });
-  const stdin = spec.stdin
-    ? new WritableStream({
-        write(chunk: Buffer, _e, cb) {
-          term.write(chunk.toString('utf8'));
-          cb();
-        },
-      })
-    : undefined;
+  const stdin = spec.stdin ? terminalInput(term) : undefined;
   return {
     pid,
     startTime,

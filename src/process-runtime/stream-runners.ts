@@ -11,7 +11,7 @@ import type { CommandResult } from '../streaming/remote-command/protocol.js';
 import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
 import { commandIn, type ExecContext } from './container-context.js';
-import { loadPty } from './pty.js';
+import { loadPty, terminalInput } from './pty.js';
 
 /** Ends `w` and resolves once everything written has been handed on. */
 const finish = (w: Writable | undefined) =>
@@ -109,8 +109,9 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
       io.stdout.once('drain', () => term.resume());
     }
   });
-  io.stdin?.on('data', (d: Buffer) => term.write(d.toString('utf8')));
+  const stopInput = io.stdin ? forward(io.stdin, terminalInput(term)) : undefined;
   const exit = await new Promise<{ exitCode: number; signal?: number }>((resolve) => term.onExit(resolve));
+  stopInput?.();
   io.resize.off('resize', onResize);
   io.signal.removeEventListener('abort', onAbort);
   await finish(io.stdout);

@@ -319,6 +319,38 @@ describe('port-forward over WebSocket to a port that does not read', () => {
   }, 30_000);
 });
 
+describe('TTY stdin to a process that does not read its terminal', () => {
+  // Regression: node-pty queues whatever it is given, and each chunk was handed over at once, so a client could make
+  // the kubelet (the embedded runtime runs in it) hold any amount: 300 MiB took its RSS from 108 to 400 MB.
+  it('stops reading the client once the terminal takes no more', async () => {
+    const command = ['sh', '-c', 'stty raw -echo; sleep 3600'];
+    const ws = new WebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], {
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.cert),
+      key: readFileSync(pki.key),
+      perMessageDeflate: false,
+    });
+    ws.on('error', () => undefined);
+    ws.on('message', () => undefined);
+    await new Promise((resolve) => ws.once('open', resolve));
+    const frame = Buffer.alloc(64 * 1024 + 1, 0x61);
+    frame[0] = 0; // stdin
+    const total = 256 << 20;
+    let sent = 0;
+    const end = Date.now() + 2_000;
+    while (sent < total && Date.now() < end) {
+      while (ws.bufferedAmount < 8 << 20 && sent < total) {
+        ws.send(frame);
+        sent += frame.length;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const accepted = sent - ws.bufferedAmount;
+    ws.terminate();
+    expect(accepted).toBeLessThan(32 << 20);
+  }, 30_000);
+});
+
 describe('/run (ExecSync over HTTP)', () => {
   const post = (path: string) =>
     new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
