@@ -322,6 +322,28 @@ describe('port-forward over WebSocket to a port that does not read', () => {
 describe('TTY stdin to a process that does not read its terminal', () => {
   // Regression: node-pty queues whatever it is given, and each chunk was handed over at once, so a client could make
   // the kubelet (the embedded runtime runs in it) hold any amount: 300 MiB took its RSS from 108 to 400 MB.
+  // Regression: each chunk was decoded as UTF-8 on its own, so a character split across two frames became two U+FFFD.
+  it('a character split across two stdin frames reaches the terminal whole', async () => {
+    const command = ['sh', '-c', 'stty raw -echo; head -c 2 | od -An -tx1'];
+    const ws = new WebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], {
+      ca: readFileSync(pki.ca),
+      cert: readFileSync(pki.cert),
+      key: readFileSync(pki.key),
+      perMessageDeflate: false,
+    });
+    let output = '';
+    ws.on('message', (data: Buffer) => {
+      if (data[0] === 1) output += data.subarray(1).toString();
+    });
+    await new Promise((resolve) => ws.once('open', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the shell sets the terminal raw first
+    const e = Buffer.from('é'); // c3 a9
+    ws.send(Buffer.from([0, e[0]]));
+    ws.send(Buffer.from([0, e[1]]));
+    await new Promise((resolve) => ws.once('close', resolve));
+    expect(output.trim()).toBe('c3 a9');
+  }, 20_000);
+
   it('stops reading the client once the terminal takes no more', async () => {
     const command = ['sh', '-c', 'stty raw -echo; sleep 3600'];
     const ws = new WebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], {
