@@ -6,7 +6,7 @@
  *   spawn ──► running ──(main process exits)──► group SIGKILLed (as a PID namespace would be)
  *                                               ──► logs flushed ──► exited(code, signal)
  */
-import { loadPty, terminalInput } from './pty.js';
+import { loadPty, onTerminalOutput, RAW_TERMINAL, terminalInput } from './pty.js';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as osConstants } from 'node:os';
@@ -203,6 +203,7 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
   const argv = (spec.wrap ?? ((a: string[]) => a))(spec.argv);
   const term = pty.spawn(argv[0], argv.slice(1), {
     name: 'xterm',
+    ...RAW_TERMINAL,
     cols: 80,
     rows: 24,
     cwd: spec.cwd,
@@ -213,8 +214,7 @@ async function startPty(spec: ProcessSpec, log: CriLogWriter, nowNs: () => bigin
   const pid = term.pid;
   const startTime = processStartTime(pid);
   const output = attachOutputs();
-  term.onData((d) => {
-    const b = Buffer.from(d, 'utf8');
+  onTerminalOutput(term, (b) => {
     log.write('stdout', b);
     output.emit('stdout', b);
   });

@@ -64,3 +64,15 @@ export function terminalInput(terminal: Terminal): Writable {
   });
   return input;
 }
+
+/**
+ * Spawn options for a terminal that carries bytes, not text: node-pty decodes output as UTF-8 by default, so a byte
+ * that is not UTF-8 (`cat` of a binary file through `kubectl exec -t`) came out as U+FFFD, where a runtime's terminal
+ * passes every byte.
+ */
+export const RAW_TERMINAL = { encoding: null } as const;
+
+/** Calls `onBytes` with each piece of a raw terminal's output (node-pty types it as text; with RAW_TERMINAL, bytes). */
+export function onTerminalOutput(terminal: Terminal, onBytes: (bytes: Buffer) => void): void {
+  terminal.onData((data: string | Buffer) => onBytes(typeof data === 'string' ? Buffer.from(data) : data));
+}

@@ -11,7 +11,7 @@ import type { CommandResult } from '../streaming/remote-command/protocol.js';
 import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
 import { commandIn, type ExecContext } from './container-context.js';
-import { loadPty, terminalInput } from './pty.js';
+import { loadPty, onTerminalOutput, RAW_TERMINAL, terminalInput } from './pty.js';
 
 /** Ends `w` and resolves once everything written has been handed on. */
 const finish = (w: Writable | undefined) =>
@@ -87,6 +87,7 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
     const cmd = commandIn(ctx, argv);
     term = pty.spawn(cmd.argv[0], cmd.argv.slice(1), {
       name: 'xterm',
+      ...RAW_TERMINAL,
       cols: size?.width || 80,
       rows: size?.height || 24,
       cwd: ctx.cwd,
@@ -103,8 +104,8 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
   io.resize.on('resize', onResize);
   const onAbort = () => term.kill('SIGKILL');
   io.signal.addEventListener('abort', onAbort, { once: true });
-  term.onData((d) => {
-    if (io.stdout && !io.stdout.destroyed && !io.stdout.write(Buffer.from(d, 'utf8'))) {
+  onTerminalOutput(term, (bytes) => {
+    if (io.stdout && !io.stdout.destroyed && !io.stdout.write(bytes)) {
       term.pause();
       io.stdout.once('drain', () => term.resume());
     }

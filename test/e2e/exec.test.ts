@@ -322,6 +322,16 @@ describe('port-forward over WebSocket to a port that does not read', () => {
 describe('TTY stdin to a process that does not read its terminal', () => {
   // Regression: node-pty queues whatever it is given, and each chunk was handed over at once, so a client could make
   // the kubelet (the embedded runtime runs in it) hold any amount: 300 MiB took its RSS from 108 to 400 MB.
+  // Regression: node-pty decoded the terminal's output as UTF-8, so bytes that are not UTF-8 came out as U+FFFD.
+  it("the terminal's output is its bytes, UTF-8 or not", async () => {
+    const r = await wsSession(
+      base() + execPath(['sh', '-c', "printf '\\377\\376AB'"], 'output=1&tty=1'),
+      ['v4.channel.k8s.io'],
+      pki,
+    );
+    expect(r.channels.get(1)!.toString('hex')).toBe('fffe4142');
+  });
+
   // Regression: each chunk was decoded as UTF-8 on its own, so a character split across two frames became two U+FFFD.
   it('a character split across two stdin frames reaches the terminal whole', async () => {
     const command = ['sh', '-c', 'stty raw -echo; head -c 2 | od -An -tx1'];
