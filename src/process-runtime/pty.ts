@@ -3,6 +3,7 @@
  * addon and an optional dependency: a node installed without a C++ toolchain (node-pty has no
  * Linux prebuilds) runs everything else, and a TTY is refused with a message that says why.
  */
+import { write } from 'node:fs';
 import { Writable } from 'node:stream';
 import { badRequest } from '../lib/errors.js';
 
@@ -24,42 +25,48 @@ export async function loadPty(): Promise<NodePty> {
   return pty;
 }
 
-/** Bytes a terminal's input may have queued in node-pty before its writer waits. */
-const TERMINAL_INPUT_QUEUE_BYTES = 256 * 1024;
-/** How often a waiting writer looks at the queue again. */
-const TERMINAL_INPUT_POLL_MS = 5;
+/** The longest wait before writing again to a terminal whose input is full. */
+const TERMINAL_INPUT_MAX_BACKOFF_MS = 50;
 
 type Terminal = import('node-pty').IPty;
 
 /**
- * The bytes node-pty still has to write to `terminal`. Its write queue is private (node-pty 1.x: the write stream's
- * `_writeQueue` of `{buffer, offset}`); where it cannot be read, 0.
- */
-function queuedInputBytes(terminal: Terminal): number {
-  const queue = (terminal as unknown as { _writeStream?: { _writeQueue?: { buffer: Buffer; offset: number }[] } })
-    ._writeStream?._writeQueue;
-  let bytes = 0;
-  for (const task of queue ?? []) bytes += task.buffer.byteLength - task.offset;
-  return bytes;
-}
-
-/**
- * A terminal's input as a Writable that takes more only while node-pty's queue for the terminal is short: node-pty
- * keeps whatever it is given while the process does not read its terminal, so a client writing to a TTY's stdin
- * could make the runtime hold any amount. Chunks go as bytes (a character split across two chunks arrives whole).
+ * A terminal's input as a Writable that takes the next chunk once the terminal has taken the last. node-pty's own
+ * write keeps whatever it is given while the process does not read its terminal (a client writing to a TTY's stdin
+ * could make the runtime hold any amount) and, while the terminal is full, retries at every turn of the event loop
+ * (a core busy for as long as the process does not read). This writes to the terminal's file descriptor itself and
+ * waits, 1 ms doubling to 50 ms, while the terminal is full. Chunks go as bytes (a character split across two chunks
+ * arrives whole).
  */
 export function terminalInput(terminal: Terminal): Writable {
+  // node-pty's UnixTerminal has the master's descriptor as `fd` (not in its typings).
+  const fd = (terminal as unknown as { fd?: number }).fd;
   let exited = false;
   terminal.onExit(() => (exited = true));
   const input: Writable = new Writable({
     write(chunk: Buffer, _encoding, callback) {
-      if (exited) return callback();
-      terminal.write(chunk);
-      const proceed = () => {
-        if (exited || input.destroyed || queuedInputBytes(terminal) < TERMINAL_INPUT_QUEUE_BYTES) callback();
-        else setTimeout(proceed, TERMINAL_INPUT_POLL_MS);
+      if (fd === undefined) {
+        terminal.write(chunk);
+        return callback();
+      }
+      let offset = 0;
+      let backoffMs = 0;
+      const attempt = () => {
+        if (exited || input.destroyed) return callback();
+        write(fd, chunk, offset, chunk.length - offset, null, (err, written) => {
+          if (err?.code === 'EAGAIN') {
+            backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1, TERMINAL_INPUT_MAX_BACKOFF_MS);
+            return void setTimeout(attempt, backoffMs);
+          }
+          // Any other error: the terminal is gone (EIO once its process exits), and its input with it.
+          if (err) return callback();
+          offset += written;
+          backoffMs = 0;
+          if (offset < chunk.length) attempt();
+          else callback();
+        });
       };
-      proceed();
+      attempt();
     },
   });
   return input;
