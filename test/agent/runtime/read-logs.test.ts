@@ -68,6 +68,23 @@ describe('readLogs', () => {
     expect(got.join('')).toBe('line 3\nline 4\n');
   });
 
+  // A line no runtime writes (they split at 16 KiB) was kept whole and copied again on every read: a long enough
+  // one without a newline took time quadratic in its length and memory without bound.
+  it('skips a line longer than 1 MiB, newline or not, and serves the records around it', async () => {
+    const f = join(dir, 'overlong.log');
+    const huge = `2026-11-23T06:00:00.000000000Z stdout F ${'x'.repeat(3 << 20)}\n`;
+    writeFileSync(f, line(1) + huge + line(2) + 'y'.repeat(2 << 20));
+    const got: string[] = [];
+    const out = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        got.push(chunk.toString());
+        cb();
+      },
+    });
+    await readLogs(f, {}, out);
+    expect(got.join('')).toBe('line 1\nline 2\n');
+  });
+
   it('tailLines=1 on a 200 MB log does not read it into memory', async () => {
     const f = join(dir, 'big.log');
     const block = Array.from({ length: 10_000 }, (_, i) => line(i)).join('');

@@ -64,6 +64,8 @@ class LimitedWriter {
 }
 
 const TAIL_CHUNK = 64 * 1024;
+/** The longest line read as a record (runtimes split a container's lines at 16 KiB). */
+const MAX_RECORD_BYTES = 1024 * 1024;
 
 /** The offset where the last `n` lines of the open file begin, reading backwards in bounded chunks. */
 export async function tailOffset(fh: import('node:fs/promises').FileHandle, size: number, n: number): Promise<number> {
@@ -106,6 +108,7 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
   try {
     let offset = 0;
     let pending = Buffer.alloc(0);
+    let skipping = false;
     const size = (await fh.stat()).size;
     if (opts.tailLines !== undefined) offset = await tailOffset(fh, size, opts.tailLines);
     const emit = async (lines: Buffer) => {
@@ -130,9 +133,18 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
       const { bytesRead } = want > 0 ? await fh.read(chunk, 0, want, offset) : { bytesRead: 0 };
       if (bytesRead > 0) {
         offset += bytesRead;
-        const data = Buffer.concat([pending, chunk.subarray(0, bytesRead)]);
+        let read = chunk.subarray(0, bytesRead);
+        if (skipping) {
+          const end = read.indexOf(0x0a);
+          if (end < 0) continue;
+          [read, skipping] = [read.subarray(end + 1), false];
+        }
+        const data = Buffer.concat([pending, read]);
         const last = data.lastIndexOf(0x0a);
         pending = last >= 0 ? Buffer.from(data.subarray(last + 1)) : data;
+        // No runtime writes a record this long (they split lines at 16 KiB): a line without its newline by then is
+        // not a record, and keeping it would make every read copy it again. The rest of it is skipped.
+        if (pending.length > MAX_RECORD_BYTES) [pending, skipping] = [Buffer.alloc(0), true];
         if (last >= 0) await emit(data.subarray(0, last + 1));
         if (w.full) return;
         idleChecks = 0;
@@ -146,6 +158,7 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
         fh = await open(path, 'r');
         offset = 0;
         pending = Buffer.alloc(0);
+        skipping = false;
         continue;
       }
       // At EOF: stop once the container is gone and nothing more arrived.
