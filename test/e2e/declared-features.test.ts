@@ -28,7 +28,12 @@ afterAll(async () => {
 
 describe('a feature the node does not declare', () => {
   it('is left out of status.declaredFeatures; a pod that needs it is refused, one that does not runs', async () => {
-    const declared = (c.api.store.get('nodes', '', node) as Obj).status.declaredFeatures as string[];
+    // The Node is created first and its status patched after.
+    const declared = await until(
+      () => (c.api.store.get('nodes', '', node) as Obj | undefined)?.status?.declaredFeatures as string[] | undefined,
+      20_000,
+      'the node status',
+    );
     expect(declared).toContain('ExtendWebSocketsToKubelet');
     expect(declared).not.toContain('RestartAllContainersOnContainerExits');
     const main = { name: 'main', image: 'busybox', command: ['sleep', '3600'] };
