@@ -1,4 +1,7 @@
-/** Per-port limits (also while shutting down): connections, time to send the headers, idle keep-alive. */
+/**
+ * Per-port limits (also while shutting down): connections, time to send the headers, idle keep-alive, pipelined
+ * requests; how a refused connection is answered and closed; how the servers are closed.
+ */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
