@@ -15,10 +15,10 @@ export async function serveWebSocketPortForward(
   o: { protocol: string; ports: number[]; dial: PortDialer; describe: (port: number) => string },
 ): Promise<void> {
   const base64 = isBase64Protocol(o.protocol);
-  const send = (ch: number, data: Buffer) => {
-    if (ws.readyState !== ws.OPEN) return;
+  const send = (ch: number, data: Buffer, written?: () => void) => {
+    if (ws.readyState !== ws.OPEN) return written?.();
     const { frame, binary } = encodeChannelFrame(ch, data, base64);
-    ws.send(frame, { binary });
+    ws.send(frame, { binary }, written && (() => written()));
   };
   const le16 = (p: number) => {
     const b = Buffer.alloc(2);
@@ -28,11 +28,10 @@ export async function serveWebSocketPortForward(
   /** Bytes queued for the client above which the pod's socket is paused until they drain. */
   const highWater = 1 << 20;
   const relay = (s: Socket, ch: number) => (d: Buffer) => {
-    send(ch, d);
-    if (ws.bufferedAmount < highWater) return;
+    if (ws.bufferedAmount + d.length < highWater) return send(ch, d);
+    // This frame takes the client's queue past the mark: the pod's socket waits until it has gone out.
     s.pause();
-    const wait = () => (ws.readyState !== ws.OPEN || ws.bufferedAmount < highWater ? s.resume() : setTimeout(wait, 5));
-    wait();
+    send(ch, d, () => s.resume());
   };
   // Socket and protocol errors are followed by 'close', which ends the session.
   ws.on('error', () => undefined);
