@@ -1,7 +1,8 @@
 /**
  * /debug/pprof on the secure port, as upstream's profiling handler (enableProfilingHandler, on by
  * default with the debugging handlers) answers it for the profiles a Node.js process has:
- * `profile` (CPU, `?seconds=`, 30 by default), `heap` (live objects), `cmdline`, and the index.
+ * `profile` (CPU, `?seconds=`, 30 by default), `heap` (live objects; `?gc=1` collects the garbage
+ * first), `cmdline`, and the index.
  * Profiles are Go's pprof format, so `go tool pprof https+insecure://…/debug/pprof/profile` or
  * `kubectl get --raw /api/v1/nodes/<node>/proxy/debug/pprof/heap > heap.pb.gz` work as with the Go
  * kubelet. Go's runtime profiles (goroutine, block, mutex, threadcreate, allocs, trace, symbol)
@@ -25,10 +26,10 @@ const DESCRIPTIONS: Record<string, string> = {
     'CPU profile. You can specify the duration in the seconds GET parameter. After you get the profile file, use the go tool pprof command to investigate the profile.',
 };
 
-/** Go's pprof.Profile reading of `seconds`: an integer above 0, else 30. */
-export function profileSeconds(value: string | undefined): number {
-  const seconds = /^[+-]?\d+$/.test(value ?? '') ? Number(value) : 0;
-  return seconds > 0 ? seconds : DEFAULT_PROFILE_SECONDS;
+/** Go's pprof reading of `seconds` and `gc` (strconv.Atoi): the integer when above 0, else 0. */
+export function positiveInteger(value: string | undefined): number {
+  const parsed = /^[+-]?\d+$/.test(value ?? '') ? Number(value) : 0;
+  return parsed > 0 ? parsed : 0;
 }
 
 /** The index page (Go's pprof.Index, for the profiles there are). */
@@ -81,7 +82,7 @@ const schema = {
   summary: 'Profiles of the kubelet (pprof)',
   tags: ['debug'],
   description:
-    '`profile` (CPU, `?seconds=`, default 30, at most 14400), `heap` (live objects), `cmdline`; the index without a name. Go pprof format (gzip). Other names: 404 `Unknown profile`. A debugging endpoint (secure port only); `enableProfilingHandler: false` answers 405.',
+    '`profile` (CPU, `?seconds=`, default 30, at most 14400), `heap` (live objects; `?gc=1` collects the garbage first), `cmdline`; the index without a name. Go pprof format (gzip). Other names: 404 `Unknown profile`. A debugging endpoint (secure port only); `enableProfilingHandler: false` answers 405.',
   response: {
     200: {
       description: 'The profile (pprof, gzip), the command line (NUL-separated) or the index (HTML).',
@@ -107,7 +108,7 @@ export async function pprofRoutes(app: FastifyInstance, opts: PprofOptions): Pro
   }
   const index = (_req: unknown, reply: FastifyReply) => reply.type('text/html; charset=utf-8').send(indexPage());
   app.get(BASE, { schema: hidden }, index);
-  app.get<{ Params: { '*': string }; Querystring: { seconds?: string } }>(
+  app.get<{ Params: { '*': string }; Querystring: { seconds?: string; gc?: string } }>(
     `${BASE}/*`,
     { schema },
     async (req, reply) => {
@@ -118,9 +119,15 @@ export async function pprofRoutes(app: FastifyInstance, opts: PprofOptions): Pro
           .header('X-Content-Type-Options', 'nosniff')
           .type('text/plain; charset=utf-8')
           .send(opts.commandLine.join('\u0000'));
-      if (name === 'heap') return sendProfile(reply, 'heap', await opts.profiler.heap());
+      // Go's gc: an integer above 0 collects the garbage first, so the profile holds only what is live.
+      if (name === 'heap')
+        return sendProfile(
+          reply,
+          'heap',
+          await opts.profiler.heap({ collectGarbage: positiveInteger(req.query.gc) > 0 }),
+        );
       if (name !== 'profile') return pprofError(reply, 404, 'Unknown profile');
-      const seconds = profileSeconds(req.query.seconds);
+      const seconds = positiveInteger(req.query.seconds) || DEFAULT_PROFILE_SECONDS;
       if (seconds > MAX_PROFILE_SECONDS)
         return pprofError(reply, 400, "profile duration exceeds server's WriteTimeout");
       // The profile ends early when the client goes, as Go's does.

@@ -19,8 +19,8 @@ export class CpuProfileBusyError extends Error {}
 export interface Profiler {
   /** A CPU profile of `seconds`, ended early when `signal` aborts. Throws CpuProfileBusyError while another runs. */
   cpu(seconds: number, signal: AbortSignal): Promise<Buffer>;
-  /** The live heap, as sampled since the first heap request. */
-  heap(): Promise<Buffer>;
+  /** The live heap, as sampled since the first heap request; after a full collection when `collectGarbage` (Go's gc=1). */
+  heap(o?: { collectGarbage?: boolean }): Promise<Buffer>;
 }
 
 export function createProfiler(): Profiler {
@@ -52,9 +52,14 @@ export function createProfiler(): Profiler {
         cpuBusy = false;
       }
     },
-    async heap() {
+    async heap(o = {}) {
       const inspector = await connected();
       await (heapSampling ??= inspector.post('HeapProfiler.startSampling', { samplingInterval: HEAP_INTERVAL_BYTES }));
+      if (o.collectGarbage) {
+        await inspector.post('HeapProfiler.collectGarbage');
+        // V8 drops the samples of collected objects in callbacks that run after the collection, as tasks of the loop.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
       const { profile } = (await inspector.post('HeapProfiler.getSamplingProfile')) as unknown as {
         profile: V8HeapProfile;
       };

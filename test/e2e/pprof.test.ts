@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pprofRoutes, profileSeconds } from '../../src/routes/pprof.js';
+import { positiveInteger, pprofRoutes } from '../../src/routes/pprof.js';
 import { createProfiler } from '../../src/server/profiler.js';
 import {
   freeKubeletPorts,
@@ -106,6 +106,9 @@ describe('/debug/pprof on 10250', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['content-disposition']).toBe('attachment; filename="heap"');
     expect(pprofTop(answer.body)).toContain('Type: inuse_space');
+    const collected = await get('/debug/pprof/heap?gc=1');
+    expect(collected.status).toBe(200);
+    expect(pprofTop(collected.body)).toContain('Type: inuse_space');
   }, 30_000);
 
   it('cmdline and the index', async () => {
@@ -166,15 +169,15 @@ describe('/debug/pprof disabled (enableProfilingHandler: false)', () => {
   });
 });
 
-describe('profileSeconds', () => {
+describe('positiveInteger (seconds and gc, as Go reads them)', () => {
   it.each([
-    [undefined, 30],
-    ['', 30],
-    ['0', 30],
-    ['-5', 30],
-    ['abc', 30],
-    ['1.5', 30],
+    [undefined, 0],
+    ['', 0],
+    ['0', 0],
+    ['-5', 0],
+    ['abc', 0],
+    ['1.5', 0],
     ['7', 7],
     ['+7', 7],
-  ])('%s → %d', (value, seconds) => expect(profileSeconds(value)).toBe(seconds));
+  ])('%s → %d', (value, parsed) => expect(positiveInteger(value)).toBe(parsed));
 });
