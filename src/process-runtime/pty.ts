@@ -3,6 +3,7 @@
  * addon and an optional dependency: a node installed without a C++ toolchain (node-pty has no
  * Linux prebuilds) runs everything else, and a TTY is refused with a message that says why.
  */
+import type { EventEmitter } from 'node:events';
 import { write } from 'node:fs';
 import { Writable } from 'node:stream';
 import { badRequest } from '../lib/errors.js';
@@ -41,8 +42,11 @@ type Terminal = import('node-pty').IPty;
 export function terminalInput(terminal: Terminal): Writable {
   // node-pty's UnixTerminal has the master's descriptor as `fd` (not in its typings).
   const fd = (terminal as unknown as { fd?: number }).fd;
-  let exited = false;
-  terminal.onExit(() => (exited = true));
+  // No write once the terminal is closed (node-pty's 'close', when its read side closes the descriptor) or its process
+  // has exited: a retry on a closed descriptor could write into whatever file reused its number.
+  let gone = false;
+  terminal.onExit(() => (gone = true));
+  (terminal as unknown as Pick<EventEmitter, 'once'>).once?.('close', () => (gone = true));
   const input: Writable = new Writable({
     write(chunk: Buffer, _encoding, callback) {
       if (fd === undefined) {
@@ -52,7 +56,7 @@ export function terminalInput(terminal: Terminal): Writable {
       let offset = 0;
       let backoffMs = 0;
       const attempt = () => {
-        if (exited || input.destroyed) return callback();
+        if (gone || input.destroyed) return callback();
         write(fd, chunk, offset, chunk.length - offset, null, (err, written) => {
           if (err?.code === 'EAGAIN') {
             backoffMs = Math.min(backoffMs ? backoffMs * 2 : 1, TERMINAL_INPUT_MAX_BACKOFF_MS);
