@@ -8,7 +8,7 @@
  * shared/fixtures/go-kubelet-1.36). Pure.
  */
 import type { Pod } from '../../api/types.js';
-import { RESTART_ALL } from '../runtime/restart-rules.js';
+import { podUsesRestartAll } from '../runtime/restart-rules.js';
 
 /** Each feature v1.36 can declare, the gate that enables it, and that gate's v1.36 default. */
 const DECLARABLE: readonly { feature: string; gate: string; enabledByDefault: boolean }[] = [
@@ -51,7 +51,5 @@ export function declaredFeatures(gates: Readonly<Record<string, boolean>> = {}):
  * the others concern updates or requests, not the pod itself. Sorted.
  */
 export function featuresRequiredBy(pod: Pod): string[] {
-  const containers = [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
-  const restartsAll = containers.some((c) => (c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL));
-  return restartsAll ? ['RestartAllContainersOnContainerExits'] : [];
+  return podUsesRestartAll(pod.spec) ? ['RestartAllContainersOnContainerExits'] : [];
 }

@@ -18,6 +18,7 @@
  */
 import {
   RESTART_ALL,
+  hasRestartAllRule,
   containerShouldRestart,
   matchingRestartRule,
   podRestartsOnFailure,
@@ -151,7 +152,7 @@ function probeKill(
 export function restartAllEpoch(pod: Pod, status: PodRuntimeStatus): number {
   let epoch = 0;
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-    if (!(c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL)) continue;
+    if (!hasRestartAllRule(c)) continue;
     for (const inst of containerInstances(status, c.name))
       if (inst.state === 'exited' && matchingRestartRule(c, inst.exitCode)?.action === RESTART_ALL)
         epoch = Math.max(epoch, inst.finishedAt || inst.createdAt);

@@ -8,6 +8,16 @@ import type { Container, ContainerRestartRule, PodSpec } from '../../api/types.j
 /** The rule action that restarts every container of the pod in its sandbox (RestartAllContainersOnContainerExits). */
 export const RESTART_ALL = 'RestartAllContainers';
 
+/** Whether `container` has a rule that restarts every container of the pod. */
+export function hasRestartAllRule(container: Container): boolean {
+  return (container.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL);
+}
+
+/** Whether any container of the pod (init or regular: the ones with restart rules) may restart them all. */
+export function podUsesRestartAll(spec: Pick<PodSpec, 'initContainers' | 'containers'>): boolean {
+  return [...(spec.initContainers ?? []), ...spec.containers].some(hasRestartAllRule);
+}
+
 /** The first rule whose exit-code condition matches `exitCode`. */
 export function matchingRestartRule(container: Container, exitCode: number): ContainerRestartRule | undefined {
   for (const rule of container.restartPolicyRules ?? []) {

@@ -20,7 +20,12 @@ import {
   shouldContainerBeRestarted,
   staleContainers,
 } from '../runtime/compute-pod-actions.js';
-import { RESTART_ALL, containerShouldRestart, matchingRestartRule } from '../runtime/restart-rules.js';
+import {
+  RESTART_ALL,
+  containerShouldRestart,
+  matchingRestartRule,
+  podUsesRestartAll,
+} from '../runtime/restart-rules.js';
 import {
   containerInstances,
   latestContainer,
@@ -34,12 +39,6 @@ import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { vanishedContainerStatus } from './vanished-container.js';
 import { stickyPhase } from './sticky-phase.js';
-
-/** Whether any container of the pod may restart them all (RestartAllContainers). */
-const usesRestartAll = (pod: Pod) =>
-  [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some((c) =>
-    (c.restartPolicyRules ?? []).some((rule) => rule.action === RESTART_ALL),
-  );
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -431,7 +430,7 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
         : []),
       // RestartAllContainers: True while the containers of the run before the restart are stopped
       // (upstream GenerateAllContainersRestartingCondition's reasons and message).
-      ...(usesRestartAll(pod) ? [allContainersRestarting(pod, rs, phase, ctx)] : []),
+      ...(podUsesRestartAll(pod.spec) ? [allContainersRestarting(pod, rs, phase, ctx)] : []),
     ],
     hostIP: ctx.nodeIP,
     hostIPs: [{ ip: ctx.nodeIP }],
