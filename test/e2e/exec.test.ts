@@ -9,9 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
-import { rawUpgrade, spdyExec, wsSession, type ClientPki } from './streaming-helpers.js';
+import {
+  clientWebSocket,
+  floodWebSocket,
+  rawUpgrade,
+  spdyExec,
+  wsSession,
+  type ClientPki,
+} from './streaming-helpers.js';
 import { sampleProcess } from '../../bench/lib.js';
-import { WebSocket } from 'ws';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-exec-'));
 const manifests = join(dir, 'manifests');
@@ -289,39 +295,29 @@ describe('port-forward over WebSocket to a port that does not read', () => {
   // Regression: the client's frames were written to the pod's socket without regard to what it took, so a client
   // could make the kubelet hold any amount (300 MiB to a pod that never read took its RSS from 73 to 402 MB).
   it('stops reading the client once the pod stops taking bytes', async () => {
-    const ws = new WebSocket(`${base()}/portForward/default/sink-${node}?port=${sinkPort}`, ['v4.channel.k8s.io'], {
-      ca: readFileSync(pki.ca),
-      cert: readFileSync(pki.cert),
-      key: readFileSync(pki.key),
-      perMessageDeflate: false,
-    });
+    const ws = clientWebSocket(
+      `${base()}/portForward/default/sink-${node}?port=${sinkPort}`,
+      ['v4.channel.k8s.io'],
+      pki,
+    );
     ws.on('error', () => undefined);
     await new Promise((resolve) => ws.once('open', resolve));
     const frame = Buffer.alloc(64 * 1024 + 1, 7);
     frame[0] = 0; // the data channel of the first port
-    const total = 256 << 20;
-    let sent = 0;
-    const accepted = () => sent - ws.bufferedAmount;
-    // Keep up to 8 MiB queued in the client until all is sent or the kubelet has stopped taking more for a second.
+    // Until all is sent or the kubelet has stopped taking more for a second.
     let stalledSince = Date.now();
     let last = 0;
-    while (sent < total && Date.now() - stalledSince < 1_000) {
-      while (ws.bufferedAmount < 8 << 20 && sent < total) {
-        ws.send(frame);
-        sent += frame.length;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      if (accepted() > last) [last, stalledSince] = [accepted(), Date.now()];
-    }
+    const accepted = await floodWebSocket(ws, frame, 256 << 20, (taken) => {
+      if (taken > last) [last, stalledSince] = [taken, Date.now()];
+      return Date.now() - stalledSince < 1_000;
+    });
     ws.terminate();
     // What the kubelet took is what the pod's socket and the connections' buffers hold, not the 256 MiB sent.
-    expect(accepted()).toBeLessThan(64 << 20);
+    expect(accepted).toBeLessThan(64 << 20);
   }, 30_000);
 });
 
 describe('TTY stdin to a process that does not read its terminal', () => {
-  // Regression: node-pty queues whatever it is given, and each chunk was handed over at once, so a client could make
-  // the kubelet (the embedded runtime runs in it) hold any amount: 300 MiB took its RSS from 108 to 400 MB.
   // Regression: node-pty decoded the terminal's output as UTF-8, so bytes that are not UTF-8 came out as U+FFFD.
   it("the terminal's output is its bytes, UTF-8 or not", async () => {
     const r = await wsSession(
@@ -335,12 +331,7 @@ describe('TTY stdin to a process that does not read its terminal', () => {
   // Regression: each chunk was decoded as UTF-8 on its own, so a character split across two frames became two U+FFFD.
   it('a character split across two stdin frames reaches the terminal whole', async () => {
     const command = ['sh', '-c', 'stty raw -echo; head -c 2 | od -An -tx1'];
-    const ws = new WebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], {
-      ca: readFileSync(pki.ca),
-      cert: readFileSync(pki.cert),
-      key: readFileSync(pki.key),
-      perMessageDeflate: false,
-    });
+    const ws = clientWebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], pki);
     let output = '';
     ws.on('message', (data: Buffer) => {
       if (data[0] === 1) output += data.subarray(1).toString();
@@ -354,30 +345,18 @@ describe('TTY stdin to a process that does not read its terminal', () => {
     expect(output.trim()).toBe('c3 a9');
   }, 20_000);
 
+  // Regression: node-pty queues whatever it is given, and each chunk was handed over at once, so a client could make
+  // the kubelet (the embedded runtime runs in it) hold any amount: 300 MiB took its RSS from 108 to 400 MB.
   it('stops reading the client once the terminal takes no more', async () => {
     const command = ['sh', '-c', 'stty raw -echo; sleep 3600'];
-    const ws = new WebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], {
-      ca: readFileSync(pki.ca),
-      cert: readFileSync(pki.cert),
-      key: readFileSync(pki.key),
-      perMessageDeflate: false,
-    });
+    const ws = clientWebSocket(`${base()}${execPath(command, 'input=1&output=1&tty=1')}`, ['v4.channel.k8s.io'], pki);
     ws.on('error', () => undefined);
     ws.on('message', () => undefined);
     await new Promise((resolve) => ws.once('open', resolve));
     const frame = Buffer.alloc(64 * 1024 + 1, 0x61);
     frame[0] = 0; // stdin
-    const total = 256 << 20;
-    let sent = 0;
     const end = Date.now() + 2_000;
-    while (sent < total && Date.now() < end) {
-      while (ws.bufferedAmount < 8 << 20 && sent < total) {
-        ws.send(frame);
-        sent += frame.length;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    const accepted = sent - ws.bufferedAmount;
+    const accepted = await floodWebSocket(ws, frame, 256 << 20, () => Date.now() < end);
     ws.terminate();
     expect(accepted).toBeLessThan(32 << 20);
   }, 30_000);

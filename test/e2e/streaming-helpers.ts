@@ -14,6 +14,34 @@ export interface ClientPki {
 }
 const tlsOf = (p: ClientPki) => ({ ca: readFileSync(p.ca), cert: readFileSync(p.cert), key: readFileSync(p.key) });
 
+/** A WebSocket to the kubelet with the client's certificate (no compression, as kubectl's). */
+export function clientWebSocket(url: string, protocols: string[], pki: ClientPki): WebSocket {
+  return new WebSocket(url, protocols, { ...tlsOf(pki), perMessageDeflate: false });
+}
+
+/**
+ * Sends `frame` over an open `ws` as fast as the server takes it, with up to 8 MiB queued in the client, until `total`
+ * bytes are sent or `goOn` (given the bytes the server has taken so far) says to stop, every 20 ms; answers the bytes
+ * the server took.
+ */
+export async function floodWebSocket(
+  ws: WebSocket,
+  frame: Buffer,
+  total: number,
+  goOn: (accepted: number) => boolean,
+): Promise<number> {
+  let sent = 0;
+  const accepted = () => sent - ws.bufferedAmount;
+  while (sent < total && goOn(accepted())) {
+    while (ws.bufferedAmount < 8 << 20 && sent < total) {
+      ws.send(frame);
+      sent += frame.length;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return accepted();
+}
+
 /** What a channel session produced. */
 export interface ChannelResult {
   protocol: string;
@@ -32,7 +60,7 @@ export function wsSession(
   o: { input?: [number, Buffer | string][]; onMessage?: (ch: number, data: Buffer, ws: WebSocket) => void } = {},
 ): Promise<ChannelResult> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, protocols, { ...tlsOf(pki), perMessageDeflate: false });
+    const ws = clientWebSocket(url, protocols, pki);
     const parts = new Map<number, Buffer[]>();
     const frames: { ch: number; len: number }[] = [];
     let sent = false;
@@ -186,7 +214,7 @@ export function droppedWebSocket(
   send?: Buffer,
 ): Promise<void> {
   return new Promise((resolve) => {
-    const ws = new WebSocket(url, [protocol], { ...tlsOf(pki), perMessageDeflate: false });
+    const ws = clientWebSocket(url, [protocol], pki);
     ws.on('error', () => resolve());
     ws.on('close', () => resolve());
     ws.on('open', () => {
