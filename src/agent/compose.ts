@@ -322,6 +322,7 @@ export function composeAgent(
     volumes,
     objects,
     onRejected: (reason) => metrics.admissionRejections.inc({ reason }),
+    observePodRelist: (seconds) => metrics.plegPodRelistDuration.observe(undefined, seconds),
     onContainerTerminated: metrics.countTermination,
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,

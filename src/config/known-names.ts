@@ -34,6 +34,10 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['MutableCSINodeAllocatableCount', true],
   // The client CA file is reloaded when it changes (server/tls.ts).
   ['ReloadKubeletClientCAFile', true],
+  // A pod's status is read again as soon as a sync changed it (sync/pod-sync.ts), as the on-demand relist does.
+  ['PLEGOnDemandRelist', true],
+  // Pods' and containers' figures come from their cgroups, as cAdvisor's do (kubelet_metrics_provider).
+  ['PodAndContainerStatsFromCRI', false],
 ]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */

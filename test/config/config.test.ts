@@ -353,11 +353,13 @@ describe('loadConfig', () => {
         '--kubeconfig=/k',
         '--feature-gates',
         'UserNamespacesSupport=true,GracefulNodeShutdown=true,GracefulNodeShutdownBasedOnPodPriority=true,' +
-          'NodeDeclaredFeatures=true,ExtendWebSocketsToKubelet=true,RestartAllContainersOnContainerExits=false',
+          'NodeDeclaredFeatures=true,ExtendWebSocketsToKubelet=true,RestartAllContainersOnContainerExits=false,' +
+          'PLEGOnDemandRelist=true,PodAndContainerStatsFromCRI=true',
       ]),
     );
     expect(read.warnings).toEqual([
       'feature gate "RestartAllContainersOnContainerExits" is accepted but not implemented yet; it has no effect',
+      'feature gate "PodAndContainerStatsFromCRI" is accepted but not implemented yet; it has no effect',
     ]);
     // A locked gate (GA in v1.36) set against its lock stops the start, with upstream's message.
     await expect(

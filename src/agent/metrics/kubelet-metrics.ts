@@ -9,8 +9,8 @@
  *   kubelet_pod_start_total_duration_seconds / kubelet_first_network_pod_start_sli_duration_seconds
  *   (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
- * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_* and
- *   kubelet_pleg_last_seen_seconds, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total,
+ * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_*,
+ *   kubelet_pleg_pod_relist_duration_seconds, kubelet_pleg_last_seen_seconds, kubelet_metrics_provider, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total,
  * kubelet_node_name,
  *   kubernetes_build_info;
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
@@ -77,6 +77,8 @@ export class KubeletMetrics {
   readonly plegLastSeen: Gauge;
   readonly plegRelistDuration: Histogram;
   readonly plegRelistInterval: Histogram;
+  /** kubelet_pleg_pod_relist_duration_seconds: a pod's status read again right after a sync changed it (v1.36). */
+  readonly plegPodRelistDuration: Histogram;
   readonly runtimeOps: Counter<'operation_type'>;
   readonly runtimeOpErrors: Counter<'operation_type'>;
   readonly runtimeOpDuration: Histogram<'operation_type'>;
@@ -287,6 +289,23 @@ export class KubeletMetrics {
         DEFAULT_BUCKETS,
       ),
     );
+    this.plegPodRelistDuration = r.register(
+      new Histogram(
+        'kubelet_pleg_pod_relist_duration_seconds',
+        '[ALPHA] Duration in seconds for relisting a single pod in PLEG.',
+        [],
+        DEFAULT_BUCKETS,
+      ),
+    );
+    // Where the pods' and containers' figures come from: the kubelet reads their cgroups itself, as upstream does
+    // through cAdvisor while PodAndContainerStatsFromCRI is off (its v1.36 default; tskubelet has no other path).
+    r.register(
+      new Gauge(
+        'kubelet_metrics_provider',
+        "[ALPHA] Metrics provider used by kubelet to collect container stats. Values can be 'cadvisor' and 'cri'",
+        ['provider'],
+      ),
+    ).set({ provider: 'cadvisor' }, 1);
     this.cgroupManagerDuration = r.register(
       new Histogram(
         'kubelet_cgroup_manager_duration_seconds',

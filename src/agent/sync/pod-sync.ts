@@ -92,6 +92,11 @@ export interface PodSyncDeps {
   volumes: Pick<VolumeManager, 'mountPod' | 'unmountPod' | 'removePodDir'>;
   /** Told of each container termination a new status shows (kubelet_terminated_containers_total). */
   onContainerTerminated?(termination: ContainerTermination): void;
+  /**
+   * Told how long the status read right after a sync whose every step succeeded took: upstream's on-demand
+   * single-pod PLEG relist (PLEGOnDemandRelist), which this read is (kubelet_pleg_pod_relist_duration_seconds).
+   */
+  observePodRelist?(seconds: number): void;
   /** Told the reason of each pod the sync rejects (kubelet_admission_rejections_total). */
   onRejected?(reason: string): void;
   /** The ConfigMap and Secret managers: they keep what a syncing pod names until it has terminated. */
@@ -359,7 +364,9 @@ export class PodSync implements PodSyncer {
     }
     // 7–8.
     if (results.length) {
+      const readStartMs = this.deps.clock.now();
       let fresh = await this.statusAfter(pod, rs, results);
+      if (results.every((r) => r.ok)) this.deps.observePodRelist?.((this.deps.clock.now() - readStartMs) / 1000);
       const dead = deadContainersToRemove(fresh);
       for (const c of dead) {
         await this.deps.runtime.removeContainer(c.id).catch(() => {});
