@@ -91,6 +91,10 @@ describe('flags', () => {
     for (const name of ['cloud-config', 'register-schedulable', 'pod-infra-container-image'])
       expect(() => parseFlags([`--${name}=x`]), name).toThrow(`unknown flag: --${name}`);
   });
+
+  it('refuses --profiling, which other components have but the kubelet never had (its handler is a config field)', () => {
+    expect(() => parseFlags(['--profiling'])).toThrow('unknown flag: --profiling');
+  });
 });
 
 describe('loadConfig', () => {
