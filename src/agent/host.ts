@@ -221,10 +221,7 @@ export function createAgentHost(d: AgentHostDeps) {
         throw badRequest(
           `container "${req.containerName}" in pod "${req.podName}": instance ${cid} is no longer present`,
         );
-      const isRunning = async () => {
-        const now = await d.runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!);
-        return now.containers.some((c) => c.id === target.id && c.state === 'running');
-      };
+      const isRunning = () => d.runtimeManager.containerRunning(target.id);
       try {
         await readLogs(target.logPath, req.options, req.out, { isRunning, signal: req.signal });
       } catch (err) {

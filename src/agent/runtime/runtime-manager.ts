@@ -328,6 +328,15 @@ export class RuntimeManager {
   }
 
   /**
+   * Whether the container runs now: one CRI ContainerStatus, as upstream's log follower asks it. A runtime that cannot
+   * say counts as not running, which ends a follow once its log is drained (upstream ends it with the error).
+   */
+  async containerRunning(containerId: string): Promise<boolean> {
+    const response = await this.runtime.containerStatus(containerId).catch(() => undefined);
+    return response?.status?.state === 'CONTAINER_RUNNING';
+  }
+
+  /**
    * CRI ExecSync: runs `cmd` to completion (no deadline beyond the CRI call's) and returns its output; `signal` ends it
    * early.
    */

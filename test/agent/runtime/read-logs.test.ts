@@ -4,7 +4,17 @@
  * blocked on a full output — returns and closes its file handle.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { appendFileSync, mkdtempSync, openSync, closeSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +130,8 @@ describe('readLogs', () => {
   it('a follower blocked on a client that stopped reading returns and closes its file when the client goes away', async () => {
     const f = join(dir, 'chatty.log');
     writeFileSync(f, Array.from({ length: 50_000 }, (_, i) => line(i)).join(''));
+    // Followers watch their log: libuv opens one inotify descriptor for the process at the first watch and keeps it.
+    watch(dir).close();
     const base = openFds();
     const sessions = Array.from({ length: 20 }, () => {
       const ac = new AbortController();
@@ -129,7 +141,7 @@ describe('readLogs', () => {
           /* never calls back: a client that never reads */
         },
       });
-      const done = readLogs(f, { follow: true }, out, { isRunning: async () => true, signal: ac.signal, pollMs: 20 });
+      const done = readLogs(f, { follow: true }, out, { isRunning: async () => true, signal: ac.signal, periodMs: 20 });
       return { ac, done };
     });
     await new Promise((r) => setTimeout(r, 300));
@@ -137,5 +149,94 @@ describe('readLogs', () => {
     for (const s of sessions) s.ac.abort();
     await Promise.all(sessions.map((s) => s.done));
     expect(openFds()).toBe(base);
+  });
+
+  describe('follow', () => {
+    /**
+     * A follower of `f` whose period is a minute: only a watch of the file can wake it sooner. `atEnd()` resolves once
+     * it has reached the end of the log (it asks whether the container runs there) and begun to wait.
+     */
+    const follower = (f: string, running: () => boolean = () => true, periodMs = 60_000) => {
+      const ac = new AbortController();
+      let ends = 0;
+      const endWaiters: { after: number; resolve(): void }[] = [];
+      const isRunning = async () => {
+        ends++;
+        for (const w of endWaiters.filter((x) => ends > x.after)) setTimeout(w.resolve, 50);
+        return running();
+      };
+      const atEnd = () => {
+        const after = ends;
+        return new Promise<void>((resolve) => endWaiters.push({ after, resolve }));
+      };
+      let text = '';
+      const waiters: { want: string; resolve(): void }[] = [];
+      const out = new Writable({
+        write(chunk: Buffer, _encoding, callback) {
+          text += chunk.toString();
+          for (const w of waiters.filter((x) => text.includes(x.want))) w.resolve();
+          callback();
+        },
+      });
+      const done = readLogs(f, { follow: true }, out, { isRunning, signal: ac.signal, periodMs });
+      const seen = (want: string) =>
+        text.includes(want) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ want, resolve }));
+      return { ac, done, seen, atEnd, text: () => text, ends: () => ends };
+    };
+
+    it('a line appended to the log reaches the follower as it is written, not at the next period', async () => {
+      const f = join(dir, 'follow-append.log');
+      writeFileSync(f, line(1));
+      const session = follower(f);
+      await session.atEnd();
+      appendFileSync(f, line(2));
+      await session.seen('line 2\n');
+      appendFileSync(f, line(3) + line(4));
+      await session.seen('line 4\n');
+      expect(session.text()).toBe('line 1\nline 2\nline 3\nline 4\n');
+      session.ac.abort();
+      await session.done;
+    }, 10_000);
+
+    it('a rotation (the log renamed, a new file at its path) is followed into the new file at once', async () => {
+      const f = join(dir, 'follow-rotate.log');
+      writeFileSync(f, line(1));
+      const session = follower(f);
+      await session.atEnd();
+      renameSync(f, `${f}.20261130-000000`);
+      writeFileSync(f, line(2));
+      await session.seen('line 2\n');
+      expect(session.text()).toBe('line 1\nline 2\n');
+      session.ac.abort();
+      await session.done;
+    }, 10_000);
+
+    it('asks whether the container runs at most once a second, however often its writes wake the follower', async () => {
+      const f = join(dir, 'follow-chatty.log');
+      writeFileSync(f, line(0));
+      const session = follower(f);
+      await session.atEnd();
+      for (let i = 1; i <= 100; i++) {
+        appendFileSync(f, line(i));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await session.seen('line 100\n');
+      // About 1.1 s of writes: the first question, and one or two more (each a CRI call on a real node).
+      expect(session.ends()).toBeLessThanOrEqual(3);
+      session.ac.abort();
+      await session.done;
+    }, 10_000);
+
+    it('ends once the container no longer runs and its log is drained', async () => {
+      const f = join(dir, 'follow-exit.log');
+      writeFileSync(f, line(1));
+      let running = true;
+      const session = follower(f, () => running, 100);
+      await session.atEnd();
+      appendFileSync(f, line(2));
+      running = false;
+      await session.done;
+      expect(session.text()).toBe('line 1\nline 2\n');
+    }, 10_000);
   });
 });

@@ -1,15 +1,16 @@
 /**
  * Reads a container's CRI log file for /containerLogs (upstream kuberuntime/logs ReadLogs):
  * tailLines, sinceTime, timestamps, limitBytes and follow. With follow it keeps reading as the
- * file grows and stops when the container is no longer running and the file is drained, or when
+ * file grows (woken by a watch of the file, log-file-watch.ts, and at least every second, as
+ * upstream) and stops when the container is no longer running and the file is drained, or when
  * `signal` aborts (the client went away) — also while it waits for a slow client to drain, so
  * the file handle is always closed when the client leaves. tailLines reads the file backwards in
  * bounded chunks: memory does not grow with the log's size.
  */
 import { open, stat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
-import { sleep } from '../../../lib/clock.js';
 import { parseCriLogLine, type CriLogRecord } from './cri-log.js';
+import { LogFileWatch, type LogFileChange } from './log-file-watch.js';
 
 /** v1.PodLogOptions as the kubelet applies it (sinceSeconds already turned into sinceNs). */
 export interface LogReadOptions {
@@ -22,10 +23,22 @@ export interface LogReadOptions {
 
 /** What follow mode needs from the runtime. */
 export interface FollowDeps {
+  /** Whether the container still runs (asked at the end of the log, at most every STATE_CHECK_MS). */
   isRunning(): Promise<boolean>;
   signal?: AbortSignal;
-  pollMs?: number;
+  /** The longest wait at the end of the log before reading again (default: FORCE_CHECK_MS, or POLL_MS unwatched). */
+  periodMs?: number;
 }
+
+/** Upstream's logForceCheckPeriod: a watched log is read again at least this often, for what a watch may miss. */
+const FORCE_CHECK_MS = 1000;
+/** How often a log whose file cannot be watched is read again. */
+const POLL_MS = 200;
+/**
+ * How often the follower asks whether the container still runs: a container that writes all the time brings it to
+ * the end of its log many times a second, and each question is a CRI call.
+ */
+const STATE_CHECK_MS = 1000;
 
 class LimitedWriter {
   written = 0;
@@ -105,6 +118,7 @@ function render(rec: CriLogRecord, timestamps: boolean): Buffer {
 export async function readLogs(path: string, opts: LogReadOptions, out: Writable, follow?: FollowDeps): Promise<void> {
   const w = new LimitedWriter(out, opts.limitBytes, follow?.signal);
   let fh = await open(path, 'r');
+  const watch = opts.follow && follow ? new LogFileWatch(path) : undefined;
   try {
     let offset = 0;
     let pending = Buffer.alloc(0);
@@ -124,7 +138,9 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
       }
     };
     const chunk = Buffer.alloc(64 * 1024);
-    let idleChecks = 0;
+    let stateCheckedAtMs = -Infinity;
+    // What ended the last wait: a write needs only a read; anything else may have been a rotation.
+    let lastChange: LogFileChange = 'unseen';
     for (;;) {
       if (w.full) return;
       // Without follow the answer is the file as it was when asked (tailLines is exact however fast the container
@@ -147,12 +163,11 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
         if (pending.length > MAX_RECORD_BYTES) [pending, skipping] = [Buffer.alloc(0), true];
         if (last >= 0) await emit(data.subarray(0, last + 1));
         if (w.full) return;
-        idleChecks = 0;
         continue;
       }
-      if (!opts.follow || !follow || follow.signal?.aborted) return;
+      if (!watch || !follow || follow.signal?.aborted) return;
       // The log was rotated (a new file at the path): go on with the new file from its start.
-      const now = await stat(path).catch(() => undefined);
+      const now = lastChange === 'written' ? undefined : await stat(path).catch(() => undefined);
       if (now && now.ino !== (await fh.stat()).ino) {
         await fh.close();
         fh = await open(path, 'r');
@@ -162,14 +177,17 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
         continue;
       }
       // At EOF: stop once the container is gone and nothing more arrived.
-      if (idleChecks % 5 === 0 && !(await follow.isRunning())) {
-        const grown = (await stat(path).catch(() => undefined))?.size ?? offset;
-        if (grown <= offset) return;
+      if (performance.now() - stateCheckedAtMs >= STATE_CHECK_MS) {
+        stateCheckedAtMs = performance.now();
+        if (!(await follow.isRunning())) {
+          const grown = (await stat(path).catch(() => undefined))?.size ?? offset;
+          if (grown <= offset) return;
+        }
       }
-      idleChecks++;
-      await sleep(follow.pollMs ?? 200, follow.signal);
+      lastChange = await watch.next(follow.periodMs ?? (watch.watching ? FORCE_CHECK_MS : POLL_MS), follow.signal);
     }
   } finally {
+    watch?.close();
     await fh.close();
   }
 }
