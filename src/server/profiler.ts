@@ -1,10 +1,11 @@
 /**
  * The kubelet's own profiles for /debug/pprof, taken through V8's inspector in this process: a CPU
- * profile over a given time, and the live heap as V8's sampling heap profiler sees it. Nothing runs
- * until the first request: the inspector session opens then, and heap sampling starts with the
- * first heap request and stays on (as Go's heap profile is always being sampled), at V8's
- * default mean interval, whose cost is too small to measure in the idle figures. The inspector and
- * the pprof encoder are loaded by the first request too: a kubelet nobody profiles does not carry them.
+ * profile over a given time, and the live heap as V8's sampling heap profiler sees it. Heap sampling
+ * starts with the kubelet (`startHeapSampling`, while the handler is on) and stays on, as Go's heap
+ * profile is always being sampled: the profiler sees only what is allocated once it runs, so one
+ * started by the first request would show an all but empty heap. It samples at V8's default mean
+ * interval, whose cost does not show in the idle figures (performance-history). The pprof encoder is
+ * loaded by the first request: a kubelet nobody profiles does not carry it.
  */
 import type { Session } from 'node:inspector/promises';
 import type { V8CpuProfile, V8HeapProfile } from '../lib/pprof.js';
@@ -19,8 +20,10 @@ export class CpuProfileBusyError extends Error {}
 export interface Profiler {
   /** A CPU profile of `seconds`, ended early when `signal` aborts. Throws CpuProfileBusyError while another runs. */
   cpu(seconds: number, signal: AbortSignal): Promise<Buffer>;
-  /** The live heap, as sampled since the first heap request; after a full collection when `collectGarbage` (Go's gc=1). */
+  /** The live heap, as sampled since sampling started; after a full collection when `collectGarbage` (Go's gc=1). */
   heap(o?: { collectGarbage?: boolean }): Promise<Buffer>;
+  /** Starts heap sampling (once; `heap` starts it too), so that the heap profile sees what is allocated from now on. */
+  startHeapSampling(): Promise<void>;
 }
 
 export function createProfiler(): Profiler {
@@ -34,7 +37,12 @@ export function createProfiler(): Profiler {
       opened.connect();
       return opened;
     }));
+  const startHeapSampling = async () => {
+    const inspector = await connected();
+    await (heapSampling ??= inspector.post('HeapProfiler.startSampling', { samplingInterval: HEAP_INTERVAL_BYTES }));
+  };
   return {
+    startHeapSampling,
     async cpu(seconds, signal) {
       if (cpuBusy) throw new CpuProfileBusyError('cpu profiling already in use');
       cpuBusy = true;
@@ -53,8 +61,8 @@ export function createProfiler(): Profiler {
       }
     },
     async heap(o = {}) {
+      await startHeapSampling();
       const inspector = await connected();
-      await (heapSampling ??= inspector.post('HeapProfiler.startSampling', { samplingInterval: HEAP_INTERVAL_BYTES }));
       if (o.collectGarbage) {
         await inspector.post('HeapProfiler.collectGarbage');
         // V8 drops the samples of collected objects in callbacks that run after the collection, as tasks of the loop.

@@ -220,7 +220,9 @@ export async function secureRoutes(
         query: opts.systemLogQuery ? {} : undefined,
       });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
-    await app.register(pprofRoutes, { enabled: false, commandLine: [], ...opts.profiling, profiler: createProfiler() });
+    const profiler = createProfiler();
+    await app.register(pprofRoutes, { enabled: false, commandLine: [], ...opts.profiling, profiler });
+    if (opts.profiling?.enabled) void profiler.startHeapSampling().catch(() => {});
     if (opts.zpages)
       await app.register(zpagesRoutes, {
         ...opts.zpages,
