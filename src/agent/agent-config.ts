@@ -152,6 +152,8 @@ export interface AgentConfig {
   /** The Node object's settings (labels, taints, reserved, eviction thresholds, port, maxPods…). */
   node: NodeSettings;
   registerNode: boolean;
+  /** The pod CIDRs the runtime is told at start (`podCIDR`, standalone mode's; a Node's spec.podCIDRs win later). */
+  podCIDR: string;
   nodeStatusUpdateFrequencyMs: number;
   nodeStatusReportFrequencyMs: number;
   nodeLeaseDurationSeconds: number;

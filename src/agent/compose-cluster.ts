@@ -20,6 +20,7 @@ import type { RuntimeState } from './runtime/runtime-state.js';
 import type { PodWorkers } from './sync/pod-workers.js';
 import type { SyncLoop } from './sync/sync-loop.js';
 import type { NodeInformer } from './nodestatus/node-informer.js';
+import type { PodCidr } from './runtime/pod-cidr.js';
 import type { DeviceManager } from './devices/device-manager.js';
 import { hostCgroupVersion } from './node-setup/cgroup-version.js';
 
@@ -36,7 +37,9 @@ export interface ClusterMembershipDeps {
   runtimeVersion: string;
   statusSync: StatusSync;
   /** The Node as the apiserver has it: the base of the status patch (what others put in its capacity stays). */
-  nodeInformer?: Pick<NodeInformer, 'status' | 'unschedulable'>;
+  nodeInformer?: Pick<NodeInformer, 'status' | 'unschedulable' | 'podCIDRs'>;
+  /** The pod CIDRs the runtime was told. */
+  podCidr: PodCidr;
   /** The device plugins' resources. */
   devices?: Pick<DeviceManager, 'capacity' | 'allocatable'>;
 }
@@ -77,6 +80,8 @@ export function startClusterMembership(
     cgroupVersion: hostCgroupVersion(),
     apiStatus: () => d.nodeInformer?.status(),
     unschedulable: () => d.nodeInformer?.unschedulable(),
+    podCIDRs: () => d.nodeInformer?.podCIDRs(),
+    podCidr: d.podCidr,
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
       // Upstream ReadyCondition's errors, in its order: runtime, network, node shutdown.

@@ -54,6 +54,7 @@ import { SyncLoop } from './sync/sync-loop.js';
 import { housekeeping } from './sync/housekeeping.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { RuntimeState } from './runtime/runtime-state.js';
+import { PodCidr } from './runtime/pod-cidr.js';
 import type { KubeClient } from '../lib/kube-client.js';
 import { MirrorPods } from './pods/mirror-pods.js';
 import { EventRecorder, nodeRef, podRef } from './events/recorder.js';
@@ -133,7 +134,17 @@ export function composeAgent(
   });
   let admissionNode: AdmissionNode | undefined;
   let nodeStatus: NodeStatusManager | undefined;
-  const nodeInformer = api ? new NodeInformer({ client: api, nodeName: cfg.nodeName, clock, logger }) : undefined;
+  // The pod CIDRs the runtime is told: the config's at start, the Node's as soon as the node informer sees them.
+  const podCidr = new PodCidr({ runtime: runtime.runtime, logger });
+  const nodeInformer = api
+    ? new NodeInformer({
+        client: api,
+        nodeName: cfg.nodeName,
+        clock,
+        logger,
+        onPodCIDRs: (cidrs) => void podCidr.update(cidrs.join(',')),
+      })
+    : undefined;
 
   const podConfig = new PodConfig({ sources, logger, clock });
   const podManager = new PodManager();
@@ -537,6 +548,7 @@ export function composeAgent(
       await startNodeCgroups(podCgroups, cfg, machine, { signal: abort.signal, clock, logger, events });
       resourceManagers.start(abort.signal, machine);
       runtimeName = connected.name;
+      await podCidr.update(cfg.podCIDR);
       await runtimeState.update();
       runtimeState.start({ signal: abort.signal });
       pleg.start({ signal: abort.signal });
@@ -559,6 +571,7 @@ export function composeAgent(
             runtimeVersion: connected.version,
             statusSync: statusSync!,
             nodeInformer,
+            podCidr,
             devices,
           },
           {

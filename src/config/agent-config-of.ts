@@ -117,6 +117,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
       declaredFeatures: declaredFeatures(kc.featureGates),
     },
     registerNode: kc.registerNode,
+    podCIDR: kc.podCIDR,
     nodeStatusUpdateFrequencyMs: parseDuration(kc.nodeStatusUpdateFrequency)!,
     nodeStatusReportFrequencyMs: parseDuration(kc.nodeStatusReportFrequency)!,
     nodeLeaseDurationSeconds: kc.nodeLeaseDurationSeconds,

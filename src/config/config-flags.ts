@@ -108,6 +108,7 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'register-node': { path: ['registerNode'], kind: 'bool' },
   'register-with-taints': { path: ['registerWithTaints'], kind: 'taints' },
   'provider-id': { path: ['providerID'], kind: 'string' },
+  'pod-cidr': { path: ['podCIDR'], kind: 'string' },
   'node-status-update-frequency': { path: ['nodeStatusUpdateFrequency'], kind: 'duration' },
   'event-qps': { path: ['eventRecordQPS'], kind: 'int' },
   'event-burst': { path: ['eventBurst'], kind: 'int' },

@@ -45,7 +45,6 @@ export const unimplementedConfigFields = new Set([
   'enableContentionProfiling',
   'qosReserved',
   'hairpinMode',
-  'podCIDR',
   'runOnce',
   'contentType',
   'enableControllerAttachDetach',
@@ -93,7 +92,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
 /** Go kubelet flags not implemented yet (value-taking unless listed in `booleanFlags`). */
 export const unimplementedFlags = new Set([
   'kube-api-content-type',
-  'pod-cidr',
   'make-iptables-util-chains',
   'hairpin-mode',
   'volume-plugin-dir',

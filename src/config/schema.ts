@@ -213,6 +213,7 @@ export const kubeletConfigSchema = z.strictObject({
     [],
   ),
   providerID: def(z.string(), ''),
+  podCIDR: def(z.string(), ''),
   nodeStatusUpdateFrequency: def(duration, '10s'),
   nodeStatusReportFrequency: def(duration, '5m0s'),
   nodeLeaseDurationSeconds: def(z.int().check(z.minimum(1)), 40),

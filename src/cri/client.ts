@@ -123,6 +123,9 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
       await r('ReopenContainerLog', { container_id: id });
     },
     runtimeConfig: () => r('RuntimeConfig', {}),
+    updateRuntimeConfig: async (config) => {
+      await r('UpdateRuntimeConfig', { runtime_config: config });
+    },
     updateContainerResources: async (id, linux) => {
       await r('UpdateContainerResources', { container_id: id, linux });
     },

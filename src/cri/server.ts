@@ -35,6 +35,7 @@ interface Requests {
   ListPodSandboxStats: { filter?: cri.PodSandboxStatsFilter | null };
   ReopenContainerLog: { container_id: string };
   RuntimeConfig: Record<string, never>;
+  UpdateRuntimeConfig: { runtime_config?: cri.RuntimeConfig | null };
   UpdateContainerResources: { container_id: string; linux?: cri.LinuxContainerResources | null };
   UpdatePodSandboxResources: cri.UpdatePodSandboxResourcesRequest;
   ListImages: { filter?: { image?: cri.ImageSpec | null } | null };
@@ -93,8 +94,15 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
     ReopenContainerLog: (q) => rt.reopenContainerLog(q.container_id),
   };
   // Optional in the interface: a runtime without it answers UNIMPLEMENTED, as containerd before 2.0.
-  const optional: Partial<Handlers<'RuntimeConfig' | 'UpdateContainerResources' | 'UpdatePodSandboxResources'>> = {
+  const optional: Partial<
+    Handlers<'RuntimeConfig' | 'UpdateRuntimeConfig' | 'UpdateContainerResources' | 'UpdatePodSandboxResources'>
+  > = {
     ...(rt.runtimeConfig ? { RuntimeConfig: () => rt.runtimeConfig!() } : {}),
+    ...(rt.updateRuntimeConfig
+      ? {
+          UpdateRuntimeConfig: (q: Requests['UpdateRuntimeConfig']) => rt.updateRuntimeConfig!(q.runtime_config ?? {}),
+        }
+      : {}),
     ...(rt.updateContainerResources
       ? {
           UpdateContainerResources: (q: Requests['UpdateContainerResources']) =>

@@ -51,6 +51,11 @@ export interface RuntimeService {
    * CRI RuntimeConfig: the runtime's cgroup driver (absent: the runtime does not say; the kubelet's config decides).
    */
   runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
+  /**
+   * CRI UpdateRuntimeConfig: the node's pod CIDRs (comma-separated), which a runtime's network set-up may use (containerd's
+   * CNI config template). Absent: the runtime has nothing to do with it.
+   */
+  updateRuntimeConfig?(config: cri.RuntimeConfig): Promise<void>;
   /** CRI UpdateContainerResources, Linux part (absent: the runtime cannot change a running container's resources). */
   updateContainerResources?(containerId: string, linux: cri.LinuxContainerResources): Promise<void>;
   /**

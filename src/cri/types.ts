@@ -92,6 +92,11 @@ export interface CheckpointContainerRequest {
   timeout?: number;
 }
 
+/** RuntimeConfig (UpdateRuntimeConfig's): the node's pod CIDRs, comma-separated, as the kubelet tells the runtime. */
+export interface RuntimeConfig {
+  network_config?: { pod_cidr?: string } | null;
+}
+
 /** RuntimeConfigResponse: the runtime's own settings the kubelet adopts (its cgroup driver). */
 export interface RuntimeConfigResponse {
   linux?: { cgroup_driver?: 'SYSTEMD' | 'CGROUPFS' } | null;

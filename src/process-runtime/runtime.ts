@@ -168,6 +168,8 @@ export class ProcessRuntime implements RuntimeService {
   readonly version = async (): Promise<cri.VersionResponse> => processRuntimeVersion(this.deps.version);
   readonly status = async (): Promise<cri.StatusResponse> => processRuntimeStatus();
   readonly runtimeConfig = async (): Promise<cri.RuntimeConfigResponse> => processRuntimeConfig();
+  /** Accepted and kept for nothing: its pods share the node's network, which a pod CIDR does not configure. */
+  readonly updateRuntimeConfig = async (_config: cri.RuntimeConfig): Promise<void> => {};
 
   async runPodSandbox(config: cri.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
     if (!config?.metadata?.uid) throw badRequest('sandbox config metadata is required');

@@ -52,6 +52,7 @@ const REQUEST: Record<string, (a: Args) => Fields> = {
   listContainerStats: filter,
   listPodSandboxStats: filter,
   reopenContainerLog: containerId,
+  updateRuntimeConfig: (a) => ({ podCIDR: (a[0] as cri.RuntimeConfig | undefined)?.network_config?.pod_cidr }),
   updateContainerResources: containerId,
   updatePodSandboxResources: (a) => ({
     podSandboxID: (a[0] as cri.UpdatePodSandboxResourcesRequest | undefined)?.pod_sandbox_id,

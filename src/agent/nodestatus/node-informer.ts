@@ -22,7 +22,7 @@ interface NodeObject {
     annotations?: Record<string, string>;
     resourceVersion?: string;
   };
-  spec?: { taints?: AdmissionNode['taints']; unschedulable?: boolean };
+  spec?: { taints?: AdmissionNode['taints']; unschedulable?: boolean; podCIDRs?: string[] };
   status?: { capacity?: Record<string, string>; allocatable?: Record<string, string> };
 }
 
@@ -33,8 +33,17 @@ export class NodeInformer {
   /** Resolves once the Node was read (or found absent) the first time, or the apiserver could not be reached. */
   readonly synced = new Promise<void>((r) => (this.syncedNow = r));
   private readonly reflector: ListWatch<NodeObject>;
+  private readonly onPodCIDRs: ((cidrs: readonly string[]) => void) | undefined;
 
-  constructor(d: { client: KubeClient; nodeName: string; clock: Clock; logger: Logger }) {
+  constructor(d: {
+    client: KubeClient;
+    nodeName: string;
+    clock: Clock;
+    logger: Logger;
+    /** Told the Node's pod CIDRs whenever it is read with some (upstream's fast pod CIDR update at start). */
+    onPodCIDRs?: (cidrs: readonly string[]) => void;
+  }) {
+    this.onPodCIDRs = d.onPodCIDRs;
     this.reflector = new ListWatch<NodeObject>({
       client: d.client,
       path: '/api/v1/nodes',
@@ -53,6 +62,8 @@ export class NodeInformer {
       onSnapshot: (nodes) => {
         this.node = nodes[0];
         this.syncedNow();
+        const cidrs = this.podCIDRs();
+        if (cidrs?.length) this.onPodCIDRs?.(cidrs);
       },
     });
   }
@@ -83,6 +94,11 @@ export class NodeInformer {
   /** Whether the Node is cordoned (`spec.unschedulable`), once known. */
   unschedulable(): boolean | undefined {
     return this.node ? this.node.spec?.unschedulable === true : undefined;
+  }
+
+  /** The Node's `spec.podCIDRs` (the node IPAM controller's), once known. */
+  podCIDRs(): readonly string[] | undefined {
+    return this.node?.spec?.podCIDRs;
   }
 
   /** The Node's status as the apiserver has it (capacity and allocatable), once known. */

@@ -2,7 +2,7 @@
  * Node registration and status (upstream kubelet_node_status.go):
  * 1. register: POST the initial Node; on 409 AlreadyExists GET it and reconcile the labels the
  *    kubelet owns (merge patch); retry with backoff until done;
- * 2. every nodeStatusUpdateFrequency compute the status; PATCH it to the status subresource
+ * 2. every nodeStatusUpdateFrequency tell the runtime the Node's pod CIDRs (runtime/pod-cidr.ts), compute the status; PATCH it to the status subresource
  *    (strategic merge) only when it changed apart from heartbeats, or a resource others put in
  *    the capacity is not yet allocatable, or nodeStatusReportFrequency (with upstream's jitter:
  *    report-schedule.ts) has passed since the last report — as upstream with node leases;
@@ -19,6 +19,7 @@ import { deepEqual } from '../../lib/deep-equal.js';
 import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
+import type { PodCidr } from '../runtime/pod-cidr.js';
 import { withAdvertisedResources } from './advertised-resources.js';
 import { pressureConditionEvents } from './condition-events.js';
 import { delayAfterReport, statusReportDue } from './report-schedule.js';
@@ -64,6 +65,9 @@ export interface NodeStatusManagerDeps {
   random?: () => number;
   /** Whether the Node is cordoned (spec.unschedulable, the node informer's), when known. */
   unschedulable?: () => boolean | undefined;
+  /** The Node's spec.podCIDRs (the node informer's), when known, and the runtime's record of them. */
+  podCIDRs?: () => readonly string[] | undefined;
+  podCidr?: Pick<PodCidr, 'update'>;
   /** The host's cgroup version: on v1 the Node gets upstream's CgroupV1 warning at start. */
   cgroupVersion?: 1 | 2;
 }
@@ -146,6 +150,9 @@ export class NodeStatusManager {
       this.deps.events.record(nodeRef(s.nodeName), 'Normal', reason, `Node ${s.nodeName} status is now: ${reason}`);
       this.lastUnschedulable = unschedulable;
     }
+    // Upstream's updateNode: the runtime is told the Node's pod CIDRs first, and a change is reported at once.
+    const cidrs = this.deps.podCIDRs?.();
+    const podCidrChanged = cidrs?.length ? ((await this.deps.podCidr?.update(cidrs.join(','))) ?? false) : false;
     const now = this.deps.clock.now();
     const rt = await this.deps.runtime();
     const next = nodeStatus(s, {
@@ -169,7 +176,8 @@ export class NodeStatusManager {
     const resources = withAdvertisedResources(base, next);
     const advertised =
       !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
-    const changed = !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised;
+    const changed =
+      !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised || podCidrChanged;
     const frequencyMs = this.deps.reportFrequencyMs;
     if (!statusReportDue({ changed, nowMs: now, lastReportMs: this.lastReportMs, frequencyMs, delayMs: this.delayMs }))
       return false;
