@@ -785,6 +785,29 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
     });
   });
 
+  it('exec with a WebSocket v5 client that stops reading for 2 s: all the output, then the status', async () => {
+    // Translated to SPDY (containerd 1.6 stops at v4): the output that was still on its way when containerd sent the
+    // status was cut after a second, and the status overtook what the kubelet still held — a slow kubectl lost the
+    // end of `cat`'s output, told Success.
+    const n = 4 << 20;
+    let paused = false;
+    const r = await wsSession(
+      exec(['head', '-c', String(n), '/dev/zero'], 'output=1&error=1'),
+      ['v5.channel.k8s.io'],
+      pki,
+      {
+        onMessage: (ch, data, ws) => {
+          if (ch !== 1 || !data.length || paused) return;
+          paused = true;
+          ws.pause();
+          setTimeout(() => ws.resume(), 2000);
+        },
+      },
+    );
+    expect(r.channels.get(1)?.length).toBe(n);
+    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Success' });
+  }, 30_000);
+
   it('exec with a SPDY client, stdin to stdout', async () => {
     const path = `/exec/default/${podName('shell')}/main?command=cat&input=1&output=1&error=1`;
     const r = await spdyExec('127.0.0.1', ports.port, path, pki, {

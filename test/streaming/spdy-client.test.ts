@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { serveRemoteCommand } from '../../src/streaming/remote-command/serve.js';
 import { resultOfStatus, spdyClientRunner } from '../../src/streaming/remote-command/spdy-client.js';
@@ -16,6 +16,15 @@ import { rejectUpgrade } from '../../src/streaming/upgrade.js';
 let server: http.Server;
 let base: string;
 const sizes: unknown[] = [];
+
+/** 2 MiB of output, written as fast as the stream takes it, then exit 0 (`cat` of a large file). */
+const BIG = 2 * 1024 * 1024;
+const big: RemoteCommandRunner = async (io) => {
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  for (let sent = 0; sent < BIG; sent += chunk.length)
+    if (!io.stdout!.write(chunk)) await new Promise((resolve) => io.stdout!.once('drain', resolve));
+  return { exitCode: 0 };
+};
 
 /** The command: echoes stdin upper-cased, reports the terminal sizes, exits 3 once stdin ends. */
 const echo: RemoteCommandRunner = async (io) => {
@@ -30,6 +39,12 @@ beforeAll(async () => {
   server.on('upgrade', (req, socket, head) => {
     if (req.url?.startsWith('/refuse')) return rejectUpgrade(socket, 403, 'no');
     const tty = req.url?.includes('tty') ?? false;
+    if (req.url?.startsWith('/exec/big'))
+      return void serveRemoteCommand(req, socket, head, {
+        opts: { stdin: false, stdout: true, stderr: false, tty: false },
+        command: ['cat'],
+        run: big,
+      });
     void serveRemoteCommand(req, socket, head, {
       opts: { stdin: true, stdout: true, stderr: !tty, tty },
       command: ['echo'],
@@ -75,6 +90,49 @@ describe('SPDY client of a streaming server', () => {
     stdin.end('world');
     expect(await result).toEqual({ exitCode: 3 });
     expect([stdout.text(), stderr.text()]).toEqual(['HELLO WORLD', 'done\n']);
+  });
+
+  it('returns only once all the output reached a client that stalls for longer than the runtime takes to finish', async () => {
+    let handedOn = 0;
+    let stalled = false;
+    const slow = new Writable({
+      highWaterMark: 16 * 1024,
+      write(chunk: Buffer, _e, cb) {
+        handedOn += chunk.length;
+        // The client takes nothing for 1.5 s, then keeps up (a slow link, a busy kubectl).
+        if (!stalled) {
+          stalled = true;
+          setTimeout(cb, 1500);
+        } else cb();
+      },
+    });
+    const result = await spdyClientRunner(new URL(`${base}/exec/big`), 'POST', {
+      stdin: false,
+      stdout: true,
+      stderr: false,
+      tty: false,
+    })({ stdout: slow, resize: new ResizeEvents(), tty: false, signal: new AbortController().signal });
+    expect(result).toEqual({ exitCode: 0 });
+    expect(handedOn).toBe(BIG);
+  }, 10_000);
+
+  it('a runtime that resets the connection during the upgrade fails the session, not the process', async () => {
+    const resetting = net.createServer((socket) => socket.once('data', () => socket.resetAndDestroy()));
+    await new Promise<void>((r) => resetting.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = resetting.address() as AddressInfo;
+      const run = spdyClientRunner(new URL(`http://127.0.0.1:${port}/exec/x`), 'POST', {
+        stdin: false,
+        stdout: true,
+        stderr: false,
+        tty: false,
+      });
+      await expect(
+        run({ stdout: collect().stream, resize: new ResizeEvents(), tty: false, signal: new AbortController().signal }),
+      ).rejects.toThrow("the runtime's streaming server closed the connection");
+    } finally {
+      await new Promise<void>((r) => resetting.close(() => r()));
+    }
   });
 
   it('sends the terminal size on the resize stream of a TTY session', async () => {

@@ -9,11 +9,14 @@
  */
 import net from 'node:net';
 import { once } from 'node:events';
-import { SpdyConnection, type SpdyStream } from '../spdy/connection.js';
+import { SpdyConnection } from '../spdy/connection.js';
 import type { CommandResult, StreamOptions } from './protocol.js';
 import type { RemoteCommandRunner } from './session.js';
 import { upgradeToSpdy } from '../spdy/client-upgrade.js';
 
+/** How long after its Status the runtime has to finish sending the command's output. */
+const RUNTIME_GRACE_MS = 1000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 /** The error stream carries one Status. */
 const MAX_STATUS_BYTES = 64 * 1024;
 const PROTOCOL = 'v4.channel.k8s.io';
@@ -44,6 +47,9 @@ export function resultOfStatus(payload: string): CommandResult {
 export function spdyClientRunner(target: URL, method: string, opts: StreamOptions): RemoteCommandRunner {
   return async (io) => {
     const socket = net.connect({ port: Number(target.port), host: target.hostname, noDelay: true });
+    // A reset (a runtime killed mid-session) is followed by 'close', which each step below waits for; unheard, the
+    // 'error' would end the kubelet.
+    socket.on('error', () => undefined);
     const closeOnAbort = () => socket.destroy();
     io.signal.addEventListener('abort', closeOnAbort, { once: true });
     try {
@@ -68,17 +74,23 @@ export function spdyClientRunner(target: URL, method: string, opts: StreamOption
         if (io.resize.last) sendSize(io.resize.last);
         io.resize.on('resize', sendSize);
       }
-      const drained = [
-        [stdout, io.stdout],
-        [stderr, io.stderr],
-      ].map(([from, to]) =>
-        from && to
-          ? new Promise<void>((resolve) => {
-              (from as SpdyStream).pipe(to as NodeJS.WritableStream, { end: false });
-              (from as SpdyStream).once('end', resolve).once('close', resolve);
-            })
-          : Promise.resolve(),
-      );
+      // Each output stream piped to its client stream; `drained` once all of it was handed on.
+      const outputs = (
+        [
+          [stdout, io.stdout],
+          [stderr, io.stderr],
+        ] as const
+      ).flatMap(([from, to]) => {
+        if (!from || !to) return [];
+        let received = false;
+        void from.received.then(() => (received = true));
+        const drained = new Promise<void>((resolve) => {
+          from.pipe(to, { end: false });
+          from.once('end', resolve).once('close', resolve);
+          io.signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+        return [{ from, drained, received: () => received }];
+      });
       let status = '';
       error.on('data', (d: Buffer) => {
         if (status.length < MAX_STATUS_BYTES) status += d.toString('utf8');
@@ -87,7 +99,11 @@ export function spdyClientRunner(target: URL, method: string, opts: StreamOption
         error.once('end', resolve).once('close', resolve);
         conn.once('close', resolve);
       });
-      await Promise.race([Promise.all(drained), new Promise((r) => setTimeout(r, 1000))]);
+      // The runtime has a second after its Status to send the rest of the output (a runtime that never ends its
+      // streams does not hold the session); what it sent then reaches the client at the client's pace, however slow —
+      // a client that leaves ends the session through io.signal.
+      await Promise.race([Promise.all(outputs.map((o) => o.from.received)), sleep(RUNTIME_GRACE_MS)]);
+      await Promise.all(outputs.filter((o) => o.received()).map((o) => o.drained));
       io.resize.off('resize', sendSize);
       await conn.close();
       return resultOfStatus(status);

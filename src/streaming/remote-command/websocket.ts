@@ -29,6 +29,17 @@ function channelSender(ws: WebSocket, base64: boolean) {
     });
 }
 
+/** Ends `w` (unless it has ended) and resolves once its writes are done or failed. */
+function flushed(w: Writable | undefined): Promise<void> {
+  if (!w || w.writableFinished || w.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    w.once('finish', resolve)
+      .once('error', () => resolve())
+      .once('close', resolve);
+    if (!w.writableEnded) w.end();
+  });
+}
+
 /** Serves one session on an accepted WebSocket; resolves when it is over. */
 export async function serveWebSocketRemoteCommand(
   ws: WebSocket,
@@ -81,16 +92,14 @@ export async function serveWebSocketRemoteCommand(
   const ready = o.opts.stdout ? Channel.stdout : o.opts.stderr ? Channel.stderr : Channel.error;
   await send(ready, Buffer.alloc(0)).catch(() => undefined);
 
+  const stdout = o.opts.stdout ? out(Channel.stdout) : undefined;
+  const stderr = o.opts.stderr ? out(Channel.stderr) : undefined;
   const result = await o
-    .run({
-      stdin,
-      stdout: o.opts.stdout ? out(Channel.stdout) : undefined,
-      stderr: o.opts.stderr ? out(Channel.stderr) : undefined,
-      resize,
-      tty: o.opts.tty,
-      signal: ac.signal,
-    })
+    .run({ stdin, stdout, stderr, resize, tty: o.opts.tty, signal: ac.signal })
     .catch((err: Error) => ({ error: err.message }));
+  // The output the runner handed on is sent before the Status: a runner may return with writes still queued (one
+  // that relays another server's streams), and the Status and the close after it would overtake them.
+  await Promise.all([flushed(stdout), flushed(stderr)]);
   if (ws.readyState === ws.OPEN) {
     const payload = statusPayload(result, version, o.command);
     if (payload) await send(Channel.error, payload).catch(() => undefined);

@@ -209,10 +209,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
         const s = new SpdyStream(f.streamId, this, this.flow.peerInitialWindow);
         s.headers = headers;
         this.streams.set(f.streamId, s);
-        if (f.flags & FLAG_FIN) {
-          s.remoteFin = true;
-          s.push(null);
-        }
+        if (f.flags & FLAG_FIN) s.endFromPeer();
         this.opts.onStream?.(s);
         this.emit('stream', s);
         return;
@@ -270,8 +267,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
 
   private remoteFinish(s: SpdyStream): void {
     if (s.remoteFin) return;
-    s.remoteFin = true;
-    s.push(null);
+    s.endFromPeer();
     if (s.writableFinished) this.streams.delete(s.id);
   }
 
@@ -286,10 +282,7 @@ export class SpdyConnection extends EventEmitter implements StreamHost {
   private peerGone(s: SpdyStream): void {
     s.peerGone = true;
     s.windowOpened();
-    if (!s.remoteFin && !s.destroyed) {
-      s.remoteFin = true;
-      s.push(null);
-    }
+    s.endFromPeer();
     destroyOnceDrained(s, this.opts.drainGraceMs);
   }
 

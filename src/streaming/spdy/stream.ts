@@ -39,6 +39,9 @@ export class SpdyStream extends Duplex {
   /** @internal */ sendWindow: number;
   /** @internal */ recvUnacked = 0;
   /** @internal */ remoteFin = false;
+  /** Resolves once the peer has sent all it will (its FIN, a reset or the connection's end), whatever is yet unread. */
+  readonly received: Promise<void>;
+  private receivedNow!: () => void;
   /** @internal the peer reset the stream or the connection closed: what is written is dropped */
   peerGone = false;
   private replied = false;
@@ -51,6 +54,17 @@ export class SpdyStream extends Duplex {
   ) {
     super({ allowHalfOpen: true, highWaterMark: DEFAULT_WINDOW });
     this.sendWindow = sendWindow;
+    this.received = new Promise((resolve) => (this.receivedNow = resolve));
+    // A stream destroyed (reset by this side, the session torn down) will receive nothing more either.
+    this.once('close', () => this.receivedNow());
+  }
+
+  /** @internal the peer sent its last DATA: the readable ends after what it holds. */
+  endFromPeer(): void {
+    if (this.remoteFin) return;
+    this.remoteFin = true;
+    this.receivedNow();
+    if (!this.destroyed) this.push(null);
   }
 
   /** The first value of a header (names are lower case). */
