@@ -106,7 +106,8 @@ describe('/debug/pprof on 10250', () => {
     const total = /of ([\d.]+)(B|kB|MB) total/.exec(first);
     expect(total, first).not.toBeNull();
     const totalBytes = Number(total![1]) * { B: 1, kB: 1e3, MB: 1e6 }[total![2] as 'B' | 'kB' | 'MB'];
-    expect(totalBytes).toBeGreaterThan(2e6);
+    // Sampled every 512 KiB on average: what the kubelet keeps from its start is at least a sample (megabytes).
+    expect(totalBytes).toBeGreaterThan(500e3);
     await Promise.all(Array.from({ length: 50 }, () => httpGet(`http://127.0.0.1:${ports.ro}/pods`)));
     const answer = await get('/debug/pprof/heap');
     expect(answer.status).toBe(200);
