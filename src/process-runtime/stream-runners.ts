@@ -12,15 +12,7 @@ import type { RemoteCommandIO } from '../streaming/remote-command/session.js';
 import type { ProcessHandle } from './process-handle.js';
 import { commandIn, type ExecContext } from './container-context.js';
 import { loadPty, onTerminalOutput, RAW_TERMINAL, terminalInput } from './pty.js';
-
-/** Ends `w` and resolves once everything written has been handed on. */
-const finish = (w: Writable | undefined) =>
-  w && !w.writableFinished && !w.destroyed
-    ? new Promise<void>((r) => {
-        w.once('error', () => r());
-        w.end(() => r());
-      })
-    : Promise.resolve();
+import { endWritable } from '../streaming/end-writable.js';
 
 /**
  * Writes with backpressure: pauses `src` while `w` is full. Returns what stops it (the session is over; `w` stays
@@ -115,7 +107,7 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
   stopInput?.();
   io.resize.off('resize', onResize);
   io.signal.removeEventListener('abort', onAbort);
-  await finish(io.stdout);
+  await endWritable(io.stdout);
   return { exitCode: exit.signal ? 128 + exit.signal : exit.exitCode };
 }
 
@@ -155,7 +147,7 @@ export async function runAttach(io: RemoteCommandIO, h: ProcessHandle): Promise<
   h.output.off('stderr', onStderr);
   io.resize.off('resize', onResize);
   stopForwarding?.();
-  await Promise.all([finish(io.stdout), finish(io.stderr)]);
+  await Promise.all([endWritable(io.stdout), endWritable(io.stderr)]);
   io.stdout?.off('error', onClientError);
   io.stderr?.off('error', onClientError);
   // Late failures of a stream that is being torn down have nowhere to go.

@@ -9,6 +9,7 @@ import type { WebSocket, RawData } from 'ws';
 import { Channel, parseResizeMessages, protocolVersion, statusPayload, type StreamOptions } from './protocol.js';
 import { ResizeEvents, type RemoteCommandRunner } from './session.js';
 import { decodeChannelFrame, encodeChannelFrame, isBase64Protocol } from '../ws-channel.js';
+import { endWritable } from '../end-writable.js';
 
 /** Bytes queued in the socket above which writers wait. */
 const HIGH_WATER = 1 << 20;
@@ -27,17 +28,6 @@ function channelSender(ws: WebSocket, base64: boolean) {
         wait();
       });
     });
-}
-
-/** Ends `w` (unless it has ended) and resolves once its writes are done or failed. */
-function flushed(w: Writable | undefined): Promise<void> {
-  if (!w || w.writableFinished || w.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    w.once('finish', resolve)
-      .once('error', () => resolve())
-      .once('close', resolve);
-    if (!w.writableEnded) w.end();
-  });
 }
 
 /** Serves one session on an accepted WebSocket; resolves when it is over. */
@@ -99,7 +89,7 @@ export async function serveWebSocketRemoteCommand(
     .catch((err: Error) => ({ error: err.message }));
   // The output the runner handed on is sent before the Status: a runner may return with writes still queued (one
   // that relays another server's streams), and the Status and the close after it would overtake them.
-  await Promise.all([flushed(stdout), flushed(stderr)]);
+  await Promise.all([endWritable(stdout), endWritable(stderr)]);
   if (ws.readyState === ws.OPEN) {
     const payload = statusPayload(result, version, o.command);
     if (payload) await send(Channel.error, payload).catch(() => undefined);
