@@ -5,6 +5,7 @@
  * here; it is never skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
 import {
   existsSync,
@@ -805,6 +806,18 @@ describe('streaming and logs through 10250, proxied to containerd', () => {
       },
     );
     expect(r.channels.get(1)?.length).toBe(n);
+    expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Success' });
+  }, 30_000);
+
+  it("exec with a WebSocket v5 client: 8 MiB of stdin reach the command whole, then stdin's CLOSE (kubectl cp's upload)", async () => {
+    const data = randomBytes(8 << 20);
+    const frames: [number, Buffer][] = [];
+    for (let at = 0; at < data.length; at += 256 * 1024) frames.push([0, data.subarray(at, at + 256 * 1024)]);
+    frames.push([255, Buffer.from([0])]);
+    const r = await wsSession(exec(['sha256sum'], 'input=1&output=1&error=1'), ['v5.channel.k8s.io'], pki, {
+      input: frames,
+    });
+    expect(r.channels.get(1)!.toString().split(' ')[0]).toBe(createHash('sha256').update(data).digest('hex'));
     expect(JSON.parse(r.channels.get(3)!.toString())).toMatchObject({ status: 'Success' });
   }, 30_000);
 
