@@ -52,8 +52,8 @@ export interface RuntimeService {
    */
   runtimeConfig?(): Promise<cri.RuntimeConfigResponse>;
   /**
-   * CRI UpdateRuntimeConfig: the node's pod CIDRs (comma-separated), which a runtime's network set-up may use (containerd's
-   * CNI config template). Absent: the runtime has nothing to do with it.
+   * CRI UpdateRuntimeConfig: the node's pod CIDRs (comma-separated), which a runtime's network set-up may use
+   * (containerd's CNI config template). Absent: the runtime has nothing to do with it.
    */
   updateRuntimeConfig?(config: cri.RuntimeConfig): Promise<void>;
   /** CRI UpdateContainerResources, Linux part (absent: the runtime cannot change a running container's resources). */

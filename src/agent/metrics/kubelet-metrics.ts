@@ -10,8 +10,8 @@
  *   (pod-startup-latency.ts), kubelet_pod_worker_duration_seconds,
  *   kubelet_evictions; the pod counts (pod-count-metrics.ts);
  * - the runtime and the node: kubelet_runtime_operations_*, kubelet_pleg_relist_*,
- *   kubelet_pleg_pod_relist_duration_seconds, kubelet_pleg_last_seen_seconds, kubelet_metrics_provider, kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total,
- * kubelet_node_name,
+ *   kubelet_pleg_pod_relist_duration_seconds, kubelet_pleg_last_seen_seconds, kubelet_metrics_provider,
+ *   kubelet_cgroup_manager_duration_seconds, kubelet_image_garbage_collected_total, kubelet_node_name,
  *   kubernetes_build_info;
  * - volumes: kubelet_volume_stats_* (each claim in use once), storage_operation_duration_seconds,
  *   volume_manager_total_volumes (csi_operations_seconds is registered by compose-volumes.ts);

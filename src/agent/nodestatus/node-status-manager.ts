@@ -2,10 +2,11 @@
  * Node registration and status (upstream kubelet_node_status.go):
  * 1. register: POST the initial Node; on 409 AlreadyExists GET it and reconcile the labels the
  *    kubelet owns (merge patch); retry with backoff until done;
- * 2. every nodeStatusUpdateFrequency tell the runtime the Node's pod CIDRs (runtime/pod-cidr.ts), compute the status; PATCH it to the status subresource
- *    (strategic merge) only when it changed apart from heartbeats, or a resource others put in
- *    the capacity is not yet allocatable, or nodeStatusReportFrequency (with upstream's jitter:
- *    report-schedule.ts) has passed since the last report — as upstream with node leases;
+ * 2. every nodeStatusUpdateFrequency tell the runtime the Node's pod CIDRs (runtime/pod-cidr.ts), compute
+ *    the status and PATCH it to the status subresource (strategic merge) only when it changed apart from
+ *    heartbeats, or a resource others put in the capacity is not yet allocatable, or the pod CIDRs changed, or
+ *    nodeStatusReportFrequency (with upstream's jitter: report-schedule.ts) has passed since the last report —
+ *    as upstream with node leases;
  * 3. events, as upstream's: Starting (and CgroupV1 on a v1 host) once; NodeReady / NodeNotReady, the pressure
  *    conditions' and NodeSchedulable / NodeNotSchedulable on transitions; Rebooted on a new boot ID.
  */

@@ -82,14 +82,12 @@ export function spdyClientRunner(target: URL, method: string, opts: StreamOption
         ] as const
       ).flatMap(([from, to]) => {
         if (!from || !to) return [];
-        let received = false;
-        void from.received.then(() => (received = true));
         const drained = new Promise<void>((resolve) => {
           from.pipe(to, { end: false });
           from.once('end', resolve).once('close', resolve);
           io.signal.addEventListener('abort', () => resolve(), { once: true });
         });
-        return [{ from, drained, received: () => received }];
+        return [{ from, drained }];
       });
       let status = '';
       error.on('data', (d: Buffer) => {
@@ -103,7 +101,8 @@ export function spdyClientRunner(target: URL, method: string, opts: StreamOption
       // streams does not hold the session); what it sent then reaches the client at the client's pace, however slow —
       // a client that leaves ends the session through io.signal.
       await Promise.race([Promise.all(outputs.map((o) => o.from.received)), sleep(RUNTIME_GRACE_MS)]);
-      await Promise.all(outputs.filter((o) => o.received()).map((o) => o.drained));
+      // A stream the runtime finished (or that closed) is drained; one it left open is not waited for.
+      await Promise.all(outputs.filter((o) => o.from.remoteFin || o.from.destroyed).map((o) => o.drained));
       io.resize.off('resize', sendSize);
       await conn.close();
       return resultOfStatus(status);
