@@ -67,6 +67,15 @@ const collect = () => {
   return { stream, text: () => Buffer.concat(parts).toString() };
 };
 
+/** A session with stdout only (no stdin, no TTY) of the streaming server at `url`, its output into `stdout`. */
+const outputOnly = (url: string, stdout: Writable = collect().stream) =>
+  spdyClientRunner(new URL(url), 'POST', { stdin: false, stdout: true, stderr: false, tty: false })({
+    stdout,
+    resize: new ResizeEvents(),
+    tty: false,
+    signal: new AbortController().signal,
+  });
+
 describe('SPDY client of a streaming server', () => {
   it('carries stdin to its end, stdout, stderr and the exit code', async () => {
     const stdin = new PassThrough();
@@ -106,12 +115,7 @@ describe('SPDY client of a streaming server', () => {
         } else cb();
       },
     });
-    const result = await spdyClientRunner(new URL(`${base}/exec/big`), 'POST', {
-      stdin: false,
-      stdout: true,
-      stderr: false,
-      tty: false,
-    })({ stdout: slow, resize: new ResizeEvents(), tty: false, signal: new AbortController().signal });
+    const result = await outputOnly(`${base}/exec/big`, slow);
     expect(result).toEqual({ exitCode: 0 });
     expect(handedOn).toBe(BIG);
   }, 10_000);
@@ -121,15 +125,9 @@ describe('SPDY client of a streaming server', () => {
     await new Promise<void>((r) => resetting.listen(0, '127.0.0.1', r));
     try {
       const { port } = resetting.address() as AddressInfo;
-      const run = spdyClientRunner(new URL(`http://127.0.0.1:${port}/exec/x`), 'POST', {
-        stdin: false,
-        stdout: true,
-        stderr: false,
-        tty: false,
-      });
-      await expect(
-        run({ stdout: collect().stream, resize: new ResizeEvents(), tty: false, signal: new AbortController().signal }),
-      ).rejects.toThrow("the runtime's streaming server closed the connection");
+      await expect(outputOnly(`http://127.0.0.1:${port}/exec/x`)).rejects.toThrow(
+        "the runtime's streaming server closed the connection",
+      );
     } finally {
       await new Promise<void>((r) => resetting.close(() => r()));
     }
@@ -158,15 +156,7 @@ describe('SPDY client of a streaming server', () => {
   });
 
   it('rejects when the server refuses the upgrade', async () => {
-    const run = spdyClientRunner(new URL(`${base}/refuse`), 'POST', {
-      stdin: false,
-      stdout: true,
-      stderr: false,
-      tty: false,
-    });
-    await expect(
-      run({ stdout: collect().stream, resize: new ResizeEvents(), tty: false, signal: new AbortController().signal }),
-    ).rejects.toThrow(/refused the upgrade: HTTP\/1\.1 403/);
+    await expect(outputOnly(`${base}/refuse`)).rejects.toThrow(/refused the upgrade: HTTP\/1\.1 403/);
   });
 
   it('reads the result from the v4 Status', () => {
