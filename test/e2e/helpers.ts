@@ -19,33 +19,59 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** The first port of the kernel's ephemeral range (net.ipv4.ip_local_port_range). */
-function ephemeralPortsFrom(): number {
+/** The kernel's ephemeral port range (net.ipv4.ip_local_port_range), both ends included. */
+function ephemeralPorts(): [number, number] {
   try {
-    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+    const [from, to] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (from > 0 && to >= from) return [from, to];
   } catch {
-    return 32768;
+    // not Linux: the kernel default
   }
+  return [32768, 60999];
 }
 
 /** The test files that run at once (vitest.config.ts maxWorkers): each worker takes ports of its own lane. */
 const PORT_LANES = 2;
 
+/** Fewer ports than this outside the ephemeral range: the range is taken as the default one. */
+const FEWEST_PORTS = 2_000;
+
 /**
- * A free TCP port on 127.0.0.1, chosen at random between 20000 (above the kubelet's own defaults)
- * and the kernel's ephemeral range. The port is used later by another process (a kubelet, a pod),
- * and a port from the ephemeral range could be taken meanwhile by any parallel test's outgoing
- * connection or port-0 listener: a pod's server then failed to listen, and a port-forward reached
- * another test's server. For the same reason the files running at once take ports of different
- * lanes (the worker's VITEST_POOL_ID): two of them can never pick the same free port and both
+ * The ports freePort chooses from: those from 20000 (above the kubelet's own defaults) up that are not in the
+ * kernel's ephemeral range, below it or above it, as [from, to) intervals.
+ */
+export function portIntervals([from, to]: [number, number]): [number, number][] {
+  const intervals = (
+    [
+      [20_000, from],
+      [Math.max(to + 1, 20_000), 65_536],
+    ] as [number, number][]
+  ).filter(([start, end]) => end > start);
+  const total = intervals.reduce((sum, [start, end]) => sum + end - start, 0);
+  return total >= FEWEST_PORTS ? intervals : portIntervals([32768, 60999]);
+}
+
+/**
+ * A free TCP port on 127.0.0.1, chosen at random outside the kernel's ephemeral range. The port is used later by
+ * another process (a kubelet, a pod), and a port from the ephemeral range could be taken meanwhile by any parallel
+ * test's outgoing connection or port-0 listener (containerd's streaming server): a pod's server then failed to
+ * listen, and a port-forward reached another test's server. For the same reason the files running at once take
+ * ports of different lanes (the worker's VITEST_POOL_ID): two of them can never pick the same free port and both
  * hand it to a kubelet.
  */
 export async function freePort(): Promise<number> {
-  const top = Math.max(ephemeralPortsFrom(), 25_000);
+  const intervals = portIntervals(ephemeralPorts());
+  const total = intervals.reduce((sum, [start, end]) => sum + end - start, 0);
   const lane = Number(process.env.VITEST_POOL_ID ?? 0) % PORT_LANES;
   for (;;) {
-    const port = 20_000 + PORT_LANES * Math.floor((Math.random() * (top - 20_000)) / PORT_LANES) + lane;
-    if (port < top && (await canListen(port))) return port;
+    let offset = Math.floor(Math.random() * total);
+    let interval = 0;
+    while (offset >= intervals[interval][1] - intervals[interval][0])
+      offset -= intervals[interval][1] - intervals[interval++][0];
+    const [start, end] = intervals[interval];
+    const candidate = start + offset;
+    const port = candidate - ((candidate - lane + PORT_LANES) % PORT_LANES);
+    if (port >= start && port < end && (await canListen(port))) return port;
   }
 }
 
