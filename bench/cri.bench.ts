@@ -69,7 +69,7 @@ async function directStart(i: number): Promise<{ ms: number; sandboxId: string; 
 const results: Record<string, unknown> = { machine: machine(), date: new Date().toISOString() };
 try {
   // Both API ports, not only /healthz: the read-only port opens after it (bench/startup.bench.ts).
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
   // 1. interleaved: one pod through the kubelet, one through direct CRI calls.
   const viaKubelet: number[] = [];
   const direct: number[] = [];

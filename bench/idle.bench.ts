@@ -87,7 +87,7 @@ async function once(): Promise<Record<string, unknown>> {
   );
   const pid = k.proc.pid!;
   try {
-    await untilServing(ports);
+    await untilServing(ports, k);
     for (let i = 0; i < N; i++)
       writeFileSync(
         join(manifests, `p${i}.json`),

@@ -184,7 +184,7 @@ try {
         }),
       );
       try {
-        await untilServing(ports);
+        await untilServing(ports, kubelet);
         await sleep(2000);
         await quiet();
         const rss0 = sampleProcess(kubelet.proc.pid!).rss;

@@ -87,7 +87,7 @@ const writePod = (name: string, env: { name: string; value: string }[] = []) =>
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'flags', manifests }));
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 30_000);
 afterAll(async () => {
   await kubelet?.stop();

@@ -59,7 +59,7 @@ describe.runIf(process.getuid?.() === 0 && existsSync('/sys/fs/cgroup/cpuset/cgr
           extra: ['--cpu-manager-policy=static', '--reserved-cpus=0', '--cpu-manager-reconcile-period=1s'],
         }),
       );
-      await untilServing(ports);
+      await untilServing(ports, kubelet);
       // Alone, the BestEffort container runs on both CPUs (the shared pool keeps the reserved one).
       await until(() => lastAllowed('shared') === '0-1', 30_000, 'the shared container on 0-1');
       const cpu = { cpu: '1', memory: '64Mi' };

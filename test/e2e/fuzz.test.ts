@@ -120,7 +120,7 @@ function send(port: number, payload: Buffer, plain = false): Promise<number> {
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'fuzz-node', manifests: join(dir, 'manifests') }));
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 30_000);
 
 afterAll(async () => {

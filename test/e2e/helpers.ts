@@ -154,15 +154,27 @@ export function acceptsConnections(port: number): Promise<boolean> {
 
 /**
  * Waits until the kubelet serves: healthz 200 (it is up first, as upstream's) and the API ports
- * accepting connections.
+ * accepting connections. When it does not, the error carries the kubelet's exit and its last output,
+ * the only account of why (a port taken, a start that failed).
  */
-export async function untilServing(ports: KubeletPorts, timeoutMs = 20_000): Promise<void> {
-  await until(async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200, timeoutMs, 'healthz');
-  await until(
-    async () => (await acceptsConnections(ports.port)) && (!ports.ro || (await acceptsConnections(ports.ro))),
-    timeoutMs,
-    'API ports',
-  );
+export async function untilServing(ports: KubeletPorts, kubelet: Kubelet, timeoutMs = 20_000): Promise<void> {
+  try {
+    await until(
+      async () => (await httpGet(`http://127.0.0.1:${ports.hz}/healthz`)).status === 200,
+      timeoutMs,
+      'healthz',
+    );
+    await until(
+      async () => (await acceptsConnections(ports.port)) && (!ports.ro || (await acceptsConnections(ports.ro))),
+      timeoutMs,
+      'API ports',
+    );
+  } catch (err) {
+    const exit = kubelet.proc.exitCode ?? kubelet.proc.signalCode ?? 'none yet';
+    throw new Error(
+      `${(err as Error).message}; kubelet exit: ${exit}; its output ends:\n${kubelet.output().slice(-4000)}`,
+    );
+  }
 }
 
 /** A running kubelet. */

@@ -56,7 +56,7 @@ beforeAll(async () => {
   );
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'nlq', extra: ['--config', config] }));
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 30_000);
 afterAll(async () => {
   await kubelet?.stop();

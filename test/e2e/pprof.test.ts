@@ -76,7 +76,7 @@ function pprofTop(profile: Buffer): string {
 beforeAll(async () => {
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node: 'pprof' }));
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 30_000);
 afterAll(async () => {
   await kubelet?.stop();

@@ -44,7 +44,7 @@ beforeAll(async () => {
   kubelet = startKubelet(
     kubeletArgs({ dir, ports, node: 'reads', manifests, extra: ['--file-check-frequency', '1s'] }),
   );
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 30_000);
 
 afterAll(async () => {

@@ -129,7 +129,7 @@ beforeAll(async () => {
     cert: join(dir, 'root', 'pki', 'admin.crt'),
     key: join(dir, 'root', 'pki', 'admin.key'),
   };
-  await untilServing(ports);
+  await untilServing(ports, kubelet);
 }, 60_000);
 
 afterAll(async () => {
@@ -967,7 +967,7 @@ describe('restarts', () => {
     await kubelet.stop();
     rmSync(join(manifests, 'gone.yaml'));
     kubelet = startKubelet(kubeletFlags());
-    await untilServing(ports);
+    await untilServing(ports, kubelet);
     await until(
       async () => (await cri.runtime.listPodSandbox({ label_selector: { 'io.kubernetes.pod.uid': uid } })).length === 0,
       40_000,

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
+import { setMaxListeners } from 'node:events';
 import { createKubeClient, type KubeClient } from '../../src/lib/kube-client.js';
 import { ApiserverSession } from '../../src/lib/h2-session.js';
 import { startFakeWithKubeconfig, type FakeKubeApiserver } from '../fixtures/apiserver/server.js';
@@ -29,6 +30,8 @@ async function fake(http1Only: boolean) {
 /** Opens `count` watches of one ConfigMap each; resolves once each had its first event; returns their stop. */
 async function watchConfigMaps(api: FakeKubeApiserver, client: KubeClient, count: number) {
   const stop = new AbortController();
+  // One signal for all of them, as the kubelet's lifetime signal (which has no listener limit either).
+  setMaxListeners(0, stop.signal);
   const seen = new Set<string>();
   for (let i = 0; i < count; i++) {
     if (!api.store.get('configmaps', 'default', `cm-${i}`))

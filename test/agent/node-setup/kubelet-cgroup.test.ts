@@ -93,10 +93,7 @@ describe('kubeletCgroups', () => {
         kubeletArgs({ dir: join(dir, 'cli'), ports, node: 'cg', extra: ['--kubelet-cgroups', name] }),
       );
       try {
-        // The kubelet's own words when it does not come up (a CI run once timed out here with nothing to go on).
-        await untilServing(ports).catch((err: unknown) =>
-          Promise.reject(new Error(`${(err as Error).message}; exit ${k.proc.exitCode}; output:\n${k.output()}`)),
-        );
+        await untilServing(ports, k);
         const lines = readFileSync(`/proc/${k.proc.pid}/cgroup`, 'utf8').split('\n');
         expect(lines.some((l) => /^\d+:(memory|):/.test(l) && l.endsWith(`:${name}`))).toBe(true);
         let kubelet: { memory?: { workingSetBytes?: number } } | undefined;
