@@ -66,6 +66,11 @@ export function startClusterMembership(
   const { signal } = o;
   // The heartbeats do not wait behind pod updates for kubeAPIQPS (upstream's heartbeat client is unthrottled).
   const heartbeat = d.client.unthrottled();
+  // Upstream ReadyCondition's errors, in its order: runtime, network, node shutdown.
+  const readinessErrors = () =>
+    [d.runtimeState.runtimeError(), d.runtimeState.networkError(), o.shutdownStatus?.()].filter(
+      (x): x is string => !!x,
+    );
   const nodeStatus = new NodeStatusManager({
     client: heartbeat,
     settings: cfg.node,
@@ -84,10 +89,7 @@ export function startClusterMembership(
     podCidr: d.podCidr,
     runtime: async () => ({
       runtimeVersion: d.runtimeVersion,
-      // Upstream ReadyCondition's errors, in its order: runtime, network, node shutdown.
-      runtimeErrors: [d.runtimeState.runtimeError(), d.runtimeState.networkError(), o.shutdownStatus?.()].filter(
-        (x): x is string => !!x,
-      ),
+      runtimeErrors: readinessErrors(),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
       features: d.runtimeState.runtimeFeatures(),
       devices: d.devices ? { capacity: d.devices.capacity(), allocatable: d.devices.allocatable() } : undefined,
@@ -98,6 +100,7 @@ export function startClusterMembership(
       pressure: o.pressure?.(),
       volumesInUse: o.volumesInUse?.(),
     }),
+    readiness: { refresh: () => d.runtimeState.update(), errors: readinessErrors },
   });
   nodeStatus.start({ signal });
   new LeaseController({

@@ -8,7 +8,11 @@
  *    nodeStatusReportFrequency (with upstream's jitter: report-schedule.ts) has passed since the last report —
  *    as upstream with node leases;
  * 3. events, as upstream's: Starting (and CgroupV1 on a v1 host) once; NodeReady / NodeNotReady, the pressure
- *    conditions' and NodeSchedulable / NodeNotSchedulable on transitions; Rebooted on a new boot ID.
+ *    conditions' and NodeSchedulable / NodeNotSchedulable on transitions; Rebooted on a new boot ID;
+ * 4. at start, until the Node is reported Ready or NODE_READY_GRACE_MS have passed, the runtime's readiness is
+ *    read every FAST_STATUS_PERIOD_MS and the status reported as soon as it is ready (upstream's
+ *    fastStatusUpdateOnce): a node whose CNI configuration arrives after the kubelet started (kubeadm join,
+ *    then the network's DaemonSet) turns Ready at once, not at the next status pass.
  */
 import type { Clock } from '../../lib/clock.js';
 import { periodically } from '../../lib/periodically.js';
@@ -71,7 +75,18 @@ export interface NodeStatusManagerDeps {
   podCidr?: Pick<PodCidr, 'update'>;
   /** The host's cgroup version: on v1 the Node gets upstream's CgroupV1 warning at start. */
   cgroupVersion?: 1 | 2;
+  /**
+   * The node's readiness as the status computes it (the Ready condition's errors) and how to read it from the
+   * runtime again: the fast status update at start polls them.
+   */
+  readiness?: { refresh: () => Promise<void>; errors: () => string[] };
 }
+
+/** How long after the start the fast status update waits for the node to become ready (upstream nodeReadyGracePeriod). */
+export const NODE_READY_GRACE_MS = 120_000;
+
+/** How often the fast status update reads the runtime's readiness (upstream's 100 ms). */
+export const FAST_STATUS_PERIOD_MS = 100;
 
 /** Upstream's cm.CgroupV1MaintenanceModeWarning. */
 export const CGROUP_V1_WARNING = 'cgroup v1 support is in maintenance mode, please migrate to cgroup v2';
@@ -140,9 +155,51 @@ export class NodeStatusManager {
 
   /** Whether the Node was cordoned when last looked at (upstream's lastNodeUnschedulable, false at start). */
   private lastUnschedulable = false;
+  /** The update running now: the periodic and the fast update take turns (upstream's syncNodeStatusMux). */
+  private updating: Promise<unknown> = Promise.resolve();
 
-  /** Computes the status and PATCHes it when due; returns whether it was sent. */
-  async updateOnce(signal?: AbortSignal): Promise<boolean> {
+  /** Computes the status and PATCHes it when due; returns whether it was sent. One at a time. */
+  updateOnce(signal?: AbortSignal): Promise<boolean> {
+    const run = this.updating.then(() => this.update(signal));
+    this.updating = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Whether the last status reported said Ready. */
+  private reportedReady(): boolean {
+    return (this.last?.conditions as NodeCondition[] | undefined)?.find((c) => c.type === 'Ready')?.status === 'True';
+  }
+
+  /**
+   * Upstream's fastStatusUpdateOnce: every FAST_STATUS_PERIOD_MS, until a status that says Ready was reported or
+   * NODE_READY_GRACE_MS passed since `startedMs`, the runtime's readiness is read again; once nothing holds the
+   * node back the status goes out at once, and the fast update is over.
+   */
+  private async untilReady(
+    readiness: NonNullable<NodeStatusManagerDeps['readiness']>,
+    startedMs: number,
+    signal: AbortSignal,
+  ) {
+    const { clock, logger } = this.deps;
+    while (!signal.aborted && !this.reportedReady()) {
+      if (clock.now() - startedMs >= NODE_READY_GRACE_MS) {
+        logger.error('Node not becoming ready in time after startup');
+        return;
+      }
+      await sleep(FAST_STATUS_PERIOD_MS, signal, clock);
+      if (signal.aborted) return;
+      await readiness.refresh().catch(() => undefined);
+      if (readiness.errors().length > 0 || this.lastReportMs === 0) continue;
+      // One report, as upstream's: should it fail, the status passes retry it.
+      logger.info('Fast updating node status as it just became ready');
+      await this.updateOnce(signal).catch((err: unknown) => {
+        if (!signal.aborted) logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
+      });
+      return;
+    }
+  }
+
+  private async update(signal?: AbortSignal): Promise<boolean> {
     const { client, settings: s } = this.deps;
     // Upstream's recordNodeSchedulableEvent: kubectl cordon and uncordon show on the Node.
     const unschedulable = this.deps.unschedulable?.();
@@ -241,6 +298,7 @@ export class NodeStatusManager {
 
   /** Starts registration and the status loop. */
   start({ signal }: { signal: AbortSignal }): void {
+    const startedMs = this.deps.clock.now();
     void (async () => {
       const node = nodeRef(this.deps.settings.nodeName);
       this.deps.events.record(node, 'Normal', 'Starting', 'Starting kubelet.');
@@ -255,6 +313,7 @@ export class NodeStatusManager {
           if (!signal.aborted) this.deps.logger.warn({ err: messageOf(err) }, 'error updating node status, will retry');
         },
       });
+      if (this.deps.readiness) await this.untilReady(this.deps.readiness, startedMs, signal);
     })();
   }
 }

@@ -82,19 +82,26 @@ export class RuntimeState {
   private network?: string = 'container runtime network status check may not have completed yet';
   private handlers: NodeRuntimeHandler[] = [];
   private features?: NodeFeatures;
+  /** Polls started so far: an answer that comes after a later poll's does not overwrite it. */
+  private polls = 0;
+  private answered = 0;
   constructor(private readonly deps: RuntimeStateDeps) {}
 
-  /** One poll (also used once before the loops start). */
+  /** One poll (also used once before the loops start, and by the node status at start: see node-status-manager). */
   async update(): Promise<void> {
+    const poll = ++this.polls;
     let next: { runtime?: string; network?: string };
     try {
       const res = await this.deps.runtime.status(false);
+      if (poll < this.answered) return;
       next = runtimeErrors(res.status);
       this.handlers = runtimeHandlers(res);
       this.features = runtimeFeatures(res);
     } catch (err) {
+      if (poll < this.answered) return;
       next = { runtime: `container runtime is down: ${messageOf(err)}`, network: 'container runtime is down' };
     }
+    this.answered = poll;
     if (next.runtime !== this.runtime || next.network !== this.network) {
       if (next.runtime || next.network)
         this.deps.logger.warn({ runtime: next.runtime, network: next.network }, 'container runtime not ready');
