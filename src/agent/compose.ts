@@ -151,7 +151,7 @@ export function composeAgent(
   const statusManager = new StatusManager();
   const reasons = new ReasonCache();
   const backoff = new BackoffTable(containerBackoffPolicyWith(cfg.maxContainerRestartPeriodMs));
-  const workQueue = new WorkQueue();
+  const workQueue = new WorkQueue(clock);
   const runtimeManager = new RuntimeManager(runtime.runtime);
   const images = composeImages(cfg, {
     images: runtime.images,
@@ -342,7 +342,8 @@ export function composeAgent(
   const workers = new PodWorkers({
     syncer: timedSyncer(metrics, syncer, clock),
     logger,
-    now: () => clock.now(),
+    // The workers' times are their own waits (a start held for preempted pods): monotonic, never a timestamp.
+    now: () => clock.monotonic(),
     setTimer: (fn, ms) => clock.setTimer(fn, ms),
     onStopped: () => theStatusSync.get()?.trigger(),
   });

@@ -236,7 +236,7 @@ export function createAgentHost(d: AgentHostDeps) {
         check: () => {
           const threshold = Math.max(5 * 60_000, 2 * d.syncFrequencyMs);
           const last = d.syncLoop.lastIterationAt();
-          const age = d.clock.now() - last;
+          const age = d.clock.monotonic() - last;
           return last && age <= threshold
             ? undefined
             : `sync Loop took longer than expected (last iteration ${last ? Math.round(age / 1000) + 's ago' : 'never'})`;
@@ -246,7 +246,7 @@ export function createAgentHost(d: AgentHostDeps) {
         name: 'pleg',
         check: () => {
           const last = d.pleg.lastRelistAt();
-          const age = d.clock.now() - last;
+          const age = d.clock.monotonic() - last;
           return last && age <= 3 * 60_000
             ? undefined
             : `pleg was last seen active ${last ? Math.round(age / 1000) + 's ago' : 'never'}; threshold is 3m0s`;

@@ -6,10 +6,17 @@
 /** A cancel function returned by `setTimer`. */
 export type CancelTimer = () => void;
 
-/** Source of time and timers. `now` never blocks; timers fire at most once. */
+/**
+ * Source of time and timers. `now` never blocks; timers fire at most once. As Go's time.Now, which carries a wall
+ * and a monotonic reading: `now` is the wall clock, for timestamps and for comparing with other wall times (a
+ * container's start, a certificate's expiry); `monotonic` only moves forward, whatever NTP or an operator does to
+ * the wall clock, for the kubelet's own waits and intervals (a due time, a backoff, the time since a relist).
+ */
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
+  /** Milliseconds since an arbitrary origin, never stepped. */
+  monotonic(): number;
   /** Runs `fn` after `ms` milliseconds unless cancelled. */
   setTimer(fn: () => void, ms: number): CancelTimer;
 }
@@ -33,6 +40,7 @@ export function longTimeout(fn: () => void, ms: number, o: { unref?: boolean } =
 /** The wall clock; its timers take any delay (a deadline days away) and never hold the process. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimer: (fn, ms) => longTimeout(fn, ms, { unref: true }),
 };
 
@@ -55,13 +63,22 @@ export function sleep(ms: number, signal?: AbortSignal, clock: Clock = realClock
 /** A clock whose time moves only when a test calls `advance`. */
 export class FakeClock implements Clock {
   private t: number;
+  /** How far the wall clock was stepped away from the monotonic one (stepWall). */
+  private wallOffset = 0;
   private timers: { at: number; fn: () => void; id: number }[] = [];
   private seq = 0;
   constructor(start = Date.UTC(2025, 0, 1)) {
     this.t = start;
   }
   now(): number {
+    return this.t + this.wallOffset;
+  }
+  monotonic(): number {
     return this.t;
+  }
+  /** Steps the wall clock by `ms` (either way), as NTP or `date -s` do: the monotonic clock and timers do not move. */
+  stepWall(ms: number): void {
+    this.wallOffset += ms;
   }
   setTimer(fn: () => void, ms: number): CancelTimer {
     const id = ++this.seq;

@@ -15,7 +15,7 @@ export class CoalescedTimers {
 
   constructor(private readonly clock: Clock) {}
 
-  /** Runs `fn` at `dueMs` (epoch milliseconds; a time already past runs at once) unless cancelled. */
+  /** Runs `fn` at `dueMs` (on the clock's monotonic time; a time already past runs at once) unless cancelled. */
   at(dueMs: number, fn: () => void): CancelTimer {
     let slot = this.slots.get(dueMs);
     if (!slot) {
@@ -23,7 +23,7 @@ export class CoalescedTimers {
       const cancel = this.clock.setTimer(() => {
         this.slots.delete(dueMs);
         for (const f of fns) f();
-      }, dueMs - this.clock.now());
+      }, dueMs - this.clock.monotonic());
       slot = { fns, cancel };
       this.slots.set(dueMs, slot);
     }

@@ -95,7 +95,8 @@ export const CGROUP_V1_WARNING = 'cgroup v1 support is in maintenance mode, plea
 export class NodeStatusManager {
   private uid: string | undefined;
   private last: Record<string, unknown> | undefined;
-  private lastReportMs = 0;
+  /** The last report on the monotonic clock; undefined before the first. */
+  private lastReportMs: number | undefined;
   /** Added to the next report interval (upstream delayAfterNodeStatusChange). */
   private delayMs = 0;
 
@@ -182,14 +183,14 @@ export class NodeStatusManager {
   ) {
     const { clock, logger } = this.deps;
     while (!signal.aborted && !this.reportedReady()) {
-      if (clock.now() - startedMs >= NODE_READY_GRACE_MS) {
+      if (clock.monotonic() - startedMs >= NODE_READY_GRACE_MS) {
         logger.error('Node not becoming ready in time after startup');
         return;
       }
       await sleep(FAST_STATUS_PERIOD_MS, signal, clock);
       if (signal.aborted) return;
       await readiness.refresh().catch(() => undefined);
-      if (readiness.errors().length > 0 || this.lastReportMs === 0) continue;
+      if (readiness.errors().length > 0 || this.lastReportMs === undefined) continue;
       // One report, as upstream's: should it fail, the status passes retry it.
       logger.info('Fast updating node status as it just became ready');
       await this.updateOnce(signal).catch((err: unknown) => {
@@ -237,9 +238,10 @@ export class NodeStatusManager {
     const changed =
       !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised || podCidrChanged;
     const frequencyMs = this.deps.reportFrequencyMs;
-    if (!statusReportDue({ changed, nowMs: now, lastReportMs: this.lastReportMs, frequencyMs, delayMs: this.delayMs }))
+    const nowMs = this.deps.clock.monotonic();
+    if (!statusReportDue({ changed, nowMs, lastReportMs: this.lastReportMs, frequencyMs, delayMs: this.delayMs }))
       return false;
-    const causedByChange = changed || this.lastReportMs === 0;
+    const causedByChange = changed || this.lastReportMs === undefined;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
     const desired: Record<string, unknown> = {
@@ -291,14 +293,14 @@ export class NodeStatusManager {
         `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`,
       );
     this.last = next;
-    this.lastReportMs = now;
+    this.lastReportMs = nowMs;
     this.delayMs = delayAfterReport(causedByChange, frequencyMs, this.deps.random ?? Math.random);
     return true;
   }
 
   /** Starts registration and the status loop. */
   start({ signal }: { signal: AbortSignal }): void {
-    const startedMs = this.deps.clock.now();
+    const startedMs = this.deps.clock.monotonic();
     void (async () => {
       const node = nodeRef(this.deps.settings.nodeName);
       this.deps.events.record(node, 'Normal', 'Starting', 'Starting kubelet.');

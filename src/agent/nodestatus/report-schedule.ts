@@ -9,13 +9,14 @@
 /** Whether the status is to be reported now. */
 export function statusReportDue(o: {
   changed: boolean;
+  /** Now and the last report on the monotonic clock: a wall clock stepped back does not hold reports back. */
   nowMs: number;
-  /** 0: never reported. */
-  lastReportMs: number;
+  /** Undefined: never reported. */
+  lastReportMs: number | undefined;
   frequencyMs: number;
   delayMs: number;
 }): boolean {
-  if (o.changed || o.lastReportMs === 0 || o.frequencyMs <= 0) return true;
+  if (o.changed || o.lastReportMs === undefined || o.frequencyMs <= 0) return true;
   return o.nowMs - o.lastReportMs >= o.frequencyMs + o.delayMs;
 }
 

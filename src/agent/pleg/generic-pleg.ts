@@ -70,7 +70,7 @@ export class GenericPleg {
     this.listeners.push(fn);
   }
 
-  /** When the last relist finished (ms), for health checks. */
+  /** When the last relist finished (the clock's monotonic ms), for health checks. */
   lastRelistAt(): number {
     return this.lastRelistMs;
   }
@@ -94,7 +94,7 @@ export class GenericPleg {
 
   /** One relist; returns the events it emitted. */
   async relist(): Promise<PlegEvent[]> {
-    const startMs = this.deps.clock.now();
+    const startMs = this.deps.clock.monotonic();
     const interval = this.lastStartMs === undefined ? undefined : startMs - this.lastStartMs;
     this.lastStartMs = startMs;
     const { sandboxes, containers } = await this.deps.listAll();
@@ -102,7 +102,7 @@ export class GenericPleg {
       unchangedList(this.lastLists.sandboxes, sandboxes) && unchangedList(this.lastLists.containers, containers);
     this.lastLists = { sandboxes, containers };
     const events = unchanged ? [] : this.changes(sandboxes, containers);
-    this.lastRelistMs = this.deps.clock.now();
+    this.lastRelistMs = this.deps.clock.monotonic();
     this.deps.onRelist?.(this.lastRelistMs - startMs, interval);
     for (const e of events) for (const l of this.listeners) l(e);
     return events;

@@ -27,6 +27,16 @@ export function firstDue(now: number, kubeletStartMs: number, periodMs: number, 
   return now - kubeletStartMs < periodMs ? onGrid(now + random * periodMs, probeGridMs(periodMs)) : now;
 }
 
+/**
+ * What is left of a container's initialDelaySeconds at `nowMs`. Both times are wall times (the start is the
+ * runtime's). A start after now means the wall clock was stepped back since: the delay cannot be told, and none is
+ * left (upstream's negative time.Since skips every probe until the wall clock has caught up, an hour for an hour's
+ * step).
+ */
+export function initialDelayLeftMs(startedAtMs: number, nowMs: number, delayMs: number): number {
+  return nowMs < startedAtMs ? 0 : Math.max(0, startedAtMs + delayMs - nowMs);
+}
+
 /** The due time after the one at `prevDue`, never in the past. */
 export function nextDue(prevDue: number, now: number, periodMs: number): number {
   let due = prevDue + periodMs;

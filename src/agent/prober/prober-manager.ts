@@ -26,7 +26,7 @@ import {
   type ProbeResult,
   type ProbeState,
 } from './probe-state.js';
-import { firstDue, nextDue } from './probe-schedule.js';
+import { firstDue, initialDelayLeftMs, nextDue } from './probe-schedule.js';
 import { CoalescedTimers } from '../../lib/coalesced-timers.js';
 import { Histogram } from '../metrics/registry.js';
 
@@ -59,7 +59,7 @@ interface Worker {
   running: boolean;
   startedAtMs: number;
   podIP: string;
-  /** When the next run is due (epoch ms). */
+  /** When the next run is due (on the monotonic clock). */
   due: number;
   inFlight: boolean;
   /** The container instance a readiness probe was triggered for. */
@@ -90,12 +90,13 @@ export class ProberManager {
   );
 
   private readonly timers: CoalescedTimers;
+  /** The manager's start on the monotonic clock (the first probes of a new kubelet are spread over a period). */
   private readonly startedAt: number;
   private readonly listeners: ((uid: string) => void)[] = [];
 
   constructor(private readonly deps: ProberDeps) {
     this.timers = new CoalescedTimers(deps.clock);
-    this.startedAt = deps.clock.now();
+    this.startedAt = deps.clock.monotonic();
   }
 
   private key(uid: string, container: string, kind: ProbeKind) {
@@ -120,7 +121,7 @@ export class ProberManager {
         let w = this.workers.get(k);
         const t = probeTiming(spec, kind);
         if (!w) {
-          const now = this.deps.clock.now();
+          const now = this.deps.clock.monotonic();
           const due = firstDue(now, this.startedAt, t.periodSeconds * 1000, (this.deps.random ?? Math.random)());
           w = {
             uid,
@@ -160,7 +161,8 @@ export class ProberManager {
           w.triggeredFor = w.state.containerId;
           // (A run due before this one would fall within initialDelaySeconds: it is replaced.)
           w.cancel?.();
-          w.due = Math.max(this.deps.clock.now(), w.startedAtMs + t.initialDelaySeconds * 1000);
+          const left = initialDelayLeftMs(w.startedAtMs, this.deps.clock.now(), t.initialDelaySeconds * 1000);
+          w.due = this.deps.clock.monotonic() + left;
           this.schedule(w);
         }
       }
@@ -228,7 +230,7 @@ export class ProberManager {
   private async tick(w: Worker): Promise<void> {
     if (this.workers.get(this.key(w.uid, w.container.name, w.kind)) !== w) return;
     const t = probeTiming(w.spec, w.kind);
-    w.due = nextDue(w.due, this.deps.clock.now(), t.periodSeconds * 1000);
+    w.due = nextDue(w.due, this.deps.clock.monotonic(), t.periodSeconds * 1000);
     this.schedule(w);
     if (w.inFlight) return;
     w.inFlight = true;
@@ -244,7 +246,7 @@ export class ProberManager {
   private async probeOnce(w: Worker, t: ReturnType<typeof probeTiming>): Promise<void> {
     // Probing a container that is not running never runs the handler.
     if (!w.running || !w.state.containerId || w.state.onHold) return;
-    if (this.deps.clock.now() < w.startedAtMs + t.initialDelaySeconds * 1000) return;
+    if (initialDelayLeftMs(w.startedAtMs, this.deps.clock.now(), t.initialDelaySeconds * 1000) > 0) return;
     if (
       w.kind !== 'startup' &&
       w.container.startupProbe &&
@@ -306,7 +308,7 @@ export class ProberManager {
   private probeNow(w: Worker | undefined): void {
     if (!w || w.inFlight) return;
     w.cancel?.();
-    w.due = this.deps.clock.now();
+    w.due = this.deps.clock.monotonic();
     this.schedule(w);
   }
 }

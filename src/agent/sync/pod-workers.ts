@@ -87,6 +87,7 @@ export class PodWorkers {
   private readonly setTimer: Clock['setTimer'];
 
   /**
+   * `now`: the clock's monotonic time (the workers' times are waits, never timestamps);
    * `onStopped`: a pod's containers were stopped for good (its worker turned terminated);
    * `setTimer`: schedules the retries of failed steps (the real clock's when absent).
    */

@@ -18,7 +18,7 @@ export class StartGates {
   >();
 
   /**
-   * Holds `uid`'s start until `victims` have stopped, or `timeoutMs` from `nowMs` (the clock's ms),
+   * Holds `uid`'s start until `victims` have stopped, or `timeoutMs` from `nowMs` (the clock's monotonic ms),
    * when `wake` is called; `late` is then told of the victims still running.
    */
   hold(

@@ -47,7 +47,7 @@ export class SyncLoop {
   private lastIterationMs = 0;
   constructor(private readonly deps: SyncLoopDeps) {}
 
-  /** When the loop last ran (ms), for /healthz/syncloop. */
+  /** When the loop last ran (the clock's monotonic ms), for /healthz/syncloop. */
   lastIterationAt(): number {
     return this.lastIterationMs;
   }
@@ -196,8 +196,8 @@ export class SyncLoop {
     this.deps.pleg.onEvent((e) => this.syncPod(e.uid));
     const tick = () => {
       if (signal.aborted) return;
-      this.lastIterationMs = this.deps.clock.now();
-      for (const uid of this.deps.workQueue.takeReady(this.lastIterationMs)) this.syncPod(uid);
+      this.lastIterationMs = this.deps.clock.monotonic();
+      for (const uid of this.deps.workQueue.takeReady()) this.syncPod(uid);
       this.deps.clock.setTimer(tick, 1000);
     };
     let housekeeping = false;

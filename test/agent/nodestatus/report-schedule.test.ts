@@ -7,7 +7,7 @@ const F = 300_000;
 describe('node status reports', () => {
   it.each([
     ['a change is reported at once', { changed: true, nowMs: 1, lastReportMs: 1, delayMs: F / 2 }, true],
-    ['the first report is at once', { changed: false, nowMs: 5, lastReportMs: 0, delayMs: 0 }, true],
+    ['the first report is at once', { changed: false, nowMs: 5, lastReportMs: undefined, delayMs: 0 }, true],
     ['unchanged, before the frequency', { changed: false, nowMs: F - 1, lastReportMs: 1, delayMs: 0 }, false],
     ['unchanged, at the frequency', { changed: false, nowMs: F + 1, lastReportMs: 1, delayMs: 0 }, true],
     [

@@ -1,9 +1,10 @@
 /**
  * The probe schedule (pure): the grid step per period, the first run (jittered only right after a
- * kubelet start, as upstream), the fixed rate with dropped ticks and the rounding onto the grid.
+ * kubelet start, as upstream), the fixed rate with dropped ticks and the rounding onto the grid; what is left
+ * of a container's initial delay, a wall clock stepped back included.
  */
 import { describe, expect, it } from 'vitest';
-import { firstDue, nextDue, probeGridMs } from '../../../src/agent/prober/probe-schedule.js';
+import { firstDue, initialDelayLeftMs, nextDue, probeGridMs } from '../../../src/agent/prober/probe-schedule.js';
 
 describe('probe schedule', () => {
   it.each([
@@ -33,5 +34,16 @@ describe('probe schedule', () => {
     [100_000, 100_050, 1_000, 101_000],
   ])('after %i at now=%i with period %i → %i', (prev, now, period, due) =>
     expect(nextDue(prev, now, period)).toBe(due),
+  );
+
+  it.each([
+    // container start, now, initialDelaySeconds in ms → left
+    [100_000, 105_000, 10_000, 5_000],
+    [100_000, 110_000, 10_000, 0],
+    [100_000, 200_000, 0, 0],
+    // The wall clock stepped back an hour since the container started: no delay left, rather than an hour's.
+    [100_000_000, 100_000_000 - 3_600_000, 10_000, 0],
+  ])('a container started at %i, at %i, with an initial delay of %i ms: %i ms left', (start, now, delay, left) =>
+    expect(initialDelayLeftMs(start, now, delay)).toBe(left),
   );
 });

@@ -146,6 +146,7 @@ describe('ProberManager (fake clock)', () => {
     let timers = 0;
     const counting = {
       now: () => clock.now(),
+      monotonic: () => clock.monotonic(),
       setTimer: (fn: () => void, ms: number) => {
         timers++;
         return clock.setTimer(fn, ms);
