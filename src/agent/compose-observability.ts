@@ -69,11 +69,11 @@ export function trackPodStartDuration(d: {
       firstSeen.delete(uid);
       return;
     }
-    if (!firstSeen.has(uid)) firstSeen.set(uid, d.clock.now());
+    if (!firstSeen.has(uid)) firstSeen.set(uid, d.clock.monotonic());
     const st = d.statusManager.get(uid);
     if (st) d.metrics.podStartup.statusUpdated(uid, st);
     if (st?.phase === 'Running' && (st.containerStatuses ?? []).every((c) => c.state.running)) {
-      d.metrics.podStartDuration.observe(undefined, (d.clock.now() - firstSeen.get(uid)!) / 1000);
+      d.metrics.podStartDuration.observe(undefined, (d.clock.monotonic() - firstSeen.get(uid)!) / 1000);
       firstSeen.set(uid, -1);
     }
   });

@@ -156,7 +156,7 @@ export function composeImages(
     maxParallelImagePulls: cfg.maxParallelImagePulls,
     pullLimiter:
       d.registry && cfg.registryPullQPS
-        ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.now())
+        ? new TokenBucket(cfg.registryPullQPS, cfg.registryBurst ?? 0, () => d.clock.monotonic())
         : undefined,
     events: d.events,
     pullTimes: d.pullTimes,

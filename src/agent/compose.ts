@@ -209,7 +209,8 @@ export function composeAgent(
     onHealthChange: (uids) => {
       for (const uid of uids) workQueue.enqueue(uid, clock.now());
     },
-    now: () => clock.now(),
+    // Only the devices' health timeouts read it: waits, on the monotonic clock.
+    now: () => clock.monotonic(),
     logger,
   });
   registerDraClaimsInUse(metrics, dra);

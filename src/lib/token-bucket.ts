@@ -10,17 +10,20 @@ export class TokenBucket {
   private tokens: number;
   private last = 0;
 
+  /** `now`: a monotonic clock in ms (a Clock's `monotonic`), as client-go's limiter reads time.Now's monotonic part. */
   constructor(
     private readonly qps: number,
     private readonly burst: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = realClock.monotonic,
   ) {
     this.tokens = burst;
   }
 
   private refill(): number {
     const now = this.now();
-    if (this.last) this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.qps);
+    // Never less than nothing: a wall clock stepped back an hour made the bucket owe an hour of tokens (every request
+    // through the apiserver client waited an hour) when it was read as `now`.
+    if (this.last) this.tokens = Math.min(this.burst, this.tokens + (Math.max(0, now - this.last) / 1000) * this.qps);
     this.last = now;
     return now;
   }

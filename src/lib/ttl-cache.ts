@@ -1,6 +1,7 @@
 /**
  * A bounded cache with per-entry expiry: at most `maxEntries` (least recently used go first),
- * each entry valid for the TTL it was stored with. Time comes from a Clock.
+ * each entry valid for the TTL it was stored with. Time comes from a Clock's monotonic reading: a wall clock stepped
+ * back does not keep an entry (an authorization webhook's "allowed") for longer than its TTL.
  */
 import type { Clock } from './clock.js';
 
@@ -15,7 +16,7 @@ export class TtlCache<V> {
     const e = this.m.get(key);
     if (!e) return undefined;
     this.m.delete(key);
-    if (e.expires <= this.opts.clock.now()) return undefined;
+    if (e.expires <= this.opts.clock.monotonic()) return undefined;
     this.m.set(key, e);
     return e.value;
   }
@@ -24,7 +25,7 @@ export class TtlCache<V> {
   set(key: string, value: V, ttlMs: number): void {
     this.m.delete(key);
     if (ttlMs <= 0) return;
-    this.m.set(key, { value, expires: this.opts.clock.now() + ttlMs });
+    this.m.set(key, { value, expires: this.opts.clock.monotonic() + ttlMs });
     while (this.m.size > this.opts.maxEntries) this.m.delete(this.m.keys().next().value!);
   }
 

@@ -59,7 +59,8 @@ export class StreamingServer {
   /** Registers a session and returns its single-use URL. */
   register(stream: PendingStream): string {
     if (!this.server) throw new KubeletError('Unavailable', 'streaming server is not running');
-    const now = Date.now();
+    // Token lifetimes are waits: monotonic, so a stepped wall clock neither expires nor prolongs them.
+    const now = performance.now();
     for (const [t, p] of this.pending) if (p.expires <= now) this.pending.delete(t);
     if (this.pending.size >= (this.o.maxInFlight ?? 1000))
       throw new KubeletError('TooManyRequests', 'maximum number of in-flight streaming requests exceeded');
@@ -77,7 +78,7 @@ export class StreamingServer {
     socket.on('error', () => undefined);
     const m = /^\/(exec|attach|portforward)\/([A-Za-z0-9_-]+)$/.exec(new URL(req.url ?? '/', 'http://x').pathname);
     const p = m ? this.pending.get(m[2]) : undefined;
-    if (!m || !p || p.stream.kind !== m[1] || p.expires <= Date.now()) {
+    if (!m || !p || p.stream.kind !== m[1] || p.expires <= performance.now()) {
       if (m) this.pending.delete(m[2]);
       return rejectUpgrade(socket, 404, 'unknown or expired streaming token');
     }

@@ -2,19 +2,20 @@
  * The wall clock stepped back (NTP correcting a clock that ran ahead, `date -s`, a hardware clock kept in local
  * time): the kubelet's own waits go on, as the Go kubelet's do on the monotonic readings of time.Now. Before, each
  * wait measured on the wall clock was held back by the step: an hour back, and no pod was synced again, no probe
- * ran and no unchanged node status was reported for an hour.
+ * ran, no unchanged node status was reported and a failed image pull was not tried again for an hour.
  */
 import { describe, expect, it } from 'vitest';
 import { SyncLoop, type SyncLoopDeps } from '../../src/agent/sync/sync-loop.js';
 import { WorkQueue } from '../../src/agent/sync/work-queue.js';
 import { PodManager } from '../../src/agent/pods/pod-manager.js';
 import { ProberManager } from '../../src/agent/prober/prober-manager.js';
+import { ImageManager } from '../../src/agent/images/image-manager.js';
 import { NodeStatusManager } from '../../src/agent/nodestatus/node-status-manager.js';
 import type { NodeSettings } from '../../src/agent/nodestatus/node-object.js';
 import type { MachineInfo } from '../../src/agent/nodestatus/machine-info.js';
 import type { PodRuntimeStatus } from '../../src/agent/runtime/pod-runtime-status.js';
 import type { Pod } from '../../src/api/types.js';
-import type { RuntimeService } from '../../src/cri/services.js';
+import type { ImageService, RuntimeService } from '../../src/cri/services.js';
 import { createKubeClient } from '../../src/lib/kube-client.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { silentLogger as logger } from '../../src/lib/logger.js';
@@ -133,5 +134,29 @@ describe('a wall clock stepped back an hour', () => {
     expect(await manager.updateOnce()).toBe(false);
     clock.advance(31_000);
     expect(await manager.updateOnce()).toBe(true);
+  });
+
+  it('does not stretch an image pull back-off of 10 s to an hour', async () => {
+    const clock = new FakeClock(1_000_000_000);
+    let pulls = 0;
+    const images = {
+      listImages: async () => [],
+      imageStatus: async () => null,
+      pullImage: async () => {
+        pulls++;
+        throw new Error('failed to resolve reference: not found');
+      },
+      removeImage: async () => {},
+      imageFsInfo: async () => ({ image_filesystems: [] }),
+    } as unknown as ImageService;
+    const manager = new ImageManager({ images, clock, serializeImagePulls: false });
+    const container = { name: 'c', image: 'registry.example.com/app:1', imagePullPolicy: 'IfNotPresent' as const };
+    expect(await manager.ensureImageExists(pod, container, { auth: [] })).toMatchObject({ reason: 'ErrImagePull' });
+    clock.stepWall(-HOUR);
+    clock.advance(5_000);
+    expect(await manager.ensureImageExists(pod, container, { auth: [] })).toMatchObject({ reason: 'ImagePullBackOff' });
+    clock.advance(6_000);
+    expect(await manager.ensureImageExists(pod, container, { auth: [] })).toMatchObject({ reason: 'ErrImagePull' });
+    expect(pulls).toBe(2);
   });
 });

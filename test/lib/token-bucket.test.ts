@@ -30,6 +30,24 @@ describe('TokenBucket', () => {
     expect(b.reserve()).toBe(100);
   });
 
+  it('a clock that goes back (a wall clock stepped back an hour) leaves no debt: the next request waits its turn, not an hour', () => {
+    let now = 10_000_000;
+    const b = new TokenBucket(50, 0, () => now);
+    expect(b.reserve()).toBe(20);
+    now -= 3_600_000;
+    // Behind the first reservation, as without the step; before, an hour's worth of tokens was owed.
+    expect(b.reserve()).toBe(40);
+  });
+
+  it('reads the monotonic clock by default, which a wall clock step does not move', () => {
+    const clock = new FakeClock(10_000_000);
+    const b = new TokenBucket(1, 1, () => clock.monotonic());
+    expect(b.tryTake()).toBe(true);
+    clock.stepWall(-3_600_000);
+    clock.advance(1000);
+    expect(b.tryTake()).toBe(true);
+  });
+
   it('a burst of 0 still lets one request through per 1/qps', () => {
     let now = 1000;
     const b = new TokenBucket(4, 0, () => now);

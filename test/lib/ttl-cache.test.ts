@@ -15,6 +15,14 @@ describe('TtlCache', () => {
     c.set('z', 'Z', 0);
     expect(c.get('z')).toBeUndefined();
   });
+  it('expires an entry after its TTL also when the wall clock was stepped back meanwhile', () => {
+    const clock = new FakeClock();
+    const c = new TtlCache<string>({ maxEntries: 10, clock });
+    c.set('allowed', 'yes', 300_000);
+    clock.stepWall(-3_600_000);
+    clock.advance(300_000);
+    expect(c.get('allowed')).toBeUndefined();
+  });
   it('stays bounded, dropping the least recently used', () => {
     const c = new TtlCache<number>({ maxEntries: 3, clock: new FakeClock() });
     for (let i = 0; i < 3; i++) c.set(`k${i}`, i, 60_000);

@@ -117,12 +117,12 @@ export function systemdUnits(bus: SystemBus = systemBus()): SystemdUnits {
   };
   /** Polls the unit until `done(state)`; throws after the job timeout. */
   const waitForState = async (unit: string, done: (state: string) => boolean, what: string) => {
-    const end = Date.now() + JOB_TIMEOUT_MS;
+    const end = performance.now() + JOB_TIMEOUT_MS;
     for (let delay = 2; ; delay = Math.min(delay * 2, 200)) {
       const state = await activeState(unit);
       if (done(state)) return;
       if (state === 'failed') throw new Error(`unit ${unit} failed to ${what}`);
-      if (Date.now() > end)
+      if (performance.now() > end)
         throw new Error(`timed out waiting for unit ${unit} to ${what} (state ${state || 'unloaded'})`);
       await pause(delay);
     }

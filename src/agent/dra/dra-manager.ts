@@ -79,6 +79,7 @@ export interface DraManagerDeps {
   metrics?: DraMetrics;
   /** The pods holding a device whose health changed (their allocatedResourcesStatus). */
   onHealthChange?: (podUids: string[]) => void;
+  /** A monotonic clock in ms (a Clock's `monotonic`) for the devices' health timeouts. */
   now?: () => number;
   logger: Logger;
 }
@@ -105,7 +106,7 @@ export class DraManager {
   constructor(private readonly deps: DraManagerDeps) {
     this.health = new DraHealth({
       logger: deps.logger,
-      now: deps.now ?? Date.now,
+      now: deps.now ?? performance.now.bind(performance),
       onChange: (driver) => deps.onHealthChange?.(this.podsUsing(driver)),
     });
   }

@@ -56,7 +56,7 @@ export class EventRecorder implements EventSink {
   private chain: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: EventRecorderDeps) {
-    this.limiter = new TokenBucket(deps.qps, deps.burst, () => deps.clock.now());
+    this.limiter = new TokenBucket(deps.qps, deps.burst, () => deps.clock.monotonic());
   }
 
   record(

@@ -159,7 +159,8 @@ export class EvictionManager {
     const overLimit =
       this.deps.localStorageLimits === false ? undefined : this.localStorageEviction(byPod, snap.podFiles);
     const obs = observe(snap, this.deps.memoryCapacityBytes);
-    const now = this.deps.clock.now();
+    // Grace periods and the pressure transition period are waits: on the monotonic clock.
+    const now = this.deps.clock.monotonic();
     const met = thresholdsMet(this.thresholds, obs, this.metLast).sort(
       (a, b) => ORDER[resourceOf(a.signal)] - ORDER[resourceOf(b.signal)],
     );
@@ -178,7 +179,8 @@ export class EvictionManager {
     if (overLimit) return overLimit;
     const actionable = met.filter((t) => now - this.firstMet.get(t)! >= (t.graceMs ?? 0));
     if (!actionable.length) return undefined;
-    for (const t of actionable) this.deps.metrics?.statsAge(t.signal, Math.max(0, now - snap.atMs) / 1000);
+    for (const t of actionable)
+      this.deps.metrics?.statsAge(t.signal, Math.max(0, this.deps.clock.now() - snap.atMs) / 1000);
     if (snap.atMs <= this.lastEvictionMs + HARD_EVICTION_GRACE_SECONDS * 1000 + 1000) return undefined;
     const t = actionable[0];
     const resourceName = resourceOf(t.signal);

@@ -101,14 +101,15 @@ export interface ImageGcDeps {
 /** Tracks images and frees space when asked. */
 export class ImageGc {
   private readonly records = new Map<string, ImageRecord>();
+  /** The records' times and the start are on the clock's monotonic reading (ages, as upstream's time.Now readings). */
   private readonly startedMs: number;
   constructor(private readonly deps: ImageGcDeps) {
-    this.startedMs = deps.clock.now();
+    this.startedMs = deps.clock.monotonic();
   }
 
   /** Updates the records; returns the ids in use by any container. */
   private async detect(): Promise<{ inUse: Set<string>; byName: Map<string, string> }> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const [images, containers, protectedNames] = await Promise.all([
       this.deps.images.listImages(),
       this.deps.runtime.listContainers(),
@@ -167,7 +168,7 @@ export class ImageGc {
     this.deps.logger.info('Attempting to delete unused images');
     const listedAtMs = this.deps.clock.now();
     const { inUse } = await this.detect();
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const unused = imagesToFree(this.records, inUse, Infinity, now, this.deps.policy.minAgeMs);
     const removed = await this.remove(unused, 'space');
     this.deps.logger.info({ removed: removed.length }, 'deleted unused images to reclaim disk space');
@@ -177,7 +178,7 @@ export class ImageGc {
 
   /** Frees what the age and the disk usage ask, given the images `inUse` that detect() found. */
   private async collect(inUse: ReadonlySet<string>): Promise<string[]> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const maxAge = this.deps.policy.maxAgeMs ?? 0;
     const removed: string[] = [];
     if (maxAge > 0 && now - this.startedMs >= maxAge) {

@@ -16,6 +16,7 @@
  * required annotation, or a pod without one when one is required, gets nothing from it.
  */
 import { createHash } from 'node:crypto';
+import { realClock } from '../../lib/clock.js';
 import { parseDuration } from '../../lib/duration.js';
 import { messageOf } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
@@ -103,6 +104,7 @@ interface ServiceAccountPart {
 
 export interface CredentialProvidersDeps {
   logger: Logger;
+  /** A monotonic clock in ms for the credentials' cache (a Clock's `monotonic`, the default). */
   now?: () => number;
   serviceAccounts?: ServiceAccountSource;
   /** Upstream's plugin metrics (metrics/credential-provider-metrics.ts). */
@@ -131,7 +133,7 @@ export class CredentialProviders {
   }
 
   private now(): number {
-    return (this.deps.now ?? Date.now)();
+    return (this.deps.now ?? realClock.monotonic)();
   }
 
   /** The credentials every matching provider gives for `image` (pulled for `pod`), most specific first per provider. */

@@ -231,7 +231,8 @@ export class ImageManager {
       };
     }
     const key = `${pod.metadata.uid}/${image}`;
-    const now = this.deps.clock.now();
+    // The pull backoff is a wait: on the monotonic clock, as upstream's flowcontrol.Backoff.
+    const now = this.deps.clock.monotonic();
     const entry = this.backoff.snapshot().get(key);
     const remaining = entry ? backoffRemaining(entry, entry.lastUpdateMs, now) : 0;
     if (remaining > 0) {
@@ -246,7 +247,7 @@ export class ImageManager {
       };
     }
     this.lastPullErrors.delete(key);
-    const started = this.deps.clock.now();
+    const started = this.deps.clock.monotonic();
     o.onPull?.();
     this.deps.events?.record(eventRef, 'Normal', 'Pulling', `Pulling image "${image}"`);
     this.deps.pullTimes?.startedPulling(pod.metadata.uid!);
@@ -281,7 +282,7 @@ export class ImageManager {
       }
       this.deps.pullTimes?.finishedPulling(pod.metadata.uid!);
       const pulled = await this.deps.images.imageStatus({ image: ref || image }).catch(() => null);
-      const seconds = (this.deps.clock.now() - started) / 1000;
+      const seconds = (this.deps.clock.monotonic() - started) / 1000;
       this.deps.pullTimes?.pulled?.(seconds, Number(pulled?.size ?? 0));
       const secs = seconds.toFixed(3);
       this.deps.events?.record(

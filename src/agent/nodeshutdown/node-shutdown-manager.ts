@@ -271,9 +271,10 @@ export class NodeShutdownManager {
       );
       this.deps.killPod(pod, grace, { reason: NODE_SHUTDOWN_REASON, message: NODE_SHUTDOWN_MESSAGE });
     }
-    const deadline = clock.now() + group.graceSeconds * 1000;
+    // A wait: on the monotonic clock (a wall clock stepped back during the shutdown does not stretch it).
+    const deadline = clock.monotonic() + group.graceSeconds * 1000;
     while (pods.some((p) => !this.deps.stopped(p.metadata.uid!))) {
-      if (clock.now() >= deadline) {
+      if (clock.monotonic() >= deadline) {
         logger.info(
           { gracePeriod: group.graceSeconds, priority: group.priority },
           'Shutdown manager pod killing time out',

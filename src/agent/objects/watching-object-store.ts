@@ -92,7 +92,7 @@ export class WatchingObjectStore implements ObjectStore {
         name,
         references: new Map(),
         immutable: false,
-        lastAccessMs: this.deps.clock.now(),
+        lastAccessMs: this.deps.clock.monotonic(),
         waiters: [],
       };
       this.items.set(key, item);
@@ -117,7 +117,7 @@ export class WatchingObjectStore implements ObjectStore {
     const item = this.items.get(`${namespace}/${name}`);
     // Not registered (a volume's secret named by its PersistentVolume, not by a pod): read as it is.
     if (!item) return fetchObject<T>(this.deps.client, this.deps.resource, namespace, name);
-    item.lastAccessMs = this.deps.clock.now();
+    item.lastAccessMs = this.deps.clock.monotonic();
     if (!item.watch && !item.immutable && !this.stopped) this.startWatch(item);
     if (item.object === undefined && !(await this.listed(item)))
       throw new Error(`failed to sync ${this.deps.resource} cache: timed out waiting for the condition`);
@@ -186,7 +186,7 @@ export class WatchingObjectStore implements ObjectStore {
   }
 
   private stopIdle(): void {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     for (const item of this.items.values()) {
       if (item.watch && item.object !== undefined && now > item.lastAccessMs + this.maxIdleMs) {
         this.deps.logger.debug(

@@ -153,7 +153,8 @@ export class PluginWatcher {
             this.deps.logger.warn({ plugin: r.name, err: messageOf(err) }, 'plugin deregistration failed'),
           );
       }
-    const now = this.deps.clock.now();
+    // Registration retries are waits: on the monotonic clock.
+    const now = this.deps.clock.monotonic();
     for (const path of this.retryAt.keys()) if (!present.has(path)) this.retryAt.delete(path);
     for (const [path, ctimeMs] of present) {
       const retry = this.retryAt.get(path);
@@ -161,14 +162,17 @@ export class PluginWatcher {
       if (await this.register(path, ctimeMs)) this.retryAt.delete(path);
       else {
         const delayMs = retry ? Math.min(retry.delayMs * 2, MAX_RETRY_DELAY_MS) : FIRST_RETRY_DELAY_MS;
-        this.retryAt.set(path, { atMs: this.deps.clock.now() + delayMs, delayMs });
+        this.retryAt.set(path, { atMs: this.deps.clock.monotonic() + delayMs, delayMs });
       }
     }
     this.cancelRetry?.();
     this.cancelRetry = undefined;
     if (this.retryAt.size && !this.stopped) {
       const next = Math.min(...[...this.retryAt.values()].map((r) => r.atMs));
-      this.cancelRetry = this.deps.clock.setTimer(() => void this.scan(), Math.max(0, next - this.deps.clock.now()));
+      this.cancelRetry = this.deps.clock.setTimer(
+        () => void this.scan(),
+        Math.max(0, next - this.deps.clock.monotonic()),
+      );
     }
   }
 

@@ -92,7 +92,7 @@ export async function preStop(
   o: { runtime: RuntimeService; containerId: string; podIP: string; graceSeconds: number } & HookReporting,
 ): Promise<number> {
   if (!c?.lifecycle || !(c.lifecycle as Record<string, unknown>).preStop || o.graceSeconds <= 0) return o.graceSeconds;
-  const start = Date.now();
+  const start = performance.now();
   const msg = await runHook('preStop', pod, c, {
     runtime: o.runtime,
     containerId: o.containerId,
@@ -109,6 +109,6 @@ export async function preStop(
     );
     o.events?.record(podRef(pod, { name: c.name }), 'Warning', 'FailedPreStopHook', 'PreStopHook failed');
   }
-  const left = o.graceSeconds - Math.floor((Date.now() - start) / 1000);
+  const left = o.graceSeconds - Math.floor((performance.now() - start) / 1000);
   return Math.max(MIN_GRACE_SECONDS, left);
 }

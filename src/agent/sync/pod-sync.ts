@@ -364,9 +364,9 @@ export class PodSync implements PodSyncer {
     }
     // 7–8.
     if (results.length) {
-      const readStartMs = this.deps.clock.now();
+      const readStartMs = this.deps.clock.monotonic();
       let fresh = await this.statusAfter(pod, rs, results);
-      if (results.every((r) => r.ok)) this.deps.observePodRelist?.((this.deps.clock.now() - readStartMs) / 1000);
+      if (results.every((r) => r.ok)) this.deps.observePodRelist?.((this.deps.clock.monotonic() - readStartMs) / 1000);
       const dead = deadContainersToRemove(fresh);
       for (const c of dead) {
         await this.deps.runtime.removeContainer(c.id).catch(() => {});

@@ -113,6 +113,10 @@ export class VolumeManager {
    * Each pod's volumes as its spec asks for them: volume name → the plugin's full name (volume_manager_total_volumes).
    */
   private readonly desired = new Map<string, Map<string, string>>();
+  /**
+   * Per pod and volume: when to try a failed one again. This manager's times are all waits (retries, the
+   * attach-and-mount timeout), on the clock's monotonic reading: a wall clock stepped back holds none of them back.
+   */
   private readonly retry = new Map<string, Map<string, { atMs: number; delayMs: number }>>();
   /** Per pod: its wait for its volumes. */
   private readonly waiting = new Map<string, VolumeWait>();
@@ -207,7 +211,7 @@ export class VolumeManager {
     this.desired.set(uid, desired);
     const retries = this.retry.get(uid) ?? new Map<string, { atMs: number; delayMs: number }>();
     this.retry.set(uid, retries);
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const plan = computeVolumeActions(volumes, actual, {
       plugins: this.plugins,
       nowMs: now,
@@ -263,7 +267,7 @@ export class VolumeManager {
               : failure instanceof VolumeOperationError
                 ? failure.step
                 : undefined;
-          this.failed(pod, volume.name, messageOf(failure), retries, this.deps.clock.now(), {
+          this.failed(pod, volume.name, messageOf(failure), retries, this.deps.clock.monotonic(), {
             event: !(failure instanceof VolumeProcessingError),
             ...volumeFailure(step, mappedVolumes(pod).has(volume.name)),
             specName: err instanceof PersistentVolumeError ? err.persistentVolumeName : volume.name,
@@ -324,7 +328,7 @@ export class VolumeManager {
       unmounted: missing,
       unattached: new Map([...waiting.unattached].filter(([name]) => missing.includes(name))),
       waitingSinceMs: waiting.sinceMs,
-      nowMs: this.deps.clock.now(),
+      nowMs: this.deps.clock.monotonic(),
     });
     const unattached = [...waiting.unattached.keys()];
     // Upstream's wait ends at once on volumes it could not resolve (their errors, sorted and joined), else at its
@@ -342,13 +346,13 @@ export class VolumeManager {
             unmounted: missing,
             unattached,
             sinceMs: waiting.reportedAtMs ?? waiting.sinceMs,
-            nowMs: this.deps.clock.now(),
+            nowMs: this.deps.clock.monotonic(),
           });
-    if (report) waiting.reportedAtMs = this.deps.clock.now();
+    if (report) waiting.reportedAtMs = this.deps.clock.monotonic();
     return {
       ok: false,
       message: `unmounted volumes=[${missing.join(' ')}]`,
-      retryAfterMs: Math.max(0, next - this.deps.clock.now()),
+      retryAfterMs: Math.max(0, next - this.deps.clock.monotonic()),
       ...(attachLimitExceeded ? { attachLimitExceeded } : {}),
       ...(report ? { report } : {}),
     };
@@ -440,7 +444,7 @@ export class VolumeManager {
   async cleanupOrphans(isKnown: (uid: string) => boolean): Promise<void> {
     // Listed synchronously (every housekeeping, 2 s): one local directory, cheaper than a promise round trip.
     const onDisk = listDirSync(join(this.deps.rootDir, 'pods')) ?? [];
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     for (const uid of orphanedPodDirs(onDisk, isKnown)) {
       const backoff = this.orphanBackoff.get(uid);
       if (this.removingOrphans.has(uid) || (backoff && backoff.atMs > now)) continue;
@@ -453,7 +457,7 @@ export class VolumeManager {
         .then((removed) => {
           if (removed) return void this.orphanBackoff.delete(uid);
           const delayMs = backoff ? Math.min(backoff.delayMs * 2, MAX_BACKOFF_MS) : ORPHAN_INITIAL_BACKOFF_MS;
-          this.orphanBackoff.set(uid, { atMs: this.deps.clock.now() + delayMs, delayMs });
+          this.orphanBackoff.set(uid, { atMs: this.deps.clock.monotonic() + delayMs, delayMs });
         })
         .finally(() => this.removingOrphans.delete(uid));
       this.removingOrphans.set(uid, removal);

@@ -74,7 +74,10 @@ async function compress(file: string): Promise<void> {
   await rm(file, { force: true });
 }
 
-/** What the manager knows of one running container's log. */
+/**
+ * What the manager knows of one running container's log. Its times are the clock's monotonic ones: a wall clock
+ * stepped back does not put the next look at a growing log off (while the disk fills).
+ */
 interface WatchedLog {
   path: string;
   sizeBytes: number;
@@ -104,7 +107,7 @@ export class ContainerLogManager {
 
   /** One pass over the running containers (one ContainerStatus per new container, a stat per log). */
   async rotateOnce(): Promise<void> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     this.lastFullPassAtMs = now;
     const containers = (await this.deps.runtime.listContainers()).filter((c) => c.state === 'CONTAINER_RUNNING');
     const live = new Set(containers.map((c) => c.id));
@@ -128,7 +131,7 @@ export class ContainerLogManager {
 
   /** Looks at the logs due by now (no list: the fast-growing ones between full passes). */
   async rotateDue(): Promise<void> {
-    const now = this.deps.clock.now();
+    const now = this.deps.clock.monotonic();
     const due = [...this.logs].filter(([, log]) => log.dueAtMs <= now).map(([id]) => id);
     await this.inWorkers(due, (id) => this.check(id, now));
   }
@@ -203,9 +206,9 @@ export class ContainerLogManager {
       while (!signal.aborted) {
         const nextFull = this.lastFullPassAtMs + this.deps.intervalMs;
         const next = Math.min(nextFull, ...[...this.logs.values()].map((l) => l.dueAtMs));
-        await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.deps.clock.now()), signal, this.deps.clock);
+        await sleep(Math.max(FAST_CHECK_MIN_MS, next - this.deps.clock.monotonic()), signal, this.deps.clock);
         if (signal.aborted) break;
-        const pass = this.deps.clock.now() >= nextFull ? this.rotateOnce() : this.rotateDue();
+        const pass = this.deps.clock.monotonic() >= nextFull ? this.rotateOnce() : this.rotateDue();
         await pass.catch((err: unknown) =>
           this.deps.logger.warn({ err: messageOf(err) }, 'container log rotation failed'),
         );
