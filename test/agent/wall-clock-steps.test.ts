@@ -10,6 +10,7 @@ import { WorkQueue } from '../../src/agent/sync/work-queue.js';
 import { PodManager } from '../../src/agent/pods/pod-manager.js';
 import { ProberManager } from '../../src/agent/prober/prober-manager.js';
 import { ImageManager } from '../../src/agent/images/image-manager.js';
+import { backoffRemaining, nextBackoff } from '../../src/agent/sync/backoff.js';
 import { NodeStatusManager } from '../../src/agent/nodestatus/node-status-manager.js';
 import type { NodeSettings } from '../../src/agent/nodestatus/node-object.js';
 import type { MachineInfo } from '../../src/agent/nodestatus/machine-info.js';
@@ -158,5 +159,13 @@ describe('a wall clock stepped back an hour', () => {
     clock.advance(6_000);
     expect(await manager.ensureImageExists(pod, container, { auth: [] })).toMatchObject({ reason: 'ErrImagePull' });
     expect(pulls).toBe(2);
+  });
+
+  it("does not hold a crashed container's restart back until the wall clock has caught up", () => {
+    const exitedAt = 1_000_000_000;
+    const entry = nextBackoff(undefined, exitedAt, exitedAt);
+    expect(backoffRemaining(entry, exitedAt, exitedAt + 4_000)).toBe(6_000);
+    // The wall clock stepped back an hour after the exit: the restart is not put off by an hour.
+    expect(backoffRemaining(entry, exitedAt, exitedAt + 4_000 - HOUR)).toBe(0);
   });
 });

@@ -195,12 +195,12 @@ export function withHostArgs(args: string[]): string[] {
   return ['--fail-cgroupv1=false', ...args];
 }
 
-/** Starts the built CLI with `args` (and withHostArgs). */
-export function startKubelet(args: string[]): Kubelet {
+/** Starts the built CLI with `args` (and withHostArgs), with `o.env` added to its environment. */
+export function startKubelet(args: string[], o: { env?: Record<string, string> } = {}): Kubelet {
   const { env, flags } = kubeletCommandLine();
   const proc = spawn(process.execPath, [...flags, kubeletBin, ...withHostArgs(args)], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...env, ...o.env },
   });
   let out = '';
   proc.stdout!.on('data', (d) => {

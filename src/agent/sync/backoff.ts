@@ -36,14 +36,19 @@ function expired(eventMs: number, entry: BackoffEntry, p: BackoffPolicy): boolea
   return eventMs - entry.lastUpdateMs > 2 * p.maxMs;
 }
 
-/** Milliseconds left in backoff for an event (container finish) at `eventMs`; 0 when not in backoff. */
+/**
+ * Milliseconds left in backoff for an event (container finish) at `eventMs`; 0 when not in backoff. Both times are
+ * wall times (the event is the runtime's). An event after now means the wall clock was stepped back since: the time
+ * waited cannot be told, and none is left (upstream's negative time.Since holds the restart until the wall clock has
+ * caught up, an hour for an hour's step).
+ */
 export function backoffRemaining(
   entry: BackoffEntry | undefined,
   eventMs: number,
   nowMs: number,
   p = containerBackoffPolicy,
 ): number {
-  if (!entry || expired(eventMs, entry, p)) return 0;
+  if (!entry || expired(eventMs, entry, p) || nowMs < eventMs) return 0;
   return Math.max(0, entry.delayMs - (nowMs - eventMs));
 }
 
