@@ -26,6 +26,7 @@ const node = 'clock-step';
 const HOUR = 3_600_000;
 let kubelet: Kubelet;
 let readOnlyPort: number;
+let healthzPort: number;
 
 const pods = async () =>
   (JSON.parse((await httpGet(`http://127.0.0.1:${readOnlyPort}/pods`)).body) as PodList).items as Pod[];
@@ -50,6 +51,7 @@ beforeAll(async () => {
   );
   const ports = await freeKubeletPorts();
   readOnlyPort = ports.ro;
+  healthzPort = ports.hz;
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--config', config] }), {
     env: {
       LD_PRELOAD: LIBFAKETIME,
@@ -67,7 +69,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the wall clock stepped back an hour', () => {
+describe('the wall clock stepped back an hour, then forward again', () => {
   it('holds back neither the restarts of a crashing container nor the liveness probe of an unhealthy one', async () => {
     await until(
       async () => (await restarts('crasher')) >= 2 && (await restarts('unhealthy')) >= 2,
@@ -99,6 +101,17 @@ describe('the wall clock stepped back an hour', () => {
       45_000,
       `both containers restarted twice more after the step (from ${JSON.stringify(before)})`,
     );
+    // And forward again by the hour (a clock set right at boot, as a Raspberry Pi's): the restarts go on, the kubelet
+    // stays healthy.
+    const stepped = { crasher: await restarts('crasher'), unhealthy: await restarts('unhealthy') };
+    writeFileSync(offsetFile, '+0');
+    await until(
+      async () =>
+        (await restarts('crasher')) >= stepped.crasher + 2 && (await restarts('unhealthy')) >= stepped.unhealthy + 2,
+      45_000,
+      `both containers restarted twice more after the step forward (from ${JSON.stringify(stepped)})`,
+    );
+    expect((await httpGet(`http://127.0.0.1:${healthzPort}/healthz`)).status).toBe(200);
     expect(kubelet.proc.exitCode).toBeNull();
-  }, 150_000);
+  }, 180_000);
 });
