@@ -13,12 +13,28 @@ export function rfc3339NanoFromNs(ns: bigint): string {
   return frac ? `${base}.${frac}Z` : `${base}Z`;
 }
 
-const hrStart = process.hrtime.bigint();
-const wallStartNs = BigInt(Date.now()) * 1_000_000n;
+/** Farther apart than this, the wall clock was stepped (or slewed that far): the anchor follows it. */
+const REANCHOR_NS = 50_000_000n;
+let anchorHr = process.hrtime.bigint();
+let anchorWallNs = BigInt(Date.now()) * 1_000_000n;
 
-/** Wall-clock nanoseconds with sub-millisecond resolution (monotonic offset from start-up). */
+/**
+ * Wall-clock nanoseconds with sub-millisecond resolution: the monotonic clock's offset from an anchor on the wall
+ * clock, re-anchored once they are more than 50 ms apart. The embedded runtime's timestamps (log lines, container
+ * starts and exits) follow a wall clock that NTP or an operator stepped, as containerd's time.Now does; anchored
+ * once at start, they stayed off by the step for the process's life (and a container's exit, seen an hour early,
+ * escaped its crash-loop back-off).
+ */
 export function nowNs(): bigint {
-  return wallStartNs + (process.hrtime.bigint() - hrStart);
+  const hr = process.hrtime.bigint();
+  const ns = anchorWallNs + (hr - anchorHr);
+  const wallNs = BigInt(Date.now()) * 1_000_000n;
+  if (ns - wallNs > REANCHOR_NS || wallNs - ns > REANCHOR_NS) {
+    anchorHr = hr;
+    anchorWallNs = wallNs;
+    return wallNs;
+  }
+  return ns;
 }
 
 /** Parses RFC3339 / RFC3339Nano into nanoseconds since the epoch; undefined when malformed. */

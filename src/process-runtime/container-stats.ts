@@ -129,7 +129,8 @@ export class UsageReader {
 
   /** The stats of `running` and each one's process count, by index. */
   read(running: cri.Container[]): { stats: cri.ContainerStats[]; processCounts: number[] } {
-    const now = Date.now();
+    // The cache's age is a wait: monotonic (a wall clock stepped back froze the figures for as long).
+    const now = performance.now();
     const stale = running.filter((v) => !(now - (this.cache.get(v.id)?.atMs ?? -Infinity) < USAGE_TTL_MS));
     if (stale.length) {
       const cg = this.cgroups();

@@ -11,6 +11,8 @@ import { PodManager } from '../../src/agent/pods/pod-manager.js';
 import { ProberManager } from '../../src/agent/prober/prober-manager.js';
 import { ImageManager } from '../../src/agent/images/image-manager.js';
 import { backoffRemaining, nextBackoff } from '../../src/agent/sync/backoff.js';
+import { newestFirst } from '../../src/agent/runtime/runtime-manager.js';
+import type { RuntimeContainer } from '../../src/agent/runtime/pod-runtime-status.js';
 import { NodeStatusManager } from '../../src/agent/nodestatus/node-status-manager.js';
 import type { NodeSettings } from '../../src/agent/nodestatus/node-object.js';
 import type { MachineInfo } from '../../src/agent/nodestatus/machine-info.js';
@@ -167,5 +169,18 @@ describe('a wall clock stepped back an hour', () => {
     expect(backoffRemaining(entry, exitedAt, exitedAt + 4_000)).toBe(6_000);
     // The wall clock stepped back an hour after the exit: the restart is not put off by an hour.
     expect(backoffRemaining(entry, exitedAt, exitedAt + 4_000 - HOUR)).toBe(0);
+  });
+
+  it("takes a container's instance of the later attempt for its newest, though the runtime's clock created it earlier", () => {
+    const T = 1_000_000_000;
+    const instance = (name: string, restartCount: number, createdAt: number) =>
+      ({ id: `${name}-${restartCount}`, name, restartCount, createdAt }) as RuntimeContainer;
+    const order = newestFirst([
+      instance('main', 3, T),
+      instance('sidecar', 0, T - HOUR / 2),
+      // Made after the runtime's wall clock was stepped back an hour.
+      instance('main', 4, T + 5_000 - HOUR),
+    ]).map((c) => c.id);
+    expect(order).toEqual(['main-4', 'sidecar-0', 'main-3']);
   });
 });

@@ -101,6 +101,10 @@ describe('the wall clock stepped back an hour, then forward again', () => {
       45_000,
       `both containers restarted twice more after the step (from ${JSON.stringify(before)})`,
     );
+    // The embedded runtime's timestamps follow the step too: the container it started last started "an hour ago".
+    const started = (await pods()).find((p) => p.metadata.name === `unhealthy-${node}`)?.status?.containerStatuses?.[0]
+      ?.state?.running?.startedAt;
+    expect(Math.abs(Date.now() - HOUR - Date.parse(started ?? '')), started).toBeLessThan(5 * 60_000);
     // And forward again by the hour (a clock set right at boot, as a Raspberry Pi's): the restarts go on, the kubelet
     // stays healthy.
     const stepped = { crasher: await restarts('crasher'), unhealthy: await restarts('unhealthy') };

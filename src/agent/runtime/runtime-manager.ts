@@ -100,11 +100,30 @@ interface KnownPod {
   containers: Map<string, RuntimeContainer>;
 }
 
-/** The containers found, newest first (by creation, then restart count). */
-function sorted(statuses: (RuntimeContainer | undefined)[]): RuntimeContainer[] {
-  return statuses
+/**
+ * The containers found, newest first: by creation, except that the instances of one container go by their restart
+ * count, then creation. A later attempt is the newer one whatever the runtime's wall clock said: after that clock
+ * was stepped back, a new instance is created "before" the old one, which upstream's order by creation alone then
+ * takes for the latest (and the kubelet restarted a container that was already running again). Pure.
+ */
+export function newestFirst(statuses: readonly (RuntimeContainer | undefined)[]): RuntimeContainer[] {
+  const found = statuses
     .filter((x): x is RuntimeContainer => !!x)
     .sort((a, b) => b.createdAt - a.createdAt || b.restartCount - a.restartCount);
+  const instances = new Map<string, RuntimeContainer[]>();
+  for (const c of found) {
+    const list = instances.get(c.name);
+    if (list) list.push(c);
+    else instances.set(c.name, [c]);
+  }
+  for (const list of instances.values())
+    if (list.length > 1) list.sort((a, b) => b.restartCount - a.restartCount || b.createdAt - a.createdAt);
+  const taken = new Map<string, number>();
+  return found.map((c) => {
+    const index = taken.get(c.name) ?? 0;
+    taken.set(c.name, index + 1);
+    return instances.get(c.name)![index];
+  });
 }
 
 /** Full lists begun at most this long ago (ms) mean that lists are being made every second (the PLEG relists). */
@@ -216,7 +235,8 @@ export class RuntimeManager {
   ): Promise<PodRuntimeStatus> {
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
-    sandboxes.sort((a, b) => b.created_at - a.created_at);
+    // Newest first: by attempt, then creation (a sandbox made after the wall clock was stepped back is still the newer).
+    sandboxes.sort((a, b) => (b.metadata?.attempt ?? 0) - (a.metadata?.attempt ?? 0) || b.created_at - a.created_at);
     const sboxes: RuntimeSandbox[] = [];
     for (const [i, s] of sandboxes.entries()) {
       let ips = { ip: '', additionalIps: [] as string[] };
@@ -243,7 +263,7 @@ export class RuntimeManager {
         return this.containerStatus(c.id, c.pod_sandbox_id, now);
       }),
     );
-    return this.remember({ uid, name, namespace, sandboxes: sboxes, containers: sorted(statuses) }, now);
+    return this.remember({ uid, name, namespace, sandboxes: sboxes, containers: newestFirst(statuses) }, now);
   }
 
   /**
@@ -267,7 +287,7 @@ export class RuntimeManager {
         : undefined,
     };
     const statuses = await Promise.all(containerIds.map((id) => this.containerStatus(id, sandbox.id, now)));
-    return this.remember({ uid, name, namespace, sandboxes: [{ ...sandbox }], containers: sorted(statuses) }, now);
+    return this.remember({ uid, name, namespace, sandboxes: [{ ...sandbox }], containers: newestFirst(statuses) }, now);
   }
 
   /** One container's status by CRI ContainerStatus (undefined once it is gone); a settled one is put in `now`. */

@@ -1,0 +1,30 @@
+/** Wall-clock nanoseconds (the embedded runtime's timestamps): finer than a millisecond, and they follow a step. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { nowNs } from '../../src/lib/time.js';
+
+const HOUR_NS = 3_600_000_000_000n;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('nowNs', () => {
+  it('is the wall clock to within a few milliseconds, and never goes back while the wall clock does not', () => {
+    const a = nowNs();
+    const b = nowNs();
+    expect(b >= a).toBe(true);
+    const wall = BigInt(Date.now()) * 1_000_000n;
+    expect(a - wall < 5_000_000n && wall - a < 5_000_000n).toBe(true);
+  });
+
+  it('follows the wall clock stepped back an hour, and forward again', () => {
+    const before = nowNs();
+    const real = Date.now.bind(Date);
+    const now = vi.spyOn(Date, 'now').mockImplementation(() => real() - 3_600_000);
+    const stepped = nowNs();
+    expect(before - stepped > HOUR_NS - 1_000_000_000n && before - stepped < HOUR_NS + 1_000_000_000n).toBe(true);
+    now.mockRestore();
+    const back = nowNs();
+    expect(back - before >= 0n && back - before < 1_000_000_000n).toBe(true);
+  });
+});
