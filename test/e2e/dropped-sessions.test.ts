@@ -13,9 +13,10 @@ import type { Pod, PodList } from '../../src/api/types.js';
 import {
   countProcesses,
   freeKubeletPorts,
-  freePort,
   httpGet,
   kubeletArgs,
+  listenedPort,
+  listeningPodCommand,
   startKubelet,
   until,
   type Kubelet,
@@ -40,7 +41,6 @@ const execQuery = (cmd: string[]) => cmd.map((x) => `command=${encodeURIComponen
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
-  webPort = await freePort();
   for (const name of ['chatty-a', 'chatty-b']) {
     writeFileSync(
       join(manifests, `${name}.yaml`),
@@ -49,7 +49,7 @@ beforeAll(async () => {
   }
   writeFileSync(
     join(manifests, 'web.yaml'),
-    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end(Buffer.alloc(1 << 20, 120))).listen(${webPort}, '127.0.0.1')"]}\n`,
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ${listeningPodCommand("require('http').createServer((q, r) => r.end(Buffer.alloc(1 << 20, 120)))", join(dir, 'web.port'))}}\n`,
   );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
@@ -61,6 +61,7 @@ beforeAll(async () => {
     30_000,
     'pods Running',
   );
+  webPort = await listenedPort(join(dir, 'web.port'));
 }, 40_000);
 
 afterAll(async () => {

@@ -8,7 +8,17 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
-import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  freeKubeletPorts,
+  freePort,
+  httpGet,
+  kubeletArgs,
+  listenedPort,
+  listeningPodCommand,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 import {
   clientWebSocket,
   floodWebSocket,
@@ -45,16 +55,14 @@ beforeAll(async () => {
     join(manifests, 'cat.yaml'),
     'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n',
   );
-  webPort = await freePort();
   writeFileSync(
     join(manifests, 'web.yaml'),
-    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('web says hi')).listen(${webPort}, '127.0.0.1')"]}\n`,
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ${listeningPodCommand("require('http').createServer((q, r) => r.end('web says hi'))", join(dir, 'web.port'))}}\n`,
   );
   // A pod whose port accepts connections and never reads from them.
-  sinkPort = await freePort();
   writeFileSync(
     join(manifests, 'sink.yaml'),
-    `apiVersion: v1\nkind: Pod\nmetadata: {name: sink}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('net').createServer((s) => s.pause()).listen(${sinkPort}, '127.0.0.1')"]}\n`,
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: sink}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ${listeningPodCommand("require('net').createServer((s) => s.pause())", join(dir, 'sink.port'))}}\n`,
   );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   pki = { ca: join(root, 'pki', 'ca.crt'), cert: join(root, 'pki', 'admin.crt'), key: join(root, 'pki', 'admin.key') };
@@ -66,6 +74,8 @@ beforeAll(async () => {
     20_000,
     'pods Running',
   );
+  webPort = await listenedPort(join(dir, 'web.port'));
+  sinkPort = await listenedPort(join(dir, 'sink.port'));
 }, 30_000);
 
 afterAll(async () => {

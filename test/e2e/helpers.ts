@@ -75,6 +75,31 @@ export async function freePort(): Promise<number> {
   }
 }
 
+/**
+ * The command (a YAML flow sequence) of an embedded-runtime pod that runs `server`, Node code for a net.Server, on
+ * a port the kernel picks, and writes the port to `portFile` once it listens: no port chosen beforehand can be taken
+ * meanwhile by another process. listenedPort reads it.
+ */
+export function listeningPodCommand(server: string, portFile: string): string {
+  const listen = `.listen(0, '127.0.0.1', function () { require('fs').writeFileSync('${portFile}', String(this.address().port)) })`;
+  return `["${process.execPath}", -e, "${server}${listen}"]`;
+}
+
+/** The port a pod of listeningPodCommand listens on, once it does. */
+export function listenedPort(portFile: string, timeoutMs = 20_000): Promise<number> {
+  return until(
+    () => {
+      try {
+        return Number(readFileSync(portFile, 'utf8')) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    timeoutMs,
+    `the port in ${portFile}`,
+  );
+}
+
 /** The kubelet's three ports. */
 export interface KubeletPorts {
   port: number;

@@ -11,7 +11,17 @@ import { join } from 'node:path';
 import type { PodList } from '../../src/api/types.js';
 import { createCa, issueCert } from '../../src/server/pki.js';
 import { startKubectlApiserver, type KubectlApiserver } from '../fixtures/kubectl-apiserver.js';
-import { freeKubeletPorts, freePort, httpGet, kubeletArgs, startKubelet, until, type Kubelet } from './helpers.js';
+import {
+  freeKubeletPorts,
+  freePort,
+  httpGet,
+  kubeletArgs,
+  listenedPort,
+  listeningPodCommand,
+  startKubelet,
+  until,
+  type Kubelet,
+} from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-kubectl-'));
 const manifests = join(dir, 'manifests');
@@ -67,10 +77,9 @@ beforeAll(async () => {
     join(manifests, 'cat.yaml'),
     'apiVersion: v1\nkind: Pod\nmetadata: {name: cat}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: busybox, command: [sh, -c, "while read l; do echo \\"got $l\\"; done"], stdin: true}\n',
   );
-  webPort = await freePort();
   writeFileSync(
     join(manifests, 'web.yaml'),
-    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ["${process.execPath}", -e, "require('http').createServer((q, r) => r.end('hello from web ' + q.url)).listen(${webPort}, '127.0.0.1')"]}\n`,
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n  - {name: main, image: node, command: ${listeningPodCommand("require('http').createServer((q, r) => r.end('hello from web ' + q.url))", join(dir, 'web.port'))}}\n`,
   );
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests }));
   const readOnlyUrl = `http://127.0.0.1:${ports.ro}/pods`;
@@ -82,6 +91,7 @@ beforeAll(async () => {
     20_000,
     'pods Running',
   );
+  webPort = await listenedPort(join(dir, 'web.port'));
   const apiCa = await createCa('apiserver-ca');
   const pki = (f: string) => readFileSync(join(root, 'pki', f));
   api = await startKubectlApiserver({
