@@ -76,6 +76,8 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ verbosity: cfg.verbosity, format: cfg.loggingFormat });
   routeProcessWarnings(logger);
+  // Taken so that Node does not open its inspector (bin/tskubelet.js): the kubelet has no use for the signal.
+  process.on('SIGUSR1', () => logger.warn('SIGUSR1 ignored: the kubelet takes no action on it'));
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
   // Upstream's --lock-file, before anything else: a kubelet given a file another one holds waits for it.
