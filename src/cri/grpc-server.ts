@@ -3,8 +3,10 @@
  * CRI and the kubelet's pod-resources API. A request is bounded (4 MiB, gRPC's default); an
  * unknown method answers UNIMPLEMENTED; a handler (sync or async) that throws a GrpcCallError
  * answers its status, anything else UNKNOWN; a handler's signal is aborted when its client cancels
- * the call or goes away.
+ * the call or goes away. The socket is readable and writable by its owner and group only (0660, as containerd's),
+ * whatever the process's umask: a client that can connect to the runtime's socket can run anything as root.
  */
+import { chmod } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
 import { GrpcCallError, GrpcCode } from './grpc-status.js';
 
@@ -49,6 +51,10 @@ export async function serveUnary(
       err ? reject(err) : resolve(),
     ),
   );
+  await chmod(path, 0o660).catch((err: unknown) => {
+    server.forceShutdown();
+    throw err;
+  });
   return {
     close: () =>
       new Promise<void>((resolve) => {

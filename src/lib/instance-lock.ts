@@ -39,14 +39,27 @@ function holderPid(name: string): Promise<string> {
   });
 }
 
+/** The abstract socket name of the lock of the directory at the canonical `path`. Pure. */
+export function lockSocketName(path: string): string {
+  return `\0tskubelet-lock:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * How many clients may be connected at once. An abstract socket has no file mode: any process of the network
+ * namespace (a hostNetwork pod included) can connect.
+ */
+const MAX_LOCK_CLIENTS = 16;
+
 /** Takes the lock for `dir` (`what` names it in the error), or rejects with LockHeldError. */
 export async function acquireInstanceLock(dir: string, what: string): Promise<InstanceLock> {
   const path = await canonical(dir);
-  const name = `\0tskubelet-lock:${createHash('sha256').update(path).digest('hex').slice(0, 40)}`;
+  const name = lockSocketName(path);
   const server: Server = createServer((c) => {
-    c.end(`${process.pid}\n`);
     c.on('error', () => {});
+    // Closed once the PID is written: a client that never closes its end kept a descriptor of the kubelet's.
+    c.end(`${process.pid}\n`, () => c.destroy());
   });
+  server.maxConnections = MAX_LOCK_CLIENTS;
   await new Promise<void>((ok, fail) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EADDRINUSE') {
