@@ -171,7 +171,7 @@ describe('a wall clock stepped back an hour', () => {
     expect(backoffRemaining(entry, exitedAt, exitedAt + 4_000 - HOUR)).toBe(0);
   });
 
-  it("takes a container's instance of the later attempt for its newest, though the runtime's clock created it earlier", () => {
+  it("takes a container's later attempt for its newest instance, though the runtime's clock created it earlier", () => {
     const T = 1_000_000_000;
     const instance = (name: string, restartCount: number, createdAt: number) =>
       ({ id: `${name}-${restartCount}`, name, restartCount, createdAt }) as RuntimeContainer;

@@ -82,7 +82,7 @@ export interface NodeStatusManagerDeps {
   readiness?: { refresh: () => Promise<void>; errors: () => string[] };
 }
 
-/** How long after the start the fast status update waits for the node to become ready (upstream nodeReadyGracePeriod). */
+/** How long after the start the fast status update waits for the node to be ready (upstream nodeReadyGracePeriod). */
 export const NODE_READY_GRACE_MS = 120_000;
 
 /** How often the fast status update reads the runtime's readiness (upstream's 100 ms). */
@@ -238,9 +238,16 @@ export class NodeStatusManager {
     const changed =
       !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised || podCidrChanged;
     const frequencyMs = this.deps.reportFrequencyMs;
-    const nowMs = this.deps.clock.monotonic();
-    if (!statusReportDue({ changed, nowMs, lastReportMs: this.lastReportMs, frequencyMs, delayMs: this.delayMs }))
-      return false;
+    // The status's times are wall times (`now`); its report schedule runs on the monotonic clock.
+    const monotonicMs = this.deps.clock.monotonic();
+    const due = statusReportDue({
+      changed,
+      nowMs: monotonicMs,
+      lastReportMs: this.lastReportMs,
+      frequencyMs,
+      delayMs: this.delayMs,
+    });
+    if (!due) return false;
     const causedByChange = changed || this.lastReportMs === undefined;
     const mine = new Set((next.conditions as NodeCondition[]).map((c) => c.type));
     const others = ((base.conditions ?? []) as NodeCondition[]).filter((c) => !mine.has(c.type));
@@ -293,7 +300,7 @@ export class NodeStatusManager {
         `Node ${s.nodeName} status is now: ${ready.status === 'True' ? 'NodeReady' : 'NodeNotReady'}`,
       );
     this.last = next;
-    this.lastReportMs = nowMs;
+    this.lastReportMs = monotonicMs;
     this.delayMs = delayAfterReport(causedByChange, frequencyMs, this.deps.random ?? Math.random);
     return true;
   }

@@ -104,7 +104,7 @@ interface KnownPod {
  * The containers found, newest first: by creation, except that the instances of one container go by their restart
  * count, then creation. A later attempt is the newer one whatever the runtime's wall clock said: after that clock
  * was stepped back, a new instance is created "before" the old one, which upstream's order by creation alone then
- * takes for the latest (and the kubelet restarted a container that was already running again). Pure.
+ * takes for the latest (and the kubelet started another container at every sync). Pure.
  */
 export function newestFirst(statuses: readonly (RuntimeContainer | undefined)[]): RuntimeContainer[] {
   const found = statuses
@@ -235,7 +235,7 @@ export class RuntimeManager {
   ): Promise<PodRuntimeStatus> {
     const before = this.known.get(uid);
     const now: KnownPod = { containers: new Map() };
-    // Newest first: by attempt, then creation (a sandbox made after the wall clock was stepped back is still the newer).
+    // Newest first: by attempt, then creation (one made after the wall clock was stepped back is still the newer).
     sandboxes.sort((a, b) => (b.metadata?.attempt ?? 0) - (a.metadata?.attempt ?? 0) || b.created_at - a.created_at);
     const sboxes: RuntimeSandbox[] = [];
     for (const [i, s] of sandboxes.entries()) {
