@@ -3,8 +3,9 @@
  * CRI and the kubelet's pod-resources API. A request is bounded (4 MiB, gRPC's default); an
  * unknown method answers UNIMPLEMENTED; a handler (sync or async) that throws a GrpcCallError
  * answers its status, anything else UNKNOWN; a handler's signal is aborted when its client cancels
- * the call or goes away. The socket is readable and writable by its owner and group only (0660, as containerd's),
- * whatever the process's umask: a client that can connect to the runtime's socket can run anything as root.
+ * the call or goes away. The socket's mode is set whatever the process's umask: 0600 by default (the kubelet's
+ * pod-resources and device plugin sockets, which upstream's umask of 022 leaves to root alone), 0660 for the
+ * runtime's CRI socket, as containerd's. A client that can connect to the runtime's socket can run anything as root.
  */
 import { chmod } from 'node:fs/promises';
 import * as grpc from '@grpc/grpc-js';
@@ -18,10 +19,11 @@ export interface UnaryHandler {
   handle(req: unknown, signal: AbortSignal): unknown;
 }
 
-/** Serves `methods` (by path, "/pkg.Service/Method") on the unix socket `path`. */
+/** Serves `methods` (by path, "/pkg.Service/Method") on the unix socket `path`, of the file mode `mode`. */
 export async function serveUnary(
   path: string,
   methods: Record<string, UnaryHandler>,
+  mode = 0o600,
 ): Promise<{ close(): Promise<void> }> {
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 4 * 1024 * 1024 });
   for (const [name, m] of Object.entries(methods)) {
@@ -51,7 +53,7 @@ export async function serveUnary(
       err ? reject(err) : resolve(),
     ),
   );
-  await chmod(path, 0o660).catch((err: unknown) => {
+  await chmod(path, mode).catch((err: unknown) => {
     server.forceShutdown();
     throw err;
   });

@@ -150,5 +150,5 @@ export function criHandlers(rt: RuntimeService, img: ImageService) {
 
 /** Serves the runtime's CRI on `address` ("unix:///run/x.sock" or a socket path). */
 export function serveCri(address: string, rt: RuntimeService, img: ImageService): Promise<{ close(): Promise<void> }> {
-  return serveUnary(address.replace(/^unix:\/\//, ''), criHandlers(rt, img));
+  return serveUnary(address.replace(/^unix:\/\//, ''), criHandlers(rt, img), 0o660);
 }

@@ -1,7 +1,8 @@
 /**
- * The gRPC sockets the kubelet and the process-runtime daemon serve (the runtime's CRI, pod-resources, device
- * plugin registration) are 0660, as containerd's socket, whatever the umask they were started with: a client of
- * the runtime's socket can run anything as root, and with a umask of 0 the sockets were open to every local user.
+ * The gRPC sockets the kubelet and the process-runtime daemon serve have their mode whatever the umask they were
+ * started with: the runtime's CRI socket 0660, as containerd's; pod-resources and device plugin registration 0600,
+ * root's alone as upstream's under the usual umask. A client of the runtime's socket can run anything as root, and
+ * with a umask of 0 the sockets were open to every local user.
  */
 import { afterAll, describe, it } from 'vitest';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -38,12 +39,12 @@ describe('socket modes under a umask of 0', () => {
     await until(() => mode(socket) === 0o660, 2000, `mode 0660 (${mode(socket).toString(8)})`);
   });
 
-  it("the kubelet's pod-resources and device plugin registration sockets are 0660", async () => {
+  it("the kubelet's pod-resources and device plugin registration sockets are 0600", async () => {
     const ports = await freeKubeletPorts();
     const kubelet = startWithOpenUmask(kubeletArgs({ dir: join(dir, 'kubelet'), ports, node: 'sockets' }));
     await untilServing(ports, kubelet);
     const root = join(dir, 'kubelet', 'root');
     for (const socket of [join(root, 'pod-resources', 'kubelet.sock'), join(root, 'device-plugins', 'kubelet.sock')])
-      await until(() => statSync(socket, { throwIfNoEntry: false }) && mode(socket) === 0o660, 10_000, socket);
+      await until(() => statSync(socket, { throwIfNoEntry: false }) && mode(socket) === 0o600, 10_000, socket);
   });
 });
