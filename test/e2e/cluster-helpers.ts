@@ -56,6 +56,8 @@ export async function startCluster(o: {
   bookmarkMs?: number;
   /** The apiserver speaks HTTP/1.1 only (the kubelet's client then uses it; benches compare the two). */
   http1Only?: boolean;
+  /** Added to the kubelet's environment. */
+  env?: Record<string, string>;
 }): Promise<Cluster> {
   const ca = await createCa('test-cluster-ca');
   const serving = await issueCert(ca, {
@@ -144,7 +146,7 @@ export async function startCluster(o: {
   });
   const cluster: Cluster = {
     api,
-    kubelet: startKubelet(args),
+    kubelet: startKubelet(args, { env: o.env }),
     ports,
     ca,
     dir: o.dir,
@@ -154,7 +156,7 @@ export async function startCluster(o: {
     async restartKubelet(whileDown) {
       await cluster.kubelet.stop();
       await whileDown?.();
-      cluster.kubelet = startKubelet(args);
+      cluster.kubelet = startKubelet(args, { env: o.env });
     },
     async close() {
       stopSigner();

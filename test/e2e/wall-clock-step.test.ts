@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, startKubelet, until, untilServing, type Kubelet } from './helpers.js';
+import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
 
 /** Where Debian's libfaketime (package libfaketime, from faketime) puts its multi-threaded library. */
 const LIBFAKETIME = ['x86_64-linux-gnu', 'aarch64-linux-gnu']
@@ -27,6 +28,15 @@ const HOUR = 3_600_000;
 let kubelet: Kubelet;
 let readOnlyPort: number;
 let healthzPort: number;
+
+/** The environment that has libfaketime step a process's wall clock alone, to the offset in `file`. */
+const fakeWallClock = (file: string): Record<string, string> => ({
+  LD_PRELOAD: LIBFAKETIME!,
+  FAKETIME_TIMESTAMP_FILE: file,
+  // Read the file at every call: the step happens while the kubelet runs.
+  FAKETIME_NO_CACHE: '1',
+  FAKETIME_DONT_FAKE_MONOTONIC: '1',
+});
 
 const pods = async () =>
   (JSON.parse((await httpGet(`http://127.0.0.1:${readOnlyPort}/pods`)).body) as PodList).items as Pod[];
@@ -53,13 +63,7 @@ beforeAll(async () => {
   readOnlyPort = ports.ro;
   healthzPort = ports.hz;
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--config', config] }), {
-    env: {
-      LD_PRELOAD: LIBFAKETIME,
-      FAKETIME_TIMESTAMP_FILE: offsetFile,
-      // Read the file at every call: the step happens while the kubelet runs.
-      FAKETIME_NO_CACHE: '1',
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    },
+    env: fakeWallClock(offsetFile),
   });
   await untilServing(ports, kubelet);
 }, 30_000);
@@ -118,4 +122,29 @@ describe('the wall clock stepped back an hour, then forward again', () => {
     expect((await httpGet(`http://127.0.0.1:${healthzPort}/healthz`)).status).toBe(200);
     expect(kubelet.proc.exitCode).toBeNull();
   }, 180_000);
+});
+
+describe('in a cluster, the wall clock stepped back an hour', () => {
+  const clusterNode = 'clock-cluster';
+  const clusterOffset = join(dir, 'faketime-cluster');
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    writeFileSync(clusterOffset, '+0');
+    cluster = await startCluster({ dir: join(dir, 'cluster'), node: clusterNode, env: fakeWallClock(clusterOffset) });
+    await until(() => cluster.api.store.get('nodes', '', clusterNode), 20_000, 'the node registered');
+  }, 40_000);
+
+  afterAll(async () => {
+    await cluster?.close();
+  });
+
+  it('tells the apiserver at once of a pod it starts after the step (its requests are not held back an hour)', async () => {
+    const phase = (name: string) => (cluster.api.store.get('pods', 'default', name) as Pod | undefined)?.status?.phase;
+    cluster.api.store.create('pods', boundPod('before', clusterNode));
+    await until(() => phase('before') === 'Running', 30_000, 'the pod before the step Running');
+    writeFileSync(clusterOffset, '-1h');
+    cluster.api.store.create('pods', boundPod('after', clusterNode));
+    await until(() => phase('after') === 'Running', 30_000, 'the pod created after the step reported Running');
+  }, 90_000);
 });
