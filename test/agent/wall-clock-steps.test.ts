@@ -14,8 +14,6 @@ import { backoffRemaining, nextBackoff } from '../../src/agent/sync/backoff.js';
 import { newestFirst } from '../../src/agent/runtime/runtime-manager.js';
 import type { RuntimeContainer } from '../../src/agent/runtime/pod-runtime-status.js';
 import { NodeStatusManager } from '../../src/agent/nodestatus/node-status-manager.js';
-import type { NodeSettings } from '../../src/agent/nodestatus/node-object.js';
-import type { MachineInfo } from '../../src/agent/nodestatus/machine-info.js';
 import type { PodRuntimeStatus } from '../../src/agent/runtime/pod-runtime-status.js';
 import type { Pod } from '../../src/api/types.js';
 import type { ImageService, RuntimeService } from '../../src/cri/services.js';
@@ -23,6 +21,7 @@ import { createKubeClient } from '../../src/lib/kube-client.js';
 import { FakeClock } from '../../src/lib/clock.js';
 import { silentLogger as logger } from '../../src/lib/logger.js';
 import { useFakeApiserver } from '../fixtures/apiserver/suite.js';
+import { testMachine, testNodeSettings } from './nodestatus/node-fixture.js';
 
 const fake = useFakeApiserver();
 const HOUR = 3_600_000;
@@ -112,16 +111,9 @@ describe('a wall clock stepped back an hour', () => {
     const clock = new FakeClock(1_000_000_000);
     const manager = new NodeStatusManager({
       client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
-      settings: {
-        ...{ nodeName: 'stepped', nodeIP: '10.0.0.5', hostname: 'stepped', port: 10250, maxPods: 110 },
-        ...{ nodeLabels: {}, registerWithTaints: [], providerID: '', kubeReserved: {}, systemReserved: {} },
-        ...{ evictionHard: {}, kubeletVersion: 'v1.36.2' },
-      } as NodeSettings,
+      settings: testNodeSettings('stepped'),
       registerNode: false,
-      machine: {
-        ...{ machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1', osImage: 'Debian' },
-        ...{ architecture: 'amd64', cpuCores: 2, memoryBytes: 2 ** 32, ephemeralStorageBytes: 2 ** 35, hugePages: [] },
-      } as MachineInfo,
+      machine: testMachine(),
       runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: [], images: [] }),
       events: { record: () => {} },
       clock,

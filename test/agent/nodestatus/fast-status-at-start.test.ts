@@ -10,42 +10,15 @@ import {
   NODE_READY_GRACE_MS,
   NodeStatusManager,
 } from '../../../src/agent/nodestatus/node-status-manager.js';
-import type { NodeSettings } from '../../../src/agent/nodestatus/node-object.js';
-import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger, type Logger } from '../../../src/lib/logger.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 import { until } from '../../e2e/helpers.js';
+import { testMachine, testNodeSettings } from './node-fixture.js';
 
 const fake = useFakeApiserver();
 
-const machine: MachineInfo = {
-  machineID: 'm',
-  systemUUID: 's',
-  bootID: 'b',
-  kernelVersion: '6.1',
-  osImage: 'Debian',
-  architecture: 'amd64',
-  cpuCores: 2,
-  memoryBytes: 4 * 2 ** 30,
-  ephemeralStorageBytes: 50 * 2 ** 30,
-  hugePages: [],
-};
-const settingsOf = (nodeName: string): NodeSettings => ({
-  nodeName,
-  nodeIP: '10.0.0.5',
-  hostname: nodeName,
-  port: 10250,
-  maxPods: 110,
-  nodeLabels: {},
-  registerWithTaints: [],
-  providerID: '',
-  kubeReserved: {},
-  systemReserved: {},
-  evictionHard: {},
-  kubeletVersion: 'v1.36.2',
-});
 const NETWORK_NOT_READY =
   'container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized';
 
@@ -56,9 +29,9 @@ async function startManager(nodeName: string, logger: Logger = silentLogger) {
   const runtime = { errors: [NETWORK_NOT_READY], reads: 0 };
   const manager = new NodeStatusManager({
     client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
-    settings: settingsOf(nodeName),
+    settings: testNodeSettings(nodeName),
     registerNode: false,
-    machine,
+    machine: testMachine(),
     runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: runtime.errors, images: [] }),
     events: { record: () => {} },
     clock,

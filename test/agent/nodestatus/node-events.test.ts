@@ -5,42 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NodeStatusManager, CGROUP_V1_WARNING } from '../../../src/agent/nodestatus/node-status-manager.js';
-import type { NodeSettings } from '../../../src/agent/nodestatus/node-object.js';
-import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger as logger } from '../../../src/lib/logger.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 import { PodCidr } from '../../../src/agent/runtime/pod-cidr.js';
+import { testMachine, testNodeSettings } from './node-fixture.js';
 
 const fake = useFakeApiserver();
 
-const machine: MachineInfo = {
-  machineID: 'm',
-  systemUUID: 's',
-  bootID: 'boot-now',
-  kernelVersion: '6.1',
-  osImage: 'Debian',
-  architecture: 'amd64',
-  cpuCores: 2,
-  memoryBytes: 4 * 2 ** 30,
-  ephemeralStorageBytes: 50 * 2 ** 30,
-  hugePages: [],
-};
-const settings: NodeSettings = {
-  nodeName: 'n1',
-  nodeIP: '10.0.0.5',
-  hostname: 'n1',
-  port: 10250,
-  maxPods: 110,
-  nodeLabels: {},
-  registerWithTaints: [],
-  providerID: '',
-  kubeReserved: {},
-  systemReserved: {},
-  evictionHard: {},
-  kubeletVersion: 'v1.36.2',
-};
+const machine = testMachine('boot-now');
+const settings = testNodeSettings('n1');
 
 describe('node events', () => {
   it('Rebooted when the Node has another boot ID; CgroupV1 at start on a v1 host; each condition event once', async () => {
@@ -92,7 +67,7 @@ describe("the Node's pod CIDRs", () => {
     let podCIDRs: string[] | undefined;
     const manager = new NodeStatusManager({
       client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
-      settings: { ...settings, nodeName: 'n2', hostname: 'n2' },
+      settings: testNodeSettings('n2'),
       registerNode: false,
       machine,
       runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: [], images: [] }),
