@@ -24,12 +24,15 @@ export interface Clock {
 /** The longest delay a Node timer takes (a longer one fires at once, with a TimeoutOverflowWarning). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** Runs `fn` after `ms`, however long (re-armed in steps a timer can take); returns the cancel. */
+/**
+ * Runs `fn` after `ms`, however long (re-armed in steps a timer can take, measured on the monotonic clock as the
+ * timers themselves are); returns the cancel.
+ */
 export function longTimeout(fn: () => void, ms: number, o: { unref?: boolean } = {}): () => void {
-  const end = Date.now() + ms;
+  const end = performance.now() + ms;
   let timer: NodeJS.Timeout;
   const arm = () => {
-    const left = end - Date.now();
+    const left = end - performance.now();
     timer = left > MAX_TIMER_MS ? setTimeout(arm, MAX_TIMER_MS) : setTimeout(fn, Math.max(0, left));
     if (o.unref) timer.unref();
   };

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import type { Logger } from '../../lib/logger.js';
+import { realClock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { writeFileAtomic } from '../../lib/fs-util.js';
 import { serviceMethods } from '../../cri/proto.js';
@@ -106,7 +107,7 @@ export class DraManager {
   constructor(private readonly deps: DraManagerDeps) {
     this.health = new DraHealth({
       logger: deps.logger,
-      now: deps.now ?? performance.now.bind(performance),
+      now: deps.now ?? realClock.monotonic,
       onChange: (driver) => deps.onHealthChange?.(this.podsUsing(driver)),
     });
   }
