@@ -15,7 +15,7 @@ import { loadConfig, ConfigError } from './config/load.js';
 import { agentConfigOf } from './config/agent-config-of.js';
 import { hostConfigErrors } from './config/validate.js';
 import { hostCgroupVersion } from './agent/node-setup/cgroup-version.js';
-import { createLogger, routeProcessWarnings, setVerbosity } from './lib/logger.js';
+import { createLogger, routeProcessWarnings, setVerbosity, type Logger } from './lib/logger.js';
 import { realClock } from './lib/clock.js';
 import { acquireInstanceLock } from './lib/instance-lock.js';
 import { acquireFileLock } from './lib/file-lock.js';
@@ -115,6 +115,15 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
   if (!(await prepareHost(kc, logger))) return 1;
+  // The embedded runtime's containers die with the kubelet that runs them in-process: runonce, which exits once its
+  // pods run, needs a runtime of its own.
+  if (kc.runOnce && !kc.containerRuntimeEndpoint) {
+    logger.error(
+      'failed to run Kubelet: runonce needs a container runtime that outlives the kubelet: ' +
+        'set --container-runtime-endpoint (containerd, or `tskubelet process-runtime`)',
+    );
+    return 1;
+  }
   // systemd's watchdog, when the unit asks for one (WatchdogSec=): settings it refuses stop the start, as upstream.
   let watchdogMs: number | undefined;
   try {
@@ -129,7 +138,7 @@ export async function main(argv: string[]): Promise<number> {
   let healthz;
   try {
     healthz =
-      kc.healthzPort > 0
+      kc.healthzPort > 0 && !kc.runOnce
         ? await startHealthzServer({ port: kc.healthzPort, host: kc.healthzBindAddress, logger })
         : undefined;
   } catch (err) {
@@ -221,6 +230,7 @@ export async function main(argv: string[]): Promise<number> {
     logger.error(messageOf(err));
     return 1;
   }
+  if (kc.runOnce) return finishRunOnce(agent, logger);
   healthz?.setChecks(
     () => agent.host.healthChecks(),
     (results) => agent.host.observeHealthchecks('healthz', results),
@@ -396,3 +406,23 @@ export async function main(argv: string[]): Promise<number> {
 
 /** How long requests in flight may still run after SIGTERM before their connections are cut. */
 const SHUTDOWN_REQUEST_GRACE_MS = 2000;
+
+/**
+ * Upstream's runonce: no server and no Node; the kubelet waits for the pods of its sources' first update to run
+ * (agent/run-once.ts) and exits, leaving them to the runtime.
+ */
+async function finishRunOnce(agent: Agent, logger: Logger): Promise<number> {
+  // The clock's timers do not hold the process open; the wait must.
+  const holdOpen = setInterval(() => {}, 60_000);
+  try {
+    await agent.runOnce();
+    logger.info('Started kubelet as runonce');
+    return 0;
+  } catch (err) {
+    logger.error({ err: `runonce failed: ${messageOf(err)}` }, 'command failed');
+    return 1;
+  } finally {
+    clearInterval(holdOpen);
+    await agent.stop();
+  }
+}

@@ -45,6 +45,8 @@ export interface AgentConfig {
   fileCheckFrequencyMs: number;
   httpCheckFrequencyMs: number;
   syncFrequencyMs: number;
+  /** runOnce (--runonce): run the first update's pods, register no Node, and let the caller exit (run-once.ts). */
+  runOnce?: boolean;
   /** configMapAndSecretChangeDetectionStrategy: how the pods' ConfigMaps and Secrets are kept (absent: Watch). */
   objectChangeDetection?: 'Get' | 'Cache' | 'Watch';
   /** Empty: the embedded process runtime, in-process. */
@@ -184,6 +186,11 @@ export interface Agent {
   dra: Pick<DraManager, 'dynamicResources'>;
   /** Connects to the runtime and starts every loop. */
   start(): Promise<void>;
+  /**
+   * Runonce mode (cfg.runOnce): after `start`, resolves once the first update's pods all run, or rejects with
+   * upstream's error.
+   */
+  runOnce(): Promise<void>;
   /** Stops loops (and the in-process runtime's containers, each pod within its grace period). */
   stop(o?: { groups?: readonly ShutdownGroup[] }): Promise<void>;
   /** For tests and benchmarks. */

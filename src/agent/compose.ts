@@ -61,6 +61,7 @@ import { EventRecorder, nodeRef, podRef } from './events/recorder.js';
 import type { AdmissionNode } from './admission/predicate.js';
 import { composeAdmission, composeEviction } from './compose-eviction.js';
 import { composeNodeShutdown } from './compose-node-shutdown.js';
+import { firstPodUpdate, runOnce } from './run-once.js';
 import { readMachineInfo } from './nodestatus/machine-info.js';
 import { startOomWatcher } from './oom/oom-watcher.js';
 import { swapIsOn } from './node-setup/swap.js';
@@ -147,6 +148,8 @@ export function composeAgent(
     : undefined;
 
   const podConfig = new PodConfig({ sources, logger, clock });
+  // Runonce mode runs the pods of the sources' first update (run-once.ts): heard from before the sources start.
+  const firstUpdate = cfg.runOnce ? firstPodUpdate((fn) => podConfig.onUpdate(fn)) : undefined;
   const podManager = new PodManager();
   const statusManager = new StatusManager();
   const reasons = new ReasonCache();
@@ -559,7 +562,8 @@ export function composeAgent(
       collector.start({ signal: abort.signal });
       eviction.start({ signal: abort.signal });
       startLogRotation(abort.signal);
-      if (api)
+      // Runonce mode registers no Node and reports no status, as upstream's.
+      if (api && !cfg.runOnce)
         nodeStatus = startClusterMembership(
           cfg,
           {
@@ -589,9 +593,19 @@ export function composeAgent(
         ?.start(abort.signal)
         .catch((err: unknown) => logger.error({ err: messageOf(err) }, 'Failed to start node shutdown manager'));
       // Pods are admitted against the Node the apiserver has (its labels, taints) once it was read.
-      if (nodeInformer) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);
+      if (nodeInformer && !cfg.runOnce) await Promise.race([nodeInformer.synced, sleep(3000, abort.signal, clock)]);
       syncLoop.start({ signal: abort.signal });
       podConfig.start({ signal: abort.signal });
+    },
+    async runOnce() {
+      if (!firstUpdate) throw new Error('the agent was not composed for runonce mode');
+      await runOnce({
+        firstUpdate,
+        status: (uid) => statusManager.get(uid),
+        onStatusChange: (fn) => statusManager.onChange(fn),
+        clock,
+        logger,
+      });
     },
     async stop(o = {}) {
       abort.abort();

@@ -26,6 +26,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     fileCheckFrequencyMs: cfg.fileCheckFrequencyMs,
     httpCheckFrequencyMs: cfg.httpCheckFrequencyMs,
     syncFrequencyMs: cfg.syncFrequencyMs,
+    runOnce: kc.runOnce,
     objectChangeDetection: kc.configMapAndSecretChangeDetectionStrategy as AgentConfig['objectChangeDetection'],
     containerRuntimeEndpoint: kc.containerRuntimeEndpoint,
     imageCredentialProvider: cfg.imageCredentialProvider,

@@ -82,6 +82,7 @@ export const configFlags: Record<string, { path: string[]; kind: Kind }> = {
   'kube-api-burst': { path: ['kubeAPIBurst'], kind: 'int' },
   'oom-score-adj': { path: ['oomScoreAdj'], kind: 'int' },
   'enable-server': { path: ['enableServer'], kind: 'bool' },
+  runonce: { path: ['runOnce'], kind: 'bool' },
   'enable-debugging-handlers': { path: ['enableDebuggingHandlers'], kind: 'bool' },
   'seccomp-default': { path: ['seccompDefault'], kind: 'bool' },
   'image-service-endpoint': { path: ['imageServiceEndpoint'], kind: 'string' },

@@ -45,7 +45,6 @@ export const unimplementedConfigFields = new Set([
   'enableContentionProfiling',
   'qosReserved',
   'hairpinMode',
-  'runOnce',
   'contentType',
   'enableControllerAttachDetach',
   'makeIPTablesUtilChains',
@@ -82,7 +81,6 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   // Go's block profiling has no counterpart in V8; off (the default) asks for nothing.
   enableContentionProfiling: oneOf(false),
   memoryThrottlingFactor: () => true,
-  runOnce: oneOf(false),
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
   memoryReservationPolicy: oneOf('None', ''),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
@@ -104,7 +102,6 @@ export const unimplementedFlags = new Set([
   'experimental-allocatable-ignore-eviction',
   'seccomp-profile-root',
   'tls-sni-cert-key',
-  'runonce',
   'topology-manager-policy-options',
   'qos-reserved',
   'experimental-mounter-path',

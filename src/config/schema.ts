@@ -125,6 +125,7 @@ export const kubeletConfigSchema = z.strictObject({
   kubeAPIBurst: def(z.int(), 100),
   oomScoreAdj: def(z.int(), -999),
   enableServer: def(z.boolean(), true),
+  runOnce: def(z.boolean(), false),
   shutdownGracePeriodCriticalPods: def(duration, '0s'),
   shutdownGracePeriodByPodPriority: def(
     z.array(z.strictObject({ priority: z.int(), shutdownGracePeriodSeconds: z.int().check(z.minimum(0)) })),

@@ -661,8 +661,11 @@ describe('loadConfig', () => {
     );
     expect(e.warnings).toEqual([
       'config field "enableContentionProfiling" is accepted but not implemented yet; it has no effect',
-      'config field "runOnce" is accepted but not implemented yet; it has no effect',
     ]);
+    // runOnce is read (agent/run-once.ts), from the file or from --runonce.
+    expect(e.kc.runOnce).toBe(true);
+    expect((await loadConfig(parseFlags(['--runonce']))).kc.runOnce).toBe(true);
+    expect((await loadConfig(parseFlags([]))).kc.runOnce).toBe(false);
     // The memory manager's settings are read (memorymanager/): file fields, the flag over them, upstream's checks.
     const memory = await loadConfig(
       parseFlags([
