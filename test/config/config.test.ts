@@ -92,6 +92,11 @@ describe('flags', () => {
       expect(() => parseFlags([`--${name}=x`]), name).toThrow(`unknown flag: --${name}`);
   });
 
+  it('refuses flags earlier releases removed (--keep-terminated-pod-volumes in v1.31, --seccomp-profile-root in v1.23) and the apiserver-only --tls-sni-cert-key', () => {
+    for (const name of ['keep-terminated-pod-volumes', 'seccomp-profile-root', 'tls-sni-cert-key'])
+      expect(() => parseFlags([`--${name}=x`]), name).toThrow(`unknown flag: --${name}`);
+  });
+
   it('refuses --profiling, which other components have but the kubelet never had (its handler is a config field)', () => {
     expect(() => parseFlags(['--profiling'])).toThrow('unknown flag: --profiling');
   });
