@@ -178,7 +178,17 @@ interface ProjectedSource {
   secret?: KeyedSource;
   downwardAPI?: { items?: DownwardApiFile[] };
   serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
-  clusterTrustBundle?: unknown;
+}
+
+/**
+ * Why a projected source of no kind tskubelet projects fails its volume: clusterTrustBundle and podCertificate (their
+ * APIs and gates beta and off by default in v1.36), or a kind it does not know. Failing the volume (FailedMount, the
+ * pod kept in ContainerCreating) rather than leaving the files out, which the pod would find missing only when it
+ * reads them. Pure.
+ */
+export function unsupportedProjection(source: object): string {
+  const kind = Object.keys(source).find((k) => (source as Record<string, unknown>)[k] != null);
+  return kind ? `${kind} projections are not supported by tskubelet yet` : 'a projected volume source names no kind';
 }
 
 /** projected volumes: every source into one directory. */
@@ -220,8 +230,7 @@ export const projectedPlugin: VolumePlugin = {
           const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
           const data = Buffer.from(token, 'utf8');
           parts.push(new Map([[t.path, { data, mode, ...(owner !== undefined ? { fsUser: owner } : {}) }]]));
-        } else if (s.clusterTrustBundle)
-          throw new Error('clusterTrustBundle projections are not supported by tskubelet yet');
+        } else throw new Error(unsupportedProjection(s));
       } catch (err) {
         errors.push((err as Error).message);
       }
