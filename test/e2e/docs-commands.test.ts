@@ -36,6 +36,10 @@ const COVERED_ELSEWHERE: [RegExp, string][] = [
   [/^cp packaging\/systemd\/.+ \/etc\/systemd\/system\/.+$/, 'test/e2e/release.test.ts (systemd-analyze verify)'],
   [/^mkdir -p \/etc\/systemd\/system\/kubelet\.service\.d$/, 'test/e2e/release.test.ts (systemd-analyze verify)'],
   [/^systemctl daemon-reload && systemctl enable --now kubelet$/, 'test/e2e/release.test.ts (systemd-analyze verify)'],
+  [/^npm ci && npm run deb$/, 'test/e2e/deb.test.ts (the package built from npm pack)'],
+  [/^apt install \.\/tskubelet_[\d.]+_\w+\.deb$/, 'test/e2e/deb.test.ts (dpkg swaps the kubelet package out)'],
+  [/^apt install kubelet$/, 'test/e2e/deb.test.ts (the kubelet package back in)'],
+  [/^systemctl restart kubelet$/, 'test/integration/containerd-swap.test.ts (a new kubelet keeps the running pods)'],
 ];
 /** The command this test runs itself: the quick start. */
 const RUN_HERE = [/^npm ci && npm start$/, /^curl /];

@@ -1,0 +1,179 @@
+/**
+ * `npm run deb`: a Debian package of the release, in the place of the Go kubelet's package
+ * (pkgs.k8s.io's `kubelet`): `/usr/bin/kubelet` and `kubelet.service` come from it, so kubeadm's
+ * drop-in (shipped by the `kubeadm` package, `ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS
+ * …`) runs tskubelet with the files it already has. It conflicts with, replaces and provides
+ * `kubelet`: installing it swaps the Go kubelet's package out, and removing it lets that back in.
+ *
+ * What is packed is what `npm pack` gives, installed without devDependencies as an operator would
+ * install it (docs/install.md), under `/usr/lib/tskubelet`. node-pty, an optional native addon,
+ * is in when the building machine could build it: the package is then for that architecture.
+ *
+ *   node --import tsx scripts/build-deb.ts [--tarball tskubelet-x.y.z.tgz] [--out dir]
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KUBERNETES_VERSION } from '../src/version.js';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Where the package puts things (Debian's merged /usr). */
+export const DEB_PATHS = {
+  install: '/usr/lib/tskubelet',
+  kubelet: '/usr/bin/kubelet',
+  tskubelet: '/usr/bin/tskubelet',
+  unit: '/usr/lib/systemd/system/kubelet.service',
+} as const;
+
+/** What the control file says. */
+export interface DebMetadata {
+  version: string;
+  architecture: string;
+  installedSizeKiB: number;
+  description: string;
+}
+
+/** The package's control file. Pure. */
+export function debControl(m: DebMetadata): string {
+  const kubernetes = KUBERNETES_VERSION.slice(1);
+  return [
+    'Package: tskubelet',
+    `Version: ${m.version}`,
+    `Architecture: ${m.architecture}`,
+    'Maintainer: tskubelet maintainers <tskubelet@users.noreply.github.com>',
+    `Installed-Size: ${m.installedSizeKiB}`,
+    // util-linux: flock(1) holds --lock-file; mount: volumes. Node.js from any source that packages it as nodejs.
+    'Depends: nodejs (>= 20), util-linux, mount',
+    'Recommends: containerd | cri-o',
+    `Provides: kubelet (= ${kubernetes})`,
+    'Conflicts: kubelet',
+    'Replaces: kubelet',
+    'Section: admin',
+    'Priority: optional',
+    `Description: ${m.description}`,
+    ` Stands in for the kubelet of Kubernetes ${KUBERNETES_VERSION}: /usr/bin/kubelet and kubelet.service,`,
+    " run by kubeadm's drop-in with the Go kubelet's flags and configuration file.",
+    '',
+  ].join('\n');
+}
+
+/**
+ * kubelet.service from the unit in packaging/systemd: the same settings, the command where the package puts it. Pure.
+ */
+export function debUnit(unit: string): string {
+  const paths = unit
+    .replaceAll('/usr/local/lib/node_modules/tskubelet', DEB_PATHS.install)
+    .replaceAll('/usr/local/bin/tskubelet', DEB_PATHS.kubelet);
+  return `# Installed by the tskubelet package as ${DEB_PATHS.unit}.\n${paths}`;
+}
+
+// Maintainer scripts: systemd is told of the unit (and a running kubelet restarted on an upgrade) unless dpkg works on
+// another root (DPKG_ROOT), where there is no systemd of that system to tell.
+const POSTINST = `#!/bin/sh
+set -e
+if [ -z "\${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
+  systemctl daemon-reload || true
+  if [ "$1" = configure ] && [ -n "$2" ]; then
+    systemctl try-restart kubelet.service || true
+  fi
+fi
+`;
+const POSTRM = `#!/bin/sh
+set -e
+if [ -z "\${DPKG_ROOT:-}" ] && [ -d /run/systemd/system ]; then
+  systemctl daemon-reload || true
+fi
+`;
+
+/**
+ * Builds the package from an `npm pack` tarball into `outDir`; returns its path. `optional: false` leaves node-pty out
+ * without trying to build it.
+ */
+export function buildDeb(o: { tarball: string; outDir: string; optional?: boolean }): string {
+  const work = mkdtempSync(join(tmpdir(), 'tsk-deb-'));
+  try {
+    const prefix = join(work, 'prefix');
+    execFileSync(
+      'npm',
+      [
+        'install',
+        '-g',
+        '--prefix',
+        prefix,
+        '--omit=dev',
+        ...(o.optional === false ? ['--omit=optional'] : []),
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        o.tarball,
+      ],
+      { stdio: 'pipe' },
+    );
+    const root = join(work, 'root');
+    const installed = join(root, DEB_PATHS.install);
+    mkdirSync(dirname(installed), { recursive: true });
+    cpSync(join(prefix, 'lib', 'node_modules', 'tskubelet'), installed, { recursive: true, verbatimSymlinks: true });
+    const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+      version: string;
+      description: string;
+    };
+    // Relative links: they hold under any root dpkg installs into.
+    mkdirSync(join(root, 'usr', 'bin'), { recursive: true });
+    for (const link of [DEB_PATHS.kubelet, DEB_PATHS.tskubelet])
+      symlinkSync('../lib/tskubelet/bin/tskubelet.js', join(root, link));
+    mkdirSync(join(root, dirname(DEB_PATHS.unit)), { recursive: true });
+    writeFileSync(
+      join(root, DEB_PATHS.unit),
+      debUnit(readFileSync(join(installed, 'packaging', 'systemd', 'tskubelet.service'), 'utf8')),
+    );
+    const installedSizeKiB = Number(
+      execFileSync('du', ['-sk', '--apparent-size', root], { encoding: 'utf8' }).split('\t')[0],
+    );
+    const architecture = execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8' }).trim();
+    mkdirSync(join(root, 'DEBIAN'));
+    writeFileSync(
+      join(root, 'DEBIAN', 'control'),
+      debControl({
+        version: meta.version,
+        architecture,
+        installedSizeKiB,
+        description: meta.description,
+      }),
+    );
+    for (const [name, script] of [
+      ['postinst', POSTINST],
+      ['postrm', POSTRM],
+    ]) {
+      writeFileSync(join(root, 'DEBIAN', name), script);
+      chmodSync(join(root, 'DEBIAN', name), 0o755);
+    }
+    mkdirSync(o.outDir, { recursive: true });
+    const deb = join(o.outDir, `tskubelet_${meta.version}_${architecture}.deb`);
+    execFileSync('dpkg-deb', ['--root-owner-group', '--build', root, deb], { stdio: 'pipe' });
+    return deb;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? process.argv[i + 1] : undefined;
+  };
+  const outDir = resolve(arg('--out') ?? repoRoot);
+  let tarball = arg('--tarball');
+  if (!tarball) {
+    const packed = JSON.parse(
+      execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+      }),
+    ) as { filename: string }[];
+    tarball = join(outDir, packed[0].filename);
+  }
+  process.stdout.write(`${buildDeb({ tarball: resolve(tarball), outDir })}\n`);
+}
