@@ -6,7 +6,16 @@
  * events and clean-up.
  */
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { boundPod, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
@@ -488,6 +497,47 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         // Named by the PersistentVolume, as upstream names a claim's volume (its spec).
         'MountVolume.SetUp failed for volume "pv-nfs" : PersistentVolume "pv-nfs" is of type nfs: tskubelet supports PersistentVolumes of type hostPath, local and csi only (no in-tree attachable volumes)',
       );
+    }, 40_000);
+
+    it("a local PV gets the pod's fsGroup, as upstream's local plugin gives it; OnRootMismatch leaves a matching root alone", async () => {
+      const store = ctx().c.api.store;
+      const localClaim = (name: string, path: string) =>
+        createBoundClaim(store, {
+          volume: {
+            apiVersion: 'v1',
+            kind: 'PersistentVolume',
+            metadata: { name: `pv-${name}` },
+            spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], local: { path } },
+          },
+          claim: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace: 'default' } },
+        });
+      const withClaim = (name: string, claimName: string, securityContext: Obj) =>
+        withVolumes(name, {
+          command: 'ls /data; sleep 3600',
+          mounts: [{ name: 'd', mountPath: '/data' }],
+          volumes: [{ name: 'd', persistentVolumeClaim: { claimName } }],
+          extra: { securityContext },
+        });
+      // Always (the default): every file gets the group.
+      const always = join(ctx().dir, 'local-always');
+      mkdirSync(always);
+      writeFileSync(join(always, 'seed'), 'x');
+      localClaim('local-always', always);
+      create(withClaim('local-always', 'local-always', { fsGroup: 3456 }));
+      await until(() => logOf('local-always').includes('seed'), 20_000, 'local PV mounted');
+      expect(statSync(always).gid).toBe(3456);
+      expect(statSync(always).mode & 0o2070).toBe(0o2070);
+      expect(statSync(join(always, 'seed')).gid).toBe(3456);
+      // OnRootMismatch: the root shows the ownership already, so a file inside keeps its group.
+      const matching = join(ctx().dir, 'local-matching');
+      mkdirSync(matching);
+      writeFileSync(join(matching, 'own'), 'x');
+      chownSync(matching, 0, 3456);
+      chmodSync(matching, 0o2770);
+      localClaim('local-matching', matching);
+      create(withClaim('local-matching', 'local-matching', { fsGroup: 3456, fsGroupChangePolicy: 'OnRootMismatch' }));
+      await until(() => logOf('local-matching').includes('own'), 20_000, 'local PV mounted');
+      expect(statSync(join(matching, 'own')).gid).toBe(0);
     }, 40_000);
 
     it('storage_operation_duration_seconds and volume_manager_total_volumes count what the cases above did, under upstream names', async () => {

@@ -44,7 +44,7 @@ import {
   VOL_DATA_FILE,
   type VolData,
 } from '../csi/csi-spec.js';
-import { setVolumeOwnership } from '../ownership.js';
+import { fsGroupChangePolicyOf, setVolumeOwnership } from '../ownership.js';
 import { bindMountFile } from '../mount-util.js';
 import type { VolumeCapability } from '../csi/csi-client.js';
 import type { CsiDriverObj, CsiInlineSource, CsiPv } from '../csi/csi-api-types.js';
@@ -310,9 +310,11 @@ export class CsiVolumes {
     }
     const policy = csiDriver ? (csiDriver.spec?.fsGroupPolicy ?? 'ReadWriteOnceWithFSType') : 'ReadWriteOnceWithFSType';
     if (!caps.has('VOLUME_MOUNT_GROUP') && kubeletAppliesFsGroup(p, ctx.fsGroup, policy))
-      await setVolumeOwnership(target, ctx.fsGroup, p.readOnly).catch((err: unknown) => {
-        throw new Error(`applyFSGroup failed for vol ${p.volumeHandle}: ${messageOf(err)}`);
-      });
+      await setVolumeOwnership(target, ctx.fsGroup, p.readOnly, fsGroupChangePolicyOf(ctx.pod)).catch(
+        (err: unknown) => {
+          throw new Error(`applyFSGroup failed for vol ${p.volumeHandle}: ${messageOf(err)}`);
+        },
+      );
     const expanded: { capacity?: string } = {};
     return {
       ...mounted,

@@ -11,6 +11,7 @@ import { PersistentVolumeError, VolumeProcessingError } from '../volume-processi
 import type { CsiVolumes } from './csi.js';
 import type { CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
+import { fsGroupChangePolicyOf, setVolumeOwnership } from '../ownership.js';
 
 interface Pvc {
   metadata?: {
@@ -116,6 +117,8 @@ async function setUpPersistentVolume(
   } else if (pv.spec?.local) {
     path = pv.spec.local.path;
     await checkHostPathType(path, 'Directory');
+    // Upstream's local plugin gives a writable local volume the pod's fsGroup, as its fsGroupChangePolicy says.
+    if (!o.readOnly) await setVolumeOwnership(path, ctx.fsGroup, false, fsGroupChangePolicyOf(ctx.pod));
   } else {
     const kind = Object.keys(pv.spec ?? {}).find((k) => !NOT_SOURCE.has(k)) ?? 'unknown';
     throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);
