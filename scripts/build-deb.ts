@@ -26,7 +26,25 @@ export const DEB_PATHS = {
   kubelet: '/usr/bin/kubelet',
   tskubelet: '/usr/bin/tskubelet',
   unit: '/usr/lib/systemd/system/kubelet.service',
+  copyright: '/usr/share/doc/tskubelet/copyright',
 } as const;
+
+/** Debian policy's copyright file: the license the package.json names, in machine-readable form. Pure. */
+export function debCopyright(license: string): string {
+  return [
+    'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/',
+    'Upstream-Name: tskubelet',
+    '',
+    'Files: *',
+    'Copyright: tskubelet maintainers',
+    `License: ${license}`,
+    ...(license === 'Apache-2.0'
+      ? [' On Debian systems the full text of the Apache License 2.0 is in /usr/share/common-licenses/Apache-2.0.']
+      : []),
+    ' The packages under /usr/lib/tskubelet/node_modules keep their own license files.',
+    '',
+  ].join('\n');
+}
 
 /** What the control file says. */
 export interface DebMetadata {
@@ -119,7 +137,10 @@ export function buildDeb(o: { tarball: string; outDir: string; optional?: boolea
     const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       version: string;
       description: string;
+      license: string;
     };
+    mkdirSync(join(root, dirname(DEB_PATHS.copyright)), { recursive: true });
+    writeFileSync(join(root, DEB_PATHS.copyright), debCopyright(meta.license));
     // Relative links: they hold under any root dpkg installs into.
     mkdirSync(join(root, 'usr', 'bin'), { recursive: true });
     for (const link of [DEB_PATHS.kubelet, DEB_PATHS.tskubelet])

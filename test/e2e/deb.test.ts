@@ -89,6 +89,9 @@ describe('the Debian package', () => {
     expect(field('Conflicts')).toBe('kubelet');
     expect(field('Replaces')).toBe('kubelet');
     expect(field('Depends')).toMatch(/^nodejs \(>= 20\)/);
+    // Debian policy's copyright file, naming the license.
+    const files = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8' });
+    expect(files).toContain(`.${DEB_PATHS.copyright}`);
   });
 
   it("swaps out the Go kubelet's package; /usr/bin/kubelet is then tskubelet", () => {
@@ -171,7 +174,7 @@ describe('the Debian package', () => {
 
   it('is removed without a trace, and the Go kubelet can go back in', () => {
     dpkg('-r', 'tskubelet');
-    for (const path of [DEB_PATHS.install, DEB_PATHS.kubelet, DEB_PATHS.tskubelet, DEB_PATHS.unit])
+    for (const path of [DEB_PATHS.install, DEB_PATHS.kubelet, DEB_PATHS.tskubelet, DEB_PATHS.unit, DEB_PATHS.copyright])
       expect(existsSync(join(root, path)), path).toBe(false);
     dpkg('-i', goKubeletDeb);
     expect(execFileSync(join(root, DEB_PATHS.kubelet), { encoding: 'utf8' })).toBe('go kubelet\n');
