@@ -114,6 +114,8 @@ export function composeVolumes(
     host: {
       hasApiserver: !!api,
       isRoot: process.getuid?.() === 0,
+      events: o.events,
+      logger,
       nodeAllocatableMemoryBytes: () => o.nodeAllocatable()?.memoryBytes,
       getObject: (resource, ns, name) => objects!.namespaced(resource, ns, name),
       getPersistentVolume: (name) => objects!.get(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`),

@@ -10,6 +10,8 @@
 import { chmod, lchown, lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
+import type { Logger } from '../../lib/logger.js';
+import { podRef, type EventSink } from '../events/recorder.js';
 
 const RW_MASK = 0o660;
 const RO_MASK = 0o440;
@@ -46,15 +48,39 @@ export function requiresPermissionChange(
   return (root.mode & wanted) !== wanted || (root.mode & SETGID) === 0;
 }
 
-/** Applies fsGroup ownership to `path` and everything under it, unless `changePolicy` says the root shows it already. */
+/** Upstream's waits before a long ownership change is reported, and between its reports. */
+export const OWNERSHIP_FIRST_REPORT_MS = 30_000;
+export const OWNERSHIP_REPORT_EVERY_MS = 60_000;
+
+/** Where a long ownership change is reported: the pod's events and the kubelet's log (upstream's progress notifier). */
+export interface OwnershipProgress {
+  pod: Pod;
+  events?: EventSink;
+  logger?: Logger;
+  /** For tests: when the first report comes and how often the next ones do. */
+  firstAfterMs?: number;
+  everyMs?: number;
+}
+
+/** The part of `dir` from the pod's UID on, as upstream's events name a volume's directory. Pure. */
+export function dirnameToReport(dir: string, podUid: string): string {
+  const at = podUid ? dir.indexOf(podUid) : -1;
+  return at < 0 ? dir : dir.slice(at);
+}
+
+/**
+ * Applies fsGroup ownership to `path` and everything under it, unless `changePolicy` says the root shows it already.
+ * A change still running after 30 s is reported as upstream's is: a Warning `VolumePermissionChangeInProgress` event on
+ * the pod, then another every minute with the files done so far.
+ */
 export async function setVolumeOwnership(
   path: string,
   fsGroup: number | undefined,
-  readOnly: boolean,
-  changePolicy?: FsGroupChangePolicy,
+  o: { readOnly: boolean; changePolicy?: FsGroupChangePolicy; progress?: OwnershipProgress },
 ): Promise<void> {
   if (fsGroup === undefined || process.getuid?.() !== 0) return;
-  if (changePolicy === 'OnRootMismatch') {
+  const { readOnly } = o;
+  if (o.changePolicy === 'OnRootMismatch') {
     const root = await stat(path).catch(() => undefined);
     if (
       root &&
@@ -62,12 +88,44 @@ export async function setVolumeOwnership(
     )
       return;
   }
+  let files = 0;
+  const stopReports = o.progress ? reportProgress(path, o.progress, () => files) : () => {};
   const walk = async (p: string): Promise<void> => {
     const s = await lstat(p);
     if (s.isDirectory()) for (const e of await readdir(p)) await walk(join(p, e));
+    files++;
     await lchown(p, s.uid, fsGroup);
     if (s.isSymbolicLink()) return;
     await chmod(p, ownedMode(s.mode & 0o7777, { dir: s.isDirectory(), readOnly }));
   };
-  await walk(path);
+  try {
+    await walk(path);
+  } finally {
+    stopReports();
+  }
+}
+
+/** Starts upstream's reports of a long ownership change of `dir`; returns their stop. */
+function reportProgress(dir: string, p: OwnershipProgress, filesDone: () => number): () => void {
+  const shown = dirnameToReport(dir, p.pod.metadata.uid ?? '');
+  const event = (message: string) =>
+    p.events?.record(podRef(p.pod), 'Warning', 'VolumePermissionChangeInProgress', message);
+  let every: NodeJS.Timeout | undefined;
+  const first = setTimeout(() => {
+    p.logger?.warn(
+      `Setting volume ownership for ${dir} and fsGroup set. If the volume has a lot of files then setting volume ownership could be slow, see https://github.com/kubernetes/kubernetes/issues/69699`,
+    );
+    event(
+      `Setting volume ownership for ${shown} is taking longer than expected, consider using OnRootMismatch - https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#configure-volume-permission-and-ownership-change-policy-for-pods`,
+    );
+    every = setInterval(() => {
+      const message = `Setting volume ownership for ${shown}, processed ${filesDone()} files.`;
+      p.logger?.warn(message);
+      event(message);
+    }, p.everyMs ?? OWNERSHIP_REPORT_EVERY_MS);
+  }, p.firstAfterMs ?? OWNERSHIP_FIRST_REPORT_MS);
+  return () => {
+    clearTimeout(first);
+    clearInterval(every);
+  };
 }

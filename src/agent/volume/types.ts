@@ -13,6 +13,8 @@
 import type { Pod } from '../../api/types.js';
 import type { DownwardContext } from './payload.js';
 import type { ImageSpec } from '../../cri/types-common.js';
+import type { Logger } from '../../lib/logger.js';
+import type { EventSink } from '../events/recorder.js';
 
 /** core/v1 Volume (the sources the plugins read; others pass through untyped). */
 export interface Volume {
@@ -51,6 +53,9 @@ export interface VolumeHost {
   downward: DownwardContext;
   /** True when the kubelet runs as root (tmpfs mounts, ownership). */
   isRoot: boolean;
+  /** The pods' events (a long fsGroup ownership change is reported there). */
+  events?: EventSink;
+  logger?: Logger;
   /** The node's allocatable memory in bytes (the size of a memory-backed emptyDir at most), when known. */
   nodeAllocatableMemoryBytes?: () => number | undefined;
 }

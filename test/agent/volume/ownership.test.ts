@@ -55,9 +55,43 @@ describe('requiresPermissionChange', () => {
 });
 
 describe.runIf(process.getuid?.() === 0)('setVolumeOwnership', () => {
+  it("reports a long change as upstream does: a VolumePermissionChangeInProgress event naming the volume from the pod's UID, then the files done", async () => {
+    const uid = '0b5c6f1e-7d2a-4e1b-9c3d-2f6a8e4b1c7d';
+    const root = join(base, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'big');
+    mkdirSync(root, { recursive: true });
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(root, `d${d}`));
+      for (let f = 0; f < 100; f++) writeFileSync(join(root, `d${d}`, `f${f}`), '');
+    }
+    const events: { type: string; reason: string; message: string; pod?: string }[] = [];
+    await setVolumeOwnership(root, FS_GROUP, {
+      readOnly: false,
+      progress: {
+        pod: { metadata: { name: 'p', namespace: 'default', uid }, spec: { containers: [] } },
+        events: { record: (ref, type, reason, message) => events.push({ type, reason, message, pod: ref.name }) },
+        firstAfterMs: 1,
+        everyMs: 1,
+      },
+    });
+    const shown = join(uid, 'volumes', 'kubernetes.io~empty-dir', 'big');
+    expect(events[0]).toEqual({
+      type: 'Warning',
+      reason: 'VolumePermissionChangeInProgress',
+      message: `Setting volume ownership for ${shown} is taking longer than expected, consider using OnRootMismatch - https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#configure-volume-permission-and-ownership-change-policy-for-pods`,
+      pod: 'p',
+    });
+    expect(events.slice(1).length).toBeGreaterThan(0);
+    for (const e of events.slice(1))
+      expect(e.message).toMatch(new RegExp(`^Setting volume ownership for ${shown}, processed \\d+ files\\.$`));
+    // Nothing is reported once the change is done.
+    const count = events.length;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(events.length).toBe(count);
+  });
+
   it('OnRootMismatch: a root that shows the ownership already is not walked', async () => {
     const { root, inner } = preparedVolume('skip');
-    await setVolumeOwnership(root, FS_GROUP, false, 'OnRootMismatch');
+    await setVolumeOwnership(root, FS_GROUP, { readOnly: false, changePolicy: 'OnRootMismatch' });
     expect(statSync(inner).gid).toBe(0);
     expect(statSync(inner).mode & 0o777).toBe(0o600);
   });
@@ -65,7 +99,7 @@ describe.runIf(process.getuid?.() === 0)('setVolumeOwnership', () => {
   it('OnRootMismatch: a root that does not is walked, every file changed', async () => {
     const { root, inner } = preparedVolume('mismatch');
     chownSync(root, 0, 0);
-    await setVolumeOwnership(root, FS_GROUP, false, 'OnRootMismatch');
+    await setVolumeOwnership(root, FS_GROUP, { readOnly: false, changePolicy: 'OnRootMismatch' });
     expect(statSync(inner).gid).toBe(FS_GROUP);
     expect(statSync(inner).mode & 0o777).toBe(0o660);
     expect(statSync(root).gid).toBe(FS_GROUP);
@@ -75,7 +109,7 @@ describe.runIf(process.getuid?.() === 0)('setVolumeOwnership', () => {
   it('Always (and unset): walked whatever the root shows', async () => {
     for (const policy of ['Always', undefined] as const) {
       const { root, inner } = preparedVolume(`always-${policy}`);
-      await setVolumeOwnership(root, FS_GROUP, false, policy);
+      await setVolumeOwnership(root, FS_GROUP, { readOnly: false, changePolicy: policy });
       expect(statSync(inner).gid, String(policy)).toBe(FS_GROUP);
     }
   });

@@ -310,11 +310,13 @@ export class CsiVolumes {
     }
     const policy = csiDriver ? (csiDriver.spec?.fsGroupPolicy ?? 'ReadWriteOnceWithFSType') : 'ReadWriteOnceWithFSType';
     if (!caps.has('VOLUME_MOUNT_GROUP') && kubeletAppliesFsGroup(p, ctx.fsGroup, policy))
-      await setVolumeOwnership(target, ctx.fsGroup, p.readOnly, fsGroupChangePolicyOf(ctx.pod)).catch(
-        (err: unknown) => {
-          throw new Error(`applyFSGroup failed for vol ${p.volumeHandle}: ${messageOf(err)}`);
-        },
-      );
+      await setVolumeOwnership(target, ctx.fsGroup, {
+        readOnly: p.readOnly,
+        changePolicy: fsGroupChangePolicyOf(ctx.pod),
+        progress: { pod: ctx.pod, events: this.deps.events, logger: this.deps.logger },
+      }).catch((err: unknown) => {
+        throw new Error(`applyFSGroup failed for vol ${p.volumeHandle}: ${messageOf(err)}`);
+      });
     const expanded: { capacity?: string } = {};
     return {
       ...mounted,

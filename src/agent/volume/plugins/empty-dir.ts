@@ -48,7 +48,10 @@ export const emptyDirPlugin: VolumePlugin = {
           noswap: await tmpfsNoswapSupported(dirname(dir)),
         });
     }
-    await setVolumeOwnership(dir, fsGroup, false);
+    await setVolumeOwnership(dir, fsGroup, {
+      readOnly: false,
+      progress: { pod, events: host.events, logger: host.logger },
+    });
     await markReady(volumesDir, volume.name);
     return {
       path: dir,

@@ -118,7 +118,12 @@ async function setUpPersistentVolume(
     path = pv.spec.local.path;
     await checkHostPathType(path, 'Directory');
     // Upstream's local plugin gives a writable local volume the pod's fsGroup, as its fsGroupChangePolicy says.
-    if (!o.readOnly) await setVolumeOwnership(path, ctx.fsGroup, false, fsGroupChangePolicyOf(ctx.pod));
+    if (!o.readOnly)
+      await setVolumeOwnership(path, ctx.fsGroup, {
+        readOnly: false,
+        changePolicy: fsGroupChangePolicyOf(ctx.pod),
+        progress: { pod: ctx.pod, events: ctx.host.events, logger: ctx.host.logger },
+      });
   } else {
     const kind = Object.keys(pv.spec ?? {}).find((k) => !NOT_SOURCE.has(k)) ?? 'unknown';
     throw new Error(`PersistentVolume "${pvName}" is of type ${kind}: ${SUPPORTED}`);

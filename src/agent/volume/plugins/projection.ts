@@ -117,8 +117,8 @@ async function write(
   await setupDir(ctx.dir);
   if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir, { noswap: await tmpfsNoswapSupported(dirname(ctx.dir)) });
   await markReady(ctx.volumesDir, `wrapped_${ctx.volume.name}`);
-  await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, true) });
-  await setVolumeOwnership(ctx.dir, ctx.fsGroup, true).catch(() => {});
+  await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, { readOnly: true }) });
+  await setVolumeOwnership(ctx.dir, ctx.fsGroup, { readOnly: true }).catch(() => {});
   return {
     path: ctx.dir,
     readOnly: true,
