@@ -5,7 +5,8 @@
  * propagation (Bidirectional only for privileged containers), recursive read-only mounts
  * (`recursiveReadOnly`, as the runtime handler allows); `prepareSubPaths` is the I/O part —
  * it creates a missing subPath directory and refuses one that resolves outside its volume through
- * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages.
+ * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages; a volume
+ * the kubelet does not make is asked apart, with a deadline (realpath-apart.ts).
  */
 import { chmod, mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
@@ -13,6 +14,13 @@ import type { Container, VolumeMountStatus } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { expand } from '../runtime/env.js';
 import type { MountedVolume } from './types.js';
+import { realpathApart, VolumeNotAnswering } from './realpath-apart.js';
+
+/** In-process realpath's ENOENT as realpathApart's answer for a missing path; other errors stand. */
+const missing = (err: NodeJS.ErrnoException): undefined => {
+  if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+  throw err;
+};
 
 /** core/v1 VolumeMount. */
 export interface VolumeMount {
@@ -69,7 +77,18 @@ export interface PlannedMount {
   volumePath: string;
   subPath: string;
   mount: cri.Mount;
+  /** The volume is not one the kubelet makes under its root dir: paths in it are resolved apart (realpath-apart.ts). */
+  apart?: boolean;
 }
+
+/** The plugins whose volumes the kubelet makes itself, under its root dir, on its own filesystems. */
+const KUBELET_MADE = new Set([
+  'kubernetes.io~empty-dir',
+  'kubernetes.io~configmap',
+  'kubernetes.io~secret',
+  'kubernetes.io~downward-api',
+  'kubernetes.io~projected',
+]);
 
 /** The planned mounts, or upstream's CreateContainerConfigError message. */
 export type MountPlan = { ok: true; mounts: PlannedMount[] } | { ok: false; message: string };
@@ -134,6 +153,7 @@ export function planContainerMounts(
       name: m.name,
       volumePath: vol.path,
       subPath,
+      ...(KUBELET_MADE.has(vol.plugin) ? {} : { apart: true }),
       mount: {
         container_path: m.mountPath,
         host_path: subPath ? join(vol.path, subPath) : vol.path,
@@ -180,22 +200,23 @@ export async function prepareSubPaths(
       mounts.push(p.mount);
       continue;
     }
-    let base: string;
-    try {
-      base = await realpath(p.volumePath);
-    } catch {
-      return {
-        ok: false,
-        message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"`,
-      };
-    }
+    const failure = `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"`;
+    // A volume that may stop answering is asked apart, so that it holds none of the kubelet's own threads.
+    const resolve = p.apart ? (path: string) => realpathApart(path) : (path: string) => realpath(path);
+    let base: string | undefined;
     let resolved: string | undefined;
     try {
-      resolved = await realpath(p.mount.host_path);
-    } catch {
+      base = await resolve(p.volumePath);
+      resolved = base === undefined ? undefined : await resolve(p.mount.host_path).catch(missing);
+    } catch (err) {
+      return { ok: false, message: err instanceof VolumeNotAnswering ? `${failure}: volume ${err.message}` : failure };
+    }
+    if (base === undefined) return { ok: false, message: failure };
+    if (resolved === undefined) {
       // Missing: upstream SafeMakeDir creates it — only when every existing parent stays inside the
       // volume — with the volume directory's mode (setgid and sticky bits included), so that a
-      // pod's fsGroup can use it as it uses the volume; each directory is chmodded (the umask).
+      // pod's fsGroup can use it as it uses the volume; each directory is chmodded (the umask). The
+      // volume has just answered: these calls are made in-process.
       const parent = await deepestExisting(p.mount.host_path);
       if (!parent || !inside(parent, base))
         return {
@@ -207,11 +228,7 @@ export async function prepareSubPaths(
       for (let dir = p.mount.host_path; first && dir.length >= first.length; dir = dirname(dir)) await chmod(dir, mode);
       resolved = await realpath(p.mount.host_path);
     }
-    if (!inside(resolved, base))
-      return {
-        ok: false,
-        message: `failed to prepare subPath for volumeMount "${p.name}" of container "${containerName}"`,
-      };
+    if (!inside(resolved, base)) return { ok: false, message: failure };
     mounts.push({ ...p.mount, host_path: resolved });
   }
   return { ok: true, mounts };

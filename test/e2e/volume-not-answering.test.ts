@@ -1,0 +1,112 @@
+/**
+ * End to end: a volume that stops answering (a FUSE filesystem whose calls block, as an NFS mount's do when its server
+ * is gone) does not hold the kubelet. Containers whose subPath lies on it fail to start with why, after a deadline;
+ * the kubelet meanwhile reads new manifests and runs their pods. Regression: each of those containers' subPath lookup
+ * held one of libuv's four threadpool threads, so after four the kubelet could read no file at all.
+ * Root and Debian's python3-fusepy (CI installs it).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import type { Pod, PodList } from '../../src/api/types.js';
+import {
+  freeKubeletPorts,
+  httpGet,
+  kubeletArgs,
+  repoRoot,
+  startKubelet,
+  until,
+  untilServing,
+  type Kubelet,
+  type KubeletPorts,
+} from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tsk-hangfs-'));
+const mountpoint = join(dir, 'fuse');
+const release = join(dir, 'release');
+const manifests = join(dir, 'manifests');
+const node = 'hangfs';
+let fs: ChildProcess;
+let kubelet: Kubelet;
+let ports: KubeletPorts;
+
+const podNamed = async (name: string): Promise<Pod | undefined> =>
+  ((JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[]).find(
+    (p) => p.metadata.name === `${name}-${node}`,
+  );
+
+beforeAll(async () => {
+  mkdirSync(mountpoint);
+  mkdirSync(manifests);
+  fs = spawn('/usr/bin/python3', [join(repoRoot, 'test', 'fixtures', 'hang-fs.py'), mountpoint, release], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let fsOutput = '';
+  fs.stdout!.on('data', (d) => (fsOutput += d));
+  fs.stderr!.on('data', (d) => (fsOutput += d));
+  await until(() => fsOutput.includes('mounted'), 10_000, `the FUSE filesystem mounted (${fsOutput})`);
+  ports = await freeKubeletPorts();
+  kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '1s'] }));
+  await untilServing(ports, kubelet);
+}, 30_000);
+
+afterAll(async () => {
+  // The server is back: the blocked calls fail, and everything can stop.
+  writeFileSync(release, '');
+  await kubelet?.stop();
+  try {
+    execFileSync('umount', ['-l', mountpoint]);
+  } catch {
+    /* already gone */
+  }
+  fs?.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a volume that does not answer', () => {
+  it('fails the starts that need it, after a deadline, and holds nothing else of the kubelet', async () => {
+    // More containers than libuv has threadpool threads, each with a subPath on the hung filesystem.
+    for (let i = 0; i < 6; i++)
+      writeFileSync(
+        join(manifests, `stuck${i}.yaml`),
+        `apiVersion: v1
+kind: Pod
+metadata: {name: stuck${i}}
+spec:
+  containers:
+  - name: main
+    image: busybox
+    command: [sleep, "3600"]
+    volumeMounts: [{name: data, mountPath: /data, subPath: sub}]
+  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `v${i}`)}}}]
+`,
+      );
+    await until(
+      async () => (await Promise.all([0, 1, 2, 3, 4, 5].map((i) => podNamed(`stuck${i}`)))).every(Boolean),
+      20_000,
+      'the stuck pods admitted',
+    );
+    // A pod written after them: its manifest is read and it runs.
+    writeFileSync(
+      join(manifests, 'alive.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: alive}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [sleep, "3600"]}\n',
+    );
+    await until(async () => (await podNamed('alive'))?.status?.phase === 'Running', 30_000, 'the new pod Running');
+    // The stuck containers fail with why once the volume has not answered in time.
+    const waiting = await until(
+      async () => {
+        const w = (await podNamed('stuck0'))?.status?.containerStatuses?.[0]?.state?.waiting;
+        return w?.reason === 'CreateContainerConfigError' ? w : undefined;
+      },
+      30_000,
+      'the stuck container failed',
+    );
+    expect(waiting.message).toBe(
+      'failed to prepare subPath for volumeMount "data" of container "main": volume no answer within 10s',
+    );
+    expect(kubelet.proc.exitCode).toBeNull();
+  }, 90_000);
+});
