@@ -1,7 +1,8 @@
 /**
  * End to end: a volume that stops answering (a FUSE filesystem whose calls block, as an NFS mount's do when its server
- * is gone) does not hold the kubelet. Containers whose subPath lies on it fail to start with why, after a deadline;
- * the kubelet meanwhile reads new manifests and runs their pods. Regression: each of those containers' subPath lookup
+ * is gone) does not hold the kubelet. Containers whose subPath lies on it fail to start with why, after a deadline, and
+ * a hostPath volume whose type is checked there fails to set up; the kubelet meanwhile reads new manifests and runs
+ * their pods. Regression: each of those containers' subPath lookup
  * held one of libuv's four threadpool threads, so after four the kubelet could read no file at all.
  * Root and Debian's python3-fusepy (CI installs it).
  */
@@ -84,6 +85,19 @@ spec:
   volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `v${i}`)}}}]
 `,
       );
+    // And pods whose hostPath has a type, which is checked on the node's path.
+    for (let i = 0; i < 2; i++)
+      writeFileSync(
+        join(manifests, `typed${i}.yaml`),
+        `apiVersion: v1
+kind: Pod
+metadata: {name: typed${i}}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
+  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `t${i}`)}, type: Directory}}]
+`,
+      );
     await until(
       async () => (await Promise.all([0, 1, 2, 3, 4, 5].map((i) => podNamed(`stuck${i}`)))).every(Boolean),
       20_000,
@@ -106,6 +120,18 @@ spec:
     );
     expect(waiting.message).toBe(
       'failed to prepare subPath for volumeMount "data" of container "main": volume no answer within 10s',
+    );
+    // The typed hostPath volumes fail to set up, saying why, and are tried again.
+    await until(
+      () =>
+        kubelet
+          .output()
+          .includes(`hostPath type check failed: ${join(mountpoint, 'hang', 't0')}: no answer within 10s`),
+      30_000,
+      'the hostPath type check failed',
+    );
+    expect((await podNamed('typed0'))?.status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe(
+      'ContainerCreating',
     );
     expect(kubelet.proc.exitCode).toBeNull();
   }, 90_000);

@@ -1,30 +1,35 @@
 /**
  * hostPath (upstream pkg/volume/hostpath): the node's path itself, after the `type` check with
  * upstream's messages. `DirectoryOrCreate` makes the directory (0755), `FileOrCreate` the file
- * (0644, parent must exist); unset or "" checks nothing.
+ * (0644, parent must exist); unset or "" checks nothing. What is at the path is asked of a child process
+ * (ask-apart.ts): a node path can lie on a filesystem that stops answering.
  */
-import { lstat, mkdir, open, stat } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
+import { fileTypeApart, VolumeNotAnswering } from '../ask-apart.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 type Kind = 'dir' | 'file' | 'socket' | 'char' | 'block' | 'other';
 
+/** stat(1)'s names of file types, as the kinds the checks compare. */
+const KINDS: Record<string, Kind> = {
+  directory: 'dir',
+  'regular file': 'file',
+  'regular empty file': 'file',
+  socket: 'socket',
+  'character special file': 'char',
+  'block special file': 'block',
+};
+
+/** What is at `path` (followed if a link), asked apart: the node's path may be on a filesystem that stops answering. */
 async function kindOf(path: string): Promise<Kind | undefined> {
-  let s;
+  let type;
   try {
-    s = await stat(path);
-  } catch {
-    try {
-      s = await lstat(path);
-    } catch {
-      return undefined;
-    }
+    type = await fileTypeApart(path);
+  } catch (err) {
+    if (err instanceof VolumeNotAnswering) throw new Error(`hostPath type check failed: ${path}: ${err.message}`);
+    throw err;
   }
-  if (s.isDirectory()) return 'dir';
-  if (s.isFile()) return 'file';
-  if (s.isSocket()) return 'socket';
-  if (s.isCharacterDevice()) return 'char';
-  if (s.isBlockDevice()) return 'block';
-  return 'other';
+  return type === undefined ? undefined : (KINDS[type] ?? 'other');
 }
 
 /** Upstream checkType: throws with upstream's message when `path` is not of `type`. */

@@ -1,0 +1,65 @@
+/**
+ * Questions about a path in a volume the kubelet does not make itself (hostPath, a PersistentVolume, CSI), asked of a
+ * child process (coreutils' `realpath`, `stat`) with a deadline. Such a volume can stop answering — an NFS server
+ * gone, a FUSE daemon stuck — and a call on it then blocks in the kernel until it comes back. In-process, that call
+ * would hold one of libuv's four threadpool threads for as long: a few pods on such a volume would hold them all, and
+ * every file read of the kubelet (manifests, logs, cgroup figures) would wait behind them. A child blocks alone; the
+ * kubelet gives up on it at the deadline, and it ends when the volume answers again.
+ */
+import { spawn } from 'node:child_process';
+
+/** How long a volume may take to answer before the operation that asked fails. */
+export const VOLUME_ANSWER_TIMEOUT_MS = 10_000;
+
+/** The volume did not answer in time. */
+export class VolumeNotAnswering extends Error {}
+
+const MAX_OUTPUT = 8192;
+
+/** Runs `argv` apart: its exit code and (bounded) output; rejects with VolumeNotAnswering at the deadline. */
+function askApart(argv: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT)));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT)));
+    const timer = setTimeout(() => {
+      // A child blocked in the kernel dies only once the call returns; nothing waits for it.
+      child.kill('SIGKILL');
+      child.unref();
+      reject(new VolumeNotAnswering(`no answer within ${timeoutMs / 1000}s`));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+const isMissing = (stderr: string) => /No such file or directory|Not a directory/.test(stderr);
+
+/** realpath(3) of `path`, or undefined when it does not exist. */
+export async function realpathApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<string | undefined> {
+  const r = await askApart(['realpath', '-e', '--', path], timeoutMs);
+  if (r.code === 0) return r.stdout.replace(/\n$/, '');
+  if (isMissing(r.stderr)) return undefined;
+  throw new Error(r.stderr.trim() || `realpath exited ${r.code}`);
+}
+
+/**
+ * The type of the file at `path` as stat(1)'s %F names it ("directory", "regular file", "socket", …), following a
+ * symbolic link, or the link's own ("symbolic link") when it leads nowhere; undefined when there is nothing.
+ */
+export async function fileTypeApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<string | undefined> {
+  for (const follow of [true, false]) {
+    const r = await askApart(['stat', ...(follow ? ['-L'] : []), '-c', '%F', '--', path], timeoutMs);
+    if (r.code === 0) return r.stdout.trim();
+    if (!isMissing(r.stderr)) throw new Error(r.stderr.trim() || `stat exited ${r.code}`);
+  }
+  return undefined;
+}
