@@ -87,9 +87,12 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
             .split('\n')[0],
           'cgroup.procs',
         );
-        for (let i = 0; i < 100 && !readFileSync(procs, 'utf8').trim(); i++)
+        // The process joins its cgroups before it runs the command: under a loaded machine that can take seconds.
+        for (let i = 0; i < 500 && !readFileSync(procs, 'utf8').trim(); i++)
           await new Promise((r) => setTimeout(r, 20));
-        return Number(readFileSync(procs, 'utf8').trim().split('\n')[0]);
+        const pid = Number(readFileSync(procs, 'utf8').trim().split('\n')[0]);
+        expect(pid, `a process in ${procs}`).toBeGreaterThan(0);
+        return pid;
       };
       const id = await runtime.createContainer(
         sandboxId,
