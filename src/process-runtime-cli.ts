@@ -1,7 +1,8 @@
 /**
  * `tskubelet process-runtime --listen unix:///path.sock [--root-dir d] [--node-ip ip] [--v n]
- * [--logging-format text|json]`: the embedded process runtime as its own CRI daemon, until
- * SIGINT/SIGTERM.
+ * [--logging-format text|json] [--kubelet-root-dir d]`: the embedded process runtime as its own CRI daemon, until
+ * SIGINT/SIGTERM. `--kubelet-root-dir` (default /var/lib/kubelet) names the served kubelet's root dir, whose pod
+ * directories hold the mount sources the runtime may look at in-process.
  */
 import { createLogger, routeProcessWarnings } from './lib/logger.js';
 import { messageOf } from './lib/errors.js';
@@ -34,6 +35,7 @@ export async function processRuntimeMain(argv: string[]): Promise<number> {
       podIP: args.get('node-ip') ?? defaultNodeIP(),
       logger,
       version: TSKUBELET_VERSION,
+      kubeletRootDir: args.get('kubelet-root-dir') ?? '/var/lib/kubelet',
     });
   } catch (err) {
     logger.error(messageOf(err));

@@ -77,6 +77,7 @@ export async function loadEmbeddedRuntime(
     stateDir: join(cfg.rootDir, 'process-runtime'),
     podIP: cfg.nodeIP,
     mode: 'in-process',
+    kubeletRootDir: cfg.rootDir,
     logger,
     version: cfg.version,
     streamingIdleTimeoutMs: cfg.streamingIdleTimeoutMs,

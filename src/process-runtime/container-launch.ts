@@ -40,6 +40,8 @@ export interface LaunchOptions {
    * The container's scratch dir (mount-namespace.ts): made when its namespace needs one, removed with the container.
    */
   scratchDir: string;
+  /** Whether a mount's source may lie on a filesystem that stops answering (asked apart then). */
+  mayHang?: (source: string) => boolean;
 }
 
 /**
@@ -68,7 +70,7 @@ export async function launchContainer(
     return { message: `chdir to cwd ("${cwd}") set in config failed: no such file or directory` };
   if (!resolveExecutable(argv[0], env.PATH, cwd))
     return { message: `exec: "${argv[0]}": executable file not found in $PATH` };
-  const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0);
+  const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0, o.mayHang);
   if (!mounts.ok) return { message: mounts.message };
   let wrap: ((a: string[]) => string[]) | undefined;
   let user: { uid?: number; gid?: number } = { uid, gid };

@@ -33,6 +33,8 @@ export interface DaemonOptions {
   podIP: string;
   logger: Logger;
   version: string;
+  /** The root dir of the kubelet it serves (mount sources outside its pod directories are looked at apart). */
+  kubeletRootDir: string;
 }
 
 /** Starts the daemon; resolves with a stop function once it listens. */
@@ -43,6 +45,7 @@ export async function runProcessRuntimeDaemon(o: DaemonOptions): Promise<() => P
     mode: 'daemon',
     logger: o.logger,
     version: o.version,
+    kubeletRootDir: o.kubeletRootDir,
   });
   const path = o.listen.replace(/^unix:\/\//, '');
   // Never take over a socket someone serves, nor remove a file that is not a socket.

@@ -18,6 +18,8 @@
 import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
+import { fileTypeApart, VolumeNotAnswering } from '../lib/ask-apart.js';
+import { messageOf } from '../lib/errors.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
 import { newUserNamespaceArgs, USER_NAMESPACE_SETUP_SHELLS, type UserNamespaceRange } from './user-namespace.js';
 
@@ -289,24 +291,52 @@ export async function planMountNamespace(
 }
 
 /**
+ * Whether a mount's source may lie on a filesystem that stops answering: anything but what the kubelet makes under its
+ * pod directories (`<kubelet root>/pods/`: its emptyDir, configMap, secret and projected volumes, /etc/hosts, the
+ * termination log), and a CSI volume's mount there. Pure.
+ */
+export function mayStopAnswering(source: string, kubeletRootDir: string): boolean {
+  const pods = `${kubeletRootDir.replace(/\/+$/, '')}/pods/`;
+  return !source.startsWith(pods) || source.includes('/volumes/kubernetes.io~csi/');
+}
+
+/** What is at a mount's source: `file`, `other` (a directory, a device, …) or undefined when nothing. */
+async function sourceKind(source: string, askApart: boolean): Promise<'file' | 'other' | undefined> {
+  if (askApart) {
+    const type = await fileTypeApart(source);
+    return type === undefined ? undefined : /^regular (empty )?file$/.test(type) ? 'file' : 'other';
+  }
+  const s = await lstat(source).catch(() => undefined);
+  if (!s) return undefined;
+  return (await stat(source).catch(() => s)).isFile() ? 'file' : 'other';
+}
+
+/**
  * The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error.
+ * A source `mayHang` says may lie on a filesystem that stops answering is looked at by a child process with a
+ * deadline (lib/ask-apart.ts), so that it holds none of the process's threads.
  */
 export async function effectiveMounts(
   mounts: cri.Mount[],
   isRoot: boolean,
+  mayHang: (source: string) => boolean = () => false,
 ): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
+  const kinds = new Map<string, 'file' | 'other'>();
   for (const m of mounts) {
-    if (
-      !(await lstat(m.host_path).then(
-        () => true,
-        () => false,
-      ))
-    )
+    let kind;
+    try {
+      kind = await sourceKind(m.host_path, mayHang(m.host_path));
+    } catch (err) {
+      const why = err instanceof VolumeNotAnswering ? `source: ${err.message}` : messageOf(err);
+      return { ok: false, message: `error mounting "${m.host_path}" to "${m.container_path}": ${why}` };
+    }
+    if (!kind)
       return { ok: false, message: `error mounting "${m.host_path}" to "${m.container_path}": source does not exist` };
+    kinds.set(m.host_path, kind);
   }
   if (isRoot) return { ok: true, mounts };
   for (const m of mounts) {
-    if (!(await stat(m.host_path)).isFile())
+    if (kinds.get(m.host_path) !== 'file')
       return {
         ok: false,
         message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${m.host_path}" at "${m.container_path}"`,

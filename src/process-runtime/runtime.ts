@@ -49,7 +49,7 @@ import {
 import { StreamingServer } from './streaming-server.js';
 import { ContainerSessions } from './container-sessions.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
-import { removeMountPoints } from './mount-namespace.js';
+import { mayStopAnswering, removeMountPoints } from './mount-namespace.js';
 
 /** What the runtime needs. */
 export interface ProcessRuntimeDeps {
@@ -63,6 +63,12 @@ export interface ProcessRuntimeDeps {
   streamingIdleTimeoutMs?: number;
   /** Where CDI specs are (default /etc/cdi and /var/run/cdi). */
   cdiSpecDirs?: readonly string[];
+  /**
+   * The kubelet's root dir: mount sources under its pod directories are the kubelet's own; others (hostPath, CSI
+   * volumes) are looked at apart, as they may stop answering (mount-namespace.ts mayStopAnswering). Default
+   * /var/lib/kubelet.
+   */
+  kubeletRootDir?: string;
 }
 
 const newId = () => randomBytes(32).toString('hex');
@@ -314,6 +320,7 @@ export class ProcessRuntime implements RuntimeService {
       cgroups: this.cgroups,
       ioDir,
       scratchDir: this.scratchDirOf(id),
+      mayHang: (source) => mayStopAnswering(source, this.deps.kubeletRootDir ?? '/var/lib/kubelet'),
     });
     if ('message' in launched) return this.failStart(c, launched.message);
     const h = launched.handle;

@@ -99,6 +99,19 @@ spec:
   volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `t${i}`)}, type: Directory}}]
 `,
       );
+    // And pods that mount a hostPath there as it is: the embedded runtime looks at the mount's source.
+    for (let i = 0; i < 4; i++)
+      writeFileSync(
+        join(manifests, `plain${i}.yaml`),
+        `apiVersion: v1
+kind: Pod
+metadata: {name: plain${i}}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
+  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `p${i}`)}}}]
+`,
+      );
     await until(
       async () => (await Promise.all([0, 1, 2, 3, 4, 5].map((i) => podNamed(`stuck${i}`)))).every(Boolean),
       20_000,
@@ -133,6 +146,19 @@ spec:
     );
     expect((await podNamed('typed0'))?.status?.containerStatuses?.[0]?.state?.waiting?.reason).toBe(
       'ContainerCreating',
+    );
+    // The plain hostPath mounts fail to start, the runtime saying why.
+    const plain = await until(
+      async () => {
+        const state = (await podNamed('plain0'))?.status?.containerStatuses?.[0]?.state;
+        const message = state?.waiting?.message ?? state?.terminated?.message ?? '';
+        return message.includes('no answer within 10s') ? message : undefined;
+      },
+      30_000,
+      'the plain hostPath mount failed',
+    );
+    expect(plain).toContain(
+      `error mounting "${join(mountpoint, 'hang', 'p0')}" to "/data": source: no answer within 10s`,
     );
     expect(kubelet.proc.exitCode).toBeNull();
   }, 90_000);

@@ -6,11 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   enterMountNamespace,
+  mayStopAnswering,
   mountPointsOf,
   planMountNamespace,
   shadowsFor,
   wrapInMountNamespace,
 } from '../../src/process-runtime/mount-namespace.js';
+
+describe('mayStopAnswering', () => {
+  it("takes what the kubelet makes under its pod directories as its own, a CSI volume's mount there and all else not", () => {
+    const root = '/var/lib/kubelet';
+    expect(mayStopAnswering('/var/lib/kubelet/pods/u1/etc-hosts', root)).toBe(false);
+    expect(mayStopAnswering('/var/lib/kubelet/pods/u1/volumes/kubernetes.io~configmap/cm', `${root}/`)).toBe(false);
+    expect(mayStopAnswering('/var/lib/kubelet/pods/u1/volumes/kubernetes.io~csi/pv/mount', root)).toBe(true);
+    expect(mayStopAnswering('/mnt/nfs/data', root)).toBe(true);
+    expect(mayStopAnswering('/var/lib/kubeletx/pods/u1/etc-hosts', root)).toBe(true);
+  });
+});
 
 describe('shadowsFor', () => {
   const mounts = [

@@ -6,7 +6,7 @@
  * (`recursiveReadOnly`, as the runtime handler allows); `prepareSubPaths` is the I/O part —
  * it creates a missing subPath directory and refuses one that resolves outside its volume through
  * a symlink (upstream PrepareSafeSubpath), with upstream's deliberately vague messages; a volume
- * the kubelet does not make is asked apart, with a deadline (ask-apart.ts).
+ * the kubelet does not make is asked apart, with a deadline (lib/ask-apart.ts).
  */
 import { chmod, mkdir, realpath, stat } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
@@ -14,7 +14,7 @@ import type { Container, VolumeMountStatus } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { expand } from '../runtime/env.js';
 import type { MountedVolume } from './types.js';
-import { realpathApart, VolumeNotAnswering } from './ask-apart.js';
+import { realpathApart, VolumeNotAnswering } from '../../lib/ask-apart.js';
 
 /** In-process realpath's ENOENT as realpathApart's answer for a missing path; other errors stand. */
 const missing = (err: NodeJS.ErrnoException): undefined => {
@@ -77,7 +77,7 @@ export interface PlannedMount {
   volumePath: string;
   subPath: string;
   mount: cri.Mount;
-  /** The volume is not one the kubelet makes under its root dir: paths in it are resolved apart (ask-apart.ts). */
+  /** The volume is not one the kubelet makes under its root dir: paths in it are resolved apart (lib/ask-apart.ts). */
   apart?: boolean;
 }
 

@@ -2,10 +2,10 @@
  * hostPath (upstream pkg/volume/hostpath): the node's path itself, after the `type` check with
  * upstream's messages. `DirectoryOrCreate` makes the directory (0755), `FileOrCreate` the file
  * (0644, parent must exist); unset or "" checks nothing. What is at the path is asked of a child process
- * (ask-apart.ts): a node path can lie on a filesystem that stops answering.
+ * (lib/ask-apart.ts): a node path can lie on a filesystem that stops answering.
  */
 import { mkdir, open } from 'node:fs/promises';
-import { fileTypeApart, VolumeNotAnswering } from '../ask-apart.js';
+import { fileTypeApart, VolumeNotAnswering } from '../../../lib/ask-apart.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
 type Kind = 'dir' | 'file' | 'socket' | 'char' | 'block' | 'other';
