@@ -35,7 +35,7 @@ export async function processRuntimeMain(argv: string[]): Promise<number> {
       podIP: args.get('node-ip') ?? defaultNodeIP(),
       logger,
       version: TSKUBELET_VERSION,
-      kubeletRootDir: args.get('kubelet-root-dir') ?? '/var/lib/kubelet',
+      kubeletRootDir: args.get('kubelet-root-dir'),
     });
   } catch (err) {
     logger.error(messageOf(err));

@@ -33,8 +33,8 @@ export interface DaemonOptions {
   podIP: string;
   logger: Logger;
   version: string;
-  /** The root dir of the kubelet it serves (mount sources outside its pod directories are looked at apart). */
-  kubeletRootDir: string;
+  /** The root dir of the kubelet it serves (ProcessRuntimeDeps.kubeletRootDir; unset, its default). */
+  kubeletRootDir?: string;
 }
 
 /** Starts the daemon; resolves with a stop function once it listens. */

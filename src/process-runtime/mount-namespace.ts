@@ -306,9 +306,9 @@ async function sourceKind(source: string, askApart: boolean): Promise<'file' | '
     const type = await fileTypeApart(source);
     return type === undefined ? undefined : /^regular (empty )?file$/.test(type) ? 'file' : 'other';
   }
-  const s = await lstat(source).catch(() => undefined);
-  if (!s) return undefined;
-  return (await stat(source).catch(() => s)).isFile() ? 'file' : 'other';
+  // Followed when it is a link; a link that leads nowhere is still there (the mount fails later, saying so).
+  const s = await stat(source).catch(() => lstat(source).catch(() => undefined));
+  return s === undefined ? undefined : s.isFile() ? 'file' : 'other';
 }
 
 /**
