@@ -18,7 +18,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { findCgroupDir } from '../fixtures/cgroup-tree.js';
 import { bytes, milliCpu } from '../../src/api/quantity.js';
 import { boundPod, kubectl, resizePod, startCluster, type Cluster } from './cluster-helpers.js';
 import https from 'node:https';
@@ -597,10 +597,7 @@ describe('pods from the apiserver', () => {
     expect(before.allocatedResources).toEqual({ cpu: '100m', memory: '32Mi' });
     const id = before.containerID.replace(/^[a-z]+:\/\//, '');
     const quota = () => {
-      const found = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '5', '-type', 'd', '-name', id])
-        .toString()
-        .trim()
-        .split('\n')[0];
+      const found = findCgroupDir('/sys/fs/cgroup/cpu', id);
       return found ? readFileSync(join(found, 'cpu.cfs_quota_us'), 'utf8').trim() : '';
     };
     if (process.getuid?.() === 0) expect(quota()).toBe('20000');
@@ -696,10 +693,7 @@ describe('pods from the apiserver', () => {
     const statusOf = (name: string) => pod('policies')!.status.containerStatuses.find((s: Obj) => s.name === name);
     const cgroupFile = (containerID: string, controller: string, file: string) => {
       const id = containerID.replace(/^[a-z]+:\/\//, '');
-      const found = execFileSync('find', [`/sys/fs/cgroup/${controller}`, '-maxdepth', '5', '-type', 'd', '-name', id])
-        .toString()
-        .trim()
-        .split('\n')[0];
+      const found = findCgroupDir(`/sys/fs/cgroup/${controller}`, id);
       return found ? readFileSync(join(found, file), 'utf8').trim() : '';
     };
     const root = process.getuid?.() === 0;
@@ -802,10 +796,7 @@ describe('pods from the apiserver', () => {
     // The embedded runtime's pod cgroup: its sandbox's, the container's cgroup's parent.
     const podCgroup = (controller: string, file: string) => {
       const id = containerID.replace(/^[a-z]+:\/\//, '');
-      const found = execFileSync('find', [`/sys/fs/cgroup/${controller}`, '-maxdepth', '5', '-type', 'd', '-name', id])
-        .toString()
-        .trim()
-        .split('\n')[0];
+      const found = findCgroupDir(`/sys/fs/cgroup/${controller}`, id);
       return found ? readFileSync(join(dirname(found), file), 'utf8').trim() : '';
     };
     const root = process.getuid?.() === 0;

@@ -3,7 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { findCgroupDir } from '../fixtures/cgroup-tree.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hostCgroupVersion } from '../../src/agent/node-setup/cgroup-version.js';
@@ -117,17 +117,8 @@ spec:
       expect([hog.reason, hog.exitCode]).toEqual(['OOMKilled', 137]);
       const calm = (await podNamed('limits'))!.status!.containerStatuses!.find((c) => c.name === 'calm')!;
       const id = calm.containerID!.replace('process://', '');
-      const [cgroupDir] = execFileSync('find', [
-        '/sys/fs/cgroup/cpu/tskubelet-process-runtime',
-        '-maxdepth',
-        // <runtime key>/<sandbox id>/<container id>
-        '3',
-        '-name',
-        id,
-      ])
-        .toString()
-        .trim()
-        .split('\n');
+      // <runtime key>/<sandbox id>/<container id>
+      const cgroupDir = findCgroupDir('/sys/fs/cgroup/cpu/tskubelet-process-runtime', id, 3);
       expect(readFileSync(join(cgroupDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('25000');
       rmSync(join(manifests, 'limits.yaml'));
     },

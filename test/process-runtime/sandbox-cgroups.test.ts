@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { findCgroupDir } from '../fixtures/cgroup-tree.js';
 import { cpus } from 'node:os';
 import { ProcessImages } from '../../src/process-runtime/images.js';
 import { createCriClient } from '../../src/cri/client.js';
@@ -36,10 +36,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
       sandboxConfig,
     );
     await runtime.startContainer(id);
-    const cpuDir = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '5', '-type', 'd', '-name', id])
-      .toString()
-      .trim()
-      .split('\n')[0];
+    const cpuDir = findCgroupDir('/sys/fs/cgroup/cpu', id);
     const sandboxDir = join(cpuDir, '..');
     expect(sandboxDir.endsWith(sandboxId)).toBe(true);
     const read = (d: string, file: string) => readFileSync(join(d, file), 'utf8').trim();
@@ -80,13 +77,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
         /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
       /** The container's process, found in its cgroup. */
       const pidOf = async (id: string) => {
-        const procs = join(
-          execFileSync('find', ['/sys/fs/cgroup/cpuset', '-maxdepth', '5', '-type', 'd', '-name', id])
-            .toString()
-            .trim()
-            .split('\n')[0],
-          'cgroup.procs',
-        );
+        const procs = join(findCgroupDir('/sys/fs/cgroup/cpuset', id), 'cgroup.procs');
         // The process joins its cgroups before it runs the command: under a loaded machine that can take seconds.
         for (let i = 0; i < 500 && !readFileSync(procs, 'utf8').trim(); i++)
           await new Promise((r) => setTimeout(r, 20));
@@ -150,10 +141,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
     await first.startContainer(id);
     for (let i = 0; i < 100 && (await first.containerStatus(id)).status.state !== 'CONTAINER_EXITED'; i++)
       await new Promise((r) => setTimeout(r, 20));
-    const sandboxDir = execFileSync('find', ['/sys/fs/cgroup/cpu', '-maxdepth', '4', '-type', 'd', '-name', sandboxId])
-      .toString()
-      .trim()
-      .split('\n')[0];
+    const sandboxDir = findCgroupDir('/sys/fs/cgroup/cpu', sandboxId, 4);
     expect(readFileSync(join(sandboxDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('30000');
     await first.shutdown(0);
     const second = daemon();
