@@ -107,6 +107,20 @@ fi
 `;
 
 /**
+ * The release: `npm pack` of the checkout into `outDir`, without its prepack build (dist/ must be built, and packing
+ * must not rebuild it under whatever else runs). The tarball's path and the files it holds.
+ */
+export function packRelease(outDir: string): { tarball: string; files: string[] } {
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    }),
+  ) as { filename: string; files: { path: string }[] }[];
+  return { tarball: join(outDir, packed.filename), files: packed.files.map((f) => f.path) };
+}
+
+/**
  * Builds the package from an `npm pack` tarball into `outDir`; returns its path. `optional: false` leaves node-pty out
  * without trying to build it.
  */
@@ -186,15 +200,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     return i > 0 ? process.argv[i + 1] : undefined;
   };
   const outDir = resolve(arg('--out') ?? repoRoot);
-  let tarball = arg('--tarball');
-  if (!tarball) {
-    const packed = JSON.parse(
-      execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {
-        cwd: repoRoot,
-        encoding: 'utf8',
-      }),
-    ) as { filename: string }[];
-    tarball = join(outDir, packed[0].filename);
-  }
-  process.stdout.write(`${buildDeb({ tarball: resolve(tarball), outDir })}\n`);
+  const given = arg('--tarball');
+  const tarball = given ? resolve(given) : packRelease(outDir).tarball;
+  process.stdout.write(`${buildDeb({ tarball, outDir })}\n`);
 }

@@ -16,6 +16,7 @@ import {
   httpGet,
   kubeletArgs,
   startKubelet,
+  startProcessRuntime,
   until,
   type Kubelet,
   type KubeletPorts,
@@ -42,16 +43,7 @@ spec:
     command: ["sh", "-c", ${JSON.stringify(script)}]
 `;
 
-const startDaemon = () =>
-  startKubelet([
-    'process-runtime',
-    '--listen',
-    `unix://${socket}`,
-    '--root-dir',
-    join(dir, 'runtime'),
-    '--node-ip',
-    '127.0.0.1',
-  ]);
+const startDaemon = () => startProcessRuntime(socket, join(dir, 'runtime'));
 async function podNamed(n: string): Promise<Pod | undefined> {
   const r = await httpGet(`http://127.0.0.1:${ports.ro}/pods`).catch(() => undefined);
   return r ? (JSON.parse(r.body) as PodList).items.find((p) => p.metadata.name === `${n}-${node}`) : undefined;

@@ -21,6 +21,7 @@ import {
   httpsGet,
   kubeletArgs,
   startKubelet,
+  startProcessRuntime,
   until,
   type Kubelet,
 } from './helpers.js';
@@ -100,15 +101,7 @@ beforeAll(async () => {
     res.end(served);
   });
   await new Promise<void>((r) => manifestServer.listen(ports.url, '127.0.0.1', r));
-  daemon = startKubelet([
-    'process-runtime',
-    '--listen',
-    `unix://${socket}`,
-    '--root-dir',
-    join(dir, 'runtime'),
-    '--node-ip',
-    '127.0.0.1',
-  ]);
+  daemon = startProcessRuntime(socket, join(dir, 'runtime'));
   kubelet = startKubelet(args());
   await until(async () => (await podNamed('a'))?.status?.phase === 'Running', 20_000, 'pod a Running');
 }, 30_000);

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { KUBERNETES_VERSION } from '../../src/version.js';
-import { buildDeb, DEB_PATHS } from '../../scripts/build-deb.js';
+import { buildDeb, DEB_PATHS, packRelease } from '../../scripts/build-deb.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until, withHostArgs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-deb-test-'));
@@ -60,14 +60,8 @@ function goKubeletPackage(): string {
 }
 
 beforeAll(() => {
-  // dist/ is built (npm test builds before the tests run); packing must not rebuild it under the other tests.
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    }),
-  ) as { filename: string }[];
-  deb = buildDeb({ tarball: join(dir, packed[0].filename), outDir: dir, optional: false });
+  // dist/ is built (npm test builds before the tests run).
+  deb = buildDeb({ tarball: packRelease(dir).tarball, outDir: dir, optional: false });
   goKubeletDeb = goKubeletPackage();
   for (const d of ['info', 'updates', 'triggers']) mkdirSync(join(root, 'var', 'lib', 'dpkg', d), { recursive: true });
   writeFileSync(join(root, 'var', 'lib', 'dpkg', 'status'), '');

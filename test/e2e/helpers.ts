@@ -220,6 +220,22 @@ export function withHostArgs(args: string[]): string[] {
   return ['--fail-cgroupv1=false', ...args];
 }
 
+/**
+ * Starts `tskubelet process-runtime`: the embedded runtime as a CRI daemon on the unix socket `socket`, its state
+ * under `rootDir`, its pods on 127.0.0.1. Its output says `process runtime serving CRI` once it serves.
+ */
+export function startProcessRuntime(socket: string, rootDir: string): Kubelet {
+  return startKubelet([
+    'process-runtime',
+    '--listen',
+    `unix://${socket}`,
+    '--root-dir',
+    rootDir,
+    '--node-ip',
+    '127.0.0.1',
+  ]);
+}
+
 /** Starts the built CLI with `args` (and withHostArgs), with `o.env` added to its environment. */
 export function startKubelet(args: string[], o: { env?: Record<string, string> } = {}): Kubelet {
   const { env, flags } = kubeletCommandLine();

@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until, withHostArgs } from './helpers.js';
 import { KUBERNETES_VERSION } from '../../src/version.js';
+import { packRelease } from '../../scripts/build-deb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-release-'));
 const prefix = join(dir, 'prefix');
@@ -36,17 +37,8 @@ function toolchainFreePath(): string {
 }
 
 beforeAll(async () => {
-  // dist/ is built (npm test builds before the tests run); packing must not rebuild it under the other tests.
-  const packed = JSON.parse(
-    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    }),
-  ) as {
-    filename: string;
-    files: { path: string }[];
-  }[];
-  const files = packed[0].files.map((f) => f.path);
+  // dist/ is built (npm test builds before the tests run).
+  const { tarball, files } = packRelease(dir);
   expect(files).toContain('dist/main.js');
   expect(files.some((f) => f.startsWith('test/'))).toBe(false);
   const path = toolchainFreePath();
@@ -54,17 +46,7 @@ beforeAll(async () => {
     expect(() => execFileSync('sh', ['-c', `command -v ${tool}`], { env: { PATH: path } })).toThrow();
   execFileSync(
     'npm',
-    [
-      'install',
-      '-g',
-      '--prefix',
-      prefix,
-      '--omit=dev',
-      '--no-audit',
-      '--no-fund',
-      '--prefer-offline',
-      join(dir, packed[0].filename),
-    ],
+    ['install', '-g', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', tarball],
     {
       env: {
         ...process.env,

@@ -15,6 +15,7 @@ import {
   killProcesses,
   kubeletArgs,
   startKubelet,
+  startProcessRuntime,
   until,
   type Kubelet,
   type KubeletPorts,
@@ -69,15 +70,7 @@ const runningContainersOf = async (podName: string) =>
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
-  daemon = startKubelet([
-    'process-runtime',
-    '--listen',
-    `unix://${socket}`,
-    '--root-dir',
-    join(dir, 'runtime'),
-    '--node-ip',
-    '127.0.0.1',
-  ]);
+  daemon = startProcessRuntime(socket, join(dir, 'runtime'));
   await until(() => daemon.output().includes('process runtime serving CRI'), 20_000, 'daemon serving');
   cri = createCriClient(`unix://${socket}`);
 }, 30_000);

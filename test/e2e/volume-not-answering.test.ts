@@ -33,6 +33,22 @@ let fs: ChildProcess;
 let kubelet: Kubelet;
 let ports: KubeletPorts;
 
+/** A static pod whose container mounts the hostPath `path` at /data (with `o.subPath`; `o.type` its hostPath type). */
+function writeHostPathPod(name: string, path: string, o: { subPath?: string; type?: string } = {}): void {
+  const mount = `{name: data, mountPath: /data${o.subPath ? `, subPath: ${o.subPath}` : ''}}`;
+  writeFileSync(
+    join(manifests, `${name}.yaml`),
+    `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}}
+spec:
+  containers:
+  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [${mount}]}
+  volumes: [{name: data, hostPath: {path: ${path}${o.type ? `, type: ${o.type}` : ''}}}]
+`,
+  );
+}
+
 const podNamed = async (name: string): Promise<Pod | undefined> =>
   ((JSON.parse((await httpGet(`http://127.0.0.1:${ports.ro}/pods`)).body) as PodList).items as Pod[]).find(
     (p) => p.metadata.name === `${name}-${node}`,
@@ -71,47 +87,11 @@ afterAll(async () => {
 describe.runIf(existsSync('/dev/fuse'))('a volume that does not answer', () => {
   it('fails the starts that need it, after a deadline, and holds nothing else of the kubelet', async () => {
     // More containers than libuv has threadpool threads, each with a subPath on the hung filesystem.
-    for (let i = 0; i < 6; i++)
-      writeFileSync(
-        join(manifests, `stuck${i}.yaml`),
-        `apiVersion: v1
-kind: Pod
-metadata: {name: stuck${i}}
-spec:
-  containers:
-  - name: main
-    image: busybox
-    command: [sleep, "3600"]
-    volumeMounts: [{name: data, mountPath: /data, subPath: sub}]
-  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `v${i}`)}}}]
-`,
-      );
+    for (let i = 0; i < 6; i++) writeHostPathPod(`stuck${i}`, join(mountpoint, 'hang', `v${i}`), { subPath: 'sub' });
     // And pods whose hostPath has a type, which is checked on the node's path.
-    for (let i = 0; i < 2; i++)
-      writeFileSync(
-        join(manifests, `typed${i}.yaml`),
-        `apiVersion: v1
-kind: Pod
-metadata: {name: typed${i}}
-spec:
-  containers:
-  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
-  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `t${i}`)}, type: Directory}}]
-`,
-      );
+    for (let i = 0; i < 2; i++) writeHostPathPod(`typed${i}`, join(mountpoint, 'hang', `t${i}`), { type: 'Directory' });
     // And pods that mount a hostPath there as it is: the embedded runtime looks at the mount's source.
-    for (let i = 0; i < 4; i++)
-      writeFileSync(
-        join(manifests, `plain${i}.yaml`),
-        `apiVersion: v1
-kind: Pod
-metadata: {name: plain${i}}
-spec:
-  containers:
-  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
-  volumes: [{name: data, hostPath: {path: ${join(mountpoint, 'hang', `p${i}`)}}}]
-`,
-      );
+    for (let i = 0; i < 4; i++) writeHostPathPod(`plain${i}`, join(mountpoint, 'hang', `p${i}`));
     await until(
       async () => (await Promise.all([0, 1, 2, 3, 4, 5].map((i) => podNamed(`stuck${i}`)))).every(Boolean),
       20_000,
