@@ -52,14 +52,27 @@ export async function realpathApart(path: string, timeoutMs = VOLUME_ANSWER_TIME
   throw new Error(r.stderr.trim() || `realpath exited ${r.code}`);
 }
 
+/** What a file is, as the kubelet's checks tell files apart. */
+export type FileKind = 'dir' | 'file' | 'socket' | 'char' | 'block' | 'other';
+
+/** stat(1)'s %F names of file types, as kinds; any other (a link, a fifo) is `other`. */
+const KINDS: Readonly<Record<string, FileKind>> = {
+  directory: 'dir',
+  'regular file': 'file',
+  'regular empty file': 'file',
+  socket: 'socket',
+  'character special file': 'char',
+  'block special file': 'block',
+};
+
 /**
- * The type of the file at `path` as stat(1)'s %F names it ("directory", "regular file", "socket", …), following a
- * symbolic link, or the link's own ("symbolic link") when it leads nowhere; undefined when there is nothing.
+ * What the file at `path` is, following a symbolic link, or the link itself (`other`) when it leads nowhere; undefined
+ * when there is nothing.
  */
-export async function fileTypeApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<string | undefined> {
+export async function fileKindApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<FileKind | undefined> {
   for (const follow of [true, false]) {
     const r = await askApart(['stat', ...(follow ? ['-L'] : []), '-c', '%F', '--', path], timeoutMs);
-    if (r.code === 0) return r.stdout.trim();
+    if (r.code === 0) return KINDS[r.stdout.trim()] ?? 'other';
     if (!isMissing(r.stderr)) throw new Error(r.stderr.trim() || `stat exited ${r.code}`);
   }
   return undefined;

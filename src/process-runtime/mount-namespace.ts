@@ -18,7 +18,7 @@
 import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
-import { fileTypeApart, VolumeNotAnswering } from '../lib/ask-apart.js';
+import { fileKindApart, VolumeNotAnswering } from '../lib/ask-apart.js';
 import { messageOf } from '../lib/errors.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
 import { newUserNamespaceArgs, USER_NAMESPACE_SETUP_SHELLS, type UserNamespaceRange } from './user-namespace.js';
@@ -303,8 +303,8 @@ export function mayStopAnswering(source: string, kubeletRootDir: string): boolea
 /** What is at a mount's source: `file`, `other` (a directory, a device, …) or undefined when nothing. */
 async function sourceKind(source: string, askApart: boolean): Promise<'file' | 'other' | undefined> {
   if (askApart) {
-    const type = await fileTypeApart(source);
-    return type === undefined ? undefined : /^regular (empty )?file$/.test(type) ? 'file' : 'other';
+    const kind = await fileKindApart(source);
+    return kind === undefined ? undefined : kind === 'file' ? 'file' : 'other';
   }
   // Followed when it is a link; a link that leads nowhere is still there (the mount fails later, saying so).
   const s = await stat(source).catch(() => lstat(source).catch(() => undefined));

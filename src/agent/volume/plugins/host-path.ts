@@ -5,38 +5,24 @@
  * (lib/ask-apart.ts): a node path can lie on a filesystem that stops answering.
  */
 import { mkdir, open } from 'node:fs/promises';
-import { fileTypeApart, VolumeNotAnswering } from '../../../lib/ask-apart.js';
+import { fileKindApart, VolumeNotAnswering, type FileKind } from '../../../lib/ask-apart.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
 
-type Kind = 'dir' | 'file' | 'socket' | 'char' | 'block' | 'other';
-
-/** stat(1)'s names of file types, as the kinds the checks compare. */
-const KINDS: Record<string, Kind> = {
-  directory: 'dir',
-  'regular file': 'file',
-  'regular empty file': 'file',
-  socket: 'socket',
-  'character special file': 'char',
-  'block special file': 'block',
-};
-
 /** What is at `path` (followed if a link), asked apart: the node's path may be on a filesystem that stops answering. */
-async function kindOf(path: string): Promise<Kind | undefined> {
-  let type;
+async function kindOf(path: string): Promise<FileKind | undefined> {
   try {
-    type = await fileTypeApart(path);
+    return await fileKindApart(path);
   } catch (err) {
     if (err instanceof VolumeNotAnswering) throw new Error(`hostPath type check failed: ${path}: ${err.message}`);
     throw err;
   }
-  return type === undefined ? undefined : (KINDS[type] ?? 'other');
 }
 
 /** Upstream checkType: throws with upstream's message when `path` is not of `type`. */
 export async function checkHostPathType(path: string, type: string | undefined): Promise<void> {
   if (!type) return;
   const kind = await kindOf(path);
-  const expect = (want: Kind, what: string) => {
+  const expect = (want: FileKind, what: string) => {
     if (kind !== want) throw new Error(`hostPath type check failed: ${path} is not ${what}`);
   };
   switch (type) {
