@@ -1,6 +1,6 @@
 /**
  * Questions about a path in a volume the kubelet does not make itself (hostPath, a PersistentVolume, CSI), asked of a
- * child process (coreutils' `realpath`, `stat`) with a deadline, by the kubelet and by the embedded runtime. Such a
+ * child process (coreutils' `realpath`, `stat`, the shell's `test`) with a deadline, by the kubelet and by the embedded runtime. Such a
  * volume can stop answering — an NFS server gone, a FUSE daemon stuck — and a call on it then blocks in the kernel
  * until it comes back. In-process, that call would hold one of libuv's four threadpool threads for as long: a few
  * pods on such a volume would hold them all, and every file read of the kubelet (manifests, logs, cgroup figures)
@@ -50,6 +50,12 @@ export async function realpathApart(path: string, timeoutMs = VOLUME_ANSWER_TIME
   if (r.code === 0) return r.stdout.replace(/\n$/, '');
   if (isMissing(r.stderr)) return undefined;
   throw new Error(r.stderr.trim() || `realpath exited ${r.code}`);
+}
+
+/** Whether `path` is a file its caller may execute, as execvp(3) would find it. */
+export async function isExecutableApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<boolean> {
+  const r = await askApart(['/bin/sh', '-c', 'test -f "$1" && test -x "$1"', 'is-executable', path], timeoutMs);
+  return r.code === 0;
 }
 
 /** What a file is, as the kubelet's checks tell files apart. */

@@ -10,6 +10,7 @@ import { enterMountNamespace, setprivArgs, type ProcessUser } from './mount-name
 import { userNamespaceRange } from './user-namespace.js';
 import { joinCgroupArgv } from './container-cgroups.js';
 import { CONTAINER_MARKER } from './proc.js';
+import type { ContainerView } from './container-view.js';
 
 /** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
 export interface ExecContext {
@@ -25,6 +26,8 @@ export interface ExecContext {
   oomScoreAdj?: number;
   /** The container's own user namespace: made by its main process, entered (that process's) by the others. */
   userNamespace?: ProcessUser['userNamespace'];
+  /** Where its working dir and commands are looked for (container-view.ts): with its mounts once they are made. */
+  view: ContainerView;
 }
 
 let ownOom: number | undefined;
@@ -57,10 +60,13 @@ export function withOomScoreAdj(value: number | undefined, argv: string[]): stri
 }
 
 /**
- * The argv and spawn user for running `argv` in `ctx` (through nsenter + setpriv when the container has its own mount
- * namespace).
+ * The argv, spawn user and spawn directory for running `argv` in `ctx` (through nsenter + setpriv when the container has
+ * its own mount namespace: its working dir is then entered there, where it may exist only inside).
  */
-export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; uid?: number; gid?: number } {
+export function commandIn(
+  ctx: ExecContext,
+  argv: string[],
+): { argv: string[]; uid?: number; gid?: number; cwd: string } {
   const user = { uid: ctx.uid, gid: ctx.gid, groups: ctx.groups, userNamespace: ctx.userNamespace };
   const ns = ctx.userNamespace;
   const entered = ctx.mountNsPid
@@ -68,6 +74,7 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
     : ns && 'pid' in ns
       ? ['nsenter', `--user=/proc/${ns.pid}/ns/user`, '--', ...setprivArgs(user), ...argv]
       : undefined;
+  const cwd = ctx.mountNsPid ? '/' : ctx.cwd;
   // Joining a cgroup needs root: the user switch then happens after it, through setpriv.
   // The OOM score first, while still root.
   if (ctx.cgroupProcs?.length)
@@ -76,10 +83,11 @@ export function commandIn(ctx: ExecContext, argv: string[]): { argv: string[]; u
         ctx.oomScoreAdj,
         joinCgroupArgv(ctx.cgroupProcs, entered ?? [...setprivArgs(user), ...argv]),
       ),
+      cwd,
     };
   return entered
-    ? { argv: withOomScoreAdj(ctx.oomScoreAdj, entered) }
-    : { argv: withOomScoreAdj(ctx.oomScoreAdj, argv), uid: ctx.uid, gid: ctx.gid };
+    ? { argv: withOomScoreAdj(ctx.oomScoreAdj, entered), cwd }
+    : { argv: withOomScoreAdj(ctx.oomScoreAdj, argv), uid: ctx.uid, gid: ctx.gid, cwd };
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -93,12 +101,13 @@ function userNamespaceOf(c: ContainerRecord): Pick<ExecContext, 'userNamespace'>
 
 /**
  * The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its
- * cgroup.
+ * cgroup; `mayHang`: whether a mount's source may stop answering (mount-namespace.ts mayStopAnswering).
  */
 export function containerContext(
   c: ContainerRecord,
   sandbox: SandboxRecord | undefined,
   marker: string,
+  mayHang: (source: string) => boolean,
   cgroupProcs?: string[],
 ): ExecContext {
   const env: Record<string, string> = {
@@ -122,6 +131,7 @@ export function containerContext(
     cwd: c.config.working_dir || sandbox?.dir || '/',
     ...user,
     mountNsPid: c.mountNs && c.state === 'CONTAINER_RUNNING' ? c.pid : undefined,
+    view: { mounts: c.mountNs ? (c.config.mounts ?? []) : [], mayHang },
     ...userNamespaceOf(c),
     cgroupProcs,
     oomScoreAdj:

@@ -6,7 +6,7 @@
  * mode), the command — all in one PID. A failure of that set-up is a start error, as runc's.
  */
 import { readFileSync } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { messageOf } from '../lib/errors.js';
 import { nowNs } from '../lib/time.js';
 import type { ContainerRecord } from './state.js';
@@ -18,7 +18,7 @@ import {
   joinCgroupArgv,
   type ContainerCgroups,
 } from './container-cgroups.js';
-import { resolveExecutable } from './executable.js';
+import { isDirectoryIn, resolveExecutableIn, type ContainerView } from './container-view.js';
 import {
   effectiveMounts,
   isSettingUp,
@@ -40,8 +40,6 @@ export interface LaunchOptions {
    * The container's scratch dir (mount-namespace.ts): made when its namespace needs one, removed with the container.
    */
   scratchDir: string;
-  /** Whether a mount's source may lie on a filesystem that stops answering (asked apart then). */
-  mayHang?: (source: string) => boolean;
 }
 
 /**
@@ -61,17 +59,12 @@ export async function launchContainer(
   const { env, cwd, uid, gid, groups, userNamespace } = o.ctx;
   // The user switch, in the container's own user namespace when it has one (made last, after the host-side set-up).
   const switchUser = { uid, gid, groups, userNamespace };
-  if (
-    !(await stat(cwd).then(
-      (s) => s.isDirectory(),
-      () => false,
-    ))
-  )
-    return { message: `chdir to cwd ("${cwd}") set in config failed: no such file or directory` };
-  if (!resolveExecutable(argv[0], env.PATH, cwd))
-    return { message: `exec: "${argv[0]}": executable file not found in $PATH` };
-  const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0, o.mayHang);
+  const mounts = await effectiveMounts(c.config.mounts ?? [], process.getuid?.() === 0, o.ctx.view.mayHang);
   if (!mounts.ok) return { message: mounts.message };
+  // The working dir and the command are looked for where the container will look for them: through its mounts.
+  const view = { ...o.ctx.view, mounts: mounts.mounts };
+  const missing = await missingStartPoint(view, argv[0], cwd, env.PATH);
+  if (missing) return { message: missing };
   let wrap: ((a: string[]) => string[]) | undefined;
   let user: { uid?: number; gid?: number } = { uid, gid };
   if (mounts.mounts.length) {
@@ -118,7 +111,9 @@ export async function launchContainer(
         wrap,
         ioDir: o.ioDir,
         env,
-        cwd,
+        // In its own mount namespace the process enters its working dir there (mount-namespace.ts), where it may be
+        // a mount point the host does not have.
+        cwd: c.mountNs ? '/' : cwd,
         tty: !!c.config.tty,
         stdin: !!c.config.stdin,
         logPath: c.logPath,
@@ -143,6 +138,31 @@ export async function launchContainer(
   } catch (err) {
     return { message: `failed to start container process: ${messageOf(err)}` };
   }
+}
+
+/**
+ * Why the container's command cannot start in `view` (its working dir is no directory, its command no executable), as
+ * runc says it; undefined when it can.
+ */
+async function missingStartPoint(
+  view: ContainerView,
+  command: string,
+  cwd: string,
+  pathEnv: string | undefined,
+): Promise<string | undefined> {
+  const chdirFailed = `chdir to cwd ("${cwd}") set in config failed`;
+  try {
+    if (!(await isDirectoryIn(view, cwd))) return `${chdirFailed}: no such file or directory`;
+  } catch (err) {
+    return `${chdirFailed}: ${messageOf(err)}`;
+  }
+  try {
+    if (!(await resolveExecutableIn(view, command, pathEnv, cwd)))
+      return `exec: "${command}": executable file not found in $PATH`;
+  } catch (err) {
+    return `exec: "${command}": ${messageOf(err)}`;
+  }
+  return undefined;
 }
 
 /** How long a container's namespace set-up may take before the start goes on regardless. */

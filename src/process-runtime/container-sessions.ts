@@ -4,12 +4,12 @@
  * context (container-context.ts): its env, working dir, user, mount namespace and cgroup.
  */
 import { join } from 'node:path';
-import { KubeletError, badRequest, notFound } from '../lib/errors.js';
+import { KubeletError, badRequest, messageOf, notFound } from '../lib/errors.js';
 import type * as cri from '../cri/types.js';
 import type { ContainerRecord, SandboxRecord } from './state.js';
 import type { ProcessHandle } from './process-handle.js';
 import { cgroupPathOf, containerCgroupDirs, type ContainerCgroups } from './container-cgroups.js';
-import { resolveExecutable } from './executable.js';
+import { resolveExecutableIn } from './container-view.js';
 import { execSyncProcess } from './exec-sync.js';
 import type { StreamingServer } from './streaming-server.js';
 import { containerContext, type ExecContext } from './container-context.js';
@@ -23,6 +23,8 @@ export interface ContainerSessionsDeps {
   streaming: StreamingServer;
   cgroups(): ContainerCgroups | undefined;
   markerOf(id: string): string;
+  /** Whether a mount's source may stop answering (mount-namespace.ts mayStopAnswering). */
+  mayHang(source: string): boolean;
 }
 
 export class ContainerSessions {
@@ -35,7 +37,8 @@ export class ContainerSessions {
       cg && c.state === 'CONTAINER_RUNNING'
         ? containerCgroupDirs(cg, cgroupPathOf(c)).map((d) => join(d, 'cgroup.procs'))
         : undefined;
-    return containerContext(c, this.deps.sandboxes.get(c.sandboxId), this.deps.markerOf(c.id), cgroupProcs);
+    const sandbox = this.deps.sandboxes.get(c.sandboxId);
+    return containerContext(c, sandbox, this.deps.markerOf(c.id), (source) => this.deps.mayHang(source), cgroupProcs);
   }
 
   private running(id: string): ContainerRecord {
@@ -50,8 +53,13 @@ export class ContainerSessions {
     const c = this.running(id);
     if (!cmd?.length) throw badRequest('command is required');
     const ctx = this.contextOf(c);
-    if (!resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd))
-      throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
+    let executable;
+    try {
+      executable = await resolveExecutableIn(ctx.view, cmd[0], ctx.env.PATH, ctx.cwd);
+    } catch (err) {
+      throw badRequest(`exec: "${cmd[0]}": ${messageOf(err)}`);
+    }
+    if (!executable) throw badRequest(`exec: "${cmd[0]}": executable file not found in $PATH`);
     const res = await execSyncProcess(cmd, { ...ctx, timeoutSeconds, signal });
     if (res.cancelled) throw new KubeletError('Cancelled', `command ${JSON.stringify(cmd)} was cancelled`);
     if (res.timedOut)

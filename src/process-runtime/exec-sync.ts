@@ -18,7 +18,7 @@ export function execSyncProcess(
   return new Promise((resolve, reject) => {
     const cmd = commandIn(opts, command);
     const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
-      cwd: opts.cwd,
+      cwd: cmd.cwd,
       env: opts.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,10 +15,11 @@
  * Without root no namespace can be made: file mounts (the kubelet-managed /etc/hosts and
  * termination log) are skipped, and a directory (volume) mount fails CreateContainer clearly.
  */
-import { lstat, readFile, realpath, rmdir, stat, unlink } from 'node:fs/promises';
+import { lstat, realpath, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
 import { fileKindApart, VolumeNotAnswering } from '../lib/ask-apart.js';
+import { readMountTable } from '../lib/mount-table.js';
 import { messageOf } from '../lib/errors.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
 import { newUserNamespaceArgs, USER_NAMESPACE_SETUP_SHELLS, type UserNamespaceRange } from './user-namespace.js';
@@ -77,7 +78,8 @@ const SCRIPT = [
   '  shift 5',
   'done',
   'shift',
-  'if [ -z "$r" ]; then [ "$n" = 0 ] || cd -- "$cwd" || fail "working dir $cwd"; exec "$@"; fi',
+  // The working dir is entered here, where it may be a mount point the host does not have.
+  'if [ -z "$r" ]; then cd -- "$cwd" || fail "working dir $cwd"; exec "$@"; fi',
   `cd / && exec chroot "$r" /bin/sh -c '${FAIL_FUNCTION}; cd -- "$1" || fail "working dir $1"; shift; exec "$@"' enter-root "$cwd" "$@"`,
 ].join('\n');
 
@@ -214,15 +216,6 @@ export function enterMountNamespace(pid: number, argv: string[], o: ProcessUser 
   ];
 }
 
-/** The mount points of a mountinfo table (its fifth field, octal escapes decoded). Pure. */
-export function mountPointsOf(mountinfo: string): string[] {
-  return mountinfo
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((p): p is string => !!p)
-    .map((p) => p.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))));
-}
-
 const isUnder = (path: string, dir: string) => path !== dir && path.startsWith(dir === '/' ? '/' : `${dir}/`);
 
 /**
@@ -286,7 +279,10 @@ export async function planMountNamespace(
   const targets = new Map<string, string>();
   for (const m of mounts) targets.set(m.container_path, await resolvedOnHost(m.container_path));
   const ancestors = await Promise.all([...missing.keys()].map(async (path) => realpath(await nearestExisting(path))));
-  const shadows = shadowsFor(ancestors, mountPointsOf(await readFile(mountinfo, 'utf8')));
+  const shadows = shadowsFor(
+    ancestors,
+    (await readMountTable(mountinfo)).map((m) => m.path),
+  );
   return { scratchDir, ownRoot: ancestors.includes('/'), shadows, missing, targets };
 }
 

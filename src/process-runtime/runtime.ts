@@ -116,6 +116,7 @@ export class ProcessRuntime implements RuntimeService {
       streaming: this.streaming,
       cgroups: () => this.cgroups,
       markerOf: (id) => this.markerOf(id),
+      mayHang: (source) => mayStopAnswering(source, this.deps.kubeletRootDir ?? '/var/lib/kubelet'),
     });
   }
 
@@ -320,7 +321,6 @@ export class ProcessRuntime implements RuntimeService {
       cgroups: this.cgroups,
       ioDir,
       scratchDir: this.scratchDirOf(id),
-      mayHang: (source) => mayStopAnswering(source, this.deps.kubeletRootDir ?? '/var/lib/kubelet'),
     });
     if ('message' in launched) return this.failStart(c, launched.message);
     const h = launched.handle;

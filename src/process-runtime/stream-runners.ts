@@ -38,7 +38,7 @@ export async function runExec(io: RemoteCommandIO, argv: string[], ctx: ExecCont
   if (io.tty) return runExecTty(io, argv, ctx);
   const cmd = commandIn(ctx, argv);
   const child = spawn(cmd.argv[0], cmd.argv.slice(1), {
-    cwd: ctx.cwd,
+    cwd: cmd.cwd,
     env: ctx.env,
     uid: cmd.uid,
     gid: cmd.gid,
@@ -82,7 +82,7 @@ async function runExecTty(io: RemoteCommandIO, argv: string[], ctx: ExecContext)
       ...RAW_TERMINAL,
       cols: size?.width || 80,
       rows: size?.height || 24,
-      cwd: ctx.cwd,
+      cwd: cmd.cwd,
       env: ctx.env,
       uid: cmd.uid,
       gid: cmd.gid,

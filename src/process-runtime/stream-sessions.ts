@@ -8,12 +8,13 @@ import type * as cri from '../cri/types.js';
 import { servePortForward } from '../streaming/port-forward/serve.js';
 import type { StreamOptions } from '../streaming/remote-command/protocol.js';
 import { serveRemoteCommand } from '../streaming/remote-command/serve.js';
-import { resolveExecutable } from './executable.js';
+import { resolveExecutableIn } from './container-view.js';
 import type { ProcessHandle } from './process-handle.js';
 import type { SandboxRecord } from './state.js';
 import { runAttach, runExec } from './stream-runners.js';
 import type { ExecContext } from './container-context.js';
 import type { PendingStream } from './streaming-server.js';
+import { messageOf } from '../lib/errors.js';
 
 /** The streams an Exec / Attach request asks for (a TTY drops stderr, as upstream). */
 export function streamOptionsOf(req: {
@@ -33,12 +34,17 @@ export function execSession(cmd: string[], opts: StreamOptions, ctx: ExecContext
       serveRemoteCommand(hreq, socket, head, {
         opts,
         command: cmd,
-        run: (io) =>
-          resolveExecutable(cmd[0], ctx.env.PATH, ctx.cwd)
-            ? runExec(io, cmd, ctx)
-            : Promise.resolve({
-                error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH`,
-              }),
+        run: async (io) => {
+          let executable;
+          try {
+            executable = await resolveExecutableIn(ctx.view, cmd[0], ctx.env.PATH, ctx.cwd);
+          } catch (err) {
+            return { error: `failed to exec in container: exec: "${cmd[0]}": ${messageOf(err)}` };
+          }
+          if (!executable)
+            return { error: `failed to exec in container: exec: "${cmd[0]}": executable file not found in $PATH` };
+          return runExec(io, cmd, ctx);
+        },
       }),
   };
 }

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
@@ -33,9 +33,17 @@ let fs: ChildProcess;
 let kubelet: Kubelet;
 let ports: KubeletPorts;
 
-/** A static pod whose container mounts the hostPath `path` at /data (with `o.subPath`; `o.type` its hostPath type). */
-function writeHostPathPod(name: string, path: string, o: { subPath?: string; type?: string } = {}): void {
+/**
+ * A static pod whose container mounts the hostPath `path` at /data (with `o.subPath`; `o.type` its hostPath type),
+ * running `o.command` (sleep) in `o.workingDir`.
+ */
+function writeHostPathPod(
+  name: string,
+  path: string,
+  o: { subPath?: string; type?: string; command?: string; workingDir?: string } = {},
+): void {
   const mount = `{name: data, mountPath: /data${o.subPath ? `, subPath: ${o.subPath}` : ''}}`;
+  const command = `[${o.command ?? 'sleep'}, "3600"]${o.workingDir ? `, workingDir: ${o.workingDir}` : ''}`;
   writeFileSync(
     join(manifests, `${name}.yaml`),
     `apiVersion: v1
@@ -43,9 +51,26 @@ kind: Pod
 metadata: {name: ${name}}
 spec:
   containers:
-  - {name: main, image: busybox, command: [sleep, "3600"], volumeMounts: [${mount}]}
+  - {name: main, image: busybox, command: ${command}, volumeMounts: [${mount}]}
   volumes: [{name: data, hostPath: {path: ${path}${o.type ? `, type: ${o.type}` : ''}}}]
 `,
+  );
+}
+
+/** The message of the last failure of pod `name`'s container once it contains `text`. */
+async function failureOf(name: string, text: string): Promise<string> {
+  return until(
+    async () => {
+      const status = (await podNamed(name))?.status?.containerStatuses?.[0];
+      const messages = [
+        status?.state?.waiting?.message,
+        status?.state?.terminated?.message,
+        status?.lastState?.terminated?.message,
+      ];
+      return messages.find((m) => m?.includes(text));
+    },
+    30_000,
+    `pod ${name} failed with ${text}`,
   );
 }
 
@@ -92,6 +117,17 @@ describe.runIf(existsSync('/dev/fuse'))('a volume that does not answer', () => {
     for (let i = 0; i < 2; i++) writeHostPathPod(`typed${i}`, join(mountpoint, 'hang', `t${i}`), { type: 'Directory' });
     // And pods that mount a hostPath there as it is: the embedded runtime looks at the mount's source.
     for (let i = 0; i < 4; i++) writeHostPathPod(`plain${i}`, join(mountpoint, 'hang', `p${i}`));
+    // And containers whose command or working dir is there, in a volume (through a link from a directory that answers:
+    // the filesystem's daemon, all of whose threads are blocked by now, answers nothing) or on the host: the embedded
+    // runtime looks for them before it starts the container.
+    mkdirSync(join(dir, 'local'));
+    symlinkSync(join(mountpoint, 'hang'), join(dir, 'local', 'link'));
+    writeHostPathPod('command', join(dir, 'local'), { command: '/data/link/tool' });
+    writeHostPathPod('workdir', join(dir, 'local'), { workingDir: '/data/link' });
+    writeFileSync(
+      join(manifests, 'host-command.yaml'),
+      `apiVersion: v1\nkind: Pod\nmetadata: {name: host-command}\nspec:\n  containers:\n  - {name: main, image: busybox, command: [${join(mountpoint, 'hang', 'tool')}]}\n`,
+    );
     await until(
       async () => (await Promise.all([0, 1, 2, 3, 4, 5].map((i) => podNamed(`stuck${i}`)))).every(Boolean),
       20_000,
@@ -128,17 +164,17 @@ describe.runIf(existsSync('/dev/fuse'))('a volume that does not answer', () => {
       'ContainerCreating',
     );
     // The plain hostPath mounts fail to start, the runtime saying why.
-    const plain = await until(
-      async () => {
-        const state = (await podNamed('plain0'))?.status?.containerStatuses?.[0]?.state;
-        const message = state?.waiting?.message ?? state?.terminated?.message ?? '';
-        return message.includes('no answer within 10s') ? message : undefined;
-      },
-      30_000,
-      'the plain hostPath mount failed',
-    );
+    const plain = await failureOf('plain0', 'no answer within 10s');
     expect(plain).toContain(
       `error mounting "${join(mountpoint, 'hang', 'p0')}" to "/data": source: no answer within 10s`,
+    );
+    // So do those whose command or working dir is there.
+    expect(await failureOf('command', 'no answer')).toBe('exec: "/data/link/tool": no answer within 10s');
+    expect(await failureOf('workdir', 'no answer')).toBe(
+      'chdir to cwd ("/data/link") set in config failed: no answer within 10s',
+    );
+    expect(await failureOf('host-command', 'no answer')).toBe(
+      `exec: "${join(mountpoint, 'hang', 'tool')}": no answer within 10s`,
     );
     expect(kubelet.proc.exitCode).toBeNull();
   }, 90_000);

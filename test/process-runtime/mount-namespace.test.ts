@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import {
   enterMountNamespace,
   mayStopAnswering,
-  mountPointsOf,
   planMountNamespace,
   shadowsFor,
   wrapInMountNamespace,
@@ -49,15 +48,6 @@ describe('shadowsFor', () => {
     // /dev/pts is a mount of its own under /: the overlay of / does not reach into it.
     expect(shadowsFor(['/dev/pts', '/'], mounts).map((s) => s.dir)).toEqual(['/', '/dev/pts']);
     expect(shadowsFor(['/dev', '/'], mounts).map((s) => s.dir)).toEqual(['/', '/dev']);
-  });
-});
-
-describe('mountPointsOf', () => {
-  it("reads mountinfo's mount point field with its octal escapes", () => {
-    const info = ['22 1 8:1 / / rw - ext4 /dev/vda rw', '30 22 0:5 / /mnt/with\\040space rw - tmpfs tmpfs rw', ''].join(
-      '\n',
-    );
-    expect(mountPointsOf(info)).toEqual(['/', '/mnt/with space']);
   });
 });
 
