@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Removes the cgroups the run leaves (test/global-cgroups.ts).
+    globalSetup: ['test/global-cgroups.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     fileParallelism: true,
