@@ -70,7 +70,7 @@ export async function launchContainer(
   if (mounts.mounts.length) {
     let plan;
     try {
-      plan = await planMountNamespace(mounts.mounts, o.scratchDir);
+      plan = await planMountNamespace(mounts.mounts, mounts.kinds, o.scratchDir);
       if (plan.shadows.length) await mkdir(o.scratchDir, { recursive: true, mode: 0o700 });
     } catch (err) {
       return { message: `failed to create mount points: ${messageOf(err)}` };

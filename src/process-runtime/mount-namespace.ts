@@ -263,17 +263,19 @@ async function resolvedOnHost(path: string): Promise<string> {
 
 /**
  * How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it
- * privately.
+ * privately. `kinds`: what is at each mount's source, as effectiveMounts found it (a source is not looked at again: it
+ * may be on a filesystem that stops answering).
  */
 export async function planMountNamespace(
   mounts: cri.Mount[],
+  kinds: ReadonlyMap<string, SourceKind>,
   scratchDir: string,
   mountinfo = '/proc/self/mountinfo',
 ): Promise<MountNamespacePlan> {
   const missing = new Map<string, MissingMountPoint>();
   for (const m of mounts) {
     if (missing.has(m.container_path) || (await exists(m.container_path))) continue;
-    missing.set(m.container_path, (await stat(m.host_path)).isDirectory() ? 'd' : 'f');
+    missing.set(m.container_path, kinds.get(m.host_path) === 'dir' ? 'd' : 'f');
   }
   if (!missing.size) return { scratchDir, ownRoot: false, shadows: [], missing, targets: new Map() };
   const targets = new Map<string, string>();
@@ -296,28 +298,31 @@ export function mayStopAnswering(source: string, kubeletRootDir: string): boolea
   return !source.startsWith(pods) || source.includes('/volumes/kubernetes.io~csi/');
 }
 
-/** What is at a mount's source: `file`, `other` (a directory, a device, …) or undefined when nothing. */
-async function sourceKind(source: string, askApart: boolean): Promise<'file' | 'other' | undefined> {
+/** What is at a mount's source: a directory, a file, or something else (a device, a socket, a link to nothing). */
+export type SourceKind = 'dir' | 'file' | 'other';
+
+/** What is at a mount's source, or undefined when nothing. */
+async function sourceKind(source: string, askApart: boolean): Promise<SourceKind | undefined> {
   if (askApart) {
     const kind = await fileKindApart(source);
-    return kind === undefined ? undefined : kind === 'file' ? 'file' : 'other';
+    return kind === undefined ? undefined : kind === 'dir' || kind === 'file' ? kind : 'other';
   }
   // Followed when it is a link; a link that leads nowhere is still there (the mount fails later, saying so).
   const s = await stat(source).catch(() => lstat(source).catch(() => undefined));
-  return s === undefined ? undefined : s.isFile() ? 'file' : 'other';
+  return s === undefined ? undefined : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : 'other';
 }
 
 /**
- * The mounts the process runtime can apply: all as root; without root only the skippable file mounts, else an error.
- * A source `mayHang` says may lie on a filesystem that stops answering is looked at by a child process with a
- * deadline (lib/ask-apart.ts), so that it holds none of the process's threads.
+ * The mounts the process runtime can apply, with what is at each source: all as root; without root only the
+ * skippable file mounts, else an error. A source `mayHang` says may lie on a filesystem that stops answering is looked
+ * at by a child process with a deadline (lib/ask-apart.ts), so that it holds none of the process's threads.
  */
 export async function effectiveMounts(
   mounts: cri.Mount[],
   isRoot: boolean,
   mayHang: (source: string) => boolean = () => false,
-): Promise<{ ok: true; mounts: cri.Mount[] } | { ok: false; message: string }> {
-  const kinds = new Map<string, 'file' | 'other'>();
+): Promise<{ ok: true; mounts: cri.Mount[]; kinds: ReadonlyMap<string, SourceKind> } | { ok: false; message: string }> {
+  const kinds = new Map<string, SourceKind>();
   for (const m of mounts) {
     let kind;
     try {
@@ -330,7 +335,7 @@ export async function effectiveMounts(
       return { ok: false, message: `error mounting "${m.host_path}" to "${m.container_path}": source does not exist` };
     kinds.set(m.host_path, kind);
   }
-  if (isRoot) return { ok: true, mounts };
+  if (isRoot) return { ok: true, mounts, kinds };
   for (const m of mounts) {
     if (kinds.get(m.host_path) !== 'file')
       return {
@@ -338,7 +343,7 @@ export async function effectiveMounts(
         message: `the process runtime needs root to mount volumes (mount namespaces): cannot mount "${m.host_path}" at "${m.container_path}"`,
       };
   }
-  return { ok: true, mounts: [] };
+  return { ok: true, mounts: [], kinds };
 }
 
 /**

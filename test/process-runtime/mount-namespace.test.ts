@@ -86,7 +86,7 @@ describe.runIf(process.getuid?.() === 0)('a shadowed directory set up while the 
     mkdirSync(scratch, { recursive: true });
     try {
       const mounts = [{ host_path: volume, container_path: join(base, 'missing', 'mnt') }];
-      const plan = await planMountNamespace(mounts, scratch);
+      const plan = await planMountNamespace(mounts, new Map([[volume, 'dir']]), scratch);
       expect(plan.shadows).toEqual([{ dir: base, submounts: ['gone', 'kept'] }]);
       execFileSync('umount', [gone]);
       rmdirSync(gone);

@@ -340,6 +340,7 @@ describe('process runtime mounts without root', () => {
       expect(await effectiveMounts([{ container_path: '/etc/hosts', host_path: join(d, 'hosts') }], false)).toEqual({
         ok: true,
         mounts: [],
+        kinds: new Map([[join(d, 'hosts'), 'file']]),
       });
       expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], false)).toEqual({
         ok: false,
@@ -348,6 +349,7 @@ describe('process runtime mounts without root', () => {
       expect(await effectiveMounts([{ container_path: '/data', host_path: join(d, 'vol') }], true)).toEqual({
         ok: true,
         mounts: [{ container_path: '/data', host_path: join(d, 'vol') }],
+        kinds: new Map([[join(d, 'vol'), 'dir']]),
       });
       expect(await effectiveMounts([{ container_path: '/x', host_path: join(d, 'nope') }], true)).toEqual({
         ok: false,
