@@ -609,7 +609,7 @@ export function composeAgent(
     },
     async stop(o = {}) {
       abort.abort();
-      await events.flush();
+      await events.stop(2000);
       await Promise.race([workers.whenIdle(), new Promise((r) => setTimeout(r, 5000))]);
       // The in-process runtime's containers die with the kubelet: stop each pod with its own grace
       // period (bounded as upstream's graceful node shutdown when shutdownGracePeriod is set). On an external runtime

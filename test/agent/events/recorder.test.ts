@@ -1,33 +1,54 @@
-/** The event recorder against the fake apiserver: Event shape, dedup by PATCHing count, rate limit. */
+/**
+ * The event recorder against the fake apiserver, as upstream's broadcaster and correlator write Events: their shape,
+ * repeats as count patches, similar events combined, the per-object spam filter, the events client's rate limit (a
+ * wait, not a drop), the bounded queue, and writes tried again while the apiserver cannot be reached.
+ */
 import { describe, expect, it } from 'vitest';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { FakeClock } from '../../../src/lib/clock.js';
-import { EventRecorder, nodeRef, podRef } from '../../../src/agent/events/recorder.js';
+import { EventRecorder, MAX_QUEUED_EVENTS, nodeRef, podRef } from '../../../src/agent/events/recorder.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
+import { until } from '../../e2e/helpers.js';
 
 const fake = useFakeApiserver();
 
+async function recorder(o: { qps: number; burst: number }) {
+  const clock = new FakeClock(Date.UTC(2026, 10, 22));
+  const rec = new EventRecorder({
+    client: await createKubeClient(fake.kubeconfig, { timeoutMs: 5000 }),
+    nodeName: 'n1',
+    clock,
+    logger: createLogger({ level: 'fatal' }),
+    ...o,
+  });
+  return { clock, rec };
+}
+
+/** The Events of pod `name` now in the apiserver. */
+const eventsOf = (name: string) =>
+  fake.api.store.list('events').filter((e) => (e.involvedObject as { name: string }).name === name);
+
+/** Advances `clock` a step at a time, letting the writer run between steps, until `done`. */
+async function advanceUntil(clock: FakeClock, stepMs: number, done: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    clock.advance(stepMs);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
 describe('EventRecorder', () => {
-  it('creates core/v1 Events from the kubelet, PATCHes the count of a repeat, and drops events over the burst', async () => {
-    const clock = new FakeClock(Date.UTC(2026, 10, 22));
-    const rec = new EventRecorder({
-      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 5000 }),
-      nodeName: 'n1',
-      clock,
-      logger: createLogger({ level: 'fatal' }),
-      qps: 1,
-      burst: 3,
-    });
+  it('creates core/v1 Events from the kubelet, patches the count of a repeat, and waits for its rate', async () => {
+    const { clock, rec } = await recorder({ qps: 1, burst: 3 });
     const pod = { metadata: { name: 'web', namespace: 'shop', uid: 'u-1', resourceVersion: '7' } };
     rec.record(podRef(pod, { name: 'main' }), 'Warning', 'BackOff', 'Back-off restarting failed container main');
     rec.record(podRef(pod, { name: 'main' }), 'Warning', 'BackOff', 'Back-off restarting failed container main');
     rec.record(nodeRef('n1'), 'Normal', 'NodeReady', 'Node n1 status is now: NodeReady');
-    rec.record(nodeRef('n1'), 'Normal', 'Dropped', 'over the burst');
-    await rec.flush();
-    const events = fake.api.store.list('events');
-    expect(events).toHaveLength(2);
-    const backoff = events.find((e) => e.reason === 'BackOff')!;
+    rec.record(nodeRef('n1'), 'Normal', 'Waited', 'over the burst: written once a token is there');
+    await until(() => fake.api.store.list('events').length === 2, 5000, 'the burst written');
+    const backoff = fake.api.store.list('events').find((e) => e.reason === 'BackOff')!;
     expect(backoff).toMatchObject({
       metadata: { namespace: 'shop', name: expect.stringMatching(/^web\.[0-9a-f]{16}$/) },
       type: 'Warning',
@@ -41,18 +62,81 @@ describe('EventRecorder', () => {
         fieldPath: 'spec.containers{main}',
       },
       source: { component: 'kubelet', host: 'n1' },
+      reportingComponent: 'kubelet',
+      reportingInstance: 'n1',
       firstTimestamp: '2026-11-22T00:00:00Z',
     });
-    expect(events.find((e) => e.reason === 'NodeReady')).toMatchObject({
+    // Upstream's name: the object's, then the time in nanoseconds, in hex.
+    expect(BigInt(`0x${backoff.metadata.name.split('.')[1]}`)).toBe(BigInt(Date.UTC(2026, 10, 22)) * 1_000_000n);
+    expect(fake.api.store.list('events').find((e) => e.reason === 'NodeReady')).toMatchObject({
       metadata: { namespace: 'default' },
       involvedObject: { kind: 'Node', name: 'n1', uid: 'n1' },
     });
-    expect(
-      fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0].contentType,
-    ).toBe('application/strategic-merge-patch+json');
-    clock.advance(2000);
-    rec.record(nodeRef('n1'), 'Normal', 'Refilled', 'tokens refill at qps');
+    const patch = fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0];
+    expect(patch.contentType).toBe('application/strategic-merge-patch+json');
+    // Over the burst the event waits for its token: it is not dropped.
+    expect(fake.api.store.list('events').map((e) => e.reason)).not.toContain('Waited');
+    clock.advance(1000);
     await rec.flush();
-    expect(fake.api.store.list('events').map((e) => e.reason)).toContain('Refilled');
+    expect(fake.api.store.list('events').map((e) => e.reason)).toContain('Waited');
+  });
+
+  it("holds back an object's events past 25, one every 5 minutes after, and counts what it held back", async () => {
+    const { clock, rec } = await recorder({ qps: 0, burst: 0 });
+    const pod = podRef({ metadata: { name: 'spammy', namespace: 'shop', uid: 'u-2' } });
+    for (let i = 0; i < 30; i++) rec.record(pod, 'Warning', 'Unhealthy', 'Liveness probe failed: boom');
+    await rec.flush();
+    expect(eventsOf('spammy')).toHaveLength(1);
+    expect(eventsOf('spammy')[0].count).toBe(25);
+    rec.record(pod, 'Warning', 'Unhealthy', 'Liveness probe failed: boom');
+    rec.record(pod, 'Normal', 'Other', 'another reason, the same object');
+    await rec.flush();
+    expect(eventsOf('spammy').map((e) => e.reason)).toEqual(['Unhealthy']);
+    clock.advance(300_000);
+    rec.record(pod, 'Warning', 'Unhealthy', 'Liveness probe failed: boom');
+    await rec.flush();
+    // Every occurrence is counted, those held back too.
+    expect(eventsOf('spammy')[0].count).toBe(32);
+  });
+
+  it("combines an object's events of one reason once 10 messages differ, counting the next ones there", async () => {
+    const { rec } = await recorder({ qps: 0, burst: 0 });
+    const pod = podRef({ metadata: { name: 'mounts', namespace: 'shop', uid: 'u-3' } });
+    for (let i = 1; i <= 12; i++) rec.record(pod, 'Warning', 'FailedMount', `MountVolume.SetUp failed: attempt ${i}`);
+    await rec.flush();
+    const events = eventsOf('mounts');
+    expect(events.map((e) => e.message).filter((m) => !m.startsWith('(combined'))).toEqual(
+      Array.from({ length: 9 }, (_, i) => `MountVolume.SetUp failed: attempt ${i + 1}`),
+    );
+    const combined = events.filter((e) => e.message.startsWith('(combined'));
+    expect(combined).toHaveLength(1);
+    expect(combined[0]).toMatchObject({
+      reason: 'FailedMount',
+      type: 'Warning',
+      count: 3,
+      message: '(combined from similar events): MountVolume.SetUp failed: attempt 12',
+    });
+  });
+
+  it('drops what does not fit its queue of 1,000 while the writer waits', async () => {
+    const { clock, rec } = await recorder({ qps: 1, burst: 1 });
+    const total = MAX_QUEUED_EVENTS + 5;
+    for (let i = 0; i < total; i++)
+      rec.record(podRef({ metadata: { name: `q${i}`, namespace: 'queue', uid: `u-q${i}` } }), 'Normal', 'Q', 'queued');
+    const queued = () => fake.api.store.list('events').filter((e) => e.metadata.namespace === 'queue').length;
+    // One taken by the writer, a thousand in the queue.
+    await advanceUntil(clock, 1000, () => queued() === MAX_QUEUED_EVENTS + 1, 'the queue written');
+    clock.advance(60_000);
+    await rec.flush();
+    expect(queued()).toBe(MAX_QUEUED_EVENTS + 1);
+  }, 60_000);
+
+  it('tries a write again while the apiserver cannot be reached', async () => {
+    const { clock, rec } = await recorder({ qps: 0, burst: 0 });
+    const back = fake.api.restart(1500);
+    rec.record(nodeRef('n1'), 'Normal', 'WhileDown', 'written once the apiserver is back');
+    await back;
+    const written = () => fake.api.store.list('events').some((e) => e.reason === 'WhileDown');
+    await advanceUntil(clock, 10_000, written, 'the event written after the outage');
   });
 });
