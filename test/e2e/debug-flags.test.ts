@@ -98,7 +98,7 @@ describe('/debug/flags/v', () => {
   it('PUT sets the verbosity at once: debug lines appear only after it', async () => {
     writePod('quiet');
     await until(() => running('quiet-flags'), 20_000, 'quiet running');
-    // Events are logged at debug level: none at --v=0, nor upstream's V(1) volume line.
+    // Events are logged at V(3), as upstream's "Event occurred" lines: none at --v=0, nor upstream's V(1) volume line.
     expect(kubelet.output()).not.toMatch(/ reason="Started"/);
     expect(kubelet.output()).not.toContain('MountVolume.SetUp succeeded');
     // --v=1: the V(1) volume line, as upstream's (the unique name is the plugin's, the pod's UID and the volume's), but no V(2) line.
@@ -126,7 +126,10 @@ describe('/debug/flags/v', () => {
     });
     writePod('loud');
     await until(
-      () => / object="Pod\/default\/loud-flags" type="Normal" reason="Started"/.test(kubelet.output()),
+      () =>
+        /\] "Event occurred" object="default\/loud-flags" fieldPath="spec\.containers\{[a-z]+\}" kind="Pod" apiVersion="v1" type="Normal" reason="Started"/.test(
+          kubelet.output(),
+        ),
       20_000,
       'debug event lines',
     );

@@ -9,7 +9,7 @@
  */
 import type { Clock } from '../../lib/clock.js';
 import { sleep } from '../../lib/clock.js';
-import type { Logger } from '../../lib/logger.js';
+import { logV, type Logger } from '../../lib/logger.js';
 import type { KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 import { rfc3339 } from '../../lib/time.js';
@@ -66,6 +66,8 @@ export class EventRecorder implements EventSink {
   constructor(private readonly deps: EventRecorderDeps) {
     this.limiter = new TokenBucket(deps.qps, deps.burst, () => deps.clock.monotonic());
     this.correlator = new EventCorrelator({ clock: deps.clock, nameOf: (name) => this.newName(name) });
+    if (deps.client) logV(deps.logger, 2, {}, 'Sending events to api server');
+    else deps.logger.info('No api server defined - no events will be sent to API server');
   }
 
   record(
@@ -75,9 +77,20 @@ export class EventRecorder implements EventSink {
     message: string,
     annotations?: Record<string, string>,
   ): void {
-    this.deps.logger.debug(
-      { object: `${ref.kind}/${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, type, reason },
-      message,
+    // Upstream's StartStructuredLogging(3): every event in the log at V(3).
+    logV(
+      this.deps.logger,
+      3,
+      {
+        object: ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name,
+        fieldPath: ref.fieldPath ?? '',
+        kind: ref.kind,
+        apiVersion: ref.apiVersion ?? '',
+        type,
+        reason,
+        message,
+      },
+      'Event occurred',
     );
     if (!this.deps.client || this.stopping.signal.aborted) return;
     if (this.queue.length >= MAX_QUEUED_EVENTS) {

@@ -139,4 +139,30 @@ describe('EventRecorder', () => {
     const written = () => fake.api.store.list('events').some((e) => e.reason === 'WhileDown');
     await advanceUntil(clock, 10_000, written, 'the event written after the outage');
   });
+
+  it('logs every event at V(3) as upstream\'s "Event occurred" line, with or without an apiserver', () => {
+    const lines: string[] = [];
+    const rec = new EventRecorder({
+      nodeName: 'n1',
+      clock: new FakeClock(),
+      logger: createLogger({ verbosity: 3, destination: { write: (s: string) => void lines.push(s) } }),
+      qps: 0,
+      burst: 0,
+    });
+    const pod = { metadata: { name: 'web', namespace: 'shop', uid: 'u-1' } };
+    rec.record(podRef(pod, { name: 'main' }), 'Normal', 'Pulled', 'Container image "busybox" already present');
+    expect(lines.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ msg: 'No api server defined - no events will be sent to API server' }),
+      expect.objectContaining({
+        msg: 'Event occurred',
+        object: 'shop/web',
+        fieldPath: 'spec.containers{main}',
+        kind: 'Pod',
+        apiVersion: 'v1',
+        type: 'Normal',
+        reason: 'Pulled',
+        message: 'Container image "busybox" already present',
+      }),
+    ]);
+  });
 });
