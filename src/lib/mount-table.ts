@@ -72,3 +72,15 @@ const WAITS_ON_OTHERS =
 export function mayStopAnsweringFilesystem(fstype: string): boolean {
   return WAITS_ON_OTHERS.test(fstype);
 }
+
+/**
+ * Whether `path` lies on a filesystem that may stop answering, by its type in `table` (this process's recent mount
+ * table; the current one for a path mounted a moment ago).
+ */
+export async function onFilesystemThatMayStopAnswering(
+  path: string,
+  table: Promise<MountEntry[]> = recentMountTable(),
+): Promise<boolean> {
+  const holder = mountHolding(await table, path);
+  return holder !== undefined && mayStopAnsweringFilesystem(holder.fstype);
+}

@@ -14,7 +14,7 @@ import { access, constants, stat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type * as cri from '../cri/types.js';
 import { fileKindApart, isExecutableApart, VOLUME_ANSWER_TIMEOUT_MS, VolumeNotAnswering } from '../lib/ask-apart.js';
-import { mayStopAnsweringFilesystem, mountHolding, recentMountTable } from '../lib/mount-table.js';
+import { onFilesystemThatMayStopAnswering } from '../lib/mount-table.js';
 
 /** The mounts a container sees, and which of their sources may stop answering. */
 export interface ContainerView {
@@ -42,8 +42,7 @@ export function locateOnHost(mounts: readonly cri.Mount[], path: string): { host
 async function placeOf(view: ContainerView, path: string): Promise<{ hostPath: string; apart: boolean }> {
   const { hostPath, source } = locateOnHost(view.mounts, path);
   if (source !== undefined && view.mayHang(source)) return { hostPath, apart: true };
-  const holder = mountHolding(await recentMountTable(), hostPath);
-  return { hostPath, apart: holder !== undefined && mayStopAnsweringFilesystem(holder.fstype) };
+  return { hostPath, apart: await onFilesystemThatMayStopAnswering(hostPath) };
 }
 
 /** `question` answered within the volume deadline, else VolumeNotAnswering (the call itself goes on, unawaited). */

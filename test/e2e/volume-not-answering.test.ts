@@ -7,8 +7,7 @@
  * Root and Debian's python3-fusepy (CI installs it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
@@ -16,20 +15,19 @@ import {
   freeKubeletPorts,
   httpGet,
   kubeletArgs,
-  repoRoot,
   startKubelet,
   until,
   untilServing,
   type Kubelet,
   type KubeletPorts,
 } from './helpers.js';
+import { hangFsAvailable, startHangFs, type HangFs } from '../fixtures/hang-fs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-hangfs-'));
-const mountpoint = join(dir, 'fuse');
-const release = join(dir, 'release');
+let hangFs: HangFs | undefined;
+let mountpoint = '';
 const manifests = join(dir, 'manifests');
 const node = 'hangfs';
-let fs: ChildProcess;
 let kubelet: Kubelet;
 let ports: KubeletPorts;
 
@@ -80,16 +78,10 @@ const podNamed = async (name: string): Promise<Pod | undefined> =>
   );
 
 beforeAll(async () => {
-  if (!existsSync('/dev/fuse')) return;
-  mkdirSync(mountpoint);
+  if (!hangFsAvailable) return;
+  hangFs = await startHangFs(dir);
+  mountpoint = hangFs.mountpoint;
   mkdirSync(manifests);
-  fs = spawn('/usr/bin/python3', [join(repoRoot, 'test', 'fixtures', 'hang-fs.py'), mountpoint, release], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let fsOutput = '';
-  fs.stdout!.on('data', (d) => (fsOutput += d));
-  fs.stderr!.on('data', (d) => (fsOutput += d));
-  await until(() => fsOutput.includes('mounted'), 10_000, `the FUSE filesystem mounted (${fsOutput})`);
   ports = await freeKubeletPorts();
   kubelet = startKubelet(kubeletArgs({ dir, ports, node, manifests, extra: ['--file-check-frequency', '1s'] }));
   await untilServing(ports, kubelet);
@@ -97,19 +89,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // The server is back: the blocked calls fail, and everything can stop.
-  writeFileSync(release, '');
+  hangFs?.release();
   await kubelet?.stop();
-  try {
-    execFileSync('umount', ['-l', mountpoint]);
-  } catch {
-    /* already gone */
-  }
-  fs?.kill('SIGKILL');
+  hangFs?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 // A kernel without FUSE cannot host the test's filesystem (these machines have it).
-describe.runIf(existsSync('/dev/fuse'))('a volume that does not answer', () => {
+describe.runIf(hangFsAvailable)('a volume that does not answer', () => {
   it('fails the starts that need it, after a deadline, and holds nothing else of the kubelet', async () => {
     // More containers than libuv has threadpool threads, each with a subPath on the hung filesystem.
     for (let i = 0; i < 6; i++) writeHostPathPod(`stuck${i}`, join(mountpoint, 'hang', `v${i}`), { subPath: 'sub' });

@@ -11,22 +11,7 @@
 import type { Clock } from '../../lib/clock.js';
 import { TokenBucket } from '../../lib/token-bucket.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
-import type { ObjectRef } from './recorder.js';
-
-/** A core/v1 Event as the kubelet writes it. */
-export interface CoreEvent {
-  metadata: { name: string; namespace: string; resourceVersion?: string; annotations?: Record<string, string> };
-  involvedObject: ObjectRef;
-  reason: string;
-  message: string;
-  type: string;
-  source: { component: string; host: string };
-  firstTimestamp: string;
-  lastTimestamp: string;
-  count: number;
-  reportingComponent?: string;
-  reportingInstance?: string;
-}
+import type { CoreEvent } from './event.js';
 
 /** What to write for an event: the Event, and the patch of the existing one when it is a repeat. */
 export interface Correlated {

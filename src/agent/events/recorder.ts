@@ -14,18 +14,8 @@ import type { KubeClient } from '../../lib/kube-client.js';
 import { messageOf } from '../../lib/errors.js';
 import { rfc3339 } from '../../lib/time.js';
 import { TokenBucket } from '../../lib/token-bucket.js';
-import { EventCorrelator, type CoreEvent, type Correlated } from './correlator.js';
-
-/** What an event is about (core/v1 ObjectReference). */
-export interface ObjectRef {
-  kind: string;
-  apiVersion?: string;
-  namespace?: string;
-  name: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
+import { EventCorrelator, type Correlated } from './correlator.js';
+import type { CoreEvent, ObjectRef } from './event.js';
 
 /** Records events. */
 export interface EventSink {

@@ -17,7 +17,8 @@ import { messageOf } from '../../lib/errors.js';
 import { goStatusText } from '../../cri/grpc-errors.js';
 import { defaultPullPolicy } from '../../api/defaults.js';
 import { BackoffTable, backoffRemaining } from '../sync/backoff.js';
-import { podRef, type EventSink, type ObjectRef } from '../events/recorder.js';
+import { podRef, type EventSink } from '../events/recorder.js';
+import type { ObjectRef } from '../events/event.js';
 import { credentialHash, secretOf, serviceAccountOf, type AuthConfig } from './keyring.js';
 import {
   mustAttemptImagePull,

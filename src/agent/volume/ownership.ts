@@ -5,13 +5,16 @@
  * chmodded. The walk visits a directory's contents before the directory, so the volume's root is
  * changed last: a walk cut short leaves a root that still asks for the change. With the pod's
  * `fsGroupChangePolicy: OnRootMismatch` a root that already has the group, the bits and setgid
- * skips the walk. Root only; a no-op without fsGroup.
+ * skips the walk. A volume on a filesystem that may stop answering is walked by a child process (ownership-apart.ts).
+ * Root only; a no-op without fsGroup.
  */
 import { chmod, lchown, lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
+import { onFilesystemThatMayStopAnswering, readMountTable } from '../../lib/mount-table.js';
 import { podRef, type EventSink } from '../events/recorder.js';
+import { setOwnershipApart, statApart } from './ownership-apart.js';
 
 const RW_MASK = 0o660;
 const RO_MASK = 0o440;
@@ -80,13 +83,17 @@ export async function setVolumeOwnership(
 ): Promise<void> {
   if (fsGroup === undefined || process.getuid?.() !== 0) return;
   const { readOnly } = o;
+  // A volume that may stop answering (NFS, FUSE) is walked by a child process (ownership-apart.ts); the mount table
+  // is read now, as the volume was mounted a moment ago.
+  const apart = await onFilesystemThatMayStopAnswering(path, readMountTable());
   if (o.changePolicy === 'OnRootMismatch') {
-    const root = await stat(path).catch(() => undefined);
-    if (
-      root &&
-      !requiresPermissionChange({ gid: root.gid, mode: root.mode, isDirectory: root.isDirectory() }, fsGroup, readOnly)
-    )
-      return;
+    const root = apart
+      ? await statApart(path)
+      : await stat(path).then(
+          (s) => ({ gid: s.gid, mode: s.mode, isDirectory: s.isDirectory() }),
+          () => undefined,
+        );
+    if (root && !requiresPermissionChange(root, fsGroup, readOnly)) return;
   }
   let files = 0;
   const stopReports = o.progress ? reportProgress(path, o.progress, () => files) : () => {};
@@ -99,7 +106,8 @@ export async function setVolumeOwnership(
     await chmod(p, ownedMode(s.mode & 0o7777, { dir: s.isDirectory(), readOnly }));
   };
   try {
-    await walk(path);
+    if (apart) await setOwnershipApart(path, fsGroup, readOnly, () => files++);
+    else await walk(path);
   } finally {
     stopReports();
   }
