@@ -83,3 +83,23 @@ export async function fileKindApart(path: string, timeoutMs = VOLUME_ANSWER_TIME
   }
   return undefined;
 }
+
+/** A filesystem's figures as statfs(2) gives them (block counts in `bsize` units, as Node's statfs reports them). */
+export interface FilesystemFigures {
+  bsize: number;
+  blocks: number;
+  bfree: number;
+  bavail: number;
+  files: number;
+  ffree: number;
+}
+
+/** statfs(2) of the filesystem holding `path`, asked of `stat -f`. */
+export async function statfsApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<FilesystemFigures> {
+  const r = await askApart(['stat', '-f', '-c', '%s %b %f %a %c %d', '--', path], timeoutMs);
+  const figures = r.stdout.trim().split(' ').map(Number);
+  if (r.code !== 0 || figures.length !== 6 || figures.some((n) => !Number.isFinite(n)))
+    throw new Error(r.stderr.trim() || `stat -f exited ${r.code}`);
+  const [bsize, blocks, bfree, bavail, files, ffree] = figures as [number, number, number, number, number, number];
+  return { bsize, blocks, bfree, bavail, files, ffree };
+}

@@ -9,7 +9,9 @@
  */
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
+import { statfsApart } from '../../lib/ask-apart.js';
 import type { Clock } from '../../lib/clock.js';
+import { onFilesystemThatMayStopAnswering, readMountTable, type MountEntry } from '../../lib/mount-table.js';
 import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
@@ -52,8 +54,11 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
  * A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with
  * its filesystem's capacity.
  */
-async function measureLocal(path: string, du: boolean): Promise<FsUsage> {
-  const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, statfs(path)]);
+async function measureLocal(path: string, du: boolean, mounts: Promise<MountEntry[]>): Promise<FsUsage> {
+  // A local PV may lie on a filesystem that stops answering: its figures are asked of a child process then.
+  const figures = async () =>
+    (await onFilesystemThatMayStopAnswering(path, mounts)) ? statfsApart(path) : statfs(path);
+  const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, figures()]);
   return {
     usedBytes: used ? used.bytes : (fs.blocks - fs.bfree) * fs.bsize,
     inodesUsed: used ? used.inodes : fs.files - fs.ffree,
@@ -94,6 +99,8 @@ export class VolumeStatsCollector {
   /** One pass over every pod's volumes. */
   async collect(): Promise<void> {
     const pods = this.deps.volumes.podsWithVolumes();
+    // The mount table as it is now, for the whole pass.
+    const mounts = readMountTable();
     for (const uid of [...this.latest.keys()]) if (!pods.includes(uid)) this.latest.delete(uid);
     for (const uid of pods) {
       const out: VolumeStats[] = [];
@@ -103,7 +110,9 @@ export class VolumeStatsCollector {
           out.push({
             name,
             time: new Date(this.deps.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
-            ...(typeof v.metrics === 'function' ? await v.metrics() : await measureLocal(v.path, v.metrics === 'du')),
+            ...(typeof v.metrics === 'function'
+              ? await v.metrics()
+              : await measureLocal(v.path, v.metrics === 'du', mounts)),
             ...(v.pvcRef ? { pvcRef: v.pvcRef } : {}),
             localEphemeral: v.localEphemeral === true,
           });

@@ -6,6 +6,7 @@ import { diskUsage, VolumeStatsCollector } from '../../../src/agent/volume/volum
 import { FakeClock } from '../../../src/lib/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { MountedVolume } from '../../../src/agent/volume/types.js';
+import { hangFsAvailable, startHangFs } from '../../fixtures/hang-fs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-vstats-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -91,4 +92,35 @@ describe('volume stats', () => {
     const u = await diskUsage(d);
     expect(u.inodes).toBe(2);
   });
+
+  // Regression: the statfs of a local PV on a filesystem that does not answer held the collection (and a threadpool
+  // thread) until it answered: no pod's volume figures were updated any more.
+  it.runIf(hangFsAvailable)(
+    'goes on past a local PV on a filesystem that does not answer',
+    async () => {
+      const hangFs = await startHangFs(join(dir, 'hang'));
+      try {
+        const volume = (path: string): MountedVolume => ({
+          path,
+          readOnly: false,
+          plugin: 'kubernetes.io~persistent-volume',
+          metrics: 'statfs',
+        });
+        const mounted = new Map([
+          ['stuck', volume(join(hangFs.mountpoint, 'hang', 'pv'))],
+          ['fine', volume(dir)],
+        ]);
+        const c = new VolumeStatsCollector({
+          volumes: { podsWithVolumes: () => ['u1'], mountedVolumes: () => mounted },
+          clock: new FakeClock(),
+          logger: createLogger({ level: 'fatal' }),
+        });
+        await c.collect();
+        expect(c.get('u1').map((s) => s.name)).toEqual(['fine']);
+      } finally {
+        hangFs.stop();
+      }
+    },
+    30_000,
+  );
 });
