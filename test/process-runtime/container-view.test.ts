@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
 import { isDirectoryIn, locateOnHost, resolveExecutableIn } from '../../src/process-runtime/container-view.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 import { until } from '../e2e/helpers.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-container-view-');
@@ -77,11 +77,7 @@ describe("a container's command and working dir", () => {
       writeFileSync(join(scripts, 'probe.sh'), '#!/bin/sh\necho "probed in $(pwd)"\n');
       chmodSync(join(scripts, 'run.sh'), 0o755);
       chmodSync(join(scripts, 'probe.sh'), 0o755);
-      const sandboxConfig: cri.PodSandboxConfig = {
-        metadata: { name: 'p', namespace: 'ns', uid: 'u-container-view', attempt: 0 },
-        log_directory: join(dir, 'logs'),
-      };
-      const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+      const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u-container-view');
       const config: cri.ContainerConfig = {
         metadata: { name: 'main', attempt: 0 },
         image: { image: 'busybox' },

@@ -1,18 +1,13 @@
 /** The process runtime has no device cgroup or /dev of its own: a device a container asks for (a plugin's, a raw block volume) is its host node bound at the container's path. */
 import { describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-devices-');
 
 describe('process runtime devices', () => {
   it('binds each device node at its container path, read-only unless its permissions allow writes', async () => {
-    const sandboxConfig: cri.PodSandboxConfig = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 },
-      log_directory: join(dir, 'logs'),
-    };
-    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u');
     const config: cri.ContainerConfig = {
       metadata: { name: 'main', attempt: 0 },
       image: { image: 'busybox' },

@@ -13,7 +13,7 @@ import { ProcessImages } from '../../src/process-runtime/images.js';
 import { createCriClient } from '../../src/cri/client.js';
 import { serveCri } from '../../src/cri/server.js';
 import type * as cri from '../../src/cri/types.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 import { ProcessRuntime } from '../../src/process-runtime/runtime.js';
 import { silentLogger as logger } from '../../src/lib/logger.js';
 
@@ -68,11 +68,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
   it.runIf(existsSync('/sys/fs/cgroup/cpuset/cgroup.procs') && cpus().length > 1)(
     "runs a container on its cpuset (the CPU manager's), and moves it with UpdateContainerResources",
     async () => {
-      const sandboxConfig: cri.PodSandboxConfig = {
-        metadata: { name: 'p', namespace: 'ns', uid: 'u-cpuset', attempt: 0 },
-        log_directory: join(dir, 'logs'),
-      };
-      const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+      const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u-cpuset');
       const allowed = (pid: number) =>
         /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
       /** The container's process, found in its cgroup. */

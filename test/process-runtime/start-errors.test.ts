@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
 import { setUpFailureIn } from '../../src/process-runtime/set-up-failure.js';
 import { setUpProgress } from '../../src/process-runtime/container-launch.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-start-errors-');
 
@@ -47,11 +47,7 @@ describe("a starting process's progress", () => {
 
 describe.runIf(process.getuid?.() === 0)('process runtime start errors', () => {
   it('reports a mount that cannot be made as StartError with the reason, and the container never runs', async () => {
-    const sandboxConfig: cri.PodSandboxConfig = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'u-start-errors', attempt: 0 },
-      log_directory: join(dir, 'logs'),
-    };
-    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u-start-errors');
     // A file cannot be bound over a directory.
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');

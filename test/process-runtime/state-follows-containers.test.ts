@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
 import { countProcesses } from '../e2e/helpers.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-statefollow-');
 const stateDir = join(dir, 'state');
@@ -18,11 +18,7 @@ const stateFiles = () => readdirSync(join(stateDir, 'containers')).filter((n) =>
 
 describe('container state files', () => {
   it('are gone with containers removed as they exit or as they start', async () => {
-    const sandboxConfig: cri.PodSandboxConfig = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'u', attempt: 0 },
-      log_directory: join(dir, 'logs'),
-    };
-    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u');
     const config = (i: number): cri.ContainerConfig => ({
       metadata: { name: `c${i}`, attempt: 0 },
       image: { image: 'busybox' },

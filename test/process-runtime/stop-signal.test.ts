@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
 import { killSignalOf, stopSignalOf } from '../../src/process-runtime/stop-signal.js';
-import { processRuntimeFixture } from './runtime-fixture.js';
+import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 
 const { dir, runtime } = processRuntimeFixture('tsk-stop-signal-');
 
@@ -26,11 +26,7 @@ describe('stop signals', () => {
   });
 
   it("stop a container with its config's signal, else SIGTERM, and its status names it", async () => {
-    const sandboxConfig: cri.PodSandboxConfig = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'u-stop-signal', attempt: 0 },
-      log_directory: join(dir, 'logs'),
-    };
-    const sandboxId = await runtime.runPodSandbox(sandboxConfig);
+    const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u-stop-signal');
     const trapped = join(dir, 'trapped');
     const start = async (name: string, stopSignal?: string) => {
       const config: cri.ContainerConfig = {
