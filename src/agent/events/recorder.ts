@@ -157,10 +157,12 @@ export class EventRecorder implements EventSink {
         }
         await this.write(correlated);
       }
-    })().finally(() => {
-      this.draining = undefined;
-      if (this.queue.length) this.drain();
-    });
+    })()
+      .catch((err: unknown) => this.deps.logger.warn({ err: messageOf(err) }, 'writing events failed'))
+      .finally(() => {
+        this.draining = undefined;
+        if (this.queue.length) this.drain();
+      });
   }
 
   /** Writes one Event, trying again while the apiserver cannot be reached (upstream recordToSink). */
