@@ -5,6 +5,9 @@ import { configzRoutes } from '../../src/routes/configz.js';
 import { parseFlags } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
 import { schemasAsDocumentation } from '../../src/server/servers.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 async function configz(config: Record<string, unknown>) {
   const app = Fastify({ schemaController: schemasAsDocumentation });
@@ -30,5 +33,41 @@ describe('/configz', () => {
   it('types a configuration whatever the file said its version was', async () => {
     const served = (await configz({ apiVersion: 'something/else', kind: 'Other', maxPods: 7 })).body.kubeletconfig;
     expect(served).toEqual({ kind: 'KubeletConfiguration', apiVersion: 'kubelet.config.k8s.io/v1beta1', maxPods: 7 });
+  });
+
+  it('leaves out the zero values of the fields Go encodes with omitempty and no pointer, and keeps the others', async () => {
+    const { kc } = await loadConfig(
+      parseFlags(['--kubeconfig=/k', '--fail-swap-on=false', '--container-runtime-endpoint=', '--read-only-port=0']),
+    );
+    const served = (await configz(kc as unknown as Record<string, unknown>)).body.kubeletconfig as Record<
+      string,
+      unknown
+    >;
+    // Plain fields at their zero value are not there, as in upstream's /configz.
+    for (const key of ['runOnce', 'rotateCertificates', 'podsPerCore', 'readOnlyPort', 'clusterDNS', 'evictionSoft'])
+      expect(served, key).not.toHaveProperty(key);
+    expect((served.authentication as { x509: unknown }).x509).toEqual({});
+    // Pointer fields and structs are there whatever their value; containerRuntimeEndpoint has no omitempty.
+    expect([served.failSwapOn, served.seccompDefault, served.containerRuntimeEndpoint]).toEqual([false, false, '']);
+    expect(served.memorySwap).toEqual({});
+    expect(served.shutdownGracePeriod).toBe('0s');
+  });
+
+  // The upstream node e2e harness writes what /configz served back as the kubelet's config file for its restarts.
+  it('reads back as the same configuration', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tsk-configz-'));
+    try {
+      const flags = ['--kubeconfig=/k', '--fail-swap-on=false', '--max-pods=30', '--cluster-dns=10.96.0.10'];
+      const { kc } = await loadConfig(parseFlags(flags));
+      const served = (await configz(kc as unknown as Record<string, unknown>)).body.kubeletconfig;
+      writeFileSync(join(dir, 'config.json'), JSON.stringify(served));
+      const again = await loadConfig(parseFlags(['--kubeconfig=/k', `--config=${join(dir, 'config.json')}`]));
+      expect(again.warnings).toEqual([]);
+      const { apiVersion, kind, ...read } = again.kc as unknown as Record<string, unknown>;
+      expect([apiVersion, kind]).toEqual(['kubelet.config.k8s.io/v1beta1', 'KubeletConfiguration']);
+      expect(read).toEqual(kc);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
