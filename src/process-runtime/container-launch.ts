@@ -63,8 +63,8 @@ export async function launchContainer(
   if (!mounts.ok) return { message: mounts.message };
   // The working dir and the command are looked for where the container will look for them: through its mounts.
   const view = { ...o.ctx.view, mounts: mounts.mounts };
-  const missing = await missingStartPoint(view, argv[0], cwd, env.PATH);
-  if (missing) return { message: missing };
+  const refusal = await whyCannotStart(view, argv[0], cwd, env.PATH);
+  if (refusal) return { message: refusal };
   let wrap: ((a: string[]) => string[]) | undefined;
   let user: { uid?: number; gid?: number } = { uid, gid };
   if (mounts.mounts.length) {
@@ -144,7 +144,7 @@ export async function launchContainer(
  * Why the container's command cannot start in `view` (its working dir is no directory, its command no executable), as
  * runc says it; undefined when it can.
  */
-async function missingStartPoint(
+async function whyCannotStart(
   view: ContainerView,
   command: string,
   cwd: string,
