@@ -18,7 +18,7 @@ import {
   joinCgroupArgv,
   type ContainerCgroups,
 } from './container-cgroups.js';
-import { isDirectoryIn, resolveExecutableIn, type ContainerView } from './container-view.js';
+import { kindIn, resolveExecutableIn, type ContainerView } from './container-view.js';
 import {
   effectiveMounts,
   isSettingUp,
@@ -63,14 +63,16 @@ export async function launchContainer(
   if (!mounts.ok) return { message: mounts.message };
   // The working dir and the command are looked for where the container will look for them: through its mounts.
   const view = { ...o.ctx.view, mounts: mounts.mounts };
-  const refusal = await whyCannotStart(view, argv[0], cwd, env.PATH);
-  if (refusal) return { message: refusal };
+  const start = await startPoint(view, argv[0], cwd, env.PATH, process.getuid?.() === 0);
+  if ('refusal' in start) return { message: start.refusal };
   let wrap: ((a: string[]) => string[]) | undefined;
   let user: { uid?: number; gid?: number } = { uid, gid };
-  if (mounts.mounts.length) {
+  if (mounts.mounts.length || start.makeWorkingDir) {
     let plan;
     try {
-      plan = await planMountNamespace(mounts.mounts, mounts.kinds, o.scratchDir);
+      plan = await planMountNamespace(mounts.mounts, mounts.kinds, o.scratchDir, {
+        ...(start.makeWorkingDir ? { workingDir: cwd } : {}),
+      });
       if (plan.shadows.length) await mkdir(o.scratchDir, { recursive: true, mode: 0o700 });
     } catch (err) {
       return { message: `failed to create mount points: ${messageOf(err)}` };
@@ -141,28 +143,33 @@ export async function launchContainer(
 }
 
 /**
- * Why the container's command cannot start in `view` (its working dir is no directory, its command no executable), as
- * runc says it; undefined when it can.
+ * Whether the container's command can start in `view`: the refusal, as runc words it, when its working dir is not a
+ * directory or its command no executable; else whether its working dir is to be made, as runc makes a missing one
+ * (`canMake`: the runtime can make it in the container's own mount namespace, as root).
  */
-async function whyCannotStart(
+async function startPoint(
   view: ContainerView,
   command: string,
   cwd: string,
   pathEnv: string | undefined,
-): Promise<string | undefined> {
+  canMake: boolean,
+): Promise<{ refusal: string } | { makeWorkingDir: boolean }> {
   const chdirFailed = `chdir to cwd ("${cwd}") set in config failed`;
+  let kind;
   try {
-    if (!(await isDirectoryIn(view, cwd))) return `${chdirFailed}: no such file or directory`;
+    kind = await kindIn(view, cwd);
   } catch (err) {
-    return `${chdirFailed}: ${messageOf(err)}`;
+    return { refusal: `${chdirFailed}: ${messageOf(err)}` };
   }
+  if (kind === 'other') return { refusal: `${chdirFailed}: not a directory` };
+  if (kind === undefined && !canMake) return { refusal: `${chdirFailed}: no such file or directory` };
   try {
     if (!(await resolveExecutableIn(view, command, pathEnv, cwd)))
-      return `exec: "${command}": executable file not found in $PATH`;
+      return { refusal: `exec: "${command}": executable file not found in $PATH` };
   } catch (err) {
-    return `exec: "${command}": ${messageOf(err)}`;
+    return { refusal: `exec: "${command}": ${messageOf(err)}` };
   }
-  return undefined;
+  return { makeWorkingDir: kind === undefined };
 }
 
 /** How long a container's namespace set-up may take before the start goes on regardless. */

@@ -57,14 +57,17 @@ function withinDeadline<T>(question: Promise<T>): Promise<T> {
   return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** Whether `path` is a directory in `view`; throws VolumeNotAnswering past the deadline. */
-export async function isDirectoryIn(view: ContainerView, path: string): Promise<boolean> {
+/** What is at `path` in `view`: a directory, something else, or nothing; throws VolumeNotAnswering past the deadline. */
+export async function kindIn(view: ContainerView, path: string): Promise<'dir' | 'other' | undefined> {
   const { hostPath, apart } = await placeOf(view, path);
-  if (apart) return (await fileKindApart(hostPath)) === 'dir';
+  if (apart) {
+    const kind = await fileKindApart(hostPath);
+    return kind === undefined ? undefined : kind === 'dir' ? 'dir' : 'other';
+  }
   return withinDeadline(
     stat(hostPath).then(
-      (s) => s.isDirectory(),
-      () => false,
+      (s) => (s.isDirectory() ? 'dir' : 'other'),
+      () => undefined,
     ),
   );
 }

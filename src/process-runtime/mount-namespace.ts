@@ -20,6 +20,7 @@ import { dirname } from 'node:path';
 import type * as cri from '../cri/types.js';
 import { fileKindApart, VolumeNotAnswering } from '../lib/ask-apart.js';
 import { readMountTable } from '../lib/mount-table.js';
+import { locateOnHost } from './container-view.js';
 import { messageOf } from '../lib/errors.js';
 import { FAIL_FUNCTION } from './set-up-failure.js';
 import { newUserNamespaceArgs, USER_NAMESPACE_SETUP_SHELLS, type UserNamespaceRange } from './user-namespace.js';
@@ -38,15 +39,15 @@ export interface ProcessUser {
 
 /**
  * The namespace's set-up, run by /bin/sh inside it. Arguments: the scratch dir, 1 for a container
- * root of its own, the working dir; the shadows (a count, then per shadow its dir, the count of
+ * root of its own, the working dir, 1 to make it; the shadows (a count, then per shadow its dir, the count of
  * its submounts and their paths relative to it); the mounts (host path, container path, "ro" or
  * "rw", propagation, "d" or "f" for the kind of mount point to make, "-" when it exists); "--";
  * then the command.
  */
 const SCRIPT = [
   FAIL_FUNCTION,
-  's=$1 c=$2 cwd=$3',
-  'shift 3',
+  's=$1 c=$2 cwd=$3 w=$4',
+  'shift 4',
   'r=',
   'n=$1 i=0',
   // The shadows' layers are reached from inside the scratch dir, by relative paths (and `mount -c`,
@@ -78,6 +79,8 @@ const SCRIPT = [
   '  shift 5',
   'done',
   'shift',
+  // A missing working dir is made as runc makes it, as root, before the user switch.
+  'if [ "$w" = 1 ] && [ ! -d "$r$cwd" ]; then (umask 022 && mkdir -p -- "$r$cwd") || fail "working dir $cwd"; fi',
   // The working dir is entered here, where it may be a mount point the host does not have.
   'if [ -z "$r" ]; then cd -- "$cwd" || fail "working dir $cwd"; exec "$@"; fi',
   `cd / && exec chroot "$r" /bin/sh -c '${FAIL_FUNCTION}; cd -- "$1" || fail "working dir $1"; shift; exec "$@"' enter-root "$cwd" "$@"`,
@@ -124,6 +127,11 @@ export interface MountNamespacePlan {
   /** Mount points to make, by container path. */
   missing: ReadonlyMap<string, MissingMountPoint>;
   /**
+   * The working dir is made (with its missing parents, mode 0755) once the mounts are in place, as runc makes a missing
+   * one: privately, under a shadow, unless a mount holds it.
+   */
+  makeWorkingDir: boolean;
+  /**
    * Where each container path is mounted, by container path, when the namespace is shadowed: its
    * existing part with symbolic links resolved on the host (/var/run → /run), as the mount table
    * and a root of the container's own know it.
@@ -155,6 +163,7 @@ export function wrapInMountNamespace(
     plan.scratchDir,
     plan.ownRoot ? '1' : '0',
     cwd,
+    plan.makeWorkingDir ? '1' : '0',
     String(plan.shadows.length),
     ...shadows,
     ...specs,
@@ -264,28 +273,33 @@ async function resolvedOnHost(path: string): Promise<string> {
 /**
  * How the namespace of a container with `mounts` is set up: what is missing on the host, and the shadows that make it
  * privately. `kinds`: what is at each mount's source, as effectiveMounts found it (a source is not looked at again: it
- * may be on a filesystem that stops answering).
+ * may be on a filesystem that stops answering). `workingDir`: a working dir to make there.
  */
 export async function planMountNamespace(
   mounts: cri.Mount[],
   kinds: ReadonlyMap<string, SourceKind>,
   scratchDir: string,
-  mountinfo = '/proc/self/mountinfo',
+  o: { workingDir?: string; mountinfo?: string } = {},
 ): Promise<MountNamespacePlan> {
   const missing = new Map<string, MissingMountPoint>();
   for (const m of mounts) {
     if (missing.has(m.container_path) || (await exists(m.container_path))) continue;
     missing.set(m.container_path, kinds.get(m.host_path) === 'dir' ? 'd' : 'f');
   }
-  if (!missing.size) return { scratchDir, ownRoot: false, shadows: [], missing, targets: new Map() };
+  const makeWorkingDir = o.workingDir !== undefined;
+  // Made in a mount, the working dir is the volume's, as runc makes it; elsewhere it needs a shadow.
+  const shadowed = [...missing.keys()];
+  if (o.workingDir !== undefined && locateOnHost(mounts, o.workingDir).source === undefined)
+    shadowed.push(o.workingDir);
+  if (!shadowed.length) return { scratchDir, ownRoot: false, shadows: [], missing, makeWorkingDir, targets: new Map() };
   const targets = new Map<string, string>();
   for (const m of mounts) targets.set(m.container_path, await resolvedOnHost(m.container_path));
-  const ancestors = await Promise.all([...missing.keys()].map(async (path) => realpath(await nearestExisting(path))));
+  const ancestors = await Promise.all(shadowed.map(async (path) => realpath(await nearestExisting(path))));
   const shadows = shadowsFor(
     ancestors,
-    (await readMountTable(mountinfo)).map((m) => m.path),
+    (await readMountTable(o.mountinfo)).map((m) => m.path),
   );
-  return { scratchDir, ownRoot: ancestors.includes('/'), shadows, missing, targets };
+  return { scratchDir, ownRoot: ancestors.includes('/'), shadows, missing, makeWorkingDir, targets };
 }
 
 /**

@@ -5,10 +5,10 @@
  * too.
  */
 import { describe, expect, it } from 'vitest';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as cri from '../../src/cri/types.js';
-import { isDirectoryIn, locateOnHost, resolveExecutableIn } from '../../src/process-runtime/container-view.js';
+import { kindIn, locateOnHost, resolveExecutableIn } from '../../src/process-runtime/container-view.js';
 import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';
 import { until } from '../e2e/helpers.js';
 
@@ -57,15 +57,16 @@ describe("a container's command and working dir", () => {
     expect(await resolveExecutableIn(view, '/opt/volume/bin/data.txt', undefined, '/')).toBeUndefined();
     expect(await resolveExecutableIn(view, '/opt/volume/bin', undefined, '/')).toBeUndefined();
     expect(await resolveExecutableIn(view, 'tool', '/usr/bin', '/')).toBeUndefined();
-    expect(await isDirectoryIn(view, '/opt/volume/bin')).toBe(true);
-    expect(await isDirectoryIn(view, '/opt/volume/bin/tool')).toBe(false);
-    expect(await isDirectoryIn(view, '/opt/volume/none')).toBe(false);
+    expect(await kindIn(view, '/opt/volume/bin')).toBe('dir');
+    expect(await kindIn(view, '/opt/volume/bin/tool')).toBe('other');
+    expect(await kindIn(view, '/opt/volume/none')).toBeUndefined();
     // A mount whose source may stop answering is looked at apart, with the same answers.
     const apart = { ...view, mayHang: () => true };
     expect(await resolveExecutableIn(apart, 'tool', '/usr/bin:/opt/volume/bin', '/')).toBe('/opt/volume/bin/tool');
     expect(await resolveExecutableIn(apart, '/opt/volume/bin/data.txt', undefined, '/')).toBeUndefined();
-    expect(await isDirectoryIn(apart, '/opt/volume/bin')).toBe(true);
-    expect(await isDirectoryIn(apart, '/opt/volume/bin/tool')).toBe(false);
+    expect(await kindIn(apart, '/opt/volume/bin')).toBe('dir');
+    expect(await kindIn(apart, '/opt/volume/bin/tool')).toBe('other');
+    expect(await kindIn(apart, '/opt/volume/none')).toBeUndefined();
   });
 
   it.runIf(process.getuid?.() === 0)(
@@ -101,6 +102,55 @@ describe("a container's command and working dir", () => {
         'exec: "./none.sh": executable file not found in $PATH',
       );
       await runtime.stopContainer(id, 0);
+      await runtime.stopPodSandbox(sandboxId);
+    },
+    30_000,
+  );
+
+  // As runc makes a missing working dir (MkdirAll 0755 in the container's root, after its mounts, before the user
+  // switch): privately here, where nothing of the host is made, or in the volume that holds it.
+  it.runIf(process.getuid?.() === 0)(
+    'start in a working dir made for them when it is missing, never on the host',
+    async () => {
+      const volume = join(dir, 'made-in-volume');
+      mkdirSync(volume);
+      const { sandboxId, sandboxConfig } = await runSandbox(runtime, dir, 'u-made-working-dir');
+      const cases = [
+        { name: 'private', cwd: '/tsk-made-working-dir/a/b', mounts: [] },
+        {
+          name: 'volume',
+          cwd: '/tsk-made-working-dir-volume/sub/dir',
+          mounts: [{ container_path: '/tsk-made-working-dir-volume', host_path: volume }],
+        },
+      ];
+      for (const c of cases) {
+        const id = await runtime.createContainer(
+          sandboxId,
+          {
+            metadata: { name: c.name, attempt: 0 },
+            image: { image: 'busybox' },
+            command: ['sh', '-c', 'echo "in $(pwd) $(stat -c %a .)"; exec sleep 3600'],
+            working_dir: c.cwd,
+            log_path: `${c.name}/0.log`,
+            mounts: c.mounts,
+          },
+          sandboxConfig,
+        );
+        await runtime.startContainer(id);
+        await until(
+          () => readFileSync(join(dir, 'logs', c.name, '0.log'), 'utf8').includes(`in ${c.cwd} 755`),
+          10_000,
+          `the ${c.name} container in its working dir`,
+        );
+        // An exec enters it too.
+        const pwd = await runtime.execSync(id, ['pwd'], 10);
+        expect(Buffer.from(pwd.stdout ?? '').toString()).toBe(`${c.cwd}\n`);
+        await runtime.stopContainer(id, 0);
+      }
+      expect(existsSync('/tsk-made-working-dir')).toBe(false);
+      expect(existsSync('/tsk-made-working-dir-volume')).toBe(false);
+      // In a volume it is the volume's, as runc makes it there.
+      expect(statSync(join(volume, 'sub', 'dir')).isDirectory()).toBe(true);
       await runtime.stopPodSandbox(sandboxId);
     },
     30_000,
