@@ -17,20 +17,29 @@ export class VolumeNotAnswering extends Error {}
 
 const MAX_OUTPUT = 8192;
 
-/** Runs `argv` apart: its exit code and (bounded) output; rejects with VolumeNotAnswering at the deadline. */
-function askApart(argv: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Runs `argv` apart: its exit code and (bounded) output; rejects with VolumeNotAnswering at the deadline (none when
+ * `timeoutMs` is undefined: the caller waits for the volume, as upstream's would).
+ */
+function askApart(
+  argv: string[],
+  timeoutMs: number | undefined,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout = (stdout + d).slice(0, MAX_OUTPUT)));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(0, MAX_OUTPUT)));
-    const timer = setTimeout(() => {
-      // A child blocked in the kernel dies only once the call returns; nothing waits for it.
-      child.kill('SIGKILL');
-      child.unref();
-      reject(new VolumeNotAnswering(`no answer within ${timeoutMs / 1000}s`));
-    }, timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            // A child blocked in the kernel dies only once the call returns; nothing waits for it.
+            child.kill('SIGKILL');
+            child.unref();
+            reject(new VolumeNotAnswering(`no answer within ${timeoutMs / 1000}s`));
+          }, timeoutMs);
     child.on('error', (e) => {
       clearTimeout(timer);
       reject(e);
@@ -56,6 +65,20 @@ export async function realpathApart(path: string, timeoutMs = VOLUME_ANSWER_TIME
 export async function isExecutableApart(path: string, timeoutMs = VOLUME_ANSWER_TIMEOUT_MS): Promise<boolean> {
   const r = await askApart(['/bin/sh', '-c', 'test -f "$1" && test -x "$1"', 'is-executable', path], timeoutMs);
   return r.code === 0;
+}
+
+/**
+ * The group and mode (permission bits) of what `path` leads to, and whether it is a directory; undefined when it
+ * cannot be told. No deadline: the caller waits for the volume.
+ */
+export async function groupAndModeApart(
+  path: string,
+): Promise<{ gid: number; mode: number; isDirectory: boolean } | undefined> {
+  const r = await askApart(['stat', '-L', '-c', '%g %f', '--', path], undefined).catch(() => undefined);
+  const [gid, rawMode] = r?.code === 0 ? r.stdout.trim().split(' ') : [];
+  if (gid === undefined || rawMode === undefined) return undefined;
+  const mode = parseInt(rawMode, 16);
+  return { gid: Number(gid), mode: mode & 0o7777, isDirectory: (mode & 0o170000) === 0o040000 };
 }
 
 /** What a file is, as the kubelet's checks tell files apart. */

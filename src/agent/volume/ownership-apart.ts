@@ -53,19 +53,3 @@ export function setOwnershipApart(root: string, fsGroup: number, readOnly: boole
     );
   });
 }
-
-/** A volume root's group and mode, as `stat` tells them in a child process (it may not answer: no deadline). */
-export function statApart(path: string): Promise<{ gid: number; mode: number; isDirectory: boolean } | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn('stat', ['-L', '-c', '%g %f', '--', path], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out = (out + d).slice(0, 256)));
-    child.on('error', () => resolve(undefined));
-    child.on('close', (code) => {
-      const [gid, rawMode] = out.trim().split(' ');
-      if (code !== 0 || gid === undefined || rawMode === undefined) return resolve(undefined);
-      const mode = parseInt(rawMode, 16);
-      resolve({ gid: Number(gid), mode: mode & 0o7777, isDirectory: (mode & 0o170000) === 0o040000 });
-    });
-  });
-}

@@ -14,7 +14,8 @@ import type { Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { onFilesystemThatMayStopAnswering, readMountTable } from '../../lib/mount-table.js';
 import { podRef, type EventSink } from '../events/recorder.js';
-import { setOwnershipApart, statApart } from './ownership-apart.js';
+import { setOwnershipApart } from './ownership-apart.js';
+import { groupAndModeApart } from '../../lib/ask-apart.js';
 
 const RW_MASK = 0o660;
 const RO_MASK = 0o440;
@@ -74,21 +75,22 @@ export function dirnameToReport(dir: string, podUid: string): string {
 /**
  * Applies fsGroup ownership to `path` and everything under it, unless `changePolicy` says the root shows it already.
  * A change still running after 30 s is reported as upstream's is: a Warning `VolumePermissionChangeInProgress` event on
- * the pod, then another every minute with the files done so far.
+ * the pod, then another every minute with the files done so far. `kubeletMade`: a volume the kubelet makes in its
+ * pod directories (emptyDir, configMap, secret, projected), whose filesystem is not looked up.
  */
 export async function setVolumeOwnership(
   path: string,
   fsGroup: number | undefined,
-  o: { readOnly: boolean; changePolicy?: FsGroupChangePolicy; progress?: OwnershipProgress },
+  o: { readOnly: boolean; changePolicy?: FsGroupChangePolicy; progress?: OwnershipProgress; kubeletMade?: boolean },
 ): Promise<void> {
   if (fsGroup === undefined || process.getuid?.() !== 0) return;
   const { readOnly } = o;
-  // A volume that may stop answering (NFS, FUSE) is walked by a child process (ownership-apart.ts); the mount table
-  // is read now, as the volume was mounted a moment ago.
-  const apart = await onFilesystemThatMayStopAnswering(path, readMountTable());
+  // A volume of someone else's that may stop answering (NFS, FUSE) is walked by a child process
+  // (ownership-apart.ts); the mount table is read now, as the volume was mounted a moment ago.
+  const apart = !o.kubeletMade && (await onFilesystemThatMayStopAnswering(path, readMountTable()));
   if (o.changePolicy === 'OnRootMismatch') {
     const root = apart
-      ? await statApart(path)
+      ? await groupAndModeApart(path)
       : await stat(path).then(
           (s) => ({ gid: s.gid, mode: s.mode, isDirectory: s.isDirectory() }),
           () => undefined,

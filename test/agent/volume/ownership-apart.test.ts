@@ -10,7 +10,8 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { setOwnershipApart, statApart } from '../../../src/agent/volume/ownership-apart.js';
+import { setOwnershipApart } from '../../../src/agent/volume/ownership-apart.js';
+import { groupAndModeApart } from '../../../src/lib/ask-apart.js';
 import { setVolumeOwnership } from '../../../src/agent/volume/ownership.js';
 import { hangFsAvailable, startHangFs, type HangFs } from '../../fixtures/hang-fs.js';
 
@@ -82,10 +83,10 @@ describe.runIf(isRoot)('ownership in a child process', () => {
     mkdirSync(root);
     chmodSync(root, 0o2750);
     const s = lstatSync(root);
-    expect(await statApart(root)).toEqual({ gid: s.gid, mode: 0o2750, isDirectory: true });
+    expect(await groupAndModeApart(root)).toEqual({ gid: s.gid, mode: 0o2750, isDirectory: true });
     writeFileSync(join(root, 'f'), '');
-    expect((await statApart(join(root, 'f')))?.isDirectory).toBe(false);
-    expect(await statApart(join(root, 'none'))).toBeUndefined();
+    expect((await groupAndModeApart(join(root, 'f')))?.isDirectory).toBe(false);
+    expect(await groupAndModeApart(join(root, 'none'))).toBeUndefined();
   });
 
   it.runIf(hangFsAvailable)(

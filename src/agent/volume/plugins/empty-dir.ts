@@ -50,6 +50,7 @@ export const emptyDirPlugin: VolumePlugin = {
     }
     await setVolumeOwnership(dir, fsGroup, {
       readOnly: false,
+      kubeletMade: true,
       progress: { pod, events: host.events, logger: host.logger },
     });
     await markReady(volumesDir, volume.name);

@@ -117,8 +117,9 @@ async function write(
   await setupDir(ctx.dir);
   if (o.tmpfs && ctx.host.isRoot) await mountTmpfs(ctx.dir, { noswap: await tmpfsNoswapSupported(dirname(ctx.dir)) });
   await markReady(ctx.volumesDir, `wrapped_${ctx.volume.name}`);
-  await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, { readOnly: true }) });
-  await setVolumeOwnership(ctx.dir, ctx.fsGroup, { readOnly: true }).catch(() => {});
+  const ownership = { readOnly: true, kubeletMade: true };
+  await writeAtomic(ctx.dir, payload, { setPerms: (ts) => setVolumeOwnership(ts, ctx.fsGroup, ownership) });
+  await setVolumeOwnership(ctx.dir, ctx.fsGroup, ownership).catch(() => {});
   return {
     path: ctx.dir,
     readOnly: true,
