@@ -38,11 +38,16 @@ describe('systemd notifications', () => {
       startKubelet(kubeletArgs({ dir: join(dir, 'a'), ports, node: 'watchdog-node' })),
     );
     try {
+      // What the kubelet said and sent by the deadline, not when the wait began (a CI run once timed out here with
+      // neither to go on; the cause was not reproduced).
       await until(
         () => socket.messages.filter((m) => m.state === 'WATCHDOG=1').length >= 3,
         20_000,
-        `three watchdog notifications (${k.output().slice(-500)})`,
-      );
+        'three watchdog notifications',
+      ).catch((err: unknown) => {
+        const sent = socket.messages.map((m) => m.state).join(', ');
+        throw new Error(`${(err as Error).message}; sent: [${sent}]; output: ${k.output().slice(-2000)}`);
+      });
       expect(socket.messages.map((m) => m.state)).toContain('READY=1');
       expect(new Set(socket.messages.map((m) => m.pid))).toEqual(new Set([k.proc.pid]));
       expect(k.output()).toContain('Starting systemd watchdog with interval');
