@@ -30,6 +30,7 @@ import { closeServers, type ClosableServer } from './server/limits.js';
 import { shutdownGroupsOf } from './agent/runtime/shutdown-groups.js';
 import { KUBERNETES_VERSION, TSKUBELET_VERSION, versionText } from './version.js';
 import { flagzValues } from './config/flagz.js';
+import { configzView } from './config/configz-view.js';
 import { applyCodeFlushing } from './lib/v8-code-flushing.js';
 import { sdNotify } from './lib/sd-notify.js';
 import { SystemdWatchdog, watchdogIntervalMs } from './agent/watchdog/systemd-watchdog.js';
@@ -270,7 +271,12 @@ export async function main(argv: string[]): Promise<number> {
       systemLogQuery: kc.enableSystemLogQuery,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
       profiling: { enabled: kc.enableProfilingHandler, commandLine: process.argv.slice(1) },
-      configz: kc,
+      configz: configzView({
+        config: kc,
+        acceptedOnly: cfg.acceptedOnly,
+        verbosity: cfg.verbosity,
+        loggingFormat: cfg.loggingFormat,
+      }),
       zpages: {
         component: 'kubelet',
         binaryVersion: KUBERNETES_VERSION.slice(1),

@@ -83,6 +83,8 @@ export const unimplementedButSatisfied: Record<string, (v: unknown) => boolean> 
   memoryThrottlingFactor: () => true,
   // MemoryQoS's protection acts on cgroup v2 only; None (the default) asks for none.
   memoryReservationPolicy: oneOf('None', ''),
+  // FlexVolume drivers are not run; at upstream's default directory (what /configz shows) nothing is asked of them.
+  volumePluginDir: oneOf('/usr/libexec/kubernetes/kubelet-plugins/volume/exec/', ''),
   // The verbosity (as --v) and the format (text or json) are read; the rest tunes klog's buffering.
   logging: () => true,
 };

@@ -34,6 +34,8 @@ export class ConfigError extends Error {}
 /** Everything main needs to run. */
 export interface ResolvedConfig {
   kc: KubeletConfiguration;
+  /** The file's values of the fields accepted without effect (known-names.ts), as given: /configz shows them. */
+  acceptedOnly: Record<string, unknown>;
   /** The --kubeconfig path (absolute), when given. */
   kubeconfig?: string;
   /** --bootstrap-kubeconfig (absolute), when given. */
@@ -122,6 +124,8 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
   let loggingVerbosity: unknown;
   /** logging.format of the file, unless --logging-format is given. */
   let loggingFormat: unknown;
+  /** The fields the file gave that tskubelet accepts without acting on them (served by /configz). */
+  const acceptedOnly: Record<string, unknown> = {};
   let configDir = process.cwd();
   let source = 'kubelet config file';
   let obj: Record<string, unknown> | undefined;
@@ -176,6 +180,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
           });
         if (!unimplementedButSatisfied[key]?.(given[key]))
           warnings.push(`config field "${key}" is accepted but not implemented yet; it has no effect`);
+        acceptedOnly[key] = given[key];
         delete given[key];
         continue;
       }
@@ -313,6 +318,7 @@ export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
     );
   return {
     kc,
+    acceptedOnly,
     kubeconfig,
     bootstrapKubeconfig,
     certDir: parsed.flags.certDir ? resolve(parsed.flags.certDir) : join(rootDir, 'pki'),

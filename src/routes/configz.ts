@@ -2,12 +2,11 @@
  * GET /configz: the effective KubeletConfiguration as `{"kubeletconfig": {...}}`, typed with its `kind` and
  * `apiVersion` as v1.36 serves it (kubernetes/kubernetes#136044; upstream's NodeConformance spec "Kubelet Endpoints
  * should return APIVersion and Kind fields in /configz" decodes it into the v1beta1 type and checks both), its fields
- * encoded as Go encodes the v1beta1 type (config/v1beta1-encoding.ts).
+ * as config/configz-view.ts puts them.
  */
 import type { FastifyInstance } from 'fastify';
 import { methodNotAllowed } from '../server/status-errors.js';
 import { jsonResponse } from './schemas.js';
-import { v1beta1Encoding } from '../config/v1beta1-encoding.js';
 
 const schema = {
   summary: 'The running configuration',
@@ -21,9 +20,11 @@ const schema = {
   },
 };
 
-/** Registers /configz serving `config` (already free of secrets: the config holds paths, not keys). */
+/**
+ * Registers /configz serving `config`, the v1beta1 view (free of secrets: the configuration holds paths, not keys).
+ */
 export async function configzRoutes(app: FastifyInstance, opts: { config: Record<string, unknown> }): Promise<void> {
-  const { apiVersion: _a, kind: _k, ...rest } = v1beta1Encoding(opts.config);
+  const { apiVersion: _a, kind: _k, ...rest } = opts.config;
   const body = JSON.stringify({
     kubeletconfig: { kind: 'KubeletConfiguration', apiVersion: 'kubelet.config.k8s.io/v1beta1', ...rest },
   });

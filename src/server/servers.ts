@@ -107,7 +107,7 @@ export interface SecureServerOptions {
   systemLogDir?: string;
   /** The node log query on /logs/ (enableSystemLogQuery). */
   systemLogQuery?: boolean;
-  /** What /configz serves (the effective configuration). */
+  /** What /configz serves: the effective configuration as v1beta1 (config/configz-view.ts). */
   configz?: Record<string, unknown>;
   /** What /statusz and /flagz show (without the paths, which the server knows). */
   zpages?: Omit<ZpagesOptions, 'paths'>;
