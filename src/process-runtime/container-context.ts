@@ -101,7 +101,7 @@ function userNamespaceOf(c: ContainerRecord): Pick<ExecContext, 'userNamespace'>
 
 /**
  * The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its
- * cgroup; `mayHang`: whether a mount's source may stop answering (mount-namespace.ts mayStopAnswering).
+ * cgroup; `mayHang`: whether a mount's source may stop answering (mount-sources.ts mayStopAnswering).
  */
 export function containerContext(
   c: ContainerRecord,

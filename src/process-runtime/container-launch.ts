@@ -19,13 +19,8 @@ import {
   type ContainerCgroups,
 } from './container-cgroups.js';
 import { kindIn, resolveExecutableIn, type ContainerView } from './container-view.js';
-import {
-  effectiveMounts,
-  isSettingUp,
-  planMountNamespace,
-  setprivArgs,
-  wrapInMountNamespace,
-} from './mount-namespace.js';
+import { isSettingUp, planMountNamespace, setprivArgs, wrapInMountNamespace } from './mount-namespace.js';
+import { effectiveMounts } from './mount-sources.js';
 import { startProcess, type ProcessHandle } from './process-handle.js';
 import { readSetUpFailure } from './set-up-failure.js';
 import { processStartTime } from './proc.js';

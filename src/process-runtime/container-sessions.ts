@@ -23,7 +23,7 @@ export interface ContainerSessionsDeps {
   streaming: StreamingServer;
   cgroups(): ContainerCgroups | undefined;
   markerOf(id: string): string;
-  /** Whether a mount's source may stop answering (mount-namespace.ts mayStopAnswering). */
+  /** Whether a mount's source may stop answering (mount-sources.ts mayStopAnswering). */
   mayHang(source: string): boolean;
 }
 

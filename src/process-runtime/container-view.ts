@@ -4,7 +4,7 @@
  * starts it or runs an exec in it: a command in a volume (`/scripts/run.sh` of a configMap mounted at `/scripts`) lies
  * under the volume's host path, not at that path on the host.
  *
- * A path that may stop answering — in a mount whose source may (mount-namespace.ts mayStopAnswering), or on a host
+ * A path that may stop answering — in a mount whose source may (mount-sources.ts mayStopAnswering), or on a host
  * filesystem that waits on a server or a daemon (NFS, FUSE, …: lib/mount-table.ts) — is looked at by a child process
  * with a deadline (lib/ask-apart.ts), so that it holds none of the process's threads, however often a start is tried
  * again. Any other path is looked at in-process, with the deadline too: should a link lead from a local filesystem into

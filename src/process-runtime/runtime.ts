@@ -49,7 +49,8 @@ import {
 import { StreamingServer } from './streaming-server.js';
 import { ContainerSessions } from './container-sessions.js';
 import { acquireInstanceLock, type InstanceLock } from '../lib/instance-lock.js';
-import { mayStopAnswering, removeMountPoints } from './mount-namespace.js';
+import { removeMountPoints } from './mount-namespace.js';
+import { mayStopAnswering } from './mount-sources.js';
 
 /** What the runtime needs. */
 export interface ProcessRuntimeDeps {
@@ -65,7 +66,7 @@ export interface ProcessRuntimeDeps {
   cdiSpecDirs?: readonly string[];
   /**
    * The kubelet's root dir: mount sources under its pod directories are the kubelet's own; others (hostPath, CSI
-   * volumes) are looked at apart, as they may stop answering (mount-namespace.ts mayStopAnswering). Default
+   * volumes) are looked at apart, as they may stop answering (mount-sources.ts mayStopAnswering). Default
    * /var/lib/kubelet.
    */
   kubeletRootDir?: string;

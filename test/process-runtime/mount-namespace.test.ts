@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   enterMountNamespace,
-  mayStopAnswering,
   planMountNamespace,
   shadowsFor,
   wrapInMountNamespace,
 } from '../../src/process-runtime/mount-namespace.js';
+import { mayStopAnswering } from '../../src/process-runtime/mount-sources.js';
 
 describe('mayStopAnswering', () => {
   it("takes what the kubelet makes under its pod directories as its own, a CSI volume's mount there and all else not", () => {

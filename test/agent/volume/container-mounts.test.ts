@@ -332,7 +332,7 @@ describe('prepareSubPaths', () => {
 
 describe('process runtime mounts without root', () => {
   it('skips file mounts (managed /etc/hosts, termination log) and refuses directory volumes with a clear message', async () => {
-    const { effectiveMounts } = await import('../../../src/process-runtime/mount-namespace.js');
+    const { effectiveMounts } = await import('../../../src/process-runtime/mount-sources.js');
     const d = mkdtempSync(join(tmpdir(), 'tsk-nonroot-'));
     writeFileSync(join(d, 'hosts'), '');
     mkdirSync(join(d, 'vol'));
