@@ -51,13 +51,13 @@ export async function diskUsage(path: string): Promise<{ bytes: number; inodes: 
 }
 
 /**
- * A local volume's figures: `du` (the files under it) or its filesystem's use (statfs alone, upstream fs.Info), with
- * its filesystem's capacity.
+ * A local volume's figures: `du` (the files under it: a volume the kubelet made under its pods directory) or its
+ * filesystem's use (statfs alone, upstream fs.Info: a local PV), with its filesystem's capacity.
  */
-async function measureLocal(path: string, du: boolean, mounts: Promise<MountEntry[]>): Promise<FsUsage> {
+async function measureLocal(path: string, du: boolean, mountTable: () => Promise<MountEntry[]>): Promise<FsUsage> {
   // A local PV may lie on a filesystem that stops answering: its figures are asked of a child process then.
   const figures = async () =>
-    (await onFilesystemThatMayStopAnswering(path, mounts)) ? statfsApart(path) : statfs(path);
+    !du && (await onFilesystemThatMayStopAnswering(path, mountTable())) ? statfsApart(path) : statfs(path);
   const [used, fs] = await Promise.all([du ? diskUsage(path) : undefined, figures()]);
   return {
     usedBytes: used ? used.bytes : (fs.blocks - fs.bfree) * fs.bsize,
@@ -99,8 +99,9 @@ export class VolumeStatsCollector {
   /** One pass over every pod's volumes. */
   async collect(): Promise<void> {
     const pods = this.deps.volumes.podsWithVolumes();
-    // The mount table as it is now, for the whole pass.
-    const mounts = readMountTable();
+    // The mount table as it is now, for the whole pass; read only when a local PV is measured.
+    let mounts: Promise<MountEntry[]> | undefined;
+    const mountTable = () => (mounts ??= readMountTable());
     for (const uid of [...this.latest.keys()]) if (!pods.includes(uid)) this.latest.delete(uid);
     for (const uid of pods) {
       const out: VolumeStats[] = [];
@@ -112,7 +113,7 @@ export class VolumeStatsCollector {
             time: new Date(this.deps.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
             ...(typeof v.metrics === 'function'
               ? await v.metrics()
-              : await measureLocal(v.path, v.metrics === 'du', mounts)),
+              : await measureLocal(v.path, v.metrics === 'du', mountTable)),
             ...(v.pvcRef ? { pvcRef: v.pvcRef } : {}),
             localEphemeral: v.localEphemeral === true,
           });
