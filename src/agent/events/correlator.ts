@@ -9,6 +9,7 @@
  *   is counted, so the next Event written for it shows every occurrence.
  */
 import type { Clock } from '../../lib/clock.js';
+import { rfc3339 } from '../../lib/time.js';
 import { TokenBucket } from '../../lib/token-bucket.js';
 import { TtlCache } from '../../lib/ttl-cache.js';
 import type { CoreEvent } from './event.js';
@@ -113,7 +114,8 @@ export class EventCorrelator {
     if (record.messages.size < AGGREGATE_MAX_EVENTS) return { event, key: eventKey(event) };
     // The set is kept below its bound by letting any one message go, as upstream's PopAny.
     record.messages.delete(record.messages.values().next().value!);
-    const at = event.lastTimestamp;
+    // Stamped when combined, as upstream's (its clock's now), not when the last of them was recorded.
+    const at = rfc3339(this.o.clock.now());
     return {
       event: {
         metadata: { name: this.o.nameOf(event.involvedObject.name), namespace: event.metadata.namespace },

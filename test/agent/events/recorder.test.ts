@@ -100,9 +100,12 @@ describe('EventRecorder', () => {
   });
 
   it("combines an object's events of one reason once 10 messages differ, counting the next ones there", async () => {
-    const { rec } = await recorder({ qps: 0, burst: 0 });
+    const { clock, rec } = await recorder({ qps: 0, burst: 0 });
     const pod = podRef({ metadata: { name: 'mounts', namespace: 'shop', uid: 'u-3' } });
     for (let i = 1; i <= 12; i++) rec.record(pod, 'Warning', 'FailedMount', `MountVolume.SetUp failed: attempt ${i}`);
+    // The writer takes the queued events after this: the combined Event is stamped then, as upstream's correlator
+    // stamps it when it combines, not when the event was recorded.
+    clock.advance(5000);
     await rec.flush();
     const events = eventsOf('mounts');
     expect(events.map((e) => e.message).filter((m) => !m.startsWith('(combined'))).toEqual(
@@ -115,7 +118,9 @@ describe('EventRecorder', () => {
       type: 'Warning',
       count: 3,
       message: '(combined from similar events): MountVolume.SetUp failed: attempt 12',
+      firstTimestamp: '2026-11-22T00:00:05Z',
     });
+    expect(events.find((e) => e.message.endsWith('attempt 9'))?.firstTimestamp).toBe('2026-11-22T00:00:00Z');
   });
 
   it('drops what does not fit its queue of 1,000 while the writer waits', async () => {
