@@ -1,12 +1,13 @@
 /**
  * Wiring of the volume manager and what its plugins read: with an apiserver client, the object
- * fetcher (ConfigMaps, Secrets, PersistentVolumes, CSIDrivers, VolumeAttachments) and the
- * service-account token manager; the downward API's node facts; the volume stats collector; the
+ * fetcher (ConfigMaps, Secrets, PersistentVolumes, CSIDrivers, VolumeAttachments), the
+ * service-account token manager and the ClusterTrustBundles; the downward API's node facts; the volume stats collector; the
  * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
  * and (with an apiserver) the CSINode object.
  */
 import type { PluginHandler } from './pluginmanager/plugin-watcher.js';
 import { ServiceInformer } from './objects/service-informer.js';
+import { ClusterTrustBundles } from './objects/cluster-trust-bundles.js';
 import { join } from 'node:path';
 import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -72,6 +73,10 @@ export function composeVolumes(
   const objects =
     api && services && managers ? new PodObjectFetcher({ client: api, clock, services, ...managers }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
+  const trustBundles =
+    api && cfg.clusterTrustBundleProjection !== false
+      ? new ClusterTrustBundles({ client: api, clock, logger })
+      : undefined;
   // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
   const csiOperations = o.metrics.register(
     new Histogram(
@@ -113,6 +118,7 @@ export function composeVolumes(
       ),
     host: {
       hasApiserver: !!api,
+      trustAnchors: trustBundles,
       isRoot: process.getuid?.() === 0,
       events: o.events,
       logger,
@@ -178,6 +184,7 @@ export function composeVolumes(
     start(signal) {
       services?.start(signal);
       managers?.start(signal);
+      trustBundles?.start(signal);
       volumeStats.start({ signal });
       watcher
         .start({ signal })

@@ -18,6 +18,7 @@ export const implementedFeatureGates = new Set([
   'ContainerStopSignals',
   'DisableCPUQuotaWithExclusiveCPUs',
   'KubeletSeparateDiskGC',
+  'ClusterTrustBundleProjection',
 ]);
 
 /**

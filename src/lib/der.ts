@@ -189,6 +189,25 @@ export function toPem(label: string, der: Buffer): string {
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
 }
 
+const PEM_BLOCK = /-----BEGIN ([^\r\n-]*)-----\r?\n([\s\S]*?)-----END \1-----/g;
+
+/**
+ * The DER of every PEM block in `pem`, in order, whatever its label, as Go's pem.Decode reads them one after another:
+ * `Key: value` headers up to a blank line are skipped, so is what lies between blocks, and a block whose body is not
+ * base64 ends the reading.
+ */
+export function allFromPem(pem: string): Buffer[] {
+  const out: Buffer[] = [];
+  for (const [, , body] of pem.matchAll(PEM_BLOCK)) {
+    const lines = body.split(/\r?\n/);
+    const blank = lines.findIndex((line) => line.trim() === '');
+    const base64 = (lines[0]?.includes(':') && blank > 0 ? lines.slice(blank + 1) : lines).join('').replace(/\s/g, '');
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) break;
+    out.push(Buffer.from(base64, 'base64'));
+  }
+  return out;
+}
+
 /** The DER of the first PEM block labelled `label` in `pem`. */
 export function fromPem(label: string, pem: string): Buffer {
   const m = new RegExp(`-----BEGIN ${label}-----([A-Za-z0-9+/=\\s]*?)-----END ${label}-----`).exec(pem);

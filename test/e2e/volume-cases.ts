@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { boundPod, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
 import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
+import { createCertificate, newKeyPem } from '../../src/lib/x509.js';
 
 type Obj = Record<string, any>;
 
@@ -405,6 +406,77 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       );
       await until(() => running('late'), 30_000, 'pod runs after the configMap exists');
       await until(() => logOf('late').includes('arrived'), 10_000, 'file read');
+    }, 60_000);
+
+    it('projected clusterTrustBundle sources: by name, by signer and selector, optional; changes follow', async () => {
+      const now = Date.now();
+      const validity = { notBefore: new Date(now - 60_000), notAfter: new Date(now + 3_600_000) };
+      const issuerCa = await createCertificate({
+        subject: { cn: 'issuer-ca' },
+        key: { privateKeyPem: await newKeyPem() },
+        usage: 'ca',
+        ...validity,
+      });
+      const bundles = 'certificates.k8s.io/clustertrustbundles';
+      create({ metadata: { name: 'cluster-ca' }, spec: { trustBundle: ctx().c.ca.cert } }, bundles);
+      create(
+        {
+          metadata: { name: 'example.com:issuer:1', labels: { trust: 'yes' } },
+          spec: { signerName: 'example.com/issuer', trustBundle: issuerCa },
+        },
+        bundles,
+      );
+      const count = (file: string) => `$(grep -c BEGIN /ctb/${file} || true)`;
+      create(
+        withVolumes('ctb', {
+          command: `while true; do echo "name=${count('name.pem')} signer=${count('signer.pem')} optional=$(wc -c < /ctb/optional.pem)"; sleep 1; done`,
+          mounts: [{ name: 'ctb', mountPath: '/ctb' }],
+          volumes: [
+            {
+              name: 'ctb',
+              projected: {
+                sources: [
+                  { clusterTrustBundle: { name: 'cluster-ca', path: 'name.pem' } },
+                  {
+                    clusterTrustBundle: {
+                      signerName: 'example.com/issuer',
+                      labelSelector: { matchLabels: { trust: 'yes' } },
+                      path: 'signer.pem',
+                    },
+                  },
+                  { clusterTrustBundle: { name: 'absent', optional: true, path: 'optional.pem' } },
+                ],
+              },
+            },
+          ],
+        }),
+      );
+      await until(() => logOf('ctb').includes('name=1 signer=1 optional=0'), 30_000, 'the bundles read');
+      const uid = pod('ctb')!.metadata.uid;
+      const volume = join(ctx().dir, 'root', 'pods', uid, 'volumes', 'kubernetes.io~projected', 'ctb');
+      expect(readFileSync(join(volume, 'signer.pem'), 'utf8')).toBe(issuerCa);
+      expect(statSync(join(volume, 'signer.pem')).mode & 0o777).toBe(0o644);
+      // A second certificate in the named bundle reaches the running container at a later sync.
+      update(bundles, 'cluster-ca', (b) => (b.spec.trustBundle = `${b.spec.trustBundle}${issuerCa}`), '');
+      await until(() => logOf('ctb').includes('name=2 signer=1'), 20_000, 'the updated bundle');
+      // A bundle that is not there and not optional fails the volume with upstream's message.
+      create(
+        withVolumes('ctb-missing', {
+          command: 'sleep 3600',
+          mounts: [{ name: 'ctb', mountPath: '/ctb' }],
+          volumes: [
+            { name: 'ctb', projected: { sources: [{ clusterTrustBundle: { name: 'missing', path: 'ca.pem' } }] } },
+          ],
+        }),
+      );
+      const failed = await until(
+        () => events('ctb-missing').find((e) => e.reason === 'FailedMount'),
+        20_000,
+        'FailedMount',
+      );
+      expect(failed.message).toBe(
+        'MountVolume.SetUp failed for volume "ctb" : while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "missing" not found',
+      );
     }, 60_000);
 
     it('subPath: a file of a configMap; escapes through ".." or a symlink are refused', async () => {

@@ -15,6 +15,7 @@ import type { DownwardContext } from './payload.js';
 import type { ImageSpec } from '../../cri/types-common.js';
 import type { Logger } from '../../lib/logger.js';
 import type { EventSink } from '../events/recorder.js';
+import type { TrustAnchors } from '../objects/cluster-trust-bundles.js';
 
 /** core/v1 Volume (the sources the plugins read; others pass through untyped). */
 export interface Volume {
@@ -49,6 +50,8 @@ export interface VolumeHost {
   }): Promise<{ token: string; expirationTimestamp: string }>;
   /** Whether the apiserver objects above are available at all (false in standalone mode). */
   hasApiserver: boolean;
+  /** ClusterTrustBundles' certificates for projected `clusterTrustBundle` sources (absent: as upstream's noop). */
+  trustAnchors?: TrustAnchors;
   /** Node facts for the downward API. */
   downward: DownwardContext;
   /** True when the kubelet runs as root (tmpfs mounts, ownership). */

@@ -1,6 +1,7 @@
 /**
- * A projected volume with a source tskubelet cannot project (podCertificate, clusterTrustBundle: beta APIs off by
- * default in v1.36) fails to set up, naming the source, instead of being set up without its files.
+ * A projected volume with a source tskubelet cannot project (podCertificate: a beta API off by default in v1.36) fails
+ * to set up, naming the source, instead of being set up without its files; so does a clusterTrustBundle source where
+ * there are no ClusterTrustBundles to read (standalone, or the gate set off), with upstream's message.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,9 +28,17 @@ describe('projected sources tskubelet cannot project', () => {
       { podCertificate: { signerName: 'example.com/s', keyType: 'ED25519', credentialBundlePath: 'b.pem' } },
       'podCertificate',
     ],
-    [{ clusterTrustBundle: { signerName: 'example.com/s', path: 'ca.pem' } }, 'clusterTrustBundle'],
   ])('%o fails the volume, naming the source', async (source, kind) => {
     await expect(setUp([source])).rejects.toThrow(`${kind} projections are not supported by tskubelet yet`);
+  });
+
+  it("a clusterTrustBundle source without ClusterTrustBundles to read fails as upstream's noop manager", async () => {
+    await expect(setUp([{ clusterTrustBundle: { signerName: 'example.com/s', path: 'ca.pem' } }])).rejects.toThrow(
+      'ClusterTrustBundle projection is not supported in static kubelet mode',
+    );
+    await expect(setUp([{ clusterTrustBundle: { path: 'ca.pem' } }])).rejects.toThrow(
+      'ClusterTrustBundle projection requires either name or signerName to be set',
+    );
   });
 
   it('a source of no known kind fails it too', async () => {

@@ -27,6 +27,8 @@ import {
 } from '../payload.js';
 import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../types.js';
 import { aggregateMessage } from '../../../lib/aggregate-message.js';
+import type { LabelSelector } from '../../../lib/label-selector.js';
+import { noTrustAnchors } from '../../objects/cluster-trust-bundles.js';
 
 type KeyedSource = {
   name?: string;
@@ -179,11 +181,39 @@ interface ProjectedSource {
   secret?: KeyedSource;
   downwardAPI?: { items?: DownwardApiFile[] };
   serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
+  clusterTrustBundle?: {
+    name?: string;
+    signerName?: string;
+    labelSelector?: LabelSelector | null;
+    optional?: boolean;
+    path: string;
+  };
 }
 
 /**
- * Why a projected source of no kind tskubelet projects fails its volume: clusterTrustBundle and podCertificate (their
- * APIs and gates beta and off by default in v1.36), or a kind it does not know. Failing the volume (FailedMount, the
+ * The file of a `clusterTrustBundle` source: the certificates of a bundle named, or of a signer's bundles a label
+ * selector picks; empty when `optional` and there are none (upstream's projected plugin writes the file then too).
+ */
+async function trustBundleFile(
+  source: NonNullable<ProjectedSource['clusterTrustBundle']>,
+  host: VolumeHost,
+  mode: number,
+  fsUser: number | undefined,
+): Promise<Payload> {
+  const anchors = host.trustAnchors ?? noTrustAnchors;
+  const allowMissing = source.optional === true;
+  let pem: string;
+  if (source.name != null) pem = await anchors.byName(source.name, allowMissing);
+  else if (source.signerName != null)
+    pem = await anchors.bySigner(source.signerName, source.labelSelector, allowMissing);
+  else throw new Error('ClusterTrustBundle projection requires either name or signerName to be set');
+  const data = Buffer.from(pem, 'utf8');
+  return new Map([[source.path, { data, mode, ...(fsUser !== undefined ? { fsUser } : {}) }]]);
+}
+
+/**
+ * Why a projected source of no kind tskubelet projects fails its volume: podCertificate (PodCertificateRequest: its
+ * API and gate beta and off by default in v1.36), or a kind it does not know. Failing the volume (FailedMount, the
  * pod kept in ContainerCreating) rather than leaving the files out, which the pod would find missing only when it
  * reads them. Pure.
  */
@@ -231,7 +261,12 @@ export const projectedPlugin: VolumePlugin = {
           const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
           const data = Buffer.from(token, 'utf8');
           parts.push(new Map([[t.path, { data, mode, ...(owner !== undefined ? { fsUser: owner } : {}) }]]));
-        } else throw new Error(unsupportedProjection(s));
+        } else if (s.clusterTrustBundle)
+          // Owned by the pod's one user, as the token (upstream gives it mounterArgs.FsUser).
+          parts.push(
+            await trustBundleFile(s.clusterTrustBundle, host, defaultMode, host.isRoot ? fsUserFrom(pod) : undefined),
+          );
+        else throw new Error(unsupportedProjection(s));
       } catch (err) {
         errors.push((err as Error).message);
       }
