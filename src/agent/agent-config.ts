@@ -121,9 +121,8 @@ export interface AgentConfig {
   /** The ContainerStopSignals gate (alpha, off in v1.36): `lifecycle.stopSignal` reaches the runtime and the status. */
   containerStopSignals: boolean;
   /**
-   * The ClusterTrustBundleProjection gate: set false, a projected `clusterTrustBundle` source fails as upstream's noop
-   * manager makes it fail. Not set, the source is served: the apiserver drops the field from pods while its own gate is
-   * off, so a pod that carries one comes from a cluster that turned the feature on.
+   * The ClusterTrustBundleProjection gate (beta, off in v1.36): off, a projected `clusterTrustBundle` source fails as
+   * upstream's noop manager makes it fail.
    */
   clusterTrustBundleProjection?: boolean;
   /** userNamespaces.idsPerPod: the host IDs of each `hostUsers: false` pod's range (absent: 65536). */

@@ -74,9 +74,7 @@ export function composeVolumes(
     api && services && managers ? new PodObjectFetcher({ client: api, clock, services, ...managers }) : undefined;
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   const trustBundles =
-    api && cfg.clusterTrustBundleProjection !== false
-      ? new ClusterTrustBundles({ client: api, clock, logger })
-      : undefined;
+    api && cfg.clusterTrustBundleProjection ? new ClusterTrustBundles({ client: api, clock, logger }) : undefined;
   // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
   const csiOperations = o.metrics.register(
     new Histogram(

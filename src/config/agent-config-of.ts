@@ -77,7 +77,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
     separateDiskGc: kc.featureGates?.KubeletSeparateDiskGC ?? true,
     containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
-    clusterTrustBundleProjection: kc.featureGates?.ClusterTrustBundleProjection ?? true,
+    clusterTrustBundleProjection: kc.featureGates?.ClusterTrustBundleProjection ?? false,
     singleProcessOOMKill: kc.singleProcessOOMKill,
     disableCpuQuotaWithExclusiveCpus: kc.featureGates?.DisableCPUQuotaWithExclusiveCPUs ?? true,
     userNamespaceIdsPerPod: kc.userNamespaces.idsPerPod,

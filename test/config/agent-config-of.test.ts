@@ -24,6 +24,14 @@ describe('agentConfigOf', () => {
     expect(a.node.kubeletVersion).toMatch(/^v1\.\d+\.\d+/);
   });
 
+  it('ClusterTrustBundleProjection is off unless set, as in v1.36 (beta, off by default)', async () => {
+    expect(agentConfigOf(await loadConfig(parseFlags([]))).clusterTrustBundleProjection).toBe(false);
+    const on = await loadConfig(parseFlags(['--feature-gates=ClusterTrustBundleProjection=true']));
+    expect(agentConfigOf(on).clusterTrustBundleProjection).toBe(true);
+    // Read, so set without a warning.
+    expect(on.warnings.join()).not.toContain('ClusterTrustBundleProjection');
+  });
+
   it('carries flags through: runtime endpoint and request timeout, log rotation, CFS period, streaming idle timeout', async () => {
     const a = agentConfigOf(
       await loadConfig(

@@ -27,7 +27,11 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-volumes-'));
 let c: Cluster;
 
 beforeAll(async () => {
-  c = await startCluster({ dir, node, config: ['syncFrequency: 2s'] });
+  c = await startCluster({
+    dir,
+    node,
+    config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true}'],
+  });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);
 

@@ -24,7 +24,12 @@ let cri: CriRuntime;
 let c: Cluster;
 
 beforeAll(
-  async () => ({ ctrd, cri, c } = await startContainerdCluster({ dir, node, config: ['syncFrequency: 2s'] })),
+  async () =>
+    ({ ctrd, cri, c } = await startContainerdCluster({
+      dir,
+      node,
+      config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true}'],
+    })),
   60_000,
 );
 afterAll(() => stopContainerdCluster({ ctrd, cri, c, dir }), 90_000);
