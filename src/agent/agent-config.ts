@@ -116,7 +116,7 @@ export interface AgentConfig {
   separateDiskGc?: boolean;
   /** singleProcessOOMKill: true keeps cgroup v2's OOM kills to single processes (no `memory.oom.group`). */
   singleProcessOOMKill?: boolean;
-  /** The DisableCPUQuotaWithExclusiveCPUs gate (beta, on in v1.36): exclusive CPUs come without a CFS quota. */
+  /** The DisableCPUQuotaWithExclusiveCPUs gate (on in v1.36, no longer beta): exclusive CPUs get no CFS quota. */
   disableCpuQuotaWithExclusiveCpus: boolean;
   /** The ContainerStopSignals gate (alpha, off in v1.36): `lifecycle.stopSignal` reaches the runtime and the status. */
   containerStopSignals: boolean;

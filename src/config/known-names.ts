@@ -22,9 +22,9 @@ export const implementedFeatureGates = new Set([
 ]);
 
 /**
- * Gates whose v1.36 default (the value here) is what tskubelet does, but whose other value it does not
- * implement beyond the node's declared features: set to the default they change nothing and get no
- * warning; set to the other value they get one.
+ * Gates whose v1.36 default (the value here; the stages and defaults as v1.36's component references list its alpha
+ * and beta gates) is what tskubelet does, but whose other value it does not implement beyond the node's declared
+ * features: set to the default they change nothing and get no warning; set to the other value they get one.
  */
 export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new Map([
   ['ExtendWebSocketsToKubelet', true],
@@ -39,6 +39,42 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['PLEGOnDemandRelist', true],
   // Pods' and containers' figures come from their cgroups, as cAdvisor's do (kubelet_metrics_provider).
   ['PodAndContainerStatsFromCRI', false],
+  // Beta and on in v1.36, and what tskubelet does (docs/compatibility.md).
+  ['HostnameOverride', true],
+  ['EnvFiles', true],
+  ['ContainerRestartRules', true],
+  ['PreventStaticPodAPIReferences', true],
+  ['PodReadyToStartContainersCondition', true],
+  ['ResourceHealthStatus', true],
+  ['KubeletServiceAccountTokenForCredentialProviders', true],
+  ['PodLevelResources', true],
+  ['ContainerCheckpoint', true],
+  ['PortForwardWebsockets', true],
+  ['DRAExtendedResource', true],
+  ['DRAConsumableCapacity', true],
+  ['RotateKubeletServerCertificate', true],
+  ['ComponentFlagz', true],
+  ['ComponentStatusz', true],
+  ['TopologyManagerPolicyBetaOptions', true],
+  // Alpha or beta and off in v1.36, and not done by tskubelet: off asks for nothing.
+  ['EventedPLEG', false],
+  ['MemoryQoS', false],
+  ['KubeletInUserNamespace', false],
+  ['InPlacePodVerticalScalingExclusiveCPUs', false],
+  ['InPlacePodVerticalScalingExclusiveMemory', false],
+  ['PodLogsQuerySplitStreams', false],
+  ['PodCertificateRequest', false],
+  ['LocalStorageCapacityIsolationFSQuotaMonitoring', false],
+  ['UserNamespacesHostNetworkSupport', false],
+  ['RuntimeClassInImageCriApi', false],
+  ['SELinuxMount', false],
+  ['CRIListStreaming', false],
+  ['QOSReserved', false],
+  ['PodLevelResourceManagers', false],
+  ['ImageVolumeWithDigest', false],
+  ['ReduceDefaultCrashLoopBackOffDecay', false],
+  ['TopologyManagerPolicyAlphaOptions', false],
+  ['CSIVolumeHealth', false],
 ]);
 
 /** KubeletConfiguration (v1beta1) top-level fields not implemented yet. */

@@ -370,6 +370,18 @@ describe('loadConfig', () => {
       'feature gate "RestartAllContainersOnContainerExits" is accepted but not implemented yet; it has no effect',
       'feature gate "PodAndContainerStatsFromCRI" is accepted but not implemented yet; it has no effect',
     ]);
+    // v1.36's beta gates at the defaults tskubelet follows, as kubeadm or an operator may spell them out: no warning.
+    const atDefaults = await loadConfig(
+      parseFlags([
+        '--kubeconfig=/k',
+        '--feature-gates',
+        'HostnameOverride=true,EnvFiles=true,ContainerRestartRules=true,PodLevelResources=true,' +
+          'PodCertificateRequest=false,MemoryQoS=false,HostnameOverride=false',
+      ]),
+    );
+    expect(atDefaults.warnings).toEqual([
+      'feature gate "HostnameOverride" is accepted but not implemented yet; it has no effect',
+    ]);
     // A locked gate (GA in v1.36) set against its lock stops the start, with upstream's message.
     await expect(
       loadConfig(

@@ -26,7 +26,7 @@ export interface ResourceContext {
   swap?: SwapContext;
   /**
    * Whether the pod (no container named) or one of its containers holds exclusive CPUs of the CPU manager: its CPU
-   * limit then gets no CFS quota, as upstream's DisableCPUQuotaWithExclusiveCPUs (beta, on) has it — pinned CPUs are
+   * limit then gets no CFS quota, as upstream's DisableCPUQuotaWithExclusiveCPUs (on) has it — pinned CPUs are
    * the container's alone, and a quota would only throttle it on them. Absent: none does (the gate off).
    */
   exclusiveCpus?: (podUid: string, containerName?: string) => boolean;
