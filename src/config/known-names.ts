@@ -53,6 +53,8 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['DRAExtendedResource', true],
   ['DRAConsumableCapacity', true],
   ['RotateKubeletServerCertificate', true],
+  // The serving certificate and key files are read again when they change (server/tls.ts).
+  ['ReloadKubeletServerCertificateFile', true],
   ['ComponentFlagz', true],
   ['ComponentStatusz', true],
   ['TopologyManagerPolicyBetaOptions', true],
