@@ -144,29 +144,39 @@ describe('/debug/flags/v', () => {
     expect((await request('PUT', '10')).status).toBe(200);
     writePod('traced', [{ name: 'TOKEN', value: 'hunter2-never-logged' }]);
     await until(() => running('traced-flags'), 20_000, 'traced running');
-    const lines = kubelet.output().split('\n');
-    const line = (re: RegExp) => lines.find((l) => re.test(l));
+    // The log reaches the output a moment after the pod shows Running: each line is waited for.
+    const line = (re: RegExp, what: string) =>
+      until(
+        () =>
+          kubelet
+            .output()
+            .split('\n')
+            .find((l) => re.test(l)),
+        10_000,
+        what,
+      );
     // Each call going out and coming back, with its ids and duration, as upstream's cri-client at V(10).
-    expect(
-      line(
-        /remote_runtime:0\] "\[RemoteRuntimeService\] RunPodSandbox" pod="default\/traced-flags" podUID="[0-9a-f-]+" attempt=0 runtimeHandler=""$/,
-      ),
-    ).toBeDefined();
+    await line(
+      /remote_runtime:0\] "\[RemoteRuntimeService\] RunPodSandbox" pod="default\/traced-flags" podUID="[0-9a-f-]+" attempt=0 runtimeHandler=""$/,
+      'RunPodSandbox',
+    );
     const sandbox = /podSandboxID="([^"]+)" duration="[0-9.]+(µs|ms|s)"$/.exec(
-      line(/"\[RemoteRuntimeService\] RunPodSandbox Response" pod="default\/traced-flags" /) ?? '',
+      await line(/"\[RemoteRuntimeService\] RunPodSandbox Response" pod="default\/traced-flags" /, 'its response'),
     )?.[1];
     expect(sandbox).toBeTruthy();
-    const created = line(
+    const created = await line(
       new RegExp(
         `"\\[RemoteRuntimeService\\] CreateContainer Response" podSandboxID="${sandbox}" container="main" attempt=0 containerID="([^"]+)" duration=`,
       ),
+      'CreateContainer Response',
     );
-    const container = /containerID="([^"]+)"/.exec(created ?? '')?.[1];
+    const container = /containerID="([^"]+)"/.exec(created)?.[1];
     expect(container).toBeTruthy();
-    expect(
-      line(new RegExp(`"\\[RemoteRuntimeService\\] StartContainer Response" containerID="${container}" duration=`)),
-    ).toBeDefined();
-    expect(line(/"\[RemoteImageService\] ImageStatus" image="busybox"/)).toBeDefined();
+    await line(
+      new RegExp(`"\\[RemoteRuntimeService\\] StartContainer Response" containerID="${container}" duration=`),
+      'StartContainer Response',
+    );
+    await line(/"\[RemoteImageService\] ImageStatus" image="busybox"/, 'ImageStatus');
     // The configuration (its environment) is never logged, unlike upstream's.
     expect(kubelet.output()).not.toContain('hunter2-never-logged');
     // Back to 0: quiet again.
