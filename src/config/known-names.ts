@@ -46,6 +46,7 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['PreventStaticPodAPIReferences', true],
   ['PodReadyToStartContainersCondition', true],
   ['ResourceHealthStatus', true],
+  ['ResourceHealthStatusMessage', true],
   ['KubeletServiceAccountTokenForCredentialProviders', true],
   ['PodLevelResources', true],
   ['ContainerCheckpoint', true],
