@@ -9,7 +9,7 @@
  *   for an unstage that failed or a stage that timed out).
  * Stage and unstage of one volume are serialized (`serialized`), as upstream's per-volume operations.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
@@ -69,7 +69,12 @@ export class CsiRelease {
       throw new Error(csiLog(`Unmounter.TearDownAt failed: ${messageOf(err)}`));
     });
     if (data.publishPath) await rm(data.publishPath, { force: true });
-    else if (existsSync(target)) await rmdir(target);
+    // Asynchronously: a driver that reported success without unmounting a target that stopped answering holds at
+    // most a threadpool thread here, never the main thread.
+    else
+      await rmdir(target).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      });
     await rm(file, { force: true });
     await rmdir(dir).catch(() => {});
     if (data.stagingTargetPath) await this.unstageIfUnused(data.stageRecordDir ?? dirname(data.stagingTargetPath));
