@@ -125,6 +125,11 @@ export interface AgentConfig {
    * upstream's noop manager makes it fail.
    */
   clusterTrustBundleProjection?: boolean;
+  /**
+   * The PodCertificateRequest gate (beta, off in v1.36): on, projected `podCertificate` sources get a key and a
+   * certificate through PodCertificateRequests; off, such a source fails as upstream's no-op manager makes it fail.
+   */
+  podCertificateRequest?: boolean;
   /** userNamespaces.idsPerPod: the host IDs of each `hostUsers: false` pod's range (absent: 65536). */
   userNamespaceIdsPerPod?: number;
   /**

@@ -1,13 +1,14 @@
 /**
  * Wiring of the volume manager and what its plugins read: with an apiserver client, the object
  * fetcher (ConfigMaps, Secrets, PersistentVolumes, CSIDrivers, VolumeAttachments), the
- * service-account token manager and the ClusterTrustBundles; the downward API's node facts; the volume stats collector; the
+ * service-account token manager, the ClusterTrustBundles and the pods' certificates; the downward API's node facts; the volume stats collector; the
  * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
  * and (with an apiserver) the CSINode object.
  */
 import type { PluginHandler } from './pluginmanager/plugin-watcher.js';
 import { ServiceInformer } from './objects/service-informer.js';
 import { ClusterTrustBundles } from './objects/cluster-trust-bundles.js';
+import { PodCertificateManager } from './certificate/pod-certificates.js';
 import { join } from 'node:path';
 import { sleep, type Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
@@ -75,6 +76,17 @@ export function composeVolumes(
   const tokens = api ? new TokenManager({ client: api, clock }) : undefined;
   const trustBundles =
     api && cfg.clusterTrustBundleProjection ? new ClusterTrustBundles({ client: api, clock, logger }) : undefined;
+  const podCertificates =
+    api && cfg.podCertificateRequest
+      ? new PodCertificateManager({
+          client: api,
+          clock,
+          logger,
+          events: o.events,
+          nodeName: cfg.nodeName,
+          onRequestChange: (uids) => o.onObjectChange?.(uids),
+        })
+      : undefined;
   // upstream's CSI client metrics interceptor (pkg/volume/util/metrics.go).
   const csiOperations = o.metrics.register(
     new Histogram(
@@ -102,6 +114,7 @@ export function composeVolumes(
     ),
     onPodRemoved: (uid) => {
       tokens?.forgetPod(uid);
+      podCertificates?.forgetPod(uid);
       o.onPodRemoved?.(uid);
     },
     observe: (v) =>
@@ -117,6 +130,7 @@ export function composeVolumes(
     host: {
       hasApiserver: !!api,
       trustAnchors: trustBundles,
+      podCertificates,
       isRoot: process.getuid?.() === 0,
       events: o.events,
       logger,
@@ -183,6 +197,7 @@ export function composeVolumes(
       services?.start(signal);
       managers?.start(signal);
       trustBundles?.start(signal);
+      podCertificates?.start(signal);
       volumeStats.start({ signal });
       watcher
         .start({ signal })

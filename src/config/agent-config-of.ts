@@ -78,6 +78,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     separateDiskGc: kc.featureGates?.KubeletSeparateDiskGC ?? true,
     containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
     clusterTrustBundleProjection: kc.featureGates?.ClusterTrustBundleProjection ?? false,
+    podCertificateRequest: kc.featureGates?.PodCertificateRequest ?? false,
     singleProcessOOMKill: kc.singleProcessOOMKill,
     disableCpuQuotaWithExclusiveCpus: kc.featureGates?.DisableCPUQuotaWithExclusiveCPUs ?? true,
     userNamespaceIdsPerPod: kc.userNamespaces.idsPerPod,

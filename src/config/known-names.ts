@@ -19,6 +19,7 @@ export const implementedFeatureGates = new Set([
   'DisableCPUQuotaWithExclusiveCPUs',
   'KubeletSeparateDiskGC',
   'ClusterTrustBundleProjection',
+  'PodCertificateRequest',
 ]);
 
 /**
@@ -66,7 +67,6 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['InPlacePodVerticalScalingExclusiveCPUs', false],
   ['InPlacePodVerticalScalingExclusiveMemory', false],
   ['PodLogsQuerySplitStreams', false],
-  ['PodCertificateRequest', false],
   ['LocalStorageCapacityIsolationFSQuotaMonitoring', false],
   ['UserNamespacesHostNetworkSupport', false],
   ['RuntimeClassInImageCriApi', false],

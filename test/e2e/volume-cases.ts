@@ -21,6 +21,8 @@ import { boundPod, type Cluster } from './cluster-helpers.js';
 import { httpGet, until } from './helpers.js';
 import { createBoundClaim } from '../fixtures/apiserver/bound-claim.js';
 import { createCertificate, newKeyPem } from '../../src/lib/x509.js';
+import { startPodCertificateSigner } from '../fixtures/apiserver/pod-certificate-signer.js';
+import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 
 type Obj = Record<string, any>;
 
@@ -478,6 +480,109 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         'MountVolume.SetUp failed for volume "ctb" : while getting ClusterTrustBundle: clustertrustbundle.certificates.k8s.io "missing" not found',
       );
     }, 60_000);
+
+    it('projected podCertificate sources: a key, a PodCertificateRequest, the issued chain; refreshed; a denial', async () => {
+      if (!ctx().c.api.store.get('serviceaccounts', 'default', 'default'))
+        create({ metadata: { name: 'default', namespace: 'default' } }, 'serviceaccounts');
+      // The first certificate is due for refresh at once; the next one is not.
+      const signer = startPodCertificateSigner(ctx().c.api, 'example.com/pods', {
+        beginRefreshAt: (_request, index) => (index === 0 ? Date.now() - 600_000 : Date.now() + 3_600_000),
+      });
+      const refuser = startPodCertificateSigner(ctx().c.api, 'example.com/refuses', {
+        decide: () => ({ deny: ['NotAllowed', 'not for this pod'] }),
+      });
+      try {
+        create(
+          withVolumes('pcert', {
+            command: 'while true; do echo "bundle=$(grep -c BEGIN /creds/bundle.pem)"; sleep 1; done',
+            mounts: [{ name: 'creds', mountPath: '/creds' }],
+            volumes: [
+              {
+                name: 'creds',
+                projected: {
+                  sources: [
+                    {
+                      podCertificate: {
+                        signerName: 'example.com/pods',
+                        keyType: 'ED25519',
+                        maxExpirationSeconds: 86_400,
+                        credentialBundlePath: 'bundle.pem',
+                        keyPath: 'key.pem',
+                        certificateChainPath: 'chain.pem',
+                      },
+                    },
+                  ],
+                },
+              },
+            ],
+          }),
+        );
+        await until(() => logOf('pcert').includes('bundle=3'), 30_000, 'the credential bundle read');
+        const p = pod('pcert')!;
+        const first = signer.answered[0].request;
+        expect(signer.answered[0].proofVerified).toBe(true);
+        expect(first.metadata.generateName).toBe('req-');
+        expect(first.metadata.ownerReferences).toEqual([
+          { apiVersion: 'core/v1', kind: 'Pod', name: 'pcert', uid: p.metadata.uid },
+        ]);
+        expect(first.spec).toMatchObject({
+          signerName: 'example.com/pods',
+          podName: 'pcert',
+          podUID: p.metadata.uid,
+          serviceAccountName: 'default',
+          serviceAccountUID: ctx().c.api.store.get('serviceaccounts', 'default', 'default')!.metadata.uid,
+          nodeName: ctx().node,
+          nodeUID: ctx().c.api.store.get('nodes', '', ctx().node)!.metadata.uid,
+          maxExpirationSeconds: 86_400,
+        });
+        const volume = join(ctx().dir, 'root', 'pods', p.metadata.uid, 'volumes', 'kubernetes.io~projected', 'creds');
+        const read = (file: string) => readFileSync(join(volume, file), 'utf8');
+        // The first certificate was due for refresh: a second request, a new key, the bundle following it.
+        await until(() => signer.answered.length >= 2, 20_000, 'the refresh request');
+        await until(() => read('chain.pem').startsWith(signer.answered[1].leafPem!), 20_000, 'the refreshed chain');
+        const key = read('key.pem');
+        expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+        expect(read('chain.pem')).toBe(signer.answered[1].leafPem! + signer.caPem);
+        expect(read('bundle.pem')).toBe(key + read('chain.pem'));
+        // The key is the one the leaf certifies.
+        const spki = (k: KeyObject) => k.export({ type: 'spki', format: 'der' }).toString('base64');
+        expect(spki(createPublicKey(key))).toBe(spki(new X509Certificate(read('chain.pem')).publicKey));
+        expect(statSync(join(volume, 'key.pem')).mode & 0o777).toBe(0o644);
+        expect(signer.answered).toHaveLength(2);
+        // A denied request fails the volume for good, with upstream's message and event.
+        create(
+          withVolumes('pcert-denied', {
+            command: 'sleep 3600',
+            mounts: [{ name: 'creds', mountPath: '/creds' }],
+            volumes: [
+              {
+                name: 'creds',
+                projected: {
+                  sources: [
+                    { podCertificate: { signerName: 'example.com/refuses', keyType: 'ECDSAP256', keyPath: 'k.pem' } },
+                  ],
+                },
+              },
+            ],
+          }),
+        );
+        const denied = await until(
+          () =>
+            events('pcert-denied').find((e) => e.reason === 'FailedMount' && e.message.includes('permanently denied')),
+          30_000,
+          'FailedMount after the denial',
+        );
+        expect(denied.message).toBe(
+          'MountVolume.SetUp failed for volume "creds" : PodCertificateRequest was permanently denied: reason="NotAllowed" message="not for this pod"',
+        );
+        expect(events('pcert-denied').find((e) => e.reason === 'Denied')?.message).toMatch(
+          /^PodCertificateRequest default\/req-\w+ was denied, reason="NotAllowed", message="not for this pod"$/,
+        );
+      } finally {
+        signer.stop();
+        refuser.stop();
+      }
+    }, 90_000);
 
     it('subPath: a file of a configMap; escapes through ".." or a symlink are refused', async () => {
       create(

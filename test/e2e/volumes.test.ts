@@ -30,7 +30,7 @@ beforeAll(async () => {
   c = await startCluster({
     dir,
     node,
-    config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true}'],
+    config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true, PodCertificateRequest: true}'],
   });
   await until(() => c.api.store.get('nodes', '', node), 20_000, 'node registered');
 }, 30_000);

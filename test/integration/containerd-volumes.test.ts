@@ -28,7 +28,7 @@ beforeAll(
     ({ ctrd, cri, c } = await startContainerdCluster({
       dir,
       node,
-      config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true}'],
+      config: ['syncFrequency: 2s', 'featureGates: {ClusterTrustBundleProjection: true, PodCertificateRequest: true}'],
     })),
   60_000,
 );

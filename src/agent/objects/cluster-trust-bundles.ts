@@ -132,10 +132,10 @@ export class ClusterTrustBundles implements TrustAnchors {
     for (const groupVersion of VERSIONS) {
       const r = await client.request<{ resources?: { name: string }[] }>({ path: `/apis/${groupVersion}` });
       if (r.status === 404) continue;
-      if (r.status !== 200)
-        throw new Error(
-          `failed to determine which informer manager to choose: ${messageOf(apiError(`discovery of ${groupVersion}`, r))}`,
-        );
+      if (r.status !== 200) {
+        const why = messageOf(apiError(`discovery of ${groupVersion}`, r));
+        throw new Error(`failed to determine which informer manager to choose: ${why}`);
+      }
       if (r.body?.resources?.some((resource) => resource.name === 'clustertrustbundles')) {
         found = groupVersion;
         break;

@@ -16,6 +16,7 @@ import type { ImageSpec } from '../../cri/types-common.js';
 import type { Logger } from '../../lib/logger.js';
 import type { EventSink } from '../events/recorder.js';
 import type { TrustAnchors } from '../objects/cluster-trust-bundles.js';
+import type { PodCertificates } from '../certificate/pod-certificates.js';
 
 /** core/v1 Volume (the sources the plugins read; others pass through untyped). */
 export interface Volume {
@@ -52,6 +53,8 @@ export interface VolumeHost {
   hasApiserver: boolean;
   /** ClusterTrustBundles' certificates for projected `clusterTrustBundle` sources (absent: as upstream's noop). */
   trustAnchors?: TrustAnchors;
+  /** Pods' certificates for projected `podCertificate` sources (absent: as upstream's no-op manager). */
+  podCertificates?: PodCertificates;
   /** Node facts for the downward API. */
   downward: DownwardContext;
   /** True when the kubelet runs as root (tmpfs mounts, ownership). */

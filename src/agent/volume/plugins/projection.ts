@@ -29,6 +29,7 @@ import type { MountedVolume, SetUpContext, VolumeHost, VolumePlugin } from '../t
 import { aggregateMessage } from '../../../lib/aggregate-message.js';
 import type { LabelSelector } from '../../../lib/label-selector.js';
 import { noTrustAnchors } from '../../objects/cluster-trust-bundles.js';
+import { noPodCertificates, type PodCertificateProjection } from '../../certificate/pod-certificates.js';
 
 type KeyedSource = {
   name?: string;
@@ -181,6 +182,7 @@ interface ProjectedSource {
   secret?: KeyedSource;
   downwardAPI?: { items?: DownwardApiFile[] };
   serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
+  podCertificate?: PodCertificateProjection;
   clusterTrustBundle?: {
     name?: string;
     signerName?: string;
@@ -212,8 +214,40 @@ async function trustBundleFile(
 }
 
 /**
- * Why a projected source of no kind tskubelet projects fails its volume: podCertificate (PodCertificateRequest: its
- * API and gate beta and off by default in v1.36), or a kind it does not know. Failing the volume (FailedMount, the
+ * The files of a `podCertificate` source: the credential bundle (the PRIVATE KEY block, then the certificate chain),
+ * the key or the chain alone, at the paths the source names; mode 0600 when the pod has one user or an fsGroup, as a
+ * token's (upstream's projected plugin).
+ */
+async function podCertificateFiles(
+  ctx: SetUpContext,
+  sourceIndex: number,
+  source: PodCertificateProjection,
+  defaultMode: number,
+): Promise<Payload> {
+  const { pod, host } = ctx;
+  const { privateKeyPem, certificateChain } = await (host.podCertificates ?? noPodCertificates).credentials(
+    pod,
+    ctx.volume.name,
+    sourceIndex,
+    source,
+  );
+  const fsUser = fsUserFrom(pod);
+  const owner = host.isRoot ? fsUser : undefined;
+  const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
+  const file = (text: string) => ({
+    data: Buffer.from(text, 'utf8'),
+    mode,
+    ...(owner !== undefined ? { fsUser: owner } : {}),
+  });
+  const files: Payload = new Map();
+  if (source.credentialBundlePath) files.set(source.credentialBundlePath, file(privateKeyPem + certificateChain));
+  if (source.keyPath) files.set(source.keyPath, file(privateKeyPem));
+  if (source.certificateChainPath) files.set(source.certificateChainPath, file(certificateChain));
+  return files;
+}
+
+/**
+ * Why a projected source of no kind tskubelet projects fails its volume: a kind it does not know. Failing the volume (FailedMount, the
  * pod kept in ContainerCreating) rather than leaving the files out, which the pod would find missing only when it
  * reads them. Pure.
  */
@@ -233,7 +267,7 @@ export const projectedPlugin: VolumePlugin = {
     const defaultMode = src.defaultMode ?? DEFAULT_MODE;
     const parts: Payload[] = [];
     const errors: string[] = [];
-    for (const s of src.sources ?? []) {
+    for (const [sourceIndex, s] of (src.sources ?? []).entries()) {
       try {
         if (s.configMap)
           parts.push(await configMapFiles(pod, { ...s.configMap, defaultMode: undefined }, host, defaultMode));
@@ -266,6 +300,8 @@ export const projectedPlugin: VolumePlugin = {
           parts.push(
             await trustBundleFile(s.clusterTrustBundle, host, defaultMode, host.isRoot ? fsUserFrom(pod) : undefined),
           );
+        else if (s.podCertificate)
+          parts.push(await podCertificateFiles(ctx, sourceIndex, s.podCertificate, defaultMode));
         else throw new Error(unsupportedProjection(s));
       } catch (err) {
         errors.push((err as Error).message);
