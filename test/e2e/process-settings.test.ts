@@ -91,11 +91,10 @@ describe('process settings', () => {
   });
   it("oomScoreAdj: the kubelet's own score; containers get their QoS class's", async () => {
     expect(readFileSync(`/proc/${k.proc.pid}/oom_score_adj`, 'utf8').trim()).toBe('500');
-    await until(
-      () => existsSync(join(out, 'besteffort')) && existsSync(join(out, 'burstable')),
-      20_000,
-      'scores written',
-    );
+    // Written by the containers' shells: the file exists a moment before its line is in it.
+    const written = (name: string) =>
+      existsSync(join(out, name)) && readFileSync(join(out, name), 'utf8').endsWith('\n');
+    await until(() => written('besteffort') && written('burstable'), 20_000, 'scores written');
     expect(readFileSync(join(out, 'besteffort'), 'utf8').trim()).toBe('1000');
     // Upstream's Burstable score: 1000 − 1000 × request / memory capacity.
     expect(readFileSync(join(out, 'burstable'), 'utf8').trim()).toBe(
