@@ -71,7 +71,6 @@ export class PodCertificateManager implements PodCertificates {
   private readonly steps = new Map<string, Promise<unknown>>();
   /** The node's requests, by `<namespace>/<name>`. */
   private requests = new Map<string, PodCertificateRequest>();
-  private nodeUid?: string;
 
   constructor(
     private readonly deps: {
@@ -193,14 +192,12 @@ export class PodCertificateManager implements PodCertificates {
     });
     if (account.status !== 200)
       throw new Error(`while fetching service account: ${messageOf(apiError('get', account))}`);
-    if (!this.nodeUid) {
-      const node = await client.request<{ metadata?: { uid?: string } }>({
-        path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
-      });
-      if (node.status !== 200)
-        throw new Error(`while getting node object from local cache: ${messageOf(apiError('get', node))}`);
-      this.nodeUid = node.body?.metadata?.uid;
-    }
+    // Read each time (a request is made once per source and refresh): a Node deleted and registered again has a new UID.
+    const node = await client.request<{ metadata?: { uid?: string } }>({
+      path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
+    });
+    if (node.status !== 200)
+      throw new Error(`while getting node object from local cache: ${messageOf(apiError('get', node))}`);
     const key = await podCertificateKey(source.keyType, pod.metadata.uid ?? '');
     const created = await client.request<{ metadata?: { name?: string; creationTimestamp?: string } }>({
       method: 'POST',
@@ -220,7 +217,7 @@ export class PodCertificateManager implements PodCertificates {
           serviceAccountName,
           serviceAccountUID: account.body?.metadata?.uid,
           nodeName,
-          nodeUID: this.nodeUid,
+          nodeUID: node.body?.metadata?.uid,
           ...(source.maxExpirationSeconds !== undefined ? { maxExpirationSeconds: source.maxExpirationSeconds } : {}),
           pkixPublicKey: key.pkixPublicKey.toString('base64'),
           proofOfPossession: key.proofOfPossession.toString('base64'),
