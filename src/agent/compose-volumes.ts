@@ -1,9 +1,10 @@
 /**
  * Wiring of the volume manager and what its plugins read: with an apiserver client, the object
  * fetcher (ConfigMaps, Secrets, PersistentVolumes, CSIDrivers, VolumeAttachments), the
- * service-account token manager, the ClusterTrustBundles and the pods' certificates; the downward API's node facts; the volume stats collector; the
- * plugin watcher on `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers
- * and (with an apiserver) the CSINode object.
+ * service-account token manager, the ClusterTrustBundles and the pods' certificates; the
+ * downward API's node facts; the volume stats collector; the plugin watcher on
+ * `<root-dir>/plugins_registry` with its CSI handler, the registered CSI drivers and (with an
+ * apiserver) the CSINode object.
  */
 import type { PluginHandler } from './pluginmanager/plugin-watcher.js';
 import { ServiceInformer } from './objects/service-informer.js';
@@ -141,7 +142,8 @@ export function composeVolumes(
       getToken: (k) => tokens!.getToken(k),
       patchClaimStatus: api
         ? async (ns, name, patch) => {
-            const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims/${encodeURIComponent(name)}/status`;
+            const claims = `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims`;
+            const path = `${claims}/${encodeURIComponent(name)}/status`;
             const r = await api.request({
               method: 'PATCH',
               path,
@@ -180,6 +182,20 @@ export function composeVolumes(
     clock,
     logger,
   });
+  // upstream's pod certificate collector (registered with the PodCertificateRequest gate on).
+  if (podCertificates)
+    o.metrics.register({
+      family: () => ({
+        name: 'kubelet_podcertificate_states',
+        help:
+          '[ALPHA] Gauge vector reporting the number of pod certificate projected volume sources, ' +
+          'faceted by signer_name and state.',
+        type: 'gauge',
+        samples: podCertificates
+          .stateCounts()
+          .map((c) => ({ labels: { signer_name: c.signerName, state: c.state }, value: c.count })),
+      }),
+    });
   // upstream's plugin manager collector: every plugin socket found, and every one registered.
   o.metrics.register({
     family: () => ({

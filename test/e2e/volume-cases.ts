@@ -575,6 +575,11 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         expect(denied.message).toBe(
           'MountVolume.SetUp failed for volume "creds" : PodCertificateRequest was permanently denied: reason="NotAllowed" message="not for this pod"',
         );
+        // Upstream's collector: each source by signer and state.
+        const metrics = (await httpGet(`http://127.0.0.1:${ctx().c.ports.ro}/metrics`)).body;
+        expect(metrics).toContain('# TYPE kubelet_podcertificate_states gauge');
+        expect(metrics).toContain('kubelet_podcertificate_states{signer_name="example.com/pods",state="fresh"} 1');
+        expect(metrics).toContain('kubelet_podcertificate_states{signer_name="example.com/refuses",state="denied"} 1');
         expect(events('pcert-denied').find((e) => e.reason === 'Denied')?.message).toMatch(
           /^PodCertificateRequest default\/req-\w+ was denied, reason="NotAllowed", message="not for this pod"$/,
         );

@@ -200,3 +200,19 @@ function outcome(state: CredentialState): Pick<Step, 'credentials' | 'error'> {
       return { error: NOT_ISSUED };
   }
 }
+
+/** The state `kubelet_podcertificate_states` counts a source in (upstream's metricsState). Pure. */
+export function metricsState(state: CredentialState, nowMs: number): string {
+  switch (state.kind) {
+    case 'initial':
+    case 'wait':
+      return 'not_yet_issued';
+    case 'denied':
+    case 'failed':
+      return state.kind;
+    case 'fresh':
+    case 'waitRefresh':
+      if (nowMs > state.notAfterMs) return 'expired';
+      return nowMs > state.beginRefreshAtMs + REFRESH_OVERDUE_MS ? 'overdue_for_refresh' : 'fresh';
+  }
+}

@@ -19,6 +19,7 @@ import { podCertificateKey } from './pod-certificate-keys.js';
 import {
   ASSUME_DELETED_MS,
   JITTER_MS,
+  metricsState,
   stepCredentials,
   type CredentialState,
   type PodCertificateRequest,
@@ -65,8 +66,8 @@ export function cleanCertificateChain(chain: string): string {
 
 /** The issuing manager. */
 export class PodCertificateManager implements PodCertificates {
-  /** By `<pod uid>/<volume>/<source index>`. */
-  private readonly states = new Map<string, CredentialState>();
+  /** By `<pod uid>/<volume>/<source index>`, with the source's signer. */
+  private readonly states = new Map<string, { signerName: string; state: CredentialState }>();
   /** One step at a time per source: a second caller waits for the first's request instead of making another. */
   private readonly steps = new Map<string, Promise<unknown>>();
   /** The node's requests, by `<namespace>/<name>`. */
@@ -126,6 +127,20 @@ export class PodCertificateManager implements PodCertificates {
     return run;
   }
 
+  /** How many sources are in each state, by signer (`kubelet_podcertificate_states`). */
+  stateCounts(): { signerName: string; state: string; count: number }[] {
+    const counts = new Map<string, { signerName: string; state: string; count: number }>();
+    const nowMs = this.deps.clock.now();
+    for (const { signerName, state } of this.states.values()) {
+      const name = metricsState(state, nowMs);
+      const key = `${signerName}\u0000${name}`;
+      const entry = counts.get(key) ?? { signerName, state: name, count: 0 };
+      entry.count++;
+      counts.set(key, entry);
+    }
+    return [...counts.values()];
+  }
+
   forgetPod(uid: string): void {
     for (const key of [...this.states.keys()]) if (key.startsWith(`${uid}/`)) this.states.delete(key);
   }
@@ -141,7 +156,7 @@ export class PodCertificateManager implements PodCertificates {
   ): Promise<{ privateKeyPem: string; certificateChain: string }> {
     const namespace = pod.metadata.namespace ?? 'default';
     const step = stepCredentials(
-      this.states.get(key) ?? { kind: 'initial' },
+      this.states.get(key)?.state ?? { kind: 'initial' },
       (name) => this.requests.get(`${namespace}/${name}`),
       this.deps.clock.now(),
       this.jitter(),
@@ -173,7 +188,7 @@ export class PodCertificateManager implements PodCertificates {
         if (!step.credentials) error = `while creating ${step.create} PodCertificateRequest: ${messageOf(err)}`;
       }
     }
-    this.states.set(key, state);
+    this.states.set(key, { signerName: source.signerName, state });
     if (step.credentials) return step.credentials;
     throw new Error(error);
   }

@@ -5,6 +5,7 @@ import { podCertificateKey } from '../../../src/agent/certificate/pod-certificat
 import {
   ASSUME_DELETED_MS,
   REFRESH_OVERDUE_MS,
+  metricsState,
   stepCredentials,
   type CredentialState,
   type PodCertificateRequest,
@@ -131,6 +132,28 @@ describe('stepCredentials', () => {
     expect(
       stepCredentials(waiting, only(request('req-2', { type: 'Denied' })), T, 0, clean).credentials,
     ).toBeUndefined();
+  });
+});
+
+describe('metricsState', () => {
+  it("names each state as upstream's kubelet_podcertificate_states does", () => {
+    const issued = {
+      privateKeyPem: 'K',
+      certificateChain: 'C',
+      beginRefreshAtMs: T,
+      notAfterMs: T + 3_600_000,
+      overdueReported: false,
+      expiredReported: false,
+    };
+    expect(metricsState({ kind: 'initial' }, T)).toBe('not_yet_issued');
+    expect(metricsState({ kind: 'wait', privateKeyPem: 'K', requestName: 'r', abandonAtMs: T }, T)).toBe(
+      'not_yet_issued',
+    );
+    expect(metricsState({ kind: 'denied', reason: '', message: '' }, T)).toBe('denied');
+    expect(metricsState({ kind: 'failed', reason: '', message: '' }, T)).toBe('failed');
+    expect(metricsState({ kind: 'fresh', ...issued }, T + REFRESH_OVERDUE_MS)).toBe('fresh');
+    expect(metricsState({ kind: 'fresh', ...issued }, T + REFRESH_OVERDUE_MS + 1)).toBe('overdue_for_refresh');
+    expect(metricsState({ kind: 'fresh', ...issued }, T + 3_600_001)).toBe('expired');
   });
 });
 
