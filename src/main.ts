@@ -269,6 +269,7 @@ export async function main(argv: string[]): Promise<number> {
       enableDebuggingHandlers: kc.enableDebuggingHandlers,
       enableSystemLogHandler: kc.enableSystemLogHandler,
       systemLogQuery: kc.enableSystemLogQuery,
+      splitLogStreams: kc.featureGates?.PodLogsQuerySplitStreams === true,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
       profiling: { enabled: kc.enableProfilingHandler, commandLine: process.argv.slice(1) },
       configz: configzView({

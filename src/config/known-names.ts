@@ -20,6 +20,7 @@ export const implementedFeatureGates = new Set([
   'KubeletSeparateDiskGC',
   'ClusterTrustBundleProjection',
   'PodCertificateRequest',
+  'PodLogsQuerySplitStreams',
 ]);
 
 /**
@@ -66,7 +67,6 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['KubeletInUserNamespace', false],
   ['InPlacePodVerticalScalingExclusiveCPUs', false],
   ['InPlacePodVerticalScalingExclusiveMemory', false],
-  ['PodLogsQuerySplitStreams', false],
   ['LocalStorageCapacityIsolationFSQuotaMonitoring', false],
   ['UserNamespacesHostNetworkSupport', false],
   ['RuntimeClassInImageCriApi', false],

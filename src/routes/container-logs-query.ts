@@ -21,8 +21,18 @@ const int = (v: string) => {
   return b < INT64_MIN || b > INT64_MAX ? undefined : Number(b);
 };
 
-/** Parses the query (values may repeat; the first wins, as url.Values.Get). */
-export function parseLogQuery(q: Record<string, string | string[] | undefined>, nowNs: bigint): ContainerLogOptions {
+/** v1.PodLogOptions' `stream` values. */
+const LOG_STREAMS = ['Stdout', 'Stderr', 'All'];
+
+/**
+ * Parses the query (values may repeat; the first wins, as url.Values.Get). `stream` is validated as upstream's
+ * ValidatePodLogOptions does whatever the gate; with `splitStreams` (PodLogsQuerySplitStreams) it also picks the lines.
+ */
+export function parseLogQuery(
+  q: Record<string, string | string[] | undefined>,
+  nowNs: bigint,
+  o: { splitStreams?: boolean } = {},
+): ContainerLogOptions {
   const get = (k: string) => {
     const v = q[k];
     return Array.isArray(v) ? v[0] : v;
@@ -68,6 +78,16 @@ export function parseLogQuery(q: Record<string, string | string[] | undefined>, 
   }
   if (sinceSeconds !== undefined && sinceTimeNs !== undefined)
     errs.push('sinceSeconds: Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified');
+  const stream = get('stream');
+  if (stream !== undefined) {
+    if (!LOG_STREAMS.includes(stream))
+      errs.push(
+        `stream: Unsupported value: ${JSON.stringify(stream)}: supported values: ${LOG_STREAMS.map((s) => `"${s}"`).join(', ')}`,
+      );
+    else if (stream !== 'All' && opts.tailLines !== undefined)
+      errs.push('stream: Forbidden: `tailLines` and specific `stream` are mutually exclusive for now');
+    else if (stream !== 'All' && o.splitStreams) opts.stream = stream === 'Stdout' ? 'stdout' : 'stderr';
+  }
   if (errs.length) throw invalid(`Invalid request: ${errs.join(', ')}`);
   if (sinceSeconds !== undefined) opts.sinceNs = nowNs - BigInt(sinceSeconds) * 1_000_000_000n;
   if (sinceTimeNs !== undefined) opts.sinceNs = sinceTimeNs;

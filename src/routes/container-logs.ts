@@ -52,7 +52,14 @@ const schema = {
 };
 
 /** Registers /containerLogs. */
-export async function containerLogsRoutes(app: FastifyInstance, opts: { host: KubeletHost }): Promise<void> {
+export async function containerLogsRoutes(
+  app: FastifyInstance,
+  opts: {
+    host: KubeletHost;
+    /** PodLogsQuerySplitStreams: `stream=Stdout|Stderr` picks the lines. */
+    splitStreams?: boolean;
+  },
+): Promise<void> {
   app.get<{
     Params: { podNamespace: string; podID: string; containerName: string };
     Querystring: Record<string, string | string[]>;
@@ -70,7 +77,7 @@ export async function containerLogsRoutes(app: FastifyInstance, opts: { host: Ku
       ['containerName', container],
     ]);
     if (invalid) throw badRequest(invalid);
-    const options = parseLogQuery(req.query, nowNs());
+    const options = parseLogQuery(req.query, nowNs(), { splitStreams: opts.splitStreams });
     const ac = new AbortController();
     req.raw.on('close', () => ac.abort());
     reply.raw.on('close', () => ac.abort());

@@ -13,6 +13,8 @@ export interface ContainerLogOptions {
   tailLines?: number;
   limitBytes?: number;
   sinceNs?: bigint;
+  /** Only this stream's lines (`stream=Stdout` / `Stderr`, with PodLogsQuerySplitStreams on). */
+  stream?: 'stdout' | 'stderr';
 }
 
 /** Which streams an exec/attach asked for. */

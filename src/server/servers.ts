@@ -117,6 +117,8 @@ export interface SecureServerOptions {
   profiling?: Omit<PprofOptions, 'profiler'>;
   /** How often the TLS files are checked for changes (ms). */
   tlsReloadIntervalMs?: number;
+  /** PodLogsQuerySplitStreams (alpha, off in v1.36): /containerLogs' `stream=Stdout|Stderr` picks the lines. */
+  splitLogStreams?: boolean;
 }
 
 /**
@@ -197,6 +199,7 @@ export async function secureRoutes(
     enableSystemLogHandler?: boolean;
     systemLogDir?: string;
     systemLogQuery?: boolean;
+    splitLogStreams?: boolean;
     /** enableDebugFlagsHandler (default on) and what sets the log level. */
     debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
     /** /debug/pprof (enableProfilingHandler, default on). */
@@ -209,7 +212,7 @@ export async function secureRoutes(
   await app.register(statsRoutes, { host: opts.host });
   if (opts.enableDebuggingHandlers) {
     await app.register(runningPodsRoutes, { host: opts.host });
-    await app.register(containerLogsRoutes, { host: opts.host });
+    await app.register(containerLogsRoutes, { host: opts.host, splitStreams: opts.splitLogStreams });
     await app.register(configzRoutes, { config: opts.configz ?? {} });
     await app.register(streamingRoutes);
     await app.register(runRoutes, { host: opts.host });

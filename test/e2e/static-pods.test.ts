@@ -53,7 +53,13 @@ const pki = () => ({
   key: join(root, 'pki', 'admin.key'),
 });
 const args = () =>
-  kubeletArgs({ dir, ports, node, manifests, extra: ['--node-ip', '127.0.0.1', '--file-check-frequency', '1s'] });
+  kubeletArgs({
+    dir,
+    ports,
+    node,
+    manifests,
+    extra: ['--node-ip', '127.0.0.1', '--file-check-frequency', '1s', '--feature-gates=PodLogsQuerySplitStreams=true'],
+  });
 
 beforeAll(async () => {
   ports = await freeKubeletPorts();
@@ -61,6 +67,10 @@ beforeAll(async () => {
   writeFileSync(
     join(manifests, 'crash.yaml'),
     `apiVersion: v1\nkind: Pod\nmetadata: {name: crash}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo crashing; exit 3"]}\n`,
+  );
+  writeFileSync(
+    join(manifests, 'streams.yaml'),
+    `apiVersion: v1\nkind: Pod\nmetadata: {name: streams}\nspec:\n  containers:\n  - {name: c, image: busybox, command: ["sh", "-c", "echo out; echo err >&2; sleep 3600"]}\n`,
   );
   writeFileSync(
     join(manifests, 'broken.yaml'),
@@ -265,6 +275,17 @@ spec:
     );
     expect(prev.body).toBe('crashing\n');
   }, 30_000);
+
+  it('/containerLogs picks a stream with PodLogsQuerySplitStreams on, and refuses a stream upstream does not know', async () => {
+    const logs = (query: string) =>
+      httpsGet(`https://127.0.0.1:${ports.port}/containerLogs/default/streams-${node}/c?${query}`, pki());
+    await until(async () => (await logs('stream=All')).body.split('\n').length === 3, 20_000, 'both lines logged');
+    expect((await logs('stream=Stdout')).body).toBe('out\n');
+    expect((await logs('stream=Stderr')).body).toBe('err\n');
+    const refused = await logs('stream=Both');
+    expect(refused.status).toBe(422);
+    expect(refused.body).toContain('stream: Unsupported value: \\"Both\\"');
+  });
 
   it('restarts a pod with the new spec when its manifest is edited', async () => {
     const before = (await podNamed('loop'))!.metadata.uid;

@@ -40,6 +40,9 @@ describe('parseLogQuery', () => {
     [{ limitBytes: '0' }, 'limitBytes', 422],
     [{ sinceSeconds: '0' }, 'sinceSeconds', 422],
     [{ sinceSeconds: '5', sinceTime: '2023-11-14T22:13:20Z' }, 'at most one of `sinceTime` or `sinceSeconds`', 422],
+    // stream is validated whatever the PodLogsQuerySplitStreams gate, as upstream's ValidatePodLogOptions.
+    [{ stream: 'Both' }, 'stream: Unsupported value: "Both": supported values: "Stdout", "Stderr", "All"', 422],
+    [{ stream: 'Stderr', tailLines: '3' }, '`tailLines` and specific `stream` are mutually exclusive for now', 422],
   ];
   for (const [q, msg, code] of bad) {
     it(`rejects ${JSON.stringify(q)} with ${code}`, () => {
@@ -49,4 +52,11 @@ describe('parseLogQuery', () => {
       expect(e!.message).toContain(msg);
     });
   }
+
+  it('picks a stream with PodLogsQuerySplitStreams on; without it, or for All, both streams', () => {
+    expect(parseLogQuery({ stream: 'Stderr' }, NOW, { splitStreams: true })).toEqual({ stream: 'stderr' });
+    expect(parseLogQuery({ stream: 'Stdout' }, NOW, { splitStreams: true })).toEqual({ stream: 'stdout' });
+    expect(parseLogQuery({ stream: 'All', tailLines: '2' }, NOW, { splitStreams: true })).toEqual({ tailLines: 2 });
+    expect(parseLogQuery({ stream: 'Stderr' }, NOW)).toEqual({});
+  });
 });

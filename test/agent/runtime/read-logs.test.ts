@@ -243,3 +243,29 @@ describe('readLogs', () => {
     }, 10_000);
   });
 });
+
+describe('a stream picked (PodLogsQuerySplitStreams)', () => {
+  it("gives that stream's lines only, partial lines joined as written", async () => {
+    const f = join(dir, 'streams');
+    writeFileSync(
+      f,
+      [
+        '2026-11-23T06:00:00.000000000Z stdout F out 1',
+        '2026-11-23T06:00:01.000000000Z stderr P err ',
+        '2026-11-23T06:00:01.100000000Z stderr F 1',
+        '2026-11-23T06:00:02.000000000Z stdout F out 2',
+        '',
+      ].join('\n'),
+    );
+    const read = async (stream?: 'stdout' | 'stderr') => {
+      const out = new PassThrough();
+      const chunks: Buffer[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c));
+      await readLogs(f, { stream }, out);
+      return Buffer.concat(chunks).toString();
+    };
+    expect(await read('stdout')).toBe('out 1\nout 2\n');
+    expect(await read('stderr')).toBe('err 1\n');
+    expect(await read()).toBe('out 1\nerr 1\nout 2\n');
+  });
+});

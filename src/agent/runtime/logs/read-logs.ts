@@ -19,6 +19,8 @@ export interface LogReadOptions {
   sinceNs?: bigint;
   timestamps?: boolean;
   limitBytes?: number;
+  /** Only this stream's lines (PodLogsQuerySplitStreams). */
+  stream?: 'stdout' | 'stderr';
 }
 
 /** What follow mode needs from the runtime. */
@@ -133,6 +135,7 @@ export async function readLogs(path: string, opts: LogReadOptions, out: Writable
         start = nl + 1;
         if (!rec) continue;
         if (opts.sinceNs !== undefined && rec.tsNs < opts.sinceNs) continue;
+        if (opts.stream !== undefined && rec.stream !== opts.stream) continue;
         await w.write(render(rec, !!opts.timestamps));
         if (w.full) return;
       }
