@@ -214,6 +214,18 @@ async function trustBundleFile(
 }
 
 /**
+ * A credential's file, as upstream writes a projected token or pod certificate: readable by the pod's one user or
+ * group only (mode 0600) when it has one user or an fsGroup, and owned by that user (as root: without root the
+ * kubelet cannot give a file away, and it stays its own, mode 0600 alike).
+ */
+function credentialFile(ctx: SetUpContext, text: string, defaultMode: number) {
+  const fsUser = fsUserFrom(ctx.pod);
+  const owner = ctx.host.isRoot ? fsUser : undefined;
+  const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
+  return { data: Buffer.from(text, 'utf8'), mode, ...(owner !== undefined ? { fsUser: owner } : {}) };
+}
+
+/**
  * The files of a `podCertificate` source: the credential bundle (the PRIVATE KEY block, then the certificate chain),
  * the key or the chain alone, at the paths the source names; mode 0600 when the pod has one user or an fsGroup, as a
  * token's (upstream's projected plugin).
@@ -231,14 +243,7 @@ async function podCertificateFiles(
     sourceIndex,
     source,
   );
-  const fsUser = fsUserFrom(pod);
-  const owner = host.isRoot ? fsUser : undefined;
-  const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
-  const file = (text: string) => ({
-    data: Buffer.from(text, 'utf8'),
-    mode,
-    ...(owner !== undefined ? { fsUser: owner } : {}),
-  });
+  const file = (text: string) => credentialFile(ctx, text, defaultMode);
   const files: Payload = new Map();
   if (source.credentialBundlePath) files.set(source.credentialBundlePath, file(privateKeyPem + certificateChain));
   if (source.keyPath) files.set(source.keyPath, file(privateKeyPem));
@@ -247,9 +252,9 @@ async function podCertificateFiles(
 }
 
 /**
- * Why a projected source of no kind tskubelet projects fails its volume: a kind it does not know. Failing the volume (FailedMount, the
- * pod kept in ContainerCreating) rather than leaving the files out, which the pod would find missing only when it
- * reads them. Pure.
+ * Why a projected source of no kind tskubelet projects fails its volume: a kind it does not know. Failing the volume
+ * (FailedMount, the pod kept in ContainerCreating) rather than leaving the files out, which the pod would find missing
+ * only when it reads them. Pure.
  */
 export function unsupportedProjection(source: object): string {
   const kind = Object.keys(source).find((k) => (source as Record<string, unknown>)[k] != null);
@@ -288,13 +293,7 @@ export const projectedPlugin: VolumePlugin = {
             expirationSeconds: t.expirationSeconds ?? 3600,
             pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
           });
-          // Readable by the pod's one user or group only, when it has one (upstream's projected token).
-          // (Without root the kubelet cannot give a file away: the token stays its own, mode 0600 alike.)
-          const fsUser = fsUserFrom(pod);
-          const owner = host.isRoot ? fsUser : undefined;
-          const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
-          const data = Buffer.from(token, 'utf8');
-          parts.push(new Map([[t.path, { data, mode, ...(owner !== undefined ? { fsUser: owner } : {}) }]]));
+          parts.push(new Map([[t.path, credentialFile(ctx, token, defaultMode)]]));
         } else if (s.clusterTrustBundle)
           // Owned by the pod's one user, as the token (upstream gives it mounterArgs.FsUser).
           parts.push(
