@@ -1,7 +1,8 @@
 /**
  * End to end: restarting the process-runtime daemon (SIGTERM for an upgrade, SIGKILL for a crash)
  * leaves its containers running, as containerd's shims do: the kubelet sees the same container,
- * no restart, no lost log line; a container that ends while no daemon runs is reported with its
+ * no restart, no lost log line (but, after a crash, the line in flight when it was killed); a
+ * container that ends while no daemon runs is reported with its
  * own exit code; an adopted container can still be stopped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -145,6 +146,7 @@ describe('process runtime daemon restart', () => {
 
   it('SIGKILL (a crash): the same, and an adopted container still stops with its pod', async () => {
     const before = (await statusOf('live'))!;
+    const lastBeforeKill = logNumbers().at(-1)!;
     daemon.proc.kill('SIGKILL');
     await new Promise((r) => daemon.proc.once('exit', r));
     expect(countProcesses(`${tag}-live`)).toBe(1);
@@ -155,8 +157,21 @@ describe('process runtime daemon restart', () => {
     expect(after.containerID).toBe(before.containerID);
     expect(after.restartCount).toBe(0);
     expect(countProcesses(`${tag}-live`)).toBe(1);
+    const seen = logNumbers().length;
+    await until(async () => logNumbers().length > seen + 5, 10_000, 'new log lines after the restart');
+    // In order and none twice. A crash can lose only what the killed daemon had read from the FIFO and not yet
+    // written — the line or two in flight at that instant (a CI run once lost one) — and nothing while no daemon runs.
     const nums = logNumbers();
-    for (let i = 1; i < nums.length; i++) expect(nums[i]).toBe(nums[i - 1] + 1);
+    const gaps = nums
+      .slice(1)
+      .flatMap((n, i) => (n === nums[i] + 1 ? [] : [{ after: nums[i], missing: n - nums[i] - 1 }]));
+    expect(gaps.length).toBeLessThanOrEqual(1);
+    for (const gap of gaps) {
+      expect(gap.missing).toBeGreaterThanOrEqual(1);
+      expect(gap.missing).toBeLessThanOrEqual(2);
+      expect(gap.after).toBeGreaterThanOrEqual(lastBeforeKill);
+      expect(gap.after).toBeLessThanOrEqual(lastBeforeKill + 2);
+    }
     unlinkSync(join(manifests, 'live.yaml'));
     await until(() => countProcesses(`${tag}-live`) === 0, 20_000, 'adopted container stopped with its pod');
     await until(async () => !(await podNamed('live')), 20_000, 'pod gone');
