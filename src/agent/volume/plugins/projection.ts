@@ -198,31 +198,35 @@ interface ProjectedSource {
  */
 async function trustBundleFile(
   source: NonNullable<ProjectedSource['clusterTrustBundle']>,
-  host: VolumeHost,
+  ctx: SetUpContext,
   mode: number,
-  fsUser: number | undefined,
 ): Promise<Payload> {
-  const anchors = host.trustAnchors ?? noTrustAnchors;
+  const anchors = ctx.host.trustAnchors ?? noTrustAnchors;
   const allowMissing = source.optional === true;
   let pem: string;
   if (source.name != null) pem = await anchors.byName(source.name, allowMissing);
   else if (source.signerName != null)
     pem = await anchors.bySigner(source.signerName, source.labelSelector, allowMissing);
   else throw new Error('ClusterTrustBundle projection requires either name or signerName to be set');
-  const data = Buffer.from(pem, 'utf8');
-  return new Map([[source.path, { data, mode, ...(fsUser !== undefined ? { fsUser } : {}) }]]);
+  return new Map([[source.path, ownedFile(ctx, pem, mode)]]);
+}
+
+/**
+ * A file owned by the pod's one user when it has one, as upstream gives a projected token, trust bundle or pod
+ * certificate its mounter's FsUser (as root only: without root the kubelet cannot give a file away).
+ */
+function ownedFile(ctx: SetUpContext, text: string, mode: number) {
+  const owner = ctx.host.isRoot ? fsUserFrom(ctx.pod) : undefined;
+  return { data: Buffer.from(text, 'utf8'), mode, ...(owner !== undefined ? { fsUser: owner } : {}) };
 }
 
 /**
  * A credential's file, as upstream writes a projected token or pod certificate: readable by the pod's one user or
- * group only (mode 0600) when it has one user or an fsGroup, and owned by that user (as root: without root the
- * kubelet cannot give a file away, and it stays its own, mode 0600 alike).
+ * group only (mode 0600) when it has one user or an fsGroup (without root it stays the kubelet's, mode 0600 alike).
  */
 function credentialFile(ctx: SetUpContext, text: string, defaultMode: number) {
-  const fsUser = fsUserFrom(ctx.pod);
-  const owner = ctx.host.isRoot ? fsUser : undefined;
-  const mode = fsUser !== undefined || ctx.fsGroup !== undefined ? 0o600 : defaultMode;
-  return { data: Buffer.from(text, 'utf8'), mode, ...(owner !== undefined ? { fsUser: owner } : {}) };
+  const restricted = fsUserFrom(ctx.pod) !== undefined || ctx.fsGroup !== undefined;
+  return ownedFile(ctx, text, restricted ? 0o600 : defaultMode);
 }
 
 /**
@@ -294,11 +298,7 @@ export const projectedPlugin: VolumePlugin = {
             pod: { name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '' },
           });
           parts.push(new Map([[t.path, credentialFile(ctx, token, defaultMode)]]));
-        } else if (s.clusterTrustBundle)
-          // Owned by the pod's one user, as the token (upstream gives it mounterArgs.FsUser).
-          parts.push(
-            await trustBundleFile(s.clusterTrustBundle, host, defaultMode, host.isRoot ? fsUserFrom(pod) : undefined),
-          );
+        } else if (s.clusterTrustBundle) parts.push(await trustBundleFile(s.clusterTrustBundle, ctx, defaultMode));
         else if (s.podCertificate)
           parts.push(await podCertificateFiles(ctx, sourceIndex, s.podCertificate, defaultMode));
         else throw new Error(unsupportedProjection(s));
