@@ -33,6 +33,7 @@ import { flagzValues } from './config/flagz.js';
 import { configzView } from './config/configz-view.js';
 import { applyCodeFlushing } from './lib/v8-code-flushing.js';
 import { sdNotify } from './lib/sd-notify.js';
+import { createProfiler } from './server/profiler.js';
 import { SystemdWatchdog, watchdogIntervalMs } from './agent/watchdog/systemd-watchdog.js';
 
 // Compile-time check that the agent's host view fits the routes' interface.
@@ -81,6 +82,12 @@ export async function main(argv: string[]): Promise<number> {
   process.on('SIGUSR1', () => logger.warn('SIGUSR1 ignored: the kubelet takes no action on it'));
   for (const w of cfg.warnings) logger.warn(w);
   const kc = cfg.kc;
+  // Heap sampling from here, as Go's heap profile samples from the process's start: the first
+  // /debug/pprof/heap shows what the agent keeps from its start, which a sampler started with the
+  // servers (after the agent) never saw.
+  const profiler =
+    kc.enableServer && kc.enableDebuggingHandlers && kc.enableProfilingHandler ? createProfiler() : undefined;
+  void profiler?.startHeapSampling().catch(() => {});
   // Upstream's --lock-file, before anything else: a kubelet given a file another one holds waits for it.
   let lockContention: Promise<string> | undefined;
   const lockWatch = new AbortController();
@@ -271,7 +278,7 @@ export async function main(argv: string[]): Promise<number> {
       systemLogQuery: kc.enableSystemLogQuery,
       splitLogStreams: kc.featureGates?.PodLogsQuerySplitStreams === true,
       debugFlags: { enabled: kc.enableDebugFlagsHandler, setVerbosity: (v) => setVerbosity(logger, v) },
-      profiling: { enabled: kc.enableProfilingHandler, commandLine: process.argv.slice(1) },
+      profiling: { enabled: kc.enableProfilingHandler, commandLine: process.argv.slice(1), profiler },
       configz: configzView({
         config: kc,
         acceptedOnly: cfg.acceptedOnly,

@@ -18,7 +18,7 @@ import { checkpointRoutes } from '../routes/checkpoint.js';
 import { nodeLogsRoutes } from '../routes/node-logs.js';
 import { debugFlagsRoutes } from '../routes/debug-flags.js';
 import { pprofRoutes, type PprofOptions } from '../routes/pprof.js';
-import { createProfiler } from './profiler.js';
+import { createProfiler, type Profiler } from './profiler.js';
 import { statsRoutes } from '../routes/stats.js';
 import { answerClientError, installErrorHandlers, sendPlainText, sendStatus } from './status-errors.js';
 import { hidden } from '../routes/schemas.js';
@@ -73,6 +73,9 @@ function base(
  * messages. Given as the instance's compilers, so Fastify never loads its default ones (Ajv and
  * fast-json-stringify), which scripts/build.mjs leaves out of the bundle.
  */
+/** /debug/pprof's options; the profiler is main's when it started heap sampling early. */
+type ProfilingOptions = Omit<PprofOptions, 'profiler'> & { profiler?: Profiler };
+
 export const schemasAsDocumentation = {
   compilersFactory: {
     buildValidator: () => () => () => true,
@@ -113,8 +116,8 @@ export interface SecureServerOptions {
   zpages?: Omit<ZpagesOptions, 'paths'>;
   /** /debug/flags/v (enableDebugFlagsHandler) and what sets the log level. */
   debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
-  /** /debug/pprof (enableProfilingHandler): the kubelet's own profiles. */
-  profiling?: Omit<PprofOptions, 'profiler'>;
+  /** /debug/pprof (enableProfilingHandler): the kubelet's own profiles; a profiler of its own without one. */
+  profiling?: ProfilingOptions;
   /** How often the TLS files are checked for changes (ms). */
   tlsReloadIntervalMs?: number;
   /** PodLogsQuerySplitStreams (alpha, off in v1.36): /containerLogs' `stream=Stdout|Stderr` picks the lines. */
@@ -203,7 +206,7 @@ export async function secureRoutes(
     /** enableDebugFlagsHandler (default on) and what sets the log level. */
     debugFlags?: { enabled: boolean; setVerbosity(level: number): void };
     /** /debug/pprof (enableProfilingHandler, default on). */
-    profiling?: Omit<PprofOptions, 'profiler'>;
+    profiling?: ProfilingOptions;
   },
 ): Promise<void> {
   countRequests(app, opts.host, 'readwrite');
@@ -223,8 +226,9 @@ export async function secureRoutes(
         query: opts.systemLogQuery ? {} : undefined,
       });
     await app.register(debugFlagsRoutes, opts.debugFlags ?? { enabled: false, setVerbosity: () => {} });
-    const profiler = createProfiler();
+    const profiler = opts.profiling?.profiler ?? createProfiler();
     await app.register(pprofRoutes, { enabled: false, commandLine: [], ...opts.profiling, profiler });
+    // Started once whoever asks first; main asks before the agent starts.
     if (opts.profiling?.enabled) void profiler.startHeapSampling().catch(() => {});
     if (opts.zpages)
       await app.register(zpagesRoutes, {
