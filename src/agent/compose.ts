@@ -409,7 +409,7 @@ export function composeAgent(
         onRestartedPod: podCounts.restarted,
         events,
       }),
-    // The admitted pods as allocated: a resize not admitted (Deferred, Infeasible) holds what the pod has, not what it asks.
+    // The admitted pods as allocated: a resize not admitted (Deferred, Infeasible) holds what the pod has.
     admit: (pod, admitted) =>
       admitPod(
         pod,

@@ -254,7 +254,10 @@ export interface ContainerConfig {
     resources?: LinuxContainerResources | null;
     security_context?: LinuxContainerSecurityContext | null;
   } | null;
-  /** The signal StopContainer sends first (runtime.v1 Signal: "SIGUSR1", "SIGRTMINPLUS1", …; RUNTIME_DEFAULT: the image's, else SIGTERM). */
+  /**
+   * The signal StopContainer sends first (runtime.v1 Signal: "SIGUSR1", "SIGRTMINPLUS1", …; RUNTIME_DEFAULT: the
+   * image's, else SIGTERM).
+   */
   stop_signal?: string;
 }
 

@@ -1,9 +1,9 @@
 /**
  * Questions about a path in a volume the kubelet does not make itself (hostPath, a PersistentVolume, CSI), asked of a
- * child process (coreutils' `realpath`, `stat`, the shell's `test`) with a deadline, by the kubelet and by the embedded runtime. Such a
- * volume can stop answering — an NFS server gone, a FUSE daemon stuck — and a call on it then blocks in the kernel
- * until it comes back. In-process, that call would hold one of libuv's four threadpool threads for as long: a few
- * pods on such a volume would hold them all, and every file read of the kubelet (manifests, logs, cgroup figures)
+ * child process (coreutils' `realpath`, `stat`, the shell's `test`) with a deadline, by the kubelet and by the embedded
+ * runtime. Such a volume can stop answering — an NFS server gone, a FUSE daemon stuck — and a call on it then blocks in
+ * the kernel until it comes back. In-process, that call would hold one of libuv's four threadpool threads for as long:
+ * a few pods on such a volume would hold them all, and every file read of the kubelet (manifests, logs, cgroup figures)
  * would wait behind them. A child blocks alone; the kubelet gives up on it at the deadline, and it ends when the
  * volume answers again.
  */

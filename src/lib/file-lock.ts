@@ -59,7 +59,9 @@ function lockedBy(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Takes an exclusive lock on `path` (created 0600 if absent, as upstream's), waiting while another process holds it. */
+/**
+ * Takes an exclusive lock on `path` (created 0600 if absent, as upstream's), waiting while another process holds it.
+ */
 export async function acquireFileLock(path: string): Promise<FileLock> {
   const created = await open(path, 'a', 0o600);
   await created.close();

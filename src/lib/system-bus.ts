@@ -16,7 +16,9 @@ export interface DBusCall {
   path: string;
   interface: string;
   member: string;
-  /** The arguments' D-Bus signature (`ssa(sv)`), with `body` in dbus-native's form (a variant is `[signature, value]`). */
+  /**
+   * The arguments' D-Bus signature (`ssa(sv)`), with `body` in dbus-native's form (a variant is `[signature, value]`).
+   */
   signature?: string;
   body?: unknown[];
 }

@@ -57,8 +57,8 @@ export function opensslCiphers(names: readonly string[]): string {
 }
 
 /**
- * Go's tls.CurveID values (Kubernetes' `--tls-curve-preferences` format) and their IANA and Go names → the OpenSSL group
- * name Node's `ecdhCurve` takes.
+ * Go's tls.CurveID values (Kubernetes' `--tls-curve-preferences` format) and their IANA and Go names → the OpenSSL
+ * group name Node's `ecdhCurve` takes.
  */
 const goCurves: readonly { id: number; names: readonly string[]; openssl: string }[] = [
   { id: 23, names: ['secp256r1', 'CurveP256'], openssl: 'P-256' },

@@ -35,7 +35,9 @@ export interface ContainerCgroups {
   cpuLimitRoot?: string;
   /** Where cpusets are written (v1: the cpuset controller's subtree, when it could be set up; v2: the root). */
   cpusetRoot?: string;
-  /** Where huge page limits are written, where the kernel has the hugetlb controller (v1: its subtree; v2: the root). */
+  /**
+   * Where huge page limits are written, where the kernel has the hugetlb controller (v1: its subtree; v2: the root).
+   */
   hugetlbRoot?: string;
 }
 

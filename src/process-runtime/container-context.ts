@@ -60,8 +60,8 @@ export function withOomScoreAdj(value: number | undefined, argv: string[]): stri
 }
 
 /**
- * The argv, spawn user and spawn directory for running `argv` in `ctx` (through nsenter + setpriv when the container has
- * its own mount namespace: its working dir is then entered there, where it may exist only inside).
+ * The argv, spawn user and spawn directory for running `argv` in `ctx` (through nsenter + setpriv when the container
+ * has its own mount namespace: its working dir is then entered there, where it may exist only inside).
  */
 export function commandIn(
   ctx: ExecContext,

@@ -57,7 +57,9 @@ function withinDeadline<T>(question: Promise<T>): Promise<T> {
   return Promise.race([question, deadline]).finally(() => clearTimeout(timer));
 }
 
-/** What is at `path` in `view`: a directory, something else, or nothing; throws VolumeNotAnswering past the deadline. */
+/**
+ * What is at `path` in `view`: a directory, something else, or nothing; throws VolumeNotAnswering past the deadline.
+ */
 export async function kindIn(view: ContainerView, path: string): Promise<'dir' | 'other' | undefined> {
   const { hostPath, apart } = await placeOf(view, path);
   if (apart) {

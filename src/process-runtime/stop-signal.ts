@@ -16,7 +16,9 @@ export function stopSignalOf(config: Pick<cri.ContainerConfig, 'stop_signal'>): 
   return named && named !== 'RUNTIME_DEFAULT' && killSignalOf(named) !== undefined ? named : 'SIGTERM';
 }
 
-/** The kernel's number of the CRI signal `name` (SIGCLD is SIGCHLD; SIGRTMINPLUS3 is SIGRTMIN+3); undefined when none. */
+/**
+ * The kernel's number of the CRI signal `name` (SIGCLD is SIGCHLD; SIGRTMINPLUS3 is SIGRTMIN+3); undefined when none.
+ */
 export function killSignalOf(name: string): number | undefined {
   const realTime = /^SIGRT(MIN|MAX)(?:(PLUS|MINUS)(\d+))?$/.exec(name);
   if (realTime) {

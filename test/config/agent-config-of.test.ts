@@ -1,4 +1,7 @@
-/** The agent's configuration from flags and the config file: upstream's defaults in the agent's units, and overrides carried through. */
+/**
+ * The agent's configuration from flags and the config file: upstream's defaults in the agent's units, and overrides
+ * carried through.
+ */
 import { describe, expect, it } from 'vitest';
 import { parseFlags } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';

@@ -306,7 +306,8 @@ describe('loadConfig', () => {
     const c = await loadConfig(
       parseFlags(['--kubeconfig=/k', '--config', base, '--config-dir', d, '--registry-qps', '3']),
     );
-    // The list replaced (not appended); nested objects merged; null removed (the default is back); the .yaml file ignored.
+    // The list replaced (not appended); nested objects merged; null removed (the default is back); the .yaml file
+    // ignored.
     expect([c.kc.maxPods, c.kc.clusterDNS, c.kc.clusterDomain, c.kc.registryPullQPS]).toEqual([
       50,
       ['10.0.0.10', '10.0.0.11'],
@@ -658,7 +659,8 @@ describe('loadConfig', () => {
       ]),
     );
     expect([d.kc.nodeStatusReportFrequency, d.kc.port, d.kc.maxPods, d.verbosity]).toEqual(['20s', 10250, 110, 1]);
-    // logging.format: klog's text unless the file or --logging-format says json (the flag wins); others stop the start, as upstream.
+    // logging.format: klog's text unless the file or --logging-format says json (the flag wins); others stop the start,
+    // as upstream.
     expect(d.loggingFormat).toBe('text');
     const json = file('json.yaml', 'logging: {format: json}\n');
     expect((await loadConfig(parseFlags(['--config', json, '--kubeconfig=/k']))).loggingFormat).toBe('json');

@@ -1,4 +1,7 @@
-/** imageServiceEndpoint: the ImageService is called on its own endpoint, the RuntimeService on the runtime's (two real gRPC servers). */
+/**
+ * imageServiceEndpoint: the ImageService is called on its own endpoint, the RuntimeService on the runtime's (two real
+ * gRPC servers).
+ */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -129,7 +129,8 @@ describe('node', () => {
       { type: 'Hostname', address: node },
     ]);
     expect(n.status.daemonEndpoints.kubeletEndpoint.Port).toBe(c.ports.port);
-    // The embedded runtime's one handler, from its CRI Status: user namespaces as root (process-runtime/user-namespace.ts).
+    // The embedded runtime's one handler, from its CRI Status: user namespaces as root
+    // (process-runtime/user-namespace.ts).
     expect(n.status.runtimeHandlers).toEqual([
       { name: '', features: { recursiveReadOnlyMounts: false, userNamespaces: process.getuid?.() === 0 } },
     ]);
@@ -987,7 +988,8 @@ describe('pods from the apiserver', () => {
       'missing class',
     );
     expect(pod('rc')!.status.containerStatuses[0].state.waiting.reason).toBe('ContainerCreating');
-    // The class appears with a handler the embedded runtime does not have (it lists one, the default): the next try reaches the runtime.
+    // The class appears with a handler the embedded runtime does not have (it lists one, the default): the next try
+    // reaches the runtime.
     create(
       { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'sandboxed' }, handler: 'runsc' },
       'node.k8s.io/runtimeclasses',
@@ -1403,7 +1405,8 @@ describe('admission', () => {
     expect(refused.message).toBe(
       "Pod was rejected: Node didn't have enough resource: example.com/dongle, requested: 2, used: 3, capacity: 4",
     );
-    // Not advertised by the node: a cluster-level resource, left to the scheduler (upstream removeMissingExtendedResources).
+    // Not advertised by the node: a cluster-level resource, left to the scheduler (upstream
+    // removeMissingExtendedResources).
     create(dongles('cluster-level', '1', 'example.com/license'));
     await until(() => running('cluster-level'), 15_000, 'cluster-level Running');
     // The kubelet's next status reports keep the operator's resource.

@@ -67,7 +67,8 @@ describe('crash safety of the embedded runtime', () => {
       join(manifests, 'daemon.yaml'),
       podYaml(
         'daemon',
-        // The second child also drops the environment (and the runtime's marker): only a cgroup (as root) still holds it.
+        // The second child also drops the environment (and the runtime's marker): only a cgroup (as root) still holds
+        // it.
         `setsid sh -c 'sleep 1000; echo ${tag}-esc''apee' > /dev/null 2>&1 < /dev/null & ` +
           `env -i setsid sh -c 'sleep 1000; echo ${tag}-scrub''bed' > /dev/null 2>&1 < /dev/null & sleep 3600`,
       ),

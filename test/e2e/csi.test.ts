@@ -293,7 +293,8 @@ describe('CSI drivers on the process runtime', () => {
         .find((l) => l.startsWith(`${name}{${labels}} `))
         ?.split(' ')
         .pop();
-    // upstream's CSI client metrics interceptor: every call, by full method and grpc-go code name (labels sorted, as client_golang writes them).
+    // upstream's CSI client metrics interceptor: every call, by full method and grpc-go code name (labels sorted, as
+    // client_golang writes them).
     const ok = `driver_name="${DRIVER}",grpc_status_code="OK",method_name="/csi.v1.Node/NodePublishVolume",migrated="false"`;
     expect(Number(sample('csi_operations_seconds_count', ok))).toBeGreaterThanOrEqual(1);
     // Storage metrics name a CSI volume's plugin with its driver (upstream GetFullQualifiedPluginNameForVolume).
@@ -396,7 +397,8 @@ describe('CSI drivers on the process runtime', () => {
     grow('3Gi');
     await new Promise((r) => setTimeout(r, 4500));
     expect(calls('NodeExpandVolume')).toHaveLength(before);
-    // A failure the driver may recover from: a NodeResizeError condition, the claim stays NodeResizeInProgress, and the next sync succeeds.
+    // A failure the driver may recover from: a NodeResizeError condition, the claim stays NodeResizeInProgress, and the
+    // next sync succeeds.
     driver.fail('NodeExpandVolume', 13 /* INTERNAL */, 1);
     grow('3Gi', 'NodeResizePending');
     const failed = await until(

@@ -77,7 +77,8 @@ const args = () =>
       '1s',
       '--node-ip',
       '127.0.0.1',
-      // Its own cgroup root, removed at the end: the kubelet leaves the cgroup of a pod it stopped at shutdown, as upstream.
+      // Its own cgroup root, removed at the end: the kubelet leaves the cgroup of a pod it stopped at shutdown, as
+      // upstream.
       '--cgroup-root',
       cgroupRoot,
       // The daemon says cgroupfs (RuntimeConfig): the kubelet adopts it over this (KubeletCgroupDriverFromCRI).

@@ -101,7 +101,8 @@ describe('/debug/flags/v', () => {
     // Events are logged at V(3), as upstream's "Event occurred" lines: none at --v=0, nor upstream's V(1) volume line.
     expect(kubelet.output()).not.toMatch(/ reason="Started"/);
     expect(kubelet.output()).not.toContain('MountVolume.SetUp succeeded');
-    // --v=1: the V(1) volume line, as upstream's (the unique name is the plugin's, the pod's UID and the volume's), but no V(2) line.
+    // --v=1: the V(1) volume line, as upstream's (the unique name is the plugin's, the pod's UID and the volume's), but
+    // no V(2) line.
     expect((await request('PUT', '1')).status).toBe(200);
     writePod('one');
     await until(() => running('one-flags'), 20_000, 'one running');

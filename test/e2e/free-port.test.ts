@@ -1,4 +1,7 @@
-/** The test helpers' port choice: a port that another process listens on later must not be one the kernel hands out meanwhile. */
+/**
+ * The test helpers' port choice: a port that another process listens on later must not be one the kernel hands out
+ * meanwhile.
+ */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';

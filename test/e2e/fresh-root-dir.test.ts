@@ -30,7 +30,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The modes of the top-level directories a Go kubelet v1.36.2 left (test/fixtures/go-kubelet-1.36/root-dir-layout.txt). */
+/**
+ * The modes of the top-level directories a Go kubelet v1.36.2 left (test/fixtures/go-kubelet-1.36/root-dir-layout.txt).
+ */
 const layoutText = readFileSync(
   join(import.meta.dirname, '..', 'fixtures', 'go-kubelet-1.36', 'root-dir-layout.txt'),
   'utf8',

@@ -112,7 +112,9 @@ export async function freeKubeletPorts(): Promise<KubeletPorts> {
   return { port: await freePort(), ro: await freePort(), hz: await freePort() };
 }
 
-/** The flags of a test kubelet: its dirs under `dir` (root, logs, containers), its ports, its node name, then `extra`. */
+/**
+ * The flags of a test kubelet: its dirs under `dir` (root, logs, containers), its ports, its node name, then `extra`.
+ */
 export function kubeletArgs(o: {
   dir: string;
   ports: KubeletPorts;

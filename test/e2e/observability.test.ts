@@ -33,7 +33,10 @@ type Obj = Record<string, any>;
 const get = async (path: string) => (await httpGet(`http://127.0.0.1:${ports.ro}${path}`)).body;
 const summary = async (q = ''): Promise<Obj> => JSON.parse(await get(`/stats/summary${q}`));
 
-/** Every field name the upstream stats/v1alpha1 types define (Summary, NodeStats, PodStats, ContainerStats, CPU/Memory/Network/Fs/Volume/Rlimit/ProcessStats). */
+/**
+ * Every field name the upstream stats/v1alpha1 types define (Summary, NodeStats, PodStats, ContainerStats,
+ * CPU/Memory/Network/Fs/Volume/Rlimit/ProcessStats).
+ */
 /** metrics-server's parse: name, labels, value, explicit ms timestamp. */
 function parseProm(text: string): { name: string; labels: Record<string, string>; value: number; ts?: number }[] {
   return text
@@ -146,7 +149,8 @@ describe('/stats/summary', () => {
     const meminfo = readFileSync('/proc/meminfo', 'utf8');
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(meminfo)?.[1]) * 1024;
     if (kb('SwapTotal') === 0) expect(s.node.swap).toMatchObject({ swapUsageBytes: 0, swapAvailableBytes: 0 });
-    // Named cgroups (--runtime-cgroups, systemCgroups; the root cgroup here) become the runtime and misc system containers.
+    // Named cgroups (--runtime-cgroups, systemCgroups; the root cgroup here) become the runtime and misc system
+    // containers.
     expect(s.node.systemContainers.map((c: Obj) => c.name)).toEqual(['kubelet', 'runtime', 'misc', 'pods']);
     const runtimeSys = s.node.systemContainers.find((c: Obj) => c.name === 'runtime');
     expect(runtimeSys.cpu.usageCoreNanoSeconds).toBeGreaterThan(0);
@@ -310,14 +314,16 @@ describe('metrics', () => {
       'kubelet_http_requests_total',
       'kubelet_http_requests_duration_seconds_bucket{le="0.005",long_running="false",method="GET",path="stats",server_type="readonly"}',
       'kubelet_started_containers_total',
-      // Upstream's label names and buckets: the pod worker's operation_type, the runtime operations' ExponentialBuckets(.005, 2.5, 14).
+      // Upstream's label names and buckets: the pod worker's operation_type, the runtime operations'
+      // ExponentialBuckets(.005, 2.5, 14).
       'kubelet_pod_worker_duration_seconds_bucket{le="0.005",operation_type="sync"}',
       'kubelet_runtime_operations_duration_seconds_bucket{le="0.0125",operation_type="list_containers"}',
       'process_resident_memory_bytes',
       'process_cpu_seconds_total',
     ])
       expect(m).toContain(name);
-    // Each container's log bytes, as upstream's log metrics collector: the summary's logs.usedBytes by pod and container.
+    // Each container's log bytes, as upstream's log metrics collector: the summary's logs.usedBytes by pod and
+    // container.
     for (const p of (await summary()).pods as Obj[]) {
       for (const container of p.containers as Obj[]) {
         const labels = `{container="${container.name}",namespace="${p.podRef.namespace}",pod="${p.podRef.name}",uid="${p.podRef.uid}"}`;

@@ -3,8 +3,8 @@
  *
  * A pod whose containers the runtime fails to stop (upstream SyncTerminatingPod): the kubelet
  * records `FailedKillPod` ("error killing pod: [failed to "KillContainer" for "main" with
- * KillContainerError: …, failed to "KillPodSandbox" …]"), keeps the pod Terminating — its API object, its containers and its
- * sandbox stay — and tries again after its backoff until the stop succeeds; only then is the pod
+ * KillContainerError: …, failed to "KillPodSandbox" …]"), keeps the pod Terminating — its API object, its containers
+ * and its sandbox stay — and tries again after its backoff until the stop succeeds; only then is the pod
  * released. Regression: after three failed stops in a row the kubelet went on, removed what it could
  * and deleted the pod from the API while its container still ran.
  *
@@ -43,7 +43,9 @@ let failStops = false;
 let sandboxStatusFailures = 0;
 /** The pod whose containers' ContainerStatus fails. */
 let failContainerStatusOf = '';
-/** The runtime calls that stop or remove something, in order: `stop ok|failed`, `remove container`, `remove sandbox`. */
+/**
+ * The runtime calls that stop or remove something, in order: `stop ok|failed`, `remove container`, `remove sandbox`.
+ */
 const calls: string[] = [];
 /** The image whose pulls wait for `releasePull`. */
 const SLOW_IMAGE = 'registry.example/slow:1';

@@ -205,7 +205,10 @@ export async function spdyExec(
 
 const randomDelay = (maxMs: number) => new Promise((r) => setTimeout(r, Math.floor(Math.random() * maxMs)));
 
-/** A WebSocket session to `url` that the client drops (terminates its TCP connection) after up to `maxMs`; `send` once open. */
+/**
+ * A WebSocket session to `url` that the client drops (terminates its TCP connection) after up to `maxMs`; `send` once
+ * open.
+ */
 export function droppedWebSocket(
   url: string,
   pki: ClientPki,

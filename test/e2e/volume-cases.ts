@@ -216,7 +216,8 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
       });
       const aud = ctx().c.api.issuedTokens.find((t) => t.token === /aud-token=(\S+)/.exec(log)![1])!;
       expect(aud).toMatchObject({ audiences: ['vault'], expirationSeconds: 7200 });
-      // The container's status lists its mounts as upstream 1.32 does (RecursiveReadOnlyMounts): neither runtime here makes recursive read-only ones.
+      // The container's status lists its mounts as upstream 1.32 does (RecursiveReadOnlyMounts): neither runtime here
+      // makes recursive read-only ones.
       expect(pod('sa')!.status.containerStatuses[0].volumeMounts).toEqual([
         { name: 'kube-api-access-x1', mountPath, readOnly: true, recursiveReadOnly: 'Disabled' },
         { name: 'aud', mountPath: '/aud' },
@@ -746,7 +747,8 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
           'code="CreateContainerConfigError",container_type="container"',
         ),
       ).toBeGreaterThan(0);
-      // A set-up claim counts under its PV's plugin, as upstream's full plugin names; the NFS claim that never set up under the claim plugin.
+      // A set-up claim counts under its PV's plugin, as upstream's full plugin names; the NFS claim that never set up
+      // under the claim plugin.
       expect(volumes('kubernetes.io/host-path', 'actual_state_of_world')).toBeGreaterThan(0);
       expect(volumes('kubernetes.io/persistent-volume', 'desired_state_of_world')).toBeGreaterThan(0);
       expect(Number.isNaN(volumes('kubernetes.io/persistent-volume', 'actual_state_of_world'))).toBe(true);

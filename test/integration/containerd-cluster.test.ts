@@ -247,7 +247,8 @@ describe('cluster on containerd', () => {
       .filter((e) => e.involvedObject.name === 'private')
       .map((e) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Pulling', 'Pulled', 'Created', 'Started']));
-    // The pull is timed by the image's size bucket (a busybox image: under 10 MB), as upstream's kubelet_image_pull_duration_seconds.
+    // The pull is timed by the image's size bucket (a busybox image: under 10 MB), as upstream's
+    // kubelet_image_pull_duration_seconds.
     const pulls = /^kubelet_image_pull_duration_seconds_count\{image_size_in_bytes="0-10MB"\} (\d+)$/m.exec(
       (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics`)).body,
     );
@@ -264,7 +265,8 @@ describe('cluster on containerd', () => {
       40_000,
       'pull failure',
     );
-    // The status may already show ImagePullBackOff ("Back-off pulling image …"); the pull error itself is in the Failed event.
+    // The status may already show ImagePullBackOff ("Back-off pulling image …"); the pull error itself is in the Failed
+    // event.
     const failed = await eventOf('nocreds', 'Failed', (m) => m.startsWith('Failed to pull image'));
     expect(failed.message).toMatch(/401|unauthorized|authorization/i);
     c.api.store.remove('pods', 'default', 'nocreds');

@@ -2,8 +2,8 @@
  * The static CPU manager policy on containerd (cgroup v1 cpuset, real runc): a Guaranteed pod's
  * integer CPU request gets CPUs of its own, the shared pool every other container runs on shrinks
  * to the rest (written into running containers by the reconcile loop) and grows back when the
- * pod goes; its CPUs come without a CFS quota; the state file is upstream's format and keeps the assignment across a kubelet restart;
- * the pod-resources API and the metrics report the CPUs.
+ * pod goes; its CPUs come without a CFS quota; the state file is upstream's format and keeps the assignment across a
+ * kubelet restart; the pod-resources API and the metrics report the CPUs.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -133,7 +133,8 @@ describe('CPU manager (static) on containerd', () => {
     } finally {
       client.close();
     }
-    // A kubelet restart keeps the assignment (the state file): the pinned container keeps CPU 1, a new shared one stays off it.
+    // A kubelet restart keeps the assignment (the state file): the pinned container keeps CPU 1, a new shared one stays
+    // off it.
     await c.restartKubelet();
     c.api.store.create('pods', boundPod('later', node, { terminationGracePeriodSeconds: 1, containers: [main()] }));
     await until(

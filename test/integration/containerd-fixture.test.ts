@@ -1,7 +1,7 @@
 /**
  * The containerd test fixture cleans up after test processes that died without stopping theirs:
- * a fixture directory whose owner is gone loses its mounts, its pods' processes and cgroups, and is removed; one whose owner runs,
- * or that has no owner file yet, is left alone.
+ * a fixture directory whose owner is gone loses its mounts, its pods' processes and cgroups, and is removed; one whose
+ * owner runs, or that has no owner file yet, is left alone.
  */
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';

@@ -139,7 +139,10 @@ export async function teardown(o: {
   rmSync(o.dir, { recursive: true, force: true });
 }
 
-/** A kubelet joined to the fake apiserver with a private containerd as its runtime (the set-up of the cluster-on-containerd suites). */
+/**
+ * A kubelet joined to the fake apiserver with a private containerd as its runtime (the set-up of the
+ * cluster-on-containerd suites).
+ */
 export async function startContainerdCluster(o: {
   dir: string;
   node: string;

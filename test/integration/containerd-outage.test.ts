@@ -65,7 +65,10 @@ beforeAll(async () => {
   for (const name of ['stays', 'goes-a', 'goes-b']) await running(name);
 }, 90_000);
 
-/** Whether the test left containerd down (a failed test): teardown starts it again, and only then (a second one would be orphaned). */
+/**
+ * Whether the test left containerd down (a failed test): teardown starts it again, and only then (a second one would be
+ * orphaned).
+ */
 let containerdDown = false;
 const containerdOff = async () => {
   containerdDown = true;

@@ -106,7 +106,8 @@ describe('probes and hooks on containerd', () => {
       memory: { workingSetBytes: expect.any(Number) },
     });
     expect(p.containers[0].memory.workingSetBytes).toBeGreaterThan(0);
-    // ListPodSandboxStats: the pod's own network namespace (CNI, eth0; the httpGet probes went through it) and its processes.
+    // ListPodSandboxStats: the pod's own network namespace (CNI, eth0; the httpGet probes went through it) and its
+    // processes.
     const withNet = await until(
       async () => (await summary()).pods?.find((x: Obj) => x.podRef.uid === uid && x.network),
       30_000,
@@ -121,7 +122,8 @@ describe('probes and hooks on containerd', () => {
       /container_network_receive_bytes_total\{container="",id="([^"]+)",image="",interface="eth0",name="",namespace="default",pod="web"\} [1-9]/.exec(
         cadvisor,
       );
-    // cAdvisor's ids are cgroups: the pod's (below this kubelet's cgroup root) and its container's, as containerd made them.
+    // cAdvisor's ids are cgroups: the pod's (below this kubelet's cgroup root) and its container's, as containerd made
+    // them.
     const cgroupExists = (id: string) =>
       existsSync(join('/sys/fs/cgroup/memory', id)) || existsSync(join('/sys/fs/cgroup', id, 'cgroup.procs'));
     expect(podNet?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));

@@ -91,7 +91,8 @@ describe('stats on containerd', () => {
       );
     expect(podWs?.[1]).toMatch(new RegExp(`^${ctrd.cgroupRoot}/kubepods/(burstable/|besteffort/)?pod${uid}$`));
     expect(Number(podWs?.[2])).toBeGreaterThan(80 * 2 ** 20);
-    // The QoS tree as cAdvisor exports it: kubepods and the pod's class (BestEffort: no resources) hold the load pod's memory.
+    // The QoS tree as cAdvisor exports it: kubepods and the pod's class (BestEffort: no resources) hold the load pod's
+    // memory.
     expect(podWs?.[1]).toBe(`${ctrd.cgroupRoot}/kubepods/besteffort/pod${uid}`);
     const treeWs = (id: string) =>
       Number(
@@ -114,7 +115,8 @@ describe('stats on containerd', () => {
     expect(ops).not.toContain('operation_type="list_podsandbox_stats"');
     expect(p['ephemeral-storage'].usedBytes).toBeGreaterThanOrEqual(24 * 2 ** 20);
     expect(s.node.cpu.usageNanoCores).toBeGreaterThan(1e8);
-    // System containers: the pods' kubepods cgroup holds the burner's CPU and the hog's memory; the kubelet's own figures.
+    // System containers: the pods' kubepods cgroup holds the burner's CPU and the hog's memory; the kubelet's own
+    // figures.
     const sys = (n: string) => s.node.systemContainers.find((x: Obj) => x.name === n);
     expect(sys('pods').cpu.usageNanoCores).toBeGreaterThan(1e8);
     expect(sys('pods').memory.workingSetBytes).toBeGreaterThan(80 * 2 ** 20);
@@ -187,7 +189,8 @@ describe('stats on containerd', () => {
       if (sys.name === 'pods') expect(sys.memory.availableBytes).toEqual(bounded(1 * Kb, capacity));
       else expect(sys.memory.availableBytes).toBeUndefined();
     }
-    // /metrics/cadvisor reads the container's own cgroup as cAdvisor: the spec limit, page cache, processes, the CPU split.
+    // /metrics/cadvisor reads the container's own cgroup as cAdvisor: the spec limit, page cache, processes, the CPU
+    // split.
     const cadvisor = (await httpGet(`http://127.0.0.1:${c.ports.ro}/metrics/cadvisor`)).body;
     const series = (name: string) =>
       Number(

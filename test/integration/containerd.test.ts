@@ -105,7 +105,9 @@ const logs = async (pod: string, q = '', c = 'main') =>
 const criContainersOf = async (uid: string) =>
   cri.runtime.listContainers({ label_selector: { 'io.kubernetes.pod.uid': uid } });
 
-/** The test's system-reserved cgroup, in each hierarchy it is capped in (v1: cpu, memory, pids; v2: the unified one). */
+/**
+ * The test's system-reserved cgroup, in each hierarchy it is capped in (v1: cpu, memory, pids; v2: the unified one).
+ */
 const reservedCgroup = `/tsk-sysres-${process.pid}`;
 const cgroupV2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
 const reservedDirs = cgroupV2
@@ -180,7 +182,8 @@ describe('pods as real containers', () => {
       expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
       expect(cgroupValue(join(cdir('cpu'), 'cpu.cfs_period_us'))).toBe('100000');
       expect(cgroupValue(join(cdir('cpu'), 'cpu.shares'))).toBe('256');
-      // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and podPidsLimit.
+      // The pod level (the kubelet's own, made before the sandbox): the same limits for the whole pod, and
+      // podPidsLimit.
       const pdir = (ctrl: string) => podCgroupDir(ctrd.cgroupRoot, ctrl, 'burstable', p.metadata.uid!);
       expect(cgroupValue(join(pdir('memory'), 'memory.limit_in_bytes'))).toBe(String(64 << 20));
       expect(cgroupValue(join(pdir('cpu'), 'cpu.cfs_quota_us'))).toBe('50000');
@@ -485,7 +488,8 @@ describe('pods as real containers', () => {
       expect(cgroupValue(join(budir('cpu'), 'cpu.shares'))).toBe('204');
       expect(cgroupValue(join(budir('cpu'), 'cpu.cfs_quota_us'))).toBe('-1');
       expect(Number(cgroupValue(join(budir('memory'), 'memory.limit_in_bytes')))).toBeGreaterThan(2 ** 60);
-      // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (capacity − the system-reserved 200m / 64Mi).
+      // The QoS level: BestEffort with the minimum shares; kubepods at the node's allocatable (capacity − the
+      // system-reserved 200m / 64Mi).
       expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/besteffort/cpu.shares'))).toBe('2');
       expect(cgroupValue(join('/sys/fs/cgroup/cpu', ctrd.cgroupRoot, 'kubepods/cpu.shares'))).toBe(
         String(Math.floor(((cpus().length * 1000 - 200) * 1024) / 1000)),

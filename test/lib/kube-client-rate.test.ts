@@ -1,4 +1,7 @@
-/** kubeAPIQPS / kubeAPIBurst: the apiserver client waits for its turn, as client-go's rate limiter (a real HTTP server counts arrivals). */
+/**
+ * kubeAPIQPS / kubeAPIBurst: the apiserver client waits for its turn, as client-go's rate limiter (a real HTTP server
+ * counts arrivals).
+ */
 import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,7 @@
-/** The kubelet's open-files limit (maxOpenFiles): read from /proc, set on a process with prlimit, a failure returned for logging. */
+/**
+ * The kubelet's open-files limit (maxOpenFiles): read from /proc, set on a process with prlimit, a failure returned for
+ * logging.
+ */
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,6 @@
-/** sd_notify through systemd-notify: nothing without NOTIFY_SOCKET, an error naming the state when it cannot be sent. */
+/**
+ * sd_notify through systemd-notify: nothing without NOTIFY_SOCKET, an error naming the state when it cannot be sent.
+ */
 import { describe, expect, it } from 'vitest';
 import { sdNotify } from '../../src/lib/sd-notify.js';
 

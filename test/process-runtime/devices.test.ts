@@ -1,4 +1,7 @@
-/** The process runtime has no device cgroup or /dev of its own: a device a container asks for (a plugin's, a raw block volume) is its host node bound at the container's path. */
+/**
+ * The process runtime has no device cgroup or /dev of its own: a device a container asks for (a plugin's, a raw block
+ * volume) is its host node bound at the container's path.
+ */
 import { describe, expect, it } from 'vitest';
 import type * as cri from '../../src/cri/types.js';
 import { processRuntimeFixture, runSandbox } from './runtime-fixture.js';

@@ -1,4 +1,7 @@
-/** The pure parts of the process runtime's mount namespaces: which host directories are shadowed, and how commands enter. */
+/**
+ * The pure parts of the process runtime's mount namespaces: which host directories are shadowed, and how commands
+ * enter.
+ */
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,7 @@
-/** A process runtime of a test file's own (in-process, in a temporary state dir), started before its tests and shut down after. */
+/**
+ * A process runtime of a test file's own (in-process, in a temporary state dir), started before its tests and shut down
+ * after.
+ */
 import { afterAll, beforeAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +27,10 @@ export function processRuntimeFixture(prefix: string): { dir: string; runtime: P
   return { dir, runtime };
 }
 
-/** A pod sandbox on `runtime` for pod `uid` (name p, namespace ns), its logs under `logsParent`/logs; `extra` joins its config. */
+/**
+ * A pod sandbox on `runtime` for pod `uid` (name p, namespace ns), its logs under `logsParent`/logs; `extra` joins its
+ * config.
+ */
 export async function runSandbox(
   runtime: ProcessRuntime,
   logsParent: string,

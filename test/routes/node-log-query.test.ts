@@ -1,4 +1,6 @@
-/** The node log query's parameters, checks and journalctl command line, against upstream's (kubelet_server_journal*.go). */
+/**
+ * The node log query's parameters, checks and journalctl command line, against upstream's (kubelet_server_journal*.go).
+ */
 import { describe, expect, it } from 'vitest';
 import { aggregateMessage } from '../../src/lib/aggregate-message.js';
 import {

@@ -63,12 +63,16 @@ export interface AllocationManagerDeps {
   /** The other pods that hold resources on the node. */
   activePods: () => Pod[];
   podCgroups?: { resize(pod: Pod): Promise<void> };
-  /** The pod's resources as the runtime is told them after its cgroup changed (pod-resource-config.ts sandboxResources). */
+  /**
+   * The pod's resources as the runtime is told them after its cgroup changed (pod-resource-config.ts sandboxResources).
+   */
   sandboxResources?: (pod: Pod) => cri.LinuxContainerResources;
   events?: EventSink;
   /** Upstream's resize metrics (metrics/resize-metrics.ts). */
   metrics?: ResizeMetrics;
-  /** Whether the CPU and memory managers run their static policies (a Guaranteed pod's pinned resources do not resize). */
+  /**
+   * Whether the CPU and memory managers run their static policies (a Guaranteed pod's pinned resources do not resize).
+   */
   exclusive?: ExclusivePolicies;
   logger: Logger;
 }

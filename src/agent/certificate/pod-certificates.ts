@@ -207,7 +207,7 @@ export class PodCertificateManager implements PodCertificates {
     });
     if (account.status !== 200)
       throw new Error(`while fetching service account: ${messageOf(apiError('get', account))}`);
-    // Read each time (a request is made once per source and refresh): a Node deleted and registered again has a new UID.
+    // Read each time (once per source and refresh): a Node deleted and registered again has another UID.
     const node = await client.request<{ metadata?: { uid?: string } }>({
       path: `/api/v1/nodes/${encodeURIComponent(nodeName)}`,
     });

@@ -84,7 +84,9 @@ export interface PodCgroupManagerDeps {
   hugePageSizesKb?: readonly number[];
 }
 
-/** The node's allocatable, which kubepods is capped at: cpu, memory and each huge page size (`hugepages-2Mi` → bytes). */
+/**
+ * The node's allocatable, which kubepods is capped at: cpu, memory and each huge page size (`hugepages-2Mi` → bytes).
+ */
 export interface NodeAllocatable {
   cpuMilli: number;
   memoryBytes: number;
@@ -117,7 +119,9 @@ export class PodCgroupManager {
     await timedCgroupOp(this.deps.observe, 'create', () => this.make(h, rel, config));
   }
 
-  /** Makes `rel` with `config`: a directory in each hierarchy, or a slice systemd starts with `config` as properties. */
+  /**
+   * Makes `rel` with `config`: a directory in each hierarchy, or a slice systemd starts with `config` as properties.
+   */
   private async make(h: Hierarchies, rel: string, config: ResourceConfig): Promise<void> {
     const systemd = this.systemd;
     if (!systemd) {

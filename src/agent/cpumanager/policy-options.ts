@@ -26,7 +26,9 @@ export interface StaticPolicyOptions {
   strictCpuReservation: boolean;
   /** distribute-cpus-across-numa: a request one NUMA node cannot hold is spread evenly (cpu-distribution.ts). */
   distributeCpusAcrossNuma: boolean;
-  /** prefer-align-cpus-by-uncorecache: whole uncore caches, or a request within one, before cores (cpu-assignment.ts). */
+  /**
+   * prefer-align-cpus-by-uncorecache: whole uncore caches, or a request within one, before cores (cpu-assignment.ts).
+   */
   preferAlignByUncoreCache: boolean;
   /** align-by-socket: the topology manager's NUMA nodes widened to their sockets; socket-aligned hints preferred. */
   alignBySocket: boolean;

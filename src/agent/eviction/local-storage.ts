@@ -14,7 +14,9 @@ export interface LocalStorageUsage {
   volumes: ReadonlyMap<string, number>;
   /** By container name: writable layer + logs, bytes. */
   containers: ReadonlyMap<string, number>;
-  /** The pod's own files in its ephemeral storage (the files directly under its log directory, its etc-hosts), bytes. */
+  /**
+   * The pod's own files in its ephemeral storage (the files directly under its log directory, its etc-hosts), bytes.
+   */
   podFiles?: number;
 }
 

@@ -116,9 +116,9 @@ const sameObject = (a: PullServiceAccountRef, b: PullServiceAccountRef) =>
   a.uid === b.uid && a.namespace === b.namespace && a.name === b.name;
 
 /**
- * Why a present image may or may not be used without a pull, as upstream's kubelet_imagemanager_image_mustpull_checks_total
- * counts its checks: the policy exempts it, a record shows the pod may use it, the pod must authenticate (pull), or the
- * records could not be read (a pull, to be safe).
+ * Why a present image may or may not be used without a pull, as upstream's
+ * kubelet_imagemanager_image_mustpull_checks_total counts its checks: the policy exempts it, a record shows the pod may
+ * use it, the pod must authenticate (pull), or the records could not be read (a pull, to be safe).
  */
 export type MustPullCheckResult = 'credentialPolicyAllowed' | 'credentialRecordFound' | 'mustAuthenticate' | 'error';
 

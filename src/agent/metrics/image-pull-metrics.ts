@@ -44,8 +44,8 @@ export function registerImagePullMetrics(r: Registry): (seconds: number, sizeByt
 
 /**
  * The image manager's counts, as upstream's (pkg/kubelet/images and its pull manager, KubeletEnsureSecretPulledImages):
- * kubelet_image_manager_ensure_image_requests_total{pull_policy,present_locally,pull_required} ("unknown" where an error
- * came first) and kubelet_imagemanager_image_mustpull_checks_total{result}.
+ * kubelet_image_manager_ensure_image_requests_total{pull_policy,present_locally,pull_required} ("unknown" where an
+ * error came first) and kubelet_imagemanager_image_mustpull_checks_total{result}.
  */
 export function registerImageRequestMetrics(r: Registry): ImageRequestCounters {
   const ensured = r.register(

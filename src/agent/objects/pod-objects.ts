@@ -17,7 +17,9 @@ import type { PullSecret } from '../images/keyring.js';
 import type { ObjectManager } from './object-manager.js';
 import { environmentReferences, pullSecretNames } from './referenced-objects.js';
 
-/** The names the environments of a pod's containers (init, regular, ephemeral) refer to, and its pull secrets (pure). */
+/**
+ * The names the environments of a pod's containers (init, regular, ephemeral) refer to, and its pull secrets (pure).
+ */
 export function podReferences(pod: Pod): { configMaps: string[]; secrets: string[]; pullSecrets: string[] } {
   return {
     ...environmentReferences(allContainers(pod)),

@@ -70,7 +70,9 @@ export interface ExecutorDeps {
   initContainerTimes?: InitContainerTimes;
   /** Upstream's hook counters (an HTTPS hook answered in HTTP, a sleep hook cut off). */
   hookCounters?: HookCounters;
-  /** Upstream's image volume counters (kubelet_image_volume_requested_total, _mounted_succeed_total / _errors_total). */
+  /**
+   * Upstream's image volume counters (kubelet_image_volume_requested_total, _mounted_succeed_total / _errors_total).
+   */
   imageVolumeCounters?: { requested(mounts: number): void; mounted(mounts: number, ok: boolean): void };
   runtime: RuntimeService;
   images: ImageManager;

@@ -47,7 +47,9 @@ export async function runHttpHook(
   }
 }
 
-/** The same URL over HTTP, on the same port (the URL leaves HTTPS's default out, which HTTP's would then replace). Pure. */
+/**
+ * The same URL over HTTP, on the same port (the URL leaves HTTPS's default out, which HTTP's would then replace). Pure.
+ */
 export function httpFallbackUrl(https: URL): URL {
   const url = new URL(https);
   const port = url.port || '443';

@@ -54,7 +54,9 @@ export interface SandboxContext {
   podLogsDir: string;
   dns: NodeDns;
   cgroups: CgroupContext;
-  /** Whether CPU limits are enforced as CFS quotas (not for exclusive CPUs), and their period (the sandbox's resources). */
+  /**
+   * Whether CPU limits are enforced as CFS quotas (not for exclusive CPUs), and their period (the sandbox's resources).
+   */
   resources: Pick<ResourceContext, 'cpuCFSQuota' | 'cpuCFSQuotaPeriodUs' | 'exclusiveCpus'>;
   /** seccompDefault and the Localhost profile root (absent: no default). */
   security?: SecurityProfileContext;
@@ -119,7 +121,7 @@ export function generateSandboxConfig(
     annotations: { ...pod.metadata.annotations },
     linux: {
       cgroup_parent: podCgroupParent(pod, ctx.cgroups),
-      // The pod's resources as upstream's applySandboxResources tells them (the embedded runtime's pod cgroup takes them).
+      // The pod's resources as upstream's applySandboxResources tells them (the embedded runtime's pod cgroup too).
       resources: podSandboxResources(pod, ctx.resources),
       security_context: {
         namespace_options: podNamespaceOptions(pod, ctx.userNamespacesSupport),

@@ -1,4 +1,7 @@
-/** Pod-level resources (PodLevelResources): spec.resources decides the pod's requests, limits, QoS class, pod cgroup and memory-backed emptyDir size. */
+/**
+ * Pod-level resources (PodLevelResources): spec.resources decides the pod's requests, limits, QoS class, pod cgroup and
+ * memory-backed emptyDir size.
+ */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { podRequests, podResources } from '../../../src/agent/admission/predicate.js';

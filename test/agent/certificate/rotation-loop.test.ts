@@ -14,7 +14,9 @@ const tick = () => new Promise((r) => setImmediate(r));
 
 type Cert = { notBefore: number; notAfter: number };
 
-/** A server certificate loop on a fake clock, its metrics registered; `renew` gives the next certificate (or throws). */
+/**
+ * A server certificate loop on a fake clock, its metrics registered; `renew` gives the next certificate (or throws).
+ */
 function serverLoop(renew: (now: number) => Cert) {
   const clock = new FakeClock(Date.UTC(2026, 10, 25));
   const status: RotationStatus = { renewFailures: 0 };

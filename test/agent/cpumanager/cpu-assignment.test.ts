@@ -17,7 +17,9 @@ const singleSocketHT: CpuTopology = new Map(
 const dualSocketHT: CpuTopology = new Map(
   Array.from({ length: 12 }, (_, i) => [i, { coreId: i % 6, socketId: i % 2, numaNodeId: i % 2 }]),
 );
-/** topoDualSocketMultiNumaPerSocketHT (dual Xeon Gold 6230): 2 sockets of 2 NUMA nodes of 10 cores, i and i+40 siblings. */
+/**
+ * topoDualSocketMultiNumaPerSocketHT (dual Xeon Gold 6230): 2 sockets of 2 NUMA nodes of 10 cores, i and i+40 siblings.
+ */
 const dualSocketMultiNumaHT: CpuTopology = new Map(
   Array.from({ length: 80 }, (_, i) => {
     const core = i % 40;

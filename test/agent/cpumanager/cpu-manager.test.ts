@@ -262,7 +262,8 @@ describe('CpuManager (static)', () => {
     expect(m.counts()).toMatchObject({
       pinningRequests: 3,
       pinningErrors: 2,
-      // Upstream's container_aligned_compute_resources{boundary="physical_cpu"}: one allocation of whole cores, two refused.
+      // Upstream's container_aligned_compute_resources{boundary="physical_cpu"}: one allocation of whole cores, two
+      // refused.
       physicalCpuAlignment: { aligned: 1, failed: 2 },
     });
   });

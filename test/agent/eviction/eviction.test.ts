@@ -1,4 +1,7 @@
-/** Eviction (hard thresholds): parsing, signals, pressure with its transition period, ranking, messages, admission and one pass of the manager. */
+/**
+ * Eviction (hard thresholds): parsing, signals, pressure with its transition period, ranking, messages, admission and
+ * one pass of the manager.
+ */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import {

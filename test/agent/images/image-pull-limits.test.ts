@@ -1,4 +1,7 @@
-/** Pull concurrency (serializeImagePulls / maxParallelImagePulls) and the registry pull rate (registryPullQPS / registryBurst). */
+/**
+ * Pull concurrency (serializeImagePulls / maxParallelImagePulls) and the registry pull rate (registryPullQPS /
+ * registryBurst).
+ */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import type { ImageService } from '../../../src/cri/services.js';

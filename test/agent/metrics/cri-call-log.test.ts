@@ -1,4 +1,6 @@
-/** The CRI call log's lines (--v=10): upstream's messages, the ids of each call, never its configuration or credentials. */
+/**
+ * The CRI call log's lines (--v=10): upstream's messages, the ids of each call, never its configuration or credentials.
+ */
 import { describe, expect, it } from 'vitest';
 import { criRequestLine, criResponseLine } from '../../../src/agent/metrics/cri-call-log.js';
 

@@ -1,4 +1,6 @@
-/** The CRI client as the metrics see it: every call counted and timed under upstream's operation_type, failures counted. */
+/**
+ * The CRI client as the metrics see it: every call counted and timed under upstream's operation_type, failures counted.
+ */
 import { describe, expect, it } from 'vitest';
 import { instrumentCri, operationType } from '../../../src/agent/metrics/instrument.js';
 import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';

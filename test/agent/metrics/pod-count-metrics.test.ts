@@ -26,7 +26,8 @@ describe('pod counts', () => {
     expect(c.desired).toEqual({ '': 1, true: 1 });
     expect(c.active).toEqual({ '': 1, true: 1 });
     expect(c.mirror).toBe(1);
-    // Upstream's 15 series: desired and orphan by static "" / "true", runtime_only with static "unknown", in each lifecycle.
+    // Upstream's 15 series: desired and orphan by static "" / "true", runtime_only with static "unknown", in each
+    // lifecycle.
     expect(c.working).toHaveLength(15);
     expect(c.working.filter((w) => w.config === 'runtime_only').map((w) => w.static)).toEqual([
       'unknown',

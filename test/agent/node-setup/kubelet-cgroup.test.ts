@@ -25,7 +25,10 @@ const dir = mkdtempSync(join(tmpdir(), 'tsk-kubelet-cgroup-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const root = process.getuid?.() === 0;
 
-/** A cgroup tree laid out in files: v2 (cgroup.controllers at the top) or v1 (cpu and cpuacct mounted together, memory, pids). */
+/**
+ * A cgroup tree laid out in files: v2 (cgroup.controllers at the top) or v1 (cpu and cpuacct mounted together, memory,
+ * pids).
+ */
 function tree(version: 1 | 2): string {
   const r = mkdtempSync(join(dir, `v${version}-`));
   if (version === 2) writeFileSync(join(r, 'cgroup.controllers'), 'cpu memory pids');

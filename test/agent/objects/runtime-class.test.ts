@@ -48,7 +48,8 @@ describe('RuntimeClassHandlers and handler features', () => {
     expect(await h.handlerOf(pod('plain'))).toBe('runc');
     expect(h.knownHandlerOf(pod('plain'))).toBe('runc');
     const standalone = new RuntimeClassHandlers();
-    // Without an apiserver: the default handler, and none known to have features (upstream has no RuntimeClass manager then).
+    // Without an apiserver: the default handler, and none known to have features (upstream has no RuntimeClass manager
+    // then).
     expect([
       await standalone.handlerOf(pod('plain')),
       standalone.knownHandlerOf(pod('plain')),

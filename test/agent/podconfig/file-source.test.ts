@@ -96,7 +96,8 @@ describe('decodeManifests bounds', () => {
     expect(decodeManifests(`a: [${'{},'.repeat(1_100_000)}{}]`, 'wide.yaml').errors).toEqual([
       'wide.yaml: too many values (more than 1000000)',
     ]);
-    // YAML's flow collections too: the parser recursed until the stack overflowed ("Maximum call stack size exceeded", 0.6 s here)
+    // YAML's flow collections too: the parser recursed until the stack overflowed ("Maximum call stack size exceeded",
+    // 0.6 s here)
     expect(decodeManifests(`a: ${'['.repeat(40_000)}${']'.repeat(40_000)}`, 'deep.yaml').errors).toEqual([
       'deep.yaml: nested too deeply (more than 100 levels)',
     ]);

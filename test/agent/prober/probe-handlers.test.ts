@@ -1,4 +1,7 @@
-/** The probe handlers against real peers: an HTTP server (redirects, status codes, headers), a TCP port, a gRPC health server. */
+/**
+ * The probe handlers against real peers: an HTTP server (redirects, status codes, headers), a TCP port, a gRPC health
+ * server.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import net from 'node:net';

@@ -1,7 +1,7 @@
 /**
  * io.kubernetes.container.hash as the Go kubelet v1.36 writes it: the hashes a Go kubelet v1.36.2
- * put on its containers (test/fixtures/go-kubelet-1.36, copied from ../shared/fixtures) are what tskubelet computes for the
- * same containers, so a swap of kubelets does not see them as changed (regression: every
+ * put on its containers (test/fixtures/go-kubelet-1.36, copied from ../shared/fixtures) are what tskubelet computes for
+ * the same containers, so a swap of kubelets does not see them as changed (regression: every
  * container was restarted, "Container web definition changed").
  */
 import { describe, expect, it } from 'vitest';

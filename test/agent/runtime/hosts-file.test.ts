@@ -1,4 +1,7 @@
-/** The kubelet-managed /etc/hosts: a line for each of the pod's IPs (regression: a dual-stack pod's second was left out). */
+/**
+ * The kubelet-managed /etc/hosts: a line for each of the pod's IPs (regression: a dual-stack pod's second was left
+ * out).
+ */
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

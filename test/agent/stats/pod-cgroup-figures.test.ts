@@ -119,7 +119,8 @@ describe('pod CPU and memory', () => {
     expect(unlimited.memory.availableBytes).toBeUndefined();
     expect(unlimited.containers.map((c: Obj) => c.memory.availableBytes)).toEqual([undefined, undefined]);
     expect(unlimited.memory).toMatchObject({ pageFaults: 50, majorPageFaults: 2 });
-    // Limited: the runtime's figure for the pod's cgroup (even 0: nothing left) and for a container; else limit − working set.
+    // Limited: the runtime's figure for the pod's cgroup (even 0: nothing left) and for a container; else limit −
+    // working set.
     const limited = {
       ...ctx.pods[0],
       memoryLimit: 2000,

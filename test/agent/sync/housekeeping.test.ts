@@ -1,7 +1,7 @@
 /**
  * Housekeeping's runtime pods that no source wants and no worker owns (upstream
- * SyncTerminatingRuntimePod): stopped with upstream's grace period of 1 s (2 s, the minimum) and removed; one whose stop
- * fails is left as it is (nothing removed under a running container) and tried again next pass.
+ * SyncTerminatingRuntimePod): stopped with upstream's grace period of 1 s (2 s, the minimum) and removed; one whose
+ * stop fails is left as it is (nothing removed under a running container) and tried again next pass.
  */
 import { describe, expect, it } from 'vitest';
 import { housekeeping, type HousekeepingDeps } from '../../../src/agent/sync/housekeeping.js';

@@ -1,6 +1,7 @@
 /**
  * Pod workers: each sync is told since when nothing has acted for its pod — the end of the
- * worker's previous sync, or for its first the time a worker of its UID was dropped (0 for a new UID); idleness is tracked.
+ * worker's previous sync, or for its first the time a worker of its UID was dropped (0 for a new UID); idleness is
+ * tracked.
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';

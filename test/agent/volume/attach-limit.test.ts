@@ -1,7 +1,7 @@
 /**
- * VolumeAttachmentLimitExceeded (upstream MutableCSINodeAllocatableCount): a pod whose volume cannot be attached because
- * the node has no attachment left is rejected once upstream's attach-and-mount wait has passed, not before; any other
- * attach failure keeps it waiting.
+ * VolumeAttachmentLimitExceeded (upstream MutableCSINodeAllocatableCount): a pod whose volume cannot be attached
+ * because the node has no attachment left is rejected once upstream's attach-and-mount wait has passed, not before; any
+ * other attach failure keeps it waiting.
  */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';

@@ -1,4 +1,7 @@
-/** emptyDir with `medium: HugePages`: the page size from the pod's requests as upstream, and a real hugetlbfs mount (as root). */
+/**
+ * emptyDir with `medium: HugePages`: the page size from the pod's requests as upstream, and a real hugetlbfs mount (as
+ * root).
+ */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

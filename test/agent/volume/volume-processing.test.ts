@@ -1,8 +1,9 @@
 /**
  * A volume the kubelet cannot resolve to what to mount (upstream's desired-state populator): a claim not bound, not
- * found, being deleted, or its PersistentVolume not found or not bound to it (no claimRef, or another claim's). Upstream's wait ends at once, and syncPod reports it:
- * FailedMount "Unable to attach or mount volumes: … failed to process volumes=[…]: error processing PVC …". No
- * "MountVolume.SetUp failed" event, which is for a volume that was resolved and failed to mount.
+ * found, being deleted, or its PersistentVolume not found or not bound to it (no claimRef, or another claim's).
+ * Upstream's wait ends at once, and syncPod reports it: FailedMount "Unable to attach or mount volumes: … failed to
+ * process volumes=[…]: error processing PVC …". No "MountVolume.SetUp failed" event, which is for a volume that was
+ * resolved and failed to mount.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,8 @@
  * The plugin watcher's handler for `CSIPlugin` sockets (upstream csi RegistrationHandler): a
  * driver is accepted when it speaks CSI 1.x; registering it asks NodeGetInfo and installs it in
  * the CSINode object and the Node's annotation (when there is an apiserver), and starts the
- * updates of its volume limit its CSIDriver asks for; a removed socket uninstalls it. Errors carry upstream's "kubernetes.io/csi: RegisterPlugin error -- …" texts.
+ * updates of its volume limit its CSIDriver asks for; a removed socket uninstalls it. Errors carry upstream's
+ * "kubernetes.io/csi: RegisterPlugin error -- …" texts.
  */
 import type { Logger } from '../../../lib/logger.js';
 import { messageOf } from '../../../lib/errors.js';

@@ -212,7 +212,8 @@ describe('failedExpansionStatus (upstream MarkNodeExpansionInfeasible / MarkNode
     expect(
       failedExpansionStatus(status, new GoStatusError(4, 'rpc error: code = DeadlineExceeded desc = x'), 't'),
     ).toBeUndefined();
-    // A NodeResizeError already there stays as it was (upstream MergeResizeConditionOnPVC keeps an unchanged condition).
+    // A NodeResizeError already there stays as it was (upstream MergeResizeConditionOnPVC keeps an unchanged
+    // condition).
     const earlier = {
       type: 'NodeResizeError',
       status: 'True',
