@@ -1,9 +1,9 @@
 /**
  * The kubelet's own profiles for /debug/pprof, taken through V8's inspector in this process: a CPU
  * profile over a given time, and the live heap as V8's sampling heap profiler sees it. Heap sampling
- * starts with the kubelet (`startHeapSampling`, while the handler is on) and stays on, as Go's heap
- * profile is always being sampled: the profiler sees only what is allocated once it runs, so one
- * started by the first request would show an all but empty heap. It samples at V8's default mean
+ * starts with the kubelet, before its agent (`startHeapSampling`, called by main while the handler is
+ * on), and stays on, as Go's heap profile is always being sampled: the profiler sees only what is
+ * allocated once it runs, so one started by the first request would show an all but empty heap. It samples at V8's default mean
  * interval, whose cost does not show in the idle figures (performance-history). The pprof encoder is
  * loaded by the first request: a kubelet nobody profiles does not carry it.
  */
