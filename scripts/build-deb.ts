@@ -11,12 +11,18 @@
  *
  *   node --import tsx scripts/build-deb.ts [--tarball tskubelet-x.y.z.tgz] [--out dir]
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { KUBERNETES_VERSION } from '../src/version.js';
+
+// The slow steps (npm, dpkg-deb) run as children the caller's event loop does not wait on: a test worker blocked for
+// a minute misses its runner's messages (vitest's worker RPC times out after 60 s, and the run fails with no test
+// failing).
+const execFileAsync = promisify(execFile);
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -110,13 +116,13 @@ fi
  * The release: `npm pack` of the checkout into `outDir`, without its prepack build (dist/ must be built, and packing
  * must not rebuild it under whatever else runs). The tarball's path and the files it holds.
  */
-export function packRelease(outDir: string): { tarball: string; files: string[] } {
-  const [packed] = JSON.parse(
-    execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    }),
-  ) as { filename: string; files: { path: string }[] }[];
+export async function packRelease(outDir: string): Promise<{ tarball: string; files: string[] }> {
+  const { stdout } = await execFileAsync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', outDir], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   return { tarball: join(outDir, packed.filename), files: packed.files.map((f) => f.path) };
 }
 
@@ -124,11 +130,11 @@ export function packRelease(outDir: string): { tarball: string; files: string[] 
  * Builds the package from an `npm pack` tarball into `outDir`; returns its path. `optional: false` leaves node-pty out
  * without trying to build it.
  */
-export function buildDeb(o: { tarball: string; outDir: string; optional?: boolean }): string {
+export async function buildDeb(o: { tarball: string; outDir: string; optional?: boolean }): Promise<string> {
   const work = mkdtempSync(join(tmpdir(), 'tsk-deb-'));
   try {
     const prefix = join(work, 'prefix');
-    execFileSync(
+    await execFileAsync(
       'npm',
       [
         'install',
@@ -142,7 +148,7 @@ export function buildDeb(o: { tarball: string; outDir: string; optional?: boolea
         '--prefer-offline',
         o.tarball,
       ],
-      { stdio: 'pipe' },
+      { maxBuffer: 64 << 20 },
     );
     const root = join(work, 'root');
     const installed = join(root, DEB_PATHS.install);
@@ -187,7 +193,7 @@ export function buildDeb(o: { tarball: string; outDir: string; optional?: boolea
     }
     mkdirSync(o.outDir, { recursive: true });
     const deb = join(o.outDir, `tskubelet_${meta.version}_${architecture}.deb`);
-    execFileSync('dpkg-deb', ['--root-owner-group', '--build', root, deb], { stdio: 'pipe' });
+    await execFileAsync('dpkg-deb', ['--root-owner-group', '--build', root, deb], { maxBuffer: 64 << 20 });
     return deb;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -201,6 +207,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   };
   const outDir = resolve(arg('--out') ?? repoRoot);
   const given = arg('--tarball');
-  const tarball = given ? resolve(given) : packRelease(outDir).tarball;
-  process.stdout.write(`${buildDeb({ tarball, outDir })}\n`);
+  const tarball = given ? resolve(given) : (await packRelease(outDir)).tarball;
+  process.stdout.write(`${await buildDeb({ tarball, outDir })}\n`);
 }

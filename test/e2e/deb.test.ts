@@ -59,9 +59,9 @@ function goKubeletPackage(): string {
   return out;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   // dist/ is built (npm test builds before the tests run).
-  deb = buildDeb({ tarball: packRelease(dir).tarball, outDir: dir, optional: false });
+  deb = await buildDeb({ tarball: (await packRelease(dir)).tarball, outDir: dir, optional: false });
   goKubeletDeb = goKubeletPackage();
   for (const d of ['info', 'updates', 'triggers']) mkdirSync(join(root, 'var', 'lib', 'dpkg', d), { recursive: true });
   writeFileSync(join(root, 'var', 'lib', 'dpkg', 'status'), '');

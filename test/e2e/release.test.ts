@@ -7,13 +7,14 @@
  * and kubeadm drop-in, pointed at that install, pass `systemd-analyze verify`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until, withHostArgs } from './helpers.js';
 import { KUBERNETES_VERSION } from '../../src/version.js';
+import { promisify } from 'node:util';
 import { packRelease } from '../../scripts/build-deb.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-release-'));
@@ -38,13 +39,15 @@ function toolchainFreePath(): string {
 
 beforeAll(async () => {
   // dist/ is built (npm test builds before the tests run).
-  const { tarball, files } = packRelease(dir);
+  const { tarball, files } = await packRelease(dir);
   expect(files).toContain('dist/main.js');
   expect(files.some((f) => f.startsWith('test/'))).toBe(false);
   const path = toolchainFreePath();
   for (const tool of ['g++', 'cc', 'make', 'python3'])
     expect(() => execFileSync('sh', ['-c', `command -v ${tool}`], { env: { PATH: path } })).toThrow();
-  execFileSync(
+  // A child this worker does not wait on synchronously: a minute's install would block the worker past vitest's RPC
+  // timeout.
+  await promisify(execFile)(
     'npm',
     ['install', '-g', '--prefix', prefix, '--omit=dev', '--no-audit', '--no-fund', '--prefer-offline', tarball],
     {
@@ -53,7 +56,7 @@ beforeAll(async () => {
         PATH: path,
         npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? '/root', '.npm'),
       },
-      stdio: 'pipe',
+      maxBuffer: 64 << 20,
     },
   );
 }, 180_000);
