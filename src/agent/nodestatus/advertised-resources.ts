@@ -5,6 +5,8 @@
  * what it measures, and allocatable follows capacity for those others' resources — the kubelet
  * reserves none of them; an extended resource gone from capacity leaves allocatable too. Pure.
  */
+import { parseQuantity } from '../../api/quantity.js';
+
 type Resources = Record<string, string>;
 
 /** The capacity and allocatable to report, given the apiserver's (`api`) and the kubelet's own (`mine`). */
@@ -19,4 +21,22 @@ export function withAdvertisedResources(
   const allocatable: Resources = { ...(mine.allocatable as Resources | undefined) };
   for (const [k, v] of Object.entries(capacity)) if (!(k in allocatable)) allocatable[k] = v;
   return { capacity, allocatable };
+}
+
+/**
+ * Whether two resource lists hold the same quantities, by value, as upstream's nodeStatusHasChanged compares them
+ * (apiequality.Semantic): the apiserver stores each quantity in Go's canonical spelling, which may not be the one sent
+ * ("4194304Ki" comes back "4Gi"). Pure.
+ */
+export function sameResources(a: unknown, b: unknown): boolean {
+  const left = (a ?? {}) as Resources;
+  const right = (b ?? {}) as Resources;
+  const names = Object.keys(left);
+  if (names.length !== Object.keys(right).length) return false;
+  return names.every((name) => {
+    if (!(name in right)) return false;
+    if (left[name] === right[name]) return true;
+    const value = parseQuantity(left[name]);
+    return value !== undefined && value === parseQuantity(right[name]);
+  });
 }

@@ -6,7 +6,7 @@
  */
 import { hugePageBytesLeft } from '../cgroups/pod-resource-config.js';
 import type { AdmissionNode } from '../admission/predicate.js';
-import { binaryQuantity, bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
+import { binaryQuantity, bytes, formatQuantity, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import { rfc3339 } from '../../lib/time.js';
 import { thresholdBytes } from '../eviction/signals.js';
 import type { MachineInfo } from './machine-info.js';
@@ -85,7 +85,11 @@ export interface NodeStatusInput {
   nowMs: number;
 }
 
-const ki = (b: number) => `${Math.floor(b / 1024)}Ki`;
+/**
+ * Bytes as the Go kubelet's resource.Quantity (BinarySI) gives them, in the canonical form the apiserver stores:
+ * "16318440Ki", "4Gi", "56911972091".
+ */
+const byteQuantity = (n: number) => formatQuantity(Math.floor(n), 'BinarySI');
 
 /** The labels the kubelet owns (upstream updateDefaultLabels) plus --node-labels. */
 export function nodeLabels(s: NodeSettings, m: MachineInfo): Record<string, string> {
@@ -154,16 +158,16 @@ export function nodeResources(
   const memoryBytes = Math.max(0, memoryBeforeHugePages - hugeBytes);
   const capacity = {
     cpu: String(m.cpuCores),
-    'ephemeral-storage': ki(m.ephemeralStorageBytes),
+    'ephemeral-storage': byteQuantity(m.ephemeralStorageBytes),
     ...hugeCapacity,
-    memory: ki(m.memoryBytes),
+    memory: byteQuantity(m.memoryBytes),
     pods: String(pods),
   };
   const allocatable = {
     cpu: cpuMilli % 1000 === 0 ? String(cpuMilli / 1000) : `${cpuMilli}m`,
-    'ephemeral-storage': String(storage),
+    'ephemeral-storage': byteQuantity(storage),
     ...hugeAllocatable,
-    memory: ki(memoryBytes),
+    memory: byteQuantity(memoryBytes),
     pods: String(pods),
   };
   if (s.localStorageCapacityIsolation === false) {

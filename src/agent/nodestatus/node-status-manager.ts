@@ -25,7 +25,7 @@ import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import type { PodCidr } from '../runtime/pod-cidr.js';
-import { withAdvertisedResources } from './advertised-resources.js';
+import { sameResources, withAdvertisedResources } from './advertised-resources.js';
 import { pressureConditionEvents } from './condition-events.js';
 import { delayAfterReport, statusReportDue } from './report-schedule.js';
 import {
@@ -234,7 +234,7 @@ export class NodeStatusManager {
     const base = live ?? this.apiStatus ?? {};
     const resources = withAdvertisedResources(base, next);
     const advertised =
-      !deepEqual(base.capacity, resources.capacity) || !deepEqual(base.allocatable, resources.allocatable);
+      !sameResources(base.capacity, resources.capacity) || !sameResources(base.allocatable, resources.allocatable);
     const changed =
       !this.last || !deepEqual(withoutHeartbeats(this.last), withoutHeartbeats(next)) || advertised || podCidrChanged;
     const frequencyMs = this.deps.reportFrequencyMs;

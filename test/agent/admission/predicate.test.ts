@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Container, ContainerRestartRule, Pod } from '../../../src/api/types.js';
 import { admitPod, podRequests, type AdmissionNode } from '../../../src/agent/admission/predicate.js';
 import { isExtendedResource, podRequestOf } from '../../../src/agent/admission/extended-resources.js';
-import { withAdvertisedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
+import { sameResources, withAdvertisedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
 
 const node: AdmissionNode = {
   name: 'n1',
@@ -419,5 +419,20 @@ describe('what admission computes per pod, once per spec', () => {
     ).toEqual({
       admit: true,
     });
+  });
+});
+
+describe('sameResources (upstream nodeStatusHasChanged, semantic equality)', () => {
+  it('compares quantities by value, not spelling; a resource more, less or of another value differs', () => {
+    const sent = { cpu: '2000m', memory: '4194304Ki', 'ephemeral-storage': '53687091200', pods: '110' };
+    const stored = { cpu: '2', memory: '4Gi', 'ephemeral-storage': '50Gi', pods: '110' };
+    expect(sameResources(sent, stored)).toBe(true);
+    expect(sameResources(undefined, {})).toBe(true);
+    expect(sameResources(sent, { ...stored, memory: '3Gi' })).toBe(false);
+    expect(sameResources(sent, { ...stored, 'example.com/dongle': '1' })).toBe(false);
+    const { pods: _pods, ...fewer } = stored;
+    expect(sameResources(sent, { ...fewer, 'example.com/dongle': '110' })).toBe(false);
+    expect(sameResources({ x: 'not a quantity' }, { x: 'not a quantity' })).toBe(true);
+    expect(sameResources({ x: 'not a quantity' }, { x: 'another' })).toBe(false);
   });
 });

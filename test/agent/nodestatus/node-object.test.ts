@@ -14,7 +14,7 @@ import {
 import type { MachineInfo } from '../../../src/agent/nodestatus/machine-info.js';
 import { hugePageSizeKb, osImageOf, readHugePages } from '../../../src/agent/nodestatus/machine-info.js';
 import { binaryQuantity } from '../../../src/api/quantity.js';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -51,19 +51,38 @@ const settings: NodeSettings = {
 describe('node object', () => {
   it('allocatable = capacity − reserved − hard eviction thresholds', () => {
     const r = nodeResources(settings, machine);
+    // Bytes in Go's canonical BinarySI spelling, as a Go kubelet's resource.Quantity and the apiserver give them.
     expect(r.capacity).toEqual({
       cpu: '4',
-      memory: `${8 * 2 ** 20}Ki`,
+      memory: '8Gi',
       pods: '110',
-      'ephemeral-storage': `${100 * 2 ** 20}Ki`,
+      'ephemeral-storage': '100Gi',
       'hugepages-1Gi': '0',
       'hugepages-2Mi': '0',
     });
     expect(r.allocatable.cpu).toBe('3750m');
-    expect(r.allocatable.memory).toBe(`${(8 * 2 ** 30 - 1024 * 2 ** 20 - 100 * 2 ** 20) / 1024}Ki`);
+    expect(r.allocatable.memory).toBe(`${8 * 1024 - 1024 - 100}Mi`);
     // 10 % as upstream holds a percentage: a float32 (0.100000001…), so 160 bytes more than a tenth.
     expect(r.allocatable['ephemeral-storage']).toBe(String(100 * 2 ** 30 - 2 ** 30 - 10737418400));
     expect(r.allocatableNumbers).toEqual({ cpuMilli: 3750, memoryBytes: 8 * 2 ** 30 - 1124 * 2 ** 20, pods: 110 });
+  });
+  it('spells capacity and allocatable as the Go kubelet v1.36.2 of test/fixtures/go-kubelet-1.36 did', () => {
+    const goNode = JSON.parse(
+      readFileSync(join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36', 'node.json'), 'utf8'),
+    ) as { status: { capacity: Record<string, string>; allocatable: Record<string, string> } };
+    // Its machine: 2 cores, 24684084 KiB of memory, a root filesystem of 264212084 KiB; memory.available 100Mi and
+    // nodefs.available 1% (what its allocatable shows was held back).
+    const r = nodeResources(
+      {
+        ...settings,
+        kubeReserved: {},
+        systemReserved: {},
+        evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%' },
+      },
+      { ...machine, cpuCores: 2, memoryBytes: 24684084 * 1024, ephemeralStorageBytes: 264212084 * 1024 },
+    );
+    expect(r.capacity).toEqual(goNode.status.capacity);
+    expect(r.allocatable).toEqual(goNode.status.allocatable);
   });
   it('reports each huge page pool as upstream: its bytes, less what is reserved of it; that memory is not allocatable memory', () => {
     const withPools = {
@@ -82,7 +101,7 @@ describe('node object', () => {
       'hugepages-2Mi': '1Gi',
       'hugepages-1Gi': '1Gi',
       'hugepages-64Ki': '192Ki',
-      memory: `${8 * 2 ** 20}Ki`,
+      memory: '8Gi',
     });
     expect(r.allocatable).toMatchObject({
       'hugepages-2Mi': '768Mi',
