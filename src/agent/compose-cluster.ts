@@ -94,6 +94,7 @@ export function startClusterMembership(
       features: d.runtimeState.runtimeFeatures(),
       devices: d.devices ? { capacity: d.devices.capacity(), allocatable: d.devices.allocatable() } : undefined,
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({
+        id: i.id,
         names: [...i.repo_digests, ...i.repo_tags],
         sizeBytes: Number(i.size),
       })),

@@ -67,7 +67,8 @@ export interface NodeStatusInput {
   runtimeVersion: string;
   /** Runtime and network errors (NetworkReady=false …); empty when healthy; undefined until first checked. */
   runtimeErrors: string[] | undefined;
-  images: { names: string[]; sizeBytes: number }[];
+  /** The runtime's images: their id (the order's tie-break), names and size. */
+  images: { id: string; names: string[]; sizeBytes: number }[];
   /**
    * The runtime's handlers (CRI Status; RecursiveReadOnlyMounts, beta and on in upstream 1.32): status.runtimeHandlers
    * when any.
@@ -314,9 +315,18 @@ export function nodeStatus(s: NodeSettings, i: NodeStatusInput): Obj {
 /** Upstream's cap on the names listed per image in the node status. */
 const MAX_NAMES_PER_IMAGE = 5;
 
-/** The node status images (upstream Images setter): largest first, at most `maxImages` (-1: all), 5 names each. */
-export function nodeImages(images: NodeStatusInput['images'], maxImages: number): NodeStatusInput['images'] {
-  const sorted = [...images].sort((a, b) => b.sizeBytes - a.sizeBytes);
+/**
+ * The node status images (upstream Images setter): largest first, at most `maxImages` (-1: all), 5 names each. Images
+ * of one size in upstream's order (ByImageSize: the greater id first), not the runtime's, which can change from one
+ * listing to the next (containerd's comes from a map): else the status would differ at every pass and be reported.
+ */
+export function nodeImages(
+  images: NodeStatusInput['images'],
+  maxImages: number,
+): { names: string[]; sizeBytes: number }[] {
+  const sorted = [...images].sort((a, b) =>
+    a.sizeBytes === b.sizeBytes ? (a.id === b.id ? 0 : a.id > b.id ? -1 : 1) : b.sizeBytes - a.sizeBytes,
+  );
   return (maxImages > -1 ? sorted.slice(0, maxImages) : sorted).map((i) => ({
     names: i.names.slice(0, MAX_NAMES_PER_IMAGE),
     sizeBytes: i.sizeBytes,

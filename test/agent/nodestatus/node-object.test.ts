@@ -189,7 +189,7 @@ describe('node object', () => {
     expect(ready.map((c) => c.type)).toEqual(['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready']);
   });
   it('a status differing only in heartbeats is unchanged; images are sorted by size and capped at 50', () => {
-    const images = Array.from({ length: 60 }, (_, i) => ({ names: [`img${i}`], sizeBytes: i }));
+    const images = Array.from({ length: 60 }, (_, i) => ({ id: `sha256:${i}`, names: [`img${i}`], sizeBytes: i }));
     const a = nodeStatus(settings, {
       machine,
       runtimeVersion: 'containerd://1.6',
@@ -235,8 +235,20 @@ describe('node object', () => {
     });
     expect('features' in nodeStatus(settings, input)).toBe(false);
   });
+  it('lists images of one size in the same order whatever order the runtime gives them in (the greater id first)', () => {
+    const images = [
+      { id: 'sha256:aa', names: ['a:1'], sizeBytes: 10 },
+      { id: 'sha256:cc', names: ['c:1'], sizeBytes: 10 },
+      { id: 'sha256:bb', names: ['b:1'], sizeBytes: 10 },
+      { id: 'sha256:dd', names: ['d:1'], sizeBytes: 20 },
+    ];
+    const expected = ['d:1', 'c:1', 'b:1', 'a:1'];
+    expect(nodeImages(images, -1).map((i) => i.names[0])).toEqual(expected);
+    expect(nodeImages([...images].reverse(), -1).map((i) => i.names[0])).toEqual(expected);
+  });
   it('nodeStatusMaxImages caps the list (-1: all, 0: none); at most 5 names per image', () => {
     const images = Array.from({ length: 8 }, (_, i) => ({
+      id: `sha256:${i}`,
       names: Array.from({ length: i + 1 }, (_, j) => `img${i}:${j}`),
       sizeBytes: i,
     }));
