@@ -7,14 +7,26 @@
  *
  * What is packed is what `npm pack` gives, installed without devDependencies as an operator would
  * install it (docs/install.md), under `/usr/lib/tskubelet`. node-pty, an optional native addon,
- * is in when the building machine could build it: the package is then for that architecture.
+ * is in when the building machine could build it: the package is then for that architecture, and the parts of
+ * node-pty for other systems (its Windows and macOS binaries) are left out.
  *
  *   node --import tsx scripts/build-deb.ts [--tarball tskubelet-x.y.z.tgz] [--out dir]
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { KUBERNETES_VERSION } from '../src/version.js';
@@ -113,6 +125,30 @@ fi
 `;
 
 /**
+ * What of an install serves only other systems (node-pty's Windows and macOS builds, ~58 MB, and the Windows
+ * terminal sources it ships, ~4 MB): a Linux package leaves it out, with node-pty's prebuilt binary for Linux on
+ * `arch` if it has one. `list` names the entries of a directory (none when it is absent). Pure.
+ */
+export function otherSystemsParts(
+  installed: string,
+  list: (dir: string) => string[],
+  arch: string = process.arch,
+): string[] {
+  const nodePty = join(installed, 'node_modules', 'node-pty');
+  const prebuilds = join(nodePty, 'prebuilds');
+  return [
+    ...list(prebuilds)
+      .filter((build) => build !== `linux-${arch}`)
+      .map((build) => join(prebuilds, build)),
+    ...[join(nodePty, 'deps', 'winpty'), join(nodePty, 'third_party', 'conpty')].filter((path) =>
+      list(dirname(path)).includes(basename(path)),
+    ),
+  ];
+}
+
+const readdirOrNone = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir) : []);
+
+/**
  * The release: `npm pack` of the checkout into `outDir`, without its prepack build (dist/ must be built, and packing
  * must not rebuild it under whatever else runs). The tarball's path and the files it holds.
  */
@@ -154,6 +190,7 @@ export async function buildDeb(o: { tarball: string; outDir: string; optional?: 
     const installed = join(root, DEB_PATHS.install);
     mkdirSync(dirname(installed), { recursive: true });
     cpSync(join(prefix, 'lib', 'node_modules', 'tskubelet'), installed, { recursive: true, verbatimSymlinks: true });
+    for (const part of otherSystemsParts(installed, readdirOrNone)) rmSync(part, { recursive: true, force: true });
     const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
       version: string;
       description: string;

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodList } from '../../src/api/types.js';
 import { KUBERNETES_VERSION } from '../../src/version.js';
-import { buildDeb, DEB_PATHS, packRelease } from '../../scripts/build-deb.js';
+import { buildDeb, DEB_PATHS, otherSystemsParts, packRelease } from '../../scripts/build-deb.js';
 import { freeKubeletPorts, httpGet, kubeletArgs, repoRoot, until, withHostArgs } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tsk-deb-test-'));
@@ -86,6 +86,25 @@ describe('the Debian package', () => {
     // Debian policy's copyright file, naming the license.
     const files = execFileSync('dpkg-deb', ['-c', deb], { encoding: 'utf8' });
     expect(files).toContain(`.${DEB_PATHS.copyright}`);
+    // Nothing for other systems: node-pty's Windows and macOS builds were 58 of the install's 117 MB.
+    expect(files).not.toMatch(/node-pty\/(prebuilds\/(win32|darwin)|deps\/winpty|third_party\/conpty)/);
+    if (existsSync(join(repoRoot, 'node_modules', 'node-pty'))) expect(files).toContain('node_modules/node-pty/lib/');
+  });
+
+  it("leaves out node-pty's builds for other systems, keeping Linux's", () => {
+    const tree: Record<string, string[]> = {
+      '/i/node_modules/node-pty/prebuilds': ['darwin-arm64', 'linux-x64', 'linux-arm64', 'win32-x64'],
+      '/i/node_modules/node-pty/deps': ['winpty'],
+      '/i/node_modules/node-pty/third_party': ['conpty'],
+    };
+    expect(otherSystemsParts('/i', (dir) => tree[dir] ?? [], 'x64')).toEqual([
+      '/i/node_modules/node-pty/prebuilds/darwin-arm64',
+      '/i/node_modules/node-pty/prebuilds/linux-arm64',
+      '/i/node_modules/node-pty/prebuilds/win32-x64',
+      '/i/node_modules/node-pty/deps/winpty',
+      '/i/node_modules/node-pty/third_party/conpty',
+    ]);
+    expect(otherSystemsParts('/i', () => [], 'x64')).toEqual([]);
   });
 
   it("swaps out the Go kubelet's package; /usr/bin/kubelet is then tskubelet", () => {
