@@ -163,8 +163,8 @@ export async function packRelease(outDir: string): Promise<{ tarball: string; fi
 }
 
 /**
- * Builds the package from an `npm pack` tarball into `outDir`; returns its path. `optional: false` leaves node-pty out
- * without trying to build it.
+ * Builds the package from an `npm pack` tarball into `outDir`; returns its path. `optional: false` asks npm to leave
+ * node-pty out (`--omit=optional`; npm 11 installs it all the same when it can build it).
  */
 export async function buildDeb(o: { tarball: string; outDir: string; optional?: boolean }): Promise<string> {
   const work = mkdtempSync(join(tmpdir(), 'tsk-deb-'));
