@@ -10,7 +10,7 @@ import { podRequestOf } from './extended-resources.js';
 import type { Pod } from '../../api/types.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { isCriticalPod } from '../eviction/rank.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { podRequests, type Shortfall } from './predicate.js';
 
 /** The victim's status message and event (upstream's `message`, reason events.PreemptContainer). */

@@ -10,7 +10,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { podRequests, shortfalls, type AdmissionNode } from '../admission/predicate.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { POD_LEVEL, type ContainerResources } from './checkpoint.js';
 import { podLimits } from '../cgroups/pod-resource-config.js';
 import { aggregateMessage } from '../../lib/aggregate-message.js';

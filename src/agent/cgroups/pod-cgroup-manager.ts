@@ -34,7 +34,7 @@ import { resourceConfigForPod, UNBOUNDED_HUGE_PAGES } from './pod-resource-confi
 import { cpuQuotaEnforced } from '../runtime/linux-resources.js';
 import { cgroupWrites, type ResourceConfig } from '../../lib/cgroup-limits.js';
 import { podRequests } from '../admission/predicate.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import { periodically } from '../../lib/periodically.js';

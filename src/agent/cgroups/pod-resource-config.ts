@@ -11,7 +11,7 @@ import type { HugePagePool } from '../nodestatus/machine-info.js';
 import { podRequests, podResources } from '../admission/predicate.js';
 import { hugePageLimitsOf, MIN_SHARES, milliCpuToQuota, milliCpuToShares } from '../runtime/linux-resources.js';
 import { podRequestOf } from '../admission/extended-resources.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import type { ResourceConfig } from '../../lib/cgroup-limits.js';
 import type * as cri from '../../cri/types.js';
 

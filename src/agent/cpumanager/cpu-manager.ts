@@ -16,7 +16,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { milliCpu } from '../../api/quantity.js';
 import type { Logger } from '../../lib/logger.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { readCheckpoint, writeCheckpoint, type CpuManagerState } from './checkpoint.js';
 import { takeByTopology } from './cpu-assignment.js';
 import { takeDistributedAcrossNuma } from './cpu-distribution.js';

@@ -20,7 +20,7 @@ import { periodically } from '../../lib/periodically.js';
 import type { Logger } from '../../lib/logger.js';
 import { messageOf } from '../../lib/errors.js';
 import type { ContainerSample, StatsSnapshot } from '../stats/samples.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { podRef, type EventSink } from '../events/recorder.js';
 import type { ObjectRef } from '../events/event.js';
 import { tolerates, type AdmitResult, type Toleration } from '../admission/predicate.js';

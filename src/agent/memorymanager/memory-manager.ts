@@ -12,7 +12,8 @@
 import type { Container, Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
 import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
-import { hasPodLevelResources, qosClass } from '../status/generate-pod-status.js';
+import { hasPodLevelResources } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { isSidecar } from '../runtime/compute-pod-actions.js';
 import type { ResourceHints, TopologyHint } from '../topologymanager/hint-merge.js';
 import { restoreMemoryManagerState, writeMemoryCheckpoint, type MemoryManagerPolicy } from './checkpoint.js';

@@ -6,7 +6,7 @@
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, hugePageResourceName, milliCpu } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { applySwap, type SwapContext } from './swap.js';
 import { oomScoreAdjust } from './oom-score-adjust.js';
 

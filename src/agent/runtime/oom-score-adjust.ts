@@ -11,7 +11,7 @@ import { bytes } from '../../api/quantity.js';
 import { podQuantity } from '../admission/pod-quantity.js';
 import { isCriticalPod } from '../eviction/rank.js';
 import { isStaticPod } from '../podconfig/types.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 import { isRestartableInitContainer } from './compute-pod-actions.js';
 
 export const GUARANTEED_OOM_SCORE_ADJ = -997;

@@ -14,7 +14,7 @@ import type { Container, Pod } from '../../api/types.js';
 import { bytes } from '../../api/quantity.js';
 import type * as cri from '../../cri/types.js';
 import { isCritical } from '../admission/preemption.js';
-import { qosClass } from '../status/generate-pod-status.js';
+import { qosClass } from '../status/qos-class.js';
 
 /** What the node's swap configuration is (absent: no swap controller, nothing is written). */
 export interface SwapContext {

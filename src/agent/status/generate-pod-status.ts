@@ -13,7 +13,6 @@ import type {
   PodStatus,
 } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
-import { memoByObject } from '../../lib/memo.js';
 import {
   isSidecar,
   restartAllEpoch,
@@ -39,6 +38,7 @@ import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
 import { vanishedContainerStatus } from './vanished-container.js';
 import { stickyPhase } from './sticky-phase.js';
+import { qosClass } from './qos-class.js';
 
 /** Inputs besides the pod and its runtime status. */
 export interface PodStatusContext {
@@ -295,42 +295,6 @@ export function hasPodLevelResources(spec: Pod['spec']): boolean {
   const podLevel = (spec as { resources?: Container['resources'] }).resources;
   return !!(podLevel?.requests?.cpu || podLevel?.requests?.memory || podLevel?.limits?.cpu || podLevel?.limits?.memory);
 }
-
-/** QoS class from requests/limits (upstream qos.GetPodQOS, cpu and memory only). */
-export function qosClass(pod: Pod): QosClass {
-  return qosOf(pod.spec);
-}
-
-type QosClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
-// Once per spec: the Burstable QoS cgroup's update reads every active pod's class for each new pod.
-const qosOf = memoByObject((spec: Pod['spec']): QosClass => {
-  // PodLevelResources: pod-level requests and limits decide the class when the pod sets them.
-  if (hasPodLevelResources(spec)) {
-    const podLevel = (spec as { resources?: Container['resources'] }).resources;
-    const limits = (podLevel?.limits ?? {}) as Record<string, string>;
-    const requests = (podLevel?.requests ?? {}) as Record<string, string>;
-    const equal = ['cpu', 'memory'].every((r) => limits[r] && (!requests[r] || requests[r] === limits[r]));
-    return equal ? 'Guaranteed' : 'Burstable';
-  }
-  const cs = [...spec.containers, ...(spec.initContainers ?? [])];
-  const has = (c: Container, k: 'requests' | 'limits', r: string) => !!c.resources?.[k]?.[r];
-  if (
-    cs.every(
-      (c) =>
-        !has(c, 'requests', 'cpu') &&
-        !has(c, 'requests', 'memory') &&
-        !has(c, 'limits', 'cpu') &&
-        !has(c, 'limits', 'memory'),
-    )
-  )
-    return 'BestEffort';
-  const guaranteed = cs.every((c) =>
-    ['cpu', 'memory'].every(
-      (r) => has(c, 'limits', r) && (!has(c, 'requests', r) || c.resources!.requests![r] === c.resources!.limits![r]),
-    ),
-  );
-  return guaranteed ? 'Guaranteed' : 'Burstable';
-});
 
 /** Generates the pod's status. */
 export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatusContext): PodStatus {

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../../src/api/types.js';
 import { podRequests, podResources } from '../../../src/agent/admission/predicate.js';
-import { qosClass } from '../../../src/agent/status/generate-pod-status.js';
+import { qosClass } from '../../../src/agent/status/qos-class.js';
 import { resourceConfigForPod } from '../../../src/agent/cgroups/pod-resource-config.js';
 import { memoryBackedSize } from '../../../src/agent/volume/plugins/empty-dir.js';
 import { rankForEviction } from '../../../src/agent/eviction/rank.js';
