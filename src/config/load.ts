@@ -4,6 +4,7 @@
  * Precedence is upstream's: flags over file over defaults. Note the upstream quirk kept here:
  * `--read-only-port` defaults to 10255 as a flag, but to 0 (disabled) in a config file.
  */
+import { nodeLabelsError } from './node-labels.js';
 import { access, constants } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces, homedir } from 'node:os';
@@ -118,6 +119,9 @@ async function writable(dir: string): Promise<boolean> {
 
 /** Reads and validates the file and flags. */
 export async function loadConfig(parsed: ParsedFlags): Promise<ResolvedConfig> {
+  // Upstream's ValidateKubeletFlags, before the config file is read.
+  const labelsError = nodeLabelsError(parsed.flags.nodeLabels ?? {});
+  if (labelsError) throw new ConfigError(`failed to validate kubelet flags: ${labelsError}`);
   const warnings: string[] = [];
   let file: Record<string, unknown> = {};
   /** logging.verbosity of the file: the log level unless --v is given. */

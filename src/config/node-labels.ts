@@ -1,0 +1,98 @@
+/**
+ * Upstream's check of --node-labels (ValidateKubeletFlags), made before anything starts: a label in the
+ * `kubernetes.io` or `k8s.io` namespaces is the kubelet's to set only if it is one of the labels it owns or under one
+ * of the prefixes it may use — any other the apiserver's NodeRestriction admission refuses, so a kubelet started with
+ * one could never register its Node; and every key and value must be a valid label. The messages are upstream's.
+ * Pure.
+ */
+
+/** The labels a kubelet may set in the reserved namespaces (upstream kubeletapis.KubeletLabels). */
+const KUBELET_LABELS = [
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/instance-type',
+  'beta.kubernetes.io/os',
+  'failure-domain.beta.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'kubernetes.io/arch',
+  'kubernetes.io/hostname',
+  'kubernetes.io/os',
+  'node.kubernetes.io/instance-type',
+  'topology.kubernetes.io/region',
+  'topology.kubernetes.io/zone',
+];
+
+/** The prefixes under which a kubelet may set any label (upstream kubeletapis.KubeletLabelNamespaces). */
+const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
+
+const namespaceOf = (key: string): string => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
+
+const inNamespace = (namespace: string, of: string) => namespace === of || namespace.endsWith(`.${of}`);
+
+/** Upstream isKubernetesLabel: in `kubernetes.io`, `k8s.io` or a subdomain of either. */
+const isKubernetesLabel = (key: string) =>
+  inNamespace(namespaceOf(key), 'kubernetes.io') || inNamespace(namespaceOf(key), 'k8s.io');
+
+/** Upstream IsKubeletLabel. */
+const isKubeletLabel = (key: string) =>
+  KUBELET_LABELS.includes(key) || KUBELET_LABEL_NAMESPACES.some((allowed) => inNamespace(namespaceOf(key), allowed));
+
+const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const NAME_MESSAGE =
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/** apimachinery's IsQualifiedName messages for `key` (none when valid). */
+function qualifiedNameErrors(key: string): string[] {
+  const parts = key.split('/');
+  if (parts.length > 2)
+    return [
+      `a qualified name ${NAME_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
+  const name = parts.at(-1)!;
+  const errors: string[] = [];
+  if (parts.length === 2) {
+    const prefix = parts[0];
+    if (!prefix.length) errors.push('prefix part must be non-empty');
+    else if (prefix.length > 253) errors.push('prefix part must be no more than 253 bytes');
+    else if (!SUBDOMAIN.test(prefix))
+      errors.push(
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " +
+          'and must start and end with an alphanumeric character',
+      );
+  }
+  if (!name.length) errors.push('name part must be non-empty');
+  else if (name.length > 63) errors.push('name part must be no more than 63 bytes');
+  if (name.length && !NAME.test(name)) errors.push(`name part ${NAME_MESSAGE}`);
+  return errors;
+}
+
+/** apimachinery's IsValidLabelValue messages for `value` (none when valid). */
+function labelValueErrors(value: string): string[] {
+  const errors: string[] = [];
+  if (value.length > 63) errors.push('must be no more than 63 bytes');
+  if (value.length && !NAME.test(value)) errors.push(`a valid label ${NAME_MESSAGE}`);
+  return errors;
+}
+
+/** Upstream's error for `labels` given with --node-labels, or undefined when they are valid. */
+export function nodeLabelsError(labels: Readonly<Record<string, string>>): string | undefined {
+  const unknown = Object.keys(labels)
+    .filter((key) => isKubernetesLabel(key) && !isKubeletLabel(key))
+    .sort();
+  if (unknown.length)
+    return (
+      `unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [${unknown.join(' ')}]\n` +
+      `--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix ` +
+      `(${KUBELET_LABEL_NAMESPACES.join(', ')}) or be in the specifically allowed set (${KUBELET_LABELS.join(', ')})`
+    );
+  const invalid = new Map<string, string[]>();
+  for (const [key, value] of Object.entries(labels)) {
+    const keyErrors = qualifiedNameErrors(key);
+    if (keyErrors.length) invalid.set(key, [...(invalid.get(key) ?? []), ...keyErrors]);
+    const valueErrors = labelValueErrors(value);
+    if (valueErrors.length) invalid.set(value, [...(invalid.get(value) ?? []), ...valueErrors]);
+  }
+  if (!invalid.size) return undefined;
+  const described = [...invalid].map(([what, errors]) => `'${what}' - ${errors.join(', ')}`);
+  return `invalid node labels: ${described.join('; ')}`;
+}
