@@ -3,6 +3,7 @@
  * status manager and the runtime. Structurally a `KubeletHost` (the agent does not import
  * routes; main.ts checks the fit at compile time).
  */
+import { rfc3339 } from '../lib/time.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -158,7 +159,7 @@ export function createAgentHost(d: AgentHostDeps) {
       const c = rs.containers.find((x) => x.name === req.containerName && x.state === 'running');
       if (!c) throw new Error(`container ${req.containerName} not found`);
       const dir = join(d.rootDir ?? '/var/lib/kubelet', 'checkpoints');
-      const at = new Date(d.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+      const at = rfc3339(d.clock.now());
       const location = join(dir, `checkpoint-${req.podName}_${req.namespace}-${req.containerName}-${at}.tar`);
       await mkdir(dir, { recursive: true, mode: 0o700 });
       await d.runtimeManager.checkpointContainer({ container_id: c.id, location, timeout: req.timeoutSeconds ?? 0 });

@@ -6,6 +6,7 @@
  * v1alpha1 since v1.35 and v1beta1, as JSON or YAML) to an Accept that names its group, version and
  * kind. A request that accepts neither gets 406 (plain `application/json` included, as upstream).
  */
+import { rfc3339 } from '../lib/time.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { randomInt } from 'node:crypto';
 import { stringify as stringifyYaml } from 'yaml';
@@ -94,7 +95,7 @@ export function statuszObject(o: ZpagesOptions, version: string): object {
     kind: 'Statusz',
     apiVersion: `${STRUCTURED_GROUP}/${version}`,
     metadata: { name: o.component },
-    startTime: new Date(o.startedAtMs).toISOString().replace(/\.\d+Z$/, 'Z'),
+    startTime: rfc3339(o.startedAtMs),
     uptimeSeconds: Math.floor((o.nowMs() - o.startedAtMs) / 1000),
     goVersion: o.runtimeVersion,
     binaryVersion: o.binaryVersion,

@@ -10,6 +10,7 @@
  * (`imagePullCredentialsVerificationPolicy`); otherwise the image is pulled again with the pod's
  * credentials. The decisions are pure; the files are read and written by `PullRecords`.
  */
+import { rfc3339 } from '../../lib/time.js';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -309,4 +310,4 @@ export class PullRecords {
   }
 }
 
-const rfc3339Now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const rfc3339Now = () => rfc3339(Date.now());

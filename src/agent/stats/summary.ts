@@ -3,6 +3,7 @@
  * Field names are upstream's; a figure that is not known is left out (never a zero). With
  * `onlyCpuAndMemory` only cpu, memory and swap appear at every level, as upstream.
  */
+import { rfc3339 } from '../../lib/time.js';
 import type { VolumeStats } from '../volume/volume-stats.js';
 import type { ContainerSample, StatsSnapshot, SystemContainerSample } from './samples.js';
 import type { RuntimeFilesystem } from './runtime-filesystems.js';
@@ -65,7 +66,6 @@ function io(time: string, psi: Pressure | undefined): Obj | undefined {
   return psi ? { time, psi } : undefined;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 const defined = (o: Obj): Obj => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
 function cpu(time: string, cpuNs?: number, nanoCores?: number): Obj | undefined {
@@ -156,7 +156,7 @@ function ephemeralStorage(
 
 /** Builds the Summary. */
 export function buildSummary(s: StatsSnapshot, ctx: SummaryContext): Obj {
-  const time = iso(s.atMs);
+  const time = rfc3339(s.atMs);
   const only = !!ctx.onlyCpuAndMemory;
   const byPod = new Map<string, ContainerSample[]>();
   for (const c of s.containers) {

@@ -4,6 +4,7 @@
  * expiration, bound pod); a cached token is refreshed once 80 % of its lifetime has passed or it
  * is older than 24 h, with up to 10 s of jitter, as upstream.
  */
+import { rfc3339 } from '../../lib/time.js';
 import type { Clock } from '../../lib/clock.js';
 import { apiError, type KubeClient } from '../../lib/kube-client.js';
 
@@ -35,7 +36,7 @@ export interface TokenStatus {
 
 const statusOf = (c: Cached): TokenStatus => ({
   token: c.token,
-  expirationTimestamp: new Date(c.expiresAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+  expirationTimestamp: rfc3339(c.expiresAt),
 });
 
 /** Upstream requiresRefresh (pure): true once the token is within 20 % of its TTL of expiring or older than 24 h. */

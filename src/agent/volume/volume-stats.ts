@@ -7,6 +7,7 @@
  * latest figures in memory. Requests read `get` and `claims`, never the disk. hostPath volumes (a
  * hostPath PV too) are not measured, as upstream's MetricsNil.
  */
+import { rfc3339 } from '../../lib/time.js';
 import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { statfsApart } from '../../lib/ask-apart.js';
@@ -110,7 +111,7 @@ export class VolumeStatsCollector {
         try {
           out.push({
             name,
-            time: new Date(this.deps.clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
+            time: rfc3339(this.deps.clock.now()),
             ...(typeof v.metrics === 'function'
               ? await v.metrics()
               : await measureLocal(v.path, v.metrics === 'du', mountTable)),

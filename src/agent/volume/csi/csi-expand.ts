@@ -13,6 +13,7 @@
  * tried again; FailedPrecondition (the volume is in use) is not tried again while it is mounted.
  * Other failures are tried again on the next sync.
  */
+import { rfc3339 } from '../../../lib/time.js';
 import type { Pod } from '../../../api/types.js';
 import { parseQuantity } from '../../../api/quantity.js';
 import { messageOf } from '../../../lib/errors.js';
@@ -170,7 +171,7 @@ export async function expandIfNeeded(i: ExpandInput): Promise<void> {
       },
     });
   } catch (err) {
-    const marks = failedExpansionStatus(status, err, (i.now?.() ?? new Date()).toISOString().replace(/\.\d+Z$/, 'Z'));
+    const marks = failedExpansionStatus(status, err, rfc3339((i.now?.() ?? new Date()).getTime()));
     const changed =
       marks &&
       (JSON.stringify(marks.conditions) !== JSON.stringify(status.conditions) ||
