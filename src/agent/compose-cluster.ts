@@ -41,7 +41,7 @@ export interface ClusterMembershipDeps {
   /** The pod CIDRs the runtime was told. */
   podCidr: PodCidr;
   /** The device plugins' resources. */
-  devices?: Pick<DeviceManager, 'capacity' | 'allocatable'>;
+  devices?: Pick<DeviceManager, 'capacity' | 'allocatable' | 'removedResources'>;
 }
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
@@ -92,7 +92,13 @@ export function startClusterMembership(
       runtimeErrors: readinessErrors(),
       runtimeHandlers: d.runtimeState.runtimeHandlers(),
       features: d.runtimeState.runtimeFeatures(),
-      devices: d.devices ? { capacity: d.devices.capacity(), allocatable: d.devices.allocatable() } : undefined,
+      devices: d.devices
+        ? {
+            capacity: d.devices.capacity(),
+            allocatable: d.devices.allocatable(),
+            removed: d.devices.removedResources(),
+          }
+        : undefined,
       images: (await d.runtime.images.listImages().catch(() => [])).map((i) => ({
         id: i.id,
         names: [...i.repo_digests, ...i.repo_tags],

@@ -170,6 +170,7 @@ export function composeAgent(
   const devices: DeviceManager = new DeviceManager({
     dir: join(cfg.rootDir, 'device-plugins'),
     logger,
+    clock,
     metrics: registerDevicePluginMetrics(metrics),
     // A device's health reaches the statuses of the pods holding devices (allocatedResourcesStatus).
     onChange: () => {

@@ -12,6 +12,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Container, Pod } from '../../api/types.js';
 import type { Logger } from '../../lib/logger.js';
+import type { Clock } from '../../lib/clock.js';
 import { messageOf } from '../../lib/errors.js';
 import { unexpectedAdmissionError, type AllocationRefusal } from '../admission/allocation-refusal.js';
 import type { DevicePluginMetrics } from '../metrics/device-plugin-metrics.js';
@@ -54,6 +55,8 @@ export interface DeviceManagerDeps {
   onChange?: () => void;
   /** Upstream's metrics (metrics/device-plugin-metrics.ts). */
   metrics?: DevicePluginMetrics;
+  /** The clock of the plugins' stop grace period. */
+  clock?: Clock;
 }
 
 export class DeviceManager {
@@ -72,6 +75,7 @@ export class DeviceManager {
       dir: deps.dir,
       logger: deps.logger,
       metrics: deps.metrics,
+      clock: deps.clock,
       // A new list is kept in the checkpoint's RegisteredDevices.
       onChange: (listed) => {
         if (listed) this.persist();
@@ -181,6 +185,11 @@ export class DeviceManager {
   /** Each resource's healthy devices (the node's allocatable). */
   allocatable(): Record<string, number> {
     return this.plugins.allocatable();
+  }
+
+  /** The resources removed after their plugin stayed away for the grace period: the Node drops them. */
+  removedResources(): string[] {
+    return this.plugins.removedResources();
   }
 
   /** Each resource's healthy devices with their NUMA nodes (pod-resources GetAllocatableResources). */

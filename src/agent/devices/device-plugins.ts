@@ -5,6 +5,8 @@
  * upstream), and the kubelet connects back to each plugin's socket and follows its devices, their
  * health and their NUMA nodes (ListAndWatch, a server stream). A plugin that goes away leaves its
  * devices unhealthy; one that registers again (a kubelet or plugin restart) takes them back.
+ * A resource whose plugin stays away for upstream's grace period of 5 minutes (known from the
+ * checkpoint and not registered again, or gone) is removed: from the checkpoint and from the Node.
  * The unary calls to a plugin (GetPreferredAllocation, Allocate, PreStartContainer) go through
  * here.
  */
@@ -12,6 +14,7 @@ import * as grpc from '@grpc/grpc-js';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../lib/logger.js';
+import { realClock, type Clock } from '../../lib/clock.js';
 import { serviceMethods } from '../../cri/proto.js';
 import { GrpcCallError, GrpcCode } from '../../cri/grpc-status.js';
 import { serveUnary, type UnaryHandler } from '../../cri/grpc-server.js';
@@ -24,6 +27,8 @@ const PROTO = 'deviceplugin/v1beta1/api.proto';
 const SUPPORTED_VERSIONS = ['v1beta1'];
 /** Allocate and the other unary calls to a plugin: upstream's 10 s. */
 const CALL_TIMEOUT_MS = 10_000;
+/** How long a resource outlives its plugin (upstream's endpointStopGracePeriod). */
+export const STOP_GRACE_MS = 5 * 60_000;
 
 /** What a plugin said it offers when it registered (DevicePluginOptions). */
 interface PluginOptions {
@@ -40,6 +45,8 @@ interface Plugin {
   /** The NUMA nodes the plugin gave each device (its ListAndWatch `topology`), for the topology manager. */
   numa: Map<string, readonly number[] | undefined>;
   stream?: grpc.ClientReadableStream<unknown>;
+  /** Since when (monotonic) no plugin serves the resource: it went away, or is known from the checkpoint only. */
+  stoppedAtMs?: number;
 }
 
 /** A device as ListAndWatch lists it. */
@@ -63,15 +70,22 @@ export interface DevicePluginsDeps {
   /** Told when a resource's devices, their health or their NUMA nodes changed. */
   onChange: (listed: boolean) => void;
   metrics?: DevicePluginMetrics;
+  clock?: Clock;
 }
 
 export class DevicePlugins {
   private readonly plugins = new Map<string, Plugin>();
+  /** Resources removed after their grace period, until a plugin registers them again: the Node drops them. */
+  private readonly removed = new Set<string>();
   private stopServer?: () => Promise<void>;
   /** The DevicePlugin service's methods (the checkpoint encodes Allocate answers with them too). */
   readonly methods = serviceMethods(PROTO, 'v1beta1.DevicePlugin');
 
-  constructor(private readonly deps: DevicePluginsDeps) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly deps: DevicePluginsDeps) {
+    this.clock = deps.clock ?? realClock;
+  }
 
   /**
    * Resources known from the checkpoint: their devices are known, but not usable until their
@@ -83,6 +97,7 @@ export class DevicePlugins {
         resource,
         devices: new Map(ids.map((id) => [id, 'Unhealthy' as DeviceHealth])),
         numa: new Map(),
+        stoppedAtMs: this.clock.monotonic(),
       });
   }
 
@@ -138,6 +153,7 @@ export class DevicePlugins {
       numa: previous?.numa ?? new Map<string, readonly number[] | undefined>(),
     };
     this.plugins.set(req.resource_name, plugin);
+    this.removed.delete(req.resource_name);
     this.deps.logger.info({ resource: req.resource_name, endpoint: req.endpoint }, 'device plugin registered');
     this.deps.metrics?.registered(req.resource_name);
     this.watch(plugin, client);
@@ -164,6 +180,7 @@ export class DevicePlugins {
     const ended = () => {
       if (this.plugins.get(plugin.resource) !== plugin) return;
       for (const id of plugin.devices.keys()) plugin.devices.set(id, 'Unhealthy');
+      plugin.stoppedAtMs ??= this.clock.monotonic();
       this.deps.logger.info({ resource: plugin.resource }, 'device plugin went away: its devices are unhealthy');
       this.deps.onChange(false);
     };
@@ -181,8 +198,33 @@ export class DevicePlugins {
     return Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, [...p.devices.keys()]]));
   }
 
+  /**
+   * Removes the resources whose plugin has been away for the grace period (upstream's GetCapacity does it when the node
+   * status asks); the checkpoint follows.
+   */
+  private expire(): void {
+    const now = this.clock.monotonic();
+    const expired = [...this.plugins.values()].filter(
+      (p) => p.stoppedAtMs !== undefined && now - p.stoppedAtMs >= STOP_GRACE_MS,
+    );
+    for (const plugin of expired) {
+      plugin.client?.close();
+      this.plugins.delete(plugin.resource);
+      this.removed.add(plugin.resource);
+      this.deps.logger.info({ resource: plugin.resource }, 'device plugin resource removed: its plugin stayed away');
+    }
+    if (expired.length) this.deps.onChange(true);
+  }
+
+  /** The resources removed after their plugin stayed away, for the Node to drop from its capacity. */
+  removedResources(): string[] {
+    this.expire();
+    return [...this.removed];
+  }
+
   /** Each resource's devices (the node's capacity). */
   capacity(): Record<string, number> {
+    this.expire();
     return Object.fromEntries([...this.plugins.values()].map((p) => [p.resource, p.devices.size]));
   }
 

@@ -9,13 +9,19 @@ import { parseQuantity } from '../../api/quantity.js';
 
 type Resources = Record<string, string>;
 
-/** The capacity and allocatable to report, given the apiserver's (`api`) and the kubelet's own (`mine`). */
+/**
+ * The capacity and allocatable to report, given the apiserver's (`api`) and the kubelet's own (`mine`); `dropped` are
+ * resources the kubelet advertised and no longer has (a device plugin gone for good: upstream's removed device plugins),
+ * which are not kept from the apiserver's.
+ */
 export function withAdvertisedResources(
   api: { capacity?: unknown },
   mine: { capacity?: unknown; allocatable?: unknown },
+  dropped: readonly string[] = [],
 ): { capacity: Resources; allocatable: Resources } {
+  const kept = Object.entries((api.capacity ?? {}) as Resources).filter(([name]) => !dropped.includes(name));
   const capacity: Resources = {
-    ...(api.capacity as Resources | undefined),
+    ...Object.fromEntries(kept),
     ...(mine.capacity as Resources | undefined),
   };
   const allocatable: Resources = { ...(mine.allocatable as Resources | undefined) };

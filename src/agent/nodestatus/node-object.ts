@@ -77,7 +77,8 @@ export interface NodeStatusInput {
   /** What the runtime supports that pods may ask for (CRI Status features): status.features when it says. */
   features?: NodeFeatures;
   /** The device plugins' resources: every device as capacity, the healthy ones as allocatable. */
-  devices?: { capacity: Record<string, number>; allocatable: Record<string, number> };
+  /** The device plugins' resources, and those removed since their plugin stayed away (the Node drops them). */
+  devices?: { capacity: Record<string, number>; allocatable: Record<string, number>; removed?: string[] };
   /** The eviction manager's pressure conditions (MemoryPressure, DiskPressure, PIDPressure). */
   pressure?: ReadonlySet<string>;
   /** The attachable volumes in use (upstream VolumesInUse setter), sorted; none: the field goes. */

@@ -54,7 +54,7 @@ export interface NodeStatusManagerDeps {
   runtime: () => Promise<
     Pick<
       NodeStatusInput,
-      'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure' | 'volumesInUse'
+      'runtimeVersion' | 'runtimeErrors' | 'runtimeHandlers' | 'images' | 'pressure' | 'volumesInUse' | 'devices'
     >
   >;
   events: EventSink;
@@ -232,7 +232,7 @@ export class NodeStatusManager {
       this.apiStatus = got.status === 200 ? (got.body?.status ?? {}) : {};
     }
     const base = live ?? this.apiStatus ?? {};
-    const resources = withAdvertisedResources(base, next);
+    const resources = withAdvertisedResources(base, next, rt.devices?.removed);
     const advertised =
       !sameResources(base.capacity, resources.capacity) || !sameResources(base.allocatable, resources.allocatable);
     const changed =

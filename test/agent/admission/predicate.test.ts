@@ -386,6 +386,15 @@ describe('withAdvertisedResources (upstream MachineInfo setter)', () => {
     });
     expect(withAdvertisedResources({}, mine)).toEqual(mine);
   });
+
+  it('drops a device plugin resource removed after its grace period, which the apiserver still has', () => {
+    const api = { capacity: { cpu: '2', 'example.com/widget': '4', 'example.com/dongle': '1' } };
+    const mine = { capacity: { cpu: '2' }, allocatable: { cpu: '2' } };
+    expect(withAdvertisedResources(api, mine, ['example.com/widget'])).toEqual({
+      capacity: { cpu: '2', 'example.com/dongle': '1' },
+      allocatable: { cpu: '2', 'example.com/dongle': '1' },
+    });
+  });
 });
 
 describe('what admission computes per pod, once per spec', () => {

@@ -18,6 +18,9 @@ import { createLogger } from '../../../src/lib/logger.js';
 import { KubeletMetrics } from '../../../src/agent/metrics/kubelet-metrics.js';
 import { registerDevicePluginMetrics } from '../../../src/agent/metrics/device-plugin-metrics.js';
 import { startSamplePlugin, type SamplePlugin } from '../../fixtures/sample-device-plugin.js';
+import { FakeClock } from '../../../src/lib/clock.js';
+import { STOP_GRACE_MS } from '../../../src/agent/devices/device-plugins.js';
+import { readDeviceCheckpoint } from '../../../src/agent/devices/device-checkpoint.js';
 
 const RESOURCE = 'example.com/widget';
 
@@ -39,7 +42,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> = {}) {
+async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> = {}, clock?: FakeClock) {
   const dir = mkdtempSync(join(tmpdir(), 'device-manager-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const metrics = new KubeletMetrics({ nodeName: 'n', running: { pods: () => 0, containers: () => ({}) } });
@@ -47,6 +50,7 @@ async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> =
     dir,
     logger: createLogger({ level: 'fatal' }),
     metrics: registerDevicePluginMetrics(metrics),
+    clock,
   });
   await manager.start();
   cleanups.push(() => manager.stop());
@@ -61,7 +65,7 @@ async function setUp(options: Partial<Parameters<typeof startSamplePlugin>[0]> =
   });
   cleanups.push(() => plugin.close());
   await until(() => manager.allocatable()[RESOURCE] === 4);
-  return { manager, plugin, metrics };
+  return { manager, plugin, metrics, dir };
 }
 
 async function until(done: () => boolean): Promise<void> {
@@ -106,6 +110,54 @@ describe('device manager with a real plugin', () => {
     expect(manager.devicesOf('finished', 'main')).toEqual([]);
     expect(manager.devicesOf('runs', 'main')[0].ids).toHaveLength(1);
     expect(manager.devicesOf('next', 'main')[0].ids).toHaveLength(2);
+  });
+
+  it("removes a resource whose plugin stays away for upstream's grace period of 5 minutes, from the checkpoint too", async () => {
+    const clock = new FakeClock();
+    const { manager, plugin, dir } = await setUp({}, clock);
+    await plugin.close();
+    await until(() => manager.allocatable()[RESOURCE] === 0);
+    // Within the grace period the resource stays, its devices unhealthy.
+    clock.advance(STOP_GRACE_MS - 1000);
+    expect(manager.capacity()).toEqual({ [RESOURCE]: 4 });
+    expect(manager.removedResources()).toEqual([]);
+    clock.advance(1000);
+    expect(manager.capacity()).toEqual({});
+    expect(manager.allocatable()).toEqual({});
+    expect(manager.removedResources()).toEqual([RESOURCE]);
+    // The checkpoint is written after the removal, asynchronously.
+    let registered = (await readDeviceCheckpoint(dir)).registered;
+    for (let i = 0; i < 200 && Object.keys(registered).length; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      registered = (await readDeviceCheckpoint(dir)).registered;
+    }
+    expect(registered).toEqual({});
+    // A plugin that registers the resource again brings it back.
+    const again = await startSamplePlugin({
+      dir,
+      name: 'widget-again',
+      resource: RESOURCE,
+      devices: ['w0', 'w1'],
+      mountHostPath: '/tmp',
+      deviceHostPath: '/dev/null',
+    });
+    cleanups.push(() => again.close());
+    await until(() => manager.allocatable()[RESOURCE] === 2);
+    expect(manager.removedResources()).toEqual([]);
+  });
+
+  it('removes a resource known from the checkpoint whose plugin does not register again within the grace period', async () => {
+    const clock = new FakeClock();
+    const { manager, plugin, dir } = await setUp({}, clock);
+    await plugin.close();
+    await manager.stop();
+    const restarted = new DeviceManager({ dir, logger: createLogger({ level: 'fatal' }), clock });
+    await restarted.start();
+    cleanups.push(() => restarted.stop());
+    expect(restarted.capacity()).toEqual({ [RESOURCE]: 4 });
+    clock.advance(STOP_GRACE_MS);
+    expect(restarted.capacity()).toEqual({});
+    expect(restarted.removedResources()).toEqual([RESOURCE]);
   });
 
   it("counts registrations and times each Allocate in upstream's metrics", async () => {
