@@ -41,7 +41,7 @@ export interface ClusterMembershipDeps {
   /** The pod CIDRs the runtime was told. */
   podCidr: PodCidr;
   /** The device plugins' resources. */
-  devices?: Pick<DeviceManager, 'capacity' | 'allocatable' | 'removedResources'>;
+  devices?: Pick<DeviceManager, 'capacity' | 'allocatable' | 'removedResources' | 'shouldResetExtendedResources'>;
 }
 
 /** Starts node status, the Lease and the status sync; returns the node status manager (its UID feeds mirror pods). */
@@ -75,6 +75,7 @@ export function startClusterMembership(
     client: heartbeat,
     settings: cfg.node,
     registerNode: cfg.registerNode,
+    resetExtendedResources: () => d.devices?.shouldResetExtendedResources() ?? false,
     machine: d.machine,
     events: d.events,
     clock: d.clock,

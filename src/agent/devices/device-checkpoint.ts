@@ -109,12 +109,14 @@ export function decodeDeviceCheckpoint(text: string): DeviceCheckpoint {
  * The checkpoint in `dir`; an empty one when there is none or it cannot be used (too large,
  * not JSON, corrupted), with the reason for the log, as upstream continues after it.
  */
-export async function readDeviceCheckpoint(dir: string): Promise<DeviceCheckpoint & { unusable?: string }> {
+export async function readDeviceCheckpoint(
+  dir: string,
+): Promise<DeviceCheckpoint & { unusable?: string; missing?: boolean }> {
   let text: string;
   try {
     text = await readFile(join(dir, CHECKPOINT_FILE), 'utf8');
   } catch {
-    return { entries: [], registered: {} };
+    return { entries: [], registered: {}, missing: true };
   }
   try {
     if (text.length > MAX_BYTES) throw new Error('checkpoint is too large');

@@ -69,6 +69,8 @@ export class DeviceManager {
    */
   private admission?: { uid: string; containers: Map<string, Allocation>; reuse: Map<string, string[]> };
   private writes: Promise<void> = Promise.resolve();
+  /** Whether the kubelet started without a checkpoint (a new root dir, or a recreated node). */
+  private startedWithoutCheckpoint = false;
 
   constructor(private readonly deps: DeviceManagerDeps) {
     this.plugins = new DevicePlugins({
@@ -91,6 +93,7 @@ export class DeviceManager {
   async start(): Promise<void> {
     await mkdir(this.deps.dir, { recursive: true, mode: 0o750 });
     const saved = await readDeviceCheckpoint(this.deps.dir);
+    this.startedWithoutCheckpoint = saved.missing === true;
     if (saved.unusable)
       this.deps.logger.error(
         { err: saved.unusable },
@@ -185,6 +188,15 @@ export class DeviceManager {
   /** Each resource's healthy devices (the node's allocatable). */
   allocatable(): Record<string, number> {
     return this.plugins.allocatable();
+  }
+
+  /**
+   * Whether an existing Node's extended resources are to be zeroed until their plugins register (upstream
+   * ShouldResetExtendedResourceCapacity): the kubelet started without a checkpoint, so what the Node advertises is
+   * not known to be there.
+   */
+  shouldResetExtendedResources(): boolean {
+    return this.startedWithoutCheckpoint;
   }
 
   /** The resources removed after their plugin stayed away for the grace period: the Node drops them. */

@@ -46,3 +46,28 @@ export function sameResources(a: unknown, b: unknown): boolean {
     return value !== undefined && value === parseQuantity(right[name]);
   });
 }
+
+/**
+ * Upstream IsExtendedResourceName: a fully qualified name outside the `kubernetes.io` domains, not a quota's
+ * `requests.` one (`example.com/widget`, `nvidia.com/gpu`).
+ */
+export function isExtendedResourceName(name: string): boolean {
+  const slash = name.indexOf('/');
+  if (slash < 0 || name.startsWith('requests.')) return false;
+  const domain = name.slice(0, slash);
+  return domain !== 'kubernetes.io' && !domain.endsWith('.kubernetes.io');
+}
+
+/**
+ * Upstream reconcileExtendedResource on an existing Node when the kubelet starts without a device checkpoint: each
+ * extended resource in its capacity, zeroed in capacity and allocatable until its plugin says again what there is —
+ * the status patch, or undefined when there is none to zero. Pure.
+ */
+export function zeroedExtendedResources(status: {
+  capacity?: unknown;
+}): { capacity: Resources; allocatable: Resources } | undefined {
+  const names = Object.keys((status.capacity ?? {}) as Resources).filter(isExtendedResourceName);
+  if (!names.length) return undefined;
+  const zeros = Object.fromEntries(names.map((name) => [name, '0']));
+  return { capacity: zeros, allocatable: { ...zeros } };
+}

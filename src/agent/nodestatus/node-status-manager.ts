@@ -25,7 +25,7 @@ import { messageOf } from '../../lib/errors.js';
 import { nodeRef, type EventSink } from '../events/recorder.js';
 import type { MachineInfo } from './machine-info.js';
 import type { PodCidr } from '../runtime/pod-cidr.js';
-import { sameResources, withAdvertisedResources } from './advertised-resources.js';
+import { sameResources, withAdvertisedResources, zeroedExtendedResources } from './advertised-resources.js';
 import { pressureConditionEvents } from './condition-events.js';
 import { delayAfterReport, statusReportDue } from './report-schedule.js';
 import {
@@ -49,6 +49,8 @@ export interface NodeStatusManagerDeps {
   client: KubeClient;
   settings: NodeSettings;
   registerNode: boolean;
+  /** Whether an existing Node's extended resources are zeroed at registration (no device checkpoint at start). */
+  resetExtendedResources?: () => boolean;
   machine: MachineInfo;
   /** The runtime's current facts for the status. */
   runtime: () => Promise<
@@ -136,6 +138,7 @@ export class NodeStatusManager {
                 body: { metadata: { labels: fix } },
                 signal,
               });
+            await this.zeroExtendedResources(cur.body, signal);
             this.deps.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
             this.uid = cur.body.metadata.uid;
             return;
@@ -198,6 +201,31 @@ export class NodeStatusManager {
       });
       return;
     }
+  }
+
+  /**
+   * Upstream's reconcileExtendedResource: an existing Node's extended resources zeroed when the kubelet started
+   * without a device checkpoint (a new root dir, a recreated node), so that no pod is scheduled on devices that may
+   * be gone; their plugins set them again as they register.
+   */
+  private async zeroExtendedResources(node: NodeObject, signal: AbortSignal): Promise<void> {
+    if (!this.deps.resetExtendedResources?.()) return;
+    const zeroed = zeroedExtendedResources((node.status ?? {}) as { capacity?: unknown });
+    if (!zeroed) return;
+    for (const name of Object.keys(zeroed.capacity))
+      this.deps.logger.info(
+        { resourceName: name, node: this.deps.settings.nodeName },
+        'Zero out resource capacity in existing node',
+      );
+    const r = await this.deps.client.request({
+      method: 'PATCH',
+      path: `/api/v1/nodes/${this.deps.settings.nodeName}/status`,
+      contentType: 'application/strategic-merge-patch+json',
+      body: { status: zeroed },
+      signal,
+    });
+    if (r.status !== 200) throw apiError('zeroing extended resources', r);
+    this.apiStatus = undefined;
   }
 
   private async update(signal?: AbortSignal): Promise<boolean> {
