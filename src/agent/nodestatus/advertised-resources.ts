@@ -6,6 +6,7 @@
  * reserves none of them; an extended resource gone from capacity leaves allocatable too. Pure.
  */
 import { parseQuantity } from '../../api/quantity.js';
+import { isExtendedResource } from '../admission/extended-resources.js';
 
 type Resources = Record<string, string>;
 
@@ -48,17 +49,6 @@ export function sameResources(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Upstream IsExtendedResourceName: a fully qualified name outside the `kubernetes.io` domains, not a quota's
- * `requests.` one (`example.com/widget`, `nvidia.com/gpu`).
- */
-export function isExtendedResourceName(name: string): boolean {
-  const slash = name.indexOf('/');
-  if (slash < 0 || name.startsWith('requests.')) return false;
-  const domain = name.slice(0, slash);
-  return domain !== 'kubernetes.io' && !domain.endsWith('.kubernetes.io');
-}
-
-/**
  * Upstream reconcileExtendedResource on an existing Node when the kubelet starts without a device checkpoint: each
  * extended resource in its capacity, zeroed in capacity and allocatable until its plugin says again what there is —
  * the status patch, or undefined when there is none to zero. Pure.
@@ -66,7 +56,7 @@ export function isExtendedResourceName(name: string): boolean {
 export function zeroedExtendedResources(status: {
   capacity?: unknown;
 }): { capacity: Resources; allocatable: Resources } | undefined {
-  const names = Object.keys((status.capacity ?? {}) as Resources).filter(isExtendedResourceName);
+  const names = Object.keys((status.capacity ?? {}) as Resources).filter(isExtendedResource);
   if (!names.length) return undefined;
   const zeros = Object.fromEntries(names.map((name) => [name, '0']));
   return { capacity: zeros, allocatable: { ...zeros } };

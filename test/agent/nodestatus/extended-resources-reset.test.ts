@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { NodeStatusManager } from '../../../src/agent/nodestatus/node-status-manager.js';
-import { isExtendedResourceName, zeroedExtendedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
+import { zeroedExtendedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
+import { isExtendedResource } from '../../../src/agent/admission/extended-resources.js';
 import { createKubeClient } from '../../../src/lib/kube-client.js';
 import { FakeClock } from '../../../src/lib/clock.js';
 import { silentLogger } from '../../../src/lib/logger.js';
@@ -68,7 +69,7 @@ describe('extended resources of an existing Node at registration', () => {
         'kubernetes.io/x',
         'a.kubernetes.io/y',
         'requests.example.com/z',
-      ].filter(isExtendedResourceName),
+      ].filter(isExtendedResource),
     ).toEqual(['example.com/widget', 'nvidia.com/gpu']);
     expect(zeroedExtendedResources({ capacity: { cpu: '2' } })).toBeUndefined();
   });
