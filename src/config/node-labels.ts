@@ -6,6 +6,8 @@
  * Pure.
  */
 
+import { dns1123SubdomainErrors } from '../agent/runtime/pod-hostname.js';
+
 /** The labels a kubelet may set in the reserved namespaces (upstream kubeletapis.KubeletLabels). */
 const KUBELET_LABELS = [
   'beta.kubernetes.io/arch',
@@ -37,7 +39,6 @@ const isKubeletLabel = (key: string) =>
   KUBELET_LABELS.includes(key) || KUBELET_LABEL_NAMESPACES.some((allowed) => inNamespace(namespaceOf(key), allowed));
 
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const NAME_MESSAGE =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
@@ -53,12 +54,7 @@ function qualifiedNameErrors(key: string): string[] {
   if (parts.length === 2) {
     const prefix = parts[0];
     if (!prefix.length) errors.push('prefix part must be non-empty');
-    else if (prefix.length > 253) errors.push('prefix part must be no more than 253 bytes');
-    else if (!SUBDOMAIN.test(prefix))
-      errors.push(
-        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " +
-          'and must start and end with an alphanumeric character',
-      );
+    else errors.push(...dns1123SubdomainErrors(prefix).map((why) => `prefix part ${why}`));
   }
   if (!name.length) errors.push('name part must be non-empty');
   else if (name.length > 63) errors.push('name part must be no more than 63 bytes');
