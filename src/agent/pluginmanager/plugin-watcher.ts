@@ -223,9 +223,13 @@ export class PluginWatcher {
       } catch (err) {
         return await refuse(`RegisterPlugin error -- plugin validation failed with err: ${messageOf(err)}`, info.name);
       }
+      // In the actual state before the handler registers it, as upstream: a plugin that hears it is registered is
+      // counted as registered, and a socket removed meanwhile is deregistered by the next scan.
+      this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       try {
         await handler.register(info.name, endpoint, info.supported_versions);
       } catch (err) {
+        this.registered.delete(socket);
         return await refuse(
           `RegisterPlugin error -- plugin registration failed with err: ${messageOf(err)}`,
           info.name,
@@ -234,6 +238,7 @@ export class PluginWatcher {
       if (!(await notify(true))) {
         // A plugin that did not hear it is registered is not (upstream v1.36, kubernetes/kubernetes#133335): it is
         // deregistered and tried again with the back-off.
+        this.registered.delete(socket);
         await handler
           .deregister(info.name, endpoint)
           .catch((err: unknown) =>
@@ -241,7 +246,6 @@ export class PluginWatcher {
           );
         return false;
       }
-      this.registered.set(socket, { type: info.type, name: info.name, endpoint, ctimeMs });
       return true;
     } finally {
       rpc.close();

@@ -68,6 +68,33 @@ describe('PluginWatcher', () => {
     ac.abort();
   });
 
+  it('counts a plugin as registered (actual_state_of_world) before its handler registers it, as upstream', async () => {
+    const seen: unknown[] = [];
+    const { root, watcher } = setup({ register: async () => void seen.push(watcher.pluginCounts()) });
+    const d = await startFakeCsiDriver({ root, backing: join(root, 'b') });
+    drivers.push(d);
+    await watcher.scan();
+    const counted = [
+      { socketPath: d.registrationSocket, state: 'actual_state_of_world' },
+      { socketPath: d.registrationSocket, state: 'desired_state_of_world' },
+    ];
+    // Counted while its handler ran, so a plugin that hears it is registered is never missing from the metric.
+    expect(seen).toEqual([counted]);
+    expect(watcher.pluginCounts()).toEqual(counted);
+  });
+
+  it('a plugin whose registration fails is not counted as registered', async () => {
+    const { root, watcher } = setup({
+      register: async () => {
+        throw new Error('driver unreachable');
+      },
+    });
+    const d = await startFakeCsiDriver({ root, backing: join(root, 'b') });
+    drivers.push(d);
+    await watcher.scan();
+    expect(watcher.pluginCounts()).toEqual([{ socketPath: d.registrationSocket, state: 'desired_state_of_world' }]);
+  });
+
   it('a re-created socket (a restarted registrar) is registered again', async () => {
     const { root, log, watcher } = setup();
     const d1 = await startFakeCsiDriver({ root, backing: join(root, 'b') });
