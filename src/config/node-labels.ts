@@ -31,11 +31,11 @@ const namespaceOf = (key: string): string => (key.includes('/') ? key.slice(0, k
 const inNamespace = (namespace: string, of: string) => namespace === of || namespace.endsWith(`.${of}`);
 
 /** Upstream isKubernetesLabel: in `kubernetes.io`, `k8s.io` or a subdomain of either. */
-const isKubernetesLabel = (key: string) =>
+export const isKubernetesLabel = (key: string) =>
   inNamespace(namespaceOf(key), 'kubernetes.io') || inNamespace(namespaceOf(key), 'k8s.io');
 
 /** Upstream IsKubeletLabel. */
-const isKubeletLabel = (key: string) =>
+export const isKubeletLabel = (key: string) =>
   KUBELET_LABELS.includes(key) || KUBELET_LABEL_NAMESPACES.some((allowed) => inNamespace(namespaceOf(key), allowed));
 
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;

@@ -110,7 +110,7 @@ describe('a wall clock stepped back an hour', () => {
     fake.api.store.create('nodes', { metadata: { name: 'stepped' }, status: {} });
     const clock = new FakeClock(1_000_000_000);
     const manager = new NodeStatusManager({
-      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+      client: await createKubeClient(fake.kubeconfigFor('system:node:stepped'), { timeoutMs: 3000 }),
       settings: testNodeSettings('stepped'),
       registerNode: false,
       machine: testMachine(),

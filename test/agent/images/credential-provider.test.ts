@@ -340,13 +340,16 @@ describe('credential providers with tokenAttributes (the pod’s service account
           serviceAccounts: serviceAccountSource(client, new FakeClock(Date.now())),
         },
       );
-      const pod = (name: string, serviceAccountName?: string) => ({
-        namespace: 'team',
-        name,
-        uid: `uid-${name}`,
-        serviceAccountName,
-      });
-      const got = await set.credentialsFor(ecr('a'), pod('p1', 'puller'));
+      // Pods bound to the node: NodeRestriction gives a node tokens bound to its own pods only.
+      const pod = (name: string, serviceAccountName?: string) => {
+        const stored = f.api.store.create('pods', {
+          metadata: { name, namespace: 'team' },
+          spec: { nodeName: 'n1', serviceAccountName, containers: [{ name: 'c', image: ecr('a') }] },
+        });
+        return { namespace: 'team', name, uid: stored.metadata.uid as string, serviceAccountName };
+      };
+      const p1 = pod('p1', 'puller');
+      const got = await set.credentialsFor(ecr('a'), p1);
       expect(got).toEqual([expect.objectContaining({ username: 'AWS', password: 'pw-satoken' })]);
       // The pull records name the service account these came through.
       const puller = f.api.store.get('serviceaccounts', 'team', 'puller')!;
@@ -361,7 +364,7 @@ describe('credential providers with tokenAttributes (the pod’s service account
       });
       expect(f.api.issuedTokens.at(-1)).toMatchObject({
         audiences: ['sts.amazonaws.com'],
-        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: 'uid-p1' },
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p1', uid: p1.uid },
       });
       // Another pod of the same service account: the cached answer (cacheType ServiceAccount).
       await set.credentialsFor(ecr('b'), pod('p2', 'puller'));

@@ -26,7 +26,7 @@ async function registerOn(nodeName: string, reset: boolean) {
   });
   const stop = new AbortController();
   const manager = new NodeStatusManager({
-    client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+    client: await createKubeClient(fake.kubeconfigFor(`system:node:${nodeName}`), { timeoutMs: 3000 }),
     settings: testNodeSettings(nodeName),
     registerNode: true,
     resetExtendedResources: () => reset,

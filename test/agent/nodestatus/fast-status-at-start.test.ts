@@ -28,7 +28,7 @@ async function startManager(nodeName: string, logger: Logger = silentLogger) {
   const clock = new FakeClock(1_000_000);
   const runtime = { errors: [NETWORK_NOT_READY], reads: 0 };
   const manager = new NodeStatusManager({
-    client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+    client: await createKubeClient(fake.kubeconfigFor(`system:node:${nodeName}`), { timeoutMs: 3000 }),
     settings: testNodeSettings(nodeName),
     registerNode: false,
     machine: testMachine(),

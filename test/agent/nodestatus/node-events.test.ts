@@ -66,7 +66,7 @@ describe("the Node's pod CIDRs", () => {
     });
     let podCIDRs: string[] | undefined;
     const manager = new NodeStatusManager({
-      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+      client: await createKubeClient(fake.kubeconfigFor('system:node:n2'), { timeoutMs: 3000 }),
       settings: testNodeSettings('n2'),
       registerNode: false,
       machine,

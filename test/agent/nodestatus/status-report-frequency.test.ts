@@ -31,7 +31,7 @@ describe('the node status report', () => {
     const clock = new FakeClock(1_000_000);
     const runtime = { errors: [] as string[] };
     const manager = new NodeStatusManager({
-      client: await createKubeClient(fake.kubeconfig, { timeoutMs: 3000 }),
+      client: await createKubeClient(fake.kubeconfigFor(`system:node:${nodeName}`), { timeoutMs: 3000 }),
       settings: { ...testNodeSettings(nodeName), evictionHard: { 'memory.available': '100Mi' } },
       registerNode: false,
       // 4 GiB of memory and 50 GiB of disk: capacity "4Gi" and "50Gi", allocatable memory "3996Mi", as stored.

@@ -15,6 +15,14 @@ beforeAll(async () => {
   api = f.api;
   client = await createKubeClient(f.kubeconfig, { timeoutMs: 5000 });
 });
+/** A pod bound to the node: NodeRestriction gives a node tokens bound to its own pods only. */
+function podOnNode(name: string): { name: string; uid: string } {
+  const pod = api.store.create('pods', {
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+  });
+  return { name, uid: pod.metadata.uid };
+}
 afterAll(async () => {
   await api.close();
   rmSync(dir, { recursive: true, force: true });
@@ -43,7 +51,7 @@ describe('TokenManager against the fake apiserver', () => {
       serviceAccount: 'default',
       audiences: ['vault'],
       expirationSeconds: 3600,
-      pod: { name: 'p', uid: 'u-1' },
+      pod: podOnNode('p1'),
     };
     const first = await m.getToken(key);
     const t1 = first.token;
@@ -54,7 +62,7 @@ describe('TokenManager against the fake apiserver', () => {
       token: t1,
       audiences: ['vault'],
       expirationSeconds: 3600,
-      boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u-1' },
+      boundObjectRef: { apiVersion: 'v1', kind: 'Pod', ...key.pod },
     });
     const before = api.issuedTokens.length;
     clock.advance(2800_000);
@@ -74,20 +82,20 @@ describe('TokenManager against the fake apiserver', () => {
       serviceAccount: 'default',
       audiences: [],
       expirationSeconds: 3600,
-      pod: { name: 'p', uid: 'u-2' },
+      pod: podOnNode('p2'),
     };
     const t1 = (await m.getToken(key)).token;
     clock.advance(3000_000);
     api.inject(({ path }) => (path.endsWith('/token') ? { code: 500, reason: 'InternalError' } : undefined));
     try {
       expect((await m.getToken(key)).token).toBe(t1);
-      await expect(m.getToken({ ...key, serviceAccount: 'default', pod: { name: 'q', uid: 'u-3' } })).rejects.toThrow(
+      await expect(m.getToken({ ...key, serviceAccount: 'default', pod: podOnNode('q') })).rejects.toThrow(
         /failed to fetch token: .*HTTP 500/,
       );
     } finally {
       api.inject(undefined);
     }
-    m.forgetPod('u-2');
+    m.forgetPod(key.pod.uid);
     expect((await m.getToken(key)).token).not.toBe(t1);
   });
 
@@ -99,7 +107,7 @@ describe('TokenManager against the fake apiserver', () => {
         serviceAccount: 'nope',
         audiences: [],
         expirationSeconds: 3600,
-        pod: { name: 'p', uid: 'u' },
+        pod: podOnNode('p3'),
       }),
     ).rejects.toThrow('serviceaccounts "nope" not found');
   });
