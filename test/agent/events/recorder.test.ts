@@ -124,7 +124,7 @@ describe('EventRecorder', () => {
   });
 
   it('drops what does not fit its queue of 1,000 while the writer waits', async () => {
-    const { clock, rec } = await recorder({ qps: 1, burst: 1 });
+    const { clock, rec } = await recorder({ qps: 1000, burst: 1000 });
     const total = MAX_QUEUED_EVENTS + 5;
     for (let i = 0; i < total; i++)
       rec.record(podRef({ metadata: { name: `q${i}`, namespace: 'queue', uid: `u-q${i}` } }), 'Normal', 'Q', 'queued');
