@@ -38,17 +38,29 @@ export const isKubernetesLabel = (key: string) =>
 export const isKubeletLabel = (key: string) =>
   KUBELET_LABELS.includes(key) || KUBELET_LABEL_NAMESPACES.some((allowed) => inNamespace(namespaceOf(key), allowed));
 
-const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const NAME_MESSAGE =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const NAME_FORMAT = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
+const NAME = new RegExp(`^${NAME_FORMAT}$`);
+const VALUE_FORMAT = `(${NAME_FORMAT})?`;
+const VALUE = new RegExp(`^${VALUE_FORMAT}$`);
+const MAX_LENGTH = 63;
+
+/** apimachinery's RegexError: the message, its examples and the pattern, worded as Go's. */
+const regexError = (message: string, format: string, ...examples: string[]) =>
+  `${message} (e.g. ${examples.map((example) => `'${example}', `).join(' or ')}regex used for validation is '${format}')`;
+
+const NAME_ERROR = regexError(
+  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+  NAME_FORMAT,
+  'MyName',
+  'my.name',
+  '123-abc',
+);
 
 /** apimachinery's IsQualifiedName messages for `key` (none when valid). */
 function qualifiedNameErrors(key: string): string[] {
   const parts = key.split('/');
   if (parts.length > 2)
-    return [
-      `a qualified name ${NAME_MESSAGE} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [`a qualified name ${NAME_ERROR} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   const name = parts.at(-1)!;
   const errors: string[] = [];
   if (parts.length === 2) {
@@ -57,16 +69,27 @@ function qualifiedNameErrors(key: string): string[] {
     else errors.push(...dns1123SubdomainErrors(prefix).map((why) => `prefix part ${why}`));
   }
   if (!name.length) errors.push('name part must be non-empty');
-  else if (name.length > 63) errors.push('name part must be no more than 63 bytes');
-  if (name.length && !NAME.test(name)) errors.push(`name part ${NAME_MESSAGE}`);
+  else if (name.length > MAX_LENGTH) errors.push(`name part must be no more than ${MAX_LENGTH} characters`);
+  // An empty name fails the pattern too, and upstream says so as well.
+  if (!NAME.test(name)) errors.push(`name part ${NAME_ERROR}`);
   return errors;
 }
 
 /** apimachinery's IsValidLabelValue messages for `value` (none when valid). */
 function labelValueErrors(value: string): string[] {
   const errors: string[] = [];
-  if (value.length > 63) errors.push('must be no more than 63 bytes');
-  if (value.length && !NAME.test(value)) errors.push(`a valid label ${NAME_MESSAGE}`);
+  if (value.length > MAX_LENGTH) errors.push(`must be no more than ${MAX_LENGTH} characters`);
+  if (!VALUE.test(value))
+    errors.push(
+      regexError(
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', " +
+          'and must start and end with an alphanumeric character',
+        VALUE_FORMAT,
+        'MyValue',
+        'my_value',
+        '12345',
+      ),
+    );
   return errors;
 }
 

@@ -40,10 +40,21 @@ describe('--node-labels', () => {
   it('refuses a key or value that is no label', () => {
     expect(nodeLabelsError({ 'example.com/a b': 'ok' })).toBe(
       "invalid node labels: 'example.com/a b' - name part must consist of alphanumeric characters, '-', '_' or '.', " +
-        'and must start and end with an alphanumeric character',
+        "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', " +
+        "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
     );
-    expect(nodeLabelsError({ tier: '-bad' })).toMatch(/^invalid node labels: '-bad' - a valid label must consist of/);
-    expect(nodeLabelsError({ tier: 'x'.repeat(64) })).toMatch(/must be no more than 63 bytes/);
+    expect(nodeLabelsError({ tier: '-bad' })).toBe(
+      "invalid node labels: '-bad' - a valid label must be an empty string or consist of alphanumeric characters, " +
+        "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or " +
+        "'12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    );
+    expect(nodeLabelsError({ tier: 'x'.repeat(64) })).toBe(
+      `invalid node labels: '${'x'.repeat(64)}' - must be no more than 63 characters`,
+    );
+    // An empty name part: upstream gives both reasons.
+    expect(nodeLabelsError({ 'example.com/': 'y' })).toMatch(
+      /^invalid node labels: 'example.com\/' - name part must be non-empty, name part must consist of/,
+    );
     expect(nodeLabelsError({ 'Example.com/x': 'y' })).toMatch(/prefix part a lowercase RFC 1123 subdomain/);
   });
 
