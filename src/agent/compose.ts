@@ -603,6 +603,8 @@ export function composeAgent(
       await runOnce({
         firstUpdate,
         status: (uid) => statusManager.get(uid),
+        runtimeStatus: (pod) =>
+          runtimeManager.getPodStatus(pod.metadata.uid!, pod.metadata.name!, pod.metadata.namespace!),
         onStatusChange: (fn) => statusManager.onChange(fn),
         clock,
         logger,

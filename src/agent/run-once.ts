@@ -9,13 +9,16 @@
  * container waiting with an error reason (ErrImagePull, CrashLoopBackOff, CreateContainerError, …),
  * which ends a pod's wait at once. Whether the containers run is looked at when upstream looks: 1 s
  * after the pods came, then 2, 4, … 512 s later, when it gives up (1,023 s in all). A container that
- * crashes at once is thus not taken for started in the moment it ran.
+ * crashes at once is thus not taken for started in the moment it ran. And as upstream reads the runtime's status of
+ * the pod when it looks (GetPodStatus), a pod the kubelet's status shows running counts as started only if the
+ * runtime says so then too: that status can be a relist behind a container that has already exited.
  */
 import type { Pod, PodStatus } from '../api/types.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 import type { PodUpdate } from './podconfig/types.js';
 import { formatPod } from './runtime/container-config.js';
+import { latestContainer, type PodRuntimeStatus } from './runtime/pod-runtime-status.js';
 
 /** How long upstream waits for the sources' first update (runOnceManifestDelay). */
 export const RUN_ONCE_MANIFEST_DELAY_MS = 1000;
@@ -55,6 +58,11 @@ export function runOnceVerdict(pod: Pod, status: PodStatus | undefined): RunOnce
   return running ? { kind: 'running' } : { kind: 'pending' };
 }
 
+/** Whether the runtime runs the newest instance of each of the pod's containers (upstream isPodRunning). Pure. */
+export function runningInRuntime(pod: Pod, status: PodRuntimeStatus | undefined): boolean {
+  return !!status && pod.spec.containers.every((c) => latestContainer(status, c.name)?.state === 'running');
+}
+
 /** The pods of the first update the sources give (upstream takes whichever comes first). */
 export function firstPodUpdate(subscribe: (fn: (u: PodUpdate) => void) => void): Promise<Pod[]> {
   return new Promise((resolve) => subscribe((u) => resolve(u.pods)));
@@ -65,6 +73,8 @@ export interface RunOnceDeps {
   /** The first update's pods; it must have been subscribed to before the sources started. */
   firstUpdate: Promise<Pod[]>;
   status(uid: string): PodStatus | undefined;
+  /** The pod's status read from the runtime now (upstream GetPodStatus). */
+  runtimeStatus(pod: Pod): Promise<PodRuntimeStatus>;
   /** Called with a pod's UID whenever its status changes. */
   onStatusChange(fn: (uid: string) => void): void;
   clock: Clock;
@@ -102,12 +112,25 @@ export async function runOnce(deps: RunOnceDeps): Promise<void> {
     deps.onStatusChange((uid) => {
       for (const pod of pods) if (pod.metadata.uid === uid) settle(pod, ended);
     });
+    /** Pods whose status says running, and whose containers the runtime says run now. */
+    const confirmedRunning = async (): Promise<Set<Pod>> => {
+      const candidates = pods.filter(
+        (pod) => !settled.has(pod) && runOnceVerdict(pod, deps.status(pod.metadata.uid!)).kind === 'running',
+      );
+      const confirmed = await Promise.all(
+        candidates.map(async (pod) => runningInRuntime(pod, await deps.runtimeStatus(pod).catch(() => undefined))),
+      );
+      return new Set(candidates.filter((_, i) => confirmed[i]));
+    };
     const look = (retry: number, delayMs: number) => {
       cancelCheck = clock.setTimer(() => {
-        for (const pod of pods) settle(pod, (v) => v.kind !== 'pending');
-        if (settled.size === pods.length) return;
-        if (retry + 1 >= RUN_ONCE_MAX_RETRIES) finish();
-        else look(retry + 1, delayMs * 2);
+        void confirmedRunning().then((running) => {
+          if (settled.size === pods.length) return;
+          for (const pod of pods) settle(pod, (v) => (v.kind === 'running' ? running.has(pod) : v.kind !== 'pending'));
+          if (settled.size === pods.length) return;
+          if (retry + 1 >= RUN_ONCE_MAX_RETRIES) finish();
+          else look(retry + 1, delayMs * 2);
+        });
       }, delayMs);
     };
     if (!pods.length) return finish();

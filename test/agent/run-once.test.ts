@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod, PodStatus } from '../../src/api/types.js';
 import { FakeClock } from '../../src/lib/clock.js';
+import type { PodRuntimeStatus } from '../../src/agent/runtime/pod-runtime-status.js';
 import { silentLogger as logger } from '../../src/lib/logger.js';
 import {
   RUN_ONCE_MANIFEST_DELAY_MS,
@@ -60,16 +61,38 @@ describe('runOnceVerdict', () => {
   });
 });
 
-/** A run over `pods` whose statuses the test sets; `update` resolves the first update. */
+/**
+ * A run over `pods` whose statuses the test sets; `update` resolves the first update. The runtime agrees with the
+ * kubelet's status unless the test says which of a pod's containers it runs (`runtimeRuns`).
+ */
 function harness() {
   const clock = new FakeClock();
   const statuses = new Map<string, PodStatus>();
+  const runtimeRuns = new Map<string, string[]>();
+  const runtimeStatus = async (p: Pod): Promise<PodRuntimeStatus> => {
+    const uid = p.metadata.uid!;
+    const runs =
+      runtimeRuns.get(uid) ??
+      (statuses.get(uid)?.containerStatuses ?? []).filter((c) => c.state?.running).map((c) => c.name);
+    const containers = p.spec.containers.map((c) => ({
+      name: c.name,
+      state: runs.includes(c.name) ? ('running' as const) : ('exited' as const),
+    }));
+    return {
+      uid,
+      name: p.metadata.name!,
+      namespace: 'default',
+      sandboxes: [],
+      containers,
+    } as unknown as PodRuntimeStatus;
+  };
   const listeners: ((uid: string) => void)[] = [];
   let deliver!: (pods: Pod[]) => void;
   const firstUpdate = new Promise<Pod[]>((resolve) => (deliver = resolve));
   const run = runOnce({
     firstUpdate,
     status: (uid) => statuses.get(uid),
+    runtimeStatus,
     onStatusChange: (fn) => listeners.push(fn),
     clock,
     logger,
@@ -84,7 +107,7 @@ function harness() {
     statuses.set(p.metadata.uid!, s);
     for (const l of listeners) l(p.metadata.uid!);
   };
-  return { clock, deliver, set, outcome, done: () => finished };
+  return { clock, deliver, set, outcome, done: () => finished, runtimeRuns };
 }
 
 const settle = () => new Promise((r) => setImmediate(r));
@@ -121,6 +144,21 @@ describe('runOnce', () => {
     expect(await h.outcome).toBe('error running pods: [a_default(uid-a)]');
   });
 
+  it('does not take a pod for started while the runtime says its container has exited, though its status still says running', async () => {
+    const h = harness();
+    const a = pod('a', ['main']);
+    h.deliver([a]);
+    await settle();
+    // The container crashed at once; the kubelet's status is a relist behind.
+    h.set(a, status({ main: running }, 'Running'));
+    h.runtimeRuns.set(a.metadata.uid!, []);
+    h.clock.advance(RUN_ONCE_RETRY_DELAY_MS);
+    await settle();
+    expect(h.done()).toBe(false);
+    h.set(a, status({ main: waiting('CrashLoopBackOff') }, 'Running'));
+    expect(await h.outcome).toBe('error running pods: [a_default(uid-a)]');
+  });
+
   it('names the pods that failed, as upstream formats them, once every pod has settled', async () => {
     const h = harness();
     const [a, b] = [pod('a'), pod('b', ['only'])];
@@ -142,7 +180,13 @@ describe('runOnce', () => {
     // 1 s, then 2, 4, … 512 s: ten looks.
     const budget = RUN_ONCE_RETRY_DELAY_MS * (2 ** RUN_ONCE_MAX_RETRIES - 1);
     expect(budget).toBe(1_023_000);
-    h.clock.advance(budget - 1);
+    // Each look reads the runtime before it sets the next: the clock moves on one look at a time.
+    let delay = RUN_ONCE_RETRY_DELAY_MS;
+    for (let look = 1; look < RUN_ONCE_MAX_RETRIES; look++, delay *= 2) {
+      h.clock.advance(delay);
+      await settle();
+    }
+    h.clock.advance(delay - 1);
     await settle();
     expect(h.done()).toBe(false);
     h.clock.advance(1);
