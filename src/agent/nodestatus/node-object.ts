@@ -188,10 +188,34 @@ export const UNINITIALIZED_TAINT = {
   effect: 'NoSchedule',
 };
 
+/**
+ * The annotation by which a kubelet has the attach/detach controller attach its node's volumes (upstream
+ * ControllerManagedAttachAnnotation; a kubelet's enableControllerAttachDetach, always on here).
+ */
+export const CONTROLLER_MANAGED_ATTACH_ANNOTATION = 'volumes.kubernetes.io/controller-managed-attach-detach';
+
+/**
+ * What the kubelet changes on a Node that was registered before it started (upstream tryRegisterWithAPIServer:
+ * updateDefaultLabels and reconcileCMADAnnotationWithExistingNode): each of its own labels whose value differs, and
+ * the controller-managed attach-detach annotation. The metadata of a merge patch, or undefined when nothing differs.
+ * Labels and annotations others set are left alone. Pure.
+ */
+export function existingNodeMetadataPatch(
+  ownLabels: Readonly<Record<string, string>>,
+  existing: { labels?: Record<string, string>; annotations?: Record<string, string> },
+): { labels?: Record<string, string>; annotations?: Record<string, string> } | undefined {
+  const labels = Object.fromEntries(Object.entries(ownLabels).filter(([k, v]) => existing.labels?.[k] !== v));
+  const patch: { labels?: Record<string, string>; annotations?: Record<string, string> } = {};
+  if (Object.keys(labels).length) patch.labels = labels;
+  if (existing.annotations?.[CONTROLLER_MANAGED_ATTACH_ANNOTATION] !== 'true')
+    patch.annotations = { [CONTROLLER_MANAGED_ATTACH_ANNOTATION]: 'true' };
+  return Object.keys(patch).length ? patch : undefined;
+}
+
 /** The Node the kubelet registers (upstream initialNode). */
 export function initialNode(s: NodeSettings, m: MachineInfo): Obj {
   const taints = [...s.registerWithTaints, ...(s.externalCloudProvider ? [UNINITIALIZED_TAINT] : [])];
-  const annotations: Record<string, string> = { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' };
+  const annotations: Record<string, string> = { [CONTROLLER_MANAGED_ATTACH_ANNOTATION]: 'true' };
   // The IP the cloud controller manager is to use, when the operator named one.
   if (s.externalCloudProvider && s.nodeIPSpecified)
     annotations['alpha.kubernetes.io/provided-node-ip'] = s.secondaryNodeIP

@@ -1,7 +1,8 @@
 /**
  * Node registration and status (upstream kubelet_node_status.go):
  * 1. register: POST the initial Node; on 409 AlreadyExists GET it and reconcile the labels the
- *    kubelet owns (merge patch); retry with backoff until done;
+ *    kubelet owns and the controller-managed attach-detach annotation (merge patch) and its extended resources;
+ *    retry with backoff until done;
  * 2. every nodeStatusUpdateFrequency tell the runtime the Node's pod CIDRs (runtime/pod-cidr.ts), compute
  *    the status and PATCH it to the status subresource (strategic merge) only when it changed apart from
  *    heartbeats, or a resource others put in the capacity is not yet allocatable, or the pod CIDRs changed, or
@@ -29,6 +30,7 @@ import { sameResources, withAdvertisedResources, zeroedExtendedResources } from 
 import { pressureConditionEvents } from './condition-events.js';
 import { delayAfterReport, statusReportDue } from './report-schedule.js';
 import {
+  existingNodeMetadataPatch,
   initialNode,
   nodeLabels,
   nodeStatus,
@@ -40,7 +42,7 @@ import {
 
 /** A Node as this manager reads it back (the rest is written, never read). */
 interface NodeObject {
-  metadata: { uid?: string; labels?: Record<string, string> };
+  metadata: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   [k: string]: unknown;
 }
 
@@ -127,17 +129,20 @@ export class NodeStatusManager {
         if (r.status === 409) {
           const cur = await client.request<NodeObject>({ path: `/api/v1/nodes/${s.nodeName}`, signal });
           if (cur.status === 200 && cur.body) {
-            const want = nodeLabels({ ...s, nodeLabels: {} }, this.deps.machine);
-            const have = cur.body.metadata.labels ?? {};
-            const fix = Object.fromEntries(Object.entries(want).filter(([k, v]) => have[k] !== v));
-            if (Object.keys(fix).length)
-              await client.request({
+            const metadata = existingNodeMetadataPatch(
+              nodeLabels({ ...s, nodeLabels: {} }, this.deps.machine),
+              cur.body.metadata,
+            );
+            if (metadata) {
+              const patched = await client.request({
                 method: 'PATCH',
                 path: `/api/v1/nodes/${s.nodeName}`,
                 contentType: 'application/merge-patch+json',
-                body: { metadata: { labels: fix } },
+                body: { metadata },
                 signal,
               });
+              if (patched.status !== 200) throw apiError('updating the registered node', patched);
+            }
             await this.zeroExtendedResources(cur.body, signal);
             this.deps.logger.info({ node: s.nodeName }, 'node already registered; reconciled');
             this.uid = cur.body.metadata.uid;
