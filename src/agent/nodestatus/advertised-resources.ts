@@ -3,12 +3,17 @@
  * there (an operator's `example.com/dongle`, advertised by PATCHing the Node's status, as the
  * "Advertise Extended Resources for a Node" task does) while the kubelet's own figures win for
  * what it measures, and allocatable follows capacity for those others' resources — the kubelet
- * reserves none of them; an extended resource gone from capacity leaves allocatable too. Pure.
+ * reserves none of them; an extended resource gone from capacity leaves allocatable too. Huge pages are the kubelet's
+ * alone: a size the node no longer has is dropped, as upstream's reconcileHugePageResource drops it when the kubelet
+ * starts. Pure.
  */
 import { parseQuantity } from '../../api/quantity.js';
 import { isExtendedResource } from '../admission/extended-resources.js';
 
 type Resources = Record<string, string>;
+
+/** The prefix of the huge page resources (`hugepages-2Mi`), one per size of /sys/kernel/mm/hugepages. */
+const HUGE_PAGES_PREFIX = 'hugepages-';
 
 /**
  * The capacity and allocatable to report, given the apiserver's (`api`) and the kubelet's own (`mine`); `dropped` are
@@ -20,7 +25,9 @@ export function withAdvertisedResources(
   mine: { capacity?: unknown; allocatable?: unknown },
   dropped: readonly string[] = [],
 ): { capacity: Resources; allocatable: Resources } {
-  const kept = Object.entries((api.capacity ?? {}) as Resources).filter(([name]) => !dropped.includes(name));
+  const kept = Object.entries((api.capacity ?? {}) as Resources).filter(
+    ([name]) => !dropped.includes(name) && !name.startsWith(HUGE_PAGES_PREFIX),
+  );
   const capacity: Resources = {
     ...Object.fromEntries(kept),
     ...(mine.capacity as Resources | undefined),

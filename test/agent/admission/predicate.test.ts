@@ -387,6 +387,18 @@ describe('withAdvertisedResources (upstream MachineInfo setter)', () => {
     expect(withAdvertisedResources({}, mine)).toEqual(mine);
   });
 
+  it('drops a huge page size the node no longer has, as upstream at registration (reconcileHugePageResource)', () => {
+    const api = { capacity: { cpu: '2', 'hugepages-1Gi': '2Gi', 'hugepages-2Mi': '0', 'example.com/dongle': '1' } };
+    const mine = {
+      capacity: { cpu: '2', 'hugepages-2Mi': '64Mi' },
+      allocatable: { cpu: '2', 'hugepages-2Mi': '64Mi' },
+    };
+    expect(withAdvertisedResources(api, mine)).toEqual({
+      capacity: { cpu: '2', 'hugepages-2Mi': '64Mi', 'example.com/dongle': '1' },
+      allocatable: { cpu: '2', 'hugepages-2Mi': '64Mi', 'example.com/dongle': '1' },
+    });
+  });
+
   it('drops a device plugin resource removed after its grace period, which the apiserver still has', () => {
     const api = { capacity: { cpu: '2', 'example.com/widget': '4', 'example.com/dongle': '1' } };
     const mine = { capacity: { cpu: '2' }, allocatable: { cpu: '2' } };
