@@ -4,14 +4,10 @@
  * attach/detach controller to attach the node's volumes. What others set on the Node stays.
  */
 import { describe, expect, it } from 'vitest';
-import { NodeStatusManager } from '../../../src/agent/nodestatus/node-status-manager.js';
 import { existingNodeMetadataPatch } from '../../../src/agent/nodestatus/node-object.js';
-import { createKubeClient } from '../../../src/lib/kube-client.js';
-import { FakeClock } from '../../../src/lib/clock.js';
-import { silentLogger } from '../../../src/lib/logger.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 import { until } from '../../e2e/helpers.js';
-import { testMachine, testNodeSettings } from './node-fixture.js';
+import { startRegistering, testNodeSettings } from './node-fixture.js';
 
 const fake = useFakeApiserver();
 const ATTACH = 'volumes.kubernetes.io/controller-managed-attach-detach';
@@ -26,25 +22,11 @@ describe('a Node registered before the kubelet started', () => {
         annotations: { 'node.alpha.kubernetes.io/ttl': '0' },
       },
     });
-    const stop = new AbortController();
-    const manager = new NodeStatusManager({
-      client: await createKubeClient(fake.kubeconfigFor(`system:node:${nodeName}`), { timeoutMs: 3000 }),
-      settings: testNodeSettings(nodeName),
-      registerNode: true,
-      machine: testMachine(),
-      runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: [], images: [] }),
-      events: { record: () => {} },
-      clock: new FakeClock(1_000_000),
-      logger: silentLogger,
-      updateFrequencyMs: 10_000,
-      reportFrequencyMs: 300_000,
-      random: () => 0.5,
-    });
-    manager.start({ signal: stop.signal });
+    const stop = await startRegistering(fake.kubeconfigFor(`system:node:${nodeName}`), nodeName);
     const metadata = () => fake.api.store.get('nodes', '', nodeName)!.metadata;
     const status = () => fake.api.store.get('nodes', '', nodeName)!.status;
     await until(() => status()?.conditions !== undefined, 5000, 'the first status report');
-    stop.abort();
+    stop();
     expect(metadata().annotations).toEqual({ 'node.alpha.kubernetes.io/ttl': '0', [ATTACH]: 'true' });
     expect(metadata().labels).toMatchObject({
       'kubernetes.io/hostname': testNodeSettings(nodeName).hostname,

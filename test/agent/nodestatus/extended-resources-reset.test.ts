@@ -4,15 +4,11 @@
  * to be there until its plugins register again. With a checkpoint, the Node keeps them.
  */
 import { describe, expect, it } from 'vitest';
-import { NodeStatusManager } from '../../../src/agent/nodestatus/node-status-manager.js';
 import { zeroedExtendedResources } from '../../../src/agent/nodestatus/advertised-resources.js';
 import { isExtendedResource } from '../../../src/agent/admission/extended-resources.js';
-import { createKubeClient } from '../../../src/lib/kube-client.js';
-import { FakeClock } from '../../../src/lib/clock.js';
-import { silentLogger } from '../../../src/lib/logger.js';
 import { useFakeApiserver } from '../../fixtures/apiserver/suite.js';
 import { until } from '../../e2e/helpers.js';
-import { testMachine, testNodeSettings } from './node-fixture.js';
+import { startRegistering } from './node-fixture.js';
 
 const fake = useFakeApiserver();
 
@@ -24,25 +20,12 @@ async function registerOn(nodeName: string, reset: boolean) {
       allocatable: { cpu: '2', 'example.com/widget': '3', 'hugepages-2Mi': '0' },
     },
   });
-  const stop = new AbortController();
-  const manager = new NodeStatusManager({
-    client: await createKubeClient(fake.kubeconfigFor(`system:node:${nodeName}`), { timeoutMs: 3000 }),
-    settings: testNodeSettings(nodeName),
-    registerNode: true,
+  const stop = await startRegistering(fake.kubeconfigFor(`system:node:${nodeName}`), nodeName, {
     resetExtendedResources: () => reset,
-    machine: testMachine(),
-    runtime: async () => ({ runtimeVersion: 'containerd://1.6', runtimeErrors: [], images: [] }),
-    events: { record: () => {} },
-    clock: new FakeClock(1_000_000),
-    logger: silentLogger,
-    updateFrequencyMs: 10_000,
-    reportFrequencyMs: 300_000,
-    random: () => 0.5,
   });
-  manager.start({ signal: stop.signal });
   const status = () => fake.api.store.get('nodes', '', nodeName)!.status as Record<string, Record<string, string>>;
   await until(() => status().conditions !== undefined, 5000, 'the first status report');
-  stop.abort();
+  stop();
   return status();
 }
 
