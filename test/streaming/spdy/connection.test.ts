@@ -179,9 +179,9 @@ describe('SpdyConnection', () => {
     serverSocket.write(
       Buffer.concat([frames, encodeFrame({ type: 'data', streamId: s.id, flags: 1, data: Buffer.alloc(0) })]),
     );
+    await until(() => s.readableLength >= 128 * 1024, 5000, 'the bound reached');
     await new Promise((r) => setTimeout(r, 300));
     // Held at the bound (128 KiB) plus at most what one socket read had already decoded.
-    expect(s.readableLength).toBeGreaterThanOrEqual(128 * 1024);
     expect(s.readableLength).toBeLessThanOrEqual(256 * 1024);
     const all = collect(s);
     s.resume();
@@ -206,7 +206,9 @@ describe('SpdyConnection', () => {
         entries: [{ flags: 0, id: SettingsId.INITIAL_WINDOW_SIZE, value: 16 * 1024 }],
       }),
     );
-    await new Promise((r) => setTimeout(r, 50));
+    // A PING after the SETTINGS: its echo says the client has taken the settings (frames are read in order).
+    serverSocket.write(encodeFrame({ type: 'ping', id: 2 }));
+    await until(() => seen.some((f) => f.type === 'ping' && f.id === 2), 5000, 'the ping echoed');
     const s = client.openStream([['streamtype', 'stdin']]);
     const got = collect(s);
     const chunk = Buffer.alloc(16 * 1024, 1);
@@ -216,12 +218,13 @@ describe('SpdyConnection', () => {
       ),
     );
     s.write(Buffer.alloc(40 * 1024, 2));
-    await new Promise((r) => setTimeout(r, 200));
     const sentData = () =>
       seen.filter((f) => f.type === 'data').reduce((n, f) => n + (f.type === 'data' ? f.data.length : 0), 0);
+    await until(() => sentData() >= 16 * 1024, 5000, 'the first window sent');
+    await new Promise((r) => setTimeout(r, 200));
     expect(sentData()).toBe(16 * 1024); // held at the peer's window
     serverSocket.write(encodeFrame({ type: 'window_update', streamId: s.id, delta: 64 * 1024 }));
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => sentData() >= 40 * 1024, 5000, 'the rest sent');
     expect(sentData()).toBe(40 * 1024);
     serverSocket.write(encodeFrame({ type: 'data', streamId: s.id, flags: 1, data: Buffer.alloc(0) }));
     expect((await got).length).toBe(256 * 1024);
@@ -275,9 +278,11 @@ describe('SpdyConnection', () => {
         headerBlock: codec.compress([['streamtype', 'x']]),
       });
     clientSocket.write(Buffer.concat([syn(2), syn(5), syn(5), syn(3)]));
-    await new Promise((r) => setTimeout(r, 100));
     const { FrameDecoder } = await import('../../../src/streaming/spdy/frames.js');
-    const frames = new FrameDecoder().push(Buffer.concat(got)).frames;
+    const answered = () => new FrameDecoder().push(Buffer.concat(got)).frames;
+    await until(() => answered().length >= 3, 5000, 'the three refusals');
+    await new Promise((r) => setTimeout(r, 100));
+    const frames = answered();
     expect(frames.map((f) => (f.type === 'rst_stream' ? `rst ${f.streamId} ${f.status}` : f.type))).toEqual([
       'rst 2 1',
       'rst 5 1',
