@@ -43,7 +43,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
     expect(read(sandboxDir, 'cpu.cfs_quota_us')).toBe('20000');
     expect(read(sandboxDir, 'cgroup.procs')).toBe('');
     // The container's process joins its own cgroup (as it starts), not the sandbox's.
-    for (let i = 0; i < 100 && !read(cpuDir, 'cgroup.procs'); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && !read(cpuDir, 'cgroup.procs'); i++) await new Promise((r) => setTimeout(r, 20));
     expect(read(cpuDir, 'cgroup.procs')).not.toBe('');
     // Over gRPC, as a runtime daemon is reached.
     const socket = join(dir, 'cri.sock');
@@ -135,7 +135,7 @@ describe.runIf(asRoot)('process runtime pod cgroups', () => {
       sandboxConfig,
     );
     await first.startContainer(id);
-    for (let i = 0; i < 100 && (await first.containerStatus(id)).status.state !== 'CONTAINER_EXITED'; i++)
+    for (let i = 0; i < 500 && (await first.containerStatus(id)).status.state !== 'CONTAINER_EXITED'; i++)
       await new Promise((r) => setTimeout(r, 20));
     const sandboxDir = findCgroupDir('/sys/fs/cgroup/cpu', sandboxId, 4);
     expect(readFileSync(join(sandboxDir, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('30000');
