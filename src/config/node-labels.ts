@@ -7,6 +7,7 @@
  */
 
 import { dns1123SubdomainErrors } from '../agent/runtime/pod-hostname.js';
+import { regexError } from '../api/validation-messages.js';
 
 /** The labels a kubelet may set in the reserved namespaces (upstream kubeletapis.KubeletLabels). */
 const KUBELET_LABELS = [
@@ -43,10 +44,6 @@ const NAME = new RegExp(`^${NAME_FORMAT}$`);
 const VALUE_FORMAT = `(${NAME_FORMAT})?`;
 const VALUE = new RegExp(`^${VALUE_FORMAT}$`);
 const MAX_LENGTH = 63;
-
-/** apimachinery's RegexError: the message, its examples and the pattern, worded as Go's. */
-const regexError = (message: string, format: string, ...examples: string[]) =>
-  `${message} (e.g. ${examples.map((example) => `'${example}', `).join(' or ')}regex used for validation is '${format}')`;
 
 const NAME_ERROR = regexError(
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",

@@ -4,6 +4,7 @@
  * upstream's, so a pod that cannot have its name fails with the same event text.
  */
 import type { Pod } from '../../api/types.js';
+import { regexError } from '../../api/validation-messages.js';
 
 /**
  * What the pod is called on its own network: `hostname`, and `domain` (`<subdomain>.<ns>.svc.<cluster domain>`, ""
@@ -27,7 +28,13 @@ export function dns1123LabelErrors(value: string): string[] {
     errs.push(
       subdomainRe.test(value)
         ? 'must not contain dots'
-        : `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '${LABEL}')`,
+        : regexError(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and " +
+              'end with an alphanumeric character',
+            LABEL,
+            'my-name',
+            '123-abc',
+          ),
     );
   return errs;
 }
@@ -78,7 +85,12 @@ export function dns1123SubdomainErrors(value: string): string[] {
   if (value.length > SUBDOMAIN_MAX) errs.push(`must be no more than ${SUBDOMAIN_MAX} characters`);
   if (!subdomainRe.test(value))
     errs.push(
-      `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${LABEL}(\\.${LABEL})*')`,
+      regexError(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must " +
+          'start and end with an alphanumeric character',
+        `${LABEL}(\\.${LABEL})*`,
+        'example.com',
+      ),
     );
   return errs;
 }
