@@ -121,6 +121,12 @@ export interface AgentConfig {
   /** The ContainerStopSignals gate (alpha, off in v1.36): `lifecycle.stopSignal` reaches the runtime and the status. */
   containerStopSignals: boolean;
   /**
+   * The PLEGOnDemandRelist gate (beta, off by default in v1.36: kubernetes/kubernetes#137909): on, the status read
+   * right after a sync counts as upstream's on-demand single-pod relist in kubelet_pleg_pod_relist_duration_seconds.
+   * The read itself is part of every sync either way.
+   */
+  plegOnDemandRelist?: boolean;
+  /**
    * The ClusterTrustBundleProjection gate (beta, off in v1.36): off, a projected `clusterTrustBundle` source fails as
    * upstream's noop manager makes it fail.
    */

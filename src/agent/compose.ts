@@ -338,7 +338,9 @@ export function composeAgent(
     volumes,
     objects,
     onRejected: (reason) => metrics.admissionRejections.inc({ reason }),
-    observePodRelist: (seconds) => metrics.plegPodRelistDuration.observe(undefined, seconds),
+    observePodRelist: cfg.plegOnDemandRelist
+      ? (seconds) => metrics.plegPodRelistDuration.observe(undefined, seconds)
+      : undefined,
     onContainerTerminated: metrics.countTermination,
     prober,
     supportsRecursiveReadOnly: runtimeClasses.supportsRecursiveReadOnly,

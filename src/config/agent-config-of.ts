@@ -77,6 +77,7 @@ export function agentConfigOf(cfg: ResolvedConfig): AgentConfig {
     userNamespacesSupport: kc.featureGates?.UserNamespacesSupport ?? true,
     separateDiskGc: kc.featureGates?.KubeletSeparateDiskGC ?? true,
     containerStopSignals: kc.featureGates?.ContainerStopSignals ?? false,
+    plegOnDemandRelist: kc.featureGates?.PLEGOnDemandRelist ?? false,
     clusterTrustBundleProjection: kc.featureGates?.ClusterTrustBundleProjection ?? false,
     podCertificateRequest: kc.featureGates?.PodCertificateRequest ?? false,
     singleProcessOOMKill: kc.singleProcessOOMKill,

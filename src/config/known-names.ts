@@ -21,6 +21,7 @@ export const implementedFeatureGates = new Set([
   'ClusterTrustBundleProjection',
   'PodCertificateRequest',
   'PodLogsQuerySplitStreams',
+  'PLEGOnDemandRelist',
 ]);
 
 /**
@@ -37,8 +38,6 @@ export const featureGatesFollowedAtDefault: ReadonlyMap<string, boolean> = new M
   ['MutableCSINodeAllocatableCount', true],
   // The client CA file is reloaded when it changes (server/tls.ts).
   ['ReloadKubeletClientCAFile', true],
-  // A pod's status is read again as soon as a sync changed it (sync/pod-sync.ts), as the on-demand relist does.
-  ['PLEGOnDemandRelist', true],
   // Pods' and containers' figures come from their cgroups, as cAdvisor's do (kubelet_metrics_provider).
   ['PodAndContainerStatsFromCRI', false],
   // Beta and on in v1.36, and what tskubelet does (docs/compatibility.md).

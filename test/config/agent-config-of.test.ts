@@ -35,6 +35,13 @@ describe('agentConfigOf', () => {
     expect(on.warnings.join()).not.toContain('ClusterTrustBundleProjection');
   });
 
+  it('PLEGOnDemandRelist is off unless set, as in v1.36 (beta, switched off by default: kubernetes#137909)', async () => {
+    expect(agentConfigOf(await loadConfig(parseFlags([]))).plegOnDemandRelist).toBe(false);
+    const on = await loadConfig(parseFlags(['--feature-gates=PLEGOnDemandRelist=true']));
+    expect(agentConfigOf(on).plegOnDemandRelist).toBe(true);
+    expect(on.warnings.join()).not.toContain('PLEGOnDemandRelist');
+  });
+
   it('carries flags through: runtime endpoint and request timeout, log rotation, CFS period, streaming idle timeout', async () => {
     const a = agentConfigOf(
       await loadConfig(

@@ -94,7 +94,7 @@ export interface PodSyncDeps {
   onContainerTerminated?(termination: ContainerTermination): void;
   /**
    * Told how long the status read right after a sync whose every step succeeded took: upstream's on-demand
-   * single-pod PLEG relist (PLEGOnDemandRelist), which this read is (kubelet_pleg_pod_relist_duration_seconds).
+   * single-pod PLEG relist (kubelet_pleg_pod_relist_duration_seconds), given only with the PLEGOnDemandRelist gate.
    */
   observePodRelist?(seconds: number): void;
   /** Told the reason of each pod the sync rejects (kubelet_admission_rejections_total). */
