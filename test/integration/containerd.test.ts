@@ -970,6 +970,42 @@ describe('restarts', () => {
     }
   }, 60_000);
 
+  it('an init container removed while the kubelet was down: Completed, the pod Running, not Init:0/1 (kubernetes#131317)', async () => {
+    writePod(manifests, 'inited', {
+      initContainers: [{ name: 'init', image: bb, ...sh('true') }],
+      containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }],
+    });
+    const p = await waitPod(ports.ro, podName('inited'), (x) => !!cstatus(x)?.state.running, 40_000, 'inited running');
+    const main = cstatus(p)!.containerID;
+    await kubelet.stop();
+    // What the container GC or an operator may do to a static pod's finished init container while no kubelet runs.
+    const [init] = (await criContainersOf(p.metadata.uid!)).filter((c) => c.metadata?.name === 'init');
+    await cri.runtime.removeContainer(init.id);
+    kubelet = startKubelet(kubeletFlags());
+    const after = await waitPod(
+      ports.ro,
+      podName('inited'),
+      (x) => !!cstatus(x, 'init', true)?.state.terminated,
+      40_000,
+      'init container reported',
+    );
+    expect(cstatus(after, 'init', true)).toMatchObject({
+      state: {
+        terminated: {
+          exitCode: 0,
+          reason: 'Completed',
+          message:
+            'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally',
+        },
+      },
+      ready: true,
+    });
+    expect(after.status?.phase).toBe('Running');
+    // Not run again: the main container is the one from before the restart.
+    expect(cstatus(after)!.containerID).toBe(main);
+    expect((await criContainersOf(p.metadata.uid!)).filter((c) => c.metadata?.name === 'init')).toEqual([]);
+  }, 90_000);
+
   it('a pod whose manifest went while the kubelet was down is removed from containerd and counted in kubelet_orphaned_runtime_pods_total', async () => {
     writePod(manifests, 'gone', { containers: [{ name: 'main', image: bb, command: ['sleep', '3600'] }] });
     const p = await waitPod(ports.ro, podName('gone'), (x) => !!cstatus(x)?.state.running, 40_000, 'gone running');

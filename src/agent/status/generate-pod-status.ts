@@ -36,7 +36,7 @@ import { POD_LEVEL, type ContainerResources } from '../allocation/checkpoint.js'
 import type { ResizeState } from '../allocation/resize-state.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
-import { vanishedContainerStatus } from './vanished-container.js';
+import { lostInitContainerStatus, vanishedContainerStatus } from './vanished-container.js';
 import { stickyPhase } from './sticky-phase.js';
 import { qosClass } from './qos-class.js';
 
@@ -119,6 +119,7 @@ function containerStatuses(
 ): ContainerStatus[] {
   return specs.map((spec) => {
     const [cur, prev] = containerInstances(rs, spec.name);
+    let lostInit = false;
     let st: ContainerStatus = {
       name: spec.name,
       state: { waiting: { reason: defaultWaiting } },
@@ -174,9 +175,11 @@ function containerStatuses(
         previous?.find((o) => o.name === spec.name),
         defaultWaiting,
       );
+      lostInit = init && !isSidecar(spec) && !!st.state.waiting && anyRegularContainerCreated(pod, rs);
+      if (lostInit) st = lostInitContainerStatus(st);
     }
     const reason = ctx.reasons.get(spec.name);
-    const skipInit = init && cur?.state === 'exited' && cur.exitCode === 0;
+    const skipInit = lostInit || (init && cur?.state === 'exited' && cur.exitCode === 0);
     if (reason && !skipInit && shouldContainerBeRestarted(pod, spec, cur)) {
       if (st.state.terminated) st.lastState = st.state;
       st.state = { waiting: { reason: reason.reason, ...(reason.message ? { message: reason.message } : {}) } };
@@ -184,6 +187,15 @@ function containerStatuses(
       st.started = false;
     }
     return st;
+  });
+}
+
+/** Whether a regular container of `pod` was created, ran or exited: its init containers are behind it (upstream
+ * HasAnyRegularContainerCreated). */
+function anyRegularContainerCreated(pod: Pod, rs: PodRuntimeStatus): boolean {
+  return pod.spec.containers.some((c) => {
+    const state = latestContainer(rs, c.name)?.state;
+    return state === 'created' || state === 'running' || state === 'exited';
   });
 }
 

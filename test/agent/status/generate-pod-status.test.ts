@@ -355,3 +355,44 @@ describe('the identity a container runs as (containerStatuses[].user)', () => {
     ).toBeUndefined();
   });
 });
+
+describe('an init container the runtime no longer has (upstream v1.36, kubernetes/kubernetes#131317)', () => {
+  // A static pod after a kubelet restart: no previous status, the init container removed, the main container on.
+  const withInit = (init: Record<string, unknown>): Pod => {
+    const p = pod({ source: 'file' });
+    p.spec.initContainers = [{ name: 'init-1', image: 'busybox', ...init }] as Pod['spec']['containers'];
+    return p;
+  };
+
+  it('is Completed (exit 0, ready) once a regular container was created, and the pod Running, not Init:0/1', () => {
+    for (const state of ['running', 'exited', 'created'] as const) {
+      const st = generatePodStatus(withInit({}), withContainers(container(state)), ctx());
+      expect(st.initContainerStatuses![0]).toMatchObject({
+        state: {
+          terminated: {
+            reason: 'Completed',
+            message:
+              'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally',
+            exitCode: 0,
+          },
+        },
+        ready: true,
+      });
+    }
+    const running = generatePodStatus(withInit({}), withContainers(container('running')), ctx());
+    expect(running.phase).toBe('Running');
+    expect(running.conditions!.find((c) => c.type === 'Initialized')?.status).toBe('True');
+  });
+
+  it('stays waiting before any regular container exists, and for a sidecar, which is started again', () => {
+    const before = generatePodStatus(withInit({}), emptyRuntimeStatus('u', 'p', 'd'), ctx());
+    expect(before.initContainerStatuses![0].state).toEqual({ waiting: { reason: 'PodInitializing' } });
+    expect(before.phase).toBe('Pending');
+    const sidecar = generatePodStatus(
+      withInit({ restartPolicy: 'Always' }),
+      withContainers(container('running')),
+      ctx(),
+    );
+    expect(sidecar.initContainerStatuses![0].state.waiting).toBeDefined();
+  });
+});
