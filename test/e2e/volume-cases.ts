@@ -524,7 +524,7 @@ export function describeVolumeCases(title: string, get: () => VolumeCaseContext)
         expect(signer.answered[0].proofVerified).toBe(true);
         expect(first.metadata.generateName).toBe('req-');
         expect(first.metadata.ownerReferences).toEqual([
-          { apiVersion: 'core/v1', kind: 'Pod', name: 'pcert', uid: p.metadata.uid },
+          { apiVersion: 'v1', kind: 'Pod', name: 'pcert', uid: p.metadata.uid },
         ]);
         expect(first.spec).toMatchObject({
           signerName: 'example.com/pods',

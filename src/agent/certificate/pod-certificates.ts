@@ -223,7 +223,9 @@ export class PodCertificateManager implements PodCertificates {
         metadata: {
           namespace,
           generateName: 'req-',
-          ownerReferences: [{ apiVersion: 'core/v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }],
+          // "v1": the core group has no prefix. Before v1.36 upstream wrote "core/v1", which the garbage collector
+          // cannot map, so the requests outlived their pods (kubernetes/kubernetes#137008).
+          ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid }],
         },
         spec: {
           signerName: source.signerName,
