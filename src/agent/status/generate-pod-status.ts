@@ -102,10 +102,9 @@ export function carriedLastState(
   containerID: string | undefined,
 ): ContainerStatus['lastState'] | undefined {
   if (!old || !containerID) return undefined;
-  if (old.containerID === containerID)
-    return old.lastState?.terminated ? { terminated: old.lastState.terminated } : undefined;
-  const ended = old.state?.terminated;
-  return ended?.containerID && ended.containerID !== containerID ? { terminated: ended } : undefined;
+  if (old.containerID !== containerID && old.state?.terminated) return { terminated: old.state.terminated };
+  // The same instance's, or a waiting one's (the container a restart of all containers stopped): what it carried.
+  return old.lastState?.terminated ? { terminated: old.lastState.terminated } : undefined;
 }
 
 function containerStatuses(

@@ -211,6 +211,13 @@ describe('carriedLastState: the termination before a container whose previous in
       carriedLastState(status('a', { waiting: { reason: 'ContainerCreating' } }), 'containerd://b'),
     ).toBeUndefined();
   });
+
+  it('is what a waiting container carried, when another instance follows it (upstream convertContainerStatus)', () => {
+    // The container a restart of all containers stopped waits with its end as its last state; the next instance
+    // keeps it.
+    const old = status('a', { waiting: { reason: 'ContainerCreating' } }, { terminated: terminated('a', 42) });
+    expect(carriedLastState(old, 'containerd://b')).toEqual({ terminated: terminated('a', 42) });
+  });
 });
 
 describe('phase rules (upstream generateAPIPodStatus)', () => {
