@@ -15,6 +15,8 @@ export const LOCKED_FEATURE_GATES: ReadonlyMap<string, boolean> = new Map([
   ['AllowOverwriteTerminationGracePeriodSeconds', false],
   ['AuthorizeNodeWithSelectors', true],
   ['DisableAllocatorDualWrite', true],
+  // Locked on in v1.36 (kubernetes/kubernetes#136673): the Node's kubeProxyVersion is never written.
+  ['DisableNodeKubeProxyVersion', true],
   ['DRAAdminAccess', true],
   ['DynamicResourceAllocation', true],
   ['ExecProbeTimeout', true],

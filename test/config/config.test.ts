@@ -419,6 +419,10 @@ describe('loadConfig', () => {
     await expect(
       loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'GitRepoVolumeDriver=true'])),
     ).rejects.toThrow('cannot set feature gate GitRepoVolumeDriver to true, feature is locked to false');
+    // Locked on in v1.36 (kubernetes/kubernetes#136673).
+    await expect(
+      loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'DisableNodeKubeProxyVersion=false'])),
+    ).rejects.toThrow('cannot set feature gate DisableNodeKubeProxyVersion to false, feature is locked to true');
     // GA and locked on in v1.36 (kubernetes/kubernetes#136230).
     await expect(
       loadConfig(parseFlags(['--kubeconfig=/k', '--feature-gates', 'MutableCSINodeAllocatableCount=false'])),
