@@ -39,6 +39,21 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, def
 }
 
 /**
+ * `config` with its env values as bytes, which CRI's KeyValue.value is: the proto encoder would read a string there as
+ * base64.
+ */
+function withEnvBytes(config: cri.ContainerConfig): cri.ContainerConfig {
+  if (!config.envs?.length) return config;
+  return {
+    ...config,
+    envs: config.envs.map((kv) => ({
+      key: kv.key,
+      value: typeof kv.value === 'string' ? Buffer.from(kv.value, 'utf8') : kv.value,
+    })),
+  };
+}
+
+/**
  * Connects (lazily) to the CRI endpoint ("unix:///path", "unix:/path", "/path" or "host:port") and returns both
  * services.
  */
@@ -87,7 +102,7 @@ export function createCriClient(endpoint: string, o: { requestTimeoutMs?: number
       (
         await r<{ container_id: string }>('CreateContainer', {
           pod_sandbox_id: sid,
-          config,
+          config: withEnvBytes(config),
           sandbox_config: sandboxConfig,
         })
       ).container_id,

@@ -182,7 +182,8 @@ export interface PodSandbox {
 
 export interface KeyValue {
   key: string;
-  value: string;
+  /** Text, or bytes that are not UTF-8 (a binary Secret value): `bytes` on the wire, as cri-api v1.36.2 has it. */
+  value: string | Uint8Array;
 }
 export interface Mount {
   container_path: string;

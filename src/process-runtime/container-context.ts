@@ -99,6 +99,11 @@ function userNamespaceOf(c: ContainerRecord): Pick<ExecContext, 'userNamespace'>
   return { userNamespace: c.state === 'CONTAINER_RUNNING' && c.pid ? { pid: c.pid } : { range } };
 }
 
+/** An env value as a process gets it: text (Node passes the environment as UTF-8), bytes read as UTF-8. */
+export function envValueText(value: string | Uint8Array): string {
+  return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+}
+
 /**
  * The context of container `c` in `sandbox`; `marker` tags every process of the container (proc.ts); `cgroupProcs`: its
  * cgroup; `mayHang`: whether a mount's source may stop answering (mount-sources.ts mayStopAnswering).
@@ -115,7 +120,7 @@ export function containerContext(
     HOSTNAME: sandbox?.config.hostname || hostname(),
     HOME: process.env.HOME ?? '/',
   };
-  for (const kv of c.config.envs ?? []) env[kv.key] = kv.value;
+  for (const kv of c.config.envs ?? []) env[kv.key] = envValueText(kv.value);
   env[CONTAINER_MARKER] = marker;
   const sc = c.config.linux?.security_context;
   const user =

@@ -29,6 +29,7 @@ import type { ProcessHandle } from './process-handle.js';
 import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
 import { loadPty } from './pty.js';
+import { envValueText } from './container-context.js';
 import { killMarked, signalGroup } from './proc.js';
 import { killSignalOf, stopSignalOf } from './stop-signal.js';
 import { sandboxStats, UsageReader } from './container-stats.js';
@@ -286,6 +287,12 @@ export class ProcessRuntime implements RuntimeService {
       }
     }
     if (config.tty) await loadPty(); // refused now, with why, where node-pty is not installed
+    // Env values arrive as bytes over gRPC (CRI's `bytes`): the record keeps them as the text the process gets.
+    if (config.envs?.some((kv) => typeof kv.value !== 'string'))
+      config = {
+        ...config,
+        envs: config.envs.map((kv) => ({ key: kv.key, value: envValueText(kv.value) })),
+      };
     const id = newId();
     const rec = newContainerRecord(id, s, config, sandboxConfig, nowNs().toString());
     this.containers.set(id, rec);

@@ -102,6 +102,35 @@ describe('CRI client transport', () => {
     }
   });
 
+  it("sends an env value's bytes as they are, text as UTF-8: KeyValue.value is bytes (cri-api v1.36.2)", async () => {
+    const path = socketPath();
+    let received: cri.ContainerConfig | undefined;
+    await serve(path, {
+      createContainer: async (_sandbox, config) => {
+        received = config;
+        return 'c1';
+      },
+    });
+    const client = createCriClient(`unix://${path}`);
+    const binary = Buffer.from([0xff, 0xfe, 0x41]);
+    await client.runtime.createContainer(
+      's1',
+      {
+        metadata: { name: 'main', attempt: 0 },
+        image: { image: 'busybox' },
+        envs: [
+          { key: 'RAW', value: binary },
+          { key: 'TEXT', value: 'é=1' },
+        ],
+      } as cri.ContainerConfig,
+      { metadata: { name: 'p', namespace: 'd', uid: 'u', attempt: 0 } } as cri.PodSandboxConfig,
+    );
+    client.close?.();
+    const values = new Map(received!.envs!.map((kv) => [kv.key, Buffer.from(kv.value as Uint8Array)]));
+    expect(values.get('RAW')).toEqual(binary);
+    expect(values.get('TEXT')?.toString('utf8')).toBe('é=1');
+  });
+
   it('maps statuses to the error catalog, with the runtime details (non-ASCII and newlines kept)', async () => {
     const path = socketPath();
     await serve(path, {

@@ -319,3 +319,42 @@ describe('image volumes on containerd', () => {
     expect(state.waiting?.message).toContain('failed to mkdir ""');
   }, 40_000);
 });
+
+describe('env on containerd', () => {
+  it("a Secret's value that is not UTF-8: the container starts, with the value as containerd hands it to runc", async () => {
+    const binary = Buffer.from([0xff, 0xfe, 0x41]);
+    c.api.store.create('secrets', {
+      metadata: { name: 'binary-env', namespace: 'default' },
+      data: { raw: binary.toString('base64') },
+    });
+    c.api.store.create(
+      'pods',
+      boundPod('binary-env', node, {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'main',
+            image: TEST_IMAGES.busybox,
+            command: ['sh', '-c', 'printf %s "$RAW" | od -An -tx1 > /dev/termination-log 2>&1'],
+            terminationMessagePath: '/dev/termination-log',
+            env: [{ name: 'RAW', valueFrom: { secretKeyRef: { name: 'binary-env', key: 'raw' } } }],
+          },
+        ],
+      }),
+    );
+    const terminated = await until(
+      () =>
+        c.api.store.get('pods', 'default', 'binary-env')?.status?.containerStatuses?.[0]?.state?.terminated as
+          { exitCode: number; message?: string } | undefined,
+      40_000,
+      'the container ended',
+    );
+    // The kubelet sends the bytes as they are (KeyValue.value is bytes, test/cri/client.test.ts); containerd writes
+    // them into the OCI spec's JSON, where each byte that is not UTF-8 becomes U+FFFD (ef bf bd), as for the Go
+    // kubelet.
+    expect({ exitCode: terminated.exitCode, bytes: terminated.message?.trim().split(/\s+/) }).toEqual({
+      exitCode: 0,
+      bytes: ['ef', 'bf', 'bd', 'ef', 'bf', 'bd', '41'],
+    });
+  }, 60_000);
+});

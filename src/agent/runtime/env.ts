@@ -6,6 +6,7 @@
  * service link variables not already set. The API objects come prefetched in `ctx.objects`;
  * without them (no apiserver) a reference is a config error. Pure.
  */
+import { isUtf8 } from 'node:buffer';
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { envFileKey, parseEnvFile, type FileKeyRef } from './env-file.js';
@@ -32,8 +33,25 @@ export interface PodObjects {
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
+/**
+ * An env value: text, or the bytes of a Secret value that is not UTF-8, which go to the runtime as they are (upstream
+ * v1.36.2, kubernetes/kubernetes#139168: CRI's env value is `bytes` on the wire).
+ */
+export type EnvValue = string | Uint8Array;
+
 /** A resolved env, or the reason it cannot be built (upstream CreateContainerConfigError). */
-export type EnvResult = { ok: true; env: { key: string; value: string }[] } | { ok: false; message: string };
+export type EnvResult = { ok: true; env: { key: string; value: EnvValue }[] } | { ok: false; message: string };
+
+/** A Secret's value (base64, as the API returns it): its text when it is UTF-8, else its bytes. */
+function secretValue(base64: string): EnvValue {
+  const data = Buffer.from(base64, 'base64');
+  return isUtf8(data) ? data.toString('utf8') : data;
+}
+
+/** `value` as text, for $(VAR) references and paths: binary bytes read as UTF-8. */
+export function envText(value: EnvValue): string {
+  return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+}
 
 /** Expands $(VAR) using `lookup`; $$ escapes; unknown references stay as written. */
 export function expand(input: string, lookup: (name: string) => string | undefined): string {
@@ -123,7 +141,7 @@ function keyValue(
   kind: 'ConfigMap' | 'Secret',
   ref: KeyRef,
   o: { ns: string; objects: PodObjects | undefined },
-): { value?: string; error?: string } {
+): { value?: EnvValue; error?: string } {
   const { ns, objects } = o;
   if (!objects)
     return {
@@ -132,18 +150,17 @@ function keyValue(
   const obj = kind === 'ConfigMap' ? objects.configMaps.get(ref.name) : objects.secrets.get(ref.name);
   if (!obj)
     return ref.optional ? {} : { error: `${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${ref.name}" not found` };
-  const raw =
-    obj.data?.[ref.key] ??
-    (kind === 'ConfigMap' ? (obj as { binaryData?: Record<string, string> }).binaryData?.[ref.key] : undefined);
+  // A ConfigMap's binaryData is not read: upstream looks the key up in its data only.
+  const raw = obj.data?.[ref.key];
   if (raw === undefined)
     return ref.optional ? {} : { error: `couldn't find key ${ref.key} in ${kind} ${ns}/${ref.name}` };
-  return { value: kind === 'Secret' ? Buffer.from(raw, 'base64').toString('utf8') : raw };
+  return { value: kind === 'Secret' ? secretValue(raw) : raw };
 }
 
 /** The container's env: envFrom, then env in order (later names replace earlier ones), then service links. */
 export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult {
   const ns = pod.metadata.namespace ?? 'default';
-  const vars = new Map<string, string>();
+  const vars = new Map<string, EnvValue>();
   const services = ctx.objects?.serviceEnv ?? {};
   for (const from of (c.envFrom ?? []) as {
     prefix?: string;
@@ -166,12 +183,15 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
     for (const [k, v] of Object.entries(obj.data ?? {})) {
       const name = `${from.prefix ?? ''}${k}`;
       if (!ENV_NAME.test(name)) continue;
-      vars.set(name, kind === 'Secret' ? Buffer.from(v, 'base64').toString('utf8') : v);
+      vars.set(name, kind === 'Secret' ? secretValue(v) : v);
     }
   }
-  const lookup = (n: string) => vars.get(n) ?? services[n];
+  const lookup = (n: string) => {
+    const value = vars.get(n);
+    return value === undefined ? services[n] : envText(value);
+  };
   for (const e of c.env ?? []) {
-    let value: string | undefined;
+    let value: EnvValue | undefined;
     if (e.valueFrom === undefined) value = expand(e.value ?? '', lookup);
     else {
       const from = e.valueFrom as {

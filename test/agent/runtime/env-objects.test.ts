@@ -45,6 +45,32 @@ describe('env from API objects', () => {
       ],
     });
   });
+  it("a Secret's value that is not UTF-8 stays its bytes, from secretKeyRef and envFrom (upstream v1.36.2)", () => {
+    const binary = Buffer.from([0xff, 0xfe, 0x41]);
+    const o: PodObjects = { ...objects, secrets: new Map([['bin', { data: { raw: binary.toString('base64') } }]]) };
+    const r = env(
+      {
+        envFrom: [{ secretRef: { name: 'bin' }, prefix: 'ALL_' }],
+        env: [{ name: 'RAW', valueFrom: { secretKeyRef: { name: 'bin', key: 'raw' } } }],
+      },
+      o,
+    );
+    if (!r.ok) throw new Error(r.message);
+    const values = new Map(r.env.map((e) => [e.key, e.value]));
+    expect(Buffer.from(values.get('RAW') as Uint8Array)).toEqual(binary);
+    expect(Buffer.from(values.get('ALL_raw') as Uint8Array)).toEqual(binary);
+    // UTF-8 values stay text.
+    expect(values.get('token')).toBeUndefined();
+    const text = env({ envFrom: [{ secretRef: { name: 's' } }] });
+    expect(text.ok && text.env[0]).toEqual({ key: 'token', value: 't0k' });
+  });
+  it("a ConfigMap's binaryData is no env source: only its data is (upstream makeEnvironmentVariables)", () => {
+    const o: PodObjects = { ...objects, configMaps: new Map([['b', { data: {}, binaryData: { blob: 'AAE=' } }]]) };
+    expect(env({ env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'b', key: 'blob' } } }] }, o)).toEqual({
+      ok: false,
+      message: "couldn't find key blob in ConfigMap ns/b",
+    });
+  });
   it('missing objects and keys: upstream messages; optional ones are skipped', () => {
     expect(env({ env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'gone', key: 'k' } } }] })).toEqual({
       ok: false,
