@@ -1,12 +1,12 @@
 /**
  * Local storage limits (upstream eviction manager's localStorageEviction), pure: a pod is evicted
  * at once when an emptyDir (on disk) holds more than its `sizeLimit`, when the pod's ephemeral
- * storage (containers' writable layers and logs, emptyDir and configMap volumes, the pod's own files) exceeds the sum
- * of its containers' `ephemeral-storage` limits, or when one container's writable layer and logs
- * exceed its own limit — checked in that order, with upstream's messages.
+ * storage (containers' writable layers and logs, emptyDir and configMap volumes, the pod's own files) exceeds the
+ * pod's `ephemeral-storage` limit (its containers' as upstream's PodLimits adds them up), or when one container's (or
+ * sidecar's) writable layer and logs exceed its own limit — checked in that order, with upstream's messages.
  */
-import type { Pod } from '../../api/types.js';
-import { bytes } from '../../api/quantity.js';
+import type { Container, Pod } from '../../api/types.js';
+import { bytes, formatQuantity, quantityFormat } from '../../api/quantity.js';
 
 /** What a pod uses on local disk. */
 export interface LocalStorageUsage {
@@ -43,38 +43,75 @@ export function localStorageViolation(
     if (max !== undefined && max > 0 && used > max)
       return {
         signal: 'emptydirfs.limit',
-        message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limit}". `,
+        message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${asGoQuantity(limit)}". `,
       };
   }
-  const limits = pod.spec.containers
-    .map((c) => c.resources?.limits?.['ephemeral-storage'])
-    .filter((x): x is string => x !== undefined);
-  if (limits.length) {
-    const podLimit = limits.reduce((n, l) => n + (bytes(l) ?? 0), 0);
+  const podLimit = podEphemeralStorageLimit(pod);
+  if (podLimit) {
     const local = volumes
       .filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap)
       .map((v) => u.volumes.get(v.name) ?? 0);
     const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, u.podFiles ?? 0);
-    if (used > podLimit)
+    const total = formatQuantity(podLimit.bytes, podLimit.format);
+    if (used > podLimit.bytes)
       return {
         signal: 'ephemeralpodfs.limit',
-        message: `Pod ephemeral local storage usage exceeds the total limit of containers ${formatLimit(limits, podLimit)}. `,
+        message: `Pod ephemeral local storage usage exceeds the total limit of containers ${total}. `,
       };
   }
-  for (const c of pod.spec.containers) {
+  // Sidecars have limits of their own too (upstream kubernetes/kubernetes#138462).
+  for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter(isRestartable)]) {
     const limit = c.resources?.limits?.['ephemeral-storage'];
     const max = bytes(limit);
     const used = u.containers.get(c.name);
     if (limit !== undefined && max && used !== undefined && used > max)
       return {
         signal: 'ephemeralcontainerfs.limit',
-        message: `Container ${c.name} exceeded its local ephemeral storage limit "${limit}". `,
+        message: `Container ${c.name} exceeded its local ephemeral storage limit "${asGoQuantity(limit)}". `,
       };
   }
   return undefined;
 }
 
-/** The pod's total limit as written when there is one container limit, else in bytes. */
-function formatLimit(limits: string[], total: number): string {
-  return limits.length === 1 ? limits[0] : String(total);
+const isRestartable = (c: Container) => c.restartPolicy === 'Always';
+
+/** A quantity as Go's Quantity.String() spells it once parsed ("1024Mi" → "1Gi"). */
+function asGoQuantity(q: string): string {
+  const n = bytes(q);
+  return n === undefined ? q : formatQuantity(n, quantityFormat(q));
+}
+
+interface Limit {
+  bytes: number;
+  /** The format Go keeps for a sum: that of its first term. */
+  format: 'BinarySI' | 'DecimalSI';
+}
+
+/**
+ * The pod's ephemeral-storage limit as upstream's resourcehelper.PodLimits adds it up: its regular containers and
+ * sidecars together, or an init container with the sidecars started before it if that is more; undefined when no
+ * container has one.
+ */
+function podEphemeralStorageLimit(pod: Pod): Limit | undefined {
+  const limitOf = (c: Container): Limit | undefined => {
+    const q = c.resources?.limits?.['ephemeral-storage'];
+    const n = bytes(q);
+    return q === undefined || n === undefined ? undefined : { bytes: n, format: quantityFormat(q) };
+  };
+  const add = (sum: Limit | undefined, term: Limit | undefined): Limit | undefined =>
+    !sum ? term && { ...term } : !term ? sum : { bytes: sum.bytes + term.bytes, format: sum.format };
+  let total: Limit | undefined;
+  for (const c of pod.spec.containers) total = add(total, limitOf(c));
+  let sidecars: Limit | undefined;
+  let initMax: Limit | undefined;
+  for (const c of pod.spec.initContainers ?? []) {
+    let limit = limitOf(c);
+    if (isRestartable(c)) {
+      total = add(total, limit);
+      sidecars = add(sidecars, limit);
+      limit = sidecars;
+    } else limit = add(limit, sidecars);
+    if (limit && (!initMax || limit.bytes > initMax.bytes)) initMax = limit;
+  }
+  return initMax && (!total || initMax.bytes > total.bytes) ? initMax : total;
 }

@@ -350,6 +350,46 @@ describe('local storage limits', () => {
       'ephemeralpodfs.limit',
     );
   });
+
+  it("adds up the pod's limit as upstream's PodLimits (sidecars with the containers, an init container if more) and spells quantities as Go does", () => {
+    const sidecarPod = withSpec({
+      initContainers: [
+        { name: 'init', image: 'x', resources: { limits: { 'ephemeral-storage': '1Mi' } } },
+        { name: 'side', image: 'x', restartPolicy: 'Always', resources: { limits: { 'ephemeral-storage': '512Ki' } } },
+      ],
+      containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '1024Ki' } } }],
+    });
+    // main 1 MiB + the sidecar's 512 KiB, in main's (first) format: "1536Ki".
+    expect(violation(sidecarPod, usage({}, { main: 0, side: 0, init: 1600 * 1024 }))).toBe(
+      'Pod ephemeral local storage usage exceeds the total limit of containers 1536Ki. ',
+    );
+    expect(violation(sidecarPod, usage({}, { main: 0, side: 0, init: 1500 * 1024 }))).toBeUndefined();
+    // Only an init container has one: it is the pod's.
+    const initOnly = withSpec({
+      initContainers: [{ name: 'init', image: 'x', resources: { limits: { 'ephemeral-storage': '2M' } } }],
+      containers: [{ name: 'main', image: 'x' }],
+    });
+    expect(violation(initOnly, usage({}, { main: 3_000_000 }))).toBe(
+      'Pod ephemeral local storage usage exceeds the total limit of containers 2M. ',
+    );
+    // A sidecar over its own limit (kubernetes/kubernetes#138462), its limit spelled as Go's Quantity.String().
+    const sidecarOver = withSpec({
+      initContainers: [
+        { name: 'side', image: 'x', restartPolicy: 'Always', resources: { limits: { 'ephemeral-storage': '1024Ki' } } },
+      ],
+      containers: [{ name: 'main', image: 'x', resources: { limits: { 'ephemeral-storage': '100Mi' } } }],
+    });
+    expect(violation(sidecarOver, usage({}, { side: 2 * Mi, main: 0 }))).toBe(
+      'Container side exceeded its local ephemeral storage limit "1Mi". ',
+    );
+    const sized = withSpec({
+      volumes: [{ name: 'disk', emptyDir: { sizeLimit: '2048Ki' } }],
+      containers: [{ name: 'main', image: 'x' }],
+    });
+    expect(violation(sized, usage({ disk: 3 * Mi }, { main: 0 }))).toBe(
+      'Usage of EmptyDir volume "disk" exceeds the limit "2Mi". ',
+    );
+  });
 });
 
 describe('localStorageCapacityIsolation', () => {
