@@ -33,12 +33,38 @@ export interface ImageRecord {
   pinned: boolean;
 }
 
+/** How full the image filesystem is, in whole percent, as upstream's image GC reckons it. */
+const usagePercentOf = (capacity: number, available: number) => 100 - Math.floor((available * 100) / capacity);
+
 /** Bytes to free for `capacity`/`available` under `policy` (0 below the high threshold). */
 export function bytesToFree(capacity: number, available: number, policy: ImageGcPolicy): number {
   if (capacity <= 0 || policy.highThresholdPercent >= 100) return 0;
-  const usagePercent = 100 - Math.floor((available * 100) / capacity);
-  if (usagePercent < policy.highThresholdPercent) return 0;
+  if (usagePercentOf(capacity, available) < policy.highThresholdPercent) return 0;
   return Math.max(0, Math.floor((capacity * (100 - policy.lowThresholdPercent)) / 100) - available);
+}
+
+/**
+ * Upstream's FreeDiskSpaceFailed message since v1.35 (kubernetes/kubernetes#132578): about the disk, which is mostly
+ * full of something other than unused images when this happens, rather than the bytes the pass wanted. Pure.
+ */
+export function freeDiskSpaceFailedMessage(capacity: number, available: number, freed: number): string {
+  return (
+    `Insufficient free disk space on the node's image filesystem (${usagePercentOf(capacity, available)}% of ` +
+    `${humanSize(capacity)} used). Failed to free sufficient space by deleting unused images (freed ${freed} bytes). ` +
+    'Investigate disk usage, as it could be used by active images, logs, volumes, or other data.'
+  );
+}
+
+/** A size as upstream's message gives it: bytes below 1 KiB, else one decimal of the largest binary unit. */
+function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  let unit = 0;
+  let size = bytes / 1024;
+  while (size >= 1024 && unit < 5) {
+    size /= 1024;
+    unit++;
+  }
+  return `${size.toFixed(1)} ${'KMGTPE'[unit]}iB`;
 }
 
 /** The images to remove to free `amount` bytes (pure): unused, unpinned, old enough; LRU first. */
@@ -205,10 +231,7 @@ export class ImageGc {
     this.deps.logger.info({ wantedBytes: amount, removed: freed.length }, 'image garbage collection');
     const freedBytes = freed.reduce((n, id) => n + (sizes.get(id) ?? 0), 0);
     if (freedBytes < amount)
-      return this.fail(
-        'FreeDiskSpaceFailed',
-        `Failed to garbage collect required amount of images. Attempted to free ${amount} bytes, but only found ${freedBytes} bytes eligible to free.`,
-      );
+      return this.fail('FreeDiskSpaceFailed', freeDiskSpaceFailedMessage(capacity, available, freedBytes));
     return [...removed, ...freed];
   }
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GarbageCollector } from '../../../src/agent/gc/garbage-collector.js';
-import { ImageGc } from '../../../src/agent/gc/image-gc.js';
+import { freeDiskSpaceFailedMessage, ImageGc } from '../../../src/agent/gc/image-gc.js';
 import type { RuntimeManager } from '../../../src/agent/runtime/runtime-manager.js';
 import { defaultContainerGcPolicy } from '../../../src/agent/gc/container-gc-plan.js';
 import type { ImageService, RuntimeService } from '../../../src/cri/services.js';
@@ -41,13 +41,26 @@ function imageGc(mountpoint: string, events: NodeEvent[], clock = new FakeClock(
 describe('image GC warnings on the Node', () => {
   it('cannot free what the thresholds ask: FreeDiskSpaceFailed, and the pass fails', async () => {
     const events: NodeEvent[] = [];
-    await expect(imageGc('/', events).garbageCollect()).rejects.toThrow(/^Failed to garbage collect required amount/);
+    await expect(imageGc('/', events).garbageCollect()).rejects.toThrow(/^Insufficient free disk space on the node/);
     expect(events).toHaveLength(1);
     expect(events[0][0]).toBe('Warning');
     expect(events[0][1]).toBe('FreeDiskSpaceFailed');
+    // Upstream's v1.35+ wording: how full the disk is, and what the pass freed (the one 10-byte image).
     expect(events[0][2]).toMatch(
-      /^Failed to garbage collect required amount of images\. Attempted to free \d+ bytes, but only found 10 bytes eligible to free\.$/,
+      /^Insufficient free disk space on the node's image filesystem \(\d+% of \d+\.\d [KMGT]iB used\)/,
     );
+    expect(events[0][2]).toContain('. Failed to free sufficient space by deleting unused images (freed 10 bytes). ');
+  });
+
+  it('spells the disk as upstream: whole percent used, one decimal of the largest binary unit', () => {
+    const GiB = 1024 ** 3;
+    expect(freeDiskSpaceFailedMessage(100 * GiB, 10 * GiB, 1_073_741_824)).toBe(
+      "Insufficient free disk space on the node's image filesystem (90% of 100.0 GiB used). " +
+        'Failed to free sufficient space by deleting unused images (freed 1073741824 bytes). ' +
+        'Investigate disk usage, as it could be used by active images, logs, volumes, or other data.',
+    );
+    expect(freeDiskSpaceFailedMessage(Math.round(26.4 * GiB), Math.round(3.2 * GiB), 0)).toContain('(88% of 26.4 GiB');
+    expect(freeDiskSpaceFailedMessage(512 * 1024 ** 2, 0, 0)).toContain('(100% of 512.0 MiB used)');
   });
 
   it('an image filesystem of no capacity: InvalidDiskCapacity', async () => {
