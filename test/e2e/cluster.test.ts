@@ -185,6 +185,11 @@ describe('node', () => {
     await kubectl(c, ['uncordon', node]);
     await until(() => nodeEvent('NodeSchedulable'), 30_000, 'NodeSchedulable');
     expect(nodeEvent('NodeNotSchedulable')?.message).toBe(`Node ${node} status is now: NodeNotSchedulable`);
+    // `kubectl events --for node/…` selects on the involved object's kind, name and apiVersion (v1.35+ kubelets set it).
+    const listed = await kubectl(c, ['events', '--for', `node/${node}`]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('NodeNotSchedulable');
+    expect(listed.stdout).toContain(`Node/${node}`);
   });
 
   it('PATCHes node status only when it changes (report frequency 1m), as strategic merge to the status subresource', async () => {

@@ -231,9 +231,12 @@ export class EventRecorder implements EventSink {
   }
 }
 
-/** The reference to a node, as the kubelet makes it (the node name doubles as UID). */
+/**
+ * The reference to a node, as the kubelet makes it (the node name doubles as UID). With its apiVersion, as since v1.35
+ * (kubernetes/kubernetes#134545): `kubectl events --for node/<name>` selects on it, and found none of them without.
+ */
 export function nodeRef(nodeName: string): ObjectRef {
-  return { kind: 'Node', name: nodeName, uid: nodeName };
+  return { kind: 'Node', apiVersion: 'v1', name: nodeName, uid: nodeName };
 }
 
 /** The reference to a pod, or one of its containers (`spec.containers{name}`). */

@@ -70,7 +70,8 @@ describe('EventRecorder', () => {
     expect(BigInt(`0x${backoff.metadata.name.split('.')[1]}`)).toBe(BigInt(Date.UTC(2026, 10, 22)) * 1_000_000n);
     expect(fake.api.store.list('events').find((e) => e.reason === 'NodeReady')).toMatchObject({
       metadata: { namespace: 'default' },
-      involvedObject: { kind: 'Node', name: 'n1', uid: 'n1' },
+      // With its apiVersion, which `kubectl events --for node/n1` selects on (upstream v1.35+).
+      involvedObject: { kind: 'Node', apiVersion: 'v1', name: 'n1', uid: 'n1' },
     });
     const patch = fake.api.requests.filter((r) => r.path.endsWith(backoff.metadata.name) && r.method === 'PATCH')[0];
     expect(patch.contentType).toBe('application/strategic-merge-patch+json');
