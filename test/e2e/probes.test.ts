@@ -452,7 +452,16 @@ describe('sidecars (init containers with restartPolicy Always)', () => {
       'pods',
       boundPod('job', node, {
         restartPolicy: 'Never',
-        initContainers: [{ name: 'proxy', image: 'busybox', restartPolicy: 'Always', command: ['sleep', '3600'] }],
+        terminationGracePeriodSeconds: 10,
+        initContainers: [
+          {
+            name: 'proxy',
+            image: 'busybox',
+            restartPolicy: 'Always',
+            // A proxy that takes two seconds to drain when told to stop.
+            command: ['sh', '-c', "trap 'sleep 2; exit 0' TERM; while true; do sleep 0.1; done"],
+          },
+        ],
         containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', 'sleep 1'] }],
       }),
     );
@@ -461,7 +470,11 @@ describe('sidecars (init containers with restartPolicy Always)', () => {
       30_000,
       'job Succeeded',
     );
+
     expect(st.containerStatuses[0].state.terminated.exitCode).toBe(0);
+    // Succeeded only once the sidecar stopped, as upstream's getPhase counts a running sidecar as running: the first
+    // Succeeded status the apiserver has shows it terminated.
+    expect(st.initContainerStatuses[0].state.terminated).toBeDefined();
   }, 40_000);
 });
 

@@ -30,6 +30,7 @@ import { backoffKey, backoffRemaining, type BackoffEntry } from '../sync/backoff
 import { containerHash, sameContainerSpec } from './container-hash.js';
 import {
   containerInstances,
+  anyRegularContainerCreated,
   latestContainer,
   type PodRuntimeStatus,
   type RuntimeContainer,
@@ -228,7 +229,15 @@ export function computePodActions(pod: Pod, full: PodRuntimeStatus, snap: PodAct
       return actions;
     }
     const toStart = pod.spec.containers.filter((c) => !finishedForGood(pod, status, c));
-    if (toStart.length === 0 && initContainers.length === 0) {
+    // Nothing left to run, its initialization done (a regular container was created): no new sandbox, and no init
+    // container run again (upstream: hasAnyRegularContainerCreated).
+    const initialized =
+      initContainers.length === 0 ||
+      anyRegularContainerCreated(
+        status,
+        pod.spec.containers.map((c) => c.name),
+      );
+    if (toStart.length === 0 && initialized) {
       actions.createSandbox = false;
       return actions;
     }

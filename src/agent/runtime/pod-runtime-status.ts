@@ -58,6 +58,28 @@ export function containerInstances(s: PodRuntimeStatus, name: string): RuntimeCo
   return s.containers.filter((c) => c.name === name);
 }
 
+/**
+ * Whether a regular container (one of `containerNames`) was created, ran or exited: the pod's init containers are
+ * behind it (upstream HasAnyRegularContainerCreated, which looks at every sandbox's newest instances).
+ */
+export function anyRegularContainerCreated(s: PodRuntimeStatus, containerNames: readonly string[]): boolean {
+  return containerNames.some((name) => {
+    const state = latestContainer(s, name)?.state;
+    return state === 'created' || state === 'running' || state === 'exited';
+  });
+}
+
+/**
+ * Whether a regular container of the pod's newest sandbox has started (upstream HasAnyActiveRegularContainerStarted):
+ * after a node reboot the old sandbox's exited containers do not make the new sandbox initialized.
+ */
+export function anyActiveRegularContainerStarted(s: PodRuntimeStatus, containerNames: readonly string[]): boolean {
+  const sandboxId = s.sandboxes[0]?.id;
+  if (!sandboxId) return false;
+  const names = new Set(containerNames);
+  return s.containers.some((c) => c.sandboxId === sandboxId && c.state !== 'created' && names.has(c.name));
+}
+
 /** An empty status for a pod the runtime does not know. */
 export function emptyRuntimeStatus(uid: string, name: string, namespace: string): PodRuntimeStatus {
   return { uid, name, namespace, sandboxes: [], containers: [] };

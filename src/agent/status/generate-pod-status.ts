@@ -26,6 +26,8 @@ import {
   podUsesRestartAll,
 } from '../runtime/restart-rules.js';
 import {
+  anyActiveRegularContainerStarted,
+  anyRegularContainerCreated,
   containerInstances,
   latestContainer,
   type PodRuntimeStatus,
@@ -174,7 +176,14 @@ function containerStatuses(
         previous?.find((o) => o.name === spec.name),
         defaultWaiting,
       );
-      lostInit = init && !isSidecar(spec) && !!st.state.waiting && anyRegularContainerCreated(pod, rs);
+      lostInit =
+        init &&
+        !isSidecar(spec) &&
+        !!st.state.waiting &&
+        anyRegularContainerCreated(
+          rs,
+          pod.spec.containers.map((c) => c.name),
+        );
       if (lostInit) st = lostInitContainerStatus(st);
     }
     const reason = ctx.reasons.get(spec.name);
@@ -189,25 +198,20 @@ function containerStatuses(
   });
 }
 
-/** Whether a regular container of `pod` was created, ran or exited: its init containers are behind it (upstream
- * HasAnyRegularContainerCreated). */
-function anyRegularContainerCreated(pod: Pod, rs: PodRuntimeStatus): boolean {
-  return pod.spec.containers.some((c) => {
-    const state = latestContainer(rs, c.name)?.state;
-    return state === 'created' || state === 'running' || state === 'exited';
-  });
-}
-
 /**
- * Upstream getPhase. Sidecars count as initialized once started, and not at all once the regular
- * containers run. A terminal pod's stopped containers restart under no policy: it is Succeeded or
- * Failed — except a static pod (upstream kubernetes#116484: it may start again with the same UID).
+ * Upstream getPhase. A sidecar that runs counts as running, one not started yet keeps the pod Pending until it has
+ * initialized (`podHasInitialized`: a regular container of the current sandbox started; without the runtime's view,
+ * a regular container's status says it ran), and one that stopped counts as neither: a Job's pod whose sidecars still
+ * run after its containers finished is Running until they stop. A terminal pod's stopped containers restart under no
+ * policy: it is Succeeded or Failed — except a static pod (upstream kubernetes#116484: it may start again with the
+ * same UID).
  */
 export function podPhase(
   pod: Pod,
   init: ContainerStatus[],
   regular: ContainerStatus[],
   podIsTerminal = false,
+  podHasInitialized?: boolean,
 ): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
@@ -222,11 +226,23 @@ export function podPhase(
       containerShouldRestart(spec, pod.spec, exitCode) || matchingRestartRule(spec, exitCode)?.action === RESTART_ALL
     );
   };
-  const regularStarted = regular.some((s) => !s.state.waiting || s.lastState.terminated);
+  const initialized = podHasInitialized ?? regular.some((s) => !s.state.waiting || s.lastState.terminated);
   const sidecars = new Set((pod.spec.initContainers ?? []).filter(isSidecar).map((c) => c.name));
+  let pendingSidecars = 0;
+  let running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0,
+    restarting = 0;
   for (const s of init) {
     if (sidecars.has(s.name)) {
-      if (!regularStarted && !(s.state.running && s.started)) pendingInit++;
+      if (s.state.running) {
+        if (!s.started) pendingSidecars++;
+        running++;
+      } else if (s.state.waiting && !s.lastState.terminated) {
+        pendingSidecars++;
+        waiting++;
+      }
       continue;
     }
     const exitCode = s.state.terminated?.exitCode ?? (s.state.waiting ? s.lastState.terminated?.exitCode : undefined);
@@ -236,11 +252,6 @@ export function podPhase(
       if (!restarts(s, pod.spec.initContainers ?? [], exitCode)) failedInitForGood++;
     }
   }
-  let running = 0,
-    waiting = 0,
-    stopped = 0,
-    succeeded = 0,
-    restarting = 0;
   for (const s of regular) {
     if (s.state.running) running++;
     else if (s.state.terminated) {
@@ -255,7 +266,7 @@ export function podPhase(
     }
   }
   if (failedInitForGood > 0) return 'Failed';
-  if (pendingInit > 0 || failedInit > 0) return 'Pending';
+  if (pendingInit > 0 || failedInit > 0 || (pendingSidecars > 0 && !initialized)) return 'Pending';
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
@@ -326,7 +337,9 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     false,
     ctx.previous?.containerStatuses,
   );
-  const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal), ctx.previous);
+  const regularNames = pod.spec.containers.map((c) => c.name);
+  const regularStarted = anyActiveRegularContainerStarted(rs, regularNames);
+  const kept = stickyPhase(pod, podPhase(pod, init, regular, ctx.podIsTerminal, regularStarted), ctx.previous);
   const phase = kept.phase!;
   const sandbox = rs.sandboxes[0];
   // A sandbox that stopped (a finished pod) or is gone keeps the IPs it had, as the Go kubelet does.

@@ -169,6 +169,24 @@ const cases: Case[] = [
     want: { createSandbox: false, killPod: true, start: [] },
   },
   {
+    // Upstream: the sandbox is not made again once the pod was initialized and nothing is left to run; before, its init
+    // container ran again in a new sandbox.
+    name: 'OnFailure with an init container, all succeeded, sandbox gone: no new sandbox, no init container again',
+    pod: {
+      ...basePod,
+      spec: {
+        ...basePod.spec,
+        restartPolicy: 'OnFailure',
+        initContainers: [{ name: 'init', image: 'busybox', command: ['true'] }],
+      },
+    },
+    status: status(
+      [exited('a', 0), exited('b', 0), exited('init', 0)],
+      [{ id: 's1', ready: false, createdAt: 1, attempt: 0, ip: '' }],
+    ),
+    want: { createSandbox: false, start: [] },
+  },
+  {
     name: 'spec hash changed: kill and restart',
     status: status([ctr('a', { hash: 'deadbeef' }), ctr('b')]),
     want: {

@@ -403,3 +403,51 @@ describe('an init container the runtime no longer has (upstream v1.36, kubernete
     expect(sidecar.initContainerStatuses![0].state.waiting).toBeDefined();
   });
 });
+
+describe('the phase of a pod with sidecars (upstream getPhase)', () => {
+  const withSidecar = (restartPolicy: string, startupProbe = false): Pod => {
+    const p = pod({ restartPolicy });
+    p.spec.initContainers = [
+      {
+        name: 'side',
+        image: 'busybox',
+        restartPolicy: 'Always',
+        ...(startupProbe ? { startupProbe: { exec: { command: ['true'] } } } : {}),
+      },
+    ] as Pod['spec']['containers'];
+    return p;
+  };
+  const sidecar = (state: RuntimeContainer['state'], over: Partial<RuntimeContainer> = {}): RuntimeContainer => ({
+    ...container(state),
+    id: 'side1',
+    name: 'side',
+    ...over,
+  });
+
+  it("is Running while a Job's sidecar still runs after its container succeeded, Succeeded once it stopped", () => {
+    const running = generatePodStatus(
+      withSidecar('Never'),
+      withContainers(container('exited', 0), sidecar('running')),
+      ctx(),
+    );
+    expect(running.phase).toBe('Running');
+    const stopped = generatePodStatus(
+      withSidecar('Never'),
+      withContainers(container('exited', 0), sidecar('exited', { exitCode: 137 })),
+      ctx(),
+    );
+    expect(stopped.phase).toBe('Succeeded');
+  });
+
+  it('is Pending while a new sandbox (a node rebooted) starts its sidecar, whatever the old sandbox ran', () => {
+    // The old sandbox's container exited; the new sandbox runs the sidecar, whose startup probe has not passed yet.
+    const rs: PodRuntimeStatus = {
+      ...withContainers(sidecar('running', { sandboxId: 's2' }), container('exited', 255)),
+      sandboxes: [
+        { id: 's2', ready: true, createdAt: NOW - 1000, attempt: 1, ip: '10.1.0.6' },
+        { id: 's1', ready: false, createdAt: NOW - 61_000, attempt: 0, ip: '10.1.0.5' },
+      ],
+    };
+    expect(generatePodStatus(withSidecar('Always', true), rs, ctx()).phase).toBe('Pending');
+  });
+});
