@@ -1065,8 +1065,12 @@ describe('pods from the apiserver', () => {
         ],
       }),
     );
+    // Past ContainerCreating, the state the status shows while the sandbox is made and the image looked for.
     const waiting = await until(
-      () => pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting,
+      () => {
+        const state = pod('envpod')?.status?.containerStatuses?.[0]?.state?.waiting;
+        return state?.reason !== 'ContainerCreating' && state;
+      },
       20_000,
       'waiting status',
     );
