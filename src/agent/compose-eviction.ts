@@ -97,6 +97,8 @@ export function composeAdmission(
     /** The node shutdown manager (its refusal while the node shuts down); absent without graceful shutdown. */
     nodeShutdown?: { admit(): AdmitResult | undefined };
     node: () => AdmissionNode;
+    /** Reads the Node from the apiserver now (NodeInformer.refresh): false when it could not. */
+    refreshNode?: () => Promise<boolean>;
     /**
      * The topology manager's allocation of the pod's devices and exclusive CPUs (compose-resource-managers.ts):
      * its refusal, or undefined, or a promise of either while device plugins answer; asked before
@@ -156,13 +158,27 @@ export function composeAdmission(
     });
     return { admit: true };
   };
+  // A node affinity refusal is decided again on the Node read from the apiserver: the pod may have been scheduled on a
+  // label the node watch has not brought yet (upstream's predicate handler since v1.35, kubernetes/kubernetes#134445).
+  const predicates = (pod: Pod, admitted: Pod[]): AdmitResult | Promise<AdmitResult> => {
+    const r = admitAfterResources(pod, admitted);
+    if (r.admit || r.reason !== 'NodeAffinity' || !o.refreshNode) return r;
+    return o.refreshNode().then(
+      (read) => (read ? admitAfterResources(pod, admitted) : r),
+      () => r,
+    );
+  };
   const admitAfterPredicates = (r: AdmitResult): AdmitResult => (r.admit ? (o.nodeShutdown?.admit() ?? r) : r);
+  const afterResources = (pod: Pod, admitted: Pod[], refused: AdmitResult | undefined) => {
+    if (refused) return admitAfterPredicates(refused);
+    const r = predicates(pod, admitted);
+    return r instanceof Promise ? r.then(admitAfterPredicates) : admitAfterPredicates(r);
+  };
   return (pod, admitted) => {
     const refused = refusedUnderPressure(o.eviction(), pod);
     if (refused) return refused;
     const refusedResources = o.allocateResources?.(pod, admitted);
-    if (refusedResources instanceof Promise)
-      return refusedResources.then((r) => admitAfterPredicates(r ?? admitAfterResources(pod, admitted)));
-    return admitAfterPredicates(refusedResources ?? admitAfterResources(pod, admitted));
+    if (refusedResources instanceof Promise) return refusedResources.then((r) => afterResources(pod, admitted, r));
+    return afterResources(pod, admitted, refusedResources);
   };
 }

@@ -377,6 +377,7 @@ export function composeAgent(
     eviction: () => theEviction.get(),
     nodeShutdown,
     node: () => nodeInformer?.admissionNode(admissionNode!) ?? admissionNode!,
+    refreshNode: nodeInformer && (() => nodeInformer.refresh()),
     allocateResources: resourceManagers.admit,
     workers,
     syncer,

@@ -1483,6 +1483,21 @@ describe('admission', () => {
     await kubectl(c, ['taint', 'node', node, 'quarantine=yes:NoExecute-']);
     await kubectl(c, ['delete', 'pod', 'on-ssd', 'intolerant', '--wait=false']);
   });
+
+  it('admits a pod on a label its Node watch has not brought yet: a node affinity refusal reads the Node again (upstream v1.35+)', async () => {
+    // The kubelet's watch of its Node lags: the label reaches the apiserver, and the scheduler, but not the kubelet.
+    c.api.stallWatches(true, 'nodes');
+    try {
+      expect((await kubectl(c, ['label', 'node', node, 'freshness=new'])).code).toBe(0);
+      create(boundPod('on-fresh-label', node, { nodeSelector: { freshness: 'new' } }));
+      await until(() => running('on-fresh-label'), 15_000, 'on-fresh-label Running');
+    } finally {
+      c.api.stallWatches(false, 'nodes');
+    }
+    expect(pod('on-fresh-label')!.status.reason).toBeUndefined();
+    await kubectl(c, ['label', 'node', node, 'freshness-']);
+    await kubectl(c, ['delete', 'pod', 'on-fresh-label', '--wait=false']);
+  });
 });
 
 describe('device plugins (deviceplugin/v1beta1)', () => {

@@ -34,6 +34,8 @@ export class NodeInformer {
   readonly synced = new Promise<void>((r) => (this.syncedNow = r));
   private readonly reflector: ListWatch<NodeObject>;
   private readonly onPodCIDRs: ((cidrs: readonly string[]) => void) | undefined;
+  private readonly client: KubeClient;
+  private readonly nodeName: string;
 
   constructor(d: {
     client: KubeClient;
@@ -44,6 +46,8 @@ export class NodeInformer {
     onPodCIDRs?: (cidrs: readonly string[]) => void;
   }) {
     this.onPodCIDRs = d.onPodCIDRs;
+    this.client = d.client;
+    this.nodeName = d.nodeName;
     this.reflector = new ListWatch<NodeObject>({
       client: d.client,
       path: '/api/v1/nodes',
@@ -60,12 +64,27 @@ export class NodeInformer {
     this.reflector.start({
       signal,
       onSnapshot: (nodes) => {
-        this.node = nodes[0];
+        // A Node read since (refresh) stays until the watch has caught up with it.
+        if (!nodes[0] || !this.node || !isOlder(nodes[0], this.node)) this.node = nodes[0];
         this.syncedNow();
         const cidrs = this.podCIDRs();
         if (cidrs?.length) this.onPodCIDRs?.(cidrs);
       },
     });
+  }
+
+  /**
+   * Reads the Node from the apiserver now, past the watch (upstream's node cache since v1.35,
+   * kubernetes/kubernetes#134445: a pod refused for node affinity may have been scheduled on labels the watch has not
+   * brought yet). Resolves false when the apiserver did not answer with it.
+   */
+  async refresh(): Promise<boolean> {
+    const r = await this.client
+      .request<NodeObject>({ method: 'GET', path: `/api/v1/nodes/${encodeURIComponent(this.nodeName)}` })
+      .catch(() => undefined);
+    if (r?.status !== 200 || !r.body?.metadata) return false;
+    if (!this.node || !isOlder(r.body, this.node)) this.node = r.body;
+    return true;
   }
 
   /** `registered` with the labels, taints and extended resources the apiserver has for this Node, once known. */
@@ -105,4 +124,14 @@ export class NodeInformer {
   status(): NodeObject['status'] | undefined {
     return this.node?.status;
   }
+}
+
+/**
+ * Whether `a` is an older version of the Node than `b`, by resourceVersion where both are the decimal counters an etcd
+ * apiserver gives (anything else is not compared: not older).
+ */
+function isOlder(a: NodeObject, b: NodeObject): boolean {
+  const [x, y] = [a.metadata.resourceVersion, b.metadata.resourceVersion];
+  if (!x || !y || !/^\d+$/.test(x) || !/^\d+$/.test(y)) return false;
+  return BigInt(x) < BigInt(y);
 }

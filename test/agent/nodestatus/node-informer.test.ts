@@ -49,6 +49,29 @@ describe('NodeInformer', () => {
     ctl.abort();
   });
 
+  it('reads the Node again on demand, and keeps that read until the watch brings a newer one', async () => {
+    const read = { metadata: { name: 'n1', resourceVersion: '9', labels: { tier: 'fresh' } } };
+    const listed = { metadata: { name: 'n1', resourceVersion: '7', labels: {} } };
+    const c = {
+      request: async (req: { path: string }) =>
+        req.path === '/api/v1/nodes/n1'
+          ? { status: 200, body: read }
+          : { status: 200, body: { metadata: { resourceVersion: '7' }, items: [listed] } },
+      watch: () => new Promise(() => {}),
+    } as unknown as KubeClient;
+    const informer = new NodeInformer({ client: c, nodeName: 'n1', clock: realClock, logger });
+    expect(await informer.refresh()).toBe(true);
+    expect(informer.admissionNode(registered).labels).toEqual({ tier: 'fresh' });
+    // The watch's list, older than the read: the read stays.
+    const ctl = new AbortController();
+    informer.start(ctl.signal);
+    await informer.synced;
+    expect(informer.admissionNode(registered).labels).toEqual({ tier: 'fresh' });
+    ctl.abort();
+    const failing = new NodeInformer({ client: client({ fail: true }), nodeName: 'n1', clock: realClock, logger });
+    expect(await failing.refresh()).toBe(false);
+  });
+
   it('counts as synced when the apiserver cannot be reached (static pods do not wait for it)', async () => {
     const informer = new NodeInformer({ client: client({ fail: true }), nodeName: 'n1', clock: realClock, logger });
     const ctl = new AbortController();
