@@ -5,6 +5,7 @@
  * restarted runtime is picked up within seconds.
  */
 import { criMethods } from './proto.js';
+import { envValueBytes } from './env-value.js';
 import { fromGrpcError } from './grpc-errors.js';
 import { reusingListDecoder } from './reused-list-items.js';
 import { decodeListContainerStats, decodeListPodSandboxStats } from './stats-wire.js';
@@ -38,19 +39,10 @@ function caller(channel: UnaryChannel, methods: Record<string, UnaryMethod>, def
   };
 }
 
-/**
- * `config` with its env values as bytes, which CRI's KeyValue.value is: the proto encoder would read a string there as
- * base64.
- */
+/** `config` with its env values as the bytes CRI's KeyValue.value is. */
 function withEnvBytes(config: cri.ContainerConfig): cri.ContainerConfig {
   if (!config.envs?.length) return config;
-  return {
-    ...config,
-    envs: config.envs.map((kv) => ({
-      key: kv.key,
-      value: typeof kv.value === 'string' ? Buffer.from(kv.value, 'utf8') : kv.value,
-    })),
-  };
+  return { ...config, envs: config.envs.map((kv) => ({ key: kv.key, value: envValueBytes(kv.value) })) };
 }
 
 /**

@@ -11,6 +11,7 @@ import { userNamespaceRange } from './user-namespace.js';
 import { joinCgroupArgv } from './container-cgroups.js';
 import { CONTAINER_MARKER } from './proc.js';
 import type { ContainerView } from './container-view.js';
+import { envValueText } from '../cri/env-value.js';
 
 /** Env, working dir and user of a container's processes; `mountNsPid`: enter that process's mount namespace. */
 export interface ExecContext {
@@ -97,11 +98,6 @@ function userNamespaceOf(c: ContainerRecord): Pick<ExecContext, 'userNamespace'>
   const range = userNamespaceRange(c.config.linux?.security_context?.namespace_options?.userns_options);
   if (!range) return {};
   return { userNamespace: c.state === 'CONTAINER_RUNNING' && c.pid ? { pid: c.pid } : { range } };
-}
-
-/** An env value as a process gets it: text (Node passes the environment as UTF-8), bytes read as UTF-8. */
-export function envValueText(value: string | Uint8Array): string {
-  return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
 }
 
 /**

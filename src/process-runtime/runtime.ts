@@ -29,7 +29,7 @@ import type { ProcessHandle } from './process-handle.js';
 import { adoptEarlierRun, forgetEarlierRun } from './recovery.js';
 import { launchContainer } from './container-launch.js';
 import { loadPty } from './pty.js';
-import { envValueText } from './container-context.js';
+import { envValueText } from '../cri/env-value.js';
 import { killMarked, signalGroup } from './proc.js';
 import { killSignalOf, stopSignalOf } from './stop-signal.js';
 import { sandboxStats, UsageReader } from './container-stats.js';

@@ -7,7 +7,8 @@
 import type { Container, Pod } from '../../api/types.js';
 import type * as cri from '../../cri/types.js';
 import { criSignalOf } from '../../cri/stop-signals.js';
-import { containerEnv, envText, expand, type EnvContext } from './env.js';
+import { containerEnv, expand, type EnvContext } from './env.js';
+import { envValueText } from '../../cri/env-value.js';
 import { containerAnnotations, containerLabels } from './labels.js';
 import { linuxContainerResources, type ResourceContext } from './linux-resources.js';
 import { podNamespaceOptions } from './sandbox-config.js';
@@ -116,7 +117,7 @@ export function generateContainerConfig(
   if (nonRoot) return { ok: false, message: nonRoot };
   const env = containerEnv(pod, c, ctx);
   if (!env.ok) return env;
-  const vars = new Map(env.env.map((e) => [e.key, envText(e.value)]));
+  const vars = new Map(env.env.map((e) => [e.key, envValueText(e.value)]));
   const lookup = (n: string) => vars.get(n);
   const podSc = (pod.spec.securityContext ?? {}) as Record<string, unknown>;
   const sc = (c.securityContext ?? {}) as Record<string, unknown>;

@@ -10,6 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, milliCpu } from '../../api/quantity.js';
 import { envFileKey, parseEnvFile, type FileKeyRef } from './env-file.js';
+import { envValueText } from '../../cri/env-value.js';
 
 /** What fieldRef may read beyond the pod itself. */
 export interface EnvContext {
@@ -46,11 +47,6 @@ export type EnvResult = { ok: true; env: { key: string; value: EnvValue }[] } | 
 function secretValue(base64: string): EnvValue {
   const data = Buffer.from(base64, 'base64');
   return isUtf8(data) ? data.toString('utf8') : data;
-}
-
-/** `value` as text, for $(VAR) references and paths: binary bytes read as UTF-8. */
-export function envText(value: EnvValue): string {
-  return typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
 }
 
 /** Expands $(VAR) using `lookup`; $$ escapes; unknown references stay as written. */
@@ -188,7 +184,7 @@ export function containerEnv(pod: Pod, c: Container, ctx: EnvContext): EnvResult
   }
   const lookup = (n: string) => {
     const value = vars.get(n);
-    return value === undefined ? services[n] : envText(value);
+    return value === undefined ? services[n] : envValueText(value);
   };
   for (const e of c.env ?? []) {
     let value: EnvValue | undefined;
