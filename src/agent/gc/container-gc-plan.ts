@@ -1,10 +1,10 @@
 /**
- * The periodic container and sandbox garbage collection plan (upstream kuberuntime_gc.go), pure:
- * 1. evictable containers: not running and created before now − minAge, grouped by pod and name,
- *    newest first; a pod no source wants loses all of them, others keep maxPerPodContainer per
- *    group; 2. maxContainers ≥ 0 caps the total (per group at most max(1, max/groups), then the
- *    oldest overall go); 3. sandboxes that are not ready and no longer hold containers: all of a
- *    pod no source wants, all but the newest otherwise.
+ * The periodic container and sandbox garbage collection plan (upstream kuberuntime_gc.go), pure.
+ * Evictable containers are those not running and created before now − minAge, grouped by pod and
+ * name, newest first: a pod no source wants loses all of them, others keep maxPerPodContainer per
+ * group; maxContainers ≥ 0 then caps the total (per group at most max(1, max/groups), then the
+ * oldest overall go). Sandboxes that are not ready and no longer hold containers go: all of a pod
+ * no source wants, all but the newest otherwise.
  */
 import type * as cri from '../../cri/types.js';
 import type { RuntimePod } from '../runtime/runtime-manager.js';
@@ -52,9 +52,9 @@ export function containerGcPlan(
     for (const c of g.items.slice(g.active ? Math.max(0, n) : 0)) remove.add(c.id);
     g.items = g.active ? g.items.slice(0, Math.max(0, n)) : [];
   };
-  // 1.
+  // Each pod and container name keeps its newest maxPerPodContainer (a pod no one wants: none).
   for (const g of groups) keepPer(g, policy.maxPerPodContainer >= 0 ? policy.maxPerPodContainer : Infinity);
-  // 2.
+  // The node-wide cap: an even share per group first, then the oldest overall.
   if (policy.maxContainers >= 0) {
     let total = groups.reduce((n, g) => n + g.items.length, 0);
     if (total > policy.maxContainers) {
@@ -65,7 +65,7 @@ export function containerGcPlan(
       for (const c of rest.slice(0, Math.max(0, total - policy.maxContainers))) remove.add(c.id);
     }
   }
-  // 3.
+  // Sandboxes that are not ready and hold no container that stays; an active pod keeps its newest.
   const sandboxes: string[] = [];
   for (const p of pods) {
     const holding = new Set(p.containers.filter((c) => !remove.has(c.id)).map((c) => c.pod_sandbox_id));

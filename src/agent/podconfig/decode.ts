@@ -56,9 +56,8 @@ function decodeObject(obj: unknown, where: string, out: DecodeResult): void {
 /**
  * `text` as one JSON document, or undefined when it is not one (YAML, several documents, a JSON
  * error: the YAML parser, which reads JSON too, then says what and where). Most manifests a tool
- * writes are JSON, and V8's parser (iterative, so no depth can overflow it) is ~10× faster than
- * the YAML parser: 100 one-pod manifests decoded and validated in 4 ms instead of 39 under
- * --lite-mode.
+ * writes are JSON, and V8's own parser reads them many times faster than the YAML parser, with no
+ * depth that could overflow it (the figures: docs/performance-history.md).
  */
 function parseJson(text: string): { value: unknown } | undefined {
   const first = /\S/.exec(text)?.[0];

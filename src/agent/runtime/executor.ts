@@ -1,14 +1,15 @@
 /**
- * Applies a PodActions plan over CRI (upstream SyncPod, the side-effect half). Steps in order:
- * 1. kill the pod when asked (containers with grace, then sandboxes); stop unless a sandbox is due;
- * 2. kill containers that must be replaced;
- * 3. create the sandbox when asked — not for a non-hostNetwork pod while the runtime's network is
- *    not ready (upstream "network is not ready: …"); a failure ends this sync;
- * 4. report containers held by backoff (CrashLoopBackOff);
- * 5. for each container to start: ensure the image, write the pod's managed /etc/hosts, create
- *    the termination-log file, build the config (CreateContainerConfigError), record the restart
- *    in the backoff table, create, start. A failed step is recorded with its upstream reason;
- *    later containers still run.
+ * Applies a PodActions plan over CRI (upstream SyncPod, the side-effect half), in this order:
+ * - the whole pod is killed when the plan says so (containers with grace, then sandboxes), and the
+ *   sync ends there unless a new sandbox is due;
+ * - containers that must be replaced are killed;
+ * - the sandbox is created when asked — not for a non-hostNetwork pod while the runtime's network
+ *   is not ready (upstream "network is not ready: …"); a failure ends this sync;
+ * - containers held by their restart backoff are reported (CrashLoopBackOff);
+ * - each container to start: its image ensured, the pod's managed /etc/hosts written, the
+ *   termination-log file created, the config built (CreateContainerConfigError), the restart
+ *   recorded in the backoff table, then created and started. A failed step is recorded with its
+ *   upstream reason; later containers still run.
  * Never throws for runtime failures: the next sync retries.
  */
 import { withDevices } from '../devices/container-devices.js';
@@ -82,7 +83,7 @@ export class PodActionExecutor {
         'SandboxChanged',
         'Pod sandbox changed, it will be killed and re-created.',
       );
-    // 1.
+    // The whole pod goes first; only a new sandbox (a pod being re-created) lets the sync go on after it.
     if (plan.killPod) {
       results.push(
         ...(await killPod(runtime, pod, {
@@ -94,7 +95,7 @@ export class PodActionExecutor {
       );
       if (!plan.createSandbox) return results;
     }
-    // 2.
+    // Containers to replace stop before anything starts, each with its preStop hook and grace period.
     await Promise.all(
       plan.kill.map(async (k) => {
         this.deps.events?.record(
@@ -129,8 +130,7 @@ export class PodActionExecutor {
         }
       }),
     );
-    // 3.
-    // Upstream counts a pod that asked for its own user namespace apart (with UserNamespacesSupport on).
+    // The sandbox. Upstream counts a pod that asked for its own user namespace apart (with UserNamespacesSupport on).
     const userNamespaced = node.userNamespacesSupport === true && pod.spec.hostUsers === false;
     let sandboxId = plan.sandboxId;
     let podIPs = podIPsOf(pod, status.sandboxes[0], node.nodeIP);
@@ -192,9 +192,8 @@ export class PodActionExecutor {
           onSandboxCreated(sandbox);
         };
     }
-    // 4.
+    // Containers still in their restart backoff are reported as waiting (CrashLoopBackOff), not started.
     backoffResults(pod, plan, results, this.deps.events);
-    // 5.
     if (!plan.start.length) return results;
     // Independent, so at once: each waits on the disk or the apiserver while many pods start.
     let objects: (PodObjects & { pullSecrets: PullSecret[] }) | undefined;

@@ -1,15 +1,17 @@
 /**
- * Housekeeping (upstream HandlePodCleanups): 1. forget workers of removed pods that finished
- * terminating and of pods created again with the same UID (`syncKnownPods`), and statuses of
- * pods with neither a pod nor a worker; 1a. start anew each active pod without a worker (created
- * again with the same UID while it terminated: a static pod's manifest removed and put back),
- * counted in kubelet_restarted_pods_total; 2. delete orphaned mirror pods (kept while their static
- * pod stops its containers, as upstream); 3. kill (upstream SyncTerminatingRuntimePod's grace period) and
- * remove runtime pods that no source wants and no worker owns (left by an earlier run, or removed while the
- * kubelet was down) — one whose kill fails is left for the next pass; 4. garbage-collect backoff entries;
- * 5. remove the volumes and directories of pods that are neither wanted, nor owned by a worker,
- * nor in the runtime (orphaned pod directories, also those left before a restart), and release
- * their user namespace ranges.
+ * Housekeeping (upstream HandlePodCleanups), every pass in this order:
+ * - workers of removed pods that finished terminating, and of pods created again with the same UID,
+ *   are forgotten (`syncKnownPods`), and so are the statuses of pods with neither a pod nor a worker;
+ * - each active pod without a worker starts anew (created again with the same UID while it
+ *   terminated: a static pod's manifest removed and put back), counted in kubelet_restarted_pods_total;
+ * - orphaned mirror pods are deleted (kept while their static pod stops its containers, as upstream);
+ * - runtime pods that no source wants and no worker owns (left by an earlier run, or removed while
+ *   the kubelet was down) are killed with upstream SyncTerminatingRuntimePod's grace period and
+ *   removed; one whose kill fails is left for the next pass;
+ * - backoff entries are garbage-collected;
+ * - the volumes and directories of pods that are neither wanted, nor owned by a worker, nor in the
+ *   runtime (orphaned pod directories, also those left before a restart) are removed, and their
+ *   user namespace ranges released.
  */
 import type { Pod } from '../../api/types.js';
 import type { RuntimeService } from '../../cri/services.js';
@@ -66,7 +68,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
   d.workers.syncKnownPods((uid) => !!d.podManager.getPodByUid(uid));
   for (const uid of d.statusManager?.uids() ?? [])
     if (!d.podManager.getPodByUid(uid) && d.workers.stateOf(uid) === undefined) d.statusManager!.remove(uid);
-  // 1a.
+  // A pod admitted to run that no worker has (its UID reused while it terminated) starts anew.
   for (const pod of d.activePods?.() ?? []) {
     if (d.workers.stateOf(pod.metadata.uid!) !== undefined) continue;
     d.logger.info(
@@ -76,10 +78,9 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     d.workers.update({ pod, kind: 'create' });
     d.onRestartedPod?.(pod);
   }
-  // 2.
-  // (a mirror pod stays while its static pod stops, as upstream)
+  // Mirror pods without a static pod go; one stays while its static pod stops, as upstream.
   await d.mirrors?.deleteOrphans((fullName) => d.workers.isStaticPodTerminating(fullName));
-  // 3.
+  // Runtime pods that nothing wants and no worker owns are stopped and removed.
   const known = new Set(d.workers.uids());
   // The PLEG's lists of the last second serve (upstream's runtime cache is as old as that).
   const runtimePods = await d.runtimeManager.listRuntimePods(RECENT_LISTS_MS);
@@ -104,7 +105,7 @@ export async function housekeeping(d: HousekeepingDeps): Promise<void> {
     });
   }
   d.backoff.gc(d.clock.now());
-  // 5.
+  // What is left on disk of pods that are nowhere any more: volumes, pod directories, user namespace ranges.
   const inRuntime = new Set(runtimePods.map((p) => p.uid));
   const isKnown = (uid: string) => !!d.podManager.getPodByUid(uid) || known.has(uid) || inRuntime.has(uid);
   await d.volumes?.cleanupOrphans(isKnown);

@@ -1,12 +1,13 @@
 /**
  * The work a pod worker does in each state (PodSyncer):
- * syncPod — 0. a static pod's mirror pod is made current; 1. read the runtime status;
- *   2. generate and store the API status; 3. a finished (Succeeded/Failed) or deleted pod is
- *   terminal; 3a. set up (or refresh) the pod's volumes — until they are all set up nothing is
- *   started and the sync is retried after the volume backoff (a pod whose volume cannot be attached for want of
- *   the node's attachment slots is rejected, attach-limit.ts); 4. compute the plan; 5. apply it; 6. record
- *   waiting reasons; 7. prune dead instances; 8. refresh the status; 9. schedule the next sync
- *   (backoff expiry or syncFrequency).
+ * syncPod — a static pod's mirror pod is made current; the runtime status is read and the API
+ *   status generated and stored; a finished (Succeeded/Failed) or deleted pod is terminal; the
+ *   pod's volumes are set up (or refreshed) — until they all are, nothing is started and the sync
+ *   is retried after the volume backoff (a pod whose volume cannot be attached for want of the
+ *   node's attachment slots is rejected, attach-limit.ts); its ResourceClaims are prepared and an
+ *   in-place resize applied; the plan is computed and applied; the waiting reasons are recorded,
+ *   dead instances pruned and the status refreshed; the next sync is scheduled (backoff expiry or
+ *   syncFrequency).
  * syncTerminatingPod — stop containers (grace period) and sandboxes until nothing runs; a failed
  *   stop is reported (FailedKillPod) and the step retried by the pod worker; then the pod's
  *   dynamic resources are unprepared, before its status says it stopped.
@@ -279,12 +280,11 @@ export class PodSync implements PodSyncer {
   async syncPod(pod: Pod, quiet: { quietSinceMs: number }): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid!;
     const now = this.deps.clock.now();
-    // 0.
+    // A static pod's mirror pod first, so the API shows the pod this sync is about.
     if (this.deps.mirrors && isStaticPod(pod)) await this.deps.mirrors.ensure(pod);
-    // 1–2.
     const rs = await this.statusForStep(pod, quiet);
     const st = this.publish(pod, rs);
-    // 3. (with the active deadline: a pod active longer than activeDeadlineSeconds fails, as upstream)
+    // A pod active longer than activeDeadlineSeconds fails, as upstream; a finished or deleted one is terminal.
     const deadline = activeDeadlineMs(pod, st.startTime);
     if (deadline !== undefined && deadline <= now && !this.verdicts.has(uid)) {
       const message = 'Pod was active on the node longer than the specified deadline';
@@ -297,7 +297,7 @@ export class PodSync implements PodSyncer {
     if (pod.metadata.deletionTimestamp || isTerminalPhase(st.phase)) return { terminal: true };
     // The ConfigMaps and Secrets it names are kept for its volumes and containers (upstream RegisterPod).
     this.deps.objects?.registerPod(pod);
-    // 3a.
+    // Nothing starts until every volume is set up.
     const mounted = await this.deps.volumes.mountPod(pod);
     if (!mounted.ok && mounted.attachLimitExceeded) {
       // Upstream rejectPod: Failed, its reason and message, a Warning event, kubelet_admission_rejections_total.
@@ -321,7 +321,7 @@ export class PodSync implements PodSyncer {
       this.deps.workQueue.enqueue(uid, now + Math.max(mounted.retryAfterMs, 100));
       return { terminal: false };
     }
-    // 3a'. Its ResourceClaims prepared by their DRA drivers (upstream PrepareDynamicResources).
+    // Its ResourceClaims prepared by their DRA drivers (upstream PrepareDynamicResources).
     if (this.deps.dra) {
       try {
         await this.deps.dra.prepare(pod);
@@ -332,7 +332,7 @@ export class PodSync implements PodSyncer {
         return { terminal: false };
       }
     }
-    // 3b. An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
+    // An in-place resize: the changed spec admitted (or Deferred, Infeasible), the allocation applied to what runs.
     if (this.deps.allocation) {
       const resize = await this.deps.allocation.sync(pod, rs);
       // The status says at once what the resize pass changed (allocated, applied, pending).
@@ -342,7 +342,6 @@ export class PodSync implements PodSyncer {
     }
     // Containers are made with their allocated resources, which a Deferred resize has not changed yet.
     const effective = this.deps.allocation?.effective(pod) ?? pod;
-    // 4–5.
     const plan = computePodActions(effective, rs, {
       nowMs: now,
       backoff: this.deps.backoff.snapshot(),
@@ -354,7 +353,7 @@ export class PodSync implements PodSyncer {
     const results = await this.deps.executor.apply(effective, rs, plan, mounted.volumes, (sandbox) =>
       this.publish(pod, { ...rs, sandboxes: [sandbox, ...rs.sandboxes] }, 'sandbox'),
     );
-    // 6.
+    // Waiting reasons (ErrImagePull, CrashLoopBackOff…) are what the next status shows of the failed steps.
     this.deps.reasons.update(uid, results);
     for (const r of results.filter((x) => !x.ok && x.reason !== 'CrashLoopBackOff')) {
       this.deps.logger.warn(
@@ -362,7 +361,7 @@ export class PodSync implements PodSyncer {
         r.message ?? 'step failed',
       );
     }
-    // 7–8.
+    // After changes, a fresh status: dead instances beyond the ones kept are pruned before it is published.
     if (results.length) {
       const readStartMs = this.deps.clock.monotonic();
       let fresh = await this.statusAfter(pod, rs, results);
@@ -376,7 +375,7 @@ export class PodSync implements PodSyncer {
       const after = this.publish(pod, fresh);
       if (plan.failed || isTerminalPhase(after.phase)) return { terminal: true };
     }
-    // 9.
+    // The next sync: when the earliest backoff expires, else after syncFrequency.
     const retry = results.map((r) => r.retryAfterMs).filter((x): x is number => x !== undefined);
     const delay = retry.length ? Math.min(...retry) + 50 : this.deps.syncFrequencyMs;
     this.deps.workQueue.enqueue(uid, now + delay);

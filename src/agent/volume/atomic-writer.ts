@@ -6,11 +6,11 @@
  *   <dir>/..data -> ..2026_11_23_06_40_00.123456789  swapped atomically (rename of a new link)
  *   <dir>/<top-level name> -> ..data/<top-level name>  the paths users see
  *
- * Steps: 1. validate the payload paths; 2. compare with what `..data` holds — equal → nothing is
- * written; 3. write every file into a new timestamped directory (a file with an `fsUser` is chowned
- * to it); 4. apply ownership (setPerms); 5. create missing user-visible links (chowned as their
- * file); 6. swap `..data`; 7. remove user-visible links no longer in the payload; 8. remove every
- * other timestamped directory (the old one, and any left by an interrupted write).
+ * A write validates the payload paths; compares with what `..data` holds (equal: nothing is
+ * written); writes every file into a new timestamped directory (a file with an `fsUser` is chowned
+ * to it); applies ownership (setPerms); creates missing user-visible links (chowned as their file);
+ * swaps `..data`; removes user-visible links no longer in the payload; then removes every other
+ * timestamped directory (the old one, and any left by an interrupted write).
  */
 import {
   chmod,
@@ -119,13 +119,13 @@ export async function writeAtomic(
   payload: Payload,
   o: { now?: Date; setPerms?: (tsDir: string) => Promise<void> } = {},
 ): Promise<WriteResult> {
-  // 1.
+  // Every payload path is checked before anything is written.
   for (const p of payload.keys()) {
     const bad = invalidPayloadPath(p);
     if (bad) throw new Error(`${bad}: ${JSON.stringify(p)}`);
   }
   await mkdir(dir, { recursive: true });
-  // 2.
+  // An equal payload in `..data` writes nothing (only directories left by an interrupted write go).
   const dataLink = join(dir, DATA);
   let oldTs: string | undefined;
   try {
@@ -138,7 +138,7 @@ export async function writeAtomic(
     return { written: false };
   }
   const oldPaths = oldTs ? await listFiles(join(dir, oldTs)) : new Set<string>();
-  // 3.
+  // The whole payload goes into a new timestamped directory, not visible yet.
   const tsDir = await mkdtemp(join(dir, timestampDirPrefix(o.now ?? new Date())));
   await chmod(tsDir, 0o755);
   for (const [p, f] of payload) {
@@ -148,9 +148,9 @@ export async function writeAtomic(
     await chmod(full, f.mode);
     if (f.fsUser !== undefined) await lchown(full, f.fsUser, -1);
   }
-  // 4.
+  // Ownership is applied while no reader can see the files.
   if (o.setPerms) await o.setPerms(tsDir);
-  // 5.
+  // The user-visible links that are missing point through `..data`.
   const tops = new Set([...payload.keys()].map((p) => p.split('/')[0]));
   for (const t of tops) {
     const visible = join(dir, t);
@@ -159,15 +159,15 @@ export async function writeAtomic(
     const fsUser = payload.get(t)?.fsUser;
     if (fsUser !== undefined) await lchown(visible, fsUser, -1);
   }
-  // 6.
+  // The swap: a new link renamed over `..data` is what makes the update visible, all at once.
   const tmpLink = join(dir, DATA_TMP);
   await rm(tmpLink, { force: true });
   await symlink(tsDir.slice(dir.length + 1), tmpLink);
   await rename(tmpLink, dataLink);
-  // 7.
+  // User-visible links of paths the payload no longer has go.
   const oldTops = new Set([...oldPaths].map((p) => p.split('/')[0]));
   for (const t of oldTops) if (!tops.has(t)) await unlink(join(dir, t)).catch(() => {});
-  // 8.
+  // Every other timestamped directory goes: the old one, and any an interrupted write left.
   await removeStale(dir, tsDir.slice(dir.length + 1));
   return { written: true };
 }
