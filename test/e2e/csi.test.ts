@@ -8,6 +8,7 @@
  * NodeUnstage), refusals with upstream's messages, and deregistration when the socket goes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -647,6 +648,103 @@ describe('CSI drivers on the process runtime', () => {
       await until(() => !existsSync(stageDir('vol-uf')), 10_000, 'staging removed once unstaged');
       expect(mountsUnder(stageDir('vol-uf'))).toEqual([]);
     }, 60_000);
+  });
+
+  describe('NodePublish errors, as upstream SetUpAt handles them', () => {
+    const errorPod = async (name: string, handle: string) => {
+      createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });
+      store().create('storage.k8s.io/volumeattachments', attach(handle));
+      store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
+    };
+    const of = (method: string, handle: string) => calls(method).filter((r) => r.volume_id === handle);
+    const stageDir = (handle: string) => join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha(handle));
+    const volumeDir = (name: string) =>
+      join(root, 'pods', pod(name)!.metadata.uid, 'volumes', 'kubernetes.io~csi', `pv-${name}`);
+
+    it('a final error of a first publish removes the volume directory and its record; the staging stays while the pod retries', async () => {
+      driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);
+      try {
+        await errorPod('publish-final', 'vol-pf');
+        await failedMount(
+          'publish-final',
+          'MountVolume.SetUp failed for volume "pv-publish-final" : rpc error: code = InvalidArgument desc = injected INVALID_ARGUMENT for NodePublishVolume',
+        );
+        const dir = volumeDir('publish-final');
+        await until(() => !existsSync(dir), 10_000, 'the volume directory removed after the final error');
+        await new Promise((r) => setTimeout(r, 4000)); // two housekeeping passes
+        expect(of('NodePublishVolume', 'vol-pf').length).toBeGreaterThan(1); // retried
+        expect(of('NodeUnstageVolume', 'vol-pf')).toEqual([]);
+        expect(mountsUnder(stageDir('vol-pf'))).toHaveLength(1);
+      } finally {
+        driver.fail('NodePublishVolume', 0, 0);
+      }
+      await until(() => running('publish-final'), 30_000, 'publish-final running once the driver publishes');
+      expect(existsSync(join(volumeDir('publish-final'), 'vol_data.json'))).toBe(true);
+      store().remove('pods', 'default', 'publish-final', {});
+      await until(() => of('NodeUnstageVolume', 'vol-pf').length, 30_000, 'unstaged once the pod is gone');
+    }, 60_000);
+
+    it('a final error of a publish whose pod is deleted meanwhile: the staging is released with the pod', async () => {
+      driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);
+      try {
+        await errorPod('publish-gone', 'vol-pg');
+        await failedMount('publish-gone', 'injected INVALID_ARGUMENT for NodePublishVolume');
+        const uid = pod('publish-gone')!.metadata.uid;
+        store().remove('pods', 'default', 'publish-gone', {});
+        await until(() => !existsSync(join(root, 'pods', uid)), 20_000, 'pod directory gone');
+        await until(() => of('NodeUnstageVolume', 'vol-pg').length, 20_000, 'NodeUnstage of the held staging');
+        expect(existsSync(stageDir('vol-pg'))).toBe(false);
+      } finally {
+        driver.fail('NodePublishVolume', 0, 0);
+      }
+    }, 60_000);
+
+    it('an uncertain publish error (DeadlineExceeded) keeps the directory and record: the deleted pod gets NodeUnpublish', async () => {
+      driver.fail('NodePublishVolume', 4 /* DEADLINE_EXCEEDED */);
+      try {
+        await errorPod('publish-uncertain', 'vol-pu');
+        await failedMount('publish-uncertain', 'rpc error: code = DeadlineExceeded');
+        expect(existsSync(join(volumeDir('publish-uncertain'), 'vol_data.json'))).toBe(true);
+        store().remove('pods', 'default', 'publish-uncertain', {});
+        await until(() => of('NodeUnpublishVolume', 'vol-pu').length, 20_000, 'NodeUnpublish of the uncertain target');
+        await until(() => of('NodeUnstageVolume', 'vol-pu').length, 20_000, 'then NodeUnstage');
+      } finally {
+        driver.fail('NodePublishVolume', 0, 0);
+      }
+    }, 60_000);
+
+    it('a final error of a republish (requiresRepublish) keeps the volume the container sees', async () => {
+      if (!store().get('storage.k8s.io/csidrivers', '', DRIVER))
+        store().create('storage.k8s.io/csidrivers', csiDriverObj(['Persistent']));
+      const setRepublish = (on: boolean) => {
+        const cur = structuredClone(store().get('storage.k8s.io/csidrivers', '', DRIVER) as Obj);
+        if (on) cur.spec.requiresRepublish = true;
+        else delete cur.spec.requiresRepublish;
+        store().update('storage.k8s.io/csidrivers', cur);
+      };
+      setRepublish(true);
+      try {
+        await new Promise((r) => setTimeout(r, 5500)); // the kubelet's object cache (5 s)
+        await errorPod('republish-final', 'vol-rf');
+        await until(() => running('republish-final'), 30_000, 'republish-final running');
+        const published = of('NodePublishVolume', 'vol-rf').length;
+        driver.fail('NodePublishVolume', 3 /* INVALID_ARGUMENT */);
+        await until(() => of('NodePublishVolume', 'vol-rf').length > published + 1, 20_000, 'republishes failed');
+        expect(existsSync(join(volumeDir('republish-final'), 'vol_data.json'))).toBe(true);
+        expect(mountsUnder(join(volumeDir('republish-final'), 'mount'))).toHaveLength(1);
+        expect(running('republish-final')).toBeTruthy();
+        // Even with nothing mounted on the target any more, a failed republish leaves the volume to the teardown.
+        execFileSync('umount', [join(volumeDir('republish-final'), 'mount')]);
+        const failed = of('NodePublishVolume', 'vol-rf').length;
+        await until(() => of('NodePublishVolume', 'vol-rf').length > failed + 1, 20_000, 'republishes failed again');
+        expect(existsSync(join(volumeDir('republish-final'), 'vol_data.json'))).toBe(true);
+      } finally {
+        driver.fail('NodePublishVolume', 0, 0);
+        setRepublish(false);
+      }
+      store().remove('pods', 'default', 'republish-final', {});
+      await until(() => of('NodeUnstageVolume', 'vol-rf').length, 30_000, 'unstaged once the pod is gone');
+    }, 90_000);
   });
 
   it('refuses a driver without a CSI 1.x version (NotifyRegistrationStatus false) and deregisters a driver whose socket goes', async () => {

@@ -80,6 +80,8 @@ export interface SetUpContext {
   /** pod.spec.securityContext.fsGroup. */
   fsGroup?: number;
   host: VolumeHost;
+  /** The volume is set up for this pod already: this is a refresh (upstream's remount), not its first set-up. */
+  remount?: boolean;
 }
 
 /** A set-up volume: where containers find it. */
@@ -175,4 +177,9 @@ export interface VolumePlugin {
    * time.
    */
   releaseUnused?(): Promise<void>;
+  /**
+   * Called once the volumes of the pod whose volume directory is `volumesDir` are torn down (the pod is gone or
+   * terminated): whatever the plugin still keeps for that pod's volumes in memory goes.
+   */
+  forgetPod?(volumesDir: string): void;
 }

@@ -239,6 +239,7 @@ export class VolumeManager {
             volumesDir: podVolumesDir(this.deps.rootDir, uid),
             fsGroup,
             host: this.deps.host,
+            remount: actual.has(volume.name),
           });
           const first = !actual.has(volume.name);
           actual.set(volume.name, mounted);
@@ -397,6 +398,7 @@ export class VolumeManager {
       this.deps.logger.warn({ uid, err: messageOf(err) }, 'a volume of the pod could not be unmounted');
       return false;
     }
+    for (const p of this.plugins) p.forgetPod?.(podVolumesDir(this.deps.rootDir, uid));
     // Nothing is mounted under the pod any more: what is left of its volumes is plain files (an emptyDir's).
     for (const sub of POD_VOLUME_DIRS) await rm(join(dir, sub), { recursive: true, force: true });
     for (const v of this.actual.get(uid)?.values() ?? [])

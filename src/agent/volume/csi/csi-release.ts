@@ -177,14 +177,34 @@ export class CsiRelease {
   }
   private releasing: Promise<void> | undefined;
 
+  /**
+   * Keeps `v`'s staging in use for the pod volume directory `dir` although its record is gone: a first publish that
+   * failed for good removes the directory, as upstream's, while the pod still wants the volume and retries; upstream
+   * keeps the volume staged as long as a pod wants it.
+   */
+  hold(dir: string, v: { driverName: string; volumeHandle: string }): void {
+    this.held.set(dir, volumeKey(v));
+  }
+
+  /** Ends the hold of `dir` (its record is written again, or the pod no longer wants the volume). */
+  unhold(dir: string): void {
+    this.held.delete(dir);
+  }
+
+  /** Ends the holds of every volume directory under `volumesDir` (a pod's volumes torn down). */
+  forgetPod(volumesDir: string): void {
+    for (const dir of this.held.keys()) if (dir.startsWith(`${volumesDir}/`)) this.held.delete(dir);
+  }
+  private readonly held = new Map<string, string>();
+
   /** Whether a pod's volume on this node uses `v`'s volume (its vol_data.json names the same driver and handle). */
   inUse(v: { driverName: string; volumeHandle: string }, used = this.usedVolumes()): boolean {
     return used.has(volumeKey(v));
   }
 
-  /** The volumes the pods' records name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
+  /** The volumes the pods' records and the holds name ("<driver>\0<handle>"): one scan of the pods' CSI directories. */
   private usedVolumes(): Set<string> {
-    const used = new Set<string>();
+    const used = new Set<string>(this.held.values());
     const pods = join(this.deps.rootDir, 'pods');
     for (const uid of listDirSync(pods) ?? [])
       for (const name of listDirSync(join(pods, uid, 'volumes', CSI_DIR_NAME)) ?? []) {

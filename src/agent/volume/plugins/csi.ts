@@ -13,12 +13,14 @@
  * Records: a pod's vol_data.json is written before staging and publishing, the staging's own
  * (`…/<driver>/<sha>/vol_data.json`) before NodeStageVolume; a final error of NodeStageVolume
  * drops what it wrote, an uncertain one (timeout, unavailable) keeps it (upstream's uncertain
- * state: the volume is unstaged once unused). Teardown reads them (so it works for orphans and
- * after a restart): NodeUnpublishVolume, then NodeUnstageVolume once no pod's record names the
- * volume; an unstage that failed is retried by housekeeping (`releaseUnused`).
+ * state: the volume is unstaged once unused). A final error of a first NodePublishVolume removes
+ * the pod's volume directory and record, as upstream's, and holds the staging while the pod
+ * retries. Teardown reads them (so it works for orphans and after a restart): NodeUnpublishVolume,
+ * then NodeUnstageVolume once no pod's record names the volume; an unstage that failed is retried
+ * by housekeeping (`releaseUnused`).
  */
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
 import type { Logger } from '../../../lib/logger.js';
@@ -45,7 +47,7 @@ import {
   type VolData,
 } from '../csi/csi-spec.js';
 import { fsGroupChangePolicyOf, setVolumeOwnership } from '../ownership.js';
-import { bindMountFile } from '../mount-util.js';
+import { bindMountFile, isMountPoint } from '../mount-util.js';
 import type { VolumeCapability } from '../csi/csi-client.js';
 import type { CsiDriverObj, CsiInlineSource, CsiPv } from '../csi/csi-api-types.js';
 import type { MountedVolume, SetUpContext, VolumePlugin } from '../types.js';
@@ -114,9 +116,23 @@ export class CsiVolumes {
         mode: 'Ephemeral',
       });
     },
-    tearDown: (dir) => this.release.tearDown(dir),
+    tearDown: async (dir) => {
+      await this.release.tearDown(dir);
+      this.recordsWritten.delete(join(dir, VOL_DATA_FILE));
+    },
     releaseUnused: () => this.release.releaseUnused(),
+    forgetPod: (volumesDir) => {
+      this.release.forgetPod(volumesDir);
+      for (const record of this.recordsWritten)
+        if (record.startsWith(`${volumesDir}/`)) this.recordsWritten.delete(record);
+    },
   };
+
+  /**
+   * The pods' records this kubelet wrote. One on disk that is not among them was left by an earlier run (upstream's
+   * reconstructed volume): a container may still see its target, so a failed publish leaves it for the teardown.
+   */
+  private readonly recordsWritten = new Set<string>();
 
   /** Sets up the CSI PersistentVolume `pv` for the claim of `ctx.volume` (persistent-volume.ts). */
   setUpPersistent(
@@ -138,6 +154,23 @@ export class CsiVolumes {
       pv,
       claim: { name: claim.name, namespace: claim.namespace },
     }).then((m) => ({ ...m, pvcRef: { name: claim.name, namespace: claim.namespace } }));
+  }
+
+  /**
+   * upstream removeMountDir: the target directory, the record and the volume's directory, unless something is mounted
+   * on the target (then the teardown releases it).
+   */
+  private async removeMountDir(dir: string, target: string): Promise<void> {
+    if (await isMountPoint(target)) return;
+    await rmdir(target).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    });
+    const record = join(dir, VOL_DATA_FILE);
+    await rm(record, { force: true });
+    this.recordsWritten.delete(record);
+    await rmdir(dir).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    });
   }
 
   private async publish(p: Publish): Promise<MountedVolume> {
@@ -200,6 +233,7 @@ export class CsiVolumes {
     const target = bp ? bp.publish : join(dir, 'mount');
     const podRecord = join(dir, VOL_DATA_FILE);
     const fresh = !existsSync(podRecord);
+    const reconstructed = !fresh && !this.recordsWritten.has(podRecord);
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const volData: VolData = {
       specVolID: p.specName,
@@ -219,6 +253,8 @@ export class CsiVolumes {
         : {}),
     };
     await writeFile(podRecord, JSON.stringify(volData));
+    this.recordsWritten.add(podRecord);
+    this.release.unhold(dir);
     const pv = p.pv;
     if (pv && staging)
       await this.release.serialized(stageRecordDir, async () => {
@@ -281,7 +317,20 @@ export class CsiVolumes {
         secrets,
         volume_context: attributes,
       })
-      .catch((err: unknown) => {
+      .catch(async (err: unknown) => {
+        // upstream SetUpAt: a final error published nothing, so the volume's directory and record go — not on a
+        // republish (kubernetes/kubernetes#139045) nor for a volume an earlier run set up (#136603), whose target a
+        // container may still see.
+        if (!bp && isFinalError(err) && !ctx.remount && !reconstructed) {
+          await this.removeMountDir(dir, target).catch((removal: unknown) =>
+            this.deps.logger?.error(
+              log(
+                `mounter.SetupAt failed to remove mount dir after a NodePublish() error [${dir}]: ${messageOf(removal)}`,
+              ),
+            ),
+          );
+          if (staging) this.release.hold(dir, volData);
+        }
         throw new VolumeOperationError('publish', messageOf(err));
       });
     const mounted = {
