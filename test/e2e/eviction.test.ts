@@ -8,7 +8,8 @@
  * no pressure, a pod writing past its emptyDir's sizeLimit is evicted at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { boundPod, startCluster, type Cluster } from './cluster-helpers.js';
@@ -151,8 +152,15 @@ describe('local storage limits', () => {
 describe('eviction under disk pressure', () => {
   it('frees what the node can, samples again and evicts the pod filling the disk (regression: never evicted)', async () => {
     const ddir = mkdtempSync(join(tmpdir(), 'tsk-eviction-disk-'));
-    const { bavail, bsize } = statfsSync(ddir);
-    // Met once the pod has written its 300 MiB, with 150 MiB of margin for what the rest of the machine writes.
+    // As root the kubelet's root dir is a filesystem of its own (a 512 MiB tmpfs), so what the rest of the machine
+    // writes or frees meanwhile (other tests) cannot move the figure; else the machine's disk, with a margin.
+    const root = join(ddir, 'root');
+    if (process.getuid?.() === 0) {
+      mkdirSync(root);
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=512m', 'tmpfs', root]);
+    }
+    const { bavail, bsize } = statfsSync(process.getuid?.() === 0 ? root : ddir);
+    // Met once the pod has written its 300 MiB, with 150 MiB of margin.
     const freeMi = Math.floor((bavail * bsize) / 2 ** 20) - 150;
     // Not a whole number of GiB: the message then says it in MiB.
     const thresholdMi = freeMi % 1024 === 0 ? freeMi - 1 : freeMi;
