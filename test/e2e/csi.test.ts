@@ -673,6 +673,7 @@ describe('CSI drivers on the process runtime', () => {
         await until(() => !existsSync(dir), 10_000, 'the volume directory removed after the final error');
         await new Promise((r) => setTimeout(r, 4000)); // two housekeeping passes
         expect(of('NodePublishVolume', 'vol-pf').length).toBeGreaterThan(1); // retried
+        expect(of('NodeStageVolume', 'vol-pf')).toHaveLength(1); // staged once, as upstream's MountDevice
         expect(of('NodeUnstageVolume', 'vol-pf')).toEqual([]);
         expect(mountsUnder(stageDir('vol-pf'))).toHaveLength(1);
       } finally {
@@ -732,6 +733,7 @@ describe('CSI drivers on the process runtime', () => {
         await until(() => of('NodePublishVolume', 'vol-rf').length > published + 1, 20_000, 'republishes failed');
         expect(existsSync(join(volumeDir('republish-final'), 'vol_data.json'))).toBe(true);
         expect(mountsUnder(join(volumeDir('republish-final'), 'mount'))).toHaveLength(1);
+        expect(of('NodeStageVolume', 'vol-rf')).toHaveLength(1); // a republish does not stage again
         expect(running('republish-final')).toBeTruthy();
         // Even with nothing mounted on the target any more, a failed republish leaves the volume to the teardown.
         execFileSync('umount', [join(volumeDir('republish-final'), 'mount')]);

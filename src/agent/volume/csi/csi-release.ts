@@ -9,7 +9,7 @@
  *   for an unstage that failed or a stage that timed out).
  * Stage and unstage of one volume are serialized (`serialized`), as upstream's per-volume operations.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { rm, rmdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { messageOf } from '../../../lib/errors.js';
@@ -98,6 +98,7 @@ export class CsiRelease {
           data.volumeHandle,
           staging,
         );
+        this.staged.delete(stageDir);
         await rm(stageDir, { recursive: true, force: true });
         for (const d of data.cleanup ?? []) await rm(d, { recursive: true, force: true });
       } catch (err) {
@@ -176,6 +177,17 @@ export class CsiRelease {
     })().finally(() => (this.releasing = undefined)));
   }
   private releasing: Promise<void> | undefined;
+
+  /** Records that the volume whose staging record is in `stageDir` was staged by this kubelet. */
+  markStaged(stageDir: string): void {
+    this.staged.add(stageDir);
+  }
+
+  /** Whether this kubelet staged the volume of `stageDir` and has not unstaged it since (its record still there). */
+  isStaged(stageDir: string): boolean {
+    return this.staged.has(stageDir) && existsSync(join(stageDir, VOL_DATA_FILE));
+  }
+  private readonly staged = new Set<string>();
 
   /**
    * Keeps `v`'s staging in use for the pod volume directory `dir` although its record is gone: a first publish that

@@ -7,7 +7,8 @@
  *     whether it wants the pod's facts (podInfoOnMount) and its fsGroupPolicy;
  *  2. Persistent: an attachable volume's VolumeAttachment (made by the attach/detach controller
  *     and the driver's attacher) must be attached — its attachmentMetadata is the publish context;
- *     with STAGE_UNSTAGE_VOLUME, NodeStageVolume at `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/globalmount`;
+ *     with STAGE_UNSTAGE_VOLUME, NodeStageVolume at `<root>/plugins/kubernetes.io/csi/<driver>/<sha>/globalmount`
+ *     (once while it stays staged: not again for another pod, a retry or a republish);
  *  3. vol_data.json beside the target, then NodePublishVolume at `<pod volumes>/kubernetes.io~csi/<name>/mount`;
  *  4. fsGroup applied by the kubelet unless the driver has VOLUME_MOUNT_GROUP (it gets it in the capability).
  * Records: a pod's vol_data.json is written before staging and publishing, the staging's own
@@ -258,6 +259,9 @@ export class CsiVolumes {
     const pv = p.pv;
     if (pv && staging)
       await this.release.serialized(stageRecordDir, async () => {
+        // Staged by this kubelet already (another pod's, or this pod's earlier try or publish): upstream's
+        // MountDevice runs only for a volume not globally mounted. A restart forgets it, and stages again, as upstream.
+        if (this.release.isStaged(stageRecordDir)) return;
         await mkdir(staging, { recursive: true, mode: 0o750 });
         await mkdir(stageRecordDir, { recursive: true, mode: 0o750 });
         const cleanup = bp ? [staging, dirname(bp.stageRecordDir), dirname(bp.publish)] : undefined;
@@ -282,6 +286,7 @@ export class CsiVolumes {
               : {},
             volume_context: src.volumeAttributes ?? {},
           });
+          this.release.markStaged(stageRecordDir);
         } catch (err) {
           // A final error staged nothing: forget this pod's new record (and the staging if no one else
           // uses it). An uncertain one (a timeout…) keeps both, so the volume is unstaged once unused.
