@@ -650,6 +650,31 @@ describe('CSI drivers on the process runtime', () => {
     }, 60_000);
   });
 
+  it("two pods: the second is staged again after the first one's NodeUnstage failed (upstream's mock test)", async () => {
+    driver.fail('NodeUnstageVolume', 3 /* INVALID_ARGUMENT */);
+    const of = (method: string) => calls(method).filter((r) => r.volume_id === 'vol-tp');
+    try {
+      createBoundClaim(store(), { volume: pv('pv-two-pods', 'vol-tp'), claim: pvc('claim-two-pods', 'pv-two-pods') });
+      store().create('storage.k8s.io/volumeattachments', attach('vol-tp'));
+      const onClaim = (name: string) => volPod(name, { persistentVolumeClaim: { claimName: 'claim-two-pods' } });
+      store().create('pods', onClaim('first'));
+      await until(() => running('first'), 30_000, 'first running');
+      store().remove('pods', 'default', 'first', {});
+      await until(() => of('NodeUnstageVolume').length, 30_000, 'the failed NodeUnstage');
+      store().create('pods', onClaim('second'));
+      await until(() => running('second'), 30_000, 'second running');
+      expect(of('NodeStageVolume')).toHaveLength(2);
+    } finally {
+      driver.fail('NodeUnstageVolume', 0, 0);
+    }
+    store().remove('pods', 'default', 'second', {});
+    await until(
+      () => !existsSync(join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha('vol-tp'))),
+      30_000,
+      'unstaged once the second pod is gone',
+    );
+  }, 90_000);
+
   describe('NodePublish errors, as upstream SetUpAt handles them', () => {
     const errorPod = async (name: string, handle: string) => {
       createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });

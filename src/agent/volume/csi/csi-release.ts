@@ -92,13 +92,15 @@ export class CsiRelease {
     await this.serialized(stageDir, async () => {
       const data = this.stageRecord(stageDir);
       if (!data || this.inUse(data)) return;
+      // Whatever the unstage answers, the volume is no longer known to be staged: a pod that comes for it now stages it
+      // again (upstream marks the device uncertain when UnmountDevice fails).
+      this.staged.delete(stageDir);
       try {
         const staging = data.stagingTargetPath ?? join(stageDir, 'globalmount');
         await driverClient(this.deps.drivers, data.driverName, 'attacher.UnmountDevice').nodeUnstageVolume(
           data.volumeHandle,
           staging,
         );
-        this.staged.delete(stageDir);
         await rm(stageDir, { recursive: true, force: true });
         for (const d of data.cleanup ?? []) await rm(d, { recursive: true, force: true });
       } catch (err) {
