@@ -84,3 +84,50 @@ export const quantityFormat = (q: string): 'BinarySI' | 'DecimalSI' =>
 /** `n` as Go's Quantity.String() gives it in `format`. */
 export const formatQuantity = (n: number, format: 'BinarySI' | 'DecimalSI'): string =>
   format === 'BinarySI' && Math.abs(n) >= 1024 ? binaryQuantity(n) : decimalQuantity(n);
+
+const decimalExponents: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const binaryPowers: Record<string, bigint> = {
+  Ki: 1n << 10n,
+  Mi: 1n << 20n,
+  Gi: 1n << 30n,
+  Ti: 1n << 40n,
+  Pi: 1n << 50n,
+  Ei: 1n << 60n,
+};
+
+/**
+ * A quantity exactly, in units of 10⁻⁹ (upstream keeps nano precision and rounds up below it), for sums that must not
+ * pick up floating-point error ("50m" + "100m" is "150m"). Undefined for a malformed string.
+ */
+export function nanoUnits(q: string): bigint | undefined {
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$/.exec(q.trim());
+  if (!m || (!m[2] && !m[3])) return undefined;
+  const [, sign, whole, fraction = '', exponent, suffix = ''] = m;
+  const scale = (exponent ? Number(exponent) : (decimalExponents[suffix] ?? 0)) - fraction.length + 9;
+  let value = BigInt(`${whole}${fraction}` || '0') * (binaryPowers[suffix] ?? 1n);
+  if (scale >= 0) value *= 10n ** BigInt(scale);
+  else {
+    const unit = 10n ** BigInt(-scale);
+    value = value / unit + (value % unit === 0n ? 0n : 1n);
+  }
+  return sign === '-' ? -value : value;
+}
+
+/**
+ * `nano` (units of 10⁻⁹) as Go's Quantity.String() spells it in `format`: BinarySI for a whole number of at least 1024
+ * ("1536Mi"), else the largest power-of-1000 suffix that keeps the number whole ("150m", "1500m", "2", "100k").
+ */
+export function formatNanoUnits(nano: bigint, format: 'BinarySI' | 'DecimalSI'): string {
+  if (nano === 0n) return '0';
+  const whole = nano % 1_000_000_000n === 0n ? nano / 1_000_000_000n : undefined;
+  if (format === 'BinarySI' && whole !== undefined && (whole >= 1024n || whole <= -1024n))
+    for (const suffix of ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki', '']) {
+      const size = binaryPowers[suffix] ?? 1n;
+      if (whole % size === 0n) return `${whole / size}${suffix}`;
+    }
+  for (const [suffix, exponent] of Object.entries(decimalExponents).sort((a, b) => b[1] - a[1])) {
+    const unit = 10n ** BigInt(exponent + 9);
+    if (nano % unit === 0n) return `${nano / unit}${suffix}`;
+  }
+  return `${nano}n`;
+}

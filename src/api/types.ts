@@ -40,6 +40,8 @@ export interface ContainerPort {
 export interface ResourceRequirements {
   limits?: Record<string, string>;
   requests?: Record<string, string>;
+  /** The ResourceClaims (DRA) a container uses, by the pod's claim names. */
+  claims?: { name: string; request?: string }[];
 }
 
 /** core/v1 Container (fields the kubelet uses; the rest pass through). */
@@ -153,7 +155,7 @@ export interface ContainerStatus {
   /** The requests allocated to the container (in-place resize: what the node admitted). */
   allocatedResources?: Record<string, string>;
   /** The requests and limits applied to the running container. */
-  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  resources?: ResourceRequirements;
   /** The identity the container runs as, where the runtime reports it (SupplementalGroupsPolicy). */
   user?: { linux: { uid: number; gid: number; supplementalGroups: number[] } };
   /** The signal the runtime stops the container with (ContainerStopSignals). */

@@ -7,6 +7,7 @@
  */
 import type { Container, Pod } from '../../api/types.js';
 import { bytes, formatQuantity, quantityFormat } from '../../api/quantity.js';
+import { podResourceLimits } from '../../api/pod-resources.js';
 
 /** What a pod uses on local disk. */
 export interface LocalStorageUsage {
@@ -46,14 +47,15 @@ export function localStorageViolation(
         message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${asGoQuantity(limit)}". `,
       };
   }
-  const podLimit = podEphemeralStorageLimit(pod);
-  if (podLimit) {
+  // The pod's limit as upstream's resourcehelper.PodLimits adds it up (sidecars, init containers, overhead).
+  const total = podResourceLimits(pod)['ephemeral-storage'];
+  const podLimit = bytes(total);
+  if (total !== undefined && podLimit !== undefined) {
     const local = volumes
       .filter((v) => (v.emptyDir && v.emptyDir.medium !== 'Memory') || v.configMap)
       .map((v) => u.volumes.get(v.name) ?? 0);
     const used = [...u.containers.values(), ...local].reduce((n, b) => n + b, u.podFiles ?? 0);
-    const total = formatQuantity(podLimit.bytes, podLimit.format);
-    if (used > podLimit.bytes)
+    if (used > podLimit)
       return {
         signal: 'ephemeralpodfs.limit',
         message: `Pod ephemeral local storage usage exceeds the total limit of containers ${total}. `,
@@ -79,39 +81,4 @@ const isRestartable = (c: Container) => c.restartPolicy === 'Always';
 function asGoQuantity(q: string): string {
   const n = bytes(q);
   return n === undefined ? q : formatQuantity(n, quantityFormat(q));
-}
-
-interface Limit {
-  bytes: number;
-  /** The format Go keeps for a sum: that of its first term. */
-  format: 'BinarySI' | 'DecimalSI';
-}
-
-/**
- * The pod's ephemeral-storage limit as upstream's resourcehelper.PodLimits adds it up: its regular containers and
- * sidecars together, or an init container with the sidecars started before it if that is more; undefined when no
- * container has one.
- */
-function podEphemeralStorageLimit(pod: Pod): Limit | undefined {
-  const limitOf = (c: Container): Limit | undefined => {
-    const q = c.resources?.limits?.['ephemeral-storage'];
-    const n = bytes(q);
-    return q === undefined || n === undefined ? undefined : { bytes: n, format: quantityFormat(q) };
-  };
-  const add = (sum: Limit | undefined, term: Limit | undefined): Limit | undefined =>
-    !sum ? term && { ...term } : !term ? sum : { bytes: sum.bytes + term.bytes, format: sum.format };
-  let total: Limit | undefined;
-  for (const c of pod.spec.containers) total = add(total, limitOf(c));
-  let sidecars: Limit | undefined;
-  let initMax: Limit | undefined;
-  for (const c of pod.spec.initContainers ?? []) {
-    let limit = limitOf(c);
-    if (isRestartable(c)) {
-      total = add(total, limit);
-      sidecars = add(sidecars, limit);
-      limit = sidecars;
-    } else limit = add(limit, sidecars);
-    if (limit && (!initMax || limit.bytes > initMax.bytes)) initMax = limit;
-  }
-  return initMax && (!total || initMax.bytes > total.bytes) ? initMax : total;
 }

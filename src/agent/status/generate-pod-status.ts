@@ -11,6 +11,7 @@ import type {
   PodCondition,
   PodPhase,
   PodStatus,
+  ResourceRequirements,
 } from '../../api/types.js';
 import { rfc3339 } from '../../lib/time.js';
 import {
@@ -35,6 +36,8 @@ import {
 } from '../runtime/pod-runtime-status.js';
 import type { WaitingReason } from './reason-cache.js';
 import { POD_LEVEL, type ContainerResources } from '../allocation/checkpoint.js';
+import { withResources } from '../allocation/resize.js';
+import { podResourceLimits, podResourceRequests } from '../../api/pod-resources.js';
 import type { ResizeState } from '../allocation/resize-state.js';
 import { volumeMountStatuses } from '../volume/container-mounts.js';
 import { isStaticPod } from '../podconfig/types.js';
@@ -109,6 +112,58 @@ export function carriedLastState(
   return old.lastState?.terminated ? { terminated: old.lastState.terminated } : undefined;
 }
 
+/** A container's resources as allocated: the spec's, with the allocation's requests and limits when there is one. */
+function allocatedResources(spec: Container, allocation: ContainerResources | undefined): ResourceRequirements {
+  const { limits, requests, ...rest } = (spec.resources ?? {}) as ResourceRequirements;
+  const chosen = allocation ?? { limits, requests };
+  return {
+    ...rest,
+    ...(chosen.limits ? { limits: { ...chosen.limits } } : {}),
+    ...(chosen.requests ? { requests: { ...chosen.requests } } : {}),
+  };
+}
+
+/**
+ * A container's status.resources (upstream convertContainerStatusResources): its allocated resources (`{}` when none);
+ * for a running one, the CPU and memory of the lists it has as applied. Pure.
+ */
+export function containerStatusResources(
+  allocated: ResourceRequirements,
+  applied: ContainerResources | undefined,
+  running: boolean,
+): ResourceRequirements {
+  const out: ResourceRequirements = {
+    ...allocated,
+    ...(allocated.limits ? { limits: { ...allocated.limits } } : {}),
+    ...(allocated.requests ? { requests: { ...allocated.requests } } : {}),
+  };
+  if (!running || !applied) return out;
+  for (const kind of ['limits', 'requests'] as const)
+    for (const name of ['cpu', 'memory']) {
+      const value = applied[kind]?.[name];
+      if (out[kind] && value !== undefined) out[kind][name] = value;
+    }
+  return out;
+}
+
+/**
+ * The pod's status.resources when it is not running, or has no pod-level resources (upstream
+ * getEffectiveAllocatedResources): its pod-level resources with the requests and limits added up. Pure.
+ */
+function effectivePodResources(allocatedPod: Pod, requests: Record<string, string>): ResourceRequirements {
+  const {
+    limits: _limits,
+    requests: _requests,
+    ...rest
+  } = ((allocatedPod.spec as { resources?: object }).resources ?? {}) as ResourceRequirements;
+  const limits = podResourceLimits(allocatedPod);
+  return {
+    ...rest,
+    ...(Object.keys(limits).length ? { limits } : {}),
+    ...(Object.keys(requests).length ? { requests: { ...requests } } : {}),
+  };
+}
+
 function containerStatuses(
   pod: Pod,
   specs: Container[],
@@ -140,8 +195,6 @@ function containerStatuses(
       ...(ctx.claimResources?.(spec) ?? []),
     ];
     if (held.length) st.allocatedResourcesStatus = held;
-    const allocated = ctx.allocation?.allocated.get(spec.name)?.requests;
-    if (allocated && Object.keys(allocated).length) st.allocatedResources = { ...allocated };
     const mounts = volumeMountStatuses(spec, ctx.supportsRecursiveReadOnly ?? false);
     if (mounts) st.volumeMounts = mounts;
     if (cur) {
@@ -149,9 +202,16 @@ function containerStatuses(
       st.restartCount = cur.restartCount;
       if (cur.user) st.user = { linux: cur.user };
       if (ctx.containerStopSignals && cur.stopSignal) st.stopSignal = cur.stopSignal;
-      // In-place resize: what is applied to a running container (its allocation until an update says otherwise).
-      const applied = ctx.allocation?.actuated?.get(spec.name) ?? ctx.allocation?.allocated.get(spec.name);
-      if (cur.state === 'running' && applied && (applied.requests || applied.limits)) st.resources = { ...applied };
+      // In-place resize, as upstream's convertContainerStatusResources: every container the runtime has shows its
+      // allocation, a running one its CPU and memory as applied (its allocation until an update says otherwise).
+      const allocated = allocatedResources(spec, ctx.allocation?.allocated.get(spec.name));
+      if (allocated.requests && Object.keys(allocated.requests).length)
+        st.allocatedResources = { ...allocated.requests };
+      st.resources = containerStatusResources(
+        allocated,
+        ctx.allocation?.actuated?.get(spec.name) ?? ctx.allocation?.allocated.get(spec.name),
+        cur.state === 'running',
+      );
       st.containerID = `${ctx.runtimeName}://${cur.id}`;
       st.imageID = cur.imageRef;
       // Started once the startup probe (if any) succeeded; ready once also the readiness probe did.
@@ -432,11 +492,16 @@ export function generatePodStatus(pod: Pod, rs: PodRuntimeStatus, ctx: PodStatus
     status.observedGeneration = generation;
     status.conditions = status.conditions!.map((c) => ({ ...c, observedGeneration: generation }));
   }
-  // InPlacePodLevelResourcesVerticalScaling: the pod-level requests as allocated, and what the pod cgroup has.
-  const podLevelAllocated = ctx.allocation?.allocated.get(POD_LEVEL);
-  if (podLevelAllocated?.requests) status.allocatedResources = { ...podLevelAllocated.requests };
-  const podLevelApplied = ctx.allocation?.actuated?.get(POD_LEVEL) ?? podLevelAllocated;
-  if (phase === 'Running' && podLevelApplied) status.resources = { ...podLevelApplied };
+  // InPlacePodLevelResourcesVerticalScaling (beta, on), as upstream for every pod: the pod's requests as allocated,
+  // added up; its resources as allocated, or, for a running pod with pod-level resources, what its cgroup has.
+  const allocatedPod = ctx.allocation ? withResources(pod, ctx.allocation.allocated) : pod;
+  const podRequests = podResourceRequests(allocatedPod);
+  if (Object.keys(podRequests).length) status.allocatedResources = podRequests;
+  const podLevelApplied = ctx.allocation?.actuated?.get(POD_LEVEL) ?? ctx.allocation?.allocated.get(POD_LEVEL);
+  status.resources =
+    pod.status?.phase === 'Running' && podLevelApplied
+      ? { ...podLevelApplied }
+      : effectivePodResources(allocatedPod, podRequests);
   if (podIP) {
     status.podIP = podIP;
     status.podIPs = podIPs.map((ip) => ({ ip }));

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Container, Pod } from '../../../src/api/types.js';
+import type { Container, Pod, PodPhase } from '../../../src/api/types.js';
 import type { RuntimeService } from '../../../src/cri/services.js';
 import {
   ACTUATED_FILE,
@@ -621,20 +621,28 @@ describe('pod-level in-place resize (InPlacePodLevelResourcesVerticalScaling)', 
   });
 
   it('reports the pod-level resources as allocated and as applied in the pod status', () => {
-    const p = withPodLevel('p', { requests: { cpu: '300m', memory: '64Mi' }, limits: { cpu: '800m' } });
-    const status = generatePodStatus(p, running('p'), {
-      nowMs: 0,
-      nodeIP: '10.0.0.9',
-      runtimeName: 'process',
-      reasons: new Map(),
-      allocation: {
-        allocated: specResources(p),
-        actuated: new Map([['', { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '400m' } }]]),
-        resize: { inProgress: {} },
-      },
-    });
+    const spec = withPodLevel('p', { requests: { cpu: '300m', memory: '64Mi' }, limits: { cpu: '800m' } });
+    const statusOf = (phase: string) =>
+      generatePodStatus({ ...spec, status: { phase: phase as PodPhase } }, running('p'), {
+        nowMs: 0,
+        nodeIP: '10.0.0.9',
+        runtimeName: 'process',
+        reasons: new Map(),
+        allocation: {
+          allocated: specResources(spec),
+          actuated: new Map([['', { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '400m' } }]]),
+          resize: { inProgress: {} },
+        },
+      });
+    // As upstream, by the phase the API has: a running pod shows what its cgroup has…
+    const status = statusOf('Running');
     expect(status.allocatedResources).toEqual({ cpu: '300m', memory: '64Mi' });
     expect(status.resources).toEqual({ requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '400m' } });
     expect(status.phase).toBe('Running');
+    // …one the API does not show running yet its allocation.
+    expect(statusOf('Pending').resources).toEqual({
+      requests: { cpu: '300m', memory: '64Mi' },
+      limits: { cpu: '800m' },
+    });
   });
 });
