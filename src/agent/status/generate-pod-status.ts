@@ -213,6 +213,8 @@ function containerStatuses(
         cur.state === 'running',
       );
       st.containerID = `${ctx.runtimeName}://${cur.id}`;
+      // The image as the runtime names it, as upstream's (containerd 1.x names an image by its first tag).
+      if (cur.image) st.image = cur.image;
       st.imageID = cur.imageRef;
       // Started once the startup probe (if any) succeeded; ready once also the readiness probe did.
       const running = cur.state === 'running';
