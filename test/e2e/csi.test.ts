@@ -93,6 +93,17 @@ const volPod = (name: string, volume: Obj, command = 'sleep 3600') =>
     volumes: [{ name: 'data', ...volume }],
   });
 
+/** A pod on a claim of its own, bound to a CSI PV `pv-<name>` of volume `handle`, attached. */
+const errorPod = (name: string, handle: string) => {
+  createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });
+  store().create('storage.k8s.io/volumeattachments', attach(handle));
+  store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
+};
+/** The driver's calls of `method` for volume `handle`. */
+const of = (method: string, handle: string) => calls(method).filter((r) => r.volume_id === handle);
+/** Where volume `handle` is staged (its record and globalmount). */
+const stageDir = (handle: string) => join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha(handle));
+
 beforeAll(async () => {
   c = await startCluster({
     dir,
@@ -599,14 +610,6 @@ describe('CSI drivers on the process runtime', () => {
   }, 60_000);
 
   describe("NodeStage / NodeUnstage errors, as upstream's CSI mock tests expect", () => {
-    const errorPod = async (name: string, handle: string) => {
-      createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });
-      store().create('storage.k8s.io/volumeattachments', attach(handle));
-      store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
-    };
-    const of = (method: string, handle: string) => calls(method).filter((r) => r.volume_id === handle);
-    const stageDir = (handle: string) => join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha(handle));
-
     it('a final NodeStage error staged nothing: the deleted pod gets no NodeUnstage', async () => {
       driver.fail('NodeStageVolume', 3 /* INVALID_ARGUMENT */);
       try {
@@ -652,7 +655,6 @@ describe('CSI drivers on the process runtime', () => {
 
   it("two pods: the second is staged again after the first one's NodeUnstage failed (upstream's mock test)", async () => {
     driver.fail('NodeUnstageVolume', 3 /* INVALID_ARGUMENT */);
-    const of = (method: string) => calls(method).filter((r) => r.volume_id === 'vol-tp');
     try {
       createBoundClaim(store(), { volume: pv('pv-two-pods', 'vol-tp'), claim: pvc('claim-two-pods', 'pv-two-pods') });
       store().create('storage.k8s.io/volumeattachments', attach('vol-tp'));
@@ -660,10 +662,10 @@ describe('CSI drivers on the process runtime', () => {
       store().create('pods', onClaim('first'));
       await until(() => running('first'), 30_000, 'first running');
       store().remove('pods', 'default', 'first', {});
-      await until(() => of('NodeUnstageVolume').length, 30_000, 'the failed NodeUnstage');
+      await until(() => of('NodeUnstageVolume', 'vol-tp').length, 30_000, 'the failed NodeUnstage');
       store().create('pods', onClaim('second'));
       await until(() => running('second'), 30_000, 'second running');
-      expect(of('NodeStageVolume')).toHaveLength(2);
+      expect(of('NodeStageVolume', 'vol-tp')).toHaveLength(2);
     } finally {
       driver.fail('NodeUnstageVolume', 0, 0);
     }
@@ -676,13 +678,6 @@ describe('CSI drivers on the process runtime', () => {
   }, 90_000);
 
   describe('NodePublish errors, as upstream SetUpAt handles them', () => {
-    const errorPod = async (name: string, handle: string) => {
-      createBoundClaim(store(), { volume: pv(`pv-${name}`, handle), claim: pvc(`claim-${name}`, `pv-${name}`) });
-      store().create('storage.k8s.io/volumeattachments', attach(handle));
-      store().create('pods', volPod(name, { persistentVolumeClaim: { claimName: `claim-${name}` } }));
-    };
-    const of = (method: string, handle: string) => calls(method).filter((r) => r.volume_id === handle);
-    const stageDir = (handle: string) => join(root, 'plugins', 'kubernetes.io', 'csi', DRIVER, sha(handle));
     const volumeDir = (name: string) =>
       join(root, 'pods', pod(name)!.metadata.uid, 'volumes', 'kubernetes.io~csi', `pv-${name}`);
 
