@@ -85,7 +85,7 @@ export function resourceConfigForPod(
  */
 export function sandboxResources(
   pod: Pod,
-  o: { enforceCpuLimits: boolean; cpuPeriodUs: number },
+  o: { enforceCpuLimits: boolean; cpuPeriodUs: number; cfsQuota?: boolean },
 ): cri.LinuxContainerResources {
   const requests = podRequests(pod);
   const limits = podLimits(pod);
@@ -93,10 +93,9 @@ export function sandboxResources(
   const out: cri.LinuxContainerResources = {
     cpu_shares: milliCpuToShares(requests.cpuMilli === 0 && cpuLimit > 0 ? cpuLimit : requests.cpuMilli),
   };
-  if (cpuLimit > 0) {
-    out.cpu_period = o.cpuPeriodUs;
-    out.cpu_quota = o.enforceCpuLimits ? milliCpuToQuota(cpuLimit, o.cpuPeriodUs) : -1;
-  }
+  // With CFS quotas on, the period always, as upstream's calculateLinuxResources (a quota only with a limit).
+  if (o.cfsQuota || cpuLimit > 0) out.cpu_period = o.cpuPeriodUs;
+  if (cpuLimit > 0) out.cpu_quota = o.enforceCpuLimits ? milliCpuToQuota(cpuLimit, o.cpuPeriodUs) : -1;
   if (limits.memoryDeclared && limits.memoryBytes > 0) out.memory_limit_in_bytes = limits.memoryBytes;
   return out;
 }

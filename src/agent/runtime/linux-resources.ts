@@ -108,9 +108,12 @@ export function linuxContainerResources(pod: Pod, c: Container, ctx: ResourceCon
   if (memory !== undefined) out.memory_limit_in_bytes = memory;
   applySwap(out, pod, c, ctx.swap);
   if (ctx.hugePageSizesKb?.length) out.hugepage_limits = hugePageLimits(c, ctx.hugePageSizesKb);
-  if (ctx.cpuCFSQuota && limitCpu !== undefined) {
+  // As upstream's calculateLinuxResources: with CFS quotas on, every container gets the period (a container without
+  // a CPU limit a quota of 0, none), so a configured cpuCFSQuotaPeriod applies to all of them.
+  if (ctx.cpuCFSQuota) {
     out.cpu_period = ctx.cpuCFSQuotaPeriodUs;
-    out.cpu_quota = cpuQuotaEnforced(ctx, pod, c.name) ? milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs) : -1;
+    if (limitCpu !== undefined)
+      out.cpu_quota = cpuQuotaEnforced(ctx, pod, c.name) ? milliCpuToQuota(limitCpu, ctx.cpuCFSQuotaPeriodUs) : -1;
   }
   if (ctx.oomKillGroup) out.unified = { ...out.unified, 'memory.oom.group': '1' };
   return out;

@@ -81,6 +81,7 @@ export function podSandboxResources(pod: Pod, resources: SandboxContext['resourc
   return sandboxResources(pod, {
     enforceCpuLimits: cpuQuotaEnforced(resources, pod),
     cpuPeriodUs: resources.cpuCFSQuotaPeriodUs,
+    cfsQuota: resources.cpuCFSQuota,
   });
 }
 

@@ -55,7 +55,7 @@ describe('Linux resources', () => {
     ]);
   });
   it.each([
-    ['BestEffort', {}, { cpu_shares: 2, oom_score_adj: 1000 }],
+    ['BestEffort', {}, { cpu_shares: 2, oom_score_adj: 1000, cpu_period: 100_000 }],
     [
       'Guaranteed',
       { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } },
