@@ -56,10 +56,14 @@ const DEFAULT_SECURITY: SecurityProfileContext = {
 export type ContainerConfigResult =
   { ok: true; config: cri.ContainerConfig; volumeMounts: PlannedMount[] } | { ok: false; message: string };
 
-/** Upstream's default masked and read-only /proc and /sys paths for unprivileged containers. */
+/**
+ * Upstream's default masked and read-only /proc and /sys paths for unprivileged containers (v1.36's: `/proc/interrupts`
+ * among them, as the Go kubelet v1.36.2's configs in its fixture show).
+ */
 export const DEFAULT_MASKED_PATHS = [
   '/proc/asound',
   '/proc/acpi',
+  '/proc/interrupts',
   '/proc/kcore',
   '/proc/keys',
   '/proc/latency_stats',

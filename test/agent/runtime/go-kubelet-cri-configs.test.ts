@@ -1,0 +1,108 @@
+/**
+ * The CRI configs tskubelet gives the runtime, as the Go kubelet v1.36.2 gave them for the pods of its fixtures
+ * (test/fixtures/go-kubelet-1.36/cri-containers.json: the CRI configs containerd kept, zero values left out as its
+ * JSON leaves them), on that node (24684084 KiB of memory, 2 MiB and 1 GiB huge pages, swap accounted, NoSwap).
+ * Regressions: a container or sandbox without a CPU limit got no `cpu_period`, so a configured cpuCFSQuotaPeriod did
+ * not reach it; `/proc/interrupts` was not among the masked paths.
+ */
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pod } from '../../../src/api/types.js';
+import { linuxContainerResources, type ResourceContext } from '../../../src/agent/runtime/linux-resources.js';
+import { podSandboxResources } from '../../../src/agent/runtime/sandbox-config.js';
+import { generateContainerConfig } from '../../../src/agent/runtime/container-config.js';
+import type { MountedVolume } from '../../../src/agent/volume/types.js';
+
+const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'go-kubelet-1.36');
+const pods = (JSON.parse(readFileSync(join(fixtures, 'pods.json'), 'utf8')) as { items: Pod[] }).items;
+const kept = JSON.parse(readFileSync(join(fixtures, 'cri-containers.json'), 'utf8')) as {
+  Labels: Record<string, string>;
+  CRI: {
+    config?: {
+      log_path?: string;
+      command?: string[];
+      args?: string[];
+      linux?: {
+        resources?: Record<string, unknown>;
+        security_context?: { masked_paths?: string[]; readonly_paths?: string[] };
+      };
+    };
+  };
+}[];
+
+const memoryBytes = 24684084 * 1024;
+const node: ResourceContext = {
+  memoryCapacityBytes: memoryBytes,
+  cpuCFSQuota: true,
+  cpuCFSQuotaPeriodUs: 100_000,
+  hugePageSizesKb: [2048, 1048576],
+  swap: { controller: 'v1', behavior: 'NoSwap', capacityBytes: 0, memoryCapacityBytes: memoryBytes },
+};
+
+/** As containerd's JSON keeps it: zero values left out. */
+const withoutZeros = (o: unknown): unknown =>
+  JSON.parse(JSON.stringify(o, (_k, v: unknown) => (v === 0 ? undefined : v)));
+
+describe('Linux resources, as the Go kubelet v1.36.2 gave them to containerd', () => {
+  for (const entry of kept) {
+    const pod = pods.find((p) => p.metadata.name === entry.Labels['io.kubernetes.pod.name'])!;
+    const name = entry.Labels['io.kubernetes.container.name'];
+    const want = entry.CRI.config?.linux?.resources;
+    if (name)
+      it(`${pod.metadata.name}/${name}: every field`, () => {
+        const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === name)!;
+        expect(withoutZeros(linuxContainerResources(pod, container, node))).toEqual(want);
+      });
+    else
+      it(`${pod.metadata.name}'s sandbox: its CPU`, () => {
+        const cpu = (r: Record<string, unknown> | undefined) => ({
+          period: r?.cpu_period,
+          quota: r?.cpu_quota,
+          shares: r?.cpu_shares,
+        });
+        expect(cpu(withoutZeros(podSandboxResources(pod, node)) as Record<string, unknown>)).toEqual(cpu(want));
+      });
+  }
+});
+
+describe('container configs, as the Go kubelet v1.36.2 gave them to containerd', () => {
+  for (const entry of kept.filter((e) => e.Labels['io.kubernetes.container.name'])) {
+    const pod = pods.find((p) => p.metadata.name === entry.Labels['io.kubernetes.pod.name'])!;
+    const name = entry.Labels['io.kubernetes.container.name'];
+    it(`${pod.metadata.name}/${name}: command, log path, masked and read-only paths`, () => {
+      const container = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((c) => c.name === name)!;
+      // Every volume set up (where does not matter here); the env's API objects left out.
+      const volumes = new Map<string, MountedVolume>(
+        ((pod.spec.volumes ?? []) as { name: string }[]).map((v) => [
+          v.name,
+          { path: `/volumes/${v.name}`, readOnly: false, plugin: 'kubernetes.io~empty-dir' },
+        ]),
+      );
+      const r = generateContainerConfig(pod, { ...container, env: undefined, envFrom: undefined }, 0, 'sha256:x', {
+        podIPs: [pod.status!.podIP!],
+        hostIPs: [pod.status!.hostIP!],
+        nodeName: 'ts-node',
+        image: null,
+        resources: node,
+        volumes,
+      });
+      if (!r.ok) throw new Error(r.message);
+      const want = entry.CRI.config!;
+      const context = r.config.linux?.security_context;
+      expect({
+        command: r.config.command?.length ? r.config.command : undefined,
+        args: r.config.args?.length ? r.config.args : undefined,
+        logPath: r.config.log_path,
+        masked: context?.masked_paths,
+        readonly: context?.readonly_paths,
+      }).toEqual({
+        command: want.command,
+        args: want.args,
+        logPath: want.log_path,
+        masked: want.linux?.security_context?.masked_paths,
+        readonly: want.linux?.security_context?.readonly_paths,
+      });
+    });
+  }
+});
